@@ -1,0 +1,795 @@
+//! async-nats-bench: peer benchmark harness over async-nats (client=async-nats).
+//!
+//! Implements the CLI, scenarios, clock boundaries and output lines fixed by
+//! the project's benchmark spec (shared/bench-spec.md).
+//!
+//! Notes specific to async-nats:
+//! * `Client::flush()` only drains the local write buffer, it does not do a
+//!   PING/PONG round trip, so `pub` uses the echo barrier (`flush=echo`).
+//! * `jspub` keeps its own window of ack futures; the library's in-flight
+//!   limit is set to the same value with backpressure on.
+//! * `kv` buckets get allow_direct=true (the async-nats default).
+
+use std::collections::VecDeque;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream::{self, kv, stream};
+use async_nats::{Client, ConnectOptions, Event, Subscriber};
+use bytes::Bytes;
+use futures::StreamExt;
+
+const CLIENT: &str = "async-nats";
+
+// ---------------------------------------------------------------------------
+// options
+
+#[derive(Clone, Debug)]
+struct Opts {
+    url: String,
+    scenarios: Vec<String>,
+    sizes: Vec<usize>,
+    n: u64,
+    js_n: u64,
+    k: u64,
+    kv_k: u64,
+    window: usize,
+    warmup: u64,
+    idle_timeout: Duration,
+    max_secs: Duration,
+}
+
+impl Default for Opts {
+    fn default() -> Self {
+        Opts {
+            url: "nats://127.0.0.1:4222".into(),
+            scenarios: "pub,pubsub,req,jspub,jspub-sync,kv"
+                .split(',')
+                .map(String::from)
+                .collect(),
+            sizes: vec![16, 1024],
+            n: 1_000_000,
+            js_n: 200_000,
+            k: 10_000,
+            kv_k: 10_000,
+            window: 4096,
+            warmup: 100,
+            idle_timeout: Duration::from_secs(5),
+            max_secs: Duration::from_secs(120),
+        }
+    }
+}
+
+const USAGE: &str = "usage: async-nats-bench [--url URL] [--scenarios pub,pubsub,req,jspub,jspub-sync,kv]
+                        [--sizes 16,1024] [--n N] [--js-n N] [--k K] [--kv-k K]
+                        [--window W] [--warmup W] [--idle-timeout S] [--max-secs S]";
+
+fn parse_args() -> Result<Opts, String> {
+    fn num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
+        v.parse::<T>()
+            .map_err(|_| format!("bad value for {name}: {v}"))
+    }
+    fn secs(name: &str, v: &str) -> Result<Duration, String> {
+        let x: f64 = num(name, v)?;
+        if !(x > 0.0) {
+            return Err(format!("bad value for {name}: {v}"));
+        }
+        Ok(Duration::from_secs_f64(x))
+    }
+    let mut o = Opts::default();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        if a == "-h" || a == "--help" {
+            println!("{USAGE}");
+            std::process::exit(0);
+        }
+        if !a.starts_with("--") {
+            return Err(format!("unexpected argument: {a}"));
+        }
+        let (name, val) = match a.split_once('=') {
+            Some((n, v)) => (n.to_string(), v.to_string()),
+            None => {
+                let v = args
+                    .next()
+                    .ok_or_else(|| format!("missing value for {a}"))?;
+                (a.clone(), v)
+            }
+        };
+        match name.as_str() {
+            "--url" => o.url = val,
+            "--scenarios" => {
+                o.scenarios = val
+                    .split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect()
+            }
+            "--sizes" => {
+                o.sizes = val
+                    .split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(|s| num::<usize>("--sizes", s))
+                    .collect::<Result<_, _>>()?
+            }
+            "--n" => o.n = num(&name, &val)?,
+            "--js-n" => o.js_n = num(&name, &val)?,
+            "--k" => o.k = num(&name, &val)?,
+            "--kv-k" => o.kv_k = num(&name, &val)?,
+            "--window" => o.window = num::<usize>(&name, &val)?.max(1),
+            "--warmup" => o.warmup = num(&name, &val)?,
+            "--idle-timeout" => o.idle_timeout = secs(&name, &val)?,
+            "--max-secs" => o.max_secs = secs(&name, &val)?,
+            _ => return Err(format!("unknown option: {name}")),
+        }
+    }
+    Ok(o)
+}
+
+// ---------------------------------------------------------------------------
+// helpers
+
+fn payload(size: usize) -> Bytes {
+    Bytes::from(vec![b'x'; size])
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_whitespace() { '_' } else { c })
+        .collect()
+}
+
+fn emit_status(scen: &str, size: usize, status: &str, err: Option<&str>) {
+    match err {
+        Some(e) => println!(
+            "scenario={scen} client={CLIENT} size={size} n=- status={status} error={}",
+            sanitize(e)
+        ),
+        None => println!("scenario={scen} client={CLIENT} size={size} n=- status={status}"),
+    }
+}
+
+struct Lat {
+    mean: f64,
+    p50: f64,
+    p99: f64,
+}
+
+/// nearest rank: sorted[ceil(p/100*K)-1]
+fn lat_stats(mut us: Vec<f64>) -> Lat {
+    if us.is_empty() {
+        return Lat { mean: 0.0, p50: 0.0, p99: 0.0 };
+    }
+    us.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let k = us.len();
+    let rank = |p: f64| {
+        let idx = ((p / 100.0 * k as f64).ceil() as usize).saturating_sub(1);
+        us[idx.min(k - 1)]
+    };
+    Lat {
+        mean: us.iter().sum::<f64>() / k as f64,
+        p50: rank(50.0),
+        p99: rank(99.0),
+    }
+}
+
+/// Asynchronous client errors seen during one scenario run.
+#[derive(Default)]
+struct Counters {
+    async_errs: AtomicU64,
+    closing: AtomicBool,
+}
+
+impl Counters {
+    fn errs(&self) -> u64 {
+        self.async_errs.load(Ordering::Relaxed)
+    }
+    fn reset(&self) {
+        self.async_errs.store(0, Ordering::Relaxed)
+    }
+}
+
+async fn connect(o: &Opts, c: &Arc<Counters>) -> Result<Client, async_nats::ConnectError> {
+    let c = c.clone();
+    ConnectOptions::new()
+        .event_callback(move |ev| {
+            let c = c.clone();
+            async move {
+                let counted = matches!(
+                    ev,
+                    Event::Disconnected
+                        | Event::SlowConsumer(_)
+                        | Event::ServerError(_)
+                        | Event::ClientError(_)
+                );
+                if counted && !c.closing.load(Ordering::Relaxed) {
+                    c.async_errs.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        })
+        .connect(o.url.as_str())
+        .await
+}
+
+/// Echo barrier: a private subject this connection subscribes to. Publishing
+/// an empty message to it and receiving it back proves the server processed
+/// everything this connection sent before.
+struct Barrier {
+    inbox: String,
+    sub: Subscriber,
+}
+
+impl Barrier {
+    async fn new(client: &Client) -> Result<Barrier, async_nats::Error> {
+        let inbox = client.new_inbox();
+        let sub = client.subscribe(inbox.clone()).await?;
+        Ok(Barrier { inbox, sub })
+    }
+
+    async fn wait(&mut self, client: &Client, idle: Duration) -> Result<(), String> {
+        client
+            .publish(self.inbox.clone(), Bytes::new())
+            .await
+            .map_err(|e| format!("barrier publish: {e}"))?;
+        match tokio::time::timeout(idle, self.sub.next()).await {
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => Err("barrier: subscription closed".into()),
+            Err(_) => Err("barrier: timeout".into()),
+        }
+    }
+}
+
+fn finish(c: &Counters) {
+    c.closing.store(true, Ordering::Relaxed);
+}
+
+fn mb(count: u64, size: usize, secs: f64) -> f64 {
+    count as f64 * size as f64 / 1e6 / secs
+}
+
+// ---------------------------------------------------------------------------
+// pub
+
+async fn run_pub(o: &Opts, size: usize) {
+    if !PUB_NOTE.swap(true, Ordering::Relaxed) {
+        println!(
+            "# note client={CLIENT} pub: Client::flush() only drains the local write buffer \
+             (no PING/PONG), so pub ends with the echo barrier (flush=echo)"
+        );
+    }
+    let c = Arc::new(Counters::default());
+    let client = match connect(o, &c).await {
+        Ok(cl) => cl,
+        Err(e) => return emit_status("pub", size, "failed", Some(&format!("connect: {e}"))),
+    };
+    let mut barrier = match Barrier::new(&client).await {
+        Ok(b) => b,
+        Err(e) => return emit_status("pub", size, "failed", Some(&format!("barrier: {e}"))),
+    };
+    let data = payload(size);
+    let mut errors = 0u64;
+    let t0 = Instant::now();
+    for i in 0..o.n {
+        if client.publish("bench.pub", data.clone()).await.is_err() {
+            errors += 1;
+        }
+        if i & 4095 == 4095 && t0.elapsed() > o.max_secs {
+            finish(&c);
+            return emit_status("pub", size, "timeout", Some("max-secs"));
+        }
+    }
+    if let Err(e) = barrier.wait(&client, o.idle_timeout).await {
+        finish(&c);
+        let st = if e.contains("timeout") { "timeout" } else { "failed" };
+        return emit_status("pub", size, st, Some(&e));
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    errors += c.errs();
+    finish(&c);
+    println!(
+        "scenario=pub client={CLIENT} size={size} n={} secs={secs:.6} msgs_per_s={:.1} mb_per_s={:.3} errors={errors} flush=echo",
+        o.n,
+        o.n as f64 / secs,
+        mb(o.n, size, secs)
+    );
+}
+
+// ---------------------------------------------------------------------------
+// pubsub
+
+async fn run_pubsub(o: &Opts, size: usize) {
+    let c = Arc::new(Counters::default());
+    let (sc, pc) = match (connect(o, &c).await, connect(o, &c).await) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => {
+            return emit_status("pubsub", size, "failed", Some(&format!("connect: {e}")))
+        }
+    };
+    let sub = match sc.subscribe("bench.ps").await {
+        Ok(s) => s,
+        Err(e) => return emit_status("pubsub", size, "failed", Some(&format!("subscribe: {e}"))),
+    };
+    // barrier on the subscriber connection: its SUB is registered
+    let barrier_ok = match Barrier::new(&sc).await {
+        Ok(mut b) => b.wait(&sc, o.idle_timeout).await,
+        Err(e) => Err(e.to_string()),
+    };
+    if let Err(e) = barrier_ok {
+        return emit_status("pubsub", size, "failed", Some(&e));
+    }
+
+    let n = o.n;
+    let received = Arc::new(AtomicU64::new(0));
+    let badsize = Arc::new(AtomicU64::new(0));
+    let (done_tx, mut done_rx) = tokio::sync::oneshot::channel::<Instant>();
+    let task = {
+        let received = received.clone();
+        let badsize = badsize.clone();
+        let mut sub = sub;
+        tokio::spawn(async move {
+            let mut done_tx = Some(done_tx);
+            while let Some(m) = sub.next().await {
+                if m.payload.len() != size {
+                    badsize.fetch_add(1, Ordering::Relaxed);
+                }
+                let r = received.fetch_add(1, Ordering::Relaxed) + 1;
+                if r == n {
+                    if let Some(tx) = done_tx.take() {
+                        let _ = tx.send(Instant::now());
+                    }
+                }
+            }
+        })
+    };
+
+    let data = payload(size);
+    let mut errors = 0u64;
+    let t0 = Instant::now();
+    for i in 0..n {
+        if pc.publish("bench.ps", data.clone()).await.is_err() {
+            errors += 1;
+        }
+        if i & 4095 == 4095 && t0.elapsed() > o.max_secs {
+            break;
+        }
+    }
+    if pc.flush().await.is_err() {
+        errors += 1;
+    }
+
+    let mut last_seen = u64::MAX;
+    let mut last_progress = Instant::now();
+    let t_end;
+    let mut done = n == 0;
+    if done {
+        t_end = t0;
+    } else {
+        loop {
+            match tokio::time::timeout(Duration::from_millis(10), &mut done_rx).await {
+                Ok(Ok(t)) => {
+                    done = true;
+                    t_end = t;
+                    break;
+                }
+                Ok(Err(_)) => {
+                    // subscriber task ended without reaching N
+                    t_end = last_progress;
+                    break;
+                }
+                Err(_) => {}
+            }
+            let r = received.load(Ordering::Relaxed);
+            let now = Instant::now();
+            if r != last_seen {
+                last_seen = r;
+                last_progress = now;
+            }
+            if now - last_progress > o.idle_timeout || now - t0 > o.max_secs {
+                t_end = last_progress;
+                break;
+            }
+        }
+    }
+    let got = received.load(Ordering::Relaxed).min(n);
+    let got = if done { n } else { got };
+    let secs = t_end.saturating_duration_since(t0).as_secs_f64().max(1e-9);
+    errors += c.errs() + badsize.load(Ordering::Relaxed);
+    finish(&c);
+    task.abort();
+    println!(
+        "scenario=pubsub client={CLIENT} size={size} n={n} received={got} lost={} secs={secs:.6} msgs_per_s={:.1} mb_per_s={:.3} errors={errors}",
+        n - got,
+        got as f64 / secs,
+        mb(got, size, secs)
+    );
+}
+
+// ---------------------------------------------------------------------------
+// req
+
+async fn run_req(o: &Opts, size: usize) {
+    let c = Arc::new(Counters::default());
+    let (rc, qc) = match (connect(o, &c).await, connect(o, &c).await) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => {
+            return emit_status("req", size, "failed", Some(&format!("connect: {e}")))
+        }
+    };
+    let mut sub = match rc.subscribe("bench.req").await {
+        Ok(s) => s,
+        Err(e) => return emit_status("req", size, "failed", Some(&format!("subscribe: {e}"))),
+    };
+    let barrier_ok = match Barrier::new(&rc).await {
+        Ok(mut b) => b.wait(&rc, o.idle_timeout).await,
+        Err(e) => Err(e.to_string()),
+    };
+    if let Err(e) = barrier_ok {
+        return emit_status("req", size, "failed", Some(&e));
+    }
+    let responder = {
+        let rc = rc.clone();
+        tokio::spawn(async move {
+            while let Some(m) = sub.next().await {
+                if let Some(reply) = m.reply {
+                    let _ = rc.publish(reply, m.payload).await;
+                }
+            }
+        })
+    };
+
+    let data = payload(size);
+    let idle = o.idle_timeout;
+    for _ in 0..o.warmup {
+        let _ = tokio::time::timeout(idle, qc.request("bench.req", data.clone())).await;
+    }
+    c.reset();
+
+    let mut lat = Vec::with_capacity(o.k as usize);
+    let mut errors = 0u64;
+    let t0 = Instant::now();
+    for _ in 0..o.k {
+        let a = Instant::now();
+        let r = tokio::time::timeout(idle, qc.request("bench.req", data.clone())).await;
+        let b = Instant::now();
+        match r {
+            Ok(Ok(m)) => {
+                if m.payload.len() != size {
+                    errors += 1;
+                }
+                lat.push((b - a).as_secs_f64() * 1e6);
+            }
+            _ => errors += 1,
+        }
+        if b - t0 > o.max_secs {
+            finish(&c);
+            responder.abort();
+            return emit_status("req", size, "timeout", Some("max-secs"));
+        }
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    errors += c.errs();
+    finish(&c);
+    responder.abort();
+    let l = lat_stats(lat);
+    println!(
+        "scenario=req client={CLIENT} size={size} n={} secs={secs:.6} msgs_per_s={:.1} mean_us={:.1} p50_us={:.1} p99_us={:.1} errors={errors}",
+        o.k,
+        o.k as f64 / secs,
+        l.mean,
+        l.p50,
+        l.p99
+    );
+}
+
+// ---------------------------------------------------------------------------
+// JetStream
+
+async fn fresh_bench_stream(js: &jetstream::Context) -> Result<(), String> {
+    let _ = js.delete_stream("BENCH").await;
+    js.create_stream(stream::Config {
+        name: "BENCH".into(),
+        subjects: vec!["bench.js.>".into()],
+        storage: stream::StorageType::File,
+        num_replicas: 1,
+        retention: stream::RetentionPolicy::Limits,
+        ..Default::default()
+    })
+    .await
+    .map(|_| ())
+    .map_err(|e| format!("create stream: {e}"))
+}
+
+async fn run_jspub(o: &Opts, size: usize) {
+    let c = Arc::new(Counters::default());
+    let client = match connect(o, &c).await {
+        Ok(cl) => cl,
+        Err(e) => return emit_status("jspub", size, "failed", Some(&format!("connect: {e}"))),
+    };
+    let js = jetstream::ContextBuilder::new()
+        .timeout(o.idle_timeout)
+        .max_ack_inflight(o.window)
+        .backpressure_on_inflight(true)
+        .build(client.clone());
+    if let Err(e) = fresh_bench_stream(&js).await {
+        return emit_status("jspub", size, "failed", Some(&e));
+    }
+    c.reset();
+
+    let data = payload(size);
+    let n = o.js_n;
+    let mut window: VecDeque<jetstream::context::PublishAckFuture> =
+        VecDeque::with_capacity(o.window);
+    let mut acked = 0u64;
+    let mut errors = 0u64;
+    let t0 = Instant::now();
+    let mut t_last = t0;
+    let mut over = false;
+    for i in 0..n {
+        if window.len() >= o.window {
+            let f = window.pop_front().unwrap();
+            match f.await {
+                Ok(_) => {
+                    acked += 1;
+                    t_last = Instant::now();
+                }
+                Err(_) => errors += 1,
+            }
+        }
+        match js.publish("bench.js.a", data.clone()).await {
+            Ok(f) => window.push_back(f),
+            Err(_) => errors += 1,
+        }
+        if i & 1023 == 1023 && t0.elapsed() > o.max_secs {
+            over = true;
+            break;
+        }
+    }
+    while let Some(f) = window.pop_front() {
+        if over || t0.elapsed() > o.max_secs {
+            break; // remaining are reported as unacked
+        }
+        match f.await {
+            Ok(_) => {
+                acked += 1;
+                t_last = Instant::now();
+            }
+            Err(_) => errors += 1,
+        }
+    }
+    drop(window);
+    let secs = t_last.saturating_duration_since(t0).as_secs_f64().max(1e-9);
+    errors += c.errs();
+    finish(&c);
+    println!(
+        "scenario=jspub client={CLIENT} size={size} n={n} acked={acked} unacked={} secs={secs:.6} msgs_per_s={:.1} mb_per_s={:.3} window={} errors={errors}",
+        n - acked.min(n),
+        acked as f64 / secs,
+        mb(acked, size, secs),
+        o.window
+    );
+}
+
+async fn run_jspub_sync(o: &Opts, size: usize) {
+    let c = Arc::new(Counters::default());
+    let client = match connect(o, &c).await {
+        Ok(cl) => cl,
+        Err(e) => {
+            return emit_status("jspub-sync", size, "failed", Some(&format!("connect: {e}")))
+        }
+    };
+    let js = jetstream::ContextBuilder::new()
+        .timeout(o.idle_timeout)
+        .build(client.clone());
+    if let Err(e) = fresh_bench_stream(&js).await {
+        return emit_status("jspub-sync", size, "failed", Some(&e));
+    }
+    let data = payload(size);
+    for _ in 0..o.warmup {
+        if let Ok(f) = js.publish("bench.js.a", data.clone()).await {
+            let _ = f.await;
+        }
+    }
+    c.reset();
+
+    let mut lat = Vec::with_capacity(o.k as usize);
+    let mut errors = 0u64;
+    let t0 = Instant::now();
+    for _ in 0..o.k {
+        let a = Instant::now();
+        let r = match js.publish("bench.js.a", data.clone()).await {
+            Ok(f) => f.await.map(|_| ()).map_err(|_| ()),
+            Err(_) => Err(()),
+        };
+        let b = Instant::now();
+        match r {
+            Ok(()) => lat.push((b - a).as_secs_f64() * 1e6),
+            Err(()) => errors += 1,
+        }
+        if b - t0 > o.max_secs {
+            finish(&c);
+            return emit_status("jspub-sync", size, "timeout", Some("max-secs"));
+        }
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    errors += c.errs();
+    finish(&c);
+    let l = lat_stats(lat);
+    println!(
+        "scenario=jspub-sync client={CLIENT} size={size} n={} secs={secs:.6} msgs_per_s={:.1} mean_us={:.1} p50_us={:.1} p99_us={:.1} errors={errors}",
+        o.k,
+        o.k as f64 / secs,
+        l.mean,
+        l.p50,
+        l.p99
+    );
+}
+
+// ---------------------------------------------------------------------------
+// kv
+
+static KV_NOTE: AtomicBool = AtomicBool::new(false);
+static PUB_NOTE: AtomicBool = AtomicBool::new(false);
+
+fn kv_line(scen: &str, size: usize, k: u64, secs: f64, lat: Vec<f64>, errors: u64) {
+    let l = lat_stats(lat);
+    println!(
+        "scenario={scen} client={CLIENT} size={size} n={k} secs={secs:.6} ops_per_s={:.1} mean_us={:.1} p50_us={:.1} p99_us={:.1} errors={errors}",
+        k as f64 / secs,
+        l.mean,
+        l.p50,
+        l.p99
+    );
+}
+
+async fn run_kv(o: &Opts, size: usize) {
+    let fail = |what: &str| {
+        emit_status("kv-put", size, "failed", Some(what));
+        emit_status("kv-get", size, "failed", Some(what));
+    };
+    let c = Arc::new(Counters::default());
+    let client = match connect(o, &c).await {
+        Ok(cl) => cl,
+        Err(e) => return fail(&format!("connect: {e}")),
+    };
+    let js = jetstream::ContextBuilder::new()
+        .timeout(o.idle_timeout)
+        .build(client.clone());
+    let _ = js.delete_key_value("BENCHKV").await;
+    let store = match js
+        .create_key_value(kv::Config {
+            bucket: "BENCHKV".into(),
+            history: 1,
+            storage: stream::StorageType::File,
+            ..Default::default()
+        })
+        .await
+    {
+        Ok(s) => s,
+        Err(e) => return fail(&format!("create bucket: {e}")),
+    };
+    if !KV_NOTE.swap(true, Ordering::Relaxed) {
+        let direct = match js.get_stream("KV_BENCHKV").await {
+            Ok(s) => s.cached_info().config.allow_direct.to_string(),
+            Err(_) => "unknown".into(),
+        };
+        println!("# note client={CLIENT} kv: KV_BENCHKV allow_direct={direct}");
+    }
+
+    let data = payload(size);
+    for i in 0..o.warmup {
+        let key = format!("warm{i}");
+        let _ = store.put(&key, data.clone()).await;
+        let _ = store.get(key).await;
+    }
+    c.reset();
+
+    // puts
+    let k = o.kv_k;
+    let mut lat = Vec::with_capacity(k as usize);
+    let mut errors = 0u64;
+    let mut timed_out = false;
+    let t0 = Instant::now();
+    for i in 0..k {
+        let key = format!("k{i}");
+        let a = Instant::now();
+        let r = store.put(key, data.clone()).await;
+        let b = Instant::now();
+        match r {
+            Ok(_) => lat.push((b - a).as_secs_f64() * 1e6),
+            Err(_) => errors += 1,
+        }
+        if b - t0 > o.max_secs {
+            timed_out = true;
+            break;
+        }
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    if timed_out {
+        emit_status("kv-put", size, "timeout", Some("max-secs"));
+    } else {
+        kv_line("kv-put", size, k, secs, lat, errors + c.errs());
+    }
+
+    // gets
+    c.reset();
+    let mut lat = Vec::with_capacity(k as usize);
+    let mut errors = 0u64;
+    let mut timed_out = false;
+    let t0 = Instant::now();
+    for i in 0..k {
+        let key = format!("k{i}");
+        let a = Instant::now();
+        let r = store.get(key).await;
+        let b = Instant::now();
+        match r {
+            Ok(Some(v)) => {
+                if v.len() != size {
+                    errors += 1;
+                }
+                lat.push((b - a).as_secs_f64() * 1e6);
+            }
+            _ => errors += 1,
+        }
+        if b - t0 > o.max_secs {
+            timed_out = true;
+            break;
+        }
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    if timed_out {
+        emit_status("kv-get", size, "timeout", Some("max-secs"));
+    } else {
+        kv_line("kv-get", size, k, secs, lat, errors + c.errs());
+    }
+    finish(&c);
+}
+
+// ---------------------------------------------------------------------------
+// main
+
+/// async-nats version, read from this crate's Cargo.lock at compile time.
+fn async_nats_version() -> &'static str {
+    let lock = include_str!("../Cargo.lock");
+    let mut it = lock.lines();
+    while let Some(l) = it.next() {
+        if l.trim() == "name = \"async-nats\"" {
+            if let Some(v) = it.next() {
+                if let Some(v) = v.trim().strip_prefix("version = \"") {
+                    return v.trim_end_matches('"');
+                }
+            }
+        }
+    }
+    "unknown"
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let o = match parse_args() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("async-nats-bench: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    println!(
+        "# client={CLIENT} version={} url={}",
+        async_nats_version(),
+        o.url
+    );
+    for scen in &o.scenarios {
+        for &size in &o.sizes {
+            match scen.as_str() {
+                "pub" => run_pub(&o, size).await,
+                "pubsub" => run_pubsub(&o, size).await,
+                "req" => run_req(&o, size).await,
+                "jspub" => run_jspub(&o, size).await,
+                "jspub-sync" => run_jspub_sync(&o, size).await,
+                "kv" => run_kv(&o, size).await,
+                other => emit_status(other, size, "unsupported", None),
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}

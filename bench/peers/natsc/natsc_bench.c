@@ -1,0 +1,1002 @@
+/*
+ * natsc_bench: peer benchmark harness over nats.c (the official C client).
+ *
+ * Implements the CLI, scenarios, clock boundaries and output lines fixed by
+ * the project's benchmark spec (shared/bench-spec.md), with client=nats.c.
+ * Build: bench/peers/natsc/build.sh
+ */
+#define _GNU_SOURCE
+#include <nats/nats.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CLIENT "nats.c"
+
+/* ------------------------------------------------------------------------ */
+/* options                                                                  */
+
+typedef struct {
+    const char *url;
+    char *scenarios;
+    char *sizes;
+    long n;
+    long js_n;
+    long k;
+    long kv_k;
+    long window;
+    long warmup;
+    double idle_timeout;
+    double max_secs;
+} opts_t;
+
+static opts_t O = {
+    .url = "nats://127.0.0.1:4222",
+    .scenarios = NULL,
+    .sizes = NULL,
+    .n = 1000000,
+    .js_n = 200000,
+    .k = 10000,
+    .kv_k = 10000,
+    .window = 4096,
+    .warmup = 100,
+    .idle_timeout = 5,
+    .max_secs = 120,
+};
+
+/* ------------------------------------------------------------------------ */
+/* helpers                                                                  */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int64_t idle_ms(void) { return (int64_t)(O.idle_timeout * 1000.0); }
+
+/* Error text with no spaces so lines stay key=value space separated. */
+static void emit_failure(const char *scen, long size, const char *status,
+                         const char *what, natsStatus s)
+{
+    char buf[512];
+    const char *last = nats_GetLastError(NULL);
+    snprintf(buf, sizeof buf, "%s:%s%s%s", what, natsStatus_GetText(s),
+             (last && *last) ? ":" : "", (last && *last) ? last : "");
+    for (char *p = buf; *p; p++)
+        if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+            *p = '_';
+    printf("scenario=%s client=%s size=%ld n=- status=%s error=%s\n", scen,
+           CLIENT, size, status, buf);
+    fflush(stdout);
+}
+
+static void emit_status(const char *scen, long size, const char *status,
+                        const char *err)
+{
+    printf("scenario=%s client=%s size=%ld n=- status=%s%s%s\n", scen, CLIENT,
+           size, status, err ? " error=" : "", err ? err : "");
+    fflush(stdout);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    double mean, p50, p99;
+} lat_t;
+
+/* nearest rank: sorted[ceil(p/100*K)-1] */
+static double pct(const double *sorted, long cnt, double p)
+{
+    if (cnt <= 0)
+        return 0;
+    long idx = (long)ceil(p / 100.0 * (double)cnt) - 1;
+    if (idx < 0)
+        idx = 0;
+    if (idx >= cnt)
+        idx = cnt - 1;
+    return sorted[idx];
+}
+
+static lat_t lat_stats(double *us, long cnt)
+{
+    lat_t r = {0, 0, 0};
+    if (cnt <= 0)
+        return r;
+    double sum = 0;
+    for (long i = 0; i < cnt; i++)
+        sum += us[i];
+    qsort(us, (size_t)cnt, sizeof(double), cmp_dbl);
+    r.mean = sum / (double)cnt;
+    r.p50 = pct(us, cnt, 50);
+    r.p99 = pct(us, cnt, 99);
+    return r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* asynchronous error accounting                                            */
+
+/*
+ * Each scenario run gets its own context: nats.c delivers connection events
+ * on its own thread, possibly after natsConnection_Destroy has returned, so a
+ * late event of an earlier run must not be counted in the next one. Contexts
+ * are freed only at exit, after nats_CloseAndWait.
+ */
+typedef struct ectx {
+    atomic_long errs;     /* slow consumer, async errors, disconnects */
+    atomic_int closing;   /* set while we close connections ourselves */
+    struct ectx *next;
+} ectx_t;
+
+static ectx_t *g_ctx;     /* current scenario run */
+static ectx_t *g_all;
+
+#define ASYNC_ERRS() atomic_load(&g_ctx->errs)
+#define ASYNC_RESET() atomic_store(&g_ctx->errs, 0)
+
+static void on_err(natsConnection *nc, natsSubscription *sub, natsStatus err,
+                   void *closure)
+{
+    (void)nc; (void)sub; (void)err;
+    ectx_t *c = closure;
+    if (!atomic_load(&c->closing))
+        atomic_fetch_add(&c->errs, 1);
+}
+
+static void on_disconnected(natsConnection *nc, void *closure)
+{
+    (void)nc;
+    ectx_t *c = closure;
+    if (!atomic_load(&c->closing))
+        atomic_fetch_add(&c->errs, 1);
+}
+
+static void reset_async(void)
+{
+    ectx_t *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        fprintf(stderr, "natsc_bench: out of memory\n");
+        exit(1);
+    }
+    c->next = g_all;
+    g_all = c;
+    g_ctx = c;
+}
+
+static void free_ctxs(void)
+{
+    while (g_all) {
+        ectx_t *n = g_all->next;
+        free(g_all);
+        g_all = n;
+    }
+    g_ctx = NULL;
+}
+
+static natsStatus connect_nc_opt(natsConnection **nc, bool send_asap)
+{
+    natsOptions *opts = NULL;
+    natsStatus s = natsOptions_Create(&opts);
+    if (s == NATS_OK)
+        s = natsOptions_SetURL(opts, O.url);
+    if (s == NATS_OK && send_asap)
+        s = natsOptions_SetSendAsap(opts, true);
+    if (s == NATS_OK)
+        s = natsOptions_SetErrorHandler(opts, on_err, g_ctx);
+    if (s == NATS_OK)
+        s = natsOptions_SetDisconnectedCB(opts, on_disconnected, g_ctx);
+    if (s == NATS_OK)
+        s = natsConnection_Connect(nc, opts);
+    natsOptions_Destroy(opts);
+    return s;
+}
+
+static natsStatus connect_nc(natsConnection **nc)
+{
+    return connect_nc_opt(nc, false);
+}
+
+/*
+ * nats.c buffers publishes and its flusher thread coalesces writes for about
+ * a millisecond, so a plain responder adds ~1 ms to every reply. nats.c's own
+ * documentation of natsOptions_SetSendAsap names exactly this case (a
+ * connection used solely to send replies), so the req responder uses it.
+ * NATSC_RESPONDER_SEND_ASAP=0 restores the all-defaults responder.
+ */
+static bool responder_send_asap(void)
+{
+    const char *e = getenv("NATSC_RESPONDER_SEND_ASAP");
+    return !(e != NULL && strcmp(e, "0") == 0);
+}
+
+static void close_nc(natsConnection *nc)
+{
+    if (nc == NULL)
+        return;
+    atomic_store(&g_ctx->closing, 1);
+    natsConnection_Close(nc);
+    natsConnection_Destroy(nc);
+}
+
+static char *make_payload(long size)
+{
+    char *p = malloc((size_t)size + 1);
+    memset(p, 'x', (size_t)size);
+    p[size] = 0;
+    return p;
+}
+
+/* ------------------------------------------------------------------------ */
+/* pub                                                                      */
+
+static void run_pub(long size)
+{
+    natsConnection *nc = NULL;
+    natsStatus s;
+    char *data = make_payload(size);
+    long errors = 0;
+
+    reset_async();
+    s = connect_nc(&nc);
+    if (s != NATS_OK) {
+        emit_failure("pub", size, "failed", "connect", s);
+        goto out;
+    }
+    bool deadline_ok = true;
+    double t0 = now_s();
+    for (long i = 0; i < O.n; i++) {
+        if (natsConnection_Publish(nc, "bench.pub", data, (int)size) != NATS_OK)
+            errors++;
+        if ((i & 4095) == 4095 && now_s() - t0 > O.max_secs) {
+            deadline_ok = false;
+            break;
+        }
+    }
+    if (!deadline_ok) {
+        emit_status("pub", size, "timeout", "max-secs");
+        goto out;
+    }
+    s = natsConnection_FlushTimeout(nc, idle_ms());
+    double t1 = now_s();
+    if (s != NATS_OK) {
+        emit_failure("pub", size, s == NATS_TIMEOUT ? "timeout" : "failed",
+                     "flush", s);
+        goto out;
+    }
+    errors += ASYNC_ERRS();
+    double secs = t1 - t0;
+    printf("scenario=pub client=%s size=%ld n=%ld secs=%.6f msgs_per_s=%.1f "
+           "mb_per_s=%.3f errors=%ld flush=pingpong\n",
+           CLIENT, size, O.n, secs, (double)O.n / secs,
+           (double)O.n * (double)size / 1e6 / secs, errors);
+    fflush(stdout);
+out:
+    close_nc(nc);
+    free(data);
+}
+
+/* ------------------------------------------------------------------------ */
+/* pubsub                                                                   */
+
+typedef struct {
+    atomic_long received;
+    atomic_long badsize;
+    long target;
+    long size;
+    double t_done;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} ps_state_t;
+
+static void ps_on_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
+                      void *closure)
+{
+    (void)nc; (void)sub;
+    ps_state_t *st = closure;
+    if (natsMsg_GetDataLength(msg) != st->size)
+        atomic_fetch_add(&st->badsize, 1);
+    natsMsg_Destroy(msg);
+    long r = atomic_fetch_add(&st->received, 1) + 1;
+    if (r == st->target) {
+        double t = now_s();
+        pthread_mutex_lock(&st->mu);
+        st->t_done = t;
+        pthread_cond_signal(&st->cv);
+        pthread_mutex_unlock(&st->mu);
+    }
+}
+
+static void run_pubsub(long size)
+{
+    natsConnection *snc = NULL, *pnc = NULL;
+    natsSubscription *sub = NULL;
+    natsStatus s;
+    char *data = make_payload(size);
+    long errors = 0;
+    ps_state_t st;
+
+    memset(&st, 0, sizeof st);
+    st.target = O.n;
+    st.size = size;
+    pthread_mutex_init(&st.mu, NULL);
+    pthread_cond_init(&st.cv, NULL);
+
+    reset_async();
+    s = connect_nc(&snc);
+    if (s == NATS_OK)
+        s = connect_nc(&pnc);
+    if (s != NATS_OK) {
+        emit_failure("pubsub", size, "failed", "connect", s);
+        goto out;
+    }
+    s = natsConnection_Subscribe(&sub, snc, "bench.ps", ps_on_msg, &st);
+    if (s == NATS_OK) /* barrier: SUB registered once the PONG is back */
+        s = natsConnection_FlushTimeout(snc, idle_ms());
+    if (s != NATS_OK) {
+        emit_failure("pubsub", size, "failed", "subscribe", s);
+        goto out;
+    }
+
+    double t0 = now_s();
+    for (long i = 0; i < O.n; i++) {
+        if (natsConnection_Publish(pnc, "bench.ps", data, (int)size) != NATS_OK)
+            errors++;
+        if ((i & 4095) == 4095 && now_s() - t0 > O.max_secs)
+            break;
+    }
+    /* make sure everything buffered goes out; the clock stops on receipt */
+    if (natsConnection_FlushTimeout(pnc, idle_ms()) != NATS_OK)
+        errors++;
+
+    long last_seen = -1;
+    double last_progress = now_s();
+    bool done = false;
+    pthread_mutex_lock(&st.mu);
+    for (;;) {
+        if (atomic_load(&st.received) >= st.target) {
+            done = true;
+            break;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 10 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&st.cv, &st.mu, &ts);
+        long r = atomic_load(&st.received);
+        double t = now_s();
+        if (r != last_seen) {
+            last_seen = r;
+            last_progress = t;
+        }
+        if (r >= st.target) {
+            done = true;
+            break;
+        }
+        if (t - last_progress > O.idle_timeout || t - t0 > O.max_secs)
+            break;
+    }
+    double t_done = st.t_done;
+    pthread_mutex_unlock(&st.mu);
+
+    long received = atomic_load(&st.received);
+    if (received > O.n)
+        received = O.n;
+    double t_end = done ? t_done : last_progress;
+    double secs = t_end - t0;
+    if (secs <= 0)
+        secs = 1e-9;
+    errors += ASYNC_ERRS() + atomic_load(&st.badsize);
+    printf("scenario=pubsub client=%s size=%ld n=%ld received=%ld lost=%ld "
+           "secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%ld\n",
+           CLIENT, size, O.n, received, O.n - received, secs,
+           (double)received / secs, (double)received * (double)size / 1e6 / secs,
+           errors);
+    fflush(stdout);
+out:
+    if (sub) {
+        natsSubscription_Unsubscribe(sub);
+        natsSubscription_Destroy(sub);
+    }
+    close_nc(pnc);
+    close_nc(snc);
+    pthread_cond_destroy(&st.cv);
+    pthread_mutex_destroy(&st.mu);
+    free(data);
+}
+
+/* ------------------------------------------------------------------------ */
+/* req                                                                      */
+
+static void req_on_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
+                       void *closure)
+{
+    (void)sub; (void)closure;
+    const char *reply = natsMsg_GetReply(msg);
+    if (reply != NULL)
+        natsConnection_Publish(nc, reply, natsMsg_GetData(msg),
+                               natsMsg_GetDataLength(msg));
+    natsMsg_Destroy(msg);
+}
+
+static void run_req(long size)
+{
+    natsConnection *rnc = NULL, *qnc = NULL;
+    natsSubscription *sub = NULL;
+    natsStatus s;
+    char *data = make_payload(size);
+    double *lat = calloc((size_t)(O.k > 0 ? O.k : 1), sizeof(double));
+    long errors = 0, nlat = 0;
+    bool timed_out = false;
+
+    reset_async();
+    s = connect_nc_opt(&rnc, responder_send_asap());
+    if (s == NATS_OK)
+        s = connect_nc(&qnc);
+    if (s != NATS_OK) {
+        emit_failure("req", size, "failed", "connect", s);
+        goto out;
+    }
+    s = natsConnection_Subscribe(&sub, rnc, "bench.req", req_on_msg, NULL);
+    if (s == NATS_OK)
+        s = natsConnection_FlushTimeout(rnc, idle_ms());
+    if (s != NATS_OK) {
+        emit_failure("req", size, "failed", "subscribe", s);
+        goto out;
+    }
+    for (long i = 0; i < O.warmup; i++) {
+        natsMsg *m = NULL;
+        natsConnection_Request(&m, qnc, "bench.req", data, (int)size, idle_ms());
+        natsMsg_Destroy(m);
+    }
+    ASYNC_RESET();
+
+    double t0 = now_s();
+    for (long i = 0; i < O.k; i++) {
+        natsMsg *m = NULL;
+        double a = now_s();
+        s = natsConnection_Request(&m, qnc, "bench.req", data, (int)size,
+                                   idle_ms());
+        double b = now_s();
+        if (s != NATS_OK)
+            errors++;
+        else {
+            if (natsMsg_GetDataLength(m) != size)
+                errors++;
+            lat[nlat++] = (b - a) * 1e6;
+        }
+        natsMsg_Destroy(m);
+        if (b - t0 > O.max_secs) {
+            timed_out = true;
+            break;
+        }
+    }
+    double secs = now_s() - t0;
+    if (timed_out) {
+        emit_status("req", size, "timeout", "max-secs");
+        goto out;
+    }
+    errors += ASYNC_ERRS();
+    lat_t L = lat_stats(lat, nlat);
+    printf("scenario=req client=%s size=%ld n=%ld secs=%.6f msgs_per_s=%.1f "
+           "mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%ld\n",
+           CLIENT, size, O.k, secs, (double)O.k / secs, L.mean, L.p50, L.p99,
+           errors);
+    fflush(stdout);
+out:
+    if (sub) {
+        natsSubscription_Unsubscribe(sub);
+        natsSubscription_Destroy(sub);
+    }
+    close_nc(qnc);
+    close_nc(rnc);
+    free(lat);
+    free(data);
+}
+
+/* ------------------------------------------------------------------------ */
+/* JetStream helpers                                                        */
+
+static natsStatus fresh_bench_stream(jsCtx *js)
+{
+    jsErrCode jerr = 0;
+    natsStatus s = js_DeleteStream(js, "BENCH", NULL, &jerr);
+    if (s != NATS_OK && s != NATS_NOT_FOUND)
+        return s;
+
+    jsStreamConfig cfg;
+    jsStreamInfo *si = NULL;
+    const char *subjects[] = {"bench.js.>"};
+    jsStreamConfig_Init(&cfg);
+    cfg.Name = "BENCH";
+    cfg.Subjects = subjects;
+    cfg.SubjectsLen = 1;
+    cfg.Storage = js_FileStorage;
+    cfg.Replicas = 1;
+    cfg.Retention = js_LimitsPolicy;
+    s = js_AddStream(&si, js, &cfg, NULL, &jerr);
+    jsStreamInfo_Destroy(si);
+    return s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* jspub                                                                    */
+
+typedef struct {
+    atomic_long acked;
+    atomic_long failed;
+    _Atomic double t_last;
+} jsp_state_t;
+
+static void jsp_on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae,
+                       void *closure)
+{
+    (void)js;
+    jsp_state_t *st = closure;
+    if (pa != NULL && pae == NULL)
+        atomic_fetch_add(&st->acked, 1);
+    else
+        atomic_fetch_add(&st->failed, 1);
+    atomic_store(&st->t_last, now_s());
+    natsMsg_Destroy(msg);
+}
+
+static void run_jspub(long size)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    jsOptions jo;
+    natsStatus s;
+    char *data = make_payload(size);
+    long errors = 0, sent = 0;
+    jsp_state_t st;
+
+    memset(&st, 0, sizeof st);
+    reset_async();
+    s = connect_nc(&nc);
+    if (s != NATS_OK) {
+        emit_failure("jspub", size, "failed", "connect", s);
+        goto out;
+    }
+    jsOptions_Init(&jo);
+    jo.Wait = idle_ms();
+    jo.PublishAsync.MaxPending = O.window;
+    jo.PublishAsync.AckHandler = jsp_on_ack;
+    jo.PublishAsync.AckHandlerClosure = &st;
+    /* a publish that cannot get a window slot waits up to the idle timeout */
+    jo.PublishAsync.StallWait = idle_ms();
+    s = natsConnection_JetStream(&js, nc, &jo);
+    if (s == NATS_OK)
+        s = fresh_bench_stream(js);
+    if (s != NATS_OK) {
+        emit_failure("jspub", size, "failed", "stream", s);
+        goto out;
+    }
+    ASYNC_RESET();
+
+    double t0 = now_s();
+    atomic_store(&st.t_last, t0);
+    bool stalled = false;
+    for (long i = 0; i < O.js_n; i++) {
+        s = js_PublishAsync(js, "bench.js.a", data, (int)size, NULL);
+        if (s != NATS_OK) {
+            errors++;
+            if (s == NATS_TIMEOUT) { /* no window slot for idle-timeout */
+                stalled = true;
+                break;
+            }
+            continue;
+        }
+        sent++;
+        if ((i & 1023) == 1023 && now_s() - t0 > O.max_secs) {
+            stalled = true;
+            break;
+        }
+    }
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    double left = O.max_secs - (now_s() - t0);
+    po.MaxWait = (int64_t)((left > O.idle_timeout ? left : O.idle_timeout) * 1000);
+    s = js_PublishAsyncComplete(js, &po);
+    double t1 = now_s();
+    long acked = atomic_load(&st.acked);
+    if (s != NATS_OK || acked < O.js_n) {
+        /* ended without all acks: time = last observed ack */
+        t1 = atomic_load(&st.t_last);
+        (void)stalled;
+    }
+    errors += atomic_load(&st.failed) + ASYNC_ERRS();
+    double secs = t1 - t0;
+    if (secs <= 0)
+        secs = 1e-9;
+    printf("scenario=jspub client=%s size=%ld n=%ld acked=%ld unacked=%ld "
+           "secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f window=%ld errors=%ld\n",
+           CLIENT, size, O.js_n, acked, O.js_n - acked, secs,
+           (double)acked / secs, (double)acked * (double)size / 1e6 / secs,
+           O.window, errors);
+    fflush(stdout);
+out:
+    if (js) {
+        /* drop anything still pending before tearing down */
+        natsMsgList pending;
+        if (js_PublishAsyncGetPendingList(&pending, js) == NATS_OK)
+            natsMsgList_Destroy(&pending);
+        jsCtx_Destroy(js);
+    }
+    close_nc(nc);
+    free(data);
+}
+
+/* ------------------------------------------------------------------------ */
+/* jspub-sync                                                               */
+
+static void run_jspub_sync(long size)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    jsOptions jo;
+    natsStatus s;
+    char *data = make_payload(size);
+    double *lat = calloc((size_t)(O.k > 0 ? O.k : 1), sizeof(double));
+    long errors = 0, nlat = 0;
+    bool timed_out = false;
+
+    reset_async();
+    s = connect_nc(&nc);
+    if (s != NATS_OK) {
+        emit_failure("jspub-sync", size, "failed", "connect", s);
+        goto out;
+    }
+    jsOptions_Init(&jo);
+    jo.Wait = idle_ms();
+    s = natsConnection_JetStream(&js, nc, &jo);
+    if (s == NATS_OK)
+        s = fresh_bench_stream(js);
+    if (s != NATS_OK) {
+        emit_failure("jspub-sync", size, "failed", "stream", s);
+        goto out;
+    }
+    for (long i = 0; i < O.warmup; i++) {
+        jsPubAck *pa = NULL;
+        js_Publish(&pa, js, "bench.js.a", data, (int)size, NULL, NULL);
+        jsPubAck_Destroy(pa);
+    }
+    ASYNC_RESET();
+
+    double t0 = now_s();
+    for (long i = 0; i < O.k; i++) {
+        jsPubAck *pa = NULL;
+        jsErrCode jerr = 0;
+        double a = now_s();
+        s = js_Publish(&pa, js, "bench.js.a", data, (int)size, NULL, &jerr);
+        double b = now_s();
+        if (s != NATS_OK) {
+            errors++;
+        } else
+            lat[nlat++] = (b - a) * 1e6;
+        jsPubAck_Destroy(pa);
+        if (b - t0 > O.max_secs) {
+            timed_out = true;
+            break;
+        }
+    }
+    double secs = now_s() - t0;
+    if (timed_out) {
+        emit_status("jspub-sync", size, "timeout", "max-secs");
+        goto out;
+    }
+    errors += ASYNC_ERRS();
+    lat_t L = lat_stats(lat, nlat);
+    printf("scenario=jspub-sync client=%s size=%ld n=%ld secs=%.6f "
+           "msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%ld\n",
+           CLIENT, size, O.k, secs, (double)O.k / secs, L.mean, L.p50, L.p99,
+           errors);
+    fflush(stdout);
+out:
+    jsCtx_Destroy(js);
+    close_nc(nc);
+    free(lat);
+    free(data);
+}
+
+/* ------------------------------------------------------------------------ */
+/* kv                                                                       */
+
+static bool g_kv_note_printed;
+static bool g_req_note_printed;
+
+static void run_kv(long size)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    kvStore *kv = NULL;
+    jsOptions jo;
+    natsStatus s;
+    char *data = make_payload(size);
+    long K = O.kv_k;
+    double *lat = calloc((size_t)(K > 0 ? K : 1), sizeof(double));
+    char key[64];
+
+    reset_async();
+    s = connect_nc(&nc);
+    if (s != NATS_OK) {
+        emit_failure("kv-put", size, "failed", "connect", s);
+        emit_failure("kv-get", size, "failed", "connect", s);
+        goto out;
+    }
+    jsOptions_Init(&jo);
+    jo.Wait = idle_ms();
+    s = natsConnection_JetStream(&js, nc, &jo);
+    if (s == NATS_OK) {
+        s = js_DeleteKeyValue(js, "BENCHKV");
+        if (s == NATS_NOT_FOUND)
+            s = NATS_OK;
+    }
+    if (s == NATS_OK) {
+        kvConfig kc;
+        kvConfig_Init(&kc);
+        kc.Bucket = "BENCHKV";
+        kc.History = 1;
+        kc.StorageType = js_FileStorage;
+        /* kvConfig (nats.c 3.4) has no AllowDirect field; js_CreateKeyValue
+         * sets AllowDirect on the stream itself. Verified below. */
+        s = js_CreateKeyValue(&kv, js, &kc);
+    }
+    if (s != NATS_OK) {
+        emit_failure("kv-put", size, "failed", "bucket", s);
+        emit_failure("kv-get", size, "failed", "bucket", s);
+        goto out;
+    }
+    if (!g_kv_note_printed) {
+        jsStreamInfo *si = NULL;
+        int direct = -1;
+        if (js_GetStreamInfo(&si, js, "KV_BENCHKV", NULL, NULL) == NATS_OK) {
+            direct = si->Config->AllowDirect ? 1 : 0;
+            jsStreamInfo_Destroy(si);
+        }
+        printf("# note client=%s kv: kvConfig has no allow_direct field in "
+               "nats.c %s; js_CreateKeyValue sets it on the stream itself: "
+               "KV_BENCHKV allow_direct=%s (kvStore_Get uses direct get when "
+               "true)\n",
+               CLIENT, nats_GetVersion(),
+               direct < 0 ? "unknown" : (direct ? "true" : "false"));
+        fflush(stdout);
+        g_kv_note_printed = true;
+    }
+
+    for (long i = 0; i < O.warmup; i++) {
+        kvEntry *e = NULL;
+        snprintf(key, sizeof key, "warm%ld", i);
+        kvStore_Put(NULL, kv, key, data, (int)size);
+        kvStore_Get(&e, kv, key);
+        kvEntry_Destroy(e);
+    }
+    ASYNC_RESET();
+
+    /* puts */
+    long errors = 0, nlat = 0;
+    bool timed_out = false;
+    double t0 = now_s();
+    for (long i = 0; i < K; i++) {
+        uint64_t rev = 0;
+        snprintf(key, sizeof key, "k%ld", i);
+        double a = now_s();
+        s = kvStore_Put(&rev, kv, key, data, (int)size);
+        double b = now_s();
+        if (s != NATS_OK) {
+            errors++;
+        } else
+            lat[nlat++] = (b - a) * 1e6;
+        if (b - t0 > O.max_secs) {
+            timed_out = true;
+            break;
+        }
+    }
+    double secs = now_s() - t0;
+    if (timed_out)
+        emit_status("kv-put", size, "timeout", "max-secs");
+    else {
+        errors += ASYNC_ERRS();
+        lat_t L = lat_stats(lat, nlat);
+        printf("scenario=kv-put client=%s size=%ld n=%ld secs=%.6f "
+               "ops_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f "
+               "errors=%ld\n",
+               CLIENT, size, K, secs, (double)K / secs, L.mean, L.p50, L.p99,
+               errors);
+        fflush(stdout);
+    }
+
+    /* gets */
+    ASYNC_RESET();
+    errors = 0;
+    nlat = 0;
+    timed_out = false;
+    t0 = now_s();
+    for (long i = 0; i < K; i++) {
+        kvEntry *e = NULL;
+        snprintf(key, sizeof key, "k%ld", i);
+        double a = now_s();
+        s = kvStore_Get(&e, kv, key);
+        double b = now_s();
+        if (s != NATS_OK) {
+            errors++;
+        } else {
+            if (kvEntry_ValueLen(e) != size)
+                errors++;
+            lat[nlat++] = (b - a) * 1e6;
+        }
+        kvEntry_Destroy(e);
+        if (b - t0 > O.max_secs) {
+            timed_out = true;
+            break;
+        }
+    }
+    secs = now_s() - t0;
+    if (timed_out)
+        emit_status("kv-get", size, "timeout", "max-secs");
+    else {
+        errors += ASYNC_ERRS();
+        lat_t L = lat_stats(lat, nlat);
+        printf("scenario=kv-get client=%s size=%ld n=%ld secs=%.6f "
+               "ops_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f "
+               "errors=%ld\n",
+               CLIENT, size, K, secs, (double)K / secs, L.mean, L.p50, L.p99,
+               errors);
+        fflush(stdout);
+    }
+out:
+    kvStore_Destroy(kv);
+    jsCtx_Destroy(js);
+    close_nc(nc);
+    free(lat);
+    free(data);
+}
+
+/* ------------------------------------------------------------------------ */
+/* main                                                                     */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: natsc_bench [--url URL] [--scenarios pub,pubsub,req,jspub,"
+            "jspub-sync,kv]\n"
+            "                   [--sizes 16,1024] [--n N] [--js-n N] [--k K] "
+            "[--kv-k K]\n"
+            "                   [--window W] [--warmup W] [--idle-timeout S] "
+            "[--max-secs S]\n");
+}
+
+static long parse_long(const char *name, const char *v)
+{
+    char *end = NULL;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end != 0 || x < 0) {
+        fprintf(stderr, "natsc_bench: bad value for %s: %s\n", name, v);
+        exit(2);
+    }
+    return x;
+}
+
+static double parse_dbl(const char *name, const char *v)
+{
+    char *end = NULL;
+    double x = strtod(v, &end);
+    if (end == v || *end != 0 || x <= 0) {
+        fprintf(stderr, "natsc_bench: bad value for %s: %s\n", name, v);
+        exit(2);
+    }
+    return x;
+}
+
+int main(int argc, char **argv)
+{
+    O.scenarios = strdup("pub,pubsub,req,jspub,jspub-sync,kv");
+    O.sizes = strdup("16,1024");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = NULL;
+        char namebuf[64];
+        const char *eq = strchr(a, '=');
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (strncmp(a, "--", 2) != 0) {
+            fprintf(stderr, "natsc_bench: unexpected argument: %s\n", a);
+            usage(stderr);
+            return 2;
+        }
+        if (eq != NULL) { /* --name=value */
+            size_t l = (size_t)(eq - a);
+            if (l >= sizeof namebuf)
+                l = sizeof namebuf - 1;
+            memcpy(namebuf, a, l);
+            namebuf[l] = 0;
+            a = namebuf;
+            v = eq + 1;
+        } else {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "natsc_bench: missing value for %s\n", a);
+                return 2;
+            }
+            v = argv[++i];
+        }
+        if (!strcmp(a, "--url")) O.url = v;
+        else if (!strcmp(a, "--scenarios")) { free(O.scenarios); O.scenarios = strdup(v); }
+        else if (!strcmp(a, "--sizes")) { free(O.sizes); O.sizes = strdup(v); }
+        else if (!strcmp(a, "--n")) O.n = parse_long(a, v);
+        else if (!strcmp(a, "--js-n")) O.js_n = parse_long(a, v);
+        else if (!strcmp(a, "--k")) O.k = parse_long(a, v);
+        else if (!strcmp(a, "--kv-k")) O.kv_k = parse_long(a, v);
+        else if (!strcmp(a, "--window")) O.window = parse_long(a, v);
+        else if (!strcmp(a, "--warmup")) O.warmup = parse_long(a, v);
+        else if (!strcmp(a, "--idle-timeout")) O.idle_timeout = parse_dbl(a, v);
+        else if (!strcmp(a, "--max-secs")) O.max_secs = parse_dbl(a, v);
+        else {
+            fprintf(stderr, "natsc_bench: unknown option: %s\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (O.window < 1) O.window = 1;
+
+    long sizes[64];
+    int nsizes = 0;
+    {
+        char *tmp = strdup(O.sizes), *save = NULL;
+        for (char *t = strtok_r(tmp, ",", &save); t && nsizes < 64;
+             t = strtok_r(NULL, ",", &save))
+            sizes[nsizes++] = parse_long("--sizes", t);
+        free(tmp);
+    }
+
+    if (nats_Open(-1) != NATS_OK) {
+        fprintf(stderr, "natsc_bench: nats_Open failed\n");
+        return 1;
+    }
+    printf("# client=%s version=%s url=%s\n", CLIENT, nats_GetVersion(), O.url);
+    fflush(stdout);
+
+    char *tmp = strdup(O.scenarios), *save = NULL;
+    for (char *sc = strtok_r(tmp, ",", &save); sc;
+         sc = strtok_r(NULL, ",", &save)) {
+        for (int j = 0; j < nsizes; j++) {
+            long size = sizes[j];
+            if (!strcmp(sc, "pub")) run_pub(size);
+            else if (!strcmp(sc, "pubsub")) run_pubsub(size);
+            else if (!strcmp(sc, "req")) {
+                if (!g_req_note_printed) {
+                    printf("# note client=%s req: responder connection uses "
+                           "natsOptions_SetSendAsap=%s (requester: defaults)\n",
+                           CLIENT, responder_send_asap() ? "true" : "false");
+                    g_req_note_printed = true;
+                }
+                run_req(size);
+            }
+            else if (!strcmp(sc, "jspub")) run_jspub(size);
+            else if (!strcmp(sc, "jspub-sync")) run_jspub_sync(size);
+            else if (!strcmp(sc, "kv")) run_kv(size);
+            else emit_status(sc, size, "unsupported", NULL);
+        }
+    }
+    free(tmp);
+    free(O.scenarios);
+    free(O.sizes);
+    if (nats_CloseAndWait(2000) == NATS_OK)
+        free_ctxs(); /* no library thread can call back any more */
+    return 0;
+}

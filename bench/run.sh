@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# One-command benchmark run: builds the harnesses, starts a fresh nats-server
+# with JetStream on a free loopback port, runs every scenario for every client
+# interleaved (A B A B ...) for R repeats, collects all result lines into one
+# file and prints the median table (bench/summarize.py).
+#
+#   bench/run.sh [run options] [harness options]
+#
+# Run options (consumed here):
+#   --repeats R        repeats of the whole interleaved set (default 3)
+#   --clients a,b      only these harnesses, by name (default: all found)
+#   --harness NAME=CMD add a harness (CMD is split on spaces); repeatable
+#   --out FILE         results file (default bench/results/run-<time>.txt)
+#   --no-build         use already built harnesses
+#   -h | --help
+# Harness options (passed unchanged to every harness, see shared bench spec):
+#   --scenarios pub,pubsub,req,jspub,jspub-sync,kv --sizes 16,1024 --n N
+#   --js-n N --k K --kv-k K --window W --warmup W --idle-timeout S --max-secs S
+#   --url URL          use this server instead of starting one
+#
+# nats-server: scripts/install-nats-server.sh if present (it honours
+# NATS_SERVER_BIN), else $NATS_SERVER_BIN, else nats-server from PATH.
+set -euo pipefail
+
+BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$BENCH/.." && pwd)"
+
+log() { echo "run.sh: $*" >&2; }
+
+# ---------------------------------------------------------------------------
+# Harnesses: "name|command|build function". Adding one is one line here.
+# The name must be the client= value the harness prints.
+# ---------------------------------------------------------------------------
+HARNESSES=(
+    "libnatsio|@natsio|build_natsio"
+    "nats.c|$BENCH/peers/natsc/natsc_bench|build_natsc"
+    "async-nats|$BENCH/peers/async-nats/target/release/async-nats-bench|build_async_nats"
+)
+
+build_natsc() { "$BENCH/peers/natsc/build.sh" >/dev/null; }
+
+build_async_nats() {
+    cargo build --release --quiet --manifest-path "$BENCH/peers/async-nats/Cargo.toml"
+}
+
+# Our own harness: a C program in bench/natsio/, built by the root CMake
+# (cargo builds libnatsio.so first). Its binary is looked up in these places.
+NATSIO_CANDIDATES=(
+    "$ROOT/build/bench/natsio/natsio_bench"
+    "$ROOT/build/bench/natsio_bench"
+    "$ROOT/bench/natsio/natsio_bench"
+)
+build_natsio() {
+    [ -d "$BENCH/natsio" ] || { log "bench/natsio/ not present yet"; return 1; }
+    (cd "$ROOT" && cargo build --release --quiet) || return 1
+    local gen=()
+    if [ ! -f "$ROOT/build/CMakeCache.txt" ] && command -v ninja >/dev/null; then
+        gen=(-G Ninja)
+    fi
+    cmake -S "$ROOT" -B "$ROOT/build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release >/dev/null || return 1
+    cmake --build "$ROOT/build" --target natsio_bench >/dev/null || return 1
+}
+find_natsio() {
+    local c
+    for c in "${NATSIO_CANDIDATES[@]}"; do
+        if [ -x "$c" ] && [ -f "$c" ]; then echo "$c"; return 0; fi
+    done
+    return 1
+}
+
+# ---------------------------------------------------------------------------
+# arguments
+# ---------------------------------------------------------------------------
+REPEATS=3
+CLIENTS=""
+OUT=""
+BUILD=1
+PASS=()
+URL=""
+SCENARIOS="pub,pubsub,req,jspub,jspub-sync,kv"
+SIZES="16,1024"
+MAX_SECS=120
+
+usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
+
+while [ $# -gt 0 ]; do
+    arg="$1"; val=""
+    case "$arg" in
+        -h|--help) usage; exit 0 ;;
+        --no-build) BUILD=0; shift; continue ;;
+        --*=*) val="${arg#*=}"; arg="${arg%%=*}"; shift ;;
+        --*)
+            [ $# -ge 2 ] || { log "missing value for $arg"; exit 2; }
+            val="$2"; shift 2 ;;
+        *) log "unexpected argument: $arg"; exit 2 ;;
+    esac
+    case "$arg" in
+        --repeats) REPEATS="$val" ;;
+        --clients) CLIENTS="$val" ;;
+        --out) OUT="$val" ;;
+        --harness)
+            name="${val%%=*}"; cmd="${val#*=}"
+            [ -n "$name" ] && [ "$name" != "$val" ] || { log "--harness wants NAME=CMD"; exit 2; }
+            HARNESSES+=("$name|$cmd|") ;;
+        --url) URL="$val" ;;
+        --scenarios) SCENARIOS="$val" ;;
+        --sizes) SIZES="$val"; PASS+=("$arg" "$val") ;;
+        --max-secs) MAX_SECS="$val"; PASS+=("$arg" "$val") ;;
+        --n|--js-n|--k|--kv-k|--window|--warmup|--idle-timeout) PASS+=("$arg" "$val") ;;
+        *) log "unknown option: $arg"; exit 2 ;;
+    esac
+done
+[[ "$REPEATS" =~ ^[0-9]+$ ]] && [ "$REPEATS" -ge 1 ] || { log "bad --repeats: $REPEATS"; exit 2; }
+
+# ---------------------------------------------------------------------------
+# build and select harnesses
+# ---------------------------------------------------------------------------
+want() { # is client $1 selected?
+    [ -z "$CLIENTS" ] && return 0
+    case ",$CLIENTS," in *",$1,"*) return 0 ;; esac
+    return 1
+}
+
+NAMES=(); CMDS=()
+for h in "${HARNESSES[@]}"; do
+    IFS='|' read -r name cmd buildfn <<<"$h"
+    want "$name" || continue
+    if [ "$BUILD" = 1 ] && [ -n "$buildfn" ]; then
+        log "building $name"
+        if ! "$buildfn"; then
+            log "build of $name failed or not available; skipping it"
+            continue
+        fi
+    fi
+    if [ "$cmd" = "@natsio" ]; then
+        cmd="$(find_natsio)" || { log "libnatsio harness not found; skipping it"; continue; }
+    fi
+    exe="${cmd%% *}"
+    if [ ! -x "$exe" ]; then
+        log "$name: $exe not found/executable; skipping it"
+        continue
+    fi
+    NAMES+=("$name"); CMDS+=("$cmd")
+done
+[ ${#NAMES[@]} -gt 0 ] || { log "no harness to run"; exit 1; }
+log "clients: ${NAMES[*]}"
+
+# ---------------------------------------------------------------------------
+# nats-server
+# ---------------------------------------------------------------------------
+SERVER_PID=""
+TMPD="$(mktemp -d "${TMPDIR:-/tmp}/natsio-bench.XXXXXX")"
+cleanup() {
+    if [ -n "$SERVER_PID" ]; then
+        kill "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    rm -rf "$TMPD"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+SERVER_VERSION="external"
+if [ -z "$URL" ]; then
+    SERVER_BIN=""
+    if [ -f "$ROOT/scripts/install-nats-server.sh" ]; then
+        SERVER_BIN="$(bash "$ROOT/scripts/install-nats-server.sh" | tail -n 1)" || SERVER_BIN=""
+    fi
+    if [ -z "$SERVER_BIN" ] && [ -n "${NATS_SERVER_BIN:-}" ]; then SERVER_BIN="$NATS_SERVER_BIN"; fi
+    if [ -z "$SERVER_BIN" ]; then SERVER_BIN="$(command -v nats-server || true)"; fi
+    [ -n "$SERVER_BIN" ] && [ -x "$SERVER_BIN" ] || { log "no nats-server found"; exit 1; }
+    SERVER_VERSION="$("$SERVER_BIN" --version 2>&1 | head -n 1)"
+
+    PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
+    "$SERVER_BIN" -a 127.0.0.1 -p "$PORT" -js -sd "$TMPD/js" >"$TMPD/server.log" 2>&1 &
+    SERVER_PID=$!
+    URL="nats://127.0.0.1:$PORT"
+    for _ in $(seq 1 100); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then break; fi
+        kill -0 "$SERVER_PID" 2>/dev/null || { log "nats-server exited:"; cat "$TMPD/server.log" >&2; exit 1; }
+        sleep 0.1
+    done
+    # JetStream ready?
+    for _ in $(seq 1 50); do
+        grep -q "Server is ready" "$TMPD/server.log" && break
+        sleep 0.1
+    done
+    log "nats-server ($SERVER_VERSION) pid $SERVER_PID at $URL"
+fi
+
+# ---------------------------------------------------------------------------
+# run
+# ---------------------------------------------------------------------------
+if [ -z "$OUT" ]; then
+    mkdir -p "$BENCH/results"
+    OUT="$BENCH/results/run-$(date +%Y%m%d-%H%M%S).txt"
+fi
+: >"$OUT"
+{
+    echo "# bench/run.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) host=$(hostname) cpus=$(nproc) load=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ',')"
+    echo "# server=$SERVER_VERSION url=$URL repeats=$REPEATS clients=$(IFS=,; echo "${NAMES[*]}")"
+    echo "# args: --scenarios $SCENARIOS ${PASS[*]}"
+} | tee -a "$OUT"
+
+IFS=',' read -r -a SCEN_LIST <<<"$SCENARIOS"
+nsizes=$(awk -F, '{print NF}' <<<"$SIZES")
+# hard guard per harness invocation: kv has two timed phases per size
+guard=$(python3 -c "import math; print(math.ceil((2*float('$MAX_SECS')+60)*$nsizes))")
+
+for r in $(seq 1 "$REPEATS"); do
+    for sc in "${SCEN_LIST[@]}"; do
+        for i in "${!NAMES[@]}"; do
+            name="${NAMES[$i]}"
+            echo "# repeat=$r scenario=$sc client=$name" >>"$OUT"
+            log "repeat $r/$REPEATS: $sc $name"
+            # shellcheck disable=SC2086
+            set +e
+            timeout -k 10 "$guard" ${CMDS[$i]} --url "$URL" --scenarios "$sc" "${PASS[@]}" \
+                >"$TMPD/out.txt" 2>"$TMPD/err.txt"
+            rc=$?
+            set -e
+            cat "$TMPD/out.txt" >>"$OUT"
+            grep -v '^#' "$TMPD/out.txt" | grep -v '^$' >&2 || true
+            if [ "$rc" -ne 0 ]; then
+                why="exit_$rc"; [ "$rc" -eq 124 ] && why="killed_after_${guard}s"
+                err1="$(head -c 200 "$TMPD/err.txt" | tr -s ' \t\n\r' '____')"
+                log "$name $sc: $why ${err1}"
+                # mark every size of this invocation that printed no line
+                IFS=',' read -r -a SZ <<<"$SIZES"
+                for sz in "${SZ[@]}"; do
+                    scs=("$sc"); [ "$sc" = kv ] && scs=(kv-put kv-get)
+                    for s2 in "${scs[@]}"; do
+                        if ! grep -q "^scenario=$s2 .*size=$sz " "$TMPD/out.txt"; then
+                            echo "scenario=$s2 client=$name size=$sz n=- status=failed error=$why${err1:+:$err1}" >>"$OUT"
+                        fi
+                    done
+                done
+            fi
+        done
+    done
+done
+
+log "results: $OUT"
+echo
+python3 "$BENCH/summarize.py" "$OUT"

@@ -1,0 +1,1096 @@
+//! The client: shared state between the application's threads and the
+//! connection task, and the public verbs.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::completion::{lock, Completion, Outcome};
+use crate::connection::{self, parse_info, ServerInfo};
+use crate::dispatch::{self, Dispatcher};
+use crate::error::{Error, ErrorKind, Result};
+use crate::headers::Headers;
+use crate::message::Message;
+use crate::options::{ErrorCallback, ErrorEvent, Options, PendingPolicy, ServerAddr};
+use crate::proto::{self, ServerOp};
+use crate::runtime;
+use crate::subject;
+use crate::subscription::{Pushed, SubOptions, SubShared, Subscription};
+
+/// Connection state, as reported by `Client::status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ConnState {
+    Disconnected = 0,
+    Connecting = 1,
+    Connected = 2,
+    Reconnecting = 3,
+    Draining = 4,
+    Closed = 5,
+}
+
+impl ConnState {
+    fn from_u8(v: u8) -> ConnState {
+        match v {
+            1 => ConnState::Connecting,
+            2 => ConnState::Connected,
+            3 => ConnState::Reconnecting,
+            4 => ConnState::Draining,
+            5 => ConnState::Closed,
+            _ => ConnState::Disconnected,
+        }
+    }
+}
+
+/// Traffic and error counters of a client.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClientStats {
+    pub in_msgs: u64,
+    pub out_msgs: u64,
+    pub in_bytes: u64,
+    pub out_bytes: u64,
+    pub reconnects: u64,
+    pub errors: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    in_msgs: AtomicU64,
+    out_msgs: AtomicU64,
+    in_bytes: AtomicU64,
+    out_bytes: AtomicU64,
+    reconnects: AtomicU64,
+    errors: AtomicU64,
+}
+
+/// The write side shared by publishers and the writer task.
+#[derive(Default)]
+struct WriteState {
+    buf: Vec<u8>,
+    /// One entry per PING in flight, in order: a flush waiter, or `None`
+    /// for a keepalive.
+    pongs: VecDeque<Option<Arc<Completion>>>,
+    pings_outstanding: u32,
+    closed: Option<Error>,
+    /// Set once a client drain has handled its subscriptions.
+    publishes_blocked: bool,
+    space_waiters: usize,
+}
+
+#[derive(Default)]
+struct Mux {
+    prefix: String,
+    sid: u64,
+    next_id: u64,
+    waiters: HashMap<u64, Arc<Completion>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CloseState {
+    Open,
+    Closing,
+    Closed,
+}
+
+pub(crate) struct ClientInner {
+    pub(crate) opts: Options,
+    owner_id: usize,
+    state: AtomicU8,
+    write: Mutex<WriteState>,
+    write_space: Condvar,
+    pub(crate) writer_wake: tokio::sync::Notify,
+    pub(crate) shutdown: tokio::sync::Notify,
+    shutting_down: AtomicBool,
+    pub(crate) write_error: tokio::sync::Notify,
+    write_error_value: Mutex<Option<Error>>,
+    subs: Mutex<HashMap<u64, Arc<SubShared>>>,
+    next_sid: AtomicU64,
+    info: Mutex<(String, ServerInfo)>,
+    max_payload: AtomicUsize,
+    counters: Counters,
+    mux: Mutex<Mux>,
+    mux_sid: AtomicU64,
+    events: Dispatcher,
+    error_cb: Mutex<Option<ErrorCallback>>,
+    close_state: Mutex<CloseState>,
+    close_cv: Condvar,
+    conn_done: Mutex<bool>,
+    conn_done_cv: Condvar,
+    connected_url: Mutex<String>,
+}
+
+fn closed_err(w: &WriteState) -> Option<Error> {
+    if let Some(e) = &w.closed {
+        return Some(e.clone());
+    }
+    if w.publishes_blocked {
+        return Some(Error::new(
+            ErrorKind::ConnectionClosed,
+            "connection is draining",
+        ));
+    }
+    None
+}
+
+pub(crate) fn new_nuid() -> String {
+    nuid::next().to_string()
+}
+
+impl ClientInner {
+    fn new(opts: Options, owner_id: usize) -> ClientInner {
+        let error_cb = opts.error_callback.clone();
+        ClientInner {
+            owner_id,
+            state: AtomicU8::new(ConnState::Connecting as u8),
+            write: Mutex::new(WriteState::default()),
+            write_space: Condvar::new(),
+            writer_wake: tokio::sync::Notify::new(),
+            shutdown: tokio::sync::Notify::new(),
+            shutting_down: AtomicBool::new(false),
+            write_error: tokio::sync::Notify::new(),
+            write_error_value: Mutex::new(None),
+            subs: Mutex::new(HashMap::new()),
+            next_sid: AtomicU64::new(1),
+            info: Mutex::new((String::new(), ServerInfo::default())),
+            max_payload: AtomicUsize::new(1024 * 1024),
+            counters: Counters::default(),
+            mux: Mutex::new(Mux::default()),
+            mux_sid: AtomicU64::new(0),
+            events: Dispatcher::start("natsio-events", owner_id),
+            error_cb: Mutex::new(error_cb),
+            close_state: Mutex::new(CloseState::Open),
+            close_cv: Condvar::new(),
+            conn_done: Mutex::new(false),
+            conn_done_cv: Condvar::new(),
+            connected_url: Mutex::new(String::new()),
+            opts,
+        }
+    }
+
+    pub(crate) fn state(&self) -> ConnState {
+        ConnState::from_u8(self.state.load(Ordering::SeqCst))
+    }
+
+    pub(crate) fn is_shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::SeqCst)
+    }
+
+    // ---- write path -------------------------------------------------------
+
+    /// Appends a frame to the write buffer, waiting up to `flush_timeout`
+    /// for room when the buffer is over `max_pending_size`.
+    fn enqueue(&self, frame_len: usize, encode: impl FnOnce(&mut Vec<u8>)) -> Result<()> {
+        let mut w = lock(&self.write);
+        if let Some(e) = closed_err(&w) {
+            return Err(e);
+        }
+        if !w.buf.is_empty() && w.buf.len() + frame_len > self.opts.max_pending_size {
+            if runtime::ensure_may_block().is_err() {
+                // Never block a runtime thread: accept the frame over the limit.
+            } else {
+                let deadline = Instant::now() + self.opts.flush_timeout;
+                while !w.buf.is_empty() && w.buf.len() + frame_len > self.opts.max_pending_size {
+                    if let Some(e) = closed_err(&w) {
+                        return Err(e);
+                    }
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return Err(Error::new(
+                            ErrorKind::Timeout,
+                            "write buffer stayed full for flush_timeout",
+                        ));
+                    }
+                    w.space_waiters += 1;
+                    w = self
+                        .write_space
+                        .wait_timeout(w, deadline - now)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0;
+                    w.space_waiters -= 1;
+                }
+                if let Some(e) = closed_err(&w) {
+                    return Err(e);
+                }
+            }
+        }
+        let was_empty = w.buf.is_empty();
+        encode(&mut w.buf);
+        drop(w);
+        if was_empty {
+            self.writer_wake.notify_one();
+        }
+        Ok(())
+    }
+
+    /// Control frames (SUB, UNSUB, PONG) bypass the size limit and the drain
+    /// block; they are dropped once the connection is closed.
+    fn enqueue_control(&self, encode: impl FnOnce(&mut Vec<u8>)) {
+        let mut w = lock(&self.write);
+        if w.closed.is_some() {
+            return;
+        }
+        let was_empty = w.buf.is_empty();
+        encode(&mut w.buf);
+        drop(w);
+        if was_empty {
+            self.writer_wake.notify_one();
+        }
+    }
+
+    /// The writer takes everything buffered so far.
+    pub(crate) fn take_pending_writes(&self, batch: &mut Vec<u8>) {
+        let mut w = lock(&self.write);
+        std::mem::swap(&mut w.buf, batch);
+        if w.space_waiters > 0 {
+            self.write_space.notify_all();
+        }
+    }
+
+    pub(crate) fn writer_failed(&self, e: Error) {
+        *lock(&self.write_error_value) = Some(e);
+        self.write_error.notify_one();
+    }
+
+    pub(crate) fn take_write_error(&self) -> Error {
+        lock(&self.write_error_value)
+            .take()
+            .unwrap_or_else(|| Error::new(ErrorKind::Io, "write failed"))
+    }
+
+    pub(crate) fn publish(
+        &self,
+        subject: &str,
+        reply: Option<&str>,
+        headers: Option<&Headers>,
+        payload: &[u8],
+    ) -> Result<()> {
+        subject::validate_publish(subject)?;
+        if let Some(r) = reply {
+            subject::validate_publish(r)?;
+        }
+        let hdr_len = headers.map_or(0, Headers::encoded_len);
+        let max = self.max_payload.load(Ordering::Relaxed);
+        if hdr_len + payload.len() > max {
+            return Err(Error::new(
+                ErrorKind::MaxPayloadExceeded,
+                format!(
+                    "message of {} bytes exceeds the server's max_payload of {max}",
+                    hdr_len + payload.len()
+                ),
+            ));
+        }
+        let frame_len = proto::pub_frame_len(subject, reply, hdr_len, payload.len());
+        self.enqueue(frame_len, |buf| {
+            proto::write_pub(buf, subject, reply, headers, payload)
+        })?;
+        self.counters.out_msgs.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .out_bytes
+            .fetch_add(payload.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    pub(crate) fn send_unsub(&self, sid: u64, max: Option<u64>) {
+        self.enqueue_control(|buf| proto::write_unsub(buf, sid, max));
+    }
+
+    /// Queues a PING whose PONG completes the returned completion.
+    pub(crate) fn flush_async(&self) -> Arc<Completion> {
+        let c = Completion::new();
+        let mut w = lock(&self.write);
+        if let Some(e) = &w.closed {
+            let e = e.clone();
+            drop(w);
+            c.complete(Err(e));
+            return c;
+        }
+        let was_empty = w.buf.is_empty();
+        w.buf.extend_from_slice(proto::PING);
+        w.pongs.push_back(Some(Arc::clone(&c)));
+        drop(w);
+        if was_empty {
+            self.writer_wake.notify_one();
+        }
+        c
+    }
+
+    pub(crate) fn flush(&self, timeout: Duration) -> Result<()> {
+        runtime::ensure_may_block()?;
+        match self.flush_async().wait(Some(timeout)) {
+            Some(r) => r.map(|_| ()),
+            None => Err(Error::timeout("flush")),
+        }
+    }
+
+    /// Keepalive tick: fail as stale once too many PINGs went unanswered.
+    pub(crate) fn send_keepalive(&self) -> Result<()> {
+        let mut w = lock(&self.write);
+        if w.pings_outstanding >= self.opts.max_outstanding_pings {
+            return Err(Error::new(
+                ErrorKind::StaleConnection,
+                "stale connection: PINGs went unanswered",
+            ));
+        }
+        w.pings_outstanding += 1;
+        let was_empty = w.buf.is_empty();
+        w.buf.extend_from_slice(proto::PING);
+        w.pongs.push_back(None);
+        drop(w);
+        if was_empty {
+            self.writer_wake.notify_one();
+        }
+        Ok(())
+    }
+
+    // ---- read path --------------------------------------------------------
+
+    pub(crate) async fn handle_op(self: &Arc<Self>, op: ServerOp) -> Result<()> {
+        match op {
+            ServerOp::Msg(m) => self.route(m).await,
+            ServerOp::Ping => self.enqueue_control(|b| b.extend_from_slice(proto::PONG)),
+            ServerOp::Pong => {
+                let waiter = {
+                    let mut w = lock(&self.write);
+                    w.pings_outstanding = 0;
+                    w.pongs.pop_front().flatten()
+                };
+                if let Some(c) = waiter {
+                    c.complete(Ok(Outcome::Done));
+                }
+            }
+            ServerOp::Ok => {}
+            ServerOp::Err(text) => {
+                let (e, fatal) = Error::from_server(&text);
+                if fatal {
+                    return Err(e);
+                }
+                self.report_error(e, None);
+            }
+            ServerOp::Info(json) => {
+                if let Ok(info) = parse_info(&json) {
+                    self.set_info(json, info);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn set_info(&self, json: String, info: ServerInfo) {
+        if info.max_payload > 0 {
+            self.max_payload
+                .store(info.max_payload as usize, Ordering::Relaxed);
+        }
+        *lock(&self.info) = (json, info);
+    }
+
+    async fn route(self: &Arc<Self>, m: Message) {
+        self.counters.in_msgs.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .in_bytes
+            .fetch_add(m.payload().len() as u64, Ordering::Relaxed);
+        let sid = m.sid;
+        if sid == self.mux_sid.load(Ordering::Relaxed) {
+            self.route_reply(m);
+            return;
+        }
+        let Some(sub) = lock(&self.subs).get(&sid).cloned() else {
+            return;
+        };
+        let (pushed, reached_max) = sub.push(m);
+        match pushed {
+            Pushed::Dropped(n) if n > 0 => self.report_slow(&sub, n),
+            Pushed::Failed => {
+                self.report_slow(&sub, 1);
+                self.remove_sub(sid, true);
+            }
+            Pushed::Blocked => self.wait_for_room(&sub).await,
+            _ => {}
+        }
+        if reached_max {
+            sub.finish();
+        }
+    }
+
+    /// BLOCK policy: stop reading until the consumer makes room.
+    async fn wait_for_room(&self, sub: &SubShared) {
+        sub.set_reader_waiting(true);
+        loop {
+            let notified = sub.space.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if !sub.must_wait_for_room() || self.is_shutting_down() {
+                break;
+            }
+            notified.await;
+        }
+        sub.set_reader_waiting(false);
+    }
+
+    fn report_slow(&self, sub: &SubShared, dropped: u64) {
+        if sub.should_report_slow() {
+            let e = Error::new(
+                ErrorKind::SlowConsumer,
+                format!(
+                    "slow consumer on subject {:?} (sid {}): {dropped} message(s) dropped, {} in total",
+                    sub.subject,
+                    sub.sid,
+                    sub.stats().dropped
+                ),
+            );
+            self.report_error(e, Some((sub.sid, sub.subject.clone())));
+        }
+    }
+
+    /// Hands an error to the application's error callback, on the events
+    /// dispatcher thread.
+    pub(crate) fn report_error(&self, error: Error, sub: Option<(u64, String)>) {
+        self.counters.errors.fetch_add(1, Ordering::Relaxed);
+        let Some(cb) = lock(&self.error_cb).clone() else {
+            return;
+        };
+        let (sid, subject) = match sub {
+            Some((sid, s)) => (Some(sid), Some(s)),
+            None => (None, None),
+        };
+        let ev = ErrorEvent {
+            error,
+            sid,
+            subject,
+        };
+        self.events.post(Box::new(move || cb(&ev)));
+    }
+
+    /// Runs a job on this client's events dispatcher thread.
+    pub(crate) fn post_event(&self, job: Box<dyn FnOnce() + Send>) {
+        self.events.post(job);
+    }
+
+    // ---- subscriptions ----------------------------------------------------
+
+    pub(crate) fn subscribe(
+        self: &Arc<Self>,
+        subject: &str,
+        queue: Option<&str>,
+        o: SubOptions,
+    ) -> Result<Subscription> {
+        subject::validate_subscribe(subject)?;
+        if let Some(q) = queue {
+            subject::validate_queue(q)?;
+        }
+        if self.state() == ConnState::Closed {
+            return Err(Error::closed());
+        }
+        if self.state() == ConnState::Draining {
+            return Err(Error::new(
+                ErrorKind::ConnectionClosed,
+                "connection is draining",
+            ));
+        }
+        let sid = self.next_sid.fetch_add(1, Ordering::Relaxed);
+        let shared = Arc::new(SubShared::new(
+            sid,
+            subject.to_string(),
+            queue.map(str::to_string),
+            o.pending_msgs_limit.unwrap_or(self.opts.pending_msgs_limit),
+            o.pending_bytes_limit
+                .unwrap_or(self.opts.pending_bytes_limit),
+            o.policy,
+        ));
+        lock(&self.subs).insert(sid, Arc::clone(&shared));
+        self.enqueue_control(|b| proto::write_sub(b, subject, queue, sid));
+        if self.state() == ConnState::Closed {
+            lock(&self.subs).remove(&sid);
+            return Err(Error::closed());
+        }
+        Ok(Subscription {
+            shared,
+            client: Arc::clone(self),
+        })
+    }
+
+    pub(crate) fn remove_sub(&self, sid: u64, send_unsub: bool) {
+        if lock(&self.subs).remove(&sid).is_some() && send_unsub {
+            self.send_unsub(sid, None);
+        }
+    }
+
+    pub(crate) fn drain_sub(&self, sub: &Arc<SubShared>) -> Arc<Completion> {
+        let c = Completion::new();
+        sub.add_drain_waiter(Arc::clone(&c));
+        if c.is_done() {
+            return c;
+        }
+        self.send_unsub(sub.sid, None);
+        let s = Arc::clone(sub);
+        self.flush_async().on_complete(move || {
+            s.finish();
+        });
+        c
+    }
+
+    // ---- requests ---------------------------------------------------------
+
+    fn register_request(&self) -> Result<(u64, String, Arc<Completion>)> {
+        let mut mux = lock(&self.mux);
+        if mux.sid == 0 {
+            mux.prefix = format!("{}.{}.", self.opts.inbox_prefix, new_nuid());
+            let sid = self.next_sid.fetch_add(1, Ordering::Relaxed);
+            let wildcard = format!("{}*", mux.prefix);
+            self.enqueue_control(|b| proto::write_sub(b, &wildcard, None, sid));
+            mux.sid = sid;
+            self.mux_sid.store(sid, Ordering::Relaxed);
+        }
+        mux.next_id += 1;
+        let id = mux.next_id;
+        let c = Completion::new();
+        mux.waiters.insert(id, Arc::clone(&c));
+        Ok((id, format!("{}{id}", mux.prefix), c))
+    }
+
+    fn unregister_request(&self, id: u64) {
+        lock(&self.mux).waiters.remove(&id);
+    }
+
+    fn route_reply(&self, m: Message) {
+        let id = m
+            .subject()
+            .rsplit('.')
+            .next()
+            .and_then(|t| t.parse::<u64>().ok());
+        let Some(c) = id.and_then(|id| lock(&self.mux).waiters.remove(&id)) else {
+            return;
+        };
+        if m.is_no_responders() {
+            c.complete(Err(Error::new(
+                ErrorKind::NoResponders,
+                "no responders available for request",
+            )));
+        } else {
+            c.complete(Ok(Outcome::Msg(m)));
+        }
+    }
+
+    fn start_request(
+        &self,
+        subject: &str,
+        headers: Option<&Headers>,
+        payload: &[u8],
+    ) -> Result<(u64, Arc<Completion>)> {
+        subject::validate_publish(subject)?;
+        let (id, reply, c) = self.register_request()?;
+        if let Err(e) = self.publish(subject, Some(&reply), headers, payload) {
+            self.unregister_request(id);
+            return Err(e);
+        }
+        Ok((id, c))
+    }
+
+    pub(crate) fn request(
+        &self,
+        subject: &str,
+        headers: Option<&Headers>,
+        payload: &[u8],
+        timeout: Duration,
+    ) -> Result<Message> {
+        runtime::ensure_may_block()?;
+        let (id, c) = self.start_request(subject, headers, payload)?;
+        let r = match c.wait(Some(timeout)) {
+            Some(r) => r,
+            None => {
+                self.unregister_request(id);
+                c.complete(Err(Error::timeout("request")));
+                c.result().expect("completed")
+            }
+        };
+        match r? {
+            Outcome::Msg(m) => Ok(m),
+            Outcome::Done => Err(Error::new(
+                ErrorKind::Protocol,
+                "request completed without a reply",
+            )),
+        }
+    }
+
+    pub(crate) fn request_async(
+        self: &Arc<Self>,
+        subject: &str,
+        headers: Option<&Headers>,
+        payload: &[u8],
+        timeout: Duration,
+    ) -> Result<Arc<Completion>> {
+        let (id, c) = self.start_request(subject, headers, payload)?;
+        let weak = Arc::downgrade(self);
+        c.set_cancel_hook(move || {
+            if let Some(i) = weak.upgrade() {
+                i.unregister_request(id);
+            }
+        });
+        let weak = Arc::downgrade(self);
+        let timer = Arc::clone(&c);
+        runtime::handle().spawn(async move {
+            tokio::time::sleep(timeout).await;
+            if timer.complete(Err(Error::timeout("request"))) {
+                if let Some(i) = weak.upgrade() {
+                    i.unregister_request(id);
+                }
+            }
+        });
+        Ok(c)
+    }
+
+    // ---- lifecycle --------------------------------------------------------
+
+    /// Called by the connection task when it ends.
+    pub(crate) fn connection_ended(self: &Arc<Self>, lost: Option<Error>) {
+        *lock(&self.conn_done) = true;
+        self.conn_done_cv.notify_all();
+        if let Some(e) = lost {
+            if self.state() != ConnState::Closed {
+                // Closing joins user threads: never do that on the runtime.
+                let me = Arc::clone(self);
+                let _ = std::thread::Builder::new()
+                    .name("natsio-close".into())
+                    .spawn(move || me.close_with(Some(e)));
+            }
+        }
+    }
+
+    pub(crate) fn close_with(&self, reason: Option<Error>) {
+        {
+            let mut cs = lock(&self.close_state);
+            match *cs {
+                CloseState::Closed => return,
+                CloseState::Closing => {
+                    if dispatch::is_dispatcher_of(self.owner_id) {
+                        return;
+                    }
+                    while *cs != CloseState::Closed {
+                        cs = self.close_cv.wait(cs).unwrap_or_else(|p| p.into_inner());
+                    }
+                    return;
+                }
+                CloseState::Open => *cs = CloseState::Closing,
+            }
+        }
+        self.state.store(ConnState::Closed as u8, Ordering::SeqCst);
+        let closed = reason.clone().map_or_else(Error::closed, |e| {
+            Error::new(
+                ErrorKind::ConnectionClosed,
+                format!("connection closed: {}", e.detail()),
+            )
+        });
+        // Stop accepting writes; fail pending flushes.
+        let pongs = {
+            let mut w = lock(&self.write);
+            w.closed = Some(closed.clone());
+            std::mem::take(&mut w.pongs)
+        };
+        self.write_space.notify_all();
+        for c in pongs.into_iter().flatten() {
+            c.complete(Err(closed.clone()));
+        }
+        // Stop the connection task; its writer sends what was accepted.
+        self.shutting_down.store(true, Ordering::SeqCst);
+        self.shutdown.notify_one();
+        self.writer_wake.notify_one();
+        {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            let mut done = lock(&self.conn_done);
+            while !*done {
+                let now = Instant::now();
+                if now >= deadline {
+                    break;
+                }
+                done = self
+                    .conn_done_cv
+                    .wait_timeout(done, deadline - now)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+        }
+        // Fail pending requests.
+        let waiters: Vec<_> = lock(&self.mux).waiters.drain().map(|(_, c)| c).collect();
+        for c in waiters {
+            c.complete(Err(closed.clone()));
+        }
+        // Close every subscription and wait for their handlers.
+        let subs: Vec<_> = lock(&self.subs).drain().map(|(_, s)| s).collect();
+        let sub_closed = Error::new(
+            ErrorKind::SubscriptionClosed,
+            "subscription closed: connection closed",
+        );
+        for s in &subs {
+            s.close(sub_closed.clone());
+        }
+        for s in &subs {
+            s.join_dispatcher();
+        }
+        if let Some(e) = reason {
+            self.report_error(e, None);
+        }
+        self.events.stop();
+        // Release the application's callback state here, not on a runtime thread.
+        drop(lock(&self.error_cb).take());
+        *lock(&self.close_state) = CloseState::Closed;
+        self.close_cv.notify_all();
+    }
+}
+
+/// Options of `Client::request_many`.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestManyOptions {
+    /// Stop after this many replies (`None`: no limit).
+    pub max_msgs: Option<u64>,
+    /// Stop when no reply arrives for this long after the first one.
+    pub stall: Option<Duration>,
+    /// Overall deadline.
+    pub timeout: Duration,
+}
+
+/// Replies to one request, ending on max_msgs, a stall, the timeout or a
+/// no-responders status.
+pub struct RequestMany {
+    sub: Option<Subscription>,
+    opts: RequestManyOptions,
+    deadline: Instant,
+    received: u64,
+}
+
+impl RequestMany {
+    /// The next reply, or `Ok(None)` when the stream has ended.
+    pub fn next(&mut self) -> Result<Option<Message>> {
+        runtime::ensure_may_block()?;
+        let Some(sub) = &self.sub else {
+            return Ok(None);
+        };
+        if self.opts.max_msgs.is_some_and(|m| self.received >= m) {
+            self.sub = None;
+            return Ok(None);
+        }
+        let now = Instant::now();
+        if now >= self.deadline {
+            self.sub = None;
+            return Ok(None);
+        }
+        let mut wait = self.deadline - now;
+        if self.received > 0 {
+            if let Some(s) = self.opts.stall {
+                wait = wait.min(s);
+            }
+        }
+        match sub.next_msg(Some(wait)) {
+            Ok(m) => {
+                self.received += 1;
+                Ok(Some(m))
+            }
+            Err(e) => {
+                self.sub = None;
+                match e.kind() {
+                    ErrorKind::Timeout | ErrorKind::NoResponders => Ok(None),
+                    _ => Err(e),
+                }
+            }
+        }
+    }
+}
+
+/// A connection to a NATS server.
+pub struct Client {
+    pub(crate) inner: Arc<ClientInner>,
+}
+
+impl Client {
+    /// Connects to the first reachable server of `opts.servers`.
+    pub fn connect(opts: Options) -> Result<Client> {
+        opts.validate()?;
+        runtime::ensure_may_block()?;
+        let inner = Arc::new_cyclic(|w| ClientInner::new(opts, w.as_ptr() as usize));
+        let mut last = Error::new(ErrorKind::NoServers, "no servers available");
+        for url in inner.opts.servers.clone() {
+            let addr = ServerAddr::parse(&url)?;
+            let fut = connection::handshake(&inner.opts, &addr);
+            let r = runtime::handle().block_on(async {
+                tokio::time::timeout(inner.opts.connect_timeout, fut)
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(Error::new(
+                            ErrorKind::Timeout,
+                            format!("connect to {url} timed out"),
+                        ))
+                    })
+            });
+            match r {
+                Ok(est) => {
+                    inner.set_info(est.info_json.clone(), est.info.clone());
+                    *lock(&inner.connected_url) = url.clone();
+                    inner
+                        .state
+                        .store(ConnState::Connected as u8, Ordering::SeqCst);
+                    runtime::handle().spawn(connection::run(Arc::clone(&inner), est));
+                    return Ok(Client { inner });
+                }
+                Err(e) => last = e,
+            }
+        }
+        *lock(&inner.conn_done) = true;
+        inner.close_with(None);
+        Err(last)
+    }
+
+    /// Connects to one URL with default options.
+    pub fn connect_url(url: &str) -> Result<Client> {
+        Client::connect(Options {
+            servers: vec![url.to_string()],
+            ..Options::default()
+        })
+    }
+
+    /// Publishes once the frame is buffered; does not wait for the server.
+    pub fn publish(&self, subject: &str, payload: &[u8]) -> Result<()> {
+        self.inner.publish(subject, None, None, payload)
+    }
+
+    pub fn publish_with(
+        &self,
+        subject: &str,
+        reply: Option<&str>,
+        headers: Option<&Headers>,
+        payload: &[u8],
+    ) -> Result<()> {
+        self.inner.publish(subject, reply, headers, payload)
+    }
+
+    pub fn subscribe(
+        &self,
+        subject: &str,
+        queue: Option<&str>,
+        opts: SubOptions,
+    ) -> Result<Subscription> {
+        self.inner.subscribe(subject, queue, opts)
+    }
+
+    /// Sends a request and waits up to `timeout` (the client's default when
+    /// `None`) for one reply.
+    pub fn request(
+        &self,
+        subject: &str,
+        headers: Option<&Headers>,
+        payload: &[u8],
+        timeout: Option<Duration>,
+    ) -> Result<Message> {
+        self.inner.request(
+            subject,
+            headers,
+            payload,
+            timeout.unwrap_or(self.inner.opts.request_timeout),
+        )
+    }
+
+    pub fn request_async(
+        &self,
+        subject: &str,
+        headers: Option<&Headers>,
+        payload: &[u8],
+        timeout: Option<Duration>,
+    ) -> Result<Arc<Completion>> {
+        self.inner.request_async(
+            subject,
+            headers,
+            payload,
+            timeout.unwrap_or(self.inner.opts.request_timeout),
+        )
+    }
+
+    /// Sends one request and gathers every reply (ADR-47).
+    pub fn request_many(
+        &self,
+        subject: &str,
+        headers: Option<&Headers>,
+        payload: &[u8],
+        opts: RequestManyOptions,
+    ) -> Result<RequestMany> {
+        subject::validate_publish(subject)?;
+        let inbox = self.new_inbox();
+        let sub = self.inner.subscribe(
+            &inbox,
+            None,
+            SubOptions {
+                policy: PendingPolicy::DropNew,
+                ..SubOptions::default()
+            },
+        )?;
+        self.inner
+            .publish(subject, Some(&inbox), headers, payload)?;
+        Ok(RequestMany {
+            sub: Some(sub),
+            deadline: Instant::now() + opts.timeout,
+            opts,
+            received: 0,
+        })
+    }
+
+    /// Replies to `msg` on its reply subject.
+    pub fn respond(&self, msg: &Message, headers: Option<&Headers>, payload: &[u8]) -> Result<()> {
+        respond(&self.inner, msg, headers, payload)
+    }
+
+    /// Waits up to `timeout` (the client's flush_timeout when `None`) for
+    /// the server to have processed everything sent so far.
+    pub fn flush(&self, timeout: Option<Duration>) -> Result<()> {
+        self.inner
+            .flush(timeout.unwrap_or(self.inner.opts.flush_timeout))
+    }
+
+    pub fn flush_async(&self) -> Arc<Completion> {
+        self.inner.flush_async()
+    }
+
+    /// Drains every subscription, flushes, then closes; bounded by `timeout`
+    /// (the client's drain_timeout when `None`).
+    pub fn drain(&self, timeout: Option<Duration>) -> Result<()> {
+        runtime::ensure_may_block()?;
+        drain(
+            &self.inner,
+            timeout.unwrap_or(self.inner.opts.drain_timeout),
+        )
+    }
+
+    /// Like `drain`, on a library thread; the completion reports the result.
+    pub fn drain_async(&self, timeout: Option<Duration>) -> Arc<Completion> {
+        let c = Completion::new();
+        let inner = Arc::clone(&self.inner);
+        let done = Arc::clone(&c);
+        let timeout = timeout.unwrap_or(inner.opts.drain_timeout);
+        let spawned = std::thread::Builder::new()
+            .name("natsio-drain".into())
+            .spawn(move || {
+                done.complete(drain(&inner, timeout).map(|_| Outcome::Done));
+            });
+        if let Err(e) = spawned {
+            c.complete(Err(Error::new(
+                ErrorKind::Io,
+                format!("cannot spawn drain thread: {e}"),
+            )));
+        }
+        c
+    }
+
+    /// Closes the connection. Idempotent. After it returns no callback of
+    /// this client runs again (unless called from one of them).
+    pub fn close(&self) {
+        self.inner.close_with(None);
+    }
+
+    pub fn status(&self) -> ConnState {
+        self.inner.state()
+    }
+
+    pub fn max_payload(&self) -> usize {
+        self.inner.max_payload.load(Ordering::Relaxed)
+    }
+
+    pub fn server_info_json(&self) -> String {
+        lock(&self.inner.info).0.clone()
+    }
+
+    pub fn server_info(&self) -> ServerInfo {
+        lock(&self.inner.info).1.clone()
+    }
+
+    pub fn connected_url(&self) -> Option<String> {
+        (self.status() != ConnState::Closed).then(|| lock(&self.inner.connected_url).clone())
+    }
+
+    pub fn stats(&self) -> ClientStats {
+        let c = &self.inner.counters;
+        ClientStats {
+            in_msgs: c.in_msgs.load(Ordering::Relaxed),
+            out_msgs: c.out_msgs.load(Ordering::Relaxed),
+            in_bytes: c.in_bytes.load(Ordering::Relaxed),
+            out_bytes: c.out_bytes.load(Ordering::Relaxed),
+            reconnects: c.reconnects.load(Ordering::Relaxed),
+            errors: c.errors.load(Ordering::Relaxed),
+        }
+    }
+
+    pub fn new_inbox(&self) -> String {
+        format!("{}.{}", self.inner.opts.inbox_prefix, new_nuid())
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.inner.opts
+    }
+
+    /// A second handle to the same connection, for the C layer's messages.
+    pub(crate) fn inner_for_ffi(&self) -> &Arc<ClientInner> {
+        &self.inner
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        self.inner.close_with(None);
+    }
+}
+
+/// Replies to `msg` through `inner`.
+pub(crate) fn respond(
+    inner: &ClientInner,
+    msg: &Message,
+    headers: Option<&Headers>,
+    payload: &[u8],
+) -> Result<()> {
+    let Some(reply) = msg.reply() else {
+        return Err(Error::new(
+            ErrorKind::NoReplySubject,
+            "message has no reply subject",
+        ));
+    };
+    inner.publish(reply, None, headers, payload)
+}
+
+fn drain(inner: &Arc<ClientInner>, timeout: Duration) -> Result<()> {
+    let deadline = Instant::now() + timeout;
+    let prev = inner.state.compare_exchange(
+        ConnState::Connected as u8,
+        ConnState::Draining as u8,
+        Ordering::SeqCst,
+        Ordering::SeqCst,
+    );
+    if prev.is_err() {
+        return Err(match inner.state() {
+            ConnState::Draining => Error::new(ErrorKind::IllegalState, "already draining"),
+            _ => Error::closed(),
+        });
+    }
+    let subs: Vec<_> = lock(&inner.subs).values().cloned().collect();
+    let waiters: Vec<_> = subs.iter().map(|s| inner.drain_sub(s)).collect();
+    let mut timed_out = false;
+    for w in &waiters {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if w.wait(Some(left)).is_none() {
+            timed_out = true;
+            break;
+        }
+    }
+    lock(&inner.write).publishes_blocked = true;
+    if !timed_out {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if inner.flush_async().wait(Some(left)).is_none() {
+            timed_out = true;
+        }
+    }
+    let result = if timed_out {
+        let e = Error::new(
+            ErrorKind::DrainTimeout,
+            format!("drain did not finish within {timeout:?}"),
+        );
+        inner.report_error(e.clone(), None);
+        Err(e)
+    } else {
+        Ok(())
+    };
+    inner.close_with(None);
+    result
+}

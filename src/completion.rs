@@ -1,0 +1,131 @@
+//! A one-shot completion: the result of an asynchronous operation that can be
+//! waited on from any thread, polled, cancelled, or observed by a callback.
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::message::Message;
+
+/// What a successful operation produced.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Done,
+    Msg(Message),
+}
+
+type Hook = Box<dyn FnOnce() + Send>;
+
+#[derive(Default)]
+struct State {
+    result: Option<Result<Outcome>>,
+    on_complete: Vec<Hook>,
+    on_cancel: Option<Hook>,
+}
+
+#[derive(Default)]
+pub struct Completion {
+    state: Mutex<State>,
+    cv: Condvar,
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while holding a lock must not turn every later call into one.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Completion {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    pub fn completed(r: Result<Outcome>) -> Arc<Self> {
+        let c = Self::new();
+        c.complete(r);
+        c
+    }
+
+    /// Sets the result once; later calls are ignored. Returns whether this
+    /// call was the one that completed it.
+    pub fn complete(&self, r: Result<Outcome>) -> bool {
+        let hooks = {
+            let mut s = lock(&self.state);
+            if s.result.is_some() {
+                return false;
+            }
+            s.result = Some(r);
+            s.on_cancel = None;
+            std::mem::take(&mut s.on_complete)
+        };
+        self.cv.notify_all();
+        for h in hooks {
+            h();
+        }
+        true
+    }
+
+    pub fn is_done(&self) -> bool {
+        lock(&self.state).result.is_some()
+    }
+
+    pub fn result(&self) -> Option<Result<Outcome>> {
+        lock(&self.state).result.clone()
+    }
+
+    /// Waits for the result; `None` when `timeout` passed first.
+    pub fn wait(&self, timeout: Option<Duration>) -> Option<Result<Outcome>> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut s = lock(&self.state);
+        loop {
+            if let Some(r) = &s.result {
+                return Some(r.clone());
+            }
+            match deadline {
+                None => s = self.cv.wait(s).unwrap_or_else(|p| p.into_inner()),
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        return None;
+                    }
+                    s = self
+                        .cv
+                        .wait_timeout(s, d - now)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0;
+                }
+            }
+        }
+    }
+
+    /// Runs `f` once the result is set: at once (on this thread) if it is
+    /// already, else on the completing thread.
+    pub fn on_complete(&self, f: impl FnOnce() + Send + 'static) {
+        let mut s = lock(&self.state);
+        if s.result.is_some() {
+            drop(s);
+            f();
+        } else {
+            s.on_complete.push(Box::new(f));
+        }
+    }
+
+    /// What to undo if the operation is cancelled before it completes.
+    pub fn set_cancel_hook(&self, f: impl FnOnce() + Send + 'static) {
+        let mut s = lock(&self.state);
+        if s.result.is_none() {
+            s.on_cancel = Some(Box::new(f));
+        }
+    }
+
+    /// Completes with `Cancelled` if still pending; returns whether it did.
+    pub fn cancel(&self) -> bool {
+        let hook = lock(&self.state).on_cancel.take();
+        let done = self.complete(Err(Error::new(ErrorKind::Cancelled, "operation cancelled")));
+        if done {
+            if let Some(h) = hook {
+                h();
+            }
+        }
+        done
+    }
+}

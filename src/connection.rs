@@ -1,0 +1,229 @@
+//! The connection: handshake, then one task per client that reads and
+//! dispatches frames, keeps the connection alive with PINGs, and a writer
+//! task that drains the shared write buffer in coalesced batches.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use serde::Deserialize;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
+
+use crate::client::ClientInner;
+use crate::error::{Error, ErrorKind, Result};
+use crate::options::{Options, ServerAddr};
+use crate::proto::{Parser, ServerOp, PONG};
+
+const READ_CHUNK: usize = 64 * 1024;
+
+/// The fields of the server's INFO that the client acts on.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ServerInfo {
+    pub server_id: String,
+    pub server_name: String,
+    pub version: String,
+    pub proto: i32,
+    pub headers: bool,
+    pub max_payload: i64,
+    pub tls_required: bool,
+    pub auth_required: bool,
+    pub nonce: Option<String>,
+    pub connect_urls: Vec<String>,
+    pub ldm: bool,
+    pub jetstream: bool,
+    pub client_id: u64,
+}
+
+pub(crate) fn parse_info(json: &str) -> Result<ServerInfo> {
+    serde_json::from_str(json)
+        .map_err(|e| Error::new(ErrorKind::Protocol, format!("invalid INFO: {e}")))
+}
+
+fn connect_json(opts: &Options, addr: &ServerAddr) -> String {
+    let mut o = serde_json::json!({
+        "verbose": opts.verbose,
+        "pedantic": opts.pedantic,
+        "tls_required": false,
+        "lang": "natsio-c",
+        "version": env!("CARGO_PKG_VERSION"),
+        "protocol": 1,
+        "echo": opts.echo,
+        "headers": true,
+        "no_responders": true,
+    });
+    let m = o.as_object_mut().expect("object");
+    if let Some(n) = &opts.name {
+        m.insert("name".into(), n.clone().into());
+    }
+    // Credentials in the URL win over the options.
+    let (user, pass) = if addr.user.is_some() {
+        (addr.user.clone(), addr.password.clone())
+    } else {
+        (opts.user.clone(), opts.password.clone())
+    };
+    if let Some(u) = user {
+        m.insert("user".into(), u.into());
+    }
+    if let Some(p) = pass {
+        m.insert("pass".into(), p.into());
+    }
+    if let Some(t) = &opts.token {
+        m.insert("auth_token".into(), t.clone().into());
+    }
+    o.to_string()
+}
+
+/// A connected, authenticated socket with whatever the server sent after PONG.
+pub(crate) struct Established {
+    pub stream: TcpStream,
+    pub rbuf: BytesMut,
+    pub info_json: String,
+    pub info: ServerInfo,
+}
+
+async fn read_op(
+    stream: &mut TcpStream,
+    parser: &mut Parser,
+    rbuf: &mut BytesMut,
+) -> Result<ServerOp> {
+    loop {
+        if let Some(op) = parser.parse(rbuf)? {
+            return Ok(op);
+        }
+        rbuf.reserve(READ_CHUNK);
+        if stream.read_buf(rbuf).await? == 0 {
+            return Err(Error::new(
+                ErrorKind::Io,
+                "connection closed by server during handshake",
+            ));
+        }
+    }
+}
+
+/// INFO, CONNECT, PING, then wait for PONG (or the server's -ERR).
+pub(crate) async fn handshake(opts: &Options, addr: &ServerAddr) -> Result<Established> {
+    let mut stream = TcpStream::connect((addr.host.as_str(), addr.port))
+        .await
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::NoServers,
+                format!("cannot connect to {}:{}: {e}", addr.host, addr.port),
+            )
+        })?;
+    stream.set_nodelay(true)?;
+    let mut parser = Parser::new(opts.max_control_line);
+    let mut rbuf = BytesMut::with_capacity(READ_CHUNK);
+    let mut info_json = match read_op(&mut stream, &mut parser, &mut rbuf).await? {
+        ServerOp::Info(j) => j,
+        _ => {
+            return Err(Error::new(
+                ErrorKind::Protocol,
+                "server did not start with INFO",
+            ))
+        }
+    };
+    let mut info = parse_info(&info_json)?;
+    if addr.tls || info.tls_required {
+        return Err(Error::new(
+            ErrorKind::Config,
+            "TLS connections are not supported by this build yet",
+        ));
+    }
+    let mut hello = format!("CONNECT {}\r\n", connect_json(opts, addr)).into_bytes();
+    hello.extend_from_slice(crate::proto::PING);
+    stream.write_all(&hello).await?;
+    loop {
+        match read_op(&mut stream, &mut parser, &mut rbuf).await? {
+            ServerOp::Pong => break,
+            ServerOp::Err(text) => return Err(Error::from_server(&text).0),
+            ServerOp::Info(j) => {
+                info = parse_info(&j)?;
+                info_json = j;
+            }
+            ServerOp::Ping => stream.write_all(PONG).await?,
+            ServerOp::Ok => {}
+            ServerOp::Msg(_) => {
+                return Err(Error::new(
+                    ErrorKind::Protocol,
+                    "unexpected MSG during handshake",
+                ))
+            }
+        }
+    }
+    Ok(Established {
+        stream,
+        rbuf,
+        info_json,
+        info,
+    })
+}
+
+/// Runs the connection until shutdown or loss.
+pub(crate) async fn run(inner: Arc<ClientInner>, est: Established) {
+    let (rd, wr) = est.stream.into_split();
+    let writer = tokio::spawn(write_loop(Arc::clone(&inner), wr));
+    let result = read_loop(&inner, rd, est.rbuf).await;
+    let lost = match result {
+        Ok(()) => {
+            // Shutdown: let the writer send what was accepted, bounded.
+            let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
+            None
+        }
+        Err(e) => {
+            writer.abort();
+            Some(e)
+        }
+    };
+    inner.connection_ended(lost);
+}
+
+async fn write_loop(inner: Arc<ClientInner>, mut wr: OwnedWriteHalf) {
+    let mut batch = Vec::with_capacity(READ_CHUNK);
+    loop {
+        inner.take_pending_writes(&mut batch);
+        if !batch.is_empty() {
+            if let Err(e) = wr.write_all(&batch).await {
+                inner.writer_failed(e.into());
+                return;
+            }
+            batch.clear();
+            continue;
+        }
+        if inner.is_shutting_down() {
+            let _ = wr.shutdown().await;
+            return;
+        }
+        inner.writer_wake.notified().await;
+    }
+}
+
+async fn read_loop(
+    inner: &Arc<ClientInner>,
+    mut rd: OwnedReadHalf,
+    mut rbuf: BytesMut,
+) -> Result<()> {
+    let mut parser = Parser::new(inner.opts.max_control_line);
+    let period = inner.opts.ping_interval;
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    loop {
+        while let Some(op) = parser.parse(&mut rbuf)? {
+            inner.handle_op(op).await?;
+        }
+        if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
+            rbuf.reserve(READ_CHUNK);
+        }
+        tokio::select! {
+            r = rd.read_buf(&mut rbuf) => {
+                if r? == 0 {
+                    return Err(Error::new(ErrorKind::Io, "connection closed by the server"));
+                }
+            }
+            _ = ticker.tick() => inner.send_keepalive()?,
+            _ = inner.shutdown.notified() => return Ok(()),
+            e = inner.write_error.notified() => { let _ = e; return Err(inner.take_write_error()); }
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! `natsio_msg`: a received message. Accessors return pointers borrowed
+//! from the message's single shared buffer.
+
+use std::ffi::{c_char, c_void};
+use std::sync::Weak;
+
+use super::status::natsio_status;
+use super::{arg, bytes_arg, guard, guard_value, guard_void, opt_arg_headers, out_arg, write_box};
+use crate::client::{respond, ClientInner};
+use crate::error::Error;
+use crate::headers::Headers;
+use crate::message::Message;
+
+/// A received message. A message handed to a callback is borrowed for the
+/// call; one returned through `natsio_msg **` is owned and freed with
+/// `natsio_msg_free`. Read-only: safe to read from several threads.
+pub struct natsio_msg {
+    pub(crate) msg: Message,
+    pub(crate) client: Weak<ClientInner>,
+}
+
+impl natsio_msg {
+    pub(crate) fn new(msg: Message, client: Weak<ClientInner>) -> Self {
+        natsio_msg { msg, client }
+    }
+}
+
+/// The subject (NUL-terminated, borrowed from the message). NULL for a NULL msg.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_msg_subject(msg: *const natsio_msg) -> *const c_char {
+    guard_value(std::ptr::null(), || {
+        Ok(arg(msg, "msg")?.msg.subject_cstr().as_ptr())
+    })
+}
+
+/// The reply subject, or NULL when the message has none.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_msg_reply(msg: *const natsio_msg) -> *const c_char {
+    guard_value(std::ptr::null(), || {
+        Ok(arg(msg, "msg")?
+            .msg
+            .reply_cstr()
+            .map_or(std::ptr::null(), |r| r.as_ptr()))
+    })
+}
+
+/// The payload, borrowed from the message; it is followed by a NUL byte so
+/// text payloads can be printed directly. Use `natsio_msg_data_len` for
+/// its length (payloads may contain NUL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_msg_data(msg: *const natsio_msg) -> *const c_char {
+    guard_value(std::ptr::null(), || {
+        Ok(arg(msg, "msg")?.msg.payload_ptr().cast())
+    })
+}
+
+/// Payload length in bytes (0 for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_msg_data_len(msg: *const natsio_msg) -> usize {
+    guard_value(0, || Ok(arg(msg, "msg")?.msg.payload().len()))
+}
+
+/// The message's headers (borrowed, read-only), or NULL when it carried no
+/// header block.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_msg_headers(msg: *const natsio_msg) -> *const Headers {
+    guard_value(std::ptr::null(), || {
+        Ok(arg(msg, "msg")?
+            .msg
+            .headers()
+            .map_or(std::ptr::null(), |h| h as *const Headers))
+    })
+}
+
+/// The inline status code of the header block (e.g. 503), or 0.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_msg_status(msg: *const natsio_msg) -> i32 {
+    guard_value(0, || Ok(arg(msg, "msg")?.msg.status().map_or(0, i32::from)))
+}
+
+/// The subscription id the message was delivered on (0 for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_msg_sid(msg: *const natsio_msg) -> u64 {
+    guard_value(0, || Ok(arg(msg, "msg")?.msg.sid()))
+}
+
+/// Publishes `data` (and optional `headers`) to the message's reply subject
+/// through the client that received it. Thread-safe.
+/// Errors: NATSIO_ERR_NO_REPLY_SUBJECT, NATSIO_ERR_CONNECTION_CLOSED, and
+/// those of `natsio_client_publish`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_msg_respond_with(
+    msg: *const natsio_msg,
+    headers: *const Headers,
+    data: *const c_void,
+    len: usize,
+) -> natsio_status {
+    guard(|| {
+        let m = arg(msg, "msg")?;
+        let headers = opt_arg_headers(headers);
+        let data = bytes_arg(data, len, "data")?;
+        if m.msg.reply().is_none() {
+            return Err(Error::new(
+                crate::ErrorKind::NoReplySubject,
+                "message has no reply subject",
+            ));
+        }
+        let client = m.client.upgrade().ok_or_else(Error::closed)?;
+        respond(&client, &m.msg, headers, data)
+    })
+}
+
+/// `natsio_msg_respond_with` without headers.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_msg_respond(
+    msg: *const natsio_msg,
+    data: *const c_void,
+    len: usize,
+) -> natsio_status {
+    natsio_msg_respond_with(msg, std::ptr::null(), data, len)
+}
+
+/// Keeps a message beyond the callback that received it: a cheap copy
+/// sharing the same buffer, freed with `natsio_msg_free`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_msg_clone(
+    msg: *const natsio_msg,
+    out: *mut *mut natsio_msg,
+) -> natsio_status {
+    guard(|| {
+        let m = arg(msg, "msg")?;
+        let out = out_arg(out, "out")?;
+        write_box(out, natsio_msg::new(m.msg.clone(), m.client.clone()));
+        Ok(())
+    })
+}
+
+/// Frees an owned message. Accepts NULL. Never free a message borrowed by a
+/// callback.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_msg_free(msg: *mut natsio_msg) {
+    guard_void(|| {
+        if !msg.is_null() {
+            drop(Box::from_raw(msg));
+        }
+    })
+}

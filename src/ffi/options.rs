@@ -1,0 +1,386 @@
+//! `natsio_options`: connection options, built with setters before connect.
+
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::status::natsio_status;
+use super::{arg, arg_mut, guard, guard_void, opt_str_arg, out_arg, str_arg, write_box, Released};
+use crate::error::{Error, ErrorKind, Result};
+use crate::options::{ErrorEvent, Options};
+
+/// Connection options. Create with `natsio_options_new`, free with
+/// `natsio_options_free`. Not thread-safe: configure from one thread.
+pub struct natsio_options {
+    pub(crate) opts: Options,
+}
+
+/// Receives asynchronous errors: slow consumers (at most one report per
+/// subscription per second), server -ERR that keep the connection, a lost
+/// connection, a drain timeout. `sid` and `subject` identify the
+/// subscription concerned, or are 0 and NULL. `text` is borrowed for the
+/// call. Runs on the client's event dispatcher thread.
+pub type natsio_error_cb = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        status: natsio_status,
+        text: *const c_char,
+        sid: u64,
+        subject: *const c_char,
+    ),
+>;
+
+/// Creates options with the defaults: server nats://127.0.0.1:4222,
+/// connect timeout 5 s, echo on, ping interval 120 s, 2 outstanding pings,
+/// write buffer 2 MiB, flush timeout 10 s, drain timeout 30 s, request
+/// timeout 5 s, inbox prefix "_INBOX", pending limits 65536 messages and
+/// 64 MiB per subscription, max control line 4096.
+/// Errors: NATSIO_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_new(out: *mut *mut natsio_options) -> natsio_status {
+    guard(|| {
+        let out = out_arg(out, "out")?;
+        write_box(
+            out,
+            natsio_options {
+                opts: Options::default(),
+            },
+        );
+        Ok(())
+    })
+}
+
+/// Frees options. Accepts NULL. Clients already connected with them are
+/// not affected.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_free(opts: *mut natsio_options) {
+    guard_void(|| {
+        if !opts.is_null() {
+            drop(Box::from_raw(opts));
+        }
+    })
+}
+
+unsafe fn with_opts(
+    opts: *mut natsio_options,
+    f: impl FnOnce(&mut Options) -> Result<()>,
+) -> natsio_status {
+    guard(|| f(&mut arg_mut(opts, "opts")?.opts))
+}
+
+fn ms(v: i64, field: &str) -> Result<Duration> {
+    if v <= 0 {
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!("{field}: must be a positive number of milliseconds"),
+        ));
+    }
+    Ok(Duration::from_millis(v as u64))
+}
+
+/// Sets the server URL(s): one URL, or several separated by commas
+/// (`nats://host:port`, `host:port`, `nats://user:pass@host`). Servers are
+/// tried in order. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+/// NATSIO_ERR_CONFIG (a malformed URL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_url(
+    opts: *mut natsio_options,
+    url: *const c_char,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        let url = str_arg(url, "url")?;
+        let servers: Vec<String> = url
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        if servers.is_empty() {
+            return Err(Error::new(ErrorKind::Config, "url: no server URL given"));
+        }
+        for s in &servers {
+            crate::options::ServerAddr::parse(s)?;
+        }
+        o.servers = servers;
+        Ok(())
+    })
+}
+
+/// Sets the server URLs from an array of `count` strings.
+/// Errors: as `natsio_options_set_url`; NATSIO_ERR_CONFIG when count is 0.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_servers(
+    opts: *mut natsio_options,
+    urls: *const *const c_char,
+    count: usize,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        if count == 0 {
+            return Err(Error::new(
+                ErrorKind::Config,
+                "servers: at least one URL is required",
+            ));
+        }
+        let urls = std::slice::from_raw_parts(arg(urls, "urls")?, count);
+        let mut servers = Vec::with_capacity(count);
+        for &u in urls {
+            let s = str_arg(u, "url")?;
+            crate::options::ServerAddr::parse(s)?;
+            servers.push(s.to_string());
+        }
+        o.servers = servers;
+        Ok(())
+    })
+}
+
+/// Sets the connection name shown by the server's monitoring; NULL clears it.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_name(
+    opts: *mut natsio_options,
+    name: *const c_char,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.name = opt_str_arg(name, "name")?.map(str::to_string);
+        Ok(())
+    })
+}
+
+/// Sets the timeout of each connection attempt (handshake included).
+/// Errors: NATSIO_ERR_CONFIG when not positive.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_connect_timeout_ms(
+    opts: *mut natsio_options,
+    timeout_ms: i64,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.connect_timeout = ms(timeout_ms, "connect_timeout")?;
+        Ok(())
+    })
+}
+
+/// Whether the server sends this connection its own publishes back when it
+/// is subscribed to them (default true).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_echo(
+    opts: *mut natsio_options,
+    echo: bool,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.echo = echo;
+        Ok(())
+    })
+}
+
+/// Sets user and password (NULL password allowed). Credentials in the URL
+/// take precedence. Errors: NATSIO_ERR_CONFIG when a token is also set.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_user_password(
+    opts: *mut natsio_options,
+    user: *const c_char,
+    password: *const c_char,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        let user = str_arg(user, "user")?;
+        let password = opt_str_arg(password, "password")?;
+        if o.token.is_some() {
+            return Err(Error::new(
+                ErrorKind::Config,
+                "user/password: a token is already set (one auth kind only)",
+            ));
+        }
+        o.user = Some(user.into());
+        o.password = password.map(Into::into);
+        Ok(())
+    })
+}
+
+/// Sets an authentication token. Errors: NATSIO_ERR_CONFIG when user and
+/// password are also set.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_token(
+    opts: *mut natsio_options,
+    token: *const c_char,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        let token = str_arg(token, "token")?;
+        if o.user.is_some() {
+            return Err(Error::new(
+                ErrorKind::Config,
+                "token: user/password already set (one auth kind only)",
+            ));
+        }
+        o.token = Some(token.into());
+        Ok(())
+    })
+}
+
+/// Sets how often the client PINGs the server, and how many PINGs may go
+/// unanswered before the connection is declared stale.
+/// Errors: NATSIO_ERR_CONFIG when either is not positive.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_ping(
+    opts: *mut natsio_options,
+    interval_ms: i64,
+    max_outstanding: i32,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.ping_interval = ms(interval_ms, "ping_interval")?;
+        if max_outstanding <= 0 {
+            return Err(Error::new(
+                ErrorKind::Config,
+                "max_outstanding_pings: must be positive",
+            ));
+        }
+        o.max_outstanding_pings = max_outstanding as u32;
+        Ok(())
+    })
+}
+
+/// Sets the write buffer bound in bytes: past it, publish waits up to the
+/// flush timeout for the writer, then fails with NATSIO_ERR_TIMEOUT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_max_pending_size(
+    opts: *mut natsio_options,
+    bytes: i64,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        if bytes <= 0 {
+            return Err(Error::new(
+                ErrorKind::Config,
+                "max_pending_size: must be positive",
+            ));
+        }
+        o.max_pending_size = bytes as usize;
+        Ok(())
+    })
+}
+
+/// Default timeout of `natsio_client_flush` (and of a full write buffer).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_flush_timeout_ms(
+    opts: *mut natsio_options,
+    timeout_ms: i64,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.flush_timeout = ms(timeout_ms, "flush_timeout")?;
+        Ok(())
+    })
+}
+
+/// Default bound of `natsio_client_drain`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_drain_timeout_ms(
+    opts: *mut natsio_options,
+    timeout_ms: i64,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.drain_timeout = ms(timeout_ms, "drain_timeout")?;
+        Ok(())
+    })
+}
+
+/// Default timeout of requests.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_request_timeout_ms(
+    opts: *mut natsio_options,
+    timeout_ms: i64,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.request_timeout = ms(timeout_ms, "request_timeout")?;
+        Ok(())
+    })
+}
+
+/// Sets the prefix of reply inboxes (default "_INBOX").
+/// Errors: NATSIO_ERR_CONFIG when not a valid subject without wildcards.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_inbox_prefix(
+    opts: *mut natsio_options,
+    prefix: *const c_char,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        let p = str_arg(prefix, "prefix")?;
+        if crate::subject::validate_publish(p).is_err() {
+            return Err(Error::new(
+                ErrorKind::Config,
+                "inbox_prefix: must be a valid subject without wildcards",
+            ));
+        }
+        o.inbox_prefix = p.into();
+        Ok(())
+    })
+}
+
+/// Sets the default pending limits of new subscriptions; 0 or less
+/// disables a limit.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_pending_limits(
+    opts: *mut natsio_options,
+    msgs: i64,
+    bytes: i64,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.pending_msgs_limit = msgs;
+        o.pending_bytes_limit = bytes;
+        Ok(())
+    })
+}
+
+/// Sets the longest control line accepted from the server (at least 64).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_max_control_line(
+    opts: *mut natsio_options,
+    bytes: i64,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        if bytes < 64 {
+            return Err(Error::new(
+                ErrorKind::Config,
+                "max_control_line: must be at least 64",
+            ));
+        }
+        o.max_control_line = bytes as usize;
+        Ok(())
+    })
+}
+
+/// Registers the error callback (NULL `cb` removes it). `release`, if not
+/// NULL, is called with `user_data` once no client or options object uses
+/// the callback any more (after the last client using it is closed and the
+/// options are freed or the callback replaced).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_error_callback(
+    opts: *mut natsio_options,
+    cb: natsio_error_cb,
+    user_data: *mut c_void,
+    release: super::natsio_release_cb,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        let Some(cb) = cb else {
+            o.error_callback = None;
+            drop(Released::new(user_data, release));
+            return Ok(());
+        };
+        let ud = Released::new(user_data, release);
+        o.error_callback = Some(Arc::new(move |ev: &ErrorEvent| {
+            let text =
+                std::ffi::CString::new(ev.error.detail().replace('\0', " ")).unwrap_or_default();
+            let subject = ev
+                .subject
+                .as_deref()
+                .and_then(|s| std::ffi::CString::new(s).ok());
+            let status = natsio_status::from(ev.error.kind());
+            let subject_ptr = subject.as_deref().map_or(std::ptr::null(), CStr::as_ptr);
+            // SAFETY: the application registered `cb` with this user data.
+            unsafe {
+                cb(
+                    ud.ptr(),
+                    status,
+                    text.as_ptr(),
+                    ev.sid.unwrap_or(0),
+                    subject_ptr,
+                )
+            };
+        }));
+        Ok(())
+    })
+}

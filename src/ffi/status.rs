@@ -1,0 +1,213 @@
+//! Status codes, grouped by subsystem, and the per-thread error detail.
+
+use std::cell::RefCell;
+use std::ffi::{c_char, CString};
+
+use crate::error::{Error, ErrorKind};
+
+/// The result of every fallible natsio function. `NATSIO_OK` is 0; errors
+/// are grouped by hundreds: 1xx arguments and usage, 2xx connection,
+/// 3xx protocol and server, 4xx messaging, 5xx JetStream, 6xx Key-Value,
+/// 7xx Object Store. Positive codes below 100 are not errors.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum natsio_status {
+    /// Success.
+    NATSIO_OK = 0,
+    /// An iteration has ended (no more items); not an error.
+    NATSIO_DONE = 1,
+    /// An asynchronous operation has not completed yet; not an error.
+    NATSIO_PENDING = 2,
+
+    /// A required pointer argument was NULL.
+    NATSIO_ERR_NULL_ARGUMENT = 100,
+    /// A string argument was not valid UTF-8.
+    NATSIO_ERR_INVALID_UTF8 = 101,
+    /// An argument was out of range or malformed.
+    NATSIO_ERR_INVALID_ARGUMENT = 102,
+    /// A subject was empty, had empty tokens, whitespace, or misplaced wildcards.
+    NATSIO_ERR_BAD_SUBJECT = 103,
+    /// A queue group name was empty or had whitespace.
+    NATSIO_ERR_BAD_QUEUE_NAME = 104,
+    /// A header name or value could break wire framing (BadHeadersError).
+    NATSIO_ERR_BAD_HEADERS = 105,
+    /// Options were invalid, alone or together (ConfigError).
+    NATSIO_ERR_CONFIG = 106,
+    /// The call is not allowed in the object's current state or on this thread.
+    NATSIO_ERR_ILLEGAL_STATE = 107,
+    /// The requested item does not exist.
+    NATSIO_ERR_NOT_FOUND = 108,
+    /// An internal error (a bug in natsio); the detail says where.
+    NATSIO_ERR_INTERNAL = 109,
+
+    /// The operation did not complete in time (TimeoutError).
+    NATSIO_ERR_TIMEOUT = 200,
+    /// The connection is closed or draining (ConnectionClosedError).
+    NATSIO_ERR_CONNECTION_CLOSED = 201,
+    /// No server could be reached (NoServersAvailableError).
+    NATSIO_ERR_NO_SERVERS = 202,
+    /// A socket error.
+    NATSIO_ERR_IO = 203,
+    /// A drain did not finish within drain_timeout (DrainTimeoutError).
+    NATSIO_ERR_DRAIN_TIMEOUT = 204,
+    /// The operation was cancelled through its token.
+    NATSIO_ERR_CANCELLED = 205,
+
+    /// The server violated the protocol (ProtocolError).
+    NATSIO_ERR_PROTOCOL = 300,
+    /// A frame from the server could not be parsed (ParserError).
+    NATSIO_ERR_PARSER = 301,
+    /// A control line exceeded max_control_line (MaxControlLineExceededError).
+    NATSIO_ERR_MAX_CONTROL_LINE = 302,
+    /// A message is larger than the server's max_payload (MaxPayloadExceededError).
+    NATSIO_ERR_MAX_PAYLOAD = 303,
+    /// The server sent an -ERR not covered below (ServerError).
+    NATSIO_ERR_SERVER = 304,
+    /// The connection went stale (StaleConnection).
+    NATSIO_ERR_STALE_CONNECTION = 305,
+    /// Authentication was rejected (AuthorizationViolation).
+    NATSIO_ERR_AUTHORIZATION = 306,
+    /// Credentials expired or were revoked (AuthenticationExpired).
+    NATSIO_ERR_AUTH_EXPIRED = 307,
+    /// Publish or subscribe was denied (PermissionsViolation).
+    NATSIO_ERR_PERMISSIONS = 308,
+    /// The account's subscription limit was reached (MaxSubscriptionsExceeded).
+    NATSIO_ERR_MAX_SUBSCRIPTIONS = 309,
+
+    /// Nobody is subscribed to the request subject (NoRespondersError, 503).
+    NATSIO_ERR_NO_RESPONDERS = 400,
+    /// The message has no reply subject (NoReplySubjectError).
+    NATSIO_ERR_NO_REPLY_SUBJECT = 401,
+    /// The subscription is closed, or in callback mode (SubscriptionClosedError).
+    NATSIO_ERR_SUBSCRIPTION_CLOSED = 402,
+    /// Pending limits were exceeded (SlowConsumerError).
+    NATSIO_ERR_SLOW_CONSUMER = 403,
+}
+
+use natsio_status::*;
+
+impl From<ErrorKind> for natsio_status {
+    fn from(k: ErrorKind) -> Self {
+        match k {
+            ErrorKind::NullArgument => NATSIO_ERR_NULL_ARGUMENT,
+            ErrorKind::InvalidUtf8 => NATSIO_ERR_INVALID_UTF8,
+            ErrorKind::InvalidArgument => NATSIO_ERR_INVALID_ARGUMENT,
+            ErrorKind::NotFound => NATSIO_ERR_NOT_FOUND,
+            ErrorKind::Internal => NATSIO_ERR_INTERNAL,
+            ErrorKind::BadSubject => NATSIO_ERR_BAD_SUBJECT,
+            ErrorKind::BadQueueName => NATSIO_ERR_BAD_QUEUE_NAME,
+            ErrorKind::BadHeaders => NATSIO_ERR_BAD_HEADERS,
+            ErrorKind::Config => NATSIO_ERR_CONFIG,
+            ErrorKind::IllegalState => NATSIO_ERR_ILLEGAL_STATE,
+            ErrorKind::Timeout => NATSIO_ERR_TIMEOUT,
+            ErrorKind::ConnectionClosed => NATSIO_ERR_CONNECTION_CLOSED,
+            ErrorKind::NoServers => NATSIO_ERR_NO_SERVERS,
+            ErrorKind::Io => NATSIO_ERR_IO,
+            ErrorKind::DrainTimeout => NATSIO_ERR_DRAIN_TIMEOUT,
+            ErrorKind::Cancelled => NATSIO_ERR_CANCELLED,
+            ErrorKind::Protocol => NATSIO_ERR_PROTOCOL,
+            ErrorKind::Parser => NATSIO_ERR_PARSER,
+            ErrorKind::MaxControlLineExceeded => NATSIO_ERR_MAX_CONTROL_LINE,
+            ErrorKind::MaxPayloadExceeded => NATSIO_ERR_MAX_PAYLOAD,
+            ErrorKind::Server => NATSIO_ERR_SERVER,
+            ErrorKind::StaleConnection => NATSIO_ERR_STALE_CONNECTION,
+            ErrorKind::AuthorizationViolation => NATSIO_ERR_AUTHORIZATION,
+            ErrorKind::AuthenticationExpired => NATSIO_ERR_AUTH_EXPIRED,
+            ErrorKind::PermissionsViolation => NATSIO_ERR_PERMISSIONS,
+            ErrorKind::MaxSubscriptionsExceeded => NATSIO_ERR_MAX_SUBSCRIPTIONS,
+            ErrorKind::NoResponders => NATSIO_ERR_NO_RESPONDERS,
+            ErrorKind::NoReplySubject => NATSIO_ERR_NO_REPLY_SUBJECT,
+            ErrorKind::SubscriptionClosed => NATSIO_ERR_SUBSCRIPTION_CLOSED,
+            ErrorKind::SlowConsumer => NATSIO_ERR_SLOW_CONSUMER,
+        }
+    }
+}
+
+fn describe(code: i32) -> &'static str {
+    const TABLE: &[(natsio_status, &str)] = &[
+        (NATSIO_OK, "ok\0"),
+        (NATSIO_DONE, "done: no more items\0"),
+        (NATSIO_PENDING, "pending: the operation has not completed\0"),
+        (
+            NATSIO_ERR_NULL_ARGUMENT,
+            "a required pointer argument was NULL\0",
+        ),
+        (
+            NATSIO_ERR_INVALID_UTF8,
+            "a string argument was not valid UTF-8\0",
+        ),
+        (NATSIO_ERR_INVALID_ARGUMENT, "invalid argument\0"),
+        (NATSIO_ERR_BAD_SUBJECT, "invalid subject\0"),
+        (NATSIO_ERR_BAD_QUEUE_NAME, "invalid queue group name\0"),
+        (NATSIO_ERR_BAD_HEADERS, "invalid header name or value\0"),
+        (NATSIO_ERR_CONFIG, "invalid configuration\0"),
+        (
+            NATSIO_ERR_ILLEGAL_STATE,
+            "not allowed in the current state\0",
+        ),
+        (NATSIO_ERR_NOT_FOUND, "not found\0"),
+        (NATSIO_ERR_INTERNAL, "internal error\0"),
+        (NATSIO_ERR_TIMEOUT, "timeout\0"),
+        (NATSIO_ERR_CONNECTION_CLOSED, "connection closed\0"),
+        (NATSIO_ERR_NO_SERVERS, "no servers available\0"),
+        (NATSIO_ERR_IO, "I/O error\0"),
+        (NATSIO_ERR_DRAIN_TIMEOUT, "drain timeout\0"),
+        (NATSIO_ERR_CANCELLED, "cancelled\0"),
+        (NATSIO_ERR_PROTOCOL, "protocol error\0"),
+        (NATSIO_ERR_PARSER, "parser error\0"),
+        (
+            NATSIO_ERR_MAX_CONTROL_LINE,
+            "maximum control line exceeded\0",
+        ),
+        (NATSIO_ERR_MAX_PAYLOAD, "maximum payload exceeded\0"),
+        (NATSIO_ERR_SERVER, "server error\0"),
+        (NATSIO_ERR_STALE_CONNECTION, "stale connection\0"),
+        (NATSIO_ERR_AUTHORIZATION, "authorization violation\0"),
+        (NATSIO_ERR_AUTH_EXPIRED, "authentication expired\0"),
+        (NATSIO_ERR_PERMISSIONS, "permissions violation\0"),
+        (
+            NATSIO_ERR_MAX_SUBSCRIPTIONS,
+            "maximum subscriptions exceeded\0",
+        ),
+        (NATSIO_ERR_NO_RESPONDERS, "no responders\0"),
+        (
+            NATSIO_ERR_NO_REPLY_SUBJECT,
+            "message has no reply subject\0",
+        ),
+        (NATSIO_ERR_SUBSCRIPTION_CLOSED, "subscription closed\0"),
+        (NATSIO_ERR_SLOW_CONSUMER, "slow consumer\0"),
+    ];
+    TABLE
+        .iter()
+        .find(|(s, _)| *s as i32 == code)
+        .map_or("unknown status code\0", |(_, d)| d)
+}
+
+thread_local! {
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+/// Records `e` as this thread's last error and returns its status.
+pub(crate) fn record(e: &Error) -> natsio_status {
+    let status = natsio_status::from(e.kind());
+    let text = CString::new(e.detail().replace('\0', " ")).unwrap_or_default();
+    LAST_ERROR.with(|l| *l.borrow_mut() = text);
+    status
+}
+
+/// A short English description of a status code (never NULL; unknown codes
+/// give "unknown status code"). The string is static.
+#[no_mangle]
+pub extern "C" fn natsio_status_str(status: i32) -> *const c_char {
+    describe(status).as_ptr().cast()
+}
+
+/// The detail of the last failure on the calling thread (server text,
+/// which argument was wrong, ...), or "" if none. Successful calls leave it
+/// unchanged. The string belongs to the library and stays valid until the
+/// next failing natsio call on this thread.
+#[no_mangle]
+pub extern "C" fn natsio_last_error() -> *const c_char {
+    LAST_ERROR.with(|l| l.borrow().as_ptr())
+}

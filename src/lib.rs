@@ -1,0 +1,28 @@
+//! libnatsio: one native NATS client core, exposed to C, C++, Go and Node
+//! through a stable C ABI (see `include/natsio.h`).
+//!
+//! The core (everything outside `ffi`) is safe, async Rust that knows
+//! nothing of C; `ffi` is the only place that does.
+
+pub mod client;
+pub mod completion;
+mod connection;
+mod dispatch;
+pub mod error;
+pub mod ffi;
+pub mod headers;
+pub mod message;
+pub mod options;
+mod proto;
+pub mod runtime;
+pub mod subject;
+pub mod subscription;
+
+pub use client::{Client, ClientStats, ConnState, RequestMany, RequestManyOptions};
+pub use completion::{Completion, Outcome};
+pub use connection::ServerInfo;
+pub use error::{Error, ErrorKind, Result};
+pub use headers::Headers;
+pub use message::Message;
+pub use options::{ErrorEvent, Options, PendingPolicy};
+pub use subscription::{SubOptions, SubStats, Subscription};

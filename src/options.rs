@@ -1,0 +1,226 @@
+//! Connection options, with the reference client's defaults.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// An asynchronous error reported to the application (slow consumer,
+/// server -ERR, failed callback, drain timeout, lost connection).
+#[derive(Debug, Clone)]
+pub struct ErrorEvent {
+    pub error: Error,
+    /// The subscription concerned, if any.
+    pub sid: Option<u64>,
+    pub subject: Option<String>,
+}
+
+pub type ErrorCallback = Arc<dyn Fn(&ErrorEvent) + Send + Sync>;
+
+/// What a subscription does when its pending limits are exceeded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PendingPolicy {
+    /// Discard the arriving message.
+    #[default]
+    DropNew,
+    /// Evict the oldest queued messages to make room.
+    DropOld,
+    /// Pause reading from the socket until the consumer catches up.
+    Block,
+    /// Fail the subscription with a slow-consumer error.
+    Error,
+}
+
+#[derive(Clone)]
+pub struct Options {
+    pub servers: Vec<String>,
+    pub name: Option<String>,
+    pub connect_timeout: Duration,
+    pub verbose: bool,
+    pub pedantic: bool,
+    pub echo: bool,
+    pub user: Option<String>,
+    pub password: Option<String>,
+    pub token: Option<String>,
+    pub ping_interval: Duration,
+    pub max_outstanding_pings: u32,
+    pub max_pending_size: usize,
+    pub flush_timeout: Duration,
+    pub drain_timeout: Duration,
+    pub request_timeout: Duration,
+    pub inbox_prefix: String,
+    /// Default per-subscription limits; 0 or less disables a limit.
+    pub pending_msgs_limit: i64,
+    pub pending_bytes_limit: i64,
+    pub max_control_line: usize,
+    pub error_callback: Option<ErrorCallback>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            servers: vec!["nats://127.0.0.1:4222".into()],
+            name: None,
+            connect_timeout: Duration::from_secs(5),
+            verbose: false,
+            pedantic: false,
+            echo: true,
+            user: None,
+            password: None,
+            token: None,
+            ping_interval: Duration::from_secs(120),
+            max_outstanding_pings: 2,
+            max_pending_size: 2 * 1024 * 1024,
+            flush_timeout: Duration::from_secs(10),
+            drain_timeout: Duration::from_secs(30),
+            request_timeout: Duration::from_secs(5),
+            inbox_prefix: "_INBOX".into(),
+            pending_msgs_limit: 65_536,
+            pending_bytes_limit: 64 * 1024 * 1024,
+            max_control_line: 4096,
+            error_callback: None,
+        }
+    }
+}
+
+impl fmt::Debug for Options {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Options")
+            .field("servers", &self.servers)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A parsed server address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerAddr {
+    pub tls: bool,
+    pub host: String,
+    pub port: u16,
+    pub user: Option<String>,
+    pub password: Option<String>,
+}
+
+impl ServerAddr {
+    /// Parses `nats://[user[:pass]@]host[:port]`, `tls://...` or `host[:port]`.
+    pub fn parse(url: &str) -> Result<ServerAddr> {
+        let bad = |why: &str| {
+            Error::new(
+                ErrorKind::Config,
+                format!("invalid server URL {url:?}: {why}"),
+            )
+        };
+        let url = url.trim();
+        let (scheme, rest) = match url.split_once("://") {
+            Some((s, r)) => (s.to_ascii_lowercase(), r),
+            None => ("nats".to_string(), url),
+        };
+        let tls = match scheme.as_str() {
+            "nats" => false,
+            "tls" | "nats+tls" => true,
+            "ws" | "wss" => return Err(bad("websocket URLs are not supported")),
+            _ => return Err(bad("unknown scheme")),
+        };
+        let rest = rest.trim_end_matches('/');
+        let (creds, hostport) = match rest.rsplit_once('@') {
+            Some((c, h)) => (Some(c), h),
+            None => (None, rest),
+        };
+        let (user, password) = match creds {
+            Some(c) => match c.split_once(':') {
+                Some((u, p)) => (Some(u.to_string()), Some(p.to_string())),
+                None => (Some(c.to_string()), None),
+            },
+            None => (None, None),
+        };
+        let (host, port) = if let Some(h) = hostport.strip_prefix('[') {
+            // [ipv6]:port
+            let (h, p) = h
+                .split_once(']')
+                .ok_or_else(|| bad("unterminated IPv6 address"))?;
+            (h.to_string(), p.strip_prefix(':'))
+        } else {
+            match hostport.rsplit_once(':') {
+                Some((h, p)) => (h.to_string(), Some(p)),
+                None => (hostport.to_string(), None),
+            }
+        };
+        if host.is_empty() {
+            return Err(bad("missing host"));
+        }
+        let port = match port {
+            Some(p) => p.parse::<u16>().map_err(|_| bad("bad port"))?,
+            None => 4222,
+        };
+        Ok(ServerAddr {
+            tls,
+            host,
+            port,
+            user,
+            password,
+        })
+    }
+}
+
+impl Options {
+    /// Checks the options together, naming the offending field.
+    pub fn validate(&self) -> Result<()> {
+        let cfg = |m: &str| Err(Error::new(ErrorKind::Config, m.to_string()));
+        if self.servers.is_empty() {
+            return cfg("servers: at least one server URL is required");
+        }
+        for s in &self.servers {
+            ServerAddr::parse(s)?;
+        }
+        if self.token.is_some() && (self.user.is_some() || self.password.is_some()) {
+            return cfg("token cannot be combined with user/password");
+        }
+        if self.inbox_prefix.is_empty()
+            || crate::subject::validate_publish(&self.inbox_prefix).is_err()
+        {
+            return cfg("inbox_prefix: must be a valid subject without wildcards");
+        }
+        if self.max_control_line < 64 {
+            return cfg("max_control_line: must be at least 64");
+        }
+        if self.max_pending_size == 0 {
+            return cfg("max_pending_size: must be positive");
+        }
+        if self.max_outstanding_pings == 0 {
+            return cfg("max_outstanding_pings: must be positive");
+        }
+        if self.ping_interval.is_zero() {
+            return cfg("ping_interval: must be positive");
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        let a = ServerAddr::parse("nats://u:p@127.0.0.1:4333").unwrap();
+        assert_eq!(
+            (
+                a.host.as_str(),
+                a.port,
+                a.user.as_deref(),
+                a.password.as_deref()
+            ),
+            ("127.0.0.1", 4333, Some("u"), Some("p"))
+        );
+        let a = ServerAddr::parse("localhost").unwrap();
+        assert_eq!((a.host.as_str(), a.port, a.tls), ("localhost", 4222, false));
+        assert!(ServerAddr::parse("tls://h:1").unwrap().tls);
+        let a = ServerAddr::parse("[::1]:5000").unwrap();
+        assert_eq!((a.host.as_str(), a.port), ("::1", 5000));
+        assert!(ServerAddr::parse("ftp://x").is_err());
+        assert!(ServerAddr::parse("nats://:4222").is_err());
+        assert!(ServerAddr::parse("nats://h:99999").is_err());
+    }
+}

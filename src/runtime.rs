@@ -1,0 +1,64 @@
+//! The process-wide tokio runtime, started lazily on first use.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use tokio::runtime::{Builder, Handle, Runtime};
+
+use crate::error::{Error, ErrorKind, Result};
+
+static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+static WORKERS: AtomicUsize = AtomicUsize::new(0);
+
+fn default_workers() -> usize {
+    std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 4)
+}
+
+/// Sets the worker-thread count. Only possible before the runtime starts.
+pub fn set_worker_threads(n: usize) -> Result<()> {
+    if n == 0 || n > 256 {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            "worker threads must be 1..=256",
+        ));
+    }
+    if RUNTIME.get().is_some() {
+        return Err(Error::new(
+            ErrorKind::IllegalState,
+            "the runtime has already started",
+        ));
+    }
+    WORKERS.store(n, Ordering::SeqCst);
+    Ok(())
+}
+
+/// The runtime's handle, starting it on first use.
+pub fn handle() -> &'static Handle {
+    RUNTIME
+        .get_or_init(|| {
+            let n = match WORKERS.load(Ordering::SeqCst) {
+                0 => default_workers(),
+                n => n,
+            };
+            Builder::new_multi_thread()
+                .worker_threads(n)
+                .thread_name("natsio-rt")
+                .enable_all()
+                .build()
+                .expect("failed to start the natsio runtime")
+        })
+        .handle()
+}
+
+/// Fails when called on a runtime thread, where blocking would deadlock.
+pub fn ensure_may_block() -> Result<()> {
+    if Handle::try_current().is_ok() {
+        return Err(Error::new(
+            ErrorKind::IllegalState,
+            "blocking call made from a natsio runtime thread",
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,87 @@
+//! Subject and queue-name validation (the server's rules, checked before
+//! anything is written so a bad subject never reaches the wire).
+
+use crate::error::{Error, ErrorKind, Result};
+
+fn bad(what: &str, s: &str, why: &str) -> Error {
+    Error::new(
+        ErrorKind::BadSubject,
+        format!("invalid {what} {s:?}: {why}"),
+    )
+}
+
+fn check_tokens(what: &str, s: &str, allow_wildcards: bool) -> Result<()> {
+    if s.is_empty() {
+        return Err(bad(what, s, "empty"));
+    }
+    let mut tokens = s.split('.').peekable();
+    while let Some(t) = tokens.next() {
+        if t.is_empty() {
+            return Err(bad(what, s, "empty token"));
+        }
+        if t.bytes()
+            .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+        {
+            return Err(bad(what, s, "whitespace or control character"));
+        }
+        match t {
+            "*" | ">" if !allow_wildcards => {
+                return Err(bad(what, s, "wildcards are not allowed here"))
+            }
+            ">" if tokens.peek().is_some() => {
+                return Err(bad(what, s, "'>' must be the last token"))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A subject to publish to (or a reply subject): no wildcards.
+pub fn validate_publish(subject: &str) -> Result<()> {
+    check_tokens("subject", subject, false)
+}
+
+/// A subject to subscribe to: `*` and `>` allowed as whole tokens.
+pub fn validate_subscribe(subject: &str) -> Result<()> {
+    check_tokens("subject", subject, true)
+}
+
+/// A queue group name: non-empty, no whitespace.
+pub fn validate_queue(queue: &str) -> Result<()> {
+    if queue.is_empty()
+        || queue
+            .bytes()
+            .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+    {
+        return Err(Error::new(
+            ErrorKind::BadQueueName,
+            format!("invalid queue group {queue:?}: empty or contains whitespace"),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules() {
+        for ok in ["a", "a.b.c", "foo*", "$JS.API.INFO", "_INBOX.x"] {
+            validate_publish(ok).unwrap();
+        }
+        for bad in ["", "a..b", ".a", "a.", "a b", "a.*", ">", "a\tb", "a\r\n"] {
+            assert!(validate_publish(bad).is_err(), "{bad:?}");
+        }
+        for ok in ["a.*", "a.>", "*", ">", "*.b.>"] {
+            validate_subscribe(ok).unwrap();
+        }
+        for bad in ["a.>.b", "a..*", "", "a *"] {
+            assert!(validate_subscribe(bad).is_err(), "{bad:?}");
+        }
+        assert!(validate_queue("q").is_ok());
+        assert!(validate_queue("a b").is_err());
+        assert!(validate_queue("").is_err());
+    }
+}
