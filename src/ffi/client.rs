@@ -11,8 +11,8 @@ use super::status::natsio_status;
 use super::sub::{natsio_sub, natsio_sub_options, sub_options};
 use super::token::natsio_token;
 use super::{
-    arg, bytes_arg, guard, guard_value, guard_void, opt_arg_headers, opt_str_arg, out_arg, str_arg,
-    timeout_ms, write_box, write_string, Released,
+    arg, bytes_arg, guard, guard_value, guard_void, ms_timeout, opt_arg_headers, opt_str_arg,
+    out_arg, str_arg, write_box, write_string, Released,
 };
 use crate::client::{Client, ConnState, RequestManyOptions};
 use crate::error::{Error, Result};

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::msg::natsio_msg;
 use super::status::natsio_status;
 use super::token::natsio_token;
-use super::{arg, guard, guard_value, guard_void, out_arg, timeout_ms, write_box};
+use super::{arg, guard, guard_value, guard_void, ms_timeout, out_arg, write_box};
 use crate::error::{Error, ErrorKind, Result};
 use crate::options::PendingPolicy;
 use crate::subscription::{SubOptions, Subscription};

@@ -9,7 +9,7 @@ use std::thread::ThreadId;
 
 use super::msg::natsio_msg;
 use super::status::natsio_status;
-use super::{arg, guard, guard_value, guard_void, out_arg, timeout_ms, write_box, Released};
+use super::{arg, guard, guard_value, guard_void, ms_timeout, out_arg, write_box, Released};
 use crate::client::ClientInner;
 use crate::completion::{lock, Completion, Outcome};
 use crate::error::{Error, ErrorKind};
