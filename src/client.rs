@@ -694,6 +694,10 @@ impl ClientInner {
         self.shutting_down.store(true, Ordering::SeqCst);
         self.shutdown.notify_one();
         self.writer_wake.notify_one();
+        // A reader paused by the BLOCK policy must notice the shutdown.
+        for s in lock(&self.subs).values() {
+            s.space.notify_waiters();
+        }
         {
             let deadline = Instant::now() + Duration::from_secs(5);
             let mut done = lock(&self.conn_done);
@@ -759,7 +763,7 @@ pub struct RequestMany {
 
 impl RequestMany {
     /// The next reply, or `Ok(None)` when the stream has ended.
-    pub fn next(&mut self) -> Result<Option<Message>> {
+    pub fn next_msg(&mut self) -> Result<Option<Message>> {
         runtime::ensure_may_block()?;
         let Some(sub) = &self.sub else {
             return Ok(None);

@@ -223,7 +223,7 @@ async fn read_loop(
             }
             _ = ticker.tick() => inner.send_keepalive()?,
             _ = inner.shutdown.notified() => return Ok(()),
-            e = inner.write_error.notified() => { let _ = e; return Err(inner.take_write_error()); }
+            _ = inner.write_error.notified() => return Err(inner.take_write_error()),
         }
     }
 }

@@ -35,6 +35,8 @@ pub struct Message {
     pub(crate) payload: Span,
     pub(crate) headers: Option<Arc<Headers>>,
     pub(crate) sid: u64,
+    /// Header block plus payload bytes, as counted against pending limits.
+    pub(crate) size: u32,
 }
 
 impl Message {
@@ -81,7 +83,7 @@ impl Message {
 
     /// Bytes this message counts against pending-byte limits.
     pub(crate) fn pending_size(&self) -> usize {
-        self.frame.len()
+        self.size as usize
     }
 
     /// True for a no-responders status (503 with an empty payload).

@@ -46,6 +46,8 @@ struct State {
     finished: bool,
     closed: Option<Error>,
     in_callback: bool,
+    /// Threads blocked on `cv`; notifying costs a syscall, so only when > 0.
+    waiting: u32,
     drain_waiters: Vec<Arc<Completion>>,
     last_slow_report: Option<Instant>,
 }
@@ -192,8 +194,11 @@ impl SubShared {
         } else {
             Vec::new()
         };
+        let wake = s.waiting > 0;
         drop(s);
-        self.cv.notify_all();
+        if wake {
+            self.cv.notify_all();
+        }
         for w in waiters {
             w.complete(Err(Error::new(
                 ErrorKind::SlowConsumer,
@@ -359,19 +364,21 @@ impl SubShared {
                 Self::complete_drained(w);
                 return Err(e);
             }
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                return Err(Error::timeout("next_msg"));
+            }
+            s.waiting += 1;
             s = match deadline {
                 None => self.cv.wait(s).unwrap_or_else(|p| p.into_inner()),
                 Some(d) => {
-                    let now = Instant::now();
-                    if now >= d {
-                        return Err(Error::timeout("next_msg"));
-                    }
                     self.cv
                         .wait_timeout(s, d - now)
                         .unwrap_or_else(|p| p.into_inner())
                         .0
                 }
             };
+            s.waiting -= 1;
         }
     }
 
@@ -420,7 +427,9 @@ impl SubShared {
                     Self::complete_drained(w);
                     return;
                 }
+                s.waiting += 1;
                 s = self.cv.wait(s).unwrap_or_else(|p| p.into_inner());
+                s.waiting -= 1;
             };
             s.pending_bytes -= msg.pending_size();
             s.in_callback = true;

@@ -27,7 +27,7 @@ pub unsafe extern "C" fn natsio_replies_next(
     let s = guard(|| {
         let r = arg(replies, "replies")?;
         let out = out_arg(msg_out, "msg_out")?;
-        match lock(&r.it).next()? {
+        match lock(&r.it).next_msg()? {
             Some(m) => write_box(out, natsio_msg::new(m, r.client.clone())),
             None => done = true,
         }

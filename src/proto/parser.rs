@@ -216,6 +216,7 @@ impl Parser {
             payload,
             headers,
             sid,
+            size: total_len as u32,
         })))
     }
 }

@@ -1,0 +1,299 @@
+//! Core client behaviour against a real nats-server.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::TestServer;
+use natsio::{Client, ErrorKind, Headers, PendingPolicy, RequestManyOptions, SubOptions};
+
+fn connect(s: &TestServer) -> Client {
+    Client::connect_url(&s.url()).expect("connect")
+}
+
+const T: Option<Duration> = Some(Duration::from_secs(5));
+
+#[test]
+fn publish_subscribe_roundtrip_with_headers() {
+    let s = TestServer::start();
+    let c = connect(&s);
+    let sub = c.subscribe("a.*", None, SubOptions::default()).unwrap();
+    c.flush(None).unwrap();
+    let mut h = Headers::new();
+    h.add("X-Tag", "red").unwrap();
+    h.add("X-Tag", "blue").unwrap();
+    c.publish("a.b", b"hello").unwrap();
+    c.publish_with("a.c", Some("r.x"), Some(&h), b"world")
+        .unwrap();
+    let m = sub.next_msg(T).unwrap();
+    assert_eq!((m.subject(), m.payload()), ("a.b", &b"hello"[..]));
+    assert!(m.headers().is_none());
+    let m = sub.next_msg(T).unwrap();
+    assert_eq!(
+        (m.subject(), m.reply(), m.payload()),
+        ("a.c", Some("r.x"), &b"world"[..])
+    );
+    assert_eq!(
+        m.headers().unwrap().get_all("X-Tag").collect::<Vec<_>>(),
+        ["red", "blue"]
+    );
+    assert_eq!(
+        sub.next_msg(Some(Duration::from_millis(50)))
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Timeout
+    );
+    let st = c.stats();
+    assert_eq!((st.out_msgs, st.in_msgs), (2, 2));
+}
+
+#[test]
+fn request_reply_and_no_responders() {
+    let s = TestServer::start();
+    let c = connect(&s);
+    let svc = c.subscribe("svc", None, SubOptions::default()).unwrap();
+    let inner = Client::connect_url(&s.url()).unwrap();
+    let n = Arc::new(AtomicUsize::new(0));
+    let n2 = n.clone();
+    // Respond from a callback on another client.
+    let responder = inner
+        .subscribe("echo", None, SubOptions::default())
+        .unwrap();
+    let resp_client = Arc::new(inner);
+    let rc = resp_client.clone();
+    responder
+        .set_handler(
+            Box::new(move |m| {
+                n2.fetch_add(1, Ordering::SeqCst);
+                rc.respond(&m, None, m.payload()).unwrap();
+            }),
+            Box::new(|| {}),
+        )
+        .unwrap();
+    resp_client.flush(None).unwrap();
+    for i in 0..20 {
+        let body = format!("ping {i}");
+        let r = c.request("echo", None, body.as_bytes(), T).unwrap();
+        assert_eq!(r.payload(), body.as_bytes());
+    }
+    assert_eq!(n.load(Ordering::SeqCst), 20);
+    let e = c.request("nobody.home", None, b"?", T).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoResponders);
+    // A subscriber that never answers: timeout.
+    let e = c
+        .request("svc", None, b"?", Some(Duration::from_millis(100)))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    drop(svc);
+    let tok = c.request_async("echo", None, b"async", T).unwrap();
+    match tok.wait(T).unwrap().unwrap() {
+        natsio::Outcome::Msg(m) => assert_eq!(m.payload(), b"async"),
+        o => panic!("{o:?}"),
+    }
+}
+
+#[test]
+fn request_many_ends_on_max_stall_and_no_responders() {
+    let s = TestServer::start();
+    let c = connect(&s);
+    let subs: Vec<_> = (0..3)
+        .map(|_| c.subscribe("many", None, SubOptions::default()).unwrap())
+        .collect();
+    c.flush(None).unwrap();
+    let r2 = Client::connect_url(&s.url()).unwrap();
+    let mut it = r2
+        .request_many(
+            "many",
+            None,
+            b"q",
+            RequestManyOptions {
+                max_msgs: None,
+                stall: Some(Duration::from_millis(300)),
+                timeout: Duration::from_secs(5),
+            },
+        )
+        .unwrap();
+    for s in &subs {
+        let m = s.next_msg(T).unwrap();
+        c.respond(&m, None, b"a").unwrap();
+    }
+    let mut got = 0;
+    while let Some(_m) = it.next_msg().unwrap() {
+        got += 1;
+    }
+    assert_eq!(got, 3);
+    let mut it = r2
+        .request_many(
+            "nobody",
+            None,
+            b"q",
+            RequestManyOptions {
+                max_msgs: Some(5),
+                stall: None,
+                timeout: Duration::from_secs(5),
+            },
+        )
+        .unwrap();
+    assert!(it.next_msg().unwrap().is_none());
+}
+
+#[test]
+fn auto_unsubscribe_and_drain() {
+    let s = TestServer::start();
+    let c = connect(&s);
+    let sub = c.subscribe("lim", None, SubOptions::default()).unwrap();
+    sub.unsubscribe_after(3).unwrap();
+    for i in 0..5 {
+        c.publish("lim", format!("{i}").as_bytes()).unwrap();
+    }
+    let mut got = 0;
+    loop {
+        match sub.next_msg(T) {
+            Ok(_) => got += 1,
+            Err(e) => {
+                assert_eq!(e.kind(), ErrorKind::SubscriptionClosed);
+                break;
+            }
+        }
+    }
+    assert_eq!(got, 3);
+    let sub = c.subscribe("dr", None, SubOptions::default()).unwrap();
+    for _ in 0..10 {
+        c.publish("dr", b"x").unwrap();
+    }
+    c.flush(None).unwrap();
+    let tok = sub.drain_async();
+    for _ in 0..10 {
+        sub.next_msg(T).unwrap();
+    }
+    tok.wait(T).unwrap().unwrap();
+    assert!(sub.is_closed());
+}
+
+#[test]
+fn pending_policies_under_overload() {
+    let s = TestServer::start();
+    let c = connect(&s);
+    for policy in [
+        PendingPolicy::DropNew,
+        PendingPolicy::DropOld,
+        PendingPolicy::Block,
+        PendingPolicy::Error,
+    ] {
+        let subj = format!("ovl.{policy:?}");
+        let sub = c
+            .subscribe(
+                &subj,
+                None,
+                SubOptions {
+                    pending_msgs_limit: Some(10),
+                    pending_bytes_limit: None,
+                    policy,
+                },
+            )
+            .unwrap();
+        c.flush(None).unwrap();
+        let p = Client::connect_url(&s.url()).unwrap();
+        for i in 0..100u32 {
+            p.publish(&subj, &i.to_be_bytes()).unwrap();
+        }
+        p.flush(None).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let mut got = Vec::new();
+        loop {
+            match sub.next_msg(Some(Duration::from_millis(200))) {
+                Ok(m) => got.push(u32::from_be_bytes(m.payload().try_into().unwrap())),
+                Err(e) => {
+                    if policy == PendingPolicy::Error {
+                        assert_eq!(e.kind(), ErrorKind::SlowConsumer);
+                    } else {
+                        assert_eq!(e.kind(), ErrorKind::Timeout, "{policy:?}");
+                    }
+                    break;
+                }
+            }
+        }
+        let st = sub.stats();
+        match policy {
+            PendingPolicy::DropNew => {
+                assert_eq!(got, (0..10).collect::<Vec<_>>());
+                assert_eq!(st.dropped, 90);
+            }
+            PendingPolicy::DropOld => {
+                assert_eq!(got, (90..100).collect::<Vec<_>>());
+                assert_eq!(st.dropped, 90);
+            }
+            PendingPolicy::Block => {
+                assert_eq!(got, (0..100).collect::<Vec<_>>());
+                assert_eq!(st.dropped, 0);
+            }
+            PendingPolicy::Error => {
+                assert!(got.is_empty());
+                assert!(sub.is_closed());
+            }
+        }
+    }
+}
+
+#[test]
+fn max_payload_and_bad_input() {
+    let s = TestServer::start();
+    let c = connect(&s);
+    let big = vec![b'x'; c.max_payload() + 1];
+    assert_eq!(
+        c.publish("big", &big).unwrap_err().kind(),
+        ErrorKind::MaxPayloadExceeded
+    );
+    assert_eq!(
+        c.publish("a b", b"").unwrap_err().kind(),
+        ErrorKind::BadSubject
+    );
+    assert_eq!(
+        c.publish("a.*", b"").unwrap_err().kind(),
+        ErrorKind::BadSubject
+    );
+    assert_eq!(
+        c.subscribe("a.>.b", None, SubOptions::default())
+            .err()
+            .unwrap()
+            .kind(),
+        ErrorKind::BadSubject
+    );
+    c.close();
+    assert_eq!(
+        c.publish("x", b"").unwrap_err().kind(),
+        ErrorKind::ConnectionClosed
+    );
+    assert_eq!(
+        c.flush(None).unwrap_err().kind(),
+        ErrorKind::ConnectionClosed
+    );
+}
+
+#[test]
+fn client_drain_delivers_backlog() {
+    let s = TestServer::start();
+    let c = connect(&s);
+    let sub = c.subscribe("cd", None, SubOptions::default()).unwrap();
+    let n = Arc::new(AtomicUsize::new(0));
+    let n2 = n.clone();
+    sub.set_handler(
+        Box::new(move |_m| {
+            std::thread::sleep(Duration::from_millis(2));
+            n2.fetch_add(1, Ordering::SeqCst);
+        }),
+        Box::new(|| {}),
+    )
+    .unwrap();
+    c.flush(None).unwrap();
+    let p = Client::connect_url(&s.url()).unwrap();
+    for _ in 0..200 {
+        p.publish("cd", b"x").unwrap();
+    }
+    p.flush(None).unwrap();
+    c.drain(T).unwrap();
+    assert_eq!(n.load(Ordering::SeqCst), 200);
+    assert_eq!(c.status(), natsio::ConnState::Closed);
+}
