@@ -1,0 +1,223 @@
+//! Protocol edge cases a real server never produces, against a scripted
+//! fake server on loopback: stale connections, -ERR classification, frames
+//! split across writes, malformed input.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use natsio::{Client, ConnState, ErrorKind, Options, SubOptions};
+
+const INFO: &str = "INFO {\"server_id\":\"FAKE\",\"version\":\"2.14.3\",\"proto\":1,\"headers\":true,\"max_payload\":1048576}\r\n";
+
+/// Accepts one client, completes the handshake, then runs `script`.
+fn fake_server(script: impl FnOnce(BufReader<TcpStream>, TcpStream) + Send + 'static) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("nats://{}", listener.local_addr().unwrap());
+    thread::spawn(move || {
+        let (mut sock, _) = listener.accept().unwrap();
+        sock.write_all(INFO.as_bytes()).unwrap();
+        let mut rd = BufReader::new(sock.try_clone().unwrap());
+        let mut line = String::new();
+        rd.read_line(&mut line).unwrap();
+        assert!(line.starts_with("CONNECT {"), "{line}");
+        line.clear();
+        rd.read_line(&mut line).unwrap();
+        assert_eq!(line, "PING\r\n");
+        sock.write_all(b"PONG\r\n").unwrap();
+        script(rd, sock);
+    });
+    url
+}
+
+fn options(url: &str) -> Options {
+    Options {
+        servers: vec![url.to_string()],
+        ..Options::default()
+    }
+}
+
+fn wait_closed(c: &Client) -> bool {
+    let end = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < end {
+        if c.status() == ConnState::Closed {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
+fn error_recorder(o: &mut Options) -> Arc<Mutex<Vec<ErrorKind>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s2 = seen.clone();
+    o.error_callback = Some(Arc::new(move |ev| s2.lock().unwrap().push(ev.error.kind())));
+    seen
+}
+
+#[test]
+fn unanswered_pings_make_the_connection_stale() {
+    let url = fake_server(|mut rd, _sock| {
+        // Read and ignore everything: PINGs are never answered.
+        let mut line = String::new();
+        while rd.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+            line.clear();
+        }
+    });
+    let mut o = options(&url);
+    o.ping_interval = Duration::from_millis(50);
+    o.max_outstanding_pings = 2;
+    let seen = error_recorder(&mut o);
+    let c = Client::connect(o).unwrap();
+    assert!(
+        wait_closed(&c),
+        "client did not detect the stale connection"
+    );
+    thread::sleep(Duration::from_millis(50));
+    assert!(
+        seen.lock().unwrap().contains(&ErrorKind::StaleConnection),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+}
+
+#[test]
+fn answered_pings_keep_the_connection() {
+    let url = fake_server(|mut rd, mut sock| {
+        let mut line = String::new();
+        while rd.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+            if line == "PING\r\n" {
+                let _ = sock.write_all(b"PONG\r\n");
+            }
+            line.clear();
+        }
+    });
+    let mut o = options(&url);
+    o.ping_interval = Duration::from_millis(20);
+    let c = Client::connect(o).unwrap();
+    thread::sleep(Duration::from_millis(300));
+    assert_eq!(c.status(), ConnState::Connected);
+}
+
+#[test]
+fn non_fatal_err_is_reported_and_connection_stays() {
+    let url = fake_server(|mut rd, mut sock| {
+        sock.write_all(b"-ERR 'Permissions Violation for Publish to \"secret\"'\r\n")
+            .unwrap();
+        let mut line = String::new();
+        while rd.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+            if line == "PING\r\n" {
+                let _ = sock.write_all(b"PONG\r\n");
+            }
+            line.clear();
+        }
+    });
+    let mut o = options(&url);
+    let seen = error_recorder(&mut o);
+    let c = Client::connect(o).unwrap();
+    c.flush(Some(Duration::from_secs(2))).unwrap();
+    thread::sleep(Duration::from_millis(50));
+    assert_eq!(c.status(), ConnState::Connected);
+    assert_eq!(
+        seen.lock().unwrap().as_slice(),
+        &[ErrorKind::PermissionsViolation]
+    );
+}
+
+#[test]
+fn fatal_err_closes_and_fails_waiters() {
+    let url = fake_server(|mut rd, mut sock| {
+        let mut line = String::new();
+        rd.read_line(&mut line).unwrap(); // the flush's PING: never answered
+        sock.write_all(b"-ERR 'Authorization Violation'\r\n")
+            .unwrap();
+        thread::sleep(Duration::from_millis(200));
+    });
+    let mut o = options(&url);
+    let seen = error_recorder(&mut o);
+    let c = Client::connect(o).unwrap();
+    let e = c.flush(Some(Duration::from_secs(5))).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ConnectionClosed);
+    assert!(wait_closed(&c));
+    thread::sleep(Duration::from_millis(50));
+    assert!(seen
+        .lock()
+        .unwrap()
+        .contains(&ErrorKind::AuthorizationViolation));
+}
+
+#[test]
+fn frames_split_byte_by_byte_are_reassembled() {
+    let url = fake_server(|mut rd, mut sock| {
+        let mut line = String::new();
+        // SUB then PING from the flush.
+        rd.read_line(&mut line).unwrap();
+        assert!(line.starts_with("SUB split 1"), "{line}");
+        line.clear();
+        rd.read_line(&mut line).unwrap();
+        let frames = b"MSG split 1 5\r\nhello\r\nHMSG split 1 r.1 18 21\r\nNATS/1.0\r\nK: v\r\n\r\nabc\r\nPONG\r\n";
+        for b in frames.iter() {
+            sock.write_all(&[*b]).unwrap();
+            sock.flush().unwrap();
+        }
+        thread::sleep(Duration::from_millis(500));
+    });
+    let c = Client::connect(options(&url)).unwrap();
+    let sub = c.subscribe("split", None, SubOptions::default()).unwrap();
+    c.flush(Some(Duration::from_secs(5))).unwrap();
+    let m = sub.next_msg(Some(Duration::from_secs(2))).unwrap();
+    assert_eq!(m.payload(), b"hello");
+    let m = sub.next_msg(Some(Duration::from_secs(2))).unwrap();
+    assert_eq!((m.reply(), m.payload()), (Some("r.1"), &b"abc"[..]));
+    assert_eq!(m.headers().unwrap().get("K"), Some("v"));
+}
+
+#[test]
+fn malformed_frames_close_the_connection_with_a_parser_error() {
+    for garbage in [
+        &b"BOGUS frame\r\n"[..],
+        b"MSG a 1 notanumber\r\n",
+        &[b'x'; 5000][..],
+    ] {
+        let g = garbage.to_vec();
+        let url = fake_server(move |_rd, mut sock| {
+            sock.write_all(&g).unwrap();
+            thread::sleep(Duration::from_millis(300));
+        });
+        let mut o = options(&url);
+        let seen = error_recorder(&mut o);
+        let c = Client::connect(o).unwrap();
+        assert!(wait_closed(&c));
+        thread::sleep(Duration::from_millis(50));
+        let kinds = seen.lock().unwrap().clone();
+        assert!(
+            kinds.contains(&ErrorKind::Parser)
+                || kinds.contains(&ErrorKind::MaxControlLineExceeded),
+            "{kinds:?}"
+        );
+    }
+}
+
+#[test]
+fn connect_fails_cleanly_on_refused_and_silent_servers() {
+    // Nothing listening.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let e = Client::connect_url(&format!("nats://127.0.0.1:{port}"))
+        .err()
+        .unwrap();
+    assert_eq!(e.kind(), ErrorKind::NoServers);
+    // Accepts but never sends INFO: the connect timeout applies.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("nats://{}", listener.local_addr().unwrap());
+    let mut o = options(&url);
+    o.connect_timeout = Duration::from_millis(200);
+    let e = Client::connect(o).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    drop(listener);
+}
