@@ -607,8 +607,8 @@ natsio_status natsio_client_new_inbox(const struct natsio_client *c, char **inbo
 /**
  * Reads the traffic counters into `stats_out`.
  */
-natsio_status natsio_client_stats(const struct natsio_client *c,
-                                  struct natsio_client_stats *stats_out);
+natsio_status natsio_client_get_stats(const struct natsio_client *c,
+                                      struct natsio_client_stats *stats_out);
 
 /**
  * Creates an empty header map, freed with `natsio_headers_free`.
@@ -972,7 +972,8 @@ bool natsio_sub_is_closed(const struct natsio_sub *sub);
 /**
  * Reads the live counters into `stats_out`.
  */
-natsio_status natsio_sub_stats(const struct natsio_sub *sub, struct natsio_sub_stats *stats_out);
+natsio_status natsio_sub_get_stats(const struct natsio_sub *sub,
+                                   struct natsio_sub_stats *stats_out);
 
 /**
  * Unsubscribes (if still open) and frees the handle. Accepts NULL. Waits

@@ -499,7 +499,7 @@ pub unsafe extern "C" fn natsio_client_new_inbox(
 
 /// Reads the traffic counters into `stats_out`.
 #[no_mangle]
-pub unsafe extern "C" fn natsio_client_stats(
+pub unsafe extern "C" fn natsio_client_get_stats(
     c: *const natsio_client,
     stats_out: *mut natsio_client_stats,
 ) -> natsio_status {

@@ -210,7 +210,7 @@ pub unsafe extern "C" fn natsio_sub_is_closed(sub: *const natsio_sub) -> bool {
 
 /// Reads the live counters into `stats_out`.
 #[no_mangle]
-pub unsafe extern "C" fn natsio_sub_stats(
+pub unsafe extern "C" fn natsio_sub_get_stats(
     sub: *const natsio_sub,
     stats_out: *mut natsio_sub_stats,
 ) -> natsio_status {
