@@ -57,9 +57,7 @@ pub struct ClientStats {
 #[derive(Default)]
 struct Counters {
     in_msgs: AtomicU64,
-    out_msgs: AtomicU64,
     in_bytes: AtomicU64,
-    out_bytes: AtomicU64,
     reconnects: AtomicU64,
     errors: AtomicU64,
 }
@@ -76,6 +74,9 @@ struct WriteState {
     /// Set once a client drain has handled its subscriptions.
     publishes_blocked: bool,
     space_waiters: usize,
+    // Counted here, under the lock publish holds anyway, not in atomics.
+    out_msgs: u64,
+    out_bytes: u64,
 }
 
 #[derive(Default)]
@@ -180,7 +181,12 @@ impl ClientInner {
 
     /// Appends a frame to the write buffer, waiting up to `flush_timeout`
     /// for room when the buffer is over `max_pending_size`.
-    fn enqueue(&self, frame_len: usize, encode: impl FnOnce(&mut Vec<u8>)) -> Result<()> {
+    fn enqueue(
+        &self,
+        frame_len: usize,
+        payload_len: usize,
+        encode: impl FnOnce(&mut Vec<u8>),
+    ) -> Result<()> {
         let mut w = lock(&self.write);
         if let Some(e) = closed_err(&w) {
             return Err(e);
@@ -216,6 +222,8 @@ impl ClientInner {
         }
         let was_empty = w.buf.is_empty();
         encode(&mut w.buf);
+        w.out_msgs += 1;
+        w.out_bytes += payload_len as u64;
         drop(w);
         if was_empty {
             self.writer_wake.notify_one();
@@ -281,14 +289,9 @@ impl ClientInner {
             ));
         }
         let frame_len = proto::pub_frame_len(subject, reply, hdr_len, payload.len());
-        self.enqueue(frame_len, |buf| {
+        self.enqueue(frame_len, payload.len(), |buf| {
             proto::write_pub(buf, subject, reply, headers, payload)
-        })?;
-        self.counters.out_msgs.fetch_add(1, Ordering::Relaxed);
-        self.counters
-            .out_bytes
-            .fetch_add(payload.len() as u64, Ordering::Relaxed);
-        Ok(())
+        })
     }
 
     pub(crate) fn send_unsub(&self, sid: u64, max: Option<u64>) {
@@ -1008,11 +1011,15 @@ impl Client {
 
     pub fn stats(&self) -> ClientStats {
         let c = &self.inner.counters;
+        let (out_msgs, out_bytes) = {
+            let w = lock(&self.inner.write);
+            (w.out_msgs, w.out_bytes)
+        };
         ClientStats {
             in_msgs: c.in_msgs.load(Ordering::Relaxed),
-            out_msgs: c.out_msgs.load(Ordering::Relaxed),
+            out_msgs,
             in_bytes: c.in_bytes.load(Ordering::Relaxed),
-            out_bytes: c.out_bytes.load(Ordering::Relaxed),
+            out_bytes,
             reconnects: c.reconnects.load(Ordering::Relaxed),
             errors: c.errors.load(Ordering::Relaxed),
         }

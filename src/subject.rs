@@ -11,27 +11,33 @@ fn bad(what: &str, s: &str, why: &str) -> Error {
 }
 
 fn check_tokens(what: &str, s: &str, allow_wildcards: bool) -> Result<()> {
-    if s.is_empty() {
+    // One pass over the bytes: this runs on every publish.
+    let b = s.as_bytes();
+    if b.is_empty() {
         return Err(bad(what, s, "empty"));
     }
-    let mut tokens = s.split('.').peekable();
-    while let Some(t) = tokens.next() {
-        if t.is_empty() {
-            return Err(bad(what, s, "empty token"));
-        }
-        if t.bytes()
-            .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
-        {
-            return Err(bad(what, s, "whitespace or control character"));
-        }
-        match t {
-            "*" | ">" if !allow_wildcards => {
-                return Err(bad(what, s, "wildcards are not allowed here"))
+    let mut start = 0;
+    for i in 0..=b.len() {
+        let c = b.get(i).copied();
+        match c {
+            Some(b'.') | None => {
+                let token = &b[start..i];
+                match token {
+                    [] => return Err(bad(what, s, "empty token")),
+                    [b'*'] | [b'>'] if !allow_wildcards => {
+                        return Err(bad(what, s, "wildcards are not allowed here"))
+                    }
+                    [b'>'] if c.is_some() => {
+                        return Err(bad(what, s, "'>' must be the last token"))
+                    }
+                    _ => {}
+                }
+                start = i + 1;
             }
-            ">" if tokens.peek().is_some() => {
-                return Err(bad(what, s, "'>' must be the last token"))
+            Some(c) if c <= b' ' || c == 0x7f => {
+                return Err(bad(what, s, "whitespace or control character"));
             }
-            _ => {}
+            Some(_) => {}
         }
     }
     Ok(())

@@ -48,6 +48,8 @@ struct State {
     in_callback: bool,
     /// Threads blocked on `cv`; notifying costs a syscall, so only when > 0.
     waiting: u32,
+    /// A wake-up is on its way to a waiter; don't send another per message.
+    wakeup_sent: bool,
     drain_waiters: Vec<Arc<Completion>>,
     last_slow_report: Option<Instant>,
 }
@@ -194,10 +196,13 @@ impl SubShared {
         } else {
             Vec::new()
         };
-        let wake = s.waiting > 0;
+        let wake = s.waiting > 0 && !s.wakeup_sent;
+        if wake {
+            s.wakeup_sent = true;
+        }
         drop(s);
         if wake {
-            self.cv.notify_all();
+            self.cv.notify_one();
         }
         for w in waiters {
             w.complete(Err(Error::new(
@@ -236,7 +241,17 @@ impl SubShared {
         if self.reader_waiting.load(Ordering::SeqCst) && !self.over(s, 0, 0) {
             self.space.notify_waiters();
         }
+        self.pass_wakeup_on(s);
         self.maybe_finish(s)
+    }
+
+    /// Wake-ups are sent once per batch, so a waiter that took a message
+    /// wakes the next one while messages remain.
+    fn pass_wakeup_on(&self, s: &mut State) {
+        if !s.queue.is_empty() && s.waiting > 0 && !s.wakeup_sent {
+            s.wakeup_sent = true;
+            self.cv.notify_one();
+        }
     }
 
     /// Closes a finished subscription whose backlog is handled; returns the
@@ -379,6 +394,7 @@ impl SubShared {
                 }
             };
             s.waiting -= 1;
+            s.wakeup_sent = false;
         }
     }
 
@@ -430,6 +446,8 @@ impl SubShared {
                 s.waiting += 1;
                 s = self.cv.wait(s).unwrap_or_else(|p| p.into_inner());
                 s.waiting -= 1;
+                s.wakeup_sent = false;
+                s.wakeup_sent = false;
             };
             s.pending_bytes -= msg.pending_size();
             s.in_callback = true;
