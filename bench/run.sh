@@ -12,6 +12,9 @@
 #   --harness NAME=CMD add a harness (CMD is split on spaces); repeatable
 #   --out FILE         results file (default bench/results/run-<time>.txt)
 #   --no-build         use already built harnesses
+#   --no-extras        skip the libnatsio-only extras (pub4: --threads 4
+#                      publishers on one client, run after each repeat
+#                      when pub is among the scenarios)
 #   -h | --help
 # Harness options (passed unchanged to every harness, see shared bench spec):
 #   --scenarios pub,pubsub,req,jspub,jspub-sync,kv --sizes 16,1024 --n N
@@ -35,6 +38,9 @@ HARNESSES=(
     "libnatsio|@natsio|build_natsio"
     "nats.c|$BENCH/peers/natsc/natsc_bench|build_natsc"
     "async-nats|$BENCH/peers/async-nats/target/release/async-nats-bench|build_async_nats"
+    # the pub loop straight through the Rust core: libnatsio/natsio-rust-core
+    # on the pub rows is the cost of the C ABI (FFI overhead)
+    "natsio-rust-core|$BENCH/natsio/rust-core-pub/target/release/natsio-rust-core-pub|build_natsio_rust_core"
 )
 
 build_natsc() { "$BENCH/peers/natsc/build.sh" >/dev/null; }
@@ -43,22 +49,21 @@ build_async_nats() {
     cargo build --release --quiet --manifest-path "$BENCH/peers/async-nats/Cargo.toml"
 }
 
-# Our own harness: a C program in bench/natsio/, built by the root CMake
-# (cargo builds libnatsio.so first). Its binary is looked up in these places.
+# Our own harness: a C program in bench/natsio/, built by its own small CMake
+# project into build/bench-natsio (bench/natsio/build.sh; cargo builds
+# libnatsio.so first). Its binary is looked up in these places.
 NATSIO_CANDIDATES=(
+    "$ROOT/build/bench-natsio/natsio_bench"
     "$ROOT/build/bench/natsio/natsio_bench"
     "$ROOT/build/bench/natsio_bench"
     "$ROOT/bench/natsio/natsio_bench"
 )
 build_natsio() {
-    [ -d "$BENCH/natsio" ] || { log "bench/natsio/ not present yet"; return 1; }
-    (cd "$ROOT" && cargo build --release --quiet) || return 1
-    local gen=()
-    if [ ! -f "$ROOT/build/CMakeCache.txt" ] && command -v ninja >/dev/null; then
-        gen=(-G Ninja)
-    fi
-    cmake -S "$ROOT" -B "$ROOT/build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release >/dev/null || return 1
-    cmake --build "$ROOT/build" --target natsio_bench >/dev/null || return 1
+    [ -x "$BENCH/natsio/build.sh" ] || { log "bench/natsio/ not present yet"; return 1; }
+    NATSIO_BENCH_SKIP_RUST_CORE=1 "$BENCH/natsio/build.sh" >/dev/null
+}
+build_natsio_rust_core() {
+    cargo build --release --quiet --manifest-path "$BENCH/natsio/rust-core-pub/Cargo.toml"
 }
 find_natsio() {
     local c
@@ -75,19 +80,21 @@ REPEATS=3
 CLIENTS=""
 OUT=""
 BUILD=1
+EXTRAS=1
 PASS=()
 URL=""
 SCENARIOS="pub,pubsub,req,jspub,jspub-sync,kv"
 SIZES="16,1024"
 MAX_SECS=120
 
-usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     arg="$1"; val=""
     case "$arg" in
         -h|--help) usage; exit 0 ;;
         --no-build) BUILD=0; shift; continue ;;
+        --no-extras) EXTRAS=0; shift; continue ;;
         --*=*) val="${arg#*=}"; arg="${arg%%=*}"; shift ;;
         --*)
             [ $# -ge 2 ] || { log "missing value for $arg"; exit 2; }
@@ -207,6 +214,24 @@ nsizes=$(awk -F, '{print NF}' <<<"$SIZES")
 # hard guard per harness invocation: kv has two timed phases per size
 guard=$(python3 -c "import math; print(math.ceil((2*float('$MAX_SECS')+60)*$nsizes))")
 
+# libnatsio-only figures that have no peer counterpart: pub4 (the pub
+# scenario from 4 threads sharing one client).
+run_extras() {
+    local r="$1" i
+    [ "$EXTRAS" = 1 ] || return 0
+    case ",$SCENARIOS," in *",pub,"*) ;; *) return 0 ;; esac
+    for i in "${!NAMES[@]}"; do
+        [ "${NAMES[$i]}" = libnatsio ] || continue
+        echo "# repeat=$r scenario=pub4 client=libnatsio" >>"$OUT"
+        log "repeat $r/$REPEATS: pub4 libnatsio"
+        # shellcheck disable=SC2086
+        timeout -k 10 "$guard" ${CMDS[$i]} --url "$URL" --scenarios pub4 --threads 4 "${PASS[@]}" \
+            >"$TMPD/out.txt" 2>"$TMPD/err.txt" || log "libnatsio pub4: exit $?"
+        cat "$TMPD/out.txt" >>"$OUT"
+        grep -v '^#' "$TMPD/out.txt" | grep -v '^$' >&2 || true
+    done
+}
+
 for r in $(seq 1 "$REPEATS"); do
     for sc in "${SCEN_LIST[@]}"; do
         for i in "${!NAMES[@]}"; do
@@ -238,6 +263,7 @@ for r in $(seq 1 "$REPEATS"); do
             fi
         done
     done
+    run_extras "$r"
 done
 
 log "results: $OUT"

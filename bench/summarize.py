@@ -21,6 +21,12 @@ import sys
 from collections import OrderedDict, defaultdict
 
 OURS = "libnatsio"
+# Reference harnesses of our own (not peers): rows where they only report
+# status=unsupported are left out of the table.
+AUXILIARY = {"natsio-rust-core"}
+# Optional per-run figures shown (as medians) in the notes column.
+EXTRA_MEDIANS = [("cpu_ns_per_msg", "cpu_ns/msg"), ("rss_kb", "peak_rss_kb"),
+                 ("rss_start_kb", "rss_start_kb"), ("rss_end_kb", "rss_end_kb")]
 SCEN_ORDER = ["pub", "pubsub", "req", "jspub", "jspub-sync", "kv-put", "kv-get"]
 LATENCY_SCENARIOS = {"req", "jspub-sync", "kv-put", "kv-get"}
 
@@ -122,6 +128,13 @@ class Cell:
         flush = {r.get("flush") for r in self.runs if r.get("flush")}
         if flush:
             out.append("flush=" + "/".join(sorted(flush)))
+        mode = {r.get("mode") for r in self.runs if r.get("mode")}
+        if mode:
+            out.append("mode=" + "/".join(sorted(mode)))
+        for key, label in EXTRA_MEDIANS:
+            m = median(num(r, key) for r in self.runs if key in r)
+            if m is not None:
+                out.append(f"{label}={m:,.0f}" if m >= 100 else f"{label}={m:.1f}")
         return ", ".join(out)
 
 
@@ -141,6 +154,13 @@ def main(argv):
             continue
         key = (rec["scenario"], rec.get("size", "-"))
         cells.setdefault(key, OrderedDict()).setdefault(rec["client"], Cell()).add(rec)
+    for key in list(cells):
+        for cl in list(cells[key]):
+            cell = cells[key][cl]
+            if cl in AUXILIARY and not cell.runs and set(cell.status) <= {"unsupported"}:
+                del cells[key][cl]
+        if not cells[key]:
+            del cells[key]
 
     if not cells:
         print("summarize.py: no result lines", file=sys.stderr)
