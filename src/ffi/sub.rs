@@ -41,9 +41,11 @@ pub enum natsio_pending_policy {
     /// Evict the oldest queued messages to make room.
     NATSIO_POLICY_DROP_OLD = 1,
     /// Pause reading from the socket (the whole connection) until the
-    /// consumer catches up; nothing is lost.
+    /// consumer catches up; nothing is lost. The message that found the
+    /// queue full is kept, so the queue may hold one message over the limit.
     NATSIO_POLICY_BLOCK = 2,
-    /// Fail the subscription with NATSIO_ERR_SLOW_CONSUMER.
+    /// Fail the subscription with NATSIO_ERR_SLOW_CONSUMER: delivery stops
+    /// at once and the queued backlog is discarded.
     NATSIO_POLICY_ERROR = 3,
 }
 

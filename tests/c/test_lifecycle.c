@@ -1,0 +1,474 @@
+/*
+ * Client lifecycle through the C ABI: connect failures, option validation,
+ * close/free semantics (idempotence, use after close, no callback after
+ * free, close from a callback), a server killed mid-session, and the status
+ * and version helpers.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "harness.h"
+
+#include <natsio.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static nt_server *g_server;
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static const char *case_subject(char *buf, size_t cap, const char *suffix) {
+    snprintf(buf, cap, "lifecycle.%s.%s", nt_current_case(), suffix);
+    return buf;
+}
+
+static void client_free_cb(void *c) { natsio_client_free((natsio_client *)c); }
+static void sub_free_cb(void *s) { natsio_sub_free((natsio_sub *)s); }
+static void options_free_cb(void *o) { natsio_options_free((natsio_options *)o); }
+static void token_free_cb(void *t) { natsio_token_free((natsio_token *)t); }
+
+static natsio_options *new_options(void) {
+    natsio_options *o = NULL;
+    if (natsio_options_new(&o) != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "natsio_options_new failed");
+        return NULL;
+    }
+    nt_cleanup(options_free_cb, o);
+    return o;
+}
+
+static natsio_client *connect_url(const char *url) {
+    natsio_client *c = NULL;
+    natsio_status st = natsio_client_connect_url(url, &c);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "connect: %s (%s)", natsio_status_str(st), natsio_last_error());
+        return NULL;
+    }
+    nt_cleanup(client_free_cb, c);
+    return c;
+}
+
+typedef struct {
+    atomic_long value;
+} counter;
+
+static bool counter_positive(void *arg) { return atomic_load(&((counter *)arg)->value) > 0; }
+
+/* ---- connect and options ----------------------------------------------------- */
+
+static void test_connect_to_closed_port_fails(void) {
+    char url[64];
+    snprintf(url, sizeof url, "nats://127.0.0.1:%d", nt_free_port());
+    natsio_options *o = new_options();
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_url(o, url), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_connect_timeout_ms(o, 1000), NATSIO_OK);
+    natsio_client *c = (natsio_client *)o; /* sentinel: must stay untouched */
+    NT_CHECK_INT_EQ(natsio_client_connect(o, &c), NATSIO_ERR_NO_SERVERS);
+    NT_CHECK(c == (natsio_client *)o);
+    NT_CHECK(natsio_last_error()[0] != '\0');
+
+    c = NULL;
+    NT_CHECK_INT_EQ(natsio_client_connect_url(url, &c), NATSIO_ERR_NO_SERVERS);
+    NT_CHECK(c == NULL);
+}
+
+static void test_connect_tries_servers_in_order(void) {
+    char urls[128];
+    /* A dead server first, then the live one. */
+    snprintf(urls, sizeof urls, "nats://127.0.0.1:%d,%s", nt_free_port(), nt_server_url(g_server));
+    natsio_client *c = connect_url(urls);
+    NT_CHECK(c != NULL);
+    NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CONNECTED);
+    char *connected = NULL;
+    NT_CHECK_INT_EQ(natsio_client_connected_url(c, &connected), NATSIO_OK);
+    char port[16];
+    snprintf(port, sizeof port, ":%d", nt_server_port(g_server));
+    bool live = strstr(connected, port) != NULL;
+    natsio_string_free(connected);
+    NT_CHECK(live);
+
+    const char *list[2];
+    char dead[64];
+    snprintf(dead, sizeof dead, "127.0.0.1:%d", nt_free_port());
+    list[0] = dead;
+    list[1] = nt_server_url(g_server);
+    natsio_options *o = new_options();
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_servers(o, list, 2), NATSIO_OK);
+    natsio_client *c2 = NULL;
+    NT_CHECK_INT_EQ(natsio_client_connect(o, &c2), NATSIO_OK);
+    nt_cleanup(client_free_cb, c2);
+    NT_CHECK_INT_EQ(natsio_client_flush(c2, 2000), NATSIO_OK);
+}
+
+static void test_options_validation(void) {
+    natsio_options *o = new_options();
+    NT_CHECK(o != NULL);
+    /* Malformed URLs. */
+    NT_CHECK_INT_EQ(natsio_options_set_url(o, "nats://127.0.0.1:notaport"), NATSIO_ERR_CONFIG);
+    NT_CHECK_INT_EQ(natsio_options_set_url(o, ""), NATSIO_ERR_CONFIG);
+    NT_CHECK_INT_EQ(natsio_options_set_url(o, "nats://127.0.0.1:99999"), NATSIO_ERR_CONFIG);
+    NT_CHECK_INT_EQ(natsio_options_set_servers(o, NULL, 0), NATSIO_ERR_CONFIG);
+    /* Zero and negative timeouts. */
+    NT_CHECK_INT_EQ(natsio_options_set_connect_timeout_ms(o, 0), NATSIO_ERR_CONFIG);
+    NT_CHECK_INT_EQ(natsio_options_set_connect_timeout_ms(o, -5), NATSIO_ERR_CONFIG);
+    NT_CHECK_INT_EQ(natsio_options_set_ping(o, 0, 2), NATSIO_ERR_CONFIG);
+    NT_CHECK_INT_EQ(natsio_options_set_ping(o, 1000, 0), NATSIO_ERR_CONFIG);
+    /* Bad inbox prefixes. */
+    NT_CHECK_INT_EQ(natsio_options_set_inbox_prefix(o, "a.*"), NATSIO_ERR_CONFIG);
+    NT_CHECK_INT_EQ(natsio_options_set_inbox_prefix(o, "a.>"), NATSIO_ERR_CONFIG);
+    NT_CHECK_INT_EQ(natsio_options_set_inbox_prefix(o, "a..b"), NATSIO_ERR_CONFIG);
+    /* Valid values are accepted. */
+    NT_CHECK_INT_EQ(natsio_options_set_url(o, nt_server_url(g_server)), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_connect_timeout_ms(o, 2000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_ping(o, 1000, 3), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_name(o, "lifecycle-test"), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_name(o, NULL), NATSIO_OK);
+    /* Failed setters left the options usable. */
+    natsio_client *c = NULL;
+    NT_CHECK_INT_EQ(natsio_client_connect(o, &c), NATSIO_OK);
+    nt_cleanup(client_free_cb, c);
+}
+
+static void test_token_and_user_are_exclusive(void) {
+    natsio_options *a = new_options();
+    natsio_options *b = new_options();
+    NT_CHECK(a && b);
+    NT_CHECK_INT_EQ(natsio_options_set_user_password(a, "alice", "secret"), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_token(a, "tok"), NATSIO_ERR_CONFIG);
+    NT_CHECK_INT_EQ(natsio_options_set_token(b, "tok"), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_user_password(b, "alice", "secret"), NATSIO_ERR_CONFIG);
+    NT_CHECK(natsio_last_error()[0] != '\0');
+}
+
+/* ---- close and free ------------------------------------------------------------ */
+
+static void test_close_is_idempotent(void) {
+    natsio_client *c = connect_url(nt_server_url(g_server));
+    NT_CHECK(c != NULL);
+    NT_CHECK_INT_EQ(natsio_client_close(c), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_close(c), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CLOSED);
+    natsio_client_free(NULL); /* accepted */
+}
+
+static void test_use_after_close(void) {
+    char subj[128];
+    natsio_client *c = connect_url(nt_server_url(g_server));
+    NT_CHECK(c != NULL);
+    natsio_sub *s = NULL;
+    NT_CHECK_INT_EQ(natsio_client_subscribe(c, case_subject(subj, sizeof subj, "s"), NULL, NULL, &s), NATSIO_OK);
+    nt_cleanup(sub_free_cb, s);
+    NT_CHECK_INT_EQ(natsio_client_publish(c, subj, "before", 6), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_close(c), NATSIO_OK);
+
+    NT_CHECK_INT_EQ(natsio_client_publish(c, subj, "x", 1), NATSIO_ERR_CONNECTION_CLOSED);
+    NT_CHECK_INT_EQ(natsio_client_publish_with(c, subj, "r", NULL, "x", 1), NATSIO_ERR_CONNECTION_CLOSED);
+    natsio_sub *s2 = NULL;
+    NT_CHECK_INT_EQ(natsio_client_subscribe(c, subj, NULL, NULL, &s2), NATSIO_ERR_CONNECTION_CLOSED);
+    NT_CHECK(s2 == NULL);
+    NT_CHECK_INT_EQ(natsio_client_flush(c, 1000), NATSIO_ERR_CONNECTION_CLOSED);
+    natsio_token *t = NULL;
+    natsio_status flush_async = natsio_client_flush_async(c, &t);
+    if (flush_async == NATSIO_OK) {
+        /* Either refused at once or completed with the closed status. */
+        nt_cleanup(token_free_cb, t);
+        NT_CHECK_INT_EQ(natsio_token_wait(t, 2000), NATSIO_OK);
+        NT_CHECK_INT_EQ(natsio_token_status(t), NATSIO_ERR_CONNECTION_CLOSED);
+    } else {
+        NT_CHECK_INT_EQ(flush_async, NATSIO_ERR_CONNECTION_CLOSED);
+    }
+    natsio_msg *reply = NULL;
+    NT_CHECK_INT_EQ(natsio_client_request(c, subj, NULL, "?", 1, 1000, &reply), NATSIO_ERR_CONNECTION_CLOSED);
+    char *url = NULL;
+    NT_CHECK_INT_EQ(natsio_client_connected_url(c, &url), NATSIO_ERR_CONNECTION_CLOSED);
+
+    /* The subscription closed with the client: nothing more to read. */
+    NT_CHECK(natsio_sub_is_closed(s));
+    natsio_msg *m = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 500, &m), NATSIO_ERR_SUBSCRIPTION_CLOSED);
+    NT_CHECK(m == NULL);
+}
+
+static void test_sub_outlives_client_free(void) {
+    char subj[128];
+    natsio_client *c = NULL;
+    NT_CHECK_INT_EQ(natsio_client_connect_url(nt_server_url(g_server), &c), NATSIO_OK);
+    natsio_sub *s = NULL;
+    natsio_status st = natsio_client_subscribe(c, case_subject(subj, sizeof subj, "s"), NULL, NULL, &s);
+    natsio_client_free(c);
+    NT_CHECK_INT_EQ(st, NATSIO_OK);
+    nt_cleanup(sub_free_cb, s);
+    /* Still a valid handle that reports the closed connection. */
+    NT_CHECK(natsio_sub_is_closed(s));
+    NT_CHECK_STR_EQ(natsio_sub_subject(s), subj);
+    natsio_msg *m = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 100, &m), NATSIO_ERR_SUBSCRIPTION_CLOSED);
+}
+
+static struct {
+    atomic_long calls;
+    atomic_long released;
+    atomic_long closed_status;
+    natsio_client *client;
+    counter closed_from_callback;
+} g_life;
+
+static void slow_counting_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
+    (void)user_data;
+    (void)sub;
+    (void)msg;
+    nt_sleep_ms(20);
+    atomic_fetch_add(&g_life.calls, 1);
+}
+
+static void life_release(void *user_data) {
+    (void)user_data;
+    atomic_fetch_add(&g_life.released, 1);
+}
+
+static bool life_released(void *arg) {
+    (void)arg;
+    return atomic_load(&g_life.released) > 0;
+}
+
+static bool some_calls(void *arg) {
+    (void)arg;
+    return atomic_load(&g_life.calls) >= 2;
+}
+
+static void test_no_callback_after_client_free(void) {
+    char subj[128];
+    atomic_store(&g_life.calls, 0);
+    atomic_store(&g_life.released, 0);
+    natsio_client *pub = connect_url(nt_server_url(g_server));
+    NT_CHECK(pub != NULL);
+    natsio_client *c = NULL;
+    NT_CHECK_INT_EQ(natsio_client_connect_url(nt_server_url(g_server), &c), NATSIO_OK);
+    natsio_sub *s = NULL;
+    natsio_status st = natsio_client_subscribe_callback(c, case_subject(subj, sizeof subj, "slow"), NULL, NULL,
+                                                        slow_counting_cb, NULL, life_release, &s);
+    if (st == NATSIO_OK) st = natsio_client_flush(c, 2000);
+    if (st != NATSIO_OK) natsio_client_free(c);
+    NT_CHECK_INT_EQ(st, NATSIO_OK);
+    /* s is freed by hand below (leaked if a check fails first). */
+    /* 100 messages of 20 ms each: a backlog well beyond the free below. */
+    for (int i = 0; i < 100; i++) NT_CHECK_INT_EQ(natsio_client_publish(pub, subj, "x", 1), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(pub, 2000), NATSIO_OK);
+    if (!nt_wait_until(some_calls, NULL, 5000)) natsio_client_free(c);
+    NT_CHECK(atomic_load(&g_life.calls) >= 2);
+
+    natsio_client_free(c);
+    long after_free = atomic_load(&g_life.calls);
+    NT_CHECK(after_free < 100);
+    nt_sleep_ms(200);
+    NT_CHECK_INT_EQ(atomic_load(&g_life.calls), after_free);
+    /* The sub is closed with its client: its user data is released once. */
+    NT_CHECK(nt_wait_until(life_released, NULL, 2000));
+    natsio_sub_free(s);
+    NT_CHECK_INT_EQ(atomic_load(&g_life.released), 1);
+    NT_CHECK_INT_EQ(atomic_load(&g_life.calls), after_free);
+}
+
+static void close_from_callback(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
+    (void)user_data;
+    (void)sub;
+    (void)msg;
+    atomic_store(&g_life.closed_status, natsio_client_close(g_life.client));
+    atomic_fetch_add(&g_life.closed_from_callback.value, 1);
+}
+
+static void test_close_from_inside_callback(void) {
+    char subj[128];
+    atomic_store(&g_life.closed_from_callback.value, 0);
+    atomic_store(&g_life.closed_status, -1);
+    natsio_client *c = connect_url(nt_server_url(g_server));
+    NT_CHECK(c != NULL);
+    g_life.client = c;
+    natsio_sub *s = NULL;
+    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(c, case_subject(subj, sizeof subj, "close"), NULL, NULL,
+                                                     close_from_callback, NULL, NULL, &s),
+                    NATSIO_OK);
+    nt_cleanup(sub_free_cb, s);
+    NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
+    /* Published by another client: c may close itself at any moment. */
+    natsio_client *pub = connect_url(nt_server_url(g_server));
+    NT_CHECK(pub != NULL);
+    NT_CHECK_INT_EQ(natsio_client_publish(pub, subj, "x", 1), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_publish(pub, subj, "y", 1), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(pub, 2000), NATSIO_OK);
+    NT_CHECK(nt_wait_until(counter_positive, &g_life.closed_from_callback, 5000));
+    NT_CHECK_INT_EQ(atomic_load(&g_life.closed_status), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CLOSED);
+    nt_sleep_ms(100);
+    /* Closed by the first message: the second never reaches the callback. */
+    NT_CHECK_INT_EQ(atomic_load(&g_life.closed_from_callback.value), 1);
+    NT_CHECK_INT_EQ(natsio_client_close(c), NATSIO_OK);
+}
+
+/* ---- server loss ----------------------------------------------------------------- */
+
+static struct {
+    pthread_mutex_t lock;
+    long reports;
+    natsio_status last_status;
+} g_errs = {PTHREAD_MUTEX_INITIALIZER, 0, NATSIO_OK};
+
+static void record_error(void *user_data, natsio_status status, const char *text, uint64_t sid,
+                         const char *subject) {
+    (void)user_data;
+    (void)text;
+    (void)sid;
+    (void)subject;
+    pthread_mutex_lock(&g_errs.lock);
+    g_errs.reports++;
+    g_errs.last_status = status;
+    pthread_mutex_unlock(&g_errs.lock);
+}
+
+static bool error_reported(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&g_errs.lock);
+    bool seen = g_errs.reports > 0;
+    pthread_mutex_unlock(&g_errs.lock);
+    return seen;
+}
+
+static bool client_closed(void *arg) { return natsio_client_status((natsio_client *)arg) == NATSIO_CONN_CLOSED; }
+
+static void test_server_killed_mid_session(void) {
+    char subj[128];
+    pthread_mutex_lock(&g_errs.lock);
+    g_errs.reports = 0;
+    pthread_mutex_unlock(&g_errs.lock);
+    nt_server *own = nt_server_start(NULL);
+    NT_CHECK(own != NULL);
+    nt_cleanup(nt_server_stop_cb, own);
+    natsio_options *o = new_options();
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_url(o, nt_server_url(own)), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_error_callback(o, record_error, NULL, NULL), NATSIO_OK);
+    natsio_client *c = NULL;
+    NT_CHECK_INT_EQ(natsio_client_connect(o, &c), NATSIO_OK);
+    nt_cleanup(client_free_cb, c);
+    natsio_sub *silent = NULL;
+    NT_CHECK_INT_EQ(natsio_client_subscribe(c, case_subject(subj, sizeof subj, "silent"), NULL, NULL, &silent),
+                    NATSIO_OK);
+    nt_cleanup(sub_free_cb, silent);
+    NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
+    natsio_token *t = NULL;
+    NT_CHECK_INT_EQ(natsio_client_request_async(c, subj, NULL, "?", 1, 30000, &t), NATSIO_OK);
+    nt_cleanup(token_free_cb, t);
+    NT_CHECK(!natsio_token_is_done(t));
+
+    nt_server_kill(own);
+
+    /* The pending request fails instead of waiting out its 30 s. */
+    NT_CHECK_INT_EQ(natsio_token_wait(t, 10000), NATSIO_OK);
+    natsio_status req_status = natsio_token_status(t);
+    NT_CHECK_MSG(req_status != NATSIO_OK && req_status != NATSIO_PENDING, "request status %d", (int)req_status);
+    NT_CHECK(nt_wait_until(error_reported, NULL, 5000));
+    NT_CHECK(nt_wait_until(client_closed, c, 10000));
+    NT_CHECK(natsio_client_flush(c, 1000) != NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_publish(c, subj, "x", 1), NATSIO_ERR_CONNECTION_CLOSED);
+    natsio_msg *m = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_next_msg(silent, 500, &m), NATSIO_ERR_SUBSCRIPTION_CLOSED);
+}
+
+/* ---- status strings, last error, version ------------------------------------------- */
+
+static void test_status_str_every_code(void) {
+    static const int32_t codes[] = {
+        NATSIO_OK, NATSIO_DONE, NATSIO_PENDING, NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+        NATSIO_ERR_INVALID_ARGUMENT, NATSIO_ERR_BAD_SUBJECT, NATSIO_ERR_BAD_QUEUE_NAME, NATSIO_ERR_BAD_HEADERS,
+        NATSIO_ERR_CONFIG, NATSIO_ERR_ILLEGAL_STATE, NATSIO_ERR_NOT_FOUND, NATSIO_ERR_INTERNAL, NATSIO_ERR_TIMEOUT,
+        NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_NO_SERVERS, NATSIO_ERR_IO, NATSIO_ERR_DRAIN_TIMEOUT,
+        NATSIO_ERR_CANCELLED, NATSIO_ERR_PROTOCOL, NATSIO_ERR_PARSER, NATSIO_ERR_MAX_CONTROL_LINE,
+        NATSIO_ERR_MAX_PAYLOAD, NATSIO_ERR_SERVER, NATSIO_ERR_STALE_CONNECTION, NATSIO_ERR_AUTHORIZATION,
+        NATSIO_ERR_AUTH_EXPIRED, NATSIO_ERR_PERMISSIONS, NATSIO_ERR_MAX_SUBSCRIPTIONS, NATSIO_ERR_NO_RESPONDERS,
+        NATSIO_ERR_NO_REPLY_SUBJECT, NATSIO_ERR_SUBSCRIPTION_CLOSED, NATSIO_ERR_SLOW_CONSUMER,
+    };
+    const size_t n = sizeof codes / sizeof codes[0];
+    for (size_t i = 0; i < n; i++) {
+        const char *s = natsio_status_str(codes[i]);
+        NT_CHECK_MSG(s != NULL && s[0] != '\0', "code %d has no text", (int)codes[i]);
+        NT_CHECK_MSG(strcmp(s, "unknown status code") != 0, "code %d unnamed", (int)codes[i]);
+        /* Each code has its own text. */
+        for (size_t j = 0; j < i; j++)
+            NT_CHECK_MSG(strcmp(s, natsio_status_str(codes[j])) != 0, "codes %d and %d share \"%s\"",
+                         (int)codes[i], (int)codes[j], s);
+    }
+    static const int32_t unknown[] = {-1, 3, 99, 110, 999, 12345, INT32_MIN, INT32_MAX};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
+        NT_CHECK_STR_EQ(natsio_status_str(unknown[i]), "unknown status code");
+}
+
+static void *read_last_error(void *out) {
+    snprintf((char *)out, 256, "%s", natsio_last_error());
+    return NULL;
+}
+
+static void test_last_error_detail(void) {
+    natsio_client *c = connect_url(nt_server_url(g_server));
+    NT_CHECK(c != NULL);
+    NT_CHECK_INT_EQ(natsio_client_publish(c, "bad subject", "x", 1), NATSIO_ERR_BAD_SUBJECT);
+    const char *detail = natsio_last_error();
+    NT_CHECK(detail != NULL);
+    NT_CHECK_MSG(detail[0] != '\0', "no detail after a failure");
+    char saved[256];
+    snprintf(saved, sizeof saved, "%s", detail);
+    /* Successful calls leave it unchanged. */
+    NT_CHECK_INT_EQ(natsio_client_publish(c, "lifecycle.ok", "x", 1), NATSIO_OK);
+    NT_CHECK_STR_EQ(natsio_last_error(), saved);
+    /* It is per thread: a fresh thread has none. */
+    char other[256] = "unset";
+    pthread_t th;
+    NT_CHECK(pthread_create(&th, NULL, read_last_error, other) == 0);
+    pthread_join(th, NULL);
+    NT_CHECK_STR_EQ(other, "");
+    /* A later failure replaces it. */
+    natsio_options *o = new_options();
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_connect_timeout_ms(o, 0), NATSIO_ERR_CONFIG);
+    NT_CHECK(natsio_last_error()[0] != '\0');
+    NT_CHECK(strcmp(natsio_last_error(), saved) != 0);
+}
+
+static void test_version(void) {
+    const char *v = natsio_version();
+    NT_CHECK(v != NULL);
+    int major = -1, minor = -1, patch = -1;
+    NT_CHECK_MSG(sscanf(v, "%d.%d.%d", &major, &minor, &patch) == 3, "version \"%s\"", v);
+    NT_CHECK(major >= 0 && minor >= 0 && patch >= 0);
+    NT_CHECK(natsio_version() == v); /* a static string */
+}
+
+int main(int argc, char **argv) {
+    static const nt_case cases[] = {
+        NT_CASE(test_connect_to_closed_port_fails),
+        NT_CASE(test_connect_tries_servers_in_order),
+        NT_CASE(test_options_validation),
+        NT_CASE(test_token_and_user_are_exclusive),
+        NT_CASE(test_close_is_idempotent),
+        NT_CASE(test_use_after_close),
+        NT_CASE(test_sub_outlives_client_free),
+        NT_CASE(test_no_callback_after_client_free),
+        NT_CASE(test_close_from_inside_callback),
+        NT_CASE(test_server_killed_mid_session),
+        NT_CASE(test_status_str_every_code),
+        NT_CASE(test_last_error_detail),
+        NT_CASE(test_version),
+    };
+    g_server = nt_server_start(NULL);
+    if (g_server == NULL) {
+        fprintf(stderr, "cannot start nats-server\n");
+        return 1;
+    }
+    nt_cleanup(nt_server_stop_cb, g_server);
+    return nt_main(argc, argv, cases, NT_COUNT(cases));
+}

@@ -1,0 +1,591 @@
+/*
+ * Pending-limit policies under real overload, through the C ABI: a publisher
+ * client floods a subscription of another client whose consumer is not
+ * reading (an iterator not read yet, or a callback held at a gate) until the
+ * flood has been fully received. Then each policy's outcome is exact:
+ * DROP_NEW keeps the first messages, DROP_OLD the newest, BLOCK loses
+ * nothing, ERROR fails the subscription; drops are counted and reported to
+ * the error callback with the subscription's sid and subject.
+ *
+ * "Fully received" without sleeping: the publisher flushes (the server has
+ * routed every message to the subscriber's connection), then the subscriber
+ * flushes (its PONG is queued behind those messages, so its reader has
+ * processed them all). Not usable with BLOCK, whose reader is paused.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "harness.h"
+
+#include <natsio.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { FLOOD = 2000, LIMIT = 50 };
+
+static nt_server *g_server;
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static const char *case_subject(char *buf, size_t cap, const char *suffix) {
+    snprintf(buf, cap, "policies.%s.%s", nt_current_case(), suffix);
+    return buf;
+}
+
+static void client_free_cb(void *c) { natsio_client_free((natsio_client *)c); }
+static void sub_free_cb(void *s) { natsio_sub_free((natsio_sub *)s); }
+static void options_free_cb(void *o) { natsio_options_free((natsio_options *)o); }
+
+/* Everything the error callback saw, for the running case. */
+static struct {
+    pthread_mutex_t lock;
+    long slow_consumer_reports;
+    long other_reports;
+    uint64_t last_sid;
+    char last_subject[256];
+} g_errors = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, {0}};
+
+static void record_error(void *user_data, natsio_status status, const char *text, uint64_t sid,
+                         const char *subject) {
+    (void)user_data;
+    (void)text;
+    pthread_mutex_lock(&g_errors.lock);
+    if (status == NATSIO_ERR_SLOW_CONSUMER) {
+        g_errors.slow_consumer_reports++;
+        g_errors.last_sid = sid;
+        snprintf(g_errors.last_subject, sizeof g_errors.last_subject, "%s", subject ? subject : "(null)");
+    } else {
+        g_errors.other_reports++;
+    }
+    pthread_mutex_unlock(&g_errors.lock);
+}
+
+static void reset_errors(void) {
+    pthread_mutex_lock(&g_errors.lock);
+    g_errors.slow_consumer_reports = 0;
+    g_errors.other_reports = 0;
+    g_errors.last_sid = 0;
+    g_errors.last_subject[0] = '\0';
+    pthread_mutex_unlock(&g_errors.lock);
+}
+
+static bool slow_consumer_reported(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&g_errors.lock);
+    bool seen = g_errors.slow_consumer_reports > 0;
+    pthread_mutex_unlock(&g_errors.lock);
+    return seen;
+}
+
+/* Asserts the error callback reported a slow consumer for `sub`. */
+static void check_slow_consumer_reported(natsio_sub *sub) {
+    NT_CHECK_MSG(nt_wait_until(slow_consumer_reported, NULL, 3000),
+                 "error callback never got NATSIO_ERR_SLOW_CONSUMER");
+    pthread_mutex_lock(&g_errors.lock);
+    uint64_t sid = g_errors.last_sid;
+    char subject[256];
+    snprintf(subject, sizeof subject, "%s", g_errors.last_subject);
+    pthread_mutex_unlock(&g_errors.lock);
+    NT_CHECK_INT_EQ(sid, natsio_sub_sid(sub));
+    NT_CHECK_STR_EQ(subject, natsio_sub_subject(sub));
+}
+
+/* A subscriber client with the error callback and optional default pending
+ * limits (msgs_limit 0: keep the library defaults). */
+static natsio_client *connect_subscriber(int64_t default_msgs, int64_t default_bytes) {
+    natsio_options *o = NULL;
+    natsio_client *c = NULL;
+    natsio_status st = natsio_options_new(&o);
+    if (st == NATSIO_OK) st = natsio_options_set_url(o, nt_server_url(g_server));
+    if (st == NATSIO_OK) st = natsio_options_set_error_callback(o, record_error, NULL, NULL);
+    if (st == NATSIO_OK && (default_msgs != 0 || default_bytes != 0))
+        st = natsio_options_set_pending_limits(o, default_msgs, default_bytes);
+    if (st == NATSIO_OK) st = natsio_client_connect(o, &c);
+    if (o) nt_cleanup(options_free_cb, o);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "subscriber connect: %s (%s)", natsio_status_str(st),
+                   natsio_last_error());
+        return NULL;
+    }
+    nt_cleanup(client_free_cb, c);
+    return c;
+}
+
+static natsio_client *connect_publisher(void) {
+    natsio_client *c = NULL;
+    natsio_status st = natsio_client_connect_url(nt_server_url(g_server), &c);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "publisher connect: %s", natsio_status_str(st));
+        return NULL;
+    }
+    nt_cleanup(client_free_cb, c);
+    return c;
+}
+
+static natsio_sub *subscribe_limited(natsio_client *c, const char *subject, int64_t msgs,
+                                     int64_t bytes, int32_t policy) {
+    natsio_sub_options so;
+    natsio_sub *s = NULL;
+    natsio_status st = natsio_sub_options_init(&so);
+    so.pending_msgs_limit = msgs;
+    so.pending_bytes_limit = bytes;
+    so.policy = policy;
+    if (st == NATSIO_OK) st = natsio_client_subscribe(c, subject, NULL, &so, &s);
+    if (st == NATSIO_OK) st = natsio_client_flush(c, 2000);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "subscribe: %s (%s)", natsio_status_str(st), natsio_last_error());
+        return NULL;
+    }
+    nt_cleanup(sub_free_cb, s);
+    return s;
+}
+
+/* Publishes "0".."n-1" padded with '.' to `size` bytes (size 0: no padding). */
+static natsio_status flood(natsio_client *c, const char *subject, int n, size_t size) {
+    char buf[512];
+    for (int i = 0; i < n; i++) {
+        int len = snprintf(buf, sizeof buf, "%d", i);
+        size_t total = (size_t)len;
+        if (size > total) {
+            memset(buf + len + 1, '.', size - total - 1);
+            buf[len] = ' ';
+            total = size;
+        }
+        natsio_status st = natsio_client_publish(c, subject, buf, total);
+        if (st != NATSIO_OK) return st;
+    }
+    return natsio_client_flush(c, 5000);
+}
+
+static int msg_number(const natsio_msg *m) { return atoi(natsio_msg_data(m)); }
+
+/* Reads until a 200 ms gap; stores the payload numbers in `out` (cap n). */
+static int read_all(natsio_sub *s, int *out, int cap, natsio_status *last) {
+    int got = 0;
+    natsio_msg *m = NULL;
+    natsio_status st;
+    while ((st = natsio_sub_next_msg(s, 200, &m)) == NATSIO_OK) {
+        if (got < cap) out[got] = msg_number(m);
+        got++;
+        natsio_msg_free(m);
+    }
+    if (last) *last = st;
+    return got;
+}
+
+/* ---- iterator subscriptions ---------------------------------------------- */
+
+static void test_drop_new_keeps_first(void) {
+    char subj[128];
+    reset_errors();
+    natsio_client *sc = connect_subscriber(0, 0);
+    natsio_client *pc = connect_publisher();
+    NT_CHECK(sc && pc);
+    natsio_sub *s = subscribe_limited(sc, case_subject(subj, sizeof subj, "f"), LIMIT, -1,
+                                      NATSIO_POLICY_DROP_NEW);
+    NT_CHECK(s != NULL);
+    NT_CHECK_INT_EQ(flood(pc, subj, FLOOD, 0), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(sc, 5000), NATSIO_OK);
+
+    struct natsio_sub_stats st;
+    NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
+    NT_CHECK_INT_EQ(st.pending_msgs, LIMIT);
+    NT_CHECK_INT_EQ(st.dropped, FLOOD - LIMIT);
+
+    static int got[FLOOD];
+    natsio_status last;
+    int n = read_all(s, got, FLOOD, &last);
+    NT_CHECK_INT_EQ(last, NATSIO_ERR_TIMEOUT);
+    NT_CHECK_INT_EQ(n, LIMIT);
+    for (int i = 0; i < n; i++) NT_CHECK_INT_EQ(got[i], i);
+    NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
+    NT_CHECK_INT_EQ(st.delivered, LIMIT);
+    NT_CHECK_INT_EQ(st.dropped, FLOOD - n);
+    check_slow_consumer_reported(s);
+    if (nt_failed()) return;
+
+    /* The client's error counter counts the reports. */
+    struct natsio_client_stats cs;
+    NT_CHECK_INT_EQ(natsio_client_get_stats(sc, &cs), NATSIO_OK);
+    NT_CHECK(cs.errors >= 1);
+    NT_CHECK_INT_EQ(cs.in_msgs, FLOOD);
+}
+
+static void test_drop_old_keeps_newest(void) {
+    char subj[128];
+    reset_errors();
+    natsio_client *sc = connect_subscriber(0, 0);
+    natsio_client *pc = connect_publisher();
+    NT_CHECK(sc && pc);
+    natsio_sub *s = subscribe_limited(sc, case_subject(subj, sizeof subj, "f"), LIMIT, -1,
+                                      NATSIO_POLICY_DROP_OLD);
+    NT_CHECK(s != NULL);
+    NT_CHECK_INT_EQ(flood(pc, subj, FLOOD, 0), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(sc, 5000), NATSIO_OK);
+
+    static int got[FLOOD];
+    natsio_status last;
+    int n = read_all(s, got, FLOOD, &last);
+    NT_CHECK_INT_EQ(last, NATSIO_ERR_TIMEOUT);
+    NT_CHECK_INT_EQ(n, LIMIT);
+    for (int i = 0; i < n; i++) NT_CHECK_INT_EQ(got[i], FLOOD - LIMIT + i);
+    struct natsio_sub_stats st;
+    NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
+    NT_CHECK_INT_EQ(st.dropped, FLOOD - n);
+    NT_CHECK_INT_EQ(st.delivered, n);
+    check_slow_consumer_reported(s);
+}
+
+static void test_block_loses_nothing(void) {
+    char subj[128];
+    reset_errors();
+    natsio_client *sc = connect_subscriber(0, 0);
+    natsio_client *pc = connect_publisher();
+    NT_CHECK(sc && pc);
+    natsio_sub *s = subscribe_limited(sc, case_subject(subj, sizeof subj, "f"), LIMIT, -1,
+                                      NATSIO_POLICY_BLOCK);
+    NT_CHECK(s != NULL);
+    NT_CHECK_INT_EQ(flood(pc, subj, FLOOD, 0), NATSIO_OK);
+
+    /* The reader stops at the limit instead of dropping. The message that
+     * found the queue full is already off the socket, so it is queued and
+     * the reader pauses after it: at most LIMIT + 1 are pending. */
+    struct natsio_sub_stats st;
+    int64_t deadline = nt_now_ms() + 3000;
+    do {
+        NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
+        if (st.pending_msgs >= LIMIT) break;
+        nt_sleep_ms(5);
+    } while (nt_now_ms() < deadline);
+    NT_CHECK(st.pending_msgs >= LIMIT);
+    nt_sleep_ms(100);
+    NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
+    NT_CHECK_MSG(st.pending_msgs <= LIMIT + 1, "pending %llu", (unsigned long long)st.pending_msgs);
+    NT_CHECK_INT_EQ(st.dropped, 0);
+
+    /* Every message arrives, in order, as the consumer catches up. */
+    for (int i = 0; i < FLOOD; i++) {
+        natsio_msg *m = NULL;
+        NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 5000, &m), NATSIO_OK);
+        int k = msg_number(m);
+        natsio_msg_free(m);
+        NT_CHECK_INT_EQ(k, i);
+        if (i % 100 == 0) {
+            NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
+            NT_CHECK(st.pending_msgs <= LIMIT + 1);
+        }
+    }
+    natsio_msg *m = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 100, &m), NATSIO_ERR_TIMEOUT);
+    NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
+    NT_CHECK_INT_EQ(st.dropped, 0);
+    NT_CHECK_INT_EQ(st.delivered, FLOOD);
+    /* Once caught up the connection works normally again. */
+    NT_CHECK_INT_EQ(natsio_client_flush(sc, 5000), NATSIO_OK);
+}
+
+static void test_error_fails_subscription(void) {
+    char subj[128];
+    reset_errors();
+    natsio_client *sc = connect_subscriber(0, 0);
+    natsio_client *pc = connect_publisher();
+    NT_CHECK(sc && pc);
+    natsio_sub *s = subscribe_limited(sc, case_subject(subj, sizeof subj, "f"), LIMIT, -1,
+                                      NATSIO_POLICY_ERROR);
+    NT_CHECK(s != NULL);
+    NT_CHECK_INT_EQ(flood(pc, subj, FLOOD, 0), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(sc, 5000), NATSIO_OK);
+
+    static int got[FLOOD];
+    natsio_status last;
+    int n = read_all(s, got, FLOOD, &last);
+    NT_CHECK_INT_EQ(last, NATSIO_ERR_SLOW_CONSUMER);
+    NT_CHECK(n <= LIMIT);
+    for (int i = 0; i < n; i++) NT_CHECK_INT_EQ(got[i], i);
+    /* The failure sticks. */
+    natsio_msg *m = NULL;
+    natsio_status again = natsio_sub_next_msg(s, 100, &m);
+    NT_CHECK(again == NATSIO_ERR_SLOW_CONSUMER || again == NATSIO_ERR_SUBSCRIPTION_CLOSED);
+    NT_CHECK(natsio_sub_is_closed(s));
+    check_slow_consumer_reported(s);
+    if (nt_failed()) return;
+    /* Other subscriptions and the client are unaffected. */
+    NT_CHECK_INT_EQ(natsio_client_status(sc), NATSIO_CONN_CONNECTED);
+    NT_CHECK_INT_EQ(natsio_client_flush(sc, 2000), NATSIO_OK);
+}
+
+static void test_byte_limit_drop_new(void) {
+    enum { N = 50, SIZE = 100, BYTES = 1000 };
+    char subj[128];
+    reset_errors();
+    natsio_client *sc = connect_subscriber(0, 0);
+    natsio_client *pc = connect_publisher();
+    NT_CHECK(sc && pc);
+    natsio_sub *s = subscribe_limited(sc, case_subject(subj, sizeof subj, "f"), -1, BYTES,
+                                      NATSIO_POLICY_DROP_NEW);
+    NT_CHECK(s != NULL);
+    NT_CHECK_INT_EQ(flood(pc, subj, N, SIZE), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(sc, 5000), NATSIO_OK);
+
+    struct natsio_sub_stats st;
+    NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
+    NT_CHECK_INT_EQ(st.pending_bytes, BYTES);
+    NT_CHECK_INT_EQ(st.pending_msgs, BYTES / SIZE);
+    NT_CHECK_INT_EQ(st.dropped, N - BYTES / SIZE);
+    int got[N];
+    int n = read_all(s, got, N, NULL);
+    NT_CHECK_INT_EQ(n, BYTES / SIZE);
+    for (int i = 0; i < n; i++) NT_CHECK_INT_EQ(got[i], i);
+    check_slow_consumer_reported(s);
+}
+
+static void test_byte_limit_drop_old(void) {
+    enum { N = 50, SIZE = 100, BYTES = 1000 };
+    char subj[128];
+    reset_errors();
+    natsio_client *sc = connect_subscriber(0, 0);
+    natsio_client *pc = connect_publisher();
+    NT_CHECK(sc && pc);
+    natsio_sub *s = subscribe_limited(sc, case_subject(subj, sizeof subj, "f"), -1, BYTES,
+                                      NATSIO_POLICY_DROP_OLD);
+    NT_CHECK(s != NULL);
+    NT_CHECK_INT_EQ(flood(pc, subj, N, SIZE), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(sc, 5000), NATSIO_OK);
+    int got[N];
+    int n = read_all(s, got, N, NULL);
+    NT_CHECK_INT_EQ(n, BYTES / SIZE);
+    for (int i = 0; i < n; i++) NT_CHECK_INT_EQ(got[i], N - BYTES / SIZE + i);
+    struct natsio_sub_stats st;
+    NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
+    NT_CHECK_INT_EQ(st.dropped, N - n);
+}
+
+static void test_option_level_default_limits(void) {
+    enum { DEFAULT_LIMIT = 20 };
+    char subj[128];
+    reset_errors();
+    /* Client-wide default: 20 messages, no byte limit. */
+    natsio_client *sc = connect_subscriber(DEFAULT_LIMIT, 0);
+    natsio_client *pc = connect_publisher();
+    NT_CHECK(sc && pc);
+    /* opts NULL and limits 0 both mean "the client's default". */
+    natsio_sub *by_null = NULL;
+    NT_CHECK_INT_EQ(natsio_client_subscribe(sc, case_subject(subj, sizeof subj, "f"), NULL, NULL, &by_null),
+                    NATSIO_OK);
+    nt_cleanup(sub_free_cb, by_null);
+    natsio_sub *by_zero = subscribe_limited(sc, subj, 0, 0, NATSIO_POLICY_DROP_NEW);
+    /* An explicit per-subscription limit overrides the default. */
+    natsio_sub *unlimited = subscribe_limited(sc, subj, -1, -1, NATSIO_POLICY_DROP_NEW);
+    NT_CHECK(by_zero && unlimited);
+    NT_CHECK_INT_EQ(flood(pc, subj, 100, 0), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(sc, 5000), NATSIO_OK);
+
+    struct natsio_sub_stats st;
+    NT_CHECK_INT_EQ(natsio_sub_get_stats(by_null, &st), NATSIO_OK);
+    NT_CHECK_INT_EQ(st.pending_msgs, DEFAULT_LIMIT);
+    NT_CHECK_INT_EQ(st.dropped, 100 - DEFAULT_LIMIT);
+    NT_CHECK_INT_EQ(natsio_sub_get_stats(by_zero, &st), NATSIO_OK);
+    NT_CHECK_INT_EQ(st.pending_msgs, DEFAULT_LIMIT);
+    NT_CHECK_INT_EQ(st.dropped, 100 - DEFAULT_LIMIT);
+    NT_CHECK_INT_EQ(natsio_sub_get_stats(unlimited, &st), NATSIO_OK);
+    NT_CHECK_INT_EQ(st.pending_msgs, 100);
+    NT_CHECK_INT_EQ(st.dropped, 0);
+}
+
+static void test_option_level_default_byte_limit(void) {
+    char subj[128];
+    reset_errors();
+    natsio_client *sc = connect_subscriber(-1, 500); /* no msg limit, 500 bytes */
+    natsio_client *pc = connect_publisher();
+    NT_CHECK(sc && pc);
+    natsio_sub *s = NULL;
+    NT_CHECK_INT_EQ(natsio_client_subscribe(sc, case_subject(subj, sizeof subj, "f"), NULL, NULL, &s),
+                    NATSIO_OK);
+    nt_cleanup(sub_free_cb, s);
+    NT_CHECK_INT_EQ(natsio_client_flush(sc, 2000), NATSIO_OK);
+    NT_CHECK_INT_EQ(flood(pc, subj, 20, 100), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(sc, 5000), NATSIO_OK);
+    struct natsio_sub_stats st;
+    NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
+    NT_CHECK_INT_EQ(st.pending_bytes, 500);
+    NT_CHECK_INT_EQ(st.pending_msgs, 5);
+    NT_CHECK_INT_EQ(st.dropped, 15);
+}
+
+static void test_sub_options_init_defaults(void) {
+    natsio_sub_options so;
+    memset(&so, 0x5a, sizeof so);
+    NT_CHECK_INT_EQ(natsio_sub_options_init(&so), NATSIO_OK);
+    NT_CHECK_INT_EQ(so.policy, NATSIO_POLICY_DROP_NEW);
+    NT_CHECK_INT_EQ(so.pending_msgs_limit, 0);
+    NT_CHECK_INT_EQ(so.pending_bytes_limit, 0);
+    NT_CHECK_INT_EQ(natsio_sub_options_init(NULL), NATSIO_ERR_NULL_ARGUMENT);
+}
+
+/* ---- callback subscriptions held at a gate --------------------------------- */
+
+static struct {
+    atomic_bool open;
+    atomic_long count;
+    atomic_long out_of_order;
+    atomic_long first;
+    atomic_long last;
+    int seen[FLOOD]; /* numbers in delivery order (written by the callback) */
+} g_gate;
+
+static void reset_gate(void) {
+    atomic_store(&g_gate.open, false);
+    atomic_store(&g_gate.count, 0);
+    atomic_store(&g_gate.out_of_order, 0);
+    atomic_store(&g_gate.first, -1);
+    atomic_store(&g_gate.last, -1);
+}
+
+/* Waits at the gate, then records the numbers it sees (strictly increasing). */
+static void gated_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
+    (void)user_data;
+    (void)sub;
+    while (!atomic_load(&g_gate.open)) nt_sleep_ms(1);
+    long k = msg_number(msg);
+    if (atomic_load(&g_gate.first) < 0) atomic_store(&g_gate.first, k);
+    if (k <= atomic_load(&g_gate.last)) atomic_fetch_add(&g_gate.out_of_order, 1);
+    atomic_store(&g_gate.last, k);
+    long index = atomic_load(&g_gate.count);
+    if (index < FLOOD) g_gate.seen[index] = (int)k;
+    atomic_fetch_add(&g_gate.count, 1);
+}
+
+static void open_gate(void *unused) {
+    (void)unused;
+    atomic_store(&g_gate.open, true);
+}
+
+static natsio_sub *subscribe_gated(natsio_client *c, const char *subject, int32_t policy) {
+    natsio_sub_options so;
+    natsio_sub_options_init(&so);
+    so.pending_msgs_limit = LIMIT;
+    so.pending_bytes_limit = -1;
+    so.policy = policy;
+    natsio_sub *s = NULL;
+    natsio_status st = natsio_client_subscribe_callback(c, subject, NULL, &so, gated_cb, NULL, NULL, &s);
+    if (st == NATSIO_OK) st = natsio_client_flush(c, 2000);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "subscribe: %s", natsio_status_str(st));
+        return NULL;
+    }
+    nt_cleanup(sub_free_cb, s);
+    nt_cleanup(open_gate, NULL); /* runs first: never leave a callback stuck */
+    return s;
+}
+
+static bool all_accounted(void *arg) {
+    natsio_sub *s = (natsio_sub *)arg;
+    struct natsio_sub_stats st;
+    if (natsio_sub_get_stats(s, &st) != NATSIO_OK) return false;
+    return (long)(st.delivered + st.dropped) >= FLOOD && st.pending_msgs == 0 &&
+           atomic_load(&g_gate.count) == (long)st.delivered;
+}
+
+static void test_callback_drop_new_slow_consumer(void) {
+    char subj[128];
+    reset_errors();
+    reset_gate();
+    natsio_client *sc = connect_subscriber(0, 0);
+    natsio_client *pc = connect_publisher();
+    NT_CHECK(sc && pc);
+    natsio_sub *s = subscribe_gated(sc, case_subject(subj, sizeof subj, "f"), NATSIO_POLICY_DROP_NEW);
+    NT_CHECK(s != NULL);
+    NT_CHECK_INT_EQ(flood(pc, subj, FLOOD, 0), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(sc, 5000), NATSIO_OK);
+    atomic_store(&g_gate.open, true);
+    NT_CHECK(nt_wait_until(all_accounted, s, 5000));
+
+    struct natsio_sub_stats st;
+    NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
+    long received = atomic_load(&g_gate.count);
+    /* LIMIT queued, plus at most the one the callback held at the gate. */
+    NT_CHECK(received == LIMIT || received == LIMIT + 1);
+    NT_CHECK_INT_EQ(st.dropped, FLOOD - received);
+    /* The queue filled with the first LIMIT messages; the callback taking
+     * one out may have let one later arrival in. */
+    for (int i = 0; i < LIMIT; i++) NT_CHECK_INT_EQ(g_gate.seen[i], i);
+    NT_CHECK_INT_EQ(atomic_load(&g_gate.out_of_order), 0);
+    check_slow_consumer_reported(s);
+}
+
+static void test_callback_drop_old_slow_consumer(void) {
+    char subj[128];
+    reset_errors();
+    reset_gate();
+    natsio_client *sc = connect_subscriber(0, 0);
+    natsio_client *pc = connect_publisher();
+    NT_CHECK(sc && pc);
+    natsio_sub *s = subscribe_gated(sc, case_subject(subj, sizeof subj, "f"), NATSIO_POLICY_DROP_OLD);
+    NT_CHECK(s != NULL);
+    NT_CHECK_INT_EQ(flood(pc, subj, FLOOD, 0), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(sc, 5000), NATSIO_OK);
+    atomic_store(&g_gate.open, true);
+    NT_CHECK(nt_wait_until(all_accounted, s, 5000));
+
+    struct natsio_sub_stats st;
+    NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
+    long received = atomic_load(&g_gate.count);
+    NT_CHECK(received == LIMIT || received == LIMIT + 1);
+    NT_CHECK_INT_EQ(st.dropped, FLOOD - received);
+    /* The newest survive: the last one delivered is the last one sent. */
+    NT_CHECK_INT_EQ(atomic_load(&g_gate.last), FLOOD - 1);
+    NT_CHECK_INT_EQ(atomic_load(&g_gate.out_of_order), 0);
+    check_slow_consumer_reported(s);
+}
+
+static void test_callback_block_loses_nothing(void) {
+    char subj[128];
+    reset_errors();
+    reset_gate();
+    natsio_client *sc = connect_subscriber(0, 0);
+    natsio_client *pc = connect_publisher();
+    NT_CHECK(sc && pc);
+    natsio_sub *s = subscribe_gated(sc, case_subject(subj, sizeof subj, "f"), NATSIO_POLICY_BLOCK);
+    NT_CHECK(s != NULL);
+    NT_CHECK_INT_EQ(flood(pc, subj, FLOOD, 0), NATSIO_OK);
+    nt_sleep_ms(100); /* let the reader hit the limit while the gate is shut */
+    struct natsio_sub_stats st;
+    NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
+    NT_CHECK(st.pending_msgs <= LIMIT + 1); /* see test_block_loses_nothing */
+    NT_CHECK_INT_EQ(st.dropped, 0);
+    atomic_store(&g_gate.open, true);
+    NT_CHECK(nt_wait_until(all_accounted, s, 10000));
+    NT_CHECK_INT_EQ(atomic_load(&g_gate.count), FLOOD);
+    NT_CHECK_INT_EQ(atomic_load(&g_gate.first), 0);
+    NT_CHECK_INT_EQ(atomic_load(&g_gate.last), FLOOD - 1);
+    NT_CHECK_INT_EQ(atomic_load(&g_gate.out_of_order), 0);
+    NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
+    NT_CHECK_INT_EQ(st.dropped, 0);
+}
+
+int main(int argc, char **argv) {
+    static const nt_case cases[] = {
+        NT_CASE(test_drop_new_keeps_first),
+        NT_CASE(test_drop_old_keeps_newest),
+        NT_CASE(test_block_loses_nothing),
+        NT_CASE(test_error_fails_subscription),
+        NT_CASE(test_byte_limit_drop_new),
+        NT_CASE(test_byte_limit_drop_old),
+        NT_CASE(test_option_level_default_limits),
+        NT_CASE(test_option_level_default_byte_limit),
+        NT_CASE(test_sub_options_init_defaults),
+        NT_CASE(test_callback_drop_new_slow_consumer),
+        NT_CASE(test_callback_drop_old_slow_consumer),
+        NT_CASE(test_callback_block_loses_nothing),
+    };
+    g_server = nt_server_start(NULL);
+    if (g_server == NULL) {
+        fprintf(stderr, "cannot start nats-server\n");
+        return 1;
+    }
+    nt_cleanup(nt_server_stop_cb, g_server);
+    return nt_main(argc, argv, cases, NT_COUNT(cases));
+}
