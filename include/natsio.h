@@ -479,7 +479,9 @@ natsio_status natsio_client_subscribe(const struct natsio_client *c,
  * Subscribes in callback mode: `cb` receives every message on the
  * subscription's dispatcher thread. `release` (may be NULL) is called with
  * `user_data` after the last callback, once the subscription is closed.
- * Errors: as `natsio_client_subscribe`; NATSIO_ERR_NULL_ARGUMENT for `cb`.
+ * If this function fails, `release` is not called: `user_data` stays the
+ * caller's. Errors: as `natsio_client_subscribe`; NATSIO_ERR_NULL_ARGUMENT
+ * for `cb`.
  */
 natsio_status natsio_client_subscribe_callback(const struct natsio_client *c,
                                                const char *subject,
@@ -866,10 +868,12 @@ natsio_status natsio_options_set_pending_limits(struct natsio_options *opts,
 natsio_status natsio_options_set_max_control_line(struct natsio_options *opts, int64_t bytes);
 
 /**
- * Registers the error callback (NULL `cb` removes it). `release`, if not
- * NULL, is called with `user_data` once no client or options object uses
- * the callback any more (after the last client using it is closed and the
- * options are freed or the callback replaced).
+ * Registers the error callback (NULL `cb` removes it, and then `release`,
+ * if given, is called with `user_data` at once). `release`, if not NULL,
+ * is called with `user_data` once no client or options object uses the
+ * callback any more: when the options are freed (or the callback replaced)
+ * and every client connected with them is closed. If this function fails,
+ * `release` is not called.
  */
 natsio_status natsio_options_set_error_callback(struct natsio_options *opts,
                                                 natsio_error_cb cb,
@@ -1017,7 +1021,8 @@ natsio_status natsio_token_msg(const struct natsio_token *token, struct natsio_m
  * dispatcher thread, if it already has). `release`, if not NULL, is called
  * with `user_data` after the callback ran or when the token is freed before
  * it could. One callback per token: a second registration fails with
- * NATSIO_ERR_ILLEGAL_STATE. Errors: NATSIO_ERR_NULL_ARGUMENT.
+ * NATSIO_ERR_ILLEGAL_STATE. If this function fails, `release` is not
+ * called. Errors: NATSIO_ERR_NULL_ARGUMENT.
  */
 natsio_status natsio_token_on_complete(struct natsio_token *token,
                                        natsio_token_cb cb,

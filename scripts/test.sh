@@ -77,14 +77,22 @@ ctest --test-dir "$BUILD_DIR" --output-on-failure
 
 # --------------------------------------------------------------------------
 # Go binding (cgo). Added when bindings/go exists.
+# The package's own cgo flags link ../../target/release/libnatsio.a; for
+# another CARGO_TARGET_DIR the natsio_custom_link tag drops them and the
+# archive is named here instead. Go modules: standard library only.
 if [ -d bindings/go ]; then
-    step "Go binding: go test -race"
+    step "Go binding: go vet, go test -race"
     (
         cd bindings/go
         export CGO_ENABLED=1
-        export CGO_CFLAGS="-I$ROOT/include${CGO_CFLAGS:+ $CGO_CFLAGS}"
-        export CGO_LDFLAGS="-L$LIB_DIR -Wl,-rpath,$LIB_DIR${CGO_LDFLAGS:+ $CGO_LDFLAGS}"
-        go test -race ./...
+        go_tags=()
+        if [ "$LIB_DIR" != "$ROOT/target/release" ]; then
+            go_tags=(-tags natsio_custom_link)
+            export CGO_LDFLAGS="$LIB_DIR/libnatsio.a -lm -ldl -lpthread${CGO_LDFLAGS:+ $CGO_LDFLAGS}"
+        fi
+        go vet "${go_tags[@]}" ./...
+        go build "${go_tags[@]}" -o /dev/null ./examples/pubsub
+        go test "${go_tags[@]}" -race -count=1 ./...
     )
 fi
 

@@ -139,8 +139,9 @@ pub(crate) fn new_nuid() -> String {
 }
 
 impl ClientInner {
-    fn new(opts: Options, owner_id: usize) -> ClientInner {
-        let error_cb = opts.error_callback.clone();
+    fn new(mut opts: Options, owner_id: usize) -> ClientInner {
+        // Held only here, so that close can release it.
+        let error_cb = opts.error_callback.take();
         ClientInner {
             owner_id,
             state: AtomicU8::new(ConnState::Connecting as u8),

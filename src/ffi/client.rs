@@ -198,7 +198,9 @@ pub unsafe extern "C" fn natsio_client_subscribe(
 /// Subscribes in callback mode: `cb` receives every message on the
 /// subscription's dispatcher thread. `release` (may be NULL) is called with
 /// `user_data` after the last callback, once the subscription is closed.
-/// Errors: as `natsio_client_subscribe`; NATSIO_ERR_NULL_ARGUMENT for `cb`.
+/// If this function fails, `release` is not called: `user_data` stays the
+/// caller's. Errors: as `natsio_client_subscribe`; NATSIO_ERR_NULL_ARGUMENT
+/// for `cb`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_subscribe_callback(
     c: *const natsio_client,
@@ -224,17 +226,23 @@ pub unsafe extern "C" fn natsio_client_subscribe_callback(
         let handle = Box::into_raw(Box::new(natsio_sub::new(sub)));
         let handle_addr = handle as usize;
         let weak = Arc::downgrade(cl.inner_for_ffi());
-        let ud = Released::new(user_data, release);
+        let ud = Arc::new(Released::new(user_data, release));
+        let ud_in_handler = Arc::clone(&ud);
         let handler = Box::new(move |m: Message| {
             let msg = natsio_msg::new(m, weak.clone());
             // SAFETY: the handle outlives every callback: freeing it first
             // closes the subscription and waits for this thread.
-            unsafe { f(ud.ptr(), handle_addr as *mut natsio_sub, &msg) };
+            unsafe { f(ud_in_handler.ptr(), handle_addr as *mut natsio_sub, &msg) };
         });
         if let Err(e) = (*handle).sub.set_handler(handler, Box::new(|| {})) {
             drop(Box::from_raw(handle));
+            // On failure the user data stays the caller's.
+            if let Ok(r) = Arc::try_unwrap(ud) {
+                r.disarm();
+            }
             return Err(e);
         }
+        drop(ud);
         *out = handle;
         Ok(())
     })

@@ -43,6 +43,11 @@ impl Released {
         self.data.0
     }
 
+    /// Gives the user data back to the caller: release will not be called.
+    pub fn disarm(mut self) {
+        self.release = None;
+    }
+
     pub fn new(data: *mut c_void, release: natsio_release_cb) -> Self {
         Released {
             data: UserData(data),

@@ -343,10 +343,12 @@ pub unsafe extern "C" fn natsio_options_set_max_control_line(
     })
 }
 
-/// Registers the error callback (NULL `cb` removes it). `release`, if not
-/// NULL, is called with `user_data` once no client or options object uses
-/// the callback any more (after the last client using it is closed and the
-/// options are freed or the callback replaced).
+/// Registers the error callback (NULL `cb` removes it, and then `release`,
+/// if given, is called with `user_data` at once). `release`, if not NULL,
+/// is called with `user_data` once no client or options object uses the
+/// callback any more: when the options are freed (or the callback replaced)
+/// and every client connected with them is closed. If this function fails,
+/// `release` is not called.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_options_set_error_callback(
     opts: *mut natsio_options,

@@ -155,7 +155,8 @@ pub unsafe extern "C" fn natsio_token_msg(
 /// dispatcher thread, if it already has). `release`, if not NULL, is called
 /// with `user_data` after the callback ran or when the token is freed before
 /// it could. One callback per token: a second registration fails with
-/// NATSIO_ERR_ILLEGAL_STATE. Errors: NATSIO_ERR_NULL_ARGUMENT.
+/// NATSIO_ERR_ILLEGAL_STATE. If this function fails, `release` is not
+/// called. Errors: NATSIO_ERR_NULL_ARGUMENT.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_token_on_complete(
     token: *mut natsio_token,

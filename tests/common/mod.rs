@@ -74,7 +74,15 @@ impl TestServer {
         let dir = make_temp_dir()?;
         let store = dir.join("store");
         let log = dir.join("server.log");
-        let mut srv = TestServer { child: None, bin, port: 0, dir, store, conf: None, log };
+        let mut srv = TestServer {
+            child: None,
+            bin,
+            port: 0,
+            dir,
+            store,
+            conf: None,
+            log,
+        };
         fs::create_dir(&srv.store).map_err(|e| format!("create {}: {e}", srv.store.display()))?;
         if let Some(cfg) = cfg {
             let path = srv.dir.join("server.conf");
@@ -157,7 +165,9 @@ impl TestServer {
     /// Graceful stop (SIGTERM, SIGKILL after 10 s); the handle stays usable
     /// for [`restart`](Self::restart).
     pub fn stop(&mut self) {
-        let Some(mut c) = self.child.take() else { return };
+        let Some(mut c) = self.child.take() else {
+            return;
+        };
         if matches!(c.try_wait(), Ok(None)) {
             let _ = self.signal_pid(c.id(), "term");
             let deadline = Instant::now() + STOP_TIMEOUT;
@@ -187,13 +197,17 @@ impl TestServer {
     /// Lame duck: `lame_duck_duration` must be >= 30s;
     /// `lame_duck_grace_period` (default 10s) may be short.
     pub fn signal(&self, name: &str) -> Result<(), String> {
-        let pid = self.pid().ok_or_else(|| "server is not running".to_string())?;
+        let pid = self
+            .pid()
+            .ok_or_else(|| "server is not running".to_string())?;
         self.signal_pid(pid, name)
     }
 
     /// Entire server log so far (for diagnostics in assertions).
     pub fn log_text(&self) -> String {
-        fs::read(&self.log).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default()
+        fs::read(&self.log)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
     }
 
     fn signal_pid(&self, pid: u32, name: &str) -> Result<(), String> {
@@ -222,20 +236,33 @@ impl TestServer {
             .map_err(|e| format!("open {}: {e}", self.log.display()))?;
         let log2 = log.try_clone().map_err(|e| format!("dup log fd: {e}"))?;
         let mut cmd = Command::new(&self.bin);
-        cmd.args(["-a", "127.0.0.1", "-p", &self.port.to_string(), "-js", "-sd"])
-            .arg(&self.store)
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(log))
-            .stderr(Stdio::from(log2));
+        cmd.args([
+            "-a",
+            "127.0.0.1",
+            "-p",
+            &self.port.to_string(),
+            "-js",
+            "-sd",
+        ])
+        .arg(&self.store)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(log))
+        .stderr(Stdio::from(log2));
         if let Some(conf) = &self.conf {
             cmd.arg("-c").arg(conf);
         }
-        let child = cmd.spawn().map_err(|e| format!("spawn {}: {e}", self.bin.display()))?;
+        let child = cmd
+            .spawn()
+            .map_err(|e| format!("spawn {}: {e}", self.bin.display()))?;
         self.child = Some(child);
 
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
-            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
                 self.child = None;
                 return Err(format!(
                     "nats-server exited during start ({status}); {}",
@@ -311,7 +338,10 @@ pub fn server_binary() -> Result<PathBuf, String> {
         return if is_executable(&p) {
             Ok(p)
         } else {
-            Err(format!("NATS_SERVER_BIN={} is not an executable file", p.display()))
+            Err(format!(
+                "NATS_SERVER_BIN={} is not an executable file",
+                p.display()
+            ))
         };
     }
     let tool = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -334,14 +364,19 @@ pub fn server_binary() -> Result<PathBuf, String> {
 
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+    fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
 }
 
 fn make_temp_dir() -> Result<PathBuf, String> {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
     let base = std::env::temp_dir();
     for _ in 0..100 {
-        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let dir = base.join(format!("natsio-rs-{}-{n}-{nanos:x}", std::process::id()));
         match fs::create_dir(&dir) {
@@ -350,7 +385,10 @@ fn make_temp_dir() -> Result<PathBuf, String> {
             Err(e) => return Err(format!("create {}: {e}", dir.display())),
         }
     }
-    Err(format!("could not create a temp dir under {}", base.display()))
+    Err(format!(
+        "could not create a temp dir under {}",
+        base.display()
+    ))
 }
 
 /// Read one CRLF-terminated protocol line (without CRLF) from a raw socket;

@@ -1,0 +1,514 @@
+package natsio
+
+/*
+#include <stdlib.h>
+#include "natsio.h"
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"runtime"
+	"time"
+)
+
+// Conn is a connection to a NATS server. All methods are safe for
+// concurrent use. Close it when done; a Conn that becomes unreachable
+// without Close is closed by a finalizer (a backstop, not a substitute):
+// except that a Conn serving callback subscriptions stays alive until they
+// end or it is closed.
+type Conn struct {
+	ptr    *C.natsio_client
+	errors *errorSink
+}
+
+// MsgHandler receives the messages of a callback subscription, one at a
+// time and in order, on a library thread. A panic is recovered and
+// reported to the ErrorHandler; the subscription goes on.
+type MsgHandler func(msg *Msg)
+
+// Connect connects to url (several may be given, separated by commas) and
+// returns once the server has accepted the connection.
+func Connect(url string, opts ...Option) (*Conn, error) {
+	var cfg connectConfig
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	lockThread()
+	defer unlockThread()
+
+	var copts *C.natsio_options
+	if err := statusError(C.natsio_options_new(&copts)); err != nil {
+		return nil, err
+	}
+	defer C.natsio_options_free(copts)
+
+	curl, err := cString(url)
+	if err != nil {
+		return nil, err
+	}
+	if err := statusError(C.natsio_options_set_url(copts, cPtr(curl))); err != nil {
+		return nil, err
+	}
+	for _, set := range cfg.settings {
+		if err := statusError(set(copts)); err != nil {
+			return nil, err
+		}
+	}
+	sink := &errorSink{handler: cfg.errorHandler}
+	if cfg.errorHandler != nil {
+		// The handle is deleted by the release callback, once neither the
+		// options nor a client use it.
+		h, box := newHandle(sink)
+		if err := statusError(cOptionsSetErrorCallback(copts, h)); err != nil {
+			discardHandle(h, box)
+			return nil, err
+		}
+	}
+	var client *C.natsio_client
+	if err := statusError(C.natsio_client_connect(copts, &client)); err != nil {
+		return nil, err
+	}
+	nc := &Conn{ptr: client, errors: sink}
+	runtime.SetFinalizer(nc, (*Conn).finalize)
+	return nc, nil
+}
+
+func (nc *Conn) finalize() {
+	C.natsio_client_free(nc.ptr) // closes first
+}
+
+// Close closes the connection: buffered publishes are sent (best effort),
+// pending requests fail with ErrConnectionClosed and subscriptions end.
+// Once it returns no handler of this connection runs again (unless Close
+// is called from a handler). Closing twice is harmless.
+func (nc *Conn) Close() error {
+	lockThread()
+	defer unlockThread()
+	err := statusError(C.natsio_client_close(nc.ptr))
+	runtime.KeepAlive(nc)
+	return err
+}
+
+// Publish sends data to subject. It returns once the message is buffered,
+// without waiting for the server (use Flush for that).
+func (nc *Conn) Publish(subject string, data []byte) error {
+	csubj, err := cString(subject)
+	if err != nil {
+		return err
+	}
+	p, n := dataPtr(data)
+	lockThread()
+	err = statusError(C.natsio_client_publish(nc.ptr, cPtr(csubj), p, n))
+	unlockThread()
+	runtime.KeepAlive(nc)
+	return err
+}
+
+// PublishMsg sends m's Data and Header to m.Subject, with m.Reply as the
+// reply subject when set.
+func (nc *Conn) PublishMsg(m *Msg) error {
+	csubj, err := cString(m.Subject)
+	if err != nil {
+		return err
+	}
+	var creply []byte
+	if m.Reply != "" {
+		if creply, err = cString(m.Reply); err != nil {
+			return err
+		}
+	}
+	hdrs, err := cHeaders(m.Header)
+	if err != nil {
+		return err
+	}
+	defer C.natsio_headers_free(hdrs)
+	p, n := dataPtr(m.Data)
+	lockThread()
+	err = statusError(C.natsio_client_publish_with(nc.ptr, cPtr(csubj), cPtr(creply), hdrs, p, n))
+	unlockThread()
+	runtime.KeepAlive(nc)
+	return err
+}
+
+// Subscribe calls handler with every message on subject (wildcards
+// allowed). Messages are delivered one at a time, in order.
+func (nc *Conn) Subscribe(subject string, handler MsgHandler, opts ...SubOption) (*Subscription, error) {
+	return nc.subscribe(subject, "", handler, opts)
+}
+
+// QueueSubscribe is Subscribe as a member of a queue group: each message
+// goes to one member of the group.
+func (nc *Conn) QueueSubscribe(subject, queue string, handler MsgHandler, opts ...SubOption) (*Subscription, error) {
+	return nc.subscribe(subject, queue, handler, opts)
+}
+
+// SubscribeSync subscribes for reading with NextMsg or Msgs. No message
+// published after it returns is missed.
+func (nc *Conn) SubscribeSync(subject string, opts ...SubOption) (*Subscription, error) {
+	return nc.subscribe(subject, "", nil, opts)
+}
+
+// QueueSubscribeSync is SubscribeSync as a member of a queue group.
+func (nc *Conn) QueueSubscribeSync(subject, queue string, opts ...SubOption) (*Subscription, error) {
+	return nc.subscribe(subject, queue, nil, opts)
+}
+
+func (nc *Conn) subscribe(subject, queue string, handler MsgHandler, opts []SubOption) (*Subscription, error) {
+	csubj, err := cString(subject)
+	if err != nil {
+		return nil, err
+	}
+	var cqueue []byte
+	if queue != "" {
+		if cqueue, err = cString(queue); err != nil {
+			return nil, err
+		}
+	}
+	var copts C.natsio_sub_options
+	C.natsio_sub_options_init(&copts)
+	for _, opt := range opts {
+		opt(&copts)
+	}
+	lockThread()
+	defer unlockThread()
+	defer runtime.KeepAlive(nc)
+	var csub *C.natsio_sub
+	sub := &Subscription{conn: nc, subject: subject, queue: queue}
+	if handler == nil {
+		if err := statusError(C.natsio_client_subscribe(nc.ptr, cPtr(csubj), cPtr(cqueue), &copts, &csub)); err != nil {
+			return nil, err
+		}
+	} else {
+		st := &subState{conn: nc, handler: handler, subject: subject}
+		h, box := newHandle(st)
+		if err := statusError(cSubscribeCallback(nc.ptr, cPtr(csubj), cPtr(cqueue), &copts, h, &csub)); err != nil {
+			// Some failure paths release the user data already; see discardHandle.
+			discardHandle(h, box)
+			return nil, err
+		}
+		st.sid.Store(uint64(C.natsio_sub_sid(csub)))
+		sub.callback = true
+	}
+	sub.ptr = csub
+	runtime.SetFinalizer(sub, (*Subscription).finalize)
+	return sub, nil
+}
+
+// Request sends data to subject and waits for one reply, until ctx ends
+// (or, without a deadline, the connection's request timeout).
+// ErrNoResponders comes at once when nobody is subscribed; when ctx is
+// cancelled the request is abandoned and ctx.Err() returned.
+func (nc *Conn) Request(ctx context.Context, subject string, data []byte) (*Msg, error) {
+	return nc.RequestMsg(ctx, &Msg{Subject: subject, Data: data})
+}
+
+// RequestMsg is Request with headers (m.Reply is ignored).
+func (nc *Conn) RequestMsg(ctx context.Context, m *Msg) (*Msg, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, contextError(ctx)
+	}
+	csubj, err := cString(m.Subject)
+	if err != nil {
+		return nil, err
+	}
+	hdrs, err := cHeaders(m.Header)
+	if err != nil {
+		return nil, err
+	}
+	defer C.natsio_headers_free(hdrs)
+	p, n := dataPtr(m.Data)
+	defer runtime.KeepAlive(nc)
+
+	var tok *C.natsio_token
+	lockThread()
+	err = statusError(C.natsio_client_request_async(nc.ptr, cPtr(csubj), hdrs, p, n, timeoutFrom(ctx), &tok))
+	unlockThread()
+	if err != nil {
+		return nil, err
+	}
+	defer C.natsio_token_free(tok)
+	if err := waitToken(ctx, tok); err != nil {
+		return nil, err
+	}
+	lockThread()
+	defer unlockThread()
+	var reply *C.natsio_msg
+	if err := statusError(C.natsio_token_msg(tok, &reply)); err != nil {
+		if ctx.Err() != nil {
+			// The library's timeout was the context's deadline.
+			return nil, contextError(ctx)
+		}
+		return nil, err
+	}
+	defer C.natsio_msg_free(reply)
+	return copyMsg(reply, nc), nil
+}
+
+// RequestMany sends one request and iterates over its replies until
+// MaxReplies replies, a Stall gap, the context's deadline (or the
+// connection's request timeout), or no responders (which ends it without
+// replies). An error (a closed connection, the context cancelled) is
+// yielded once, last. Breaking out of the loop abandons the request.
+func (nc *Conn) RequestMany(ctx context.Context, subject string, data []byte, opts ...RequestManyOption) iter.Seq2[*Msg, error] {
+	return func(yield func(*Msg, error) bool) {
+		replies, err := nc.startRequestMany(ctx, subject, data, opts)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		// natsio_replies_next blocks and cannot be interrupted, so a
+		// goroutine reads and this loop waits on it or on ctx; the reader
+		// ends by itself at the latest at the request's deadline.
+		type result struct {
+			msg *Msg
+			err error
+		}
+		results := make(chan result)
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			defer C.natsio_replies_free(replies)
+			defer close(results)
+			for {
+				var cm *C.natsio_msg
+				lockThread()
+				st := C.natsio_replies_next(replies, &cm)
+				err := statusError(st)
+				unlockThread()
+				var r result
+				switch {
+				case st == C.NATSIO_DONE:
+					return
+				case err != nil:
+					r.err = err
+				default:
+					r.msg = copyMsg(cm, nc)
+					C.natsio_msg_free(cm)
+				}
+				select {
+				case results <- r:
+				case <-stop:
+					return
+				}
+				if r.err != nil {
+					return
+				}
+			}
+		}()
+		for {
+			select {
+			case r, ok := <-results:
+				if !ok {
+					return
+				}
+				if !yield(r.msg, r.err) || r.err != nil {
+					return
+				}
+			case <-ctx.Done():
+				yield(nil, contextError(ctx))
+				return
+			}
+		}
+	}
+}
+
+func (nc *Conn) startRequestMany(ctx context.Context, subject string, data []byte, opts []RequestManyOption) (*C.natsio_replies, error) {
+	if ctx.Err() != nil {
+		return nil, contextError(ctx)
+	}
+	csubj, err := cString(subject)
+	if err != nil {
+		return nil, err
+	}
+	copts := C.natsio_request_many_options{timeout_ms: timeoutFrom(ctx)}
+	for _, opt := range opts {
+		opt(&copts)
+	}
+	p, n := dataPtr(data)
+	var replies *C.natsio_replies
+	lockThread()
+	err = statusError(C.natsio_client_request_many(nc.ptr, cPtr(csubj), nil, p, n, &copts, &replies))
+	unlockThread()
+	runtime.KeepAlive(nc)
+	return replies, err
+}
+
+// Flush waits until the server has processed everything sent before it,
+// until ctx ends (or, without a deadline, the flush timeout).
+func (nc *Conn) Flush(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return contextError(ctx)
+	}
+	defer runtime.KeepAlive(nc)
+	var tok *C.natsio_token
+	lockThread()
+	err := statusError(C.natsio_client_flush_async(nc.ptr, &tok))
+	unlockThread()
+	if err != nil {
+		return err
+	}
+	defer C.natsio_token_free(tok)
+	return tokenResult(ctx, tok)
+}
+
+// Drain stops every subscription from receiving, lets the handlers finish
+// their backlog, flushes pending publishes and closes the connection. It
+// is bounded by ctx's deadline, or without one by the DrainTimeout option;
+// past it the connection is closed anyway and ErrDrainTimeout returned. If
+// ctx is cancelled, Drain returns ctx.Err() and the drain goes on.
+func (nc *Conn) Drain(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return contextError(ctx)
+	}
+	defer runtime.KeepAlive(nc)
+	timeout := C.int64_t(-1)
+	if _, ok := ctx.Deadline(); ok {
+		timeout = timeoutFrom(ctx)
+	}
+	var tok *C.natsio_token
+	lockThread()
+	err := statusError(C.natsio_client_drain_async(nc.ptr, timeout, &tok))
+	unlockThread()
+	if err != nil {
+		return err
+	}
+	defer C.natsio_token_free(tok)
+	return tokenResult(ctx, tok)
+}
+
+// ConnStatus is the state of a connection.
+type ConnStatus int32
+
+const (
+	Disconnected ConnStatus = C.NATSIO_CONN_DISCONNECTED
+	Connecting   ConnStatus = C.NATSIO_CONN_CONNECTING
+	Connected    ConnStatus = C.NATSIO_CONN_CONNECTED
+	Reconnecting ConnStatus = C.NATSIO_CONN_RECONNECTING
+	Draining     ConnStatus = C.NATSIO_CONN_DRAINING
+	Closed       ConnStatus = C.NATSIO_CONN_CLOSED
+)
+
+func (s ConnStatus) String() string {
+	switch s {
+	case Disconnected:
+		return "disconnected"
+	case Connecting:
+		return "connecting"
+	case Connected:
+		return "connected"
+	case Reconnecting:
+		return "reconnecting"
+	case Draining:
+		return "draining"
+	case Closed:
+		return "closed"
+	}
+	return "unknown"
+}
+
+// Status is the connection's state.
+func (nc *Conn) Status() ConnStatus {
+	s := ConnStatus(C.natsio_client_status(nc.ptr))
+	runtime.KeepAlive(nc)
+	return s
+}
+
+// IsClosed reports whether the connection is closed.
+func (nc *Conn) IsClosed() bool { return nc.Status() == Closed }
+
+// Stats are a connection's traffic counters.
+type Stats struct {
+	InMsgs, OutMsgs   uint64
+	InBytes, OutBytes uint64 // payload bytes
+	Reconnects        uint64
+	Errors            uint64 // asynchronous errors reported
+}
+
+// Stats reads the traffic counters.
+func (nc *Conn) Stats() Stats {
+	var cs C.natsio_client_stats
+	C.natsio_client_get_stats(nc.ptr, &cs)
+	runtime.KeepAlive(nc)
+	return Stats{
+		InMsgs: uint64(cs.in_msgs), OutMsgs: uint64(cs.out_msgs),
+		InBytes: uint64(cs.in_bytes), OutBytes: uint64(cs.out_bytes),
+		Reconnects: uint64(cs.reconnects), Errors: uint64(cs.errors),
+	}
+}
+
+// MaxPayload is the largest message (headers included) the server accepts.
+func (nc *Conn) MaxPayload() int64 {
+	n := int64(C.natsio_client_max_payload(nc.ptr))
+	runtime.KeepAlive(nc)
+	return n
+}
+
+// ServerInfo is the server's INFO, as last received.
+type ServerInfo struct {
+	ServerID   string `json:"server_id"`
+	ServerName string `json:"server_name"`
+	Version    string `json:"version"`
+	Host       string `json:"host"`
+	Port       int    `json:"port"`
+	Headers    bool   `json:"headers"`
+	MaxPayload int64  `json:"max_payload"`
+	Proto      int    `json:"proto"`
+	ClientID   uint64 `json:"client_id"`
+	JetStream  bool   `json:"jetstream"`
+	// Raw is the whole INFO JSON, for fields not listed above.
+	Raw json.RawMessage `json:"-"`
+}
+
+// ServerInfo is the server's latest INFO.
+func (nc *Conn) ServerInfo() (ServerInfo, error) {
+	var info ServerInfo
+	raw, err := nc.ownedString(func(out **C.char) C.natsio_status { return C.natsio_client_server_info(nc.ptr, out) })
+	if err != nil {
+		return info, err
+	}
+	if err := json.Unmarshal([]byte(raw), &info); err != nil {
+		return info, err
+	}
+	info.Raw = json.RawMessage(raw)
+	return info, nil
+}
+
+// ConnectedURL is the URL of the server currently connected to.
+func (nc *Conn) ConnectedURL() (string, error) {
+	return nc.ownedString(func(out **C.char) C.natsio_status { return C.natsio_client_connected_url(nc.ptr, out) })
+}
+
+// NewInbox is a new unique subject under the inbox prefix.
+func (nc *Conn) NewInbox() (string, error) {
+	return nc.ownedString(func(out **C.char) C.natsio_status { return C.natsio_client_new_inbox(nc.ptr, out) })
+}
+
+func (nc *Conn) ownedString(get func(**C.char) C.natsio_status) (string, error) {
+	var s *C.char
+	lockThread()
+	err := statusError(get(&s))
+	unlockThread()
+	runtime.KeepAlive(nc)
+	if err != nil {
+		return "", err
+	}
+	defer C.natsio_string_free(s)
+	return C.GoString(s), nil
+}
+
+// timeoutFrom is ctx's remaining time in milliseconds, or 0 ("the
+// option's default") when ctx has no deadline.
+func timeoutFrom(ctx context.Context) C.int64_t {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return 0
+	}
+	ms := millis(time.Until(deadline))
+	if ms < 1 {
+		ms = 1
+	}
+	return ms
+}

@@ -1,0 +1,146 @@
+package natsio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Status is a libnatsio status code (the natsio_status values of natsio.h).
+type Status int32
+
+// String is the library's short description of the code.
+func (s Status) String() string { return statusText(int32(s)) }
+
+// Error is every failure reported by libnatsio: the status code and the
+// detail text the library gave for this failure (natsio_last_error).
+// errors.Is matches it against the sentinel of its code (ErrTimeout, ...).
+type Error struct {
+	Status Status
+	Detail string
+	// cause is an extra error it also matches, e.g. context.DeadlineExceeded
+	// for a timeout that came from a context's deadline.
+	cause error
+}
+
+func (e *Error) Error() string {
+	msg := "natsio: " + e.Status.String()
+	if e.Detail != "" && e.Detail != e.Status.String() {
+		msg += ": " + e.Detail
+	}
+	return msg
+}
+
+// Unwrap yields the sentinel of the code (and the context error, if any).
+func (e *Error) Unwrap() []error {
+	errs := make([]error, 0, 2)
+	if s := sentinelFor(int32(e.Status)); s != nil {
+		errs = append(errs, s)
+	}
+	if e.cause != nil {
+		errs = append(errs, e.cause)
+	}
+	return errs
+}
+
+// sentinel is the type of the Err* values: one per status code.
+type sentinel struct {
+	code int32
+	name string
+}
+
+func (s *sentinel) Error() string { return "natsio: " + s.name }
+
+// Code is the status code the sentinel stands for.
+func (s *sentinel) Code() Status { return Status(s.code) }
+
+func newSentinel(code int32, name string) error {
+	s := &sentinel{code, name}
+	sentinels[code] = s
+	return s
+}
+
+var sentinels = map[int32]*sentinel{}
+
+func sentinelFor(code int32) error {
+	if s, ok := sentinels[code]; ok {
+		return s
+	}
+	return nil
+}
+
+const statusInvalidArgument Status = 102
+
+// One sentinel per error code of natsio.h, in the header's order.
+var (
+	// 1xx: arguments and usage.
+	ErrNullArgument    = newSentinel(100, "null argument")
+	ErrInvalidUTF8     = newSentinel(101, "invalid UTF-8")
+	ErrInvalidArgument = newSentinel(102, "invalid argument")
+	ErrBadSubject      = newSentinel(103, "bad subject")
+	ErrBadQueueName    = newSentinel(104, "bad queue name")
+	ErrBadHeaders      = newSentinel(105, "bad headers")
+	ErrConfig          = newSentinel(106, "invalid configuration")
+	ErrIllegalState    = newSentinel(107, "illegal state")
+	ErrNotFound        = newSentinel(108, "not found")
+	ErrInternal        = newSentinel(109, "internal error")
+
+	// 2xx: connection.
+	ErrTimeout          = newSentinel(200, "timeout")
+	ErrConnectionClosed = newSentinel(201, "connection closed")
+	ErrNoServers        = newSentinel(202, "no servers available")
+	ErrIO               = newSentinel(203, "i/o error")
+	ErrDrainTimeout     = newSentinel(204, "drain timeout")
+	ErrCancelled        = newSentinel(205, "cancelled")
+
+	// 3xx: protocol and server.
+	ErrProtocol         = newSentinel(300, "protocol error")
+	ErrParser           = newSentinel(301, "parser error")
+	ErrMaxControlLine   = newSentinel(302, "max control line exceeded")
+	ErrMaxPayload       = newSentinel(303, "max payload exceeded")
+	ErrServer           = newSentinel(304, "server error")
+	ErrStaleConnection  = newSentinel(305, "stale connection")
+	ErrAuthorization    = newSentinel(306, "authorization violation")
+	ErrAuthExpired      = newSentinel(307, "authentication expired")
+	ErrPermissions      = newSentinel(308, "permissions violation")
+	ErrMaxSubscriptions = newSentinel(309, "max subscriptions exceeded")
+
+	// 4xx: messaging.
+	ErrNoResponders       = newSentinel(400, "no responders")
+	ErrNoReplySubject     = newSentinel(401, "no reply subject")
+	ErrSubscriptionClosed = newSentinel(402, "subscription closed")
+	ErrSlowConsumer       = newSentinel(403, "slow consumer")
+)
+
+// ErrHandlerPanic is matched by the error reported to the ErrorHandler when
+// a message handler panics; the AsyncError's Err holds the panic value.
+var ErrHandlerPanic = errors.New("natsio: message handler panicked")
+
+// AsyncError is what the ErrorHandler receives: an error that happened
+// outside any call (slow consumer, server -ERR, lost connection, a panic in
+// a handler), with the subscription it concerns when there is one.
+type AsyncError struct {
+	Err     error
+	SID     uint64 // subscription id, 0 when none
+	Subject string // subscription subject, "" when none
+}
+
+func (e *AsyncError) Error() string {
+	if e.Subject != "" {
+		return fmt.Sprintf("%v (subscription %d on %q)", e.Err, e.SID, e.Subject)
+	}
+	return e.Err.Error()
+}
+
+func (e *AsyncError) Unwrap() error { return e.Err }
+
+// contextError is what a call returns when its context ends first: the
+// context's own error, and for a passed deadline one that also matches
+// ErrTimeout, as a library timeout would.
+func contextError(ctx context.Context) error {
+	err := ctx.Err()
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Status: 200, Detail: "context deadline exceeded", cause: err}
+	}
+	return err
+}

@@ -1,0 +1,3 @@
+module github.com/libnatsio/natsio/bindings/go
+
+go 1.24

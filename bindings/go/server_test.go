@@ -1,0 +1,103 @@
+package natsio_test
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// natsServer is a nats-server process on a free loopback port.
+type natsServer struct {
+	cmd *exec.Cmd
+	url string
+}
+
+func serverBinary() (string, error) {
+	if bin := os.Getenv("NATS_SERVER_BIN"); bin != "" {
+		return bin, nil
+	}
+	bin, err := filepath.Abs("../../.tools/nats-server-2.14.3/nats-server")
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("nats-server not found (set NATS_SERVER_BIN or run scripts/install-nats-server.sh): %w", err)
+	}
+	return bin, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startServer runs nats-server with extra arguments and waits until its
+// port accepts connections.
+func startServer(extraArgs ...string) (*natsServer, error) {
+	bin, err := serverBinary()
+	if err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"-a", "127.0.0.1", "-p", fmt.Sprint(port)}, extraArgs...)
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if os.Getenv("NATSIO_GO_SERVER_LOG") == "" {
+		cmd.Stdout, cmd.Stderr = nil, nil
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return &natsServer{cmd: cmd, url: "nats://" + addr}, nil
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	return nil, fmt.Errorf("nats-server on %s did not start", addr)
+}
+
+func (s *natsServer) stop() {
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+}
+
+// startTestServer is startServer for one test, stopped at its end.
+func startTestServer(t *testing.T, extraArgs ...string) *natsServer {
+	t.Helper()
+	s, err := startServer(extraArgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.stop)
+	return s
+}
+
+// shared is the server most tests use (started by TestMain).
+var shared *natsServer
+
+func TestMain(m *testing.M) {
+	var err error
+	shared, err = startServer()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	shared.stop()
+	os.Exit(code)
+}
