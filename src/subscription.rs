@@ -45,6 +45,8 @@ struct State {
     /// No more messages will arrive; close once the queue is empty.
     finished: bool,
     closed: Option<Error>,
+    /// Closed by finishing (drain or auto-unsubscribe), not cut short.
+    closed_gracefully: bool,
     in_callback: bool,
     /// Threads blocked on `cv`; notifying costs a syscall, so only when > 0.
     waiting: u32,
@@ -259,6 +261,7 @@ impl SubShared {
     fn maybe_finish(&self, s: &mut State) -> Vec<Arc<Completion>> {
         if s.finished && s.queue.is_empty() && !s.in_callback && s.closed.is_none() {
             s.closed = Some(Error::sub_closed());
+            s.closed_gracefully = true;
             self.cv.notify_all();
             return std::mem::take(&mut s.drain_waiters);
         }
@@ -311,7 +314,8 @@ impl SubShared {
     pub(crate) fn add_drain_waiter(&self, c: Arc<Completion>) {
         let mut s = lock(&self.state);
         match &s.closed {
-            Some(e) if e.kind() == ErrorKind::SubscriptionClosed => {
+            None => s.drain_waiters.push(c),
+            Some(_) if s.closed_gracefully => {
                 drop(s);
                 c.complete(Ok(Outcome::Done));
             }
@@ -320,7 +324,6 @@ impl SubShared {
                 drop(s);
                 c.complete(Err(e));
             }
-            None => s.drain_waiters.push(c),
         }
     }
 

@@ -79,6 +79,14 @@ fn client<'a>(c: *const natsio_client) -> Result<&'a Client> {
     unsafe { arg(c, "client").map(|c| &c.client) }
 }
 
+/// Asynchronous verbs fail at once on a closed client, like the blocking ones.
+fn ensure_open(cl: &Client) -> Result<()> {
+    match cl.status() {
+        ConnState::Closed => Err(Error::closed()),
+        _ => Ok(()),
+    }
+}
+
 fn connect(opts: Options, out: *mut *mut natsio_client) -> Result<()> {
     let out = out_arg(out, "client_out")?;
     let client = Client::connect(opts)?;
@@ -372,6 +380,7 @@ pub unsafe extern "C" fn natsio_client_flush_async(
     guard(|| {
         let cl = client(c)?;
         let out = out_arg(token_out, "token_out")?;
+        ensure_open(cl)?;
         write_box(
             out,
             natsio_token::new(cl.flush_async(), Arc::downgrade(cl.inner_for_ffi())),
@@ -404,6 +413,7 @@ pub unsafe extern "C" fn natsio_client_drain_async(
     guard(|| {
         let cl = client(c)?;
         let out = out_arg(token_out, "token_out")?;
+        ensure_open(cl)?;
         write_box(
             out,
             natsio_token::new(
