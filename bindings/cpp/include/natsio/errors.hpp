@@ -1,0 +1,188 @@
+// natsio/errors.hpp: the exception hierarchy of the C++ binding of libnatsio.
+//
+// Every failing natsio_status becomes one exception. natsio::Error carries the
+// status code and the library's detail text (natsio_last_error() of the
+// failing call); one subclass per status family lets callers catch what they
+// care about, e.g. `catch (const natsio::TimeoutError&)`.
+//
+// make_error() is the single mapping from a status to its class; throw_error()
+// throws it. Codes unknown to this header (a newer library) map to
+// natsio::Error itself, so nothing is ever lost.
+#ifndef NATSIO_CPP_ERRORS_HPP
+#define NATSIO_CPP_ERRORS_HPP
+
+#include <natsio.h>
+
+#include <cstdint>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace natsio {
+
+using Status = natsio_status;
+
+/// A short English name of a status code (static text from the library).
+inline std::string_view status_text(Status status) noexcept {
+    return natsio_status_str(static_cast<int32_t>(status));
+}
+
+/// Base of every exception thrown by the binding for a failing natsio call.
+class Error : public std::runtime_error {
+public:
+    Error(Status status, std::string detail)
+        : std::runtime_error(compose(status, detail)), status_(status), detail_(std::move(detail)) {}
+
+    /// The natsio_status the library returned.
+    Status status() const noexcept { return status_; }
+    /// natsio_last_error() text of the failing call ("" when there was none).
+    const std::string& detail() const noexcept { return detail_; }
+
+private:
+    static std::string compose(Status status, const std::string& detail) {
+        std::string text(status_text(status));
+        if (!detail.empty()) {
+            text += ": ";
+            text += detail;
+        }
+        return text;
+    }
+
+    Status status_;
+    std::string detail_;
+};
+
+// Each class below inherits Error's constructor; the comment names the
+// natsio_status codes it stands for.
+#define NATSIO_CPP_ERROR_CLASS(Name, Base)                                      \
+    class Name : public Base {                                                 \
+    public:                                                                    \
+        using Base::Base;                                                      \
+    }
+
+// 1xx: arguments and usage.
+NATSIO_CPP_ERROR_CLASS(InvalidArgumentError, Error);   // NULL_ARGUMENT, INVALID_UTF8, INVALID_ARGUMENT
+NATSIO_CPP_ERROR_CLASS(BadSubjectError, Error);        // BAD_SUBJECT
+NATSIO_CPP_ERROR_CLASS(BadQueueNameError, Error);      // BAD_QUEUE_NAME
+NATSIO_CPP_ERROR_CLASS(BadHeadersError, Error);        // BAD_HEADERS
+NATSIO_CPP_ERROR_CLASS(ConfigError, Error);            // CONFIG
+NATSIO_CPP_ERROR_CLASS(IllegalStateError, Error);      // ILLEGAL_STATE
+NATSIO_CPP_ERROR_CLASS(NotFoundError, Error);          // NOT_FOUND
+NATSIO_CPP_ERROR_CLASS(InternalError, Error);          // INTERNAL
+// 2xx: connection.
+NATSIO_CPP_ERROR_CLASS(TimeoutError, Error);           // TIMEOUT
+NATSIO_CPP_ERROR_CLASS(ConnectionClosedError, Error);  // CONNECTION_CLOSED
+NATSIO_CPP_ERROR_CLASS(NoServersError, Error);         // NO_SERVERS
+NATSIO_CPP_ERROR_CLASS(IoError, Error);                // IO
+NATSIO_CPP_ERROR_CLASS(DrainTimeoutError, TimeoutError);  // DRAIN_TIMEOUT
+NATSIO_CPP_ERROR_CLASS(CancelledError, Error);         // CANCELLED
+// 3xx: protocol and server.
+NATSIO_CPP_ERROR_CLASS(ProtocolError, Error);          // PROTOCOL
+NATSIO_CPP_ERROR_CLASS(ParserError, ProtocolError);    // PARSER
+NATSIO_CPP_ERROR_CLASS(MaxControlLineError, ProtocolError);  // MAX_CONTROL_LINE
+NATSIO_CPP_ERROR_CLASS(MaxPayloadError, Error);        // MAX_PAYLOAD
+NATSIO_CPP_ERROR_CLASS(ServerError, Error);            // SERVER
+NATSIO_CPP_ERROR_CLASS(StaleConnectionError, ServerError);       // STALE_CONNECTION
+NATSIO_CPP_ERROR_CLASS(AuthorizationError, ServerError);         // AUTHORIZATION
+NATSIO_CPP_ERROR_CLASS(AuthExpiredError, AuthorizationError);    // AUTH_EXPIRED
+NATSIO_CPP_ERROR_CLASS(PermissionsError, ServerError);           // PERMISSIONS
+NATSIO_CPP_ERROR_CLASS(MaxSubscriptionsError, ServerError);      // MAX_SUBSCRIPTIONS
+// 4xx: messaging.
+NATSIO_CPP_ERROR_CLASS(NoRespondersError, Error);      // NO_RESPONDERS
+NATSIO_CPP_ERROR_CLASS(NoReplySubjectError, Error);    // NO_REPLY_SUBJECT
+NATSIO_CPP_ERROR_CLASS(SubscriptionClosedError, Error);  // SUBSCRIPTION_CLOSED
+NATSIO_CPP_ERROR_CLASS(SlowConsumerError, Error);      // SLOW_CONSUMER
+
+#undef NATSIO_CPP_ERROR_CLASS
+
+/// The exception for `status` with `detail`, as an exception_ptr (for
+/// promises and error handlers). Every natsio_status maps to its class;
+/// unknown codes map to natsio::Error.
+inline std::exception_ptr make_error(Status status, std::string detail) {
+    switch (status) {
+    case NATSIO_ERR_NULL_ARGUMENT:
+    case NATSIO_ERR_INVALID_UTF8:
+    case NATSIO_ERR_INVALID_ARGUMENT:
+        return std::make_exception_ptr(InvalidArgumentError(status, std::move(detail)));
+    case NATSIO_ERR_BAD_SUBJECT:
+        return std::make_exception_ptr(BadSubjectError(status, std::move(detail)));
+    case NATSIO_ERR_BAD_QUEUE_NAME:
+        return std::make_exception_ptr(BadQueueNameError(status, std::move(detail)));
+    case NATSIO_ERR_BAD_HEADERS:
+        return std::make_exception_ptr(BadHeadersError(status, std::move(detail)));
+    case NATSIO_ERR_CONFIG:
+        return std::make_exception_ptr(ConfigError(status, std::move(detail)));
+    case NATSIO_ERR_ILLEGAL_STATE:
+        return std::make_exception_ptr(IllegalStateError(status, std::move(detail)));
+    case NATSIO_ERR_NOT_FOUND:
+        return std::make_exception_ptr(NotFoundError(status, std::move(detail)));
+    case NATSIO_ERR_INTERNAL:
+        return std::make_exception_ptr(InternalError(status, std::move(detail)));
+    case NATSIO_ERR_TIMEOUT:
+        return std::make_exception_ptr(TimeoutError(status, std::move(detail)));
+    case NATSIO_ERR_CONNECTION_CLOSED:
+        return std::make_exception_ptr(ConnectionClosedError(status, std::move(detail)));
+    case NATSIO_ERR_NO_SERVERS:
+        return std::make_exception_ptr(NoServersError(status, std::move(detail)));
+    case NATSIO_ERR_IO:
+        return std::make_exception_ptr(IoError(status, std::move(detail)));
+    case NATSIO_ERR_DRAIN_TIMEOUT:
+        return std::make_exception_ptr(DrainTimeoutError(status, std::move(detail)));
+    case NATSIO_ERR_CANCELLED:
+        return std::make_exception_ptr(CancelledError(status, std::move(detail)));
+    case NATSIO_ERR_PROTOCOL:
+        return std::make_exception_ptr(ProtocolError(status, std::move(detail)));
+    case NATSIO_ERR_PARSER:
+        return std::make_exception_ptr(ParserError(status, std::move(detail)));
+    case NATSIO_ERR_MAX_CONTROL_LINE:
+        return std::make_exception_ptr(MaxControlLineError(status, std::move(detail)));
+    case NATSIO_ERR_MAX_PAYLOAD:
+        return std::make_exception_ptr(MaxPayloadError(status, std::move(detail)));
+    case NATSIO_ERR_SERVER:
+        return std::make_exception_ptr(ServerError(status, std::move(detail)));
+    case NATSIO_ERR_STALE_CONNECTION:
+        return std::make_exception_ptr(StaleConnectionError(status, std::move(detail)));
+    case NATSIO_ERR_AUTHORIZATION:
+        return std::make_exception_ptr(AuthorizationError(status, std::move(detail)));
+    case NATSIO_ERR_AUTH_EXPIRED:
+        return std::make_exception_ptr(AuthExpiredError(status, std::move(detail)));
+    case NATSIO_ERR_PERMISSIONS:
+        return std::make_exception_ptr(PermissionsError(status, std::move(detail)));
+    case NATSIO_ERR_MAX_SUBSCRIPTIONS:
+        return std::make_exception_ptr(MaxSubscriptionsError(status, std::move(detail)));
+    case NATSIO_ERR_NO_RESPONDERS:
+        return std::make_exception_ptr(NoRespondersError(status, std::move(detail)));
+    case NATSIO_ERR_NO_REPLY_SUBJECT:
+        return std::make_exception_ptr(NoReplySubjectError(status, std::move(detail)));
+    case NATSIO_ERR_SUBSCRIPTION_CLOSED:
+        return std::make_exception_ptr(SubscriptionClosedError(status, std::move(detail)));
+    case NATSIO_ERR_SLOW_CONSUMER:
+        return std::make_exception_ptr(SlowConsumerError(status, std::move(detail)));
+    case NATSIO_OK:
+    case NATSIO_DONE:
+    case NATSIO_PENDING:
+        break;
+    }
+    return std::make_exception_ptr(Error(status, std::move(detail)));
+}
+
+/// Throws the exception make_error() maps `status` to.
+[[noreturn]] inline void throw_error(Status status, std::string detail) {
+    std::rethrow_exception(make_error(status, std::move(detail)));
+}
+
+namespace detail {
+
+/// Throws for any status other than NATSIO_OK, reading this thread's
+/// natsio_last_error() at once (the next failing call would replace it).
+inline void check(Status status) {
+    if (status != NATSIO_OK) {
+        throw_error(status, natsio_last_error());
+    }
+}
+
+}  // namespace detail
+}  // namespace natsio
+
+#endif  // NATSIO_CPP_ERRORS_HPP
