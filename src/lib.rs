@@ -10,6 +10,8 @@ mod connection;
 mod dispatch;
 pub mod error;
 pub mod ffi;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod headers;
 pub mod message;
 pub mod options;

@@ -1,0 +1,126 @@
+//! Entry points for fuzz targets (`fuzz/`): the protocol parser and the
+//! header-block parser, reachable without a connection. Not a stable API.
+
+use bytes::BytesMut;
+
+use crate::headers::Headers;
+use crate::proto::{Parser, ServerOp};
+
+/// A parsed frame, reduced to what a round-trip check needs.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Frame {
+    Info(String),
+    Msg {
+        subject: String,
+        reply: Option<String>,
+        sid: u64,
+        headers: Option<Vec<(String, String)>>,
+        status: Option<u16>,
+        payload: Vec<u8>,
+    },
+    Ping,
+    Pong,
+    Ok,
+    Err(String),
+}
+
+/// Feeds `input` to a parser in chunks ending at each offset of `splits`
+/// (as a socket would deliver them), returning every complete frame and the
+/// first error. Bytes of an incomplete last frame are left unparsed.
+pub fn parse_chunks(
+    input: &[u8],
+    splits: &[usize],
+    max_control_line: usize,
+) -> (Vec<Frame>, Option<crate::Error>) {
+    let mut parser = Parser::new(max_control_line);
+    let mut buf = BytesMut::new();
+    let mut frames = Vec::new();
+    let mut cuts: Vec<usize> = splits.iter().map(|s| s % (input.len() + 1)).collect();
+    cuts.push(input.len());
+    cuts.sort_unstable();
+    let mut at = 0;
+    for cut in cuts {
+        if cut < at {
+            continue;
+        }
+        buf.extend_from_slice(&input[at..cut]);
+        at = cut;
+        loop {
+            match parser.parse(&mut buf) {
+                Ok(Some(op)) => frames.push(frame(op)),
+                Ok(None) => break,
+                Err(e) => return (frames, Some(e)),
+            }
+        }
+    }
+    (frames, None)
+}
+
+fn frame(op: ServerOp) -> Frame {
+    match op {
+        ServerOp::Info(j) => Frame::Info(j),
+        ServerOp::Ping => Frame::Ping,
+        ServerOp::Pong => Frame::Pong,
+        ServerOp::Ok => Frame::Ok,
+        ServerOp::Err(t) => Frame::Err(t),
+        ServerOp::Msg(m) => Frame::Msg {
+            subject: m.subject().to_string(),
+            reply: m.reply().map(str::to_string),
+            sid: m.sid(),
+            headers: m.headers().map(|h| {
+                h.iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect()
+            }),
+            status: m.status(),
+            payload: m.payload().to_vec(),
+        },
+    }
+}
+
+/// Encodes a MSG/HMSG frame as a server would (for round-trip checks).
+pub fn encode_msg(
+    subject: &str,
+    reply: Option<&str>,
+    sid: u64,
+    headers: Option<&Headers>,
+    payload: &[u8],
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut hdr = Vec::new();
+    if let Some(h) = headers {
+        h.encode(&mut hdr);
+    }
+    let reply = reply.map(|r| format!(" {r}")).unwrap_or_default();
+    if headers.is_some() {
+        out.extend_from_slice(
+            format!(
+                "HMSG {subject} {sid}{reply} {} {}\r\n",
+                hdr.len(),
+                hdr.len() + payload.len()
+            )
+            .as_bytes(),
+        );
+        out.extend_from_slice(&hdr);
+    } else {
+        out.extend_from_slice(
+            format!("MSG {subject} {sid}{reply} {}\r\n", payload.len()).as_bytes(),
+        );
+    }
+    out.extend_from_slice(payload);
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+/// Parses a header block as received (never fails; bad lines are flagged).
+pub fn parse_headers(block: &[u8]) -> Headers {
+    Headers::parse(block)
+}
+
+/// Encodes headers as they go on the wire.
+pub fn encode_headers(h: &Headers) -> Vec<u8> {
+    let mut out = Vec::new();
+    h.encode(&mut out);
+    out
+}
+
