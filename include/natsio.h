@@ -121,6 +121,11 @@ enum natsio_status
    */
   NATSIO_ERR_CANCELLED = 205,
   /**
+   * A publish made while reconnecting did not fit the reconnect buffer,
+   * or buffering is disabled (ReconnectBufExceededError).
+   */
+  NATSIO_ERR_RECONNECT_BUF_EXCEEDED = 206,
+  /**
    * The server violated the protocol (ProtocolError).
    */
   NATSIO_ERR_PROTOCOL = 300,
@@ -205,6 +210,49 @@ enum natsio_conn_status
 typedef enum natsio_conn_status natsio_conn_status;
 #else
 typedef int32_t natsio_conn_status;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Connection lifecycle events of `natsio_options_set_event_callback`.
+ */
+enum natsio_event_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * The first connection was established; `text` is the server URL.
+   */
+  NATSIO_EVENT_CONNECTED = 0,
+  /**
+   * The connection was lost and the client is reconnecting; `status`
+   * and `text` say why.
+   */
+  NATSIO_EVENT_DISCONNECTED = 1,
+  /**
+   * Connected again, subscriptions restored; `text` is the server URL.
+   */
+  NATSIO_EVENT_RECONNECTED = 2,
+  /**
+   * The server entered lame-duck mode; the client moves to another
+   * server. `text` is the server URL.
+   */
+  NATSIO_EVENT_LAME_DUCK = 3,
+  /**
+   * Servers were discovered; `text` lists the new URLs, comma-separated.
+   */
+  NATSIO_EVENT_SERVERS_DISCOVERED = 4,
+  /**
+   * The client closed for good; always the last event.
+   */
+  NATSIO_EVENT_CLOSED = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum natsio_event_kind natsio_event_kind;
+#else
+typedef int32_t natsio_event_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -368,6 +416,16 @@ typedef void (*natsio_error_cb)(void *user_data,
                                 const char *text,
                                 uint64_t sid,
                                 const char *subject);
+
+/**
+ * Receives connection lifecycle events, in order, on the client's event
+ * dispatcher thread. `status` is NATSIO_OK unless the event has a cause;
+ * `text` (borrowed for the call) is described per event kind.
+ */
+typedef void (*natsio_event_cb)(void *user_data,
+                                natsio_event_kind kind,
+                                natsio_status status,
+                                const char *text);
 
 /**
  * Live counters of a subscription.
@@ -613,6 +671,29 @@ natsio_status natsio_client_new_inbox(const struct natsio_client *c, char **inbo
  */
 natsio_status natsio_client_get_stats(const struct natsio_client *c,
                                       struct natsio_client_stats *stats_out);
+
+/**
+ * Drops the current connection and reconnects (to another server of the
+ * pool when there is one); subscriptions are restored. Returns at once.
+ * Errors: NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_ILLEGAL_STATE (not
+ * connected right now).
+ */
+natsio_status natsio_client_force_reconnect(const struct natsio_client *c);
+
+/**
+ * Measures a round trip to the server (PING/PONG) in microseconds.
+ * `timeout_ms` negative: the flush timeout. Blocks.
+ * Errors: as `natsio_client_flush`.
+ */
+natsio_status natsio_client_rtt(const struct natsio_client *c,
+                                int64_t timeout_ms,
+                                int64_t *rtt_us_out);
+
+/**
+ * The servers in the pool (configured and discovered), comma-separated, as
+ * a new string freed with `natsio_string_free`.
+ */
+natsio_status natsio_client_servers(const struct natsio_client *c, char **servers_out);
 
 /**
  * Creates an empty header map, freed with `natsio_headers_free`.
@@ -879,6 +960,77 @@ natsio_status natsio_options_set_error_callback(struct natsio_options *opts,
                                                 natsio_error_cb cb,
                                                 void *user_data,
                                                 natsio_release_cb release);
+
+/**
+ * Registers the event callback (NULL `cb` removes it). `release` follows
+ * the rules of `natsio_options_set_error_callback`.
+ */
+natsio_status natsio_options_set_event_callback(struct natsio_options *opts,
+                                                natsio_event_cb cb,
+                                                void *user_data,
+                                                natsio_release_cb release);
+
+/**
+ * Whether to reconnect after losing the connection (default true). When
+ * false, a lost connection closes the client.
+ */
+natsio_status natsio_options_set_allow_reconnect(struct natsio_options *opts, bool allow);
+
+/**
+ * Consecutive failed attempts allowed per server before it is dropped
+ * from the pool (default 60; -1: unlimited). Errors: NATSIO_ERR_CONFIG
+ * below -1.
+ */
+natsio_status natsio_options_set_max_reconnect_attempts(struct natsio_options *opts,
+                                                        int64_t attempts);
+
+/**
+ * Wait between attempts to the same server: `wait_ms` doubling per
+ * failed attempt up to `wait_max_ms` (defaults 2000 and 8000).
+ * Errors: NATSIO_ERR_CONFIG unless 0 < wait_ms <= wait_max_ms.
+ */
+natsio_status natsio_options_set_reconnect_wait(struct natsio_options *opts,
+                                                int64_t wait_ms,
+                                                int64_t wait_max_ms);
+
+/**
+ * Random extra wait added to each reconnect delay, for plain and TLS
+ * connections (defaults 100 and 1000 ms; 0 allowed).
+ */
+natsio_status natsio_options_set_reconnect_jitter(struct natsio_options *opts,
+                                                  int64_t jitter_ms,
+                                                  int64_t jitter_tls_ms);
+
+/**
+ * Bytes of publishes kept while disconnected and sent after the
+ * reconnect (default 8 MiB; 0: the default; -1: no buffering, publishes
+ * fail with NATSIO_ERR_RECONNECT_BUF_EXCEEDED while disconnected).
+ */
+natsio_status natsio_options_set_reconnect_buf_size(struct natsio_options *opts, int64_t bytes);
+
+/**
+ * Try servers in the configured order instead of a random one (default false).
+ */
+natsio_status natsio_options_set_no_randomize(struct natsio_options *opts, bool no_randomize);
+
+/**
+ * Ignore the servers a server announces in INFO (default false).
+ */
+natsio_status natsio_options_set_ignore_discovered_servers(struct natsio_options *opts,
+                                                           bool ignore);
+
+/**
+ * When no server is reachable at connect, return a client that keeps
+ * trying in the background (status NATSIO_CONN_RECONNECTING, publishes
+ * buffered) instead of failing (default false).
+ */
+natsio_status natsio_options_set_retry_on_failed_connect(struct natsio_options *opts, bool retry);
+
+/**
+ * Keep retrying a server that rejects the credentials with the same error
+ * twice in a row, instead of closing (default false).
+ */
+natsio_status natsio_options_set_ignore_auth_error_abort(struct natsio_options *opts, bool ignore);
 
 /**
  * The next reply (owned; free with `natsio_msg_free`), waiting as the

@@ -12,7 +12,10 @@ use crate::dispatch::{self, Dispatcher};
 use crate::error::{Error, ErrorKind, Result};
 use crate::headers::Headers;
 use crate::message::Message;
-use crate::options::{ErrorCallback, ErrorEvent, Options, PendingPolicy, ServerAddr};
+use crate::options::{
+    ErrorCallback, ErrorEvent, Event, EventCallback, EventKind, Options, PendingPolicy,
+};
+use crate::pool::ServerPool;
 use crate::proto::{self, ServerOp};
 use crate::runtime;
 use crate::subject;
@@ -77,6 +80,9 @@ struct WriteState {
     // Counted here, under the lock publish holds anyway, not in atomics.
     out_msgs: u64,
     out_bytes: u64,
+    /// Disconnected: publishes accumulate (bounded by reconnect_buf_size)
+    /// for the next connection; control frames are regenerated instead.
+    reconnecting: bool,
 }
 
 #[derive(Default)]
@@ -118,7 +124,13 @@ pub(crate) struct ClientInner {
     close_cv: Condvar,
     conn_done: Mutex<bool>,
     conn_done_cv: Condvar,
-    connected_url: Mutex<String>,
+    pub(crate) connected_url: Mutex<String>,
+    pub(crate) pool: Mutex<ServerPool>,
+    event_cb: Mutex<Option<EventCallback>>,
+    /// Asks the connection task to drop the connection and reconnect.
+    pub(crate) force_reconnect: tokio::sync::Notify,
+    lame_duck_seen: AtomicBool,
+    ever_connected: AtomicBool,
 }
 
 fn closed_err(w: &WriteState) -> Option<Error> {
@@ -134,14 +146,17 @@ fn closed_err(w: &WriteState) -> Option<Error> {
     None
 }
 
+const DEFAULT_RECONNECT_BUF: usize = 8 * 1024 * 1024;
+
 pub(crate) fn new_nuid() -> String {
     nuid::next().to_string()
 }
 
 impl ClientInner {
-    fn new(mut opts: Options, owner_id: usize) -> ClientInner {
-        // Held only here, so that close can release it.
+    fn new(mut opts: Options, pool: ServerPool, owner_id: usize) -> ClientInner {
+        // Held only here, so that close can release them.
         let error_cb = opts.error_callback.take();
+        let event_cb = opts.event_callback.take();
         ClientInner {
             owner_id,
             state: AtomicU8::new(ConnState::Connecting as u8),
@@ -166,6 +181,11 @@ impl ClientInner {
             conn_done: Mutex::new(false),
             conn_done_cv: Condvar::new(),
             connected_url: Mutex::new(String::new()),
+            pool: Mutex::new(pool),
+            event_cb: Mutex::new(event_cb),
+            force_reconnect: tokio::sync::Notify::new(),
+            lame_duck_seen: AtomicBool::new(false),
+            ever_connected: AtomicBool::new(false),
             opts,
         }
     }
@@ -192,6 +212,9 @@ impl ClientInner {
         if let Some(e) = closed_err(&w) {
             return Err(e);
         }
+        if w.reconnecting {
+            return self.buffer_while_reconnecting(w, frame_len, payload_len, encode);
+        }
         if !w.buf.is_empty() && w.buf.len() + frame_len > self.opts.max_pending_size {
             if runtime::ensure_may_block().is_err() {
                 // Never block a runtime thread: accept the frame over the limit.
@@ -200,6 +223,9 @@ impl ClientInner {
                 while !w.buf.is_empty() && w.buf.len() + frame_len > self.opts.max_pending_size {
                     if let Some(e) = closed_err(&w) {
                         return Err(e);
+                    }
+                    if w.reconnecting {
+                        return self.buffer_while_reconnecting(w, frame_len, payload_len, encode);
                     }
                     let now = Instant::now();
                     if now >= deadline {
@@ -232,11 +258,41 @@ impl ClientInner {
         Ok(())
     }
 
+    fn buffer_while_reconnecting(
+        &self,
+        mut w: std::sync::MutexGuard<'_, WriteState>,
+        frame_len: usize,
+        payload_len: usize,
+        encode: impl FnOnce(&mut Vec<u8>),
+    ) -> Result<()> {
+        let limit = match self.opts.reconnect_buf_size {
+            n if n < 0 => {
+                return Err(Error::new(
+                    ErrorKind::ReconnectBufExceeded,
+                    "disconnected, and reconnect buffering is disabled",
+                ))
+            }
+            0 => DEFAULT_RECONNECT_BUF,
+            n => n as usize,
+        };
+        if w.buf.len() + frame_len > limit {
+            return Err(Error::new(
+                ErrorKind::ReconnectBufExceeded,
+                format!("disconnected, and the reconnect buffer of {limit} bytes is full"),
+            ));
+        }
+        encode(&mut w.buf);
+        w.out_msgs += 1;
+        w.out_bytes += payload_len as u64;
+        Ok(())
+    }
+
     /// Control frames (SUB, UNSUB, PONG) bypass the size limit and the drain
-    /// block; they are dropped once the connection is closed.
+    /// block; they are dropped once the connection is closed, and while
+    /// reconnecting (subscriptions are re-sent from the registry).
     fn enqueue_control(&self, encode: impl FnOnce(&mut Vec<u8>)) {
         let mut w = lock(&self.write);
-        if w.closed.is_some() {
+        if w.closed.is_some() || w.reconnecting {
             return;
         }
         let was_empty = w.buf.is_empty();
@@ -261,10 +317,10 @@ impl ClientInner {
         self.write_error.notify_one();
     }
 
-    pub(crate) fn take_write_error(&self) -> Error {
-        lock(&self.write_error_value)
-            .take()
-            .unwrap_or_else(|| Error::new(ErrorKind::Io, "write failed"))
+    /// The writer's error, if this connection's writer failed (a wake-up
+    /// left over from an earlier connection finds none).
+    pub(crate) fn take_write_error(&self) -> Option<Error> {
+        lock(&self.write_error_value).take()
     }
 
     pub(crate) fn publish(
@@ -310,7 +366,10 @@ impl ClientInner {
             return c;
         }
         let was_empty = w.buf.is_empty();
-        w.buf.extend_from_slice(proto::PING);
+        // While reconnecting the PING is sent after the reconnect.
+        if !w.reconnecting {
+            w.buf.extend_from_slice(proto::PING);
+        }
         w.pongs.push_back(Some(Arc::clone(&c)));
         drop(w);
         if was_empty {
@@ -373,11 +432,168 @@ impl ClientInner {
             }
             ServerOp::Info(json) => {
                 if let Ok(info) = parse_info(&json) {
+                    let lame_duck = info.ldm;
                     self.set_info(json, info);
+                    if lame_duck && !self.lame_duck_seen.swap(true, Ordering::SeqCst) {
+                        let url = lock(&self.connected_url).clone();
+                        self.emit(EventKind::LameDuck, Some(url), None, Vec::new());
+                        // Move to another server now, before the server
+                        // closes the connection at the end of its grace period.
+                        return Err(Error::new(ErrorKind::Io, "server entered lame duck mode"));
+                    }
                 }
             }
         }
         Ok(())
+    }
+
+    /// Delivers a lifecycle event on the events dispatcher thread.
+    pub(crate) fn emit(
+        &self,
+        kind: EventKind,
+        url: Option<String>,
+        error: Option<Error>,
+        servers: Vec<String>,
+    ) {
+        let Some(cb) = lock(&self.event_cb).clone() else {
+            return;
+        };
+        let ev = Event {
+            kind,
+            url,
+            error,
+            servers,
+        };
+        self.events.post(Box::new(move || cb(&ev)));
+    }
+
+    /// Adds INFO's connect_urls to the pool; reports new ones when `announce`.
+    fn discover(&self, info: &ServerInfo, announce: bool) {
+        if self.opts.ignore_discovered_servers || info.connect_urls.is_empty() {
+            return;
+        }
+        let tls = lock(&self.connected_url).starts_with("tls");
+        let added = lock(&self.pool).add_discovered(&info.connect_urls, tls);
+        if announce && !added.is_empty() {
+            self.emit(EventKind::ServersDiscovered, None, None, added);
+        }
+    }
+
+    /// Records a freshly established connection.
+    pub(crate) fn on_established(&self, url: &str, info_json: String, info: ServerInfo) {
+        *lock(&self.connected_url) = url.to_string();
+        lock(&self.pool).record_success(url);
+        self.lame_duck_seen.store(false, Ordering::SeqCst);
+        self.discover(&info, self.ever_connected.load(Ordering::SeqCst));
+        self.set_info(info_json, info);
+    }
+
+    /// The connection was lost: keep buffered publishes (only those),
+    /// forget keepalives, and start buffering for the next connection.
+    pub(crate) fn begin_reconnect(&self, cause: &Error) {
+        {
+            let mut w = lock(&self.write);
+            if w.closed.is_some() {
+                return;
+            }
+            w.buf = proto::retain_publishes(&w.buf);
+            w.pongs.retain(Option::is_some);
+            w.pings_outstanding = 0;
+            w.reconnecting = true;
+        }
+        self.write_space.notify_all();
+        let _ = self.state.compare_exchange(
+            ConnState::Connected as u8,
+            ConnState::Reconnecting as u8,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
+        let url = lock(&self.connected_url).clone();
+        lock(&self.pool).rotate_to_back(&url);
+        self.emit(
+            EventKind::Disconnected,
+            Some(url),
+            Some(cause.clone()),
+            Vec::new(),
+        );
+    }
+
+    /// Connected again: re-send subscriptions (with what is left of their
+    /// auto-unsubscribe counts), then the publishes buffered meanwhile, then
+    /// one PING per flush still waiting.
+    pub(crate) fn finish_reconnect(&self, url: &str, info_json: String, info: ServerInfo) {
+        self.on_established(url, info_json, info);
+        let mut subs: Vec<_> = lock(&self.subs).values().cloned().collect();
+        subs.sort_by_key(|s| s.sid);
+        let mux = {
+            let m = lock(&self.mux);
+            (m.sid != 0).then(|| (m.sid, format!("{}*", m.prefix)))
+        };
+        {
+            let mut w = lock(&self.write);
+            if w.closed.is_some() {
+                return;
+            }
+            let mut frames = Vec::with_capacity(w.buf.len() + 64 * subs.len());
+            if let Some((sid, subject)) = &mux {
+                proto::write_sub(&mut frames, subject, None, *sid);
+            }
+            for sub in &subs {
+                if let Some(remaining) = sub.resend_state() {
+                    proto::write_sub(
+                        &mut frames,
+                        &sub.subject,
+                        sub.queue_group.as_deref(),
+                        sub.sid,
+                    );
+                    if remaining.is_some() {
+                        proto::write_unsub(&mut frames, sub.sid, remaining);
+                    }
+                }
+            }
+            frames.extend_from_slice(&w.buf);
+            for _ in w.pongs.iter().filter(|p| p.is_some()) {
+                frames.extend_from_slice(proto::PING);
+            }
+            w.buf = frames;
+            w.reconnecting = false;
+        }
+        let _ = self.state.compare_exchange(
+            ConnState::Reconnecting as u8,
+            ConnState::Connected as u8,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
+        if self.ever_connected.swap(true, Ordering::SeqCst) {
+            self.counters.reconnects.fetch_add(1, Ordering::Relaxed);
+            self.emit(
+                EventKind::Reconnected,
+                Some(url.to_string()),
+                None,
+                Vec::new(),
+            );
+        } else {
+            self.emit(
+                EventKind::Connected,
+                Some(url.to_string()),
+                None,
+                Vec::new(),
+            );
+        }
+    }
+
+    /// BLOCK-policy pauses hold across reconnects: wait before reading.
+    pub(crate) async fn reassert_block_pauses(&self) {
+        let blocked: Vec<_> = lock(&self.subs)
+            .values()
+            .filter(|s| s.policy == PendingPolicy::Block)
+            .cloned()
+            .collect();
+        for s in blocked {
+            if s.must_wait_for_room() {
+                self.wait_for_room(&s).await;
+            }
+        }
     }
 
     fn set_info(&self, json: String, info: ServerInfo) {
@@ -737,7 +953,9 @@ impl ClientInner {
         if let Some(e) = reason {
             self.report_error(e, None);
         }
+        self.emit(EventKind::Closed, None, None, Vec::new());
         self.events.stop();
+        drop(lock(&self.event_cb).take());
         // Release the application's callback state here, not on a runtime thread.
         drop(lock(&self.error_cb).take());
         *lock(&self.close_state) = CloseState::Closed;
@@ -813,33 +1031,52 @@ impl Client {
     pub fn connect(opts: Options) -> Result<Client> {
         opts.validate()?;
         runtime::ensure_may_block()?;
-        let inner = Arc::new_cyclic(|w| ClientInner::new(opts, w.as_ptr() as usize));
+        let pool = ServerPool::new(&opts.servers, !opts.no_randomize)?;
+        let inner = Arc::new_cyclic(|w| ClientInner::new(opts, pool, w.as_ptr() as usize));
         let mut last = Error::new(ErrorKind::NoServers, "no servers available");
-        for url in inner.opts.servers.clone() {
-            let addr = ServerAddr::parse(&url)?;
-            let fut = connection::handshake(&inner.opts, &addr);
+        let entries = lock(&inner.pool).entries();
+        for entry in entries {
+            let fut = connection::handshake(&inner.opts, &entry.addr);
             let r = runtime::handle().block_on(async {
                 tokio::time::timeout(inner.opts.connect_timeout, fut)
                     .await
                     .unwrap_or_else(|_| {
                         Err(Error::new(
                             ErrorKind::Timeout,
-                            format!("connect to {url} timed out"),
+                            format!("connect to {} timed out", entry.url),
                         ))
                     })
             });
             match r {
                 Ok(est) => {
-                    inner.set_info(est.info_json.clone(), est.info.clone());
-                    *lock(&inner.connected_url) = url.clone();
+                    inner.on_established(&entry.url, est.info_json.clone(), est.info.clone());
+                    inner.ever_connected.store(true, Ordering::SeqCst);
                     inner
                         .state
                         .store(ConnState::Connected as u8, Ordering::SeqCst);
-                    runtime::handle().spawn(connection::run(Arc::clone(&inner), est));
+                    inner.emit(
+                        EventKind::Connected,
+                        Some(entry.url.clone()),
+                        None,
+                        Vec::new(),
+                    );
+                    runtime::handle().spawn(connection::run(Arc::clone(&inner), Some(est)));
                     return Ok(Client { inner });
                 }
-                Err(e) => last = e,
+                Err(e) => {
+                    lock(&inner.pool).record_attempt(&entry.url);
+                    last = e;
+                }
             }
+        }
+        if inner.opts.retry_on_failed_connect && inner.opts.allow_reconnect {
+            // Keep trying in the background; publishes are buffered meanwhile.
+            lock(&inner.write).reconnecting = true;
+            inner
+                .state
+                .store(ConnState::Reconnecting as u8, Ordering::SeqCst);
+            runtime::handle().spawn(connection::run(Arc::clone(&inner), None));
+            return Ok(Client { inner });
         }
         *lock(&inner.conn_done) = true;
         inner.close_with(None);
@@ -992,6 +1229,31 @@ impl Client {
 
     pub fn status(&self) -> ConnState {
         self.inner.state()
+    }
+
+    /// Drops the current connection and reconnects (to another server of
+    /// the pool when there is one). Fails unless connected.
+    pub fn force_reconnect(&self) -> Result<()> {
+        match self.status() {
+            ConnState::Connected => {
+                self.inner.force_reconnect.notify_one();
+                Ok(())
+            }
+            ConnState::Closed => Err(Error::closed()),
+            _ => Err(Error::new(ErrorKind::IllegalState, "not connected")),
+        }
+    }
+
+    /// Measures a round trip to the server (PING/PONG).
+    pub fn rtt(&self, timeout: Option<Duration>) -> Result<Duration> {
+        let start = Instant::now();
+        self.flush(timeout)?;
+        Ok(start.elapsed())
+    }
+
+    /// The server URLs currently in the pool (configured and discovered).
+    pub fn servers(&self) -> Vec<String> {
+        lock(&self.inner.pool).urls()
     }
 
     pub fn max_payload(&self) -> usize {

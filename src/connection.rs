@@ -12,6 +12,7 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 
 use crate::client::ClientInner;
+use crate::completion::lock;
 use crate::error::{Error, ErrorKind, Result};
 use crate::options::{Options, ServerAddr};
 use crate::proto::{Parser, ServerOp, PONG};
@@ -161,23 +162,107 @@ pub(crate) async fn handshake(opts: &Options, addr: &ServerAddr) -> Result<Estab
     })
 }
 
-/// Runs the connection until shutdown or loss.
-pub(crate) async fn run(inner: Arc<ClientInner>, est: Established) {
-    let (rd, wr) = est.stream.into_split();
-    let writer = tokio::spawn(write_loop(Arc::clone(&inner), wr));
-    let result = read_loop(&inner, rd, est.rbuf).await;
-    let lost = match result {
-        Ok(()) => {
-            // Shutdown: let the writer send what was accepted, bounded.
-            let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
-            None
-        }
-        Err(e) => {
-            writer.abort();
-            Some(e)
+/// Runs the client's connection: serves it until it is lost, then
+/// reconnects (if allowed) and serves the next one, until shutdown.
+pub(crate) async fn run(inner: Arc<ClientInner>, first: Option<Established>) {
+    let mut next = first;
+    let lost = loop {
+        let est = match next.take() {
+            Some(est) => est,
+            None => match reconnect(&inner).await {
+                Ok((url, est)) => {
+                    inner.finish_reconnect(&url, est.info_json.clone(), est.info.clone());
+                    est
+                }
+                Err(e) => break Some(e),
+            },
+        };
+        match serve(&inner, est).await {
+            Ok(()) => break None,
+            Err(_) if inner.is_shutting_down() => break None,
+            Err(e) if !inner.opts.allow_reconnect => break Some(e),
+            Err(e) => inner.begin_reconnect(&e),
         }
     };
     inner.connection_ended(lost);
+}
+
+/// Tries the pool's servers with backoff until one accepts, the attempts
+/// run out, the same authentication error repeats, or the client closes.
+async fn reconnect(inner: &Arc<ClientInner>) -> Result<(String, Established)> {
+    let o = &inner.opts;
+    loop {
+        if inner.is_shutting_down() {
+            return Err(Error::closed());
+        }
+        let candidate = {
+            let tls = lock(&inner.connected_url).starts_with("tls");
+            let jitter = if tls {
+                o.reconnect_jitter_tls
+            } else {
+                o.reconnect_jitter
+            };
+            lock(&inner.pool).next_candidate(
+                o.max_reconnect_attempts,
+                o.reconnect_time_wait,
+                o.reconnect_time_wait_max,
+                jitter,
+            )
+        };
+        let Some((entry, delay)) = candidate else {
+            return Err(Error::new(
+                ErrorKind::NoServers,
+                "no servers left to reconnect to",
+            ));
+        };
+        if !delay.is_zero() {
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                _ = inner.shutdown.notified() => return Err(Error::closed()),
+            }
+        }
+        lock(&inner.pool).record_attempt(&entry.url);
+        let attempt = tokio::time::timeout(o.connect_timeout, handshake(o, &entry.addr));
+        let result = tokio::select! {
+            r = attempt => r.unwrap_or_else(|_| Err(Error::new(ErrorKind::Timeout, "connect timed out"))),
+            _ = inner.shutdown.notified() => return Err(Error::closed()),
+        };
+        match result {
+            Ok(est) => return Ok((entry.url, est)),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::AuthorizationViolation | ErrorKind::AuthenticationExpired
+                ) =>
+            {
+                let repeated = lock(&inner.pool).record_auth_error(&entry.url, e.detail());
+                if repeated && !o.ignore_auth_error_abort {
+                    return Err(e);
+                }
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+/// Serves one established connection until shutdown (`Ok`) or loss (`Err`).
+async fn serve(inner: &Arc<ClientInner>, est: Established) -> Result<()> {
+    let (rd, wr) = est.stream.into_split();
+    let _ = inner.take_write_error();
+    let writer = tokio::spawn(write_loop(Arc::clone(inner), wr));
+    // Whatever was buffered while disconnected goes out first.
+    inner.writer_wake.notify_one();
+    match read_loop(inner, rd, est.rbuf).await {
+        Ok(()) => {
+            // Shutdown: let the writer send what was accepted, bounded.
+            let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
+            Ok(())
+        }
+        Err(e) => {
+            writer.abort();
+            Err(e)
+        }
+    }
 }
 
 async fn write_loop(inner: Arc<ClientInner>, mut wr: OwnedWriteHalf) {
@@ -205,6 +290,7 @@ async fn read_loop(
     mut rd: OwnedReadHalf,
     mut rbuf: BytesMut,
 ) -> Result<()> {
+    inner.reassert_block_pauses().await;
     let mut parser = Parser::new(inner.opts.max_control_line);
     let period = inner.opts.ping_interval;
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
@@ -223,7 +309,14 @@ async fn read_loop(
             }
             _ = ticker.tick() => inner.send_keepalive()?,
             _ = inner.shutdown.notified() => return Ok(()),
-            _ = inner.write_error.notified() => return Err(inner.take_write_error()),
+            _ = inner.write_error.notified() => {
+                if let Some(e) = inner.take_write_error() {
+                    return Err(e);
+                }
+            }
+            _ = inner.force_reconnect.notified() => {
+                return Err(Error::new(ErrorKind::Io, "reconnect forced by the application"));
+            }
         }
     }
 }

@@ -26,6 +26,7 @@ pub enum ErrorKind {
     Io,
     DrainTimeout,
     Cancelled,
+    ReconnectBufExceeded,
     // Protocol and server.
     Protocol,
     Parser,

@@ -123,4 +123,3 @@ pub fn encode_headers(h: &Headers) -> Vec<u8> {
     h.encode(&mut out);
     out
 }
-

@@ -15,6 +15,7 @@ pub mod fuzzing;
 pub mod headers;
 pub mod message;
 pub mod options;
+mod pool;
 mod proto;
 pub mod runtime;
 pub mod subject;

@@ -18,6 +18,37 @@ pub struct ErrorEvent {
 
 pub type ErrorCallback = Arc<dyn Fn(&ErrorEvent) + Send + Sync>;
 
+/// Connection lifecycle events, delivered in order on the client's event
+/// dispatcher thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    /// The first connection was established.
+    Connected,
+    /// The connection was lost; the client is reconnecting.
+    Disconnected,
+    /// The client connected again and restored its subscriptions.
+    Reconnected,
+    /// The server entered lame-duck mode; the client moves elsewhere.
+    LameDuck,
+    /// The server announced servers the pool did not know.
+    ServersDiscovered,
+    /// The client closed for good (always the last event).
+    Closed,
+}
+
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub kind: EventKind,
+    /// The server URL concerned (connected, reconnected, lame duck).
+    pub url: Option<String>,
+    /// Why (disconnected, closed after a failure).
+    pub error: Option<Error>,
+    /// Newly discovered server URLs.
+    pub servers: Vec<String>,
+}
+
+pub type EventCallback = Arc<dyn Fn(&Event) + Send + Sync>;
+
 /// What a subscription does when its pending limits are exceeded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PendingPolicy {
@@ -55,6 +86,21 @@ pub struct Options {
     pub pending_bytes_limit: i64,
     pub max_control_line: usize,
     pub error_callback: Option<ErrorCallback>,
+    pub event_callback: Option<EventCallback>,
+    // Reconnect and server pool.
+    pub allow_reconnect: bool,
+    /// Consecutive attempts per server; negative: unlimited.
+    pub max_reconnect_attempts: i64,
+    pub reconnect_time_wait: Duration,
+    pub reconnect_time_wait_max: Duration,
+    pub reconnect_jitter: Duration,
+    pub reconnect_jitter_tls: Duration,
+    pub no_randomize: bool,
+    pub ignore_discovered_servers: bool,
+    pub retry_on_failed_connect: bool,
+    /// Bytes of publishes kept while disconnected; negative disables.
+    pub reconnect_buf_size: i64,
+    pub ignore_auth_error_abort: bool,
 }
 
 impl Default for Options {
@@ -80,6 +126,18 @@ impl Default for Options {
             pending_bytes_limit: 64 * 1024 * 1024,
             max_control_line: 4096,
             error_callback: None,
+            event_callback: None,
+            allow_reconnect: true,
+            max_reconnect_attempts: 60,
+            reconnect_time_wait: Duration::from_secs(2),
+            reconnect_time_wait_max: Duration::from_secs(8),
+            reconnect_jitter: Duration::from_millis(100),
+            reconnect_jitter_tls: Duration::from_secs(1),
+            no_randomize: false,
+            ignore_discovered_servers: false,
+            retry_on_failed_connect: false,
+            reconnect_buf_size: 8 * 1024 * 1024,
+            ignore_auth_error_abort: false,
         }
     }
 }

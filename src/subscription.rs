@@ -306,6 +306,16 @@ impl SubShared {
         true
     }
 
+    /// For re-subscribing after a reconnect: `None` if the subscription no
+    /// longer wants messages, else what remains of its auto-unsubscribe count.
+    pub(crate) fn resend_state(&self) -> Option<Option<u64>> {
+        let s = lock(&self.state);
+        if s.closed.is_some() || s.finished {
+            return None;
+        }
+        Some(s.max.map(|m| m.saturating_sub(s.received)))
+    }
+
     pub(crate) fn is_closed(&self) -> bool {
         lock(&self.state).closed.is_some()
     }

@@ -32,9 +32,11 @@ fn fake_server(script: impl FnOnce(BufReader<TcpStream>, TcpStream) + Send + 'st
     url
 }
 
+/// Fake servers accept one connection: no reconnecting to them.
 fn options(url: &str) -> Options {
     Options {
         servers: vec![url.to_string()],
+        allow_reconnect: false,
         ..Options::default()
     }
 }

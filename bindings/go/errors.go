@@ -86,12 +86,13 @@ var (
 	ErrInternal        = newSentinel(109, "internal error")
 
 	// 2xx: connection.
-	ErrTimeout          = newSentinel(200, "timeout")
-	ErrConnectionClosed = newSentinel(201, "connection closed")
-	ErrNoServers        = newSentinel(202, "no servers available")
-	ErrIO               = newSentinel(203, "i/o error")
-	ErrDrainTimeout     = newSentinel(204, "drain timeout")
-	ErrCancelled        = newSentinel(205, "cancelled")
+	ErrTimeout              = newSentinel(200, "timeout")
+	ErrConnectionClosed     = newSentinel(201, "connection closed")
+	ErrNoServers            = newSentinel(202, "no servers available")
+	ErrIO                   = newSentinel(203, "i/o error")
+	ErrDrainTimeout         = newSentinel(204, "drain timeout")
+	ErrCancelled            = newSentinel(205, "cancelled")
+	ErrReconnectBufExceeded = newSentinel(206, "reconnect buffer exceeded")
 
 	// 3xx: protocol and server.
 	ErrProtocol         = newSentinel(300, "protocol error")

@@ -536,3 +536,44 @@ pub unsafe extern "C" fn natsio_client_get_stats(
         Ok(())
     })
 }
+
+/// Drops the current connection and reconnects (to another server of the
+/// pool when there is one); subscriptions are restored. Returns at once.
+/// Errors: NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_ILLEGAL_STATE (not
+/// connected right now).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_client_force_reconnect(c: *const natsio_client) -> natsio_status {
+    guard(|| client(c)?.force_reconnect())
+}
+
+/// Measures a round trip to the server (PING/PONG) in microseconds.
+/// `timeout_ms` negative: the flush timeout. Blocks.
+/// Errors: as `natsio_client_flush`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_client_rtt(
+    c: *const natsio_client,
+    timeout_ms: i64,
+    rtt_us_out: *mut i64,
+) -> natsio_status {
+    guard(|| {
+        let cl = client(c)?;
+        let out = out_arg(rtt_us_out, "rtt_us_out")?;
+        let rtt = cl.rtt(ms_timeout(timeout_ms))?;
+        *out = rtt.as_micros().min(i64::MAX as u128) as i64;
+        Ok(())
+    })
+}
+
+/// The servers in the pool (configured and discovered), comma-separated, as
+/// a new string freed with `natsio_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_client_servers(
+    c: *const natsio_client,
+    servers_out: *mut *mut c_char,
+) -> natsio_status {
+    guard(|| {
+        let cl = client(c)?;
+        let out = out_arg(servers_out, "servers_out")?;
+        write_string(out, &cl.servers().join(","))
+    })
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::status::natsio_status;
 use super::{arg, arg_mut, guard, guard_void, opt_str_arg, out_arg, str_arg, write_box, Released};
 use crate::error::{Error, ErrorKind, Result};
-use crate::options::{ErrorEvent, Options};
+use crate::options::{ErrorEvent, Event, EventKind, Options};
 
 /// Connection options. Create with `natsio_options_new`, free with
 /// `natsio_options_free`. Not thread-safe: configure from one thread.
@@ -383,6 +383,230 @@ pub unsafe extern "C" fn natsio_options_set_error_callback(
                 )
             };
         }));
+        Ok(())
+    })
+}
+
+/// Connection lifecycle events of `natsio_options_set_event_callback`.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum natsio_event_kind {
+    /// The first connection was established; `text` is the server URL.
+    NATSIO_EVENT_CONNECTED = 0,
+    /// The connection was lost and the client is reconnecting; `status`
+    /// and `text` say why.
+    NATSIO_EVENT_DISCONNECTED = 1,
+    /// Connected again, subscriptions restored; `text` is the server URL.
+    NATSIO_EVENT_RECONNECTED = 2,
+    /// The server entered lame-duck mode; the client moves to another
+    /// server. `text` is the server URL.
+    NATSIO_EVENT_LAME_DUCK = 3,
+    /// Servers were discovered; `text` lists the new URLs, comma-separated.
+    NATSIO_EVENT_SERVERS_DISCOVERED = 4,
+    /// The client closed for good; always the last event.
+    NATSIO_EVENT_CLOSED = 5,
+}
+
+/// Receives connection lifecycle events, in order, on the client's event
+/// dispatcher thread. `status` is NATSIO_OK unless the event has a cause;
+/// `text` (borrowed for the call) is described per event kind.
+pub type natsio_event_cb = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        kind: natsio_event_kind,
+        status: natsio_status,
+        text: *const c_char,
+    ),
+>;
+
+/// Registers the event callback (NULL `cb` removes it). `release` follows
+/// the rules of `natsio_options_set_error_callback`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_event_callback(
+    opts: *mut natsio_options,
+    cb: natsio_event_cb,
+    user_data: *mut c_void,
+    release: super::natsio_release_cb,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        let Some(cb) = cb else {
+            o.event_callback = None;
+            drop(Released::new(user_data, release));
+            return Ok(());
+        };
+        let ud = Released::new(user_data, release);
+        o.event_callback = Some(Arc::new(move |ev: &Event| {
+            let kind = match ev.kind {
+                EventKind::Connected => natsio_event_kind::NATSIO_EVENT_CONNECTED,
+                EventKind::Disconnected => natsio_event_kind::NATSIO_EVENT_DISCONNECTED,
+                EventKind::Reconnected => natsio_event_kind::NATSIO_EVENT_RECONNECTED,
+                EventKind::LameDuck => natsio_event_kind::NATSIO_EVENT_LAME_DUCK,
+                EventKind::ServersDiscovered => natsio_event_kind::NATSIO_EVENT_SERVERS_DISCOVERED,
+                EventKind::Closed => natsio_event_kind::NATSIO_EVENT_CLOSED,
+            };
+            let status = ev
+                .error
+                .as_ref()
+                .map_or(natsio_status::NATSIO_OK, |e| natsio_status::from(e.kind()));
+            let text = match (&ev.error, &ev.url) {
+                _ if !ev.servers.is_empty() => ev.servers.join(","),
+                (Some(e), _) => e.detail().to_string(),
+                (None, Some(u)) => u.clone(),
+                (None, None) => String::new(),
+            };
+            let text = std::ffi::CString::new(text.replace('\0', " ")).unwrap_or_default();
+            // SAFETY: the application registered `cb` with this user data.
+            unsafe { cb(ud.ptr(), kind, status, text.as_ptr()) };
+        }));
+        Ok(())
+    })
+}
+
+/// Whether to reconnect after losing the connection (default true). When
+/// false, a lost connection closes the client.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_allow_reconnect(
+    opts: *mut natsio_options,
+    allow: bool,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.allow_reconnect = allow;
+        Ok(())
+    })
+}
+
+/// Consecutive failed attempts allowed per server before it is dropped
+/// from the pool (default 60; -1: unlimited). Errors: NATSIO_ERR_CONFIG
+/// below -1.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_max_reconnect_attempts(
+    opts: *mut natsio_options,
+    attempts: i64,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        if attempts < -1 {
+            return Err(Error::new(
+                ErrorKind::Config,
+                "max_reconnect_attempts: -1 (unlimited) or more",
+            ));
+        }
+        o.max_reconnect_attempts = attempts;
+        Ok(())
+    })
+}
+
+/// Wait between attempts to the same server: `wait_ms` doubling per
+/// failed attempt up to `wait_max_ms` (defaults 2000 and 8000).
+/// Errors: NATSIO_ERR_CONFIG unless 0 < wait_ms <= wait_max_ms.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_reconnect_wait(
+    opts: *mut natsio_options,
+    wait_ms: i64,
+    wait_max_ms: i64,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        let wait = ms(wait_ms, "reconnect_time_wait")?;
+        let max = ms(wait_max_ms, "reconnect_time_wait_max")?;
+        if max < wait {
+            return Err(Error::new(
+                ErrorKind::Config,
+                "reconnect_time_wait_max: must be at least reconnect_time_wait",
+            ));
+        }
+        o.reconnect_time_wait = wait;
+        o.reconnect_time_wait_max = max;
+        Ok(())
+    })
+}
+
+/// Random extra wait added to each reconnect delay, for plain and TLS
+/// connections (defaults 100 and 1000 ms; 0 allowed).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_reconnect_jitter(
+    opts: *mut natsio_options,
+    jitter_ms: i64,
+    jitter_tls_ms: i64,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        if jitter_ms < 0 || jitter_tls_ms < 0 {
+            return Err(Error::new(
+                ErrorKind::Config,
+                "reconnect_jitter: must not be negative",
+            ));
+        }
+        o.reconnect_jitter = Duration::from_millis(jitter_ms as u64);
+        o.reconnect_jitter_tls = Duration::from_millis(jitter_tls_ms as u64);
+        Ok(())
+    })
+}
+
+/// Bytes of publishes kept while disconnected and sent after the
+/// reconnect (default 8 MiB; 0: the default; -1: no buffering, publishes
+/// fail with NATSIO_ERR_RECONNECT_BUF_EXCEEDED while disconnected).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_reconnect_buf_size(
+    opts: *mut natsio_options,
+    bytes: i64,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        if bytes < -1 {
+            return Err(Error::new(
+                ErrorKind::Config,
+                "reconnect_buf_size: -1 (disabled) or more",
+            ));
+        }
+        o.reconnect_buf_size = bytes;
+        Ok(())
+    })
+}
+
+/// Try servers in the configured order instead of a random one (default false).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_no_randomize(
+    opts: *mut natsio_options,
+    no_randomize: bool,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.no_randomize = no_randomize;
+        Ok(())
+    })
+}
+
+/// Ignore the servers a server announces in INFO (default false).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_ignore_discovered_servers(
+    opts: *mut natsio_options,
+    ignore: bool,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.ignore_discovered_servers = ignore;
+        Ok(())
+    })
+}
+
+/// When no server is reachable at connect, return a client that keeps
+/// trying in the background (status NATSIO_CONN_RECONNECTING, publishes
+/// buffered) instead of failing (default false).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_retry_on_failed_connect(
+    opts: *mut natsio_options,
+    retry: bool,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.retry_on_failed_connect = retry;
+        Ok(())
+    })
+}
+
+/// Keep retrying a server that rejects the credentials with the same error
+/// twice in a row, instead of closing (default false).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_ignore_auth_error_abort(
+    opts: *mut natsio_options,
+    ignore: bool,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.ignore_auth_error_abort = ignore;
         Ok(())
     })
 }

@@ -53,6 +53,9 @@ pub enum natsio_status {
     NATSIO_ERR_DRAIN_TIMEOUT = 204,
     /// The operation was cancelled through its token.
     NATSIO_ERR_CANCELLED = 205,
+    /// A publish made while reconnecting did not fit the reconnect buffer,
+    /// or buffering is disabled (ReconnectBufExceededError).
+    NATSIO_ERR_RECONNECT_BUF_EXCEEDED = 206,
 
     /// The server violated the protocol (ProtocolError).
     NATSIO_ERR_PROTOCOL = 300,
@@ -106,6 +109,7 @@ impl From<ErrorKind> for natsio_status {
             ErrorKind::Io => NATSIO_ERR_IO,
             ErrorKind::DrainTimeout => NATSIO_ERR_DRAIN_TIMEOUT,
             ErrorKind::Cancelled => NATSIO_ERR_CANCELLED,
+            ErrorKind::ReconnectBufExceeded => NATSIO_ERR_RECONNECT_BUF_EXCEEDED,
             ErrorKind::Protocol => NATSIO_ERR_PROTOCOL,
             ErrorKind::Parser => NATSIO_ERR_PARSER,
             ErrorKind::MaxControlLineExceeded => NATSIO_ERR_MAX_CONTROL_LINE,
@@ -154,6 +158,10 @@ fn describe(code: i32) -> &'static str {
         (NATSIO_ERR_IO, "I/O error\0"),
         (NATSIO_ERR_DRAIN_TIMEOUT, "drain timeout\0"),
         (NATSIO_ERR_CANCELLED, "cancelled\0"),
+        (
+            NATSIO_ERR_RECONNECT_BUF_EXCEEDED,
+            "reconnect buffer exceeded\0",
+        ),
         (NATSIO_ERR_PROTOCOL, "protocol error\0"),
         (NATSIO_ERR_PARSER, "parser error\0"),
         (

@@ -81,6 +81,41 @@ pub(crate) fn write_unsub(out: &mut Vec<u8>, sid: u64, max: Option<u64>) {
 }
 
 pub(crate) const PING: &[u8] = b"PING\r\n";
+
+/// Keeps only the PUB/HPUB frames of an unsent write buffer (our own,
+/// well-formed encoding): after a reconnect, subscriptions and PINGs are
+/// regenerated, publishes are not.
+pub(crate) fn retain_publishes(buf: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(buf.len());
+    let mut at = 0;
+    while at < buf.len() {
+        let Some(nl) = memchr::memchr(b'\n', &buf[at..]) else {
+            break;
+        };
+        let line = &buf[at..at + nl + 1];
+        let is_pub = line.starts_with(b"PUB ") || line.starts_with(b"HPUB ");
+        let body = if is_pub {
+            // The last argument is the byte count that follows the line.
+            let args = &line[..line.len().saturating_sub(2)];
+            let last = args.rsplit(|b| *b == b' ').next().unwrap_or(b"");
+            match std::str::from_utf8(last)
+                .ok()
+                .and_then(|n| n.parse::<usize>().ok())
+            {
+                Some(n) => n + 2,
+                None => break,
+            }
+        } else {
+            0
+        };
+        let end = (at + line.len() + body).min(buf.len());
+        if is_pub {
+            out.extend_from_slice(&buf[at..end]);
+        }
+        at = end;
+    }
+    out
+}
 pub(crate) const PONG: &[u8] = b"PONG\r\n";
 
 #[cfg(test)]
@@ -105,5 +140,21 @@ mod tests {
         write_pub(&mut out, "s", None, Some(&h), b"xy");
         assert_eq!(out, b"HPUB s 18 20\r\nNATS/1.0\r\nK: v\r\n\r\nxy\r\n");
         assert!(out.len() <= pub_frame_len("s", None, h.encoded_len(), 2));
+    }
+
+    #[test]
+    fn retain_publishes_drops_control_frames() {
+        let mut h = Headers::new();
+        h.add("K", "v").unwrap();
+        let mut buf = Vec::new();
+        write_sub(&mut buf, "a", None, 1);
+        write_pub(&mut buf, "a", Some("r"), None, b"x\r\nPING\r\n");
+        buf.extend_from_slice(PING);
+        write_unsub(&mut buf, 1, Some(2));
+        write_pub(&mut buf, "b", None, Some(&h), b"yz");
+        let mut want = Vec::new();
+        write_pub(&mut want, "a", Some("r"), None, b"x\r\nPING\r\n");
+        write_pub(&mut want, "b", None, Some(&h), b"yz");
+        assert_eq!(retain_publishes(&buf), want);
     }
 }

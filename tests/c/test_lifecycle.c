@@ -341,7 +341,7 @@ static bool error_reported(void *arg) {
 
 static bool client_closed(void *arg) { return natsio_client_status((natsio_client *)arg) == NATSIO_CONN_CLOSED; }
 
-static void test_server_killed_mid_session(void) {
+static void test_server_killed_without_reconnect_closes(void) {
     char subj[128];
     pthread_mutex_lock(&g_errs.lock);
     g_errs.reports = 0;
@@ -353,6 +353,7 @@ static void test_server_killed_mid_session(void) {
     NT_CHECK(o != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_url(o, nt_server_url(own)), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_options_set_error_callback(o, record_error, NULL, NULL), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_allow_reconnect(o, false), NATSIO_OK);
     natsio_client *c = NULL;
     NT_CHECK_INT_EQ(natsio_client_connect(o, &c), NATSIO_OK);
     nt_cleanup(client_free_cb, c);
@@ -380,6 +381,90 @@ static void test_server_killed_mid_session(void) {
     NT_CHECK_INT_EQ(natsio_sub_next_msg(silent, 500, &m), NATSIO_ERR_SUBSCRIPTION_CLOSED);
 }
 
+/* ---- reconnect: events in order, subscriptions resume, buffered publishes arrive ---- */
+
+static struct {
+    pthread_mutex_t lock;
+    natsio_event_kind kinds[16];
+    int count;
+} g_events = {PTHREAD_MUTEX_INITIALIZER, {0}, 0};
+
+static void record_event(void *user_data, natsio_event_kind kind, natsio_status status, const char *text) {
+    (void)user_data;
+    (void)status;
+    (void)text;
+    pthread_mutex_lock(&g_events.lock);
+    if (g_events.count < 16) g_events.kinds[g_events.count++] = kind;
+    pthread_mutex_unlock(&g_events.lock);
+}
+
+static bool client_connected(void *arg) { return natsio_client_status((natsio_client *)arg) == NATSIO_CONN_CONNECTED; }
+static bool client_reconnecting(void *arg) {
+    return natsio_client_status((natsio_client *)arg) == NATSIO_CONN_RECONNECTING;
+}
+static bool closed_event_seen(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&g_events.lock);
+    bool seen = g_events.count > 0 && g_events.kinds[g_events.count - 1] == NATSIO_EVENT_CLOSED;
+    pthread_mutex_unlock(&g_events.lock);
+    return seen;
+}
+
+static void test_server_restart_reconnects(void) {
+    char subj[128];
+    nt_server *own = nt_server_start(NULL);
+    NT_CHECK(own != NULL);
+    nt_cleanup(nt_server_stop_cb, own);
+    natsio_options *o = new_options();
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_url(o, nt_server_url(own)), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_event_callback(o, record_event, NULL, NULL), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_reconnect_wait(o, 50, 200), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_reconnect_jitter(o, 10, 10), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_max_reconnect_attempts(o, -1), NATSIO_OK);
+    natsio_client *c = NULL;
+    NT_CHECK_INT_EQ(natsio_client_connect(o, &c), NATSIO_OK);
+    natsio_sub *sub = NULL;
+    NT_CHECK_INT_EQ(natsio_client_subscribe(c, case_subject(subj, sizeof subj, "resume"), NULL, NULL, &sub),
+                    NATSIO_OK);
+    nt_cleanup(sub_free_cb, sub);
+    NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
+
+    nt_server_kill(own);
+    NT_CHECK(nt_wait_until(client_reconnecting, c, 5000));
+    for (int i = 0; i < 10; i++) {
+        char body[16];
+        int n = snprintf(body, sizeof body, "m%d", i);
+        NT_CHECK_INT_EQ(natsio_client_publish(c, subj, body, (size_t)n), NATSIO_OK);
+    }
+    NT_CHECK_INT_EQ(nt_server_restart(own), 0);
+    NT_CHECK(nt_wait_until(client_connected, c, 10000));
+    for (int i = 0; i < 10; i++) {
+        char want[16];
+        int n = snprintf(want, sizeof want, "m%d", i);
+        natsio_msg *m = NULL;
+        NT_CHECK_INT_EQ(natsio_sub_next_msg(sub, 5000, &m), NATSIO_OK);
+        NT_CHECK_MEM_EQ(natsio_msg_data(m), natsio_msg_data_len(m), want, (size_t)n);
+        natsio_msg_free(m);
+    }
+    natsio_client_stats st;
+    NT_CHECK_INT_EQ(natsio_client_get_stats(c, &st), NATSIO_OK);
+    NT_CHECK_INT_EQ(st.reconnects, 1);
+    int64_t rtt = -1;
+    NT_CHECK_INT_EQ(natsio_client_rtt(c, 2000, &rtt), NATSIO_OK);
+    NT_CHECK(rtt >= 0);
+    natsio_client_free(c);
+    NT_CHECK(nt_wait_until(closed_event_seen, NULL, 2000));
+    pthread_mutex_lock(&g_events.lock);
+    const natsio_event_kind want[] = {NATSIO_EVENT_CONNECTED, NATSIO_EVENT_DISCONNECTED, NATSIO_EVENT_RECONNECTED,
+                                      NATSIO_EVENT_CLOSED};
+    int count = g_events.count;
+    bool same = count == 4;
+    for (int i = 0; same && i < 4; i++) same = g_events.kinds[i] == want[i];
+    pthread_mutex_unlock(&g_events.lock);
+    NT_CHECK_MSG(same, "events: %d recorded, not CONNECTED, DISCONNECTED, RECONNECTED, CLOSED", count);
+}
+
 /* ---- status strings, last error, version ------------------------------------------- */
 
 static void test_status_str_every_code(void) {
@@ -388,7 +473,7 @@ static void test_status_str_every_code(void) {
         NATSIO_ERR_INVALID_ARGUMENT, NATSIO_ERR_BAD_SUBJECT, NATSIO_ERR_BAD_QUEUE_NAME, NATSIO_ERR_BAD_HEADERS,
         NATSIO_ERR_CONFIG, NATSIO_ERR_ILLEGAL_STATE, NATSIO_ERR_NOT_FOUND, NATSIO_ERR_INTERNAL, NATSIO_ERR_TIMEOUT,
         NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_NO_SERVERS, NATSIO_ERR_IO, NATSIO_ERR_DRAIN_TIMEOUT,
-        NATSIO_ERR_CANCELLED, NATSIO_ERR_PROTOCOL, NATSIO_ERR_PARSER, NATSIO_ERR_MAX_CONTROL_LINE,
+        NATSIO_ERR_CANCELLED, NATSIO_ERR_RECONNECT_BUF_EXCEEDED, NATSIO_ERR_PROTOCOL, NATSIO_ERR_PARSER, NATSIO_ERR_MAX_CONTROL_LINE,
         NATSIO_ERR_MAX_PAYLOAD, NATSIO_ERR_SERVER, NATSIO_ERR_STALE_CONNECTION, NATSIO_ERR_AUTHORIZATION,
         NATSIO_ERR_AUTH_EXPIRED, NATSIO_ERR_PERMISSIONS, NATSIO_ERR_MAX_SUBSCRIPTIONS, NATSIO_ERR_NO_RESPONDERS,
         NATSIO_ERR_NO_REPLY_SUBJECT, NATSIO_ERR_SUBSCRIPTION_CLOSED, NATSIO_ERR_SLOW_CONSUMER,
@@ -459,7 +544,8 @@ int main(int argc, char **argv) {
         NT_CASE(test_sub_outlives_client_free),
         NT_CASE(test_no_callback_after_client_free),
         NT_CASE(test_close_from_inside_callback),
-        NT_CASE(test_server_killed_mid_session),
+        NT_CASE(test_server_killed_without_reconnect_closes),
+        NT_CASE(test_server_restart_reconnects),
         NT_CASE(test_status_str_every_code),
         NT_CASE(test_last_error_detail),
         NT_CASE(test_version),

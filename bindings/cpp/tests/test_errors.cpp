@@ -62,6 +62,7 @@ TEST(Errors, EveryStatusMapsToItsClass) {
     expect_mapped<natsio::IoError>(NATSIO_ERR_IO);
     expect_mapped<natsio::DrainTimeoutError>(NATSIO_ERR_DRAIN_TIMEOUT);
     expect_mapped<natsio::CancelledError>(NATSIO_ERR_CANCELLED);
+    expect_mapped<natsio::ReconnectBufExceededError>(NATSIO_ERR_RECONNECT_BUF_EXCEEDED);
     expect_mapped<natsio::ProtocolError>(NATSIO_ERR_PROTOCOL);
     expect_mapped<natsio::ParserError>(NATSIO_ERR_PARSER);
     expect_mapped<natsio::MaxControlLineError>(NATSIO_ERR_MAX_CONTROL_LINE);

@@ -77,6 +77,7 @@ NATSIO_CPP_ERROR_CLASS(NoServersError, Error);         // NO_SERVERS
 NATSIO_CPP_ERROR_CLASS(IoError, Error);                // IO
 NATSIO_CPP_ERROR_CLASS(DrainTimeoutError, TimeoutError);  // DRAIN_TIMEOUT
 NATSIO_CPP_ERROR_CLASS(CancelledError, Error);         // CANCELLED
+NATSIO_CPP_ERROR_CLASS(ReconnectBufExceededError, Error);  // RECONNECT_BUF_EXCEEDED
 // 3xx: protocol and server.
 NATSIO_CPP_ERROR_CLASS(ProtocolError, Error);          // PROTOCOL
 NATSIO_CPP_ERROR_CLASS(ParserError, ProtocolError);    // PARSER
@@ -131,6 +132,8 @@ inline std::exception_ptr make_error(Status status, std::string detail) {
         return std::make_exception_ptr(DrainTimeoutError(status, std::move(detail)));
     case NATSIO_ERR_CANCELLED:
         return std::make_exception_ptr(CancelledError(status, std::move(detail)));
+    case NATSIO_ERR_RECONNECT_BUF_EXCEEDED:
+        return std::make_exception_ptr(ReconnectBufExceededError(status, std::move(detail)));
     case NATSIO_ERR_PROTOCOL:
         return std::make_exception_ptr(ProtocolError(status, std::move(detail)));
     case NATSIO_ERR_PARSER:

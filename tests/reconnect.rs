@@ -1,0 +1,204 @@
+//! Surviving server restarts: reconnect, resubscribe, buffered publishes,
+//! lifecycle events, lame-duck moves, force_reconnect.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{wait_until, TestServer};
+use natsio::options::{Event, EventKind};
+use natsio::{Client, ConnState, ErrorKind, Options, SubOptions};
+
+const T: Option<Duration> = Some(Duration::from_secs(5));
+
+fn fast_reconnect(urls: &[String]) -> (Options, Arc<Mutex<Vec<EventKind>>>) {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let e2 = events.clone();
+    let o = Options {
+        servers: urls.to_vec(),
+        reconnect_time_wait: Duration::from_millis(50),
+        reconnect_time_wait_max: Duration::from_millis(200),
+        reconnect_jitter: Duration::from_millis(10),
+        max_reconnect_attempts: -1,
+        no_randomize: true,
+        event_callback: Some(Arc::new(move |ev: &Event| e2.lock().unwrap().push(ev.kind))),
+        ..Options::default()
+    };
+    (o, events)
+}
+
+fn recv_n(sub: &natsio::Subscription, n: usize) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|_| sub.next_msg(T).expect("message").payload().to_vec())
+        .collect()
+}
+
+#[test]
+fn restart_resumes_subscriptions_and_sends_buffered_publishes() {
+    let mut s = TestServer::start();
+    let (o, events) = fast_reconnect(&[s.url()]);
+    let c = Client::connect(o).unwrap();
+    let sub = c.subscribe("rs.>", None, SubOptions::default()).unwrap();
+    let limited = c.subscribe("lim", None, SubOptions::default()).unwrap();
+    limited.unsubscribe_after(5).unwrap();
+    c.flush(None).unwrap();
+    for i in 0..3 {
+        c.publish("rs.before", format!("b{i}").as_bytes()).unwrap();
+        c.publish("lim", b"x").unwrap();
+    }
+    c.flush(None).unwrap();
+    assert_eq!(recv_n(&sub, 3), [b"b0", b"b1", b"b2"]);
+    assert_eq!(recv_n(&limited, 3).len(), 3);
+
+    s.kill();
+    assert!(wait_until(Duration::from_secs(5), || c.status()
+        == ConnState::Reconnecting));
+    // Accepted while disconnected: buffered and sent after the reconnect.
+    for i in 0..100 {
+        c.publish("rs.during", format!("d{i}").as_bytes()).unwrap();
+    }
+    s.restart();
+    assert!(wait_until(Duration::from_secs(10), || c.status()
+        == ConnState::Connected));
+    c.flush(T).unwrap();
+    let got = recv_n(&sub, 100);
+    let want: Vec<Vec<u8>> = (0..100).map(|i| format!("d{i}").into_bytes()).collect();
+    assert_eq!(got, want);
+    // The auto-unsubscribe limit carried over: 2 more of 5, not 5 more.
+    for _ in 0..5 {
+        c.publish("lim", b"y").unwrap();
+    }
+    c.flush(T).unwrap();
+    assert_eq!(recv_n(&limited, 2).len(), 2);
+    assert_eq!(
+        limited.next_msg(T).unwrap_err().kind(),
+        ErrorKind::SubscriptionClosed
+    );
+    // Requests work through the re-created reply subscription.
+    let responder = Client::connect_url(&s.url()).unwrap();
+    let rsub = responder
+        .subscribe("rs.svc", None, SubOptions::default())
+        .unwrap();
+    responder.flush(None).unwrap();
+    let req = std::thread::spawn({
+        let c2 = Client::connect_url(&s.url()).unwrap();
+        move || {
+            let m = rsub.next_msg(T).unwrap();
+            c2.respond(&m, None, b"pong").unwrap();
+            c2.flush(None).unwrap();
+        }
+    });
+    assert_eq!(
+        c.request("rs.svc", None, b"ping", T).unwrap().payload(),
+        b"pong"
+    );
+    req.join().unwrap();
+    assert_eq!(c.stats().reconnects, 1);
+    c.close();
+    assert!(wait_until(Duration::from_secs(2), || events
+        .lock()
+        .unwrap()
+        .last()
+        == Some(&EventKind::Closed)));
+    assert_eq!(
+        events.lock().unwrap().as_slice(),
+        &[
+            EventKind::Connected,
+            EventKind::Disconnected,
+            EventKind::Reconnected,
+            EventKind::Closed
+        ]
+    );
+}
+
+#[test]
+fn reconnect_buffer_overflow_is_reported_and_loses_nothing_accepted() {
+    let mut s = TestServer::start();
+    let (mut o, _events) = fast_reconnect(&[s.url()]);
+    o.reconnect_buf_size = 4096;
+    let c = Client::connect(o).unwrap();
+    let sub = c.subscribe("ovf", None, SubOptions::default()).unwrap();
+    c.flush(None).unwrap();
+    s.kill();
+    assert!(wait_until(Duration::from_secs(5), || c.status()
+        == ConnState::Reconnecting));
+    let mut accepted = 0;
+    let err = loop {
+        match c.publish("ovf", &[b'z'; 100]) {
+            Ok(()) => accepted += 1,
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(err.kind(), ErrorKind::ReconnectBufExceeded);
+    assert!(accepted > 10 && accepted < 41, "{accepted}");
+    s.restart();
+    assert!(wait_until(Duration::from_secs(10), || c.status()
+        == ConnState::Connected));
+    c.flush(T).unwrap();
+    assert_eq!(recv_n(&sub, accepted).len(), accepted);
+    assert_eq!(
+        sub.next_msg(Some(Duration::from_millis(200)))
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Timeout
+    );
+}
+
+#[test]
+fn buffering_disabled_fails_publishes_while_disconnected() {
+    let mut s = TestServer::start();
+    let (mut o, _events) = fast_reconnect(&[s.url()]);
+    o.reconnect_buf_size = -1;
+    let c = Client::connect(o).unwrap();
+    s.kill();
+    assert!(wait_until(Duration::from_secs(5), || c.status()
+        == ConnState::Reconnecting));
+    assert_eq!(
+        c.publish("x", b"1").unwrap_err().kind(),
+        ErrorKind::ReconnectBufExceeded
+    );
+}
+
+#[test]
+fn force_reconnect_and_gives_up_after_max_attempts() {
+    let mut s = TestServer::start();
+    let (mut o, events) = fast_reconnect(&[s.url()]);
+    o.max_reconnect_attempts = 3;
+    let c = Client::connect(o).unwrap();
+    let sub = c.subscribe("fr", None, SubOptions::default()).unwrap();
+    c.flush(None).unwrap();
+    c.force_reconnect().unwrap();
+    assert!(wait_until(Duration::from_secs(5), || c.stats().reconnects == 1));
+    c.publish("fr", b"after").unwrap();
+    assert_eq!(sub.next_msg(T).unwrap().payload(), b"after");
+    s.kill();
+    assert!(wait_until(Duration::from_secs(10), || c.status() == ConnState::Closed));
+    assert!(wait_until(Duration::from_secs(2), || events
+        .lock()
+        .unwrap()
+        .last()
+        == Some(&EventKind::Closed)));
+    assert_eq!(
+        c.publish("fr", b"x").unwrap_err().kind(),
+        ErrorKind::ConnectionClosed
+    );
+}
+
+#[test]
+fn retry_on_failed_connect_connects_when_the_server_appears() {
+    let mut s = TestServer::start();
+    s.kill();
+    let (mut o, events) = fast_reconnect(&[s.url()]);
+    o.retry_on_failed_connect = true;
+    let c = Client::connect(o).unwrap();
+    assert_eq!(c.status(), ConnState::Reconnecting);
+    let sub = c.subscribe("early", None, SubOptions::default()).unwrap();
+    c.publish("early", b"buffered").unwrap();
+    s.restart();
+    assert!(wait_until(Duration::from_secs(10), || c.status()
+        == ConnState::Connected));
+    assert_eq!(sub.next_msg(T).unwrap().payload(), b"buffered");
+    assert_eq!(events.lock().unwrap().first(), Some(&EventKind::Connected));
+    assert_eq!(c.stats().reconnects, 0);
+}
