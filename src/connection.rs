@@ -8,14 +8,15 @@ use std::time::Duration;
 use bytes::BytesMut;
 use serde::Deserialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 
+use crate::auth::{AuthFields, Credentials};
 use crate::client::ClientInner;
 use crate::completion::lock;
 use crate::error::{Error, ErrorKind, Result};
 use crate::options::{Options, ServerAddr};
 use crate::proto::{Parser, ServerOp, PONG};
+use crate::tls::{self, ReadHalf, Transport, WriteHalf};
 
 const READ_CHUNK: usize = 64 * 1024;
 
@@ -43,11 +44,11 @@ pub(crate) fn parse_info(json: &str) -> Result<ServerInfo> {
         .map_err(|e| Error::new(ErrorKind::Protocol, format!("invalid INFO: {e}")))
 }
 
-fn connect_json(opts: &Options, addr: &ServerAddr) -> String {
+fn connect_json(opts: &Options, addr: &ServerAddr, tls: bool, auth: AuthFields) -> String {
     let mut o = serde_json::json!({
         "verbose": opts.verbose,
         "pedantic": opts.pedantic,
-        "tls_required": false,
+        "tls_required": tls,
         "lang": "natsio-c",
         "version": env!("CARGO_PKG_VERSION"),
         "protocol": 1,
@@ -56,37 +57,64 @@ fn connect_json(opts: &Options, addr: &ServerAddr) -> String {
         "no_responders": true,
     });
     let m = o.as_object_mut().expect("object");
-    if let Some(n) = &opts.name {
-        m.insert("name".into(), n.clone().into());
-    }
-    // Credentials in the URL win over the options.
-    let (user, pass) = if addr.user.is_some() {
-        (addr.user.clone(), addr.password.clone())
-    } else {
-        (opts.user.clone(), opts.password.clone())
+    let mut put = |k: &str, v: Option<String>| {
+        if let Some(v) = v {
+            m.insert(k.into(), v.into());
+        }
     };
-    if let Some(u) = user {
-        m.insert("user".into(), u.into());
+    put("name", opts.name.clone());
+    // Credentials in the URL win over the options; a URL user without a
+    // password is a token (as nats.go reads it).
+    match (&addr.user, &addr.password) {
+        (Some(u), Some(p)) => {
+            put("user", Some(u.clone()));
+            put("pass", Some(p.clone()));
+        }
+        (Some(t), None) => put("auth_token", Some(t.clone())),
+        _ => {
+            put("user", opts.user.clone());
+            put("pass", opts.password.clone());
+            put("auth_token", opts.token.clone());
+        }
     }
-    if let Some(p) = pass {
-        m.insert("pass".into(), p.into());
-    }
-    if let Some(t) = &opts.token {
-        m.insert("auth_token".into(), t.clone().into());
-    }
+    put("jwt", auth.jwt);
+    put("nkey", auth.nkey);
+    put("sig", auth.sig);
     o.to_string()
+}
+
+/// Computes the key-based credentials; application callbacks run on a
+/// thread of their own, never on the runtime.
+async fn auth_fields(opts: &Options, nonce: Option<&str>) -> Result<AuthFields> {
+    match &opts.credentials {
+        None => Ok(AuthFields::default()),
+        Some(c @ Credentials::Custom(_)) => {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let c = c.clone();
+            let nonce = nonce.map(str::to_string);
+            std::thread::Builder::new()
+                .name("natsio-auth".into())
+                .spawn(move || {
+                    let _ = tx.send(c.fields(nonce.as_deref()));
+                })
+                .map_err(|e| Error::new(ErrorKind::Io, format!("cannot spawn auth thread: {e}")))?;
+            rx.await
+                .unwrap_or_else(|_| Err(Error::new(ErrorKind::Internal, "authenticator panicked")))
+        }
+        Some(c) => c.fields(nonce),
+    }
 }
 
 /// A connected, authenticated socket with whatever the server sent after PONG.
 pub(crate) struct Established {
-    pub stream: TcpStream,
+    pub stream: Transport,
     pub rbuf: BytesMut,
     pub info_json: String,
     pub info: ServerInfo,
 }
 
 async fn read_op(
-    stream: &mut TcpStream,
+    stream: &mut Transport,
     parser: &mut Parser,
     rbuf: &mut BytesMut,
 ) -> Result<ServerOp> {
@@ -104,9 +132,10 @@ async fn read_op(
     }
 }
 
-/// INFO, CONNECT, PING, then wait for PONG (or the server's -ERR).
+/// TCP, INFO (TLS before or after it as configured), CONNECT, PING, then
+/// wait for PONG (or the server's -ERR).
 pub(crate) async fn handshake(opts: &Options, addr: &ServerAddr) -> Result<Established> {
-    let mut stream = TcpStream::connect((addr.host.as_str(), addr.port))
+    let tcp = TcpStream::connect((addr.host.as_str(), addr.port))
         .await
         .map_err(|e| {
             Error::new(
@@ -114,7 +143,14 @@ pub(crate) async fn handshake(opts: &Options, addr: &ServerAddr) -> Result<Estab
                 format!("cannot connect to {}:{}: {e}", addr.host, addr.port),
             )
         })?;
-    stream.set_nodelay(true)?;
+    tcp.set_nodelay(true)?;
+    let tls_opts = opts.tls.clone().unwrap_or_default();
+    let want_tls = addr.tls || opts.tls.is_some();
+    let mut stream = if want_tls && tls_opts.handshake_first {
+        Transport::Tls(Box::new(tls::upgrade(tcp, &addr.host, &tls_opts).await?))
+    } else {
+        Transport::Plain(tcp)
+    };
     let mut parser = Parser::new(opts.max_control_line);
     let mut rbuf = BytesMut::with_capacity(READ_CHUNK);
     let mut info_json = match read_op(&mut stream, &mut parser, &mut rbuf).await? {
@@ -127,15 +163,25 @@ pub(crate) async fn handshake(opts: &Options, addr: &ServerAddr) -> Result<Estab
         }
     };
     let mut info = parse_info(&info_json)?;
-    if addr.tls || info.tls_required {
-        return Err(Error::new(
-            ErrorKind::Config,
-            "TLS connections are not supported by this build yet",
-        ));
+    if let Transport::Plain(tcp) = stream {
+        stream = if want_tls || info.tls_required {
+            if !rbuf.is_empty() {
+                return Err(Error::new(
+                    ErrorKind::Protocol,
+                    "unexpected data before the TLS handshake",
+                ));
+            }
+            Transport::Tls(Box::new(tls::upgrade(tcp, &addr.host, &tls_opts).await?))
+        } else {
+            Transport::Plain(tcp)
+        };
     }
-    let mut hello = format!("CONNECT {}\r\n", connect_json(opts, addr)).into_bytes();
+    let secure = matches!(stream, Transport::Tls(_));
+    let auth = auth_fields(opts, info.nonce.as_deref()).await?;
+    let mut hello = format!("CONNECT {}\r\n", connect_json(opts, addr, secure, auth)).into_bytes();
     hello.extend_from_slice(crate::proto::PING);
     stream.write_all(&hello).await?;
+    stream.flush().await?;
     loop {
         match read_op(&mut stream, &mut parser, &mut rbuf).await? {
             ServerOp::Pong => break,
@@ -144,7 +190,10 @@ pub(crate) async fn handshake(opts: &Options, addr: &ServerAddr) -> Result<Estab
                 info = parse_info(&j)?;
                 info_json = j;
             }
-            ServerOp::Ping => stream.write_all(PONG).await?,
+            ServerOp::Ping => {
+                stream.write_all(PONG).await?;
+                stream.flush().await?;
+            }
             ServerOp::Ok => {}
             ServerOp::Msg(_) => {
                 return Err(Error::new(
@@ -247,7 +296,7 @@ async fn reconnect(inner: &Arc<ClientInner>) -> Result<(String, Established)> {
 
 /// Serves one established connection until shutdown (`Ok`) or loss (`Err`).
 async fn serve(inner: &Arc<ClientInner>, est: Established) -> Result<()> {
-    let (rd, wr) = est.stream.into_split();
+    let (rd, wr) = est.stream.split();
     let _ = inner.take_write_error();
     let writer = tokio::spawn(write_loop(Arc::clone(inner), wr));
     // Whatever was buffered while disconnected goes out first.
@@ -265,12 +314,17 @@ async fn serve(inner: &Arc<ClientInner>, est: Established) -> Result<()> {
     }
 }
 
-async fn write_loop(inner: Arc<ClientInner>, mut wr: OwnedWriteHalf) {
+async fn write_loop(inner: Arc<ClientInner>, mut wr: WriteHalf) {
     let mut batch = Vec::with_capacity(READ_CHUNK);
     loop {
         inner.take_pending_writes(&mut batch);
         if !batch.is_empty() {
-            if let Err(e) = wr.write_all(&batch).await {
+            // flush: TLS buffers records until asked; a no-op for TCP.
+            let written = match wr.write_all(&batch).await {
+                Ok(()) => wr.flush().await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = written {
                 inner.writer_failed(e.into());
                 return;
             }
@@ -285,11 +339,7 @@ async fn write_loop(inner: Arc<ClientInner>, mut wr: OwnedWriteHalf) {
     }
 }
 
-async fn read_loop(
-    inner: &Arc<ClientInner>,
-    mut rd: OwnedReadHalf,
-    mut rbuf: BytesMut,
-) -> Result<()> {
+async fn read_loop(inner: &Arc<ClientInner>, mut rd: ReadHalf, mut rbuf: BytesMut) -> Result<()> {
     inner.reassert_block_pauses().await;
     let mut parser = Parser::new(inner.opts.max_control_line);
     let period = inner.opts.ping_interval;

@@ -4,6 +4,7 @@
 //! The core (everything outside `ffi`) is safe, async Rust that knows
 //! nothing of C; `ffi` is the only place that does.
 
+pub mod auth;
 pub mod client;
 pub mod completion;
 mod connection;
@@ -20,6 +21,7 @@ mod proto;
 pub mod runtime;
 pub mod subject;
 pub mod subscription;
+pub mod tls;
 
 pub use client::{Client, ClientStats, ConnState, RequestMany, RequestManyOptions};
 pub use completion::{Completion, Outcome};

@@ -4,7 +4,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::auth::Credentials;
 use crate::error::{Error, ErrorKind, Result};
+use crate::tls::TlsOptions;
 
 /// An asynchronous error reported to the application (slow consumer,
 /// server -ERR, failed callback, drain timeout, lost connection).
@@ -74,6 +76,10 @@ pub struct Options {
     pub user: Option<String>,
     pub password: Option<String>,
     pub token: Option<String>,
+    /// NKey, credentials-file or application-provided authentication.
+    pub credentials: Option<Credentials>,
+    /// TLS settings; `Some` requires TLS for every server.
+    pub tls: Option<TlsOptions>,
     pub ping_interval: Duration,
     pub max_outstanding_pings: u32,
     pub max_pending_size: usize,
@@ -115,6 +121,8 @@ impl Default for Options {
             user: None,
             password: None,
             token: None,
+            credentials: None,
+            tls: None,
             ping_interval: Duration::from_secs(120),
             max_outstanding_pings: 2,
             max_pending_size: 2 * 1024 * 1024,
@@ -232,8 +240,34 @@ impl Options {
         for s in &self.servers {
             ServerAddr::parse(s)?;
         }
-        if self.token.is_some() && (self.user.is_some() || self.password.is_some()) {
-            return cfg("token cannot be combined with user/password");
+        let kinds: Vec<&str> = [
+            (
+                self.user.is_some() || self.password.is_some(),
+                "user/password",
+            ),
+            (self.token.is_some(), "token"),
+            (
+                self.credentials.is_some(),
+                self.credentials.as_ref().map_or("", Credentials::kind_name),
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(set, name)| set.then_some(name))
+        .collect();
+        if kinds.len() > 1 {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!(
+                    "authentication: {} and {} are both set (one kind only)",
+                    kinds[0], kinds[1]
+                ),
+            ));
+        }
+        if let Some(c) = &self.credentials {
+            c.validate()?;
+        }
+        if let Some(t) = &self.tls {
+            t.validate()?;
         }
         if self.inbox_prefix.is_empty()
             || crate::subject::validate_publish(&self.inbox_prefix).is_err()

@@ -28,6 +28,9 @@ pub(crate) struct Parser {
 
 const MAX_DIGITS: usize = 20;
 const MAX_INFO_LINE: usize = 1 << 20;
+/// nats-server caps max_payload at 64 MiB; anything larger is corrupt.
+const MAX_MESSAGE: usize = 64 << 20;
+const MAX_RESERVE: usize = 256 << 10;
 
 fn parser_err(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::Parser, msg)
@@ -180,6 +183,11 @@ impl Parser {
         if hdr_len > total_len {
             return Err(parser_err("header size exceeds total size"));
         }
+        if total_len > MAX_MESSAGE {
+            return Err(parser_err(format!(
+                "message size {total_len} exceeds any server's max_payload"
+            )));
+        }
         let sid = parse_num(arg(1))? as u64;
         check_token(arg(0), "subject")?;
         if let Some(r) = reply {
@@ -190,8 +198,9 @@ impl Parser {
             .and_then(|v| v.checked_add(2))
             .ok_or_else(|| parser_err("message size overflows"))?;
         if buf.len() < frame_len {
-            // Make room for the rest of the frame in one go.
-            buf.reserve(frame_len - buf.len());
+            // Room for more of the frame, but never trust the announced size
+            // for the allocation: the bytes must actually arrive.
+            buf.reserve((frame_len - buf.len()).min(MAX_RESERVE));
             return Ok(None);
         }
         let payload_end = after + total_len;

@@ -1,0 +1,252 @@
+//! TLS with rustls: client configuration from files, verified by default
+//! (there is no insecure mode), and the upgrade of a TCP stream.
+
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::{ClientConfig, RootCertStore};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+use tokio_rustls::TlsConnector;
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// TLS settings. Setting any of them requires TLS for every server.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsOptions {
+    /// PEM file of trusted CAs; the system's roots when `None`.
+    pub ca_file: Option<PathBuf>,
+    /// PEM certificate chain and key for mutual TLS.
+    pub cert_file: Option<PathBuf>,
+    pub key_file: Option<PathBuf>,
+    /// Name to verify the server certificate against instead of the URL host.
+    pub hostname: Option<String>,
+    /// Start TLS before the server's INFO (server `handshake_first`).
+    pub handshake_first: bool,
+}
+
+fn tls_err(msg: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Config, msg)
+}
+
+impl TlsOptions {
+    pub(crate) fn validate(&self) -> Result<()> {
+        if self.cert_file.is_some() != self.key_file.is_some() {
+            return Err(tls_err("tls: cert_file and key_file go together"));
+        }
+        self.client_config().map(|_| ())
+    }
+
+    /// Builds the rustls configuration (re-read on every connect, so
+    /// rotated files are picked up).
+    pub(crate) fn client_config(&self) -> Result<Arc<ClientConfig>> {
+        let mut roots = RootCertStore::empty();
+        match &self.ca_file {
+            Some(ca) => {
+                let certs = CertificateDer::pem_file_iter(ca).map_err(|e| {
+                    tls_err(format!("tls: cannot read CA file {}: {e}", ca.display()))
+                })?;
+                for c in certs {
+                    let c = c.map_err(|e| {
+                        tls_err(format!("tls: bad certificate in {}: {e}", ca.display()))
+                    })?;
+                    roots.add(c).map_err(|e| {
+                        tls_err(format!(
+                            "tls: unusable CA certificate in {}: {e}",
+                            ca.display()
+                        ))
+                    })?;
+                }
+                if roots.is_empty() {
+                    return Err(tls_err(format!(
+                        "tls: no certificate in CA file {}",
+                        ca.display()
+                    )));
+                }
+            }
+            None => {
+                for c in rustls_native_certs::load_native_certs().certs {
+                    let _ = roots.add(c);
+                }
+            }
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| tls_err(format!("tls: {e}")))?
+            .with_root_certificates(roots);
+        let config = match (&self.cert_file, &self.key_file) {
+            (Some(cert), Some(key)) => {
+                let chain = CertificateDer::pem_file_iter(cert)
+                    .map_err(|e| tls_err(format!("tls: cannot read {}: {e}", cert.display())))?
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(|e| {
+                        tls_err(format!("tls: bad certificate in {}: {e}", cert.display()))
+                    })?;
+                let key = PrivateKeyDer::from_pem_file(key)
+                    .map_err(|e| tls_err(format!("tls: cannot read key {}: {e}", key.display())))?;
+                builder
+                    .with_client_auth_cert(chain, key)
+                    .map_err(|e| tls_err(format!("tls: client certificate rejected: {e}")))?
+            }
+            _ => builder.with_no_client_auth(),
+        };
+        Ok(Arc::new(config))
+    }
+}
+
+/// Runs the TLS handshake over `tcp`, verifying the server as `host`.
+pub(crate) async fn upgrade(
+    tcp: TcpStream,
+    host: &str,
+    opts: &TlsOptions,
+) -> Result<TlsStream<TcpStream>> {
+    let name = opts.hostname.as_deref().unwrap_or(host).to_string();
+    let server_name = ServerName::try_from(name.clone())
+        .map_err(|_| tls_err(format!("tls: invalid server name {name:?}")))?;
+    TlsConnector::from(opts.client_config()?)
+        .connect(server_name, tcp)
+        .await
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!("TLS handshake with {name} failed: {e}"),
+            )
+        })
+}
+
+/// A connection's byte stream: plain TCP or TLS over TCP.
+pub(crate) enum Transport {
+    Plain(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl AsyncRead for Transport {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Transport::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Transport {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Transport::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Transport::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Transport::Plain(s) => s.is_write_vectored(),
+            Transport::Tls(s) => s.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Transport::Plain(s) => Pin::new(s).poll_flush(cx),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Transport::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+/// The read half of a `Transport`. Plain TCP splits without a lock.
+pub(crate) enum ReadHalf {
+    Plain(tokio::net::tcp::OwnedReadHalf),
+    Tls(tokio::io::ReadHalf<TlsStream<TcpStream>>),
+}
+
+/// The write half of a `Transport`.
+pub(crate) enum WriteHalf {
+    Plain(tokio::net::tcp::OwnedWriteHalf),
+    Tls(tokio::io::WriteHalf<TlsStream<TcpStream>>),
+}
+
+impl Transport {
+    pub(crate) fn split(self) -> (ReadHalf, WriteHalf) {
+        match self {
+            Transport::Plain(s) => {
+                let (r, w) = s.into_split();
+                (ReadHalf::Plain(r), WriteHalf::Plain(w))
+            }
+            Transport::Tls(s) => {
+                let (r, w) = tokio::io::split(*s);
+                (ReadHalf::Tls(r), WriteHalf::Tls(w))
+            }
+        }
+    }
+}
+
+impl AsyncRead for ReadHalf {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            ReadHalf::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            ReadHalf::Tls(s) => Pin::new(s).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for WriteHalf {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            WriteHalf::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            WriteHalf::Tls(s) => Pin::new(s).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            WriteHalf::Plain(s) => Pin::new(s).poll_flush(cx),
+            WriteHalf::Tls(s) => Pin::new(s).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            WriteHalf::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            WriteHalf::Tls(s) => Pin::new(s).poll_shutdown(cx),
+        }
+    }
+}
