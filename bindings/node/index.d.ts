@@ -1,0 +1,208 @@
+// Type declarations of the natsio Node binding.
+import { EventEmitter } from 'node:events';
+
+export type Payload = string | Uint8Array | ArrayBuffer | ArrayBufferView | null | undefined;
+
+/** Headers to send: a Map, a plain object, or [name, value] pairs; values may repeat. */
+export type HeadersInit =
+  | Map<string, string | string[]>
+  | Record<string, string | string[]>
+  | Array<[string, string | string[]]>;
+
+export type PendingPolicy = 'dropNew' | 'dropOld' | 'block' | 'error' | 0 | 1 | 2 | 3;
+
+export interface ConnectOptions {
+  /** One URL, a comma-separated list, or an array (tried in order). Default nats://127.0.0.1:4222. */
+  servers?: string | string[];
+  /** Connection name shown by the server's monitoring. */
+  name?: string;
+  /** Timeout of each connection attempt, ms. */
+  timeout?: number;
+  /** Do not receive this connection's own publishes. */
+  noEcho?: boolean;
+  /** Prefix of reply inboxes (default "_INBOX"). */
+  inboxPrefix?: string;
+  /** Default pending limits of new subscriptions (0 or less: unlimited). */
+  pendingLimits?: { msgs?: number; bytes?: number };
+  pendingMsgsLimit?: number;
+  pendingBytesLimit?: number;
+  /** Default bound of drain(), ms. */
+  drainTimeout?: number;
+  /** Default bound of flush() and of a full write buffer, ms. */
+  flushTimeout?: number;
+  /** Default request timeout, ms. */
+  requestTimeout?: number;
+  pingInterval?: number;
+  maxPingsOut?: number;
+  /** Write buffer bound in bytes. */
+  maxPendingSize?: number;
+  maxControlLine?: number;
+  user?: string;
+  pass?: string;
+  token?: string;
+}
+
+export interface PublishOptions {
+  reply?: string;
+  headers?: HeadersInit;
+}
+
+export interface SubscribeOptions {
+  /** Queue group to join. */
+  queue?: string;
+  /** Callback mode; without it the subscription is an async iterator. */
+  callback?: (err: NatsError | null, msg: Msg | undefined) => void;
+  /** Pending message limit (0: the connection's default, negative: unlimited). */
+  pendingMsgsLimit?: number;
+  /** Pending byte limit (0: the connection's default, negative: unlimited). */
+  pendingBytesLimit?: number;
+  /** What happens when a pending limit is exceeded (default 'dropNew'). */
+  policy?: PendingPolicy;
+}
+
+export interface RequestOptions {
+  /** ms; 0 or absent: the connection's request timeout. */
+  timeout?: number;
+  headers?: HeadersInit;
+}
+
+export interface RequestManyOptions extends RequestOptions {
+  /** Stop after this many replies. */
+  maxMessages?: number;
+  /** Stop when no reply arrives for this long (ms) after the first. */
+  stall?: number;
+}
+
+export type ConnectionStatus = 'DISCONNECTED' | 'CONNECTING' | 'CONNECTED' | 'RECONNECTING' | 'DRAINING' | 'CLOSED';
+
+export interface ConnectionStats {
+  inMsgs: number;
+  outMsgs: number;
+  inBytes: number;
+  outBytes: number;
+  reconnects: number;
+  errors: number;
+}
+
+export interface SubscriptionStats {
+  delivered: number;
+  dropped: number;
+  pendingMsgs: number;
+  pendingBytes: number;
+}
+
+/** Message headers: name -> values, names case-sensitive, wire order kept. */
+export class MsgHeaders extends Map<string, string[]> {
+  first(name: string): string | undefined;
+  append(name: string, value: string): this;
+}
+
+export class Msg {
+  readonly subject: string;
+  readonly reply: string | undefined;
+  readonly data: Uint8Array;
+  readonly headers: MsgHeaders | undefined;
+  /** Inline status of the header block (e.g. 503), or 0. */
+  readonly status: number;
+  string(): string;
+  json<T = unknown>(): T;
+  /** Publishes to the reply subject; throws NoReplySubjectError without one. */
+  respond(data?: Payload, opts?: { headers?: HeadersInit }): void;
+}
+
+declare class MessageStream implements AsyncIterableIterator<Msg> {
+  /** Resolves once closed: undefined, or the error that ended it. */
+  readonly closed: Promise<NatsError | undefined>;
+  next(): Promise<IteratorResult<Msg, undefined>>;
+  return(): Promise<IteratorResult<Msg, undefined>>;
+  [Symbol.asyncIterator](): this;
+}
+
+export class Subscription extends MessageStream {
+  readonly subject: string;
+  readonly queue: string | undefined;
+  readonly sid: number;
+  readonly isClosed: boolean;
+  unsubscribe(): void;
+  unsubscribeAfter(max: number): void;
+  drain(): Promise<void>;
+  stats(): SubscriptionStats;
+}
+
+export type Replies = MessageStream;
+
+export interface AsyncError extends NatsError {
+  sid: number;
+  subject: string | undefined;
+}
+
+export class Connection extends EventEmitter {
+  readonly status: ConnectionStatus;
+  readonly isClosed: boolean;
+  readonly maxPayload: number;
+  /** The server's latest INFO. */
+  readonly info: Record<string, unknown> & { server_id: string; max_payload: number };
+  readonly connectedUrl: string;
+  newInbox(): string;
+  publish(subject: string, data?: Payload, opts?: PublishOptions): void;
+  subscribe(subject: string, opts?: SubscribeOptions): Subscription;
+  request(subject: string, data?: Payload, opts?: RequestOptions): Promise<Msg>;
+  requestMany(subject: string, data?: Payload, opts?: RequestManyOptions): Replies;
+  flush(): Promise<void>;
+  drain(timeout?: number): Promise<void>;
+  close(): Promise<void>;
+  stats(): ConnectionStats;
+
+  /** Asynchronous errors (slow consumer, server -ERR, lost connection, drain timeout). */
+  on(event: 'error', listener: (err: AsyncError) => void): this;
+  on(event: 'close', listener: () => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+}
+
+export function connect(opts?: ConnectOptions): Promise<Connection>;
+
+export const version: string;
+
+export const Status: Readonly<Record<string, number>>;
+
+export class NatsError extends Error {
+  /** natsio status number, e.g. 200. */
+  readonly status: number;
+  /** Status name, e.g. 'TIMEOUT', 'NO_RESPONDERS'. */
+  readonly code: string;
+  constructor(message: string, status: number, code: string);
+}
+
+declare class CodedError extends NatsError {
+  constructor(message: string);
+}
+export class NullArgumentError extends CodedError {}
+export class InvalidUtf8Error extends CodedError {}
+export class InvalidArgumentError extends CodedError {}
+export class BadSubjectError extends CodedError {}
+export class BadQueueNameError extends CodedError {}
+export class BadHeadersError extends CodedError {}
+export class ConfigError extends CodedError {}
+export class IllegalStateError extends CodedError {}
+export class NotFoundError extends CodedError {}
+export class InternalError extends CodedError {}
+export class TimeoutError extends CodedError {}
+export class ConnectionClosedError extends CodedError {}
+export class NoServersAvailableError extends CodedError {}
+export class IoError extends CodedError {}
+export class DrainTimeoutError extends CodedError {}
+export class CancelledError extends CodedError {}
+export class ProtocolError extends CodedError {}
+export class ParserError extends CodedError {}
+export class MaxControlLineExceededError extends CodedError {}
+export class MaxPayloadExceededError extends CodedError {}
+export class ServerError extends CodedError {}
+export class StaleConnectionError extends CodedError {}
+export class AuthorizationViolationError extends CodedError {}
+export class AuthenticationExpiredError extends CodedError {}
+export class PermissionsViolationError extends CodedError {}
+export class MaxSubscriptionsExceededError extends CodedError {}
+export class NoRespondersError extends CodedError {}
+export class NoReplySubjectError extends CodedError {}
+export class SubscriptionClosedError extends CodedError {}
+export class SlowConsumerError extends CodedError {}

@@ -1,0 +1,650 @@
+'use strict';
+// natsio for Node: idiom (promises, async iterators, EventEmitter, Error
+// classes) over the native addon. Every semantic lives in libnatsio; this
+// layer only translates. See src/addon.c for the threading design.
+
+const { EventEmitter } = require('node:events');
+const path = require('node:path');
+
+const native = require(path.join(__dirname, 'build', 'natsio.node'));
+
+// ---------------------------------------------------------------------------
+// Errors: one class per natsio status code, all extending NatsError.
+
+class NatsError extends Error {
+  constructor(message, status, code) {
+    super(message);
+    this.name = 'NatsError';
+    /** numeric natsio status, e.g. 200 */
+    this.status = status;
+    /** status name without prefix, e.g. 'TIMEOUT' */
+    this.code = code;
+  }
+}
+
+// One class per error status of include/natsio.h (build.js extracts the
+// natsio_status enum into build/status-codes.json, so codes added to the
+// library get their class without touching this file). The class name is
+// the code in PascalCase plus "Error", or the reference name where the
+// reference documents use a longer one.
+const REFERENCE_NAMES = {
+  NO_SERVERS: 'NoServersAvailableError',
+  MAX_CONTROL_LINE: 'MaxControlLineExceededError',
+  MAX_PAYLOAD: 'MaxPayloadExceededError',
+  AUTHORIZATION: 'AuthorizationViolationError',
+  AUTH_EXPIRED: 'AuthenticationExpiredError',
+  PERMISSIONS: 'PermissionsViolationError',
+  MAX_SUBSCRIPTIONS: 'MaxSubscriptionsExceededError',
+};
+
+function className(code) {
+  if (REFERENCE_NAMES[code]) return REFERENCE_NAMES[code];
+  const pascal = code
+    .toLowerCase()
+    .split('_')
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('');
+  return `${pascal}Error`;
+}
+
+const STATUS_CODES = require(path.join(__dirname, 'build', 'status-codes.json'));
+
+const errors = { NatsError };
+const errorByStatus = new Map();
+for (const [status, code] of STATUS_CODES) {
+  if (status < 100) continue; // OK, DONE, PENDING are not errors
+  const name = className(code);
+  // A named class per code, so `instanceof TimeoutError` and stack traces work.
+  const cls = {
+    [name]: class extends NatsError {
+      constructor(message) {
+        super(message, status, code);
+        this.name = name;
+      }
+    },
+  }[name];
+  errors[name] = cls;
+  errorByStatus.set(status, cls);
+}
+
+/** Builds the Error for a natsio status and its detail text. */
+function makeError(status, detail) {
+  const summary = native.statusStr(status);
+  const message = detail && detail !== summary ? `${summary}: ${detail}` : summary;
+  const cls = errorByStatus.get(status);
+  if (cls) return new cls(message);
+  return new NatsError(message, status, `UNKNOWN_${status}`);
+}
+
+/** Status numbers by code name: Status.TIMEOUT === 200. */
+const Status = Object.freeze(Object.fromEntries(STATUS_CODES.map(([status, code]) => [code, status])));
+
+// ---------------------------------------------------------------------------
+// Dispatch from the addon's doorbell: events carry the id of their target.
+
+const EV_MSG = 1;
+const EV_END = 2;
+const EV_TOKEN = 3;
+const EV_ERROR = 4;
+
+const targets = new Map();
+let nextTargetId = 1;
+
+function register(target) {
+  let id;
+  do {
+    id = nextTargetId;
+    nextTargetId = nextTargetId >= 0xfffffff0 ? 1 : nextTargetId + 1;
+  } while (targets.has(id));
+  targets.set(id, target);
+  return id;
+}
+
+function dispatch(id, kind, status, value, extra) {
+  const target = targets.get(id);
+  if (target === undefined) return; // closed on the JS side: nothing runs
+  switch (kind) {
+    case EV_MSG:
+      target.onMsg(value);
+      break;
+    case EV_END:
+      targets.delete(id);
+      target.onEnd(status, extra);
+      break;
+    case EV_TOKEN:
+      targets.delete(id);
+      target.onToken(status, value, extra);
+      break;
+    case EV_ERROR:
+      target.onError(extra, value);
+      break;
+  }
+}
+
+native.init(dispatch, makeError);
+
+// Open connections keep the event loop alive, as open sockets do.
+let openConnections = 0;
+function connectionOpened() {
+  if (openConnections++ === 0) native.setActive(true);
+}
+function connectionClosed() {
+  if (--openConnections === 0) native.setActive(false);
+}
+
+// ---------------------------------------------------------------------------
+// Data and headers
+
+function toBytes(data) {
+  if (data === undefined || data === null) return null;
+  if (typeof data === 'string') return Buffer.from(data, 'utf8');
+  if (data instanceof Uint8Array) return data;
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  throw new TypeError('data must be a string, Buffer, Uint8Array or ArrayBuffer');
+}
+
+/** Flattens headers (Map, MsgHeaders, plain object, or [name, value] pairs)
+ * into [name, value, name, value, ...]; values may be string or string[]. */
+function flattenHeaders(headers) {
+  if (headers === undefined || headers === null) return null;
+  const flat = [];
+  const add = (name, value) => {
+    if (Array.isArray(value)) for (const v of value) flat.push(String(name), String(v));
+    else flat.push(String(name), String(value));
+  };
+  if (headers instanceof Map || Array.isArray(headers)) {
+    for (const [name, value] of headers) add(name, value);
+  } else if (typeof headers === 'object') {
+    for (const name of Object.keys(headers)) add(name, headers[name]);
+  } else {
+    throw new TypeError('headers must be a Map, an object or an array of pairs');
+  }
+  return flat;
+}
+
+/** Message headers: a Map of name -> string[] (case-sensitive names, wire
+ * order kept). */
+class MsgHeaders extends Map {
+  /** The first value of `name`, or undefined. */
+  first(name) {
+    const values = super.get(name);
+    return values === undefined ? undefined : values[0];
+  }
+
+  /** Appends a value to `name`. */
+  append(name, value) {
+    const values = super.get(name);
+    if (values) values.push(String(value));
+    else super.set(name, [String(value)]);
+    return this;
+  }
+}
+
+function headersFromFlat(flat) {
+  const h = new MsgHeaders();
+  for (let i = 0; i + 1 < flat.length; i += 2) h.append(flat[i], flat[i + 1]);
+  return h;
+}
+
+// ---------------------------------------------------------------------------
+// Msg
+
+class Msg {
+  constructor(connection, raw) {
+    this._connection = connection;
+    /** @type {string} */
+    this.subject = raw[0];
+    /** @type {string|undefined} */
+    this.reply = raw[1] === null ? undefined : raw[1];
+    /** @type {Buffer} (a Uint8Array) */
+    this.data = raw[2];
+    this._rawHeaders = raw[3];
+    this._headers = undefined;
+    /** inline status of the header block (e.g. 503), or 0 */
+    this.status = raw[4];
+  }
+
+  /** @returns {MsgHeaders|undefined} */
+  get headers() {
+    if (this._headers === undefined && this._rawHeaders !== null) {
+      this._headers = headersFromFlat(this._rawHeaders);
+    }
+    return this._headers;
+  }
+
+  string() {
+    return this.data.toString('utf8');
+  }
+
+  json() {
+    return JSON.parse(this.string());
+  }
+
+  /** Publishes `data` to this message's reply subject. */
+  respond(data, opts = {}) {
+    if (!this.reply) throw makeError(Status.NO_REPLY_SUBJECT, 'the message has no reply subject');
+    this._connection.publish(this.reply, data, { headers: opts.headers });
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Pumped streams: subscriptions and requestMany share delivery and iteration
+
+const DEFAULT_WINDOW = 256;
+
+class MessageStream {
+  constructor(connection, window) {
+    this._connection = connection;
+    this._window = window;
+    this._creditBatch = Math.max(1, Math.floor(window / 4));
+    this._owed = 0;
+    this._queue = [];
+    this._waiters = [];
+    this._done = false;
+    this._error = null;
+    this._callback = null;
+    this._pump = null;
+    this._id = 0;
+    this._closedResolve = null;
+    /** Resolves (with undefined, or the error that ended it) once closed. */
+    this.closed = new Promise((resolve) => {
+      this._closedResolve = resolve;
+    });
+  }
+
+  _start(pump) {
+    this._pump = pump;
+    native.pumpCredit(pump, this._window);
+  }
+
+  _credit() {
+    if (++this._owed >= this._creditBatch && !this._done) {
+      native.pumpCredit(this._pump, this._owed);
+      this._owed = 0;
+    }
+  }
+
+  onMsg(raw) {
+    if (this._done) return;
+    const msg = new Msg(this._connection, raw);
+    if (this._callback) {
+      this._credit();
+      this._callback(null, msg);
+      return;
+    }
+    const waiter = this._waiters.shift();
+    if (waiter) {
+      this._credit();
+      waiter.resolve({ value: msg, done: false });
+    } else {
+      this._queue.push(msg);
+    }
+  }
+
+  onEnd(status, detail) {
+    const error =
+      status === Status.DONE || status === Status.SUBSCRIPTION_CLOSED ? null : makeError(status, detail);
+    this._finish(error);
+  }
+
+  /** Ends delivery on the JS side: queued messages are still iterated. */
+  _finish(error) {
+    if (this._done) return;
+    this._done = true;
+    this._error = error;
+    targets.delete(this._id);
+    this._connection._streams.delete(this);
+    if (this._pump) native.pumpStop(this._pump);
+    if (this._callback) {
+      if (error) this._callback(error, undefined);
+    } else if (this._queue.length === 0) {
+      const waiters = this._waiters.splice(0);
+      for (const w of waiters) {
+        if (error) w.reject(error);
+        else w.resolve({ value: undefined, done: true });
+      }
+      if (error && waiters.length > 0) this._error = null; // reported once
+    }
+    this._closedResolve(error || undefined);
+  }
+
+  /** Lets the pump hand over what it already took, then ends (graceful). */
+  _settle() {
+    if (this._done) return this.closed;
+    native.pumpStop(this._pump);
+    return this.closed;
+  }
+
+  /** Stops at once: nothing queued is delivered any more. */
+  _abort() {
+    this._queue.length = 0;
+    this._finish(null);
+  }
+
+  next() {
+    if (this._callback) {
+      return Promise.reject(makeError(Status.ILLEGAL_STATE, 'a callback subscription cannot be iterated'));
+    }
+    if (this._queue.length > 0) {
+      this._credit();
+      return Promise.resolve({ value: this._queue.shift(), done: false });
+    }
+    if (this._done) {
+      const error = this._error;
+      this._error = null;
+      return error ? Promise.reject(error) : Promise.resolve({ value: undefined, done: true });
+    }
+    return new Promise((resolve, reject) => this._waiters.push({ resolve, reject }));
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+}
+
+class Subscription extends MessageStream {
+  constructor(connection, subject, opts) {
+    const limit = opts.pendingMsgsLimit;
+    super(connection, limit > 0 ? Math.min(limit, DEFAULT_WINDOW) : DEFAULT_WINDOW);
+    this.subject = subject;
+    this.queue = opts.queue;
+    if (opts.callback !== undefined && typeof opts.callback !== 'function') {
+      throw new TypeError('callback must be a function');
+    }
+    this._callback = opts.callback || null;
+    this._id = register(this);
+    let pump;
+    try {
+      pump = native.subscribe(
+        connection._handle,
+        subject,
+        opts.queue ?? null,
+        opts.pendingMsgsLimit ?? 0,
+        opts.pendingBytesLimit ?? 0,
+        policyNumber(opts.policy),
+        this._id,
+      );
+    } catch (e) {
+      targets.delete(this._id);
+      throw e;
+    }
+    connection._streams.add(this);
+    this._start(pump);
+  }
+
+  /** The server-side subscription id. */
+  get sid() {
+    return native.subInfo(this._pump).sid;
+  }
+
+  get isClosed() {
+    return this._done || native.subInfo(this._pump).closed;
+  }
+
+  /** Stops delivery at once and discards queued messages. */
+  unsubscribe() {
+    try {
+      native.subUnsubscribe(this._pump);
+    } finally {
+      this._abort();
+    }
+  }
+
+  /** Closes the subscription after `max` messages in total. */
+  unsubscribeAfter(max) {
+    native.subUnsubscribeAfter(this._pump, max);
+  }
+
+  /** Stops new deliveries, lets the backlog be handled, then closes. */
+  async drain() {
+    await tokenPromise((id) => native.subDrain(this._pump, id));
+    // The core has closed the subscription; wait until the pump has handed
+    // over the last messages it read.
+    await this._settle();
+  }
+
+  /** {delivered, dropped, pendingMsgs, pendingBytes} */
+  stats() {
+    return native.subStats(this._pump);
+  }
+
+  /** Breaking out of `for await` unsubscribes. */
+  return() {
+    if (!this._done) {
+      try {
+        native.subUnsubscribe(this._pump);
+      } catch (e) {
+        if (e.status !== Status.SUBSCRIPTION_CLOSED) throw e;
+      }
+      this._abort();
+    }
+    return Promise.resolve({ value: undefined, done: true });
+  }
+}
+
+class Replies extends MessageStream {
+  constructor(connection, subject, data, opts) {
+    super(connection, DEFAULT_WINDOW);
+    this._id = register(this);
+    let pump;
+    try {
+      pump = native.requestMany(
+        connection._handle,
+        subject,
+        toBytes(data),
+        flattenHeaders(opts.headers),
+        opts.maxMessages ?? 0,
+        opts.stall ?? 0,
+        opts.timeout ?? 0,
+        this._id,
+      );
+    } catch (e) {
+      targets.delete(this._id);
+      throw e;
+    }
+    connection._streams.add(this);
+    this._start(pump);
+  }
+
+  /** Stops reading replies (the inbox is released by the library). */
+  return() {
+    this._abort();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+}
+
+const POLICIES = {
+  dropNew: 0,
+  drop_new: 0,
+  DROP_NEW: 0,
+  dropOld: 1,
+  drop_old: 1,
+  DROP_OLD: 1,
+  block: 2,
+  BLOCK: 2,
+  error: 3,
+  ERROR: 3,
+};
+
+function policyNumber(policy) {
+  if (policy === undefined || policy === null) return 0;
+  if (typeof policy === 'number') return policy;
+  const n = POLICIES[policy];
+  if (n === undefined) throw makeError(Status.INVALID_ARGUMENT, `unknown pending policy "${policy}"`);
+  return n;
+}
+
+/** Runs a native call that registers a completion token under an id. */
+function tokenPromise(start, mapValue) {
+  return new Promise((resolve, reject) => {
+    const id = register({
+      onToken(status, value, error) {
+        if (status === Status.OK) resolve(mapValue ? mapValue(value) : undefined);
+        else reject(error);
+      },
+    });
+    try {
+      start(id);
+    } catch (e) {
+      targets.delete(id);
+      throw e;
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Connection
+
+const CONN_STATUS = ['DISCONNECTED', 'CONNECTING', 'CONNECTED', 'RECONNECTING', 'DRAINING', 'CLOSED'];
+
+class Connection extends EventEmitter {
+  constructor(handle, id) {
+    super();
+    this._handle = handle;
+    this._id = id;
+    this._streams = new Set();
+    this._open = true;
+    this._closing = null;
+    connectionOpened();
+  }
+
+  // Asynchronous errors from the library (slow consumers, server -ERR,
+  // lost connection, drain timeout). Emitted as 'error' only when someone
+  // listens, so a slow consumer never crashes a process that did not ask.
+  onError(error, info) {
+    if (!this._open) return;
+    error.sid = info.sid;
+    error.subject = info.subject ?? undefined;
+    if (this.listenerCount('error') > 0) this.emit('error', error);
+    if (native.status(this._handle) === 5) this._markClosed();
+  }
+
+  get status() {
+    return CONN_STATUS[native.status(this._handle)] ?? 'UNKNOWN';
+  }
+
+  get isClosed() {
+    return !this._open || native.status(this._handle) === 5;
+  }
+
+  /** Largest payload (headers included) the server accepts. */
+  get maxPayload() {
+    return native.maxPayload(this._handle);
+  }
+
+  /** The server's latest INFO. */
+  get info() {
+    return JSON.parse(native.serverInfo(this._handle));
+  }
+
+  get connectedUrl() {
+    return native.connectedUrl(this._handle);
+  }
+
+  newInbox() {
+    return native.newInbox(this._handle);
+  }
+
+  publish(subject, data, opts = {}) {
+    native.publish(this._handle, subject, toBytes(data), opts.reply ?? null, flattenHeaders(opts.headers));
+  }
+
+  subscribe(subject, opts = {}) {
+    return new Subscription(this, subject, opts);
+  }
+
+  request(subject, data, opts = {}) {
+    return tokenPromise(
+      (id) =>
+        native.request(this._handle, subject, toBytes(data), flattenHeaders(opts.headers), opts.timeout ?? 0, id),
+      (raw) => new Msg(this, raw),
+    );
+  }
+
+  /** Replies to one request, as an async iterator. Options: maxMessages,
+   * stall (ms without a reply after the first), timeout (ms overall). */
+  requestMany(subject, data, opts = {}) {
+    return new Replies(this, subject, data, opts);
+  }
+
+  flush() {
+    return tokenPromise((id) => native.flush(this._handle, id));
+  }
+
+  /** Drains every subscription, flushes, then closes. */
+  async drain(timeout) {
+    try {
+      await tokenPromise((id) => native.drain(this._handle, timeout ?? -1, id));
+    } finally {
+      if (native.status(this._handle) === 5) {
+        // Deliver what the pumps already read before closing the JS side.
+        await Promise.all([...this._streams].map((stream) => stream._settle()));
+        await this.close();
+      }
+    }
+  }
+
+  close() {
+    if (!this._closing) {
+      this._closing = native.close(this._handle).then(() => this._markClosed());
+    }
+    return this._closing;
+  }
+
+  /** {inMsgs, outMsgs, inBytes, outBytes, reconnects, errors} */
+  stats() {
+    return native.stats(this._handle);
+  }
+
+  _markClosed() {
+    if (!this._open) return;
+    this._open = false;
+    // Iterators end; no callback of this connection runs again.
+    for (const stream of [...this._streams]) {
+      if (stream._callback) stream._abort();
+      else stream._finish(null);
+    }
+    targets.delete(this._id);
+    connectionClosed();
+    this.emit('close');
+  }
+}
+
+/**
+ * Connects to NATS. Options: servers (string or string[]), name, timeout
+ * (connect, ms), noEcho, inboxPrefix, pendingMsgsLimit, pendingBytesLimit,
+ * drainTimeout, flushTimeout, requestTimeout, pingInterval, maxPingsOut,
+ * maxPendingSize, maxControlLine, user, pass, token.
+ */
+async function connect(opts = {}) {
+  let servers = opts.servers ?? 'nats://127.0.0.1:4222';
+  if (typeof servers === 'string') servers = servers.split(',').map((s) => s.trim());
+  const relay = { connection: null, onError(error, info) { this.connection?.onError(error, info); } };
+  const id = register(relay);
+  const nativeOpts = { ...opts, servers };
+  if (opts.pendingLimits) {
+    nativeOpts.pendingMsgsLimit = opts.pendingLimits.msgs;
+    nativeOpts.pendingBytesLimit = opts.pendingLimits.bytes;
+  }
+  let handle;
+  try {
+    handle = await native.connect(nativeOpts, id);
+  } catch (e) {
+    targets.delete(id);
+    throw e;
+  }
+  relay.connection = new Connection(handle, id);
+  return relay.connection;
+}
+
+module.exports = {
+  connect,
+  Connection,
+  Subscription,
+  Msg,
+  MsgHeaders,
+  Status,
+  version: native.version(),
+  ...errors,
+};

@@ -1,0 +1,1389 @@
+/*
+ * natsio Node addon: a thin node-api (ABI-stable) layer over libnatsio.
+ *
+ * Threading design
+ * ----------------
+ * Everything that happens on a library or helper thread reaches JavaScript
+ * through one "hub" per Node environment (main thread or worker):
+ *
+ *   library dispatcher / pump thread
+ *       -> append an event to the hub's own list (short mutex)
+ *       -> ring the hub's doorbell: napi_call_threadsafe_function with
+ *          napi_tsfn_nonblocking on a tsfn whose queue holds ONE call.
+ *   JS thread
+ *       -> the doorbell's call_js takes the whole list and dispatches each
+ *          event to the JS layer.
+ *
+ * The doorbell never blocks and never loses an event: the events travel on
+ * the hub's list, the tsfn only wakes the JS thread, and a wake-up that finds
+ * the doorbell already rung (queue full) is redundant by construction.
+ *
+ * Subscriptions (callback or iterator mode in JS) are ITERATOR-mode
+ * subscriptions in the core, read by one pump thread per subscription that
+ * the addon owns. The pump reads a message only when the JS layer has granted
+ * it credit (a small prefetch window), so at most `window` messages sit
+ * between the core and JS; everything else stays in the core's bounded
+ * pending queue, where the subscription's pending limits and policy
+ * (DROP_NEW, DROP_OLD, BLOCK, ERROR) apply exactly as in C, C++ and Go. The
+ * alternative, a core callback subscription feeding a bounded tsfn, would
+ * have to either block a library dispatcher (and deadlock close() on the JS
+ * thread) or drop messages with a policy of the binding's own when the tsfn
+ * queue is full. The pump blocks only itself, in natsio_sub_next_msg or on
+ * its credit condition.
+ *
+ * Completion tokens (request, flush, drain) resolve through
+ * natsio_token_on_complete, whose callback only posts an event to the hub.
+ *
+ * The doorbell tsfn is unref'ed unless the JS layer has open connections, so
+ * an idle process exits once its connections are closed. An environment
+ * cleanup hook closes clients, stops pumps and releases the tsfn; the hub is
+ * reference counted so late library callbacks after teardown are harmless
+ * (their payloads are freed, nothing reaches JS).
+ */
+#define NAPI_VERSION 8
+#include <node_api.h>
+
+#include <natsio.h>
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* small helpers                                                        */
+
+#define CHECK_NAPI(env, call)                                              \
+    do {                                                                   \
+        if ((call) != napi_ok) {                                           \
+            napi_throw_error((env), NULL, "natsio addon: " #call " failed"); \
+            return NULL;                                                   \
+        }                                                                  \
+    } while (0)
+
+enum event_kind {
+    EV_MSG = 1,   /* a message for a subscription / requestMany */
+    EV_END = 2,   /* a pump ended: status (SUBSCRIPTION_CLOSED, DONE, error) */
+    EV_TOKEN = 3, /* a completion token finished */
+    EV_ERROR = 4, /* the client's asynchronous error callback */
+};
+
+typedef struct event {
+    struct event *next;
+    int kind;
+    uint32_t target; /* JS-side id of the subscription, operation or client */
+    int32_t status;
+    natsio_msg *msg;
+    natsio_token *token;
+    int token_has_msg;
+    char *text;
+    char *subject;
+    uint64_t sid;
+} event;
+
+struct pump;
+struct client_wrap;
+
+typedef struct hub {
+    pthread_mutex_t mu;
+    int refs; /* the env holds one; every pump, token and error callback one */
+    bool alive; /* false once the environment is torn down */
+    napi_threadsafe_function doorbell;
+    bool rung;
+    event *head, *tail;
+    napi_ref dispatch_fn;
+    napi_ref make_error_fn;
+    struct pump *pumps;          /* live pumps, for teardown */
+    struct client_wrap *clients; /* live clients, for teardown */
+    bool refed;
+} hub;
+
+static void hub_retain(hub *h) {
+    pthread_mutex_lock(&h->mu);
+    h->refs++;
+    pthread_mutex_unlock(&h->mu);
+}
+
+static void event_free(event *e) {
+    natsio_msg_free(e->msg);
+    natsio_token_free(e->token);
+    free(e->text);
+    free(e->subject);
+    free(e);
+}
+
+static void hub_release(hub *h) {
+    pthread_mutex_lock(&h->mu);
+    int left = --h->refs;
+    pthread_mutex_unlock(&h->mu);
+    if (left == 0) {
+        event *e = h->head;
+        while (e) {
+            event *n = e->next;
+            event_free(e);
+            e = n;
+        }
+        pthread_mutex_destroy(&h->mu);
+        free(h);
+    }
+}
+
+/* Appends an event and rings the doorbell. Callable from any thread; never
+ * blocks beyond the hub mutex. After teardown the event is freed. */
+static void hub_post(hub *h, event *e) {
+    e->next = NULL;
+    pthread_mutex_lock(&h->mu);
+    if (!h->alive) {
+        pthread_mutex_unlock(&h->mu);
+        event_free(e);
+        return;
+    }
+    if (h->tail)
+        h->tail->next = e;
+    else
+        h->head = e;
+    h->tail = e;
+    if (!h->rung) {
+        /* Called under the mutex so teardown cannot release the tsfn
+         * between the alive check and the call. Nonblocking: a full queue
+         * means a wake-up is already on its way. */
+        napi_status s = napi_call_threadsafe_function(h->doorbell, NULL, napi_tsfn_nonblocking);
+        if (s == napi_ok) h->rung = true;
+    }
+    pthread_mutex_unlock(&h->mu);
+}
+
+static char *dup_str(const char *s) {
+    if (!s) return NULL;
+    size_t n = strlen(s);
+    char *d = malloc(n + 1);
+    if (d) memcpy(d, s, n + 1);
+    return d;
+}
+
+static hub *get_hub(napi_env env) {
+    void *data = NULL;
+    napi_get_instance_data(env, &data);
+    return data;
+}
+
+/* Throws the JS error class that matches `status` (built by the JS layer). */
+static void throw_status(napi_env env, int32_t status, const char *detail) {
+    hub *h = get_hub(env);
+    napi_value fn, args[2], err, undef;
+    if (h && h->make_error_fn && napi_get_reference_value(env, h->make_error_fn, &fn) == napi_ok && fn) {
+        napi_create_int32(env, status, &args[0]);
+        napi_create_string_utf8(env, detail ? detail : "", NAPI_AUTO_LENGTH, &args[1]);
+        napi_get_undefined(env, &undef);
+        if (napi_call_function(env, undef, fn, 2, args, &err) == napi_ok) {
+            napi_throw(env, err);
+            return;
+        }
+    }
+    napi_throw_error(env, natsio_status_str(status), detail ? detail : natsio_status_str(status));
+}
+
+/* Builds the error value (not thrown) for promise rejections. */
+static napi_value make_error(napi_env env, int32_t status, const char *detail) {
+    hub *h = get_hub(env);
+    napi_value fn, args[2], err = NULL, undef;
+    if (h && h->make_error_fn && napi_get_reference_value(env, h->make_error_fn, &fn) == napi_ok && fn) {
+        napi_create_int32(env, status, &args[0]);
+        napi_create_string_utf8(env, detail ? detail : "", NAPI_AUTO_LENGTH, &args[1]);
+        napi_get_undefined(env, &undef);
+        if (napi_call_function(env, undef, fn, 2, args, &err) == napi_ok) return err;
+    }
+    napi_value msg;
+    napi_create_string_utf8(env, natsio_status_str(status), NAPI_AUTO_LENGTH, &msg);
+    napi_create_error(env, NULL, msg, &err);
+    return err;
+}
+
+static bool throw_if_failed(napi_env env, int32_t status) {
+    if (status == NATSIO_OK) return false;
+    throw_status(env, status, natsio_last_error());
+    return true;
+}
+
+/* Reads a JS string into a new malloc'ed buffer; NULL for null/undefined. */
+static bool get_opt_string(napi_env env, napi_value v, char **out) {
+    napi_valuetype t;
+    *out = NULL;
+    if (!v || napi_typeof(env, v, &t) != napi_ok) return false;
+    if (t == napi_null || t == napi_undefined) return true;
+    if (t != napi_string) {
+        napi_throw_type_error(env, NULL, "expected a string");
+        return false;
+    }
+    size_t len;
+    napi_get_value_string_utf8(env, v, NULL, 0, &len);
+    char *s = malloc(len + 1);
+    if (!s) return false;
+    napi_get_value_string_utf8(env, v, s, len + 1, &len);
+    *out = s;
+    return true;
+}
+
+static int64_t get_i64(napi_env env, napi_value v, int64_t dflt) {
+    napi_valuetype t;
+    if (!v || napi_typeof(env, v, &t) != napi_ok || t != napi_number) return dflt;
+    int64_t r;
+    napi_get_value_int64(env, v, &r);
+    return r;
+}
+
+static napi_value prop(napi_env env, napi_value obj, const char *name) {
+    napi_value v = NULL;
+    napi_get_named_property(env, obj, name, &v);
+    return v;
+}
+
+/* Borrowed bytes of a Buffer / Uint8Array (JS normalizes strings first). */
+static bool get_bytes(napi_env env, napi_value v, const void **data, size_t *len) {
+    bool is_ta = false;
+    *data = NULL;
+    *len = 0;
+    napi_valuetype t;
+    napi_typeof(env, v, &t);
+    if (t == napi_undefined || t == napi_null) return true;
+    napi_is_typedarray(env, v, &is_ta);
+    if (!is_ta) {
+        napi_throw_type_error(env, NULL, "data must be a Uint8Array, Buffer or string");
+        return false;
+    }
+    napi_typedarray_type tt;
+    size_t count, offset;
+    void *p;
+    napi_value ab;
+    napi_get_typedarray_info(env, v, &tt, &count, &p, &ab, &offset);
+    if (tt != napi_uint8_array && tt != napi_uint8_clamped_array && tt != napi_int8_array) {
+        napi_throw_type_error(env, NULL, "data must be a byte array");
+        return false;
+    }
+    *data = p;
+    *len = count;
+    return true;
+}
+
+/* Builds natsio headers from a flat JS array [name, value, name, value...]
+ * (null/undefined: none). Returns false with a pending exception. */
+static bool get_headers(napi_env env, napi_value v, natsio_headers **out) {
+    *out = NULL;
+    napi_valuetype t;
+    napi_typeof(env, v, &t);
+    if (t == napi_undefined || t == napi_null) return true;
+    uint32_t n;
+    if (napi_get_array_length(env, v, &n) != napi_ok) {
+        napi_throw_type_error(env, NULL, "headers must be a flat array");
+        return false;
+    }
+    natsio_headers *hd;
+    if (throw_if_failed(env, natsio_headers_new(&hd))) return false;
+    for (uint32_t i = 0; i + 1 < n; i += 2) {
+        napi_value kv, vv;
+        char *k = NULL, *val = NULL;
+        napi_get_element(env, v, i, &kv);
+        napi_get_element(env, v, i + 1, &vv);
+        if (!get_opt_string(env, kv, &k) || !get_opt_string(env, vv, &val) || !k || !val) {
+            free(k);
+            free(val);
+            natsio_headers_free(hd);
+            bool pending = false;
+            napi_is_exception_pending(env, &pending);
+            if (!pending) napi_throw_type_error(env, NULL, "header names and values must be strings");
+            return false;
+        }
+        int32_t st = natsio_headers_add(hd, k, val);
+        free(k);
+        free(val);
+        if (st != NATSIO_OK) {
+            natsio_headers_free(hd);
+            throw_if_failed(env, st);
+            return false;
+        }
+    }
+    *out = hd;
+    return true;
+}
+
+/* Converts a message to [subject, reply, data, flatHeaders|null, status]. */
+static napi_value msg_to_js(napi_env env, const natsio_msg *m) {
+    napi_value arr, v;
+    napi_create_array_with_length(env, 5, &arr);
+    napi_create_string_utf8(env, natsio_msg_subject(m), NAPI_AUTO_LENGTH, &v);
+    napi_set_element(env, arr, 0, v);
+    const char *reply = natsio_msg_reply(m);
+    if (reply)
+        napi_create_string_utf8(env, reply, NAPI_AUTO_LENGTH, &v);
+    else
+        napi_get_null(env, &v);
+    napi_set_element(env, arr, 1, v);
+    void *copy;
+    napi_create_buffer_copy(env, natsio_msg_data_len(m), natsio_msg_data(m), &copy, &v);
+    napi_set_element(env, arr, 2, v);
+    const natsio_headers *hd = natsio_msg_headers(m);
+    if (hd) {
+        size_t n = natsio_headers_len(hd);
+        napi_create_array_with_length(env, n * 2, &v);
+        for (size_t i = 0; i < n; i++) {
+            const char *k, *val;
+            if (natsio_headers_entry(hd, i, &k, &val) != NATSIO_OK) break;
+            napi_value kv, vv;
+            napi_create_string_utf8(env, k, NAPI_AUTO_LENGTH, &kv);
+            napi_create_string_utf8(env, val, NAPI_AUTO_LENGTH, &vv);
+            napi_set_element(env, v, (uint32_t)(i * 2), kv);
+            napi_set_element(env, v, (uint32_t)(i * 2 + 1), vv);
+        }
+    } else {
+        napi_get_null(env, &v);
+    }
+    napi_set_element(env, arr, 3, v);
+    napi_create_int32(env, natsio_msg_status(m), &v);
+    napi_set_element(env, arr, 4, v);
+    return arr;
+}
+
+/* ------------------------------------------------------------------ */
+/* the doorbell: runs on the JS thread                                  */
+
+static void doorbell_call_js(napi_env env, napi_value js_cb, void *context, void *data) {
+    (void)js_cb;
+    (void)data;
+    hub *h = context;
+    pthread_mutex_lock(&h->mu);
+    event *e = h->head;
+    h->head = h->tail = NULL;
+    h->rung = false;
+    pthread_mutex_unlock(&h->mu);
+    if (env == NULL || !h->dispatch_fn) { /* environment going away */
+        while (e) {
+            event *n = e->next;
+            event_free(e);
+            e = n;
+        }
+        return;
+    }
+    napi_value dispatch, undef;
+    napi_get_reference_value(env, h->dispatch_fn, &dispatch);
+    napi_get_undefined(env, &undef);
+    while (e) {
+        event *n = e->next;
+        napi_handle_scope scope;
+        napi_open_handle_scope(env, &scope);
+        napi_value args[5];
+        napi_create_uint32(env, e->target, &args[0]);
+        napi_create_int32(env, e->kind, &args[1]);
+        napi_create_int32(env, e->status, &args[2]);
+        napi_get_undefined(env, &args[3]);
+        napi_get_undefined(env, &args[4]);
+        switch (e->kind) {
+        case EV_MSG:
+            args[3] = msg_to_js(env, e->msg);
+            break;
+        case EV_END:
+            if (e->text) napi_create_string_utf8(env, e->text, NAPI_AUTO_LENGTH, &args[4]);
+            break;
+        case EV_TOKEN: {
+            int32_t st = natsio_token_status(e->token);
+            const char *detail = st == NATSIO_OK ? "" : natsio_last_error();
+            if (st == NATSIO_OK && e->token_has_msg) {
+                natsio_msg *m = NULL;
+                st = natsio_token_msg(e->token, &m);
+                if (st == NATSIO_OK) {
+                    args[3] = msg_to_js(env, m);
+                    natsio_msg_free(m);
+                } else {
+                    detail = natsio_last_error();
+                }
+            }
+            napi_create_int32(env, st, &args[2]);
+            if (st != NATSIO_OK) args[4] = make_error(env, st, detail);
+            break;
+        }
+        case EV_ERROR: {
+            napi_value info, v;
+            napi_create_object(env, &info);
+            napi_create_string_utf8(env, e->text ? e->text : "", NAPI_AUTO_LENGTH, &v);
+            napi_set_named_property(env, info, "text", v);
+            napi_create_double(env, (double)e->sid, &v);
+            napi_set_named_property(env, info, "sid", v);
+            if (e->subject)
+                napi_create_string_utf8(env, e->subject, NAPI_AUTO_LENGTH, &v);
+            else
+                napi_get_null(env, &v);
+            napi_set_named_property(env, info, "subject", v);
+            args[3] = info;
+            args[4] = make_error(env, e->status, e->text);
+            break;
+        }
+        }
+        napi_value result;
+        if (napi_call_function(env, undef, dispatch, 5, args, &result) == napi_pending_exception) {
+            /* A user callback threw: report it as Node does for any
+             * uncaught exception from an event callback. */
+            napi_value exc;
+            napi_get_and_clear_last_exception(env, &exc);
+            napi_fatal_exception(env, exc);
+        }
+        napi_close_handle_scope(env, scope);
+        event_free(e);
+        e = n;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* clients                                                              */
+
+typedef struct client_wrap {
+    natsio_client *client;
+    hub *hub;
+    struct client_wrap *prev, *next; /* in hub->clients */
+} client_wrap;
+
+static void client_unlink(client_wrap *w) {
+    hub *h = w->hub;
+    pthread_mutex_lock(&h->mu);
+    if (w->prev) w->prev->next = w->next;
+    else if (h->clients == w) h->clients = w->next;
+    if (w->next) w->next->prev = w->prev;
+    w->prev = w->next = NULL;
+    pthread_mutex_unlock(&h->mu);
+}
+
+static void client_finalize(napi_env env, void *data, void *hint) {
+    (void)env;
+    (void)hint;
+    client_wrap *w = data;
+    client_unlink(w);
+    natsio_client_free(w->client); /* closes if still open */
+    hub_release(w->hub);
+    free(w);
+}
+
+static client_wrap *get_client(napi_env env, napi_value v) {
+    void *p = NULL;
+    if (napi_get_value_external(env, v, &p) != napi_ok || !p) {
+        napi_throw_type_error(env, NULL, "not a natsio connection handle");
+        return NULL;
+    }
+    return p;
+}
+
+typedef struct error_cb_data {
+    hub *hub;
+    uint32_t conn_id;
+} error_cb_data;
+
+static void on_client_error(void *user_data, natsio_status status, const char *text, uint64_t sid,
+                            const char *subject) {
+    error_cb_data *d = user_data;
+    event *e = calloc(1, sizeof *e);
+    if (!e) return;
+    e->kind = EV_ERROR;
+    e->target = d->conn_id;
+    e->status = status;
+    e->text = dup_str(text);
+    e->sid = sid;
+    e->subject = dup_str(subject);
+    hub_post(d->hub, e);
+}
+
+static void release_error_cb(void *user_data) {
+    error_cb_data *d = user_data;
+    hub_release(d->hub);
+    free(d);
+}
+
+typedef struct connect_work {
+    napi_async_work work;
+    napi_deferred deferred;
+    natsio_options *opts;
+    natsio_client *client;
+    int32_t status;
+    char *detail;
+    hub *hub;
+} connect_work;
+
+static void connect_execute(napi_env env, void *data) {
+    (void)env;
+    connect_work *w = data;
+    w->status = natsio_client_connect(w->opts, &w->client);
+    if (w->status != NATSIO_OK) w->detail = dup_str(natsio_last_error());
+}
+
+static void connect_complete(napi_env env, napi_status s, void *data) {
+    (void)s;
+    connect_work *w = data;
+    natsio_options_free(w->opts);
+    if (w->status == NATSIO_OK) {
+        client_wrap *cw = calloc(1, sizeof *cw);
+        napi_value ext;
+        cw->client = w->client;
+        cw->hub = w->hub;
+        hub_retain(w->hub);
+        pthread_mutex_lock(&w->hub->mu);
+        cw->next = w->hub->clients;
+        if (cw->next) cw->next->prev = cw;
+        w->hub->clients = cw;
+        pthread_mutex_unlock(&w->hub->mu);
+        napi_create_external(env, cw, client_finalize, NULL, &ext);
+        napi_resolve_deferred(env, w->deferred, ext);
+    } else {
+        napi_reject_deferred(env, w->deferred, make_error(env, w->status, w->detail));
+    }
+    napi_delete_async_work(env, w->work);
+    free(w->detail);
+    free(w);
+}
+
+/* Applies one string option; returns false with a pending exception. */
+static bool apply_str(napi_env env, natsio_options *o, napi_value js, const char *name,
+                      natsio_status (*set)(natsio_options *, const char *)) {
+    char *s;
+    if (!get_opt_string(env, prop(env, js, name), &s)) return false;
+    if (!s) return true;
+    int32_t st = set(o, s);
+    free(s);
+    return !throw_if_failed(env, st);
+}
+
+/* connect(optionsObject, connId) -> Promise<external> */
+static napi_value js_connect(napi_env env, napi_callback_info info) {
+    size_t argc = 2;
+    napi_value argv[2];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    hub *h = get_hub(env);
+    napi_value js = argv[0];
+    uint32_t conn_id = 0;
+    napi_get_value_uint32(env, argv[1], &conn_id);
+
+    natsio_options *o;
+    if (throw_if_failed(env, natsio_options_new(&o))) return NULL;
+
+    /* servers: array of strings */
+    napi_value servers = prop(env, js, "servers");
+    bool is_arr = false;
+    napi_is_array(env, servers, &is_arr);
+    if (is_arr) {
+        uint32_t n;
+        napi_get_array_length(env, servers, &n);
+        char **urls = calloc(n ? n : 1, sizeof(char *));
+        bool ok = true;
+        for (uint32_t i = 0; i < n && ok; i++) {
+            napi_value v;
+            napi_get_element(env, servers, i, &v);
+            ok = get_opt_string(env, v, &urls[i]) && urls[i];
+        }
+        int32_t st = ok ? natsio_options_set_servers(o, (const char *const *)urls, n) : NATSIO_OK;
+        for (uint32_t i = 0; i < n; i++) free(urls[i]);
+        free(urls);
+        bool pending = false;
+        napi_is_exception_pending(env, &pending);
+        if (!ok && !pending) napi_throw_type_error(env, NULL, "servers must be strings");
+        if (!ok || throw_if_failed(env, st)) goto fail;
+    }
+    if (!apply_str(env, o, js, "name", natsio_options_set_name)) goto fail;
+    if (!apply_str(env, o, js, "inboxPrefix", natsio_options_set_inbox_prefix)) goto fail;
+    if (!apply_str(env, o, js, "token", natsio_options_set_token)) goto fail;
+    {
+        char *user = NULL, *pass = NULL;
+        if (!get_opt_string(env, prop(env, js, "user"), &user)) goto fail;
+        if (!get_opt_string(env, prop(env, js, "pass"), &pass)) { free(user); goto fail; }
+        int32_t st = user ? natsio_options_set_user_password(o, user, pass) : NATSIO_OK;
+        free(user);
+        free(pass);
+        if (throw_if_failed(env, st)) goto fail;
+    }
+    int64_t v;
+    if ((v = get_i64(env, prop(env, js, "timeout"), INT64_MIN)) != INT64_MIN &&
+        throw_if_failed(env, natsio_options_set_connect_timeout_ms(o, v)))
+        goto fail;
+    {
+        napi_value ne = prop(env, js, "noEcho");
+        bool b = false;
+        if (napi_get_value_bool(env, ne, &b) == napi_ok && throw_if_failed(env, natsio_options_set_echo(o, !b)))
+            goto fail;
+    }
+    if ((v = get_i64(env, prop(env, js, "drainTimeout"), INT64_MIN)) != INT64_MIN &&
+        throw_if_failed(env, natsio_options_set_drain_timeout_ms(o, v)))
+        goto fail;
+    if ((v = get_i64(env, prop(env, js, "flushTimeout"), INT64_MIN)) != INT64_MIN &&
+        throw_if_failed(env, natsio_options_set_flush_timeout_ms(o, v)))
+        goto fail;
+    if ((v = get_i64(env, prop(env, js, "requestTimeout"), INT64_MIN)) != INT64_MIN &&
+        throw_if_failed(env, natsio_options_set_request_timeout_ms(o, v)))
+        goto fail;
+    if ((v = get_i64(env, prop(env, js, "maxPendingSize"), INT64_MIN)) != INT64_MIN &&
+        throw_if_failed(env, natsio_options_set_max_pending_size(o, v)))
+        goto fail;
+    if ((v = get_i64(env, prop(env, js, "maxControlLine"), INT64_MIN)) != INT64_MIN &&
+        throw_if_failed(env, natsio_options_set_max_control_line(o, v)))
+        goto fail;
+    {
+        int64_t iv = get_i64(env, prop(env, js, "pingInterval"), INT64_MIN);
+        int64_t mo = get_i64(env, prop(env, js, "maxPingsOut"), INT64_MIN);
+        if (iv != INT64_MIN || mo != INT64_MIN) {
+            if (throw_if_failed(env, natsio_options_set_ping(o, iv == INT64_MIN ? 120000 : iv,
+                                                             mo == INT64_MIN ? 2 : (int32_t)mo)))
+                goto fail;
+        }
+        int64_t pm = get_i64(env, prop(env, js, "pendingMsgsLimit"), INT64_MIN);
+        int64_t pb = get_i64(env, prop(env, js, "pendingBytesLimit"), INT64_MIN);
+        if (pm != INT64_MIN || pb != INT64_MIN) {
+            if (throw_if_failed(env, natsio_options_set_pending_limits(o, pm == INT64_MIN ? 65536 : pm,
+                                                                       pb == INT64_MIN ? 64 * 1024 * 1024 : pb)))
+                goto fail;
+        }
+    }
+    {
+        error_cb_data *d = calloc(1, sizeof *d);
+        d->hub = h;
+        d->conn_id = conn_id;
+        hub_retain(h);
+        int32_t st = natsio_options_set_error_callback(o, on_client_error, d, release_error_cb);
+        if (st != NATSIO_OK) {
+            release_error_cb(d);
+            throw_if_failed(env, st);
+            goto fail;
+        }
+    }
+
+    connect_work *w = calloc(1, sizeof *w);
+    w->opts = o;
+    w->hub = h;
+    napi_value promise, name;
+    napi_create_promise(env, &w->deferred, &promise);
+    napi_create_string_utf8(env, "natsio.connect", NAPI_AUTO_LENGTH, &name);
+    napi_create_async_work(env, NULL, name, connect_execute, connect_complete, w, &w->work);
+    napi_queue_async_work(env, w->work);
+    return promise;
+fail:
+    natsio_options_free(o);
+    return NULL;
+}
+
+/* close(client) -> Promise<void>, off the JS thread (best-effort flush). */
+typedef struct close_work {
+    napi_async_work work;
+    napi_deferred deferred;
+    natsio_client *client;
+    int32_t status;
+    napi_ref keep; /* keeps the external (and so the client) alive */
+} close_work;
+
+static void close_execute(napi_env env, void *data) {
+    (void)env;
+    close_work *w = data;
+    w->status = natsio_client_close(w->client);
+}
+
+static void close_complete(napi_env env, napi_status s, void *data) {
+    (void)s;
+    close_work *w = data;
+    napi_value undef;
+    napi_get_undefined(env, &undef);
+    if (w->status == NATSIO_OK || w->status == NATSIO_ERR_CONNECTION_CLOSED)
+        napi_resolve_deferred(env, w->deferred, undef);
+    else
+        napi_reject_deferred(env, w->deferred, make_error(env, w->status, natsio_status_str(w->status)));
+    napi_delete_reference(env, w->keep);
+    napi_delete_async_work(env, w->work);
+    free(w);
+}
+
+static napi_value js_close(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    close_work *w = calloc(1, sizeof *w);
+    w->client = cw->client;
+    napi_create_reference(env, argv[0], 1, &w->keep);
+    napi_value promise, name;
+    napi_create_promise(env, &w->deferred, &promise);
+    napi_create_string_utf8(env, "natsio.close", NAPI_AUTO_LENGTH, &name);
+    napi_create_async_work(env, NULL, name, close_execute, close_complete, w, &w->work);
+    napi_queue_async_work(env, w->work);
+    return promise;
+}
+
+/* publish(client, subject, data, reply|null, headers|null) */
+static napi_value js_publish(napi_env env, napi_callback_info info) {
+    size_t argc = 5;
+    napi_value argv[5];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    char *subject = NULL, *reply = NULL;
+    const void *data;
+    size_t len;
+    natsio_headers *hd = NULL;
+    if (!get_opt_string(env, argv[1], &subject) || !get_bytes(env, argv[2], &data, &len) ||
+        !get_opt_string(env, argv[3], &reply) || !get_headers(env, argv[4], &hd))
+        goto out;
+    if (!subject) {
+        throw_status(env, NATSIO_ERR_NULL_ARGUMENT, "subject is required");
+        goto out;
+    }
+    int32_t st = (reply || hd) ? natsio_client_publish_with(cw->client, subject, reply, hd, data, len)
+                               : natsio_client_publish(cw->client, subject, data, len);
+    throw_if_failed(env, st);
+out:
+    free(subject);
+    free(reply);
+    natsio_headers_free(hd);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* completion tokens                                                    */
+
+typedef struct token_data {
+    hub *hub;
+    uint32_t op_id;
+    int has_msg;
+} token_data;
+
+static void on_token_complete(void *user_data, natsio_token *token) {
+    token_data *d = user_data;
+    event *e = calloc(1, sizeof *e);
+    if (!e) return;
+    e->kind = EV_TOKEN;
+    e->target = d->op_id;
+    e->token = token; /* ownership moves to the event */
+    e->token_has_msg = d->has_msg;
+    hub_post(d->hub, e);
+}
+
+static void release_token_data(void *user_data) {
+    token_data *d = user_data;
+    hub_release(d->hub);
+    free(d);
+}
+
+/* Hands a fresh token to the hub: completion posts an EV_TOKEN event that
+ * owns the token. */
+static bool track_token(napi_env env, natsio_token *tok, uint32_t op_id, int has_msg) {
+    hub *h = get_hub(env);
+    token_data *d = calloc(1, sizeof *d);
+    d->hub = h;
+    d->op_id = op_id;
+    d->has_msg = has_msg;
+    hub_retain(h);
+    int32_t st = natsio_token_on_complete(tok, on_token_complete, d, release_token_data);
+    if (st != NATSIO_OK) {
+        natsio_token_free(tok); /* also releases d if registered; not registered here */
+        release_token_data(d);
+        throw_if_failed(env, st);
+        return false;
+    }
+    return true;
+}
+
+/* request(client, subject, data, headers|null, timeoutMs, opId) */
+static napi_value js_request(napi_env env, napi_callback_info info) {
+    size_t argc = 6;
+    napi_value argv[6];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    char *subject = NULL;
+    const void *data;
+    size_t len;
+    natsio_headers *hd = NULL;
+    uint32_t op_id = 0;
+    napi_get_value_uint32(env, argv[5], &op_id);
+    if (!get_opt_string(env, argv[1], &subject) || !get_bytes(env, argv[2], &data, &len) ||
+        !get_headers(env, argv[3], &hd))
+        goto out;
+    if (!subject) {
+        throw_status(env, NATSIO_ERR_NULL_ARGUMENT, "subject is required");
+        goto out;
+    }
+    natsio_token *tok;
+    int32_t st = natsio_client_request_async(cw->client, subject, hd, data, len, get_i64(env, argv[4], 0), &tok);
+    if (!throw_if_failed(env, st)) track_token(env, tok, op_id, 1);
+out:
+    free(subject);
+    natsio_headers_free(hd);
+    return NULL;
+}
+
+/* flush(client, opId) */
+static napi_value js_flush(napi_env env, napi_callback_info info) {
+    size_t argc = 2;
+    napi_value argv[2];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    uint32_t op_id = 0;
+    napi_get_value_uint32(env, argv[1], &op_id);
+    natsio_token *tok;
+    if (!throw_if_failed(env, natsio_client_flush_async(cw->client, &tok))) track_token(env, tok, op_id, 0);
+    return NULL;
+}
+
+/* drain(client, timeoutMs, opId) */
+static napi_value js_drain(napi_env env, napi_callback_info info) {
+    size_t argc = 3;
+    napi_value argv[3];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    uint32_t op_id = 0;
+    napi_get_value_uint32(env, argv[2], &op_id);
+    natsio_token *tok;
+    if (!throw_if_failed(env, natsio_client_drain_async(cw->client, get_i64(env, argv[1], -1), &tok)))
+        track_token(env, tok, op_id, 0);
+    return NULL;
+}
+
+static napi_value js_status(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1], r;
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_create_int32(env, natsio_client_status(cw->client), &r);
+    return r;
+}
+
+static napi_value js_max_payload(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1], r;
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_create_int64(env, natsio_client_max_payload(cw->client), &r);
+    return r;
+}
+
+static napi_value string_result(napi_env env, int32_t st, char *s) {
+    if (throw_if_failed(env, st)) return NULL;
+    napi_value r;
+    napi_create_string_utf8(env, s, NAPI_AUTO_LENGTH, &r);
+    natsio_string_free(s);
+    return r;
+}
+
+static napi_value js_server_info(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    char *s = NULL;
+    int32_t st = natsio_client_server_info(cw->client, &s);
+    return string_result(env, st, s);
+}
+
+static napi_value js_connected_url(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    char *s = NULL;
+    int32_t st = natsio_client_connected_url(cw->client, &s);
+    return string_result(env, st, s);
+}
+
+static napi_value js_new_inbox(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    char *s = NULL;
+    int32_t st = natsio_client_new_inbox(cw->client, &s);
+    return string_result(env, st, s);
+}
+
+static void set_u64(napi_env env, napi_value obj, const char *name, uint64_t v) {
+    napi_value x;
+    napi_create_double(env, (double)v, &x);
+    napi_set_named_property(env, obj, name, x);
+}
+
+static napi_value js_stats(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1], r;
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    natsio_client_stats s;
+    if (throw_if_failed(env, natsio_client_get_stats(cw->client, &s))) return NULL;
+    napi_create_object(env, &r);
+    set_u64(env, r, "inMsgs", s.in_msgs);
+    set_u64(env, r, "outMsgs", s.out_msgs);
+    set_u64(env, r, "inBytes", s.in_bytes);
+    set_u64(env, r, "outBytes", s.out_bytes);
+    set_u64(env, r, "reconnects", s.reconnects);
+    set_u64(env, r, "errors", s.errors);
+    return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* pumps: subscriptions and requestMany                                 */
+
+typedef struct pump {
+    hub *hub;
+    uint32_t id;
+    natsio_sub *sub;         /* subscription pump, or */
+    natsio_replies *replies; /* requestMany pump */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int64_t credits;
+    bool stopping;
+    int refs; /* JS external + pump thread */
+    struct pump *prev, *next; /* in hub->pumps while the thread runs */
+} pump;
+
+static void pump_release(pump *p) {
+    pthread_mutex_lock(&p->mu);
+    int left = --p->refs;
+    pthread_mutex_unlock(&p->mu);
+    if (left) return;
+    natsio_sub_free(p->sub);
+    natsio_replies_free(p->replies);
+    hub_release(p->hub);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+static void pump_stop(pump *p) {
+    pthread_mutex_lock(&p->mu);
+    p->stopping = true;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void *pump_main(void *arg) {
+    pump *p = arg;
+    int32_t end_status = NATSIO_OK;
+    char *end_text = NULL;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        while (p->credits <= 0 && !p->stopping) pthread_cond_wait(&p->cv, &p->mu);
+        bool stop = p->stopping;
+        pthread_mutex_unlock(&p->mu);
+        if (stop) break;
+        natsio_msg *m = NULL;
+        int32_t st = p->sub ? natsio_sub_next_msg(p->sub, -1, &m) : natsio_replies_next(p->replies, &m);
+        if (st != NATSIO_OK) {
+            end_status = st;
+            if (st != NATSIO_DONE && st != NATSIO_ERR_SUBSCRIPTION_CLOSED) end_text = dup_str(natsio_last_error());
+            break;
+        }
+        pthread_mutex_lock(&p->mu);
+        p->credits--;
+        pthread_mutex_unlock(&p->mu);
+        /* Posted even when a stop was requested meanwhile: JS decides
+         * whether it still wants it (a drain does, an unsubscribe not). */
+        event *e = calloc(1, sizeof *e);
+        if (!e) {
+            natsio_msg_free(m);
+            continue;
+        }
+        e->kind = EV_MSG;
+        e->target = p->id;
+        e->msg = m;
+        hub_post(p->hub, e);
+    }
+    /* Always the pump's last event, after every message it posted: JS waits
+     * for it to know that delivery is complete (stopped: NATSIO_DONE). */
+    if (end_status == NATSIO_OK) end_status = NATSIO_DONE;
+    {
+        event *e = calloc(1, sizeof *e);
+        if (e) {
+            e->kind = EV_END;
+            e->target = p->id;
+            e->status = end_status;
+            e->text = end_text;
+            end_text = NULL;
+            hub_post(p->hub, e);
+        }
+    }
+    free(end_text);
+    hub *h = p->hub;
+    pthread_mutex_lock(&h->mu);
+    if (p->prev) p->prev->next = p->next;
+    else if (h->pumps == p) h->pumps = p->next;
+    if (p->next) p->next->prev = p->prev;
+    p->prev = p->next = NULL;
+    pthread_mutex_unlock(&h->mu);
+    pump_release(p);
+    return NULL;
+}
+
+static void pump_finalize(napi_env env, void *data, void *hint) {
+    (void)env;
+    (void)hint;
+    pump *p = data;
+    /* Backstop when JS dropped the handle without closing it. */
+    if (p->sub) natsio_sub_unsubscribe(p->sub);
+    pump_stop(p);
+    pump_release(p);
+}
+
+static napi_value pump_start(napi_env env, pump *p) {
+    hub *h = get_hub(env);
+    p->hub = h;
+    hub_retain(h);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->refs = 2;
+    pthread_mutex_lock(&h->mu);
+    p->next = h->pumps;
+    if (p->next) p->next->prev = p;
+    h->pumps = p;
+    pthread_mutex_unlock(&h->mu);
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    int rc = pthread_create(&t, &attr, pump_main, p);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        pthread_mutex_lock(&h->mu);
+        if (p->prev) p->prev->next = p->next;
+        else if (h->pumps == p) h->pumps = p->next;
+        if (p->next) p->next->prev = p->prev;
+        pthread_mutex_unlock(&h->mu);
+        p->refs = 1;
+        pump_release(p);
+        throw_status(env, NATSIO_ERR_INTERNAL, "could not start a delivery thread");
+        return NULL;
+    }
+    napi_value ext;
+    napi_create_external(env, p, pump_finalize, NULL, &ext);
+    return ext;
+}
+
+static pump *get_pump(napi_env env, napi_value v) {
+    void *p = NULL;
+    if (napi_get_value_external(env, v, &p) != napi_ok || !p) {
+        napi_throw_type_error(env, NULL, "not a natsio subscription handle");
+        return NULL;
+    }
+    return p;
+}
+
+/* subscribe(client, subject, queue|null, pendingMsgs, pendingBytes, policy, subId) */
+static napi_value js_subscribe(napi_env env, napi_callback_info info) {
+    size_t argc = 7;
+    napi_value argv[7];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    char *subject = NULL, *queue = NULL;
+    napi_value result = NULL;
+    if (!get_opt_string(env, argv[1], &subject) || !get_opt_string(env, argv[2], &queue)) goto out;
+    if (!subject) {
+        throw_status(env, NATSIO_ERR_NULL_ARGUMENT, "subject is required");
+        goto out;
+    }
+    natsio_sub_options so;
+    natsio_sub_options_init(&so);
+    so.pending_msgs_limit = get_i64(env, argv[3], so.pending_msgs_limit);
+    so.pending_bytes_limit = get_i64(env, argv[4], so.pending_bytes_limit);
+    so.policy = (int32_t)get_i64(env, argv[5], so.policy);
+    uint32_t id = 0;
+    napi_get_value_uint32(env, argv[6], &id);
+    natsio_sub *sub;
+    if (throw_if_failed(env, natsio_client_subscribe(cw->client, subject, queue, &so, &sub))) goto out;
+    pump *p = calloc(1, sizeof *p);
+    p->sub = sub;
+    p->id = id;
+    result = pump_start(env, p);
+out:
+    free(subject);
+    free(queue);
+    return result;
+}
+
+/* requestMany(client, subject, data, headers|null, maxMsgs, stallMs, timeoutMs, id) */
+static napi_value js_request_many(napi_env env, napi_callback_info info) {
+    size_t argc = 8;
+    napi_value argv[8];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    char *subject = NULL;
+    const void *data;
+    size_t len;
+    natsio_headers *hd = NULL;
+    napi_value result = NULL;
+    if (!get_opt_string(env, argv[1], &subject) || !get_bytes(env, argv[2], &data, &len) ||
+        !get_headers(env, argv[3], &hd))
+        goto out;
+    if (!subject) {
+        throw_status(env, NATSIO_ERR_NULL_ARGUMENT, "subject is required");
+        goto out;
+    }
+    natsio_request_many_options ro = {
+        .max_msgs = get_i64(env, argv[4], 0),
+        .stall_ms = get_i64(env, argv[5], 0),
+        .timeout_ms = get_i64(env, argv[6], 0),
+    };
+    uint32_t id = 0;
+    napi_get_value_uint32(env, argv[7], &id);
+    natsio_replies *rep;
+    if (throw_if_failed(env, natsio_client_request_many(cw->client, subject, hd, data, len, &ro, &rep))) goto out;
+    pump *p = calloc(1, sizeof *p);
+    p->replies = rep;
+    p->id = id;
+    result = pump_start(env, p);
+out:
+    free(subject);
+    natsio_headers_free(hd);
+    return result;
+}
+
+/* pumpCredit(pump, n): lets the pump hand over n more messages. */
+static napi_value js_pump_credit(napi_env env, napi_callback_info info) {
+    size_t argc = 2;
+    napi_value argv[2];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    pump *p = get_pump(env, argv[0]);
+    if (!p) return NULL;
+    int64_t n = get_i64(env, argv[1], 0);
+    pthread_mutex_lock(&p->mu);
+    p->credits += n;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* pumpStop(pump): the JS side is done with it (unsubscribes a subscription). */
+static napi_value js_pump_stop(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    pump *p = get_pump(env, argv[0]);
+    if (!p) return NULL;
+    pump_stop(p);
+    return NULL;
+}
+
+static napi_value js_sub_unsubscribe(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    pump *p = get_pump(env, argv[0]);
+    if (!p || !p->sub) return NULL;
+    int32_t st = natsio_sub_unsubscribe(p->sub);
+    pump_stop(p);
+    throw_if_failed(env, st);
+    return NULL;
+}
+
+static napi_value js_sub_unsubscribe_after(napi_env env, napi_callback_info info) {
+    size_t argc = 2;
+    napi_value argv[2];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    pump *p = get_pump(env, argv[0]);
+    if (!p || !p->sub) return NULL;
+    int64_t n = get_i64(env, argv[1], 0);
+    throw_if_failed(env, natsio_sub_unsubscribe_after(p->sub, n < 0 ? 0 : (uint64_t)n));
+    return NULL;
+}
+
+/* subDrain(pump, opId) */
+static napi_value js_sub_drain(napi_env env, napi_callback_info info) {
+    size_t argc = 2;
+    napi_value argv[2];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    pump *p = get_pump(env, argv[0]);
+    if (!p || !p->sub) return NULL;
+    uint32_t op_id = 0;
+    napi_get_value_uint32(env, argv[1], &op_id);
+    natsio_token *tok;
+    if (!throw_if_failed(env, natsio_sub_drain_async(p->sub, &tok))) track_token(env, tok, op_id, 0);
+    return NULL;
+}
+
+static napi_value js_sub_stats(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1], r;
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    pump *p = get_pump(env, argv[0]);
+    if (!p || !p->sub) return NULL;
+    natsio_sub_stats s;
+    if (throw_if_failed(env, natsio_sub_get_stats(p->sub, &s))) return NULL;
+    napi_create_object(env, &r);
+    set_u64(env, r, "delivered", s.delivered);
+    set_u64(env, r, "dropped", s.dropped);
+    set_u64(env, r, "pendingMsgs", s.pending_msgs);
+    set_u64(env, r, "pendingBytes", s.pending_bytes);
+    return r;
+}
+
+static napi_value js_sub_info(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1], r, v;
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    pump *p = get_pump(env, argv[0]);
+    if (!p || !p->sub) return NULL;
+    napi_create_object(env, &r);
+    set_u64(env, r, "sid", natsio_sub_sid(p->sub));
+    napi_get_boolean(env, natsio_sub_is_closed(p->sub), &v);
+    napi_set_named_property(env, r, "closed", v);
+    return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* module setup and teardown                                            */
+
+static napi_value js_status_str(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1], r;
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    int32_t code = 0;
+    napi_get_value_int32(env, argv[0], &code);
+    napi_create_string_utf8(env, natsio_status_str(code), NAPI_AUTO_LENGTH, &r);
+    return r;
+}
+
+static napi_value js_version(napi_env env, napi_callback_info info) {
+    (void)info;
+    napi_value r;
+    napi_create_string_utf8(env, natsio_version(), NAPI_AUTO_LENGTH, &r);
+    return r;
+}
+
+/* init(dispatch, makeError): registers the JS entry points. */
+static napi_value js_init(napi_env env, napi_callback_info info) {
+    size_t argc = 2;
+    napi_value argv[2];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    hub *h = get_hub(env);
+    if (h->dispatch_fn) napi_delete_reference(env, h->dispatch_fn);
+    if (h->make_error_fn) napi_delete_reference(env, h->make_error_fn);
+    napi_create_reference(env, argv[0], 1, &h->dispatch_fn);
+    napi_create_reference(env, argv[1], 1, &h->make_error_fn);
+    return NULL;
+}
+
+/* setActive(bool): keeps the event loop alive while connections are open. */
+static napi_value js_set_active(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    hub *h = get_hub(env);
+    bool on = false;
+    napi_get_value_bool(env, argv[0], &on);
+    if (on != h->refed && h->alive) {
+        if (on)
+            napi_ref_threadsafe_function(env, h->doorbell);
+        else
+            napi_unref_threadsafe_function(env, h->doorbell);
+        h->refed = on;
+    }
+    return NULL;
+}
+
+static void env_cleanup(void *arg) {
+    hub *h = arg;
+    /* From here on hub_post drops events, and the tsfn is never called again. */
+    pthread_mutex_lock(&h->mu);
+    h->alive = false;
+    napi_threadsafe_function tsfn = h->doorbell;
+    h->doorbell = NULL;
+    size_t n = 0;
+    for (pump *p = h->pumps; p; p = p->next) n++;
+    pump **pumps = calloc(n ? n : 1, sizeof *pumps);
+    n = 0;
+    for (pump *p = h->pumps; p; p = p->next) {
+        pthread_mutex_lock(&p->mu);
+        p->refs++; /* keep it while we stop it outside the hub lock */
+        pthread_mutex_unlock(&p->mu);
+        pumps[n++] = p;
+    }
+    pthread_mutex_unlock(&h->mu);
+    /* Close every client and stop every pump, so no library thread keeps
+     * working for an environment that is gone. Done without the hub lock:
+     * closing waits for running library callbacks, which may be waiting for
+     * that lock in hub_post. The client list is only changed on this (the
+     * JS) thread. */
+    for (client_wrap *c = h->clients; c; c = c->next) natsio_client_close(c->client);
+    for (size_t i = 0; i < n; i++) {
+        if (pumps[i]->sub) natsio_sub_unsubscribe(pumps[i]->sub);
+        pump_stop(pumps[i]);
+        pump_release(pumps[i]);
+    }
+    free(pumps);
+    if (tsfn) napi_release_threadsafe_function(tsfn, napi_tsfn_abort);
+    hub_release(h);
+}
+
+static void doorbell_finalize(napi_env env, void *data, void *hint) {
+    (void)env;
+    (void)hint;
+    hub_release(data);
+}
+
+static void hub_instance_finalize(napi_env env, void *data, void *hint) {
+    (void)hint;
+    hub *h = data;
+    /* JS references die with the environment; drop ours so the hub never
+     * touches them again. */
+    if (h->dispatch_fn) napi_delete_reference(env, h->dispatch_fn);
+    if (h->make_error_fn) napi_delete_reference(env, h->make_error_fn);
+    h->dispatch_fn = h->make_error_fn = NULL;
+    hub_release(h);
+}
+
+NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
+    hub *h = calloc(1, sizeof *h);
+    pthread_mutex_init(&h->mu, NULL);
+    h->refs = 3; /* the cleanup hook, the doorbell tsfn, the instance data */
+    h->alive = true;
+    napi_value name;
+    napi_create_string_utf8(env, "natsio.doorbell", NAPI_AUTO_LENGTH, &name);
+    if (napi_create_threadsafe_function(env, NULL, NULL, name, 1, 1, h, doorbell_finalize, h, doorbell_call_js,
+                                        &h->doorbell) != napi_ok) {
+        napi_throw_error(env, NULL, "natsio: could not create the thread-safe function");
+        return NULL;
+    }
+    napi_unref_threadsafe_function(env, h->doorbell);
+    napi_set_instance_data(env, h, hub_instance_finalize, NULL);
+    napi_add_env_cleanup_hook(env, env_cleanup, h);
+
+    napi_property_descriptor props[] = {
+#define FN(js, c) {js, NULL, c, NULL, NULL, NULL, napi_default, NULL}
+        FN("init", js_init),
+        FN("setActive", js_set_active),
+        FN("statusStr", js_status_str),
+        FN("version", js_version),
+        FN("connect", js_connect),
+        FN("close", js_close),
+        FN("publish", js_publish),
+        FN("request", js_request),
+        FN("requestMany", js_request_many),
+        FN("flush", js_flush),
+        FN("drain", js_drain),
+        FN("status", js_status),
+        FN("maxPayload", js_max_payload),
+        FN("serverInfo", js_server_info),
+        FN("connectedUrl", js_connected_url),
+        FN("newInbox", js_new_inbox),
+        FN("stats", js_stats),
+        FN("subscribe", js_subscribe),
+        FN("pumpCredit", js_pump_credit),
+        FN("pumpStop", js_pump_stop),
+        FN("subUnsubscribe", js_sub_unsubscribe),
+        FN("subUnsubscribeAfter", js_sub_unsubscribe_after),
+        FN("subDrain", js_sub_drain),
+        FN("subStats", js_sub_stats),
+        FN("subInfo", js_sub_info),
+#undef FN
+    };
+    napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+    return exports;
+}

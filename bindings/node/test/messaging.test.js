@@ -1,0 +1,255 @@
+'use strict';
+const { test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const nats = require('..');
+const { startServer } = require('./server');
+
+let server;
+let nc;
+before(async () => {
+  server = await startServer();
+  nc = await nats.connect({ servers: server.url, name: 'node-messaging' });
+});
+after(async () => {
+  await nc?.close();
+  await server?.stop();
+});
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+test('connect exposes status, maxPayload, info and connectedUrl', () => {
+  assert.equal(nc.status, 'CONNECTED');
+  assert.equal(nc.isClosed, false);
+  assert.equal(nc.maxPayload, nc.info.max_payload);
+  assert.ok(nc.maxPayload > 0);
+  assert.equal(typeof nc.info.server_id, 'string');
+  assert.match(nc.connectedUrl, new RegExp(`:${server.port}$`));
+  assert.match(nc.newInbox(), /^_INBOX\./);
+  assert.match(nats.version, /^\d+\.\d+\.\d+/);
+});
+
+test('publish accepts string, Buffer, Uint8Array and nothing; subscriber sees bytes', async () => {
+  const sub = nc.subscribe('data.kinds');
+  nc.publish('data.kinds', 'text');
+  nc.publish('data.kinds', Buffer.from([1, 2, 3]));
+  nc.publish('data.kinds', new Uint8Array([0, 255, 0]).subarray(1, 2));
+  nc.publish('data.kinds');
+  const got = [];
+  for await (const m of sub) {
+    assert.ok(m.data instanceof Uint8Array);
+    got.push([...m.data]);
+    if (got.length === 4) break;
+  }
+  assert.deepEqual(got, [[...Buffer.from('text')], [1, 2, 3], [255], []]);
+});
+
+test('callback subscription receives in order with subject, reply and headers', async () => {
+  const got = [];
+  let done;
+  const finished = new Promise((r) => (done = r));
+  nc.subscribe('cb.*', {
+    callback: (err, m) => {
+      assert.equal(err, null);
+      got.push(m);
+      if (got.length === 3) done();
+    },
+  });
+  await nc.flush();
+  const headers = new Map([['X-Trace', ['a', 'b']], ['Solo', 'one']]);
+  nc.publish('cb.one', '1', { reply: 'reply.here', headers });
+  nc.publish('cb.two', '2');
+  nc.publish('cb.three', '3', { headers: { K: 'v' } });
+  await finished;
+  assert.deepEqual(got.map((m) => m.string()), ['1', '2', '3']);
+  assert.deepEqual(got.map((m) => m.subject), ['cb.one', 'cb.two', 'cb.three']);
+  assert.equal(got[0].reply, 'reply.here');
+  assert.equal(got[1].reply, undefined);
+  assert.deepEqual(got[0].headers.get('X-Trace'), ['a', 'b']);
+  assert.equal(got[0].headers.first('Solo'), 'one');
+  assert.equal(got[1].headers, undefined);
+  assert.deepEqual([...got[2].headers], [['K', ['v']]]);
+});
+
+test('request/respond round trip with headers; msg.json()', async () => {
+  const svc = nc.subscribe('svc.echo', {
+    callback: (_err, m) => m.respond(JSON.stringify({ echo: m.string(), h: m.headers?.first('H') }), {
+      headers: { Served: 'yes' },
+    }),
+  });
+  await nc.flush();
+  const reply = await nc.request('svc.echo', 'ping', { timeout: 2000, headers: { H: 'hv' } });
+  assert.deepEqual(reply.json(), { echo: 'ping', h: 'hv' });
+  assert.equal(reply.headers.first('Served'), 'yes');
+  svc.unsubscribe();
+});
+
+test('queue group members share the messages', async () => {
+  const counts = [0, 0];
+  const subs = [0, 1].map((i) => nc.subscribe('q.work', { queue: 'workers', callback: () => counts[i]++ }));
+  assert.equal(subs[0].queue, 'workers');
+  await nc.flush();
+  for (let i = 0; i < 200; i++) nc.publish('q.work', String(i));
+  await nc.flush();
+  while (counts[0] + counts[1] < 200) await sleep(10);
+  assert.equal(counts[0] + counts[1], 200);
+  subs.forEach((s) => s.unsubscribe());
+});
+
+test('breaking out of for-await unsubscribes at the server', async () => {
+  const sub = nc.subscribe('iter.svc');
+  await nc.flush();
+  const pending = nc.request('iter.svc', 'q', { timeout: 2000 });
+  for await (const m of sub) {
+    m.respond('answer');
+    break;
+  }
+  assert.equal((await pending).string(), 'answer');
+  assert.equal(sub.isClosed, true);
+  await nc.flush();
+  // Nobody listens any more: the server says so at once.
+  await assert.rejects(nc.request('iter.svc', 'q', { timeout: 2000 }), { code: 'NO_RESPONDERS' });
+  // The iterator stays finished.
+  assert.deepEqual(await sub.next(), { value: undefined, done: true });
+});
+
+test('unsubscribe ends a waiting iterator; a second unsubscribe reports SUBSCRIPTION_CLOSED', async () => {
+  const sub = nc.subscribe('unsub.wait');
+  const next = sub.next();
+  sub.unsubscribe();
+  assert.deepEqual(await next, { value: undefined, done: true });
+  assert.throws(() => sub.unsubscribe(), (e) => e instanceof nats.SubscriptionClosedError);
+  assert.equal(await sub.closed, undefined);
+});
+
+test('unsubscribeAfter(n) delivers n messages then ends the iterator', async () => {
+  const sub = nc.subscribe('after.n');
+  sub.unsubscribeAfter(3);
+  for (let i = 0; i < 10; i++) nc.publish('after.n', String(i));
+  const got = [];
+  for await (const m of sub) got.push(m.string());
+  assert.deepEqual(got, ['0', '1', '2']);
+});
+
+test('subscription drain delivers the backlog then closes', async () => {
+  let seen = 0;
+  const sub = nc.subscribe('drain.sub', { callback: () => seen++ });
+  await nc.flush();
+  for (let i = 0; i < 100; i++) nc.publish('drain.sub', 'x');
+  await nc.flush();
+  await sub.drain();
+  assert.equal(seen, 100);
+  assert.equal(sub.isClosed, true);
+  const stats = sub.stats();
+  assert.equal(stats.delivered, 100);
+  assert.equal(stats.dropped, 0);
+});
+
+test('BLOCK policy: a slow iterator loses nothing and nothing deadlocks', async () => {
+  const c = await nats.connect({ servers: server.url });
+  const sub = c.subscribe('block.policy', { pendingMsgsLimit: 8, policy: 'block' });
+  await c.flush();
+  for (let i = 0; i < 2000; i++) nc.publish('block.policy', String(i));
+  await nc.flush();
+  let expected = 0;
+  for await (const m of sub) {
+    assert.equal(m.string(), String(expected));
+    if (++expected % 500 === 0) await sleep(5); // a slow consumer
+    if (expected === 2000) break;
+  }
+  assert.equal(expected, 2000);
+  assert.equal(sub.stats().dropped, 0);
+  await c.close();
+});
+
+test('requestMany yields every reply, bounded by maxMessages', async () => {
+  const responders = [1, 2, 3].map((i) =>
+    nc.subscribe('many.svc', { callback: (_e, m) => m.respond(`r${i}`) }),
+  );
+  await nc.flush();
+  const got = [];
+  for await (const m of nc.requestMany('many.svc', 'q', { maxMessages: 3, timeout: 2000 })) got.push(m.string());
+  assert.deepEqual(got.sort(), ['r1', 'r2', 'r3']);
+
+  // Stall: ends once replies pause after the first, long before the timeout.
+  const stalled = [];
+  const started = Date.now();
+  for await (const m of nc.requestMany('many.svc', 'q', { stall: 300, timeout: 20000 })) stalled.push(m.string());
+  assert.ok(stalled.length >= 1 && stalled.length <= 3, String(stalled));
+  assert.ok(Date.now() - started < 10000, 'ended by the stall, not the overall timeout');
+
+  // Breaking out early is fine.
+  for await (const m of nc.requestMany('many.svc', 'q', { timeout: 2000 })) {
+    assert.match(m.string(), /^r\d$/);
+    break;
+  }
+  responders.forEach((s) => s.unsubscribe());
+});
+
+test('stats count traffic', async () => {
+  const c = await nats.connect({ servers: server.url }); // no traffic of other tests
+  const before = c.stats();
+  const sub = c.subscribe('stats.x');
+  c.publish('stats.x', '12345');
+  for await (const _m of sub) break;
+  const after = c.stats();
+  await c.close();
+  assert.equal(after.outMsgs - before.outMsgs, 1);
+  assert.equal(after.outBytes - before.outBytes, 5);
+  assert.equal(after.inMsgs - before.inMsgs, 1);
+  assert.equal(after.inBytes - before.inBytes, 5);
+});
+
+test('noEcho connections do not receive their own messages', async () => {
+  const quiet = await nats.connect({ servers: [server.url], noEcho: true });
+  const sub = quiet.subscribe('echo.test');
+  quiet.publish('echo.test', 'self');
+  await quiet.flush();
+  nc.publish('echo.test', 'other');
+  const m = await sub.next();
+  assert.equal(m.value.string(), 'other');
+  await quiet.close();
+});
+
+test('inboxPrefix shapes request inboxes', async () => {
+  const c = await nats.connect({ servers: server.url, inboxPrefix: 'MYBOX' });
+  assert.match(c.newInbox(), /^MYBOX\./);
+  const svc = nc.subscribe('prefix.svc', { callback: (_e, m) => m.respond(m.reply) });
+  await nc.flush();
+  const r = await c.request('prefix.svc', '', { timeout: 2000 });
+  assert.match(r.string(), /^MYBOX\./);
+  svc.unsubscribe();
+  await c.close();
+});
+
+test('connection drain flushes, delivers the backlog and closes', async () => {
+  const c = await nats.connect({ servers: server.url, drainTimeout: 5000 });
+  let seen = 0;
+  c.subscribe('conn.drain', { callback: () => seen++ });
+  await c.flush();
+  for (let i = 0; i < 50; i++) nc.publish('conn.drain', 'x');
+  await nc.flush();
+  const closed = new Promise((r) => c.once('close', r));
+  await c.drain();
+  await closed;
+  assert.equal(seen, 50);
+  assert.equal(c.status, 'CLOSED');
+});
+
+test('close ends iterators and rejects later calls with CONNECTION_CLOSED', async () => {
+  const c = await nats.connect({ servers: server.url });
+  const sub = c.subscribe('close.it');
+  const next = sub.next();
+  let callbacks = 0;
+  c.subscribe('close.cb', { callback: () => callbacks++ });
+  await c.close();
+  assert.deepEqual(await next, { value: undefined, done: true });
+  assert.equal(c.isClosed, true);
+  assert.throws(() => c.publish('x', 'y'), { code: 'CONNECTION_CLOSED', status: 201 });
+  await assert.rejects(c.request('x', 'y'), nats.ConnectionClosedError);
+  await assert.rejects(c.flush(), { code: 'CONNECTION_CLOSED' });
+  nc.publish('close.cb', 'late');
+  await nc.flush();
+  await sleep(50);
+  assert.equal(callbacks, 0);
+  await c.close(); // idempotent
+});
