@@ -428,6 +428,23 @@ typedef void (*natsio_event_cb)(void *user_data,
                                 const char *text);
 
 /**
+ * Returns the user JWT to present (NUL-terminated; it must stay valid until
+ * the callback is called again or released). NULL fails the connection
+ * attempt.
+ */
+typedef const char *(*natsio_jwt_cb)(void *user_data);
+
+/**
+ * Signs the server's nonce with the user's Ed25519 key, writing exactly
+ * 64 bytes to `signature_out`; returns NATSIO_OK, or an error status to fail
+ * the connection attempt.
+ */
+typedef natsio_status (*natsio_sign_cb)(void *user_data,
+                                        const uint8_t *nonce,
+                                        size_t nonce_len,
+                                        uint8_t *signature_out);
+
+/**
  * Live counters of a subscription.
  */
 typedef struct natsio_sub_stats {
@@ -886,15 +903,15 @@ natsio_status natsio_options_set_echo(struct natsio_options *opts, bool echo);
 
 /**
  * Sets user and password (NULL password allowed). Credentials in the URL
- * take precedence. Errors: NATSIO_ERR_CONFIG when a token is also set.
+ * take precedence. Errors: NATSIO_ERR_CONFIG when another auth kind is set.
  */
 natsio_status natsio_options_set_user_password(struct natsio_options *opts,
                                                const char *user,
                                                const char *password);
 
 /**
- * Sets an authentication token. Errors: NATSIO_ERR_CONFIG when user and
- * password are also set.
+ * Sets an authentication token. Errors: NATSIO_ERR_CONFIG when another
+ * auth kind is set.
  */
 natsio_status natsio_options_set_token(struct natsio_options *opts, const char *token);
 
@@ -1031,6 +1048,63 @@ natsio_status natsio_options_set_retry_on_failed_connect(struct natsio_options *
  * twice in a row, instead of closing (default false).
  */
 natsio_status natsio_options_set_ignore_auth_error_abort(struct natsio_options *opts, bool ignore);
+
+/**
+ * Authenticates with an NKey seed ("SU..."): the server's nonce is signed
+ * on every connect. Errors: NATSIO_ERR_CONFIG (not a valid seed, or another
+ * auth kind is set), NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8.
+ */
+natsio_status natsio_options_set_nkey_seed(struct natsio_options *opts, const char *seed);
+
+/**
+ * Authenticates with the NKey seed in a file, read on every connect.
+ * Errors: NATSIO_ERR_CONFIG (missing file, another auth kind).
+ */
+natsio_status natsio_options_set_nkey_file(struct natsio_options *opts, const char *path);
+
+/**
+ * Authenticates with a .creds file (user JWT + NKey seed), read on every
+ * connect. Errors: NATSIO_ERR_CONFIG (missing file, another auth kind).
+ */
+natsio_status natsio_options_set_credentials_file(struct natsio_options *opts, const char *path);
+
+/**
+ * Authenticates through application callbacks (keys kept elsewhere, e.g. in
+ * an HSM): `jwt_cb` gives the user JWT and `sign_cb` signs the server nonce,
+ * on every connect, on a library thread. `release` follows the rules of
+ * `natsio_options_set_error_callback`. Errors: NATSIO_ERR_NULL_ARGUMENT
+ * (either callback), NATSIO_ERR_CONFIG (another auth kind is set).
+ */
+natsio_status natsio_options_set_auth_callbacks(struct natsio_options *opts,
+                                                natsio_jwt_cb jwt_cb,
+                                                natsio_sign_cb sign_cb,
+                                                void *user_data,
+                                                natsio_release_cb release);
+
+/**
+ * Requires TLS for every server, verifying certificates against `ca_file`
+ * (PEM; NULL: the system's trust roots), and presents `cert_file` with
+ * `key_file` (PEM; both or neither) for mutual TLS. There is no way to
+ * skip verification. Files are checked now and re-read on every connect.
+ * Errors: NATSIO_ERR_CONFIG (unreadable or invalid files, a certificate
+ * without its key).
+ */
+natsio_status natsio_options_set_tls(struct natsio_options *opts,
+                                     const char *ca_file,
+                                     const char *cert_file,
+                                     const char *key_file);
+
+/**
+ * Verifies the server certificate against `hostname` instead of the URL's
+ * host (e.g. connecting by IP to a certificate for a DNS name). Requires TLS.
+ */
+natsio_status natsio_options_set_tls_hostname(struct natsio_options *opts, const char *hostname);
+
+/**
+ * Starts TLS before the server's INFO, for servers configured with
+ * `handshake_first`. Requires TLS.
+ */
+natsio_status natsio_options_set_tls_handshake_first(struct natsio_options *opts, bool first);
 
 /**
  * The next reply (owned; free with `natsio_msg_free`), waiting as the

@@ -7,7 +7,11 @@ use std::time::Duration;
 use super::status::natsio_status;
 use super::{arg, arg_mut, guard, guard_void, opt_str_arg, out_arg, str_arg, write_box, Released};
 use crate::error::{Error, ErrorKind, Result};
+use base64::Engine;
+
+use crate::auth::{AuthFields, Authenticator, Credentials};
 use crate::options::{ErrorEvent, Event, EventKind, Options};
+use crate::tls::TlsOptions;
 
 /// Connection options. Create with `natsio_options_new`, free with
 /// `natsio_options_free`. Not thread-safe: configure from one thread.
@@ -171,7 +175,7 @@ pub unsafe extern "C" fn natsio_options_set_echo(
 }
 
 /// Sets user and password (NULL password allowed). Credentials in the URL
-/// take precedence. Errors: NATSIO_ERR_CONFIG when a token is also set.
+/// take precedence. Errors: NATSIO_ERR_CONFIG when another auth kind is set.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_options_set_user_password(
     opts: *mut natsio_options,
@@ -181,10 +185,10 @@ pub unsafe extern "C" fn natsio_options_set_user_password(
     with_opts(opts, |o| {
         let user = str_arg(user, "user")?;
         let password = opt_str_arg(password, "password")?;
-        if o.token.is_some() {
+        if o.token.is_some() || o.credentials.is_some() {
             return Err(Error::new(
                 ErrorKind::Config,
-                "user/password: a token is already set (one auth kind only)",
+                "user/password: another auth kind is already set (one auth kind only)",
             ));
         }
         o.user = Some(user.into());
@@ -193,8 +197,8 @@ pub unsafe extern "C" fn natsio_options_set_user_password(
     })
 }
 
-/// Sets an authentication token. Errors: NATSIO_ERR_CONFIG when user and
-/// password are also set.
+/// Sets an authentication token. Errors: NATSIO_ERR_CONFIG when another
+/// auth kind is set.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_options_set_token(
     opts: *mut natsio_options,
@@ -202,10 +206,10 @@ pub unsafe extern "C" fn natsio_options_set_token(
 ) -> natsio_status {
     with_opts(opts, |o| {
         let token = str_arg(token, "token")?;
-        if o.user.is_some() {
+        if o.user.is_some() || o.credentials.is_some() {
             return Err(Error::new(
                 ErrorKind::Config,
-                "token: user/password already set (one auth kind only)",
+                "token: another auth kind is already set (one auth kind only)",
             ));
         }
         o.token = Some(token.into());
@@ -607,6 +611,222 @@ pub unsafe extern "C" fn natsio_options_set_ignore_auth_error_abort(
 ) -> natsio_status {
     with_opts(opts, |o| {
         o.ignore_auth_error_abort = ignore;
+        Ok(())
+    })
+}
+
+fn set_credentials(o: &mut Options, c: Credentials) -> Result<()> {
+    if o.user.is_some() || o.token.is_some() {
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!(
+                "{}: user/password or token already set (one auth kind only)",
+                c.kind_name()
+            ),
+        ));
+    }
+    if let Some(prev) = &o.credentials {
+        if std::mem::discriminant(prev) != std::mem::discriminant(&c) {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!(
+                    "{}: {} already set (one auth kind only)",
+                    c.kind_name(),
+                    prev.kind_name()
+                ),
+            ));
+        }
+    }
+    c.validate()?;
+    o.credentials = Some(c);
+    Ok(())
+}
+
+/// Authenticates with an NKey seed ("SU..."): the server's nonce is signed
+/// on every connect. Errors: NATSIO_ERR_CONFIG (not a valid seed, or another
+/// auth kind is set), NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_nkey_seed(
+    opts: *mut natsio_options,
+    seed: *const c_char,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        set_credentials(o, Credentials::NKeySeed(str_arg(seed, "seed")?.to_string()))
+    })
+}
+
+/// Authenticates with the NKey seed in a file, read on every connect.
+/// Errors: NATSIO_ERR_CONFIG (missing file, another auth kind).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_nkey_file(
+    opts: *mut natsio_options,
+    path: *const c_char,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        set_credentials(o, Credentials::NKeyFile(str_arg(path, "path")?.into()))
+    })
+}
+
+/// Authenticates with a .creds file (user JWT + NKey seed), read on every
+/// connect. Errors: NATSIO_ERR_CONFIG (missing file, another auth kind).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_credentials_file(
+    opts: *mut natsio_options,
+    path: *const c_char,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        set_credentials(o, Credentials::CredsFile(str_arg(path, "path")?.into()))
+    })
+}
+
+/// Returns the user JWT to present (NUL-terminated; it must stay valid until
+/// the callback is called again or released). NULL fails the connection
+/// attempt.
+pub type natsio_jwt_cb = Option<unsafe extern "C" fn(user_data: *mut c_void) -> *const c_char>;
+
+/// Signs the server's nonce with the user's Ed25519 key, writing exactly
+/// 64 bytes to `signature_out`; returns NATSIO_OK, or an error status to fail
+/// the connection attempt.
+pub type natsio_sign_cb = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        nonce: *const u8,
+        nonce_len: usize,
+        signature_out: *mut u8,
+    ) -> natsio_status,
+>;
+
+struct CallbackAuth {
+    jwt: unsafe extern "C" fn(*mut c_void) -> *const c_char,
+    sign: unsafe extern "C" fn(*mut c_void, *const u8, usize, *mut u8) -> natsio_status,
+    ud: Released,
+}
+
+impl Authenticator for CallbackAuth {
+    fn authenticate(&self, nonce: &[u8]) -> Result<AuthFields> {
+        // SAFETY: the application registered both callbacks with this data.
+        let jwt = unsafe { (self.jwt)(self.ud.ptr()) };
+        if jwt.is_null() {
+            return Err(Error::new(
+                ErrorKind::Config,
+                "the JWT callback returned NULL",
+            ));
+        }
+        // SAFETY: documented as a NUL-terminated string.
+        let jwt = unsafe { CStr::from_ptr(jwt) }
+            .to_str()
+            .map_err(|_| {
+                Error::new(
+                    ErrorKind::InvalidUtf8,
+                    "the JWT callback returned invalid UTF-8",
+                )
+            })?
+            .to_string();
+        let mut sig = [0u8; 64];
+        // SAFETY: `sig` has the 64 bytes the callback may write.
+        let st =
+            unsafe { (self.sign)(self.ud.ptr(), nonce.as_ptr(), nonce.len(), sig.as_mut_ptr()) };
+        if st != natsio_status::NATSIO_OK {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!("the signature callback failed with status {}", st as i32),
+            ));
+        }
+        Ok(AuthFields {
+            jwt: Some(jwt),
+            nkey: None,
+            sig: Some(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sig)),
+        })
+    }
+}
+
+/// Authenticates through application callbacks (keys kept elsewhere, e.g. in
+/// an HSM): `jwt_cb` gives the user JWT and `sign_cb` signs the server nonce,
+/// on every connect, on a library thread. `release` follows the rules of
+/// `natsio_options_set_error_callback`. Errors: NATSIO_ERR_NULL_ARGUMENT
+/// (either callback), NATSIO_ERR_CONFIG (another auth kind is set).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_auth_callbacks(
+    opts: *mut natsio_options,
+    jwt_cb: natsio_jwt_cb,
+    sign_cb: natsio_sign_cb,
+    user_data: *mut c_void,
+    release: super::natsio_release_cb,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        let jwt = jwt_cb.ok_or_else(|| super::null("jwt_cb"))?;
+        let sign = sign_cb.ok_or_else(|| super::null("sign_cb"))?;
+        if o.user.is_some() || o.token.is_some() || o.credentials.is_some() {
+            return Err(Error::new(
+                ErrorKind::Config,
+                "authenticator: another auth kind is already set",
+            ));
+        }
+        let auth = CallbackAuth {
+            jwt,
+            sign,
+            ud: Released::new(user_data, release),
+        };
+        o.credentials = Some(Credentials::Custom(Arc::new(auth)));
+        Ok(())
+    })
+}
+
+/// Requires TLS for every server, verifying certificates against `ca_file`
+/// (PEM; NULL: the system's trust roots), and presents `cert_file` with
+/// `key_file` (PEM; both or neither) for mutual TLS. There is no way to
+/// skip verification. Files are checked now and re-read on every connect.
+/// Errors: NATSIO_ERR_CONFIG (unreadable or invalid files, a certificate
+/// without its key).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_tls(
+    opts: *mut natsio_options,
+    ca_file: *const c_char,
+    cert_file: *const c_char,
+    key_file: *const c_char,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        let mut t = o.tls.clone().unwrap_or_default();
+        t.ca_file = opt_str_arg(ca_file, "ca_file")?.map(Into::into);
+        t.cert_file = opt_str_arg(cert_file, "cert_file")?.map(Into::into);
+        t.key_file = opt_str_arg(key_file, "key_file")?.map(Into::into);
+        t.validate()?;
+        o.tls = Some(t);
+        Ok(())
+    })
+}
+
+/// Verifies the server certificate against `hostname` instead of the URL's
+/// host (e.g. connecting by IP to a certificate for a DNS name). Requires TLS.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_tls_hostname(
+    opts: *mut natsio_options,
+    hostname: *const c_char,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        let h = str_arg(hostname, "hostname")?;
+        if rustls::pki_types::ServerName::try_from(h.to_string()).is_err() {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!("tls hostname {h:?} is not a valid server name"),
+            ));
+        }
+        o.tls.get_or_insert_with(TlsOptions::default).hostname = Some(h.to_string());
+        Ok(())
+    })
+}
+
+/// Starts TLS before the server's INFO, for servers configured with
+/// `handshake_first`. Requires TLS.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_tls_handshake_first(
+    opts: *mut natsio_options,
+    first: bool,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.tls
+            .get_or_insert_with(TlsOptions::default)
+            .handshake_first = first;
         Ok(())
     })
 }
