@@ -158,3 +158,24 @@ fn repeated_auth_error_on_reconnect_aborts_unless_ignored() {
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(persistent.status(), ConnState::Reconnecting);
 }
+
+fn auth_fixture(name: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/auth")
+        .join(name)
+}
+
+#[test]
+fn credentials_file_in_operator_mode() {
+    let conf = std::fs::read_to_string(auth_fixture("operator.conf")).unwrap();
+    let s = TestServer::with_config(&conf);
+    let mut o = opts(s.url());
+    o.credentials = Some(Credentials::CredsFile(auth_fixture("user.creds")));
+    assert_eq!(connects(o), Ok(()));
+    // A user of an account the server does not know, and a revoked user.
+    for bad in ["stranger.creds", "revoked.creds"] {
+        let mut o = opts(s.url());
+        o.credentials = Some(Credentials::CredsFile(auth_fixture(bad)));
+        assert_eq!(connects(o), Err(ErrorKind::AuthorizationViolation), "{bad}");
+    }
+}
