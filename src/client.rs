@@ -83,6 +83,10 @@ struct WriteState {
     /// Disconnected: publishes accumulate (bounded by reconnect_buf_size)
     /// for the next connection; control frames are regenerated instead.
     reconnecting: bool,
+    /// The writer task holds a batch it is writing.
+    writer_busy: bool,
+    /// The plain-TCP socket, for direct writes of urgent frames.
+    direct_fd: Option<i32>,
 }
 
 #[derive(Default)]
@@ -206,6 +210,7 @@ impl ClientInner {
         &self,
         frame_len: usize,
         payload_len: usize,
+        urgent: bool,
         encode: impl FnOnce(&mut Vec<u8>),
     ) -> Result<()> {
         let mut w = lock(&self.write);
@@ -251,11 +256,56 @@ impl ClientInner {
         encode(&mut w.buf);
         w.out_msgs += 1;
         w.out_bytes += payload_len as u64;
-        drop(w);
-        if was_empty {
-            self.writer_wake.notify_one();
-        }
+        self.kick_writer(w, was_empty, urgent);
         Ok(())
+    }
+
+    /// After appending to an empty buffer: an urgent frame (a request, a
+    /// reply, a flush) is written straight from this thread when the writer
+    /// is idle, saving a thread hop of latency; otherwise the writer task is
+    /// woken. Bulk publishes always go through the writer, which batches.
+    fn kick_writer(
+        &self,
+        mut w: std::sync::MutexGuard<'_, WriteState>,
+        was_empty: bool,
+        urgent: bool,
+    ) {
+        if !was_empty {
+            return;
+        }
+        if urgent && !w.writer_busy {
+            if let Some(fd) = w.direct_fd {
+                // SAFETY: `fd` is the live socket: the connection clears
+                // `direct_fd` under this lock before its socket can close.
+                let n = unsafe {
+                    libc::send(
+                        fd,
+                        w.buf.as_ptr().cast(),
+                        w.buf.len(),
+                        libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+                    )
+                };
+                if n > 0 {
+                    let n = n as usize;
+                    if n == w.buf.len() {
+                        w.buf.clear();
+                        return;
+                    }
+                    w.buf.drain(..n);
+                }
+                // Partial, would block, or failed: the writer takes over
+                // (and reports a broken connection).
+            }
+        }
+        drop(w);
+        self.writer_wake.notify_one();
+    }
+
+    /// Enables (with the plain-TCP socket's fd) or disables direct writes.
+    pub(crate) fn set_direct_fd(&self, fd: Option<i32>) {
+        let mut w = lock(&self.write);
+        w.direct_fd = fd;
+        w.writer_busy = false;
     }
 
     fn buffer_while_reconnecting(
@@ -307,6 +357,7 @@ impl ClientInner {
     pub(crate) fn take_pending_writes(&self, batch: &mut Vec<u8>) {
         let mut w = lock(&self.write);
         std::mem::swap(&mut w.buf, batch);
+        w.writer_busy = !batch.is_empty();
         if w.space_waiters > 0 {
             self.write_space.notify_all();
         }
@@ -330,6 +381,18 @@ impl ClientInner {
         headers: Option<&Headers>,
         payload: &[u8],
     ) -> Result<()> {
+        self.publish_frame(subject, reply, headers, payload, false)
+    }
+
+    /// `urgent`: someone waits for this frame's answer (request, reply).
+    pub(crate) fn publish_frame(
+        &self,
+        subject: &str,
+        reply: Option<&str>,
+        headers: Option<&Headers>,
+        payload: &[u8],
+        urgent: bool,
+    ) -> Result<()> {
         subject::validate_publish(subject)?;
         if let Some(r) = reply {
             subject::validate_publish(r)?;
@@ -346,7 +409,7 @@ impl ClientInner {
             ));
         }
         let frame_len = proto::pub_frame_len(subject, reply, hdr_len, payload.len());
-        self.enqueue(frame_len, payload.len(), |buf| {
+        self.enqueue(frame_len, payload.len(), urgent, |buf| {
             proto::write_pub(buf, subject, reply, headers, payload)
         })
     }
@@ -365,15 +428,12 @@ impl ClientInner {
             c.complete(Err(e));
             return c;
         }
-        let was_empty = w.buf.is_empty();
+        w.pongs.push_back(Some(Arc::clone(&c)));
         // While reconnecting the PING is sent after the reconnect.
         if !w.reconnecting {
+            let was_empty = w.buf.is_empty();
             w.buf.extend_from_slice(proto::PING);
-        }
-        w.pongs.push_back(Some(Arc::clone(&c)));
-        drop(w);
-        if was_empty {
-            self.writer_wake.notify_one();
+            self.kick_writer(w, was_empty, true);
         }
         c
     }
@@ -799,7 +859,7 @@ impl ClientInner {
     ) -> Result<(u64, Arc<Completion>)> {
         subject::validate_publish(subject)?;
         let (id, reply, c) = self.register_request()?;
-        if let Err(e) = self.publish(subject, Some(&reply), headers, payload) {
+        if let Err(e) = self.publish_frame(subject, Some(&reply), headers, payload, true) {
             self.unregister_request(id);
             return Err(e);
         }
@@ -1321,7 +1381,7 @@ pub(crate) fn respond(
             "message has no reply subject",
         ));
     };
-    inner.publish(reply, None, headers, payload)
+    inner.publish_frame(reply, None, headers, payload, true)
 }
 
 fn drain(inner: &Arc<ClientInner>, timeout: Duration) -> Result<()> {

@@ -296,19 +296,29 @@ async fn reconnect(inner: &Arc<ClientInner>) -> Result<(String, Established)> {
 
 /// Serves one established connection until shutdown (`Ok`) or loss (`Err`).
 async fn serve(inner: &Arc<ClientInner>, est: Established) -> Result<()> {
-    let (rd, wr) = est.stream.split();
+    let direct_fd = match &est.stream {
+        Transport::Plain(tcp) => Some(std::os::fd::AsRawFd::as_raw_fd(tcp)),
+        Transport::Tls(_) => None,
+    };
+    let (mut rd, wr) = est.stream.split();
     let _ = inner.take_write_error();
     let writer = tokio::spawn(write_loop(Arc::clone(inner), wr));
+    inner.set_direct_fd(direct_fd);
     // Whatever was buffered while disconnected goes out first.
     inner.writer_wake.notify_one();
-    match read_loop(inner, rd, est.rbuf).await {
+    let result = read_loop(inner, &mut rd, est.rbuf).await;
+    // Before either half can close the socket: no more direct writes.
+    inner.set_direct_fd(None);
+    match result {
         Ok(()) => {
             // Shutdown: let the writer send what was accepted, bounded.
             let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
+            drop(rd);
             Ok(())
         }
         Err(e) => {
             writer.abort();
+            drop(rd);
             Err(e)
         }
     }
@@ -339,7 +349,7 @@ async fn write_loop(inner: Arc<ClientInner>, mut wr: WriteHalf) {
     }
 }
 
-async fn read_loop(inner: &Arc<ClientInner>, mut rd: ReadHalf, mut rbuf: BytesMut) -> Result<()> {
+async fn read_loop(inner: &Arc<ClientInner>, rd: &mut ReadHalf, mut rbuf: BytesMut) -> Result<()> {
     inner.reassert_block_pauses().await;
     let mut parser = Parser::new(inner.opts.max_control_line);
     let period = inner.opts.ping_interval;
