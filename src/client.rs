@@ -493,6 +493,7 @@ impl ClientInner {
             ServerOp::Info(json) => {
                 if let Ok(info) = parse_info(&json) {
                     let lame_duck = info.ldm;
+                    self.discover(&info, true);
                     self.set_info(json, info);
                     if lame_duck && !self.lame_duck_seen.swap(true, Ordering::SeqCst) {
                         let url = lock(&self.connected_url).clone();

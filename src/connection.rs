@@ -19,6 +19,8 @@ use crate::proto::{Parser, ServerOp, PONG};
 use crate::tls::{self, ReadHalf, Transport, WriteHalf};
 
 const READ_CHUNK: usize = 64 * 1024;
+/// Batches smaller than this make the writer yield once before the next.
+const COALESCE_BELOW: usize = 16 * 1024;
 
 /// The fields of the server's INFO that the client acts on.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -338,7 +340,14 @@ async fn write_loop(inner: Arc<ClientInner>, mut wr: WriteHalf) {
                 inner.writer_failed(e.into());
                 return;
             }
+            let small = batch.len() < COALESCE_BELOW;
             batch.clear();
+            if small {
+                // Give publishers a moment to add more before the next
+                // write: fewer, larger writes and fewer wake-ups. Frames
+                // someone waits on are written directly by their caller.
+                tokio::task::yield_now().await;
+            }
             continue;
         }
         if inner.is_shutting_down() {

@@ -185,12 +185,7 @@ pub unsafe extern "C" fn natsio_options_set_user_password(
     with_opts(opts, |o| {
         let user = str_arg(user, "user")?;
         let password = opt_str_arg(password, "password")?;
-        if o.token.is_some() || o.credentials.is_some() {
-            return Err(Error::new(
-                ErrorKind::Config,
-                "user/password: another auth kind is already set (one auth kind only)",
-            ));
-        }
+        check_one_auth_kind(o, "user/password")?;
         o.user = Some(user.into());
         o.password = password.map(Into::into);
         Ok(())
@@ -206,12 +201,7 @@ pub unsafe extern "C" fn natsio_options_set_token(
 ) -> natsio_status {
     with_opts(opts, |o| {
         let token = str_arg(token, "token")?;
-        if o.user.is_some() || o.credentials.is_some() {
-            return Err(Error::new(
-                ErrorKind::Config,
-                "token: another auth kind is already set (one auth kind only)",
-            ));
-        }
+        check_one_auth_kind(o, "token")?;
         o.token = Some(token.into());
         Ok(())
     })
@@ -615,28 +605,31 @@ pub unsafe extern "C" fn natsio_options_set_ignore_auth_error_abort(
     })
 }
 
-fn set_credentials(o: &mut Options, c: Credentials) -> Result<()> {
-    if o.user.is_some() || o.token.is_some() {
-        return Err(Error::new(
+/// The auth kind already configured, other than `setting`.
+fn other_auth_kind(o: &Options, setting: &str) -> Option<&'static str> {
+    let set = if o.user.is_some() {
+        Some("user/password")
+    } else if o.token.is_some() {
+        Some("token")
+    } else {
+        o.credentials.as_ref().map(Credentials::kind_name)
+    };
+    set.filter(|k| *k != setting)
+}
+
+/// Fails with a config error naming both kinds when another is set.
+fn check_one_auth_kind(o: &Options, setting: &str) -> Result<()> {
+    match other_auth_kind(o, setting) {
+        Some(prev) => Err(Error::new(
             ErrorKind::Config,
-            format!(
-                "{}: user/password or token already set (one auth kind only)",
-                c.kind_name()
-            ),
-        ));
+            format!("{setting}: {prev} is already set (one authentication kind only)"),
+        )),
+        None => Ok(()),
     }
-    if let Some(prev) = &o.credentials {
-        if std::mem::discriminant(prev) != std::mem::discriminant(&c) {
-            return Err(Error::new(
-                ErrorKind::Config,
-                format!(
-                    "{}: {} already set (one auth kind only)",
-                    c.kind_name(),
-                    prev.kind_name()
-                ),
-            ));
-        }
-    }
+}
+
+fn set_credentials(o: &mut Options, c: Credentials) -> Result<()> {
+    check_one_auth_kind(o, c.kind_name())?;
     c.validate()?;
     o.credentials = Some(c);
     Ok(())
@@ -756,12 +749,7 @@ pub unsafe extern "C" fn natsio_options_set_auth_callbacks(
     with_opts(opts, |o| {
         let jwt = jwt_cb.ok_or_else(|| super::null("jwt_cb"))?;
         let sign = sign_cb.ok_or_else(|| super::null("sign_cb"))?;
-        if o.user.is_some() || o.token.is_some() || o.credentials.is_some() {
-            return Err(Error::new(
-                ErrorKind::Config,
-                "authenticator: another auth kind is already set",
-            ));
-        }
+        check_one_auth_kind(o, "authenticator")?;
         let auth = CallbackAuth {
             jwt,
             sign,

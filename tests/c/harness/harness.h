@@ -246,6 +246,24 @@ void nt_sleep_ms(int64_t ms);
  * elapses (-> false; pred is evaluated one last time at the deadline). */
 bool nt_wait_until(bool (*pred)(void *), void *arg, int64_t timeout_ms);
 
+/* ------------------------------------------------------------------ */
+/* Fixtures (tests/fixtures/: TLS certificates, NKeys, JWTs, configs)  */
+/* ------------------------------------------------------------------ */
+
+/* The repository root: env NT_REPO_ROOT, else the compile-time NT_REPO_ROOT
+ * (set by CMake), else ".". */
+const char *nt_repo_root(void);
+/* Writes "<repo root>/tests/fixtures/<relative>" into buf; returns buf. */
+const char *nt_fixture_path(char *buf, size_t cap, const char *relative);
+/* The whole file as a NUL-terminated string (malloc'd; free() it), or NULL
+ * (with a message on stderr). */
+char *nt_read_file(const char *path);
+/* Ed25519-signs `len` bytes of `msg` with the key of an NKey seed ("S...",
+ * trailing whitespace ignored) into sig_out, as NKeys do: what a NATS
+ * client sends as the signature of the server's nonce. False on a malformed
+ * seed (bad base32, prefix or checksum). Uses OpenSSL's libcrypto. */
+bool nt_nkey_sign(const char *seed, const void *msg, size_t len, uint8_t sig_out[64]);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -2,7 +2,8 @@
  * Self-test of the harness: the nats-server launcher (start, INFO over a plain
  * TCP socket, config, kill/restart, lame duck signal) and the runner itself
  * (check macros, case filter, cleanups, timeout), the latter by re-running
- * this binary with NT_SELFTEST_INNER set and inspecting its output.
+ * this binary with NT_SELFTEST_INNER set and inspecting its output; and the
+ * fixture helpers (nt_read_file, nt_nkey_sign).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
@@ -297,6 +298,49 @@ static void test_fatal_signal_kills_servers(void) {
 
 /* ---- inner programs ------------------------------------------------------ */
 
+/* ---- fixtures and NKey signing -------------------------------------------- */
+
+static void test_fixtures_and_nkey_sign(void) {
+    char path[1024];
+    char *ca = nt_read_file(nt_fixture_path(path, sizeof path, "tls/ca.pem"));
+    NT_CHECK_MSG(ca != NULL, "cannot read %s", path);
+    bool pem = strncmp(ca, "-----BEGIN CERTIFICATE-----", 27) == 0;
+    free(ca);
+    NT_CHECK(pem);
+    NT_CHECK(nt_read_file(nt_fixture_path(path, sizeof path, "no/such/file")) == NULL);
+
+    char *seed = nt_read_file(nt_fixture_path(path, sizeof path, "auth/nkey-user.nk"));
+    char *pub = nt_read_file(nt_fixture_path(path, sizeof path, "auth/nkey-user.pub"));
+    if (!seed || !pub) {
+        free(seed);
+        free(pub);
+        NT_FAIL("NKey fixtures missing");
+    }
+    uint8_t a[64], b[64], c[64];
+    /* Ed25519 is deterministic: same key and message, same signature. The
+     * trailing newline of the file is ignored. */
+    bool signed_all = nt_nkey_sign(seed, "nonce-1", 7, a) && nt_nkey_sign(seed, "nonce-1", 7, b) &&
+                      nt_nkey_sign(seed, "nonce-2", 7, c);
+    bool deterministic = memcmp(a, b, 64) == 0;
+    bool message_bound = memcmp(a, c, 64) != 0;
+    /* Not seeds: a public key, garbage, a broken checksum. */
+    uint8_t unused[64];
+    bool pub_refused = !nt_nkey_sign(pub, "x", 1, unused);
+    char corrupted[128];
+    snprintf(corrupted, sizeof corrupted, "%s", seed);
+    corrupted[20] = corrupted[20] == 'A' ? 'B' : 'A';
+    bool corrupted_refused = !nt_nkey_sign(corrupted, "x", 1, unused);
+    free(seed);
+    free(pub);
+    NT_CHECK(signed_all);
+    NT_CHECK(deterministic);
+    NT_CHECK(message_bound);
+    NT_CHECK(pub_refused);
+    NT_CHECK(corrupted_refused);
+    NT_CHECK(!nt_nkey_sign("SUnotaseed", "x", 1, unused));
+    NT_CHECK(!nt_nkey_sign(NULL, "x", 1, unused));
+}
+
 static void inner_pass(void) { NT_CHECK(1); }
 static void inner_check(void) {
     NT_CHECK(1 + 1 == 3);
@@ -366,6 +410,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_runner_filter),
         NT_CASE(test_runner_timeout_kills_servers),
         NT_CASE(test_fatal_signal_kills_servers),
+        NT_CASE(test_fixtures_and_nkey_sign),
     };
     return nt_main(argc, argv, cases, NT_COUNT(cases));
 }

@@ -1,0 +1,318 @@
+/*
+ * TLS through the C ABI against nats-server with the committed test CA
+ * (tests/fixtures/tls, see gen.sh there): verification against the right CA,
+ * rejection of a wrong CA and of the system roots, mutual TLS, hostname
+ * override, TLS-first handshake, never downgrading a tls:// URL, and option
+ * validation. Certificates are always verified: there is no insecure mode.
+ *
+ * URLs use 127.0.0.1 (an IP SAN of the server certificate), never a name to
+ * resolve: no DNS in the tests.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "harness.h"
+
+#include <natsio.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static void client_free_cb(void *c) { natsio_client_free((natsio_client *)c); }
+static void options_free_cb(void *o) { natsio_options_free((natsio_options *)o); }
+static void server_stop_cb(void *s) { nt_server_stop((nt_server *)s); }
+
+/* Absolute path of a TLS fixture, in one of a few rotating buffers so
+ * several can be passed to one call. */
+static const char *tls_file(const char *name) {
+    static char buffers[4][1024];
+    static int next;
+    char *buf = buffers[next++ % 4];
+    char rel[128];
+    snprintf(rel, sizeof rel, "tls/%s", name);
+    return nt_fixture_path(buf, sizeof buffers[0], rel);
+}
+
+/* A TLS server: `verify` requires client certificates from the test CA;
+ * `handshake_first` expects TLS before INFO. */
+static nt_server *start_tls_server(bool verify, bool handshake_first) {
+    char config[4096];
+    snprintf(config, sizeof config,
+             "tls {\n"
+             "  cert_file: \"%s\"\n"
+             "  key_file: \"%s\"\n"
+             "  ca_file: \"%s\"\n"
+             "  verify: %s\n"
+             "  handshake_first: %s\n"
+             "  timeout: 2\n"
+             "}\n",
+             tls_file("server-cert.pem"), tls_file("server-key.pem"), tls_file("ca.pem"), verify ? "true" : "false",
+             handshake_first ? "true" : "false");
+    nt_server *s = nt_server_start(config);
+    if (!s) {
+        nt_fail_at(__FILE__, __LINE__, "TLS nats-server did not start:\n%s", config);
+        return NULL;
+    }
+    nt_cleanup(server_stop_cb, s);
+    return s;
+}
+
+static nt_server *start_plain_server(void) {
+    nt_server *s = nt_server_start(NULL);
+    if (!s) {
+        nt_fail_at(__FILE__, __LINE__, "nats-server did not start");
+        return NULL;
+    }
+    nt_cleanup(server_stop_cb, s);
+    return s;
+}
+
+/* "<scheme>://<host>:<port>" of a server. */
+static const char *url_of(const nt_server *s, const char *scheme, const char *host) {
+    static char buffers[4][128];
+    static int next;
+    char *buf = buffers[next++ % 4];
+    snprintf(buf, sizeof buffers[0], "%s://%s:%d", scheme, host, nt_server_port(s));
+    return buf;
+}
+
+static natsio_options *new_options(const char *url) {
+    natsio_options *o = NULL;
+    if (natsio_options_new(&o) != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "natsio_options_new failed");
+        return NULL;
+    }
+    nt_cleanup(options_free_cb, o);
+    if (natsio_options_set_url(o, url) != NATSIO_OK || natsio_options_set_connect_timeout_ms(o, 2000) != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "setting options: %s", natsio_last_error());
+        return NULL;
+    }
+    return o;
+}
+
+static bool contains_ci(const char *haystack, const char *needle) {
+    size_t n = strlen(needle);
+    for (const char *p = haystack; *p; p++) {
+        size_t i = 0;
+        while (i < n && p[i] && (p[i] | 0x20) == (needle[i] | 0x20)) i++;
+        if (i == n) return true;
+    }
+    return false;
+}
+
+/* Connects and proves the connection works; returns the client (freed at
+ * case end) or NULL after recording the failure. */
+static natsio_client *connect_and_use(const natsio_options *o) {
+    natsio_client *c = NULL;
+    natsio_status st = natsio_client_connect(o, &c);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "connect: %s (%s)", natsio_status_str(st), natsio_last_error());
+        return NULL;
+    }
+    nt_cleanup(client_free_cb, c);
+    natsio_sub *sub = NULL;
+    natsio_msg *m = NULL;
+    bool ok = natsio_client_subscribe(c, "tls.check", NULL, NULL, &sub) == NATSIO_OK &&
+              natsio_client_publish(c, "tls.check", "secret", 6) == NATSIO_OK &&
+              natsio_sub_next_msg(sub, 5000, &m) == NATSIO_OK && natsio_msg_data_len(m) == 6;
+    natsio_msg_free(m);
+    natsio_sub_free(sub);
+    if (!ok) {
+        nt_fail_at(__FILE__, __LINE__, "connected, but no round trip: %s", natsio_last_error());
+        return NULL;
+    }
+    return c;
+}
+
+/* Expects the connection to be refused, the output untouched and a detail
+ * text; with `mention` (may be NULL) in that text (case-insensitive). */
+#define CHECK_CONNECT_REFUSED(opts, mention)                                                                    \
+    do {                                                                                                        \
+        natsio_client *sentinel_ = (natsio_client *)(opts);                                                     \
+        natsio_client *c_ = sentinel_;                                                                          \
+        natsio_status st_ = natsio_client_connect((opts), &c_);                                                 \
+        if (st_ == NATSIO_OK) {                                                                                 \
+            nt_cleanup(client_free_cb, c_);                                                                     \
+            NT_FAIL("connect succeeded, expected a refusal");                                                   \
+        }                                                                                                       \
+        NT_CHECK(c_ == sentinel_);                                                                              \
+        const char *detail_ = natsio_last_error();                                                              \
+        const char *mention_ = (mention);                                                                       \
+        NT_CHECK_MSG(detail_[0] != '\0', "no detail for %s", natsio_status_str(st_));                           \
+        if (mention_ != NULL)                                                                                   \
+            NT_CHECK_MSG(contains_ci(detail_, mention_), "%s: detail \"%s\" lacks \"%s\"",                  \
+                         natsio_status_str(st_), detail_, mention_);                                            \
+    } while (0)
+
+/* ---- cases ------------------------------------------------------------ */
+
+static void test_tls_url_with_the_right_ca(void) {
+    nt_server *s = start_tls_server(false, false);
+    NT_CHECK(s != NULL);
+    natsio_options *o = new_options(url_of(s, "tls", "127.0.0.1"));
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_tls(o, tls_file("ca.pem"), NULL, NULL), NATSIO_OK);
+    natsio_client *c = connect_and_use(o);
+    NT_CHECK(c != NULL);
+    char *info = NULL;
+    NT_CHECK_INT_EQ(natsio_client_server_info(c, &info), NATSIO_OK);
+    bool tls_required = strstr(info, "\"tls_required\":true") != NULL;
+    natsio_string_free(info);
+    NT_CHECK_MSG(tls_required, "server INFO does not say tls_required");
+}
+
+/* A nats:// URL to a server that requires TLS upgrades to TLS when TLS is
+ * configured (the certificate is verified as usual). */
+static void test_server_required_tls_upgrades_a_nats_url(void) {
+    nt_server *s = start_tls_server(false, false);
+    NT_CHECK(s != NULL);
+    natsio_options *o = new_options(url_of(s, "nats", "127.0.0.1"));
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_tls(o, tls_file("ca.pem"), NULL, NULL), NATSIO_OK);
+    NT_CHECK(connect_and_use(o) != NULL);
+}
+
+static void test_wrong_ca_is_rejected(void) {
+    nt_server *s = start_tls_server(false, false);
+    NT_CHECK(s != NULL);
+    natsio_options *o = new_options(url_of(s, "tls", "127.0.0.1"));
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_tls(o, tls_file("other-ca.pem"), NULL, NULL), NATSIO_OK);
+    CHECK_CONNECT_REFUSED(o, "certificate");
+}
+
+/* Without a CA file the system trust roots apply, and they do not know the
+ * test CA: rejected, whether TLS is configured without a CA or only asked
+ * for by the tls:// scheme, or required by the server. */
+static void test_system_roots_reject_the_test_ca(void) {
+    nt_server *s = start_tls_server(false, false);
+    NT_CHECK(s != NULL);
+    natsio_options *configured = new_options(url_of(s, "tls", "127.0.0.1"));
+    NT_CHECK(configured != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_tls(configured, NULL, NULL, NULL), NATSIO_OK);
+    CHECK_CONNECT_REFUSED(configured, "certificate");
+
+    natsio_options *by_scheme = new_options(url_of(s, "tls", "127.0.0.1"));
+    NT_CHECK(by_scheme != NULL);
+    CHECK_CONNECT_REFUSED(by_scheme, "certificate");
+
+    natsio_options *by_server = new_options(url_of(s, "nats", "127.0.0.1"));
+    NT_CHECK(by_server != NULL);
+    CHECK_CONNECT_REFUSED(by_server, NULL);
+}
+
+static void test_mutual_tls_required_and_satisfied(void) {
+    nt_server *s = start_tls_server(true, false);
+    NT_CHECK(s != NULL);
+    natsio_options *o = new_options(url_of(s, "tls", "127.0.0.1"));
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_tls(o, tls_file("ca.pem"), tls_file("client-cert.pem"), tls_file("client-key.pem")),
+                    NATSIO_OK);
+    NT_CHECK(connect_and_use(o) != NULL);
+}
+
+static void test_mutual_tls_required_and_missing_or_wrong(void) {
+    nt_server *s = start_tls_server(true, false);
+    NT_CHECK(s != NULL);
+    natsio_options *without = new_options(url_of(s, "tls", "127.0.0.1"));
+    NT_CHECK(without != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_tls(without, tls_file("ca.pem"), NULL, NULL), NATSIO_OK);
+    CHECK_CONNECT_REFUSED(without, NULL);
+
+    /* A certificate from a CA the server does not trust. */
+    natsio_options *foreign = new_options(url_of(s, "tls", "127.0.0.1"));
+    NT_CHECK(foreign != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_tls(foreign, tls_file("ca.pem"), tls_file("other-server-cert.pem"),
+                                           tls_file("other-server-key.pem")),
+                    NATSIO_OK);
+    CHECK_CONNECT_REFUSED(foreign, NULL);
+}
+
+/* The certificate names localhost and 127.0.0.1. Connecting by IP while
+ * verifying another name proves the override is what is checked. */
+static void test_hostname_override(void) {
+    nt_server *s = start_tls_server(false, false);
+    NT_CHECK(s != NULL);
+    natsio_options *right = new_options(url_of(s, "tls", "127.0.0.1"));
+    NT_CHECK(right != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_tls(right, tls_file("ca.pem"), NULL, NULL), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_tls_hostname(right, "localhost"), NATSIO_OK);
+    NT_CHECK(connect_and_use(right) != NULL);
+
+    natsio_options *wrong = new_options(url_of(s, "tls", "127.0.0.1"));
+    NT_CHECK(wrong != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_tls(wrong, tls_file("ca.pem"), NULL, NULL), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_tls_hostname(wrong, "not-the-server.example"), NATSIO_OK);
+    CHECK_CONNECT_REFUSED(wrong, "certificate");
+}
+
+static void test_tls_handshake_first(void) {
+    nt_server *s = start_tls_server(false, true);
+    NT_CHECK(s != NULL);
+    natsio_options *first = new_options(url_of(s, "tls", "127.0.0.1"));
+    NT_CHECK(first != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_tls(first, tls_file("ca.pem"), NULL, NULL), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_tls_handshake_first(first, true), NATSIO_OK);
+    NT_CHECK(connect_and_use(first) != NULL);
+
+    /* Waiting for INFO first, the client never gets one. */
+    natsio_options *late = new_options(url_of(s, "tls", "127.0.0.1"));
+    NT_CHECK(late != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_tls(late, tls_file("ca.pem"), NULL, NULL), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_connect_timeout_ms(late, 1000), NATSIO_OK);
+    CHECK_CONNECT_REFUSED(late, NULL);
+}
+
+/* A tls:// URL never falls back to plain text. */
+static void test_tls_url_to_a_plain_server_fails(void) {
+    nt_server *s = start_plain_server();
+    NT_CHECK(s != NULL);
+    natsio_options *o = new_options(url_of(s, "tls", "127.0.0.1"));
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_tls(o, tls_file("ca.pem"), NULL, NULL), NATSIO_OK);
+    CHECK_CONNECT_REFUSED(o, NULL);
+
+    natsio_options *required = new_options(url_of(s, "nats", "127.0.0.1"));
+    NT_CHECK(required != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_tls(required, tls_file("ca.pem"), NULL, NULL), NATSIO_OK);
+    CHECK_CONNECT_REFUSED(required, NULL);
+}
+
+static void test_tls_option_validation(void) {
+    natsio_options *o = new_options("nats://127.0.0.1:4222");
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_tls(o, tls_file("missing-ca.pem"), NULL, NULL), NATSIO_ERR_CONFIG);
+    NT_CHECK(natsio_last_error()[0] != '\0');
+    /* A certificate without its key, and the other way round. */
+    NT_CHECK_INT_EQ(natsio_options_set_tls(o, tls_file("ca.pem"), tls_file("client-cert.pem"), NULL),
+                    NATSIO_ERR_CONFIG);
+    NT_CHECK_INT_EQ(natsio_options_set_tls(o, tls_file("ca.pem"), NULL, tls_file("client-key.pem")),
+                    NATSIO_ERR_CONFIG);
+    /* Not PEM certificates: a key file as CA, gen.sh as certificate. */
+    NT_CHECK_INT_EQ(natsio_options_set_tls(o, tls_file("gen.sh"), NULL, NULL), NATSIO_ERR_CONFIG);
+    NT_CHECK_INT_EQ(natsio_options_set_tls(o, tls_file("ca.pem"), tls_file("gen.sh"), tls_file("client-key.pem")),
+                    NATSIO_ERR_CONFIG);
+    NT_CHECK_INT_EQ(natsio_options_set_tls(NULL, NULL, NULL, NULL), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_options_set_tls_hostname(o, NULL), NATSIO_ERR_NULL_ARGUMENT);
+    /* Valid files are accepted after the failures. */
+    NT_CHECK_INT_EQ(natsio_options_set_tls(o, tls_file("ca.pem"), tls_file("client-cert.pem"), tls_file("client-key.pem")),
+                    NATSIO_OK);
+}
+
+int main(int argc, char **argv) {
+    static const nt_case cases[] = {
+        NT_CASE(test_tls_url_with_the_right_ca),
+        NT_CASE(test_server_required_tls_upgrades_a_nats_url),
+        NT_CASE(test_wrong_ca_is_rejected),
+        NT_CASE(test_system_roots_reject_the_test_ca),
+        NT_CASE(test_mutual_tls_required_and_satisfied),
+        NT_CASE(test_mutual_tls_required_and_missing_or_wrong),
+        NT_CASE(test_hostname_override),
+        NT_CASE(test_tls_handshake_first),
+        NT_CASE(test_tls_url_to_a_plain_server_fails),
+        NT_CASE(test_tls_option_validation),
+    };
+    return nt_main(argc, argv, cases, NT_COUNT(cases));
+}
