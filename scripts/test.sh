@@ -32,6 +32,8 @@ command -v ninja >/dev/null || missing+=(ninja-build)
 command -v cc >/dev/null || missing+=(gcc)
 command -v c++ >/dev/null || missing+=(g++)
 [ -f /usr/include/gtest/gtest.h ] || missing+=(libgtest-dev)
+# libcrypto headers: the C test harness signs NKey nonces (auth callback tests).
+[ -f /usr/include/openssl/evp.h ] || missing+=(libssl-dev)
 command -v git >/dev/null || missing+=(git)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing: ${missing[*]}"
