@@ -124,8 +124,13 @@ pub(crate) unsafe fn str_arg<'a>(p: *const c_char, what: &str) -> Result<&'a str
     if p.is_null() {
         return Err(null(what));
     }
-    CStr::from_ptr(p)
-        .to_str()
+    let bytes = CStr::from_ptr(p).to_bytes();
+    if bytes.is_ascii() {
+        // SAFETY: ASCII is UTF-8. (Subjects are ASCII; checked first as the
+        // cheaper test, on every publish.)
+        return Ok(std::str::from_utf8_unchecked(bytes));
+    }
+    std::str::from_utf8(bytes)
         .map_err(|_| Error::new(ErrorKind::InvalidUtf8, format!("{what} is not valid UTF-8")))
 }
 

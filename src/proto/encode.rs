@@ -2,18 +2,8 @@
 
 use crate::headers::Headers;
 
-fn put_num(out: &mut Vec<u8>, mut v: u64) {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&tmp[i..]);
+fn put_num(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(num(&mut [0u8; 20], v));
 }
 
 /// Bytes a PUB/HPUB frame will occupy, headers included.
@@ -36,26 +26,66 @@ pub(crate) fn write_pub(
     payload: &[u8],
 ) {
     let hdr_len = headers.map(Headers::encoded_len);
-    out.extend_from_slice(if hdr_len.is_some() { b"HPUB " } else { b"PUB " });
-    out.extend_from_slice(subject.as_bytes());
-    out.push(b' ');
+    out.reserve(pub_frame_len(
+        subject,
+        reply,
+        hdr_len.unwrap_or(0),
+        payload.len(),
+    ));
+    // The control line is assembled on the stack and copied once: small
+    // copies are cheaper in one piece (this runs on every publish).
+    let mut line = [0u8; 160];
+    let mut n = 0;
+    let mut put = |bytes: &[u8], line: &mut [u8; 160], out: &mut Vec<u8>| {
+        if n + bytes.len() <= line.len() {
+            line[n..n + bytes.len()].copy_from_slice(bytes);
+            n += bytes.len();
+        } else {
+            out.extend_from_slice(&line[..n]);
+            n = 0;
+            out.extend_from_slice(bytes);
+        }
+    };
+    put(
+        if hdr_len.is_some() { b"HPUB " } else { b"PUB " },
+        &mut line,
+        out,
+    );
+    put(subject.as_bytes(), &mut line, out);
+    put(b" ", &mut line, out);
     if let Some(r) = reply {
-        out.extend_from_slice(r.as_bytes());
-        out.push(b' ');
+        put(r.as_bytes(), &mut line, out);
+        put(b" ", &mut line, out);
     }
+    let mut digits = [0u8; 20];
     if let Some(h) = hdr_len {
-        put_num(out, h as u64);
-        out.push(b' ');
-        put_num(out, (h + payload.len()) as u64);
+        put(num(&mut digits, h as u64), &mut line, out);
+        put(b" ", &mut line, out);
+        put(num(&mut digits, (h + payload.len()) as u64), &mut line, out);
     } else {
-        put_num(out, payload.len() as u64);
+        put(num(&mut digits, payload.len() as u64), &mut line, out);
     }
-    out.extend_from_slice(b"\r\n");
+    put(b"\r\n", &mut line, out);
+    out.extend_from_slice(&line[..n]);
     if let Some(h) = headers {
         h.encode(out);
     }
     out.extend_from_slice(payload);
     out.extend_from_slice(b"\r\n");
+}
+
+/// Decimal digits of `v`, written at the end of `buf`.
+fn num(buf: &mut [u8; 20], mut v: u64) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    &buf[i..]
 }
 
 pub(crate) fn write_sub(out: &mut Vec<u8>, subject: &str, queue: Option<&str>, sid: u64) {
