@@ -980,7 +980,10 @@ natsio_status natsio_options_set_error_callback(struct natsio_options *opts,
 
 /**
  * Registers the event callback (NULL `cb` removes it). `release` follows
- * the rules of `natsio_options_set_error_callback`.
+ * the rules of `natsio_options_set_error_callback`. A failed
+ * `natsio_client_connect` delivers no event; a client that connected (or
+ * was returned by `retry_on_failed_connect`) always ends with
+ * NATSIO_EVENT_CLOSED, delivered before its close or free returns.
  */
 natsio_status natsio_options_set_event_callback(struct natsio_options *opts,
                                                 natsio_event_cb cb,

@@ -1139,6 +1139,8 @@ impl Client {
             runtime::handle().spawn(connection::run(Arc::clone(&inner), None));
             return Ok(Client { inner });
         }
+        // A client that never existed for the application has no events.
+        drop(lock(&inner.event_cb).take());
         *lock(&inner.conn_done) = true;
         inner.close_with(None);
         Err(last)

@@ -38,7 +38,10 @@ type handleBox struct {
 //export natsioGoRelease
 func natsioGoRelease(userData unsafe.Pointer) {
 	h := handleOf(userData)
-	if r, ok := h.Value().(releaser); ok {
+	box := h.Value().(*handleBox)
+	// Tell a failed registration (discardHandle) that the handle is gone.
+	box.released.Store(true)
+	if r, ok := box.value.(releaser); ok {
 		r.released()
 	}
 	deleteHandle(h)

@@ -67,12 +67,21 @@ func Connect(url string, opts ...Option) (*Conn, error) {
 			return nil, err
 		}
 	}
+	var events *eventSink
+	if cfg.eventHandlers != nil {
+		if events, err = registerEvents(copts, cfg.eventHandlers, sink); err != nil {
+			return nil, err
+		}
+	}
 	var client *C.natsio_client
 	if err := statusError(C.natsio_client_connect(copts, &client)); err != nil {
 		return nil, err
 	}
 	nc := &Conn{ptr: client, errors: sink}
 	runtime.SetFinalizer(nc, (*Conn).finalize)
+	if events != nil {
+		events.setConn(nc)
+	}
 	return nc, nil
 }
 

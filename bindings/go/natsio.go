@@ -24,6 +24,9 @@ extern void natsioGoMsg(void *user_data, natsio_sub *sub, natsio_msg *msg);
 extern void natsioGoRelease(void *user_data);
 extern void natsioGoTokenDone(void *user_data, natsio_token *token);
 extern void natsioGoError(void *user_data, natsio_status status, char *text, uint64_t sid, char *subject);
+extern void natsioGoEvent(void *user_data, natsio_event_kind kind, natsio_status status, char *text);
+extern char *natsioGoJWT(void *user_data);
+extern natsio_status natsioGoSign(void *user_data, uint8_t *nonce, size_t nonce_len, uint8_t *signature_out);
 
 // The helpers below take cgo.Handle values as uintptr_t and turn them into
 // user_data here, so the Go side never converts an integer into a pointer.
@@ -41,6 +44,16 @@ static natsio_status go_token_on_complete(natsio_token *token, uintptr_t handle)
 static natsio_status go_options_set_error_callback(natsio_options *opts, uintptr_t handle) {
 	return natsio_options_set_error_callback(opts, (natsio_error_cb)natsioGoError,
 		(void *)handle, natsioGoRelease);
+}
+
+static natsio_status go_options_set_event_callback(natsio_options *opts, uintptr_t handle) {
+	return natsio_options_set_event_callback(opts, (natsio_event_cb)natsioGoEvent,
+		(void *)handle, natsioGoRelease);
+}
+
+static natsio_status go_options_set_auth_callbacks(natsio_options *opts, uintptr_t handle) {
+	return natsio_options_set_auth_callbacks(opts, (natsio_jwt_cb)natsioGoJWT,
+		(natsio_sign_cb)natsioGoSign, (void *)handle, natsioGoRelease);
 }
 
 */
@@ -126,4 +139,12 @@ func cTokenOnComplete(t *C.natsio_token, h cgo.Handle) C.natsio_status {
 
 func cOptionsSetErrorCallback(o *C.natsio_options, h cgo.Handle) C.natsio_status {
 	return C.go_options_set_error_callback(o, C.uintptr_t(h))
+}
+
+func cOptionsSetEventCallback(o *C.natsio_options, h cgo.Handle) C.natsio_status {
+	return C.go_options_set_event_callback(o, C.uintptr_t(h))
+}
+
+func cOptionsSetAuthCallbacks(o *C.natsio_options, h cgo.Handle) C.natsio_status {
+	return C.go_options_set_auth_callbacks(o, C.uintptr_t(h))
 }

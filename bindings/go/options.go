@@ -13,8 +13,9 @@ type Option func(*connectConfig)
 
 type connectConfig struct {
 	// settings are applied in order to the C options object.
-	settings     []func(*C.natsio_options) C.natsio_status
-	errorHandler func(error)
+	settings      []func(*C.natsio_options) C.natsio_status
+	errorHandler  func(error)
+	eventHandlers *eventHandlers // nil: no lifecycle handler given
 }
 
 func (cfg *connectConfig) add(set func(*C.natsio_options) C.natsio_status) {

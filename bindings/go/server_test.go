@@ -12,8 +12,11 @@ import (
 
 // natsServer is a nats-server process on a free loopback port.
 type natsServer struct {
-	cmd *exec.Cmd
-	url string
+	cmd  *exec.Cmd
+	url  string
+	bin  string
+	args []string // everything after the binary, port included: restart reuses them
+	port int
 }
 
 func serverBinary() (string, error) {
@@ -51,29 +54,72 @@ func startServer(extraArgs ...string) (*natsServer, error) {
 		return nil, err
 	}
 	args := append([]string{"-a", "127.0.0.1", "-p", fmt.Sprint(port)}, extraArgs...)
-	cmd := exec.Command(bin, args...)
+	s := &natsServer{url: fmt.Sprintf("nats://127.0.0.1:%d", port), bin: bin, args: args, port: port}
+	if err := s.launch(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// launch starts the process and waits until its port accepts connections.
+func (s *natsServer) launch() error {
+	cmd := exec.Command(s.bin, s.args...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if os.Getenv("NATSIO_GO_SERVER_LOG") == "" {
 		cmd.Stdout, cmd.Stderr = nil, nil
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return err
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	s.cmd = cmd
+	addr := fmt.Sprintf("127.0.0.1:%d", s.port)
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
-			return &natsServer{cmd: cmd, url: "nats://" + addr}, nil
+			return nil
 		}
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	return nil, fmt.Errorf("nats-server on %s did not start", addr)
+	return fmt.Errorf("nats-server on %s did not start", addr)
 }
 
+// stop kills the process (harmless when it is not running).
 func (s *natsServer) stop() {
 	s.cmd.Process.Kill()
 	s.cmd.Wait()
+}
+
+// restart starts the server again on the same port with the same
+// arguments (after a stop, or killing the running one first).
+func (s *natsServer) restart(t *testing.T) {
+	t.Helper()
+	s.stop()
+	if err := s.launch(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startConfiguredServer runs a per-test server with config text written
+// to a file of the test's temp dir (-a/-p on the command line win over any
+// listen/port in it).
+func startConfiguredServer(t *testing.T, config string) *natsServer {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "server.conf")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return startTestServer(t, "-c", path)
+}
+
+// fixture is the absolute path of tests/fixtures/<rel> in the repository.
+func fixture(t *testing.T, rel string) string {
+	t.Helper()
+	path, err := filepath.Abs(filepath.Join("../../tests/fixtures", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // startTestServer is startServer for one test, stopped at its end.

@@ -40,6 +40,51 @@ export interface ConnectOptions {
   user?: string;
   pass?: string;
   token?: string;
+
+  /** Reconnect after losing the connection (default true). */
+  reconnect?: boolean;
+  /** Consecutive failed attempts per server before it leaves the pool (default 60; -1: unlimited). */
+  maxReconnectAttempts?: number;
+  /** Wait between attempts to one server, ms, doubling up to reconnectTimeWaitMax (defaults 2000, 8000). */
+  reconnectTimeWait?: number;
+  reconnectTimeWaitMax?: number;
+  /** Random extra wait per attempt, ms, for plain and TLS connections (defaults 100, 1000). */
+  reconnectJitter?: number;
+  reconnectJitterTls?: number;
+  /** Bytes of publishes kept while disconnected (default 8 MiB; -1: none, publish throws ReconnectBufExceededError). */
+  reconnectBufSize?: number;
+  /** Try servers in the given order instead of randomly. */
+  noRandomize?: boolean;
+  /** Ignore servers announced by the cluster. */
+  ignoreDiscoveredServers?: boolean;
+  /** Resolve with a reconnecting connection when no server is reachable yet. */
+  waitOnFirstConnect?: boolean;
+  /** Same as waitOnFirstConnect. */
+  retryOnFailedConnect?: boolean;
+  /** Keep retrying a server that rejects the credentials twice in a row. */
+  ignoreAuthErrorAbort?: boolean;
+
+  /** NKey seed ("SU..."). One auth kind per connection. */
+  nkeySeed?: string;
+  /** File holding an NKey seed, read on every connect. */
+  nkeyFile?: string;
+  /** .creds file (user JWT + NKey seed), read on every connect. */
+  credsFile?: string;
+
+  /** Require TLS (certificates are always verified); `true`: the system's trust roots. */
+  tls?: boolean | TlsOptions;
+}
+
+export interface TlsOptions {
+  /** PEM CA bundle to verify servers against (default: the system's roots). */
+  caFile?: string;
+  /** Client certificate and key (PEM, both or neither) for mutual TLS. */
+  certFile?: string;
+  keyFile?: string;
+  /** Verify the server certificate against this name instead of the URL's host. */
+  hostname?: string;
+  /** Start TLS before the server's INFO (servers with handshake_first). */
+  handshakeFirst?: boolean;
 }
 
 export interface PublishOptions {
@@ -152,9 +197,19 @@ export class Connection extends EventEmitter {
   drain(timeout?: number): Promise<void>;
   close(): Promise<void>;
   stats(): ConnectionStats;
+  /** The server pool: configured and discovered URLs. */
+  readonly servers: string[];
+  /** Drops the connection and reconnects; subscriptions are restored. Returns at once. */
+  forceReconnect(): void;
+  /** One PING/PONG round trip, in microseconds (measured off the JS thread). */
+  rtt(): Promise<number>;
 
   /** Asynchronous errors (slow consumer, server -ERR, lost connection, drain timeout). */
   on(event: 'error', listener: (err: AsyncError) => void): this;
+  /** Lifecycle events, in order; 'close' is always last. */
+  on(event: 'connect' | 'reconnect' | 'ldm', listener: (url: string) => void): this;
+  on(event: 'disconnect', listener: (err: NatsError | null) => void): this;
+  on(event: 'servers', listener: (discovered: string[]) => void): this;
   on(event: 'close', listener: () => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
 }
@@ -192,6 +247,7 @@ export class NoServersAvailableError extends CodedError {}
 export class IoError extends CodedError {}
 export class DrainTimeoutError extends CodedError {}
 export class CancelledError extends CodedError {}
+export class ReconnectBufExceededError extends CodedError {}
 export class ProtocolError extends CodedError {}
 export class ParserError extends CodedError {}
 export class MaxControlLineExceededError extends CodedError {}

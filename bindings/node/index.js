@@ -86,6 +86,7 @@ const EV_MSG = 1;
 const EV_END = 2;
 const EV_TOKEN = 3;
 const EV_ERROR = 4;
+const EV_CONN = 5;
 
 const targets = new Map();
 let nextTargetId = 1;
@@ -117,6 +118,9 @@ function dispatch(id, kind, status, value, extra) {
       break;
     case EV_ERROR:
       target.onError(extra, value);
+      break;
+    case EV_CONN:
+      target.onEvent(value.kind, value.text, extra);
       break;
   }
 }
@@ -520,8 +524,52 @@ class Connection extends EventEmitter {
     if (native.status(this._handle) === 5) this._markClosed();
   }
 
+  // Lifecycle events of the library (natsio_event_kind), in order:
+  // 'connect' (url), 'disconnect' (error), 'reconnect' (url), 'ldm' (url),
+  // 'servers' (string[] of new URLs); the library's CLOSED ends the JS side
+  // too, which emits 'close' once.
+  onEvent(kind, text, error) {
+    if (!this._open) return;
+    switch (kind) {
+      case 0:
+        this.emit('connect', text);
+        break;
+      case 1:
+        this.emit('disconnect', error ?? null);
+        break;
+      case 2:
+        this.emit('reconnect', text);
+        break;
+      case 3:
+        this.emit('ldm', text);
+        break;
+      case 4:
+        this.emit('servers', splitUrls(text));
+        break;
+      case 5:
+        this._markClosed();
+        break;
+    }
+  }
+
   get status() {
     return CONN_STATUS[native.status(this._handle)] ?? 'UNKNOWN';
+  }
+
+  /** The server pool: configured and discovered URLs. */
+  get servers() {
+    return splitUrls(native.servers(this._handle));
+  }
+
+  /** Drops the connection and reconnects (to another server of the pool
+   * when there is one); subscriptions are restored. Returns at once. */
+  forceReconnect() {
+    native.forceReconnect(this._handle);
+  }
+
+  /** One PING/PONG round trip in microseconds, measured off the JS thread. */
+  rtt() {
+    return native.rtt(this._handle);
   }
 
   get isClosed() {
@@ -611,22 +659,81 @@ class Connection extends EventEmitter {
   }
 }
 
+function splitUrls(text) {
+  return text ? text.split(',').filter((u) => u !== '') : [];
+}
+
+// Library defaults, needed when only one of a pair of options is given
+// (the C ABI sets both at once).
+const DEFAULT_RECONNECT_WAIT_MS = 2000;
+const DEFAULT_RECONNECT_WAIT_MAX_MS = 8000;
+const DEFAULT_JITTER_MS = 100;
+const DEFAULT_JITTER_TLS_MS = 1000;
+
+/** Maps the reconnect, auth and TLS options onto the addon's flat names. */
+function survivalOptions(opts, nativeOpts) {
+  if (opts.reconnect !== undefined) nativeOpts.allowReconnect = Boolean(opts.reconnect);
+  if (opts.reconnectTimeWait !== undefined || opts.reconnectTimeWaitMax !== undefined) {
+    const wait = opts.reconnectTimeWait ?? DEFAULT_RECONNECT_WAIT_MS;
+    nativeOpts.reconnectWaitMs = wait;
+    nativeOpts.reconnectWaitMaxMs = opts.reconnectTimeWaitMax ?? Math.max(wait, DEFAULT_RECONNECT_WAIT_MAX_MS);
+  }
+  if (opts.reconnectJitter !== undefined || opts.reconnectJitterTls !== undefined) {
+    nativeOpts.reconnectJitterMs = opts.reconnectJitter ?? DEFAULT_JITTER_MS;
+    nativeOpts.reconnectJitterTlsMs = opts.reconnectJitterTls ?? DEFAULT_JITTER_TLS_MS;
+  }
+  const retry = opts.retryOnFailedConnect ?? opts.waitOnFirstConnect;
+  if (retry !== undefined) nativeOpts.retryOnFailedConnect = Boolean(retry);
+  const tls = opts.tls;
+  if (tls) {
+    nativeOpts.tls = true;
+    if (typeof tls === 'object') {
+      nativeOpts.tlsCaFile = tls.caFile;
+      nativeOpts.tlsCertFile = tls.certFile;
+      nativeOpts.tlsKeyFile = tls.keyFile;
+      nativeOpts.tlsHostname = tls.hostname;
+      if (tls.handshakeFirst !== undefined) nativeOpts.tlsHandshakeFirst = Boolean(tls.handshakeFirst);
+    }
+  } else {
+    delete nativeOpts.tls;
+  }
+}
+
 /**
  * Connects to NATS. Options: servers (string or string[]), name, timeout
  * (connect, ms), noEcho, inboxPrefix, pendingMsgsLimit, pendingBytesLimit,
  * drainTimeout, flushTimeout, requestTimeout, pingInterval, maxPingsOut,
- * maxPendingSize, maxControlLine, user, pass, token.
+ * maxPendingSize, maxControlLine, user, pass, token; reconnect,
+ * maxReconnectAttempts, reconnectTimeWait, reconnectTimeWaitMax,
+ * reconnectJitter, reconnectJitterTls, reconnectBufSize, noRandomize,
+ * ignoreDiscoveredServers, waitOnFirstConnect / retryOnFailedConnect,
+ * ignoreAuthErrorAbort; nkeySeed, nkeyFile, credsFile; tls: {caFile,
+ * certFile, keyFile, hostname, handshakeFirst}.
  */
 async function connect(opts = {}) {
   let servers = opts.servers ?? 'nats://127.0.0.1:4222';
   if (typeof servers === 'string') servers = servers.split(',').map((s) => s.trim());
-  const relay = { connection: null, onError(error, info) { this.connection?.onError(error, info); } };
+  // Lifecycle events may arrive before the Connection exists ('connect'
+  // always does): they wait in `early` and are replayed, in order, once
+  // the caller has had the chance to add listeners.
+  const relay = {
+    connection: null,
+    early: [],
+    onError(error, info) {
+      this.connection?.onError(error, info);
+    },
+    onEvent(kind, text, error) {
+      if (this.early) this.early.push([kind, text, error]);
+      else this.connection.onEvent(kind, text, error);
+    },
+  };
   const id = register(relay);
   const nativeOpts = { ...opts, servers };
   if (opts.pendingLimits) {
     nativeOpts.pendingMsgsLimit = opts.pendingLimits.msgs;
     nativeOpts.pendingBytesLimit = opts.pendingLimits.bytes;
   }
+  survivalOptions(opts, nativeOpts);
   let handle;
   try {
     handle = await native.connect(nativeOpts, id);
@@ -635,6 +742,11 @@ async function connect(opts = {}) {
     throw e;
   }
   relay.connection = new Connection(handle, id);
+  setImmediate(() => {
+    const early = relay.early;
+    relay.early = null;
+    for (const [kind, text, error] of early) relay.connection.onEvent(kind, text, error);
+  });
   return relay.connection;
 }
 

@@ -414,7 +414,10 @@ pub type natsio_event_cb = Option<
 >;
 
 /// Registers the event callback (NULL `cb` removes it). `release` follows
-/// the rules of `natsio_options_set_error_callback`.
+/// the rules of `natsio_options_set_error_callback`. A failed
+/// `natsio_client_connect` delivers no event; a client that connected (or
+/// was returned by `retry_on_failed_connect`) always ends with
+/// NATSIO_EVENT_CLOSED, delivered before its close or free returns.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_options_set_event_callback(
     opts: *mut natsio_options,

@@ -68,6 +68,7 @@ enum event_kind {
     EV_END = 2,   /* a pump ended: status (SUBSCRIPTION_CLOSED, DONE, error) */
     EV_TOKEN = 3, /* a completion token finished */
     EV_ERROR = 4, /* the client's asynchronous error callback */
+    EV_CONN = 5,  /* a connection lifecycle event (natsio_event_kind in conn_kind) */
 };
 
 typedef struct event {
@@ -81,6 +82,7 @@ typedef struct event {
     char *text;
     char *subject;
     uint64_t sid;
+    int32_t conn_kind;
 } event;
 
 struct pump;
@@ -418,6 +420,17 @@ static void doorbell_call_js(napi_env env, napi_value js_cb, void *context, void
             args[4] = make_error(env, e->status, e->text);
             break;
         }
+        case EV_CONN: {
+            napi_value info, v;
+            napi_create_object(env, &info);
+            napi_create_int32(env, e->conn_kind, &v);
+            napi_set_named_property(env, info, "kind", v);
+            napi_create_string_utf8(env, e->text ? e->text : "", NAPI_AUTO_LENGTH, &v);
+            napi_set_named_property(env, info, "text", v);
+            args[3] = info;
+            if (e->status != NATSIO_OK) args[4] = make_error(env, e->status, e->text);
+            break;
+        }
         }
         napi_value result;
         if (napi_call_function(env, undef, dispatch, 5, args, &result) == napi_pending_exception) {
@@ -490,6 +503,20 @@ static void on_client_error(void *user_data, natsio_status status, const char *t
     hub_post(d->hub, e);
 }
 
+/* Lifecycle events take the same path as errors: posted to the hub, then
+ * dispatched on the JS thread in order. user_data is an error_cb_data. */
+static void on_client_event(void *user_data, natsio_event_kind kind, natsio_status status, const char *text) {
+    error_cb_data *d = user_data;
+    event *e = calloc(1, sizeof *e);
+    if (!e) return;
+    e->kind = EV_CONN;
+    e->target = d->conn_id;
+    e->status = status;
+    e->conn_kind = (int32_t)kind;
+    e->text = dup_str(text);
+    hub_post(d->hub, e);
+}
+
 static void release_error_cb(void *user_data) {
     error_cb_data *d = user_data;
     hub_release(d->hub);
@@ -547,6 +574,74 @@ static bool apply_str(napi_env env, natsio_options *o, napi_value js, const char
     int32_t st = set(o, s);
     free(s);
     return !throw_if_failed(env, st);
+}
+
+/* A boolean option: true when present (value in *out); false when absent. */
+static bool get_opt_bool(napi_env env, napi_value v, bool *out) {
+    napi_valuetype t;
+    if (!v || napi_typeof(env, v, &t) != napi_ok || t != napi_boolean) return false;
+    napi_get_value_bool(env, v, out);
+    return true;
+}
+
+/* Reconnect, auth and TLS options, already normalized by index.js:
+ * allowReconnect, maxReconnectAttempts, reconnectWaitMs/-MaxMs,
+ * reconnectJitterMs/-TlsMs, reconnectBufSize, noRandomize,
+ * ignoreDiscoveredServers, retryOnFailedConnect, ignoreAuthErrorAbort,
+ * nkeySeed, nkeyFile, credsFile, tls (bool), tlsCaFile, tlsCertFile,
+ * tlsKeyFile, tlsHostname, tlsHandshakeFirst. Returns false with a pending
+ * exception. */
+static bool apply_survival_options(napi_env env, natsio_options *o, napi_value js) {
+    bool b;
+    int64_t v, w;
+    if (get_opt_bool(env, prop(env, js, "allowReconnect"), &b) &&
+        throw_if_failed(env, natsio_options_set_allow_reconnect(o, b)))
+        return false;
+    if ((v = get_i64(env, prop(env, js, "maxReconnectAttempts"), INT64_MIN)) != INT64_MIN &&
+        throw_if_failed(env, natsio_options_set_max_reconnect_attempts(o, v)))
+        return false;
+    v = get_i64(env, prop(env, js, "reconnectWaitMs"), INT64_MIN);
+    w = get_i64(env, prop(env, js, "reconnectWaitMaxMs"), INT64_MIN);
+    if (v != INT64_MIN && w != INT64_MIN && throw_if_failed(env, natsio_options_set_reconnect_wait(o, v, w)))
+        return false;
+    v = get_i64(env, prop(env, js, "reconnectJitterMs"), INT64_MIN);
+    w = get_i64(env, prop(env, js, "reconnectJitterTlsMs"), INT64_MIN);
+    if (v != INT64_MIN && w != INT64_MIN && throw_if_failed(env, natsio_options_set_reconnect_jitter(o, v, w)))
+        return false;
+    if ((v = get_i64(env, prop(env, js, "reconnectBufSize"), INT64_MIN)) != INT64_MIN &&
+        throw_if_failed(env, natsio_options_set_reconnect_buf_size(o, v)))
+        return false;
+    if (get_opt_bool(env, prop(env, js, "noRandomize"), &b) &&
+        throw_if_failed(env, natsio_options_set_no_randomize(o, b)))
+        return false;
+    if (get_opt_bool(env, prop(env, js, "ignoreDiscoveredServers"), &b) &&
+        throw_if_failed(env, natsio_options_set_ignore_discovered_servers(o, b)))
+        return false;
+    if (get_opt_bool(env, prop(env, js, "retryOnFailedConnect"), &b) &&
+        throw_if_failed(env, natsio_options_set_retry_on_failed_connect(o, b)))
+        return false;
+    if (get_opt_bool(env, prop(env, js, "ignoreAuthErrorAbort"), &b) &&
+        throw_if_failed(env, natsio_options_set_ignore_auth_error_abort(o, b)))
+        return false;
+    if (!apply_str(env, o, js, "nkeySeed", natsio_options_set_nkey_seed)) return false;
+    if (!apply_str(env, o, js, "nkeyFile", natsio_options_set_nkey_file)) return false;
+    if (!apply_str(env, o, js, "credsFile", natsio_options_set_credentials_file)) return false;
+    if (get_opt_bool(env, prop(env, js, "tls"), &b) && b) {
+        char *ca = NULL, *cert = NULL, *key = NULL;
+        bool ok = get_opt_string(env, prop(env, js, "tlsCaFile"), &ca) &&
+                  get_opt_string(env, prop(env, js, "tlsCertFile"), &cert) &&
+                  get_opt_string(env, prop(env, js, "tlsKeyFile"), &key);
+        int32_t st = ok ? natsio_options_set_tls(o, ca, cert, key) : NATSIO_OK;
+        free(ca);
+        free(cert);
+        free(key);
+        if (!ok || throw_if_failed(env, st)) return false;
+        if (!apply_str(env, o, js, "tlsHostname", natsio_options_set_tls_hostname)) return false;
+        if (get_opt_bool(env, prop(env, js, "tlsHandshakeFirst"), &b) &&
+            throw_if_failed(env, natsio_options_set_tls_handshake_first(o, b)))
+            return false;
+    }
+    return true;
 }
 
 /* connect(optionsObject, connId) -> Promise<external> */
@@ -643,6 +738,19 @@ static napi_value js_connect(napi_env env, napi_callback_info info) {
         d->conn_id = conn_id;
         hub_retain(h);
         int32_t st = natsio_options_set_error_callback(o, on_client_error, d, release_error_cb);
+        if (st != NATSIO_OK) {
+            release_error_cb(d);
+            throw_if_failed(env, st);
+            goto fail;
+        }
+    }
+    if (!apply_survival_options(env, o, js)) goto fail;
+    {
+        error_cb_data *d = calloc(1, sizeof *d);
+        d->hub = h;
+        d->conn_id = conn_id;
+        hub_retain(h);
+        int32_t st = natsio_options_set_event_callback(o, on_client_event, d, release_error_cb);
         if (st != NATSIO_OK) {
             release_error_cb(d);
             throw_if_failed(env, st);
@@ -900,6 +1008,79 @@ static napi_value js_new_inbox(napi_env env, napi_callback_info info) {
     char *s = NULL;
     int32_t st = natsio_client_new_inbox(cw->client, &s);
     return string_result(env, st, s);
+}
+
+static napi_value js_servers(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    char *s = NULL;
+    int32_t st = natsio_client_servers(cw->client, &s);
+    return string_result(env, st, s);
+}
+
+static napi_value js_force_reconnect(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    throw_if_failed(env, natsio_client_force_reconnect(cw->client));
+    return NULL;
+}
+
+/* rtt(client) -> Promise<number> (microseconds); natsio_client_rtt blocks,
+ * so it runs on a worker thread. */
+typedef struct rtt_work {
+    napi_async_work work;
+    napi_deferred deferred;
+    natsio_client *client;
+    int32_t status;
+    int64_t rtt_us;
+    char *detail;
+    napi_ref keep; /* keeps the external (and so the client) alive */
+} rtt_work;
+
+static void rtt_execute(napi_env env, void *data) {
+    (void)env;
+    rtt_work *w = data;
+    w->status = natsio_client_rtt(w->client, -1, &w->rtt_us);
+    if (w->status != NATSIO_OK) w->detail = dup_str(natsio_last_error());
+}
+
+static void rtt_complete(napi_env env, napi_status s, void *data) {
+    (void)s;
+    rtt_work *w = data;
+    if (w->status == NATSIO_OK) {
+        napi_value r;
+        napi_create_double(env, (double)w->rtt_us, &r);
+        napi_resolve_deferred(env, w->deferred, r);
+    } else {
+        napi_reject_deferred(env, w->deferred, make_error(env, w->status, w->detail));
+    }
+    napi_delete_reference(env, w->keep);
+    napi_delete_async_work(env, w->work);
+    free(w->detail);
+    free(w);
+}
+
+static napi_value js_rtt(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    rtt_work *w = calloc(1, sizeof *w);
+    w->client = cw->client;
+    napi_create_reference(env, argv[0], 1, &w->keep);
+    napi_value promise, name;
+    napi_create_promise(env, &w->deferred, &promise);
+    napi_create_string_utf8(env, "natsio.rtt", NAPI_AUTO_LENGTH, &name);
+    napi_create_async_work(env, NULL, name, rtt_execute, rtt_complete, w, &w->work);
+    napi_queue_async_work(env, w->work);
+    return promise;
 }
 
 static void set_u64(napi_env env, napi_value obj, const char *name, uint64_t v) {
@@ -1374,6 +1555,9 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
         FN("connectedUrl", js_connected_url),
         FN("newInbox", js_new_inbox),
         FN("stats", js_stats),
+        FN("servers", js_servers),
+        FN("forceReconnect", js_force_reconnect),
+        FN("rtt", js_rtt),
         FN("subscribe", js_subscribe),
         FN("pumpCredit", js_pump_credit),
         FN("pumpStop", js_pump_stop),

@@ -2,6 +2,7 @@
 // Starts a real nats-server on a free loopback port for a test file.
 const net = require('node:net');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 
@@ -35,9 +36,8 @@ function canConnect(port) {
   });
 }
 
-/** Starts nats-server; returns {url, port, stop()}. Extra args are passed on. */
-async function startServer(extraArgs = []) {
-  const port = await freePort();
+/** Spawns nats-server on `port` and waits until it accepts connections. */
+async function launch(port, extraArgs) {
   const proc = spawn(serverBinary(), ['-a', '127.0.0.1', '-p', String(port), ...extraArgs], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -51,17 +51,53 @@ async function startServer(extraArgs = []) {
     }
     await new Promise((r) => setTimeout(r, 25));
   }
+  return proc;
+}
+
+function kill(proc) {
+  return new Promise((resolve) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+    proc.once('exit', () => resolve());
+    proc.kill('SIGKILL');
+  });
+}
+
+/** Starts nats-server; returns {url, port, stop(), restart()}. Extra args
+ * are passed on; `fixedPort` (default: a free one) is the port to use.
+ * restart() starts it again on the same port and args. */
+async function startServer(extraArgs = [], fixedPort = undefined) {
+  const port = fixedPort ?? (await freePort());
+  let proc = await launch(port, extraArgs);
   return {
     port,
     url: `nats://127.0.0.1:${port}`,
     stop() {
-      return new Promise((resolve) => {
-        if (proc.exitCode !== null) return resolve();
-        proc.once('exit', () => resolve());
-        proc.kill('SIGKILL');
-      });
+      return kill(proc);
+    },
+    async restart() {
+      await kill(proc);
+      proc = await launch(port, extraArgs);
     },
   };
 }
 
-module.exports = { startServer, freePort, serverBinary };
+/** Starts nats-server with `config` text written to a temp file. */
+async function startConfiguredServer(config) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'natsio-node-'));
+  const file = path.join(dir, 'server.conf');
+  fs.writeFileSync(file, config);
+  const s = await startServer(['-c', file]);
+  const stop = s.stop;
+  s.stop = async () => {
+    await stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  return s;
+}
+
+/** Absolute path of tests/fixtures/<rel> in the repository. */
+function fixture(rel) {
+  return path.resolve(__dirname, '..', '..', '..', 'tests', 'fixtures', rel);
+}
+
+module.exports = { startServer, startConfiguredServer, fixture, freePort, serverBinary };

@@ -27,6 +27,7 @@
 #include <natsio.h>
 #include <natsio/errors.hpp>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -38,6 +39,7 @@
 #include <future>
 #include <iterator>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -297,6 +299,91 @@ struct ErrorSink {
             event.error = make_error(status, event.text);
             static_cast<Box*>(user_data)->value->report(event);
         } catch (...) {
+        }
+    }
+};
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------
+// Connection events and auth callbacks
+// ---------------------------------------------------------------------------
+
+/// Connection lifecycle events (natsio_event_kind), delivered in order on the
+/// client's event thread; Closed is always the last one.
+enum class EventKind : std::int32_t {
+    /// First connection established; text: the server URL.
+    Connected = NATSIO_EVENT_CONNECTED,
+    /// Connection lost, reconnecting; status and text: why.
+    Disconnected = NATSIO_EVENT_DISCONNECTED,
+    /// Connected again with subscriptions restored; text: the server URL.
+    Reconnected = NATSIO_EVENT_RECONNECTED,
+    /// The server entered lame-duck mode; text: the server URL.
+    LameDuck = NATSIO_EVENT_LAME_DUCK,
+    /// New servers discovered; text: their URLs, comma-separated.
+    ServersDiscovered = NATSIO_EVENT_SERVERS_DISCOVERED,
+    /// The client closed for good.
+    Closed = NATSIO_EVENT_CLOSED,
+};
+
+/// Receives (kind, cause status or NATSIO_OK, text borrowed for the call).
+using EventHandler = std::function<void(EventKind, Status, std::string_view)>;
+
+/// Gives the user JWT to present, on every connect (on a library thread).
+using JwtHandler = std::function<std::string()>;
+/// Signs the server's nonce with the user's Ed25519 key: exactly 64 bytes.
+using SignHandler = std::function<std::array<std::uint8_t, 64>(ByteView nonce)>;
+
+namespace detail {
+
+struct EventSlot {
+    EventHandler handler;
+    std::shared_ptr<ErrorSink> sink;
+
+    static void on_event(void* user_data, natsio_event_kind kind, natsio_status status,
+                         const char* text) noexcept {
+        const EventSlot& slot = static_cast<CallbackBox<EventSlot>*>(user_data)->value;
+        try {
+            slot.handler(static_cast<EventKind>(kind), status, view_of(text));
+        } catch (...) {
+            if (slot.sink) {
+                slot.sink->report_handler_exception(std::current_exception(), 0, nullptr);
+            }
+        }
+    }
+};
+
+struct AuthSlot {
+    JwtHandler jwt;
+    SignHandler sign;
+    // The C contract: the returned JWT stays valid until the next call.
+    std::unique_ptr<std::mutex> mutex;
+    std::string last_jwt;
+
+    static const char* on_jwt(void* user_data) noexcept {
+        auto& slot = static_cast<CallbackBox<AuthSlot>*>(user_data)->value;
+        try {
+            std::string jwt = slot.jwt();
+            std::lock_guard<std::mutex> lock(*slot.mutex);
+            slot.last_jwt = std::move(jwt);
+            return slot.last_jwt.c_str();
+        } catch (...) {
+            return nullptr;  // fails this connection attempt
+        }
+    }
+
+    static natsio_status on_sign(void* user_data, const std::uint8_t* nonce, std::size_t len,
+                                 std::uint8_t* signature_out) noexcept {
+        auto& slot = static_cast<CallbackBox<AuthSlot>*>(user_data)->value;
+        try {
+            std::array<std::uint8_t, 64> signature =
+                slot.sign(ByteView(nonce, len));
+            std::memcpy(signature_out, signature.data(), signature.size());
+            return NATSIO_OK;
+        } catch (const Error& e) {
+            return e.status();
+        } catch (...) {
+            return NATSIO_ERR_INTERNAL;
         }
     }
 };
@@ -1011,12 +1098,15 @@ public:
         detail::check(natsio_options_new(&opts_));
     }
     Options(Options&& other) noexcept
-        : opts_(std::exchange(other.opts_, nullptr)), sink_(std::move(other.sink_)) {}
+        : opts_(std::exchange(other.opts_, nullptr)),
+          sink_(std::move(other.sink_)),
+          event_handler_(std::move(other.event_handler_)) {}
     Options& operator=(Options&& other) noexcept {
         if (this != &other) {
             natsio_options_free(opts_);
             opts_ = std::exchange(other.opts_, nullptr);
             sink_ = std::move(other.sink_);
+            event_handler_ = std::move(other.event_handler_);
         }
         return *this;
     }
@@ -1109,6 +1199,141 @@ public:
             opts_, &detail::ErrorSink::on_library_error, box, &Box::release);
         Box::settle(box, status);
         sink_ = std::move(sink);
+        // Exceptions of the event handler go to the error handler of the
+        // same options: re-register it with the new sink.
+        if (event_handler_) {
+            register_event_handler();
+        }
+        return *this;
+    }
+
+    /// Receives the connection lifecycle events of clients connected with
+    /// these options, in order, on the client's event thread. Exceptions it
+    /// throws are reported to the error handler (AsyncError::Source::Handler).
+    /// An empty handler removes it.
+    Options& on_event(EventHandler handler) {
+        event_handler_ = std::move(handler);
+        if (!event_handler_) {
+            detail::check(natsio_options_set_event_callback(opts_, nullptr, nullptr, nullptr));
+            return *this;
+        }
+        register_event_handler();
+        return *this;
+    }
+
+    // Reconnect ------------------------------------------------------------
+
+    /// Whether to reconnect after losing the connection (default true).
+    Options& set_allow_reconnect(bool allow) {
+        detail::check(natsio_options_set_allow_reconnect(opts_, allow));
+        return *this;
+    }
+    /// Consecutive failed attempts per server before it leaves the pool
+    /// (default 60; -1: unlimited).
+    Options& set_max_reconnect_attempts(std::int64_t attempts) {
+        detail::check(natsio_options_set_max_reconnect_attempts(opts_, attempts));
+        return *this;
+    }
+    /// Wait between attempts to one server, doubling up to `wait_max`
+    /// (defaults 2 s and 8 s).
+    Options& set_reconnect_wait(milliseconds wait, milliseconds wait_max) {
+        detail::check(natsio_options_set_reconnect_wait(opts_, detail::to_ms(wait),
+                                                        detail::to_ms(wait_max)));
+        return *this;
+    }
+    /// Random extra wait per attempt, plain and TLS (defaults 100 ms, 1 s).
+    Options& set_reconnect_jitter(milliseconds jitter, milliseconds jitter_tls) {
+        detail::check(natsio_options_set_reconnect_jitter(opts_, detail::to_ms(jitter),
+                                                          detail::to_ms(jitter_tls)));
+        return *this;
+    }
+    /// Bytes of publishes kept while disconnected (default 8 MiB; 0: the
+    /// default; -1: none, publishes throw ReconnectBufExceededError).
+    Options& set_reconnect_buf_size(std::int64_t bytes) {
+        detail::check(natsio_options_set_reconnect_buf_size(opts_, bytes));
+        return *this;
+    }
+    /// Try servers in the configured order (default: randomized).
+    Options& set_no_randomize(bool no_randomize) {
+        detail::check(natsio_options_set_no_randomize(opts_, no_randomize));
+        return *this;
+    }
+    /// Ignore the servers announced in INFO.
+    Options& set_ignore_discovered_servers(bool ignore) {
+        detail::check(natsio_options_set_ignore_discovered_servers(opts_, ignore));
+        return *this;
+    }
+    /// Return a reconnecting client instead of throwing when no server is
+    /// reachable at connect.
+    Options& set_retry_on_failed_connect(bool retry) {
+        detail::check(natsio_options_set_retry_on_failed_connect(opts_, retry));
+        return *this;
+    }
+    /// Keep retrying a server that rejects the credentials twice in a row.
+    Options& set_ignore_auth_error_abort(bool ignore) {
+        detail::check(natsio_options_set_ignore_auth_error_abort(opts_, ignore));
+        return *this;
+    }
+
+    // Authentication (one kind per Options; a second throws ConfigError) ----
+
+    /// An NKey seed ("SU...").
+    Options& set_nkey_seed(std::string_view seed) {
+        detail::CString c_seed(seed, "nkey seed");
+        detail::check(natsio_options_set_nkey_seed(opts_, c_seed.get()));
+        return *this;
+    }
+    /// A file holding an NKey seed, read on every connect.
+    Options& set_nkey_file(std::string_view path) {
+        detail::CString c_path(path, "nkey file");
+        detail::check(natsio_options_set_nkey_file(opts_, c_path.get()));
+        return *this;
+    }
+    /// A .creds file (user JWT + NKey seed), read on every connect.
+    Options& set_credentials_file(std::string_view path) {
+        detail::CString c_path(path, "credentials file");
+        detail::check(natsio_options_set_credentials_file(opts_, c_path.get()));
+        return *this;
+    }
+    /// Application callbacks giving the user JWT and signing the server's
+    /// nonce, on every connect, on a library thread. An exception from
+    /// either fails that connection attempt (a natsio::Error's status is
+    /// passed on from `sign`).
+    Options& set_auth_callbacks(JwtHandler jwt, SignHandler sign) {
+        if (!jwt || !sign) {
+            throw InvalidArgumentError(NATSIO_ERR_NULL_ARGUMENT,
+                                       "both auth callbacks are required");
+        }
+        using Box = detail::CallbackBox<detail::AuthSlot>;
+        auto* box = new Box(detail::AuthSlot{std::move(jwt), std::move(sign), std::make_unique<std::mutex>(), {}});
+        Status status = natsio_options_set_auth_callbacks(
+            opts_, &detail::AuthSlot::on_jwt, &detail::AuthSlot::on_sign, box, &Box::release);
+        Box::settle(box, status);
+        return *this;
+    }
+
+    // TLS --------------------------------------------------------------------
+
+    /// Requires TLS, verified against `ca_file` (nullopt: the system roots),
+    /// presenting `cert_file` + `key_file` for mutual TLS (both or neither).
+    Options& set_tls(std::optional<std::string_view> ca_file,
+                     std::optional<std::string_view> cert_file = std::nullopt,
+                     std::optional<std::string_view> key_file = std::nullopt) {
+        detail::OptionalCString c_ca(ca_file, "CA file");
+        detail::OptionalCString c_cert(cert_file, "certificate file");
+        detail::OptionalCString c_key(key_file, "key file");
+        detail::check(natsio_options_set_tls(opts_, c_ca.get(), c_cert.get(), c_key.get()));
+        return *this;
+    }
+    /// Verify the server certificate against `hostname` instead of the URL's.
+    Options& set_tls_hostname(std::string_view hostname) {
+        detail::CString c_hostname(hostname, "TLS hostname");
+        detail::check(natsio_options_set_tls_hostname(opts_, c_hostname.get()));
+        return *this;
+    }
+    /// Start TLS before the server's INFO (servers with handshake_first).
+    Options& set_tls_handshake_first(bool first) {
+        detail::check(natsio_options_set_tls_handshake_first(opts_, first));
         return *this;
     }
 
@@ -1117,8 +1342,18 @@ public:
 
 private:
     friend class Client;
+
+    void register_event_handler() {
+        using Box = detail::CallbackBox<detail::EventSlot>;
+        auto* box = new Box(detail::EventSlot{event_handler_, sink_});
+        Status status = natsio_options_set_event_callback(opts_, &detail::EventSlot::on_event,
+                                                          box, &Box::release);
+        Box::settle(box, status);
+    }
+
     natsio_options* opts_ = nullptr;
     std::shared_ptr<detail::ErrorSink> sink_;
+    EventHandler event_handler_;
 };
 
 // ---------------------------------------------------------------------------
@@ -1302,6 +1537,38 @@ public:
         ClientStats stats{};
         detail::check(natsio_client_get_stats(client_, &stats));
         return stats;
+    }
+
+    /// Drops the connection and reconnects (to another server of the pool
+    /// when there is one); returns at once. IllegalStateError when not
+    /// connected right now.
+    void force_reconnect() const { detail::check(natsio_client_force_reconnect(client_)); }
+
+    /// One PING/PONG round trip. Blocks; negative timeout: the flush timeout.
+    std::chrono::microseconds rtt(milliseconds timeout = milliseconds{-1}) const {
+        std::int64_t rtt_us = 0;
+        detail::check(natsio_client_rtt(client_, detail::to_ms(timeout), &rtt_us));
+        return std::chrono::microseconds(rtt_us);
+    }
+
+    /// The server pool, configured and discovered.
+    std::vector<std::string> servers() const {
+        char* joined = nullptr;
+        detail::check(natsio_client_servers(client_, &joined));
+        std::string text = detail::take_string(joined);
+        std::vector<std::string> urls;
+        std::size_t start = 0;
+        while (start < text.size()) {
+            std::size_t comma = text.find(',', start);
+            if (comma == std::string::npos) {
+                comma = text.size();
+            }
+            if (comma > start) {
+                urls.push_back(text.substr(start, comma - start));
+            }
+            start = comma + 1;
+        }
+        return urls;
     }
 
     natsio_client* c_client() const noexcept { return client_; }

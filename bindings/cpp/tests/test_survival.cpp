@@ -1,0 +1,354 @@
+// Connections that survive: server restart with reconnect and lifecycle
+// events, the reconnect buffer, force_reconnect, rtt and the server pool, and
+// secured servers (TLS with the test CA, credentials in operator mode, NKeys,
+// auth callbacks). Each test starts its own nats-server (tests that kill or
+// reconfigure a server cannot share the suite's).
+#include "support.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+using namespace natsio_test;
+using natsio::EventKind;
+
+namespace {
+
+/// A server owned by one test, stopped when the test ends.
+using ServerPtr = std::unique_ptr<nt_server, void (*)(nt_server*)>;
+
+ServerPtr start_server(const std::string& config = {}) {
+    nt_server* s = nt_server_start(config.empty() ? nullptr : config.c_str());
+    return ServerPtr(s, &nt_server_stop);
+}
+
+std::string fixture(const std::string& relative) {
+    char buf[2048];
+    return nt_fixture_path(buf, sizeof buf, relative.c_str());
+}
+
+std::string read_fixture(const std::string& relative) {
+    char* text = nt_read_file(fixture(relative).c_str());
+    std::string result = text != nullptr ? text : "";
+    std::free(text);
+    // Seeds and public keys are stored with a trailing newline.
+    while (!result.empty() && (result.back() == '\n' || result.back() == '\r')) {
+        result.pop_back();
+    }
+    return result;
+}
+
+/// The events a client reported, in order.
+struct EventLog {
+    std::mutex mutex;
+    std::vector<EventKind> kinds;
+    std::vector<natsio::Status> statuses;
+    std::vector<std::string> texts;
+
+    natsio::EventHandler handler() {
+        return [this](EventKind kind, natsio::Status status, std::string_view text) {
+            std::lock_guard<std::mutex> lock(mutex);
+            kinds.push_back(kind);
+            statuses.push_back(status);
+            texts.emplace_back(text);
+        };
+    }
+    std::vector<EventKind> snapshot() {
+        std::lock_guard<std::mutex> lock(mutex);
+        return kinds;
+    }
+    bool ends_with(EventKind kind) {
+        std::lock_guard<std::mutex> lock(mutex);
+        return !kinds.empty() && kinds.back() == kind;
+    }
+};
+
+/// Options that reconnect within a few tens of milliseconds.
+natsio::Options fast_reconnect(const std::string& url, EventLog& events) {
+    natsio::Options options;
+    options.set_url(url)
+        .set_reconnect_wait(20ms, 100ms)
+        .set_reconnect_jitter(5ms, 5ms)
+        .set_max_reconnect_attempts(-1)
+        .set_no_randomize(true)
+        .on_event(events.handler());
+    return options;
+}
+
+natsio::Options no_reconnect(const std::string& url) {
+    natsio::Options options;
+    options.set_url(url).set_allow_reconnect(false).set_connect_timeout(3s);
+    return options;
+}
+
+std::string tls_server_config(bool verify_clients) {
+    return "tls {\n  cert_file: \"" + fixture("tls/server-cert.pem") + "\"\n  key_file: \"" +
+           fixture("tls/server-key.pem") + "\"\n  ca_file: \"" + fixture("tls/ca.pem") +
+           "\"\n  verify: " + (verify_clients ? "true" : "false") + "\n  timeout: 2\n}\n";
+}
+
+std::string tls_url(nt_server* s) {
+    return "tls://127.0.0.1:" + std::to_string(nt_server_port(s));
+}
+
+/// Publishes and receives one message through `client`.
+void expect_round_trip(const natsio::Client& client, const std::string& subject) {
+    natsio::Subscription sub = client.subscribe(subject);
+    client.publish(subject, "ping");
+    natsio::Msg msg = sub.next_msg(5s);
+    EXPECT_EQ(msg.data(), "ping");
+}
+
+}  // namespace
+
+TEST(Survival, RestartMidStreamResumesWithEventsInOrder) {
+    ServerPtr server = start_server();
+    ASSERT_TRUE(server);
+    EventLog events;
+    natsio::Client client = natsio::Client::connect(fast_reconnect(nt_server_url(server.get()), events));
+    natsio::Subscription sub = client.subscribe("survive.>");
+    client.publish("survive.before", "b");
+    client.flush(5s);
+    EXPECT_EQ(sub.next_msg(5s).data(), "b");
+
+    nt_server_kill(server.get());
+    ASSERT_TRUE(wait_until([&] { return client.status() == natsio::ConnStatus::Reconnecting; }));
+    // Accepted while disconnected: kept in the reconnect buffer.
+    for (int i = 0; i < 50; ++i) {
+        client.publish("survive.during", "d" + std::to_string(i));
+    }
+    ASSERT_EQ(nt_server_restart(server.get()), 0);
+    ASSERT_TRUE(wait_until([&] { return client.status() == natsio::ConnStatus::Connected; }, 8s));
+    client.flush(5s);
+    for (int i = 0; i < 50; ++i) {
+        EXPECT_EQ(sub.next_msg(5s).data(), "d" + std::to_string(i));
+    }
+    // The subscription was re-established on the new connection.
+    client.publish("survive.after", "a");
+    EXPECT_EQ(sub.next_msg(5s).data(), "a");
+    EXPECT_FALSE(sub.try_next_msg(100ms).has_value());
+    EXPECT_EQ(client.stats().reconnects, 1u);
+
+    client.close();
+    ASSERT_TRUE(wait_until([&] { return events.ends_with(EventKind::Closed); }));
+    EXPECT_EQ(events.snapshot(),
+              (std::vector<EventKind>{EventKind::Connected, EventKind::Disconnected,
+                                      EventKind::Reconnected, EventKind::Closed}));
+    std::lock_guard<std::mutex> lock(events.mutex);
+    EXPECT_NE(events.texts[0].find(std::to_string(nt_server_port(server.get()))),
+              std::string::npos)
+        << "CONNECTED names the server URL: " << events.texts[0];
+    EXPECT_NE(events.statuses[1], NATSIO_OK) << "DISCONNECTED carries its cause";
+}
+
+TEST(Survival, ReconnectBufferLimitsThrowReconnectBufExceededError) {
+    ServerPtr server = start_server();
+    ASSERT_TRUE(server);
+    EventLog events;
+    natsio::Options options = fast_reconnect(nt_server_url(server.get()), events);
+    options.set_reconnect_buf_size(2048);
+    natsio::Client client = natsio::Client::connect(options);
+    natsio::Subscription sub = client.subscribe("survive.buf");
+    client.flush(5s);
+    nt_server_kill(server.get());
+    ASSERT_TRUE(wait_until([&] { return client.status() == natsio::ConnStatus::Reconnecting; }));
+
+    int accepted = 0;
+    const std::string payload(100, 'z');
+    try {
+        for (; accepted < 1000; ++accepted) {
+            client.publish("survive.buf", payload);
+        }
+        ADD_FAILURE() << "the reconnect buffer never filled";
+    } catch (const natsio::ReconnectBufExceededError& e) {
+        EXPECT_EQ(e.status(), NATSIO_ERR_RECONNECT_BUF_EXCEEDED);
+    }
+    EXPECT_GT(accepted, 5);
+    EXPECT_LT(accepted, 21);
+
+    // Nothing accepted before the limit is lost.
+    ASSERT_EQ(nt_server_restart(server.get()), 0);
+    ASSERT_TRUE(wait_until([&] { return client.status() == natsio::ConnStatus::Connected; }, 8s));
+    client.flush(5s);
+    for (int i = 0; i < accepted; ++i) {
+        EXPECT_EQ(sub.next_msg(5s).data().size(), payload.size());
+    }
+    EXPECT_FALSE(sub.try_next_msg(100ms).has_value());
+}
+
+TEST(Survival, DisabledBufferingThrowsWhileDisconnected) {
+    ServerPtr server = start_server();
+    ASSERT_TRUE(server);
+    EventLog events;
+    natsio::Options options = fast_reconnect(nt_server_url(server.get()), events);
+    options.set_reconnect_buf_size(-1);
+    natsio::Client client = natsio::Client::connect(options);
+    nt_server_kill(server.get());
+    ASSERT_TRUE(wait_until([&] { return client.status() == natsio::ConnStatus::Reconnecting; }));
+    EXPECT_THROW(client.publish("survive.nobuf", "x"), natsio::ReconnectBufExceededError);
+}
+
+TEST(Survival, ForceReconnectRttAndServers) {
+    ServerPtr server = start_server();
+    ASSERT_TRUE(server);
+    const std::string url = nt_server_url(server.get());
+    EventLog events;
+    natsio::Client client = natsio::Client::connect(fast_reconnect(url, events));
+    natsio::Subscription sub = client.subscribe("survive.force");
+    client.flush(5s);
+
+    std::chrono::microseconds rtt = client.rtt(5s);
+    EXPECT_GT(rtt.count(), 0);
+    EXPECT_LT(rtt, std::chrono::microseconds(5s));
+    std::vector<std::string> servers = client.servers();
+    const std::string port = std::to_string(nt_server_port(server.get()));
+    EXPECT_TRUE(std::any_of(servers.begin(), servers.end(), [&](const std::string& s) {
+        return s.find(port) != std::string::npos;
+    })) << "pool lacks the configured server";
+
+    client.force_reconnect();
+    ASSERT_TRUE(wait_until([&] { return client.stats().reconnects == 1; }));
+    client.publish("survive.force", "after");
+    EXPECT_EQ(sub.next_msg(5s).data(), "after");
+    std::vector<EventKind> kinds = events.snapshot();
+    EXPECT_TRUE(std::find(kinds.begin(), kinds.end(), EventKind::Reconnected) != kinds.end());
+
+    client.close();
+    EXPECT_THROW(client.force_reconnect(), natsio::ConnectionClosedError);
+}
+
+TEST(Survival, ThrowingEventHandlerIsReportedToTheErrorHandler) {
+    ServerPtr server = start_server();
+    ASSERT_TRUE(server);
+    std::mutex mutex;
+    std::vector<std::string> reported;
+    natsio::Options options;
+    options.set_url(nt_server_url(server.get()))
+        .on_event([](EventKind kind, natsio::Status, std::string_view) {
+            if (kind == EventKind::Connected) {
+                throw std::runtime_error("event handler failed");
+            }
+        })
+        .on_error([&](const natsio::AsyncError& e) {
+            if (e.source == natsio::AsyncError::Source::Handler) {
+                std::lock_guard<std::mutex> lock(mutex);
+                reported.push_back(e.text);
+            }
+        });
+    natsio::Client client = natsio::Client::connect(options);
+    ASSERT_TRUE(wait_until([&] {
+        std::lock_guard<std::mutex> lock(mutex);
+        return !reported.empty();
+    }));
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        EXPECT_EQ(reported.front(), "event handler failed");
+    }
+    client.flush(5s);  // the client carries on
+}
+
+TEST(Secured, TlsWithTheFixtureCa) {
+    ServerPtr server = start_server(tls_server_config(false));
+    ASSERT_TRUE(server);
+    natsio::Options options = no_reconnect(tls_url(server.get()));
+    options.set_tls(fixture("tls/ca.pem"));
+    natsio::Client client = natsio::Client::connect(options);
+    EXPECT_NE(client.server_info().find("\"tls_required\":true"), std::string::npos);
+    expect_round_trip(client, "secured.tls");
+
+    natsio::Options wrong_ca = no_reconnect(tls_url(server.get()));
+    wrong_ca.set_tls(fixture("tls/other-ca.pem"));
+    EXPECT_THROW(natsio::Client::connect(wrong_ca), natsio::IoError);
+}
+
+TEST(Secured, MutualTlsWithHostnameOverride) {
+    ServerPtr server = start_server(tls_server_config(true));
+    ASSERT_TRUE(server);
+    natsio::Options options = no_reconnect(tls_url(server.get()));
+    options.set_tls(fixture("tls/ca.pem"), fixture("tls/client-cert.pem"),
+                    fixture("tls/client-key.pem"))
+        .set_tls_hostname("localhost");
+    natsio::Client client = natsio::Client::connect(options);
+    expect_round_trip(client, "secured.mtls");
+
+    natsio::Options without_cert = no_reconnect(tls_url(server.get()));
+    without_cert.set_tls(fixture("tls/ca.pem"));
+    EXPECT_THROW(natsio::Client::connect(without_cert), natsio::Error);
+
+    natsio::Options cert_without_key;
+    EXPECT_THROW(cert_without_key.set_tls(fixture("tls/ca.pem"), fixture("tls/client-cert.pem")),
+                 natsio::ConfigError);
+}
+
+TEST(Secured, CredentialsFileInOperatorMode) {
+    ServerPtr server = start_server(read_fixture("auth/operator.conf"));
+    ASSERT_TRUE(server);
+    const std::string url = nt_server_url(server.get());
+    natsio::Options options = no_reconnect(url);
+    options.set_credentials_file(fixture("auth/user.creds"));
+    natsio::Client client = natsio::Client::connect(options);
+    expect_round_trip(client, "secured.creds");
+
+    natsio::Options stranger = no_reconnect(url);
+    stranger.set_credentials_file(fixture("auth/stranger.creds"));
+    EXPECT_THROW(natsio::Client::connect(stranger), natsio::AuthorizationError);
+
+    natsio::Options missing;
+    EXPECT_THROW(missing.set_credentials_file(fixture("auth/missing.creds")), natsio::ConfigError);
+}
+
+TEST(Secured, AuthCallbacksSignTheNonce) {
+    ServerPtr server = start_server(read_fixture("auth/operator.conf"));
+    ASSERT_TRUE(server);
+    const std::string jwt = read_fixture("auth/user.jwt");
+    const std::string seed = read_fixture("auth/user.nk");
+    std::atomic<int> signatures{0};
+    natsio::Options options = no_reconnect(nt_server_url(server.get()));
+    options.set_auth_callbacks([&] { return jwt; },
+                               [&](natsio::ByteView nonce) {
+                                   std::array<std::uint8_t, 64> signature{};
+                                   if (!nt_nkey_sign(seed.c_str(), nonce.data(), nonce.size(),
+                                                     signature.data())) {
+                                       throw std::runtime_error("bad seed");
+                                   }
+                                   ++signatures;
+                                   return signature;
+                               });
+    natsio::Client client = natsio::Client::connect(options);
+    expect_round_trip(client, "secured.callbacks");
+    EXPECT_EQ(signatures.load(), 1);
+
+    // A throwing signer fails the connection attempt, not the process.
+    natsio::Options failing = no_reconnect(nt_server_url(server.get()));
+    failing.set_auth_callbacks([&] { return jwt; },
+                               [](natsio::ByteView) -> std::array<std::uint8_t, 64> {
+                                   throw std::runtime_error("HSM unavailable");
+                               });
+    EXPECT_THROW(natsio::Client::connect(failing), natsio::Error);
+}
+
+TEST(Secured, NkeySeedAndFile) {
+    ServerPtr server = start_server("authorization { users = [ { nkey: " +
+                                    read_fixture("auth/nkey-user.pub") + " } ] }");
+    ASSERT_TRUE(server);
+    const std::string url = nt_server_url(server.get());
+    natsio::Options by_seed = no_reconnect(url);
+    by_seed.set_nkey_seed(read_fixture("auth/nkey-user.nk"));
+    expect_round_trip(natsio::Client::connect(by_seed), "secured.nkey");
+
+    natsio::Options by_file = no_reconnect(url);
+    by_file.set_nkey_file(fixture("auth/nkey-user.nk"));
+    expect_round_trip(natsio::Client::connect(by_file), "secured.nkeyfile");
+
+    natsio::Options other = no_reconnect(url);
+    other.set_nkey_file(fixture("auth/nkey-other.nk"));
+    EXPECT_THROW(natsio::Client::connect(other), natsio::AuthorizationError);
+
+    // Two auth kinds on one Options are a configuration error.
+    natsio::Options both;
+    both.set_token("t");
+    EXPECT_THROW(both.set_nkey_seed(read_fixture("auth/nkey-user.nk")), natsio::ConfigError);
+}

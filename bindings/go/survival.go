@@ -1,0 +1,472 @@
+package natsio
+
+// Connections that survive: reconnect, auth and TLS options, lifecycle
+// handlers (all fed from the one C event callback), ForceReconnect, RTT and
+// Servers. Every semantic is the core's; this file only translates.
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "natsio.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+	"weak"
+)
+
+// ---------------------------------------------------------------------------
+// Reconnect options
+// ---------------------------------------------------------------------------
+
+// NoReconnect closes the connection when it is lost instead of reconnecting.
+func NoReconnect() Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status { return C.natsio_options_set_allow_reconnect(o, false) })
+	}
+}
+
+// MaxReconnects is how many consecutive failed attempts a server may have
+// before it leaves the pool (default 60; -1: unlimited).
+func MaxReconnects(n int) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status {
+			return C.natsio_options_set_max_reconnect_attempts(o, C.int64_t(n))
+		})
+	}
+}
+
+// ReconnectWait is the wait between attempts to the same server, doubling
+// per failed attempt up to max (defaults 2s and 8s).
+func ReconnectWait(wait, max time.Duration) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status {
+			return C.natsio_options_set_reconnect_wait(o, millis(wait), millis(max))
+		})
+	}
+}
+
+// ReconnectJitter is the random extra wait added to each reconnect delay,
+// for plain and TLS connections (defaults 100ms and 1s).
+func ReconnectJitter(jitter, jitterTLS time.Duration) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status {
+			return C.natsio_options_set_reconnect_jitter(o, millis(jitter), millis(jitterTLS))
+		})
+	}
+}
+
+// ReconnectBufSize is how many bytes of publishes are kept while
+// disconnected and sent after the reconnect (default 8 MiB; -1 disables
+// buffering). A publish that does not fit fails with ErrReconnectBufExceeded.
+func ReconnectBufSize(bytes int) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status {
+			return C.natsio_options_set_reconnect_buf_size(o, C.int64_t(bytes))
+		})
+	}
+}
+
+// DontRandomize tries the servers in the order given instead of randomly.
+func DontRandomize() Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status { return C.natsio_options_set_no_randomize(o, true) })
+	}
+}
+
+// IgnoreDiscoveredServers keeps the pool to the servers given, ignoring
+// those the servers announce.
+func IgnoreDiscoveredServers() Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status {
+			return C.natsio_options_set_ignore_discovered_servers(o, true)
+		})
+	}
+}
+
+// RetryOnFailedConnect makes Connect return a reconnecting Conn when no
+// server is reachable yet, instead of failing; publishes are buffered.
+func RetryOnFailedConnect(retry bool) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status {
+			return C.natsio_options_set_retry_on_failed_connect(o, C.bool(retry))
+		})
+	}
+}
+
+// IgnoreAuthErrorAbort keeps retrying a server that rejects the
+// credentials twice in a row with the same error, instead of closing.
+func IgnoreAuthErrorAbort() Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status {
+			return C.natsio_options_set_ignore_auth_error_abort(o, true)
+		})
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Authentication (one kind per connection; two are ErrConfig)
+// ---------------------------------------------------------------------------
+
+// Nkey authenticates with an NKey seed ("SU..."), signing the server's
+// nonce on every connect.
+func Nkey(seed string) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(withString(seed, func(o *C.natsio_options, s *C.char) C.natsio_status {
+			return C.natsio_options_set_nkey_seed(o, s)
+		}))
+	}
+}
+
+// NkeyFromFile authenticates with the NKey seed in a file, read on every
+// connect.
+func NkeyFromFile(path string) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(withString(path, func(o *C.natsio_options, s *C.char) C.natsio_status {
+			return C.natsio_options_set_nkey_file(o, s)
+		}))
+	}
+}
+
+// UserCredentials authenticates with a .creds file (user JWT and NKey
+// seed), read on every connect.
+func UserCredentials(path string) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(withString(path, func(o *C.natsio_options, s *C.char) C.natsio_status {
+			return C.natsio_options_set_credentials_file(o, s)
+		}))
+	}
+}
+
+// UserJWTHandler gives the user JWT to present.
+type UserJWTHandler func() (string, error)
+
+// SignatureHandler signs the server's nonce with the user's Ed25519 key,
+// returning the 64-byte signature.
+type SignatureHandler func(nonce []byte) ([]byte, error)
+
+// UserJWT authenticates through callbacks (keys kept elsewhere, e.g. in an
+// HSM). Both run on every connect, on a library thread; an error or a panic
+// fails that connection attempt.
+func UserJWT(jwt UserJWTHandler, sign SignatureHandler) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status {
+			if jwt == nil || sign == nil {
+				return C.NATSIO_ERR_NULL_ARGUMENT
+			}
+			h, box := newHandle(&authState{jwt: jwt, sign: sign})
+			st := cOptionsSetAuthCallbacks(o, h)
+			if st != C.NATSIO_OK {
+				discardHandle(h, box)
+			}
+			return st
+		})
+	}
+}
+
+// authState is the user data of the auth callbacks. The C contract wants
+// the returned JWT to stay valid until the next call or the release, so the
+// last one is kept in C memory here.
+type authState struct {
+	jwt  UserJWTHandler
+	sign SignatureHandler
+	mu   sync.Mutex
+	last *C.char
+}
+
+func (a *authState) released() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	C.free(unsafe.Pointer(a.last))
+	a.last = nil
+}
+
+//export natsioGoJWT
+func natsioGoJWT(userData unsafe.Pointer) (out *C.char) {
+	a := valueOf(userData).(*authState)
+	defer func() {
+		if recover() != nil {
+			out = nil
+		}
+	}()
+	jwt, err := a.jwt()
+	if err != nil || strings.IndexByte(jwt, 0) >= 0 {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	C.free(unsafe.Pointer(a.last))
+	a.last = C.CString(jwt)
+	return a.last
+}
+
+//export natsioGoSign
+func natsioGoSign(userData unsafe.Pointer, nonce *C.uint8_t, nonceLen C.size_t, signatureOut *C.uint8_t) (status C.natsio_status) {
+	a := valueOf(userData).(*authState)
+	defer func() {
+		if recover() != nil {
+			status = C.NATSIO_ERR_INTERNAL
+		}
+	}()
+	sig, err := a.sign(C.GoBytes(unsafe.Pointer(nonce), C.int(nonceLen)))
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return C.natsio_status(e.Status)
+		}
+		return C.NATSIO_ERR_INTERNAL
+	}
+	if len(sig) != 64 {
+		return C.NATSIO_ERR_INVALID_ARGUMENT
+	}
+	C.memcpy(unsafe.Pointer(signatureOut), unsafe.Pointer(&sig[0]), 64)
+	return C.NATSIO_OK
+}
+
+// ---------------------------------------------------------------------------
+// TLS
+// ---------------------------------------------------------------------------
+
+// TLSFiles names PEM files for Secure. An empty CA means the system's trust
+// roots; Cert and Key (both or neither) are the client's, for mutual TLS.
+type TLSFiles struct {
+	CA, Cert, Key string
+}
+
+// Secure requires TLS for every server, verifying certificates (there is
+// no way to skip verification). The files are checked at Connect and
+// re-read on every connect.
+func Secure(files TLSFiles) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status {
+			var cs [3][]byte
+			for i, s := range []string{files.CA, files.Cert, files.Key} {
+				if s == "" {
+					continue
+				}
+				b, err := cString(s)
+				if err != nil {
+					return C.NATSIO_ERR_INVALID_ARGUMENT
+				}
+				cs[i] = b
+			}
+			return C.natsio_options_set_tls(o, cPtr(cs[0]), cPtr(cs[1]), cPtr(cs[2]))
+		})
+	}
+}
+
+// TLSHostname verifies the server certificate against hostname instead of
+// the URL's host. Requires Secure or a tls:// URL.
+func TLSHostname(hostname string) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(withString(hostname, func(o *C.natsio_options, s *C.char) C.natsio_status {
+			return C.natsio_options_set_tls_hostname(o, s)
+		}))
+	}
+}
+
+// TLSHandshakeFirst starts TLS before the server's INFO, for servers
+// configured with handshake_first.
+func TLSHandshakeFirst() Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status { return C.natsio_options_set_tls_handshake_first(o, true) })
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Lifecycle handlers
+// ---------------------------------------------------------------------------
+
+// ConnHandler receives a connection lifecycle event.
+type ConnHandler func(nc *Conn)
+
+// ConnErrHandler receives a lifecycle event with its cause (nil if none).
+type ConnErrHandler func(nc *Conn, err error)
+
+// The handlers below all run on the connection's event thread, one at a
+// time and in the order the events happened (ClosedHandler last). A panic
+// is recovered and reported to the ErrorHandler. nc is nil only for a Conn
+// already garbage collected.
+
+// ConnectedHandler is called once the first connection is established.
+func ConnectedHandler(h ConnHandler) Option {
+	return func(cfg *connectConfig) { cfg.events().connected = h }
+}
+
+// DisconnectErrHandler is called when the connection is lost, with why.
+func DisconnectErrHandler(h ConnErrHandler) Option {
+	return func(cfg *connectConfig) { cfg.events().disconnected = h }
+}
+
+// ReconnectHandler is called when connected again, subscriptions restored.
+func ReconnectHandler(h ConnHandler) Option {
+	return func(cfg *connectConfig) { cfg.events().reconnected = h }
+}
+
+// ClosedHandler is called when the connection is closed for good. It is
+// not called when Connect itself fails.
+func ClosedHandler(h ConnHandler) Option {
+	return func(cfg *connectConfig) { cfg.events().closed = h }
+}
+
+// DiscoveredServersHandler is called when servers announce new servers
+// (see Conn.Servers).
+func DiscoveredServersHandler(h ConnHandler) Option {
+	return func(cfg *connectConfig) { cfg.events().discovered = h }
+}
+
+// LameDuckModeHandler is called when the server enters lame-duck mode; the
+// client moves to another server by itself.
+func LameDuckModeHandler(h ConnHandler) Option {
+	return func(cfg *connectConfig) { cfg.events().lameDuck = h }
+}
+
+// eventHandlers are the lifecycle handlers of one Connect.
+type eventHandlers struct {
+	connected, reconnected, closed, discovered, lameDuck ConnHandler
+	disconnected                                         ConnErrHandler
+}
+
+func (cfg *connectConfig) events() *eventHandlers {
+	if cfg.eventHandlers == nil {
+		cfg.eventHandlers = &eventHandlers{}
+	}
+	return cfg.eventHandlers
+}
+
+// eventSink is the user data of the event callback.
+//
+// Handlers get the *Conn, which exists only once natsio_client_connect has
+// returned, while CONNECTED may be delivered before that. So events wait
+// for `ready`, closed by Connect after it set the Conn. CLOSED never waits:
+// a failed connect delivers it (and joins the event thread) before
+// returning, and then there is no Conn to report.
+type eventSink struct {
+	handlers eventHandlers
+	errors   *errorSink
+	ready    chan struct{}
+
+	mu   sync.Mutex
+	conn weak.Pointer[Conn] // weak: handlers must not keep a dropped Conn alive
+	set  bool
+}
+
+func (s *eventSink) setConn(nc *Conn) {
+	s.mu.Lock()
+	s.conn = weak.Make(nc)
+	s.set = true
+	s.mu.Unlock()
+	close(s.ready)
+}
+
+// current is the Conn to hand to handlers, and whether Connect succeeded.
+func (s *eventSink) current() (*Conn, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn.Value(), s.set
+}
+
+//export natsioGoEvent
+func natsioGoEvent(userData unsafe.Pointer, kind C.natsio_event_kind, status C.natsio_status, text *C.char) {
+	s := valueOf(userData).(*eventSink)
+	if kind != C.NATSIO_EVENT_CLOSED {
+		<-s.ready
+	}
+	nc, ok := s.current()
+	if !ok {
+		return // Connect failed: nobody to tell
+	}
+	var cause error
+	if status != C.NATSIO_OK {
+		cause = &Error{Status: Status(status), Detail: C.GoString(text)}
+	}
+	s.dispatch(nc, kind, cause)
+}
+
+func (s *eventSink) dispatch(nc *Conn, kind C.natsio_event_kind, cause error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.errors.report(&AsyncError{Err: fmt.Errorf("%w: lifecycle handler: %v", ErrHandlerPanic, v)})
+		}
+	}()
+	call := func(h ConnHandler) {
+		if h != nil {
+			h(nc)
+		}
+	}
+	switch kind {
+	case C.NATSIO_EVENT_CONNECTED:
+		call(s.handlers.connected)
+	case C.NATSIO_EVENT_DISCONNECTED:
+		if s.handlers.disconnected != nil {
+			s.handlers.disconnected(nc, cause)
+		}
+	case C.NATSIO_EVENT_RECONNECTED:
+		call(s.handlers.reconnected)
+	case C.NATSIO_EVENT_LAME_DUCK:
+		call(s.handlers.lameDuck)
+	case C.NATSIO_EVENT_SERVERS_DISCOVERED:
+		call(s.handlers.discovered)
+	case C.NATSIO_EVENT_CLOSED:
+		call(s.handlers.closed)
+	}
+}
+
+// registerEvents installs the event callback on copts; the returned sink
+// must get setConn once the client exists.
+func registerEvents(copts *C.natsio_options, handlers *eventHandlers, errs *errorSink) (*eventSink, error) {
+	sink := &eventSink{handlers: *handlers, errors: errs, ready: make(chan struct{})}
+	h, box := newHandle(sink)
+	if err := statusError(cOptionsSetEventCallback(copts, h)); err != nil {
+		discardHandle(h, box)
+		return nil, err
+	}
+	return sink, nil
+}
+
+// ---------------------------------------------------------------------------
+// Conn methods
+// ---------------------------------------------------------------------------
+
+// ForceReconnect drops the current connection and reconnects (to another
+// server of the pool when there is one); subscriptions are restored. It
+// returns at once.
+func (nc *Conn) ForceReconnect() error {
+	lockThread()
+	err := statusError(C.natsio_client_force_reconnect(nc.ptr))
+	unlockThread()
+	runtime.KeepAlive(nc)
+	return err
+}
+
+// RTT measures a round trip to the server (PING/PONG), waiting up to the
+// flush timeout.
+func (nc *Conn) RTT() (time.Duration, error) {
+	var us C.int64_t
+	lockThread()
+	err := statusError(C.natsio_client_rtt(nc.ptr, -1, &us))
+	unlockThread()
+	runtime.KeepAlive(nc)
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(us) * time.Microsecond, nil
+}
+
+// Servers lists the server pool: the configured servers and those
+// discovered since.
+func (nc *Conn) Servers() []string {
+	joined, err := nc.ownedString(func(out **C.char) C.natsio_status { return C.natsio_client_servers(nc.ptr, out) })
+	if err != nil || joined == "" {
+		return nil
+	}
+	return strings.Split(joined, ",")
+}

@@ -1,0 +1,366 @@
+package natsio_test
+
+// Connections that survive: restart mid-stream with lifecycle handlers in
+// order, the reconnect buffer, ForceReconnect/RTT/Servers, and secured
+// servers (TLS with the fixture CA, creds in operator mode, NKeys, UserJWT
+// callbacks). Each test runs its own nats-server.
+
+import (
+	"crypto/ed25519"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	natsio "github.com/libnatsio/natsio/bindings/go"
+)
+
+// eventLog records lifecycle handler calls, in order.
+type eventLog struct {
+	mu     sync.Mutex
+	events []string
+	causes []error
+}
+
+func (l *eventLog) add(name string, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, name)
+	l.causes = append(l.causes, err)
+}
+
+func (l *eventLog) snapshot() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.events)
+}
+
+func (l *eventLog) last() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.events) == 0 {
+		return ""
+	}
+	return l.events[len(l.events)-1]
+}
+
+// options are every lifecycle handler, recording into l, plus reconnects
+// within tens of milliseconds.
+func (l *eventLog) options() []natsio.Option {
+	record := func(name string) natsio.ConnHandler {
+		return func(nc *natsio.Conn) {
+			if nc == nil {
+				name += "(nil conn)"
+			}
+			l.add(name, nil)
+		}
+	}
+	return []natsio.Option{
+		natsio.ReconnectWait(20*time.Millisecond, 100*time.Millisecond),
+		natsio.ReconnectJitter(5*time.Millisecond, 5*time.Millisecond),
+		natsio.MaxReconnects(-1),
+		natsio.DontRandomize(),
+		natsio.ConnectedHandler(record("connected")),
+		natsio.DisconnectErrHandler(func(_ *natsio.Conn, err error) { l.add("disconnected", err) }),
+		natsio.ReconnectHandler(record("reconnected")),
+		natsio.ClosedHandler(record("closed")),
+		natsio.DiscoveredServersHandler(record("discovered")),
+		natsio.LameDuckModeHandler(record("ldm")),
+	}
+}
+
+func waitStatus(t *testing.T, nc *natsio.Conn, want natsio.ConnStatus) {
+	t.Helper()
+	eventually(t, "status "+want.String(), func() bool { return nc.Status() == want })
+}
+
+func TestRestartMidStreamResumesWithEventsInOrder(t *testing.T) {
+	s := startTestServer(t)
+	var log eventLog
+	nc := connectTo(t, s.url, log.options()...)
+	sub, err := nc.SubscribeSync("survive.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Publish("survive.before", []byte("b")); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, nc)
+	if got := string(mustNext(t, sub).Data); got != "b" {
+		t.Fatalf("got %q", got)
+	}
+
+	s.stop()
+	waitStatus(t, nc, natsio.Reconnecting)
+	// Accepted while disconnected: kept in the reconnect buffer.
+	for i := range 50 {
+		if err := nc.Publish("survive.during", []byte(fmt.Sprint("d", i))); err != nil {
+			t.Fatalf("publish %d while disconnected: %v", i, err)
+		}
+	}
+	s.restart(t)
+	waitStatus(t, nc, natsio.Connected)
+	flush(t, nc)
+	for i := range 50 {
+		if got, want := string(mustNext(t, sub).Data), fmt.Sprint("d", i); got != want {
+			t.Fatalf("buffered message %d: got %q, want %q", i, got, want)
+		}
+	}
+	// The subscription lives on the new connection.
+	if err := nc.Publish("survive.after", []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(mustNext(t, sub).Data); got != "a" {
+		t.Fatalf("got %q", got)
+	}
+	if n := nc.Stats().Reconnects; n != 1 {
+		t.Fatalf("reconnects = %d, want 1", n)
+	}
+
+	nc.Close()
+	eventually(t, "closed handler", func() bool { return log.last() == "closed" })
+	want := []string{"connected", "disconnected", "reconnected", "closed"}
+	if got := log.snapshot(); !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	log.mu.Lock()
+	cause := log.causes[1]
+	log.mu.Unlock()
+	var nerr *natsio.Error
+	if !errors.As(cause, &nerr) {
+		t.Fatalf("disconnect cause %v is not a *natsio.Error", cause)
+	}
+}
+
+func TestReconnectBufferOverflowIsErrReconnectBufExceeded(t *testing.T) {
+	s := startTestServer(t)
+	var log eventLog
+	nc := connectTo(t, s.url, append(log.options(), natsio.ReconnectBufSize(2048))...)
+	sub, err := nc.SubscribeSync("survive.buf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flush(t, nc)
+	s.stop()
+	waitStatus(t, nc, natsio.Reconnecting)
+	payload := []byte(strings.Repeat("z", 100))
+	accepted := 0
+	for ; accepted < 1000; accepted++ {
+		if err = nc.Publish("survive.buf", payload); err != nil {
+			break
+		}
+	}
+	wantIs(t, err, natsio.ErrReconnectBufExceeded)
+	if accepted < 5 || accepted > 20 {
+		t.Fatalf("%d publishes of 100 bytes fit a 2048-byte buffer", accepted)
+	}
+	// Nothing accepted before the limit is lost.
+	s.restart(t)
+	waitStatus(t, nc, natsio.Connected)
+	flush(t, nc)
+	for range accepted {
+		mustNext(t, sub)
+	}
+	if _, err := sub.NextMsg(ctxTimeout(t, 100*time.Millisecond)); !errors.Is(err, natsio.ErrTimeout) {
+		t.Fatalf("extra message or wrong error: %v", err)
+	}
+}
+
+func TestNoBufferingFailsPublishesWhileDisconnected(t *testing.T) {
+	s := startTestServer(t)
+	var log eventLog
+	nc := connectTo(t, s.url, append(log.options(), natsio.ReconnectBufSize(-1))...)
+	s.stop()
+	waitStatus(t, nc, natsio.Reconnecting)
+	wantIs(t, nc.Publish("survive.nobuf", []byte("x")), natsio.ErrReconnectBufExceeded)
+}
+
+func TestForceReconnectRTTAndServers(t *testing.T) {
+	s := startTestServer(t)
+	var log eventLog
+	nc := connectTo(t, s.url, log.options()...)
+	sub, err := nc.SubscribeSync("survive.force")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flush(t, nc)
+	rtt, err := nc.RTT()
+	if err != nil || rtt <= 0 || rtt > 5*time.Second {
+		t.Fatalf("RTT = %v, %v", rtt, err)
+	}
+	if servers := nc.Servers(); !slices.ContainsFunc(servers, func(u string) bool {
+		return strings.HasSuffix(u, fmt.Sprint(":", s.port))
+	}) {
+		t.Fatalf("Servers() = %v lacks port %d", servers, s.port)
+	}
+	if err := nc.ForceReconnect(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "reconnect", func() bool { return nc.Stats().Reconnects == 1 })
+	if err := nc.Publish("survive.force", []byte("after")); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(mustNext(t, sub).Data); got != "after" {
+		t.Fatalf("got %q", got)
+	}
+	eventually(t, "reconnected handler", func() bool { return slices.Contains(log.snapshot(), "reconnected") })
+	nc.Close()
+	wantIs(t, nc.ForceReconnect(), natsio.ErrConnectionClosed)
+}
+
+func TestPanickingLifecycleHandlerIsReported(t *testing.T) {
+	reported := make(chan error, 4)
+	nc := connect(t,
+		natsio.ConnectedHandler(func(*natsio.Conn) { panic("lifecycle boom") }),
+		natsio.ErrorHandler(func(err error) { reported <- err }))
+	select {
+	case err := <-reported:
+		if !errors.Is(err, natsio.ErrHandlerPanic) || !strings.Contains(err.Error(), "lifecycle boom") {
+			t.Fatalf("reported %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("panic not reported")
+	}
+	flush(t, nc) // the connection carries on
+}
+
+func TestFailedConnectCallsNoHandler(t *testing.T) {
+	var log eventLog
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = natsio.Connect(fmt.Sprint("nats://127.0.0.1:", port), append(log.options(), natsio.NoReconnect())...)
+	wantIs(t, err, natsio.ErrNoServers)
+	time.Sleep(50 * time.Millisecond)
+	if got := log.snapshot(); len(got) != 0 {
+		t.Fatalf("handlers called for a failed Connect: %v", got)
+	}
+}
+
+func tlsServerConfig(t *testing.T, verifyClients bool) string {
+	return fmt.Sprintf("tls {\n cert_file: %q\n key_file: %q\n ca_file: %q\n verify: %v\n timeout: 2\n}\n",
+		fixture(t, "tls/server-cert.pem"), fixture(t, "tls/server-key.pem"), fixture(t, "tls/ca.pem"), verifyClients)
+}
+
+func roundTrip(t *testing.T, nc *natsio.Conn) {
+	t.Helper()
+	subj := subject(t, "rt")
+	sub, err := nc.SubscribeSync(subj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Publish(subj, []byte("secret")); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(mustNext(t, sub).Data); got != "secret" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestTLSWithTheFixtureCA(t *testing.T) {
+	s := startConfiguredServer(t, tlsServerConfig(t, false))
+	tlsURL := strings.Replace(s.url, "nats://", "tls://", 1)
+	nc := connectTo(t, tlsURL, natsio.NoReconnect(), natsio.Secure(natsio.TLSFiles{CA: fixture(t, "tls/ca.pem")}))
+	info, err := nc.ServerInfo()
+	if err != nil || !strings.Contains(string(info.Raw), `"tls_required":true`) {
+		t.Fatalf("INFO %s, %v", info.Raw, err)
+	}
+	roundTrip(t, nc)
+
+	_, err = natsio.Connect(tlsURL, natsio.NoReconnect(), natsio.Secure(natsio.TLSFiles{CA: fixture(t, "tls/other-ca.pem")}))
+	wantIs(t, err, natsio.ErrIO)
+}
+
+func TestMutualTLSWithHostname(t *testing.T) {
+	s := startConfiguredServer(t, tlsServerConfig(t, true))
+	tlsURL := strings.Replace(s.url, "nats://", "tls://", 1)
+	nc := connectTo(t, tlsURL, natsio.NoReconnect(), natsio.TLSHostname("localhost"), natsio.Secure(natsio.TLSFiles{
+		CA: fixture(t, "tls/ca.pem"), Cert: fixture(t, "tls/client-cert.pem"), Key: fixture(t, "tls/client-key.pem"),
+	}))
+	roundTrip(t, nc)
+
+	if _, err := natsio.Connect(tlsURL, natsio.NoReconnect(), natsio.Secure(natsio.TLSFiles{CA: fixture(t, "tls/ca.pem")})); err == nil {
+		t.Fatal("connected without the client certificate the server requires")
+	}
+	_, err := natsio.Connect(tlsURL, natsio.Secure(natsio.TLSFiles{CA: fixture(t, "tls/ca.pem"), Cert: fixture(t, "tls/client-cert.pem")}))
+	wantIs(t, err, natsio.ErrConfig)
+}
+
+func operatorServer(t *testing.T) *natsServer {
+	conf, err := os.ReadFile(fixture(t, "auth/operator.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startConfiguredServer(t, string(conf))
+}
+
+func TestUserCredentialsInOperatorMode(t *testing.T) {
+	s := operatorServer(t)
+	roundTrip(t, connectTo(t, s.url, natsio.NoReconnect(), natsio.UserCredentials(fixture(t, "auth/user.creds"))))
+
+	_, err := natsio.Connect(s.url, natsio.NoReconnect(), natsio.UserCredentials(fixture(t, "auth/stranger.creds")))
+	wantIs(t, err, natsio.ErrAuthorization)
+	_, err = natsio.Connect(s.url, natsio.UserCredentials(fixture(t, "auth/missing.creds")))
+	wantIs(t, err, natsio.ErrConfig)
+}
+
+// signWithSeed signs like an NKey: the seed is base32 of prefix (2 bytes),
+// the Ed25519 seed (32 bytes) and a CRC16 (2 bytes).
+func signWithSeed(t *testing.T, seed string, msg []byte) []byte {
+	raw, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.TrimSpace(seed))
+	if err != nil || len(raw) != 36 {
+		t.Errorf("bad seed: %v", err)
+		return nil
+	}
+	return ed25519.Sign(ed25519.NewKeyFromSeed(raw[2:34]), msg)
+}
+
+func TestUserJWTCallbacks(t *testing.T) {
+	s := operatorServer(t)
+	jwt, err1 := os.ReadFile(fixture(t, "auth/user.jwt"))
+	seed, err2 := os.ReadFile(fixture(t, "auth/user.nk"))
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatal(err)
+	}
+	var signed sync.WaitGroup
+	signed.Add(1)
+	nc := connectTo(t, s.url, natsio.NoReconnect(), natsio.UserJWT(
+		func() (string, error) { return strings.TrimSpace(string(jwt)), nil },
+		func(nonce []byte) ([]byte, error) {
+			defer signed.Done()
+			return signWithSeed(t, string(seed), nonce), nil
+		}))
+	roundTrip(t, nc)
+	signed.Wait()
+
+	_, err := natsio.Connect(s.url, natsio.NoReconnect(), natsio.UserJWT(
+		func() (string, error) { return strings.TrimSpace(string(jwt)), nil },
+		func([]byte) ([]byte, error) { return nil, errors.New("HSM unavailable") }))
+	if err == nil {
+		t.Fatal("connected although signing failed")
+	}
+}
+
+func TestNkeySeedAndFile(t *testing.T) {
+	pub, err := os.ReadFile(fixture(t, "auth/nkey-user.pub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, err := os.ReadFile(fixture(t, "auth/nkey-user.nk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startConfiguredServer(t, fmt.Sprintf("authorization { users = [ { nkey: %s } ] }", strings.TrimSpace(string(pub))))
+	roundTrip(t, connectTo(t, s.url, natsio.NoReconnect(), natsio.Nkey(strings.TrimSpace(string(seed)))))
+	roundTrip(t, connectTo(t, s.url, natsio.NoReconnect(), natsio.NkeyFromFile(fixture(t, "auth/nkey-user.nk"))))
+	_, err = natsio.Connect(s.url, natsio.NoReconnect(), natsio.NkeyFromFile(fixture(t, "auth/nkey-other.nk")))
+	wantIs(t, err, natsio.ErrAuthorization)
+	_, err = natsio.Connect(s.url, natsio.Token("t"), natsio.Nkey(strings.TrimSpace(string(seed))))
+	wantIs(t, err, natsio.ErrConfig)
+}

@@ -1,0 +1,254 @@
+'use strict';
+// Connections that survive: restart mid-stream with lifecycle events in
+// order, the reconnect buffer, forceReconnect/rtt/servers, and secured
+// servers (TLS with the fixture CA, creds in operator mode, NKeys). Each test
+// runs its own nats-server.
+const { test, after } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const nats = require('..');
+const { startServer, startConfiguredServer, fixture, freePort } = require('./server');
+
+const servers = [];
+after(async () => {
+  await Promise.all(servers.map((s) => s.stop()));
+});
+async function track(serverPromise) {
+  const s = await serverPromise;
+  servers.push(s);
+  return s;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(what, cond, ms = 5000) {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+const fastReconnect = {
+  reconnectTimeWait: 20,
+  reconnectTimeWaitMax: 100,
+  reconnectJitter: 5,
+  reconnectJitterTls: 5,
+  maxReconnectAttempts: -1,
+  noRandomize: true,
+};
+
+/** Records every lifecycle event of nc, in order. */
+function recordEvents(nc) {
+  const events = [];
+  for (const name of ['connect', 'disconnect', 'reconnect', 'ldm', 'servers', 'close']) {
+    nc.on(name, (arg) => events.push({ name, arg }));
+  }
+  return events;
+}
+
+/** The next n messages of an iterator subscription, as strings (next(),
+ * not for-await: leaving a for-await loop would end the subscription). */
+async function take(sub, n) {
+  const got = [];
+  while (got.length < n) {
+    const { value, done } = await sub.next();
+    if (done) break;
+    got.push(value.string());
+  }
+  return got;
+}
+
+/** Connects and closes the connection when the test ends, pass or fail. */
+async function connectFor(t, opts) {
+  const nc = await nats.connect(opts);
+  t.after(() => nc.close());
+  return nc;
+}
+
+test('restart mid-stream: events in order, buffered publishes arrive, subscription resumes', async (t) => {
+  const s = await track(startServer());
+  const nc = await connectFor(t, { servers: s.url, ...fastReconnect });
+  const events = recordEvents(nc);
+  const got = [];
+  nc.subscribe('survive.>', { callback: (err, m) => !err && got.push(m.string()) });
+  nc.publish('survive.before', 'b');
+  await nc.flush();
+  await waitFor('first message', () => got.length === 1);
+
+  await s.stop();
+  await waitFor('RECONNECTING', () => nc.status === 'RECONNECTING');
+  const during = [];
+  for (let i = 0; i < 50; i++) {
+    during.push(`d${i}`);
+    nc.publish('survive.during', `d${i}`);
+  }
+  await s.restart();
+  await waitFor('CONNECTED', () => nc.status === 'CONNECTED', 8000);
+  await nc.flush();
+  nc.publish('survive.after', 'a');
+  await nc.flush();
+  await waitFor('all messages', () => got.length === 52);
+  assert.deepEqual(got, ['b', ...during, 'a']);
+  assert.equal(nc.stats().reconnects, 1);
+
+  await nc.close();
+  assert.deepEqual(
+    events.map((e) => e.name),
+    ['connect', 'disconnect', 'reconnect', 'close'],
+  );
+  assert.match(events[0].arg, new RegExp(`:${s.port}$`));
+  assert.ok(events[1].arg instanceof nats.NatsError, `disconnect carries its cause: ${events[1].arg}`);
+  assert.match(events[2].arg, new RegExp(`:${s.port}$`));
+});
+
+test('reconnect buffer overflow throws ReconnectBufExceededError and loses nothing accepted', async (t) => {
+  const s = await track(startServer());
+  const nc = await connectFor(t, { servers: s.url, ...fastReconnect, reconnectBufSize: 2048 });
+  const sub = nc.subscribe('survive.buf');
+  await nc.flush();
+  await s.stop();
+  await waitFor('RECONNECTING', () => nc.status === 'RECONNECTING');
+  const payload = 'z'.repeat(100);
+  let accepted = 0;
+  let error;
+  for (; accepted < 1000; accepted++) {
+    try {
+      nc.publish('survive.buf', payload);
+    } catch (e) {
+      error = e;
+      break;
+    }
+  }
+  assert.ok(error instanceof nats.ReconnectBufExceededError, String(error));
+  assert.equal(error.status, 206);
+  assert.ok(accepted >= 5 && accepted <= 20, `${accepted} publishes fit 2048 bytes`);
+  await s.restart();
+  await waitFor('CONNECTED', () => nc.status === 'CONNECTED', 8000);
+  await nc.flush();
+  assert.equal((await take(sub, accepted)).length, accepted);
+  nc.publish('survive.buf', 'last');
+  assert.deepEqual(await take(sub, 1), ['last'], 'nothing beyond the accepted publishes arrived');
+  await nc.close();
+});
+
+test('reconnect: false closes on a lost connection; reconnectBufSize -1 fails publishes', async (t) => {
+  const s = await track(startServer());
+  const noBuffer = await connectFor(t, { servers: s.url, ...fastReconnect, reconnectBufSize: -1 });
+  const once = await connectFor(t, { servers: s.url, reconnect: false });
+  const closed = new Promise((r) => once.on('close', r));
+  await s.stop();
+  await closed;
+  assert.equal(once.status, 'CLOSED');
+  await waitFor('RECONNECTING', () => noBuffer.status === 'RECONNECTING');
+  assert.throws(() => noBuffer.publish('x', '1'), nats.ReconnectBufExceededError);
+  await noBuffer.close();
+});
+
+test('forceReconnect, rtt and servers', async (t) => {
+  const s = await track(startServer());
+  const nc = await connectFor(t, { servers: s.url, ...fastReconnect });
+  const events = recordEvents(nc);
+  const rtt = await nc.rtt();
+  assert.equal(typeof rtt, 'number');
+  assert.ok(rtt > 0 && rtt < 5_000_000, `rtt ${rtt} µs`);
+  assert.ok(
+    nc.servers.some((u) => u.endsWith(`:${s.port}`)),
+    `servers ${JSON.stringify(nc.servers)}`,
+  );
+  const reconnected = new Promise((r) => nc.once('reconnect', r));
+  nc.forceReconnect();
+  await reconnected;
+  assert.equal(nc.stats().reconnects, 1);
+  assert.deepEqual(events.map((e) => e.name).filter((n) => n !== 'servers'), ['connect', 'disconnect', 'reconnect']);
+  await nc.close();
+  assert.throws(() => nc.forceReconnect(), nats.ConnectionClosedError);
+});
+
+test('waitOnFirstConnect resolves while the server is down and connects when it appears', async (t) => {
+  const port = await freePort();
+  const nc = await connectFor(t, { servers: `nats://127.0.0.1:${port}`, ...fastReconnect, waitOnFirstConnect: true });
+  assert.equal(nc.status, 'RECONNECTING');
+  const connected = new Promise((r) => nc.once('connect', r));
+  await track(startServer([], port));
+  await connected;
+  assert.equal(nc.status, 'CONNECTED');
+  await nc.close();
+});
+
+function tlsConfig(verify) {
+  return `tls {
+  cert_file: "${fixture('tls/server-cert.pem')}"
+  key_file: "${fixture('tls/server-key.pem')}"
+  ca_file: "${fixture('tls/ca.pem')}"
+  verify: ${verify}
+  timeout: 2
+}
+`;
+}
+
+async function roundTrip(nc, subject) {
+  const sub = nc.subscribe(subject);
+  nc.publish(subject, 'secret');
+  assert.deepEqual(await take(sub, 1), ['secret']);
+}
+
+test('TLS with the fixture CA; another CA is rejected', async (t) => {
+  const s = await track(startConfiguredServer(tlsConfig(false)));
+  const url = `tls://127.0.0.1:${s.port}`;
+  const nc = await connectFor(t, { servers: url, reconnect: false, tls: { caFile: fixture('tls/ca.pem') } });
+  assert.equal(nc.info.tls_required, true);
+  await roundTrip(nc, 'secured.tls');
+  await nc.close();
+  await assert.rejects(
+    nats.connect({ servers: url, reconnect: false, tls: { caFile: fixture('tls/other-ca.pem') } }),
+    nats.IoError,
+  );
+});
+
+test('mutual TLS with a hostname override', async (t) => {
+  const s = await track(startConfiguredServer(tlsConfig(true)));
+  const url = `tls://127.0.0.1:${s.port}`;
+  const tls = {
+    caFile: fixture('tls/ca.pem'),
+    certFile: fixture('tls/client-cert.pem'),
+    keyFile: fixture('tls/client-key.pem'),
+    hostname: 'localhost',
+  };
+  const nc = await connectFor(t, { servers: url, reconnect: false, tls });
+  await roundTrip(nc, 'secured.mtls');
+  await nc.close();
+  await assert.rejects(nats.connect({ servers: url, reconnect: false, tls: { caFile: fixture('tls/ca.pem') } }));
+  await assert.rejects(
+    nats.connect({ servers: url, tls: { caFile: fixture('tls/ca.pem'), certFile: fixture('tls/client-cert.pem') } }),
+    nats.ConfigError,
+  );
+});
+
+test('credsFile in operator mode; a stranger is rejected', async (t) => {
+  const s = await track(startConfiguredServer(fs.readFileSync(fixture('auth/operator.conf'), 'utf8')));
+  const nc = await connectFor(t, { servers: s.url, reconnect: false, credsFile: fixture('auth/user.creds') });
+  await roundTrip(nc, 'secured.creds');
+  await nc.close();
+  await assert.rejects(
+    nats.connect({ servers: s.url, reconnect: false, credsFile: fixture('auth/stranger.creds') }),
+    nats.AuthorizationViolationError,
+  );
+  await assert.rejects(nats.connect({ servers: s.url, credsFile: fixture('auth/missing.creds') }), nats.ConfigError);
+});
+
+test('nkeySeed and nkeyFile; two auth kinds are a ConfigError', async (t) => {
+  const pub = fs.readFileSync(fixture('auth/nkey-user.pub'), 'utf8').trim();
+  const seed = fs.readFileSync(fixture('auth/nkey-user.nk'), 'utf8').trim();
+  const s = await track(startConfiguredServer(`authorization { users = [ { nkey: ${pub} } ] }`));
+  for (const auth of [{ nkeySeed: seed }, { nkeyFile: fixture('auth/nkey-user.nk') }]) {
+    const nc = await connectFor(t, { servers: s.url, reconnect: false, ...auth });
+    await roundTrip(nc, 'secured.nkey');
+    await nc.close();
+  }
+  await assert.rejects(
+    nats.connect({ servers: s.url, reconnect: false, nkeyFile: fixture('auth/nkey-other.nk') }),
+    nats.AuthorizationViolationError,
+  );
+  await assert.rejects(nats.connect({ servers: s.url, token: 't', nkeySeed: seed }), nats.ConfigError);
+});
