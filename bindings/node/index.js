@@ -127,13 +127,14 @@ function dispatch(id, kind, status, value, extra) {
 
 native.init(dispatch, makeError);
 
-// Open connections keep the event loop alive, as open sockets do.
-let openConnections = 0;
-function connectionOpened() {
-  if (openConnections++ === 0) native.setActive(true);
+// Open connections keep the event loop alive, as open sockets do; so do
+// pending operations (a drain completes after its connection has closed).
+let activeReasons = 0;
+function holdEventLoop() {
+  if (activeReasons++ === 0) native.setActive(true);
 }
-function connectionClosed() {
-  if (--openConnections === 0) native.setActive(false);
+function releaseEventLoop() {
+  if (--activeReasons === 0) native.setActive(false);
 }
 
 // ---------------------------------------------------------------------------
@@ -484,6 +485,7 @@ function tokenPromise(start, mapValue) {
   return new Promise((resolve, reject) => {
     const id = register({
       onToken(status, value, error) {
+        releaseEventLoop();
         if (status === Status.OK) resolve(mapValue ? mapValue(value) : undefined);
         else reject(error);
       },
@@ -494,6 +496,7 @@ function tokenPromise(start, mapValue) {
       targets.delete(id);
       throw e;
     }
+    holdEventLoop();
   });
 }
 
@@ -510,7 +513,7 @@ class Connection extends EventEmitter {
     this._streams = new Set();
     this._open = true;
     this._closing = null;
-    connectionOpened();
+    holdEventLoop();
   }
 
   // Asynchronous errors from the library (slow consumers, server -ERR,
@@ -654,7 +657,7 @@ class Connection extends EventEmitter {
       else stream._finish(null);
     }
     targets.delete(this._id);
-    connectionClosed();
+    releaseEventLoop();
     this.emit('close');
   }
 }
