@@ -8,11 +8,14 @@
 #   5. cmake + ninja + ctest in build/           (C suite, C++ binding, harness)
 #   6. go test -race in bindings/go              (if present)
 #   7. npm test in bindings/node                 (if present)
+#   8. scripts/sanitize.sh: C tests under ASan+UBSan (build-asan/) and valgrind
+#   9. scripts/fuzz.sh $FUZZ_SECONDS: bounded cargo-fuzz runs (default 20 s/target)
 #
 # Environment:
 #   CARGO_TARGET_DIR     honoured; the C/C++ build links <it>/release/libnatsio.so
 #   BUILD_DIR            CMake build dir (default: build)
 #   NATS_SERVER_VERSION  / NATS_SERVER_BIN: see scripts/install-nats-server.sh
+#   FUZZ_SECONDS         seconds of fuzzing per target (default 20; 0 skips it)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -107,6 +110,17 @@ if [ -d bindings/node ]; then
         if [ -f package-lock.json ]; then npm ci; else npm install; fi
         npm test
     )
+fi
+
+# --------------------------------------------------------------------------
+# Hardening: the C suite under sanitizers, then short fuzz runs (the longer
+# runs are `scripts/fuzz.sh 60` or more, by hand).
+step "sanitizers: C tests under ASan+UBSan and valgrind"
+BUILD_DIR="$BUILD_DIR" scripts/sanitize.sh
+
+if [ "${FUZZ_SECONDS:-20}" != "0" ]; then
+    step "fuzzing: ${FUZZ_SECONDS:-20} s per target"
+    scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
 fi
 
 step "all tests passed"

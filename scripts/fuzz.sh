@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Bounded libFuzzer runs of the fuzz targets in fuzz/ (cargo-fuzz):
+#
+#   parser      arbitrary server bytes cut into arbitrary reads: no panic,
+#               bounded memory, same frames whatever the read boundaries
+#   round_trip  well-formed MSG/HMSG frames (arbitrary subject, reply, sid,
+#               headers, payload) parse back to what was encoded
+#   headers     arbitrary header blocks: no panic, encode(parse(x)) re-parses
+#               to the same entries
+#
+# Usage: scripts/fuzz.sh [seconds per target, default 60] [target...]
+#
+# Each run starts from the committed seeds in fuzz/corpus/<target>/ (never
+# modified: new inputs go to a scratch corpus) and replays them first, so
+# inputs that once crashed (fuzz/corpus/parser/regression_*) are checked on
+# every run. A crash fails the script; libFuzzer's input is saved under
+# fuzz/artifacts/<target>/ and printed in base64: add it to the corpus and
+# as a test in tests/fuzz_regressions.rs.
+#
+# cargo-fuzz needs nightly-only rustc flags (-Zsanitizer=address); the stable
+# toolchain accepts them with RUSTC_BOOTSTRAP=1, so no nightly is needed.
+# cargo-fuzz itself is installed from crates.io when missing.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+SECONDS_PER_TARGET="${1:-60}"
+shift || true
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(parser round_trip headers)
+
+step() { printf '\n==> %s\n' "$*"; }
+started=$SECONDS
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    step "installing cargo-fuzz"
+    cargo install --locked cargo-fuzz
+fi
+export RUSTC_BOOTSTRAP=1
+
+step "building fuzz targets (ASan, debug assertions)"
+(cd fuzz && cargo fuzz build)
+HOST_TRIPLE="$(rustc -vV | sed -n 's/^host: //p')"
+FUZZ_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/fuzz/target}"
+case "$FUZZ_TARGET_DIR" in /*) ;; *) FUZZ_TARGET_DIR="$PWD/fuzz/$FUZZ_TARGET_DIR" ;; esac
+BIN_DIR="$FUZZ_TARGET_DIR/$HOST_TRIPLE/release"
+echo "built in $((SECONDS - started)) s"
+
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+summary=()
+status=0
+for target in "${TARGETS[@]}"; do
+    step "fuzzing $target for ${SECONDS_PER_TARGET} s"
+    mkdir -p "$scratch/$target"
+    log="$scratch/$target.log"
+    mkdir -p "fuzz/artifacts/$target"
+    # The binary built above, run directly (`cargo fuzz run` would re-check
+    # the build each time). -rss_limit_mb: fail on runaway memory;
+    # -print_final_stats: executions.
+    if ASAN_OPTIONS="detect_odr_violation=0" "$BIN_DIR/$target" \
+        -artifact_prefix="fuzz/artifacts/$target/" -max_total_time="$SECONDS_PER_TARGET" \
+        -rss_limit_mb=2048 -print_final_stats=1 -close_fd_mask=1 \
+        "$scratch/$target" "fuzz/corpus/$target" >"$log" 2>&1; then
+        result="ok"
+    else
+        result="CRASH"
+        status=1
+        grep -vE '^#[0-9]+' "$log" | tail -n 40
+        echo "reproduce: (cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run $target artifacts/$target/<file>)"
+    fi
+    execs="$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -n 1)"
+    corpus_size="$(find "$scratch/$target" -type f | wc -l)"
+    summary+=("$(printf '%-11s %-5s %10s executions, %5s new corpus inputs' "$target" "$result" "${execs:-?}" "$corpus_size")")
+done
+
+step "fuzz summary (${SECONDS_PER_TARGET} s per target, $((SECONDS - started)) s in all)"
+printf '  %s\n' "${summary[@]}"
+exit $status
