@@ -26,7 +26,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 SECONDS_PER_TARGET="${1:-60}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(parser round_trip headers)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(parser round_trip headers info_and_urls)
 
 step() { printf '\n==> %s\n' "$*"; }
 started=$SECONDS

@@ -123,3 +123,13 @@ pub fn encode_headers(h: &Headers) -> Vec<u8> {
     h.encode(&mut out);
     out
 }
+
+/// Parses a server INFO JSON document (fuzz target `info_and_urls`).
+pub fn parse_info(json: &str) -> Result<crate::ServerInfo, crate::Error> {
+    crate::connection::parse_info(json)
+}
+
+/// Parses a server URL as the options do (fuzz target `info_and_urls`).
+pub fn parse_url(url: &str) -> Result<crate::options::ServerAddr, crate::Error> {
+    crate::options::ServerAddr::parse(url)
+}
