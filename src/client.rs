@@ -908,15 +908,21 @@ impl ClientInner {
             }
         });
         let weak = Arc::downgrade(self);
-        let timer = Arc::clone(&c);
-        runtime::handle().spawn(async move {
+        // The timer must not keep the reply alive: it holds the completion
+        // weakly and is cancelled as soon as the request completes.
+        let timer = Arc::downgrade(&c);
+        let task = runtime::handle().spawn(async move {
             tokio::time::sleep(timeout).await;
-            if timer.complete(Err(Error::timeout("request"))) {
+            let Some(c) = timer.upgrade() else {
+                return;
+            };
+            if c.complete(Err(Error::timeout("request"))) {
                 if let Some(i) = weak.upgrade() {
                     i.unregister_request(id);
                 }
             }
         });
+        c.on_complete(move || task.abort());
         Ok(c)
     }
 

@@ -297,3 +297,36 @@ fn client_drain_delivers_backlog() {
     assert_eq!(n.load(Ordering::SeqCst), 200);
     assert_eq!(c.status(), natsio::ConnState::Closed);
 }
+
+#[test]
+fn async_request_keeps_no_reference_to_its_reply_after_completing() {
+    // A pending timeout timer used to hold every reply until the timeout ran
+    // out: 20k async requests of 64 KiB grew the process past 1 GB.
+    let s = TestServer::start();
+    let c = connect(&s);
+    let responder = Client::connect_url(&s.url()).unwrap();
+    let sub = responder
+        .subscribe("big.echo", None, SubOptions::default())
+        .unwrap();
+    responder.flush(None).unwrap();
+    let body = vec![b'x'; 64 * 1024];
+    let serve = std::thread::spawn(move || {
+        for _ in 0..3 {
+            let m = sub.next_msg(T).unwrap();
+            responder.respond(&m, None, m.payload()).unwrap();
+        }
+        responder.flush(None).unwrap();
+    });
+    for _ in 0..3 {
+        let tok = c
+            .request_async("big.echo", None, &body, Some(Duration::from_secs(30)))
+            .unwrap();
+        assert!(matches!(tok.wait(T), Some(Ok(natsio::Outcome::Msg(_)))));
+        assert_eq!(
+            Arc::strong_count(&tok),
+            1,
+            "something still holds the completed request"
+        );
+    }
+    serve.join().unwrap();
+}
