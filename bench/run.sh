@@ -41,6 +41,10 @@ HARNESSES=(
     # the pub loop straight through the Rust core: libnatsio/natsio-rust-core
     # on the pub rows is the cost of the C ABI (FFI overhead)
     "natsio-rust-core|$BENCH/natsio/rust-core-pub/target/release/natsio-rust-core-pub|build_natsio_rust_core"
+    # the bindings over the same core: their ratio to libnatsio (the C ABI)
+    # is the binding overhead (summarize.py prints it as its own table)
+    "libnatsio-go|$ROOT/build/bench-go/natsio-go-bench|build_natsio_go"
+    "libnatsio-node|node $BENCH/node/natsio-node-bench.js|build_natsio_node"
 )
 
 build_natsc() { "$BENCH/peers/natsc/build.sh" >/dev/null; }
@@ -64,6 +68,41 @@ build_natsio() {
 }
 build_natsio_rust_core() {
     cargo build --release --quiet --manifest-path "$BENCH/natsio/rust-core-pub/Cargo.toml"
+}
+
+# The bindings link target/release/libnatsio.a statically; build it once
+# per run (a no-op when up to date; build_natsio runs it too).
+CORE_BUILT=0
+build_core() {
+    [ "$CORE_BUILT" = 1 ] && return 0
+    (cd "$ROOT" && cargo build --release --quiet) && CORE_BUILT=1
+}
+
+# Go harness: its own module in bench/go (a replace directive points at
+# bindings/go, whose cgo directives link the static library). The binary is
+# removed first because go build does not notice a changed libnatsio.a (it
+# is only named in LDFLAGS), so it would keep a binary linked to the old one.
+build_natsio_go() {
+    command -v go >/dev/null || { log "go not found"; return 1; }
+    build_core || return 1
+    mkdir -p "$ROOT/build/bench-go"
+    rm -f "$ROOT/build/bench-go/natsio-go-bench"
+    (cd "$BENCH/go" && go build -o "$ROOT/build/bench-go/natsio-go-bench" .)
+}
+
+# Node harness: a script over bindings/node, whose addon is built there
+# (npm ci only when node_modules is missing or older than the lock file, so
+# a run does not pull the registry or disturb a test run using it;
+# npm run build is a no-op when the addon is up to date).
+build_natsio_node() {
+    command -v node >/dev/null && command -v npm >/dev/null || { log "node/npm not found"; return 1; }
+    build_core || return 1
+    local dir="$ROOT/bindings/node"
+    if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
+        [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+        (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || return 1
+    fi
+    (cd "$dir" && npm run --silent build >/dev/null)
 }
 find_natsio() {
     local c
@@ -143,6 +182,7 @@ for h in "${HARNESSES[@]}"; do
         cmd="$(find_natsio)" || { log "libnatsio harness not found; skipping it"; continue; }
     fi
     exe="${cmd%% *}"
+    case "$exe" in */*) ;; *) exe="$(command -v "$exe" || echo "$exe")" ;; esac
     if [ ! -x "$exe" ]; then
         log "$name: $exe not found/executable; skipping it"
         continue

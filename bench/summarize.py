@@ -10,6 +10,13 @@ latencies, and the errors summed over runs. For every client other than
 client's: rate ratio > 1 means libnatsio is faster; p50 ratio < 1 means
 libnatsio has lower latency.
 
+The bindings' harnesses (`libnatsio-go`, `libnatsio-node`, and variants
+named `libnatsio-<binding>:<variant>`) run the same
+core through the Go and Node bindings; a second table, "binding
+overhead", shows each binding's medians relative to `libnatsio` (the C
+ABI): rate binding/C (<1: the binding is slower), p50 and p99 binding/C
+(>1: the binding adds latency) and the CPU time per message both ways.
+
 A lossy pubsub run (lost>0) or an incomplete jspub run (unacked>0) has a
 rate that is not comparable with complete runs: if any run of a client is
 lossy/incomplete, its rate shows n/a (and so does the ratio).
@@ -24,6 +31,13 @@ OURS = "libnatsio"
 # Reference harnesses of our own (not peers): rows where they only report
 # status=unsupported are left out of the table.
 AUXILIARY = {"natsio-rust-core"}
+# Bindings over the same core (libnatsio-go, libnatsio-node and variants such
+# as libnatsio-go:unlimited) are compared with OURS in the overhead table.
+BINDING_PREFIX = OURS + "-"
+
+
+def is_binding(client):
+    return client.startswith(BINDING_PREFIX)
 # Optional per-run figures shown (as medians) in the notes column.
 EXTRA_MEDIANS = [("cpu_ns_per_msg", "cpu_ns/msg"), ("rss_kb", "peak_rss_kb"),
                  ("rss_start_kb", "rss_start_kb"), ("rss_end_kb", "rss_end_kb")]
@@ -157,7 +171,7 @@ def main(argv):
     for key in list(cells):
         for cl in list(cells[key]):
             cell = cells[key][cl]
-            if cl in AUXILIARY and not cell.runs and set(cell.status) <= {"unsupported"}:
+            if (cl in AUXILIARY or is_binding(cl)) and not cell.runs and set(cell.status) <= {"unsupported"}:
                 del cells[key][cl]
         if not cells[key]:
             del cells[key]
@@ -234,7 +248,62 @@ def main(argv):
     else:
         print(f"no {OURS} results: ratio columns omitted.")
     print("n/a rate: at least one lossy pubsub (lost>0) or unacked jspub run; not comparable.")
+    print_binding_overhead(cells, sort_key)
     return 0
+
+
+def print_binding_overhead(cells, sort_key):
+    """Each binding's medians relative to the C ABI's, scenario by scenario."""
+    rows = []
+    for key in sorted(cells, key=sort_key):
+        sc, size = key
+        clients = cells[key]
+        ours = clients.get(OURS)
+        if ours is None or not ours.runs:
+            continue
+        has_lat = sc in LATENCY_SCENARIOS
+        our_rate = ours.rate()
+        our_cpu = median(num(r, "cpu_ns_per_msg") for r in ours.runs)
+        for b, cell in clients.items():
+            if not is_binding(b) or not cell.runs:
+                continue
+            rate = cell.rate()
+            cpu = median(num(r, "cpu_ns_per_msg") for r in cell.runs)
+            p50 = p99 = "-"
+            if has_lat:
+                p50 = fmt_ratio(_ratio(cell.lat("p50_us"), ours.lat("p50_us")))
+                p99 = fmt_ratio(_ratio(cell.lat("p99_us"), ours.lat("p99_us")))
+            cpu_txt = "-"
+            if cpu is not None and our_cpu is not None:
+                cpu_txt = f"{cpu:,.0f} vs {our_cpu:,.0f}"
+            note = ""
+            if cell.incomplete:
+                what = "lossy" if sc == "pubsub" else "unacked"
+                note = f"{what} {cell.incomplete}/{len(cell.runs)} (median {int(statistics.median(cell.lost))})"
+            rows.append([sc, size, b, fmt_ratio(_ratio(rate, our_rate)), p50, p99, cpu_txt, note])
+    if not rows:
+        return
+    header = ["scenario", "size", "binding", "rate binding/C", "p50 binding/C", "p99 binding/C",
+              "cpu_ns/msg binding vs C", "notes"]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    right = {3, 4, 5, 6}
+
+    def fmt_row(r):
+        out = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        return "  ".join(out).rstrip()
+
+    print()
+    print(f"Binding overhead (ratio of medians to {OURS}, the C ABI, same run):")
+    print(fmt_row(header))
+    print(fmt_row(["-" * w for w in widths]))
+    for r in rows:
+        print(fmt_row(r))
+    print("rate <1: the binding is slower than the C ABI; p50/p99 >1: it adds latency;"
+          " n/a: lossy run or missing.")
+
+
+def _ratio(a, b):
+    return a / b if a and b else None
 
 
 if __name__ == "__main__":

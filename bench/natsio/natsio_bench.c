@@ -22,6 +22,8 @@
 
 #include "natsio.h"
 
+#include "../common/bench_common.h"
+
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -41,47 +43,13 @@
 
 typedef enum { PUBSUB_CALLBACK, PUBSUB_ITERATOR } pubsub_mode_t;
 
-typedef struct {
-    const char *url;
-    char *scenarios;
-    char *sizes;
-    long n;
-    long js_n;
-    long k;
-    long kv_k;
-    long window;
-    long warmup;
-    double idle_timeout;
-    double max_secs;
-    long threads;
-    pubsub_mode_t pubsub_mode;
-} opts_t;
-
-static opts_t O = {
-    .url = "nats://127.0.0.1:4222",
-    .n = 1000000,
-    .js_n = 200000,
-    .k = 10000,
-    .kv_k = 10000,
-    .window = 4096,
-    .warmup = 100,
-    .idle_timeout = 5,
-    .max_secs = 120,
-    .threads = 4,
-    .pubsub_mode = PUBSUB_CALLBACK,
-};
+static bench_options O;
+/* libnatsio-only options */
+static long g_threads = 4;
+static pubsub_mode_t g_pubsub_mode = PUBSUB_CALLBACK;
 
 /* ------------------------------------------------------------------------ */
 /* helpers                                                                  */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int64_t idle_ms(void) { return (int64_t)(O.idle_timeout * 1000.0); }
 
 /* user+sys CPU of the whole process (library threads included), in ns */
 static double cpu_ns(void)
@@ -112,78 +80,11 @@ static long current_rss_kb(void)
     return pages_resident < 0 ? -1 : pages_resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-/* Error text without spaces, so lines stay key=value space separated. */
 static void emit_failure(const char *scen, long size, const char *status,
                          const char *what, natsio_status s)
 {
-    char buf[512];
-    const char *last = natsio_last_error();
-    snprintf(buf, sizeof buf, "%s:%s%s%s", what, natsio_status_str(s),
-             (last && *last) ? ":" : "", (last && *last) ? last : "");
-    for (char *p = buf; *p; p++)
-        if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-            *p = '_';
-    printf("scenario=%s client=%s size=%ld n=- status=%s error=%s\n", scen,
-           CLIENT, size, status, buf);
-    fflush(stdout);
-}
-
-static void emit_status(const char *scen, long size, const char *status,
-                        const char *err)
-{
-    printf("scenario=%s client=%s size=%ld n=- status=%s%s%s\n", scen, CLIENT,
-           size, status, err ? " error=" : "", err ? err : "");
-    fflush(stdout);
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-typedef struct {
-    double mean, p50, p99;
-} lat_t;
-
-/* nearest rank: sorted[ceil(p/100*K)-1] */
-static double percentile(const double *sorted, long cnt, double p)
-{
-    if (cnt <= 0)
-        return 0;
-    long idx = (long)ceil(p / 100.0 * (double)cnt) - 1;
-    if (idx < 0)
-        idx = 0;
-    if (idx >= cnt)
-        idx = cnt - 1;
-    return sorted[idx];
-}
-
-static lat_t lat_stats(double *us, long cnt)
-{
-    lat_t r = {0, 0, 0};
-    if (cnt <= 0)
-        return r;
-    double sum = 0;
-    for (long i = 0; i < cnt; i++)
-        sum += us[i];
-    qsort(us, (size_t)cnt, sizeof(double), cmp_dbl);
-    r.mean = sum / (double)cnt;
-    r.p50 = percentile(us, cnt, 50);
-    r.p99 = percentile(us, cnt, 99);
-    return r;
-}
-
-static char *make_payload(long size)
-{
-    char *p = malloc((size_t)size + 1);
-    if (p == NULL) {
-        fprintf(stderr, "natsio_bench: out of memory\n");
-        exit(1);
-    }
-    memset(p, 'x', (size_t)size);
-    p[size] = 0;
-    return p;
+    bench_emit_failure(scen, size, status, what, natsio_status_str(s),
+                       natsio_last_error());
 }
 
 /* ------------------------------------------------------------------------ */
@@ -279,7 +180,7 @@ static void publish_loop(publisher_t *p)
         if (natsio_client_publish(p->client, "bench.pub", p->data,
                                   (size_t)p->size) != NATSIO_OK)
             p->errors++;
-        if ((i & 4095) == 4095 && now_s() - p->t0 > O.max_secs) {
+        if ((i & 4095) == 4095 && bench_now_s() - p->t0 > O.max_secs) {
             p->deadline_hit = true;
             break;
         }
@@ -299,7 +200,7 @@ static void run_pub(long size, long threads)
 {
     const char *scen = threads > 0 ? "pub4" : "pub";
     natsio_client *nc = NULL;
-    char *data = make_payload(size);
+    char *data = bench_make_payload(size);
     err_ctx_t *ctx = err_ctx_new();
     long nthreads = threads > 0 ? threads : 1;
     publisher_t pubs[64];
@@ -329,7 +230,7 @@ static void run_pub(long size, long threads)
             pubs[t].start = &start;
             pthread_create(&tids[t], NULL, publisher_thread, &pubs[t]);
         }
-        t0 = now_s();
+        t0 = bench_now_s();
         for (long t = 0; t < nthreads; t++)
             pubs[t].t0 = t0;
         c0 = cpu_ns();
@@ -338,7 +239,7 @@ static void run_pub(long size, long threads)
             pthread_join(tids[t], NULL);
         pthread_barrier_destroy(&start);
     } else {
-        t0 = now_s();
+        t0 = bench_now_s();
         pubs[0].t0 = t0;
         publish_loop(&pubs[0]);
     }
@@ -349,11 +250,11 @@ static void run_pub(long size, long threads)
         deadline_hit = deadline_hit || pubs[t].deadline_hit;
     }
     if (deadline_hit) {
-        emit_status(scen, size, "timeout", "max-secs");
+        bench_emit_status(scen, size, "timeout", "max-secs");
         goto out;
     }
-    s = natsio_client_flush(nc, idle_ms());
-    double t1 = now_s();
+    s = natsio_client_flush(nc, bench_idle_ms(&O));
+    double t1 = bench_now_s();
     double c1 = cpu_ns();
     if (s != NATSIO_OK) {
         emit_failure(scen, size, s == NATSIO_ERR_TIMEOUT ? "timeout" : "failed",
@@ -400,7 +301,7 @@ static void ps_count(ps_state_t *st, size_t len)
         atomic_fetch_add(&st->badsize, 1);
     long r = atomic_fetch_add(&st->received, 1) + 1;
     if (r == st->target) {
-        double t = now_s();
+        double t = bench_now_s();
         pthread_mutex_lock(&st->mu);
         st->t_done = t;
         st->done = true;
@@ -435,7 +336,7 @@ static void run_pubsub(long size)
 {
     natsio_client *snc = NULL, *pnc = NULL;
     natsio_sub *sub = NULL;
-    char *data = make_payload(size);
+    char *data = bench_make_payload(size);
     err_ctx_t *ctx = err_ctx_new();
     long errors = 0;
     ps_state_t st;
@@ -456,7 +357,7 @@ static void run_pubsub(long size)
         emit_failure("pubsub", size, "failed", "connect", s);
         goto out;
     }
-    if (O.pubsub_mode == PUBSUB_CALLBACK) {
+    if (g_pubsub_mode == PUBSUB_CALLBACK) {
         s = natsio_client_subscribe_callback(snc, "bench.ps", NULL, NULL,
                                              ps_on_msg, &st, NULL, &sub);
     } else {
@@ -467,7 +368,7 @@ static void run_pubsub(long size)
         }
     }
     if (s == NATSIO_OK) /* barrier: SUB registered once the PONG is back */
-        s = natsio_client_flush(snc, idle_ms());
+        s = natsio_client_flush(snc, bench_idle_ms(&O));
     if (s != NATSIO_OK) {
         emit_failure("pubsub", size, "failed", "subscribe", s);
         goto out;
@@ -475,19 +376,19 @@ static void run_pubsub(long size)
 
     long rss_start = current_rss_kb();
     double c0 = cpu_ns();
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (long i = 0; i < O.n; i++) {
         if (natsio_client_publish(pnc, "bench.ps", data, (size_t)size) != NATSIO_OK)
             errors++;
-        if ((i & 4095) == 4095 && now_s() - t0 > O.max_secs)
+        if ((i & 4095) == 4095 && bench_now_s() - t0 > O.max_secs)
             break;
     }
     /* make sure everything buffered goes out; the clock stops on receipt */
-    if (natsio_client_flush(pnc, idle_ms()) != NATSIO_OK)
+    if (natsio_client_flush(pnc, bench_idle_ms(&O)) != NATSIO_OK)
         errors++;
 
     long last_seen = -1;
-    double last_progress = now_s();
+    double last_progress = bench_now_s();
     pthread_mutex_lock(&st.mu);
     while (!st.done) {
         struct timespec ts;
@@ -501,7 +402,7 @@ static void run_pubsub(long size)
         if (st.done)
             break;
         long r = atomic_load(&st.received);
-        double t = now_s();
+        double t = bench_now_s();
         if (r != last_seen) {
             last_seen = r;
             last_progress = t;
@@ -532,7 +433,7 @@ static void run_pubsub(long size)
            "rss_end_kb=%ld\n",
            CLIENT, size, O.n, received, O.n - received, secs,
            (double)received / secs, (double)received * (double)size / 1e6 / secs,
-           errors, O.pubsub_mode == PUBSUB_CALLBACK ? "callback" : "iterator",
+           errors, g_pubsub_mode == PUBSUB_CALLBACK ? "callback" : "iterator",
            dropped, (c1 - c0) / (double)(received > 0 ? received : 1),
            peak_rss_kb(), rss_start, rss_end);
     fflush(stdout);
@@ -570,7 +471,7 @@ static void run_req(long size)
 {
     natsio_client *rnc = NULL, *qnc = NULL;
     natsio_sub *sub = NULL;
-    char *data = make_payload(size);
+    char *data = bench_make_payload(size);
     double *lat = calloc((size_t)(O.k > 0 ? O.k : 1), sizeof(double));
     err_ctx_t *ctx = err_ctx_new();
     long errors = 0, nlat = 0;
@@ -587,7 +488,7 @@ static void run_req(long size)
     s = natsio_client_subscribe_callback(rnc, "bench.req", NULL, NULL, req_on_msg,
                                          ctx, NULL, &sub);
     if (s == NATSIO_OK)
-        s = natsio_client_flush(rnc, idle_ms());
+        s = natsio_client_flush(rnc, bench_idle_ms(&O));
     if (s != NATSIO_OK) {
         emit_failure("req", size, "failed", "subscribe", s);
         goto out;
@@ -595,19 +496,19 @@ static void run_req(long size)
     for (long i = 0; i < O.warmup; i++) {
         natsio_msg *m = NULL;
         natsio_client_request(qnc, "bench.req", NULL, data, (size_t)size,
-                              idle_ms(), &m);
+                              bench_idle_ms(&O), &m);
         natsio_msg_free(m);
     }
     atomic_store(&ctx->errors, 0);
 
     double c0 = cpu_ns();
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (long i = 0; i < O.k; i++) {
         natsio_msg *m = NULL;
-        double a = now_s();
+        double a = bench_now_s();
         s = natsio_client_request(qnc, "bench.req", NULL, data, (size_t)size,
-                                  idle_ms(), &m);
-        double b = now_s();
+                                  bench_idle_ms(&O), &m);
+        double b = bench_now_s();
         if (s != NATSIO_OK) {
             errors++;
         } else {
@@ -621,14 +522,14 @@ static void run_req(long size)
             break;
         }
     }
-    double secs = now_s() - t0;
+    double secs = bench_now_s() - t0;
     double c1 = cpu_ns();
     if (timed_out) {
-        emit_status("req", size, "timeout", "max-secs");
+        bench_emit_status("req", size, "timeout", "max-secs");
         goto out;
     }
     errors += atomic_load(&ctx->errors);
-    lat_t L = lat_stats(lat, nlat);
+    bench_latency L = bench_latency_stats(lat, nlat);
     printf("scenario=req client=%s size=%ld n=%ld secs=%.6f msgs_per_s=%.1f "
            "mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%ld cpu_ns_per_msg=%.1f\n",
            CLIENT, size, O.k, secs, (double)O.k / secs, L.mean, L.p50, L.p99,
@@ -660,97 +561,32 @@ static void usage(FILE *f)
             "[--pubsub-mode callback|iterator]\n");
 }
 
-static long parse_long(const char *name, const char *v)
+/* --threads and --pubsub-mode */
+static bool parse_natsio_option(const char *name, const char *v)
 {
-    char *end = NULL;
-    long x = strtol(v, &end, 10);
-    if (end == v || *end != 0 || x < 0) {
-        fprintf(stderr, "natsio_bench: bad value for %s: %s\n", name, v);
-        exit(2);
-    }
-    return x;
-}
-
-static double parse_dbl(const char *name, const char *v)
-{
-    char *end = NULL;
-    double x = strtod(v, &end);
-    if (end == v || *end != 0 || x <= 0) {
-        fprintf(stderr, "natsio_bench: bad value for %s: %s\n", name, v);
-        exit(2);
-    }
-    return x;
+    if (!strcmp(name, "--threads")) g_threads = bench_parse_long(name, v);
+    else if (!strcmp(name, "--pubsub-mode")) {
+        if (!strcmp(v, "callback")) g_pubsub_mode = PUBSUB_CALLBACK;
+        else if (!strcmp(v, "iterator")) g_pubsub_mode = PUBSUB_ITERATOR;
+        else {
+            fprintf(stderr, "natsio_bench: bad value for %s: %s\n", name, v);
+            exit(2);
+        }
+    } else return false;
+    return true;
 }
 
 int main(int argc, char **argv)
 {
-    O.scenarios = strdup("pub,pubsub,req,jspub,jspub-sync,kv");
-    O.sizes = strdup("16,1024");
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = NULL;
-        char namebuf[64];
-        const char *eq = strchr(a, '=');
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return 0;
-        }
-        if (strncmp(a, "--", 2) != 0) {
-            fprintf(stderr, "natsio_bench: unexpected argument: %s\n", a);
-            usage(stderr);
-            return 2;
-        }
-        if (eq != NULL) { /* --name=value */
-            size_t l = (size_t)(eq - a);
-            if (l >= sizeof namebuf)
-                l = sizeof namebuf - 1;
-            memcpy(namebuf, a, l);
-            namebuf[l] = 0;
-            a = namebuf;
-            v = eq + 1;
-        } else {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "natsio_bench: missing value for %s\n", a);
-                return 2;
-            }
-            v = argv[++i];
-        }
-        if (!strcmp(a, "--url")) O.url = v;
-        else if (!strcmp(a, "--scenarios")) { free(O.scenarios); O.scenarios = strdup(v); }
-        else if (!strcmp(a, "--sizes")) { free(O.sizes); O.sizes = strdup(v); }
-        else if (!strcmp(a, "--n")) O.n = parse_long(a, v);
-        else if (!strcmp(a, "--js-n")) O.js_n = parse_long(a, v);
-        else if (!strcmp(a, "--k")) O.k = parse_long(a, v);
-        else if (!strcmp(a, "--kv-k")) O.kv_k = parse_long(a, v);
-        else if (!strcmp(a, "--window")) O.window = parse_long(a, v);
-        else if (!strcmp(a, "--warmup")) O.warmup = parse_long(a, v);
-        else if (!strcmp(a, "--idle-timeout")) O.idle_timeout = parse_dbl(a, v);
-        else if (!strcmp(a, "--max-secs")) O.max_secs = parse_dbl(a, v);
-        else if (!strcmp(a, "--threads")) O.threads = parse_long(a, v);
-        else if (!strcmp(a, "--pubsub-mode")) {
-            if (!strcmp(v, "callback")) O.pubsub_mode = PUBSUB_CALLBACK;
-            else if (!strcmp(v, "iterator")) O.pubsub_mode = PUBSUB_ITERATOR;
-            else {
-                fprintf(stderr, "natsio_bench: bad value for %s: %s\n", a, v);
-                return 2;
-            }
-        } else {
-            fprintf(stderr, "natsio_bench: unknown option: %s\n", a);
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (O.threads < 1) O.threads = 1;
+    bench_set_identity("natsio_bench", CLIENT);
+    bench_options_init(&O);
+    int rc = bench_parse_args(argc, argv, &O, usage, parse_natsio_option);
+    if (rc >= 0)
+        return rc;
+    if (g_threads < 1) g_threads = 1;
 
     long sizes[64];
-    int nsizes = 0;
-    {
-        char *tmp = strdup(O.sizes), *save = NULL;
-        for (char *t = strtok_r(tmp, ",", &save); t && nsizes < 64;
-             t = strtok_r(NULL, ",", &save))
-            sizes[nsizes++] = parse_long("--sizes", t);
-        free(tmp);
-    }
+    int nsizes = bench_parse_sizes(&O, sizes, 64);
 
     printf("# client=%s version=%s url=%s\n", CLIENT, natsio_version(), O.url);
     fflush(stdout);
@@ -762,23 +598,22 @@ int main(int argc, char **argv)
         for (int j = 0; j < nsizes; j++) {
             long size = sizes[j];
             if (!strcmp(sc, "pub")) run_pub(size, 0);
-            else if (!strcmp(sc, "pub4")) run_pub(size, O.threads);
+            else if (!strcmp(sc, "pub4")) run_pub(size, g_threads);
             else if (!strcmp(sc, "pubsub")) run_pubsub(size);
             else if (!strcmp(sc, "req")) run_req(size);
             else if (!strcmp(sc, "kv")) {
-                emit_status("kv-put", size, "unsupported", NULL);
-                emit_status("kv-get", size, "unsupported", NULL);
+                bench_emit_status("kv-put", size, "unsupported", NULL);
+                bench_emit_status("kv-get", size, "unsupported", NULL);
             } else {
                 if (!js_note_printed && (!strcmp(sc, "jspub") || !strcmp(sc, "jspub-sync"))) {
                     printf("# note client=%s: JetStream is not in the C ABI yet\n", CLIENT);
                     js_note_printed = true;
                 }
-                emit_status(sc, size, "unsupported", NULL);
+                bench_emit_status(sc, size, "unsupported", NULL);
             }
         }
     }
     free(tmp);
-    free(O.scenarios);
-    free(O.sizes);
+    bench_options_free(&O);
     return 0;
 }

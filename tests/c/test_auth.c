@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "harness.h"
+#include "util.h"
 
 #include <natsio.h>
 
@@ -22,32 +23,12 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static void client_free_cb(void *c) { natsio_client_free((natsio_client *)c); }
-static void options_free_cb(void *o) { natsio_options_free((natsio_options *)o); }
-static void server_stop_cb(void *s) { nt_server_stop((nt_server *)s); }
-
-static nt_server *start_server(const char *config) {
-    nt_server *s = nt_server_start(config);
-    if (!s) {
-        nt_fail_at(__FILE__, __LINE__, "nats-server did not start with:\n%s", config);
-        return NULL;
-    }
-    nt_cleanup(server_stop_cb, s);
-    return s;
-}
-
 /* Options for `url`, freed when the case ends. Reconnects are fast so the
  * reconnect cases stay short. */
-static natsio_options *new_options(const char *url) {
-    natsio_options *o = NULL;
-    if (natsio_options_new(&o) != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "natsio_options_new failed");
-        return NULL;
-    }
-    nt_cleanup(options_free_cb, o);
-    if (natsio_options_set_url(o, url) != NATSIO_OK || natsio_options_set_connect_timeout_ms(o, 2000) != NATSIO_OK ||
-        natsio_options_set_reconnect_wait(o, 50, 200) != NATSIO_OK ||
-        natsio_options_set_reconnect_jitter(o, 10, 10) != NATSIO_OK) {
+static natsio_options *fast_reconnect_options(const char *url) {
+    natsio_options *o = options_for_url(url, 2000);
+    if (o && (natsio_options_set_reconnect_wait(o, 50, 200) != NATSIO_OK ||
+              natsio_options_set_reconnect_jitter(o, 10, 10) != NATSIO_OK)) {
         nt_fail_at(__FILE__, __LINE__, "setting options: %s", natsio_last_error());
         return NULL;
     }
@@ -80,14 +61,8 @@ static natsio_status connect_and_use(const natsio_options *o) {
     natsio_status st = natsio_client_connect(o, &c);
     if (st != NATSIO_OK) return st;
     nt_cleanup(client_free_cb, c);
-    natsio_sub *sub = NULL;
-    natsio_msg *m = NULL;
-    bool ok = natsio_client_subscribe(c, "auth.check", NULL, NULL, &sub) == NATSIO_OK &&
-              natsio_client_publish(c, "auth.check", "ok", 2) == NATSIO_OK &&
-              natsio_sub_next_msg(sub, 5000, &m) == NATSIO_OK && natsio_msg_data_len(m) == 2;
-    natsio_msg_free(m);
-    natsio_sub_free(sub);
-    if (!ok) nt_fail_at(__FILE__, __LINE__, "connected, but no round trip: %s", natsio_last_error());
+    if (!message_round_trip(c, "auth.check", "ok"))
+        nt_fail_at(__FILE__, __LINE__, "connected, but no round trip: %s", natsio_last_error());
     return st;
 }
 
@@ -108,16 +83,6 @@ static natsio_status connect_and_use(const natsio_options *o) {
         NT_CHECK(natsio_last_error()[0] != '\0');                                                               \
     } while (0)
 
-static bool contains_ci(const char *haystack, const char *needle) {
-    size_t n = strlen(needle);
-    for (const char *p = haystack; *p; p++) {
-        size_t i = 0;
-        while (i < n && p[i] && (p[i] | 0x20) == (needle[i] | 0x20)) i++;
-        if (i == n) return true;
-    }
-    return false;
-}
-
 static char *url_with_userinfo(const nt_server *s, const char *userinfo) {
     char *url = (char *)malloc(256);
     if (!url) return NULL;
@@ -134,18 +99,18 @@ static void test_user_password_accepts_right_and_rejects_wrong(void) {
     nt_server *s = start_server(USER_PASSWORD_CONFIG);
     NT_CHECK(s != NULL);
 
-    natsio_options *right = new_options(nt_server_url(s));
+    natsio_options *right = fast_reconnect_options(nt_server_url(s));
     NT_CHECK(right != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_user_password(right, "alice", "s3cret"), NATSIO_OK);
     NT_CHECK_INT_EQ(connect_and_use(right), NATSIO_OK);
 
-    natsio_options *wrong = new_options(nt_server_url(s));
+    natsio_options *wrong = fast_reconnect_options(nt_server_url(s));
     NT_CHECK(wrong != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_user_password(wrong, "alice", "guess"), NATSIO_OK);
     CHECK_CONNECT_FAILS(wrong, NATSIO_ERR_AUTHORIZATION);
     NT_CHECK_MSG(contains_ci(natsio_last_error(), "authorization"), "detail: %s", natsio_last_error());
 
-    natsio_options *none = new_options(nt_server_url(s));
+    natsio_options *none = fast_reconnect_options(nt_server_url(s));
     NT_CHECK(none != NULL);
     CHECK_CONNECT_FAILS(none, NATSIO_ERR_AUTHORIZATION);
 }
@@ -153,7 +118,7 @@ static void test_user_password_accepts_right_and_rejects_wrong(void) {
 static void test_user_password_in_url(void) {
     nt_server *s = start_server(USER_PASSWORD_CONFIG);
     NT_CHECK(s != NULL);
-    natsio_options *right = new_options(url_with_userinfo(s, "alice:s3cret"));
+    natsio_options *right = fast_reconnect_options(url_with_userinfo(s, "alice:s3cret"));
     NT_CHECK(right != NULL);
     NT_CHECK_INT_EQ(connect_and_use(right), NATSIO_OK);
 
@@ -161,12 +126,12 @@ static void test_user_password_in_url(void) {
     NT_CHECK_INT_EQ(natsio_client_connect_url(url_with_userinfo(s, "alice:s3cret"), &c), NATSIO_OK);
     nt_cleanup(client_free_cb, c);
 
-    natsio_options *wrong = new_options(url_with_userinfo(s, "alice:nope"));
+    natsio_options *wrong = fast_reconnect_options(url_with_userinfo(s, "alice:nope"));
     NT_CHECK(wrong != NULL);
     CHECK_CONNECT_FAILS(wrong, NATSIO_ERR_AUTHORIZATION);
 
     /* Credentials in the URL take precedence over the options'. */
-    natsio_options *both = new_options(url_with_userinfo(s, "alice:s3cret"));
+    natsio_options *both = fast_reconnect_options(url_with_userinfo(s, "alice:s3cret"));
     NT_CHECK(both != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_user_password(both, "alice", "stale"), NATSIO_OK);
     NT_CHECK_INT_EQ(connect_and_use(both), NATSIO_OK);
@@ -177,17 +142,17 @@ static void test_user_password_in_url(void) {
 static void test_token_accepts_right_and_rejects_wrong(void) {
     nt_server *s = start_server("authorization { token: \"t0k3n-for-tests\" }");
     NT_CHECK(s != NULL);
-    natsio_options *right = new_options(nt_server_url(s));
+    natsio_options *right = fast_reconnect_options(nt_server_url(s));
     NT_CHECK(right != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_token(right, "t0k3n-for-tests"), NATSIO_OK);
     NT_CHECK_INT_EQ(connect_and_use(right), NATSIO_OK);
 
-    natsio_options *wrong = new_options(nt_server_url(s));
+    natsio_options *wrong = fast_reconnect_options(nt_server_url(s));
     NT_CHECK(wrong != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_token(wrong, "t0k3n-for-test"), NATSIO_OK);
     CHECK_CONNECT_FAILS(wrong, NATSIO_ERR_AUTHORIZATION);
 
-    natsio_options *none = new_options(nt_server_url(s));
+    natsio_options *none = fast_reconnect_options(nt_server_url(s));
     NT_CHECK(none != NULL);
     CHECK_CONNECT_FAILS(none, NATSIO_ERR_AUTHORIZATION);
 }
@@ -209,29 +174,29 @@ static void test_nkey_seed_and_seed_file(void) {
     NT_CHECK(seed != NULL);
     char path[1024];
 
-    natsio_options *by_seed = new_options(nt_server_url(s));
+    natsio_options *by_seed = fast_reconnect_options(nt_server_url(s));
     NT_CHECK(by_seed != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_nkey_seed(by_seed, seed), NATSIO_OK);
     NT_CHECK_INT_EQ(connect_and_use(by_seed), NATSIO_OK);
 
-    natsio_options *by_file = new_options(nt_server_url(s));
+    natsio_options *by_file = fast_reconnect_options(nt_server_url(s));
     NT_CHECK(by_file != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_nkey_file(by_file, fixture(path, sizeof path, "auth/nkey-user.nk")), NATSIO_OK);
     NT_CHECK_INT_EQ(connect_and_use(by_file), NATSIO_OK);
 
     /* A valid seed the server does not know. */
-    natsio_options *other = new_options(nt_server_url(s));
+    natsio_options *other = fast_reconnect_options(nt_server_url(s));
     NT_CHECK(other != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_nkey_file(other, fixture(path, sizeof path, "auth/nkey-other.nk")), NATSIO_OK);
     CHECK_CONNECT_FAILS(other, NATSIO_ERR_AUTHORIZATION);
 
-    natsio_options *none = new_options(nt_server_url(s));
+    natsio_options *none = fast_reconnect_options(nt_server_url(s));
     NT_CHECK(none != NULL);
     CHECK_CONNECT_FAILS(none, NATSIO_ERR_AUTHORIZATION);
 }
 
 static void test_nkey_bad_seeds_are_config_errors(void) {
-    natsio_options *o = new_options("nats://127.0.0.1:4222");
+    natsio_options *o = fast_reconnect_options("nats://127.0.0.1:4222");
     NT_CHECK(o != NULL);
     const char *seed = read_fixture("auth/nkey-user.nk");
     NT_CHECK(seed != NULL);
@@ -265,32 +230,32 @@ static void test_credentials_file(void) {
     NT_CHECK(s != NULL);
     char path[1024];
 
-    natsio_options *right = new_options(nt_server_url(s));
+    natsio_options *right = fast_reconnect_options(nt_server_url(s));
     NT_CHECK(right != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_credentials_file(right, fixture(path, sizeof path, "auth/user.creds")),
                     NATSIO_OK);
     NT_CHECK_INT_EQ(connect_and_use(right), NATSIO_OK);
 
     /* A user of an account the server does not know. */
-    natsio_options *stranger = new_options(nt_server_url(s));
+    natsio_options *stranger = fast_reconnect_options(nt_server_url(s));
     NT_CHECK(stranger != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_credentials_file(stranger, fixture(path, sizeof path, "auth/stranger.creds")),
                     NATSIO_OK);
     CHECK_CONNECT_FAILS(stranger, NATSIO_ERR_AUTHORIZATION);
 
     /* A user its account has revoked. */
-    natsio_options *revoked = new_options(nt_server_url(s));
+    natsio_options *revoked = fast_reconnect_options(nt_server_url(s));
     NT_CHECK(revoked != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_credentials_file(revoked, fixture(path, sizeof path, "auth/revoked.creds")),
                     NATSIO_OK);
     CHECK_CONNECT_FAILS(revoked, NATSIO_ERR_AUTHORIZATION);
 
     /* No credentials at all. */
-    natsio_options *none = new_options(nt_server_url(s));
+    natsio_options *none = fast_reconnect_options(nt_server_url(s));
     NT_CHECK(none != NULL);
     CHECK_CONNECT_FAILS(none, NATSIO_ERR_AUTHORIZATION);
 
-    natsio_options *missing = new_options(nt_server_url(s));
+    natsio_options *missing = fast_reconnect_options(nt_server_url(s));
     NT_CHECK(missing != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_credentials_file(missing, fixture(path, sizeof path, "auth/missing.creds")),
                     NATSIO_ERR_CONFIG);
@@ -365,7 +330,7 @@ static void test_callback_authenticator(void) {
     bad_sig.jwt = jwt;
     bad_sig.seed = seed;
     bad_sig.corrupt = true;
-    natsio_options *wrong = new_options(nt_server_url(s));
+    natsio_options *wrong = fast_reconnect_options(nt_server_url(s));
     NT_CHECK(wrong != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_auth_callbacks(wrong, auth_jwt, auth_sign, &bad_sig, NULL), NATSIO_OK);
     CHECK_CONNECT_FAILS(wrong, NATSIO_ERR_AUTHORIZATION);
@@ -376,7 +341,7 @@ static void test_callback_authenticator(void) {
     memset(&other_key, 0, sizeof other_key);
     other_key.jwt = jwt;
     other_key.seed = other_seed;
-    natsio_options *mismatch = new_options(nt_server_url(s));
+    natsio_options *mismatch = fast_reconnect_options(nt_server_url(s));
     NT_CHECK(mismatch != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_auth_callbacks(mismatch, auth_jwt, auth_sign, &other_key, NULL), NATSIO_OK);
     CHECK_CONNECT_FAILS(mismatch, NATSIO_ERR_AUTHORIZATION);
@@ -386,7 +351,7 @@ static void test_callback_authenticator(void) {
     memset(&refusing, 0, sizeof refusing);
     refusing.jwt = jwt;
     refusing.seed = "not a seed";
-    natsio_options *refused = new_options(nt_server_url(s));
+    natsio_options *refused = fast_reconnect_options(nt_server_url(s));
     NT_CHECK(refused != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_auth_callbacks(refused, auth_jwt, auth_sign, &refusing, NULL), NATSIO_OK);
     natsio_client *never = NULL;
@@ -395,7 +360,7 @@ static void test_callback_authenticator(void) {
     NT_CHECK(atomic_load(&refusing.sign_calls) >= 1);
 
     /* Missing callbacks are rejected when set. */
-    natsio_options *nulls = new_options(nt_server_url(s));
+    natsio_options *nulls = fast_reconnect_options(nt_server_url(s));
     NT_CHECK(nulls != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_auth_callbacks(nulls, NULL, auth_sign, NULL, NULL), NATSIO_ERR_NULL_ARGUMENT);
     NT_CHECK_INT_EQ(natsio_options_set_auth_callbacks(nulls, auth_jwt, NULL, NULL, NULL), NATSIO_ERR_NULL_ARGUMENT);
@@ -419,7 +384,7 @@ static void test_two_auth_kinds_are_a_config_error(void) {
     const char *seed = read_fixture("auth/nkey-user.nk");
     NT_CHECK(seed != NULL);
 
-    natsio_options *a = new_options("nats://127.0.0.1:4222");
+    natsio_options *a = fast_reconnect_options("nats://127.0.0.1:4222");
     NT_CHECK(a != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_token(a, "tok"), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_options_set_nkey_seed(a, seed), NATSIO_ERR_CONFIG);
@@ -429,7 +394,7 @@ static void test_two_auth_kinds_are_a_config_error(void) {
     NT_CHECK_INT_EQ(natsio_options_set_user_password(a, "alice", "s3cret"), NATSIO_ERR_CONFIG);
     expect_detail_names(__LINE__, "token", "user");
 
-    natsio_options *b = new_options("nats://127.0.0.1:4222");
+    natsio_options *b = fast_reconnect_options("nats://127.0.0.1:4222");
     NT_CHECK(b != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_credentials_file(b, creds), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_options_set_user_password(b, "alice", "s3cret"), NATSIO_ERR_CONFIG);
@@ -441,7 +406,7 @@ static void test_two_auth_kinds_are_a_config_error(void) {
     NT_CHECK_INT_EQ(natsio_options_set_auth_callbacks(b, auth_jwt, auth_sign, NULL, NULL), NATSIO_ERR_CONFIG);
     expect_detail_names(__LINE__, "credentials", "authenticator");
 
-    natsio_options *c = new_options("nats://127.0.0.1:4222");
+    natsio_options *c = fast_reconnect_options("nats://127.0.0.1:4222");
     NT_CHECK(c != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_auth_callbacks(c, auth_jwt, auth_sign, NULL, NULL), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_options_set_nkey_seed(c, seed), NATSIO_ERR_CONFIG);
@@ -480,19 +445,9 @@ static void on_auth_event(void *user_data, natsio_event_kind kind, natsio_status
     if (kind == NATSIO_EVENT_DISCONNECTED && status == NATSIO_ERR_AUTHORIZATION) atomic_fetch_add(&e->auth_disconnects, 1);
 }
 
-typedef struct {
-    natsio_client *client;
-    natsio_conn_status status;
-} status_wait;
-
-static bool status_is(void *arg) {
-    status_wait *w = (status_wait *)arg;
-    return natsio_client_status(w->client) == w->status;
-}
-
 /* The server's password changes under a connected client. */
 static natsio_client *connect_then_change_password(nt_server *s, bool ignore_abort, auth_events *events) {
-    natsio_options *o = new_options(nt_server_url(s));
+    natsio_options *o = fast_reconnect_options(nt_server_url(s));
     if (!o) return NULL;
     natsio_options_set_user_password(o, "alice", "s3cret");
     natsio_options_set_max_reconnect_attempts(o, -1);
@@ -519,8 +474,7 @@ static void test_repeated_auth_error_on_reconnect_closes(void) {
     memset(&events, 0, sizeof events);
     natsio_client *c = connect_then_change_password(s, false, &events);
     NT_CHECK(c != NULL);
-    status_wait closed = {c, NATSIO_CONN_CLOSED};
-    NT_CHECK_MSG(nt_wait_until(status_is, &closed, 15000), "still status %d after 15 s of rejected reconnects",
+    NT_CHECK_MSG(wait_status(c, NATSIO_CONN_CLOSED, 15000), "still status %d after 15 s of rejected reconnects",
                  (int)natsio_client_status(c));
     int64_t deadline = nt_now_ms() + 2000;
     while (atomic_load(&events.closed) == 0 && nt_now_ms() < deadline) nt_sleep_ms(5);
@@ -542,8 +496,7 @@ static void test_ignore_auth_error_abort_keeps_trying(void) {
     /* ...and once the password is back, it gets in again. */
     NT_CHECK(rewrite_config(s, USER_PASSWORD_CONFIG));
     NT_CHECK_INT_EQ(nt_server_restart(s), 0);
-    status_wait connected = {c, NATSIO_CONN_CONNECTED};
-    NT_CHECK_MSG(nt_wait_until(status_is, &connected, 10000), "did not reconnect (status %d)",
+    NT_CHECK_MSG(wait_status(c, NATSIO_CONN_CONNECTED, 10000), "did not reconnect (status %d)",
                  (int)natsio_client_status(c));
     NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
 }

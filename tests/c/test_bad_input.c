@@ -9,6 +9,7 @@
  *     messages; rejected header edits leave the map unchanged).
  */
 #include "harness.h"
+#include "util.h"
 #include "natsio.h"
 
 #include <pthread.h>
@@ -83,51 +84,11 @@ static void plant_marker_error(void) {
                      natsio_status_str(ok_), natsio_last_error());                   \
     } while (0)
 
-static void client_free_cb(void *c) { natsio_client_free(c); }
-static void sub_free_cb(void *s) { natsio_sub_free(s); }
-static void headers_free_cb(void *h) { natsio_headers_free(h); }
-static void options_free_cb(void *o) { natsio_options_free(o); }
-static void msg_free_cb(void *m) { natsio_msg_free(m); }
-static void token_free_cb(void *t) { natsio_token_free(t); }
-
-/* Starts a server (extra_config may be NULL) and connects one client; both
- * are released when the case ends. */
-static nt_server *start_server(const char *extra_config) {
-    nt_server *s = nt_server_start(extra_config);
-    if (!s) {
-        nt_fail_at(__FILE__, __LINE__, "nt_server_start failed");
-        return NULL;
-    }
-    nt_cleanup(nt_server_stop_cb, s);
-    return s;
-}
-
-static natsio_client *connect_to(nt_server *s) {
-    natsio_client *c = NULL;
-    natsio_status st = natsio_client_connect_url(nt_server_url(s), &c);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "connect to %s: %s: %s", nt_server_url(s),
-                   natsio_status_str(st), natsio_last_error());
-        return NULL;
-    }
-    nt_cleanup(client_free_cb, c);
-    return c;
-}
-
-static natsio_sub *subscribe_to(natsio_client *c, const char *subject) {
-    natsio_sub *sub = NULL;
-    natsio_status st = natsio_client_subscribe(c, subject, NULL, NULL, &sub);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "subscribe %s: %s: %s", subject, natsio_status_str(st),
-                   natsio_last_error());
-        return NULL;
-    }
-    nt_cleanup(sub_free_cb, sub);
-    if (natsio_client_flush(c, 5000) != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "flush after subscribe: %s", natsio_last_error());
-        return NULL;
-    }
-    return sub;
+/* A client of a nats-server started for the running case alone (config
+ * may be NULL); both end with the case. */
+static natsio_client *connect_to_own_server(const char *config) {
+    nt_server *s = start_server(config);
+    return s ? connect_url(nt_server_url(s)) : NULL;
 }
 
 /* Publishes "end" on `end_subject`, then reads `sub` until that message and
@@ -423,9 +384,7 @@ static void test_runtime_worker_threads(void) {
     CHECK_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_runtime_set_worker_threads(257));
     /* ...and a valid count is refused once the runtime runs (a connection
      * starts it). */
-    nt_server *s = start_server(NULL);
-    NT_CHECK(s != NULL);
-    natsio_client *c = connect_to(s);
+    natsio_client *c = connect_to_own_server(NULL);
     NT_CHECK(c != NULL);
     CHECK_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_runtime_set_worker_threads(2));
     CHECK_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_runtime_set_worker_threads(0));
@@ -547,11 +506,9 @@ static void test_header_injection_is_rejected(void) {
     NT_CHECK_STR_EQ(value, "original");
 
     /* ...and what goes on the wire is exactly that one header. */
-    nt_server *s = start_server(NULL);
-    NT_CHECK(s != NULL);
-    natsio_client *c = connect_to(s);
+    natsio_client *c = connect_to_own_server(NULL);
     NT_CHECK(c != NULL);
-    natsio_sub *sub = subscribe_to(c, "hdr.>");
+    natsio_sub *sub = subscribe_and_flush(c, "hdr.>");
     NT_CHECK(sub != NULL);
     CHECK_OK(natsio_client_publish_with(c, "hdr.msg", NULL, h, "body", 4));
     CHECK_OK(natsio_client_flush(c, 5000));
@@ -574,11 +531,9 @@ static void test_header_injection_is_rejected(void) {
 /* ------------------------------------------------------------------ */
 
 static void test_null_arguments_with_a_live_connection(void) {
-    nt_server *s = start_server(NULL);
-    NT_CHECK(s != NULL);
-    natsio_client *c = connect_to(s);
+    natsio_client *c = connect_to_own_server(NULL);
     NT_CHECK(c != NULL);
-    natsio_sub *watch = subscribe_to(c, "bad.>");
+    natsio_sub *watch = subscribe_and_flush(c, "bad.>");
     NT_CHECK(watch != NULL);
 
     natsio_sub *sub = SENTINEL;
@@ -669,9 +624,9 @@ static void test_null_arguments_with_a_live_connection(void) {
 static void test_invalid_utf8_everywhere(void) {
     nt_server *s = start_server(NULL);
     NT_CHECK(s != NULL);
-    natsio_client *c = connect_to(s);
+    natsio_client *c = connect_url(nt_server_url(s));
     NT_CHECK(c != NULL);
-    natsio_sub *watch = subscribe_to(c, ">");
+    natsio_sub *watch = subscribe_and_flush(c, ">");
     NT_CHECK(watch != NULL);
 
     natsio_sub *sub = SENTINEL;
@@ -724,9 +679,9 @@ static void test_invalid_utf8_everywhere(void) {
 static void test_bad_subjects(void) {
     nt_server *s = start_server(NULL);
     NT_CHECK(s != NULL);
-    natsio_client *c = connect_to(s);
+    natsio_client *c = connect_url(nt_server_url(s));
     NT_CHECK(c != NULL);
-    natsio_sub *watch = subscribe_to(c, ">");
+    natsio_sub *watch = subscribe_and_flush(c, ">");
     NT_CHECK(watch != NULL);
 
     /* Invalid wherever a subject is published to (or used as a reply). */
@@ -777,9 +732,7 @@ static void test_bad_subjects(void) {
 }
 
 static void test_bad_subjects_and_queues_in_callback_mode(void) {
-    nt_server *s = start_server(NULL);
-    NT_CHECK(s != NULL);
-    natsio_client *c = connect_to(s);
+    natsio_client *c = connect_to_own_server(NULL);
     NT_CHECK(c != NULL);
     int calls = 0;
     natsio_sub *sub = SENTINEL;
@@ -804,9 +757,7 @@ static void test_bad_subjects_and_queues_in_callback_mode(void) {
 }
 
 static void test_bad_queue_names(void) {
-    nt_server *s = start_server(NULL);
-    NT_CHECK(s != NULL);
-    natsio_client *c = connect_to(s);
+    natsio_client *c = connect_to_own_server(NULL);
     NT_CHECK(c != NULL);
     const char *bad_queues[] = {"", "a b", " q", "q ", "q\t", "q\r\n", "q\nUNSUB 1"};
     natsio_sub *sub = SENTINEL;
@@ -824,14 +775,12 @@ static void test_bad_queue_names(void) {
 static void test_max_payload(void) {
     /* A small server limit keeps the buffers small and proves the client
      * uses the server's INFO rather than a constant. */
-    nt_server *s = start_server("max_payload: 4096\n");
-    NT_CHECK(s != NULL);
-    natsio_client *c = connect_to(s);
+    natsio_client *c = connect_to_own_server("max_payload: 4096\n");
     NT_CHECK(c != NULL);
     NT_CHECK_INT_EQ(natsio_client_max_payload(c), 4096);
-    natsio_sub *watch = subscribe_to(c, "big.>");
+    natsio_sub *watch = subscribe_and_flush(c, "big.>");
     NT_CHECK(watch != NULL);
-    natsio_sub *responder = subscribe_to(c, "svc.big");
+    natsio_sub *responder = subscribe_and_flush(c, "svc.big");
     NT_CHECK(responder != NULL);
 
     size_t max = 4096;
@@ -899,9 +848,7 @@ static void test_max_payload(void) {
 }
 
 static void test_invalid_arguments(void) {
-    nt_server *s = start_server(NULL);
-    NT_CHECK(s != NULL);
-    natsio_client *c = connect_to(s);
+    natsio_client *c = connect_to_own_server(NULL);
     NT_CHECK(c != NULL);
 
     natsio_sub_options so;
@@ -920,7 +867,7 @@ static void test_invalid_arguments(void) {
     NT_CHECK(sub == SENTINEL);
 
     /* unsubscribe_after(0) is refused and leaves the subscription working. */
-    natsio_sub *live = subscribe_to(c, "arg.live");
+    natsio_sub *live = subscribe_and_flush(c, "arg.live");
     NT_CHECK(live != NULL);
     CHECK_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_sub_unsubscribe_after(live, 0));
     NT_CHECK(!natsio_sub_is_closed(live));
@@ -935,11 +882,9 @@ static void test_invalid_arguments(void) {
 }
 
 static void test_use_after_close(void) {
-    nt_server *s = start_server(NULL);
-    NT_CHECK(s != NULL);
-    natsio_client *c = connect_to(s);
+    natsio_client *c = connect_to_own_server(NULL);
     NT_CHECK(c != NULL);
-    natsio_sub *sub = subscribe_to(c, "closed.>");
+    natsio_sub *sub = subscribe_and_flush(c, "closed.>");
     NT_CHECK(sub != NULL);
     CHECK_OK(natsio_client_publish_with(c, "closed.req", "closed.reply", NULL, "x", 1));
     CHECK_OK(natsio_client_flush(c, 5000));
@@ -994,9 +939,7 @@ static void test_use_after_close(void) {
 }
 
 static void test_subscription_closed(void) {
-    nt_server *s = start_server(NULL);
-    NT_CHECK(s != NULL);
-    natsio_client *c = connect_to(s);
+    natsio_client *c = connect_to_own_server(NULL);
     NT_CHECK(c != NULL);
 
     /* next_msg on a callback subscription is refused; the callback still
@@ -1018,7 +961,7 @@ static void test_subscription_closed(void) {
     NT_CHECK(!natsio_sub_is_closed(cb_sub));
 
     /* Everything but free fails on an unsubscribed subscription. */
-    natsio_sub *sub = subscribe_to(c, "sc.iter");
+    natsio_sub *sub = subscribe_and_flush(c, "sc.iter");
     NT_CHECK(sub != NULL);
     CHECK_OK(natsio_sub_unsubscribe(sub));
     NT_CHECK(natsio_sub_is_closed(sub));
@@ -1035,9 +978,7 @@ static void on_token_done(void *user_data, natsio_token *token) {
 }
 
 static void test_token_illegal_states(void) {
-    nt_server *s = start_server(NULL);
-    NT_CHECK(s != NULL);
-    natsio_client *c = connect_to(s);
+    natsio_client *c = connect_to_own_server(NULL);
     NT_CHECK(c != NULL);
 
     int first = 0, second = 0;
@@ -1064,13 +1005,11 @@ static void test_token_illegal_states(void) {
 
 static void test_usage_errors_reported_by_status(void) {
     /* Statuses of ordinary misuse that C input triggers directly. */
-    nt_server *s = start_server(NULL);
-    NT_CHECK(s != NULL);
-    natsio_client *c = connect_to(s);
+    natsio_client *c = connect_to_own_server(NULL);
     NT_CHECK(c != NULL);
 
     /* Responding to a message without a reply subject. */
-    natsio_sub *sub = subscribe_to(c, "use.plain");
+    natsio_sub *sub = subscribe_and_flush(c, "use.plain");
     NT_CHECK(sub != NULL);
     CHECK_OK(natsio_client_publish(c, "use.plain", "x", 1));
     natsio_msg *plain = NULL;
@@ -1086,7 +1025,7 @@ static void test_usage_errors_reported_by_status(void) {
     NT_CHECK(m == SENTINEL);
 
     /* A cancelled request: its subscriber stays silent. */
-    natsio_sub *silent = subscribe_to(c, "use.silent");
+    natsio_sub *silent = subscribe_and_flush(c, "use.silent");
     NT_CHECK(silent != NULL);
     natsio_token *t = NULL;
     CHECK_OK(natsio_client_request_async(c, "use.silent", NULL, "x", 1, 10000, &t));

@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "harness.h"
+#include "util.h"
 
 #include <natsio.h>
 
@@ -213,10 +214,6 @@ static bool wait_events(event_log *log, natsio_event_kind kind, int at_least, in
 
 /* ---- clients ------------------------------------------------------------ */
 
-static void client_free_cb(void *c) { natsio_client_free((natsio_client *)c); }
-static void sub_free_cb(void *s) { natsio_sub_free((natsio_sub *)s); }
-static void options_free_cb(void *o) { natsio_options_free((natsio_options *)o); }
-
 /* Options for the client under test: only `url` configured, servers tried in
  * order, short waits so moves are quick, and the event log attached. */
 static natsio_options *moving_client_options_owned(const char *url, event_log *log) {
@@ -248,17 +245,6 @@ static natsio_options *moving_client_options(const char *url, event_log *log) {
     return o;
 }
 
-static natsio_client *connect_with(const natsio_options *o, bool free_at_cleanup) {
-    natsio_client *c = NULL;
-    natsio_status st = natsio_client_connect(o, &c);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "connect: %s (%s)", natsio_status_str(st), natsio_last_error());
-        return NULL;
-    }
-    if (free_at_cleanup) nt_cleanup(client_free_cb, c);
-    return c;
-}
-
 /* A client pinned to one node: it ignores discovered servers and never
  * moves, so it observes the cluster from a fixed place. */
 static natsio_client *connect_pinned(const nt_server *node) {
@@ -266,20 +252,9 @@ static natsio_client *connect_pinned(const nt_server *node) {
     if (natsio_options_new(&o) != NATSIO_OK) return NULL;
     natsio_options_set_url(o, nt_server_url(node));
     natsio_options_set_ignore_discovered_servers(o, true);
-    natsio_client *c = connect_with(o, true);
+    natsio_client *c = connect_with(o);
     natsio_options_free(o);
     return c;
-}
-
-static natsio_sub *subscribe(natsio_client *c, const char *subject) {
-    natsio_sub *s = NULL;
-    natsio_status st = natsio_client_subscribe(c, subject, NULL, NULL, &s);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "subscribe %s: %s", subject, natsio_status_str(st));
-        return NULL;
-    }
-    nt_cleanup(sub_free_cb, s);
-    return s;
 }
 
 /* Interest crosses routes asynchronously: publish `probe` from `pub` until
@@ -376,21 +351,6 @@ static bool servers_known(void *arg) {
     return servers_list_has(w->client, w->needle[0]) && servers_list_has(w->client, w->needle[1]);
 }
 
-typedef struct {
-    natsio_client *client;
-    natsio_conn_status status;
-} status_wait;
-
-static bool status_is(void *arg) {
-    status_wait *w = (status_wait *)arg;
-    return natsio_client_status(w->client) == w->status;
-}
-
-static bool wait_status(natsio_client *c, natsio_conn_status status, int64_t timeout_ms) {
-    status_wait w = {c, status};
-    return nt_wait_until(status_is, &w, timeout_ms);
-}
-
 /* Which node the client is connected to, or -1. */
 static int current_node(natsio_client *c, cluster *cl) {
     char *url = NULL;
@@ -452,7 +412,7 @@ static void test_discovers_nodes_joining_later(void) {
     NT_CHECK(log != NULL);
     natsio_options *o = moving_client_options(nt_server_url(cl->node[0]), log);
     NT_CHECK(o != NULL);
-    natsio_client *c = connect_with(o, true);
+    natsio_client *c = connect_with(o);
     NT_CHECK(c != NULL);
 
     char port_a[16], port_b[16], port_c[16];
@@ -507,7 +467,7 @@ static void test_ignore_discovered_servers_keeps_the_pool(void) {
     natsio_options *o = moving_client_options(nt_server_url(cl->node[0]), NULL);
     NT_CHECK(o != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_ignore_discovered_servers(o, true), NATSIO_OK);
-    natsio_client *c = connect_with(o, true);
+    natsio_client *c = connect_with(o);
     NT_CHECK(c != NULL);
     /* The INFO of a formed cluster lists the other nodes: wait for it. */
     int64_t deadline = nt_now_ms() + 10000;
@@ -546,7 +506,7 @@ static void test_node_killed_client_moves_without_loss(void) {
     NT_CHECK(log != NULL);
     natsio_options *o = moving_client_options(nt_server_url(cl->node[0]), log);
     NT_CHECK(o != NULL);
-    natsio_client *mover = connect_with(o, true);
+    natsio_client *mover = connect_with(o);
     NT_CHECK(mover != NULL);
     char port_b[16], port_c[16];
     port_suffix(port_b, sizeof port_b, cl->node[1]);
@@ -556,8 +516,8 @@ static void test_node_killed_client_moves_without_loss(void) {
 
     natsio_client *watcher = connect_pinned(cl->node[1]);
     NT_CHECK(watcher != NULL);
-    natsio_sub *far = subscribe(watcher, "cl.kill.>");
-    natsio_sub *own = subscribe(mover, "cl.kill.>");
+    natsio_sub *far = subscribe(watcher, "cl.kill.>", NULL);
+    natsio_sub *own = subscribe(mover, "cl.kill.>", NULL);
     NT_CHECK(far && own);
     NT_CHECK_INT_EQ(natsio_client_flush(watcher, 2000), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_flush(mover, 2000), NATSIO_OK);
@@ -623,7 +583,7 @@ static void test_lame_duck_moves_steady_publisher_without_loss(void) {
     NT_CHECK(log != NULL);
     natsio_options *o = moving_client_options(nt_server_url(cl->node[0]), log);
     NT_CHECK(o != NULL);
-    natsio_client *mover = connect_with(o, true);
+    natsio_client *mover = connect_with(o);
     NT_CHECK(mover != NULL);
     char port_a[16], port_b[16], port_c[16];
     port_suffix(port_a, sizeof port_a, cl->node[0]);
@@ -634,7 +594,7 @@ static void test_lame_duck_moves_steady_publisher_without_loss(void) {
 
     natsio_client *watcher = connect_pinned(cl->node[2]);
     NT_CHECK(watcher != NULL);
-    natsio_sub *far = subscribe(watcher, "cl.ldm.>");
+    natsio_sub *far = subscribe(watcher, "cl.ldm.>", NULL);
     NT_CHECK(far != NULL);
     NT_CHECK_INT_EQ(natsio_client_flush(watcher, 2000), NATSIO_OK);
     NT_CHECK_MSG(await_route_interest(mover, far, "cl.ldm.probe"), "interest never crossed the route");
@@ -711,9 +671,9 @@ static void test_events_in_order_and_none_after_free(void) {
     NT_CHECK(log != NULL);
     natsio_options *o = moving_client_options_owned(nt_server_url(cl->node[0]), log);
     NT_CHECK(o != NULL);
-    natsio_client *c = connect_with(o, false);
-    if (!c) natsio_options_free(o);
-    NT_CHECK(c != NULL);
+    natsio_client *c = NULL; /* freed by this case: nothing may follow natsio_client_free */
+    if (natsio_client_connect(o, &c) != NATSIO_OK) natsio_options_free(o);
+    NT_CHECK_MSG(c != NULL, "connect: %s", natsio_last_error());
     char port_b[16], port_c[16];
     port_suffix(port_b, sizeof port_b, cl->node[1]);
     port_suffix(port_c, sizeof port_c, cl->node[2]);

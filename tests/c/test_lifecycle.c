@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "harness.h"
+#include "util.h"
 
 #include <natsio.h>
 
@@ -15,47 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static nt_server *g_server;
-
-/* ---- helpers ------------------------------------------------------------ */
-
-static const char *case_subject(char *buf, size_t cap, const char *suffix) {
-    snprintf(buf, cap, "lifecycle.%s.%s", nt_current_case(), suffix);
-    return buf;
-}
-
-static void client_free_cb(void *c) { natsio_client_free((natsio_client *)c); }
-static void sub_free_cb(void *s) { natsio_sub_free((natsio_sub *)s); }
-static void options_free_cb(void *o) { natsio_options_free((natsio_options *)o); }
-static void token_free_cb(void *t) { natsio_token_free((natsio_token *)t); }
-
-static natsio_options *new_options(void) {
-    natsio_options *o = NULL;
-    if (natsio_options_new(&o) != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "natsio_options_new failed");
-        return NULL;
-    }
-    nt_cleanup(options_free_cb, o);
-    return o;
-}
-
-static natsio_client *connect_url(const char *url) {
-    natsio_client *c = NULL;
-    natsio_status st = natsio_client_connect_url(url, &c);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "connect: %s (%s)", natsio_status_str(st), natsio_last_error());
-        return NULL;
-    }
-    nt_cleanup(client_free_cb, c);
-    return c;
-}
-
-typedef struct {
-    atomic_long value;
-} counter;
-
-static bool counter_positive(void *arg) { return atomic_load(&((counter *)arg)->value) > 0; }
 
 /* ---- connect and options ----------------------------------------------------- */
 
@@ -148,7 +108,7 @@ static void test_token_and_user_are_exclusive(void) {
 /* ---- close and free ------------------------------------------------------------ */
 
 static void test_close_is_idempotent(void) {
-    natsio_client *c = connect_url(nt_server_url(g_server));
+    natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
     NT_CHECK_INT_EQ(natsio_client_close(c), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_close(c), NATSIO_OK);
@@ -158,7 +118,7 @@ static void test_close_is_idempotent(void) {
 
 static void test_use_after_close(void) {
     char subj[128];
-    natsio_client *c = connect_url(nt_server_url(g_server));
+    natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
     natsio_sub *s = NULL;
     NT_CHECK_INT_EQ(natsio_client_subscribe(c, case_subject(subj, sizeof subj, "s"), NULL, NULL, &s), NATSIO_OK);
@@ -216,7 +176,7 @@ static struct {
     atomic_long released;
     atomic_long closed_status;
     natsio_client *client;
-    counter closed_from_callback;
+    atomic_long closed_from_callback;
 } g_life;
 
 static void slow_counting_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
@@ -246,7 +206,7 @@ static void test_no_callback_after_client_free(void) {
     char subj[128];
     atomic_store(&g_life.calls, 0);
     atomic_store(&g_life.released, 0);
-    natsio_client *pub = connect_url(nt_server_url(g_server));
+    natsio_client *pub = connect_client();
     NT_CHECK(pub != NULL);
     natsio_client *c = NULL;
     NT_CHECK_INT_EQ(natsio_client_connect_url(nt_server_url(g_server), &c), NATSIO_OK);
@@ -280,14 +240,14 @@ static void close_from_callback(void *user_data, natsio_sub *sub, const natsio_m
     (void)sub;
     (void)msg;
     atomic_store(&g_life.closed_status, natsio_client_close(g_life.client));
-    atomic_fetch_add(&g_life.closed_from_callback.value, 1);
+    atomic_fetch_add(&g_life.closed_from_callback, 1);
 }
 
 static void test_close_from_inside_callback(void) {
     char subj[128];
-    atomic_store(&g_life.closed_from_callback.value, 0);
+    atomic_store(&g_life.closed_from_callback, 0);
     atomic_store(&g_life.closed_status, -1);
-    natsio_client *c = connect_url(nt_server_url(g_server));
+    natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
     g_life.client = c;
     natsio_sub *s = NULL;
@@ -297,17 +257,17 @@ static void test_close_from_inside_callback(void) {
     nt_cleanup(sub_free_cb, s);
     NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
     /* Published by another client: c may close itself at any moment. */
-    natsio_client *pub = connect_url(nt_server_url(g_server));
+    natsio_client *pub = connect_client();
     NT_CHECK(pub != NULL);
     NT_CHECK_INT_EQ(natsio_client_publish(pub, subj, "x", 1), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_publish(pub, subj, "y", 1), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_flush(pub, 2000), NATSIO_OK);
-    NT_CHECK(nt_wait_until(counter_positive, &g_life.closed_from_callback, 5000));
+    NT_CHECK(wait_at_least(&g_life.closed_from_callback, 1, 5000));
     NT_CHECK_INT_EQ(atomic_load(&g_life.closed_status), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CLOSED);
     nt_sleep_ms(100);
     /* Closed by the first message: the second never reaches the callback. */
-    NT_CHECK_INT_EQ(atomic_load(&g_life.closed_from_callback.value), 1);
+    NT_CHECK_INT_EQ(atomic_load(&g_life.closed_from_callback), 1);
     NT_CHECK_INT_EQ(natsio_client_close(c), NATSIO_OK);
 }
 
@@ -499,7 +459,7 @@ static void *read_last_error(void *out) {
 }
 
 static void test_last_error_detail(void) {
-    natsio_client *c = connect_url(nt_server_url(g_server));
+    natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
     NT_CHECK_INT_EQ(natsio_client_publish(c, "bad subject", "x", 1), NATSIO_ERR_BAD_SUBJECT);
     const char *detail = natsio_last_error();
@@ -550,11 +510,5 @@ int main(int argc, char **argv) {
         NT_CASE(test_last_error_detail),
         NT_CASE(test_version),
     };
-    g_server = nt_server_start(NULL);
-    if (g_server == NULL) {
-        fprintf(stderr, "cannot start nats-server\n");
-        return 1;
-    }
-    nt_cleanup(nt_server_stop_cb, g_server);
-    return nt_main(argc, argv, cases, NT_COUNT(cases));
+    return run_cases_with_shared_server(argc, argv, "lifecycle", cases, NT_COUNT(cases));
 }

@@ -15,6 +15,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "harness.h"
+#include "util.h"
 
 #include <natsio.h>
 
@@ -24,30 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static nt_server *g_server;
-
 /* ---- helpers ------------------------------------------------------------ */
-
-static const char *case_subject(char *buf, size_t cap, const char *suffix) {
-    snprintf(buf, cap, "misuse.%s.%s", nt_current_case(), suffix);
-    return buf;
-}
-
-static void client_free_cb(void *c) { natsio_client_free((natsio_client *)c); }
-static void sub_free_cb(void *s) { natsio_sub_free((natsio_sub *)s); }
-static void token_free_cb(void *t) { natsio_token_free((natsio_token *)t); }
-
-/* A connected client, freed when the case ends. */
-static natsio_client *connect_client(void) {
-    natsio_client *c = NULL;
-    natsio_status st = natsio_client_connect_url(nt_server_url(g_server), &c);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "connect: %s (%s)", natsio_status_str(st), natsio_last_error());
-        return NULL;
-    }
-    nt_cleanup(client_free_cb, c);
-    return c;
-}
 
 /* A client the case frees itself (from a callback, concurrently, ...). */
 static natsio_client *connect_unmanaged(void) {
@@ -58,28 +36,6 @@ static natsio_client *connect_unmanaged(void) {
         return NULL;
     }
     return c;
-}
-
-/* Echoes every request's payload back. */
-static void echo_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
-    (void)user_data;
-    (void)sub;
-    natsio_msg_respond(msg, natsio_msg_data(msg), natsio_msg_data_len(msg));
-}
-
-static natsio_sub *start_echo(natsio_client *c, const char *subject) {
-    natsio_sub *s = NULL;
-    natsio_status st = natsio_client_subscribe_callback(c, subject, NULL, NULL, echo_cb, NULL, NULL, &s);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "echo subscribe: %s", natsio_status_str(st));
-        return NULL;
-    }
-    nt_cleanup(sub_free_cb, s);
-    if (natsio_client_flush(c, 5000) != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "flush after echo subscribe failed");
-        return NULL;
-    }
-    return s;
 }
 
 static bool flag_set(void *arg) { return atomic_load((atomic_int *)arg) != 0; }
@@ -144,7 +100,7 @@ static void setup_blocking_calls(blocking_calls *b, natsio_client *c) {
     b->client = c;
     b->request_status = b->flush_status = b->next_msg_status = -1;
     case_subject(b->echo_subject, sizeof b->echo_subject, "echo");
-    NT_CHECK(start_echo(c, b->echo_subject) != NULL);
+    NT_CHECK(start_responder(c, b->echo_subject, echo_cb) != NULL);
     NT_CHECK_INT_EQ(natsio_client_subscribe(c, case_subject(subj, sizeof subj, "other"), NULL, NULL, &b->other_sub),
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, b->other_sub);
@@ -304,7 +260,7 @@ static void test_close_and_free_client_from_token_callback(void) {
     g_own.client = c;
     natsio_client *responder = connect_client();
     NT_CHECK(responder != NULL);
-    NT_CHECK(start_echo(responder, case_subject(subj, sizeof subj, "echo")) != NULL);
+    NT_CHECK(start_responder(responder, case_subject(subj, sizeof subj, "echo"), echo_cb) != NULL);
     natsio_token *t = NULL;
     NT_CHECK_INT_EQ(natsio_client_request_async(c, subj, NULL, "x", 1, 5000, &t), NATSIO_OK);
     nt_cleanup(token_free_cb, t);
@@ -393,7 +349,7 @@ static void test_free_token_while_its_callback_runs(void) {
     memset(&g_tok, 0, sizeof g_tok);
     natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
-    NT_CHECK(start_echo(c, case_subject(subj, sizeof subj, "echo")) != NULL);
+    NT_CHECK(start_responder(c, case_subject(subj, sizeof subj, "echo"), echo_cb) != NULL);
     natsio_token *t = NULL;
     NT_CHECK_INT_EQ(natsio_client_request_async(c, subj, NULL, "x", 1, 5000, &t), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_token_on_complete(t, slow_token_cb, NULL, token_release), NATSIO_OK);
@@ -562,11 +518,5 @@ int main(int argc, char **argv) {
         NT_CASE(test_free_with_requests_in_flight),
         NT_CASE(test_next_msg_racing_unsubscribe),
     };
-    g_server = nt_server_start(NULL);
-    if (g_server == NULL) {
-        fprintf(stderr, "cannot start nats-server\n");
-        return 1;
-    }
-    nt_cleanup(nt_server_stop_cb, g_server);
-    return nt_main(argc, argv, cases, NT_COUNT(cases));
+    return run_cases_with_shared_server(argc, argv, "misuse", cases, NT_COUNT(cases));
 }

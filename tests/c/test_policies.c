@@ -15,6 +15,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "harness.h"
+#include "util.h"
 
 #include <natsio.h>
 
@@ -26,18 +27,7 @@
 
 enum { FLOOD = 2000, LIMIT = 50 };
 
-static nt_server *g_server;
-
 /* ---- helpers ------------------------------------------------------------ */
-
-static const char *case_subject(char *buf, size_t cap, const char *suffix) {
-    snprintf(buf, cap, "policies.%s.%s", nt_current_case(), suffix);
-    return buf;
-}
-
-static void client_free_cb(void *c) { natsio_client_free((natsio_client *)c); }
-static void sub_free_cb(void *s) { natsio_sub_free((natsio_sub *)s); }
-static void options_free_cb(void *o) { natsio_options_free((natsio_options *)o); }
 
 /* Everything the error callback saw, for the running case. */
 static struct {
@@ -94,8 +84,10 @@ static void check_slow_consumer_reported(natsio_sub *sub) {
 }
 
 /* A subscriber client with the error callback and optional default pending
- * limits (msgs_limit 0: keep the library defaults). */
+ * limits (msgs_limit 0: keep the library defaults). The record of what the
+ * error callback saw starts empty. */
 static natsio_client *connect_subscriber(int64_t default_msgs, int64_t default_bytes) {
+    reset_errors();
     natsio_options *o = NULL;
     natsio_client *c = NULL;
     natsio_status st = natsio_options_new(&o);
@@ -108,17 +100,6 @@ static natsio_client *connect_subscriber(int64_t default_msgs, int64_t default_b
     if (st != NATSIO_OK) {
         nt_fail_at(__FILE__, __LINE__, "subscriber connect: %s (%s)", natsio_status_str(st),
                    natsio_last_error());
-        return NULL;
-    }
-    nt_cleanup(client_free_cb, c);
-    return c;
-}
-
-static natsio_client *connect_publisher(void) {
-    natsio_client *c = NULL;
-    natsio_status st = natsio_client_connect_url(nt_server_url(g_server), &c);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "publisher connect: %s", natsio_status_str(st));
         return NULL;
     }
     nt_cleanup(client_free_cb, c);
@@ -160,6 +141,14 @@ static natsio_status flood(natsio_client *c, const char *subject, int n, size_t 
     return natsio_client_flush(c, 5000);
 }
 
+/* Floods `subject` from `publisher` and returns once `subscriber` has
+ * received all of it (see the top of the file: not usable with BLOCK). */
+static natsio_status flood_fully_received(natsio_client *publisher, natsio_client *subscriber,
+                                          const char *subject, int n, size_t size) {
+    natsio_status st = flood(publisher, subject, n, size);
+    return st == NATSIO_OK ? natsio_client_flush(subscriber, 5000) : st;
+}
+
 static int msg_number(const natsio_msg *m) { return atoi(natsio_msg_data(m)); }
 
 /* Reads until a 200 ms gap; stores the payload numbers in `out` (cap n). */
@@ -180,15 +169,13 @@ static int read_all(natsio_sub *s, int *out, int cap, natsio_status *last) {
 
 static void test_drop_new_keeps_first(void) {
     char subj[128];
-    reset_errors();
     natsio_client *sc = connect_subscriber(0, 0);
-    natsio_client *pc = connect_publisher();
+    natsio_client *pc = connect_client();
     NT_CHECK(sc && pc);
     natsio_sub *s = subscribe_limited(sc, case_subject(subj, sizeof subj, "f"), LIMIT, -1,
                                       NATSIO_POLICY_DROP_NEW);
     NT_CHECK(s != NULL);
-    NT_CHECK_INT_EQ(flood(pc, subj, FLOOD, 0), NATSIO_OK);
-    NT_CHECK_INT_EQ(natsio_client_flush(sc, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, FLOOD, 0), NATSIO_OK);
 
     struct natsio_sub_stats st;
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
@@ -216,15 +203,13 @@ static void test_drop_new_keeps_first(void) {
 
 static void test_drop_old_keeps_newest(void) {
     char subj[128];
-    reset_errors();
     natsio_client *sc = connect_subscriber(0, 0);
-    natsio_client *pc = connect_publisher();
+    natsio_client *pc = connect_client();
     NT_CHECK(sc && pc);
     natsio_sub *s = subscribe_limited(sc, case_subject(subj, sizeof subj, "f"), LIMIT, -1,
                                       NATSIO_POLICY_DROP_OLD);
     NT_CHECK(s != NULL);
-    NT_CHECK_INT_EQ(flood(pc, subj, FLOOD, 0), NATSIO_OK);
-    NT_CHECK_INT_EQ(natsio_client_flush(sc, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, FLOOD, 0), NATSIO_OK);
 
     static int got[FLOOD];
     natsio_status last;
@@ -241,9 +226,8 @@ static void test_drop_old_keeps_newest(void) {
 
 static void test_block_loses_nothing(void) {
     char subj[128];
-    reset_errors();
     natsio_client *sc = connect_subscriber(0, 0);
-    natsio_client *pc = connect_publisher();
+    natsio_client *pc = connect_client();
     NT_CHECK(sc && pc);
     natsio_sub *s = subscribe_limited(sc, case_subject(subj, sizeof subj, "f"), LIMIT, -1,
                                       NATSIO_POLICY_BLOCK);
@@ -289,15 +273,13 @@ static void test_block_loses_nothing(void) {
 
 static void test_error_fails_subscription(void) {
     char subj[128];
-    reset_errors();
     natsio_client *sc = connect_subscriber(0, 0);
-    natsio_client *pc = connect_publisher();
+    natsio_client *pc = connect_client();
     NT_CHECK(sc && pc);
     natsio_sub *s = subscribe_limited(sc, case_subject(subj, sizeof subj, "f"), LIMIT, -1,
                                       NATSIO_POLICY_ERROR);
     NT_CHECK(s != NULL);
-    NT_CHECK_INT_EQ(flood(pc, subj, FLOOD, 0), NATSIO_OK);
-    NT_CHECK_INT_EQ(natsio_client_flush(sc, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, FLOOD, 0), NATSIO_OK);
 
     static int got[FLOOD];
     natsio_status last;
@@ -320,15 +302,13 @@ static void test_error_fails_subscription(void) {
 static void test_byte_limit_drop_new(void) {
     enum { N = 50, SIZE = 100, BYTES = 1000 };
     char subj[128];
-    reset_errors();
     natsio_client *sc = connect_subscriber(0, 0);
-    natsio_client *pc = connect_publisher();
+    natsio_client *pc = connect_client();
     NT_CHECK(sc && pc);
     natsio_sub *s = subscribe_limited(sc, case_subject(subj, sizeof subj, "f"), -1, BYTES,
                                       NATSIO_POLICY_DROP_NEW);
     NT_CHECK(s != NULL);
-    NT_CHECK_INT_EQ(flood(pc, subj, N, SIZE), NATSIO_OK);
-    NT_CHECK_INT_EQ(natsio_client_flush(sc, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, N, SIZE), NATSIO_OK);
 
     struct natsio_sub_stats st;
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
@@ -345,15 +325,13 @@ static void test_byte_limit_drop_new(void) {
 static void test_byte_limit_drop_old(void) {
     enum { N = 50, SIZE = 100, BYTES = 1000 };
     char subj[128];
-    reset_errors();
     natsio_client *sc = connect_subscriber(0, 0);
-    natsio_client *pc = connect_publisher();
+    natsio_client *pc = connect_client();
     NT_CHECK(sc && pc);
     natsio_sub *s = subscribe_limited(sc, case_subject(subj, sizeof subj, "f"), -1, BYTES,
                                       NATSIO_POLICY_DROP_OLD);
     NT_CHECK(s != NULL);
-    NT_CHECK_INT_EQ(flood(pc, subj, N, SIZE), NATSIO_OK);
-    NT_CHECK_INT_EQ(natsio_client_flush(sc, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, N, SIZE), NATSIO_OK);
     int got[N];
     int n = read_all(s, got, N, NULL);
     NT_CHECK_INT_EQ(n, BYTES / SIZE);
@@ -366,10 +344,9 @@ static void test_byte_limit_drop_old(void) {
 static void test_option_level_default_limits(void) {
     enum { DEFAULT_LIMIT = 20 };
     char subj[128];
-    reset_errors();
     /* Client-wide default: 20 messages, no byte limit. */
     natsio_client *sc = connect_subscriber(DEFAULT_LIMIT, 0);
-    natsio_client *pc = connect_publisher();
+    natsio_client *pc = connect_client();
     NT_CHECK(sc && pc);
     /* opts NULL and limits 0 both mean "the client's default". */
     natsio_sub *by_null = NULL;
@@ -380,8 +357,7 @@ static void test_option_level_default_limits(void) {
     /* An explicit per-subscription limit overrides the default. */
     natsio_sub *unlimited = subscribe_limited(sc, subj, -1, -1, NATSIO_POLICY_DROP_NEW);
     NT_CHECK(by_zero && unlimited);
-    NT_CHECK_INT_EQ(flood(pc, subj, 100, 0), NATSIO_OK);
-    NT_CHECK_INT_EQ(natsio_client_flush(sc, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, 100, 0), NATSIO_OK);
 
     struct natsio_sub_stats st;
     NT_CHECK_INT_EQ(natsio_sub_get_stats(by_null, &st), NATSIO_OK);
@@ -397,17 +373,15 @@ static void test_option_level_default_limits(void) {
 
 static void test_option_level_default_byte_limit(void) {
     char subj[128];
-    reset_errors();
     natsio_client *sc = connect_subscriber(-1, 500); /* no msg limit, 500 bytes */
-    natsio_client *pc = connect_publisher();
+    natsio_client *pc = connect_client();
     NT_CHECK(sc && pc);
     natsio_sub *s = NULL;
     NT_CHECK_INT_EQ(natsio_client_subscribe(sc, case_subject(subj, sizeof subj, "f"), NULL, NULL, &s),
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, s);
     NT_CHECK_INT_EQ(natsio_client_flush(sc, 2000), NATSIO_OK);
-    NT_CHECK_INT_EQ(flood(pc, subj, 20, 100), NATSIO_OK);
-    NT_CHECK_INT_EQ(natsio_client_flush(sc, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, 20, 100), NATSIO_OK);
     struct natsio_sub_stats st;
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
     NT_CHECK_INT_EQ(st.pending_bytes, 500);
@@ -491,15 +465,13 @@ static bool all_accounted(void *arg) {
 
 static void test_callback_drop_new_slow_consumer(void) {
     char subj[128];
-    reset_errors();
     reset_gate();
     natsio_client *sc = connect_subscriber(0, 0);
-    natsio_client *pc = connect_publisher();
+    natsio_client *pc = connect_client();
     NT_CHECK(sc && pc);
     natsio_sub *s = subscribe_gated(sc, case_subject(subj, sizeof subj, "f"), NATSIO_POLICY_DROP_NEW);
     NT_CHECK(s != NULL);
-    NT_CHECK_INT_EQ(flood(pc, subj, FLOOD, 0), NATSIO_OK);
-    NT_CHECK_INT_EQ(natsio_client_flush(sc, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, FLOOD, 0), NATSIO_OK);
     atomic_store(&g_gate.open, true);
     NT_CHECK(nt_wait_until(all_accounted, s, 5000));
 
@@ -518,15 +490,13 @@ static void test_callback_drop_new_slow_consumer(void) {
 
 static void test_callback_drop_old_slow_consumer(void) {
     char subj[128];
-    reset_errors();
     reset_gate();
     natsio_client *sc = connect_subscriber(0, 0);
-    natsio_client *pc = connect_publisher();
+    natsio_client *pc = connect_client();
     NT_CHECK(sc && pc);
     natsio_sub *s = subscribe_gated(sc, case_subject(subj, sizeof subj, "f"), NATSIO_POLICY_DROP_OLD);
     NT_CHECK(s != NULL);
-    NT_CHECK_INT_EQ(flood(pc, subj, FLOOD, 0), NATSIO_OK);
-    NT_CHECK_INT_EQ(natsio_client_flush(sc, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, FLOOD, 0), NATSIO_OK);
     atomic_store(&g_gate.open, true);
     NT_CHECK(nt_wait_until(all_accounted, s, 5000));
 
@@ -543,10 +513,9 @@ static void test_callback_drop_old_slow_consumer(void) {
 
 static void test_callback_block_loses_nothing(void) {
     char subj[128];
-    reset_errors();
     reset_gate();
     natsio_client *sc = connect_subscriber(0, 0);
-    natsio_client *pc = connect_publisher();
+    natsio_client *pc = connect_client();
     NT_CHECK(sc && pc);
     natsio_sub *s = subscribe_gated(sc, case_subject(subj, sizeof subj, "f"), NATSIO_POLICY_BLOCK);
     NT_CHECK(s != NULL);
@@ -581,11 +550,5 @@ int main(int argc, char **argv) {
         NT_CASE(test_callback_drop_old_slow_consumer),
         NT_CASE(test_callback_block_loses_nothing),
     };
-    g_server = nt_server_start(NULL);
-    if (g_server == NULL) {
-        fprintf(stderr, "cannot start nats-server\n");
-        return 1;
-    }
-    nt_cleanup(nt_server_stop_cb, g_server);
-    return nt_main(argc, argv, cases, NT_COUNT(cases));
+    return run_cases_with_shared_server(argc, argv, "policies", cases, NT_COUNT(cases));
 }

@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "harness.h"
+#include "util.h"
 
 #include <natsio.h>
 
@@ -17,61 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static nt_server *g_server;
-
 /* ---- helpers ------------------------------------------------------------ */
-
-/* "pubsub.<case>.<suffix>": unique per case. */
-static const char *case_subject(char *buf, size_t cap, const char *suffix) {
-    snprintf(buf, cap, "pubsub.%s.%s", nt_current_case(), suffix);
-    return buf;
-}
-
-static void client_free_cb(void *c) { natsio_client_free((natsio_client *)c); }
-static void sub_free_cb(void *s) { natsio_sub_free((natsio_sub *)s); }
-static void options_free_cb(void *o) { natsio_options_free((natsio_options *)o); }
-
-/* Connects with opts (NULL: the server's URL and defaults); the client is
- * freed when the case ends. Records a failure and returns NULL on error. */
-static natsio_client *connect_with(natsio_options *opts) {
-    natsio_client *c = NULL;
-    natsio_status st = opts ? natsio_client_connect(opts, &c)
-                            : natsio_client_connect_url(nt_server_url(g_server), &c);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "connect: %s (%s)", natsio_status_str(st),
-                   natsio_last_error());
-        return NULL;
-    }
-    nt_cleanup(client_free_cb, c);
-    return c;
-}
-
-static natsio_client *connect_client(void) { return connect_with(NULL); }
-
-/* Options pointing at the test server, freed when the case ends. */
-static natsio_options *server_options(void) {
-    natsio_options *o = NULL;
-    if (natsio_options_new(&o) != NATSIO_OK ||
-        natsio_options_set_url(o, nt_server_url(g_server)) != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "options: %s", natsio_last_error());
-        natsio_options_free(o);
-        return NULL;
-    }
-    nt_cleanup(options_free_cb, o);
-    return o;
-}
-
-static natsio_sub *subscribe(natsio_client *c, const char *subject, const char *queue) {
-    natsio_sub *s = NULL;
-    natsio_status st = natsio_client_subscribe(c, subject, queue, NULL, &s);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "subscribe %s: %s (%s)", subject,
-                   natsio_status_str(st), natsio_last_error());
-        return NULL;
-    }
-    nt_cleanup(sub_free_cb, s);
-    return s;
-}
 
 static natsio_status publish_str(natsio_client *c, const char *subject, const char *text) {
     return natsio_client_publish(c, subject, text, strlen(text));
@@ -89,21 +36,6 @@ static natsio_status publish_numbered(natsio_client *c, const char *subject, int
 }
 
 static int msg_number(const natsio_msg *m) { return atoi(natsio_msg_data(m)); }
-
-typedef struct {
-    atomic_long *value;
-    long target;
-} at_least_arg;
-
-static bool at_least_pred(void *p) {
-    at_least_arg *a = (at_least_arg *)p;
-    return atomic_load(a->value) >= a->target;
-}
-
-static bool wait_at_least(atomic_long *value, long target, int64_t timeout_ms) {
-    at_least_arg a = {value, target};
-    return nt_wait_until(at_least_pred, &a, timeout_ms);
-}
 
 /* Polls the sub's stats until pending_msgs == n. */
 static bool wait_pending(natsio_sub *s, uint64_t n, int64_t timeout_ms) {
@@ -279,8 +211,6 @@ static void test_reply_subject_passthrough(void) {
 
 /* ---- headers ------------------------------------------------------------- */
 
-static void headers_free_cb(void *h) { natsio_headers_free((natsio_headers *)h); }
-
 static void test_headers_map_api(void) {
     natsio_headers *h = NULL;
     NT_CHECK_INT_EQ(natsio_headers_new(&h), NATSIO_OK);
@@ -399,7 +329,7 @@ static void test_headers_roundtrip(void) {
 
 static void test_echo_off_skips_own_messages(void) {
     char subj[128];
-    natsio_options *o = server_options();
+    natsio_options *o = options_for_url(nt_server_url(g_server), 0);
     NT_CHECK(o != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_echo(o, false), NATSIO_OK);
     natsio_client *quiet = connect_with(o);
@@ -439,7 +369,7 @@ static void test_new_inbox_prefix(void) {
     NT_CHECK(default_prefix);
     NT_CHECK(distinct);
 
-    natsio_options *o = server_options();
+    natsio_options *o = options_for_url(nt_server_url(g_server), 0);
     NT_CHECK(o != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_inbox_prefix(o, "my.replies"), NATSIO_OK);
     natsio_client *custom = connect_with(o);
@@ -574,6 +504,19 @@ static void ordered_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) 
     atomic_fetch_add(&g_cb.count, 1);
 }
 
+/* A callback subscription running ordered_cb, released through
+ * count_release; the caller frees it. */
+static natsio_sub *subscribe_ordered(natsio_client *c, const char *subject) {
+    natsio_sub *s = NULL;
+    natsio_status st = natsio_client_subscribe_callback(c, subject, NULL, NULL, ordered_cb, NULL, count_release, &s);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "subscribe_callback %s: %s (%s)", subject, natsio_status_str(st),
+                   natsio_last_error());
+        return NULL;
+    }
+    return s;
+}
+
 static void test_callback_in_order_one_at_a_time(void) {
     enum { N = 40 };
     char subj[128];
@@ -581,10 +524,8 @@ static void test_callback_in_order_one_at_a_time(void) {
     atomic_store(&g_cb.sleep_ms, 2);
     natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
-    natsio_sub *s = NULL;
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(c, case_subject(subj, sizeof subj, "cb"), NULL,
-                                                     NULL, ordered_cb, NULL, count_release, &s),
-                    NATSIO_OK);
+    natsio_sub *s = subscribe_ordered(c, case_subject(subj, sizeof subj, "cb"));
+    NT_CHECK(s != NULL);
     NT_CHECK_INT_EQ(publish_numbered(c, subj, N), NATSIO_OK);
     NT_CHECK(wait_at_least(&g_cb.count, N, 5000));
     NT_CHECK_INT_EQ(atomic_load(&g_cb.max_in_flight), 1);
@@ -611,10 +552,8 @@ static void test_release_once_on_free_without_unsubscribe(void) {
     reset_cb_state();
     natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
-    natsio_sub *s = NULL;
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(c, case_subject(subj, sizeof subj, "cb"), NULL,
-                                                     NULL, ordered_cb, NULL, count_release, &s),
-                    NATSIO_OK);
+    natsio_sub *s = subscribe_ordered(c, case_subject(subj, sizeof subj, "cb"));
+    NT_CHECK(s != NULL);
     NT_CHECK_INT_EQ(publish_numbered(c, subj, 3), NATSIO_OK);
     NT_CHECK(wait_at_least(&g_cb.count, 3, 5000));
     natsio_sub_free(s);
@@ -630,8 +569,6 @@ static void clone_and_keep_cb(void *user_data, natsio_sub *sub, const natsio_msg
     }
     atomic_fetch_add(&g_cb.count, 1);
 }
-
-static void msg_free_cb(void *m) { natsio_msg_free((natsio_msg *)m); }
 
 static void test_msg_clone_outlives_callback(void) {
     char subj[128];
@@ -753,10 +690,8 @@ static void test_sub_drain_callback_backlog(void) {
     atomic_store(&g_cb.sleep_ms, 20);
     natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
-    natsio_sub *s = NULL;
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(c, case_subject(subj, sizeof subj, "d"), NULL,
-                                                     NULL, ordered_cb, NULL, count_release, &s),
-                    NATSIO_OK);
+    natsio_sub *s = subscribe_ordered(c, case_subject(subj, sizeof subj, "d"));
+    NT_CHECK(s != NULL);
     nt_cleanup(sub_free_cb, s);
     NT_CHECK_INT_EQ(publish_numbered(c, subj, N), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
@@ -827,10 +762,8 @@ static void test_client_drain_handles_backlog(void) {
     atomic_store(&g_cb.sleep_ms, 10);
     natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
-    natsio_sub *s = NULL;
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(c, case_subject(subj, sizeof subj, "d"), NULL,
-                                                     NULL, ordered_cb, NULL, count_release, &s),
-                    NATSIO_OK);
+    natsio_sub *s = subscribe_ordered(c, case_subject(subj, sizeof subj, "d"));
+    NT_CHECK(s != NULL);
     nt_cleanup(sub_free_cb, s);
     NT_CHECK_INT_EQ(publish_numbered(c, subj, N), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
@@ -850,10 +783,8 @@ static void test_client_drain_async_token(void) {
     atomic_store(&g_cb.sleep_ms, 5);
     natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
-    natsio_sub *s = NULL;
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(c, case_subject(subj, sizeof subj, "d"), NULL,
-                                                     NULL, ordered_cb, NULL, count_release, &s),
-                    NATSIO_OK);
+    natsio_sub *s = subscribe_ordered(c, case_subject(subj, sizeof subj, "d"));
+    NT_CHECK(s != NULL);
     nt_cleanup(sub_free_cb, s);
     NT_CHECK_INT_EQ(publish_numbered(c, subj, 10), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
@@ -890,15 +821,13 @@ static void test_client_drain_timeout(void) {
     reset_cb_state();
     atomic_store(&g_errors.drain_timeouts, 0);
     atomic_store(&g_cb.sleep_ms, 200); /* 10 messages: 2 s of work */
-    natsio_options *o = server_options();
+    natsio_options *o = options_for_url(nt_server_url(g_server), 0);
     NT_CHECK(o != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_error_callback(o, record_error, NULL, NULL), NATSIO_OK);
     natsio_client *c = connect_with(o);
     NT_CHECK(c != NULL);
-    natsio_sub *s = NULL;
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(c, case_subject(subj, sizeof subj, "slow"), NULL,
-                                                     NULL, ordered_cb, NULL, count_release, &s),
-                    NATSIO_OK);
+    natsio_sub *s = subscribe_ordered(c, case_subject(subj, sizeof subj, "slow"));
+    NT_CHECK(s != NULL);
     nt_cleanup(sub_free_cb, s);
     NT_CHECK_INT_EQ(publish_numbered(c, subj, 10), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
@@ -1010,11 +939,5 @@ int main(int argc, char **argv) {
         NT_CASE(test_sub_stats),
         NT_CASE(test_next_msg_timeout),
     };
-    g_server = nt_server_start(NULL);
-    if (g_server == NULL) {
-        fprintf(stderr, "cannot start nats-server\n");
-        return 1;
-    }
-    nt_cleanup(nt_server_stop_cb, g_server);
-    return nt_main(argc, argv, cases, NT_COUNT(cases));
+    return run_cases_with_shared_server(argc, argv, "pubsub", cases, NT_COUNT(cases));
 }

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "harness.h"
+#include "util.h"
 
 #include <natsio.h>
 
@@ -15,30 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static nt_server *g_server;
-
 /* ---- helpers ------------------------------------------------------------ */
-
-static const char *case_subject(char *buf, size_t cap, const char *suffix) {
-    snprintf(buf, cap, "request.%s.%s", nt_current_case(), suffix);
-    return buf;
-}
-
-static void client_free_cb(void *c) { natsio_client_free((natsio_client *)c); }
-static void sub_free_cb(void *s) { natsio_sub_free((natsio_sub *)s); }
-static void token_free_cb(void *t) { natsio_token_free((natsio_token *)t); }
-static void headers_free_cb(void *h) { natsio_headers_free((natsio_headers *)h); }
-
-static natsio_client *connect_client(void) {
-    natsio_client *c = NULL;
-    natsio_status st = natsio_client_connect_url(nt_server_url(g_server), &c);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "connect: %s (%s)", natsio_status_str(st), natsio_last_error());
-        return NULL;
-    }
-    nt_cleanup(client_free_cb, c);
-    return c;
-}
 
 /* Echoes the request payload back; copies an "X-Echo" request header into
  * the reply as "X-Echoed", and always adds "X-Handled-By: svc-1" when the
@@ -60,37 +38,13 @@ static void echo_responder(void *user_data, natsio_sub *sub, const natsio_msg *m
     natsio_headers_free(out);
 }
 
-/* Registers an echo responder on `subject` (flushed, so requests find it). */
+/* Registers echo_responder on `subject` (flushed, so requests find it). */
 static natsio_sub *start_echo(natsio_client *c, const char *subject) {
-    natsio_sub *s = NULL;
-    natsio_status st = natsio_client_subscribe_callback(c, subject, NULL, NULL, echo_responder, NULL, NULL, &s);
-    if (st == NATSIO_OK) st = natsio_client_flush(c, 2000);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "responder: %s", natsio_status_str(st));
-        return NULL;
-    }
-    nt_cleanup(sub_free_cb, s);
-    return s;
+    return start_responder(c, subject, echo_responder);
 }
 
 /* An iterator subscription that never answers: interest without replies. */
-static natsio_sub *start_silent(natsio_client *c, const char *subject) {
-    natsio_sub *s = NULL;
-    natsio_status st = natsio_client_subscribe(c, subject, NULL, NULL, &s);
-    if (st == NATSIO_OK) st = natsio_client_flush(c, 2000);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "silent sub: %s", natsio_status_str(st));
-        return NULL;
-    }
-    nt_cleanup(sub_free_cb, s);
-    return s;
-}
-
-typedef struct {
-    atomic_long value;
-} counter;
-
-static bool counter_positive(void *arg) { return atomic_load(&((counter *)arg)->value) > 0; }
+static natsio_sub *start_silent(natsio_client *c, const char *subject) { return subscribe_and_flush(c, subject); }
 
 /* ---- request/reply -------------------------------------------------------- */
 
@@ -624,7 +578,7 @@ static struct {
     char subject[128];
     atomic_long status;
     atomic_long ok_payload;
-    counter done;
+    atomic_long done;
 } g_nested;
 
 /* A message callback that makes a blocking request through the same client. */
@@ -639,14 +593,14 @@ static void nested_request_cb(void *user_data, natsio_sub *sub, const natsio_msg
         atomic_store(&g_nested.ok_payload,
                      natsio_msg_data_len(reply) == 5 && memcmp(natsio_msg_data(reply), "inner", 5) == 0);
     natsio_msg_free(reply);
-    atomic_fetch_add(&g_nested.done.value, 1);
+    atomic_fetch_add(&g_nested.done, 1);
 }
 
 static void test_blocking_request_inside_callback(void) {
     char trigger[128];
     atomic_store(&g_nested.status, -1);
     atomic_store(&g_nested.ok_payload, 0);
-    atomic_store(&g_nested.done.value, 0);
+    atomic_store(&g_nested.done, 0);
     natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
     g_nested.client = c;
@@ -657,7 +611,7 @@ static void test_blocking_request_inside_callback(void) {
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, s);
     NT_CHECK_INT_EQ(natsio_client_publish(c, trigger, "go", 2), NATSIO_OK);
-    NT_CHECK(nt_wait_until(counter_positive, &g_nested.done, 8000));
+    NT_CHECK(wait_at_least(&g_nested.done, 1, 8000));
     NT_CHECK_INT_EQ(atomic_load(&g_nested.status), NATSIO_OK);
     NT_CHECK(atomic_load(&g_nested.ok_payload));
 }
@@ -686,11 +640,5 @@ int main(int argc, char **argv) {
         NT_CASE(test_pending_request_fails_on_close),
         NT_CASE(test_blocking_request_inside_callback),
     };
-    g_server = nt_server_start(NULL);
-    if (g_server == NULL) {
-        fprintf(stderr, "cannot start nats-server\n");
-        return 1;
-    }
-    nt_cleanup(nt_server_stop_cb, g_server);
-    return nt_main(argc, argv, cases, NT_COUNT(cases));
+    return run_cases_with_shared_server(argc, argv, "request", cases, NT_COUNT(cases));
 }

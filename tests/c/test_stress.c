@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 
 #include "harness.h"
+#include "util.h"
 
 #include <natsio.h>
 
@@ -37,8 +38,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static nt_server *g_server;
-
 /* Under AddressSanitizer freed memory sits in its quarantine (up to 256 MiB)
  * instead of returning to the allocator, so RSS measures ASan, not us: the
  * RSS bounds are checked in normal and valgrind runs, leaks under ASan by
@@ -50,32 +49,6 @@ static const bool g_rss_meaningful = true;
 #endif
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static const char *case_subject(char *buf, size_t cap, const char *suffix) {
-    snprintf(buf, cap, "stress.%s.%s", nt_current_case(), suffix);
-    return buf;
-}
-
-static void client_free_cb(void *c) { natsio_client_free((natsio_client *)c); }
-static void sub_free_cb(void *s) { natsio_sub_free((natsio_sub *)s); }
-static void options_free_cb(void *o) { natsio_options_free((natsio_options *)o); }
-
-static natsio_client *connect_client(void) {
-    natsio_client *c = NULL;
-    natsio_status st = natsio_client_connect_url(nt_server_url(g_server), &c);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "connect: %s (%s)", natsio_status_str(st), natsio_last_error());
-        return NULL;
-    }
-    nt_cleanup(client_free_cb, c);
-    return c;
-}
-
-static void echo_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
-    (void)user_data;
-    (void)sub;
-    natsio_msg_respond(msg, natsio_msg_data(msg), natsio_msg_data_len(msg));
-}
 
 /* Resident set size of this process, in bytes. */
 static long long rss_bytes(void) {
@@ -119,16 +92,6 @@ static void *sample_rss(void *arg) {
         nt_sleep_ms(5);
     }
     return NULL;
-}
-
-typedef struct {
-    atomic_long *value;
-    long target;
-} count_target;
-
-static bool count_reached(void *arg) {
-    count_target *t = (count_target *)arg;
-    return atomic_load(t->value) >= t->target;
 }
 
 /* ---- 8 threads publishing and requesting through one client -------------- */
@@ -241,8 +204,7 @@ static void test_eight_threads_publish_and_request_through_one_client(void) {
         NT_CHECK_INT_EQ(workers[i].wrong_replies, 0);
     }
     NT_CHECK_INT_EQ(natsio_client_flush(c, 10000), NATSIO_OK);
-    count_target all = {&g_mt.received, published};
-    NT_CHECK_MSG(nt_wait_until(count_reached, &all, 20000), "received %ld of %ld publishes",
+    NT_CHECK_MSG(wait_at_least(&g_mt.received, published, 20000), "received %ld of %ld publishes",
                  atomic_load(&g_mt.received), published);
     NT_CHECK_INT_EQ(natsio_client_flush(subscriber, 5000), NATSIO_OK);
     NT_CHECK_INT_EQ(atomic_load(&g_mt.received), published);
@@ -279,8 +241,7 @@ static void one_subscription(natsio_client *c, const char *subject, bool callbac
         NT_CHECK_INT_EQ(natsio_client_subscribe_callback(c, subject, NULL, NULL, count_cb, &got, NULL, &s),
                         NATSIO_OK);
         NT_CHECK_INT_EQ(natsio_client_publish(c, subject, "x", 1), NATSIO_OK);
-        count_target one = {&got, 1};
-        bool delivered = nt_wait_until(count_reached, &one, 5000);
+        bool delivered = wait_at_least(&got, 1, 5000);
         natsio_sub_free(s);
         NT_CHECK_MSG(delivered, "callback subscription got no message");
     } else {
@@ -448,8 +409,7 @@ static void test_million_messages_rss_bounded(void) {
     natsio_status st = NATSIO_OK;
     for (long i = 0; i < MILLION && st == NATSIO_OK; i++) st = natsio_client_publish(publisher, subj, payload, 16);
     natsio_status flushed = natsio_client_flush(publisher, 30000);
-    count_target all = {&received, MILLION};
-    bool done = nt_wait_until(count_reached, &all, 60000);
+    bool done = wait_at_least(&received, MILLION, 60000);
     int64_t elapsed = nt_now_ms() - start;
     atomic_store(&sampler.stop, 1);
     pthread_join(sampler.thread, NULL);
@@ -773,8 +733,7 @@ static void test_proxy_cut_mid_frame_subscriber_reconnects(void) {
         for (int i = 0; i < BATCH; i++) NT_CHECK_INT_EQ(publish_seq(publisher, subj, seq++), NATSIO_OK);
         NT_CHECK_INT_EQ(natsio_client_flush(publisher, 5000), NATSIO_OK);
         expected += BATCH;
-        count_target batch = {&g_px.received, expected};
-        NT_CHECK_MSG(nt_wait_until(count_reached, &batch, 10000), "round %d: received %ld of %ld", round,
+        NT_CHECK_MSG(wait_at_least(&g_px.received, expected, 10000), "round %d: received %ld of %ld", round,
                      atomic_load(&g_px.received), expected);
 
         /* The next frame is cut at a different point each round: in the
@@ -797,8 +756,7 @@ static void test_proxy_cut_mid_frame_subscriber_reconnects(void) {
     for (int i = 0; i < BATCH; i++) NT_CHECK_INT_EQ(publish_seq(publisher, subj, seq++), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_flush(publisher, 5000), NATSIO_OK);
     expected += BATCH;
-    count_target last = {&g_px.received, expected};
-    NT_CHECK_MSG(nt_wait_until(count_reached, &last, 10000), "received %ld of %ld", atomic_load(&g_px.received),
+    NT_CHECK_MSG(wait_at_least(&g_px.received, expected, 10000), "received %ld of %ld", atomic_load(&g_px.received),
                  expected);
     NT_CHECK_INT_EQ(natsio_client_flush(subscriber, 5000), NATSIO_OK);
 
@@ -905,8 +863,7 @@ static void test_proxy_stall_detected_and_recovered(void) {
         long before = atomic_load(&g_px.received);
         for (int i = 0; i < 50; i++) NT_CHECK_INT_EQ(publish_seq(other, subj, round * 50 + i), NATSIO_OK);
         NT_CHECK_INT_EQ(natsio_client_flush(other, 5000), NATSIO_OK);
-        count_target got = {&g_px.received, before + 50};
-        NT_CHECK_MSG(nt_wait_until(count_reached, &got, 10000), "round %d: %ld of 50 after reconnect", round,
+        NT_CHECK_MSG(wait_at_least(&g_px.received, before + 50, 10000), "round %d: %ld of 50 after reconnect", round,
                      atomic_load(&g_px.received) - before);
         natsio_msg *reply = NULL;
         NT_CHECK_INT_EQ(natsio_client_request(c, echo_subj, NULL, "still there?", 12, 5000, &reply), NATSIO_OK);
@@ -930,11 +887,5 @@ int main(int argc, char **argv) {
         NT_CASE(test_proxy_outage_publishes_are_buffered_not_lost),
         NT_CASE(test_proxy_stall_detected_and_recovered),
     };
-    g_server = nt_server_start(NULL);
-    if (g_server == NULL) {
-        fprintf(stderr, "cannot start nats-server\n");
-        return 1;
-    }
-    nt_cleanup(nt_server_stop_cb, g_server);
-    return nt_main(argc, argv, cases, NT_COUNT(cases));
+    return run_cases_with_shared_server(argc, argv, "stress", cases, NT_COUNT(cases));
 }

@@ -11,6 +11,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "harness.h"
+#include "util.h"
 
 #include <natsio.h>
 
@@ -19,10 +20,6 @@
 #include <string.h>
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static void client_free_cb(void *c) { natsio_client_free((natsio_client *)c); }
-static void options_free_cb(void *o) { natsio_options_free((natsio_options *)o); }
-static void server_stop_cb(void *s) { nt_server_stop((nt_server *)s); }
 
 /* Absolute path of a TLS fixture, in one of a few rotating buffers so
  * several can be passed to one call. */
@@ -50,23 +47,7 @@ static nt_server *start_tls_server(bool verify, bool handshake_first) {
              "}\n",
              tls_file("server-cert.pem"), tls_file("server-key.pem"), tls_file("ca.pem"), verify ? "true" : "false",
              handshake_first ? "true" : "false");
-    nt_server *s = nt_server_start(config);
-    if (!s) {
-        nt_fail_at(__FILE__, __LINE__, "TLS nats-server did not start:\n%s", config);
-        return NULL;
-    }
-    nt_cleanup(server_stop_cb, s);
-    return s;
-}
-
-static nt_server *start_plain_server(void) {
-    nt_server *s = nt_server_start(NULL);
-    if (!s) {
-        nt_fail_at(__FILE__, __LINE__, "nats-server did not start");
-        return NULL;
-    }
-    nt_cleanup(server_stop_cb, s);
-    return s;
+    return start_server(config);
 }
 
 /* "<scheme>://<host>:<port>" of a server. */
@@ -76,30 +57,6 @@ static const char *url_of(const nt_server *s, const char *scheme, const char *ho
     char *buf = buffers[next++ % 4];
     snprintf(buf, sizeof buffers[0], "%s://%s:%d", scheme, host, nt_server_port(s));
     return buf;
-}
-
-static natsio_options *new_options(const char *url) {
-    natsio_options *o = NULL;
-    if (natsio_options_new(&o) != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "natsio_options_new failed");
-        return NULL;
-    }
-    nt_cleanup(options_free_cb, o);
-    if (natsio_options_set_url(o, url) != NATSIO_OK || natsio_options_set_connect_timeout_ms(o, 2000) != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "setting options: %s", natsio_last_error());
-        return NULL;
-    }
-    return o;
-}
-
-static bool contains_ci(const char *haystack, const char *needle) {
-    size_t n = strlen(needle);
-    for (const char *p = haystack; *p; p++) {
-        size_t i = 0;
-        while (i < n && p[i] && (p[i] | 0x20) == (needle[i] | 0x20)) i++;
-        if (i == n) return true;
-    }
-    return false;
 }
 
 /* Connects and proves the connection works; returns the client (freed at
@@ -112,14 +69,7 @@ static natsio_client *connect_and_use(const natsio_options *o) {
         return NULL;
     }
     nt_cleanup(client_free_cb, c);
-    natsio_sub *sub = NULL;
-    natsio_msg *m = NULL;
-    bool ok = natsio_client_subscribe(c, "tls.check", NULL, NULL, &sub) == NATSIO_OK &&
-              natsio_client_publish(c, "tls.check", "secret", 6) == NATSIO_OK &&
-              natsio_sub_next_msg(sub, 5000, &m) == NATSIO_OK && natsio_msg_data_len(m) == 6;
-    natsio_msg_free(m);
-    natsio_sub_free(sub);
-    if (!ok) {
+    if (!message_round_trip(c, "tls.check", "secret")) {
         nt_fail_at(__FILE__, __LINE__, "connected, but no round trip: %s", natsio_last_error());
         return NULL;
     }
@@ -151,7 +101,7 @@ static natsio_client *connect_and_use(const natsio_options *o) {
 static void test_tls_url_with_the_right_ca(void) {
     nt_server *s = start_tls_server(false, false);
     NT_CHECK(s != NULL);
-    natsio_options *o = new_options(url_of(s, "tls", "127.0.0.1"));
+    natsio_options *o = options_for_url(url_of(s, "tls", "127.0.0.1"), 2000);
     NT_CHECK(o != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_tls(o, tls_file("ca.pem"), NULL, NULL), NATSIO_OK);
     natsio_client *c = connect_and_use(o);
@@ -168,7 +118,7 @@ static void test_tls_url_with_the_right_ca(void) {
 static void test_server_required_tls_upgrades_a_nats_url(void) {
     nt_server *s = start_tls_server(false, false);
     NT_CHECK(s != NULL);
-    natsio_options *o = new_options(url_of(s, "nats", "127.0.0.1"));
+    natsio_options *o = options_for_url(url_of(s, "nats", "127.0.0.1"), 2000);
     NT_CHECK(o != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_tls(o, tls_file("ca.pem"), NULL, NULL), NATSIO_OK);
     NT_CHECK(connect_and_use(o) != NULL);
@@ -177,7 +127,7 @@ static void test_server_required_tls_upgrades_a_nats_url(void) {
 static void test_wrong_ca_is_rejected(void) {
     nt_server *s = start_tls_server(false, false);
     NT_CHECK(s != NULL);
-    natsio_options *o = new_options(url_of(s, "tls", "127.0.0.1"));
+    natsio_options *o = options_for_url(url_of(s, "tls", "127.0.0.1"), 2000);
     NT_CHECK(o != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_tls(o, tls_file("other-ca.pem"), NULL, NULL), NATSIO_OK);
     CHECK_CONNECT_REFUSED(o, "certificate");
@@ -189,16 +139,16 @@ static void test_wrong_ca_is_rejected(void) {
 static void test_system_roots_reject_the_test_ca(void) {
     nt_server *s = start_tls_server(false, false);
     NT_CHECK(s != NULL);
-    natsio_options *configured = new_options(url_of(s, "tls", "127.0.0.1"));
+    natsio_options *configured = options_for_url(url_of(s, "tls", "127.0.0.1"), 2000);
     NT_CHECK(configured != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_tls(configured, NULL, NULL, NULL), NATSIO_OK);
     CHECK_CONNECT_REFUSED(configured, "certificate");
 
-    natsio_options *by_scheme = new_options(url_of(s, "tls", "127.0.0.1"));
+    natsio_options *by_scheme = options_for_url(url_of(s, "tls", "127.0.0.1"), 2000);
     NT_CHECK(by_scheme != NULL);
     CHECK_CONNECT_REFUSED(by_scheme, "certificate");
 
-    natsio_options *by_server = new_options(url_of(s, "nats", "127.0.0.1"));
+    natsio_options *by_server = options_for_url(url_of(s, "nats", "127.0.0.1"), 2000);
     NT_CHECK(by_server != NULL);
     CHECK_CONNECT_REFUSED(by_server, NULL);
 }
@@ -206,7 +156,7 @@ static void test_system_roots_reject_the_test_ca(void) {
 static void test_mutual_tls_required_and_satisfied(void) {
     nt_server *s = start_tls_server(true, false);
     NT_CHECK(s != NULL);
-    natsio_options *o = new_options(url_of(s, "tls", "127.0.0.1"));
+    natsio_options *o = options_for_url(url_of(s, "tls", "127.0.0.1"), 2000);
     NT_CHECK(o != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_tls(o, tls_file("ca.pem"), tls_file("client-cert.pem"), tls_file("client-key.pem")),
                     NATSIO_OK);
@@ -216,13 +166,13 @@ static void test_mutual_tls_required_and_satisfied(void) {
 static void test_mutual_tls_required_and_missing_or_wrong(void) {
     nt_server *s = start_tls_server(true, false);
     NT_CHECK(s != NULL);
-    natsio_options *without = new_options(url_of(s, "tls", "127.0.0.1"));
+    natsio_options *without = options_for_url(url_of(s, "tls", "127.0.0.1"), 2000);
     NT_CHECK(without != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_tls(without, tls_file("ca.pem"), NULL, NULL), NATSIO_OK);
     CHECK_CONNECT_REFUSED(without, NULL);
 
     /* A certificate from a CA the server does not trust. */
-    natsio_options *foreign = new_options(url_of(s, "tls", "127.0.0.1"));
+    natsio_options *foreign = options_for_url(url_of(s, "tls", "127.0.0.1"), 2000);
     NT_CHECK(foreign != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_tls(foreign, tls_file("ca.pem"), tls_file("other-server-cert.pem"),
                                            tls_file("other-server-key.pem")),
@@ -235,13 +185,13 @@ static void test_mutual_tls_required_and_missing_or_wrong(void) {
 static void test_hostname_override(void) {
     nt_server *s = start_tls_server(false, false);
     NT_CHECK(s != NULL);
-    natsio_options *right = new_options(url_of(s, "tls", "127.0.0.1"));
+    natsio_options *right = options_for_url(url_of(s, "tls", "127.0.0.1"), 2000);
     NT_CHECK(right != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_tls(right, tls_file("ca.pem"), NULL, NULL), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_options_set_tls_hostname(right, "localhost"), NATSIO_OK);
     NT_CHECK(connect_and_use(right) != NULL);
 
-    natsio_options *wrong = new_options(url_of(s, "tls", "127.0.0.1"));
+    natsio_options *wrong = options_for_url(url_of(s, "tls", "127.0.0.1"), 2000);
     NT_CHECK(wrong != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_tls(wrong, tls_file("ca.pem"), NULL, NULL), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_options_set_tls_hostname(wrong, "not-the-server.example"), NATSIO_OK);
@@ -251,14 +201,14 @@ static void test_hostname_override(void) {
 static void test_tls_handshake_first(void) {
     nt_server *s = start_tls_server(false, true);
     NT_CHECK(s != NULL);
-    natsio_options *first = new_options(url_of(s, "tls", "127.0.0.1"));
+    natsio_options *first = options_for_url(url_of(s, "tls", "127.0.0.1"), 2000);
     NT_CHECK(first != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_tls(first, tls_file("ca.pem"), NULL, NULL), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_options_set_tls_handshake_first(first, true), NATSIO_OK);
     NT_CHECK(connect_and_use(first) != NULL);
 
     /* Waiting for INFO first, the client never gets one. */
-    natsio_options *late = new_options(url_of(s, "tls", "127.0.0.1"));
+    natsio_options *late = options_for_url(url_of(s, "tls", "127.0.0.1"), 2000);
     NT_CHECK(late != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_tls(late, tls_file("ca.pem"), NULL, NULL), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_options_set_connect_timeout_ms(late, 1000), NATSIO_OK);
@@ -267,21 +217,21 @@ static void test_tls_handshake_first(void) {
 
 /* A tls:// URL never falls back to plain text. */
 static void test_tls_url_to_a_plain_server_fails(void) {
-    nt_server *s = start_plain_server();
+    nt_server *s = start_server(NULL);
     NT_CHECK(s != NULL);
-    natsio_options *o = new_options(url_of(s, "tls", "127.0.0.1"));
+    natsio_options *o = options_for_url(url_of(s, "tls", "127.0.0.1"), 2000);
     NT_CHECK(o != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_tls(o, tls_file("ca.pem"), NULL, NULL), NATSIO_OK);
     CHECK_CONNECT_REFUSED(o, NULL);
 
-    natsio_options *required = new_options(url_of(s, "nats", "127.0.0.1"));
+    natsio_options *required = options_for_url(url_of(s, "nats", "127.0.0.1"), 2000);
     NT_CHECK(required != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_tls(required, tls_file("ca.pem"), NULL, NULL), NATSIO_OK);
     CHECK_CONNECT_REFUSED(required, NULL);
 }
 
 static void test_tls_option_validation(void) {
-    natsio_options *o = new_options("nats://127.0.0.1:4222");
+    natsio_options *o = options_for_url("nats://127.0.0.1:4222", 2000);
     NT_CHECK(o != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_tls(o, tls_file("missing-ca.pem"), NULL, NULL), NATSIO_ERR_CONFIG);
     NT_CHECK(natsio_last_error()[0] != '\0');

@@ -11,5 +11,8 @@ fi
 cflags="$(pkg-config --cflags libnats 2>/dev/null || true)"
 libs="$(pkg-config --libs libnats 2>/dev/null || echo -lnats)"
 # shellcheck disable=SC2086
-"$CC" -O2 -std=gnu11 -Wall -Wextra $cflags -o "$here/natsc_bench" "$here/natsc_bench.c" $libs -lpthread -lm
+# bench/common: the spec's CLI, clock, statistics and output lines, shared
+# with the libnatsio harness.
+"$CC" -O2 -std=gnu11 -Wall -Wextra $cflags -o "$here/natsc_bench" "$here/natsc_bench.c" \
+    "$here/../../common/bench_common.c" $libs -lpthread -lm
 echo "$here/natsc_bench"

@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include <nats/nats.h>
 
+#include "../../common/bench_common.h"
+
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -23,106 +25,16 @@
 /* ------------------------------------------------------------------------ */
 /* options                                                                  */
 
-typedef struct {
-    const char *url;
-    char *scenarios;
-    char *sizes;
-    long n;
-    long js_n;
-    long k;
-    long kv_k;
-    long window;
-    long warmup;
-    double idle_timeout;
-    double max_secs;
-} opts_t;
-
-static opts_t O = {
-    .url = "nats://127.0.0.1:4222",
-    .scenarios = NULL,
-    .sizes = NULL,
-    .n = 1000000,
-    .js_n = 200000,
-    .k = 10000,
-    .kv_k = 10000,
-    .window = 4096,
-    .warmup = 100,
-    .idle_timeout = 5,
-    .max_secs = 120,
-};
+static bench_options O;
 
 /* ------------------------------------------------------------------------ */
 /* helpers                                                                  */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int64_t idle_ms(void) { return (int64_t)(O.idle_timeout * 1000.0); }
-
-/* Error text with no spaces so lines stay key=value space separated. */
 static void emit_failure(const char *scen, long size, const char *status,
                          const char *what, natsStatus s)
 {
-    char buf[512];
-    const char *last = nats_GetLastError(NULL);
-    snprintf(buf, sizeof buf, "%s:%s%s%s", what, natsStatus_GetText(s),
-             (last && *last) ? ":" : "", (last && *last) ? last : "");
-    for (char *p = buf; *p; p++)
-        if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-            *p = '_';
-    printf("scenario=%s client=%s size=%ld n=- status=%s error=%s\n", scen,
-           CLIENT, size, status, buf);
-    fflush(stdout);
-}
-
-static void emit_status(const char *scen, long size, const char *status,
-                        const char *err)
-{
-    printf("scenario=%s client=%s size=%ld n=- status=%s%s%s\n", scen, CLIENT,
-           size, status, err ? " error=" : "", err ? err : "");
-    fflush(stdout);
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-typedef struct {
-    double mean, p50, p99;
-} lat_t;
-
-/* nearest rank: sorted[ceil(p/100*K)-1] */
-static double pct(const double *sorted, long cnt, double p)
-{
-    if (cnt <= 0)
-        return 0;
-    long idx = (long)ceil(p / 100.0 * (double)cnt) - 1;
-    if (idx < 0)
-        idx = 0;
-    if (idx >= cnt)
-        idx = cnt - 1;
-    return sorted[idx];
-}
-
-static lat_t lat_stats(double *us, long cnt)
-{
-    lat_t r = {0, 0, 0};
-    if (cnt <= 0)
-        return r;
-    double sum = 0;
-    for (long i = 0; i < cnt; i++)
-        sum += us[i];
-    qsort(us, (size_t)cnt, sizeof(double), cmp_dbl);
-    r.mean = sum / (double)cnt;
-    r.p50 = pct(us, cnt, 50);
-    r.p99 = pct(us, cnt, 99);
-    return r;
+    bench_emit_failure(scen, size, status, what, natsStatus_GetText(s),
+                       nats_GetLastError(NULL));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -230,14 +142,6 @@ static void close_nc(natsConnection *nc)
     natsConnection_Destroy(nc);
 }
 
-static char *make_payload(long size)
-{
-    char *p = malloc((size_t)size + 1);
-    memset(p, 'x', (size_t)size);
-    p[size] = 0;
-    return p;
-}
-
 /* ------------------------------------------------------------------------ */
 /* pub                                                                      */
 
@@ -245,7 +149,7 @@ static void run_pub(long size)
 {
     natsConnection *nc = NULL;
     natsStatus s;
-    char *data = make_payload(size);
+    char *data = bench_make_payload(size);
     long errors = 0;
 
     reset_async();
@@ -255,21 +159,21 @@ static void run_pub(long size)
         goto out;
     }
     bool deadline_ok = true;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (long i = 0; i < O.n; i++) {
         if (natsConnection_Publish(nc, "bench.pub", data, (int)size) != NATS_OK)
             errors++;
-        if ((i & 4095) == 4095 && now_s() - t0 > O.max_secs) {
+        if ((i & 4095) == 4095 && bench_now_s() - t0 > O.max_secs) {
             deadline_ok = false;
             break;
         }
     }
     if (!deadline_ok) {
-        emit_status("pub", size, "timeout", "max-secs");
+        bench_emit_status("pub", size, "timeout", "max-secs");
         goto out;
     }
-    s = natsConnection_FlushTimeout(nc, idle_ms());
-    double t1 = now_s();
+    s = natsConnection_FlushTimeout(nc, bench_idle_ms(&O));
+    double t1 = bench_now_s();
     if (s != NATS_OK) {
         emit_failure("pub", size, s == NATS_TIMEOUT ? "timeout" : "failed",
                      "flush", s);
@@ -310,7 +214,7 @@ static void ps_on_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
     natsMsg_Destroy(msg);
     long r = atomic_fetch_add(&st->received, 1) + 1;
     if (r == st->target) {
-        double t = now_s();
+        double t = bench_now_s();
         pthread_mutex_lock(&st->mu);
         st->t_done = t;
         pthread_cond_signal(&st->cv);
@@ -323,7 +227,7 @@ static void run_pubsub(long size)
     natsConnection *snc = NULL, *pnc = NULL;
     natsSubscription *sub = NULL;
     natsStatus s;
-    char *data = make_payload(size);
+    char *data = bench_make_payload(size);
     long errors = 0;
     ps_state_t st;
 
@@ -343,25 +247,25 @@ static void run_pubsub(long size)
     }
     s = natsConnection_Subscribe(&sub, snc, "bench.ps", ps_on_msg, &st);
     if (s == NATS_OK) /* barrier: SUB registered once the PONG is back */
-        s = natsConnection_FlushTimeout(snc, idle_ms());
+        s = natsConnection_FlushTimeout(snc, bench_idle_ms(&O));
     if (s != NATS_OK) {
         emit_failure("pubsub", size, "failed", "subscribe", s);
         goto out;
     }
 
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (long i = 0; i < O.n; i++) {
         if (natsConnection_Publish(pnc, "bench.ps", data, (int)size) != NATS_OK)
             errors++;
-        if ((i & 4095) == 4095 && now_s() - t0 > O.max_secs)
+        if ((i & 4095) == 4095 && bench_now_s() - t0 > O.max_secs)
             break;
     }
     /* make sure everything buffered goes out; the clock stops on receipt */
-    if (natsConnection_FlushTimeout(pnc, idle_ms()) != NATS_OK)
+    if (natsConnection_FlushTimeout(pnc, bench_idle_ms(&O)) != NATS_OK)
         errors++;
 
     long last_seen = -1;
-    double last_progress = now_s();
+    double last_progress = bench_now_s();
     bool done = false;
     pthread_mutex_lock(&st.mu);
     for (;;) {
@@ -378,7 +282,7 @@ static void run_pubsub(long size)
         }
         pthread_cond_timedwait(&st.cv, &st.mu, &ts);
         long r = atomic_load(&st.received);
-        double t = now_s();
+        double t = bench_now_s();
         if (r != last_seen) {
             last_seen = r;
             last_progress = t;
@@ -438,7 +342,7 @@ static void run_req(long size)
     natsConnection *rnc = NULL, *qnc = NULL;
     natsSubscription *sub = NULL;
     natsStatus s;
-    char *data = make_payload(size);
+    char *data = bench_make_payload(size);
     double *lat = calloc((size_t)(O.k > 0 ? O.k : 1), sizeof(double));
     long errors = 0, nlat = 0;
     bool timed_out = false;
@@ -453,25 +357,25 @@ static void run_req(long size)
     }
     s = natsConnection_Subscribe(&sub, rnc, "bench.req", req_on_msg, NULL);
     if (s == NATS_OK)
-        s = natsConnection_FlushTimeout(rnc, idle_ms());
+        s = natsConnection_FlushTimeout(rnc, bench_idle_ms(&O));
     if (s != NATS_OK) {
         emit_failure("req", size, "failed", "subscribe", s);
         goto out;
     }
     for (long i = 0; i < O.warmup; i++) {
         natsMsg *m = NULL;
-        natsConnection_Request(&m, qnc, "bench.req", data, (int)size, idle_ms());
+        natsConnection_Request(&m, qnc, "bench.req", data, (int)size, bench_idle_ms(&O));
         natsMsg_Destroy(m);
     }
     ASYNC_RESET();
 
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (long i = 0; i < O.k; i++) {
         natsMsg *m = NULL;
-        double a = now_s();
+        double a = bench_now_s();
         s = natsConnection_Request(&m, qnc, "bench.req", data, (int)size,
-                                   idle_ms());
-        double b = now_s();
+                                   bench_idle_ms(&O));
+        double b = bench_now_s();
         if (s != NATS_OK)
             errors++;
         else {
@@ -485,13 +389,13 @@ static void run_req(long size)
             break;
         }
     }
-    double secs = now_s() - t0;
+    double secs = bench_now_s() - t0;
     if (timed_out) {
-        emit_status("req", size, "timeout", "max-secs");
+        bench_emit_status("req", size, "timeout", "max-secs");
         goto out;
     }
     errors += ASYNC_ERRS();
-    lat_t L = lat_stats(lat, nlat);
+    bench_latency L = bench_latency_stats(lat, nlat);
     printf("scenario=req client=%s size=%ld n=%ld secs=%.6f msgs_per_s=%.1f "
            "mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%ld\n",
            CLIENT, size, O.k, secs, (double)O.k / secs, L.mean, L.p50, L.p99,
@@ -551,7 +455,7 @@ static void jsp_on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae,
         atomic_fetch_add(&st->acked, 1);
     else
         atomic_fetch_add(&st->failed, 1);
-    atomic_store(&st->t_last, now_s());
+    atomic_store(&st->t_last, bench_now_s());
     natsMsg_Destroy(msg);
 }
 
@@ -561,7 +465,7 @@ static void run_jspub(long size)
     jsCtx *js = NULL;
     jsOptions jo;
     natsStatus s;
-    char *data = make_payload(size);
+    char *data = bench_make_payload(size);
     long errors = 0, sent = 0;
     jsp_state_t st;
 
@@ -573,12 +477,12 @@ static void run_jspub(long size)
         goto out;
     }
     jsOptions_Init(&jo);
-    jo.Wait = idle_ms();
+    jo.Wait = bench_idle_ms(&O);
     jo.PublishAsync.MaxPending = O.window;
     jo.PublishAsync.AckHandler = jsp_on_ack;
     jo.PublishAsync.AckHandlerClosure = &st;
     /* a publish that cannot get a window slot waits up to the idle timeout */
-    jo.PublishAsync.StallWait = idle_ms();
+    jo.PublishAsync.StallWait = bench_idle_ms(&O);
     s = natsConnection_JetStream(&js, nc, &jo);
     if (s == NATS_OK)
         s = fresh_bench_stream(js);
@@ -588,7 +492,7 @@ static void run_jspub(long size)
     }
     ASYNC_RESET();
 
-    double t0 = now_s();
+    double t0 = bench_now_s();
     atomic_store(&st.t_last, t0);
     bool stalled = false;
     for (long i = 0; i < O.js_n; i++) {
@@ -602,17 +506,17 @@ static void run_jspub(long size)
             continue;
         }
         sent++;
-        if ((i & 1023) == 1023 && now_s() - t0 > O.max_secs) {
+        if ((i & 1023) == 1023 && bench_now_s() - t0 > O.max_secs) {
             stalled = true;
             break;
         }
     }
     jsPubOptions po;
     jsPubOptions_Init(&po);
-    double left = O.max_secs - (now_s() - t0);
+    double left = O.max_secs - (bench_now_s() - t0);
     po.MaxWait = (int64_t)((left > O.idle_timeout ? left : O.idle_timeout) * 1000);
     s = js_PublishAsyncComplete(js, &po);
-    double t1 = now_s();
+    double t1 = bench_now_s();
     long acked = atomic_load(&st.acked);
     if (s != NATS_OK || acked < O.js_n) {
         /* ended without all acks: time = last observed ack */
@@ -650,7 +554,7 @@ static void run_jspub_sync(long size)
     jsCtx *js = NULL;
     jsOptions jo;
     natsStatus s;
-    char *data = make_payload(size);
+    char *data = bench_make_payload(size);
     double *lat = calloc((size_t)(O.k > 0 ? O.k : 1), sizeof(double));
     long errors = 0, nlat = 0;
     bool timed_out = false;
@@ -662,7 +566,7 @@ static void run_jspub_sync(long size)
         goto out;
     }
     jsOptions_Init(&jo);
-    jo.Wait = idle_ms();
+    jo.Wait = bench_idle_ms(&O);
     s = natsConnection_JetStream(&js, nc, &jo);
     if (s == NATS_OK)
         s = fresh_bench_stream(js);
@@ -677,13 +581,13 @@ static void run_jspub_sync(long size)
     }
     ASYNC_RESET();
 
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (long i = 0; i < O.k; i++) {
         jsPubAck *pa = NULL;
         jsErrCode jerr = 0;
-        double a = now_s();
+        double a = bench_now_s();
         s = js_Publish(&pa, js, "bench.js.a", data, (int)size, NULL, &jerr);
-        double b = now_s();
+        double b = bench_now_s();
         if (s != NATS_OK) {
             errors++;
         } else
@@ -694,13 +598,13 @@ static void run_jspub_sync(long size)
             break;
         }
     }
-    double secs = now_s() - t0;
+    double secs = bench_now_s() - t0;
     if (timed_out) {
-        emit_status("jspub-sync", size, "timeout", "max-secs");
+        bench_emit_status("jspub-sync", size, "timeout", "max-secs");
         goto out;
     }
     errors += ASYNC_ERRS();
-    lat_t L = lat_stats(lat, nlat);
+    bench_latency L = bench_latency_stats(lat, nlat);
     printf("scenario=jspub-sync client=%s size=%ld n=%ld secs=%.6f "
            "msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%ld\n",
            CLIENT, size, O.k, secs, (double)O.k / secs, L.mean, L.p50, L.p99,
@@ -726,7 +630,7 @@ static void run_kv(long size)
     kvStore *kv = NULL;
     jsOptions jo;
     natsStatus s;
-    char *data = make_payload(size);
+    char *data = bench_make_payload(size);
     long K = O.kv_k;
     double *lat = calloc((size_t)(K > 0 ? K : 1), sizeof(double));
     char key[64];
@@ -739,7 +643,7 @@ static void run_kv(long size)
         goto out;
     }
     jsOptions_Init(&jo);
-    jo.Wait = idle_ms();
+    jo.Wait = bench_idle_ms(&O);
     s = natsConnection_JetStream(&js, nc, &jo);
     if (s == NATS_OK) {
         s = js_DeleteKeyValue(js, "BENCHKV");
@@ -790,13 +694,13 @@ static void run_kv(long size)
     /* puts */
     long errors = 0, nlat = 0;
     bool timed_out = false;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (long i = 0; i < K; i++) {
         uint64_t rev = 0;
         snprintf(key, sizeof key, "k%ld", i);
-        double a = now_s();
+        double a = bench_now_s();
         s = kvStore_Put(&rev, kv, key, data, (int)size);
-        double b = now_s();
+        double b = bench_now_s();
         if (s != NATS_OK) {
             errors++;
         } else
@@ -806,12 +710,12 @@ static void run_kv(long size)
             break;
         }
     }
-    double secs = now_s() - t0;
+    double secs = bench_now_s() - t0;
     if (timed_out)
-        emit_status("kv-put", size, "timeout", "max-secs");
+        bench_emit_status("kv-put", size, "timeout", "max-secs");
     else {
         errors += ASYNC_ERRS();
-        lat_t L = lat_stats(lat, nlat);
+        bench_latency L = bench_latency_stats(lat, nlat);
         printf("scenario=kv-put client=%s size=%ld n=%ld secs=%.6f "
                "ops_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f "
                "errors=%ld\n",
@@ -825,13 +729,13 @@ static void run_kv(long size)
     errors = 0;
     nlat = 0;
     timed_out = false;
-    t0 = now_s();
+    t0 = bench_now_s();
     for (long i = 0; i < K; i++) {
         kvEntry *e = NULL;
         snprintf(key, sizeof key, "k%ld", i);
-        double a = now_s();
+        double a = bench_now_s();
         s = kvStore_Get(&e, kv, key);
-        double b = now_s();
+        double b = bench_now_s();
         if (s != NATS_OK) {
             errors++;
         } else {
@@ -845,12 +749,12 @@ static void run_kv(long size)
             break;
         }
     }
-    secs = now_s() - t0;
+    secs = bench_now_s() - t0;
     if (timed_out)
-        emit_status("kv-get", size, "timeout", "max-secs");
+        bench_emit_status("kv-get", size, "timeout", "max-secs");
     else {
         errors += ASYNC_ERRS();
-        lat_t L = lat_stats(lat, nlat);
+        bench_latency L = bench_latency_stats(lat, nlat);
         printf("scenario=kv-get client=%s size=%ld n=%ld secs=%.6f "
                "ops_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f "
                "errors=%ld\n",
@@ -880,89 +784,17 @@ static void usage(FILE *f)
             "[--max-secs S]\n");
 }
 
-static long parse_long(const char *name, const char *v)
-{
-    char *end = NULL;
-    long x = strtol(v, &end, 10);
-    if (end == v || *end != 0 || x < 0) {
-        fprintf(stderr, "natsc_bench: bad value for %s: %s\n", name, v);
-        exit(2);
-    }
-    return x;
-}
-
-static double parse_dbl(const char *name, const char *v)
-{
-    char *end = NULL;
-    double x = strtod(v, &end);
-    if (end == v || *end != 0 || x <= 0) {
-        fprintf(stderr, "natsc_bench: bad value for %s: %s\n", name, v);
-        exit(2);
-    }
-    return x;
-}
-
 int main(int argc, char **argv)
 {
-    O.scenarios = strdup("pub,pubsub,req,jspub,jspub-sync,kv");
-    O.sizes = strdup("16,1024");
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = NULL;
-        char namebuf[64];
-        const char *eq = strchr(a, '=');
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return 0;
-        }
-        if (strncmp(a, "--", 2) != 0) {
-            fprintf(stderr, "natsc_bench: unexpected argument: %s\n", a);
-            usage(stderr);
-            return 2;
-        }
-        if (eq != NULL) { /* --name=value */
-            size_t l = (size_t)(eq - a);
-            if (l >= sizeof namebuf)
-                l = sizeof namebuf - 1;
-            memcpy(namebuf, a, l);
-            namebuf[l] = 0;
-            a = namebuf;
-            v = eq + 1;
-        } else {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "natsc_bench: missing value for %s\n", a);
-                return 2;
-            }
-            v = argv[++i];
-        }
-        if (!strcmp(a, "--url")) O.url = v;
-        else if (!strcmp(a, "--scenarios")) { free(O.scenarios); O.scenarios = strdup(v); }
-        else if (!strcmp(a, "--sizes")) { free(O.sizes); O.sizes = strdup(v); }
-        else if (!strcmp(a, "--n")) O.n = parse_long(a, v);
-        else if (!strcmp(a, "--js-n")) O.js_n = parse_long(a, v);
-        else if (!strcmp(a, "--k")) O.k = parse_long(a, v);
-        else if (!strcmp(a, "--kv-k")) O.kv_k = parse_long(a, v);
-        else if (!strcmp(a, "--window")) O.window = parse_long(a, v);
-        else if (!strcmp(a, "--warmup")) O.warmup = parse_long(a, v);
-        else if (!strcmp(a, "--idle-timeout")) O.idle_timeout = parse_dbl(a, v);
-        else if (!strcmp(a, "--max-secs")) O.max_secs = parse_dbl(a, v);
-        else {
-            fprintf(stderr, "natsc_bench: unknown option: %s\n", a);
-            usage(stderr);
-            return 2;
-        }
-    }
+    bench_set_identity("natsc_bench", CLIENT);
+    bench_options_init(&O);
+    int rc = bench_parse_args(argc, argv, &O, usage, NULL);
+    if (rc >= 0)
+        return rc;
     if (O.window < 1) O.window = 1;
 
     long sizes[64];
-    int nsizes = 0;
-    {
-        char *tmp = strdup(O.sizes), *save = NULL;
-        for (char *t = strtok_r(tmp, ",", &save); t && nsizes < 64;
-             t = strtok_r(NULL, ",", &save))
-            sizes[nsizes++] = parse_long("--sizes", t);
-        free(tmp);
-    }
+    int nsizes = bench_parse_sizes(&O, sizes, 64);
 
     if (nats_Open(-1) != NATS_OK) {
         fprintf(stderr, "natsc_bench: nats_Open failed\n");
@@ -990,12 +822,11 @@ int main(int argc, char **argv)
             else if (!strcmp(sc, "jspub")) run_jspub(size);
             else if (!strcmp(sc, "jspub-sync")) run_jspub_sync(size);
             else if (!strcmp(sc, "kv")) run_kv(size);
-            else emit_status(sc, size, "unsupported", NULL);
+            else bench_emit_status(sc, size, "unsupported", NULL);
         }
     }
     free(tmp);
-    free(O.scenarios);
-    free(O.sizes);
+    bench_options_free(&O);
     if (nats_CloseAndWait(2000) == NATS_OK)
         free_ctxs(); /* no library thread can call back any more */
     return 0;

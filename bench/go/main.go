@@ -1,0 +1,535 @@
+// Command natsio-go-bench is the benchmark harness of the natsio Go binding
+// (bindings/go): the CLI, scenarios, clock boundaries and output lines of
+// the shared bench spec, with client=libnatsio-go. Next to the C-ABI
+// harness (client=libnatsio) its rows measure what the Go binding adds:
+// cgo calls, copying messages into Go memory, goroutine hand-offs.
+//
+//	pub     Publish N times, then Flush (PING/PONG: flush=pingpong)
+//	pubsub  callback subscription (Conn.Subscribe) counting messages
+//	req     responder: callback subscription answering with Msg.Respond on
+//	        its own connection; requester: Conn.Request, one at a time
+//
+// jspub, jspub-sync and kv print status=unsupported (the binding has no
+// JetStream API). Extra fields as in the C harness: cpu_ns_per_msg
+// (user+sys of the whole process over the timed region) and, on pubsub,
+// rss_kb (peak RSS) with rss_start_kb and rss_end_kb.
+//
+// --pubsub-limits unlimited subscribes without pending limits (the default
+// limits drop messages when the Go handler cannot keep up) and reports as
+// client=libnatsio-go:unlimited.
+//
+// Build: bench/run.sh (go build in bench/go, after cargo build --release).
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	natsio "github.com/libnatsio/natsio/bindings/go"
+)
+
+// client is the client= value; "libnatsio-go:unlimited" with
+// --pubsub-limits unlimited, so such rows never mix with default ones.
+var client = "libnatsio-go"
+
+type options struct {
+	url         string
+	scenarios   string
+	sizes       string
+	n           int
+	jsN         int
+	k           int
+	kvK         int
+	window      int
+	warmup      int
+	idleTimeout time.Duration
+	maxSecs     time.Duration
+	// pubsub subscription without pending limits (not the default): no
+	// drops, so the rate is that of the delivery path however slow
+	unlimited bool
+}
+
+var opt = options{
+	url:         "nats://127.0.0.1:4222",
+	scenarios:   "pub,pubsub,req,jspub,jspub-sync,kv",
+	sizes:       "16,1024",
+	n:           1000000,
+	jsN:         200000,
+	k:           10000,
+	kvK:         10000,
+	window:      4096,
+	warmup:      100,
+	idleTimeout: 5 * time.Second,
+	maxSecs:     120 * time.Second,
+}
+
+// ---------------------------------------------------------------------------
+// measurement helpers
+
+// cpuNanos is the user+sys CPU time of the whole process (every thread,
+// the library's included).
+func cpuNanos() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func peakRSSKB() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return -1
+	}
+	return ru.Maxrss // kilobytes on Linux
+}
+
+// currentRSSKB reads the resident set from /proc/self/statm.
+func currentRSSKB() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return -1
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return pages * int64(os.Getpagesize()) / 1024
+}
+
+// percentile by nearest rank: sorted[ceil(p/100*K)-1].
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	i = max(0, min(i, len(sorted)-1))
+	return sorted[i]
+}
+
+// noSpaces keeps an error text inside one key=value field.
+func noSpaces(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '\t', '\n', '\r':
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+func emitStatus(scenario string, size int, status string, err error) {
+	line := fmt.Sprintf("scenario=%s client=%s size=%d n=- status=%s", scenario, client, size, status)
+	if err != nil {
+		line += " error=" + noSpaces(err.Error())
+	}
+	fmt.Println(line)
+}
+
+func emitFailure(scenario string, size int, what string, err error) {
+	status := "failed"
+	if errors.Is(err, natsio.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
+		status = "timeout"
+	}
+	emitStatus(scenario, size, status, fmt.Errorf("%s: %w", what, err))
+}
+
+// errorCounter counts the asynchronous errors of one scenario run (slow
+// consumer, server -ERR, lost connection), except while we close.
+type errorCounter struct {
+	count   atomic.Int64
+	closing atomic.Bool
+}
+
+func (c *errorCounter) handler(error) {
+	if !c.closing.Load() {
+		c.count.Add(1)
+	}
+}
+
+func connect(errs *errorCounter, name string, extra ...natsio.Option) (*natsio.Conn, error) {
+	opts := append([]natsio.Option{natsio.Name(name), natsio.ErrorHandler(errs.handler)}, extra...)
+	return natsio.Connect(opt.url, opts...)
+}
+
+func closeAll(errs *errorCounter, conns ...*natsio.Conn) {
+	errs.closing.Store(true)
+	for _, nc := range conns {
+		if nc != nil {
+			nc.Close()
+		}
+	}
+}
+
+// flush waits for a PING/PONG round trip, bounded by the idle timeout.
+func flush(nc *natsio.Conn) error {
+	ctx, cancel := context.WithTimeout(context.Background(), opt.idleTimeout)
+	defer cancel()
+	return nc.Flush(ctx)
+}
+
+// ---------------------------------------------------------------------------
+// pub
+
+func runPub(size int) {
+	errs := &errorCounter{}
+	nc, err := connect(errs, "natsio-go-bench-pub")
+	if err != nil {
+		emitFailure("pub", size, "connect", err)
+		return
+	}
+	defer closeAll(errs, nc)
+	data := bytes.Repeat([]byte{'x'}, size)
+
+	var failed int64
+	c0 := cpuNanos()
+	t0 := time.Now()
+	for i := 0; i < opt.n; i++ {
+		if nc.Publish("bench.pub", data) != nil {
+			failed++
+		}
+		if i&4095 == 4095 && time.Since(t0) > opt.maxSecs {
+			emitStatus("pub", size, "timeout", errors.New("max-secs"))
+			return
+		}
+	}
+	err = flush(nc)
+	secs := time.Since(t0).Seconds()
+	c1 := cpuNanos()
+	if err != nil {
+		emitFailure("pub", size, "flush", err)
+		return
+	}
+	n := float64(opt.n)
+	fmt.Printf("scenario=pub client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%d flush=pingpong cpu_ns_per_msg=%.1f\n",
+		client, size, opt.n, secs, n/secs, n*float64(size)/1e6/secs, failed+errs.count.Load(), (c1-c0)/n)
+}
+
+// ---------------------------------------------------------------------------
+// pubsub
+
+func runPubSub(size int) {
+	errs := &errorCounter{}
+	snc, err := connect(errs, "natsio-go-bench-sub")
+	if err != nil {
+		emitFailure("pubsub", size, "connect", err)
+		return
+	}
+	pnc, err := connect(errs, "natsio-go-bench-pub")
+	if err != nil {
+		closeAll(errs, snc)
+		emitFailure("pubsub", size, "connect", err)
+		return
+	}
+	defer closeAll(errs, pnc, snc)
+	data := bytes.Repeat([]byte{'x'}, size)
+
+	target := int64(opt.n)
+	var received, badSize atomic.Int64
+	var doneAt atomic.Int64 // monotonic ns since t0 of the last message
+	done := make(chan struct{})
+	var t0 time.Time
+	var subOpts []natsio.SubOption
+	if opt.unlimited {
+		subOpts = append(subOpts, natsio.SubPendingLimits(-1, -1))
+	}
+	sub, err := snc.Subscribe("bench.ps", func(m *natsio.Msg) {
+		if len(m.Data) != size {
+			badSize.Add(1)
+		}
+		if received.Add(1) == target {
+			doneAt.Store(int64(time.Since(t0)))
+			close(done)
+		}
+	}, subOpts...)
+	if err == nil {
+		err = flush(snc) // barrier: the SUB is registered once the PONG is back
+	}
+	if err != nil {
+		emitFailure("pubsub", size, "subscribe", err)
+		return
+	}
+	defer sub.Unsubscribe()
+
+	var failed int64
+	rssStart := currentRSSKB()
+	c0 := cpuNanos()
+	t0 = time.Now()
+	for i := 0; i < opt.n; i++ {
+		if pnc.Publish("bench.ps", data) != nil {
+			failed++
+		}
+		if i&4095 == 4095 && time.Since(t0) > opt.maxSecs {
+			break
+		}
+	}
+	// make sure everything buffered goes out; the clock stops on receipt
+	if flush(pnc) != nil {
+		failed++
+	}
+
+	lastSeen := int64(-1)
+	lastProgress := time.Since(t0)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	complete := false
+wait:
+	for {
+		select {
+		case <-done:
+			complete = true
+			break wait
+		case <-tick.C:
+			r, now := received.Load(), time.Since(t0)
+			if r != lastSeen {
+				lastSeen, lastProgress = r, now
+			}
+			if now-lastProgress > opt.idleTimeout || now > opt.maxSecs {
+				break wait
+			}
+		}
+	}
+	c1 := cpuNanos()
+	rssEnd := currentRSSKB()
+
+	got := min(received.Load(), target)
+	elapsed := lastProgress
+	if complete {
+		elapsed = time.Duration(doneAt.Load())
+	}
+	secs := max(elapsed.Seconds(), 1e-9)
+	var dropped uint64
+	if st, err := sub.Stats(); err == nil {
+		dropped = st.Dropped
+	}
+	fmt.Printf("scenario=pubsub client=%s size=%d n=%d received=%d lost=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%d mode=callback dropped=%d cpu_ns_per_msg=%.1f rss_kb=%d rss_start_kb=%d rss_end_kb=%d\n",
+		client, size, opt.n, got, target-got, secs, float64(got)/secs, float64(got)*float64(size)/1e6/secs,
+		failed+errs.count.Load()+badSize.Load(), dropped, (c1-c0)/float64(max(got, 1)),
+		peakRSSKB(), rssStart, rssEnd)
+}
+
+// ---------------------------------------------------------------------------
+// req
+
+func runReq(size int) {
+	errs := &errorCounter{}
+	rnc, err := connect(errs, "natsio-go-bench-responder")
+	if err != nil {
+		emitFailure("req", size, "connect", err)
+		return
+	}
+	qnc, err := connect(errs, "natsio-go-bench-requester")
+	if err != nil {
+		closeAll(errs, rnc)
+		emitFailure("req", size, "connect", err)
+		return
+	}
+	defer closeAll(errs, qnc, rnc)
+	data := bytes.Repeat([]byte{'x'}, size)
+
+	var respondFailed atomic.Int64
+	sub, err := rnc.Subscribe("bench.req", func(m *natsio.Msg) {
+		if m.Respond(m.Data) != nil {
+			respondFailed.Add(1)
+		}
+	})
+	if err == nil {
+		err = flush(rnc)
+	}
+	if err != nil {
+		emitFailure("req", size, "subscribe", err)
+		return
+	}
+	defer sub.Unsubscribe()
+
+	// Each request is bounded by the idle timeout, as in the C harness.
+	request := func() (*natsio.Msg, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), opt.idleTimeout)
+		defer cancel()
+		return qnc.Request(ctx, "bench.req", data)
+	}
+	for i := 0; i < opt.warmup; i++ {
+		_, _ = request()
+	}
+	errs.count.Store(0)
+	respondFailed.Store(0)
+
+	lat := make([]float64, 0, opt.k)
+	var failed int64
+	c0 := cpuNanos()
+	t0 := time.Now()
+	for i := 0; i < opt.k; i++ {
+		a := time.Now()
+		m, err := request()
+		us := float64(time.Since(a).Nanoseconds()) / 1e3
+		switch {
+		case err != nil:
+			failed++
+		case len(m.Data) != size:
+			failed++
+		default:
+			lat = append(lat, us)
+		}
+		if time.Since(t0) > opt.maxSecs {
+			emitStatus("req", size, "timeout", errors.New("max-secs"))
+			return
+		}
+	}
+	secs := time.Since(t0).Seconds()
+	c1 := cpuNanos()
+
+	var sum float64
+	for _, x := range lat {
+		sum += x
+	}
+	mean := 0.0
+	if len(lat) > 0 {
+		mean = sum / float64(len(lat))
+	}
+	sort.Float64s(lat)
+	k := float64(max(opt.k, 1))
+	fmt.Printf("scenario=req client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f\n",
+		client, size, opt.k, secs, float64(opt.k)/secs, mean, percentile(lat, 50), percentile(lat, 99),
+		failed+errs.count.Load()+respondFailed.Load(), (c1-c0)/k)
+}
+
+// ---------------------------------------------------------------------------
+// main
+
+func usage() string {
+	return `usage: natsio-go-bench [--url URL] [--scenarios pub,pubsub,req,jspub,jspub-sync,kv]
+                       [--sizes 16,1024] [--n N] [--js-n N] [--k K] [--kv-k K]
+                       [--window W] [--warmup W] [--idle-timeout S] [--max-secs S]
+                       [--pubsub-limits default|unlimited]`
+}
+
+func fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "natsio-go-bench: "+format+"\n", args...)
+	os.Exit(2)
+}
+
+func parseArgs(args []string) {
+	count := func(name, v string) int {
+		x, err := strconv.Atoi(v)
+		if err != nil || x < 0 {
+			fail("bad value for %s: %s", name, v)
+		}
+		return x
+	}
+	seconds := func(name, v string) time.Duration {
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || x <= 0 {
+			fail("bad value for %s: %s", name, v)
+		}
+		return time.Duration(x * float64(time.Second))
+	}
+	for i := 0; i < len(args); i++ {
+		name := args[i]
+		if name == "-h" || name == "--help" {
+			fmt.Println(usage())
+			os.Exit(0)
+		}
+		if !strings.HasPrefix(name, "--") {
+			fail("unexpected argument: %s\n%s", name, usage())
+		}
+		var v string
+		if eq := strings.IndexByte(name, '='); eq >= 0 {
+			name, v = name[:eq], name[eq+1:]
+		} else {
+			if i+1 >= len(args) {
+				fail("missing value for %s", name)
+			}
+			i++
+			v = args[i]
+		}
+		switch name {
+		case "--url":
+			opt.url = v
+		case "--scenarios":
+			opt.scenarios = v
+		case "--sizes":
+			opt.sizes = v
+		case "--n":
+			opt.n = count(name, v)
+		case "--js-n":
+			opt.jsN = count(name, v)
+		case "--k":
+			opt.k = count(name, v)
+		case "--kv-k":
+			opt.kvK = count(name, v)
+		case "--window":
+			opt.window = count(name, v)
+		case "--warmup":
+			opt.warmup = count(name, v)
+		case "--idle-timeout":
+			opt.idleTimeout = seconds(name, v)
+		case "--max-secs":
+			opt.maxSecs = seconds(name, v)
+		case "--pubsub-limits":
+			switch v {
+			case "default":
+				opt.unlimited = false
+			case "unlimited":
+				opt.unlimited = true
+			default:
+				fail("bad value for %s: %s", name, v)
+			}
+		default:
+			fail("unknown option: %s\n%s", name, usage())
+		}
+	}
+}
+
+func main() {
+	parseArgs(os.Args[1:])
+	if opt.unlimited {
+		client += ":unlimited"
+	}
+	var sizes []int
+	for _, s := range strings.Split(opt.sizes, ",") {
+		x, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || x < 0 {
+			fail("bad value for --sizes: %s", s)
+		}
+		sizes = append(sizes, x)
+	}
+	fmt.Printf("# client=%s version=%s url=%s\n", client, natsio.Version(), opt.url)
+	jsNote := sync.OnceFunc(func() {
+		fmt.Printf("# note client=%s: the Go binding has no JetStream API yet\n", client)
+	})
+	for _, scenario := range strings.Split(opt.scenarios, ",") {
+		for _, size := range sizes {
+			switch scenario {
+			case "pub":
+				runPub(size)
+			case "pubsub":
+				runPubSub(size)
+			case "req":
+				runReq(size)
+			case "kv":
+				emitStatus("kv-put", size, "unsupported", nil)
+				emitStatus("kv-get", size, "unsupported", nil)
+			case "jspub", "jspub-sync":
+				jsNote()
+				emitStatus(scenario, size, "unsupported", nil)
+			default:
+				emitStatus(scenario, size, "unsupported", nil)
+			}
+		}
+	}
+}

@@ -1,0 +1,459 @@
+#!/usr/bin/env node
+// Benchmark harness of the natsio Node binding (bindings/node): the CLI,
+// scenarios, clock boundaries and output lines of the shared bench spec,
+// with client=libnatsio-node. Next to the C-ABI harness (client=libnatsio)
+// its rows measure what the Node binding adds: N-API calls, the pump thread
+// handing messages to the JS thread, Msg objects, promises.
+//
+//   pub     publish N times (a synchronous loop), then flush() (PING/PONG:
+//           flush=pingpong)
+//   pubsub  callback subscription counting messages. The publisher yields
+//           to the event loop every --yield-every publishes (default 1000,
+//           printed as yield_every=): the subscriber's callbacks run on the
+//           same JS thread, so a loop that never yields would only let the
+//           core queue the whole run (and drop past its pending limit).
+//   req     responder: callback subscription answering with msg.respond()
+//           on its own connection; requester: await request(), one at a time
+//
+// jspub, jspub-sync and kv print status=unsupported (the binding has no
+// JetStream API). Extra fields as in the C harness: cpu_ns_per_msg (user+sys
+// of the whole process over the timed region) and, on pubsub, rss_kb (peak
+// RSS) with rss_start_kb and rss_end_kb.
+//
+// --pubsub-limits unlimited subscribes without pending limits and reports as
+// client=libnatsio-node:unlimited.
+//
+// Needs the addon: cd bindings/node && npm ci && npm run build (bench/run.sh
+// does it).
+'use strict';
+
+const path = require('node:path');
+const natsio = require(path.join(__dirname, '..', '..', 'bindings', 'node'));
+
+// client= value; 'libnatsio-node:unlimited' with --pubsub-limits unlimited,
+// so such rows never mix with default ones.
+let CLIENT = 'libnatsio-node';
+
+const opt = {
+  url: 'nats://127.0.0.1:4222',
+  scenarios: 'pub,pubsub,req,jspub,jspub-sync,kv',
+  sizes: '16,1024',
+  n: 1000000,
+  jsN: 200000,
+  k: 10000,
+  kvK: 10000,
+  window: 4096,
+  warmup: 100,
+  idleTimeout: 5, // seconds
+  maxSecs: 120, // seconds
+  yieldEvery: 1000,
+  // pubsub subscription without pending limits (not the default): no drops,
+  // so the rate is that of the delivery path however slow
+  unlimited: false,
+};
+
+// ---------------------------------------------------------------------------
+// measurement helpers
+
+const nowS = () => Number(process.hrtime.bigint()) / 1e9;
+
+/** user+sys CPU of the whole process (every thread), in ns */
+function cpuNs() {
+  const u = process.cpuUsage();
+  return (u.user + u.system) * 1e3;
+}
+
+const peakRssKb = () => process.resourceUsage().maxRSS; // kilobytes
+const currentRssKb = () => Math.round(process.memoryUsage.rss() / 1024);
+
+/** nearest rank: sorted[ceil(p/100*K)-1] */
+function percentile(sorted, p) {
+  if (sorted.length === 0) return 0;
+  const i = Math.ceil((p / 100) * sorted.length) - 1;
+  return sorted[Math.max(0, Math.min(i, sorted.length - 1))];
+}
+
+const noSpaces = (s) => String(s).replace(/[ \t\r\n]/g, '_');
+const f1 = (x) => x.toFixed(1);
+
+function emitStatus(scenario, size, status, err) {
+  let line = `scenario=${scenario} client=${CLIENT} size=${size} n=- status=${status}`;
+  if (err) line += ` error=${noSpaces(err.message ?? err)}`;
+  console.log(line);
+}
+
+function emitFailure(scenario, size, what, err) {
+  const status = err && err.code === 'TIMEOUT' ? 'timeout' : 'failed';
+  emitStatus(scenario, size, status, new Error(`${what}: ${err && err.message}`));
+}
+
+/** Asynchronous errors of one scenario run (slow consumer, server -ERR,
+ * lost connection), not counted while we close. */
+class ErrorCounter {
+  constructor() {
+    this.count = 0;
+    this.closing = false;
+  }
+  attach(nc) {
+    nc.on('error', () => {
+      if (!this.closing) this.count++;
+    });
+    return nc;
+  }
+  async closeAll(...conns) {
+    this.closing = true;
+    await Promise.all(conns.filter(Boolean).map((nc) => nc.close()));
+  }
+}
+
+async function connect(errs, name) {
+  return errs.attach(await natsio.connect({ servers: opt.url, name }));
+}
+
+/** A PING/PONG round trip, bounded by the idle timeout. */
+function flush(nc) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new natsio.TimeoutError('flush: idle timeout')), opt.idleTimeout * 1000);
+  });
+  return Promise.race([nc.flush(), timeout]).finally(() => clearTimeout(timer));
+}
+
+const yieldToEventLoop = () => new Promise((resolve) => setImmediate(resolve));
+
+// ---------------------------------------------------------------------------
+// pub
+
+async function runPub(size) {
+  const errs = new ErrorCounter();
+  let nc;
+  try {
+    nc = await connect(errs, 'natsio-node-bench-pub');
+  } catch (err) {
+    emitFailure('pub', size, 'connect', err);
+    return;
+  }
+  try {
+    const data = Buffer.alloc(size, 'x');
+    let failed = 0;
+    const c0 = cpuNs();
+    const t0 = nowS();
+    for (let i = 0; i < opt.n; i++) {
+      try {
+        nc.publish('bench.pub', data);
+      } catch {
+        failed++;
+      }
+      if ((i & 4095) === 4095 && nowS() - t0 > opt.maxSecs) {
+        emitStatus('pub', size, 'timeout', 'max-secs');
+        return;
+      }
+    }
+    try {
+      await flush(nc);
+    } catch (err) {
+      emitFailure('pub', size, 'flush', err);
+      return;
+    }
+    const secs = nowS() - t0;
+    const c1 = cpuNs();
+    const n = opt.n;
+    console.log(
+      `scenario=pub client=${CLIENT} size=${size} n=${n} secs=${secs.toFixed(6)} msgs_per_s=${f1(n / secs)} ` +
+        `mb_per_s=${((n * size) / 1e6 / secs).toFixed(3)} errors=${failed + errs.count} flush=pingpong ` +
+        `cpu_ns_per_msg=${f1((c1 - c0) / n)}`,
+    );
+  } finally {
+    await errs.closeAll(nc);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// pubsub
+
+async function runPubSub(size) {
+  const errs = new ErrorCounter();
+  let snc, pnc, sub;
+  try {
+    snc = await connect(errs, 'natsio-node-bench-sub');
+    pnc = await connect(errs, 'natsio-node-bench-pub');
+  } catch (err) {
+    emitFailure('pubsub', size, 'connect', err);
+    await errs.closeAll(snc, pnc);
+    return;
+  }
+  try {
+    const data = Buffer.alloc(size, 'x');
+    const target = opt.n;
+    let received = 0;
+    let badSize = 0;
+    let tDone = 0;
+    let onDone;
+    const done = new Promise((resolve) => (onDone = resolve));
+    try {
+      sub = snc.subscribe('bench.ps', {
+        ...(opt.unlimited ? { pendingMsgsLimit: -1, pendingBytesLimit: -1 } : {}),
+        callback: (err, m) => {
+          if (err) return; // the subscription ended; counted by 'error' if async
+          if (m.data.length !== size) badSize++;
+          if (++received === target) {
+            tDone = nowS();
+            onDone();
+          }
+        },
+      });
+      await flush(snc); // barrier: the SUB is registered once the PONG is back
+    } catch (err) {
+      emitFailure('pubsub', size, 'subscribe', err);
+      return;
+    }
+
+    let failed = 0;
+    const rssStart = currentRssKb();
+    const c0 = cpuNs();
+    const t0 = nowS();
+    for (let i = 0; i < opt.n; i++) {
+      try {
+        pnc.publish('bench.ps', data);
+      } catch {
+        failed++;
+      }
+      if (i % opt.yieldEvery === opt.yieldEvery - 1) {
+        await yieldToEventLoop();
+        if (nowS() - t0 > opt.maxSecs) break;
+      }
+    }
+    // make sure everything buffered goes out; the clock stops on receipt
+    try {
+      await flush(pnc);
+    } catch {
+      failed++;
+    }
+
+    // wait for the last message, or give up when progress stops
+    let lastSeen = -1;
+    let lastProgress = nowS();
+    let timer;
+    const complete = await Promise.race([
+      done.then(() => true),
+      new Promise((resolve) => {
+        timer = setInterval(() => {
+          const t = nowS();
+          if (received !== lastSeen) {
+            lastSeen = received;
+            lastProgress = t;
+          }
+          if (t - lastProgress > opt.idleTimeout || t - t0 > opt.maxSecs) resolve(false);
+        }, 10);
+      }),
+    ]);
+    clearInterval(timer);
+    const c1 = cpuNs();
+    const rssEnd = currentRssKb();
+
+    const got = Math.min(received, target);
+    const secs = Math.max((complete ? tDone : lastProgress) - t0, 1e-9);
+    let dropped = 0;
+    try {
+      dropped = sub.stats().dropped;
+    } catch {
+      // stats of an ended subscription: leave 0
+    }
+    console.log(
+      `scenario=pubsub client=${CLIENT} size=${size} n=${target} received=${got} lost=${target - got} ` +
+        `secs=${secs.toFixed(6)} msgs_per_s=${f1(got / secs)} mb_per_s=${((got * size) / 1e6 / secs).toFixed(3)} ` +
+        `errors=${failed + errs.count + badSize} mode=callback dropped=${dropped} ` +
+        `cpu_ns_per_msg=${f1((c1 - c0) / Math.max(got, 1))} rss_kb=${peakRssKb()} ` +
+        `rss_start_kb=${rssStart} rss_end_kb=${rssEnd} yield_every=${opt.yieldEvery}`,
+    );
+  } finally {
+    errs.closing = true;
+    if (sub && !sub.isClosed) sub.unsubscribe();
+    await errs.closeAll(pnc, snc);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// req
+
+async function runReq(size) {
+  const errs = new ErrorCounter();
+  let rnc, qnc, sub;
+  try {
+    rnc = await connect(errs, 'natsio-node-bench-responder');
+    qnc = await connect(errs, 'natsio-node-bench-requester');
+  } catch (err) {
+    emitFailure('req', size, 'connect', err);
+    await errs.closeAll(rnc, qnc);
+    return;
+  }
+  try {
+    const data = Buffer.alloc(size, 'x');
+    let respondFailed = 0;
+    try {
+      sub = rnc.subscribe('bench.req', {
+        callback: (err, m) => {
+          if (err) return;
+          try {
+            m.respond(m.data);
+          } catch {
+            respondFailed++;
+          }
+        },
+      });
+      await flush(rnc);
+    } catch (err) {
+      emitFailure('req', size, 'subscribe', err);
+      return;
+    }
+    // each request is bounded by the idle timeout, as in the C harness
+    const reqOpts = { timeout: Math.round(opt.idleTimeout * 1000) };
+    for (let i = 0; i < opt.warmup; i++) {
+      try {
+        await qnc.request('bench.req', data, reqOpts);
+      } catch {
+        // warmup failures are not counted
+      }
+    }
+    errs.count = 0;
+    respondFailed = 0;
+
+    const lat = [];
+    let failed = 0;
+    const c0 = cpuNs();
+    const t0 = nowS();
+    for (let i = 0; i < opt.k; i++) {
+      const a = nowS();
+      let m = null;
+      try {
+        m = await qnc.request('bench.req', data, reqOpts);
+      } catch {
+        failed++;
+      }
+      const b = nowS();
+      if (m) {
+        if (m.data.length !== size) failed++;
+        else lat.push((b - a) * 1e6);
+      }
+      if (b - t0 > opt.maxSecs) {
+        emitStatus('req', size, 'timeout', 'max-secs');
+        return;
+      }
+    }
+    const secs = nowS() - t0;
+    const c1 = cpuNs();
+    const mean = lat.length ? lat.reduce((s, x) => s + x, 0) / lat.length : 0;
+    lat.sort((x, y) => x - y);
+    const k = opt.k;
+    console.log(
+      `scenario=req client=${CLIENT} size=${size} n=${k} secs=${secs.toFixed(6)} msgs_per_s=${f1(k / secs)} ` +
+        `mean_us=${f1(mean)} p50_us=${f1(percentile(lat, 50))} p99_us=${f1(percentile(lat, 99))} ` +
+        `errors=${failed + errs.count + respondFailed} cpu_ns_per_msg=${f1((c1 - c0) / Math.max(k, 1))}`,
+    );
+  } finally {
+    errs.closing = true;
+    if (sub && !sub.isClosed) sub.unsubscribe();
+    await errs.closeAll(qnc, rnc);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// main
+
+const USAGE = `usage: natsio-node-bench.js [--url URL] [--scenarios pub,pubsub,req,jspub,jspub-sync,kv]
+                           [--sizes 16,1024] [--n N] [--js-n N] [--k K] [--kv-k K]
+                           [--window W] [--warmup W] [--idle-timeout S] [--max-secs S]
+                           [--yield-every M (pubsub publisher, default 1000)]
+                           [--pubsub-limits default|unlimited]`;
+
+function fail(msg) {
+  process.stderr.write(`natsio-node-bench: ${msg}\n`);
+  process.exit(2);
+}
+
+function parseArgs(args) {
+  const count = (name, v) => {
+    if (!/^\d+$/.test(v)) fail(`bad value for ${name}: ${v}`);
+    return Number(v);
+  };
+  const seconds = (name, v) => {
+    const x = Number(v);
+    if (!(x > 0)) fail(`bad value for ${name}: ${v}`);
+    return x;
+  };
+  for (let i = 0; i < args.length; i++) {
+    let name = args[i];
+    if (name === '-h' || name === '--help') {
+      console.log(USAGE);
+      process.exit(0);
+    }
+    if (!name.startsWith('--')) fail(`unexpected argument: ${name}\n${USAGE}`);
+    let v;
+    const eq = name.indexOf('=');
+    if (eq >= 0) {
+      v = name.slice(eq + 1);
+      name = name.slice(0, eq);
+    } else {
+      if (i + 1 >= args.length) fail(`missing value for ${name}`);
+      v = args[++i];
+    }
+    switch (name) {
+      case '--url': opt.url = v; break;
+      case '--scenarios': opt.scenarios = v; break;
+      case '--sizes': opt.sizes = v; break;
+      case '--n': opt.n = count(name, v); break;
+      case '--js-n': opt.jsN = count(name, v); break;
+      case '--k': opt.k = count(name, v); break;
+      case '--kv-k': opt.kvK = count(name, v); break;
+      case '--window': opt.window = count(name, v); break;
+      case '--warmup': opt.warmup = count(name, v); break;
+      case '--idle-timeout': opt.idleTimeout = seconds(name, v); break;
+      case '--max-secs': opt.maxSecs = seconds(name, v); break;
+      case '--yield-every': opt.yieldEvery = Math.max(1, count(name, v)); break;
+      case '--pubsub-limits':
+        if (v !== 'default' && v !== 'unlimited') fail(`bad value for ${name}: ${v}`);
+        opt.unlimited = v === 'unlimited';
+        break;
+      default: fail(`unknown option: ${name}\n${USAGE}`);
+    }
+  }
+}
+
+async function main() {
+  parseArgs(process.argv.slice(2));
+  if (opt.unlimited) CLIENT += ':unlimited';
+  const sizes = opt.sizes.split(',').map((s) => {
+    if (!/^\s*\d+\s*$/.test(s)) fail(`bad value for --sizes: ${s}`);
+    return Number(s);
+  });
+  console.log(`# client=${CLIENT} version=${natsio.version} node=${process.version} url=${opt.url}`);
+  let jsNotePrinted = false;
+  for (const scenario of opt.scenarios.split(',')) {
+    for (const size of sizes) {
+      switch (scenario) {
+        case 'pub': await runPub(size); break;
+        case 'pubsub': await runPubSub(size); break;
+        case 'req': await runReq(size); break;
+        case 'kv':
+          emitStatus('kv-put', size, 'unsupported');
+          emitStatus('kv-get', size, 'unsupported');
+          break;
+        case 'jspub':
+        case 'jspub-sync':
+          if (!jsNotePrinted) {
+            console.log(`# note client=${CLIENT}: the Node binding has no JetStream API yet`);
+            jsNotePrinted = true;
+          }
+          emitStatus(scenario, size, 'unsupported');
+          break;
+        default:
+          emitStatus(scenario, size, 'unsupported');
+      }
+    }
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`natsio-node-bench: ${err && err.stack ? err.stack : err}\n`);
+  process.exit(1);
+});

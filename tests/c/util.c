@@ -1,0 +1,187 @@
+/* See util.h. */
+#include "util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+nt_server *g_server;
+
+static const char *g_suite = "test";
+
+int run_cases_with_shared_server(int argc, char **argv, const char *suite, const nt_case *cases,
+                                 size_t count) {
+    g_suite = suite;
+    g_server = nt_server_start(NULL);
+    if (g_server == NULL) {
+        fprintf(stderr, "cannot start nats-server\n");
+        return 1;
+    }
+    nt_cleanup(nt_server_stop_cb, g_server);
+    return nt_main(argc, argv, cases, count);
+}
+
+const char *case_subject(char *buf, size_t cap, const char *suffix) {
+    snprintf(buf, cap, "%s.%s.%s", g_suite, nt_current_case(), suffix);
+    return buf;
+}
+
+nt_server *start_server(const char *config) {
+    nt_server *s = nt_server_start(config);
+    if (!s) {
+        nt_fail_at(__FILE__, __LINE__, "nats-server did not start with config:\n%s",
+                   config ? config : "(none)");
+        return NULL;
+    }
+    nt_cleanup(nt_server_stop_cb, s);
+    return s;
+}
+
+void client_free_cb(void *client) { natsio_client_free((natsio_client *)client); }
+void sub_free_cb(void *sub) { natsio_sub_free((natsio_sub *)sub); }
+void options_free_cb(void *options) { natsio_options_free((natsio_options *)options); }
+void token_free_cb(void *token) { natsio_token_free((natsio_token *)token); }
+void headers_free_cb(void *headers) { natsio_headers_free((natsio_headers *)headers); }
+void msg_free_cb(void *msg) { natsio_msg_free((natsio_msg *)msg); }
+
+natsio_options *new_options(void) {
+    natsio_options *o = NULL;
+    if (natsio_options_new(&o) != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "natsio_options_new failed");
+        return NULL;
+    }
+    nt_cleanup(options_free_cb, o);
+    return o;
+}
+
+natsio_options *options_for_url(const char *url, int64_t connect_timeout_ms) {
+    natsio_options *o = new_options();
+    if (!o) return NULL;
+    if (natsio_options_set_url(o, url) != NATSIO_OK ||
+        (connect_timeout_ms > 0 && natsio_options_set_connect_timeout_ms(o, connect_timeout_ms) != NATSIO_OK)) {
+        nt_fail_at(__FILE__, __LINE__, "setting options: %s", natsio_last_error());
+        return NULL;
+    }
+    return o;
+}
+
+/* Keeps a connected client until the case ends, or records why it is not. */
+static natsio_client *keep_connected(natsio_status st, natsio_client *c) {
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "connect: %s (%s)", natsio_status_str(st), natsio_last_error());
+        return NULL;
+    }
+    nt_cleanup(client_free_cb, c);
+    return c;
+}
+
+natsio_client *connect_url(const char *url) {
+    natsio_client *c = NULL;
+    natsio_status st = natsio_client_connect_url(url, &c);
+    return keep_connected(st, c);
+}
+
+natsio_client *connect_with(const natsio_options *options) {
+    natsio_client *c = NULL;
+    natsio_status st = natsio_client_connect(options, &c);
+    return keep_connected(st, c);
+}
+
+natsio_client *connect_client(void) { return connect_url(nt_server_url(g_server)); }
+
+natsio_sub *subscribe(natsio_client *c, const char *subject, const char *queue) {
+    natsio_sub *s = NULL;
+    natsio_status st = natsio_client_subscribe(c, subject, queue, NULL, &s);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "subscribe %s: %s (%s)", subject, natsio_status_str(st),
+                   natsio_last_error());
+        return NULL;
+    }
+    nt_cleanup(sub_free_cb, s);
+    return s;
+}
+
+natsio_sub *subscribe_and_flush(natsio_client *c, const char *subject) {
+    natsio_sub *s = subscribe(c, subject, NULL);
+    if (!s) return NULL;
+    natsio_status st = natsio_client_flush(c, 5000);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "flush after subscribing %s: %s", subject, natsio_status_str(st));
+        return NULL;
+    }
+    return s;
+}
+
+natsio_sub *start_responder(natsio_client *c, const char *subject, natsio_msg_cb cb) {
+    natsio_sub *s = NULL;
+    natsio_status st = natsio_client_subscribe_callback(c, subject, NULL, NULL, cb, NULL, NULL, &s);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "responder on %s: %s (%s)", subject, natsio_status_str(st),
+                   natsio_last_error());
+        return NULL;
+    }
+    nt_cleanup(sub_free_cb, s);
+    st = natsio_client_flush(c, 5000);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "flush after subscribing a responder: %s", natsio_status_str(st));
+        return NULL;
+    }
+    return s;
+}
+
+void echo_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
+    (void)user_data;
+    (void)sub;
+    natsio_msg_respond(msg, natsio_msg_data(msg), natsio_msg_data_len(msg));
+}
+
+bool message_round_trip(natsio_client *c, const char *subject, const char *payload) {
+    size_t len = strlen(payload);
+    natsio_sub *sub = NULL;
+    natsio_msg *m = NULL;
+    bool ok = natsio_client_subscribe(c, subject, NULL, NULL, &sub) == NATSIO_OK &&
+              natsio_client_publish(c, subject, payload, len) == NATSIO_OK &&
+              natsio_sub_next_msg(sub, 5000, &m) == NATSIO_OK && natsio_msg_data_len(m) == len;
+    natsio_msg_free(m);
+    natsio_sub_free(sub);
+    return ok;
+}
+
+bool contains_ci(const char *haystack, const char *needle) {
+    size_t n = strlen(needle);
+    for (const char *p = haystack; *p; p++) {
+        size_t i = 0;
+        while (i < n && p[i] && (p[i] | 0x20) == (needle[i] | 0x20)) i++;
+        if (i == n) return true;
+    }
+    return false;
+}
+
+typedef struct {
+    atomic_long *value;
+    long target;
+} at_least;
+
+static bool reached(void *arg) {
+    at_least *a = (at_least *)arg;
+    return atomic_load(a->value) >= a->target;
+}
+
+bool wait_at_least(atomic_long *value, long target, int64_t timeout_ms) {
+    at_least a = {value, target};
+    return nt_wait_until(reached, &a, timeout_ms);
+}
+
+typedef struct {
+    natsio_client *client;
+    natsio_conn_status status;
+} status_wait;
+
+static bool status_is(void *arg) {
+    status_wait *w = (status_wait *)arg;
+    return natsio_client_status(w->client) == w->status;
+}
+
+bool wait_status(natsio_client *c, natsio_conn_status status, int64_t timeout_ms) {
+    status_wait w = {c, status};
+    return nt_wait_until(status_is, &w, timeout_ms);
+}

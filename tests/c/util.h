@@ -1,0 +1,93 @@
+/*
+ * util.h - helpers the C test programs (tests/c/test_*.c) share on top of
+ * harness.h: the nats-server a whole program shares, per-case subjects,
+ * libnatsio handles released when the case ends, and waits on counters.
+ *
+ * Helpers that create something record a failure against the running case
+ * (nt_fail_at) and return NULL when they cannot, so a case writes
+ *
+ *     natsio_client *c = connect_client();
+ *     NT_CHECK(c != NULL);
+ *
+ * Compiled into every test program (util.c, see CMakeLists.txt). C11 only.
+ */
+#ifndef NATSIO_TEST_UTIL_H
+#define NATSIO_TEST_UTIL_H
+
+#include "harness.h"
+
+#include <natsio.h>
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- a nats-server for the whole program --------------------------------- */
+
+/* The server started by run_cases_with_shared_server (NULL in programs that
+ * start their own servers per case). */
+extern nt_server *g_server;
+
+/* Starts g_server (stopped at exit), then runs `cases` with nt_main.
+ * `suite` starts every case_subject(), so that the programs' traffic never
+ * mixes. Returns nt_main's status, or 1 if the server did not start. */
+int run_cases_with_shared_server(int argc, char **argv, const char *suite, const nt_case *cases,
+                                 size_t count);
+
+/* "<suite>.<running case>.<suffix>" into buf: a subject no other case uses. */
+const char *case_subject(char *buf, size_t cap, const char *suffix);
+
+/* Starts a nats-server for the running case (config may be NULL), stopped
+ * when the case ends. */
+nt_server *start_server(const char *config);
+
+/* ---- nt_cleanup adapters ------------------------------------------------- */
+
+void client_free_cb(void *client);
+void sub_free_cb(void *sub);
+void options_free_cb(void *options);
+void token_free_cb(void *token);
+void headers_free_cb(void *headers);
+void msg_free_cb(void *msg);
+
+/* ---- options, clients, subscriptions (released when the case ends) -------- */
+
+natsio_options *new_options(void);
+/* Options with `url`, and the connect timeout if connect_timeout_ms > 0
+ * (else the library's default). */
+natsio_options *options_for_url(const char *url, int64_t connect_timeout_ms);
+
+natsio_client *connect_url(const char *url);
+natsio_client *connect_with(const natsio_options *options);
+/* A client of g_server. */
+natsio_client *connect_client(void);
+
+/* An iterator subscription (queue may be NULL). */
+natsio_sub *subscribe(natsio_client *c, const char *subject, const char *queue);
+/* As subscribe (no queue), flushed so that the server routes to it before
+ * the caller publishes or requests. */
+natsio_sub *subscribe_and_flush(natsio_client *c, const char *subject);
+/* A callback subscription running `cb`, flushed so that the server knows
+ * it before the caller sends requests to it. */
+natsio_sub *start_responder(natsio_client *c, const char *subject, natsio_msg_cb cb);
+
+/* Responds with the request's payload (a natsio_msg_cb). */
+void echo_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg);
+
+/* Subscribes to `subject` on `c`, publishes `payload` there and reads it
+ * back: proof that a connection really works. Leaves no subscription. */
+bool message_round_trip(natsio_client *c, const char *subject, const char *payload);
+
+/* ---- small utilities ------------------------------------------------------ */
+
+/* True when `needle` occurs in `haystack`, ignoring ASCII case. */
+bool contains_ci(const char *haystack, const char *needle);
+
+/* Polls until natsio_client_status(c) == status (true) or timeout_ms passes. */
+bool wait_status(natsio_client *c, natsio_conn_status status, int64_t timeout_ms);
+
+/* Polls until *value >= target (true) or timeout_ms passes (false). */
+bool wait_at_least(atomic_long *value, long target, int64_t timeout_ms);
+
+#endif /* NATSIO_TEST_UTIL_H */
