@@ -1118,7 +1118,16 @@ natsio_status natsio_options_set_tls_handshake_first(struct natsio_options *opts
 natsio_status natsio_replies_next(struct natsio_replies *replies, struct natsio_msg **msg_out);
 
 /**
- * Frees the iterator (unsubscribing its inbox). Accepts NULL.
+ * Ends the replies early: a `natsio_replies_next` blocked on another
+ * thread returns NATSIO_DONE at once, and so do later calls. Thread-safe;
+ * the handle stays valid until `natsio_replies_free`.
+ */
+natsio_status natsio_replies_close(const struct natsio_replies *replies);
+
+/**
+ * Frees the iterator (unsubscribing its inbox). Accepts NULL. Must not be
+ * called while another thread is inside `natsio_replies_next` (call
+ * `natsio_replies_close` and let it return first).
  */
 void natsio_replies_free(struct natsio_replies *replies);
 

@@ -1048,9 +1048,29 @@ pub struct RequestMany {
     opts: RequestManyOptions,
     deadline: Instant,
     received: u64,
+    stopper: RequestManyStopper,
+}
+
+/// Ends a `RequestMany` from another thread, waking a pending `next_msg`.
+#[derive(Clone)]
+pub struct RequestManyStopper {
+    sub: Arc<SubShared>,
+    stopped: Arc<AtomicBool>,
+}
+
+impl RequestManyStopper {
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+        self.sub.close(Error::sub_closed());
+    }
 }
 
 impl RequestMany {
+    /// A handle that ends the replies early from any thread.
+    pub fn stopper(&self) -> RequestManyStopper {
+        self.stopper.clone()
+    }
+
     /// The next reply, or `Ok(None)` when the stream has ended.
     pub fn next_msg(&mut self) -> Result<Option<Message>> {
         runtime::ensure_may_block()?;
@@ -1081,6 +1101,7 @@ impl RequestMany {
                 self.sub = None;
                 match e.kind() {
                     ErrorKind::Timeout | ErrorKind::NoResponders => Ok(None),
+                    _ if self.stopper.stopped.load(Ordering::SeqCst) => Ok(None),
                     _ => Err(e),
                 }
             }
@@ -1236,8 +1257,13 @@ impl Client {
         )?;
         self.inner
             .publish(subject, Some(&inbox), headers, payload)?;
+        let stopper = RequestManyStopper {
+            sub: Arc::clone(&sub.shared),
+            stopped: Arc::new(AtomicBool::new(false)),
+        };
         Ok(RequestMany {
             sub: Some(sub),
+            stopper,
             deadline: Instant::now() + opts.timeout,
             opts,
             received: 0,

@@ -23,7 +23,9 @@ pub mod subject;
 pub mod subscription;
 pub mod tls;
 
-pub use client::{Client, ClientStats, ConnState, RequestMany, RequestManyOptions};
+pub use client::{
+    Client, ClientStats, ConnState, RequestMany, RequestManyOptions, RequestManyStopper,
+};
 pub use completion::{Completion, Outcome};
 pub use connection::ServerInfo;
 pub use error::{Error, ErrorKind, Result};

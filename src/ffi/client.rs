@@ -352,6 +352,7 @@ pub unsafe extern "C" fn natsio_client_request_many(
         write_box(
             out,
             natsio_replies {
+                stopper: it.stopper(),
                 it: Mutex::new(it),
                 client: Arc::downgrade(cl.inner_for_ffi()),
             },

@@ -5,12 +5,14 @@ use std::sync::{Mutex, Weak};
 use super::msg::natsio_msg;
 use super::status::natsio_status;
 use super::{arg, guard, guard_void, out_arg, write_box};
-use crate::client::{ClientInner, RequestMany};
+use crate::client::{ClientInner, RequestMany, RequestManyStopper};
 use crate::completion::lock;
 
 /// An iterator over replies. Owned, freed with `natsio_replies_free`.
 pub struct natsio_replies {
     pub(crate) it: Mutex<RequestMany>,
+    /// Outside the mutex, which a blocked `next` holds.
+    pub(crate) stopper: RequestManyStopper,
     pub(crate) client: Weak<ClientInner>,
 }
 
@@ -40,7 +42,20 @@ pub unsafe extern "C" fn natsio_replies_next(
     }
 }
 
-/// Frees the iterator (unsubscribing its inbox). Accepts NULL.
+/// Ends the replies early: a `natsio_replies_next` blocked on another
+/// thread returns NATSIO_DONE at once, and so do later calls. Thread-safe;
+/// the handle stays valid until `natsio_replies_free`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_replies_close(replies: *const natsio_replies) -> natsio_status {
+    guard(|| {
+        arg(replies, "replies")?.stopper.stop();
+        Ok(())
+    })
+}
+
+/// Frees the iterator (unsubscribing its inbox). Accepts NULL. Must not be
+/// called while another thread is inside `natsio_replies_next` (call
+/// `natsio_replies_close` and let it return first).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_replies_free(replies: *mut natsio_replies) {
     guard_void(|| {

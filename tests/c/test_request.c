@@ -11,6 +11,7 @@
 #include <natsio.h>
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -396,6 +397,38 @@ static void test_request_many_max_msgs(void) {
     NT_CHECK_INT_EQ(natsio_replies_next(r, &m), NATSIO_DONE);
 }
 
+static void *next_reply_thread(void *arg) {
+    natsio_msg *m = NULL;
+    natsio_status st = natsio_replies_next((natsio_replies *)arg, &m);
+    natsio_msg_free(m);
+    return (void *)(intptr_t)st;
+}
+
+static void test_request_many_closed_from_another_thread(void) {
+    char subj[128];
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    /* A subscriber that never answers: next would wait for the 30 s deadline. */
+    natsio_sub *silent = subscribe_and_flush(c, case_subject(subj, sizeof subj, "silent"));
+    NT_CHECK(silent != NULL);
+    natsio_request_many_options o = {0, 0, 30000};
+    natsio_replies *r = NULL;
+    NT_CHECK_INT_EQ(natsio_client_request_many(c, subj, NULL, "?", 1, &o, &r), NATSIO_OK);
+    nt_cleanup(replies_free_cb, r);
+    pthread_t t;
+    int64_t start = nt_now_ms();
+    NT_CHECK(pthread_create(&t, NULL, next_reply_thread, r) == 0);
+    nt_sleep_ms(100);
+    NT_CHECK_INT_EQ(natsio_replies_close(r), NATSIO_OK);
+    void *ret = NULL;
+    pthread_join(t, &ret);
+    NT_CHECK_INT_EQ((intptr_t)ret, NATSIO_DONE);
+    NT_CHECK_MSG(nt_now_ms() - start < 5000, "next waited out its deadline instead of ending");
+    natsio_msg *m = NULL;
+    NT_CHECK_INT_EQ(natsio_replies_next(r, &m), NATSIO_DONE);
+    NT_CHECK_INT_EQ(natsio_replies_close(NULL), NATSIO_ERR_NULL_ARGUMENT);
+}
+
 static void test_request_many_stall(void) {
     char subj[128];
     natsio_client *c = connect_client();
@@ -639,6 +672,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_requests_after_close),
         NT_CASE(test_pending_request_fails_on_close),
         NT_CASE(test_blocking_request_inside_callback),
+        NT_CASE(test_request_many_closed_from_another_thread),
     };
     return run_cases_with_shared_server(argc, argv, "request", cases, NT_COUNT(cases));
 }
