@@ -1141,6 +1141,9 @@ static void pump_stop(pump *p) {
     p->stopping = true;
     pthread_cond_signal(&p->cv);
     pthread_mutex_unlock(&p->mu);
+    /* Wake a pump blocked in natsio_replies_next (a `break` out of
+     * requestMany) instead of leaving it until the request's deadline. */
+    if (p->replies) natsio_replies_close(p->replies);
 }
 
 static void *pump_main(void *arg) {
