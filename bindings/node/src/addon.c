@@ -977,49 +977,26 @@ static napi_value string_result(napi_env env, int32_t st, char *s) {
     return r;
 }
 
-static napi_value js_server_info(napi_env env, napi_callback_info info) {
+/* The client getters that return a library-owned string: (client) -> string. */
+static napi_value client_string(napi_env env, napi_callback_info info,
+                                natsio_status (*get)(const natsio_client *, char **)) {
     size_t argc = 1;
     napi_value argv[1];
     CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
     client_wrap *cw = get_client(env, argv[0]);
     if (!cw) return NULL;
     char *s = NULL;
-    int32_t st = natsio_client_server_info(cw->client, &s);
+    int32_t st = get(cw->client, &s);
     return string_result(env, st, s);
 }
 
-static napi_value js_connected_url(napi_env env, napi_callback_info info) {
-    size_t argc = 1;
-    napi_value argv[1];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    char *s = NULL;
-    int32_t st = natsio_client_connected_url(cw->client, &s);
-    return string_result(env, st, s);
-}
+static napi_value js_server_info(napi_env env, napi_callback_info info) { return client_string(env, info, natsio_client_server_info); }
 
-static napi_value js_new_inbox(napi_env env, napi_callback_info info) {
-    size_t argc = 1;
-    napi_value argv[1];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    char *s = NULL;
-    int32_t st = natsio_client_new_inbox(cw->client, &s);
-    return string_result(env, st, s);
-}
+static napi_value js_connected_url(napi_env env, napi_callback_info info) { return client_string(env, info, natsio_client_connected_url); }
 
-static napi_value js_servers(napi_env env, napi_callback_info info) {
-    size_t argc = 1;
-    napi_value argv[1];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    char *s = NULL;
-    int32_t st = natsio_client_servers(cw->client, &s);
-    return string_result(env, st, s);
-}
+static napi_value js_new_inbox(napi_env env, napi_callback_info info) { return client_string(env, info, natsio_client_new_inbox); }
+
+static napi_value js_servers(napi_env env, napi_callback_info info) { return client_string(env, info, natsio_client_servers); }
 
 static napi_value js_force_reconnect(napi_env env, napi_callback_info info) {
     size_t argc = 1;
