@@ -47,12 +47,6 @@ func natsioGoRelease(userData unsafe.Pointer) {
 	deleteHandle(h)
 }
 
-//export natsioGoMsg
-func natsioGoMsg(userData unsafe.Pointer, _ *C.natsio_sub, msg *C.natsio_msg) {
-	st := valueOf(userData).(*subState)
-	st.deliver(copyMsg(msg, st.conn))
-}
-
 //export natsioGoTokenDone
 func natsioGoTokenDone(userData unsafe.Pointer, _ *C.natsio_token) {
 	close(valueOf(userData).(tokenDone))
@@ -71,7 +65,7 @@ func natsioGoError(userData unsafe.Pointer, status C.natsio_status, text *C.char
 	sink.report(aerr)
 }
 
-// subState is the user data of a callback subscription.
+// subState is what the pump of a callback subscription delivers with.
 type subState struct {
 	// conn is held strongly on purpose: a connection serving a callback
 	// subscription stays alive (and serving) until it is closed or the

@@ -22,11 +22,12 @@ import (
 type Conn struct {
 	ptr    *C.natsio_client
 	errors *errorSink
+	pumps  pumpSet // the running pumps of its callback subscriptions
 }
 
 // MsgHandler receives the messages of a callback subscription, one at a
-// time and in order, on a library thread. A panic is recovered and
-// reported to the ErrorHandler; the subscription goes on.
+// time and in order, on a goroutine of the subscription. A panic is
+// recovered and reported to the ErrorHandler; the subscription goes on.
 type MsgHandler func(msg *Msg)
 
 // Connect connects to url (several may be given, separated by commas) and
@@ -95,51 +96,32 @@ func (nc *Conn) finalize() {
 // is called from a handler). Closing twice is harmless.
 func (nc *Conn) Close() error {
 	lockThread()
-	defer unlockThread()
 	err := statusError(C.natsio_client_close(nc.ptr))
+	unlockThread()
 	runtime.KeepAlive(nc)
+	// Every subscription is closed now; a pump may still be in (or about
+	// to start) a handler with a message taken before.
+	nc.pumps.haltAll()
 	return err
 }
 
 // Publish sends data to subject. It returns once the message is buffered,
 // without waiting for the server (use Flush for that).
 func (nc *Conn) Publish(subject string, data []byte) error {
-	csubj, err := cString(subject)
-	if err != nil {
-		return err
-	}
-	p, n := dataPtr(data)
-	lockThread()
-	err = statusError(C.natsio_client_publish(nc.ptr, cPtr(csubj), p, n))
-	unlockThread()
-	runtime.KeepAlive(nc)
-	return err
+	return nc.publish(subject, "", false, nil, data)
 }
 
 // PublishMsg sends m's Data and Header to m.Subject, with m.Reply as the
 // reply subject when set.
 func (nc *Conn) PublishMsg(m *Msg) error {
-	csubj, err := cString(m.Subject)
-	if err != nil {
-		return err
-	}
-	var creply []byte
-	if m.Reply != "" {
-		if creply, err = cString(m.Reply); err != nil {
-			return err
-		}
-	}
 	hdrs, err := cHeaders(m.Header)
 	if err != nil {
 		return err
 	}
-	defer C.natsio_headers_free(hdrs)
-	p, n := dataPtr(m.Data)
-	lockThread()
-	err = statusError(C.natsio_client_publish_with(nc.ptr, cPtr(csubj), cPtr(creply), hdrs, p, n))
-	unlockThread()
-	runtime.KeepAlive(nc)
-	return err
+	if hdrs != nil {
+		defer C.natsio_headers_free(hdrs)
+	}
+	return nc.publish(m.Subject, m.Reply, m.Reply != "", hdrs, m.Data)
 }
 
 // Subscribe calls handler with every message on subject (wildcards
@@ -181,28 +163,24 @@ func (nc *Conn) subscribe(subject, queue string, handler MsgHandler, opts []SubO
 	for _, opt := range opts {
 		opt(&copts)
 	}
-	lockThread()
-	defer unlockThread()
 	defer runtime.KeepAlive(nc)
+	// A callback subscription is an iterator-mode subscription read by a
+	// pump goroutine (see pump.go): Go calling C per message is much
+	// cheaper than the library's dispatcher thread calling Go.
 	var csub *C.natsio_sub
-	sub := &Subscription{conn: nc, subject: subject, queue: queue}
-	if handler == nil {
-		if err := statusError(C.natsio_client_subscribe(nc.ptr, cPtr(csubj), cPtr(cqueue), &copts, &csub)); err != nil {
-			return nil, err
-		}
-	} else {
-		st := &subState{conn: nc, handler: handler, subject: subject}
-		h, box := newHandle(st)
-		if err := statusError(cSubscribeCallback(nc.ptr, cPtr(csubj), cPtr(cqueue), &copts, h, &csub)); err != nil {
-			// Some failure paths release the user data already; see discardHandle.
-			discardHandle(h, box)
-			return nil, err
-		}
-		st.sid.Store(uint64(C.natsio_sub_sid(csub)))
-		sub.callback = true
+	lockThread()
+	err = statusError(C.natsio_client_subscribe(nc.ptr, cPtr(csubj), cPtr(cqueue), &copts, &csub))
+	unlockThread()
+	if err != nil {
+		return nil, err
 	}
-	sub.ptr = csub
+	sub := &Subscription{ptr: csub, conn: nc, subject: subject, queue: queue}
 	runtime.SetFinalizer(sub, (*Subscription).finalize)
+	if handler != nil {
+		st := &subState{conn: nc, handler: handler, subject: subject}
+		st.sid.Store(uint64(C.natsio_sub_sid(csub)))
+		sub.pump = startPump(sub, st)
+	}
 	return sub, nil
 }
 
@@ -219,41 +197,15 @@ func (nc *Conn) RequestMsg(ctx context.Context, m *Msg) (*Msg, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, contextError(ctx)
 	}
-	csubj, err := cString(m.Subject)
-	if err != nil {
-		return nil, err
-	}
 	hdrs, err := cHeaders(m.Header)
 	if err != nil {
 		return nil, err
 	}
-	defer C.natsio_headers_free(hdrs)
-	p, n := dataPtr(m.Data)
+	if hdrs != nil {
+		defer C.natsio_headers_free(hdrs)
+	}
 	defer runtime.KeepAlive(nc)
-
-	var tok *C.natsio_token
-	lockThread()
-	err = statusError(C.natsio_client_request_async(nc.ptr, cPtr(csubj), hdrs, p, n, timeoutFrom(ctx), &tok))
-	unlockThread()
-	if err != nil {
-		return nil, err
-	}
-	defer C.natsio_token_free(tok)
-	if err := waitToken(ctx, tok); err != nil {
-		return nil, err
-	}
-	lockThread()
-	defer unlockThread()
-	var reply *C.natsio_msg
-	if err := statusError(C.natsio_token_msg(tok, &reply)); err != nil {
-		if ctx.Err() != nil {
-			// The library's timeout was the context's deadline.
-			return nil, contextError(ctx)
-		}
-		return nil, err
-	}
-	defer C.natsio_msg_free(reply)
-	return copyMsg(reply, nc), nil
+	return nc.request(ctx, m.Subject, hdrs, m.Data)
 }
 
 // RequestMany sends one request and iterates over its replies until
@@ -352,10 +304,7 @@ func (nc *Conn) Flush(ctx context.Context) error {
 		return contextError(ctx)
 	}
 	defer runtime.KeepAlive(nc)
-	var tok *C.natsio_token
-	lockThread()
-	err := statusError(C.natsio_client_flush_async(nc.ptr, &tok))
-	unlockThread()
+	tok, err := startFlush(nc.ptr)
 	if err != nil {
 		return err
 	}
@@ -377,15 +326,22 @@ func (nc *Conn) Drain(ctx context.Context) error {
 	if _, ok := ctx.Deadline(); ok {
 		timeout = timeoutFrom(ctx)
 	}
-	var tok *C.natsio_token
-	lockThread()
-	err := statusError(C.natsio_client_drain_async(nc.ptr, timeout, &tok))
-	unlockThread()
+	tok, err := startDrain(nc.ptr, timeout)
 	if err != nil {
 		return err
 	}
 	defer C.natsio_token_free(tok)
-	return tokenResult(ctx, tok)
+	if err := tokenResult(ctx, tok); err != nil {
+		if ctx.Err() == nil && nc.Status() == Closed {
+			// Past the drain timeout the connection was closed: as after
+			// Close, no handler runs once this returns.
+			nc.pumps.haltAll()
+		}
+		return err
+	}
+	// The library is done once the backlogs are taken off the queues; the
+	// pumps may still be handling the last messages.
+	return nc.pumps.waitExited(ctx)
 }
 
 // ConnStatus is the state of a connection.

@@ -1,34 +1,13 @@
 package natsio
 
 /*
-#include <stdint.h>
 #include "natsio.h"
-
-// One call instead of six to read a message's fields.
-typedef struct go_msg_view {
-	const char *subject;
-	const char *reply;
-	const char *data;
-	size_t data_len;
-	const natsio_headers *headers;
-	size_t header_count;
-} go_msg_view;
-
-static void go_msg_read(const natsio_msg *msg, go_msg_view *v) {
-	v->subject = natsio_msg_subject(msg);
-	v->reply = natsio_msg_reply(msg);
-	v->data = natsio_msg_data(msg);
-	v->data_len = natsio_msg_data_len(msg);
-	v->headers = natsio_msg_headers(msg);
-	v->header_count = natsio_headers_len(v->headers);
-}
 */
 import "C"
 
 import (
 	"runtime"
 	"slices"
-	"unsafe"
 )
 
 // Header holds a message's headers: several values per name, names kept
@@ -82,31 +61,14 @@ func (m *Msg) RespondMsg(reply *Msg) error {
 	if m.conn == nil {
 		return &Error{Status: Status(ErrConnectionClosed.(*sentinel).code), Detail: "message was not received by a connection"}
 	}
-	return m.conn.PublishMsg(&Msg{Subject: m.Reply, Header: reply.Header, Data: reply.Data})
-}
-
-// copyMsg copies a borrowed C message into Go memory.
-func copyMsg(cm *C.natsio_msg, conn *Conn) *Msg {
-	var v C.go_msg_view
-	C.go_msg_read(cm, &v)
-	m := &Msg{
-		Subject: C.GoString(v.subject),
-		Data:    C.GoBytes(unsafe.Pointer(v.data), C.int(v.data_len)),
-		conn:    conn,
+	hdrs, err := cHeaders(reply.Header)
+	if err != nil {
+		return err
 	}
-	if v.reply != nil {
-		m.Reply = C.GoString(v.reply)
+	if hdrs != nil {
+		defer C.natsio_headers_free(hdrs)
 	}
-	if v.headers != nil {
-		m.Header = make(Header, int(v.header_count))
-		for i := C.size_t(0); i < v.header_count; i++ {
-			var name, value *C.char
-			if C.natsio_headers_entry(v.headers, i, &name, &value) == C.NATSIO_OK {
-				m.Header.Add(C.GoString(name), C.GoString(value))
-			}
-		}
-	}
-	return m
+	return m.conn.publish(m.Reply, "", false, hdrs, reply.Data)
 }
 
 // cHeaders builds an owned C header map from h (nil for no headers); the

@@ -20,7 +20,6 @@ package natsio
 #include "natsio.h"
 
 // Trampolines exported from callbacks.go (cgo generates their definitions).
-extern void natsioGoMsg(void *user_data, natsio_sub *sub, natsio_msg *msg);
 extern void natsioGoRelease(void *user_data);
 extern void natsioGoTokenDone(void *user_data, natsio_token *token);
 extern void natsioGoError(void *user_data, natsio_status status, char *text, uint64_t sid, char *subject);
@@ -30,12 +29,6 @@ extern natsio_status natsioGoSign(void *user_data, uint8_t *nonce, size_t nonce_
 
 // The helpers below take cgo.Handle values as uintptr_t and turn them into
 // user_data here, so the Go side never converts an integer into a pointer.
-
-static natsio_status go_subscribe_callback(const natsio_client *c, const char *subject,
-		const char *queue, const natsio_sub_options *opts, uintptr_t handle, natsio_sub **out) {
-	return natsio_client_subscribe_callback(c, subject, queue, opts,
-		(natsio_msg_cb)natsioGoMsg, (void *)handle, natsioGoRelease, out);
-}
 
 static natsio_status go_token_on_complete(natsio_token *token, uintptr_t handle) {
 	return natsio_token_on_complete(token, natsioGoTokenDone, (void *)handle, natsioGoRelease);
@@ -128,10 +121,6 @@ func millis(d time.Duration) C.int64_t {
 func statusText(code int32) string { return C.GoString(C.natsio_status_str(C.int32_t(code))) }
 
 // Go entry points to the C helpers above (static, so callable from this file only).
-
-func cSubscribeCallback(c *C.natsio_client, subject, queue *C.char, opts *C.natsio_sub_options, h cgo.Handle, out **C.natsio_sub) C.natsio_status {
-	return C.go_subscribe_callback(c, subject, queue, opts, C.uintptr_t(h), out)
-}
 
 func cTokenOnComplete(t *C.natsio_token, h cgo.Handle) C.natsio_status {
 	return C.go_token_on_complete(t, C.uintptr_t(h))

@@ -17,22 +17,18 @@ import (
 // (Subscribe) or a synchronous one read with NextMsg or Msgs (SubscribeSync).
 // All methods are safe for concurrent use.
 type Subscription struct {
-	ptr      *C.natsio_sub
-	conn     *Conn
-	subject  string
-	queue    string
-	callback bool
+	ptr     *C.natsio_sub
+	conn    *Conn
+	subject string
+	queue   string
+	pump    *pump // nil for a synchronous subscription
 }
 
 // finalize frees the handle once nothing refers to the Subscription. A
 // callback subscription keeps running without references (it belongs to
-// its connection, as its handler does), so its handle is only freed once
-// it has ended.
+// its connection, as its handler does): its pump refers to it until it
+// has ended.
 func (s *Subscription) finalize() {
-	if s.callback && !bool(C.natsio_sub_is_closed(s.ptr)) {
-		runtime.SetFinalizer(s, (*Subscription).finalize)
-		return
-	}
 	C.natsio_sub_free(s.ptr)
 }
 
@@ -68,6 +64,10 @@ const pollInterval = 20 * time.Millisecond
 // ErrNoResponders for a no-responders status message, and ctx's error
 // (matching ErrTimeout too for a deadline).
 func (s *Subscription) NextMsg(ctx context.Context) (*Msg, error) {
+	if s.pump != nil {
+		// Its messages belong to its handler.
+		return nil, &Error{Status: Status(ErrSubscriptionClosed.(*sentinel).code), Detail: "NextMsg is not available on a callback subscription"}
+	}
 	defer runtime.KeepAlive(s)
 	for {
 		if ctx.Err() != nil {
@@ -125,6 +125,9 @@ func (s *Subscription) Unsubscribe() error {
 	err := statusError(C.natsio_sub_unsubscribe(s.ptr))
 	unlockThread()
 	runtime.KeepAlive(s)
+	if s.pump != nil {
+		s.pump.halt()
+	}
 	return err
 }
 
@@ -152,15 +155,20 @@ func (s *Subscription) Drain(ctx context.Context) error {
 		return contextError(ctx)
 	}
 	defer runtime.KeepAlive(s)
-	var tok *C.natsio_token
-	lockThread()
-	err := statusError(C.natsio_sub_drain_async(s.ptr, &tok))
-	unlockThread()
+	tok, err := startSubDrain(s.ptr)
 	if err != nil {
 		return err
 	}
 	defer C.natsio_token_free(tok)
-	return tokenResult(ctx, tok)
+	if err := tokenResult(ctx, tok); err != nil {
+		return err
+	}
+	if s.pump != nil {
+		// The library is done once the backlog is off its queue; the
+		// pump may still be handling the last message.
+		return s.pump.waitExited(ctx)
+	}
+	return nil
 }
 
 // SubStats are a subscription's live counters.

@@ -33,19 +33,3 @@ func waitToken(ctx context.Context, tok *C.natsio_token) error {
 		return contextError(ctx)
 	}
 }
-
-// tokenResult waits for tok and returns its outcome.
-func tokenResult(ctx context.Context, tok *C.natsio_token) error {
-	if err := waitToken(ctx, tok); err != nil {
-		return err
-	}
-	lockThread()
-	defer unlockThread()
-	st := C.natsio_token_status(tok)
-	err := statusError(st)
-	if (st == C.NATSIO_ERR_TIMEOUT || st == C.NATSIO_ERR_CANCELLED) && ctx.Err() != nil {
-		// The library's timeout was the context's deadline.
-		return contextError(ctx)
-	}
-	return err
-}

@@ -1,0 +1,272 @@
+package natsio_test
+
+// Callback subscriptions are delivered by a goroutine pump over an
+// iterator-mode subscription, and requests and flushes wait in a blocking
+// C call; these tests pin down the guarantees that this must keep.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	natsio "github.com/libnatsio/natsio/bindings/go"
+)
+
+func TestUnsubscribeAndCloseFromInsideTheHandler(t *testing.T) {
+	t.Run("unsubscribe", func(t *testing.T) {
+		nc := connect(t)
+		subj := subject(t, "self")
+		var calls atomic.Int64
+		returned := make(chan error, 1)
+		var sub *natsio.Subscription
+		subscribed := make(chan struct{})
+		var err error
+		sub, err = nc.Subscribe(subj, func(*natsio.Msg) {
+			<-subscribed
+			if calls.Add(1) == 1 {
+				returned <- sub.Unsubscribe() // must not wait for itself
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		close(subscribed)
+		for range 5 {
+			nc.Publish(subj, nil)
+		}
+		select {
+		case err := <-returned:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Unsubscribe from the handler deadlocked")
+		}
+		flush(t, nc)
+		time.Sleep(30 * time.Millisecond)
+		if n := calls.Load(); n != 1 {
+			t.Fatalf("handler ran %d times, want 1", n)
+		}
+	})
+	t.Run("close", func(t *testing.T) {
+		nc := connect(t)
+		subj := subject(t, "self")
+		var other atomic.Int64
+		if _, err := nc.Subscribe(subj, func(*natsio.Msg) { other.Add(1) }); err != nil {
+			t.Fatal(err)
+		}
+		returned := make(chan error, 1)
+		if _, err := nc.Subscribe(subj, func(*natsio.Msg) { returned <- nc.Close() }); err != nil {
+			t.Fatal(err)
+		}
+		nc.Publish(subj, nil)
+		select {
+		case err := <-returned:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Close from a handler deadlocked")
+		}
+		if !nc.IsClosed() {
+			t.Fatal("not closed")
+		}
+	})
+}
+
+func TestCallbackSubscriptionKeepsPendingLimits(t *testing.T) {
+	reports := make(chan error, 100)
+	nc := connect(t, natsio.ErrorHandler(func(err error) { reports <- err }))
+	subj := subject(t, "slow")
+	release := make(chan struct{})
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseOnce) // before Close (cleanups run last first): Close waits for the handler
+	entered := make(chan struct{}, 1)
+	var handled atomic.Int64
+	sub, err := nc.Subscribe(subj, func(*natsio.Msg) {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-release
+		handled.Add(1)
+	}, natsio.SubPendingLimits(10, -1), natsio.SubPolicy(natsio.PolicyDropNew))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Publish(subj, nil)
+	<-entered
+	for range 49 {
+		nc.Publish(subj, nil)
+	}
+	flush(t, nc)
+	// One message is in the (blocked) handler, ten are queued, the rest dropped.
+	eventually(t, "drops", func() bool { st, _ := sub.Stats(); return st.Dropped == 39 })
+	if st, _ := sub.Stats(); st.PendingMsgs != 10 {
+		t.Fatalf("stats %+v", st)
+	}
+	releaseOnce()
+	eventually(t, "backlog handled", func() bool { return handled.Load() == 11 })
+	select {
+	case err := <-reports:
+		wantIs(t, err, natsio.ErrSlowConsumer)
+	case <-time.After(5 * time.Second):
+		t.Fatal("drops were not reported")
+	}
+	// Its messages belong to the handler.
+	_, err = sub.NextMsg(ctxTimeout(t, time.Second))
+	wantIs(t, err, natsio.ErrSubscriptionClosed)
+}
+
+func TestConnDrainWaitsForTheLastHandler(t *testing.T) {
+	nc := connect(t)
+	subj := subject(t, "d")
+	var handled atomic.Int64
+	if _, err := nc.Subscribe(subj, func(*natsio.Msg) {
+		time.Sleep(10 * time.Millisecond)
+		handled.Add(1)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		nc.Publish(subj, nil)
+	}
+	flush(t, nc)
+	if err := nc.Drain(ctxTimeout(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if n := handled.Load(); n != 10 {
+		t.Fatalf("Drain returned with %d of 10 messages handled", n)
+	}
+}
+
+func TestNoRespondersStatusReachesACallbackSubscription(t *testing.T) {
+	nc := connect(t)
+	inbox := subject(t, "inbox")
+	got := make(chan *natsio.Msg, 1)
+	if _, err := nc.Subscribe(inbox, func(m *natsio.Msg) { got <- m }); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, nc)
+	// Nobody listens on the subject: the server answers the reply subject
+	// with a no-responders status message.
+	if err := nc.PublishMsg(&natsio.Msg{Subject: subject(t, "nobody"), Reply: inbox}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-got:
+		if m.Subject != inbox || len(m.Data) != 0 || m.Header == nil {
+			t.Fatalf("status message %+v", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no-responders status message not delivered")
+	}
+}
+
+func TestReceivedMsgFieldsAreIndependent(t *testing.T) {
+	nc := connect(t)
+	subj := subject(t, "echo")
+	got, gotLong := make(chan *natsio.Msg, 1), make(chan *natsio.Msg, 1)
+	if _, err := nc.Subscribe(subj, func(m *natsio.Msg) { got <- m }); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, nc)
+	long := subj + "." + strings.Repeat("x", 300) // past the 256-byte stack copy
+	if _, err := nc.Subscribe(long, func(m *natsio.Msg) { gotLong <- m }); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, nc)
+	nc.PublishMsg(&natsio.Msg{Subject: subj, Reply: "reply.to.me", Data: []byte("abc")})
+	nc.PublishMsg(&natsio.Msg{Subject: long, Reply: long + ".r", Data: []byte("def")})
+	m := <-got
+	m.Data = append(m.Data, "-appended"...)
+	m.Data[0] = 'X'
+	if m.Reply != "reply.to.me" || string(m.Data) != "Xbc-appended" {
+		t.Fatalf("reply %q data %q", m.Reply, m.Data)
+	}
+	select {
+	case m := <-gotLong:
+		if m.Subject != long || m.Reply != long+".r" || string(m.Data) != "def" {
+			t.Fatalf("long subject message %q %q %q", m.Subject, m.Reply, m.Data)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("long subject message not delivered")
+	}
+	wantIs(t, nc.Publish("a\x00b", nil), natsio.ErrInvalidArgument)
+	wantIs(t, nc.PublishMsg(&natsio.Msg{Subject: subj, Reply: "r\x00"}), natsio.ErrInvalidArgument)
+	_, err := nc.Request(context.Background(), "a\x00b", nil)
+	wantIs(t, err, natsio.ErrInvalidArgument)
+	// A failure's detail comes with it (read in the failing C call).
+	err = nc.Publish("bad..subject", nil)
+	var e *natsio.Error
+	if !errors.As(err, &e) || e.Detail == "" {
+		t.Fatalf("error without detail: %#v", err)
+	}
+}
+
+// Past the bound on blocking waits, requests and flushes wait through the
+// completion callback; both paths give the same results.
+func TestRequestsPastTheBlockingWaitBound(t *testing.T) {
+	old := natsio.SetMaxBlockingWaitsForTest(0)
+	t.Cleanup(func() { natsio.SetMaxBlockingWaitsForTest(old) })
+	baseline := natsio.LiveHandlesForTest()
+	nc := connect(t, natsio.RequestTimeout(time.Minute))
+	subj := subject(t, "echo")
+	if _, err := nc.Subscribe(subj, func(m *natsio.Msg) { m.Respond(bytes.ToUpper(m.Data)) }); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, nc)
+	reply, err := nc.Request(ctxTimeout(t, 5*time.Second), subj, []byte("hi"))
+	if err != nil || string(reply.Data) != "HI" {
+		t.Fatalf("reply %v, %v", reply, err)
+	}
+	silent := subject(t, "silent")
+	silentResponder(t, nc, silent)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	_, err = nc.Request(ctx, silent, nil)
+	wantIs(t, err, context.Canceled)
+	_, err = nc.Request(ctxTimeout(t, 100*time.Millisecond), silent, nil)
+	wantIs(t, err, natsio.ErrTimeout)
+	wantIs(t, err, context.DeadlineExceeded)
+	waitHandlesReleased(t, baseline)
+}
+
+// Many goroutines requesting at once: each gets its own reply, whether it
+// waits in C or through the callback.
+func TestConcurrentRequests(t *testing.T) {
+	nc := connect(t)
+	subj := subject(t, "echo")
+	if _, err := nc.Subscribe(subj, func(m *natsio.Msg) { m.Respond(m.Data) }); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, nc)
+	const requesters = 100 // more than the blocking-wait bound
+	errs := make(chan error, requesters)
+	for i := range requesters {
+		go func() {
+			want := []byte(strings.Repeat("r", i))
+			for range 5 {
+				reply, err := nc.Request(ctxTimeout(t, 10*time.Second), subj, want)
+				if err == nil && !bytes.Equal(reply.Data, want) {
+					err = errors.New("wrong reply " + string(reply.Data))
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range requesters {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
