@@ -1164,6 +1164,16 @@ natsio_status natsio_sub_next_msg(const struct natsio_sub *sub,
                                   struct natsio_msg **msg_out);
 
 /**
+ * Like `natsio_sub_next_msg`, but a no-responders status message (503) is
+ * returned as a message (see `natsio_msg_status`) instead of failing with
+ * NATSIO_ERR_NO_RESPONDERS: what a callback receives. For wrappers that
+ * deliver iterator-mode messages to handlers of their own.
+ */
+natsio_status natsio_sub_next_raw_msg(const struct natsio_sub *sub,
+                                      int64_t timeout_ms,
+                                      struct natsio_msg **msg_out);
+
+/**
  * Stops delivery at once and discards queued messages. After it returns no
  * callback of this subscription runs again (unless called from that
  * callback). The handle stays valid until `natsio_sub_free`.

@@ -358,7 +358,13 @@ impl SubShared {
     }
 
     /// Iterator mode: the next message, waiting up to `timeout`.
-    pub(crate) fn next_msg(&self, timeout: Option<Duration>) -> Result<Message> {
+    /// `status_as_error`: a no-responders status message fails with
+    /// NoResponders (iterator semantics) instead of being returned.
+    pub(crate) fn next_msg(
+        &self,
+        timeout: Option<Duration>,
+        status_as_error: bool,
+    ) -> Result<Message> {
         if self.callback_mode.load(Ordering::SeqCst) {
             return Err(Error::new(
                 ErrorKind::SubscriptionClosed,
@@ -374,7 +380,7 @@ impl SubShared {
                 let w = self.after_pop(&mut s);
                 drop(s);
                 Self::complete_drained(w);
-                if m.is_no_responders() {
+                if status_as_error && m.is_no_responders() {
                     return Err(Error::new(
                         ErrorKind::NoResponders,
                         "no responders available for request",
@@ -519,7 +525,14 @@ impl Subscription {
     /// Waits up to `timeout` (forever if `None`) for the next message.
     pub fn next_msg(&self, timeout: Option<Duration>) -> Result<Message> {
         crate::runtime::ensure_may_block()?;
-        self.shared.next_msg(timeout)
+        self.shared.next_msg(timeout, true)
+    }
+
+    /// Like `next_msg`, but a no-responders status message is returned as
+    /// the message it is (status 503), as callback mode delivers it.
+    pub fn next_raw_msg(&self, timeout: Option<Duration>) -> Result<Message> {
+        crate::runtime::ensure_may_block()?;
+        self.shared.next_msg(timeout, false)
     }
 
     /// Delivers messages to `handler` on a dedicated thread instead;

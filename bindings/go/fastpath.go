@@ -172,7 +172,9 @@ static go_msg_result go_sub_next(const natsio_sub *sub, natsio_msg *done) {
 	go_msg_result r;
 	memset(&r, 0, sizeof r);
 	natsio_msg_free(done);
-	r.status = natsio_sub_next_msg(sub, -1, &r.msg);
+	// The raw variant hands a no-responders status over as the message it
+	// is, as callback mode does.
+	r.status = natsio_sub_next_raw_msg(sub, -1, &r.msg);
 	if (r.status == NATSIO_OK) go_msg_read(r.msg, &r.view);
 	return r;
 }

@@ -67,13 +67,6 @@ func (p *pump) run() {
 		m, held, st = nextPumpMsg(p.sub.ptr, held, p.state.conn, &lastSubject)
 		switch st {
 		case C.NATSIO_OK:
-		case C.NATSIO_ERR_NO_RESPONDERS:
-			// The iterator API turns a no-responders status message into
-			// this error, consuming the message; the handler still gets
-			// what it got in callback mode: an empty message with an
-			// empty header block (on the subscribed subject, the best
-			// subject known).
-			m = &Msg{Subject: p.state.subject, Header: Header{}, Data: []byte{}, conn: p.state.conn}
 		default:
 			// Closed (unsubscribed, drained, auto-unsubscribe reached,
 			// connection closed) or failed by the ERROR policy.

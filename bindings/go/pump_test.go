@@ -149,18 +149,19 @@ func TestNoRespondersStatusReachesACallbackSubscription(t *testing.T) {
 	nc := connect(t)
 	inbox := subject(t, "inbox")
 	got := make(chan *natsio.Msg, 1)
-	if _, err := nc.Subscribe(inbox, func(m *natsio.Msg) { got <- m }); err != nil {
+	// A wildcard subscription: the status message keeps its own subject.
+	if _, err := nc.Subscribe(inbox+".*", func(m *natsio.Msg) { got <- m }); err != nil {
 		t.Fatal(err)
 	}
 	flush(t, nc)
 	// Nobody listens on the subject: the server answers the reply subject
 	// with a no-responders status message.
-	if err := nc.PublishMsg(&natsio.Msg{Subject: subject(t, "nobody"), Reply: inbox}); err != nil {
+	if err := nc.PublishMsg(&natsio.Msg{Subject: subject(t, "nobody"), Reply: inbox + ".r1"}); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case m := <-got:
-		if m.Subject != inbox || len(m.Data) != 0 || m.Header == nil {
+		if m.Subject != inbox+".r1" || len(m.Data) != 0 || m.Header == nil {
 			t.Fatalf("status message %+v", m)
 		}
 	case <-time.After(5 * time.Second):

@@ -135,6 +135,25 @@ pub unsafe extern "C" fn natsio_sub_next_msg(
     })
 }
 
+/// Like `natsio_sub_next_msg`, but a no-responders status message (503) is
+/// returned as a message (see `natsio_msg_status`) instead of failing with
+/// NATSIO_ERR_NO_RESPONDERS: what a callback receives. For wrappers that
+/// deliver iterator-mode messages to handlers of their own.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_sub_next_raw_msg(
+    sub: *const natsio_sub,
+    timeout_ms: i64,
+    msg_out: *mut *mut natsio_msg,
+) -> natsio_status {
+    guard(|| {
+        let s = arg(sub, "sub")?;
+        let out = out_arg(msg_out, "msg_out")?;
+        let m = s.sub.next_raw_msg(ms_timeout(timeout_ms))?;
+        write_box(out, natsio_msg::new(m, Arc::downgrade(&s.sub.client)));
+        Ok(())
+    })
+}
+
 /// Stops delivery at once and discards queued messages. After it returns no
 /// callback of this subscription runs again (unless called from that
 /// callback). The handle stays valid until `natsio_sub_free`.

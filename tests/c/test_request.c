@@ -429,6 +429,26 @@ static void test_request_many_closed_from_another_thread(void) {
     NT_CHECK_INT_EQ(natsio_replies_close(NULL), NATSIO_ERR_NULL_ARGUMENT);
 }
 
+static void test_no_responders_status_as_message_or_error(void) {
+    char subj[128], inbox[160];
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    case_subject(subj, sizeof subj, "nobody");
+    snprintf(inbox, sizeof inbox, "%s.inbox", subj);
+    natsio_sub *sub = subscribe_and_flush(c, inbox);
+    NT_CHECK(sub != NULL);
+    /* Two requests to nobody: the server answers each with a 503 status. */
+    for (int i = 0; i < 2; i++) NT_CHECK_INT_EQ(natsio_client_publish_with(c, subj, inbox, NULL, NULL, 0), NATSIO_OK);
+    natsio_msg *m = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_next_msg(sub, 5000, &m), NATSIO_ERR_NO_RESPONDERS);
+    NT_CHECK(m == NULL);
+    NT_CHECK_INT_EQ(natsio_sub_next_raw_msg(sub, 5000, &m), NATSIO_OK);
+    nt_cleanup(msg_free_cb, m);
+    NT_CHECK_INT_EQ(natsio_msg_status(m), 503);
+    NT_CHECK_STR_EQ(natsio_msg_subject(m), inbox);
+    NT_CHECK_INT_EQ(natsio_msg_data_len(m), 0);
+}
+
 static void test_request_many_stall(void) {
     char subj[128];
     natsio_client *c = connect_client();
@@ -673,6 +693,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_pending_request_fails_on_close),
         NT_CASE(test_blocking_request_inside_callback),
         NT_CASE(test_request_many_closed_from_another_thread),
+        NT_CASE(test_no_responders_status_as_message_or_error),
     };
     return run_cases_with_shared_server(argc, argv, "request", cases, NT_COUNT(cases));
 }
