@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"iter"
 	"runtime"
+	"sync"
 	"time"
 )
 
@@ -220,9 +221,9 @@ func (nc *Conn) RequestMany(ctx context.Context, subject string, data []byte, op
 			yield(nil, err)
 			return
 		}
-		// natsio_replies_next blocks and cannot be interrupted, so a
-		// goroutine reads and this loop waits on it or on ctx; the reader
-		// ends by itself at the latest at the request's deadline.
+		// natsio_replies_next blocks, so a goroutine reads and this loop
+		// waits on it or on ctx; leaving the loop (break, ctx, error) ends
+		// the reader at once through natsio_replies_close.
 		type result struct {
 			msg *Msg
 			err error
@@ -230,8 +231,23 @@ func (nc *Conn) RequestMany(ctx context.Context, subject string, data []byte, op
 		results := make(chan result)
 		stop := make(chan struct{})
 		defer close(stop)
+		// The reader frees replies; closing must not race that free.
+		var freeMu sync.Mutex
+		freed := false
+		defer func() {
+			freeMu.Lock()
+			if !freed {
+				C.natsio_replies_close(replies)
+			}
+			freeMu.Unlock()
+		}()
 		go func() {
-			defer C.natsio_replies_free(replies)
+			defer func() {
+				freeMu.Lock()
+				freed = true
+				C.natsio_replies_free(replies)
+				freeMu.Unlock()
+			}()
 			defer close(results)
 			for {
 				var cm *C.natsio_msg

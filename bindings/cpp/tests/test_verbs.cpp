@@ -340,3 +340,18 @@ TEST(Verbs, OptionsApplyToTheConnection) {
     servers.set_servers({server_url()});
     EXPECT_EQ(natsio::Client::connect(servers).status(), natsio::ConnStatus::Connected);
 }
+
+TEST(Verbs, RequestManyClosedFromAnotherThread) {
+    natsio::Client client = connect();
+    natsio::Subscription silent = client.subscribe(subject("silent"));  // never answers
+    client.flush();
+    natsio::RequestManyOptions options;
+    options.timeout = 30s;
+    natsio::Replies replies = client.request_many(subject("silent"), "?", options);
+    const auto start = std::chrono::steady_clock::now();
+    std::thread reader([&] { EXPECT_FALSE(replies.next().has_value()); });
+    std::this_thread::sleep_for(100ms);
+    replies.close();
+    reader.join();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}

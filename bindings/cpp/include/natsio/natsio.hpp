@@ -915,6 +915,10 @@ public:
         return Msg(msg);
     }
 
+    /// Ends the replies early; thread-safe: a next() blocked on another
+    /// thread returns std::nullopt at once.
+    void close() { detail::check(natsio_replies_close(replies_)); }
+
     iterator begin() { return iterator(this); }
     iterator end() noexcept { return iterator(); }
 
