@@ -101,12 +101,13 @@ function register(target) {
   return id;
 }
 
-function dispatch(id, kind, status, value, extra) {
+function dispatch(id, kind, status, value, extra, subjects, extras) {
   const target = targets.get(id);
   if (target === undefined) return; // closed on the JS side: nothing runs
   switch (kind) {
     case EV_MSG:
-      target.onMsg(value);
+      // a batch: status = count, value = meta, extra = data (see onBatch)
+      target.onBatch(status, value, extra, subjects, extras);
       break;
     case EV_END:
       targets.delete(id);
@@ -196,18 +197,18 @@ function headersFromFlat(flat) {
 // Msg
 
 class Msg {
-  constructor(connection, raw) {
+  constructor(connection, subject, reply, data, rawHeaders, status) {
     this._connection = connection;
     /** @type {string} */
-    this.subject = raw[0];
+    this.subject = subject;
     /** @type {string|undefined} */
-    this.reply = raw[1] === null ? undefined : raw[1];
+    this.reply = reply === null ? undefined : reply;
     /** @type {Buffer} (a Uint8Array) */
-    this.data = raw[2];
-    this._rawHeaders = raw[3];
+    this.data = data;
+    this._rawHeaders = rawHeaders;
     this._headers = undefined;
     /** inline status of the header block (e.g. 503), or 0 */
-    this.status = raw[4];
+    this.status = status;
   }
 
   /** @returns {MsgHeaders|undefined} */
@@ -237,6 +238,10 @@ class Msg {
 // Pumped streams: subscriptions and requestMany share delivery and iteration
 
 const DEFAULT_WINDOW = 256;
+// Callback subscriptions take queued messages themselves after each batch
+// from the pump, up to this many per wake-up, so a busy subscription cannot
+// starve the event loop (timers, I/O, other subscriptions).
+const PULL_BUDGET = 8192;
 
 class MessageStream {
   constructor(connection, window) {
@@ -250,6 +255,7 @@ class MessageStream {
     this._error = null;
     this._callback = null;
     this._pump = null;
+    this._pullMode = false;
     this._id = 0;
     this._closedResolve = null;
     /** Resolves (with undefined, or the error that ended it) once closed. */
@@ -270,14 +276,52 @@ class MessageStream {
     }
   }
 
-  onMsg(raw) {
-    if (this._done) return;
-    const msg = new Msg(this._connection, raw);
-    if (this._callback) {
-      this._credit();
-      this._callback(null, msg);
-      return;
+  /** A batch of `count` messages from the pump, in order (layout: see
+   * batch_to_js in src/addon.c). Each message's data is a slice of `data`. */
+  onBatch(count, meta, data, subjects, extras) {
+    this._deliverBatch(count, meta, data, subjects, extras);
+    if (!this._pullMode) return;
+    // The pump is parked until credited: meanwhile take what the core has
+    // queued directly, then let the pump wait for the next message.
+    let budget = PULL_BUDGET;
+    while (!this._done && budget > 0) {
+      const batch = native.pumpTake(this._pump, Math.min(budget, DEFAULT_WINDOW));
+      if (batch === undefined) break;
+      budget -= batch[0];
+      this._deliverBatch(batch[0], batch[1], batch[2], batch[3], batch[4]);
     }
+    if (!this._done) native.pumpCredit(this._pump, this._window);
+  }
+
+  _deliverBatch(count, meta, data, subjects, extras) {
+    const connection = this._connection;
+    let start = 0;
+    for (let i = 0, j = 0; i < count; i++, j += 4) {
+      // An unsubscribe or close from a callback ends delivery mid-batch.
+      if (this._done) return;
+      const end = meta[j + 1];
+      const x = meta[j + 3];
+      const msg =
+        x < 0
+          ? new Msg(connection, subjects[meta[j]], null, data.subarray(start, end), null, meta[j + 2])
+          : new Msg(connection, subjects[meta[j]], extras[2 * x], data.subarray(start, end), extras[2 * x + 1], meta[j + 2]);
+      start = end;
+      if (this._callback) {
+        if (!this._pullMode) this._credit();
+        try {
+          this._callback(null, msg);
+        } catch (error) {
+          // As an uncaught exception of its own event; the rest of the
+          // batch is still delivered, as it would be with one call each.
+          native.reportUncaught(error);
+        }
+      } else {
+        this._deliverToIterator(msg);
+      }
+    }
+  }
+
+  _deliverToIterator(msg) {
     const waiter = this._waiters.shift();
     if (waiter) {
       this._credit();
@@ -369,12 +413,14 @@ class Subscription extends MessageStream {
         opts.pendingBytesLimit ?? 0,
         policyNumber(opts.policy),
         this._id,
+        this._callback !== null,
       );
     } catch (e) {
       targets.delete(this._id);
       throw e;
     }
     connection._streams.add(this);
+    this._pullMode = this._callback !== null;
     this._start(pump);
   }
 
@@ -609,7 +655,7 @@ class Connection extends EventEmitter {
     return tokenPromise(
       (id) =>
         native.request(this._handle, subject, toBytes(data), flattenHeaders(opts.headers), opts.timeout ?? 0, id),
-      (raw) => new Msg(this, raw),
+      (raw) => new Msg(this, raw[0], raw[1], raw[2], raw[3], raw[4]),
     );
   }
 

@@ -31,6 +31,15 @@
  * queue is full. The pump blocks only itself, in natsio_sub_next_msg or on
  * its credit condition.
  *
+ * Messages travel in batches (one event, one JS call, one payload Buffer per
+ * batch; see batch_to_js): per-message node-api work and wake-ups cost more
+ * than everything else, and would make a Node subscriber lose messages at
+ * rates a publisher easily reaches. Callback subscriptions run in pull mode:
+ * after posting a batch the pump parks, and JS takes what the core has
+ * queued meanwhile itself (pumpTake, never waiting) before crediting the pump
+ * again, so delivery never waits on a thread hand-off while messages are
+ * queued. One reader at a time keeps the order.
+ *
  * Completion tokens (request, flush, drain) resolve through
  * natsio_token_on_complete, whose callback only posts an event to the hub.
  *
@@ -64,7 +73,7 @@
     } while (0)
 
 enum event_kind {
-    EV_MSG = 1,   /* a message for a subscription / requestMany */
+    EV_MSG = 1,   /* a batch of messages for a subscription / requestMany */
     EV_END = 2,   /* a pump ended: status (SUBSCRIPTION_CLOSED, DONE, error) */
     EV_TOKEN = 3, /* a completion token finished */
     EV_ERROR = 4, /* the client's asynchronous error callback */
@@ -77,6 +86,8 @@ typedef struct event {
     uint32_t target; /* JS-side id of the subscription, operation or client */
     int32_t status;
     natsio_msg *msg;
+    natsio_msg **msgs; /* EV_MSG: the batch, in delivery order */
+    uint32_t nmsgs;
     natsio_token *token;
     int token_has_msg;
     char *text;
@@ -110,6 +121,8 @@ static void hub_retain(hub *h) {
 
 static void event_free(event *e) {
     natsio_msg_free(e->msg);
+    for (uint32_t i = 0; i < e->nmsgs; i++) natsio_msg_free(e->msgs[i]);
+    free(e->msgs);
     natsio_token_free(e->token);
     free(e->text);
     free(e->subject);
@@ -310,6 +323,27 @@ static bool get_headers(napi_env env, napi_value v, natsio_headers **out) {
     return true;
 }
 
+/* A header block as [name, value, name, value, ...], or null. */
+static napi_value headers_to_js(napi_env env, const natsio_headers *hd) {
+    napi_value v;
+    if (!hd) {
+        napi_get_null(env, &v);
+        return v;
+    }
+    size_t n = natsio_headers_len(hd);
+    napi_create_array_with_length(env, n * 2, &v);
+    for (size_t i = 0; i < n; i++) {
+        const char *k, *val;
+        if (natsio_headers_entry(hd, i, &k, &val) != NATSIO_OK) break;
+        napi_value kv, vv;
+        napi_create_string_utf8(env, k, NAPI_AUTO_LENGTH, &kv);
+        napi_create_string_utf8(env, val, NAPI_AUTO_LENGTH, &vv);
+        napi_set_element(env, v, (uint32_t)(i * 2), kv);
+        napi_set_element(env, v, (uint32_t)(i * 2 + 1), vv);
+    }
+    return v;
+}
+
 /* Converts a message to [subject, reply, data, flatHeaders|null, status]. */
 static napi_value msg_to_js(napi_env env, const natsio_msg *m) {
     napi_value arr, v;
@@ -325,26 +359,72 @@ static napi_value msg_to_js(napi_env env, const natsio_msg *m) {
     void *copy;
     napi_create_buffer_copy(env, natsio_msg_data_len(m), natsio_msg_data(m), &copy, &v);
     napi_set_element(env, arr, 2, v);
-    const natsio_headers *hd = natsio_msg_headers(m);
-    if (hd) {
-        size_t n = natsio_headers_len(hd);
-        napi_create_array_with_length(env, n * 2, &v);
-        for (size_t i = 0; i < n; i++) {
-            const char *k, *val;
-            if (natsio_headers_entry(hd, i, &k, &val) != NATSIO_OK) break;
-            napi_value kv, vv;
-            napi_create_string_utf8(env, k, NAPI_AUTO_LENGTH, &kv);
-            napi_create_string_utf8(env, val, NAPI_AUTO_LENGTH, &vv);
-            napi_set_element(env, v, (uint32_t)(i * 2), kv);
-            napi_set_element(env, v, (uint32_t)(i * 2 + 1), vv);
-        }
-    } else {
-        napi_get_null(env, &v);
-    }
-    napi_set_element(env, arr, 3, v);
+    napi_set_element(env, arr, 3, headers_to_js(env, natsio_msg_headers(m)));
     napi_create_int32(env, natsio_msg_status(m), &v);
     napi_set_element(env, arr, 4, v);
     return arr;
+}
+
+/* Converts a batch of messages for ONE JS call, with as few node-api calls
+ * per message as possible (per message, node-api costs more than the rest of
+ * the delivery path together):
+ *   meta      Int32Array, 4 per message: subject index, end offset of its
+ *             data in `data`, inline status, extras index (-1: none)
+ *   data      one Buffer with every payload, copied once
+ *   subjects  the distinct subjects of runs of equal subjects (a
+ *             subscription without wildcards makes one string per batch)
+ *   extras    [reply|null, flatHeaders|null] pairs, only for the messages
+ *             that have a reply subject or headers (undefined if none)
+ * The JS layer slices `data` per message. */
+enum { META_INTS = 4 };
+
+static void batch_to_js(napi_env env, natsio_msg **msgs, uint32_t n, napi_value out[4]) {
+    size_t total = 0;
+    for (uint32_t i = 0; i < n; i++) total += natsio_msg_data_len(msgs[i]);
+    void *meta_mem = NULL;
+    napi_value meta_ab;
+    napi_create_arraybuffer(env, (size_t)n * META_INTS * sizeof(int32_t), &meta_mem, &meta_ab);
+    napi_create_typedarray(env, napi_int32_array, (size_t)n * META_INTS, meta_ab, 0, &out[0]);
+    uint8_t *data_mem = NULL;
+    napi_create_buffer(env, total, (void **)&data_mem, &out[1]);
+    napi_create_array(env, &out[2]);
+    napi_get_undefined(env, &out[3]);
+    int32_t *meta = meta_mem;
+    const char *last_subject = NULL;
+    int32_t subject_index = -1;
+    int32_t extras_count = 0;
+    size_t offset = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const natsio_msg *m = msgs[i];
+        const char *subject = natsio_msg_subject(m);
+        if (!last_subject || strcmp(subject, last_subject) != 0) {
+            napi_value sv;
+            napi_create_string_utf8(env, subject, NAPI_AUTO_LENGTH, &sv);
+            napi_set_element(env, out[2], (uint32_t)++subject_index, sv);
+            last_subject = subject;
+        }
+        size_t len = natsio_msg_data_len(m);
+        if (len) memcpy(data_mem + offset, natsio_msg_data(m), len);
+        offset += len;
+        const char *reply = natsio_msg_reply(m);
+        const natsio_headers *hd = natsio_msg_headers(m);
+        int32_t extras_index = -1;
+        if (reply || hd) {
+            if (extras_count == 0) napi_create_array(env, &out[3]);
+            napi_value rv;
+            if (reply)
+                napi_create_string_utf8(env, reply, NAPI_AUTO_LENGTH, &rv);
+            else
+                napi_get_null(env, &rv);
+            napi_set_element(env, out[3], (uint32_t)(extras_count * 2), rv);
+            napi_set_element(env, out[3], (uint32_t)(extras_count * 2 + 1), headers_to_js(env, hd));
+            extras_index = extras_count++;
+        }
+        meta[i * META_INTS + 0] = subject_index;
+        meta[i * META_INTS + 1] = (int32_t)offset;
+        meta[i * META_INTS + 2] = natsio_msg_status(m);
+        meta[i * META_INTS + 3] = extras_index;
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -374,16 +454,27 @@ static void doorbell_call_js(napi_env env, napi_value js_cb, void *context, void
         event *n = e->next;
         napi_handle_scope scope;
         napi_open_handle_scope(env, &scope);
-        napi_value args[5];
+        /* dispatch(id, kind, status, value, extra[, subjects, extras]) */
+        napi_value args[7];
+        size_t nargs = 5;
         napi_create_uint32(env, e->target, &args[0]);
         napi_create_int32(env, e->kind, &args[1]);
         napi_create_int32(env, e->status, &args[2]);
         napi_get_undefined(env, &args[3]);
         napi_get_undefined(env, &args[4]);
         switch (e->kind) {
-        case EV_MSG:
-            args[3] = msg_to_js(env, e->msg);
+        case EV_MSG: {
+            /* status = count, value = meta, extra = data */
+            napi_value batch[4];
+            batch_to_js(env, e->msgs, e->nmsgs, batch);
+            napi_create_uint32(env, e->nmsgs, &args[2]);
+            args[3] = batch[0];
+            args[4] = batch[1];
+            args[5] = batch[2];
+            args[6] = batch[3];
+            nargs = 7;
             break;
+        }
         case EV_END:
             if (e->text) napi_create_string_utf8(env, e->text, NAPI_AUTO_LENGTH, &args[4]);
             break;
@@ -433,7 +524,7 @@ static void doorbell_call_js(napi_env env, napi_value js_cb, void *context, void
         }
         }
         napi_value result;
-        if (napi_call_function(env, undef, dispatch, 5, args, &result) == napi_pending_exception) {
+        if (napi_call_function(env, undef, dispatch, nargs, args, &result) == napi_pending_exception) {
             /* A user callback threw: report it as Node does for any
              * uncaught exception from an event callback. */
             napi_value exc;
@@ -1096,6 +1187,13 @@ typedef struct pump {
     pthread_cond_t cv;
     int64_t credits;
     bool stopping;
+    /* Pull mode (callback subscriptions): after each batch the pump parks
+     * until JS grants credit again, and meanwhile JS takes queued messages
+     * itself (pumpTake), on the JS thread, so delivery does not wait for a
+     * thread hand-off per batch. Only one of the two reads at any time. */
+    bool pull_mode;
+    int32_t taken_end_status; /* an end pumpTake met, for the pump to post */
+    char *taken_end_text;
     int refs; /* JS external + pump thread */
     struct pump *prev, *next; /* in hub->pumps while the thread runs */
 } pump;
@@ -1107,6 +1205,7 @@ static void pump_release(pump *p) {
     if (left) return;
     natsio_sub_free(p->sub);
     natsio_replies_free(p->replies);
+    free(p->taken_end_text);
     hub_release(p->hub);
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->mu);
@@ -1123,16 +1222,35 @@ static void pump_stop(pump *p) {
     if (p->replies) natsio_replies_close(p->replies);
 }
 
+/* A batch ends at this many messages or once its payloads reach this many
+ * bytes: one JS call per batch amortizes the wake-up and the node-api work,
+ * and the byte cap bounds what one retained msg.data keeps alive (the
+ * payloads of a batch share one ArrayBuffer). */
+enum { PUMP_BATCH_MAX_MSGS = 256 };
+#define PUMP_BATCH_MAX_BYTES ((size_t)256 * 1024)
+
 static void *pump_main(void *arg) {
     pump *p = arg;
     int32_t end_status = NATSIO_OK;
     char *end_text = NULL;
-    for (;;) {
+    bool ended = false;
+    while (!ended) {
         pthread_mutex_lock(&p->mu);
         while (p->credits <= 0 && !p->stopping) pthread_cond_wait(&p->cv, &p->mu);
         bool stop = p->stopping;
+        int64_t allowed = p->credits;
+        if (p->taken_end_status != NATSIO_OK) {
+            end_status = p->taken_end_status;
+            end_text = p->taken_end_text;
+            p->taken_end_text = NULL;
+            stop = true;
+        }
         pthread_mutex_unlock(&p->mu);
         if (stop) break;
+        if (allowed > PUMP_BATCH_MAX_MSGS) allowed = PUMP_BATCH_MAX_MSGS;
+        /* Waits for the first message, then takes what is already queued
+         * (never waiting again) up to the credit: the batch grows by itself
+         * when JS falls behind and stays one message when it keeps up. */
         natsio_msg *m = NULL;
         int32_t st = p->sub ? natsio_sub_next_msg(p->sub, -1, &m) : natsio_replies_next(p->replies, &m);
         if (st != NATSIO_OK) {
@@ -1140,19 +1258,39 @@ static void *pump_main(void *arg) {
             if (st != NATSIO_DONE && st != NATSIO_ERR_SUBSCRIPTION_CLOSED) end_text = dup_str(natsio_last_error());
             break;
         }
-        pthread_mutex_lock(&p->mu);
-        p->credits--;
-        pthread_mutex_unlock(&p->mu);
-        /* Posted even when a stop was requested meanwhile: JS decides
-         * whether it still wants it (a drain does, an unsubscribe not). */
+        natsio_msg **msgs = malloc((size_t)allowed * sizeof *msgs);
         event *e = calloc(1, sizeof *e);
-        if (!e) {
+        if (!msgs || !e) {
+            free(msgs);
+            free(e);
             natsio_msg_free(m);
             continue;
         }
+        uint32_t n = 0;
+        msgs[n++] = m;
+        size_t bytes = natsio_msg_data_len(m);
+        while (p->sub && n < allowed && bytes < PUMP_BATCH_MAX_BYTES) {
+            st = natsio_sub_next_msg(p->sub, 0, &m);
+            if (st == NATSIO_ERR_TIMEOUT) break; /* nothing queued right now */
+            if (st != NATSIO_OK) {
+                /* The end comes after the messages already taken. */
+                end_status = st;
+                if (st != NATSIO_ERR_SUBSCRIPTION_CLOSED) end_text = dup_str(natsio_last_error());
+                ended = true;
+                break;
+            }
+            msgs[n++] = m;
+            bytes += natsio_msg_data_len(m);
+        }
+        pthread_mutex_lock(&p->mu);
+        p->credits = p->pull_mode ? 0 : p->credits - n;
+        pthread_mutex_unlock(&p->mu);
+        /* Posted even when a stop was requested meanwhile: JS decides
+         * whether it still wants them (a drain does, an unsubscribe not). */
         e->kind = EV_MSG;
         e->target = p->id;
-        e->msg = m;
+        e->msgs = msgs;
+        e->nmsgs = n;
         hub_post(p->hub, e);
     }
     /* Always the pump's last event, after every message it posted: JS waits
@@ -1235,10 +1373,10 @@ static pump *get_pump(napi_env env, napi_value v) {
     return p;
 }
 
-/* subscribe(client, subject, queue|null, pendingMsgs, pendingBytes, policy, subId) */
+/* subscribe(client, subject, queue|null, pendingMsgs, pendingBytes, policy, subId, pullMode) */
 static napi_value js_subscribe(napi_env env, napi_callback_info info) {
-    size_t argc = 7;
-    napi_value argv[7];
+    size_t argc = 8;
+    napi_value argv[8];
     CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
     client_wrap *cw = get_client(env, argv[0]);
     if (!cw) return NULL;
@@ -1261,6 +1399,7 @@ static napi_value js_subscribe(napi_env env, napi_callback_info info) {
     pump *p = calloc(1, sizeof *p);
     p->sub = sub;
     p->id = id;
+    napi_get_value_bool(env, argv[7], &p->pull_mode);
     result = pump_start(env, p);
 out:
     free(subject);
@@ -1319,6 +1458,51 @@ static napi_value js_pump_credit(napi_env env, napi_callback_info info) {
     pthread_cond_signal(&p->cv);
     pthread_mutex_unlock(&p->mu);
     return NULL;
+}
+
+/* pumpTake(pump, max): in pull mode, while the pump is parked (JS holds
+ * its batch), takes up to `max` messages already queued in the core without
+ * waiting. Returns [count, meta, data, subjects, extras], or undefined when
+ * nothing is queued. An end met here (closed, slow consumer error) is left
+ * for the pump to post as its EV_END once JS grants credit again. */
+static napi_value js_pump_take(napi_env env, napi_callback_info info) {
+    size_t argc = 2;
+    napi_value argv[2];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    pump *p = get_pump(env, argv[0]);
+    if (!p) return NULL;
+    int64_t max = get_i64(env, argv[1], 0);
+    if (max > PUMP_BATCH_MAX_MSGS) max = PUMP_BATCH_MAX_MSGS;
+    pthread_mutex_lock(&p->mu);
+    bool usable = p->pull_mode && p->sub && !p->stopping && p->credits <= 0 && p->taken_end_status == NATSIO_OK;
+    pthread_mutex_unlock(&p->mu);
+    if (!usable) return NULL;
+    natsio_msg *msgs[PUMP_BATCH_MAX_MSGS];
+    uint32_t n = 0;
+    size_t bytes = 0;
+    while (n < max && bytes < PUMP_BATCH_MAX_BYTES) {
+        natsio_msg *m = NULL;
+        int32_t st = natsio_sub_next_msg(p->sub, 0, &m);
+        if (st == NATSIO_ERR_TIMEOUT) break;
+        if (st != NATSIO_OK) {
+            pthread_mutex_lock(&p->mu);
+            p->taken_end_status = st;
+            if (st != NATSIO_ERR_SUBSCRIPTION_CLOSED) p->taken_end_text = dup_str(natsio_last_error());
+            pthread_mutex_unlock(&p->mu);
+            break;
+        }
+        msgs[n++] = m;
+        bytes += natsio_msg_data_len(m);
+    }
+    if (n == 0) return NULL;
+    napi_value result, batch[4], count;
+    batch_to_js(env, msgs, n, batch);
+    for (uint32_t i = 0; i < n; i++) natsio_msg_free(msgs[i]);
+    napi_create_array_with_length(env, 5, &result);
+    napi_create_uint32(env, n, &count);
+    napi_set_element(env, result, 0, count);
+    for (uint32_t i = 0; i < 4; i++) napi_set_element(env, result, i + 1, batch[i]);
+    return result;
 }
 
 /* pumpStop(pump): the JS side is done with it (unsubscribes a subscription). */
@@ -1416,6 +1600,18 @@ static napi_value js_version(napi_env env, napi_callback_info info) {
     napi_value r;
     napi_create_string_utf8(env, natsio_version(), NAPI_AUTO_LENGTH, &r);
     return r;
+}
+
+/* reportUncaught(error): a user callback of a message batch threw. Reported
+ * as Node reports any uncaught exception of an event callback (the
+ * 'uncaughtException' handlers, else exit), as when each message had its
+ * own call from the doorbell; the JS layer then goes on with the batch. */
+static napi_value js_report_uncaught(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    napi_fatal_exception(env, argv[0]);
+    return NULL;
 }
 
 /* init(dispatch, makeError): registers the JS entry points. */
@@ -1520,6 +1716,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
 #define FN(js, c) {js, NULL, c, NULL, NULL, NULL, napi_default, NULL}
         FN("init", js_init),
         FN("setActive", js_set_active),
+        FN("reportUncaught", js_report_uncaught),
         FN("statusStr", js_status_str),
         FN("version", js_version),
         FN("connect", js_connect),
@@ -1541,6 +1738,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
         FN("subscribe", js_subscribe),
         FN("pumpCredit", js_pump_credit),
         FN("pumpStop", js_pump_stop),
+        FN("pumpTake", js_pump_take),
         FN("subUnsubscribe", js_sub_unsubscribe),
         FN("subUnsubscribeAfter", js_sub_unsubscribe_after),
         FN("subDrain", js_sub_drain),

@@ -70,6 +70,44 @@ test('callback subscription receives in order with subject, reply and headers', 
   assert.deepEqual([...got[2].headers], [['K', ['v']]]);
 });
 
+test('callback delivery in batches: order, per-message fields, no callback after unsubscribe', async () => {
+  const total = 3000;
+  const stopAt = 1500;
+  const seen = [];
+  let afterUnsubscribe = 0;
+  let done;
+  const finished = new Promise((r) => (done = r));
+  const sub = nc.subscribe('batch.*', {
+    callback: (err, m) => {
+      if (err) return;
+      if (sub.isClosed) afterUnsubscribe++;
+      seen.push(m);
+      if (seen.length === stopAt) {
+        sub.unsubscribe();
+        done();
+      }
+    },
+  });
+  await nc.flush();
+  // Published back to back, so the subscription receives them in batches.
+  for (let i = 0; i < total; i++) {
+    const opts = i % 7 === 0 ? { reply: `r.${i}`, headers: { N: String(i) } } : {};
+    nc.publish(`batch.${i % 3}`, `payload-${i}`, opts);
+  }
+  await finished;
+  await nc.flush();
+  await sleep(50);
+  assert.equal(seen.length, stopAt);
+  assert.equal(afterUnsubscribe, 0);
+  seen.forEach((m, i) => {
+    assert.equal(m.subject, `batch.${i % 3}`);
+    assert.equal(m.string(), `payload-${i}`);
+    assert.equal(m.data.length, `payload-${i}`.length);
+    assert.equal(m.reply, i % 7 === 0 ? `r.${i}` : undefined);
+    assert.equal(m.headers?.first('N'), i % 7 === 0 ? String(i) : undefined);
+  });
+});
+
 test('request/respond round trip with headers; msg.json()', async () => {
   const svc = nc.subscribe('svc.echo', {
     callback: (_err, m) => m.respond(JSON.stringify({ echo: m.string(), h: m.headers?.first('H') }), {
