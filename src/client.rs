@@ -858,7 +858,7 @@ impl ClientInner {
         headers: Option<&Headers>,
         payload: &[u8],
     ) -> Result<(u64, Arc<Completion>)> {
-        subject::validate_publish(subject)?;
+        // publish_frame validates the subject; a failure unregisters.
         let (id, reply, c) = self.register_request()?;
         if let Err(e) = self.publish_frame(subject, Some(&reply), headers, payload, true) {
             self.unregister_request(id);

@@ -113,6 +113,22 @@ pub unsafe extern "C" fn natsio_sub_options_init(opts: *mut natsio_sub_options) 
     })
 }
 
+/// Waits for the next message with `next` and hands it to C, owned.
+unsafe fn next_into(
+    sub: *const natsio_sub,
+    timeout_ms: i64,
+    msg_out: *mut *mut natsio_msg,
+    next: fn(&Subscription, Option<std::time::Duration>) -> Result<crate::message::Message>,
+) -> natsio_status {
+    guard(|| {
+        let s = arg(sub, "sub")?;
+        let out = out_arg(msg_out, "msg_out")?;
+        let m = next(&s.sub, ms_timeout(timeout_ms))?;
+        write_box(out, natsio_msg::new(m, Arc::downgrade(&s.sub.client)));
+        Ok(())
+    })
+}
+
 /// Iterator mode: waits up to `timeout_ms` (negative: forever) for the next
 /// message and returns it owned (free with `natsio_msg_free`). Blocks the
 /// calling thread. Errors: NATSIO_ERR_TIMEOUT; NATSIO_ERR_SUBSCRIPTION_CLOSED
@@ -126,13 +142,7 @@ pub unsafe extern "C" fn natsio_sub_next_msg(
     timeout_ms: i64,
     msg_out: *mut *mut natsio_msg,
 ) -> natsio_status {
-    guard(|| {
-        let s = arg(sub, "sub")?;
-        let out = out_arg(msg_out, "msg_out")?;
-        let m = s.sub.next_msg(ms_timeout(timeout_ms))?;
-        write_box(out, natsio_msg::new(m, Arc::downgrade(&s.sub.client)));
-        Ok(())
-    })
+    next_into(sub, timeout_ms, msg_out, Subscription::next_msg)
 }
 
 /// Like `natsio_sub_next_msg`, but a no-responders status message (503) is
@@ -145,13 +155,7 @@ pub unsafe extern "C" fn natsio_sub_next_raw_msg(
     timeout_ms: i64,
     msg_out: *mut *mut natsio_msg,
 ) -> natsio_status {
-    guard(|| {
-        let s = arg(sub, "sub")?;
-        let out = out_arg(msg_out, "msg_out")?;
-        let m = s.sub.next_raw_msg(ms_timeout(timeout_ms))?;
-        write_box(out, natsio_msg::new(m, Arc::downgrade(&s.sub.client)));
-        Ok(())
-    })
+    next_into(sub, timeout_ms, msg_out, Subscription::next_raw_msg)
 }
 
 /// Stops delivery at once and discards queued messages. After it returns no
