@@ -34,6 +34,12 @@
 #include <stdint.h>
 
 /**
+ * `natsio_js_publish_options.ttl_s` value: the message never expires,
+ * even if the stream has a max age.
+ */
+#define NATSIO_TTL_NEVER -1
+
+/**
  * The result of every fallible natsio function. `NATSIO_OK` is 0; errors
  * are grouped by hundreds: 1xx arguments and usage, 2xx connection,
  * 3xx protocol and server, 4xx messaging, 5xx JetStream, 6xx Key-Value,
@@ -181,6 +187,80 @@ enum natsio_status
    * Pending limits were exceeded (SlowConsumerError).
    */
   NATSIO_ERR_SLOW_CONSUMER = 403,
+  /**
+   * A JetStream operation failed (JetStreamError), e.g. an unexpected reply.
+   */
+  NATSIO_ERR_JETSTREAM = 500,
+  /**
+   * The JetStream API returned an error not covered below (APIError);
+   * `natsio_last_error` gives its code, err_code and description.
+   */
+  NATSIO_ERR_JS_API = 501,
+  /**
+   * JetStream is not enabled for the account or server (JetStreamNotEnabled).
+   */
+  NATSIO_ERR_JS_NOT_ENABLED = 502,
+  /**
+   * No stream answered a JetStream publish (NoStreamResponseError).
+   */
+  NATSIO_ERR_NO_STREAM_RESPONSE = 503,
+  /**
+   * The stream does not exist (StreamNotFound, err_code 10059).
+   */
+  NATSIO_ERR_STREAM_NOT_FOUND = 504,
+  /**
+   * A stream with this name but another configuration exists (StreamNameInUse, 10058).
+   */
+  NATSIO_ERR_STREAM_NAME_IN_USE = 505,
+  /**
+   * The consumer does not exist (ConsumerNotFound, 10014).
+   */
+  NATSIO_ERR_CONSUMER_NOT_FOUND = 506,
+  /**
+   * The stream has no such message (MessageNotFound, 10037).
+   */
+  NATSIO_ERR_MESSAGE_NOT_FOUND = 507,
+  /**
+   * An expected-last-sequence check failed (WrongLastSequence, 10071).
+   */
+  NATSIO_ERR_WRONG_LAST_SEQUENCE = 508,
+  /**
+   * Too many asynchronous publishes are awaiting acks, for longer than the
+   * stall wait (TooManyStalledMsgsError).
+   */
+  NATSIO_ERR_TOO_MANY_STALLED = 509,
+  /**
+   * An asynchronous publish got no ack in time (AsyncPublishTimeoutError).
+   */
+  NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT = 510,
+  /**
+   * The Key-Value bucket does not exist (BucketNotFoundError).
+   */
+  NATSIO_ERR_BUCKET_NOT_FOUND = 600,
+  /**
+   * A bucket with this name but another configuration exists (BucketExistsError).
+   */
+  NATSIO_ERR_BUCKET_EXISTS = 601,
+  /**
+   * The key has no value (KeyNotFoundError).
+   */
+  NATSIO_ERR_KEY_NOT_FOUND = 602,
+  /**
+   * The key's latest revision is a delete or purge marker (KeyDeletedError).
+   */
+  NATSIO_ERR_KEY_DELETED = 603,
+  /**
+   * `create` found a live value for the key (KeyExistsError).
+   */
+  NATSIO_ERR_KEY_EXISTS = 604,
+  /**
+   * A bucket name outside [A-Za-z0-9_-]+ (InvalidBucketName).
+   */
+  NATSIO_ERR_INVALID_BUCKET_NAME = 605,
+  /**
+   * A key outside [-/_=.A-Za-z0-9]+ or with empty tokens (InvalidKey).
+   */
+  NATSIO_ERR_INVALID_KEY = 606,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -210,6 +290,32 @@ enum natsio_conn_status
 typedef enum natsio_conn_status natsio_conn_status;
 #else
 typedef int32_t natsio_conn_status;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * What a revision of a key records.
+ */
+enum natsio_kv_operation
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  NATSIO_KV_PUT = 0,
+  /**
+   * A delete marker (`natsio_kv_delete`).
+   */
+  NATSIO_KV_DEL = 1,
+  /**
+   * A purge marker (`natsio_kv_purge`, or written by the server on expiry).
+   */
+  NATSIO_KV_PURGE = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum natsio_kv_operation natsio_kv_operation;
+#else
+typedef int32_t natsio_kv_operation;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -304,6 +410,27 @@ typedef struct natsio_headers natsio_headers;
 typedef struct natsio_client natsio_client;
 
 /**
+ * A JetStream context. Created with `natsio_client_jetstream`, freed with
+ * `natsio_js_free`. It does not keep its client open: after the client is
+ * closed or freed every call fails with NATSIO_ERR_CONNECTION_CLOSED.
+ * Every function is thread-safe.
+ */
+typedef struct natsio_js natsio_js;
+
+/**
+ * A bound Key-Value bucket. Created by `natsio_js_kv_create`,
+ * `natsio_js_kv_bind` and friends, freed with `natsio_kv_free`. Like its
+ * context it does not keep the client open. Every function is thread-safe.
+ */
+typedef struct natsio_kv natsio_kv;
+
+/**
+ * One revision of a key. Owned by the caller, freed with
+ * `natsio_kv_entry_free`; read-only, safe to share between threads.
+ */
+typedef struct natsio_kv_entry natsio_kv_entry;
+
+/**
  * A received message. A message handed to a callback is borrowed for the
  * call; one returned through `natsio_msg **` is owned and freed with
  * `natsio_msg_free`. Read-only: safe to read from several threads.
@@ -317,9 +444,21 @@ typedef struct natsio_msg natsio_msg;
 typedef struct natsio_options natsio_options;
 
 /**
+ * A stream's acknowledgement of a publish. Owned by the caller, freed with
+ * `natsio_pub_ack_free`; read-only and safe to share between threads.
+ */
+typedef struct natsio_pub_ack natsio_pub_ack;
+
+/**
  * An iterator over replies. Owned, freed with `natsio_replies_free`.
  */
 typedef struct natsio_replies natsio_replies;
+
+/**
+ * A message read back from a stream. Owned by the caller, freed with
+ * `natsio_stored_msg_free`; read-only, safe to share between threads.
+ */
+typedef struct natsio_stored_msg natsio_stored_msg;
 
 /**
  * A subscription. Owned by the caller, freed with `natsio_sub_free`. All
@@ -403,6 +542,88 @@ typedef struct natsio_client_stats {
    */
   uint64_t errors;
 } natsio_client_stats;
+
+/**
+ * Options of `natsio_client_jetstream`. Zero-initialise it
+ * (`natsio_js_options o = {0};`): every zero or NULL field means the
+ * default.
+ */
+typedef struct natsio_js_options {
+  /**
+   * JetStream domain (API prefix `$JS.<domain>.API`); NULL: none.
+   */
+  const char *domain;
+  /**
+   * Custom API prefix, overriding `domain`; NULL: `$JS.API`.
+   */
+  const char *api_prefix;
+  /**
+   * API request and synchronous publish timeout; 0: 5000 ms.
+   */
+  int64_t timeout_ms;
+  /**
+   * Asynchronous publishes awaiting acks before `natsio_js_publish_async`
+   * stalls; 0: 4000.
+   */
+  int64_t publish_async_max_pending;
+  /**
+   * How long a stalled asynchronous publish waits for room before it
+   * fails with NATSIO_ERR_TOO_MANY_STALLED; 0: 200 ms.
+   */
+  int64_t publish_async_stall_wait_ms;
+  /**
+   * How long an asynchronous publish waits for its ack; 0: `timeout_ms`.
+   */
+  int64_t publish_async_timeout_ms;
+} natsio_js_options;
+
+/**
+ * Options of one JetStream publish. Zero-initialise it: every zero or NULL
+ * field means "not set". Pointers are borrowed for the call only.
+ */
+typedef struct natsio_js_publish_options {
+  /**
+   * Headers sent with the message; NULL: none.
+   */
+  const struct natsio_headers *headers;
+  /**
+   * `Nats-Msg-Id`: the stream drops a second message with this id within
+   * its duplicate window (the ack then says duplicate).
+   */
+  const char *msg_id;
+  /**
+   * The publish fails unless it lands in this stream.
+   */
+  const char *expected_stream;
+  /**
+   * If not NULL: fail with NATSIO_ERR_WRONG_LAST_SEQUENCE unless the
+   * stream's last sequence is `*expected_last_seq` (0: empty stream).
+   */
+  const uint64_t *expected_last_seq;
+  /**
+   * If not NULL: likewise for the last sequence of this subject (or of
+   * `expected_last_subject_seq_subject`); 0: no message on it yet.
+   */
+  const uint64_t *expected_last_subject_seq;
+  /**
+   * The subject (wildcards allowed) `expected_last_subject_seq` checks.
+   */
+  const char *expected_last_subject_seq_subject;
+  /**
+   * The publish fails unless the stream's last message has this id.
+   */
+  const char *expected_last_msg_id;
+  /**
+   * Per-message TTL in whole seconds (the stream needs allow_msg_ttl);
+   * 0: none; NATSIO_TTL_NEVER: never expires.
+   */
+  int64_t ttl_s;
+  /**
+   * How long to wait for the ack; 0: the context's timeout (for
+   * asynchronous publishes its async publish timeout).
+   */
+  int64_t timeout_ms;
+} natsio_js_publish_options;
 
 /**
  * Receives asynchronous errors: slow consumers (at most one report per
@@ -786,6 +1007,292 @@ natsio_status natsio_headers_entry(const struct natsio_headers *headers,
                                    const char **value_out);
 
 /**
+ * Creates a JetStream context over `client` with `opts` (NULL: defaults).
+ * Sends nothing to the server. Free it with `natsio_js_free`.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+ * NATSIO_ERR_INVALID_ARGUMENT (negative field), NATSIO_ERR_CONFIG (bad
+ * domain or prefix).
+ */
+natsio_status natsio_client_jetstream(const struct natsio_client *client,
+                                      const struct natsio_js_options *opts,
+                                      struct natsio_js **js_out);
+
+/**
+ * Frees a JetStream context. Accepts NULL. Pending asynchronous publishes
+ * go on; their tokens stay valid.
+ */
+void natsio_js_free(struct natsio_js *js);
+
+/**
+ * The account's JetStream usage and limits (`$JS.API.INFO`) as JSON,
+ * returned through `json_out` (free with `natsio_string_free`). Blocks up
+ * to the context's timeout. Errors: NATSIO_ERR_JS_NOT_ENABLED,
+ * NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_JS_API.
+ */
+natsio_status natsio_js_account_info(const struct natsio_js *js, char **json_out);
+
+/**
+ * Publishes `len` bytes of `data` to `subject` and waits for the stream's
+ * acknowledgement. `opts` may be NULL. `ack_out` may be NULL when the ack
+ * is not needed; otherwise it receives a `natsio_pub_ack` to free with
+ * `natsio_pub_ack_free`. "No responders" is retried twice 250 ms apart.
+ * Blocks the calling thread (not allowed on a library runtime thread).
+ * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+ * NATSIO_ERR_BAD_SUBJECT, NATSIO_ERR_BAD_HEADERS, NATSIO_ERR_MAX_PAYLOAD,
+ * NATSIO_ERR_INVALID_ARGUMENT, NATSIO_ERR_NO_STREAM_RESPONSE (no stream
+ * holds the subject), NATSIO_ERR_WRONG_LAST_SEQUENCE, NATSIO_ERR_JS_API
+ * (other rejections, e.g. a wrong expected stream), NATSIO_ERR_TIMEOUT,
+ * NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_js_publish(const struct natsio_js *js,
+                                const char *subject,
+                                const void *data,
+                                size_t len,
+                                const struct natsio_js_publish_options *opts,
+                                struct natsio_pub_ack **ack_out);
+
+/**
+ * Publishes without waiting for the ack: `token_out` receives a token that
+ * completes with the ack (`natsio_token_pub_ack`) or the publish's error
+ * (NATSIO_ERR_NO_STREAM_RESPONSE, NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT,
+ * NATSIO_ERR_WRONG_LAST_SEQUENCE, NATSIO_ERR_JS_API, ...). Free the token
+ * with `natsio_token_free` (the publish still counts until its ack comes).
+ * When `publish_async_max_pending` publishes await acks, this call waits
+ * up to the stall wait for one to complete, then fails with
+ * NATSIO_ERR_TOO_MANY_STALLED (sending nothing). Argument errors as for
+ * `natsio_js_publish`.
+ */
+natsio_status natsio_js_publish_async(const struct natsio_js *js,
+                                      const char *subject,
+                                      const void *data,
+                                      size_t len,
+                                      const struct natsio_js_publish_options *opts,
+                                      struct natsio_token **token_out);
+
+/**
+ * Waits up to `timeout_ms` (negative: forever) until every asynchronous
+ * publish of this context has completed (acked or failed).
+ * Errors: NATSIO_ERR_TIMEOUT (some still pending), NATSIO_ERR_ILLEGAL_STATE
+ * on a library runtime thread.
+ */
+natsio_status natsio_js_publish_async_complete(const struct natsio_js *js, int64_t timeout_ms);
+
+/**
+ * How many asynchronous publishes of this context await their ack
+ * (0 for NULL).
+ */
+size_t natsio_js_publish_async_pending(const struct natsio_js *js);
+
+/**
+ * The stream that stored the message (borrowed from the ack; NULL for NULL).
+ */
+const char *natsio_pub_ack_stream(const struct natsio_pub_ack *ack);
+
+/**
+ * The message's sequence number in the stream (0 for NULL).
+ */
+uint64_t natsio_pub_ack_seq(const struct natsio_pub_ack *ack);
+
+/**
+ * True if the stream had already stored a message with this `msg_id`
+ * (nothing new was stored; `seq` is the original's).
+ */
+bool natsio_pub_ack_duplicate(const struct natsio_pub_ack *ack);
+
+/**
+ * The JetStream domain of the stream, or NULL when none.
+ */
+const char *natsio_pub_ack_domain(const struct natsio_pub_ack *ack);
+
+/**
+ * Frees an ack. Accepts NULL.
+ */
+void natsio_pub_ack_free(struct natsio_pub_ack *ack);
+
+/**
+ * Creates a bucket from `config_json`, a KeyValueConfig object: "bucket"
+ * (required, [A-Za-z0-9_-]+), "description", "history" (1..64, default 1),
+ * "ttl" (duration: nanoseconds or "90s"; 0 or at least 100ms),
+ * "max_value_size", "max_bytes", "storage" ("file"|"memory"), "replicas",
+ * "compression" (bool), "placement", "republish", "allow_msg_ttl",
+ * "limit_marker_ttl", "metadata". Binds it through `kv_out` (free with
+ * `natsio_kv_free`). An identical existing bucket is simply bound.
+ * Blocks up to the context's timeout. Errors: NATSIO_ERR_NULL_ARGUMENT,
+ * NATSIO_ERR_CONFIG (the detail names the field),
+ * NATSIO_ERR_INVALID_BUCKET_NAME, NATSIO_ERR_BUCKET_EXISTS (exists with
+ * another configuration), NATSIO_ERR_JS_NOT_ENABLED, NATSIO_ERR_JS_API,
+ * NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_js_kv_create(const struct natsio_js *js,
+                                  const char *config_json,
+                                  struct natsio_kv **kv_out);
+
+/**
+ * Changes an existing bucket's configuration (NATSIO_ERR_BUCKET_NOT_FOUND
+ * if there is none). Otherwise as `natsio_js_kv_create`.
+ */
+natsio_status natsio_js_kv_update(const struct natsio_js *js,
+                                  const char *config_json,
+                                  struct natsio_kv **kv_out);
+
+/**
+ * Updates the bucket, or creates it when it does not exist. Otherwise as
+ * `natsio_js_kv_create`.
+ */
+natsio_status natsio_js_kv_create_or_update(const struct natsio_js *js,
+                                            const char *config_json,
+                                            struct natsio_kv **kv_out);
+
+/**
+ * Binds the existing bucket `bucket` through `kv_out`.
+ * Errors: NATSIO_ERR_BUCKET_NOT_FOUND, NATSIO_ERR_INVALID_BUCKET_NAME, and
+ * the request errors of `natsio_js_kv_create`.
+ */
+natsio_status natsio_js_kv_bind(const struct natsio_js *js,
+                                const char *bucket,
+                                struct natsio_kv **kv_out);
+
+/**
+ * Deletes bucket `bucket` with all its keys and history.
+ * Errors: NATSIO_ERR_BUCKET_NOT_FOUND, as for `natsio_js_kv_bind`.
+ */
+natsio_status natsio_js_kv_delete(const struct natsio_js *js, const char *bucket);
+
+/**
+ * The bucket's name (borrowed from the handle; NULL for NULL).
+ */
+const char *natsio_kv_bucket(const struct natsio_kv *kv);
+
+/**
+ * Stores `len` bytes of `value` under `key`; `revision_out` (may be NULL)
+ * receives the new revision. Blocks until the bucket's stream acks.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+ * NATSIO_ERR_INVALID_KEY, NATSIO_ERR_MAX_PAYLOAD, NATSIO_ERR_JS_API (e.g.
+ * larger than max_value_size), NATSIO_ERR_TIMEOUT,
+ * NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_kv_put(const struct natsio_kv *kv,
+                            const char *key,
+                            const void *value,
+                            size_t len,
+                            uint64_t *revision_out);
+
+/**
+ * Stores `value` only if `key` has no live value: fails with
+ * NATSIO_ERR_KEY_EXISTS otherwise. A deleted or purged key can be created
+ * again. Otherwise as `natsio_kv_put`.
+ */
+natsio_status natsio_kv_create(const struct natsio_kv *kv,
+                               const char *key,
+                               const void *value,
+                               size_t len,
+                               uint64_t *revision_out);
+
+/**
+ * Stores `value` only if `key`'s latest revision is `last` (compare and
+ * set): fails with NATSIO_ERR_WRONG_LAST_SEQUENCE otherwise. Otherwise as
+ * `natsio_kv_put`.
+ */
+natsio_status natsio_kv_update(const struct natsio_kv *kv,
+                               const char *key,
+                               const void *value,
+                               size_t len,
+                               uint64_t last,
+                               uint64_t *revision_out);
+
+/**
+ * The latest value of `key`, through `entry_out` (free with
+ * `natsio_kv_entry_free`). Errors: NATSIO_ERR_KEY_NOT_FOUND,
+ * NATSIO_ERR_KEY_DELETED (its latest revision is a delete or purge
+ * marker), NATSIO_ERR_INVALID_KEY, and the request errors of
+ * `natsio_kv_put`.
+ */
+natsio_status natsio_kv_get(const struct natsio_kv *kv,
+                            const char *key,
+                            struct natsio_kv_entry **entry_out);
+
+/**
+ * Revision `revision` of `key` (NATSIO_ERR_KEY_NOT_FOUND if that revision
+ * belongs to another key or is gone). Otherwise as `natsio_kv_get`.
+ */
+natsio_status natsio_kv_get_revision(const struct natsio_kv *kv,
+                                     const char *key,
+                                     uint64_t revision,
+                                     struct natsio_kv_entry **entry_out);
+
+/**
+ * Deletes `key` by writing a delete marker (history is kept). With
+ * `last` not NULL, only if the key's latest revision is `*last`
+ * (NATSIO_ERR_WRONG_LAST_SEQUENCE otherwise). Errors as `natsio_kv_put`.
+ */
+natsio_status natsio_kv_delete(const struct natsio_kv *kv, const char *key, const uint64_t *last);
+
+/**
+ * Purges `key`: a purge marker replaces all its earlier revisions. `last`
+ * as for `natsio_kv_delete`.
+ */
+natsio_status natsio_kv_purge(const struct natsio_kv *kv, const char *key, const uint64_t *last);
+
+/**
+ * The bucket's status: its backing stream's StreamInfo JSON (config with
+ * history as max_msgs_per_subject, ttl as max_age; state with values as
+ * messages and bytes), through `json_out` (free with `natsio_string_free`).
+ */
+natsio_status natsio_kv_status(const struct natsio_kv *kv, char **json_out);
+
+/**
+ * Frees a bucket handle (the bucket itself stays). Accepts NULL.
+ */
+void natsio_kv_free(struct natsio_kv *kv);
+
+/**
+ * The entry's bucket name (borrowed; NULL for NULL).
+ */
+const char *natsio_kv_entry_bucket(const struct natsio_kv_entry *e);
+
+/**
+ * The entry's key (borrowed; NULL for NULL).
+ */
+const char *natsio_kv_entry_key(const struct natsio_kv_entry *e);
+
+/**
+ * The value (borrowed from the entry). A NUL byte follows it, so text
+ * values can be used as C strings; values may contain NUL bytes, so use
+ * `natsio_kv_entry_value_len` for the length.
+ */
+const char *natsio_kv_entry_value(const struct natsio_kv_entry *e);
+
+/**
+ * The value's length in bytes (0 for NULL).
+ */
+size_t natsio_kv_entry_value_len(const struct natsio_kv_entry *e);
+
+/**
+ * The entry's revision (its stream sequence; 0 for NULL).
+ */
+uint64_t natsio_kv_entry_revision(const struct natsio_kv_entry *e);
+
+/**
+ * What the revision records (NATSIO_KV_PUT for NULL).
+ */
+natsio_kv_operation natsio_kv_entry_operation(const struct natsio_kv_entry *e);
+
+/**
+ * When the revision was stored, in nanoseconds since the Unix epoch.
+ */
+int64_t natsio_kv_entry_created_ns(const struct natsio_kv_entry *e);
+
+/**
+ * How many newer revisions of the key exist (0 for a `get`).
+ */
+uint64_t natsio_kv_entry_delta(const struct natsio_kv_entry *e);
+
+/**
+ * Frees an entry. Accepts NULL.
+ */
+void natsio_kv_entry_free(struct natsio_kv_entry *e);
+
+/**
  * The subject (NUL-terminated, borrowed from the message). NULL for a NULL msg.
  */
 const char *natsio_msg_subject(const struct natsio_msg *msg);
@@ -1146,6 +1653,133 @@ const char *natsio_status_str(int32_t status);
 const char *natsio_last_error(void);
 
 /**
+ * Creates a stream from `config_json`, a StreamConfig object ("name" is
+ * required). If `info_json_out` is not NULL it receives the StreamInfo
+ * JSON (free with `natsio_string_free`). Creating a stream that exists with
+ * the same configuration succeeds. Blocks up to the context's timeout.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_CONFIG (invalid JSON or a
+ * field of the wrong type; the detail names it), NATSIO_ERR_INVALID_ARGUMENT
+ * (bad stream name), NATSIO_ERR_STREAM_NAME_IN_USE (exists with another
+ * configuration), NATSIO_ERR_JS_API (other server rejections, e.g. subjects
+ * overlapping another stream), NATSIO_ERR_JS_NOT_ENABLED, NATSIO_ERR_TIMEOUT,
+ * NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_js_stream_create(const struct natsio_js *js,
+                                      const char *config_json,
+                                      char **info_json_out);
+
+/**
+ * Changes an existing stream's configuration (NATSIO_ERR_STREAM_NOT_FOUND
+ * if there is none). Otherwise as `natsio_js_stream_create`.
+ */
+natsio_status natsio_js_stream_update(const struct natsio_js *js,
+                                      const char *config_json,
+                                      char **info_json_out);
+
+/**
+ * Updates the stream, or creates it if it does not exist. Otherwise as
+ * `natsio_js_stream_create`.
+ */
+natsio_status natsio_js_stream_create_or_update(const struct natsio_js *js,
+                                                const char *config_json,
+                                                char **info_json_out);
+
+/**
+ * The StreamInfo JSON of stream `name` (config, state, created, cluster),
+ * through `info_json_out` (free with `natsio_string_free`).
+ * Errors: NATSIO_ERR_STREAM_NOT_FOUND, NATSIO_ERR_INVALID_ARGUMENT (bad
+ * name), and the request errors of `natsio_js_stream_create`.
+ */
+natsio_status natsio_js_stream_info(const struct natsio_js *js,
+                                    const char *name,
+                                    char **info_json_out);
+
+/**
+ * Deletes stream `name` and all its messages.
+ * Errors: NATSIO_ERR_STREAM_NOT_FOUND, as for `natsio_js_stream_info`.
+ */
+natsio_status natsio_js_stream_delete(const struct natsio_js *js, const char *name);
+
+/**
+ * Purges stream `name`: all messages when `options_json` is NULL, else as
+ * it says: {"filter": subject, "seq": purge below this sequence, "keep":
+ * keep this many newest} (seq and keep exclude each other). `purged_out`
+ * (may be NULL) receives how many messages were removed.
+ * Errors: NATSIO_ERR_CONFIG (bad options), as for `natsio_js_stream_info`.
+ */
+natsio_status natsio_js_stream_purge(const struct natsio_js *js,
+                                     const char *name,
+                                     const char *options_json,
+                                     uint64_t *purged_out);
+
+/**
+ * The names of all streams, or of those holding `subject` (NULL: all),
+ * as a JSON array of strings through `json_out` (free with
+ * `natsio_string_free`). Pages through the API as needed.
+ */
+natsio_status natsio_js_stream_names(const struct natsio_js *js,
+                                     const char *subject,
+                                     char **json_out);
+
+/**
+ * Reads one message of `stream`: the one with sequence `seq` when
+ * `last_by_subject` is NULL, else the last one on that subject (then `seq`
+ * is ignored). The message goes to `msg_out` (free with
+ * `natsio_stored_msg_free`). Errors: NATSIO_ERR_MESSAGE_NOT_FOUND,
+ * NATSIO_ERR_STREAM_NOT_FOUND, NATSIO_ERR_BAD_SUBJECT, as for
+ * `natsio_js_stream_info`.
+ */
+natsio_status natsio_js_stream_get_msg(const struct natsio_js *js,
+                                       const char *stream,
+                                       uint64_t seq,
+                                       const char *last_by_subject,
+                                       struct natsio_stored_msg **msg_out);
+
+/**
+ * Deletes message `seq` of `stream`; `erase` also overwrites its bytes on
+ * disk. Errors: NATSIO_ERR_MESSAGE_NOT_FOUND, as for `natsio_js_stream_info`.
+ */
+natsio_status natsio_js_stream_delete_msg(const struct natsio_js *js,
+                                          const char *stream,
+                                          uint64_t seq,
+                                          bool erase);
+
+/**
+ * The message's subject (borrowed; NULL for NULL).
+ */
+const char *natsio_stored_msg_subject(const struct natsio_stored_msg *msg);
+
+/**
+ * The message's stream sequence (0 for NULL).
+ */
+uint64_t natsio_stored_msg_seq(const struct natsio_stored_msg *msg);
+
+/**
+ * When the stream stored it, in nanoseconds since the Unix epoch.
+ */
+int64_t natsio_stored_msg_time_ns(const struct natsio_stored_msg *msg);
+
+/**
+ * The payload (borrowed; may contain NUL bytes: use the length).
+ */
+const uint8_t *natsio_stored_msg_data(const struct natsio_stored_msg *msg);
+
+/**
+ * The payload length in bytes (0 for NULL).
+ */
+size_t natsio_stored_msg_data_len(const struct natsio_stored_msg *msg);
+
+/**
+ * The message's headers (borrowed), or NULL when it has none.
+ */
+const struct natsio_headers *natsio_stored_msg_headers(const struct natsio_stored_msg *msg);
+
+/**
+ * Frees a stored message. Accepts NULL.
+ */
+void natsio_stored_msg_free(struct natsio_stored_msg *msg);
+
+/**
  * Fills `opts` with the defaults: the client's limits, DROP_NEW.
  */
 natsio_status natsio_sub_options_init(struct natsio_sub_options *opts);
@@ -1263,6 +1897,16 @@ natsio_status natsio_token_status(const struct natsio_token *token);
  * if it produces no message.
  */
 natsio_status natsio_token_msg(const struct natsio_token *token, struct natsio_msg **msg_out);
+
+/**
+ * The acknowledgement a JetStream asynchronous publish produced, as a new
+ * `natsio_pub_ack` freed with `natsio_pub_ack_free`. Returns
+ * NATSIO_PENDING while the publish awaits its ack, the publish's error
+ * status if it failed, NATSIO_ERR_ILLEGAL_STATE for a token of another
+ * kind of operation.
+ */
+natsio_status natsio_token_pub_ack(const struct natsio_token *token,
+                                   struct natsio_pub_ack **ack_out);
 
 /**
  * Registers `cb` to run once when the operation completes (at once, on a

@@ -886,7 +886,7 @@ impl ClientInner {
         };
         match r? {
             Outcome::Msg(m) => Ok(m),
-            Outcome::Done => Err(Error::new(
+            Outcome::Done | Outcome::PubAck(_) => Err(Error::new(
                 ErrorKind::Protocol,
                 "request completed without a reply",
             )),

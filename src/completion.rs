@@ -12,6 +12,8 @@ use crate::message::Message;
 pub enum Outcome {
     Done,
     Msg(Message),
+    /// A JetStream publish's acknowledgement.
+    PubAck(std::sync::Arc<crate::jetstream::PubAck>),
 }
 
 type Hook = Box<dyn FnOnce() + Send>;
@@ -27,6 +29,14 @@ struct State {
 pub struct Completion {
     state: Mutex<State>,
     cv: Condvar,
+}
+
+impl std::fmt::Debug for Completion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Completion")
+            .field("result", &lock(&self.state).result)
+            .finish()
+    }
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -43,6 +43,26 @@ pub enum ErrorKind {
     NoReplySubject,
     SubscriptionClosed,
     SlowConsumer,
+    // JetStream.
+    JetStream,
+    JetStreamApi,
+    JetStreamNotEnabled,
+    NoStreamResponse,
+    StreamNotFound,
+    StreamNameInUse,
+    ConsumerNotFound,
+    MessageNotFound,
+    WrongLastSequence,
+    TooManyStalledMsgs,
+    AsyncPublishTimeout,
+    // Key-Value.
+    BucketNotFound,
+    BucketExists,
+    KeyNotFound,
+    KeyDeleted,
+    KeyExists,
+    InvalidBucketName,
+    InvalidKey,
 }
 
 /// An error with its kind and a human-readable detail (server text included).

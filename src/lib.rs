@@ -14,6 +14,8 @@ pub mod ffi;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod headers;
+pub mod jetstream;
+pub mod kv;
 pub mod message;
 pub mod options;
 mod pool;

@@ -54,6 +54,11 @@ impl Message {
         &self.frame[self.payload.range()]
     }
 
+    /// The payload as a shared slice of the frame (no copy).
+    pub(crate) fn payload_bytes(&self) -> Bytes {
+        self.frame.slice(self.payload.range())
+    }
+
     pub fn headers(&self) -> Option<&Headers> {
         self.headers.as_deref()
     }

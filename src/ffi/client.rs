@@ -74,6 +74,12 @@ pub type natsio_msg_cb = Option<
     unsafe extern "C" fn(user_data: *mut c_void, sub: *mut natsio_sub, msg: *const natsio_msg),
 >;
 
+impl natsio_client {
+    pub(crate) fn inner(&self) -> &Arc<crate::client::ClientInner> {
+        self.client.inner_for_ffi()
+    }
+}
+
 fn client<'a>(c: *const natsio_client) -> Result<&'a Client> {
     // SAFETY: the caller passes a live handle or NULL.
     unsafe { arg(c, "client").map(|c| &c.client) }

@@ -6,10 +6,13 @@
 
 pub mod client;
 pub mod headers;
+pub mod js;
+pub mod kv;
 pub mod msg;
 pub mod options;
 pub mod replies;
 pub mod status;
+pub mod stream;
 pub mod sub;
 pub mod token;
 

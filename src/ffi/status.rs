@@ -86,6 +86,46 @@ pub enum natsio_status {
     NATSIO_ERR_SUBSCRIPTION_CLOSED = 402,
     /// Pending limits were exceeded (SlowConsumerError).
     NATSIO_ERR_SLOW_CONSUMER = 403,
+
+    /// A JetStream operation failed (JetStreamError), e.g. an unexpected reply.
+    NATSIO_ERR_JETSTREAM = 500,
+    /// The JetStream API returned an error not covered below (APIError);
+    /// `natsio_last_error` gives its code, err_code and description.
+    NATSIO_ERR_JS_API = 501,
+    /// JetStream is not enabled for the account or server (JetStreamNotEnabled).
+    NATSIO_ERR_JS_NOT_ENABLED = 502,
+    /// No stream answered a JetStream publish (NoStreamResponseError).
+    NATSIO_ERR_NO_STREAM_RESPONSE = 503,
+    /// The stream does not exist (StreamNotFound, err_code 10059).
+    NATSIO_ERR_STREAM_NOT_FOUND = 504,
+    /// A stream with this name but another configuration exists (StreamNameInUse, 10058).
+    NATSIO_ERR_STREAM_NAME_IN_USE = 505,
+    /// The consumer does not exist (ConsumerNotFound, 10014).
+    NATSIO_ERR_CONSUMER_NOT_FOUND = 506,
+    /// The stream has no such message (MessageNotFound, 10037).
+    NATSIO_ERR_MESSAGE_NOT_FOUND = 507,
+    /// An expected-last-sequence check failed (WrongLastSequence, 10071).
+    NATSIO_ERR_WRONG_LAST_SEQUENCE = 508,
+    /// Too many asynchronous publishes are awaiting acks, for longer than the
+    /// stall wait (TooManyStalledMsgsError).
+    NATSIO_ERR_TOO_MANY_STALLED = 509,
+    /// An asynchronous publish got no ack in time (AsyncPublishTimeoutError).
+    NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT = 510,
+
+    /// The Key-Value bucket does not exist (BucketNotFoundError).
+    NATSIO_ERR_BUCKET_NOT_FOUND = 600,
+    /// A bucket with this name but another configuration exists (BucketExistsError).
+    NATSIO_ERR_BUCKET_EXISTS = 601,
+    /// The key has no value (KeyNotFoundError).
+    NATSIO_ERR_KEY_NOT_FOUND = 602,
+    /// The key's latest revision is a delete or purge marker (KeyDeletedError).
+    NATSIO_ERR_KEY_DELETED = 603,
+    /// `create` found a live value for the key (KeyExistsError).
+    NATSIO_ERR_KEY_EXISTS = 604,
+    /// A bucket name outside [A-Za-z0-9_-]+ (InvalidBucketName).
+    NATSIO_ERR_INVALID_BUCKET_NAME = 605,
+    /// A key outside [-/_=.A-Za-z0-9]+ or with empty tokens (InvalidKey).
+    NATSIO_ERR_INVALID_KEY = 606,
 }
 
 use natsio_status::*;
@@ -124,6 +164,24 @@ impl From<ErrorKind> for natsio_status {
             ErrorKind::NoReplySubject => NATSIO_ERR_NO_REPLY_SUBJECT,
             ErrorKind::SubscriptionClosed => NATSIO_ERR_SUBSCRIPTION_CLOSED,
             ErrorKind::SlowConsumer => NATSIO_ERR_SLOW_CONSUMER,
+            ErrorKind::JetStream => NATSIO_ERR_JETSTREAM,
+            ErrorKind::JetStreamApi => NATSIO_ERR_JS_API,
+            ErrorKind::JetStreamNotEnabled => NATSIO_ERR_JS_NOT_ENABLED,
+            ErrorKind::NoStreamResponse => NATSIO_ERR_NO_STREAM_RESPONSE,
+            ErrorKind::StreamNotFound => NATSIO_ERR_STREAM_NOT_FOUND,
+            ErrorKind::StreamNameInUse => NATSIO_ERR_STREAM_NAME_IN_USE,
+            ErrorKind::ConsumerNotFound => NATSIO_ERR_CONSUMER_NOT_FOUND,
+            ErrorKind::MessageNotFound => NATSIO_ERR_MESSAGE_NOT_FOUND,
+            ErrorKind::WrongLastSequence => NATSIO_ERR_WRONG_LAST_SEQUENCE,
+            ErrorKind::TooManyStalledMsgs => NATSIO_ERR_TOO_MANY_STALLED,
+            ErrorKind::AsyncPublishTimeout => NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT,
+            ErrorKind::BucketNotFound => NATSIO_ERR_BUCKET_NOT_FOUND,
+            ErrorKind::BucketExists => NATSIO_ERR_BUCKET_EXISTS,
+            ErrorKind::KeyNotFound => NATSIO_ERR_KEY_NOT_FOUND,
+            ErrorKind::KeyDeleted => NATSIO_ERR_KEY_DELETED,
+            ErrorKind::KeyExists => NATSIO_ERR_KEY_EXISTS,
+            ErrorKind::InvalidBucketName => NATSIO_ERR_INVALID_BUCKET_NAME,
+            ErrorKind::InvalidKey => NATSIO_ERR_INVALID_KEY,
         }
     }
 }
@@ -185,6 +243,33 @@ fn describe(code: i32) -> &'static str {
         ),
         (NATSIO_ERR_SUBSCRIPTION_CLOSED, "subscription closed\0"),
         (NATSIO_ERR_SLOW_CONSUMER, "slow consumer\0"),
+        (NATSIO_ERR_JETSTREAM, "JetStream error\0"),
+        (NATSIO_ERR_JS_API, "JetStream API error\0"),
+        (NATSIO_ERR_JS_NOT_ENABLED, "JetStream not enabled\0"),
+        (NATSIO_ERR_NO_STREAM_RESPONSE, "no response from stream\0"),
+        (NATSIO_ERR_STREAM_NOT_FOUND, "stream not found\0"),
+        (
+            NATSIO_ERR_STREAM_NAME_IN_USE,
+            "stream name already in use\0",
+        ),
+        (NATSIO_ERR_CONSUMER_NOT_FOUND, "consumer not found\0"),
+        (NATSIO_ERR_MESSAGE_NOT_FOUND, "message not found\0"),
+        (NATSIO_ERR_WRONG_LAST_SEQUENCE, "wrong last sequence\0"),
+        (
+            NATSIO_ERR_TOO_MANY_STALLED,
+            "too many stalled async publishes\0",
+        ),
+        (
+            NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT,
+            "async publish timed out\0",
+        ),
+        (NATSIO_ERR_BUCKET_NOT_FOUND, "bucket not found\0"),
+        (NATSIO_ERR_BUCKET_EXISTS, "bucket exists\0"),
+        (NATSIO_ERR_KEY_NOT_FOUND, "key not found\0"),
+        (NATSIO_ERR_KEY_DELETED, "key deleted\0"),
+        (NATSIO_ERR_KEY_EXISTS, "key exists\0"),
+        (NATSIO_ERR_INVALID_BUCKET_NAME, "invalid bucket name\0"),
+        (NATSIO_ERR_INVALID_KEY, "invalid key\0"),
     ];
     TABLE
         .iter()

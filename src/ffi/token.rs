@@ -138,9 +138,46 @@ pub unsafe extern "C" fn natsio_token_msg(
                 write_box(out, natsio_msg::new(m, t.client.clone()));
                 Ok(())
             }
-            Some(Ok(Outcome::Done)) => Err(Error::new(
+            Some(Ok(Outcome::Done | Outcome::PubAck(_))) => Err(Error::new(
                 ErrorKind::IllegalState,
                 "this operation produces no message",
+            )),
+        }
+    });
+    if pending {
+        natsio_status::NATSIO_PENDING
+    } else {
+        s
+    }
+}
+
+/// The acknowledgement a JetStream asynchronous publish produced, as a new
+/// `natsio_pub_ack` freed with `natsio_pub_ack_free`. Returns
+/// NATSIO_PENDING while the publish awaits its ack, the publish's error
+/// status if it failed, NATSIO_ERR_ILLEGAL_STATE for a token of another
+/// kind of operation.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_token_pub_ack(
+    token: *const natsio_token,
+    ack_out: *mut *mut super::js::natsio_pub_ack,
+) -> natsio_status {
+    let mut pending = false;
+    let s = guard(|| {
+        let t = arg(token, "token")?;
+        let out = out_arg(ack_out, "ack_out")?;
+        match t.completion.result() {
+            None => {
+                pending = true;
+                Ok(())
+            }
+            Some(Err(e)) => Err(e),
+            Some(Ok(Outcome::PubAck(a))) => {
+                write_box(out, super::js::natsio_pub_ack::new(a));
+                Ok(())
+            }
+            Some(Ok(_)) => Err(Error::new(
+                ErrorKind::IllegalState,
+                "this operation produces no publish ack",
             )),
         }
     });

@@ -1,0 +1,356 @@
+//! `natsio_js`: a JetStream context, publishing with acks, and
+//! `natsio_pub_ack`.
+
+use std::ffi::{c_char, c_void, CString};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use super::client::natsio_client;
+use super::status::natsio_status;
+use super::token::natsio_token;
+use super::{
+    arg, bytes_arg, guard, guard_value, guard_void, ms_timeout, opt_arg_headers, opt_str_arg,
+    out_arg, str_arg, write_box, write_string,
+};
+use crate::client::ClientInner;
+use crate::error::{Error, ErrorKind, Result};
+use crate::jetstream::{JetStream, JetStreamOptions, PubAck, PublishOptions, Ttl};
+
+/// A JetStream context. Created with `natsio_client_jetstream`, freed with
+/// `natsio_js_free`. It does not keep its client open: after the client is
+/// closed or freed every call fails with NATSIO_ERR_CONNECTION_CLOSED.
+/// Every function is thread-safe.
+pub struct natsio_js {
+    pub(crate) js: JetStream,
+}
+
+impl natsio_js {
+    pub(crate) fn client_weak(&self) -> Weak<ClientInner> {
+        Arc::downgrade(&self.js.shared.client)
+    }
+}
+
+/// Options of `natsio_client_jetstream`. Zero-initialise it
+/// (`natsio_js_options o = {0};`): every zero or NULL field means the
+/// default.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct natsio_js_options {
+    /// JetStream domain (API prefix `$JS.<domain>.API`); NULL: none.
+    pub domain: *const c_char,
+    /// Custom API prefix, overriding `domain`; NULL: `$JS.API`.
+    pub api_prefix: *const c_char,
+    /// API request and synchronous publish timeout; 0: 5000 ms.
+    pub timeout_ms: i64,
+    /// Asynchronous publishes awaiting acks before `natsio_js_publish_async`
+    /// stalls; 0: 4000.
+    pub publish_async_max_pending: i64,
+    /// How long a stalled asynchronous publish waits for room before it
+    /// fails with NATSIO_ERR_TOO_MANY_STALLED; 0: 200 ms.
+    pub publish_async_stall_wait_ms: i64,
+    /// How long an asynchronous publish waits for its ack; 0: `timeout_ms`.
+    pub publish_async_timeout_ms: i64,
+}
+
+/// `natsio_js_publish_options.ttl_s` value: the message never expires,
+/// even if the stream has a max age.
+pub const NATSIO_TTL_NEVER: i64 = -1;
+
+/// Options of one JetStream publish. Zero-initialise it: every zero or NULL
+/// field means "not set". Pointers are borrowed for the call only.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct natsio_js_publish_options {
+    /// Headers sent with the message; NULL: none.
+    pub headers: *const crate::headers::Headers,
+    /// `Nats-Msg-Id`: the stream drops a second message with this id within
+    /// its duplicate window (the ack then says duplicate).
+    pub msg_id: *const c_char,
+    /// The publish fails unless it lands in this stream.
+    pub expected_stream: *const c_char,
+    /// If not NULL: fail with NATSIO_ERR_WRONG_LAST_SEQUENCE unless the
+    /// stream's last sequence is `*expected_last_seq` (0: empty stream).
+    pub expected_last_seq: *const u64,
+    /// If not NULL: likewise for the last sequence of this subject (or of
+    /// `expected_last_subject_seq_subject`); 0: no message on it yet.
+    pub expected_last_subject_seq: *const u64,
+    /// The subject (wildcards allowed) `expected_last_subject_seq` checks.
+    pub expected_last_subject_seq_subject: *const c_char,
+    /// The publish fails unless the stream's last message has this id.
+    pub expected_last_msg_id: *const c_char,
+    /// Per-message TTL in whole seconds (the stream needs allow_msg_ttl);
+    /// 0: none; NATSIO_TTL_NEVER: never expires.
+    pub ttl_s: i64,
+    /// How long to wait for the ack; 0: the context's timeout (for
+    /// asynchronous publishes its async publish timeout).
+    pub timeout_ms: i64,
+}
+
+fn positive_ms(v: i64, what: &str) -> Result<Option<Duration>> {
+    match v {
+        0 => Ok(None),
+        v if v > 0 => Ok(Some(Duration::from_millis(v as u64))),
+        _ => Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!("{what} must not be negative"),
+        )),
+    }
+}
+
+unsafe fn js_options(o: *const natsio_js_options) -> Result<JetStreamOptions> {
+    let mut opts = JetStreamOptions::default();
+    let Some(o) = o.as_ref() else {
+        return Ok(opts);
+    };
+    opts.domain = opt_str_arg(o.domain, "domain")?.map(str::to_string);
+    opts.api_prefix = opt_str_arg(o.api_prefix, "api_prefix")?.map(str::to_string);
+    if let Some(t) = positive_ms(o.timeout_ms, "timeout_ms")? {
+        opts.timeout = t;
+    }
+    match o.publish_async_max_pending {
+        0 => {}
+        n if n > 0 => opts.publish_async_max_pending = n as usize,
+        _ => {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "publish_async_max_pending must not be negative",
+            ))
+        }
+    }
+    if let Some(t) = positive_ms(o.publish_async_stall_wait_ms, "publish_async_stall_wait_ms")? {
+        opts.publish_async_stall_wait = t;
+    }
+    opts.publish_async_timeout =
+        positive_ms(o.publish_async_timeout_ms, "publish_async_timeout_ms")?;
+    Ok(opts)
+}
+
+pub(crate) unsafe fn publish_options(
+    o: *const natsio_js_publish_options,
+) -> Result<PublishOptions> {
+    let Some(o) = o.as_ref() else {
+        return Ok(PublishOptions::default());
+    };
+    let owned = |p: *const c_char, what: &str| -> Result<Option<String>> {
+        Ok(opt_str_arg(p, what)?.map(str::to_string))
+    };
+    Ok(PublishOptions {
+        headers: opt_arg_headers(o.headers).cloned(),
+        msg_id: owned(o.msg_id, "msg_id")?,
+        expected_stream: owned(o.expected_stream, "expected_stream")?,
+        expected_last_seq: o.expected_last_seq.as_ref().copied(),
+        expected_last_subject_seq: o.expected_last_subject_seq.as_ref().copied(),
+        expected_last_subject_seq_subject: owned(
+            o.expected_last_subject_seq_subject,
+            "expected_last_subject_seq_subject",
+        )?,
+        expected_last_msg_id: owned(o.expected_last_msg_id, "expected_last_msg_id")?,
+        ttl: match o.ttl_s {
+            0 => None,
+            NATSIO_TTL_NEVER => Some(Ttl::Never),
+            s if s > 0 => Some(Ttl::Seconds(s as u64)),
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "ttl_s must be positive, 0 or NATSIO_TTL_NEVER",
+                ))
+            }
+        },
+        timeout: positive_ms(o.timeout_ms, "timeout_ms")?,
+    })
+}
+
+pub(crate) fn js<'a>(p: *const natsio_js) -> Result<&'a JetStream> {
+    // SAFETY: the caller passes a live handle or NULL.
+    unsafe { arg(p, "js").map(|j| &j.js) }
+}
+
+/// Creates a JetStream context over `client` with `opts` (NULL: defaults).
+/// Sends nothing to the server. Free it with `natsio_js_free`.
+/// Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+/// NATSIO_ERR_INVALID_ARGUMENT (negative field), NATSIO_ERR_CONFIG (bad
+/// domain or prefix).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_client_jetstream(
+    client: *const natsio_client,
+    opts: *const natsio_js_options,
+    js_out: *mut *mut natsio_js,
+) -> natsio_status {
+    guard(|| {
+        let c = arg(client, "client")?;
+        let out = out_arg(js_out, "js_out")?;
+        let opts = js_options(opts)?;
+        let js = JetStream::from_inner(Arc::clone(c.inner()), opts)?;
+        write_box(out, natsio_js { js });
+        Ok(())
+    })
+}
+
+/// Frees a JetStream context. Accepts NULL. Pending asynchronous publishes
+/// go on; their tokens stay valid.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_free(js: *mut natsio_js) {
+    guard_void(|| {
+        if !js.is_null() {
+            drop(Box::from_raw(js));
+        }
+    })
+}
+
+/// The account's JetStream usage and limits (`$JS.API.INFO`) as JSON,
+/// returned through `json_out` (free with `natsio_string_free`). Blocks up
+/// to the context's timeout. Errors: NATSIO_ERR_JS_NOT_ENABLED,
+/// NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_JS_API.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_account_info(
+    js: *const natsio_js,
+    json_out: *mut *mut c_char,
+) -> natsio_status {
+    guard(|| {
+        let j = self::js(js)?;
+        let out = out_arg(json_out, "json_out")?;
+        let info = j.account_info()?;
+        write_string(out, &info.to_string())
+    })
+}
+
+/// Publishes `len` bytes of `data` to `subject` and waits for the stream's
+/// acknowledgement. `opts` may be NULL. `ack_out` may be NULL when the ack
+/// is not needed; otherwise it receives a `natsio_pub_ack` to free with
+/// `natsio_pub_ack_free`. "No responders" is retried twice 250 ms apart.
+/// Blocks the calling thread (not allowed on a library runtime thread).
+/// Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+/// NATSIO_ERR_BAD_SUBJECT, NATSIO_ERR_BAD_HEADERS, NATSIO_ERR_MAX_PAYLOAD,
+/// NATSIO_ERR_INVALID_ARGUMENT, NATSIO_ERR_NO_STREAM_RESPONSE (no stream
+/// holds the subject), NATSIO_ERR_WRONG_LAST_SEQUENCE, NATSIO_ERR_JS_API
+/// (other rejections, e.g. a wrong expected stream), NATSIO_ERR_TIMEOUT,
+/// NATSIO_ERR_CONNECTION_CLOSED.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_publish(
+    js: *const natsio_js,
+    subject: *const c_char,
+    data: *const c_void,
+    len: usize,
+    opts: *const natsio_js_publish_options,
+    ack_out: *mut *mut natsio_pub_ack,
+) -> natsio_status {
+    guard(|| {
+        let j = self::js(js)?;
+        let subject = str_arg(subject, "subject")?;
+        let data = bytes_arg(data, len, "data")?;
+        let opts = publish_options(opts)?;
+        let ack = j.publish(subject, data, &opts)?;
+        if !ack_out.is_null() {
+            write_box(ack_out, natsio_pub_ack::new(Arc::new(ack)));
+        }
+        Ok(())
+    })
+}
+
+/// Publishes without waiting for the ack: `token_out` receives a token that
+/// completes with the ack (`natsio_token_pub_ack`) or the publish's error
+/// (NATSIO_ERR_NO_STREAM_RESPONSE, NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT,
+/// NATSIO_ERR_WRONG_LAST_SEQUENCE, NATSIO_ERR_JS_API, ...). Free the token
+/// with `natsio_token_free` (the publish still counts until its ack comes).
+/// When `publish_async_max_pending` publishes await acks, this call waits
+/// up to the stall wait for one to complete, then fails with
+/// NATSIO_ERR_TOO_MANY_STALLED (sending nothing). Argument errors as for
+/// `natsio_js_publish`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_publish_async(
+    js: *const natsio_js,
+    subject: *const c_char,
+    data: *const c_void,
+    len: usize,
+    opts: *const natsio_js_publish_options,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = arg(js, "js")?;
+        let out = out_arg(token_out, "token_out")?;
+        let subject = str_arg(subject, "subject")?;
+        let data = bytes_arg(data, len, "data")?;
+        let opts = publish_options(opts)?;
+        let c = h.js.publish_async(subject, data, &opts)?;
+        write_box(out, natsio_token::new(c, h.client_weak()));
+        Ok(())
+    })
+}
+
+/// Waits up to `timeout_ms` (negative: forever) until every asynchronous
+/// publish of this context has completed (acked or failed).
+/// Errors: NATSIO_ERR_TIMEOUT (some still pending), NATSIO_ERR_ILLEGAL_STATE
+/// on a library runtime thread.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_publish_async_complete(
+    js: *const natsio_js,
+    timeout_ms: i64,
+) -> natsio_status {
+    guard(|| self::js(js)?.publish_async_complete(ms_timeout(timeout_ms)))
+}
+
+/// How many asynchronous publishes of this context await their ack
+/// (0 for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_publish_async_pending(js: *const natsio_js) -> usize {
+    guard_value(0, || Ok(self::js(js)?.publish_async_pending()))
+}
+
+/// A stream's acknowledgement of a publish. Owned by the caller, freed with
+/// `natsio_pub_ack_free`; read-only and safe to share between threads.
+pub struct natsio_pub_ack {
+    ack: Arc<PubAck>,
+    stream: CString,
+    domain: Option<CString>,
+}
+
+impl natsio_pub_ack {
+    pub(crate) fn new(ack: Arc<PubAck>) -> Self {
+        let c = |s: &str| CString::new(s).unwrap_or_default();
+        natsio_pub_ack {
+            stream: c(&ack.stream),
+            domain: ack.domain.as_deref().map(c),
+            ack,
+        }
+    }
+}
+
+/// The stream that stored the message (borrowed from the ack; NULL for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_pub_ack_stream(ack: *const natsio_pub_ack) -> *const c_char {
+    guard_value(std::ptr::null(), || Ok(arg(ack, "ack")?.stream.as_ptr()))
+}
+
+/// The message's sequence number in the stream (0 for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_pub_ack_seq(ack: *const natsio_pub_ack) -> u64 {
+    guard_value(0, || Ok(arg(ack, "ack")?.ack.seq))
+}
+
+/// True if the stream had already stored a message with this `msg_id`
+/// (nothing new was stored; `seq` is the original's).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_pub_ack_duplicate(ack: *const natsio_pub_ack) -> bool {
+    guard_value(false, || Ok(arg(ack, "ack")?.ack.duplicate))
+}
+
+/// The JetStream domain of the stream, or NULL when none.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_pub_ack_domain(ack: *const natsio_pub_ack) -> *const c_char {
+    guard_value(std::ptr::null(), || {
+        Ok(arg(ack, "ack")?
+            .domain
+            .as_ref()
+            .map_or(std::ptr::null(), |d| d.as_ptr()))
+    })
+}
+
+/// Frees an ack. Accepts NULL.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_pub_ack_free(ack: *mut natsio_pub_ack) {
+    guard_void(|| {
+        if !ack.is_null() {
+            drop(Box::from_raw(ack));
+        }
+    })
+}

@@ -1,0 +1,375 @@
+//! `natsio_kv`: a Key-Value bucket, and `natsio_kv_entry`.
+
+use std::ffi::{c_char, c_void, CString};
+
+use super::js::{js, natsio_js};
+use super::status::natsio_status;
+use super::{
+    arg, bytes_arg, guard, guard_value, guard_void, out_arg, str_arg, write_box, write_string,
+};
+use crate::error::Result;
+use crate::kv::{Entry, KeyValue, Operation};
+
+/// A bound Key-Value bucket. Created by `natsio_js_kv_create`,
+/// `natsio_js_kv_bind` and friends, freed with `natsio_kv_free`. Like its
+/// context it does not keep the client open. Every function is thread-safe.
+pub struct natsio_kv {
+    kv: KeyValue,
+    bucket: CString,
+}
+
+/// What a revision of a key records.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum natsio_kv_operation {
+    NATSIO_KV_PUT = 0,
+    /// A delete marker (`natsio_kv_delete`).
+    NATSIO_KV_DEL = 1,
+    /// A purge marker (`natsio_kv_purge`, or written by the server on expiry).
+    NATSIO_KV_PURGE = 2,
+}
+
+/// One revision of a key. Owned by the caller, freed with
+/// `natsio_kv_entry_free`; read-only, safe to share between threads.
+pub struct natsio_kv_entry {
+    entry: Entry,
+    bucket: CString,
+    key: CString,
+}
+
+fn kv<'a>(p: *const natsio_kv) -> Result<&'a KeyValue> {
+    // SAFETY: the caller passes a live handle or NULL.
+    unsafe { arg(p, "kv").map(|k| &k.kv) }
+}
+
+unsafe fn bind_with(
+    js: *const natsio_js,
+    kv_out: *mut *mut natsio_kv,
+    f: impl FnOnce(&crate::jetstream::JetStream) -> Result<KeyValue>,
+) -> natsio_status {
+    guard(|| {
+        let j = self::js(js)?;
+        let out = out_arg(kv_out, "kv_out")?;
+        let kv = f(j)?;
+        let bucket = CString::new(kv.bucket()).unwrap_or_default();
+        write_box(out, natsio_kv { kv, bucket });
+        Ok(())
+    })
+}
+
+/// Creates a bucket from `config_json`, a KeyValueConfig object: "bucket"
+/// (required, [A-Za-z0-9_-]+), "description", "history" (1..64, default 1),
+/// "ttl" (duration: nanoseconds or "90s"; 0 or at least 100ms),
+/// "max_value_size", "max_bytes", "storage" ("file"|"memory"), "replicas",
+/// "compression" (bool), "placement", "republish", "allow_msg_ttl",
+/// "limit_marker_ttl", "metadata". Binds it through `kv_out` (free with
+/// `natsio_kv_free`). An identical existing bucket is simply bound.
+/// Blocks up to the context's timeout. Errors: NATSIO_ERR_NULL_ARGUMENT,
+/// NATSIO_ERR_CONFIG (the detail names the field),
+/// NATSIO_ERR_INVALID_BUCKET_NAME, NATSIO_ERR_BUCKET_EXISTS (exists with
+/// another configuration), NATSIO_ERR_JS_NOT_ENABLED, NATSIO_ERR_JS_API,
+/// NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_kv_create(
+    js: *const natsio_js,
+    config_json: *const c_char,
+    kv_out: *mut *mut natsio_kv,
+) -> natsio_status {
+    bind_with(js, kv_out, |j| {
+        j.create_key_value(str_arg(config_json, "config_json")?)
+    })
+}
+
+/// Changes an existing bucket's configuration (NATSIO_ERR_BUCKET_NOT_FOUND
+/// if there is none). Otherwise as `natsio_js_kv_create`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_kv_update(
+    js: *const natsio_js,
+    config_json: *const c_char,
+    kv_out: *mut *mut natsio_kv,
+) -> natsio_status {
+    bind_with(js, kv_out, |j| {
+        j.update_key_value(str_arg(config_json, "config_json")?)
+    })
+}
+
+/// Updates the bucket, or creates it when it does not exist. Otherwise as
+/// `natsio_js_kv_create`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_kv_create_or_update(
+    js: *const natsio_js,
+    config_json: *const c_char,
+    kv_out: *mut *mut natsio_kv,
+) -> natsio_status {
+    bind_with(js, kv_out, |j| {
+        j.create_or_update_key_value(str_arg(config_json, "config_json")?)
+    })
+}
+
+/// Binds the existing bucket `bucket` through `kv_out`.
+/// Errors: NATSIO_ERR_BUCKET_NOT_FOUND, NATSIO_ERR_INVALID_BUCKET_NAME, and
+/// the request errors of `natsio_js_kv_create`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_kv_bind(
+    js: *const natsio_js,
+    bucket: *const c_char,
+    kv_out: *mut *mut natsio_kv,
+) -> natsio_status {
+    bind_with(js, kv_out, |j| j.key_value(str_arg(bucket, "bucket")?))
+}
+
+/// Deletes bucket `bucket` with all its keys and history.
+/// Errors: NATSIO_ERR_BUCKET_NOT_FOUND, as for `natsio_js_kv_bind`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_kv_delete(
+    js: *const natsio_js,
+    bucket: *const c_char,
+) -> natsio_status {
+    guard(|| self::js(js)?.delete_key_value(str_arg(bucket, "bucket")?))
+}
+
+/// The bucket's name (borrowed from the handle; NULL for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_bucket(kv: *const natsio_kv) -> *const c_char {
+    guard_value(std::ptr::null(), || Ok(arg(kv, "kv")?.bucket.as_ptr()))
+}
+
+unsafe fn write_revision(revision_out: *mut u64, rev: u64) {
+    if !revision_out.is_null() {
+        *revision_out = rev;
+    }
+}
+
+/// Stores `len` bytes of `value` under `key`; `revision_out` (may be NULL)
+/// receives the new revision. Blocks until the bucket's stream acks.
+/// Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+/// NATSIO_ERR_INVALID_KEY, NATSIO_ERR_MAX_PAYLOAD, NATSIO_ERR_JS_API (e.g.
+/// larger than max_value_size), NATSIO_ERR_TIMEOUT,
+/// NATSIO_ERR_CONNECTION_CLOSED.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_put(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    value: *const c_void,
+    len: usize,
+    revision_out: *mut u64,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        let rev = k.put(str_arg(key, "key")?, bytes_arg(value, len, "value")?)?;
+        write_revision(revision_out, rev);
+        Ok(())
+    })
+}
+
+/// Stores `value` only if `key` has no live value: fails with
+/// NATSIO_ERR_KEY_EXISTS otherwise. A deleted or purged key can be created
+/// again. Otherwise as `natsio_kv_put`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_create(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    value: *const c_void,
+    len: usize,
+    revision_out: *mut u64,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        let rev = k.create(str_arg(key, "key")?, bytes_arg(value, len, "value")?)?;
+        write_revision(revision_out, rev);
+        Ok(())
+    })
+}
+
+/// Stores `value` only if `key`'s latest revision is `last` (compare and
+/// set): fails with NATSIO_ERR_WRONG_LAST_SEQUENCE otherwise. Otherwise as
+/// `natsio_kv_put`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_update(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    value: *const c_void,
+    len: usize,
+    last: u64,
+    revision_out: *mut u64,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        let rev = k.update(str_arg(key, "key")?, bytes_arg(value, len, "value")?, last)?;
+        write_revision(revision_out, rev);
+        Ok(())
+    })
+}
+
+unsafe fn write_entry(out: *mut *mut natsio_kv_entry, entry: Entry) {
+    let c = |s: &str| CString::new(s).unwrap_or_default();
+    let bucket = c(&entry.bucket);
+    let key = c(&entry.key);
+    write_box(out, natsio_kv_entry { entry, bucket, key });
+}
+
+/// The latest value of `key`, through `entry_out` (free with
+/// `natsio_kv_entry_free`). Errors: NATSIO_ERR_KEY_NOT_FOUND,
+/// NATSIO_ERR_KEY_DELETED (its latest revision is a delete or purge
+/// marker), NATSIO_ERR_INVALID_KEY, and the request errors of
+/// `natsio_kv_put`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_get(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    entry_out: *mut *mut natsio_kv_entry,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        let key = str_arg(key, "key")?;
+        let out = out_arg(entry_out, "entry_out")?;
+        write_entry(out, k.get(key, None)?);
+        Ok(())
+    })
+}
+
+/// Revision `revision` of `key` (NATSIO_ERR_KEY_NOT_FOUND if that revision
+/// belongs to another key or is gone). Otherwise as `natsio_kv_get`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_get_revision(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    revision: u64,
+    entry_out: *mut *mut natsio_kv_entry,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        let key = str_arg(key, "key")?;
+        let out = out_arg(entry_out, "entry_out")?;
+        write_entry(out, k.get(key, Some(revision))?);
+        Ok(())
+    })
+}
+
+/// Deletes `key` by writing a delete marker (history is kept). With
+/// `last` not NULL, only if the key's latest revision is `*last`
+/// (NATSIO_ERR_WRONG_LAST_SEQUENCE otherwise). Errors as `natsio_kv_put`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_delete(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    last: *const u64,
+) -> natsio_status {
+    guard(|| self::kv(kv)?.delete(str_arg(key, "key")?, last.as_ref().copied()))
+}
+
+/// Purges `key`: a purge marker replaces all its earlier revisions. `last`
+/// as for `natsio_kv_delete`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_purge(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    last: *const u64,
+) -> natsio_status {
+    guard(|| self::kv(kv)?.purge(str_arg(key, "key")?, last.as_ref().copied()))
+}
+
+/// The bucket's status: its backing stream's StreamInfo JSON (config with
+/// history as max_msgs_per_subject, ttl as max_age; state with values as
+/// messages and bytes), through `json_out` (free with `natsio_string_free`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_status(
+    kv: *const natsio_kv,
+    json_out: *mut *mut c_char,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        let out = out_arg(json_out, "json_out")?;
+        write_string(out, &k.status()?.to_string())
+    })
+}
+
+/// Frees a bucket handle (the bucket itself stays). Accepts NULL.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_free(kv: *mut natsio_kv) {
+    guard_void(|| {
+        if !kv.is_null() {
+            drop(Box::from_raw(kv));
+        }
+    })
+}
+
+fn entry<'a>(e: *const natsio_kv_entry) -> Result<&'a natsio_kv_entry> {
+    // SAFETY: the caller passes a live handle or NULL.
+    unsafe { arg(e, "entry") }
+}
+
+/// The entry's bucket name (borrowed; NULL for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_entry_bucket(e: *const natsio_kv_entry) -> *const c_char {
+    guard_value(std::ptr::null(), || Ok(entry(e)?.bucket.as_ptr()))
+}
+
+/// The entry's key (borrowed; NULL for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_entry_key(e: *const natsio_kv_entry) -> *const c_char {
+    guard_value(std::ptr::null(), || Ok(entry(e)?.key.as_ptr()))
+}
+
+/// The value (borrowed from the entry). A NUL byte follows it, so text
+/// values can be used as C strings; values may contain NUL bytes, so use
+/// `natsio_kv_entry_value_len` for the length.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_entry_value(e: *const natsio_kv_entry) -> *const c_char {
+    guard_value(std::ptr::null(), || {
+        let v = &entry(e)?.entry.value;
+        Ok(if v.is_empty() {
+            c"".as_ptr()
+        } else {
+            v.as_ptr().cast()
+        })
+    })
+}
+
+/// The value's length in bytes (0 for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_entry_value_len(e: *const natsio_kv_entry) -> usize {
+    guard_value(0, || Ok(entry(e)?.entry.value.len()))
+}
+
+/// The entry's revision (its stream sequence; 0 for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_entry_revision(e: *const natsio_kv_entry) -> u64 {
+    guard_value(0, || Ok(entry(e)?.entry.revision))
+}
+
+/// What the revision records (NATSIO_KV_PUT for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_entry_operation(
+    e: *const natsio_kv_entry,
+) -> natsio_kv_operation {
+    guard_value(natsio_kv_operation::NATSIO_KV_PUT, || {
+        Ok(match entry(e)?.entry.operation {
+            Operation::Put => natsio_kv_operation::NATSIO_KV_PUT,
+            Operation::Delete => natsio_kv_operation::NATSIO_KV_DEL,
+            Operation::Purge => natsio_kv_operation::NATSIO_KV_PURGE,
+        })
+    })
+}
+
+/// When the revision was stored, in nanoseconds since the Unix epoch.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_entry_created_ns(e: *const natsio_kv_entry) -> i64 {
+    guard_value(0, || Ok(entry(e)?.entry.created_ns))
+}
+
+/// How many newer revisions of the key exist (0 for a `get`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_entry_delta(e: *const natsio_kv_entry) -> u64 {
+    guard_value(0, || Ok(entry(e)?.entry.delta))
+}
+
+/// Frees an entry. Accepts NULL.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_entry_free(e: *mut natsio_kv_entry) {
+    guard_void(|| {
+        if !e.is_null() {
+            drop(Box::from_raw(e));
+        }
+    })
+}

@@ -1,0 +1,248 @@
+//! JetStream (ADR-37): the JSON API on `$JS.API.>`, stream management and
+//! publishing with acks, built on the core client's request path.
+//!
+//! A `JetStream` context does not keep its client open: once the client is
+//! closed every operation fails with `ConnectionClosed`.
+
+pub mod config;
+pub mod duration;
+mod publish;
+mod stream;
+pub(crate) mod time;
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::client::{Client, ClientInner};
+use crate::error::{Error, ErrorKind, Result};
+use crate::headers::Headers;
+use crate::message::Message;
+
+pub use publish::{PubAck, PublishOptions, Ttl};
+pub use stream::{MsgSelector, StoredMsg};
+
+/// Options of a JetStream context (the reference client's `jetstream()`).
+#[derive(Debug, Clone)]
+pub struct JetStreamOptions {
+    /// JetStream domain: the API prefix becomes `$JS.<domain>.API`.
+    pub domain: Option<String>,
+    /// A custom API prefix (overrides `domain`).
+    pub api_prefix: Option<String>,
+    /// Timeout of API requests and synchronous publishes.
+    pub timeout: Duration,
+    /// Asynchronous publishes awaiting an ack before `publish_async` stalls.
+    pub publish_async_max_pending: usize,
+    /// How long a stalled `publish_async` waits for room before it fails.
+    pub publish_async_stall_wait: Duration,
+    /// How long an asynchronous publish waits for its ack (default: `timeout`).
+    pub publish_async_timeout: Option<Duration>,
+}
+
+impl Default for JetStreamOptions {
+    fn default() -> Self {
+        JetStreamOptions {
+            domain: None,
+            api_prefix: None,
+            timeout: Duration::from_secs(5),
+            publish_async_max_pending: 4000,
+            publish_async_stall_wait: Duration::from_millis(200),
+            publish_async_timeout: None,
+        }
+    }
+}
+
+/// Asynchronous publishes in flight, and who waits for them to go down.
+#[derive(Default)]
+struct Window {
+    pending: usize,
+    waiters: usize,
+}
+
+pub(crate) struct Shared {
+    pub(crate) client: Arc<ClientInner>,
+    prefix: String,
+    opts: JetStreamOptions,
+    window: Mutex<Window>,
+    window_cv: Condvar,
+}
+
+/// A JetStream context. Cheap to clone; thread-safe.
+#[derive(Clone)]
+pub struct JetStream {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for JetStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JetStream")
+            .field("api_prefix", &self.shared.prefix)
+            .finish()
+    }
+}
+
+fn api_prefix(opts: &JetStreamOptions) -> Result<String> {
+    if let Some(p) = &opts.api_prefix {
+        let p = p.trim_end_matches('.');
+        crate::subject::validate_publish(p).map_err(|_| {
+            Error::new(
+                ErrorKind::Config,
+                format!("invalid JetStream api_prefix {p:?}"),
+            )
+        })?;
+        return Ok(p.to_string());
+    }
+    match &opts.domain {
+        Some(d) if !d.is_empty() => {
+            if d.contains(|c: char| c == '.' || c == '*' || c == '>' || c.is_whitespace()) {
+                return Err(Error::new(
+                    ErrorKind::Config,
+                    format!("invalid JetStream domain {d:?}"),
+                ));
+            }
+            Ok(format!("$JS.{d}.API"))
+        }
+        _ => Ok("$JS.API".to_string()),
+    }
+}
+
+/// The error of a JetStream API `{"error":{...}}` object, typed by err_code.
+pub(crate) fn api_error(err: &Value) -> Error {
+    let code = err.get("code").and_then(Value::as_u64).unwrap_or(0);
+    let err_code = err.get("err_code").and_then(Value::as_u64).unwrap_or(0);
+    let description = err
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown error");
+    let kind = match err_code {
+        10059 => ErrorKind::StreamNotFound,
+        10058 => ErrorKind::StreamNameInUse,
+        10014 => ErrorKind::ConsumerNotFound,
+        10037 => ErrorKind::MessageNotFound,
+        10071 => ErrorKind::WrongLastSequence,
+        10076 | 10039 => ErrorKind::JetStreamNotEnabled,
+        _ if code == 503 => ErrorKind::JetStreamNotEnabled,
+        _ => ErrorKind::JetStreamApi,
+    };
+    Error::new(
+        kind,
+        format!("{description} (code {code}, err_code {err_code})"),
+    )
+}
+
+/// Parses an API response: its JSON object, or the error it carries.
+pub(crate) fn parse_response(payload: &[u8]) -> Result<Value> {
+    let v: Value = serde_json::from_slice(payload).map_err(|e| {
+        Error::new(
+            ErrorKind::JetStream,
+            format!("invalid JetStream API response: {e}"),
+        )
+    })?;
+    if !v.is_object() {
+        return Err(Error::new(
+            ErrorKind::JetStream,
+            "invalid JetStream API response: not an object",
+        ));
+    }
+    if let Some(err) = v.get("error") {
+        return Err(api_error(err));
+    }
+    Ok(v)
+}
+
+impl JetStream {
+    /// A JetStream context over `client`.
+    pub fn new(client: &Client, opts: JetStreamOptions) -> Result<JetStream> {
+        Self::from_inner(Arc::clone(client.inner_for_ffi()), opts)
+    }
+
+    pub(crate) fn from_inner(
+        client: Arc<ClientInner>,
+        opts: JetStreamOptions,
+    ) -> Result<JetStream> {
+        if opts.publish_async_max_pending == 0 {
+            return Err(Error::new(
+                ErrorKind::Config,
+                "publish_async_max_pending must be at least 1",
+            ));
+        }
+        if opts.timeout.is_zero() {
+            return Err(Error::new(ErrorKind::Config, "timeout must be positive"));
+        }
+        let prefix = api_prefix(&opts)?;
+        Ok(JetStream {
+            shared: Arc::new(Shared {
+                client,
+                prefix,
+                opts,
+                window: Mutex::default(),
+                window_cv: Condvar::new(),
+            }),
+        })
+    }
+
+    /// `$JS.API`, `$JS.<domain>.API` or the custom prefix.
+    pub fn api_prefix(&self) -> &str {
+        &self.shared.prefix
+    }
+
+    pub fn options(&self) -> &JetStreamOptions {
+        &self.shared.opts
+    }
+
+    /// A raw request to the JetStream API (`<prefix>.<api>`), returning the
+    /// reply message. No responders means JetStream is not enabled.
+    pub(crate) fn api_request_msg(&self, api: &str, body: &[u8]) -> Result<Message> {
+        let subject = format!("{}.{}", self.shared.prefix, api);
+        self.shared
+            .client
+            .request(&subject, None, body, self.shared.opts.timeout)
+            .map_err(|e| {
+                if e.kind() == ErrorKind::NoResponders {
+                    Error::new(
+                        ErrorKind::JetStreamNotEnabled,
+                        format!("JetStream not enabled: no responders on {subject}"),
+                    )
+                } else {
+                    e
+                }
+            })
+    }
+
+    /// A JSON request to the JetStream API; the response object, or the
+    /// API error it carries.
+    pub fn api_request(&self, api: &str, body: &[u8]) -> Result<Value> {
+        let msg = self.api_request_msg(api, body)?;
+        parse_response(msg.payload())
+    }
+
+    /// Account usage and limits (`INFO`), as the server's JSON.
+    pub fn account_info(&self) -> Result<Value> {
+        let mut v = self.api_request("INFO", b"")?;
+        strip_type(&mut v);
+        Ok(v)
+    }
+}
+
+/// Drops the API's `type` field from a response that is handed to users.
+pub(crate) fn strip_type(v: &mut Value) {
+    if let Some(m) = v.as_object_mut() {
+        m.remove("type");
+    }
+}
+
+/// Headers of `opts` and its JetStream fields, or `None` when there are none.
+pub(crate) fn merged_headers(
+    base: Option<&Headers>,
+    extra: &[(&str, String)],
+) -> Result<Option<Headers>> {
+    if base.is_none() && extra.is_empty() {
+        return Ok(None);
+    }
+    let mut h = base.cloned().unwrap_or_default();
+    for (name, value) in extra {
+        h.set(name, value)?;
+    }
+    Ok(Some(h))
+}

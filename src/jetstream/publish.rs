@@ -1,0 +1,294 @@
+//! Publishing to streams: synchronous publish-and-wait-for-ack, and
+//! asynchronous publishes bounded by a window of unacknowledged messages.
+
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+
+use super::{merged_headers, parse_response, JetStream, Shared};
+use crate::completion::{lock, Completion, Outcome};
+use crate::error::{Error, ErrorKind, Result};
+use crate::headers::Headers;
+use crate::message::Message;
+
+/// The server's acknowledgement of a stored message.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct PubAck {
+    pub stream: String,
+    pub seq: u64,
+    #[serde(default)]
+    pub duplicate: bool,
+    #[serde(default)]
+    pub domain: Option<String>,
+    /// Counter streams: the counter's value after this message.
+    #[serde(default)]
+    pub val: Option<String>,
+}
+
+/// Per-message TTL (`Nats-TTL`, server 2.11+ with `allow_msg_ttl`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ttl {
+    Seconds(u64),
+    Never,
+}
+
+/// Options of one publish; all optional.
+#[derive(Debug, Clone, Default)]
+pub struct PublishOptions {
+    pub headers: Option<Headers>,
+    /// `Nats-Msg-Id`: deduplication within the stream's duplicate window.
+    pub msg_id: Option<String>,
+    pub expected_stream: Option<String>,
+    pub expected_last_seq: Option<u64>,
+    pub expected_last_subject_seq: Option<u64>,
+    /// The subject (may be a wildcard) `expected_last_subject_seq` applies to.
+    pub expected_last_subject_seq_subject: Option<String>,
+    pub expected_last_msg_id: Option<String>,
+    pub ttl: Option<Ttl>,
+    /// Ack wait (default: the context's timeout, or its async publish timeout).
+    pub timeout: Option<Duration>,
+}
+
+impl PublishOptions {
+    fn is_plain(&self) -> bool {
+        self.headers.is_none()
+            && self.msg_id.is_none()
+            && self.expected_stream.is_none()
+            && self.expected_last_seq.is_none()
+            && self.expected_last_subject_seq.is_none()
+            && self.expected_last_subject_seq_subject.is_none()
+            && self.expected_last_msg_id.is_none()
+            && self.ttl.is_none()
+    }
+
+    /// The headers on the wire: the user's plus the JetStream ones.
+    pub(crate) fn wire_headers(&self) -> Result<Option<Headers>> {
+        if self.is_plain() {
+            return Ok(None);
+        }
+        let mut extra: Vec<(&str, String)> = Vec::new();
+        if let Some(v) = &self.msg_id {
+            extra.push(("Nats-Msg-Id", v.clone()));
+        }
+        if let Some(v) = &self.expected_stream {
+            extra.push(("Nats-Expected-Stream", v.clone()));
+        }
+        if let Some(v) = self.expected_last_seq {
+            extra.push(("Nats-Expected-Last-Sequence", v.to_string()));
+        }
+        if let Some(v) = self.expected_last_subject_seq {
+            extra.push(("Nats-Expected-Last-Subject-Sequence", v.to_string()));
+        }
+        if let Some(v) = &self.expected_last_subject_seq_subject {
+            if self.expected_last_subject_seq.is_none() {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "expected_last_subject_seq_subject needs expected_last_subject_seq",
+                ));
+            }
+            extra.push(("Nats-Expected-Last-Subject-Sequence-Subject", v.clone()));
+        }
+        if let Some(v) = &self.expected_last_msg_id {
+            extra.push(("Nats-Expected-Last-Msg-Id", v.clone()));
+        }
+        match self.ttl {
+            Some(Ttl::Never) => extra.push(("Nats-TTL", "never".into())),
+            Some(Ttl::Seconds(0)) => {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "ttl must be at least 1 second (or never)",
+                ))
+            }
+            Some(Ttl::Seconds(s)) => extra.push(("Nats-TTL", format!("{s}s"))),
+            None => {}
+        }
+        merged_headers(self.headers.as_ref(), &extra)
+    }
+}
+
+/// A publish's reply as a PubAck, or the error it carries.
+pub(crate) fn parse_pub_ack(msg: &Message) -> Result<PubAck> {
+    if msg.is_no_responders() {
+        return Err(no_stream_response());
+    }
+    let v = parse_response(msg.payload())?;
+    PubAck::deserialize(&v)
+        .map_err(|e| Error::new(ErrorKind::JetStream, format!("invalid publish ack: {e}")))
+}
+
+fn no_stream_response() -> Error {
+    Error::new(
+        ErrorKind::NoStreamResponse,
+        "no stream answered the publish (no stream matches the subject?)",
+    )
+}
+
+/// Retries after "no responders" (ADR-22: a stream leader may be moving).
+const NO_RESPONDERS_RETRIES: u32 = 2;
+const NO_RESPONDERS_WAIT: Duration = Duration::from_millis(250);
+
+impl Shared {
+    /// Takes a slot of the async window, waiting up to the stall wait.
+    fn reserve(&self) -> Result<()> {
+        let max = self.opts.publish_async_max_pending;
+        let mut w = lock(&self.window);
+        if w.pending >= max {
+            crate::runtime::ensure_may_block()?;
+            let deadline = Instant::now() + self.opts.publish_async_stall_wait;
+            w.waiters += 1;
+            while w.pending >= max {
+                let now = Instant::now();
+                if now >= deadline {
+                    w.waiters -= 1;
+                    return Err(Error::new(
+                        ErrorKind::TooManyStalledMsgs,
+                        format!("{} asynchronous publishes await acks", w.pending),
+                    ));
+                }
+                w = self
+                    .window_cv
+                    .wait_timeout(w, deadline - now)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+            w.waiters -= 1;
+        }
+        w.pending += 1;
+        Ok(())
+    }
+
+    fn release(&self) {
+        let mut w = lock(&self.window);
+        w.pending -= 1;
+        if w.waiters > 0 {
+            drop(w);
+            self.window_cv.notify_all();
+        }
+    }
+}
+
+impl JetStream {
+    /// Publishes and waits for the stream's ack. "No responders" is retried
+    /// twice 250 ms apart, then fails with `NoStreamResponse`.
+    pub fn publish(&self, subject: &str, payload: &[u8], opts: &PublishOptions) -> Result<PubAck> {
+        let headers = opts.wire_headers()?;
+        let timeout = opts.timeout.unwrap_or(self.shared.opts.timeout);
+        let mut retries = 0;
+        loop {
+            match self
+                .shared
+                .client
+                .request(subject, headers.as_ref(), payload, timeout)
+            {
+                Ok(msg) => return parse_pub_ack(&msg),
+                Err(e) if e.kind() == ErrorKind::NoResponders => {
+                    if retries == NO_RESPONDERS_RETRIES {
+                        return Err(no_stream_response());
+                    }
+                    retries += 1;
+                    std::thread::sleep(NO_RESPONDERS_WAIT);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Publishes without waiting: the completion yields the PubAck
+    /// (`Outcome::PubAck`). Stalls up to the stall wait while
+    /// `publish_async_max_pending` publishes await acks, then fails with
+    /// `TooManyStalledMsgs`. An ack that does not come within the async
+    /// timeout fails the completion with `AsyncPublishTimeout`.
+    pub fn publish_async(
+        &self,
+        subject: &str,
+        payload: &[u8],
+        opts: &PublishOptions,
+    ) -> Result<Arc<Completion>> {
+        let headers = opts.wire_headers()?;
+        let o = &self.shared.opts;
+        let timeout = opts
+            .timeout
+            .or(o.publish_async_timeout)
+            .unwrap_or(o.timeout);
+        self.shared.reserve()?;
+        let request =
+            match self
+                .shared
+                .client
+                .request_async(subject, headers.as_ref(), payload, timeout)
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    self.shared.release();
+                    return Err(e);
+                }
+            };
+        let done = Completion::new();
+        let weak_request: Weak<Completion> = Arc::downgrade(&request);
+        let result = Arc::clone(&done);
+        let shared = Arc::clone(&self.shared);
+        request.on_complete(move || {
+            shared.release();
+            let outcome = match weak_request.upgrade().and_then(|r| r.result()) {
+                Some(Ok(Outcome::Msg(m))) => {
+                    parse_pub_ack(&m).map(|a| Outcome::PubAck(Arc::new(a)))
+                }
+                Some(Ok(_)) => Err(Error::new(
+                    ErrorKind::Internal,
+                    "publish completed without a reply",
+                )),
+                Some(Err(e)) => Err(match e.kind() {
+                    ErrorKind::NoResponders => no_stream_response(),
+                    ErrorKind::Timeout => Error::new(
+                        ErrorKind::AsyncPublishTimeout,
+                        "no ack for the asynchronous publish in time",
+                    ),
+                    _ => e,
+                }),
+                None => Err(Error::new(ErrorKind::Internal, "publish completion lost")),
+            };
+            result.complete(outcome);
+        });
+        done.set_cancel_hook(move || {
+            request.cancel();
+        });
+        Ok(done)
+    }
+
+    /// Asynchronous publishes awaiting their ack.
+    pub fn publish_async_pending(&self) -> usize {
+        lock(&self.shared.window).pending
+    }
+
+    /// Waits until every asynchronous publish has its ack (or failed).
+    pub fn publish_async_complete(&self, timeout: Option<Duration>) -> Result<()> {
+        crate::runtime::ensure_may_block()?;
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let shared = &self.shared;
+        let mut w = lock(&shared.window);
+        w.waiters += 1;
+        while w.pending > 0 {
+            match deadline {
+                None => w = shared.window_cv.wait(w).unwrap_or_else(|p| p.into_inner()),
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        w.waiters -= 1;
+                        return Err(Error::new(
+                            ErrorKind::Timeout,
+                            format!("{} asynchronous publishes still await acks", w.pending),
+                        ));
+                    }
+                    w = shared
+                        .window_cv
+                        .wait_timeout(w, d - now)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0;
+                }
+            }
+        }
+        w.waiters -= 1;
+        Ok(())
+    }
+}

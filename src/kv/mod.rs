@@ -1,0 +1,465 @@
+//! Key-Value buckets (ADR-8) on JetStream: bucket `b` is the stream `KV_b`
+//! on `$KV.b.>`; each key is a subject, each revision a stream sequence.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde_json::{json, Map, Value};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::headers::Headers;
+use crate::jetstream::config::{normalize, KV_CONFIG};
+use crate::jetstream::time::parse_rfc3339_ns;
+use crate::jetstream::{JetStream, MsgSelector, PublishOptions};
+
+/// What a revision of a key records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    Put,
+    Delete,
+    Purge,
+}
+
+/// One revision of a key.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub bucket: Arc<str>,
+    pub key: String,
+    /// Shares the received frame when read with Direct Get.
+    pub value: Bytes,
+    pub revision: u64,
+    pub operation: Operation,
+    /// Nanoseconds since the Unix epoch.
+    pub created_ns: i64,
+    /// Revisions of the key newer than this one (0 for `get`).
+    pub delta: u64,
+}
+
+const OPERATION_HEADER: &str = "KV-Operation";
+const MARKER_REASON_HEADER: &str = "Nats-Marker-Reason";
+const MAX_HISTORY: u64 = 64;
+const DEFAULT_DUPLICATE_WINDOW_NS: i64 = 120_000_000_000;
+const MIN_TTL_NS: i64 = 100_000_000;
+/// How often `create` re-resolves against a delete marker's revision.
+const CREATE_RETRIES: usize = 4;
+
+/// Bucket names: `[A-Za-z0-9_-]+`.
+pub fn validate_bucket(name: &str) -> Result<()> {
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
+    {
+        return Err(Error::new(
+            ErrorKind::InvalidBucketName,
+            format!("invalid bucket name {name:?}: use [A-Za-z0-9_-]+"),
+        ));
+    }
+    Ok(())
+}
+
+/// Keys: `[-/_=.A-Za-z0-9]+` without leading, trailing or empty tokens.
+pub fn validate_key(key: &str) -> Result<()> {
+    let charset_ok = key
+        .bytes()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'/' | b'_' | b'=' | b'.'));
+    if key.is_empty() || !charset_ok || key.split('.').any(str::is_empty) {
+        return Err(Error::new(
+            ErrorKind::InvalidKey,
+            format!("invalid key {key:?}: use [-/_=.A-Za-z0-9]+ without empty tokens"),
+        ));
+    }
+    Ok(())
+}
+
+fn operation_of(headers: Option<&Headers>) -> Result<Operation> {
+    let Some(h) = headers else {
+        return Ok(Operation::Put);
+    };
+    match h.get(OPERATION_HEADER) {
+        Some("DEL") => return Ok(Operation::Delete),
+        Some("PURGE") => return Ok(Operation::Purge),
+        Some("PUT") | None => {}
+        Some(other) => {
+            return Err(Error::new(
+                ErrorKind::JetStream,
+                format!("unknown {OPERATION_HEADER} {other:?}"),
+            ))
+        }
+    }
+    // Server-written markers (TTL expiry, purge, removal) mean PURGE.
+    match h.get(MARKER_REASON_HEADER) {
+        Some("MaxAge" | "Purge" | "Remove") => Ok(Operation::Purge),
+        _ => Ok(Operation::Put),
+    }
+}
+
+/// The backing StreamConfig of a KeyValueConfig.
+pub(crate) fn stream_config_for(config_json: &str) -> Result<(String, Map<String, Value>)> {
+    let mut kv = normalize("KeyValueConfig", config_json, KV_CONFIG)?;
+    let bucket = kv
+        .remove("bucket")
+        .and_then(|b| b.as_str().map(str::to_string))
+        .ok_or_else(|| Error::new(ErrorKind::Config, "KeyValueConfig.bucket: required"))?;
+    validate_bucket(&bucket)?;
+    let history = kv.remove("history").and_then(|v| v.as_u64()).unwrap_or(1);
+    if !(1..=MAX_HISTORY).contains(&history) {
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!("KeyValueConfig.history: must be 1..={MAX_HISTORY}"),
+        ));
+    }
+    let ttl = kv.remove("ttl").and_then(|v| v.as_i64()).unwrap_or(0);
+    if ttl > 0 && ttl < MIN_TTL_NS {
+        return Err(Error::new(
+            ErrorKind::Config,
+            "KeyValueConfig.ttl: must be 0 (none) or at least 100ms",
+        ));
+    }
+    let take =
+        |kv: &mut Map<String, Value>, k: &str, default: Value| kv.remove(k).unwrap_or(default);
+    let mut s = Map::new();
+    s.insert("name".into(), Value::from(format!("KV_{bucket}")));
+    s.insert("subjects".into(), json!([format!("$KV.{bucket}.>")]));
+    if let Some(d) = kv.remove("description") {
+        s.insert("description".into(), d);
+    }
+    s.insert("max_msgs_per_subject".into(), Value::from(history));
+    s.insert(
+        "max_bytes".into(),
+        take(&mut kv, "max_bytes", Value::from(-1)),
+    );
+    s.insert("max_age".into(), Value::from(ttl));
+    s.insert(
+        "max_msg_size".into(),
+        take(&mut kv, "max_value_size", Value::from(-1)),
+    );
+    s.insert(
+        "storage".into(),
+        take(&mut kv, "storage", Value::from("file")),
+    );
+    s.insert(
+        "num_replicas".into(),
+        take(&mut kv, "replicas", Value::from(1)),
+    );
+    s.insert("allow_rollup_hdrs".into(), Value::from(true));
+    s.insert("deny_delete".into(), Value::from(true));
+    s.insert("allow_direct".into(), Value::from(true));
+    s.insert("discard".into(), Value::from("new"));
+    s.insert("max_msgs".into(), Value::from(-1));
+    s.insert("max_consumers".into(), Value::from(-1));
+    let window = if ttl > 0 && ttl < DEFAULT_DUPLICATE_WINDOW_NS {
+        ttl
+    } else {
+        DEFAULT_DUPLICATE_WINDOW_NS
+    };
+    s.insert("duplicate_window".into(), Value::from(window));
+    if kv.remove("compression").and_then(|v| v.as_bool()) == Some(true) {
+        s.insert("compression".into(), Value::from("s2"));
+    }
+    if let Some(marker_ttl) = kv.remove("limit_marker_ttl") {
+        if marker_ttl.as_i64() != Some(0) {
+            s.insert("subject_delete_marker_ttl".into(), marker_ttl);
+            s.insert("allow_msg_ttl".into(), Value::from(true));
+        }
+    }
+    // placement, republish, metadata, allow_msg_ttl and fields this library
+    // does not model go to the stream unchanged.
+    for (k, v) in kv {
+        s.entry(k).or_insert(v);
+    }
+    Ok((bucket, s))
+}
+
+fn bucket_error(e: Error, bucket: &str) -> Error {
+    match e.kind() {
+        ErrorKind::StreamNotFound => Error::new(
+            ErrorKind::BucketNotFound,
+            format!("bucket {bucket:?} not found"),
+        ),
+        ErrorKind::StreamNameInUse => Error::new(
+            ErrorKind::BucketExists,
+            format!("bucket {bucket:?} exists with another configuration"),
+        ),
+        _ => e,
+    }
+}
+
+/// A bound Key-Value bucket. Cheap to clone; thread-safe.
+#[derive(Clone)]
+pub struct KeyValue {
+    js: JetStream,
+    bucket: Arc<str>,
+    stream: String,
+    /// `$KV.<bucket>.`
+    key_prefix: String,
+    direct: bool,
+}
+
+impl std::fmt::Debug for KeyValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyValue")
+            .field("bucket", &self.bucket)
+            .field("direct", &self.direct)
+            .finish()
+    }
+}
+
+impl JetStream {
+    fn kv_stream_op(&self, verb: &str, config_json: &str) -> Result<KeyValue> {
+        let (bucket, cfg) = stream_config_for(config_json)?;
+        let body = Value::Object(cfg).to_string();
+        let name = format!("KV_{bucket}");
+        let info = self
+            .api_request(&format!("STREAM.{verb}.{name}"), body.as_bytes())
+            .map_err(|e| bucket_error(e, &bucket))?;
+        Ok(self.kv_handle(&bucket, &info))
+    }
+
+    fn kv_handle(&self, bucket: &str, info: &Value) -> KeyValue {
+        let direct = info
+            .pointer("/config/allow_direct")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        KeyValue {
+            js: self.clone(),
+            bucket: Arc::from(bucket),
+            stream: format!("KV_{bucket}"),
+            key_prefix: format!("$KV.{bucket}."),
+            direct,
+        }
+    }
+
+    /// Creates a bucket from a KeyValueConfig JSON object. An existing
+    /// bucket with the same configuration is returned as is; another
+    /// configuration fails with `BucketExists`.
+    pub fn create_key_value(&self, config_json: &str) -> Result<KeyValue> {
+        self.kv_stream_op("CREATE", config_json)
+    }
+
+    /// Changes a bucket's configuration (`BucketNotFound` if it has none).
+    pub fn update_key_value(&self, config_json: &str) -> Result<KeyValue> {
+        self.kv_stream_op("UPDATE", config_json)
+    }
+
+    /// Updates the bucket, or creates it when it does not exist.
+    pub fn create_or_update_key_value(&self, config_json: &str) -> Result<KeyValue> {
+        match self.update_key_value(config_json) {
+            Err(e) if e.kind() == ErrorKind::BucketNotFound => self.create_key_value(config_json),
+            r => r,
+        }
+    }
+
+    /// Binds an existing bucket.
+    pub fn key_value(&self, bucket: &str) -> Result<KeyValue> {
+        validate_bucket(bucket)?;
+        let info = self
+            .stream_info(&format!("KV_{bucket}"))
+            .map_err(|e| bucket_error(e, bucket))?;
+        Ok(self.kv_handle(bucket, &info))
+    }
+
+    /// Deletes a bucket and all its keys.
+    pub fn delete_key_value(&self, bucket: &str) -> Result<()> {
+        validate_bucket(bucket)?;
+        self.delete_stream(&format!("KV_{bucket}"))
+            .map_err(|e| bucket_error(e, bucket))
+    }
+}
+
+impl KeyValue {
+    pub fn bucket(&self) -> &str {
+        &self.bucket
+    }
+
+    fn subject(&self, key: &str) -> Result<String> {
+        validate_key(key)?;
+        Ok(format!("{}{}", self.key_prefix, key))
+    }
+
+    fn write(&self, key: &str, value: &[u8], opts: &PublishOptions) -> Result<u64> {
+        let subject = self.subject(key)?;
+        Ok(self.js.publish(&subject, value, opts)?.seq)
+    }
+
+    /// Stores `value` under `key`; returns the new revision.
+    pub fn put(&self, key: &str, value: &[u8]) -> Result<u64> {
+        self.write(key, value, &PublishOptions::default())
+    }
+
+    /// Stores `value` only if `key`'s latest revision is `last`
+    /// (`WrongLastSequence` otherwise); returns the new revision.
+    pub fn update(&self, key: &str, value: &[u8], last: u64) -> Result<u64> {
+        let opts = PublishOptions {
+            expected_last_subject_seq: Some(last),
+            ..PublishOptions::default()
+        };
+        self.write(key, value, &opts)
+    }
+
+    /// Stores `value` only if `key` has no live value (`KeyExists`
+    /// otherwise). A deleted or purged key may be created again.
+    pub fn create(&self, key: &str, value: &[u8]) -> Result<u64> {
+        let mut last = 0;
+        for _ in 0..=CREATE_RETRIES {
+            match self.update(key, value, last) {
+                Err(e) if e.kind() == ErrorKind::WrongLastSequence => {}
+                r => return r,
+            }
+            match self.entry(key, None) {
+                Ok(Some(entry)) if entry.operation != Operation::Put => last = entry.revision,
+                Ok(Some(entry)) => {
+                    return Err(Error::new(
+                        ErrorKind::KeyExists,
+                        format!("key {key:?} exists at revision {}", entry.revision),
+                    ))
+                }
+                Ok(None) => last = 0,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(Error::new(
+            ErrorKind::KeyExists,
+            format!("key {key:?} kept changing while being created"),
+        ))
+    }
+
+    fn marker(&self, key: &str, op: &str, rollup: bool, last: Option<u64>) -> Result<()> {
+        let mut h = Headers::new();
+        h.set(OPERATION_HEADER, op)?;
+        if rollup {
+            h.set("Nats-Rollup", "sub")?;
+        }
+        let opts = PublishOptions {
+            headers: Some(h),
+            expected_last_subject_seq: last,
+            ..PublishOptions::default()
+        };
+        self.write(key, b"", &opts).map(|_| ())
+    }
+
+    /// Writes a delete marker; history is kept. With `last`, only if the
+    /// key's latest revision is `last`.
+    pub fn delete(&self, key: &str, last: Option<u64>) -> Result<()> {
+        self.marker(key, "DEL", false, last)
+    }
+
+    /// Writes a purge marker that removes the key's earlier revisions.
+    pub fn purge(&self, key: &str, last: Option<u64>) -> Result<()> {
+        self.marker(key, "PURGE", true, last)
+    }
+
+    /// The latest value of `key` (or the given revision). Fails with
+    /// `KeyNotFound`, or `KeyDeleted` when it is a delete/purge marker.
+    pub fn get(&self, key: &str, revision: Option<u64>) -> Result<Entry> {
+        match self.entry(key, revision)? {
+            None => Err(Error::new(
+                ErrorKind::KeyNotFound,
+                format!("key {key:?} not found"),
+            )),
+            Some(e) if e.operation != Operation::Put => Err(Error::new(
+                ErrorKind::KeyDeleted,
+                format!("key {key:?} was deleted at revision {}", e.revision),
+            )),
+            Some(e) => Ok(e),
+        }
+    }
+
+    /// The stored revision (marker or value), or `None` if there is none.
+    fn entry(&self, key: &str, revision: Option<u64>) -> Result<Option<Entry>> {
+        let subject = self.subject(key)?;
+        let stored = if self.direct {
+            self.direct_get(&subject, revision)?
+        } else {
+            let which = match revision {
+                Some(r) => MsgSelector::Seq(r),
+                None => MsgSelector::LastBySubject(&subject),
+            };
+            match self.js.get_msg(&self.stream, which) {
+                Ok(m) => Some((m.subject, m.seq, m.time_ns, m.headers, m.payload)),
+                Err(e) if e.kind() == ErrorKind::MessageNotFound => None,
+                Err(e) => return Err(e),
+            }
+        };
+        let Some((msg_subject, seq, time_ns, headers, payload)) = stored else {
+            return Ok(None);
+        };
+        if msg_subject != subject {
+            // A revision of another key.
+            return Ok(None);
+        }
+        Ok(Some(Entry {
+            bucket: Arc::clone(&self.bucket),
+            key: key.to_string(),
+            value: payload,
+            revision: seq,
+            operation: operation_of(headers.as_ref())?,
+            created_ns: time_ns,
+            delta: 0,
+        }))
+    }
+
+    /// Direct Get (ADR-31): answered by any replica, the message itself
+    /// with its metadata in headers.
+    #[allow(clippy::type_complexity)]
+    fn direct_get(
+        &self,
+        subject: &str,
+        revision: Option<u64>,
+    ) -> Result<Option<(String, u64, i64, Option<Headers>, Bytes)>> {
+        let msg = match revision {
+            None => self
+                .js
+                .api_request_msg(&format!("DIRECT.GET.{}.{}", self.stream, subject), b"")?,
+            Some(r) => self.js.api_request_msg(
+                &format!("DIRECT.GET.{}", self.stream),
+                json!({ "seq": r }).to_string().as_bytes(),
+            )?,
+        };
+        let bad = |what: &str| {
+            Error::new(
+                ErrorKind::JetStream,
+                format!("invalid Direct Get reply: {what}"),
+            )
+        };
+        let Some(h) = msg.headers() else {
+            return Err(bad("no headers"));
+        };
+        match h.status() {
+            None | Some(200) => {}
+            Some(404) => return Ok(None),
+            Some(code) => {
+                return Err(Error::new(
+                    ErrorKind::JetStreamApi,
+                    format!(
+                        "Direct Get failed: {code} {}",
+                        h.description().unwrap_or_default()
+                    ),
+                ))
+            }
+        }
+        let msg_subject = h
+            .get("Nats-Subject")
+            .ok_or_else(|| bad("no Nats-Subject"))?;
+        let seq = h
+            .get("Nats-Sequence")
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| bad("no Nats-Sequence"))?;
+        let time_ns = h
+            .get("Nats-Time-Stamp")
+            .and_then(parse_rfc3339_ns)
+            .unwrap_or(0);
+        Ok(Some((
+            msg_subject.to_string(),
+            seq,
+            time_ns,
+            Some(h.clone()),
+            msg.payload_bytes(),
+        )))
+    }
+
+    /// The bucket's status: its backing stream's StreamInfo as JSON.
+    pub fn status(&self) -> Result<Value> {
+        self.js.stream_info(&self.stream)
+    }
+}

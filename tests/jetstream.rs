@@ -1,0 +1,494 @@
+//! JetStream and Key-Value against a real nats-server (JetStream enabled).
+
+mod common;
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use common::TestServer;
+use natsio::completion::Outcome;
+use natsio::jetstream::{JetStream, JetStreamOptions, MsgSelector, PublishOptions};
+use natsio::kv::Operation;
+use natsio::{Client, ErrorKind, Headers, SubOptions};
+
+fn setup(s: &TestServer) -> (Client, JetStream) {
+    let c = Client::connect_url(&s.url()).expect("connect");
+    let js = JetStream::new(&c, JetStreamOptions::default()).unwrap();
+    (c, js)
+}
+
+fn kind<T: std::fmt::Debug>(r: natsio::Result<T>) -> ErrorKind {
+    r.expect_err("expected an error").kind()
+}
+
+#[test]
+fn stream_lifecycle_and_config_validation() {
+    let s = TestServer::start();
+    let (_c, js) = setup(&s);
+    let info = js
+        .create_stream(
+            r#"{"name":"ORDERS","subjects":["orders.>"],"max_age":"1h","storage":"memory"}"#,
+        )
+        .unwrap();
+    assert_eq!(info["config"]["name"], "ORDERS");
+    assert_eq!(info["config"]["max_age"], 3_600_000_000_000i64);
+    assert_eq!(info["config"]["storage"], "memory");
+    assert!(info.get("type").is_none());
+    // Same config again: fine. Another config: name in use.
+    js.create_stream(
+        r#"{"name":"ORDERS","subjects":["orders.>"],"max_age":"1h","storage":"memory"}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        kind(js.create_stream(r#"{"name":"ORDERS","subjects":["other.>"],"storage":"memory"}"#)),
+        ErrorKind::StreamNameInUse
+    );
+    let upd = js
+        .update_stream(
+            r#"{"name":"ORDERS","subjects":["orders.>"],"max_age":"2h","storage":"memory"}"#,
+        )
+        .unwrap();
+    assert_eq!(upd["config"]["max_age"], 7_200_000_000_000i64);
+    assert_eq!(
+        kind(js.update_stream(r#"{"name":"NOPE","subjects":["nope"]}"#)),
+        ErrorKind::StreamNotFound
+    );
+    js.create_or_update_stream(r#"{"name":"NEW","subjects":["new.>"]}"#)
+        .unwrap();
+
+    // Config errors name the field and send nothing.
+    let e = js
+        .create_stream(r#"{"name":"X","max_age":"soon"}"#)
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Config);
+    assert!(
+        e.detail().contains("StreamConfig.max_age"),
+        "{}",
+        e.detail()
+    );
+    assert_eq!(
+        kind(js.create_stream(r#"{"subjects":["a"]}"#)),
+        ErrorKind::Config
+    );
+    assert_eq!(
+        kind(js.create_stream(r#"{"name":"a.b"}"#)),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(kind(js.create_stream("not json")), ErrorKind::Config);
+    // Fields the library does not model reach the server unchanged.
+    let e = js
+        .create_stream(r#"{"name":"X","x_unknown":1}"#)
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::JetStreamApi);
+    assert!(
+        e.detail().contains("x_unknown") && e.detail().contains("10025"),
+        "{}",
+        e.detail()
+    );
+    // A server-side rejection: overlapping subjects.
+    assert_eq!(
+        kind(js.create_stream(r#"{"name":"OVERLAP","subjects":["orders.new"]}"#)),
+        ErrorKind::JetStreamApi
+    );
+
+    let mut names = js.stream_names(None).unwrap();
+    names.sort();
+    assert_eq!(names, vec!["NEW", "ORDERS"]);
+    assert_eq!(js.stream_names(Some("orders.x")).unwrap(), vec!["ORDERS"]);
+
+    for i in 0..5 {
+        js.publish(
+            &format!("orders.{}", i % 2),
+            b"x",
+            &PublishOptions::default(),
+        )
+        .unwrap();
+    }
+    assert_eq!(
+        js.purge_stream("ORDERS", Some(r#"{"filter":"orders.0"}"#))
+            .unwrap(),
+        3
+    );
+    assert_eq!(js.purge_stream("ORDERS", Some(r#"{"keep":1}"#)).unwrap(), 1);
+    assert_eq!(
+        kind(js.purge_stream("ORDERS", Some(r#"{"keep":1,"seq":2}"#))),
+        ErrorKind::Config
+    );
+    assert_eq!(js.stream_info("ORDERS").unwrap()["state"]["messages"], 1);
+    assert_eq!(js.purge_stream("ORDERS", None).unwrap(), 1);
+
+    js.delete_stream("ORDERS").unwrap();
+    assert_eq!(kind(js.stream_info("ORDERS")), ErrorKind::StreamNotFound);
+    assert_eq!(kind(js.delete_stream("ORDERS")), ErrorKind::StreamNotFound);
+    assert!(js.account_info().unwrap()["streams"].as_u64().is_some());
+}
+
+#[test]
+fn publish_acks_dedupes_and_checks_expectations() {
+    let s = TestServer::start();
+    let (_c, js) = setup(&s);
+    js.create_stream(r#"{"name":"S","subjects":["s.>"],"allow_msg_ttl":true}"#)
+        .unwrap();
+    let a1 = js
+        .publish("s.a", b"one", &PublishOptions::default())
+        .unwrap();
+    assert_eq!((a1.stream.as_str(), a1.seq, a1.duplicate), ("S", 1, false));
+
+    let dedupe = PublishOptions {
+        msg_id: Some("id-1".into()),
+        ..Default::default()
+    };
+    let a2 = js.publish("s.a", b"two", &dedupe).unwrap();
+    let a3 = js.publish("s.a", b"two again", &dedupe).unwrap();
+    assert_eq!(a2.seq, 2);
+    assert!(a3.duplicate);
+    assert_eq!(a3.seq, 2);
+
+    let expect = |seq| PublishOptions {
+        expected_last_seq: Some(seq),
+        ..Default::default()
+    };
+    assert_eq!(
+        kind(js.publish("s.a", b"x", &expect(1))),
+        ErrorKind::WrongLastSequence
+    );
+    assert_eq!(js.publish("s.a", b"x", &expect(2)).unwrap().seq, 3);
+    let subj = |seq| PublishOptions {
+        expected_last_subject_seq: Some(seq),
+        ..Default::default()
+    };
+    assert_eq!(js.publish("s.b", b"first on s.b", &subj(0)).unwrap().seq, 4);
+    assert_eq!(
+        kind(js.publish("s.b", b"x", &subj(0))),
+        ErrorKind::WrongLastSequence
+    );
+    let wrong_stream = PublishOptions {
+        expected_stream: Some("OTHER".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        kind(js.publish("s.a", b"x", &wrong_stream)),
+        ErrorKind::JetStreamApi
+    );
+
+    // User headers and TTL travel with the message.
+    let mut h = Headers::new();
+    h.add("X-Trace", "t1").unwrap();
+    let opts = PublishOptions {
+        headers: Some(h),
+        ttl: Some(natsio::jetstream::Ttl::Seconds(60)),
+        ..Default::default()
+    };
+    let seq = js.publish("s.h", b"with headers", &opts).unwrap().seq;
+    let stored = js.get_msg("S", MsgSelector::Seq(seq)).unwrap();
+    assert_eq!(&stored.payload[..], b"with headers");
+    let hdrs = stored.headers.unwrap();
+    assert_eq!(hdrs.get("X-Trace"), Some("t1"));
+    assert_eq!(hdrs.get("Nats-TTL"), Some("60s"));
+    let last = js.get_msg("S", MsgSelector::LastBySubject("s.b")).unwrap();
+    assert_eq!((last.seq, &last.payload[..]), (4, &b"first on s.b"[..]));
+    let now_ns = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64;
+    assert!(
+        (now_ns - last.time_ns).abs() < 60_000_000_000,
+        "time {}",
+        last.time_ns
+    );
+    js.delete_msg("S", 4, false).unwrap();
+    assert_eq!(
+        kind(js.get_msg("S", MsgSelector::Seq(4))),
+        ErrorKind::MessageNotFound
+    );
+
+    // No stream on the subject: retried, then NoStreamResponse.
+    assert_eq!(
+        kind(js.publish("nostream", b"x", &PublishOptions::default())),
+        ErrorKind::NoStreamResponse
+    );
+}
+
+#[test]
+fn async_publish_window_acks_every_message() {
+    let s = TestServer::start();
+    let c = Client::connect_url(&s.url()).unwrap();
+    let js = JetStream::new(
+        &c,
+        JetStreamOptions {
+            publish_async_max_pending: 64,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    js.create_stream(r#"{"name":"A","subjects":["a.>"]}"#)
+        .unwrap();
+    let n = 2000;
+    let mut tokens = Vec::new();
+    for i in 0..n {
+        tokens.push(
+            js.publish_async(
+                "a.x",
+                format!("m{i}").as_bytes(),
+                &PublishOptions::default(),
+            )
+            .unwrap(),
+        );
+    }
+    js.publish_async_complete(Some(Duration::from_secs(10)))
+        .unwrap();
+    assert_eq!(js.publish_async_pending(), 0);
+    let mut seqs: Vec<u64> = tokens
+        .iter()
+        .map(|t| match t.result().unwrap().unwrap() {
+            Outcome::PubAck(a) => a.seq,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    seqs.sort();
+    assert_eq!(seqs, (1..=n as u64).collect::<Vec<_>>());
+    assert_eq!(js.stream_info("A").unwrap()["state"]["messages"], n);
+
+    // No stream: the token fails with NoStreamResponse.
+    let t = js
+        .publish_async("none.here", b"x", &PublishOptions::default())
+        .unwrap();
+    let r = t.wait(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(r.unwrap_err().kind(), ErrorKind::NoStreamResponse);
+}
+
+#[test]
+fn async_publish_stalls_then_times_out() {
+    let s = TestServer::start();
+    let c = Client::connect_url(&s.url()).unwrap();
+    // A plain subscriber that never acks stands in for a stuck stream.
+    let _sink = c.subscribe("stuck", None, SubOptions::default()).unwrap();
+    c.flush(None).unwrap();
+    let js = JetStream::new(
+        &c,
+        JetStreamOptions {
+            publish_async_max_pending: 2,
+            publish_async_stall_wait: Duration::from_millis(50),
+            publish_async_timeout: Some(Duration::from_millis(300)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let t1 = js
+        .publish_async("stuck", b"1", &PublishOptions::default())
+        .unwrap();
+    let t2 = js
+        .publish_async("stuck", b"2", &PublishOptions::default())
+        .unwrap();
+    assert_eq!(
+        kind(js.publish_async("stuck", b"3", &PublishOptions::default())),
+        ErrorKind::TooManyStalledMsgs
+    );
+    assert_eq!(js.publish_async_pending(), 2);
+    assert_eq!(
+        kind(js.publish_async_complete(Some(Duration::from_millis(10)))),
+        ErrorKind::Timeout
+    );
+    for t in [&t1, &t2] {
+        let r = t.wait(Some(Duration::from_secs(5))).expect("completes");
+        assert_eq!(r.unwrap_err().kind(), ErrorKind::AsyncPublishTimeout);
+    }
+    js.publish_async_complete(Some(Duration::from_secs(1)))
+        .unwrap();
+    // Room again; a cancelled publish frees its slot too.
+    let t3 = js
+        .publish_async("stuck", b"3", &PublishOptions::default())
+        .unwrap();
+    assert!(t3.cancel());
+    assert_eq!(js.publish_async_pending(), 0);
+}
+
+#[test]
+fn jetstream_not_enabled_and_closed_client() {
+    // An account without JetStream on a server with it.
+    let s =
+        TestServer::with_config("accounts: { NOJS: { users: [ { user: u, password: p } ] } }\n");
+    let c = Client::connect_url(&format!("nats://u:p@127.0.0.1:{}", s.port())).unwrap();
+    let js = JetStream::new(&c, JetStreamOptions::default()).unwrap();
+    assert_eq!(kind(js.account_info()), ErrorKind::JetStreamNotEnabled);
+    assert_eq!(
+        kind(js.create_stream(r#"{"name":"S"}"#)),
+        ErrorKind::JetStreamNotEnabled
+    );
+    c.close();
+    assert_eq!(kind(js.stream_info("S")), ErrorKind::ConnectionClosed);
+    assert_eq!(
+        kind(js.publish("s", b"x", &PublishOptions::default())),
+        ErrorKind::ConnectionClosed
+    );
+    assert_eq!(
+        kind(js.publish_async("s", b"x", &PublishOptions::default())),
+        ErrorKind::ConnectionClosed
+    );
+    assert_eq!(js.publish_async_pending(), 0);
+}
+
+#[test]
+fn domain_and_prefix_options() {
+    let s = TestServer::start();
+    let c = Client::connect_url(&s.url()).unwrap();
+    let js = JetStream::new(
+        &c,
+        JetStreamOptions {
+            domain: Some("hub".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(js.api_prefix(), "$JS.hub.API");
+    let js = JetStream::new(
+        &c,
+        JetStreamOptions {
+            api_prefix: Some("$JS.API.".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(js.api_prefix(), "$JS.API");
+    js.account_info().unwrap();
+    for bad in [
+        JetStreamOptions {
+            domain: Some("a.b".into()),
+            ..Default::default()
+        },
+        JetStreamOptions {
+            api_prefix: Some("bad prefix".into()),
+            ..Default::default()
+        },
+        JetStreamOptions {
+            publish_async_max_pending: 0,
+            ..Default::default()
+        },
+    ] {
+        assert_eq!(
+            JetStream::new(&c, bad).err().unwrap().kind(),
+            ErrorKind::Config
+        );
+    }
+}
+
+#[test]
+fn kv_put_get_cas_delete_purge() {
+    let s = TestServer::start();
+    let (_c, js) = setup(&s);
+    let kv = js
+        .create_key_value(r#"{"bucket":"CFG","history":5,"ttl":"1h"}"#)
+        .unwrap();
+    assert_eq!(kv.bucket(), "CFG");
+    let info = js.stream_info("KV_CFG").unwrap();
+    assert_eq!(info["config"]["max_msgs_per_subject"], 5);
+    assert_eq!(info["config"]["subjects"][0], "$KV.CFG.>");
+    assert_eq!(info["config"]["allow_direct"], true);
+    assert_eq!(info["config"]["discard"], "new");
+    assert_eq!(info["config"]["duplicate_window"], 120_000_000_000i64);
+
+    let r1 = kv.put("app.color", b"red").unwrap();
+    let r2 = kv.put("app.color", b"blue").unwrap();
+    assert!(r2 > r1);
+    let e = kv.get("app.color", None).unwrap();
+    assert_eq!(
+        (&e.value[..], e.revision, e.operation),
+        (&b"blue"[..], r2, Operation::Put)
+    );
+    assert_eq!(e.key, "app.color");
+    let now_ns = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64;
+    assert!((now_ns - e.created_ns).abs() < 60_000_000_000);
+    assert_eq!(&kv.get("app.color", Some(r1)).unwrap().value[..], b"red");
+    assert_eq!(kind(kv.get("app.size", Some(r1))), ErrorKind::KeyNotFound);
+    assert_eq!(kind(kv.get("missing", None)), ErrorKind::KeyNotFound);
+
+    assert_eq!(
+        kind(kv.update("app.color", b"green", r1)),
+        ErrorKind::WrongLastSequence
+    );
+    let r3 = kv.update("app.color", b"green", r2).unwrap();
+    assert_eq!(kind(kv.create("app.color", b"x")), ErrorKind::KeyExists);
+    let rc = kv.create("app.new", b"fresh").unwrap();
+    assert!(rc > r3);
+
+    kv.delete("app.color", None).unwrap();
+    assert_eq!(kind(kv.get("app.color", None)), ErrorKind::KeyDeleted);
+    // A deleted key can be created again.
+    let r4 = kv.create("app.color", b"again").unwrap();
+    assert_eq!(&kv.get("app.color", None).unwrap().value[..], b"again");
+    assert_eq!(
+        kind(kv.delete("app.color", Some(r4 - 1))),
+        ErrorKind::WrongLastSequence
+    );
+    kv.purge("app.color", Some(r4)).unwrap();
+    assert_eq!(kind(kv.get("app.color", None)), ErrorKind::KeyDeleted);
+    // Purge removed the older revisions.
+    assert_eq!(kind(kv.get("app.color", Some(r1))), ErrorKind::KeyNotFound);
+
+    for bad in ["", ".a", "a.", "a..b", "a b", "a*", "a>", "ü"] {
+        assert_eq!(kind(kv.put(bad, b"x")), ErrorKind::InvalidKey, "{bad:?}");
+    }
+    assert_eq!(kv.put("a/b_c-d=e.F9", b"").map(|_| ()).unwrap(), ());
+    assert_eq!(kv.get("a/b_c-d=e.F9", None).unwrap().value.len(), 0);
+    assert_eq!(kv.status().unwrap()["config"]["name"], "KV_CFG");
+}
+
+#[test]
+fn kv_buckets_bind_and_msg_get_fallback() {
+    let s = TestServer::start();
+    let (_c, js) = setup(&s);
+    assert_eq!(kind(js.key_value("NONE")), ErrorKind::BucketNotFound);
+    assert_eq!(kind(js.key_value("bad.name")), ErrorKind::InvalidBucketName);
+    assert_eq!(
+        kind(js.create_key_value(r#"{"bucket":"b c"}"#)),
+        ErrorKind::InvalidBucketName
+    );
+    assert_eq!(
+        kind(js.create_key_value(r#"{"bucket":"B","history":65}"#)),
+        ErrorKind::Config
+    );
+    assert_eq!(
+        kind(js.create_key_value(r#"{"bucket":"B","ttl":"10ms"}"#)),
+        ErrorKind::Config
+    );
+    assert_eq!(
+        kind(js.create_key_value(r#"{"history":2}"#)),
+        ErrorKind::Config
+    );
+    assert_eq!(
+        kind(js.update_key_value(r#"{"bucket":"B"}"#)),
+        ErrorKind::BucketNotFound
+    );
+
+    let kv = js
+        .create_key_value(r#"{"bucket":"B","storage":"memory"}"#)
+        .unwrap();
+    // Same config: bound; other config: exists.
+    js.create_key_value(r#"{"bucket":"B","storage":"memory"}"#)
+        .unwrap();
+    assert_eq!(
+        kind(js.create_key_value(r#"{"bucket":"B","history":3,"storage":"memory"}"#)),
+        ErrorKind::BucketExists
+    );
+    js.update_key_value(r#"{"bucket":"B","history":3,"storage":"memory"}"#)
+        .unwrap();
+    js.create_or_update_key_value(r#"{"bucket":"C"}"#).unwrap();
+    kv.put("k", b"v1").unwrap();
+
+    // A bucket without Direct Get is read with STREAM.MSG.GET.
+    let mut cfg = js.stream_info("KV_B").unwrap()["config"].clone();
+    cfg["allow_direct"] = serde_json::Value::from(false);
+    js.update_stream(&cfg.to_string()).unwrap();
+    let bound = js.key_value("B").unwrap();
+    let e = bound.get("k", None).unwrap();
+    assert_eq!(&e.value[..], b"v1");
+    bound.delete("k", None).unwrap();
+    assert_eq!(kind(bound.get("k", None)), ErrorKind::KeyDeleted);
+    assert_eq!(kind(bound.get("nothing", None)), ErrorKind::KeyNotFound);
+
+    js.delete_key_value("B").unwrap();
+    assert_eq!(kind(js.key_value("B")), ErrorKind::BucketNotFound);
+    assert_eq!(kind(js.delete_key_value("B")), ErrorKind::BucketNotFound);
+}
