@@ -89,12 +89,32 @@ struct WriteState {
     direct_fd: Option<i32>,
 }
 
+/// Turns a request's reply (or its failure) into the outcome its
+/// completion gets; runs on the thread that routes the reply.
+pub(crate) type ReplyMap = fn(Result<Message>) -> Result<Outcome>;
+
+/// A request awaiting its reply.
+struct Waiter {
+    done: Arc<Completion>,
+    map: Option<ReplyMap>,
+}
+
+impl Waiter {
+    fn finish(self, r: Result<Message>) {
+        let outcome = match self.map {
+            Some(map) => map(r),
+            None => r.map(Outcome::Msg),
+        };
+        self.done.complete(outcome);
+    }
+}
+
 #[derive(Default)]
 struct Mux {
     prefix: String,
     sid: u64,
     next_id: u64,
-    waiters: HashMap<u64, Arc<Completion>>,
+    waiters: HashMap<u64, Waiter>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -812,7 +832,7 @@ impl ClientInner {
 
     // ---- requests ---------------------------------------------------------
 
-    fn register_request(&self) -> Result<(u64, String, Arc<Completion>)> {
+    fn register_request(&self, map: Option<ReplyMap>) -> Result<(u64, String, Arc<Completion>)> {
         let mut mux = lock(&self.mux);
         if mux.sid == 0 {
             mux.prefix = format!("{}.{}.", self.opts.inbox_prefix, new_nuid());
@@ -825,12 +845,26 @@ impl ClientInner {
         mux.next_id += 1;
         let id = mux.next_id;
         let c = Completion::new();
-        mux.waiters.insert(id, Arc::clone(&c));
+        mux.waiters.insert(
+            id,
+            Waiter {
+                done: Arc::clone(&c),
+                map,
+            },
+        );
         Ok((id, format!("{}{id}", mux.prefix), c))
     }
 
-    fn unregister_request(&self, id: u64) {
+    pub(crate) fn unregister_request(&self, id: u64) {
         lock(&self.mux).waiters.remove(&id);
+    }
+
+    /// Fails request `id` with `e` (through its reply map) if it still waits.
+    pub(crate) fn expire_request(&self, id: u64, e: Error) {
+        let waiter = lock(&self.mux).waiters.remove(&id);
+        if let Some(w) = waiter {
+            w.finish(Err(e));
+        }
     }
 
     fn route_reply(&self, m: Message) {
@@ -839,16 +873,16 @@ impl ClientInner {
             .rsplit('.')
             .next()
             .and_then(|t| t.parse::<u64>().ok());
-        let Some(c) = id.and_then(|id| lock(&self.mux).waiters.remove(&id)) else {
+        let Some(w) = id.and_then(|id| lock(&self.mux).waiters.remove(&id)) else {
             return;
         };
         if m.is_no_responders() {
-            c.complete(Err(Error::new(
+            w.finish(Err(Error::new(
                 ErrorKind::NoResponders,
                 "no responders available for request",
             )));
         } else {
-            c.complete(Ok(Outcome::Msg(m)));
+            w.finish(Ok(m));
         }
     }
 
@@ -858,9 +892,23 @@ impl ClientInner {
         headers: Option<&Headers>,
         payload: &[u8],
     ) -> Result<(u64, Arc<Completion>)> {
+        self.start_request_with(subject, headers, payload, true, None)
+    }
+
+    /// Registers a request and sends it. `urgent`: written at once when the
+    /// writer is idle (someone waits); otherwise coalesced like a publish.
+    /// No timer is armed: the caller expires it (`expire_request`).
+    pub(crate) fn start_request_with(
+        &self,
+        subject: &str,
+        headers: Option<&Headers>,
+        payload: &[u8],
+        urgent: bool,
+        map: Option<ReplyMap>,
+    ) -> Result<(u64, Arc<Completion>)> {
         // publish_frame validates the subject; a failure unregisters.
-        let (id, reply, c) = self.register_request()?;
-        if let Err(e) = self.publish_frame(subject, Some(&reply), headers, payload, true) {
+        let (id, reply, c) = self.register_request(map)?;
+        if let Err(e) = self.publish_frame(subject, Some(&reply), headers, payload, urgent) {
             self.unregister_request(id);
             return Err(e);
         }
@@ -1001,9 +1049,9 @@ impl ClientInner {
             }
         }
         // Fail pending requests.
-        let waiters: Vec<_> = lock(&self.mux).waiters.drain().map(|(_, c)| c).collect();
-        for c in waiters {
-            c.complete(Err(closed.clone()));
+        let waiters: Vec<_> = lock(&self.mux).waiters.drain().map(|(_, w)| w).collect();
+        for w in waiters {
+            w.finish(Err(closed.clone()));
         }
         // Close every subscription and wait for their handlers.
         let subs: Vec<_> = lock(&self.subs).drain().map(|(_, s)| s).collect();

@@ -23,6 +23,9 @@ struct State {
     result: Option<Result<Outcome>>,
     on_complete: Vec<Hook>,
     on_cancel: Option<Hook>,
+    /// Threads blocked in `wait`: the condvar is only notified when there
+    /// are some (a futex notify is a syscall even with no waiter).
+    waiting: usize,
 }
 
 #[derive(Default)]
@@ -65,9 +68,12 @@ impl Completion {
             }
             s.result = Some(r);
             s.on_cancel = None;
-            std::mem::take(&mut s.on_complete)
+            let hooks = std::mem::take(&mut s.on_complete);
+            if s.waiting > 0 {
+                self.cv.notify_all();
+            }
+            hooks
         };
-        self.cv.notify_all();
         for h in hooks {
             h();
         }
@@ -86,16 +92,20 @@ impl Completion {
     pub fn wait(&self, timeout: Option<Duration>) -> Option<Result<Outcome>> {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut s = lock(&self.state);
-        loop {
+        if let Some(r) = &s.result {
+            return Some(r.clone());
+        }
+        s.waiting += 1;
+        let r = loop {
             if let Some(r) = &s.result {
-                return Some(r.clone());
+                break Some(r.clone());
             }
             match deadline {
                 None => s = self.cv.wait(s).unwrap_or_else(|p| p.into_inner()),
                 Some(d) => {
                     let now = Instant::now();
                     if now >= d {
-                        return None;
+                        break None;
                     }
                     s = self
                         .cv
@@ -104,7 +114,9 @@ impl Completion {
                         .0;
                 }
             }
-        }
+        };
+        s.waiting -= 1;
+        r
     }
 
     /// Runs `f` once the result is set: at once (on this thread) if it is

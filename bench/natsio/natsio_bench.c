@@ -12,8 +12,9 @@
  *     pubsub, rss_kb (peak RSS, getrusage ru_maxrss) with rss_start_kb and
  *     rss_end_kb (current RSS sampled before and after the run) to show
  *     that memory stays bounded.
- * JetStream and KV are not in the C ABI yet: jspub, jspub-sync and kv print
- * status=unsupported.
+ * jspub keeps a ring of --window publish tokens (the library's own
+ * publish_async_max_pending is set to the same value) and waits on the
+ * oldest when the ring is full.
  *
  * Build: bench/natsio/build.sh (or through bench/run.sh).
  */
@@ -546,6 +547,241 @@ out:
 }
 
 /* ------------------------------------------------------------------------ */
+/* JetStream: jspub, jspub-sync, kv                                         */
+
+static natsio_status open_js(err_ctx_t *ctx, natsio_client **c, natsio_js **js)
+{
+    natsio_status s = connect_client(ctx, "natsio-bench-js", c);
+    if (s != NATSIO_OK)
+        return s;
+    natsio_js_options jo = {0};
+    jo.timeout_ms = bench_idle_ms(&O);
+    jo.publish_async_max_pending = O.window;
+    /* a publish that cannot get a window slot waits up to the idle timeout */
+    jo.publish_async_stall_wait_ms = bench_idle_ms(&O);
+    return natsio_client_jetstream(*c, &jo, js);
+}
+
+static natsio_status fresh_bench_stream(natsio_js *js)
+{
+    natsio_status s = natsio_js_stream_delete(js, "BENCH");
+    if (s != NATSIO_OK && s != NATSIO_ERR_STREAM_NOT_FOUND)
+        return s;
+    return natsio_js_stream_create(js,
+        "{\"name\":\"BENCH\",\"subjects\":[\"bench.js.>\"],\"storage\":\"file\","
+        "\"num_replicas\":1,\"retention\":\"limits\"}", NULL);
+}
+
+static void run_jspub(long size)
+{
+    err_ctx_t *ctx = err_ctx_new();
+    natsio_client *c = NULL;
+    natsio_js *js = NULL;
+    char *data = bench_make_payload(size);
+    long window = O.window;
+    natsio_token **ring = calloc((size_t)window, sizeof *ring);
+    long head = 0, inflight = 0, acked = 0, errors = 0;
+    double t_last = 0;
+
+    natsio_status s = open_js(ctx, &c, &js);
+    if (s == NATSIO_OK)
+        s = fresh_bench_stream(js);
+    if (s != NATSIO_OK) {
+        emit_failure("jspub", size, "failed", "stream", s);
+        goto out;
+    }
+    atomic_store(&ctx->errors, 0);
+
+    /* Completes the oldest publish of the ring. */
+#define JSPUB_RETIRE()                                                        \
+    do {                                                                      \
+        natsio_token *t_ = ring[head];                                        \
+        ring[head] = NULL;                                                    \
+        head = (head + 1) % window;                                           \
+        inflight--;                                                           \
+        if (natsio_token_wait(t_, bench_idle_ms(&O)) == NATSIO_OK &&          \
+            natsio_token_status(t_) == NATSIO_OK) {                           \
+            acked++;                                                          \
+            t_last = bench_now_s();                                           \
+        } else                                                                \
+            errors++;                                                         \
+        natsio_token_free(t_);                                                \
+    } while (0)
+
+    double t0 = bench_now_s();
+    t_last = t0;
+    for (long i = 0; i < O.js_n; i++) {
+        if (inflight == window)
+            JSPUB_RETIRE();
+        natsio_token *t = NULL;
+        s = natsio_js_publish_async(js, "bench.js.a", data, (size_t)size, NULL, &t);
+        if (s != NATSIO_OK) {
+            errors++;
+            if (s == NATSIO_ERR_TOO_MANY_STALLED)
+                break;
+            continue;
+        }
+        ring[(head + inflight) % window] = t;
+        inflight++;
+        if ((i & 1023) == 1023 && bench_now_s() - t0 > O.max_secs)
+            break;
+    }
+    while (inflight > 0)
+        JSPUB_RETIRE();
+#undef JSPUB_RETIRE
+    double t1 = acked < O.js_n ? t_last : bench_now_s();
+    errors += atomic_load(&ctx->errors);
+    double secs = t1 - t0;
+    if (secs <= 0)
+        secs = 1e-9;
+    printf("scenario=jspub client=%s size=%ld n=%ld acked=%ld unacked=%ld "
+           "secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f window=%ld errors=%ld\n",
+           CLIENT, size, O.js_n, acked, O.js_n - acked, secs,
+           (double)acked / secs, (double)acked * (double)size / 1e6 / secs,
+           window, errors);
+    fflush(stdout);
+out:
+    natsio_js_free(js);
+    close_client(ctx, c);
+    err_ctx_release(ctx);
+    free(ring);
+    free(data);
+}
+
+/* Prints one latency line (jspub-sync, kv-put, kv-get). */
+static void emit_latency(const char *scen, const char *rate_key, long size, long n,
+                         double secs, double *lat, long nlat, long errors)
+{
+    bench_latency L = bench_latency_stats(lat, nlat);
+    printf("scenario=%s client=%s size=%ld n=%ld secs=%.6f %s=%.1f mean_us=%.1f "
+           "p50_us=%.1f p99_us=%.1f errors=%ld\n",
+           scen, CLIENT, size, n, secs, rate_key, (double)n / secs, L.mean, L.p50,
+           L.p99, errors);
+    fflush(stdout);
+}
+
+static void run_jspub_sync(long size)
+{
+    err_ctx_t *ctx = err_ctx_new();
+    natsio_client *c = NULL;
+    natsio_js *js = NULL;
+    char *data = bench_make_payload(size);
+    double *lat = calloc((size_t)(O.k > 0 ? O.k : 1), sizeof(double));
+    long errors = 0, nlat = 0;
+
+    natsio_status s = open_js(ctx, &c, &js);
+    if (s == NATSIO_OK)
+        s = fresh_bench_stream(js);
+    if (s != NATSIO_OK) {
+        emit_failure("jspub-sync", size, "failed", "stream", s);
+        goto out;
+    }
+    for (long i = 0; i < O.warmup; i++)
+        natsio_js_publish(js, "bench.js.a", data, (size_t)size, NULL, NULL);
+    atomic_store(&ctx->errors, 0);
+
+    double t0 = bench_now_s();
+    bool timed_out = false;
+    for (long i = 0; i < O.k; i++) {
+        double a = bench_now_s();
+        s = natsio_js_publish(js, "bench.js.a", data, (size_t)size, NULL, NULL);
+        double b = bench_now_s();
+        if (s != NATSIO_OK)
+            errors++;
+        else
+            lat[nlat++] = (b - a) * 1e6;
+        if (b - t0 > O.max_secs) {
+            timed_out = true;
+            break;
+        }
+    }
+    double secs = bench_now_s() - t0;
+    if (timed_out)
+        bench_emit_status("jspub-sync", size, "timeout", "max-secs");
+    else
+        emit_latency("jspub-sync", "msgs_per_s", size, O.k, secs, lat, nlat,
+                     errors + atomic_load(&ctx->errors));
+out:
+    natsio_js_free(js);
+    close_client(ctx, c);
+    err_ctx_release(ctx);
+    free(lat);
+    free(data);
+}
+
+static void run_kv(long size)
+{
+    err_ctx_t *ctx = err_ctx_new();
+    natsio_client *c = NULL;
+    natsio_js *js = NULL;
+    natsio_kv *kv = NULL;
+    char *data = bench_make_payload(size);
+    long K = O.kv_k;
+    double *lat = calloc((size_t)(K > 0 ? K : 1), sizeof(double));
+    char key[64];
+
+    natsio_status s = open_js(ctx, &c, &js);
+    if (s == NATSIO_OK) {
+        s = natsio_js_kv_delete(js, "BENCHKV");
+        if (s == NATSIO_ERR_BUCKET_NOT_FOUND)
+            s = NATSIO_OK;
+    }
+    if (s == NATSIO_OK)
+        s = natsio_js_kv_create(js, "{\"bucket\":\"BENCHKV\",\"history\":1,\"storage\":\"file\"}",
+                                &kv); /* allow_direct is always set */
+    if (s != NATSIO_OK) {
+        emit_failure("kv-put", size, "failed", "bucket", s);
+        emit_failure("kv-get", size, "failed", "bucket", s);
+        goto out;
+    }
+    for (long i = 0; i < O.warmup; i++) {
+        natsio_kv_entry *e = NULL;
+        snprintf(key, sizeof key, "warm%ld", i);
+        natsio_kv_put(kv, key, data, (size_t)size, NULL);
+        natsio_kv_get(kv, key, &e);
+        natsio_kv_entry_free(e);
+    }
+
+    for (int phase = 0; phase < 2; phase++) {
+        const char *scen = phase == 0 ? "kv-put" : "kv-get";
+        long errors = 0, nlat = 0;
+        bool timed_out = false;
+        atomic_store(&ctx->errors, 0);
+        double t0 = bench_now_s();
+        for (long i = 0; i < K; i++) {
+            natsio_kv_entry *e = NULL;
+            snprintf(key, sizeof key, "k%ld", i);
+            double a = bench_now_s();
+            s = phase == 0 ? natsio_kv_put(kv, key, data, (size_t)size, NULL)
+                           : natsio_kv_get(kv, key, &e);
+            double b = bench_now_s();
+            if (s != NATSIO_OK || (phase == 1 && natsio_kv_entry_value_len(e) != (size_t)size))
+                errors++;
+            else
+                lat[nlat++] = (b - a) * 1e6;
+            natsio_kv_entry_free(e);
+            if (b - t0 > O.max_secs) {
+                timed_out = true;
+                break;
+            }
+        }
+        double secs = bench_now_s() - t0;
+        if (timed_out)
+            bench_emit_status(scen, size, "timeout", "max-secs");
+        else
+            emit_latency(scen, "ops_per_s", size, K, secs, lat, nlat,
+                         errors + atomic_load(&ctx->errors));
+    }
+out:
+    natsio_kv_free(kv);
+    natsio_js_free(js);
+    close_client(ctx, c);
+    err_ctx_release(ctx);
+    free(lat);
+    free(data);
+}
+
+/* ------------------------------------------------------------------------ */
 /* main                                                                     */
 
 static void usage(FILE *f)
@@ -591,7 +827,6 @@ int main(int argc, char **argv)
     printf("# client=%s version=%s url=%s\n", CLIENT, natsio_version(), O.url);
     fflush(stdout);
 
-    bool js_note_printed = false;
     char *tmp = strdup(O.scenarios), *save = NULL;
     for (char *sc = strtok_r(tmp, ",", &save); sc;
          sc = strtok_r(NULL, ",", &save)) {
@@ -601,16 +836,10 @@ int main(int argc, char **argv)
             else if (!strcmp(sc, "pub4")) run_pub(size, g_threads);
             else if (!strcmp(sc, "pubsub")) run_pubsub(size);
             else if (!strcmp(sc, "req")) run_req(size);
-            else if (!strcmp(sc, "kv")) {
-                bench_emit_status("kv-put", size, "unsupported", NULL);
-                bench_emit_status("kv-get", size, "unsupported", NULL);
-            } else {
-                if (!js_note_printed && (!strcmp(sc, "jspub") || !strcmp(sc, "jspub-sync"))) {
-                    printf("# note client=%s: JetStream is not in the C ABI yet\n", CLIENT);
-                    js_note_printed = true;
-                }
-                bench_emit_status(sc, size, "unsupported", NULL);
-            }
+            else if (!strcmp(sc, "jspub")) run_jspub(size);
+            else if (!strcmp(sc, "jspub-sync")) run_jspub_sync(size);
+            else if (!strcmp(sc, "kv")) run_kv(size);
+            else bench_emit_status(sc, size, "unsupported", NULL);
         }
     }
     free(tmp);

@@ -66,6 +66,8 @@ pub(crate) struct Shared {
     opts: JetStreamOptions,
     window: Mutex<Window>,
     window_cv: Condvar,
+    /// Ack deadlines of asynchronous publishes (see `publish::Deadlines`).
+    deadlines: Mutex<publish::Deadlines>,
 }
 
 /// A JetStream context. Cheap to clone; thread-safe.
@@ -119,7 +121,8 @@ pub(crate) fn api_error(err: &Value) -> Error {
         10059 => ErrorKind::StreamNotFound,
         10058 => ErrorKind::StreamNameInUse,
         10014 => ErrorKind::ConsumerNotFound,
-        10037 => ErrorKind::MessageNotFound,
+        // 10043: "sequence not found" (deleting a message that is gone).
+        10037 | 10043 => ErrorKind::MessageNotFound,
         10071 => ErrorKind::WrongLastSequence,
         10076 | 10039 => ErrorKind::JetStreamNotEnabled,
         _ if code == 503 => ErrorKind::JetStreamNotEnabled,
@@ -178,6 +181,7 @@ impl JetStream {
                 opts,
                 window: Mutex::default(),
                 window_cv: Condvar::new(),
+                deadlines: Mutex::default(),
             }),
         })
     }

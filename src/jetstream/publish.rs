@@ -1,6 +1,7 @@
 //! Publishing to streams: synchronous publish-and-wait-for-ack, and
 //! asynchronous publishes bounded by a window of unacknowledged messages.
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -124,6 +125,99 @@ fn no_stream_response() -> Error {
     )
 }
 
+/// The outcome of an asynchronous publish's reply (runs where the reply is
+/// routed).
+fn ack_outcome(reply: Result<Message>) -> Result<Outcome> {
+    match reply {
+        Ok(m) => parse_pub_ack(&m).map(|a| Outcome::PubAck(Arc::new(a))),
+        Err(e) => Err(match e.kind() {
+            ErrorKind::NoResponders => no_stream_response(),
+            ErrorKind::Timeout => Error::new(
+                ErrorKind::AsyncPublishTimeout,
+                "no ack for the asynchronous publish in time",
+            ),
+            _ => e,
+        }),
+    }
+}
+
+/// Ack deadlines of a context's asynchronous publishes, in deadline order
+/// (publishes share one timeout, so they arrive sorted; a shorter custom
+/// timeout is inserted in place). One timer task sleeps until the first
+/// deadline and runs only while publishes are pending; entries already
+/// answered are dropped from the front as new ones arrive, so the queue
+/// stays about as long as the window.
+#[derive(Default)]
+pub(crate) struct Deadlines {
+    entries: VecDeque<(Instant, u64, Weak<Completion>)>,
+    timer_running: bool,
+}
+
+fn answered(w: &Weak<Completion>) -> bool {
+    w.upgrade().is_none_or(|c| c.is_done())
+}
+
+impl Deadlines {
+    fn arm(shared: &Arc<Shared>, deadline: Instant, id: u64, done: &Arc<Completion>) {
+        let mut d = lock(&shared.deadlines);
+        while d.entries.front().is_some_and(|(_, _, w)| answered(w)) {
+            d.entries.pop_front();
+        }
+        let entry = (deadline, id, Arc::downgrade(done));
+        match d.entries.back() {
+            Some((last, _, _)) if *last > deadline => {
+                let at = d.entries.partition_point(|(t, _, _)| *t <= deadline);
+                d.entries.insert(at, entry);
+            }
+            _ => d.entries.push_back(entry),
+        }
+        if !d.timer_running {
+            d.timer_running = true;
+            crate::runtime::handle().spawn(Self::run_timer(Arc::downgrade(shared)));
+        }
+    }
+
+    async fn run_timer(shared: Weak<Shared>) {
+        loop {
+            let next = {
+                let Some(s) = shared.upgrade() else {
+                    return;
+                };
+                let mut expired = Vec::new();
+                let now = Instant::now();
+                let next = {
+                    let mut d = lock(&s.deadlines);
+                    loop {
+                        match d.entries.front() {
+                            None => {
+                                d.timer_running = false;
+                                break None;
+                            }
+                            Some((_, _, w)) if answered(w) => {
+                                d.entries.pop_front();
+                            }
+                            Some((t, _, _)) if *t <= now => {
+                                let (_, id, _) = d.entries.pop_front().expect("front");
+                                expired.push(id);
+                            }
+                            Some((t, _, _)) => break Some(*t),
+                        }
+                    }
+                };
+                for id in expired {
+                    s.client
+                        .expire_request(id, Error::timeout("asynchronous publish ack"));
+                }
+                next
+            };
+            match next {
+                None => return,
+                Some(t) => tokio::time::sleep_until(t.into()).await,
+            }
+        }
+    }
+}
+
 /// Retries after "no responders" (ADR-22: a stream leader may be moving).
 const NO_RESPONDERS_RETRIES: u32 = 2;
 const NO_RESPONDERS_WAIT: Duration = Duration::from_millis(250);
@@ -199,6 +293,10 @@ impl JetStream {
     /// `publish_async_max_pending` publishes await acks, then fails with
     /// `TooManyStalledMsgs`. An ack that does not come within the async
     /// timeout fails the completion with `AsyncPublishTimeout`.
+    ///
+    /// The frame is coalesced with other writes (not flushed at once), the
+    /// ack is parsed on the reading thread, and one timer per context
+    /// expires late acks: no task or second completion per publish.
     pub fn publish_async(
         &self,
         subject: &str,
@@ -212,47 +310,28 @@ impl JetStream {
             .or(o.publish_async_timeout)
             .unwrap_or(o.timeout);
         self.shared.reserve()?;
-        let request =
-            match self
-                .shared
-                .client
-                .request_async(subject, headers.as_ref(), payload, timeout)
-            {
-                Ok(r) => r,
-                Err(e) => {
-                    self.shared.release();
-                    return Err(e);
-                }
-            };
-        let done = Completion::new();
-        let weak_request: Weak<Completion> = Arc::downgrade(&request);
-        let result = Arc::clone(&done);
+        let (id, done) = match self.shared.client.start_request_with(
+            subject,
+            headers.as_ref(),
+            payload,
+            false,
+            Some(ack_outcome),
+        ) {
+            Ok(r) => r,
+            Err(e) => {
+                self.shared.release();
+                return Err(e);
+            }
+        };
         let shared = Arc::clone(&self.shared);
-        request.on_complete(move || {
-            shared.release();
-            let outcome = match weak_request.upgrade().and_then(|r| r.result()) {
-                Some(Ok(Outcome::Msg(m))) => {
-                    parse_pub_ack(&m).map(|a| Outcome::PubAck(Arc::new(a)))
-                }
-                Some(Ok(_)) => Err(Error::new(
-                    ErrorKind::Internal,
-                    "publish completed without a reply",
-                )),
-                Some(Err(e)) => Err(match e.kind() {
-                    ErrorKind::NoResponders => no_stream_response(),
-                    ErrorKind::Timeout => Error::new(
-                        ErrorKind::AsyncPublishTimeout,
-                        "no ack for the asynchronous publish in time",
-                    ),
-                    _ => e,
-                }),
-                None => Err(Error::new(ErrorKind::Internal, "publish completion lost")),
-            };
-            result.complete(outcome);
-        });
+        done.on_complete(move || shared.release());
+        let client = Arc::downgrade(&self.shared.client);
         done.set_cancel_hook(move || {
-            request.cancel();
+            if let Some(c) = client.upgrade() {
+                c.unregister_request(id);
+            }
         });
+        Deadlines::arm(&self.shared, Instant::now() + timeout, id, &done);
         Ok(done)
     }
 
