@@ -203,6 +203,8 @@ export class Connection extends EventEmitter {
   forceReconnect(): void;
   /** One PING/PONG round trip, in microseconds (measured off the JS thread). */
   rtt(): Promise<number>;
+  /** A JetStream context over this connection (sends nothing; throws ConfigError for a bad domain or prefix). */
+  jetstream(opts?: JetStreamOptions): JetStreamClient;
 
   /** Asynchronous errors (slow consumer, server -ERR, lost connection, drain timeout). */
   on(event: 'error', listener: (err: AsyncError) => void): this;
@@ -215,6 +217,167 @@ export class Connection extends EventEmitter {
 }
 
 export function connect(opts?: ConnectOptions): Promise<Connection>;
+
+// ---------------------------------------------------------------------------
+// JetStream and Key-Value. Every method that talks to the server returns a
+// promise and runs its blocking C call off the JS thread; errors (argument
+// TypeErrors included) reject the promise.
+
+export interface JetStreamOptions {
+  /** JetStream domain (API prefix $JS.<domain>.API). */
+  domain?: string;
+  /** Custom API prefix, overriding domain (default $JS.API). */
+  apiPrefix?: string;
+  /** API request and publish timeout, ms (default 5000). */
+  timeout?: number;
+  /** Asynchronous publishes awaiting acks before publishAsync stalls (default 4000). */
+  publishAsyncMaxPending?: number;
+  /** How long a stalled publishAsync waits for room before TooManyStalledMsgsError, ms (default 200). */
+  publishAsyncStallWait?: number;
+  /** How long a publishAsync waits for its ack before AsyncPublishTimeoutError, ms (default: timeout). */
+  publishAsyncTimeout?: number;
+}
+
+export interface JetStreamPublishOptions {
+  /** Nats-Msg-Id: a second message with this id within the duplicate window is dropped (ack.duplicate). */
+  msgID?: string;
+  expect?: {
+    /** Fail unless the message lands in this stream. */
+    stream?: string;
+    /** Fail (WrongLastSequenceError) unless the stream's last sequence is this (0: empty stream). */
+    lastSequence?: number | bigint;
+    /** Likewise for the last sequence of the subject (or of lastSubjectSequenceSubject). */
+    lastSubjectSequence?: number | bigint;
+    lastSubjectSequenceSubject?: string;
+    /** Fail unless the stream's last message has this id. */
+    lastMsgID?: string;
+  };
+  /** Per-message TTL (the stream needs allow_msg_ttl): whole seconds, 'never', or '90s', '5m', '1h30m'. */
+  ttl?: number | string;
+  headers?: HeadersInit;
+  /** How long to wait for the ack, ms (default: the context's). */
+  timeout?: number;
+}
+
+export interface PubAck {
+  stream: string;
+  seq: number;
+  duplicate: boolean;
+  domain?: string;
+}
+
+/** StreamConfig / KeyValueConfig / infos: the server's JSON, field names as the server spells them. */
+export type JsonObject = Record<string, any>;
+
+export class StoredMsg {
+  readonly subject: string;
+  readonly seq: number;
+  /** When the stream stored it. */
+  readonly time: Date;
+  readonly data: Buffer;
+  readonly headers: MsgHeaders | undefined;
+  string(): string;
+  json<T = unknown>(): T;
+}
+
+export interface Streams {
+  /** Creates a stream (durations: ns or strings like "1h"); resolves with its StreamInfo. */
+  add(cfg: JsonObject): Promise<JsonObject>;
+  update(cfg: JsonObject): Promise<JsonObject>;
+  createOrUpdate(cfg: JsonObject): Promise<JsonObject>;
+  info(name: string): Promise<JsonObject>;
+  delete(name: string): Promise<true>;
+  purge(name: string, opts?: { filter?: string; seq?: number; keep?: number }): Promise<{ success: true; purged: number }>;
+  /** Names of all streams, or of those holding `subject`. */
+  names(subject?: string): Promise<string[]>;
+  getMessage(stream: string, query: number | { seq: number | bigint } | { lastBySubject: string }): Promise<StoredMsg>;
+  /** `erase` (default true) also overwrites the bytes on disk. */
+  deleteMessage(stream: string, seq: number | bigint, erase?: boolean): Promise<true>;
+}
+
+export type KvOperation = 'PUT' | 'DEL' | 'PURGE';
+
+export class KvEntry {
+  readonly bucket: string;
+  readonly key: string;
+  readonly value: Buffer;
+  readonly revision: number;
+  readonly operation: KvOperation;
+  readonly created: Date;
+  /** Newer revisions of the key (0 for get). */
+  readonly delta: number;
+  string(): string;
+  json<T = unknown>(): T;
+}
+
+export interface KvStatus {
+  bucket: string;
+  values: number;
+  history: number;
+  /** ms; 0: none. */
+  ttl: number;
+  bytes: number;
+  storage: string;
+  /** The backing stream's StreamInfo. */
+  streamInfo: JsonObject;
+}
+
+export type KvValue = string | Uint8Array | ArrayBuffer | ArrayBufferView;
+
+export class KV {
+  readonly bucket: string;
+  readonly isClosed: boolean;
+  /** Resolves with the new revision. */
+  put(key: string, value: KvValue): Promise<number>;
+  /** KeyExistsError if the key has a live value. */
+  create(key: string, value: KvValue): Promise<number>;
+  /** WrongLastSequenceError unless the key's latest revision is `last`. */
+  update(key: string, value: KvValue, last: number | bigint): Promise<number>;
+  /** KeyNotFoundError, or KeyDeletedError when the latest revision is a delete/purge marker. */
+  get(key: string, opts?: { revision?: number | bigint }): Promise<KvEntry>;
+  getRevision(key: string, revision: number | bigint): Promise<KvEntry>;
+  delete(key: string, opts?: { last?: number | bigint }): Promise<void>;
+  purge(key: string, opts?: { last?: number | bigint }): Promise<void>;
+  status(): Promise<KvStatus>;
+  /** Frees the handle (the bucket stays); later calls reject with IllegalStateError. Idempotent. */
+  close(): void;
+}
+
+export interface KvManager {
+  /** A KeyValueConfig ({bucket, history, ttl, storage, ...}), or (bucket, config). An identical bucket is bound. */
+  create(cfg: JsonObject): Promise<KV>;
+  create(bucket: string, cfg?: JsonObject): Promise<KV>;
+  update(cfg: JsonObject): Promise<KV>;
+  update(bucket: string, cfg?: JsonObject): Promise<KV>;
+  createOrUpdate(cfg: JsonObject): Promise<KV>;
+  createOrUpdate(bucket: string, cfg?: JsonObject): Promise<KV>;
+  /** BucketNotFoundError if it does not exist. */
+  bind(bucket: string): Promise<KV>;
+  delete(bucket: string): Promise<true>;
+}
+
+export class JetStreamClient {
+  readonly nc: Connection;
+  readonly streams: Streams;
+  readonly kv: KvManager;
+  readonly isClosed: boolean;
+  /** Asynchronous publishes awaiting their ack or room to be sent. */
+  readonly publishAsyncPending: number;
+  /** Publishes and waits for the ack. */
+  publish(subject: string, data?: Payload, opts?: JetStreamPublishOptions): Promise<PubAck>;
+  /**
+   * Publishes without waiting; resolves with the ack. Never throws: every
+   * error rejects (TooManyStalledMsgsError when the window stayed full for
+   * the stall wait, AsyncPublishTimeoutError, NoStreamResponseError, ...).
+   * Publishes that meet a full window are queued in order, off the JS thread.
+   */
+  publishAsync(subject: string, data?: Payload, opts?: JetStreamPublishOptions): Promise<PubAck>;
+  /** Resolves once every publishAsync has completed and its promise settled; TimeoutError after `timeout` ms. */
+  publishAsyncComplete(timeout?: number): Promise<void>;
+  accountInfo(): Promise<JsonObject>;
+  /** Frees the context (acks of sent publishes still arrive; KV handles live on). Idempotent. */
+  close(): void;
+}
 
 export const version: string;
 
@@ -262,3 +425,21 @@ export class NoRespondersError extends CodedError {}
 export class NoReplySubjectError extends CodedError {}
 export class SubscriptionClosedError extends CodedError {}
 export class SlowConsumerError extends CodedError {}
+export class JetStreamError extends CodedError {}
+export class JetStreamApiError extends CodedError {}
+export class JetStreamNotEnabledError extends CodedError {}
+export class NoStreamResponseError extends CodedError {}
+export class StreamNotFoundError extends CodedError {}
+export class StreamNameInUseError extends CodedError {}
+export class ConsumerNotFoundError extends CodedError {}
+export class MessageNotFoundError extends CodedError {}
+export class WrongLastSequenceError extends CodedError {}
+export class TooManyStalledMsgsError extends CodedError {}
+export class AsyncPublishTimeoutError extends CodedError {}
+export class BucketNotFoundError extends CodedError {}
+export class BucketExistsError extends CodedError {}
+export class KeyNotFoundError extends CodedError {}
+export class KeyDeletedError extends CodedError {}
+export class KeyExistsError extends CodedError {}
+export class InvalidBucketNameError extends CodedError {}
+export class InvalidKeyError extends CodedError {}

@@ -35,6 +35,10 @@ const REFERENCE_NAMES = {
   AUTH_EXPIRED: 'AuthenticationExpiredError',
   PERMISSIONS: 'PermissionsViolationError',
   MAX_SUBSCRIPTIONS: 'MaxSubscriptionsExceededError',
+  JETSTREAM: 'JetStreamError',
+  JS_API: 'JetStreamApiError',
+  JS_NOT_ENABLED: 'JetStreamNotEnabledError',
+  TOO_MANY_STALLED: 'TooManyStalledMsgsError',
 };
 
 function className(code) {
@@ -799,12 +803,513 @@ async function connect(opts = {}) {
   return relay.connection;
 }
 
+// ---------------------------------------------------------------------------
+// JetStream and Key-Value: promises over the addon's threadpool jobs (every
+// blocking C call runs off the JS thread) and completion tokens (the acks
+// of asynchronous publishes). Configurations are plain objects with the
+// server's field names, serialized to JSON; infos come back parsed.
+
+const DEFAULT_PUBLISH_ASYNC_MAX_PENDING = 4000; // natsio_js_options default
+const TTL_NEVER = -1; // NATSIO_TTL_NEVER
+const KV_OPERATIONS = ['PUT', 'DEL', 'PURGE'];
+
+/** A message TTL in whole seconds: a number of seconds, 'never', or a
+ * duration such as '90s', '5m', '1h30m'. */
+function ttlSeconds(ttl) {
+  if (ttl === undefined || ttl === null) return 0;
+  if (ttl === 'never') return TTL_NEVER;
+  if (typeof ttl === 'number' && Number.isInteger(ttl)) return ttl;
+  if (typeof ttl === 'string') {
+    const m = ttl.match(/^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/);
+    if (m && ttl !== '') return Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
+  }
+  throw new TypeError("ttl must be whole seconds, 'never', or a duration like '90s' or '1h'");
+}
+
+/** Flattens nats.js-style publish options for the addon. */
+function jsPublishOptions(opts) {
+  if (opts === undefined || opts === null) return null;
+  if (typeof opts !== 'object') throw new TypeError('publish options must be an object');
+  const expect = opts.expect ?? {};
+  if (typeof expect !== 'object') throw new TypeError('expect must be an object');
+  return {
+    headers: flattenHeaders(opts.headers),
+    msgId: opts.msgID ?? opts.msgId,
+    expectStream: expect.stream ?? expect.streamName,
+    expectLastSequence: expect.lastSequence,
+    expectLastSubjectSequence: expect.lastSubjectSequence,
+    expectLastSubjectSequenceSubject: expect.lastSubjectSequenceSubject,
+    expectLastMsgId: expect.lastMsgID ?? expect.lastMsgId,
+    ttl: ttlSeconds(opts.ttl),
+    timeout: opts.timeout,
+  };
+}
+
+function configJson(cfg, what) {
+  if (cfg === null || typeof cfg !== 'object' || Array.isArray(cfg)) {
+    throw new TypeError(`${what} must be an object`);
+  }
+  return JSON.stringify(cfg);
+}
+
+function checkTimeout(timeout) {
+  if (timeout === undefined || timeout === null) return -1;
+  if (typeof timeout !== 'number' || Number.isNaN(timeout)) throw new TypeError('timeout must be a number (ms)');
+  return timeout;
+}
+
+/** Resolves once `done()` holds (re-checked on each wake-up from `waiters`),
+ * or rejects with TimeoutError after `ms` (negative: never). */
+function waitUntil(done, waiters, ms, what) {
+  if (done()) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    let timer = null;
+    const waiter = () => {
+      if (!done()) return false;
+      if (timer) clearTimeout(timer);
+      resolve();
+      return true;
+    };
+    waiters.push(waiter);
+    if (ms >= 0) {
+      timer = setTimeout(() => {
+        const i = waiters.indexOf(waiter);
+        if (i >= 0) waiters.splice(i, 1);
+        reject(makeError(Status.TIMEOUT, what));
+      }, ms);
+    }
+  });
+}
+
+function wake(waiters) {
+  for (let i = 0; i < waiters.length; ) {
+    if (waiters[i]()) waiters.splice(i, 1);
+    else i++;
+  }
+}
+
+/** A message read back from a stream. */
+class StoredMsg {
+  constructor(raw) {
+    /** @type {string} */
+    this.subject = raw[0];
+    /** @type {number} */
+    this.seq = raw[1];
+    /** When the stream stored it. */
+    this.time = new Date(raw[2]);
+    /** @type {Buffer} */
+    this.data = raw[3];
+    this._rawHeaders = raw[4];
+    this._headers = undefined;
+  }
+
+  /** @returns {MsgHeaders|undefined} */
+  get headers() {
+    if (this._headers === undefined && this._rawHeaders !== null) this._headers = headersFromFlat(this._rawHeaders);
+    return this._headers;
+  }
+
+  string() {
+    return this.data.toString('utf8');
+  }
+
+  json() {
+    return JSON.parse(this.string());
+  }
+}
+
+/** One revision of a key. */
+class KvEntry {
+  constructor(raw) {
+    this.bucket = raw[0];
+    this.key = raw[1];
+    /** @type {Buffer} */
+    this.value = raw[2];
+    this.revision = raw[3];
+    /** 'PUT', 'DEL' or 'PURGE' */
+    this.operation = KV_OPERATIONS[raw[4]] ?? 'PUT';
+    this.created = new Date(raw[5]);
+    /** How many newer revisions of the key exist (0 for get). */
+    this.delta = raw[6];
+  }
+
+  string() {
+    return this.value.toString('utf8');
+  }
+
+  json() {
+    return JSON.parse(this.string());
+  }
+}
+
+function kvValue(value) {
+  if (value === undefined || value === null) throw new TypeError('value must be a string, Buffer or Uint8Array');
+  return toBytes(value);
+}
+
+function revisionArg(v) {
+  return v === undefined || v === null ? undefined : v;
+}
+
+/** A bound Key-Value bucket (js.kv.create / bind / ...). */
+class KV {
+  constructor(handle) {
+    this._handle = handle;
+    /** @type {string} */
+    this.bucket = native.kvBucket(handle);
+    this._closed = false;
+  }
+
+  /** Stores `value`; resolves with the new revision. */
+  async put(key, value) {
+    return native.kvPut(this._handle, 0, key, kvValue(value), undefined);
+  }
+
+  /** Stores `value` only if `key` has no live value (else KeyExistsError). */
+  async create(key, value) {
+    return native.kvPut(this._handle, 1, key, kvValue(value), undefined);
+  }
+
+  /** Stores `value` only if `key`'s latest revision is `last` (else WrongLastSequenceError). */
+  async update(key, value, last) {
+    return native.kvPut(this._handle, 2, key, kvValue(value), last);
+  }
+
+  /** The latest value (or, with {revision}, that revision) of `key`.
+   * Rejects with KeyNotFoundError, or KeyDeletedError when the latest
+   * revision is a delete or purge marker. */
+  async get(key, opts) {
+    return new KvEntry(await native.kvGet(this._handle, key, revisionArg(opts?.revision)));
+  }
+
+  /** Revision `revision` of `key` (KeyNotFoundError if it belongs to another key or is gone). */
+  async getRevision(key, revision) {
+    if (revision === undefined || revision === null) throw new TypeError('revision must be a non-negative integer');
+    return new KvEntry(await native.kvGet(this._handle, key, revision));
+  }
+
+  /** Writes a delete marker; with {last}, only if the latest revision is `last`. */
+  async delete(key, opts) {
+    await native.kvDelete(this._handle, false, key, revisionArg(opts?.last ?? opts?.previousSeq));
+  }
+
+  /** Writes a purge marker that replaces every earlier revision of `key`. */
+  async purge(key, opts) {
+    await native.kvDelete(this._handle, true, key, revisionArg(opts?.last ?? opts?.previousSeq));
+  }
+
+  /** {bucket, values, history, ttl (ms), bytes, storage, streamInfo}. */
+  async status() {
+    const info = JSON.parse(await native.kvStatus(this._handle));
+    const config = info.config ?? {};
+    const state = info.state ?? {};
+    return {
+      bucket: this.bucket,
+      values: state.messages,
+      history: config.max_msgs_per_subject,
+      ttl: (config.max_age ?? 0) / 1e6,
+      bytes: state.bytes,
+      storage: config.storage,
+      streamInfo: info,
+    };
+  }
+
+  get isClosed() {
+    return this._closed;
+  }
+
+  /** Frees the handle (the bucket stays). Later calls reject with IllegalStateError. */
+  close() {
+    if (this._closed) return;
+    this._closed = true;
+    native.kvClose(this._handle);
+  }
+}
+
+/** js.kv: bucket management. */
+class KvManager {
+  constructor(js) {
+    this._js = js;
+  }
+
+  _open(mode, cfg, opts) {
+    if (typeof cfg === 'string') cfg = { ...(opts ?? {}), bucket: cfg };
+    const json = configJson(cfg, 'KV config');
+    return native.kvOpen(this._js._handle, mode, json).then((h) => new KV(h));
+  }
+
+  /** Creates a bucket from a KeyValueConfig ({bucket, history, ttl, ...},
+   * server field names), or (name, config). An identical bucket is bound. */
+  async create(cfg, opts) {
+    return this._open(0, cfg, opts);
+  }
+
+  async update(cfg, opts) {
+    return this._open(1, cfg, opts);
+  }
+
+  async createOrUpdate(cfg, opts) {
+    return this._open(2, cfg, opts);
+  }
+
+  /** Binds an existing bucket (BucketNotFoundError if there is none). */
+  async bind(bucket) {
+    return new KV(await native.kvOpen(this._js._handle, 3, bucket));
+  }
+
+  /** Deletes a bucket with all its keys and history. */
+  async delete(bucket) {
+    await native.kvDeleteBucket(this._js._handle, bucket);
+    return true;
+  }
+}
+
+/** js.streams: stream management. */
+class Streams {
+  constructor(js) {
+    this._js = js;
+  }
+
+  async _put(mode, cfg) {
+    return JSON.parse(await native.jsStreamPut(this._js._handle, mode, configJson(cfg, 'stream config')));
+  }
+
+  /** Creates a stream from a StreamConfig (server field names); resolves with its StreamInfo. */
+  async add(cfg) {
+    return this._put(0, cfg);
+  }
+
+  async update(cfg) {
+    return this._put(1, cfg);
+  }
+
+  async createOrUpdate(cfg) {
+    return this._put(2, cfg);
+  }
+
+  async info(name) {
+    return JSON.parse(await native.jsStreamInfo(this._js._handle, name));
+  }
+
+  async delete(name) {
+    await native.jsStreamDelete(this._js._handle, name);
+    return true;
+  }
+
+  /** Purges all messages, or as `opts` says: {filter, seq, keep}. */
+  async purge(name, opts) {
+    const json = opts === undefined || opts === null ? null : configJson(opts, 'purge options');
+    const purged = await native.jsStreamPurge(this._js._handle, name, json);
+    return { success: true, purged };
+  }
+
+  /** The names of all streams, or of those holding `subject`. */
+  async names(subject) {
+    return JSON.parse(await native.jsStreamNames(this._js._handle, subject ?? null));
+  }
+
+  /** One message: {seq} or {lastBySubject} (alias last_by_subj). */
+  async getMessage(stream, query) {
+    if (typeof query === 'number' || typeof query === 'bigint') query = { seq: query };
+    if (query === null || typeof query !== 'object') throw new TypeError('query must be {seq} or {lastBySubject}');
+    const last = query.lastBySubject ?? query.last_by_subj;
+    if (last === undefined && query.seq === undefined) throw new TypeError('query must be {seq} or {lastBySubject}');
+    if (last !== undefined && typeof last !== 'string') throw new TypeError('lastBySubject must be a string');
+    return new StoredMsg(await native.jsStreamGetMsg(this._js._handle, stream, last === undefined ? query.seq : 0, last ?? null));
+  }
+
+  /** Deletes message `seq`; `erase` (default true) also overwrites its bytes. */
+  async deleteMessage(stream, seq, erase = true) {
+    await native.jsStreamDeleteMsg(this._js._handle, stream, seq, Boolean(erase));
+    return true;
+  }
+}
+
+/**
+ * A JetStream context (nc.jetstream(opts)). Options: domain, apiPrefix,
+ * timeout (API requests and publish, ms), publishAsyncMaxPending,
+ * publishAsyncStallWait (ms), publishAsyncTimeout (ms).
+ */
+class JetStreamClient {
+  constructor(nc, opts = {}) {
+    if (opts === null || typeof opts !== 'object') throw new TypeError('JetStream options must be an object');
+    this.nc = nc;
+    this._handle = native.jetstream(nc._handle, {
+      domain: opts.domain,
+      apiPrefix: opts.apiPrefix,
+      timeout: opts.timeout,
+      publishAsyncMaxPending: opts.publishAsyncMaxPending,
+      publishAsyncStallWait: opts.publishAsyncStallWait,
+      publishAsyncTimeout: opts.publishAsyncTimeout,
+    });
+    this._maxPending = opts.publishAsyncMaxPending > 0 ? opts.publishAsyncMaxPending : DEFAULT_PUBLISH_ASYNC_MAX_PENDING;
+    this._closed = false;
+    // Asynchronous publishes that met a full window wait here, in order,
+    // and are sent one at a time from the threadpool.
+    this._backlog = [];
+    this._backlogWaiters = [];
+    // publishAsync promises not settled yet, and who waits for none.
+    this._outstanding = 0;
+    this._settleWaiters = [];
+    this.streams = new Streams(this);
+    this.kv = new KvManager(this);
+  }
+
+  /** Publishes and waits for the stream's ack: {stream, seq, duplicate, domain?}.
+   * Options: msgID, expect {stream, lastSequence, lastSubjectSequence,
+   * lastSubjectSequenceSubject, lastMsgID}, ttl, headers, timeout. */
+  async publish(subject, data, opts) {
+    return native.jsPublish(this._handle, subject, toBytes(data), jsPublishOptions(opts));
+  }
+
+  /**
+   * Publishes without waiting: the promise resolves with the ack. Every
+   * error rejects the promise (nothing throws): argument errors,
+   * ConnectionClosedError, and TooManyStalledMsgsError when
+   * publishAsyncMaxPending publishes have awaited their acks for longer
+   * than the stall wait. A publish that meets a full window waits in this
+   * context's queue (order is kept) while the event loop goes on.
+   */
+  publishAsync(subject, data, opts) {
+    const d = this._deferred();
+    let args;
+    try {
+      args = [subject, toBytes(data), jsPublishOptions(opts)];
+      if (typeof subject !== 'string') throw new TypeError('subject must be a string');
+      if (this._backlog.length === 0 && this._hasRoom()) {
+        this._sendNow(args, d);
+        return d.promise;
+      }
+    } catch (e) {
+      d.reject(e);
+      return d.promise;
+    }
+    this._backlog.push({ args, d });
+    if (this._backlog.length === 1) this._runBacklog();
+    return d.promise;
+  }
+
+  /** Resolves once every asynchronous publish of this context has
+   * completed and its promise settled; TimeoutError after `timeout` ms
+   * (default: no limit; each publish is bounded by publishAsyncTimeout). */
+  async publishAsyncComplete(timeout) {
+    const ms = checkTimeout(timeout);
+    const start = Date.now();
+    const left = () => (ms < 0 ? -1 : Math.max(0, ms - (Date.now() - start)));
+    const what = 'asynchronous publishes still pending';
+    await waitUntil(() => this._backlog.length === 0, this._backlogWaiters, ms, what);
+    await native.jsPublishAsyncComplete(this._handle, left());
+    // The core is done; the acks may still be on their way to JS.
+    await waitUntil(() => this._outstanding === 0, this._settleWaiters, left(), what);
+  }
+
+  /** How many asynchronous publishes await their ack (or room to be sent). */
+  get publishAsyncPending() {
+    return native.jsPublishAsyncPending(this._handle) + this._backlog.length;
+  }
+
+  /** The account's JetStream usage and limits ($JS.API.INFO). */
+  async accountInfo() {
+    return JSON.parse(await native.jsAccountInfo(this._handle));
+  }
+
+  get isClosed() {
+    return this._closed;
+  }
+
+  /** Frees the context. Acks of publishes already sent still arrive; queued
+   * ones and later calls reject with IllegalStateError. Closing twice is fine. */
+  close() {
+    if (this._closed) return;
+    this._closed = true;
+    native.jsClose(this._handle);
+  }
+
+  _hasRoom() {
+    return native.jsPublishAsyncPending(this._handle) < this._maxPending;
+  }
+
+  _deferred() {
+    this._outstanding++;
+    let settled = false;
+    const d = {};
+    d.promise = new Promise((resolve, reject) => {
+      const settle = (fn) => (v) => {
+        if (settled) return;
+        settled = true;
+        fn(v);
+        if (--this._outstanding === 0) wake(this._settleWaiters);
+      };
+      d.resolve = settle(resolve);
+      d.reject = settle(reject);
+    });
+    return d;
+  }
+
+  /** Registers the ack's token target; the event loop stays alive until it completes. */
+  _register(d) {
+    holdEventLoop();
+    return register({
+      onToken(status, value, error) {
+        releaseEventLoop();
+        if (status === Status.OK) d.resolve(value);
+        else d.reject(error);
+      },
+    });
+  }
+
+  _sendNow(args, d) {
+    const id = this._register(d);
+    try {
+      native.jsPublishAsync(this._handle, args[0], args[1], args[2], id);
+    } catch (e) {
+      targets.delete(id);
+      releaseEventLoop();
+      throw e;
+    }
+  }
+
+  async _runBacklog() {
+    while (this._backlog.length > 0) {
+      const { args, d } = this._backlog[0];
+      try {
+        if (this._hasRoom()) {
+          this._sendNow(args, d);
+        } else {
+          // Stalls (up to the stall wait) on the threadpool, not here.
+          const id = this._register(d);
+          try {
+            await native.jsPublishAsyncQueued(this._handle, args[0], args[1], args[2], id);
+          } catch (e) {
+            targets.delete(id);
+            releaseEventLoop();
+            throw e;
+          }
+        }
+      } catch (e) {
+        d.reject(e);
+      }
+      this._backlog.shift();
+    }
+    wake(this._backlogWaiters);
+  }
+}
+
+/** A JetStream context over this connection (see JetStreamClient). */
+Connection.prototype.jetstream = function jetstream(opts) {
+  return new JetStreamClient(this, opts);
+};
+
 module.exports = {
   connect,
   Connection,
   Subscription,
   Msg,
   MsgHeaders,
+  JetStreamClient,
+  KV,
+  KvEntry,
+  StoredMsg,
   Status,
   version: native.version(),
   ...errors,

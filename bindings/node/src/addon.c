@@ -80,6 +80,11 @@ enum event_kind {
     EV_CONN = 5,  /* a connection lifecycle event (natsio_event_kind in conn_kind) */
 };
 
+/* event.token_has_msg: 1 for a request's reply; TOKEN_PUB_ACK for the ack
+ * of a JetStream asynchronous publish (see the JetStream section). */
+enum { TOKEN_PUB_ACK = 2 };
+static napi_value pub_ack_to_js(napi_env env, const natsio_pub_ack *ack);
+
 typedef struct event {
     struct event *next;
     int kind;
@@ -481,12 +486,22 @@ static void doorbell_call_js(napi_env env, napi_value js_cb, void *context, void
         case EV_TOKEN: {
             int32_t st = natsio_token_status(e->token);
             const char *detail = st == NATSIO_OK ? "" : natsio_last_error();
-            if (st == NATSIO_OK && e->token_has_msg) {
+            if (st == NATSIO_OK && e->token_has_msg == 1) {
                 natsio_msg *m = NULL;
                 st = natsio_token_msg(e->token, &m);
                 if (st == NATSIO_OK) {
                     args[3] = msg_to_js(env, m);
                     natsio_msg_free(m);
+                } else {
+                    detail = natsio_last_error();
+                }
+            }
+            if (st == NATSIO_OK && e->token_has_msg == TOKEN_PUB_ACK) { /* JetStream async publish */
+                natsio_pub_ack *ack = NULL;
+                st = natsio_token_pub_ack(e->token, &ack);
+                if (st == NATSIO_OK) {
+                    args[3] = pub_ack_to_js(env, ack);
+                    natsio_pub_ack_free(ack);
                 } else {
                     detail = natsio_last_error();
                 }
@@ -1583,6 +1598,862 @@ static napi_value js_sub_info(napi_env env, napi_callback_info info) {
 }
 
 /* ------------------------------------------------------------------ */
+/* JetStream and Key-Value                                              */
+/*
+ * Handles: a JetStream context or a bound KV bucket is a js_handle behind a
+ * type-tagged external. Everything about a handle happens on the JS thread
+ * except the blocking C call of a job, which runs on the libuv threadpool
+ * (napi_async_work) with the handle counted in `jobs`; the C handle is freed
+ * once the JS side closed it (close() or the finalizer) and no job uses it
+ * any more, the struct once the external is finalized too. So close() is
+ * deterministic, a second close() does nothing, and a call after close()
+ * fails with ILLEGAL_STATE instead of touching freed memory.
+ *
+ * Jobs: one struct for every blocking call (inputs copied on the JS thread,
+ * outputs converted back on it); `exec` runs on the threadpool, `result`
+ * builds the resolution value. Asynchronous publishes complete through the
+ * token path of request() (EV_TOKEN with token_has_msg = TOKEN_PUB_ACK).
+ */
+
+enum { JSH_JS = 1, JSH_KV = 2 };
+
+static const napi_type_tag JS_HANDLE_TAG = {0x6e617473696f4a53ULL, 0x68616e646c653031ULL};
+
+typedef struct js_handle {
+    int kind;
+    natsio_js *js;
+    natsio_kv *kv;
+    int jobs;       /* jobs in flight (JS thread only) */
+    bool closed;    /* close() ran: no new calls */
+    bool finalized; /* the external is gone */
+} js_handle;
+
+static void jsh_maybe_free(js_handle *h) {
+    if (h->jobs > 0) return;
+    if (h->closed || h->finalized) {
+        natsio_js_free(h->js);
+        natsio_kv_free(h->kv);
+        h->js = NULL;
+        h->kv = NULL;
+    }
+    if (h->finalized) free(h);
+}
+
+static void jsh_finalize(napi_env env, void *data, void *hint) {
+    (void)env;
+    (void)hint;
+    js_handle *h = data;
+    h->finalized = true;
+    jsh_maybe_free(h);
+}
+
+static napi_value jsh_wrap(napi_env env, int kind, natsio_js *js, natsio_kv *kv) {
+    js_handle *h = calloc(1, sizeof *h);
+    if (!h) {
+        natsio_js_free(js);
+        natsio_kv_free(kv);
+        throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
+        return NULL;
+    }
+    h->kind = kind;
+    h->js = js;
+    h->kv = kv;
+    napi_value ext;
+    if (napi_create_external(env, h, jsh_finalize, NULL, &ext) != napi_ok) {
+        h->finalized = true;
+        jsh_maybe_free(h);
+        napi_throw_error(env, NULL, "natsio addon: napi_create_external failed");
+        return NULL;
+    }
+    napi_type_tag_object(env, ext, &JS_HANDLE_TAG);
+    return ext;
+}
+
+/* The open handle of `kind` behind `v`; NULL with a pending exception. */
+static js_handle *get_jsh(napi_env env, napi_value v, int kind) {
+    bool tagged = false;
+    void *p = NULL;
+    if (napi_check_object_type_tag(env, v, &JS_HANDLE_TAG, &tagged) != napi_ok || !tagged ||
+        napi_get_value_external(env, v, &p) != napi_ok || !p || ((js_handle *)p)->kind != kind) {
+        napi_throw_type_error(env, NULL, kind == JSH_JS ? "not a natsio JetStream handle" : "not a natsio KV handle");
+        return NULL;
+    }
+    js_handle *h = p;
+    if (h->closed) {
+        throw_status(env, NATSIO_ERR_ILLEGAL_STATE,
+                     kind == JSH_JS ? "the JetStream context is closed" : "the KV bucket handle is closed");
+        return NULL;
+    }
+    return h;
+}
+
+/* A required string argument: TypeError naming it when not a string. */
+static bool get_req_string(napi_env env, napi_value v, const char *what, char **out) {
+    napi_valuetype t = napi_undefined;
+    *out = NULL;
+    if (v) napi_typeof(env, v, &t);
+    if (t != napi_string) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "%s must be a string", what);
+        napi_throw_type_error(env, NULL, msg);
+        return false;
+    }
+    return get_opt_string(env, v, out);
+}
+
+/* An unsigned 64-bit integer from a number or bigint. *present is false for
+ * null/undefined. Returns false with a pending TypeError otherwise. */
+static bool get_u64(napi_env env, napi_value v, const char *what, uint64_t *out, bool *present) {
+    napi_valuetype t = napi_undefined;
+    *present = false;
+    if (v) napi_typeof(env, v, &t);
+    if (t == napi_undefined || t == napi_null) return true;
+    if (t == napi_bigint) {
+        bool lossless = false;
+        napi_get_value_bigint_uint64(env, v, out, &lossless);
+        if (lossless) {
+            *present = true;
+            return true;
+        }
+    } else if (t == napi_number) {
+        double d;
+        napi_get_value_double(env, v, &d);
+        if (d >= 0 && d < 18446744073709551616.0 && d == (double)(uint64_t)d) {
+            *out = (uint64_t)d;
+            *present = true;
+            return true;
+        }
+    }
+    char msg[128];
+    snprintf(msg, sizeof msg, "%s must be a non-negative integer", what);
+    napi_throw_type_error(env, NULL, msg);
+    return false;
+}
+
+/* Options of one publish, owned (a job outlives the JS call). */
+typedef struct pub_opts {
+    natsio_headers *hd;
+    char *msg_id, *exp_stream, *exp_subj_subject, *exp_last_msg_id;
+    uint64_t last_seq, last_subj_seq;
+    bool has_last_seq, has_last_subj_seq;
+    int64_t ttl_s, timeout_ms;
+} pub_opts;
+
+static void pub_opts_free(pub_opts *o) {
+    natsio_headers_free(o->hd);
+    free(o->msg_id);
+    free(o->exp_stream);
+    free(o->exp_subj_subject);
+    free(o->exp_last_msg_id);
+    memset(o, 0, sizeof *o);
+}
+
+static void pub_opts_to_c(const pub_opts *o, natsio_js_publish_options *c) {
+    memset(c, 0, sizeof *c);
+    c->headers = o->hd;
+    c->msg_id = o->msg_id;
+    c->expected_stream = o->exp_stream;
+    c->expected_last_seq = o->has_last_seq ? &o->last_seq : NULL;
+    c->expected_last_subject_seq = o->has_last_subj_seq ? &o->last_subj_seq : NULL;
+    c->expected_last_subject_seq_subject = o->exp_subj_subject;
+    c->expected_last_msg_id = o->exp_last_msg_id;
+    c->ttl_s = o->ttl_s;
+    c->timeout_ms = o->timeout_ms;
+}
+
+/* Reads the flat publish options index.js builds: headers (flat array),
+ * msgId, expectStream, expectLastSequence, expectLastSubjectSequence,
+ * expectLastSubjectSequenceSubject, expectLastMsgId, ttl (s), timeout (ms). */
+static bool read_pub_opts(napi_env env, napi_value v, pub_opts *o) {
+    memset(o, 0, sizeof *o);
+    napi_valuetype t = napi_undefined;
+    if (v) napi_typeof(env, v, &t);
+    if (t == napi_undefined || t == napi_null) return true;
+    if (!get_headers(env, prop(env, v, "headers"), &o->hd) ||
+        !get_opt_string(env, prop(env, v, "msgId"), &o->msg_id) ||
+        !get_opt_string(env, prop(env, v, "expectStream"), &o->exp_stream) ||
+        !get_opt_string(env, prop(env, v, "expectLastSubjectSequenceSubject"), &o->exp_subj_subject) ||
+        !get_opt_string(env, prop(env, v, "expectLastMsgId"), &o->exp_last_msg_id) ||
+        !get_u64(env, prop(env, v, "expectLastSequence"), "expect.lastSequence", &o->last_seq, &o->has_last_seq) ||
+        !get_u64(env, prop(env, v, "expectLastSubjectSequence"), "expect.lastSubjectSequence", &o->last_subj_seq,
+                 &o->has_last_subj_seq)) {
+        pub_opts_free(o);
+        return false;
+    }
+    o->ttl_s = get_i64(env, prop(env, v, "ttl"), 0);
+    o->timeout_ms = get_i64(env, prop(env, v, "timeout"), 0);
+    return true;
+}
+
+/* {stream, seq, duplicate, domain?} */
+static napi_value pub_ack_to_js(napi_env env, const natsio_pub_ack *ack) {
+    napi_value r, v;
+    napi_create_object(env, &r);
+    napi_create_string_utf8(env, natsio_pub_ack_stream(ack), NAPI_AUTO_LENGTH, &v);
+    napi_set_named_property(env, r, "stream", v);
+    set_u64(env, r, "seq", natsio_pub_ack_seq(ack));
+    napi_get_boolean(env, natsio_pub_ack_duplicate(ack), &v);
+    napi_set_named_property(env, r, "duplicate", v);
+    const char *domain = natsio_pub_ack_domain(ack);
+    if (domain) {
+        napi_create_string_utf8(env, domain, NAPI_AUTO_LENGTH, &v);
+        napi_set_named_property(env, r, "domain", v);
+    }
+    return r;
+}
+
+typedef struct job job;
+struct job {
+    napi_async_work work;
+    napi_deferred deferred;
+    js_handle *h;
+    int32_t (*exec)(job *);
+    napi_value (*result)(napi_env, job *);
+    int32_t status;
+    char *detail;
+    /* inputs */
+    char *a, *b;
+    uint8_t *data;
+    size_t len;
+    uint64_t n;
+    bool has_n;
+    bool flag;
+    int mode;
+    int64_t ms;
+    uint32_t op_id;
+    pub_opts po;
+    /* outputs */
+    char *json;
+    uint64_t u;
+    natsio_pub_ack *ack;
+    natsio_token *tok;
+    natsio_stored_msg *smsg;
+    natsio_kv *kv;
+    natsio_kv_entry *entry;
+};
+
+static void job_free(job *j) {
+    free(j->detail);
+    free(j->a);
+    free(j->b);
+    free(j->data);
+    pub_opts_free(&j->po);
+    natsio_string_free(j->json);
+    natsio_pub_ack_free(j->ack);
+    natsio_token_free(j->tok);
+    natsio_stored_msg_free(j->smsg);
+    natsio_kv_free(j->kv);
+    natsio_kv_entry_free(j->entry);
+    free(j);
+}
+
+static void job_execute(napi_env env, void *data) {
+    (void)env;
+    job *j = data;
+    j->status = j->exec(j);
+    if (j->status != NATSIO_OK) j->detail = dup_str(natsio_last_error());
+}
+
+static void job_complete(napi_env env, napi_status s, void *data) {
+    job *j = data;
+    napi_value v = NULL;
+    if (s != napi_ok && j->status == NATSIO_OK) {
+        j->status = NATSIO_ERR_CANCELLED;
+    } else if (j->status == NATSIO_OK) {
+        if (j->result)
+            v = j->result(env, j);
+        else
+            napi_get_undefined(env, &v);
+    }
+    bool pending = false;
+    napi_is_exception_pending(env, &pending);
+    if (pending) {
+        napi_value exc;
+        napi_get_and_clear_last_exception(env, &exc);
+        napi_reject_deferred(env, j->deferred, exc);
+    } else if (j->status == NATSIO_OK) {
+        napi_resolve_deferred(env, j->deferred, v);
+    } else {
+        napi_reject_deferred(env, j->deferred, make_error(env, j->status, j->detail));
+    }
+    napi_delete_async_work(env, j->work);
+    j->h->jobs--;
+    jsh_maybe_free(j->h);
+    job_free(j);
+}
+
+static job *job_new(napi_env env, js_handle *h) {
+    job *j = calloc(1, sizeof *j);
+    if (!j) throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
+    else j->h = h;
+    return j;
+}
+
+/* Queues the job on the threadpool; returns its promise. On failure the job
+ * is freed and an exception is pending. */
+static napi_value job_queue(napi_env env, job *j, const char *name, int32_t (*exec)(job *),
+                            napi_value (*result)(napi_env, job *)) {
+    napi_value promise, nm;
+    j->exec = exec;
+    j->result = result;
+    napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &nm);
+    if (napi_create_promise(env, &j->deferred, &promise) != napi_ok ||
+        napi_create_async_work(env, NULL, nm, job_execute, job_complete, j, &j->work) != napi_ok) {
+        job_free(j);
+        napi_throw_error(env, NULL, "natsio addon: could not create async work");
+        return NULL;
+    }
+    if (napi_queue_async_work(env, j->work) != napi_ok) {
+        napi_delete_async_work(env, j->work);
+        job_free(j);
+        napi_throw_error(env, NULL, "natsio addon: could not queue async work");
+        return NULL;
+    }
+    j->h->jobs++;
+    return promise;
+}
+
+/* Copies bytes for a job (the JS buffer may change before it runs). */
+static bool copy_bytes(napi_env env, napi_value v, job *j) {
+    const void *p;
+    size_t len;
+    if (!get_bytes(env, v, &p, &len)) return false;
+    j->data = malloc(len ? len : 1);
+    if (!j->data) {
+        throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
+        return false;
+    }
+    if (len) memcpy(j->data, p, len);
+    j->len = len;
+    return true;
+}
+
+static napi_value result_string(napi_env env, job *j) {
+    napi_value r;
+    napi_create_string_utf8(env, j->json ? j->json : "", NAPI_AUTO_LENGTH, &r);
+    return r;
+}
+
+static napi_value result_u64(napi_env env, job *j) {
+    napi_value r;
+    napi_create_double(env, (double)j->u, &r);
+    return r;
+}
+
+/* jetstream(client, {domain, apiPrefix, timeout, publishAsyncMaxPending,
+ * publishAsyncStallWait, publishAsyncTimeout}) -> external. Sends nothing. */
+static napi_value js_jetstream(napi_env env, napi_callback_info info) {
+    size_t argc = 2;
+    napi_value argv[2];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    char *domain = NULL, *prefix = NULL;
+    napi_value result = NULL;
+    if (!get_opt_string(env, prop(env, argv[1], "domain"), &domain) ||
+        !get_opt_string(env, prop(env, argv[1], "apiPrefix"), &prefix))
+        goto out;
+    natsio_js_options o = {0};
+    o.domain = domain;
+    o.api_prefix = prefix;
+    o.timeout_ms = get_i64(env, prop(env, argv[1], "timeout"), 0);
+    o.publish_async_max_pending = get_i64(env, prop(env, argv[1], "publishAsyncMaxPending"), 0);
+    o.publish_async_stall_wait_ms = get_i64(env, prop(env, argv[1], "publishAsyncStallWait"), 0);
+    o.publish_async_timeout_ms = get_i64(env, prop(env, argv[1], "publishAsyncTimeout"), 0);
+    natsio_js *js;
+    if (throw_if_failed(env, natsio_client_jetstream(cw->client, &o, &js))) goto out;
+    result = jsh_wrap(env, JSH_JS, js, NULL);
+out:
+    free(domain);
+    free(prefix);
+    return result;
+}
+
+/* jsClose(js) / kvClose(kv): frees the C handle (once no job uses it).
+ * Closing twice is fine. */
+static napi_value jsh_close(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    bool tagged = false;
+    void *p = NULL;
+    if (napi_check_object_type_tag(env, argv[0], &JS_HANDLE_TAG, &tagged) != napi_ok || !tagged ||
+        napi_get_value_external(env, argv[0], &p) != napi_ok || !p) {
+        napi_throw_type_error(env, NULL, "not a natsio JetStream or KV handle");
+        return NULL;
+    }
+    js_handle *h = p;
+    h->closed = true;
+    jsh_maybe_free(h);
+    return NULL;
+}
+
+static int32_t exec_publish(job *j) {
+    natsio_js_publish_options o;
+    pub_opts_to_c(&j->po, &o);
+    return natsio_js_publish(j->h->js, j->a, j->data, j->len, &o, &j->ack);
+}
+
+static napi_value result_pub_ack(napi_env env, job *j) { return pub_ack_to_js(env, j->ack); }
+
+/* jsPublish(js, subject, data, opts) -> Promise<PubAck> */
+static napi_value js_js_publish(napi_env env, napi_callback_info info) {
+    size_t argc = 4;
+    napi_value argv[4];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    if (!get_req_string(env, argv[1], "subject", &j->a) || !copy_bytes(env, argv[2], j) ||
+        !read_pub_opts(env, argv[3], &j->po)) {
+        job_free(j);
+        return NULL;
+    }
+    return job_queue(env, j, "natsio.jsPublish", exec_publish, result_pub_ack);
+}
+
+/* Hands an async-publish token to the hub (as track_token) without
+ * throwing: returns the status. */
+
+static int32_t track_pub_ack_token(napi_env env, natsio_token *tok, uint32_t op_id) {
+    hub *h = get_hub(env);
+    token_data *d = calloc(1, sizeof *d);
+    if (!d) {
+        natsio_token_free(tok);
+        return NATSIO_ERR_INTERNAL;
+    }
+    d->hub = h;
+    d->op_id = op_id;
+    d->has_msg = TOKEN_PUB_ACK;
+    hub_retain(h);
+    int32_t st = natsio_token_on_complete(tok, on_token_complete, d, release_token_data);
+    if (st != NATSIO_OK) {
+        natsio_token_free(tok);
+        release_token_data(d);
+    }
+    return st;
+}
+
+/* jsPublishAsync(js, subject, data, opts, opId): the caller (index.js) has
+ * checked that the window has room, so this never stalls: it only queues
+ * the message. The ack resolves op `opId` through the token path. */
+static napi_value js_js_publish_async(napi_env env, napi_callback_info info) {
+    size_t argc = 5;
+    napi_value argv[5];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    char *subject = NULL;
+    const void *data;
+    size_t len;
+    pub_opts po;
+    memset(&po, 0, sizeof po);
+    uint32_t op_id = 0;
+    napi_get_value_uint32(env, argv[4], &op_id);
+    if (get_req_string(env, argv[1], "subject", &subject) && get_bytes(env, argv[2], &data, &len) &&
+        read_pub_opts(env, argv[3], &po)) {
+        natsio_js_publish_options o;
+        pub_opts_to_c(&po, &o);
+        natsio_token *tok;
+        int32_t st = natsio_js_publish_async(h->js, subject, data, len, &o, &tok);
+        if (st == NATSIO_OK) st = track_pub_ack_token(env, tok, op_id);
+        throw_if_failed(env, st);
+    }
+    free(subject);
+    pub_opts_free(&po);
+    return NULL;
+}
+
+static int32_t exec_publish_async(job *j) {
+    natsio_js_publish_options o;
+    pub_opts_to_c(&j->po, &o);
+    return natsio_js_publish_async(j->h->js, j->a, j->data, j->len, &o, &j->tok);
+}
+
+static napi_value result_tracked(napi_env env, job *j) {
+    natsio_token *tok = j->tok;
+    j->tok = NULL;
+    int32_t st = track_pub_ack_token(env, tok, j->op_id);
+    if (st != NATSIO_OK) {
+        napi_throw(env, make_error(env, st, natsio_last_error()));
+        return NULL;
+    }
+    napi_value r;
+    napi_get_undefined(env, &r);
+    return r;
+}
+
+/* jsPublishAsyncQueued(js, subject, data, opts, opId) -> Promise<void>: an
+ * asynchronous publish that may stall (the window is full), so it runs on
+ * the threadpool. Resolves once the message is sent (its ack then resolves
+ * op `opId`); rejects with TOO_MANY_STALLED when no room came in time. */
+static napi_value js_js_publish_async_queued(napi_env env, napi_callback_info info) {
+    size_t argc = 5;
+    napi_value argv[5];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    napi_get_value_uint32(env, argv[4], &j->op_id);
+    if (!get_req_string(env, argv[1], "subject", &j->a) || !copy_bytes(env, argv[2], j) ||
+        !read_pub_opts(env, argv[3], &j->po)) {
+        job_free(j);
+        return NULL;
+    }
+    return job_queue(env, j, "natsio.jsPublishAsync", exec_publish_async, result_tracked);
+}
+
+static int32_t exec_publish_async_complete(job *j) { return natsio_js_publish_async_complete(j->h->js, j->ms); }
+
+/* jsPublishAsyncComplete(js, timeoutMs) -> Promise<void> */
+static napi_value js_js_publish_async_complete(napi_env env, napi_callback_info info) {
+    size_t argc = 2;
+    napi_value argv[2];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    j->ms = get_i64(env, argv[1], -1);
+    return job_queue(env, j, "natsio.jsPublishAsyncComplete", exec_publish_async_complete, NULL);
+}
+
+/* jsPublishAsyncPending(js) -> number (never blocks) */
+static napi_value js_js_publish_async_pending(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1], r;
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_create_double(env, (double)natsio_js_publish_async_pending(h->js), &r);
+    return r;
+}
+
+static int32_t exec_account_info(job *j) { return natsio_js_account_info(j->h->js, &j->json); }
+
+/* jsAccountInfo(js) -> Promise<string JSON> */
+static napi_value js_js_account_info(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    return job_queue(env, j, "natsio.jsAccountInfo", exec_account_info, result_string);
+}
+
+static int32_t exec_stream_put(job *j) {
+    switch (j->mode) {
+    case 0: return natsio_js_stream_create(j->h->js, j->a, &j->json);
+    case 1: return natsio_js_stream_update(j->h->js, j->a, &j->json);
+    default: return natsio_js_stream_create_or_update(j->h->js, j->a, &j->json);
+    }
+}
+
+/* jsStreamPut(js, mode 0 create | 1 update | 2 createOrUpdate, configJson) -> Promise<string> */
+static napi_value js_js_stream_put(napi_env env, napi_callback_info info) {
+    size_t argc = 3;
+    napi_value argv[3];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    j->mode = (int)get_i64(env, argv[1], 0);
+    if (!get_req_string(env, argv[2], "stream config", &j->a)) {
+        job_free(j);
+        return NULL;
+    }
+    return job_queue(env, j, "natsio.jsStreamPut", exec_stream_put, result_string);
+}
+
+static int32_t exec_stream_info(job *j) { return natsio_js_stream_info(j->h->js, j->a, &j->json); }
+static int32_t exec_stream_delete(job *j) { return natsio_js_stream_delete(j->h->js, j->a); }
+static int32_t exec_stream_purge(job *j) { return natsio_js_stream_purge(j->h->js, j->a, j->b, &j->u); }
+static int32_t exec_stream_names(job *j) { return natsio_js_stream_names(j->h->js, j->a, &j->json); }
+
+/* (js, name) jobs: jsStreamInfo -> string, jsStreamDelete -> void */
+static napi_value js_name_job(napi_env env, napi_callback_info info, const char *what, const char *name,
+                              int32_t (*exec)(job *), napi_value (*result)(napi_env, job *)) {
+    size_t argc = 2;
+    napi_value argv[2];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    if (!get_req_string(env, argv[1], what, &j->a)) {
+        job_free(j);
+        return NULL;
+    }
+    return job_queue(env, j, name, exec, result);
+}
+
+static napi_value js_js_stream_info(napi_env env, napi_callback_info info) {
+    return js_name_job(env, info, "stream name", "natsio.jsStreamInfo", exec_stream_info, result_string);
+}
+
+static napi_value js_js_stream_delete(napi_env env, napi_callback_info info) {
+    return js_name_job(env, info, "stream name", "natsio.jsStreamDelete", exec_stream_delete, NULL);
+}
+
+/* jsStreamPurge(js, name, optionsJson|null) -> Promise<number purged> */
+static napi_value js_js_stream_purge(napi_env env, napi_callback_info info) {
+    size_t argc = 3;
+    napi_value argv[3];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    if (!get_req_string(env, argv[1], "stream name", &j->a) || !get_opt_string(env, argv[2], &j->b)) {
+        job_free(j);
+        return NULL;
+    }
+    return job_queue(env, j, "natsio.jsStreamPurge", exec_stream_purge, result_u64);
+}
+
+/* jsStreamNames(js, subject|null) -> Promise<string JSON array> */
+static napi_value js_js_stream_names(napi_env env, napi_callback_info info) {
+    size_t argc = 2;
+    napi_value argv[2];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    if (!get_opt_string(env, argv[1], &j->a)) {
+        job_free(j);
+        return NULL;
+    }
+    return job_queue(env, j, "natsio.jsStreamNames", exec_stream_names, result_string);
+}
+
+static int32_t exec_stream_get_msg(job *j) { return natsio_js_stream_get_msg(j->h->js, j->a, j->n, j->b, &j->smsg); }
+
+/* [subject, seq, timeMs, data, flatHeaders|null] */
+static napi_value result_stored_msg(napi_env env, job *j) {
+    const natsio_stored_msg *m = j->smsg;
+    napi_value arr, v;
+    napi_create_array_with_length(env, 5, &arr);
+    napi_create_string_utf8(env, natsio_stored_msg_subject(m), NAPI_AUTO_LENGTH, &v);
+    napi_set_element(env, arr, 0, v);
+    napi_create_double(env, (double)natsio_stored_msg_seq(m), &v);
+    napi_set_element(env, arr, 1, v);
+    napi_create_double(env, (double)(natsio_stored_msg_time_ns(m) / 1000000), &v);
+    napi_set_element(env, arr, 2, v);
+    void *copy;
+    napi_create_buffer_copy(env, natsio_stored_msg_data_len(m), natsio_stored_msg_data(m), &copy, &v);
+    napi_set_element(env, arr, 3, v);
+    napi_set_element(env, arr, 4, headers_to_js(env, natsio_stored_msg_headers(m)));
+    return arr;
+}
+
+/* jsStreamGetMsg(js, stream, seq, lastBySubject|null) -> Promise<array> */
+static napi_value js_js_stream_get_msg(napi_env env, napi_callback_info info) {
+    size_t argc = 4;
+    napi_value argv[4];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    if (!get_req_string(env, argv[1], "stream name", &j->a) || !get_u64(env, argv[2], "seq", &j->n, &j->has_n) ||
+        !get_opt_string(env, argv[3], &j->b)) {
+        job_free(j);
+        return NULL;
+    }
+    return job_queue(env, j, "natsio.jsStreamGetMsg", exec_stream_get_msg, result_stored_msg);
+}
+
+static int32_t exec_stream_delete_msg(job *j) { return natsio_js_stream_delete_msg(j->h->js, j->a, j->n, j->flag); }
+
+/* jsStreamDeleteMsg(js, stream, seq, erase) -> Promise<void> */
+static napi_value js_js_stream_delete_msg(napi_env env, napi_callback_info info) {
+    size_t argc = 4;
+    napi_value argv[4];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    if (!get_req_string(env, argv[1], "stream name", &j->a) || !get_u64(env, argv[2], "seq", &j->n, &j->has_n)) {
+        job_free(j);
+        return NULL;
+    }
+    if (!j->has_n) {
+        job_free(j);
+        napi_throw_type_error(env, NULL, "seq must be a non-negative integer");
+        return NULL;
+    }
+    napi_get_value_bool(env, argv[3], &j->flag);
+    return job_queue(env, j, "natsio.jsStreamDeleteMsg", exec_stream_delete_msg, NULL);
+}
+
+static int32_t exec_kv_open(job *j) {
+    switch (j->mode) {
+    case 0: return natsio_js_kv_create(j->h->js, j->a, &j->kv);
+    case 1: return natsio_js_kv_update(j->h->js, j->a, &j->kv);
+    case 2: return natsio_js_kv_create_or_update(j->h->js, j->a, &j->kv);
+    default: return natsio_js_kv_bind(j->h->js, j->a, &j->kv);
+    }
+}
+
+static napi_value result_kv(napi_env env, job *j) {
+    natsio_kv *kv = j->kv;
+    j->kv = NULL;
+    return jsh_wrap(env, JSH_KV, NULL, kv);
+}
+
+/* kvOpen(js, mode 0 create | 1 update | 2 createOrUpdate | 3 bind,
+ * configJson | bucket) -> Promise<external> */
+static napi_value js_kv_open(napi_env env, napi_callback_info info) {
+    size_t argc = 3;
+    napi_value argv[3];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    j->mode = (int)get_i64(env, argv[1], 0);
+    if (!get_req_string(env, argv[2], j->mode == 3 ? "bucket" : "KV config", &j->a)) {
+        job_free(j);
+        return NULL;
+    }
+    return job_queue(env, j, "natsio.kvOpen", exec_kv_open, result_kv);
+}
+
+static int32_t exec_kv_delete_bucket(job *j) { return natsio_js_kv_delete(j->h->js, j->a); }
+
+static napi_value js_kv_delete_bucket(napi_env env, napi_callback_info info) {
+    return js_name_job(env, info, "bucket", "natsio.kvDeleteBucket", exec_kv_delete_bucket, NULL);
+}
+
+/* kvBucket(kv) -> string */
+static napi_value js_kv_bucket(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1], r;
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_KV);
+    if (!h) return NULL;
+    napi_create_string_utf8(env, natsio_kv_bucket(h->kv), NAPI_AUTO_LENGTH, &r);
+    return r;
+}
+
+static int32_t exec_kv_put(job *j) {
+    switch (j->mode) {
+    case 0: return natsio_kv_put(j->h->kv, j->a, j->data, j->len, &j->u);
+    case 1: return natsio_kv_create(j->h->kv, j->a, j->data, j->len, &j->u);
+    default: return natsio_kv_update(j->h->kv, j->a, j->data, j->len, j->n, &j->u);
+    }
+}
+
+/* kvPut(kv, mode 0 put | 1 create | 2 update, key, value, last) -> Promise<revision> */
+static napi_value js_kv_put(napi_env env, napi_callback_info info) {
+    size_t argc = 5;
+    napi_value argv[5];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_KV);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    j->mode = (int)get_i64(env, argv[1], 0);
+    if (!get_req_string(env, argv[2], "key", &j->a) || !copy_bytes(env, argv[3], j) ||
+        !get_u64(env, argv[4], "last revision", &j->n, &j->has_n)) {
+        job_free(j);
+        return NULL;
+    }
+    if (j->mode == 2 && !j->has_n) {
+        job_free(j);
+        napi_throw_type_error(env, NULL, "last revision must be a non-negative integer");
+        return NULL;
+    }
+    return job_queue(env, j, "natsio.kvPut", exec_kv_put, result_u64);
+}
+
+static int32_t exec_kv_get(job *j) {
+    return j->has_n ? natsio_kv_get_revision(j->h->kv, j->a, j->n, &j->entry) : natsio_kv_get(j->h->kv, j->a, &j->entry);
+}
+
+/* [bucket, key, value, revision, operation, createdMs, delta] */
+static napi_value result_kv_entry(napi_env env, job *j) {
+    const natsio_kv_entry *e = j->entry;
+    napi_value arr, v;
+    napi_create_array_with_length(env, 7, &arr);
+    napi_create_string_utf8(env, natsio_kv_entry_bucket(e), NAPI_AUTO_LENGTH, &v);
+    napi_set_element(env, arr, 0, v);
+    napi_create_string_utf8(env, natsio_kv_entry_key(e), NAPI_AUTO_LENGTH, &v);
+    napi_set_element(env, arr, 1, v);
+    void *copy;
+    napi_create_buffer_copy(env, natsio_kv_entry_value_len(e), natsio_kv_entry_value(e), &copy, &v);
+    napi_set_element(env, arr, 2, v);
+    napi_create_double(env, (double)natsio_kv_entry_revision(e), &v);
+    napi_set_element(env, arr, 3, v);
+    napi_create_int32(env, (int32_t)natsio_kv_entry_operation(e), &v);
+    napi_set_element(env, arr, 4, v);
+    napi_create_double(env, (double)(natsio_kv_entry_created_ns(e) / 1000000), &v);
+    napi_set_element(env, arr, 5, v);
+    napi_create_double(env, (double)natsio_kv_entry_delta(e), &v);
+    napi_set_element(env, arr, 6, v);
+    return arr;
+}
+
+/* kvGet(kv, key, revision|undefined) -> Promise<array> */
+static napi_value js_kv_get(napi_env env, napi_callback_info info) {
+    size_t argc = 3;
+    napi_value argv[3];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_KV);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    if (!get_req_string(env, argv[1], "key", &j->a) || !get_u64(env, argv[2], "revision", &j->n, &j->has_n)) {
+        job_free(j);
+        return NULL;
+    }
+    return job_queue(env, j, "natsio.kvGet", exec_kv_get, result_kv_entry);
+}
+
+static int32_t exec_kv_delete(job *j) {
+    const uint64_t *last = j->has_n ? &j->n : NULL;
+    return j->flag ? natsio_kv_purge(j->h->kv, j->a, last) : natsio_kv_delete(j->h->kv, j->a, last);
+}
+
+/* kvDelete(kv, purge, key, last|undefined) -> Promise<void> */
+static napi_value js_kv_delete(napi_env env, napi_callback_info info) {
+    size_t argc = 4;
+    napi_value argv[4];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_KV);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    napi_get_value_bool(env, argv[1], &j->flag);
+    if (!get_req_string(env, argv[2], "key", &j->a) || !get_u64(env, argv[3], "last revision", &j->n, &j->has_n)) {
+        job_free(j);
+        return NULL;
+    }
+    return job_queue(env, j, "natsio.kvDelete", exec_kv_delete, NULL);
+}
+
+static int32_t exec_kv_status(job *j) { return natsio_kv_status(j->h->kv, &j->json); }
+
+/* kvStatus(kv) -> Promise<string JSON> */
+static napi_value js_kv_status(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_KV);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    return job_queue(env, j, "natsio.kvStatus", exec_kv_status, result_string);
+}
+
+/* ------------------------------------------------------------------ */
 /* module setup and teardown                                            */
 
 static napi_value js_status_str(napi_env env, napi_callback_info info) {
@@ -1744,6 +2615,30 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
         FN("subDrain", js_sub_drain),
         FN("subStats", js_sub_stats),
         FN("subInfo", js_sub_info),
+        /* JetStream and Key-Value */
+        FN("jetstream", js_jetstream),
+        FN("jsClose", jsh_close),
+        FN("jsPublish", js_js_publish),
+        FN("jsPublishAsync", js_js_publish_async),
+        FN("jsPublishAsyncQueued", js_js_publish_async_queued),
+        FN("jsPublishAsyncComplete", js_js_publish_async_complete),
+        FN("jsPublishAsyncPending", js_js_publish_async_pending),
+        FN("jsAccountInfo", js_js_account_info),
+        FN("jsStreamPut", js_js_stream_put),
+        FN("jsStreamInfo", js_js_stream_info),
+        FN("jsStreamDelete", js_js_stream_delete),
+        FN("jsStreamPurge", js_js_stream_purge),
+        FN("jsStreamNames", js_js_stream_names),
+        FN("jsStreamGetMsg", js_js_stream_get_msg),
+        FN("jsStreamDeleteMsg", js_js_stream_delete_msg),
+        FN("kvOpen", js_kv_open),
+        FN("kvDeleteBucket", js_kv_delete_bucket),
+        FN("kvBucket", js_kv_bucket),
+        FN("kvPut", js_kv_put),
+        FN("kvGet", js_kv_get),
+        FN("kvDelete", js_kv_delete),
+        FN("kvStatus", js_kv_status),
+        FN("kvClose", jsh_close),
 #undef FN
     };
     napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
