@@ -7,6 +7,10 @@
 #               headers, payload) parse back to what was encoded
 #   headers     arbitrary header blocks: no panic, encode(parse(x)) re-parses
 #               to the same entries
+#   info_and_urls  INFO JSON and server URLs: no panic
+#   js_config   JetStream JSON configs (stream, KV, purge), Go durations,
+#               RFC 3339 timestamps, publish-ack replies: no panic, a
+#               normalised config normalises to itself
 #
 # Usage: scripts/fuzz.sh [seconds per target, default 60] [target...]
 #
@@ -26,7 +30,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 SECONDS_PER_TARGET="${1:-60}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(parser round_trip headers info_and_urls)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(parser round_trip headers info_and_urls js_config)
 
 step() { printf '\n==> %s\n' "$*"; }
 started=$SECONDS

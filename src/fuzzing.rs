@@ -1,5 +1,6 @@
-//! Entry points for fuzz targets (`fuzz/`): the protocol parser and the
-//! header-block parser, reachable without a connection. Not a stable API.
+//! Entry points for fuzz targets (`fuzz/`): the protocol parser, the
+//! header-block parser, and the JetStream JSON config, duration, timestamp
+//! and API-reply parsers, reachable without a connection. Not a stable API.
 
 use bytes::BytesMut;
 
@@ -132,4 +133,46 @@ pub fn parse_info(json: &str) -> Result<crate::ServerInfo, crate::Error> {
 /// Parses a server URL as the options do (fuzz target `info_and_urls`).
 pub fn parse_url(url: &str) -> Result<crate::options::ServerAddr, crate::Error> {
     crate::options::ServerAddr::parse(url)
+}
+
+/// Which structure `normalize_config` checks `json` as.
+#[derive(Debug, Clone, Copy)]
+pub enum ConfigKind {
+    Stream,
+    KeyValue,
+    Purge,
+}
+
+/// A JSON configuration as the C ABI takes it, checked and normalised the
+/// way `natsio_js_stream_create` / `natsio_js_kv_create` /
+/// `natsio_js_stream_purge` do before anything is sent; returns the JSON
+/// that would go on the wire.
+pub fn normalize_config(kind: ConfigKind, json: &str) -> crate::Result<String> {
+    use crate::jetstream::config::{normalize, PURGE_REQUEST, STREAM_CONFIG};
+    let map = match kind {
+        ConfigKind::Stream => normalize("StreamConfig", json, STREAM_CONFIG)?,
+        ConfigKind::KeyValue => crate::kv::stream_config_for(json)?.1,
+        ConfigKind::Purge => normalize("purge options", json, PURGE_REQUEST)?,
+    };
+    Ok(serde_json::Value::Object(map).to_string())
+}
+
+/// A Go-style duration string in nanoseconds.
+pub fn parse_duration(text: &str) -> crate::Result<i64> {
+    crate::jetstream::duration::parse_duration(text)
+}
+
+/// An RFC 3339 timestamp (as in Direct Get headers) in Unix nanoseconds.
+pub fn parse_timestamp(text: &str) -> Option<i64> {
+    crate::jetstream::time::parse_rfc3339_ns(text)
+}
+
+/// A JetStream API reply read as a publish ack: the ack's stream and
+/// sequence, or the error the reply carries.
+pub fn parse_pub_ack_reply(payload: &[u8]) -> crate::Result<(String, u64)> {
+    use serde::Deserialize;
+    let v = crate::jetstream::parse_response(payload)?;
+    crate::jetstream::PubAck::deserialize(&v)
+        .map(|a| (a.stream, a.seq))
+        .map_err(|e| crate::Error::new(crate::ErrorKind::JetStream, e.to_string()))
 }

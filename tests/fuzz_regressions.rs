@@ -208,3 +208,22 @@ fn announced_size_near_u64_max_does_not_panic() {
         String::from_utf8_lossy(stream)
     );
 }
+
+/// js_config found that unknown config fields holding large floats were
+/// rewritten (serde_json's default float parsing is not exact); configs
+/// must reach the server as written.
+#[test]
+fn unknown_config_fields_round_trip_exactly() {
+    use natsio::fuzzing::{normalize_config, ConfigKind};
+    let input = r#"{"name":"S","x_future":3.3333333333333326e+52,"y":0.1}"#;
+    let out = normalize_config(ConfigKind::Stream, input).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["x_future"].as_f64(), Some(3.3333333333333326e52));
+    assert_eq!(normalize_config(ConfigKind::Stream, &out).unwrap(), out);
+    let kv = normalize_config(
+        ConfigKind::KeyValue,
+        r#"{"bucket":"B","z":3.3333333333333326e+52}"#,
+    )
+    .unwrap();
+    assert_eq!(normalize_config(ConfigKind::Stream, &kv).unwrap(), kv);
+}

@@ -492,3 +492,41 @@ fn kv_buckets_bind_and_msg_get_fallback() {
     assert_eq!(kind(js.key_value("B")), ErrorKind::BucketNotFound);
     assert_eq!(kind(js.delete_key_value("B")), ErrorKind::BucketNotFound);
 }
+
+#[test]
+fn shorter_publish_timeout_is_not_held_behind_a_longer_one() {
+    let s = TestServer::start();
+    let c = Client::connect_url(&s.url()).unwrap();
+    let _sink = c.subscribe("stuck", None, SubOptions::default()).unwrap();
+    c.flush(None).unwrap();
+    let js = JetStream::new(
+        &c,
+        JetStreamOptions {
+            publish_async_timeout: Some(Duration::from_millis(1500)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let long = js
+        .publish_async("stuck", b"1", &PublishOptions::default())
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let started = std::time::Instant::now();
+    let short_opts = PublishOptions {
+        timeout: Some(Duration::from_millis(100)),
+        ..Default::default()
+    };
+    let short = js.publish_async("stuck", b"2", &short_opts).unwrap();
+    let r = short.wait(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(r.unwrap_err().kind(), ErrorKind::AsyncPublishTimeout);
+    assert!(
+        started.elapsed() < Duration::from_millis(1000),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!long.is_done());
+    // Tokens outlive their context and still time out.
+    drop(js);
+    let r = long.wait(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(r.unwrap_err().kind(), ErrorKind::AsyncPublishTimeout);
+}

@@ -8,7 +8,8 @@ pub mod config;
 pub mod duration;
 mod publish;
 mod stream;
-pub(crate) mod time;
+#[doc(hidden)]
+pub mod time;
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -68,6 +69,8 @@ pub(crate) struct Shared {
     window_cv: Condvar,
     /// Ack deadlines of asynchronous publishes (see `publish::Deadlines`).
     deadlines: Mutex<publish::Deadlines>,
+    /// Wakes the deadline timer when an earlier deadline comes first.
+    deadline_wake: tokio::sync::Notify,
 }
 
 /// A JetStream context. Cheap to clone; thread-safe.
@@ -135,7 +138,7 @@ pub(crate) fn api_error(err: &Value) -> Error {
 }
 
 /// Parses an API response: its JSON object, or the error it carries.
-pub(crate) fn parse_response(payload: &[u8]) -> Result<Value> {
+pub fn parse_response(payload: &[u8]) -> Result<Value> {
     let v: Value = serde_json::from_slice(payload).map_err(|e| {
         Error::new(
             ErrorKind::JetStream,
@@ -182,6 +185,7 @@ impl JetStream {
                 window: Mutex::default(),
                 window_cv: Condvar::new(),
                 deadlines: Mutex::default(),
+                deadline_wake: tokio::sync::Notify::new(),
             }),
         })
     }

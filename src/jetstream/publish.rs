@@ -143,10 +143,12 @@ fn ack_outcome(reply: Result<Message>) -> Result<Outcome> {
 
 /// Ack deadlines of a context's asynchronous publishes, in deadline order
 /// (publishes share one timeout, so they arrive sorted; a shorter custom
-/// timeout is inserted in place). One timer task sleeps until the first
-/// deadline and runs only while publishes are pending; entries already
-/// answered are dropped from the front as new ones arrive, so the queue
-/// stays about as long as the window.
+/// timeout is inserted in place and wakes the timer). One timer task
+/// sleeps until the first deadline and runs only while publishes are
+/// pending (it keeps the context's state alive until then, so tokens
+/// outliving their context still time out); entries already answered are
+/// dropped from the front as new ones arrive, so the queue stays about as
+/// long as the window.
 #[derive(Default)]
 pub(crate) struct Deadlines {
     entries: VecDeque<(Instant, u64, Weak<Completion>)>,
@@ -164,55 +166,60 @@ impl Deadlines {
             d.entries.pop_front();
         }
         let entry = (deadline, id, Arc::downgrade(done));
-        match d.entries.back() {
+        let at = match d.entries.back() {
             Some((last, _, _)) if *last > deadline => {
-                let at = d.entries.partition_point(|(t, _, _)| *t <= deadline);
-                d.entries.insert(at, entry);
+                d.entries.partition_point(|(t, _, _)| *t <= deadline)
             }
-            _ => d.entries.push_back(entry),
-        }
+            _ => d.entries.len(),
+        };
+        d.entries.insert(at, entry);
         if !d.timer_running {
             d.timer_running = true;
-            crate::runtime::handle().spawn(Self::run_timer(Arc::downgrade(shared)));
+            crate::runtime::handle().spawn(Self::run_timer(Arc::clone(shared)));
+        } else if at == 0 {
+            // The timer sleeps until a later deadline. (A permit is kept
+            // if it is not waiting yet.)
+            shared.deadline_wake.notify_one();
         }
     }
 
-    async fn run_timer(shared: Weak<Shared>) {
-        loop {
-            let next = {
-                let Some(s) = shared.upgrade() else {
-                    return;
-                };
-                let mut expired = Vec::new();
-                let now = Instant::now();
-                let next = {
-                    let mut d = lock(&s.deadlines);
-                    loop {
-                        match d.entries.front() {
-                            None => {
-                                d.timer_running = false;
-                                break None;
-                            }
-                            Some((_, _, w)) if answered(w) => {
-                                d.entries.pop_front();
-                            }
-                            Some((t, _, _)) if *t <= now => {
-                                let (_, id, _) = d.entries.pop_front().expect("front");
-                                expired.push(id);
-                            }
-                            Some((t, _, _)) => break Some(*t),
-                        }
+    /// Expires due entries; the next deadline, or `None` once none is left
+    /// (the timer then stops; the next `arm` starts another).
+    fn expire_due(shared: &Shared) -> Option<Instant> {
+        let mut expired = Vec::new();
+        let now = Instant::now();
+        let next = {
+            let mut d = lock(&shared.deadlines);
+            loop {
+                match d.entries.front() {
+                    None => {
+                        d.timer_running = false;
+                        break None;
                     }
-                };
-                for id in expired {
-                    s.client
-                        .expire_request(id, Error::timeout("asynchronous publish ack"));
+                    Some((_, _, w)) if answered(w) => {
+                        d.entries.pop_front();
+                    }
+                    Some((t, _, _)) if *t <= now => {
+                        let (_, id, _) = d.entries.pop_front().expect("front");
+                        expired.push(id);
+                    }
+                    Some((t, _, _)) => break Some(*t),
                 }
-                next
-            };
-            match next {
-                None => return,
-                Some(t) => tokio::time::sleep_until(t.into()).await,
+            }
+        };
+        for id in expired {
+            shared
+                .client
+                .expire_request(id, Error::timeout("asynchronous publish ack"));
+        }
+        next
+    }
+
+    async fn run_timer(shared: Arc<Shared>) {
+        while let Some(next) = Self::expire_due(&shared) {
+            tokio::select! {
+                _ = tokio::time::sleep_until(next.into()) => {}
+                _ = shared.deadline_wake.notified() => {}
             }
         }
     }

@@ -20,7 +20,7 @@ fn num(s: &[u8]) -> Option<i64> {
 }
 
 /// Nanoseconds since the Unix epoch, or `None` if `s` is not RFC 3339.
-pub(crate) fn parse_rfc3339_ns(s: &str) -> Option<i64> {
+pub fn parse_rfc3339_ns(s: &str) -> Option<i64> {
     let b = s.as_bytes();
     if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
         return None;

@@ -95,7 +95,7 @@ fn operation_of(headers: Option<&Headers>) -> Result<Operation> {
 }
 
 /// The backing StreamConfig of a KeyValueConfig.
-pub(crate) fn stream_config_for(config_json: &str) -> Result<(String, Map<String, Value>)> {
+pub fn stream_config_for(config_json: &str) -> Result<(String, Map<String, Value>)> {
     let mut kv = normalize("KeyValueConfig", config_json, KV_CONFIG)?;
     let bucket = kv
         .remove("bucket")
