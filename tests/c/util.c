@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 nt_server *g_server;
@@ -184,4 +185,48 @@ static bool status_is(void *arg) {
 bool wait_status(natsio_client *c, natsio_conn_status status, int64_t timeout_ms) {
     status_wait w = {c, status};
     return nt_wait_until(status_is, &w, timeout_ms);
+}
+
+void js_free_cb(void *js) { natsio_js_free((natsio_js *)js); }
+void kv_free_cb(void *kv) { natsio_kv_free((natsio_kv *)kv); }
+void string_free_cb(void *string) { natsio_string_free((char *)string); }
+
+natsio_js *new_jetstream(natsio_client *c, const natsio_js_options *opts) {
+    natsio_js *js = NULL;
+    natsio_status st = natsio_client_jetstream(c, opts, &js);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "natsio_client_jetstream: %s (%s)", natsio_status_str(st),
+                   natsio_last_error());
+        return NULL;
+    }
+    nt_cleanup(js_free_cb, js);
+    return js;
+}
+
+bool json_int(const char *json, const char *key, int64_t *out) {
+    char pattern[128];
+    snprintf(pattern, sizeof pattern, "\"%s\":", key);
+    const char *p = json ? strstr(json, pattern) : NULL;
+    if (!p) return false;
+    p += strlen(pattern);
+    while (*p == ' ') p++;
+    char *end = NULL;
+    long long v = strtoll(p, &end, 10);
+    if (end == p) return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+void plant_error_marker(void) {
+    static natsio_headers *empty_map;
+    if (!empty_map && natsio_headers_new(&empty_map) != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "natsio_headers_new failed");
+        return;
+    }
+    const char *unused = NULL;
+    if (natsio_headers_get(empty_map, ERROR_MARKER, &unused) != NATSIO_ERR_NOT_FOUND ||
+        strstr(natsio_last_error(), ERROR_MARKER) == NULL) {
+        nt_fail_at(__FILE__, __LINE__, "could not plant the marker error (got \"%s\")",
+                   natsio_last_error());
+    }
 }

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ---- a nats-server for the whole program --------------------------------- */
 
@@ -89,5 +90,59 @@ bool wait_status(natsio_client *c, natsio_conn_status status, int64_t timeout_ms
 
 /* Polls until *value >= target (true) or timeout_ms passes (false). */
 bool wait_at_least(atomic_long *value, long target, int64_t timeout_ms);
+
+/* ---- JetStream and Key-Value handles (released when the case ends) ------- */
+
+void js_free_cb(void *js);
+void kv_free_cb(void *kv);
+void string_free_cb(void *string);
+
+/* A JetStream context over `c` (opts may be NULL), freed when the case ends. */
+natsio_js *new_jetstream(natsio_client *c, const natsio_js_options *opts);
+
+/* The integer after the first `"key":` in `json` into *out; false if there
+ * is none. Enough for flat lookups in StreamInfo-like JSON in tests. */
+bool json_int(const char *json, const char *key, int64_t *out);
+
+/* ---- failing calls: status, detail text, and nothing else ---------------- */
+
+/* Makes natsio_last_error() hold ERROR_MARKER, so that a check can tell the
+ * call under test set the detail (records a failure if it cannot). */
+#define ERROR_MARKER "natsio-test-error-marker"
+void plant_error_marker(void);
+
+/* `call` must return `expected` and set a non-empty natsio_last_error(). */
+#define EXPECT_FAILS(expected, call)                                                 \
+    do {                                                                             \
+        plant_error_marker();                                                        \
+        natsio_status got_ = (call);                                                 \
+        const char *detail_ = natsio_last_error();                                   \
+        NT_CHECK_MSG(got_ == (natsio_status)(expected),                              \
+                     "%s: got %d (%s), want %d (%s); last error: %s", #call,         \
+                     (int)got_, natsio_status_str(got_), (int)(expected),            \
+                     natsio_status_str(expected), detail_);                          \
+        NT_CHECK_MSG(detail_ != NULL && detail_[0] != '\0',                          \
+                     "%s: natsio_last_error() is empty", #call);                     \
+        NT_CHECK_MSG(strstr(detail_, ERROR_MARKER) == NULL,                          \
+                     "%s: natsio_last_error() was not set by this call", #call);     \
+    } while (0)
+
+/* As EXPECT_FAILS, and the detail must contain `what`. */
+#define EXPECT_FAILS_NAMING(expected, what, call)                                    \
+    do {                                                                             \
+        EXPECT_FAILS(expected, call);                                                \
+        NT_CHECK_MSG(strstr(natsio_last_error(), (what)) != NULL,                    \
+                     "%s: detail \"%s\" does not mention \"%s\"", #call,             \
+                     natsio_last_error(), (what));                                   \
+    } while (0)
+
+#define EXPECT_NULL_ARG(what, call) EXPECT_FAILS_NAMING(NATSIO_ERR_NULL_ARGUMENT, what, call)
+
+#define EXPECT_OK(call)                                                              \
+    do {                                                                             \
+        natsio_status ok_ = (call);                                                  \
+        NT_CHECK_MSG(ok_ == NATSIO_OK, "%s: got %d (%s): %s", #call, (int)ok_,       \
+                     natsio_status_str(ok_), natsio_last_error());                   \
+    } while (0)
 
 #endif /* NATSIO_TEST_UTIL_H */

@@ -1,0 +1,1135 @@
+/*
+ * JetStream through the C ABI against a real nats-server: stream management
+ * (create/update/info/names/purge/delete, JSON configs and their errors),
+ * publishing with acks and expectations, reading and deleting stored
+ * messages, asynchronous publishing (window, callbacks, stalls, ack
+ * timeouts), token kinds, account info, use after the client is closed, and
+ * bad input for every JetStream and stream function.
+ *
+ * The cases share one server; each uses its own stream names and subjects.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "harness.h"
+#include "util.h"
+
+#include <natsio.h>
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* Invalid UTF-8: a lone continuation byte and a truncated sequence. */
+#define BAD_UTF8 "bad.\xff\xfe"
+
+/* Out pointers are pre-set to these addresses; a failing call must leave
+ * them as they are. They are never dereferenced or freed. */
+static char sentinel_storage[8];
+#define SENTINEL ((void *)&sentinel_storage[0])
+#define SENTINEL_STR ((char *)&sentinel_storage[1])
+
+/* Frees `s` (a natsio string) when the case ends; returns it. */
+static char *kept(char *s) {
+    if (s) nt_cleanup(string_free_cb, s);
+    return s;
+}
+
+static void pub_ack_free_cb(void *ack) { natsio_pub_ack_free((natsio_pub_ack *)ack); }
+static void stored_msg_free_cb(void *m) { natsio_stored_msg_free((natsio_stored_msg *)m); }
+
+/* A JetStream context of a new client of the shared server. */
+static natsio_js *connect_js(const natsio_js_options *opts) {
+    natsio_client *c = connect_client();
+    return c ? new_jetstream(c, opts) : NULL;
+}
+
+/* Creates a stream (no info wanted), recording a failure if it cannot. */
+static bool create_stream(natsio_js *js, const char *config) {
+    natsio_status st = natsio_js_stream_create(js, config, NULL);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "create %s: %s (%s)", config, natsio_status_str(st),
+                   natsio_last_error());
+        return false;
+    }
+    return true;
+}
+
+/* The stream's state.messages, or -1. */
+static int64_t stream_messages(natsio_js *js, const char *name) {
+    char *info = NULL;
+    if (natsio_js_stream_info(js, name, &info) != NATSIO_OK) return -1;
+    int64_t n = -1;
+    const char *state = strstr(info, "\"state\"");
+    if (!state || !json_int(state, "messages", &n)) n = -1;
+    natsio_string_free(info);
+    return n;
+}
+
+static int64_t now_realtime_ns(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
+
+/* ---- streams ------------------------------------------------------------- */
+
+static void test_stream_create_update_info_names_delete(void) {
+    natsio_js *js = connect_js(NULL);
+    NT_CHECK(js != NULL);
+    const char *cfg = "{\"name\":\"LIFE\",\"subjects\":[\"life.>\"],\"max_age\":\"1h\","
+                      "\"storage\":\"memory\"}";
+    char *info = NULL;
+    EXPECT_OK(natsio_js_stream_create(js, cfg, &info));
+    kept(info);
+    NT_CHECK_MSG(strstr(info, "\"name\":\"LIFE\"") != NULL, "%s", info);
+    int64_t max_age = 0;
+    NT_CHECK(json_int(info, "max_age", &max_age));
+    NT_CHECK_INT_EQ(max_age, 3600000000000LL); /* "1h" in nanoseconds */
+    NT_CHECK_MSG(strstr(info, "\"storage\":\"memory\"") != NULL, "%s", info);
+
+    /* The same configuration again is fine (info not wanted: NULL). */
+    EXPECT_OK(natsio_js_stream_create(js, cfg, NULL));
+    /* Another configuration under the same name is not; out untouched. */
+    char *out = SENTINEL_STR;
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NAME_IN_USE,
+                 natsio_js_stream_create(
+                     js, "{\"name\":\"LIFE\",\"subjects\":[\"other.>\"],\"storage\":\"memory\"}",
+                     &out));
+    NT_CHECK(out == SENTINEL_STR);
+
+    /* Update. */
+    char *upd = NULL;
+    EXPECT_OK(natsio_js_stream_update(
+        js, "{\"name\":\"LIFE\",\"subjects\":[\"life.>\"],\"max_age\":\"2h\",\"storage\":\"memory\"}",
+        &upd));
+    kept(upd);
+    NT_CHECK(json_int(upd, "max_age", &max_age));
+    NT_CHECK_INT_EQ(max_age, 7200000000000LL);
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND,
+                 natsio_js_stream_update(js, "{\"name\":\"LIFE_NOPE\",\"subjects\":[\"nope.x\"]}", &out));
+    NT_CHECK(out == SENTINEL_STR);
+
+    /* create_or_update: creates, then updates. */
+    char *cu = NULL;
+    EXPECT_OK(natsio_js_stream_create_or_update(
+        js, "{\"name\":\"LIFE2\",\"subjects\":[\"life2.>\"],\"max_msgs\":10}", &cu));
+    kept(cu);
+    int64_t max_msgs = 0;
+    NT_CHECK(json_int(cu, "max_msgs", &max_msgs));
+    NT_CHECK_INT_EQ(max_msgs, 10);
+    cu = NULL;
+    EXPECT_OK(natsio_js_stream_create_or_update(
+        js, "{\"name\":\"LIFE2\",\"subjects\":[\"life2.>\"],\"max_msgs\":20}", &cu));
+    kept(cu);
+    NT_CHECK(json_int(cu, "max_msgs", &max_msgs));
+    NT_CHECK_INT_EQ(max_msgs, 20);
+
+    /* Info reads the current configuration and state. */
+    char *got = NULL;
+    EXPECT_OK(natsio_js_stream_info(js, "LIFE", &got));
+    kept(got);
+    NT_CHECK_MSG(strstr(got, "\"name\":\"LIFE\"") != NULL, "%s", got);
+    NT_CHECK(json_int(got, "max_age", &max_age));
+    NT_CHECK_INT_EQ(max_age, 7200000000000LL);
+    NT_CHECK_INT_EQ(stream_messages(js, "LIFE"), 0);
+
+    /* Names: a JSON array of strings; filtered by subject. */
+    char *names = NULL;
+    EXPECT_OK(natsio_js_stream_names(js, NULL, &names));
+    kept(names);
+    size_t n = strlen(names);
+    NT_CHECK_MSG(n >= 2 && names[0] == '[' && names[n - 1] == ']', "%s", names);
+    NT_CHECK_MSG(strstr(names, "\"LIFE\"") && strstr(names, "\"LIFE2\""), "%s", names);
+    char *only = NULL;
+    EXPECT_OK(natsio_js_stream_names(js, "life.orders.1", &only));
+    kept(only);
+    NT_CHECK_STR_EQ(only, "[\"LIFE\"]");
+    char *none = NULL;
+    EXPECT_OK(natsio_js_stream_names(js, "nobody.holds.this", &none));
+    kept(none);
+    NT_CHECK_STR_EQ(none, "[]");
+
+    /* Delete; then it is gone. */
+    EXPECT_OK(natsio_js_stream_delete(js, "LIFE"));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(js, "LIFE", &out));
+    NT_CHECK(out == SENTINEL_STR);
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_delete(js, "LIFE"));
+    char *after = NULL;
+    EXPECT_OK(natsio_js_stream_names(js, "life.orders.1", &after));
+    kept(after);
+    NT_CHECK_STR_EQ(after, "[]");
+    EXPECT_OK(natsio_js_stream_delete(js, "LIFE2"));
+}
+
+static void test_stream_config_errors_name_the_field(void) {
+    natsio_js *js = connect_js(NULL);
+    NT_CHECK(js != NULL);
+    char *out = SENTINEL_STR;
+
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "StreamConfig.max_age",
+                        natsio_js_stream_create(js, "{\"name\":\"CFGERR\",\"max_age\":\"soon\"}", &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "StreamConfig.max_msgs",
+                        natsio_js_stream_create(js, "{\"name\":\"CFGERR\",\"max_msgs\":\"many\"}", &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "StreamConfig.subjects",
+                        natsio_js_stream_create(js, "{\"name\":\"CFGERR\",\"subjects\":\"a.b\"}", &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "StreamConfig.storage",
+                        natsio_js_stream_create(js, "{\"name\":\"CFGERR\",\"storage\":\"disk\"}", &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "StreamConfig.name",
+                        natsio_js_stream_create(js, "{\"subjects\":[\"cfgerr.a\"]}", &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_stream_create(js, "not json", &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_stream_create(js, "[1,2]", &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_stream_update(js, "{\"name\":\"CFGERR\",\"max_age\":true}", &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG,
+                 natsio_js_stream_create_or_update(js, "{\"name\":\"CFGERR\",\"max_age\":\"1x\"}", &out));
+    /* Bad stream names. */
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_create(js, "{\"name\":\"a.b\"}", &out));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_create(js, "{\"name\":\"a b\"}", &out));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_create(js, "{\"name\":\"\"}", &out));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_info(js, "a.b", &out));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_info(js, "a*", &out));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_delete(js, "a>"));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_purge(js, "", NULL, NULL));
+    NT_CHECK(out == SENTINEL_STR);
+    /* Nothing was created by the rejected calls. */
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(js, "CFGERR", &out));
+
+    /* A field the library does not model reaches the server unchanged. */
+    EXPECT_FAILS_NAMING(NATSIO_ERR_JS_API, "x_unknown",
+                        natsio_js_stream_create(js, "{\"name\":\"CFGERR\",\"x_unknown\":1}", &out));
+    /* A server-side rejection: subjects overlapping another stream. */
+    NT_CHECK(create_stream(js, "{\"name\":\"CFGOK\",\"subjects\":[\"cfgok.>\"],\"storage\":\"memory\"}"));
+    EXPECT_FAILS(NATSIO_ERR_JS_API,
+                 natsio_js_stream_create(js, "{\"name\":\"CFGOVER\",\"subjects\":[\"cfgok.x\"]}", &out));
+    NT_CHECK(out == SENTINEL_STR);
+
+    /* Durations: Go-style strings and plain nanoseconds. */
+    char *info = NULL;
+    EXPECT_OK(natsio_js_stream_update(js,
+                                      "{\"name\":\"CFGOK\",\"subjects\":[\"cfgok.>\"],\"storage\":"
+                                      "\"memory\",\"max_age\":\"1h30m\",\"duplicate_window\":\"90s\"}",
+                                      &info));
+    kept(info);
+    int64_t v = 0;
+    NT_CHECK(json_int(info, "max_age", &v));
+    NT_CHECK_INT_EQ(v, 5400000000000LL);
+    NT_CHECK(json_int(info, "duplicate_window", &v));
+    NT_CHECK_INT_EQ(v, 90000000000LL);
+    info = NULL;
+    EXPECT_OK(natsio_js_stream_update(js,
+                                      "{\"name\":\"CFGOK\",\"subjects\":[\"cfgok.>\"],\"storage\":"
+                                      "\"memory\",\"max_age\":120000000000}",
+                                      &info));
+    kept(info);
+    NT_CHECK(json_int(info, "max_age", &v));
+    NT_CHECK_INT_EQ(v, 120000000000LL);
+
+    /* Bad purge options. */
+    uint64_t purged = 777;
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_stream_purge(js, "CFGOK", "{\"keep\":1,\"seq\":2}", &purged));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_stream_purge(js, "CFGOK", "not json", &purged));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_purge(js, "CFGNONE", NULL, &purged));
+    NT_CHECK_INT_EQ(purged, 777);
+    EXPECT_OK(natsio_js_stream_delete(js, "CFGOK"));
+}
+
+static void test_stream_purge(void) {
+    natsio_js *js = connect_js(NULL);
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "{\"name\":\"PURGE\",\"subjects\":[\"purge.>\"],\"storage\":\"memory\"}"));
+    for (int i = 0; i < 5; i++) {
+        char subj[32];
+        snprintf(subj, sizeof subj, "purge.%d", i % 2);
+        EXPECT_OK(natsio_js_publish(js, subj, "x", 1, NULL, NULL));
+    }
+    NT_CHECK_INT_EQ(stream_messages(js, "PURGE"), 5);
+    uint64_t purged = 0;
+    EXPECT_OK(natsio_js_stream_purge(js, "PURGE", "{\"filter\":\"purge.0\"}", &purged));
+    NT_CHECK_INT_EQ(purged, 3);
+    NT_CHECK_INT_EQ(stream_messages(js, "PURGE"), 2);
+    EXPECT_OK(natsio_js_stream_purge(js, "PURGE", "{\"keep\":1}", &purged));
+    NT_CHECK_INT_EQ(purged, 1);
+    NT_CHECK_INT_EQ(stream_messages(js, "PURGE"), 1);
+    /* The kept message is the newest left (5 went with purge.0). */
+    natsio_stored_msg *m = NULL;
+    EXPECT_OK(natsio_js_stream_get_msg(js, "PURGE", 0, "purge.1", &m));
+    NT_CHECK_INT_EQ(natsio_stored_msg_seq(m), 4);
+    natsio_stored_msg_free(m);
+    m = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_NOT_FOUND, natsio_js_stream_get_msg(js, "PURGE", 2, NULL, &m));
+    NT_CHECK(m == SENTINEL);
+    /* Everything, with and without a count wanted. */
+    EXPECT_OK(natsio_js_stream_purge(js, "PURGE", NULL, &purged));
+    NT_CHECK_INT_EQ(purged, 1);
+    NT_CHECK_INT_EQ(stream_messages(js, "PURGE"), 0);
+    EXPECT_OK(natsio_js_publish(js, "purge.9", "x", 1, NULL, NULL));
+    EXPECT_OK(natsio_js_stream_purge(js, "PURGE", NULL, NULL));
+    NT_CHECK_INT_EQ(stream_messages(js, "PURGE"), 0);
+    /* Sequences go on after a purge. */
+    natsio_pub_ack *ack = NULL;
+    EXPECT_OK(natsio_js_publish(js, "purge.1", "y", 1, NULL, &ack));
+    uint64_t seq = natsio_pub_ack_seq(ack);
+    natsio_pub_ack_free(ack);
+    NT_CHECK_INT_EQ(seq, 7);
+    EXPECT_OK(natsio_js_stream_delete(js, "PURGE"));
+}
+
+/* ---- publishing ----------------------------------------------------------- */
+
+static void test_publish_acks_and_expectations(void) {
+    natsio_js *js = connect_js(NULL);
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "{\"name\":\"PUB\",\"subjects\":[\"pub.>\"],\"storage\":\"memory\"}"));
+
+    natsio_pub_ack *ack = NULL;
+    EXPECT_OK(natsio_js_publish(js, "pub.a", "one", 3, NULL, &ack));
+    nt_cleanup(pub_ack_free_cb, ack);
+    NT_CHECK_STR_EQ(natsio_pub_ack_stream(ack), "PUB");
+    NT_CHECK_INT_EQ(natsio_pub_ack_seq(ack), 1);
+    NT_CHECK(!natsio_pub_ack_duplicate(ack));
+    NT_CHECK(natsio_pub_ack_domain(ack) == NULL);
+
+    /* No ack wanted; zero-initialised options mean none. */
+    natsio_js_publish_options none = {0};
+    EXPECT_OK(natsio_js_publish(js, "pub.a", "two", 3, &none, NULL));
+
+    /* Deduplication by message id. */
+    natsio_js_publish_options dedupe = {0};
+    dedupe.msg_id = "id-1";
+    natsio_pub_ack *a3 = NULL, *a3again = NULL;
+    EXPECT_OK(natsio_js_publish(js, "pub.a", "three", 5, &dedupe, &a3));
+    nt_cleanup(pub_ack_free_cb, a3);
+    EXPECT_OK(natsio_js_publish(js, "pub.a", "three again", 11, &dedupe, &a3again));
+    nt_cleanup(pub_ack_free_cb, a3again);
+    NT_CHECK_INT_EQ(natsio_pub_ack_seq(a3), 3);
+    NT_CHECK(!natsio_pub_ack_duplicate(a3));
+    NT_CHECK(natsio_pub_ack_duplicate(a3again));
+    NT_CHECK_INT_EQ(natsio_pub_ack_seq(a3again), 3);
+    NT_CHECK_INT_EQ(stream_messages(js, "PUB"), 3);
+
+    /* Expected last sequence of the stream. */
+    natsio_js_publish_options expect = {0};
+    uint64_t last = 1;
+    expect.expected_last_seq = &last;
+    natsio_pub_ack *out = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_WRONG_LAST_SEQUENCE, natsio_js_publish(js, "pub.a", "x", 1, &expect, &out));
+    NT_CHECK(out == SENTINEL);
+    last = 3;
+    natsio_pub_ack *a4 = NULL;
+    EXPECT_OK(natsio_js_publish(js, "pub.a", "x", 1, &expect, &a4));
+    NT_CHECK_INT_EQ(natsio_pub_ack_seq(a4), 4);
+    natsio_pub_ack_free(a4);
+
+    /* Expected last sequence of the subject (0: nothing on it yet). */
+    natsio_js_publish_options subj = {0};
+    uint64_t zero = 0;
+    subj.expected_last_subject_seq = &zero;
+    EXPECT_OK(natsio_js_publish(js, "pub.b", "first on b", 10, &subj, NULL));
+    EXPECT_FAILS(NATSIO_ERR_WRONG_LAST_SEQUENCE, natsio_js_publish(js, "pub.b", "x", 1, &subj, &out));
+    NT_CHECK(out == SENTINEL);
+
+    /* A wrong expected stream: another JetStream rejection. */
+    natsio_js_publish_options wrong = {0};
+    wrong.expected_stream = "OTHER";
+    EXPECT_FAILS(NATSIO_ERR_JS_API, natsio_js_publish(js, "pub.a", "x", 1, &wrong, &out));
+    natsio_js_publish_options right = {0};
+    right.expected_stream = "PUB";
+    EXPECT_OK(natsio_js_publish(js, "pub.a", "x", 1, &right, NULL));
+    NT_CHECK(out == SENTINEL);
+    NT_CHECK_INT_EQ(stream_messages(js, "PUB"), 6);
+
+    /* No stream holds the subject: retried, then NO_STREAM_RESPONSE. */
+    int64_t start = nt_now_ms();
+    EXPECT_FAILS(NATSIO_ERR_NO_STREAM_RESPONSE, natsio_js_publish(js, "nostream.pub", "x", 1, NULL, &out));
+    NT_CHECK(out == SENTINEL);
+    NT_CHECK_MSG(nt_now_ms() - start < 4000, "took %lld ms", (long long)(nt_now_ms() - start));
+    EXPECT_OK(natsio_js_stream_delete(js, "PUB"));
+}
+
+static void test_publish_with_headers_then_get_and_delete_msg(void) {
+    natsio_js *js = connect_js(NULL);
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(
+        js, "{\"name\":\"GET\",\"subjects\":[\"get.>\"],\"storage\":\"memory\",\"allow_msg_ttl\":true}"));
+
+    natsio_headers *h = NULL;
+    EXPECT_OK(natsio_headers_new(&h));
+    nt_cleanup(headers_free_cb, h);
+    EXPECT_OK(natsio_headers_add(h, "X-Trace", "t1"));
+    EXPECT_OK(natsio_headers_add(h, "X-Multi", "a"));
+    EXPECT_OK(natsio_headers_add(h, "X-Multi", "b"));
+    natsio_js_publish_options o = {0};
+    o.headers = h;
+    o.ttl_s = 60;
+    natsio_pub_ack *ack = NULL;
+    EXPECT_OK(natsio_js_publish(js, "get.a", "with\0headers", 12, &o, &ack));
+    uint64_t seq1 = natsio_pub_ack_seq(ack);
+    natsio_pub_ack_free(ack);
+    NT_CHECK_INT_EQ(seq1, 1);
+    EXPECT_OK(natsio_js_publish(js, "get.b", "b1", 2, NULL, NULL));
+    EXPECT_OK(natsio_js_publish(js, "get.b", "b2", 2, NULL, NULL));
+    EXPECT_OK(natsio_js_publish(js, "get.c", NULL, 0, NULL, NULL)); /* empty payload */
+
+    /* By sequence: subject, data (with its NUL byte), headers, time. */
+    natsio_stored_msg *m = NULL;
+    EXPECT_OK(natsio_js_stream_get_msg(js, "GET", seq1, NULL, &m));
+    nt_cleanup(stored_msg_free_cb, m);
+    NT_CHECK_STR_EQ(natsio_stored_msg_subject(m), "get.a");
+    NT_CHECK_INT_EQ(natsio_stored_msg_seq(m), 1);
+    NT_CHECK_MEM_EQ(natsio_stored_msg_data(m), natsio_stored_msg_data_len(m), "with\0headers", 12);
+    int64_t age_ns = abs64(now_realtime_ns() - natsio_stored_msg_time_ns(m));
+    NT_CHECK_MSG(age_ns < 60000000000LL, "time_ns %lld is not near now",
+                 (long long)natsio_stored_msg_time_ns(m));
+    const natsio_headers *rh = natsio_stored_msg_headers(m);
+    NT_CHECK(rh != NULL);
+    const char *v = NULL;
+    EXPECT_OK(natsio_headers_get(rh, "X-Trace", &v));
+    NT_CHECK_STR_EQ(v, "t1");
+    NT_CHECK_INT_EQ(natsio_headers_count(rh, "X-Multi"), 2);
+    EXPECT_OK(natsio_headers_get_nth(rh, "X-Multi", 1, &v));
+    NT_CHECK_STR_EQ(v, "b");
+    EXPECT_OK(natsio_headers_get(rh, "Nats-TTL", &v));
+    NT_CHECK_STR_EQ(v, "60s");
+
+    /* By last subject: seq is ignored. */
+    natsio_stored_msg *last = NULL;
+    EXPECT_OK(natsio_js_stream_get_msg(js, "GET", 999, "get.b", &last));
+    nt_cleanup(stored_msg_free_cb, last);
+    NT_CHECK_STR_EQ(natsio_stored_msg_subject(last), "get.b");
+    NT_CHECK_INT_EQ(natsio_stored_msg_seq(last), 3);
+    NT_CHECK_MEM_EQ(natsio_stored_msg_data(last), natsio_stored_msg_data_len(last), "b2", 2);
+    NT_CHECK(natsio_stored_msg_headers(last) == NULL);
+
+    natsio_stored_msg *empty = NULL;
+    EXPECT_OK(natsio_js_stream_get_msg(js, "GET", 4, NULL, &empty));
+    nt_cleanup(stored_msg_free_cb, empty);
+    NT_CHECK_STR_EQ(natsio_stored_msg_subject(empty), "get.c");
+    NT_CHECK_INT_EQ(natsio_stored_msg_data_len(empty), 0);
+
+    /* Missing messages and streams, bad subjects; the out stays put. */
+    natsio_stored_msg *out = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_NOT_FOUND, natsio_js_stream_get_msg(js, "GET", 99, NULL, &out));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_NOT_FOUND, natsio_js_stream_get_msg(js, "GET", 0, "get.none", &out));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_get_msg(js, "GETNONE", 1, NULL, &out));
+    EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_stream_get_msg(js, "GET", 0, "get b", &out));
+    EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_stream_get_msg(js, "GET", 0, "get..b", &out));
+    EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_stream_get_msg(js, "GET", 0, "", &out));
+    NT_CHECK(out == SENTINEL);
+
+    /* Delete a message (keeping and erasing its bytes). */
+    EXPECT_OK(natsio_js_stream_delete_msg(js, "GET", 3, false));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_NOT_FOUND, natsio_js_stream_get_msg(js, "GET", 3, NULL, &out));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_NOT_FOUND, natsio_js_stream_delete_msg(js, "GET", 3, false));
+    /* The last on get.b is now the earlier one. */
+    natsio_stored_msg *prev = NULL;
+    EXPECT_OK(natsio_js_stream_get_msg(js, "GET", 0, "get.b", &prev));
+    nt_cleanup(stored_msg_free_cb, prev);
+    NT_CHECK_INT_EQ(natsio_stored_msg_seq(prev), 2);
+    EXPECT_OK(natsio_js_stream_delete_msg(js, "GET", 2, true));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_NOT_FOUND, natsio_js_stream_get_msg(js, "GET", 0, "get.b", &out));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_NOT_FOUND, natsio_js_stream_delete_msg(js, "GET", 99, true));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_delete_msg(js, "GETNONE", 1, true));
+    NT_CHECK(out == SENTINEL);
+    NT_CHECK_INT_EQ(stream_messages(js, "GET"), 2);
+    EXPECT_OK(natsio_js_stream_delete(js, "GET"));
+}
+
+/* ---- asynchronous publishing ----------------------------------------------- */
+
+typedef struct {
+    natsio_token **tokens;
+    size_t count;
+    unsigned char *seen;
+} token_batch;
+
+static void free_token_batch(void *arg) {
+    token_batch *b = (token_batch *)arg;
+    for (size_t i = 0; i < b->count; i++) natsio_token_free(b->tokens[i]);
+    free(b->tokens);
+    free(b->seen);
+    free(b);
+}
+
+static token_batch *new_token_batch(size_t n) {
+    token_batch *b = (token_batch *)calloc(1, sizeof *b);
+    if (!b) return NULL;
+    b->tokens = (natsio_token **)calloc(n, sizeof *b->tokens);
+    b->seen = (unsigned char *)calloc(n + 1, 1);
+    if (!b->tokens || !b->seen) {
+        free(b->tokens);
+        free(b->seen);
+        free(b);
+        return NULL;
+    }
+    nt_cleanup(free_token_batch, b);
+    return b;
+}
+
+static void test_publish_async_window_acks_every_message(void) {
+    enum { N = 5000, WINDOW = 128 };
+    natsio_js_options jo = {0};
+    jo.publish_async_max_pending = WINDOW;
+    natsio_js *js = connect_js(&jo);
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "{\"name\":\"ASYNC\",\"subjects\":[\"async.>\"],\"storage\":\"memory\"}"));
+    token_batch *b = new_token_batch(N);
+    NT_CHECK(b != NULL);
+
+    size_t max_seen_pending = 0;
+    for (size_t i = 0; i < N; i++) {
+        char payload[32];
+        int len = snprintf(payload, sizeof payload, "m%zu", i);
+        natsio_status st = natsio_js_publish_async(js, "async.x", payload, (size_t)len, NULL, &b->tokens[i]);
+        NT_CHECK_MSG(st == NATSIO_OK, "publish %zu: %s (%s)", i, natsio_status_str(st), natsio_last_error());
+        b->count = i + 1;
+        size_t pending = natsio_js_publish_async_pending(js);
+        if (pending > max_seen_pending) max_seen_pending = pending;
+    }
+    NT_CHECK_MSG(max_seen_pending <= WINDOW, "%zu pending with a window of %d", max_seen_pending, WINDOW);
+    EXPECT_OK(natsio_js_publish_async_complete(js, 10000));
+    NT_CHECK_INT_EQ(natsio_js_publish_async_pending(js), 0);
+
+    /* Every token completed with its own ack: sequences 1..N, each once. */
+    for (size_t i = 0; i < N; i++) {
+        natsio_token *t = b->tokens[i];
+        NT_CHECK_MSG(natsio_token_is_done(t), "token %zu not done after publish_async_complete", i);
+        NT_CHECK_INT_EQ(natsio_token_status(t), NATSIO_OK);
+        natsio_pub_ack *ack = NULL;
+        natsio_status st = natsio_token_pub_ack(t, &ack);
+        NT_CHECK_MSG(st == NATSIO_OK, "token %zu: %s (%s)", i, natsio_status_str(st), natsio_last_error());
+        uint64_t seq = natsio_pub_ack_seq(ack);
+        bool stream_ok = natsio_pub_ack_stream(ack) && strcmp(natsio_pub_ack_stream(ack), "ASYNC") == 0;
+        bool dup = natsio_pub_ack_duplicate(ack);
+        natsio_pub_ack_free(ack);
+        NT_CHECK_MSG(seq >= 1 && seq <= N, "token %zu: seq %llu", i, (unsigned long long)seq);
+        NT_CHECK_MSG(!b->seen[seq], "seq %llu acked twice", (unsigned long long)seq);
+        b->seen[seq] = 1;
+        NT_CHECK(stream_ok && !dup);
+    }
+    NT_CHECK_INT_EQ(stream_messages(js, "ASYNC"), N);
+    /* In order on one connection: the first and last payloads. */
+    natsio_stored_msg *m = NULL;
+    EXPECT_OK(natsio_js_stream_get_msg(js, "ASYNC", N, NULL, &m));
+    bool last_ok = natsio_stored_msg_data_len(m) == 5 && memcmp(natsio_stored_msg_data(m), "m4999", 5) == 0;
+    natsio_stored_msg_free(m);
+    NT_CHECK(last_ok);
+    EXPECT_OK(natsio_js_stream_delete(js, "ASYNC"));
+}
+
+static struct {
+    atomic_long calls;
+    atomic_long ok;
+    atomic_long released;
+    atomic_long last_status;
+    atomic_ullong seq_sum;
+} g_cb;
+
+static void on_publish_done(void *user_data, natsio_token *token) {
+    (void)user_data;
+    atomic_store(&g_cb.last_status, natsio_token_status(token));
+    natsio_pub_ack *ack = NULL;
+    if (natsio_token_pub_ack(token, &ack) == NATSIO_OK) {
+        atomic_fetch_add(&g_cb.seq_sum, natsio_pub_ack_seq(ack));
+        atomic_fetch_add(&g_cb.ok, 1);
+        natsio_pub_ack_free(ack);
+    }
+    atomic_fetch_add(&g_cb.calls, 1);
+}
+
+static void on_release(void *user_data) {
+    (void)user_data;
+    atomic_fetch_add(&g_cb.released, 1);
+}
+
+static void test_publish_async_token_callbacks(void) {
+    enum { N = 200 };
+    memset(&g_cb, 0, sizeof g_cb);
+    natsio_js *js = connect_js(NULL);
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "{\"name\":\"ASYNCCB\",\"subjects\":[\"asynccb.>\"],\"storage\":\"memory\"}"));
+    token_batch *b = new_token_batch(N);
+    NT_CHECK(b != NULL);
+    for (size_t i = 0; i < N; i++) {
+        EXPECT_OK(natsio_js_publish_async(js, "asynccb.x", "p", 1, NULL, &b->tokens[i]));
+        b->count = i + 1;
+        EXPECT_OK(natsio_token_on_complete(b->tokens[i], on_publish_done, NULL, on_release));
+    }
+    NT_CHECK_MSG(wait_at_least(&g_cb.calls, N, 10000), "%ld of %d callbacks ran", atomic_load(&g_cb.calls), N);
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.ok), N);
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.seq_sum), (uint64_t)N * (N + 1) / 2); /* 1..N once each */
+    NT_CHECK(wait_at_least(&g_cb.released, N, 5000));
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.calls), N);
+
+    /* Registered after completion: runs at once. A second registration is refused. */
+    memset(&g_cb, 0, sizeof g_cb);
+    EXPECT_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_token_on_complete(b->tokens[0], on_publish_done, NULL, NULL));
+    natsio_token *late = NULL;
+    EXPECT_OK(natsio_js_publish_async(js, "asynccb.late", "p", 1, NULL, &late));
+    nt_cleanup(token_free_cb, late);
+    EXPECT_OK(natsio_token_wait(late, 5000));
+    EXPECT_OK(natsio_token_on_complete(late, on_publish_done, NULL, on_release));
+    NT_CHECK(wait_at_least(&g_cb.calls, 1, 5000));
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.seq_sum), N + 1);
+
+    /* No stream: the token fails with NO_STREAM_RESPONSE, callback too. */
+    memset(&g_cb, 0, sizeof g_cb);
+    natsio_token *t = NULL;
+    EXPECT_OK(natsio_js_publish_async(js, "nostream.async", "x", 1, NULL, &t));
+    nt_cleanup(token_free_cb, t);
+    EXPECT_OK(natsio_token_on_complete(t, on_publish_done, NULL, on_release));
+    EXPECT_OK(natsio_token_wait(t, 5000));
+    EXPECT_FAILS(NATSIO_ERR_NO_STREAM_RESPONSE, natsio_token_status(t));
+    natsio_pub_ack *out = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_NO_STREAM_RESPONSE, natsio_token_pub_ack(t, &out));
+    NT_CHECK(out == SENTINEL);
+    NT_CHECK(wait_at_least(&g_cb.calls, 1, 5000));
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.last_status), NATSIO_ERR_NO_STREAM_RESPONSE);
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.ok), 0);
+    EXPECT_OK(natsio_js_stream_delete(js, "ASYNCCB"));
+}
+
+static void test_publish_async_stalls_then_times_out(void) {
+    char subj[128];
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    /* A plain subscriber that never acks stands in for a stuck stream. */
+    NT_CHECK(subscribe_and_flush(c, case_subject(subj, sizeof subj, "stuck")) != NULL);
+    natsio_js_options jo = {0};
+    jo.publish_async_max_pending = 2;
+    jo.publish_async_stall_wait_ms = 50;
+    jo.publish_async_timeout_ms = 300;
+    natsio_js *js = new_jetstream(c, &jo);
+    NT_CHECK(js != NULL);
+
+    natsio_token *t1 = NULL, *t2 = NULL;
+    EXPECT_OK(natsio_js_publish_async(js, subj, "1", 1, NULL, &t1));
+    nt_cleanup(token_free_cb, t1);
+    EXPECT_OK(natsio_js_publish_async(js, subj, "2", 1, NULL, &t2));
+    nt_cleanup(token_free_cb, t2);
+    NT_CHECK_INT_EQ(natsio_js_publish_async_pending(js), 2);
+    /* Still waiting: the ack is pending, and the token says so. */
+    natsio_pub_ack *ack = SENTINEL;
+    NT_CHECK_INT_EQ(natsio_token_pub_ack(t1, &ack), NATSIO_PENDING);
+    NT_CHECK(ack == SENTINEL);
+    NT_CHECK_INT_EQ(natsio_token_status(t1), NATSIO_PENDING);
+
+    natsio_token *t3 = SENTINEL;
+    int64_t start = nt_now_ms();
+    EXPECT_FAILS(NATSIO_ERR_TOO_MANY_STALLED, natsio_js_publish_async(js, subj, "3", 1, NULL, &t3));
+    int64_t stalled = nt_now_ms() - start;
+    NT_CHECK(t3 == SENTINEL);
+    NT_CHECK_MSG(stalled >= 40 && stalled < 250, "stalled for %lld ms", (long long)stalled);
+    NT_CHECK_INT_EQ(natsio_js_publish_async_pending(js), 2);
+    EXPECT_FAILS(NATSIO_ERR_TIMEOUT, natsio_js_publish_async_complete(js, 10));
+
+    /* The acks never come: both fail with ASYNC_PUBLISH_TIMEOUT. */
+    EXPECT_OK(natsio_token_wait(t1, 5000));
+    EXPECT_OK(natsio_token_wait(t2, 5000));
+    EXPECT_FAILS(NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT, natsio_token_status(t1));
+    EXPECT_FAILS(NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT, natsio_token_pub_ack(t2, &ack));
+    NT_CHECK(ack == SENTINEL);
+    EXPECT_OK(natsio_js_publish_async_complete(js, 1000));
+    NT_CHECK_INT_EQ(natsio_js_publish_async_pending(js), 0);
+
+    /* Room again; a cancelled publish frees its slot. */
+    natsio_token *t4 = NULL;
+    EXPECT_OK(natsio_js_publish_async(js, subj, "4", 1, NULL, &t4));
+    nt_cleanup(token_free_cb, t4);
+    NT_CHECK_INT_EQ(natsio_js_publish_async_pending(js), 1);
+    EXPECT_OK(natsio_token_cancel(t4));
+    EXPECT_OK(natsio_token_wait(t4, 1000));
+    EXPECT_FAILS(NATSIO_ERR_CANCELLED, natsio_token_pub_ack(t4, &ack));
+    NT_CHECK(ack == SENTINEL);
+    NT_CHECK_INT_EQ(natsio_js_publish_async_pending(js), 0);
+
+    /* A synchronous publish without an ack times out as a plain timeout. */
+    natsio_js_publish_options po = {0};
+    po.timeout_ms = 100;
+    natsio_pub_ack *never = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_TIMEOUT, natsio_js_publish(js, subj, "6", 1, &po, &never));
+    NT_CHECK(never == SENTINEL);
+}
+
+static void test_publish_async_own_timeout_behind_a_longer_one(void) {
+    char subj[128];
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    NT_CHECK(subscribe_and_flush(c, case_subject(subj, sizeof subj, "stuck")) != NULL);
+    natsio_js_options jo = {0};
+    jo.publish_async_timeout_ms = 300;
+    natsio_js *js = new_jetstream(c, &jo);
+    NT_CHECK(js != NULL);
+
+    /* A publish waits for its ack for the context's 300 ms... */
+    natsio_token *slow = NULL;
+    EXPECT_OK(natsio_js_publish_async(js, subj, "slow", 4, NULL, &slow));
+    nt_cleanup(token_free_cb, slow);
+    nt_sleep_ms(20);
+    /* ...while one with its own 50 ms timeout gives up after 50 ms. */
+    natsio_js_publish_options po = {0};
+    po.timeout_ms = 50;
+    natsio_token *fast = NULL;
+    int64_t start = nt_now_ms();
+    EXPECT_OK(natsio_js_publish_async(js, subj, "fast", 4, &po, &fast));
+    nt_cleanup(token_free_cb, fast);
+    EXPECT_OK(natsio_token_wait(fast, 5000));
+    int64_t took = nt_now_ms() - start;
+    EXPECT_FAILS(NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT, natsio_token_status(fast));
+    NT_CHECK_MSG(took < 200, "a 50 ms ack timeout took %lld ms behind a 300 ms one", (long long)took);
+    NT_CHECK(!natsio_token_is_done(slow));
+    EXPECT_OK(natsio_token_wait(slow, 5000));
+    EXPECT_FAILS(NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT, natsio_token_status(slow));
+    EXPECT_OK(natsio_js_publish_async_complete(js, 1000));
+}
+
+static void test_token_kinds(void) {
+    char subj[128];
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    natsio_js *js = new_jetstream(c, NULL);
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "{\"name\":\"KINDS\",\"subjects\":[\"kinds.>\"],\"storage\":\"memory\"}"));
+
+    /* A publish token gives an ack, not a message. */
+    natsio_token *pub = NULL;
+    EXPECT_OK(natsio_js_publish_async(js, "kinds.a", "x", 1, NULL, &pub));
+    nt_cleanup(token_free_cb, pub);
+    EXPECT_OK(natsio_token_wait(pub, 5000));
+    EXPECT_OK(natsio_token_status(pub));
+    natsio_msg *m = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_token_msg(pub, &m));
+    NT_CHECK(m == SENTINEL);
+    /* Each call hands out a new ack. */
+    natsio_pub_ack *a = NULL, *b = NULL;
+    EXPECT_OK(natsio_token_pub_ack(pub, &a));
+    nt_cleanup(pub_ack_free_cb, a);
+    EXPECT_OK(natsio_token_pub_ack(pub, &b));
+    nt_cleanup(pub_ack_free_cb, b);
+    NT_CHECK(a != b);
+    NT_CHECK_INT_EQ(natsio_pub_ack_seq(a), natsio_pub_ack_seq(b));
+    NT_CHECK_INT_EQ(natsio_pub_ack_seq(a), 1);
+    EXPECT_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_token_cancel(pub));
+
+    /* A request token gives a message, not an ack. */
+    NT_CHECK(start_responder(c, case_subject(subj, sizeof subj, "echo"), echo_cb) != NULL);
+    natsio_token *req = NULL;
+    EXPECT_OK(natsio_client_request_async(c, subj, NULL, "q", 1, 5000, &req));
+    nt_cleanup(token_free_cb, req);
+    EXPECT_OK(natsio_token_wait(req, 5000));
+    natsio_pub_ack *ack = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_token_pub_ack(req, &ack));
+    NT_CHECK(ack == SENTINEL);
+    EXPECT_OK(natsio_token_msg(req, &m));
+    natsio_msg_free(m);
+
+    /* So does a flush token: neither. */
+    natsio_token *flush = NULL;
+    EXPECT_OK(natsio_client_flush_async(c, &flush));
+    nt_cleanup(token_free_cb, flush);
+    EXPECT_OK(natsio_token_wait(flush, 5000));
+    EXPECT_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_token_pub_ack(flush, &ack));
+    NT_CHECK(ack == SENTINEL);
+
+    /* An ack outlives its token and context. */
+    natsio_token *t = NULL;
+    EXPECT_OK(natsio_js_publish_async(js, "kinds.b", "y", 1, NULL, &t));
+    EXPECT_OK(natsio_token_wait(t, 5000));
+    natsio_pub_ack *kept_ack = NULL;
+    natsio_status st = natsio_token_pub_ack(t, &kept_ack);
+    natsio_token_free(t);
+    NT_CHECK_INT_EQ(st, NATSIO_OK);
+    nt_cleanup(pub_ack_free_cb, kept_ack);
+    EXPECT_OK(natsio_js_stream_delete(js, "KINDS"));
+    NT_CHECK_STR_EQ(natsio_pub_ack_stream(kept_ack), "KINDS");
+    NT_CHECK_INT_EQ(natsio_pub_ack_seq(kept_ack), 2);
+}
+
+static void test_js_free_with_async_publishes_in_flight(void) {
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    natsio_js *setup = new_jetstream(c, NULL);
+    NT_CHECK(setup != NULL);
+    NT_CHECK(create_stream(setup, "{\"name\":\"INFLIGHT\",\"subjects\":[\"inflight.>\"],\"storage\":\"memory\"}"));
+    natsio_js *js = NULL;
+    EXPECT_OK(natsio_client_jetstream(c, NULL, &js));
+    enum { N = 50 };
+    natsio_token *tokens[N] = {0};
+    for (int i = 0; i < N; i++) {
+        natsio_status st = natsio_js_publish_async(js, "inflight.x", "z", 1, NULL, &tokens[i]);
+        if (st != NATSIO_OK) {
+            for (int j = 0; j < i; j++) natsio_token_free(tokens[j]);
+            natsio_js_free(js);
+            NT_FAIL("publish %d: %s", i, natsio_status_str(st));
+        }
+    }
+    /* The context goes; its publishes go on and their tokens stay valid. */
+    natsio_js_free(js);
+    int acked = 0;
+    for (int i = 0; i < N; i++) {
+        natsio_pub_ack *ack = NULL;
+        if (natsio_token_wait(tokens[i], 5000) == NATSIO_OK && natsio_token_pub_ack(tokens[i], &ack) == NATSIO_OK)
+            acked++;
+        natsio_pub_ack_free(ack);
+        natsio_token_free(tokens[i]);
+    }
+    NT_CHECK_INT_EQ(acked, N);
+    NT_CHECK_INT_EQ(stream_messages(setup, "INFLIGHT"), N);
+    EXPECT_OK(natsio_js_stream_delete(setup, "INFLIGHT"));
+}
+
+/* ---- account info, JetStream not enabled --------------------------------- */
+
+static void test_account_info(void) {
+    natsio_js *js = connect_js(NULL);
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "{\"name\":\"ACCT\",\"subjects\":[\"acct.>\"],\"storage\":\"memory\"}"));
+    char *json = NULL;
+    EXPECT_OK(natsio_js_account_info(js, &json));
+    kept(json);
+    NT_CHECK_MSG(json[0] == '{', "%s", json);
+    int64_t streams = 0, memory = -1;
+    NT_CHECK_MSG(json_int(json, "streams", &streams), "%s", json);
+    NT_CHECK_MSG(streams >= 1, "%s", json);
+    NT_CHECK_MSG(json_int(json, "memory", &memory) && memory >= 0, "%s", json);
+    NT_CHECK_MSG(strstr(json, "\"limits\"") != NULL, "%s", json);
+    EXPECT_OK(natsio_js_stream_delete(js, "ACCT"));
+}
+
+static void test_jetstream_not_enabled_for_account(void) {
+    nt_server *s = start_server("accounts: { NOJS: { users: [ { user: u, password: p } ] } }\n");
+    NT_CHECK(s != NULL);
+    char url[128];
+    snprintf(url, sizeof url, "nats://u:p@127.0.0.1:%d", nt_server_port(s));
+    natsio_client *c = connect_url(url);
+    NT_CHECK(c != NULL);
+    natsio_js *js = new_jetstream(c, NULL);
+    NT_CHECK(js != NULL);
+    char *out = SENTINEL_STR;
+    EXPECT_FAILS(NATSIO_ERR_JS_NOT_ENABLED, natsio_js_account_info(js, &out));
+    EXPECT_FAILS(NATSIO_ERR_JS_NOT_ENABLED, natsio_js_stream_create(js, "{\"name\":\"S\"}", &out));
+    EXPECT_FAILS(NATSIO_ERR_JS_NOT_ENABLED, natsio_js_stream_names(js, NULL, &out));
+    NT_CHECK(out == SENTINEL_STR);
+}
+
+/* ---- use after close --------------------------------------------------------- */
+
+/* Every JetStream call on `js`, whose client is closed, fails with
+ * NATSIO_ERR_CONNECTION_CLOSED and leaves its outputs alone. */
+static void check_js_calls_fail_closed(natsio_js *js) {
+    char *s = SENTINEL_STR;
+    natsio_pub_ack *ack = SENTINEL;
+    natsio_token *t = SENTINEL;
+    natsio_stored_msg *m = SENTINEL;
+    uint64_t purged = 42;
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_account_info(js, &s));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_publish(js, "closed.x", "x", 1, NULL, &ack));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_publish(js, "closed.x", "x", 1, NULL, NULL));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_publish_async(js, "closed.x", "x", 1, NULL, &t));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED,
+                 natsio_js_stream_create(js, "{\"name\":\"CLOSED\",\"subjects\":[\"closed.>\"]}", &s));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED,
+                 natsio_js_stream_update(js, "{\"name\":\"CLOSED\",\"subjects\":[\"closed.>\"]}", &s));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED,
+                 natsio_js_stream_create_or_update(js, "{\"name\":\"CLOSED\",\"subjects\":[\"closed.>\"]}", &s));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_stream_info(js, "CLOSED", &s));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_stream_names(js, NULL, &s));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_stream_purge(js, "CLOSED", NULL, &purged));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_stream_get_msg(js, "CLOSED", 1, NULL, &m));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_stream_delete_msg(js, "CLOSED", 1, false));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_stream_delete(js, "CLOSED"));
+    NT_CHECK(s == SENTINEL_STR && ack == SENTINEL && t == SENTINEL && m == SENTINEL);
+    NT_CHECK_INT_EQ(purged, 42);
+    NT_CHECK_INT_EQ(natsio_js_publish_async_pending(js), 0);
+    EXPECT_OK(natsio_js_publish_async_complete(js, 100));
+    /* Argument errors are still argument errors. */
+    EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_publish(js, "a b", "x", 1, NULL, NULL));
+}
+
+static void test_use_after_client_close_and_free(void) {
+    natsio_client *c = NULL;
+    EXPECT_OK(natsio_client_connect_url(nt_server_url(g_server), &c));
+    natsio_js *js = NULL;
+    natsio_status st = natsio_client_jetstream(c, NULL, &js);
+    if (st != NATSIO_OK) natsio_client_free(c);
+    NT_CHECK_INT_EQ(st, NATSIO_OK);
+    nt_cleanup(js_free_cb, js); /* runs after the client is gone */
+    st = natsio_js_stream_create(js, "{\"name\":\"CLOSED\",\"subjects\":[\"closed.>\"],\"storage\":\"memory\"}",
+                                 NULL);
+    natsio_status closed = natsio_client_close(c);
+    if (st != NATSIO_OK || closed != NATSIO_OK) natsio_client_free(c);
+    NT_CHECK_INT_EQ(st, NATSIO_OK);
+    NT_CHECK_INT_EQ(closed, NATSIO_OK);
+
+    /* Closed: every call fails cleanly. A new context can still be made. */
+    check_js_calls_fail_closed(js);
+    if (nt_failed()) natsio_client_free(c);
+    NT_CHECK(!nt_failed());
+    natsio_js *js2 = NULL;
+    st = natsio_client_jetstream(c, NULL, &js2);
+    if (st == NATSIO_OK) {
+        check_js_calls_fail_closed(js2);
+        natsio_js_free(js2);
+    }
+    natsio_client_free(c);
+    NT_CHECK_INT_EQ(st, NATSIO_OK);
+    NT_CHECK(!nt_failed());
+
+    /* Freed: the context does not keep the client alive, and still fails
+     * cleanly; it is freed (at the end of the case) after the client. */
+    check_js_calls_fail_closed(js);
+    NT_CHECK(!nt_failed());
+
+    /* The stream is still there for another client. */
+    natsio_js *other = connect_js(NULL);
+    NT_CHECK(other != NULL);
+    EXPECT_OK(natsio_js_stream_delete(other, "CLOSED"));
+}
+
+/* ---- bad input ------------------------------------------------------------------ */
+
+static void test_null_tolerant_getters_and_frees(void) {
+    NT_CHECK(natsio_pub_ack_stream(NULL) == NULL);
+    NT_CHECK_INT_EQ(natsio_pub_ack_seq(NULL), 0);
+    NT_CHECK(!natsio_pub_ack_duplicate(NULL));
+    NT_CHECK(natsio_pub_ack_domain(NULL) == NULL);
+    NT_CHECK(natsio_stored_msg_subject(NULL) == NULL);
+    NT_CHECK_INT_EQ(natsio_stored_msg_seq(NULL), 0);
+    NT_CHECK_INT_EQ(natsio_stored_msg_time_ns(NULL), 0);
+    NT_CHECK(natsio_stored_msg_data(NULL) == NULL);
+    NT_CHECK_INT_EQ(natsio_stored_msg_data_len(NULL), 0);
+    NT_CHECK(natsio_stored_msg_headers(NULL) == NULL);
+    NT_CHECK_INT_EQ(natsio_js_publish_async_pending(NULL), 0);
+
+    plant_error_marker();
+    natsio_js_free(NULL);
+    natsio_pub_ack_free(NULL);
+    natsio_stored_msg_free(NULL);
+    NT_CHECK_MSG(strstr(natsio_last_error(), ERROR_MARKER) != NULL,
+                 "a _free(NULL) changed natsio_last_error() to \"%s\"", natsio_last_error());
+}
+
+static void test_bad_input_creating_a_context(void) {
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    natsio_js *js = SENTINEL;
+    natsio_js_options o = {0};
+    EXPECT_NULL_ARG("client", natsio_client_jetstream(NULL, NULL, &js));
+    EXPECT_NULL_ARG("client", natsio_client_jetstream(NULL, &o, &js));
+    EXPECT_NULL_ARG("js_out", natsio_client_jetstream(c, NULL, NULL));
+    EXPECT_NULL_ARG("js_out", natsio_client_jetstream(c, &o, NULL));
+
+    o.domain = BAD_UTF8;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "domain", natsio_client_jetstream(c, &o, &js));
+    o.domain = "a.b";
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_client_jetstream(c, &o, &js));
+    o.domain = NULL;
+    o.api_prefix = BAD_UTF8;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "api_prefix", natsio_client_jetstream(c, &o, &js));
+    o.api_prefix = "bad prefix";
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_client_jetstream(c, &o, &js));
+    o.api_prefix = NULL;
+
+    natsio_js_options neg = {0};
+    neg.timeout_ms = -1;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "timeout_ms", natsio_client_jetstream(c, &neg, &js));
+    neg = (natsio_js_options){0};
+    neg.publish_async_max_pending = -1;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "publish_async_max_pending",
+                        natsio_client_jetstream(c, &neg, &js));
+    neg = (natsio_js_options){0};
+    neg.publish_async_stall_wait_ms = -5;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "publish_async_stall_wait_ms",
+                        natsio_client_jetstream(c, &neg, &js));
+    neg = (natsio_js_options){0};
+    neg.publish_async_timeout_ms = INT64_MIN;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "publish_async_timeout_ms",
+                        natsio_client_jetstream(c, &neg, &js));
+    NT_CHECK(js == SENTINEL);
+
+    /* A domain and a custom prefix are accepted (nothing is sent). */
+    o = (natsio_js_options){0};
+    o.domain = "hub";
+    natsio_js *with_domain = NULL;
+    EXPECT_OK(natsio_client_jetstream(c, &o, &with_domain));
+    natsio_js_free(with_domain);
+    o = (natsio_js_options){0};
+    o.api_prefix = "$JS.API.";
+    natsio_js *with_prefix = NULL;
+    EXPECT_OK(natsio_client_jetstream(c, &o, &with_prefix));
+    nt_cleanup(js_free_cb, with_prefix);
+    /* "$JS.API." is the default prefix, trailing dot and all. */
+    char *info = NULL;
+    EXPECT_OK(natsio_js_account_info(with_prefix, &info));
+    natsio_string_free(info);
+}
+
+static void test_bad_input_publishing(void) {
+    natsio_js *js = connect_js(NULL);
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "{\"name\":\"BADPUB\",\"subjects\":[\"badpub.>\"],\"storage\":\"memory\"}"));
+    natsio_pub_ack *ack = SENTINEL;
+    natsio_token *t = SENTINEL;
+
+    EXPECT_NULL_ARG("js", natsio_js_publish(NULL, "badpub.a", "x", 1, NULL, &ack));
+    EXPECT_NULL_ARG("subject", natsio_js_publish(js, NULL, "x", 1, NULL, &ack));
+    EXPECT_NULL_ARG("data", natsio_js_publish(js, "badpub.a", NULL, 1, NULL, &ack));
+    EXPECT_NULL_ARG("js", natsio_js_publish_async(NULL, "badpub.a", "x", 1, NULL, &t));
+    EXPECT_NULL_ARG("subject", natsio_js_publish_async(js, NULL, "x", 1, NULL, &t));
+    EXPECT_NULL_ARG("data", natsio_js_publish_async(js, "badpub.a", NULL, 1, NULL, &t));
+    EXPECT_NULL_ARG("token_out", natsio_js_publish_async(js, "badpub.a", "x", 1, NULL, NULL));
+    EXPECT_NULL_ARG("js", natsio_js_publish_async_complete(NULL, 0));
+
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "subject", natsio_js_publish(js, BAD_UTF8, "x", 1, NULL, &ack));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "subject",
+                        natsio_js_publish_async(js, BAD_UTF8, "x", 1, NULL, &t));
+    const char *bad_subjects[] = {"", "badpub..a", "badpub.a.", ".badpub", "badpub a", "badpub.*", "badpub.>",
+                                  "badpub.\t"};
+    for (size_t i = 0; i < NT_COUNT(bad_subjects); i++) {
+        EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_publish(js, bad_subjects[i], "x", 1, NULL, &ack));
+        EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_publish_async(js, bad_subjects[i], "x", 1, NULL, &t));
+    }
+
+    /* Bad option fields. */
+    natsio_js_publish_options o = {0};
+    o.msg_id = BAD_UTF8;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "msg_id", natsio_js_publish(js, "badpub.a", "x", 1, &o, &ack));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "msg_id", natsio_js_publish_async(js, "badpub.a", "x", 1, &o, &t));
+    o = (natsio_js_publish_options){0};
+    o.expected_stream = BAD_UTF8;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "expected_stream",
+                        natsio_js_publish(js, "badpub.a", "x", 1, &o, &ack));
+    o = (natsio_js_publish_options){0};
+    o.expected_last_subject_seq_subject = BAD_UTF8;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "expected_last_subject_seq_subject",
+                        natsio_js_publish(js, "badpub.a", "x", 1, &o, &ack));
+    o = (natsio_js_publish_options){0};
+    o.expected_last_msg_id = BAD_UTF8;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "expected_last_msg_id",
+                        natsio_js_publish(js, "badpub.a", "x", 1, &o, &ack));
+    o = (natsio_js_publish_options){0};
+    o.ttl_s = -2;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_js_publish(js, "badpub.a", "x", 1, &o, &ack));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s",
+                        natsio_js_publish_async(js, "badpub.a", "x", 1, &o, &t));
+    o = (natsio_js_publish_options){0};
+    o.timeout_ms = -1;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "timeout_ms",
+                        natsio_js_publish(js, "badpub.a", "x", 1, &o, &ack));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "timeout_ms",
+                        natsio_js_publish_async(js, "badpub.a", "x", 1, &o, &t));
+    NT_CHECK(ack == SENTINEL && t == SENTINEL);
+    NT_CHECK_INT_EQ(natsio_js_publish_async_pending(js), 0);
+
+    /* Nothing was stored by the rejected calls; NULL data with length 0 is
+     * an empty message. */
+    NT_CHECK_INT_EQ(stream_messages(js, "BADPUB"), 0);
+    natsio_pub_ack *ok = NULL;
+    EXPECT_OK(natsio_js_publish(js, "badpub.a", NULL, 0, NULL, &ok));
+    NT_CHECK_INT_EQ(natsio_pub_ack_seq(ok), 1);
+    natsio_pub_ack_free(ok);
+    NT_CHECK_INT_EQ(stream_messages(js, "BADPUB"), 1);
+
+    /* Token accessors. */
+    natsio_token *pub = NULL;
+    EXPECT_OK(natsio_js_publish_async(js, "badpub.b", "x", 1, NULL, &pub));
+    nt_cleanup(token_free_cb, pub);
+    EXPECT_OK(natsio_token_wait(pub, 5000));
+    EXPECT_NULL_ARG("token", natsio_token_pub_ack(NULL, &ack));
+    EXPECT_NULL_ARG("ack_out", natsio_token_pub_ack(pub, NULL));
+    NT_CHECK(ack == SENTINEL);
+    EXPECT_OK(natsio_js_publish_async_complete(js, 1000));
+    EXPECT_OK(natsio_js_stream_delete(js, "BADPUB"));
+}
+
+static void test_bad_input_stream_functions(void) {
+    natsio_js *js = connect_js(NULL);
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "{\"name\":\"BADSTR\",\"subjects\":[\"badstr.>\"],\"storage\":\"memory\"}"));
+    EXPECT_OK(natsio_js_publish(js, "badstr.a", "x", 1, NULL, NULL));
+    char *s = SENTINEL_STR;
+    natsio_stored_msg *m = SENTINEL;
+    uint64_t purged = 42;
+    const char *cfg = "{\"name\":\"BADSTR\",\"subjects\":[\"badstr.>\"],\"storage\":\"memory\"}";
+
+    EXPECT_NULL_ARG("js", natsio_js_account_info(NULL, &s));
+    EXPECT_NULL_ARG("json_out", natsio_js_account_info(js, NULL));
+
+    EXPECT_NULL_ARG("js", natsio_js_stream_create(NULL, cfg, &s));
+    EXPECT_NULL_ARG("config_json", natsio_js_stream_create(js, NULL, &s));
+    EXPECT_NULL_ARG("js", natsio_js_stream_update(NULL, cfg, &s));
+    EXPECT_NULL_ARG("config_json", natsio_js_stream_update(js, NULL, &s));
+    EXPECT_NULL_ARG("js", natsio_js_stream_create_or_update(NULL, cfg, &s));
+    EXPECT_NULL_ARG("config_json", natsio_js_stream_create_or_update(js, NULL, &s));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json", natsio_js_stream_create(js, BAD_UTF8, &s));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json", natsio_js_stream_update(js, BAD_UTF8, &s));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json",
+                        natsio_js_stream_create_or_update(js, BAD_UTF8, &s));
+
+    EXPECT_NULL_ARG("js", natsio_js_stream_info(NULL, "BADSTR", &s));
+    EXPECT_NULL_ARG("name", natsio_js_stream_info(js, NULL, &s));
+    EXPECT_NULL_ARG("info_json_out", natsio_js_stream_info(js, "BADSTR", NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "name", natsio_js_stream_info(js, BAD_UTF8, &s));
+
+    EXPECT_NULL_ARG("js", natsio_js_stream_delete(NULL, "BADSTR"));
+    EXPECT_NULL_ARG("name", natsio_js_stream_delete(js, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "name", natsio_js_stream_delete(js, BAD_UTF8));
+
+    EXPECT_NULL_ARG("js", natsio_js_stream_purge(NULL, "BADSTR", NULL, &purged));
+    EXPECT_NULL_ARG("name", natsio_js_stream_purge(js, NULL, NULL, &purged));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "name", natsio_js_stream_purge(js, BAD_UTF8, NULL, &purged));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "options_json",
+                        natsio_js_stream_purge(js, "BADSTR", BAD_UTF8, &purged));
+
+    EXPECT_NULL_ARG("js", natsio_js_stream_names(NULL, NULL, &s));
+    EXPECT_NULL_ARG("json_out", natsio_js_stream_names(js, NULL, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "subject", natsio_js_stream_names(js, BAD_UTF8, &s));
+
+    EXPECT_NULL_ARG("js", natsio_js_stream_get_msg(NULL, "BADSTR", 1, NULL, &m));
+    EXPECT_NULL_ARG("stream", natsio_js_stream_get_msg(js, NULL, 1, NULL, &m));
+    EXPECT_NULL_ARG("msg_out", natsio_js_stream_get_msg(js, "BADSTR", 1, NULL, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_stream_get_msg(js, BAD_UTF8, 1, NULL, &m));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "last_by_subject",
+                        natsio_js_stream_get_msg(js, "BADSTR", 1, BAD_UTF8, &m));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_get_msg(js, "BAD.STR", 1, NULL, &m));
+
+    EXPECT_NULL_ARG("js", natsio_js_stream_delete_msg(NULL, "BADSTR", 1, false));
+    EXPECT_NULL_ARG("stream", natsio_js_stream_delete_msg(js, NULL, 1, false));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_stream_delete_msg(js, BAD_UTF8, 1, false));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_delete_msg(js, "BAD STR", 1, false));
+
+    NT_CHECK(s == SENTINEL_STR && m == SENTINEL);
+    NT_CHECK_INT_EQ(purged, 42);
+    /* The stream and its message survived every rejected call. */
+    NT_CHECK_INT_EQ(stream_messages(js, "BADSTR"), 1);
+    EXPECT_OK(natsio_js_stream_delete(js, "BADSTR"));
+}
+
+int main(int argc, char **argv) {
+    static const nt_case cases[] = {
+        NT_CASE(test_stream_create_update_info_names_delete),
+        NT_CASE(test_stream_config_errors_name_the_field),
+        NT_CASE(test_stream_purge),
+        NT_CASE(test_publish_acks_and_expectations),
+        NT_CASE(test_publish_with_headers_then_get_and_delete_msg),
+        NT_CASE(test_publish_async_window_acks_every_message),
+        NT_CASE(test_publish_async_token_callbacks),
+        NT_CASE(test_publish_async_stalls_then_times_out),
+        NT_CASE(test_publish_async_own_timeout_behind_a_longer_one),
+        NT_CASE(test_token_kinds),
+        NT_CASE(test_js_free_with_async_publishes_in_flight),
+        NT_CASE(test_account_info),
+        NT_CASE(test_jetstream_not_enabled_for_account),
+        NT_CASE(test_use_after_client_close_and_free),
+        NT_CASE(test_null_tolerant_getters_and_frees),
+        NT_CASE(test_bad_input_creating_a_context),
+        NT_CASE(test_bad_input_publishing),
+        NT_CASE(test_bad_input_stream_functions),
+    };
+    return run_cases_with_shared_server(argc, argv, "jstest", cases, NT_COUNT(cases));
+}

@@ -1,0 +1,635 @@
+/*
+ * Key-Value buckets through the C ABI against a real nats-server: bucket
+ * create/bind/update/create_or_update/delete and their errors, put/get and
+ * every entry field, revisions, create and compare-and-set, delete and
+ * purge markers, keys and bucket names, binary and empty values, status
+ * JSON, use after the client is closed, and bad input for every function.
+ *
+ * The cases share one server; each uses its own bucket names.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "harness.h"
+#include "util.h"
+
+#include <natsio.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- helpers ------------------------------------------------------------ */
+
+#define BAD_UTF8 "bad.\xff\xfe"
+
+/* Out pointers are pre-set to these; a failing call must leave them. */
+static char sentinel_storage[8];
+#define SENTINEL ((void *)&sentinel_storage[0])
+#define SENTINEL_STR ((char *)&sentinel_storage[1])
+#define REV_SENTINEL UINT64_C(0xDEADBEEF)
+
+static void entry_free_cb(void *e) { natsio_kv_entry_free((natsio_kv_entry *)e); }
+
+static natsio_js *connect_js(void) {
+    natsio_client *c = connect_client();
+    return c ? new_jetstream(c, NULL) : NULL;
+}
+
+/* Creates (or binds, when identical) a bucket, freed when the case ends. */
+static natsio_kv *create_bucket(natsio_js *js, const char *config) {
+    natsio_kv *kv = NULL;
+    natsio_status st = natsio_js_kv_create(js, config, &kv);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "create bucket %s: %s (%s)", config, natsio_status_str(st),
+                   natsio_last_error());
+        return NULL;
+    }
+    nt_cleanup(kv_free_cb, kv);
+    return kv;
+}
+
+/* The latest entry of `key`, freed when the case ends (NULL on failure). */
+static natsio_kv_entry *get_entry(natsio_kv *kv, const char *key) {
+    natsio_kv_entry *e = NULL;
+    natsio_status st = natsio_kv_get(kv, key, &e);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "get %s: %s (%s)", key, natsio_status_str(st), natsio_last_error());
+        return NULL;
+    }
+    nt_cleanup(entry_free_cb, e);
+    return e;
+}
+
+/* An integer of the bucket's status JSON, searched after `section` (e.g.
+ * "\"config\"" or "\"state\""); INT64_MIN when absent. */
+static int64_t status_int(natsio_kv *kv, const char *section, const char *key) {
+    char *json = NULL;
+    if (natsio_kv_status(kv, &json) != NATSIO_OK) return INT64_MIN;
+    int64_t v = INT64_MIN;
+    const char *from = strstr(json, section);
+    if (!from || !json_int(from, key, &v)) v = INT64_MIN;
+    natsio_string_free(json);
+    return v;
+}
+
+static int64_t now_realtime_ns(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- buckets --------------------------------------------------------------- */
+
+static void test_bucket_create_bind_update_delete(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *kv = create_bucket(js, "{\"bucket\":\"LIFE\",\"history\":5,\"ttl\":\"1h\",\"storage\":\"memory\"}");
+    NT_CHECK(kv != NULL);
+    NT_CHECK_STR_EQ(natsio_kv_bucket(kv), "LIFE");
+
+    /* Its backing stream, as the server has it. */
+    char *info = NULL;
+    EXPECT_OK(natsio_js_stream_info(js, "KV_LIFE", &info));
+    nt_cleanup(string_free_cb, info);
+    int64_t v = 0;
+    NT_CHECK(json_int(info, "max_msgs_per_subject", &v));
+    NT_CHECK_INT_EQ(v, 5);
+    NT_CHECK(json_int(info, "max_age", &v));
+    NT_CHECK_INT_EQ(v, 3600000000000LL);
+    NT_CHECK_MSG(strstr(info, "\"$KV.LIFE.>\"") != NULL, "%s", info);
+    NT_CHECK_MSG(strstr(info, "\"allow_direct\":true") != NULL, "%s", info);
+
+    /* Status: the stream info, with the bucket's settings and state. */
+    char *status = NULL;
+    EXPECT_OK(natsio_kv_status(kv, &status));
+    nt_cleanup(string_free_cb, status);
+    NT_CHECK_MSG(strstr(status, "\"name\":\"KV_LIFE\"") != NULL, "%s", status);
+    NT_CHECK_INT_EQ(status_int(kv, "\"config\"", "max_msgs_per_subject"), 5);
+    NT_CHECK_INT_EQ(status_int(kv, "\"state\"", "messages"), 0);
+    EXPECT_OK(natsio_kv_put(kv, "k", "v", 1, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "k2", "v", 1, NULL));
+    NT_CHECK_INT_EQ(status_int(kv, "\"state\"", "messages"), 2);
+
+    /* The identical configuration binds; another one is refused. */
+    natsio_kv *again = create_bucket(js, "{\"bucket\":\"LIFE\",\"history\":5,\"ttl\":\"1h\",\"storage\":\"memory\"}");
+    NT_CHECK(again != NULL);
+    NT_CHECK(again != kv);
+    natsio_kv_entry *e = get_entry(again, "k");
+    NT_CHECK(e != NULL);
+    natsio_kv *out = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_BUCKET_EXISTS,
+                 natsio_js_kv_create(js, "{\"bucket\":\"LIFE\",\"history\":2,\"storage\":\"memory\"}", &out));
+    NT_CHECK(out == SENTINEL);
+
+    /* Update changes it; a missing bucket cannot be updated. */
+    natsio_kv *upd = NULL;
+    EXPECT_OK(natsio_js_kv_update(js, "{\"bucket\":\"LIFE\",\"history\":3,\"ttl\":\"1h\",\"storage\":\"memory\"}",
+                                  &upd));
+    nt_cleanup(kv_free_cb, upd);
+    NT_CHECK_STR_EQ(natsio_kv_bucket(upd), "LIFE");
+    NT_CHECK_INT_EQ(status_int(kv, "\"config\"", "max_msgs_per_subject"), 3);
+    EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_js_kv_update(js, "{\"bucket\":\"LIFE_NONE\"}", &out));
+    NT_CHECK(out == SENTINEL);
+    char *none_info = SENTINEL_STR;
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(js, "KV_LIFE_NONE", &none_info));
+    NT_CHECK(none_info == SENTINEL_STR);
+
+    /* create_or_update: creates, then updates. */
+    natsio_kv *cu = NULL;
+    EXPECT_OK(natsio_js_kv_create_or_update(js, "{\"bucket\":\"LIFE2\",\"storage\":\"memory\"}", &cu));
+    nt_cleanup(kv_free_cb, cu);
+    NT_CHECK_STR_EQ(natsio_kv_bucket(cu), "LIFE2");
+    NT_CHECK_INT_EQ(status_int(cu, "\"config\"", "max_msgs_per_subject"), 1); /* history default */
+    natsio_kv *cu2 = NULL;
+    EXPECT_OK(natsio_js_kv_create_or_update(js, "{\"bucket\":\"LIFE2\",\"history\":7,\"storage\":\"memory\"}", &cu2));
+    nt_cleanup(kv_free_cb, cu2);
+    NT_CHECK_INT_EQ(status_int(cu, "\"config\"", "max_msgs_per_subject"), 7);
+
+    /* Bind sees what another handle wrote. */
+    natsio_kv *bound = NULL;
+    EXPECT_OK(natsio_js_kv_bind(js, "LIFE", &bound));
+    nt_cleanup(kv_free_cb, bound);
+    NT_CHECK_STR_EQ(natsio_kv_bucket(bound), "LIFE");
+    natsio_kv_entry *be = get_entry(bound, "k2");
+    NT_CHECK(be != NULL);
+    NT_CHECK_MEM_EQ(natsio_kv_entry_value(be), natsio_kv_entry_value_len(be), "v", 1);
+    EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_js_kv_bind(js, "LIFE_NONE", &out));
+    NT_CHECK(out == SENTINEL);
+
+    /* Delete: the bucket and its stream are gone. */
+    EXPECT_OK(natsio_js_kv_delete(js, "LIFE"));
+    EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_js_kv_bind(js, "LIFE", &out));
+    EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_js_kv_delete(js, "LIFE"));
+    char *gone = SENTINEL_STR;
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(js, "KV_LIFE", &gone));
+    NT_CHECK(out == SENTINEL && gone == SENTINEL_STR);
+    /* A handle of a deleted bucket fails cleanly. */
+    natsio_kv_entry *ge = SENTINEL;
+    natsio_status st = natsio_kv_get(kv, "k", &ge);
+    NT_CHECK_MSG(st != NATSIO_OK, "get from a deleted bucket succeeded");
+    NT_CHECK(ge == SENTINEL);
+    EXPECT_OK(natsio_js_kv_delete(js, "LIFE2"));
+}
+
+static void test_bucket_name_and_config_errors(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *out = SENTINEL;
+    const char *bad_names[] = {"bad.name", "b c", "", "a*", "a>", "ü", "a/b"};
+    for (size_t i = 0; i < NT_COUNT(bad_names); i++) {
+        char cfg[64];
+        snprintf(cfg, sizeof cfg, "{\"bucket\":\"%s\"}", bad_names[i]);
+        EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME, natsio_js_kv_create(js, cfg, &out));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME, natsio_js_kv_update(js, cfg, &out));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME, natsio_js_kv_create_or_update(js, cfg, &out));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME, natsio_js_kv_bind(js, bad_names[i], &out));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME, natsio_js_kv_delete(js, bad_names[i]));
+    }
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "KeyValueConfig.history",
+                        natsio_js_kv_create(js, "{\"bucket\":\"CFG\",\"history\":65}", &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "KeyValueConfig.history",
+                        natsio_js_kv_create(js, "{\"bucket\":\"CFG\",\"history\":0}", &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "KeyValueConfig.ttl",
+                        natsio_js_kv_create(js, "{\"bucket\":\"CFG\",\"ttl\":\"10ms\"}", &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "KeyValueConfig.ttl",
+                        natsio_js_kv_create(js, "{\"bucket\":\"CFG\",\"ttl\":\"soon\"}", &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "KeyValueConfig.bucket",
+                        natsio_js_kv_create(js, "{\"history\":2}", &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "KeyValueConfig.storage",
+                        natsio_js_kv_create(js, "{\"bucket\":\"CFG\",\"storage\":\"disk\"}", &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "KeyValueConfig.max_bytes",
+                        natsio_js_kv_create(js, "{\"bucket\":\"CFG\",\"max_bytes\":\"lots\"}", &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_kv_create(js, "not json", &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_kv_update(js, "[]", &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_kv_create_or_update(js, "{\"bucket\":7}", &out));
+    NT_CHECK(out == SENTINEL);
+    /* None of them created anything. */
+    EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_js_kv_bind(js, "CFG", &out));
+    NT_CHECK(out == SENTINEL);
+}
+
+/* ---- values ------------------------------------------------------------------- */
+
+static void test_put_get_and_entry_fields(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *kv = create_bucket(js, "{\"bucket\":\"VALS\",\"history\":5,\"storage\":\"memory\"}");
+    NT_CHECK(kv != NULL);
+
+    uint64_t r1 = 0, r2 = 0;
+    EXPECT_OK(natsio_kv_put(kv, "app.color", "red", 3, &r1));
+    EXPECT_OK(natsio_kv_put(kv, "app.color", "blue", 4, &r2));
+    NT_CHECK(r1 >= 1);
+    NT_CHECK_MSG(r2 > r1, "revisions %llu then %llu", (unsigned long long)r1, (unsigned long long)r2);
+    EXPECT_OK(natsio_kv_put(kv, "app.size", "10", 2, NULL)); /* revision not wanted */
+
+    natsio_kv_entry *e = get_entry(kv, "app.color");
+    NT_CHECK(e != NULL);
+    NT_CHECK_MEM_EQ(natsio_kv_entry_value(e), natsio_kv_entry_value_len(e), "blue", 4);
+    NT_CHECK_INT_EQ(natsio_kv_entry_value(e)[4], '\0'); /* usable as a C string */
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(e), "blue");
+    NT_CHECK_INT_EQ(natsio_kv_entry_revision(e), r2);
+    NT_CHECK_INT_EQ(natsio_kv_entry_operation(e), NATSIO_KV_PUT);
+    NT_CHECK_STR_EQ(natsio_kv_entry_key(e), "app.color");
+    NT_CHECK_STR_EQ(natsio_kv_entry_bucket(e), "VALS");
+    NT_CHECK_INT_EQ(natsio_kv_entry_delta(e), 0);
+    int64_t age = now_realtime_ns() - natsio_kv_entry_created_ns(e);
+    NT_CHECK_MSG(age > -60000000000LL && age < 60000000000LL, "created_ns %lld is not near now",
+                 (long long)natsio_kv_entry_created_ns(e));
+
+    /* An older revision, and one that belongs to another key. */
+    natsio_kv_entry *old = NULL;
+    EXPECT_OK(natsio_kv_get_revision(kv, "app.color", r1, &old));
+    nt_cleanup(entry_free_cb, old);
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(old), "red");
+    NT_CHECK_INT_EQ(natsio_kv_entry_value_len(old), 3);
+    NT_CHECK_INT_EQ(natsio_kv_entry_revision(old), r1);
+    NT_CHECK_STR_EQ(natsio_kv_entry_key(old), "app.color");
+    natsio_kv_entry *out = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_KEY_NOT_FOUND, natsio_kv_get_revision(kv, "app.size", r1, &out));
+    EXPECT_FAILS(NATSIO_ERR_KEY_NOT_FOUND, natsio_kv_get_revision(kv, "app.color", 9999, &out));
+    EXPECT_FAILS(NATSIO_ERR_KEY_NOT_FOUND, natsio_kv_get(kv, "app.missing", &out));
+    NT_CHECK(out == SENTINEL);
+
+    /* Each get returns a new entry; entries outlive their handle. */
+    natsio_kv_entry *e2 = get_entry(kv, "app.color");
+    NT_CHECK(e2 != NULL && e2 != e);
+    natsio_kv *bound = NULL;
+    EXPECT_OK(natsio_js_kv_bind(js, "VALS", &bound));
+    natsio_kv_entry *survivor = NULL;
+    natsio_status st = natsio_kv_get(bound, "app.size", &survivor);
+    natsio_kv_free(bound);
+    NT_CHECK_INT_EQ(st, NATSIO_OK);
+    nt_cleanup(entry_free_cb, survivor);
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(survivor), "10");
+    NT_CHECK_STR_EQ(natsio_kv_entry_bucket(survivor), "VALS");
+    EXPECT_OK(natsio_js_kv_delete(js, "VALS"));
+}
+
+static void test_create_and_compare_and_set(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *kv = create_bucket(js, "{\"bucket\":\"CAS\",\"history\":10,\"storage\":\"memory\"}");
+    NT_CHECK(kv != NULL);
+
+    uint64_t r1 = 0, r = REV_SENTINEL;
+    EXPECT_OK(natsio_kv_create(kv, "k", "first", 5, &r1));
+    EXPECT_FAILS(NATSIO_ERR_KEY_EXISTS, natsio_kv_create(kv, "k", "second", 6, &r));
+    NT_CHECK_INT_EQ(r, REV_SENTINEL);
+    natsio_kv_entry *e = get_entry(kv, "k");
+    NT_CHECK(e != NULL);
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(e), "first");
+
+    /* Compare and set. */
+    EXPECT_FAILS(NATSIO_ERR_WRONG_LAST_SEQUENCE, natsio_kv_update(kv, "k", "x", 1, r1 + 100, &r));
+    EXPECT_FAILS(NATSIO_ERR_WRONG_LAST_SEQUENCE, natsio_kv_update(kv, "k", "x", 1, 0, &r));
+    NT_CHECK_INT_EQ(r, REV_SENTINEL);
+    uint64_t r2 = 0;
+    EXPECT_OK(natsio_kv_update(kv, "k", "second", 6, r1, &r2));
+    NT_CHECK(r2 > r1);
+    EXPECT_FAILS(NATSIO_ERR_WRONG_LAST_SEQUENCE, natsio_kv_update(kv, "k", "stale", 5, r1, &r));
+    NT_CHECK_INT_EQ(r, REV_SENTINEL);
+    e = get_entry(kv, "k");
+    NT_CHECK(e != NULL);
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(e), "second");
+    NT_CHECK_INT_EQ(natsio_kv_entry_revision(e), r2);
+    /* The revision a key's CAS checks is its own, not the bucket's. */
+    uint64_t other = 0;
+    EXPECT_OK(natsio_kv_put(kv, "other", "o", 1, &other));
+    uint64_t r3 = 0;
+    EXPECT_OK(natsio_kv_update(kv, "k", "third", 5, r2, &r3));
+    NT_CHECK(r3 > other);
+    /* Update with last 0 on a key that never existed creates it. */
+    uint64_t fresh = 0;
+    EXPECT_OK(natsio_kv_update(kv, "fresh", "f", 1, 0, &fresh));
+    NT_CHECK(fresh > r3);
+    EXPECT_OK(natsio_js_kv_delete(js, "CAS"));
+}
+
+static void test_delete_and_purge(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *kv = create_bucket(js, "{\"bucket\":\"DEL\",\"history\":10,\"storage\":\"memory\"}");
+    NT_CHECK(kv != NULL);
+    uint64_t r1 = 0, r2 = 0;
+    EXPECT_OK(natsio_kv_put(kv, "k", "v1", 2, &r1));
+    EXPECT_OK(natsio_kv_put(kv, "k", "v2", 2, &r2));
+
+    EXPECT_OK(natsio_kv_delete(kv, "k", NULL));
+    natsio_kv_entry *out = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_KEY_DELETED, natsio_kv_get(kv, "k", &out));
+    NT_CHECK(out == SENTINEL);
+    /* History is kept: the earlier revisions are still there. */
+    natsio_kv_entry *old = NULL;
+    EXPECT_OK(natsio_kv_get_revision(kv, "k", r1, &old));
+    nt_cleanup(entry_free_cb, old);
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(old), "v1");
+    /* The marker's own revision reads as deleted. */
+    EXPECT_FAILS(NATSIO_ERR_KEY_DELETED, natsio_kv_get_revision(kv, "k", r2 + 1, &out));
+    NT_CHECK(out == SENTINEL);
+
+    /* A deleted key can be created again. */
+    uint64_t r4 = 0;
+    EXPECT_OK(natsio_kv_create(kv, "k", "again", 5, &r4));
+    NT_CHECK_INT_EQ(r4, r2 + 2);
+    natsio_kv_entry *e = get_entry(kv, "k");
+    NT_CHECK(e != NULL);
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(e), "again");
+    NT_CHECK_INT_EQ(natsio_kv_entry_operation(e), NATSIO_KV_PUT);
+
+    /* Delete and purge guarded by the last revision. */
+    uint64_t wrong = r4 - 1;
+    EXPECT_FAILS(NATSIO_ERR_WRONG_LAST_SEQUENCE, natsio_kv_delete(kv, "k", &wrong));
+    EXPECT_FAILS(NATSIO_ERR_WRONG_LAST_SEQUENCE, natsio_kv_purge(kv, "k", &wrong));
+    e = get_entry(kv, "k");
+    NT_CHECK(e != NULL);
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(e), "again");
+    EXPECT_OK(natsio_kv_purge(kv, "k", &r4));
+    EXPECT_FAILS(NATSIO_ERR_KEY_DELETED, natsio_kv_get(kv, "k", &out));
+    /* Purge removed the older revisions: only the marker is left. */
+    EXPECT_FAILS(NATSIO_ERR_KEY_NOT_FOUND, natsio_kv_get_revision(kv, "k", r1, &out));
+    EXPECT_FAILS(NATSIO_ERR_KEY_NOT_FOUND, natsio_kv_get_revision(kv, "k", r4, &out));
+    NT_CHECK(out == SENTINEL);
+    NT_CHECK_INT_EQ(status_int(kv, "\"state\"", "messages"), 1);
+
+    /* Create after purge works too; deleting a key that never existed is fine. */
+    EXPECT_OK(natsio_kv_create(kv, "k", "reborn", 6, NULL));
+    EXPECT_OK(natsio_kv_delete(kv, "never", NULL));
+    EXPECT_FAILS(NATSIO_ERR_KEY_DELETED, natsio_kv_get(kv, "never", &out));
+    uint64_t zero = 0;
+    EXPECT_OK(natsio_kv_purge(kv, "never2", &zero));
+    EXPECT_OK(natsio_js_kv_delete(js, "DEL"));
+}
+
+static void test_binary_empty_and_large_values(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *kv = create_bucket(js, "{\"bucket\":\"BIN\",\"storage\":\"memory\"}");
+    NT_CHECK(kv != NULL);
+
+    static const char bin[] = {'a', 0, 'b', 0, (char)0xff, 0, 0};
+    EXPECT_OK(natsio_kv_put(kv, "bin", bin, sizeof bin, NULL));
+    natsio_kv_entry *e = get_entry(kv, "bin");
+    NT_CHECK(e != NULL);
+    NT_CHECK_MEM_EQ(natsio_kv_entry_value(e), natsio_kv_entry_value_len(e), bin, sizeof bin);
+
+    /* Empty values: a NULL pointer with length 0, and a real empty string. */
+    EXPECT_OK(natsio_kv_put(kv, "empty", NULL, 0, NULL));
+    e = get_entry(kv, "empty");
+    NT_CHECK(e != NULL);
+    NT_CHECK_INT_EQ(natsio_kv_entry_value_len(e), 0);
+    NT_CHECK(natsio_kv_entry_value(e) != NULL);
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(e), "");
+    NT_CHECK_INT_EQ(natsio_kv_entry_operation(e), NATSIO_KV_PUT); /* not a delete marker */
+    EXPECT_OK(natsio_kv_create(kv, "empty2", "", 0, NULL));
+    EXPECT_FAILS(NATSIO_ERR_KEY_EXISTS, natsio_kv_create(kv, "empty2", "x", 1, NULL));
+
+    /* A large value round-trips byte for byte. */
+    size_t n = 256 * 1024;
+    unsigned char *big = (unsigned char *)malloc(n);
+    NT_CHECK(big != NULL);
+    nt_cleanup(free, big);
+    for (size_t i = 0; i < n; i++) big[i] = (unsigned char)(i * 31 + 7);
+    EXPECT_OK(natsio_kv_put(kv, "big", big, n, NULL));
+    e = get_entry(kv, "big");
+    NT_CHECK(e != NULL);
+    NT_CHECK_MEM_EQ(natsio_kv_entry_value(e), natsio_kv_entry_value_len(e), big, n);
+    NT_CHECK_INT_EQ(natsio_kv_entry_value(e)[n], '\0');
+
+    /* Larger than the bucket's max_value_size: rejected by the server. */
+    natsio_kv *small = create_bucket(js, "{\"bucket\":\"BINSMALL\",\"max_value_size\":16,\"storage\":\"memory\"}");
+    NT_CHECK(small != NULL);
+    EXPECT_OK(natsio_kv_put(small, "k", "0123456789abcdef", 16, NULL));
+    uint64_t r = REV_SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_JS_API, natsio_kv_put(small, "k", "0123456789abcdefg", 17, &r));
+    NT_CHECK_INT_EQ(r, REV_SENTINEL);
+    EXPECT_OK(natsio_js_kv_delete(js, "BIN"));
+    EXPECT_OK(natsio_js_kv_delete(js, "BINSMALL"));
+}
+
+static void test_keys(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *kv = create_bucket(js, "{\"bucket\":\"KEYS\",\"storage\":\"memory\"}");
+    NT_CHECK(kv != NULL);
+
+    const char *good = "a/b_c-d=e.F9";
+    EXPECT_OK(natsio_kv_put(kv, good, "g", 1, NULL));
+    natsio_kv_entry *e = get_entry(kv, good);
+    NT_CHECK(e != NULL);
+    NT_CHECK_STR_EQ(natsio_kv_entry_key(e), good);
+
+    const char *bad[] = {"", ".a", "a.", "a..b", "a b", "a*", "a>", "a.*", "ü", "a\tb", "$KV"};
+    uint64_t r = REV_SENTINEL;
+    uint64_t last = 1;
+    natsio_kv_entry *out = SENTINEL;
+    for (size_t i = 0; i < NT_COUNT(bad); i++) {
+        const char *k = bad[i];
+        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_put(kv, k, "x", 1, &r));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_create(kv, k, "x", 1, &r));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_update(kv, k, "x", 1, 1, &r));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_get(kv, k, &out));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_get_revision(kv, k, 1, &out));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_delete(kv, k, NULL));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_purge(kv, k, &last));
+    }
+    NT_CHECK_INT_EQ(r, REV_SENTINEL);
+    NT_CHECK(out == SENTINEL);
+    /* Nothing was written by the rejected calls. */
+    NT_CHECK_INT_EQ(status_int(kv, "\"state\"", "messages"), 1);
+    EXPECT_OK(natsio_js_kv_delete(js, "KEYS"));
+}
+
+/* ---- use after close --------------------------------------------------------- */
+
+static void check_kv_calls_fail_closed(natsio_js *js, natsio_kv *kv) {
+    uint64_t r = REV_SENTINEL;
+    uint64_t last = 1;
+    natsio_kv_entry *e = SENTINEL;
+    natsio_kv *k = SENTINEL;
+    char *s = SENTINEL_STR;
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_put(kv, "k", "x", 1, &r));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_create(kv, "k2", "x", 1, &r));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_update(kv, "k", "x", 1, 1, &r));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_get(kv, "k", &e));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_get_revision(kv, "k", 1, &e));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_delete(kv, "k", NULL));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_purge(kv, "k", &last));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_status(kv, &s));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_kv_create(js, "{\"bucket\":\"CLOSED\"}", &k));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_kv_update(js, "{\"bucket\":\"CLOSED\"}", &k));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_kv_create_or_update(js, "{\"bucket\":\"CLOSED\"}", &k));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_kv_bind(js, "CLOSED", &k));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_kv_delete(js, "CLOSED"));
+    NT_CHECK_INT_EQ(r, REV_SENTINEL);
+    NT_CHECK(e == SENTINEL && k == SENTINEL && s == SENTINEL_STR);
+    /* The handle's name is still readable; argument errors stay argument errors. */
+    NT_CHECK_STR_EQ(natsio_kv_bucket(kv), "CLOSED");
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_put(kv, "a b", "x", 1, NULL));
+}
+
+static void test_use_after_client_close_and_free(void) {
+    natsio_client *c = NULL;
+    EXPECT_OK(natsio_client_connect_url(nt_server_url(g_server), &c));
+    natsio_js *js = NULL;
+    natsio_kv *kv = NULL;
+    natsio_status st = natsio_client_jetstream(c, NULL, &js);
+    if (st == NATSIO_OK) st = natsio_js_kv_create(js, "{\"bucket\":\"CLOSED\",\"storage\":\"memory\"}", &kv);
+    if (st == NATSIO_OK) st = natsio_kv_put(kv, "k", "before", 6, NULL);
+    if (st == NATSIO_OK) st = natsio_client_close(c);
+    /* Freed at the end of the case, after the client: kv first, then js. */
+    nt_cleanup(js_free_cb, js);
+    nt_cleanup(kv_free_cb, kv);
+    if (st != NATSIO_OK) natsio_client_free(c);
+    NT_CHECK_MSG(st == NATSIO_OK, "setup: %s (%s)", natsio_status_str(st), natsio_last_error());
+
+    check_kv_calls_fail_closed(js, kv);
+    natsio_client_free(c);
+    NT_CHECK(!nt_failed());
+    /* The bucket handle does not keep the freed client alive either. */
+    check_kv_calls_fail_closed(js, kv);
+    NT_CHECK(!nt_failed());
+
+    /* The bucket and its value are still there for another client. */
+    natsio_js *other = connect_js();
+    NT_CHECK(other != NULL);
+    natsio_kv *again = NULL;
+    EXPECT_OK(natsio_js_kv_bind(other, "CLOSED", &again));
+    nt_cleanup(kv_free_cb, again);
+    natsio_kv_entry *e = get_entry(again, "k");
+    NT_CHECK(e != NULL);
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(e), "before");
+    EXPECT_OK(natsio_js_kv_delete(other, "CLOSED"));
+}
+
+/* ---- bad input ------------------------------------------------------------------ */
+
+static void test_null_tolerant_getters_and_frees(void) {
+    NT_CHECK(natsio_kv_bucket(NULL) == NULL);
+    NT_CHECK(natsio_kv_entry_bucket(NULL) == NULL);
+    NT_CHECK(natsio_kv_entry_key(NULL) == NULL);
+    NT_CHECK(natsio_kv_entry_value(NULL) == NULL);
+    NT_CHECK_INT_EQ(natsio_kv_entry_value_len(NULL), 0);
+    NT_CHECK_INT_EQ(natsio_kv_entry_revision(NULL), 0);
+    NT_CHECK_INT_EQ(natsio_kv_entry_operation(NULL), NATSIO_KV_PUT);
+    NT_CHECK_INT_EQ(natsio_kv_entry_created_ns(NULL), 0);
+    NT_CHECK_INT_EQ(natsio_kv_entry_delta(NULL), 0);
+
+    plant_error_marker();
+    natsio_kv_free(NULL);
+    natsio_kv_entry_free(NULL);
+    NT_CHECK_MSG(strstr(natsio_last_error(), ERROR_MARKER) != NULL,
+                 "a _free(NULL) changed natsio_last_error() to \"%s\"", natsio_last_error());
+}
+
+static void test_bad_input_bucket_functions(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    const char *cfg = "{\"bucket\":\"BADB\",\"storage\":\"memory\"}";
+    natsio_kv *kv = SENTINEL;
+
+    EXPECT_NULL_ARG("js", natsio_js_kv_create(NULL, cfg, &kv));
+    EXPECT_NULL_ARG("config_json", natsio_js_kv_create(js, NULL, &kv));
+    EXPECT_NULL_ARG("kv_out", natsio_js_kv_create(js, cfg, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json", natsio_js_kv_create(js, BAD_UTF8, &kv));
+
+    EXPECT_NULL_ARG("js", natsio_js_kv_update(NULL, cfg, &kv));
+    EXPECT_NULL_ARG("config_json", natsio_js_kv_update(js, NULL, &kv));
+    EXPECT_NULL_ARG("kv_out", natsio_js_kv_update(js, cfg, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json", natsio_js_kv_update(js, BAD_UTF8, &kv));
+
+    EXPECT_NULL_ARG("js", natsio_js_kv_create_or_update(NULL, cfg, &kv));
+    EXPECT_NULL_ARG("config_json", natsio_js_kv_create_or_update(js, NULL, &kv));
+    EXPECT_NULL_ARG("kv_out", natsio_js_kv_create_or_update(js, cfg, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json",
+                        natsio_js_kv_create_or_update(js, BAD_UTF8, &kv));
+
+    EXPECT_NULL_ARG("js", natsio_js_kv_bind(NULL, "BADB", &kv));
+    EXPECT_NULL_ARG("bucket", natsio_js_kv_bind(js, NULL, &kv));
+    EXPECT_NULL_ARG("kv_out", natsio_js_kv_bind(js, "BADB", NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "bucket", natsio_js_kv_bind(js, BAD_UTF8, &kv));
+
+    EXPECT_NULL_ARG("js", natsio_js_kv_delete(NULL, "BADB"));
+    EXPECT_NULL_ARG("bucket", natsio_js_kv_delete(js, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "bucket", natsio_js_kv_delete(js, BAD_UTF8));
+    NT_CHECK(kv == SENTINEL);
+    /* No bucket came of it. */
+    EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_js_kv_bind(js, "BADB", &kv));
+    NT_CHECK(kv == SENTINEL);
+}
+
+static void test_bad_input_key_value_functions(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *kv = create_bucket(js, "{\"bucket\":\"BADKV\",\"history\":5,\"storage\":\"memory\"}");
+    NT_CHECK(kv != NULL);
+    uint64_t rev = 0;
+    EXPECT_OK(natsio_kv_put(kv, "k", "kept", 4, &rev));
+    uint64_t r = REV_SENTINEL;
+    natsio_kv_entry *e = SENTINEL;
+    char *s = SENTINEL_STR;
+
+    EXPECT_NULL_ARG("kv", natsio_kv_put(NULL, "k", "x", 1, &r));
+    EXPECT_NULL_ARG("key", natsio_kv_put(kv, NULL, "x", 1, &r));
+    EXPECT_NULL_ARG("value", natsio_kv_put(kv, "k", NULL, 1, &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_put(kv, BAD_UTF8, "x", 1, &r));
+
+    EXPECT_NULL_ARG("kv", natsio_kv_create(NULL, "n", "x", 1, &r));
+    EXPECT_NULL_ARG("key", natsio_kv_create(kv, NULL, "x", 1, &r));
+    EXPECT_NULL_ARG("value", natsio_kv_create(kv, "n", NULL, 1, &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_create(kv, BAD_UTF8, "x", 1, &r));
+
+    EXPECT_NULL_ARG("kv", natsio_kv_update(NULL, "k", "x", 1, rev, &r));
+    EXPECT_NULL_ARG("key", natsio_kv_update(kv, NULL, "x", 1, rev, &r));
+    EXPECT_NULL_ARG("value", natsio_kv_update(kv, "k", NULL, 1, rev, &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_update(kv, BAD_UTF8, "x", 1, rev, &r));
+    NT_CHECK_INT_EQ(r, REV_SENTINEL);
+
+    EXPECT_NULL_ARG("kv", natsio_kv_get(NULL, "k", &e));
+    EXPECT_NULL_ARG("key", natsio_kv_get(kv, NULL, &e));
+    EXPECT_NULL_ARG("entry_out", natsio_kv_get(kv, "k", NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_get(kv, BAD_UTF8, &e));
+    EXPECT_NULL_ARG("kv", natsio_kv_get_revision(NULL, "k", rev, &e));
+    EXPECT_NULL_ARG("key", natsio_kv_get_revision(kv, NULL, rev, &e));
+    EXPECT_NULL_ARG("entry_out", natsio_kv_get_revision(kv, "k", rev, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_get_revision(kv, BAD_UTF8, rev, &e));
+    NT_CHECK(e == SENTINEL);
+
+    EXPECT_NULL_ARG("kv", natsio_kv_delete(NULL, "k", NULL));
+    EXPECT_NULL_ARG("key", natsio_kv_delete(kv, NULL, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_delete(kv, BAD_UTF8, NULL));
+    EXPECT_NULL_ARG("kv", natsio_kv_purge(NULL, "k", NULL));
+    EXPECT_NULL_ARG("key", natsio_kv_purge(kv, NULL, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_purge(kv, BAD_UTF8, NULL));
+
+    EXPECT_NULL_ARG("kv", natsio_kv_status(NULL, &s));
+    EXPECT_NULL_ARG("json_out", natsio_kv_status(kv, NULL));
+    NT_CHECK(s == SENTINEL_STR);
+
+    /* The key is untouched by all of that. */
+    natsio_kv_entry *got = get_entry(kv, "k");
+    NT_CHECK(got != NULL);
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(got), "kept");
+    NT_CHECK_INT_EQ(natsio_kv_entry_revision(got), rev);
+    NT_CHECK_INT_EQ(status_int(kv, "\"state\"", "messages"), 1);
+    EXPECT_OK(natsio_js_kv_delete(js, "BADKV"));
+}
+
+int main(int argc, char **argv) {
+    static const nt_case cases[] = {
+        NT_CASE(test_bucket_create_bind_update_delete),
+        NT_CASE(test_bucket_name_and_config_errors),
+        NT_CASE(test_put_get_and_entry_fields),
+        NT_CASE(test_create_and_compare_and_set),
+        NT_CASE(test_delete_and_purge),
+        NT_CASE(test_binary_empty_and_large_values),
+        NT_CASE(test_keys),
+        NT_CASE(test_use_after_client_close_and_free),
+        NT_CASE(test_null_tolerant_getters_and_frees),
+        NT_CASE(test_bad_input_bucket_functions),
+        NT_CASE(test_bad_input_key_value_functions),
+    };
+    return run_cases_with_shared_server(argc, argv, "kvtest", cases, NT_COUNT(cases));
+}
