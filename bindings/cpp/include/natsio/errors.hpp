@@ -94,6 +94,28 @@ NATSIO_CPP_ERROR_CLASS(NoRespondersError, Error);      // NO_RESPONDERS
 NATSIO_CPP_ERROR_CLASS(NoReplySubjectError, Error);    // NO_REPLY_SUBJECT
 NATSIO_CPP_ERROR_CLASS(SubscriptionClosedError, Error);  // SUBSCRIPTION_CLOSED
 NATSIO_CPP_ERROR_CLASS(SlowConsumerError, Error);      // SLOW_CONSUMER
+// 5xx: JetStream. ApiError and its subclasses are rejections by the
+// JetStream API (detail: code, err_code, description).
+NATSIO_CPP_ERROR_CLASS(JetStreamError, Error);         // JETSTREAM
+NATSIO_CPP_ERROR_CLASS(ApiError, JetStreamError);      // JS_API
+NATSIO_CPP_ERROR_CLASS(JetStreamNotEnabledError, ApiError);  // JS_NOT_ENABLED
+NATSIO_CPP_ERROR_CLASS(NoStreamResponseError, JetStreamError);  // NO_STREAM_RESPONSE
+NATSIO_CPP_ERROR_CLASS(StreamNotFoundError, ApiError);       // STREAM_NOT_FOUND
+NATSIO_CPP_ERROR_CLASS(StreamNameInUseError, ApiError);      // STREAM_NAME_IN_USE
+NATSIO_CPP_ERROR_CLASS(ConsumerNotFoundError, ApiError);     // CONSUMER_NOT_FOUND
+NATSIO_CPP_ERROR_CLASS(MessageNotFoundError, ApiError);      // MESSAGE_NOT_FOUND
+NATSIO_CPP_ERROR_CLASS(WrongLastSequenceError, ApiError);    // WRONG_LAST_SEQUENCE
+NATSIO_CPP_ERROR_CLASS(TooManyStalledMsgsError, JetStreamError);   // TOO_MANY_STALLED
+NATSIO_CPP_ERROR_CLASS(AsyncPublishTimeoutError, JetStreamError);  // ASYNC_PUBLISH_TIMEOUT
+// 6xx: Key-Value. A deleted key is also "not found"; bad names are config
+// errors.
+NATSIO_CPP_ERROR_CLASS(BucketNotFoundError, JetStreamError);  // BUCKET_NOT_FOUND
+NATSIO_CPP_ERROR_CLASS(BucketExistsError, JetStreamError);    // BUCKET_EXISTS
+NATSIO_CPP_ERROR_CLASS(KeyNotFoundError, JetStreamError);     // KEY_NOT_FOUND
+NATSIO_CPP_ERROR_CLASS(KeyDeletedError, KeyNotFoundError);    // KEY_DELETED
+NATSIO_CPP_ERROR_CLASS(KeyExistsError, JetStreamError);       // KEY_EXISTS
+NATSIO_CPP_ERROR_CLASS(InvalidBucketNameError, ConfigError);  // INVALID_BUCKET_NAME
+NATSIO_CPP_ERROR_CLASS(InvalidKeyError, ConfigError);         // INVALID_KEY
 
 #undef NATSIO_CPP_ERROR_CLASS
 
@@ -162,6 +184,42 @@ inline std::exception_ptr make_error(Status status, std::string detail) {
         return std::make_exception_ptr(SubscriptionClosedError(status, std::move(detail)));
     case NATSIO_ERR_SLOW_CONSUMER:
         return std::make_exception_ptr(SlowConsumerError(status, std::move(detail)));
+    case NATSIO_ERR_JETSTREAM:
+        return std::make_exception_ptr(JetStreamError(status, std::move(detail)));
+    case NATSIO_ERR_JS_API:
+        return std::make_exception_ptr(ApiError(status, std::move(detail)));
+    case NATSIO_ERR_JS_NOT_ENABLED:
+        return std::make_exception_ptr(JetStreamNotEnabledError(status, std::move(detail)));
+    case NATSIO_ERR_NO_STREAM_RESPONSE:
+        return std::make_exception_ptr(NoStreamResponseError(status, std::move(detail)));
+    case NATSIO_ERR_STREAM_NOT_FOUND:
+        return std::make_exception_ptr(StreamNotFoundError(status, std::move(detail)));
+    case NATSIO_ERR_STREAM_NAME_IN_USE:
+        return std::make_exception_ptr(StreamNameInUseError(status, std::move(detail)));
+    case NATSIO_ERR_CONSUMER_NOT_FOUND:
+        return std::make_exception_ptr(ConsumerNotFoundError(status, std::move(detail)));
+    case NATSIO_ERR_MESSAGE_NOT_FOUND:
+        return std::make_exception_ptr(MessageNotFoundError(status, std::move(detail)));
+    case NATSIO_ERR_WRONG_LAST_SEQUENCE:
+        return std::make_exception_ptr(WrongLastSequenceError(status, std::move(detail)));
+    case NATSIO_ERR_TOO_MANY_STALLED:
+        return std::make_exception_ptr(TooManyStalledMsgsError(status, std::move(detail)));
+    case NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT:
+        return std::make_exception_ptr(AsyncPublishTimeoutError(status, std::move(detail)));
+    case NATSIO_ERR_BUCKET_NOT_FOUND:
+        return std::make_exception_ptr(BucketNotFoundError(status, std::move(detail)));
+    case NATSIO_ERR_BUCKET_EXISTS:
+        return std::make_exception_ptr(BucketExistsError(status, std::move(detail)));
+    case NATSIO_ERR_KEY_NOT_FOUND:
+        return std::make_exception_ptr(KeyNotFoundError(status, std::move(detail)));
+    case NATSIO_ERR_KEY_DELETED:
+        return std::make_exception_ptr(KeyDeletedError(status, std::move(detail)));
+    case NATSIO_ERR_KEY_EXISTS:
+        return std::make_exception_ptr(KeyExistsError(status, std::move(detail)));
+    case NATSIO_ERR_INVALID_BUCKET_NAME:
+        return std::make_exception_ptr(InvalidBucketNameError(status, std::move(detail)));
+    case NATSIO_ERR_INVALID_KEY:
+        return std::make_exception_ptr(InvalidKeyError(status, std::move(detail)));
     case NATSIO_OK:
     case NATSIO_DONE:
     case NATSIO_PENDING:

@@ -1,0 +1,786 @@
+// natsio/jetstream.hpp: JetStream and Key-Value for the header-only C++
+// binding of libnatsio (include it next to natsio/natsio.hpp).
+//
+// The same idiom as natsio.hpp over the natsio_js_* / natsio_kv_* part of
+// include/natsio.h:
+//   - move-only RAII owners (JetStream, KeyValue, StoredMsg, KvEntry) whose
+//     destructors call the handle's _free; a moved-from or default-built
+//     owner holds no handle and its calls throw InvalidArgumentError;
+//   - PubAck as a plain value; publish_async returns an AsyncResult<PubAck>
+//     (a std::future fed by the publish's completion token);
+//   - configurations in, infos out as JSON text with the server's field
+//     names (durations as integer nanoseconds or strings like "90s");
+//   - exceptions from natsio/errors.hpp: JetStreamError and its subclasses
+//     (ApiError, StreamNotFoundError, WrongLastSequenceError,
+//     KeyNotFoundError, KeyDeletedError, ...).
+//
+// Lifetimes: a JetStream or KeyValue does not keep its Client open. Once the
+// client is closed or destroyed every call throws ConnectionClosedError;
+// destroying them in any order is fine. Every type is thread-safe.
+#ifndef NATSIO_CPP_JETSTREAM_HPP
+#define NATSIO_CPP_JETSTREAM_HPP
+
+#include <natsio.h>
+#include <natsio/errors.hpp>
+#include <natsio/natsio.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace natsio {
+
+// ---------------------------------------------------------------------------
+// Options and acks
+// ---------------------------------------------------------------------------
+
+/// Settings of a JetStream context (natsio_js_options); zero means the
+/// library's default. Strings are borrowed for the constructor call only.
+// (Explicit initializers keep C++20 designated initialization free of
+// -Wmissing-field-initializers.)
+struct JetStreamOptions {
+    /// JetStream domain (API prefix `$JS.<domain>.API`).
+    std::optional<std::string_view> domain = std::nullopt;
+    /// Custom API prefix, overriding `domain` (default `$JS.API`).
+    std::optional<std::string_view> api_prefix = std::nullopt;
+    /// API request and synchronous publish timeout; 0: 5 s.
+    milliseconds timeout{0};
+    /// Asynchronous publishes awaiting acks before publish_async stalls;
+    /// 0: 4000.
+    std::int64_t publish_async_max_pending = 0;
+    /// How long a stalled publish_async waits for room before it throws
+    /// TooManyStalledMsgsError; 0: 200 ms.
+    milliseconds publish_async_stall_wait{0};
+    /// How long an asynchronous publish waits for its ack; 0: `timeout`.
+    milliseconds publish_async_timeout{0};
+};
+
+/// PublishOptions::ttl value: the message never expires, even if the stream
+/// has a max age.
+inline constexpr std::chrono::seconds ttl_never{NATSIO_TTL_NEVER};
+
+/// Options of one JetStream publish (natsio_js_publish_options); unset
+/// fields are not sent. Views are borrowed for the call only.
+struct PublishOptions {
+    /// `Nats-Msg-Id`: the stream drops a second message with this id within
+    /// its duplicate window (the ack then says `duplicate`).
+    std::optional<std::string_view> msg_id = std::nullopt;
+    /// Fail (ApiError) unless the message lands in this stream.
+    std::optional<std::string_view> expected_stream = std::nullopt;
+    /// Fail with WrongLastSequenceError unless the stream's last sequence
+    /// is this (0: the stream is empty).
+    std::optional<std::uint64_t> expected_last_seq = std::nullopt;
+    /// Likewise for the last sequence of the subject (or of
+    /// `expected_last_subject_seq_subject`); 0: no message on it yet.
+    std::optional<std::uint64_t> expected_last_subject_seq = std::nullopt;
+    /// The subject (wildcards allowed) `expected_last_subject_seq` checks.
+    std::optional<std::string_view> expected_last_subject_seq_subject = std::nullopt;
+    /// Fail unless the stream's last message has this id.
+    std::optional<std::string_view> expected_last_msg_id = std::nullopt;
+    /// Per-message TTL in whole seconds (the stream needs allow_msg_ttl);
+    /// 0: none; natsio::ttl_never: never expires.
+    std::chrono::seconds ttl{0};
+    /// Headers sent with the message.
+    HeadersView headers = {};
+    /// How long to wait for the ack; 0: the context's timeout (for
+    /// publish_async its async publish timeout).
+    milliseconds timeout{0};
+};
+
+/// A stream's acknowledgement of a publish.
+struct PubAck {
+    /// The stream that stored the message.
+    std::string stream;
+    /// The message's sequence number in that stream.
+    std::uint64_t seq = 0;
+    /// True when the stream already had a message with this msg_id (nothing
+    /// new was stored; `seq` is the original's).
+    bool duplicate = false;
+    /// The stream's JetStream domain, if any.
+    std::optional<std::string> domain = std::nullopt;
+};
+
+namespace detail {
+
+/// Copies a natsio_pub_ack into a PubAck and frees it.
+inline PubAck take_pub_ack(natsio_pub_ack* ack) {
+    struct Free {
+        natsio_pub_ack* ack;
+        ~Free() { natsio_pub_ack_free(ack); }
+    } owner{ack};
+    PubAck out;
+    out.stream = std::string(view_of(natsio_pub_ack_stream(ack)));
+    out.seq = natsio_pub_ack_seq(ack);
+    out.duplicate = natsio_pub_ack_duplicate(ack);
+    if (const char* domain = natsio_pub_ack_domain(ack)) {
+        out.domain = std::string(domain);
+    }
+    return out;
+}
+
+/// The token completion of natsio.hpp for a JetStream asynchronous publish:
+/// fulfils the promise with the PubAck (natsio_token_pub_ack) or the error.
+/// With it, Token::make_future<PubAck> and AsyncResult<PubAck> work like
+/// those of requests.
+template <>
+inline void fulfil_promise<PubAck>(void* user_data, natsio_token* token) noexcept {
+    auto& slot = static_cast<CallbackBox<PromiseSlot<PubAck>>*>(user_data)->value;
+    std::shared_ptr<TokenHandle> keep = std::move(slot.keep_alive);
+    try {
+        natsio_pub_ack* ack = nullptr;
+        Status status = natsio_token_pub_ack(token, &ack);
+        if (status != NATSIO_OK) {
+            slot.promise.set_exception(make_error(status, natsio_last_error()));
+        } else {
+            slot.promise.set_value(take_pub_ack(ack));
+        }
+    } catch (...) {
+        try {
+            slot.promise.set_exception(std::current_exception());
+        } catch (...) {
+        }
+    }
+}
+
+inline std::chrono::system_clock::time_point time_from_ns(std::int64_t ns) noexcept {
+    return std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::nanoseconds(ns)));
+}
+
+/// Appends the UTF-8 encoding of `cp`.
+inline void append_utf8(std::string& out, std::uint32_t cp) {
+    if (cp < 0x80) {
+        out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+        out += static_cast<char>(0xC0 | (cp >> 6));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        out += static_cast<char>(0xE0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+        out += static_cast<char>(0xF0 | (cp >> 18));
+        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+}
+
+[[noreturn]] inline void throw_bad_json(std::string_view json) {
+    throw InternalError(NATSIO_ERR_INTERNAL,
+                        "unexpected JSON from the library: " + std::string(json));
+}
+
+/// Parses a JSON array of strings (what natsio_js_stream_names returns).
+/// InternalError for anything else.
+inline std::vector<std::string> parse_string_array(std::string_view json) {
+    auto fail = [json]() { throw_bad_json(json); };
+    std::size_t i = 0;
+    auto skip_ws = [&] {
+        while (i < json.size() &&
+               (json[i] == ' ' || json[i] == '\t' || json[i] == '\n' || json[i] == '\r')) {
+            ++i;
+        }
+    };
+    auto hex4 = [&]() -> std::uint32_t {
+        if (json.size() - i < 4) {
+            fail();
+        }
+        std::uint32_t value = 0;
+        for (int k = 0; k < 4; ++k) {
+            char c = json[i++];
+            value <<= 4;
+            if (c >= '0' && c <= '9') {
+                value |= static_cast<std::uint32_t>(c - '0');
+            } else if (c >= 'a' && c <= 'f') {
+                value |= static_cast<std::uint32_t>(c - 'a' + 10);
+            } else if (c >= 'A' && c <= 'F') {
+                value |= static_cast<std::uint32_t>(c - 'A' + 10);
+            } else {
+                fail();
+            }
+        }
+        return value;
+    };
+    std::vector<std::string> out;
+    skip_ws();
+    if (i >= json.size() || json[i] != '[') {
+        fail();
+    }
+    ++i;
+    skip_ws();
+    if (i < json.size() && json[i] == ']') {
+        ++i;
+    } else {
+        for (;;) {
+            skip_ws();
+            if (i >= json.size() || json[i] != '"') {
+                fail();
+            }
+            ++i;
+            std::string item;
+            for (;;) {
+                if (i >= json.size()) {
+                    fail();
+                }
+                char c = json[i++];
+                if (c == '"') {
+                    break;
+                }
+                if (c != '\\') {
+                    item += c;
+                    continue;
+                }
+                if (i >= json.size()) {
+                    fail();
+                }
+                char esc = json[i++];
+                switch (esc) {
+                case '"': item += '"'; break;
+                case '\\': item += '\\'; break;
+                case '/': item += '/'; break;
+                case 'b': item += '\b'; break;
+                case 'f': item += '\f'; break;
+                case 'n': item += '\n'; break;
+                case 'r': item += '\r'; break;
+                case 't': item += '\t'; break;
+                case 'u': {
+                    std::uint32_t cp = hex4();
+                    if (cp >= 0xD800 && cp < 0xDC00 && json.size() - i >= 6 && json[i] == '\\' &&
+                        json[i + 1] == 'u') {
+                        i += 2;
+                        std::uint32_t low = hex4();
+                        if (low < 0xDC00 || low > 0xDFFF) {
+                            fail();
+                        }
+                        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                    }
+                    append_utf8(item, cp);
+                    break;
+                }
+                default:
+                    fail();
+                }
+            }
+            out.push_back(std::move(item));
+            skip_ws();
+            if (i < json.size() && json[i] == ',') {
+                ++i;
+                continue;
+            }
+            if (i < json.size() && json[i] == ']') {
+                ++i;
+                break;
+            }
+            fail();
+        }
+    }
+    skip_ws();
+    if (i != json.size()) {
+        fail();
+    }
+    return out;
+}
+
+/// The C publish options for `options`; the CStrings must outlive the call.
+struct CPublishOptions {
+    explicit CPublishOptions(const PublishOptions& options)
+        : msg_id(options.msg_id, "msg_id"),
+          expected_stream(options.expected_stream, "expected_stream"),
+          expected_last_subject_seq_subject(options.expected_last_subject_seq_subject,
+                                            "expected_last_subject_seq_subject"),
+          expected_last_msg_id(options.expected_last_msg_id, "expected_last_msg_id"),
+          last_seq(options.expected_last_seq.value_or(0)),
+          last_subject_seq(options.expected_last_subject_seq.value_or(0)) {
+        c.headers = options.headers.c_headers();
+        c.msg_id = msg_id.get();
+        c.expected_stream = expected_stream.get();
+        c.expected_last_seq = options.expected_last_seq ? &last_seq : nullptr;
+        c.expected_last_subject_seq = options.expected_last_subject_seq ? &last_subject_seq : nullptr;
+        c.expected_last_subject_seq_subject = expected_last_subject_seq_subject.get();
+        c.expected_last_msg_id = expected_last_msg_id.get();
+        c.ttl_s = static_cast<std::int64_t>(options.ttl.count());
+        c.timeout_ms = to_ms(options.timeout);
+    }
+    CPublishOptions(const CPublishOptions&) = delete;
+    CPublishOptions& operator=(const CPublishOptions&) = delete;
+
+    OptionalCString msg_id;
+    OptionalCString expected_stream;
+    OptionalCString expected_last_subject_seq_subject;
+    OptionalCString expected_last_msg_id;
+    std::uint64_t last_seq;
+    std::uint64_t last_subject_seq;
+    natsio_js_publish_options c{};
+};
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------
+// Stored messages
+// ---------------------------------------------------------------------------
+
+/// A message read back from a stream (natsio_stored_msg_free on
+/// destruction). Views it returns are valid while it lives.
+class StoredMsg {
+public:
+    StoredMsg() noexcept = default;
+    /// Takes ownership of a message from the C API.
+    explicit StoredMsg(natsio_stored_msg* msg) noexcept : msg_(msg) {}
+    StoredMsg(StoredMsg&& other) noexcept : msg_(std::exchange(other.msg_, nullptr)) {}
+    StoredMsg& operator=(StoredMsg&& other) noexcept {
+        if (this != &other) {
+            natsio_stored_msg_free(msg_);
+            msg_ = std::exchange(other.msg_, nullptr);
+        }
+        return *this;
+    }
+    StoredMsg(const StoredMsg&) = delete;
+    StoredMsg& operator=(const StoredMsg&) = delete;
+    ~StoredMsg() { natsio_stored_msg_free(msg_); }
+
+    std::string_view subject() const noexcept {
+        return detail::view_of(natsio_stored_msg_subject(msg_));
+    }
+    /// The stream sequence.
+    std::uint64_t seq() const noexcept { return natsio_stored_msg_seq(msg_); }
+    /// When the stream stored it.
+    std::chrono::system_clock::time_point time() const noexcept {
+        return detail::time_from_ns(natsio_stored_msg_time_ns(msg_));
+    }
+    /// The payload as text (it may contain NUL bytes).
+    std::string_view data() const noexcept {
+        const std::uint8_t* bytes = natsio_stored_msg_data(msg_);
+        return bytes != nullptr ? std::string_view(reinterpret_cast<const char*>(bytes),
+                                                   natsio_stored_msg_data_len(msg_))
+                                : std::string_view();
+    }
+    ByteView bytes() const noexcept { return ByteView(data()); }
+    /// The headers; an empty view when it has none.
+    HeadersView headers() const noexcept { return HeadersView(natsio_stored_msg_headers(msg_)); }
+
+    explicit operator bool() const noexcept { return msg_ != nullptr; }
+    const natsio_stored_msg* c_msg() const noexcept { return msg_; }
+    /// Gives up ownership of the handle.
+    natsio_stored_msg* release() noexcept { return std::exchange(msg_, nullptr); }
+
+private:
+    natsio_stored_msg* msg_ = nullptr;
+};
+
+// ---------------------------------------------------------------------------
+// Key-Value
+// ---------------------------------------------------------------------------
+
+/// What a revision of a key records.
+enum class KvOperation : std::int32_t {
+    Put = NATSIO_KV_PUT,
+    /// A delete marker (KeyValue::del).
+    Del = NATSIO_KV_DEL,
+    /// A purge marker (KeyValue::purge, or written by the server on expiry).
+    Purge = NATSIO_KV_PURGE,
+};
+
+/// One revision of a key (natsio_kv_entry_free on destruction). Views it
+/// returns are valid while it lives.
+class KvEntry {
+public:
+    KvEntry() noexcept = default;
+    /// Takes ownership of an entry from the C API.
+    explicit KvEntry(natsio_kv_entry* entry) noexcept : entry_(entry) {}
+    KvEntry(KvEntry&& other) noexcept : entry_(std::exchange(other.entry_, nullptr)) {}
+    KvEntry& operator=(KvEntry&& other) noexcept {
+        if (this != &other) {
+            natsio_kv_entry_free(entry_);
+            entry_ = std::exchange(other.entry_, nullptr);
+        }
+        return *this;
+    }
+    KvEntry(const KvEntry&) = delete;
+    KvEntry& operator=(const KvEntry&) = delete;
+    ~KvEntry() { natsio_kv_entry_free(entry_); }
+
+    std::string_view bucket() const noexcept {
+        return detail::view_of(natsio_kv_entry_bucket(entry_));
+    }
+    std::string_view key() const noexcept { return detail::view_of(natsio_kv_entry_key(entry_)); }
+    /// The value as text (it may contain NUL bytes).
+    std::string_view value() const noexcept {
+        const char* bytes = natsio_kv_entry_value(entry_);
+        return bytes != nullptr ? std::string_view(bytes, natsio_kv_entry_value_len(entry_))
+                                : std::string_view();
+    }
+    ByteView bytes() const noexcept { return ByteView(value()); }
+    /// The revision (its stream sequence).
+    std::uint64_t revision() const noexcept { return natsio_kv_entry_revision(entry_); }
+    KvOperation operation() const noexcept {
+        return static_cast<KvOperation>(natsio_kv_entry_operation(entry_));
+    }
+    /// When the revision was stored.
+    std::chrono::system_clock::time_point created() const noexcept {
+        return detail::time_from_ns(natsio_kv_entry_created_ns(entry_));
+    }
+    /// How many newer revisions of the key exist (0 for KeyValue::get).
+    std::uint64_t delta() const noexcept { return natsio_kv_entry_delta(entry_); }
+
+    explicit operator bool() const noexcept { return entry_ != nullptr; }
+    const natsio_kv_entry* c_entry() const noexcept { return entry_; }
+    /// Gives up ownership of the handle.
+    natsio_kv_entry* release() noexcept { return std::exchange(entry_, nullptr); }
+
+private:
+    natsio_kv_entry* entry_ = nullptr;
+};
+
+/// A bound Key-Value bucket (natsio_kv_free on destruction; the bucket
+/// itself stays). Every call blocks up to the context's timeout.
+class KeyValue {
+public:
+    KeyValue() noexcept = default;
+    /// Takes ownership of a bucket handle from the C API.
+    explicit KeyValue(natsio_kv* kv) noexcept : kv_(kv) {}
+    KeyValue(KeyValue&& other) noexcept : kv_(std::exchange(other.kv_, nullptr)) {}
+    KeyValue& operator=(KeyValue&& other) noexcept {
+        if (this != &other) {
+            natsio_kv_free(kv_);
+            kv_ = std::exchange(other.kv_, nullptr);
+        }
+        return *this;
+    }
+    KeyValue(const KeyValue&) = delete;
+    KeyValue& operator=(const KeyValue&) = delete;
+    ~KeyValue() { natsio_kv_free(kv_); }
+
+    /// The bucket's name ("" without a handle).
+    std::string_view bucket() const noexcept { return detail::view_of(natsio_kv_bucket(kv_)); }
+
+    /// Stores `value` under `key`; returns the new revision.
+    /// InvalidKeyError, ApiError (e.g. larger than max_value_size).
+    std::uint64_t put(std::string_view key, ByteView value) const {
+        detail::CString c_key(key, "key");
+        std::uint64_t revision = 0;
+        detail::check(natsio_kv_put(kv_, c_key.get(), value.data(), value.size(), &revision));
+        return revision;
+    }
+
+    /// Stores `value` only if `key` has no live value (a deleted or purged
+    /// key can be created again); KeyExistsError otherwise.
+    std::uint64_t create(std::string_view key, ByteView value) const {
+        detail::CString c_key(key, "key");
+        std::uint64_t revision = 0;
+        detail::check(natsio_kv_create(kv_, c_key.get(), value.data(), value.size(), &revision));
+        return revision;
+    }
+
+    /// Compare and set: stores `value` only if `key`'s latest revision is
+    /// `last`; WrongLastSequenceError otherwise.
+    std::uint64_t update(std::string_view key, ByteView value, std::uint64_t last) const {
+        detail::CString c_key(key, "key");
+        std::uint64_t revision = 0;
+        detail::check(
+            natsio_kv_update(kv_, c_key.get(), value.data(), value.size(), last, &revision));
+        return revision;
+    }
+
+    /// The latest value of `key`. KeyNotFoundError, or KeyDeletedError (a
+    /// KeyNotFoundError) when its latest revision is a delete/purge marker.
+    KvEntry get(std::string_view key) const {
+        detail::CString c_key(key, "key");
+        natsio_kv_entry* entry = nullptr;
+        detail::check(natsio_kv_get(kv_, c_key.get(), &entry));
+        return KvEntry(entry);
+    }
+
+    /// Like get, but std::nullopt when the key has no live value.
+    std::optional<KvEntry> try_get(std::string_view key) const {
+        detail::CString c_key(key, "key");
+        natsio_kv_entry* entry = nullptr;
+        Status status = natsio_kv_get(kv_, c_key.get(), &entry);
+        if (status == NATSIO_ERR_KEY_NOT_FOUND || status == NATSIO_ERR_KEY_DELETED) {
+            return std::nullopt;
+        }
+        detail::check(status);
+        return KvEntry(entry);
+    }
+
+    /// Revision `revision` of `key`; KeyNotFoundError when that revision
+    /// belongs to another key or is gone.
+    KvEntry get_revision(std::string_view key, std::uint64_t revision) const {
+        detail::CString c_key(key, "key");
+        natsio_kv_entry* entry = nullptr;
+        detail::check(natsio_kv_get_revision(kv_, c_key.get(), revision, &entry));
+        return KvEntry(entry);
+    }
+
+    /// Deletes `key` by writing a delete marker (history is kept); with
+    /// `last`, only if the key's latest revision is `*last`
+    /// (WrongLastSequenceError otherwise).
+    void del(std::string_view key, std::optional<std::uint64_t> last = std::nullopt) const {
+        detail::CString c_key(key, "key");
+        detail::check(natsio_kv_delete(kv_, c_key.get(), last ? &*last : nullptr));
+    }
+
+    /// Purges `key`: a purge marker replaces all its earlier revisions.
+    /// `last` as for del.
+    void purge(std::string_view key, std::optional<std::uint64_t> last = std::nullopt) const {
+        detail::CString c_key(key, "key");
+        detail::check(natsio_kv_purge(kv_, c_key.get(), last ? &*last : nullptr));
+    }
+
+    /// The bucket's status: its backing stream's StreamInfo JSON.
+    std::string status() const {
+        char* json = nullptr;
+        detail::check(natsio_kv_status(kv_, &json));
+        return detail::take_string(json);
+    }
+
+    explicit operator bool() const noexcept { return kv_ != nullptr; }
+    natsio_kv* c_kv() const noexcept { return kv_; }
+    /// Gives up ownership of the handle.
+    natsio_kv* release() noexcept { return std::exchange(kv_, nullptr); }
+
+private:
+    natsio_kv* kv_ = nullptr;
+};
+
+// ---------------------------------------------------------------------------
+// JetStream
+// ---------------------------------------------------------------------------
+
+/// The result of JetStream::publish_async: a std::future of the PubAck fed
+/// by the publish's completion token (get, wait_for, cancel, take_future).
+using PubAckFuture = AsyncResult<PubAck>;
+
+/// An owned JetStream context (natsio_js_free on destruction; pending
+/// asynchronous publishes go on and their futures stay valid). Calls block
+/// up to the context's timeout unless they say otherwise.
+class JetStream {
+public:
+    JetStream() noexcept = default;
+    /// A context over `client` (sends nothing). ConfigError for a bad
+    /// domain or prefix, InvalidArgumentError for a negative setting.
+    explicit JetStream(const Client& client, const JetStreamOptions& options = {}) {
+        detail::OptionalCString c_domain(options.domain, "domain");
+        detail::OptionalCString c_prefix(options.api_prefix, "api_prefix");
+        natsio_js_options c_options{};
+        c_options.domain = c_domain.get();
+        c_options.api_prefix = c_prefix.get();
+        c_options.timeout_ms = detail::to_ms(options.timeout);
+        c_options.publish_async_max_pending = options.publish_async_max_pending;
+        c_options.publish_async_stall_wait_ms = detail::to_ms(options.publish_async_stall_wait);
+        c_options.publish_async_timeout_ms = detail::to_ms(options.publish_async_timeout);
+        detail::check(natsio_client_jetstream(client.c_client(), &c_options, &js_));
+    }
+    /// Takes ownership of a context from the C API.
+    explicit JetStream(natsio_js* js) noexcept : js_(js) {}
+    JetStream(JetStream&& other) noexcept : js_(std::exchange(other.js_, nullptr)) {}
+    JetStream& operator=(JetStream&& other) noexcept {
+        if (this != &other) {
+            natsio_js_free(js_);
+            js_ = std::exchange(other.js_, nullptr);
+        }
+        return *this;
+    }
+    JetStream(const JetStream&) = delete;
+    JetStream& operator=(const JetStream&) = delete;
+    ~JetStream() { natsio_js_free(js_); }
+
+    // Publishing -------------------------------------------------------------
+
+    /// Publishes and waits for the stream's ack ("no responders" is retried
+    /// twice, 250 ms apart). NoStreamResponseError (no stream holds the
+    /// subject), WrongLastSequenceError, ApiError (other rejections, e.g. a
+    /// wrong expected stream), TimeoutError, ConnectionClosedError.
+    PubAck publish(std::string_view subject, ByteView data = {},
+                   const PublishOptions& options = {}) const {
+        detail::CString c_subject(subject, "subject");
+        detail::CPublishOptions c_options(options);
+        natsio_pub_ack* ack = nullptr;
+        detail::check(natsio_js_publish(js_, c_subject.get(), data.data(), data.size(),
+                                        &c_options.c, &ack));
+        return detail::take_pub_ack(ack);
+    }
+
+    /// Publishes without waiting: the result completes with the PubAck or
+    /// the publish's error (NoStreamResponseError, AsyncPublishTimeoutError,
+    /// WrongLastSequenceError, ApiError, ...). Throws TooManyStalledMsgsError
+    /// (nothing sent) when the pending window stayed full for the stall wait,
+    /// and argument errors at once.
+    PubAckFuture publish_async(std::string_view subject, ByteView data = {},
+                               const PublishOptions& options = {}) const {
+        detail::CString c_subject(subject, "subject");
+        detail::CPublishOptions c_options(options);
+        natsio_token* token = nullptr;
+        detail::check(natsio_js_publish_async(js_, c_subject.get(), data.data(), data.size(),
+                                              &c_options.c, &token));
+        return PubAckFuture(Token(token));
+    }
+
+    /// Waits up to `timeout` (negative: forever) until every asynchronous
+    /// publish of this context completed (acked or failed); TimeoutError
+    /// when some are still pending.
+    void publish_async_complete(milliseconds timeout = forever) const {
+        detail::check(natsio_js_publish_async_complete(js_, detail::to_ms(timeout)));
+    }
+
+    /// How many asynchronous publishes await their ack.
+    std::size_t publish_async_pending() const noexcept {
+        return natsio_js_publish_async_pending(js_);
+    }
+
+    // Account and streams ------------------------------------------------------
+
+    /// The account's JetStream usage and limits, as JSON.
+    /// JetStreamNotEnabledError.
+    std::string account_info() const {
+        char* json = nullptr;
+        detail::check(natsio_js_account_info(js_, &json));
+        return detail::take_string(json);
+    }
+
+    /// Creates a stream from a StreamConfig JSON object ("name" required);
+    /// returns its StreamInfo JSON. The same configuration again succeeds.
+    /// ConfigError (the text names the field), InvalidArgumentError (bad
+    /// name), StreamNameInUseError, ApiError (other server rejections).
+    std::string create_stream(std::string_view config_json) const {
+        return stream_call(natsio_js_stream_create, config_json);
+    }
+    /// Changes an existing stream (StreamNotFoundError if none).
+    std::string update_stream(std::string_view config_json) const {
+        return stream_call(natsio_js_stream_update, config_json);
+    }
+    /// Updates the stream, or creates it when it does not exist.
+    std::string create_or_update_stream(std::string_view config_json) const {
+        return stream_call(natsio_js_stream_create_or_update, config_json);
+    }
+
+    /// The StreamInfo JSON of stream `name`. StreamNotFoundError.
+    std::string stream_info(std::string_view name) const {
+        detail::CString c_name(name, "stream name");
+        char* json = nullptr;
+        detail::check(natsio_js_stream_info(js_, c_name.get(), &json));
+        return detail::take_string(json);
+    }
+
+    /// Deletes stream `name` and its messages. StreamNotFoundError.
+    void delete_stream(std::string_view name) const {
+        detail::CString c_name(name, "stream name");
+        detail::check(natsio_js_stream_delete(js_, c_name.get()));
+    }
+
+    /// Purges stream `name`: every message, or as `options_json` says
+    /// ({"filter": subject, "seq": below this sequence, "keep": newest to
+    /// keep}). Returns how many messages were removed. ConfigError.
+    std::uint64_t purge_stream(std::string_view name,
+                               std::optional<std::string_view> options_json = std::nullopt) const {
+        detail::CString c_name(name, "stream name");
+        detail::OptionalCString c_options(options_json, "purge options");
+        std::uint64_t purged = 0;
+        detail::check(natsio_js_stream_purge(js_, c_name.get(), c_options.get(), &purged));
+        return purged;
+    }
+
+    /// The names of all streams, or of those holding `subject`.
+    std::vector<std::string> stream_names(
+        std::optional<std::string_view> subject = std::nullopt) const {
+        return detail::parse_string_array(stream_names_json(subject));
+    }
+    /// The same, as the library's JSON array of strings.
+    std::string stream_names_json(std::optional<std::string_view> subject = std::nullopt) const {
+        detail::OptionalCString c_subject(subject, "subject");
+        char* json = nullptr;
+        detail::check(natsio_js_stream_names(js_, c_subject.get(), &json));
+        return detail::take_string(json);
+    }
+
+    /// Message `seq` of `stream`. MessageNotFoundError, StreamNotFoundError.
+    StoredMsg get_msg(std::string_view stream, std::uint64_t seq) const {
+        detail::CString c_stream(stream, "stream name");
+        natsio_stored_msg* msg = nullptr;
+        detail::check(natsio_js_stream_get_msg(js_, c_stream.get(), seq, nullptr, &msg));
+        return StoredMsg(msg);
+    }
+
+    /// The last message of `stream` on `subject`. MessageNotFoundError,
+    /// StreamNotFoundError, BadSubjectError.
+    StoredMsg get_last_msg(std::string_view stream, std::string_view subject) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_subject(subject, "subject");
+        natsio_stored_msg* msg = nullptr;
+        detail::check(natsio_js_stream_get_msg(js_, c_stream.get(), 0, c_subject.get(), &msg));
+        return StoredMsg(msg);
+    }
+
+    /// Deletes message `seq` of `stream`; `erase` also overwrites its bytes
+    /// on disk. MessageNotFoundError.
+    void delete_msg(std::string_view stream, std::uint64_t seq, bool erase = false) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::check(natsio_js_stream_delete_msg(js_, c_stream.get(), seq, erase));
+    }
+
+    // Key-Value buckets --------------------------------------------------------
+
+    /// Creates a bucket from a KeyValueConfig JSON object ("bucket"
+    /// required; "history", "ttl", "max_value_size", "storage", ...) and
+    /// binds it; an identical existing bucket is simply bound. ConfigError
+    /// (the text names the field), InvalidBucketNameError, BucketExistsError
+    /// (exists with another configuration).
+    KeyValue create_key_value(std::string_view config_json) const {
+        return kv_call(natsio_js_kv_create, config_json, "KeyValue config");
+    }
+    /// Changes an existing bucket (BucketNotFoundError if none).
+    KeyValue update_key_value(std::string_view config_json) const {
+        return kv_call(natsio_js_kv_update, config_json, "KeyValue config");
+    }
+    /// Updates the bucket, or creates it when it does not exist.
+    KeyValue create_or_update_key_value(std::string_view config_json) const {
+        return kv_call(natsio_js_kv_create_or_update, config_json, "KeyValue config");
+    }
+    /// Binds the existing bucket `bucket`. BucketNotFoundError,
+    /// InvalidBucketNameError.
+    KeyValue key_value(std::string_view bucket) const {
+        return kv_call(natsio_js_kv_bind, bucket, "bucket");
+    }
+    /// Deletes bucket `bucket` with all its keys and history.
+    /// BucketNotFoundError.
+    void delete_key_value(std::string_view bucket) const {
+        detail::CString c_bucket(bucket, "bucket");
+        detail::check(natsio_js_kv_delete(js_, c_bucket.get()));
+    }
+
+    explicit operator bool() const noexcept { return js_ != nullptr; }
+    natsio_js* c_js() const noexcept { return js_; }
+    /// Gives up ownership of the handle.
+    natsio_js* release() noexcept { return std::exchange(js_, nullptr); }
+
+private:
+    using StreamFn = natsio_status (*)(const natsio_js*, const char*, char**);
+    using KvFn = natsio_status (*)(const natsio_js*, const char*, natsio_kv**);
+
+    std::string stream_call(StreamFn fn, std::string_view config_json) const {
+        detail::CString c_config(config_json, "stream config");
+        char* json = nullptr;
+        detail::check(fn(js_, c_config.get(), &json));
+        return detail::take_string(json);
+    }
+
+    KeyValue kv_call(KvFn fn, std::string_view text, const char* what) const {
+        detail::CString c_text(text, what);
+        natsio_kv* kv = nullptr;
+        detail::check(fn(js_, c_text.get(), &kv));
+        return KeyValue(kv);
+    }
+
+    natsio_js* js_ = nullptr;
+};
+
+}  // namespace natsio
+
+#endif  // NATSIO_CPP_JETSTREAM_HPP
