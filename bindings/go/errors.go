@@ -111,6 +111,28 @@ var (
 	ErrNoReplySubject     = newSentinel(401, "no reply subject")
 	ErrSubscriptionClosed = newSentinel(402, "subscription closed")
 	ErrSlowConsumer       = newSentinel(403, "slow consumer")
+
+	// 5xx: JetStream.
+	ErrJetStream           = newSentinel(500, "jetstream error")
+	ErrJetStreamAPI        = newSentinel(501, "jetstream api error")
+	ErrJetStreamNotEnabled = newSentinel(502, "jetstream not enabled")
+	ErrNoStreamResponse    = newSentinel(503, "no response from stream")
+	ErrStreamNotFound      = newSentinel(504, "stream not found")
+	ErrStreamNameInUse     = newSentinel(505, "stream name already in use")
+	ErrConsumerNotFound    = newSentinel(506, "consumer not found")
+	ErrMsgNotFound         = newSentinel(507, "message not found")
+	ErrWrongLastSequence   = newSentinel(508, "wrong last sequence")
+	ErrTooManyStalledMsgs  = newSentinel(509, "too many stalled async publishes")
+	ErrAsyncPublishTimeout = newSentinel(510, "async publish timeout")
+
+	// 6xx: Key-Value.
+	ErrBucketNotFound    = newSentinel(600, "bucket not found")
+	ErrBucketExists      = newSentinel(601, "bucket exists")
+	ErrKeyNotFound       = newSentinel(602, "key not found")
+	ErrKeyDeleted        = newSentinel(603, "key deleted")
+	ErrKeyExists         = newSentinel(604, "key exists")
+	ErrInvalidBucketName = newSentinel(605, "invalid bucket name")
+	ErrInvalidKey        = newSentinel(606, "invalid key")
 )
 
 // ErrHandlerPanic is matched by the error reported to the ErrorHandler when

@@ -1,0 +1,1092 @@
+package natsio
+
+// JetStream over the natsio_js_* functions of the C ABI. Configurations and
+// infos cross the ABI as JSON with the server's field names; here they are
+// structs whose json tags are those names, with an Extra map for fields the
+// structs do not list.
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "natsio.h"
+
+// A status, on failure a malloc'd copy of this thread's detail text (the
+// Go side frees it), and what the call produced.
+typedef struct gojs_result {
+	natsio_status status;
+	char *detail;
+	natsio_js *js;
+	natsio_pub_ack *ack;
+	natsio_token *token;
+} gojs_result;
+
+static char *gojs_detail(natsio_status st) {
+	if (st == NATSIO_OK) return NULL;
+	const char *d = natsio_last_error();
+	return strdup(d ? d : "");
+}
+
+// The options' strings are passed one by one and the struct is built here:
+// a Go struct holding pointers into Go memory may not be passed to C.
+static gojs_result gojs_new(const natsio_client *c, const char *domain, const char *prefix,
+		int64_t timeout_ms, int64_t max_pending, int64_t stall_ms, int64_t async_timeout_ms) {
+	natsio_js_options o;
+	memset(&o, 0, sizeof o);
+	o.domain = domain;
+	o.api_prefix = prefix;
+	o.timeout_ms = timeout_ms;
+	o.publish_async_max_pending = max_pending;
+	o.publish_async_stall_wait_ms = stall_ms;
+	o.publish_async_timeout_ms = async_timeout_ms;
+	gojs_result r = {NATSIO_OK, NULL, NULL, NULL, NULL};
+	r.status = natsio_client_jetstream(c, &o, &r.js);
+	r.detail = gojs_detail(r.status);
+	return r;
+}
+
+// The scalar publish options (no pointers, so Go may pass its address).
+typedef struct gojs_pub_scalars {
+	uint64_t expected_last_seq;
+	uint64_t expected_last_subject_seq;
+	int64_t ttl_s;
+	int64_t timeout_ms;
+	int has_expected_last_seq;
+	int has_expected_last_subject_seq;
+} gojs_pub_scalars;
+
+static gojs_result gojs_publish(const natsio_js *js, int async, const char *subject,
+		const void *data, size_t len, const natsio_headers *headers, const char *msg_id,
+		const char *expected_stream, const char *expected_subject,
+		const char *expected_last_msg_id, const gojs_pub_scalars *s) {
+	natsio_js_publish_options o;
+	memset(&o, 0, sizeof o);
+	o.headers = headers;
+	o.msg_id = msg_id;
+	o.expected_stream = expected_stream;
+	o.expected_last_seq = s->has_expected_last_seq ? &s->expected_last_seq : NULL;
+	o.expected_last_subject_seq = s->has_expected_last_subject_seq ? &s->expected_last_subject_seq : NULL;
+	o.expected_last_subject_seq_subject = expected_subject;
+	o.expected_last_msg_id = expected_last_msg_id;
+	o.ttl_s = s->ttl_s;
+	o.timeout_ms = s->timeout_ms;
+	gojs_result r = {NATSIO_OK, NULL, NULL, NULL, NULL};
+	r.status = async ? natsio_js_publish_async(js, subject, data, len, &o, &r.token)
+		: natsio_js_publish(js, subject, data, len, &o, &r.ack);
+	r.detail = gojs_detail(r.status);
+	return r;
+}
+*/
+import "C"
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// JetStream is a JetStream context of a connection: publishing with
+// acknowledgements, streams and Key-Value buckets. All methods are safe for
+// concurrent use. It keeps its Conn alive but not open: once the Conn is
+// closed every call fails with ErrConnectionClosed. Close frees it (a
+// finalizer does otherwise).
+//
+// Contexts: a call returns as soon as its ctx ends (with ctx's error; for a
+// deadline one that also matches ErrTimeout), but the request it made is
+// abandoned, not withdrawn: it may still take effect. The library bounds
+// each request by the context's timeout (JSTimeout, default 5 s); for
+// Publish a ctx deadline is also passed to the library as the ack timeout.
+type JetStream struct {
+	nc *Conn
+
+	mu     sync.Mutex
+	ptr    *C.natsio_js // nil once freed
+	users  int          // calls using ptr (some may have been abandoned by their ctx)
+	closed bool
+}
+
+// JSOpt configures a JetStream context.
+type JSOpt func(*jsConfig)
+
+type jsConfig struct {
+	domain, prefix                 string
+	timeout, stallWait, ackTimeout time.Duration
+	maxPending                     int64
+}
+
+// JSDomain selects a JetStream domain (API prefix $JS.<domain>.API).
+func JSDomain(domain string) JSOpt { return func(c *jsConfig) { c.domain = domain } }
+
+// JSAPIPrefix sets a custom API prefix (instead of $JS.API); it overrides
+// JSDomain.
+func JSAPIPrefix(prefix string) JSOpt { return func(c *jsConfig) { c.prefix = prefix } }
+
+// JSTimeout bounds each API request and synchronous publish (default 5 s).
+func JSTimeout(d time.Duration) JSOpt { return func(c *jsConfig) { c.timeout = d } }
+
+// PublishAsyncMaxPending is how many asynchronous publishes may await their
+// acks before PublishAsync stalls (default 4000).
+func PublishAsyncMaxPending(n int) JSOpt { return func(c *jsConfig) { c.maxPending = int64(n) } }
+
+// PublishAsyncStallWait is how long a stalled PublishAsync waits for room
+// before failing with ErrTooManyStalledMsgs (default 200 ms).
+func PublishAsyncStallWait(d time.Duration) JSOpt { return func(c *jsConfig) { c.stallWait = d } }
+
+// PublishAsyncTimeout is how long an asynchronous publish waits for its ack
+// before failing with ErrAsyncPublishTimeout (default: the JSTimeout).
+func PublishAsyncTimeout(d time.Duration) JSOpt { return func(c *jsConfig) { c.ackTimeout = d } }
+
+// JetStream creates a JetStream context. It sends nothing to the server.
+// A negative option is ErrInvalidArgument; a bad domain or prefix ErrConfig.
+func (nc *Conn) JetStream(opts ...JSOpt) (*JetStream, error) {
+	var cfg jsConfig
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	var domain, prefix []byte
+	var err error
+	if cfg.domain != "" {
+		if domain, err = cString(cfg.domain); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.prefix != "" {
+		if prefix, err = cString(cfg.prefix); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.maxPending < 0 {
+		return nil, errorOf(ErrInvalidArgument, "PublishAsyncMaxPending must not be negative")
+	}
+	r := C.gojs_new(nc.ptr, cPtr(domain), cPtr(prefix), millis(cfg.timeout), C.int64_t(cfg.maxPending),
+		millis(cfg.stallWait), millis(cfg.ackTimeout))
+	runtime.KeepAlive(nc)
+	if err := resultError(r.status, r.detail); err != nil {
+		return nil, err
+	}
+	js := &JetStream{nc: nc, ptr: r.js}
+	runtime.SetFinalizer(js, (*JetStream).finalize)
+	return js, nil
+}
+
+func (js *JetStream) finalize() { C.natsio_js_free(js.ptr) }
+
+// Close frees the context. Calls still running finish first (the handle is
+// freed after the last); later calls fail with ErrIllegalState. Pending
+// asynchronous publishes go on and their futures stay usable. Closing twice
+// is harmless. It does not close the Conn.
+func (js *JetStream) Close() {
+	if js == nil {
+		return
+	}
+	js.mu.Lock()
+	var p *C.natsio_js
+	if !js.closed {
+		js.closed = true
+		if js.users == 0 {
+			p, js.ptr = js.ptr, nil
+		}
+	}
+	js.mu.Unlock()
+	C.natsio_js_free(p)
+}
+
+// Conn is the connection the context publishes on.
+func (js *JetStream) Conn() *Conn { return js.nc }
+
+func (js *JetStream) acquire() (*C.natsio_js, error) {
+	if js == nil {
+		return nil, errorOf(ErrNullArgument, "nil *JetStream")
+	}
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	if js.closed {
+		return nil, errorOf(ErrIllegalState, "the JetStream context is closed")
+	}
+	js.users++
+	return js.ptr, nil
+}
+
+func (js *JetStream) release() {
+	js.mu.Lock()
+	js.users--
+	var p *C.natsio_js
+	if js.closed && js.users == 0 {
+		p, js.ptr = js.ptr, nil
+	}
+	js.mu.Unlock()
+	C.natsio_js_free(p)
+}
+
+// errorOf is an *Error with sentinel s's code and detail.
+func errorOf(s error, detail string) *Error {
+	return &Error{Status: s.(*sentinel).Code(), Detail: detail}
+}
+
+// cCall makes one C call and reads its failure detail on the same thread.
+func cCall(call func() C.natsio_status) error {
+	lockThread()
+	err := statusError(call())
+	unlockThread()
+	return err
+}
+
+// takeString makes a C call returning an owned string and copies it.
+func takeString(call func(**C.char) C.natsio_status) (string, error) {
+	var s *C.char
+	if err := cCall(func() C.natsio_status { return call(&s) }); err != nil {
+		return "", err
+	}
+	defer C.natsio_string_free(s)
+	return C.GoString(s), nil
+}
+
+// blocking runs f, a blocking C call with its conversions into Go, and
+// returns its outcome, or ctx's error as soon as ctx ends. Then f goes on
+// alone on its goroutine (freeing what it produces; its result is
+// dropped), so f must not use memory the caller may reuse (see detach).
+// A library timeout or cancellation while ctx has ended is reported as
+// ctx's error.
+func blocking[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	if ctx.Done() == nil {
+		return f()
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		select {
+		case r = <-done: // finished at the same time: keep the outcome
+		default:
+			var zero T
+			return zero, contextError(ctx)
+		}
+	}
+	if r.err != nil && ctx.Err() != nil {
+		if e, ok := r.err.(*Error); ok && (e.Status == ErrTimeout.(*sentinel).Code() || e.Status == ErrCancelled.(*sentinel).Code()) {
+			return r.v, contextError(ctx)
+		}
+	}
+	return r.v, r.err
+}
+
+// detach is data safe to hand to a call that ctx may abandon: a copy when
+// ctx can end, since the caller may reuse data once the call returns.
+func detach(ctx context.Context, data []byte) []byte {
+	if ctx.Done() == nil || data == nil {
+		return data
+	}
+	return bytes.Clone(data)
+}
+
+// jsCall runs f with the context's handle, honouring ctx (see blocking).
+func jsCall[T any](ctx context.Context, js *JetStream, f func(*C.natsio_js) (T, error)) (T, error) {
+	var zero T
+	if ctx.Err() != nil {
+		return zero, contextError(ctx)
+	}
+	p, err := js.acquire()
+	if err != nil {
+		return zero, err
+	}
+	return blocking(ctx, func() (T, error) {
+		defer js.release()
+		return f(p)
+	})
+}
+
+// jsString runs a call returning an owned string through jsCall.
+func jsString(ctx context.Context, js *JetStream, call func(*C.natsio_js, **C.char) C.natsio_status) (string, error) {
+	return jsCall(ctx, js, func(p *C.natsio_js) (string, error) {
+		return takeString(func(out **C.char) C.natsio_status { return call(p, out) })
+	})
+}
+
+// AccountInfo is the account's JetStream usage and limits.
+type AccountInfo struct {
+	Memory    uint64        `json:"memory"`
+	Store     uint64        `json:"storage"`
+	Streams   int           `json:"streams"`
+	Consumers int           `json:"consumers"`
+	Domain    string        `json:"domain,omitempty"`
+	Limits    AccountLimits `json:"limits"`
+	// Raw is the whole JSON, for fields not listed above.
+	Raw json.RawMessage `json:"-"`
+}
+
+// AccountLimits are the account's JetStream limits (-1: unlimited).
+type AccountLimits struct {
+	MaxMemory    int64 `json:"max_memory"`
+	MaxStore     int64 `json:"max_storage"`
+	MaxStreams   int   `json:"max_streams"`
+	MaxConsumers int   `json:"max_consumers"`
+}
+
+// AccountInfo reads the account's JetStream usage and limits.
+// ErrJetStreamNotEnabled when the account has no JetStream.
+func (js *JetStream) AccountInfo(ctx context.Context) (*AccountInfo, error) {
+	raw, err := jsString(ctx, js, func(p *C.natsio_js, out **C.char) C.natsio_status {
+		return C.natsio_js_account_info(p, out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	info := &AccountInfo{Raw: json.RawMessage(raw)}
+	return info, json.Unmarshal(info.Raw, info)
+}
+
+// ---- Publishing ----
+
+// PubAck is a stream's acknowledgement of a publish.
+type PubAck struct {
+	Stream    string
+	Sequence  uint64
+	Duplicate bool   // a message with this MsgID was already stored (Sequence is its)
+	Domain    string // "" when none
+}
+
+func pubAckFrom(a *C.natsio_pub_ack) *PubAck {
+	ack := &PubAck{
+		Stream:    C.GoString(C.natsio_pub_ack_stream(a)),
+		Sequence:  uint64(C.natsio_pub_ack_seq(a)),
+		Duplicate: bool(C.natsio_pub_ack_duplicate(a)),
+	}
+	if d := C.natsio_pub_ack_domain(a); d != nil {
+		ack.Domain = C.GoString(d)
+	}
+	return ack
+}
+
+// PubOpt is an option of one JetStream publish.
+type PubOpt func(*pubConfig)
+
+type pubConfig struct {
+	header                                Header
+	msgID, stream, lastSubject, lastMsgID string
+	lastSeq, lastSubjectSeq               uint64
+	hasLastSeq, hasLastSubjectSeq         bool
+	ttl                                   time.Duration
+	ttlNever                              bool
+}
+
+// MsgID sets Nats-Msg-Id: the stream stores a second message with the same
+// id (within its duplicate window) only once; its ack says Duplicate.
+func MsgID(id string) PubOpt { return func(c *pubConfig) { c.msgID = id } }
+
+// ExpectStream makes the publish fail unless the message lands in stream.
+func ExpectStream(stream string) PubOpt { return func(c *pubConfig) { c.stream = stream } }
+
+// ExpectLastSequence makes the publish fail with ErrWrongLastSequence
+// unless the stream's last sequence is seq (0: the stream is empty).
+func ExpectLastSequence(seq uint64) PubOpt {
+	return func(c *pubConfig) { c.lastSeq, c.hasLastSeq = seq, true }
+}
+
+// ExpectLastSequencePerSubject makes the publish fail with
+// ErrWrongLastSequence unless the last sequence of the message's subject
+// is seq (0: no message on it yet).
+func ExpectLastSequencePerSubject(seq uint64) PubOpt {
+	return func(c *pubConfig) { c.lastSubjectSeq, c.hasLastSubjectSeq = seq, true }
+}
+
+// ExpectLastSequenceForSubject is ExpectLastSequencePerSubject checking the
+// last sequence of subject (wildcards allowed) instead of the message's.
+func ExpectLastSequenceForSubject(seq uint64, subject string) PubOpt {
+	return func(c *pubConfig) {
+		c.lastSubjectSeq, c.hasLastSubjectSeq, c.lastSubject = seq, true, subject
+	}
+}
+
+// ExpectLastMsgID makes the publish fail unless the stream's last message
+// has this MsgID.
+func ExpectLastMsgID(id string) PubOpt { return func(c *pubConfig) { c.lastMsgID = id } }
+
+// MsgTTL gives the message a time to live: a whole, positive number of
+// seconds (the stream needs AllowMsgTTL). Anything else fails the publish
+// with ErrInvalidArgument.
+func MsgTTL(d time.Duration) PubOpt { return func(c *pubConfig) { c.ttl, c.ttlNever = d, false } }
+
+// MsgTTLNever makes the message never expire, even if the stream has a
+// MaxAge.
+func MsgTTLNever() PubOpt { return func(c *pubConfig) { c.ttl, c.ttlNever = 0, true } }
+
+// PubHeader sends h with the message.
+func PubHeader(h Header) PubOpt { return func(c *pubConfig) { c.header = h } }
+
+// preparedPub is a publish ready for C: NUL-terminated strings in Go
+// memory, C headers (freed by free) and the scalars.
+type preparedPub struct {
+	subject, msgID, stream, lastSubject, lastMsgID []byte
+	headers                                        *C.natsio_headers
+	scalars                                        C.gojs_pub_scalars
+}
+
+func (p *preparedPub) free() {
+	if p.headers != nil {
+		C.natsio_headers_free(p.headers)
+	}
+}
+
+func preparePub(subject string, opts []PubOpt) (*preparedPub, error) {
+	var cfg pubConfig
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	p := &preparedPub{}
+	var err error
+	if p.subject, err = cString(subject); err != nil {
+		return nil, err
+	}
+	for _, s := range []struct {
+		dst *[]byte
+		src string
+	}{{&p.msgID, cfg.msgID}, {&p.stream, cfg.stream}, {&p.lastSubject, cfg.lastSubject}, {&p.lastMsgID, cfg.lastMsgID}} {
+		if s.src != "" {
+			if *s.dst, err = cString(s.src); err != nil {
+				return nil, err
+			}
+		}
+	}
+	switch {
+	case cfg.ttlNever:
+		p.scalars.ttl_s = C.NATSIO_TTL_NEVER
+	case cfg.ttl != 0:
+		if cfg.ttl < time.Second || cfg.ttl%time.Second != 0 {
+			return nil, errorOf(ErrInvalidArgument, "MsgTTL must be a positive whole number of seconds, not "+cfg.ttl.String())
+		}
+		p.scalars.ttl_s = C.int64_t(cfg.ttl / time.Second)
+	}
+	if cfg.hasLastSeq {
+		p.scalars.expected_last_seq, p.scalars.has_expected_last_seq = C.uint64_t(cfg.lastSeq), 1
+	}
+	if cfg.hasLastSubjectSeq {
+		p.scalars.expected_last_subject_seq, p.scalars.has_expected_last_subject_seq = C.uint64_t(cfg.lastSubjectSeq), 1
+	}
+	if p.headers, err = cHeaders(cfg.header); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *preparedPub) call(js *C.natsio_js, async bool, data []byte) C.gojs_result {
+	a := C.int(0)
+	if async {
+		a = 1
+	}
+	ptr, n := dataPtr(data)
+	r := C.gojs_publish(js, a, cPtr(p.subject), ptr, n, p.headers, cPtr(p.msgID), cPtr(p.stream),
+		cPtr(p.lastSubject), cPtr(p.lastMsgID), &p.scalars)
+	runtime.KeepAlive(data)
+	return r
+}
+
+// Publish sends data to subject and waits for the stream's ack. Errors:
+// ErrNoStreamResponse when no stream holds the subject, ErrWrongLastSequence
+// for a failed expectation, ErrJetStreamAPI for other rejections (e.g. a
+// wrong ExpectStream), ErrBadSubject, ErrMaxPayload, ErrTimeout,
+// ErrConnectionClosed.
+func (js *JetStream) Publish(ctx context.Context, subject string, data []byte, opts ...PubOpt) (*PubAck, error) {
+	if ctx.Err() != nil {
+		return nil, contextError(ctx)
+	}
+	ptr, err := js.acquire()
+	if err != nil {
+		return nil, err
+	}
+	p, err := preparePub(subject, opts)
+	if err != nil {
+		js.release()
+		return nil, err
+	}
+	p.scalars.timeout_ms = timeoutFrom(ctx)
+	_, hasDeadline := ctx.Deadline()
+	data = detach(ctx, data)
+	return blocking(ctx, func() (*PubAck, error) {
+		defer js.release()
+		defer p.free()
+		r := p.call(ptr, false, data)
+		if err := resultError(r.status, r.detail); err != nil {
+			if r.status == C.NATSIO_ERR_TIMEOUT && hasDeadline {
+				// The ack timeout was ctx's deadline, which may not have
+				// been noticed yet.
+				err.(*Error).cause = context.DeadlineExceeded
+			}
+			return nil, err
+		}
+		defer C.natsio_pub_ack_free(r.ack)
+		return pubAckFrom(r.ack), nil
+	})
+}
+
+// PubAckFuture is the outcome of an asynchronous publish.
+type PubAckFuture struct {
+	tok *C.natsio_token // freed by the finalizer only: waits may use it concurrently
+
+	mu   sync.Mutex
+	done tokenDone // made by Done on first use
+	read bool
+	ack  *PubAck
+	err  error
+}
+
+func (f *PubAckFuture) finalize() { C.natsio_token_free(f.tok) }
+
+// PublishAsync sends data to subject without waiting for the ack; the
+// future gives the ack or the publish's error (ErrNoStreamResponse,
+// ErrAsyncPublishTimeout, ErrWrongLastSequence, ErrJetStreamAPI, ...).
+// When PublishAsyncMaxPending publishes await acks it waits up to the
+// stall wait for room, then fails with ErrTooManyStalledMsgs (sending
+// nothing). data may be reused once it returns.
+func (js *JetStream) PublishAsync(subject string, data []byte, opts ...PubOpt) (*PubAckFuture, error) {
+	p, err := preparePub(subject, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer p.free()
+	ptr, err := js.acquire()
+	if err != nil {
+		return nil, err
+	}
+	r := p.call(ptr, true, data)
+	js.release()
+	if err := resultError(r.status, r.detail); err != nil {
+		return nil, err
+	}
+	f := &PubAckFuture{tok: r.token}
+	runtime.SetFinalizer(f, (*PubAckFuture).finalize)
+	return f, nil
+}
+
+// Done is closed once the publish has its outcome.
+func (f *PubAckFuture) Done() <-chan struct{} {
+	defer runtime.KeepAlive(f) // its finalizer frees the token
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.done == nil {
+		f.done = make(tokenDone)
+		// The callback only closes the channel (on a library thread).
+		h, box := newHandle(f.done)
+		lockThread()
+		err := statusError(cTokenOnComplete(f.tok, h))
+		unlockThread()
+		if err != nil {
+			// Cannot happen for a live token; never leave Done hanging.
+			discardHandle(h, box)
+			close(f.done)
+		}
+	}
+	return f.done
+}
+
+// Wait waits for the outcome until ctx ends. When ctx ends first it
+// returns ctx's error and the publish goes on (Wait again later).
+func (f *PubAckFuture) Wait(ctx context.Context) (*PubAck, error) {
+	defer runtime.KeepAlive(f)
+	if !bool(C.natsio_token_is_done(f.tok)) {
+		if ctx.Done() == nil {
+			// Nothing can interrupt it: wait in C, woken by the library.
+			C.natsio_token_wait(f.tok, -1)
+		} else {
+			select {
+			case <-f.Done():
+			case <-ctx.Done():
+				if !bool(C.natsio_token_is_done(f.tok)) {
+					return nil, contextError(ctx)
+				}
+			}
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.read {
+		var a *C.natsio_pub_ack
+		if f.err = cCall(func() C.natsio_status { return C.natsio_token_pub_ack(f.tok, &a) }); f.err == nil {
+			f.ack = pubAckFrom(a)
+			C.natsio_pub_ack_free(a)
+		}
+		f.read = true
+	}
+	return f.ack, f.err
+}
+
+// PublishAsyncPending is how many asynchronous publishes await their ack.
+func (js *JetStream) PublishAsyncPending() int {
+	p, err := js.acquire()
+	if err != nil {
+		return 0
+	}
+	defer js.release()
+	return int(C.natsio_js_publish_async_pending(p))
+}
+
+// PublishAsyncComplete waits until every asynchronous publish of this
+// context has its outcome (acked or failed), until ctx ends.
+func (js *JetStream) PublishAsyncComplete(ctx context.Context) error {
+	p, err := js.acquire()
+	if err != nil {
+		return err
+	}
+	defer js.release()
+	// Waits in slices so that a cancelled ctx is noticed, as NextMsg does.
+	for {
+		if ctx.Err() != nil {
+			return contextError(ctx)
+		}
+		wait := C.int64_t(-1)
+		if ctx.Done() != nil {
+			wait = millis(pollInterval)
+			if deadline, ok := ctx.Deadline(); ok {
+				if left := millis(time.Until(deadline)); left < wait {
+					wait = max(left, 0)
+				}
+			}
+		}
+		var st C.natsio_status
+		err := cCall(func() C.natsio_status {
+			st = C.natsio_js_publish_async_complete(p, wait)
+			return st
+		})
+		if st != C.NATSIO_ERR_TIMEOUT || wait < 0 {
+			return err
+		}
+	}
+}
+
+// ---- Streams ----
+
+// RetentionPolicy is when a stream may drop messages.
+type RetentionPolicy string
+
+const (
+	LimitsPolicy    RetentionPolicy = "limits"    // at its limits (the default)
+	InterestPolicy  RetentionPolicy = "interest"  // once every consumer acked them
+	WorkQueuePolicy RetentionPolicy = "workqueue" // once one consumer acked them
+)
+
+// DiscardPolicy is what a full stream discards.
+type DiscardPolicy string
+
+const (
+	DiscardOld DiscardPolicy = "old" // the oldest messages (the default)
+	DiscardNew DiscardPolicy = "new" // new messages are refused
+)
+
+// StorageType is where a stream keeps its messages.
+type StorageType string
+
+const (
+	FileStorage   StorageType = "file"
+	MemoryStorage StorageType = "memory"
+)
+
+// StoreCompression is how a file stream compresses its blocks.
+type StoreCompression string
+
+const (
+	NoCompression StoreCompression = "none"
+	S2Compression StoreCompression = "s2"
+)
+
+// StreamConfig is a stream's configuration, with the server's field names.
+// Zero fields are left out (the server's defaults apply). Durations are
+// sent as integer nanoseconds.
+type StreamConfig struct {
+	Name                   string            `json:"name"`
+	Description            string            `json:"description,omitempty"`
+	Subjects               []string          `json:"subjects,omitempty"`
+	Retention              RetentionPolicy   `json:"retention,omitempty"`
+	MaxConsumers           int               `json:"max_consumers,omitempty"`
+	MaxMsgs                int64             `json:"max_msgs,omitempty"`
+	MaxBytes               int64             `json:"max_bytes,omitempty"`
+	Discard                DiscardPolicy     `json:"discard,omitempty"`
+	DiscardNewPerSubject   bool              `json:"discard_new_per_subject,omitempty"`
+	MaxAge                 time.Duration     `json:"max_age,omitempty"`
+	MaxMsgsPerSubject      int64             `json:"max_msgs_per_subject,omitempty"`
+	MaxMsgSize             int32             `json:"max_msg_size,omitempty"`
+	Storage                StorageType       `json:"storage,omitempty"`
+	Replicas               int               `json:"num_replicas,omitempty"`
+	NoAck                  bool              `json:"no_ack,omitempty"`
+	Duplicates             time.Duration     `json:"duplicate_window,omitempty"`
+	Sealed                 bool              `json:"sealed,omitempty"`
+	DenyDelete             bool              `json:"deny_delete,omitempty"`
+	DenyPurge              bool              `json:"deny_purge,omitempty"`
+	AllowRollup            bool              `json:"allow_rollup_hdrs,omitempty"`
+	AllowDirect            bool              `json:"allow_direct,omitempty"`
+	Compression            StoreCompression  `json:"compression,omitempty"`
+	FirstSeq               uint64            `json:"first_seq,omitempty"`
+	AllowMsgTTL            bool              `json:"allow_msg_ttl,omitempty"`
+	SubjectDeleteMarkerTTL time.Duration     `json:"subject_delete_marker_ttl,omitempty"`
+	Metadata               map[string]string `json:"metadata,omitempty"`
+
+	// Extra holds further fields by their JSON names (placement, mirror,
+	// sources, republish, ...): added when marshalling unless a field above
+	// set the name; filled with the unlisted fields when unmarshalling, so
+	// a config read from a StreamInfo round-trips. Durations may be
+	// integer nanoseconds or strings like "90s".
+	Extra map[string]any `json:"-"`
+}
+
+// MarshalJSON is the JSON the server expects, Extra merged in.
+func (c StreamConfig) MarshalJSON() ([]byte, error) {
+	type plain StreamConfig
+	return marshalWithExtra(plain(c), c.Extra)
+}
+
+// UnmarshalJSON reads the listed fields and keeps the others in Extra.
+func (c *StreamConfig) UnmarshalJSON(b []byte) error {
+	type plain StreamConfig
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	extra, err := unlistedFields(b, reflect.TypeOf(p))
+	if err != nil {
+		return err
+	}
+	p.Extra = extra
+	*c = StreamConfig(p)
+	return nil
+}
+
+// marshalWithExtra marshals v (a struct without a MarshalJSON) and adds
+// the keys of extra it does not set.
+func marshalWithExtra(v any, extra map[string]any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil || len(extra) == 0 {
+		return b, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for k, x := range extra {
+		if _, set := m[k]; set {
+			continue
+		}
+		raw, err := json.Marshal(x)
+		if err != nil {
+			return nil, err
+		}
+		m[k] = raw
+	}
+	return json.Marshal(m)
+}
+
+var jsonNames sync.Map // reflect.Type -> map[string]bool
+
+// unlistedFields are the members of the JSON object b that no field of
+// struct type t names, or nil when there are none.
+func unlistedFields(b []byte, t reflect.Type) (map[string]any, error) {
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber() // keeps large integers exact
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	known, ok := jsonNames.Load(t)
+	if !ok {
+		names := map[string]bool{}
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			if name != "" && name != "-" {
+				names[name] = true
+			}
+		}
+		known, _ = jsonNames.LoadOrStore(t, names)
+	}
+	for k := range m {
+		if known.(map[string]bool)[k] {
+			delete(m, k)
+		}
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	return m, nil
+}
+
+// StreamState is what a stream holds.
+type StreamState struct {
+	Msgs        uint64    `json:"messages"`
+	Bytes       uint64    `json:"bytes"`
+	FirstSeq    uint64    `json:"first_seq"`
+	FirstTime   time.Time `json:"first_ts"`
+	LastSeq     uint64    `json:"last_seq"`
+	LastTime    time.Time `json:"last_ts"`
+	NumDeleted  int       `json:"num_deleted"`
+	NumSubjects uint64    `json:"num_subjects"`
+	Consumers   int       `json:"consumer_count"`
+}
+
+// StreamInfo is a stream's configuration and state.
+type StreamInfo struct {
+	Config  StreamConfig `json:"config"`
+	Created time.Time    `json:"created"`
+	State   StreamState  `json:"state"`
+	// Raw is the whole StreamInfo JSON, for fields not listed above.
+	Raw json.RawMessage `json:"-"`
+}
+
+func parseStreamInfo(raw string) (*StreamInfo, error) {
+	info := &StreamInfo{Raw: json.RawMessage(raw)}
+	if err := json.Unmarshal(info.Raw, info); err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+type streamConfigCall func(*C.natsio_js, *C.char, **C.char) C.natsio_status
+
+func (js *JetStream) streamConfigCall(ctx context.Context, cfg StreamConfig, call streamConfigCall) (*StreamInfo, error) {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, errorOf(ErrConfig, err.Error())
+	}
+	ccfg, err := cString(string(b))
+	if err != nil {
+		return nil, err
+	}
+	raw, err := jsString(ctx, js, func(p *C.natsio_js, out **C.char) C.natsio_status {
+		return call(p, cPtr(ccfg), out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return parseStreamInfo(raw)
+}
+
+// CreateStream creates a stream (creating one that exists with the same
+// configuration succeeds). Errors: ErrConfig (the detail names the field),
+// ErrInvalidArgument (bad name), ErrStreamNameInUse (exists with another
+// configuration), ErrJetStreamAPI (other rejections, e.g. overlapping
+// subjects), ErrJetStreamNotEnabled.
+func (js *JetStream) CreateStream(ctx context.Context, cfg StreamConfig) (*StreamInfo, error) {
+	return js.streamConfigCall(ctx, cfg, func(p *C.natsio_js, c *C.char, out **C.char) C.natsio_status {
+		return C.natsio_js_stream_create(p, c, out)
+	})
+}
+
+// UpdateStream changes an existing stream's configuration
+// (ErrStreamNotFound if there is none). Otherwise as CreateStream.
+func (js *JetStream) UpdateStream(ctx context.Context, cfg StreamConfig) (*StreamInfo, error) {
+	return js.streamConfigCall(ctx, cfg, func(p *C.natsio_js, c *C.char, out **C.char) C.natsio_status {
+		return C.natsio_js_stream_update(p, c, out)
+	})
+}
+
+// CreateOrUpdateStream updates the stream, or creates it when it does not
+// exist. Otherwise as CreateStream.
+func (js *JetStream) CreateOrUpdateStream(ctx context.Context, cfg StreamConfig) (*StreamInfo, error) {
+	return js.streamConfigCall(ctx, cfg, func(p *C.natsio_js, c *C.char, out **C.char) C.natsio_status {
+		return C.natsio_js_stream_create_or_update(p, c, out)
+	})
+}
+
+// StreamInfo reads a stream's configuration and state. ErrStreamNotFound
+// when there is none.
+func (js *JetStream) StreamInfo(ctx context.Context, stream string) (*StreamInfo, error) {
+	cname, err := cString(stream)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := jsString(ctx, js, func(p *C.natsio_js, out **C.char) C.natsio_status {
+		return C.natsio_js_stream_info(p, cPtr(cname), out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return parseStreamInfo(raw)
+}
+
+// DeleteStream deletes a stream and its messages. ErrStreamNotFound when
+// there is none.
+func (js *JetStream) DeleteStream(ctx context.Context, stream string) error {
+	cname, err := cString(stream)
+	if err != nil {
+		return err
+	}
+	_, err = jsCall(ctx, js, func(p *C.natsio_js) (struct{}, error) {
+		return struct{}{}, cCall(func() C.natsio_status { return C.natsio_js_stream_delete(p, cPtr(cname)) })
+	})
+	return err
+}
+
+// PurgeOpt narrows a PurgeStream.
+type PurgeOpt func(*purgeRequest)
+
+type purgeRequest struct {
+	Filter string `json:"filter,omitempty"`
+	Seq    uint64 `json:"seq,omitempty"`
+	Keep   uint64 `json:"keep,omitempty"`
+}
+
+// PurgeSubject purges only the messages on subject (wildcards allowed).
+func PurgeSubject(subject string) PurgeOpt { return func(r *purgeRequest) { r.Filter = subject } }
+
+// PurgeSequence purges only the messages below sequence seq.
+func PurgeSequence(seq uint64) PurgeOpt { return func(r *purgeRequest) { r.Seq = seq } }
+
+// PurgeKeep keeps the n newest messages (not with PurgeSequence: ErrConfig).
+func PurgeKeep(n uint64) PurgeOpt { return func(r *purgeRequest) { r.Keep = n } }
+
+// PurgeStream removes a stream's messages (all of them without options) and
+// returns how many it removed.
+func (js *JetStream) PurgeStream(ctx context.Context, stream string, opts ...PurgeOpt) (uint64, error) {
+	cname, err := cString(stream)
+	if err != nil {
+		return 0, err
+	}
+	var copts []byte
+	if len(opts) > 0 {
+		var req purgeRequest
+		for _, opt := range opts {
+			opt(&req)
+		}
+		b, err := json.Marshal(req)
+		if err != nil {
+			return 0, err
+		}
+		if copts, err = cString(string(b)); err != nil {
+			return 0, err
+		}
+	}
+	return jsCall(ctx, js, func(p *C.natsio_js) (uint64, error) {
+		var n C.uint64_t
+		err := cCall(func() C.natsio_status { return C.natsio_js_stream_purge(p, cPtr(cname), cPtr(copts), &n) })
+		return uint64(n), err
+	})
+}
+
+// StreamNames lists the names of all streams, or with subject not "" of
+// those holding subject.
+func (js *JetStream) StreamNames(ctx context.Context, subject string) ([]string, error) {
+	var csubj []byte
+	if subject != "" {
+		var err error
+		if csubj, err = cString(subject); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := jsString(ctx, js, func(p *C.natsio_js, out **C.char) C.natsio_status {
+		return C.natsio_js_stream_names(p, cPtr(csubj), out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	names := []string{}
+	return names, json.Unmarshal([]byte(raw), &names)
+}
+
+// RawStreamMsg is a message read back from a stream.
+type RawStreamMsg struct {
+	Subject  string
+	Sequence uint64
+	Header   Header // nil when it has none
+	Data     []byte
+	Time     time.Time // when the stream stored it
+}
+
+func storedMsg(m *C.natsio_stored_msg) *RawStreamMsg {
+	r := &RawStreamMsg{
+		Subject:  C.GoString(C.natsio_stored_msg_subject(m)),
+		Sequence: uint64(C.natsio_stored_msg_seq(m)),
+		Time:     time.Unix(0, int64(C.natsio_stored_msg_time_ns(m))),
+		Header:   copyHeaders(C.natsio_stored_msg_headers(m)),
+	}
+	n := int(C.natsio_stored_msg_data_len(m))
+	r.Data = make([]byte, n)
+	if n > 0 {
+		copy(r.Data, unsafe.Slice((*byte)(unsafe.Pointer(C.natsio_stored_msg_data(m))), n))
+	}
+	return r
+}
+
+// copyHeaders copies a borrowed C header map (nil for none).
+func copyHeaders(h *C.natsio_headers) Header {
+	if h == nil {
+		return nil
+	}
+	n := C.natsio_headers_len(h)
+	out := make(Header, int(n))
+	for i := C.size_t(0); i < n; i++ {
+		var name, value *C.char
+		if C.natsio_headers_entry(h, i, &name, &value) == C.NATSIO_OK {
+			out.Add(C.GoString(name), C.GoString(value))
+		}
+	}
+	return out
+}
+
+func (js *JetStream) getMsg(ctx context.Context, stream string, seq uint64, last *string) (*RawStreamMsg, error) {
+	cname, err := cString(stream)
+	if err != nil {
+		return nil, err
+	}
+	var clast []byte
+	if last != nil {
+		if clast, err = cString(*last); err != nil {
+			return nil, err
+		}
+	}
+	return jsCall(ctx, js, func(p *C.natsio_js) (*RawStreamMsg, error) {
+		var m *C.natsio_stored_msg
+		if err := cCall(func() C.natsio_status {
+			return C.natsio_js_stream_get_msg(p, cPtr(cname), C.uint64_t(seq), cPtr(clast), &m)
+		}); err != nil {
+			return nil, err
+		}
+		defer C.natsio_stored_msg_free(m)
+		return storedMsg(m), nil
+	})
+}
+
+// GetMsg reads the message with sequence seq of stream. ErrMsgNotFound
+// when there is none, ErrStreamNotFound.
+func (js *JetStream) GetMsg(ctx context.Context, stream string, seq uint64) (*RawStreamMsg, error) {
+	return js.getMsg(ctx, stream, seq, nil)
+}
+
+// GetLastMsg reads the last message on subject of stream. ErrMsgNotFound
+// when there is none, ErrBadSubject, ErrStreamNotFound.
+func (js *JetStream) GetLastMsg(ctx context.Context, stream, subject string) (*RawStreamMsg, error) {
+	return js.getMsg(ctx, stream, 0, &subject)
+}
+
+func (js *JetStream) deleteMsg(ctx context.Context, stream string, seq uint64, erase bool) error {
+	cname, err := cString(stream)
+	if err != nil {
+		return err
+	}
+	_, err = jsCall(ctx, js, func(p *C.natsio_js) (struct{}, error) {
+		return struct{}{}, cCall(func() C.natsio_status {
+			return C.natsio_js_stream_delete_msg(p, cPtr(cname), C.uint64_t(seq), C.bool(erase))
+		})
+	})
+	return err
+}
+
+// DeleteMsg deletes message seq of stream. ErrMsgNotFound when there is none.
+func (js *JetStream) DeleteMsg(ctx context.Context, stream string, seq uint64) error {
+	return js.deleteMsg(ctx, stream, seq, false)
+}
+
+// SecureDeleteMsg is DeleteMsg that also overwrites the message's bytes
+// on disk.
+func (js *JetStream) SecureDeleteMsg(ctx context.Context, stream string, seq uint64) error {
+	return js.deleteMsg(ctx, stream, seq, true)
+}
