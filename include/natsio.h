@@ -234,6 +234,24 @@ enum natsio_status
    */
   NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT = 510,
   /**
+   * A fetch or next ended without a message (NoMessagesError).
+   */
+  NATSIO_ERR_NO_MESSAGES = 511,
+  /**
+   * The consumer was deleted while pulling from it (ConsumerDeletedError).
+   */
+  NATSIO_ERR_CONSUMER_DELETED = 512,
+  /**
+   * The message was already acknowledged, or terminated
+   * (MessageAlreadyAckedError).
+   */
+  NATSIO_ERR_MESSAGE_ALREADY_ACKED = 513,
+  /**
+   * The message did not come from a JetStream consumer: its reply
+   * subject is not an ack subject (NotJSMessageError).
+   */
+  NATSIO_ERR_NOT_JS_MESSAGE = 514,
+  /**
    * The Key-Value bucket does not exist (BucketNotFoundError).
    */
   NATSIO_ERR_BUCKET_NOT_FOUND = 600,
@@ -431,11 +449,23 @@ typedef struct natsio_kv natsio_kv;
 typedef struct natsio_kv_entry natsio_kv_entry;
 
 /**
+ * Revisions returned by `natsio_kv_history`. Owned by the caller, freed
+ * with `natsio_kv_entry_list_free` (which frees its entries).
+ */
+typedef struct natsio_kv_entry_list natsio_kv_entry_list;
+
+/**
  * A received message. A message handed to a callback is borrowed for the
  * call; one returned through `natsio_msg **` is owned and freed with
  * `natsio_msg_free`. Read-only: safe to read from several threads.
  */
 typedef struct natsio_msg natsio_msg;
+
+/**
+ * Messages returned by `natsio_js_fetch`. Owned by the caller, freed with
+ * `natsio_msg_list_free` (which frees the messages it holds).
+ */
+typedef struct natsio_msg_list natsio_msg_list;
 
 /**
  * Connection options. Create with `natsio_options_new`, free with
@@ -542,6 +572,66 @@ typedef struct natsio_client_stats {
    */
   uint64_t errors;
 } natsio_client_stats;
+
+/**
+ * Options of `natsio_js_fetch`. Zero-initialise it: every zero field
+ * means the default.
+ */
+typedef struct natsio_fetch_options {
+  /**
+   * Messages to fetch at most; 0: 100.
+   */
+  int64_t max_messages;
+  /**
+   * Payload bytes to fetch at most; 0: no limit.
+   */
+  int64_t max_bytes;
+  /**
+   * How long the server holds the pull request open; 0: 5000 ms. The
+   * call returns at the latest one second after that.
+   */
+  int64_t expires_ms;
+  /**
+   * Return at once with the messages available now (possibly none).
+   */
+  bool no_wait;
+  /**
+   * Server heartbeats while the request is open; 0: none.
+   */
+  int64_t idle_heartbeat_ms;
+} natsio_fetch_options;
+
+/**
+ * Delivery metadata of a consumed JetStream message. The strings point
+ * into the message (not NUL-terminated: use the lengths, e.g.
+ * `printf("%.*s", (int)md.stream_len, md.stream)`) and are valid while
+ * the message is.
+ */
+typedef struct natsio_js_msg_metadata {
+  const char *stream;
+  size_t stream_len;
+  const char *consumer;
+  size_t consumer_len;
+  /**
+   * NULL when the message has no domain.
+   */
+  const char *domain;
+  size_t domain_len;
+  /**
+   * How many times the message was delivered (1 the first time).
+   */
+  uint64_t num_delivered;
+  uint64_t stream_seq;
+  uint64_t consumer_seq;
+  /**
+   * When the stream stored it, in nanoseconds since the Unix epoch.
+   */
+  int64_t timestamp_ns;
+  /**
+   * Messages left for the consumer after this one.
+   */
+  uint64_t num_pending;
+} natsio_js_msg_metadata;
 
 /**
  * Options of `natsio_client_jetstream`. Zero-initialise it
@@ -934,6 +1024,164 @@ natsio_status natsio_client_rtt(const struct natsio_client *c,
 natsio_status natsio_client_servers(const struct natsio_client *c, char **servers_out);
 
 /**
+ * Creates a pull consumer on `stream` from `config_json`, a
+ * ConsumerConfig object (server field names: "durable_name" or "name",
+ * "filter_subject(s)", "deliver_policy", "ack_policy", "ack_wait" as a
+ * duration, "max_deliver", "inactive_threshold", ...); without a name the
+ * library generates one (an ephemeral consumer: give it an
+ * "inactive_threshold"). If `info_json_out` is not NULL it receives the
+ * ConsumerInfo JSON (free with `natsio_string_free`); its "name" is the
+ * consumer's name. An identical existing consumer is fine. Blocks up to
+ * the context's timeout. Errors: NATSIO_ERR_NULL_ARGUMENT,
+ * NATSIO_ERR_CONFIG (the detail names the field),
+ * NATSIO_ERR_INVALID_ARGUMENT (bad stream or consumer name),
+ * NATSIO_ERR_STREAM_NOT_FOUND, NATSIO_ERR_JS_API (e.g. exists with another
+ * configuration), NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_js_consumer_create(const struct natsio_js *js,
+                                        const char *stream,
+                                        const char *config_json,
+                                        char **info_json_out);
+
+/**
+ * Changes an existing consumer (named in the config):
+ * NATSIO_ERR_CONSUMER_NOT_FOUND if there is none. Otherwise as
+ * `natsio_js_consumer_create`.
+ */
+natsio_status natsio_js_consumer_update(const struct natsio_js *js,
+                                        const char *stream,
+                                        const char *config_json,
+                                        char **info_json_out);
+
+/**
+ * Creates the consumer, or updates it if it exists. Otherwise as
+ * `natsio_js_consumer_create`.
+ */
+natsio_status natsio_js_consumer_create_or_update(const struct natsio_js *js,
+                                                  const char *stream,
+                                                  const char *config_json,
+                                                  char **info_json_out);
+
+/**
+ * The ConsumerInfo JSON of `consumer` on `stream` through `info_json_out`
+ * (free with `natsio_string_free`): config, delivered and ack_floor
+ * sequences, num_pending, num_ack_pending, num_waiting, ...
+ * Errors: NATSIO_ERR_CONSUMER_NOT_FOUND, NATSIO_ERR_STREAM_NOT_FOUND, as
+ * for `natsio_js_consumer_create`.
+ */
+natsio_status natsio_js_consumer_info(const struct natsio_js *js,
+                                      const char *stream,
+                                      const char *consumer,
+                                      char **info_json_out);
+
+/**
+ * Deletes `consumer` of `stream`. A fetch waiting on it ends with
+ * NATSIO_ERR_CONSUMER_DELETED. Errors as `natsio_js_consumer_info`.
+ */
+natsio_status natsio_js_consumer_delete(const struct natsio_js *js,
+                                        const char *stream,
+                                        const char *consumer);
+
+/**
+ * The names of `stream`'s consumers as a JSON array of strings through
+ * `json_out` (free with `natsio_string_free`).
+ */
+natsio_status natsio_js_consumer_names(const struct natsio_js *js,
+                                       const char *stream,
+                                       char **json_out);
+
+/**
+ * Pulls up to `max_messages` messages from the pull consumer `consumer`
+ * of `stream` (`opts` may be NULL: 100 messages, 5 s) and returns them, in
+ * order, through `list_out` (possibly empty: the server had none before
+ * `expires`, or none at all with `no_wait`). Blocks the calling thread
+ * until the batch is full or the request ends. Acknowledge each message
+ * with `natsio_msg_ack` (or nak/term/in_progress) unless the consumer's
+ * ack policy is "none". Errors: NATSIO_ERR_NULL_ARGUMENT,
+ * NATSIO_ERR_INVALID_ARGUMENT (bad names or negative options),
+ * NATSIO_ERR_CONSUMER_DELETED, NATSIO_ERR_JS_API (e.g. no such consumer),
+ * NATSIO_ERR_JS_NOT_ENABLED, NATSIO_ERR_CONNECTION_CLOSED,
+ * NATSIO_ERR_ILLEGAL_STATE (on a library runtime thread).
+ */
+natsio_status natsio_js_fetch(const struct natsio_js *js,
+                              const char *stream,
+                              const char *consumer,
+                              const struct natsio_fetch_options *opts,
+                              struct natsio_msg_list **list_out);
+
+/**
+ * One message from the pull consumer, waiting up to `timeout_ms` (0 or
+ * less: 5000 ms); it goes to `msg_out` (free with `natsio_msg_free`).
+ * Errors: NATSIO_ERR_NO_MESSAGES when none came in time, else as
+ * `natsio_js_fetch`.
+ */
+natsio_status natsio_js_next(const struct natsio_js *js,
+                             const char *stream,
+                             const char *consumer,
+                             int64_t timeout_ms,
+                             struct natsio_msg **msg_out);
+
+/**
+ * How many messages the list holds (0 for NULL).
+ */
+size_t natsio_msg_list_count(const struct natsio_msg_list *list);
+
+/**
+ * Message `index` of the list, borrowed until the list is freed (NULL if
+ * out of range). Acknowledge it through this pointer;
+ * `natsio_msg_clone` keeps it longer.
+ */
+const struct natsio_msg *natsio_msg_list_get(const struct natsio_msg_list *list, size_t index);
+
+/**
+ * Frees a list and its messages. Accepts NULL.
+ */
+void natsio_msg_list_free(struct natsio_msg_list *list);
+
+/**
+ * Acknowledges a consumed JetStream message (`+ACK`); buffered like a
+ * publish. Thread-safe. Errors: NATSIO_ERR_NULL_ARGUMENT,
+ * NATSIO_ERR_NOT_JS_MESSAGE (no ack subject),
+ * NATSIO_ERR_MESSAGE_ALREADY_ACKED (acked, nak'ed or terminated before
+ * through this handle), NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_msg_ack(const struct natsio_msg *msg);
+
+/**
+ * Acknowledges and waits up to `timeout_ms` (0 or less: 5000 ms) for the
+ * server to confirm it. Errors as `natsio_msg_ack`, plus
+ * NATSIO_ERR_TIMEOUT; blocks the calling thread.
+ */
+natsio_status natsio_msg_ack_sync(const struct natsio_msg *msg, int64_t timeout_ms);
+
+/**
+ * Negatively acknowledges (`-NAK`): the server redelivers the message,
+ * after `delay_ms` if positive. Errors as `natsio_msg_ack`.
+ */
+natsio_status natsio_msg_nak(const struct natsio_msg *msg, int64_t delay_ms);
+
+/**
+ * Terminates delivery (`+TERM`): never redelivered. `reason` (may be NULL)
+ * is recorded by the server. Errors as `natsio_msg_ack`, plus
+ * NATSIO_ERR_INVALID_UTF8.
+ */
+natsio_status natsio_msg_term(const struct natsio_msg *msg, const char *reason);
+
+/**
+ * Tells the server the message is still being worked on (`+WPI`),
+ * resetting its ack wait; may be sent any number of times before the
+ * final ack. Errors as `natsio_msg_ack`.
+ */
+natsio_status natsio_msg_in_progress(const struct natsio_msg *msg);
+
+/**
+ * Fills `out` with `msg`'s delivery metadata, parsed from its ack subject.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_NOT_JS_MESSAGE.
+ */
+natsio_status natsio_msg_js_metadata(const struct natsio_msg *msg,
+                                     struct natsio_js_msg_metadata *out);
+
+/**
  * Creates an empty header map, freed with `natsio_headers_free`.
  */
 natsio_status natsio_headers_new(struct natsio_headers **out);
@@ -1239,6 +1487,41 @@ natsio_status natsio_kv_purge(const struct natsio_kv *kv, const char *key, const
  * messages and bytes), through `json_out` (free with `natsio_string_free`).
  */
 natsio_status natsio_kv_status(const struct natsio_kv *kv, char **json_out);
+
+/**
+ * The keys that currently hold a value (deleted and purged keys are left
+ * out), as a JSON array of strings through `json_out` (free with
+ * `natsio_string_free`). Reads the bucket through a short-lived consumer.
+ * Errors: the request errors of `natsio_kv_put`.
+ */
+natsio_status natsio_kv_keys(const struct natsio_kv *kv, char **json_out);
+
+/**
+ * Every kept revision of `key`, oldest first, delete and purge markers
+ * included (each entry's delta counts the newer revisions), through
+ * `list_out`. Errors: NATSIO_ERR_KEY_NOT_FOUND, NATSIO_ERR_INVALID_KEY, and
+ * the request errors of `natsio_kv_put`.
+ */
+natsio_status natsio_kv_history(const struct natsio_kv *kv,
+                                const char *key,
+                                struct natsio_kv_entry_list **list_out);
+
+/**
+ * How many entries the list holds (0 for NULL).
+ */
+size_t natsio_kv_entry_list_count(const struct natsio_kv_entry_list *list);
+
+/**
+ * Entry `index` of the list, borrowed until the list is freed (NULL if
+ * out of range).
+ */
+const struct natsio_kv_entry *natsio_kv_entry_list_get(const struct natsio_kv_entry_list *list,
+                                                       size_t index);
+
+/**
+ * Frees a list and its entries. Accepts NULL.
+ */
+void natsio_kv_entry_list_free(struct natsio_kv_entry_list *list);
 
 /**
  * Frees a bucket handle (the bucket itself stays). Accepts NULL.

@@ -55,6 +55,10 @@ pub enum ErrorKind {
     WrongLastSequence,
     TooManyStalledMsgs,
     AsyncPublishTimeout,
+    NoMessages,
+    ConsumerDeleted,
+    MessageAlreadyAcked,
+    NotJsMessage,
     // Key-Value.
     BucketNotFound,
     BucketExists,

@@ -530,3 +530,233 @@ fn shorter_publish_timeout_is_not_held_behind_a_longer_one() {
     let r = long.wait(Some(Duration::from_secs(5))).unwrap();
     assert_eq!(r.unwrap_err().kind(), ErrorKind::AsyncPublishTimeout);
 }
+
+#[test]
+fn pull_consumer_fetch_ack_nak_term() {
+    use natsio::jetstream::{parse_metadata, AckKind, CreateAction, FetchOptions};
+    let s = TestServer::start();
+    let (_c, js) = setup(&s);
+    js.create_stream(r#"{"name":"Q","subjects":["q.>"]}"#)
+        .unwrap();
+    for i in 0..10 {
+        js.publish(
+            &format!("q.{}", i % 2),
+            format!("m{i}").as_bytes(),
+            &PublishOptions::default(),
+        )
+        .unwrap();
+    }
+    let info = js
+        .create_consumer("Q", r#"{"durable_name":"work","ack_policy":"explicit","ack_wait":"2s","filter_subject":"q.0"}"#, CreateAction::Create)
+        .unwrap();
+    assert_eq!(info["name"], "work");
+    assert_eq!(info["config"]["ack_wait"], 2_000_000_000i64);
+    assert_eq!(info["num_pending"], 5);
+    // Same config again is fine; another config fails; update changes it.
+    js.create_consumer(
+        "Q",
+        r#"{"durable_name":"work","ack_policy":"explicit","ack_wait":"2s","filter_subject":"q.0"}"#,
+        CreateAction::Create,
+    )
+    .unwrap();
+    assert_eq!(
+        kind(js.create_consumer("Q", r#"{"durable_name":"work","ack_policy":"explicit","ack_wait":"3s","filter_subject":"q.0"}"#, CreateAction::Create)),
+        ErrorKind::JetStreamApi
+    );
+    assert_eq!(
+        kind(js.create_consumer(
+            "Q",
+            r#"{"name":"nope","ack_policy":"explicit"}"#,
+            CreateAction::Update
+        )),
+        ErrorKind::ConsumerNotFound
+    );
+    let eph = js
+        .create_consumer(
+            "Q",
+            r#"{"inactive_threshold":"30s"}"#,
+            CreateAction::CreateOrUpdate,
+        )
+        .unwrap();
+    let eph_name = eph["name"].as_str().unwrap().to_string();
+    let mut names = js.consumer_names("Q").unwrap();
+    names.sort();
+    let mut want = vec!["work".to_string(), eph_name.clone()];
+    want.sort();
+    assert_eq!(names, want);
+    assert_eq!(
+        kind(js.create_consumer("Q", r#"{"ack_policy":"sometimes"}"#, CreateAction::Create)),
+        ErrorKind::Config
+    );
+
+    let batch = js
+        .fetch(
+            "Q",
+            "work",
+            &FetchOptions {
+                max_messages: 3,
+                expires: Duration::from_secs(2),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let bodies: Vec<&[u8]> = batch.iter().map(|m| m.payload()).collect();
+    assert_eq!(bodies, vec![&b"m0"[..], b"m2", b"m4"]);
+    let md = parse_metadata(batch[0].reply().unwrap()).unwrap();
+    assert_eq!(
+        (
+            md.stream,
+            md.consumer,
+            md.stream_seq,
+            md.consumer_seq,
+            md.num_delivered,
+            md.num_pending
+        ),
+        ("Q", "work", 1, 1, 1, 4)
+    );
+    js.ack(&batch[0], &AckKind::Ack, Some(Duration::from_secs(2)))
+        .unwrap();
+    js.ack(&batch[1], &AckKind::Term(Some("bad input".into())), None)
+        .unwrap();
+    js.ack(&batch[2], &AckKind::InProgress, None).unwrap();
+    js.ack(&batch[2], &AckKind::Nak(None), None).unwrap();
+    // The nak'ed one comes again (delivered twice), with the rest.
+    let rest = js
+        .fetch(
+            "Q",
+            "work",
+            &FetchOptions {
+                max_messages: 10,
+                expires: Duration::from_millis(500),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let mut got: Vec<(Vec<u8>, u64)> = rest
+        .iter()
+        .map(|m| {
+            (
+                m.payload().to_vec(),
+                parse_metadata(m.reply().unwrap()).unwrap().num_delivered,
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            (b"m4".to_vec(), 2),
+            (b"m6".to_vec(), 1),
+            (b"m8".to_vec(), 1)
+        ]
+    );
+    for m in &rest {
+        js.ack(m, &AckKind::Ack, Some(Duration::from_secs(2)))
+            .unwrap();
+    }
+    // Nothing left: no_wait returns at once, next times out.
+    let t0 = std::time::Instant::now();
+    let none = js
+        .fetch(
+            "Q",
+            "work",
+            &FetchOptions {
+                no_wait: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert!(none.is_empty());
+    assert!(t0.elapsed() < Duration::from_secs(2));
+    assert_eq!(
+        kind(js.next("Q", "work", Duration::from_millis(200))),
+        ErrorKind::NoMessages
+    );
+    assert_eq!(js.consumer_info("Q", "work").unwrap()["num_ack_pending"], 0);
+
+    // A fetch waiting on a consumer that gets deleted.
+    let js2 = js.clone();
+    let waiter = std::thread::spawn(move || {
+        js2.fetch(
+            "Q",
+            "work",
+            &FetchOptions {
+                max_messages: 5,
+                expires: Duration::from_secs(5),
+                ..Default::default()
+            },
+        )
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    js.delete_consumer("Q", "work").unwrap();
+    assert_eq!(kind(waiter.join().unwrap()), ErrorKind::ConsumerDeleted);
+    assert_eq!(
+        kind(js.consumer_info("Q", "work")),
+        ErrorKind::ConsumerNotFound
+    );
+    assert_eq!(
+        kind(js.delete_consumer("Q", "work")),
+        ErrorKind::ConsumerNotFound
+    );
+
+    // Not a JetStream message.
+    assert_eq!(
+        parse_metadata("_INBOX.x").unwrap_err().kind(),
+        ErrorKind::NotJsMessage
+    );
+    assert_eq!(
+        parse_metadata("$JS.ACK.a.b.c.1.2.3.4.5")
+            .unwrap_err()
+            .kind(),
+        ErrorKind::NotJsMessage
+    );
+    let v2 = parse_metadata("$JS.ACK.hub.ACCHASH.S.C.1.2.3.1700000000000000000.4.tok").unwrap();
+    assert_eq!(
+        (v2.domain, v2.stream, v2.consumer, v2.num_pending),
+        (Some("hub"), "S", "C", 4)
+    );
+    assert_eq!(
+        parse_metadata("$JS.ACK._.H.S.C.1.2.3.4.5.x")
+            .unwrap()
+            .domain,
+        None
+    );
+}
+
+#[test]
+fn kv_keys_and_history() {
+    let s = TestServer::start();
+    let (_c, js) = setup(&s);
+    let kv = js
+        .create_key_value(r#"{"bucket":"H","history":10}"#)
+        .unwrap();
+    assert!(kv.keys().unwrap().is_empty());
+    assert_eq!(kind(kv.history("a")), ErrorKind::KeyNotFound);
+    for i in 0..3 {
+        kv.put("a", format!("a{i}").as_bytes()).unwrap();
+    }
+    kv.put("b.c", b"x").unwrap();
+    kv.put("gone", b"x").unwrap();
+    kv.delete("gone", None).unwrap();
+    for i in 0..300 {
+        kv.put(&format!("many.{i}"), b"v").unwrap();
+    }
+    let mut keys = kv.keys().unwrap();
+    keys.sort();
+    assert_eq!(keys.len(), 302);
+    assert_eq!(&keys[..2], &["a".to_string(), "b.c".to_string()]);
+    assert!(!keys.contains(&"gone".to_string()));
+
+    let h = kv.history("a").unwrap();
+    let values: Vec<&[u8]> = h.iter().map(|e| &e.value[..]).collect();
+    assert_eq!(values, vec![&b"a0"[..], b"a1", b"a2"]);
+    assert_eq!(h.iter().map(|e| e.delta).collect::<Vec<_>>(), vec![2, 1, 0]);
+    assert!(h.windows(2).all(|w| w[0].revision < w[1].revision));
+    let g = kv.history("gone").unwrap();
+    assert_eq!(
+        g.iter().map(|e| e.operation).collect::<Vec<_>>(),
+        vec![Operation::Put, Operation::Delete]
+    );
+    // Scans leave no consumers behind.
+    assert!(js.consumer_names("KV_H").unwrap().is_empty());
+}

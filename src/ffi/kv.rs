@@ -201,11 +201,15 @@ pub unsafe extern "C" fn natsio_kv_update(
     })
 }
 
-unsafe fn write_entry(out: *mut *mut natsio_kv_entry, entry: Entry) {
+fn entry_handle(entry: Entry) -> natsio_kv_entry {
     let c = |s: &str| CString::new(s).unwrap_or_default();
     let bucket = c(&entry.bucket);
     let key = c(&entry.key);
-    write_box(out, natsio_kv_entry { entry, bucket, key });
+    natsio_kv_entry { entry, bucket, key }
+}
+
+unsafe fn write_entry(out: *mut *mut natsio_kv_entry, entry: Entry) {
+    write_box(out, entry_handle(entry));
 }
 
 /// The latest value of `key`, through `entry_out` (free with
@@ -281,6 +285,79 @@ pub unsafe extern "C" fn natsio_kv_status(
         let k = self::kv(kv)?;
         let out = out_arg(json_out, "json_out")?;
         write_string(out, &k.status()?.to_string())
+    })
+}
+
+/// The keys that currently hold a value (deleted and purged keys are left
+/// out), as a JSON array of strings through `json_out` (free with
+/// `natsio_string_free`). Reads the bucket through a short-lived consumer.
+/// Errors: the request errors of `natsio_kv_put`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_keys(
+    kv: *const natsio_kv,
+    json_out: *mut *mut c_char,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        let out = out_arg(json_out, "json_out")?;
+        write_string(out, &serde_json::Value::from(k.keys()?).to_string())
+    })
+}
+
+/// Revisions returned by `natsio_kv_history`. Owned by the caller, freed
+/// with `natsio_kv_entry_list_free` (which frees its entries).
+pub struct natsio_kv_entry_list {
+    entries: Vec<natsio_kv_entry>,
+}
+
+/// Every kept revision of `key`, oldest first, delete and purge markers
+/// included (each entry's delta counts the newer revisions), through
+/// `list_out`. Errors: NATSIO_ERR_KEY_NOT_FOUND, NATSIO_ERR_INVALID_KEY, and
+/// the request errors of `natsio_kv_put`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_history(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    list_out: *mut *mut natsio_kv_entry_list,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        let key = str_arg(key, "key")?;
+        let out = out_arg(list_out, "list_out")?;
+        let entries = k.history(key)?.into_iter().map(entry_handle).collect();
+        write_box(out, natsio_kv_entry_list { entries });
+        Ok(())
+    })
+}
+
+/// How many entries the list holds (0 for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_entry_list_count(list: *const natsio_kv_entry_list) -> usize {
+    guard_value(0, || Ok(arg(list, "list")?.entries.len()))
+}
+
+/// Entry `index` of the list, borrowed until the list is freed (NULL if
+/// out of range).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_entry_list_get(
+    list: *const natsio_kv_entry_list,
+    index: usize,
+) -> *const natsio_kv_entry {
+    guard_value(std::ptr::null(), || {
+        Ok(arg(list, "list")?
+            .entries
+            .get(index)
+            .map_or(std::ptr::null(), |e| e as *const natsio_kv_entry))
+    })
+}
+
+/// Frees a list and its entries. Accepts NULL.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_entry_list_free(list: *mut natsio_kv_entry_list) {
+    guard_void(|| {
+        if !list.is_null() {
+            drop(Box::from_raw(list));
+        }
     })
 }
 

@@ -17,11 +17,18 @@ use crate::message::Message;
 pub struct natsio_msg {
     pub(crate) msg: Message,
     pub(crate) client: Weak<ClientInner>,
+    /// A JetStream message was acked, nak'ed or terminated through this
+    /// handle (a second one fails with MESSAGE_ALREADY_ACKED).
+    pub(crate) acked: std::sync::atomic::AtomicBool,
 }
 
 impl natsio_msg {
     pub(crate) fn new(msg: Message, client: Weak<ClientInner>) -> Self {
-        natsio_msg { msg, client }
+        natsio_msg {
+            msg,
+            client,
+            acked: std::sync::atomic::AtomicBool::new(false),
+        }
     }
 }
 
@@ -130,7 +137,10 @@ pub unsafe extern "C" fn natsio_msg_clone(
     guard(|| {
         let m = arg(msg, "msg")?;
         let out = out_arg(out, "out")?;
-        write_box(out, natsio_msg::new(m.msg.clone(), m.client.clone()));
+        let copy = natsio_msg::new(m.msg.clone(), m.client.clone());
+        let acked = m.acked.load(std::sync::atomic::Ordering::SeqCst);
+        copy.acked.store(acked, std::sync::atomic::Ordering::SeqCst);
+        write_box(out, copy);
         Ok(())
     })
 }

@@ -111,6 +111,16 @@ pub enum natsio_status {
     NATSIO_ERR_TOO_MANY_STALLED = 509,
     /// An asynchronous publish got no ack in time (AsyncPublishTimeoutError).
     NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT = 510,
+    /// A fetch or next ended without a message (NoMessagesError).
+    NATSIO_ERR_NO_MESSAGES = 511,
+    /// The consumer was deleted while pulling from it (ConsumerDeletedError).
+    NATSIO_ERR_CONSUMER_DELETED = 512,
+    /// The message was already acknowledged, or terminated
+    /// (MessageAlreadyAckedError).
+    NATSIO_ERR_MESSAGE_ALREADY_ACKED = 513,
+    /// The message did not come from a JetStream consumer: its reply
+    /// subject is not an ack subject (NotJSMessageError).
+    NATSIO_ERR_NOT_JS_MESSAGE = 514,
 
     /// The Key-Value bucket does not exist (BucketNotFoundError).
     NATSIO_ERR_BUCKET_NOT_FOUND = 600,
@@ -175,6 +185,10 @@ impl From<ErrorKind> for natsio_status {
             ErrorKind::WrongLastSequence => NATSIO_ERR_WRONG_LAST_SEQUENCE,
             ErrorKind::TooManyStalledMsgs => NATSIO_ERR_TOO_MANY_STALLED,
             ErrorKind::AsyncPublishTimeout => NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT,
+            ErrorKind::NoMessages => NATSIO_ERR_NO_MESSAGES,
+            ErrorKind::ConsumerDeleted => NATSIO_ERR_CONSUMER_DELETED,
+            ErrorKind::MessageAlreadyAcked => NATSIO_ERR_MESSAGE_ALREADY_ACKED,
+            ErrorKind::NotJsMessage => NATSIO_ERR_NOT_JS_MESSAGE,
             ErrorKind::BucketNotFound => NATSIO_ERR_BUCKET_NOT_FOUND,
             ErrorKind::BucketExists => NATSIO_ERR_BUCKET_EXISTS,
             ErrorKind::KeyNotFound => NATSIO_ERR_KEY_NOT_FOUND,
@@ -263,6 +277,13 @@ fn describe(code: i32) -> &'static str {
             NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT,
             "async publish timed out\0",
         ),
+        (NATSIO_ERR_NO_MESSAGES, "no messages\0"),
+        (NATSIO_ERR_CONSUMER_DELETED, "consumer deleted\0"),
+        (
+            NATSIO_ERR_MESSAGE_ALREADY_ACKED,
+            "message already acknowledged\0",
+        ),
+        (NATSIO_ERR_NOT_JS_MESSAGE, "not a JetStream message\0"),
         (NATSIO_ERR_BUCKET_NOT_FOUND, "bucket not found\0"),
         (NATSIO_ERR_BUCKET_EXISTS, "bucket exists\0"),
         (NATSIO_ERR_KEY_NOT_FOUND, "key not found\0"),

@@ -5,6 +5,7 @@
 //! closed every operation fails with `ConnectionClosed`.
 
 pub mod config;
+mod consumer;
 pub mod duration;
 mod publish;
 mod stream;
@@ -21,6 +22,10 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::headers::Headers;
 use crate::message::Message;
 
+pub(crate) use consumer::{ack_subject, send_ack};
+pub use consumer::{
+    parse_metadata, AckKind, CreateAction, FetchOptions, MsgMetadata, CONSUMER_CONFIG,
+};
 pub use publish::{PubAck, PublishOptions, Ttl};
 pub use stream::{MsgSelector, StoredMsg};
 

@@ -40,6 +40,10 @@ const MARKER_REASON_HEADER: &str = "Nats-Marker-Reason";
 const MAX_HISTORY: u64 = 64;
 const DEFAULT_DUPLICATE_WINDOW_NS: i64 = 120_000_000_000;
 const MIN_TTL_NS: i64 = 100_000_000;
+/// Messages per fetch when listing keys or history.
+const SCAN_BATCH: u64 = 256;
+/// A scan's consumer is removed by the server if the client goes away.
+const SCAN_INACTIVE_THRESHOLD_NS: i64 = 30_000_000_000;
 /// How often `create` re-resolves against a delete marker's revision.
 const CREATE_RETRIES: usize = 4;
 
@@ -456,6 +460,99 @@ impl KeyValue {
             Some(h.clone()),
             msg.payload_bytes(),
         )))
+    }
+
+    /// Reads every message an ordered, unacknowledged consumer with
+    /// `config` delivers up to now, then deletes the consumer.
+    fn scan(&self, config: Value) -> Result<Vec<Entry>> {
+        let info = self.js.create_consumer(
+            &self.stream,
+            &config.to_string(),
+            crate::jetstream::CreateAction::Create,
+        )?;
+        let name = info
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let mut left = info.get("num_pending").and_then(Value::as_u64).unwrap_or(0);
+        let mut entries = Vec::new();
+        let result = (|| {
+            while left > 0 {
+                let opts = crate::jetstream::FetchOptions {
+                    max_messages: left.min(SCAN_BATCH) as usize,
+                    expires: self.js.options().timeout,
+                    ..Default::default()
+                };
+                let batch = self.js.fetch(&self.stream, &name, &opts)?;
+                if batch.is_empty() {
+                    return Err(Error::new(
+                        ErrorKind::Timeout,
+                        format!(
+                            "bucket {:?}: scan stalled with {left} entries left",
+                            self.bucket
+                        ),
+                    ));
+                }
+                for m in batch {
+                    let md = crate::jetstream::parse_metadata(m.reply().unwrap_or(""))?;
+                    left = md.num_pending;
+                    let Some(key) = m.subject().strip_prefix(&self.key_prefix) else {
+                        continue;
+                    };
+                    entries.push(Entry {
+                        bucket: Arc::clone(&self.bucket),
+                        key: key.to_string(),
+                        value: m.payload_bytes(),
+                        revision: md.stream_seq,
+                        operation: operation_of(m.headers())?,
+                        created_ns: md.timestamp_ns,
+                        delta: md.num_pending,
+                    });
+                }
+            }
+            Ok(())
+        })();
+        // Memory-only and short-lived anyway; a failed delete is harmless.
+        let _ = self.js.delete_consumer(&self.stream, &name);
+        result.map(|()| entries)
+    }
+
+    fn scan_config(&self, filter: &str, deliver: &str, headers_only: bool) -> Value {
+        json!({
+            "filter_subject": filter,
+            "deliver_policy": deliver,
+            "ack_policy": "none",
+            "headers_only": headers_only,
+            "mem_storage": true,
+            "num_replicas": 1,
+            "inactive_threshold": SCAN_INACTIVE_THRESHOLD_NS,
+        })
+    }
+
+    /// The keys that currently have a value (not deleted or purged).
+    pub fn keys(&self) -> Result<Vec<String>> {
+        let cfg = self.scan_config(&format!("{}>", self.key_prefix), "last_per_subject", true);
+        Ok(self
+            .scan(cfg)?
+            .into_iter()
+            .filter(|e| e.operation == Operation::Put)
+            .map(|e| e.key)
+            .collect())
+    }
+
+    /// Every kept revision of `key`, oldest first (markers included);
+    /// `KeyNotFound` if there is none.
+    pub fn history(&self, key: &str) -> Result<Vec<Entry>> {
+        let subject = self.subject(key)?;
+        let entries = self.scan(self.scan_config(&subject, "all", false))?;
+        if entries.is_empty() {
+            return Err(Error::new(
+                ErrorKind::KeyNotFound,
+                format!("key {key:?} not found"),
+            ));
+        }
+        Ok(entries)
     }
 
     /// The bucket's status: its backing stream's StreamInfo as JSON.

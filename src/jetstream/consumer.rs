@@ -1,0 +1,470 @@
+//! Pull consumers (ADR-37, pull only): management, fetching batches
+//! (ADR-13 pull requests and their status replies), and acknowledging
+//! messages (ADR-15 ack subjects).
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+
+use super::config::{normalize, validate_name, Kind, Schema};
+use super::{strip_type, JetStream};
+use crate::client::new_nuid;
+use crate::error::{Error, ErrorKind, Result};
+use crate::message::Message;
+use crate::subscription::SubOptions;
+
+const DELIVER: &[&str] = &[
+    "all",
+    "last",
+    "new",
+    "by_start_sequence",
+    "by_start_time",
+    "last_per_subject",
+];
+const ACK: &[&str] = &["none", "all", "explicit"];
+const REPLAY: &[&str] = &["instant", "original"];
+const PRIORITY: &[&str] = &["none", "overflow", "pinned_client", "prioritized"];
+
+/// ConsumerConfig (ADR-37 field names; push-only fields are not modelled
+/// but pass through).
+pub const CONSUMER_CONFIG: Schema = &[
+    ("name", Kind::Str),
+    ("durable_name", Kind::Str),
+    ("description", Kind::Str),
+    ("deliver_policy", Kind::Enum(DELIVER)),
+    ("opt_start_seq", Kind::UInt),
+    ("opt_start_time", Kind::Str),
+    ("replay_policy", Kind::Enum(REPLAY)),
+    ("sample_freq", Kind::Str),
+    ("headers_only", Kind::Bool),
+    ("ack_policy", Kind::Enum(ACK)),
+    ("ack_wait", Kind::Duration),
+    ("max_deliver", Kind::Int),
+    ("backoff", Kind::DurationList),
+    ("max_ack_pending", Kind::Int),
+    ("filter_subject", Kind::Str),
+    ("filter_subjects", Kind::StrList),
+    ("max_waiting", Kind::Int),
+    ("max_batch", Kind::Int),
+    ("max_expires", Kind::Duration),
+    ("max_bytes", Kind::Int),
+    ("inactive_threshold", Kind::Duration),
+    ("num_replicas", Kind::UInt),
+    ("mem_storage", Kind::Bool),
+    ("metadata", Kind::StrMap),
+    ("priority_groups", Kind::StrList),
+    ("priority_policy", Kind::Enum(PRIORITY)),
+    ("priority_timeout", Kind::Duration),
+    ("pause_until", Kind::Str),
+];
+
+/// How a consumer create request treats an existing consumer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateAction {
+    /// Fail if it exists with another configuration.
+    Create,
+    /// Fail if it does not exist.
+    Update,
+    /// Either.
+    CreateOrUpdate,
+}
+
+/// Options of one fetch (a pull request).
+#[derive(Debug, Clone)]
+pub struct FetchOptions {
+    /// Messages to fetch at most (at least 1).
+    pub max_messages: usize,
+    /// Payload bytes to fetch at most (0: no limit).
+    pub max_bytes: usize,
+    /// How long the server holds the request open.
+    pub expires: Duration,
+    /// Return at once with what is available (possibly nothing).
+    pub no_wait: bool,
+    /// Server heartbeats while the request is open (0: none).
+    pub idle_heartbeat: Duration,
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        FetchOptions {
+            max_messages: 100,
+            max_bytes: 0,
+            expires: Duration::from_secs(5),
+            no_wait: false,
+            idle_heartbeat: Duration::ZERO,
+        }
+    }
+}
+
+/// How long past `expires` a fetch waits for the server's closing status.
+const FETCH_GRACE: Duration = Duration::from_secs(1);
+
+fn nanos(d: Duration) -> u64 {
+    d.as_nanos().min(u64::MAX as u128) as u64
+}
+
+fn consumer_config(config_json: &str) -> Result<Map<String, Value>> {
+    let cfg = normalize("ConsumerConfig", config_json, CONSUMER_CONFIG)?;
+    for field in ["name", "durable_name"] {
+        if let Some(n) = cfg.get(field).and_then(Value::as_str) {
+            validate_name("consumer", n)?;
+        }
+    }
+    if let (Some(a), Some(b)) = (
+        cfg.get("name").and_then(Value::as_str),
+        cfg.get("durable_name").and_then(Value::as_str),
+    ) {
+        if a != b {
+            return Err(Error::new(
+                ErrorKind::Config,
+                "ConsumerConfig: name and durable_name differ",
+            ));
+        }
+    }
+    if cfg.contains_key("filter_subject") && cfg.contains_key("filter_subjects") {
+        return Err(Error::new(
+            ErrorKind::Config,
+            "ConsumerConfig: filter_subject and filter_subjects exclude each other",
+        ));
+    }
+    Ok(cfg)
+}
+
+fn consumer_error(e: Error) -> Error {
+    // The server reports a missing consumer on create-or-update's
+    // "update" action as 10149; keep ConsumerNotFound for both.
+    if e.kind() == ErrorKind::JetStreamApi && e.detail().contains("err_code 10149") {
+        return Error::new(ErrorKind::ConsumerNotFound, e.detail().to_string());
+    }
+    e
+}
+
+impl JetStream {
+    /// Creates (or updates, per `action`) a consumer on `stream` from a
+    /// ConsumerConfig JSON object; unnamed consumers get a generated name.
+    /// Returns its ConsumerInfo.
+    pub fn create_consumer(
+        &self,
+        stream: &str,
+        config_json: &str,
+        action: CreateAction,
+    ) -> Result<Value> {
+        validate_name("stream", stream)?;
+        let mut cfg = consumer_config(config_json)?;
+        let name = match cfg
+            .get("name")
+            .or_else(|| cfg.get("durable_name"))
+            .and_then(Value::as_str)
+        {
+            Some(n) => n.to_string(),
+            None => {
+                if action == CreateAction::Update {
+                    return Err(Error::new(
+                        ErrorKind::Config,
+                        "ConsumerConfig.name: required to update a consumer",
+                    ));
+                }
+                let n = new_nuid();
+                cfg.insert("name".into(), Value::from(n.clone()));
+                n
+            }
+        };
+        let single_filter = cfg
+            .get("filter_subject")
+            .and_then(Value::as_str)
+            .filter(|f| !f.contains('*') && !f.contains('>'))
+            .map(str::to_string);
+        let api = match single_filter {
+            Some(f) => format!("CONSUMER.CREATE.{stream}.{name}.{f}"),
+            None => format!("CONSUMER.CREATE.{stream}.{name}"),
+        };
+        let mut req = json!({ "stream_name": stream, "config": Value::Object(cfg) });
+        match action {
+            CreateAction::Create => req["action"] = Value::from("create"),
+            CreateAction::Update => req["action"] = Value::from("update"),
+            CreateAction::CreateOrUpdate => {}
+        }
+        let mut info = self
+            .api_request(&api, req.to_string().as_bytes())
+            .map_err(consumer_error)?;
+        strip_type(&mut info);
+        Ok(info)
+    }
+
+    /// A consumer's ConsumerInfo.
+    pub fn consumer_info(&self, stream: &str, consumer: &str) -> Result<Value> {
+        validate_name("stream", stream)?;
+        validate_name("consumer", consumer)?;
+        let mut info = self.api_request(&format!("CONSUMER.INFO.{stream}.{consumer}"), b"")?;
+        strip_type(&mut info);
+        Ok(info)
+    }
+
+    /// Deletes a consumer.
+    pub fn delete_consumer(&self, stream: &str, consumer: &str) -> Result<()> {
+        validate_name("stream", stream)?;
+        validate_name("consumer", consumer)?;
+        let v = self.api_request(&format!("CONSUMER.DELETE.{stream}.{consumer}"), b"")?;
+        match v.get("success").and_then(Value::as_bool) {
+            Some(true) => Ok(()),
+            _ => Err(Error::new(
+                ErrorKind::JetStream,
+                "invalid JetStream API response: consumer delete did not succeed",
+            )),
+        }
+    }
+
+    /// Names of the consumers of `stream`, in pages.
+    pub fn consumer_names(&self, stream: &str) -> Result<Vec<String>> {
+        validate_name("stream", stream)?;
+        let mut names = Vec::new();
+        loop {
+            let req = json!({ "offset": names.len() });
+            let v = self.api_request(
+                &format!("CONSUMER.NAMES.{stream}"),
+                req.to_string().as_bytes(),
+            )?;
+            let page: Vec<String> = match v.get("consumers") {
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let total = v.get("total").and_then(Value::as_u64).unwrap_or(0) as usize;
+            let got = page.len();
+            names.extend(page);
+            if got == 0 || names.len() >= total {
+                return Ok(names);
+            }
+        }
+    }
+
+    /// Pulls up to `opts.max_messages` messages from a pull consumer. Ends
+    /// when the batch is full, when the server ends the request (no
+    /// messages with `no_wait`, or `expires` passed), or at `expires` plus
+    /// a second of grace. Returns what arrived, possibly nothing; a
+    /// deleted consumer fails with `ConsumerDeleted`.
+    pub fn fetch(&self, stream: &str, consumer: &str, opts: &FetchOptions) -> Result<Vec<Message>> {
+        crate::runtime::ensure_may_block()?;
+        validate_name("stream", stream)?;
+        validate_name("consumer", consumer)?;
+        if opts.max_messages == 0 {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "max_messages must be at least 1",
+            ));
+        }
+        if !opts.no_wait && opts.expires < Duration::from_millis(1) {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "expires must be at least 1 ms (or use no_wait)",
+            ));
+        }
+        let client = &self.shared.client;
+        let inbox = format!("{}.{}", client.opts.inbox_prefix, new_nuid());
+        let sub = client.subscribe(&inbox, None, SubOptions::default())?;
+        let mut req = json!({ "batch": opts.max_messages });
+        if opts.no_wait {
+            req["no_wait"] = Value::from(true);
+        } else {
+            req["expires"] = Value::from(nanos(opts.expires));
+        }
+        if opts.max_bytes > 0 {
+            req["max_bytes"] = Value::from(opts.max_bytes);
+        }
+        if !opts.idle_heartbeat.is_zero() {
+            req["idle_heartbeat"] = Value::from(nanos(opts.idle_heartbeat));
+        }
+        client.publish_frame(
+            &format!(
+                "{}.CONSUMER.MSG.NEXT.{stream}.{consumer}",
+                self.shared.prefix
+            ),
+            Some(&inbox),
+            None,
+            req.to_string().as_bytes(),
+            true,
+        )?;
+        let wait = if opts.no_wait {
+            self.shared.opts.timeout
+        } else {
+            opts.expires + FETCH_GRACE
+        };
+        let deadline = Instant::now() + wait;
+        let mut msgs = Vec::new();
+        let mut bytes = 0usize;
+        while msgs.len() < opts.max_messages {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let m = match sub.next_raw_msg(Some(left)) {
+                Ok(m) => m,
+                Err(e) if e.kind() == ErrorKind::Timeout => break,
+                Err(e) => return Err(e),
+            };
+            match m.status() {
+                None => {
+                    bytes += m.payload().len();
+                    msgs.push(m);
+                    if opts.max_bytes > 0 && bytes >= opts.max_bytes {
+                        break;
+                    }
+                }
+                Some(100) => {} // heartbeat or flow control
+                Some(404 | 408) => break,
+                Some(409) => {
+                    let desc = m.headers().and_then(|h| h.description()).unwrap_or("");
+                    if desc.eq_ignore_ascii_case("consumer deleted") {
+                        return Err(Error::new(
+                            ErrorKind::ConsumerDeleted,
+                            format!("consumer {consumer:?} was deleted"),
+                        ));
+                    }
+                    if msgs.is_empty() && desc.to_ascii_lowercase().contains("exceeded maxwaiting")
+                    {
+                        return Err(Error::new(
+                            ErrorKind::JetStream,
+                            format!("pull request rejected: {desc}"),
+                        ));
+                    }
+                    break; // batch or byte limits reached, leadership change, ...
+                }
+                Some(503) => {
+                    return Err(Error::new(
+                        ErrorKind::JetStreamNotEnabled,
+                        "no responders for the pull request",
+                    ))
+                }
+                Some(code) => {
+                    let desc = m.headers().and_then(|h| h.description()).unwrap_or("");
+                    return Err(Error::new(
+                        ErrorKind::JetStreamApi,
+                        format!("pull request failed: {code} {desc}"),
+                    ));
+                }
+            }
+        }
+        drop(sub);
+        Ok(msgs)
+    }
+
+    /// Acknowledges a consumed message through this context's client
+    /// (`sync_timeout`: wait for the server's confirmation).
+    pub fn ack(&self, msg: &Message, kind: &AckKind, sync_timeout: Option<Duration>) -> Result<()> {
+        send_ack(&self.shared.client, msg, kind, sync_timeout)
+    }
+
+    /// One message from a pull consumer, waiting up to `timeout`;
+    /// `NoMessages` if none came.
+    pub fn next(&self, stream: &str, consumer: &str, timeout: Duration) -> Result<Message> {
+        let opts = FetchOptions {
+            max_messages: 1,
+            expires: timeout,
+            ..FetchOptions::default()
+        };
+        self.fetch(stream, consumer, &opts)?
+            .pop()
+            .ok_or_else(|| Error::new(ErrorKind::NoMessages, "no message arrived in time"))
+    }
+}
+
+/// Where a consumed message stands, read from its ack subject.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MsgMetadata<'a> {
+    pub domain: Option<&'a str>,
+    pub stream: &'a str,
+    pub consumer: &'a str,
+    pub num_delivered: u64,
+    pub stream_seq: u64,
+    pub consumer_seq: u64,
+    /// Nanoseconds since the Unix epoch.
+    pub timestamp_ns: i64,
+    pub num_pending: u64,
+}
+
+fn not_js(reply: &str) -> Error {
+    Error::new(
+        ErrorKind::NotJsMessage,
+        format!("not a JetStream message: reply subject {reply:?}"),
+    )
+}
+
+/// Parses an ack subject: v1 `$JS.ACK.<stream>.<consumer>.<delivered>.
+/// <sseq>.<cseq>.<ts>.<pending>` (9 tokens) or v2 `$JS.ACK.<domain>.
+/// <account hash>.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.
+/// <pending>[.<token>...]` (11 or more; `_` is no domain).
+pub fn parse_metadata(reply: &str) -> Result<MsgMetadata<'_>> {
+    let t: Vec<&str> = reply.split('.').collect();
+    if t.len() < 9 || t[0] != "$JS" || t[1] != "ACK" || t.len() == 10 {
+        return Err(not_js(reply));
+    }
+    let (domain, rest) = if t.len() == 9 {
+        (None, &t[2..])
+    } else {
+        (Some(t[2]).filter(|d| *d != "_"), &t[4..])
+    };
+    let num = |s: &str| s.parse::<u64>().map_err(|_| not_js(reply));
+    Ok(MsgMetadata {
+        domain,
+        stream: rest[0],
+        consumer: rest[1],
+        num_delivered: num(rest[2])?,
+        stream_seq: num(rest[3])?,
+        consumer_seq: num(rest[4])?,
+        timestamp_ns: rest[5].parse::<i64>().map_err(|_| not_js(reply))?,
+        num_pending: num(rest[6])?,
+    })
+}
+
+/// Acknowledgement kinds (ADR-15 bodies).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AckKind {
+    Ack,
+    /// Redeliver, after the delay if any.
+    Nak(Option<Duration>),
+    /// Never redeliver; the optional reason is recorded by the server.
+    Term(Option<String>),
+    /// Still working: resets the ack wait.
+    InProgress,
+}
+
+impl AckKind {
+    pub(crate) fn body(&self) -> Vec<u8> {
+        match self {
+            AckKind::Ack => b"+ACK".to_vec(),
+            AckKind::Nak(None) => b"-NAK".to_vec(),
+            AckKind::Nak(Some(d)) => format!("-NAK {}", json!({ "delay": nanos(*d) })).into_bytes(),
+            AckKind::Term(None) => b"+TERM".to_vec(),
+            AckKind::Term(Some(r)) => format!("+TERM {r}").into_bytes(),
+            AckKind::InProgress => b"+WPI".to_vec(),
+        }
+    }
+
+    /// Ends the message's delivery (a second one is an error).
+    pub(crate) fn is_terminal(&self) -> bool {
+        !matches!(self, AckKind::InProgress)
+    }
+}
+
+/// The ack subject of `msg`, checked.
+pub(crate) fn ack_subject(msg: &Message) -> Result<&str> {
+    let reply = msg.reply().ok_or_else(|| not_js(""))?;
+    parse_metadata(reply)?;
+    Ok(reply)
+}
+
+/// Sends `kind` for `msg` through `client`. With `sync_timeout`, waits for
+/// the server to confirm (ack_sync); otherwise the ack is buffered like a
+/// publish. Double-ack protection is the caller's (a message handle's).
+pub(crate) fn send_ack(
+    client: &crate::client::ClientInner,
+    msg: &Message,
+    kind: &AckKind,
+    sync_timeout: Option<Duration>,
+) -> Result<()> {
+    let subject = ack_subject(msg)?;
+    let body = kind.body();
+    match sync_timeout {
+        None => client.publish_frame(subject, None, None, &body, false),
+        Some(t) => client.request(subject, None, &body, t).map(|_| ()),
+    }
+}
