@@ -213,8 +213,31 @@ static void publish_and_subscribe_examples(void) {
     CHECK_OUTPUT_HAS(subscriber, "received 2 message(s)");
 }
 
+static void jetstream_example(void) {
+    nt_server *s = start_server();
+    NT_CHECK(s != NULL);
+    char *argv[] = {EXAMPLE_JETSTREAM, (char *)nt_server_url(s), NULL};
+    /* Twice: a second run finds (and replaces) nothing left over. */
+    for (int run = 0; run < 2; run++) {
+        child *tour = run_to_end(argv);
+        NT_CHECK(tour != NULL);
+        CHECK_EXIT(tour, 0);
+        CHECK_OUTPUT_HAS(tour, "stored in ORDERS at seq 1\n");
+        CHECK_OUTPUT_HAS(tour, "stored in ORDERS at seq 1 (duplicate)");
+        CHECK_OUTPUT_HAS(tour, "async cake acked at seq 4");
+        CHECK_OUTPUT_HAS(tour, "redelivered: soup");
+        CHECK_OUTPUT_HAS(tour, "stale update: wrong last sequence");
+        CHECK_OUTPUT_HAS(tour, "alice.color = green");
+        CHECK_OUTPUT_HAS(tour, "bob.color after delete: key deleted");
+        CHECK_OUTPUT_HAS(tour, "keys: [\"alice.color\"]");
+        CHECK_OUTPUT_HAS(tour, "  history: blue at revision");
+        CHECK_OUTPUT_HAS(tour, "jetstream tour finished");
+    }
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
+        NT_CASE(jetstream_example),
         NT_CASE(demo_runs_against_a_live_server),
         NT_CASE(demo_reports_a_missing_server),
         NT_CASE(request_and_reply_examples),
