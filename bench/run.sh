@@ -272,6 +272,14 @@ run_extras() {
     done
 }
 
+# CPU seconds the server process has used (empty with --url): printed per
+# harness run as a comment, to show when a scenario is bounded by the
+# server (server CPU close to the run's wall time) rather than the client.
+server_cpu() {
+    [ -n "${SERVER_PID:-}" ] && [ -r "/proc/$SERVER_PID/stat" ] || return 0
+    awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$SERVER_PID/stat"
+}
+
 for r in $(seq 1 "$REPEATS"); do
     for sc in "${SCEN_LIST[@]}"; do
         for i in "${!NAMES[@]}"; do
@@ -280,11 +288,17 @@ for r in $(seq 1 "$REPEATS"); do
             log "repeat $r/$REPEATS: $sc $name"
             # shellcheck disable=SC2086
             set +e
+            cpu0="$(server_cpu)"; t0="$(date +%s.%N)"
             timeout -k 10 "$guard" ${CMDS[$i]} --url "$URL" --scenarios "$sc" "${PASS[@]}" \
                 >"$TMPD/out.txt" 2>"$TMPD/err.txt"
             rc=$?
+            cpu1="$(server_cpu)"; t1="$(date +%s.%N)"
             set -e
             cat "$TMPD/out.txt" >>"$OUT"
+            if [ -n "$cpu0" ]; then
+                awk -v sc="$sc" -v n="$name" -v t0="$t0" -v t1="$t1" -v c0="$cpu0" -v c1="$cpu1" \
+                    'BEGIN {printf "# server_cpu scenario=%s client=%s wall_s=%.2f server_cpu_s=%.2f\n", sc, n, t1 - t0, c1 - c0}' >>"$OUT"
+            fi
             grep -v '^#' "$TMPD/out.txt" | grep -v '^$' >&2 || true
             if [ "$rc" -ne 0 ]; then
                 why="exit_$rc"; [ "$rc" -eq 124 ] && why="killed_after_${guard}s"
