@@ -61,7 +61,7 @@ impl Default for JetStreamOptions {
 
 /// Asynchronous publishes in flight, and who waits for them to go down.
 #[derive(Default)]
-struct Window {
+pub(crate) struct Window {
     pending: usize,
     waiters: usize,
 }

@@ -2,7 +2,7 @@
 //! asynchronous publishes bounded by a window of unacknowledged messages.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -236,27 +236,43 @@ impl Shared {
         let mut w = lock(&self.window);
         if w.pending >= max {
             crate::runtime::ensure_may_block()?;
-            let deadline = Instant::now() + self.opts.publish_async_stall_wait;
-            w.waiters += 1;
-            while w.pending >= max {
-                let now = Instant::now();
-                if now >= deadline {
-                    w.waiters -= 1;
-                    return Err(Error::new(
-                        ErrorKind::TooManyStalledMsgs,
-                        format!("{} asynchronous publishes await acks", w.pending),
-                    ));
-                }
-                w = self
-                    .window_cv
-                    .wait_timeout(w, deadline - now)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0;
+            w = self.wait_window(w, Some(self.opts.publish_async_stall_wait), |w| {
+                w.pending >= max
+            });
+            if w.pending >= max {
+                return Err(Error::new(
+                    ErrorKind::TooManyStalledMsgs,
+                    format!("{} asynchronous publishes await acks", w.pending),
+                ));
             }
-            w.waiters -= 1;
         }
         w.pending += 1;
         Ok(())
+    }
+
+    /// Waits (counted as a waiter, so `release` notifies) while `blocked`
+    /// holds, at most `timeout` (None: forever).
+    fn wait_window<'a>(
+        &self,
+        mut w: MutexGuard<'a, super::Window>,
+        timeout: Option<Duration>,
+        mut blocked: impl FnMut(&mut super::Window) -> bool,
+    ) -> MutexGuard<'a, super::Window> {
+        w.waiters += 1;
+        let mut w = match timeout {
+            None => self
+                .window_cv
+                .wait_while(w, blocked)
+                .unwrap_or_else(|p| p.into_inner()),
+            Some(t) => {
+                self.window_cv
+                    .wait_timeout_while(w, t, &mut blocked)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0
+            }
+        };
+        w.waiters -= 1;
+        w
     }
 
     fn release(&self) {
@@ -350,31 +366,14 @@ impl JetStream {
     /// Waits until every asynchronous publish has its ack (or failed).
     pub fn publish_async_complete(&self, timeout: Option<Duration>) -> Result<()> {
         crate::runtime::ensure_may_block()?;
-        let deadline = timeout.map(|t| Instant::now() + t);
-        let shared = &self.shared;
-        let mut w = lock(&shared.window);
-        w.waiters += 1;
-        while w.pending > 0 {
-            match deadline {
-                None => w = shared.window_cv.wait(w).unwrap_or_else(|p| p.into_inner()),
-                Some(d) => {
-                    let now = Instant::now();
-                    if now >= d {
-                        w.waiters -= 1;
-                        return Err(Error::new(
-                            ErrorKind::Timeout,
-                            format!("{} asynchronous publishes still await acks", w.pending),
-                        ));
-                    }
-                    w = shared
-                        .window_cv
-                        .wait_timeout(w, d - now)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0;
-                }
-            }
+        let w = lock(&self.shared.window);
+        let w = self.shared.wait_window(w, timeout, |w| w.pending > 0);
+        if w.pending > 0 {
+            return Err(Error::new(
+                ErrorKind::Timeout,
+                format!("{} asynchronous publishes still await acks", w.pending),
+            ));
         }
-        w.waiters -= 1;
         Ok(())
     }
 }
