@@ -1099,8 +1099,8 @@ natsio_status natsio_js_consumer_names(const struct natsio_js *js,
  * with `natsio_msg_ack` (or nak/term/in_progress) unless the consumer's
  * ack policy is "none". Errors: NATSIO_ERR_NULL_ARGUMENT,
  * NATSIO_ERR_INVALID_ARGUMENT (bad names or negative options),
- * NATSIO_ERR_CONSUMER_DELETED, NATSIO_ERR_JS_API (e.g. no such consumer),
- * NATSIO_ERR_JS_NOT_ENABLED, NATSIO_ERR_CONNECTION_CLOSED,
+ * NATSIO_ERR_CONSUMER_DELETED, NATSIO_ERR_CONSUMER_NOT_FOUND (no such
+ * consumer or stream), NATSIO_ERR_JS_API, NATSIO_ERR_CONNECTION_CLOSED,
  * NATSIO_ERR_ILLEGAL_STATE (on a library runtime thread).
  */
 natsio_status natsio_js_fetch(const struct natsio_js *js,

@@ -699,6 +699,19 @@ fn pull_consumer_fetch_ack_nak_term() {
         ErrorKind::ConsumerNotFound
     );
 
+    // Pulling from a consumer that does not exist.
+    assert_eq!(
+        kind(js.fetch(
+            "Q",
+            "nope",
+            &FetchOptions {
+                no_wait: true,
+                ..Default::default()
+            }
+        )),
+        ErrorKind::ConsumerNotFound
+    );
+
     // Not a JetStream message.
     assert_eq!(
         parse_metadata("_INBOX.x").unwrap_err().kind(),

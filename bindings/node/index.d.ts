@@ -339,6 +339,10 @@ export class KV {
   delete(key: string, opts?: { last?: number | bigint }): Promise<void>;
   purge(key: string, opts?: { last?: number | bigint }): Promise<void>;
   status(): Promise<KvStatus>;
+  /** The keys holding a value now (deleted and purged keys left out). */
+  keys(): Promise<string[]>;
+  /** Every kept revision of `key`, oldest first, markers included; KeyNotFoundError if none. */
+  history(key: string): Promise<KvEntry[]>;
   /** Frees the handle (the bucket stays); later calls reject with IllegalStateError. Idempotent. */
   close(): void;
 }
@@ -356,9 +360,84 @@ export interface KvManager {
   delete(bucket: string): Promise<true>;
 }
 
+/** Delivery metadata of a JsMsg, parsed from its ack subject. */
+export class JsMsgInfo {
+  readonly stream: string;
+  readonly consumer: string;
+  readonly domain: string | undefined;
+  /** How many times the message was delivered (1 the first time). */
+  readonly deliveryCount: number;
+  readonly redelivered: boolean;
+  readonly streamSequence: number;
+  readonly consumerSequence: number;
+  /** When the stream stored it (millisecond precision). */
+  readonly timestamp: Date;
+  /** When the stream stored it, ns since the Unix epoch. */
+  readonly timestampNanos: bigint;
+  /** Messages left for the consumer after this one. */
+  readonly pending: number;
+}
+
+/**
+ * A message from a pull consumer. It owns its library message (freed by the
+ * garbage collector); a second ack, nak or term throws MessageAlreadyAckedError.
+ * ack/nak/term/working only buffer (like publish) and throw on error;
+ * ackAck waits for the server off the JS thread.
+ */
+export class JsMsg {
+  readonly subject: string;
+  /** The ack subject. */
+  readonly reply: string | undefined;
+  readonly data: Buffer;
+  readonly headers: MsgHeaders | undefined;
+  readonly info: JsMsgInfo;
+  /** Same as info. */
+  readonly metadata: JsMsgInfo;
+  /** The stream sequence. */
+  readonly seq: number;
+  readonly redelivered: boolean;
+  string(): string;
+  json<T = unknown>(): T;
+  ack(): void;
+  /** Redeliver, after `delay` ms if given. */
+  nak(delay?: number): void;
+  /** Never redeliver; `reason` is recorded by the server. */
+  term(reason?: string): void;
+  /** Still in progress: resets the ack wait. */
+  working(): void;
+  /** Acks and waits for the server's confirmation (default 5000 ms); resolves true. */
+  ackAck(timeout?: number | { timeout?: number }): Promise<true>;
+}
+
+export interface FetchOptions {
+  /** Messages at most (default 100). */
+  maxMessages?: number;
+  /** Bytes at most (default: no limit). */
+  maxBytes?: number;
+  /** How long the server holds the request open, ms (default 5000). */
+  expires?: number;
+  /** Only the messages available now (possibly none). */
+  noWait?: boolean;
+  /** Idle heartbeat interval, ms (default none). */
+  heartbeat?: number;
+}
+
+export interface Consumers {
+  /** Creates a pull consumer from a ConsumerConfig (server field names); resolves with its ConsumerInfo. */
+  add(stream: string, cfg: JsonObject): Promise<JsonObject>;
+  /** ConsumerNotFoundError if it does not exist. */
+  update(stream: string, cfg: JsonObject): Promise<JsonObject>;
+  createOrUpdate(stream: string, cfg: JsonObject): Promise<JsonObject>;
+  info(stream: string, name: string): Promise<JsonObject>;
+  /** A fetch waiting on it rejects with ConsumerDeletedError. */
+  delete(stream: string, name: string): Promise<true>;
+  names(stream: string): Promise<string[]>;
+}
+
 export class JetStreamClient {
   readonly nc: Connection;
   readonly streams: Streams;
+  readonly consumers: Consumers;
   readonly kv: KvManager;
   readonly isClosed: boolean;
   /** Asynchronous publishes awaiting their ack or room to be sent. */
@@ -375,6 +454,10 @@ export class JetStreamClient {
   /** Resolves once every publishAsync has completed and its promise settled; TimeoutError after `timeout` ms. */
   publishAsyncComplete(timeout?: number): Promise<void>;
   accountInfo(): Promise<JsonObject>;
+  /** Pulls a batch (possibly empty) from a pull consumer; waits on the threadpool. */
+  fetch(stream: string, consumer: string, opts?: FetchOptions): Promise<JsMsg[]>;
+  /** One message; NoMessagesError when none arrives within `timeout` ms (default 5000). */
+  next(stream: string, consumer: string, opts?: number | { timeout?: number }): Promise<JsMsg>;
   /** Frees the context (acks of sent publishes still arrive; KV handles live on). Idempotent. */
   close(): void;
 }
@@ -436,6 +519,14 @@ export class MessageNotFoundError extends CodedError {}
 export class WrongLastSequenceError extends CodedError {}
 export class TooManyStalledMsgsError extends CodedError {}
 export class AsyncPublishTimeoutError extends CodedError {}
+/** A fetch or next ended without a message (next rejects with it; fetch resolves []). */
+export class NoMessagesError extends CodedError {}
+/** The consumer was deleted while a fetch waited on it. */
+export class ConsumerDeletedError extends CodedError {}
+/** A second ack, nak or term of the same JsMsg. */
+export class MessageAlreadyAckedError extends CodedError {}
+/** The message has no JetStream ack subject. */
+export class NotJsMessageError extends CodedError {}
 export class BucketNotFoundError extends CodedError {}
 export class BucketExistsError extends CodedError {}
 export class KeyNotFoundError extends CodedError {}

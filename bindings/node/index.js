@@ -998,6 +998,19 @@ class KV {
     await native.kvDelete(this._handle, true, key, revisionArg(opts?.last ?? opts?.previousSeq));
   }
 
+  /** The keys that hold a value now (deleted and purged keys are left out).
+   * An array, so `for await (const k of await kv.keys())` works too. */
+  async keys() {
+    return JSON.parse(await native.kvKeys(this._handle));
+  }
+
+  /** Every kept revision of `key`, oldest first, delete and purge markers
+   * included (each entry's delta counts the newer revisions). Rejects with
+   * KeyNotFoundError when the key has none. */
+  async history(key) {
+    return (await native.kvHistory(this._handle, key)).map((raw) => new KvEntry(raw));
+  }
+
   /** {bucket, values, history, ttl (ms), bytes, storage, streamInfo}. */
   async status() {
     const info = JSON.parse(await native.kvStatus(this._handle));
@@ -1061,6 +1074,194 @@ class KvManager {
   async delete(bucket) {
     await native.kvDeleteBucket(this._js._handle, bucket);
     return true;
+  }
+}
+
+/** Delivery metadata of a JsMsg (parsed from its ack subject). */
+class JsMsgInfo {
+  constructor(raw) {
+    /** @type {string} */
+    this.stream = raw[0];
+    /** @type {string} */
+    this.consumer = raw[1];
+    /** @type {string|undefined} */
+    this.domain = raw[2] === null ? undefined : raw[2];
+    /** How many times the message was delivered (1 the first time). */
+    this.deliveryCount = raw[3];
+    this.streamSequence = raw[4];
+    this.consumerSequence = raw[5];
+    /** When the stream stored it, in nanoseconds since the epoch. @type {bigint} */
+    this.timestampNanos = raw[6];
+    /** Messages left for the consumer after this one. */
+    this.pending = raw[7];
+  }
+
+  /** When the stream stored it (millisecond precision). */
+  get timestamp() {
+    return new Date(Number(this.timestampNanos / 1000000n));
+  }
+
+  get redelivered() {
+    return this.deliveryCount > 1;
+  }
+}
+
+function timeoutOption(opts) {
+  const t = typeof opts === 'object' && opts !== null ? opts.timeout : opts;
+  if (t === undefined || t === null) return 0;
+  if (typeof t !== 'number' || Number.isNaN(t)) throw new TypeError('timeout must be a number (ms)');
+  return t;
+}
+
+/**
+ * A message consumed from a pull consumer (js.fetch / js.next). It owns its
+ * library message: acknowledgements go through the library, which refuses
+ * a second ack, nak or term (MessageAlreadyAckedError); the library message
+ * is freed when the JsMsg is garbage collected.
+ */
+class JsMsg {
+  constructor(raw) {
+    this._handle = raw[0];
+    /** @type {string} */
+    this.subject = raw[1];
+    /** The ack subject. @type {string|undefined} */
+    this.reply = raw[2] === null ? undefined : raw[2];
+    /** @type {Buffer} */
+    this.data = raw[3];
+    this._rawHeaders = raw[4];
+    this._headers = undefined;
+    this._info = undefined;
+  }
+
+  /** @returns {MsgHeaders|undefined} */
+  get headers() {
+    if (this._headers === undefined && this._rawHeaders !== null) this._headers = headersFromFlat(this._rawHeaders);
+    return this._headers;
+  }
+
+  /** Delivery metadata: {stream, consumer, domain, deliveryCount,
+   * streamSequence, consumerSequence, timestamp (Date), timestampNanos
+   * (bigint), pending, redelivered}. */
+  get info() {
+    if (this._info === undefined) this._info = new JsMsgInfo(native.jsMsgMetadata(this._handle));
+    return this._info;
+  }
+
+  /** Same as info. */
+  get metadata() {
+    return this.info;
+  }
+
+  /** The stream sequence. */
+  get seq() {
+    return this.info.streamSequence;
+  }
+
+  get redelivered() {
+    return this.info.redelivered;
+  }
+
+  string() {
+    return this.data.toString('utf8');
+  }
+
+  json() {
+    return JSON.parse(this.string());
+  }
+
+  /** Acknowledges (buffered like a publish; throws MessageAlreadyAckedError
+   * after an earlier ack, nak or term of this message). */
+  ack() {
+    native.jsMsgAck(this._handle, 0, null);
+  }
+
+  /** Asks for redelivery, after `delay` ms if given. */
+  nak(delay) {
+    if (delay !== undefined && delay !== null && (typeof delay !== 'number' || Number.isNaN(delay))) {
+      throw new TypeError('delay must be a number (ms)');
+    }
+    native.jsMsgAck(this._handle, 1, delay ?? 0);
+  }
+
+  /** Stops redelivery for good; `reason` is recorded by the server. */
+  term(reason) {
+    native.jsMsgAck(this._handle, 2, reason ?? null);
+  }
+
+  /** Still working on it: resets the ack wait (any number of times before the final ack). */
+  working() {
+    native.jsMsgAck(this._handle, 3, null);
+  }
+
+  /** Acknowledges and waits for the server to confirm it (off the JS
+   * thread): `timeout` ms or {timeout} (default 5000). Resolves true;
+   * rejects with MessageAlreadyAckedError, TimeoutError, ... */
+  async ackAck(opts) {
+    await native.jsMsgAckSync(this._handle, timeoutOption(opts));
+    return true;
+  }
+}
+
+function fetchOptions(opts) {
+  if (opts === undefined || opts === null) return null;
+  if (typeof opts !== 'object') throw new TypeError('fetch options must be an object');
+  const out = {};
+  for (const [name, alias] of [
+    ['maxMessages', 'max_messages'],
+    ['maxBytes', 'max_bytes'],
+    ['expires', 'expires'],
+    ['heartbeat', 'idle_heartbeat'],
+  ]) {
+    const v = opts[name] ?? opts[alias];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw new TypeError(`${name} must be a number`);
+    out[name] = v;
+  }
+  out.noWait = Boolean(opts.noWait ?? opts.no_wait);
+  return out;
+}
+
+/** js.consumers: pull consumer management. */
+class Consumers {
+  constructor(js) {
+    this._js = js;
+  }
+
+  async _put(mode, stream, cfg) {
+    const json = configJson(cfg, 'consumer config');
+    return JSON.parse(await native.jsConsumerPut(this._js._handle, mode, stream, json));
+  }
+
+  /** Creates a pull consumer on `stream` from a ConsumerConfig (server
+   * field names: durable_name or name, filter_subject(s), ack_policy,
+   * ack_wait, max_deliver, inactive_threshold, ...); resolves with its
+   * ConsumerInfo (info.name is its name). An identical consumer is fine. */
+  async add(stream, cfg) {
+    return this._put(0, stream, cfg);
+  }
+
+  /** Changes an existing consumer (ConsumerNotFoundError if there is none). */
+  async update(stream, cfg) {
+    return this._put(1, stream, cfg);
+  }
+
+  async createOrUpdate(stream, cfg) {
+    return this._put(2, stream, cfg);
+  }
+
+  async info(stream, name) {
+    return JSON.parse(await native.jsConsumerInfo(this._js._handle, stream, name));
+  }
+
+  /** Deletes the consumer; a fetch waiting on it rejects with ConsumerDeletedError. */
+  async delete(stream, name) {
+    await native.jsConsumerDelete(this._js._handle, stream, name);
+    return true;
+  }
+
+  /** The names of `stream`'s consumers. */
+  async names(stream) {
+    return JSON.parse(await native.jsConsumerNames(this._js._handle, stream));
   }
 }
 
@@ -1152,7 +1353,25 @@ class JetStreamClient {
     this._outstanding = 0;
     this._settleWaiters = [];
     this.streams = new Streams(this);
+    this.consumers = new Consumers(this);
     this.kv = new KvManager(this);
+  }
+
+  /**
+   * Pulls a batch from the pull consumer `consumer` of `stream`: resolves
+   * with an array of JsMsg (possibly empty) once `maxMessages` (default
+   * 100) or `maxBytes` arrived or the request expired (`expires` ms,
+   * default 5000; `noWait`: only what is there now). `heartbeat` (ms) asks
+   * for idle heartbeats. Waits on the libuv threadpool, not the event loop.
+   */
+  async fetch(stream, consumer, opts) {
+    return (await native.jsFetch(this._handle, stream, consumer, fetchOptions(opts))).map((raw) => new JsMsg(raw));
+  }
+
+  /** One message from the pull consumer; rejects with NoMessagesError when
+   * none arrives within `timeout` ms (default 5000). */
+  async next(stream, consumer, opts) {
+    return new JsMsg(await native.jsNext(this._handle, stream, consumer, timeoutOption(opts)));
   }
 
   /** Publishes and waits for the stream's ack: {stream, seq, duplicate, domain?}.
@@ -1310,6 +1529,8 @@ module.exports = {
   KV,
   KvEntry,
   StoredMsg,
+  JsMsg,
+  JsMsgInfo,
   Status,
   version: native.version(),
   ...errors,

@@ -329,10 +329,11 @@ impl JetStream {
                     break; // batch or byte limits reached, leadership change, ...
                 }
                 Some(503) => {
+                    // The server answers a pull on a missing consumer so.
                     return Err(Error::new(
-                        ErrorKind::JetStreamNotEnabled,
-                        "no responders for the pull request",
-                    ))
+                        ErrorKind::ConsumerNotFound,
+                        format!("no responders for the pull request: consumer {consumer:?} not found on stream {stream:?} (or JetStream is not enabled)"),
+                    ));
                 }
                 Some(code) => {
                     let desc = m.headers().and_then(|h| h.description()).unwrap_or("");

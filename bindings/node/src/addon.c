@@ -1600,14 +1600,16 @@ static napi_value js_sub_info(napi_env env, napi_callback_info info) {
 /* ------------------------------------------------------------------ */
 /* JetStream and Key-Value                                              */
 /*
- * Handles: a JetStream context or a bound KV bucket is a js_handle behind a
- * type-tagged external. Everything about a handle happens on the JS thread
+ * Handles: a JetStream context, a bound KV bucket or a consumed message
+ * (JsMsg, an owned natsio_msg) is a js_handle behind a type-tagged external. Everything about a handle happens on the JS thread
  * except the blocking C call of a job, which runs on the libuv threadpool
  * (napi_async_work) with the handle counted in `jobs`; the C handle is freed
  * once the JS side closed it (close() or the finalizer) and no job uses it
  * any more, the struct once the external is finalized too. So close() is
  * deterministic, a second close() does nothing, and a call after close()
- * fails with ILLEGAL_STATE instead of touching freed memory.
+ * fails with ILLEGAL_STATE instead of touching freed memory. A message
+ * handle has no close(): its natsio_msg lives until the finalizer (and any
+ * ackAck job) is done, so an ack can never reach a freed message.
  *
  * Jobs: one struct for every blocking call (inputs copied on the JS thread,
  * outputs converted back on it); `exec` runs on the threadpool, `result`
@@ -1615,7 +1617,7 @@ static napi_value js_sub_info(napi_env env, napi_callback_info info) {
  * token path of request() (EV_TOKEN with token_has_msg = TOKEN_PUB_ACK).
  */
 
-enum { JSH_JS = 1, JSH_KV = 2 };
+enum { JSH_JS = 1, JSH_KV = 2, JSH_MSG = 3 };
 
 static const napi_type_tag JS_HANDLE_TAG = {0x6e617473696f4a53ULL, 0x68616e646c653031ULL};
 
@@ -1623,6 +1625,7 @@ typedef struct js_handle {
     int kind;
     natsio_js *js;
     natsio_kv *kv;
+    natsio_msg *msg;
     int jobs;       /* jobs in flight (JS thread only) */
     bool closed;    /* close() ran: no new calls */
     bool finalized; /* the external is gone */
@@ -1633,8 +1636,10 @@ static void jsh_maybe_free(js_handle *h) {
     if (h->closed || h->finalized) {
         natsio_js_free(h->js);
         natsio_kv_free(h->kv);
+        natsio_msg_free(h->msg);
         h->js = NULL;
         h->kv = NULL;
+        h->msg = NULL;
     }
     if (h->finalized) free(h);
 }
@@ -1647,17 +1652,19 @@ static void jsh_finalize(napi_env env, void *data, void *hint) {
     jsh_maybe_free(h);
 }
 
-static napi_value jsh_wrap(napi_env env, int kind, natsio_js *js, natsio_kv *kv) {
+static napi_value jsh_wrap(napi_env env, int kind, natsio_js *js, natsio_kv *kv, natsio_msg *msg) {
     js_handle *h = calloc(1, sizeof *h);
     if (!h) {
         natsio_js_free(js);
         natsio_kv_free(kv);
+        natsio_msg_free(msg);
         throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
         return NULL;
     }
     h->kind = kind;
     h->js = js;
     h->kv = kv;
+    h->msg = msg;
     napi_value ext;
     if (napi_create_external(env, h, jsh_finalize, NULL, &ext) != napi_ok) {
         h->finalized = true;
@@ -1671,17 +1678,20 @@ static napi_value jsh_wrap(napi_env env, int kind, natsio_js *js, natsio_kv *kv)
 
 /* The open handle of `kind` behind `v`; NULL with a pending exception. */
 static js_handle *get_jsh(napi_env env, napi_value v, int kind) {
+    static const char *const not_a[] = {"", "not a natsio JetStream handle", "not a natsio KV handle",
+                                        "not a natsio JetStream message"};
+    static const char *const closed[] = {"", "the JetStream context is closed", "the KV bucket handle is closed",
+                                         "the JetStream message is released"};
     bool tagged = false;
     void *p = NULL;
     if (napi_check_object_type_tag(env, v, &JS_HANDLE_TAG, &tagged) != napi_ok || !tagged ||
         napi_get_value_external(env, v, &p) != napi_ok || !p || ((js_handle *)p)->kind != kind) {
-        napi_throw_type_error(env, NULL, kind == JSH_JS ? "not a natsio JetStream handle" : "not a natsio KV handle");
+        napi_throw_type_error(env, NULL, not_a[kind]);
         return NULL;
     }
     js_handle *h = p;
     if (h->closed) {
-        throw_status(env, NATSIO_ERR_ILLEGAL_STATE,
-                     kind == JSH_JS ? "the JetStream context is closed" : "the KV bucket handle is closed");
+        throw_status(env, NATSIO_ERR_ILLEGAL_STATE, closed[kind]);
         return NULL;
     }
     return h;
@@ -1822,6 +1832,7 @@ struct job {
     int64_t ms;
     uint32_t op_id;
     pub_opts po;
+    natsio_fetch_options fo;
     /* outputs */
     char *json;
     uint64_t u;
@@ -1830,6 +1841,9 @@ struct job {
     natsio_stored_msg *smsg;
     natsio_kv *kv;
     natsio_kv_entry *entry;
+    natsio_msg *msg;
+    natsio_msg_list *mlist;
+    natsio_kv_entry_list *elist;
 };
 
 static void job_free(job *j) {
@@ -1844,6 +1858,9 @@ static void job_free(job *j) {
     natsio_stored_msg_free(j->smsg);
     natsio_kv_free(j->kv);
     natsio_kv_entry_free(j->entry);
+    natsio_msg_free(j->msg);
+    natsio_msg_list_free(j->mlist);
+    natsio_kv_entry_list_free(j->elist);
     free(j);
 }
 
@@ -1962,7 +1979,7 @@ static napi_value js_jetstream(napi_env env, napi_callback_info info) {
     o.publish_async_timeout_ms = get_i64(env, prop(env, argv[1], "publishAsyncTimeout"), 0);
     natsio_js *js;
     if (throw_if_failed(env, natsio_client_jetstream(cw->client, &o, &js))) goto out;
-    result = jsh_wrap(env, JSH_JS, js, NULL);
+    result = jsh_wrap(env, JSH_JS, js, NULL, NULL);
 out:
     free(domain);
     free(prefix);
@@ -2305,7 +2322,7 @@ static int32_t exec_kv_open(job *j) {
 static napi_value result_kv(napi_env env, job *j) {
     natsio_kv *kv = j->kv;
     j->kv = NULL;
-    return jsh_wrap(env, JSH_KV, NULL, kv);
+    return jsh_wrap(env, JSH_KV, NULL, kv, NULL);
 }
 
 /* kvOpen(js, mode 0 create | 1 update | 2 createOrUpdate | 3 bind,
@@ -2379,8 +2396,7 @@ static int32_t exec_kv_get(job *j) {
 }
 
 /* [bucket, key, value, revision, operation, createdMs, delta] */
-static napi_value result_kv_entry(napi_env env, job *j) {
-    const natsio_kv_entry *e = j->entry;
+static napi_value kv_entry_to_js(napi_env env, const natsio_kv_entry *e) {
     napi_value arr, v;
     napi_create_array_with_length(env, 7, &arr);
     napi_create_string_utf8(env, natsio_kv_entry_bucket(e), NAPI_AUTO_LENGTH, &v);
@@ -2400,6 +2416,8 @@ static napi_value result_kv_entry(napi_env env, job *j) {
     napi_set_element(env, arr, 6, v);
     return arr;
 }
+
+static napi_value result_kv_entry(napi_env env, job *j) { return kv_entry_to_js(env, j->entry); }
 
 /* kvGet(kv, key, revision|undefined) -> Promise<array> */
 static napi_value js_kv_get(napi_env env, napi_callback_info info) {
@@ -2451,6 +2469,300 @@ static napi_value js_kv_status(napi_env env, napi_callback_info info) {
     job *j = job_new(env, h);
     if (!j) return NULL;
     return job_queue(env, j, "natsio.kvStatus", exec_kv_status, result_string);
+}
+
+/* ------------------------------------------------------------------ */
+/* Pull consumers, consumed messages (JsMsg) and acks                   */
+/*
+ * fetch/next run on the threadpool (they block up to `expires`). Each
+ * message becomes its own JSH_MSG handle: fetch clones every message of
+ * the list (cheap: a shared frame) and the job frees the list, next hands
+ * its owned message over. Acks go through the C layer, which refuses a
+ * second terminal ack of the same handle (MESSAGE_ALREADY_ACKED). The
+ * non-blocking acks (ack, nak, term, in progress) only buffer, like a core
+ * publish, so they run on the JS thread; ackAck waits for the server and
+ * runs on the threadpool, counted in the handle's jobs.
+ */
+
+static int32_t exec_consumer_put(job *j) {
+    switch (j->mode) {
+    case 0: return natsio_js_consumer_create(j->h->js, j->a, j->b, &j->json);
+    case 1: return natsio_js_consumer_update(j->h->js, j->a, j->b, &j->json);
+    default: return natsio_js_consumer_create_or_update(j->h->js, j->a, j->b, &j->json);
+    }
+}
+
+/* jsConsumerPut(js, mode 0 create | 1 update | 2 createOrUpdate, stream, configJson) -> Promise<string> */
+static napi_value js_js_consumer_put(napi_env env, napi_callback_info info) {
+    size_t argc = 4;
+    napi_value argv[4];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    j->mode = (int)get_i64(env, argv[1], 0);
+    if (!get_req_string(env, argv[2], "stream name", &j->a) || !get_req_string(env, argv[3], "consumer config", &j->b)) {
+        job_free(j);
+        return NULL;
+    }
+    return job_queue(env, j, "natsio.jsConsumerPut", exec_consumer_put, result_string);
+}
+
+static int32_t exec_consumer_info(job *j) { return natsio_js_consumer_info(j->h->js, j->a, j->b, &j->json); }
+static int32_t exec_consumer_delete(job *j) { return natsio_js_consumer_delete(j->h->js, j->a, j->b); }
+static int32_t exec_consumer_names(job *j) { return natsio_js_consumer_names(j->h->js, j->a, &j->json); }
+
+/* (js, stream, consumer) jobs */
+static napi_value js_consumer_job(napi_env env, napi_callback_info info, const char *name, int32_t (*exec)(job *),
+                                  napi_value (*result)(napi_env, job *)) {
+    size_t argc = 3;
+    napi_value argv[3];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    if (!get_req_string(env, argv[1], "stream name", &j->a) || !get_req_string(env, argv[2], "consumer name", &j->b)) {
+        job_free(j);
+        return NULL;
+    }
+    return job_queue(env, j, name, exec, result);
+}
+
+/* jsConsumerInfo(js, stream, consumer) -> Promise<string JSON> */
+static napi_value js_js_consumer_info(napi_env env, napi_callback_info info) {
+    return js_consumer_job(env, info, "natsio.jsConsumerInfo", exec_consumer_info, result_string);
+}
+
+/* jsConsumerDelete(js, stream, consumer) -> Promise<void> */
+static napi_value js_js_consumer_delete(napi_env env, napi_callback_info info) {
+    return js_consumer_job(env, info, "natsio.jsConsumerDelete", exec_consumer_delete, NULL);
+}
+
+/* jsConsumerNames(js, stream) -> Promise<string JSON array> */
+static napi_value js_js_consumer_names(napi_env env, napi_callback_info info) {
+    return js_name_job(env, info, "stream name", "natsio.jsConsumerNames", exec_consumer_names, result_string);
+}
+
+/* [handle, subject, reply|null, data, flatHeaders|null] for an owned
+ * message; the handle takes `m` over (also on failure). */
+static napi_value js_msg_to_js(napi_env env, natsio_msg *m) {
+    napi_value arr, v;
+    napi_value ext = jsh_wrap(env, JSH_MSG, NULL, NULL, m);
+    if (!ext) return NULL;
+    napi_create_array_with_length(env, 5, &arr);
+    napi_set_element(env, arr, 0, ext);
+    napi_create_string_utf8(env, natsio_msg_subject(m), NAPI_AUTO_LENGTH, &v);
+    napi_set_element(env, arr, 1, v);
+    const char *reply = natsio_msg_reply(m);
+    if (reply)
+        napi_create_string_utf8(env, reply, NAPI_AUTO_LENGTH, &v);
+    else
+        napi_get_null(env, &v);
+    napi_set_element(env, arr, 2, v);
+    void *copy;
+    napi_create_buffer_copy(env, natsio_msg_data_len(m), natsio_msg_data(m), &copy, &v);
+    napi_set_element(env, arr, 3, v);
+    napi_set_element(env, arr, 4, headers_to_js(env, natsio_msg_headers(m)));
+    return arr;
+}
+
+static int32_t exec_fetch(job *j) { return natsio_js_fetch(j->h->js, j->a, j->b, &j->fo, &j->mlist); }
+
+/* The fetched messages, each cloned into its own handle (the list is freed
+ * with the job). */
+static napi_value result_fetch(napi_env env, job *j) {
+    size_t n = natsio_msg_list_count(j->mlist);
+    napi_value arr;
+    napi_create_array_with_length(env, n, &arr);
+    for (size_t i = 0; i < n; i++) {
+        natsio_msg *m;
+        int32_t st = natsio_msg_clone(natsio_msg_list_get(j->mlist, i), &m);
+        if (st != NATSIO_OK) {
+            napi_throw(env, make_error(env, st, natsio_last_error()));
+            return NULL;
+        }
+        napi_value v = js_msg_to_js(env, m);
+        if (!v) return NULL;
+        napi_set_element(env, arr, (uint32_t)i, v);
+    }
+    return arr;
+}
+
+/* jsFetch(js, stream, consumer, {maxMessages, maxBytes, expires, noWait,
+ * heartbeat}) -> Promise<array of messages> */
+static napi_value js_js_fetch(napi_env env, napi_callback_info info) {
+    size_t argc = 4;
+    napi_value argv[4];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    if (!get_req_string(env, argv[1], "stream name", &j->a) || !get_req_string(env, argv[2], "consumer name", &j->b)) {
+        job_free(j);
+        return NULL;
+    }
+    napi_valuetype t = napi_undefined;
+    if (argc > 3) napi_typeof(env, argv[3], &t);
+    if (t == napi_object) {
+        j->fo.max_messages = get_i64(env, prop(env, argv[3], "maxMessages"), 0);
+        j->fo.max_bytes = get_i64(env, prop(env, argv[3], "maxBytes"), 0);
+        j->fo.expires_ms = get_i64(env, prop(env, argv[3], "expires"), 0);
+        j->fo.idle_heartbeat_ms = get_i64(env, prop(env, argv[3], "heartbeat"), 0);
+        bool b = false;
+        napi_value nw = prop(env, argv[3], "noWait");
+        napi_typeof(env, nw, &t);
+        if (t == napi_boolean) napi_get_value_bool(env, nw, &b);
+        j->fo.no_wait = b;
+    }
+    return job_queue(env, j, "natsio.jsFetch", exec_fetch, result_fetch);
+}
+
+static int32_t exec_next(job *j) { return natsio_js_next(j->h->js, j->a, j->b, j->ms, &j->msg); }
+
+static napi_value result_next(napi_env env, job *j) {
+    natsio_msg *m = j->msg;
+    j->msg = NULL;
+    return js_msg_to_js(env, m);
+}
+
+/* jsNext(js, stream, consumer, timeoutMs) -> Promise<message> (NO_MESSAGES if none) */
+static napi_value js_js_next(napi_env env, napi_callback_info info) {
+    size_t argc = 4;
+    napi_value argv[4];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    if (!get_req_string(env, argv[1], "stream name", &j->a) || !get_req_string(env, argv[2], "consumer name", &j->b)) {
+        job_free(j);
+        return NULL;
+    }
+    j->ms = get_i64(env, argv[3], 0);
+    return job_queue(env, j, "natsio.jsNext", exec_next, result_next);
+}
+
+enum { ACK_ACK = 0, ACK_NAK = 1, ACK_TERM = 2, ACK_WPI = 3 };
+
+/* jsMsgAck(msg, kind, arg): ack (0), nak (1, arg = delay ms), term (2,
+ * arg = reason|null), in progress (3). Only buffers: runs here, throws. */
+static napi_value js_msg_ack(napi_env env, napi_callback_info info) {
+    size_t argc = 3;
+    napi_value argv[3];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_MSG);
+    if (!h) return NULL;
+    int32_t kind = 0;
+    napi_get_value_int32(env, argv[1], &kind);
+    int32_t st;
+    switch (kind) {
+    case ACK_ACK: st = natsio_msg_ack(h->msg); break;
+    case ACK_NAK: st = natsio_msg_nak(h->msg, get_i64(env, argv[2], 0)); break;
+    case ACK_TERM: {
+        char *reason = NULL;
+        if (!get_opt_string(env, argv[2], &reason)) return NULL;
+        st = natsio_msg_term(h->msg, reason);
+        free(reason);
+        break;
+    }
+    default: st = natsio_msg_in_progress(h->msg); break;
+    }
+    throw_if_failed(env, st);
+    return NULL;
+}
+
+static int32_t exec_ack_sync(job *j) { return natsio_msg_ack_sync(j->h->msg, j->ms); }
+
+/* jsMsgAckSync(msg, timeoutMs) -> Promise<void>: acks and waits for the
+ * server's confirmation, off the JS thread. */
+static napi_value js_msg_ack_sync(napi_env env, napi_callback_info info) {
+    size_t argc = 2;
+    napi_value argv[2];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_MSG);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    j->ms = get_i64(env, argv[1], 0);
+    return job_queue(env, j, "natsio.jsMsgAckSync", exec_ack_sync, NULL);
+}
+
+/* jsMsgMetadata(msg) -> [stream, consumer, domain|null, delivered,
+ * streamSeq, consumerSeq, timestampNs (bigint), pending] */
+static napi_value js_msg_metadata(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_MSG);
+    if (!h) return NULL;
+    natsio_js_msg_metadata md;
+    if (throw_if_failed(env, natsio_msg_js_metadata(h->msg, &md))) return NULL;
+    napi_value arr, v;
+    napi_create_array_with_length(env, 8, &arr);
+    napi_create_string_utf8(env, md.stream, md.stream_len, &v);
+    napi_set_element(env, arr, 0, v);
+    napi_create_string_utf8(env, md.consumer, md.consumer_len, &v);
+    napi_set_element(env, arr, 1, v);
+    if (md.domain)
+        napi_create_string_utf8(env, md.domain, md.domain_len, &v);
+    else
+        napi_get_null(env, &v);
+    napi_set_element(env, arr, 2, v);
+    napi_create_double(env, (double)md.num_delivered, &v);
+    napi_set_element(env, arr, 3, v);
+    napi_create_double(env, (double)md.stream_seq, &v);
+    napi_set_element(env, arr, 4, v);
+    napi_create_double(env, (double)md.consumer_seq, &v);
+    napi_set_element(env, arr, 5, v);
+    napi_create_bigint_int64(env, md.timestamp_ns, &v);
+    napi_set_element(env, arr, 6, v);
+    napi_create_double(env, (double)md.num_pending, &v);
+    napi_set_element(env, arr, 7, v);
+    return arr;
+}
+
+static int32_t exec_kv_keys(job *j) { return natsio_kv_keys(j->h->kv, &j->json); }
+
+/* kvKeys(kv) -> Promise<string JSON array> */
+static napi_value js_kv_keys(napi_env env, napi_callback_info info) {
+    size_t argc = 1;
+    napi_value argv[1];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_KV);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    return job_queue(env, j, "natsio.kvKeys", exec_kv_keys, result_string);
+}
+
+static int32_t exec_kv_history(job *j) { return natsio_kv_history(j->h->kv, j->a, &j->elist); }
+
+static napi_value result_kv_history(napi_env env, job *j) {
+    size_t n = natsio_kv_entry_list_count(j->elist);
+    napi_value arr;
+    napi_create_array_with_length(env, n, &arr);
+    for (size_t i = 0; i < n; i++)
+        napi_set_element(env, arr, (uint32_t)i, kv_entry_to_js(env, natsio_kv_entry_list_get(j->elist, i)));
+    return arr;
+}
+
+/* kvHistory(kv, key) -> Promise<array of entries>, oldest first */
+static napi_value js_kv_history(napi_env env, napi_callback_info info) {
+    size_t argc = 2;
+    napi_value argv[2];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_KV);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    if (!get_req_string(env, argv[1], "key", &j->a)) {
+        job_free(j);
+        return NULL;
+    }
+    return job_queue(env, j, "natsio.kvHistory", exec_kv_history, result_kv_history);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2639,6 +2951,17 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
         FN("kvDelete", js_kv_delete),
         FN("kvStatus", js_kv_status),
         FN("kvClose", jsh_close),
+        FN("kvKeys", js_kv_keys),
+        FN("kvHistory", js_kv_history),
+        FN("jsConsumerPut", js_js_consumer_put),
+        FN("jsConsumerInfo", js_js_consumer_info),
+        FN("jsConsumerDelete", js_js_consumer_delete),
+        FN("jsConsumerNames", js_js_consumer_names),
+        FN("jsFetch", js_js_fetch),
+        FN("jsNext", js_js_next),
+        FN("jsMsgAck", js_msg_ack),
+        FN("jsMsgAckSync", js_msg_ack_sync),
+        FN("jsMsgMetadata", js_msg_metadata),
 #undef FN
     };
     napi_define_properties(env, exports, sizeof props / sizeof props[0], props);

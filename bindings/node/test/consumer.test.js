@@ -1,0 +1,426 @@
+'use strict';
+// Pull consumers, JsMsg acks and KV keys/history against a real
+// nats-server with JetStream enabled.
+const { test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const nats = require('..');
+const { startServer } = require('./server');
+
+let server;
+let storeDir;
+let nc;
+let js;
+before(async () => {
+  storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'natsio-node-cons-'));
+  server = await startServer(['-js', '-sd', storeDir]);
+  nc = await nats.connect({ servers: server.url });
+  js = nc.jetstream();
+});
+after(async () => {
+  js?.close();
+  await nc?.close();
+  await server?.stop();
+  if (storeDir) fs.rmSync(storeDir, { recursive: true, force: true });
+});
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function rejectsWith(promise, cls, text) {
+  await assert.rejects(promise, (e) => {
+    assert.ok(e instanceof cls, `expected ${cls.name}, got ${e?.name}: ${e?.message}`);
+    if (text) assert.match(e.message, new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+    return true;
+  });
+}
+
+/** A fresh stream `name` on `name.>` holding `count` messages m0..m{n-1}
+ * published to `name.<i % 2>`. */
+async function streamWith(name, count) {
+  await js.streams.add({ name, subjects: [`${name}.>`], storage: 'memory' });
+  for (let i = 0; i < count; i++) await js.publish(`${name}.${i % 2}`, `m${i}`, { headers: { Idx: String(i) } });
+}
+
+test('consumer lifecycle: add, info, update, createOrUpdate, names, delete, with the error classes', async () => {
+  await streamWith('CL', 4);
+  try {
+    const cfg = { durable_name: 'work', ack_policy: 'explicit', ack_wait: '2s', filter_subject: 'CL.0' };
+    const info = await js.consumers.add('CL', cfg);
+    assert.equal(info.name, 'work');
+    assert.equal(info.stream_name, 'CL');
+    assert.equal(info.config.ack_wait, 2_000_000_000);
+    assert.equal(info.num_pending, 2); // CL.0 holds m0 and m2
+    await js.consumers.add('CL', cfg); // identical: fine
+    await rejectsWith(js.consumers.add('CL', { ...cfg, ack_wait: '3s' }), nats.JetStreamApiError);
+
+    const upd = await js.consumers.update('CL', { ...cfg, description: 'updated' });
+    assert.equal(upd.config.description, 'updated');
+    assert.equal((await js.consumers.info('CL', 'work')).config.description, 'updated');
+    await rejectsWith(js.consumers.update('CL', { name: 'nope', ack_policy: 'explicit' }), nats.ConsumerNotFoundError);
+
+    const eph = await js.consumers.createOrUpdate('CL', { inactive_threshold: '30s' });
+    assert.equal(typeof eph.name, 'string');
+    assert.ok(eph.name.length > 0);
+    assert.deepEqual((await js.consumers.names('CL')).sort(), ['work', eph.name].sort());
+
+    await rejectsWith(js.consumers.add('CL', { durable_name: 'x', ack_policy: 'sometimes' }), nats.ConfigError, 'ack_policy');
+    await rejectsWith(js.consumers.add('CL', { durable_name: 'x', ack_wait: 'soon' }), nats.ConfigError, 'ack_wait');
+    await rejectsWith(js.consumers.add('NOSUCH', { durable_name: 'x' }), nats.StreamNotFoundError);
+    await rejectsWith(js.consumers.add('CL', { durable_name: 'a.b' }), nats.InvalidArgumentError);
+    await rejectsWith(js.consumers.info('CL', 'nope'), nats.ConsumerNotFoundError);
+    await rejectsWith(js.consumers.names('NOSUCH'), nats.StreamNotFoundError);
+
+    assert.equal(await js.consumers.delete('CL', 'work'), true);
+    await rejectsWith(js.consumers.info('CL', 'work'), nats.ConsumerNotFoundError);
+    await rejectsWith(js.consumers.delete('CL', 'work'), nats.ConsumerNotFoundError);
+    assert.deepEqual(await js.consumers.names('CL'), [eph.name]);
+
+    // Argument errors reject (never throw).
+    await assert.rejects(js.consumers.add('CL'), TypeError);
+    await assert.rejects(js.consumers.add(7, { durable_name: 'x' }), TypeError);
+    await assert.rejects(js.consumers.info('CL'), TypeError);
+    await assert.rejects(js.consumers.delete(undefined, 'x'), TypeError);
+  } finally {
+    await js.streams.delete('CL');
+  }
+});
+
+test('fetch: a batch in order, with data, headers and delivery metadata; acks move the ack floor', async () => {
+  const before = Date.now();
+  await streamWith('FB', 5);
+  try {
+    await js.consumers.add('FB', { durable_name: 'c', ack_policy: 'explicit' });
+    const batch = await js.fetch('FB', 'c', { maxMessages: 3, expires: 2000 });
+    assert.equal(batch.length, 3);
+    assert.deepEqual(batch.map((m) => m.string()), ['m0', 'm1', 'm2']);
+    assert.deepEqual(batch.map((m) => m.subject), ['FB.0', 'FB.1', 'FB.0']);
+    assert.ok(batch.every((m) => m instanceof nats.JsMsg && Buffer.isBuffer(m.data)));
+    assert.equal(batch[1].headers.first('Idx'), '1');
+    assert.match(batch[0].reply, /^\$JS\.ACK\./);
+    const md = batch[0].info;
+    assert.equal(md, batch[0].metadata);
+    assert.equal(md.stream, 'FB');
+    assert.equal(md.consumer, 'c');
+    assert.equal(md.domain, undefined);
+    assert.equal(md.deliveryCount, 1);
+    assert.equal(md.redelivered, false);
+    assert.deepEqual(
+      batch.map((m) => [m.info.streamSequence, m.info.consumerSequence, m.info.pending]),
+      [
+        [1, 1, 4],
+        [2, 2, 3],
+        [3, 3, 2],
+      ],
+    );
+    assert.equal(batch[2].seq, 3);
+    assert.equal(typeof md.timestampNanos, 'bigint');
+    assert.ok(md.timestamp instanceof Date);
+    assert.ok(md.timestamp.getTime() >= before - 1000 && md.timestamp.getTime() <= Date.now() + 1000);
+    assert.equal(md.timestamp.getTime(), Number(md.timestampNanos / 1000000n));
+
+    for (const m of batch) m.ack();
+    const rest = await js.fetch('FB', 'c', { maxMessages: 10, expires: 300 });
+    assert.deepEqual(rest.map((m) => m.string()), ['m3', 'm4']);
+    await rest[0].ackAck(2000);
+    assert.equal(await rest[1].ackAck({ timeout: 2000 }), true);
+    const ci = await js.consumers.info('FB', 'c');
+    assert.equal(ci.num_ack_pending, 0);
+    assert.equal(ci.ack_floor.stream_seq, 5);
+
+    // maxBytes: the batch stops before the message that would not fit.
+    for (let i = 0; i < 3; i++) await js.publish('FB.big', Buffer.alloc(100, 0x41 + i));
+    const one = await js.fetch('FB', 'c', { maxMessages: 10, maxBytes: 250, expires: 1000 });
+    assert.equal(one.length, 1);
+    assert.deepEqual(one[0].data, Buffer.alloc(100, 0x41));
+    one[0].ack();
+    const two = await js.fetch('FB', 'c', { maxMessages: 10, expires: 300 });
+    assert.equal(two.length, 2);
+    for (const m of two) m.ack();
+  } finally {
+    await js.streams.delete('FB');
+  }
+});
+
+test('empty fetches: noWait resolves [] at once, expires bounds the wait; next rejects with NoMessagesError', async () => {
+  await streamWith('EF', 0);
+  try {
+    await js.consumers.add('EF', { durable_name: 'c', ack_policy: 'explicit' });
+    let t0 = Date.now();
+    assert.deepEqual(await js.fetch('EF', 'c', { noWait: true }), []);
+    assert.ok(Date.now() - t0 < 1000, 'noWait returned at once');
+
+    t0 = Date.now();
+    // The event loop runs meanwhile: the fetch waits on the threadpool.
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 20);
+    const none = await js.fetch('EF', 'c', { maxMessages: 5, expires: 300 });
+    clearInterval(timer);
+    assert.deepEqual(none, []);
+    const waited = Date.now() - t0;
+    assert.ok(waited >= 250 && waited < 2500, `waited ${waited} ms`);
+    assert.ok(ticks >= 5, `the event loop ran (${ticks} ticks)`);
+
+    // Idle heartbeats while the request is open end nothing early.
+    t0 = Date.now();
+    assert.deepEqual(await js.fetch('EF', 'c', { expires: 600, heartbeat: 100 }), []);
+    assert.ok(Date.now() - t0 >= 500);
+
+    t0 = Date.now();
+    await rejectsWith(js.next('EF', 'c', { timeout: 200 }), nats.NoMessagesError);
+    assert.ok(Date.now() - t0 < 2000);
+
+    // A message published while next waits is delivered.
+    const pending = js.next('EF', 'c', { timeout: 3000 });
+    await sleep(100);
+    await js.publish('EF.x', 'late');
+    const m = await pending;
+    assert.equal(m.string(), 'late');
+    assert.equal(m.info.streamSequence, 1);
+    m.ack();
+  } finally {
+    await js.streams.delete('EF');
+  }
+});
+
+test('acks: a second ack, nak or term throws MessageAlreadyAckedError; ackAck rejects the same way', async () => {
+  await streamWith('DA', 3);
+  try {
+    await js.consumers.add('DA', { durable_name: 'c', ack_policy: 'explicit' });
+    const [a, b, c] = await js.fetch('DA', 'c', { maxMessages: 3, expires: 1000 });
+    a.ack();
+    assert.throws(() => a.ack(), nats.MessageAlreadyAckedError);
+    assert.throws(() => a.nak(), (e) => e instanceof nats.MessageAlreadyAckedError && e.code === 'MESSAGE_ALREADY_ACKED');
+    assert.throws(() => a.term(), nats.MessageAlreadyAckedError);
+    await rejectsWith(a.ackAck(), nats.MessageAlreadyAckedError);
+
+    b.term('bad input');
+    assert.throws(() => b.ack(), nats.MessageAlreadyAckedError);
+
+    await c.ackAck(2000);
+    assert.throws(() => c.ack(), nats.MessageAlreadyAckedError);
+    await rejectsWith(c.ackAck(), nats.MessageAlreadyAckedError);
+
+    assert.equal((await js.consumers.info('DA', 'c')).num_ack_pending, 0);
+    // Argument errors throw TypeError without acking.
+    const [d] = await js.fetch('DA', 'c', { noWait: true }).then(async (none) => {
+      assert.deepEqual(none, []);
+      await js.publish('DA.x', 'd');
+      return js.fetch('DA', 'c', { maxMessages: 1, expires: 1000 });
+    });
+    assert.throws(() => d.nak('soon'), TypeError);
+    assert.throws(() => d.term(5), TypeError);
+    await assert.rejects(d.ackAck('soon'), TypeError);
+    // A message outlives the context it was fetched with.
+    const ctx = nc.jetstream();
+    await js.publish('DA.x', 'e');
+    const [e] = await ctx.fetch('DA', 'c', { maxMessages: 1, expires: 1000 });
+    ctx.close();
+    d.ack();
+    await e.ackAck(2000);
+    assert.equal(e.string(), 'e');
+    assert.equal((await js.consumers.info('DA', 'c')).num_ack_pending, 0);
+  } finally {
+    await js.streams.delete('DA');
+  }
+});
+
+test('nak: the message comes again (delivered twice), after the delay when one is given', async () => {
+  await streamWith('NK', 3);
+  try {
+    await js.consumers.add('NK', { durable_name: 'c', ack_policy: 'explicit', ack_wait: '30s' });
+    const first = await js.fetch('NK', 'c', { maxMessages: 3, expires: 1000 });
+    assert.equal(first.length, 3);
+    first[0].nak();
+    first[1].nak(700);
+    first[2].ack();
+    assert.throws(() => first[0].ack(), nats.MessageAlreadyAckedError);
+
+    // The immediate nak comes back (the server may send other messages first).
+    const again = await js.fetch('NK', 'c', { maxMessages: 1, expires: 2000 });
+    assert.equal(again.length, 1);
+    assert.equal(again[0].string(), 'm0');
+    assert.equal(again[0].info.deliveryCount, 2);
+    assert.equal(again[0].redelivered, true);
+    assert.equal(again[0].info.streamSequence, 1);
+    again[0].ack(); // a new delivery is a new message: its own ack state
+
+    // The delayed one is not back before its delay ...
+    const t0 = Date.now();
+    assert.deepEqual(await js.fetch('NK', 'c', { noWait: true }), []);
+    // ... and is after it.
+    const delayed = await js.next('NK', 'c', { timeout: 3000 });
+    assert.ok(Date.now() - t0 >= 300, 'the nak delay was honoured');
+    assert.equal(delayed.string(), 'm1');
+    assert.equal(delayed.info.deliveryCount, 2);
+    delayed.ack();
+  } finally {
+    await js.streams.delete('NK');
+  }
+});
+
+test('term stops redelivery; working() holds the ack wait off; an unacked message comes back', async () => {
+  await streamWith('TW', 3);
+  try {
+    await js.consumers.add('TW', { durable_name: 'c', ack_policy: 'explicit', ack_wait: '600ms' });
+    const [t, w, u] = await js.fetch('TW', 'c', { maxMessages: 3, expires: 1000 });
+    t.term('not for us');
+    // Keep `w` in progress for longer than the ack wait; leave `u` alone.
+    for (let i = 0; i < 4; i++) {
+      await sleep(250);
+      w.working();
+    }
+    // Only the unacked one came back: the terminated one never does, the
+    // one in progress not yet.
+    const back = await js.fetch('TW', 'c', { maxMessages: 3, expires: 400 });
+    assert.deepEqual(back.map((m) => [m.string(), m.info.deliveryCount]), [['m2', 2]]);
+    w.ack();
+    back[0].ack();
+    assert.equal(u.info.deliveryCount, 1);
+    await sleep(700); // past the ack wait again: nothing is due
+    assert.deepEqual(await js.fetch('TW', 'c', { noWait: true }), []);
+    assert.equal((await js.consumers.info('TW', 'c')).num_ack_pending, 0);
+  } finally {
+    await js.streams.delete('TW');
+  }
+});
+
+test('a fetch waiting on a consumer that gets deleted rejects with ConsumerDeletedError', async () => {
+  await streamWith('CD', 0);
+  try {
+    await js.consumers.add('CD', { durable_name: 'c', ack_policy: 'explicit' });
+    const t0 = Date.now();
+    // The rejection may come before the delete call's own reply.
+    const waiting = rejectsWith(js.fetch('CD', 'c', { maxMessages: 5, expires: 5000 }), nats.ConsumerDeletedError);
+    await sleep(300);
+    await js.consumers.delete('CD', 'c');
+    await waiting;
+    assert.ok(Date.now() - t0 < 4000, 'ended by the deletion, not the expiry');
+    // Pulling from a consumer that does not exist fails at once.
+    const missing = (e) => e instanceof nats.ConsumerNotFoundError;
+    const t1 = Date.now();
+    await assert.rejects(js.fetch('CD', 'c', { noWait: true }), missing);
+    await assert.rejects(js.fetch('CD', 'c', { expires: 3000 }), missing);
+    await assert.rejects(js.next('CD', 'c', { timeout: 3000 }), missing);
+    assert.ok(Date.now() - t1 < 2000, 'no wait for the expiry');
+  } finally {
+    await js.streams.delete('CD');
+  }
+});
+
+test('fetch and next argument errors', async () => {
+  await assert.rejects(js.fetch(1, 'c'), TypeError);
+  await assert.rejects(js.fetch('S'), TypeError);
+  await assert.rejects(js.fetch('S', 'c', 'all'), TypeError);
+  await assert.rejects(js.fetch('S', 'c', { maxMessages: 'ten' }), TypeError);
+  await assert.rejects(js.next('S', 'c', { timeout: 'soon' }), TypeError);
+  await rejectsWith(js.fetch('S', 'c', { maxMessages: -1 }), nats.InvalidArgumentError);
+  await rejectsWith(js.fetch('a.b', 'c'), nats.InvalidArgumentError);
+  await rejectsWith(js.next('S', 'c d'), nats.InvalidArgumentError);
+});
+
+test('KV keys and history', async () => {
+  const kv = await js.kv.create({ bucket: 'KH', history: 5, storage: 'memory' });
+  try {
+    assert.deepEqual(await kv.keys(), []);
+    await kv.put('a', '1');
+    await kv.put('b', 'x');
+    await kv.put('a', '2');
+    await kv.put('c.d', 'y');
+    await kv.put('a', '3');
+    await kv.delete('b');
+    assert.deepEqual((await kv.keys()).sort(), ['a', 'c.d']);
+    const seen = [];
+    for await (const k of await kv.keys()) seen.push(k);
+    assert.equal(seen.length, 2);
+
+    const h = await kv.history('a');
+    assert.ok(h.every((e) => e instanceof nats.KvEntry && e.bucket === 'KH' && e.key === 'a'));
+    assert.deepEqual(
+      h.map((e) => [e.string(), e.revision, e.operation, e.delta]),
+      [
+        ['1', 1, 'PUT', 2],
+        ['2', 3, 'PUT', 1],
+        ['3', 5, 'PUT', 0],
+      ],
+    );
+    assert.ok(h[0].created instanceof Date);
+
+    const hb = await kv.history('b');
+    assert.deepEqual(hb.map((e) => [e.operation, e.revision]), [
+      ['PUT', 2],
+      ['DEL', 6],
+    ]);
+    await kv.purge('a');
+    assert.deepEqual((await kv.history('a')).map((e) => e.operation), ['PURGE']);
+    assert.deepEqual(await kv.keys(), ['c.d']);
+
+    await rejectsWith(kv.history('missing'), nats.KeyNotFoundError);
+    await rejectsWith(kv.history('bad key'), nats.InvalidKeyError);
+    await assert.rejects(kv.history(), TypeError);
+  } finally {
+    kv.close();
+    await js.kv.delete('KH');
+  }
+  await rejectsWith(kv.keys(), nats.IllegalStateError, 'closed');
+  await rejectsWith(kv.history('a'), nats.IllegalStateError);
+});
+
+test('messages dropped without acks are freed by the garbage collector, even with an ackAck in flight', async () => {
+  await streamWith('GC', 20);
+  try {
+    await js.consumers.add('GC', { durable_name: 'c', ack_policy: 'explicit' });
+    // Only the promises are kept: every JsMsg is unreachable while its
+    // ackAck runs on the threadpool.
+    const acks = await js
+      .fetch('GC', 'c', { maxMessages: 20, expires: 1000 })
+      .then((batch) => batch.map((m) => m.ackAck(2000)));
+    global.gc?.();
+    await sleep(10);
+    global.gc?.();
+    assert.deepEqual(await Promise.all(acks), new Array(20).fill(true));
+    assert.equal((await js.consumers.info('GC', 'c')).num_ack_pending, 0);
+    // Fetched and dropped: nothing to free by hand.
+    for (let i = 0; i < 5; i++) await js.publish('GC.x', 'y');
+    await js.fetch('GC', 'c', { maxMessages: 5, expires: 1000 });
+    global.gc?.();
+    await sleep(10);
+  } finally {
+    await js.streams.delete('GC');
+  }
+});
+
+test('after nc.close(): pulls, consumer calls, acks and KV keys/history fail cleanly with ConnectionClosedError', async () => {
+  const c = await nats.connect({ servers: server.url });
+  const ctx = c.jetstream();
+  await ctx.streams.add({ name: 'NC', subjects: ['NC.>'], storage: 'memory' });
+  await ctx.publish('NC.a', 'x');
+  await ctx.publish('NC.b', 'y');
+  await ctx.consumers.add('NC', { durable_name: 'c', ack_policy: 'explicit' });
+  const [m1, m2] = await ctx.fetch('NC', 'c', { maxMessages: 2, expires: 1000 });
+  const kv = await ctx.kv.create({ bucket: 'NC', storage: 'memory' });
+  await kv.put('k', 'v');
+  await c.close();
+  assert.throws(() => m1.ack(), nats.ConnectionClosedError);
+  assert.throws(() => m1.nak(), nats.ConnectionClosedError);
+  assert.throws(() => m1.term(), nats.ConnectionClosedError);
+  assert.throws(() => m1.working(), nats.ConnectionClosedError);
+  await rejectsWith(m2.ackAck(500), nats.ConnectionClosedError);
+  assert.equal(m1.info.stream, 'NC'); // metadata needs no connection
+  await rejectsWith(ctx.fetch('NC', 'c', { noWait: true }), nats.ConnectionClosedError);
+  await rejectsWith(ctx.next('NC', 'c', { timeout: 200 }), nats.ConnectionClosedError);
+  await rejectsWith(ctx.consumers.info('NC', 'c'), nats.ConnectionClosedError);
+  await rejectsWith(ctx.consumers.add('NC', { durable_name: 'd' }), nats.ConnectionClosedError);
+  await rejectsWith(ctx.consumers.names('NC'), nats.ConnectionClosedError);
+  await rejectsWith(kv.keys(), nats.ConnectionClosedError);
+  await rejectsWith(kv.history('k'), nats.ConnectionClosedError);
+  kv.close();
+  ctx.close();
+  await rejectsWith(ctx.fetch('NC', 'c'), nats.IllegalStateError, 'closed');
+  await rejectsWith(ctx.consumers.names('NC'), nats.IllegalStateError);
+  // The messages were never acked: still pending on the server.
+  assert.equal((await js.consumers.info('NC', 'c')).num_ack_pending, 2);
+  await js.streams.delete('NC');
+  await js.kv.delete('NC');
+});
