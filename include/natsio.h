@@ -1026,7 +1026,8 @@ natsio_status natsio_client_servers(const struct natsio_client *c, char **server
 /**
  * Creates a pull consumer on `stream` from `config_json`, a
  * ConsumerConfig object (server field names: "durable_name" or "name",
- * "filter_subject(s)", "deliver_policy", "ack_policy", "ack_wait" as a
+ * "filter_subject(s)", "deliver_policy", "ack_policy" (default
+ * "explicit", as in nats.go; the server's own default is "none"), "ack_wait" as a
  * duration, "max_deliver", "inactive_threshold", ...); without a name the
  * library generates one (an ephemeral consumer: give it an
  * "inactive_threshold"). If `info_json_out` is not NULL it receives the

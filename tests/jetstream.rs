@@ -579,6 +579,8 @@ fn pull_consumer_fetch_ack_nak_term() {
         )
         .unwrap();
     let eph_name = eph["name"].as_str().unwrap().to_string();
+    // Acks are explicit unless the config says otherwise.
+    assert_eq!(eph["config"]["ack_policy"], "explicit");
     let mut names = js.consumer_names("Q").unwrap();
     names.sort();
     let mut want = vec!["work".to_string(), eph_name.clone()];

@@ -124,6 +124,10 @@ var (
 	ErrWrongLastSequence   = newSentinel(508, "wrong last sequence")
 	ErrTooManyStalledMsgs  = newSentinel(509, "too many stalled async publishes")
 	ErrAsyncPublishTimeout = newSentinel(510, "async publish timeout")
+	ErrNoMessages          = newSentinel(511, "no messages")
+	ErrConsumerDeleted     = newSentinel(512, "consumer deleted")
+	ErrMessageAlreadyAcked = newSentinel(513, "message already acknowledged")
+	ErrNotJSMessage        = newSentinel(514, "not a JetStream message")
 
 	// 6xx: Key-Value.
 	ErrBucketNotFound    = newSentinel(600, "bucket not found")

@@ -381,3 +381,42 @@ func (kv *KeyValue) Status(ctx context.Context) (*KeyValueStatus, error) {
 		Info:    info,
 	}, nil
 }
+
+// Keys lists the keys that currently hold a value (deleted and purged keys
+// are left out), in no particular order; an empty slice for an empty
+// bucket. The library reads the bucket through a short-lived consumer.
+func (kv *KeyValue) Keys(ctx context.Context) ([]string, error) {
+	raw, err := kvCall(ctx, kv, func(p *C.natsio_kv) (string, error) {
+		return takeString(func(out **C.char) C.natsio_status { return C.natsio_kv_keys(p, out) })
+	})
+	if err != nil {
+		return nil, err
+	}
+	keys := []string{}
+	return keys, json.Unmarshal([]byte(raw), &keys)
+}
+
+// History is every kept revision of key, oldest first, delete and purge
+// markers included (each entry's Delta counts the newer revisions).
+// ErrKeyNotFound when the key has none, ErrInvalidKey.
+func (kv *KeyValue) History(ctx context.Context, key string) ([]KeyValueEntry, error) {
+	ckey, err := cString(key)
+	if err != nil {
+		return nil, err
+	}
+	return kvCall(ctx, kv, func(p *C.natsio_kv) ([]KeyValueEntry, error) {
+		var list *C.natsio_kv_entry_list
+		if err := cCall(func() C.natsio_status { return C.natsio_kv_history(p, cPtr(ckey), &list) }); err != nil {
+			return nil, err
+		}
+		defer C.natsio_kv_entry_list_free(list)
+		n := int(C.natsio_kv_entry_list_count(list))
+		entries := make([]KeyValueEntry, 0, n)
+		for i := range n {
+			if e := C.natsio_kv_entry_list_get(list, C.size_t(i)); e != nil {
+				entries = append(entries, *entryFrom(e))
+			}
+		}
+		return entries, nil
+	})
+}

@@ -36,14 +36,17 @@ func (h Header) Set(name, value string) { h[name] = []string{value} }
 func (h Header) Del(name string) { delete(h, name) }
 
 // Msg is a message: one received (every field is a copy in Go memory, yours
-// to keep and modify) or one to publish with PublishMsg.
+// to keep and modify) or one to publish with PublishMsg. A message pulled
+// from a JetStream consumer (Fetch, Next) can also be acknowledged: see Ack
+// and Metadata in consumer.go.
 type Msg struct {
 	Subject string
 	Reply   string
 	Header  Header // nil when the message carried no header block
 	Data    []byte
 
-	conn *Conn // the connection that received it, for Respond
+	conn *Conn  // the connection that received it, for Respond
+	js   *jsAck // the library's handle of a pulled JetStream message, for acks
 }
 
 // Respond publishes data to the message's reply subject through the

@@ -104,7 +104,11 @@ fn nanos(d: Duration) -> u64 {
 }
 
 fn consumer_config(config_json: &str) -> Result<Map<String, Value>> {
-    let cfg = normalize("ConsumerConfig", config_json, CONSUMER_CONFIG)?;
+    let mut cfg = normalize("ConsumerConfig", config_json, CONSUMER_CONFIG)?;
+    // The reference (and nats.go) default; the server's own is "none",
+    // which would silently make every ack a no-op.
+    cfg.entry("ack_policy")
+        .or_insert_with(|| Value::from("explicit"));
     for field in ["name", "durable_name"] {
         if let Some(n) = cfg.get(field).and_then(Value::as_str) {
             validate_name("consumer", n)?;

@@ -1,0 +1,560 @@
+package natsio
+
+// Pull consumers over the natsio_js_consumer_*, natsio_js_fetch and
+// natsio_js_next functions, and the acknowledgements of pulled messages
+// (natsio_msg_ack, ...).
+//
+// A pulled message is copied into Go memory like every received message,
+// and also keeps an owned clone of the library's message (natsio_msg_clone:
+// it shares the library's buffer). Acks go through that handle, so the
+// library's protection against a second ack applies. The handle is freed
+// as soon as a terminal ack (Ack, AckSync, Nak, Term) succeeds, else by a
+// finalizer.
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include "natsio.h"
+
+// An owned clone of message i of the list (NULL if out of range or on failure).
+static natsio_msg *gocons_clone(const natsio_msg_list *l, size_t i) {
+	natsio_msg *out = NULL;
+	const natsio_msg *m = natsio_msg_list_get(l, i);
+	if (m != NULL && natsio_msg_clone(m, &out) != NATSIO_OK) return NULL;
+	return out;
+}
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// ---- Consumer configuration and info ----
+
+// DeliverPolicy is where a consumer starts in its stream.
+type DeliverPolicy string
+
+const (
+	DeliverAllPolicy             DeliverPolicy = "all"  // from the first message (the default)
+	DeliverLastPolicy            DeliverPolicy = "last" // from the last message
+	DeliverNewPolicy             DeliverPolicy = "new"  // only messages stored after its creation
+	DeliverByStartSequencePolicy DeliverPolicy = "by_start_sequence"
+	DeliverByStartTimePolicy     DeliverPolicy = "by_start_time"
+	DeliverLastPerSubjectPolicy  DeliverPolicy = "last_per_subject"
+)
+
+// AckPolicy is how messages of a consumer are acknowledged.
+type AckPolicy string
+
+const (
+	AckExplicitPolicy AckPolicy = "explicit" // each message (the default here)
+	AckAllPolicy      AckPolicy = "all"      // an ack covers every earlier message
+	AckNonePolicy     AckPolicy = "none"     // no acks: delivered means done
+)
+
+// ReplayPolicy is the pace at which a consumer delivers stored messages.
+type ReplayPolicy string
+
+const (
+	ReplayInstantPolicy  ReplayPolicy = "instant"  // as fast as possible (the default)
+	ReplayOriginalPolicy ReplayPolicy = "original" // at the pace they were stored
+)
+
+// ConsumerConfig is a pull consumer's configuration, with the server's
+// field names. Zero fields are left out (the server's defaults apply).
+// Durations are sent as integer nanoseconds.
+type ConsumerConfig struct {
+	// Durable names a durable consumer; Name a consumer that may also be
+	// ephemeral (with InactiveThreshold). Without either the library
+	// generates a name (ConsumerInfo.Name).
+	Durable     string `json:"durable_name,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+
+	DeliverPolicy DeliverPolicy `json:"deliver_policy,omitempty"`
+	OptStartSeq   uint64        `json:"opt_start_seq,omitempty"`
+	OptStartTime  *time.Time    `json:"opt_start_time,omitempty"`
+
+	// AckPolicy "" means AckExplicitPolicy, as in nats.go (the server
+	// itself would default to AckNonePolicy).
+	AckPolicy  AckPolicy       `json:"ack_policy,omitempty"`
+	AckWait    time.Duration   `json:"ack_wait,omitempty"`
+	MaxDeliver int             `json:"max_deliver,omitempty"`
+	BackOff    []time.Duration `json:"backoff,omitempty"`
+
+	FilterSubject  string       `json:"filter_subject,omitempty"`
+	FilterSubjects []string     `json:"filter_subjects,omitempty"`
+	ReplayPolicy   ReplayPolicy `json:"replay_policy,omitempty"`
+
+	MaxWaiting         int           `json:"max_waiting,omitempty"`
+	MaxAckPending      int           `json:"max_ack_pending,omitempty"`
+	HeadersOnly        bool          `json:"headers_only,omitempty"`
+	MaxRequestBatch    int           `json:"max_batch,omitempty"`
+	MaxRequestExpires  time.Duration `json:"max_expires,omitempty"`
+	MaxRequestMaxBytes int           `json:"max_bytes,omitempty"`
+
+	InactiveThreshold time.Duration     `json:"inactive_threshold,omitempty"`
+	Replicas          int               `json:"num_replicas,omitempty"`
+	MemoryStorage     bool              `json:"mem_storage,omitempty"`
+	Metadata          map[string]string `json:"metadata,omitempty"`
+
+	// Extra holds further fields by their JSON names (sample_freq,
+	// pause_until, priority_groups, ...): added when marshalling unless a
+	// field above set the name; filled with the unlisted fields when
+	// unmarshalling, so a config read from a ConsumerInfo round-trips.
+	Extra map[string]any `json:"-"`
+}
+
+// MarshalJSON is the JSON the server expects, Extra merged in. A zero
+// AckPolicy is sent as AckExplicitPolicy (unless Extra sets ack_policy).
+func (c ConsumerConfig) MarshalJSON() ([]byte, error) {
+	type plain ConsumerConfig
+	if _, set := c.Extra["ack_policy"]; c.AckPolicy == "" && !set {
+		c.AckPolicy = AckExplicitPolicy
+	}
+	return marshalWithExtra(plain(c), c.Extra)
+}
+
+// UnmarshalJSON reads the listed fields and keeps the others in Extra.
+func (c *ConsumerConfig) UnmarshalJSON(b []byte) error {
+	type plain ConsumerConfig
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	extra, err := unlistedFields(b, reflect.TypeOf(p))
+	if err != nil {
+		return err
+	}
+	p.Extra = extra
+	*c = ConsumerConfig(p)
+	return nil
+}
+
+// SequenceInfo is a consumer's position: the last message delivered, or
+// the ack floor (every message up to it is acknowledged).
+type SequenceInfo struct {
+	Consumer uint64     `json:"consumer_seq"`
+	Stream   uint64     `json:"stream_seq"`
+	Last     *time.Time `json:"last_active,omitempty"`
+}
+
+// ConsumerInfo is a consumer's configuration and state.
+type ConsumerInfo struct {
+	Stream         string         `json:"stream_name"`
+	Name           string         `json:"name"`
+	Created        time.Time      `json:"created"`
+	Config         ConsumerConfig `json:"config"`
+	Delivered      SequenceInfo   `json:"delivered"`
+	AckFloor       SequenceInfo   `json:"ack_floor"`
+	NumAckPending  int            `json:"num_ack_pending"` // delivered, not yet acknowledged
+	NumRedelivered int            `json:"num_redelivered"`
+	NumWaiting     int            `json:"num_waiting"` // pull requests waiting
+	NumPending     uint64         `json:"num_pending"` // not yet delivered
+	// Raw is the whole ConsumerInfo JSON, for fields not listed above.
+	Raw json.RawMessage `json:"-"`
+}
+
+func parseConsumerInfo(raw string) (*ConsumerInfo, error) {
+	info := &ConsumerInfo{Raw: json.RawMessage(raw)}
+	if err := json.Unmarshal(info.Raw, info); err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+type consumerConfigCall func(p *C.natsio_js, stream, cfg *C.char, out **C.char) C.natsio_status
+
+func (js *JetStream) consumerConfigCall(ctx context.Context, stream string, cfg ConsumerConfig, call consumerConfigCall) (*ConsumerInfo, error) {
+	cstream, err := cString(stream)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, errorOf(ErrConfig, err.Error())
+	}
+	ccfg, err := cString(string(b))
+	if err != nil {
+		return nil, err
+	}
+	raw, err := jsString(ctx, js, func(p *C.natsio_js, out **C.char) C.natsio_status {
+		return call(p, cPtr(cstream), cPtr(ccfg), out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return parseConsumerInfo(raw)
+}
+
+// CreateConsumer creates a pull consumer on stream (creating one that
+// exists with the same configuration succeeds). Errors: ErrConfig (the
+// detail names the field), ErrInvalidArgument (bad stream or consumer
+// name), ErrStreamNotFound, ErrJetStreamAPI (e.g. exists with another
+// configuration), ErrTimeout, ErrConnectionClosed.
+func (js *JetStream) CreateConsumer(ctx context.Context, stream string, cfg ConsumerConfig) (*ConsumerInfo, error) {
+	return js.consumerConfigCall(ctx, stream, cfg, func(p *C.natsio_js, s, c *C.char, out **C.char) C.natsio_status {
+		return C.natsio_js_consumer_create(p, s, c, out)
+	})
+}
+
+// UpdateConsumer changes an existing consumer (named by cfg.Durable or
+// cfg.Name): ErrConsumerNotFound if there is none. Otherwise as
+// CreateConsumer.
+func (js *JetStream) UpdateConsumer(ctx context.Context, stream string, cfg ConsumerConfig) (*ConsumerInfo, error) {
+	return js.consumerConfigCall(ctx, stream, cfg, func(p *C.natsio_js, s, c *C.char, out **C.char) C.natsio_status {
+		return C.natsio_js_consumer_update(p, s, c, out)
+	})
+}
+
+// CreateOrUpdateConsumer updates the consumer, or creates it when it does
+// not exist. Otherwise as CreateConsumer.
+func (js *JetStream) CreateOrUpdateConsumer(ctx context.Context, stream string, cfg ConsumerConfig) (*ConsumerInfo, error) {
+	return js.consumerConfigCall(ctx, stream, cfg, func(p *C.natsio_js, s, c *C.char, out **C.char) C.natsio_status {
+		return C.natsio_js_consumer_create_or_update(p, s, c, out)
+	})
+}
+
+// ConsumerInfo reads a consumer's configuration and state.
+// ErrConsumerNotFound, ErrStreamNotFound.
+func (js *JetStream) ConsumerInfo(ctx context.Context, stream, consumer string) (*ConsumerInfo, error) {
+	cstream, ccons, err := cNames(stream, consumer)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := jsString(ctx, js, func(p *C.natsio_js, out **C.char) C.natsio_status {
+		return C.natsio_js_consumer_info(p, cPtr(cstream), cPtr(ccons), out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return parseConsumerInfo(raw)
+}
+
+// DeleteConsumer deletes a consumer; a Fetch waiting on it ends with
+// ErrConsumerDeleted. ErrConsumerNotFound, ErrStreamNotFound.
+func (js *JetStream) DeleteConsumer(ctx context.Context, stream, consumer string) error {
+	cstream, ccons, err := cNames(stream, consumer)
+	if err != nil {
+		return err
+	}
+	_, err = jsCall(ctx, js, func(p *C.natsio_js) (struct{}, error) {
+		return struct{}{}, cCall(func() C.natsio_status {
+			return C.natsio_js_consumer_delete(p, cPtr(cstream), cPtr(ccons))
+		})
+	})
+	return err
+}
+
+// ConsumerNames lists the names of stream's consumers. ErrStreamNotFound.
+func (js *JetStream) ConsumerNames(ctx context.Context, stream string) ([]string, error) {
+	cstream, err := cString(stream)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := jsString(ctx, js, func(p *C.natsio_js, out **C.char) C.natsio_status {
+		return C.natsio_js_consumer_names(p, cPtr(cstream), out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	names := []string{}
+	return names, json.Unmarshal([]byte(raw), &names)
+}
+
+func cNames(stream, consumer string) ([]byte, []byte, error) {
+	cstream, err := cString(stream)
+	if err != nil {
+		return nil, nil, err
+	}
+	ccons, err := cString(consumer)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cstream, ccons, nil
+}
+
+// ---- Fetch and Next ----
+
+// FetchOpt is an option of Fetch.
+type FetchOpt func(*fetchConfig)
+
+type fetchConfig struct {
+	maxMessages, maxBytes int64
+	expires, heartbeat    time.Duration
+	noWait                bool
+}
+
+// FetchMaxMessages is the most messages one Fetch returns (default 100).
+func FetchMaxMessages(n int) FetchOpt { return func(c *fetchConfig) { c.maxMessages = int64(n) } }
+
+// FetchMaxBytes ends the batch once its payloads reach n bytes (default:
+// no limit).
+func FetchMaxBytes(n int) FetchOpt { return func(c *fetchConfig) { c.maxBytes = int64(n) } }
+
+// FetchExpires is how long the server holds the pull request open
+// waiting for messages (default 5 s). A ctx deadline shortens it.
+func FetchExpires(d time.Duration) FetchOpt { return func(c *fetchConfig) { c.expires = d } }
+
+// FetchNoWait returns at once with the messages available now (possibly
+// none) instead of waiting for them.
+func FetchNoWait() FetchOpt { return func(c *fetchConfig) { c.noWait = true } }
+
+// FetchHeartbeat asks the server for idle heartbeats while the request is
+// open (at most half the expiry), so a lost request is noticed.
+func FetchHeartbeat(d time.Duration) FetchOpt { return func(c *fetchConfig) { c.heartbeat = d } }
+
+const defaultPullExpiry = 5 * time.Second
+
+// pullExpiry is how long a pull request may stay open: want (0: the
+// default), shortened so that the server ends it a little before ctx's
+// deadline and the messages it delivered are still returned.
+func pullExpiry(ctx context.Context, want time.Duration) time.Duration {
+	if want == 0 {
+		want = defaultPullExpiry
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return want
+	}
+	left := time.Until(deadline)
+	margin := min(max(left/10, 50*time.Millisecond), left/2, time.Second)
+	return max(min(want, left-margin), time.Millisecond)
+}
+
+// Fetch pulls a batch of messages from the pull consumer consumer of
+// stream and returns them in order: up to FetchMaxMessages (default 100),
+// as many as arrive before the request expires (FetchExpires, default
+// 5 s, ended a little before ctx's deadline); possibly none (an empty
+// slice, not an error). Acknowledge each message (Ack, Nak, Term, ...)
+// unless the consumer's AckPolicy is AckNonePolicy. Errors:
+// ErrConsumerNotFound (no such consumer or stream), ErrConsumerDeleted
+// (deleted while the request waited), ErrJetStreamAPI (the server refused
+// the request), ErrInvalidArgument (bad names or negative options),
+// ErrConnectionClosed. If ctx is
+// cancelled Fetch returns at once; messages the abandoned request still
+// receives are dropped unacknowledged (the server redelivers them after
+// the consumer's AckWait).
+func (js *JetStream) Fetch(ctx context.Context, stream, consumer string, opts ...FetchOpt) ([]*Msg, error) {
+	var cfg fetchConfig
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	cstream, ccons, err := cNames(stream, consumer)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.expires < 0 || cfg.heartbeat < 0 {
+		return nil, errorOf(ErrInvalidArgument, "FetchExpires and FetchHeartbeat must not be negative")
+	}
+	var copts C.natsio_fetch_options
+	copts.max_messages = C.int64_t(cfg.maxMessages)
+	copts.max_bytes = C.int64_t(cfg.maxBytes)
+	copts.no_wait = C.bool(cfg.noWait)
+	copts.idle_heartbeat_ms = millis(cfg.heartbeat)
+	if !cfg.noWait {
+		copts.expires_ms = millis(pullExpiry(ctx, cfg.expires))
+	}
+	return jsCall(ctx, js, func(p *C.natsio_js) ([]*Msg, error) {
+		var list *C.natsio_msg_list
+		if err := cCall(func() C.natsio_status {
+			return C.natsio_js_fetch(p, cPtr(cstream), cPtr(ccons), &copts, &list)
+		}); err != nil {
+			return nil, err
+		}
+		defer C.natsio_msg_list_free(list)
+		n := int(C.natsio_msg_list_count(list))
+		msgs := make([]*Msg, 0, n)
+		for i := range n {
+			owned := C.gocons_clone(list, C.size_t(i))
+			if owned == nil {
+				return nil, errorOf(ErrInternal, "cannot keep a fetched message")
+			}
+			msgs = append(msgs, pulledMsg(owned, js.nc))
+		}
+		return msgs, nil
+	})
+}
+
+// Next pulls one message from the pull consumer consumer of stream,
+// waiting up to 5 s, or until a little before ctx's deadline:
+// ErrNoMessages when none came. Otherwise as Fetch.
+func (js *JetStream) Next(ctx context.Context, stream, consumer string) (*Msg, error) {
+	cstream, ccons, err := cNames(stream, consumer)
+	if err != nil {
+		return nil, err
+	}
+	timeout := millis(pullExpiry(ctx, 0))
+	return jsCall(ctx, js, func(p *C.natsio_js) (*Msg, error) {
+		var m *C.natsio_msg
+		if err := cCall(func() C.natsio_status {
+			return C.natsio_js_next(p, cPtr(cstream), cPtr(ccons), timeout, &m)
+		}); err != nil {
+			return nil, err
+		}
+		return pulledMsg(m, js.nc), nil
+	})
+}
+
+// pulledMsg copies an owned library message into Go and keeps the handle
+// (and its metadata) for acks.
+func pulledMsg(owned *C.natsio_msg, nc *Conn) *Msg {
+	m := copyMsg(owned, nc)
+	a := &jsAck{ptr: owned}
+	var md C.natsio_js_msg_metadata
+	if a.metaErr = cCall(func() C.natsio_status { return C.natsio_msg_js_metadata(owned, &md) }); a.metaErr == nil {
+		a.meta = MsgMetadata{
+			Stream:       C.GoStringN(md.stream, C.int(md.stream_len)),
+			Consumer:     C.GoStringN(md.consumer, C.int(md.consumer_len)),
+			NumDelivered: uint64(md.num_delivered),
+			NumPending:   uint64(md.num_pending),
+			Sequence:     SequencePair{Stream: uint64(md.stream_seq), Consumer: uint64(md.consumer_seq)},
+			Timestamp:    time.Unix(0, int64(md.timestamp_ns)),
+		}
+		if md.domain != nil {
+			a.meta.Domain = C.GoStringN(md.domain, C.int(md.domain_len))
+		}
+	}
+	runtime.SetFinalizer(a, (*jsAck).finalize)
+	m.js = a
+	return m
+}
+
+// ---- Acknowledgements ----
+
+// SequencePair is a message's position in its stream and in its consumer.
+type SequencePair struct {
+	Stream   uint64
+	Consumer uint64
+}
+
+// MsgMetadata is where a pulled message stands, read from its ack subject.
+type MsgMetadata struct {
+	Stream       string
+	Consumer     string
+	Domain       string // "" when none
+	NumDelivered uint64 // 1 the first time, more on redeliveries
+	NumPending   uint64 // messages left for the consumer after this one
+	Sequence     SequencePair
+	Timestamp    time.Time // when the stream stored it
+}
+
+// jsAck is the library's handle of a pulled message, shared by copies of
+// its Msg. ptr is used under mu's read lock and freed (under the write
+// lock) once a terminal ack succeeded; later acks are refused in Go as the
+// library would refuse them.
+type jsAck struct {
+	mu      sync.RWMutex
+	ptr     *C.natsio_msg // nil once freed
+	meta    MsgMetadata
+	metaErr error
+}
+
+func (a *jsAck) finalize() { C.natsio_msg_free(a.ptr) }
+
+// ack runs call with the handle; after a successful terminal ack the
+// handle is freed.
+func (m *Msg) ack(terminal bool, call func(*C.natsio_msg) C.natsio_status) error {
+	if m == nil {
+		return errorOf(ErrNullArgument, "nil *Msg")
+	}
+	a := m.js
+	if a == nil {
+		return errorOf(ErrNotJSMessage, "only messages pulled with Fetch or Next can be acknowledged")
+	}
+	a.mu.RLock()
+	if a.ptr == nil {
+		a.mu.RUnlock()
+		return errorOf(ErrMessageAlreadyAcked, "message already acknowledged or terminated")
+	}
+	err := cCall(func() C.natsio_status { return call(a.ptr) })
+	a.mu.RUnlock()
+	if err == nil && terminal {
+		a.mu.Lock()
+		p := a.ptr
+		a.ptr = nil
+		a.mu.Unlock()
+		C.natsio_msg_free(p)
+	}
+	return err
+}
+
+// Ack acknowledges the message: the consumer will not deliver it again.
+// The ack is sent like a publish (buffered); AckSync waits for the server.
+// Errors: ErrMessageAlreadyAcked (acked, nak'ed or terminated before, also
+// through a copy of this Msg), ErrNotJSMessage (not pulled with Fetch or
+// Next), ErrConnectionClosed.
+func (m *Msg) Ack() error {
+	return m.ack(true, func(p *C.natsio_msg) C.natsio_status { return C.natsio_msg_ack(p) })
+}
+
+// AckSync acknowledges the message and waits until the server confirmed
+// it, up to ctx's deadline (5 s without one): ErrTimeout otherwise.
+// Otherwise as Ack.
+func (m *Msg) AckSync(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return contextError(ctx)
+	}
+	timeout := timeoutFrom(ctx)
+	_, err := blocking(ctx, func() (struct{}, error) {
+		return struct{}{}, m.ack(true, func(p *C.natsio_msg) C.natsio_status { return C.natsio_msg_ack_sync(p, timeout) })
+	})
+	return err
+}
+
+// Nak asks the server to deliver the message again (at once). Errors as Ack.
+func (m *Msg) Nak() error { return m.NakWithDelay(0) }
+
+// NakWithDelay asks the server to deliver the message again after delay.
+// Errors as Ack.
+func (m *Msg) NakWithDelay(delay time.Duration) error {
+	ms := millis(delay)
+	return m.ack(true, func(p *C.natsio_msg) C.natsio_status { return C.natsio_msg_nak(p, ms) })
+}
+
+// Term stops delivery of the message for good. Errors as Ack.
+func (m *Msg) Term() error { return m.TermWithReason("") }
+
+// TermWithReason is Term with a reason the server records (in its
+// advisory). Errors as Ack, plus ErrInvalidArgument for a reason holding
+// a NUL byte.
+func (m *Msg) TermWithReason(reason string) error {
+	var creason []byte
+	if reason != "" {
+		var err error
+		if creason, err = cString(reason); err != nil {
+			return err
+		}
+	}
+	return m.ack(true, func(p *C.natsio_msg) C.natsio_status { return C.natsio_msg_term(p, cPtr(creason)) })
+}
+
+// InProgress tells the server the message is still being worked on,
+// restarting its AckWait; it may be sent any number of times before the
+// final ack. Errors as Ack.
+func (m *Msg) InProgress() error {
+	return m.ack(false, func(p *C.natsio_msg) C.natsio_status { return C.natsio_msg_in_progress(p) })
+}
+
+// Metadata is the message's delivery metadata (stream and consumer,
+// sequences, delivery count, pending count, timestamp). ErrNotJSMessage
+// for a message not pulled with Fetch or Next.
+func (m *Msg) Metadata() (*MsgMetadata, error) {
+	if m == nil {
+		return nil, errorOf(ErrNullArgument, "nil *Msg")
+	}
+	if m.js == nil {
+		return nil, errorOf(ErrNotJSMessage, "only messages pulled with Fetch or Next carry JetStream metadata")
+	}
+	if m.js.metaErr != nil {
+		return nil, m.js.metaErr
+	}
+	md := m.js.meta
+	return &md, nil
+}

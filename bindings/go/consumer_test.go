@@ -1,0 +1,628 @@
+package natsio_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	natsio "github.com/libnatsio/natsio/bindings/go"
+)
+
+// workQueue creates stream Q on q.> holding m0..m<n-1> (m<i> on q.<i%2>)
+// and the durable pull consumer "work" on q.0.
+func workQueue(t *testing.T, js *natsio.JetStream, n int, cfg natsio.ConsumerConfig) *natsio.ConsumerInfo {
+	t.Helper()
+	ctx := ctxTimeout(t, 10*time.Second)
+	got(js.CreateStream(ctx, natsio.StreamConfig{Name: "Q", Subjects: []string{"q.>"}, Storage: natsio.MemoryStorage})).must(t)
+	for i := range n {
+		got(js.Publish(ctx, fmt.Sprintf("q.%d", i%2), []byte(fmt.Sprintf("m%d", i)))).must(t)
+	}
+	if cfg.Durable == "" {
+		cfg.Durable = "work"
+	}
+	if cfg.FilterSubject == "" {
+		cfg.FilterSubject = "q.0"
+	}
+	return got(js.CreateConsumer(ctx, "Q", cfg)).must(t)
+}
+
+func bodies(msgs []*natsio.Msg) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = string(m.Data)
+	}
+	return out
+}
+
+func meta(t *testing.T, m *natsio.Msg) *natsio.MsgMetadata {
+	t.Helper()
+	md, err := m.Metadata()
+	if err != nil {
+		t.Fatalf("Metadata of %q: %v", m.Data, err)
+	}
+	return md
+}
+
+func TestConsumerLifecycle(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 10*time.Second)
+
+	cfg := natsio.ConsumerConfig{
+		Durable: "work", Description: "the work", AckPolicy: natsio.AckExplicitPolicy, AckWait: 2 * time.Second,
+		MaxDeliver: 5, MaxAckPending: 50,
+		Metadata: map[string]string{"owner": "ops"},
+	}
+	info := workQueue(t, js, 10, cfg)
+	c := info.Config
+	if info.Stream != "Q" || info.Name != "work" || info.NumPending != 5 || info.Created.IsZero() ||
+		c.Durable != "work" || c.AckWait != 2*time.Second || c.AckPolicy != natsio.AckExplicitPolicy ||
+		c.FilterSubject != "q.0" || c.MaxDeliver != 5 ||
+		c.DeliverPolicy != natsio.DeliverAllPolicy || c.ReplayPolicy != natsio.ReplayInstantPolicy ||
+		c.MaxAckPending != 50 || c.Metadata["owner"] != "ops" || c.Description != "the work" {
+		t.Fatalf("created %+v", info)
+	}
+	if !strings.Contains(string(info.Raw), `"ack_wait":2000000000`) {
+		t.Fatalf("raw info %s", info.Raw)
+	}
+
+	// The same config again is fine; another one is refused.
+	cfg.FilterSubject = "q.0"
+	got(js.CreateConsumer(ctx, "Q", cfg)).must(t)
+	other := cfg
+	other.AckWait = 3 * time.Second
+	_, err := js.CreateConsumer(ctx, "Q", other)
+	wantErr(t, err, natsio.ErrJetStreamAPI)
+
+	// The config read back round-trips through UpdateConsumer.
+	cur := got(js.ConsumerInfo(ctx, "Q", "work")).must(t).Config
+	cur.Description = "updated"
+	cur.MaxAckPending = 20
+	upd := got(js.UpdateConsumer(ctx, "Q", cur)).must(t)
+	if upd.Config.Description != "updated" || upd.Config.MaxAckPending != 20 || upd.Config.AckWait != 2*time.Second {
+		t.Fatalf("updated %+v", upd.Config)
+	}
+	_, err = js.UpdateConsumer(ctx, "Q", natsio.ConsumerConfig{Name: "nope", AckPolicy: natsio.AckExplicitPolicy})
+	wantErr(t, err, natsio.ErrConsumerNotFound)
+
+	// Without a name: an ephemeral consumer with a generated one.
+	eph := got(js.CreateOrUpdateConsumer(ctx, "Q", natsio.ConsumerConfig{InactiveThreshold: 30 * time.Second})).must(t)
+	if eph.Name == "" || eph.Name == "work" || eph.Config.InactiveThreshold != 30*time.Second ||
+		eph.Config.AckPolicy != natsio.AckExplicitPolicy {
+		t.Fatalf("ephemeral %+v", eph)
+	}
+	names := got(js.ConsumerNames(ctx, "Q")).must(t)
+	slices.Sort(names)
+	want := []string{"work", eph.Name}
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Fatalf("names %v, want %v", names, want)
+	}
+	named := got(js.CreateOrUpdateConsumer(ctx, "Q", natsio.ConsumerConfig{Name: "named", MemoryStorage: true,
+		MaxDeliver: 4, BackOff: []time.Duration{time.Second, 2 * time.Second}, Extra: map[string]any{"ack_policy": "none"}})).must(t)
+	if named.Name != "named" || !named.Config.MemoryStorage || fmt.Sprint(named.Config.BackOff) != "[1s 2s]" ||
+		named.Config.AckPolicy != natsio.AckNonePolicy {
+		t.Fatalf("named %+v", named.Config)
+	}
+
+	// Errors: config (the detail names the field), names, missing things.
+	_, err = js.CreateConsumer(ctx, "Q", natsio.ConsumerConfig{Durable: "x", AckPolicy: "sometimes"})
+	wantErr(t, err, natsio.ErrConfig, "ack_policy")
+	_, err = js.CreateConsumer(ctx, "Q", natsio.ConsumerConfig{Durable: "x", Extra: map[string]any{"ack_wait": "soon"}})
+	wantErr(t, err, natsio.ErrConfig, "ack_wait")
+	_, err = js.CreateConsumer(ctx, "Q", natsio.ConsumerConfig{Durable: "x", Extra: map[string]any{"ack_wait": "90s"}})
+	if err != nil {
+		t.Fatalf("a duration string in Extra: %v", err)
+	}
+	if c := got(js.ConsumerInfo(ctx, "Q", "x")).must(t).Config; c.AckWait != 90*time.Second {
+		t.Fatalf("ack_wait from Extra: %v", c.AckWait)
+	}
+	_, err = js.CreateConsumer(ctx, "NOPE", natsio.ConsumerConfig{Durable: "x"})
+	wantErr(t, err, natsio.ErrStreamNotFound)
+	_, err = js.CreateConsumer(ctx, "Q", natsio.ConsumerConfig{Durable: "a.b"})
+	wantErr(t, err, natsio.ErrInvalidArgument)
+	_, err = js.ConsumerInfo(ctx, "Q", "a\x00b")
+	wantErr(t, err, natsio.ErrInvalidArgument, "NUL")
+	_, err = js.ConsumerInfo(ctx, "Q", "missing")
+	wantErr(t, err, natsio.ErrConsumerNotFound)
+	_, err = js.ConsumerInfo(ctx, "NOPE", "work")
+	wantErr(t, err, natsio.ErrStreamNotFound)
+	_, err = js.ConsumerNames(ctx, "NOPE")
+	wantErr(t, err, natsio.ErrStreamNotFound)
+
+	noErr(t, js.DeleteConsumer(ctx, "Q", "work"))
+	_, err = js.ConsumerInfo(ctx, "Q", "work")
+	wantErr(t, err, natsio.ErrConsumerNotFound)
+	wantErr(t, js.DeleteConsumer(ctx, "Q", "work"), natsio.ErrConsumerNotFound)
+	if names := got(js.ConsumerNames(ctx, "Q")).must(t); slices.Contains(names, "work") || len(names) != 3 {
+		t.Fatalf("names after delete %v", names)
+	}
+}
+
+func TestFetchBatchAndMetadata(t *testing.T) {
+	nc, js := jetStream(t)
+	ctx := ctxTimeout(t, 10*time.Second)
+	workQueue(t, js, 10, natsio.ConsumerConfig{AckWait: 30 * time.Second})
+	before := time.Now()
+	got(js.Publish(ctx, "q.0", []byte("with header"), natsio.PubHeader(natsio.Header{"X-Id": {"7"}}))).must(t)
+
+	batch := got(js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(3), natsio.FetchExpires(2*time.Second))).must(t)
+	if fmt.Sprint(bodies(batch)) != "[m0 m2 m4]" {
+		t.Fatalf("batch %v", bodies(batch))
+	}
+	m := batch[0]
+	if m.Subject != "q.0" || !strings.HasPrefix(m.Reply, "$JS.ACK.") || m.Header != nil {
+		t.Fatalf("message %+v", m)
+	}
+	md := meta(t, m)
+	if md.Stream != "Q" || md.Consumer != "work" || md.Domain != "" || md.Sequence != (natsio.SequencePair{Stream: 1, Consumer: 1}) ||
+		md.NumDelivered != 1 || md.NumPending != 5 {
+		t.Fatalf("metadata %+v", md)
+	}
+	if d := time.Since(md.Timestamp); d < 0 || d > time.Minute {
+		t.Fatalf("timestamp %v", md.Timestamp)
+	}
+	if md3 := meta(t, batch[2]); md3.Sequence != (natsio.SequencePair{Stream: 5, Consumer: 3}) || md3.NumPending != 3 {
+		t.Fatalf("third metadata %+v", md3)
+	}
+	// The metadata is a copy.
+	md.Stream = "changed"
+	if meta(t, m).Stream != "Q" {
+		t.Fatal("Metadata shares its result")
+	}
+	// Messages are copies in Go memory.
+	m.Data[0] = 'X'
+	if string(batch[0].Data) != "X0" {
+		t.Fatal("data not writable")
+	}
+
+	noErr(t, m.AckSync(ctx))
+	ci := got(js.ConsumerInfo(ctx, "Q", "work")).must(t)
+	if ci.AckFloor.Consumer != 1 || ci.Delivered.Stream != 5 || ci.Delivered.Consumer != 3 || ci.NumAckPending != 2 || ci.NumPending != 3 {
+		t.Fatalf("consumer after one ack %+v", ci)
+	}
+
+	// FetchMaxBytes ends the batch once the payloads reach the limit.
+	small := got(js.Fetch(ctx, "Q", "work", natsio.FetchMaxBytes(60), natsio.FetchExpires(time.Second))).must(t)
+	if fmt.Sprint(bodies(small)) != "[m6]" {
+		t.Fatalf("max bytes batch %v", bodies(small))
+	}
+	// The rest, fewer than asked: returned when the request expires, with
+	// idle heartbeats on the way ignored.
+	start := time.Now()
+	rest := got(js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(10), natsio.FetchExpires(600*time.Millisecond),
+		natsio.FetchHeartbeat(100*time.Millisecond))).must(t)
+	if fmt.Sprint(bodies(rest)) != "[m8 with header]" {
+		t.Fatalf("rest %v", bodies(rest))
+	}
+	if d := time.Since(start); d < 400*time.Millisecond || d > 3*time.Second {
+		t.Fatalf("partial batch returned after %v", d)
+	}
+	last := rest[1]
+	if last.Header.Get("X-Id") != "7" || meta(t, last).Timestamp.Before(before.Add(-time.Second)) {
+		t.Fatalf("last %+v %+v", last, meta(t, last))
+	}
+	for _, m := range append(append(batch[1:], small...), rest...) {
+		noErr(t, m.Ack())
+	}
+	flush(t, nc)
+	eventually(t, "every ack recorded", func() bool {
+		ci, err := js.ConsumerInfo(ctx, "Q", "work")
+		return err == nil && ci.NumAckPending == 0 && ci.AckFloor.Consumer == 6 && ci.AckFloor.Stream == 11
+	})
+
+	// Argument errors.
+	_, err := js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(-1))
+	wantErr(t, err, natsio.ErrInvalidArgument)
+	_, err = js.Fetch(ctx, "Q", "work", natsio.FetchExpires(-time.Second))
+	wantErr(t, err, natsio.ErrInvalidArgument)
+	_, err = js.Fetch(ctx, "Q", "a b")
+	wantErr(t, err, natsio.ErrInvalidArgument)
+	_, err = js.Fetch(ctx, "Q", "missing", natsio.FetchExpires(time.Second))
+	wantErr(t, err, natsio.ErrConsumerNotFound, "missing")
+	_, err = js.Next(ctx, "Q", "missing")
+	wantErr(t, err, natsio.ErrConsumerNotFound, "missing")
+}
+
+func TestFetchNoWaitNextAndDeadlines(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 10*time.Second)
+	workQueue(t, js, 0, natsio.ConsumerConfig{})
+
+	start := time.Now()
+	none := got(js.Fetch(ctx, "Q", "work", natsio.FetchNoWait())).must(t)
+	if none == nil || len(none) != 0 {
+		t.Fatalf("no-wait fetch on an empty consumer: %#v", none)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("no-wait fetch took %v", d)
+	}
+
+	start = time.Now()
+	_, err := js.Next(ctxTimeout(t, 300*time.Millisecond), "Q", "work")
+	wantErr(t, err, natsio.ErrNoMessages)
+	if d := time.Since(start); d < 150*time.Millisecond || d > 300*time.Millisecond {
+		t.Fatalf("Next returned after %v", d)
+	}
+
+	// A long expiry is cut short by the ctx deadline: no error, no messages.
+	start = time.Now()
+	empty := got(js.Fetch(ctxTimeout(t, 400*time.Millisecond), "Q", "work", natsio.FetchExpires(time.Minute))).must(t)
+	if len(empty) != 0 {
+		t.Fatalf("fetched %v", bodies(empty))
+	}
+	if d := time.Since(start); d < 300*time.Millisecond || d > 400*time.Millisecond {
+		t.Fatalf("fetch bounded by a 400ms deadline returned after %v", d)
+	}
+
+	// Next waits for a message published meanwhile.
+	time.AfterFunc(100*time.Millisecond, func() { js.Publish(context.Background(), "q.0", []byte("late")) })
+	m := got(js.Next(ctx, "Q", "work")).must(t)
+	if string(m.Data) != "late" || meta(t, m).NumDelivered != 1 {
+		t.Fatalf("next %+v", m)
+	}
+	noErr(t, m.Ack())
+
+	// A cancelled ctx ends a waiting fetch at once.
+	cctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start = time.Now()
+	_, err = js.Fetch(cctx, "Q", "work", natsio.FetchExpires(5*time.Second))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled fetch: %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("cancelled fetch returned after %v", d)
+	}
+	_, err = js.Next(cctx, "Q", "work")
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Next with a cancelled ctx: %v", err)
+	}
+}
+
+func TestAckTwiceAndOnCopies(t *testing.T) {
+	nc, js := jetStream(t)
+	ctx := ctxTimeout(t, 10*time.Second)
+	workQueue(t, js, 12, natsio.ConsumerConfig{})
+	batch := got(js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(6), natsio.FetchExpires(2*time.Second))).must(t)
+	if len(batch) != 6 {
+		t.Fatalf("fetched %v", bodies(batch))
+	}
+
+	// After any terminal ack every further ack is refused, on copies too.
+	terminal := []func(*natsio.Msg) error{
+		(*natsio.Msg).Ack, (*natsio.Msg).Nak, (*natsio.Msg).Term,
+		func(m *natsio.Msg) error { return m.AckSync(ctx) },
+	}
+	for i, first := range terminal {
+		m := batch[i]
+		noErr(t, first(m))
+		cp := *m
+		for _, again := range append(terminal, (*natsio.Msg).InProgress,
+			func(m *natsio.Msg) error { return m.NakWithDelay(time.Second) },
+			func(m *natsio.Msg) error { return m.TermWithReason("r") }) {
+			wantErr(t, again(m), natsio.ErrMessageAlreadyAcked)
+			wantErr(t, again(&cp), natsio.ErrMessageAlreadyAcked)
+		}
+		// The metadata stays readable.
+		if meta(t, m).Sequence.Consumer != uint64(i+1) {
+			t.Fatalf("metadata after ack %+v", meta(t, m))
+		}
+	}
+
+	// Concurrent acks of one message: exactly one wins.
+	m := batch[4]
+	var wins, refused atomic.Int32
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			if g%2 == 0 {
+				err = m.Ack()
+			} else {
+				err = m.AckSync(ctx)
+			}
+			switch {
+			case err == nil:
+				wins.Add(1)
+			case errors.Is(err, natsio.ErrMessageAlreadyAcked):
+				refused.Add(1)
+			default:
+				t.Errorf("concurrent ack: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins.Load() != 1 || refused.Load() != 7 {
+		t.Fatalf("%d acks succeeded, %d refused", wins.Load(), refused.Load())
+	}
+
+	// InProgress is not terminal: it may be sent again, then the ack.
+	wantErr(t, batch[5].TermWithReason("a\x00b"), natsio.ErrInvalidArgument, "NUL")
+	noErr(t, batch[5].InProgress())
+	noErr(t, batch[5].InProgress())
+	noErr(t, batch[5].Ack())
+	wantErr(t, batch[5].InProgress(), natsio.ErrMessageAlreadyAcked)
+
+	// A message not pulled from a consumer cannot be acknowledged.
+	sub := got(nc.SubscribeSync("core")).must(t)
+	noErr(t, nc.PublishMsg(&natsio.Msg{Subject: "core", Reply: "_INBOX.x", Data: []byte("x")}))
+	core := mustNext(t, sub)
+	// (The server drops core messages whose reply looks like an ack subject.)
+	forged := &natsio.Msg{Subject: "q.0", Reply: batch[0].Reply}
+	for _, ack := range append(terminal, (*natsio.Msg).InProgress) {
+		wantErr(t, ack(core), natsio.ErrNotJSMessage)
+		wantErr(t, ack(forged), natsio.ErrNotJSMessage)
+	}
+	_, err := core.Metadata()
+	wantErr(t, err, natsio.ErrNotJSMessage)
+	var nilMsg *natsio.Msg
+	wantErr(t, nilMsg.Ack(), natsio.ErrNullArgument)
+	_, err = nilMsg.Metadata()
+	wantErr(t, err, natsio.ErrNullArgument)
+}
+
+func TestNakTermAndInProgress(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 20*time.Second)
+	workQueue(t, js, 10, natsio.ConsumerConfig{AckWait: time.Second})
+	batch := got(js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(3), natsio.FetchExpires(2*time.Second))).must(t)
+	if fmt.Sprint(bodies(batch)) != "[m0 m2 m4]" {
+		t.Fatalf("batch %v", bodies(batch))
+	}
+	noErr(t, batch[0].Ack())
+	noErr(t, batch[1].TermWithReason("bad input"))
+	noErr(t, batch[2].Nak())
+
+	// The nak'ed message comes again (delivered twice) with the others;
+	// the server may deliver newer messages first.
+	rest := got(js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(10), natsio.FetchExpires(500*time.Millisecond))).must(t)
+	delivered := map[string]uint64{}
+	for _, m := range rest {
+		delivered[string(m.Data)] = meta(t, m).NumDelivered
+	}
+	if fmt.Sprint(delivered) != "map[m4:2 m6:1 m8:1]" {
+		t.Fatalf("after nak and term: %v", delivered)
+	}
+
+	// A nak with a delay: not redelivered before it.
+	var m6 *natsio.Msg
+	for _, m := range rest {
+		switch string(m.Data) {
+		case "m6":
+			m6 = m
+			noErr(t, m.NakWithDelay(700*time.Millisecond))
+		default:
+			noErr(t, m.Ack())
+		}
+	}
+	start := time.Now()
+	if early := got(js.Fetch(ctx, "Q", "work", natsio.FetchExpires(300*time.Millisecond))).must(t); len(early) != 0 {
+		t.Fatalf("redelivered before the nak delay: %v", bodies(early))
+	}
+	again := got(js.Next(ctx, "Q", "work")).must(t)
+	if string(again.Data) != "m6" || meta(t, again).NumDelivered != 2 || meta(t, again).Sequence.Stream != meta(t, m6).Sequence.Stream {
+		t.Fatalf("after delayed nak %q %+v", again.Data, meta(t, again))
+	}
+	if d := time.Since(start); d < 500*time.Millisecond {
+		t.Fatalf("redelivered %v after a 700ms nak delay", d)
+	}
+
+	// InProgress restarts the ack wait (1 s): no redelivery while the work
+	// goes on, a redelivery once it stops.
+	start = time.Now()
+	time.Sleep(600 * time.Millisecond)
+	noErr(t, again.InProgress())
+	time.Sleep(600 * time.Millisecond) // 1.2 s after delivery, 0.6 s after InProgress
+	if early := got(js.Fetch(ctx, "Q", "work", natsio.FetchNoWait())).must(t); len(early) != 0 {
+		t.Fatalf("redelivered despite InProgress: %v (%.0f ms %+v)", bodies(early), time.Since(start).Seconds()*1000, meta(t, early[0]))
+	}
+	third := got(js.Next(ctx, "Q", "work")).must(t)
+	if string(third.Data) != "m6" || meta(t, third).NumDelivered != 3 {
+		t.Fatalf("after the ack wait %q %+v", third.Data, meta(t, third))
+	}
+	noErr(t, third.AckSync(ctx))
+	// The old copy of the same message has its own handle: the server
+	// ignores its late ack, and nothing is left.
+	noErr(t, again.Ack())
+	ci := got(js.ConsumerInfo(ctx, "Q", "work")).must(t)
+	if ci.NumAckPending != 0 || ci.NumPending != 0 || ci.NumRedelivered != 0 {
+		t.Fatalf("consumer at the end %+v", ci)
+	}
+	// The terminated message never came back.
+	if leftover := got(js.Fetch(ctx, "Q", "work", natsio.FetchNoWait())).must(t); len(leftover) != 0 {
+		t.Fatalf("left over %v", bodies(leftover))
+	}
+}
+
+func TestConcurrentFetchersShareTheWork(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 20*time.Second)
+	const n = 400
+	workQueue(t, js, 2*n, natsio.ConsumerConfig{})
+
+	var mu sync.Mutex
+	seen := map[uint64]int{}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				batch, err := js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(25), natsio.FetchExpires(300*time.Millisecond))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(batch) == 0 {
+					return
+				}
+				for _, m := range batch {
+					md, err := m.Metadata()
+					if err == nil {
+						err = m.Ack()
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					seen[md.Sequence.Stream]++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if len(seen) != n {
+		t.Fatalf("%d distinct messages consumed, want %d", len(seen), n)
+	}
+	for seq, c := range seen {
+		if c != 1 || seq%2 != 1 {
+			t.Fatalf("stream sequence %d consumed %d times", seq, c)
+		}
+	}
+}
+
+func TestFetchEndsWhenConsumerDeleted(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 10*time.Second)
+	workQueue(t, js, 0, natsio.ConsumerConfig{})
+
+	type outcome struct {
+		msgs []*natsio.Msg
+		err  error
+		took time.Duration
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		start := time.Now()
+		msgs, err := js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(5), natsio.FetchExpires(5*time.Second))
+		done <- outcome{msgs, err, time.Since(start)}
+	}()
+	eventually(t, "the pull request waiting", func() bool {
+		ci, err := js.ConsumerInfo(ctx, "Q", "work")
+		return err == nil && ci.NumWaiting == 1
+	})
+	noErr(t, js.DeleteConsumer(ctx, "Q", "work"))
+	select {
+	case o := <-done:
+		wantErr(t, o.err, natsio.ErrConsumerDeleted)
+		if o.msgs != nil || o.took > 3*time.Second {
+			t.Fatalf("fetch returned %v after %v", o.msgs, o.took)
+		}
+	case <-time.After(4 * time.Second):
+		t.Fatal("fetch still waiting after its consumer was deleted")
+	}
+}
+
+func TestKeyValueKeysAndHistory(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 10*time.Second)
+	kv := got(js.CreateKeyValue(ctx, natsio.KeyValueConfig{Bucket: "H", History: 10})).must(t)
+
+	if keys := got(kv.Keys(ctx)).must(t); keys == nil || len(keys) != 0 {
+		t.Fatalf("keys of an empty bucket %#v", keys)
+	}
+	_, err := kv.History(ctx, "a")
+	wantErr(t, err, natsio.ErrKeyNotFound)
+
+	var revs []uint64
+	for i := range 3 {
+		revs = append(revs, got(kv.Put(ctx, "a", []byte(fmt.Sprintf("a%d", i)))).must(t))
+	}
+	got(kv.Put(ctx, "b.c", []byte("x"))).must(t)
+	got(kv.Put(ctx, "gone", []byte("x"))).must(t)
+	noErr(t, kv.Delete(ctx, "gone"))
+	got(kv.Put(ctx, "purged", []byte("x"))).must(t)
+	noErr(t, kv.Purge(ctx, "purged"))
+	for i := range 150 {
+		got(kv.Put(ctx, fmt.Sprintf("many.%d", i), []byte("v"))).must(t)
+	}
+
+	keys := got(kv.Keys(ctx)).must(t)
+	slices.Sort(keys)
+	if len(keys) != 152 || keys[0] != "a" || keys[1] != "b.c" || slices.Contains(keys, "gone") || slices.Contains(keys, "purged") {
+		t.Fatalf("%d keys: %v", len(keys), keys[:min(5, len(keys))])
+	}
+
+	h := got(kv.History(ctx, "a")).must(t)
+	if len(h) != 3 {
+		t.Fatalf("history %+v", h)
+	}
+	for i, e := range h {
+		if e.Bucket != "H" || e.Key != "a" || string(e.Value) != fmt.Sprintf("a%d", i) || e.Revision != revs[i] ||
+			e.Delta != uint64(2-i) || e.Operation != natsio.KeyValuePut || time.Since(e.Created) > time.Minute {
+			t.Fatalf("history entry %d: %+v", i, e)
+		}
+	}
+	g := got(kv.History(ctx, "gone")).must(t)
+	if len(g) != 2 || g[0].Operation != natsio.KeyValuePut || g[1].Operation != natsio.KeyValueDelete || len(g[1].Value) != 0 {
+		t.Fatalf("history of a deleted key %+v", g)
+	}
+	if p := got(kv.History(ctx, "purged")).must(t); len(p) != 1 || p[0].Operation != natsio.KeyValuePurge {
+		t.Fatalf("history of a purged key %+v", p)
+	}
+	_, err = kv.History(ctx, "bad key")
+	wantErr(t, err, natsio.ErrInvalidKey)
+	_, err = kv.History(ctx, "a\x00")
+	wantErr(t, err, natsio.ErrInvalidArgument)
+
+	// The scans leave no consumers behind.
+	if names := got(js.ConsumerNames(ctx, "KV_H")).must(t); len(names) != 0 {
+		t.Fatalf("consumers left %v", names)
+	}
+	var nilKV *natsio.KeyValue
+	_, err = nilKV.Keys(ctx)
+	wantErr(t, err, natsio.ErrNullArgument)
+}
+
+func TestConsumersAfterClose(t *testing.T) {
+	nc, js := jetStream(t)
+	ctx := ctxTimeout(t, 10*time.Second)
+	workQueue(t, js, 6, natsio.ConsumerConfig{})
+	kv := got(js.CreateKeyValue(ctx, natsio.KeyValueConfig{Bucket: "B"})).must(t)
+	got(kv.Put(ctx, "k", []byte("v"))).must(t)
+
+	// Messages outlive the JetStream context that fetched them.
+	js2 := got(nc.JetStream()).must(t)
+	batch := got(js2.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(3), natsio.FetchExpires(2*time.Second))).must(t)
+	js2.Close()
+	_, err := js2.Fetch(ctx, "Q", "work")
+	wantErr(t, err, natsio.ErrIllegalState)
+	_, err = js2.ConsumerNames(ctx, "Q")
+	wantErr(t, err, natsio.ErrIllegalState)
+	noErr(t, batch[0].AckSync(ctx))
+
+	noErr(t, nc.Close())
+	wantErr(t, batch[1].Ack(), natsio.ErrConnectionClosed)
+	wantErr(t, batch[1].AckSync(ctx), natsio.ErrConnectionClosed)
+	wantErr(t, batch[1].InProgress(), natsio.ErrConnectionClosed)
+	// A failed ack did not use up the message's one terminal ack.
+	wantErr(t, batch[1].Nak(), natsio.ErrConnectionClosed)
+	if md := meta(t, batch[2]); md.Stream != "Q" {
+		t.Fatalf("metadata after close %+v", md)
+	}
+	_, err = js.Fetch(ctx, "Q", "work", natsio.FetchExpires(time.Second))
+	wantErr(t, err, natsio.ErrConnectionClosed)
+	_, err = js.Next(ctx, "Q", "work")
+	wantErr(t, err, natsio.ErrConnectionClosed)
+	_, err = js.CreateConsumer(ctx, "Q", natsio.ConsumerConfig{Durable: "other"})
+	wantErr(t, err, natsio.ErrConnectionClosed)
+	_, err = js.ConsumerInfo(ctx, "Q", "work")
+	wantErr(t, err, natsio.ErrConnectionClosed)
+	_, err = js.ConsumerNames(ctx, "Q")
+	wantErr(t, err, natsio.ErrConnectionClosed)
+	wantErr(t, js.DeleteConsumer(ctx, "Q", "work"), natsio.ErrConnectionClosed)
+	_, err = kv.Keys(ctx)
+	wantErr(t, err, natsio.ErrConnectionClosed)
+	_, err = kv.History(ctx, "k")
+	wantErr(t, err, natsio.ErrConnectionClosed)
+}
