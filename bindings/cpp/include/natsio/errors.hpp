@@ -61,6 +61,22 @@ private:
         using Base::Base;                                                      \
     }
 
+// TimeoutError and JetStreamError derive from Error virtually so that
+// NoMessagesError can be both with a single Error inside (catching
+// `const Error&` stays unambiguous). Their subclasses inherit Error's
+// constructor, which then initialises that virtual base directly; the
+// protected default constructor exists only for NoMessagesError (a virtual
+// base is initialised by the most derived class, so its Error(...) there
+// never runs).
+#define NATSIO_CPP_ERROR_CLASS_VIRTUAL(Name, Code)                              \
+    class Name : public virtual Error {                                        \
+    public:                                                                    \
+        using Error::Error;                                                    \
+                                                                               \
+    protected:                                                                 \
+        Name() : Error(Code, std::string()) {}                                 \
+    }
+
 // 1xx: arguments and usage.
 NATSIO_CPP_ERROR_CLASS(InvalidArgumentError, Error);   // NULL_ARGUMENT, INVALID_UTF8, INVALID_ARGUMENT
 NATSIO_CPP_ERROR_CLASS(BadSubjectError, Error);        // BAD_SUBJECT
@@ -71,7 +87,7 @@ NATSIO_CPP_ERROR_CLASS(IllegalStateError, Error);      // ILLEGAL_STATE
 NATSIO_CPP_ERROR_CLASS(NotFoundError, Error);          // NOT_FOUND
 NATSIO_CPP_ERROR_CLASS(InternalError, Error);          // INTERNAL
 // 2xx: connection.
-NATSIO_CPP_ERROR_CLASS(TimeoutError, Error);           // TIMEOUT
+NATSIO_CPP_ERROR_CLASS_VIRTUAL(TimeoutError, NATSIO_ERR_TIMEOUT);  // TIMEOUT
 NATSIO_CPP_ERROR_CLASS(ConnectionClosedError, Error);  // CONNECTION_CLOSED
 NATSIO_CPP_ERROR_CLASS(NoServersError, Error);         // NO_SERVERS
 NATSIO_CPP_ERROR_CLASS(IoError, Error);                // IO
@@ -96,7 +112,7 @@ NATSIO_CPP_ERROR_CLASS(SubscriptionClosedError, Error);  // SUBSCRIPTION_CLOSED
 NATSIO_CPP_ERROR_CLASS(SlowConsumerError, Error);      // SLOW_CONSUMER
 // 5xx: JetStream. ApiError and its subclasses are rejections by the
 // JetStream API (detail: code, err_code, description).
-NATSIO_CPP_ERROR_CLASS(JetStreamError, Error);         // JETSTREAM
+NATSIO_CPP_ERROR_CLASS_VIRTUAL(JetStreamError, NATSIO_ERR_JETSTREAM);  // JETSTREAM
 NATSIO_CPP_ERROR_CLASS(ApiError, JetStreamError);      // JS_API
 NATSIO_CPP_ERROR_CLASS(JetStreamNotEnabledError, ApiError);  // JS_NOT_ENABLED
 NATSIO_CPP_ERROR_CLASS(NoStreamResponseError, JetStreamError);  // NO_STREAM_RESPONSE
@@ -107,6 +123,15 @@ NATSIO_CPP_ERROR_CLASS(MessageNotFoundError, ApiError);      // MESSAGE_NOT_FOUN
 NATSIO_CPP_ERROR_CLASS(WrongLastSequenceError, ApiError);    // WRONG_LAST_SEQUENCE
 NATSIO_CPP_ERROR_CLASS(TooManyStalledMsgsError, JetStreamError);   // TOO_MANY_STALLED
 NATSIO_CPP_ERROR_CLASS(AsyncPublishTimeoutError, JetStreamError);  // ASYNC_PUBLISH_TIMEOUT
+NATSIO_CPP_ERROR_CLASS(ConsumerDeletedError, JetStreamError);      // CONSUMER_DELETED
+NATSIO_CPP_ERROR_CLASS(MessageAlreadyAckedError, JetStreamError);  // MESSAGE_ALREADY_ACKED
+NATSIO_CPP_ERROR_CLASS(NotJsMessageError, JetStreamError);         // NOT_JS_MESSAGE
+/// NO_MESSAGES: a pull ended without a message. Both a JetStreamError and a
+/// TimeoutError, so `catch (const natsio::TimeoutError&)` sees it too.
+class NoMessagesError : public JetStreamError, public TimeoutError {
+public:
+    NoMessagesError(Status status, std::string detail) : Error(status, std::move(detail)) {}
+};
 // 6xx: Key-Value. A deleted key is also "not found"; bad names are config
 // errors.
 NATSIO_CPP_ERROR_CLASS(BucketNotFoundError, JetStreamError);  // BUCKET_NOT_FOUND
@@ -118,6 +143,7 @@ NATSIO_CPP_ERROR_CLASS(InvalidBucketNameError, ConfigError);  // INVALID_BUCKET_
 NATSIO_CPP_ERROR_CLASS(InvalidKeyError, ConfigError);         // INVALID_KEY
 
 #undef NATSIO_CPP_ERROR_CLASS
+#undef NATSIO_CPP_ERROR_CLASS_VIRTUAL
 
 /// The exception for `status` with `detail`, as an exception_ptr (for
 /// promises and error handlers). Every natsio_status maps to its class;
@@ -206,6 +232,14 @@ inline std::exception_ptr make_error(Status status, std::string detail) {
         return std::make_exception_ptr(TooManyStalledMsgsError(status, std::move(detail)));
     case NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT:
         return std::make_exception_ptr(AsyncPublishTimeoutError(status, std::move(detail)));
+    case NATSIO_ERR_NO_MESSAGES:
+        return std::make_exception_ptr(NoMessagesError(status, std::move(detail)));
+    case NATSIO_ERR_CONSUMER_DELETED:
+        return std::make_exception_ptr(ConsumerDeletedError(status, std::move(detail)));
+    case NATSIO_ERR_MESSAGE_ALREADY_ACKED:
+        return std::make_exception_ptr(MessageAlreadyAckedError(status, std::move(detail)));
+    case NATSIO_ERR_NOT_JS_MESSAGE:
+        return std::make_exception_ptr(NotJsMessageError(status, std::move(detail)));
     case NATSIO_ERR_BUCKET_NOT_FOUND:
         return std::make_exception_ptr(BucketNotFoundError(status, std::move(detail)));
     case NATSIO_ERR_BUCKET_EXISTS:

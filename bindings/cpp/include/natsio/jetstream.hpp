@@ -3,16 +3,24 @@
 //
 // The same idiom as natsio.hpp over the natsio_js_* / natsio_kv_* part of
 // include/natsio.h:
-//   - move-only RAII owners (JetStream, KeyValue, StoredMsg, KvEntry) whose
-//     destructors call the handle's _free; a moved-from or default-built
-//     owner holds no handle and its calls throw InvalidArgumentError;
+//   - move-only RAII owners (JetStream, KeyValue, StoredMsg, KvEntry,
+//     MsgList, KvEntryList) whose destructors call the handle's _free; a
+//     moved-from or default-built owner holds no handle and its calls throw
+//     InvalidArgumentError;
+//   - lists (MsgList from fetch, KvEntryList from KeyValue::history) own
+//     their items and yield borrowed views (MsgView, KvEntryView) that must
+//     not outlive them;
+//   - pull consumers: fetch/next, then acknowledge through the message
+//     (MsgView::ack, ack_sync, nak, term, in_progress, js_metadata, defined
+//     in natsio.hpp);
 //   - PubAck as a plain value; publish_async returns an AsyncResult<PubAck>
 //     (a std::future fed by the publish's completion token);
 //   - configurations in, infos out as JSON text with the server's field
 //     names (durations as integer nanoseconds or strings like "90s");
 //   - exceptions from natsio/errors.hpp: JetStreamError and its subclasses
 //     (ApiError, StreamNotFoundError, WrongLastSequenceError,
-//     KeyNotFoundError, KeyDeletedError, ...).
+//     NoMessagesError, ConsumerDeletedError, MessageAlreadyAckedError,
+//     NotJsMessageError, KeyNotFoundError, KeyDeletedError, ...).
 //
 // Lifetimes: a JetStream or KeyValue does not keep its Client open. Once the
 // client is closed or destroyed every call throws ConnectionClosedError;
@@ -27,8 +35,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -321,6 +331,40 @@ struct CPublishOptions {
     natsio_js_publish_options c{};
 };
 
+/// Iterator over a list owner (MsgList, KvEntryList): yields the items as
+/// views (by value) borrowed from the list.
+template <class List, class View>
+class ListIterator {
+public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = View;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = View;
+
+    ListIterator() noexcept = default;
+    ListIterator(const List* list, std::size_t index) noexcept : list_(list), index_(index) {}
+
+    View operator*() const noexcept { return (*list_)[index_]; }
+    ListIterator& operator++() noexcept {
+        ++index_;
+        return *this;
+    }
+    ListIterator operator++(int) noexcept {
+        ListIterator copy = *this;
+        ++index_;
+        return copy;
+    }
+    bool operator==(const ListIterator& other) const noexcept {
+        return list_ == other.list_ && index_ == other.index_;
+    }
+    bool operator!=(const ListIterator& other) const noexcept { return !(*this == other); }
+
+private:
+    const List* list_ = nullptr;
+    std::size_t index_ = 0;
+};
+
 }  // namespace detail
 
 // ---------------------------------------------------------------------------
@@ -376,6 +420,84 @@ private:
 };
 
 // ---------------------------------------------------------------------------
+// Pull consumers
+// ---------------------------------------------------------------------------
+
+/// Options of JetStream::fetch (natsio_fetch_options); zero means the
+/// library's default.
+struct FetchOptions {
+    /// Messages to fetch at most; 0: 100.
+    std::int64_t max_messages = 0;
+    /// Payload bytes to fetch at most; 0: no limit.
+    std::int64_t max_bytes = 0;
+    /// How long the server holds the pull request open; 0: 5 s. fetch
+    /// returns at the latest one second after that.
+    milliseconds expires{0};
+    /// Return at once with the messages available now (possibly none).
+    bool no_wait = false;
+    /// Server heartbeats while the request is open; 0: none.
+    milliseconds idle_heartbeat{0};
+};
+
+/// The messages one JetStream::fetch returned, in order
+/// (natsio_msg_list_free on destruction, which frees the messages). Items
+/// are MsgViews borrowed from the list: acknowledge through them while the
+/// list lives, and clone() one to keep it longer.
+class MsgList {
+public:
+    using value_type = MsgView;
+    using size_type = std::size_t;
+    using const_iterator = detail::ListIterator<MsgList, MsgView>;
+    using iterator = const_iterator;
+
+    MsgList() noexcept = default;
+    /// Takes ownership of a list from the C API.
+    explicit MsgList(natsio_msg_list* list) noexcept
+        : list_(list), size_(natsio_msg_list_count(list)) {}
+    MsgList(MsgList&& other) noexcept
+        : list_(std::exchange(other.list_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+    MsgList& operator=(MsgList&& other) noexcept {
+        if (this != &other) {
+            natsio_msg_list_free(list_);
+            list_ = std::exchange(other.list_, nullptr);
+            size_ = std::exchange(other.size_, 0);
+        }
+        return *this;
+    }
+    MsgList(const MsgList&) = delete;
+    MsgList& operator=(const MsgList&) = delete;
+    ~MsgList() { natsio_msg_list_free(list_); }
+
+    std::size_t size() const noexcept { return size_; }
+    bool empty() const noexcept { return size_ == 0; }
+    /// Message `index`; an empty view when out of range.
+    MsgView operator[](std::size_t index) const noexcept {
+        return MsgView(natsio_msg_list_get(list_, index));
+    }
+    /// Message `index`; std::out_of_range when out of range.
+    MsgView at(std::size_t index) const {
+        if (index >= size_) {
+            throw std::out_of_range("natsio::MsgList::at");
+        }
+        return (*this)[index];
+    }
+    const_iterator begin() const noexcept { return const_iterator(this, 0); }
+    const_iterator end() const noexcept { return const_iterator(this, size_); }
+
+    explicit operator bool() const noexcept { return list_ != nullptr; }
+    const natsio_msg_list* c_list() const noexcept { return list_; }
+    /// Gives up ownership of the handle.
+    natsio_msg_list* release() noexcept {
+        size_ = 0;
+        return std::exchange(list_, nullptr);
+    }
+
+private:
+    natsio_msg_list* list_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+// ---------------------------------------------------------------------------
 // Key-Value
 // ---------------------------------------------------------------------------
 
@@ -388,24 +510,13 @@ enum class KvOperation : std::int32_t {
     Purge = NATSIO_KV_PURGE,
 };
 
-/// One revision of a key (natsio_kv_entry_free on destruction). Views it
-/// returns are valid while it lives.
-class KvEntry {
+/// A borrowed revision of a key: a view of a KvEntry, or an item of a
+/// KvEntryList (valid while the list lives). Everything it returns is
+/// borrowed from the entry. A default-built view reads as empty.
+class KvEntryView {
 public:
-    KvEntry() noexcept = default;
-    /// Takes ownership of an entry from the C API.
-    explicit KvEntry(natsio_kv_entry* entry) noexcept : entry_(entry) {}
-    KvEntry(KvEntry&& other) noexcept : entry_(std::exchange(other.entry_, nullptr)) {}
-    KvEntry& operator=(KvEntry&& other) noexcept {
-        if (this != &other) {
-            natsio_kv_entry_free(entry_);
-            entry_ = std::exchange(other.entry_, nullptr);
-        }
-        return *this;
-    }
-    KvEntry(const KvEntry&) = delete;
-    KvEntry& operator=(const KvEntry&) = delete;
-    ~KvEntry() { natsio_kv_entry_free(entry_); }
+    KvEntryView() noexcept = default;
+    explicit KvEntryView(const natsio_kv_entry* entry) noexcept : entry_(entry) {}
 
     std::string_view bucket() const noexcept {
         return detail::view_of(natsio_kv_entry_bucket(entry_));
@@ -427,16 +538,101 @@ public:
     std::chrono::system_clock::time_point created() const noexcept {
         return detail::time_from_ns(natsio_kv_entry_created_ns(entry_));
     }
-    /// How many newer revisions of the key exist (0 for KeyValue::get).
+    /// How many newer revisions of the key exist (0 for KeyValue::get; for
+    /// KeyValue::history, the revisions after this one).
     std::uint64_t delta() const noexcept { return natsio_kv_entry_delta(entry_); }
 
     explicit operator bool() const noexcept { return entry_ != nullptr; }
     const natsio_kv_entry* c_entry() const noexcept { return entry_; }
+
+protected:
+    const natsio_kv_entry* entry_ = nullptr;
+};
+
+/// One revision of a key, owned (natsio_kv_entry_free on destruction).
+/// Views it returns are valid while it lives.
+class KvEntry : public KvEntryView {
+public:
+    KvEntry() noexcept = default;
+    /// Takes ownership of an entry from the C API.
+    explicit KvEntry(natsio_kv_entry* entry) noexcept : KvEntryView(entry) {}
+    KvEntry(KvEntry&& other) noexcept : KvEntryView(std::exchange(other.entry_, nullptr)) {}
+    KvEntry& operator=(KvEntry&& other) noexcept {
+        if (this != &other) {
+            natsio_kv_entry_free(mutable_entry());
+            entry_ = std::exchange(other.entry_, nullptr);
+        }
+        return *this;
+    }
+    KvEntry(const KvEntry&) = delete;
+    KvEntry& operator=(const KvEntry&) = delete;
+    ~KvEntry() { natsio_kv_entry_free(mutable_entry()); }
+
     /// Gives up ownership of the handle.
-    natsio_kv_entry* release() noexcept { return std::exchange(entry_, nullptr); }
+    natsio_kv_entry* release() noexcept {
+        return const_cast<natsio_kv_entry*>(std::exchange(entry_, nullptr));
+    }
 
 private:
-    natsio_kv_entry* entry_ = nullptr;
+    natsio_kv_entry* mutable_entry() const noexcept { return const_cast<natsio_kv_entry*>(entry_); }
+};
+
+/// The revisions KeyValue::history returns, oldest first
+/// (natsio_kv_entry_list_free on destruction, which frees the entries).
+/// Items are KvEntryViews borrowed from the list: they must not outlive it
+/// (there is no owned copy of a list item; keep the list instead).
+class KvEntryList {
+public:
+    using value_type = KvEntryView;
+    using size_type = std::size_t;
+    using const_iterator = detail::ListIterator<KvEntryList, KvEntryView>;
+    using iterator = const_iterator;
+
+    KvEntryList() noexcept = default;
+    /// Takes ownership of a list from the C API.
+    explicit KvEntryList(natsio_kv_entry_list* list) noexcept
+        : list_(list), size_(natsio_kv_entry_list_count(list)) {}
+    KvEntryList(KvEntryList&& other) noexcept
+        : list_(std::exchange(other.list_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+    KvEntryList& operator=(KvEntryList&& other) noexcept {
+        if (this != &other) {
+            natsio_kv_entry_list_free(list_);
+            list_ = std::exchange(other.list_, nullptr);
+            size_ = std::exchange(other.size_, 0);
+        }
+        return *this;
+    }
+    KvEntryList(const KvEntryList&) = delete;
+    KvEntryList& operator=(const KvEntryList&) = delete;
+    ~KvEntryList() { natsio_kv_entry_list_free(list_); }
+
+    std::size_t size() const noexcept { return size_; }
+    bool empty() const noexcept { return size_ == 0; }
+    /// Entry `index`; an empty view when out of range.
+    KvEntryView operator[](std::size_t index) const noexcept {
+        return KvEntryView(natsio_kv_entry_list_get(list_, index));
+    }
+    /// Entry `index`; std::out_of_range when out of range.
+    KvEntryView at(std::size_t index) const {
+        if (index >= size_) {
+            throw std::out_of_range("natsio::KvEntryList::at");
+        }
+        return (*this)[index];
+    }
+    const_iterator begin() const noexcept { return const_iterator(this, 0); }
+    const_iterator end() const noexcept { return const_iterator(this, size_); }
+
+    explicit operator bool() const noexcept { return list_ != nullptr; }
+    const natsio_kv_entry_list* c_list() const noexcept { return list_; }
+    /// Gives up ownership of the handle.
+    natsio_kv_entry_list* release() noexcept {
+        size_ = 0;
+        return std::exchange(list_, nullptr);
+    }
+
+private:
+    natsio_kv_entry_list* list_ = nullptr;
+    std::size_t size_ = 0;
 };
 
 /// A bound Key-Value bucket (natsio_kv_free on destruction; the bucket
@@ -532,6 +728,28 @@ public:
     void purge(std::string_view key, std::optional<std::uint64_t> last = std::nullopt) const {
         detail::CString c_key(key, "key");
         detail::check(natsio_kv_purge(kv_, c_key.get(), last ? &*last : nullptr));
+    }
+
+    /// The keys that hold a value now (deleted and purged keys are left
+    /// out), in no particular order. Reads the bucket through a short-lived
+    /// consumer.
+    std::vector<std::string> keys() const { return detail::parse_string_array(keys_json()); }
+    /// The same, as the library's JSON array of strings.
+    std::string keys_json() const {
+        char* json = nullptr;
+        detail::check(natsio_kv_keys(kv_, &json));
+        return detail::take_string(json);
+    }
+
+    /// Every kept revision of `key`, oldest first, delete and purge markers
+    /// included (each entry's delta() counts the newer ones).
+    /// KeyNotFoundError when there is none, InvalidKeyError. The entries
+    /// are views into the returned list.
+    KvEntryList history(std::string_view key) const {
+        detail::CString c_key(key, "key");
+        natsio_kv_entry_list* list = nullptr;
+        detail::check(natsio_kv_history(kv_, c_key.get(), &list));
+        return KvEntryList(list);
     }
 
     /// The bucket's status: its backing stream's StreamInfo JSON.
@@ -725,6 +943,99 @@ public:
         detail::check(natsio_js_stream_delete_msg(js_, c_stream.get(), seq, erase));
     }
 
+    // Pull consumers -----------------------------------------------------------
+
+    /// Creates a pull consumer on `stream` from a ConsumerConfig JSON object
+    /// ("durable_name" or "name", "filter_subject(s)", "deliver_policy",
+    /// "ack_policy", "ack_wait", "max_deliver", "inactive_threshold", ...);
+    /// returns its ConsumerInfo JSON, whose "name" is the consumer's name
+    /// (generated when the config has none: an ephemeral consumer, give it
+    /// an "inactive_threshold"). The same configuration again succeeds.
+    /// ConfigError (the text names the field), InvalidArgumentError (bad
+    /// name), StreamNotFoundError, ApiError (e.g. exists with another
+    /// configuration).
+    std::string create_consumer(std::string_view stream, std::string_view config_json) const {
+        return consumer_call(natsio_js_consumer_create, stream, config_json);
+    }
+    /// Changes an existing consumer (ConsumerNotFoundError if none).
+    std::string update_consumer(std::string_view stream, std::string_view config_json) const {
+        return consumer_call(natsio_js_consumer_update, stream, config_json);
+    }
+    /// Updates the consumer, or creates it when it does not exist.
+    std::string create_or_update_consumer(std::string_view stream,
+                                          std::string_view config_json) const {
+        return consumer_call(natsio_js_consumer_create_or_update, stream, config_json);
+    }
+
+    /// The ConsumerInfo JSON of `consumer` on `stream` (config, delivered,
+    /// ack_floor, num_pending, num_ack_pending, num_waiting, ...).
+    /// ConsumerNotFoundError, StreamNotFoundError.
+    std::string consumer_info(std::string_view stream, std::string_view consumer) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_consumer(consumer, "consumer name");
+        char* json = nullptr;
+        detail::check(natsio_js_consumer_info(js_, c_stream.get(), c_consumer.get(), &json));
+        return detail::take_string(json);
+    }
+
+    /// Deletes `consumer` of `stream`; a fetch waiting on it throws
+    /// ConsumerDeletedError. ConsumerNotFoundError, StreamNotFoundError.
+    void delete_consumer(std::string_view stream, std::string_view consumer) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_consumer(consumer, "consumer name");
+        detail::check(natsio_js_consumer_delete(js_, c_stream.get(), c_consumer.get()));
+    }
+
+    /// The names of `stream`'s consumers. StreamNotFoundError.
+    std::vector<std::string> consumer_names(std::string_view stream) const {
+        return detail::parse_string_array(consumer_names_json(stream));
+    }
+    /// The same, as the library's JSON array of strings.
+    std::string consumer_names_json(std::string_view stream) const {
+        detail::CString c_stream(stream, "stream name");
+        char* json = nullptr;
+        detail::check(natsio_js_consumer_names(js_, c_stream.get(), &json));
+        return detail::take_string(json);
+    }
+
+    /// Pulls up to `options.max_messages` messages from the pull consumer
+    /// `consumer` of `stream`, blocking until the batch is full or the
+    /// request ends; the list may be empty (none before `expires`, or none
+    /// now with `no_wait`). Acknowledge each message (MsgView::ack, nak,
+    /// term, ...) unless the ack policy is "none". ConsumerDeletedError
+    /// (deleted while waiting), ApiError (e.g. no such consumer),
+    /// InvalidArgumentError (bad names, negative options),
+    /// ConnectionClosedError, IllegalStateError (called from a handler
+    /// running on a library thread).
+    MsgList fetch(std::string_view stream, std::string_view consumer,
+                  const FetchOptions& options = {}) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_consumer(consumer, "consumer name");
+        natsio_fetch_options c_options{};
+        c_options.max_messages = options.max_messages;
+        c_options.max_bytes = options.max_bytes;
+        c_options.expires_ms = detail::to_ms(options.expires);
+        c_options.no_wait = options.no_wait;
+        c_options.idle_heartbeat_ms = detail::to_ms(options.idle_heartbeat);
+        natsio_msg_list* list = nullptr;
+        detail::check(
+            natsio_js_fetch(js_, c_stream.get(), c_consumer.get(), &c_options, &list));
+        return MsgList(list);
+    }
+
+    /// One message from the pull consumer, waiting up to `timeout` (0 or
+    /// less: 5 s). NoMessagesError (also a TimeoutError) when none came in
+    /// time; otherwise as fetch.
+    Msg next(std::string_view stream, std::string_view consumer,
+             milliseconds timeout = milliseconds{0}) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_consumer(consumer, "consumer name");
+        natsio_msg* msg = nullptr;
+        detail::check(natsio_js_next(js_, c_stream.get(), c_consumer.get(),
+                                     detail::to_ms(timeout), &msg));
+        return Msg(msg);
+    }
+
     // Key-Value buckets --------------------------------------------------------
 
     /// Creates a bucket from a KeyValueConfig JSON object ("bucket"
@@ -763,6 +1074,16 @@ public:
 private:
     using StreamFn = natsio_status (*)(const natsio_js*, const char*, char**);
     using KvFn = natsio_status (*)(const natsio_js*, const char*, natsio_kv**);
+    using ConsumerFn = natsio_status (*)(const natsio_js*, const char*, const char*, char**);
+
+    std::string consumer_call(ConsumerFn fn, std::string_view stream,
+                              std::string_view config_json) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_config(config_json, "consumer config");
+        char* json = nullptr;
+        detail::check(fn(js_, c_stream.get(), c_config.get(), &json));
+        return detail::take_string(json);
+    }
 
     std::string stream_call(StreamFn fn, std::string_view config_json) const {
         detail::CString c_config(config_json, "stream config");

@@ -576,8 +576,33 @@ private:
 
 class Msg;
 
+/// Delivery metadata of a message consumed from a JetStream consumer
+/// (MsgView::js_metadata), parsed from its ack subject. The views point into
+/// the message and are valid while it is.
+struct JsMsgMetadata {
+    std::string_view stream;
+    std::string_view consumer;
+    /// The JetStream domain, if the ack subject names one.
+    std::optional<std::string_view> domain = std::nullopt;
+    /// How many times the message was delivered (1 the first time).
+    std::uint64_t num_delivered = 0;
+    std::uint64_t stream_seq = 0;
+    std::uint64_t consumer_seq = 0;
+    /// When the stream stored it.
+    std::chrono::system_clock::time_point timestamp{};
+    /// Messages left for the consumer after this one.
+    std::uint64_t num_pending = 0;
+};
+
 /// A borrowed message: what a handler receives (valid for the call), or a
 /// view of a Msg. Everything it returns is borrowed from the message.
+///
+/// JetStream acknowledgements (ack, ack_sync, nak, term, in_progress) work on
+/// messages from JetStream::fetch/next, and on any message whose reply is a
+/// JetStream ack subject; otherwise they throw NotJsMessageError. A second
+/// ack/nak/term through the same handle throws MessageAlreadyAckedError (a
+/// clone() copies that state as it is when cloned); ConnectionClosedError
+/// once the client is closed.
 class MsgView {
 public:
     MsgView() noexcept = default;
@@ -624,6 +649,50 @@ public:
 
     /// An owned copy that outlives the handler (cheap: shared buffer).
     inline Msg clone() const;
+
+    // JetStream acknowledgements -------------------------------------------
+
+    /// Acknowledges the message (`+ACK`), buffered like a publish.
+    void ack() const { detail::check(natsio_msg_ack(msg_)); }
+    /// Acknowledges and waits up to `timeout` (0: 5 s) for the server to
+    /// confirm it; TimeoutError.
+    void ack_sync(milliseconds timeout = milliseconds{0}) const {
+        detail::check(natsio_msg_ack_sync(msg_, detail::to_ms(timeout)));
+    }
+    /// Negative acknowledgement (`-NAK`): redelivered, after `delay` if
+    /// positive.
+    void nak(milliseconds delay = milliseconds{0}) const {
+        detail::check(natsio_msg_nak(msg_, detail::to_ms(delay)));
+    }
+    /// Terminates delivery (`+TERM`): never redelivered; the server records
+    /// `reason`.
+    void term(std::optional<std::string_view> reason = std::nullopt) const {
+        detail::OptionalCString c_reason(reason, "reason");
+        detail::check(natsio_msg_term(msg_, c_reason.get()));
+    }
+    /// Still being worked on (`+WPI`): resets the ack wait; any number of
+    /// times before the final ack.
+    void in_progress() const { detail::check(natsio_msg_in_progress(msg_)); }
+    /// The delivery metadata; NotJsMessageError for a message that did not
+    /// come from a JetStream consumer.
+    JsMsgMetadata js_metadata() const {
+        natsio_js_msg_metadata c{};
+        detail::check(natsio_msg_js_metadata(msg_, &c));
+        JsMsgMetadata md;
+        md.stream = std::string_view(c.stream, c.stream_len);
+        md.consumer = std::string_view(c.consumer, c.consumer_len);
+        if (c.domain != nullptr) {
+            md.domain = std::string_view(c.domain, c.domain_len);
+        }
+        md.num_delivered = c.num_delivered;
+        md.stream_seq = c.stream_seq;
+        md.consumer_seq = c.consumer_seq;
+        md.timestamp = std::chrono::system_clock::time_point(
+            std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                std::chrono::nanoseconds(c.timestamp_ns)));
+        md.num_pending = c.num_pending;
+        return md;
+    }
 
     explicit operator bool() const noexcept { return msg_ != nullptr; }
     const natsio_msg* c_msg() const noexcept { return msg_; }

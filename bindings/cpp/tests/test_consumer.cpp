@@ -1,0 +1,602 @@
+// Pull consumers, acknowledgements and KV keys/history through
+// natsio/jetstream.hpp: consumer lifecycle, fetch/next, MsgList, ack, nak,
+// term, in_progress, delivery metadata, one exception class per status
+// 511-514, and KeyValue::keys/history. Built into both the C++17 and the
+// C++20 test programs (each has its own server).
+#include "support.hpp"
+
+#include <natsio/jetstream.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+#if __cplusplus >= 202002L
+#include <ranges>
+#endif
+
+using namespace natsio_test;
+
+namespace {
+
+/// Runs `call` and checks it throws exactly Expected with `status`; returns
+/// the exception's what() ("" when the check failed).
+template <class Expected, class Call>
+std::string expect_throws(natsio::Status status, Call&& call) {
+    try {
+        call();
+        ADD_FAILURE() << "no exception; expected status " << status;
+    } catch (const Expected& e) {
+        EXPECT_EQ(typeid(e), typeid(Expected)) << e.what();
+        EXPECT_EQ(e.status(), status) << e.what();
+        return e.what();
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << "wrong exception: " << typeid(e).name() << ": " << e.what();
+    }
+    return "";
+}
+
+/// make_error(status) is exactly Expected and can be caught as Base.
+template <class Expected, class Base>
+void expect_mapped(natsio::Status status) {
+    std::exception_ptr error = natsio::make_error(status, "detail");
+    try {
+        std::rethrow_exception(error);
+    } catch (const Base& e) {
+        EXPECT_EQ(typeid(e), typeid(Expected)) << "status " << status;
+        EXPECT_EQ(e.status(), status);
+        EXPECT_EQ(e.detail(), "detail");
+        EXPECT_NE(std::string(e.what()).find("detail"), std::string::npos);
+    } catch (...) {
+        ADD_FAILURE() << "status " << status << " is not caught as the expected base";
+    }
+}
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+bool near_now(std::chrono::system_clock::time_point t) {
+    auto diff = std::chrono::system_clock::now() - t;
+    return diff < std::chrono::minutes(1) && diff > -std::chrono::minutes(1);
+}
+
+natsio::FetchOptions fetch_options(std::int64_t max_messages, natsio::milliseconds expires) {
+    natsio::FetchOptions options;
+    options.max_messages = max_messages;
+    options.expires = expires;
+    return options;
+}
+
+natsio::FetchOptions no_wait() {
+    natsio::FetchOptions options;
+    options.no_wait = true;
+    return options;
+}
+
+/// Publishes `count` messages "m<i>" to "<prefix>.<i % 2>".
+void publish_numbered(const natsio::JetStream& js, const std::string& prefix, int count) {
+    for (int i = 0; i < count; ++i) {
+        js.publish(prefix + "." + std::to_string(i % 2), "m" + std::to_string(i));
+    }
+}
+
+}  // namespace
+
+// The list types iterate as views and read as ranges.
+static_assert(std::is_same_v<decltype(*std::declval<natsio::MsgList>().begin()), natsio::MsgView>);
+static_assert(
+    std::is_same_v<decltype(*std::declval<natsio::KvEntryList>().begin()), natsio::KvEntryView>);
+static_assert(std::is_base_of_v<natsio::KvEntryView, natsio::KvEntry>);
+static_assert(!std::is_copy_constructible_v<natsio::MsgList>);
+static_assert(!std::is_copy_constructible_v<natsio::KvEntryList>);
+static_assert(std::is_nothrow_move_constructible_v<natsio::MsgList>);
+#if __cplusplus >= 202002L
+static_assert(std::ranges::input_range<natsio::MsgList>);
+static_assert(std::ranges::input_range<natsio::KvEntryList>);
+#endif
+
+TEST(ConsumerErrors, EveryStatusMapsToItsClass) {
+    using namespace natsio;
+    expect_mapped<NoMessagesError, JetStreamError>(NATSIO_ERR_NO_MESSAGES);
+    expect_mapped<NoMessagesError, TimeoutError>(NATSIO_ERR_NO_MESSAGES);
+    expect_mapped<NoMessagesError, Error>(NATSIO_ERR_NO_MESSAGES);
+    expect_mapped<ConsumerDeletedError, JetStreamError>(NATSIO_ERR_CONSUMER_DELETED);
+    expect_mapped<MessageAlreadyAckedError, JetStreamError>(NATSIO_ERR_MESSAGE_ALREADY_ACKED);
+    expect_mapped<NotJsMessageError, JetStreamError>(NATSIO_ERR_NOT_JS_MESSAGE);
+    // The other timeouts and JetStream errors keep their single base.
+    expect_mapped<TimeoutError, Error>(NATSIO_ERR_TIMEOUT);
+    expect_mapped<DrainTimeoutError, TimeoutError>(NATSIO_ERR_DRAIN_TIMEOUT);
+    expect_mapped<WrongLastSequenceError, JetStreamError>(NATSIO_ERR_WRONG_LAST_SEQUENCE);
+    expect_mapped<KeyDeletedError, Error>(NATSIO_ERR_KEY_DELETED);
+    EXPECT_THROW(throw_error(NATSIO_ERR_NO_MESSAGES, ""), std::runtime_error);
+    // None of the new classes is a TimeoutError except NoMessagesError.
+    EXPECT_FALSE((std::is_base_of_v<TimeoutError, ConsumerDeletedError>));
+    EXPECT_FALSE((std::is_base_of_v<TimeoutError, JetStreamError>));
+    EXPECT_TRUE((std::is_base_of_v<TimeoutError, NoMessagesError>));
+    for (int code : {511, 512, 513, 514}) {
+        EXPECT_FALSE(status_text(static_cast<Status>(code)).empty()) << code;
+    }
+}
+
+TEST(Consumer, Lifecycle) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_CONS","subjects":["cpp.cons.>"],"storage":"memory"})");
+    publish_numbered(js, "cpp.cons", 4);
+
+    const std::string config =
+        R"({"durable_name":"work","ack_policy":"explicit","ack_wait":"2s","filter_subject":"cpp.cons.0"})";
+    std::string info = js.create_consumer("CPP_CONS", config);
+    EXPECT_TRUE(contains(info, R"("name":"work")")) << info;
+    EXPECT_TRUE(contains(info, R"("ack_wait":2000000000)")) << info;
+    EXPECT_TRUE(contains(info, R"("num_pending":2)")) << info;
+    js.create_consumer("CPP_CONS", config);  // same config: fine
+    // Another configuration under the same name is a server rejection.
+    expect_throws<natsio::ApiError>(NATSIO_ERR_JS_API, [&] {
+        js.create_consumer(
+            "CPP_CONS",
+            R"({"durable_name":"work","ack_policy":"explicit","ack_wait":"3s","filter_subject":"cpp.cons.0"})");
+    });
+    info = js.update_consumer(
+        "CPP_CONS",
+        R"({"durable_name":"work","ack_policy":"explicit","ack_wait":"3s","filter_subject":"cpp.cons.0"})");
+    EXPECT_TRUE(contains(info, R"("ack_wait":3000000000)")) << info;
+    EXPECT_TRUE(contains(js.consumer_info("CPP_CONS", "work"), R"("ack_wait":3000000000)"));
+    expect_throws<natsio::ConsumerNotFoundError>(NATSIO_ERR_CONSUMER_NOT_FOUND, [&] {
+        js.update_consumer("CPP_CONS", R"({"name":"nope","ack_policy":"explicit"})");
+    });
+
+    // An ephemeral consumer gets a generated name.
+    std::string eph = js.create_or_update_consumer("CPP_CONS", R"({"inactive_threshold":"30s"})");
+    std::vector<std::string> names = js.consumer_names("CPP_CONS");
+    ASSERT_EQ(names.size(), 2u);
+    std::sort(names.begin(), names.end());
+    std::string eph_name = names[0] == "work" ? names[1] : names[0];
+    EXPECT_NE(std::find(names.begin(), names.end(), "work"), names.end());
+    EXPECT_FALSE(eph_name.empty());
+    EXPECT_TRUE(contains(eph, "\"name\":\"" + eph_name + "\"")) << eph;
+    // create_or_update also updates.
+    info = js.create_or_update_consumer(
+        "CPP_CONS",
+        R"({"durable_name":"work","ack_policy":"explicit","ack_wait":"4s","filter_subject":"cpp.cons.0"})");
+    EXPECT_TRUE(contains(info, R"("ack_wait":4000000000)")) << info;
+
+    // Bad configurations and names never reach the server.
+    std::string what = expect_throws<natsio::ConfigError>(NATSIO_ERR_CONFIG, [&] {
+        js.create_consumer("CPP_CONS", R"({"ack_policy":"sometimes"})");
+    });
+    EXPECT_TRUE(contains(what, "ack_policy")) << what;
+    expect_throws<natsio::ConfigError>(NATSIO_ERR_CONFIG,
+                                       [&] { js.create_consumer("CPP_CONS", "not json"); });
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT, [&] {
+        js.create_consumer("CPP_CONS", R"({"durable_name":"a.b"})");
+    });
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
+                                                [&] { js.consumer_info("CPP_CONS", "a b"); });
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT, [&] {
+        js.consumer_info("CPP_CONS", std::string_view("wo\0rk", 5));
+    });
+    expect_throws<natsio::StreamNotFoundError>(NATSIO_ERR_STREAM_NOT_FOUND, [&] {
+        js.create_consumer("CPP_CONS_NONE", R"({"durable_name":"x"})");
+    });
+    expect_throws<natsio::StreamNotFoundError>(NATSIO_ERR_STREAM_NOT_FOUND,
+                                               [&] { js.consumer_names("CPP_CONS_NONE"); });
+
+    // Delete: gone for info, delete and fetch.
+    js.delete_consumer("CPP_CONS", eph_name);
+    js.delete_consumer("CPP_CONS", "work");
+    EXPECT_EQ(js.consumer_names_json("CPP_CONS"), "[]");
+    expect_throws<natsio::ConsumerNotFoundError>(NATSIO_ERR_CONSUMER_NOT_FOUND,
+                                                 [&] { js.consumer_info("CPP_CONS", "work"); });
+    expect_throws<natsio::ConsumerNotFoundError>(NATSIO_ERR_CONSUMER_NOT_FOUND,
+                                                 [&] { js.delete_consumer("CPP_CONS", "work"); });
+    EXPECT_THROW(js.fetch("CPP_CONS", "work", no_wait()), natsio::ApiError);
+    js.delete_stream("CPP_CONS");
+}
+
+TEST(Consumer, FetchMetadataAckNakTerm) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_PULL","subjects":["cpp.pull.>"],"storage":"memory"})");
+    publish_numbered(js, "cpp.pull", 10);
+    js.create_consumer(
+        "CPP_PULL",
+        R"({"durable_name":"work","ack_policy":"explicit","ack_wait":"10s","filter_subject":"cpp.pull.0"})");
+
+    natsio::MsgList batch = js.fetch("CPP_PULL", "work", fetch_options(3, 2s));
+    ASSERT_EQ(batch.size(), 3u);
+    EXPECT_FALSE(batch.empty());
+    std::vector<std::string> bodies;
+    for (natsio::MsgView msg : batch) {
+        bodies.emplace_back(msg.data());
+        EXPECT_EQ(msg.subject(), "cpp.pull.0");
+    }
+    EXPECT_EQ(bodies, (std::vector<std::string>{"m0", "m2", "m4"}));
+    EXPECT_EQ(std::distance(batch.begin(), batch.end()), 3);
+    EXPECT_EQ(batch.at(2).data(), "m4");
+    EXPECT_FALSE(batch[3]);
+    EXPECT_THROW(batch.at(3), std::out_of_range);
+
+    natsio::JsMsgMetadata md = batch[0].js_metadata();
+    EXPECT_EQ(md.stream, "CPP_PULL");
+    EXPECT_EQ(md.consumer, "work");
+    EXPECT_FALSE(md.domain.has_value());
+    EXPECT_EQ(md.stream_seq, 1u);
+    EXPECT_EQ(md.consumer_seq, 1u);
+    EXPECT_EQ(md.num_delivered, 1u);
+    EXPECT_EQ(md.num_pending, 4u);
+    EXPECT_TRUE(near_now(md.timestamp));
+    natsio::JsMsgMetadata md2 = batch[2].js_metadata();
+    EXPECT_EQ(md2.stream_seq, 5u);
+    EXPECT_EQ(md2.consumer_seq, 3u);
+    EXPECT_EQ(md2.num_pending, 2u);
+    EXPECT_LE(md.timestamp, md2.timestamp);
+
+    // ack: once; any second terminal ack through the handle is refused.
+    batch[0].ack_sync(2s);
+    expect_throws<natsio::MessageAlreadyAckedError>(NATSIO_ERR_MESSAGE_ALREADY_ACKED,
+                                                    [&] { batch[0].ack(); });
+    expect_throws<natsio::MessageAlreadyAckedError>(NATSIO_ERR_MESSAGE_ALREADY_ACKED,
+                                                    [&] { batch[0].nak(); });
+    // term with a reason: never redelivered; a second term is refused too.
+    batch[1].term("bad input");
+    expect_throws<natsio::MessageAlreadyAckedError>(NATSIO_ERR_MESSAGE_ALREADY_ACKED,
+                                                    [&] { batch[1].term(); });
+    expect_throws<natsio::MessageAlreadyAckedError>(NATSIO_ERR_MESSAGE_ALREADY_ACKED,
+                                                    [&] { batch[1].ack_sync(); });
+    // in_progress any number of times, then nak: redelivered.
+    batch[2].in_progress();
+    batch[2].in_progress();
+    batch[2].nak();
+    expect_throws<natsio::MessageAlreadyAckedError>(NATSIO_ERR_MESSAGE_ALREADY_ACKED,
+                                                    [&] { batch[2].ack(); });
+
+    // The nak'ed one comes again (delivered twice) with the rest; the
+    // server does not promise the order.
+    natsio::MsgList rest = js.fetch("CPP_PULL", "work", fetch_options(10, 500ms));
+    std::vector<std::pair<std::string, std::uint64_t>> got;
+    for (natsio::MsgView msg : rest) {
+        got.emplace_back(std::string(msg.data()), msg.js_metadata().num_delivered);
+    }
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, (std::vector<std::pair<std::string, std::uint64_t>>{
+                       {"m4", 2}, {"m6", 1}, {"m8", 1}}));
+    for (natsio::MsgView msg : rest) {
+        msg.ack_sync(2s);
+    }
+
+    // Nothing left: no_wait returns at once with an empty list.
+    auto t0 = std::chrono::steady_clock::now();
+    natsio::MsgList none = js.fetch("CPP_PULL", "work", no_wait());
+    EXPECT_TRUE(none.empty());
+    EXPECT_EQ(none.begin(), none.end());
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+    // A fetch that waits ends empty after its expiry.
+    t0 = std::chrono::steady_clock::now();
+    EXPECT_TRUE(js.fetch("CPP_PULL", "work", fetch_options(5, 300ms)).empty());
+    auto waited = std::chrono::steady_clock::now() - t0;
+    EXPECT_GE(waited, 250ms);
+    EXPECT_LT(waited, 3s);
+    std::string info = js.consumer_info("CPP_PULL", "work");
+    EXPECT_TRUE(contains(info, R"("num_ack_pending":0)")) << info;
+    EXPECT_TRUE(contains(info, R"("num_pending":0)")) << info;
+    js.delete_stream("CPP_PULL");
+}
+
+TEST(Consumer, NextAndNoMessages) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_NEXT","subjects":["cpp.next.>"],"storage":"memory"})");
+    js.create_consumer("CPP_NEXT", R"({"durable_name":"one","ack_policy":"explicit"})");
+    js.publish("cpp.next.a", "first");
+
+    natsio::Msg msg = js.next("CPP_NEXT", "one", 2s);
+    EXPECT_EQ(msg.data(), "first");
+    EXPECT_EQ(msg.subject(), "cpp.next.a");
+    natsio::JsMsgMetadata md = msg.js_metadata();
+    EXPECT_EQ(md.stream_seq, 1u);
+    EXPECT_EQ(md.num_pending, 0u);
+    msg.ack_sync(2s);
+    expect_throws<natsio::MessageAlreadyAckedError>(NATSIO_ERR_MESSAGE_ALREADY_ACKED,
+                                                    [&] { msg.ack(); });
+
+    // None: NoMessagesError after about the timeout; also a TimeoutError.
+    auto t0 = std::chrono::steady_clock::now();
+    expect_throws<natsio::NoMessagesError>(NATSIO_ERR_NO_MESSAGES,
+                                           [&] { js.next("CPP_NEXT", "one", 200ms); });
+    auto waited = std::chrono::steady_clock::now() - t0;
+    EXPECT_GE(waited, 150ms);
+    EXPECT_LT(waited, 3s);
+    EXPECT_THROW(js.next("CPP_NEXT", "one", 100ms), natsio::TimeoutError);
+
+    // An owned message outlives a clone of it, and the clone carries the
+    // ack state it had when cloned.
+    js.publish("cpp.next.b", "second");
+    natsio::Msg second = js.next("CPP_NEXT", "one", 2s);
+    natsio::Msg copy = second.clone();
+    second = natsio::Msg();
+    EXPECT_EQ(copy.data(), "second");
+    copy.ack_sync(2s);
+    natsio::Msg acked_copy = copy.clone();
+    expect_throws<natsio::MessageAlreadyAckedError>(NATSIO_ERR_MESSAGE_ALREADY_ACKED,
+                                                    [&] { acked_copy.ack(); });
+    EXPECT_TRUE(contains(js.consumer_info("CPP_NEXT", "one"), R"("num_ack_pending":0)"));
+    js.delete_stream("CPP_NEXT");
+}
+
+TEST(Consumer, NakWithDelayAndInProgressHoldRedelivery) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_WPI","subjects":["cpp.wpi.>"],"storage":"memory"})");
+    js.create_consumer("CPP_WPI",
+                       R"({"durable_name":"slow","ack_policy":"explicit","ack_wait":"1s"})");
+    js.publish("cpp.wpi.a", "job");
+
+    // nak with a delay: not redelivered at once, but after the delay.
+    natsio::Msg job = js.next("CPP_WPI", "slow", 2s);
+    auto t0 = std::chrono::steady_clock::now();
+    job.nak(400ms);
+    EXPECT_TRUE(js.fetch("CPP_WPI", "slow", no_wait()).empty());
+    natsio::Msg again = js.next("CPP_WPI", "slow", 3s);
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, 300ms);
+    EXPECT_EQ(again.data(), "job");
+    EXPECT_EQ(again.js_metadata().num_delivered, 2u);
+
+    // in_progress keeps resetting the 1 s ack wait: no redelivery after
+    // 1.5 s of work.
+    for (int i = 0; i < 3; ++i) {
+        std::this_thread::sleep_for(500ms);
+        again.in_progress();
+    }
+    EXPECT_TRUE(js.fetch("CPP_WPI", "slow", no_wait()).empty());
+    // Without it the ack wait expires and the message comes a third time.
+    natsio::Msg third = js.next("CPP_WPI", "slow", 3s);
+    EXPECT_EQ(third.js_metadata().num_delivered, 3u);
+    third.term();
+    // Terminated: never again.
+    expect_throws<natsio::NoMessagesError>(NATSIO_ERR_NO_MESSAGES,
+                                           [&] { js.next("CPP_WPI", "slow", 1500ms); });
+    js.delete_stream("CPP_WPI");
+}
+
+TEST(Consumer, CoreMessagesAreNotJetStreamMessages) {
+    natsio::Client client = connect();
+    natsio::Subscription sub = client.subscribe(subject("core"));
+    client.flush();
+    client.publish(subject("core"), "plain");
+    client.publish_with(subject("core"), std::string_view(subject("reply")), {}, "with reply");
+    natsio::Msg plain = sub.next_msg(5s);
+    natsio::Msg with_reply = sub.next_msg(5s);
+    ASSERT_TRUE(with_reply.reply().has_value());
+    for (const natsio::Msg* msg : {&plain, &with_reply}) {
+        const natsio::Status status = NATSIO_ERR_NOT_JS_MESSAGE;
+        using NotJs = natsio::NotJsMessageError;
+        expect_throws<NotJs>(status, [&] { msg->ack(); });
+        expect_throws<NotJs>(status, [&] { msg->ack_sync(1s); });
+        expect_throws<NotJs>(status, [&] { msg->nak(); });
+        expect_throws<NotJs>(status, [&] { msg->term(std::string_view("why")); });
+        expect_throws<NotJs>(status, [&] { msg->in_progress(); });
+        expect_throws<NotJs>(status, [&] { (void)msg->js_metadata(); });
+    }
+    // A handler's borrowed message says the same.
+    std::promise<std::string> seen;
+    natsio::Subscription cb = client.subscribe(subject("cb"), [&seen](natsio::MsgView msg) {
+        try {
+            msg.ack();
+            seen.set_value("acked");
+        } catch (const natsio::NotJsMessageError& e) {
+            seen.set_value(std::string("not js: ") + std::to_string(e.status()));
+        }
+    });
+    client.flush();
+    client.publish(subject("cb"), "x");
+    std::future<std::string> result = seen.get_future();
+    ASSERT_EQ(result.wait_for(5s), std::future_status::ready);
+    EXPECT_EQ(result.get(), "not js: 514");
+    // No message at all.
+    natsio::MsgView empty;
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.ack(); });
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+                                                [&] { (void)empty.js_metadata(); });
+}
+
+TEST(Consumer, DeletedWhileFetchWaits) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_DEL","subjects":["cpp.del.>"],"storage":"memory"})");
+    js.create_consumer("CPP_DEL", R"({"durable_name":"doomed","ack_policy":"explicit"})");
+
+    auto t0 = std::chrono::steady_clock::now();
+    std::future<natsio::MsgList> waiter = std::async(std::launch::async, [&js] {
+        return js.fetch("CPP_DEL", "doomed", fetch_options(5, 5s));
+    });
+    // Delete once the pull request is waiting on the server.
+    EXPECT_TRUE(wait_until(
+        [&] { return contains(js.consumer_info("CPP_DEL", "doomed"), R"("num_waiting":1)"); }));
+    js.delete_consumer("CPP_DEL", "doomed");
+    expect_throws<natsio::ConsumerDeletedError>(NATSIO_ERR_CONSUMER_DELETED,
+                                                [&] { waiter.get(); });
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 4s);
+    js.delete_stream("CPP_DEL");
+}
+
+TEST(Consumer, BadOptionsAndEmptyHandles) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_BAD","subjects":["cpp.bad.>"],"storage":"memory"})");
+    js.create_consumer("CPP_BAD", R"({"durable_name":"c","ack_policy":"explicit"})");
+    natsio::FetchOptions negative;
+    negative.max_messages = -1;
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
+                                                [&] { js.fetch("CPP_BAD", "c", negative); });
+    negative = natsio::FetchOptions();
+    negative.expires = -5ms;
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
+                                                [&] { js.fetch("CPP_BAD", "c", negative); });
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
+                                                [&] { js.fetch("CPP_BAD", "a.b", no_wait()); });
+    js.delete_stream("CPP_BAD");
+
+    natsio::JetStream none;
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+                                                [&] { none.fetch("CPP_BAD", "c"); });
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+                                                [&] { none.consumer_names("CPP_BAD"); });
+    natsio::MsgList list;
+    EXPECT_FALSE(list);
+    EXPECT_EQ(list.size(), 0u);
+    EXPECT_EQ(list.begin(), list.end());
+    EXPECT_FALSE(list[0]);
+    natsio::KvEntryList entries;
+    EXPECT_TRUE(entries.empty());
+    EXPECT_EQ(entries[0].revision(), 0u);
+    EXPECT_THROW(entries.at(0), std::out_of_range);
+    natsio::KeyValue kv;
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { kv.keys(); });
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+                                                [&] { kv.history("k"); });
+}
+
+TEST(KeyValue, KeysAndHistory) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    natsio::KeyValue kv =
+        js.create_key_value(R"({"bucket":"CPP_HIST","history":10,"storage":"memory"})");
+    EXPECT_TRUE(kv.keys().empty());
+    EXPECT_EQ(kv.keys_json(), "[]");
+    expect_throws<natsio::KeyNotFoundError>(NATSIO_ERR_KEY_NOT_FOUND, [&] { kv.history("a"); });
+    expect_throws<natsio::InvalidKeyError>(NATSIO_ERR_INVALID_KEY, [&] { kv.history("a b"); });
+
+    std::vector<std::uint64_t> revisions;
+    for (int i = 0; i < 3; ++i) {
+        revisions.push_back(kv.put("a", "a" + std::to_string(i)));
+    }
+    kv.put("b.c", "x");
+    kv.put("gone", "x");
+    kv.del("gone");
+    kv.put("purged", "1");
+    kv.put("purged", "2");
+    kv.purge("purged");
+    for (int i = 0; i < 150; ++i) {
+        // (A named key: g++ 12 at -O3 in C++20 mode reports a false
+        // -Wstringop-overread for a temporary "many." + to_string(i).)
+        std::string key = "many.";
+        key += std::to_string(i);
+        kv.put(key, "v");
+    }
+    std::vector<std::string> keys = kv.keys();
+    std::sort(keys.begin(), keys.end());
+    ASSERT_EQ(keys.size(), 152u);
+    EXPECT_EQ(keys[0], "a");
+    EXPECT_EQ(keys[1], "b.c");
+    EXPECT_EQ(std::count(keys.begin(), keys.end(), "gone"), 0);
+    EXPECT_EQ(std::count(keys.begin(), keys.end(), "purged"), 0);
+    EXPECT_EQ(std::count(keys.begin(), keys.end(), "many.149"), 1);
+
+    natsio::KvEntryList history = kv.history("a");
+    ASSERT_EQ(history.size(), 3u);
+    std::vector<std::string> values;
+    std::vector<std::uint64_t> deltas;
+    std::vector<std::uint64_t> got_revisions;
+    for (natsio::KvEntryView entry : history) {
+        values.emplace_back(entry.value());
+        deltas.push_back(entry.delta());
+        got_revisions.push_back(entry.revision());
+        EXPECT_EQ(entry.key(), "a");
+        EXPECT_EQ(entry.bucket(), "CPP_HIST");
+        EXPECT_EQ(entry.operation(), natsio::KvOperation::Put);
+        EXPECT_TRUE(near_now(entry.created()));
+    }
+    EXPECT_EQ(values, (std::vector<std::string>{"a0", "a1", "a2"}));
+    EXPECT_EQ(deltas, (std::vector<std::uint64_t>{2, 1, 0}));
+    EXPECT_EQ(got_revisions, revisions);
+    // The latest history entry is what get returns.
+    EXPECT_EQ(history[2].revision(), kv.get("a").revision());
+
+    natsio::KvEntryList gone = kv.history("gone");
+    ASSERT_EQ(gone.size(), 2u);
+    EXPECT_EQ(gone[0].operation(), natsio::KvOperation::Put);
+    EXPECT_EQ(gone[1].operation(), natsio::KvOperation::Del);
+    EXPECT_EQ(gone[1].value(), "");
+    // A purge keeps only its marker.
+    natsio::KvEntryList purged = kv.history("purged");
+    ASSERT_EQ(purged.size(), 1u);
+    EXPECT_EQ(purged[0].operation(), natsio::KvOperation::Purge);
+
+    // A moved list keeps its entries.
+    natsio::KvEntryList moved = std::move(history);
+    EXPECT_TRUE(history.empty());  // NOLINT(bugprone-use-after-move): the point
+    EXPECT_EQ(moved.at(1).value(), "a1");
+
+    // Scans leave no consumers behind.
+    EXPECT_TRUE(js.consumer_names("KV_CPP_HIST").empty());
+    js.delete_key_value("CPP_HIST");
+}
+
+TEST(Consumer, UseAfterClientClose) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_CCLOSE","subjects":["cpp.cclose.>"],"storage":"memory"})");
+    js.create_consumer("CPP_CCLOSE", R"({"durable_name":"c","ack_policy":"explicit"})");
+    natsio::KeyValue kv = js.create_key_value(R"({"bucket":"CPP_CCLOSE_KV","storage":"memory"})");
+    kv.put("k", "v");
+    js.publish("cpp.cclose.a", "one");
+    js.publish("cpp.cclose.a", "two");
+    natsio::MsgList batch = js.fetch("CPP_CCLOSE", "c", fetch_options(1, 2s));
+    ASSERT_EQ(batch.size(), 1u);
+    natsio::Msg owned = batch[0].clone();
+    client.close();
+
+    const natsio::Status closed = NATSIO_ERR_CONNECTION_CLOSED;
+    using Closed = natsio::ConnectionClosedError;
+    expect_throws<Closed>(closed, [&] { js.fetch("CPP_CCLOSE", "c", no_wait()); });
+    expect_throws<Closed>(closed, [&] { js.next("CPP_CCLOSE", "c", 200ms); });
+    expect_throws<Closed>(closed, [&] { js.consumer_info("CPP_CCLOSE", "c"); });
+    expect_throws<Closed>(closed, [&] { js.consumer_names("CPP_CCLOSE"); });
+    expect_throws<Closed>(closed, [&] {
+        js.create_consumer("CPP_CCLOSE", R"({"durable_name":"d"})");
+    });
+    expect_throws<Closed>(closed, [&] { js.delete_consumer("CPP_CCLOSE", "c"); });
+    expect_throws<Closed>(closed, [&] { batch[0].ack(); });
+    expect_throws<Closed>(closed, [&] { owned.nak(); });
+    expect_throws<Closed>(closed, [&] { kv.keys(); });
+    expect_throws<Closed>(closed, [&] { kv.history("k"); });
+    // A failed ack did not use up the handle: still "closed", not "acked".
+    expect_throws<Closed>(closed, [&] { batch[0].term(); });
+    // The messages themselves stay readable.
+    EXPECT_EQ(batch[0].data(), "one");
+    EXPECT_EQ(owned.js_metadata().stream, "CPP_CCLOSE");
+
+    // Cleanup through a fresh connection.
+    natsio::Client again = connect();
+    natsio::JetStream cleanup(again);
+    cleanup.delete_stream("CPP_CCLOSE");
+    cleanup.delete_key_value("CPP_CCLOSE_KV");
+}
+
+#if __cplusplus >= 202002L
+TEST(Consumer, DesignatedFetchOptions) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_DESIG","subjects":["cpp.desig"],"storage":"memory"})");
+    js.create_consumer("CPP_DESIG", R"({"durable_name":"d","ack_policy":"none"})");
+    js.publish("cpp.desig", "a");
+    js.publish("cpp.desig", "b");
+    natsio::MsgList list =
+        js.fetch("CPP_DESIG", "d", {.max_messages = 5, .expires = 300ms});
+    std::vector<std::string> bodies;
+    for (natsio::MsgView msg : list | std::views::take(5)) {
+        bodies.emplace_back(msg.data());
+    }
+    EXPECT_EQ(bodies, (std::vector<std::string>{"a", "b"}));
+    js.delete_stream("CPP_DESIG");
+}
+#endif
