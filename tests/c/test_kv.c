@@ -3,7 +3,8 @@
  * create/bind/update/create_or_update/delete and their errors, put/get and
  * every entry field, revisions, create and compare-and-set, delete and
  * purge markers, keys and bucket names, binary and empty values, status
- * JSON, use after the client is closed, and bad input for every function.
+ * JSON, listing keys (natsio_kv_keys) and revisions (natsio_kv_history),
+ * use after the client is closed, and bad input for every function.
  *
  * The cases share one server; each uses its own bucket names.
  */
@@ -617,6 +618,280 @@ static void test_bad_input_key_value_functions(void) {
     EXPECT_OK(natsio_js_kv_delete(js, "BADKV"));
 }
 
+/* ---- keys and history ---------------------------------------------------------- */
+
+/* natsio_kv_keys into a string freed when the case ends (NULL on failure). */
+static char *keys_of(natsio_kv *kv) {
+    char *json = NULL;
+    natsio_status st = natsio_kv_keys(kv, &json);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "keys: %s (%s)", natsio_status_str(st), natsio_last_error());
+        return NULL;
+    }
+    nt_cleanup(string_free_cb, json);
+    return json;
+}
+
+/* natsio_kv_history, freed when the case ends (NULL on failure). */
+static natsio_kv_entry_list *history_of(natsio_kv *kv, const char *key) {
+    natsio_kv_entry_list *list = NULL;
+    natsio_status st = natsio_kv_history(kv, key, &list);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "history %s: %s (%s)", key, natsio_status_str(st), natsio_last_error());
+        return NULL;
+    }
+    nt_cleanup(kv_entry_list_free_cb, list);
+    return list;
+}
+
+/* The consumers of a bucket's stream: a scan must leave none behind. */
+static bool no_consumers_left(natsio_js *js, const char *stream) {
+    char *names = NULL;
+    if (natsio_js_consumer_names(js, stream, &names) != NATSIO_OK) return false;
+    bool none = strcmp(names, "[]") == 0;
+    if (!none) fprintf(stderr, "consumers left on %s: %s\n", stream, names);
+    natsio_string_free(names);
+    return none;
+}
+
+static void test_keys_lists_live_keys(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *kv = create_bucket(js, "{\"bucket\":\"KEYLIST\",\"history\":5,\"storage\":\"memory\"}");
+    NT_CHECK(kv != NULL);
+    char *empty = keys_of(kv);
+    NT_CHECK(empty != NULL);
+    NT_CHECK_STR_EQ(empty, "[]");
+
+    for (int i = 0; i < 3; i++) EXPECT_OK(natsio_kv_put(kv, "a", "v", 1, NULL)); /* listed once */
+    EXPECT_OK(natsio_kv_put(kv, "b.c", "x", 1, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "gone", "x", 1, NULL));
+    EXPECT_OK(natsio_kv_delete(kv, "gone", NULL));
+    EXPECT_OK(natsio_kv_put(kv, "purged", "x", 1, NULL));
+    EXPECT_OK(natsio_kv_purge(kv, "purged", NULL));
+    EXPECT_OK(natsio_kv_put(kv, "empty", NULL, 0, NULL)); /* an empty value is a value */
+    char *keys = keys_of(kv);
+    NT_CHECK(keys != NULL);
+    NT_CHECK_MSG(json_string_count(keys) == 3, "%s", keys);
+    NT_CHECK_MSG(json_array_has(keys, "a") && json_array_has(keys, "b.c") && json_array_has(keys, "empty"), "%s",
+                 keys);
+    NT_CHECK_MSG(!json_array_has(keys, "gone") && !json_array_has(keys, "purged"), "%s", keys);
+
+    /* A deleted key that gets a value again is back. */
+    EXPECT_OK(natsio_kv_put(kv, "gone", "again", 5, NULL));
+    char *back = keys_of(kv);
+    NT_CHECK(back != NULL);
+    NT_CHECK_MSG(json_string_count(back) == 4 && json_array_has(back, "gone"), "%s", back);
+
+    /* More keys than one batch of the scan (256). */
+    enum { MANY = 300 };
+    for (int i = 0; i < MANY; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "many.%d", i);
+        natsio_status st = natsio_kv_put(kv, key, "m", 1, NULL);
+        NT_CHECK_MSG(st == NATSIO_OK, "put %s: %s", key, natsio_status_str(st));
+    }
+    char *all = keys_of(kv);
+    NT_CHECK(all != NULL);
+    NT_CHECK_MSG(json_string_count(all) == MANY + 4, "%zu keys", json_string_count(all));
+    for (int i = 0; i < MANY; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "many.%d", i);
+        NT_CHECK_MSG(json_array_has(all, key), "%s is missing", key);
+    }
+    NT_CHECK(json_array_has(all, "a") && json_array_has(all, "gone") && !json_array_has(all, "purged"));
+    /* Deleting some of them (across both batches) leaves them out. */
+    EXPECT_OK(natsio_kv_delete(kv, "many.0", NULL));
+    EXPECT_OK(natsio_kv_purge(kv, "many.299", NULL));
+    char *fewer = keys_of(kv);
+    NT_CHECK(fewer != NULL);
+    NT_CHECK_MSG(json_string_count(fewer) == MANY + 2, "%zu keys", json_string_count(fewer));
+    NT_CHECK(!json_array_has(fewer, "many.0") && !json_array_has(fewer, "many.299") &&
+             json_array_has(fewer, "many.1"));
+    /* The scans left no consumers behind. */
+    NT_CHECK(no_consumers_left(js, "KV_KEYLIST"));
+    EXPECT_OK(natsio_js_kv_delete(js, "KEYLIST"));
+}
+
+static void test_history_revisions_markers_and_limits(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *kv = create_bucket(js, "{\"bucket\":\"HIST\",\"history\":10,\"storage\":\"memory\"}");
+    NT_CHECK(kv != NULL);
+    natsio_kv_entry_list *out = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_KEY_NOT_FOUND, natsio_kv_history(kv, "a", &out));
+    const char *bad[] = {"", "a b", "a.*", "a.>", ".a", "a..b", "ü"};
+    for (size_t i = 0; i < NT_COUNT(bad); i++)
+        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_history(kv, bad[i], &out));
+    NT_CHECK(out == SENTINEL);
+
+    /* Three values of "a", with other keys (one below it) in between. */
+    int64_t start_ns = now_realtime_ns();
+    uint64_t revs[3];
+    for (int i = 0; i < 3; i++) {
+        char v[8];
+        int len = snprintf(v, sizeof v, "a%d", i);
+        EXPECT_OK(natsio_kv_put(kv, "a", v, (size_t)len, &revs[i]));
+        EXPECT_OK(natsio_kv_put(kv, "a.x", "other", 5, NULL));
+        EXPECT_OK(natsio_kv_put(kv, "b", "other", 5, NULL));
+    }
+    natsio_kv_entry_list *h = history_of(kv, "a");
+    NT_CHECK(h != NULL);
+    NT_CHECK_INT_EQ(natsio_kv_entry_list_count(h), 3);
+    for (size_t i = 0; i < 3; i++) {
+        const natsio_kv_entry *e = natsio_kv_entry_list_get(h, i);
+        NT_CHECK(e != NULL);
+        char want[8];
+        snprintf(want, sizeof want, "a%zu", i);
+        NT_CHECK_MEM_EQ(natsio_kv_entry_value(e), natsio_kv_entry_value_len(e), want, strlen(want));
+        NT_CHECK_STR_EQ(natsio_kv_entry_key(e), "a");
+        NT_CHECK_STR_EQ(natsio_kv_entry_bucket(e), "HIST");
+        NT_CHECK_INT_EQ(natsio_kv_entry_revision(e), revs[i]);
+        NT_CHECK_INT_EQ(natsio_kv_entry_operation(e), NATSIO_KV_PUT);
+        NT_CHECK_INT_EQ(natsio_kv_entry_delta(e), 2 - i);
+        int64_t created = natsio_kv_entry_created_ns(e);
+        NT_CHECK_MSG(created > start_ns - 30000000000LL && created < now_realtime_ns() + 30000000000LL,
+                     "created_ns %lld is not near now", (long long)created);
+    }
+    NT_CHECK(natsio_kv_entry_list_get(h, 3) == NULL);
+    NT_CHECK(natsio_kv_entry_list_get(h, SIZE_MAX) == NULL);
+    /* The latest agrees with get. */
+    natsio_kv_entry *latest = get_entry(kv, "a");
+    NT_CHECK(latest != NULL);
+    NT_CHECK_INT_EQ(natsio_kv_entry_revision(latest), natsio_kv_entry_revision(natsio_kv_entry_list_get(h, 2)));
+
+    /* A delete marker ends the history: empty, delta 0; get no longer
+     * finds the key, history still does. */
+    EXPECT_OK(natsio_kv_delete(kv, "a", NULL));
+    natsio_kv_entry_list *d = history_of(kv, "a");
+    NT_CHECK(d != NULL);
+    NT_CHECK_INT_EQ(natsio_kv_entry_list_count(d), 4);
+    const natsio_kv_entry *marker = natsio_kv_entry_list_get(d, 3);
+    NT_CHECK_INT_EQ(natsio_kv_entry_operation(marker), NATSIO_KV_DEL);
+    NT_CHECK_INT_EQ(natsio_kv_entry_value_len(marker), 0);
+    NT_CHECK_INT_EQ(natsio_kv_entry_delta(marker), 0);
+    NT_CHECK_INT_EQ(natsio_kv_entry_delta(natsio_kv_entry_list_get(d, 0)), 3);
+    NT_CHECK(natsio_kv_entry_revision(marker) > revs[2]);
+    natsio_kv_entry *e = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_KEY_DELETED, natsio_kv_get(kv, "a", &e));
+    NT_CHECK(e == SENTINEL);
+    /* The earlier list is unaffected (it holds its own entries). */
+    NT_CHECK_INT_EQ(natsio_kv_entry_list_count(h), 3);
+    NT_CHECK_MEM_EQ(natsio_kv_entry_value(natsio_kv_entry_list_get(h, 0)),
+                    natsio_kv_entry_value_len(natsio_kv_entry_list_get(h, 0)), "a0", 2);
+
+    /* A purge leaves only its marker. */
+    EXPECT_OK(natsio_kv_purge(kv, "a", NULL));
+    natsio_kv_entry_list *p = history_of(kv, "a");
+    NT_CHECK(p != NULL);
+    NT_CHECK_INT_EQ(natsio_kv_entry_list_count(p), 1);
+    NT_CHECK_INT_EQ(natsio_kv_entry_operation(natsio_kv_entry_list_get(p, 0)), NATSIO_KV_PURGE);
+    NT_CHECK_INT_EQ(natsio_kv_entry_delta(natsio_kv_entry_list_get(p, 0)), 0);
+    /* The other keys kept theirs. */
+    natsio_kv_entry_list *b = history_of(kv, "b");
+    NT_CHECK(b != NULL);
+    NT_CHECK_INT_EQ(natsio_kv_entry_list_count(b), 3);
+    natsio_kv_entry_list *ax = history_of(kv, "a.x");
+    NT_CHECK(ax != NULL);
+    NT_CHECK_INT_EQ(natsio_kv_entry_list_count(ax), 3);
+    NT_CHECK_STR_EQ(natsio_kv_entry_key(natsio_kv_entry_list_get(ax, 1)), "a.x");
+
+    /* The bucket's history setting bounds what is kept: the newest two. */
+    natsio_kv *two = create_bucket(js, "{\"bucket\":\"HIST2\",\"history\":2,\"storage\":\"memory\"}");
+    NT_CHECK(two != NULL);
+    for (int i = 0; i < 5; i++) {
+        char v[8];
+        int len = snprintf(v, sizeof v, "v%d", i);
+        EXPECT_OK(natsio_kv_put(two, "k", v, (size_t)len, NULL));
+    }
+    natsio_kv_entry_list *kept2 = history_of(two, "k");
+    NT_CHECK(kept2 != NULL);
+    NT_CHECK_INT_EQ(natsio_kv_entry_list_count(kept2), 2);
+    const natsio_kv_entry *k0 = natsio_kv_entry_list_get(kept2, 0);
+    const natsio_kv_entry *k1 = natsio_kv_entry_list_get(kept2, 1);
+    NT_CHECK_MEM_EQ(natsio_kv_entry_value(k0), natsio_kv_entry_value_len(k0), "v3", 2);
+    NT_CHECK_MEM_EQ(natsio_kv_entry_value(k1), natsio_kv_entry_value_len(k1), "v4", 2);
+    NT_CHECK_INT_EQ(natsio_kv_entry_revision(k0), 4);
+    NT_CHECK_INT_EQ(natsio_kv_entry_revision(k1), 5);
+    NT_CHECK_INT_EQ(natsio_kv_entry_delta(k0), 1);
+
+    NT_CHECK(no_consumers_left(js, "KV_HIST"));
+    NT_CHECK(no_consumers_left(js, "KV_HIST2"));
+    EXPECT_OK(natsio_js_kv_delete(js, "HIST"));
+    EXPECT_OK(natsio_js_kv_delete(js, "HIST2"));
+}
+
+static void check_keys_history_fail_closed(natsio_kv *kv) {
+    char *s = SENTINEL_STR;
+    natsio_kv_entry_list *l = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_keys(kv, &s));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_history(kv, "k", &l));
+    NT_CHECK(s == SENTINEL_STR && l == SENTINEL);
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_history(kv, "a b", &l));
+    NT_CHECK(l == SENTINEL);
+}
+
+static void test_keys_and_history_after_client_close_and_free(void) {
+    natsio_client *c = NULL;
+    EXPECT_OK(natsio_client_connect_url(nt_server_url(g_server), &c));
+    natsio_js *js = NULL;
+    natsio_kv *kv = NULL;
+    natsio_kv_entry_list *before = NULL;
+    natsio_status st = natsio_client_jetstream(c, NULL, &js);
+    if (st == NATSIO_OK) st = natsio_js_kv_create(js, "{\"bucket\":\"KHCLOSED\",\"storage\":\"memory\"}", &kv);
+    if (st == NATSIO_OK) st = natsio_kv_put(kv, "k", "before", 6, NULL);
+    if (st == NATSIO_OK) st = natsio_kv_history(kv, "k", &before);
+    if (st == NATSIO_OK) st = natsio_client_close(c);
+    nt_cleanup(js_free_cb, js);
+    nt_cleanup(kv_free_cb, kv);
+    nt_cleanup(kv_entry_list_free_cb, before);
+    if (st != NATSIO_OK) natsio_client_free(c);
+    NT_CHECK_MSG(st == NATSIO_OK, "setup: %s (%s)", natsio_status_str(st), natsio_last_error());
+
+    check_keys_history_fail_closed(kv);
+    natsio_client_free(c);
+    NT_CHECK(!nt_failed());
+    check_keys_history_fail_closed(kv);
+    NT_CHECK(!nt_failed());
+    /* A list read before stays readable. */
+    NT_CHECK_INT_EQ(natsio_kv_entry_list_count(before), 1);
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(natsio_kv_entry_list_get(before, 0)), "before");
+
+    natsio_js *other = connect_js();
+    NT_CHECK(other != NULL);
+    EXPECT_OK(natsio_js_kv_delete(other, "KHCLOSED"));
+}
+
+static void test_bad_input_keys_and_history(void) {
+    NT_CHECK_INT_EQ(natsio_kv_entry_list_count(NULL), 0);
+    NT_CHECK(natsio_kv_entry_list_get(NULL, 0) == NULL);
+    plant_error_marker();
+    natsio_kv_entry_list_free(NULL);
+    NT_CHECK_MSG(strstr(natsio_last_error(), ERROR_MARKER) != NULL,
+                 "natsio_kv_entry_list_free(NULL) changed natsio_last_error() to \"%s\"", natsio_last_error());
+
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *kv = create_bucket(js, "{\"bucket\":\"BADKH\",\"storage\":\"memory\"}");
+    NT_CHECK(kv != NULL);
+    EXPECT_OK(natsio_kv_put(kv, "k", "kept", 4, NULL));
+    char *s = SENTINEL_STR;
+    natsio_kv_entry_list *l = SENTINEL;
+    EXPECT_NULL_ARG("kv", natsio_kv_keys(NULL, &s));
+    EXPECT_NULL_ARG("json_out", natsio_kv_keys(kv, NULL));
+    EXPECT_NULL_ARG("kv", natsio_kv_history(NULL, "k", &l));
+    EXPECT_NULL_ARG("key", natsio_kv_history(kv, NULL, &l));
+    EXPECT_NULL_ARG("list_out", natsio_kv_history(kv, "k", NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_history(kv, BAD_UTF8, &l));
+    NT_CHECK(s == SENTINEL_STR && l == SENTINEL);
+    /* Nothing changed, and the rejected calls left no consumers. */
+    char *keys = keys_of(kv);
+    NT_CHECK(keys != NULL);
+    NT_CHECK_STR_EQ(keys, "[\"k\"]");
+    NT_CHECK(no_consumers_left(js, "KV_BADKH"));
+    EXPECT_OK(natsio_js_kv_delete(js, "BADKH"));
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_bucket_create_bind_update_delete),
@@ -630,6 +905,10 @@ int main(int argc, char **argv) {
         NT_CASE(test_null_tolerant_getters_and_frees),
         NT_CASE(test_bad_input_bucket_functions),
         NT_CASE(test_bad_input_key_value_functions),
+        NT_CASE(test_keys_lists_live_keys),
+        NT_CASE(test_history_revisions_markers_and_limits),
+        NT_CASE(test_keys_and_history_after_client_close_and_free),
+        NT_CASE(test_bad_input_keys_and_history),
     };
     return run_cases_with_shared_server(argc, argv, "kvtest", cases, NT_COUNT(cases));
 }

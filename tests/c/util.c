@@ -217,6 +217,48 @@ bool json_int(const char *json, const char *key, int64_t *out) {
     return true;
 }
 
+void msg_list_free_cb(void *list) { natsio_msg_list_free((natsio_msg_list *)list); }
+void kv_entry_list_free_cb(void *list) { natsio_kv_entry_list_free((natsio_kv_entry_list *)list); }
+
+bool json_str(const char *json, const char *key, char *buf, size_t cap) {
+    char pattern[128];
+    snprintf(pattern, sizeof pattern, "\"%s\":\"", key);
+    const char *p = json ? strstr(json, pattern) : NULL;
+    if (!p) return false;
+    p += strlen(pattern);
+    const char *end = strchr(p, '"');
+    if (!end || (size_t)(end - p) >= cap) return false;
+    memcpy(buf, p, (size_t)(end - p));
+    buf[end - p] = '\0';
+    return true;
+}
+
+size_t json_string_count(const char *json) {
+    size_t n = json ? strlen(json) : 0;
+    if (n < 2 || json[0] != '[' || json[n - 1] != ']') return SIZE_MAX;
+    size_t quotes = 0;
+    for (size_t i = 1; i + 1 < n; i++) {
+        if (json[i] == '\\') return SIZE_MAX;
+        if (json[i] == '"') quotes++;
+    }
+    return quotes % 2 == 0 ? quotes / 2 : SIZE_MAX;
+}
+
+bool json_array_has(const char *json, const char *value) {
+    size_t vlen = strlen(value);
+    for (const char *p = json ? strchr(json, '"') : NULL; p; p = strchr(p + 1, '"')) {
+        bool starts = p > json && (p[-1] == '[' || p[-1] == ',');
+        if (starts && strncmp(p + 1, value, vlen) == 0 && p[1 + vlen] == '"' &&
+            (p[2 + vlen] == ',' || p[2 + vlen] == ']'))
+            return true;
+    }
+    return false;
+}
+
+bool span_eq(const char *p, size_t len, const char *s) {
+    return p != NULL && strlen(s) == len && memcmp(p, s, len) == 0;
+}
+
 void plant_error_marker(void) {
     static natsio_headers *empty_map;
     if (!empty_map && natsio_headers_new(&empty_map) != NATSIO_OK) {

@@ -104,6 +104,26 @@ natsio_js *new_jetstream(natsio_client *c, const natsio_js_options *opts);
  * is none. Enough for flat lookups in StreamInfo-like JSON in tests. */
 bool json_int(const char *json, const char *key, int64_t *out);
 
+/* ---- pull consumers and lists --------------------------------------------- */
+
+void msg_list_free_cb(void *list);
+void kv_entry_list_free_cb(void *list);
+
+/* The string after the first `"key":"` in `json` into buf (NUL-terminated;
+ * no escapes are undone); false if there is none or it does not fit. Enough
+ * for names in ConsumerInfo-like JSON in tests. */
+bool json_str(const char *json, const char *key, char *buf, size_t cap);
+
+/* How many strings a flat JSON array of strings without escapes holds
+ * (e.g. consumer names, KV keys); SIZE_MAX if `json` is not such an array. */
+size_t json_string_count(const char *json);
+
+/* True when the flat JSON array of strings `json` has the element `value`. */
+bool json_array_has(const char *json, const char *value);
+
+/* True when the `len` bytes at `p` (not NUL-terminated) equal the string `s`. */
+bool span_eq(const char *p, size_t len, const char *s);
+
 /* ---- failing calls: status, detail text, and nothing else ---------------- */
 
 /* Makes natsio_last_error() hold ERROR_MARKER, so that a check can tell the

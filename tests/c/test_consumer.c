@@ -1,0 +1,1324 @@
+/*
+ * Pull consumers through the C ABI against a real nats-server: consumer
+ * management (create/update/create_or_update/info/names/delete, durable and
+ * generated names, config and name errors), fetching (batches, metadata,
+ * max_bytes, no_wait, expires, next), acknowledgements (ack, ack_sync, nak
+ * with and without delay, term, in_progress, double acks, ack policy
+ * "none", borrowed and cloned messages, messages that are not JetStream
+ * messages), a fetch ended by deleting its consumer, use after the client
+ * is closed and freed, and bad input for every consumer, fetch, list and
+ * ack function.
+ *
+ * The cases share one server; each uses its own stream names and subjects.
+ * Waits are kept short (a few hundred ms each) so that the program runs in
+ * seconds.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "harness.h"
+#include "util.h"
+
+#include <natsio.h>
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* Invalid UTF-8: a lone continuation byte and a truncated sequence. */
+#define BAD_UTF8 "bad.\xff\xfe"
+
+/* Out pointers are pre-set to these addresses; a failing call must leave
+ * them as they are. They are never dereferenced or freed. */
+static char sentinel_storage[8];
+#define SENTINEL ((void *)&sentinel_storage[0])
+#define SENTINEL_STR ((char *)&sentinel_storage[1])
+
+/* Frees `s` (a natsio string) when the case ends; returns it. */
+static char *kept(char *s) {
+    if (s) nt_cleanup(string_free_cb, s);
+    return s;
+}
+
+/* A JetStream context of a new client of the shared server. */
+static natsio_js *connect_js(void) {
+    natsio_client *c = connect_client();
+    return c ? new_jetstream(c, NULL) : NULL;
+}
+
+/* Creates a memory stream `name` on `<subjects>` (no info wanted),
+ * recording a failure if it cannot. */
+static bool create_stream(natsio_js *js, const char *name, const char *subjects) {
+    char cfg[256];
+    snprintf(cfg, sizeof cfg, "{\"name\":\"%s\",\"subjects\":[\"%s\"],\"storage\":\"memory\"}", name, subjects);
+    natsio_status st = natsio_js_stream_create(js, cfg, NULL);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "create %s: %s (%s)", cfg, natsio_status_str(st), natsio_last_error());
+        return false;
+    }
+    return true;
+}
+
+/* Publishes "<prefix><i>" for i in [0, count) to `subject`. */
+static bool publish_n(natsio_js *js, const char *subject, const char *prefix, int count) {
+    for (int i = 0; i < count; i++) {
+        char payload[64];
+        int len = snprintf(payload, sizeof payload, "%s%d", prefix, i);
+        natsio_status st = natsio_js_publish(js, subject, payload, (size_t)len, NULL, NULL);
+        if (st != NATSIO_OK) {
+            nt_fail_at(__FILE__, __LINE__, "publish %d to %s: %s (%s)", i, subject, natsio_status_str(st),
+                       natsio_last_error());
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Creates a consumer (no info wanted), recording a failure if it cannot. */
+static bool create_consumer(natsio_js *js, const char *stream, const char *config) {
+    natsio_status st = natsio_js_consumer_create(js, stream, config, NULL);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "create consumer %s on %s: %s (%s)", config, stream,
+                   natsio_status_str(st), natsio_last_error());
+        return false;
+    }
+    return true;
+}
+
+/* Fetches up to `max` messages waiting up to `expires_ms`; the list is
+ * freed when the case ends. NULL (and a recorded failure) on error. */
+static natsio_msg_list *fetch(natsio_js *js, const char *stream, const char *consumer, int64_t max,
+                              int64_t expires_ms) {
+    natsio_fetch_options o = {0};
+    o.max_messages = max;
+    o.expires_ms = expires_ms;
+    natsio_msg_list *list = NULL;
+    natsio_status st = natsio_js_fetch(js, stream, consumer, &o, &list);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "fetch %s/%s: %s (%s)", stream, consumer, natsio_status_str(st),
+                   natsio_last_error());
+        return NULL;
+    }
+    nt_cleanup(msg_list_free_cb, list);
+    return list;
+}
+
+/* Message i's delivery metadata (zeroed, and a failure recorded, if it
+ * has none). */
+static natsio_js_msg_metadata metadata_of(const natsio_msg *m) {
+    natsio_js_msg_metadata md;
+    memset(&md, 0, sizeof md);
+    natsio_status st = natsio_msg_js_metadata(m, &md);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "metadata: %s (%s)", natsio_status_str(st), natsio_last_error());
+        memset(&md, 0, sizeof md);
+    }
+    return md;
+}
+
+/* An integer of the consumer's info (e.g. "num_pending",
+ * "num_ack_pending"); INT64_MIN if there is none. */
+static int64_t consumer_int(natsio_js *js, const char *stream, const char *consumer, const char *key) {
+    char *info = NULL;
+    if (natsio_js_consumer_info(js, stream, consumer, &info) != NATSIO_OK) return INT64_MIN;
+    int64_t v = INT64_MIN;
+    if (!json_int(info, key, &v)) v = INT64_MIN;
+    natsio_string_free(info);
+    return v;
+}
+
+typedef struct {
+    natsio_js *js;
+    const char *stream;
+    const char *consumer;
+    const char *key;
+    int64_t want;
+} consumer_int_wait;
+
+static bool consumer_int_is(void *arg) {
+    consumer_int_wait *w = (consumer_int_wait *)arg;
+    return consumer_int(w->js, w->stream, w->consumer, w->key) == w->want;
+}
+
+/* Polls the consumer's info until `key` == want (acks are asynchronous). */
+static bool wait_consumer_int(natsio_js *js, const char *stream, const char *consumer, const char *key,
+                              int64_t want) {
+    consumer_int_wait w = {js, stream, consumer, key, want};
+    return nt_wait_until(consumer_int_is, &w, 3000);
+}
+
+static bool payload_is(const natsio_msg *m, const char *s) {
+    return m != NULL && natsio_msg_data_len(m) == strlen(s) && memcmp(natsio_msg_data(m), s, strlen(s)) == 0;
+}
+
+static int64_t now_realtime_ns(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
+
+/* ---- consumer management ---------------------------------------------------- */
+
+static void test_consumer_create_update_info_names_delete(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CMGMT", "cmgmt.>"));
+    for (int i = 0; i < 6; i++) {
+        char subj[32];
+        snprintf(subj, sizeof subj, "cmgmt.%d", i % 2);
+        EXPECT_OK(natsio_js_publish(js, subj, "x", 1, NULL, NULL));
+    }
+
+    const char *cfg = "{\"durable_name\":\"work\",\"ack_policy\":\"explicit\",\"ack_wait\":\"2s\","
+                      "\"filter_subject\":\"cmgmt.0\"}";
+    char *info = NULL;
+    EXPECT_OK(natsio_js_consumer_create(js, "CMGMT", cfg, &info));
+    kept(info);
+    char name[64];
+    NT_CHECK_MSG(json_str(info, "name", name, sizeof name), "%s", info);
+    NT_CHECK_STR_EQ(name, "work");
+    NT_CHECK_MSG(strstr(info, "\"stream_name\":\"CMGMT\"") != NULL, "%s", info);
+    int64_t v = 0;
+    NT_CHECK(json_int(info, "ack_wait", &v));
+    NT_CHECK_INT_EQ(v, 2000000000LL);
+    NT_CHECK(json_int(info, "num_pending", &v));
+    NT_CHECK_INT_EQ(v, 3); /* cmgmt.0 holds 3 of the 6 */
+
+    /* The same configuration again is fine (info not wanted: NULL). */
+    EXPECT_OK(natsio_js_consumer_create(js, "CMGMT", cfg, NULL));
+    /* Another configuration under the same name is not; out untouched. */
+    char *out = SENTINEL_STR;
+    EXPECT_FAILS(NATSIO_ERR_JS_API,
+                 natsio_js_consumer_create(js, "CMGMT",
+                                           "{\"durable_name\":\"work\",\"ack_policy\":\"explicit\","
+                                           "\"ack_wait\":\"3s\",\"filter_subject\":\"cmgmt.0\"}",
+                                           &out));
+    NT_CHECK(out == SENTINEL_STR);
+    NT_CHECK_INT_EQ(consumer_int(js, "CMGMT", "work", "ack_wait"), 2000000000LL);
+
+    /* Update: a missing consumer is not found; an existing one changes. */
+    EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND,
+                 natsio_js_consumer_update(js, "CMGMT", "{\"name\":\"nope\",\"ack_policy\":\"explicit\"}", &out));
+    NT_CHECK(out == SENTINEL_STR);
+    char *upd = NULL;
+    EXPECT_OK(natsio_js_consumer_update(js, "CMGMT",
+                                        "{\"durable_name\":\"work\",\"ack_policy\":\"explicit\","
+                                        "\"ack_wait\":\"5s\",\"filter_subject\":\"cmgmt.0\","
+                                        "\"description\":\"updated\"}",
+                                        &upd));
+    kept(upd);
+    NT_CHECK(json_int(upd, "ack_wait", &v));
+    NT_CHECK_INT_EQ(v, 5000000000LL);
+    NT_CHECK_MSG(strstr(upd, "\"description\":\"updated\"") != NULL, "%s", upd);
+
+    /* create_or_update: creates, then updates. */
+    char *cu = NULL;
+    EXPECT_OK(natsio_js_consumer_create_or_update(js, "CMGMT",
+                                                  "{\"name\":\"cu\",\"ack_policy\":\"explicit\","
+                                                  "\"max_deliver\":3}",
+                                                  &cu));
+    kept(cu);
+    NT_CHECK(json_int(cu, "max_deliver", &v));
+    NT_CHECK_INT_EQ(v, 3);
+    NT_CHECK(json_int(cu, "num_pending", &v));
+    NT_CHECK_INT_EQ(v, 6); /* no filter */
+    EXPECT_OK(natsio_js_consumer_create_or_update(
+        js, "CMGMT", "{\"name\":\"cu\",\"ack_policy\":\"explicit\",\"max_deliver\":7}", NULL));
+    NT_CHECK_INT_EQ(consumer_int(js, "CMGMT", "cu", "max_deliver"), 7);
+
+    /* Info reads the current configuration and state. */
+    char *got = NULL;
+    EXPECT_OK(natsio_js_consumer_info(js, "CMGMT", "work", &got));
+    kept(got);
+    NT_CHECK(json_str(got, "name", name, sizeof name));
+    NT_CHECK_STR_EQ(name, "work");
+    NT_CHECK(json_int(got, "num_pending", &v));
+    NT_CHECK_INT_EQ(v, 3);
+    NT_CHECK(json_int(got, "num_ack_pending", &v));
+    NT_CHECK_INT_EQ(v, 0);
+    EXPECT_OK(natsio_js_publish(js, "cmgmt.0", "y", 1, NULL, NULL));
+    NT_CHECK(wait_consumer_int(js, "CMGMT", "work", "num_pending", 4));
+
+    /* Names: a JSON array of strings. */
+    char *names = NULL;
+    EXPECT_OK(natsio_js_consumer_names(js, "CMGMT", &names));
+    kept(names);
+    NT_CHECK_MSG(json_string_count(names) == 2, "%s", names);
+    NT_CHECK_MSG(json_array_has(names, "work") && json_array_has(names, "cu"), "%s", names);
+
+    /* Delete; then it is gone, and the other is left. */
+    EXPECT_OK(natsio_js_consumer_delete(js, "CMGMT", "work"));
+    EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_consumer_info(js, "CMGMT", "work", &out));
+    NT_CHECK(out == SENTINEL_STR);
+    EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_consumer_delete(js, "CMGMT", "work"));
+    char *after = NULL;
+    EXPECT_OK(natsio_js_consumer_names(js, "CMGMT", &after));
+    kept(after);
+    NT_CHECK_STR_EQ(after, "[\"cu\"]");
+    EXPECT_OK(natsio_js_consumer_delete(js, "CMGMT", "cu"));
+    char *none = NULL;
+    EXPECT_OK(natsio_js_consumer_names(js, "CMGMT", &none));
+    kept(none);
+    NT_CHECK_STR_EQ(none, "[]");
+    EXPECT_OK(natsio_js_stream_delete(js, "CMGMT"));
+}
+
+static void test_unnamed_consumer_gets_a_generated_name(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CEPH", "ceph.>"));
+    NT_CHECK(publish_n(js, "ceph.a", "e", 2));
+
+    char *a = NULL, *b = NULL;
+    EXPECT_OK(natsio_js_consumer_create(js, "CEPH", "{\"inactive_threshold\":\"30s\"}", &a));
+    kept(a);
+    EXPECT_OK(natsio_js_consumer_create_or_update(js, "CEPH", "{\"inactive_threshold\":\"30s\"}", &b));
+    kept(b);
+    char name_a[128], name_b[128];
+    NT_CHECK_MSG(json_str(a, "name", name_a, sizeof name_a), "%s", a);
+    NT_CHECK_MSG(json_str(b, "name", name_b, sizeof name_b), "%s", b);
+    NT_CHECK_MSG(name_a[0] != '\0' && name_b[0] != '\0', "%s / %s", a, b);
+    NT_CHECK_MSG(strcmp(name_a, name_b) != 0, "two unnamed consumers share the name %s", name_a);
+    /* Not durable. */
+    NT_CHECK_MSG(strstr(a, "\"durable_name\"") == NULL, "%s", a);
+    int64_t v = 0;
+    NT_CHECK(json_int(a, "inactive_threshold", &v));
+    NT_CHECK_INT_EQ(v, 30000000000LL);
+
+    /* It is listed, and usable by its name. */
+    char *names = NULL;
+    EXPECT_OK(natsio_js_consumer_names(js, "CEPH", &names));
+    kept(names);
+    NT_CHECK_MSG(json_string_count(names) == 2, "%s", names);
+    NT_CHECK_MSG(json_array_has(names, name_a) && json_array_has(names, name_b), "%s", names);
+    natsio_msg_list *list = fetch(js, "CEPH", name_a, 5, 300);
+    NT_CHECK(list != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(list), 2);
+    natsio_js_msg_metadata md = metadata_of(natsio_msg_list_get(list, 0));
+    NT_CHECK(!nt_failed());
+    NT_CHECK_MSG(span_eq(md.consumer, md.consumer_len, name_a), "consumer %.*s, want %s", (int)md.consumer_len,
+                 md.consumer, name_a);
+
+    EXPECT_OK(natsio_js_consumer_delete(js, "CEPH", name_a));
+    EXPECT_OK(natsio_js_consumer_delete(js, "CEPH", name_b));
+    EXPECT_OK(natsio_js_stream_delete(js, "CEPH"));
+}
+
+static void test_consumer_config_and_name_errors(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CCFG", "ccfg.>"));
+    char *out = SENTINEL_STR;
+
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "ConsumerConfig.ack_wait",
+                        natsio_js_consumer_create(js, "CCFG", "{\"name\":\"c\",\"ack_wait\":\"soon\"}", &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "ConsumerConfig.ack_policy",
+                        natsio_js_consumer_create(js, "CCFG", "{\"name\":\"c\",\"ack_policy\":\"sometimes\"}", &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "ConsumerConfig.deliver_policy",
+                        natsio_js_consumer_create(js, "CCFG", "{\"name\":\"c\",\"deliver_policy\":1}", &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "ConsumerConfig.max_deliver",
+                        natsio_js_consumer_create(js, "CCFG", "{\"name\":\"c\",\"max_deliver\":\"many\"}", &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "ConsumerConfig.filter_subjects",
+                        natsio_js_consumer_create(js, "CCFG", "{\"name\":\"c\",\"filter_subjects\":\"ccfg.a\"}", &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "ConsumerConfig.inactive_threshold",
+                        natsio_js_consumer_create_or_update(js, "CCFG", "{\"inactive_threshold\":\"1x\"}", &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "ConsumerConfig.backoff",
+                        natsio_js_consumer_update(js, "CCFG", "{\"name\":\"c\",\"backoff\":[\"1s\",\"later\"]}", &out));
+    /* Contradictions, and update without a name. */
+    EXPECT_FAILS(NATSIO_ERR_CONFIG,
+                 natsio_js_consumer_create(js, "CCFG", "{\"name\":\"a\",\"durable_name\":\"b\"}", &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG,
+                 natsio_js_consumer_create(
+                     js, "CCFG", "{\"name\":\"c\",\"filter_subject\":\"ccfg.a\",\"filter_subjects\":[\"ccfg.b\"]}",
+                     &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "name",
+                        natsio_js_consumer_update(js, "CCFG", "{\"ack_policy\":\"explicit\"}", &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_consumer_create(js, "CCFG", "not json", &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_consumer_create(js, "CCFG", "[1]", &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_consumer_create(js, "CCFG", "", &out));
+
+    /* Bad consumer names (in the config or as arguments) and stream names. */
+    const char *bad_names[] = {"a.b", "a b", "a*", "a>"};
+    for (size_t i = 0; i < NT_COUNT(bad_names); i++) {
+        char cfg[64];
+        snprintf(cfg, sizeof cfg, "{\"durable_name\":\"%s\"}", bad_names[i]);
+        EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_create(js, "CCFG", cfg, &out));
+        snprintf(cfg, sizeof cfg, "{\"name\":\"%s\"}", bad_names[i]);
+        EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_create_or_update(js, "CCFG", cfg, &out));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_info(js, "CCFG", bad_names[i], &out));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_delete(js, "CCFG", bad_names[i]));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT,
+                     natsio_js_consumer_create(js, bad_names[i], "{\"name\":\"c\"}", &out));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_info(js, bad_names[i], "c", &out));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_delete(js, bad_names[i], "c"));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_names(js, bad_names[i], &out));
+    }
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_info(js, "CCFG", "", &out));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_info(js, "CCFG", "a\tb", &out));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_delete(js, "CCFG", "a\rb"));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_names(js, "", &out));
+    NT_CHECK(out == SENTINEL_STR);
+    /* Nothing was created by the rejected calls. */
+    char *names = NULL;
+    EXPECT_OK(natsio_js_consumer_names(js, "CCFG", &names));
+    kept(names);
+    NT_CHECK_STR_EQ(names, "[]");
+
+    /* A missing stream, a missing consumer. */
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_consumer_create(js, "CCFG_NONE", "{\"name\":\"c\"}", &out));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND,
+                 natsio_js_consumer_create_or_update(js, "CCFG_NONE", "{\"name\":\"c\"}", &out));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_consumer_info(js, "CCFG_NONE", "c", &out));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_consumer_delete(js, "CCFG_NONE", "c"));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_consumer_names(js, "CCFG_NONE", &out));
+    EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_consumer_info(js, "CCFG", "none", &out));
+    EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_consumer_delete(js, "CCFG", "none"));
+    NT_CHECK(out == SENTINEL_STR);
+
+    /* A server-side rejection: a start sequence policy without one. */
+    EXPECT_FAILS(NATSIO_ERR_JS_API,
+                 natsio_js_consumer_create(js, "CCFG", "{\"name\":\"c\",\"deliver_policy\":\"by_start_sequence\"}",
+                                           &out));
+    NT_CHECK(out == SENTINEL_STR);
+
+    /* Durations: Go-style strings and plain nanoseconds; filter_subjects. */
+    char *info = NULL;
+    EXPECT_OK(natsio_js_consumer_create(js, "CCFG",
+                                        "{\"name\":\"d\",\"ack_policy\":\"explicit\",\"ack_wait\":\"1m30s\","
+                                        "\"filter_subjects\":[\"ccfg.a\",\"ccfg.b\"],"
+                                        "\"max_expires\":2500000000}",
+                                        &info));
+    kept(info);
+    int64_t v = 0;
+    NT_CHECK(json_int(info, "ack_wait", &v));
+    NT_CHECK_INT_EQ(v, 90000000000LL);
+    NT_CHECK(json_int(info, "max_expires", &v));
+    NT_CHECK_INT_EQ(v, 2500000000LL);
+    NT_CHECK_MSG(strstr(info, "\"ccfg.b\"") != NULL, "%s", info);
+    EXPECT_OK(natsio_js_stream_delete(js, "CCFG"));
+}
+
+/* ---- fetching ------------------------------------------------------------------ */
+
+static void test_fetch_batch_order_payloads_and_metadata(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CFETCH", "cfetch.>"));
+    NT_CHECK(publish_n(js, "cfetch.a", "m", 10));
+    NT_CHECK(create_consumer(js, "CFETCH", "{\"durable_name\":\"f\",\"ack_policy\":\"explicit\"}"));
+    int64_t start_ns = now_realtime_ns();
+
+    natsio_msg_list *list = fetch(js, "CFETCH", "f", 4, 1000);
+    NT_CHECK(list != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(list), 4);
+    for (size_t i = 0; i < 4; i++) {
+        const natsio_msg *m = natsio_msg_list_get(list, i);
+        NT_CHECK(m != NULL);
+        char want[16];
+        snprintf(want, sizeof want, "m%zu", i);
+        NT_CHECK_MSG(payload_is(m, want), "message %zu: %.*s, want %s", i, (int)natsio_msg_data_len(m),
+                     (const char *)natsio_msg_data(m), want);
+        NT_CHECK_STR_EQ(natsio_msg_subject(m), "cfetch.a");
+        natsio_js_msg_metadata md = metadata_of(m);
+        NT_CHECK(!nt_failed());
+        NT_CHECK_MSG(span_eq(md.stream, md.stream_len, "CFETCH"), "stream %.*s", (int)md.stream_len, md.stream);
+        NT_CHECK_MSG(span_eq(md.consumer, md.consumer_len, "f"), "consumer %.*s", (int)md.consumer_len,
+                     md.consumer);
+        NT_CHECK(md.domain == NULL);
+        NT_CHECK_INT_EQ(md.domain_len, 0);
+        NT_CHECK_INT_EQ(md.stream_seq, i + 1);
+        NT_CHECK_INT_EQ(md.consumer_seq, i + 1);
+        NT_CHECK_INT_EQ(md.num_delivered, 1);
+        NT_CHECK_INT_EQ(md.num_pending, 10 - (i + 1));
+        NT_CHECK_MSG(abs64(md.timestamp_ns - start_ns) < 30000000000LL, "timestamp %lld is not near now (%lld)",
+                     (long long)md.timestamp_ns, (long long)start_ns);
+        EXPECT_OK(natsio_msg_ack(m));
+    }
+    /* Out of range. */
+    NT_CHECK(natsio_msg_list_get(list, 4) == NULL);
+    NT_CHECK(natsio_msg_list_get(list, SIZE_MAX) == NULL);
+
+    /* The next batch goes on where this one ended; a larger batch than
+     * what is left returns what is there when the request expires. */
+    natsio_msg_list *rest = fetch(js, "CFETCH", "f", 100, 300);
+    NT_CHECK(rest != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(rest), 6);
+    for (size_t i = 0; i < 6; i++) {
+        const natsio_msg *m = natsio_msg_list_get(rest, i);
+        char want[16];
+        snprintf(want, sizeof want, "m%zu", i + 4);
+        NT_CHECK_MSG(payload_is(m, want), "message %zu is not %s", i, want);
+        natsio_js_msg_metadata md = metadata_of(m);
+        NT_CHECK(!nt_failed());
+        NT_CHECK_INT_EQ(md.stream_seq, i + 5);
+        NT_CHECK_INT_EQ(md.consumer_seq, i + 5);
+        NT_CHECK_INT_EQ(md.num_pending, 5 - i);
+        EXPECT_OK(natsio_msg_ack(m));
+    }
+    NT_CHECK(natsio_msg_list_get(rest, 6) == NULL);
+
+    /* NULL options: the defaults, a batch of up to 100 (returned as soon
+     * as it is full). */
+    NT_CHECK(publish_n(js, "cfetch.b", "n", 101));
+    natsio_msg_list *dflt = NULL;
+    int64_t t0 = nt_now_ms();
+    EXPECT_OK(natsio_js_fetch(js, "CFETCH", "f", NULL, &dflt));
+    nt_cleanup(msg_list_free_cb, dflt);
+    NT_CHECK_MSG(nt_now_ms() - t0 < 2000, "a full batch took %lld ms", (long long)(nt_now_ms() - t0));
+    NT_CHECK_INT_EQ(natsio_msg_list_count(dflt), 100);
+    NT_CHECK(payload_is(natsio_msg_list_get(dflt, 0), "n0"));
+    NT_CHECK(payload_is(natsio_msg_list_get(dflt, 99), "n99"));
+    NT_CHECK_STR_EQ(natsio_msg_subject(natsio_msg_list_get(dflt, 99)), "cfetch.b");
+    NT_CHECK(natsio_msg_list_get(dflt, 100) == NULL);
+    for (size_t i = 0; i < 100; i++) EXPECT_OK(natsio_msg_ack(natsio_msg_list_get(dflt, i)));
+
+    /* natsio_js_next: one owned message (a non-positive timeout is the
+     * default, and a message is there at once). */
+    natsio_msg *m = NULL;
+    t0 = nt_now_ms();
+    EXPECT_OK(natsio_js_next(js, "CFETCH", "f", -1, &m));
+    nt_cleanup(msg_free_cb, m);
+    NT_CHECK_MSG(nt_now_ms() - t0 < 2000, "next took %lld ms", (long long)(nt_now_ms() - t0));
+    NT_CHECK(payload_is(m, "n100"));
+    natsio_js_msg_metadata md = metadata_of(m);
+    NT_CHECK(!nt_failed());
+    NT_CHECK_INT_EQ(md.stream_seq, 111);
+    NT_CHECK_INT_EQ(md.consumer_seq, 111);
+    NT_CHECK_INT_EQ(md.num_pending, 0);
+    EXPECT_OK(natsio_msg_ack_sync(m, 2000));
+    NT_CHECK(wait_consumer_int(js, "CFETCH", "f", "num_ack_pending", 0));
+    NT_CHECK_INT_EQ(consumer_int(js, "CFETCH", "f", "num_pending"), 0);
+    EXPECT_OK(natsio_js_stream_delete(js, "CFETCH"));
+}
+
+static void test_fetch_max_bytes(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CBYTES", "cbytes.>"));
+    char payload[100];
+    memset(payload, 'p', sizeof payload);
+    for (int i = 0; i < 5; i++) EXPECT_OK(natsio_js_publish(js, "cbytes.a", payload, sizeof payload, NULL, NULL));
+    NT_CHECK(create_consumer(js, "CBYTES", "{\"durable_name\":\"b\",\"ack_policy\":\"explicit\"}"));
+
+    /* 250 bytes hold at most two 100-byte payloads (fewer once the server
+     * counts subjects and headers too); never all five. */
+    natsio_fetch_options o = {0};
+    o.max_messages = 10;
+    o.max_bytes = 250;
+    o.expires_ms = 500;
+    natsio_msg_list *list = NULL;
+    int64_t t0 = nt_now_ms();
+    EXPECT_OK(natsio_js_fetch(js, "CBYTES", "b", &o, &list));
+    nt_cleanup(msg_list_free_cb, list);
+    size_t n = natsio_msg_list_count(list);
+    NT_CHECK_MSG(n >= 1 && n <= 2, "%zu messages within max_bytes 250", n);
+    NT_CHECK_MSG(nt_now_ms() - t0 < 1500, "took %lld ms", (long long)(nt_now_ms() - t0));
+    for (size_t i = 0; i < n; i++) EXPECT_OK(natsio_msg_ack(natsio_msg_list_get(list, i)));
+
+    /* Without a byte limit the rest come. */
+    natsio_msg_list *rest = fetch(js, "CBYTES", "b", 10, 300);
+    NT_CHECK(rest != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(rest), 5 - n);
+    natsio_js_msg_metadata md = metadata_of(natsio_msg_list_get(rest, 0));
+    NT_CHECK(!nt_failed());
+    NT_CHECK_INT_EQ(md.stream_seq, n + 1);
+    EXPECT_OK(natsio_js_stream_delete(js, "CBYTES"));
+}
+
+static void test_no_wait_expires_and_next_on_an_empty_consumer(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CEMPTY", "cempty.>"));
+    NT_CHECK(create_consumer(js, "CEMPTY", "{\"durable_name\":\"e\",\"ack_policy\":\"explicit\"}"));
+
+    /* no_wait: an empty list at once (even with a long expires). */
+    natsio_fetch_options o = {0};
+    o.no_wait = true;
+    o.expires_ms = 10000;
+    natsio_msg_list *list = NULL;
+    int64_t t0 = nt_now_ms();
+    EXPECT_OK(natsio_js_fetch(js, "CEMPTY", "e", &o, &list));
+    int64_t took = nt_now_ms() - t0;
+    nt_cleanup(msg_list_free_cb, list);
+    NT_CHECK(list != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(list), 0);
+    NT_CHECK(natsio_msg_list_get(list, 0) == NULL);
+    NT_CHECK_MSG(took < 1000, "no_wait took %lld ms", (long long)took);
+
+    /* expires bounds the wait: empty after about expires_ms. */
+    natsio_fetch_options e = {0};
+    e.max_messages = 5;
+    e.expires_ms = 400;
+    natsio_msg_list *empty = NULL;
+    t0 = nt_now_ms();
+    EXPECT_OK(natsio_js_fetch(js, "CEMPTY", "e", &e, &empty));
+    took = nt_now_ms() - t0;
+    nt_cleanup(msg_list_free_cb, empty);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(empty), 0);
+    NT_CHECK_MSG(took >= 300 && took < 1900, "a 400 ms fetch took %lld ms", (long long)took);
+
+    /* With idle heartbeats (well below expires): still just empty. */
+    e.idle_heartbeat_ms = 100;
+    natsio_msg_list *hb = NULL;
+    t0 = nt_now_ms();
+    EXPECT_OK(natsio_js_fetch(js, "CEMPTY", "e", &e, &hb));
+    took = nt_now_ms() - t0;
+    nt_cleanup(msg_list_free_cb, hb);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(hb), 0);
+    NT_CHECK_MSG(took >= 300 && took < 1900, "a 400 ms fetch with heartbeats took %lld ms", (long long)took);
+
+    /* next: NO_MESSAGES after its timeout; the out stays put. */
+    natsio_msg *m = SENTINEL;
+    t0 = nt_now_ms();
+    EXPECT_FAILS(NATSIO_ERR_NO_MESSAGES, natsio_js_next(js, "CEMPTY", "e", 300, &m));
+    took = nt_now_ms() - t0;
+    NT_CHECK(m == SENTINEL);
+    NT_CHECK_MSG(took >= 200 && took < 1800, "a 300 ms next took %lld ms", (long long)took);
+
+    /* A fetch ends as soon as its batch is full, long before expires. */
+    natsio_fetch_options one = {0};
+    one.max_messages = 1;
+    one.expires_ms = 3000;
+    natsio_js *other = connect_js();
+    NT_CHECK(other != NULL);
+    EXPECT_OK(natsio_js_publish(other, "cempty.x", "late", 4, NULL, NULL));
+    natsio_msg_list *got = NULL;
+    t0 = nt_now_ms();
+    EXPECT_OK(natsio_js_fetch(js, "CEMPTY", "e", &one, &got));
+    nt_cleanup(msg_list_free_cb, got);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(got), 1);
+    NT_CHECK(payload_is(natsio_msg_list_get(got, 0), "late"));
+    NT_CHECK_MSG(nt_now_ms() - t0 < 2000, "took %lld ms", (long long)(nt_now_ms() - t0));
+    EXPECT_OK(natsio_msg_ack(natsio_msg_list_get(got, 0)));
+    EXPECT_OK(natsio_js_stream_delete(js, "CEMPTY"));
+}
+
+/* ---- acknowledgements ------------------------------------------------------------ */
+
+static void test_acks_and_double_acks(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CACK", "cack.>"));
+    NT_CHECK(publish_n(js, "cack.a", "a", 5));
+    NT_CHECK(create_consumer(js, "CACK", "{\"durable_name\":\"k\",\"ack_policy\":\"explicit\",\"ack_wait\":\"30s\"}"));
+    natsio_msg_list *list = fetch(js, "CACK", "k", 5, 1000);
+    NT_CHECK(list != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(list), 5);
+    const natsio_msg *m0 = natsio_msg_list_get(list, 0);
+    const natsio_msg *m1 = natsio_msg_list_get(list, 1);
+    const natsio_msg *m2 = natsio_msg_list_get(list, 2);
+    const natsio_msg *m3 = natsio_msg_list_get(list, 3);
+    const natsio_msg *m4 = natsio_msg_list_get(list, 4);
+    NT_CHECK_INT_EQ(consumer_int(js, "CACK", "k", "num_ack_pending"), 5);
+
+    /* ack, then every terminal kind again is refused. */
+    EXPECT_OK(natsio_msg_ack(m0));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_ack(m0));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_ack_sync(m0, 1000));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_nak(m0, 0));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_term(m0, NULL));
+
+    /* ack_sync: confirmed by the server, then refused too. */
+    EXPECT_OK(natsio_msg_ack_sync(m1, 2000));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_ack(m1));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_ack_sync(m1, 0));
+
+    /* After a nak. */
+    EXPECT_OK(natsio_msg_nak(m2, 0));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_ack(m2));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_nak(m2, 0));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_term(m2, "late"));
+
+    /* After a term (with a reason). A term with a reason that is not UTF-8
+     * is refused before anything is sent, and leaves the message ackable. */
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "reason", natsio_msg_term(m3, BAD_UTF8));
+    EXPECT_OK(natsio_msg_term(m3, "bad input"));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_term(m3, NULL));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_ack_sync(m3, 1000));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_nak(m3, 100));
+
+    /* in_progress does not count as an answer: any number, then the ack. */
+    EXPECT_OK(natsio_msg_in_progress(m4));
+    EXPECT_OK(natsio_msg_in_progress(m4));
+    EXPECT_OK(natsio_msg_in_progress(m4));
+    EXPECT_OK(natsio_msg_term(m4, NULL));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_ack(m4));
+
+    /* The server saw them: only the nak'ed one comes back (delivered
+     * twice). */
+    natsio_msg_list *again = fetch(js, "CACK", "k", 5, 500);
+    NT_CHECK(again != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(again), 1);
+    const natsio_msg *r = natsio_msg_list_get(again, 0);
+    NT_CHECK(payload_is(r, "a2"));
+    natsio_js_msg_metadata md = metadata_of(r);
+    NT_CHECK(!nt_failed());
+    NT_CHECK_INT_EQ(md.num_delivered, 2);
+    NT_CHECK_INT_EQ(md.stream_seq, 3);
+    /* The new delivery is a new handle: it can be acked. */
+    EXPECT_OK(natsio_msg_ack_sync(r, 2000));
+    NT_CHECK(wait_consumer_int(js, "CACK", "k", "num_ack_pending", 0));
+    NT_CHECK_INT_EQ(consumer_int(js, "CACK", "k", "num_redelivered"), 0);
+    EXPECT_OK(natsio_js_stream_delete(js, "CACK"));
+}
+
+static void test_in_progress_holds_a_message_past_ack_wait(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CWPI", "cwpi.>"));
+    NT_CHECK(publish_n(js, "cwpi.a", "w", 1));
+    NT_CHECK(create_consumer(js, "CWPI", "{\"durable_name\":\"w\",\"ack_policy\":\"explicit\",\"ack_wait\":\"1s\"}"));
+    natsio_msg_list *list = fetch(js, "CWPI", "w", 1, 1000);
+    NT_CHECK(list != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(list), 1);
+    const natsio_msg *m = natsio_msg_list_get(list, 0);
+
+    /* 4 x 400 ms is past the 1 s ack wait: without the +WPI the message
+     * would come again in one of these fetches. */
+    for (int i = 0; i < 4; i++) {
+        EXPECT_OK(natsio_msg_in_progress(m));
+        natsio_msg_list *none = fetch(js, "CWPI", "w", 1, 400);
+        NT_CHECK(none != NULL);
+        NT_CHECK_MSG(natsio_msg_list_count(none) == 0, "redelivered after %d x 400 ms of in_progress", i + 1);
+    }
+    EXPECT_OK(natsio_msg_ack_sync(m, 2000));
+    NT_CHECK_INT_EQ(consumer_int(js, "CWPI", "w", "num_ack_pending"), 0);
+    NT_CHECK_INT_EQ(consumer_int(js, "CWPI", "w", "num_redelivered"), 0);
+    EXPECT_OK(natsio_js_stream_delete(js, "CWPI"));
+}
+
+static void test_nak_redelivers_and_nak_delay_waits(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CNAK", "cnak.>"));
+    NT_CHECK(publish_n(js, "cnak.a", "n", 4));
+    NT_CHECK(create_consumer(js, "CNAK", "{\"durable_name\":\"n\",\"ack_policy\":\"explicit\",\"ack_wait\":\"30s\"}"));
+
+    /* nak the first of two: it comes again (order not guaranteed against
+     * newer messages), delivered twice; the newer ones once. */
+    natsio_msg_list *first = fetch(js, "CNAK", "n", 2, 1000);
+    NT_CHECK(first != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(first), 2);
+    EXPECT_OK(natsio_msg_nak(natsio_msg_list_get(first, 0), 0));
+    EXPECT_OK(natsio_msg_ack(natsio_msg_list_get(first, 1)));
+    natsio_msg_list *rest = fetch(js, "CNAK", "n", 3, 500);
+    NT_CHECK(rest != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(rest), 3);
+    bool seen[4] = {false, false, false, false};
+    for (size_t i = 0; i < 3; i++) {
+        const natsio_msg *m = natsio_msg_list_get(rest, i);
+        natsio_js_msg_metadata md = metadata_of(m);
+        NT_CHECK(!nt_failed());
+        NT_CHECK_MSG(md.stream_seq >= 1 && md.stream_seq <= 4 && md.stream_seq != 2, "stream_seq %llu",
+                     (unsigned long long)md.stream_seq);
+        NT_CHECK(!seen[md.stream_seq - 1]);
+        seen[md.stream_seq - 1] = true;
+        char want[8];
+        snprintf(want, sizeof want, "n%llu", (unsigned long long)(md.stream_seq - 1));
+        NT_CHECK(payload_is(m, want));
+        NT_CHECK_INT_EQ(md.num_delivered, md.stream_seq == 1 ? 2 : 1);
+        if (md.stream_seq == 1) {
+            /* The consumer sequence goes on for a redelivery. */
+            NT_CHECK_MSG(md.consumer_seq > 2, "consumer_seq %llu", (unsigned long long)md.consumer_seq);
+        }
+    }
+    NT_CHECK(seen[0] && seen[2] && seen[3]);
+
+    /* nak with a delay: not redelivered before about half of it. */
+    const natsio_msg *delayed = NULL;
+    for (size_t i = 0; i < 3; i++) {
+        const natsio_msg *m = natsio_msg_list_get(rest, i);
+        if (payload_is(m, "n3"))
+            delayed = m;
+        else
+            EXPECT_OK(natsio_msg_ack(m));
+    }
+    NT_CHECK(delayed != NULL);
+    int64_t t0 = nt_now_ms();
+    EXPECT_OK(natsio_msg_nak(delayed, 800));
+    natsio_msg_list *back = fetch(js, "CNAK", "n", 1, 2500);
+    int64_t took = nt_now_ms() - t0;
+    NT_CHECK(back != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(back), 1);
+    NT_CHECK_MSG(took >= 400, "an 800 ms nak delay redelivered after %lld ms", (long long)took);
+    NT_CHECK_MSG(took < 2500, "an 800 ms nak delay redelivered after %lld ms", (long long)took);
+    const natsio_msg *b = natsio_msg_list_get(back, 0);
+    NT_CHECK(payload_is(b, "n3"));
+    natsio_js_msg_metadata md = metadata_of(b);
+    NT_CHECK(!nt_failed());
+    NT_CHECK_INT_EQ(md.num_delivered, 2);
+    EXPECT_OK(natsio_msg_ack_sync(b, 2000));
+    NT_CHECK(wait_consumer_int(js, "CNAK", "n", "num_ack_pending", 0));
+    EXPECT_OK(natsio_js_stream_delete(js, "CNAK"));
+}
+
+static void test_term_stops_redelivery_ack_wait_does_not(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CTERM", "cterm.>"));
+    NT_CHECK(publish_n(js, "cterm.a", "t", 2));
+    NT_CHECK(create_consumer(js, "CTERM", "{\"durable_name\":\"t\",\"ack_policy\":\"explicit\",\"ack_wait\":\"1s\"}"));
+    natsio_msg_list *list = fetch(js, "CTERM", "t", 2, 1000);
+    NT_CHECK(list != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(list), 2);
+    /* The first is terminated, the second left unanswered. */
+    EXPECT_OK(natsio_msg_term(natsio_msg_list_get(list, 0), "cannot handle it"));
+
+    /* Past the ack wait (both were due at the same time) only the
+     * unanswered one comes again, and then nothing. */
+    natsio_msg_list *again = fetch(js, "CTERM", "t", 1, 3000);
+    NT_CHECK(again != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(again), 1);
+    const natsio_msg *m = natsio_msg_list_get(again, 0);
+    NT_CHECK_MSG(payload_is(m, "t1"), "redelivered: %.*s", (int)natsio_msg_data_len(m),
+                 (const char *)natsio_msg_data(m));
+    natsio_js_msg_metadata md = metadata_of(m);
+    NT_CHECK(!nt_failed());
+    NT_CHECK_INT_EQ(md.num_delivered, 2);
+    natsio_msg_list *none = fetch(js, "CTERM", "t", 1, 400);
+    NT_CHECK(none != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(none), 0);
+    EXPECT_OK(natsio_msg_ack_sync(m, 2000));
+    /* The old delivery of the same message is another handle: the server
+     * has it acked already, and a late ack is harmless. */
+    EXPECT_OK(natsio_msg_ack(natsio_msg_list_get(list, 1)));
+    NT_CHECK(wait_consumer_int(js, "CTERM", "t", "num_ack_pending", 0));
+    EXPECT_OK(natsio_js_stream_delete(js, "CTERM"));
+}
+
+static void test_ack_policy_none(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CNONE", "cnone.>"));
+    NT_CHECK(publish_n(js, "cnone.a", "x", 3));
+    char *info = NULL;
+    EXPECT_OK(natsio_js_consumer_create(js, "CNONE", "{\"durable_name\":\"z\",\"ack_policy\":\"none\"}", &info));
+    kept(info);
+    NT_CHECK_MSG(strstr(info, "\"ack_policy\":\"none\"") != NULL, "%s", info);
+
+    natsio_msg_list *list = fetch(js, "CNONE", "z", 2, 500);
+    NT_CHECK(list != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(list), 2);
+    /* Nothing waits for an ack: the messages still carry their metadata,
+     * and are never delivered again. */
+    natsio_js_msg_metadata md = metadata_of(natsio_msg_list_get(list, 1));
+    NT_CHECK(!nt_failed());
+    NT_CHECK_INT_EQ(md.stream_seq, 2);
+    NT_CHECK_INT_EQ(md.num_delivered, 1);
+    NT_CHECK_INT_EQ(md.num_pending, 1);
+    NT_CHECK_INT_EQ(consumer_int(js, "CNONE", "z", "num_ack_pending"), 0);
+    natsio_msg_list *rest = fetch(js, "CNONE", "z", 5, 300);
+    NT_CHECK(rest != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(rest), 1);
+    NT_CHECK(payload_is(natsio_msg_list_get(rest, 0), "x2"));
+    /* An ack is not needed; sending one anyway is harmless, and still
+     * counts once per handle. */
+    EXPECT_OK(natsio_msg_ack(natsio_msg_list_get(rest, 0)));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_ack(natsio_msg_list_get(rest, 0)));
+    natsio_msg_list *none = fetch(js, "CNONE", "z", 5, 300);
+    NT_CHECK(none != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(none), 0);
+    NT_CHECK_INT_EQ(consumer_int(js, "CNONE", "z", "num_pending"), 0);
+    EXPECT_OK(natsio_js_stream_delete(js, "CNONE"));
+}
+
+static void test_acks_through_borrowed_and_cloned_messages(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CCLONE", "cclone.>"));
+    NT_CHECK(publish_n(js, "cclone.a", "c", 3));
+    NT_CHECK(create_consumer(js, "CCLONE",
+                             "{\"durable_name\":\"c\",\"ack_policy\":\"explicit\",\"ack_wait\":\"30s\"}"));
+
+    natsio_msg_list *list = NULL;
+    natsio_fetch_options o = {0};
+    o.max_messages = 3;
+    o.expires_ms = 1000;
+    EXPECT_OK(natsio_js_fetch(js, "CCLONE", "c", &o, &list));
+    size_t n = natsio_msg_list_count(list);
+    natsio_msg *before = NULL, *after = NULL, *spare = NULL;
+    natsio_status st0 = n == 3 ? natsio_msg_clone(natsio_msg_list_get(list, 0), &before) : NATSIO_ERR_ILLEGAL_STATE;
+    /* A clone of an acked message is acked too. */
+    natsio_status st1 = n == 3 ? natsio_msg_ack(natsio_msg_list_get(list, 1)) : NATSIO_ERR_ILLEGAL_STATE;
+    natsio_status st2 = n == 3 ? natsio_msg_clone(natsio_msg_list_get(list, 1), &after) : NATSIO_ERR_ILLEGAL_STATE;
+    natsio_status st3 = n == 3 ? natsio_msg_clone(natsio_msg_list_get(list, 2), &spare) : NATSIO_ERR_ILLEGAL_STATE;
+    /* The clones outlive the list. */
+    natsio_msg_list_free(list);
+    nt_cleanup(msg_free_cb, before);
+    nt_cleanup(msg_free_cb, after);
+    nt_cleanup(msg_free_cb, spare);
+    NT_CHECK_INT_EQ(n, 3);
+    EXPECT_OK(st0);
+    EXPECT_OK(st1);
+    EXPECT_OK(st2);
+    EXPECT_OK(st3);
+
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_ack(after));
+    NT_CHECK(payload_is(before, "c0"));
+    natsio_js_msg_metadata md = metadata_of(before);
+    NT_CHECK(!nt_failed());
+    NT_CHECK_INT_EQ(md.stream_seq, 1);
+    NT_CHECK_MSG(span_eq(md.stream, md.stream_len, "CCLONE"), "stream %.*s", (int)md.stream_len, md.stream);
+    EXPECT_OK(natsio_msg_ack_sync(before, 2000));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_ack(before));
+    EXPECT_OK(natsio_msg_nak(spare, 0));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_term(spare, NULL));
+
+    /* The server got the acks through the clones: only the nak'ed one
+     * comes again. */
+    natsio_msg_list *again = fetch(js, "CCLONE", "c", 3, 500);
+    NT_CHECK(again != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(again), 1);
+    NT_CHECK(payload_is(natsio_msg_list_get(again, 0), "c2"));
+    /* A clone of an owned message from next, acked after the original is
+     * freed. */
+    natsio_msg *owned = NULL;
+    EXPECT_OK(natsio_js_publish(js, "cclone.b", "d", 1, NULL, NULL));
+    EXPECT_OK(natsio_js_next(js, "CCLONE", "c", 1000, &owned));
+    natsio_msg *copy = NULL;
+    natsio_status st = natsio_msg_clone(owned, &copy);
+    natsio_msg_free(owned);
+    EXPECT_OK(st);
+    nt_cleanup(msg_free_cb, copy);
+    NT_CHECK(payload_is(copy, "d"));
+    EXPECT_OK(natsio_msg_ack_sync(copy, 2000));
+    EXPECT_OK(natsio_msg_ack_sync(natsio_msg_list_get(again, 0), 2000));
+    NT_CHECK_INT_EQ(consumer_int(js, "CCLONE", "c", "num_ack_pending"), 0);
+    EXPECT_OK(natsio_js_stream_delete(js, "CCLONE"));
+}
+
+static void test_messages_that_are_not_jetstream_messages(void) {
+    char subj[128];
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    natsio_sub *sub = subscribe_and_flush(c, case_subject(subj, sizeof subj, "core"));
+    NT_CHECK(sub != NULL);
+
+    /* No reply subject at all. */
+    EXPECT_OK(natsio_client_publish(c, subj, "plain", 5));
+    natsio_msg *plain = NULL;
+    EXPECT_OK(natsio_sub_next_msg(sub, 2000, &plain));
+    nt_cleanup(msg_free_cb, plain);
+    natsio_js_msg_metadata md;
+    memset(&md, 0xA5, sizeof md);
+    natsio_js_msg_metadata untouched = md;
+    EXPECT_FAILS(NATSIO_ERR_NOT_JS_MESSAGE, natsio_msg_ack(plain));
+    EXPECT_FAILS(NATSIO_ERR_NOT_JS_MESSAGE, natsio_msg_ack_sync(plain, 100));
+    EXPECT_FAILS(NATSIO_ERR_NOT_JS_MESSAGE, natsio_msg_nak(plain, 0));
+    EXPECT_FAILS(NATSIO_ERR_NOT_JS_MESSAGE, natsio_msg_term(plain, "x"));
+    EXPECT_FAILS(NATSIO_ERR_NOT_JS_MESSAGE, natsio_msg_in_progress(plain));
+    EXPECT_FAILS(NATSIO_ERR_NOT_JS_MESSAGE, natsio_msg_js_metadata(plain, &md));
+    NT_CHECK(memcmp(&md, &untouched, sizeof md) == 0);
+    /* Refusals are not acks: still NOT_JS_MESSAGE, not ALREADY_ACKED. */
+    EXPECT_FAILS(NATSIO_ERR_NOT_JS_MESSAGE, natsio_msg_ack(plain));
+
+    /* Reply subjects that are not ack subjects. (The server itself drops
+     * publishes of clients with a "$JS.ACK." reply, so malformed ack
+     * subjects cannot be delivered here.) */
+    const char *replies[] = {"_INBOX.abc", "$JS.API.S.C.1.2.3.4.5", "JS.ACK.S.C.1.2.3.4.5", "$JS.ACKS.S.C.1.2.3.4.5"};
+    for (size_t i = 0; i < NT_COUNT(replies); i++) {
+        EXPECT_OK(natsio_client_publish_with(c, subj, replies[i], NULL, "r", 1));
+        natsio_msg *m = NULL;
+        natsio_status got = natsio_sub_next_msg(sub, 2000, &m);
+        NT_CHECK_MSG(got == NATSIO_OK, "with reply %s: %s", replies[i], natsio_status_str(got));
+        NT_CHECK_STR_EQ(natsio_msg_reply(m), replies[i]);
+        natsio_status a = natsio_msg_ack(m);
+        natsio_status t = natsio_msg_term(m, NULL);
+        natsio_status d = natsio_msg_js_metadata(m, &md);
+        natsio_msg_free(m);
+        NT_CHECK_MSG(a == NATSIO_ERR_NOT_JS_MESSAGE, "ack with reply %s: %s", replies[i], natsio_status_str(a));
+        NT_CHECK_MSG(t == NATSIO_ERR_NOT_JS_MESSAGE, "term with reply %s: %s", replies[i], natsio_status_str(t));
+        NT_CHECK_MSG(d == NATSIO_ERR_NOT_JS_MESSAGE, "metadata with reply %s: %s", replies[i],
+                     natsio_status_str(d));
+    }
+    NT_CHECK(memcmp(&md, &untouched, sizeof md) == 0);
+}
+
+static void test_push_consumer_messages_on_a_plain_subscription_ack(void) {
+    /* Messages of a push consumer arrive on a plain subscription: owned
+     * natsio_msg handles from natsio_sub_next_msg, which ack like fetched
+     * ones. */
+    char deliver[128];
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    natsio_js *js = new_jetstream(c, NULL);
+    NT_CHECK(js != NULL);
+    natsio_sub *sub = subscribe_and_flush(c, case_subject(deliver, sizeof deliver, "push"));
+    NT_CHECK(sub != NULL);
+    NT_CHECK(create_stream(js, "CPUSH", "cpush.>"));
+    NT_CHECK(publish_n(js, "cpush.a", "p", 2));
+    char cfg[256];
+    snprintf(cfg, sizeof cfg,
+             "{\"durable_name\":\"p\",\"deliver_subject\":\"%s\",\"ack_policy\":\"explicit\","
+             "\"ack_wait\":\"30s\"}",
+             deliver);
+    NT_CHECK(create_consumer(js, "CPUSH", cfg));
+    natsio_msg *m0 = NULL, *m1 = NULL;
+    EXPECT_OK(natsio_sub_next_msg(sub, 2000, &m0));
+    nt_cleanup(msg_free_cb, m0);
+    EXPECT_OK(natsio_sub_next_msg(sub, 2000, &m1));
+    nt_cleanup(msg_free_cb, m1);
+    NT_CHECK(payload_is(m0, "p0") && payload_is(m1, "p1"));
+    natsio_js_msg_metadata md = metadata_of(m1);
+    NT_CHECK(!nt_failed());
+    NT_CHECK(span_eq(md.stream, md.stream_len, "CPUSH"));
+    NT_CHECK(span_eq(md.consumer, md.consumer_len, "p"));
+    NT_CHECK_INT_EQ(md.stream_seq, 2);
+    NT_CHECK_INT_EQ(md.num_delivered, 1);
+    EXPECT_OK(natsio_msg_ack_sync(m0, 2000));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_ack(m0));
+    EXPECT_OK(natsio_msg_in_progress(m1));
+    EXPECT_OK(natsio_msg_term(m1, "done"));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_nak(m1, 0));
+    NT_CHECK(wait_consumer_int(js, "CPUSH", "p", "num_ack_pending", 0));
+    EXPECT_OK(natsio_js_stream_delete(js, "CPUSH"));
+}
+
+/* ---- a fetch whose consumer goes away ------------------------------------------- */
+
+typedef struct {
+    natsio_js *js;
+    natsio_status status;
+    bool detail_ok;
+    natsio_msg_list *list;
+    int64_t took_ms;
+} blocked_fetch;
+
+static void *fetch_thread(void *arg) {
+    blocked_fetch *b = (blocked_fetch *)arg;
+    natsio_fetch_options o = {0};
+    o.max_messages = 5;
+    o.expires_ms = 5000;
+    int64_t t0 = nt_now_ms();
+    b->status = natsio_js_fetch(b->js, "CDEL", "d", &o, &b->list);
+    b->took_ms = nt_now_ms() - t0;
+    const char *detail = natsio_last_error();
+    b->detail_ok = detail != NULL && detail[0] != '\0';
+    return NULL;
+}
+
+static void test_fetch_ends_when_its_consumer_is_deleted(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CDEL", "cdel.>"));
+    NT_CHECK(create_consumer(js, "CDEL", "{\"durable_name\":\"d\",\"ack_policy\":\"explicit\"}"));
+    blocked_fetch b = {js, NATSIO_OK, false, SENTINEL, 0};
+    pthread_t t;
+    NT_CHECK(pthread_create(&t, NULL, fetch_thread, &b) == 0);
+    /* Wait until the pull request is at the server. */
+    int64_t deadline = nt_now_ms() + 3000;
+    while (consumer_int(js, "CDEL", "d", "num_waiting") < 1 && nt_now_ms() < deadline) nt_sleep_ms(20);
+    natsio_status del = natsio_js_consumer_delete(js, "CDEL", "d");
+    pthread_join(t, NULL);
+    EXPECT_OK(del);
+    NT_CHECK_MSG(b.status == NATSIO_ERR_CONSUMER_DELETED, "fetch: %s", natsio_status_str(b.status));
+    NT_CHECK(b.detail_ok);
+    NT_CHECK(b.list == SENTINEL);
+    NT_CHECK_MSG(b.took_ms < 4000, "the fetch ended %lld ms after it started", (long long)b.took_ms);
+
+    /* Fetching from a consumer that is gone: not found, not an empty list. */
+    natsio_msg_list *list = SENTINEL;
+    natsio_fetch_options o = {0};
+    o.expires_ms = 300;
+    EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_fetch(js, "CDEL", "d", &o, &list));
+    NT_CHECK(list == SENTINEL);
+    natsio_msg *m = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_next(js, "CDEL", "d", 300, &m));
+    NT_CHECK(m == SENTINEL);
+    EXPECT_OK(natsio_js_stream_delete(js, "CDEL"));
+}
+
+/* ---- use after close --------------------------------------------------------- */
+
+/* Every consumer call on `js`, whose client is closed (or freed), fails
+ * with NATSIO_ERR_CONNECTION_CLOSED and leaves its outputs alone; so do
+ * acks of `m`, a message fetched before. */
+static void check_consumer_calls_fail_closed(natsio_js *js, const natsio_msg *m) {
+    char *s = SENTINEL_STR;
+    natsio_msg_list *list = SENTINEL;
+    natsio_msg *msg = SENTINEL;
+    const char *cfg = "{\"durable_name\":\"x\",\"ack_policy\":\"explicit\"}";
+    natsio_fetch_options o = {0};
+    o.expires_ms = 200;
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_create(js, "CCLOSED", cfg, &s));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_create(js, "CCLOSED", cfg, NULL));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_update(js, "CCLOSED", cfg, &s));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_create_or_update(js, "CCLOSED", cfg, &s));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_info(js, "CCLOSED", "x", &s));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_names(js, "CCLOSED", &s));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_delete(js, "CCLOSED", "x"));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_fetch(js, "CCLOSED", "x", &o, &list));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_fetch(js, "CCLOSED", "x", NULL, &list));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_next(js, "CCLOSED", "x", 200, &msg));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_msg_ack(m));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_msg_ack_sync(m, 200));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_msg_nak(m, 0));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_msg_nak(m, 100));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_msg_term(m, "closed"));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_msg_in_progress(m));
+    /* A failed ack is not an ack. */
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_msg_ack(m));
+    NT_CHECK(s == SENTINEL_STR && list == SENTINEL && msg == SENTINEL);
+    /* The message is still readable, metadata included. */
+    NT_CHECK(payload_is(m, "c0"));
+    natsio_js_msg_metadata md = metadata_of(m);
+    NT_CHECK(!nt_failed());
+    NT_CHECK_INT_EQ(md.stream_seq, 1);
+    NT_CHECK(span_eq(md.consumer, md.consumer_len, "x"));
+    /* Argument errors stay argument errors. */
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_info(js, "CC.LOSED", "x", &s));
+    o.max_messages = -1;
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_fetch(js, "CCLOSED", "x", &o, &list));
+    NT_CHECK(s == SENTINEL_STR && list == SENTINEL);
+}
+
+static void test_use_after_client_close_and_free(void) {
+    natsio_client *c = NULL;
+    EXPECT_OK(natsio_client_connect_url(nt_server_url(g_server), &c));
+    natsio_js *js = NULL;
+    natsio_msg_list *list = NULL;
+    natsio_status st = natsio_client_jetstream(c, NULL, &js);
+    if (st == NATSIO_OK)
+        st = natsio_js_stream_create(
+            js, "{\"name\":\"CCLOSED\",\"subjects\":[\"cclosed.>\"],\"storage\":\"memory\"}", NULL);
+    if (st == NATSIO_OK) st = natsio_js_publish(js, "cclosed.a", "c0", 2, NULL, NULL);
+    if (st == NATSIO_OK)
+        st = natsio_js_consumer_create(js, "CCLOSED", "{\"durable_name\":\"x\",\"ack_policy\":\"explicit\"}", NULL);
+    natsio_fetch_options o = {0};
+    o.max_messages = 1;
+    o.expires_ms = 1000;
+    if (st == NATSIO_OK) st = natsio_js_fetch(js, "CCLOSED", "x", &o, &list);
+    if (st == NATSIO_OK && natsio_msg_list_count(list) != 1) st = NATSIO_ERR_NO_MESSAGES;
+    if (st == NATSIO_OK) st = natsio_client_close(c);
+    /* Freed at the end of the case, after the client: list first, then js. */
+    nt_cleanup(js_free_cb, js);
+    nt_cleanup(msg_list_free_cb, list);
+    if (st != NATSIO_OK) natsio_client_free(c);
+    NT_CHECK_MSG(st == NATSIO_OK, "setup: %s (%s)", natsio_status_str(st), natsio_last_error());
+    const natsio_msg *m = natsio_msg_list_get(list, 0);
+
+    check_consumer_calls_fail_closed(js, m);
+    natsio_client_free(c);
+    NT_CHECK(!nt_failed());
+    /* The context and the message do not keep the freed client alive. */
+    check_consumer_calls_fail_closed(js, m);
+    NT_CHECK(!nt_failed());
+
+    /* The consumer is still there for another client, its message unacked. */
+    natsio_js *other = connect_js();
+    NT_CHECK(other != NULL);
+    NT_CHECK_INT_EQ(consumer_int(other, "CCLOSED", "x", "num_ack_pending"), 1);
+    EXPECT_OK(natsio_js_stream_delete(other, "CCLOSED"));
+}
+
+/* ---- bad input ------------------------------------------------------------------ */
+
+static void test_null_tolerant_list_functions(void) {
+    NT_CHECK_INT_EQ(natsio_msg_list_count(NULL), 0);
+    NT_CHECK(natsio_msg_list_get(NULL, 0) == NULL);
+    NT_CHECK(natsio_msg_list_get(NULL, SIZE_MAX) == NULL);
+    plant_error_marker();
+    natsio_msg_list_free(NULL);
+    NT_CHECK_MSG(strstr(natsio_last_error(), ERROR_MARKER) != NULL,
+                 "natsio_msg_list_free(NULL) changed natsio_last_error() to \"%s\"", natsio_last_error());
+}
+
+static void test_bad_input_consumer_functions(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CBAD", "cbad.>"));
+    const char *cfg = "{\"durable_name\":\"ok\",\"ack_policy\":\"explicit\"}";
+    NT_CHECK(create_consumer(js, "CBAD", cfg));
+    char *s = SENTINEL_STR;
+
+    EXPECT_NULL_ARG("js", natsio_js_consumer_create(NULL, "CBAD", cfg, &s));
+    EXPECT_NULL_ARG("stream", natsio_js_consumer_create(js, NULL, cfg, &s));
+    EXPECT_NULL_ARG("config_json", natsio_js_consumer_create(js, "CBAD", NULL, &s));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_consumer_create(js, BAD_UTF8, cfg, &s));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json", natsio_js_consumer_create(js, "CBAD", BAD_UTF8, &s));
+    EXPECT_NULL_ARG("js", natsio_js_consumer_update(NULL, "CBAD", cfg, &s));
+    EXPECT_NULL_ARG("stream", natsio_js_consumer_update(js, NULL, cfg, &s));
+    EXPECT_NULL_ARG("config_json", natsio_js_consumer_update(js, "CBAD", NULL, &s));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_consumer_update(js, BAD_UTF8, cfg, &s));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json", natsio_js_consumer_update(js, "CBAD", BAD_UTF8, &s));
+    EXPECT_NULL_ARG("js", natsio_js_consumer_create_or_update(NULL, "CBAD", cfg, &s));
+    EXPECT_NULL_ARG("stream", natsio_js_consumer_create_or_update(js, NULL, cfg, &s));
+    EXPECT_NULL_ARG("config_json", natsio_js_consumer_create_or_update(js, "CBAD", NULL, &s));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream",
+                        natsio_js_consumer_create_or_update(js, BAD_UTF8, cfg, &s));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json",
+                        natsio_js_consumer_create_or_update(js, "CBAD", BAD_UTF8, &s));
+
+    EXPECT_NULL_ARG("js", natsio_js_consumer_info(NULL, "CBAD", "ok", &s));
+    EXPECT_NULL_ARG("stream", natsio_js_consumer_info(js, NULL, "ok", &s));
+    EXPECT_NULL_ARG("consumer", natsio_js_consumer_info(js, "CBAD", NULL, &s));
+    EXPECT_NULL_ARG("info_json_out", natsio_js_consumer_info(js, "CBAD", "ok", NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_consumer_info(js, BAD_UTF8, "ok", &s));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "consumer", natsio_js_consumer_info(js, "CBAD", BAD_UTF8, &s));
+
+    EXPECT_NULL_ARG("js", natsio_js_consumer_delete(NULL, "CBAD", "ok"));
+    EXPECT_NULL_ARG("stream", natsio_js_consumer_delete(js, NULL, "ok"));
+    EXPECT_NULL_ARG("consumer", natsio_js_consumer_delete(js, "CBAD", NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_consumer_delete(js, BAD_UTF8, "ok"));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "consumer", natsio_js_consumer_delete(js, "CBAD", BAD_UTF8));
+
+    EXPECT_NULL_ARG("js", natsio_js_consumer_names(NULL, "CBAD", &s));
+    EXPECT_NULL_ARG("stream", natsio_js_consumer_names(js, NULL, &s));
+    EXPECT_NULL_ARG("json_out", natsio_js_consumer_names(js, "CBAD", NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_consumer_names(js, BAD_UTF8, &s));
+    NT_CHECK(s == SENTINEL_STR);
+
+    /* The consumer survived every rejected call, unchanged; no other came. */
+    char *names = NULL;
+    EXPECT_OK(natsio_js_consumer_names(js, "CBAD", &names));
+    kept(names);
+    NT_CHECK_STR_EQ(names, "[\"ok\"]");
+    NT_CHECK_INT_EQ(consumer_int(js, "CBAD", "ok", "num_pending"), 0);
+    EXPECT_OK(natsio_js_stream_delete(js, "CBAD"));
+}
+
+static void test_bad_input_fetch_and_next(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CBADF", "cbadf.>"));
+    NT_CHECK(publish_n(js, "cbadf.a", "b", 2));
+    NT_CHECK(create_consumer(js, "CBADF", "{\"durable_name\":\"ok\",\"ack_policy\":\"explicit\"}"));
+    natsio_msg_list *list = SENTINEL;
+    natsio_msg *m = SENTINEL;
+    natsio_fetch_options o = {0};
+    o.expires_ms = 200;
+
+    EXPECT_NULL_ARG("js", natsio_js_fetch(NULL, "CBADF", "ok", &o, &list));
+    EXPECT_NULL_ARG("stream", natsio_js_fetch(js, NULL, "ok", &o, &list));
+    EXPECT_NULL_ARG("consumer", natsio_js_fetch(js, "CBADF", NULL, &o, &list));
+    EXPECT_NULL_ARG("list_out", natsio_js_fetch(js, "CBADF", "ok", &o, NULL));
+    EXPECT_NULL_ARG("list_out", natsio_js_fetch(js, "CBADF", "ok", NULL, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_fetch(js, BAD_UTF8, "ok", &o, &list));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "consumer", natsio_js_fetch(js, "CBADF", BAD_UTF8, &o, &list));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_fetch(js, "CBA.DF", "ok", &o, &list));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_fetch(js, "CBADF", "o k", &o, &list));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_fetch(js, "CBADF", "", &o, &list));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_fetch(js, "CBADF", "ok*", &o, &list));
+
+    /* Negative options, each named. */
+    natsio_fetch_options neg = o;
+    neg.max_messages = -1;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "max_messages", natsio_js_fetch(js, "CBADF", "ok", &neg, &list));
+    neg = o;
+    neg.max_bytes = -100;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "max_bytes", natsio_js_fetch(js, "CBADF", "ok", &neg, &list));
+    neg = o;
+    neg.expires_ms = -1;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "expires_ms", natsio_js_fetch(js, "CBADF", "ok", &neg, &list));
+    neg = o;
+    neg.idle_heartbeat_ms = INT64_MIN;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "idle_heartbeat_ms",
+                        natsio_js_fetch(js, "CBADF", "ok", &neg, &list));
+    neg = o;
+    neg.no_wait = true;
+    neg.expires_ms = INT64_MIN;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "expires_ms", natsio_js_fetch(js, "CBADF", "ok", &neg, &list));
+    NT_CHECK(list == SENTINEL);
+
+    EXPECT_NULL_ARG("js", natsio_js_next(NULL, "CBADF", "ok", 200, &m));
+    EXPECT_NULL_ARG("stream", natsio_js_next(js, NULL, "ok", 200, &m));
+    EXPECT_NULL_ARG("consumer", natsio_js_next(js, "CBADF", NULL, 200, &m));
+    EXPECT_NULL_ARG("msg_out", natsio_js_next(js, "CBADF", "ok", 200, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_next(js, BAD_UTF8, "ok", 200, &m));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "consumer", natsio_js_next(js, "CBADF", BAD_UTF8, 200, &m));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_next(js, "CBADF", "o.k", 200, &m));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_next(js, "CB>", "ok", 200, &m));
+    NT_CHECK(m == SENTINEL);
+
+    /* A missing stream or consumer is an error, not an empty batch. */
+    EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_fetch(js, "CBADF_NONE", "ok", &o, &list));
+    EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_fetch(js, "CBADF", "none", &o, &list));
+    EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_fetch(js, "CBADF", "none", NULL, &list));
+    EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_next(js, "CBADF", "none", 200, &m));
+    /* A request the server refuses: heartbeats longer than half of expires. */
+    natsio_fetch_options hb = o;
+    hb.idle_heartbeat_ms = 1000;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_JS_API, "heartbeat", natsio_js_fetch(js, "CBADF", "ok", &hb, &list));
+    NT_CHECK(list == SENTINEL && m == SENTINEL);
+
+    /* Nothing was consumed by the rejected calls. */
+    NT_CHECK_INT_EQ(consumer_int(js, "CBADF", "ok", "num_pending"), 2);
+    NT_CHECK_INT_EQ(consumer_int(js, "CBADF", "ok", "num_ack_pending"), 0);
+
+    /* Zero-initialised options are the defaults; a huge batch is fine. */
+    natsio_fetch_options big = {0};
+    big.max_messages = INT64_MAX;
+    big.expires_ms = 300;
+    natsio_msg_list *got = NULL;
+    EXPECT_OK(natsio_js_fetch(js, "CBADF", "ok", &big, &got));
+    nt_cleanup(msg_list_free_cb, got);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(got), 2);
+    EXPECT_OK(natsio_js_stream_delete(js, "CBADF"));
+}
+
+static void test_bad_input_acks_and_metadata(void) {
+    natsio_js_msg_metadata md;
+    memset(&md, 0x5A, sizeof md);
+    natsio_js_msg_metadata untouched = md;
+    EXPECT_NULL_ARG("msg", natsio_msg_ack(NULL));
+    EXPECT_NULL_ARG("msg", natsio_msg_ack_sync(NULL, 100));
+    EXPECT_NULL_ARG("msg", natsio_msg_nak(NULL, 0));
+    EXPECT_NULL_ARG("msg", natsio_msg_nak(NULL, 100));
+    EXPECT_NULL_ARG("msg", natsio_msg_term(NULL, NULL));
+    EXPECT_NULL_ARG("msg", natsio_msg_term(NULL, "why"));
+    EXPECT_NULL_ARG("msg", natsio_msg_in_progress(NULL));
+    EXPECT_NULL_ARG("msg", natsio_msg_js_metadata(NULL, &md));
+    NT_CHECK(memcmp(&md, &untouched, sizeof md) == 0);
+
+    /* A real consumed message: NULL out, and a bad reason. */
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CBADA", "cbada.>"));
+    NT_CHECK(publish_n(js, "cbada.a", "q", 1));
+    NT_CHECK(create_consumer(js, "CBADA", "{\"durable_name\":\"ok\",\"ack_policy\":\"explicit\"}"));
+    natsio_msg_list *list = fetch(js, "CBADA", "ok", 1, 1000);
+    NT_CHECK(list != NULL);
+    const natsio_msg *m = natsio_msg_list_get(list, 0);
+    NT_CHECK(m != NULL);
+    EXPECT_NULL_ARG("out", natsio_msg_js_metadata(m, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "reason", natsio_msg_term(m, BAD_UTF8));
+    /* Still unanswered after those. */
+    NT_CHECK_INT_EQ(consumer_int(js, "CBADA", "ok", "num_ack_pending"), 1);
+    EXPECT_OK(natsio_msg_js_metadata(m, &md));
+    NT_CHECK_INT_EQ(md.stream_seq, 1);
+    EXPECT_OK(natsio_msg_ack_sync(m, 2000));
+    NT_CHECK_INT_EQ(consumer_int(js, "CBADA", "ok", "num_ack_pending"), 0);
+    EXPECT_OK(natsio_js_stream_delete(js, "CBADA"));
+}
+
+int main(int argc, char **argv) {
+    static const nt_case cases[] = {
+        NT_CASE(test_consumer_create_update_info_names_delete),
+        NT_CASE(test_unnamed_consumer_gets_a_generated_name),
+        NT_CASE(test_consumer_config_and_name_errors),
+        NT_CASE(test_fetch_batch_order_payloads_and_metadata),
+        NT_CASE(test_fetch_max_bytes),
+        NT_CASE(test_no_wait_expires_and_next_on_an_empty_consumer),
+        NT_CASE(test_acks_and_double_acks),
+        NT_CASE(test_in_progress_holds_a_message_past_ack_wait),
+        NT_CASE(test_nak_redelivers_and_nak_delay_waits),
+        NT_CASE(test_term_stops_redelivery_ack_wait_does_not),
+        NT_CASE(test_ack_policy_none),
+        NT_CASE(test_acks_through_borrowed_and_cloned_messages),
+        NT_CASE(test_messages_that_are_not_jetstream_messages),
+        NT_CASE(test_push_consumer_messages_on_a_plain_subscription_ack),
+        NT_CASE(test_fetch_ends_when_its_consumer_is_deleted),
+        NT_CASE(test_use_after_client_close_and_free),
+        NT_CASE(test_null_tolerant_list_functions),
+        NT_CASE(test_bad_input_consumer_functions),
+        NT_CASE(test_bad_input_fetch_and_next),
+        NT_CASE(test_bad_input_acks_and_metadata),
+    };
+    return run_cases_with_shared_server(argc, argv, "constest", cases, NT_COUNT(cases));
+}
