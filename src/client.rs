@@ -2,6 +2,7 @@
 //! connection task, and the public verbs.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -114,7 +115,72 @@ struct Mux {
     prefix: String,
     sid: u64,
     next_id: u64,
-    waiters: HashMap<u64, Waiter>,
+    waiters: HashMap<u64, Waiter, BuildHasherDefault<IdHasher>>,
+}
+
+/// Request ids are a counter: a multiplicative hash spreads them well and
+/// costs far less than SipHash on the request hot path.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, id: u64) {
+        self.0 = id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// A reply subject `<prefix><id>`, built on the stack when it fits.
+struct ReplySubject {
+    buf: [u8; 120],
+    len: usize,
+    heap: Option<String>,
+}
+
+impl ReplySubject {
+    fn new(prefix: &str, id: u64) -> Self {
+        let mut r = ReplySubject {
+            buf: [0; 120],
+            len: 0,
+            heap: None,
+        };
+        let mut digits = [0u8; 20];
+        let mut n = id;
+        let mut i = digits.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let digits = &digits[i..];
+        let len = prefix.len() + digits.len();
+        if len <= r.buf.len() {
+            r.buf[..prefix.len()].copy_from_slice(prefix.as_bytes());
+            r.buf[prefix.len()..len].copy_from_slice(digits);
+            r.len = len;
+        } else {
+            r.heap = Some(format!("{prefix}{id}"));
+        }
+        r
+    }
+
+    fn as_str(&self) -> &str {
+        match &self.heap {
+            Some(h) => h,
+            // ASCII digits after a UTF-8 prefix.
+            None => std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -832,7 +898,10 @@ impl ClientInner {
 
     // ---- requests ---------------------------------------------------------
 
-    fn register_request(&self, map: Option<ReplyMap>) -> Result<(u64, String, Arc<Completion>)> {
+    fn register_request(
+        &self,
+        map: Option<ReplyMap>,
+    ) -> Result<(u64, ReplySubject, Arc<Completion>)> {
         let mut mux = lock(&self.mux);
         if mux.sid == 0 {
             mux.prefix = format!("{}.{}.", self.opts.inbox_prefix, new_nuid());
@@ -852,7 +921,7 @@ impl ClientInner {
                 map,
             },
         );
-        Ok((id, format!("{}{id}", mux.prefix), c))
+        Ok((id, ReplySubject::new(&mux.prefix, id), c))
     }
 
     pub(crate) fn unregister_request(&self, id: u64) {
@@ -908,7 +977,8 @@ impl ClientInner {
     ) -> Result<(u64, Arc<Completion>)> {
         // publish_frame validates the subject; a failure unregisters.
         let (id, reply, c) = self.register_request(map)?;
-        if let Err(e) = self.publish_frame(subject, Some(&reply), headers, payload, urgent) {
+        if let Err(e) = self.publish_frame(subject, Some(reply.as_str()), headers, payload, urgent)
+        {
             self.unregister_request(id);
             return Err(e);
         }

@@ -32,6 +32,8 @@ struct State {
 pub struct Completion {
     state: Mutex<State>,
     cv: Condvar,
+    /// Set (after `state.result`) once completed: a lock-free `is_done`.
+    done: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Completion {
@@ -67,6 +69,7 @@ impl Completion {
                 return false;
             }
             s.result = Some(r);
+            self.done.store(true, std::sync::atomic::Ordering::Release);
             s.on_cancel = None;
             let hooks = std::mem::take(&mut s.on_complete);
             if s.waiting > 0 {
@@ -81,7 +84,7 @@ impl Completion {
     }
 
     pub fn is_done(&self) -> bool {
-        lock(&self.state).result.is_some()
+        self.done.load(std::sync::atomic::Ordering::Acquire)
     }
 
     pub fn result(&self) -> Option<Result<Outcome>> {

@@ -170,9 +170,5 @@ pub fn parse_timestamp(text: &str) -> Option<i64> {
 /// A JetStream API reply read as a publish ack: the ack's stream and
 /// sequence, or the error the reply carries.
 pub fn parse_pub_ack_reply(payload: &[u8]) -> crate::Result<(String, u64)> {
-    use serde::Deserialize;
-    let v = crate::jetstream::parse_response(payload)?;
-    crate::jetstream::PubAck::deserialize(&v)
-        .map(|a| (a.stream, a.seq))
-        .map_err(|e| crate::Error::new(crate::ErrorKind::JetStream, e.to_string()))
+    crate::jetstream::parse_pub_ack_json(payload).map(|a| (a.stream, a.seq))
 }

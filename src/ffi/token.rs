@@ -41,7 +41,9 @@ struct CbCell {
 pub struct natsio_token {
     completion: Arc<Completion>,
     client: Weak<ClientInner>,
-    cb: Arc<CbCell>,
+    /// Created by the first `natsio_token_on_complete` (most tokens are
+    /// only waited on: no allocation for them).
+    cb: std::sync::OnceLock<Arc<CbCell>>,
 }
 
 impl natsio_token {
@@ -49,7 +51,7 @@ impl natsio_token {
         natsio_token {
             completion,
             client,
-            cb: Arc::default(),
+            cb: std::sync::OnceLock::new(),
         }
     }
 }
@@ -206,8 +208,9 @@ pub unsafe extern "C" fn natsio_token_on_complete(
         let Some(f) = cb else {
             return Err(super::null("cb"));
         };
+        let cell = Arc::clone(t.cb.get_or_init(Arc::default));
         {
-            let mut s = lock(&t.cb.state);
+            let mut s = lock(&cell.state);
             if s.registered {
                 return Err(Error::new(
                     ErrorKind::IllegalState,
@@ -217,7 +220,6 @@ pub unsafe extern "C" fn natsio_token_on_complete(
             s.registered = true;
             s.pending = Some((f, Released::new(user_data, release)));
         }
-        let cell = Arc::clone(&t.cb);
         let client = t.client.clone();
         let token_addr = token as usize;
         t.completion.on_complete(move || {
@@ -263,16 +265,18 @@ pub unsafe extern "C" fn natsio_token_free(token: *mut natsio_token) {
             return;
         }
         let t = Box::from_raw(token);
-        let unrun = {
-            let mut s = lock(&t.cb.state);
-            let unrun = s.pending.take();
-            let me = std::thread::current().id();
-            while s.running_on.is_some_and(|id| id != me) {
-                s = t.cb.cv.wait(s).unwrap_or_else(|p| p.into_inner());
-            }
-            unrun
-        };
-        drop(unrun);
+        if let Some(cell) = t.cb.get() {
+            let unrun = {
+                let mut s = lock(&cell.state);
+                let unrun = s.pending.take();
+                let me = std::thread::current().id();
+                while s.running_on.is_some_and(|id| id != me) {
+                    s = cell.cv.wait(s).unwrap_or_else(|p| p.into_inner());
+                }
+                unrun
+            };
+            drop(unrun);
+        }
         drop(t);
     })
 }

@@ -26,6 +26,8 @@ pub(crate) use consumer::{ack_subject, send_ack};
 pub use consumer::{
     parse_metadata, AckKind, CreateAction, FetchOptions, MsgMetadata, CONSUMER_CONFIG,
 };
+#[doc(hidden)]
+pub use publish::parse_pub_ack_json;
 pub use publish::{PubAck, PublishOptions, Ttl};
 pub use stream::{MsgSelector, StoredMsg};
 

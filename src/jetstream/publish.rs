@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
-use super::{merged_headers, parse_response, JetStream, Shared};
+use super::{merged_headers, JetStream, Shared};
 use crate::completion::{lock, Completion, Outcome};
 use crate::error::{Error, ErrorKind, Result};
 use crate::headers::Headers;
@@ -113,9 +113,39 @@ pub(crate) fn parse_pub_ack(msg: &Message) -> Result<PubAck> {
     if msg.is_no_responders() {
         return Err(no_stream_response());
     }
-    let v = parse_response(msg.payload())?;
-    PubAck::deserialize(&v)
-        .map_err(|e| Error::new(ErrorKind::JetStream, format!("invalid publish ack: {e}")))
+    parse_pub_ack_json(msg.payload())
+}
+
+/// A publish reply's JSON: an ack, or `{"error":{...}}`. Read straight
+/// into a struct (no intermediate `Value` map: this runs once per publish).
+pub fn parse_pub_ack_json(payload: &[u8]) -> Result<PubAck> {
+    #[derive(Deserialize)]
+    struct Reply {
+        error: Option<serde_json::Value>,
+        stream: Option<String>,
+        seq: Option<u64>,
+        #[serde(default)]
+        duplicate: bool,
+        domain: Option<String>,
+        val: Option<String>,
+    }
+    let invalid = |e: &dyn std::fmt::Display| {
+        Error::new(ErrorKind::JetStream, format!("invalid publish ack: {e}"))
+    };
+    let reply: Reply = serde_json::from_slice(payload).map_err(|e| invalid(&e))?;
+    if let Some(err) = reply.error {
+        return Err(super::api_error(&err));
+    }
+    match (reply.stream, reply.seq) {
+        (Some(stream), Some(seq)) => Ok(PubAck {
+            stream,
+            seq,
+            duplicate: reply.duplicate,
+            domain: reply.domain,
+            val: reply.val,
+        }),
+        _ => Err(invalid(&"no stream or seq")),
+    }
 }
 
 fn no_stream_response() -> Error {
