@@ -447,8 +447,11 @@ impl SubShared {
     }
 
     fn dispatch_loop(&self, handler: &mut Handler) {
+        // One lock per message: the lock taken after a callback also pops
+        // the next message (the reader pushes under the same lock, so every
+        // acquisition may move its cache line between threads).
+        let mut s = lock(&self.state);
         loop {
-            let mut s = lock(&self.state);
             let msg = loop {
                 if s.closed.is_some() {
                     return;
@@ -466,7 +469,6 @@ impl SubShared {
                 s = self.cv.wait(s).unwrap_or_else(|p| p.into_inner());
                 s.waiting -= 1;
                 s.wakeup_sent = false;
-                s.wakeup_sent = false;
             };
             s.pending_bytes -= msg.pending_size();
             s.in_callback = true;
@@ -476,11 +478,14 @@ impl SubShared {
             drop(s);
             self.delivered.fetch_add(1, Ordering::Relaxed);
             handler(msg);
-            let mut s = lock(&self.state);
+            s = lock(&self.state);
             s.in_callback = false;
             let w = self.maybe_finish(&mut s);
-            drop(s);
-            Self::complete_drained(w);
+            if !w.is_empty() {
+                drop(s);
+                Self::complete_drained(w);
+                s = lock(&self.state);
+            }
         }
     }
 
