@@ -436,6 +436,13 @@ typedef struct natsio_client natsio_client;
 typedef struct natsio_js natsio_js;
 
 /**
+ * A continuous pull from one consumer (`natsio_js_consume`). Owned by the
+ * caller, freed with `natsio_js_messages_free`. `_next` is for one thread
+ * at a time (calls are serialised); `_stop` may come from any thread.
+ */
+typedef struct natsio_js_messages natsio_js_messages;
+
+/**
  * A bound Key-Value bucket. Created by `natsio_js_kv_create`,
  * `natsio_js_kv_bind` and friends, freed with `natsio_kv_free`. Like its
  * context it does not keep the client open. Every function is thread-safe.
@@ -453,6 +460,13 @@ typedef struct natsio_kv_entry natsio_kv_entry;
  * with `natsio_kv_entry_list_free` (which frees its entries).
  */
 typedef struct natsio_kv_entry_list natsio_kv_entry_list;
+
+/**
+ * A running watch of a bucket (`natsio_kv_watch`). Owned by the caller,
+ * freed with `natsio_kv_watcher_free`. `_next` is for one thread at a time
+ * (calls are serialised); `_stop` may come from any thread.
+ */
+typedef struct natsio_kv_watcher natsio_kv_watcher;
 
 /**
  * A received message. A message handed to a callback is borrowed for the
@@ -634,6 +648,27 @@ typedef struct natsio_js_msg_metadata {
 } natsio_js_msg_metadata;
 
 /**
+ * Options of `natsio_js_consume`. Zero-initialise it: every zero field
+ * means the default.
+ */
+typedef struct natsio_consume_options {
+  /**
+   * Messages kept requested from the server (and buffered) at most;
+   * 0: 500. A new pull request goes out when half have arrived.
+   */
+  int64_t max_messages;
+  /**
+   * Lifetime of each pull request; 0: 30000 ms (at least 1000).
+   */
+  int64_t expires_ms;
+  /**
+   * Server heartbeats while a request waits (two missed ones re-send
+   * it); 0: half of `expires_ms`, at most 15000 ms.
+   */
+  int64_t idle_heartbeat_ms;
+} natsio_consume_options;
+
+/**
  * Options of `natsio_client_jetstream`. Zero-initialise it
  * (`natsio_js_options o = {0};`): every zero or NULL field means the
  * default.
@@ -714,6 +749,28 @@ typedef struct natsio_js_publish_options {
    */
   int64_t timeout_ms;
 } natsio_js_publish_options;
+
+/**
+ * Options of `natsio_kv_watch`. Zero-initialise it (all false).
+ */
+typedef struct natsio_kv_watch_options {
+  /**
+   * Deliver every kept revision first, not only the latest per key.
+   */
+  bool include_history;
+  /**
+   * Leave out delete and purge markers.
+   */
+  bool ignore_deletes;
+  /**
+   * Entries without their values (revision, operation and key only).
+   */
+  bool meta_only;
+  /**
+   * No initial values: only changes made after the watch starts.
+   */
+  bool updates_only;
+} natsio_kv_watch_options;
 
 /**
  * Receives asynchronous errors: slow consumers (at most one report per
@@ -1183,6 +1240,48 @@ natsio_status natsio_msg_js_metadata(const struct natsio_msg *msg,
                                      struct natsio_js_msg_metadata *out);
 
 /**
+ * Starts consuming `consumer` of `stream` continuously (`opts` may be
+ * NULL): the library keeps up to `max_messages` requested and re-requests
+ * as they are taken, watching heartbeats to notice a lost request (server
+ * restart, leader change). Read with `natsio_js_messages_next`.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (names,
+ * options), NATSIO_ERR_CONSUMER_NOT_FOUND, NATSIO_ERR_STREAM_NOT_FOUND,
+ * NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_js_consume(const struct natsio_js *js,
+                                const char *stream,
+                                const char *consumer,
+                                const struct natsio_consume_options *opts,
+                                struct natsio_js_messages **messages_out);
+
+/**
+ * The next consumed message, waiting up to `timeout_ms` (negative:
+ * forever); it goes to `msg_out` (free with `natsio_msg_free`; acknowledge
+ * it with `natsio_msg_ack` etc.). Errors: NATSIO_ERR_TIMEOUT (nothing in
+ * time; consumption goes on), NATSIO_ERR_SUBSCRIPTION_CLOSED (stopped),
+ * NATSIO_ERR_CONSUMER_DELETED / NATSIO_ERR_CONSUMER_NOT_FOUND (the consumer
+ * went away: consumption ended), NATSIO_ERR_CONNECTION_CLOSED,
+ * NATSIO_ERR_ILLEGAL_STATE (on a library runtime thread).
+ */
+natsio_status natsio_js_messages_next(const struct natsio_js_messages *messages,
+                                      int64_t timeout_ms,
+                                      struct natsio_msg **msg_out);
+
+/**
+ * Stops consuming: a `natsio_js_messages_next` blocked on another thread
+ * returns NATSIO_ERR_SUBSCRIPTION_CLOSED, and so do later calls. Messages
+ * buffered but not taken are not acknowledged (the server redelivers them
+ * after the consumer's ack wait). Accepts NULL; idempotent.
+ */
+void natsio_js_messages_stop(const struct natsio_js_messages *messages);
+
+/**
+ * Stops (if needed) and frees a consumption. Accepts NULL. Must not race
+ * with a `natsio_js_messages_next` on the same handle (stop first).
+ */
+void natsio_js_messages_free(struct natsio_js_messages *messages);
+
+/**
  * Creates an empty header map, freed with `natsio_headers_free`.
  */
 natsio_status natsio_headers_new(struct natsio_headers **out);
@@ -1575,6 +1674,52 @@ uint64_t natsio_kv_entry_delta(const struct natsio_kv_entry *e);
  * Frees an entry. Accepts NULL.
  */
 void natsio_kv_entry_free(struct natsio_kv_entry *e);
+
+/**
+ * Watches the keys matching `keys` (NULL: every key; else one pattern or
+ * several separated by commas, e.g. "app.*,users.>": key tokens, `*` as a
+ * whole token, `>` as the last one) through `watcher_out`. It delivers the
+ * current value of each matching key (or its history, or nothing with
+ * `updates_only`), then a marker (NATSIO_DONE from
+ * `natsio_kv_watcher_next`), then every change as it happens. Runs an
+ * ordered consumer that recovers by itself from gaps and lost consumers.
+ * `opts` may be NULL. Errors: NATSIO_ERR_NULL_ARGUMENT,
+ * NATSIO_ERR_INVALID_KEY (bad pattern), NATSIO_ERR_INVALID_UTF8, and the
+ * request errors of `natsio_kv_put`.
+ */
+natsio_status natsio_kv_watch(const struct natsio_kv *kv,
+                              const char *keys,
+                              const struct natsio_kv_watch_options *opts,
+                              struct natsio_kv_watcher **watcher_out);
+
+/**
+ * The next event of a watch, waiting up to `timeout_ms` (negative:
+ * forever). NATSIO_OK: `*entry_out` is an entry (free with
+ * `natsio_kv_entry_free`; its operation says put, delete or purge, its
+ * delta how many newer revisions the initial values had). NATSIO_DONE
+ * (once; `*entry_out` is set to NULL): every initial value has been
+ * delivered, changes follow. Errors: NATSIO_ERR_TIMEOUT (nothing changed
+ * in time; the watch goes on), NATSIO_ERR_SUBSCRIPTION_CLOSED (stopped),
+ * NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_ILLEGAL_STATE (on a library
+ * runtime thread).
+ */
+natsio_status natsio_kv_watcher_next(const struct natsio_kv_watcher *watcher,
+                                     int64_t timeout_ms,
+                                     struct natsio_kv_entry **entry_out);
+
+/**
+ * Stops a watch: a `natsio_kv_watcher_next` blocked on another thread
+ * returns NATSIO_ERR_SUBSCRIPTION_CLOSED, and so do later calls. Accepts
+ * NULL; idempotent.
+ */
+void natsio_kv_watcher_stop(const struct natsio_kv_watcher *watcher);
+
+/**
+ * Stops (if needed) and frees a watch, asking the server to delete its
+ * consumer. Accepts NULL. Must not race with a `natsio_kv_watcher_next` on
+ * the same handle (stop first).
+ */
+void natsio_kv_watcher_free(struct natsio_kv_watcher *watcher);
 
 /**
  * The subject (NUL-terminated, borrowed from the message). NULL for a NULL msg.

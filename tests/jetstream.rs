@@ -775,3 +775,181 @@ fn kv_keys_and_history() {
     // Scans leave no consumers behind.
     assert!(js.consumer_names("KV_H").unwrap().is_empty());
 }
+
+#[test]
+fn consume_pulls_continuously_and_stops() {
+    use natsio::jetstream::{AckKind, ConsumeOptions, CreateAction};
+    let s = TestServer::start();
+    let (_c, js) = setup(&s);
+    js.create_stream(r#"{"name":"C","subjects":["c.>"]}"#)
+        .unwrap();
+    js.create_consumer("C", r#"{"durable_name":"d"}"#, CreateAction::Create)
+        .unwrap();
+    for i in 0..1000 {
+        js.publish_async("c.x", format!("{i}").as_bytes(), &PublishOptions::default())
+            .unwrap();
+    }
+    js.publish_async_complete(Some(Duration::from_secs(10)))
+        .unwrap();
+    let opts = ConsumeOptions {
+        max_messages: 64,
+        expires: Duration::from_secs(2),
+        idle_heartbeat: Duration::from_millis(500),
+    };
+    let mut pull = js.consume("C", "d", opts.clone()).unwrap();
+    for i in 0..1000 {
+        let m = pull.next(Some(Duration::from_secs(5))).unwrap();
+        assert_eq!(m.payload(), format!("{i}").as_bytes());
+        js.ack(&m, &AckKind::Ack, None).unwrap();
+    }
+    // Nothing more: a bounded wait times out, across pull request expiry.
+    let t0 = std::time::Instant::now();
+    assert_eq!(
+        kind(pull.next(Some(Duration::from_millis(2500)))),
+        ErrorKind::Timeout
+    );
+    assert!(t0.elapsed() >= Duration::from_millis(2400));
+    // New messages arrive on the running consumption.
+    js.publish("c.x", b"late", &PublishOptions::default())
+        .unwrap();
+    assert_eq!(
+        pull.next(Some(Duration::from_secs(5))).unwrap().payload(),
+        b"late"
+    );
+
+    // stop() from another thread ends a blocked next.
+    let stopper = pull.stopper();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        stopper.stop();
+    });
+    assert_eq!(kind(pull.next(None)), ErrorKind::SubscriptionClosed);
+    t.join().unwrap();
+
+    // A deleted consumer ends the consumption.
+    let mut pull = js.consume("C", "d", opts.clone()).unwrap();
+    let js2 = js.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        js2.delete_consumer("C", "d").unwrap();
+    });
+    let e = pull.next(Some(Duration::from_secs(5))).unwrap_err().kind();
+    assert!(
+        matches!(e, ErrorKind::ConsumerDeleted | ErrorKind::ConsumerNotFound),
+        "{e:?}"
+    );
+    t.join().unwrap();
+    assert_eq!(
+        kind(js.consume("C", "d", opts.clone())),
+        ErrorKind::ConsumerNotFound
+    );
+    let bad = ConsumeOptions {
+        idle_heartbeat: Duration::from_secs(2),
+        ..opts
+    };
+    assert_eq!(kind(js.consume("C", "d", bad)), ErrorKind::InvalidArgument);
+}
+
+#[test]
+fn kv_watch_initial_values_updates_and_recovery() {
+    use natsio::kv::{validate_key_pattern, WatchEvent, WatchOptions};
+    let s = TestServer::start();
+    let (_c, js) = setup(&s);
+    let kv = js
+        .create_key_value(r#"{"bucket":"W","history":5}"#)
+        .unwrap();
+    kv.put("a.1", b"x1").unwrap();
+    kv.put("a.1", b"x2").unwrap();
+    kv.put("b.1", b"y").unwrap();
+    let t = Some(Duration::from_secs(5));
+    let entry = |e: WatchEvent| match e {
+        WatchEvent::Entry(e) => (e.key, e.value.to_vec(), e.operation),
+        WatchEvent::InitialDone => panic!("unexpected InitialDone"),
+    };
+
+    let mut w = kv.watch(&[], WatchOptions::default()).unwrap();
+    let first = vec![entry(w.next(t).unwrap()), entry(w.next(t).unwrap())];
+    assert_eq!(first[0], ("a.1".into(), b"x2".to_vec(), Operation::Put));
+    assert_eq!(first[1], ("b.1".into(), b"y".to_vec(), Operation::Put));
+    assert!(matches!(w.next(t).unwrap(), WatchEvent::InitialDone));
+    kv.put("c", b"z").unwrap();
+    assert_eq!(
+        entry(w.next(t).unwrap()),
+        ("c".into(), b"z".to_vec(), Operation::Put)
+    );
+    kv.delete("a.1", None).unwrap();
+    assert_eq!(entry(w.next(t).unwrap()).2, Operation::Delete);
+    assert_eq!(
+        kind(w.next(Some(Duration::from_millis(200)))),
+        ErrorKind::Timeout
+    );
+
+    // The consumer vanishes (e.g. a server restart): the watch recreates it
+    // after the last revision and goes on without repeating anything.
+    for name in js.consumer_names("KV_W").unwrap() {
+        js.delete_consumer("KV_W", &name).unwrap();
+    }
+    kv.put("d", b"after").unwrap();
+    assert_eq!(
+        entry(w.next(t).unwrap()),
+        ("d".into(), b"after".to_vec(), Operation::Put)
+    );
+    drop(w);
+
+    // Patterns, history, updates only, ignore deletes.
+    let mut w = kv
+        .watch(
+            &["a.*"],
+            WatchOptions {
+                include_history: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let vals: Vec<_> = (0..3).map(|_| entry(w.next(t).unwrap())).collect();
+    assert_eq!(
+        vals.iter().map(|v| v.2).collect::<Vec<_>>(),
+        vec![Operation::Put, Operation::Put, Operation::Delete]
+    );
+    assert!(matches!(w.next(t).unwrap(), WatchEvent::InitialDone));
+    let mut u = kv
+        .watch(
+            &["b.>", "c"],
+            WatchOptions {
+                updates_only: true,
+                ignore_deletes: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert!(matches!(u.next(t).unwrap(), WatchEvent::InitialDone));
+    kv.delete("c", None).unwrap();
+    kv.put("a.2", b"not watched").unwrap();
+    kv.put("b.1", b"y2").unwrap();
+    assert_eq!(
+        entry(u.next(t).unwrap()),
+        ("b.1".into(), b"y2".to_vec(), Operation::Put)
+    );
+    // An empty bucket: InitialDone right away.
+    let empty = js.create_key_value(r#"{"bucket":"E"}"#).unwrap();
+    let mut e = empty.watch(&[], WatchOptions::default()).unwrap();
+    assert!(matches!(e.next(t).unwrap(), WatchEvent::InitialDone));
+    let stopper = e.stopper();
+    stopper.stop();
+    assert_eq!(kind(e.next(t)), ErrorKind::SubscriptionClosed);
+
+    for bad in ["", "a..b", "a.>.b", "a*", "*x"] {
+        assert_eq!(
+            validate_key_pattern(bad).unwrap_err().kind(),
+            ErrorKind::InvalidKey,
+            "{bad:?}"
+        );
+        assert_eq!(
+            kind(kv.watch(&[bad], WatchOptions::default())),
+            ErrorKind::InvalidKey
+        );
+    }
+    for good in ["a", "a.*", ">", "a.>", "*.b"] {
+        validate_key_pattern(good).unwrap();
+    }
+}

@@ -418,3 +418,124 @@ pub unsafe extern "C" fn natsio_msg_js_metadata(
         Ok(())
     })
 }
+
+/// Options of `natsio_js_consume`. Zero-initialise it: every zero field
+/// means the default.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct natsio_consume_options {
+    /// Messages kept requested from the server (and buffered) at most;
+    /// 0: 500. A new pull request goes out when half have arrived.
+    pub max_messages: i64,
+    /// Lifetime of each pull request; 0: 30000 ms (at least 1000).
+    pub expires_ms: i64,
+    /// Server heartbeats while a request waits (two missed ones re-send
+    /// it); 0: half of `expires_ms`, at most 15000 ms.
+    pub idle_heartbeat_ms: i64,
+}
+
+/// A continuous pull from one consumer (`natsio_js_consume`). Owned by the
+/// caller, freed with `natsio_js_messages_free`. `_next` is for one thread
+/// at a time (calls are serialised); `_stop` may come from any thread.
+pub struct natsio_js_messages {
+    pull: std::sync::Mutex<crate::jetstream::PullStream>,
+    stopper: crate::jetstream::PullStopper,
+    client: std::sync::Weak<crate::client::ClientInner>,
+}
+
+/// Starts consuming `consumer` of `stream` continuously (`opts` may be
+/// NULL): the library keeps up to `max_messages` requested and re-requests
+/// as they are taken, watching heartbeats to notice a lost request (server
+/// restart, leader change). Read with `natsio_js_messages_next`.
+/// Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (names,
+/// options), NATSIO_ERR_CONSUMER_NOT_FOUND, NATSIO_ERR_STREAM_NOT_FOUND,
+/// NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_consume(
+    js: *const natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    opts: *const natsio_consume_options,
+    messages_out: *mut *mut natsio_js_messages,
+) -> natsio_status {
+    guard(|| {
+        let h = arg(js, "js")?;
+        let stream = str_arg(stream, "stream")?;
+        let consumer = str_arg(consumer, "consumer")?;
+        let out = out_arg(messages_out, "messages_out")?;
+        let mut o = crate::jetstream::ConsumeOptions::default();
+        if let Some(c) = opts.as_ref() {
+            match non_negative(c.max_messages, "max_messages")? {
+                0 => {}
+                n => o.max_messages = n.min(1 << 20) as usize,
+            }
+            match non_negative(c.expires_ms, "expires_ms")? {
+                0 => {}
+                ms => o.expires = Duration::from_millis(ms),
+            }
+            o.idle_heartbeat = match non_negative(c.idle_heartbeat_ms, "idle_heartbeat_ms")? {
+                0 => (o.expires / 2).min(Duration::from_secs(15)),
+                ms => Duration::from_millis(ms),
+            };
+        }
+        let pull = h.js.consume(stream, consumer, o)?;
+        let stopper = pull.stopper();
+        write_box(
+            out,
+            natsio_js_messages {
+                pull: std::sync::Mutex::new(pull),
+                stopper,
+                client: h.client_weak(),
+            },
+        );
+        Ok(())
+    })
+}
+
+/// The next consumed message, waiting up to `timeout_ms` (negative:
+/// forever); it goes to `msg_out` (free with `natsio_msg_free`; acknowledge
+/// it with `natsio_msg_ack` etc.). Errors: NATSIO_ERR_TIMEOUT (nothing in
+/// time; consumption goes on), NATSIO_ERR_SUBSCRIPTION_CLOSED (stopped),
+/// NATSIO_ERR_CONSUMER_DELETED / NATSIO_ERR_CONSUMER_NOT_FOUND (the consumer
+/// went away: consumption ended), NATSIO_ERR_CONNECTION_CLOSED,
+/// NATSIO_ERR_ILLEGAL_STATE (on a library runtime thread).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_messages_next(
+    messages: *const natsio_js_messages,
+    timeout_ms: i64,
+    msg_out: *mut *mut natsio_msg,
+) -> natsio_status {
+    guard(|| {
+        let it = arg(messages, "messages")?;
+        let out = out_arg(msg_out, "msg_out")?;
+        let m = crate::completion::lock(&it.pull).next(super::ms_timeout(timeout_ms))?;
+        write_box(out, natsio_msg::new(m, it.client.clone()));
+        Ok(())
+    })
+}
+
+/// Stops consuming: a `natsio_js_messages_next` blocked on another thread
+/// returns NATSIO_ERR_SUBSCRIPTION_CLOSED, and so do later calls. Messages
+/// buffered but not taken are not acknowledged (the server redelivers them
+/// after the consumer's ack wait). Accepts NULL; idempotent.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_messages_stop(messages: *const natsio_js_messages) {
+    guard_void(|| {
+        if let Some(it) = messages.as_ref() {
+            it.stopper.stop();
+        }
+    })
+}
+
+/// Stops (if needed) and frees a consumption. Accepts NULL. Must not race
+/// with a `natsio_js_messages_next` on the same handle (stop first).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_messages_free(messages: *mut natsio_js_messages) {
+    guard_void(|| {
+        if !messages.is_null() {
+            let it = Box::from_raw(messages);
+            it.stopper.stop();
+            drop(it);
+        }
+    })
+}

@@ -450,3 +450,132 @@ pub unsafe extern "C" fn natsio_kv_entry_free(e: *mut natsio_kv_entry) {
         }
     })
 }
+
+/// Options of `natsio_kv_watch`. Zero-initialise it (all false).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct natsio_kv_watch_options {
+    /// Deliver every kept revision first, not only the latest per key.
+    pub include_history: bool,
+    /// Leave out delete and purge markers.
+    pub ignore_deletes: bool,
+    /// Entries without their values (revision, operation and key only).
+    pub meta_only: bool,
+    /// No initial values: only changes made after the watch starts.
+    pub updates_only: bool,
+}
+
+/// A running watch of a bucket (`natsio_kv_watch`). Owned by the caller,
+/// freed with `natsio_kv_watcher_free`. `_next` is for one thread at a time
+/// (calls are serialised); `_stop` may come from any thread.
+pub struct natsio_kv_watcher {
+    watcher: std::sync::Mutex<crate::kv::Watcher>,
+    stopper: crate::kv::WatchStopper,
+}
+
+/// Watches the keys matching `keys` (NULL: every key; else one pattern or
+/// several separated by commas, e.g. "app.*,users.>": key tokens, `*` as a
+/// whole token, `>` as the last one) through `watcher_out`. It delivers the
+/// current value of each matching key (or its history, or nothing with
+/// `updates_only`), then a marker (NATSIO_DONE from
+/// `natsio_kv_watcher_next`), then every change as it happens. Runs an
+/// ordered consumer that recovers by itself from gaps and lost consumers.
+/// `opts` may be NULL. Errors: NATSIO_ERR_NULL_ARGUMENT,
+/// NATSIO_ERR_INVALID_KEY (bad pattern), NATSIO_ERR_INVALID_UTF8, and the
+/// request errors of `natsio_kv_put`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_watch(
+    kv: *const natsio_kv,
+    keys: *const c_char,
+    opts: *const natsio_kv_watch_options,
+    watcher_out: *mut *mut natsio_kv_watcher,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        let keys = super::opt_str_arg(keys, "keys")?;
+        let out = out_arg(watcher_out, "watcher_out")?;
+        let patterns: Vec<&str> = keys.map(|k| k.split(',').collect()).unwrap_or_default();
+        let o = opts
+            .as_ref()
+            .map_or_else(crate::kv::WatchOptions::default, |o| {
+                crate::kv::WatchOptions {
+                    include_history: o.include_history,
+                    ignore_deletes: o.ignore_deletes,
+                    meta_only: o.meta_only,
+                    updates_only: o.updates_only,
+                }
+            });
+        let watcher = k.watch(&patterns, o)?;
+        let stopper = watcher.stopper();
+        write_box(
+            out,
+            natsio_kv_watcher {
+                watcher: std::sync::Mutex::new(watcher),
+                stopper,
+            },
+        );
+        Ok(())
+    })
+}
+
+/// The next event of a watch, waiting up to `timeout_ms` (negative:
+/// forever). NATSIO_OK: `*entry_out` is an entry (free with
+/// `natsio_kv_entry_free`; its operation says put, delete or purge, its
+/// delta how many newer revisions the initial values had). NATSIO_DONE
+/// (once; `*entry_out` is set to NULL): every initial value has been
+/// delivered, changes follow. Errors: NATSIO_ERR_TIMEOUT (nothing changed
+/// in time; the watch goes on), NATSIO_ERR_SUBSCRIPTION_CLOSED (stopped),
+/// NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_ILLEGAL_STATE (on a library
+/// runtime thread).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_watcher_next(
+    watcher: *const natsio_kv_watcher,
+    timeout_ms: i64,
+    entry_out: *mut *mut natsio_kv_entry,
+) -> natsio_status {
+    let mut initial_done = false;
+    let s = guard(|| {
+        let w = arg(watcher, "watcher")?;
+        let out = out_arg(entry_out, "entry_out")?;
+        let event = crate::completion::lock(&w.watcher).next(super::ms_timeout(timeout_ms))?;
+        match event {
+            crate::kv::WatchEvent::Entry(e) => write_entry(out, e),
+            crate::kv::WatchEvent::InitialDone => {
+                *out = std::ptr::null_mut();
+                initial_done = true;
+            }
+        }
+        Ok(())
+    });
+    if initial_done {
+        natsio_status::NATSIO_DONE
+    } else {
+        s
+    }
+}
+
+/// Stops a watch: a `natsio_kv_watcher_next` blocked on another thread
+/// returns NATSIO_ERR_SUBSCRIPTION_CLOSED, and so do later calls. Accepts
+/// NULL; idempotent.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_watcher_stop(watcher: *const natsio_kv_watcher) {
+    guard_void(|| {
+        if let Some(w) = watcher.as_ref() {
+            w.stopper.stop();
+        }
+    })
+}
+
+/// Stops (if needed) and frees a watch, asking the server to delete its
+/// consumer. Accepts NULL. Must not race with a `natsio_kv_watcher_next` on
+/// the same handle (stop first).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_watcher_free(watcher: *mut natsio_kv_watcher) {
+    guard_void(|| {
+        if !watcher.is_null() {
+            let w = Box::from_raw(watcher);
+            w.stopper.stop();
+            drop(w);
+        }
+    })
+}

@@ -218,6 +218,16 @@ impl JetStream {
         }
     }
 
+    /// Asks the server to delete a consumer without waiting for the answer
+    /// (cleanup on drop paths that must not block).
+    pub(crate) fn delete_consumer_nowait(&self, stream: &str, consumer: &str) {
+        let subject = format!("{}.CONSUMER.DELETE.{stream}.{consumer}", self.shared.prefix);
+        let _ = self
+            .shared
+            .client
+            .publish_frame(&subject, None, None, b"", false);
+    }
+
     /// Names of the consumers of `stream`, in pages.
     pub fn consumer_names(&self, stream: &str) -> Result<Vec<String>> {
         validate_name("stream", stream)?;

@@ -8,6 +8,7 @@ pub mod config;
 mod consumer;
 pub mod duration;
 mod publish;
+mod pull;
 mod stream;
 #[doc(hidden)]
 pub mod time;
@@ -29,6 +30,7 @@ pub use consumer::{
 #[doc(hidden)]
 pub use publish::parse_pub_ack_json;
 pub use publish::{PubAck, PublishOptions, Ttl};
+pub use pull::{ConsumeOptions, PullStopper, PullStream};
 pub use stream::{MsgSelector, StoredMsg};
 
 /// Options of a JetStream context (the reference client's `jetstream()`).

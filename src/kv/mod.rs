@@ -1,6 +1,8 @@
 //! Key-Value buckets (ADR-8) on JetStream: bucket `b` is the stream `KV_b`
 //! on `$KV.b.>`; each key is a subject, each revision a stream sequence.
 
+mod watch;
+
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -34,6 +36,8 @@ pub struct Entry {
     /// Revisions of the key newer than this one (0 for `get`).
     pub delta: u64,
 }
+
+pub use watch::{validate_key_pattern, WatchEvent, WatchOptions, WatchStopper, Watcher};
 
 const OPERATION_HEADER: &str = "KV-Operation";
 const MARKER_REASON_HEADER: &str = "Nats-Marker-Reason";
