@@ -868,7 +868,7 @@ fn kv_watch_initial_values_updates_and_recovery() {
     };
 
     let mut w = kv.watch(&[], WatchOptions::default()).unwrap();
-    let first = vec![entry(w.next(t).unwrap()), entry(w.next(t).unwrap())];
+    let first = [entry(w.next(t).unwrap()), entry(w.next(t).unwrap())];
     assert_eq!(first[0], ("a.1".into(), b"x2".to_vec(), Operation::Put));
     assert_eq!(first[1], ("b.1".into(), b"y".to_vec(), Operation::Put));
     assert!(matches!(w.next(t).unwrap(), WatchEvent::InitialDone));
