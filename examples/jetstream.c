@@ -7,7 +7,8 @@
  * Creates the stream ORDERS on "orders.>", publishes with acks (one
  * deduplicated, a batch asynchronously), reads them with a pull consumer
  * (ack, nak, redelivery), then uses the Key-Value bucket PROFILES (put,
- * get, compare-and-set, delete, keys, history). Both are deleted at the end.
+ * get, compare-and-set, delete, keys, history, watch). Both are deleted at
+ * the end.
  */
 #include <natsio.h>
 
@@ -134,6 +135,27 @@ static int key_value(natsio_js *js) {
         }
     }
     natsio_kv_entry_list_free(history);
+
+    /* Watch: the current values, a marker (NATSIO_DONE), then live changes. */
+    natsio_kv_watcher *w = NULL;
+    if (failed(natsio_kv_watch(kv, "alice.*", NULL, &w), "watch")) return 1;
+    for (;;) {
+        natsio_kv_entry *ev = NULL;
+        natsio_status ws = natsio_kv_watcher_next(w, 2000, &ev);
+        if (ws == NATSIO_DONE) {
+            printf("watch: initial values done\n");
+            break;
+        }
+        if (failed(ws, "watch next")) return 1;
+        printf("watch: %s = %s\n", natsio_kv_entry_key(ev), natsio_kv_entry_value(ev));
+        natsio_kv_entry_free(ev);
+    }
+    natsio_kv_put(kv, "alice.city", "Oslo", 4, NULL);
+    natsio_kv_entry *change = NULL;
+    if (!failed(natsio_kv_watcher_next(w, 2000, &change), "watch next"))
+        printf("watch: changed %s = %s\n", natsio_kv_entry_key(change), natsio_kv_entry_value(change));
+    natsio_kv_entry_free(change);
+    natsio_kv_watcher_free(w);
     natsio_kv_free(kv);
     return failed(natsio_js_kv_delete(js, "PROFILES"), "delete bucket");
 }

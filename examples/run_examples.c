@@ -231,6 +231,8 @@ static void jetstream_example(void) {
         CHECK_OUTPUT_HAS(tour, "bob.color after delete: key deleted");
         CHECK_OUTPUT_HAS(tour, "keys: [\"alice.color\"]");
         CHECK_OUTPUT_HAS(tour, "  history: blue at revision");
+        CHECK_OUTPUT_HAS(tour, "watch: alice.color = green\nwatch: initial values done\n");
+        CHECK_OUTPUT_HAS(tour, "watch: changed alice.city = Oslo");
         CHECK_OUTPUT_HAS(tour, "jetstream tour finished");
     }
 }
