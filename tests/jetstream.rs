@@ -930,6 +930,25 @@ fn kv_watch_initial_values_updates_and_recovery() {
         entry(u.next(t).unwrap()),
         ("b.1".into(), b"y2".to_vec(), Operation::Put)
     );
+    // Updates only, consumer lost before any change: nothing is skipped.
+    for name in js.consumer_names("KV_W").unwrap() {
+        js.delete_consumer("KV_W", &name).unwrap();
+    }
+    kv.put("b.2", b"while gone").unwrap();
+    assert_eq!(
+        entry(u.next(t).unwrap()),
+        ("b.2".into(), b"while gone".to_vec(), Operation::Put)
+    );
+    // The bucket deleted under a watch: the error comes within the timeout.
+    js.delete_key_value("W").unwrap();
+    let t0 = std::time::Instant::now();
+    assert!(u.next(Some(Duration::from_millis(300))).is_err());
+    assert!(
+        t0.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        t0.elapsed()
+    );
+    drop(w);
     // An empty bucket: InitialDone right away.
     let empty = js.create_key_value(r#"{"bucket":"E"}"#).unwrap();
     let mut e = empty.watch(&[], WatchOptions::default()).unwrap();
@@ -952,4 +971,37 @@ fn kv_watch_initial_values_updates_and_recovery() {
     for good in ["a", "a.*", ">", "a.>", "*.b"] {
         validate_key_pattern(good).unwrap();
     }
+}
+
+#[test]
+fn consume_and_watch_report_a_closed_client() {
+    use natsio::jetstream::{ConsumeOptions, CreateAction};
+    use natsio::kv::WatchOptions;
+    let s = TestServer::start();
+    let (c, js) = setup(&s);
+    js.create_stream(r#"{"name":"Z","subjects":["z"]}"#)
+        .unwrap();
+    js.create_consumer("Z", r#"{"durable_name":"d"}"#, CreateAction::Create)
+        .unwrap();
+    let kv = js.create_key_value(r#"{"bucket":"ZKV"}"#).unwrap();
+    let mut pull = js.consume("Z", "d", ConsumeOptions::default()).unwrap();
+    let mut w = kv.watch(&[], WatchOptions::default()).unwrap();
+    w.next(Some(Duration::from_secs(5))).unwrap(); // initial-done marker
+    let closer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        c.close();
+    });
+    assert_eq!(
+        kind(pull.next(Some(Duration::from_secs(5)))),
+        ErrorKind::ConnectionClosed
+    );
+    closer.join().unwrap();
+    assert_eq!(
+        kind(pull.next(Some(Duration::from_secs(1)))),
+        ErrorKind::ConnectionClosed
+    );
+    assert_eq!(
+        kind(w.next(Some(Duration::from_secs(1)))),
+        ErrorKind::ConnectionClosed
+    );
 }

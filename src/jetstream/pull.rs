@@ -190,7 +190,16 @@ impl PullStream {
                     self.outstanding = 0;
                     continue;
                 }
-                Err(e) => return Err(e),
+                Err(e) => {
+                    // Closing the client closes every subscription: report
+                    // the cause, not the inbox.
+                    let client_closed =
+                        self.js.shared.client.state() == crate::client::ConnState::Closed;
+                    if e.kind() == ErrorKind::SubscriptionClosed && client_closed {
+                        return Err(Error::closed());
+                    }
+                    return Err(e);
+                }
             };
             self.last_activity = Instant::now();
             match m.status() {

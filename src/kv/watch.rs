@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -56,8 +56,6 @@ pub fn validate_key_pattern(pattern: &str) -> Result<()> {
 
 /// Lifetime of a watch's consumer once the watcher is gone.
 const WATCH_INACTIVE_THRESHOLD_NS: i64 = 5 * 60 * 1_000_000_000;
-/// How often `create` of the ordered consumer is retried after a reset.
-const RESET_ATTEMPTS: usize = 5;
 
 /// Stops a watch from any thread (also across consumer resets).
 #[derive(Clone)]
@@ -86,6 +84,8 @@ pub struct Watcher {
     /// The initial-done marker is still to be delivered.
     marker_due: bool,
     initial_done: bool,
+    /// The consumer was lost or skipped a message: recreate it first.
+    needs_reset: bool,
 }
 
 impl KeyValue {
@@ -108,8 +108,10 @@ impl KeyValue {
         } else {
             json!({ "deliver_policy": "last_per_subject" })
         };
-        let (pull, consumer, pending) = start(self, &filters, opts, deliver)?;
-        let initial_done = opts.updates_only || pending == 0;
+        let started = start(self, &filters, opts, deliver)?;
+        let initial_done = opts.updates_only || started.pending == 0;
+        let pull = started.pull;
+        let consumer = started.name;
         Ok(Watcher {
             stopper: WatchStopper {
                 stopped: Arc::new(AtomicBool::new(false)),
@@ -120,22 +122,29 @@ impl KeyValue {
             opts,
             pull,
             consumer,
-            last_stream_seq: 0,
+            // Updates only: a recreated consumer resumes after the stream's
+            // last message at the start, not at the recreation.
+            last_stream_seq: if opts.updates_only { started.anchor } else { 0 },
             last_consumer_seq: 0,
             marker_due: initial_done,
             initial_done,
+            needs_reset: false,
         })
     }
 }
 
-/// Creates the ordered consumer and starts pulling; returns the pull, the
-/// consumer's name and how many messages it had pending at creation.
-fn start(
-    kv: &KeyValue,
-    filters: &[String],
-    opts: WatchOptions,
-    deliver: Value,
-) -> Result<(PullStream, String, u64)> {
+/// The ordered consumer as created.
+struct Started {
+    pull: PullStream,
+    name: String,
+    /// Messages it had to deliver at creation.
+    pending: u64,
+    /// The stream's sequence it starts after (the last one, for "new").
+    anchor: u64,
+}
+
+/// Creates the ordered consumer and starts pulling.
+fn start(kv: &KeyValue, filters: &[String], opts: WatchOptions, deliver: Value) -> Result<Started> {
     let mut cfg = json!({
         "ack_policy": "none",
         "headers_only": opts.meta_only,
@@ -160,13 +169,22 @@ fn start(
         .unwrap_or_default()
         .to_string();
     let pending = info.get("num_pending").and_then(Value::as_u64).unwrap_or(0);
+    let anchor = info
+        .pointer("/delivered/stream_seq")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
     let consume = ConsumeOptions {
         max_messages: 256,
         expires: Duration::from_secs(30),
         idle_heartbeat: Duration::from_secs(5),
     };
     match kv.js.consume(&kv.stream, &name, consume) {
-        Ok(pull) => Ok((pull, name, pending)),
+        Ok(pull) => Ok(Started {
+            pull,
+            name,
+            pending,
+            anchor,
+        }),
         Err(e) => {
             kv.js.delete_consumer_nowait(&kv.stream, &name);
             Err(e)
@@ -181,7 +199,8 @@ impl Watcher {
         self.stopper.clone()
     }
 
-    /// Recreates the ordered consumer after the last revision seen.
+    /// Recreates the ordered consumer after the last revision seen (one
+    /// attempt).
     fn reset(&mut self) -> Result<()> {
         self.kv
             .js
@@ -195,49 +214,77 @@ impl Watcher {
         } else {
             json!({ "deliver_policy": "by_start_sequence", "opt_start_seq": self.last_stream_seq + 1 })
         };
-        let mut last = None;
-        for attempt in 0..RESET_ATTEMPTS {
-            if self.stopper.stopped.load(Ordering::SeqCst) {
-                break;
-            }
-            match start(&self.kv, &self.filters, self.opts, deliver.clone()) {
-                Ok((pull, name, _)) => {
-                    self.pull = pull;
-                    self.consumer = name;
-                    self.last_consumer_seq = 0;
-                    *lock(&self.stopper.current) = self.pull.stopper();
-                    if self.stopper.stopped.load(Ordering::SeqCst) {
-                        self.pull.stop();
-                    }
-                    return Ok(());
-                }
-                Err(e) => last = Some(e),
-            }
-            std::thread::sleep(Duration::from_millis(100 << attempt).min(Duration::from_secs(5)));
+        let started = start(&self.kv, &self.filters, self.opts, deliver)?;
+        self.pull = started.pull;
+        self.consumer = started.name;
+        self.last_consumer_seq = 0;
+        self.needs_reset = false;
+        *lock(&self.stopper.current) = self.pull.stopper();
+        if self.stopper.stopped.load(Ordering::SeqCst) {
+            self.pull.stop();
         }
-        Err(last.unwrap_or_else(|| Error::new(ErrorKind::SubscriptionClosed, "watch stopped")))
+        Ok(())
+    }
+
+    /// Recreates the consumer, retrying with backoff until `deadline`;
+    /// `Timeout` then (the next call tries again). A permanent failure
+    /// (the bucket is gone) is returned at once.
+    fn recover(&mut self, deadline: Option<Instant>) -> Result<()> {
+        let mut wait = Duration::from_millis(50);
+        loop {
+            if self.stopper.stopped.load(Ordering::SeqCst) {
+                return Err(Error::new(ErrorKind::SubscriptionClosed, "watch stopped"));
+            }
+            match self.reset() {
+                Ok(()) => return Ok(()),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::StreamNotFound
+                            | ErrorKind::ConnectionClosed
+                            | ErrorKind::JetStreamNotEnabled
+                    ) =>
+                {
+                    return Err(e)
+                }
+                Err(_) => {}
+            }
+            let now = Instant::now();
+            let until = deadline.map_or(now + wait, |d| d.min(now + wait));
+            if until <= now {
+                return Err(Error::timeout("watch recovery"));
+            }
+            // Sleep in slices so that a stop is noticed.
+            while Instant::now() < until && !self.stopper.stopped.load(Ordering::SeqCst) {
+                std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
+            }
+            wait = (wait * 2).min(Duration::from_secs(2));
+        }
     }
 
     /// The next event, waiting up to `timeout` (forever if `None`):
     /// `Timeout` when nothing changed in time, `SubscriptionClosed` once
     /// stopped.
     pub fn next(&mut self, timeout: Option<Duration>) -> Result<WatchEvent> {
-        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        let deadline = timeout.map(|t| Instant::now() + t);
         loop {
             if self.marker_due {
                 self.marker_due = false;
                 return Ok(WatchEvent::InitialDone);
             }
-            let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+            if self.needs_reset {
+                self.recover(deadline)?;
+            }
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             let m = match self.pull.next(left) {
                 Ok(m) => m,
                 Err(e)
                     if matches!(
                         e.kind(),
                         ErrorKind::ConsumerDeleted | ErrorKind::ConsumerNotFound
-                    ) =>
+                    ) && !self.stopper.stopped.load(Ordering::SeqCst) =>
                 {
-                    self.reset()?;
+                    self.needs_reset = true;
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -245,7 +292,7 @@ impl Watcher {
             let md = parse_metadata(m.reply().unwrap_or(""))?;
             if md.consumer_seq != self.last_consumer_seq + 1 {
                 // A gap: recreate from the last revision delivered.
-                self.reset()?;
+                self.needs_reset = true;
                 continue;
             }
             self.last_consumer_seq = md.consumer_seq;
