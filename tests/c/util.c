@@ -272,3 +272,7 @@ void plant_error_marker(void) {
                    natsio_last_error());
     }
 }
+
+void js_messages_free_cb(void *messages) { natsio_js_messages_free((natsio_js_messages *)messages); }
+void kv_watcher_free_cb(void *watcher) { natsio_kv_watcher_free((natsio_kv_watcher *)watcher); }
+void kv_entry_free_cb(void *entry) { natsio_kv_entry_free((natsio_kv_entry *)entry); }

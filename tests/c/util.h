@@ -124,6 +124,12 @@ bool json_array_has(const char *json, const char *value);
 /* True when the `len` bytes at `p` (not NUL-terminated) equal the string `s`. */
 bool span_eq(const char *p, size_t len, const char *s);
 
+/* ---- continuous consumption and KV watches -------------------------------- */
+
+void js_messages_free_cb(void *messages);
+void kv_watcher_free_cb(void *watcher);
+void kv_entry_free_cb(void *entry);
+
 /* ---- failing calls: status, detail text, and nothing else ---------------- */
 
 /* Makes natsio_last_error() hold ERROR_MARKER, so that a check can tell the
