@@ -13,6 +13,11 @@
 //   - pull consumers: fetch/next, then acknowledge through the message
 //     (MsgView::ack, ack_sync, nak, term, in_progress, js_metadata, defined
 //     in natsio.hpp);
+//   - continuous consumption (JetStream::consume -> Messages) and KV watches
+//     (KeyValue::watch -> KvWatcher): move-only owners whose next(timeout)
+//     returns std::nullopt on timeout and whose stop() may come from any
+//     thread (a blocked next() then throws SubscriptionClosedError); their
+//     destructors stop, then free;
 //   - PubAck as a plain value; publish_async returns an AsyncResult<PubAck>
 //     (a std::future fed by the publish's completion token);
 //   - configurations in, infos out as JSON text with the server's field
@@ -22,9 +27,11 @@
 //     NoMessagesError, ConsumerDeletedError, MessageAlreadyAckedError,
 //     NotJsMessageError, KeyNotFoundError, KeyDeletedError, ...).
 //
-// Lifetimes: a JetStream or KeyValue does not keep its Client open. Once the
-// client is closed or destroyed every call throws ConnectionClosedError;
-// destroying them in any order is fine. Every type is thread-safe.
+// Lifetimes: a JetStream, KeyValue, Messages or KvWatcher does not keep its
+// Client open (nor a Messages its JetStream, or a KvWatcher its KeyValue).
+// Once the client is closed or destroyed every call throws
+// ConnectionClosedError; destroying them in any order is fine. Every type
+// is thread-safe (Messages and KvWatcher: see their notes on destruction).
 #ifndef NATSIO_CPP_JETSTREAM_HPP
 #define NATSIO_CPP_JETSTREAM_HPP
 
@@ -35,12 +42,14 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <iterator>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -331,6 +340,23 @@ struct CPublishOptions {
     natsio_js_publish_options c{};
 };
 
+/// Enabled for a range (std::begin/std::end) of items convertible to
+/// std::string_view that is not itself a string: KeyValue::watch's lists
+/// of patterns. (A template, so that a braced or designated initializer
+/// list never deduces it.)
+template <class Range, class = void>
+struct is_pattern_range : std::false_type {};
+template <class Range>
+struct is_pattern_range<
+    Range, std::void_t<decltype(std::begin(std::declval<const Range&>())),
+                       decltype(std::end(std::declval<const Range&>()))>>
+    : std::bool_constant<
+          std::is_convertible_v<decltype(*std::begin(std::declval<const Range&>())),
+                                std::string_view> &&
+          !std::is_convertible_v<const Range&, std::string_view>> {};
+template <class Range>
+using enable_if_pattern_range = std::enable_if_t<is_pattern_range<Range>::value>;
+
 /// Iterator over a list owner (MsgList, KvEntryList): yields the items as
 /// views (by value) borrowed from the list.
 template <class List, class View>
@@ -497,6 +523,108 @@ private:
     std::size_t size_ = 0;
 };
 
+/// Options of JetStream::consume (natsio_consume_options); zero means the
+/// library's default.
+struct ConsumeOptions {
+    /// Messages kept requested from the server (and buffered) at most; a
+    /// new pull request goes out when half have arrived. 0: 500.
+    std::int64_t max_messages = 0;
+    /// Lifetime of each pull request; 0: 30 s (at least 1 s).
+    milliseconds expires{0};
+    /// Server heartbeats while a request waits (two missed ones re-send
+    /// it); at most half of `expires`. 0: half of `expires`, at most 15 s.
+    milliseconds idle_heartbeat{0};
+};
+
+/// A continuous pull from one consumer (JetStream::consume), owned
+/// (natsio_js_messages_free on destruction, after stop()). The library
+/// keeps up to ConsumeOptions::max_messages requested and re-requests as
+/// they are taken; read them with next() or range-for, and acknowledge
+/// each one (Msg::ack, nak, term, ...) unless the ack policy is "none".
+///
+/// Threads: next() is for one thread at a time (concurrent calls are
+/// serialised). stop() may be called from any thread, also while another
+/// thread is blocked in next(): that next() then throws
+/// SubscriptionClosedError at once. Destroying (or move-assigning over) a
+/// Messages while another thread is inside its next() is the caller's
+/// error: stop() it, let that thread leave next(), then destroy it.
+class Messages {
+public:
+    using iterator = detail::MsgIterator<Messages>;
+
+    Messages() noexcept = default;
+    /// Takes ownership of a consumption from the C API.
+    explicit Messages(natsio_js_messages* messages) noexcept : messages_(messages) {}
+    Messages(Messages&& other) noexcept : messages_(std::exchange(other.messages_, nullptr)) {}
+    Messages& operator=(Messages&& other) noexcept {
+        if (this != &other) {
+            reset();
+            messages_ = std::exchange(other.messages_, nullptr);
+        }
+        return *this;
+    }
+    Messages(const Messages&) = delete;
+    Messages& operator=(const Messages&) = delete;
+    ~Messages() { reset(); }
+
+    /// The next message, waiting up to `timeout` (negative: forever);
+    /// std::nullopt when none came in time (consumption goes on).
+    /// SubscriptionClosedError once stopped; ConsumerDeletedError or
+    /// ConsumerNotFoundError when the consumer went away (consumption
+    /// ended); ConnectionClosedError; IllegalStateError (called from a
+    /// handler running on a library thread).
+    std::optional<Msg> next(milliseconds timeout = forever) const {
+        natsio_msg* msg = nullptr;
+        Status status = natsio_js_messages_next(messages_, detail::to_ms(timeout), &msg);
+        if (status == NATSIO_ERR_TIMEOUT) {
+            return std::nullopt;
+        }
+        detail::check(status);
+        return Msg(msg);
+    }
+
+    /// Stops consuming (idempotent, noexcept, any thread): a next() blocked
+    /// on another thread throws SubscriptionClosedError, and so do later
+    /// calls. Messages buffered but not taken are not acknowledged (the
+    /// server redelivers them after the consumer's ack wait).
+    void stop() const noexcept { natsio_js_messages_stop(messages_); }
+
+    /// `for (natsio::Msg& msg : messages) ...` until stop() (from another
+    /// thread, or from the loop body); the other errors of next() are
+    /// thrown from the loop.
+    iterator begin() { return iterator(this); }
+    iterator end() noexcept { return iterator(); }
+
+    explicit operator bool() const noexcept { return messages_ != nullptr; }
+    const natsio_js_messages* c_messages() const noexcept { return messages_; }
+    /// Gives up ownership of the handle (still running).
+    natsio_js_messages* release() noexcept { return std::exchange(messages_, nullptr); }
+
+private:
+    friend iterator;
+    std::optional<Msg> next_item() {
+        for (;;) {
+            natsio_msg* msg = nullptr;
+            Status status = natsio_js_messages_next(messages_, detail::to_ms(forever), &msg);
+            if (status == NATSIO_ERR_SUBSCRIPTION_CLOSED) {
+                return std::nullopt;
+            }
+            if (status != NATSIO_ERR_TIMEOUT) {
+                detail::check(status);
+                return Msg(msg);
+            }
+        }
+    }
+
+    void reset() noexcept {
+        natsio_js_messages_stop(messages_);
+        natsio_js_messages_free(messages_);
+        messages_ = nullptr;
+    }
+
+    natsio_js_messages* messages_ = nullptr;
+};
+
 // ---------------------------------------------------------------------------
 // Key-Value
 // ---------------------------------------------------------------------------
@@ -635,6 +763,102 @@ private:
     std::size_t size_ = 0;
 };
 
+/// Options of KeyValue::watch (natsio_kv_watch_options); all off by
+/// default.
+struct KvWatchOptions {
+    /// Deliver every kept revision first, not only the latest per key.
+    bool include_history = false;
+    /// Leave out delete and purge markers.
+    bool ignore_deletes = false;
+    /// Entries without their values (key, revision and operation only).
+    bool meta_only = false;
+    /// No initial values: only changes made after the watch starts (the
+    /// initial-done event comes first, right away).
+    bool updates_only = false;
+};
+
+/// One event of a KvWatcher: a revision of a watched key, or (once) the
+/// marker that every initial value has been delivered.
+struct KvWatchEvent {
+    /// The revision (put, delete or purge: see operation(); its delta()
+    /// counts the newer revisions while initial values are delivered).
+    /// Holds no entry (false) for the initial-done marker.
+    KvEntry entry;
+
+    /// True for the marker: the initial values are all delivered, changes
+    /// follow.
+    bool initial_done() const noexcept { return !entry; }
+};
+
+/// A running watch of a bucket (KeyValue::watch), owned
+/// (natsio_kv_watcher_free on destruction, after stop(); the watch's
+/// server consumer is deleted). It delivers the current value of each
+/// watched key (or its history, or nothing with updates_only), then one
+/// initial-done event, then every change as it happens; it recovers by
+/// itself from gaps and from the loss of its consumer.
+///
+/// Threads: next() is for one thread at a time (concurrent calls are
+/// serialised). stop() may be called from any thread, also while another
+/// thread is blocked in next(): that next() then throws
+/// SubscriptionClosedError at once. Destroying (or move-assigning over) a
+/// KvWatcher while another thread is inside its next() is the caller's
+/// error: stop() it, let that thread leave next(), then destroy it.
+class KvWatcher {
+public:
+    KvWatcher() noexcept = default;
+    /// Takes ownership of a watch from the C API.
+    explicit KvWatcher(natsio_kv_watcher* watcher) noexcept : watcher_(watcher) {}
+    KvWatcher(KvWatcher&& other) noexcept : watcher_(std::exchange(other.watcher_, nullptr)) {}
+    KvWatcher& operator=(KvWatcher&& other) noexcept {
+        if (this != &other) {
+            reset();
+            watcher_ = std::exchange(other.watcher_, nullptr);
+        }
+        return *this;
+    }
+    KvWatcher(const KvWatcher&) = delete;
+    KvWatcher& operator=(const KvWatcher&) = delete;
+    ~KvWatcher() { reset(); }
+
+    /// The next event, waiting up to `timeout` (negative: forever):
+    /// an entry, or the initial-done marker (event.initial_done());
+    /// std::nullopt when nothing changed in time (the watch goes on).
+    /// SubscriptionClosedError once stopped; ConnectionClosedError;
+    /// IllegalStateError (called from a handler running on a library
+    /// thread).
+    std::optional<KvWatchEvent> next(milliseconds timeout = forever) const {
+        natsio_kv_entry* entry = nullptr;
+        Status status = natsio_kv_watcher_next(watcher_, detail::to_ms(timeout), &entry);
+        if (status == NATSIO_ERR_TIMEOUT) {
+            return std::nullopt;
+        }
+        if (status == NATSIO_DONE) {
+            return KvWatchEvent{};
+        }
+        detail::check(status);
+        return KvWatchEvent{KvEntry(entry)};
+    }
+
+    /// Stops the watch (idempotent, noexcept, any thread): a next() blocked
+    /// on another thread throws SubscriptionClosedError, and so do later
+    /// calls.
+    void stop() const noexcept { natsio_kv_watcher_stop(watcher_); }
+
+    explicit operator bool() const noexcept { return watcher_ != nullptr; }
+    const natsio_kv_watcher* c_watcher() const noexcept { return watcher_; }
+    /// Gives up ownership of the handle (still running).
+    natsio_kv_watcher* release() noexcept { return std::exchange(watcher_, nullptr); }
+
+private:
+    void reset() noexcept {
+        natsio_kv_watcher_stop(watcher_);
+        natsio_kv_watcher_free(watcher_);
+        watcher_ = nullptr;
+    }
+
+    natsio_kv_watcher* watcher_ = nullptr;
+};
+
 /// A bound Key-Value bucket (natsio_kv_free on destruction; the bucket
 /// itself stays). Every call blocks up to the context's timeout.
 class KeyValue {
@@ -752,6 +976,34 @@ public:
         return KvEntryList(list);
     }
 
+    /// Watches every key of the bucket: see KvWatcher. Errors as put.
+    KvWatcher watch(const KvWatchOptions& options = {}) const {
+        return watch_keys(nullptr, options);
+    }
+    /// Watches the keys matching `patterns`: one pattern or several
+    /// separated by commas, e.g. "app.*,users.>" (key tokens, `*` as a whole
+    /// token, `>` as the last one; ">" is every key). InvalidKeyError for a
+    /// bad (or empty) pattern; otherwise errors as put.
+    KvWatcher watch(std::string_view patterns, const KvWatchOptions& options = {}) const {
+        detail::CString c_patterns(patterns, "key patterns");
+        return watch_keys(c_patterns.get(), options);
+    }
+    /// Watches the keys matching any of `patterns` (a std::vector,
+    /// std::array, ... of strings or string views; every key when there
+    /// are none). InvalidKeyError for a bad pattern, including one with a
+    /// comma.
+    template <class Patterns, class = detail::enable_if_pattern_range<Patterns>>
+    KvWatcher watch(const Patterns& patterns, const KvWatchOptions& options = {}) const {
+        using std::begin;
+        using std::end;
+        return watch_list(begin(patterns), end(patterns), options);
+    }
+    /// `kv.watch({"a.*", "b.>"})`: as the vector overload.
+    KvWatcher watch(std::initializer_list<std::string_view> patterns,
+                    const KvWatchOptions& options = {}) const {
+        return watch_list(patterns.begin(), patterns.end(), options);
+    }
+
     /// The bucket's status: its backing stream's StreamInfo JSON.
     std::string status() const {
         char* json = nullptr;
@@ -765,6 +1017,38 @@ public:
     natsio_kv* release() noexcept { return std::exchange(kv_, nullptr); }
 
 private:
+    KvWatcher watch_keys(const char* patterns, const KvWatchOptions& options) const {
+        natsio_kv_watch_options c_options{};
+        c_options.include_history = options.include_history;
+        c_options.ignore_deletes = options.ignore_deletes;
+        c_options.meta_only = options.meta_only;
+        c_options.updates_only = options.updates_only;
+        natsio_kv_watcher* watcher = nullptr;
+        detail::check(natsio_kv_watch(kv_, patterns, &c_options, &watcher));
+        return KvWatcher(watcher);
+    }
+
+    template <class It>
+    KvWatcher watch_list(It first, It last, const KvWatchOptions& options) const {
+        if (first == last) {
+            return watch_keys(nullptr, options);
+        }
+        std::string joined;
+        for (It it = first; it != last; ++it) {
+            std::string_view pattern(*it);
+            if (pattern.find(',') != std::string_view::npos) {
+                throw InvalidKeyError(NATSIO_ERR_INVALID_KEY,
+                                      "invalid key pattern \"" + std::string(pattern) +
+                                          "\": a pattern of a list has no comma");
+            }
+            if (it != first) {
+                joined += ',';
+            }
+            joined += pattern;
+        }
+        return watch(std::string_view(joined), options);
+    }
+
     natsio_kv* kv_ = nullptr;
 };
 
@@ -1034,6 +1318,26 @@ public:
         detail::check(natsio_js_next(js_, c_stream.get(), c_consumer.get(),
                                      detail::to_ms(timeout), &msg));
         return Msg(msg);
+    }
+
+    /// Consumes the pull consumer `consumer` of `stream` continuously (see
+    /// Messages): pull requests are kept open and re-issued by the library,
+    /// its heartbeats watched. ConsumerNotFoundError, StreamNotFoundError,
+    /// InvalidArgumentError (bad names; negative options, expires under
+    /// 1 s, idle_heartbeat over half of expires), TimeoutError,
+    /// ConnectionClosedError.
+    Messages consume(std::string_view stream, std::string_view consumer,
+                     const ConsumeOptions& options = {}) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_consumer(consumer, "consumer name");
+        natsio_consume_options c_options{};
+        c_options.max_messages = options.max_messages;
+        c_options.expires_ms = detail::to_ms(options.expires);
+        c_options.idle_heartbeat_ms = detail::to_ms(options.idle_heartbeat);
+        natsio_js_messages* messages = nullptr;
+        detail::check(
+            natsio_js_consume(js_, c_stream.get(), c_consumer.get(), &c_options, &messages));
+        return Messages(messages);
     }
 
     // Key-Value buckets --------------------------------------------------------
