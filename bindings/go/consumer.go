@@ -29,6 +29,8 @@ import "C"
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"iter"
 	"reflect"
 	"runtime"
 	"sync"
@@ -557,4 +559,236 @@ func (m *Msg) Metadata() (*MsgMetadata, error) {
 	}
 	md := m.js.meta
 	return &md, nil
+}
+
+// ---- Continuous consumption ----
+
+// ConsumeOpt is an option of Consume.
+type ConsumeOpt func(*C.natsio_consume_options)
+
+// ConsumeMaxMessages is how many messages the library keeps requested from
+// the server (and buffered) at most (default 500); it asks for more once
+// half of them have arrived.
+func ConsumeMaxMessages(n int) ConsumeOpt {
+	return func(o *C.natsio_consume_options) { o.max_messages = C.int64_t(n) }
+}
+
+// ConsumeExpires is the lifetime of each pull request the library keeps
+// open (default 30 s, at least 1 s). It does not end the consumption:
+// an expired request is replaced.
+func ConsumeExpires(d time.Duration) ConsumeOpt {
+	return func(o *C.natsio_consume_options) { o.expires_ms = millis(d) }
+}
+
+// ConsumeHeartbeat is how often the server signals an idle open request
+// (default: half of ConsumeExpires, at most 15 s; at most half of
+// ConsumeExpires); two missed heartbeats make the library re-send it.
+func ConsumeHeartbeat(d time.Duration) ConsumeOpt {
+	return func(o *C.natsio_consume_options) { o.idle_heartbeat_ms = millis(d) }
+}
+
+// nextGate serialises the blocking "next" calls on a library iterator
+// (a consumption or a watch) and frees its handle only when no such call
+// runs, as the C ABI requires (stop first, free after next returned).
+//
+// turn (capacity 1) is held around each C call of next, and by stop while
+// it frees the handle; a goroutine waiting for it also watches its ctx and
+// done, so a Next on one goroutine never keeps another from honouring its
+// ctx or a Stop. live is written only with both turn and mu held.
+type nextGate struct {
+	turn    chan struct{}
+	done    chan struct{} // closed by stop
+	mu      sync.Mutex
+	stopped bool
+	live    bool   // the C handle is not freed yet
+	stopC   func() // the library's stop (thread-safe)
+	freeC   func()
+	what    string // "consumption" or "watch", for error details
+}
+
+func newNextGate(what string, stopC, freeC func()) *nextGate {
+	return &nextGate{turn: make(chan struct{}, 1), done: make(chan struct{}), live: true, stopC: stopC, freeC: freeC, what: what}
+}
+
+func (g *nextGate) closedError() error {
+	return errorOf(ErrSubscriptionClosed, "the "+g.what+" was stopped")
+}
+
+// next makes call (one C next call, waiting up to its argument in
+// milliseconds, negative: forever) until it returns something other than
+// a timeout, or until ctx ends. A ctx that can end is checked between
+// waits of at most pollInterval (the C call cannot be interrupted but by
+// stop, which ends the iterator for good); context.Background waits in one
+// call. status is the call's status (NATSIO_DONE is not an error).
+func (g *nextGate) next(ctx context.Context, call func(wait C.int64_t) C.natsio_status) (C.natsio_status, error) {
+	if ctx.Err() != nil {
+		return 0, contextError(ctx)
+	}
+	select {
+	case g.turn <- struct{}{}:
+	case <-g.done:
+		return 0, g.closedError()
+	case <-ctx.Done():
+		return 0, contextError(ctx)
+	}
+	defer func() { <-g.turn }()
+	if !g.live {
+		return 0, g.closedError()
+	}
+	for {
+		if ctx.Err() != nil {
+			return 0, contextError(ctx)
+		}
+		wait := C.int64_t(-1)
+		if ctx.Done() != nil {
+			wait = millis(pollInterval)
+			if deadline, ok := ctx.Deadline(); ok {
+				if left := millis(time.Until(deadline)); left < wait {
+					wait = max(left, 0)
+				}
+			}
+		}
+		lockThread()
+		st := call(wait)
+		var err error
+		if st != C.NATSIO_DONE {
+			err = statusError(st)
+		}
+		unlockThread()
+		if st == C.NATSIO_ERR_TIMEOUT && wait >= 0 {
+			continue
+		}
+		return st, err
+	}
+}
+
+// stop stops the iterator (waking a blocked next), waits for the running
+// next to return, and frees the handle. Idempotent, any goroutine.
+func (g *nextGate) stop() {
+	g.mu.Lock()
+	if !g.stopped {
+		g.stopped = true
+		if g.live {
+			g.stopC()
+		}
+		close(g.done)
+	}
+	g.mu.Unlock()
+	g.turn <- struct{}{}
+	g.mu.Lock()
+	free := g.live
+	g.live = false
+	g.mu.Unlock()
+	if free {
+		g.freeC()
+	}
+	<-g.turn
+}
+
+// finalize frees the handle of an unreachable iterator (no next can run).
+func (g *nextGate) finalize() {
+	if g.live {
+		g.live = false
+		g.freeC()
+	}
+}
+
+// Consumption is a continuous pull from a consumer (Consume): the library
+// keeps pull requests open and re-issues them as messages are taken, and
+// notices lost requests by their heartbeats. Read it with Next or Msgs;
+// acknowledge each message as one returned by Fetch. All methods are safe
+// for concurrent use (concurrent Next calls take turns). It keeps its Conn
+// alive but not open, and does not depend on the JetStream that started
+// it staying open. Stop it when done: Stop frees its handle at once (else
+// a finalizer does).
+type Consumption struct {
+	ptr *C.natsio_js_messages // used while holding g's turn and g.live
+	g   *nextGate
+	nc  *Conn
+}
+
+// Consume starts consuming the pull consumer consumer of stream
+// continuously. ctx bounds the start only (which looks the consumer up).
+// Errors: ErrConsumerNotFound, ErrStreamNotFound, ErrInvalidArgument (bad
+// names or options, e.g. a ConsumeHeartbeat above half of ConsumeExpires),
+// ErrTimeout, ErrConnectionClosed, ErrIllegalState (JetStream closed).
+func (js *JetStream) Consume(ctx context.Context, stream, consumer string, opts ...ConsumeOpt) (*Consumption, error) {
+	var copts C.natsio_consume_options
+	for _, opt := range opts {
+		opt(&copts)
+	}
+	cstream, ccons, err := cNames(stream, consumer)
+	if err != nil {
+		return nil, err
+	}
+	return jsCall(ctx, js, func(p *C.natsio_js) (*Consumption, error) {
+		var it *C.natsio_js_messages
+		if err := cCall(func() C.natsio_status {
+			return C.natsio_js_consume(p, cPtr(cstream), cPtr(ccons), &copts, &it)
+		}); err != nil {
+			return nil, err
+		}
+		c := &Consumption{ptr: it, nc: js.nc, g: newNextGate("consumption",
+			func() { C.natsio_js_messages_stop(it) },
+			func() { C.natsio_js_messages_free(it) })}
+		runtime.SetFinalizer(c, func(c *Consumption) { c.g.finalize() })
+		return c, nil
+	})
+}
+
+// Next returns the next message, waiting until ctx ends (with ctx's error;
+// for a deadline one that also matches ErrTimeout): the consumption goes
+// on, and a later Next gets the messages that arrive meanwhile. Errors:
+// ErrSubscriptionClosed after Stop (also for a Next blocked while Stop is
+// called) and once the connection is closed (the detail then says
+// "connection closed"), ErrConsumerDeleted or ErrConsumerNotFound once the
+// consumer is gone (the consumption has ended), ErrConnectionClosed.
+//
+// A ctx that can end is checked at least every 20 ms (the library's wait
+// is made in slices that short, as NextMsg's is); with
+// context.Background Next waits in one call until a message comes or
+// Stop.
+func (c *Consumption) Next(ctx context.Context) (*Msg, error) {
+	if c == nil {
+		return nil, errorOf(ErrNullArgument, "nil *Consumption")
+	}
+	defer runtime.KeepAlive(c)
+	var m *C.natsio_msg
+	_, err := c.g.next(ctx, func(wait C.int64_t) C.natsio_status {
+		return C.natsio_js_messages_next(c.ptr, wait, &m)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return pulledMsg(m, c.nc), nil
+}
+
+// Msgs iterates over the consumed messages until Stop or Conn.Close,
+// which end the loop quietly (as in Subscription.Msgs). Any other error
+// (ctx's end, the consumer deleted) is yielded once, last.
+func (c *Consumption) Msgs(ctx context.Context) iter.Seq2[*Msg, error] {
+	return func(yield func(*Msg, error) bool) {
+		for {
+			m, err := c.Next(ctx)
+			// Stopped, or its connection closed: the iteration just ends,
+			// as Subscription.Msgs does.
+			if errors.Is(err, ErrSubscriptionClosed) || errors.Is(err, ErrConnectionClosed) {
+				return
+			}
+			if !yield(m, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// Stop ends the consumption: a Next blocked on another goroutine returns
+// ErrSubscriptionClosed, and so do later ones. Stop waits for a running
+// Next to return, then frees the handle. Messages buffered but not taken
+// are not acknowledged (the server redelivers them after the consumer's
+// AckWait). Safe to call more than once, from any goroutine.
+func (c *Consumption) Stop() {
+	if c != nil {
+		c.g.stop()
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Status is a libnatsio status code (the natsio_status values of natsio.h).
@@ -160,6 +161,13 @@ func (e *AsyncError) Error() string {
 }
 
 func (e *AsyncError) Unwrap() error { return e.Err }
+
+// deadlineReached: err is a library timeout that came from ctx's deadline
+// (the timeout passed to the library was the time left until it).
+func deadlineReached(ctx context.Context, err error) bool {
+	d, ok := ctx.Deadline()
+	return ok && errors.Is(err, ErrTimeout) && !time.Now().Before(d.Add(-5*time.Millisecond))
+}
 
 // contextError is what a call returns when its context ends first: the
 // context's own error, and for a passed deadline one that also matches

@@ -401,6 +401,11 @@ func (nc *Conn) request(ctx context.Context, subject string, hdrs *C.natsio_head
 			// The library's timeout was the context's deadline, or ctx was cancelled.
 			return nil, contextError(ctx)
 		}
+		if deadlineReached(ctx, err) {
+			// The library timed out at the context's deadline a moment
+			// before the context's own timer fired.
+			return nil, &Error{Status: 200, Detail: "context deadline exceeded", cause: context.DeadlineExceeded}
+		}
 		return nil, err
 	}
 	return msgFromView(&r.view, nc, nil), nil

@@ -11,8 +11,11 @@ import "C"
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"runtime"
+	"strings"
+	"sync"
 	"time"
 	"unsafe"
 )
@@ -419,4 +422,200 @@ func (kv *KeyValue) History(ctx context.Context, key string) ([]KeyValueEntry, e
 		}
 		return entries, nil
 	})
+}
+
+// ---- Watch ----
+
+// WatchOpt is an option of Watch, WatchAll and WatchFiltered.
+type WatchOpt func(*C.natsio_kv_watch_options)
+
+// IncludeHistory delivers every kept revision of the matching keys first
+// (oldest first), not only the latest of each.
+func IncludeHistory() WatchOpt {
+	return func(o *C.natsio_kv_watch_options) { o.include_history = true }
+}
+
+// IgnoreDeletes leaves delete and purge markers out.
+func IgnoreDeletes() WatchOpt {
+	return func(o *C.natsio_kv_watch_options) { o.ignore_deletes = true }
+}
+
+// MetaOnly delivers entries without their values.
+func MetaOnly() WatchOpt {
+	return func(o *C.natsio_kv_watch_options) { o.meta_only = true }
+}
+
+// UpdatesOnly skips the current values: only changes made after the watch
+// started are delivered (the initial-values marker comes at once).
+func UpdatesOnly() WatchOpt {
+	return func(o *C.natsio_kv_watch_options) { o.updates_only = true }
+}
+
+// KeyWatcher is a running watch of a bucket (Watch): first the current
+// value of each matching key (or its history with IncludeHistory, or
+// nothing with UpdatesOnly), then a nil entry marking the end of the
+// initial values, then every change as it happens. The library's ordered
+// consumer recovers by itself from gaps and from losing its consumer (a
+// server restart), resuming after the last revision delivered.
+//
+// Read it with Next, or with Updates (not both). All methods are safe for
+// concurrent use. Stop it when done: Stop frees its handle and asks the
+// server to delete its consumer (else a finalizer does, once the watcher
+// is unreachable; a watcher whose Updates channel was taken stays alive
+// until Stop).
+type KeyWatcher struct {
+	ptr *C.natsio_kv_watcher // used while holding g's turn and g.live
+	g   *nextGate
+
+	mu      sync.Mutex
+	updates chan *KeyValueEntry // nil until Updates
+	fed     chan struct{}       // closed when the Updates goroutine has ended
+}
+
+// Watch watches the keys matching keys: one pattern, or several separated
+// by commas ("app.*,users.>"); tokens are separated by dots, "*" matches
+// one whole token and a final ">" the rest, so ">" is every key. ctx
+// bounds the start only (which creates the watch's consumer). Errors:
+// ErrInvalidKey (a bad pattern, "" included), ErrInvalidArgument (a NUL
+// byte), ErrTimeout, ErrConnectionClosed.
+func (kv *KeyValue) Watch(ctx context.Context, keys string, opts ...WatchOpt) (*KeyWatcher, error) {
+	ckeys, err := cString(keys)
+	if err != nil {
+		return nil, err
+	}
+	return kv.watch(ctx, ckeys, opts)
+}
+
+// WatchAll watches every key of the bucket. Otherwise as Watch.
+func (kv *KeyValue) WatchAll(ctx context.Context, opts ...WatchOpt) (*KeyWatcher, error) {
+	return kv.watch(ctx, nil, opts)
+}
+
+// WatchFiltered watches the keys matching any of keys (every key when
+// keys is empty). Otherwise as Watch.
+func (kv *KeyValue) WatchFiltered(ctx context.Context, keys []string, opts ...WatchOpt) (*KeyWatcher, error) {
+	if len(keys) == 0 {
+		return kv.watch(ctx, nil, opts)
+	}
+	for _, k := range keys {
+		if k == "" || strings.Contains(k, ",") {
+			return nil, errorOf(ErrInvalidKey, fmt.Sprintf("invalid key pattern %q", k))
+		}
+	}
+	ckeys, err := cString(strings.Join(keys, ","))
+	if err != nil {
+		return nil, err
+	}
+	return kv.watch(ctx, ckeys, opts)
+}
+
+func (kv *KeyValue) watch(ctx context.Context, ckeys []byte, opts []WatchOpt) (*KeyWatcher, error) {
+	var copts C.natsio_kv_watch_options
+	for _, opt := range opts {
+		opt(&copts)
+	}
+	return kvCall(ctx, kv, func(p *C.natsio_kv) (*KeyWatcher, error) {
+		var w *C.natsio_kv_watcher
+		if err := cCall(func() C.natsio_status { return C.natsio_kv_watch(p, cPtr(ckeys), &copts, &w) }); err != nil {
+			return nil, err
+		}
+		kw := &KeyWatcher{ptr: w, g: newNextGate("watch",
+			func() { C.natsio_kv_watcher_stop(w) },
+			func() { C.natsio_kv_watcher_free(w) })}
+		runtime.SetFinalizer(kw, func(kw *KeyWatcher) { kw.g.finalize() })
+		return kw, nil
+	})
+}
+
+// next reads one event: an entry, or (nil, nil) for the initial-values
+// marker.
+func (w *KeyWatcher) next(ctx context.Context) (*KeyValueEntry, error) {
+	defer runtime.KeepAlive(w)
+	var e *C.natsio_kv_entry
+	st, err := w.g.next(ctx, func(wait C.int64_t) C.natsio_status {
+		return C.natsio_kv_watcher_next(w.ptr, wait, &e)
+	})
+	if err != nil || st == C.NATSIO_DONE {
+		return nil, err
+	}
+	defer C.natsio_kv_entry_free(e)
+	return entryFrom(e), nil
+}
+
+// Next returns the next entry, waiting until ctx ends (with ctx's error;
+// for a deadline one that also matches ErrTimeout; the watch goes on).
+// It returns (nil, nil) exactly once, after the initial values (at once
+// for UpdatesOnly or when nothing matches). An entry's Operation says put,
+// delete or purge; for initial values Delta counts the key's newer
+// revisions. Errors: ErrSubscriptionClosed after Stop (also for a Next
+// blocked while Stop is called) and once the connection is closed (the
+// detail then says "connection closed"), ErrIllegalState once Updates
+// was called. A ctx that can end is checked at least every
+// 20 ms, as in Consumption.Next.
+func (w *KeyWatcher) Next(ctx context.Context) (*KeyValueEntry, error) {
+	if w == nil {
+		return nil, errorOf(ErrNullArgument, "nil *KeyWatcher")
+	}
+	w.mu.Lock()
+	feeding := w.updates != nil
+	w.mu.Unlock()
+	if feeding {
+		return nil, errorOf(ErrIllegalState, "the watch is read through Updates")
+	}
+	return w.next(ctx)
+}
+
+// Updates is a channel of the watch's entries, as in nats.go: the initial
+// values, one nil entry when they have all been delivered, then the
+// changes. A goroutine feeds it until the watch ends; the channel is then
+// closed: after Stop (Stop waits for it), or when the connection closed.
+// Every call returns the same channel; after Stop a closed one.
+func (w *KeyWatcher) Updates() <-chan *KeyValueEntry {
+	if w == nil {
+		ch := make(chan *KeyValueEntry)
+		close(ch)
+		return ch
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.updates == nil {
+		w.updates = make(chan *KeyValueEntry, 64)
+		w.fed = make(chan struct{})
+		go w.feed(w.updates, w.fed)
+	}
+	return w.updates
+}
+
+func (w *KeyWatcher) feed(ch chan<- *KeyValueEntry, fed chan<- struct{}) {
+	defer close(fed)
+	defer close(ch)
+	for {
+		e, err := w.next(context.Background())
+		if err != nil {
+			return
+		}
+		select {
+		case ch <- e:
+		case <-w.g.done:
+			return
+		}
+	}
+}
+
+// Stop ends the watch: a Next blocked on another goroutine returns
+// ErrSubscriptionClosed, and so do later ones; the Updates channel is
+// closed. Stop waits for a running Next (and the Updates goroutine) to
+// end, then frees the handle, which asks the server to delete the watch's
+// consumer. Safe to call more than once, from any goroutine.
+func (w *KeyWatcher) Stop() {
+	if w == nil {
+		return
+	}
+	w.g.stop()
+	w.mu.Lock()
+	fed := w.fed
+	w.mu.Unlock()
+	if fed != nil {
+		<-fed
+	}
 }
