@@ -324,6 +324,45 @@ export interface KvStatus {
 
 export type KvValue = string | Uint8Array | ArrayBuffer | ArrayBufferView;
 
+export interface KvWatchOptions {
+  /** A key pattern ('a.*', 'a.>', '*.b'), or several; default every key. InvalidKeyError for a bad one. */
+  key?: string | string[];
+  /** Every kept revision first, not only the latest per key. */
+  includeHistory?: boolean;
+  /** Leave out delete and purge markers. */
+  ignoreDeletes?: boolean;
+  /** Entries without their values (key, revision, operation). */
+  metaOnly?: boolean;
+  /** No initial values: only changes made after the watch started. */
+  updatesOnly?: boolean;
+}
+
+/**
+ * A running watch (kv.watch): the initial values (latest per key, or the
+ * history, or none with updatesOnly), then every change. Each read waits on
+ * the libuv threadpool in bounded slices, only while the iteration waits
+ * for a value. It recovers by itself if its server-side consumer is lost.
+ */
+export class KvWatcher implements AsyncIterableIterator<KvEntry> {
+  readonly bucket: string;
+  /**
+   * Resolves true once the iteration has gone past the initial values (every
+   * entry yielded before is an initial value, every later one a change), or
+   * false if the watch ended first. Reached by iterating: it does not resolve
+   * while nobody iterates. Never rejects.
+   */
+  readonly initialized: Promise<boolean>;
+  /** Resolves once the watch is over and its library handle freed: undefined, or the error that ended it. */
+  readonly closed: Promise<NatsError | undefined>;
+  readonly isClosed: boolean;
+  /** Ends the iteration at once (a pending next() resolves done) and frees the watch. Idempotent. */
+  stop(): void;
+  next(): Promise<IteratorResult<KvEntry, undefined>>;
+  /** Breaking out of `for await` stops. */
+  return(): Promise<IteratorResult<KvEntry, undefined>>;
+  [Symbol.asyncIterator](): this;
+}
+
 export class KV {
   readonly bucket: string;
   readonly isClosed: boolean;
@@ -343,6 +382,8 @@ export class KV {
   keys(): Promise<string[]>;
   /** Every kept revision of `key`, oldest first, markers included; KeyNotFoundError if none. */
   history(key: string): Promise<KvEntry[]>;
+  /** Watches the bucket (see KvWatcher); InvalidKeyError for a bad pattern. */
+  watch(opts?: KvWatchOptions): Promise<KvWatcher>;
   /** Frees the handle (the bucket stays); later calls reject with IllegalStateError. Idempotent. */
   close(): void;
 }
@@ -422,6 +463,40 @@ export interface FetchOptions {
   heartbeat?: number;
 }
 
+export interface ConsumeOptions {
+  /** Messages kept requested (and buffered) at most (default 500). */
+  maxMessages?: number;
+  /** Lifetime of each pull request, ms (default 30000, at least 1000). */
+  expires?: number;
+  /** Idle heartbeat interval, ms (default half of expires, at most 15000; at most half of expires). */
+  heartbeat?: number;
+}
+
+/**
+ * A continuous pull (js.consume): an async iterator of JsMsg that goes on
+ * across idle periods until stop(), `break`, nc.close() (the loop ends) or
+ * the consumer's deletion (the loop throws ConsumerDeletedError or
+ * ConsumerNotFoundError). Each read waits on the libuv threadpool in
+ * bounded slices, only while the iteration waits for a message.
+ */
+export class ConsumerMessages implements AsyncIterableIterator<JsMsg> {
+  readonly stream: string;
+  readonly consumer: string;
+  /** Resolves once the consumption is over and its library handle freed: undefined, or the error that ended it. */
+  readonly closed: Promise<NatsError | undefined>;
+  readonly isClosed: boolean;
+  /**
+   * Ends the iteration at once (a pending next() resolves done) and stops
+   * pulling; messages buffered but not yielded are not acked (the server
+   * redelivers them after the ack wait). Idempotent.
+   */
+  stop(): void;
+  next(): Promise<IteratorResult<JsMsg, undefined>>;
+  /** Breaking out of `for await` stops. */
+  return(): Promise<IteratorResult<JsMsg, undefined>>;
+  [Symbol.asyncIterator](): this;
+}
+
 export interface Consumers {
   /** Creates a pull consumer from a ConsumerConfig (server field names); resolves with its ConsumerInfo. */
   add(stream: string, cfg: JsonObject): Promise<JsonObject>;
@@ -458,6 +533,8 @@ export class JetStreamClient {
   fetch(stream: string, consumer: string, opts?: FetchOptions): Promise<JsMsg[]>;
   /** One message; NoMessagesError when none arrives within `timeout` ms (default 5000). */
   next(stream: string, consumer: string, opts?: number | { timeout?: number }): Promise<JsMsg>;
+  /** Consumes continuously (see ConsumerMessages); ConsumerNotFoundError if there is no such consumer. */
+  consume(stream: string, consumer: string, opts?: ConsumeOptions): Promise<ConsumerMessages>;
   /** Frees the context (acks of sent publishes still arrive; KV handles live on). Idempotent. */
   close(): void;
 }
@@ -521,7 +598,7 @@ export class TooManyStalledMsgsError extends CodedError {}
 export class AsyncPublishTimeoutError extends CodedError {}
 /** A fetch or next ended without a message (next rejects with it; fetch resolves []). */
 export class NoMessagesError extends CodedError {}
-/** The consumer was deleted while a fetch waited on it. */
+/** The consumer was deleted while a fetch or consume waited on it. */
 export class ConsumerDeletedError extends CodedError {}
 /** A second ack, nak or term of the same JsMsg. */
 export class MessageAlreadyAckedError extends CodedError {}

@@ -1011,6 +1011,28 @@ class KV {
     return (await native.kvHistory(this._handle, key)).map((raw) => new KvEntry(raw));
   }
 
+  /**
+   * Watches the bucket: resolves with a KvWatcher, an async iterator of
+   * KvEntry (see KvWatcher). Options: key (a pattern such as 'a.*' or
+   * 'a.>', or an array of them; default every key), includeHistory,
+   * ignoreDeletes, metaOnly (entries without values), updatesOnly (no
+   * initial values). Rejects with InvalidKeyError for a bad pattern.
+   */
+  async watch(opts) {
+    if (opts !== undefined && opts !== null && typeof opts !== 'object') {
+      throw new TypeError('watch options must be an object');
+    }
+    const o = opts ?? {};
+    const keys = watchKeys(o.key ?? o.keys);
+    const flags = {
+      includeHistory: Boolean(o.includeHistory),
+      ignoreDeletes: Boolean(o.ignoreDeletes),
+      metaOnly: Boolean(o.metaOnly),
+      updatesOnly: Boolean(o.updatesOnly),
+    };
+    return new KvWatcher(await native.kvWatch(this._handle, keys, flags), this.bucket);
+  }
+
   /** {bucket, values, history, ttl (ms), bytes, storage, streamInfo}. */
   async status() {
     const info = JSON.parse(await native.kvStatus(this._handle));
@@ -1114,7 +1136,7 @@ function timeoutOption(opts) {
 }
 
 /**
- * A message consumed from a pull consumer (js.fetch / js.next). It owns its
+ * A message consumed from a pull consumer (js.fetch / js.next / js.consume). It owns its
  * library message: acknowledgements go through the library, which refuses
  * a second ack, nak or term (MessageAlreadyAckedError); the library message
  * is freed when the JsMsg is garbage collected.
@@ -1219,6 +1241,231 @@ function fetchOptions(opts) {
   }
   out.noWait = Boolean(opts.noWait ?? opts.no_wait);
   return out;
+}
+
+// Continuous pulls (js.consume) and KV watches (kv.watch) read a C handle
+// whose next blocks: each read is one addon job on the libuv threadpool,
+// bounded by SLICE_MS so no pool thread is held longer than that; an empty
+// slice is simply asked again while the iteration wants a value. A job
+// also takes what is already buffered, up to BATCH_MAX items.
+const SLICE_MS = 1000;
+const BATCH_MAX = 64;
+const SKIP = Symbol('skip');
+
+/**
+ * The common async iterator: one pending read at a time, items served in
+ * order to the callers of next(). stop() ends it at once (items already
+ * read are dropped) and frees the C handle once the pending read, woken by
+ * the stop, came back; `closed` resolves then.
+ */
+class PullIterator {
+  constructor(handle, nextFn, stopFn, batch) {
+    this._handle = handle;
+    this._nextFn = nextFn;
+    this._stopFn = stopFn;
+    this._batch = batch;
+    this._items = [];
+    this._waiters = [];
+    this._inflight = false;
+    this._ended = false; // no more reads: stopped, or the C handle ended
+    this._stopped = false;
+    this._error = null; // thrown once by next(), after the items before it
+    this._endError = undefined;
+    this._closedResolve = null;
+    /** Resolves (with undefined, or the error that ended it) once the
+     * iteration is over and its library handle is freed. Never rejects. */
+    this.closed = new Promise((resolve) => {
+      this._closedResolve = resolve;
+    });
+  }
+
+  get isClosed() {
+    return this._ended;
+  }
+
+  next() {
+    return new Promise((resolve, reject) => {
+      this._waiters.push({ resolve, reject });
+      this._serve();
+    });
+  }
+
+  /** Breaking out of `for await` stops. */
+  return() {
+    this.stop();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  /** Stops at once: a pending next() resolves done (a for-await loop ends
+   * without an error); items read but not yet yielded are dropped.
+   * Idempotent. */
+  stop() {
+    if (this._ended) return;
+    this._stopped = true;
+    this._items.length = 0;
+    this._end(null);
+    this._serve();
+  }
+
+  _serve() {
+    while (this._waiters.length > 0) {
+      if (this._items.length > 0) {
+        const value = this._convert(this._items.shift());
+        if (value !== SKIP) this._waiters.shift().resolve({ value, done: false });
+        continue;
+      }
+      if (this._ended) {
+        const w = this._waiters.shift();
+        const error = this._error;
+        this._error = null;
+        if (error) w.reject(error);
+        else w.resolve({ value: undefined, done: true });
+        continue;
+      }
+      if (!this._inflight) this._read();
+      return;
+    }
+  }
+
+  async _read() {
+    this._inflight = true;
+    let items;
+    try {
+      items = await this._nextFn(this._handle, SLICE_MS, this._batch);
+    } catch (e) {
+      items = [e];
+    }
+    this._inflight = false;
+    if (this._ended) {
+      // Stopped meanwhile: what this read brought is dropped.
+      this._maybeClosed();
+      return;
+    }
+    for (const item of items) {
+      if (item === null) {
+        this._end(null);
+        break;
+      }
+      if (item instanceof Error) {
+        // The connection closing ends an iteration cleanly, as it ends a
+        // subscription's.
+        this._end(item.status === Status.CONNECTION_CLOSED ? null : item);
+        break;
+      }
+      this._items.push(item);
+    }
+    this._serve();
+  }
+
+  _end(error) {
+    if (this._ended) return;
+    this._ended = true;
+    this._error = error;
+    this._endError = error ?? undefined;
+    this._stopFn(this._handle); // wakes a pending read; frees the handle once none is
+    this._onEnd();
+    this._maybeClosed();
+  }
+
+  _maybeClosed() {
+    if (this._ended && !this._inflight) this._closedResolve(this._endError);
+  }
+
+  _onEnd() {}
+}
+
+/**
+ * A continuous pull from a consumer (js.consume): an async iterator of
+ * JsMsg. The library keeps `maxMessages` requested and re-requests as they
+ * are taken, so the iteration goes on across idle periods and request
+ * expiries until stop(), `break`, the consumer's deletion (the loop throws
+ * ConsumerDeletedError or ConsumerNotFoundError) or nc.close() (the loop
+ * ends).
+ */
+class ConsumerMessages extends PullIterator {
+  constructor(handle, stream, consumer, batch) {
+    super(handle, native.jsMessagesNext, native.jsMessagesStop, batch);
+    /** @type {string} */
+    this.stream = stream;
+    /** @type {string} */
+    this.consumer = consumer;
+  }
+
+  _convert(raw) {
+    return new JsMsg(raw);
+  }
+}
+
+/**
+ * A running watch of a KV bucket (kv.watch): an async iterator of KvEntry,
+ * first the current values (or the history, or none with updatesOnly),
+ * then every change. `initialized` resolves true when the iteration has
+ * gone past the initial values (in order: every entry yielded before it
+ * resolves is an initial value, every later one a change), or false if the
+ * watch ended before that. The watch survives the loss of its server-side
+ * consumer (it is recreated after the last revision seen).
+ */
+class KvWatcher extends PullIterator {
+  constructor(handle, bucket) {
+    super(handle, native.kvWatcherNext, native.kvWatcherStop, BATCH_MAX);
+    /** @type {string} */
+    this.bucket = bucket;
+    this._initResolve = null;
+    /** @type {Promise<boolean>} */
+    this.initialized = new Promise((resolve) => {
+      this._initResolve = resolve;
+    });
+  }
+
+  _convert(raw) {
+    if (raw === true) {
+      this._initResolve(true);
+      return SKIP;
+    }
+    return new KvEntry(raw);
+  }
+
+  _onEnd() {
+    this._initResolve(false);
+  }
+}
+
+function consumeOptions(opts) {
+  if (opts === undefined || opts === null) return {};
+  if (typeof opts !== 'object') throw new TypeError('consume options must be an object');
+  const out = {};
+  for (const [name, alias] of [
+    ['maxMessages', 'max_messages'],
+    ['expires', 'expires'],
+    ['heartbeat', 'idle_heartbeat'],
+  ]) {
+    const v = opts[name] ?? opts[alias];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw new TypeError(`${name} must be a number`);
+    out[name] = v;
+  }
+  return out;
+}
+
+/** kv.watch's key option: undefined/null (every key), a pattern, or an
+ * array of them. */
+function watchKeys(key) {
+  if (key === undefined || key === null) return null;
+  if (typeof key === 'string') return key;
+  if (Array.isArray(key)) {
+    if (key.length === 0) return null;
+    for (const k of key) {
+      if (typeof k !== 'string') throw new TypeError('key must be a string or an array of strings');
+      // The library takes several patterns as one comma-separated list.
+      if (k.includes(',') || k === '') throw makeError(Status.INVALID_KEY, `invalid key pattern: '${k}'`);
+    }
+    return key.join(',');
+  }
+  throw new TypeError('key must be a string or an array of strings');
 }
 
 /** js.consumers: pull consumer management. */
@@ -1366,6 +1613,23 @@ class JetStreamClient {
    */
   async fetch(stream, consumer, opts) {
     return (await native.jsFetch(this._handle, stream, consumer, fetchOptions(opts))).map((raw) => new JsMsg(raw));
+  }
+
+  /**
+   * Consumes the pull consumer `consumer` of `stream` continuously:
+   * resolves with a ConsumerMessages, an async iterator of JsMsg
+   * (`for await (const m of msgs)`), with stop() and `closed`. Options:
+   * maxMessages (kept requested and buffered, default 500), expires (ms,
+   * lifetime of each pull request, default 30000, at least 1000),
+   * heartbeat (ms, default half of expires, at most 15000; at most half of
+   * expires). Rejects with ConsumerNotFoundError when there is no such
+   * consumer.
+   */
+  async consume(stream, consumer, opts) {
+    const o = consumeOptions(opts);
+    const handle = await native.jsConsume(this._handle, stream, consumer, o);
+    const batch = Math.min(BATCH_MAX, o.maxMessages > 0 ? o.maxMessages : BATCH_MAX);
+    return new ConsumerMessages(handle, stream, consumer, batch);
   }
 
   /** One message from the pull consumer; rejects with NoMessagesError when
@@ -1531,6 +1795,8 @@ module.exports = {
   StoredMsg,
   JsMsg,
   JsMsgInfo,
+  ConsumerMessages,
+  KvWatcher,
   Status,
   version: native.version(),
   ...errors,

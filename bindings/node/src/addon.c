@@ -1617,7 +1617,7 @@ static napi_value js_sub_info(napi_env env, napi_callback_info info) {
  * token path of request() (EV_TOKEN with token_has_msg = TOKEN_PUB_ACK).
  */
 
-enum { JSH_JS = 1, JSH_KV = 2, JSH_MSG = 3 };
+enum { JSH_JS = 1, JSH_KV = 2, JSH_MSG = 3, JSH_CONSUME = 4, JSH_WATCH = 5 };
 
 static const napi_type_tag JS_HANDLE_TAG = {0x6e617473696f4a53ULL, 0x68616e646c653031ULL};
 
@@ -1626,6 +1626,8 @@ typedef struct js_handle {
     natsio_js *js;
     natsio_kv *kv;
     natsio_msg *msg;
+    natsio_js_messages *it; /* JSH_CONSUME */
+    natsio_kv_watcher *w;   /* JSH_WATCH */
     int jobs;       /* jobs in flight (JS thread only) */
     bool closed;    /* close() ran: no new calls */
     bool finalized; /* the external is gone */
@@ -1637,11 +1639,22 @@ static void jsh_maybe_free(js_handle *h) {
         natsio_js_free(h->js);
         natsio_kv_free(h->kv);
         natsio_msg_free(h->msg);
+        natsio_js_messages_free(h->it);
+        natsio_kv_watcher_free(h->w);
         h->js = NULL;
         h->kv = NULL;
         h->msg = NULL;
+        h->it = NULL;
+        h->w = NULL;
     }
     if (h->finalized) free(h);
+}
+
+/* A consumption or watch: wakes its pending next (if any). Thread-safe in
+ * the core; the free waits for the job to come back. */
+static void jsh_stop(js_handle *h) {
+    natsio_js_messages_stop(h->it);
+    natsio_kv_watcher_stop(h->w);
 }
 
 static void jsh_finalize(napi_env env, void *data, void *hint) {
@@ -1649,6 +1662,7 @@ static void jsh_finalize(napi_env env, void *data, void *hint) {
     (void)hint;
     js_handle *h = data;
     h->finalized = true;
+    jsh_stop(h);
     jsh_maybe_free(h);
 }
 
@@ -1679,9 +1693,11 @@ static napi_value jsh_wrap(napi_env env, int kind, natsio_js *js, natsio_kv *kv,
 /* The open handle of `kind` behind `v`; NULL with a pending exception. */
 static js_handle *get_jsh(napi_env env, napi_value v, int kind) {
     static const char *const not_a[] = {"", "not a natsio JetStream handle", "not a natsio KV handle",
-                                        "not a natsio JetStream message"};
+                                        "not a natsio JetStream message", "not a natsio consumption",
+                                        "not a natsio KV watch"};
     static const char *const closed[] = {"", "the JetStream context is closed", "the KV bucket handle is closed",
-                                         "the JetStream message is released"};
+                                         "the JetStream message is released", "the consumption is stopped",
+                                         "the KV watch is stopped"};
     bool tagged = false;
     void *p = NULL;
     if (napi_check_object_type_tag(env, v, &JS_HANDLE_TAG, &tagged) != napi_ok || !tagged ||
@@ -1844,6 +1860,16 @@ struct job {
     natsio_msg *msg;
     natsio_msg_list *mlist;
     natsio_kv_entry_list *elist;
+    /* consume / watch */
+    natsio_consume_options co;
+    natsio_kv_watch_options wo;
+    natsio_js_messages *it;
+    natsio_kv_watcher *w;
+    natsio_msg **msgs;       /* a batch of next(): `count` of `cap` */
+    natsio_kv_entry **ents;  /* NULL entries are the initial-values marker */
+    size_t count, cap;
+    int32_t end_status;      /* the status that ended the batch (not TIMEOUT) */
+    char *end_detail;
 };
 
 static void job_free(job *j) {
@@ -1861,6 +1887,15 @@ static void job_free(job *j) {
     natsio_msg_free(j->msg);
     natsio_msg_list_free(j->mlist);
     natsio_kv_entry_list_free(j->elist);
+    natsio_js_messages_free(j->it);
+    natsio_kv_watcher_free(j->w);
+    for (size_t i = 0; i < j->count; i++) {
+        if (j->msgs) natsio_msg_free(j->msgs[i]);
+        if (j->ents) natsio_kv_entry_free(j->ents[i]);
+    }
+    free(j->msgs);
+    free(j->ents);
+    free(j->end_detail);
     free(j);
 }
 
@@ -1986,8 +2021,9 @@ out:
     return result;
 }
 
-/* jsClose(js) / kvClose(kv): frees the C handle (once no job uses it).
- * Closing twice is fine. */
+/* jsClose(js) / kvClose(kv) / jsMessagesStop(it) / kvWatcherStop(w): frees
+ * the C handle once no job uses it; a consumption or watch is stopped first,
+ * so its pending next returns (and its job frees it). Closing twice is fine. */
 static napi_value jsh_close(napi_env env, napi_callback_info info) {
     size_t argc = 1;
     napi_value argv[1];
@@ -2001,6 +2037,7 @@ static napi_value jsh_close(napi_env env, napi_callback_info info) {
     }
     js_handle *h = p;
     h->closed = true;
+    jsh_stop(h);
     jsh_maybe_free(h);
     return NULL;
 }
@@ -2766,6 +2803,213 @@ static napi_value js_kv_history(napi_env env, napi_callback_info info) {
 }
 
 /* ------------------------------------------------------------------ */
+/* Continuous consumption (js.consume) and KV watches (kv.watch)        */
+/*
+ * natsio_js_consume / natsio_kv_watch return a handle of their own
+ * (JSH_CONSUME / JSH_WATCH) whose next blocks. The JS layer reads it with
+ * one next job at a time on the threadpool, each bounded by a slice
+ * (timeout_ms from JS): a TIMEOUT just means "ask again", so no threadpool
+ * thread is held for longer than a slice and the JS side loops while the
+ * iteration wants values. After the first value a job takes what is
+ * already buffered (timeout 0) up to a batch size, so a busy consumption
+ * costs one threadpool round trip per batch, not per message.
+ *
+ * stop() is jsh_close: natsio_*_stop (any thread: it wakes the pending
+ * next, which returns SUBSCRIPTION_CLOSED), then the C handle is freed
+ * once no job uses it, i.e. never while a next runs (the C contract).
+ *
+ * A next job resolves with an array of items in order: a message
+ * ([handle, subject, reply, data, headers]) or an entry (kv_entry_to_js),
+ * `true` for the watch's initial-values marker, and last, if the batch
+ * ended with a status other than TIMEOUT, `null` (SUBSCRIPTION_CLOSED:
+ * stopped) or the error object (consumer deleted, connection closed...).
+ * An empty array: the slice passed without anything.
+ */
+
+static napi_value jsh_wrap_stream(napi_env env, int kind, natsio_js_messages *it, natsio_kv_watcher *w) {
+    napi_value ext = jsh_wrap(env, kind, NULL, NULL, NULL);
+    js_handle *h = NULL;
+    if (!ext || napi_get_value_external(env, ext, (void **)&h) != napi_ok || !h) {
+        natsio_js_messages_free(it);
+        natsio_kv_watcher_free(w);
+        return NULL;
+    }
+    h->it = it;
+    h->w = w;
+    return ext;
+}
+
+static int32_t exec_consume(job *j) { return natsio_js_consume(j->h->js, j->a, j->b, &j->co, &j->it); }
+
+static napi_value result_consume(napi_env env, job *j) {
+    natsio_js_messages *it = j->it;
+    j->it = NULL;
+    return jsh_wrap_stream(env, JSH_CONSUME, it, NULL);
+}
+
+/* jsConsume(js, stream, consumer, {maxMessages, expires, heartbeat}) -> Promise<external> */
+static napi_value js_js_consume(napi_env env, napi_callback_info info) {
+    size_t argc = 4;
+    napi_value argv[4];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    if (!get_req_string(env, argv[1], "stream name", &j->a) || !get_req_string(env, argv[2], "consumer name", &j->b)) {
+        job_free(j);
+        return NULL;
+    }
+    napi_valuetype t = napi_undefined;
+    if (argc > 3) napi_typeof(env, argv[3], &t);
+    if (t == napi_object) {
+        j->co.max_messages = get_i64(env, prop(env, argv[3], "maxMessages"), 0);
+        j->co.expires_ms = get_i64(env, prop(env, argv[3], "expires"), 0);
+        j->co.idle_heartbeat_ms = get_i64(env, prop(env, argv[3], "heartbeat"), 0);
+    }
+    return job_queue(env, j, "natsio.jsConsume", exec_consume, result_consume);
+}
+
+/* Records how a batch ended (TIMEOUT: it did not end, just paused). */
+static void batch_end(job *j, int32_t st) {
+    if (st == NATSIO_ERR_TIMEOUT) return;
+    j->end_status = st;
+    if (st != NATSIO_ERR_SUBSCRIPTION_CLOSED) j->end_detail = dup_str(natsio_last_error());
+}
+
+static int32_t exec_messages_next(job *j) {
+    natsio_msg *m = NULL;
+    int32_t st = natsio_js_messages_next(j->h->it, j->ms, &m);
+    while (st == NATSIO_OK) {
+        j->msgs[j->count++] = m;
+        if (j->count == j->cap) return NATSIO_OK;
+        st = natsio_js_messages_next(j->h->it, 0, &m);
+    }
+    batch_end(j, st);
+    return NATSIO_OK;
+}
+
+static int32_t exec_watcher_next(job *j) {
+    natsio_kv_entry *e = NULL;
+    int32_t st = natsio_kv_watcher_next(j->h->w, j->ms, &e);
+    while (st == NATSIO_OK || st == NATSIO_DONE) {
+        j->ents[j->count++] = st == NATSIO_OK ? e : NULL;
+        if (j->count == j->cap) return NATSIO_OK;
+        e = NULL;
+        st = natsio_kv_watcher_next(j->h->w, 0, &e);
+    }
+    batch_end(j, st);
+    return NATSIO_OK;
+}
+
+/* The batch as JS items (see above); the handles take the messages over. */
+static napi_value result_batch(napi_env env, job *j) {
+    napi_value arr, v;
+    napi_create_array_with_length(env, j->count + (j->end_status ? 1 : 0), &arr);
+    for (size_t i = 0; i < j->count; i++) {
+        if (j->msgs) {
+            natsio_msg *m = j->msgs[i];
+            j->msgs[i] = NULL;
+            v = js_msg_to_js(env, m);
+            if (!v) return NULL;
+        } else if (j->ents[i]) {
+            v = kv_entry_to_js(env, j->ents[i]);
+        } else {
+            napi_get_boolean(env, true, &v);
+        }
+        napi_set_element(env, arr, (uint32_t)i, v);
+    }
+    if (j->end_status) {
+        if (j->end_status == NATSIO_ERR_SUBSCRIPTION_CLOSED)
+            napi_get_null(env, &v);
+        else
+            v = make_error(env, j->end_status, j->end_detail);
+        napi_set_element(env, arr, (uint32_t)j->count, v);
+    }
+    return arr;
+}
+
+/* jsMessagesNext(it, sliceMs, batchMax) / kvWatcherNext(w, sliceMs,
+ * batchMax) -> Promise<array of items>. One at a time per handle. */
+static napi_value stream_next(napi_env env, napi_callback_info info, int kind) {
+    size_t argc = 3;
+    napi_value argv[3];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], kind);
+    if (!h) return NULL;
+    if (h->jobs > 0) {
+        throw_status(env, NATSIO_ERR_ILLEGAL_STATE, "a next call is already pending");
+        return NULL;
+    }
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    j->ms = get_i64(env, argv[1], 1000);
+    int64_t cap = get_i64(env, argv[2], 1);
+    j->cap = cap < 1 ? 1 : cap > 1024 ? 1024 : (size_t)cap;
+    if (kind == JSH_CONSUME)
+        j->msgs = calloc(j->cap, sizeof *j->msgs);
+    else
+        j->ents = calloc(j->cap, sizeof *j->ents);
+    if (!j->msgs && !j->ents) {
+        job_free(j);
+        throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
+        return NULL;
+    }
+    return job_queue(env, j, kind == JSH_CONSUME ? "natsio.jsMessagesNext" : "natsio.kvWatcherNext",
+                     kind == JSH_CONSUME ? exec_messages_next : exec_watcher_next, result_batch);
+}
+
+static napi_value js_messages_next(napi_env env, napi_callback_info info) {
+    return stream_next(env, info, JSH_CONSUME);
+}
+
+static napi_value js_watcher_next(napi_env env, napi_callback_info info) {
+    return stream_next(env, info, JSH_WATCH);
+}
+
+static int32_t exec_kv_watch(job *j) { return natsio_kv_watch(j->h->kv, j->a, &j->wo, &j->w); }
+
+static napi_value result_kv_watch(napi_env env, job *j) {
+    natsio_kv_watcher *w = j->w;
+    j->w = NULL;
+    return jsh_wrap_stream(env, JSH_WATCH, NULL, w);
+}
+
+static bool opt_flag(napi_env env, napi_value obj, const char *name) {
+    bool b = false;
+    napi_valuetype t = napi_undefined;
+    napi_value v = prop(env, obj, name);
+    if (v) napi_typeof(env, v, &t);
+    if (t == napi_boolean) napi_get_value_bool(env, v, &b);
+    return b;
+}
+
+/* kvWatch(kv, keys|null ("a.*,b.>"), {includeHistory, ignoreDeletes,
+ * metaOnly, updatesOnly}) -> Promise<external> */
+static napi_value js_kv_watch(napi_env env, napi_callback_info info) {
+    size_t argc = 3;
+    napi_value argv[3];
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], JSH_KV);
+    if (!h) return NULL;
+    job *j = job_new(env, h);
+    if (!j) return NULL;
+    if (!get_opt_string(env, argv[1], &j->a)) {
+        job_free(j);
+        return NULL;
+    }
+    napi_valuetype t = napi_undefined;
+    if (argc > 2) napi_typeof(env, argv[2], &t);
+    if (t == napi_object) {
+        j->wo.include_history = opt_flag(env, argv[2], "includeHistory");
+        j->wo.ignore_deletes = opt_flag(env, argv[2], "ignoreDeletes");
+        j->wo.meta_only = opt_flag(env, argv[2], "metaOnly");
+        j->wo.updates_only = opt_flag(env, argv[2], "updatesOnly");
+    }
+    return job_queue(env, j, "natsio.kvWatch", exec_kv_watch, result_kv_watch);
+}
+
+/* ------------------------------------------------------------------ */
 /* module setup and teardown                                            */
 
 static napi_value js_status_str(napi_env env, napi_callback_info info) {
@@ -2962,6 +3206,12 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
         FN("jsMsgAck", js_msg_ack),
         FN("jsMsgAckSync", js_msg_ack_sync),
         FN("jsMsgMetadata", js_msg_metadata),
+        FN("jsConsume", js_js_consume),
+        FN("jsMessagesNext", js_messages_next),
+        FN("jsMessagesStop", jsh_close),
+        FN("kvWatch", js_kv_watch),
+        FN("kvWatcherNext", js_watcher_next),
+        FN("kvWatcherStop", jsh_close),
 #undef FN
     };
     napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
