@@ -31,7 +31,6 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
-	"reflect"
 	"runtime"
 	"sync"
 	"time"
@@ -126,17 +125,7 @@ func (c ConsumerConfig) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads the listed fields and keeps the others in Extra.
 func (c *ConsumerConfig) UnmarshalJSON(b []byte) error {
 	type plain ConsumerConfig
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	extra, err := unlistedFields(b, reflect.TypeOf(p))
-	if err != nil {
-		return err
-	}
-	p.Extra = extra
-	*c = ConsumerConfig(p)
-	return nil
+	return unmarshalWithExtra(b, (*plain)(c), func(p *plain) *map[string]any { return &p.Extra })
 }
 
 // SequenceInfo is a consumer's position: the last message delivered, or
@@ -178,11 +167,7 @@ func (js *JetStream) consumerConfigCall(ctx context.Context, stream string, cfg 
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, errorOf(ErrConfig, err.Error())
-	}
-	ccfg, err := cString(string(b))
+	ccfg, err := configCString(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -260,14 +245,9 @@ func (js *JetStream) ConsumerNames(ctx context.Context, stream string) ([]string
 	if err != nil {
 		return nil, err
 	}
-	raw, err := jsString(ctx, js, func(p *C.natsio_js, out **C.char) C.natsio_status {
+	return stringList(jsString(ctx, js, func(p *C.natsio_js, out **C.char) C.natsio_status {
 		return C.natsio_js_consumer_names(p, cPtr(cstream), out)
-	})
-	if err != nil {
-		return nil, err
-	}
-	names := []string{}
-	return names, json.Unmarshal([]byte(raw), &names)
+	}))
 }
 
 func cNames(stream, consumer string) ([]byte, []byte, error) {

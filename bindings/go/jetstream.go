@@ -317,6 +317,26 @@ func jsString(ctx context.Context, js *JetStream, call func(*C.natsio_js, **C.ch
 	})
 }
 
+// stringList decodes raw, a JSON array of strings (an empty slice, not
+// nil, for []), unless err is set.
+func stringList(raw string, err error) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	list := []string{}
+	return list, json.Unmarshal([]byte(raw), &list)
+}
+
+// configCString is cfg's JSON as a C string (ErrConfig when cfg does not
+// marshal).
+func configCString(cfg any) ([]byte, error) {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, errorOf(ErrConfig, err.Error())
+	}
+	return cString(string(b))
+}
+
 // AccountInfo is the account's JetStream usage and limits.
 type AccountInfo struct {
 	Memory    uint64        `json:"memory"`
@@ -750,17 +770,7 @@ func (c StreamConfig) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads the listed fields and keeps the others in Extra.
 func (c *StreamConfig) UnmarshalJSON(b []byte) error {
 	type plain StreamConfig
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	extra, err := unlistedFields(b, reflect.TypeOf(p))
-	if err != nil {
-		return err
-	}
-	p.Extra = extra
-	*c = StreamConfig(p)
-	return nil
+	return unmarshalWithExtra(b, (*plain)(c), func(p *plain) *map[string]any { return &p.Extra })
 }
 
 // marshalWithExtra marshals v (a struct without a MarshalJSON) and adds
@@ -785,6 +795,23 @@ func marshalWithExtra(v any, extra map[string]any) ([]byte, error) {
 		m[k] = raw
 	}
 	return json.Marshal(m)
+}
+
+// unmarshalWithExtra decodes b into a fresh T (a struct without an
+// UnmarshalJSON of its own), sets its Extra (reached through extra) to the
+// members no field names, and only then stores it in *dst.
+func unmarshalWithExtra[T any](b []byte, dst *T, extra func(*T) *map[string]any) error {
+	var p T
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	m, err := unlistedFields(b, reflect.TypeOf(p))
+	if err != nil {
+		return err
+	}
+	*extra(&p) = m
+	*dst = p
+	return nil
 }
 
 var jsonNames sync.Map // reflect.Type -> map[string]bool
@@ -853,11 +880,7 @@ func parseStreamInfo(raw string) (*StreamInfo, error) {
 type streamConfigCall func(*C.natsio_js, *C.char, **C.char) C.natsio_status
 
 func (js *JetStream) streamConfigCall(ctx context.Context, cfg StreamConfig, call streamConfigCall) (*StreamInfo, error) {
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, errorOf(ErrConfig, err.Error())
-	}
-	ccfg, err := cString(string(b))
+	ccfg, err := configCString(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -982,14 +1005,9 @@ func (js *JetStream) StreamNames(ctx context.Context, subject string) ([]string,
 			return nil, err
 		}
 	}
-	raw, err := jsString(ctx, js, func(p *C.natsio_js, out **C.char) C.natsio_status {
+	return stringList(jsString(ctx, js, func(p *C.natsio_js, out **C.char) C.natsio_status {
 		return C.natsio_js_stream_names(p, cPtr(csubj), out)
-	})
-	if err != nil {
-		return nil, err
-	}
-	names := []string{}
-	return names, json.Unmarshal([]byte(raw), &names)
+	}))
 }
 
 // RawStreamMsg is a message read back from a stream.

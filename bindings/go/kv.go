@@ -10,9 +10,7 @@ import "C"
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -51,17 +49,7 @@ func (c KeyValueConfig) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads the listed fields and keeps the others in Extra.
 func (c *KeyValueConfig) UnmarshalJSON(b []byte) error {
 	type plain KeyValueConfig
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	extra, err := unlistedFields(b, reflect.TypeOf(p))
-	if err != nil {
-		return err
-	}
-	p.Extra = extra
-	*c = KeyValueConfig(p)
-	return nil
+	return unmarshalWithExtra(b, (*plain)(c), func(p *plain) *map[string]any { return &p.Extra })
 }
 
 // KeyValue is a bound bucket. All methods are safe for concurrent use. It
@@ -89,11 +77,7 @@ func (kv *KeyValue) Bucket() string { return kv.bucket }
 type kvConfigCall func(*C.natsio_js, *C.char, **C.natsio_kv) C.natsio_status
 
 func (js *JetStream) kvConfigCall(ctx context.Context, cfg KeyValueConfig, call kvConfigCall) (*KeyValue, error) {
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, errorOf(ErrConfig, err.Error())
-	}
-	ccfg, err := cString(string(b))
+	ccfg, err := configCString(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -389,14 +373,9 @@ func (kv *KeyValue) Status(ctx context.Context) (*KeyValueStatus, error) {
 // are left out), in no particular order; an empty slice for an empty
 // bucket. The library reads the bucket through a short-lived consumer.
 func (kv *KeyValue) Keys(ctx context.Context) ([]string, error) {
-	raw, err := kvCall(ctx, kv, func(p *C.natsio_kv) (string, error) {
+	return stringList(kvCall(ctx, kv, func(p *C.natsio_kv) (string, error) {
 		return takeString(func(out **C.char) C.natsio_status { return C.natsio_kv_keys(p, out) })
-	})
-	if err != nil {
-		return nil, err
-	}
-	keys := []string{}
-	return keys, json.Unmarshal([]byte(raw), &keys)
+	}))
 }
 
 // History is every kept revision of key, oldest first, delete and purge

@@ -1941,6 +1941,28 @@ static job *job_new(napi_env env, js_handle *h) {
     return j;
 }
 
+/* The start of a job call: reads up to *argc arguments into argv (the
+ * missing ones undefined; *argc becomes the number passed), checks that the
+ * first is an open handle of `kind` and makes a job on it. NULL with a
+ * pending exception. */
+static job *job_begin(napi_env env, napi_callback_info info, int kind, size_t *argc, napi_value *argv) {
+    CHECK_NAPI(env, napi_get_cb_info(env, info, argc, argv, NULL, NULL));
+    js_handle *h = get_jsh(env, argv[0], kind);
+    if (!h) return NULL;
+    return job_new(env, h);
+}
+
+/* job_begin for (js, stream, consumer, ...) calls: the names go to a and b. */
+static job *job_begin_consumer(napi_env env, napi_callback_info info, size_t *argc, napi_value *argv) {
+    job *j = job_begin(env, info, JSH_JS, argc, argv);
+    if (!j) return NULL;
+    if (!get_req_string(env, argv[1], "stream name", &j->a) || !get_req_string(env, argv[2], "consumer name", &j->b)) {
+        job_free(j);
+        return NULL;
+    }
+    return j;
+}
+
 /* Queues the job on the threadpool; returns its promise. On failure the job
  * is freed and an exception is pending. */
 static napi_value job_queue(napi_env env, job *j, const char *name, int32_t (*exec)(job *),
@@ -1963,6 +1985,16 @@ static napi_value job_queue(napi_env env, job *j, const char *name, int32_t (*ex
     }
     j->h->jobs++;
     return promise;
+}
+
+/* A job whose only argument is the handle of `kind`. */
+static napi_value handle_job(napi_env env, napi_callback_info info, int kind, const char *name, int32_t (*exec)(job *),
+                             napi_value (*result)(napi_env, job *)) {
+    size_t argc = 1;
+    napi_value argv[1];
+    job *j = job_begin(env, info, kind, &argc, argv);
+    if (!j) return NULL;
+    return job_queue(env, j, name, exec, result);
 }
 
 /* Copies bytes for a job (the JS buffer may change before it runs). */
@@ -2054,10 +2086,7 @@ static napi_value result_pub_ack(napi_env env, job *j) { return pub_ack_to_js(en
 static napi_value js_js_publish(napi_env env, napi_callback_info info) {
     size_t argc = 4;
     napi_value argv[4];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin(env, info, JSH_JS, &argc, argv);
     if (!j) return NULL;
     if (!get_req_string(env, argv[1], "subject", &j->a) || !copy_bytes(env, argv[2], j) ||
         !read_pub_opts(env, argv[3], &j->po)) {
@@ -2145,10 +2174,7 @@ static napi_value result_tracked(napi_env env, job *j) {
 static napi_value js_js_publish_async_queued(napi_env env, napi_callback_info info) {
     size_t argc = 5;
     napi_value argv[5];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin(env, info, JSH_JS, &argc, argv);
     if (!j) return NULL;
     napi_get_value_uint32(env, argv[4], &j->op_id);
     if (!get_req_string(env, argv[1], "subject", &j->a) || !copy_bytes(env, argv[2], j) ||
@@ -2165,10 +2191,7 @@ static int32_t exec_publish_async_complete(job *j) { return natsio_js_publish_as
 static napi_value js_js_publish_async_complete(napi_env env, napi_callback_info info) {
     size_t argc = 2;
     napi_value argv[2];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin(env, info, JSH_JS, &argc, argv);
     if (!j) return NULL;
     j->ms = get_i64(env, argv[1], -1);
     return job_queue(env, j, "natsio.jsPublishAsyncComplete", exec_publish_async_complete, NULL);
@@ -2189,14 +2212,7 @@ static int32_t exec_account_info(job *j) { return natsio_js_account_info(j->h->j
 
 /* jsAccountInfo(js) -> Promise<string JSON> */
 static napi_value js_js_account_info(napi_env env, napi_callback_info info) {
-    size_t argc = 1;
-    napi_value argv[1];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
-    if (!j) return NULL;
-    return job_queue(env, j, "natsio.jsAccountInfo", exec_account_info, result_string);
+    return handle_job(env, info, JSH_JS, "natsio.jsAccountInfo", exec_account_info, result_string);
 }
 
 static int32_t exec_stream_put(job *j) {
@@ -2211,10 +2227,7 @@ static int32_t exec_stream_put(job *j) {
 static napi_value js_js_stream_put(napi_env env, napi_callback_info info) {
     size_t argc = 3;
     napi_value argv[3];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin(env, info, JSH_JS, &argc, argv);
     if (!j) return NULL;
     j->mode = (int)get_i64(env, argv[1], 0);
     if (!get_req_string(env, argv[2], "stream config", &j->a)) {
@@ -2234,10 +2247,7 @@ static napi_value js_name_job(napi_env env, napi_callback_info info, const char 
                               int32_t (*exec)(job *), napi_value (*result)(napi_env, job *)) {
     size_t argc = 2;
     napi_value argv[2];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin(env, info, JSH_JS, &argc, argv);
     if (!j) return NULL;
     if (!get_req_string(env, argv[1], what, &j->a)) {
         job_free(j);
@@ -2258,10 +2268,7 @@ static napi_value js_js_stream_delete(napi_env env, napi_callback_info info) {
 static napi_value js_js_stream_purge(napi_env env, napi_callback_info info) {
     size_t argc = 3;
     napi_value argv[3];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin(env, info, JSH_JS, &argc, argv);
     if (!j) return NULL;
     if (!get_req_string(env, argv[1], "stream name", &j->a) || !get_opt_string(env, argv[2], &j->b)) {
         job_free(j);
@@ -2274,10 +2281,7 @@ static napi_value js_js_stream_purge(napi_env env, napi_callback_info info) {
 static napi_value js_js_stream_names(napi_env env, napi_callback_info info) {
     size_t argc = 2;
     napi_value argv[2];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin(env, info, JSH_JS, &argc, argv);
     if (!j) return NULL;
     if (!get_opt_string(env, argv[1], &j->a)) {
         job_free(j);
@@ -2310,10 +2314,7 @@ static napi_value result_stored_msg(napi_env env, job *j) {
 static napi_value js_js_stream_get_msg(napi_env env, napi_callback_info info) {
     size_t argc = 4;
     napi_value argv[4];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin(env, info, JSH_JS, &argc, argv);
     if (!j) return NULL;
     if (!get_req_string(env, argv[1], "stream name", &j->a) || !get_u64(env, argv[2], "seq", &j->n, &j->has_n) ||
         !get_opt_string(env, argv[3], &j->b)) {
@@ -2329,10 +2330,7 @@ static int32_t exec_stream_delete_msg(job *j) { return natsio_js_stream_delete_m
 static napi_value js_js_stream_delete_msg(napi_env env, napi_callback_info info) {
     size_t argc = 4;
     napi_value argv[4];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin(env, info, JSH_JS, &argc, argv);
     if (!j) return NULL;
     if (!get_req_string(env, argv[1], "stream name", &j->a) || !get_u64(env, argv[2], "seq", &j->n, &j->has_n)) {
         job_free(j);
@@ -2367,10 +2365,7 @@ static napi_value result_kv(napi_env env, job *j) {
 static napi_value js_kv_open(napi_env env, napi_callback_info info) {
     size_t argc = 3;
     napi_value argv[3];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin(env, info, JSH_JS, &argc, argv);
     if (!j) return NULL;
     j->mode = (int)get_i64(env, argv[1], 0);
     if (!get_req_string(env, argv[2], j->mode == 3 ? "bucket" : "KV config", &j->a)) {
@@ -2409,10 +2404,7 @@ static int32_t exec_kv_put(job *j) {
 static napi_value js_kv_put(napi_env env, napi_callback_info info) {
     size_t argc = 5;
     napi_value argv[5];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_KV);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin(env, info, JSH_KV, &argc, argv);
     if (!j) return NULL;
     j->mode = (int)get_i64(env, argv[1], 0);
     if (!get_req_string(env, argv[2], "key", &j->a) || !copy_bytes(env, argv[3], j) ||
@@ -2460,10 +2452,7 @@ static napi_value result_kv_entry(napi_env env, job *j) { return kv_entry_to_js(
 static napi_value js_kv_get(napi_env env, napi_callback_info info) {
     size_t argc = 3;
     napi_value argv[3];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_KV);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin(env, info, JSH_KV, &argc, argv);
     if (!j) return NULL;
     if (!get_req_string(env, argv[1], "key", &j->a) || !get_u64(env, argv[2], "revision", &j->n, &j->has_n)) {
         job_free(j);
@@ -2481,10 +2470,7 @@ static int32_t exec_kv_delete(job *j) {
 static napi_value js_kv_delete(napi_env env, napi_callback_info info) {
     size_t argc = 4;
     napi_value argv[4];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_KV);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin(env, info, JSH_KV, &argc, argv);
     if (!j) return NULL;
     napi_get_value_bool(env, argv[1], &j->flag);
     if (!get_req_string(env, argv[2], "key", &j->a) || !get_u64(env, argv[3], "last revision", &j->n, &j->has_n)) {
@@ -2498,14 +2484,7 @@ static int32_t exec_kv_status(job *j) { return natsio_kv_status(j->h->kv, &j->js
 
 /* kvStatus(kv) -> Promise<string JSON> */
 static napi_value js_kv_status(napi_env env, napi_callback_info info) {
-    size_t argc = 1;
-    napi_value argv[1];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_KV);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
-    if (!j) return NULL;
-    return job_queue(env, j, "natsio.kvStatus", exec_kv_status, result_string);
+    return handle_job(env, info, JSH_KV, "natsio.kvStatus", exec_kv_status, result_string);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2533,10 +2512,7 @@ static int32_t exec_consumer_put(job *j) {
 static napi_value js_js_consumer_put(napi_env env, napi_callback_info info) {
     size_t argc = 4;
     napi_value argv[4];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin(env, info, JSH_JS, &argc, argv);
     if (!j) return NULL;
     j->mode = (int)get_i64(env, argv[1], 0);
     if (!get_req_string(env, argv[2], "stream name", &j->a) || !get_req_string(env, argv[3], "consumer config", &j->b)) {
@@ -2555,15 +2531,8 @@ static napi_value js_consumer_job(napi_env env, napi_callback_info info, const c
                                   napi_value (*result)(napi_env, job *)) {
     size_t argc = 3;
     napi_value argv[3];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin_consumer(env, info, &argc, argv);
     if (!j) return NULL;
-    if (!get_req_string(env, argv[1], "stream name", &j->a) || !get_req_string(env, argv[2], "consumer name", &j->b)) {
-        job_free(j);
-        return NULL;
-    }
     return job_queue(env, j, name, exec, result);
 }
 
@@ -2605,6 +2574,23 @@ static napi_value js_msg_to_js(napi_env env, natsio_msg *m) {
     return arr;
 }
 
+/* Whether argument i was passed and is an options object. */
+static bool opts_arg(napi_env env, size_t argc, napi_value *argv, size_t i) {
+    napi_valuetype t = napi_undefined;
+    if (argc > i) napi_typeof(env, argv[i], &t);
+    return t == napi_object;
+}
+
+/* A boolean option (false unless obj.name is a boolean true). */
+static bool opt_flag(napi_env env, napi_value obj, const char *name) {
+    bool b = false;
+    napi_valuetype t = napi_undefined;
+    napi_value v = prop(env, obj, name);
+    if (v) napi_typeof(env, v, &t);
+    if (t == napi_boolean) napi_get_value_bool(env, v, &b);
+    return b;
+}
+
 static int32_t exec_fetch(job *j) { return natsio_js_fetch(j->h->js, j->a, j->b, &j->fo, &j->mlist); }
 
 /* The fetched messages, each cloned into its own handle (the list is freed
@@ -2632,27 +2618,14 @@ static napi_value result_fetch(napi_env env, job *j) {
 static napi_value js_js_fetch(napi_env env, napi_callback_info info) {
     size_t argc = 4;
     napi_value argv[4];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin_consumer(env, info, &argc, argv);
     if (!j) return NULL;
-    if (!get_req_string(env, argv[1], "stream name", &j->a) || !get_req_string(env, argv[2], "consumer name", &j->b)) {
-        job_free(j);
-        return NULL;
-    }
-    napi_valuetype t = napi_undefined;
-    if (argc > 3) napi_typeof(env, argv[3], &t);
-    if (t == napi_object) {
+    if (opts_arg(env, argc, argv, 3)) {
         j->fo.max_messages = get_i64(env, prop(env, argv[3], "maxMessages"), 0);
         j->fo.max_bytes = get_i64(env, prop(env, argv[3], "maxBytes"), 0);
         j->fo.expires_ms = get_i64(env, prop(env, argv[3], "expires"), 0);
         j->fo.idle_heartbeat_ms = get_i64(env, prop(env, argv[3], "heartbeat"), 0);
-        bool b = false;
-        napi_value nw = prop(env, argv[3], "noWait");
-        napi_typeof(env, nw, &t);
-        if (t == napi_boolean) napi_get_value_bool(env, nw, &b);
-        j->fo.no_wait = b;
+        j->fo.no_wait = opt_flag(env, argv[3], "noWait");
     }
     return job_queue(env, j, "natsio.jsFetch", exec_fetch, result_fetch);
 }
@@ -2669,15 +2642,8 @@ static napi_value result_next(napi_env env, job *j) {
 static napi_value js_js_next(napi_env env, napi_callback_info info) {
     size_t argc = 4;
     napi_value argv[4];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin_consumer(env, info, &argc, argv);
     if (!j) return NULL;
-    if (!get_req_string(env, argv[1], "stream name", &j->a) || !get_req_string(env, argv[2], "consumer name", &j->b)) {
-        job_free(j);
-        return NULL;
-    }
     j->ms = get_i64(env, argv[3], 0);
     return job_queue(env, j, "natsio.jsNext", exec_next, result_next);
 }
@@ -2718,10 +2684,7 @@ static int32_t exec_ack_sync(job *j) { return natsio_msg_ack_sync(j->h->msg, j->
 static napi_value js_msg_ack_sync(napi_env env, napi_callback_info info) {
     size_t argc = 2;
     napi_value argv[2];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_MSG);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin(env, info, JSH_MSG, &argc, argv);
     if (!j) return NULL;
     j->ms = get_i64(env, argv[1], 0);
     return job_queue(env, j, "natsio.jsMsgAckSync", exec_ack_sync, NULL);
@@ -2765,14 +2728,7 @@ static int32_t exec_kv_keys(job *j) { return natsio_kv_keys(j->h->kv, &j->json);
 
 /* kvKeys(kv) -> Promise<string JSON array> */
 static napi_value js_kv_keys(napi_env env, napi_callback_info info) {
-    size_t argc = 1;
-    napi_value argv[1];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_KV);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
-    if (!j) return NULL;
-    return job_queue(env, j, "natsio.kvKeys", exec_kv_keys, result_string);
+    return handle_job(env, info, JSH_KV, "natsio.kvKeys", exec_kv_keys, result_string);
 }
 
 static int32_t exec_kv_history(job *j) { return natsio_kv_history(j->h->kv, j->a, &j->elist); }
@@ -2790,10 +2746,7 @@ static napi_value result_kv_history(napi_env env, job *j) {
 static napi_value js_kv_history(napi_env env, napi_callback_info info) {
     size_t argc = 2;
     napi_value argv[2];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_KV);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin(env, info, JSH_KV, &argc, argv);
     if (!j) return NULL;
     if (!get_req_string(env, argv[1], "key", &j->a)) {
         job_free(j);
@@ -2851,18 +2804,9 @@ static napi_value result_consume(napi_env env, job *j) {
 static napi_value js_js_consume(napi_env env, napi_callback_info info) {
     size_t argc = 4;
     napi_value argv[4];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin_consumer(env, info, &argc, argv);
     if (!j) return NULL;
-    if (!get_req_string(env, argv[1], "stream name", &j->a) || !get_req_string(env, argv[2], "consumer name", &j->b)) {
-        job_free(j);
-        return NULL;
-    }
-    napi_valuetype t = napi_undefined;
-    if (argc > 3) napi_typeof(env, argv[3], &t);
-    if (t == napi_object) {
+    if (opts_arg(env, argc, argv, 3)) {
         j->co.max_messages = get_i64(env, prop(env, argv[3], "maxMessages"), 0);
         j->co.expires_ms = get_i64(env, prop(env, argv[3], "expires"), 0);
         j->co.idle_heartbeat_ms = get_i64(env, prop(env, argv[3], "heartbeat"), 0);
@@ -2877,30 +2821,37 @@ static void batch_end(job *j, int32_t st) {
     if (st != NATSIO_ERR_SUBSCRIPTION_CLOSED) j->end_detail = dup_str(natsio_last_error());
 }
 
-static int32_t exec_messages_next(job *j) {
+/* One next of a consumption into the batch's free slot; OK when it took one. */
+static int32_t next_message(job *j, int64_t ms) {
     natsio_msg *m = NULL;
-    int32_t st = natsio_js_messages_next(j->h->it, j->ms, &m);
+    int32_t st = natsio_js_messages_next(j->h->it, ms, &m);
+    if (st == NATSIO_OK) j->msgs[j->count] = m;
+    return st;
+}
+
+/* One next of a watch: an entry, or the initial-values marker (NULL). */
+static int32_t next_entry(job *j, int64_t ms) {
+    natsio_kv_entry *e = NULL;
+    int32_t st = natsio_kv_watcher_next(j->h->w, ms, &e);
+    if (st != NATSIO_OK && st != NATSIO_DONE) return st;
+    j->ents[j->count] = st == NATSIO_OK ? e : NULL;
+    return NATSIO_OK;
+}
+
+/* A batch: waits up to the slice for the first item, then takes what is
+ * already buffered, up to the batch size. */
+static int32_t exec_batch(job *j, int32_t (*next)(job *, int64_t)) {
+    int32_t st = next(j, j->ms);
     while (st == NATSIO_OK) {
-        j->msgs[j->count++] = m;
-        if (j->count == j->cap) return NATSIO_OK;
-        st = natsio_js_messages_next(j->h->it, 0, &m);
+        if (++j->count == j->cap) return NATSIO_OK;
+        st = next(j, 0);
     }
     batch_end(j, st);
     return NATSIO_OK;
 }
 
-static int32_t exec_watcher_next(job *j) {
-    natsio_kv_entry *e = NULL;
-    int32_t st = natsio_kv_watcher_next(j->h->w, j->ms, &e);
-    while (st == NATSIO_OK || st == NATSIO_DONE) {
-        j->ents[j->count++] = st == NATSIO_OK ? e : NULL;
-        if (j->count == j->cap) return NATSIO_OK;
-        e = NULL;
-        st = natsio_kv_watcher_next(j->h->w, 0, &e);
-    }
-    batch_end(j, st);
-    return NATSIO_OK;
-}
+static int32_t exec_messages_next(job *j) { return exec_batch(j, next_message); }
+static int32_t exec_watcher_next(job *j) { return exec_batch(j, next_entry); }
 
 /* The batch as JS items (see above); the handles take the messages over. */
 static napi_value result_batch(napi_env env, job *j) {
@@ -2975,32 +2926,18 @@ static napi_value result_kv_watch(napi_env env, job *j) {
     return jsh_wrap_stream(env, JSH_WATCH, NULL, w);
 }
 
-static bool opt_flag(napi_env env, napi_value obj, const char *name) {
-    bool b = false;
-    napi_valuetype t = napi_undefined;
-    napi_value v = prop(env, obj, name);
-    if (v) napi_typeof(env, v, &t);
-    if (t == napi_boolean) napi_get_value_bool(env, v, &b);
-    return b;
-}
-
 /* kvWatch(kv, keys|null ("a.*,b.>"), {includeHistory, ignoreDeletes,
  * metaOnly, updatesOnly}) -> Promise<external> */
 static napi_value js_kv_watch(napi_env env, napi_callback_info info) {
     size_t argc = 3;
     napi_value argv[3];
-    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    js_handle *h = get_jsh(env, argv[0], JSH_KV);
-    if (!h) return NULL;
-    job *j = job_new(env, h);
+    job *j = job_begin(env, info, JSH_KV, &argc, argv);
     if (!j) return NULL;
     if (!get_opt_string(env, argv[1], &j->a)) {
         job_free(j);
         return NULL;
     }
-    napi_valuetype t = napi_undefined;
-    if (argc > 2) napi_typeof(env, argv[2], &t);
-    if (t == napi_object) {
+    if (opts_arg(env, argc, argv, 2)) {
         j->wo.include_history = opt_flag(env, argv[2], "includeHistory");
         j->wo.ignore_deletes = opt_flag(env, argv[2], "ignoreDeletes");
         j->wo.meta_only = opt_flag(env, argv[2], "metaOnly");

@@ -1,41 +1,18 @@
 'use strict';
 // JetStream and Key-Value against a real nats-server with JetStream enabled.
-const { test, before, after } = require('node:test');
+const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const nats = require('..');
-const { startServer, startConfiguredServer } = require('./server');
+const { startConfiguredServer } = require('./server');
+const { useJetStream, sleep, rejectsWith } = require('./jetstream-env');
 
 let server;
-let storeDir;
 let nc;
 let js;
-before(async () => {
-  storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'natsio-node-js-'));
-  server = await startServer(['-js', '-sd', storeDir]);
-  nc = await nats.connect({ servers: server.url });
-  js = nc.jetstream();
-});
-after(async () => {
-  js?.close();
-  await nc?.close();
-  await server?.stop();
-  if (storeDir) fs.rmSync(storeDir, { recursive: true, force: true });
-});
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** Asserts that `promise` rejects with an instance of `cls` (and, if given,
- * a message containing `text`). */
-async function rejectsWith(promise, cls, text) {
-  await assert.rejects(promise, (e) => {
-    assert.ok(e instanceof cls, `expected ${cls.name}, got ${e?.name}: ${e?.message}`);
-    if (text) assert.match(e.message, new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
-    return true;
-  });
-}
+useJetStream('natsio-node-js-', (env) => ({ server, nc, js } = env));
 
 test('stream lifecycle: add, info, update, createOrUpdate, names, purge, delete', async () => {
   const info = await js.streams.add({ name: 'ORDERS', subjects: ['orders.>'], max_age: '1h', storage: 'memory' });

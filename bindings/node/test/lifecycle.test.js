@@ -5,7 +5,7 @@ const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { Worker } = require('node:worker_threads');
 const nats = require('..');
-const { startServer } = require('./server');
+const { startServer, runNodeFixture } = require('./server');
 
 let server;
 before(async () => {
@@ -17,22 +17,7 @@ after(async () => {
 
 /** Runs the fixture; resolves {code, stdout, stderr, exitedOnItsOwn}. */
 function runChild(mode, waitMs) {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(__dirname, 'fixtures', 'exit-after-close.js'), server.url, mode]);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    let killed = false;
-    const timer = setTimeout(() => {
-      killed = true;
-      child.kill('SIGKILL');
-    }, waitMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, exitedOnItsOwn: !killed });
-    });
-  });
+  return runNodeFixture('exit-after-close.js', [server.url, mode], waitMs);
 }
 
 test('the process exits on its own after close', async () => {

@@ -100,4 +100,25 @@ function fixture(rel) {
   return path.resolve(__dirname, '..', '..', '..', 'tests', 'fixtures', rel);
 }
 
-module.exports = { startServer, startConfiguredServer, fixture, freePort, serverBinary };
+/** Runs the Node script test/fixtures/<name> with args in a child process,
+ * killed after waitMs; resolves {code, stdout, stderr, exitedOnItsOwn}. */
+function runNodeFixture(name, args, waitMs) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(__dirname, 'fixtures', name), ...args]);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, waitMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, exitedOnItsOwn: !killed });
+    });
+  });
+}
+
+module.exports = { startServer, startConfiguredServer, fixture, freePort, serverBinary, runNodeFixture };

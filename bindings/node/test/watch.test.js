@@ -1,41 +1,16 @@
 'use strict';
 // Continuous consumption (js.consume) and KV watches (kv.watch) against a
 // real nats-server with JetStream enabled.
-const { test, before, after } = require('node:test');
+const { test } = require('node:test');
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
-const { spawn } = require('node:child_process');
 const nats = require('..');
-const { startServer } = require('./server');
+const { runNodeFixture } = require('./server');
+const { useJetStream, sleep, rejectsWith } = require('./jetstream-env');
 
 let server;
-let storeDir;
 let nc;
 let js;
-before(async () => {
-  storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'natsio-node-watch-'));
-  server = await startServer(['-js', '-sd', storeDir]);
-  nc = await nats.connect({ servers: server.url });
-  js = nc.jetstream();
-});
-after(async () => {
-  js?.close();
-  await nc?.close();
-  await server?.stop();
-  if (storeDir) fs.rmSync(storeDir, { recursive: true, force: true });
-});
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function rejectsWith(promise, cls, text) {
-  await assert.rejects(promise, (e) => {
-    assert.ok(e instanceof cls, `expected ${cls.name}, got ${e?.name}: ${e?.message}`);
-    if (text) assert.match(e.message, new RegExp(text));
-    return true;
-  });
-}
+useJetStream('natsio-node-watch-', (env) => ({ server, nc, js } = env));
 
 /** Resolves with the promise's value, or rejects after `ms`. */
 function within(promise, ms, what) {
@@ -568,22 +543,7 @@ test('consumes and watches dropped without stop() are freed by the garbage colle
 });
 
 function runChild(mode, waitMs) {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(__dirname, 'fixtures', 'consume-exit.js'), server.url, mode]);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    let killed = false;
-    const timer = setTimeout(() => {
-      killed = true;
-      child.kill('SIGKILL');
-    }, waitMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, exitedOnItsOwn: !killed });
-    });
-  });
+  return runNodeFixture('consume-exit.js', [server.url, mode], waitMs);
 }
 
 for (const mode of ['close', 'stop']) {
