@@ -29,40 +29,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-/* Invalid UTF-8: a lone continuation byte and a truncated sequence. */
-#define BAD_UTF8 "bad.\xff\xfe"
-
-/* Out pointers are pre-set to these addresses; a failing call must leave
- * them as they are. They are never dereferenced or freed. */
-static char sentinel_storage[8];
-#define SENTINEL ((void *)&sentinel_storage[0])
-#define SENTINEL_STR ((char *)&sentinel_storage[1])
-
-/* Frees `s` (a natsio string) when the case ends; returns it. */
-static char *kept(char *s) {
-    if (s) nt_cleanup(string_free_cb, s);
-    return s;
-}
-
-/* A JetStream context of a new client of the shared server. */
-static natsio_js *connect_js(void) {
-    natsio_client *c = connect_client();
-    return c ? new_jetstream(c, NULL) : NULL;
-}
-
-/* Creates a memory stream `name` on `<subjects>` (no info wanted),
- * recording a failure if it cannot. */
-static bool create_stream(natsio_js *js, const char *name, const char *subjects) {
-    char cfg[256];
-    snprintf(cfg, sizeof cfg, "{\"name\":\"%s\",\"subjects\":[\"%s\"],\"storage\":\"memory\"}", name, subjects);
-    natsio_status st = natsio_js_stream_create(js, cfg, NULL);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "create %s: %s (%s)", cfg, natsio_status_str(st), natsio_last_error());
-        return false;
-    }
-    return true;
-}
-
 /* Publishes "<prefix><i>" for i in [0, count) to `subject`. */
 static bool publish_n(natsio_js *js, const char *subject, const char *prefix, int count) {
     for (int i = 0; i < count; i++) {
@@ -74,17 +40,6 @@ static bool publish_n(natsio_js *js, const char *subject, const char *prefix, in
                        natsio_last_error());
             return false;
         }
-    }
-    return true;
-}
-
-/* Creates a consumer (no info wanted), recording a failure if it cannot. */
-static bool create_consumer(natsio_js *js, const char *stream, const char *config) {
-    natsio_status st = natsio_js_consumer_create(js, stream, config, NULL);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "create consumer %s on %s: %s (%s)", config, stream,
-                   natsio_status_str(st), natsio_last_error());
-        return false;
     }
     return true;
 }
@@ -106,62 +61,6 @@ static natsio_msg_list *fetch(natsio_js *js, const char *stream, const char *con
     nt_cleanup(msg_list_free_cb, list);
     return list;
 }
-
-/* Message i's delivery metadata (zeroed, and a failure recorded, if it
- * has none). */
-static natsio_js_msg_metadata metadata_of(const natsio_msg *m) {
-    natsio_js_msg_metadata md;
-    memset(&md, 0, sizeof md);
-    natsio_status st = natsio_msg_js_metadata(m, &md);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "metadata: %s (%s)", natsio_status_str(st), natsio_last_error());
-        memset(&md, 0, sizeof md);
-    }
-    return md;
-}
-
-/* An integer of the consumer's info (e.g. "num_pending",
- * "num_ack_pending"); INT64_MIN if there is none. */
-static int64_t consumer_int(natsio_js *js, const char *stream, const char *consumer, const char *key) {
-    char *info = NULL;
-    if (natsio_js_consumer_info(js, stream, consumer, &info) != NATSIO_OK) return INT64_MIN;
-    int64_t v = INT64_MIN;
-    if (!json_int(info, key, &v)) v = INT64_MIN;
-    natsio_string_free(info);
-    return v;
-}
-
-typedef struct {
-    natsio_js *js;
-    const char *stream;
-    const char *consumer;
-    const char *key;
-    int64_t want;
-} consumer_int_wait;
-
-static bool consumer_int_is(void *arg) {
-    consumer_int_wait *w = (consumer_int_wait *)arg;
-    return consumer_int(w->js, w->stream, w->consumer, w->key) == w->want;
-}
-
-/* Polls the consumer's info until `key` == want (acks are asynchronous). */
-static bool wait_consumer_int(natsio_js *js, const char *stream, const char *consumer, const char *key,
-                              int64_t want) {
-    consumer_int_wait w = {js, stream, consumer, key, want};
-    return nt_wait_until(consumer_int_is, &w, 3000);
-}
-
-static bool payload_is(const natsio_msg *m, const char *s) {
-    return m != NULL && natsio_msg_data_len(m) == strlen(s) && memcmp(natsio_msg_data(m), s, strlen(s)) == 0;
-}
-
-static int64_t now_realtime_ns(void) {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
 
 /* ---- consumer management ---------------------------------------------------- */
 

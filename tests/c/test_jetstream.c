@@ -24,40 +24,8 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-/* Invalid UTF-8: a lone continuation byte and a truncated sequence. */
-#define BAD_UTF8 "bad.\xff\xfe"
-
-/* Out pointers are pre-set to these addresses; a failing call must leave
- * them as they are. They are never dereferenced or freed. */
-static char sentinel_storage[8];
-#define SENTINEL ((void *)&sentinel_storage[0])
-#define SENTINEL_STR ((char *)&sentinel_storage[1])
-
-/* Frees `s` (a natsio string) when the case ends; returns it. */
-static char *kept(char *s) {
-    if (s) nt_cleanup(string_free_cb, s);
-    return s;
-}
-
 static void pub_ack_free_cb(void *ack) { natsio_pub_ack_free((natsio_pub_ack *)ack); }
 static void stored_msg_free_cb(void *m) { natsio_stored_msg_free((natsio_stored_msg *)m); }
-
-/* A JetStream context of a new client of the shared server. */
-static natsio_js *connect_js(const natsio_js_options *opts) {
-    natsio_client *c = connect_client();
-    return c ? new_jetstream(c, opts) : NULL;
-}
-
-/* Creates a stream (no info wanted), recording a failure if it cannot. */
-static bool create_stream(natsio_js *js, const char *config) {
-    natsio_status st = natsio_js_stream_create(js, config, NULL);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "create %s: %s (%s)", config, natsio_status_str(st),
-                   natsio_last_error());
-        return false;
-    }
-    return true;
-}
 
 /* The stream's state.messages, or -1. */
 static int64_t stream_messages(natsio_js *js, const char *name) {
@@ -70,18 +38,10 @@ static int64_t stream_messages(natsio_js *js, const char *name) {
     return n;
 }
 
-static int64_t now_realtime_ns(void) {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
-
 /* ---- streams ------------------------------------------------------------- */
 
 static void test_stream_create_update_info_names_delete(void) {
-    natsio_js *js = connect_js(NULL);
+    natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
     const char *cfg = "{\"name\":\"LIFE\",\"subjects\":[\"life.>\"],\"max_age\":\"1h\","
                       "\"storage\":\"memory\"}";
@@ -169,7 +129,7 @@ static void test_stream_create_update_info_names_delete(void) {
 }
 
 static void test_stream_config_errors_name_the_field(void) {
-    natsio_js *js = connect_js(NULL);
+    natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
     char *out = SENTINEL_STR;
 
@@ -204,7 +164,7 @@ static void test_stream_config_errors_name_the_field(void) {
     EXPECT_FAILS_NAMING(NATSIO_ERR_JS_API, "x_unknown",
                         natsio_js_stream_create(js, "{\"name\":\"CFGERR\",\"x_unknown\":1}", &out));
     /* A server-side rejection: subjects overlapping another stream. */
-    NT_CHECK(create_stream(js, "{\"name\":\"CFGOK\",\"subjects\":[\"cfgok.>\"],\"storage\":\"memory\"}"));
+    NT_CHECK(create_stream(js, "CFGOK", "cfgok.>"));
     EXPECT_FAILS(NATSIO_ERR_JS_API,
                  natsio_js_stream_create(js, "{\"name\":\"CFGOVER\",\"subjects\":[\"cfgok.x\"]}", &out));
     NT_CHECK(out == SENTINEL_STR);
@@ -240,9 +200,9 @@ static void test_stream_config_errors_name_the_field(void) {
 }
 
 static void test_stream_purge(void) {
-    natsio_js *js = connect_js(NULL);
+    natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
-    NT_CHECK(create_stream(js, "{\"name\":\"PURGE\",\"subjects\":[\"purge.>\"],\"storage\":\"memory\"}"));
+    NT_CHECK(create_stream(js, "PURGE", "purge.>"));
     for (int i = 0; i < 5; i++) {
         char subj[32];
         snprintf(subj, sizeof subj, "purge.%d", i % 2);
@@ -283,9 +243,9 @@ static void test_stream_purge(void) {
 /* ---- publishing ----------------------------------------------------------- */
 
 static void test_publish_acks_and_expectations(void) {
-    natsio_js *js = connect_js(NULL);
+    natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
-    NT_CHECK(create_stream(js, "{\"name\":\"PUB\",\"subjects\":[\"pub.>\"],\"storage\":\"memory\"}"));
+    NT_CHECK(create_stream(js, "PUB", "pub.>"));
 
     natsio_pub_ack *ack = NULL;
     EXPECT_OK(natsio_js_publish(js, "pub.a", "one", 3, NULL, &ack));
@@ -353,9 +313,9 @@ static void test_publish_acks_and_expectations(void) {
 }
 
 static void test_publish_with_headers_then_get_and_delete_msg(void) {
-    natsio_js *js = connect_js(NULL);
+    natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
-    NT_CHECK(create_stream(
+    NT_CHECK(create_stream_config(
         js, "{\"name\":\"GET\",\"subjects\":[\"get.>\"],\"storage\":\"memory\",\"allow_msg_ttl\":true}"));
 
     natsio_headers *h = NULL;
@@ -475,9 +435,9 @@ static void test_publish_async_window_acks_every_message(void) {
     enum { N = 5000, WINDOW = 128 };
     natsio_js_options jo = {0};
     jo.publish_async_max_pending = WINDOW;
-    natsio_js *js = connect_js(&jo);
+    natsio_js *js = connect_js_with(&jo);
     NT_CHECK(js != NULL);
-    NT_CHECK(create_stream(js, "{\"name\":\"ASYNC\",\"subjects\":[\"async.>\"],\"storage\":\"memory\"}"));
+    NT_CHECK(create_stream(js, "ASYNC", "async.>"));
     token_batch *b = new_token_batch(N);
     NT_CHECK(b != NULL);
 
@@ -550,9 +510,9 @@ static void on_release(void *user_data) {
 static void test_publish_async_token_callbacks(void) {
     enum { N = 200 };
     memset(&g_cb, 0, sizeof g_cb);
-    natsio_js *js = connect_js(NULL);
+    natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
-    NT_CHECK(create_stream(js, "{\"name\":\"ASYNCCB\",\"subjects\":[\"asynccb.>\"],\"storage\":\"memory\"}"));
+    NT_CHECK(create_stream(js, "ASYNCCB", "asynccb.>"));
     token_batch *b = new_token_batch(N);
     NT_CHECK(b != NULL);
     for (size_t i = 0; i < N; i++) {
@@ -694,7 +654,7 @@ static void test_token_kinds(void) {
     NT_CHECK(c != NULL);
     natsio_js *js = new_jetstream(c, NULL);
     NT_CHECK(js != NULL);
-    NT_CHECK(create_stream(js, "{\"name\":\"KINDS\",\"subjects\":[\"kinds.>\"],\"storage\":\"memory\"}"));
+    NT_CHECK(create_stream(js, "KINDS", "kinds.>"));
 
     /* A publish token gives an ack, not a message. */
     natsio_token *pub = NULL;
@@ -755,7 +715,7 @@ static void test_js_free_with_async_publishes_in_flight(void) {
     NT_CHECK(c != NULL);
     natsio_js *setup = new_jetstream(c, NULL);
     NT_CHECK(setup != NULL);
-    NT_CHECK(create_stream(setup, "{\"name\":\"INFLIGHT\",\"subjects\":[\"inflight.>\"],\"storage\":\"memory\"}"));
+    NT_CHECK(create_stream(setup, "INFLIGHT", "inflight.>"));
     natsio_js *js = NULL;
     EXPECT_OK(natsio_client_jetstream(c, NULL, &js));
     enum { N = 50 };
@@ -786,9 +746,9 @@ static void test_js_free_with_async_publishes_in_flight(void) {
 /* ---- account info, JetStream not enabled --------------------------------- */
 
 static void test_account_info(void) {
-    natsio_js *js = connect_js(NULL);
+    natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
-    NT_CHECK(create_stream(js, "{\"name\":\"ACCT\",\"subjects\":[\"acct.>\"],\"storage\":\"memory\"}"));
+    NT_CHECK(create_stream(js, "ACCT", "acct.>"));
     char *json = NULL;
     EXPECT_OK(natsio_js_account_info(js, &json));
     kept(json);
@@ -886,7 +846,7 @@ static void test_use_after_client_close_and_free(void) {
     NT_CHECK(!nt_failed());
 
     /* The stream is still there for another client. */
-    natsio_js *other = connect_js(NULL);
+    natsio_js *other = connect_js();
     NT_CHECK(other != NULL);
     EXPECT_OK(natsio_js_stream_delete(other, "CLOSED"));
 }
@@ -970,9 +930,9 @@ static void test_bad_input_creating_a_context(void) {
 }
 
 static void test_bad_input_publishing(void) {
-    natsio_js *js = connect_js(NULL);
+    natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
-    NT_CHECK(create_stream(js, "{\"name\":\"BADPUB\",\"subjects\":[\"badpub.>\"],\"storage\":\"memory\"}"));
+    NT_CHECK(create_stream(js, "BADPUB", "badpub.>"));
     natsio_pub_ack *ack = SENTINEL;
     natsio_token *t = SENTINEL;
 
@@ -1048,9 +1008,9 @@ static void test_bad_input_publishing(void) {
 }
 
 static void test_bad_input_stream_functions(void) {
-    natsio_js *js = connect_js(NULL);
+    natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
-    NT_CHECK(create_stream(js, "{\"name\":\"BADSTR\",\"subjects\":[\"badstr.>\"],\"storage\":\"memory\"}"));
+    NT_CHECK(create_stream(js, "BADSTR", "badstr.>"));
     EXPECT_OK(natsio_js_publish(js, "badstr.a", "x", 1, NULL, NULL));
     char *s = SENTINEL_STR;
     natsio_stored_msg *m = SENTINEL;

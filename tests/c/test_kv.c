@@ -23,33 +23,7 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-#define BAD_UTF8 "bad.\xff\xfe"
-
-/* Out pointers are pre-set to these; a failing call must leave them. */
-static char sentinel_storage[8];
-#define SENTINEL ((void *)&sentinel_storage[0])
-#define SENTINEL_STR ((char *)&sentinel_storage[1])
 #define REV_SENTINEL UINT64_C(0xDEADBEEF)
-
-static void entry_free_cb(void *e) { natsio_kv_entry_free((natsio_kv_entry *)e); }
-
-static natsio_js *connect_js(void) {
-    natsio_client *c = connect_client();
-    return c ? new_jetstream(c, NULL) : NULL;
-}
-
-/* Creates (or binds, when identical) a bucket, freed when the case ends. */
-static natsio_kv *create_bucket(natsio_js *js, const char *config) {
-    natsio_kv *kv = NULL;
-    natsio_status st = natsio_js_kv_create(js, config, &kv);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "create bucket %s: %s (%s)", config, natsio_status_str(st),
-                   natsio_last_error());
-        return NULL;
-    }
-    nt_cleanup(kv_free_cb, kv);
-    return kv;
-}
 
 /* The latest entry of `key`, freed when the case ends (NULL on failure). */
 static natsio_kv_entry *get_entry(natsio_kv *kv, const char *key) {
@@ -59,7 +33,7 @@ static natsio_kv_entry *get_entry(natsio_kv *kv, const char *key) {
         nt_fail_at(__FILE__, __LINE__, "get %s: %s (%s)", key, natsio_status_str(st), natsio_last_error());
         return NULL;
     }
-    nt_cleanup(entry_free_cb, e);
+    nt_cleanup(kv_entry_free_cb, e);
     return e;
 }
 
@@ -73,12 +47,6 @@ static int64_t status_int(natsio_kv *kv, const char *section, const char *key) {
     if (!from || !json_int(from, key, &v)) v = INT64_MIN;
     natsio_string_free(json);
     return v;
-}
-
-static int64_t now_realtime_ns(void) {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* ---- buckets --------------------------------------------------------------- */
@@ -243,7 +211,7 @@ static void test_put_get_and_entry_fields(void) {
     /* An older revision, and one that belongs to another key. */
     natsio_kv_entry *old = NULL;
     EXPECT_OK(natsio_kv_get_revision(kv, "app.color", r1, &old));
-    nt_cleanup(entry_free_cb, old);
+    nt_cleanup(kv_entry_free_cb, old);
     NT_CHECK_STR_EQ(natsio_kv_entry_value(old), "red");
     NT_CHECK_INT_EQ(natsio_kv_entry_value_len(old), 3);
     NT_CHECK_INT_EQ(natsio_kv_entry_revision(old), r1);
@@ -263,7 +231,7 @@ static void test_put_get_and_entry_fields(void) {
     natsio_status st = natsio_kv_get(bound, "app.size", &survivor);
     natsio_kv_free(bound);
     NT_CHECK_INT_EQ(st, NATSIO_OK);
-    nt_cleanup(entry_free_cb, survivor);
+    nt_cleanup(kv_entry_free_cb, survivor);
     NT_CHECK_STR_EQ(natsio_kv_entry_value(survivor), "10");
     NT_CHECK_STR_EQ(natsio_kv_entry_bucket(survivor), "VALS");
     EXPECT_OK(natsio_js_kv_delete(js, "VALS"));
@@ -325,7 +293,7 @@ static void test_delete_and_purge(void) {
     /* History is kept: the earlier revisions are still there. */
     natsio_kv_entry *old = NULL;
     EXPECT_OK(natsio_kv_get_revision(kv, "k", r1, &old));
-    nt_cleanup(entry_free_cb, old);
+    nt_cleanup(kv_entry_free_cb, old);
     NT_CHECK_STR_EQ(natsio_kv_entry_value(old), "v1");
     /* The marker's own revision reads as deleted. */
     EXPECT_FAILS(NATSIO_ERR_KEY_DELETED, natsio_kv_get_revision(kv, "k", r2 + 1, &out));

@@ -41,43 +41,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-/* Invalid UTF-8: a lone continuation byte and a truncated sequence. */
-#define BAD_UTF8 "bad.\xff\xfe"
-
-/* Out pointers are pre-set to this address; a failing call must leave
- * them as they are. It is never dereferenced or freed. */
-static char sentinel_storage[8];
-#define SENTINEL ((void *)&sentinel_storage[0])
-
-/* A JetStream context of a new client of the shared server. */
-static natsio_js *connect_js(void) {
-    natsio_client *c = connect_client();
-    return c ? new_jetstream(c, NULL) : NULL;
-}
-
-/* Creates a memory stream `name` on `subjects`, recording a failure if it
- * cannot. */
-static bool create_stream(natsio_js *js, const char *name, const char *subjects) {
-    char cfg[256];
-    snprintf(cfg, sizeof cfg, "{\"name\":\"%s\",\"subjects\":[\"%s\"],\"storage\":\"memory\"}", name, subjects);
-    natsio_status st = natsio_js_stream_create(js, cfg, NULL);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "create %s: %s (%s)", cfg, natsio_status_str(st), natsio_last_error());
-        return false;
-    }
-    return true;
-}
-
-static bool create_consumer(natsio_js *js, const char *stream, const char *config) {
-    natsio_status st = natsio_js_consumer_create(js, stream, config, NULL);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "create consumer %s on %s: %s (%s)", config, stream,
-                   natsio_status_str(st), natsio_last_error());
-        return false;
-    }
-    return true;
-}
-
 static bool publish(natsio_js *js, const char *subject, const char *payload) {
     natsio_status st = natsio_js_publish(js, subject, payload, strlen(payload), NULL, NULL);
     if (st != NATSIO_OK) {
@@ -112,40 +75,6 @@ static bool publish_async_n(natsio_js *js, const char *subject, const char *pref
     return true;
 }
 
-/* An integer of the consumer's info; INT64_MIN if there is none. */
-static int64_t consumer_int(natsio_js *js, const char *stream, const char *consumer, const char *key) {
-    char *info = NULL;
-    if (natsio_js_consumer_info(js, stream, consumer, &info) != NATSIO_OK) return INT64_MIN;
-    int64_t v = INT64_MIN;
-    if (!json_int(info, key, &v)) v = INT64_MIN;
-    natsio_string_free(info);
-    return v;
-}
-
-typedef struct {
-    natsio_js *js;
-    const char *stream;
-    const char *consumer;
-    const char *key;
-    int64_t want;
-} consumer_int_wait;
-
-static bool consumer_int_is(void *arg) {
-    consumer_int_wait *w = (consumer_int_wait *)arg;
-    return consumer_int(w->js, w->stream, w->consumer, w->key) == w->want;
-}
-
-/* Polls the consumer's info until `key` == want (acks are asynchronous). */
-static bool wait_consumer_int(natsio_js *js, const char *stream, const char *consumer, const char *key,
-                              int64_t want) {
-    consumer_int_wait w = {js, stream, consumer, key, want};
-    return nt_wait_until(consumer_int_is, &w, 3000);
-}
-
-static bool payload_is(const natsio_msg *m, const char *s) {
-    return m != NULL && natsio_msg_data_len(m) == strlen(s) && memcmp(natsio_msg_data(m), s, strlen(s)) == 0;
-}
-
 /* Starts consuming (freed when the case ends); NULL and a recorded failure
  * if it cannot. */
 static natsio_js_messages *consume(natsio_js *js, const char *stream, const char *consumer, int64_t max,
@@ -178,17 +107,6 @@ static natsio_msg *take_at(int line, const natsio_js_messages *it, int64_t timeo
     return m;
 }
 #define TAKE(it, timeout_ms) take_at(__LINE__, (it), (timeout_ms))
-
-static natsio_js_msg_metadata metadata_of(const natsio_msg *m) {
-    natsio_js_msg_metadata md;
-    memset(&md, 0, sizeof md);
-    natsio_status st = natsio_msg_js_metadata(m, &md);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "metadata: %s (%s)", natsio_status_str(st), natsio_last_error());
-        memset(&md, 0, sizeof md);
-    }
-    return md;
-}
 
 /* ---- threads ------------------------------------------------------------- */
 
@@ -635,18 +553,6 @@ static void test_consume_free_without_stop_and_null_handles(void) {
 }
 
 /* ---- KV watch ---------------------------------------------------------------- */
-
-static natsio_kv *create_bucket(natsio_js *js, const char *config) {
-    natsio_kv *kv = NULL;
-    natsio_status st = natsio_js_kv_create(js, config, &kv);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "create bucket %s: %s (%s)", config, natsio_status_str(st),
-                   natsio_last_error());
-        return NULL;
-    }
-    nt_cleanup(kv_free_cb, kv);
-    return kv;
-}
 
 /* A memory bucket `name` keeping `history` revisions per key. */
 static natsio_kv *new_bucket(natsio_js *js, const char *name, int history) {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 nt_server *g_server;
 
@@ -276,3 +277,106 @@ void plant_error_marker(void) {
 void js_messages_free_cb(void *messages) { natsio_js_messages_free((natsio_js_messages *)messages); }
 void kv_watcher_free_cb(void *watcher) { natsio_kv_watcher_free((natsio_kv_watcher *)watcher); }
 void kv_entry_free_cb(void *entry) { natsio_kv_entry_free((natsio_kv_entry *)entry); }
+
+char sentinel_storage[8];
+
+natsio_js *connect_js_with(const natsio_js_options *opts) {
+    natsio_client *c = connect_client();
+    return c ? new_jetstream(c, opts) : NULL;
+}
+
+natsio_js *connect_js(void) { return connect_js_with(NULL); }
+
+bool create_stream_config(natsio_js *js, const char *config) {
+    natsio_status st = natsio_js_stream_create(js, config, NULL);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "create %s: %s (%s)", config, natsio_status_str(st),
+                   natsio_last_error());
+        return false;
+    }
+    return true;
+}
+
+bool create_stream(natsio_js *js, const char *name, const char *subjects) {
+    char cfg[256];
+    snprintf(cfg, sizeof cfg, "{\"name\":\"%s\",\"subjects\":[\"%s\"],\"storage\":\"memory\"}", name, subjects);
+    return create_stream_config(js, cfg);
+}
+
+bool create_consumer(natsio_js *js, const char *stream, const char *config) {
+    natsio_status st = natsio_js_consumer_create(js, stream, config, NULL);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "create consumer %s on %s: %s (%s)", config, stream,
+                   natsio_status_str(st), natsio_last_error());
+        return false;
+    }
+    return true;
+}
+
+int64_t consumer_int(natsio_js *js, const char *stream, const char *consumer, const char *key) {
+    char *info = NULL;
+    if (natsio_js_consumer_info(js, stream, consumer, &info) != NATSIO_OK) return INT64_MIN;
+    int64_t v = INT64_MIN;
+    if (!json_int(info, key, &v)) v = INT64_MIN;
+    natsio_string_free(info);
+    return v;
+}
+
+typedef struct {
+    natsio_js *js;
+    const char *stream;
+    const char *consumer;
+    const char *key;
+    int64_t want;
+} consumer_int_wait;
+
+static bool consumer_int_is(void *arg) {
+    consumer_int_wait *w = (consumer_int_wait *)arg;
+    return consumer_int(w->js, w->stream, w->consumer, w->key) == w->want;
+}
+
+bool wait_consumer_int(natsio_js *js, const char *stream, const char *consumer, const char *key,
+                       int64_t want) {
+    consumer_int_wait w = {js, stream, consumer, key, want};
+    return nt_wait_until(consumer_int_is, &w, 3000);
+}
+
+natsio_kv *create_bucket(natsio_js *js, const char *config) {
+    natsio_kv *kv = NULL;
+    natsio_status st = natsio_js_kv_create(js, config, &kv);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "create bucket %s: %s (%s)", config, natsio_status_str(st),
+                   natsio_last_error());
+        return NULL;
+    }
+    nt_cleanup(kv_free_cb, kv);
+    return kv;
+}
+
+bool payload_is(const natsio_msg *m, const char *s) {
+    return m != NULL && natsio_msg_data_len(m) == strlen(s) && memcmp(natsio_msg_data(m), s, strlen(s)) == 0;
+}
+
+natsio_js_msg_metadata metadata_of(const natsio_msg *m) {
+    natsio_js_msg_metadata md;
+    memset(&md, 0, sizeof md);
+    natsio_status st = natsio_msg_js_metadata(m, &md);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "metadata: %s (%s)", natsio_status_str(st), natsio_last_error());
+        memset(&md, 0, sizeof md);
+    }
+    return md;
+}
+
+char *kept(char *s) {
+    if (s) nt_cleanup(string_free_cb, s);
+    return s;
+}
+
+int64_t now_realtime_ns(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t abs64(int64_t v) { return v < 0 ? -v : v; }

@@ -130,7 +130,59 @@ void js_messages_free_cb(void *messages);
 void kv_watcher_free_cb(void *watcher);
 void kv_entry_free_cb(void *entry);
 
+/* ---- JetStream setup shared by the JetStream, KV, consumer and watch tests */
+
+/* A JetStream context of a new client of the shared server (opts may be
+ * NULL); NULL and a recorded failure if there is none. */
+natsio_js *connect_js_with(const natsio_js_options *opts);
+natsio_js *connect_js(void);
+
+/* Creates a stream from its JSON config (no info wanted), recording a
+ * failure if it cannot. */
+bool create_stream_config(natsio_js *js, const char *config);
+/* Creates a memory stream `name` on `subjects`, recording a failure if it
+ * cannot. */
+bool create_stream(natsio_js *js, const char *name, const char *subjects);
+
+/* Creates a consumer (no info wanted), recording a failure if it cannot. */
+bool create_consumer(natsio_js *js, const char *stream, const char *config);
+
+/* An integer of the consumer's info (e.g. "num_pending",
+ * "num_ack_pending"); INT64_MIN if there is none. */
+int64_t consumer_int(natsio_js *js, const char *stream, const char *consumer, const char *key);
+/* Polls the consumer's info until `key` == want (acks are asynchronous). */
+bool wait_consumer_int(natsio_js *js, const char *stream, const char *consumer, const char *key,
+                       int64_t want);
+
+/* Creates (or binds, when identical) a bucket, freed when the case ends. */
+natsio_kv *create_bucket(natsio_js *js, const char *config);
+
+/* True when the payload of `m` (which may be NULL) is the string `s`. */
+bool payload_is(const natsio_msg *m, const char *s);
+
+/* The message's delivery metadata (zeroed, and a failure recorded, if it
+ * has none). */
+natsio_js_msg_metadata metadata_of(const natsio_msg *m);
+
+/* Frees `s` (a natsio string) when the case ends; returns it. */
+char *kept(char *s);
+
+/* Wall-clock time in ns since the Unix epoch (to compare with timestamps). */
+int64_t now_realtime_ns(void);
+int64_t abs64(int64_t v);
+
 /* ---- failing calls: status, detail text, and nothing else ---------------- */
+
+/* Invalid UTF-8: a lone continuation byte and a truncated sequence. */
+#define BAD_UTF8 "bad.\xff\xfe"
+
+/* Out pointers are pre-set to these addresses; a failing call must leave
+ * them as they are. They are never dereferenced or freed. */
+extern char sentinel_storage[8];
+#define SENTINEL ((void *)&sentinel_storage[0])
+#define SENTINEL_STR ((char *)&sentinel_storage[1])
+#define SENTINEL_CSTR ((const char *)&sentinel_storage[2])
+
 
 /* Makes natsio_last_error() hold ERROR_MARKER, so that a check can tell the
  * call under test set the detail (records a failure if it cannot). */

@@ -11,9 +11,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <exception>
 #include <functional>
 #include <string>
 #include <thread>
+#include <typeinfo>
 
 namespace natsio_test {
 
@@ -44,6 +46,27 @@ inline bool wait_until(const std::function<bool()>& done,
         std::this_thread::sleep_for(2ms);
     }
     return true;
+}
+
+/// Runs `call` and checks it throws exactly Expected with `status`; returns
+/// the exception's what() ("" when the check failed).
+template <class Expected, class Call>
+std::string expect_throws(natsio::Status status, Call&& call) {
+    try {
+        call();
+        ADD_FAILURE() << "no exception; expected status " << status;
+    } catch (const Expected& e) {
+        EXPECT_EQ(typeid(e), typeid(Expected)) << e.what();
+        EXPECT_EQ(e.status(), status) << e.what();
+        return e.what();
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << "wrong exception: " << typeid(e).name() << ": " << e.what();
+    }
+    return "";
+}
+
+inline bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
 }
 
 /// Starts the shared server, runs the tests, stops the server.

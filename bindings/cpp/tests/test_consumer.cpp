@@ -3,9 +3,7 @@
 // term, in_progress, delivery metadata, one exception class per status
 // 511-514, and KeyValue::keys/history. Built into both the C++17 and the
 // C++20 test programs (each has its own server).
-#include "support.hpp"
-
-#include <natsio/jetstream.hpp>
+#include "js_support.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -25,48 +23,6 @@
 using namespace natsio_test;
 
 namespace {
-
-/// Runs `call` and checks it throws exactly Expected with `status`; returns
-/// the exception's what() ("" when the check failed).
-template <class Expected, class Call>
-std::string expect_throws(natsio::Status status, Call&& call) {
-    try {
-        call();
-        ADD_FAILURE() << "no exception; expected status " << status;
-    } catch (const Expected& e) {
-        EXPECT_EQ(typeid(e), typeid(Expected)) << e.what();
-        EXPECT_EQ(e.status(), status) << e.what();
-        return e.what();
-    } catch (const std::exception& e) {
-        ADD_FAILURE() << "wrong exception: " << typeid(e).name() << ": " << e.what();
-    }
-    return "";
-}
-
-/// make_error(status) is exactly Expected and can be caught as Base.
-template <class Expected, class Base>
-void expect_mapped(natsio::Status status) {
-    std::exception_ptr error = natsio::make_error(status, "detail");
-    try {
-        std::rethrow_exception(error);
-    } catch (const Base& e) {
-        EXPECT_EQ(typeid(e), typeid(Expected)) << "status " << status;
-        EXPECT_EQ(e.status(), status);
-        EXPECT_EQ(e.detail(), "detail");
-        EXPECT_NE(std::string(e.what()).find("detail"), std::string::npos);
-    } catch (...) {
-        ADD_FAILURE() << "status " << status << " is not caught as the expected base";
-    }
-}
-
-bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
-
-bool near_now(std::chrono::system_clock::time_point t) {
-    auto diff = std::chrono::system_clock::now() - t;
-    return diff < std::chrono::minutes(1) && diff > -std::chrono::minutes(1);
-}
 
 natsio::FetchOptions fetch_options(std::int64_t max_messages, natsio::milliseconds expires) {
     natsio::FetchOptions options;
@@ -576,10 +532,7 @@ TEST(Consumer, UseAfterClientClose) {
     EXPECT_EQ(owned.js_metadata().stream, "CPP_CCLOSE");
 
     // Cleanup through a fresh connection.
-    natsio::Client again = connect();
-    natsio::JetStream cleanup(again);
-    cleanup.delete_stream("CPP_CCLOSE");
-    cleanup.delete_key_value("CPP_CCLOSE_KV");
+    delete_through_new_client("CPP_CCLOSE", "CPP_CCLOSE_KV");
 }
 
 #if __cplusplus >= 202002L

@@ -29,20 +29,6 @@ void expect_mapped(natsio::Status status) {
     }
 }
 
-/// Runs `call` and checks it throws exactly Expected with `status`.
-template <class Expected, class Call>
-void expect_throws(natsio::Status status, Call&& call) {
-    try {
-        call();
-        ADD_FAILURE() << "no exception; expected status " << status;
-    } catch (const Expected& e) {
-        EXPECT_EQ(typeid(e), typeid(Expected)) << e.what();
-        EXPECT_EQ(e.status(), status) << e.what();
-    } catch (const std::exception& e) {
-        ADD_FAILURE() << "wrong exception: " << typeid(e).name() << ": " << e.what();
-    }
-}
-
 }  // namespace
 
 TEST(Errors, EveryStatusMapsToItsClass) {

@@ -2,9 +2,7 @@
 // acks and expectations, asynchronous publishes as futures, KV buckets and
 // keys, and one exception class per JetStream/KV status. Built into both the
 // C++17 and the C++20 test programs (each has its own server).
-#include "support.hpp"
-
-#include <natsio/jetstream.hpp>
+#include "js_support.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -18,48 +16,6 @@
 using namespace natsio_test;
 
 namespace {
-
-/// Runs `call` and checks it throws exactly Expected with `status`; returns
-/// the exception's what() ("" when the check failed).
-template <class Expected, class Call>
-std::string expect_throws(natsio::Status status, Call&& call) {
-    try {
-        call();
-        ADD_FAILURE() << "no exception; expected status " << status;
-    } catch (const Expected& e) {
-        EXPECT_EQ(typeid(e), typeid(Expected)) << e.what();
-        EXPECT_EQ(e.status(), status) << e.what();
-        return e.what();
-    } catch (const std::exception& e) {
-        ADD_FAILURE() << "wrong exception: " << typeid(e).name() << ": " << e.what();
-    }
-    return "";
-}
-
-/// make_error(status) is exactly Expected and can be caught as Base.
-template <class Expected, class Base>
-void expect_mapped(natsio::Status status) {
-    std::exception_ptr error = natsio::make_error(status, "detail");
-    try {
-        std::rethrow_exception(error);
-    } catch (const Base& e) {
-        EXPECT_EQ(typeid(e), typeid(Expected)) << "status " << status;
-        EXPECT_EQ(e.status(), status);
-        EXPECT_EQ(e.detail(), "detail");
-        EXPECT_NE(std::string(e.what()).find("detail"), std::string::npos);
-    } catch (...) {
-        ADD_FAILURE() << "status " << status << " is not caught as the expected base";
-    }
-}
-
-bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
-
-bool near_now(std::chrono::system_clock::time_point t) {
-    auto diff = std::chrono::system_clock::now() - t;
-    return diff < std::chrono::minutes(1) && diff > -std::chrono::minutes(1);
-}
 
 natsio::JetStream jetstream(const natsio::Client& client) { return natsio::JetStream(client); }
 

@@ -5,9 +5,7 @@
 // initial values / initial-done marker / live changes, its options and
 // patterns, its recovery, and use after the client is closed. Built into
 // both the C++17 and the C++20 test programs (each has its own server).
-#include "support.hpp"
-
-#include <natsio/jetstream.hpp>
+#include "js_support.hpp"
 
 #include <chrono>
 #include <future>
@@ -22,24 +20,6 @@
 using namespace natsio_test;
 
 namespace {
-
-/// Runs `call` and checks it throws exactly Expected with `status`.
-template <class Expected, class Call>
-void expect_throws(natsio::Status status, Call&& call) {
-    try {
-        call();
-        ADD_FAILURE() << "no exception; expected status " << status;
-    } catch (const Expected& e) {
-        EXPECT_EQ(typeid(e), typeid(Expected)) << e.what();
-        EXPECT_EQ(e.status(), status) << e.what();
-    } catch (const std::exception& e) {
-        ADD_FAILURE() << "wrong exception: " << typeid(e).name() << ": " << e.what();
-    }
-}
-
-bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
 
 natsio::ConsumeOptions consume_options(std::int64_t max_messages, natsio::milliseconds expires,
                                        natsio::milliseconds idle_heartbeat) {
@@ -622,10 +602,7 @@ TEST(ConsumeAndWatch, UseAfterClientClose) {
     msgs = natsio::Messages();
     w = natsio::KvWatcher();
 
-    natsio::Client again = connect();
-    natsio::JetStream cleanup(again);
-    cleanup.delete_stream("CPP_WCLOSE");
-    cleanup.delete_key_value("CPP_WCLOSE");
+    delete_through_new_client("CPP_WCLOSE", "CPP_WCLOSE");
 }
 
 #if __cplusplus >= 202002L

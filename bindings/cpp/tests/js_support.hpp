@@ -1,0 +1,50 @@
+// Helpers shared by the C++ binding's JetStream, consumer and watch tests
+// (on top of support.hpp).
+#ifndef NATSIO_CPP_TEST_JS_SUPPORT_HPP
+#define NATSIO_CPP_TEST_JS_SUPPORT_HPP
+
+#include "support.hpp"
+
+#include <natsio/jetstream.hpp>
+
+#include <chrono>
+#include <exception>
+#include <string>
+#include <typeinfo>
+
+namespace natsio_test {
+
+/// make_error(status) is exactly Expected and can be caught as Base.
+template <class Expected, class Base>
+void expect_mapped(natsio::Status status) {
+    std::exception_ptr error = natsio::make_error(status, "detail");
+    try {
+        std::rethrow_exception(error);
+    } catch (const Base& e) {
+        EXPECT_EQ(typeid(e), typeid(Expected)) << "status " << status;
+        EXPECT_EQ(e.status(), status);
+        EXPECT_EQ(e.detail(), "detail");
+        EXPECT_NE(std::string(e.what()).find("detail"), std::string::npos);
+    } catch (...) {
+        ADD_FAILURE() << "status " << status << " is not caught as the expected base";
+    }
+}
+
+/// True when `t` is within a minute of the system clock's now.
+inline bool near_now(std::chrono::system_clock::time_point t) {
+    auto diff = std::chrono::system_clock::now() - t;
+    return diff < std::chrono::minutes(1) && diff > -std::chrono::minutes(1);
+}
+
+/// Deletes `stream` and the bucket `bucket` through a new connection (for
+/// tests that closed their own).
+inline void delete_through_new_client(const std::string& stream, const std::string& bucket) {
+    natsio::Client again = connect();
+    natsio::JetStream cleanup(again);
+    cleanup.delete_stream(stream);
+    cleanup.delete_key_value(bucket);
+}
+
+}  // namespace natsio_test
+
+#endif
