@@ -9,10 +9,21 @@
 //	req     responder: callback subscription answering with Msg.Respond on
 //	        its own connection; requester: Conn.Request, one at a time
 //
-// jspub, jspub-sync and kv print status=unsupported (the binding has no
-// JetStream API). Extra fields as in the C harness: cpu_ns_per_msg
-// (user+sys of the whole process over the timed region) and, on pubsub,
-// rss_kb (peak RSS) with rss_start_kb and rss_end_kb.
+//	jspub       JetStream.PublishAsync with at most --window futures
+//	            unacked (a ring of PubAckFutures; PublishAsyncMaxPending is
+//	            the window too), waiting on the oldest when full; the clock
+//	            stops at the last ack
+//	jspub-sync  JetStream.Publish, one at a time
+//	kv          KeyValue.Put of k0..k(K-1), then KeyValue.Get of them
+//	            (value length checked): lines kv-put and kv-get
+//
+// The JetStream scenarios use one connection with a JetStream context whose
+// request timeout, async ack timeout and stall wait are the idle timeout,
+// as in the C harness; stream BENCH and bucket BENCHKV are deleted and
+// created before the clock. Extra fields as in the C harness: on pub,
+// pubsub and req cpu_ns_per_msg (user+sys of the whole process over the
+// timed region) and, on pubsub, rss_kb (peak RSS) with rss_start_kb and
+// rss_end_kb.
 //
 // --pubsub-limits unlimited subscribes without pending limits (the default
 // limits drop messages when the Go handler cannot keep up) and reports as
@@ -31,7 +42,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -393,19 +403,247 @@ func runReq(size int) {
 	secs := time.Since(t0).Seconds()
 	c1 := cpuNanos()
 
+	mean, p50, p99 := latencyStats(lat)
+	k := float64(max(opt.k, 1))
+	fmt.Printf("scenario=req client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f\n",
+		client, size, opt.k, secs, float64(opt.k)/secs, mean, p50, p99,
+		failed+errs.count.Load()+respondFailed.Load(), (c1-c0)/k)
+}
+
+// ---------------------------------------------------------------------------
+// JetStream: jspub, jspub-sync, kv
+
+// openJS connects and makes the JetStream context of a run: requests,
+// synchronous publishes and async acks bounded by the idle timeout, at
+// most --window async publishes awaiting acks, and a publish that finds
+// no room waits up to the idle timeout (as the C harness).
+func openJS(errs *errorCounter) (*natsio.Conn, *natsio.JetStream, error) {
+	nc, err := connect(errs, "natsio-go-bench-js")
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := nc.JetStream(natsio.JSTimeout(opt.idleTimeout), natsio.PublishAsyncMaxPending(opt.window),
+		natsio.PublishAsyncStallWait(opt.idleTimeout), natsio.PublishAsyncTimeout(opt.idleTimeout))
+	if err != nil {
+		closeAll(errs, nc)
+		return nil, nil, err
+	}
+	return nc, js, nil
+}
+
+// freshBenchStream deletes stream BENCH if it exists and creates it
+// (bench.js.>, file storage, R1, limits retention).
+func freshBenchStream(js *natsio.JetStream) error {
+	ctx := context.Background() // each request is bounded by JSTimeout
+	if err := js.DeleteStream(ctx, "BENCH"); err != nil && !errors.Is(err, natsio.ErrStreamNotFound) {
+		return err
+	}
+	_, err := js.CreateStream(ctx, natsio.StreamConfig{
+		Name:      "BENCH",
+		Subjects:  []string{"bench.js.>"},
+		Storage:   natsio.FileStorage,
+		Replicas:  1,
+		Retention: natsio.LimitsPolicy,
+	})
+	return err
+}
+
+func runJSPub(size int) {
+	errs := &errorCounter{}
+	nc, js, err := openJS(errs)
+	if err == nil {
+		defer closeAll(errs, nc)
+		defer js.Close()
+		err = freshBenchStream(js)
+	}
+	if err != nil {
+		emitFailure("jspub", size, "stream", err)
+		return
+	}
+	data := bytes.Repeat([]byte{'x'}, size)
+	window := max(opt.window, 1)
+	ring := make([]*natsio.PubAckFuture, window)
+	var head, inflight, acked int
+	var failed int64
+	errs.count.Store(0)
+
+	t0 := time.Now()
+	tLast := t0
+	// retire completes the oldest publish of the ring. The wait is bounded
+	// by the library's async ack timeout (the idle timeout).
+	retire := func() {
+		f := ring[head]
+		ring[head] = nil
+		head = (head + 1) % window
+		inflight--
+		if _, err := f.Wait(context.Background()); err != nil {
+			failed++
+			return
+		}
+		acked++
+		tLast = time.Now()
+	}
+	for i := 0; i < opt.jsN; i++ {
+		if inflight == window {
+			retire()
+		}
+		f, err := js.PublishAsync("bench.js.a", data)
+		if err != nil {
+			failed++
+			if errors.Is(err, natsio.ErrTooManyStalledMsgs) {
+				break
+			}
+			continue
+		}
+		ring[(head+inflight)%window] = f
+		inflight++
+		if i&1023 == 1023 && time.Since(t0) > opt.maxSecs {
+			break
+		}
+	}
+	for inflight > 0 {
+		retire()
+	}
+	t1 := time.Now()
+	if acked < opt.jsN {
+		t1 = tLast // time of the last observed progress
+	}
+	secs := max(t1.Sub(t0).Seconds(), 1e-9)
+	fmt.Printf("scenario=jspub client=%s size=%d n=%d acked=%d unacked=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f window=%d errors=%d\n",
+		client, size, opt.jsN, acked, opt.jsN-acked, secs, float64(acked)/secs,
+		float64(acked)*float64(size)/1e6/secs, window, failed+errs.count.Load())
+}
+
+// latencyStats sorts lat (microseconds) and returns its mean and its p50
+// and p99 by nearest rank (0 for an empty slice).
+func latencyStats(lat []float64) (mean, p50, p99 float64) {
+	if len(lat) == 0 {
+		return 0, 0, 0
+	}
 	var sum float64
 	for _, x := range lat {
 		sum += x
 	}
-	mean := 0.0
-	if len(lat) > 0 {
-		mean = sum / float64(len(lat))
-	}
 	sort.Float64s(lat)
-	k := float64(max(opt.k, 1))
-	fmt.Printf("scenario=req client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f\n",
-		client, size, opt.k, secs, float64(opt.k)/secs, mean, percentile(lat, 50), percentile(lat, 99),
-		failed+errs.count.Load()+respondFailed.Load(), (c1-c0)/k)
+	return sum / float64(len(lat)), percentile(lat, 50), percentile(lat, 99)
+}
+
+// emitLatency prints one latency line (jspub-sync, kv-put, kv-get): the
+// rate counts all n operations, the latencies only the successful ones.
+func emitLatency(scenario, rateKey string, size, n int, secs float64, lat []float64, errCount int64) {
+	secs = max(secs, 1e-9)
+	mean, p50, p99 := latencyStats(lat)
+	fmt.Printf("scenario=%s client=%s size=%d n=%d secs=%.6f %s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d\n",
+		scenario, client, size, n, secs, rateKey, float64(n)/secs, mean, p50, p99, errCount)
+}
+
+func runJSPubSync(size int) {
+	errs := &errorCounter{}
+	nc, js, err := openJS(errs)
+	if err == nil {
+		defer closeAll(errs, nc)
+		defer js.Close()
+		err = freshBenchStream(js)
+	}
+	if err != nil {
+		emitFailure("jspub-sync", size, "stream", err)
+		return
+	}
+	data := bytes.Repeat([]byte{'x'}, size)
+	ctx := context.Background() // each publish is bounded by JSTimeout
+	for i := 0; i < opt.warmup; i++ {
+		_, _ = js.Publish(ctx, "bench.js.a", data)
+	}
+	errs.count.Store(0)
+
+	lat := make([]float64, 0, opt.k)
+	var failed int64
+	t0 := time.Now()
+	for i := 0; i < opt.k; i++ {
+		a := time.Now()
+		_, err := js.Publish(ctx, "bench.js.a", data)
+		b := time.Now()
+		if err != nil {
+			failed++
+		} else {
+			lat = append(lat, float64(b.Sub(a).Nanoseconds())/1e3)
+		}
+		if b.Sub(t0) > opt.maxSecs {
+			emitStatus("jspub-sync", size, "timeout", errors.New("max-secs"))
+			return
+		}
+	}
+	secs := time.Since(t0).Seconds()
+	emitLatency("jspub-sync", "msgs_per_s", size, opt.k, secs, lat, failed+errs.count.Load())
+}
+
+func runKV(size int) {
+	errs := &errorCounter{}
+	nc, js, err := openJS(errs)
+	var kv *natsio.KeyValue
+	ctx := context.Background() // each call is bounded by JSTimeout
+	if err == nil {
+		defer closeAll(errs, nc)
+		defer js.Close()
+		if err = js.DeleteKeyValue(ctx, "BENCHKV"); errors.Is(err, natsio.ErrBucketNotFound) {
+			err = nil
+		}
+	}
+	if err == nil {
+		// the library always sets allow_direct
+		kv, err = js.CreateKeyValue(ctx, natsio.KeyValueConfig{Bucket: "BENCHKV", History: 1, Storage: natsio.FileStorage})
+	}
+	if err != nil {
+		emitFailure("kv-put", size, "bucket", err)
+		emitFailure("kv-get", size, "bucket", err)
+		return
+	}
+	data := bytes.Repeat([]byte{'x'}, size)
+	for i := 0; i < opt.warmup; i++ {
+		key := "warm" + strconv.Itoa(i)
+		_, _ = kv.Put(ctx, key, data)
+		_, _ = kv.Get(ctx, key)
+	}
+
+	K := opt.kvK
+	keys := make([]string, K)
+	for i := range keys {
+		keys[i] = "k" + strconv.Itoa(i)
+	}
+	for phase, scenario := range []string{"kv-put", "kv-get"} {
+		lat := make([]float64, 0, K)
+		var failed int64
+		timedOut := false
+		errs.count.Store(0)
+		t0 := time.Now()
+		for i := 0; i < K; i++ {
+			var ok bool
+			a := time.Now()
+			if phase == 0 {
+				_, err := kv.Put(ctx, keys[i], data)
+				ok = err == nil
+			} else {
+				e, err := kv.Get(ctx, keys[i])
+				ok = err == nil && len(e.Value) == size
+			}
+			b := time.Now()
+			if ok {
+				lat = append(lat, float64(b.Sub(a).Nanoseconds())/1e3)
+			} else {
+				failed++
+			}
+			if b.Sub(t0) > opt.maxSecs {
+				timedOut = true
+				break
+			}
+		}
+		secs := time.Since(t0).Seconds()
+		if timedOut {
+			emitStatus(scenario, size, "timeout", errors.New("max-secs"))
+		} else {
+			emitLatency(scenario, "ops_per_s", size, K, secs, lat, failed+errs.count.Load())
+		}
+	}
 }
 
 // ---------------------------------------------------------------------------
@@ -509,9 +747,6 @@ func main() {
 		sizes = append(sizes, x)
 	}
 	fmt.Printf("# client=%s version=%s url=%s\n", client, natsio.Version(), opt.url)
-	jsNote := sync.OnceFunc(func() {
-		fmt.Printf("# note client=%s: the Go binding has no JetStream API yet\n", client)
-	})
 	for _, scenario := range strings.Split(opt.scenarios, ",") {
 		for _, size := range sizes {
 			switch scenario {
@@ -521,12 +756,12 @@ func main() {
 				runPubSub(size)
 			case "req":
 				runReq(size)
+			case "jspub":
+				runJSPub(size)
+			case "jspub-sync":
+				runJSPubSync(size)
 			case "kv":
-				emitStatus("kv-put", size, "unsupported", nil)
-				emitStatus("kv-get", size, "unsupported", nil)
-			case "jspub", "jspub-sync":
-				jsNote()
-				emitStatus(scenario, size, "unsupported", nil)
+				runKV(size)
 			default:
 				emitStatus(scenario, size, "unsupported", nil)
 			}

@@ -14,11 +14,21 @@
 //           core queue the whole run (and drop past its pending limit).
 //   req     responder: callback subscription answering with msg.respond()
 //           on its own connection; requester: await request(), one at a time
+//   jspub   nc.jetstream() with publishAsyncMaxPending = --window (and
+//           timeout / publishAsyncStallWait = --idle-timeout, as the C
+//           harness): a ring of at most --window publishAsync() promises;
+//           when it is full the oldest is awaited. The clock stops at the
+//           last ack (at the last ack seen when some failed)
+//   jspub-sync  await js.publish() per message
+//   kv      bucket BENCHKV (history 1, file storage; the core always sets
+//           allow_direct): await kv.put() of k0..k(K-1), then await kv.get()
+//           of the same keys with the value length checked
 //
-// jspub, jspub-sync and kv print status=unsupported (the binding has no
-// JetStream API). Extra fields as in the C harness: cpu_ns_per_msg (user+sys
-// of the whole process over the timed region) and, on pubsub, rss_kb (peak
-// RSS) with rss_start_kb and rss_end_kb.
+// Stream BENCH and bucket BENCHKV are deleted and created before the clock,
+// as in bench/natsio/natsio_bench.c (run_jspub, run_jspub_sync, run_kv).
+// Extra fields as in the C harness: cpu_ns_per_msg on pub, pubsub and req
+// (user+sys of the whole process over the timed region) and, on pubsub,
+// rss_kb (peak RSS) with rss_start_kb and rss_end_kb.
 //
 // --pubsub-limits unlimited subscribes without pending limits and reports as
 // client=libnatsio-node:unlimited.
@@ -120,6 +130,19 @@ function flush(nc) {
 }
 
 const yieldToEventLoop = () => new Promise((resolve) => setImmediate(resolve));
+
+/** One latency line (req, jspub-sync, kv-put, kv-get): n = operations
+ * attempted, rate over them; mean and nearest-rank percentiles over the
+ * successful ones (lat, in microseconds, unsorted). */
+function emitLatency(scenario, rateKey, size, n, secs, lat, errors, extra = '') {
+  const mean = lat.length ? lat.reduce((s, x) => s + x, 0) / lat.length : 0;
+  const sorted = Float64Array.from(lat).sort();
+  console.log(
+    `scenario=${scenario} client=${CLIENT} size=${size} n=${n} secs=${secs.toFixed(6)} ${rateKey}=${f1(n / secs)} ` +
+      `mean_us=${f1(mean)} p50_us=${f1(percentile(sorted, 50))} p99_us=${f1(percentile(sorted, 99))} ` +
+      `errors=${errors}${extra}`,
+  );
+}
 
 // ---------------------------------------------------------------------------
 // pub
@@ -342,18 +365,236 @@ async function runReq(size) {
     }
     const secs = nowS() - t0;
     const c1 = cpuNs();
-    const mean = lat.length ? lat.reduce((s, x) => s + x, 0) / lat.length : 0;
-    lat.sort((x, y) => x - y);
-    const k = opt.k;
-    console.log(
-      `scenario=req client=${CLIENT} size=${size} n=${k} secs=${secs.toFixed(6)} msgs_per_s=${f1(k / secs)} ` +
-        `mean_us=${f1(mean)} p50_us=${f1(percentile(lat, 50))} p99_us=${f1(percentile(lat, 99))} ` +
-        `errors=${failed + errs.count + respondFailed} cpu_ns_per_msg=${f1((c1 - c0) / Math.max(k, 1))}`,
-    );
+    emitLatency('req', 'msgs_per_s', size, opt.k, secs, lat, failed + errs.count + respondFailed,
+      ` cpu_ns_per_msg=${f1((c1 - c0) / Math.max(opt.k, 1))}`);
   } finally {
     errs.closing = true;
     if (sub && !sub.isClosed) sub.unsubscribe();
     await errs.closeAll(qnc, rnc);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// JetStream: jspub, jspub-sync, kv
+
+/** A connection and its JetStream context with the C harness's options. */
+async function openJs(errs) {
+  const nc = await connect(errs, 'natsio-node-bench-js');
+  const idleMs = Math.round(opt.idleTimeout * 1000);
+  try {
+    const js = nc.jetstream({
+      timeout: idleMs,
+      publishAsyncMaxPending: opt.window,
+      // a publish that cannot get a window slot waits up to the idle timeout
+      publishAsyncStallWait: idleMs,
+    });
+    return { nc, js };
+  } catch (err) {
+    await errs.closeAll(nc);
+    throw err;
+  }
+}
+
+async function freshBenchStream(js) {
+  try {
+    await js.streams.delete('BENCH');
+  } catch (err) {
+    if (err.code !== 'STREAM_NOT_FOUND') throw err;
+  }
+  await js.streams.add({
+    name: 'BENCH',
+    subjects: ['bench.js.>'],
+    storage: 'file',
+    num_replicas: 1,
+    retention: 'limits',
+  });
+}
+
+const settledOk = () => null;
+const settledErr = (err) => err;
+
+async function runJsPub(size) {
+  const errs = new ErrorCounter();
+  let nc, js;
+  try {
+    ({ nc, js } = await openJs(errs));
+    await freshBenchStream(js);
+  } catch (err) {
+    emitFailure('jspub', size, 'stream', err);
+    if (js) js.close();
+    await errs.closeAll(nc);
+    return;
+  }
+  try {
+    errs.count = 0;
+    const data = Buffer.alloc(size, 'x');
+    const window = opt.window;
+    const N = opt.jsN;
+    // Ring of the unacked publishes, oldest at head. Each promise is
+    // settled-wrapped at once (null = acked, else the error) so a rejection
+    // waiting in the ring is never an unhandled one.
+    const ring = new Array(window);
+    let head = 0;
+    let inflight = 0;
+    let acked = 0;
+    let errors = 0;
+    let stalled = false;
+    let tLast = 0;
+    const retire = async () => {
+      const p = ring[head];
+      ring[head] = undefined;
+      head = (head + 1) % window;
+      inflight--;
+      const err = await p;
+      if (err === null) {
+        acked++;
+        tLast = nowS();
+      } else {
+        errors++;
+        if (err && err.code === 'TOO_MANY_STALLED') stalled = true;
+      }
+    };
+
+    const t0 = nowS();
+    tLast = t0;
+    for (let i = 0; i < N && !stalled; i++) {
+      if (inflight === window) await retire();
+      ring[(head + inflight) % window] = js.publishAsync('bench.js.a', data).then(settledOk, settledErr);
+      inflight++;
+      if ((i & 1023) === 1023 && nowS() - t0 > opt.maxSecs) break;
+    }
+    while (inflight > 0) await retire();
+    const t1 = acked < N ? tLast : nowS();
+    const secs = Math.max(t1 - t0, 1e-9);
+    errors += errs.count;
+    console.log(
+      `scenario=jspub client=${CLIENT} size=${size} n=${N} acked=${acked} unacked=${N - acked} ` +
+        `secs=${secs.toFixed(6)} msgs_per_s=${f1(acked / secs)} mb_per_s=${((acked * size) / 1e6 / secs).toFixed(3)} ` +
+        `window=${window} errors=${errors}`,
+    );
+  } finally {
+    errs.closing = true;
+    js.close();
+    await errs.closeAll(nc);
+  }
+}
+
+async function runJsPubSync(size) {
+  const errs = new ErrorCounter();
+  let nc, js;
+  try {
+    ({ nc, js } = await openJs(errs));
+    await freshBenchStream(js);
+  } catch (err) {
+    emitFailure('jspub-sync', size, 'stream', err);
+    if (js) js.close();
+    await errs.closeAll(nc);
+    return;
+  }
+  try {
+    const data = Buffer.alloc(size, 'x');
+    for (let i = 0; i < opt.warmup; i++) {
+      try {
+        await js.publish('bench.js.a', data);
+      } catch {
+        // warmup failures are not counted
+      }
+    }
+    errs.count = 0;
+
+    const lat = [];
+    let failed = 0;
+    const t0 = nowS();
+    for (let i = 0; i < opt.k; i++) {
+      const a = nowS();
+      let ok = true;
+      try {
+        await js.publish('bench.js.a', data);
+      } catch {
+        ok = false;
+      }
+      const b = nowS();
+      if (ok) lat.push((b - a) * 1e6);
+      else failed++;
+      if (b - t0 > opt.maxSecs) {
+        emitStatus('jspub-sync', size, 'timeout', 'max-secs');
+        return;
+      }
+    }
+    const secs = nowS() - t0;
+    emitLatency('jspub-sync', 'msgs_per_s', size, opt.k, secs, lat, failed + errs.count);
+  } finally {
+    errs.closing = true;
+    js.close();
+    await errs.closeAll(nc);
+  }
+}
+
+async function runKv(size) {
+  const errs = new ErrorCounter();
+  let nc, js, kv;
+  try {
+    ({ nc, js } = await openJs(errs));
+    try {
+      await js.kv.delete('BENCHKV');
+    } catch (err) {
+      if (err.code !== 'BUCKET_NOT_FOUND') throw err;
+    }
+    // allow_direct: the core always sets it
+    kv = await js.kv.create({ bucket: 'BENCHKV', history: 1, storage: 'file' });
+  } catch (err) {
+    emitFailure('kv-put', size, 'bucket', err);
+    emitFailure('kv-get', size, 'bucket', err);
+    if (js) js.close();
+    await errs.closeAll(nc);
+    return;
+  }
+  try {
+    const data = Buffer.alloc(size, 'x');
+    for (let i = 0; i < opt.warmup; i++) {
+      try {
+        await kv.put(`warm${i}`, data);
+        await kv.get(`warm${i}`);
+      } catch {
+        // warmup failures are not counted
+      }
+    }
+
+    const K = opt.kvK;
+    for (const scenario of ['kv-put', 'kv-get']) {
+      const put = scenario === 'kv-put';
+      errs.count = 0;
+      const lat = [];
+      let failed = 0;
+      let timedOut = false;
+      const t0 = nowS();
+      for (let i = 0; i < K; i++) {
+        const key = `k${i}`;
+        const a = nowS();
+        let ok = true;
+        try {
+          if (put) await kv.put(key, data);
+          else ok = (await kv.get(key)).value.length === size;
+        } catch {
+          ok = false;
+        }
+        const b = nowS();
+        if (ok) lat.push((b - a) * 1e6);
+        else failed++;
+        if (b - t0 > opt.maxSecs) {
+          timedOut = true;
+          break;
+        }
+      }
+      const secs = nowS() - t0;
+      if (timedOut) emitStatus(scenario, size, 'timeout', 'max-secs');
+      else emitLatency(scenario, 'ops_per_s', size, K, secs, lat, failed + errs.count);
+    }
+  } finally {
+    errs.closing = true;
+    kv.close();
+    js.close();
+    await errs.closeAll(nc);
   }
 }
 
@@ -427,25 +668,15 @@ async function main() {
     return Number(s);
   });
   console.log(`# client=${CLIENT} version=${natsio.version} node=${process.version} url=${opt.url}`);
-  let jsNotePrinted = false;
   for (const scenario of opt.scenarios.split(',')) {
     for (const size of sizes) {
       switch (scenario) {
         case 'pub': await runPub(size); break;
         case 'pubsub': await runPubSub(size); break;
         case 'req': await runReq(size); break;
-        case 'kv':
-          emitStatus('kv-put', size, 'unsupported');
-          emitStatus('kv-get', size, 'unsupported');
-          break;
-        case 'jspub':
-        case 'jspub-sync':
-          if (!jsNotePrinted) {
-            console.log(`# note client=${CLIENT}: the Node binding has no JetStream API yet`);
-            jsNotePrinted = true;
-          }
-          emitStatus(scenario, size, 'unsupported');
-          break;
+        case 'jspub': await runJsPub(size); break;
+        case 'jspub-sync': await runJsPubSync(size); break;
+        case 'kv': await runKv(size); break;
         default:
           emitStatus(scenario, size, 'unsupported');
       }
