@@ -207,6 +207,8 @@ pub(crate) struct ClientInner {
     max_payload: AtomicUsize,
     counters: Counters,
     mux: Mutex<Mux>,
+    /// Timeouts of asynchronous requests (one timer for all).
+    pub(crate) deadlines: crate::deadlines::Deadlines,
     mux_sid: AtomicU64,
     events: Dispatcher,
     error_cb: Mutex<Option<ErrorCallback>>,
@@ -263,6 +265,7 @@ impl ClientInner {
             max_payload: AtomicUsize::new(1024 * 1024),
             counters: Counters::default(),
             mux: Mutex::new(Mux::default()),
+            deadlines: crate::deadlines::Deadlines::default(),
             mux_sid: AtomicU64::new(0),
             events: Dispatcher::start("natsio-events", owner_id),
             error_cb: Mutex::new(error_cb),
@@ -1025,22 +1028,7 @@ impl ClientInner {
                 i.unregister_request(id);
             }
         });
-        let weak = Arc::downgrade(self);
-        // The timer must not keep the reply alive: it holds the completion
-        // weakly and is cancelled as soon as the request completes.
-        let timer = Arc::downgrade(&c);
-        let task = runtime::handle().spawn(async move {
-            tokio::time::sleep(timeout).await;
-            let Some(c) = timer.upgrade() else {
-                return;
-            };
-            if c.complete(Err(Error::timeout("request"))) {
-                if let Some(i) = weak.upgrade() {
-                    i.unregister_request(id);
-                }
-            }
-        });
-        c.on_complete(move || task.abort());
+        crate::deadlines::Deadlines::arm(self, Instant::now() + timeout, id, &c);
         Ok(c)
     }
 

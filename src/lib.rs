@@ -8,6 +8,7 @@ pub mod auth;
 pub mod client;
 pub mod completion;
 mod connection;
+mod deadlines;
 mod dispatch;
 pub mod error;
 pub mod ffi;

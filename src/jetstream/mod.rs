@@ -76,10 +76,6 @@ pub(crate) struct Shared {
     opts: JetStreamOptions,
     window: Mutex<Window>,
     window_cv: Condvar,
-    /// Ack deadlines of asynchronous publishes (see `publish::Deadlines`).
-    deadlines: Mutex<publish::Deadlines>,
-    /// Wakes the deadline timer when an earlier deadline comes first.
-    deadline_wake: tokio::sync::Notify,
 }
 
 /// A JetStream context. Cheap to clone; thread-safe.
@@ -193,8 +189,6 @@ impl JetStream {
                 opts,
                 window: Mutex::default(),
                 window_cv: Condvar::new(),
-                deadlines: Mutex::default(),
-                deadline_wake: tokio::sync::Notify::new(),
             }),
         })
     }

@@ -1,8 +1,7 @@
 //! Publishing to streams: synchronous publish-and-wait-for-ack, and
 //! asynchronous publishes bounded by a window of unacknowledged messages.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, MutexGuard, Weak};
+use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -171,90 +170,6 @@ fn ack_outcome(reply: Result<Message>) -> Result<Outcome> {
     }
 }
 
-/// Ack deadlines of a context's asynchronous publishes, in deadline order
-/// (publishes share one timeout, so they arrive sorted; a shorter custom
-/// timeout is inserted in place and wakes the timer). One timer task
-/// sleeps until the first deadline and runs only while publishes are
-/// pending (it keeps the context's state alive until then, so tokens
-/// outliving their context still time out); entries already answered are
-/// dropped from the front as new ones arrive, so the queue stays about as
-/// long as the window.
-#[derive(Default)]
-pub(crate) struct Deadlines {
-    entries: VecDeque<(Instant, u64, Weak<Completion>)>,
-    timer_running: bool,
-}
-
-fn answered(w: &Weak<Completion>) -> bool {
-    w.upgrade().is_none_or(|c| c.is_done())
-}
-
-impl Deadlines {
-    fn arm(shared: &Arc<Shared>, deadline: Instant, id: u64, done: &Arc<Completion>) {
-        let mut d = lock(&shared.deadlines);
-        while d.entries.front().is_some_and(|(_, _, w)| answered(w)) {
-            d.entries.pop_front();
-        }
-        let entry = (deadline, id, Arc::downgrade(done));
-        let at = match d.entries.back() {
-            Some((last, _, _)) if *last > deadline => {
-                d.entries.partition_point(|(t, _, _)| *t <= deadline)
-            }
-            _ => d.entries.len(),
-        };
-        d.entries.insert(at, entry);
-        if !d.timer_running {
-            d.timer_running = true;
-            crate::runtime::handle().spawn(Self::run_timer(Arc::clone(shared)));
-        } else if at == 0 {
-            // The timer sleeps until a later deadline. (A permit is kept
-            // if it is not waiting yet.)
-            shared.deadline_wake.notify_one();
-        }
-    }
-
-    /// Expires due entries; the next deadline, or `None` once none is left
-    /// (the timer then stops; the next `arm` starts another).
-    fn expire_due(shared: &Shared) -> Option<Instant> {
-        let mut expired = Vec::new();
-        let now = Instant::now();
-        let next = {
-            let mut d = lock(&shared.deadlines);
-            loop {
-                match d.entries.front() {
-                    None => {
-                        d.timer_running = false;
-                        break None;
-                    }
-                    Some((_, _, w)) if answered(w) => {
-                        d.entries.pop_front();
-                    }
-                    Some((t, _, _)) if *t <= now => {
-                        let (_, id, _) = d.entries.pop_front().expect("front");
-                        expired.push(id);
-                    }
-                    Some((t, _, _)) => break Some(*t),
-                }
-            }
-        };
-        for id in expired {
-            shared
-                .client
-                .expire_request(id, Error::timeout("asynchronous publish ack"));
-        }
-        next
-    }
-
-    async fn run_timer(shared: Arc<Shared>) {
-        while let Some(next) = Self::expire_due(&shared) {
-            tokio::select! {
-                _ = tokio::time::sleep_until(next.into()) => {}
-                _ = shared.deadline_wake.notified() => {}
-            }
-        }
-    }
-}
-
 /// Retries after "no responders" (ADR-22: a stream leader may be moving).
 const NO_RESPONDERS_RETRIES: u32 = 2;
 const NO_RESPONDERS_WAIT: Duration = Duration::from_millis(250);
@@ -384,7 +299,8 @@ impl JetStream {
                 c.unregister_request(id);
             }
         });
-        Deadlines::arm(&self.shared, Instant::now() + timeout, id, &done);
+        // Late acks time out through the client's one deadline timer.
+        crate::deadlines::Deadlines::arm(&self.shared.client, Instant::now() + timeout, id, &done);
         Ok(done)
     }
 
