@@ -11,8 +11,10 @@ use crate::completion::{lock, Completion, Outcome};
 use crate::connection::{self, parse_info, ServerInfo};
 use crate::dispatch::{self, Dispatcher};
 use crate::error::{Error, ErrorKind, Result};
+use crate::feed::{Feed, FeedItem, Limits, Pushed};
 use crate::headers::Headers;
 use crate::message::Message;
+use crate::op::Op;
 use crate::options::{
     ErrorCallback, ErrorEvent, Event, EventCallback, EventKind, Options, PendingPolicy,
 };
@@ -20,7 +22,7 @@ use crate::pool::ServerPool;
 use crate::proto::{self, ServerOp};
 use crate::runtime;
 use crate::subject;
-use crate::subscription::{Pushed, SubOptions, SubShared, Subscription};
+use crate::subscription::{SubOptions, SubShared, Subscription};
 
 /// Connection state, as reported by `Client::status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,6 +225,7 @@ pub(crate) struct ClientInner {
     pub(crate) force_reconnect: tokio::sync::Notify,
     lame_duck_seen: AtomicBool,
     ever_connected: AtomicBool,
+    lifecycle: tokio::sync::watch::Sender<Lifecycle>,
 }
 
 fn closed_err(w: &WriteState) -> Option<Error> {
@@ -279,6 +282,7 @@ impl ClientInner {
             force_reconnect: tokio::sync::Notify::new(),
             lame_duck_seen: AtomicBool::new(false),
             ever_connected: AtomicBool::new(false),
+            lifecycle: tokio::sync::watch::Sender::new(Lifecycle::default()),
             opts,
         }
     }
@@ -716,6 +720,7 @@ impl ClientInner {
         );
         if self.ever_connected.swap(true, Ordering::SeqCst) {
             self.counters.reconnects.fetch_add(1, Ordering::Relaxed);
+            self.lifecycle.send_modify(|l| l.reconnects += 1);
             self.emit(
                 EventKind::Reconnected,
                 Some(url.to_string()),
@@ -784,17 +789,18 @@ impl ClientInner {
 
     /// BLOCK policy: stop reading until the consumer makes room.
     async fn wait_for_room(&self, sub: &SubShared) {
-        sub.set_reader_waiting(true);
+        let feed = &sub.feed;
         loop {
-            let notified = sub.space.notified();
+            let notified = feed.space.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
+            feed.want_room(Some(feed.limits().items));
             if !sub.must_wait_for_room() || self.is_shutting_down() {
                 break;
             }
             notified.await;
         }
-        sub.set_reader_waiting(false);
+        feed.want_room(None);
     }
 
     fn report_slow(&self, sub: &SubShared, dropped: u64) {
@@ -887,7 +893,7 @@ impl ClientInner {
 
     pub(crate) fn drain_sub(&self, sub: &Arc<SubShared>) -> Arc<Completion> {
         let c = Completion::new();
-        sub.add_drain_waiter(Arc::clone(&c));
+        sub.feed.add_drain_waiter(Arc::clone(&c));
         if c.is_done() {
             return c;
         }
@@ -1007,7 +1013,7 @@ impl ClientInner {
         };
         match r? {
             Outcome::Msg(m) => Ok(m),
-            Outcome::Done | Outcome::PubAck(_) => Err(Error::new(
+            _ => Err(Error::new(
                 ErrorKind::Protocol,
                 "request completed without a reply",
             )),
@@ -1021,7 +1027,23 @@ impl ClientInner {
         payload: &[u8],
         timeout: Duration,
     ) -> Result<Arc<Completion>> {
-        let (id, c) = self.start_request(subject, headers, payload)?;
+        self.request_with_deadline(subject, headers, payload, timeout, true, None)
+            .map(|(_, c)| c)
+    }
+
+    /// Starts a request whose reply (or failure) completes the returned
+    /// completion, timed out by the client's deadline queue; cancelling
+    /// the completion withdraws the request.
+    pub(crate) fn request_with_deadline(
+        self: &Arc<Self>,
+        subject: &str,
+        headers: Option<&Headers>,
+        payload: &[u8],
+        timeout: Duration,
+        urgent: bool,
+        map: Option<ReplyMap>,
+    ) -> Result<(u64, Arc<Completion>)> {
+        let (id, c) = self.start_request_with(subject, headers, payload, urgent, map)?;
         let weak = Arc::downgrade(self);
         c.set_cancel_hook(move || {
             if let Some(i) = weak.upgrade() {
@@ -1029,7 +1051,29 @@ impl ClientInner {
             }
         });
         crate::deadlines::Deadlines::arm(self, Instant::now() + timeout, id, &c);
-        Ok(c)
+        Ok((id, c))
+    }
+
+    /// A request as a future of its reply (`NoResponders` when nobody
+    /// listens, `Timeout` after `timeout`). Sent when this is called;
+    /// dropping the future before the reply withdraws it.
+    pub(crate) fn request_fut(
+        self: &Arc<Self>,
+        subject: &str,
+        headers: Option<&Headers>,
+        payload: &[u8],
+        timeout: Duration,
+    ) -> Result<ReplyFuture> {
+        let (_, c) = self.request_with_deadline(subject, headers, payload, timeout, true, None)?;
+        Ok(ReplyFuture {
+            fut: c.wait_async(),
+        })
+    }
+
+    /// Lifecycle changes (reconnects, close), for flows that must
+    /// re-establish themselves.
+    pub(crate) fn lifecycle(&self) -> tokio::sync::watch::Receiver<Lifecycle> {
+        self.lifecycle.subscribe()
     }
 
     // ---- lifecycle --------------------------------------------------------
@@ -1067,6 +1111,7 @@ impl ClientInner {
             }
         }
         self.state.store(ConnState::Closed as u8, Ordering::SeqCst);
+        self.lifecycle.send_modify(|l| l.closed = true);
         let closed = reason.clone().map_or_else(Error::closed, |e| {
             Error::new(
                 ErrorKind::ConnectionClosed,
@@ -1089,7 +1134,7 @@ impl ClientInner {
         self.writer_wake.notify_one();
         // A reader paused by the BLOCK policy must notice the shutdown.
         for s in lock(&self.subs).values() {
-            s.space.notify_waiters();
+            s.feed.space.notify_waiters();
         }
         {
             let deadline = Instant::now() + Duration::from_secs(5);
@@ -1113,15 +1158,11 @@ impl ClientInner {
         }
         // Close every subscription and wait for their handlers.
         let subs: Vec<_> = lock(&self.subs).drain().map(|(_, s)| s).collect();
-        let sub_closed = Error::new(
-            ErrorKind::SubscriptionClosed,
-            "subscription closed: connection closed",
-        );
         for s in &subs {
-            s.close(sub_closed.clone());
+            s.fail(closed.clone());
         }
         for s in &subs {
-            s.join_dispatcher();
+            s.feed.join_dispatcher();
         }
         if let Some(e) = reason {
             self.report_error(e, None);
@@ -1136,6 +1177,45 @@ impl ClientInner {
     }
 }
 
+/// The reply of a request started by `ClientInner::request_fut`.
+pub(crate) struct ReplyFuture {
+    fut: crate::completion::CompletionFuture,
+}
+
+impl std::future::Future for ReplyFuture {
+    type Output = Result<Message>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<Message>> {
+        std::pin::Pin::new(&mut self.fut)
+            .poll(cx)
+            .map(|r| match r? {
+                Outcome::Msg(m) => Ok(m),
+                _ => Err(Error::new(
+                    ErrorKind::Protocol,
+                    "request completed without a reply",
+                )),
+            })
+    }
+}
+
+impl Drop for ReplyFuture {
+    fn drop(&mut self) {
+        // Withdraws the request if no reply came (a no-op otherwise).
+        self.fut.completion().cancel();
+    }
+}
+
+/// What flows watch to re-establish themselves: the number of reconnects
+/// so far, and whether the client has closed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Lifecycle {
+    pub reconnects: u64,
+    pub closed: bool,
+}
+
 /// Options of `Client::request_many`.
 #[derive(Debug, Clone, Copy)]
 pub struct RequestManyOptions {
@@ -1147,73 +1227,148 @@ pub struct RequestManyOptions {
     pub timeout: Duration,
 }
 
-/// Replies to one request, ending on max_msgs, a stall, the timeout or a
-/// no-responders status.
-pub struct RequestMany {
-    sub: Option<Subscription>,
+/// Gathers the replies of one request into `out` until max_msgs, a stall,
+/// the deadline or a no-responders status (the end), the client's close
+/// (an error), or the owner stopping `out`.
+async fn gather_replies(
+    inbox: Subscription,
+    out: Arc<Feed<Message>>,
     opts: RequestManyOptions,
-    deadline: Instant,
-    received: u64,
-    stopper: RequestManyStopper,
-}
-
-/// Ends a `RequestMany` from another thread, waking a pending `next_msg`.
-#[derive(Clone)]
-pub struct RequestManyStopper {
-    sub: Arc<SubShared>,
-    stopped: Arc<AtomicBool>,
-}
-
-impl RequestManyStopper {
-    pub fn stop(&self) {
-        self.stopped.store(true, Ordering::SeqCst);
-        self.sub.close(Error::sub_closed());
-    }
-}
-
-impl RequestMany {
-    /// A handle that ends the replies early from any thread.
-    pub fn stopper(&self) -> RequestManyStopper {
-        self.stopper.clone()
-    }
-
-    /// The next reply, or `Ok(None)` when the stream has ended.
-    pub fn next_msg(&mut self) -> Result<Option<Message>> {
-        runtime::ensure_may_block()?;
-        let Some(sub) = &self.sub else {
-            return Ok(None);
+    deadline: tokio::time::Instant,
+) {
+    let mut received = 0u64;
+    loop {
+        let until = match opts.stall {
+            Some(stall) if received > 0 => deadline.min(tokio::time::Instant::now() + stall),
+            _ => deadline,
         };
-        if self.opts.max_msgs.is_some_and(|m| self.received >= m) {
-            self.sub = None;
-            return Ok(None);
-        }
-        let now = Instant::now();
-        if now >= self.deadline {
-            self.sub = None;
-            return Ok(None);
-        }
-        let mut wait = self.deadline - now;
-        if self.received > 0 {
-            if let Some(s) = self.opts.stall {
-                wait = wait.min(s);
-            }
-        }
-        match sub.next_msg(Some(wait)) {
-            Ok(m) => {
-                self.received += 1;
-                Ok(Some(m))
-            }
-            Err(e) => {
-                self.sub = None;
-                match e.kind() {
-                    ErrorKind::Timeout | ErrorKind::NoResponders => Ok(None),
-                    _ if self.stopper.stopped.load(Ordering::SeqCst) => Ok(None),
-                    _ => Err(e),
+        let next = tokio::select! {
+            _ = out.until_ended() => break,
+            r = tokio::time::timeout_at(until, inbox.feed().recv()) => r,
+        };
+        match next {
+            Ok(Ok(Some(m))) if !m.is_no_responders() => {
+                out.push(m);
+                received += 1;
+                if opts.max_msgs.is_some_and(|max| received >= max) {
+                    out.finish();
+                    break;
                 }
             }
+            // Deadline, stall, no responders, or the inbox ended.
+            Err(_) | Ok(Ok(_)) => {
+                out.finish();
+                break;
+            }
+            Ok(Err(e)) => {
+                out.fail(e);
+                break;
+            }
+        }
+    }
+    drop(inbox);
+}
+
+/// A continuous flow of items produced on the runtime (request-many
+/// replies, consume, the ordered consumer, a KV watch), read through the
+/// one iterator contract. Dropping it stops the flow.
+pub struct Flow<T: FeedItem> {
+    pub(crate) feed: Arc<Feed<T>>,
+    /// The client (by address) whose dispatchers may run its handler.
+    owner: usize,
+    name: &'static str,
+}
+
+impl<T: FeedItem> Flow<T> {
+    pub(crate) fn new(feed: Arc<Feed<T>>, client: &Arc<ClientInner>, name: &'static str) -> Self {
+        Flow {
+            feed,
+            owner: Arc::as_ptr(client) as usize,
+            name,
+        }
+    }
+
+    /// The next item, waiting up to `timeout` (forever if `None`).
+    /// `Ok(None)`: the flow has ended without error.
+    pub fn next(&self, timeout: Option<Duration>) -> Result<Option<T>> {
+        runtime::ensure_may_block()?;
+        self.feed.next(timeout)
+    }
+
+    /// A completion for the next item (`Outcome::End` at the end).
+    pub fn next_async(&self) -> Result<Arc<Completion>> {
+        self.feed.next_async()
+    }
+
+    /// Delivers every item, then the end, to `handler` on a library thread.
+    pub fn set_handler(
+        &self,
+        handler: crate::feed::Handler<T>,
+        on_exit: Box<dyn FnOnce() + Send>,
+    ) -> Result<()> {
+        self.feed
+            .set_handler(self.owner, self.name.to_string(), handler, on_exit)
+    }
+
+    /// Stops the flow (the backlog is dropped). After it returns the
+    /// handler runs no more, unless called from it.
+    pub fn stop(&self) {
+        self.feed.stop();
+        self.feed.join_dispatcher();
+    }
+
+    pub fn has_ended(&self) -> bool {
+        self.feed.has_ended()
+    }
+
+    pub fn stats(&self) -> crate::feed::FeedStats {
+        self.feed.stats()
+    }
+
+    /// A handle that stops the flow from anywhere.
+    pub fn stopper(&self) -> FlowStopper<T> {
+        FlowStopper {
+            feed: Arc::clone(&self.feed),
         }
     }
 }
+
+impl<T: FeedItem> std::fmt::Debug for Flow<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Flow")
+            .field("name", &self.name)
+            .field("stats", &self.feed.stats())
+            .finish()
+    }
+}
+
+impl<T: FeedItem> Drop for Flow<T> {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Stops a flow from any thread.
+pub struct FlowStopper<T: FeedItem> {
+    feed: Arc<Feed<T>>,
+}
+
+impl<T: FeedItem> Clone for FlowStopper<T> {
+    fn clone(&self) -> Self {
+        FlowStopper {
+            feed: Arc::clone(&self.feed),
+        }
+    }
+}
+
+impl<T: FeedItem> FlowStopper<T> {
+    pub fn stop(&self) {
+        self.feed.stop();
+    }
+}
+
+/// Replies to one request (`Client::request_many`).
+pub type Replies = Flow<Message>;
 
 /// A connection to a NATS server.
 pub struct Client {
@@ -1223,62 +1378,18 @@ pub struct Client {
 impl Client {
     /// Connects to the first reachable server of `opts.servers`.
     pub fn connect(opts: Options) -> Result<Client> {
-        opts.validate()?;
-        runtime::ensure_may_block()?;
-        let pool = ServerPool::new(&opts.servers, !opts.no_randomize)?;
-        let inner = Arc::new_cyclic(|w| ClientInner::new(opts, pool, w.as_ptr() as usize));
-        let mut last = Error::new(ErrorKind::NoServers, "no servers available");
-        let entries = lock(&inner.pool).entries();
-        for entry in entries {
-            let fut = connection::handshake(&inner.opts, &entry.addr);
-            let r = runtime::handle().block_on(async {
-                tokio::time::timeout(inner.opts.connect_timeout, fut)
-                    .await
-                    .unwrap_or_else(|_| {
-                        Err(Error::new(
-                            ErrorKind::Timeout,
-                            format!("connect to {} timed out", entry.url),
-                        ))
-                    })
-            });
-            match r {
-                Ok(est) => {
-                    inner.on_established(&entry.url, est.info_json.clone(), est.info.clone());
-                    inner.ever_connected.store(true, Ordering::SeqCst);
-                    inner
-                        .state
-                        .store(ConnState::Connected as u8, Ordering::SeqCst);
-                    inner.emit(
-                        EventKind::Connected,
-                        Some(entry.url.clone()),
-                        None,
-                        Vec::new(),
-                    );
-                    runtime::handle().spawn(connection::run(Arc::clone(&inner), Some(est)));
-                    return Ok(Client { inner });
-                }
-                Err(e) => {
-                    lock(&inner.pool).record_attempt(&entry.url);
-                    last = e;
-                }
-            }
-        }
-        if inner.opts.retry_on_failed_connect && inner.opts.allow_reconnect {
-            // Keep trying in the background; publishes are buffered meanwhile.
-            lock(&inner.write).reconnecting = true;
-            inner
-                .state
-                .store(ConnState::Reconnecting as u8, Ordering::SeqCst);
-            runtime::handle().spawn(connection::run(Arc::clone(&inner), None));
-            return Ok(Client { inner });
-        }
-        // A client that never existed for the application has no events.
-        drop(lock(&inner.event_cb).take());
-        *lock(&inner.conn_done) = true;
-        inner.close_with(None);
-        Err(last)
+        Client::connect_op(opts).wait()
     }
 
+    /// Connecting as an operation: each server of the pool in turn, each
+    /// within the connect timeout.
+    pub fn connect_op(opts: Options) -> Op<Client> {
+        Op::build(|| {
+            opts.validate()?;
+            let pool = ServerPool::new(&opts.servers, !opts.no_randomize)?;
+            Ok(connect(opts, pool))
+        })
+    }
     /// Connects to one URL with default options.
     pub fn connect_url(url: &str) -> Result<Client> {
         Client::connect(Options {
@@ -1343,14 +1454,15 @@ impl Client {
         )
     }
 
-    /// Sends one request and gathers every reply (ADR-47).
+    /// Sends one request and gathers every reply (ADR-47) on the runtime,
+    /// ending on max_msgs, a stall, the timeout or no responders.
     pub fn request_many(
         &self,
         subject: &str,
         headers: Option<&Headers>,
         payload: &[u8],
         opts: RequestManyOptions,
-    ) -> Result<RequestMany> {
+    ) -> Result<Replies> {
         subject::validate_publish(subject)?;
         let inbox = self.new_inbox();
         let sub = self.inner.subscribe(
@@ -1362,18 +1474,18 @@ impl Client {
             },
         )?;
         self.inner
-            .publish(subject, Some(&inbox), headers, payload)?;
-        let stopper = RequestManyStopper {
-            sub: Arc::clone(&sub.shared),
-            stopped: Arc::new(AtomicBool::new(false)),
-        };
-        Ok(RequestMany {
-            sub: Some(sub),
-            stopper,
-            deadline: Instant::now() + opts.timeout,
-            opts,
-            received: 0,
-        })
+            .publish_frame(subject, Some(&inbox), headers, payload, true)?;
+        let out = Arc::new(Feed::new(
+            Limits::from_config(
+                self.inner.opts.pending_msgs_limit,
+                self.inner.opts.pending_bytes_limit,
+                PendingPolicy::DropNew,
+            ),
+            |m| Ok(Outcome::Msg(m)),
+        ));
+        let deadline = tokio::time::Instant::now() + opts.timeout;
+        runtime::handle().spawn(gather_replies(sub, Arc::clone(&out), opts, deadline));
+        Ok(Flow::new(out, &self.inner, "natsio-replies"))
     }
 
     /// Replies to `msg` on its reply subject.
@@ -1404,28 +1516,27 @@ impl Client {
 
     /// Like `drain`, on a library thread; the completion reports the result.
     pub fn drain_async(&self, timeout: Option<Duration>) -> Arc<Completion> {
-        let c = Completion::new();
         let inner = Arc::clone(&self.inner);
-        let done = Arc::clone(&c);
         let timeout = timeout.unwrap_or(inner.opts.drain_timeout);
-        let spawned = std::thread::Builder::new()
-            .name("natsio-drain".into())
-            .spawn(move || {
-                done.complete(drain(&inner, timeout).map(|_| Outcome::Done));
-            });
-        if let Err(e) = spawned {
-            c.complete(Err(Error::new(
-                ErrorKind::Io,
-                format!("cannot spawn drain thread: {e}"),
-            )));
-        }
-        c
+        on_library_thread("natsio-drain", move || {
+            drain(&inner, timeout).map(|_| Outcome::Done)
+        })
     }
 
     /// Closes the connection. Idempotent. After it returns no callback of
     /// this client runs again (unless called from one of them).
     pub fn close(&self) {
         self.inner.close_with(None);
+    }
+
+    /// Like `close`, on a library thread; the completion reports when the
+    /// client is closed.
+    pub fn close_async(&self) -> Arc<Completion> {
+        let inner = Arc::clone(&self.inner);
+        on_library_thread("natsio-close", move || {
+            inner.close_with(None);
+            Ok(Outcome::Done)
+        })
     }
 
     pub fn status(&self) -> ConnState {
@@ -1509,6 +1620,65 @@ impl Drop for Client {
     }
 }
 
+async fn connect(opts: Options, pool: ServerPool) -> Result<Client> {
+    let inner = Arc::new_cyclic(|w| ClientInner::new(opts, pool, w.as_ptr() as usize));
+    let mut last = Error::new(ErrorKind::NoServers, "no servers available");
+    let entries = lock(&inner.pool).entries();
+    for entry in entries {
+        let attempt = connection::handshake(&inner.opts, &entry.addr);
+        let r = tokio::time::timeout(inner.opts.connect_timeout, attempt)
+            .await
+            .unwrap_or_else(|_| {
+                Err(Error::new(
+                    ErrorKind::Timeout,
+                    format!("connect to {} timed out", entry.url),
+                ))
+            });
+        match r {
+            Ok(est) => {
+                inner.on_established(&entry.url, est.info_json.clone(), est.info.clone());
+                inner.ever_connected.store(true, Ordering::SeqCst);
+                inner
+                    .state
+                    .store(ConnState::Connected as u8, Ordering::SeqCst);
+                inner.emit(
+                    EventKind::Connected,
+                    Some(entry.url.clone()),
+                    None,
+                    Vec::new(),
+                );
+                runtime::handle().spawn(connection::run(Arc::clone(&inner), Some(est)));
+                return Ok(Client { inner });
+            }
+            Err(e) => {
+                lock(&inner.pool).record_attempt(&entry.url);
+                last = e;
+            }
+        }
+    }
+    if inner.opts.retry_on_failed_connect && inner.opts.allow_reconnect {
+        // Keep trying in the background; publishes are buffered meanwhile.
+        lock(&inner.write).reconnecting = true;
+        inner
+            .state
+            .store(ConnState::Reconnecting as u8, Ordering::SeqCst);
+        runtime::handle().spawn(connection::run(Arc::clone(&inner), None));
+        return Ok(Client { inner });
+    }
+    // A client that never existed for the application has no events.
+    drop(lock(&inner.event_cb).take());
+    *lock(&inner.conn_done) = true;
+    if runtime::on_runtime_thread() {
+        // Closing releases the application's callback data: not here.
+        let _ = std::thread::Builder::new()
+            .name("natsio-close".into())
+            .spawn(move || inner.close_with(None));
+    } else {
+        inner.close_with(None);
+    }
+    Err(last)
+}
+
 /// Replies to `msg` through `inner`.
 pub(crate) fn respond(
     inner: &ClientInner,
@@ -1523,6 +1693,28 @@ pub(crate) fn respond(
         ));
     };
     inner.publish_frame(reply, None, headers, payload, true)
+}
+
+/// Runs `job` on a thread of its own (it joins user threads, which no
+/// runtime thread may do); the completion gets its result.
+fn on_library_thread(
+    name: &str,
+    job: impl FnOnce() -> Result<Outcome> + Send + 'static,
+) -> Arc<Completion> {
+    let c = Completion::new();
+    let done = Arc::clone(&c);
+    let spawned = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            done.complete(job());
+        });
+    if let Err(e) = spawned {
+        c.complete(Err(Error::new(
+            ErrorKind::Io,
+            format!("cannot spawn a library thread: {e}"),
+        )));
+    }
+    c
 }
 
 fn drain(inner: &Arc<ClientInner>, timeout: Duration) -> Result<()> {

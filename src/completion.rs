@@ -1,19 +1,59 @@
 //! A one-shot completion: the result of an asynchronous operation that can be
-//! waited on from any thread, polled, cancelled, or observed by a callback.
+//! waited on from any thread, awaited as a future, polled, cancelled, or
+//! observed by a callback.
+//!
+//! The result is type-erased (`Outcome::Value`), so this primitive names no
+//! higher layer: a JetStream ack, a KV entry or a stream info travel through
+//! it as `Arc<dyn Any>` and are downcast where they are read.
 
+use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::message::Message;
 
 /// What a successful operation produced.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub enum Outcome {
+    /// Done, with nothing to hand back.
     Done,
+    /// A message (a request's reply, an iterator's next message).
     Msg(Message),
-    /// A JetStream publish's acknowledgement.
-    PubAck(std::sync::Arc<crate::jetstream::PubAck>),
+    /// Any other result, downcast by whoever reads it (`Outcome::value`).
+    Value(Arc<dyn Any + Send + Sync>),
+    /// An iterator has ended: there is no next item.
+    End,
+}
+
+impl std::fmt::Debug for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Done => f.write_str("Done"),
+            Outcome::Msg(m) => f.debug_tuple("Msg").field(&m.subject()).finish(),
+            Outcome::Value(_) => f.write_str("Value(..)"),
+            Outcome::End => f.write_str("End"),
+        }
+    }
+}
+
+impl Outcome {
+    /// Wraps any result value.
+    pub fn value<T: Any + Send + Sync>(v: T) -> Outcome {
+        Outcome::Value(Arc::new(v))
+    }
+
+    /// The value of type `T`, if this outcome holds one.
+    pub fn downcast<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        match self {
+            Outcome::Value(v) => Arc::clone(v).downcast::<T>().ok(),
+            _ => None,
+        }
+    }
 }
 
 type Hook = Box<dyn FnOnce() + Send>;
@@ -23,9 +63,13 @@ struct State {
     result: Option<Result<Outcome>>,
     on_complete: Vec<Hook>,
     on_cancel: Option<Hook>,
+    /// Asked before a cancel: false refuses it (the result is on its way).
+    cancel_guard: Option<Arc<dyn Fn() -> bool + Send + Sync>>,
     /// Threads blocked in `wait`: the condvar is only notified when there
     /// are some (a futex notify is a syscall even with no waiter).
     waiting: usize,
+    /// Futures awaiting the result.
+    wakers: Vec<Waker>,
 }
 
 #[derive(Default)]
@@ -33,7 +77,7 @@ pub struct Completion {
     state: Mutex<State>,
     cv: Condvar,
     /// Set (after `state.result`) once completed: a lock-free `is_done`.
-    done: std::sync::atomic::AtomicBool,
+    done: AtomicBool,
 }
 
 impl std::fmt::Debug for Completion {
@@ -63,20 +107,26 @@ impl Completion {
     /// Sets the result once; later calls are ignored. Returns whether this
     /// call was the one that completed it.
     pub fn complete(&self, r: Result<Outcome>) -> bool {
-        let hooks = {
+        let (hooks, wakers) = {
             let mut s = lock(&self.state);
             if s.result.is_some() {
                 return false;
             }
             s.result = Some(r);
-            self.done.store(true, std::sync::atomic::Ordering::Release);
+            self.done.store(true, Ordering::Release);
             s.on_cancel = None;
-            let hooks = std::mem::take(&mut s.on_complete);
+            s.cancel_guard = None;
             if s.waiting > 0 {
                 self.cv.notify_all();
             }
-            hooks
+            (
+                std::mem::take(&mut s.on_complete),
+                std::mem::take(&mut s.wakers),
+            )
         };
+        for w in wakers {
+            w.wake();
+        }
         for h in hooks {
             h();
         }
@@ -84,7 +134,7 @@ impl Completion {
     }
 
     pub fn is_done(&self) -> bool {
-        self.done.load(std::sync::atomic::Ordering::Acquire)
+        self.done.load(Ordering::Acquire)
     }
 
     pub fn result(&self) -> Option<Result<Outcome>> {
@@ -122,6 +172,13 @@ impl Completion {
         r
     }
 
+    /// A future of the result. Dropping it does not cancel the operation.
+    pub fn wait_async(self: &Arc<Self>) -> CompletionFuture {
+        CompletionFuture {
+            c: Arc::clone(self),
+        }
+    }
+
     /// Runs `f` once the result is set: at once (on this thread) if it is
     /// already, else on the completing thread.
     pub fn on_complete(&self, f: impl FnOnce() + Send + 'static) {
@@ -142,8 +199,21 @@ impl Completion {
         }
     }
 
+    /// Lets `guard` refuse a cancel (by returning false) when the result
+    /// can no longer be withdrawn; it may be asked more than once.
+    pub fn set_cancel_guard(&self, guard: impl Fn() -> bool + Send + Sync + 'static) {
+        let mut s = lock(&self.state);
+        if s.result.is_none() {
+            s.cancel_guard = Some(Arc::new(guard));
+        }
+    }
+
     /// Completes with `Cancelled` if still pending; returns whether it did.
     pub fn cancel(&self) -> bool {
+        let guard = lock(&self.state).cancel_guard.clone();
+        if guard.is_some_and(|g| !g()) {
+            return false;
+        }
         let hook = lock(&self.state).on_cancel.take();
         let done = self.complete(Err(Error::new(ErrorKind::Cancelled, "operation cancelled")));
         if done {
@@ -152,5 +222,31 @@ impl Completion {
             }
         }
         done
+    }
+}
+
+/// Awaits a completion's result (`Completion::wait_async`).
+pub struct CompletionFuture {
+    c: Arc<Completion>,
+}
+
+impl CompletionFuture {
+    pub fn completion(&self) -> &Arc<Completion> {
+        &self.c
+    }
+}
+
+impl Future for CompletionFuture {
+    type Output = Result<Outcome>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut s = lock(&self.c.state);
+        if let Some(r) = &s.result {
+            return Poll::Ready(r.clone());
+        }
+        if !s.wakers.iter().any(|w| w.will_wake(cx.waker())) {
+            s.wakers.push(cx.waker().clone());
+        }
+        Poll::Pending
     }
 }

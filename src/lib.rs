@@ -11,6 +11,7 @@ mod connection;
 mod deadlines;
 mod dispatch;
 pub mod error;
+pub mod feed;
 pub mod ffi;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -18,6 +19,7 @@ pub mod headers;
 pub mod jetstream;
 pub mod kv;
 pub mod message;
+pub mod op;
 pub mod options;
 mod pool;
 mod proto;
@@ -26,13 +28,13 @@ pub mod subject;
 pub mod subscription;
 pub mod tls;
 
-pub use client::{
-    Client, ClientStats, ConnState, RequestMany, RequestManyOptions, RequestManyStopper,
-};
+pub use client::{Client, ClientStats, ConnState, Flow, FlowStopper, Replies, RequestManyOptions};
 pub use completion::{Completion, Outcome};
 pub use connection::ServerInfo;
 pub use error::{Error, ErrorKind, Result};
+pub use feed::{Delivery, FeedStats};
 pub use headers::Headers;
 pub use message::Message;
+pub use op::Op;
 pub use options::{ErrorEvent, Options, PendingPolicy};
 pub use subscription::{SubOptions, SubStats, Subscription};

@@ -86,11 +86,6 @@ impl Message {
         self.frame[self.payload.start as usize..].as_ptr()
     }
 
-    /// Bytes this message counts against pending-byte limits.
-    pub(crate) fn pending_size(&self) -> usize {
-        self.size as usize
-    }
-
     /// True for a no-responders status (503 with an empty payload).
     pub(crate) fn is_no_responders(&self) -> bool {
         self.status() == Some(503) && self.payload.len == 0

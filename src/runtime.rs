@@ -10,6 +10,11 @@ use crate::error::{Error, ErrorKind, Result};
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 static WORKERS: AtomicUsize = AtomicUsize::new(0);
 
+thread_local! {
+    /// Set on the runtime's own threads.
+    static ON_RUNTIME: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 fn default_workers() -> usize {
     std::thread::available_parallelism()
         .map_or(2, |n| n.get())
@@ -45,6 +50,7 @@ pub fn handle() -> &'static Handle {
             Builder::new_multi_thread()
                 .worker_threads(n)
                 .thread_name("natsio-rt")
+                .on_thread_start(|| ON_RUNTIME.with(|f| f.set(true)))
                 .enable_all()
                 .build()
                 .expect("failed to start the natsio runtime")
@@ -52,9 +58,15 @@ pub fn handle() -> &'static Handle {
         .handle()
 }
 
+/// True on one of the runtime's own threads.
+pub fn on_runtime_thread() -> bool {
+    ON_RUNTIME.with(|f| f.get())
+}
+
 /// Fails when called on a runtime thread, where blocking would deadlock.
+/// (A user thread running an operation to completion is not one.)
 pub fn ensure_may_block() -> Result<()> {
-    if Handle::try_current().is_ok() {
+    if on_runtime_thread() {
         return Err(Error::new(
             ErrorKind::IllegalState,
             "blocking call made from a natsio runtime thread",

@@ -171,9 +171,15 @@ fn frames_split_byte_by_byte_are_reassembled() {
     let c = Client::connect(options(&url)).unwrap();
     let sub = c.subscribe("split", None, SubOptions::default()).unwrap();
     c.flush(Some(Duration::from_secs(5))).unwrap();
-    let m = sub.next_msg(Some(Duration::from_secs(2))).unwrap();
+    let m = sub
+        .next_msg(Some(Duration::from_secs(2)))
+        .unwrap()
+        .expect("a message");
     assert_eq!(m.payload(), b"hello");
-    let m = sub.next_msg(Some(Duration::from_secs(2))).unwrap();
+    let m = sub
+        .next_msg(Some(Duration::from_secs(2)))
+        .unwrap()
+        .expect("a message");
     assert_eq!((m.reply(), m.payload()), (Some("r.1"), &b"abc"[..]));
     assert_eq!(m.headers().unwrap().get("K"), Some("v"));
 }

@@ -5,8 +5,9 @@ mod common;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::TestServer;
-use natsio::completion::Outcome;
-use natsio::jetstream::{JetStream, JetStreamOptions, MsgSelector, PublishOptions};
+use natsio::jetstream::{
+    AckKind, CreateAction, JetStream, JetStreamOptions, MsgSelector, PublishOptions,
+};
 use natsio::kv::Operation;
 use natsio::{Client, ErrorKind, Headers, SubOptions};
 
@@ -27,7 +28,9 @@ fn stream_lifecycle_and_config_validation() {
     let info = js
         .create_stream(
             r#"{"name":"ORDERS","subjects":["orders.>"],"max_age":"1h","storage":"memory"}"#,
+            CreateAction::Create,
         )
+        .wait()
         .unwrap();
     assert_eq!(info["config"]["name"], "ORDERS");
     assert_eq!(info["config"]["max_age"], 3_600_000_000_000i64);
@@ -36,28 +39,49 @@ fn stream_lifecycle_and_config_validation() {
     // Same config again: fine. Another config: name in use.
     js.create_stream(
         r#"{"name":"ORDERS","subjects":["orders.>"],"max_age":"1h","storage":"memory"}"#,
+        CreateAction::Create,
     )
+    .wait()
     .unwrap();
     assert_eq!(
-        kind(js.create_stream(r#"{"name":"ORDERS","subjects":["other.>"],"storage":"memory"}"#)),
+        kind(
+            js.create_stream(
+                r#"{"name":"ORDERS","subjects":["other.>"],"storage":"memory"}"#,
+                CreateAction::Create
+            )
+            .wait()
+        ),
         ErrorKind::StreamNameInUse
     );
     let upd = js
-        .update_stream(
+        .create_stream(
             r#"{"name":"ORDERS","subjects":["orders.>"],"max_age":"2h","storage":"memory"}"#,
+            CreateAction::Update,
         )
+        .wait()
         .unwrap();
     assert_eq!(upd["config"]["max_age"], 7_200_000_000_000i64);
     assert_eq!(
-        kind(js.update_stream(r#"{"name":"NOPE","subjects":["nope"]}"#)),
+        kind(
+            js.create_stream(
+                r#"{"name":"NOPE","subjects":["nope"]}"#,
+                CreateAction::Update
+            )
+            .wait()
+        ),
         ErrorKind::StreamNotFound
     );
-    js.create_or_update_stream(r#"{"name":"NEW","subjects":["new.>"]}"#)
-        .unwrap();
+    js.create_stream(
+        r#"{"name":"NEW","subjects":["new.>"]}"#,
+        CreateAction::CreateOrUpdate,
+    )
+    .wait()
+    .unwrap();
 
     // Config errors name the field and send nothing.
     let e = js
-        .create_stream(r#"{"name":"X","max_age":"soon"}"#)
+        .create_stream(r#"{"name":"X","max_age":"soon"}"#, CreateAction::Create)
+        .wait()
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Config);
     assert!(
@@ -66,17 +90,27 @@ fn stream_lifecycle_and_config_validation() {
         e.detail()
     );
     assert_eq!(
-        kind(js.create_stream(r#"{"subjects":["a"]}"#)),
+        kind(
+            js.create_stream(r#"{"subjects":["a"]}"#, CreateAction::Create)
+                .wait()
+        ),
         ErrorKind::Config
     );
     assert_eq!(
-        kind(js.create_stream(r#"{"name":"a.b"}"#)),
+        kind(
+            js.create_stream(r#"{"name":"a.b"}"#, CreateAction::Create)
+                .wait()
+        ),
         ErrorKind::InvalidArgument
     );
-    assert_eq!(kind(js.create_stream("not json")), ErrorKind::Config);
+    assert_eq!(
+        kind(js.create_stream("not json", CreateAction::Create).wait()),
+        ErrorKind::Config
+    );
     // Fields the library does not model reach the server unchanged.
     let e = js
-        .create_stream(r#"{"name":"X","x_unknown":1}"#)
+        .create_stream(r#"{"name":"X","x_unknown":1}"#, CreateAction::Create)
+        .wait()
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::JetStreamApi);
     assert!(
@@ -86,14 +120,23 @@ fn stream_lifecycle_and_config_validation() {
     );
     // A server-side rejection: overlapping subjects.
     assert_eq!(
-        kind(js.create_stream(r#"{"name":"OVERLAP","subjects":["orders.new"]}"#)),
+        kind(
+            js.create_stream(
+                r#"{"name":"OVERLAP","subjects":["orders.new"]}"#,
+                CreateAction::Create
+            )
+            .wait()
+        ),
         ErrorKind::JetStreamApi
     );
 
-    let mut names = js.stream_names(None).unwrap();
+    let mut names = js.stream_names(None).wait().unwrap();
     names.sort();
     assert_eq!(names, vec!["NEW", "ORDERS"]);
-    assert_eq!(js.stream_names(Some("orders.x")).unwrap(), vec!["ORDERS"]);
+    assert_eq!(
+        js.stream_names(Some("orders.x")).wait().unwrap(),
+        vec!["ORDERS"]
+    );
 
     for i in 0..5 {
         js.publish(
@@ -101,35 +144,61 @@ fn stream_lifecycle_and_config_validation() {
             b"x",
             &PublishOptions::default(),
         )
+        .wait()
         .unwrap();
     }
     assert_eq!(
         js.purge_stream("ORDERS", Some(r#"{"filter":"orders.0"}"#))
+            .wait()
             .unwrap(),
         3
     );
-    assert_eq!(js.purge_stream("ORDERS", Some(r#"{"keep":1}"#)).unwrap(), 1);
     assert_eq!(
-        kind(js.purge_stream("ORDERS", Some(r#"{"keep":1,"seq":2}"#))),
+        js.purge_stream("ORDERS", Some(r#"{"keep":1}"#))
+            .wait()
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        kind(
+            js.purge_stream("ORDERS", Some(r#"{"keep":1,"seq":2}"#))
+                .wait()
+        ),
         ErrorKind::Config
     );
-    assert_eq!(js.stream_info("ORDERS").unwrap()["state"]["messages"], 1);
-    assert_eq!(js.purge_stream("ORDERS", None).unwrap(), 1);
+    assert_eq!(
+        js.stream_info("ORDERS").wait().unwrap()["state"]["messages"],
+        1
+    );
+    assert_eq!(js.purge_stream("ORDERS", None).wait().unwrap(), 1);
 
-    js.delete_stream("ORDERS").unwrap();
-    assert_eq!(kind(js.stream_info("ORDERS")), ErrorKind::StreamNotFound);
-    assert_eq!(kind(js.delete_stream("ORDERS")), ErrorKind::StreamNotFound);
-    assert!(js.account_info().unwrap()["streams"].as_u64().is_some());
+    js.delete_stream("ORDERS").wait().unwrap();
+    assert_eq!(
+        kind(js.stream_info("ORDERS").wait()),
+        ErrorKind::StreamNotFound
+    );
+    assert_eq!(
+        kind(js.delete_stream("ORDERS").wait()),
+        ErrorKind::StreamNotFound
+    );
+    assert!(js.account_info().wait().unwrap()["streams"]
+        .as_u64()
+        .is_some());
 }
 
 #[test]
 fn publish_acks_dedupes_and_checks_expectations() {
     let s = TestServer::start();
     let (_c, js) = setup(&s);
-    js.create_stream(r#"{"name":"S","subjects":["s.>"],"allow_msg_ttl":true}"#)
-        .unwrap();
+    js.create_stream(
+        r#"{"name":"S","subjects":["s.>"],"allow_msg_ttl":true}"#,
+        CreateAction::Create,
+    )
+    .wait()
+    .unwrap();
     let a1 = js
         .publish("s.a", b"one", &PublishOptions::default())
+        .wait()
         .unwrap();
     assert_eq!((a1.stream.as_str(), a1.seq, a1.duplicate), ("S", 1, false));
 
@@ -137,8 +206,8 @@ fn publish_acks_dedupes_and_checks_expectations() {
         msg_id: Some("id-1".into()),
         ..Default::default()
     };
-    let a2 = js.publish("s.a", b"two", &dedupe).unwrap();
-    let a3 = js.publish("s.a", b"two again", &dedupe).unwrap();
+    let a2 = js.publish("s.a", b"two", &dedupe).wait().unwrap();
+    let a3 = js.publish("s.a", b"two again", &dedupe).wait().unwrap();
     assert_eq!(a2.seq, 2);
     assert!(a3.duplicate);
     assert_eq!(a3.seq, 2);
@@ -148,17 +217,23 @@ fn publish_acks_dedupes_and_checks_expectations() {
         ..Default::default()
     };
     assert_eq!(
-        kind(js.publish("s.a", b"x", &expect(1))),
+        kind(js.publish("s.a", b"x", &expect(1)).wait()),
         ErrorKind::WrongLastSequence
     );
-    assert_eq!(js.publish("s.a", b"x", &expect(2)).unwrap().seq, 3);
+    assert_eq!(js.publish("s.a", b"x", &expect(2)).wait().unwrap().seq, 3);
     let subj = |seq| PublishOptions {
         expected_last_subject_seq: Some(seq),
         ..Default::default()
     };
-    assert_eq!(js.publish("s.b", b"first on s.b", &subj(0)).unwrap().seq, 4);
     assert_eq!(
-        kind(js.publish("s.b", b"x", &subj(0))),
+        js.publish("s.b", b"first on s.b", &subj(0))
+            .wait()
+            .unwrap()
+            .seq,
+        4
+    );
+    assert_eq!(
+        kind(js.publish("s.b", b"x", &subj(0)).wait()),
         ErrorKind::WrongLastSequence
     );
     let wrong_stream = PublishOptions {
@@ -166,7 +241,7 @@ fn publish_acks_dedupes_and_checks_expectations() {
         ..Default::default()
     };
     assert_eq!(
-        kind(js.publish("s.a", b"x", &wrong_stream)),
+        kind(js.publish("s.a", b"x", &wrong_stream).wait()),
         ErrorKind::JetStreamApi
     );
 
@@ -178,13 +253,20 @@ fn publish_acks_dedupes_and_checks_expectations() {
         ttl: Some(natsio::jetstream::Ttl::Seconds(60)),
         ..Default::default()
     };
-    let seq = js.publish("s.h", b"with headers", &opts).unwrap().seq;
-    let stored = js.get_msg("S", MsgSelector::Seq(seq)).unwrap();
+    let seq = js
+        .publish("s.h", b"with headers", &opts)
+        .wait()
+        .unwrap()
+        .seq;
+    let stored = js.get_msg("S", MsgSelector::Seq(seq)).wait().unwrap();
     assert_eq!(&stored.payload[..], b"with headers");
     let hdrs = stored.headers.unwrap();
     assert_eq!(hdrs.get("X-Trace"), Some("t1"));
     assert_eq!(hdrs.get("Nats-TTL"), Some("60s"));
-    let last = js.get_msg("S", MsgSelector::LastBySubject("s.b")).unwrap();
+    let last = js
+        .get_msg("S", MsgSelector::LastBySubject("s.b".into()))
+        .wait()
+        .unwrap();
     assert_eq!((last.seq, &last.payload[..]), (4, &b"first on s.b"[..]));
     let now_ns = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -195,15 +277,18 @@ fn publish_acks_dedupes_and_checks_expectations() {
         "time {}",
         last.time_ns
     );
-    js.delete_msg("S", 4, false).unwrap();
+    js.delete_msg("S", 4, false).wait().unwrap();
     assert_eq!(
-        kind(js.get_msg("S", MsgSelector::Seq(4))),
+        kind(js.get_msg("S", MsgSelector::Seq(4)).wait()),
         ErrorKind::MessageNotFound
     );
 
     // No stream on the subject: retried, then NoStreamResponse.
     assert_eq!(
-        kind(js.publish("nostream", b"x", &PublishOptions::default())),
+        kind(
+            js.publish("nostream", b"x", &PublishOptions::default())
+                .wait()
+        ),
         ErrorKind::NoStreamResponse
     );
 }
@@ -220,7 +305,8 @@ fn async_publish_window_acks_every_message() {
         },
     )
     .unwrap();
-    js.create_stream(r#"{"name":"A","subjects":["a.>"]}"#)
+    js.create_stream(r#"{"name":"A","subjects":["a.>"]}"#, CreateAction::Create)
+        .wait()
         .unwrap();
     let n = 2000;
     let mut tokens = Vec::new();
@@ -235,18 +321,21 @@ fn async_publish_window_acks_every_message() {
         );
     }
     js.publish_async_complete(Some(Duration::from_secs(10)))
+        .wait()
         .unwrap();
     assert_eq!(js.publish_async_pending(), 0);
     let mut seqs: Vec<u64> = tokens
         .iter()
-        .map(|t| match t.result().unwrap().unwrap() {
-            Outcome::PubAck(a) => a.seq,
-            other => panic!("{other:?}"),
+        .map(|t| {
+            let o = t.result().unwrap().unwrap();
+            o.downcast::<natsio::jetstream::PubAck>()
+                .expect("a PubAck")
+                .seq
         })
         .collect();
     seqs.sort();
     assert_eq!(seqs, (1..=n as u64).collect::<Vec<_>>());
-    assert_eq!(js.stream_info("A").unwrap()["state"]["messages"], n);
+    assert_eq!(js.stream_info("A").wait().unwrap()["state"]["messages"], n);
 
     // No stream: the token fails with NoStreamResponse.
     let t = js
@@ -285,7 +374,10 @@ fn async_publish_stalls_then_times_out() {
     );
     assert_eq!(js.publish_async_pending(), 2);
     assert_eq!(
-        kind(js.publish_async_complete(Some(Duration::from_millis(10)))),
+        kind(
+            js.publish_async_complete(Some(Duration::from_millis(10)))
+                .wait()
+        ),
         ErrorKind::Timeout
     );
     for t in [&t1, &t2] {
@@ -293,6 +385,7 @@ fn async_publish_stalls_then_times_out() {
         assert_eq!(r.unwrap_err().kind(), ErrorKind::AsyncPublishTimeout);
     }
     js.publish_async_complete(Some(Duration::from_secs(1)))
+        .wait()
         .unwrap();
     // Room again; a cancelled publish frees its slot too.
     let t3 = js
@@ -309,15 +402,24 @@ fn jetstream_not_enabled_and_closed_client() {
         TestServer::with_config("accounts: { NOJS: { users: [ { user: u, password: p } ] } }\n");
     let c = Client::connect_url(&format!("nats://u:p@127.0.0.1:{}", s.port())).unwrap();
     let js = JetStream::new(&c, JetStreamOptions::default()).unwrap();
-    assert_eq!(kind(js.account_info()), ErrorKind::JetStreamNotEnabled);
     assert_eq!(
-        kind(js.create_stream(r#"{"name":"S"}"#)),
+        kind(js.account_info().wait()),
+        ErrorKind::JetStreamNotEnabled
+    );
+    assert_eq!(
+        kind(
+            js.create_stream(r#"{"name":"S"}"#, CreateAction::Create)
+                .wait()
+        ),
         ErrorKind::JetStreamNotEnabled
     );
     c.close();
-    assert_eq!(kind(js.stream_info("S")), ErrorKind::ConnectionClosed);
     assert_eq!(
-        kind(js.publish("s", b"x", &PublishOptions::default())),
+        kind(js.stream_info("S").wait()),
+        ErrorKind::ConnectionClosed
+    );
+    assert_eq!(
+        kind(js.publish("s", b"x", &PublishOptions::default()).wait()),
         ErrorKind::ConnectionClosed
     );
     assert_eq!(
@@ -349,7 +451,7 @@ fn domain_and_prefix_options() {
     )
     .unwrap();
     assert_eq!(js.api_prefix(), "$JS.API");
-    js.account_info().unwrap();
+    js.account_info().wait().unwrap();
     for bad in [
         JetStreamOptions {
             domain: Some("a.b".into()),
@@ -376,20 +478,24 @@ fn kv_put_get_cas_delete_purge() {
     let s = TestServer::start();
     let (_c, js) = setup(&s);
     let kv = js
-        .create_key_value(r#"{"bucket":"CFG","history":5,"ttl":"1h"}"#)
+        .create_key_value(
+            r#"{"bucket":"CFG","history":5,"ttl":"1h"}"#,
+            CreateAction::Create,
+        )
+        .wait()
         .unwrap();
     assert_eq!(kv.bucket(), "CFG");
-    let info = js.stream_info("KV_CFG").unwrap();
+    let info = js.stream_info("KV_CFG").wait().unwrap();
     assert_eq!(info["config"]["max_msgs_per_subject"], 5);
     assert_eq!(info["config"]["subjects"][0], "$KV.CFG.>");
     assert_eq!(info["config"]["allow_direct"], true);
     assert_eq!(info["config"]["discard"], "new");
     assert_eq!(info["config"]["duplicate_window"], 120_000_000_000i64);
 
-    let r1 = kv.put("app.color", b"red").unwrap();
-    let r2 = kv.put("app.color", b"blue").unwrap();
+    let r1 = kv.put("app.color", b"red").wait().unwrap();
+    let r2 = kv.put("app.color", b"blue").wait().unwrap();
     assert!(r2 > r1);
-    let e = kv.get("app.color", None).unwrap();
+    let e = kv.get("app.color", None).wait().unwrap();
     assert_eq!(
         (&e.value[..], e.revision, e.operation),
         (&b"blue"[..], r2, Operation::Put)
@@ -400,97 +506,162 @@ fn kv_put_get_cas_delete_purge() {
         .unwrap()
         .as_nanos() as i64;
     assert!((now_ns - e.created_ns).abs() < 60_000_000_000);
-    assert_eq!(&kv.get("app.color", Some(r1)).unwrap().value[..], b"red");
-    assert_eq!(kind(kv.get("app.size", Some(r1))), ErrorKind::KeyNotFound);
-    assert_eq!(kind(kv.get("missing", None)), ErrorKind::KeyNotFound);
+    assert_eq!(
+        &kv.get("app.color", Some(r1)).wait().unwrap().value[..],
+        b"red"
+    );
+    assert_eq!(
+        kind(kv.get("app.size", Some(r1)).wait()),
+        ErrorKind::KeyNotFound
+    );
+    assert_eq!(kind(kv.get("missing", None).wait()), ErrorKind::KeyNotFound);
 
     assert_eq!(
-        kind(kv.update("app.color", b"green", r1)),
+        kind(kv.update("app.color", b"green", r1).wait()),
         ErrorKind::WrongLastSequence
     );
-    let r3 = kv.update("app.color", b"green", r2).unwrap();
-    assert_eq!(kind(kv.create("app.color", b"x")), ErrorKind::KeyExists);
-    let rc = kv.create("app.new", b"fresh").unwrap();
+    let r3 = kv.update("app.color", b"green", r2).wait().unwrap();
+    assert_eq!(
+        kind(kv.create("app.color", b"x").wait()),
+        ErrorKind::KeyExists
+    );
+    let rc = kv.create("app.new", b"fresh").wait().unwrap();
     assert!(rc > r3);
 
-    kv.delete("app.color", None).unwrap();
-    assert_eq!(kind(kv.get("app.color", None)), ErrorKind::KeyDeleted);
-    // A deleted key can be created again.
-    let r4 = kv.create("app.color", b"again").unwrap();
-    assert_eq!(&kv.get("app.color", None).unwrap().value[..], b"again");
+    kv.delete("app.color", None).wait().unwrap();
     assert_eq!(
-        kind(kv.delete("app.color", Some(r4 - 1))),
+        kind(kv.get("app.color", None).wait()),
+        ErrorKind::KeyDeleted
+    );
+    // A deleted key can be created again.
+    let r4 = kv.create("app.color", b"again").wait().unwrap();
+    assert_eq!(
+        &kv.get("app.color", None).wait().unwrap().value[..],
+        b"again"
+    );
+    assert_eq!(
+        kind(kv.delete("app.color", Some(r4 - 1)).wait()),
         ErrorKind::WrongLastSequence
     );
-    kv.purge("app.color", Some(r4)).unwrap();
-    assert_eq!(kind(kv.get("app.color", None)), ErrorKind::KeyDeleted);
+    kv.purge("app.color", Some(r4)).wait().unwrap();
+    assert_eq!(
+        kind(kv.get("app.color", None).wait()),
+        ErrorKind::KeyDeleted
+    );
     // Purge removed the older revisions.
-    assert_eq!(kind(kv.get("app.color", Some(r1))), ErrorKind::KeyNotFound);
+    assert_eq!(
+        kind(kv.get("app.color", Some(r1)).wait()),
+        ErrorKind::KeyNotFound
+    );
 
     for bad in ["", ".a", "a.", "a..b", "a b", "a*", "a>", "ü"] {
-        assert_eq!(kind(kv.put(bad, b"x")), ErrorKind::InvalidKey, "{bad:?}");
+        assert_eq!(
+            kind(kv.put(bad, b"x").wait()),
+            ErrorKind::InvalidKey,
+            "{bad:?}"
+        );
     }
-    assert_eq!(kv.put("a/b_c-d=e.F9", b"").map(|_| ()).unwrap(), ());
-    assert_eq!(kv.get("a/b_c-d=e.F9", None).unwrap().value.len(), 0);
-    assert_eq!(kv.status().unwrap()["config"]["name"], "KV_CFG");
+    assert_eq!(kv.put("a/b_c-d=e.F9", b"").wait().map(|_| ()).unwrap(), ());
+    assert_eq!(kv.get("a/b_c-d=e.F9", None).wait().unwrap().value.len(), 0);
+    assert_eq!(kv.status().wait().unwrap()["config"]["name"], "KV_CFG");
 }
 
 #[test]
 fn kv_buckets_bind_and_msg_get_fallback() {
     let s = TestServer::start();
     let (_c, js) = setup(&s);
-    assert_eq!(kind(js.key_value("NONE")), ErrorKind::BucketNotFound);
-    assert_eq!(kind(js.key_value("bad.name")), ErrorKind::InvalidBucketName);
+    assert_eq!(kind(js.key_value("NONE").wait()), ErrorKind::BucketNotFound);
     assert_eq!(
-        kind(js.create_key_value(r#"{"bucket":"b c"}"#)),
+        kind(js.key_value("bad.name").wait()),
         ErrorKind::InvalidBucketName
     );
     assert_eq!(
-        kind(js.create_key_value(r#"{"bucket":"B","history":65}"#)),
+        kind(
+            js.create_key_value(r#"{"bucket":"b c"}"#, CreateAction::Create)
+                .wait()
+        ),
+        ErrorKind::InvalidBucketName
+    );
+    assert_eq!(
+        kind(
+            js.create_key_value(r#"{"bucket":"B","history":65}"#, CreateAction::Create)
+                .wait()
+        ),
         ErrorKind::Config
     );
     assert_eq!(
-        kind(js.create_key_value(r#"{"bucket":"B","ttl":"10ms"}"#)),
+        kind(
+            js.create_key_value(r#"{"bucket":"B","ttl":"10ms"}"#, CreateAction::Create)
+                .wait()
+        ),
         ErrorKind::Config
     );
     assert_eq!(
-        kind(js.create_key_value(r#"{"history":2}"#)),
+        kind(
+            js.create_key_value(r#"{"history":2}"#, CreateAction::Create)
+                .wait()
+        ),
         ErrorKind::Config
     );
     assert_eq!(
-        kind(js.update_key_value(r#"{"bucket":"B"}"#)),
+        kind(
+            js.create_key_value(r#"{"bucket":"B"}"#, CreateAction::Update)
+                .wait()
+        ),
         ErrorKind::BucketNotFound
     );
 
     let kv = js
-        .create_key_value(r#"{"bucket":"B","storage":"memory"}"#)
+        .create_key_value(r#"{"bucket":"B","storage":"memory"}"#, CreateAction::Create)
+        .wait()
         .unwrap();
     // Same config: bound; other config: exists.
-    js.create_key_value(r#"{"bucket":"B","storage":"memory"}"#)
+    js.create_key_value(r#"{"bucket":"B","storage":"memory"}"#, CreateAction::Create)
+        .wait()
         .unwrap();
     assert_eq!(
-        kind(js.create_key_value(r#"{"bucket":"B","history":3,"storage":"memory"}"#)),
+        kind(
+            js.create_key_value(
+                r#"{"bucket":"B","history":3,"storage":"memory"}"#,
+                CreateAction::Create
+            )
+            .wait()
+        ),
         ErrorKind::BucketExists
     );
-    js.update_key_value(r#"{"bucket":"B","history":3,"storage":"memory"}"#)
+    js.create_key_value(
+        r#"{"bucket":"B","history":3,"storage":"memory"}"#,
+        CreateAction::Update,
+    )
+    .wait()
+    .unwrap();
+    js.create_key_value(r#"{"bucket":"C"}"#, CreateAction::CreateOrUpdate)
+        .wait()
         .unwrap();
-    js.create_or_update_key_value(r#"{"bucket":"C"}"#).unwrap();
-    kv.put("k", b"v1").unwrap();
+    kv.put("k", b"v1").wait().unwrap();
 
     // A bucket without Direct Get is read with STREAM.MSG.GET.
-    let mut cfg = js.stream_info("KV_B").unwrap()["config"].clone();
+    let mut cfg = js.stream_info("KV_B").wait().unwrap()["config"].clone();
     cfg["allow_direct"] = serde_json::Value::from(false);
-    js.update_stream(&cfg.to_string()).unwrap();
-    let bound = js.key_value("B").unwrap();
-    let e = bound.get("k", None).unwrap();
+    js.create_stream(&cfg.to_string(), CreateAction::Update)
+        .wait()
+        .unwrap();
+    let bound = js.key_value("B").wait().unwrap();
+    let e = bound.get("k", None).wait().unwrap();
     assert_eq!(&e.value[..], b"v1");
-    bound.delete("k", None).unwrap();
-    assert_eq!(kind(bound.get("k", None)), ErrorKind::KeyDeleted);
-    assert_eq!(kind(bound.get("nothing", None)), ErrorKind::KeyNotFound);
+    bound.delete("k", None).wait().unwrap();
+    assert_eq!(kind(bound.get("k", None).wait()), ErrorKind::KeyDeleted);
+    assert_eq!(
+        kind(bound.get("nothing", None).wait()),
+        ErrorKind::KeyNotFound
+    );
 
-    js.delete_key_value("B").unwrap();
-    assert_eq!(kind(js.key_value("B")), ErrorKind::BucketNotFound);
-    assert_eq!(kind(js.delete_key_value("B")), ErrorKind::BucketNotFound);
+    js.delete_key_value("B").wait().unwrap();
+    assert_eq!(kind(js.key_value("B").wait()), ErrorKind::BucketNotFound);
+    assert_eq!(
+        kind(js.delete_key_value("B").wait()),
+        ErrorKind::BucketNotFound
+    );
 }
 
 #[test]
@@ -536,7 +707,8 @@ fn pull_consumer_fetch_ack_nak_term() {
     use natsio::jetstream::{parse_metadata, AckKind, CreateAction, FetchOptions};
     let s = TestServer::start();
     let (_c, js) = setup(&s);
-    js.create_stream(r#"{"name":"Q","subjects":["q.>"]}"#)
+    js.create_stream(r#"{"name":"Q","subjects":["q.>"]}"#, CreateAction::Create)
+        .wait()
         .unwrap();
     for i in 0..10 {
         js.publish(
@@ -544,10 +716,11 @@ fn pull_consumer_fetch_ack_nak_term() {
             format!("m{i}").as_bytes(),
             &PublishOptions::default(),
         )
+        .wait()
         .unwrap();
     }
     let info = js
-        .create_consumer("Q", r#"{"durable_name":"work","ack_policy":"explicit","ack_wait":"2s","filter_subject":"q.0"}"#, CreateAction::Create)
+        .create_consumer("Q", r#"{"durable_name":"work","ack_policy":"explicit","ack_wait":"2s","filter_subject":"q.0"}"#, CreateAction::Create).wait()
         .unwrap();
     assert_eq!(info["name"], "work");
     assert_eq!(info["config"]["ack_wait"], 2_000_000_000i64);
@@ -558,17 +731,21 @@ fn pull_consumer_fetch_ack_nak_term() {
         r#"{"durable_name":"work","ack_policy":"explicit","ack_wait":"2s","filter_subject":"q.0"}"#,
         CreateAction::Create,
     )
+    .wait()
     .unwrap();
     assert_eq!(
-        kind(js.create_consumer("Q", r#"{"durable_name":"work","ack_policy":"explicit","ack_wait":"3s","filter_subject":"q.0"}"#, CreateAction::Create)),
+        kind(js.create_consumer("Q", r#"{"durable_name":"work","ack_policy":"explicit","ack_wait":"3s","filter_subject":"q.0"}"#, CreateAction::Create).wait()),
         ErrorKind::JetStreamApi
     );
     assert_eq!(
-        kind(js.create_consumer(
-            "Q",
-            r#"{"name":"nope","ack_policy":"explicit"}"#,
-            CreateAction::Update
-        )),
+        kind(
+            js.create_consumer(
+                "Q",
+                r#"{"name":"nope","ack_policy":"explicit"}"#,
+                CreateAction::Update
+            )
+            .wait()
+        ),
         ErrorKind::ConsumerNotFound
     );
     let eph = js
@@ -577,17 +754,21 @@ fn pull_consumer_fetch_ack_nak_term() {
             r#"{"inactive_threshold":"30s"}"#,
             CreateAction::CreateOrUpdate,
         )
+        .wait()
         .unwrap();
     let eph_name = eph["name"].as_str().unwrap().to_string();
     // Acks are explicit unless the config says otherwise.
     assert_eq!(eph["config"]["ack_policy"], "explicit");
-    let mut names = js.consumer_names("Q").unwrap();
+    let mut names = js.consumer_names("Q").wait().unwrap();
     names.sort();
     let mut want = vec!["work".to_string(), eph_name.clone()];
     want.sort();
     assert_eq!(names, want);
     assert_eq!(
-        kind(js.create_consumer("Q", r#"{"ack_policy":"sometimes"}"#, CreateAction::Create)),
+        kind(
+            js.create_consumer("Q", r#"{"ack_policy":"sometimes"}"#, CreateAction::Create)
+                .wait()
+        ),
         ErrorKind::Config
     );
 
@@ -601,6 +782,7 @@ fn pull_consumer_fetch_ack_nak_term() {
                 ..Default::default()
             },
         )
+        .wait()
         .unwrap();
     let bodies: Vec<&[u8]> = batch.iter().map(|m| m.payload()).collect();
     assert_eq!(bodies, vec![&b"m0"[..], b"m2", b"m4"]);
@@ -633,6 +815,7 @@ fn pull_consumer_fetch_ack_nak_term() {
                 ..Default::default()
             },
         )
+        .wait()
         .unwrap();
     let mut got: Vec<(Vec<u8>, u64)> = rest
         .iter()
@@ -667,14 +850,18 @@ fn pull_consumer_fetch_ack_nak_term() {
                 ..Default::default()
             },
         )
+        .wait()
         .unwrap();
     assert!(none.is_empty());
     assert!(t0.elapsed() < Duration::from_secs(2));
     assert_eq!(
-        kind(js.next("Q", "work", Duration::from_millis(200))),
+        kind(js.next("Q", "work", Duration::from_millis(200)).wait()),
         ErrorKind::NoMessages
     );
-    assert_eq!(js.consumer_info("Q", "work").unwrap()["num_ack_pending"], 0);
+    assert_eq!(
+        js.consumer_info("Q", "work").wait().unwrap()["num_ack_pending"],
+        0
+    );
 
     // A fetch waiting on a consumer that gets deleted.
     let js2 = js.clone();
@@ -688,29 +875,33 @@ fn pull_consumer_fetch_ack_nak_term() {
                 ..Default::default()
             },
         )
+        .wait()
     });
     std::thread::sleep(Duration::from_millis(300));
-    js.delete_consumer("Q", "work").unwrap();
+    js.delete_consumer("Q", "work").wait().unwrap();
     assert_eq!(kind(waiter.join().unwrap()), ErrorKind::ConsumerDeleted);
     assert_eq!(
-        kind(js.consumer_info("Q", "work")),
+        kind(js.consumer_info("Q", "work").wait()),
         ErrorKind::ConsumerNotFound
     );
     assert_eq!(
-        kind(js.delete_consumer("Q", "work")),
+        kind(js.delete_consumer("Q", "work").wait()),
         ErrorKind::ConsumerNotFound
     );
 
     // Pulling from a consumer that does not exist.
     assert_eq!(
-        kind(js.fetch(
-            "Q",
-            "nope",
-            &FetchOptions {
-                no_wait: true,
-                ..Default::default()
-            }
-        )),
+        kind(
+            js.fetch(
+                "Q",
+                "nope",
+                &FetchOptions {
+                    no_wait: true,
+                    ..Default::default()
+                }
+            )
+            .wait()
+        ),
         ErrorKind::ConsumerNotFound
     );
 
@@ -743,37 +934,38 @@ fn kv_keys_and_history() {
     let s = TestServer::start();
     let (_c, js) = setup(&s);
     let kv = js
-        .create_key_value(r#"{"bucket":"H","history":10}"#)
+        .create_key_value(r#"{"bucket":"H","history":10}"#, CreateAction::Create)
+        .wait()
         .unwrap();
-    assert!(kv.keys().unwrap().is_empty());
-    assert_eq!(kind(kv.history("a")), ErrorKind::KeyNotFound);
+    assert!(kv.keys().wait().unwrap().is_empty());
+    assert_eq!(kind(kv.history("a").wait()), ErrorKind::KeyNotFound);
     for i in 0..3 {
-        kv.put("a", format!("a{i}").as_bytes()).unwrap();
+        kv.put("a", format!("a{i}").as_bytes()).wait().unwrap();
     }
-    kv.put("b.c", b"x").unwrap();
-    kv.put("gone", b"x").unwrap();
-    kv.delete("gone", None).unwrap();
+    kv.put("b.c", b"x").wait().unwrap();
+    kv.put("gone", b"x").wait().unwrap();
+    kv.delete("gone", None).wait().unwrap();
     for i in 0..300 {
-        kv.put(&format!("many.{i}"), b"v").unwrap();
+        kv.put(&format!("many.{i}"), b"v").wait().unwrap();
     }
-    let mut keys = kv.keys().unwrap();
+    let mut keys = kv.keys().wait().unwrap();
     keys.sort();
     assert_eq!(keys.len(), 302);
     assert_eq!(&keys[..2], &["a".to_string(), "b.c".to_string()]);
     assert!(!keys.contains(&"gone".to_string()));
 
-    let h = kv.history("a").unwrap();
+    let h = kv.history("a").wait().unwrap();
     let values: Vec<&[u8]> = h.iter().map(|e| &e.value[..]).collect();
     assert_eq!(values, vec![&b"a0"[..], b"a1", b"a2"]);
     assert_eq!(h.iter().map(|e| e.delta).collect::<Vec<_>>(), vec![2, 1, 0]);
     assert!(h.windows(2).all(|w| w[0].revision < w[1].revision));
-    let g = kv.history("gone").unwrap();
+    let g = kv.history("gone").wait().unwrap();
     assert_eq!(
         g.iter().map(|e| e.operation).collect::<Vec<_>>(),
         vec![Operation::Put, Operation::Delete]
     );
     // Scans leave no consumers behind.
-    assert!(js.consumer_names("KV_H").unwrap().is_empty());
+    assert!(js.consumer_names("KV_H").wait().unwrap().is_empty());
 }
 
 #[test]
@@ -781,24 +973,30 @@ fn consume_pulls_continuously_and_stops() {
     use natsio::jetstream::{AckKind, ConsumeOptions, CreateAction};
     let s = TestServer::start();
     let (_c, js) = setup(&s);
-    js.create_stream(r#"{"name":"C","subjects":["c.>"]}"#)
+    js.create_stream(r#"{"name":"C","subjects":["c.>"]}"#, CreateAction::Create)
+        .wait()
         .unwrap();
     js.create_consumer("C", r#"{"durable_name":"d"}"#, CreateAction::Create)
+        .wait()
         .unwrap();
     for i in 0..1000 {
         js.publish_async("c.x", format!("{i}").as_bytes(), &PublishOptions::default())
             .unwrap();
     }
     js.publish_async_complete(Some(Duration::from_secs(10)))
+        .wait()
         .unwrap();
     let opts = ConsumeOptions {
         max_messages: 64,
         expires: Duration::from_secs(2),
         idle_heartbeat: Duration::from_millis(500),
     };
-    let mut pull = js.consume("C", "d", opts.clone()).unwrap();
+    let pull = js.consume("C", "d", opts.clone()).wait().unwrap();
     for i in 0..1000 {
-        let m = pull.next(Some(Duration::from_secs(5))).unwrap();
+        let m = pull
+            .next(Some(Duration::from_secs(5)))
+            .unwrap()
+            .expect("a message");
         assert_eq!(m.payload(), format!("{i}").as_bytes());
         js.ack(&m, &AckKind::Ack, None).unwrap();
     }
@@ -811,9 +1009,13 @@ fn consume_pulls_continuously_and_stops() {
     assert!(t0.elapsed() >= Duration::from_millis(2400));
     // New messages arrive on the running consumption.
     js.publish("c.x", b"late", &PublishOptions::default())
+        .wait()
         .unwrap();
     assert_eq!(
-        pull.next(Some(Duration::from_secs(5))).unwrap().payload(),
+        pull.next(Some(Duration::from_secs(5)))
+            .unwrap()
+            .expect("a message")
+            .payload(),
         b"late"
     );
 
@@ -823,15 +1025,15 @@ fn consume_pulls_continuously_and_stops() {
         std::thread::sleep(Duration::from_millis(200));
         stopper.stop();
     });
-    assert_eq!(kind(pull.next(None)), ErrorKind::SubscriptionClosed);
+    assert!(pull.next(None).unwrap().is_none(), "a stopped consume ends");
     t.join().unwrap();
 
     // A deleted consumer ends the consumption.
-    let mut pull = js.consume("C", "d", opts.clone()).unwrap();
+    let pull = js.consume("C", "d", opts.clone()).wait().unwrap();
     let js2 = js.clone();
     let t = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(300));
-        js2.delete_consumer("C", "d").unwrap();
+        js2.delete_consumer("C", "d").wait().unwrap();
     });
     let e = pull.next(Some(Duration::from_secs(5))).unwrap_err().kind();
     assert!(
@@ -840,14 +1042,17 @@ fn consume_pulls_continuously_and_stops() {
     );
     t.join().unwrap();
     assert_eq!(
-        kind(js.consume("C", "d", opts.clone())),
+        kind(js.consume("C", "d", opts.clone()).wait()),
         ErrorKind::ConsumerNotFound
     );
     let bad = ConsumeOptions {
         idle_heartbeat: Duration::from_secs(2),
         ..opts
     };
-    assert_eq!(kind(js.consume("C", "d", bad)), ErrorKind::InvalidArgument);
+    assert_eq!(
+        kind(js.consume("C", "d", bad).wait()),
+        ErrorKind::InvalidArgument
+    );
 }
 
 #[test]
@@ -856,29 +1061,39 @@ fn kv_watch_initial_values_updates_and_recovery() {
     let s = TestServer::start();
     let (_c, js) = setup(&s);
     let kv = js
-        .create_key_value(r#"{"bucket":"W","history":5}"#)
+        .create_key_value(r#"{"bucket":"W","history":5}"#, CreateAction::Create)
+        .wait()
         .unwrap();
-    kv.put("a.1", b"x1").unwrap();
-    kv.put("a.1", b"x2").unwrap();
-    kv.put("b.1", b"y").unwrap();
+    kv.put("a.1", b"x1").wait().unwrap();
+    kv.put("a.1", b"x2").wait().unwrap();
+    kv.put("b.1", b"y").wait().unwrap();
     let t = Some(Duration::from_secs(5));
     let entry = |e: WatchEvent| match e {
         WatchEvent::Entry(e) => (e.key, e.value.to_vec(), e.operation),
-        WatchEvent::InitialDone => panic!("unexpected InitialDone"),
+        WatchEvent::InitialDone(_) => panic!("unexpected InitialDone"),
     };
 
-    let mut w = kv.watch(&[], WatchOptions::default()).unwrap();
-    let first = [entry(w.next(t).unwrap()), entry(w.next(t).unwrap())];
+    let w = kv.watch(&[], WatchOptions::default()).wait().unwrap();
+    let first = [
+        entry(w.next(t).unwrap().expect("an item")),
+        entry(w.next(t).unwrap().expect("an item")),
+    ];
     assert_eq!(first[0], ("a.1".into(), b"x2".to_vec(), Operation::Put));
     assert_eq!(first[1], ("b.1".into(), b"y".to_vec(), Operation::Put));
-    assert!(matches!(w.next(t).unwrap(), WatchEvent::InitialDone));
-    kv.put("c", b"z").unwrap();
+    assert!(matches!(
+        w.next(t).unwrap().expect("an item"),
+        WatchEvent::InitialDone(_)
+    ));
+    kv.put("c", b"z").wait().unwrap();
     assert_eq!(
-        entry(w.next(t).unwrap()),
+        entry(w.next(t).unwrap().expect("an item")),
         ("c".into(), b"z".to_vec(), Operation::Put)
     );
-    kv.delete("a.1", None).unwrap();
-    assert_eq!(entry(w.next(t).unwrap()).2, Operation::Delete);
+    kv.delete("a.1", None).wait().unwrap();
+    assert_eq!(
+        entry(w.next(t).unwrap().expect("an item")).2,
+        Operation::Delete
+    );
     assert_eq!(
         kind(w.next(Some(Duration::from_millis(200)))),
         ErrorKind::Timeout
@@ -886,18 +1101,18 @@ fn kv_watch_initial_values_updates_and_recovery() {
 
     // The consumer vanishes (e.g. a server restart): the watch recreates it
     // after the last revision and goes on without repeating anything.
-    for name in js.consumer_names("KV_W").unwrap() {
-        js.delete_consumer("KV_W", &name).unwrap();
+    for name in js.consumer_names("KV_W").wait().unwrap() {
+        js.delete_consumer("KV_W", &name).wait().unwrap();
     }
-    kv.put("d", b"after").unwrap();
+    kv.put("d", b"after").wait().unwrap();
     assert_eq!(
-        entry(w.next(t).unwrap()),
+        entry(w.next(t).unwrap().expect("an item")),
         ("d".into(), b"after".to_vec(), Operation::Put)
     );
     drop(w);
 
     // Patterns, history, updates only, ignore deletes.
-    let mut w = kv
+    let w = kv
         .watch(
             &["a.*"],
             WatchOptions {
@@ -905,14 +1120,20 @@ fn kv_watch_initial_values_updates_and_recovery() {
                 ..Default::default()
             },
         )
+        .wait()
         .unwrap();
-    let vals: Vec<_> = (0..3).map(|_| entry(w.next(t).unwrap())).collect();
+    let vals: Vec<_> = (0..3)
+        .map(|_| entry(w.next(t).unwrap().expect("an item")))
+        .collect();
     assert_eq!(
         vals.iter().map(|v| v.2).collect::<Vec<_>>(),
         vec![Operation::Put, Operation::Put, Operation::Delete]
     );
-    assert!(matches!(w.next(t).unwrap(), WatchEvent::InitialDone));
-    let mut u = kv
+    assert!(matches!(
+        w.next(t).unwrap().expect("an item"),
+        WatchEvent::InitialDone(_)
+    ));
+    let u = kv
         .watch(
             &["b.>", "c"],
             WatchOptions {
@@ -921,28 +1142,35 @@ fn kv_watch_initial_values_updates_and_recovery() {
                 ..Default::default()
             },
         )
+        .wait()
         .unwrap();
-    assert!(matches!(u.next(t).unwrap(), WatchEvent::InitialDone));
-    kv.delete("c", None).unwrap();
-    kv.put("a.2", b"not watched").unwrap();
-    kv.put("b.1", b"y2").unwrap();
+    assert!(matches!(
+        u.next(t).unwrap().expect("an item"),
+        WatchEvent::InitialDone(_)
+    ));
+    kv.delete("c", None).wait().unwrap();
+    kv.put("a.2", b"not watched").wait().unwrap();
+    kv.put("b.1", b"y2").wait().unwrap();
     assert_eq!(
-        entry(u.next(t).unwrap()),
+        entry(u.next(t).unwrap().expect("an item")),
         ("b.1".into(), b"y2".to_vec(), Operation::Put)
     );
     // Updates only, consumer lost before any change: nothing is skipped.
-    for name in js.consumer_names("KV_W").unwrap() {
-        js.delete_consumer("KV_W", &name).unwrap();
+    for name in js.consumer_names("KV_W").wait().unwrap() {
+        js.delete_consumer("KV_W", &name).wait().unwrap();
     }
-    kv.put("b.2", b"while gone").unwrap();
+    kv.put("b.2", b"while gone").wait().unwrap();
     assert_eq!(
-        entry(u.next(t).unwrap()),
+        entry(u.next(t).unwrap().expect("an item")),
         ("b.2".into(), b"while gone".to_vec(), Operation::Put)
     );
     // The bucket deleted under a watch: the error comes within the timeout.
-    js.delete_key_value("W").unwrap();
+    js.delete_key_value("W").wait().unwrap();
     let t0 = std::time::Instant::now();
-    assert!(u.next(Some(Duration::from_millis(300))).is_err());
+    assert_eq!(
+        kind(u.next(Some(Duration::from_millis(1000)))),
+        ErrorKind::BucketNotFound
+    );
     assert!(
         t0.elapsed() < Duration::from_millis(1500),
         "{:?}",
@@ -950,12 +1178,18 @@ fn kv_watch_initial_values_updates_and_recovery() {
     );
     drop(w);
     // An empty bucket: InitialDone right away.
-    let empty = js.create_key_value(r#"{"bucket":"E"}"#).unwrap();
-    let mut e = empty.watch(&[], WatchOptions::default()).unwrap();
-    assert!(matches!(e.next(t).unwrap(), WatchEvent::InitialDone));
+    let empty = js
+        .create_key_value(r#"{"bucket":"E"}"#, CreateAction::Create)
+        .wait()
+        .unwrap();
+    let e = empty.watch(&[], WatchOptions::default()).wait().unwrap();
+    assert!(matches!(
+        e.next(t).unwrap().expect("an item"),
+        WatchEvent::InitialDone(_)
+    ));
     let stopper = e.stopper();
     stopper.stop();
-    assert_eq!(kind(e.next(t)), ErrorKind::SubscriptionClosed);
+    assert!(e.next(t).unwrap().is_none(), "a stopped watch ends");
 
     for bad in ["", "a..b", "a.>.b", "a*", "*x"] {
         assert_eq!(
@@ -964,7 +1198,7 @@ fn kv_watch_initial_values_updates_and_recovery() {
             "{bad:?}"
         );
         assert_eq!(
-            kind(kv.watch(&[bad], WatchOptions::default())),
+            kind(kv.watch(&[bad], WatchOptions::default()).wait()),
             ErrorKind::InvalidKey
         );
     }
@@ -979,14 +1213,24 @@ fn consume_and_watch_report_a_closed_client() {
     use natsio::kv::WatchOptions;
     let s = TestServer::start();
     let (c, js) = setup(&s);
-    js.create_stream(r#"{"name":"Z","subjects":["z"]}"#)
+    js.create_stream(r#"{"name":"Z","subjects":["z"]}"#, CreateAction::Create)
+        .wait()
         .unwrap();
     js.create_consumer("Z", r#"{"durable_name":"d"}"#, CreateAction::Create)
+        .wait()
         .unwrap();
-    let kv = js.create_key_value(r#"{"bucket":"ZKV"}"#).unwrap();
-    let mut pull = js.consume("Z", "d", ConsumeOptions::default()).unwrap();
-    let mut w = kv.watch(&[], WatchOptions::default()).unwrap();
-    w.next(Some(Duration::from_secs(5))).unwrap(); // initial-done marker
+    let kv = js
+        .create_key_value(r#"{"bucket":"ZKV"}"#, CreateAction::Create)
+        .wait()
+        .unwrap();
+    let pull = js
+        .consume("Z", "d", ConsumeOptions::default())
+        .wait()
+        .unwrap();
+    let w = kv.watch(&[], WatchOptions::default()).wait().unwrap();
+    w.next(Some(Duration::from_secs(5)))
+        .unwrap()
+        .expect("the initial-done marker");
     let closer = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(200));
         c.close();
@@ -1004,4 +1248,117 @@ fn consume_and_watch_report_a_closed_client() {
         kind(w.next(Some(Duration::from_secs(1)))),
         ErrorKind::ConnectionClosed
     );
+}
+
+#[test]
+fn a_lagging_watcher_sees_every_change_made_after_watch_returned() {
+    use natsio::kv::{WatchEvent, WatchOptions};
+    let s = TestServer::start();
+    let (_c, js) = setup(&s);
+    let kv = js
+        .create_key_value(r#"{"bucket":"LAG","history":10}"#, CreateAction::Create)
+        .wait()
+        .unwrap();
+    let w = kv.watch(&[], WatchOptions::default()).wait().unwrap();
+    let t = Some(Duration::from_secs(5));
+    assert!(matches!(
+        w.next(t).unwrap().expect("an item"),
+        WatchEvent::InitialDone(_)
+    ));
+    // Another client changes 7 keys 100 times while this reader sleeps;
+    // the bucket keeps only 10 revisions per key.
+    let other = Client::connect_url(&s.url()).unwrap();
+    let okv = JetStream::new(&other, JetStreamOptions::default())
+        .unwrap()
+        .key_value("LAG")
+        .wait()
+        .unwrap();
+    for i in 0..100u32 {
+        okv.put(&format!("k{}", i % 7), i.to_string().as_bytes())
+            .wait()
+            .unwrap();
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let mut got = Vec::new();
+    while let Ok(Some(WatchEvent::Entry(e))) = w.next(Some(Duration::from_millis(500))) {
+        got.push(String::from_utf8(e.value.to_vec()).unwrap());
+    }
+    let want: Vec<String> = (0..100).map(|i| i.to_string()).collect();
+    assert_eq!(got, want, "every change, in order");
+    assert_eq!(w.stats().stalls, 0);
+}
+
+#[test]
+fn consume_and_watch_resume_soon_after_the_server_restarts() {
+    use natsio::jetstream::ConsumeOptions;
+    use natsio::kv::{WatchEvent, WatchOptions};
+    let mut s = TestServer::start();
+    let (c, js) = setup(&s);
+    js.create_stream(
+        r#"{"name":"R","subjects":["r.>"],"storage":"file"}"#,
+        CreateAction::Create,
+    )
+    .wait()
+    .unwrap();
+    js.create_consumer("R", r#"{"durable_name":"d"}"#, CreateAction::Create)
+        .wait()
+        .unwrap();
+    let kv = js
+        .create_key_value(r#"{"bucket":"RKV","storage":"file"}"#, CreateAction::Create)
+        .wait()
+        .unwrap();
+    let consume = js
+        .consume("R", "d", ConsumeOptions::default())
+        .wait()
+        .unwrap();
+    let w = kv.watch(&[], WatchOptions::default()).wait().unwrap();
+    let t = Some(Duration::from_secs(5));
+    assert!(matches!(
+        w.next(t).unwrap().expect("an item"),
+        WatchEvent::InitialDone(_)
+    ));
+    js.publish("r.a", b"before", &PublishOptions::default())
+        .wait()
+        .unwrap();
+    let m = consume.next(t).unwrap().expect("a message");
+    assert_eq!(m.payload(), b"before");
+    js.ack(&m, &AckKind::Ack, Some(Duration::from_secs(2)))
+        .unwrap();
+
+    s.kill();
+    s.restart();
+    let back = std::time::Instant::now();
+    // The client reconnects after its reconnect wait (2 s by default).
+    assert!(common::wait_until(Duration::from_secs(10), || c
+        .stats()
+        .reconnects
+        == 1));
+    let reconnected = std::time::Instant::now();
+    // Publish as soon as JetStream answers again.
+    let other = Client::connect_url(&s.url()).unwrap();
+    let ojs = JetStream::new(&other, JetStreamOptions::default()).unwrap();
+    assert!(common::wait_until(Duration::from_secs(10), || ojs
+        .publish("r.a", b"after", &PublishOptions::default())
+        .wait()
+        .is_ok()));
+    let okv = ojs.key_value("RKV").wait().unwrap();
+    okv.put("k", b"after").wait().unwrap();
+    let m = consume
+        .next(Some(Duration::from_secs(10)))
+        .unwrap()
+        .expect("a message");
+    let consume_after = reconnected.elapsed();
+    assert_eq!(m.payload(), b"after");
+    let e = match w.next(Some(Duration::from_secs(10))).unwrap() {
+        Some(WatchEvent::Entry(e)) => e,
+        other => panic!("{other:?}"),
+    };
+    let watch_after = reconnected.elapsed();
+    assert_eq!(&e.value[..], b"after");
+    println!(
+        "server back -> client reconnected: {:?}; reconnected -> consume resumed: {consume_after:?}, watch resumed: {watch_after:?}",
+        reconnected - back
+    );
+    assert!(consume_after < Duration::from_secs(2), "{consume_after:?}");
+    assert!(watch_after < Duration::from_secs(2), "{watch_after:?}");
 }

@@ -51,6 +51,7 @@ fn verified_tls_with_the_right_ca() {
     assert_eq!(
         sub.next_msg(Some(Duration::from_secs(5)))
             .unwrap()
+            .expect("a message")
             .payload(),
         b"secret"
     );

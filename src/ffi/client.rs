@@ -1,23 +1,23 @@
 //! `natsio_client`: a connection to a NATS server and the core verbs.
 
 use std::ffi::{c_char, c_void};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
+use super::list::{natsio_string_list, write_list};
 use super::msg::natsio_msg;
 use super::options::natsio_options;
 use super::replies::natsio_replies;
 use super::status::natsio_status;
 use super::sub::{natsio_sub, natsio_sub_options, sub_options};
-use super::token::natsio_token;
+use super::token::{natsio_token, token_value};
 use super::{
-    arg, bytes_arg, guard, guard_value, guard_void, ms_timeout, opt_arg_headers, opt_str_arg,
-    out_arg, str_arg, write_box, write_string, Released,
+    arg, bounded_timeout, bytes_arg, guard, guard_value, guard_void, opt_arg_headers, opt_str_arg,
+    options_arg, out_arg, str_arg, write_box, write_string, TakeOnce, Versioned,
 };
 use crate::client::{Client, ConnState, RequestManyOptions};
 use crate::error::{Error, Result};
 use crate::headers::Headers;
-use crate::message::Message;
 use crate::options::Options;
 
 /// A client connection. Owned by the caller, freed with
@@ -53,26 +53,40 @@ pub struct natsio_client_stats {
     pub errors: u64,
 }
 
-/// Options of `natsio_client_request_many`.
+/// `natsio_request_many_options.version` of this header.
+pub const NATSIO_REQUEST_MANY_OPTIONS_VERSION: u32 = 1;
+
+/// Options of `natsio_client_request_many`. Initialise with
+/// `natsio_request_many_options_init`; zero fields mean the defaults.
 #[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct natsio_request_many_options {
-    /// Stop after this many replies; 0 or less: no limit.
+    /// NATSIO_REQUEST_MANY_OPTIONS_VERSION.
+    pub version: u32,
+    /// Stop after this many replies; 0: no limit.
     pub max_msgs: i64,
-    /// Stop when no reply arrives for this long after the first; 0 or less: none.
+    /// Stop when no reply arrives for this long after the first; 0: none.
     pub stall_ms: i64,
-    /// Overall deadline; 0 or less: the client's request timeout.
+    /// Overall deadline; 0: the client's request timeout.
     pub timeout_ms: i64,
 }
 
-/// Receives a message in callback mode. `msg` is borrowed for the call
-/// (`natsio_msg_clone` keeps it); `sub` is the subscription's handle, which
-/// the callback may free. Runs on the subscription's own dispatcher thread,
-/// one message at a time, in order; it may block and may call any natsio
-/// function.
-pub type natsio_msg_cb = Option<
-    unsafe extern "C" fn(user_data: *mut c_void, sub: *mut natsio_sub, msg: *const natsio_msg),
->;
+impl Versioned for natsio_request_many_options {
+    const VERSION: u32 = NATSIO_REQUEST_MANY_OPTIONS_VERSION;
+    const NAME: &'static str = "natsio_request_many_options";
+    fn version(&self) -> u32 {
+        self.version
+    }
+}
+
+/// Fills `opts` with the defaults and the version.
+/// Errors: NATSIO_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_request_many_options_init(
+    opts: *mut natsio_request_many_options,
+) -> natsio_status {
+    guard(|| super::options_init(opts, |o| o.version = NATSIO_REQUEST_MANY_OPTIONS_VERSION))
+}
 
 impl natsio_client {
     pub(crate) fn inner(&self) -> &Arc<crate::client::ClientInner> {
@@ -101,6 +115,10 @@ fn connect(opts: Options, out: *mut *mut natsio_client) -> Result<()> {
     Ok(())
 }
 
+unsafe fn client_options(opts: *const natsio_options) -> Options {
+    opts.as_ref().map(|o| o.opts.clone()).unwrap_or_default()
+}
+
 /// Connects with `opts` (NULL: defaults) and returns the client through
 /// `client_out` once the server accepted the connection. Blocks up to the
 /// connect timeout per server. Errors: NATSIO_ERR_NULL_ARGUMENT,
@@ -111,10 +129,39 @@ pub unsafe extern "C" fn natsio_client_connect(
     opts: *const natsio_options,
     client_out: *mut *mut natsio_client,
 ) -> natsio_status {
+    guard(|| connect(client_options(opts), client_out))
+}
+
+/// The token form of `natsio_client_connect`: returns at once; the token
+/// completes with the client (`natsio_token_client`) or the connect
+/// error. `opts` is copied: it may be freed at once. Errors (immediate):
+/// NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_CONFIG.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_client_connect_async(
+    opts: *const natsio_options,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
     guard(|| {
-        let o = opts.as_ref().map(|o| o.opts.clone()).unwrap_or_default();
-        connect(o, client_out)
+        let op = Client::connect_op(client_options(opts)).map(TakeOnce::new);
+        super::start_op(op, std::sync::Weak::new(), token_out)
     })
+}
+
+/// The client a `natsio_client_connect_async` produced, through
+/// `client_out` (free with `natsio_client_free`). It can be taken once: a
+/// second call fails with NATSIO_ERR_ILLEGAL_STATE. Otherwise returns as
+/// `natsio_token_msg`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_token_client(
+    token: *const natsio_token,
+    client_out: *mut *mut natsio_client,
+) -> natsio_status {
+    token_value(
+        token,
+        client_out,
+        "client_out",
+        |_, c: &TakeOnce<Client>| Ok(Box::into_raw(Box::new(natsio_client { client: c.take()? }))),
+    )
 }
 
 /// Connects to `url` (comma-separated URLs allowed) with default options.
@@ -182,12 +229,15 @@ pub unsafe extern "C" fn natsio_client_publish_with(
     })
 }
 
-/// Subscribes in iterator mode (read with `natsio_sub_next_msg`). `queue`
-/// (NULL: none) joins a queue group; `opts` may be NULL. Registration takes
-/// effect at once: no message sent after this returns is missed (call
-/// `natsio_client_flush` to be sure the server has it). Errors:
-/// NATSIO_ERR_BAD_SUBJECT, NATSIO_ERR_BAD_QUEUE_NAME,
-/// NATSIO_ERR_INVALID_ARGUMENT (bad policy), NATSIO_ERR_CONNECTION_CLOSED.
+/// Subscribes to `subject` (wildcards allowed); read the messages with
+/// `natsio_sub_next`, `natsio_sub_next_async`, or a callback set with
+/// `natsio_sub_set_callback` (messages arriving before it is set are
+/// queued and delivered to it first). `queue` (NULL: none) joins a queue
+/// group; `opts` may be NULL. Registration takes effect at once: no message
+/// sent after this returns is missed (call `natsio_client_flush` to be sure
+/// the server has it). Errors: NATSIO_ERR_BAD_SUBJECT,
+/// NATSIO_ERR_BAD_QUEUE_NAME, NATSIO_ERR_INVALID_ARGUMENT (bad policy or
+/// options version), NATSIO_ERR_CONNECTION_CLOSED.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_subscribe(
     c: *const natsio_client,
@@ -202,76 +252,22 @@ pub unsafe extern "C" fn natsio_client_subscribe(
         let sub = cl.subscribe(
             str_arg(subject, "subject")?,
             opt_str_arg(queue, "queue")?,
-            sub_options(opts.as_ref())?,
+            sub_options(options_arg(opts)?)?,
         )?;
         write_box(out, natsio_sub::new(sub));
         Ok(())
     })
 }
 
-/// Subscribes in callback mode: `cb` receives every message on the
-/// subscription's dispatcher thread. `release` (may be NULL) is called with
-/// `user_data` after the last callback, once the subscription is closed.
-/// If this function fails, `release` is not called: `user_data` stays the
-/// caller's. Errors: as `natsio_client_subscribe`; NATSIO_ERR_NULL_ARGUMENT
-/// for `cb`.
-#[no_mangle]
-pub unsafe extern "C" fn natsio_client_subscribe_callback(
-    c: *const natsio_client,
-    subject: *const c_char,
-    queue: *const c_char,
-    opts: *const natsio_sub_options,
-    cb: natsio_msg_cb,
-    user_data: *mut c_void,
-    release: super::natsio_release_cb,
-    sub_out: *mut *mut natsio_sub,
-) -> natsio_status {
-    guard(|| {
-        let cl = client(c)?;
-        let out = out_arg(sub_out, "sub_out")?;
-        let Some(f) = cb else {
-            return Err(super::null("cb"));
-        };
-        let sub = cl.subscribe(
-            str_arg(subject, "subject")?,
-            opt_str_arg(queue, "queue")?,
-            sub_options(opts.as_ref())?,
-        )?;
-        let handle = Box::into_raw(Box::new(natsio_sub::new(sub)));
-        let handle_addr = handle as usize;
-        let weak = Arc::downgrade(cl.inner_for_ffi());
-        let ud = Arc::new(Released::new(user_data, release));
-        let ud_in_handler = Arc::clone(&ud);
-        let handler = Box::new(move |m: Message| {
-            let msg = natsio_msg::new(m, weak.clone());
-            // SAFETY: the handle outlives every callback: freeing it first
-            // closes the subscription and waits for this thread.
-            unsafe { f(ud_in_handler.ptr(), handle_addr as *mut natsio_sub, &msg) };
-        });
-        if let Err(e) = (*handle).sub.set_handler(handler, Box::new(|| {})) {
-            drop(Box::from_raw(handle));
-            // On failure the user data stays the caller's.
-            if let Ok(r) = Arc::try_unwrap(ud) {
-                r.disarm();
-            }
-            return Err(e);
-        }
-        drop(ud);
-        *out = handle;
-        Ok(())
-    })
+fn request_timeout(cl: &Client, ms: i64) -> Result<Duration> {
+    bounded_timeout(ms, cl.options().request_timeout)
 }
 
-fn request_timeout(cl: &Client, ms: i64) -> Duration {
-    ms_timeout(ms)
-        .filter(|d| !d.is_zero())
-        .unwrap_or(cl.options().request_timeout)
-}
-
-/// Sends a request and waits for one reply, returned owned through
-/// `reply_out`. `timeout_ms` of 0 or less means the client's request timeout.
-/// Blocks. Errors: NATSIO_ERR_NO_RESPONDERS (at once, when nobody is
-/// subscribed), NATSIO_ERR_TIMEOUT, and those of `natsio_client_publish_with`.
+/// Sends a request and waits up to `timeout_ms` (NATSIO_TIMEOUT_DEFAULT:
+/// the client's request timeout) for one reply, returned owned through
+/// `reply_out`. Blocks. Errors: NATSIO_ERR_NO_RESPONDERS (at once, when
+/// nobody is subscribed), NATSIO_ERR_TIMEOUT, NATSIO_ERR_INVALID_ARGUMENT
+/// (timeout), and those of `natsio_client_publish_with`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_request(
     c: *const natsio_client,
@@ -289,14 +285,14 @@ pub unsafe extern "C" fn natsio_client_request(
             str_arg(subject, "subject")?,
             opt_arg_headers(headers),
             bytes_arg(data, len, "data")?,
-            Some(request_timeout(cl, timeout_ms)),
+            Some(request_timeout(cl, timeout_ms)?),
         )?;
         write_box(out, natsio_msg::new(m, Arc::downgrade(cl.inner_for_ffi())));
         Ok(())
     })
 }
 
-/// Starts a request and returns its token at once; the reply is read with
+/// The token form of `natsio_client_request`: the reply is read with
 /// `natsio_token_msg`. The token completes with the reply,
 /// NATSIO_ERR_NO_RESPONDERS, NATSIO_ERR_TIMEOUT or NATSIO_ERR_CANCELLED.
 /// Errors (immediate): as `natsio_client_publish_with`.
@@ -317,7 +313,7 @@ pub unsafe extern "C" fn natsio_client_request_async(
             str_arg(subject, "subject")?,
             opt_arg_headers(headers),
             bytes_arg(data, len, "data")?,
-            Some(request_timeout(cl, timeout_ms)),
+            Some(request_timeout(cl, timeout_ms)?),
         )?;
         write_box(
             out,
@@ -327,9 +323,11 @@ pub unsafe extern "C" fn natsio_client_request_async(
     })
 }
 
-/// Sends one request and returns an iterator over its replies (ADR-47);
-/// read them with `natsio_replies_next`. `opts` may be NULL (no count limit,
-/// no stall, the client's request timeout).
+/// Sends one request and returns an iterator over its replies (ADR-47),
+/// gathered on the runtime from now on; read them with the
+/// `natsio_replies_` functions. `opts` may be NULL (no count limit, no
+/// stall, the client's request timeout). Errors: as
+/// `natsio_client_publish_with`, NATSIO_ERR_INVALID_ARGUMENT (options).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_request_many(
     c: *const natsio_client,
@@ -343,11 +341,13 @@ pub unsafe extern "C" fn natsio_client_request_many(
     guard(|| {
         let cl = client(c)?;
         let out = out_arg(replies_out, "replies_out")?;
-        let o = opts.as_ref().copied().unwrap_or_default();
+        let o = options_arg(opts)?;
+        let positive = |v: i64| (v > 0).then_some(v as u64);
         let rm = RequestManyOptions {
-            max_msgs: (o.max_msgs > 0).then_some(o.max_msgs as u64),
-            stall: (o.stall_ms > 0).then(|| Duration::from_millis(o.stall_ms as u64)),
-            timeout: request_timeout(cl, o.timeout_ms),
+            max_msgs: positive(o.max_msgs),
+            stall: positive(o.stall_ms).map(Duration::from_millis),
+            timeout: positive(o.timeout_ms)
+                .map_or(cl.options().request_timeout, Duration::from_millis),
         };
         let it = cl.request_many(
             str_arg(subject, "subject")?,
@@ -358,8 +358,7 @@ pub unsafe extern "C" fn natsio_client_request_many(
         write_box(
             out,
             natsio_replies {
-                stopper: it.stopper(),
-                it: Mutex::new(it),
+                it,
                 client: Arc::downgrade(cl.inner_for_ffi()),
             },
         );
@@ -368,14 +367,21 @@ pub unsafe extern "C" fn natsio_client_request_many(
 }
 
 /// Waits until the server has processed everything sent before this call
-/// (a PING/PONG round trip). `timeout_ms` negative: the flush timeout.
-/// Blocks. Errors: NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
+/// (a PING/PONG round trip), up to `timeout_ms` (NATSIO_TIMEOUT_DEFAULT:
+/// the client's flush timeout). Blocks. Errors: NATSIO_ERR_TIMEOUT,
+/// NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_INVALID_ARGUMENT (timeout).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_flush(
     c: *const natsio_client,
     timeout_ms: i64,
 ) -> natsio_status {
-    guard(|| client(c)?.flush(ms_timeout(timeout_ms)))
+    guard(|| {
+        let cl = client(c)?;
+        cl.flush(Some(bounded_timeout(
+            timeout_ms,
+            cl.options().flush_timeout,
+        )?))
+    })
 }
 
 /// Starts a flush and returns its token at once.
@@ -398,19 +404,27 @@ pub unsafe extern "C" fn natsio_client_flush_async(
 
 /// Drains: every subscription stops receiving and handles its backlog,
 /// pending publishes are flushed, then the client closes. Bounded by
-/// `timeout_ms` (negative: the drain timeout option); past it the client
-/// closes anyway and NATSIO_ERR_DRAIN_TIMEOUT is returned (and reported to
-/// the error callback). Blocks. Errors: NATSIO_ERR_CONNECTION_CLOSED,
-/// NATSIO_ERR_ILLEGAL_STATE (already draining).
+/// `timeout_ms` (NATSIO_TIMEOUT_DEFAULT: the client's drain timeout); past
+/// it the client closes anyway and NATSIO_ERR_DRAIN_TIMEOUT is returned
+/// (and reported to the error callback). Blocks. Errors:
+/// NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_ILLEGAL_STATE (already
+/// draining), NATSIO_ERR_INVALID_ARGUMENT (timeout).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_drain(
     c: *const natsio_client,
     timeout_ms: i64,
 ) -> natsio_status {
-    guard(|| client(c)?.drain(ms_timeout(timeout_ms)))
+    guard(|| {
+        let cl = client(c)?;
+        cl.drain(Some(bounded_timeout(
+            timeout_ms,
+            cl.options().drain_timeout,
+        )?))
+    })
 }
 
-/// Starts a drain on a library thread and returns its token at once.
+/// The token form of `natsio_client_drain` (the drain runs on a library
+/// thread).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_drain_async(
     c: *const natsio_client,
@@ -420,11 +434,12 @@ pub unsafe extern "C" fn natsio_client_drain_async(
     guard(|| {
         let cl = client(c)?;
         let out = out_arg(token_out, "token_out")?;
+        let timeout = bounded_timeout(timeout_ms, cl.options().drain_timeout)?;
         ensure_open(cl)?;
         write_box(
             out,
             natsio_token::new(
-                cl.drain_async(ms_timeout(timeout_ms)),
+                cl.drain_async(Some(timeout)),
                 Arc::downgrade(cl.inner_for_ffi()),
             ),
         );
@@ -434,13 +449,32 @@ pub unsafe extern "C" fn natsio_client_drain_async(
 
 /// Closes the connection: buffered publishes are sent (best effort),
 /// pending requests and flushes fail with NATSIO_ERR_CONNECTION_CLOSED,
-/// subscriptions close. Idempotent. After it returns no callback of this
-/// client runs again (unless called from one). The handle stays valid until
-/// `natsio_client_free`; later calls fail with NATSIO_ERR_CONNECTION_CLOSED.
+/// subscriptions and other iterators end with it. Idempotent. After it
+/// returns no callback of this client runs again (unless called from one).
+/// The handle stays valid until `natsio_client_free`; later calls fail with
+/// NATSIO_ERR_CONNECTION_CLOSED. Blocks while callbacks finish.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_close(c: *const natsio_client) -> natsio_status {
     guard(|| {
         client(c)?.close();
+        Ok(())
+    })
+}
+
+/// The token form of `natsio_client_close`: the close runs on a library
+/// thread; the token completes once it is done.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_client_close_async(
+    c: *const natsio_client,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let cl = client(c)?;
+        let out = out_arg(token_out, "token_out")?;
+        write_box(
+            out,
+            natsio_token::new(cl.close_async(), Arc::downgrade(cl.inner_for_ffi())),
+        );
         Ok(())
     })
 }
@@ -553,8 +587,8 @@ pub unsafe extern "C" fn natsio_client_force_reconnect(c: *const natsio_client) 
     guard(|| client(c)?.force_reconnect())
 }
 
-/// Measures a round trip to the server (PING/PONG) in microseconds.
-/// `timeout_ms` negative: the flush timeout. Blocks.
+/// Measures a round trip to the server (PING/PONG) in microseconds, within
+/// `timeout_ms` (NATSIO_TIMEOUT_DEFAULT: the flush timeout). Blocks.
 /// Errors: as `natsio_client_flush`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_rtt(
@@ -565,22 +599,24 @@ pub unsafe extern "C" fn natsio_client_rtt(
     guard(|| {
         let cl = client(c)?;
         let out = out_arg(rtt_us_out, "rtt_us_out")?;
-        let rtt = cl.rtt(ms_timeout(timeout_ms))?;
+        let rtt = cl.rtt(Some(bounded_timeout(
+            timeout_ms,
+            cl.options().flush_timeout,
+        )?))?;
         *out = rtt.as_micros().min(i64::MAX as u128) as i64;
         Ok(())
     })
 }
 
-/// The servers in the pool (configured and discovered), comma-separated, as
-/// a new string freed with `natsio_string_free`.
+/// The servers in the pool (configured and discovered), as a list through
+/// `list_out` (free with `natsio_string_list_free`).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_servers(
     c: *const natsio_client,
-    servers_out: *mut *mut c_char,
+    list_out: *mut *mut natsio_string_list,
 ) -> natsio_status {
     guard(|| {
         let cl = client(c)?;
-        let out = out_arg(servers_out, "servers_out")?;
-        write_string(out, &cl.servers().join(","))
+        write_list(list_out, natsio_string_list::new(&cl.servers()))
     })
 }

@@ -1,91 +1,96 @@
 //! Pull consumers through a `natsio_js` context: management, fetching
 //! (`natsio_msg_list`), and acknowledging consumed messages.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_void};
 use std::sync::atomic::Ordering;
+use std::sync::Weak;
 use std::time::Duration;
 
-use super::js::{js, natsio_js};
-use super::msg::natsio_msg;
+use super::iter::{self, natsio_iter_stats};
+use super::js::{create_action, json_result, json_token, natsio_js};
+use super::list::{natsio_msg_list, natsio_string_list, write_list};
+use super::msg::{natsio_msg, natsio_msg_cb};
 use super::status::natsio_status;
+use super::token::{natsio_token, token_value};
 use super::{
-    arg, guard, guard_value, guard_void, opt_str_arg, out_arg, str_arg, write_box, write_string,
+    arg, bounded_timeout, guard, opt_str_arg, options_arg, out_arg, start_op, str_arg, timeout_arg,
+    write_box, TakeOnce, Versioned,
 };
+use crate::client::ClientInner;
 use crate::error::{Error, ErrorKind, Result};
-use crate::jetstream::{parse_metadata, AckKind, CreateAction, FetchOptions};
+use crate::jetstream::{parse_metadata, AckKind, Consumption, FetchOptions};
+use crate::op::Op;
 
-unsafe fn create(
-    js: *const natsio_js,
-    stream: *const c_char,
-    config_json: *const c_char,
-    info_json_out: *mut *mut c_char,
-    action: CreateAction,
-) -> natsio_status {
-    guard(|| {
-        let j = self::js(js)?;
-        let stream = str_arg(stream, "stream")?;
-        let cfg = str_arg(config_json, "config_json")?;
-        let info = j.create_consumer(stream, cfg, action)?;
-        if !info_json_out.is_null() {
-            write_string(info_json_out, &info.to_string())?;
-        }
-        Ok(())
-    })
+fn js<'a>(p: *const natsio_js) -> Result<&'a natsio_js> {
+    // SAFETY: the caller passes a live handle or NULL.
+    unsafe { arg(p, "js") }
 }
 
-/// Creates a pull consumer on `stream` from `config_json`, a
-/// ConsumerConfig object (server field names: "durable_name" or "name",
-/// "filter_subject(s)", "deliver_policy", "ack_policy" (default
-/// "explicit", as in nats.go; the server's own default is "none"), "ack_wait" as a
-/// duration, "max_deliver", "inactive_threshold", ...); without a name the
-/// library generates one (an ephemeral consumer: give it an
-/// "inactive_threshold"). If `info_json_out` is not NULL it receives the
+unsafe fn create_op(
+    h: &natsio_js,
+    stream: *const c_char,
+    config_json: *const c_char,
+    action: i32,
+) -> Result<Op<serde_json::Value>> {
+    let action = create_action(action)?;
+    let stream = str_arg(stream, "stream")?;
+    Ok(h.js.create_consumer(stream, str_arg(config_json, "config_json")?, action))
+}
+
+/// Creates, updates or creates-or-updates (per `action`, a
+/// `natsio_create_action` value) a pull consumer on `stream` from
+/// `config_json`, a ConsumerConfig object (server field names:
+/// "durable_name" or "name", "filter_subject(s)", "deliver_policy",
+/// "ack_policy" (default "explicit", as in nats.go; the server's own
+/// default is "none"), "ack_wait" as a duration, "max_deliver",
+/// "inactive_threshold", ...); without a name the library generates one
+/// (an ephemeral consumer: give it an "inactive_threshold"; NATSIO_UPDATE
+/// needs the name). If `info_json_out` is not NULL it receives the
 /// ConsumerInfo JSON (free with `natsio_string_free`); its "name" is the
-/// consumer's name. An identical existing consumer is fine. Blocks up to
-/// the context's timeout. Errors: NATSIO_ERR_NULL_ARGUMENT,
-/// NATSIO_ERR_CONFIG (the detail names the field),
-/// NATSIO_ERR_INVALID_ARGUMENT (bad stream or consumer name),
-/// NATSIO_ERR_STREAM_NOT_FOUND, NATSIO_ERR_JS_API (e.g. exists with another
-/// configuration), NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
+/// consumer's name. NATSIO_CREATE of an identical existing consumer is
+/// fine. Blocks up to the context's timeout. Errors:
+/// NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_CONFIG (the detail names the
+/// field), NATSIO_ERR_INVALID_ARGUMENT (bad stream or consumer name, bad
+/// action), NATSIO_ERR_STREAM_NOT_FOUND, NATSIO_ERR_CONSUMER_NOT_FOUND
+/// (NATSIO_UPDATE of a missing consumer), NATSIO_ERR_JS_API (e.g. exists
+/// with another configuration), NATSIO_ERR_TIMEOUT,
+/// NATSIO_ERR_CONNECTION_CLOSED.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_consumer_create(
     js: *const natsio_js,
     stream: *const c_char,
     config_json: *const c_char,
+    action: i32,
     info_json_out: *mut *mut c_char,
 ) -> natsio_status {
-    create(js, stream, config_json, info_json_out, CreateAction::Create)
+    guard(|| {
+        let op = create_op(self::js(js)?, stream, config_json, action)?;
+        json_result(op, info_json_out, true)
+    })
 }
 
-/// Changes an existing consumer (named in the config):
-/// NATSIO_ERR_CONSUMER_NOT_FOUND if there is none. Otherwise as
-/// `natsio_js_consumer_create`.
+/// The token form of `natsio_js_consumer_create` (`natsio_token_string`).
 #[no_mangle]
-pub unsafe extern "C" fn natsio_js_consumer_update(
+pub unsafe extern "C" fn natsio_js_consumer_create_async(
     js: *const natsio_js,
     stream: *const c_char,
     config_json: *const c_char,
-    info_json_out: *mut *mut c_char,
+    action: i32,
+    token_out: *mut *mut natsio_token,
 ) -> natsio_status {
-    create(js, stream, config_json, info_json_out, CreateAction::Update)
+    guard(|| {
+        let h = self::js(js)?;
+        json_token(h, create_op(h, stream, config_json, action)?, token_out)
+    })
 }
 
-/// Creates the consumer, or updates it if it exists. Otherwise as
-/// `natsio_js_consumer_create`.
-#[no_mangle]
-pub unsafe extern "C" fn natsio_js_consumer_create_or_update(
-    js: *const natsio_js,
+unsafe fn info_op(
+    h: &natsio_js,
     stream: *const c_char,
-    config_json: *const c_char,
-    info_json_out: *mut *mut c_char,
-) -> natsio_status {
-    create(
-        js,
-        stream,
-        config_json,
-        info_json_out,
-        CreateAction::CreateOrUpdate,
-    )
+    consumer: *const c_char,
+) -> Result<Op<serde_json::Value>> {
+    let stream = str_arg(stream, "stream")?;
+    Ok(h.js.consumer_info(stream, str_arg(consumer, "consumer")?))
 }
 
 /// The ConsumerInfo JSON of `consumer` on `stream` through `info_json_out`
@@ -101,12 +106,35 @@ pub unsafe extern "C" fn natsio_js_consumer_info(
     info_json_out: *mut *mut c_char,
 ) -> natsio_status {
     guard(|| {
-        let j = self::js(js)?;
-        let stream = str_arg(stream, "stream")?;
-        let consumer = str_arg(consumer, "consumer")?;
-        let out = out_arg(info_json_out, "info_json_out")?;
-        write_string(out, &j.consumer_info(stream, consumer)?.to_string())
+        json_result(
+            info_op(self::js(js)?, stream, consumer)?,
+            info_json_out,
+            false,
+        )
     })
+}
+
+/// The token form of `natsio_js_consumer_info` (`natsio_token_string`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_consumer_info_async(
+    js: *const natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        json_token(h, info_op(h, stream, consumer)?, token_out)
+    })
+}
+
+unsafe fn delete_op(
+    h: &natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+) -> Result<Op<()>> {
+    let stream = str_arg(stream, "stream")?;
+    Ok(h.js.delete_consumer(stream, str_arg(consumer, "consumer")?))
 }
 
 /// Deletes `consumer` of `stream`. A fetch waiting on it ends with
@@ -117,34 +145,62 @@ pub unsafe extern "C" fn natsio_js_consumer_delete(
     stream: *const c_char,
     consumer: *const c_char,
 ) -> natsio_status {
+    guard(|| delete_op(self::js(js)?, stream, consumer)?.wait())
+}
+
+/// The token form of `natsio_js_consumer_delete`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_consumer_delete_async(
+    js: *const natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
     guard(|| {
-        let j = self::js(js)?;
-        j.delete_consumer(str_arg(stream, "stream")?, str_arg(consumer, "consumer")?)
+        let h = self::js(js)?;
+        start_op(delete_op(h, stream, consumer)?, h.client_weak(), token_out)
     })
 }
 
-/// The names of `stream`'s consumers as a JSON array of strings through
-/// `json_out` (free with `natsio_string_free`).
+/// The names of `stream`'s consumers through `list_out` (free with
+/// `natsio_string_list_free`). Errors as `natsio_js_consumer_info`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_consumer_names(
     js: *const natsio_js,
     stream: *const c_char,
-    json_out: *mut *mut c_char,
+    list_out: *mut *mut natsio_string_list,
 ) -> natsio_status {
     guard(|| {
-        let j = self::js(js)?;
-        let stream = str_arg(stream, "stream")?;
-        let out = out_arg(json_out, "json_out")?;
-        let names = j.consumer_names(stream)?;
-        write_string(out, &serde_json::Value::from(names).to_string())
+        let op = self::js(js)?.js.consumer_names(str_arg(stream, "stream")?);
+        out_arg(list_out, "list_out")?;
+        write_list(list_out, natsio_string_list::new(&op.wait()?))
     })
 }
 
-/// Options of `natsio_js_fetch`. Zero-initialise it: every zero field
-/// means the default.
+/// The token form of `natsio_js_consumer_names` (`natsio_token_string_list`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_consumer_names_async(
+    js: *const natsio_js,
+    stream: *const c_char,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        let op = h.js.consumer_names(str_arg(stream, "stream")?);
+        start_op(op, h.client_weak(), token_out)
+    })
+}
+
+/// `natsio_fetch_options.version` of this header.
+pub const NATSIO_FETCH_OPTIONS_VERSION: u32 = 1;
+
+/// Options of `natsio_js_fetch`. Initialise with `natsio_fetch_options_init`:
+/// every zero field means the default.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct natsio_fetch_options {
+    /// NATSIO_FETCH_OPTIONS_VERSION.
+    pub version: u32,
     /// Messages to fetch at most; 0: 100.
     pub max_messages: i64,
     /// Payload bytes to fetch at most; 0: no limit.
@@ -167,11 +223,29 @@ fn non_negative(v: i64, what: &str) -> Result<u64> {
     })
 }
 
+impl Versioned for natsio_fetch_options {
+    const VERSION: u32 = NATSIO_FETCH_OPTIONS_VERSION;
+    const NAME: &'static str = "natsio_fetch_options";
+    fn version(&self) -> u32 {
+        self.version
+    }
+}
+
+/// Fills `opts` with the defaults and the version.
+/// Errors: NATSIO_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_fetch_options_init(
+    opts: *mut natsio_fetch_options,
+) -> natsio_status {
+    guard(|| super::options_init(opts, |o| o.version = NATSIO_FETCH_OPTIONS_VERSION))
+}
+
 unsafe fn fetch_options(o: *const natsio_fetch_options) -> Result<FetchOptions> {
     let mut opts = FetchOptions::default();
-    let Some(o) = o.as_ref() else {
+    if o.is_null() {
         return Ok(opts);
-    };
+    }
+    let o = options_arg(o)?;
     match non_negative(o.max_messages, "max_messages")? {
         0 => {}
         n => opts.max_messages = n.min(1 << 20) as usize,
@@ -187,23 +261,29 @@ unsafe fn fetch_options(o: *const natsio_fetch_options) -> Result<FetchOptions> 
     Ok(opts)
 }
 
-/// Messages returned by `natsio_js_fetch`. Owned by the caller, freed with
-/// `natsio_msg_list_free` (which frees the messages it holds).
-pub struct natsio_msg_list {
-    msgs: Vec<natsio_msg>,
+unsafe fn fetch_op(
+    h: &natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    opts: *const natsio_fetch_options,
+) -> Result<Op<Vec<crate::message::Message>>> {
+    let stream = str_arg(stream, "stream")?;
+    let consumer = str_arg(consumer, "consumer")?;
+    Ok(h.js.fetch(stream, consumer, &fetch_options(opts)?))
 }
 
 /// Pulls up to `max_messages` messages from the pull consumer `consumer`
 /// of `stream` (`opts` may be NULL: 100 messages, 5 s) and returns them, in
-/// order, through `list_out` (possibly empty: the server had none before
-/// `expires`, or none at all with `no_wait`). Blocks the calling thread
-/// until the batch is full or the request ends. Acknowledge each message
-/// with `natsio_msg_ack` (or nak/term/in_progress) unless the consumer's
-/// ack policy is "none". Errors: NATSIO_ERR_NULL_ARGUMENT,
-/// NATSIO_ERR_INVALID_ARGUMENT (bad names or negative options),
-/// NATSIO_ERR_CONSUMER_DELETED, NATSIO_ERR_CONSUMER_NOT_FOUND (no such
-/// consumer or stream), NATSIO_ERR_JS_API, NATSIO_ERR_CONNECTION_CLOSED,
-/// NATSIO_ERR_ILLEGAL_STATE (on a library runtime thread).
+/// order, through `list_out` (free with `natsio_msg_list_free`; possibly
+/// empty: the server had none before `expires`, or none at all with
+/// `no_wait`). Blocks the calling thread until the batch is full or the
+/// request ends. Acknowledge each message with `natsio_msg_ack` (or
+/// nak/term/in_progress) unless the consumer's ack policy is "none".
+/// Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (bad names
+/// or options), NATSIO_ERR_CONSUMER_DELETED, NATSIO_ERR_CONSUMER_NOT_FOUND
+/// (no such consumer or stream), NATSIO_ERR_JS_API,
+/// NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_ILLEGAL_STATE (on a library
+/// runtime thread).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_fetch(
     js: *const natsio_js,
@@ -213,25 +293,61 @@ pub unsafe extern "C" fn natsio_js_fetch(
     list_out: *mut *mut natsio_msg_list,
 ) -> natsio_status {
     guard(|| {
-        let h = arg(js, "js")?;
-        let stream = str_arg(stream, "stream")?;
-        let consumer = str_arg(consumer, "consumer")?;
-        let out = out_arg(list_out, "list_out")?;
-        let opts = fetch_options(opts)?;
+        let h = self::js(js)?;
+        let op = fetch_op(h, stream, consumer, opts)?;
+        out_arg(list_out, "list_out")?;
         let client = h.client_weak();
-        let msgs =
-            h.js.fetch(stream, consumer, &opts)?
-                .into_iter()
-                .map(|m| natsio_msg::new(m, client.clone()))
-                .collect();
-        write_box(out, natsio_msg_list { msgs });
-        Ok(())
+        let items = op
+            .wait()?
+            .into_iter()
+            .map(|m| natsio_msg::new(m, client.clone()))
+            .collect();
+        write_list(list_out, natsio_msg_list { items })
     })
 }
 
-/// One message from the pull consumer, waiting up to `timeout_ms` (0 or
-/// less: 5000 ms); it goes to `msg_out` (free with `natsio_msg_free`).
-/// Errors: NATSIO_ERR_NO_MESSAGES when none came in time, else as
+/// The token form of `natsio_js_fetch` (`natsio_token_msg_list`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_fetch_async(
+    js: *const natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    opts: *const natsio_fetch_options,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        start_op(
+            fetch_op(h, stream, consumer, opts)?,
+            h.client_weak(),
+            token_out,
+        )
+    })
+}
+
+unsafe fn next_op(
+    h: &natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    timeout_ms: i64,
+) -> Result<Op<crate::message::Message>> {
+    let stream = str_arg(stream, "stream")?;
+    let consumer = str_arg(consumer, "consumer")?;
+    let timeout =
+        timeout_arg(timeout_ms, Some(h.js.options().timeout), true)?.ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidArgument,
+                "timeout_ms: a pull request needs a bound (not NATSIO_WAIT_FOREVER)",
+            )
+        })?;
+    Ok(h.js.next(stream, consumer, timeout))
+}
+
+/// One message from the pull consumer, waiting up to `timeout_ms`
+/// (NATSIO_TIMEOUT_DEFAULT: the context's timeout; NATSIO_NO_WAIT: only a
+/// message available now); it goes to `msg_out` (free with
+/// `natsio_msg_free`). Errors: NATSIO_ERR_NO_MESSAGES when none came in
+/// time, NATSIO_ERR_INVALID_ARGUMENT (NATSIO_WAIT_FOREVER), else as
 /// `natsio_js_fetch`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_next(
@@ -242,56 +358,36 @@ pub unsafe extern "C" fn natsio_js_next(
     msg_out: *mut *mut natsio_msg,
 ) -> natsio_status {
     guard(|| {
-        let h = arg(js, "js")?;
-        let stream = str_arg(stream, "stream")?;
-        let consumer = str_arg(consumer, "consumer")?;
+        let h = self::js(js)?;
+        let op = next_op(h, stream, consumer, timeout_ms)?;
         let out = out_arg(msg_out, "msg_out")?;
-        let timeout = if timeout_ms > 0 {
-            Duration::from_millis(timeout_ms as u64)
-        } else {
-            Duration::from_secs(5)
-        };
-        let m = h.js.next(stream, consumer, timeout)?;
-        write_box(out, natsio_msg::new(m, h.client_weak()));
+        write_box(out, natsio_msg::new(op.wait()?, h.client_weak()));
         Ok(())
     })
 }
 
-/// How many messages the list holds (0 for NULL).
+/// The token form of `natsio_js_next` (`natsio_token_msg`).
 #[no_mangle]
-pub unsafe extern "C" fn natsio_msg_list_count(list: *const natsio_msg_list) -> usize {
-    guard_value(0, || Ok(arg(list, "list")?.msgs.len()))
-}
-
-/// Message `index` of the list, borrowed until the list is freed (NULL if
-/// out of range). Acknowledge it through this pointer;
-/// `natsio_msg_clone` keeps it longer.
-#[no_mangle]
-pub unsafe extern "C" fn natsio_msg_list_get(
-    list: *const natsio_msg_list,
-    index: usize,
-) -> *const natsio_msg {
-    guard_value(std::ptr::null(), || {
-        Ok(arg(list, "list")?
-            .msgs
-            .get(index)
-            .map_or(std::ptr::null(), |m| m as *const natsio_msg))
+pub unsafe extern "C" fn natsio_js_next_async(
+    js: *const natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    timeout_ms: i64,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        let op = next_op(h, stream, consumer, timeout_ms)?;
+        let out = out_arg(token_out, "token_out")?;
+        let c = op.start_with(crate::completion::Outcome::Msg)?;
+        write_box(out, natsio_token::new(c, h.client_weak()));
+        Ok(())
     })
 }
 
-/// Frees a list and its messages. Accepts NULL.
-#[no_mangle]
-pub unsafe extern "C" fn natsio_msg_list_free(list: *mut natsio_msg_list) {
-    guard_void(|| {
-        if !list.is_null() {
-            drop(Box::from_raw(list));
-        }
-    })
-}
-
-fn ack(msg: *const natsio_msg, kind: AckKind, sync: Option<Duration>) -> Result<()> {
-    // SAFETY: the caller passes a live message or NULL.
-    let m = unsafe { arg(msg, "msg")? };
+/// Checks an ack may be sent through this message handle and marks a
+/// terminal one; returns the client to send it with.
+fn begin_ack(m: &natsio_msg, kind: &AckKind) -> Result<std::sync::Arc<ClientInner>> {
     crate::jetstream::ack_subject(&m.msg)?;
     let client = m.client.upgrade().ok_or_else(Error::closed)?;
     if kind.is_terminal() && m.acked.swap(true, Ordering::SeqCst) {
@@ -300,7 +396,14 @@ fn ack(msg: *const natsio_msg, kind: AckKind, sync: Option<Duration>) -> Result<
             "message already acknowledged or terminated",
         ));
     }
-    let r = crate::jetstream::send_ack(&client, &m.msg, &kind, sync);
+    Ok(client)
+}
+
+fn ack(msg: *const natsio_msg, kind: AckKind) -> Result<()> {
+    // SAFETY: the caller passes a live message or NULL.
+    let m = unsafe { arg(msg, "msg")? };
+    let client = begin_ack(m, &kind)?;
+    let r = crate::jetstream::send_ack(&client, &m.msg, &kind);
     if r.is_err() && kind.is_terminal() {
         m.acked.store(false, Ordering::SeqCst);
     }
@@ -314,23 +417,56 @@ fn ack(msg: *const natsio_msg, kind: AckKind, sync: Option<Duration>) -> Result<
 /// through this handle), NATSIO_ERR_CONNECTION_CLOSED.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_msg_ack(msg: *const natsio_msg) -> natsio_status {
-    guard(|| ack(msg, AckKind::Ack, None))
+    guard(|| ack(msg, AckKind::Ack))
 }
 
-/// Acknowledges and waits up to `timeout_ms` (0 or less: 5000 ms) for the
-/// server to confirm it. Errors as `natsio_msg_ack`, plus
-/// NATSIO_ERR_TIMEOUT; blocks the calling thread.
+/// The ack-and-confirm operation of `msg`: marks it acked through this
+/// handle and yields the server's confirmation; a failure clears the mark.
+unsafe fn ack_sync_op(msg: *const natsio_msg, timeout_ms: i64) -> Result<Op<()>> {
+    let m = arg(msg, "msg")?;
+    let client = begin_ack(m, &AckKind::Ack)?;
+    let timeout = match bounded_timeout(timeout_ms, client.opts.request_timeout) {
+        Ok(t) => t,
+        Err(e) => {
+            m.acked.store(false, Ordering::SeqCst);
+            return Err(e);
+        }
+    };
+    let op = crate::jetstream::ack_sync(&client, &m.msg, &AckKind::Ack, timeout);
+    let acked = std::sync::Arc::clone(&m.acked);
+    Ok(Op::new(async move {
+        let r = op.await;
+        if r.is_err() {
+            acked.store(false, Ordering::SeqCst);
+        }
+        r
+    }))
+}
+
+/// Acknowledges and waits up to `timeout_ms` (NATSIO_TIMEOUT_DEFAULT: the
+/// client's request timeout) for the server to confirm it. Errors as
+/// `natsio_msg_ack`, plus NATSIO_ERR_TIMEOUT; blocks the calling thread.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_msg_ack_sync(
     msg: *const natsio_msg,
     timeout_ms: i64,
 ) -> natsio_status {
-    let t = if timeout_ms > 0 {
-        Duration::from_millis(timeout_ms as u64)
-    } else {
-        Duration::from_secs(5)
-    };
-    guard(|| ack(msg, AckKind::Ack, Some(t)))
+    guard(|| ack_sync_op(msg, timeout_ms)?.wait())
+}
+
+/// The token form of `natsio_msg_ack_sync`: the token completes once the
+/// server confirmed the ack (the message may be freed meanwhile).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_msg_ack_sync_async(
+    msg: *const natsio_msg,
+    timeout_ms: i64,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let client = arg(msg, "msg")?.client.clone();
+        out_arg(token_out, "token_out")?;
+        start_op(ack_sync_op(msg, timeout_ms)?, client, token_out)
+    })
 }
 
 /// Negatively acknowledges (`-NAK`): the server redelivers the message,
@@ -338,7 +474,7 @@ pub unsafe extern "C" fn natsio_msg_ack_sync(
 #[no_mangle]
 pub unsafe extern "C" fn natsio_msg_nak(msg: *const natsio_msg, delay_ms: i64) -> natsio_status {
     let delay = (delay_ms > 0).then(|| Duration::from_millis(delay_ms as u64));
-    guard(|| ack(msg, AckKind::Nak(delay), None))
+    guard(|| ack(msg, AckKind::Nak(delay)))
 }
 
 /// Terminates delivery (`+TERM`): never redelivered. `reason` (may be NULL)
@@ -351,7 +487,7 @@ pub unsafe extern "C" fn natsio_msg_term(
 ) -> natsio_status {
     guard(|| {
         let reason = opt_str_arg(reason, "reason")?.map(str::to_string);
-        ack(msg, AckKind::Term(reason), None)
+        ack(msg, AckKind::Term(reason))
     })
 }
 
@@ -360,7 +496,7 @@ pub unsafe extern "C" fn natsio_msg_term(
 /// final ack. Errors as `natsio_msg_ack`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_msg_in_progress(msg: *const natsio_msg) -> natsio_status {
-    guard(|| ack(msg, AckKind::InProgress, None))
+    guard(|| ack(msg, AckKind::InProgress))
 }
 
 /// Delivery metadata of a consumed JetStream message. The strings point
@@ -419,13 +555,18 @@ pub unsafe extern "C" fn natsio_msg_js_metadata(
     })
 }
 
-/// Options of `natsio_js_consume`. Zero-initialise it: every zero field
-/// means the default.
+/// `natsio_consume_options.version` of this header.
+pub const NATSIO_CONSUME_OPTIONS_VERSION: u32 = 1;
+
+/// Options of `natsio_js_consume`. Initialise with
+/// `natsio_consume_options_init`: every zero field means the default.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct natsio_consume_options {
-    /// Messages kept requested from the server (and buffered) at most;
-    /// 0: 500. A new pull request goes out when half have arrived.
+    /// NATSIO_CONSUME_OPTIONS_VERSION.
+    pub version: u32,
+    /// Messages kept requested from the server and buffered, together, at
+    /// most; 0: 500. A new pull request goes out when that falls to half.
     pub max_messages: i64,
     /// Lifetime of each pull request; 0: 30000 ms (at least 1000).
     pub expires_ms: i64,
@@ -434,21 +575,67 @@ pub struct natsio_consume_options {
     pub idle_heartbeat_ms: i64,
 }
 
-/// A continuous pull from one consumer (`natsio_js_consume`). Owned by the
-/// caller, freed with `natsio_js_messages_free`. `_next` is for one thread
-/// at a time (calls are serialised); `_stop` may come from any thread.
+impl Versioned for natsio_consume_options {
+    const VERSION: u32 = NATSIO_CONSUME_OPTIONS_VERSION;
+    const NAME: &'static str = "natsio_consume_options";
+    fn version(&self) -> u32 {
+        self.version
+    }
+}
+
+/// Fills `opts` with the defaults and the version.
+/// Errors: NATSIO_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_consume_options_init(
+    opts: *mut natsio_consume_options,
+) -> natsio_status {
+    guard(|| super::options_init(opts, |o| o.version = NATSIO_CONSUME_OPTIONS_VERSION))
+}
+
+/// A continuous pull from one consumer (`natsio_js_consume`), read through
+/// the iterator contract. Owned by the caller, freed with
+/// `natsio_js_messages_free`; every function is thread-safe.
 pub struct natsio_js_messages {
-    pull: std::sync::Mutex<crate::jetstream::PullStream>,
-    stopper: crate::jetstream::PullStopper,
-    client: std::sync::Weak<crate::client::ClientInner>,
+    it: Consumption,
+    client: Weak<ClientInner>,
+}
+
+unsafe fn consume_op(
+    h: &natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    opts: *const natsio_consume_options,
+) -> Result<Op<Consumption>> {
+    let stream = str_arg(stream, "stream")?;
+    let consumer = str_arg(consumer, "consumer")?;
+    let mut o = crate::jetstream::ConsumeOptions::default();
+    if !opts.is_null() {
+        let c = options_arg(opts)?;
+        match non_negative(c.max_messages, "max_messages")? {
+            0 => {}
+            n => o.max_messages = n.min(1 << 20) as usize,
+        }
+        match non_negative(c.expires_ms, "expires_ms")? {
+            0 => {}
+            ms => o.expires = Duration::from_millis(ms),
+        }
+        o.idle_heartbeat = match non_negative(c.idle_heartbeat_ms, "idle_heartbeat_ms")? {
+            0 => (o.expires / 2).min(Duration::from_secs(15)),
+            ms => Duration::from_millis(ms),
+        };
+    }
+    Ok(h.js.consume(stream, consumer, o))
 }
 
 /// Starts consuming `consumer` of `stream` continuously (`opts` may be
-/// NULL): the library keeps up to `max_messages` requested and re-requests
-/// as they are taken, watching heartbeats to notice a lost request (server
-/// restart, leader change). Read with `natsio_js_messages_next`.
-/// Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (names,
-/// options), NATSIO_ERR_CONSUMER_NOT_FOUND, NATSIO_ERR_STREAM_NOT_FOUND,
+/// NULL), once the consumer is known to exist: from then on the library
+/// keeps up to `max_messages` requested and buffered on its own threads,
+/// whether or not the application reads, re-pulls at half, notices a lost
+/// request by two missed heartbeats and pulls again at once after a
+/// reconnect (a restarted server). Read with the `natsio_js_messages_`
+/// functions. Blocks up to the context's timeout. Errors:
+/// NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (names, options),
+/// NATSIO_ERR_CONSUMER_NOT_FOUND, NATSIO_ERR_STREAM_NOT_FOUND,
 /// NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_consume(
@@ -459,32 +646,14 @@ pub unsafe extern "C" fn natsio_js_consume(
     messages_out: *mut *mut natsio_js_messages,
 ) -> natsio_status {
     guard(|| {
-        let h = arg(js, "js")?;
-        let stream = str_arg(stream, "stream")?;
-        let consumer = str_arg(consumer, "consumer")?;
+        let h = self::js(js)?;
+        let op = consume_op(h, stream, consumer, opts)?;
         let out = out_arg(messages_out, "messages_out")?;
-        let mut o = crate::jetstream::ConsumeOptions::default();
-        if let Some(c) = opts.as_ref() {
-            match non_negative(c.max_messages, "max_messages")? {
-                0 => {}
-                n => o.max_messages = n.min(1 << 20) as usize,
-            }
-            match non_negative(c.expires_ms, "expires_ms")? {
-                0 => {}
-                ms => o.expires = Duration::from_millis(ms),
-            }
-            o.idle_heartbeat = match non_negative(c.idle_heartbeat_ms, "idle_heartbeat_ms")? {
-                0 => (o.expires / 2).min(Duration::from_secs(15)),
-                ms => Duration::from_millis(ms),
-            };
-        }
-        let pull = h.js.consume(stream, consumer, o)?;
-        let stopper = pull.stopper();
+        let it = op.wait()?;
         write_box(
             out,
             natsio_js_messages {
-                pull: std::sync::Mutex::new(pull),
-                stopper,
+                it,
                 client: h.client_weak(),
             },
         );
@@ -492,50 +661,144 @@ pub unsafe extern "C" fn natsio_js_consume(
     })
 }
 
-/// The next consumed message, waiting up to `timeout_ms` (negative:
-/// forever); it goes to `msg_out` (free with `natsio_msg_free`; acknowledge
-/// it with `natsio_msg_ack` etc.). Errors: NATSIO_ERR_TIMEOUT (nothing in
-/// time; consumption goes on), NATSIO_ERR_SUBSCRIPTION_CLOSED (stopped),
+/// The token form of `natsio_js_consume`; the iterator is taken (once)
+/// with `natsio_token_js_messages`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_consume_async(
+    js: *const natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    opts: *const natsio_consume_options,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        let op = consume_op(h, stream, consumer, opts)?.map(TakeOnce::new);
+        start_op(op, h.client_weak(), token_out)
+    })
+}
+
+/// The iterator a `natsio_js_consume_async` started, through
+/// `messages_out` (free with `natsio_js_messages_free`). It can be taken
+/// once (NATSIO_ERR_ILLEGAL_STATE after). Returns as `natsio_token_msg`.
+/// A token freed without taking it stops the consume.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_token_js_messages(
+    token: *const natsio_token,
+    messages_out: *mut *mut natsio_js_messages,
+) -> natsio_status {
+    token_value(
+        token,
+        messages_out,
+        "messages_out",
+        |t, c: &TakeOnce<Consumption>| {
+            Ok(Box::into_raw(Box::new(natsio_js_messages {
+                it: c.take()?,
+                client: t.client.clone(),
+            })))
+        },
+    )
+}
+
+fn messages<'a>(p: *const natsio_js_messages) -> Result<&'a natsio_js_messages> {
+    // SAFETY: the caller passes a live handle or NULL.
+    unsafe { arg(p, "messages") }
+}
+
+/// The next consumed message, waiting up to `timeout_ms`
+/// (NATSIO_TIMEOUT_DEFAULT or NATSIO_WAIT_FOREVER: until one comes;
+/// NATSIO_NO_WAIT: only one already buffered); it goes to `msg_out` (free
+/// with `natsio_msg_free`; acknowledge it with `natsio_msg_ack` etc.).
+/// NATSIO_DONE (`*msg_out` set to NULL) once stopped. Errors:
+/// NATSIO_ERR_TIMEOUT (nothing in time; consumption goes on),
 /// NATSIO_ERR_CONSUMER_DELETED / NATSIO_ERR_CONSUMER_NOT_FOUND (the consumer
 /// went away: consumption ended), NATSIO_ERR_CONNECTION_CLOSED,
-/// NATSIO_ERR_ILLEGAL_STATE (on a library runtime thread).
+/// NATSIO_ERR_ILLEGAL_STATE (callback mode, or on a library runtime thread).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_messages_next(
     messages: *const natsio_js_messages,
     timeout_ms: i64,
     msg_out: *mut *mut natsio_msg,
 ) -> natsio_status {
+    match self::messages(messages) {
+        Ok(it) => {
+            let client = it.client.clone();
+            iter::next(&it.it.feed, timeout_ms, msg_out, |m| {
+                Ok(natsio_msg::new(m, client))
+            })
+        }
+        Err(e) => super::status::record(&e),
+    }
+}
+
+/// A token for the next consumed message (`natsio_token_msg`; NATSIO_DONE
+/// once stopped). Pending tokens are served in call order; freeing or
+/// cancelling one before a message reached it leaves it buffered.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_messages_next_async(
+    messages: *const natsio_js_messages,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    match self::messages(messages) {
+        Ok(it) => iter::next_async(&it.it.feed, it.client.clone(), token_out),
+        Err(e) => super::status::record(&e),
+    }
+}
+
+/// Push mode for a consume, as `natsio_sub_set_callback`: every message,
+/// then a final call with a NULL message and the status that ended it.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_messages_set_callback(
+    messages: *const natsio_js_messages,
+    cb: natsio_msg_cb,
+    user_data: *mut c_void,
+    release: super::natsio_release_cb,
+) -> natsio_status {
     guard(|| {
-        let it = arg(messages, "messages")?;
-        let out = out_arg(msg_out, "msg_out")?;
-        let m = crate::completion::lock(&it.pull).next(super::ms_timeout(timeout_ms))?;
-        write_box(out, natsio_msg::new(m, it.client.clone()));
+        let it = self::messages(messages)?;
+        let Some(f) = cb else {
+            return Err(super::null("cb"));
+        };
+        let client = it.client.clone();
+        iter::set_callback(
+            user_data,
+            release,
+            move |ud, m, st| super::msg::call_msg_cb(f, ud, m, &client, st),
+            |h| it.it.set_handler(h, Box::new(|| {})),
+        )
+    })
+}
+
+/// Stops consuming: `natsio_js_messages_next` returns NATSIO_DONE, now and
+/// later; a callback gets its final call before this returns. Messages
+/// buffered but not taken are not acknowledged (the server redelivers them
+/// after the consumer's ack wait). Idempotent.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_messages_stop(
+    messages: *const natsio_js_messages,
+) -> natsio_status {
+    guard(|| {
+        self::messages(messages)?.it.stop();
         Ok(())
     })
 }
 
-/// Stops consuming: a `natsio_js_messages_next` blocked on another thread
-/// returns NATSIO_ERR_SUBSCRIPTION_CLOSED, and so do later calls. Messages
-/// buffered but not taken are not acknowledged (the server redelivers them
-/// after the consumer's ack wait). Accepts NULL; idempotent.
+/// Reads the live counters into `stats_out` (`stalls` counts the times the
+/// buffer was full and pulling paused).
 #[no_mangle]
-pub unsafe extern "C" fn natsio_js_messages_stop(messages: *const natsio_js_messages) {
-    guard_void(|| {
-        if let Some(it) = messages.as_ref() {
-            it.stopper.stop();
-        }
-    })
+pub unsafe extern "C" fn natsio_js_messages_get_stats(
+    messages: *const natsio_js_messages,
+    stats_out: *mut natsio_iter_stats,
+) -> natsio_status {
+    guard(|| iter::stats(self::messages(messages)?.it.stats(), stats_out))
 }
 
-/// Stops (if needed) and frees a consumption. Accepts NULL. Must not race
-/// with a `natsio_js_messages_next` on the same handle (stop first).
+/// Stops (if needed) and frees a consumption. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_messages_free(messages: *mut natsio_js_messages) {
-    guard_void(|| {
+    super::guard_void(|| {
         if !messages.is_null() {
-            let it = Box::from_raw(messages);
-            it.stopper.stop();
-            drop(it);
+            drop(Box::from_raw(messages));
         }
     })
 }

@@ -7,14 +7,15 @@ use std::time::Duration;
 
 use super::client::natsio_client;
 use super::status::natsio_status;
-use super::token::natsio_token;
+use super::token::{natsio_token, token_value};
 use super::{
-    arg, bytes_arg, guard, guard_value, guard_void, ms_timeout, opt_arg_headers, opt_str_arg,
-    out_arg, str_arg, write_box, write_string,
+    arg, bytes_arg, guard, guard_value, guard_void, opt_arg_headers, opt_str_arg, options_arg,
+    out_arg, start_op, str_arg, timeout_arg, write_box, write_string, Versioned,
 };
 use crate::client::ClientInner;
 use crate::error::{Error, ErrorKind, Result};
 use crate::jetstream::{JetStream, JetStreamOptions, PubAck, PublishOptions, Ttl};
+use crate::op::Op;
 
 /// A JetStream context. Created with `natsio_client_jetstream`, freed with
 /// `natsio_js_free`. It does not keep its client open: after the client is
@@ -30,12 +31,16 @@ impl natsio_js {
     }
 }
 
-/// Options of `natsio_client_jetstream`. Zero-initialise it
-/// (`natsio_js_options o = {0};`): every zero or NULL field means the
-/// default.
+/// `natsio_js_options.version` of this header.
+pub const NATSIO_JS_OPTIONS_VERSION: u32 = 1;
+
+/// Options of `natsio_client_jetstream`. Initialise with
+/// `natsio_js_options_init`: every zero or NULL field means the default.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct natsio_js_options {
+    /// NATSIO_JS_OPTIONS_VERSION.
+    pub version: u32,
     /// JetStream domain (API prefix `$JS.<domain>.API`); NULL: none.
     pub domain: *const c_char,
     /// Custom API prefix, overriding `domain`; NULL: `$JS.API`.
@@ -52,15 +57,50 @@ pub struct natsio_js_options {
     pub publish_async_timeout_ms: i64,
 }
 
+/// How a create call treats an existing resource (stream, consumer,
+/// bucket): the `action` argument of `natsio_js_stream_create`,
+/// `natsio_js_consumer_create` and `natsio_js_kv_create`.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum natsio_create_action {
+    /// Create it; one that exists with the same configuration is fine,
+    /// another configuration fails.
+    NATSIO_CREATE = 0,
+    /// Change an existing one; fails if there is none.
+    NATSIO_UPDATE = 1,
+    /// Create it, or change it if it exists.
+    NATSIO_CREATE_OR_UPDATE = 2,
+}
+
+/// Reads an `action` argument (a `natsio_create_action` value).
+pub(crate) fn create_action(v: i32) -> Result<crate::jetstream::CreateAction> {
+    use crate::jetstream::CreateAction;
+    match v {
+        0 => Ok(CreateAction::Create),
+        1 => Ok(CreateAction::Update),
+        2 => Ok(CreateAction::CreateOrUpdate),
+        v => Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!("unknown create action {v}"),
+        )),
+    }
+}
+
 /// `natsio_js_publish_options.ttl_s` value: the message never expires,
 /// even if the stream has a max age.
 pub const NATSIO_TTL_NEVER: i64 = -1;
 
-/// Options of one JetStream publish. Zero-initialise it: every zero or NULL
-/// field means "not set". Pointers are borrowed for the call only.
+/// `natsio_js_publish_options.version` of this header.
+pub const NATSIO_JS_PUBLISH_OPTIONS_VERSION: u32 = 1;
+
+/// Options of one JetStream publish. Initialise with
+/// `natsio_js_publish_options_init`: every zero or NULL field means "not set". Pointers are borrowed for the
+/// call only.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct natsio_js_publish_options {
+    /// NATSIO_JS_PUBLISH_OPTIONS_VERSION.
+    pub version: u32,
     /// Headers sent with the message; NULL: none.
     pub headers: *const crate::headers::Headers,
     /// `Nats-Msg-Id`: the stream drops a second message with this id within
@@ -86,7 +126,39 @@ pub struct natsio_js_publish_options {
     pub timeout_ms: i64,
 }
 
-fn positive_ms(v: i64, what: &str) -> Result<Option<Duration>> {
+impl Versioned for natsio_js_options {
+    const VERSION: u32 = NATSIO_JS_OPTIONS_VERSION;
+    const NAME: &'static str = "natsio_js_options";
+    fn version(&self) -> u32 {
+        self.version
+    }
+}
+
+impl Versioned for natsio_js_publish_options {
+    const VERSION: u32 = NATSIO_JS_PUBLISH_OPTIONS_VERSION;
+    const NAME: &'static str = "natsio_js_publish_options";
+    fn version(&self) -> u32 {
+        self.version
+    }
+}
+
+/// Fills `opts` with the defaults and the version.
+/// Errors: NATSIO_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_options_init(opts: *mut natsio_js_options) -> natsio_status {
+    guard(|| super::options_init(opts, |o| o.version = NATSIO_JS_OPTIONS_VERSION))
+}
+
+/// Fills `opts` with the defaults (nothing set) and the version.
+/// Errors: NATSIO_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_publish_options_init(
+    opts: *mut natsio_js_publish_options,
+) -> natsio_status {
+    guard(|| super::options_init(opts, |o| o.version = NATSIO_JS_PUBLISH_OPTIONS_VERSION))
+}
+
+pub(crate) fn positive_ms(v: i64, what: &str) -> Result<Option<Duration>> {
     match v {
         0 => Ok(None),
         v if v > 0 => Ok(Some(Duration::from_millis(v as u64))),
@@ -99,9 +171,7 @@ fn positive_ms(v: i64, what: &str) -> Result<Option<Duration>> {
 
 unsafe fn js_options(o: *const natsio_js_options) -> Result<JetStreamOptions> {
     let mut opts = JetStreamOptions::default();
-    let Some(o) = o.as_ref() else {
-        return Ok(opts);
-    };
+    let o = &options_arg(o)?;
     opts.domain = opt_str_arg(o.domain, "domain")?.map(str::to_string);
     opts.api_prefix = opt_str_arg(o.api_prefix, "api_prefix")?.map(str::to_string);
     if let Some(t) = positive_ms(o.timeout_ms, "timeout_ms")? {
@@ -128,9 +198,10 @@ unsafe fn js_options(o: *const natsio_js_options) -> Result<JetStreamOptions> {
 pub(crate) unsafe fn publish_options(
     o: *const natsio_js_publish_options,
 ) -> Result<PublishOptions> {
-    let Some(o) = o.as_ref() else {
+    if o.is_null() {
         return Ok(PublishOptions::default());
-    };
+    }
+    let o = &options_arg(o)?;
     let owned = |p: *const c_char, what: &str| -> Result<Option<String>> {
         Ok(opt_str_arg(p, what)?.map(str::to_string))
     };
@@ -158,6 +229,34 @@ pub(crate) unsafe fn publish_options(
         },
         timeout: positive_ms(o.timeout_ms, "timeout_ms")?,
     })
+}
+
+/// Runs a JSON-producing operation and writes its text to `out`, which may
+/// be NULL when `optional`.
+pub(crate) unsafe fn json_result(
+    op: Op<serde_json::Value>,
+    out: *mut *mut c_char,
+    optional: bool,
+) -> Result<()> {
+    if !optional {
+        out_arg(out, "info_json_out")?;
+    }
+    let v = op.wait()?;
+    if out.is_null() {
+        Ok(())
+    } else {
+        write_string(out, &v.to_string())
+    }
+}
+
+/// Starts a JSON-producing operation; its token yields the text
+/// (`natsio_token_string`).
+pub(crate) unsafe fn json_token(
+    h: &natsio_js,
+    op: Op<serde_json::Value>,
+    token_out: *mut *mut natsio_token,
+) -> Result<()> {
+    start_op(op.map(|v| v.to_string()), h.client_weak(), token_out)
 }
 
 pub(crate) fn js<'a>(p: *const natsio_js) -> Result<&'a JetStream> {
@@ -209,8 +308,24 @@ pub unsafe extern "C" fn natsio_js_account_info(
     guard(|| {
         let j = self::js(js)?;
         let out = out_arg(json_out, "json_out")?;
-        let info = j.account_info()?;
-        write_string(out, &info.to_string())
+        write_string(out, &j.account_info().wait()?.to_string())
+    })
+}
+
+/// The token form of `natsio_js_account_info`; the JSON is read with
+/// `natsio_token_string`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_account_info_async(
+    js: *const natsio_js,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = arg(js, "js")?;
+        start_op(
+            h.js.account_info().map(|v| v.to_string()),
+            h.client_weak(),
+            token_out,
+        )
     })
 }
 
@@ -239,7 +354,7 @@ pub unsafe extern "C" fn natsio_js_publish(
         let subject = str_arg(subject, "subject")?;
         let data = bytes_arg(data, len, "data")?;
         let opts = publish_options(opts)?;
-        let ack = j.publish(subject, data, &opts)?;
+        let ack = j.publish(subject, data, &opts).wait()?;
         if !ack_out.is_null() {
             write_box(ack_out, natsio_pub_ack::new(Arc::new(ack)));
         }
@@ -277,16 +392,39 @@ pub unsafe extern "C" fn natsio_js_publish_async(
     })
 }
 
-/// Waits up to `timeout_ms` (negative: forever) until every asynchronous
-/// publish of this context has completed (acked or failed).
-/// Errors: NATSIO_ERR_TIMEOUT (some still pending), NATSIO_ERR_ILLEGAL_STATE
+/// Waits up to `timeout_ms` (NATSIO_TIMEOUT_DEFAULT: the context's
+/// timeout) until every asynchronous publish of this context has
+/// completed (acked or failed). Errors: NATSIO_ERR_TIMEOUT (some still
+/// pending), NATSIO_ERR_INVALID_ARGUMENT (timeout), NATSIO_ERR_ILLEGAL_STATE
 /// on a library runtime thread.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_publish_async_complete(
     js: *const natsio_js,
     timeout_ms: i64,
 ) -> natsio_status {
-    guard(|| self::js(js)?.publish_async_complete(ms_timeout(timeout_ms)))
+    guard(|| {
+        let j = self::js(js)?;
+        let timeout = timeout_arg(timeout_ms, Some(j.options().timeout), false)?;
+        j.publish_async_complete(timeout).wait()
+    })
+}
+
+/// The token form of `natsio_js_publish_async_complete`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_publish_async_complete_async(
+    js: *const natsio_js,
+    timeout_ms: i64,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = arg(js, "js")?;
+        let timeout = timeout_arg(timeout_ms, Some(h.js.options().timeout), false)?;
+        start_op(
+            h.js.publish_async_complete(timeout),
+            h.client_weak(),
+            token_out,
+        )
+    })
 }
 
 /// How many asynchronous publishes of this context await their ack
@@ -342,6 +480,23 @@ pub unsafe extern "C" fn natsio_pub_ack_domain(ack: *const natsio_pub_ack) -> *c
             .domain
             .as_ref()
             .map_or(std::ptr::null(), |d| d.as_ptr()))
+    })
+}
+
+/// The acknowledgement a JetStream publish produced (`natsio_js_publish_async`),
+/// as a new `natsio_pub_ack` freed with `natsio_pub_ack_free`. Returns
+/// NATSIO_PENDING while the publish awaits its ack, the publish's error
+/// status if it failed, NATSIO_ERR_ILLEGAL_STATE for a token of another
+/// kind of operation.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_token_pub_ack(
+    token: *const natsio_token,
+    ack_out: *mut *mut natsio_pub_ack,
+) -> natsio_status {
+    token_value(token, ack_out, "ack_out", |_, a: &PubAck| {
+        Ok(Box::into_raw(Box::new(natsio_pub_ack::new(Arc::new(
+            a.clone(),
+        )))))
     })
 }
 

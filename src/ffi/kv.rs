@@ -1,24 +1,43 @@
-//! `natsio_kv`: a Key-Value bucket, and `natsio_kv_entry`.
+//! `natsio_kv`: a Key-Value bucket, `natsio_kv_entry`, and the watcher
+//! `natsio_kv_watcher`. Every request-shaped call has a token form.
 
 use std::ffi::{c_char, c_void, CString};
+use std::sync::Weak;
 
-use super::js::{js, natsio_js};
+use super::iter::{self, natsio_iter_stats};
+use super::js::{create_action, json_result, natsio_js};
+use super::list::{natsio_kv_entry_list, natsio_string_list, write_list};
 use super::status::natsio_status;
+use super::token::{natsio_token, token_value};
 use super::{
-    arg, bytes_arg, guard, guard_value, guard_void, out_arg, str_arg, write_box, write_string,
+    arg, bytes_arg, guard, guard_value, guard_void, options_arg, out_arg, start_op, str_arg,
+    write_box, TakeOnce, Versioned,
 };
+use crate::client::ClientInner;
 use crate::error::Result;
-use crate::kv::{Entry, KeyValue, Operation};
+use crate::kv::{Entry, KeyValue, Operation, WatchEvent, Watcher};
+use crate::op::Op;
 
-/// A bound Key-Value bucket. Created by `natsio_js_kv_create`,
-/// `natsio_js_kv_bind` and friends, freed with `natsio_kv_free`. Like its
-/// context it does not keep the client open. Every function is thread-safe.
+/// A bound Key-Value bucket. Created by `natsio_js_kv_create` or
+/// `natsio_js_kv_bind`, freed with `natsio_kv_free`. Like its context it
+/// does not keep the client open. Every function is thread-safe.
 pub struct natsio_kv {
     kv: KeyValue,
     bucket: CString,
 }
 
-/// What a revision of a key records.
+impl natsio_kv {
+    fn new(kv: KeyValue) -> Self {
+        let bucket = CString::new(kv.bucket()).unwrap_or_default();
+        natsio_kv { kv, bucket }
+    }
+
+    fn client_weak(&self) -> Weak<ClientInner> {
+        std::sync::Arc::downgrade(self.kv.client())
+    }
+}
+
+/// What an entry records.
 #[repr(i32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum natsio_kv_operation {
@@ -27,82 +46,112 @@ pub enum natsio_kv_operation {
     NATSIO_KV_DEL = 1,
     /// A purge marker (`natsio_kv_purge`, or written by the server on expiry).
     NATSIO_KV_PURGE = 2,
+    /// Not a revision: a watcher's marker that every value that existed
+    /// when the watch started has been delivered (empty key and value,
+    /// revision 0). Changes follow.
+    NATSIO_KV_INITIAL_DONE = 3,
 }
 
-/// One revision of a key. Owned by the caller, freed with
-/// `natsio_kv_entry_free`; read-only, safe to share between threads.
+/// An entry: one revision of a key, or a watcher's marker. Owned by the
+/// caller, freed with `natsio_kv_entry_free`; read-only, safe to share
+/// between threads.
 pub struct natsio_kv_entry {
-    entry: Entry,
+    /// `None` for the initial-values marker.
+    entry: Option<Entry>,
     bucket: CString,
     key: CString,
 }
 
-fn kv<'a>(p: *const natsio_kv) -> Result<&'a KeyValue> {
+impl natsio_kv_entry {
+    pub(crate) fn from_entry(entry: Entry) -> Self {
+        let c = |s: &str| CString::new(s).unwrap_or_default();
+        natsio_kv_entry {
+            bucket: c(&entry.bucket),
+            key: c(&entry.key),
+            entry: Some(entry),
+        }
+    }
+
+    fn from_event(ev: WatchEvent) -> Self {
+        match ev {
+            WatchEvent::Entry(e) => natsio_kv_entry::from_entry(e),
+            WatchEvent::InitialDone(bucket) => natsio_kv_entry {
+                entry: None,
+                bucket: CString::new(&*bucket).unwrap_or_default(),
+                key: CString::default(),
+            },
+        }
+    }
+}
+
+fn kv<'a>(p: *const natsio_kv) -> Result<&'a natsio_kv> {
     // SAFETY: the caller passes a live handle or NULL.
-    unsafe { arg(p, "kv").map(|k| &k.kv) }
+    unsafe { arg(p, "kv") }
 }
 
-unsafe fn bind_with(
-    js: *const natsio_js,
-    kv_out: *mut *mut natsio_kv,
-    f: impl FnOnce(&crate::jetstream::JetStream) -> Result<KeyValue>,
-) -> natsio_status {
-    guard(|| {
-        let j = self::js(js)?;
-        let out = out_arg(kv_out, "kv_out")?;
-        let kv = f(j)?;
-        let bucket = CString::new(kv.bucket()).unwrap_or_default();
-        write_box(out, natsio_kv { kv, bucket });
-        Ok(())
-    })
+fn js<'a>(p: *const natsio_js) -> Result<&'a natsio_js> {
+    // SAFETY: the caller passes a live handle or NULL.
+    unsafe { arg(p, "js") }
 }
 
-/// Creates a bucket from `config_json`, a KeyValueConfig object: "bucket"
-/// (required, [A-Za-z0-9_-]+), "description", "history" (1..64, default 1),
-/// "ttl" (duration: nanoseconds or "90s"; 0 or at least 100ms),
-/// "max_value_size", "max_bytes", "storage" ("file"|"memory"), "replicas",
-/// "compression" (bool), "placement", "republish", "allow_msg_ttl",
-/// "limit_marker_ttl", "metadata". Binds it through `kv_out` (free with
-/// `natsio_kv_free`). An identical existing bucket is simply bound.
-/// Blocks up to the context's timeout. Errors: NATSIO_ERR_NULL_ARGUMENT,
+/// Runs a bucket-producing operation into `kv_out`.
+unsafe fn bucket_result(op: Op<KeyValue>, kv_out: *mut *mut natsio_kv) -> Result<()> {
+    let out = out_arg(kv_out, "kv_out")?;
+    write_box(out, natsio_kv::new(op.wait()?));
+    Ok(())
+}
+
+unsafe fn create_op(
+    h: &natsio_js,
+    config_json: *const c_char,
+    action: i32,
+) -> Result<Op<KeyValue>> {
+    let action = create_action(action)?;
+    Ok(h.js.create_key_value(str_arg(config_json, "config_json")?, action))
+}
+
+/// Creates, updates or creates-or-updates (per `action`, a
+/// `natsio_create_action` value) a bucket from `config_json`, a
+/// KeyValueConfig object: "bucket" (required, [A-Za-z0-9_-]+),
+/// "description", "history" (1..64, default 1), "ttl" (duration:
+/// nanoseconds or "90s"; 0 or at least 100ms), "max_value_size",
+/// "max_bytes", "storage" ("file"|"memory"), "replicas", "compression"
+/// (bool), "placement", "republish", "allow_msg_ttl", "limit_marker_ttl",
+/// "metadata". Binds it through `kv_out` (free with `natsio_kv_free`).
+/// NATSIO_CREATE of an identical existing bucket simply binds it. Blocks up
+/// to the context's timeout. Errors: NATSIO_ERR_NULL_ARGUMENT,
 /// NATSIO_ERR_CONFIG (the detail names the field),
-/// NATSIO_ERR_INVALID_BUCKET_NAME, NATSIO_ERR_BUCKET_EXISTS (exists with
-/// another configuration), NATSIO_ERR_JS_NOT_ENABLED, NATSIO_ERR_JS_API,
-/// NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
+/// NATSIO_ERR_INVALID_BUCKET_NAME, NATSIO_ERR_INVALID_ARGUMENT (action),
+/// NATSIO_ERR_BUCKET_EXISTS (exists with another configuration),
+/// NATSIO_ERR_BUCKET_NOT_FOUND (NATSIO_UPDATE of a missing bucket),
+/// NATSIO_ERR_JS_NOT_ENABLED, NATSIO_ERR_JS_API, NATSIO_ERR_TIMEOUT,
+/// NATSIO_ERR_CONNECTION_CLOSED.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_kv_create(
     js: *const natsio_js,
     config_json: *const c_char,
+    action: i32,
     kv_out: *mut *mut natsio_kv,
 ) -> natsio_status {
-    bind_with(js, kv_out, |j| {
-        j.create_key_value(str_arg(config_json, "config_json")?)
-    })
+    guard(|| bucket_result(create_op(self::js(js)?, config_json, action)?, kv_out))
 }
 
-/// Changes an existing bucket's configuration (NATSIO_ERR_BUCKET_NOT_FOUND
-/// if there is none). Otherwise as `natsio_js_kv_create`.
+/// The token form of `natsio_js_kv_create`; the bucket handle is read with
+/// `natsio_token_kv`.
 #[no_mangle]
-pub unsafe extern "C" fn natsio_js_kv_update(
+pub unsafe extern "C" fn natsio_js_kv_create_async(
     js: *const natsio_js,
     config_json: *const c_char,
-    kv_out: *mut *mut natsio_kv,
+    action: i32,
+    token_out: *mut *mut natsio_token,
 ) -> natsio_status {
-    bind_with(js, kv_out, |j| {
-        j.update_key_value(str_arg(config_json, "config_json")?)
-    })
-}
-
-/// Updates the bucket, or creates it when it does not exist. Otherwise as
-/// `natsio_js_kv_create`.
-#[no_mangle]
-pub unsafe extern "C" fn natsio_js_kv_create_or_update(
-    js: *const natsio_js,
-    config_json: *const c_char,
-    kv_out: *mut *mut natsio_kv,
-) -> natsio_status {
-    bind_with(js, kv_out, |j| {
-        j.create_or_update_key_value(str_arg(config_json, "config_json")?)
+    guard(|| {
+        let h = self::js(js)?;
+        start_op(
+            create_op(h, config_json, action)?,
+            h.client_weak(),
+            token_out,
+        )
     })
 }
 
@@ -115,7 +164,42 @@ pub unsafe extern "C" fn natsio_js_kv_bind(
     bucket: *const c_char,
     kv_out: *mut *mut natsio_kv,
 ) -> natsio_status {
-    bind_with(js, kv_out, |j| j.key_value(str_arg(bucket, "bucket")?))
+    guard(|| {
+        bucket_result(
+            self::js(js)?.js.key_value(str_arg(bucket, "bucket")?),
+            kv_out,
+        )
+    })
+}
+
+/// The token form of `natsio_js_kv_bind` (`natsio_token_kv`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_kv_bind_async(
+    js: *const natsio_js,
+    bucket: *const c_char,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        start_op(
+            h.js.key_value(str_arg(bucket, "bucket")?),
+            h.client_weak(),
+            token_out,
+        )
+    })
+}
+
+/// The bucket a `natsio_js_kv_create_async` or `natsio_js_kv_bind_async`
+/// produced, as a new handle freed with `natsio_kv_free`. Returns as
+/// `natsio_token_msg`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_token_kv(
+    token: *const natsio_token,
+    kv_out: *mut *mut natsio_kv,
+) -> natsio_status {
+    token_value(token, kv_out, "kv_out", |_, kv: &KeyValue| {
+        Ok(Box::into_raw(Box::new(natsio_kv::new(kv.clone()))))
+    })
 }
 
 /// Deletes bucket `bucket` with all its keys and history.
@@ -125,19 +209,64 @@ pub unsafe extern "C" fn natsio_js_kv_delete(
     js: *const natsio_js,
     bucket: *const c_char,
 ) -> natsio_status {
-    guard(|| self::js(js)?.delete_key_value(str_arg(bucket, "bucket")?))
+    guard(|| {
+        self::js(js)?
+            .js
+            .delete_key_value(str_arg(bucket, "bucket")?)
+            .wait()
+    })
+}
+
+/// The token form of `natsio_js_kv_delete`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_kv_delete_async(
+    js: *const natsio_js,
+    bucket: *const c_char,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        let op = h.js.delete_key_value(str_arg(bucket, "bucket")?);
+        start_op(op, h.client_weak(), token_out)
+    })
 }
 
 /// The bucket's name (borrowed from the handle; NULL for NULL).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_bucket(kv: *const natsio_kv) -> *const c_char {
-    guard_value(std::ptr::null(), || Ok(arg(kv, "kv")?.bucket.as_ptr()))
+    guard_value(std::ptr::null(), || Ok(self::kv(kv)?.bucket.as_ptr()))
 }
 
-unsafe fn write_revision(revision_out: *mut u64, rev: u64) {
+/// Runs a revision-producing operation; `revision_out` may be NULL.
+unsafe fn revision_result(op: Op<u64>, revision_out: *mut u64) -> Result<()> {
+    let rev = op.wait()?;
     if !revision_out.is_null() {
         *revision_out = rev;
     }
+    Ok(())
+}
+
+/// Which write a `write_op` makes.
+enum Write {
+    Put,
+    Create,
+    Update(u64),
+}
+
+unsafe fn write_op(
+    k: &natsio_kv,
+    key: *const c_char,
+    value: *const c_void,
+    len: usize,
+    how: Write,
+) -> Result<Op<u64>> {
+    let key = str_arg(key, "key")?;
+    let value = bytes_arg(value, len, "value")?;
+    Ok(match how {
+        Write::Put => k.kv.put(key, value),
+        Write::Create => k.kv.create(key, value),
+        Write::Update(last) => k.kv.update(key, value, last),
+    })
 }
 
 /// Stores `len` bytes of `value` under `key`; `revision_out` (may be NULL)
@@ -155,10 +284,30 @@ pub unsafe extern "C" fn natsio_kv_put(
     revision_out: *mut u64,
 ) -> natsio_status {
     guard(|| {
+        revision_result(
+            write_op(self::kv(kv)?, key, value, len, Write::Put)?,
+            revision_out,
+        )
+    })
+}
+
+/// The token form of `natsio_kv_put`; the revision is read with
+/// `natsio_token_u64`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_put_async(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    value: *const c_void,
+    len: usize,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
         let k = self::kv(kv)?;
-        let rev = k.put(str_arg(key, "key")?, bytes_arg(value, len, "value")?)?;
-        write_revision(revision_out, rev);
-        Ok(())
+        start_op(
+            write_op(k, key, value, len, Write::Put)?,
+            k.client_weak(),
+            token_out,
+        )
     })
 }
 
@@ -174,10 +323,29 @@ pub unsafe extern "C" fn natsio_kv_create(
     revision_out: *mut u64,
 ) -> natsio_status {
     guard(|| {
+        revision_result(
+            write_op(self::kv(kv)?, key, value, len, Write::Create)?,
+            revision_out,
+        )
+    })
+}
+
+/// The token form of `natsio_kv_create` (`natsio_token_u64`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_create_async(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    value: *const c_void,
+    len: usize,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
         let k = self::kv(kv)?;
-        let rev = k.create(str_arg(key, "key")?, bytes_arg(value, len, "value")?)?;
-        write_revision(revision_out, rev);
-        Ok(())
+        start_op(
+            write_op(k, key, value, len, Write::Create)?,
+            k.client_weak(),
+            token_out,
+        )
     })
 }
 
@@ -194,22 +362,36 @@ pub unsafe extern "C" fn natsio_kv_update(
     revision_out: *mut u64,
 ) -> natsio_status {
     guard(|| {
-        let k = self::kv(kv)?;
-        let rev = k.update(str_arg(key, "key")?, bytes_arg(value, len, "value")?, last)?;
-        write_revision(revision_out, rev);
-        Ok(())
+        let op = write_op(self::kv(kv)?, key, value, len, Write::Update(last))?;
+        revision_result(op, revision_out)
     })
 }
 
-fn entry_handle(entry: Entry) -> natsio_kv_entry {
-    let c = |s: &str| CString::new(s).unwrap_or_default();
-    let bucket = c(&entry.bucket);
-    let key = c(&entry.key);
-    natsio_kv_entry { entry, bucket, key }
+/// The token form of `natsio_kv_update` (`natsio_token_u64`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_update_async(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    value: *const c_void,
+    len: usize,
+    last: u64,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        let op = write_op(k, key, value, len, Write::Update(last))?;
+        start_op(op, k.client_weak(), token_out)
+    })
 }
 
-unsafe fn write_entry(out: *mut *mut natsio_kv_entry, entry: Entry) {
-    write_box(out, entry_handle(entry));
+unsafe fn get_op(k: &natsio_kv, key: *const c_char, revision: Option<u64>) -> Result<Op<Entry>> {
+    Ok(k.kv.get(str_arg(key, "key")?, revision))
+}
+
+unsafe fn entry_result(op: Op<Entry>, entry_out: *mut *mut natsio_kv_entry) -> Result<()> {
+    let out = out_arg(entry_out, "entry_out")?;
+    write_box(out, natsio_kv_entry::from_entry(op.wait()?));
+    Ok(())
 }
 
 /// The latest value of `key`, through `entry_out` (free with
@@ -223,12 +405,20 @@ pub unsafe extern "C" fn natsio_kv_get(
     key: *const c_char,
     entry_out: *mut *mut natsio_kv_entry,
 ) -> natsio_status {
+    guard(|| entry_result(get_op(self::kv(kv)?, key, None)?, entry_out))
+}
+
+/// The token form of `natsio_kv_get`; the entry is read with
+/// `natsio_token_kv_entry`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_get_async(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
     guard(|| {
         let k = self::kv(kv)?;
-        let key = str_arg(key, "key")?;
-        let out = out_arg(entry_out, "entry_out")?;
-        write_entry(out, k.get(key, None)?);
-        Ok(())
+        start_op(get_op(k, key, None)?, k.client_weak(), token_out)
     })
 }
 
@@ -241,79 +431,205 @@ pub unsafe extern "C" fn natsio_kv_get_revision(
     revision: u64,
     entry_out: *mut *mut natsio_kv_entry,
 ) -> natsio_status {
+    guard(|| entry_result(get_op(self::kv(kv)?, key, Some(revision))?, entry_out))
+}
+
+/// The token form of `natsio_kv_get_revision` (`natsio_token_kv_entry`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_get_revision_async(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    revision: u64,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
     guard(|| {
         let k = self::kv(kv)?;
-        let key = str_arg(key, "key")?;
-        let out = out_arg(entry_out, "entry_out")?;
-        write_entry(out, k.get(key, Some(revision))?);
-        Ok(())
+        start_op(get_op(k, key, Some(revision))?, k.client_weak(), token_out)
     })
 }
 
-/// Deletes `key` by writing a delete marker (history is kept). With
-/// `last` not NULL, only if the key's latest revision is `*last`
+/// The entry an operation produced (`natsio_kv_get_async`, or a watcher's
+/// `natsio_kv_watcher_next_async`), as a new `natsio_kv_entry`. Returns as
+/// `natsio_token_msg` (NATSIO_DONE once a watch has ended).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_token_kv_entry(
+    token: *const natsio_token,
+    entry_out: *mut *mut natsio_kv_entry,
+) -> natsio_status {
+    if entry_out.is_null() {
+        return guard(|| Err(super::null("entry_out")));
+    }
+    // A get yields an Entry, a watch a WatchEvent.
+    let st = token_value(token, entry_out, "entry_out", |_, e: &Entry| {
+        Ok(Box::into_raw(Box::new(natsio_kv_entry::from_entry(
+            e.clone(),
+        ))))
+    });
+    if st != natsio_status::NATSIO_ERR_ILLEGAL_STATE {
+        return st;
+    }
+    token_value(token, entry_out, "entry_out", |_, ev: &WatchEvent| {
+        Ok(Box::into_raw(Box::new(natsio_kv_entry::from_event(
+            ev.clone(),
+        ))))
+    })
+}
+
+/// Which marker a `marker_op` writes.
+enum Marker {
+    Delete,
+    Purge,
+}
+
+unsafe fn marker_op(
+    k: &natsio_kv,
+    key: *const c_char,
+    last: *const u64,
+    which: Marker,
+) -> Result<Op<u64>> {
+    let key = str_arg(key, "key")?;
+    let last = last.as_ref().copied();
+    Ok(match which {
+        Marker::Delete => k.kv.delete(key, last),
+        Marker::Purge => k.kv.purge(key, last),
+    })
+}
+
+/// Deletes `key` by writing a delete marker (history is kept);
+/// `revision_out` (may be NULL) receives the marker's revision. With `last`
+/// not NULL, only if the key's latest revision is `*last`
 /// (NATSIO_ERR_WRONG_LAST_SEQUENCE otherwise). Errors as `natsio_kv_put`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_delete(
     kv: *const natsio_kv,
     key: *const c_char,
     last: *const u64,
+    revision_out: *mut u64,
 ) -> natsio_status {
-    guard(|| self::kv(kv)?.delete(str_arg(key, "key")?, last.as_ref().copied()))
+    guard(|| {
+        revision_result(
+            marker_op(self::kv(kv)?, key, last, Marker::Delete)?,
+            revision_out,
+        )
+    })
 }
 
-/// Purges `key`: a purge marker replaces all its earlier revisions. `last`
-/// as for `natsio_kv_delete`.
+/// The token form of `natsio_kv_delete` (`natsio_token_u64`: the marker's
+/// revision).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_delete_async(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    last: *const u64,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        start_op(
+            marker_op(k, key, last, Marker::Delete)?,
+            k.client_weak(),
+            token_out,
+        )
+    })
+}
+
+/// Purges `key`: a purge marker replaces all its earlier revisions;
+/// `revision_out` (may be NULL) receives its revision. `last` as for
+/// `natsio_kv_delete`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_purge(
     kv: *const natsio_kv,
     key: *const c_char,
     last: *const u64,
+    revision_out: *mut u64,
 ) -> natsio_status {
-    guard(|| self::kv(kv)?.purge(str_arg(key, "key")?, last.as_ref().copied()))
+    guard(|| {
+        revision_result(
+            marker_op(self::kv(kv)?, key, last, Marker::Purge)?,
+            revision_out,
+        )
+    })
+}
+
+/// The token form of `natsio_kv_purge` (`natsio_token_u64`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_purge_async(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    last: *const u64,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        start_op(
+            marker_op(k, key, last, Marker::Purge)?,
+            k.client_weak(),
+            token_out,
+        )
+    })
 }
 
 /// The bucket's status: its backing stream's StreamInfo JSON (config with
 /// history as max_msgs_per_subject, ttl as max_age; state with values as
 /// messages and bytes), through `json_out` (free with `natsio_string_free`).
+/// Errors: NATSIO_ERR_BUCKET_NOT_FOUND, the request errors of `natsio_kv_put`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_status(
     kv: *const natsio_kv,
     json_out: *mut *mut c_char,
 ) -> natsio_status {
+    guard(|| json_result(self::kv(kv)?.kv.status(), json_out, false))
+}
+
+/// The token form of `natsio_kv_status` (`natsio_token_string`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_status_async(
+    kv: *const natsio_kv,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
     guard(|| {
         let k = self::kv(kv)?;
-        let out = out_arg(json_out, "json_out")?;
-        write_string(out, &k.status()?.to_string())
+        start_op(
+            k.kv.status().map(|v| v.to_string()),
+            k.client_weak(),
+            token_out,
+        )
     })
 }
 
 /// The keys that currently hold a value (deleted and purged keys are left
-/// out), as a JSON array of strings through `json_out` (free with
-/// `natsio_string_free`). Reads the bucket through a short-lived consumer.
-/// Errors: the request errors of `natsio_kv_put`.
+/// out), through `list_out` (free with `natsio_string_list_free`). Reads
+/// the bucket through a short-lived ordered consumer. Errors: the request
+/// errors of `natsio_kv_put`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_keys(
     kv: *const natsio_kv,
-    json_out: *mut *mut c_char,
+    list_out: *mut *mut natsio_string_list,
 ) -> natsio_status {
     guard(|| {
         let k = self::kv(kv)?;
-        let out = out_arg(json_out, "json_out")?;
-        write_string(out, &serde_json::Value::from(k.keys()?).to_string())
+        out_arg(list_out, "list_out")?;
+        write_list(list_out, natsio_string_list::new(&k.kv.keys().wait()?))
     })
 }
 
-/// Revisions returned by `natsio_kv_history`. Owned by the caller, freed
-/// with `natsio_kv_entry_list_free` (which frees its entries).
-pub struct natsio_kv_entry_list {
-    entries: Vec<natsio_kv_entry>,
+/// The token form of `natsio_kv_keys` (`natsio_token_string_list`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_keys_async(
+    kv: *const natsio_kv,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        start_op(k.kv.keys(), k.client_weak(), token_out)
+    })
 }
 
 /// Every kept revision of `key`, oldest first, delete and purge markers
 /// included (each entry's delta counts the newer revisions), through
-/// `list_out`. Errors: NATSIO_ERR_KEY_NOT_FOUND, NATSIO_ERR_INVALID_KEY, and
-/// the request errors of `natsio_kv_put`.
+/// `list_out` (free with `natsio_kv_entry_list_free`). Errors:
+/// NATSIO_ERR_KEY_NOT_FOUND, NATSIO_ERR_INVALID_KEY, and the request
+/// errors of `natsio_kv_put`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_history(
     kv: *const natsio_kv,
@@ -322,42 +638,31 @@ pub unsafe extern "C" fn natsio_kv_history(
 ) -> natsio_status {
     guard(|| {
         let k = self::kv(kv)?;
-        let key = str_arg(key, "key")?;
-        let out = out_arg(list_out, "list_out")?;
-        let entries = k.history(key)?.into_iter().map(entry_handle).collect();
-        write_box(out, natsio_kv_entry_list { entries });
-        Ok(())
+        let op = k.kv.history(str_arg(key, "key")?);
+        out_arg(list_out, "list_out")?;
+        let items = op
+            .wait()?
+            .into_iter()
+            .map(natsio_kv_entry::from_entry)
+            .collect();
+        write_list(list_out, natsio_kv_entry_list { items })
     })
 }
 
-/// How many entries the list holds (0 for NULL).
+/// The token form of `natsio_kv_history` (`natsio_token_kv_entry_list`).
 #[no_mangle]
-pub unsafe extern "C" fn natsio_kv_entry_list_count(list: *const natsio_kv_entry_list) -> usize {
-    guard_value(0, || Ok(arg(list, "list")?.entries.len()))
-}
-
-/// Entry `index` of the list, borrowed until the list is freed (NULL if
-/// out of range).
-#[no_mangle]
-pub unsafe extern "C" fn natsio_kv_entry_list_get(
-    list: *const natsio_kv_entry_list,
-    index: usize,
-) -> *const natsio_kv_entry {
-    guard_value(std::ptr::null(), || {
-        Ok(arg(list, "list")?
-            .entries
-            .get(index)
-            .map_or(std::ptr::null(), |e| e as *const natsio_kv_entry))
-    })
-}
-
-/// Frees a list and its entries. Accepts NULL.
-#[no_mangle]
-pub unsafe extern "C" fn natsio_kv_entry_list_free(list: *mut natsio_kv_entry_list) {
-    guard_void(|| {
-        if !list.is_null() {
-            drop(Box::from_raw(list));
-        }
+pub unsafe extern "C" fn natsio_kv_history_async(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        start_op(
+            k.kv.history(str_arg(key, "key")?),
+            k.client_weak(),
+            token_out,
+        )
     })
 }
 
@@ -382,7 +687,8 @@ pub unsafe extern "C" fn natsio_kv_entry_bucket(e: *const natsio_kv_entry) -> *c
     guard_value(std::ptr::null(), || Ok(entry(e)?.bucket.as_ptr()))
 }
 
-/// The entry's key (borrowed; NULL for NULL).
+/// The entry's key (borrowed; "" for the initial-values marker; NULL for
+/// NULL).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_entry_key(e: *const natsio_kv_entry) -> *const c_char {
     guard_value(std::ptr::null(), || Ok(entry(e)?.key.as_ptr()))
@@ -394,11 +700,9 @@ pub unsafe extern "C" fn natsio_kv_entry_key(e: *const natsio_kv_entry) -> *cons
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_entry_value(e: *const natsio_kv_entry) -> *const c_char {
     guard_value(std::ptr::null(), || {
-        let v = &entry(e)?.entry.value;
-        Ok(if v.is_empty() {
-            c"".as_ptr()
-        } else {
-            v.as_ptr().cast()
+        Ok(match &entry(e)?.entry {
+            Some(en) if !en.value.is_empty() => en.value.as_ptr().cast(),
+            _ => c"".as_ptr(),
         })
     })
 }
@@ -406,25 +710,30 @@ pub unsafe extern "C" fn natsio_kv_entry_value(e: *const natsio_kv_entry) -> *co
 /// The value's length in bytes (0 for NULL).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_entry_value_len(e: *const natsio_kv_entry) -> usize {
-    guard_value(0, || Ok(entry(e)?.entry.value.len()))
+    guard_value(0, || {
+        Ok(entry(e)?.entry.as_ref().map_or(0, |en| en.value.len()))
+    })
 }
 
-/// The entry's revision (its stream sequence; 0 for NULL).
+/// The entry's revision (its stream sequence; 0 for the marker and NULL).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_entry_revision(e: *const natsio_kv_entry) -> u64 {
-    guard_value(0, || Ok(entry(e)?.entry.revision))
+    guard_value(0, || {
+        Ok(entry(e)?.entry.as_ref().map_or(0, |en| en.revision))
+    })
 }
 
-/// What the revision records (NATSIO_KV_PUT for NULL).
+/// What the entry records (NATSIO_KV_PUT for NULL).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_entry_operation(
     e: *const natsio_kv_entry,
 ) -> natsio_kv_operation {
     guard_value(natsio_kv_operation::NATSIO_KV_PUT, || {
-        Ok(match entry(e)?.entry.operation {
-            Operation::Put => natsio_kv_operation::NATSIO_KV_PUT,
-            Operation::Delete => natsio_kv_operation::NATSIO_KV_DEL,
-            Operation::Purge => natsio_kv_operation::NATSIO_KV_PURGE,
+        Ok(match entry(e)?.entry.as_ref().map(|en| en.operation) {
+            Some(Operation::Put) => natsio_kv_operation::NATSIO_KV_PUT,
+            Some(Operation::Delete) => natsio_kv_operation::NATSIO_KV_DEL,
+            Some(Operation::Purge) => natsio_kv_operation::NATSIO_KV_PURGE,
+            None => natsio_kv_operation::NATSIO_KV_INITIAL_DONE,
         })
     })
 }
@@ -432,13 +741,15 @@ pub unsafe extern "C" fn natsio_kv_entry_operation(
 /// When the revision was stored, in nanoseconds since the Unix epoch.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_entry_created_ns(e: *const natsio_kv_entry) -> i64 {
-    guard_value(0, || Ok(entry(e)?.entry.created_ns))
+    guard_value(0, || {
+        Ok(entry(e)?.entry.as_ref().map_or(0, |en| en.created_ns))
+    })
 }
 
 /// How many newer revisions of the key exist (0 for a `get`).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_entry_delta(e: *const natsio_kv_entry) -> u64 {
-    guard_value(0, || Ok(entry(e)?.entry.delta))
+    guard_value(0, || Ok(entry(e)?.entry.as_ref().map_or(0, |en| en.delta)))
 }
 
 /// Frees an entry. Accepts NULL.
@@ -451,10 +762,16 @@ pub unsafe extern "C" fn natsio_kv_entry_free(e: *mut natsio_kv_entry) {
     })
 }
 
-/// Options of `natsio_kv_watch`. Zero-initialise it (all false).
+/// `natsio_kv_watch_options.version` of this header.
+pub const NATSIO_KV_WATCH_OPTIONS_VERSION: u32 = 1;
+
+/// Options of `natsio_kv_watch`. Initialise with
+/// `natsio_kv_watch_options_init` (all false).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct natsio_kv_watch_options {
+    /// NATSIO_KV_WATCH_OPTIONS_VERSION.
+    pub version: u32,
     /// Deliver every kept revision first, not only the latest per key.
     pub include_history: bool,
     /// Leave out delete and purge markers.
@@ -465,117 +782,240 @@ pub struct natsio_kv_watch_options {
     pub updates_only: bool,
 }
 
-/// A running watch of a bucket (`natsio_kv_watch`). Owned by the caller,
-/// freed with `natsio_kv_watcher_free`. `_next` is for one thread at a time
-/// (calls are serialised); `_stop` may come from any thread.
-pub struct natsio_kv_watcher {
-    watcher: std::sync::Mutex<crate::kv::Watcher>,
-    stopper: crate::kv::WatchStopper,
+impl Versioned for natsio_kv_watch_options {
+    const VERSION: u32 = NATSIO_KV_WATCH_OPTIONS_VERSION;
+    const NAME: &'static str = "natsio_kv_watch_options";
+    fn version(&self) -> u32 {
+        self.version
+    }
 }
 
-/// Watches the keys matching `keys` (NULL: every key; else one pattern or
-/// several separated by commas, e.g. "app.*,users.>": key tokens, `*` as a
-/// whole token, `>` as the last one) through `watcher_out`. It delivers the
+/// Fills `opts` with the defaults and the version.
+/// Errors: NATSIO_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_watch_options_init(
+    opts: *mut natsio_kv_watch_options,
+) -> natsio_status {
+    guard(|| super::options_init(opts, |o| o.version = NATSIO_KV_WATCH_OPTIONS_VERSION))
+}
+
+/// A running watch of a bucket (`natsio_kv_watch`), read through the
+/// iterator contract. Owned by the caller, freed with
+/// `natsio_kv_watcher_free`; every function is thread-safe.
+pub struct natsio_kv_watcher {
+    it: Watcher,
+}
+
+/// A watcher's entries in push mode (`natsio_kv_watcher_set_callback`):
+/// each entry with NATSIO_OK (borrowed for the call), the initial-values
+/// marker included, then once `entry` NULL with the status that ended the
+/// watch (NATSIO_DONE, or an error). Runs on the watcher's own library
+/// thread, one call at a time, in order.
+pub type natsio_kv_entry_cb = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        entry: *const natsio_kv_entry,
+        status: natsio_status,
+    ),
+>;
+
+unsafe fn watch_op(
+    k: &natsio_kv,
+    keys: *const *const c_char,
+    nkeys: usize,
+    opts: *const natsio_kv_watch_options,
+) -> Result<Op<Watcher>> {
+    let mut patterns = Vec::with_capacity(nkeys);
+    if nkeys > 0 {
+        for &p in std::slice::from_raw_parts(arg(keys, "keys")?, nkeys) {
+            patterns.push(str_arg(p, "key pattern")?);
+        }
+    }
+    let o = if opts.is_null() {
+        crate::kv::WatchOptions::default()
+    } else {
+        let o = options_arg(opts)?;
+        crate::kv::WatchOptions {
+            include_history: o.include_history,
+            ignore_deletes: o.ignore_deletes,
+            meta_only: o.meta_only,
+            updates_only: o.updates_only,
+        }
+    };
+    Ok(k.kv.watch(&patterns, o))
+}
+
+/// Watches the keys matching the `nkeys` patterns in `keys` (none: every
+/// key; a pattern has key tokens, `*` as a whole token, `>` as the last
+/// one, e.g. "app.*" or "users.>") through `watcher_out`. It delivers the
 /// current value of each matching key (or its history, or nothing with
-/// `updates_only`), then a marker (NATSIO_DONE from
-/// `natsio_kv_watcher_next`), then every change as it happens. Runs an
-/// ordered consumer that recovers by itself from gaps and lost consumers.
-/// `opts` may be NULL. Errors: NATSIO_ERR_NULL_ARGUMENT,
-/// NATSIO_ERR_INVALID_KEY (bad pattern), NATSIO_ERR_INVALID_UTF8, and the
+/// `updates_only`), then the marker entry (operation
+/// NATSIO_KV_INITIAL_DONE), then every change as it happens. From the
+/// moment this returns, changes are pulled into the watcher's buffer on the
+/// library's threads whether or not the application reads (up to the
+/// client's pending limits: a full buffer pauses pulling, counted in the
+/// stats' `stalls`); gaps, lost consumers, missed heartbeats and reconnects
+/// are healed by recreating the ordered consumer after the last revision
+/// delivered. `opts` may be NULL. Blocks while the first consumer is
+/// created. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_KEY (bad
+/// pattern), NATSIO_ERR_INVALID_UTF8, NATSIO_ERR_BUCKET_NOT_FOUND, and the
 /// request errors of `natsio_kv_put`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_watch(
     kv: *const natsio_kv,
-    keys: *const c_char,
+    keys: *const *const c_char,
+    nkeys: usize,
     opts: *const natsio_kv_watch_options,
     watcher_out: *mut *mut natsio_kv_watcher,
 ) -> natsio_status {
     guard(|| {
         let k = self::kv(kv)?;
-        let keys = super::opt_str_arg(keys, "keys")?;
+        let op = watch_op(k, keys, nkeys, opts)?;
         let out = out_arg(watcher_out, "watcher_out")?;
-        let patterns: Vec<&str> = keys.map(|k| k.split(',').collect()).unwrap_or_default();
-        let o = opts
-            .as_ref()
-            .map_or_else(crate::kv::WatchOptions::default, |o| {
-                crate::kv::WatchOptions {
-                    include_history: o.include_history,
-                    ignore_deletes: o.ignore_deletes,
-                    meta_only: o.meta_only,
-                    updates_only: o.updates_only,
-                }
-            });
-        let watcher = k.watch(&patterns, o)?;
-        let stopper = watcher.stopper();
-        write_box(
-            out,
-            natsio_kv_watcher {
-                watcher: std::sync::Mutex::new(watcher),
-                stopper,
-            },
-        );
+        write_box(out, natsio_kv_watcher { it: op.wait()? });
         Ok(())
     })
 }
 
-/// The next event of a watch, waiting up to `timeout_ms` (negative:
-/// forever). NATSIO_OK: `*entry_out` is an entry (free with
-/// `natsio_kv_entry_free`; its operation says put, delete or purge, its
-/// delta how many newer revisions the initial values had). NATSIO_DONE
-/// (once; `*entry_out` is set to NULL): every initial value has been
-/// delivered, changes follow. Errors: NATSIO_ERR_TIMEOUT (nothing changed
-/// in time; the watch goes on), NATSIO_ERR_SUBSCRIPTION_CLOSED (stopped),
-/// NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_ILLEGAL_STATE (on a library
-/// runtime thread).
+/// The token form of `natsio_kv_watch`; the watcher is taken (once) with
+/// `natsio_token_kv_watcher`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_watch_async(
+    kv: *const natsio_kv,
+    keys: *const *const c_char,
+    nkeys: usize,
+    opts: *const natsio_kv_watch_options,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        let op = watch_op(k, keys, nkeys, opts)?.map(TakeOnce::new);
+        start_op(op, k.client_weak(), token_out)
+    })
+}
+
+/// The watcher a `natsio_kv_watch_async` started, through `watcher_out`
+/// (free with `natsio_kv_watcher_free`). It can be taken once
+/// (NATSIO_ERR_ILLEGAL_STATE after); a token freed without taking it stops
+/// the watch. Returns as `natsio_token_msg`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_token_kv_watcher(
+    token: *const natsio_token,
+    watcher_out: *mut *mut natsio_kv_watcher,
+) -> natsio_status {
+    token_value(
+        token,
+        watcher_out,
+        "watcher_out",
+        |_, w: &TakeOnce<Watcher>| Ok(Box::into_raw(Box::new(natsio_kv_watcher { it: w.take()? }))),
+    )
+}
+
+fn watcher<'a>(p: *const natsio_kv_watcher) -> Result<&'a natsio_kv_watcher> {
+    // SAFETY: the caller passes a live handle or NULL.
+    unsafe { arg(p, "watcher") }
+}
+
+/// The next entry of a watch, waiting up to `timeout_ms`
+/// (NATSIO_TIMEOUT_DEFAULT or NATSIO_WAIT_FOREVER: until one comes;
+/// NATSIO_NO_WAIT: only one already buffered). NATSIO_OK: `*entry_out` is
+/// an entry (free with `natsio_kv_entry_free`): a revision (its operation
+/// says put, delete or purge; its delta how many newer revisions the
+/// initial values had) or, once, the initial-values marker
+/// (NATSIO_KV_INITIAL_DONE). NATSIO_DONE (`*entry_out` set to NULL): the
+/// watch was stopped. Errors: NATSIO_ERR_TIMEOUT (nothing changed in time;
+/// the watch goes on), NATSIO_ERR_BUCKET_NOT_FOUND (the bucket was
+/// deleted: the watch ended), NATSIO_ERR_CONNECTION_CLOSED,
+/// NATSIO_ERR_ILLEGAL_STATE (callback mode, or on a library runtime thread).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_watcher_next(
     watcher: *const natsio_kv_watcher,
     timeout_ms: i64,
     entry_out: *mut *mut natsio_kv_entry,
 ) -> natsio_status {
-    let mut initial_done = false;
-    let s = guard(|| {
-        let w = arg(watcher, "watcher")?;
-        let out = out_arg(entry_out, "entry_out")?;
-        let event = crate::completion::lock(&w.watcher).next(super::ms_timeout(timeout_ms))?;
-        match event {
-            crate::kv::WatchEvent::Entry(e) => write_entry(out, e),
-            crate::kv::WatchEvent::InitialDone => {
-                *out = std::ptr::null_mut();
-                initial_done = true;
-            }
-        }
-        Ok(())
-    });
-    if initial_done {
-        natsio_status::NATSIO_DONE
-    } else {
-        s
+    match self::watcher(watcher) {
+        Ok(w) => iter::next(&w.it.feed, timeout_ms, entry_out, |ev| {
+            Ok(natsio_kv_entry::from_event(ev))
+        }),
+        Err(e) => super::status::record(&e),
     }
 }
 
-/// Stops a watch: a `natsio_kv_watcher_next` blocked on another thread
-/// returns NATSIO_ERR_SUBSCRIPTION_CLOSED, and so do later calls. Accepts
-/// NULL; idempotent.
+/// A token for the next entry (`natsio_token_kv_entry`; NATSIO_DONE once
+/// stopped). Pending tokens are served in call order; freeing or
+/// cancelling one before an entry reached it leaves the entries buffered.
 #[no_mangle]
-pub unsafe extern "C" fn natsio_kv_watcher_stop(watcher: *const natsio_kv_watcher) {
-    guard_void(|| {
-        if let Some(w) = watcher.as_ref() {
-            w.stopper.stop();
-        }
+pub unsafe extern "C" fn natsio_kv_watcher_next_async(
+    watcher: *const natsio_kv_watcher,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    match self::watcher(watcher) {
+        Ok(w) => iter::next_async(&w.it.feed, Weak::new(), token_out),
+        Err(e) => super::status::record(&e),
+    }
+}
+
+/// Push mode for a watch: `cb` gets every entry (the marker included),
+/// then a final call with a NULL entry and the status that ended it;
+/// `release` runs after that. As `natsio_sub_set_callback` otherwise.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_watcher_set_callback(
+    watcher: *const natsio_kv_watcher,
+    cb: natsio_kv_entry_cb,
+    user_data: *mut c_void,
+    release: super::natsio_release_cb,
+) -> natsio_status {
+    guard(|| {
+        let w = self::watcher(watcher)?;
+        let Some(f) = cb else {
+            return Err(super::null("cb"));
+        };
+        iter::set_callback(
+            user_data,
+            release,
+            move |ud, ev: Option<WatchEvent>, st| match ev {
+                Some(ev) => {
+                    let e = natsio_kv_entry::from_event(ev);
+                    // SAFETY: the application registered `f` for `ud`.
+                    unsafe { f(ud, &e, st) }
+                }
+                // SAFETY: as above.
+                None => unsafe { f(ud, std::ptr::null(), st) },
+            },
+            |h| w.it.set_handler(h, Box::new(|| {})),
+        )
     })
 }
 
-/// Stops (if needed) and frees a watch, asking the server to delete its
-/// consumer. Accepts NULL. Must not race with a `natsio_kv_watcher_next` on
-/// the same handle (stop first).
+/// Stops a watch: `natsio_kv_watcher_next` returns NATSIO_DONE, now and
+/// later, and a callback gets its final call before this returns; the
+/// server-side consumer is deleted. Idempotent.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_watcher_stop(
+    watcher: *const natsio_kv_watcher,
+) -> natsio_status {
+    guard(|| {
+        self::watcher(watcher)?.it.stop();
+        Ok(())
+    })
+}
+
+/// Reads the live counters into `stats_out` (`stalls`: times the buffer
+/// was full and pulling paused).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_watcher_get_stats(
+    watcher: *const natsio_kv_watcher,
+    stats_out: *mut natsio_iter_stats,
+) -> natsio_status {
+    guard(|| iter::stats(self::watcher(watcher)?.it.stats(), stats_out))
+}
+
+/// Stops (if needed) and frees a watch. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_watcher_free(watcher: *mut natsio_kv_watcher) {
     guard_void(|| {
         if !watcher.is_null() {
-            let w = Box::from_raw(watcher);
-            w.stopper.stop();
-            drop(w);
+            drop(Box::from_raw(watcher));
         }
     })
 }

@@ -7,8 +7,10 @@
 pub mod client;
 pub mod consumer;
 pub mod headers;
+mod iter;
 pub mod js;
 pub mod kv;
+pub mod list;
 pub mod msg;
 pub mod options;
 pub mod replies;
@@ -178,10 +180,130 @@ pub(crate) unsafe fn write_box<T>(out: *mut *mut T, value: T) {
     *out = Box::into_raw(Box::new(value));
 }
 
-/// A millisecond timeout where negative means "none" (wait forever, or the
-/// default, as the function documents).
-pub(crate) fn ms_timeout(ms: i64) -> Option<Duration> {
-    (ms >= 0).then(|| Duration::from_millis(ms as u64))
+/// `timeout_ms` value: do not wait; only what is ready now. Accepted where
+/// not waiting makes sense (an iterator's `_next`, `natsio_token_wait`,
+/// `natsio_js_next`); elsewhere it is NATSIO_ERR_INVALID_ARGUMENT.
+pub const NATSIO_NO_WAIT: i64 = 0;
+/// `timeout_ms` value: the default of the handle the call is made on (the
+/// client's request, flush or drain timeout, the JetStream context's
+/// timeout, ...; each function names it). Where a handle has no default
+/// (an iterator's `_next`, a token), it waits as long as it takes.
+pub const NATSIO_TIMEOUT_DEFAULT: i64 = -1;
+/// `timeout_ms` value: wait as long as it takes.
+pub const NATSIO_WAIT_FOREVER: i64 = -2;
+
+/// What "forever" is for operations that need a deadline (a request): long
+/// enough never to matter, short enough not to overflow an `Instant`.
+pub(crate) const FOREVER: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+
+/// Reads a `timeout_ms` argument by the header's one rule: a positive
+/// value in milliseconds, NATSIO_NO_WAIT (when `no_wait_ok`),
+/// NATSIO_TIMEOUT_DEFAULT (`default`; `None` is "as long as it takes") or
+/// NATSIO_WAIT_FOREVER (`None`).
+pub(crate) fn timeout_arg(
+    ms: i64,
+    default: Option<Duration>,
+    no_wait_ok: bool,
+) -> Result<Option<Duration>> {
+    match ms {
+        ms if ms > 0 => Ok(Some(Duration::from_millis(ms as u64))),
+        NATSIO_NO_WAIT if no_wait_ok => Ok(Some(Duration::ZERO)),
+        NATSIO_TIMEOUT_DEFAULT => Ok(default),
+        NATSIO_WAIT_FOREVER => Ok(None),
+        NATSIO_NO_WAIT => Err(Error::new(
+            ErrorKind::InvalidArgument,
+            "timeout_ms: NATSIO_NO_WAIT is not allowed here",
+        )),
+        ms => Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!("timeout_ms {ms}: use a positive value, NATSIO_NO_WAIT, NATSIO_TIMEOUT_DEFAULT or NATSIO_WAIT_FOREVER"),
+        )),
+    }
+}
+
+/// A `timeout_ms` for an operation that needs a bound (forever is
+/// `FOREVER`); NATSIO_NO_WAIT is not allowed.
+pub(crate) fn bounded_timeout(ms: i64, default: Duration) -> Result<Duration> {
+    Ok(timeout_arg(ms, Some(default), false)?.unwrap_or(FOREVER))
+}
+
+/// A C options struct that can grow: its first field is a version, set
+/// by its `_init` function.
+pub(crate) trait Versioned: Copy {
+    /// The version this library knows (the struct's current layout).
+    const VERSION: u32;
+    const NAME: &'static str;
+    fn version(&self) -> u32;
+    /// Every field zero (NULL, false): the defaults.
+    fn zeroed() -> Self {
+        // SAFETY: option structs hold only integers, bools and pointers,
+        // for which all-zero bytes are valid values.
+        unsafe { std::mem::zeroed() }
+    }
+}
+
+/// Reads an options struct: NULL means every default; an unknown version
+/// (an uninitialised struct, or a newer header than this library) is
+/// NATSIO_ERR_INVALID_ARGUMENT.
+pub(crate) unsafe fn options_arg<T: Versioned>(p: *const T) -> Result<T> {
+    let Some(o) = p.as_ref() else {
+        return Ok(T::zeroed());
+    };
+    if o.version() != T::VERSION {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!(
+                "{}: version {} is not {} (initialise it with its _init function)",
+                T::NAME,
+                o.version(),
+                T::VERSION
+            ),
+        ));
+    }
+    Ok(*o)
+}
+
+/// Fills an options struct with its defaults and version.
+pub(crate) unsafe fn options_init<T: Versioned>(
+    p: *mut T,
+    set_version: impl FnOnce(&mut T),
+) -> Result<()> {
+    let out = out_arg(p, "opts")?;
+    let mut o = T::zeroed();
+    set_version(&mut o);
+    *out = o;
+    Ok(())
+}
+
+/// Starts `op` and hands its token to C through `out`.
+pub(crate) unsafe fn start_op<T: std::any::Any + Send + Sync>(
+    op: crate::op::Op<T>,
+    client: std::sync::Weak<crate::client::ClientInner>,
+    out: *mut *mut token::natsio_token,
+) -> Result<()> {
+    let out = out_arg(out, "token_out")?;
+    op.check()?;
+    let c = op.start()?;
+    write_box(out, token::natsio_token::new(c, client));
+    Ok(())
+}
+
+/// A result that is handed out once (a handle moved to C).
+pub(crate) struct TakeOnce<T>(std::sync::Mutex<Option<T>>);
+
+impl<T> TakeOnce<T> {
+    pub(crate) fn new(v: T) -> Self {
+        TakeOnce(std::sync::Mutex::new(Some(v)))
+    }
+
+    pub(crate) fn take(&self) -> Result<T> {
+        crate::completion::lock(&self.0).take().ok_or_else(|| {
+            Error::new(
+                ErrorKind::IllegalState,
+                "this token's result was already taken",
+            )
+        })
+    }
 }
 
 /// A string the caller frees with `natsio_string_free`.

@@ -19,7 +19,37 @@ pub struct natsio_msg {
     pub(crate) client: Weak<ClientInner>,
     /// A JetStream message was acked, nak'ed or terminated through this
     /// handle (a second one fails with MESSAGE_ALREADY_ACKED).
-    pub(crate) acked: std::sync::atomic::AtomicBool,
+    pub(crate) acked: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Receives the messages of an iterator in push mode (`natsio_sub_set_callback`,
+/// `natsio_replies_set_callback`, `natsio_js_messages_set_callback`): each
+/// message with NATSIO_OK (`msg` borrowed for the call; `natsio_msg_clone`
+/// keeps it), then once `msg` NULL with the status that ended the
+/// iteration (NATSIO_DONE, or an error whose detail `natsio_last_error`
+/// gives during the call). Runs on a library thread of that iterator, one
+/// call at a time, in order; it may block and may call any natsio function.
+pub type natsio_msg_cb = Option<
+    unsafe extern "C" fn(user_data: *mut c_void, msg: *const natsio_msg, status: natsio_status),
+>;
+
+/// Calls a `natsio_msg_cb` with one delivery.
+pub(crate) fn call_msg_cb(
+    f: unsafe extern "C" fn(*mut c_void, *const natsio_msg, natsio_status),
+    user_data: *mut c_void,
+    msg: Option<Message>,
+    client: &Weak<ClientInner>,
+    status: natsio_status,
+) {
+    match msg {
+        Some(m) => {
+            let h = natsio_msg::new(m, client.clone());
+            // SAFETY: the application registered `f` for this user data.
+            unsafe { f(user_data, &h, status) };
+        }
+        // SAFETY: as above.
+        None => unsafe { f(user_data, std::ptr::null(), status) },
+    }
 }
 
 impl natsio_msg {
@@ -27,7 +57,7 @@ impl natsio_msg {
         natsio_msg {
             msg,
             client,
-            acked: std::sync::atomic::AtomicBool::new(false),
+            acked: Default::default(),
         }
     }
 }

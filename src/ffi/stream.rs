@@ -1,77 +1,77 @@
 //! Stream management through a `natsio_js` context, and `natsio_stored_msg`.
 //! Configurations and infos cross the ABI as JSON text with the server's
 //! field names; durations in a config may be integer nanoseconds or strings
-//! like "90s" or "1h30m".
+//! like "90s" or "1h30m". Every call has a token form (`_async`).
 
 use std::ffi::{c_char, CString};
 
-use super::js::{js, natsio_js};
+use super::js::{create_action, json_result, json_token, natsio_js};
+use super::list::{natsio_string_list, write_list};
 use super::status::natsio_status;
+use super::token::{natsio_token, token_value};
 use super::{
-    arg, guard, guard_value, guard_void, opt_str_arg, out_arg, str_arg, write_box, write_string,
+    arg, guard, guard_value, guard_void, opt_str_arg, out_arg, start_op, str_arg, write_box,
 };
 use crate::error::Result;
 use crate::headers::Headers;
 use crate::jetstream::{MsgSelector, StoredMsg};
+use crate::op::Op;
 
-unsafe fn write_opt_json(out: *mut *mut c_char, v: &serde_json::Value) -> Result<()> {
-    if out.is_null() {
-        Ok(())
-    } else {
-        write_string(out, &v.to_string())
-    }
+fn js<'a>(p: *const natsio_js) -> Result<&'a natsio_js> {
+    // SAFETY: the caller passes a live handle or NULL.
+    unsafe { arg(p, "js") }
 }
 
-/// Creates a stream from `config_json`, a StreamConfig object ("name" is
-/// required). If `info_json_out` is not NULL it receives the StreamInfo
-/// JSON (free with `natsio_string_free`). Creating a stream that exists with
-/// the same configuration succeeds. Blocks up to the context's timeout.
+unsafe fn create_op(
+    h: &natsio_js,
+    config_json: *const c_char,
+    action: i32,
+) -> Result<Op<serde_json::Value>> {
+    let action = create_action(action)?;
+    Ok(h.js.create_stream(str_arg(config_json, "config_json")?, action))
+}
+
+/// Creates, updates or creates-or-updates a stream (per `action`, a
+/// `natsio_create_action` value) from
+/// `config_json`, a StreamConfig object ("name" is required). If
+/// `info_json_out` is not NULL it receives the StreamInfo JSON (free with
+/// `natsio_string_free`). NATSIO_CREATE of a stream that exists with the
+/// same configuration succeeds. Blocks up to the context's timeout.
 /// Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_CONFIG (invalid JSON or a
 /// field of the wrong type; the detail names it), NATSIO_ERR_INVALID_ARGUMENT
-/// (bad stream name), NATSIO_ERR_STREAM_NAME_IN_USE (exists with another
-/// configuration), NATSIO_ERR_JS_API (other server rejections, e.g. subjects
-/// overlapping another stream), NATSIO_ERR_JS_NOT_ENABLED, NATSIO_ERR_TIMEOUT,
-/// NATSIO_ERR_CONNECTION_CLOSED.
+/// (bad stream name or action), NATSIO_ERR_STREAM_NAME_IN_USE (exists with
+/// another configuration), NATSIO_ERR_STREAM_NOT_FOUND (NATSIO_UPDATE of a
+/// missing stream), NATSIO_ERR_JS_API (other server rejections, e.g.
+/// subjects overlapping another stream), NATSIO_ERR_JS_NOT_ENABLED,
+/// NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_stream_create(
     js: *const natsio_js,
     config_json: *const c_char,
+    action: i32,
     info_json_out: *mut *mut c_char,
 ) -> natsio_status {
     guard(|| {
-        let j = self::js(js)?;
-        let info = j.create_stream(str_arg(config_json, "config_json")?)?;
-        write_opt_json(info_json_out, &info)
+        json_result(
+            create_op(self::js(js)?, config_json, action)?,
+            info_json_out,
+            true,
+        )
     })
 }
 
-/// Changes an existing stream's configuration (NATSIO_ERR_STREAM_NOT_FOUND
-/// if there is none). Otherwise as `natsio_js_stream_create`.
+/// The token form of `natsio_js_stream_create`; the StreamInfo JSON is
+/// read with `natsio_token_string`.
 #[no_mangle]
-pub unsafe extern "C" fn natsio_js_stream_update(
+pub unsafe extern "C" fn natsio_js_stream_create_async(
     js: *const natsio_js,
     config_json: *const c_char,
-    info_json_out: *mut *mut c_char,
+    action: i32,
+    token_out: *mut *mut natsio_token,
 ) -> natsio_status {
     guard(|| {
-        let j = self::js(js)?;
-        let info = j.update_stream(str_arg(config_json, "config_json")?)?;
-        write_opt_json(info_json_out, &info)
-    })
-}
-
-/// Updates the stream, or creates it if it does not exist. Otherwise as
-/// `natsio_js_stream_create`.
-#[no_mangle]
-pub unsafe extern "C" fn natsio_js_stream_create_or_update(
-    js: *const natsio_js,
-    config_json: *const c_char,
-    info_json_out: *mut *mut c_char,
-) -> natsio_status {
-    guard(|| {
-        let j = self::js(js)?;
-        let info = j.create_or_update_stream(str_arg(config_json, "config_json")?)?;
-        write_opt_json(info_json_out, &info)
+        let h = self::js(js)?;
+        json_token(h, create_op(h, config_json, action)?, token_out)
     })
 }
 
@@ -86,11 +86,21 @@ pub unsafe extern "C" fn natsio_js_stream_info(
     info_json_out: *mut *mut c_char,
 ) -> natsio_status {
     guard(|| {
-        let j = self::js(js)?;
-        let name = str_arg(name, "name")?;
-        let out = out_arg(info_json_out, "info_json_out")?;
-        let info = j.stream_info(name)?;
-        write_string(out, &info.to_string())
+        let op = self::js(js)?.js.stream_info(str_arg(name, "name")?);
+        json_result(op, info_json_out, false)
+    })
+}
+
+/// The token form of `natsio_js_stream_info` (`natsio_token_string`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_stream_info_async(
+    js: *const natsio_js,
+    name: *const c_char,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        json_token(h, h.js.stream_info(str_arg(name, "name")?), token_out)
     })
 }
 
@@ -101,7 +111,40 @@ pub unsafe extern "C" fn natsio_js_stream_delete(
     js: *const natsio_js,
     name: *const c_char,
 ) -> natsio_status {
-    guard(|| self::js(js)?.delete_stream(str_arg(name, "name")?))
+    guard(|| {
+        self::js(js)?
+            .js
+            .delete_stream(str_arg(name, "name")?)
+            .wait()
+    })
+}
+
+/// The token form of `natsio_js_stream_delete`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_stream_delete_async(
+    js: *const natsio_js,
+    name: *const c_char,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        start_op(
+            h.js.delete_stream(str_arg(name, "name")?),
+            h.client_weak(),
+            token_out,
+        )
+    })
+}
+
+unsafe fn purge_op(
+    h: &natsio_js,
+    name: *const c_char,
+    options_json: *const c_char,
+) -> Result<Op<u64>> {
+    Ok(h.js.purge_stream(
+        str_arg(name, "name")?,
+        opt_str_arg(options_json, "options_json")?,
+    ))
 }
 
 /// Purges stream `name`: all messages when `options_json` is NULL, else as
@@ -117,10 +160,7 @@ pub unsafe extern "C" fn natsio_js_stream_purge(
     purged_out: *mut u64,
 ) -> natsio_status {
     guard(|| {
-        let j = self::js(js)?;
-        let name = str_arg(name, "name")?;
-        let opts = opt_str_arg(options_json, "options_json")?;
-        let n = j.purge_stream(name, opts)?;
+        let n = purge_op(self::js(js)?, name, options_json)?.wait()?;
         if !purged_out.is_null() {
             *purged_out = n;
         }
@@ -128,21 +168,50 @@ pub unsafe extern "C" fn natsio_js_stream_purge(
     })
 }
 
+/// The token form of `natsio_js_stream_purge`; the count is read with
+/// `natsio_token_u64`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_stream_purge_async(
+    js: *const natsio_js,
+    name: *const c_char,
+    options_json: *const c_char,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        start_op(purge_op(h, name, options_json)?, h.client_weak(), token_out)
+    })
+}
+
 /// The names of all streams, or of those holding `subject` (NULL: all),
-/// as a JSON array of strings through `json_out` (free with
-/// `natsio_string_free`). Pages through the API as needed.
+/// through `list_out` (free with `natsio_string_list_free`). Pages through
+/// the API as needed. Errors: as `natsio_js_stream_info`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_stream_names(
     js: *const natsio_js,
     subject: *const c_char,
-    json_out: *mut *mut c_char,
+    list_out: *mut *mut natsio_string_list,
 ) -> natsio_status {
     guard(|| {
-        let j = self::js(js)?;
-        let subject = opt_str_arg(subject, "subject")?;
-        let out = out_arg(json_out, "json_out")?;
-        let names = j.stream_names(subject)?;
-        write_string(out, &serde_json::Value::from(names).to_string())
+        let op = self::js(js)?
+            .js
+            .stream_names(opt_str_arg(subject, "subject")?);
+        out_arg(list_out, "list_out")?;
+        write_list(list_out, natsio_string_list::new(&op.wait()?))
+    })
+}
+
+/// The token form of `natsio_js_stream_names` (`natsio_token_string_list`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_stream_names_async(
+    js: *const natsio_js,
+    subject: *const c_char,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        let op = h.js.stream_names(opt_str_arg(subject, "subject")?);
+        start_op(op, h.client_weak(), token_out)
     })
 }
 
@@ -151,6 +220,27 @@ pub unsafe extern "C" fn natsio_js_stream_names(
 pub struct natsio_stored_msg {
     msg: StoredMsg,
     subject: CString,
+}
+
+impl natsio_stored_msg {
+    fn new(msg: StoredMsg) -> Self {
+        let subject = CString::new(msg.subject.as_str()).unwrap_or_default();
+        natsio_stored_msg { msg, subject }
+    }
+}
+
+unsafe fn get_msg_op(
+    h: &natsio_js,
+    stream: *const c_char,
+    seq: u64,
+    last_by_subject: *const c_char,
+) -> Result<Op<StoredMsg>> {
+    let stream = str_arg(stream, "stream")?;
+    let which = match opt_str_arg(last_by_subject, "last_by_subject")? {
+        Some(s) => MsgSelector::LastBySubject(s.to_string()),
+        None => MsgSelector::Seq(seq),
+    };
+    Ok(h.js.get_msg(stream, which))
 }
 
 /// Reads one message of `stream`: the one with sequence `seq` when
@@ -168,18 +258,42 @@ pub unsafe extern "C" fn natsio_js_stream_get_msg(
     msg_out: *mut *mut natsio_stored_msg,
 ) -> natsio_status {
     guard(|| {
-        let j = self::js(js)?;
-        let stream = str_arg(stream, "stream")?;
-        let last = opt_str_arg(last_by_subject, "last_by_subject")?;
+        let op = get_msg_op(self::js(js)?, stream, seq, last_by_subject)?;
         let out = out_arg(msg_out, "msg_out")?;
-        let which = match last {
-            Some(s) => MsgSelector::LastBySubject(s),
-            None => MsgSelector::Seq(seq),
-        };
-        let msg = j.get_msg(stream, which)?;
-        let subject = CString::new(msg.subject.as_str()).unwrap_or_default();
-        write_box(out, natsio_stored_msg { msg, subject });
+        write_box(out, natsio_stored_msg::new(op.wait()?));
         Ok(())
+    })
+}
+
+/// The token form of `natsio_js_stream_get_msg`; the message is read with
+/// `natsio_token_stored_msg`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_stream_get_msg_async(
+    js: *const natsio_js,
+    stream: *const c_char,
+    seq: u64,
+    last_by_subject: *const c_char,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        start_op(
+            get_msg_op(h, stream, seq, last_by_subject)?,
+            h.client_weak(),
+            token_out,
+        )
+    })
+}
+
+/// The message a `natsio_js_stream_get_msg_async` read, as a new
+/// `natsio_stored_msg`. Returns as `natsio_token_msg`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_token_stored_msg(
+    token: *const natsio_token,
+    msg_out: *mut *mut natsio_stored_msg,
+) -> natsio_status {
+    token_value(token, msg_out, "msg_out", |_, m: &StoredMsg| {
+        Ok(Box::into_raw(Box::new(natsio_stored_msg::new(m.clone()))))
     })
 }
 
@@ -193,8 +307,25 @@ pub unsafe extern "C" fn natsio_js_stream_delete_msg(
     erase: bool,
 ) -> natsio_status {
     guard(|| {
-        let j = self::js(js)?;
-        j.delete_msg(str_arg(stream, "stream")?, seq, erase)
+        let h = self::js(js)?;
+        h.js.delete_msg(str_arg(stream, "stream")?, seq, erase)
+            .wait()
+    })
+}
+
+/// The token form of `natsio_js_stream_delete_msg`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_stream_delete_msg_async(
+    js: *const natsio_js,
+    stream: *const c_char,
+    seq: u64,
+    erase: bool,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        let op = h.js.delete_msg(str_arg(stream, "stream")?, seq, erase);
+        start_op(op, h.client_weak(), token_out)
     })
 }
 
@@ -216,11 +347,17 @@ pub unsafe extern "C" fn natsio_stored_msg_time_ns(msg: *const natsio_stored_msg
     guard_value(0, || Ok(arg(msg, "msg")?.msg.time_ns))
 }
 
-/// The payload (borrowed; may contain NUL bytes: use the length).
+/// The payload (borrowed), followed by a NUL byte; it may contain NUL
+/// bytes itself: use `natsio_stored_msg_data_len`.
 #[no_mangle]
-pub unsafe extern "C" fn natsio_stored_msg_data(msg: *const natsio_stored_msg) -> *const u8 {
+pub unsafe extern "C" fn natsio_stored_msg_data(msg: *const natsio_stored_msg) -> *const c_char {
     guard_value(std::ptr::null(), || {
-        Ok(arg(msg, "msg")?.msg.payload.as_ptr())
+        let p = &arg(msg, "msg")?.msg.payload;
+        Ok(if p.is_empty() {
+            c"".as_ptr()
+        } else {
+            p.as_ptr().cast()
+        })
     })
 }
 

@@ -1,13 +1,15 @@
-//! `natsio_sub`: a subscription, consumed with `natsio_sub_next_msg`
-//! (iterator mode) or by a callback (callback mode).
+//! `natsio_sub`: a subscription, read through the iterator contract
+//! (`natsio_sub_next`, `natsio_sub_next_async`, or a callback set with
+//! `natsio_sub_set_callback`).
 
-use std::ffi::{c_char, CString};
+use std::ffi::{c_char, c_void, CString};
 use std::sync::Arc;
 
-use super::msg::natsio_msg;
+use super::iter::{self, natsio_iter_stats};
+use super::msg::{natsio_msg, natsio_msg_cb};
 use super::status::natsio_status;
 use super::token::natsio_token;
-use super::{arg, guard, guard_value, guard_void, ms_timeout, out_arg, write_box};
+use super::{arg, guard, guard_value, guard_void, out_arg, timeout_arg, write_box, Versioned};
 use crate::error::{Error, ErrorKind, Result};
 use crate::options::PendingPolicy;
 use crate::subscription::{SubOptions, Subscription};
@@ -30,6 +32,10 @@ impl natsio_sub {
             queue,
         }
     }
+
+    fn client_weak(&self) -> std::sync::Weak<crate::client::ClientInner> {
+        Arc::downgrade(&self.sub.client)
+    }
 }
 
 /// What a subscription does when a pending limit is exceeded.
@@ -49,10 +55,16 @@ pub enum natsio_pending_policy {
     NATSIO_POLICY_ERROR = 3,
 }
 
-/// Per-subscription settings. Initialize with `natsio_sub_options_init`.
+/// `natsio_sub_options.version` of this header.
+pub const NATSIO_SUB_OPTIONS_VERSION: u32 = 1;
+
+/// Per-subscription settings. Initialise with `natsio_sub_options_init`;
+/// zero fields mean the defaults.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct natsio_sub_options {
+    /// NATSIO_SUB_OPTIONS_VERSION.
+    pub version: u32,
     /// Pending message limit: 0 = the client's default, negative = unlimited.
     pub pending_msgs_limit: i64,
     /// Pending byte limit: 0 = the client's default, negative = unlimited.
@@ -61,24 +73,15 @@ pub struct natsio_sub_options {
     pub policy: i32,
 }
 
-/// Live counters of a subscription.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-pub struct natsio_sub_stats {
-    /// Messages handed to the application.
-    pub delivered: u64,
-    /// Messages dropped by the pending-limit policy.
-    pub dropped: u64,
-    /// Messages queued, not yet delivered.
-    pub pending_msgs: u64,
-    /// Bytes queued, not yet delivered.
-    pub pending_bytes: u64,
+impl Versioned for natsio_sub_options {
+    const VERSION: u32 = NATSIO_SUB_OPTIONS_VERSION;
+    const NAME: &'static str = "natsio_sub_options";
+    fn version(&self) -> u32 {
+        self.version
+    }
 }
 
-pub(crate) fn sub_options(o: Option<&natsio_sub_options>) -> Result<SubOptions> {
-    let Some(o) = o else {
-        return Ok(SubOptions::default());
-    };
+pub(crate) fn sub_options(o: natsio_sub_options) -> Result<SubOptions> {
     let policy = match o.policy {
         0 => PendingPolicy::DropNew,
         1 => PendingPolicy::DropOld,
@@ -99,107 +102,155 @@ pub(crate) fn sub_options(o: Option<&natsio_sub_options>) -> Result<SubOptions> 
     })
 }
 
-/// Fills `opts` with the defaults: the client's limits, DROP_NEW.
+/// Fills `opts` with the defaults (the client's limits, DROP_NEW) and the
+/// version. Errors: NATSIO_ERR_NULL_ARGUMENT.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_sub_options_init(opts: *mut natsio_sub_options) -> natsio_status {
+    guard(|| super::options_init(opts, |o| o.version = NATSIO_SUB_OPTIONS_VERSION))
+}
+
+fn sub<'a>(p: *const natsio_sub) -> Result<&'a natsio_sub> {
+    // SAFETY: the caller passes a live handle or NULL.
+    unsafe { arg(p, "sub") }
+}
+
+/// The next message, waiting up to `timeout_ms` (NATSIO_NO_WAIT: only one
+/// already queued; NATSIO_TIMEOUT_DEFAULT or NATSIO_WAIT_FOREVER: until one
+/// comes). NATSIO_OK: `*msg_out` is an owned message (free with
+/// `natsio_msg_free`). NATSIO_DONE (`*msg_out` set to NULL): the
+/// subscription has ended (stopped, drained, or its auto-unsubscribe
+/// count reached after the backlog). Blocks. Errors: NATSIO_ERR_TIMEOUT,
+/// NATSIO_ERR_NO_RESPONDERS for a 503 status message,
+/// NATSIO_ERR_CONNECTION_CLOSED (the client closed),
+/// NATSIO_ERR_SLOW_CONSUMER (failed by the ERROR policy),
+/// NATSIO_ERR_ILLEGAL_STATE (in callback mode, or on a runtime thread).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_sub_next(
+    sub: *const natsio_sub,
+    timeout_ms: i64,
+    msg_out: *mut *mut natsio_msg,
+) -> natsio_status {
+    let s = match self::sub(sub) {
+        Ok(s) => s,
+        Err(e) => return super::status::record(&e),
+    };
+    let client = s.client_weak();
+    iter::next(s.sub.feed(), timeout_ms, msg_out, |m| {
+        if m.is_no_responders() {
+            return Err(Error::new(
+                ErrorKind::NoResponders,
+                "no responders available for request",
+            ));
+        }
+        Ok(natsio_msg::new(m, client))
+    })
+}
+
+/// A token for the next message, read with `natsio_token_msg` (which
+/// returns NATSIO_DONE once the subscription has ended). Pending tokens are
+/// served in call order; freeing or cancelling one before a message reached
+/// it leaves the messages queued. Errors: NATSIO_ERR_ILLEGAL_STATE (in
+/// callback mode).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_sub_next_async(
+    sub: *const natsio_sub,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    match self::sub(sub) {
+        Ok(s) => iter::next_async(s.sub.feed(), s.client_weak(), token_out),
+        Err(e) => super::status::record(&e),
+    }
+}
+
+/// Switches to push mode: `cb` receives every message, status messages
+/// included (borrowed for the call), in order, one at a time, on the
+/// subscription's own library thread, then once with a NULL message and
+/// the status that ended it (NATSIO_DONE after stop, drain, free or the
+/// auto-unsubscribe count; an error status otherwise). It may block, and
+/// may call any natsio function, `natsio_sub_free` of this subscription
+/// included. Messages queued before the call are delivered first.
+/// `release` (may be NULL) is called with `user_data` after the last call.
+/// If this function fails, `release` is not called. Errors:
+/// NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_ILLEGAL_STATE (a callback is set
+/// already, or `natsio_sub_next_async` tokens are pending).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_sub_set_callback(
+    sub: *const natsio_sub,
+    cb: natsio_msg_cb,
+    user_data: *mut c_void,
+    release: super::natsio_release_cb,
+) -> natsio_status {
     guard(|| {
-        let o = out_arg(opts, "opts")?;
-        *o = natsio_sub_options {
-            pending_msgs_limit: 0,
-            pending_bytes_limit: 0,
-            policy: natsio_pending_policy::NATSIO_POLICY_DROP_NEW as i32,
+        let s = self::sub(sub)?;
+        let Some(f) = cb else {
+            return Err(super::null("cb"));
         };
-        Ok(())
+        let client = s.client_weak();
+        iter::set_callback(
+            user_data,
+            release,
+            move |ud, m, st| super::msg::call_msg_cb(f, ud, m, &client, st),
+            |h| s.sub.set_handler(h, Box::new(|| {})),
+        )
     })
 }
 
-/// Waits for the next message with `next` and hands it to C, owned.
-unsafe fn next_into(
-    sub: *const natsio_sub,
-    timeout_ms: i64,
-    msg_out: *mut *mut natsio_msg,
-    next: fn(&Subscription, Option<std::time::Duration>) -> Result<crate::message::Message>,
-) -> natsio_status {
+/// Stops the subscription at once (unsubscribes) and discards queued
+/// messages: `natsio_sub_next` returns NATSIO_DONE. After it returns the
+/// callback runs no more, except its final call, made before this returns
+/// (unless this is called from the callback itself, which ends after it
+/// returns). Stopping an ended subscription does nothing. The handle stays
+/// valid until `natsio_sub_free`. Errors: NATSIO_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_sub_stop(sub: *const natsio_sub) -> natsio_status {
     guard(|| {
-        let s = arg(sub, "sub")?;
-        let out = out_arg(msg_out, "msg_out")?;
-        let m = next(&s.sub, ms_timeout(timeout_ms))?;
-        write_box(out, natsio_msg::new(m, Arc::downgrade(&s.sub.client)));
+        self::sub(sub)?.sub.stop();
         Ok(())
     })
-}
-
-/// Iterator mode: waits up to `timeout_ms` (negative: forever) for the next
-/// message and returns it owned (free with `natsio_msg_free`). Blocks the
-/// calling thread. Errors: NATSIO_ERR_TIMEOUT; NATSIO_ERR_SUBSCRIPTION_CLOSED
-/// once it is closed (unsubscribed, drained, auto-unsubscribe reached after
-/// the backlog, client closed) or when it is a callback subscription;
-/// NATSIO_ERR_NO_RESPONDERS for a 503 status message; NATSIO_ERR_SLOW_CONSUMER
-/// after the ERROR policy failed it; NATSIO_ERR_ILLEGAL_STATE on a runtime thread.
-#[no_mangle]
-pub unsafe extern "C" fn natsio_sub_next_msg(
-    sub: *const natsio_sub,
-    timeout_ms: i64,
-    msg_out: *mut *mut natsio_msg,
-) -> natsio_status {
-    next_into(sub, timeout_ms, msg_out, Subscription::next_msg)
-}
-
-/// Like `natsio_sub_next_msg`, but a no-responders status message (503) is
-/// returned as a message (see `natsio_msg_status`) instead of failing with
-/// NATSIO_ERR_NO_RESPONDERS: what a callback receives. For wrappers that
-/// deliver iterator-mode messages to handlers of their own.
-#[no_mangle]
-pub unsafe extern "C" fn natsio_sub_next_raw_msg(
-    sub: *const natsio_sub,
-    timeout_ms: i64,
-    msg_out: *mut *mut natsio_msg,
-) -> natsio_status {
-    next_into(sub, timeout_ms, msg_out, Subscription::next_raw_msg)
-}
-
-/// Stops delivery at once and discards queued messages. After it returns no
-/// callback of this subscription runs again (unless called from that
-/// callback). The handle stays valid until `natsio_sub_free`.
-/// Errors: NATSIO_ERR_SUBSCRIPTION_CLOSED if already closed.
-#[no_mangle]
-pub unsafe extern "C" fn natsio_sub_unsubscribe(sub: *mut natsio_sub) -> natsio_status {
-    guard(|| arg(sub, "sub")?.sub.unsubscribe())
 }
 
 /// Asks the server to stop after `max` messages in total (counting those
-/// already received); the subscription closes itself once they are handled.
+/// already received); the subscription ends once they are handled.
 /// Errors: NATSIO_ERR_INVALID_ARGUMENT for 0, NATSIO_ERR_SUBSCRIPTION_CLOSED.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_sub_unsubscribe_after(
-    sub: *mut natsio_sub,
+    sub: *const natsio_sub,
     max: u64,
 ) -> natsio_status {
-    guard(|| arg(sub, "sub")?.sub.unsubscribe_after(max))
+    guard(|| self::sub(sub)?.sub.unsubscribe_after(max))
 }
 
-/// Graceful close: stops new deliveries, lets the queued backlog be handled,
-/// then closes. Waits up to `timeout_ms` (negative: forever). On
-/// NATSIO_ERR_TIMEOUT the drain goes on. In iterator mode another thread
-/// must consume the backlog. Errors: NATSIO_ERR_TIMEOUT,
-/// NATSIO_ERR_SUBSCRIPTION_CLOSED (closed before draining finished),
-/// NATSIO_ERR_SLOW_CONSUMER.
+/// Graceful end: stops new deliveries, lets the queued backlog be handled,
+/// then ends. Waits up to `timeout_ms` (NATSIO_TIMEOUT_DEFAULT: the
+/// client's drain timeout); on NATSIO_ERR_TIMEOUT the drain goes on. In
+/// iterator mode another thread must take the backlog. Errors:
+/// NATSIO_ERR_TIMEOUT, NATSIO_ERR_SUBSCRIPTION_CLOSED (stopped before
+/// draining finished), NATSIO_ERR_SLOW_CONSUMER, NATSIO_ERR_CONNECTION_CLOSED,
+/// NATSIO_ERR_INVALID_ARGUMENT (timeout).
 #[no_mangle]
-pub unsafe extern "C" fn natsio_sub_drain(sub: *mut natsio_sub, timeout_ms: i64) -> natsio_status {
-    guard(|| arg(sub, "sub")?.sub.drain(ms_timeout(timeout_ms)))
+pub unsafe extern "C" fn natsio_sub_drain(
+    sub: *const natsio_sub,
+    timeout_ms: i64,
+) -> natsio_status {
+    guard(|| {
+        let s = self::sub(sub)?;
+        let timeout = timeout_arg(timeout_ms, Some(s.sub.client.opts.drain_timeout), false)?;
+        s.sub.drain(timeout)
+    })
 }
 
-/// Starts a drain and returns its token (free with `natsio_token_free`).
+/// Starts a drain and returns its token (free with `natsio_token_free`),
+/// completing when the backlog is handled (errors as `natsio_sub_drain`).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_sub_drain_async(
-    sub: *mut natsio_sub,
+    sub: *const natsio_sub,
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
     guard(|| {
-        let s = arg(sub, "sub")?;
+        let s = self::sub(sub)?;
         let out = out_arg(token_out, "token_out")?;
         let c = s.sub.drain_async();
-        write_box(out, natsio_token::new(c, Arc::downgrade(&s.sub.client)));
+        write_box(out, natsio_token::new(c, s.client_weak()));
         Ok(())
     })
 }
@@ -207,14 +258,14 @@ pub unsafe extern "C" fn natsio_sub_drain_async(
 /// The subject subscribed to (borrowed from the handle); NULL for NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_sub_subject(sub: *const natsio_sub) -> *const c_char {
-    guard_value(std::ptr::null(), || Ok(arg(sub, "sub")?.subject.as_ptr()))
+    guard_value(std::ptr::null(), || Ok(self::sub(sub)?.subject.as_ptr()))
 }
 
 /// The queue group, or NULL when there is none.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_sub_queue(sub: *const natsio_sub) -> *const c_char {
     guard_value(std::ptr::null(), || {
-        Ok(arg(sub, "sub")?
+        Ok(self::sub(sub)?
             .queue
             .as_ref()
             .map_or(std::ptr::null(), |q| q.as_ptr()))
@@ -224,38 +275,27 @@ pub unsafe extern "C" fn natsio_sub_queue(sub: *const natsio_sub) -> *const c_ch
 /// The subscription id (0 for NULL).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_sub_sid(sub: *const natsio_sub) -> u64 {
-    guard_value(0, || Ok(arg(sub, "sub")?.sub.sid()))
+    guard_value(0, || Ok(self::sub(sub)?.sub.sid()))
 }
 
-/// True once the subscription is closed (also for NULL).
+/// True once the subscription has ended (also for NULL).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_sub_is_closed(sub: *const natsio_sub) -> bool {
-    guard_value(true, || Ok(arg(sub, "sub")?.sub.is_closed()))
+    guard_value(true, || Ok(self::sub(sub)?.sub.is_closed()))
 }
 
 /// Reads the live counters into `stats_out`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_sub_get_stats(
     sub: *const natsio_sub,
-    stats_out: *mut natsio_sub_stats,
+    stats_out: *mut natsio_iter_stats,
 ) -> natsio_status {
-    guard(|| {
-        let s = arg(sub, "sub")?;
-        let out = out_arg(stats_out, "stats_out")?;
-        let st = s.sub.stats();
-        *out = natsio_sub_stats {
-            delivered: st.delivered,
-            dropped: st.dropped,
-            pending_msgs: st.pending_msgs,
-            pending_bytes: st.pending_bytes,
-        };
-        Ok(())
-    })
+    guard(|| iter::stats(self::sub(sub)?.sub.stats(), stats_out))
 }
 
-/// Unsubscribes (if still open) and frees the handle. Accepts NULL. Waits
-/// for a running callback of this subscription to return, unless called from
-/// it; the callback's release function runs after its last call.
+/// Stops the subscription (if needed) and frees the handle. Accepts NULL.
+/// Waits for the callback's final call, unless called from the callback;
+/// its release function runs after that call.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_sub_free(sub: *mut natsio_sub) {
     guard_void(|| {

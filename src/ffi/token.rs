@@ -1,18 +1,18 @@
 //! `natsio_token`: the completion of an asynchronous operation. It can be
 //! waited on with a timeout, polled, given a completion callback, cancelled,
-//! and asked for its result. C++ futures, Go channels and Node promises are
-//! built on it.
+//! and asked for its typed result. C++ futures, Go channels and Node
+//! promises are built on it.
 
-use std::ffi::c_void;
+use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::ThreadId;
 
 use super::msg::natsio_msg;
 use super::status::natsio_status;
-use super::{arg, guard, guard_value, guard_void, ms_timeout, out_arg, write_box, Released};
+use super::{arg, guard, guard_value, guard_void, timeout_arg, write_box, Released};
 use crate::client::ClientInner;
 use crate::completion::{lock, Completion, Outcome};
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind, Result};
 
 /// Called once when the operation completes, on a library dispatcher
 /// thread. `token` is the token it was registered on; it may be freed from
@@ -40,10 +40,13 @@ struct CbCell {
 /// with `natsio_token_free`; all functions are thread-safe.
 pub struct natsio_token {
     completion: Arc<Completion>,
-    client: Weak<ClientInner>,
+    pub(crate) client: Weak<ClientInner>,
     /// Created by the first `natsio_token_on_complete` (most tokens are
     /// only waited on: no allocation for them).
     cb: std::sync::OnceLock<Arc<CbCell>>,
+    /// An iterator's `_next_async`: freeing it before it completed gives
+    /// the item back to the iterator.
+    cancel_on_free: bool,
 }
 
 impl natsio_token {
@@ -52,6 +55,15 @@ impl natsio_token {
             completion,
             client,
             cb: std::sync::OnceLock::new(),
+            cancel_on_free: false,
+        }
+    }
+
+    /// The token of an iterator's `_next_async`.
+    pub(crate) fn for_next(completion: Arc<Completion>, client: Weak<ClientInner>) -> Self {
+        natsio_token {
+            cancel_on_free: true,
+            ..natsio_token::new(completion, client)
         }
     }
 }
@@ -72,10 +84,12 @@ fn run_callback(cell: &CbCell, token: usize) {
     cell.cv.notify_all();
 }
 
-/// Waits up to `timeout_ms` (negative: forever) for the operation to
-/// complete. Returns NATSIO_OK once it has completed (whatever its outcome:
-/// see `natsio_token_status`), NATSIO_ERR_TIMEOUT if it is still pending.
-/// Blocks the calling thread. Errors: NATSIO_ERR_NULL_ARGUMENT,
+/// Waits up to `timeout_ms` for the operation to complete
+/// (NATSIO_TIMEOUT_DEFAULT and NATSIO_WAIT_FOREVER: as long as it takes;
+/// NATSIO_NO_WAIT: only checks). Returns NATSIO_OK once it has completed,
+/// whatever its outcome (see `natsio_token_status`), NATSIO_ERR_TIMEOUT
+/// while it is still pending. Blocks the calling thread. Errors:
+/// NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (timeout),
 /// NATSIO_ERR_ILLEGAL_STATE on a library runtime thread.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_token_wait(
@@ -84,8 +98,9 @@ pub unsafe extern "C" fn natsio_token_wait(
 ) -> natsio_status {
     guard(|| {
         let t = arg(token, "token")?;
+        let timeout = timeout_arg(timeout_ms, None, true)?;
         crate::runtime::ensure_may_block()?;
-        match t.completion.wait(ms_timeout(timeout_ms)) {
+        match t.completion.wait(timeout) {
             Some(_) => Ok(()),
             None => Err(Error::new(ErrorKind::Timeout, "operation still pending")),
         }
@@ -98,96 +113,132 @@ pub unsafe extern "C" fn natsio_token_is_done(token: *const natsio_token) -> boo
     guard_value(false, || Ok(arg(token, "token")?.completion.is_done()))
 }
 
-/// The operation's outcome: NATSIO_PENDING while it runs, then NATSIO_OK
-/// or its error status (with the detail in `natsio_last_error`).
-#[no_mangle]
-pub unsafe extern "C" fn natsio_token_status(token: *const natsio_token) -> natsio_status {
-    let mut pending = false;
-    let s = guard(|| match arg(token, "token")?.completion.result() {
-        None => {
-            pending = true;
-            Ok(())
+/// Reads a token's outcome with `read`: NATSIO_PENDING while the operation
+/// runs, NATSIO_DONE for an iterator's end, its error status if it failed.
+unsafe fn with_outcome(
+    token: *const natsio_token,
+    read: impl FnOnce(&natsio_token, Outcome) -> Result<()>,
+) -> natsio_status {
+    let mut special = None;
+    let s = guard(|| {
+        let t = arg(token, "token")?;
+        match t.completion.result() {
+            None => {
+                special = Some(natsio_status::NATSIO_PENDING);
+                Ok(())
+            }
+            Some(Err(e)) => Err(e),
+            Some(Ok(Outcome::End)) => {
+                special = Some(natsio_status::NATSIO_DONE);
+                Ok(())
+            }
+            Some(Ok(o)) => read(t, o),
         }
-        Some(r) => r.map(|_| ()),
     });
-    if pending {
-        natsio_status::NATSIO_PENDING
-    } else {
-        s
-    }
+    special.unwrap_or(s)
 }
 
-/// The message an operation produced (a request's reply), as a new owned
-/// message freed with `natsio_msg_free`. Returns NATSIO_PENDING while the
-/// operation runs, its error status if it failed, NATSIO_ERR_ILLEGAL_STATE
+/// The operation's outcome: NATSIO_PENDING while it runs, then NATSIO_OK,
+/// NATSIO_DONE (an iterator's `_next_async` found the iteration ended), or
+/// its error status (with the detail in `natsio_last_error`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_token_status(token: *const natsio_token) -> natsio_status {
+    with_outcome(token, |_, _| Ok(()))
+}
+
+fn wrong_kind(what: &str) -> Error {
+    Error::new(
+        ErrorKind::IllegalState,
+        format!("this token's operation produces no {what}"),
+    )
+}
+
+/// Reads a token's result value of type `T` into `out` through `convert`.
+/// The returns are those of `natsio_token_status`, plus
+/// NATSIO_ERR_ILLEGAL_STATE when the operation produces no `T`.
+pub(crate) unsafe fn token_value<T, O>(
+    token: *const natsio_token,
+    out: *mut O,
+    what: &str,
+    convert: impl FnOnce(&natsio_token, &T) -> Result<O>,
+) -> natsio_status
+where
+    T: std::any::Any + Send + Sync,
+{
+    if out.is_null() {
+        return guard(|| Err(super::null(what)));
+    }
+    with_outcome(token, |t, o| {
+        let v = o.downcast::<T>().ok_or_else(|| wrong_kind(what))?;
+        *out = convert(t, &v)?;
+        Ok(())
+    })
+}
+
+/// The message an operation produced (a request's reply, an iterator's
+/// next message), as a new owned message freed with `natsio_msg_free`.
+/// Returns NATSIO_PENDING while the operation runs, NATSIO_DONE when an
+/// iteration ended, its error status if it failed, NATSIO_ERR_ILLEGAL_STATE
 /// if it produces no message.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_token_msg(
     token: *const natsio_token,
     msg_out: *mut *mut natsio_msg,
 ) -> natsio_status {
-    let mut pending = false;
-    let s = guard(|| {
-        let t = arg(token, "token")?;
-        let out = out_arg(msg_out, "msg_out")?;
-        match t.completion.result() {
-            None => {
-                pending = true;
-                Ok(())
-            }
-            Some(Err(e)) => Err(e),
-            Some(Ok(Outcome::Msg(m))) => {
-                write_box(out, natsio_msg::new(m, t.client.clone()));
-                Ok(())
-            }
-            Some(Ok(Outcome::Done | Outcome::PubAck(_))) => Err(Error::new(
-                ErrorKind::IllegalState,
-                "this operation produces no message",
-            )),
-        }
-    });
-    if pending {
-        natsio_status::NATSIO_PENDING
-    } else {
-        s
+    if msg_out.is_null() {
+        return guard(|| Err(super::null("msg_out")));
     }
+    with_outcome(token, |t, o| match o {
+        Outcome::Msg(m) => {
+            write_box(msg_out, natsio_msg::new(m, t.client.clone()));
+            Ok(())
+        }
+        _ => Err(wrong_kind("message")),
+    })
 }
 
-/// The acknowledgement a JetStream asynchronous publish produced, as a new
-/// `natsio_pub_ack` freed with `natsio_pub_ack_free`. Returns
-/// NATSIO_PENDING while the publish awaits its ack, the publish's error
-/// status if it failed, NATSIO_ERR_ILLEGAL_STATE for a token of another
-/// kind of operation.
+/// A text result (JSON of an info, account info) as a new string freed
+/// with `natsio_string_free`. Returns as `natsio_token_msg`.
 #[no_mangle]
-pub unsafe extern "C" fn natsio_token_pub_ack(
+pub unsafe extern "C" fn natsio_token_string(
     token: *const natsio_token,
-    ack_out: *mut *mut super::js::natsio_pub_ack,
+    string_out: *mut *mut c_char,
 ) -> natsio_status {
-    let mut pending = false;
-    let s = guard(|| {
+    token_value(token, string_out, "string_out", |_, s: &String| {
+        std::ffi::CString::new(s.as_str())
+            .map(std::ffi::CString::into_raw)
+            .map_err(|_| Error::new(ErrorKind::Internal, "string contains NUL"))
+    })
+}
+
+/// A number result (a revision, a sequence, a count purged). Returns as
+/// `natsio_token_msg`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_token_u64(
+    token: *const natsio_token,
+    value_out: *mut u64,
+) -> natsio_status {
+    token_value(token, value_out, "value_out", |_, v: &u64| Ok(*v))
+}
+
+/// Cancels a pending operation: it completes with NATSIO_ERR_CANCELLED (a
+/// registered callback still runs). An iterator's `_next_async` cancelled
+/// before an item reached it leaves the items in the iterator. Returns
+/// NATSIO_ERR_ILLEGAL_STATE if it had already completed (or an item is
+/// already on its way to it).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_token_cancel(token: *mut natsio_token) -> natsio_status {
+    guard(|| {
         let t = arg(token, "token")?;
-        let out = out_arg(ack_out, "ack_out")?;
-        match t.completion.result() {
-            None => {
-                pending = true;
-                Ok(())
-            }
-            Some(Err(e)) => Err(e),
-            Some(Ok(Outcome::PubAck(a))) => {
-                write_box(out, super::js::natsio_pub_ack::new(a));
-                Ok(())
-            }
-            Some(Ok(_)) => Err(Error::new(
+        if t.completion.cancel() {
+            Ok(())
+        } else {
+            Err(Error::new(
                 ErrorKind::IllegalState,
-                "this operation produces no publish ack",
-            )),
+                "the operation has already completed",
+            ))
         }
-    });
-    if pending {
-        natsio_status::NATSIO_PENDING
-    } else {
-        s
-    }
+    })
 }
 
 /// Registers `cb` to run once when the operation completes (at once, on a
@@ -237,27 +288,10 @@ pub unsafe extern "C" fn natsio_token_on_complete(
     })
 }
 
-/// Cancels a pending operation: it completes with NATSIO_ERR_CANCELLED (a
-/// registered callback still runs). Returns NATSIO_ERR_ILLEGAL_STATE if it
-/// had already completed.
-#[no_mangle]
-pub unsafe extern "C" fn natsio_token_cancel(token: *mut natsio_token) -> natsio_status {
-    guard(|| {
-        let t = arg(token, "token")?;
-        if t.completion.cancel() {
-            Ok(())
-        } else {
-            Err(Error::new(
-                ErrorKind::IllegalState,
-                "the operation has already completed",
-            ))
-        }
-    })
-}
-
-/// Frees a token. Accepts NULL. A pending operation goes on, but its
-/// callback will not run (its user data is released); if the callback is
-/// running on another thread, this waits for it to return.
+/// Frees a token. Accepts NULL. A pending operation goes on (except an
+/// iterator's `_next_async`, which is withdrawn so that no item is lost),
+/// but its callback will not run (its user data is released); if the
+/// callback is running on another thread, this waits for it to return.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_token_free(token: *mut natsio_token) {
     guard_void(|| {
@@ -265,6 +299,9 @@ pub unsafe extern "C" fn natsio_token_free(token: *mut natsio_token) {
             return;
         }
         let t = Box::from_raw(token);
+        if t.cancel_on_free {
+            t.completion.cancel();
+        }
         if let Some(cell) = t.cb.get() {
             let unrun = {
                 let mut s = lock(&cell.state);

@@ -2,16 +2,18 @@
 //! (ADR-13 pull requests and their status replies), and acknowledging
 //! messages (ADR-15 ack subjects).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
 use super::config::{normalize, validate_name, Kind, Schema};
-use super::{strip_type, JetStream};
-use crate::client::new_nuid;
+use super::pull::{pull_inbox, PullStatus};
+use super::stream::all_names;
+use super::{CreateAction, JetStream};
+use crate::client::{new_nuid, ClientInner};
 use crate::error::{Error, ErrorKind, Result};
 use crate::message::Message;
-use crate::subscription::SubOptions;
+use crate::op::Op;
 
 const DELIVER: &[&str] = &[
     "all",
@@ -57,17 +59,6 @@ pub const CONSUMER_CONFIG: Schema = &[
     ("priority_timeout", Kind::Duration),
     ("pause_until", Kind::Str),
 ];
-
-/// How a consumer create request treats an existing consumer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CreateAction {
-    /// Fail if it exists with another configuration.
-    Create,
-    /// Fail if it does not exist.
-    Update,
-    /// Either.
-    CreateOrUpdate,
-}
 
 /// Options of one fetch (a pull request).
 #[derive(Debug, Clone)]
@@ -143,6 +134,31 @@ fn consumer_error(e: Error) -> Error {
     e
 }
 
+/// The ConsumerConfig to send and the consumer's name (generated when
+/// the config has none).
+fn named_config(config_json: &str, action: CreateAction) -> Result<(Map<String, Value>, String)> {
+    let mut cfg = consumer_config(config_json)?;
+    let name = match cfg
+        .get("name")
+        .or_else(|| cfg.get("durable_name"))
+        .and_then(Value::as_str)
+    {
+        Some(n) => n.to_string(),
+        None => {
+            if action == CreateAction::Update {
+                return Err(Error::new(
+                    ErrorKind::Config,
+                    "ConsumerConfig.name: required to update a consumer",
+                ));
+            }
+            let n = new_nuid();
+            cfg.insert("name".into(), Value::from(n.clone()));
+            n
+        }
+    };
+    Ok((cfg, name))
+}
+
 impl JetStream {
     /// Creates (or updates, per `action`) a consumer on `stream` from a
     /// ConsumerConfig JSON object; unnamed consumers get a generated name.
@@ -152,74 +168,65 @@ impl JetStream {
         stream: &str,
         config_json: &str,
         action: CreateAction,
-    ) -> Result<Value> {
-        validate_name("stream", stream)?;
-        let mut cfg = consumer_config(config_json)?;
-        let name = match cfg
-            .get("name")
-            .or_else(|| cfg.get("durable_name"))
-            .and_then(Value::as_str)
-        {
-            Some(n) => n.to_string(),
-            None => {
-                if action == CreateAction::Update {
-                    return Err(Error::new(
-                        ErrorKind::Config,
-                        "ConsumerConfig.name: required to update a consumer",
-                    ));
-                }
-                let n = new_nuid();
-                cfg.insert("name".into(), Value::from(n.clone()));
-                n
+    ) -> Op<Value> {
+        Op::build(|| {
+            validate_name("stream", stream)?;
+            let (cfg, name) = named_config(config_json, action)?;
+            let single_filter = cfg
+                .get("filter_subject")
+                .and_then(Value::as_str)
+                .filter(|f| !f.contains('*') && !f.contains('>'))
+                .map(str::to_string);
+            let api = match single_filter {
+                Some(f) => format!("CONSUMER.CREATE.{stream}.{name}.{f}"),
+                None => format!("CONSUMER.CREATE.{stream}.{name}"),
+            };
+            let mut req = json!({ "stream_name": stream, "config": Value::Object(cfg) });
+            match action {
+                CreateAction::Create => req["action"] = Value::from("create"),
+                CreateAction::Update => req["action"] = Value::from("update"),
+                CreateAction::CreateOrUpdate => {}
             }
-        };
-        let single_filter = cfg
-            .get("filter_subject")
-            .and_then(Value::as_str)
-            .filter(|f| !f.contains('*') && !f.contains('>'))
-            .map(str::to_string);
-        let api = match single_filter {
-            Some(f) => format!("CONSUMER.CREATE.{stream}.{name}.{f}"),
-            None => format!("CONSUMER.CREATE.{stream}.{name}"),
-        };
-        let mut req = json!({ "stream_name": stream, "config": Value::Object(cfg) });
-        match action {
-            CreateAction::Create => req["action"] = Value::from("create"),
-            CreateAction::Update => req["action"] = Value::from("update"),
-            CreateAction::CreateOrUpdate => {}
-        }
-        let mut info = self
-            .api_request(&api, req.to_string().as_bytes())
-            .map_err(consumer_error)?;
-        strip_type(&mut info);
-        Ok(info)
+            let js = self.clone();
+            Ok(async move {
+                js.api_info(&api, req.to_string().as_bytes())
+                    .await
+                    .map_err(consumer_error)
+            })
+        })
     }
 
     /// A consumer's ConsumerInfo.
-    pub fn consumer_info(&self, stream: &str, consumer: &str) -> Result<Value> {
-        validate_name("stream", stream)?;
-        validate_name("consumer", consumer)?;
-        let mut info = self.api_request(&format!("CONSUMER.INFO.{stream}.{consumer}"), b"")?;
-        strip_type(&mut info);
-        Ok(info)
+    pub fn consumer_info(&self, stream: &str, consumer: &str) -> Op<Value> {
+        Op::build(|| {
+            validate_name("stream", stream)?;
+            validate_name("consumer", consumer)?;
+            let (js, api) = (self.clone(), format!("CONSUMER.INFO.{stream}.{consumer}"));
+            Ok(async move { js.api_info(&api, b"").await })
+        })
     }
 
     /// Deletes a consumer.
-    pub fn delete_consumer(&self, stream: &str, consumer: &str) -> Result<()> {
-        validate_name("stream", stream)?;
-        validate_name("consumer", consumer)?;
-        let v = self.api_request(&format!("CONSUMER.DELETE.{stream}.{consumer}"), b"")?;
-        match v.get("success").and_then(Value::as_bool) {
-            Some(true) => Ok(()),
-            _ => Err(Error::new(
-                ErrorKind::JetStream,
-                "invalid JetStream API response: consumer delete did not succeed",
-            )),
-        }
+    pub fn delete_consumer(&self, stream: &str, consumer: &str) -> Op<()> {
+        Op::build(|| {
+            validate_name("stream", stream)?;
+            validate_name("consumer", consumer)?;
+            let (js, api) = (self.clone(), format!("CONSUMER.DELETE.{stream}.{consumer}"));
+            Ok(async move {
+                let v = js.api(&api, b"").await?;
+                match v.get("success").and_then(Value::as_bool) {
+                    Some(true) => Ok(()),
+                    _ => Err(Error::new(
+                        ErrorKind::JetStream,
+                        "invalid JetStream API response: consumer delete did not succeed",
+                    )),
+                }
+            })
+        })
     }
 
     /// Asks the server to delete a consumer without waiting for the answer
-    /// (cleanup on drop paths that must not block).
+    /// (cleanup on paths that must not wait).
     pub(crate) fn delete_consumer_nowait(&self, stream: &str, consumer: &str) {
         let subject = format!("{}.CONSUMER.DELETE.{stream}.{consumer}", self.shared.prefix);
         let _ = self
@@ -229,29 +236,12 @@ impl JetStream {
     }
 
     /// Names of the consumers of `stream`, in pages.
-    pub fn consumer_names(&self, stream: &str) -> Result<Vec<String>> {
-        validate_name("stream", stream)?;
-        let mut names = Vec::new();
-        loop {
-            let req = json!({ "offset": names.len() });
-            let v = self.api_request(
-                &format!("CONSUMER.NAMES.{stream}"),
-                req.to_string().as_bytes(),
-            )?;
-            let page: Vec<String> = match v.get("consumers") {
-                Some(Value::Array(a)) => a
-                    .iter()
-                    .filter_map(|s| s.as_str().map(str::to_string))
-                    .collect(),
-                _ => Vec::new(),
-            };
-            let total = v.get("total").and_then(Value::as_u64).unwrap_or(0) as usize;
-            let got = page.len();
-            names.extend(page);
-            if got == 0 || names.len() >= total {
-                return Ok(names);
-            }
-        }
+    pub fn consumer_names(&self, stream: &str) -> Op<Vec<String>> {
+        Op::build(|| {
+            validate_name("stream", stream)?;
+            let (js, api) = (self.clone(), format!("CONSUMER.NAMES.{stream}"));
+            Ok(async move { all_names(&js, &api, "consumers", None).await })
+        })
     }
 
     /// Pulls up to `opts.max_messages` messages from a pull consumer. Ends
@@ -259,127 +249,137 @@ impl JetStream {
     /// messages with `no_wait`, or `expires` passed), or at `expires` plus
     /// a second of grace. Returns what arrived, possibly nothing; a
     /// deleted consumer fails with `ConsumerDeleted`.
-    pub fn fetch(&self, stream: &str, consumer: &str, opts: &FetchOptions) -> Result<Vec<Message>> {
-        crate::runtime::ensure_may_block()?;
-        validate_name("stream", stream)?;
-        validate_name("consumer", consumer)?;
-        if opts.max_messages == 0 {
-            return Err(Error::new(
-                ErrorKind::InvalidArgument,
-                "max_messages must be at least 1",
-            ));
-        }
-        if !opts.no_wait && opts.expires < Duration::from_millis(1) {
-            return Err(Error::new(
-                ErrorKind::InvalidArgument,
-                "expires must be at least 1 ms (or use no_wait)",
-            ));
-        }
-        let client = &self.shared.client;
-        let inbox = format!("{}.{}", client.opts.inbox_prefix, new_nuid());
-        let sub = client.subscribe(&inbox, None, SubOptions::default())?;
-        let mut req = json!({ "batch": opts.max_messages });
-        if opts.no_wait {
-            req["no_wait"] = Value::from(true);
-        } else {
-            req["expires"] = Value::from(nanos(opts.expires));
-        }
-        if opts.max_bytes > 0 {
-            req["max_bytes"] = Value::from(opts.max_bytes);
-        }
-        if !opts.idle_heartbeat.is_zero() {
-            req["idle_heartbeat"] = Value::from(nanos(opts.idle_heartbeat));
-        }
-        client.publish_frame(
-            &format!(
-                "{}.CONSUMER.MSG.NEXT.{stream}.{consumer}",
-                self.shared.prefix
-            ),
-            Some(&inbox),
-            None,
-            req.to_string().as_bytes(),
-            true,
-        )?;
-        let wait = if opts.no_wait {
-            self.shared.opts.timeout
-        } else {
-            opts.expires + FETCH_GRACE
-        };
-        let deadline = Instant::now() + wait;
-        let mut msgs = Vec::new();
-        let mut bytes = 0usize;
-        while msgs.len() < opts.max_messages {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let m = match sub.next_raw_msg(Some(left)) {
-                Ok(m) => m,
-                Err(e) if e.kind() == ErrorKind::Timeout => break,
-                Err(e) => return Err(e),
-            };
-            match m.status() {
-                None => {
-                    bytes += m.payload().len();
-                    msgs.push(m);
-                    if opts.max_bytes > 0 && bytes >= opts.max_bytes {
-                        break;
-                    }
-                }
-                Some(100) => {} // heartbeat or flow control
-                Some(404 | 408) => break,
-                Some(409) => {
-                    let desc = m.headers().and_then(|h| h.description()).unwrap_or("");
-                    if desc.eq_ignore_ascii_case("consumer deleted") {
-                        return Err(Error::new(
-                            ErrorKind::ConsumerDeleted,
-                            format!("consumer {consumer:?} was deleted"),
-                        ));
-                    }
-                    if msgs.is_empty() && desc.to_ascii_lowercase().contains("exceeded maxwaiting")
-                    {
-                        return Err(Error::new(
-                            ErrorKind::JetStream,
-                            format!("pull request rejected: {desc}"),
-                        ));
-                    }
-                    break; // batch or byte limits reached, leadership change, ...
-                }
-                Some(503) => {
-                    // The server answers a pull on a missing consumer so.
-                    return Err(Error::new(
-                        ErrorKind::ConsumerNotFound,
-                        format!("no responders for the pull request: consumer {consumer:?} not found on stream {stream:?} (or JetStream is not enabled)"),
-                    ));
-                }
-                Some(code) => {
-                    let desc = m.headers().and_then(|h| h.description()).unwrap_or("");
-                    return Err(Error::new(
-                        ErrorKind::JetStreamApi,
-                        format!("pull request failed: {code} {desc}"),
-                    ));
-                }
+    pub fn fetch(&self, stream: &str, consumer: &str, opts: &FetchOptions) -> Op<Vec<Message>> {
+        Op::build(|| {
+            validate_name("stream", stream)?;
+            validate_name("consumer", consumer)?;
+            if opts.max_messages == 0 {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "max_messages must be at least 1",
+                ));
             }
-        }
-        drop(sub);
-        Ok(msgs)
+            if !opts.no_wait && opts.expires < Duration::from_millis(1) {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "expires must be at least 1 ms (or use no_wait)",
+                ));
+            }
+            let (js, opts) = (self.clone(), opts.clone());
+            let (stream, consumer) = (stream.to_string(), consumer.to_string());
+            Ok(async move { fetch(&js, &stream, &consumer, &opts).await })
+        })
     }
 
-    /// Acknowledges a consumed message through this context's client
-    /// (`sync_timeout`: wait for the server's confirmation).
+    /// Acknowledges a consumed message through this context's client; with
+    /// `sync_timeout`, waits for the server's confirmation (ack_sync).
+    /// Double-ack protection is the caller's.
     pub fn ack(&self, msg: &Message, kind: &AckKind, sync_timeout: Option<Duration>) -> Result<()> {
-        send_ack(&self.shared.client, msg, kind, sync_timeout)
+        match sync_timeout {
+            None => send_ack(&self.shared.client, msg, kind),
+            Some(t) => ack_sync(&self.shared.client, msg, kind, t).wait(),
+        }
     }
 
     /// One message from a pull consumer, waiting up to `timeout`;
     /// `NoMessages` if none came.
-    pub fn next(&self, stream: &str, consumer: &str, timeout: Duration) -> Result<Message> {
+    pub fn next(&self, stream: &str, consumer: &str, timeout: Duration) -> Op<Message> {
         let opts = FetchOptions {
             max_messages: 1,
             expires: timeout,
+            no_wait: timeout.is_zero(),
             ..FetchOptions::default()
         };
-        self.fetch(stream, consumer, &opts)?
-            .pop()
-            .ok_or_else(|| Error::new(ErrorKind::NoMessages, "no message arrived in time"))
+        self.fetch(stream, consumer, &opts).and_then(|mut msgs| {
+            msgs.pop()
+                .ok_or_else(|| Error::new(ErrorKind::NoMessages, "no message arrived in time"))
+        })
     }
+}
+
+async fn fetch(
+    js: &JetStream,
+    stream: &str,
+    consumer: &str,
+    opts: &FetchOptions,
+) -> Result<Vec<Message>> {
+    let client = js.client();
+    let (inbox, sub) = pull_inbox(client)?;
+    let mut req = json!({ "batch": opts.max_messages });
+    if opts.no_wait {
+        req["no_wait"] = Value::from(true);
+    } else {
+        req["expires"] = Value::from(nanos(opts.expires));
+    }
+    if opts.max_bytes > 0 {
+        req["max_bytes"] = Value::from(opts.max_bytes);
+    }
+    if !opts.idle_heartbeat.is_zero() {
+        req["idle_heartbeat"] = Value::from(nanos(opts.idle_heartbeat));
+    }
+    client.publish_frame(
+        &format!("{}.CONSUMER.MSG.NEXT.{stream}.{consumer}", js.api_prefix()),
+        Some(&inbox),
+        None,
+        req.to_string().as_bytes(),
+        true,
+    )?;
+    let wait = if opts.no_wait {
+        js.options().timeout
+    } else {
+        opts.expires + FETCH_GRACE
+    };
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut msgs = Vec::new();
+    let mut bytes = 0usize;
+    while msgs.len() < opts.max_messages {
+        let m = match tokio::time::timeout_at(deadline, sub.feed().recv()).await {
+            Err(_) => break,
+            Ok(Ok(Some(m))) => m,
+            Ok(Ok(None)) => break,
+            Ok(Err(e)) => return Err(e),
+        };
+        match PullStatus::of(&m) {
+            PullStatus::Msg => {
+                bytes += m.payload().len();
+                msgs.push(m);
+                if opts.max_bytes > 0 && bytes >= opts.max_bytes {
+                    break;
+                }
+            }
+            PullStatus::Heartbeat => {}
+            PullStatus::RequestEnded { .. } => break,
+            PullStatus::ConsumerDeleted => {
+                return Err(Error::new(
+                    ErrorKind::ConsumerDeleted,
+                    format!("consumer {consumer:?} was deleted"),
+                ))
+            }
+            PullStatus::Rejected(desc, _) => {
+                if msgs.is_empty() && desc.to_ascii_lowercase().contains("exceeded maxwaiting") {
+                    return Err(Error::new(
+                        ErrorKind::JetStream,
+                        format!("pull request rejected: {desc}"),
+                    ));
+                }
+                break; // batch or byte limits reached, leadership change, ...
+            }
+            PullStatus::NoResponders => {
+                // The server answers a pull on a missing consumer so.
+                return Err(Error::new(
+                    ErrorKind::ConsumerNotFound,
+                    format!("no responders for the pull request: consumer {consumer:?} not found on stream {stream:?} (or JetStream is not enabled)"),
+                ));
+            }
+            PullStatus::Other(code, desc) => {
+                return Err(Error::new(
+                    ErrorKind::JetStreamApi,
+                    format!("pull request failed: {code} {desc}"),
+                ));
+            }
+        }
+    }
+    Ok(msgs)
 }
 
 /// Where a consumed message stands, read from its ack subject.
@@ -467,19 +467,29 @@ pub(crate) fn ack_subject(msg: &Message) -> Result<&str> {
     Ok(reply)
 }
 
-/// Sends `kind` for `msg` through `client`. With `sync_timeout`, waits for
-/// the server to confirm (ack_sync); otherwise the ack is buffered like a
-/// publish. Double-ack protection is the caller's (a message handle's).
-pub(crate) fn send_ack(
-    client: &crate::client::ClientInner,
+/// Sends `kind` for `msg` through `client`, buffered like a publish.
+/// Double-ack protection is the caller's (a message handle's).
+pub(crate) fn send_ack(client: &ClientInner, msg: &Message, kind: &AckKind) -> Result<()> {
+    let subject = ack_subject(msg)?;
+    client.publish_frame(subject, None, None, &kind.body(), false)
+}
+
+/// Sends `kind` for `msg` and waits for the server to confirm it
+/// (ack_sync), up to `timeout`.
+pub(crate) fn ack_sync(
+    client: &std::sync::Arc<ClientInner>,
     msg: &Message,
     kind: &AckKind,
-    sync_timeout: Option<Duration>,
-) -> Result<()> {
-    let subject = ack_subject(msg)?;
-    let body = kind.body();
-    match sync_timeout {
-        None => client.publish_frame(subject, None, None, &body, false),
-        Some(t) => client.request(subject, None, &body, t).map(|_| ()),
-    }
+    timeout: Duration,
+) -> Op<()> {
+    Op::build(|| {
+        let subject = ack_subject(msg)?.to_string();
+        let (client, body) = (std::sync::Arc::clone(client), kind.body());
+        Ok(async move {
+            client
+                .request_fut(&subject, None, &body, timeout)?
+                .await
+                .map(|_| ())
+        })
+    })
 }

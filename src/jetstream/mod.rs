@@ -7,6 +7,7 @@
 pub mod config;
 mod consumer;
 pub mod duration;
+mod ordered;
 mod publish;
 mod pull;
 mod stream;
@@ -22,16 +23,30 @@ use crate::client::{Client, ClientInner};
 use crate::error::{Error, ErrorKind, Result};
 use crate::headers::Headers;
 use crate::message::Message;
+use crate::op::Op;
 
-pub(crate) use consumer::{ack_subject, send_ack};
-pub use consumer::{
-    parse_metadata, AckKind, CreateAction, FetchOptions, MsgMetadata, CONSUMER_CONFIG,
-};
+pub(crate) use consumer::{ack_subject, ack_sync, send_ack};
+pub use consumer::{parse_metadata, AckKind, FetchOptions, MsgMetadata, CONSUMER_CONFIG};
+pub use ordered::DeliverPolicy;
+pub(crate) use ordered::{start_ordered, OrderedConfig, OrderedSink};
 #[doc(hidden)]
 pub use publish::parse_pub_ack_json;
 pub use publish::{PubAck, PublishOptions, Ttl};
-pub use pull::{ConsumeOptions, PullStopper, PullStream};
+pub use pull::{ConsumeOptions, Consumption};
 pub use stream::{MsgSelector, StoredMsg};
+
+/// How a create call treats an existing resource (stream, consumer,
+/// bucket).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateAction {
+    /// Create; an existing one with the same configuration is fine,
+    /// another configuration fails.
+    Create,
+    /// Change an existing one; fails if there is none.
+    Update,
+    /// Either.
+    CreateOrUpdate,
+}
 
 /// Options of a JetStream context (the reference client's `jetstream()`).
 #[derive(Debug, Clone)]
@@ -76,6 +91,8 @@ pub(crate) struct Shared {
     opts: JetStreamOptions,
     window: Mutex<Window>,
     window_cv: Condvar,
+    /// Notified when the last asynchronous publish completes.
+    idle: tokio::sync::Notify,
 }
 
 /// A JetStream context. Cheap to clone; thread-safe.
@@ -189,6 +206,7 @@ impl JetStream {
                 opts,
                 window: Mutex::default(),
                 window_cv: Condvar::new(),
+                idle: tokio::sync::Notify::new(),
             }),
         })
     }
@@ -202,14 +220,21 @@ impl JetStream {
         &self.shared.opts
     }
 
-    /// A raw request to the JetStream API (`<prefix>.<api>`), returning the
-    /// reply message. No responders means JetStream is not enabled.
-    pub(crate) fn api_request_msg(&self, api: &str, body: &[u8]) -> Result<Message> {
+    /// A request to the JetStream API (`<prefix>.<api>`), sent when this
+    /// is called; the future yields the reply message. No responders
+    /// means JetStream is not enabled.
+    pub(crate) fn api_msg(
+        &self,
+        api: &str,
+        body: &[u8],
+    ) -> Result<impl std::future::Future<Output = Result<Message>> + Send + 'static> {
         let subject = format!("{}.{}", self.shared.prefix, api);
-        self.shared
-            .client
-            .request(&subject, None, body, self.shared.opts.timeout)
-            .map_err(|e| {
+        let reply =
+            self.shared
+                .client
+                .request_fut(&subject, None, body, self.shared.opts.timeout)?;
+        Ok(async move {
+            reply.await.map_err(|e| {
                 if e.kind() == ErrorKind::NoResponders {
                     Error::new(
                         ErrorKind::JetStreamNotEnabled,
@@ -219,20 +244,39 @@ impl JetStream {
                     e
                 }
             })
+        })
     }
 
-    /// A JSON request to the JetStream API; the response object, or the
+    /// A JSON request to the JetStream API: the response object, or the
     /// API error it carries.
-    pub fn api_request(&self, api: &str, body: &[u8]) -> Result<Value> {
-        let msg = self.api_request_msg(api, body)?;
+    pub(crate) async fn api(&self, api: &str, body: &[u8]) -> Result<Value> {
+        let msg = self.api_msg(api, body)?.await?;
         parse_response(msg.payload())
     }
 
-    /// Account usage and limits (`INFO`), as the server's JSON.
-    pub fn account_info(&self) -> Result<Value> {
-        let mut v = self.api_request("INFO", b"")?;
+    /// Like `api`, with the API's `type` field dropped (a result handed to
+    /// users).
+    pub(crate) async fn api_info(&self, api: &str, body: &[u8]) -> Result<Value> {
+        let mut v = self.api(api, body).await?;
         strip_type(&mut v);
         Ok(v)
+    }
+
+    /// An operation making one API request and returning the response.
+    pub fn api_request(&self, api: &str, body: &[u8]) -> Op<Value> {
+        let js = self.clone();
+        let (api, body) = (api.to_string(), body.to_vec());
+        Op::new(async move { js.api(&api, &body).await })
+    }
+
+    /// Account usage and limits (`INFO`), as the server's JSON.
+    pub fn account_info(&self) -> Op<Value> {
+        let js = self.clone();
+        Op::new(async move { js.api_info("INFO", b"").await })
+    }
+
+    pub(crate) fn client(&self) -> &Arc<ClientInner> {
+        &self.shared.client
     }
 }
 

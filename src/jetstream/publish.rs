@@ -11,6 +11,7 @@ use crate::completion::{lock, Completion, Outcome};
 use crate::error::{Error, ErrorKind, Result};
 use crate::headers::Headers;
 use crate::message::Message;
+use crate::op::Op;
 
 /// The server's acknowledgement of a stored message.
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
@@ -158,7 +159,7 @@ fn no_stream_response() -> Error {
 /// routed).
 fn ack_outcome(reply: Result<Message>) -> Result<Outcome> {
     match reply {
-        Ok(m) => parse_pub_ack(&m).map(|a| Outcome::PubAck(Arc::new(a))),
+        Ok(m) => parse_pub_ack(&m).map(Outcome::value),
         Err(e) => Err(match e.kind() {
             ErrorKind::NoResponders => no_stream_response(),
             ErrorKind::Timeout => Error::new(
@@ -223,9 +224,15 @@ impl Shared {
     fn release(&self) {
         let mut w = lock(&self.window);
         w.pending -= 1;
+        let idle = w.pending == 0;
         if w.waiters > 0 {
             drop(w);
             self.window_cv.notify_all();
+        } else {
+            drop(w);
+        }
+        if idle {
+            self.idle.notify_waiters();
         }
     }
 }
@@ -233,31 +240,36 @@ impl Shared {
 impl JetStream {
     /// Publishes and waits for the stream's ack. "No responders" is retried
     /// twice 250 ms apart, then fails with `NoStreamResponse`.
-    pub fn publish(&self, subject: &str, payload: &[u8], opts: &PublishOptions) -> Result<PubAck> {
-        let headers = opts.wire_headers()?;
-        let timeout = opts.timeout.unwrap_or(self.shared.opts.timeout);
-        let mut retries = 0;
-        loop {
-            match self
-                .shared
-                .client
-                .request(subject, headers.as_ref(), payload, timeout)
-            {
-                Ok(msg) => return parse_pub_ack(&msg),
-                Err(e) if e.kind() == ErrorKind::NoResponders => {
-                    if retries == NO_RESPONDERS_RETRIES {
-                        return Err(no_stream_response());
+    pub fn publish(&self, subject: &str, payload: &[u8], opts: &PublishOptions) -> Op<PubAck> {
+        Op::build(|| {
+            crate::subject::validate_publish(subject)?;
+            let headers = opts.wire_headers()?;
+            let timeout = opts.timeout.unwrap_or(self.shared.opts.timeout);
+            let client = Arc::clone(&self.shared.client);
+            let (subject, payload) = (subject.to_string(), payload.to_vec());
+            Ok(async move {
+                let mut retries = 0;
+                loop {
+                    let reply =
+                        client.request_fut(&subject, headers.as_ref(), &payload, timeout)?;
+                    match reply.await {
+                        Ok(msg) => return parse_pub_ack(&msg),
+                        Err(e) if e.kind() == ErrorKind::NoResponders => {
+                            if retries == NO_RESPONDERS_RETRIES {
+                                return Err(no_stream_response());
+                            }
+                            retries += 1;
+                            tokio::time::sleep(NO_RESPONDERS_WAIT).await;
+                        }
+                        Err(e) => return Err(e),
                     }
-                    retries += 1;
-                    std::thread::sleep(NO_RESPONDERS_WAIT);
                 }
-                Err(e) => return Err(e),
-            }
-        }
+            })
+        })
     }
 
     /// Publishes without waiting: the completion yields the PubAck
-    /// (`Outcome::PubAck`). Stalls up to the stall wait while
+    /// (`Outcome::Value` holding a `PubAck`). Stalls up to the stall wait while
     /// `publish_async_max_pending` publishes await acks, then fails with
     /// `TooManyStalledMsgs`. An ack that does not come within the async
     /// timeout fails the completion with `AsyncPublishTimeout`.
@@ -309,17 +321,37 @@ impl JetStream {
         lock(&self.shared.window).pending
     }
 
-    /// Waits until every asynchronous publish has its ack (or failed).
-    pub fn publish_async_complete(&self, timeout: Option<Duration>) -> Result<()> {
-        crate::runtime::ensure_may_block()?;
-        let w = lock(&self.shared.window);
-        let w = self.shared.wait_window(w, timeout, |w| w.pending > 0);
-        if w.pending > 0 {
-            return Err(Error::new(
-                ErrorKind::Timeout,
-                format!("{} asynchronous publishes still await acks", w.pending),
-            ));
-        }
-        Ok(())
+    /// Waits until every asynchronous publish has its ack (or failed), at
+    /// most `timeout` (`None`: as long as it takes).
+    pub fn publish_async_complete(&self, timeout: Option<Duration>) -> Op<()> {
+        let shared = Arc::clone(&self.shared);
+        Op::new(async move {
+            let all_done = async {
+                loop {
+                    let idle = shared.idle.notified();
+                    tokio::pin!(idle);
+                    idle.as_mut().enable();
+                    if lock(&shared.window).pending == 0 {
+                        return;
+                    }
+                    idle.await;
+                }
+            };
+            match timeout {
+                None => {
+                    all_done.await;
+                    Ok(())
+                }
+                Some(t) => tokio::time::timeout(t, all_done).await.map_err(|_| {
+                    Error::new(
+                        ErrorKind::Timeout,
+                        format!(
+                            "{} asynchronous publishes still await acks",
+                            lock(&shared.window).pending
+                        ),
+                    )
+                }),
+            }
+        })
     }
 }

@@ -5,9 +5,10 @@ use bytes::Bytes;
 use serde_json::{json, Map, Value};
 
 use super::config::{normalize, validate_name, PURGE_REQUEST, STREAM_CONFIG};
-use super::{strip_type, JetStream};
+use super::{CreateAction, JetStream};
 use crate::error::{Error, ErrorKind, Result};
 use crate::headers::Headers;
+use crate::op::Op;
 
 /// A message read back from a stream.
 #[derive(Debug, Clone)]
@@ -21,10 +22,10 @@ pub struct StoredMsg {
 }
 
 /// Which message `get_msg` reads.
-#[derive(Debug, Clone, Copy)]
-pub enum MsgSelector<'a> {
+#[derive(Debug, Clone)]
+pub enum MsgSelector {
     Seq(u64),
-    LastBySubject(&'a str),
+    LastBySubject(String),
 }
 
 fn stream_config(json: &str) -> Result<(String, Map<String, Value>)> {
@@ -43,164 +44,205 @@ fn bad_response(what: &str) -> Error {
     )
 }
 
-impl JetStream {
-    fn stream_request(&self, verb: &str, name: &str, body: &[u8]) -> Result<Value> {
-        validate_name("stream", name)?;
-        self.api_request(&format!("STREAM.{verb}.{name}"), body)
-    }
+/// A page of names from a paged `*.NAMES` API response: the names, and
+/// the total the server reports.
+fn names_page(v: &Value, field: &str) -> (Vec<String>, usize) {
+    let page = match v.get(field) {
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|s| s.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(), // null when there are none
+    };
+    let total = v.get("total").and_then(Value::as_u64).unwrap_or(0) as usize;
+    (page, total)
+}
 
-    fn config_request(&self, verb: &str, config: &Map<String, Value>, name: &str) -> Result<Value> {
-        let body = serde_json::to_vec(config)
-            .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
-        let mut info = self.stream_request(verb, name, &body)?;
-        strip_type(&mut info);
-        Ok(info)
-    }
-
-    /// Creates a stream from a StreamConfig JSON object; returns its StreamInfo.
-    pub fn create_stream(&self, config_json: &str) -> Result<Value> {
-        let (name, cfg) = stream_config(config_json)?;
-        self.config_request("CREATE", &cfg, &name)
-    }
-
-    /// Updates a stream's configuration; returns its StreamInfo.
-    pub fn update_stream(&self, config_json: &str) -> Result<Value> {
-        let (name, cfg) = stream_config(config_json)?;
-        self.config_request("UPDATE", &cfg, &name)
-    }
-
-    /// Updates the stream, or creates it when it does not exist.
-    pub fn create_or_update_stream(&self, config_json: &str) -> Result<Value> {
-        let (name, cfg) = stream_config(config_json)?;
-        match self.config_request("UPDATE", &cfg, &name) {
-            Err(e) if e.kind() == ErrorKind::StreamNotFound => {
-                self.config_request("CREATE", &cfg, &name)
-            }
-            r => r,
+/// Every name of a paged `*.NAMES` API (`field` holds each page's names).
+pub(crate) async fn all_names(
+    js: &JetStream,
+    api: &str,
+    field: &str,
+    filter: Option<(&str, &str)>,
+) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    loop {
+        let mut req = json!({ "offset": names.len() });
+        if let Some((k, v)) = filter {
+            req[k] = Value::from(v);
         }
+        let v = js.api(api, req.to_string().as_bytes()).await?;
+        let (page, total) = names_page(&v, field);
+        let got = page.len();
+        names.extend(page);
+        if got == 0 || names.len() >= total {
+            return Ok(names);
+        }
+    }
+}
+
+fn success(v: &Value, what: &str) -> Result<()> {
+    match v.get("success").and_then(Value::as_bool) {
+        Some(true) => Ok(()),
+        _ => Err(bad_response(&format!("{what} did not succeed"))),
+    }
+}
+
+fn decode_stored(v: &Value) -> Result<StoredMsg> {
+    let m = v.get("message").ok_or_else(|| bad_response("no message"))?;
+    let decode = |field: &str| -> Result<Vec<u8>> {
+        use base64::Engine;
+        match m.get(field).and_then(Value::as_str) {
+            None => Ok(Vec::new()),
+            Some(s) => base64::engine::general_purpose::STANDARD
+                .decode(s)
+                .map_err(|_| bad_response("message is not base64")),
+        }
+    };
+    let hdrs = decode("hdrs")?;
+    Ok(StoredMsg {
+        subject: m
+            .get("subject")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad_response("message has no subject"))?
+            .to_string(),
+        seq: m.get("seq").and_then(Value::as_u64).unwrap_or(0),
+        time_ns: m
+            .get("time")
+            .and_then(Value::as_str)
+            .and_then(super::time::parse_rfc3339_ns)
+            .unwrap_or(0),
+        headers: (!hdrs.is_empty()).then(|| Headers::parse(&hdrs)),
+        payload: {
+            // Keep a NUL after the payload, as received messages have.
+            let mut data = decode("data")?;
+            let len = data.len();
+            data.push(0);
+            Bytes::from(data).slice(..len)
+        },
+    })
+}
+
+impl JetStream {
+    /// Creates, updates or creates-or-updates (per `action`) a stream from
+    /// a StreamConfig JSON object; returns its StreamInfo.
+    pub fn create_stream(&self, config_json: &str, action: CreateAction) -> Op<Value> {
+        Op::build(|| {
+            let (name, cfg) = stream_config(config_json)?;
+            let body = serde_json::to_vec(&cfg)
+                .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
+            let js = self.clone();
+            Ok(async move {
+                let create = format!("STREAM.CREATE.{name}");
+                let update = format!("STREAM.UPDATE.{name}");
+                match action {
+                    CreateAction::Create => js.api_info(&create, &body).await,
+                    CreateAction::Update => js.api_info(&update, &body).await,
+                    CreateAction::CreateOrUpdate => match js.api_info(&update, &body).await {
+                        Err(e) if e.kind() == ErrorKind::StreamNotFound => {
+                            js.api_info(&create, &body).await
+                        }
+                        r => r,
+                    },
+                }
+            })
+        })
     }
 
     /// A stream's StreamInfo.
-    pub fn stream_info(&self, name: &str) -> Result<Value> {
-        let mut info = self.stream_request("INFO", name, b"")?;
-        strip_type(&mut info);
-        Ok(info)
+    pub fn stream_info(&self, name: &str) -> Op<Value> {
+        Op::build(|| {
+            validate_name("stream", name)?;
+            let (js, api) = (self.clone(), format!("STREAM.INFO.{name}"));
+            Ok(async move { js.api_info(&api, b"").await })
+        })
     }
 
     /// Deletes a stream and everything in it.
-    pub fn delete_stream(&self, name: &str) -> Result<()> {
-        let v = self.stream_request("DELETE", name, b"")?;
-        match v.get("success").and_then(Value::as_bool) {
-            Some(true) => Ok(()),
-            _ => Err(bad_response("delete did not succeed")),
-        }
+    pub fn delete_stream(&self, name: &str) -> Op<()> {
+        Op::build(|| {
+            validate_name("stream", name)?;
+            let (js, api) = (self.clone(), format!("STREAM.DELETE.{name}"));
+            Ok(async move { success(&js.api(&api, b"").await?, "delete") })
+        })
     }
 
     /// Purges messages (all, or per the options `filter`, `seq`, `keep`);
     /// returns how many were removed.
-    pub fn purge_stream(&self, name: &str, options_json: Option<&str>) -> Result<u64> {
-        let body = match options_json {
-            Some(j) => {
-                let opts = normalize("purge options", j, PURGE_REQUEST)?;
-                if opts.contains_key("seq") && opts.contains_key("keep") {
-                    return Err(Error::new(
-                        ErrorKind::Config,
-                        "purge options: seq and keep exclude each other",
-                    ));
+    pub fn purge_stream(&self, name: &str, options_json: Option<&str>) -> Op<u64> {
+        Op::build(|| {
+            validate_name("stream", name)?;
+            let body = match options_json {
+                Some(j) => {
+                    let opts = normalize("purge options", j, PURGE_REQUEST)?;
+                    if opts.contains_key("seq") && opts.contains_key("keep") {
+                        return Err(Error::new(
+                            ErrorKind::Config,
+                            "purge options: seq and keep exclude each other",
+                        ));
+                    }
+                    serde_json::to_vec(&opts)
+                        .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?
                 }
-                serde_json::to_vec(&opts)
-                    .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?
-            }
-            None => Vec::new(),
-        };
-        let v = self.stream_request("PURGE", name, &body)?;
-        if v.get("success").and_then(Value::as_bool) != Some(true) {
-            return Err(bad_response("purge did not succeed"));
-        }
-        Ok(v.get("purged").and_then(Value::as_u64).unwrap_or(0))
+                None => Vec::new(),
+            };
+            let (js, api) = (self.clone(), format!("STREAM.PURGE.{name}"));
+            Ok(async move {
+                let v = js.api(&api, &body).await?;
+                success(&v, "purge")?;
+                Ok(v.get("purged").and_then(Value::as_u64).unwrap_or(0))
+            })
+        })
     }
 
     /// Names of all streams (optionally those holding `subject`), in pages.
-    pub fn stream_names(&self, subject: Option<&str>) -> Result<Vec<String>> {
-        let mut names = Vec::new();
-        loop {
-            let mut req = json!({ "offset": names.len() });
-            if let Some(s) = subject {
-                req["subject"] = Value::from(s);
-            }
-            let v = self.api_request("STREAM.NAMES", req.to_string().as_bytes())?;
-            let page: Vec<String> = match v.get("streams") {
-                Some(Value::Array(a)) => a
-                    .iter()
-                    .filter_map(|s| s.as_str().map(str::to_string))
-                    .collect(),
-                _ => Vec::new(), // null when there are none
-            };
-            let total = v.get("total").and_then(Value::as_u64).unwrap_or(0) as usize;
-            let got = page.len();
-            names.extend(page);
-            if got == 0 || names.len() >= total {
-                return Ok(names);
-            }
-        }
+    pub fn stream_names(&self, subject: Option<&str>) -> Op<Vec<String>> {
+        let js = self.clone();
+        let subject = subject.map(str::to_string);
+        Op::new(async move {
+            all_names(
+                &js,
+                "STREAM.NAMES",
+                "streams",
+                subject.as_deref().map(|s| ("subject", s)),
+            )
+            .await
+        })
     }
 
     /// Reads one stored message (`STREAM.MSG.GET`). A missing message is
     /// `MessageNotFound`.
-    pub fn get_msg(&self, stream: &str, which: MsgSelector<'_>) -> Result<StoredMsg> {
-        let req = match which {
-            MsgSelector::Seq(seq) => json!({ "seq": seq }),
-            MsgSelector::LastBySubject(s) => {
-                crate::subject::validate_publish(s)?;
-                json!({ "last_by_subj": s })
-            }
-        };
-        let v = self.stream_request("MSG.GET", stream, req.to_string().as_bytes())?;
-        let m = v.get("message").ok_or_else(|| bad_response("no message"))?;
-        let decode = |field: &str| -> Result<Vec<u8>> {
-            use base64::Engine;
-            match m.get(field).and_then(Value::as_str) {
-                None => Ok(Vec::new()),
-                Some(s) => base64::engine::general_purpose::STANDARD
-                    .decode(s)
-                    .map_err(|_| bad_response("message is not base64")),
-            }
-        };
-        let hdrs = decode("hdrs")?;
-        Ok(StoredMsg {
-            subject: m
-                .get("subject")
-                .and_then(Value::as_str)
-                .ok_or_else(|| bad_response("message has no subject"))?
-                .to_string(),
-            seq: m.get("seq").and_then(Value::as_u64).unwrap_or(0),
-            time_ns: m
-                .get("time")
-                .and_then(Value::as_str)
-                .and_then(super::time::parse_rfc3339_ns)
-                .unwrap_or(0),
-            headers: (!hdrs.is_empty()).then(|| Headers::parse(&hdrs)),
-            payload: {
-                // Keep a NUL after the payload, as received messages have.
-                let mut data = decode("data")?;
-                let len = data.len();
-                data.push(0);
-                Bytes::from(data).slice(..len)
-            },
+    pub fn get_msg(&self, stream: &str, which: MsgSelector) -> Op<StoredMsg> {
+        Op::build(|| {
+            validate_name("stream", stream)?;
+            let req = match which {
+                MsgSelector::Seq(seq) => json!({ "seq": seq }),
+                MsgSelector::LastBySubject(s) => {
+                    crate::subject::validate_publish(&s)?;
+                    json!({ "last_by_subj": s })
+                }
+            };
+            let (js, api) = (self.clone(), format!("STREAM.MSG.GET.{stream}"));
+            Ok(async move { decode_stored(&js.api(&api, req.to_string().as_bytes()).await?) })
         })
     }
 
     /// Deletes one message; `erase` overwrites it on disk.
-    pub fn delete_msg(&self, stream: &str, seq: u64, erase: bool) -> Result<()> {
-        let req = if erase {
-            json!({ "seq": seq })
-        } else {
-            json!({ "seq": seq, "no_erase": true })
-        };
-        let v = self.stream_request("MSG.DELETE", stream, req.to_string().as_bytes())?;
-        match v.get("success").and_then(Value::as_bool) {
-            Some(true) => Ok(()),
-            _ => Err(bad_response("message delete did not succeed")),
-        }
+    pub fn delete_msg(&self, stream: &str, seq: u64, erase: bool) -> Op<()> {
+        Op::build(|| {
+            validate_name("stream", stream)?;
+            let req = if erase {
+                json!({ "seq": seq })
+            } else {
+                json!({ "seq": seq, "no_erase": true })
+            };
+            let (js, api) = (self.clone(), format!("STREAM.MSG.DELETE.{stream}"));
+            Ok(async move {
+                success(
+                    &js.api(&api, req.to_string().as_bytes()).await?,
+                    "message delete",
+                )
+            })
+        })
     }
 }

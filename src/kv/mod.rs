@@ -8,11 +8,18 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::{json, Map, Value};
 
+use std::time::Duration;
+
 use crate::error::{Error, ErrorKind, Result};
+use crate::feed::Limits;
 use crate::headers::Headers;
 use crate::jetstream::config::{normalize, KV_CONFIG};
 use crate::jetstream::time::parse_rfc3339_ns;
-use crate::jetstream::{JetStream, MsgSelector, PublishOptions};
+use crate::jetstream::{
+    start_ordered, CreateAction, DeliverPolicy, JetStream, MsgSelector, OrderedConfig,
+    PublishOptions,
+};
+use crate::op::Op;
 
 /// What a revision of a key records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,17 +44,16 @@ pub struct Entry {
     pub delta: u64,
 }
 
-pub use watch::{validate_key_pattern, WatchEvent, WatchOptions, WatchStopper, Watcher};
+pub use watch::{validate_key_pattern, WatchEvent, WatchOptions, Watcher};
+use watch::{watch_outcome, EntrySink};
 
 const OPERATION_HEADER: &str = "KV-Operation";
 const MARKER_REASON_HEADER: &str = "Nats-Marker-Reason";
 const MAX_HISTORY: u64 = 64;
 const DEFAULT_DUPLICATE_WINDOW_NS: i64 = 120_000_000_000;
 const MIN_TTL_NS: i64 = 100_000_000;
-/// Messages per fetch when listing keys or history.
-const SCAN_BATCH: u64 = 256;
-/// A scan's consumer is removed by the server if the client goes away.
-const SCAN_INACTIVE_THRESHOLD_NS: i64 = 30_000_000_000;
+/// Messages per pull when listing keys or history.
+const SCAN_BATCH: usize = 256;
 /// How often `create` re-resolves against a delete marker's revision.
 const CREATE_RETRIES: usize = 4;
 
@@ -214,16 +220,6 @@ impl std::fmt::Debug for KeyValue {
 }
 
 impl JetStream {
-    fn kv_stream_op(&self, verb: &str, config_json: &str) -> Result<KeyValue> {
-        let (bucket, cfg) = stream_config_for(config_json)?;
-        let body = Value::Object(cfg).to_string();
-        let name = format!("KV_{bucket}");
-        let info = self
-            .api_request(&format!("STREAM.{verb}.{name}"), body.as_bytes())
-            .map_err(|e| bucket_error(e, &bucket))?;
-        Ok(self.kv_handle(&bucket, &info))
-    }
-
     fn kv_handle(&self, bucket: &str, info: &Value) -> KeyValue {
         let direct = info
             .pointer("/config/allow_direct")
@@ -238,46 +234,59 @@ impl JetStream {
         }
     }
 
-    /// Creates a bucket from a KeyValueConfig JSON object. An existing
-    /// bucket with the same configuration is returned as is; another
-    /// configuration fails with `BucketExists`.
-    pub fn create_key_value(&self, config_json: &str) -> Result<KeyValue> {
-        self.kv_stream_op("CREATE", config_json)
-    }
-
-    /// Changes a bucket's configuration (`BucketNotFound` if it has none).
-    pub fn update_key_value(&self, config_json: &str) -> Result<KeyValue> {
-        self.kv_stream_op("UPDATE", config_json)
-    }
-
-    /// Updates the bucket, or creates it when it does not exist.
-    pub fn create_or_update_key_value(&self, config_json: &str) -> Result<KeyValue> {
-        match self.update_key_value(config_json) {
-            Err(e) if e.kind() == ErrorKind::BucketNotFound => self.create_key_value(config_json),
-            r => r,
-        }
+    /// Creates, updates or creates-or-updates (per `action`) a bucket from a
+    /// KeyValueConfig JSON object. Creating a bucket that exists with the
+    /// same configuration returns it; another configuration fails with
+    /// `BucketExists`; updating a missing one with `BucketNotFound`.
+    pub fn create_key_value(&self, config_json: &str, action: CreateAction) -> Op<KeyValue> {
+        Op::build(|| {
+            let (bucket, cfg) = stream_config_for(config_json)?;
+            let config = Value::Object(cfg).to_string();
+            let js = self.clone();
+            Ok(async move {
+                let info = js
+                    .create_stream(&config, action)
+                    .await
+                    .map_err(|e| bucket_error(e, &bucket))?;
+                Ok(js.kv_handle(&bucket, &info))
+            })
+        })
     }
 
     /// Binds an existing bucket.
-    pub fn key_value(&self, bucket: &str) -> Result<KeyValue> {
-        validate_bucket(bucket)?;
-        let info = self
-            .stream_info(&format!("KV_{bucket}"))
-            .map_err(|e| bucket_error(e, bucket))?;
-        Ok(self.kv_handle(bucket, &info))
+    pub fn key_value(&self, bucket: &str) -> Op<KeyValue> {
+        Op::build(|| {
+            validate_bucket(bucket)?;
+            let info = self.stream_info(&format!("KV_{bucket}"));
+            let (js, bucket) = (self.clone(), bucket.to_string());
+            Ok(async move {
+                let info = info.await.map_err(|e| bucket_error(e, &bucket))?;
+                Ok(js.kv_handle(&bucket, &info))
+            })
+        })
     }
 
     /// Deletes a bucket and all its keys.
-    pub fn delete_key_value(&self, bucket: &str) -> Result<()> {
-        validate_bucket(bucket)?;
-        self.delete_stream(&format!("KV_{bucket}"))
-            .map_err(|e| bucket_error(e, bucket))
+    pub fn delete_key_value(&self, bucket: &str) -> Op<()> {
+        Op::build(|| {
+            validate_bucket(bucket)?;
+            let op = self.delete_stream(&format!("KV_{bucket}"));
+            let bucket = bucket.to_string();
+            Ok(async move { op.await.map_err(|e| bucket_error(e, &bucket)) })
+        })
     }
 }
+
+/// A stored revision as read back: subject, sequence, time, headers, value.
+type Stored = (String, u64, i64, Option<Headers>, Bytes);
 
 impl KeyValue {
     pub fn bucket(&self) -> &str {
         &self.bucket
+    }
+
+    pub(crate) fn client(&self) -> &Arc<crate::client::ClientInner> {
+        self.js.client()
     }
 
     fn subject(&self, key: &str) -> Result<String> {
@@ -285,19 +294,22 @@ impl KeyValue {
         Ok(format!("{}{}", self.key_prefix, key))
     }
 
-    fn write(&self, key: &str, value: &[u8], opts: &PublishOptions) -> Result<u64> {
-        let subject = self.subject(key)?;
-        Ok(self.js.publish(&subject, value, opts)?.seq)
+    /// Publishes a revision of `key`; the operation yields its revision.
+    fn write(&self, key: &str, value: &[u8], opts: &PublishOptions) -> Op<u64> {
+        match self.subject(key) {
+            Ok(subject) => self.js.publish(&subject, value, opts).map(|ack| ack.seq),
+            Err(e) => Op::fail(e),
+        }
     }
 
     /// Stores `value` under `key`; returns the new revision.
-    pub fn put(&self, key: &str, value: &[u8]) -> Result<u64> {
+    pub fn put(&self, key: &str, value: &[u8]) -> Op<u64> {
         self.write(key, value, &PublishOptions::default())
     }
 
     /// Stores `value` only if `key`'s latest revision is `last`
     /// (`WrongLastSequence` otherwise); returns the new revision.
-    pub fn update(&self, key: &str, value: &[u8], last: u64) -> Result<u64> {
+    pub fn update(&self, key: &str, value: &[u8], last: u64) -> Op<u64> {
         let opts = PublishOptions {
             expected_last_subject_seq: Some(last),
             ..PublishOptions::default()
@@ -307,83 +319,101 @@ impl KeyValue {
 
     /// Stores `value` only if `key` has no live value (`KeyExists`
     /// otherwise). A deleted or purged key may be created again.
-    pub fn create(&self, key: &str, value: &[u8]) -> Result<u64> {
-        let mut last = 0;
-        for _ in 0..=CREATE_RETRIES {
-            match self.update(key, value, last) {
-                Err(e) if e.kind() == ErrorKind::WrongLastSequence => {}
-                r => return r,
-            }
-            match self.entry(key, None) {
-                Ok(Some(entry)) if entry.operation != Operation::Put => last = entry.revision,
-                Ok(Some(entry)) => {
-                    return Err(Error::new(
-                        ErrorKind::KeyExists,
-                        format!("key {key:?} exists at revision {}", entry.revision),
-                    ))
+    pub fn create(&self, key: &str, value: &[u8]) -> Op<u64> {
+        Op::build(|| {
+            validate_key(key)?;
+            let (kv, key, value) = (self.clone(), key.to_string(), value.to_vec());
+            Ok(async move {
+                let mut last = 0;
+                for _ in 0..=CREATE_RETRIES {
+                    match kv.update(&key, &value, last).await {
+                        Err(e) if e.kind() == ErrorKind::WrongLastSequence => {}
+                        r => return r,
+                    }
+                    match kv.entry(&key, None).await? {
+                        Some(entry) if entry.operation != Operation::Put => last = entry.revision,
+                        Some(entry) => {
+                            return Err(Error::new(
+                                ErrorKind::KeyExists,
+                                format!("key {key:?} exists at revision {}", entry.revision),
+                            ))
+                        }
+                        None => last = 0,
+                    }
                 }
-                Ok(None) => last = 0,
-                Err(e) => return Err(e),
-            }
-        }
-        Err(Error::new(
-            ErrorKind::KeyExists,
-            format!("key {key:?} kept changing while being created"),
-        ))
+                Err(Error::new(
+                    ErrorKind::KeyExists,
+                    format!("key {key:?} kept changing while being created"),
+                ))
+            })
+        })
     }
 
-    fn marker(&self, key: &str, op: &str, rollup: bool, last: Option<u64>) -> Result<()> {
+    fn marker(&self, key: &str, op: &str, rollup: bool, last: Option<u64>) -> Op<u64> {
         let mut h = Headers::new();
-        h.set(OPERATION_HEADER, op)?;
-        if rollup {
-            h.set("Nats-Rollup", "sub")?;
+        let headers = h.set(OPERATION_HEADER, op).and_then(|_| {
+            if rollup {
+                h.set("Nats-Rollup", "sub")
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = headers {
+            return Op::fail(e);
         }
         let opts = PublishOptions {
             headers: Some(h),
             expected_last_subject_seq: last,
             ..PublishOptions::default()
         };
-        self.write(key, b"", &opts).map(|_| ())
+        self.write(key, b"", &opts)
     }
 
-    /// Writes a delete marker; history is kept. With `last`, only if the
-    /// key's latest revision is `last`.
-    pub fn delete(&self, key: &str, last: Option<u64>) -> Result<()> {
+    /// Writes a delete marker (history is kept); returns its revision.
+    /// With `last`, only if the key's latest revision is `last`.
+    pub fn delete(&self, key: &str, last: Option<u64>) -> Op<u64> {
         self.marker(key, "DEL", false, last)
     }
 
-    /// Writes a purge marker that removes the key's earlier revisions.
-    pub fn purge(&self, key: &str, last: Option<u64>) -> Result<()> {
+    /// Writes a purge marker that removes the key's earlier revisions;
+    /// returns its revision.
+    pub fn purge(&self, key: &str, last: Option<u64>) -> Op<u64> {
         self.marker(key, "PURGE", true, last)
     }
 
     /// The latest value of `key` (or the given revision). Fails with
     /// `KeyNotFound`, or `KeyDeleted` when it is a delete/purge marker.
-    pub fn get(&self, key: &str, revision: Option<u64>) -> Result<Entry> {
-        match self.entry(key, revision)? {
-            None => Err(Error::new(
-                ErrorKind::KeyNotFound,
-                format!("key {key:?} not found"),
-            )),
-            Some(e) if e.operation != Operation::Put => Err(Error::new(
-                ErrorKind::KeyDeleted,
-                format!("key {key:?} was deleted at revision {}", e.revision),
-            )),
-            Some(e) => Ok(e),
-        }
+    pub fn get(&self, key: &str, revision: Option<u64>) -> Op<Entry> {
+        Op::build(|| {
+            validate_key(key)?;
+            let (kv, key) = (self.clone(), key.to_string());
+            Ok(async move {
+                match kv.entry(&key, revision).await? {
+                    None => Err(Error::new(
+                        ErrorKind::KeyNotFound,
+                        format!("key {key:?} not found"),
+                    )),
+                    Some(e) if e.operation != Operation::Put => Err(Error::new(
+                        ErrorKind::KeyDeleted,
+                        format!("key {key:?} was deleted at revision {}", e.revision),
+                    )),
+                    Some(e) => Ok(e),
+                }
+            })
+        })
     }
 
     /// The stored revision (marker or value), or `None` if there is none.
-    fn entry(&self, key: &str, revision: Option<u64>) -> Result<Option<Entry>> {
+    async fn entry(&self, key: &str, revision: Option<u64>) -> Result<Option<Entry>> {
         let subject = self.subject(key)?;
         let stored = if self.direct {
-            self.direct_get(&subject, revision)?
+            self.direct_get(&subject, revision).await?
         } else {
             let which = match revision {
                 Some(r) => MsgSelector::Seq(r),
-                None => MsgSelector::LastBySubject(&subject),
+                None => MsgSelector::LastBySubject(subject.clone()),
             };
-            match self.js.get_msg(&self.stream, which) {
+            match self.js.get_msg(&self.stream, which).await {
                 Ok(m) => Some((m.subject, m.seq, m.time_ns, m.headers, m.payload)),
                 Err(e) if e.kind() == ErrorKind::MessageNotFound => None,
                 Err(e) => return Err(e),
@@ -409,20 +439,21 @@ impl KeyValue {
 
     /// Direct Get (ADR-31): answered by any replica, the message itself
     /// with its metadata in headers.
-    #[allow(clippy::type_complexity)]
-    fn direct_get(
-        &self,
-        subject: &str,
-        revision: Option<u64>,
-    ) -> Result<Option<(String, u64, i64, Option<Headers>, Bytes)>> {
+    async fn direct_get(&self, subject: &str, revision: Option<u64>) -> Result<Option<Stored>> {
         let msg = match revision {
-            None => self
-                .js
-                .api_request_msg(&format!("DIRECT.GET.{}.{}", self.stream, subject), b"")?,
-            Some(r) => self.js.api_request_msg(
-                &format!("DIRECT.GET.{}", self.stream),
-                json!({ "seq": r }).to_string().as_bytes(),
-            )?,
+            None => {
+                self.js
+                    .api_msg(&format!("DIRECT.GET.{}.{}", self.stream, subject), b"")?
+                    .await?
+            }
+            Some(r) => {
+                self.js
+                    .api_msg(
+                        &format!("DIRECT.GET.{}", self.stream),
+                        json!({ "seq": r }).to_string().as_bytes(),
+                    )?
+                    .await?
+            }
         };
         let bad = |what: &str| {
             Error::new(
@@ -466,101 +497,84 @@ impl KeyValue {
         )))
     }
 
-    /// Reads every message an ordered, unacknowledged consumer with
-    /// `config` delivers up to now, then deletes the consumer.
-    fn scan(&self, config: Value) -> Result<Vec<Entry>> {
-        let info = self.js.create_consumer(
-            &self.stream,
-            &config.to_string(),
-            crate::jetstream::CreateAction::Create,
-        )?;
-        let name = info
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let mut left = info.get("num_pending").and_then(Value::as_u64).unwrap_or(0);
+    /// Every entry an ordered consumer on `filter` delivers up to now.
+    async fn scan(
+        &self,
+        filter: String,
+        deliver: DeliverPolicy,
+        headers_only: bool,
+    ) -> Result<Vec<Entry>> {
+        let cfg = OrderedConfig {
+            stream: self.stream.clone(),
+            filter_subjects: vec![filter],
+            deliver,
+            headers_only,
+            until_drained: true,
+            batch: SCAN_BATCH,
+            expires: Duration::from_secs(30),
+            idle_heartbeat: Duration::from_secs(5),
+            limits: Limits::unlimited(),
+        };
+        let sink = EntrySink {
+            kv: self.clone(),
+            ignore_deletes: false,
+            initial_done: true,
+        };
+        let started = start_ordered(self.js.clone(), cfg, sink, watch_outcome).await?;
+        let feed = started.feed;
         let mut entries = Vec::new();
-        let result = (|| {
-            while left > 0 {
-                let opts = crate::jetstream::FetchOptions {
-                    max_messages: left.min(SCAN_BATCH) as usize,
-                    expires: self.js.options().timeout,
-                    ..Default::default()
-                };
-                let batch = self.js.fetch(&self.stream, &name, &opts)?;
-                if batch.is_empty() {
-                    return Err(Error::new(
-                        ErrorKind::Timeout,
-                        format!(
-                            "bucket {:?}: scan stalled with {left} entries left",
-                            self.bucket
-                        ),
-                    ));
-                }
-                for m in batch {
-                    let md = crate::jetstream::parse_metadata(m.reply().unwrap_or(""))?;
-                    left = md.num_pending;
-                    let Some(key) = m.subject().strip_prefix(&self.key_prefix) else {
-                        continue;
-                    };
-                    entries.push(Entry {
-                        bucket: Arc::clone(&self.bucket),
-                        key: key.to_string(),
-                        value: m.payload_bytes(),
-                        revision: md.stream_seq,
-                        operation: operation_of(m.headers())?,
-                        created_ns: md.timestamp_ns,
-                        delta: md.num_pending,
-                    });
+        let collected = async {
+            while let Some(item) = feed.recv().await? {
+                if let WatchEvent::Entry(e) = item {
+                    entries.push(e);
                 }
             }
-            Ok(())
-        })();
-        // Memory-only and short-lived anyway; a failed delete is harmless.
-        let _ = self.js.delete_consumer(&self.stream, &name);
-        result.map(|()| entries)
-    }
-
-    fn scan_config(&self, filter: &str, deliver: &str, headers_only: bool) -> Value {
-        json!({
-            "filter_subject": filter,
-            "deliver_policy": deliver,
-            "ack_policy": "none",
-            "headers_only": headers_only,
-            "mem_storage": true,
-            "num_replicas": 1,
-            "inactive_threshold": SCAN_INACTIVE_THRESHOLD_NS,
-        })
+            Ok::<(), Error>(())
+        }
+        .await;
+        feed.stop();
+        // Its consumer is gone once the task has ended.
+        let _ = started.task.await;
+        collected.map(|()| entries)
     }
 
     /// The keys that currently have a value (not deleted or purged).
-    pub fn keys(&self) -> Result<Vec<String>> {
-        let cfg = self.scan_config(&format!("{}>", self.key_prefix), "last_per_subject", true);
-        Ok(self
-            .scan(cfg)?
-            .into_iter()
-            .filter(|e| e.operation == Operation::Put)
-            .map(|e| e.key)
-            .collect())
+    pub fn keys(&self) -> Op<Vec<String>> {
+        let kv = self.clone();
+        Op::new(async move {
+            let filter = format!("{}>", kv.key_prefix);
+            Ok(kv
+                .scan(filter, DeliverPolicy::LastPerSubject, true)
+                .await?
+                .into_iter()
+                .filter(|e| e.operation == Operation::Put)
+                .map(|e| e.key)
+                .collect())
+        })
     }
 
     /// Every kept revision of `key`, oldest first (markers included);
     /// `KeyNotFound` if there is none.
-    pub fn history(&self, key: &str) -> Result<Vec<Entry>> {
-        let subject = self.subject(key)?;
-        let entries = self.scan(self.scan_config(&subject, "all", false))?;
-        if entries.is_empty() {
-            return Err(Error::new(
-                ErrorKind::KeyNotFound,
-                format!("key {key:?} not found"),
-            ));
-        }
-        Ok(entries)
+    pub fn history(&self, key: &str) -> Op<Vec<Entry>> {
+        Op::build(|| {
+            let subject = self.subject(key)?;
+            let (kv, key) = (self.clone(), key.to_string());
+            Ok(async move {
+                let entries = kv.scan(subject, DeliverPolicy::All, false).await?;
+                if entries.is_empty() {
+                    return Err(Error::new(
+                        ErrorKind::KeyNotFound,
+                        format!("key {key:?} not found"),
+                    ));
+                }
+                Ok(entries)
+            })
+        })
     }
 
     /// The bucket's status: its backing stream's StreamInfo as JSON.
-    pub fn status(&self) -> Result<Value> {
-        self.js.stream_info(&self.stream)
+    pub fn status(&self) -> Op<Value> {
+        let (info, bucket) = (self.js.stream_info(&self.stream), Arc::clone(&self.bucket));
+        Op::new(async move { info.await.map_err(|e| bucket_error(e, &bucket)) })
     }
 }

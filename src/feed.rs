@@ -1,0 +1,834 @@
+//! The one iterator of the library: a bounded buffer of items filled by a
+//! producer (the connection's read path for a subscription, a runtime task
+//! for consume, the ordered consumer, a KV watch or request-many replies)
+//! and read by the application in one of three ways:
+//!
+//! - `next(timeout)`: a blocking wait on the caller's thread;
+//! - `next_async()`: a completion for one item (a token, a promise, a
+//!   channel); pending ones are served in call order before anything is
+//!   queued;
+//! - push mode (`set_handler`): a library dispatcher thread calls a handler
+//!   with every item, in order, then once with the end.
+//!
+//! A feed ends without error (stopped by its owner, or finished after its
+//! last item: drain, auto-unsubscribe, the end of a finite flow) or with the
+//! error that ended it. Limits and pending-limit policies are the
+//! subscription's; pull-based producers instead wait for room
+//! (`wait_for_room`) before asking the server for more.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::thread::{JoinHandle, ThreadId};
+use std::time::{Duration, Instant};
+
+use tokio::sync::oneshot;
+
+use crate::completion::{lock, Completion, Outcome};
+use crate::dispatch;
+use crate::error::{Error, ErrorKind, Result};
+use crate::options::PendingPolicy;
+
+/// An item a feed can hold.
+pub trait FeedItem: Send + 'static {
+    /// Bytes counted against the byte limit.
+    fn pending_size(&self) -> usize;
+}
+
+impl FeedItem for crate::message::Message {
+    fn pending_size(&self) -> usize {
+        self.size as usize
+    }
+}
+
+/// What a push-mode handler receives: each item, then the end once.
+pub enum Delivery<T> {
+    Item(T),
+    /// The feed ended: `None` without error (stopped, drained, finished).
+    End(Option<Error>),
+}
+
+pub type Handler<T> = Box<dyn FnMut(Delivery<T>) + Send>;
+
+/// Turns an item into what a `next_async` completion holds.
+pub type ToOutcome<T> = fn(T) -> Result<Outcome>;
+
+/// How a feed ended.
+#[derive(Clone)]
+enum End {
+    /// Stopped by its owner: iteration ends; a pending drain fails.
+    Stopped,
+    /// Finished after its last item.
+    Finished,
+    Failed(Error),
+}
+
+impl End {
+    fn error(&self) -> Option<Error> {
+        match self {
+            End::Failed(e) => Some(e.clone()),
+            _ => None,
+        }
+    }
+
+    fn outcome(&self) -> Result<Outcome> {
+        match self.error() {
+            Some(e) => Err(e),
+            None => Ok(Outcome::End),
+        }
+    }
+}
+
+/// Limits of a feed.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Items at most (`usize::MAX`: unlimited).
+    pub items: usize,
+    /// Bytes at most (`usize::MAX`: unlimited).
+    pub bytes: usize,
+    pub policy: PendingPolicy,
+}
+
+impl Limits {
+    /// Limits by the reference's convention: a value <= 0 disables one.
+    pub fn from_config(items: i64, bytes: i64, policy: PendingPolicy) -> Limits {
+        let lim = |v: i64| if v <= 0 { usize::MAX } else { v as usize };
+        Limits {
+            items: lim(items),
+            bytes: lim(bytes),
+            policy,
+        }
+    }
+
+    pub fn unlimited() -> Limits {
+        Limits {
+            items: usize::MAX,
+            bytes: usize::MAX,
+            policy: PendingPolicy::DropNew,
+        }
+    }
+}
+
+/// Live counters of a feed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FeedStats {
+    /// Items handed to the application.
+    pub delivered: u64,
+    /// Items dropped by the pending-limit policy.
+    pub dropped: u64,
+    /// Items queued, not yet delivered.
+    pub pending_items: u64,
+    /// Bytes queued, not yet delivered.
+    pub pending_bytes: u64,
+    /// Times a pull-based producer found the buffer full and paused.
+    pub stalls: u64,
+}
+
+/// What happened to an item offered to a feed.
+pub(crate) enum Pushed {
+    Queued,
+    /// This many items were dropped (the new one or old ones).
+    Dropped(u64),
+    /// Queued over the limit: the producer must wait for room (BLOCK).
+    Blocked,
+    /// The feed failed (ERROR policy).
+    Failed,
+    /// Ended already: ignored.
+    Ignored,
+}
+
+/// A reader waiting for an item without blocking a thread.
+enum Waiter<T> {
+    /// `next_async`: its completion gets the item's outcome. Once taken
+    /// off the list it can no longer be cancelled (see `withdraw`).
+    Token(Arc<Completion>),
+    /// `recv` of a producer task reading another feed.
+    Task(oneshot::Sender<Result<Option<T>>>),
+}
+
+struct State<T> {
+    queue: VecDeque<T>,
+    pending_bytes: usize,
+    /// Items offered (auto-finish counts these).
+    received: u64,
+    /// Finish once this many were offered.
+    max: Option<u64>,
+    /// No more items will arrive; end once the queue is empty.
+    finished: bool,
+    end: Option<End>,
+    in_callback: bool,
+    /// Threads blocked on `cv`; notifying costs a syscall, so only when > 0.
+    waiting: u32,
+    /// A wake-up is on its way to a waiter; don't send another per item.
+    wakeup_sent: bool,
+    /// Readers waiting, oldest first. Non-empty only while the queue is.
+    waiters: VecDeque<Waiter<T>>,
+    drain_waiters: Vec<Arc<Completion>>,
+    last_slow_report: Option<Instant>,
+}
+
+impl<T> Default for State<T> {
+    fn default() -> Self {
+        State {
+            queue: VecDeque::new(),
+            pending_bytes: 0,
+            received: 0,
+            max: None,
+            finished: false,
+            end: None,
+            in_callback: false,
+            waiting: 0,
+            wakeup_sent: false,
+            waiters: VecDeque::new(),
+            drain_waiters: Vec::new(),
+            last_slow_report: None,
+        }
+    }
+}
+
+/// Waiters to wake once the lock is released.
+struct Wakeups<T> {
+    handed: Option<(Arc<Completion>, Result<Outcome>)>,
+    drains: Vec<Arc<Completion>>,
+    drain_result: Option<Result<Outcome>>,
+    ended: Option<(VecDeque<Waiter<T>>, End)>,
+}
+
+impl<T> Default for Wakeups<T> {
+    fn default() -> Self {
+        Wakeups {
+            handed: None,
+            drains: Vec::new(),
+            drain_result: None,
+            ended: None,
+        }
+    }
+}
+
+pub struct Feed<T: FeedItem> {
+    limits: Limits,
+    to_outcome: ToOutcome<T>,
+    state: Mutex<State<T>>,
+    cv: Condvar,
+    /// Wakes a producer waiting for room (BLOCK policy, pull flows).
+    pub(crate) space: tokio::sync::Notify,
+    /// A producer waits for the queue to shrink to this many items
+    /// (`usize::MAX`: none waits).
+    space_wanted_at: AtomicUsize,
+    /// Wakes producers when the feed ends.
+    ended: tokio::sync::Notify,
+    delivered: AtomicU64,
+    dropped: AtomicU64,
+    stalls: AtomicU64,
+    push_mode: AtomicBool,
+    dispatcher: Mutex<Option<JoinHandle<()>>>,
+    dispatcher_id: Mutex<Option<ThreadId>>,
+}
+
+impl<T: FeedItem> Feed<T> {
+    pub fn new(limits: Limits, to_outcome: ToOutcome<T>) -> Feed<T> {
+        Feed {
+            limits,
+            to_outcome,
+            state: Mutex::new(State::default()),
+            cv: Condvar::new(),
+            space: tokio::sync::Notify::new(),
+            space_wanted_at: AtomicUsize::new(usize::MAX),
+            ended: tokio::sync::Notify::new(),
+            delivered: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            stalls: AtomicU64::new(0),
+            push_mode: AtomicBool::new(false),
+            dispatcher: Mutex::new(None),
+            dispatcher_id: Mutex::new(None),
+        }
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    fn over(&self, s: &State<T>, extra_items: usize, extra_bytes: usize) -> bool {
+        s.queue.len() + extra_items > self.limits.items
+            || s.pending_bytes + extra_bytes > self.limits.bytes
+    }
+
+    /// Completes what `w` collected; call without the lock held (hooks of
+    /// completions may call back into the feed).
+    fn wake(&self, w: Wakeups<T>) {
+        if let Some((c, r)) = w.handed {
+            c.complete(r);
+        }
+        if let Some(r) = w.drain_result {
+            for d in w.drains {
+                d.complete(r.clone());
+            }
+        }
+        if let Some((waiters, end)) = w.ended {
+            self.ended.notify_waiters();
+            for waiter in waiters {
+                match waiter {
+                    Waiter::Token(c) => {
+                        c.complete(end.outcome());
+                    }
+                    Waiter::Task(tx) => {
+                        let _ = tx.send(match end.error() {
+                            Some(e) => Err(e),
+                            None => Ok(None),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    // ---- producer side ----------------------------------------------------
+
+    /// Offers an item. Never blocks. Returns what happened to it and
+    /// whether the auto-finish count was reached with it.
+    pub(crate) fn push(&self, item: T) -> (Pushed, bool) {
+        let size = item.pending_size();
+        let mut s = lock(&self.state);
+        if s.end.is_some() || s.finished {
+            return (Pushed::Ignored, false);
+        }
+        s.received += 1;
+        let reached_max = s.max.is_some_and(|m| s.received >= m);
+        if reached_max {
+            s.finished = true;
+        }
+        // A waiting reader takes it directly (the queue is empty then).
+        let mut item = item;
+        while let Some(w) = s.waiters.pop_front() {
+            match w {
+                Waiter::Token(c) => {
+                    self.delivered.fetch_add(1, Ordering::Relaxed);
+                    let mut wake = self.maybe_finish(&mut s);
+                    drop(s);
+                    wake.handed = Some((c, (self.to_outcome)(item)));
+                    self.wake(wake);
+                    return (Pushed::Queued, reached_max);
+                }
+                Waiter::Task(tx) => match tx.send(Ok(Some(item))) {
+                    Ok(()) => {
+                        self.delivered.fetch_add(1, Ordering::Relaxed);
+                        let wake = self.maybe_finish(&mut s);
+                        drop(s);
+                        self.wake(wake);
+                        return (Pushed::Queued, reached_max);
+                    }
+                    // That reader gave up waiting: try the next one.
+                    Err(back) => match back {
+                        Ok(Some(it)) => item = it,
+                        _ => unreachable!("sent an item"),
+                    },
+                },
+            }
+        }
+        let outcome = if !self.over(&s, 1, size) {
+            s.pending_bytes += size;
+            s.queue.push_back(item);
+            Pushed::Queued
+        } else {
+            match self.limits.policy {
+                PendingPolicy::DropNew => Pushed::Dropped(1),
+                PendingPolicy::DropOld => {
+                    if size > self.limits.bytes {
+                        Pushed::Dropped(1)
+                    } else {
+                        let mut n = 0;
+                        while self.over(&s, 1, size) {
+                            match s.queue.pop_front() {
+                                Some(old) => {
+                                    s.pending_bytes -= old.pending_size();
+                                    n += 1;
+                                }
+                                None => break,
+                            }
+                        }
+                        s.pending_bytes += size;
+                        s.queue.push_back(item);
+                        Pushed::Dropped(n)
+                    }
+                }
+                PendingPolicy::Block => {
+                    s.pending_bytes += size;
+                    s.queue.push_back(item);
+                    Pushed::Blocked
+                }
+                PendingPolicy::Error => Pushed::Failed,
+            }
+        };
+        let dropped_now = match outcome {
+            Pushed::Dropped(n) => n,
+            Pushed::Failed => 1,
+            _ => 0,
+        };
+        if dropped_now > 0 {
+            self.dropped.fetch_add(dropped_now, Ordering::Relaxed);
+        }
+        if matches!(outcome, Pushed::Failed) {
+            drop(s);
+            self.fail(Error::new(
+                ErrorKind::SlowConsumer,
+                "slow consumer: pending limits exceeded",
+            ));
+            return (outcome, reached_max);
+        }
+        let notify = s.waiting > 0 && !s.wakeup_sent;
+        if notify {
+            s.wakeup_sent = true;
+        }
+        drop(s);
+        if notify {
+            self.cv.notify_one();
+        }
+        (outcome, reached_max)
+    }
+
+    /// No more items will come; the feed ends once the backlog is taken.
+    /// Returns true once it has ended.
+    pub(crate) fn finish(&self) -> bool {
+        let mut s = lock(&self.state);
+        s.finished = true;
+        let wake = self.maybe_finish(&mut s);
+        let ended = s.end.is_some();
+        drop(s);
+        self.cv.notify_all();
+        self.wake(wake);
+        ended
+    }
+
+    /// Ends the feed now with `e`, discarding the backlog. Returns false if
+    /// it had ended already.
+    pub(crate) fn fail(&self, e: Error) -> bool {
+        self.end_now(End::Failed(e))
+    }
+
+    /// Ends the feed now without error (its owner stopped it), discarding
+    /// the backlog. Returns false if it had ended already.
+    pub(crate) fn stop(&self) -> bool {
+        self.end_now(End::Stopped)
+    }
+
+    fn end_now(&self, end: End) -> bool {
+        let mut s = lock(&self.state);
+        if s.end.is_some() {
+            return false;
+        }
+        s.end = Some(end.clone());
+        s.queue.clear();
+        s.pending_bytes = 0;
+        let wake = Wakeups {
+            handed: None,
+            drains: std::mem::take(&mut s.drain_waiters),
+            drain_result: Some(Err(end.error().unwrap_or_else(|| {
+                Error::new(
+                    ErrorKind::SubscriptionClosed,
+                    "stopped before draining finished",
+                )
+            }))),
+            ended: Some((std::mem::take(&mut s.waiters), end)),
+        };
+        drop(s);
+        self.cv.notify_all();
+        self.space.notify_waiters();
+        self.wake(wake);
+        true
+    }
+
+    /// Ends a finished feed whose backlog is handled.
+    fn maybe_finish(&self, s: &mut State<T>) -> Wakeups<T> {
+        if s.finished && s.queue.is_empty() && !s.in_callback && s.end.is_none() {
+            s.end = Some(End::Finished);
+            self.cv.notify_all();
+            return Wakeups {
+                handed: None,
+                drains: std::mem::take(&mut s.drain_waiters),
+                drain_result: Some(Ok(Outcome::Done)),
+                ended: Some((std::mem::take(&mut s.waiters), End::Finished)),
+            };
+        }
+        Wakeups::default()
+    }
+
+    /// Sets the auto-finish count (items offered in total). Returns true
+    /// if it is already reached.
+    pub(crate) fn set_max(&self, max: u64) -> Result<bool> {
+        let mut s = lock(&self.state);
+        if s.end.is_some() {
+            return Err(Error::sub_closed());
+        }
+        s.max = Some(max);
+        Ok(s.received >= max)
+    }
+
+    /// For re-subscribing after a reconnect: `None` if no more items are
+    /// wanted, else what remains of the auto-finish count.
+    pub(crate) fn remaining(&self) -> Option<Option<u64>> {
+        let s = lock(&self.state);
+        if s.end.is_some() || s.finished {
+            return None;
+        }
+        Some(s.max.map(|m| m.saturating_sub(s.received)))
+    }
+
+    /// True while a BLOCK-policy queue is over its limits.
+    pub(crate) fn must_wait_for_room(&self) -> bool {
+        let s = lock(&self.state);
+        s.end.is_none() && self.over(&s, 0, 0) && !s.queue.is_empty()
+    }
+
+    /// A producer wants `space` notified once the queue holds at most
+    /// `items` items (`None`: no longer).
+    pub(crate) fn want_room(&self, items: Option<usize>) {
+        self.space_wanted_at
+            .store(items.unwrap_or(usize::MAX), Ordering::SeqCst);
+    }
+
+    /// Waits until the queue holds at most `items` items and is not over
+    /// its byte limit, or the feed ended. For producers that fill it on
+    /// demand.
+    pub(crate) async fn wait_for_room(&self, items: usize) {
+        loop {
+            let notified = self.space.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            self.want_room(Some(items));
+            {
+                let s = lock(&self.state);
+                if s.end.is_some()
+                    || (s.queue.len() <= items && s.pending_bytes <= self.limits.bytes)
+                {
+                    break;
+                }
+            }
+            notified.await;
+        }
+        self.want_room(None);
+    }
+
+    /// Items queued, and the room left for more (0 when full or ended).
+    pub(crate) fn fill(&self) -> (usize, usize) {
+        let s = lock(&self.state);
+        let room = if s.end.is_some() || s.pending_bytes >= self.limits.bytes {
+            0
+        } else {
+            self.limits.items.saturating_sub(s.queue.len())
+        };
+        (s.queue.len(), room)
+    }
+
+    /// Counts a pause of a pull-based producer on a full buffer.
+    pub(crate) fn count_stall(&self) {
+        self.stalls.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Rate limit for slow-consumer reports: at most one per second.
+    pub(crate) fn should_report_slow(&self) -> bool {
+        let mut s = lock(&self.state);
+        let now = Instant::now();
+        match s.last_slow_report {
+            Some(t) if now.duration_since(t) < Duration::from_secs(1) => false,
+            _ => {
+                s.last_slow_report = Some(now);
+                true
+            }
+        }
+    }
+
+    /// Waits until the feed ends (producers stop then).
+    pub(crate) async fn until_ended(&self) {
+        loop {
+            let notified = self.ended.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.has_ended() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    // ---- consumer side ----------------------------------------------------
+
+    pub fn has_ended(&self) -> bool {
+        lock(&self.state).end.is_some()
+    }
+
+    /// Registers a drain waiter; completes it at once if already ended.
+    pub(crate) fn add_drain_waiter(&self, c: Arc<Completion>) {
+        let mut s = lock(&self.state);
+        let r = match &s.end {
+            None => {
+                s.drain_waiters.push(c);
+                return;
+            }
+            Some(End::Finished) => Ok(Outcome::Done),
+            Some(End::Stopped) => Err(Error::sub_closed()),
+            Some(End::Failed(e)) => Err(e.clone()),
+        };
+        drop(s);
+        c.complete(r);
+    }
+
+    pub fn stats(&self) -> FeedStats {
+        let s = lock(&self.state);
+        FeedStats {
+            delivered: self.delivered.load(Ordering::Relaxed),
+            dropped: self.dropped.load(Ordering::Relaxed),
+            pending_items: s.queue.len() as u64,
+            pending_bytes: s.pending_bytes as u64,
+            stalls: self.stalls.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Takes the first queued item, under the lock.
+    fn pop(&self, s: &mut State<T>) -> Option<T> {
+        let item = s.queue.pop_front()?;
+        s.pending_bytes -= item.pending_size();
+        self.delivered.fetch_add(1, Ordering::Relaxed);
+        if s.queue.len() <= self.space_wanted_at.load(Ordering::Relaxed)
+            && (self.limits.policy != PendingPolicy::Block || !self.over(s, 0, 0))
+        {
+            self.space.notify_waiters();
+        }
+        // Wake-ups are sent once per batch, so a waiter that took an item
+        // wakes the next one while items remain.
+        if !s.queue.is_empty() && s.waiting > 0 && !s.wakeup_sent {
+            s.wakeup_sent = true;
+            self.cv.notify_one();
+        }
+        Some(item)
+    }
+
+    fn check_pull_mode(&self) -> Result<()> {
+        if self.push_mode.load(Ordering::SeqCst) {
+            return Err(Error::new(
+                ErrorKind::IllegalState,
+                "this iterator delivers to a callback",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The next item, waiting up to `timeout` (forever if `None`; not at
+    /// all if zero). `Ok(None)`: the feed ended without error.
+    pub fn next(&self, timeout: Option<Duration>) -> Result<Option<T>> {
+        self.check_pull_mode()?;
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut s = lock(&self.state);
+        loop {
+            if let Some(item) = self.pop(&mut s) {
+                let wake = self.maybe_finish(&mut s);
+                drop(s);
+                self.wake(wake);
+                return Ok(Some(item));
+            }
+            let wake = self.maybe_finish(&mut s);
+            if let Some(end) = &s.end {
+                let r = end.error().map_or(Ok(None), Err);
+                drop(s);
+                self.wake(wake);
+                return r;
+            }
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                return Err(Error::timeout("next"));
+            }
+            s.waiting += 1;
+            s = match deadline {
+                None => self.cv.wait(s).unwrap_or_else(|p| p.into_inner()),
+                Some(d) => {
+                    self.cv
+                        .wait_timeout(s, d - now)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0
+                }
+            };
+            s.waiting -= 1;
+            s.wakeup_sent = false;
+        }
+    }
+
+    /// A completion for the next item (its outcome per the feed's
+    /// `to_outcome`), `Outcome::End` once the feed ended without error, or
+    /// the error that ended it. Pending ones are served in call order.
+    /// Cancelling one before an item reached it leaves the items in the
+    /// feed; once one has, the cancel is refused.
+    pub fn next_async(self: &Arc<Self>) -> Result<Arc<Completion>> {
+        self.check_pull_mode()?;
+        let c = Completion::new();
+        let mut s = lock(&self.state);
+        if let Some(item) = self.pop(&mut s) {
+            let mut wake = self.maybe_finish(&mut s);
+            drop(s);
+            wake.handed = Some((Arc::clone(&c), (self.to_outcome)(item)));
+            self.wake(wake);
+            return Ok(c);
+        }
+        let wake = self.maybe_finish(&mut s);
+        if let Some(end) = &s.end {
+            let r = end.outcome();
+            drop(s);
+            self.wake(wake);
+            c.complete(r);
+            return Ok(c);
+        }
+        s.waiters.push_back(Waiter::Token(Arc::clone(&c)));
+        drop(s);
+        let feed: Weak<Self> = Arc::downgrade(self);
+        let me = Arc::downgrade(&c);
+        c.set_cancel_guard(move || match (feed.upgrade(), me.upgrade()) {
+            (Some(f), Some(c)) => f.withdraw(&c),
+            _ => true,
+        });
+        Ok(c)
+    }
+
+    /// Takes a pending `next_async` off the list; false once an item or
+    /// the end is on its way to it (it cannot be cancelled then).
+    fn withdraw(&self, c: &Arc<Completion>) -> bool {
+        let mut s = lock(&self.state);
+        let at = s
+            .waiters
+            .iter()
+            .position(|w| matches!(w, Waiter::Token(t) if Arc::ptr_eq(t, c)));
+        match at {
+            Some(i) => {
+                s.waiters.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The next item for a task reading this feed: `Ok(None)` once it
+    /// ended without error. Dropping the future leaves the items in the
+    /// feed.
+    pub(crate) async fn recv(&self) -> Result<Option<T>> {
+        let rx = {
+            let mut s = lock(&self.state);
+            if let Some(item) = self.pop(&mut s) {
+                let wake = self.maybe_finish(&mut s);
+                drop(s);
+                self.wake(wake);
+                return Ok(Some(item));
+            }
+            let wake = self.maybe_finish(&mut s);
+            if let Some(end) = &s.end {
+                let r = end.error().map_or(Ok(None), Err);
+                drop(s);
+                self.wake(wake);
+                return r;
+            }
+            // Readers that gave up (timed out) leave closed senders behind.
+            s.waiters
+                .retain(|w| !matches!(w, Waiter::Task(tx) if tx.is_closed()));
+            let (tx, rx) = oneshot::channel();
+            s.waiters.push_back(Waiter::Task(tx));
+            rx
+        };
+        rx.await.unwrap_or_else(|_| Err(Error::sub_closed()))
+    }
+
+    /// Switches to push mode: `handler` runs on a library thread with
+    /// every item, in order, then once with the end; `on_exit` runs after
+    /// its last call.
+    pub(crate) fn set_handler(
+        self: &Arc<Self>,
+        owner: usize,
+        name: String,
+        mut handler: Handler<T>,
+        on_exit: Box<dyn FnOnce() + Send>,
+    ) -> Result<()> {
+        if lock(&self.state)
+            .waiters
+            .iter()
+            .any(|w| matches!(w, Waiter::Token(_)))
+        {
+            return Err(Error::new(
+                ErrorKind::IllegalState,
+                "next_async calls are pending on this iterator",
+            ));
+        }
+        if self.push_mode.swap(true, Ordering::SeqCst) {
+            return Err(Error::new(
+                ErrorKind::IllegalState,
+                "this iterator already delivers to a callback",
+            ));
+        }
+        let me = Arc::clone(self);
+        let mut slot = lock(&self.dispatcher);
+        let spawned = std::thread::Builder::new().name(name).spawn(move || {
+            dispatch::mark_dispatcher_of(owner);
+            let end = me.dispatch_loop(&mut handler);
+            handler(Delivery::End(end));
+            drop(handler);
+            on_exit();
+        });
+        let handle = match spawned {
+            Ok(h) => h,
+            Err(e) => {
+                self.push_mode.store(false, Ordering::SeqCst);
+                return Err(Error::new(
+                    ErrorKind::Io,
+                    format!("cannot spawn dispatcher: {e}"),
+                ));
+            }
+        };
+        *lock(&self.dispatcher_id) = Some(handle.thread().id());
+        *slot = Some(handle);
+        Ok(())
+    }
+
+    /// Delivers until the end; returns its error, if any.
+    fn dispatch_loop(&self, handler: &mut Handler<T>) -> Option<Error> {
+        // One lock per item: the lock taken after a callback also pops the
+        // next item (the producer pushes under the same lock, so every
+        // acquisition may move its cache line between threads).
+        let mut s = lock(&self.state);
+        loop {
+            let item = loop {
+                if let Some(end) = &s.end {
+                    return end.error();
+                }
+                if let Some(it) = self.pop(&mut s) {
+                    break it;
+                }
+                let wake = self.maybe_finish(&mut s);
+                if let Some(end) = &s.end {
+                    let e = end.error();
+                    drop(s);
+                    self.wake(wake);
+                    return e;
+                }
+                s.waiting += 1;
+                s = self.cv.wait(s).unwrap_or_else(|p| p.into_inner());
+                s.waiting -= 1;
+                s.wakeup_sent = false;
+            };
+            s.in_callback = true;
+            drop(s);
+            handler(Delivery::Item(item));
+            s = lock(&self.state);
+            s.in_callback = false;
+            let wake = self.maybe_finish(&mut s);
+            if wake.ended.is_some() {
+                drop(s);
+                self.wake(wake);
+                s = lock(&self.state);
+            }
+        }
+    }
+
+    /// Waits for the push-mode thread to end, unless called from it.
+    pub(crate) fn join_dispatcher(&self) {
+        if *lock(&self.dispatcher_id) == Some(std::thread::current().id()) {
+            return;
+        }
+        if let Some(h) = lock(&self.dispatcher).take() {
+            let _ = h.join();
+        }
+    }
+}
