@@ -17,8 +17,11 @@
 #                      when pub is among the scenarios)
 #   -h | --help
 # Harness options (passed unchanged to every harness, see shared bench spec):
-#   --scenarios pub,pubsub,req,jspub,jspub-sync,kv --sizes 16,1024 --n N
-#   --js-n N --k K --kv-k K --window W --warmup W --idle-timeout S --max-secs S
+#   --scenarios pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get
+#   --sizes 16,1024 --n N --js-n N --k K --kv-k K --window W --par P
+#   --obj-mb MiB --obj-small N --warmup W --idle-timeout S --max-secs S
+#   (only the options given here are passed: a harness uses the spec's
+#   defaults for the others)
 #   --url URL          use this server instead of starting one
 #
 # nats-server: scripts/install-nats-server.sh if present (it honours
@@ -45,9 +48,34 @@ HARNESSES=(
     # is the binding overhead (summarize.py prints it as its own table)
     "libnatsio-go|$ROOT/build/bench-go/natsio-go-bench|build_natsio_go"
     "libnatsio-node|node $BENCH/node/natsio-node-bench.js|build_natsio_node"
+    # the official Go and JavaScript clients: the references for the Go and
+    # Node bindings (summarize.py compares each binding with its ecosystem's
+    # client in its own table)
+    "nats.go|$ROOT/build/bench-natsgo/natsgo-bench|build_natsgo"
+    "nats.js|node $BENCH/peers/natsjs/natsjs-bench.js|build_natsjs"
 )
 
 build_natsc() { "$BENCH/peers/natsc/build.sh" >/dev/null; }
+
+# nats.go peer: its own module in bench/peers/natsgo (nats.go from the Go
+# module proxy, pinned by go.mod/go.sum), built into build/bench-natsgo/.
+build_natsgo() {
+    command -v go >/dev/null || { log "go not found"; return 1; }
+    mkdir -p "$ROOT/build/bench-natsgo"
+    (cd "$BENCH/peers/natsgo" && go build -o "$ROOT/build/bench-natsgo/natsgo-bench" .)
+}
+
+# nats.js peer: a small npm project in bench/peers/natsjs (versions pinned
+# by its package-lock.json); npm ci only when node_modules is missing or
+# older than the lock file.
+build_natsjs() {
+    command -v node >/dev/null && command -v npm >/dev/null || { log "node/npm not found"; return 1; }
+    local dir="$BENCH/peers/natsjs"
+    if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
+        [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+        (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || return 1
+    fi
+}
 
 build_async_nats() {
     cargo build --release --quiet --manifest-path "$BENCH/peers/async-nats/Cargo.toml"
@@ -122,11 +150,12 @@ BUILD=1
 EXTRAS=1
 PASS=()
 URL=""
-SCENARIOS="pub,pubsub,req,jspub,jspub-sync,kv"
+SCENARIOS="pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get"
 SIZES="16,1024"
 MAX_SECS=120
+OBJ_MB=64
 
-usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     arg="$1"; val=""
@@ -152,11 +181,13 @@ while [ $# -gt 0 ]; do
         --scenarios) SCENARIOS="$val" ;;
         --sizes) SIZES="$val"; PASS+=("$arg" "$val") ;;
         --max-secs) MAX_SECS="$val"; PASS+=("$arg" "$val") ;;
-        --n|--js-n|--k|--kv-k|--window|--warmup|--idle-timeout) PASS+=("$arg" "$val") ;;
+        --obj-mb) OBJ_MB="$val"; PASS+=("$arg" "$val") ;;
+        --n|--js-n|--k|--kv-k|--window|--par|--obj-small|--warmup|--idle-timeout) PASS+=("$arg" "$val") ;;
         *) log "unknown option: $arg"; exit 2 ;;
     esac
 done
 [[ "$REPEATS" =~ ^[0-9]+$ ]] && [ "$REPEATS" -ge 1 ] || { log "bad --repeats: $REPEATS"; exit 2; }
+[[ "$OBJ_MB" =~ ^[0-9]+$ ]] || { log "bad --obj-mb: $OBJ_MB"; exit 2; }
 
 # ---------------------------------------------------------------------------
 # build and select harnesses
@@ -252,7 +283,11 @@ fi
 IFS=',' read -r -a SCEN_LIST <<<"$SCENARIOS"
 nsizes=$(awk -F, '{print NF}' <<<"$SIZES")
 # hard guard per harness invocation: kv has two timed phases per size
-guard=$(python3 -c "import math; print(math.ceil((2*float('$MAX_SECS')+60)*$nsizes))")
+# (js-consume: the fill and the consume); obj-put/obj-get run twice (the
+# large object, the small ones) whatever the sizes, each with an untimed
+# put (obj-get) and a timed part
+guard_sizes=$(python3 -c "import math; print(math.ceil((2*float('$MAX_SECS')+60)*$nsizes))")
+guard_obj=$(python3 -c "import math; print(math.ceil(4*float('$MAX_SECS')+60))")
 
 # libnatsio-only figures that have no peer counterpart: pub4 (the pub
 # scenario from 4 threads sharing one client).
@@ -265,7 +300,7 @@ run_extras() {
         echo "# repeat=$r scenario=pub4 client=libnatsio" >>"$OUT"
         log "repeat $r/$REPEATS: pub4 libnatsio"
         # shellcheck disable=SC2086
-        timeout -k 10 "$guard" ${CMDS[$i]} --url "$URL" --scenarios pub4 --threads 4 "${PASS[@]}" \
+        timeout -k 10 "$guard_sizes" ${CMDS[$i]} --url "$URL" --scenarios pub4 --threads 4 "${PASS[@]}" \
             >"$TMPD/out.txt" 2>"$TMPD/err.txt" || log "libnatsio pub4: exit $?"
         cat "$TMPD/out.txt" >>"$OUT"
         grep -v '^#' "$TMPD/out.txt" | grep -v '^$' >&2 || true
@@ -282,6 +317,8 @@ server_cpu() {
 
 for r in $(seq 1 "$REPEATS"); do
     for sc in "${SCEN_LIST[@]}"; do
+        guard="$guard_sizes"
+        case "$sc" in obj-put|obj-get) guard="$guard_obj" ;; esac
         for i in "${!NAMES[@]}"; do
             name="${NAMES[$i]}"
             echo "# repeat=$r scenario=$sc client=$name" >>"$OUT"
@@ -305,7 +342,9 @@ for r in $(seq 1 "$REPEATS"); do
                 err1="$(head -c 200 "$TMPD/err.txt" | tr -s ' \t\n\r' '____')"
                 log "$name $sc: $why ${err1}"
                 # mark every size of this invocation that printed no line
+                # (obj-put/obj-get: the --obj-mb object and the 1 KiB ones)
                 IFS=',' read -r -a SZ <<<"$SIZES"
+                case "$sc" in obj-put|obj-get) SZ=("$((OBJ_MB * 1048576))" 1024) ;; esac
                 for sz in "${SZ[@]}"; do
                     scs=("$sc"); [ "$sc" = kv ] && scs=(kv-put kv-get)
                     for s2 in "${scs[@]}"; do

@@ -4,11 +4,14 @@
     bench/summarize.py RESULTS [RESULTS...]      (or lines on stdin)
 
 One row per scenario / size / client with the median over all runs of the
-rate (msgs_per_s or ops_per_s), p50_us and p99_us where the scenario has
-latencies, and the errors summed over runs. For every client other than
-`libnatsio` the ratio column shows libnatsio's median divided by that
-client's: rate ratio > 1 means libnatsio is faster; p50 ratio < 1 means
-libnatsio has lower latency.
+rate (msgs_per_s, ops_per_s for kv-put/kv-get/kv-par, mb_per_s for
+obj-put/obj-get), p50_us and p99_us where the scenario has latencies, and
+the errors summed over runs. The notes column has the medians of the
+scenario's extra figures (kv-par: par and threads_peak; obj-put/obj-get:
+rss_peak_mb; js-consume: redelivered and ack_pending when not 0). For
+every client other than `libnatsio` the ratio column shows libnatsio's
+median divided by that client's: rate ratio > 1 means libnatsio is faster;
+p50 ratio < 1 means libnatsio has lower latency.
 
 The bindings' harnesses (`libnatsio-go`, `libnatsio-node`, and variants
 named `libnatsio-<binding>:<variant>`) run the same
@@ -17,9 +20,16 @@ overhead", shows each binding's medians relative to `libnatsio` (the C
 ABI): rate binding/C (<1: the binding is slower), p50 and p99 binding/C
 (>1: the binding adds latency) and the CPU time per message both ways.
 
-A lossy pubsub run (lost>0) or an incomplete jspub run (unacked>0) has a
-rate that is not comparable with complete runs: if any run of a client is
-lossy/incomplete, its rate shows n/a (and so does the ratio).
+A third table, "bindings vs their ecosystem's client", compares each
+binding with the official client of its language, same scenario and size:
+`libnatsio-go` / `nats.go` and `libnatsio-node` / `nats.js` (rate: >1 the
+binding is faster; p50/p99 and rss: <1 the binding is lower, i.e. better).
+
+A lossy pubsub run (lost>0), an incomplete jspub run (unacked>0) or a short
+js-consume run (received<n) has a rate that is not comparable with complete
+runs: if any run of a client is lossy/incomplete, its rate shows n/a (and so
+does the ratio). A `status=failed error=unsupported...` line (a client
+without the API, e.g. nats.c has no Object Store) counts as unsupported.
 """
 
 import math
@@ -40,9 +50,25 @@ def is_binding(client):
     return client.startswith(BINDING_PREFIX)
 # Optional per-run figures shown (as medians) in the notes column.
 EXTRA_MEDIANS = [("cpu_ns_per_msg", "cpu_ns/msg"), ("rss_kb", "peak_rss_kb"),
-                 ("rss_start_kb", "rss_start_kb"), ("rss_end_kb", "rss_end_kb")]
-SCEN_ORDER = ["pub", "pubsub", "req", "jspub", "jspub-sync", "kv-put", "kv-get"]
+                 ("rss_start_kb", "rss_start_kb"), ("rss_end_kb", "rss_end_kb"),
+                 ("threads_peak", "threads_peak"), ("rss_peak_mb", "rss_peak_mb")]
+SCEN_ORDER = ["pub", "pubsub", "req", "jspub", "jspub-sync", "kv-put", "kv-get", "kv-par",
+              "js-consume", "obj-put", "obj-get"]
 LATENCY_SCENARIOS = {"req", "jspub-sync", "kv-put", "kv-get"}
+# Scenarios whose rate is MB/s (mb_per_s) rather than messages or operations.
+MB_SCENARIOS = {"obj-put", "obj-get"}
+# Each binding and the official client of its language (the ecosystem table).
+ECOSYSTEM_PEERS = OrderedDict([(OURS + "-go", "nats.go"), (OURS + "-node", "nats.js")])
+
+
+def rate_key(scenario, rec):
+    if scenario in MB_SCENARIOS:
+        return "mb_per_s"
+    return "ops_per_s" if "ops_per_s" in rec else "msgs_per_s"
+
+
+def incomplete_word(scenario):
+    return {"pubsub": "lossy", "js-consume": "short"}.get(scenario, "unacked")
 
 
 def parse_line(line):
@@ -103,6 +129,8 @@ class Cell:
     def add(self, rec):
         st = rec.get("status")
         if st:
+            if st == "failed" and rec.get("error", "").startswith("unsupported"):
+                st = "unsupported"  # the client has no API for the scenario
             self.status[st] += 1
             return
         self.runs.append(rec)
@@ -117,11 +145,16 @@ class Cell:
         if sc == "jspub" and (num(rec, "unacked") or 0) > 0:
             self.incomplete += 1
             self.lost.append(int(num(rec, "unacked")))
+        if sc == "js-consume":
+            short = (num(rec, "n") or 0) - (num(rec, "received") or 0)
+            if short > 0:
+                self.incomplete += 1
+                self.lost.append(int(short))
 
     def rate(self):
         if not self.runs or self.incomplete:
             return None
-        key = "ops_per_s" if "ops_per_s" in self.runs[0] else "msgs_per_s"
+        key = rate_key(self.runs[0]["scenario"], self.runs[0])
         return median(num(r, key) for r in self.runs)
 
     def lat(self, key):
@@ -132,7 +165,7 @@ class Cell:
     def notes(self, scen):
         out = []
         if self.incomplete:
-            what = "lossy" if scen == "pubsub" else "unacked"
+            what = incomplete_word(scen)
             out.append(f"{what} {self.incomplete}/{len(self.runs)} (median {int(statistics.median(self.lost))})")
         for st, c in sorted(self.status.items()):
             out.append(f"{st} x{c}")
@@ -145,10 +178,19 @@ class Cell:
         mode = {r.get("mode") for r in self.runs if r.get("mode")}
         if mode:
             out.append("mode=" + "/".join(sorted(mode)))
+        par = {r.get("par") for r in self.runs if r.get("par")}
+        if par:
+            out.append("par=" + "/".join(sorted(par, key=lambda p: (len(p), p))))
+        redelivered = sum(int(num(r, "redelivered") or 0) for r in self.runs)
+        if redelivered:
+            out.append(f"redelivered={redelivered}")
+        ack_pending = [int(num(r, "ack_pending")) for r in self.runs if num(r, "ack_pending")]
+        if ack_pending:
+            out.append(f"ack_pending max={max(ack_pending)}")
         for key, label in EXTRA_MEDIANS:
             m = median(num(r, key) for r in self.runs if key in r)
             if m is not None:
-                out.append(f"{label}={m:,.0f}" if m >= 100 else f"{label}={m:.1f}")
+                out.append(f"{label}={m:,.0f}" if m >= 100 or m.is_integer() else f"{label}={m:.1f}")
         return ", ".join(out)
 
 
@@ -240,15 +282,17 @@ def main(argv):
     for r in rows[:-1]:
         print(fmt_row(r) if r else "")
     print()
-    print("rate = msgs_per_s (pub, pubsub, req, jspub, jspub-sync) or ops_per_s (kv-put, kv-get);"
-          " medians over runs.")
+    print("rate = msgs_per_s (pub, pubsub, req, jspub, jspub-sync, js-consume), ops_per_s"
+          " (kv-put, kv-get, kv-par) or MB/s = mb_per_s (obj-put, obj-get); medians over runs.")
     if have_ours:
         print(f"{OURS}/client: ratio of medians; rate >1 = {OURS} faster, p50 <1 = {OURS} lower"
               " latency; n/a: lossy/incomplete or missing.")
     else:
         print(f"no {OURS} results: ratio columns omitted.")
-    print("n/a rate: at least one lossy pubsub (lost>0) or unacked jspub run; not comparable.")
+    print("n/a rate: at least one lossy pubsub (lost>0), unacked jspub or short js-consume"
+          " (received<n) run; not comparable.")
     print_binding_overhead(cells, sort_key)
+    print_ecosystem(cells, sort_key)
     return 0
 
 
@@ -278,7 +322,7 @@ def print_binding_overhead(cells, sort_key):
                 cpu_txt = f"{cpu:,.0f} vs {our_cpu:,.0f}"
             note = ""
             if cell.incomplete:
-                what = "lossy" if sc == "pubsub" else "unacked"
+                what = incomplete_word(sc)
                 note = f"{what} {cell.incomplete}/{len(cell.runs)} (median {int(statistics.median(cell.lost))})"
             rows.append([sc, size, b, fmt_ratio(_ratio(rate, our_rate)), p50, p99, cpu_txt, note])
     if not rows:
@@ -300,6 +344,61 @@ def print_binding_overhead(cells, sort_key):
         print(fmt_row(r))
     print("rate <1: the binding is slower than the C ABI; p50/p99 >1: it adds latency;"
           " n/a: lossy run or missing.")
+
+
+def print_ecosystem(cells, sort_key):
+    """Each binding against the official client of its language
+    (libnatsio-go / nats.go, libnatsio-node / nats.js), for every scenario
+    and size both ran."""
+    rows = []
+    for key in sorted(cells, key=sort_key):
+        sc, size = key
+        clients = cells[key]
+        has_lat = sc in LATENCY_SCENARIOS
+        for b, cell in clients.items():
+            peer_name = ECOSYSTEM_PEERS.get(b.split(":", 1)[0])
+            peer = clients.get(peer_name) if peer_name else None
+            if peer is None or not cell.runs or not peer.runs:
+                continue
+            p50 = p99 = "-"
+            if has_lat:
+                p50 = fmt_ratio(_ratio(cell.lat("p50_us"), peer.lat("p50_us")))
+                p99 = fmt_ratio(_ratio(cell.lat("p99_us"), peer.lat("p99_us")))
+            notes = []
+            for k, label in (("rss_peak_mb", "rss_peak_mb"), ("threads_peak", "threads_peak")):
+                mine = median(num(r, k) for r in cell.runs if k in r)
+                theirs = median(num(r, k) for r in peer.runs if k in r)
+                if mine is not None and theirs is not None:
+                    fmt = (lambda x: f"{x:,.0f}") if k == "threads_peak" else (lambda x: f"{x:,.1f}")
+                    notes.append(f"{label} {fmt(mine)} vs {fmt(theirs)}")
+                    if k == "rss_peak_mb":
+                        notes[-1] += f" ({fmt_ratio(_ratio(mine, theirs))})"
+            for who, c in ((b, cell), (peer_name, peer)):
+                if c.incomplete:
+                    notes.append(f"{who} {incomplete_word(sc)} {c.incomplete}/{len(c.runs)}")
+            unit = "MB/s" if sc in MB_SCENARIOS else ("ops/s" if "ops_per_s" in cell.runs[0] else "msgs/s")
+            rows.append([sc, size, b, peer_name, unit, fmt_ratio(_ratio(cell.rate(), peer.rate())),
+                         p50, p99, ", ".join(notes)])
+    if not rows:
+        return
+    header = ["scenario", "size", "binding", "peer", "rate unit", "rate b/peer (>1 better)",
+              "p50 b/peer (<1 better)", "p99 b/peer (<1 better)", "notes"]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    right = {5, 6, 7}
+
+    def fmt_row(r):
+        out = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        return "  ".join(out).rstrip()
+
+    print()
+    print("Bindings vs their ecosystem's client (ratio of medians binding/peer, same run):")
+    print(fmt_row(header))
+    print(fmt_row(["-" * w for w in widths]))
+    for r in rows:
+        print(fmt_row(r))
+    print("rate (msgs/s, ops/s or MB/s): higher is better, so >1 = the binding is faster;"
+          " p50/p99 latency and rss_peak_mb: lower is better, so <1 = the binding is better;"
+          " n/a: lossy/incomplete run or missing.")
 
 
 def _ratio(a, b):

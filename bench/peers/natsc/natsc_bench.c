@@ -4,6 +4,13 @@
  * Implements the CLI, scenarios, clock boundaries and output lines fixed by
  * the project's benchmark spec (shared/bench-spec.md), with client=nats.c.
  * Build: bench/peers/natsc/build.sh
+ *
+ * Scenarios nats.c 3.4 has no API for (each says so in a `# note=` line):
+ *   kv-par      no asynchronous KV get: the row is K sequential kvStore_Get
+ *               calls (par=1)
+ *   js-consume  no continuous-pull (consume) API: a natsSubscription_Fetch
+ *               loop on a pull subscription, natsMsg_Ack per message
+ *   obj-put/obj-get  no Object Store: status=failed error=unsupported lines
  */
 #define _GNU_SOURCE
 #include <nats/nats.h>
@@ -26,6 +33,10 @@
 /* options                                                                  */
 
 static bench_options O;
+/* spec options not (yet) in bench_common, parsed through parse_extra */
+static long g_par = 256;        /* --par (kv-par: nats.c runs it at 1) */
+static long g_obj_mb = 64;      /* --obj-mb */
+static long g_obj_small = 1000; /* --obj-small */
 
 /* ------------------------------------------------------------------------ */
 /* helpers                                                                  */
@@ -623,12 +634,53 @@ out:
 static bool g_kv_note_printed;
 static bool g_req_note_printed;
 
+/* A JetStream context on nc and bucket BENCHKV deleted and created
+ * (history 1, file storage). */
+static natsStatus fresh_kv(natsConnection *nc, jsCtx **js, kvStore **kv)
+{
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = bench_idle_ms(&O);
+    natsStatus s = natsConnection_JetStream(js, nc, &jo);
+    if (s == NATS_OK) {
+        s = js_DeleteKeyValue(*js, "BENCHKV");
+        if (s == NATS_NOT_FOUND)
+            s = NATS_OK;
+    }
+    if (s == NATS_OK) {
+        kvConfig kc;
+        kvConfig_Init(&kc);
+        kc.Bucket = "BENCHKV";
+        kc.History = 1;
+        kc.StorageType = js_FileStorage;
+        /* kvConfig (nats.c 3.4) has no AllowDirect field; js_CreateKeyValue
+         * sets AllowDirect on the stream itself. Verified below. */
+        s = js_CreateKeyValue(kv, *js, &kc);
+    }
+    if (s == NATS_OK && !g_kv_note_printed) {
+        jsStreamInfo *si = NULL;
+        int direct = -1;
+        if (js_GetStreamInfo(&si, *js, "KV_BENCHKV", NULL, NULL) == NATS_OK) {
+            direct = si->Config->AllowDirect ? 1 : 0;
+            jsStreamInfo_Destroy(si);
+        }
+        printf("# note client=%s kv: kvConfig has no allow_direct field in "
+               "nats.c %s; js_CreateKeyValue sets it on the stream itself: "
+               "KV_BENCHKV allow_direct=%s (kvStore_Get uses direct get when "
+               "true)\n",
+               CLIENT, nats_GetVersion(),
+               direct < 0 ? "unknown" : (direct ? "true" : "false"));
+        fflush(stdout);
+        g_kv_note_printed = true;
+    }
+    return s;
+}
+
 static void run_kv(long size)
 {
     natsConnection *nc = NULL;
     jsCtx *js = NULL;
     kvStore *kv = NULL;
-    jsOptions jo;
     natsStatus s;
     char *data = bench_make_payload(size);
     long K = O.kv_k;
@@ -642,44 +694,11 @@ static void run_kv(long size)
         emit_failure("kv-get", size, "failed", "connect", s);
         goto out;
     }
-    jsOptions_Init(&jo);
-    jo.Wait = bench_idle_ms(&O);
-    s = natsConnection_JetStream(&js, nc, &jo);
-    if (s == NATS_OK) {
-        s = js_DeleteKeyValue(js, "BENCHKV");
-        if (s == NATS_NOT_FOUND)
-            s = NATS_OK;
-    }
-    if (s == NATS_OK) {
-        kvConfig kc;
-        kvConfig_Init(&kc);
-        kc.Bucket = "BENCHKV";
-        kc.History = 1;
-        kc.StorageType = js_FileStorage;
-        /* kvConfig (nats.c 3.4) has no AllowDirect field; js_CreateKeyValue
-         * sets AllowDirect on the stream itself. Verified below. */
-        s = js_CreateKeyValue(&kv, js, &kc);
-    }
+    s = fresh_kv(nc, &js, &kv);
     if (s != NATS_OK) {
         emit_failure("kv-put", size, "failed", "bucket", s);
         emit_failure("kv-get", size, "failed", "bucket", s);
         goto out;
-    }
-    if (!g_kv_note_printed) {
-        jsStreamInfo *si = NULL;
-        int direct = -1;
-        if (js_GetStreamInfo(&si, js, "KV_BENCHKV", NULL, NULL) == NATS_OK) {
-            direct = si->Config->AllowDirect ? 1 : 0;
-            jsStreamInfo_Destroy(si);
-        }
-        printf("# note client=%s kv: kvConfig has no allow_direct field in "
-               "nats.c %s; js_CreateKeyValue sets it on the stream itself: "
-               "KV_BENCHKV allow_direct=%s (kvStore_Get uses direct get when "
-               "true)\n",
-               CLIENT, nats_GetVersion(),
-               direct < 0 ? "unknown" : (direct ? "true" : "false"));
-        fflush(stdout);
-        g_kv_note_printed = true;
     }
 
     for (long i = 0; i < O.warmup; i++) {
@@ -771,24 +790,320 @@ out:
 }
 
 /* ------------------------------------------------------------------------ */
+/* kv-par                                                                   */
+
+/* A numeric field of /proc/self/status ("Threads", "VmHWM" in kB), or -1. */
+static long proc_status(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    size_t fl = strlen(field);
+    long v = -1;
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, field, fl) == 0 && line[fl] == ':') {
+            v = strtol(line + fl + 1, NULL, 10);
+            break;
+        }
+    }
+    fclose(f);
+    return v;
+}
+
+static bool g_kvpar_note_printed;
+
+/*
+ * nats.c has no asynchronous KV get, so kv-par is K sequential kvStore_Get
+ * calls (par=1). threads_peak is sampled in the loop itself every 2 ms (a
+ * sampling thread would add one to the count).
+ */
+static void run_kv_par(long size)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    kvStore *kv = NULL;
+    natsStatus s;
+    char *data = bench_make_payload(size);
+    long K = O.kv_k;
+    char key[64];
+
+    if (!g_kvpar_note_printed) {
+        printf("# note=kv-par client=%s nats.c %s has no asynchronous KV get: the "
+               "kv-par row is K sequential kvStore_Get calls (par=1; --par %ld not "
+               "applicable), the same work as kv-get\n",
+               CLIENT, nats_GetVersion(), g_par);
+        fflush(stdout);
+        g_kvpar_note_printed = true;
+    }
+    reset_async();
+    s = connect_nc(&nc);
+    if (s != NATS_OK) {
+        emit_failure("kv-par", size, "failed", "connect", s);
+        goto out;
+    }
+    s = fresh_kv(nc, &js, &kv);
+    if (s != NATS_OK) {
+        emit_failure("kv-par", size, "failed", "bucket", s);
+        goto out;
+    }
+    for (long i = 0; i < K; i++) {
+        snprintf(key, sizeof key, "k%ld", i);
+        s = kvStore_Put(NULL, kv, key, data, (int)size);
+        if (s != NATS_OK) {
+            emit_failure("kv-par", size, "failed", "put", s);
+            goto out;
+        }
+    }
+    ASYNC_RESET();
+
+    long errors = 0;
+    long peak = proc_status("Threads");
+    double t0 = bench_now_s(), last_sample = t0;
+    bool timed_out = false;
+    for (long i = 0; i < K; i++) {
+        kvEntry *e = NULL;
+        snprintf(key, sizeof key, "k%ld", i);
+        s = kvStore_Get(&e, kv, key);
+        if (s != NATS_OK || kvEntry_ValueLen(e) != size)
+            errors++;
+        kvEntry_Destroy(e);
+        double b = bench_now_s();
+        if (b - last_sample >= 0.002) {
+            long t = proc_status("Threads");
+            if (t > peak)
+                peak = t;
+            last_sample = b;
+        }
+        if (b - t0 > O.max_secs) {
+            timed_out = true;
+            break;
+        }
+    }
+    double secs = bench_now_s() - t0;
+    long t = proc_status("Threads");
+    if (t > peak)
+        peak = t;
+    if (timed_out) {
+        bench_emit_status("kv-par", size, "timeout", "max-secs");
+        goto out;
+    }
+    errors += ASYNC_ERRS();
+    printf("scenario=kv-par client=%s size=%ld n=%ld par=1 secs=%.6f "
+           "ops_per_s=%.1f threads_peak=%ld errors=%ld\n",
+           CLIENT, size, K, secs, (double)K / secs, peak, errors);
+    fflush(stdout);
+out:
+    kvStore_Destroy(kv);
+    jsCtx_Destroy(js);
+    close_nc(nc);
+    free(data);
+}
+
+/* ------------------------------------------------------------------------ */
+/* js-consume                                                               */
+
+/* messages per natsSubscription_Fetch (the batch of nats.go's Consume) */
+#define FETCH_BATCH 500
+
+static bool g_consume_note_printed;
+
+static void run_js_consume(long size)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    natsSubscription *sub = NULL;
+    jsOptions jo;
+    natsStatus s;
+    jsErrCode jerr = 0;
+    char *data = bench_make_payload(size);
+    long N = O.js_n;
+
+    if (!g_consume_note_printed) {
+        printf("# note=js-consume client=%s nats.c %s has no continuous-pull "
+               "(consume) API: js-consume is a natsSubscription_Fetch loop on a "
+               "pull subscription (batch %d), natsMsg_Ack per message\n",
+               CLIENT, nats_GetVersion(), FETCH_BATCH);
+        fflush(stdout);
+        g_consume_note_printed = true;
+    }
+    reset_async();
+    s = connect_nc(&nc);
+    if (s != NATS_OK) {
+        emit_failure("js-consume", size, "failed", "connect", s);
+        goto out;
+    }
+    jsOptions_Init(&jo);
+    jo.Wait = bench_idle_ms(&O);
+    jo.PublishAsync.MaxPending = O.window;
+    jo.PublishAsync.StallWait = bench_idle_ms(&O);
+    s = natsConnection_JetStream(&js, nc, &jo);
+    if (s == NATS_OK)
+        s = fresh_bench_stream(js);
+    if (s != NATS_OK) {
+        emit_failure("js-consume", size, "failed", "stream", s);
+        goto out;
+    }
+    /* fill (untimed) */
+    for (long i = 0; i < N && s == NATS_OK; i++)
+        s = js_PublishAsync(js, "bench.js.a", data, (int)size, NULL);
+    if (s == NATS_OK) {
+        jsPubOptions po;
+        jsPubOptions_Init(&po);
+        po.MaxWait = (int64_t)(O.max_secs * 1000);
+        s = js_PublishAsyncComplete(js, &po);
+    }
+    if (s == NATS_OK) {
+        jsStreamInfo *si = NULL;
+        s = js_GetStreamInfo(&si, js, "BENCH", NULL, &jerr);
+        if (s == NATS_OK && si->State.Msgs != (uint64_t)N)
+            s = NATS_ERR;
+        jsStreamInfo_Destroy(si);
+    }
+    if (s != NATS_OK) {
+        emit_failure("js-consume", size, "failed", "fill", s);
+        goto out;
+    }
+    {
+        jsConsumerConfig cc;
+        jsConsumerInfo *ci = NULL;
+        jsConsumerConfig_Init(&cc);
+        cc.Durable = "BENCHC";
+        cc.AckPolicy = js_AckExplicit;
+        cc.FilterSubject = "bench.js.>";
+        s = js_AddConsumer(&ci, js, "BENCH", &cc, NULL, &jerr);
+        jsConsumerInfo_Destroy(ci);
+    }
+    if (s == NATS_OK)
+        s = js_PullSubscribe(&sub, js, "bench.js.>", "BENCHC", NULL, NULL, &jerr);
+    if (s != NATS_OK) {
+        emit_failure("js-consume", size, "failed", "consumer", s);
+        goto out;
+    }
+    ASYNC_RESET();
+
+    long received = 0, redelivered = 0, errors = 0;
+    double t0 = bench_now_s(), last_progress = t0;
+    while (received < N) {
+        natsMsgList list = {NULL, 0};
+        long want = N - received;
+        s = natsSubscription_Fetch(&list, sub, (int)(want < FETCH_BATCH ? want : FETCH_BATCH),
+                                   bench_idle_ms(&O), &jerr);
+        if (s != NATS_OK && s != NATS_TIMEOUT)
+            errors++;
+        for (int j = 0; j < list.Count; j++) {
+            natsMsg *m = list.Msgs[j];
+            jsMsgMetaData *md = NULL;
+            if (natsMsg_GetDataLength(m) != size)
+                errors++;
+            if (natsMsg_GetMetaData(&md, m) == NATS_OK) {
+                if (md->NumDelivered > 1)
+                    redelivered++;
+                jsMsgMetaData_Destroy(md);
+            }
+            if (natsMsg_Ack(m, NULL) != NATS_OK) /* plain ack, not AckSync */
+                errors++;
+        }
+        double t = bench_now_s();
+        if (list.Count > 0) {
+            received += list.Count;
+            last_progress = t;
+        }
+        natsMsgList_Destroy(&list);
+        if (t - last_progress > O.idle_timeout || t - t0 > O.max_secs)
+            break;
+    }
+    double secs = last_progress - t0;
+    if (secs <= 0)
+        secs = 1e-9;
+    if (received > N)
+        received = N;
+
+    /* untimed: wait until the server has every ack */
+    long ack_pending = -1;
+    double deadline = bench_now_s() + O.idle_timeout;
+    for (;;) {
+        jsConsumerInfo *ci = NULL;
+        if (js_GetConsumerInfo(&ci, js, "BENCH", "BENCHC", NULL, &jerr) == NATS_OK) {
+            ack_pending = (long)ci->NumAckPending;
+            jsConsumerInfo_Destroy(ci);
+        }
+        if (ack_pending == 0 || bench_now_s() > deadline)
+            break;
+        nats_Sleep(5);
+    }
+    errors += ASYNC_ERRS();
+    printf("scenario=js-consume client=%s size=%ld n=%ld received=%ld secs=%.6f "
+           "msgs_per_s=%.1f mb_per_s=%.3f redelivered=%ld ack_pending=%ld "
+           "errors=%ld\n",
+           CLIENT, size, N, received, secs, (double)received / secs,
+           (double)received * (double)size / 1e6 / secs, redelivered, ack_pending,
+           errors);
+    fflush(stdout);
+out:
+    natsSubscription_Destroy(sub);
+    if (js) {
+        natsMsgList pending;
+        if (js_PublishAsyncGetPendingList(&pending, js) == NATS_OK)
+            natsMsgList_Destroy(&pending);
+        jsCtx_Destroy(js);
+    }
+    close_nc(nc);
+    free(data);
+}
+
+/* ------------------------------------------------------------------------ */
+/* obj-put / obj-get                                                        */
+
+/* nats.c 3.4 has no Object Store API: one unsupported line per run (the
+ * --obj-mb object and the --obj-small objects of 1 KiB). */
+static bool g_obj_note_printed;
+
+static void run_obj(const char *scenario)
+{
+    if (!g_obj_note_printed) {
+        printf("# note=obj client=%s nats.c %s has no Object Store API: obj-put "
+               "and obj-get are not run\n", CLIENT, nats_GetVersion());
+        g_obj_note_printed = true;
+    }
+    bench_emit_status(scenario, g_obj_mb * 1048576L, "failed",
+                      "unsupported:nats.c_has_no_Object_Store_API");
+    bench_emit_status(scenario, 1024, "failed",
+                      "unsupported:nats.c_has_no_Object_Store_API");
+}
+
+/* ------------------------------------------------------------------------ */
 /* main                                                                     */
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: natsc_bench [--url URL] [--scenarios pub,pubsub,req,jspub,"
-            "jspub-sync,kv]\n"
+            "jspub-sync,kv,kv-par,js-consume,obj-put,obj-get]\n"
             "                   [--sizes 16,1024] [--n N] [--js-n N] [--k K] "
             "[--kv-k K]\n"
-            "                   [--window W] [--warmup W] [--idle-timeout S] "
-            "[--max-secs S]\n");
+            "                   [--window W] [--par P] [--obj-mb MiB] "
+            "[--obj-small N]\n"
+            "                   [--warmup W] [--idle-timeout S] [--max-secs S]\n");
+}
+
+static bool parse_extra(const char *name, const char *v)
+{
+    if (!strcmp(name, "--par")) g_par = bench_parse_long(name, v);
+    else if (!strcmp(name, "--obj-mb")) g_obj_mb = bench_parse_long(name, v);
+    else if (!strcmp(name, "--obj-small")) g_obj_small = bench_parse_long(name, v);
+    else return false;
+    return true;
 }
 
 int main(int argc, char **argv)
 {
     bench_set_identity("natsc_bench", CLIENT);
     bench_options_init(&O);
-    int rc = bench_parse_args(argc, argv, &O, usage, NULL);
+    free(O.scenarios); /* the spec's full list by default */
+    O.scenarios = strdup("pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,"
+                         "obj-put,obj-get");
+    int rc = bench_parse_args(argc, argv, &O, usage, parse_extra);
     if (rc >= 0)
         return rc;
     if (O.window < 1) O.window = 1;
@@ -806,6 +1121,10 @@ int main(int argc, char **argv)
     char *tmp = strdup(O.scenarios), *save = NULL;
     for (char *sc = strtok_r(tmp, ",", &save); sc;
          sc = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(sc, "obj-put") || !strcmp(sc, "obj-get")) {
+            run_obj(sc); /* sizes fixed by the spec, not --sizes */
+            continue;
+        }
         for (int j = 0; j < nsizes; j++) {
             long size = sizes[j];
             if (!strcmp(sc, "pub")) run_pub(size);
@@ -822,6 +1141,8 @@ int main(int argc, char **argv)
             else if (!strcmp(sc, "jspub")) run_jspub(size);
             else if (!strcmp(sc, "jspub-sync")) run_jspub_sync(size);
             else if (!strcmp(sc, "kv")) run_kv(size);
+            else if (!strcmp(sc, "kv-par")) run_kv_par(size);
+            else if (!strcmp(sc, "js-consume")) run_js_consume(size);
             else bench_emit_status(sc, size, "unsupported", NULL);
         }
     }

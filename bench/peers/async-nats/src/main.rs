@@ -9,6 +9,16 @@
 //! * `jspub` keeps its own window of ack futures; the library's in-flight
 //!   limit is set to the same value with backpressure on.
 //! * `kv` buckets get allow_direct=true (the async-nats default).
+//! * `kv-par`: K `Store::get` futures driven with `buffer_unordered(--par)`
+//!   (P in flight) on the main task; `threads_peak` from /proc/self/status,
+//!   sampled every 2 ms by a tokio task (no extra OS thread).
+//! * `js-consume`: a durable pull consumer's `messages()` stream (continuous
+//!   pull), `Message::ack` (plain ack) per message.
+//! * `obj-put` / `obj-get`: `ObjectStore::put` from a byte slice /
+//!   `ObjectStore::get` read to the end into a `Vec` (the `Object` reader
+//!   checks the SHA-256 digest at the end). Each measured run is a fresh
+//!   process (this program re-run with `--obj-child`), so `rss_peak_mb`
+//!   (VmHWM) is that of the one run.
 
 use std::collections::VecDeque;
 use std::process::ExitCode;
@@ -20,6 +30,7 @@ use async_nats::jetstream::{self, kv, stream};
 use async_nats::{Client, ConnectOptions, Event, Subscriber};
 use bytes::Bytes;
 use futures::StreamExt;
+use tokio::io::AsyncReadExt;
 
 const CLIENT: &str = "async-nats";
 
@@ -36,16 +47,21 @@ struct Opts {
     k: u64,
     kv_k: u64,
     window: usize,
+    par: usize,
+    obj_mb: usize,
+    obj_small: usize,
     warmup: u64,
     idle_timeout: Duration,
     max_secs: Duration,
+    /// internal: one obj-put/obj-get run in this process ("obj-put:big")
+    obj_child: Option<String>,
 }
 
 impl Default for Opts {
     fn default() -> Self {
         Opts {
             url: "nats://127.0.0.1:4222".into(),
-            scenarios: "pub,pubsub,req,jspub,jspub-sync,kv"
+            scenarios: "pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get"
                 .split(',')
                 .map(String::from)
                 .collect(),
@@ -55,16 +71,22 @@ impl Default for Opts {
             k: 10_000,
             kv_k: 10_000,
             window: 4096,
+            par: 256,
+            obj_mb: 64,
+            obj_small: 1000,
             warmup: 100,
             idle_timeout: Duration::from_secs(5),
             max_secs: Duration::from_secs(120),
+            obj_child: None,
         }
     }
 }
 
-const USAGE: &str = "usage: async-nats-bench [--url URL] [--scenarios pub,pubsub,req,jspub,jspub-sync,kv]
+const USAGE: &str = "usage: async-nats-bench [--url URL]
+                        [--scenarios pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get]
                         [--sizes 16,1024] [--n N] [--js-n N] [--k K] [--kv-k K]
-                        [--window W] [--warmup W] [--idle-timeout S] [--max-secs S]";
+                        [--window W] [--par P] [--obj-mb MiB] [--obj-small N]
+                        [--warmup W] [--idle-timeout S] [--max-secs S]";
 
 fn parse_args() -> Result<Opts, String> {
     fn num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
@@ -118,6 +140,10 @@ fn parse_args() -> Result<Opts, String> {
             "--k" => o.k = num(&name, &val)?,
             "--kv-k" => o.kv_k = num(&name, &val)?,
             "--window" => o.window = num::<usize>(&name, &val)?.max(1),
+            "--par" => o.par = num::<usize>(&name, &val)?.max(1),
+            "--obj-mb" => o.obj_mb = num(&name, &val)?,
+            "--obj-small" => o.obj_small = num(&name, &val)?,
+            "--obj-child" => o.obj_child = Some(val),
             "--warmup" => o.warmup = num(&name, &val)?,
             "--idle-timeout" => o.idle_timeout = secs(&name, &val)?,
             "--max-secs" => o.max_secs = secs(&name, &val)?,
@@ -500,29 +526,21 @@ async fn fresh_bench_stream(js: &jetstream::Context) -> Result<(), String> {
     .map_err(|e| format!("create stream: {e}"))
 }
 
-async fn run_jspub(o: &Opts, size: usize) {
-    let c = Arc::new(Counters::default());
-    let client = match connect(o, &c).await {
-        Ok(cl) => cl,
-        Err(e) => return emit_status("jspub", size, "failed", Some(&format!("connect: {e}"))),
-    };
-    let js = jetstream::ContextBuilder::new()
-        .timeout(o.idle_timeout)
-        .max_ack_inflight(o.window)
-        .backpressure_on_inflight(true)
-        .build(client.clone());
-    if let Err(e) = fresh_bench_stream(&js).await {
-        return emit_status("jspub", size, "failed", Some(&e));
-    }
-    c.reset();
-
-    let data = payload(size);
-    let n = o.js_n;
+/// Publishes `n` messages to bench.js.a with at most --window unacked: a
+/// queue of ack futures, the oldest awaited when it is full. Returns the
+/// acks, the failed publishes and the time of the last ack; stops early
+/// (the rest unacked) past --max-secs.
+async fn publish_windowed(
+    js: &jetstream::Context,
+    o: &Opts,
+    n: u64,
+    data: &Bytes,
+    t0: Instant,
+) -> (u64, u64, Instant) {
     let mut window: VecDeque<jetstream::context::PublishAckFuture> =
         VecDeque::with_capacity(o.window);
     let mut acked = 0u64;
     let mut errors = 0u64;
-    let t0 = Instant::now();
     let mut t_last = t0;
     let mut over = false;
     for i in 0..n {
@@ -557,7 +575,35 @@ async fn run_jspub(o: &Opts, size: usize) {
             Err(_) => errors += 1,
         }
     }
-    drop(window);
+    (acked, errors, t_last)
+}
+
+/// The jspub context: own window of ack futures, the library's in-flight
+/// limit the same value with backpressure on.
+fn window_context(o: &Opts, client: &Client) -> jetstream::Context {
+    jetstream::ContextBuilder::new()
+        .timeout(o.idle_timeout)
+        .max_ack_inflight(o.window)
+        .backpressure_on_inflight(true)
+        .build(client.clone())
+}
+
+async fn run_jspub(o: &Opts, size: usize) {
+    let c = Arc::new(Counters::default());
+    let client = match connect(o, &c).await {
+        Ok(cl) => cl,
+        Err(e) => return emit_status("jspub", size, "failed", Some(&format!("connect: {e}"))),
+    };
+    let js = window_context(o, &client);
+    if let Err(e) = fresh_bench_stream(&js).await {
+        return emit_status("jspub", size, "failed", Some(&e));
+    }
+    c.reset();
+
+    let data = payload(size);
+    let n = o.js_n;
+    let t0 = Instant::now();
+    let (acked, mut errors, t_last) = publish_windowed(&js, o, n, &data, t0).await;
     let secs = t_last.saturating_duration_since(t0).as_secs_f64().max(1e-9);
     errors += c.errs();
     finish(&c);
@@ -642,6 +688,29 @@ fn kv_line(scen: &str, size: usize, k: u64, secs: f64, lat: Vec<f64>, errors: u6
     );
 }
 
+/// Bucket BENCHKV deleted and created (history 1, file storage;
+/// allow_direct is the async-nats default, printed once in a note line).
+async fn fresh_kv(js: &jetstream::Context) -> Result<kv::Store, String> {
+    let _ = js.delete_key_value("BENCHKV").await;
+    let store = js
+        .create_key_value(kv::Config {
+            bucket: "BENCHKV".into(),
+            history: 1,
+            storage: stream::StorageType::File,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| format!("create bucket: {e}"))?;
+    if !KV_NOTE.swap(true, Ordering::Relaxed) {
+        let direct = match js.get_stream("KV_BENCHKV").await {
+            Ok(s) => s.cached_info().config.allow_direct.to_string(),
+            Err(_) => "unknown".into(),
+        };
+        println!("# note client={CLIENT} kv: KV_BENCHKV allow_direct={direct}");
+    }
+    Ok(store)
+}
+
 async fn run_kv(o: &Opts, size: usize) {
     let fail = |what: &str| {
         emit_status("kv-put", size, "failed", Some(what));
@@ -655,26 +724,10 @@ async fn run_kv(o: &Opts, size: usize) {
     let js = jetstream::ContextBuilder::new()
         .timeout(o.idle_timeout)
         .build(client.clone());
-    let _ = js.delete_key_value("BENCHKV").await;
-    let store = match js
-        .create_key_value(kv::Config {
-            bucket: "BENCHKV".into(),
-            history: 1,
-            storage: stream::StorageType::File,
-            ..Default::default()
-        })
-        .await
-    {
+    let store = match fresh_kv(&js).await {
         Ok(s) => s,
-        Err(e) => return fail(&format!("create bucket: {e}")),
+        Err(e) => return fail(&e),
     };
-    if !KV_NOTE.swap(true, Ordering::Relaxed) {
-        let direct = match js.get_stream("KV_BENCHKV").await {
-            Ok(s) => s.cached_info().config.allow_direct.to_string(),
-            Err(_) => "unknown".into(),
-        };
-        println!("# note client={CLIENT} kv: KV_BENCHKV allow_direct={direct}");
-    }
 
     let data = payload(size);
     for i in 0..o.warmup {
@@ -746,6 +799,416 @@ async fn run_kv(o: &Opts, size: usize) {
 }
 
 // ---------------------------------------------------------------------------
+// kv-par
+
+/// A numeric field of /proc/self/status ("Threads", "VmHWM" in kB).
+fn proc_status(field: &str) -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    s.lines().find_map(|l| {
+        l.strip_prefix(field)?
+            .strip_prefix(':')?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    })
+}
+
+/// Highest `Threads:` of /proc/self/status, read every 2 ms by a tokio task
+/// (on the runtime's workers: no OS thread of its own).
+struct ThreadSampler {
+    peak: Arc<AtomicU64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl ThreadSampler {
+    fn start() -> ThreadSampler {
+        let peak = Arc::new(AtomicU64::new(proc_status("Threads").unwrap_or(0)));
+        let p = peak.clone();
+        let task = tokio::spawn(async move {
+            let mut iv = tokio::time::interval(Duration::from_millis(2));
+            iv.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                iv.tick().await;
+                if let Some(t) = proc_status("Threads") {
+                    p.fetch_max(t, Ordering::Relaxed);
+                }
+            }
+        });
+        ThreadSampler { peak, task }
+    }
+
+    fn finish(self) -> u64 {
+        self.task.abort();
+        if let Some(t) = proc_status("Threads") {
+            self.peak.fetch_max(t, Ordering::Relaxed);
+        }
+        self.peak.load(Ordering::Relaxed)
+    }
+}
+
+async fn run_kv_par(o: &Opts, size: usize) {
+    let c = Arc::new(Counters::default());
+    let client = match connect(o, &c).await {
+        Ok(cl) => cl,
+        Err(e) => return emit_status("kv-par", size, "failed", Some(&format!("connect: {e}"))),
+    };
+    let js = jetstream::ContextBuilder::new()
+        .timeout(o.idle_timeout)
+        .build(client.clone());
+    let store = match fresh_kv(&js).await {
+        Ok(s) => s,
+        Err(e) => return emit_status("kv-par", size, "failed", Some(&e)),
+    };
+    let data = payload(size);
+    let k = o.kv_k;
+    let keys: Vec<String> = (0..k).map(|i| format!("k{i}")).collect();
+    for key in &keys {
+        if let Err(e) = store.put(key, data.clone()).await {
+            finish(&c);
+            return emit_status("kv-par", size, "failed", Some(&format!("put: {e}")));
+        }
+    }
+    c.reset();
+
+    let sampler = ThreadSampler::start();
+    let mut errors = 0u64;
+    let mut timed_out = false;
+    let t0 = Instant::now();
+    {
+        let mut gets = futures::stream::iter(keys.iter())
+            .map(|key| store.get(key.as_str()))
+            .buffer_unordered(o.par);
+        while let Some(r) = gets.next().await {
+            match r {
+                Ok(Some(v)) if v.len() == size => {}
+                _ => errors += 1,
+            }
+            if t0.elapsed() > o.max_secs {
+                timed_out = true;
+                break;
+            }
+        }
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let peak = sampler.finish();
+    errors += c.errs();
+    finish(&c);
+    if timed_out {
+        return emit_status("kv-par", size, "timeout", Some("max-secs"));
+    }
+    println!(
+        "scenario=kv-par client={CLIENT} size={size} n={k} par={} secs={secs:.6} ops_per_s={:.1} threads_peak={peak} errors={errors}",
+        o.par,
+        k as f64 / secs
+    );
+}
+
+// ---------------------------------------------------------------------------
+// js-consume
+
+async fn run_js_consume(o: &Opts, size: usize) {
+    let fail = |what: String| emit_status("js-consume", size, "failed", Some(&what));
+    let c = Arc::new(Counters::default());
+    let client = match connect(o, &c).await {
+        Ok(cl) => cl,
+        Err(e) => return fail(format!("connect: {e}")),
+    };
+    let js = window_context(o, &client);
+    if let Err(e) = fresh_bench_stream(&js).await {
+        return fail(e);
+    }
+    let n = o.js_n;
+    let data = payload(size);
+    let (acked, _, _) = publish_windowed(&js, o, n, &data, Instant::now()).await; // untimed fill
+    if acked != n {
+        return fail(format!("fill: {acked} of {n} acked"));
+    }
+    let consumer: jetstream::consumer::PullConsumer = match js.get_stream("BENCH").await {
+        Ok(st) => match st
+            .create_consumer(jetstream::consumer::pull::Config {
+                durable_name: Some("BENCHC".into()),
+                ack_policy: jetstream::consumer::AckPolicy::Explicit,
+                ..Default::default()
+            })
+            .await
+        {
+            Ok(cons) => cons,
+            Err(e) => return fail(format!("consumer: {e}")),
+        },
+        Err(e) => return fail(format!("stream: {e}")),
+    };
+    c.reset();
+
+    let mut received = 0u64;
+    let mut redelivered = 0u64;
+    let mut errors = 0u64;
+    let t0 = Instant::now();
+    let mut last_progress = t0;
+    let mut messages = match consumer.messages().await {
+        Ok(m) => m,
+        Err(e) => return fail(format!("messages: {e}")),
+    };
+    while received < n {
+        let idle_left = o.idle_timeout.saturating_sub(last_progress.elapsed());
+        if idle_left.is_zero() || t0.elapsed() > o.max_secs {
+            break;
+        }
+        match tokio::time::timeout(idle_left, messages.next()).await {
+            Ok(Some(Ok(m))) => {
+                if m.payload.len() != size {
+                    errors += 1;
+                }
+                if matches!(m.info(), Ok(info) if info.delivered > 1) {
+                    redelivered += 1;
+                }
+                if m.ack().await.is_err() {
+                    errors += 1;
+                }
+                received += 1;
+                last_progress = Instant::now();
+            }
+            Ok(Some(Err(_))) => errors += 1, // e.g. missed heartbeats
+            Ok(None) | Err(_) => break,
+        }
+    }
+    let secs = last_progress
+        .saturating_duration_since(t0)
+        .as_secs_f64()
+        .max(1e-9);
+
+    // untimed: wait until the server has every ack
+    let mut ack_pending: i64 = -1;
+    let deadline = Instant::now() + o.idle_timeout;
+    loop {
+        if let Ok(info) = consumer.get_info().await {
+            ack_pending = info.num_ack_pending as i64;
+        }
+        if ack_pending == 0 || Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    drop(messages);
+    errors += c.errs();
+    finish(&c);
+    println!(
+        "scenario=js-consume client={CLIENT} size={size} n={n} received={received} secs={secs:.6} msgs_per_s={:.1} mb_per_s={:.3} redelivered={redelivered} ack_pending={ack_pending} errors={errors}",
+        received as f64 / secs,
+        mb(received, size, secs)
+    );
+}
+
+// ---------------------------------------------------------------------------
+// obj-put / obj-get
+
+/// The spec's object bytes: xorshift32 (x ^= x<<13; x ^= x>>17; x ^= x<<5)
+/// from seed 0x2545F491, each state written as 4 little-endian bytes,
+/// truncated to n. Every harness generates the same bytes this way.
+fn obj_data(n: usize) -> Vec<u8> {
+    let mut b = Vec::with_capacity(n + 4);
+    let mut x: u32 = 0x2545_F491;
+    while b.len() < n {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        b.extend_from_slice(&x.to_le_bytes());
+    }
+    b.truncate(n);
+    b
+}
+
+const OBJ_NOTE: &str = "data: xorshift32 seed 0x2545F491";
+
+/// One of the two runs: one --obj-mb MiB object, or --obj-small x 1 KiB.
+struct ObjRun {
+    name: &'static str,
+    size: usize,
+    count: usize,
+}
+
+fn obj_runs(o: &Opts) -> [ObjRun; 2] {
+    [
+        ObjRun { name: "big", size: o.obj_mb << 20, count: 1 },
+        ObjRun { name: "small", size: 1024, count: o.obj_small },
+    ]
+}
+
+fn obj_name(r: &ObjRun, i: usize) -> String {
+    if r.name == "big" {
+        "big".into()
+    } else {
+        format!("small-{i}")
+    }
+}
+
+/// Stores the run's objects; returns the digest of the last one and the
+/// failed puts.
+async fn put_objects(
+    store: &jetstream::object_store::ObjectStore,
+    r: &ObjRun,
+    data: &[u8],
+) -> (String, u64) {
+    let mut digest = String::new();
+    let mut errors = 0u64;
+    for i in 0..r.count {
+        let mut chunk = &data[i * r.size..(i + 1) * r.size];
+        match store.put(obj_name(r, i).as_str(), &mut chunk).await {
+            Ok(info) => digest = info.digest.unwrap_or_default(),
+            Err(_) => errors += 1,
+        }
+    }
+    (digest, errors)
+}
+
+/// Bucket BENCHOBJ deleted and created; for obj-get the run's objects are
+/// stored (untimed).
+async fn prepare_obj(o: &Opts, scen: &str, r: &ObjRun) -> Result<(), String> {
+    let c = Arc::new(Counters::default());
+    let client = connect(o, &c).await.map_err(|e| format!("connect: {e}"))?;
+    let js = jetstream::ContextBuilder::new()
+        .timeout(o.idle_timeout)
+        .build(client.clone());
+    let _ = js.delete_object_store("BENCHOBJ").await;
+    let store = js
+        .create_object_store(jetstream::object_store::Config {
+            bucket: "BENCHOBJ".into(),
+            storage: stream::StorageType::File,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| format!("create bucket: {e}"))?;
+    if scen == "obj-get" {
+        let data = obj_data(r.size * r.count);
+        let (digest, errors) = tokio::time::timeout(o.max_secs, put_objects(&store, r, &data))
+            .await
+            .map_err(|_| "put: timeout".to_string())?;
+        if errors > 0 {
+            return Err(format!("{errors} puts failed"));
+        }
+        if r.name == "big" {
+            println!("# note client={CLIENT} obj: object big digest={digest} ({OBJ_NOTE})");
+        }
+    }
+    finish(&c);
+    Ok(())
+}
+
+/// Each run: the bucket prepared here, the measured part in a child process.
+async fn run_obj(o: &Opts, scen: &str) {
+    for r in obj_runs(o) {
+        if let Err(e) = prepare_obj(o, scen, &r).await {
+            emit_status(scen, r.size, "failed", Some(&format!("prepare: {e}")));
+            continue;
+        }
+        let out = std::env::current_exe().and_then(|exe| {
+            std::process::Command::new(exe)
+                .args(["--url", o.url.as_str()])
+                .args(["--obj-mb", &o.obj_mb.to_string()])
+                .args(["--obj-small", &o.obj_small.to_string()])
+                .args(["--idle-timeout", &o.idle_timeout.as_secs_f64().to_string()])
+                .args(["--max-secs", &o.max_secs.as_secs_f64().to_string()])
+                .args(["--obj-child", &format!("{scen}:{}", r.name)])
+                .output()
+        });
+        match out {
+            Ok(out) => {
+                let text = String::from_utf8_lossy(&out.stdout);
+                print!("{text}");
+                if !text.contains(&format!("scenario={scen} ")) {
+                    let err = String::from_utf8_lossy(&out.stderr);
+                    let err: String = err.trim().chars().take(200).collect();
+                    emit_status(scen, r.size, "failed", Some(&format!("child: {}: {err}", out.status)));
+                }
+            }
+            Err(e) => emit_status(scen, r.size, "failed", Some(&format!("child: {e}"))),
+        }
+    }
+}
+
+/// One measured run in a fresh process: "obj-put:big" etc.
+async fn obj_child(o: &Opts, spec: &str) -> ExitCode {
+    let (scen, which) = spec.split_once(':').unwrap_or((spec, ""));
+    let runs = obj_runs(o);
+    let Some(r) = runs.iter().find(|r| r.name == which) else {
+        eprintln!("async-nats-bench: bad --obj-child: {spec}");
+        return ExitCode::from(2);
+    };
+    if scen != "obj-put" && scen != "obj-get" {
+        eprintln!("async-nats-bench: bad --obj-child: {spec}");
+        return ExitCode::from(2);
+    }
+    let data = if scen == "obj-put" { obj_data(r.size * r.count) } else { Vec::new() };
+    let c = Arc::new(Counters::default());
+    let client = match connect(o, &c).await {
+        Ok(cl) => cl,
+        Err(e) => {
+            emit_status(scen, r.size, "failed", Some(&format!("connect: {e}")));
+            return ExitCode::SUCCESS;
+        }
+    };
+    let js = jetstream::ContextBuilder::new()
+        .timeout(o.idle_timeout)
+        .build(client.clone());
+    let store = match js.get_object_store("BENCHOBJ").await {
+        Ok(s) => s,
+        Err(e) => {
+            emit_status(scen, r.size, "failed", Some(&format!("bucket: {e}")));
+            return ExitCode::SUCCESS;
+        }
+    };
+    let mut digest = String::new();
+    let t0 = Instant::now();
+    let res = if scen == "obj-put" {
+        tokio::time::timeout(o.max_secs, put_objects(&store, r, &data))
+            .await
+            .map(|(d, e)| {
+                digest = d;
+                e
+            })
+    } else {
+        tokio::time::timeout(o.max_secs, async {
+            let mut errors = 0u64;
+            for i in 0..r.count {
+                match store.get(obj_name(r, i)).await {
+                    Ok(mut obj) => {
+                        // the Object reader checks the digest at the end
+                        let mut buf = Vec::new();
+                        match obj.read_to_end(&mut buf).await {
+                            Ok(_) if buf.len() == r.size => {}
+                            _ => errors += 1,
+                        }
+                    }
+                    Err(_) => errors += 1,
+                }
+            }
+            errors
+        })
+        .await
+    };
+    let secs = t0.elapsed().as_secs_f64();
+    let Ok(errors) = res else {
+        finish(&c);
+        emit_status(scen, r.size, "timeout", Some("max-secs"));
+        return ExitCode::SUCCESS;
+    };
+    let hwm_kb = proc_status("VmHWM").unwrap_or(0);
+    if scen == "obj-put" && r.name == "big" {
+        println!("# note client={CLIENT} obj: object big digest={digest} ({OBJ_NOTE})");
+    }
+    let errors = errors + c.errs();
+    finish(&c);
+    println!(
+        "scenario={scen} client={CLIENT} size={} n={} secs={secs:.6} mb_per_s={:.3} rss_peak_mb={:.1} errors={errors}",
+        r.size,
+        r.count,
+        mb(r.count as u64, r.size, secs),
+        hwm_kb as f64 * 1024.0 / 1e6
+    );
+    ExitCode::SUCCESS
+}
+
+// ---------------------------------------------------------------------------
 // main
 
 /// async-nats version, read from this crate's Cargo.lock at compile time.
@@ -773,12 +1236,20 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(spec) = o.obj_child.clone() {
+        return obj_child(&o, &spec).await;
+    }
     println!(
         "# client={CLIENT} version={} url={}",
         async_nats_version(),
         o.url
     );
     for scen in &o.scenarios {
+        if scen == "obj-put" || scen == "obj-get" {
+            // sizes fixed by the spec: --obj-mb MiB, then --obj-small x 1 KiB
+            run_obj(&o, scen).await;
+            continue;
+        }
         for &size in &o.sizes {
             match scen.as_str() {
                 "pub" => run_pub(&o, size).await,
@@ -787,6 +1258,8 @@ async fn main() -> ExitCode {
                 "jspub" => run_jspub(&o, size).await,
                 "jspub-sync" => run_jspub_sync(&o, size).await,
                 "kv" => run_kv(&o, size).await,
+                "kv-par" => run_kv_par(&o, size).await,
+                "js-consume" => run_js_consume(&o, size).await,
                 other => emit_status(other, size, "unsupported", None),
             }
         }
