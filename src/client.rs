@@ -226,6 +226,9 @@ pub(crate) struct ClientInner {
     lame_duck_seen: AtomicBool,
     ever_connected: AtomicBool,
     lifecycle: tokio::sync::watch::Sender<Lifecycle>,
+    /// Flows fed by this client (consume, watch, request-many): closing
+    /// the client ends them before `close` returns.
+    flows: Mutex<Vec<std::sync::Weak<dyn crate::feed::Endable>>>,
 }
 
 fn closed_err(w: &WriteState) -> Option<Error> {
@@ -283,6 +286,7 @@ impl ClientInner {
             lame_duck_seen: AtomicBool::new(false),
             ever_connected: AtomicBool::new(false),
             lifecycle: tokio::sync::watch::Sender::new(Lifecycle::default()),
+            flows: Mutex::new(Vec::new()),
             opts,
         }
     }
@@ -1164,6 +1168,13 @@ impl ClientInner {
         for s in &subs {
             s.feed.join_dispatcher();
         }
+        let flows: Vec<_> = std::mem::take(&mut *lock(&self.flows))
+            .into_iter()
+            .filter_map(|f| f.upgrade())
+            .collect();
+        for f in flows {
+            f.end_and_join(closed.clone());
+        }
         if let Some(e) = reason {
             self.report_error(e, None);
         }
@@ -1281,6 +1292,16 @@ pub struct Flow<T: FeedItem> {
 
 impl<T: FeedItem> Flow<T> {
     pub(crate) fn new(feed: Arc<Feed<T>>, client: &Arc<ClientInner>, name: &'static str) -> Self {
+        {
+            let mut flows = lock(&client.flows);
+            flows.retain(|f| f.strong_count() > 0);
+            let endable: Arc<dyn crate::feed::Endable> = feed.clone();
+            flows.push(Arc::downgrade(&endable));
+        }
+        if client.state() == ConnState::Closed {
+            // Closed meanwhile: the close may have missed this flow.
+            feed.fail(Error::closed());
+        }
         Flow {
             feed,
             owner: Arc::as_ptr(client) as usize,

@@ -114,7 +114,8 @@ impl Limits {
 pub struct FeedStats {
     /// Items handed to the application.
     pub delivered: u64,
-    /// Items dropped by the pending-limit policy.
+    /// Items dropped by the pending-limit policy, or known to be missed by
+    /// a pulling flow while its buffer was full.
     pub dropped: u64,
     /// Items queued, not yet delivered.
     pub pending_items: u64,
@@ -202,6 +203,21 @@ impl<T> Default for Wakeups<T> {
             drain_result: None,
             ended: None,
         }
+    }
+}
+
+/// A feed whose item type does not matter: what a client needs to end
+/// the flows it feeds when it closes.
+pub(crate) trait Endable: Send + Sync {
+    /// Ends the feed with `e` (if it has not ended) and waits for its
+    /// push-mode thread's last call, unless called from that thread.
+    fn end_and_join(&self, e: Error);
+}
+
+impl<T: FeedItem> Endable for Feed<T> {
+    fn end_and_join(&self, e: Error) {
+        self.fail(e);
+        self.join_dispatcher();
     }
 }
 
@@ -517,6 +533,11 @@ impl<T: FeedItem> Feed<T> {
             self.limits.items.saturating_sub(s.queue.len())
         };
         (s.queue.len(), room)
+    }
+
+    /// Counts items a producer knows it missed.
+    pub(crate) fn count_dropped(&self, n: u64) {
+        self.dropped.fetch_add(n, Ordering::Relaxed);
     }
 
     /// Counts a pause of a pull-based producer on a full buffer.

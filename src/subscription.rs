@@ -176,9 +176,10 @@ impl Subscription {
     /// After it returns the handler runs no more (unless called from it).
     /// Stopping an ended subscription does nothing.
     pub fn stop(&self) {
-        if self.shared.feed.stop() {
-            self.client.remove_sub(self.shared.sid, true);
-        }
+        // A subscription that ended by itself (drain, auto-unsubscribe) is
+        // unsubscribed on the server already; it still leaves the registry.
+        let stopped_now = self.shared.feed.stop();
+        self.client.remove_sub(self.shared.sid, stopped_now);
         self.shared.feed.join_dispatcher();
     }
 

@@ -1362,3 +1362,63 @@ fn consume_and_watch_resume_soon_after_the_server_restarts() {
     assert!(consume_after < Duration::from_secs(2), "{consume_after:?}");
     assert!(watch_after < Duration::from_secs(2), "{watch_after:?}");
 }
+
+#[test]
+fn a_watcher_whose_buffer_fills_reports_what_the_bucket_discarded() {
+    use natsio::kv::{WatchEvent, WatchOptions};
+    use natsio::Options;
+    use std::sync::{Arc, Mutex};
+    let s = TestServer::start();
+    let reports = Arc::new(Mutex::new(Vec::new()));
+    let r2 = Arc::clone(&reports);
+    let c = Client::connect(Options {
+        servers: vec![s.url()],
+        // A watcher buffers up to the client's pending limits.
+        pending_msgs_limit: 5,
+        error_callback: Some(Arc::new(move |ev: &natsio::ErrorEvent| {
+            r2.lock()
+                .unwrap()
+                .push((ev.error.kind(), ev.error.detail().to_string()));
+        })),
+        ..Options::default()
+    })
+    .unwrap();
+    let js = JetStream::new(&c, JetStreamOptions::default()).unwrap();
+    let kv = js
+        .create_key_value(r#"{"bucket":"FULL","history":1}"#, CreateAction::Create)
+        .wait()
+        .unwrap();
+    let w = kv.watch(&[], WatchOptions::default()).wait().unwrap();
+    let t = Some(Duration::from_secs(5));
+    assert!(matches!(
+        w.next(t).unwrap().expect("an item"),
+        WatchEvent::InitialDone(_)
+    ));
+    // 20 revisions of one key; the bucket keeps only the latest.
+    for i in 0..20u32 {
+        kv.put("k", i.to_string().as_bytes()).wait().unwrap();
+    }
+    assert!(common::wait_until(Duration::from_secs(5), || w
+        .stats()
+        .stalls
+        >= 1));
+    let mut got = Vec::new();
+    while let Ok(Some(WatchEvent::Entry(e))) = w.next(Some(Duration::from_millis(500))) {
+        got.push(e.revision);
+    }
+    let st = w.stats();
+    assert!(got.len() < 20, "the buffer was full: {got:?}");
+    assert_eq!(*got.last().unwrap(), 20, "the latest revision arrives");
+    assert_eq!(
+        got.len() as u64 + st.dropped,
+        20,
+        "every revision is delivered or counted as missed: {got:?} {st:?}"
+    );
+    let reports = reports.lock().unwrap();
+    assert!(
+        reports
+            .iter()
+            .any(|(k, d)| *k == ErrorKind::SlowConsumer && d.contains("discarded")),
+        "{reports:?}"
+    );
+}

@@ -46,6 +46,9 @@ pub(crate) struct OrderedConfig {
     pub idle_heartbeat: Duration,
     /// The buffer between the consumer and its reader.
     pub limits: Limits,
+    /// The filter takes in every subject of the stream, so any gap in
+    /// stream sequences is a message missed (not one of another subject).
+    pub covers_stream: bool,
 }
 
 /// Lifetime of an ordered consumer once its reader is gone.
@@ -194,8 +197,33 @@ impl<S: OrderedSink> Ordered<S> {
         }
     }
 
+    /// A full buffer paused pulling before `seq` arrived: report what the
+    /// stream may have discarded meanwhile (a history or age limit), so that
+    /// nothing is skipped in silence.
+    fn report_gap_after_stall(&self, seq: u64) {
+        if self.last_stream_seq == 0 || seq <= self.last_stream_seq + 1 {
+            return;
+        }
+        let gap = seq - self.last_stream_seq - 1;
+        let detail = if self.cfg.covers_stream {
+            self.out.count_dropped(gap);
+            format!(
+                "{}: {gap} message(s) after stream sequence {} were discarded by the stream while the reader's buffer was full",
+                self.cfg.stream, self.last_stream_seq
+            )
+        } else {
+            format!(
+                "{}: the reader's buffer was full; messages the stream discarded before sequence {seq} are not delivered",
+                self.cfg.stream
+            )
+        };
+        self.js
+            .client()
+            .report_error(Error::new(ErrorKind::SlowConsumer, detail), None);
+    }
+
     /// Handles one message; false when the consumer must be recreated.
-    fn on_message(&mut self, m: Message) -> Result<bool> {
+    fn on_message(&mut self, m: Message, after_stall: bool) -> Result<bool> {
         let md = match parse_metadata(m.reply().unwrap_or("")) {
             Ok(md) => md,
             Err(_) => return Ok(true), // not a consumer delivery: ignore
@@ -206,6 +234,9 @@ impl<S: OrderedSink> Ordered<S> {
         self.last_consumer_seq = md.consumer_seq;
         if md.stream_seq <= self.last_stream_seq {
             return Ok(true); // seen before a reset
+        }
+        if after_stall {
+            self.report_gap_after_stall(md.stream_seq);
         }
         self.last_stream_seq = md.stream_seq;
         let drained = md.num_pending == 0;
@@ -220,7 +251,7 @@ impl<S: OrderedSink> Ordered<S> {
         let mut life = self.js.client().lifecycle();
         loop {
             let keep = match puller.next(&self.out, &mut life).await {
-                PullEvent::Msg(m) => match self.on_message(m) {
+                PullEvent::Msg(m) => match self.on_message(m, puller.take_stalled()) {
                     Ok(keep) => keep,
                     Err(e) => {
                         self.out.fail(e);

@@ -135,6 +135,8 @@ pub(crate) struct Puller {
     last_activity: Instant,
     /// The feed was full with nothing requested (counted once per stall).
     stalled: bool,
+    /// A stall happened since the last message was handed out.
+    stalled_before_next: bool,
 }
 
 impl Puller {
@@ -154,6 +156,7 @@ impl Puller {
             outstanding: 0,
             last_activity: Instant::now(),
             stalled: false,
+            stalled_before_next: false,
         })
     }
 
@@ -202,6 +205,7 @@ impl Puller {
         // The buffer is full: nothing more fits until the reader takes some.
         if self.outstanding == 0 && !self.stalled {
             self.stalled = true;
+            self.stalled_before_next = true;
             out.count_stall();
         }
         let limit = out.limits().items;
@@ -259,6 +263,12 @@ impl Puller {
                 },
             }
         }
+    }
+
+    /// Whether the buffer filled up (and pulling paused) since the
+    /// previous message; asking resets it.
+    pub(crate) fn take_stalled(&mut self) -> bool {
+        std::mem::take(&mut self.stalled_before_next)
     }
 
     fn on_message(&mut self, m: Message) -> Option<PullEvent> {

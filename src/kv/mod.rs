@@ -514,6 +514,7 @@ impl KeyValue {
             expires: Duration::from_secs(30),
             idle_heartbeat: Duration::from_secs(5),
             limits: Limits::unlimited(),
+            covers_stream: false,
         };
         let sink = EntrySink {
             kv: self.clone(),

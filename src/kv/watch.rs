@@ -149,6 +149,8 @@ impl KeyValue {
             if filters.is_empty() {
                 filters.push(format!("{}>", self.key_prefix));
             }
+            // All keys: the filter is the bucket's whole stream.
+            let covers_stream = patterns.is_empty();
             let deliver = if opts.updates_only {
                 DeliverPolicy::New
             } else if opts.include_history {
@@ -171,6 +173,7 @@ impl KeyValue {
                     o.pending_bytes_limit,
                     PendingPolicy::DropNew,
                 ),
+                covers_stream,
             };
             let sink = EntrySink {
                 kv: self.clone(),
