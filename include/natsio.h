@@ -2245,23 +2245,6 @@ natsio_status natsio_kv_watcher_get_stats(const struct natsio_kv_watcher *watche
 void natsio_kv_watcher_free(struct natsio_kv_watcher *watcher);
 
 /**
- * How many messages the list holds (0 for NULL).
- */
-size_t natsio_msg_list_count(const struct natsio_msg_list *list);
-
-/**
- * Message `index` of the list, borrowed until the list is freed (NULL if
- * out of range). Acknowledge it through this pointer; `natsio_msg_clone`
- * keeps it longer.
- */
-const struct natsio_msg *natsio_msg_list_get(const struct natsio_msg_list *list, size_t index);
-
-/**
- * Frees a list and its messages. Accepts NULL.
- */
-void natsio_msg_list_free(struct natsio_msg_list *list);
-
-/**
  * How many entries the list holds (0 for NULL).
  */
 size_t natsio_kv_entry_list_count(const struct natsio_kv_entry_list *list);
@@ -2277,6 +2260,13 @@ const struct natsio_kv_entry *natsio_kv_entry_list_get(const struct natsio_kv_en
  * Frees a list and its entries. Accepts NULL.
  */
 void natsio_kv_entry_list_free(struct natsio_kv_entry_list *list);
+
+/**
+ * The entries a history produced, as a new list freed with
+ * `natsio_kv_entry_list_free`. Returns as `natsio_token_msg`.
+ */
+natsio_status natsio_token_kv_entry_list(const struct natsio_token *token,
+                                         struct natsio_kv_entry_list **list_out);
 
 /**
  * How many strings the list holds (0 for NULL).
@@ -2301,20 +2291,6 @@ void natsio_string_list_free(struct natsio_string_list *list);
  */
 natsio_status natsio_token_string_list(const struct natsio_token *token,
                                        struct natsio_string_list **list_out);
-
-/**
- * The messages a fetch produced, as a new list freed with
- * `natsio_msg_list_free`. Returns as `natsio_token_msg`.
- */
-natsio_status natsio_token_msg_list(const struct natsio_token *token,
-                                    struct natsio_msg_list **list_out);
-
-/**
- * The entries a history produced, as a new list freed with
- * `natsio_kv_entry_list_free`. Returns as `natsio_token_msg`.
- */
-natsio_status natsio_token_kv_entry_list(const struct natsio_token *token,
-                                         struct natsio_kv_entry_list **list_out);
 
 /**
  * The subject (NUL-terminated, borrowed from the message). NULL for a NULL msg.
@@ -2381,6 +2357,39 @@ natsio_status natsio_msg_clone(const struct natsio_msg *msg, struct natsio_msg *
  * callback.
  */
 void natsio_msg_free(struct natsio_msg *msg);
+
+/**
+ * How many messages the list holds (0 for NULL).
+ */
+size_t natsio_msg_list_count(const struct natsio_msg_list *list);
+
+/**
+ * Message `index` of the list, borrowed until the list is freed (NULL if
+ * out of range). Acknowledge it through this pointer; `natsio_msg_clone`
+ * keeps it longer.
+ */
+const struct natsio_msg *natsio_msg_list_get(const struct natsio_msg_list *list, size_t index);
+
+/**
+ * Frees a list and its messages. Accepts NULL.
+ */
+void natsio_msg_list_free(struct natsio_msg_list *list);
+
+/**
+ * The messages a fetch produced, as a new list freed with
+ * `natsio_msg_list_free`. Returns as `natsio_token_msg`.
+ */
+natsio_status natsio_token_msg_list(const struct natsio_token *token,
+                                    struct natsio_msg_list **list_out);
+
+/**
+ * The message an operation produced (a request's reply, an iterator's
+ * next message), as a new owned message freed with `natsio_msg_free`.
+ * Returns NATSIO_PENDING while the operation runs, NATSIO_DONE when an
+ * iteration ended, its error status if it failed, NATSIO_ERR_ILLEGAL_STATE
+ * if it produces no message.
+ */
+natsio_status natsio_token_msg(const struct natsio_token *token, struct natsio_msg **msg_out);
 
 /**
  * Creates options with the defaults: server nats://127.0.0.1:4222,
@@ -3019,15 +3028,6 @@ bool natsio_token_is_done(const struct natsio_token *token);
  * its error status (with the detail in `natsio_last_error`).
  */
 natsio_status natsio_token_status(const struct natsio_token *token);
-
-/**
- * The message an operation produced (a request's reply, an iterator's
- * next message), as a new owned message freed with `natsio_msg_free`.
- * Returns NATSIO_PENDING while the operation runs, NATSIO_DONE when an
- * iteration ended, its error status if it failed, NATSIO_ERR_ILLEGAL_STATE
- * if it produces no message.
- */
-natsio_status natsio_token_msg(const struct natsio_token *token, struct natsio_msg **msg_out);
 
 /**
  * A text result (JSON of an info, account info) as a new string freed

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use super::iter::{self, natsio_iter_stats};
 use super::js::{create_action, json_result, json_token, natsio_js};
-use super::list::{natsio_msg_list, natsio_string_list, write_list};
-use super::msg::{natsio_msg, natsio_msg_cb};
+use super::list::{natsio_string_list, write_list};
+use super::msg::{natsio_msg, natsio_msg_cb, natsio_msg_list};
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value};
 use super::{

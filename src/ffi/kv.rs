@@ -6,7 +6,7 @@ use std::sync::Weak;
 
 use super::iter::{self, natsio_iter_stats};
 use super::js::{create_action, json_result, natsio_js};
-use super::list::{natsio_kv_entry_list, natsio_string_list, write_list};
+use super::list::{count, natsio_string_list, write_list};
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value};
 use super::{
@@ -1017,5 +1017,55 @@ pub unsafe extern "C" fn natsio_kv_watcher_free(watcher: *mut natsio_kv_watcher)
         if !watcher.is_null() {
             drop(Box::from_raw(watcher));
         }
+    })
+}
+
+/// Revisions returned by `natsio_kv_history`. Owned by the caller, freed
+/// with `natsio_kv_entry_list_free` (which frees its entries).
+pub struct natsio_kv_entry_list {
+    pub(crate) items: Vec<natsio_kv_entry>,
+}
+
+/// How many entries the list holds (0 for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_entry_list_count(list: *const natsio_kv_entry_list) -> usize {
+    count(list.as_ref().map(|l| &l.items))
+}
+
+/// Entry `index` of the list, borrowed until the list is freed (NULL if
+/// out of range).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_entry_list_get(
+    list: *const natsio_kv_entry_list,
+    index: usize,
+) -> *const natsio_kv_entry {
+    guard_value(std::ptr::null(), || {
+        Ok(arg(list, "list")?
+            .items
+            .get(index)
+            .map_or(std::ptr::null(), |e| e as *const natsio_kv_entry))
+    })
+}
+
+/// Frees a list and its entries. Accepts NULL.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_entry_list_free(list: *mut natsio_kv_entry_list) {
+    guard_void(|| {
+        if !list.is_null() {
+            drop(Box::from_raw(list));
+        }
+    })
+}
+
+/// The entries a history produced, as a new list freed with
+/// `natsio_kv_entry_list_free`. Returns as `natsio_token_msg`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_token_kv_entry_list(
+    token: *const natsio_token,
+    list_out: *mut *mut natsio_kv_entry_list,
+) -> natsio_status {
+    token_value(token, list_out, "list_out", |_, v: &Vec<Entry>| {
+        let items = v.iter().cloned().map(natsio_kv_entry::from_entry).collect();
+        Ok(Box::into_raw(Box::new(natsio_kv_entry_list { items })))
     })
 }

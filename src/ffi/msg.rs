@@ -4,7 +4,9 @@
 use std::ffi::{c_char, c_void};
 use std::sync::Weak;
 
+use super::list::count;
 use super::status::natsio_status;
+use super::token::{natsio_token, token_value, with_outcome, wrong_kind};
 use super::{arg, bytes_arg, guard, guard_value, guard_void, opt_arg_headers, out_arg, write_box};
 use crate::client::{respond, ClientInner};
 use crate::error::Error;
@@ -183,5 +185,81 @@ pub unsafe extern "C" fn natsio_msg_free(msg: *mut natsio_msg) {
         if !msg.is_null() {
             drop(Box::from_raw(msg));
         }
+    })
+}
+
+/// Messages returned by `natsio_js_fetch`. Owned by the caller, freed with
+/// `natsio_msg_list_free` (which frees the messages it holds).
+pub struct natsio_msg_list {
+    pub(crate) items: Vec<natsio_msg>,
+}
+
+/// How many messages the list holds (0 for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_msg_list_count(list: *const natsio_msg_list) -> usize {
+    count(list.as_ref().map(|l| &l.items))
+}
+
+/// Message `index` of the list, borrowed until the list is freed (NULL if
+/// out of range). Acknowledge it through this pointer; `natsio_msg_clone`
+/// keeps it longer.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_msg_list_get(
+    list: *const natsio_msg_list,
+    index: usize,
+) -> *const natsio_msg {
+    guard_value(std::ptr::null(), || {
+        Ok(arg(list, "list")?
+            .items
+            .get(index)
+            .map_or(std::ptr::null(), |m| m as *const natsio_msg))
+    })
+}
+
+/// Frees a list and its messages. Accepts NULL.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_msg_list_free(list: *mut natsio_msg_list) {
+    guard_void(|| {
+        if !list.is_null() {
+            drop(Box::from_raw(list));
+        }
+    })
+}
+
+/// The messages a fetch produced, as a new list freed with
+/// `natsio_msg_list_free`. Returns as `natsio_token_msg`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_token_msg_list(
+    token: *const natsio_token,
+    list_out: *mut *mut natsio_msg_list,
+) -> natsio_status {
+    token_value(token, list_out, "list_out", |t, v: &Vec<Message>| {
+        let items = v
+            .iter()
+            .map(|m| natsio_msg::new(m.clone(), t.client.clone()))
+            .collect();
+        Ok(Box::into_raw(Box::new(natsio_msg_list { items })))
+    })
+}
+
+/// The message an operation produced (a request's reply, an iterator's
+/// next message), as a new owned message freed with `natsio_msg_free`.
+/// Returns NATSIO_PENDING while the operation runs, NATSIO_DONE when an
+/// iteration ended, its error status if it failed, NATSIO_ERR_ILLEGAL_STATE
+/// if it produces no message.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_token_msg(
+    token: *const natsio_token,
+    msg_out: *mut *mut natsio_msg,
+) -> natsio_status {
+    if msg_out.is_null() {
+        return guard(|| Err(super::null("msg_out")));
+    }
+    with_outcome(token, |t, o| match o {
+        crate::completion::Outcome::Msg(m) => {
+            write_box(msg_out, natsio_msg::new(m, t.client.clone()));
+            Ok(())
+        }
+        _ => Err(wrong_kind("message")),
     })
 }

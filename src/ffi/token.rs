@@ -7,9 +7,8 @@ use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::ThreadId;
 
-use super::msg::natsio_msg;
 use super::status::natsio_status;
-use super::{arg, guard, guard_value, guard_void, timeout_arg, write_box, Released};
+use super::{arg, guard, guard_value, guard_void, timeout_arg, Released};
 use crate::client::ClientInner;
 use crate::completion::{lock, Completion, Outcome};
 use crate::error::{Error, ErrorKind, Result};
@@ -115,7 +114,7 @@ pub unsafe extern "C" fn natsio_token_is_done(token: *const natsio_token) -> boo
 
 /// Reads a token's outcome with `read`: NATSIO_PENDING while the operation
 /// runs, NATSIO_DONE for an iterator's end, its error status if it failed.
-unsafe fn with_outcome(
+pub(crate) unsafe fn with_outcome(
     token: *const natsio_token,
     read: impl FnOnce(&natsio_token, Outcome) -> Result<()>,
 ) -> natsio_status {
@@ -146,7 +145,7 @@ pub unsafe extern "C" fn natsio_token_status(token: *const natsio_token) -> nats
     with_outcome(token, |_, _| Ok(()))
 }
 
-fn wrong_kind(what: &str) -> Error {
+pub(crate) fn wrong_kind(what: &str) -> Error {
     Error::new(
         ErrorKind::IllegalState,
         format!("this token's operation produces no {what}"),
@@ -172,28 +171,6 @@ where
         let v = o.downcast::<T>().ok_or_else(|| wrong_kind(what))?;
         *out = convert(t, &v)?;
         Ok(())
-    })
-}
-
-/// The message an operation produced (a request's reply, an iterator's
-/// next message), as a new owned message freed with `natsio_msg_free`.
-/// Returns NATSIO_PENDING while the operation runs, NATSIO_DONE when an
-/// iteration ended, its error status if it failed, NATSIO_ERR_ILLEGAL_STATE
-/// if it produces no message.
-#[no_mangle]
-pub unsafe extern "C" fn natsio_token_msg(
-    token: *const natsio_token,
-    msg_out: *mut *mut natsio_msg,
-) -> natsio_status {
-    if msg_out.is_null() {
-        return guard(|| Err(super::null("msg_out")));
-    }
-    with_outcome(token, |t, o| match o {
-        Outcome::Msg(m) => {
-            write_box(msg_out, natsio_msg::new(m, t.client.clone()));
-            Ok(())
-        }
-        _ => Err(wrong_kind("message")),
     })
 }
 
