@@ -903,8 +903,18 @@ impl ClientInner {
         }
         self.send_unsub(sub.sid, None);
         let s = Arc::clone(sub);
-        self.flush_async().on_complete(move || {
-            s.finish();
+        let flushed = self.flush_async();
+        let result = Arc::downgrade(&flushed);
+        flushed.on_complete(move || {
+            // The server has processed the UNSUB: nothing more will come. A
+            // failed flush (the client closed) ends the drain with that error.
+            if result
+                .upgrade()
+                .and_then(|f| f.result())
+                .is_some_and(|r| r.is_ok())
+            {
+                s.finish();
+            }
         });
         c
     }
@@ -1059,7 +1069,8 @@ impl ClientInner {
     }
 
     /// A request as a future of its reply (`NoResponders` when nobody
-    /// listens, `Timeout` after `timeout`). Sent when this is called;
+    /// listens, `Timeout` after `timeout`). Sent when this is called (at
+    /// once when a caller blocks on it, else coalesced with other writes);
     /// dropping the future before the reply withdraws it.
     pub(crate) fn request_fut(
         self: &Arc<Self>,
@@ -1068,7 +1079,9 @@ impl ClientInner {
         payload: &[u8],
         timeout: Duration,
     ) -> Result<ReplyFuture> {
-        let (_, c) = self.request_with_deadline(subject, headers, payload, timeout, true, None)?;
+        let urgent = crate::op::caller_waits();
+        let (_, c) =
+            self.request_with_deadline(subject, headers, payload, timeout, urgent, None)?;
         Ok(ReplyFuture {
             fut: c.wait_async(),
         })
@@ -1637,7 +1650,17 @@ impl Client {
 
 impl Drop for Client {
     fn drop(&mut self) {
-        self.inner.close_with(None);
+        if runtime::on_runtime_thread() {
+            // Closing waits for the connection task and joins callback
+            // threads: never on the runtime (a client nobody took, e.g. from
+            // a connect token freed before it completed, ends here).
+            let inner = Arc::clone(&self.inner);
+            let _ = std::thread::Builder::new()
+                .name("natsio-close".into())
+                .spawn(move || inner.close_with(None));
+        } else {
+            self.inner.close_with(None);
+        }
     }
 }
 

@@ -206,6 +206,25 @@ impl<T> Default for Wakeups<T> {
     }
 }
 
+/// A `recv` in progress: if it is dropped (a `select!` took another
+/// branch) after an item was handed to it, the item goes back to the
+/// feed instead of being lost.
+struct PendingRecv<'a, T: FeedItem> {
+    feed: &'a Feed<T>,
+    rx: Option<oneshot::Receiver<Result<Option<T>>>>,
+}
+
+impl<T: FeedItem> Drop for PendingRecv<'_, T> {
+    fn drop(&mut self) {
+        if let Some(mut rx) = self.rx.take() {
+            rx.close();
+            if let Ok(Ok(Some(item))) = rx.try_recv() {
+                self.feed.unreceive(item);
+            }
+        }
+    }
+}
+
 /// A feed whose item type does not matter: what a client needs to end
 /// the flows it feeds when it closes.
 pub(crate) trait Endable: Send + Sync {
@@ -750,7 +769,30 @@ impl<T: FeedItem> Feed<T> {
             s.waiters.push_back(Waiter::Task(tx));
             rx
         };
-        rx.await.unwrap_or_else(|_| Err(Error::sub_closed()))
+        let mut pending = PendingRecv {
+            feed: self,
+            rx: Some(rx),
+        };
+        let rx = pending.rx.as_mut().expect("receiver");
+        let r = rx.await.unwrap_or_else(|_| Err(Error::sub_closed()));
+        pending.rx = None;
+        r
+    }
+
+    /// Puts back an item a reader received but never took (its wait was
+    /// cancelled after the hand-over): it was the oldest, so in front.
+    fn unreceive(&self, item: T) {
+        let mut s = lock(&self.state);
+        if s.end.is_some() {
+            return;
+        }
+        self.delivered.fetch_sub(1, Ordering::Relaxed);
+        s.pending_bytes += item.pending_size();
+        s.queue.push_front(item);
+        if s.waiting > 0 && !s.wakeup_sent {
+            s.wakeup_sent = true;
+            self.cv.notify_one();
+        }
     }
 
     /// Switches to push mode: `handler` runs on a library thread with

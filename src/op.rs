@@ -20,6 +20,19 @@ use crate::error::{Error, Result};
 
 type BoxFut<T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'static>>;
 
+thread_local! {
+    /// Set while this thread runs an operation to completion (`wait`):
+    /// someone is blocked on it, so its requests go out at once.
+    static CALLER_WAITS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the operation running on this thread has a caller blocked on
+/// it. Its requests are then written at once (latency); started
+/// operations let the writer coalesce theirs (throughput: many in flight).
+pub(crate) fn caller_waits() -> bool {
+    CALLER_WAITS.with(|c| c.get())
+}
+
 /// An operation not started yet, or the error its arguments gave.
 #[must_use = "an Op does nothing until it is waited on, started or awaited"]
 pub struct Op<T> {
@@ -83,7 +96,10 @@ impl<T: Send + 'static> Op<T> {
     pub fn wait(self) -> Result<T> {
         let fut = self.inner?;
         crate::runtime::ensure_may_block()?;
-        crate::runtime::handle().block_on(fut)
+        let outer = CALLER_WAITS.with(|c| c.replace(true));
+        let r = run_here(fut);
+        CALLER_WAITS.with(|c| c.set(outer));
+        r
     }
 
     /// Starts the operation; its completion gets `to_outcome(result)`.
@@ -141,6 +157,46 @@ impl<T> Future for OpFuture<T> {
                 }
                 r
             }
+        }
+    }
+}
+
+/// Wakes a thread parked in `run_here`.
+struct ThreadWaker {
+    thread: std::thread::Thread,
+    woken: std::sync::atomic::AtomicBool,
+}
+
+impl std::task::Wake for ThreadWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if !self.woken.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            self.thread.unpark();
+        }
+    }
+}
+
+/// Drives `fut` to completion on this thread, parking it between polls
+/// (a futex, as a condvar wait would be; lighter than a runtime
+/// `block_on`), inside the runtime's context so that timers and I/O work.
+fn run_here<F: Future>(fut: F) -> F::Output {
+    let _ctx = crate::runtime::handle().enter();
+    let me = Arc::new(ThreadWaker {
+        thread: std::thread::current(),
+        woken: std::sync::atomic::AtomicBool::new(false),
+    });
+    let waker = std::task::Waker::from(Arc::clone(&me));
+    let mut cx = Context::from_waker(&waker);
+    let mut fut = std::pin::pin!(fut);
+    loop {
+        if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            return v;
+        }
+        while !me.woken.swap(false, std::sync::atomic::Ordering::AcqRel) {
+            std::thread::park();
         }
     }
 }

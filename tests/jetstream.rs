@@ -1422,3 +1422,53 @@ fn a_watcher_whose_buffer_fills_reports_what_the_bucket_discarded() {
         "{reports:?}"
     );
 }
+
+#[test]
+fn consume_delivers_every_message_in_order_across_many_pulls() {
+    // Small windows mean many re-pulls; a message handed to the pull
+    // engine while it was busy elsewhere used to be dropped.
+    use natsio::jetstream::ConsumeOptions;
+    let s = TestServer::start();
+    let (_c, js) = setup(&s);
+    for round in 0..20 {
+        let stream = format!("ORD{round}");
+        js.create_stream(
+            &format!(r#"{{"name":"{stream}","subjects":["ord{round}"],"storage":"memory"}}"#),
+            CreateAction::Create,
+        )
+        .wait()
+        .unwrap();
+        for i in 0..1000u32 {
+            js.publish_async(
+                &format!("ord{round}"),
+                &i.to_be_bytes(),
+                &PublishOptions::default(),
+            )
+            .unwrap();
+        }
+        js.publish_async_complete(Some(Duration::from_secs(10)))
+            .wait()
+            .unwrap();
+        js.create_consumer(
+            &stream,
+            r#"{"durable_name":"d","ack_wait":"30s"}"#,
+            CreateAction::Create,
+        )
+        .wait()
+        .unwrap();
+        let opts = ConsumeOptions {
+            max_messages: 100,
+            expires: Duration::from_secs(2),
+            idle_heartbeat: Duration::from_secs(1),
+        };
+        let it = js.consume(&stream, "d", opts).wait().unwrap();
+        for i in 0..1000u32 {
+            let m = it
+                .next(Some(Duration::from_secs(5)))
+                .unwrap()
+                .unwrap_or_else(|| panic!("round {round}: ended at {i}"));
+            assert_eq!(m.payload(), i.to_be_bytes(), "round {round}");
+            js.ack(&m, &AckKind::Ack, None).unwrap();
+        }
+    }
+}
