@@ -2138,6 +2138,13 @@ int64_t natsio_kv_entry_created_ns(const struct natsio_kv_entry *e);
 uint64_t natsio_kv_entry_delta(const struct natsio_kv_entry *e);
 
 /**
+ * Keeps an entry beyond the callback that received it: a copy (the value
+ * is shared, not copied), freed with `natsio_kv_entry_free`.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_kv_entry_clone(const struct natsio_kv_entry *e, struct natsio_kv_entry **out);
+
+/**
  * Frees an entry. Accepts NULL.
  */
 void natsio_kv_entry_free(struct natsio_kv_entry *e);

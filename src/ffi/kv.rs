@@ -752,6 +752,29 @@ pub unsafe extern "C" fn natsio_kv_entry_delta(e: *const natsio_kv_entry) -> u64
     guard_value(0, || Ok(entry(e)?.entry.as_ref().map_or(0, |en| en.delta)))
 }
 
+/// Keeps an entry beyond the callback that received it: a copy (the value
+/// is shared, not copied), freed with `natsio_kv_entry_free`.
+/// Errors: NATSIO_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_entry_clone(
+    e: *const natsio_kv_entry,
+    out: *mut *mut natsio_kv_entry,
+) -> natsio_status {
+    guard(|| {
+        let src = entry(e)?;
+        let out = out_arg(out, "out")?;
+        write_box(
+            out,
+            natsio_kv_entry {
+                entry: src.entry.clone(),
+                bucket: src.bucket.clone(),
+                key: src.key.clone(),
+            },
+        );
+        Ok(())
+    })
+}
+
 /// Frees an entry. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_entry_free(e: *mut natsio_kv_entry) {
