@@ -2161,7 +2161,9 @@ natsio_status natsio_kv_watch_options_init(struct natsio_kv_watch_options *opts)
  * one, e.g. "app.*" or "users.>") through `watcher_out`. It delivers the
  * current value of each matching key (or its history, or nothing with
  * `updates_only`), then the marker entry (operation
- * NATSIO_KV_INITIAL_DONE), then every change as it happens. From the
+ * NATSIO_KV_INITIAL_DONE), then every change as it happens (a change made
+ * while the initial values are still being delivered comes before the
+ * marker, as in nats.go). From the
  * moment this returns, changes are pulled into the watcher's buffer on the
  * library's threads whether or not the application reads (up to the
  * client's pending limits: a full buffer pauses pulling, counted in the

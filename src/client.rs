@@ -96,19 +96,41 @@ struct WriteState {
 /// completion gets; runs on the thread that routes the reply.
 pub(crate) type ReplyMap = fn(Result<Message>) -> Result<Outcome>;
 
+/// What becomes of a request's reply (or its failure), on the thread that
+/// routes it.
+pub(crate) enum OnReply {
+    /// The completion gets the message.
+    Msg,
+    /// The completion gets what this makes of the reply.
+    Map(ReplyMap),
+    /// This decides; it may complete the completion later (a retry). The
+    /// number is the handler's own (e.g. retries left): no allocation per
+    /// request beyond the handler's `Arc`.
+    Handle(Arc<dyn ReplyHandler>, u32),
+}
+
+/// Handles the replies of requests it sent (`OnReply::Handle`).
+pub(crate) trait ReplyHandler: Send + Sync {
+    fn on_reply(self: Arc<Self>, reply: Result<Message>, done: Arc<Completion>, n: u32);
+}
+
 /// A request awaiting its reply.
 struct Waiter {
     done: Arc<Completion>,
-    map: Option<ReplyMap>,
+    on_reply: OnReply,
 }
 
 impl Waiter {
     fn finish(self, r: Result<Message>) {
-        let outcome = match self.map {
-            Some(map) => map(r),
-            None => r.map(Outcome::Msg),
-        };
-        self.done.complete(outcome);
+        match self.on_reply {
+            OnReply::Msg => {
+                self.done.complete(r.map(Outcome::Msg));
+            }
+            OnReply::Map(map) => {
+                self.done.complete(map(r));
+            }
+            OnReply::Handle(handler, n) => handler.on_reply(r, self.done, n),
+        }
     }
 }
 
@@ -213,6 +235,10 @@ pub(crate) struct ClientInner {
     pub(crate) deadlines: crate::deadlines::Deadlines,
     mux_sid: AtomicU64,
     events: Dispatcher,
+    /// Runs token completion callbacks, apart from lifecycle and error
+    /// callbacks, so that either may wait for the other. Started by the
+    /// first callback.
+    completions: std::sync::OnceLock<Dispatcher>,
     error_cb: Mutex<Option<ErrorCallback>>,
     close_state: Mutex<CloseState>,
     close_cv: Condvar,
@@ -274,6 +300,7 @@ impl ClientInner {
             deadlines: crate::deadlines::Deadlines::default(),
             mux_sid: AtomicU64::new(0),
             events: Dispatcher::start("natsio-events", owner_id),
+            completions: std::sync::OnceLock::new(),
             error_cb: Mutex::new(error_cb),
             close_state: Mutex::new(CloseState::Open),
             close_cv: Condvar::new(),
@@ -490,10 +517,23 @@ impl ClientInner {
         payload: &[u8],
         urgent: bool,
     ) -> Result<()> {
-        subject::validate_publish(subject)?;
         if let Some(r) = reply {
             subject::validate_publish(r)?;
         }
+        self.publish_frame_checked_reply(subject, reply, headers, payload, urgent)
+    }
+
+    /// `publish_frame` with a reply subject known to be valid (a request's
+    /// own inbox, made from the validated inbox prefix).
+    fn publish_frame_checked_reply(
+        &self,
+        subject: &str,
+        reply: Option<&str>,
+        headers: Option<&Headers>,
+        payload: &[u8],
+        urgent: bool,
+    ) -> Result<()> {
+        subject::validate_publish(subject)?;
         let hdr_len = headers.map_or(0, Headers::encoded_len);
         let max = self.max_payload.load(Ordering::Relaxed);
         if hdr_len + payload.len() > max {
@@ -841,9 +881,12 @@ impl ClientInner {
         self.events.post(Box::new(move || cb(&ev)));
     }
 
-    /// Runs a job on this client's events dispatcher thread.
-    pub(crate) fn post_event(&self, job: Box<dyn FnOnce() + Send>) {
-        self.events.post(job);
+    /// Runs a token's completion callback on this client's completions
+    /// thread.
+    pub(crate) fn post_completion(&self, job: Box<dyn FnOnce() + Send>) {
+        self.completions
+            .get_or_init(|| Dispatcher::start("natsio-completions", self.owner_id))
+            .post(job);
     }
 
     // ---- subscriptions ----------------------------------------------------
@@ -923,8 +966,9 @@ impl ClientInner {
 
     fn register_request(
         &self,
-        map: Option<ReplyMap>,
-    ) -> Result<(u64, ReplySubject, Arc<Completion>)> {
+        done: Arc<Completion>,
+        on_reply: OnReply,
+    ) -> Result<(u64, ReplySubject)> {
         let mut mux = lock(&self.mux);
         if mux.sid == 0 {
             mux.prefix = format!("{}.{}.", self.opts.inbox_prefix, new_nuid());
@@ -936,15 +980,8 @@ impl ClientInner {
         }
         mux.next_id += 1;
         let id = mux.next_id;
-        let c = Completion::new();
-        mux.waiters.insert(
-            id,
-            Waiter {
-                done: Arc::clone(&c),
-                map,
-            },
-        );
-        Ok((id, ReplySubject::new(&mux.prefix, id), c))
+        mux.waiters.insert(id, Waiter { done, on_reply });
+        Ok((id, ReplySubject::new(&mux.prefix, id)))
     }
 
     pub(crate) fn unregister_request(&self, id: u64) {
@@ -998,14 +1035,37 @@ impl ClientInner {
         urgent: bool,
         map: Option<ReplyMap>,
     ) -> Result<(u64, Arc<Completion>)> {
+        let c = Completion::new();
+        let on_reply = map.map_or(OnReply::Msg, OnReply::Map);
+        let id = self.start_request_into(subject, headers, payload, urgent, &c, on_reply)?;
+        Ok((id, c))
+    }
+
+    /// Like `start_request_with`, for a given completion and reply handling
+    /// (a retry re-sends a request for the same completion).
+    pub(crate) fn start_request_into(
+        &self,
+        subject: &str,
+        headers: Option<&Headers>,
+        payload: &[u8],
+        urgent: bool,
+        done: &Arc<Completion>,
+        on_reply: OnReply,
+    ) -> Result<u64> {
         // publish_frame validates the subject; a failure unregisters.
-        let (id, reply, c) = self.register_request(map)?;
-        if let Err(e) = self.publish_frame(subject, Some(reply.as_str()), headers, payload, urgent)
-        {
+        let (id, reply) = self.register_request(Arc::clone(done), on_reply)?;
+        let sent = self.publish_frame_checked_reply(
+            subject,
+            Some(reply.as_str()),
+            headers,
+            payload,
+            urgent,
+        );
+        if let Err(e) = sent {
             self.unregister_request(id);
             return Err(e);
         }
-        Ok((id, c))
+        Ok(id)
     }
 
     pub(crate) fn request(
@@ -1193,6 +1253,9 @@ impl ClientInner {
         }
         self.emit(EventKind::Closed, None, None, Vec::new());
         self.events.stop();
+        if let Some(c) = self.completions.get() {
+            c.stop();
+        }
         drop(lock(&self.event_cb).take());
         // Release the application's callback state here, not on a runtime thread.
         drop(lock(&self.error_cb).take());
@@ -1412,16 +1475,36 @@ pub struct Client {
 impl Client {
     /// Connects to the first reachable server of `opts.servers`.
     pub fn connect(opts: Options) -> Result<Client> {
-        Client::connect_op(opts).wait()
+        let inner = new_client(opts)?;
+        // The handshake runs on the runtime (see `Op::wait_on_runtime`); a
+        // failure is cleaned up here, so that the application's callback
+        // data is released before this returns.
+        match Op::new(establish(Arc::clone(&inner))).wait_on_runtime() {
+            Ok(()) => Ok(Client { inner }),
+            Err(e) => {
+                abandon(inner);
+                Err(e)
+            }
+        }
     }
 
     /// Connecting as an operation: each server of the pool in turn, each
     /// within the connect timeout.
     pub fn connect_op(opts: Options) -> Op<Client> {
         Op::build(|| {
-            opts.validate()?;
-            let pool = ServerPool::new(&opts.servers, !opts.no_randomize)?;
-            Ok(connect(opts, pool))
+            let inner = new_client(opts)?;
+            Ok(async move {
+                match establish(Arc::clone(&inner)).await {
+                    Ok(()) => Ok(Client { inner }),
+                    Err(e) => {
+                        // Cleaning up joins threads: not on the runtime.
+                        let _ = std::thread::Builder::new()
+                            .name("natsio-close".into())
+                            .spawn(move || abandon(inner));
+                        Err(e)
+                    }
+                }
+            })
         })
     }
     /// Connects to one URL with default options.
@@ -1552,8 +1635,12 @@ impl Client {
     pub fn drain_async(&self, timeout: Option<Duration>) -> Arc<Completion> {
         let inner = Arc::clone(&self.inner);
         let timeout = timeout.unwrap_or(inner.opts.drain_timeout);
+        // The state changes now, so that a second drain fails in order.
+        if let Err(e) = begin_drain(&inner) {
+            return Completion::completed(Err(e));
+        }
         on_library_thread("natsio-drain", move || {
-            drain(&inner, timeout).map(|_| Outcome::Done)
+            drain_begun(&inner, timeout).map(|_| Outcome::Done)
         })
     }
 
@@ -1664,8 +1751,19 @@ impl Drop for Client {
     }
 }
 
-async fn connect(opts: Options, pool: ServerPool) -> Result<Client> {
-    let inner = Arc::new_cyclic(|w| ClientInner::new(opts, pool, w.as_ptr() as usize));
+/// A client not connected yet, its options checked.
+fn new_client(opts: Options) -> Result<Arc<ClientInner>> {
+    opts.validate()?;
+    let pool = ServerPool::new(&opts.servers, !opts.no_randomize)?;
+    Ok(Arc::new_cyclic(|w| {
+        ClientInner::new(opts, pool, w.as_ptr() as usize)
+    }))
+}
+
+/// Connects `inner` to the first server of its pool that accepts, and
+/// starts its connection task (or, with retry_on_failed_connect, keeps
+/// trying in the background).
+async fn establish(inner: Arc<ClientInner>) -> Result<()> {
     let mut last = Error::new(ErrorKind::NoServers, "no servers available");
     let entries = lock(&inner.pool).entries();
     for entry in entries {
@@ -1692,7 +1790,7 @@ async fn connect(opts: Options, pool: ServerPool) -> Result<Client> {
                     Vec::new(),
                 );
                 runtime::handle().spawn(connection::run(Arc::clone(&inner), Some(est)));
-                return Ok(Client { inner });
+                return Ok(());
             }
             Err(e) => {
                 lock(&inner.pool).record_attempt(&entry.url);
@@ -1707,20 +1805,17 @@ async fn connect(opts: Options, pool: ServerPool) -> Result<Client> {
             .state
             .store(ConnState::Reconnecting as u8, Ordering::SeqCst);
         runtime::handle().spawn(connection::run(Arc::clone(&inner), None));
-        return Ok(Client { inner });
-    }
-    // A client that never existed for the application has no events.
-    drop(lock(&inner.event_cb).take());
-    *lock(&inner.conn_done) = true;
-    if runtime::on_runtime_thread() {
-        // Closing releases the application's callback data: not here.
-        let _ = std::thread::Builder::new()
-            .name("natsio-close".into())
-            .spawn(move || inner.close_with(None));
-    } else {
-        inner.close_with(None);
+        return Ok(());
     }
     Err(last)
+}
+
+/// Closes a client whose connect failed: it never existed for the
+/// application, so it delivers no events.
+fn abandon(inner: Arc<ClientInner>) {
+    drop(lock(&inner.event_cb).take());
+    *lock(&inner.conn_done) = true;
+    inner.close_with(None);
 }
 
 /// Replies to `msg` through `inner`.
@@ -1761,8 +1856,8 @@ fn on_library_thread(
     c
 }
 
-fn drain(inner: &Arc<ClientInner>, timeout: Duration) -> Result<()> {
-    let deadline = Instant::now() + timeout;
+/// Moves a connected client to draining (a second drain fails at once).
+fn begin_drain(inner: &ClientInner) -> Result<()> {
     let prev = inner.state.compare_exchange(
         ConnState::Connected as u8,
         ConnState::Draining as u8,
@@ -1775,6 +1870,17 @@ fn drain(inner: &Arc<ClientInner>, timeout: Duration) -> Result<()> {
             _ => Error::closed(),
         });
     }
+    Ok(())
+}
+
+fn drain(inner: &Arc<ClientInner>, timeout: Duration) -> Result<()> {
+    begin_drain(inner)?;
+    drain_begun(inner, timeout)
+}
+
+/// The rest of a drain, once `begin_drain` succeeded.
+fn drain_begun(inner: &Arc<ClientInner>, timeout: Duration) -> Result<()> {
+    let deadline = Instant::now() + timeout;
     let subs: Vec<_> = lock(&inner.subs).values().cloned().collect();
     let waiters: Vec<_> = subs.iter().map(|s| inner.drain_sub(s)).collect();
     let mut timed_out = false;

@@ -80,6 +80,25 @@ impl<T: Send + 'static> Op<T> {
         }
     }
 
+    /// Runs the operation on the runtime and waits for its result on this
+    /// thread: for an operation that writes to a socket itself (a
+    /// connection's handshake), which only the runtime's threads may do
+    /// without risking SIGPIPE.
+    pub fn wait_on_runtime(self) -> Result<T> {
+        let fut = self.inner?;
+        crate::runtime::ensure_may_block()?;
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        crate::runtime::handle().spawn(async move {
+            let _ = tx.send(fut.await);
+        });
+        rx.recv().unwrap_or_else(|_| {
+            Err(Error::new(
+                crate::error::ErrorKind::Internal,
+                "operation lost",
+            ))
+        })
+    }
+
     /// Transforms the result with a step that may fail.
     pub fn and_then<U: Send + 'static>(
         self,

@@ -50,12 +50,29 @@ pub fn handle() -> &'static Handle {
             Builder::new_multi_thread()
                 .worker_threads(n)
                 .thread_name("natsio-rt")
-                .on_thread_start(|| ON_RUNTIME.with(|f| f.set(true)))
+                .on_thread_start(|| {
+                    ON_RUNTIME.with(|f| f.set(true));
+                    ignore_sigpipe_on_this_thread();
+                })
                 .enable_all()
                 .build()
                 .expect("failed to start the natsio runtime")
         })
         .handle()
+}
+
+/// Socket writes to a peer that closed raise SIGPIPE, whose default action
+/// kills the process: a library inside a C program must not. Blocked on
+/// the runtime's threads (where the sockets are written), it stays pending
+/// and the write fails with EPIPE instead.
+fn ignore_sigpipe_on_this_thread() {
+    // SAFETY: plain libc calls on a local, initialised signal set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
 }
 
 /// True on one of the runtime's own threads.

@@ -11,7 +11,25 @@ fn bad(what: &str, s: &str, why: &str) -> Error {
 }
 
 fn check_tokens(what: &str, s: &str, allow_wildcards: bool) -> Result<()> {
-    // One pass over the bytes: this runs on every publish.
+    // This runs on every publish: a tight pass for the common subject
+    // (printable, no empty token, no '*' or '>'), the exact one otherwise.
+    let b = s.as_bytes();
+    let mut after_dot = true;
+    let mut plain = !b.is_empty();
+    for &c in b {
+        if c <= b' ' || c == 0x7f || c == b'*' || c == b'>' || (c == b'.' && after_dot) {
+            plain = false;
+            break;
+        }
+        after_dot = c == b'.';
+    }
+    if plain && !after_dot {
+        return Ok(());
+    }
+    check_tokens_exactly(what, s, allow_wildcards)
+}
+
+fn check_tokens_exactly(what: &str, s: &str, allow_wildcards: bool) -> Result<()> {
     let b = s.as_bytes();
     if b.is_empty() {
         return Err(bad(what, s, "empty"));

@@ -213,7 +213,12 @@ impl Subscription {
         crate::runtime::ensure_may_block()?;
         let c = self.drain_async();
         match c.wait(timeout) {
-            Some(r) => r.map(|_| ()),
+            Some(r) => {
+                r?;
+                // Drained: the handler's final call comes before this returns.
+                self.shared.feed.join_dispatcher();
+                Ok(())
+            }
             None => Err(Error::timeout("drain")),
         }
     }

@@ -723,7 +723,7 @@ pub unsafe extern "C" fn natsio_js_messages_next(
     match self::messages(messages) {
         Ok(it) => {
             let client = it.client.clone();
-            iter::next(&it.it.feed, timeout_ms, msg_out, |m| {
+            iter::next(&it.it.feed, timeout_ms, msg_out, "msg_out", |m| {
                 Ok(natsio_msg::new(m, client))
             })
         }

@@ -36,11 +36,12 @@ pub(crate) unsafe fn next<T: FeedItem, H>(
     feed: &Feed<T>,
     timeout_ms: i64,
     out: *mut *mut H,
+    out_name: &str,
     to_c: impl FnOnce(T) -> Result<H>,
 ) -> natsio_status {
     let mut done = false;
     let s = guard(|| {
-        let out = out_arg(out, "item_out")?;
+        let out = out_arg(out, out_name)?;
         let timeout = timeout_arg(timeout_ms, None, true)?;
         crate::runtime::ensure_may_block()?;
         match feed.next(timeout)? {

@@ -873,7 +873,9 @@ unsafe fn watch_op(
 /// one, e.g. "app.*" or "users.>") through `watcher_out`. It delivers the
 /// current value of each matching key (or its history, or nothing with
 /// `updates_only`), then the marker entry (operation
-/// NATSIO_KV_INITIAL_DONE), then every change as it happens. From the
+/// NATSIO_KV_INITIAL_DONE), then every change as it happens (a change made
+/// while the initial values are still being delivered comes before the
+/// marker, as in nats.go). From the
 /// moment this returns, changes are pulled into the watcher's buffer on the
 /// library's threads whether or not the application reads (up to the
 /// client's pending limits: a full buffer pauses pulling, counted in the
@@ -957,7 +959,7 @@ pub unsafe extern "C" fn natsio_kv_watcher_next(
     entry_out: *mut *mut natsio_kv_entry,
 ) -> natsio_status {
     match self::watcher(watcher) {
-        Ok(w) => iter::next(&w.it.feed, timeout_ms, entry_out, |ev| {
+        Ok(w) => iter::next(&w.it.feed, timeout_ms, entry_out, "entry_out", |ev| {
             Ok(natsio_kv_entry::from_event(ev))
         }),
         Err(e) => super::status::record(&e),

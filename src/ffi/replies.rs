@@ -41,7 +41,7 @@ pub unsafe extern "C" fn natsio_replies_next(
     match self::replies(replies) {
         Ok(r) => {
             let client = r.client.clone();
-            iter::next(&r.it.feed, timeout_ms, msg_out, |m| {
+            iter::next(&r.it.feed, timeout_ms, msg_out, "msg_out", |m| {
                 Ok(natsio_msg::new(m, client))
             })
         }

@@ -135,7 +135,7 @@ pub unsafe extern "C" fn natsio_sub_next(
         Err(e) => return super::status::record(&e),
     };
     let client = s.client_weak();
-    iter::next(s.sub.feed(), timeout_ms, msg_out, |m| {
+    iter::next(s.sub.feed(), timeout_ms, msg_out, "msg_out", |m| {
         if m.is_no_responders() {
             return Err(Error::new(
                 ErrorKind::NoResponders,

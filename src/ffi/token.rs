@@ -253,7 +253,7 @@ pub unsafe extern "C" fn natsio_token_on_complete(
         t.completion.on_complete(move || {
             let job = Box::new(move || run_callback(&cell, token_addr));
             match client.upgrade() {
-                Some(c) => c.post_event(job),
+                Some(c) => c.post_completion(job),
                 None => {
                     let _ = std::thread::Builder::new()
                         .name("natsio-token-cb".into())

@@ -1,12 +1,14 @@
 //! Publishing to streams: synchronous publish-and-wait-for-ack, and
 //! asynchronous publishes bounded by a window of unacknowledged messages.
 
-use std::sync::{Arc, MutexGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
 use super::{merged_headers, JetStream, Shared};
+use crate::client::{ClientInner, OnReply, ReplyHandler};
 use crate::completion::{lock, Completion, Outcome};
 use crate::error::{Error, ErrorKind, Result};
 use crate::headers::Headers;
@@ -171,6 +173,73 @@ fn ack_outcome(reply: Result<Message>) -> Result<Outcome> {
     }
 }
 
+/// An asynchronous publish in flight: what a retry re-sends.
+struct AsyncPublish {
+    client: Weak<ClientInner>,
+    /// The subject's bytes, then the payload's (one allocation).
+    frame: Vec<u8>,
+    subject_len: usize,
+    headers: Option<Headers>,
+    /// The ack's deadline, the same across retries.
+    deadline: Instant,
+    /// The request id in flight (for a cancel).
+    id: AtomicU64,
+}
+
+impl AsyncPublish {
+    fn subject(&self) -> &str {
+        // Built from a &str.
+        std::str::from_utf8(&self.frame[..self.subject_len]).unwrap_or_default()
+    }
+
+    fn payload(&self) -> &[u8] {
+        &self.frame[self.subject_len..]
+    }
+
+    /// Sends again after the retry wait, unless cancelled meanwhile.
+    async fn retry(self: Arc<Self>, done: Arc<Completion>, retries: u32) {
+        tokio::time::sleep(NO_RESPONDERS_WAIT).await;
+        if done.is_done() {
+            return;
+        }
+        let Some(client) = self.client.upgrade() else {
+            done.complete(Err(Error::closed()));
+            return;
+        };
+        let handler: Arc<dyn ReplyHandler> = Arc::clone(&self) as _;
+        match client.start_request_into(
+            self.subject(),
+            self.headers.as_ref(),
+            self.payload(),
+            false,
+            &done,
+            OnReply::Handle(handler, retries),
+        ) {
+            Ok(id) => {
+                self.id.store(id, Ordering::Release);
+                crate::deadlines::Deadlines::arm(&client, self.deadline, id, &done);
+            }
+            Err(e) => {
+                done.complete(Err(e));
+            }
+        }
+    }
+}
+
+impl ReplyHandler for AsyncPublish {
+    /// `retries`: attempts left after this one.
+    fn on_reply(self: Arc<Self>, reply: Result<Message>, done: Arc<Completion>, retries: u32) {
+        match reply {
+            Err(e) if e.kind() == ErrorKind::NoResponders && retries > 0 => {
+                crate::runtime::handle().spawn(self.retry(done, retries - 1));
+            }
+            reply => {
+                done.complete(ack_outcome(reply));
+            }
+        }
+    }
+}
+
 /// Retries after "no responders" (ADR-22: a stream leader may be moving).
 const NO_RESPONDERS_RETRIES: u32 = 2;
 const NO_RESPONDERS_WAIT: Duration = Duration::from_millis(250);
@@ -271,12 +340,14 @@ impl JetStream {
     /// Publishes without waiting: the completion yields the PubAck
     /// (`Outcome::Value` holding a `PubAck`). Stalls up to the stall wait while
     /// `publish_async_max_pending` publishes await acks, then fails with
-    /// `TooManyStalledMsgs`. An ack that does not come within the async
-    /// timeout fails the completion with `AsyncPublishTimeout`.
+    /// `TooManyStalledMsgs`. "No responders" is retried twice 250 ms apart
+    /// (ADR-22), as `publish` does, then fails with `NoStreamResponse`. An
+    /// ack that does not come within the async timeout fails the completion
+    /// with `AsyncPublishTimeout`.
     ///
     /// The frame is coalesced with other writes (not flushed at once), the
     /// ack is parsed on the reading thread, and one timer per context
-    /// expires late acks: no task or second completion per publish.
+    /// expires late acks: no task per publish (one only for a retry).
     pub fn publish_async(
         &self,
         subject: &str,
@@ -289,30 +360,45 @@ impl JetStream {
             .timeout
             .or(o.publish_async_timeout)
             .unwrap_or(o.timeout);
+        let client = &self.shared.client;
+        let mut frame = Vec::with_capacity(subject.len() + payload.len());
+        frame.extend_from_slice(subject.as_bytes());
+        frame.extend_from_slice(payload);
+        let plan = Arc::new(AsyncPublish {
+            client: Arc::downgrade(client),
+            frame,
+            subject_len: subject.len(),
+            headers,
+            deadline: Instant::now() + timeout,
+            id: AtomicU64::new(0),
+        });
         self.shared.reserve()?;
-        let (id, done) = match self.shared.client.start_request_with(
+        let done = Completion::new();
+        let id = match client.start_request_into(
             subject,
-            headers.as_ref(),
+            plan.headers.as_ref(),
             payload,
             false,
-            Some(ack_outcome),
+            &done,
+            OnReply::Handle(Arc::clone(&plan) as _, NO_RESPONDERS_RETRIES),
         ) {
-            Ok(r) => r,
+            Ok(id) => id,
             Err(e) => {
                 self.shared.release();
                 return Err(e);
             }
         };
+        plan.id.store(id, Ordering::Release);
         let shared = Arc::clone(&self.shared);
         done.on_complete(move || shared.release());
-        let client = Arc::downgrade(&self.shared.client);
+        let cancel = Arc::clone(&plan);
         done.set_cancel_hook(move || {
-            if let Some(c) = client.upgrade() {
-                c.unregister_request(id);
+            if let Some(c) = cancel.client.upgrade() {
+                c.unregister_request(cancel.id.load(Ordering::Acquire));
             }
         });
         // Late acks time out through the client's one deadline timer.
-        crate::deadlines::Deadlines::arm(&self.shared.client, Instant::now() + timeout, id, &done);
+        crate::deadlines::Deadlines::arm(client, plan.deadline, id, &done);
         Ok(done)
     }
 

@@ -180,7 +180,7 @@ impl Puller {
 
     /// Pulls what the window and the feed's room allow. Returns the queue
     /// length at or below which pulling becomes possible again, when what
-    /// stops it is the reader.
+    /// stops it is the reader (`None`: waiting on the server is enough).
     fn top_up<T: FeedItem>(&mut self, out: &Feed<T>) -> Result<Option<usize>> {
         let w = self.window;
         let half = w.messages / 2;
@@ -188,12 +188,11 @@ impl Puller {
         let buffered = if w.count_buffered { len } else { 0 };
         let in_flight = self.outstanding + buffered;
         if in_flight > half {
-            // Enough requested (consume: the reader must take some first).
-            return Ok(if w.count_buffered {
-                half.checked_sub(self.outstanding)
-                    .map(|at| at.min(len.saturating_sub(1)))
-            } else {
-                None
+            // Enough requested; for consume, what it buffered counts too,
+            // so the reader must take some first.
+            return Ok(match half.checked_sub(self.outstanding) {
+                Some(at) if w.count_buffered => Some(at),
+                _ => None,
             });
         }
         let batch = (w.messages - in_flight).min(room.saturating_sub(self.outstanding));
@@ -202,18 +201,17 @@ impl Puller {
             self.pull(batch)?;
             return Ok(None);
         }
+        if self.outstanding > 0 {
+            // What is requested fills the buffer's room: wait for it.
+            return Ok(None);
+        }
         // The buffer is full: nothing more fits until the reader takes some.
-        if self.outstanding == 0 && !self.stalled {
+        if !self.stalled {
             self.stalled = true;
             self.stalled_before_next = true;
             out.count_stall();
         }
-        let limit = out.limits().items;
-        Ok(Some(
-            limit
-                .saturating_sub(self.outstanding + 1)
-                .min(len.saturating_sub(1)),
-        ))
+        Ok(Some(len.saturating_sub(1)))
     }
 
     /// Runs until something for the flow happens.

@@ -296,9 +296,33 @@ impl KeyValue {
 
     /// Publishes a revision of `key`; the operation yields its revision.
     fn write(&self, key: &str, value: &[u8], opts: &PublishOptions) -> Op<u64> {
-        match self.subject(key) {
-            Ok(subject) => self.js.publish(&subject, value, opts).map(|ack| ack.seq),
-            Err(e) => Op::fail(e),
+        let publish = match self.subject(key) {
+            Ok(subject) => self.js.publish(&subject, value, opts),
+            Err(e) => return Op::fail(e),
+        };
+        let kv = self.clone();
+        Op::new(async move {
+            match publish.await {
+                Ok(ack) => Ok(ack.seq),
+                Err(e) => Err(kv.explain(e).await),
+            }
+        })
+    }
+
+    /// A failure that nobody answered (no stream took a write, no replica
+    /// answered a Direct Get) is `BucketNotFound` when the bucket is gone.
+    async fn explain(&self, e: Error) -> Error {
+        if !matches!(
+            e.kind(),
+            ErrorKind::NoStreamResponse | ErrorKind::JetStreamNotEnabled
+        ) {
+            return e;
+        }
+        match self.js.stream_info(&self.stream).await {
+            Err(gone) if gone.kind() == ErrorKind::StreamNotFound => {
+                bucket_error(gone, &self.bucket)
+            }
+            _ => e,
         }
     }
 
@@ -388,7 +412,11 @@ impl KeyValue {
             validate_key(key)?;
             let (kv, key) = (self.clone(), key.to_string());
             Ok(async move {
-                match kv.entry(&key, revision).await? {
+                let found = match kv.entry(&key, revision).await {
+                    Ok(found) => found,
+                    Err(e) => return Err(kv.explain(e).await),
+                };
+                match found {
                     None => Err(Error::new(
                         ErrorKind::KeyNotFound,
                         format!("key {key:?} not found"),
