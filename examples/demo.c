@@ -49,9 +49,13 @@ static void print_message(const natsio_msg *msg) {
 }
 
 /* The responder: runs on the subscription's own dispatcher thread, one
- * request at a time. `user_data` counts the requests answered. */
-static void answer_time_request(void *user_data, natsio_sub *sub, const natsio_msg *request) {
-    (void)sub;
+ * request at a time, then once more with request NULL and the status that
+ * ended the subscription. `user_data` counts the requests answered. */
+static void answer_time_request(void *user_data, const natsio_msg *request, natsio_status status) {
+    if (request == NULL) {
+        printf("   responder ended: %s\n", natsio_status_str(status));
+        return;
+    }
     char answer[256];
     int n = snprintf(answer, sizeof answer, "pong (%.*s)",
                      (int)natsio_msg_data_len(request), natsio_msg_data(request));
@@ -96,7 +100,7 @@ static int publish_and_receive(natsio_client *client) {
     if (rc == 0) step("receive them, in order, with their headers");
     for (int i = 0; i < 3 && rc == 0; i++) {
         natsio_msg *msg = NULL;
-        rc = failed(natsio_sub_next_msg(sub, 5000, &msg), "next_msg");
+        rc = failed(natsio_sub_next(sub, 5000, &msg), "next");
         if (rc) break;
         print_message(msg);
         const char *language = NULL;
@@ -117,11 +121,13 @@ static int request_reply(natsio_client *client) {
     step("start a responder on demo.time (callback mode, queue group demo-workers)");
     int answered = 0;
     natsio_sub *responder = NULL;
-    if (failed(natsio_client_subscribe_callback(client, "demo.time", "demo-workers", NULL,
-                                                answer_time_request, &answered, NULL, &responder),
-               "subscribe_callback"))
+    if (failed(natsio_client_subscribe(client, "demo.time", "demo-workers", NULL, &responder),
+               "subscribe"))
         return 1;
-    int rc = failed(natsio_client_flush(client, 5000), "flush");
+    /* Push mode: from now on the callback gets the messages. */
+    int rc = failed(natsio_sub_set_callback(responder, answer_time_request, &answered, NULL),
+                    "set_callback");
+    if (rc == 0) rc = failed(natsio_client_flush(client, 5000), "flush");
 
     if (rc == 0) step("request demo.time and wait for the reply");
     natsio_msg *reply = NULL;
@@ -154,7 +160,8 @@ static int request_reply(natsio_client *client) {
     }
     natsio_token_free(token);
 
-    /* Freeing the subscription waits for a running callback to return. */
+    /* Freeing the subscription waits for a running callback to return and
+     * for its final call. */
     natsio_sub_free(responder);
     if (rc == 0 && __atomic_load_n(&answered, __ATOMIC_SEQ_CST) != 2)
         rc = wrong("the responder did not answer both requests");

@@ -13,6 +13,7 @@
 #include <natsio.h>
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,12 +31,14 @@ static int streams_and_consumers(natsio_js *js) {
     if (failed(natsio_js_stream_create(js,
                    "{\"name\":\"ORDERS\",\"subjects\":[\"orders.>\"],"
                    "\"max_age\":\"24h\",\"storage\":\"file\"}",
-                   NULL),
+                   NATSIO_CREATE, NULL),
                "create stream"))
         return 1;
 
-    /* A publish waits for the stream's ack; msg_id deduplicates. */
-    natsio_js_publish_options po = {0};
+    /* A publish waits for the stream's ack; msg_id deduplicates. Options
+     * structs start from their _init function. */
+    natsio_js_publish_options po;
+    natsio_js_publish_options_init(&po);
     po.msg_id = "order-1";
     for (int attempt = 0; attempt < 2; attempt++) {
         natsio_pub_ack *ack = NULL;
@@ -67,10 +70,11 @@ static int streams_and_consumers(natsio_js *js) {
     if (failed(natsio_js_consumer_create(js, "ORDERS",
                    "{\"durable_name\":\"kitchen\",\"ack_policy\":\"explicit\","
                    "\"ack_wait\":\"30s\"}",
-                   NULL),
+                   NATSIO_CREATE, NULL),
                "create consumer"))
         return 1;
-    natsio_fetch_options fo = {0};
+    natsio_fetch_options fo;
+    natsio_fetch_options_init(&fo);
     fo.max_messages = 10;
     fo.expires_ms = 1000;
     natsio_msg_list *list = NULL;
@@ -99,7 +103,7 @@ static int streams_and_consumers(natsio_js *js) {
 static int key_value(natsio_js *js) {
     natsio_js_kv_delete(js, "PROFILES"); /* from an earlier run, if any */
     natsio_kv *kv = NULL;
-    if (failed(natsio_js_kv_create(js, "{\"bucket\":\"PROFILES\",\"history\":5}", &kv),
+    if (failed(natsio_js_kv_create(js, "{\"bucket\":\"PROFILES\",\"history\":5}", NATSIO_CREATE, &kv),
                "create bucket"))
         return 1;
     uint64_t rev = 0;
@@ -118,13 +122,21 @@ static int key_value(natsio_js *js) {
            natsio_kv_entry_revision(e));
     natsio_kv_entry_free(e);
 
-    natsio_kv_delete(kv, "bob.color", NULL);
+    uint64_t marker = 0;
+    natsio_kv_delete(kv, "bob.color", NULL, &marker);
     st = natsio_kv_get(kv, "bob.color", &e);
-    printf("bob.color after delete: %s\n", natsio_status_str(st));
+    printf("bob.color after delete: %s (delete marker at revision %" PRIu64 ")\n", natsio_status_str(st),
+           marker);
 
-    char *keys = NULL;
-    if (!failed(natsio_kv_keys(kv, &keys), "keys")) printf("keys: %s\n", keys);
-    natsio_string_free(keys);
+    /* Listings are string lists: count, get, free. */
+    natsio_string_list *keys = NULL;
+    if (!failed(natsio_kv_keys(kv, &keys), "keys")) {
+        printf("keys:");
+        for (size_t i = 0; i < natsio_string_list_count(keys); i++)
+            printf(" %s", natsio_string_list_get(keys, i));
+        printf("\n");
+    }
+    natsio_string_list_free(keys);
 
     natsio_kv_entry_list *history = NULL;
     if (!failed(natsio_kv_history(kv, "alice.color", &history), "history")) {
@@ -136,19 +148,21 @@ static int key_value(natsio_js *js) {
     }
     natsio_kv_entry_list_free(history);
 
-    /* Watch: the current values, a marker (NATSIO_DONE), then live changes. */
+    /* Watch (a list of key patterns): the current values, a marker entry
+     * (operation NATSIO_KV_INITIAL_DONE), then live changes. */
     natsio_kv_watcher *w = NULL;
-    if (failed(natsio_kv_watch(kv, "alice.*", NULL, &w), "watch")) return 1;
+    const char *patterns[] = {"alice.*"};
+    if (failed(natsio_kv_watch(kv, patterns, 1, NULL, &w), "watch")) return 1;
     for (;;) {
         natsio_kv_entry *ev = NULL;
-        natsio_status ws = natsio_kv_watcher_next(w, 2000, &ev);
-        if (ws == NATSIO_DONE) {
+        if (failed(natsio_kv_watcher_next(w, 2000, &ev), "watch next")) return 1;
+        bool marker_entry = natsio_kv_entry_operation(ev) == NATSIO_KV_INITIAL_DONE;
+        if (marker_entry)
             printf("watch: initial values done\n");
-            break;
-        }
-        if (failed(ws, "watch next")) return 1;
-        printf("watch: %s = %s\n", natsio_kv_entry_key(ev), natsio_kv_entry_value(ev));
+        else
+            printf("watch: %s = %s\n", natsio_kv_entry_key(ev), natsio_kv_entry_value(ev));
         natsio_kv_entry_free(ev);
+        if (marker_entry) break;
     }
     natsio_kv_put(kv, "alice.city", "Oslo", 4, NULL);
     natsio_kv_entry *change = NULL;

@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
     long served = 0;
     while (rc == 0 && (max_requests <= 0 || served < max_requests)) {
         natsio_msg *request = NULL;
-        rc = failed(natsio_sub_next_msg(sub, -1, &request), "next_msg");
+        rc = failed(natsio_sub_next(sub, NATSIO_WAIT_FOREVER, &request), "next");
         if (rc) break;
         char answer[1024];
         int n = snprintf(answer, sizeof answer, "echo: %.*s", (int)natsio_msg_data_len(request),

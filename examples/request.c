@@ -3,12 +3,14 @@
  *
  *   request [URL] [SUBJECT] [PAYLOAD] [TIMEOUT_MS]
  *
- * Defaults: nats://127.0.0.1:4222, "service.echo", "ping", 2000 ms.
+ * Defaults: nats://127.0.0.1:4222, "service.echo", "ping", 2000 ms (0 or
+ * less: the client's default request timeout).
  * Start `reply` first; without it the request fails at once with
  * NATSIO_ERR_NO_RESPONDERS (exit code 3).
  */
 #include <natsio.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +33,10 @@ int main(int argc, char **argv) {
 
     printf("request [%s] %s\n", subject, payload);
     natsio_msg *reply = NULL;
+    /* A timeout is positive milliseconds or a named value. */
+    int64_t timeout = timeout_ms > 0 ? timeout_ms : NATSIO_TIMEOUT_DEFAULT;
     natsio_status st = natsio_client_request(client, subject, NULL, payload, strlen(payload),
-                                             timeout_ms, &reply);
+                                             timeout, &reply);
     int rc = 0;
     if (st == NATSIO_ERR_NO_RESPONDERS) {
         printf("nobody is listening on [%s] (%s)\n", subject, natsio_status_str(st));

@@ -9,6 +9,7 @@
  */
 #include <natsio.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -49,15 +50,22 @@ int main(int argc, char **argv) {
         fflush(stdout);
     }
 
+    /* Timeouts are positive milliseconds or a named value; "forever" is
+     * NATSIO_WAIT_FOREVER, not any negative number. */
+    int64_t wait_ms = idle_ms < 0 ? NATSIO_WAIT_FOREVER : idle_ms;
     long received = 0;
     while (rc == 0 && received < max_msgs) {
         natsio_msg *msg = NULL;
-        natsio_status st = natsio_sub_next_msg(sub, idle_ms, &msg);
+        natsio_status st = natsio_sub_next(sub, wait_ms, &msg);
         if (st == NATSIO_ERR_TIMEOUT) {
             printf("no message for %ld ms, stopping\n", idle_ms);
             break;
         }
-        rc = failed(st, "next_msg");
+        if (st == NATSIO_DONE) { /* the subscription ended without error */
+            printf("subscription ended\n");
+            break;
+        }
+        rc = failed(st, "next");
         if (rc) break;
         print_message(msg);
         fflush(stdout);

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <string>
 
 using namespace std::chrono_literals;
@@ -49,7 +50,8 @@ int main(int argc, char** argv) {
             }
         });
 
-        // An iterator subscription, read with next_msg.
+        // An iterator subscription, read with next (std::nullopt once it
+        // has ended; TimeoutError when nothing came in time).
         natsio::Subscription audit = client.subscribe("greet.>");
         client.flush();
 
@@ -58,16 +60,18 @@ int main(int argc, char** argv) {
         client.publish("greet.plain", "one");
         client.publish_with("greet.headers", std::nullopt, headers, "two");
 
-        natsio::Msg seen = audit.next_msg(2s);
-        say("audit saw '" + std::string(seen.data()) + "'");
+        if (std::optional<natsio::Msg> seen = audit.next(2s)) {
+            say("audit saw '" + std::string(seen->data()) + "'");
+        }
         // Draining waits for an iterator subscription's backlog to be read;
-        // this one is done, so close it.
-        audit.unsubscribe();
+        // this one is done, so stop it.
+        audit.stop();
 
         natsio::Msg reply = client.request("greet.request", "world", 2s);
         say("reply: " + std::string(reply.data()));
 
-        natsio::AsyncResult<natsio::Msg> pending = client.request_async("greet.async", "future", 2s);
+        // Every operation also has a future-returning form.
+        natsio::Future<natsio::Msg> pending = client.request_async("greet.async", "future", 2s);
         say("async reply: " + std::string(pending.get().data()));
 
         natsio::RequestManyOptions many;

@@ -7,6 +7,12 @@
  *   - that outputs are left untouched (out pointers pre-set to a sentinel),
  *   - that nothing was lost or sent (subscribers receive only the valid
  *     messages; rejected header edits leave the map unchanged).
+ * The asynchronous model adds its own: option structs without their _init
+ * (or of another version), timeouts outside the header's one rule, create
+ * actions outside natsio_create_action, _async calls without token_out or
+ * with bad arguments (refused by the call itself, before anything is sent),
+ * token accessors of another kind of result, and the new functions on a
+ * closed client.
  */
 #include "harness.h"
 #include "util.h"
@@ -45,7 +51,7 @@ static void collect_until_end(natsio_client *publisher, natsio_sub *sub, const c
     EXPECT_OK(natsio_client_flush(publisher, 5000));
     for (;;) {
         natsio_msg *m = NULL;
-        natsio_status st = natsio_sub_next_msg(sub, 5000, &m);
+        natsio_status st = natsio_sub_next(sub, 5000, &m);
         NT_CHECK_MSG(st == NATSIO_OK, "waiting for %s: %s: %s", end_subject,
                      natsio_status_str(st), natsio_last_error());
         const char *subject = natsio_msg_subject(m);
@@ -60,33 +66,28 @@ static void collect_until_end(natsio_client *publisher, natsio_sub *sub, const c
     }
 }
 
-/* Message callback: counts calls in *(int *)user_data. */
-static void on_msg_count(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
-    (void)sub;
-    (void)msg;
+/* Message callback: counts messages in *(int *)user_data (not the final
+ * call, whose msg is NULL). */
+static void on_msg_count(void *user_data, const natsio_msg *msg, natsio_status status) {
+    (void)status;
+    if (msg == NULL) return;
     __atomic_add_fetch((int *)user_data, 1, __ATOMIC_SEQ_CST);
 }
 
-/* An asynchronous verb on a closed client fails either at once or through
- * its token; both must report NATSIO_ERR_CONNECTION_CLOSED. */
-static void check_async_fails_closed(natsio_status immediate, natsio_token *token,
-                                     const char *what) {
-    if (immediate != NATSIO_OK) {
-        NT_CHECK_MSG(immediate == NATSIO_ERR_CONNECTION_CLOSED, "%s: got %s: %s", what,
-                     natsio_status_str(immediate), natsio_last_error());
-        NT_CHECK_MSG(natsio_last_error()[0] != '\0', "%s: empty last error", what);
-        return;
-    }
-    natsio_status waited = natsio_token_wait(token, 5000);
-    natsio_status outcome = natsio_token_status(token);
-    const char *detail = natsio_last_error();
-    natsio_token_free(token);
-    NT_CHECK_MSG(waited == NATSIO_OK, "%s: token wait: %s (%s)", what, natsio_status_str(waited),
-                 detail);
-    NT_CHECK_MSG(outcome == NATSIO_ERR_CONNECTION_CLOSED, "%s: token completed with %s", what,
-                 natsio_status_str(outcome));
-    NT_CHECK_MSG(detail[0] != '\0', "%s: empty last error", what);
-}
+/* An asynchronous operation that got past its argument checks (`started`
+ * is NATSIO_OK, `token` is its token) completes with `expected`, and the
+ * token is freed. The detail is set by the failing token accessor. */
+#define EXPECT_TOKEN_FAILS(expected, started, token)                                  \
+    do {                                                                             \
+        natsio_status started_ = (started);                                          \
+        NT_CHECK_MSG(started_ == NATSIO_OK, "%s: got %s (%s)", #started,              \
+                     natsio_status_str(started_), natsio_last_error());               \
+        natsio_status waited_ = natsio_token_wait((token), 5000);                     \
+        EXPECT_FAILS(expected, natsio_token_status(token));                          \
+        natsio_token_free(token);                                                    \
+        (token) = NULL;                                                              \
+        NT_CHECK_MSG(waited_ == NATSIO_OK, "%s: token not done", #started);          \
+    } while (0)
 
 /* ------------------------------------------------------------------ */
 /* Cases without a server                                              */
@@ -138,6 +139,8 @@ static void test_getters_on_null_return_documented_fallbacks(void) {
     NT_CHECK(!natsio_token_is_done(NULL));
     NT_CHECK_INT_EQ(natsio_headers_len(NULL), 0);
     NT_CHECK_INT_EQ(natsio_headers_count(NULL, "X"), 0);
+    NT_CHECK_INT_EQ(natsio_string_list_count(NULL), 0);
+    NT_CHECK(natsio_string_list_get(NULL, 0) == NULL);
     natsio_headers *h = NULL;
     EXPECT_OK(natsio_headers_new(&h));
     nt_cleanup(headers_free_cb, h);
@@ -159,6 +162,11 @@ static void test_free_functions_accept_null(void) {
     natsio_sub_free(NULL);
     natsio_token_free(NULL);
     natsio_replies_free(NULL);
+    natsio_string_list_free(NULL);
+    natsio_msg_list_free(NULL);
+    natsio_kv_entry_list_free(NULL);
+    natsio_js_messages_free(NULL);
+    natsio_kv_watcher_free(NULL);
     /* Freeing NULL is not a failure: the last error is left alone. */
     NT_CHECK_MSG(strstr(natsio_last_error(), ERROR_MARKER) != NULL,
                  "a _free(NULL) changed natsio_last_error() to \"%s\"", natsio_last_error());
@@ -252,8 +260,9 @@ static void test_null_arguments_of_headers(void) {
 static void test_null_handles_of_msg_sub_token_replies(void) {
     natsio_msg *m = SENTINEL;
     natsio_token *t = SENTINEL;
-    struct natsio_sub_stats sub_stats;
+    natsio_iter_stats sub_stats;
     memset(&sub_stats, 0xab, sizeof sub_stats);
+    int calls = 0;
 
     EXPECT_NULL_ARG("msg", natsio_msg_respond(NULL, "x", 1));
     EXPECT_NULL_ARG("msg", natsio_msg_respond_with(NULL, NULL, "x", 1));
@@ -261,15 +270,18 @@ static void test_null_handles_of_msg_sub_token_replies(void) {
     NT_CHECK(m == SENTINEL);
 
     EXPECT_NULL_ARG("opts", natsio_sub_options_init(NULL));
-    EXPECT_NULL_ARG("sub", natsio_sub_next_msg(NULL, 0, &m));
+    EXPECT_NULL_ARG("sub", natsio_sub_next(NULL, NATSIO_NO_WAIT, &m));
+    EXPECT_NULL_ARG("sub", natsio_sub_next(NULL, NATSIO_WAIT_FOREVER, &m));
     NT_CHECK(m == SENTINEL);
-    EXPECT_NULL_ARG("sub", natsio_sub_unsubscribe(NULL));
+    EXPECT_NULL_ARG("sub", natsio_sub_next_async(NULL, &t));
+    EXPECT_NULL_ARG("sub", natsio_sub_set_callback(NULL, on_msg_count, &calls, NULL));
+    EXPECT_NULL_ARG("sub", natsio_sub_stop(NULL));
     EXPECT_NULL_ARG("sub", natsio_sub_unsubscribe_after(NULL, 1));
-    EXPECT_NULL_ARG("sub", natsio_sub_drain(NULL, 0));
+    EXPECT_NULL_ARG("sub", natsio_sub_drain(NULL, NATSIO_TIMEOUT_DEFAULT));
     EXPECT_NULL_ARG("sub", natsio_sub_drain_async(NULL, &t));
     NT_CHECK(t == SENTINEL);
     EXPECT_NULL_ARG("sub", natsio_sub_get_stats(NULL, &sub_stats));
-    struct natsio_sub_stats expected;
+    natsio_iter_stats expected;
     memset(&expected, 0xab, sizeof expected);
     NT_CHECK(memcmp(&sub_stats, &expected, sizeof expected) == 0);
 
@@ -278,9 +290,16 @@ static void test_null_handles_of_msg_sub_token_replies(void) {
     NT_CHECK(m == SENTINEL);
     EXPECT_NULL_ARG("token", natsio_token_on_complete(NULL, NULL, NULL, NULL));
     EXPECT_NULL_ARG("token", natsio_token_cancel(NULL));
+    EXPECT_NULL_ARG("token", natsio_token_status(NULL));
 
-    EXPECT_NULL_ARG("replies", natsio_replies_next(NULL, &m));
+    EXPECT_NULL_ARG("replies", natsio_replies_next(NULL, NATSIO_TIMEOUT_DEFAULT, &m));
     NT_CHECK(m == SENTINEL);
+    EXPECT_NULL_ARG("replies", natsio_replies_next_async(NULL, &t));
+    EXPECT_NULL_ARG("replies", natsio_replies_set_callback(NULL, on_msg_count, &calls, NULL));
+    EXPECT_NULL_ARG("replies", natsio_replies_stop(NULL));
+    EXPECT_NULL_ARG("replies", natsio_replies_get_stats(NULL, &sub_stats));
+    NT_CHECK(t == SENTINEL);
+    NT_CHECK(memcmp(&sub_stats, &expected, sizeof expected) == 0);
 }
 
 static void test_null_client_handle(void) {
@@ -296,8 +315,6 @@ static void test_null_client_handle(void) {
     EXPECT_NULL_ARG("client", natsio_client_publish(NULL, "a", "x", 1));
     EXPECT_NULL_ARG("client", natsio_client_publish_with(NULL, "a", NULL, NULL, "x", 1));
     EXPECT_NULL_ARG("client", natsio_client_subscribe(NULL, "a", NULL, NULL, &sub));
-    EXPECT_NULL_ARG("client", natsio_client_subscribe_callback(NULL, "a", NULL, NULL, NULL, NULL,
-                                                              NULL, &sub));
     EXPECT_NULL_ARG("client", natsio_client_request(NULL, "a", NULL, "x", 1, 100, &m));
     EXPECT_NULL_ARG("client", natsio_client_request_async(NULL, "a", NULL, "x", 1, 100, &t));
     EXPECT_NULL_ARG("client", natsio_client_request_many(NULL, "a", NULL, "x", 1, NULL, &r));
@@ -306,10 +323,17 @@ static void test_null_client_handle(void) {
     EXPECT_NULL_ARG("client", natsio_client_drain(NULL, 100));
     EXPECT_NULL_ARG("client", natsio_client_drain_async(NULL, 100, &t));
     EXPECT_NULL_ARG("client", natsio_client_close(NULL));
+    EXPECT_NULL_ARG("client", natsio_client_close_async(NULL, &t));
     EXPECT_NULL_ARG("client", natsio_client_server_info(NULL, &s));
     EXPECT_NULL_ARG("client", natsio_client_connected_url(NULL, &s));
     EXPECT_NULL_ARG("client", natsio_client_new_inbox(NULL, &s));
     EXPECT_NULL_ARG("client", natsio_client_get_stats(NULL, &stats));
+    natsio_string_list *servers = SENTINEL;
+    EXPECT_NULL_ARG("client", natsio_client_servers(NULL, &servers));
+    int64_t rtt = -7;
+    EXPECT_NULL_ARG("client", natsio_client_rtt(NULL, 100, &rtt));
+    EXPECT_NULL_ARG("client", natsio_client_force_reconnect(NULL));
+    NT_CHECK(servers == SENTINEL && rtt == -7);
 
     NT_CHECK(sub == SENTINEL && m == SENTINEL && t == SENTINEL && r == SENTINEL);
     NT_CHECK(s == SENTINEL_STR);
@@ -451,7 +475,7 @@ static void test_header_injection_is_rejected(void) {
     EXPECT_OK(natsio_client_publish_with(c, "hdr.msg", NULL, h, "body", 4));
     EXPECT_OK(natsio_client_flush(c, 5000));
     natsio_msg *m = NULL;
-    EXPECT_OK(natsio_sub_next_msg(sub, 5000, &m));
+    EXPECT_OK(natsio_sub_next(sub, 5000, &m));
     nt_cleanup(msg_free_cb, m);
     const natsio_headers *got = natsio_msg_headers(m);
     NT_CHECK(got != NULL);
@@ -460,7 +484,7 @@ static void test_header_injection_is_rejected(void) {
     NT_CHECK_STR_EQ(value, "original");
     NT_CHECK_MEM_EQ(natsio_msg_data(m), natsio_msg_data_len(m), "body", 4);
     natsio_msg *extra = SENTINEL;
-    EXPECT_FAILS(NATSIO_ERR_TIMEOUT, natsio_sub_next_msg(sub, 50, &extra));
+    EXPECT_FAILS(NATSIO_ERR_TIMEOUT, natsio_sub_next(sub, 50, &extra));
     NT_CHECK(extra == SENTINEL);
 }
 
@@ -486,13 +510,14 @@ static void test_null_arguments_with_a_live_connection(void) {
     EXPECT_NULL_ARG("data", natsio_client_publish_with(c, "bad.nodata", "r", NULL, NULL, 3));
     EXPECT_NULL_ARG("subject", natsio_client_subscribe(c, NULL, NULL, NULL, &sub));
     EXPECT_NULL_ARG("sub_out", natsio_client_subscribe(c, "bad.x", NULL, NULL, NULL));
-    int calls = 0;
-    EXPECT_NULL_ARG("subject", natsio_client_subscribe_callback(c, NULL, NULL, NULL, on_msg_count,
-                                                               &calls, NULL, &sub));
-    EXPECT_NULL_ARG("cb", natsio_client_subscribe_callback(c, "bad.x", NULL, NULL, NULL, NULL,
-                                                          NULL, &sub));
-    EXPECT_NULL_ARG("sub_out", natsio_client_subscribe_callback(c, "bad.x", NULL, NULL,
-                                                               on_msg_count, &calls, NULL, NULL));
+    /* Push mode needs a callback; the subscription stays an iterator. */
+    natsio_sub *no_cb = subscribe_and_flush(c, "nocb.x");
+    NT_CHECK(no_cb != NULL);
+    EXPECT_NULL_ARG("cb", natsio_sub_set_callback(no_cb, NULL, NULL, NULL));
+    EXPECT_OK(natsio_client_publish(c, "nocb.x", "it", 2));
+    natsio_msg *still = NULL;
+    EXPECT_OK(natsio_sub_next(no_cb, 5000, &still));
+    natsio_msg_free(still);
     EXPECT_NULL_ARG("subject", natsio_client_request(c, NULL, NULL, "x", 1, 100, &m));
     EXPECT_NULL_ARG("data", natsio_client_request(c, "bad.req", NULL, NULL, 3, 100, &m));
     EXPECT_NULL_ARG("reply_out", natsio_client_request(c, "bad.req", NULL, "x", 1, 100, NULL));
@@ -505,6 +530,9 @@ static void test_null_arguments_with_a_live_connection(void) {
     EXPECT_NULL_ARG("replies_out",
                     natsio_client_request_many(c, "bad.req", NULL, "x", 1, NULL, NULL));
     EXPECT_NULL_ARG("token_out", natsio_client_flush_async(c, NULL));
+    EXPECT_NULL_ARG("token_out", natsio_client_close_async(c, NULL));
+    EXPECT_NULL_ARG("list_out", natsio_client_servers(c, NULL));
+    EXPECT_NULL_ARG("rtt_us_out", natsio_client_rtt(c, 1000, NULL));
     /* A drain that started anyway would close the client and fail what follows. */
     EXPECT_NULL_ARG("token_out", natsio_client_drain_async(c, 1000, NULL));
     EXPECT_NULL_ARG("json_out", natsio_client_server_info(c, NULL));
@@ -530,19 +558,20 @@ static void test_null_arguments_with_a_live_connection(void) {
     /* Handles that need a live message, subscription, token or iterator. */
     EXPECT_OK(natsio_client_publish(c, "bad.keep", "kept", 4));
     EXPECT_OK(natsio_client_flush(c, 5000));
-    EXPECT_NULL_ARG("msg_out", natsio_sub_next_msg(watch, 5000, NULL));
+    EXPECT_NULL_ITEM_OUT("msg_out", natsio_sub_next(watch, 5000, NULL));
     /* The message was not consumed by the failed call. */
     natsio_msg *kept = NULL;
-    EXPECT_OK(natsio_sub_next_msg(watch, 5000, &kept));
+    EXPECT_OK(natsio_sub_next(watch, 5000, &kept));
     nt_cleanup(msg_free_cb, kept);
     NT_CHECK_STR_EQ(natsio_msg_subject(kept), "bad.keep");
     EXPECT_NULL_ARG("out", natsio_msg_clone(kept, NULL));
     EXPECT_NULL_ARG("data", natsio_msg_respond(kept, NULL, 2));
     EXPECT_NULL_ARG("data", natsio_msg_respond_with(kept, NULL, NULL, 2));
 
-    struct natsio_sub_stats stats;
+    natsio_iter_stats stats;
     EXPECT_NULL_ARG("stats_out", natsio_sub_get_stats(watch, NULL));
     EXPECT_NULL_ARG("token_out", natsio_sub_drain_async(watch, NULL));
+    EXPECT_NULL_ARG("token_out", natsio_sub_next_async(watch, NULL));
     EXPECT_OK(natsio_sub_get_stats(watch, &stats));
     NT_CHECK(!natsio_sub_is_closed(watch));
 
@@ -553,10 +582,16 @@ static void test_null_arguments_with_a_live_connection(void) {
     EXPECT_NULL_ARG("cb", natsio_token_on_complete(flush, NULL, NULL, NULL));
 
     natsio_replies *replies = NULL;
-    natsio_request_many_options rm = {1, 0, 500};
+    natsio_request_many_options rm;
+    EXPECT_OK(natsio_request_many_options_init(&rm));
+    rm.max_msgs = 1;
+    rm.timeout_ms = 500;
     EXPECT_OK(natsio_client_request_many(c, "bad.nobody", NULL, "x", 1, &rm, &replies));
-    EXPECT_NULL_ARG("msg_out", natsio_replies_next(replies, NULL));
-    natsio_replies_free(replies);
+    nt_cleanup(replies_free_cb, replies);
+    EXPECT_NULL_ITEM_OUT("msg_out", natsio_replies_next(replies, NATSIO_TIMEOUT_DEFAULT, NULL));
+    EXPECT_NULL_ARG("token_out", natsio_replies_next_async(replies, NULL));
+    EXPECT_NULL_ARG("cb", natsio_replies_set_callback(replies, NULL, NULL, NULL));
+    EXPECT_NULL_ARG("stats_out", natsio_replies_get_stats(replies, NULL));
 }
 
 static void test_invalid_utf8_everywhere(void) {
@@ -669,24 +704,24 @@ static void test_bad_subjects(void) {
     natsio_sub_free(ok);
 }
 
+/* Push mode is natsio_client_subscribe then natsio_sub_set_callback (util's
+ * subscribe_callback): a bad subject or queue stops it at the subscribe,
+ * and no callback ever runs. */
 static void test_bad_subjects_and_queues_in_callback_mode(void) {
     natsio_client *c = connect_to_own_server(NULL);
     NT_CHECK(c != NULL);
     int calls = 0;
     natsio_sub *sub = SENTINEL;
-    EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_client_subscribe_callback(
-                                            c, "a..b", NULL, NULL, on_msg_count, &calls, NULL, &sub));
-    EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_client_subscribe_callback(
-                                            c, "a.>.b", NULL, NULL, on_msg_count, &calls, NULL, &sub));
+    EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT,
+                 subscribe_callback(c, "a..b", NULL, NULL, on_msg_count, &calls, NULL, &sub));
+    EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT,
+                 subscribe_callback(c, "a.>.b", NULL, NULL, on_msg_count, &calls, NULL, &sub));
     EXPECT_FAILS(NATSIO_ERR_INVALID_UTF8,
-                 natsio_client_subscribe_callback(c, BAD_UTF8, NULL, NULL, on_msg_count, &calls,
-                                                 NULL, &sub));
+                 subscribe_callback(c, BAD_UTF8, NULL, NULL, on_msg_count, &calls, NULL, &sub));
     EXPECT_FAILS(NATSIO_ERR_BAD_QUEUE_NAME,
-                 natsio_client_subscribe_callback(c, "q.subj", "a b", NULL, on_msg_count, &calls,
-                                                 NULL, &sub));
+                 subscribe_callback(c, "q.subj", "a b", NULL, on_msg_count, &calls, NULL, &sub));
     EXPECT_FAILS(NATSIO_ERR_INVALID_UTF8,
-                 natsio_client_subscribe_callback(c, "q.subj", BAD_UTF8, NULL, on_msg_count,
-                                                 &calls, NULL, &sub));
+                 subscribe_callback(c, "q.subj", BAD_UTF8, NULL, on_msg_count, &calls, NULL, &sub));
     NT_CHECK(sub == SENTINEL);
     EXPECT_OK(natsio_client_publish(c, "q.subj", "x", 1));
     EXPECT_OK(natsio_client_flush(c, 5000));
@@ -753,12 +788,12 @@ static void test_max_payload(void) {
 
     /* The responder got no request; a reply that is too big is refused too. */
     natsio_msg *req = SENTINEL;
-    EXPECT_FAILS(NATSIO_ERR_TIMEOUT, natsio_sub_next_msg(responder, 50, &req));
+    EXPECT_FAILS(NATSIO_ERR_TIMEOUT, natsio_sub_next(responder, 50, &req));
     NT_CHECK(req == SENTINEL);
     natsio_token *pending = NULL;
     EXPECT_OK(natsio_client_request_async(c, "svc.big", NULL, "q", 1, 2000, &pending));
     nt_cleanup(token_free_cb, pending);
-    EXPECT_OK(natsio_sub_next_msg(responder, 5000, &req));
+    EXPECT_OK(natsio_sub_next(responder, 5000, &req));
     nt_cleanup(msg_free_cb, req);
     EXPECT_FAILS(NATSIO_ERR_MAX_PAYLOAD, natsio_msg_respond(req, buf, max + 1));
     EXPECT_FAILS(NATSIO_ERR_MAX_PAYLOAD, natsio_msg_respond_with(req, h, buf, max));
@@ -799,8 +834,7 @@ static void test_invalid_arguments(void) {
         EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT,
                      natsio_client_subscribe(c, "arg.subj", NULL, &so, &sub));
         EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT,
-                     natsio_client_subscribe_callback(c, "arg.subj", NULL, &so, on_msg_count,
-                                                     &calls, NULL, &sub));
+                     subscribe_callback(c, "arg.subj", NULL, &so, on_msg_count, &calls, NULL, &sub));
     }
     NT_CHECK(sub == SENTINEL);
 
@@ -812,9 +846,9 @@ static void test_invalid_arguments(void) {
     EXPECT_OK(natsio_client_publish(c, "arg.live", "1", 1));
     EXPECT_OK(natsio_client_publish(c, "arg.live", "2", 1));
     natsio_msg *m = NULL;
-    EXPECT_OK(natsio_sub_next_msg(live, 5000, &m));
+    EXPECT_OK(natsio_sub_next(live, 5000, &m));
     natsio_msg_free(m);
-    EXPECT_OK(natsio_sub_next_msg(live, 5000, &m));
+    EXPECT_OK(natsio_sub_next(live, 5000, &m));
     NT_CHECK_MEM_EQ(natsio_msg_data(m), natsio_msg_data_len(m), "2", 1);
     natsio_msg_free(m);
 }
@@ -827,7 +861,7 @@ static void test_use_after_close(void) {
     EXPECT_OK(natsio_client_publish_with(c, "closed.req", "closed.reply", NULL, "x", 1));
     EXPECT_OK(natsio_client_flush(c, 5000));
     natsio_msg *req = NULL;
-    EXPECT_OK(natsio_sub_next_msg(sub, 5000, &req));
+    EXPECT_OK(natsio_sub_next(sub, 5000, &req));
     nt_cleanup(msg_free_cb, req);
 
     EXPECT_OK(natsio_client_close(c));
@@ -846,8 +880,7 @@ static void test_use_after_close(void) {
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED,
                  natsio_client_subscribe(c, "closed.x", NULL, NULL, &sub2));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED,
-                 natsio_client_subscribe_callback(c, "closed.x", NULL, NULL, on_msg_count, &calls,
-                                                 NULL, &sub2));
+                 subscribe_callback(c, "closed.x", NULL, NULL, on_msg_count, &calls, NULL, &sub2));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED,
                  natsio_client_request(c, "closed.x", NULL, "x", 1, 500, &m));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED,
@@ -861,52 +894,77 @@ static void test_use_after_close(void) {
     NT_CHECK(sub2 == SENTINEL && m == SENTINEL && t == SENTINEL && r == SENTINEL);
     NT_CHECK(url == SENTINEL_STR);
 
-    natsio_token *flush = NULL;
-    natsio_status flush_st = natsio_client_flush_async(c, &flush);
-    check_async_fails_closed(flush_st, flush, "flush_async");
-    NT_CHECK(!nt_failed());
-    natsio_token *drain = NULL;
-    natsio_status drain_st = natsio_client_drain_async(c, 500, &drain);
-    check_async_fails_closed(drain_st, drain, "drain_async");
-    NT_CHECK(!nt_failed());
+    /* The token forms of the core verbs are refused at once too; closing
+     * again through a token is fine. */
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_client_flush_async(c, &t));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_client_drain_async(c, 500, &t));
+    NT_CHECK(t == SENTINEL);
+    natsio_token *closing = NULL;
+    EXPECT_OK(natsio_client_close_async(c, &closing));
+    nt_cleanup(token_free_cb, closing);
+    NT_CHECK_INT_EQ(token_outcome(closing, 5000), NATSIO_OK);
+    int64_t rtt = -7;
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_client_rtt(c, 500, &rtt));
+    NT_CHECK(rtt == -7);
 
-    /* Its subscriptions closed with it. */
+    /* Its subscriptions ended with it: the error that ended them, on every
+     * call and through a token. */
     NT_CHECK(natsio_sub_is_closed(sub));
-    EXPECT_FAILS(NATSIO_ERR_SUBSCRIPTION_CLOSED, natsio_sub_next_msg(sub, 100, &m));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_sub_next(sub, 100, &m));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_sub_next(sub, NATSIO_NO_WAIT, &m));
     NT_CHECK(m == SENTINEL);
+    EXPECT_TOKEN_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_sub_next_async(sub, &t), t);
+    /* Draining what has ended cannot succeed. */
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_sub_drain(sub, 500));
 }
 
 static void test_subscription_closed(void) {
     natsio_client *c = connect_to_own_server(NULL);
     NT_CHECK(c != NULL);
 
-    /* next_msg on a callback subscription is refused; the callback still
-     * gets every message. */
-    int calls = 0;
+    /* In push mode next, next_async and a second callback are refused; the
+     * callback still gets every message. */
+    int calls = 0, other_calls = 0;
     natsio_sub *cb_sub = NULL;
-    EXPECT_OK(natsio_client_subscribe_callback(c, "sc.cb", NULL, NULL, on_msg_count, &calls, NULL,
-                                              &cb_sub));
+    EXPECT_OK(subscribe_callback(c, "sc.cb", NULL, NULL, on_msg_count, &calls, NULL, &cb_sub));
     nt_cleanup(sub_free_cb, cb_sub);
     EXPECT_OK(natsio_client_flush(c, 5000));
     natsio_msg *m = SENTINEL;
-    EXPECT_FAILS(NATSIO_ERR_SUBSCRIPTION_CLOSED, natsio_sub_next_msg(cb_sub, 50, &m));
-    NT_CHECK(m == SENTINEL);
+    natsio_token *t = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_sub_next(cb_sub, 50, &m));
+    EXPECT_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_sub_next_async(cb_sub, &t));
+    EXPECT_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_sub_set_callback(cb_sub, on_msg_count, &other_calls, NULL));
+    NT_CHECK(m == SENTINEL && t == SENTINEL);
     EXPECT_OK(natsio_client_publish(c, "sc.cb", "1", 1));
     EXPECT_OK(natsio_client_publish(c, "sc.cb", "2", 1));
     EXPECT_OK(natsio_client_flush(c, 5000));
     for (int i = 0; i < 500 && __atomic_load_n(&calls, __ATOMIC_SEQ_CST) < 2; i++) nt_sleep_ms(10);
     NT_CHECK_INT_EQ(__atomic_load_n(&calls, __ATOMIC_SEQ_CST), 2);
+    NT_CHECK_INT_EQ(__atomic_load_n(&other_calls, __ATOMIC_SEQ_CST), 0);
     NT_CHECK(!natsio_sub_is_closed(cb_sub));
 
-    /* Everything but free fails on an unsubscribed subscription. */
+    /* Push mode is refused while next_async tokens wait for messages; the
+     * pending token still gets the next one. */
+    natsio_sub *waiting = subscribe_and_flush(c, "sc.waiting");
+    NT_CHECK(waiting != NULL);
+    natsio_token *pending = NULL;
+    EXPECT_OK(natsio_sub_next_async(waiting, &pending));
+    nt_cleanup(token_free_cb, pending);
+    EXPECT_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_sub_set_callback(waiting, on_msg_count, &other_calls, NULL));
+    EXPECT_OK(natsio_client_publish(c, "sc.waiting", "w", 1));
+    NT_CHECK_INT_EQ(token_outcome(pending, 5000), NATSIO_OK);
+
+    /* On a stopped subscription: stop again is fine, next says it ended
+     * (NATSIO_DONE, not an error), what needs a live one fails. */
     natsio_sub *sub = subscribe_and_flush(c, "sc.iter");
     NT_CHECK(sub != NULL);
-    EXPECT_OK(natsio_sub_unsubscribe(sub));
+    EXPECT_OK(natsio_sub_stop(sub));
     NT_CHECK(natsio_sub_is_closed(sub));
-    EXPECT_FAILS(NATSIO_ERR_SUBSCRIPTION_CLOSED, natsio_sub_unsubscribe(sub));
+    EXPECT_OK(natsio_sub_stop(sub));
     EXPECT_FAILS(NATSIO_ERR_SUBSCRIPTION_CLOSED, natsio_sub_unsubscribe_after(sub, 5));
-    EXPECT_FAILS(NATSIO_ERR_SUBSCRIPTION_CLOSED, natsio_sub_next_msg(sub, 50, &m));
-    NT_CHECK(m == SENTINEL);
+    EXPECT_FAILS(NATSIO_ERR_SUBSCRIPTION_CLOSED, natsio_sub_drain(sub, 500));
+    NT_CHECK_INT_EQ(natsio_sub_next(sub, 50, &m), NATSIO_DONE);
+    NT_CHECK(m == NULL);
     NT_CHECK_STR_EQ(natsio_sub_subject(sub), "sc.iter"); /* the handle stays valid */
 }
 
@@ -951,7 +1009,7 @@ static void test_usage_errors_reported_by_status(void) {
     NT_CHECK(sub != NULL);
     EXPECT_OK(natsio_client_publish(c, "use.plain", "x", 1));
     natsio_msg *plain = NULL;
-    EXPECT_OK(natsio_sub_next_msg(sub, 5000, &plain));
+    EXPECT_OK(natsio_sub_next(sub, 5000, &plain));
     nt_cleanup(msg_free_cb, plain);
     NT_CHECK(natsio_msg_reply(plain) == NULL);
     EXPECT_FAILS(NATSIO_ERR_NO_REPLY_SUBJECT, natsio_msg_respond(plain, "r", 1));
@@ -982,6 +1040,957 @@ static void test_usage_errors_reported_by_status(void) {
     NT_CHECK(none == SENTINEL);
 }
 
+/* ------------------------------------------------------------------ */
+/* The asynchronous model: option structs, timeouts, create actions,  */
+/* token forms and token accessors                                     */
+/* ------------------------------------------------------------------ */
+
+/* A server for the running case with JetStream, and on it: stream BI
+ * (subjects bi.>) holding one message, a durable pull consumer "c" whose
+ * one message was fetched and left unacked, and a bucket BIKV with key "k". */
+typedef struct {
+    nt_server *server;
+    natsio_client *c;
+    natsio_js *js;
+    natsio_kv *kv;
+    const natsio_msg *msg; /* the consumed message, borrowed from `list` */
+    natsio_msg_list *list;
+} js_fixture;
+
+static bool js_fixture_start(js_fixture *f) {
+    memset(f, 0, sizeof *f);
+    f->server = start_server(NULL);
+    if (f->server == NULL) return false;
+    f->c = connect_url(nt_server_url(f->server));
+    if (f->c == NULL) return false;
+    f->js = new_jetstream(f->c, NULL);
+    if (f->js == NULL || !create_stream(f->js, "BI", "bi.>") ||
+        !create_consumer(f->js, "BI", "{\"durable_name\":\"c\",\"ack_policy\":\"explicit\"}"))
+        return false;
+    natsio_status st = natsio_js_publish(f->js, "bi.a", "m", 1, NULL, NULL);
+    natsio_fetch_options fo;
+    if (st == NATSIO_OK) st = natsio_fetch_options_init(&fo);
+    fo.max_messages = 1;
+    fo.expires_ms = 2000;
+    if (st == NATSIO_OK) st = natsio_js_fetch(f->js, "BI", "c", &fo, &f->list);
+    if (st == NATSIO_OK) nt_cleanup(msg_list_free_cb, f->list);
+    if (st == NATSIO_OK && natsio_msg_list_count(f->list) != 1) st = NATSIO_ERR_NO_MESSAGES;
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "fixture: %s (%s)", natsio_status_str(st), natsio_last_error());
+        return false;
+    }
+    f->msg = natsio_msg_list_get(f->list, 0);
+    f->kv = create_bucket(f->js, "{\"bucket\":\"BIKV\",\"history\":5,\"storage\":\"memory\"}");
+    if (f->kv == NULL) return false;
+    st = natsio_kv_put(f->kv, "k", "v", 1, NULL);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "fixture put: %s (%s)", natsio_status_str(st), natsio_last_error());
+        return false;
+    }
+    return true;
+}
+
+/* The fixture is as it was made: one message in BI, unacked by "c"; one
+ * revision of "k" in BIKV. Proves that refused calls did nothing. */
+static void check_fixture_untouched(js_fixture *f) {
+    NT_CHECK_INT_EQ(consumer_int(f->js, "BI", "c", "num_ack_pending"), 1);
+    NT_CHECK_INT_EQ(consumer_int(f->js, "BI", "c", "num_pending"), 0);
+    char *info = NULL;
+    EXPECT_OK(natsio_js_stream_info(f->js, "BI", &info));
+    int64_t msgs = -1;
+    const char *state = strstr(info, "\"state\"");
+    bool found = state != NULL && json_int(state, "messages", &msgs);
+    natsio_string_free(info);
+    NT_CHECK(found);
+    NT_CHECK_INT_EQ(msgs, 1);
+    natsio_kv_entry_list *h = NULL;
+    EXPECT_OK(natsio_kv_history(f->kv, "k", &h));
+    size_t revisions = natsio_kv_entry_list_count(h);
+    natsio_kv_entry_list_free(h);
+    NT_CHECK_INT_EQ(revisions, 1);
+    natsio_string_list *streams = NULL;
+    EXPECT_OK(natsio_js_stream_names(f->js, NULL, &streams));
+    size_t nstreams = natsio_string_list_count(streams);
+    natsio_string_list_free(streams);
+    NT_CHECK_INT_EQ(nstreams, 2); /* BI and KV_BIKV */
+}
+
+#define NOT_INIT_NAMING(what, call) EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, what, call)
+
+static void test_option_structs_need_their_init(void) {
+    /* Each _init sets the version of this header and zeroes the rest, and
+     * refuses NULL. */
+    natsio_sub_options so;
+    natsio_request_many_options rm;
+    natsio_js_options jo;
+    natsio_js_publish_options po;
+    natsio_fetch_options fo;
+    natsio_consume_options co;
+    natsio_kv_watch_options wo;
+    memset(&so, 0xa5, sizeof so);
+    memset(&rm, 0xa5, sizeof rm);
+    memset(&jo, 0xa5, sizeof jo);
+    memset(&po, 0xa5, sizeof po);
+    memset(&fo, 0xa5, sizeof fo);
+    memset(&co, 0xa5, sizeof co);
+    memset(&wo, 0xa5, sizeof wo);
+    EXPECT_OK(natsio_sub_options_init(&so));
+    EXPECT_OK(natsio_request_many_options_init(&rm));
+    EXPECT_OK(natsio_js_options_init(&jo));
+    EXPECT_OK(natsio_js_publish_options_init(&po));
+    EXPECT_OK(natsio_fetch_options_init(&fo));
+    EXPECT_OK(natsio_consume_options_init(&co));
+    EXPECT_OK(natsio_kv_watch_options_init(&wo));
+    NT_CHECK_INT_EQ(so.version, NATSIO_SUB_OPTIONS_VERSION);
+    NT_CHECK(so.pending_msgs_limit == 0 && so.pending_bytes_limit == 0 && so.policy == NATSIO_POLICY_DROP_NEW);
+    NT_CHECK_INT_EQ(rm.version, NATSIO_REQUEST_MANY_OPTIONS_VERSION);
+    NT_CHECK(rm.max_msgs == 0 && rm.stall_ms == 0 && rm.timeout_ms == 0);
+    NT_CHECK_INT_EQ(jo.version, NATSIO_JS_OPTIONS_VERSION);
+    NT_CHECK(jo.domain == NULL && jo.api_prefix == NULL && jo.timeout_ms == 0 && jo.publish_async_max_pending == 0 &&
+             jo.publish_async_stall_wait_ms == 0 && jo.publish_async_timeout_ms == 0);
+    NT_CHECK_INT_EQ(po.version, NATSIO_JS_PUBLISH_OPTIONS_VERSION);
+    NT_CHECK(po.headers == NULL && po.msg_id == NULL && po.expected_stream == NULL && po.expected_last_seq == NULL &&
+             po.expected_last_subject_seq == NULL && po.expected_last_subject_seq_subject == NULL &&
+             po.expected_last_msg_id == NULL && po.ttl_s == 0 && po.timeout_ms == 0);
+    NT_CHECK_INT_EQ(fo.version, NATSIO_FETCH_OPTIONS_VERSION);
+    NT_CHECK(fo.max_messages == 0 && fo.max_bytes == 0 && fo.expires_ms == 0 && !fo.no_wait &&
+             fo.idle_heartbeat_ms == 0);
+    NT_CHECK_INT_EQ(co.version, NATSIO_CONSUME_OPTIONS_VERSION);
+    NT_CHECK(co.max_messages == 0 && co.expires_ms == 0 && co.idle_heartbeat_ms == 0);
+    NT_CHECK_INT_EQ(wo.version, NATSIO_KV_WATCH_OPTIONS_VERSION);
+    NT_CHECK(!wo.include_history && !wo.ignore_deletes && !wo.meta_only && !wo.updates_only);
+    EXPECT_NULL_ARG("opts", natsio_sub_options_init(NULL));
+    EXPECT_NULL_ARG("opts", natsio_request_many_options_init(NULL));
+    EXPECT_NULL_ARG("opts", natsio_js_options_init(NULL));
+    EXPECT_NULL_ARG("opts", natsio_js_publish_options_init(NULL));
+    EXPECT_NULL_ARG("opts", natsio_fetch_options_init(NULL));
+    EXPECT_NULL_ARG("opts", natsio_consume_options_init(NULL));
+    EXPECT_NULL_ARG("opts", natsio_kv_watch_options_init(NULL));
+
+    js_fixture f;
+    NT_CHECK(js_fixture_start(&f));
+    natsio_sub *sub = SENTINEL;
+    natsio_replies *r = SENTINEL;
+    natsio_js *js = SENTINEL;
+    natsio_pub_ack *ack = SENTINEL;
+    natsio_msg_list *list = SENTINEL;
+    natsio_js_messages *it = SENTINEL;
+    natsio_kv_watcher *w = SENTINEL;
+    natsio_token *t = SENTINEL;
+    natsio_sub *responder = subscribe_and_flush(f.c, "opt.svc");
+    NT_CHECK(responder != NULL);
+
+    /* A struct that never saw its _init (version 0, as `= {0}` makes it),
+     * and one of a newer header (a version this library does not know):
+     * refused, naming the struct, before anything is sent. */
+    const uint32_t versions[] = {0, 2, UINT32_MAX};
+    for (size_t i = 0; i < NT_COUNT(versions); i++) {
+        so.version = rm.version = jo.version = po.version = fo.version = co.version = wo.version = versions[i];
+        NOT_INIT_NAMING("natsio_sub_options", natsio_client_subscribe(f.c, "opt.x", NULL, &so, &sub));
+        NOT_INIT_NAMING("natsio_request_many_options",
+                        natsio_client_request_many(f.c, "opt.svc", NULL, "q", 1, &rm, &r));
+        NOT_INIT_NAMING("natsio_js_options", natsio_client_jetstream(f.c, &jo, &js));
+        NOT_INIT_NAMING("natsio_js_publish_options", natsio_js_publish(f.js, "bi.a", "x", 1, &po, &ack));
+        NOT_INIT_NAMING("natsio_js_publish_options", natsio_js_publish_async(f.js, "bi.a", "x", 1, &po, &t));
+        NOT_INIT_NAMING("natsio_fetch_options", natsio_js_fetch(f.js, "BI", "c", &fo, &list));
+        NOT_INIT_NAMING("natsio_fetch_options", natsio_js_fetch_async(f.js, "BI", "c", &fo, &t));
+        NOT_INIT_NAMING("natsio_consume_options", natsio_js_consume(f.js, "BI", "c", &co, &it));
+        NOT_INIT_NAMING("natsio_consume_options", natsio_js_consume_async(f.js, "BI", "c", &co, &t));
+        NOT_INIT_NAMING("natsio_kv_watch_options", natsio_kv_watch(f.kv, NULL, 0, &wo, &w));
+        NOT_INIT_NAMING("natsio_kv_watch_options", natsio_kv_watch_async(f.kv, NULL, 0, &wo, &t));
+    }
+    NT_CHECK(sub == SENTINEL && r == SENTINEL && js == SENTINEL && ack == SENTINEL && list == SENTINEL &&
+             it == SENTINEL && w == SENTINEL && t == SENTINEL);
+    /* The request never went out; nothing was published, pulled or watched. */
+    natsio_msg *req = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_TIMEOUT, natsio_sub_next(responder, 100, &req));
+    NT_CHECK(req == SENTINEL);
+    check_fixture_untouched(&f);
+    char names[256];
+    natsio_string_list *consumers = NULL;
+    EXPECT_OK(natsio_js_consumer_names(f.js, "KV_BIKV", &consumers));
+    kept_list(consumers);
+    NT_CHECK_MSG(natsio_string_list_count(consumers) == 0, "watch consumers: %s",
+                 string_list_join(consumers, names, sizeof names));
+}
+
+/* `call` (with timeout_ms `ms`) is refused as an invalid timeout. */
+#define EXPECT_BAD_TIMEOUT(call) EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "timeout_ms", call)
+
+static void test_timeouts_outside_the_rule(void) {
+    js_fixture f;
+    NT_CHECK(js_fixture_start(&f));
+    natsio_sub *sub = subscribe_and_flush(f.c, "to.svc");
+    NT_CHECK(sub != NULL);
+    natsio_replies *replies = NULL;
+    natsio_request_many_options rm;
+    EXPECT_OK(natsio_request_many_options_init(&rm));
+    rm.timeout_ms = 30000;
+    EXPECT_OK(natsio_client_request_many(f.c, "to.svc", NULL, "q", 1, &rm, &replies));
+    nt_cleanup(replies_free_cb, replies);
+    natsio_msg *request = NULL;
+    EXPECT_OK(natsio_sub_next(sub, 5000, &request));
+    natsio_msg_free(request);
+    natsio_js_messages *it = NULL;
+    EXPECT_OK(natsio_js_consume(f.js, "BI", "c", NULL, &it));
+    nt_cleanup(js_messages_free_cb, it);
+    natsio_kv_watcher *w = NULL;
+    EXPECT_OK(natsio_kv_watch(f.kv, NULL, 0, NULL, &w));
+    nt_cleanup(kv_watcher_free_cb, w);
+    natsio_token *flush = NULL;
+    EXPECT_OK(natsio_client_flush_async(f.c, &flush));
+    nt_cleanup(token_free_cb, flush);
+
+    natsio_msg *m = SENTINEL;
+    natsio_kv_entry *e = SENTINEL;
+    natsio_token *t = SENTINEL;
+    int64_t rtt = -7;
+
+    /* Negative values other than the two named ones, everywhere. */
+    const int64_t bad[] = {-3, -1000, INT64_MIN};
+    for (size_t i = 0; i < NT_COUNT(bad); i++) {
+        int64_t ms = bad[i];
+        EXPECT_BAD_TIMEOUT(natsio_client_request(f.c, "to.svc", NULL, "q", 1, ms, &m));
+        EXPECT_BAD_TIMEOUT(natsio_client_request_async(f.c, "to.svc", NULL, "q", 1, ms, &t));
+        EXPECT_BAD_TIMEOUT(natsio_client_flush(f.c, ms));
+        EXPECT_BAD_TIMEOUT(natsio_client_drain(f.c, ms));
+        EXPECT_BAD_TIMEOUT(natsio_client_drain_async(f.c, ms, &t));
+        EXPECT_BAD_TIMEOUT(natsio_client_rtt(f.c, ms, &rtt));
+        EXPECT_BAD_TIMEOUT(natsio_sub_next(sub, ms, &m));
+        EXPECT_BAD_TIMEOUT(natsio_sub_drain(sub, ms));
+        EXPECT_BAD_TIMEOUT(natsio_replies_next(replies, ms, &m));
+        EXPECT_BAD_TIMEOUT(natsio_token_wait(flush, ms));
+        EXPECT_BAD_TIMEOUT(natsio_js_next(f.js, "BI", "c", ms, &m));
+        EXPECT_BAD_TIMEOUT(natsio_js_next_async(f.js, "BI", "c", ms, &t));
+        EXPECT_BAD_TIMEOUT(natsio_msg_ack_sync(f.msg, ms));
+        EXPECT_BAD_TIMEOUT(natsio_msg_ack_sync_async(f.msg, ms, &t));
+        EXPECT_BAD_TIMEOUT(natsio_js_publish_async_complete(f.js, ms));
+        EXPECT_BAD_TIMEOUT(natsio_js_publish_async_complete_async(f.js, ms, &t));
+        EXPECT_BAD_TIMEOUT(natsio_js_messages_next(it, ms, &m));
+        EXPECT_BAD_TIMEOUT(natsio_kv_watcher_next(w, ms, &e));
+    }
+    /* NATSIO_NO_WAIT where not waiting makes no sense: a request, a flush,
+     * a drain, a round trip, an ack confirmation. */
+    EXPECT_BAD_TIMEOUT(natsio_client_request(f.c, "to.svc", NULL, "q", 1, NATSIO_NO_WAIT, &m));
+    EXPECT_BAD_TIMEOUT(natsio_client_request_async(f.c, "to.svc", NULL, "q", 1, NATSIO_NO_WAIT, &t));
+    EXPECT_BAD_TIMEOUT(natsio_client_flush(f.c, NATSIO_NO_WAIT));
+    EXPECT_BAD_TIMEOUT(natsio_client_drain(f.c, NATSIO_NO_WAIT));
+    EXPECT_BAD_TIMEOUT(natsio_client_drain_async(f.c, NATSIO_NO_WAIT, &t));
+    EXPECT_BAD_TIMEOUT(natsio_client_rtt(f.c, NATSIO_NO_WAIT, &rtt));
+    EXPECT_BAD_TIMEOUT(natsio_sub_drain(sub, NATSIO_NO_WAIT));
+    EXPECT_BAD_TIMEOUT(natsio_msg_ack_sync(f.msg, NATSIO_NO_WAIT));
+    EXPECT_BAD_TIMEOUT(natsio_msg_ack_sync_async(f.msg, NATSIO_NO_WAIT, &t));
+    EXPECT_BAD_TIMEOUT(natsio_js_publish_async_complete(f.js, NATSIO_NO_WAIT));
+    EXPECT_BAD_TIMEOUT(natsio_js_publish_async_complete_async(f.js, NATSIO_NO_WAIT, &t));
+    /* A pull request has to end. */
+    EXPECT_BAD_TIMEOUT(natsio_js_next(f.js, "BI", "c", NATSIO_WAIT_FOREVER, &m));
+    EXPECT_BAD_TIMEOUT(natsio_js_next_async(f.js, "BI", "c", NATSIO_WAIT_FOREVER, &t));
+    NT_CHECK(m == SENTINEL && e == SENTINEL && t == SENTINEL && rtt == -7);
+
+    /* Nothing happened: the client is connected, the subscriptions and
+     * iterators go on, the message is unacked, nothing was requested. */
+    NT_CHECK(natsio_client_status(f.c) == NATSIO_CONN_CONNECTED);
+    NT_CHECK(!natsio_sub_is_closed(sub));
+    EXPECT_FAILS(NATSIO_ERR_TIMEOUT, natsio_sub_next(sub, NATSIO_NO_WAIT, &m));
+    natsio_kv_entry *first = NULL;
+    EXPECT_OK(natsio_kv_watcher_next(w, 5000, &first));
+    nt_cleanup(kv_entry_free_cb, first);
+    NT_CHECK_STR_EQ(natsio_kv_entry_key(first), "k");
+    check_fixture_untouched(&f);
+    /* The values the rule names are all fine. */
+    EXPECT_OK(natsio_client_flush(f.c, NATSIO_TIMEOUT_DEFAULT));
+    EXPECT_OK(natsio_client_flush(f.c, NATSIO_WAIT_FOREVER));
+    EXPECT_OK(natsio_client_rtt(f.c, NATSIO_TIMEOUT_DEFAULT, &rtt));
+    EXPECT_OK(natsio_token_wait(flush, NATSIO_NO_WAIT));
+    EXPECT_OK(natsio_token_wait(flush, NATSIO_TIMEOUT_DEFAULT));
+    EXPECT_OK(natsio_token_wait(flush, NATSIO_WAIT_FOREVER));
+    EXPECT_OK(natsio_js_publish_async_complete(f.js, NATSIO_TIMEOUT_DEFAULT));
+    EXPECT_FAILS(NATSIO_ERR_NO_MESSAGES, natsio_js_next(f.js, "BI", "c", NATSIO_NO_WAIT, &m));
+    NT_CHECK(m == SENTINEL);
+}
+
+static void test_create_actions_outside_the_enum(void) {
+    js_fixture f;
+    NT_CHECK(js_fixture_start(&f));
+    const char *stream_cfg = "{\"name\":\"BIA\",\"subjects\":[\"bia.>\"],\"storage\":\"memory\"}";
+    const char *consumer_cfg = "{\"durable_name\":\"a\",\"ack_policy\":\"explicit\"}";
+    const char *bucket_cfg = "{\"bucket\":\"BIAKV\",\"storage\":\"memory\"}";
+    char *info = SENTINEL_STR;
+    natsio_kv *kv = SENTINEL;
+    natsio_token *t = SENTINEL;
+    const int32_t bad[] = {3, -1, 100, INT32_MAX, INT32_MIN};
+    for (size_t i = 0; i < NT_COUNT(bad); i++) {
+        int32_t a = bad[i];
+        EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "action", natsio_js_stream_create(f.js, stream_cfg, a, &info));
+        EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "action",
+                            natsio_js_stream_create_async(f.js, stream_cfg, a, &t));
+        EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "action",
+                            natsio_js_consumer_create(f.js, "BI", consumer_cfg, a, &info));
+        EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "action",
+                            natsio_js_consumer_create_async(f.js, "BI", consumer_cfg, a, &t));
+        EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "action", natsio_js_kv_create(f.js, bucket_cfg, a, &kv));
+        EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "action", natsio_js_kv_create_async(f.js, bucket_cfg, a, &t));
+    }
+    NT_CHECK(info == SENTINEL_STR && kv == SENTINEL && t == SENTINEL);
+    /* Nothing was created. */
+    check_fixture_untouched(&f);
+    natsio_string_list *consumers = NULL;
+    EXPECT_OK(natsio_js_consumer_names(f.js, "BI", &consumers));
+    kept_list(consumers);
+    NT_CHECK_INT_EQ(natsio_string_list_count(consumers), 1);
+}
+
+static void test_async_functions_need_token_out(void) {
+    js_fixture f;
+    NT_CHECK(js_fixture_start(&f));
+    natsio_options *o = options_for_url("nats://127.0.0.1:1", 100);
+    NT_CHECK(o != NULL);
+    natsio_sub *sub = subscribe_and_flush(f.c, "tok.svc");
+    NT_CHECK(sub != NULL);
+    natsio_replies *replies = NULL;
+    EXPECT_OK(natsio_client_request_many(f.c, "tok.svc", NULL, "q", 1, NULL, &replies));
+    nt_cleanup(replies_free_cb, replies);
+    natsio_js_messages *it = NULL;
+    EXPECT_OK(natsio_js_consume(f.js, "BI", "c", NULL, &it));
+    nt_cleanup(js_messages_free_cb, it);
+    natsio_kv_watcher *w = NULL;
+    EXPECT_OK(natsio_kv_watch(f.kv, NULL, 0, NULL, &w));
+    nt_cleanup(kv_watcher_free_cb, w);
+    const char *sc = "{\"name\":\"BIT\",\"subjects\":[\"bit.>\"],\"storage\":\"memory\"}";
+    const char *cc = "{\"durable_name\":\"t\",\"ack_policy\":\"explicit\"}";
+    const char *kc = "{\"bucket\":\"BITKV\",\"storage\":\"memory\"}";
+    uint64_t last = 1;
+
+#define NO_TOKEN_OUT(call) EXPECT_NULL_ARG("token_out", call)
+    NO_TOKEN_OUT(natsio_client_connect_async(o, NULL));
+    NO_TOKEN_OUT(natsio_client_connect_async(NULL, NULL));
+    NO_TOKEN_OUT(natsio_client_request_async(f.c, "tok.svc", NULL, "q", 1, 1000, NULL));
+    NO_TOKEN_OUT(natsio_client_flush_async(f.c, NULL));
+    NO_TOKEN_OUT(natsio_client_drain_async(f.c, 1000, NULL));
+    NO_TOKEN_OUT(natsio_client_close_async(f.c, NULL));
+    NO_TOKEN_OUT(natsio_sub_next_async(sub, NULL));
+    NO_TOKEN_OUT(natsio_sub_drain_async(sub, NULL));
+    NO_TOKEN_OUT(natsio_replies_next_async(replies, NULL));
+    NO_TOKEN_OUT(natsio_js_account_info_async(f.js, NULL));
+    NO_TOKEN_OUT(natsio_js_publish_async(f.js, "bi.a", "x", 1, NULL, NULL));
+    NO_TOKEN_OUT(natsio_js_publish_async_complete_async(f.js, 1000, NULL));
+    NO_TOKEN_OUT(natsio_js_stream_create_async(f.js, sc, NATSIO_CREATE, NULL));
+    NO_TOKEN_OUT(natsio_js_stream_info_async(f.js, "BI", NULL));
+    NO_TOKEN_OUT(natsio_js_stream_delete_async(f.js, "BI", NULL));
+    NO_TOKEN_OUT(natsio_js_stream_purge_async(f.js, "BI", NULL, NULL));
+    NO_TOKEN_OUT(natsio_js_stream_names_async(f.js, NULL, NULL));
+    NO_TOKEN_OUT(natsio_js_stream_get_msg_async(f.js, "BI", 1, NULL, NULL));
+    NO_TOKEN_OUT(natsio_js_stream_delete_msg_async(f.js, "BI", 1, false, NULL));
+    NO_TOKEN_OUT(natsio_js_consumer_create_async(f.js, "BI", cc, NATSIO_CREATE, NULL));
+    NO_TOKEN_OUT(natsio_js_consumer_info_async(f.js, "BI", "c", NULL));
+    NO_TOKEN_OUT(natsio_js_consumer_delete_async(f.js, "BI", "c", NULL));
+    NO_TOKEN_OUT(natsio_js_consumer_names_async(f.js, "BI", NULL));
+    NO_TOKEN_OUT(natsio_js_fetch_async(f.js, "BI", "c", NULL, NULL));
+    NO_TOKEN_OUT(natsio_js_next_async(f.js, "BI", "c", 1000, NULL));
+    NO_TOKEN_OUT(natsio_msg_ack_sync_async(f.msg, 1000, NULL));
+    NO_TOKEN_OUT(natsio_js_consume_async(f.js, "BI", "c", NULL, NULL));
+    NO_TOKEN_OUT(natsio_js_messages_next_async(it, NULL));
+    NO_TOKEN_OUT(natsio_js_kv_create_async(f.js, kc, NATSIO_CREATE, NULL));
+    NO_TOKEN_OUT(natsio_js_kv_bind_async(f.js, "BIKV", NULL));
+    NO_TOKEN_OUT(natsio_js_kv_delete_async(f.js, "BIKV", NULL));
+    NO_TOKEN_OUT(natsio_kv_put_async(f.kv, "k", "x", 1, NULL));
+    NO_TOKEN_OUT(natsio_kv_create_async(f.kv, "k2", "x", 1, NULL));
+    NO_TOKEN_OUT(natsio_kv_update_async(f.kv, "k", "x", 1, last, NULL));
+    NO_TOKEN_OUT(natsio_kv_get_async(f.kv, "k", NULL));
+    NO_TOKEN_OUT(natsio_kv_get_revision_async(f.kv, "k", 1, NULL));
+    NO_TOKEN_OUT(natsio_kv_delete_async(f.kv, "k", NULL, NULL));
+    NO_TOKEN_OUT(natsio_kv_purge_async(f.kv, "k", &last, NULL));
+    NO_TOKEN_OUT(natsio_kv_status_async(f.kv, NULL));
+    NO_TOKEN_OUT(natsio_kv_keys_async(f.kv, NULL));
+    NO_TOKEN_OUT(natsio_kv_history_async(f.kv, "k", NULL));
+    NO_TOKEN_OUT(natsio_kv_watch_async(f.kv, NULL, 0, NULL, NULL));
+    NO_TOKEN_OUT(natsio_kv_watcher_next_async(w, NULL));
+#undef NO_TOKEN_OUT
+
+    /* Nothing was started: the client, the sub and the iterators go on,
+     * nothing was stored, deleted, acked or created. */
+    NT_CHECK(natsio_client_status(f.c) == NATSIO_CONN_CONNECTED);
+    NT_CHECK(!natsio_sub_is_closed(sub));
+    EXPECT_OK(natsio_client_flush(f.c, 5000));
+    check_fixture_untouched(&f);
+    natsio_kv_entry *first = NULL;
+    EXPECT_OK(natsio_kv_watcher_next(w, 5000, &first));
+    nt_cleanup(kv_entry_free_cb, first);
+    NT_CHECK_STR_EQ(natsio_kv_entry_key(first), "k");
+}
+
+static void test_async_functions_check_their_arguments(void) {
+    js_fixture f;
+    NT_CHECK(js_fixture_start(&f));
+    natsio_token *t = SENTINEL;
+    const char *sc = "{\"name\":\"BIT\",\"subjects\":[\"bit.>\"],\"storage\":\"memory\"}";
+    const char *cc = "{\"durable_name\":\"t\",\"ack_policy\":\"explicit\"}";
+    const char *kc = "{\"bucket\":\"BITKV\",\"storage\":\"memory\"}";
+    uint64_t last = 1;
+
+    /* NULL handles. */
+    EXPECT_NULL_ARG("js", natsio_js_account_info_async(NULL, &t));
+    EXPECT_NULL_ARG("js", natsio_js_publish_async_complete_async(NULL, 1000, &t));
+    EXPECT_NULL_ARG("js", natsio_js_stream_create_async(NULL, sc, NATSIO_CREATE, &t));
+    EXPECT_NULL_ARG("js", natsio_js_stream_info_async(NULL, "BI", &t));
+    EXPECT_NULL_ARG("js", natsio_js_stream_delete_async(NULL, "BI", &t));
+    EXPECT_NULL_ARG("js", natsio_js_stream_purge_async(NULL, "BI", NULL, &t));
+    EXPECT_NULL_ARG("js", natsio_js_stream_names_async(NULL, NULL, &t));
+    EXPECT_NULL_ARG("js", natsio_js_stream_get_msg_async(NULL, "BI", 1, NULL, &t));
+    EXPECT_NULL_ARG("js", natsio_js_stream_delete_msg_async(NULL, "BI", 1, false, &t));
+    EXPECT_NULL_ARG("js", natsio_js_consumer_create_async(NULL, "BI", cc, NATSIO_CREATE, &t));
+    EXPECT_NULL_ARG("js", natsio_js_consumer_info_async(NULL, "BI", "c", &t));
+    EXPECT_NULL_ARG("js", natsio_js_consumer_delete_async(NULL, "BI", "c", &t));
+    EXPECT_NULL_ARG("js", natsio_js_consumer_names_async(NULL, "BI", &t));
+    EXPECT_NULL_ARG("js", natsio_js_fetch_async(NULL, "BI", "c", NULL, &t));
+    EXPECT_NULL_ARG("js", natsio_js_next_async(NULL, "BI", "c", 1000, &t));
+    EXPECT_NULL_ARG("js", natsio_js_consume_async(NULL, "BI", "c", NULL, &t));
+    EXPECT_NULL_ARG("js", natsio_js_kv_create_async(NULL, kc, NATSIO_CREATE, &t));
+    EXPECT_NULL_ARG("js", natsio_js_kv_bind_async(NULL, "BIKV", &t));
+    EXPECT_NULL_ARG("js", natsio_js_kv_delete_async(NULL, "BIKV", &t));
+    EXPECT_NULL_ARG("msg", natsio_msg_ack_sync_async(NULL, 1000, &t));
+    EXPECT_NULL_ARG("messages", natsio_js_messages_next_async(NULL, &t));
+    EXPECT_NULL_ARG("kv", natsio_kv_put_async(NULL, "k", "x", 1, &t));
+    EXPECT_NULL_ARG("kv", natsio_kv_create_async(NULL, "k", "x", 1, &t));
+    EXPECT_NULL_ARG("kv", natsio_kv_update_async(NULL, "k", "x", 1, last, &t));
+    EXPECT_NULL_ARG("kv", natsio_kv_get_async(NULL, "k", &t));
+    EXPECT_NULL_ARG("kv", natsio_kv_get_revision_async(NULL, "k", 1, &t));
+    EXPECT_NULL_ARG("kv", natsio_kv_delete_async(NULL, "k", NULL, &t));
+    EXPECT_NULL_ARG("kv", natsio_kv_purge_async(NULL, "k", NULL, &t));
+    EXPECT_NULL_ARG("kv", natsio_kv_status_async(NULL, &t));
+    EXPECT_NULL_ARG("kv", natsio_kv_keys_async(NULL, &t));
+    EXPECT_NULL_ARG("kv", natsio_kv_history_async(NULL, "k", &t));
+    EXPECT_NULL_ARG("kv", natsio_kv_watch_async(NULL, NULL, 0, NULL, &t));
+    EXPECT_NULL_ARG("watcher", natsio_kv_watcher_next_async(NULL, &t));
+
+    /* NULL strings, payloads and lists. */
+    EXPECT_NULL_ARG("config_json", natsio_js_stream_create_async(f.js, NULL, NATSIO_CREATE, &t));
+    EXPECT_NULL_ARG("name", natsio_js_stream_info_async(f.js, NULL, &t));
+    EXPECT_NULL_ARG("name", natsio_js_stream_delete_async(f.js, NULL, &t));
+    EXPECT_NULL_ARG("name", natsio_js_stream_purge_async(f.js, NULL, NULL, &t));
+    EXPECT_NULL_ARG("stream", natsio_js_stream_get_msg_async(f.js, NULL, 1, NULL, &t));
+    EXPECT_NULL_ARG("stream", natsio_js_stream_delete_msg_async(f.js, NULL, 1, false, &t));
+    EXPECT_NULL_ARG("stream", natsio_js_consumer_create_async(f.js, NULL, cc, NATSIO_CREATE, &t));
+    EXPECT_NULL_ARG("config_json", natsio_js_consumer_create_async(f.js, "BI", NULL, NATSIO_CREATE, &t));
+    EXPECT_NULL_ARG("stream", natsio_js_consumer_info_async(f.js, NULL, "c", &t));
+    EXPECT_NULL_ARG("consumer", natsio_js_consumer_info_async(f.js, "BI", NULL, &t));
+    EXPECT_NULL_ARG("stream", natsio_js_consumer_delete_async(f.js, NULL, "c", &t));
+    EXPECT_NULL_ARG("consumer", natsio_js_consumer_delete_async(f.js, "BI", NULL, &t));
+    EXPECT_NULL_ARG("stream", natsio_js_consumer_names_async(f.js, NULL, &t));
+    EXPECT_NULL_ARG("stream", natsio_js_fetch_async(f.js, NULL, "c", NULL, &t));
+    EXPECT_NULL_ARG("consumer", natsio_js_fetch_async(f.js, "BI", NULL, NULL, &t));
+    EXPECT_NULL_ARG("stream", natsio_js_next_async(f.js, NULL, "c", 1000, &t));
+    EXPECT_NULL_ARG("consumer", natsio_js_next_async(f.js, "BI", NULL, 1000, &t));
+    EXPECT_NULL_ARG("stream", natsio_js_consume_async(f.js, NULL, "c", NULL, &t));
+    EXPECT_NULL_ARG("consumer", natsio_js_consume_async(f.js, "BI", NULL, NULL, &t));
+    EXPECT_NULL_ARG("config_json", natsio_js_kv_create_async(f.js, NULL, NATSIO_CREATE, &t));
+    EXPECT_NULL_ARG("bucket", natsio_js_kv_bind_async(f.js, NULL, &t));
+    EXPECT_NULL_ARG("bucket", natsio_js_kv_delete_async(f.js, NULL, &t));
+    EXPECT_NULL_ARG("subject", natsio_js_publish_async(f.js, NULL, "x", 1, NULL, &t));
+    EXPECT_NULL_ARG("data", natsio_js_publish_async(f.js, "bi.a", NULL, 1, NULL, &t));
+    EXPECT_NULL_ARG("key", natsio_kv_put_async(f.kv, NULL, "x", 1, &t));
+    EXPECT_NULL_ARG("value", natsio_kv_put_async(f.kv, "k", NULL, 1, &t));
+    EXPECT_NULL_ARG("key", natsio_kv_create_async(f.kv, NULL, "x", 1, &t));
+    EXPECT_NULL_ARG("value", natsio_kv_create_async(f.kv, "k2", NULL, 1, &t));
+    EXPECT_NULL_ARG("key", natsio_kv_update_async(f.kv, NULL, "x", 1, last, &t));
+    EXPECT_NULL_ARG("value", natsio_kv_update_async(f.kv, "k", NULL, 1, last, &t));
+    EXPECT_NULL_ARG("key", natsio_kv_get_async(f.kv, NULL, &t));
+    EXPECT_NULL_ARG("key", natsio_kv_get_revision_async(f.kv, NULL, 1, &t));
+    EXPECT_NULL_ARG("key", natsio_kv_delete_async(f.kv, NULL, NULL, &t));
+    EXPECT_NULL_ARG("key", natsio_kv_purge_async(f.kv, NULL, NULL, &t));
+    EXPECT_NULL_ARG("key", natsio_kv_history_async(f.kv, NULL, &t));
+    EXPECT_NULL_ARG("keys", natsio_kv_watch_async(f.kv, NULL, 2, NULL, &t));
+    const char *null_key[] = {"k", NULL};
+    EXPECT_NULL_ARG("key pattern", natsio_kv_watch_async(f.kv, null_key, 2, NULL, &t));
+
+    /* Invalid UTF-8. */
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json",
+                        natsio_js_stream_create_async(f.js, BAD_UTF8, NATSIO_CREATE, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "name", natsio_js_stream_info_async(f.js, BAD_UTF8, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "name", natsio_js_stream_delete_async(f.js, BAD_UTF8, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "name", natsio_js_stream_purge_async(f.js, BAD_UTF8, NULL, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "options_json",
+                        natsio_js_stream_purge_async(f.js, "BI", BAD_UTF8, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "subject", natsio_js_stream_names_async(f.js, BAD_UTF8, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream",
+                        natsio_js_stream_get_msg_async(f.js, BAD_UTF8, 1, NULL, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "last_by_subject",
+                        natsio_js_stream_get_msg_async(f.js, "BI", 1, BAD_UTF8, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream",
+                        natsio_js_stream_delete_msg_async(f.js, BAD_UTF8, 1, false, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream",
+                        natsio_js_consumer_create_async(f.js, BAD_UTF8, cc, NATSIO_CREATE, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json",
+                        natsio_js_consumer_create_async(f.js, "BI", BAD_UTF8, NATSIO_CREATE, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "consumer", natsio_js_consumer_info_async(f.js, "BI", BAD_UTF8, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "consumer",
+                        natsio_js_consumer_delete_async(f.js, "BI", BAD_UTF8, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_consumer_names_async(f.js, BAD_UTF8, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "consumer", natsio_js_fetch_async(f.js, "BI", BAD_UTF8, NULL, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_next_async(f.js, BAD_UTF8, "c", 1000, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "consumer", natsio_js_consume_async(f.js, "BI", BAD_UTF8, NULL, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json",
+                        natsio_js_kv_create_async(f.js, BAD_UTF8, NATSIO_CREATE, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "bucket", natsio_js_kv_bind_async(f.js, BAD_UTF8, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "bucket", natsio_js_kv_delete_async(f.js, BAD_UTF8, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_put_async(f.kv, BAD_UTF8, "x", 1, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_create_async(f.kv, BAD_UTF8, "x", 1, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_update_async(f.kv, BAD_UTF8, "x", 1, last, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_get_async(f.kv, BAD_UTF8, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_get_revision_async(f.kv, BAD_UTF8, 1, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_delete_async(f.kv, BAD_UTF8, NULL, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_purge_async(f.kv, BAD_UTF8, NULL, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_history_async(f.kv, BAD_UTF8, &t));
+    const char *bad_utf8_key[] = {BAD_UTF8};
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key pattern",
+                        natsio_kv_watch_async(f.kv, bad_utf8_key, 1, NULL, &t));
+
+    /* Bad names, subjects, keys and configs. */
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_info_async(f.js, "B.I", &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_delete_async(f.js, "B I", &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_purge_async(f.js, "", NULL, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_get_msg_async(f.js, "B*", 1, NULL, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_delete_msg_async(f.js, "B>", 1, false, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT,
+                 natsio_js_stream_create_async(f.js, "{\"name\":\"a.b\"}", NATSIO_CREATE, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_info_async(f.js, "BI", "c.d", &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_delete_async(f.js, "B.I", "c", &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_names_async(f.js, "", &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT,
+                 natsio_js_consumer_create_async(f.js, "BI", "{\"durable_name\":\"a b\"}", NATSIO_CREATE, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_fetch_async(f.js, "BI", "c*", NULL, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_next_async(f.js, "B I", "c", 1000, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consume_async(f.js, "BI", "", NULL, &t));
+    EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_stream_get_msg_async(f.js, "BI", 0, "bi..a", &t));
+    EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_publish_async(f.js, "bi.*", "x", 1, NULL, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME, natsio_js_kv_bind_async(f.js, "bad.name", &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME, natsio_js_kv_delete_async(f.js, "b c", &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME,
+                 natsio_js_kv_create_async(f.js, "{\"bucket\":\"a*\"}", NATSIO_CREATE, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_put_async(f.kv, "a..b", "x", 1, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_create_async(f.kv, "a b", "x", 1, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_update_async(f.kv, ".a", "x", 1, last, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_get_async(f.kv, "a*", &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_get_revision_async(f.kv, "a>", 1, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_delete_async(f.kv, "", NULL, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_purge_async(f.kv, "a.", &last, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_history_async(f.kv, "a.*", &t));
+    const char *bad_pattern[] = {"a..b"};
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_watch_async(f.kv, bad_pattern, 1, NULL, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "StreamConfig.max_age",
+                        natsio_js_stream_create_async(f.js, "{\"name\":\"BIT\",\"max_age\":\"soon\"}", NATSIO_CREATE,
+                                                      &t));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_stream_purge_async(f.js, "BI", "{\"keep\":1,\"seq\":2}", &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "ConsumerConfig.ack_policy",
+                        natsio_js_consumer_create_async(f.js, "BI", "{\"name\":\"x\",\"ack_policy\":\"maybe\"}",
+                                                        NATSIO_CREATE, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "KeyValueConfig.history",
+                        natsio_js_kv_create_async(f.js, "{\"bucket\":\"BITKV\",\"history\":65}", NATSIO_CREATE, &t));
+    natsio_fetch_options fo;
+    EXPECT_OK(natsio_fetch_options_init(&fo));
+    fo.max_messages = -1;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "max_messages", natsio_js_fetch_async(f.js, "BI", "c", &fo, &t));
+    natsio_consume_options co;
+    EXPECT_OK(natsio_consume_options_init(&co));
+    co.expires_ms = 999;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "expires", natsio_js_consume_async(f.js, "BI", "c", &co, &t));
+    natsio_js_publish_options po;
+    EXPECT_OK(natsio_js_publish_options_init(&po));
+    po.ttl_s = -2;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_js_publish_async(f.js, "bi.a", "x", 1, &po, &t));
+    /* Acks are checked at once too: a message that is not a JetStream
+     * one, and one acked already. */
+    natsio_sub *plain_sub = subscribe_and_flush(f.c, "plain.x");
+    NT_CHECK(plain_sub != NULL);
+    EXPECT_OK(natsio_client_publish(f.c, "plain.x", "p", 1));
+    natsio_msg *plain = NULL;
+    EXPECT_OK(natsio_sub_next(plain_sub, 5000, &plain));
+    nt_cleanup(msg_free_cb, plain);
+    EXPECT_FAILS(NATSIO_ERR_NOT_JS_MESSAGE, natsio_msg_ack_sync_async(plain, 1000, &t));
+    NT_CHECK(t == SENTINEL);
+
+    /* None of it reached the server. */
+    check_fixture_untouched(&f);
+    natsio_msg *acked = NULL;
+    EXPECT_OK(natsio_msg_clone(f.msg, &acked));
+    nt_cleanup(msg_free_cb, acked);
+    EXPECT_OK(natsio_msg_ack(acked));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_ack_sync_async(acked, 1000, &t));
+    NT_CHECK(t == SENTINEL);
+}
+
+/* Message callback that must never run. */
+static void never_msg_cb(void *user_data, const natsio_msg *msg, natsio_status status) {
+    (void)msg;
+    (void)status;
+    __atomic_add_fetch((int *)user_data, 1, __ATOMIC_SEQ_CST);
+}
+
+static void never_entry_cb(void *user_data, const natsio_kv_entry *entry, natsio_status status) {
+    (void)entry;
+    (void)status;
+    __atomic_add_fetch((int *)user_data, 1, __ATOMIC_SEQ_CST);
+}
+
+/* The iterator verbs of consume and watch: NULL handles, callbacks and
+ * outs are refused, and leave the iterators as they were. */
+static void test_iterator_verbs_check_their_arguments(void) {
+    js_fixture f;
+    NT_CHECK(js_fixture_start(&f));
+    natsio_js_messages *it = NULL;
+    EXPECT_OK(natsio_js_consume(f.js, "BI", "c", NULL, &it));
+    nt_cleanup(js_messages_free_cb, it);
+    natsio_kv_watcher *w = NULL;
+    EXPECT_OK(natsio_kv_watch(f.kv, NULL, 0, NULL, &w));
+    nt_cleanup(kv_watcher_free_cb, w);
+    int calls = 0;
+    natsio_iter_stats stats, untouched;
+    memset(&stats, 0xab, sizeof stats);
+    untouched = stats;
+    natsio_msg *m = SENTINEL;
+    natsio_kv_entry *e = SENTINEL;
+
+    EXPECT_NULL_ARG("messages", natsio_js_messages_next(NULL, NATSIO_NO_WAIT, &m));
+    EXPECT_NULL_ARG("messages", natsio_js_messages_set_callback(NULL, never_msg_cb, &calls, NULL));
+    EXPECT_NULL_ARG("messages", natsio_js_messages_get_stats(NULL, &stats));
+    EXPECT_NULL_ARG("messages", natsio_js_messages_stop(NULL));
+    EXPECT_NULL_ARG("cb", natsio_js_messages_set_callback(it, NULL, &calls, NULL));
+    EXPECT_NULL_ARG("stats_out", natsio_js_messages_get_stats(it, NULL));
+    EXPECT_NULL_ARG("watcher", natsio_kv_watcher_next(NULL, NATSIO_NO_WAIT, &e));
+    EXPECT_NULL_ARG("watcher", natsio_kv_watcher_set_callback(NULL, never_entry_cb, &calls, NULL));
+    EXPECT_NULL_ARG("watcher", natsio_kv_watcher_get_stats(NULL, &stats));
+    EXPECT_NULL_ARG("watcher", natsio_kv_watcher_stop(NULL));
+    EXPECT_NULL_ARG("cb", natsio_kv_watcher_set_callback(w, NULL, &calls, NULL));
+    EXPECT_NULL_ARG("stats_out", natsio_kv_watcher_get_stats(w, NULL));
+    NT_CHECK(m == SENTINEL && e == SENTINEL);
+    NT_CHECK(memcmp(&stats, &untouched, sizeof stats) == 0);
+
+    /* Both still iterate: the watch gives its value and marker, nothing
+     * went to a callback. */
+    natsio_kv_entry *first = NULL;
+    EXPECT_OK(natsio_kv_watcher_next(w, 5000, &first));
+    nt_cleanup(kv_entry_free_cb, first);
+    NT_CHECK_STR_EQ(natsio_kv_entry_key(first), "k");
+    natsio_kv_entry *marker = NULL;
+    EXPECT_OK(natsio_kv_watcher_next(w, 5000, &marker));
+    nt_cleanup(kv_entry_free_cb, marker);
+    NT_CHECK_INT_EQ(natsio_kv_entry_operation(marker), NATSIO_KV_INITIAL_DONE);
+    EXPECT_FAILS(NATSIO_ERR_TIMEOUT, natsio_js_messages_next(it, NATSIO_NO_WAIT, &m));
+    NT_CHECK(m == SENTINEL);
+    EXPECT_OK(natsio_js_messages_get_stats(it, &stats));
+    NT_CHECK_INT_EQ(stats.delivered, 0);
+    NT_CHECK_INT_EQ(__atomic_load_n(&calls, __ATOMIC_SEQ_CST), 0);
+}
+
+/* The typed accessors of a token, by kind of result. */
+enum {
+    ACC_MSG,
+    ACC_STRING,
+    ACC_U64,
+    ACC_PUB_ACK,
+    ACC_KV,
+    ACC_KV_ENTRY,
+    ACC_STORED_MSG,
+    ACC_MSG_LIST,
+    ACC_KV_ENTRY_LIST,
+    ACC_STRING_LIST,
+    ACC_CLIENT,
+    ACC_JS_MESSAGES,
+    ACC_KV_WATCHER,
+    ACC_COUNT,
+    ACC_NONE = ACC_COUNT /* an operation without a value (a flush) */
+};
+
+static const char *const accessor_names[ACC_COUNT] = {
+    "natsio_token_msg",         "natsio_token_string",     "natsio_token_u64",
+    "natsio_token_pub_ack",     "natsio_token_kv",         "natsio_token_kv_entry",
+    "natsio_token_stored_msg",  "natsio_token_msg_list",   "natsio_token_kv_entry_list",
+    "natsio_token_string_list", "natsio_token_client",     "natsio_token_js_messages",
+    "natsio_token_kv_watcher"};
+
+/* One accessor's output, whatever its type. */
+typedef union {
+    natsio_msg *msg;
+    char *string;
+    uint64_t u64;
+    natsio_pub_ack *ack;
+    natsio_kv *kv;
+    natsio_kv_entry *entry;
+    natsio_stored_msg *stored;
+    natsio_msg_list *msgs;
+    natsio_kv_entry_list *entries;
+    natsio_string_list *strings;
+    natsio_client *client;
+    natsio_js_messages *messages;
+    natsio_kv_watcher *watcher;
+} token_result;
+
+/* Calls accessor `which` of `t`; with_out false passes a NULL out. */
+static natsio_status call_accessor(const natsio_token *t, int which, token_result *r, bool with_out) {
+    switch (which) {
+    case ACC_MSG: return natsio_token_msg(t, with_out ? &r->msg : NULL);
+    case ACC_STRING: return natsio_token_string(t, with_out ? &r->string : NULL);
+    case ACC_U64: return natsio_token_u64(t, with_out ? &r->u64 : NULL);
+    case ACC_PUB_ACK: return natsio_token_pub_ack(t, with_out ? &r->ack : NULL);
+    case ACC_KV: return natsio_token_kv(t, with_out ? &r->kv : NULL);
+    case ACC_KV_ENTRY: return natsio_token_kv_entry(t, with_out ? &r->entry : NULL);
+    case ACC_STORED_MSG: return natsio_token_stored_msg(t, with_out ? &r->stored : NULL);
+    case ACC_MSG_LIST: return natsio_token_msg_list(t, with_out ? &r->msgs : NULL);
+    case ACC_KV_ENTRY_LIST: return natsio_token_kv_entry_list(t, with_out ? &r->entries : NULL);
+    case ACC_STRING_LIST: return natsio_token_string_list(t, with_out ? &r->strings : NULL);
+    case ACC_CLIENT: return natsio_token_client(t, with_out ? &r->client : NULL);
+    case ACC_JS_MESSAGES: return natsio_token_js_messages(t, with_out ? &r->messages : NULL);
+    case ACC_KV_WATCHER: return natsio_token_kv_watcher(t, with_out ? &r->watcher : NULL);
+    }
+    return NATSIO_ERR_INTERNAL;
+}
+
+static void free_result(int which, token_result *r) {
+    switch (which) {
+    case ACC_MSG: natsio_msg_free(r->msg); break;
+    case ACC_STRING: natsio_string_free(r->string); break;
+    case ACC_PUB_ACK: natsio_pub_ack_free(r->ack); break;
+    case ACC_KV: natsio_kv_free(r->kv); break;
+    case ACC_KV_ENTRY: natsio_kv_entry_free(r->entry); break;
+    case ACC_STORED_MSG: natsio_stored_msg_free(r->stored); break;
+    case ACC_MSG_LIST: natsio_msg_list_free(r->msgs); break;
+    case ACC_KV_ENTRY_LIST: natsio_kv_entry_list_free(r->entries); break;
+    case ACC_STRING_LIST: natsio_string_list_free(r->strings); break;
+    case ACC_CLIENT: natsio_client_free(r->client); break;
+    case ACC_JS_MESSAGES: natsio_js_messages_free(r->messages); break;
+    case ACC_KV_WATCHER: natsio_kv_watcher_free(r->watcher); break;
+    default: break;
+    }
+}
+
+/* `t` (started by `what`) completes with NATSIO_OK; its own accessor
+ * `own` gives a result (the handles that can be taken once: only once);
+ * every other accessor is NATSIO_ERR_ILLEGAL_STATE, leaving its out
+ * untouched; a NULL out is NATSIO_ERR_NULL_ARGUMENT. Frees `t`. */
+static void check_accessors_at(int line, const char *what, natsio_token *t, int own) {
+    natsio_status outcome = token_outcome(t, 10000);
+    if (outcome != NATSIO_OK) {
+        nt_fail_at(__FILE__, line, "%s: completed with %s (%s)", what, natsio_status_str(outcome),
+                   natsio_last_error());
+        natsio_token_free(t);
+        return;
+    }
+    for (int which = 0; which < ACC_COUNT; which++) {
+        token_result r;
+        memset(&r, 0x5a, sizeof r);
+        token_result untouched = r;
+        plant_error_marker();
+        natsio_status st = call_accessor(t, which, &r, true);
+        const char *detail = natsio_last_error();
+        if (which == own) {
+            if (st != NATSIO_OK)
+                nt_fail_at(__FILE__, line, "%s: %s: %s (%s)", what, accessor_names[which], natsio_status_str(st),
+                           detail);
+            else
+                free_result(which, &r);
+            bool take_once = which == ACC_CLIENT || which == ACC_JS_MESSAGES || which == ACC_KV_WATCHER;
+            memset(&r, 0x5a, sizeof r);
+            st = call_accessor(t, which, &r, true);
+            if (take_once && (st != NATSIO_ERR_ILLEGAL_STATE || memcmp(&r, &untouched, sizeof r) != 0))
+                nt_fail_at(__FILE__, line, "%s: %s a second time: %s, want illegal state", what,
+                           accessor_names[which], natsio_status_str(st));
+            if (!take_once) {
+                if (st != NATSIO_OK)
+                    nt_fail_at(__FILE__, line, "%s: %s a second time: %s", what, accessor_names[which],
+                               natsio_status_str(st));
+                else
+                    free_result(which, &r);
+            }
+        } else if (st != NATSIO_ERR_ILLEGAL_STATE || memcmp(&r, &untouched, sizeof r) != 0 ||
+                   strstr(detail, ERROR_MARKER) != NULL || detail[0] == '\0') {
+            nt_fail_at(__FILE__, line, "%s: %s: %s (%s), want illegal state and the out untouched", what,
+                       accessor_names[which], natsio_status_str(st), detail);
+        }
+        plant_error_marker();
+        st = call_accessor(t, which, &r, false);
+        if (st != NATSIO_ERR_NULL_ARGUMENT || strstr(natsio_last_error(), "_out") == NULL)
+            nt_fail_at(__FILE__, line, "%s: %s with a NULL out: %s (%s)", what, accessor_names[which],
+                       natsio_status_str(st), natsio_last_error());
+    }
+    natsio_token_free(t);
+}
+#define CHECK_ACCESSORS(what, t, own) check_accessors_at(__LINE__, (what), (t), (own))
+
+/* Starts an operation into `t`, recording a failure if it is refused. */
+#define START(t, call)                                                               \
+    do {                                                                             \
+        (t) = NULL;                                                                  \
+        natsio_status start_ = (call);                                               \
+        NT_CHECK_MSG(start_ == NATSIO_OK, "%s: %s (%s)", #call,                       \
+                     natsio_status_str(start_), natsio_last_error());                 \
+    } while (0)
+
+static void test_token_accessors_of_another_kind(void) {
+    js_fixture f;
+    NT_CHECK(js_fixture_start(&f));
+    NT_CHECK(start_responder(f.c, "acc.echo", echo_cb) != NULL);
+    natsio_options *o = options_for_url(nt_server_url(f.server), 0);
+    NT_CHECK(o != NULL);
+    natsio_token *t = NULL;
+
+    START(t, natsio_client_flush_async(f.c, &t));
+    CHECK_ACCESSORS("flush", t, ACC_NONE);
+    START(t, natsio_client_request_async(f.c, "acc.echo", NULL, "q", 1, 5000, &t));
+    CHECK_ACCESSORS("request", t, ACC_MSG);
+    START(t, natsio_client_connect_async(o, &t));
+    CHECK_ACCESSORS("connect", t, ACC_CLIENT);
+    START(t, natsio_js_account_info_async(f.js, &t));
+    CHECK_ACCESSORS("account info", t, ACC_STRING);
+    START(t, natsio_js_publish_async(f.js, "bi.b", "x", 1, NULL, &t));
+    CHECK_ACCESSORS("publish", t, ACC_PUB_ACK);
+    START(t, natsio_js_publish_async_complete_async(f.js, 5000, &t));
+    CHECK_ACCESSORS("publish_async_complete", t, ACC_NONE);
+    START(t, natsio_js_stream_info_async(f.js, "BI", &t));
+    CHECK_ACCESSORS("stream info", t, ACC_STRING);
+    START(t, natsio_js_stream_names_async(f.js, NULL, &t));
+    CHECK_ACCESSORS("stream names", t, ACC_STRING_LIST);
+    START(t, natsio_js_stream_get_msg_async(f.js, "BI", 1, NULL, &t));
+    CHECK_ACCESSORS("get_msg", t, ACC_STORED_MSG);
+    START(t, natsio_js_stream_purge_async(f.js, "BI", "{\"filter\":\"bi.b\"}", &t));
+    CHECK_ACCESSORS("purge", t, ACC_U64);
+    START(t, natsio_js_consumer_info_async(f.js, "BI", "c", &t));
+    CHECK_ACCESSORS("consumer info", t, ACC_STRING);
+    START(t, natsio_js_consumer_names_async(f.js, "BI", &t));
+    CHECK_ACCESSORS("consumer names", t, ACC_STRING_LIST);
+    natsio_fetch_options fo;
+    EXPECT_OK(natsio_fetch_options_init(&fo));
+    fo.no_wait = true;
+    START(t, natsio_js_fetch_async(f.js, "BI", "c", &fo, &t));
+    CHECK_ACCESSORS("fetch", t, ACC_MSG_LIST);
+    START(t, natsio_js_consume_async(f.js, "BI", "c", NULL, &t));
+    CHECK_ACCESSORS("consume", t, ACC_JS_MESSAGES);
+    START(t, natsio_js_kv_bind_async(f.js, "BIKV", &t));
+    CHECK_ACCESSORS("kv bind", t, ACC_KV);
+    START(t, natsio_kv_put_async(f.kv, "k2", "v", 1, &t));
+    CHECK_ACCESSORS("kv put", t, ACC_U64);
+    START(t, natsio_kv_get_async(f.kv, "k", &t));
+    CHECK_ACCESSORS("kv get", t, ACC_KV_ENTRY);
+    START(t, natsio_kv_history_async(f.kv, "k", &t));
+    CHECK_ACCESSORS("kv history", t, ACC_KV_ENTRY_LIST);
+    START(t, natsio_kv_keys_async(f.kv, &t));
+    CHECK_ACCESSORS("kv keys", t, ACC_STRING_LIST);
+    START(t, natsio_kv_status_async(f.kv, &t));
+    CHECK_ACCESSORS("kv status", t, ACC_STRING);
+    START(t, natsio_kv_watch_async(f.kv, NULL, 0, NULL, &t));
+    CHECK_ACCESSORS("kv watch", t, ACC_KV_WATCHER);
+    START(t, natsio_msg_ack_sync_async(f.msg, 5000, &t));
+    CHECK_ACCESSORS("ack_sync", t, ACC_NONE);
+
+    /* A pending token: every accessor says so, and leaves its out alone. */
+    natsio_sub *silent = subscribe_and_flush(f.c, "acc.silent");
+    NT_CHECK(silent != NULL);
+    natsio_token *pending = NULL;
+    EXPECT_OK(natsio_client_request_async(f.c, "acc.silent", NULL, "q", 1, 30000, &pending));
+    nt_cleanup(token_free_cb, pending);
+    for (int which = 0; which < ACC_COUNT; which++) {
+        token_result r;
+        memset(&r, 0x5a, sizeof r);
+        token_result untouched = r;
+        natsio_status st = call_accessor(pending, which, &r, true);
+        NT_CHECK_MSG(st == NATSIO_PENDING, "%s of a pending request: %s", accessor_names[which],
+                     natsio_status_str(st));
+        NT_CHECK(memcmp(&r, &untouched, sizeof r) == 0);
+        /* ...and a NULL token is a NULL argument. */
+        EXPECT_NULL_ARG("token", call_accessor(NULL, which, &r, true));
+    }
+    NT_CHECK_INT_EQ(natsio_token_status(pending), NATSIO_PENDING);
+    EXPECT_OK(natsio_token_cancel(pending));
+    NT_CHECK_INT_EQ(token_outcome(pending, 5000), NATSIO_ERR_CANCELLED);
+}
+
+/* Every new function on a context, bucket or iterator whose client is
+ * closed: the token forms get past their argument checks and complete with
+ * NATSIO_ERR_CONNECTION_CLOSED; the iterators ended with that error. */
+static void test_new_functions_after_close(void) {
+    js_fixture f;
+    NT_CHECK(js_fixture_start(&f));
+    natsio_replies *replies = NULL;
+    natsio_sub *svc = subscribe_and_flush(f.c, "closed.svc");
+    NT_CHECK(svc != NULL);
+    EXPECT_OK(natsio_client_request_many(f.c, "closed.svc", NULL, "q", 1, NULL, &replies));
+    nt_cleanup(replies_free_cb, replies);
+    natsio_js_messages *it = NULL;
+    EXPECT_OK(natsio_js_consume(f.js, "BI", "c", NULL, &it));
+    nt_cleanup(js_messages_free_cb, it);
+    natsio_kv_watcher *w = NULL;
+    EXPECT_OK(natsio_kv_watch(f.kv, NULL, 0, NULL, &w));
+    nt_cleanup(kv_watcher_free_cb, w);
+    EXPECT_OK(natsio_client_close(f.c));
+
+    const char *sc = "{\"name\":\"BIT\",\"subjects\":[\"bit.>\"],\"storage\":\"memory\"}";
+    const char *cc = "{\"durable_name\":\"t\",\"ack_policy\":\"explicit\"}";
+    const char *kc = "{\"bucket\":\"BITKV\",\"storage\":\"memory\"}";
+    uint64_t last = 1;
+    natsio_token *t = NULL;
+#define CLOSED(call) EXPECT_TOKEN_FAILS(NATSIO_ERR_CONNECTION_CLOSED, call, t)
+    CLOSED(natsio_js_account_info_async(f.js, &t));
+    CLOSED(natsio_js_stream_create_async(f.js, sc, NATSIO_CREATE, &t));
+    CLOSED(natsio_js_stream_create_async(f.js, sc, NATSIO_UPDATE, &t));
+    CLOSED(natsio_js_stream_create_async(f.js, sc, NATSIO_CREATE_OR_UPDATE, &t));
+    CLOSED(natsio_js_stream_info_async(f.js, "BI", &t));
+    CLOSED(natsio_js_stream_delete_async(f.js, "BI", &t));
+    CLOSED(natsio_js_stream_purge_async(f.js, "BI", NULL, &t));
+    CLOSED(natsio_js_stream_names_async(f.js, NULL, &t));
+    CLOSED(natsio_js_stream_get_msg_async(f.js, "BI", 1, NULL, &t));
+    CLOSED(natsio_js_stream_delete_msg_async(f.js, "BI", 1, false, &t));
+    CLOSED(natsio_js_consumer_create_async(f.js, "BI", cc, NATSIO_CREATE, &t));
+    CLOSED(natsio_js_consumer_info_async(f.js, "BI", "c", &t));
+    CLOSED(natsio_js_consumer_delete_async(f.js, "BI", "c", &t));
+    CLOSED(natsio_js_consumer_names_async(f.js, "BI", &t));
+    CLOSED(natsio_js_fetch_async(f.js, "BI", "c", NULL, &t));
+    CLOSED(natsio_js_next_async(f.js, "BI", "c", 1000, &t));
+    CLOSED(natsio_js_consume_async(f.js, "BI", "c", NULL, &t));
+    CLOSED(natsio_js_kv_create_async(f.js, kc, NATSIO_CREATE, &t));
+    CLOSED(natsio_js_kv_bind_async(f.js, "BIKV", &t));
+    CLOSED(natsio_js_kv_delete_async(f.js, "BIKV", &t));
+    CLOSED(natsio_kv_put_async(f.kv, "k", "x", 1, &t));
+    CLOSED(natsio_kv_create_async(f.kv, "k2", "x", 1, &t));
+    CLOSED(natsio_kv_update_async(f.kv, "k", "x", 1, last, &t));
+    CLOSED(natsio_kv_get_async(f.kv, "k", &t));
+    CLOSED(natsio_kv_get_revision_async(f.kv, "k", 1, &t));
+    CLOSED(natsio_kv_delete_async(f.kv, "k", NULL, &t));
+    CLOSED(natsio_kv_purge_async(f.kv, "k", &last, &t));
+    CLOSED(natsio_kv_status_async(f.kv, &t));
+    CLOSED(natsio_kv_keys_async(f.kv, &t));
+    CLOSED(natsio_kv_history_async(f.kv, "k", &t));
+    CLOSED(natsio_kv_watch_async(f.kv, NULL, 0, NULL, &t));
+    CLOSED(natsio_js_messages_next_async(it, &t));
+    CLOSED(natsio_kv_watcher_next_async(w, &t));
+    CLOSED(natsio_replies_next_async(replies, &t));
+    CLOSED(natsio_msg_ack_sync_async(f.msg, 1000, &t));
+#undef CLOSED
+    /* The blocking forms of the new calls fail the same way, at once. */
+    natsio_string_list *names = SENTINEL;
+    uint64_t rev = 77;
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_stream_names(f.js, NULL, &names));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_names(f.js, "BI", &names));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_keys(f.kv, &names));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_delete(f.kv, "k", NULL, &rev));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_purge(f.kv, "k", NULL, &rev));
+    NT_CHECK(names == SENTINEL && rev == 77);
+    /* The iterators' stop is fine; they stay ended with the error. */
+    EXPECT_OK(natsio_replies_stop(replies));
+    EXPECT_OK(natsio_js_messages_stop(it));
+    EXPECT_OK(natsio_kv_watcher_stop(w));
+    natsio_msg *m = SENTINEL;
+    natsio_kv_entry *e = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_replies_next(replies, NATSIO_NO_WAIT, &m));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_messages_next(it, NATSIO_NO_WAIT, &m));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_watcher_next(w, NATSIO_NO_WAIT, &e));
+    NT_CHECK(m == SENTINEL && e == SENTINEL);
+    /* Connecting through a token to a server that is not there. */
+    char url[64];
+    snprintf(url, sizeof url, "nats://127.0.0.1:%d", nt_free_port());
+    natsio_options *o = options_for_url(url, 500);
+    NT_CHECK(o != NULL);
+    EXPECT_TOKEN_FAILS(NATSIO_ERR_NO_SERVERS, natsio_client_connect_async(o, &t), t);
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_status_str_and_last_error_fallbacks),
@@ -1006,6 +2015,14 @@ int main(int argc, char **argv) {
         NT_CASE(test_subscription_closed),
         NT_CASE(test_token_illegal_states),
         NT_CASE(test_usage_errors_reported_by_status),
+        NT_CASE(test_option_structs_need_their_init),
+        NT_CASE(test_timeouts_outside_the_rule),
+        NT_CASE(test_create_actions_outside_the_enum),
+        NT_CASE(test_async_functions_need_token_out),
+        NT_CASE(test_async_functions_check_their_arguments),
+        NT_CASE(test_iterator_verbs_check_their_arguments),
+        NT_CASE(test_token_accessors_of_another_kind),
+        NT_CASE(test_new_functions_after_close),
     };
     return nt_main(argc, argv, cases, NT_COUNT(cases));
 }

@@ -265,7 +265,7 @@ static bool await_route_interest(natsio_client *pub, natsio_sub *sub, const char
         if (natsio_client_publish(pub, probe, "p", 1) != NATSIO_OK) return false;
         natsio_client_flush(pub, 2000);
         natsio_msg *m = NULL;
-        if (natsio_sub_next_msg(sub, 50, &m) == NATSIO_OK) {
+        if (natsio_sub_next(sub, 50, &m) == NATSIO_OK) {
             bool hit = strcmp(natsio_msg_subject(m), probe) == 0;
             natsio_msg_free(m);
             if (hit) return true;
@@ -281,7 +281,7 @@ static int read_sequence(natsio_sub *sub, const char *subject, const char *prefi
     int matched = 0;
     while (matched < n) {
         natsio_msg *m = NULL;
-        natsio_status st = natsio_sub_next_msg(sub, 5000, &m);
+        natsio_status st = natsio_sub_next(sub, 5000, &m);
         if (st != NATSIO_OK) {
             nt_fail_at(__FILE__, __LINE__, "message %s%d of %d: %s", prefix, matched, n,
                        natsio_status_str(st));
@@ -325,7 +325,7 @@ static bool no_more_on(natsio_sub *sub, const char *subject) {
     int64_t deadline = nt_now_ms() + 200;
     while (nt_now_ms() < deadline) {
         natsio_msg *m = NULL;
-        if (natsio_sub_next_msg(sub, 50, &m) != NATSIO_OK) continue;
+        if (natsio_sub_next(sub, 50, &m) != NATSIO_OK) continue;
         bool extra = strcmp(natsio_msg_subject(m), subject) == 0;
         natsio_msg_free(m);
         if (extra) return false;
@@ -333,11 +333,14 @@ static bool no_more_on(natsio_sub *sub, const char *subject) {
     return true;
 }
 
+/* True when one of the servers in the client's pool contains `needle`. */
 static bool servers_list_has(natsio_client *c, const char *needle) {
-    char *servers = NULL;
+    natsio_string_list *servers = NULL;
     if (natsio_client_servers(c, &servers) != NATSIO_OK) return false;
-    bool found = strstr(servers, needle) != NULL;
-    natsio_string_free(servers);
+    bool found = false;
+    for (size_t i = 0; i < natsio_string_list_count(servers); i++)
+        found = found || strstr(natsio_string_list_get(servers, i), needle) != NULL;
+    natsio_string_list_free(servers);
     return found;
 }
 
@@ -425,12 +428,13 @@ static void test_discovers_nodes_joining_later(void) {
     port_suffix(port_c, sizeof port_c, cl->node[2]);
     servers_wait w = {c, {port_b, port_c}};
     if (!nt_wait_until(servers_known, &w, 15000)) {
-        char *servers = NULL, *info = NULL;
-        natsio_client_servers(c, &servers);
+        natsio_string_list *servers = NULL;
+        char *info = NULL, joined[512] = "?";
+        if (natsio_client_servers(c, &servers) == NATSIO_OK) string_list_join(servers, joined, sizeof joined);
         natsio_client_server_info(c, &info);
         nt_fail_at(__FILE__, __LINE__, "B (%s) and C (%s) never appeared in natsio_client_servers: \"%s\"; INFO: %s",
-                   port_b, port_c, servers ? servers : "?", info ? info : "?");
-        natsio_string_free(servers);
+                   port_b, port_c, joined, info ? info : "?");
+        natsio_string_list_free(servers);
         natsio_string_free(info);
         return;
     }
@@ -483,15 +487,15 @@ static void test_ignore_discovered_servers_keeps_the_pool(void) {
         if (!announced) nt_sleep_ms(20);
     }
     NT_CHECK_MSG(announced, "node A's INFO never listed node B");
-    char *servers = NULL;
+    natsio_string_list *servers = NULL;
     NT_CHECK_INT_EQ(natsio_client_servers(c, &servers), NATSIO_OK);
+    kept_list(servers);
     char port_a[16];
     port_suffix(port_a, sizeof port_a, cl->node[0]);
-    bool only_a = strstr(servers, port_a) != NULL && strchr(servers, ',') == NULL;
-    char copy[256];
-    snprintf(copy, sizeof copy, "%s", servers);
-    natsio_string_free(servers);
-    NT_CHECK_MSG(only_a, "pool changed despite ignore_discovered_servers: %s", copy);
+    char joined[512];
+    string_list_join(servers, joined, sizeof joined);
+    NT_CHECK_MSG(natsio_string_list_count(servers) == 1 && strstr(natsio_string_list_get(servers, 0), port_a) != NULL,
+                 "pool changed despite ignore_discovered_servers: %s", joined);
 }
 
 /* The client's node dies while the other two are unresponsive, so the
@@ -631,7 +635,7 @@ static void test_lame_duck_moves_steady_publisher_without_loss(void) {
     int received = 0;
     while (received < published) {
         natsio_msg *m = NULL;
-        natsio_status st = natsio_sub_next_msg(far, 5000, &m);
+        natsio_status st = natsio_sub_next(far, 5000, &m);
         NT_CHECK_MSG(st == NATSIO_OK, "received %d of %d: %s", received, published, natsio_status_str(st));
         if (strcmp(natsio_msg_subject(m), "cl.ldm.data") != 0) {
             natsio_msg_free(m);
@@ -705,7 +709,7 @@ static void test_events_in_order_and_none_after_free(void) {
     if (ok) {
         natsio_client_publish(c, "cl.ev", "x", 1);
         natsio_msg *m = NULL;
-        delivers = natsio_sub_next_msg(sub, 5000, &m) == NATSIO_OK;
+        delivers = natsio_sub_next(sub, 5000, &m) == NATSIO_OK;
         natsio_msg_free(m);
     }
     natsio_client_stats stats;

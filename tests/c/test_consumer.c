@@ -1,6 +1,6 @@
 /*
  * Pull consumers through the C ABI against a real nats-server: consumer
- * management (create/update/create_or_update/info/names/delete, durable and
+ * management (create with each natsio_create_action, info/names/delete, durable and
  * generated names, config and name errors), fetching (batches, metadata,
  * max_bytes, no_wait, expires, next), acknowledgements (ack, ack_sync, nak
  * with and without delay, term, in_progress, double acks, ack policy
@@ -29,6 +29,31 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
+/* Fetch options as natsio_fetch_options_init makes them (the defaults). */
+static natsio_fetch_options fetch_options(void) {
+    natsio_fetch_options o;
+    natsio_fetch_options_init(&o);
+    return o;
+}
+
+/* A consumer name list, freed when the case ends (NULL on failure). */
+static natsio_string_list *names_of(natsio_js *js, const char *stream) {
+    natsio_string_list *names = NULL;
+    natsio_status st = natsio_js_consumer_names(js, stream, &names);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "consumer names of %s: %s (%s)", stream, natsio_status_str(st),
+                   natsio_last_error());
+        return NULL;
+    }
+    return kept_list(names);
+}
+
+/* The names joined with ',' (for failure messages). */
+static const char *joined(const natsio_string_list *names) {
+    static char buf[1024];
+    return string_list_join(names, buf, sizeof buf);
+}
+
 /* Publishes "<prefix><i>" for i in [0, count) to `subject`. */
 static bool publish_n(natsio_js *js, const char *subject, const char *prefix, int count) {
     for (int i = 0; i < count; i++) {
@@ -48,7 +73,7 @@ static bool publish_n(natsio_js *js, const char *subject, const char *prefix, in
  * freed when the case ends. NULL (and a recorded failure) on error. */
 static natsio_msg_list *fetch(natsio_js *js, const char *stream, const char *consumer, int64_t max,
                               int64_t expires_ms) {
-    natsio_fetch_options o = {0};
+    natsio_fetch_options o = fetch_options();
     o.max_messages = max;
     o.expires_ms = expires_ms;
     natsio_msg_list *list = NULL;
@@ -77,7 +102,7 @@ static void test_consumer_create_update_info_names_delete(void) {
     const char *cfg = "{\"durable_name\":\"work\",\"ack_policy\":\"explicit\",\"ack_wait\":\"2s\","
                       "\"filter_subject\":\"cmgmt.0\"}";
     char *info = NULL;
-    EXPECT_OK(natsio_js_consumer_create(js, "CMGMT", cfg, &info));
+    EXPECT_OK(natsio_js_consumer_create(js, "CMGMT", cfg, NATSIO_CREATE, &info));
     kept(info);
     char name[64];
     NT_CHECK_MSG(json_str(info, "name", name, sizeof name), "%s", info);
@@ -90,26 +115,27 @@ static void test_consumer_create_update_info_names_delete(void) {
     NT_CHECK_INT_EQ(v, 3); /* cmgmt.0 holds 3 of the 6 */
 
     /* The same configuration again is fine (info not wanted: NULL). */
-    EXPECT_OK(natsio_js_consumer_create(js, "CMGMT", cfg, NULL));
+    EXPECT_OK(natsio_js_consumer_create(js, "CMGMT", cfg, NATSIO_CREATE, NULL));
     /* Another configuration under the same name is not; out untouched. */
     char *out = SENTINEL_STR;
     EXPECT_FAILS(NATSIO_ERR_JS_API,
                  natsio_js_consumer_create(js, "CMGMT",
                                            "{\"durable_name\":\"work\",\"ack_policy\":\"explicit\","
-                                           "\"ack_wait\":\"3s\",\"filter_subject\":\"cmgmt.0\"}",
+                                           "\"ack_wait\":\"3s\",\"filter_subject\":\"cmgmt.0\"}", NATSIO_CREATE,
                                            &out));
     NT_CHECK(out == SENTINEL_STR);
     NT_CHECK_INT_EQ(consumer_int(js, "CMGMT", "work", "ack_wait"), 2000000000LL);
 
     /* Update: a missing consumer is not found; an existing one changes. */
     EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND,
-                 natsio_js_consumer_update(js, "CMGMT", "{\"name\":\"nope\",\"ack_policy\":\"explicit\"}", &out));
+                 natsio_js_consumer_create(js, "CMGMT", "{\"name\":\"nope\",\"ack_policy\":\"explicit\"}",
+                                           NATSIO_UPDATE, &out));
     NT_CHECK(out == SENTINEL_STR);
     char *upd = NULL;
-    EXPECT_OK(natsio_js_consumer_update(js, "CMGMT",
+    EXPECT_OK(natsio_js_consumer_create(js, "CMGMT",
                                         "{\"durable_name\":\"work\",\"ack_policy\":\"explicit\","
                                         "\"ack_wait\":\"5s\",\"filter_subject\":\"cmgmt.0\","
-                                        "\"description\":\"updated\"}",
+                                        "\"description\":\"updated\"}", NATSIO_UPDATE,
                                         &upd));
     kept(upd);
     NT_CHECK(json_int(upd, "ack_wait", &v));
@@ -118,17 +144,17 @@ static void test_consumer_create_update_info_names_delete(void) {
 
     /* create_or_update: creates, then updates. */
     char *cu = NULL;
-    EXPECT_OK(natsio_js_consumer_create_or_update(js, "CMGMT",
+    EXPECT_OK(natsio_js_consumer_create(js, "CMGMT",
                                                   "{\"name\":\"cu\",\"ack_policy\":\"explicit\","
-                                                  "\"max_deliver\":3}",
+                                                  "\"max_deliver\":3}", NATSIO_CREATE_OR_UPDATE,
                                                   &cu));
     kept(cu);
     NT_CHECK(json_int(cu, "max_deliver", &v));
     NT_CHECK_INT_EQ(v, 3);
     NT_CHECK(json_int(cu, "num_pending", &v));
     NT_CHECK_INT_EQ(v, 6); /* no filter */
-    EXPECT_OK(natsio_js_consumer_create_or_update(
-        js, "CMGMT", "{\"name\":\"cu\",\"ack_policy\":\"explicit\",\"max_deliver\":7}", NULL));
+    EXPECT_OK(natsio_js_consumer_create(
+        js, "CMGMT", "{\"name\":\"cu\",\"ack_policy\":\"explicit\",\"max_deliver\":7}", NATSIO_CREATE_OR_UPDATE, NULL));
     NT_CHECK_INT_EQ(consumer_int(js, "CMGMT", "cu", "max_deliver"), 7);
 
     /* Info reads the current configuration and state. */
@@ -144,27 +170,25 @@ static void test_consumer_create_update_info_names_delete(void) {
     EXPECT_OK(natsio_js_publish(js, "cmgmt.0", "y", 1, NULL, NULL));
     NT_CHECK(wait_consumer_int(js, "CMGMT", "work", "num_pending", 4));
 
-    /* Names: a JSON array of strings. */
-    char *names = NULL;
-    EXPECT_OK(natsio_js_consumer_names(js, "CMGMT", &names));
-    kept(names);
-    NT_CHECK_MSG(json_string_count(names) == 2, "%s", names);
-    NT_CHECK_MSG(json_array_has(names, "work") && json_array_has(names, "cu"), "%s", names);
+    /* Names: a string list. */
+    natsio_string_list *names = names_of(js, "CMGMT");
+    NT_CHECK(names != NULL);
+    NT_CHECK_MSG(natsio_string_list_count(names) == 2, "%s", joined(names));
+    NT_CHECK_MSG(string_list_has(names, "work") && string_list_has(names, "cu"), "%s", joined(names));
 
     /* Delete; then it is gone, and the other is left. */
     EXPECT_OK(natsio_js_consumer_delete(js, "CMGMT", "work"));
     EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_consumer_info(js, "CMGMT", "work", &out));
     NT_CHECK(out == SENTINEL_STR);
     EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_consumer_delete(js, "CMGMT", "work"));
-    char *after = NULL;
-    EXPECT_OK(natsio_js_consumer_names(js, "CMGMT", &after));
-    kept(after);
-    NT_CHECK_STR_EQ(after, "[\"cu\"]");
+    natsio_string_list *after = names_of(js, "CMGMT");
+    NT_CHECK(after != NULL);
+    NT_CHECK_INT_EQ(natsio_string_list_count(after), 1);
+    NT_CHECK_STR_EQ(natsio_string_list_get(after, 0), "cu");
     EXPECT_OK(natsio_js_consumer_delete(js, "CMGMT", "cu"));
-    char *none = NULL;
-    EXPECT_OK(natsio_js_consumer_names(js, "CMGMT", &none));
-    kept(none);
-    NT_CHECK_STR_EQ(none, "[]");
+    natsio_string_list *none = names_of(js, "CMGMT");
+    NT_CHECK(none != NULL);
+    NT_CHECK_INT_EQ(natsio_string_list_count(none), 0);
     EXPECT_OK(natsio_js_stream_delete(js, "CMGMT"));
 }
 
@@ -175,9 +199,9 @@ static void test_unnamed_consumer_gets_a_generated_name(void) {
     NT_CHECK(publish_n(js, "ceph.a", "e", 2));
 
     char *a = NULL, *b = NULL;
-    EXPECT_OK(natsio_js_consumer_create(js, "CEPH", "{\"inactive_threshold\":\"30s\"}", &a));
+    EXPECT_OK(natsio_js_consumer_create(js, "CEPH", "{\"inactive_threshold\":\"30s\"}", NATSIO_CREATE, &a));
     kept(a);
-    EXPECT_OK(natsio_js_consumer_create_or_update(js, "CEPH", "{\"inactive_threshold\":\"30s\"}", &b));
+    EXPECT_OK(natsio_js_consumer_create(js, "CEPH", "{\"inactive_threshold\":\"30s\"}", NATSIO_CREATE_OR_UPDATE, &b));
     kept(b);
     char name_a[128], name_b[128];
     NT_CHECK_MSG(json_str(a, "name", name_a, sizeof name_a), "%s", a);
@@ -191,11 +215,10 @@ static void test_unnamed_consumer_gets_a_generated_name(void) {
     NT_CHECK_INT_EQ(v, 30000000000LL);
 
     /* It is listed, and usable by its name. */
-    char *names = NULL;
-    EXPECT_OK(natsio_js_consumer_names(js, "CEPH", &names));
-    kept(names);
-    NT_CHECK_MSG(json_string_count(names) == 2, "%s", names);
-    NT_CHECK_MSG(json_array_has(names, name_a) && json_array_has(names, name_b), "%s", names);
+    natsio_string_list *names = names_of(js, "CEPH");
+    NT_CHECK(names != NULL);
+    NT_CHECK_MSG(natsio_string_list_count(names) == 2, "%s", joined(names));
+    NT_CHECK_MSG(string_list_has(names, name_a) && string_list_has(names, name_b), "%s", joined(names));
     natsio_msg_list *list = fetch(js, "CEPH", name_a, 5, 300);
     NT_CHECK(list != NULL);
     NT_CHECK_INT_EQ(natsio_msg_list_count(list), 2);
@@ -214,68 +237,78 @@ static void test_consumer_config_and_name_errors(void) {
     NT_CHECK(js != NULL);
     NT_CHECK(create_stream(js, "CCFG", "ccfg.>"));
     char *out = SENTINEL_STR;
+    natsio_string_list *no_names = SENTINEL;
 
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "ConsumerConfig.ack_wait",
-                        natsio_js_consumer_create(js, "CCFG", "{\"name\":\"c\",\"ack_wait\":\"soon\"}", &out));
+                        natsio_js_consumer_create(js, "CCFG", "{\"name\":\"c\",\"ack_wait\":\"soon\"}", NATSIO_CREATE,
+                                                  &out));
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "ConsumerConfig.ack_policy",
-                        natsio_js_consumer_create(js, "CCFG", "{\"name\":\"c\",\"ack_policy\":\"sometimes\"}", &out));
+                        natsio_js_consumer_create(js, "CCFG", "{\"name\":\"c\",\"ack_policy\":\"sometimes\"}",
+                                                  NATSIO_CREATE, &out));
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "ConsumerConfig.deliver_policy",
-                        natsio_js_consumer_create(js, "CCFG", "{\"name\":\"c\",\"deliver_policy\":1}", &out));
+                        natsio_js_consumer_create(js, "CCFG", "{\"name\":\"c\",\"deliver_policy\":1}", NATSIO_CREATE,
+                                                  &out));
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "ConsumerConfig.max_deliver",
-                        natsio_js_consumer_create(js, "CCFG", "{\"name\":\"c\",\"max_deliver\":\"many\"}", &out));
+                        natsio_js_consumer_create(js, "CCFG", "{\"name\":\"c\",\"max_deliver\":\"many\"}",
+                                                  NATSIO_CREATE, &out));
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "ConsumerConfig.filter_subjects",
-                        natsio_js_consumer_create(js, "CCFG", "{\"name\":\"c\",\"filter_subjects\":\"ccfg.a\"}", &out));
+                        natsio_js_consumer_create(js, "CCFG", "{\"name\":\"c\",\"filter_subjects\":\"ccfg.a\"}",
+                                                  NATSIO_CREATE, &out));
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "ConsumerConfig.inactive_threshold",
-                        natsio_js_consumer_create_or_update(js, "CCFG", "{\"inactive_threshold\":\"1x\"}", &out));
+                        natsio_js_consumer_create(js, "CCFG", "{\"inactive_threshold\":\"1x\"}",
+                                                  NATSIO_CREATE_OR_UPDATE, &out));
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "ConsumerConfig.backoff",
-                        natsio_js_consumer_update(js, "CCFG", "{\"name\":\"c\",\"backoff\":[\"1s\",\"later\"]}", &out));
+                        natsio_js_consumer_create(js, "CCFG", "{\"name\":\"c\",\"backoff\":[\"1s\",\"later\"]}",
+                                                  NATSIO_UPDATE, &out));
     /* Contradictions, and update without a name. */
     EXPECT_FAILS(NATSIO_ERR_CONFIG,
-                 natsio_js_consumer_create(js, "CCFG", "{\"name\":\"a\",\"durable_name\":\"b\"}", &out));
+                 natsio_js_consumer_create(js, "CCFG", "{\"name\":\"a\",\"durable_name\":\"b\"}", NATSIO_CREATE, &out));
     EXPECT_FAILS(NATSIO_ERR_CONFIG,
                  natsio_js_consumer_create(
                      js, "CCFG", "{\"name\":\"c\",\"filter_subject\":\"ccfg.a\",\"filter_subjects\":[\"ccfg.b\"]}",
-                     &out));
+                     NATSIO_CREATE, &out));
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "name",
-                        natsio_js_consumer_update(js, "CCFG", "{\"ack_policy\":\"explicit\"}", &out));
-    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_consumer_create(js, "CCFG", "not json", &out));
-    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_consumer_create(js, "CCFG", "[1]", &out));
-    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_consumer_create(js, "CCFG", "", &out));
+                        natsio_js_consumer_create(js, "CCFG", "{\"ack_policy\":\"explicit\"}", NATSIO_UPDATE, &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_consumer_create(js, "CCFG", "not json", NATSIO_CREATE, &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_consumer_create(js, "CCFG", "[1]", NATSIO_CREATE, &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_consumer_create(js, "CCFG", "", NATSIO_CREATE, &out));
 
     /* Bad consumer names (in the config or as arguments) and stream names. */
     const char *bad_names[] = {"a.b", "a b", "a*", "a>"};
     for (size_t i = 0; i < NT_COUNT(bad_names); i++) {
         char cfg[64];
         snprintf(cfg, sizeof cfg, "{\"durable_name\":\"%s\"}", bad_names[i]);
-        EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_create(js, "CCFG", cfg, &out));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_create(js, "CCFG", cfg, NATSIO_CREATE, &out));
         snprintf(cfg, sizeof cfg, "{\"name\":\"%s\"}", bad_names[i]);
-        EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_create_or_update(js, "CCFG", cfg, &out));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_create(js, "CCFG", cfg, NATSIO_CREATE_OR_UPDATE,
+                                                                            &out));
         EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_info(js, "CCFG", bad_names[i], &out));
         EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_delete(js, "CCFG", bad_names[i]));
         EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT,
-                     natsio_js_consumer_create(js, bad_names[i], "{\"name\":\"c\"}", &out));
+                     natsio_js_consumer_create(js, bad_names[i], "{\"name\":\"c\"}", NATSIO_CREATE, &out));
         EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_info(js, bad_names[i], "c", &out));
         EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_delete(js, bad_names[i], "c"));
-        EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_names(js, bad_names[i], &out));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_names(js, bad_names[i], &no_names));
     }
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_info(js, "CCFG", "", &out));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_info(js, "CCFG", "a\tb", &out));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_delete(js, "CCFG", "a\rb"));
-    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_names(js, "", &out));
-    NT_CHECK(out == SENTINEL_STR);
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_names(js, "", &no_names));
+    NT_CHECK(out == SENTINEL_STR && no_names == SENTINEL);
     /* Nothing was created by the rejected calls. */
-    char *names = NULL;
-    EXPECT_OK(natsio_js_consumer_names(js, "CCFG", &names));
-    kept(names);
-    NT_CHECK_STR_EQ(names, "[]");
+    natsio_string_list *names = names_of(js, "CCFG");
+    NT_CHECK(names != NULL);
+    NT_CHECK_INT_EQ(natsio_string_list_count(names), 0);
 
     /* A missing stream, a missing consumer. */
-    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_consumer_create(js, "CCFG_NONE", "{\"name\":\"c\"}", &out));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_consumer_create(js, "CCFG_NONE", "{\"name\":\"c\"}",
+                                                                        NATSIO_CREATE, &out));
     EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND,
-                 natsio_js_consumer_create_or_update(js, "CCFG_NONE", "{\"name\":\"c\"}", &out));
+                 natsio_js_consumer_create(js, "CCFG_NONE", "{\"name\":\"c\"}", NATSIO_CREATE_OR_UPDATE, &out));
     EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_consumer_info(js, "CCFG_NONE", "c", &out));
     EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_consumer_delete(js, "CCFG_NONE", "c"));
-    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_consumer_names(js, "CCFG_NONE", &out));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_consumer_names(js, "CCFG_NONE", &no_names));
+    NT_CHECK(no_names == SENTINEL);
     EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_consumer_info(js, "CCFG", "none", &out));
     EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_consumer_delete(js, "CCFG", "none"));
     NT_CHECK(out == SENTINEL_STR);
@@ -283,6 +316,7 @@ static void test_consumer_config_and_name_errors(void) {
     /* A server-side rejection: a start sequence policy without one. */
     EXPECT_FAILS(NATSIO_ERR_JS_API,
                  natsio_js_consumer_create(js, "CCFG", "{\"name\":\"c\",\"deliver_policy\":\"by_start_sequence\"}",
+                                           NATSIO_CREATE,
                                            &out));
     NT_CHECK(out == SENTINEL_STR);
 
@@ -291,7 +325,7 @@ static void test_consumer_config_and_name_errors(void) {
     EXPECT_OK(natsio_js_consumer_create(js, "CCFG",
                                         "{\"name\":\"d\",\"ack_policy\":\"explicit\",\"ack_wait\":\"1m30s\","
                                         "\"filter_subjects\":[\"ccfg.a\",\"ccfg.b\"],"
-                                        "\"max_expires\":2500000000}",
+                                        "\"max_expires\":2500000000}", NATSIO_CREATE,
                                         &info));
     kept(info);
     int64_t v = 0;
@@ -377,11 +411,11 @@ static void test_fetch_batch_order_payloads_and_metadata(void) {
     NT_CHECK(natsio_msg_list_get(dflt, 100) == NULL);
     for (size_t i = 0; i < 100; i++) EXPECT_OK(natsio_msg_ack(natsio_msg_list_get(dflt, i)));
 
-    /* natsio_js_next: one owned message (a non-positive timeout is the
-     * default, and a message is there at once). */
+    /* natsio_js_next: one owned message (NATSIO_TIMEOUT_DEFAULT: the
+     * context's timeout, and a message is there at once). */
     natsio_msg *m = NULL;
     t0 = nt_now_ms();
-    EXPECT_OK(natsio_js_next(js, "CFETCH", "f", -1, &m));
+    EXPECT_OK(natsio_js_next(js, "CFETCH", "f", NATSIO_TIMEOUT_DEFAULT, &m));
     nt_cleanup(msg_free_cb, m);
     NT_CHECK_MSG(nt_now_ms() - t0 < 2000, "next took %lld ms", (long long)(nt_now_ms() - t0));
     NT_CHECK(payload_is(m, "n100"));
@@ -407,7 +441,7 @@ static void test_fetch_max_bytes(void) {
 
     /* 250 bytes hold at most two 100-byte payloads (fewer once the server
      * counts subjects and headers too); never all five. */
-    natsio_fetch_options o = {0};
+    natsio_fetch_options o = fetch_options();
     o.max_messages = 10;
     o.max_bytes = 250;
     o.expires_ms = 500;
@@ -437,7 +471,7 @@ static void test_no_wait_expires_and_next_on_an_empty_consumer(void) {
     NT_CHECK(create_consumer(js, "CEMPTY", "{\"durable_name\":\"e\",\"ack_policy\":\"explicit\"}"));
 
     /* no_wait: an empty list at once (even with a long expires). */
-    natsio_fetch_options o = {0};
+    natsio_fetch_options o = fetch_options();
     o.no_wait = true;
     o.expires_ms = 10000;
     natsio_msg_list *list = NULL;
@@ -451,7 +485,7 @@ static void test_no_wait_expires_and_next_on_an_empty_consumer(void) {
     NT_CHECK_MSG(took < 1000, "no_wait took %lld ms", (long long)took);
 
     /* expires bounds the wait: empty after about expires_ms. */
-    natsio_fetch_options e = {0};
+    natsio_fetch_options e = fetch_options();
     e.max_messages = 5;
     e.expires_ms = 400;
     natsio_msg_list *empty = NULL;
@@ -479,9 +513,15 @@ static void test_no_wait_expires_and_next_on_an_empty_consumer(void) {
     took = nt_now_ms() - t0;
     NT_CHECK(m == SENTINEL);
     NT_CHECK_MSG(took >= 200 && took < 1800, "a 300 ms next took %lld ms", (long long)took);
+    /* NATSIO_NO_WAIT: a no-wait pull, NO_MESSAGES at once. */
+    t0 = nt_now_ms();
+    EXPECT_FAILS(NATSIO_ERR_NO_MESSAGES, natsio_js_next(js, "CEMPTY", "e", NATSIO_NO_WAIT, &m));
+    took = nt_now_ms() - t0;
+    NT_CHECK(m == SENTINEL);
+    NT_CHECK_MSG(took < 1000, "a no-wait next took %lld ms", (long long)took);
 
     /* A fetch ends as soon as its batch is full, long before expires. */
-    natsio_fetch_options one = {0};
+    natsio_fetch_options one = fetch_options();
     one.max_messages = 1;
     one.expires_ms = 3000;
     natsio_js *other = connect_js();
@@ -495,6 +535,13 @@ static void test_no_wait_expires_and_next_on_an_empty_consumer(void) {
     NT_CHECK(payload_is(natsio_msg_list_get(got, 0), "late"));
     NT_CHECK_MSG(nt_now_ms() - t0 < 2000, "took %lld ms", (long long)(nt_now_ms() - t0));
     EXPECT_OK(natsio_msg_ack(natsio_msg_list_get(got, 0)));
+    /* A no-wait next takes a message that is there. */
+    EXPECT_OK(natsio_js_publish(other, "cempty.x", "now", 3, NULL, NULL));
+    natsio_msg *now = NULL;
+    EXPECT_OK(natsio_js_next(js, "CEMPTY", "e", NATSIO_NO_WAIT, &now));
+    nt_cleanup(msg_free_cb, now);
+    NT_CHECK(payload_is(now, "now"));
+    EXPECT_OK(natsio_msg_ack_sync(now, NATSIO_TIMEOUT_DEFAULT));
     EXPECT_OK(natsio_js_stream_delete(js, "CEMPTY"));
 }
 
@@ -526,7 +573,7 @@ static void test_acks_and_double_acks(void) {
     /* ack_sync: confirmed by the server, then refused too. */
     EXPECT_OK(natsio_msg_ack_sync(m1, 2000));
     EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_ack(m1));
-    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_ack_sync(m1, 0));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_ack_sync(m1, NATSIO_TIMEOUT_DEFAULT));
 
     /* After a nak. */
     EXPECT_OK(natsio_msg_nak(m2, 0));
@@ -697,7 +744,8 @@ static void test_ack_policy_none(void) {
     NT_CHECK(create_stream(js, "CNONE", "cnone.>"));
     NT_CHECK(publish_n(js, "cnone.a", "x", 3));
     char *info = NULL;
-    EXPECT_OK(natsio_js_consumer_create(js, "CNONE", "{\"durable_name\":\"z\",\"ack_policy\":\"none\"}", &info));
+    EXPECT_OK(natsio_js_consumer_create(js, "CNONE", "{\"durable_name\":\"z\",\"ack_policy\":\"none\"}", NATSIO_CREATE,
+                                        &info));
     kept(info);
     NT_CHECK_MSG(strstr(info, "\"ack_policy\":\"none\"") != NULL, "%s", info);
 
@@ -736,7 +784,7 @@ static void test_acks_through_borrowed_and_cloned_messages(void) {
                              "{\"durable_name\":\"c\",\"ack_policy\":\"explicit\",\"ack_wait\":\"30s\"}"));
 
     natsio_msg_list *list = NULL;
-    natsio_fetch_options o = {0};
+    natsio_fetch_options o = fetch_options();
     o.max_messages = 3;
     o.expires_ms = 1000;
     EXPECT_OK(natsio_js_fetch(js, "CCLONE", "c", &o, &list));
@@ -802,7 +850,7 @@ static void test_messages_that_are_not_jetstream_messages(void) {
     /* No reply subject at all. */
     EXPECT_OK(natsio_client_publish(c, subj, "plain", 5));
     natsio_msg *plain = NULL;
-    EXPECT_OK(natsio_sub_next_msg(sub, 2000, &plain));
+    EXPECT_OK(natsio_sub_next(sub, 2000, &plain));
     nt_cleanup(msg_free_cb, plain);
     natsio_js_msg_metadata md;
     memset(&md, 0xA5, sizeof md);
@@ -824,7 +872,7 @@ static void test_messages_that_are_not_jetstream_messages(void) {
     for (size_t i = 0; i < NT_COUNT(replies); i++) {
         EXPECT_OK(natsio_client_publish_with(c, subj, replies[i], NULL, "r", 1));
         natsio_msg *m = NULL;
-        natsio_status got = natsio_sub_next_msg(sub, 2000, &m);
+        natsio_status got = natsio_sub_next(sub, 2000, &m);
         NT_CHECK_MSG(got == NATSIO_OK, "with reply %s: %s", replies[i], natsio_status_str(got));
         NT_CHECK_STR_EQ(natsio_msg_reply(m), replies[i]);
         natsio_status a = natsio_msg_ack(m);
@@ -859,9 +907,9 @@ static void test_push_consumer_messages_on_a_plain_subscription_ack(void) {
              deliver);
     NT_CHECK(create_consumer(js, "CPUSH", cfg));
     natsio_msg *m0 = NULL, *m1 = NULL;
-    EXPECT_OK(natsio_sub_next_msg(sub, 2000, &m0));
+    EXPECT_OK(natsio_sub_next(sub, 2000, &m0));
     nt_cleanup(msg_free_cb, m0);
-    EXPECT_OK(natsio_sub_next_msg(sub, 2000, &m1));
+    EXPECT_OK(natsio_sub_next(sub, 2000, &m1));
     nt_cleanup(msg_free_cb, m1);
     NT_CHECK(payload_is(m0, "p0") && payload_is(m1, "p1"));
     natsio_js_msg_metadata md = metadata_of(m1);
@@ -891,7 +939,7 @@ typedef struct {
 
 static void *fetch_thread(void *arg) {
     blocked_fetch *b = (blocked_fetch *)arg;
-    natsio_fetch_options o = {0};
+    natsio_fetch_options o = fetch_options();
     o.max_messages = 5;
     o.expires_ms = 5000;
     int64_t t0 = nt_now_ms();
@@ -923,7 +971,7 @@ static void test_fetch_ends_when_its_consumer_is_deleted(void) {
 
     /* Fetching from a consumer that is gone: not found, not an empty list. */
     natsio_msg_list *list = SENTINEL;
-    natsio_fetch_options o = {0};
+    natsio_fetch_options o = fetch_options();
     o.expires_ms = 300;
     EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_fetch(js, "CDEL", "d", &o, &list));
     NT_CHECK(list == SENTINEL);
@@ -943,14 +991,17 @@ static void check_consumer_calls_fail_closed(natsio_js *js, const natsio_msg *m)
     natsio_msg_list *list = SENTINEL;
     natsio_msg *msg = SENTINEL;
     const char *cfg = "{\"durable_name\":\"x\",\"ack_policy\":\"explicit\"}";
-    natsio_fetch_options o = {0};
+    natsio_fetch_options o = fetch_options();
     o.expires_ms = 200;
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_create(js, "CCLOSED", cfg, &s));
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_create(js, "CCLOSED", cfg, NULL));
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_update(js, "CCLOSED", cfg, &s));
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_create_or_update(js, "CCLOSED", cfg, &s));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_create(js, "CCLOSED", cfg, NATSIO_CREATE, &s));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_create(js, "CCLOSED", cfg, NATSIO_CREATE, NULL));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_create(js, "CCLOSED", cfg, NATSIO_UPDATE, &s));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_create(js, "CCLOSED", cfg, NATSIO_CREATE_OR_UPDATE,
+                                                                         &s));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_info(js, "CCLOSED", "x", &s));
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_names(js, "CCLOSED", &s));
+    natsio_string_list *names = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_names(js, "CCLOSED", &names));
+    NT_CHECK(names == SENTINEL);
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_delete(js, "CCLOSED", "x"));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_fetch(js, "CCLOSED", "x", &o, &list));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_fetch(js, "CCLOSED", "x", NULL, &list));
@@ -985,11 +1036,12 @@ static void test_use_after_client_close_and_free(void) {
     natsio_status st = natsio_client_jetstream(c, NULL, &js);
     if (st == NATSIO_OK)
         st = natsio_js_stream_create(
-            js, "{\"name\":\"CCLOSED\",\"subjects\":[\"cclosed.>\"],\"storage\":\"memory\"}", NULL);
+            js, "{\"name\":\"CCLOSED\",\"subjects\":[\"cclosed.>\"],\"storage\":\"memory\"}", NATSIO_CREATE, NULL);
     if (st == NATSIO_OK) st = natsio_js_publish(js, "cclosed.a", "c0", 2, NULL, NULL);
     if (st == NATSIO_OK)
-        st = natsio_js_consumer_create(js, "CCLOSED", "{\"durable_name\":\"x\",\"ack_policy\":\"explicit\"}", NULL);
-    natsio_fetch_options o = {0};
+        st = natsio_js_consumer_create(js, "CCLOSED", "{\"durable_name\":\"x\",\"ack_policy\":\"explicit\"}",
+                                       NATSIO_CREATE, NULL);
+    natsio_fetch_options o = fetch_options();
     o.max_messages = 1;
     o.expires_ms = 1000;
     if (st == NATSIO_OK) st = natsio_js_fetch(js, "CCLOSED", "x", &o, &list);
@@ -1036,23 +1088,27 @@ static void test_bad_input_consumer_functions(void) {
     NT_CHECK(create_consumer(js, "CBAD", cfg));
     char *s = SENTINEL_STR;
 
-    EXPECT_NULL_ARG("js", natsio_js_consumer_create(NULL, "CBAD", cfg, &s));
-    EXPECT_NULL_ARG("stream", natsio_js_consumer_create(js, NULL, cfg, &s));
-    EXPECT_NULL_ARG("config_json", natsio_js_consumer_create(js, "CBAD", NULL, &s));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_consumer_create(js, BAD_UTF8, cfg, &s));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json", natsio_js_consumer_create(js, "CBAD", BAD_UTF8, &s));
-    EXPECT_NULL_ARG("js", natsio_js_consumer_update(NULL, "CBAD", cfg, &s));
-    EXPECT_NULL_ARG("stream", natsio_js_consumer_update(js, NULL, cfg, &s));
-    EXPECT_NULL_ARG("config_json", natsio_js_consumer_update(js, "CBAD", NULL, &s));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_consumer_update(js, BAD_UTF8, cfg, &s));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json", natsio_js_consumer_update(js, "CBAD", BAD_UTF8, &s));
-    EXPECT_NULL_ARG("js", natsio_js_consumer_create_or_update(NULL, "CBAD", cfg, &s));
-    EXPECT_NULL_ARG("stream", natsio_js_consumer_create_or_update(js, NULL, cfg, &s));
-    EXPECT_NULL_ARG("config_json", natsio_js_consumer_create_or_update(js, "CBAD", NULL, &s));
+    EXPECT_NULL_ARG("js", natsio_js_consumer_create(NULL, "CBAD", cfg, NATSIO_CREATE, &s));
+    EXPECT_NULL_ARG("stream", natsio_js_consumer_create(js, NULL, cfg, NATSIO_CREATE, &s));
+    EXPECT_NULL_ARG("config_json", natsio_js_consumer_create(js, "CBAD", NULL, NATSIO_CREATE, &s));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_consumer_create(js, BAD_UTF8, cfg, NATSIO_CREATE,
+                                                                                     &s));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json", natsio_js_consumer_create(js, "CBAD", BAD_UTF8,
+                                                                                          NATSIO_CREATE, &s));
+    EXPECT_NULL_ARG("js", natsio_js_consumer_create(NULL, "CBAD", cfg, NATSIO_UPDATE, &s));
+    EXPECT_NULL_ARG("stream", natsio_js_consumer_create(js, NULL, cfg, NATSIO_UPDATE, &s));
+    EXPECT_NULL_ARG("config_json", natsio_js_consumer_create(js, "CBAD", NULL, NATSIO_UPDATE, &s));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_consumer_create(js, BAD_UTF8, cfg, NATSIO_UPDATE,
+                                                                                     &s));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json", natsio_js_consumer_create(js, "CBAD", BAD_UTF8,
+                                                                                          NATSIO_UPDATE, &s));
+    EXPECT_NULL_ARG("js", natsio_js_consumer_create(NULL, "CBAD", cfg, NATSIO_CREATE_OR_UPDATE, &s));
+    EXPECT_NULL_ARG("stream", natsio_js_consumer_create(js, NULL, cfg, NATSIO_CREATE_OR_UPDATE, &s));
+    EXPECT_NULL_ARG("config_json", natsio_js_consumer_create(js, "CBAD", NULL, NATSIO_CREATE_OR_UPDATE, &s));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream",
-                        natsio_js_consumer_create_or_update(js, BAD_UTF8, cfg, &s));
+                        natsio_js_consumer_create(js, BAD_UTF8, cfg, NATSIO_CREATE_OR_UPDATE, &s));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json",
-                        natsio_js_consumer_create_or_update(js, "CBAD", BAD_UTF8, &s));
+                        natsio_js_consumer_create(js, "CBAD", BAD_UTF8, NATSIO_CREATE_OR_UPDATE, &s));
 
     EXPECT_NULL_ARG("js", natsio_js_consumer_info(NULL, "CBAD", "ok", &s));
     EXPECT_NULL_ARG("stream", natsio_js_consumer_info(js, NULL, "ok", &s));
@@ -1067,17 +1123,23 @@ static void test_bad_input_consumer_functions(void) {
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_consumer_delete(js, BAD_UTF8, "ok"));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "consumer", natsio_js_consumer_delete(js, "CBAD", BAD_UTF8));
 
-    EXPECT_NULL_ARG("js", natsio_js_consumer_names(NULL, "CBAD", &s));
-    EXPECT_NULL_ARG("stream", natsio_js_consumer_names(js, NULL, &s));
-    EXPECT_NULL_ARG("json_out", natsio_js_consumer_names(js, "CBAD", NULL));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_consumer_names(js, BAD_UTF8, &s));
+    natsio_string_list *l = SENTINEL;
+    EXPECT_NULL_ARG("js", natsio_js_consumer_names(NULL, "CBAD", &l));
+    EXPECT_NULL_ARG("stream", natsio_js_consumer_names(js, NULL, &l));
+    EXPECT_NULL_ARG("list_out", natsio_js_consumer_names(js, "CBAD", NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_consumer_names(js, BAD_UTF8, &l));
+    NT_CHECK(s == SENTINEL_STR && l == SENTINEL);
+
+    /* An action that is not a natsio_create_action. */
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "action", natsio_js_consumer_create(js, "CBAD", cfg, 3, &s));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "action", natsio_js_consumer_create(js, "CBAD", cfg, -2, &s));
     NT_CHECK(s == SENTINEL_STR);
 
     /* The consumer survived every rejected call, unchanged; no other came. */
-    char *names = NULL;
-    EXPECT_OK(natsio_js_consumer_names(js, "CBAD", &names));
-    kept(names);
-    NT_CHECK_STR_EQ(names, "[\"ok\"]");
+    natsio_string_list *names = names_of(js, "CBAD");
+    NT_CHECK(names != NULL);
+    NT_CHECK_INT_EQ(natsio_string_list_count(names), 1);
+    NT_CHECK_STR_EQ(natsio_string_list_get(names, 0), "ok");
     NT_CHECK_INT_EQ(consumer_int(js, "CBAD", "ok", "num_pending"), 0);
     EXPECT_OK(natsio_js_stream_delete(js, "CBAD"));
 }
@@ -1090,7 +1152,7 @@ static void test_bad_input_fetch_and_next(void) {
     NT_CHECK(create_consumer(js, "CBADF", "{\"durable_name\":\"ok\",\"ack_policy\":\"explicit\"}"));
     natsio_msg_list *list = SENTINEL;
     natsio_msg *m = SENTINEL;
-    natsio_fetch_options o = {0};
+    natsio_fetch_options o = fetch_options();
     o.expires_ms = 200;
 
     EXPECT_NULL_ARG("js", natsio_js_fetch(NULL, "CBADF", "ok", &o, &list));
@@ -1133,6 +1195,10 @@ static void test_bad_input_fetch_and_next(void) {
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "consumer", natsio_js_next(js, "CBADF", BAD_UTF8, 200, &m));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_next(js, "CBADF", "o.k", 200, &m));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_next(js, "CB>", "ok", 200, &m));
+    /* A pull has to end: no waiting forever, nor another negative value. */
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "timeout", natsio_js_next(js, "CBADF", "ok", NATSIO_WAIT_FOREVER,
+                                                                               &m));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "timeout", natsio_js_next(js, "CBADF", "ok", -3, &m));
     NT_CHECK(m == SENTINEL);
 
     /* A missing stream or consumer is an error, not an empty batch. */
@@ -1150,8 +1216,8 @@ static void test_bad_input_fetch_and_next(void) {
     NT_CHECK_INT_EQ(consumer_int(js, "CBADF", "ok", "num_pending"), 2);
     NT_CHECK_INT_EQ(consumer_int(js, "CBADF", "ok", "num_ack_pending"), 0);
 
-    /* Zero-initialised options are the defaults; a huge batch is fine. */
-    natsio_fetch_options big = {0};
+    /* Options fresh from their _init are the defaults; a huge batch is fine. */
+    natsio_fetch_options big = fetch_options();
     big.max_messages = INT64_MAX;
     big.expires_ms = 300;
     natsio_msg_list *got = NULL;

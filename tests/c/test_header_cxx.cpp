@@ -7,6 +7,7 @@
 
 #include "natsio.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -33,14 +34,44 @@ static_assert(std::is_same<std::underlying_type<natsio_conn_status>::type, std::
               "natsio_conn_status must be int32_t-based in C++");
 static_assert(std::is_same<std::underlying_type<natsio_pending_policy>::type, std::int32_t>::value,
               "natsio_pending_policy must be int32_t-based in C++");
+static_assert(std::is_same<std::underlying_type<natsio_kv_operation>::type, std::int32_t>::value,
+              "natsio_kv_operation must be int32_t-based in C++");
+static_assert(std::is_same<std::underlying_type<natsio_create_action>::type, std::int32_t>::value,
+              "natsio_create_action must be int32_t-based in C++");
+static_assert(std::is_same<std::underlying_type<natsio_event_kind>::type, std::int32_t>::value,
+              "natsio_event_kind must be int32_t-based in C++");
 static_assert(std::is_standard_layout<struct natsio_sub_options>::value, "plain C struct");
 static_assert(std::is_trivially_copyable<struct natsio_client_stats>::value, "plain C struct");
+static_assert(std::is_trivially_copyable<struct natsio_iter_stats>::value, "plain C struct");
+// Every versioned options struct starts with its uint32_t version.
+static_assert(offsetof(natsio_sub_options, version) == 0, "version first");
+static_assert(offsetof(natsio_request_many_options, version) == 0, "version first");
+static_assert(offsetof(natsio_js_options, version) == 0, "version first");
+static_assert(offsetof(natsio_js_publish_options, version) == 0, "version first");
+static_assert(offsetof(natsio_fetch_options, version) == 0, "version first");
+static_assert(offsetof(natsio_consume_options, version) == 0, "version first");
+static_assert(offsetof(natsio_kv_watch_options, version) == 0, "version first");
+static_assert(std::is_same<decltype(natsio_sub_options::version), std::uint32_t>::value, "uint32_t version");
+// The timeout constants are plain integer constants.
+static_assert(NATSIO_NO_WAIT == 0 && NATSIO_TIMEOUT_DEFAULT == -1 && NATSIO_WAIT_FOREVER == -2,
+              "the timeout rule's constants");
 
-// A message callback as a C++ user would write it.
-void on_message(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
+// Callbacks as a C++ user would write them.
+void on_message(void *user_data, const natsio_msg *msg, natsio_status status) {
     (void)user_data;
-    (void)sub;
     (void)msg;
+    (void)status;
+}
+
+void on_entry(void *user_data, const natsio_kv_entry *entry, natsio_status status) {
+    (void)user_data;
+    (void)entry;
+    (void)status;
+}
+
+void on_complete(void *user_data, natsio_token *token) {
+    (void)user_data;
+    (void)token;
 }
 
 }  // namespace
@@ -68,9 +99,28 @@ int main() {
           "natsio_headers_get returns the added value");
     natsio_headers_free(headers);
 
+    // Options structs are initialised by their _init functions from C++ too.
+    natsio_js_options js_opts;
+    std::memset(&js_opts, 0xff, sizeof js_opts);
+    check(natsio_js_options_init(&js_opts) == NATSIO_OK && js_opts.version == NATSIO_JS_OPTIONS_VERSION &&
+              js_opts.domain == nullptr && js_opts.timeout_ms == 0,
+          "natsio_js_options_init");
+    natsio_kv_watch_options watch_opts{};
+    check(natsio_kv_watch_options_init(&watch_opts) == NATSIO_OK &&
+              watch_opts.version == NATSIO_KV_WATCH_OPTIONS_VERSION,
+          "natsio_kv_watch_options_init");
+
     // Callback types accept a plain function pointer without casts.
     natsio_msg_cb cb = on_message;
     check(cb != nullptr, "natsio_msg_cb accepts a plain function");
+    natsio_kv_entry_cb entry_cb = on_entry;
+    check(entry_cb != nullptr, "natsio_kv_entry_cb accepts a plain function");
+    natsio_token_cb token_cb = on_complete;
+    check(token_cb != nullptr, "natsio_token_cb accepts a plain function");
+
+    // String lists: the NULL list is empty.
+    check(natsio_string_list_count(nullptr) == 0 && natsio_string_list_get(nullptr, 0) == nullptr,
+          "natsio_string_list of NULL is empty");
 
     // NULL handles behave the same from C++.
     natsio_status st = natsio_client_publish(nullptr, "subject", nullptr, 0);

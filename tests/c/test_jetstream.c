@@ -1,6 +1,7 @@
 /*
  * JetStream through the C ABI against a real nats-server: stream management
- * (create/update/info/names/purge/delete, JSON configs and their errors),
+ * (create with each natsio_create_action, info/names/purge/delete, JSON
+ * configs and their errors),
  * publishing with acks and expectations, reading and deleting stored
  * messages, asynchronous publishing (window, callbacks, stalls, ack
  * timeouts), token kinds, account info, use after the client is closed, and
@@ -27,6 +28,19 @@
 static void pub_ack_free_cb(void *ack) { natsio_pub_ack_free((natsio_pub_ack *)ack); }
 static void stored_msg_free_cb(void *m) { natsio_stored_msg_free((natsio_stored_msg *)m); }
 
+/* Options structs as their _init functions make them. */
+static natsio_js_options js_options(void) {
+    natsio_js_options o;
+    natsio_js_options_init(&o);
+    return o;
+}
+
+static natsio_js_publish_options pub_options(void) {
+    natsio_js_publish_options o;
+    natsio_js_publish_options_init(&o);
+    return o;
+}
+
 /* The stream's state.messages, or -1. */
 static int64_t stream_messages(natsio_js *js, const char *name) {
     char *info = NULL;
@@ -46,7 +60,7 @@ static void test_stream_create_update_info_names_delete(void) {
     const char *cfg = "{\"name\":\"LIFE\",\"subjects\":[\"life.>\"],\"max_age\":\"1h\","
                       "\"storage\":\"memory\"}";
     char *info = NULL;
-    EXPECT_OK(natsio_js_stream_create(js, cfg, &info));
+    EXPECT_OK(natsio_js_stream_create(js, cfg, NATSIO_CREATE, &info));
     kept(info);
     NT_CHECK_MSG(strstr(info, "\"name\":\"LIFE\"") != NULL, "%s", info);
     int64_t max_age = 0;
@@ -55,38 +69,39 @@ static void test_stream_create_update_info_names_delete(void) {
     NT_CHECK_MSG(strstr(info, "\"storage\":\"memory\"") != NULL, "%s", info);
 
     /* The same configuration again is fine (info not wanted: NULL). */
-    EXPECT_OK(natsio_js_stream_create(js, cfg, NULL));
+    EXPECT_OK(natsio_js_stream_create(js, cfg, NATSIO_CREATE, NULL));
     /* Another configuration under the same name is not; out untouched. */
     char *out = SENTINEL_STR;
     EXPECT_FAILS(NATSIO_ERR_STREAM_NAME_IN_USE,
                  natsio_js_stream_create(
-                     js, "{\"name\":\"LIFE\",\"subjects\":[\"other.>\"],\"storage\":\"memory\"}",
+                     js, "{\"name\":\"LIFE\",\"subjects\":[\"other.>\"],\"storage\":\"memory\"}", NATSIO_CREATE,
                      &out));
     NT_CHECK(out == SENTINEL_STR);
 
-    /* Update. */
+    /* NATSIO_UPDATE changes it; a missing stream cannot be updated. */
     char *upd = NULL;
-    EXPECT_OK(natsio_js_stream_update(
-        js, "{\"name\":\"LIFE\",\"subjects\":[\"life.>\"],\"max_age\":\"2h\",\"storage\":\"memory\"}",
+    EXPECT_OK(natsio_js_stream_create(
+        js, "{\"name\":\"LIFE\",\"subjects\":[\"life.>\"],\"max_age\":\"2h\",\"storage\":\"memory\"}", NATSIO_UPDATE,
         &upd));
     kept(upd);
     NT_CHECK(json_int(upd, "max_age", &max_age));
     NT_CHECK_INT_EQ(max_age, 7200000000000LL);
     EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND,
-                 natsio_js_stream_update(js, "{\"name\":\"LIFE_NOPE\",\"subjects\":[\"nope.x\"]}", &out));
+                 natsio_js_stream_create(js, "{\"name\":\"LIFE_NOPE\",\"subjects\":[\"nope.x\"]}", NATSIO_UPDATE,
+                                         &out));
     NT_CHECK(out == SENTINEL_STR);
 
-    /* create_or_update: creates, then updates. */
+    /* NATSIO_CREATE_OR_UPDATE: creates, then updates. */
     char *cu = NULL;
-    EXPECT_OK(natsio_js_stream_create_or_update(
-        js, "{\"name\":\"LIFE2\",\"subjects\":[\"life2.>\"],\"max_msgs\":10}", &cu));
+    EXPECT_OK(natsio_js_stream_create(
+        js, "{\"name\":\"LIFE2\",\"subjects\":[\"life2.>\"],\"max_msgs\":10}", NATSIO_CREATE_OR_UPDATE, &cu));
     kept(cu);
     int64_t max_msgs = 0;
     NT_CHECK(json_int(cu, "max_msgs", &max_msgs));
     NT_CHECK_INT_EQ(max_msgs, 10);
     cu = NULL;
-    EXPECT_OK(natsio_js_stream_create_or_update(
-        js, "{\"name\":\"LIFE2\",\"subjects\":[\"life2.>\"],\"max_msgs\":20}", &cu));
+    EXPECT_OK(natsio_js_stream_create(
+        js, "{\"name\":\"LIFE2\",\"subjects\":[\"life2.>\"],\"max_msgs\":20}", NATSIO_CREATE_OR_UPDATE, &cu));
     kept(cu);
     NT_CHECK(json_int(cu, "max_msgs", &max_msgs));
     NT_CHECK_INT_EQ(max_msgs, 20);
@@ -100,31 +115,34 @@ static void test_stream_create_update_info_names_delete(void) {
     NT_CHECK_INT_EQ(max_age, 7200000000000LL);
     NT_CHECK_INT_EQ(stream_messages(js, "LIFE"), 0);
 
-    /* Names: a JSON array of strings; filtered by subject. */
-    char *names = NULL;
+    /* Names: a string list; filtered by subject. */
+    char joined[512];
+    natsio_string_list *names = NULL;
     EXPECT_OK(natsio_js_stream_names(js, NULL, &names));
-    kept(names);
-    size_t n = strlen(names);
-    NT_CHECK_MSG(n >= 2 && names[0] == '[' && names[n - 1] == ']', "%s", names);
-    NT_CHECK_MSG(strstr(names, "\"LIFE\"") && strstr(names, "\"LIFE2\""), "%s", names);
-    char *only = NULL;
+    kept_list(names);
+    NT_CHECK_MSG(string_list_has(names, "LIFE") && string_list_has(names, "LIFE2"), "%s",
+                 string_list_join(names, joined, sizeof joined));
+    NT_CHECK(natsio_string_list_get(names, natsio_string_list_count(names)) == NULL);
+    natsio_string_list *only = NULL;
     EXPECT_OK(natsio_js_stream_names(js, "life.orders.1", &only));
-    kept(only);
-    NT_CHECK_STR_EQ(only, "[\"LIFE\"]");
-    char *none = NULL;
+    kept_list(only);
+    NT_CHECK_INT_EQ(natsio_string_list_count(only), 1);
+    NT_CHECK_STR_EQ(natsio_string_list_get(only, 0), "LIFE");
+    natsio_string_list *none = NULL;
     EXPECT_OK(natsio_js_stream_names(js, "nobody.holds.this", &none));
-    kept(none);
-    NT_CHECK_STR_EQ(none, "[]");
+    kept_list(none);
+    NT_CHECK_INT_EQ(natsio_string_list_count(none), 0);
+    NT_CHECK(natsio_string_list_get(none, 0) == NULL);
 
     /* Delete; then it is gone. */
     EXPECT_OK(natsio_js_stream_delete(js, "LIFE"));
     EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(js, "LIFE", &out));
     NT_CHECK(out == SENTINEL_STR);
     EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_delete(js, "LIFE"));
-    char *after = NULL;
+    natsio_string_list *after = NULL;
     EXPECT_OK(natsio_js_stream_names(js, "life.orders.1", &after));
-    kept(after);
-    NT_CHECK_STR_EQ(after, "[]");
+    kept_list(after);
+    NT_CHECK_INT_EQ(natsio_string_list_count(after), 0);
     EXPECT_OK(natsio_js_stream_delete(js, "LIFE2"));
 }
 
@@ -134,24 +152,27 @@ static void test_stream_config_errors_name_the_field(void) {
     char *out = SENTINEL_STR;
 
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "StreamConfig.max_age",
-                        natsio_js_stream_create(js, "{\"name\":\"CFGERR\",\"max_age\":\"soon\"}", &out));
+                        natsio_js_stream_create(js, "{\"name\":\"CFGERR\",\"max_age\":\"soon\"}", NATSIO_CREATE, &out));
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "StreamConfig.max_msgs",
-                        natsio_js_stream_create(js, "{\"name\":\"CFGERR\",\"max_msgs\":\"many\"}", &out));
+                        natsio_js_stream_create(js, "{\"name\":\"CFGERR\",\"max_msgs\":\"many\"}", NATSIO_CREATE,
+                                                &out));
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "StreamConfig.subjects",
-                        natsio_js_stream_create(js, "{\"name\":\"CFGERR\",\"subjects\":\"a.b\"}", &out));
+                        natsio_js_stream_create(js, "{\"name\":\"CFGERR\",\"subjects\":\"a.b\"}", NATSIO_CREATE, &out));
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "StreamConfig.storage",
-                        natsio_js_stream_create(js, "{\"name\":\"CFGERR\",\"storage\":\"disk\"}", &out));
+                        natsio_js_stream_create(js, "{\"name\":\"CFGERR\",\"storage\":\"disk\"}", NATSIO_CREATE, &out));
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "StreamConfig.name",
-                        natsio_js_stream_create(js, "{\"subjects\":[\"cfgerr.a\"]}", &out));
-    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_stream_create(js, "not json", &out));
-    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_stream_create(js, "[1,2]", &out));
-    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_stream_update(js, "{\"name\":\"CFGERR\",\"max_age\":true}", &out));
+                        natsio_js_stream_create(js, "{\"subjects\":[\"cfgerr.a\"]}", NATSIO_CREATE, &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_stream_create(js, "not json", NATSIO_CREATE, &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_stream_create(js, "[1,2]", NATSIO_CREATE, &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_stream_create(js, "{\"name\":\"CFGERR\",\"max_age\":true}", NATSIO_UPDATE,
+                                                            &out));
     EXPECT_FAILS(NATSIO_ERR_CONFIG,
-                 natsio_js_stream_create_or_update(js, "{\"name\":\"CFGERR\",\"max_age\":\"1x\"}", &out));
+                 natsio_js_stream_create(js, "{\"name\":\"CFGERR\",\"max_age\":\"1x\"}", NATSIO_CREATE_OR_UPDATE,
+                                         &out));
     /* Bad stream names. */
-    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_create(js, "{\"name\":\"a.b\"}", &out));
-    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_create(js, "{\"name\":\"a b\"}", &out));
-    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_create(js, "{\"name\":\"\"}", &out));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_create(js, "{\"name\":\"a.b\"}", NATSIO_CREATE, &out));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_create(js, "{\"name\":\"a b\"}", NATSIO_CREATE, &out));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_create(js, "{\"name\":\"\"}", NATSIO_CREATE, &out));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_info(js, "a.b", &out));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_info(js, "a*", &out));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_delete(js, "a>"));
@@ -162,18 +183,18 @@ static void test_stream_config_errors_name_the_field(void) {
 
     /* A field the library does not model reaches the server unchanged. */
     EXPECT_FAILS_NAMING(NATSIO_ERR_JS_API, "x_unknown",
-                        natsio_js_stream_create(js, "{\"name\":\"CFGERR\",\"x_unknown\":1}", &out));
+                        natsio_js_stream_create(js, "{\"name\":\"CFGERR\",\"x_unknown\":1}", NATSIO_CREATE, &out));
     /* A server-side rejection: subjects overlapping another stream. */
     NT_CHECK(create_stream(js, "CFGOK", "cfgok.>"));
     EXPECT_FAILS(NATSIO_ERR_JS_API,
-                 natsio_js_stream_create(js, "{\"name\":\"CFGOVER\",\"subjects\":[\"cfgok.x\"]}", &out));
+                 natsio_js_stream_create(js, "{\"name\":\"CFGOVER\",\"subjects\":[\"cfgok.x\"]}", NATSIO_CREATE, &out));
     NT_CHECK(out == SENTINEL_STR);
 
     /* Durations: Go-style strings and plain nanoseconds. */
     char *info = NULL;
-    EXPECT_OK(natsio_js_stream_update(js,
+    EXPECT_OK(natsio_js_stream_create(js,
                                       "{\"name\":\"CFGOK\",\"subjects\":[\"cfgok.>\"],\"storage\":"
-                                      "\"memory\",\"max_age\":\"1h30m\",\"duplicate_window\":\"90s\"}",
+                                      "\"memory\",\"max_age\":\"1h30m\",\"duplicate_window\":\"90s\"}", NATSIO_UPDATE,
                                       &info));
     kept(info);
     int64_t v = 0;
@@ -182,9 +203,9 @@ static void test_stream_config_errors_name_the_field(void) {
     NT_CHECK(json_int(info, "duplicate_window", &v));
     NT_CHECK_INT_EQ(v, 90000000000LL);
     info = NULL;
-    EXPECT_OK(natsio_js_stream_update(js,
+    EXPECT_OK(natsio_js_stream_create(js,
                                       "{\"name\":\"CFGOK\",\"subjects\":[\"cfgok.>\"],\"storage\":"
-                                      "\"memory\",\"max_age\":120000000000}",
+                                      "\"memory\",\"max_age\":120000000000}", NATSIO_UPDATE,
                                       &info));
     kept(info);
     NT_CHECK(json_int(info, "max_age", &v));
@@ -255,12 +276,12 @@ static void test_publish_acks_and_expectations(void) {
     NT_CHECK(!natsio_pub_ack_duplicate(ack));
     NT_CHECK(natsio_pub_ack_domain(ack) == NULL);
 
-    /* No ack wanted; zero-initialised options mean none. */
-    natsio_js_publish_options none = {0};
+    /* No ack wanted; options fresh from their _init set nothing. */
+    natsio_js_publish_options none = pub_options();
     EXPECT_OK(natsio_js_publish(js, "pub.a", "two", 3, &none, NULL));
 
     /* Deduplication by message id. */
-    natsio_js_publish_options dedupe = {0};
+    natsio_js_publish_options dedupe = pub_options();
     dedupe.msg_id = "id-1";
     natsio_pub_ack *a3 = NULL, *a3again = NULL;
     EXPECT_OK(natsio_js_publish(js, "pub.a", "three", 5, &dedupe, &a3));
@@ -274,7 +295,7 @@ static void test_publish_acks_and_expectations(void) {
     NT_CHECK_INT_EQ(stream_messages(js, "PUB"), 3);
 
     /* Expected last sequence of the stream. */
-    natsio_js_publish_options expect = {0};
+    natsio_js_publish_options expect = pub_options();
     uint64_t last = 1;
     expect.expected_last_seq = &last;
     natsio_pub_ack *out = SENTINEL;
@@ -287,7 +308,7 @@ static void test_publish_acks_and_expectations(void) {
     natsio_pub_ack_free(a4);
 
     /* Expected last sequence of the subject (0: nothing on it yet). */
-    natsio_js_publish_options subj = {0};
+    natsio_js_publish_options subj = pub_options();
     uint64_t zero = 0;
     subj.expected_last_subject_seq = &zero;
     EXPECT_OK(natsio_js_publish(js, "pub.b", "first on b", 10, &subj, NULL));
@@ -295,10 +316,10 @@ static void test_publish_acks_and_expectations(void) {
     NT_CHECK(out == SENTINEL);
 
     /* A wrong expected stream: another JetStream rejection. */
-    natsio_js_publish_options wrong = {0};
+    natsio_js_publish_options wrong = pub_options();
     wrong.expected_stream = "OTHER";
     EXPECT_FAILS(NATSIO_ERR_JS_API, natsio_js_publish(js, "pub.a", "x", 1, &wrong, &out));
-    natsio_js_publish_options right = {0};
+    natsio_js_publish_options right = pub_options();
     right.expected_stream = "PUB";
     EXPECT_OK(natsio_js_publish(js, "pub.a", "x", 1, &right, NULL));
     NT_CHECK(out == SENTINEL);
@@ -324,7 +345,7 @@ static void test_publish_with_headers_then_get_and_delete_msg(void) {
     EXPECT_OK(natsio_headers_add(h, "X-Trace", "t1"));
     EXPECT_OK(natsio_headers_add(h, "X-Multi", "a"));
     EXPECT_OK(natsio_headers_add(h, "X-Multi", "b"));
-    natsio_js_publish_options o = {0};
+    natsio_js_publish_options o = pub_options();
     o.headers = h;
     o.ttl_s = 60;
     natsio_pub_ack *ack = NULL;
@@ -433,7 +454,7 @@ static token_batch *new_token_batch(size_t n) {
 
 static void test_publish_async_window_acks_every_message(void) {
     enum { N = 5000, WINDOW = 128 };
-    natsio_js_options jo = {0};
+    natsio_js_options jo = js_options();
     jo.publish_async_max_pending = WINDOW;
     natsio_js *js = connect_js_with(&jo);
     NT_CHECK(js != NULL);
@@ -560,7 +581,7 @@ static void test_publish_async_stalls_then_times_out(void) {
     NT_CHECK(c != NULL);
     /* A plain subscriber that never acks stands in for a stuck stream. */
     NT_CHECK(subscribe_and_flush(c, case_subject(subj, sizeof subj, "stuck")) != NULL);
-    natsio_js_options jo = {0};
+    natsio_js_options jo = js_options();
     jo.publish_async_max_pending = 2;
     jo.publish_async_stall_wait_ms = 50;
     jo.publish_async_timeout_ms = 300;
@@ -609,7 +630,7 @@ static void test_publish_async_stalls_then_times_out(void) {
     NT_CHECK_INT_EQ(natsio_js_publish_async_pending(js), 0);
 
     /* A synchronous publish without an ack times out as a plain timeout. */
-    natsio_js_publish_options po = {0};
+    natsio_js_publish_options po = pub_options();
     po.timeout_ms = 100;
     natsio_pub_ack *never = SENTINEL;
     EXPECT_FAILS(NATSIO_ERR_TIMEOUT, natsio_js_publish(js, subj, "6", 1, &po, &never));
@@ -621,7 +642,7 @@ static void test_publish_async_own_timeout_behind_a_longer_one(void) {
     natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
     NT_CHECK(subscribe_and_flush(c, case_subject(subj, sizeof subj, "stuck")) != NULL);
-    natsio_js_options jo = {0};
+    natsio_js_options jo = js_options();
     jo.publish_async_timeout_ms = 300;
     natsio_js *js = new_jetstream(c, &jo);
     NT_CHECK(js != NULL);
@@ -632,7 +653,7 @@ static void test_publish_async_own_timeout_behind_a_longer_one(void) {
     nt_cleanup(token_free_cb, slow);
     nt_sleep_ms(20);
     /* ...while one with its own 50 ms timeout gives up after 50 ms. */
-    natsio_js_publish_options po = {0};
+    natsio_js_publish_options po = pub_options();
     po.timeout_ms = 50;
     natsio_token *fast = NULL;
     int64_t start = nt_now_ms();
@@ -771,9 +792,17 @@ static void test_jetstream_not_enabled_for_account(void) {
     natsio_js *js = new_jetstream(c, NULL);
     NT_CHECK(js != NULL);
     char *out = SENTINEL_STR;
+    natsio_string_list *names = SENTINEL;
     EXPECT_FAILS(NATSIO_ERR_JS_NOT_ENABLED, natsio_js_account_info(js, &out));
-    EXPECT_FAILS(NATSIO_ERR_JS_NOT_ENABLED, natsio_js_stream_create(js, "{\"name\":\"S\"}", &out));
-    EXPECT_FAILS(NATSIO_ERR_JS_NOT_ENABLED, natsio_js_stream_names(js, NULL, &out));
+    EXPECT_FAILS(NATSIO_ERR_JS_NOT_ENABLED, natsio_js_stream_create(js, "{\"name\":\"S\"}", NATSIO_CREATE, &out));
+    EXPECT_FAILS(NATSIO_ERR_JS_NOT_ENABLED, natsio_js_stream_names(js, NULL, &names));
+    NT_CHECK(out == SENTINEL_STR && names == SENTINEL);
+    /* Through a token: the same error. */
+    natsio_token *t = NULL;
+    EXPECT_OK(natsio_js_account_info_async(js, &t));
+    nt_cleanup(token_free_cb, t);
+    NT_CHECK_INT_EQ(token_outcome(t, 5000), NATSIO_ERR_JS_NOT_ENABLED);
+    EXPECT_FAILS(NATSIO_ERR_JS_NOT_ENABLED, natsio_token_string(t, &out));
     NT_CHECK(out == SENTINEL_STR);
 }
 
@@ -792,13 +821,16 @@ static void check_js_calls_fail_closed(natsio_js *js) {
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_publish(js, "closed.x", "x", 1, NULL, NULL));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_publish_async(js, "closed.x", "x", 1, NULL, &t));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED,
-                 natsio_js_stream_create(js, "{\"name\":\"CLOSED\",\"subjects\":[\"closed.>\"]}", &s));
+                 natsio_js_stream_create(js, "{\"name\":\"CLOSED\",\"subjects\":[\"closed.>\"]}", NATSIO_CREATE, &s));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED,
-                 natsio_js_stream_update(js, "{\"name\":\"CLOSED\",\"subjects\":[\"closed.>\"]}", &s));
+                 natsio_js_stream_create(js, "{\"name\":\"CLOSED\",\"subjects\":[\"closed.>\"]}", NATSIO_UPDATE, &s));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED,
-                 natsio_js_stream_create_or_update(js, "{\"name\":\"CLOSED\",\"subjects\":[\"closed.>\"]}", &s));
+                 natsio_js_stream_create(js, "{\"name\":\"CLOSED\",\"subjects\":[\"closed.>\"]}",
+                                         NATSIO_CREATE_OR_UPDATE, &s));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_stream_info(js, "CLOSED", &s));
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_stream_names(js, NULL, &s));
+    natsio_string_list *names = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_stream_names(js, NULL, &names));
+    NT_CHECK(names == SENTINEL);
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_stream_purge(js, "CLOSED", NULL, &purged));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_stream_get_msg(js, "CLOSED", 1, NULL, &m));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_stream_delete_msg(js, "CLOSED", 1, false));
@@ -820,6 +852,7 @@ static void test_use_after_client_close_and_free(void) {
     NT_CHECK_INT_EQ(st, NATSIO_OK);
     nt_cleanup(js_free_cb, js); /* runs after the client is gone */
     st = natsio_js_stream_create(js, "{\"name\":\"CLOSED\",\"subjects\":[\"closed.>\"],\"storage\":\"memory\"}",
+                                 NATSIO_CREATE,
                                  NULL);
     natsio_status closed = natsio_client_close(c);
     if (st != NATSIO_OK || closed != NATSIO_OK) natsio_client_free(c);
@@ -878,7 +911,7 @@ static void test_bad_input_creating_a_context(void) {
     natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
     natsio_js *js = SENTINEL;
-    natsio_js_options o = {0};
+    natsio_js_options o = js_options();
     EXPECT_NULL_ARG("client", natsio_client_jetstream(NULL, NULL, &js));
     EXPECT_NULL_ARG("client", natsio_client_jetstream(NULL, &o, &js));
     EXPECT_NULL_ARG("js_out", natsio_client_jetstream(c, NULL, NULL));
@@ -895,30 +928,30 @@ static void test_bad_input_creating_a_context(void) {
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_client_jetstream(c, &o, &js));
     o.api_prefix = NULL;
 
-    natsio_js_options neg = {0};
+    natsio_js_options neg = js_options();
     neg.timeout_ms = -1;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "timeout_ms", natsio_client_jetstream(c, &neg, &js));
-    neg = (natsio_js_options){0};
+    neg = js_options();
     neg.publish_async_max_pending = -1;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "publish_async_max_pending",
                         natsio_client_jetstream(c, &neg, &js));
-    neg = (natsio_js_options){0};
+    neg = js_options();
     neg.publish_async_stall_wait_ms = -5;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "publish_async_stall_wait_ms",
                         natsio_client_jetstream(c, &neg, &js));
-    neg = (natsio_js_options){0};
+    neg = js_options();
     neg.publish_async_timeout_ms = INT64_MIN;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "publish_async_timeout_ms",
                         natsio_client_jetstream(c, &neg, &js));
     NT_CHECK(js == SENTINEL);
 
     /* A domain and a custom prefix are accepted (nothing is sent). */
-    o = (natsio_js_options){0};
+    o = js_options();
     o.domain = "hub";
     natsio_js *with_domain = NULL;
     EXPECT_OK(natsio_client_jetstream(c, &o, &with_domain));
     natsio_js_free(with_domain);
-    o = (natsio_js_options){0};
+    o = js_options();
     o.api_prefix = "$JS.API.";
     natsio_js *with_prefix = NULL;
     EXPECT_OK(natsio_client_jetstream(c, &o, &with_prefix));
@@ -943,7 +976,7 @@ static void test_bad_input_publishing(void) {
     EXPECT_NULL_ARG("subject", natsio_js_publish_async(js, NULL, "x", 1, NULL, &t));
     EXPECT_NULL_ARG("data", natsio_js_publish_async(js, "badpub.a", NULL, 1, NULL, &t));
     EXPECT_NULL_ARG("token_out", natsio_js_publish_async(js, "badpub.a", "x", 1, NULL, NULL));
-    EXPECT_NULL_ARG("js", natsio_js_publish_async_complete(NULL, 0));
+    EXPECT_NULL_ARG("js", natsio_js_publish_async_complete(NULL, NATSIO_TIMEOUT_DEFAULT));
 
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "subject", natsio_js_publish(js, BAD_UTF8, "x", 1, NULL, &ack));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "subject",
@@ -956,28 +989,28 @@ static void test_bad_input_publishing(void) {
     }
 
     /* Bad option fields. */
-    natsio_js_publish_options o = {0};
+    natsio_js_publish_options o = pub_options();
     o.msg_id = BAD_UTF8;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "msg_id", natsio_js_publish(js, "badpub.a", "x", 1, &o, &ack));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "msg_id", natsio_js_publish_async(js, "badpub.a", "x", 1, &o, &t));
-    o = (natsio_js_publish_options){0};
+    o = pub_options();
     o.expected_stream = BAD_UTF8;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "expected_stream",
                         natsio_js_publish(js, "badpub.a", "x", 1, &o, &ack));
-    o = (natsio_js_publish_options){0};
+    o = pub_options();
     o.expected_last_subject_seq_subject = BAD_UTF8;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "expected_last_subject_seq_subject",
                         natsio_js_publish(js, "badpub.a", "x", 1, &o, &ack));
-    o = (natsio_js_publish_options){0};
+    o = pub_options();
     o.expected_last_msg_id = BAD_UTF8;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "expected_last_msg_id",
                         natsio_js_publish(js, "badpub.a", "x", 1, &o, &ack));
-    o = (natsio_js_publish_options){0};
+    o = pub_options();
     o.ttl_s = -2;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_js_publish(js, "badpub.a", "x", 1, &o, &ack));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s",
                         natsio_js_publish_async(js, "badpub.a", "x", 1, &o, &t));
-    o = (natsio_js_publish_options){0};
+    o = pub_options();
     o.timeout_ms = -1;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "timeout_ms",
                         natsio_js_publish(js, "badpub.a", "x", 1, &o, &ack));
@@ -1020,16 +1053,21 @@ static void test_bad_input_stream_functions(void) {
     EXPECT_NULL_ARG("js", natsio_js_account_info(NULL, &s));
     EXPECT_NULL_ARG("json_out", natsio_js_account_info(js, NULL));
 
-    EXPECT_NULL_ARG("js", natsio_js_stream_create(NULL, cfg, &s));
-    EXPECT_NULL_ARG("config_json", natsio_js_stream_create(js, NULL, &s));
-    EXPECT_NULL_ARG("js", natsio_js_stream_update(NULL, cfg, &s));
-    EXPECT_NULL_ARG("config_json", natsio_js_stream_update(js, NULL, &s));
-    EXPECT_NULL_ARG("js", natsio_js_stream_create_or_update(NULL, cfg, &s));
-    EXPECT_NULL_ARG("config_json", natsio_js_stream_create_or_update(js, NULL, &s));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json", natsio_js_stream_create(js, BAD_UTF8, &s));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json", natsio_js_stream_update(js, BAD_UTF8, &s));
+    EXPECT_NULL_ARG("js", natsio_js_stream_create(NULL, cfg, NATSIO_CREATE, &s));
+    EXPECT_NULL_ARG("config_json", natsio_js_stream_create(js, NULL, NATSIO_CREATE, &s));
+    EXPECT_NULL_ARG("js", natsio_js_stream_create(NULL, cfg, NATSIO_UPDATE, &s));
+    EXPECT_NULL_ARG("config_json", natsio_js_stream_create(js, NULL, NATSIO_UPDATE, &s));
+    EXPECT_NULL_ARG("js", natsio_js_stream_create(NULL, cfg, NATSIO_CREATE_OR_UPDATE, &s));
+    EXPECT_NULL_ARG("config_json", natsio_js_stream_create(js, NULL, NATSIO_CREATE_OR_UPDATE, &s));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json", natsio_js_stream_create(js, BAD_UTF8, NATSIO_CREATE,
+                                                                                        &s));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json", natsio_js_stream_create(js, BAD_UTF8, NATSIO_UPDATE,
+                                                                                        &s));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json",
-                        natsio_js_stream_create_or_update(js, BAD_UTF8, &s));
+                        natsio_js_stream_create(js, BAD_UTF8, NATSIO_CREATE_OR_UPDATE, &s));
+    /* An action that is not a natsio_create_action. */
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "action", natsio_js_stream_create(js, cfg, 3, &s));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "action", natsio_js_stream_create(js, cfg, -1, &s));
 
     EXPECT_NULL_ARG("js", natsio_js_stream_info(NULL, "BADSTR", &s));
     EXPECT_NULL_ARG("name", natsio_js_stream_info(js, NULL, &s));
@@ -1046,9 +1084,11 @@ static void test_bad_input_stream_functions(void) {
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "options_json",
                         natsio_js_stream_purge(js, "BADSTR", BAD_UTF8, &purged));
 
-    EXPECT_NULL_ARG("js", natsio_js_stream_names(NULL, NULL, &s));
-    EXPECT_NULL_ARG("json_out", natsio_js_stream_names(js, NULL, NULL));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "subject", natsio_js_stream_names(js, BAD_UTF8, &s));
+    natsio_string_list *names = SENTINEL;
+    EXPECT_NULL_ARG("js", natsio_js_stream_names(NULL, NULL, &names));
+    EXPECT_NULL_ARG("list_out", natsio_js_stream_names(js, NULL, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "subject", natsio_js_stream_names(js, BAD_UTF8, &names));
+    NT_CHECK(names == SENTINEL);
 
     EXPECT_NULL_ARG("js", natsio_js_stream_get_msg(NULL, "BADSTR", 1, NULL, &m));
     EXPECT_NULL_ARG("stream", natsio_js_stream_get_msg(js, NULL, 1, NULL, &m));

@@ -1,9 +1,10 @@
 /*
  * Key-Value buckets through the C ABI against a real nats-server: bucket
- * create/bind/update/create_or_update/delete and their errors, put/get and
+ * create (each natsio_create_action)/bind/delete and their errors, put/get and
  * every entry field, revisions, create and compare-and-set, delete and
  * purge markers, keys and bucket names, binary and empty values, status
- * JSON, listing keys (natsio_kv_keys) and revisions (natsio_kv_history),
+ * JSON, listing keys (natsio_kv_keys, a string list) and revisions
+ * (natsio_kv_history),
  * use after the client is closed, and bad input for every function.
  *
  * The cases share one server; each uses its own bucket names.
@@ -89,30 +90,34 @@ static void test_bucket_create_bind_update_delete(void) {
     NT_CHECK(e != NULL);
     natsio_kv *out = SENTINEL;
     EXPECT_FAILS(NATSIO_ERR_BUCKET_EXISTS,
-                 natsio_js_kv_create(js, "{\"bucket\":\"LIFE\",\"history\":2,\"storage\":\"memory\"}", &out));
+                 natsio_js_kv_create(js, "{\"bucket\":\"LIFE\",\"history\":2,\"storage\":\"memory\"}", NATSIO_CREATE,
+                                     &out));
     NT_CHECK(out == SENTINEL);
 
-    /* Update changes it; a missing bucket cannot be updated. */
+    /* NATSIO_UPDATE changes it; a missing bucket cannot be updated. */
     natsio_kv *upd = NULL;
-    EXPECT_OK(natsio_js_kv_update(js, "{\"bucket\":\"LIFE\",\"history\":3,\"ttl\":\"1h\",\"storage\":\"memory\"}",
+    EXPECT_OK(natsio_js_kv_create(js, "{\"bucket\":\"LIFE\",\"history\":3,\"ttl\":\"1h\",\"storage\":\"memory\"}",
+                                  NATSIO_UPDATE,
                                   &upd));
     nt_cleanup(kv_free_cb, upd);
     NT_CHECK_STR_EQ(natsio_kv_bucket(upd), "LIFE");
     NT_CHECK_INT_EQ(status_int(kv, "\"config\"", "max_msgs_per_subject"), 3);
-    EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_js_kv_update(js, "{\"bucket\":\"LIFE_NONE\"}", &out));
+    EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_js_kv_create(js, "{\"bucket\":\"LIFE_NONE\"}", NATSIO_UPDATE,
+                                                                  &out));
     NT_CHECK(out == SENTINEL);
     char *none_info = SENTINEL_STR;
     EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(js, "KV_LIFE_NONE", &none_info));
     NT_CHECK(none_info == SENTINEL_STR);
 
-    /* create_or_update: creates, then updates. */
+    /* NATSIO_CREATE_OR_UPDATE: creates, then updates. */
     natsio_kv *cu = NULL;
-    EXPECT_OK(natsio_js_kv_create_or_update(js, "{\"bucket\":\"LIFE2\",\"storage\":\"memory\"}", &cu));
+    EXPECT_OK(natsio_js_kv_create(js, "{\"bucket\":\"LIFE2\",\"storage\":\"memory\"}", NATSIO_CREATE_OR_UPDATE, &cu));
     nt_cleanup(kv_free_cb, cu);
     NT_CHECK_STR_EQ(natsio_kv_bucket(cu), "LIFE2");
     NT_CHECK_INT_EQ(status_int(cu, "\"config\"", "max_msgs_per_subject"), 1); /* history default */
     natsio_kv *cu2 = NULL;
-    EXPECT_OK(natsio_js_kv_create_or_update(js, "{\"bucket\":\"LIFE2\",\"history\":7,\"storage\":\"memory\"}", &cu2));
+    EXPECT_OK(natsio_js_kv_create(js, "{\"bucket\":\"LIFE2\",\"history\":7,\"storage\":\"memory\"}",
+                                  NATSIO_CREATE_OR_UPDATE, &cu2));
     nt_cleanup(kv_free_cb, cu2);
     NT_CHECK_INT_EQ(status_int(cu, "\"config\"", "max_msgs_per_subject"), 7);
 
@@ -150,29 +155,29 @@ static void test_bucket_name_and_config_errors(void) {
     for (size_t i = 0; i < NT_COUNT(bad_names); i++) {
         char cfg[64];
         snprintf(cfg, sizeof cfg, "{\"bucket\":\"%s\"}", bad_names[i]);
-        EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME, natsio_js_kv_create(js, cfg, &out));
-        EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME, natsio_js_kv_update(js, cfg, &out));
-        EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME, natsio_js_kv_create_or_update(js, cfg, &out));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME, natsio_js_kv_create(js, cfg, NATSIO_CREATE, &out));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME, natsio_js_kv_create(js, cfg, NATSIO_UPDATE, &out));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME, natsio_js_kv_create(js, cfg, NATSIO_CREATE_OR_UPDATE, &out));
         EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME, natsio_js_kv_bind(js, bad_names[i], &out));
         EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME, natsio_js_kv_delete(js, bad_names[i]));
     }
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "KeyValueConfig.history",
-                        natsio_js_kv_create(js, "{\"bucket\":\"CFG\",\"history\":65}", &out));
+                        natsio_js_kv_create(js, "{\"bucket\":\"CFG\",\"history\":65}", NATSIO_CREATE, &out));
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "KeyValueConfig.history",
-                        natsio_js_kv_create(js, "{\"bucket\":\"CFG\",\"history\":0}", &out));
+                        natsio_js_kv_create(js, "{\"bucket\":\"CFG\",\"history\":0}", NATSIO_CREATE, &out));
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "KeyValueConfig.ttl",
-                        natsio_js_kv_create(js, "{\"bucket\":\"CFG\",\"ttl\":\"10ms\"}", &out));
+                        natsio_js_kv_create(js, "{\"bucket\":\"CFG\",\"ttl\":\"10ms\"}", NATSIO_CREATE, &out));
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "KeyValueConfig.ttl",
-                        natsio_js_kv_create(js, "{\"bucket\":\"CFG\",\"ttl\":\"soon\"}", &out));
+                        natsio_js_kv_create(js, "{\"bucket\":\"CFG\",\"ttl\":\"soon\"}", NATSIO_CREATE, &out));
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "KeyValueConfig.bucket",
-                        natsio_js_kv_create(js, "{\"history\":2}", &out));
+                        natsio_js_kv_create(js, "{\"history\":2}", NATSIO_CREATE, &out));
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "KeyValueConfig.storage",
-                        natsio_js_kv_create(js, "{\"bucket\":\"CFG\",\"storage\":\"disk\"}", &out));
+                        natsio_js_kv_create(js, "{\"bucket\":\"CFG\",\"storage\":\"disk\"}", NATSIO_CREATE, &out));
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "KeyValueConfig.max_bytes",
-                        natsio_js_kv_create(js, "{\"bucket\":\"CFG\",\"max_bytes\":\"lots\"}", &out));
-    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_kv_create(js, "not json", &out));
-    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_kv_update(js, "[]", &out));
-    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_kv_create_or_update(js, "{\"bucket\":7}", &out));
+                        natsio_js_kv_create(js, "{\"bucket\":\"CFG\",\"max_bytes\":\"lots\"}", NATSIO_CREATE, &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_kv_create(js, "not json", NATSIO_CREATE, &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_kv_create(js, "[]", NATSIO_UPDATE, &out));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_kv_create(js, "{\"bucket\":7}", NATSIO_CREATE_OR_UPDATE, &out));
     NT_CHECK(out == SENTINEL);
     /* None of them created anything. */
     EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_js_kv_bind(js, "CFG", &out));
@@ -286,7 +291,10 @@ static void test_delete_and_purge(void) {
     EXPECT_OK(natsio_kv_put(kv, "k", "v1", 2, &r1));
     EXPECT_OK(natsio_kv_put(kv, "k", "v2", 2, &r2));
 
-    EXPECT_OK(natsio_kv_delete(kv, "k", NULL));
+    /* The delete marker's revision comes back. */
+    uint64_t rdel = 0;
+    EXPECT_OK(natsio_kv_delete(kv, "k", NULL, &rdel));
+    NT_CHECK_INT_EQ(rdel, r2 + 1);
     natsio_kv_entry *out = SENTINEL;
     EXPECT_FAILS(NATSIO_ERR_KEY_DELETED, natsio_kv_get(kv, "k", &out));
     NT_CHECK(out == SENTINEL);
@@ -310,13 +318,23 @@ static void test_delete_and_purge(void) {
 
     /* Delete and purge guarded by the last revision. */
     uint64_t wrong = r4 - 1;
-    EXPECT_FAILS(NATSIO_ERR_WRONG_LAST_SEQUENCE, natsio_kv_delete(kv, "k", &wrong));
-    EXPECT_FAILS(NATSIO_ERR_WRONG_LAST_SEQUENCE, natsio_kv_purge(kv, "k", &wrong));
+    uint64_t untouched = REV_SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_WRONG_LAST_SEQUENCE, natsio_kv_delete(kv, "k", &wrong, &untouched));
+    EXPECT_FAILS(NATSIO_ERR_WRONG_LAST_SEQUENCE, natsio_kv_purge(kv, "k", &wrong, &untouched));
+    NT_CHECK_INT_EQ(untouched, REV_SENTINEL);
     e = get_entry(kv, "k");
     NT_CHECK(e != NULL);
     NT_CHECK_STR_EQ(natsio_kv_entry_value(e), "again");
-    EXPECT_OK(natsio_kv_purge(kv, "k", &r4));
+    uint64_t rpurge = 0;
+    EXPECT_OK(natsio_kv_purge(kv, "k", &r4, &rpurge));
+    NT_CHECK_INT_EQ(rpurge, r4 + 1);
     EXPECT_FAILS(NATSIO_ERR_KEY_DELETED, natsio_kv_get(kv, "k", &out));
+    /* The purge marker is the key's latest revision. */
+    natsio_kv_entry_list *marker = NULL;
+    EXPECT_OK(natsio_kv_history(kv, "k", &marker));
+    nt_cleanup(kv_entry_list_free_cb, marker);
+    NT_CHECK_INT_EQ(natsio_kv_entry_list_count(marker), 1);
+    NT_CHECK_INT_EQ(natsio_kv_entry_revision(natsio_kv_entry_list_get(marker, 0)), rpurge);
     /* Purge removed the older revisions: only the marker is left. */
     EXPECT_FAILS(NATSIO_ERR_KEY_NOT_FOUND, natsio_kv_get_revision(kv, "k", r1, &out));
     EXPECT_FAILS(NATSIO_ERR_KEY_NOT_FOUND, natsio_kv_get_revision(kv, "k", r4, &out));
@@ -325,10 +343,10 @@ static void test_delete_and_purge(void) {
 
     /* Create after purge works too; deleting a key that never existed is fine. */
     EXPECT_OK(natsio_kv_create(kv, "k", "reborn", 6, NULL));
-    EXPECT_OK(natsio_kv_delete(kv, "never", NULL));
+    EXPECT_OK(natsio_kv_delete(kv, "never", NULL, NULL));
     EXPECT_FAILS(NATSIO_ERR_KEY_DELETED, natsio_kv_get(kv, "never", &out));
     uint64_t zero = 0;
-    EXPECT_OK(natsio_kv_purge(kv, "never2", &zero));
+    EXPECT_OK(natsio_kv_purge(kv, "never2", &zero, NULL));
     EXPECT_OK(natsio_js_kv_delete(js, "DEL"));
 }
 
@@ -401,8 +419,8 @@ static void test_keys(void) {
         EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_update(kv, k, "x", 1, 1, &r));
         EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_get(kv, k, &out));
         EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_get_revision(kv, k, 1, &out));
-        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_delete(kv, k, NULL));
-        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_purge(kv, k, &last));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_delete(kv, k, NULL, &r));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_purge(kv, k, &last, &r));
     }
     NT_CHECK_INT_EQ(r, REV_SENTINEL);
     NT_CHECK(out == SENTINEL);
@@ -424,12 +442,13 @@ static void check_kv_calls_fail_closed(natsio_js *js, natsio_kv *kv) {
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_update(kv, "k", "x", 1, 1, &r));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_get(kv, "k", &e));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_get_revision(kv, "k", 1, &e));
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_delete(kv, "k", NULL));
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_purge(kv, "k", &last));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_delete(kv, "k", NULL, &r));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_purge(kv, "k", &last, &r));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_status(kv, &s));
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_kv_create(js, "{\"bucket\":\"CLOSED\"}", &k));
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_kv_update(js, "{\"bucket\":\"CLOSED\"}", &k));
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_kv_create_or_update(js, "{\"bucket\":\"CLOSED\"}", &k));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_kv_create(js, "{\"bucket\":\"CLOSED\"}", NATSIO_CREATE, &k));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_kv_create(js, "{\"bucket\":\"CLOSED\"}", NATSIO_UPDATE, &k));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_kv_create(js, "{\"bucket\":\"CLOSED\"}",
+                                                                   NATSIO_CREATE_OR_UPDATE, &k));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_kv_bind(js, "CLOSED", &k));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_kv_delete(js, "CLOSED"));
     NT_CHECK_INT_EQ(r, REV_SENTINEL);
@@ -445,7 +464,8 @@ static void test_use_after_client_close_and_free(void) {
     natsio_js *js = NULL;
     natsio_kv *kv = NULL;
     natsio_status st = natsio_client_jetstream(c, NULL, &js);
-    if (st == NATSIO_OK) st = natsio_js_kv_create(js, "{\"bucket\":\"CLOSED\",\"storage\":\"memory\"}", &kv);
+    if (st == NATSIO_OK) st = natsio_js_kv_create(js, "{\"bucket\":\"CLOSED\",\"storage\":\"memory\"}", NATSIO_CREATE,
+                                                  &kv);
     if (st == NATSIO_OK) st = natsio_kv_put(kv, "k", "before", 6, NULL);
     if (st == NATSIO_OK) st = natsio_client_close(c);
     /* Freed at the end of the case, after the client: kv first, then js. */
@@ -499,21 +519,24 @@ static void test_bad_input_bucket_functions(void) {
     const char *cfg = "{\"bucket\":\"BADB\",\"storage\":\"memory\"}";
     natsio_kv *kv = SENTINEL;
 
-    EXPECT_NULL_ARG("js", natsio_js_kv_create(NULL, cfg, &kv));
-    EXPECT_NULL_ARG("config_json", natsio_js_kv_create(js, NULL, &kv));
-    EXPECT_NULL_ARG("kv_out", natsio_js_kv_create(js, cfg, NULL));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json", natsio_js_kv_create(js, BAD_UTF8, &kv));
+    EXPECT_NULL_ARG("js", natsio_js_kv_create(NULL, cfg, NATSIO_CREATE, &kv));
+    EXPECT_NULL_ARG("config_json", natsio_js_kv_create(js, NULL, NATSIO_CREATE, &kv));
+    EXPECT_NULL_ARG("kv_out", natsio_js_kv_create(js, cfg, NATSIO_CREATE, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json", natsio_js_kv_create(js, BAD_UTF8, NATSIO_CREATE, &kv));
 
-    EXPECT_NULL_ARG("js", natsio_js_kv_update(NULL, cfg, &kv));
-    EXPECT_NULL_ARG("config_json", natsio_js_kv_update(js, NULL, &kv));
-    EXPECT_NULL_ARG("kv_out", natsio_js_kv_update(js, cfg, NULL));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json", natsio_js_kv_update(js, BAD_UTF8, &kv));
+    EXPECT_NULL_ARG("js", natsio_js_kv_create(NULL, cfg, NATSIO_UPDATE, &kv));
+    EXPECT_NULL_ARG("config_json", natsio_js_kv_create(js, NULL, NATSIO_UPDATE, &kv));
+    EXPECT_NULL_ARG("kv_out", natsio_js_kv_create(js, cfg, NATSIO_UPDATE, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json", natsio_js_kv_create(js, BAD_UTF8, NATSIO_UPDATE, &kv));
 
-    EXPECT_NULL_ARG("js", natsio_js_kv_create_or_update(NULL, cfg, &kv));
-    EXPECT_NULL_ARG("config_json", natsio_js_kv_create_or_update(js, NULL, &kv));
-    EXPECT_NULL_ARG("kv_out", natsio_js_kv_create_or_update(js, cfg, NULL));
+    EXPECT_NULL_ARG("js", natsio_js_kv_create(NULL, cfg, NATSIO_CREATE_OR_UPDATE, &kv));
+    EXPECT_NULL_ARG("config_json", natsio_js_kv_create(js, NULL, NATSIO_CREATE_OR_UPDATE, &kv));
+    EXPECT_NULL_ARG("kv_out", natsio_js_kv_create(js, cfg, NATSIO_CREATE_OR_UPDATE, NULL));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json",
-                        natsio_js_kv_create_or_update(js, BAD_UTF8, &kv));
+                        natsio_js_kv_create(js, BAD_UTF8, NATSIO_CREATE_OR_UPDATE, &kv));
+    /* An action that is not a natsio_create_action. */
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "action", natsio_js_kv_create(js, cfg, 3, &kv));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "action", natsio_js_kv_create(js, cfg, INT32_MIN, &kv));
 
     EXPECT_NULL_ARG("js", natsio_js_kv_bind(NULL, "BADB", &kv));
     EXPECT_NULL_ARG("bucket", natsio_js_kv_bind(js, NULL, &kv));
@@ -566,12 +589,12 @@ static void test_bad_input_key_value_functions(void) {
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_get_revision(kv, BAD_UTF8, rev, &e));
     NT_CHECK(e == SENTINEL);
 
-    EXPECT_NULL_ARG("kv", natsio_kv_delete(NULL, "k", NULL));
-    EXPECT_NULL_ARG("key", natsio_kv_delete(kv, NULL, NULL));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_delete(kv, BAD_UTF8, NULL));
-    EXPECT_NULL_ARG("kv", natsio_kv_purge(NULL, "k", NULL));
-    EXPECT_NULL_ARG("key", natsio_kv_purge(kv, NULL, NULL));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_purge(kv, BAD_UTF8, NULL));
+    EXPECT_NULL_ARG("kv", natsio_kv_delete(NULL, "k", NULL, NULL));
+    EXPECT_NULL_ARG("key", natsio_kv_delete(kv, NULL, NULL, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_delete(kv, BAD_UTF8, NULL, NULL));
+    EXPECT_NULL_ARG("kv", natsio_kv_purge(NULL, "k", NULL, NULL));
+    EXPECT_NULL_ARG("key", natsio_kv_purge(kv, NULL, NULL, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_purge(kv, BAD_UTF8, NULL, NULL));
 
     EXPECT_NULL_ARG("kv", natsio_kv_status(NULL, &s));
     EXPECT_NULL_ARG("json_out", natsio_kv_status(kv, NULL));
@@ -588,16 +611,21 @@ static void test_bad_input_key_value_functions(void) {
 
 /* ---- keys and history ---------------------------------------------------------- */
 
-/* natsio_kv_keys into a string freed when the case ends (NULL on failure). */
-static char *keys_of(natsio_kv *kv) {
-    char *json = NULL;
-    natsio_status st = natsio_kv_keys(kv, &json);
+/* natsio_kv_keys, freed when the case ends (NULL on failure). */
+static natsio_string_list *keys_of(natsio_kv *kv) {
+    natsio_string_list *keys = NULL;
+    natsio_status st = natsio_kv_keys(kv, &keys);
     if (st != NATSIO_OK) {
         nt_fail_at(__FILE__, __LINE__, "keys: %s (%s)", natsio_status_str(st), natsio_last_error());
         return NULL;
     }
-    nt_cleanup(string_free_cb, json);
-    return json;
+    return kept_list(keys);
+}
+
+/* The keys joined with ',' (for failure messages). */
+static const char *joined(const natsio_string_list *keys) {
+    static char buf[8192];
+    return string_list_join(keys, buf, sizeof buf);
 }
 
 /* natsio_kv_history, freed when the case ends (NULL on failure). */
@@ -614,11 +642,11 @@ static natsio_kv_entry_list *history_of(natsio_kv *kv, const char *key) {
 
 /* The consumers of a bucket's stream: a scan must leave none behind. */
 static bool no_consumers_left(natsio_js *js, const char *stream) {
-    char *names = NULL;
+    natsio_string_list *names = NULL;
     if (natsio_js_consumer_names(js, stream, &names) != NATSIO_OK) return false;
-    bool none = strcmp(names, "[]") == 0;
-    if (!none) fprintf(stderr, "consumers left on %s: %s\n", stream, names);
-    natsio_string_free(names);
+    bool none = natsio_string_list_count(names) == 0;
+    if (!none) fprintf(stderr, "consumers left on %s: %s\n", stream, joined(names));
+    natsio_string_list_free(names);
     return none;
 }
 
@@ -627,29 +655,31 @@ static void test_keys_lists_live_keys(void) {
     NT_CHECK(js != NULL);
     natsio_kv *kv = create_bucket(js, "{\"bucket\":\"KEYLIST\",\"history\":5,\"storage\":\"memory\"}");
     NT_CHECK(kv != NULL);
-    char *empty = keys_of(kv);
+    natsio_string_list *empty = keys_of(kv);
     NT_CHECK(empty != NULL);
-    NT_CHECK_STR_EQ(empty, "[]");
+    NT_CHECK_INT_EQ(natsio_string_list_count(empty), 0);
+    NT_CHECK(natsio_string_list_get(empty, 0) == NULL);
 
     for (int i = 0; i < 3; i++) EXPECT_OK(natsio_kv_put(kv, "a", "v", 1, NULL)); /* listed once */
     EXPECT_OK(natsio_kv_put(kv, "b.c", "x", 1, NULL));
     EXPECT_OK(natsio_kv_put(kv, "gone", "x", 1, NULL));
-    EXPECT_OK(natsio_kv_delete(kv, "gone", NULL));
+    EXPECT_OK(natsio_kv_delete(kv, "gone", NULL, NULL));
     EXPECT_OK(natsio_kv_put(kv, "purged", "x", 1, NULL));
-    EXPECT_OK(natsio_kv_purge(kv, "purged", NULL));
+    EXPECT_OK(natsio_kv_purge(kv, "purged", NULL, NULL));
     EXPECT_OK(natsio_kv_put(kv, "empty", NULL, 0, NULL)); /* an empty value is a value */
-    char *keys = keys_of(kv);
+    natsio_string_list *keys = keys_of(kv);
     NT_CHECK(keys != NULL);
-    NT_CHECK_MSG(json_string_count(keys) == 3, "%s", keys);
-    NT_CHECK_MSG(json_array_has(keys, "a") && json_array_has(keys, "b.c") && json_array_has(keys, "empty"), "%s",
-                 keys);
-    NT_CHECK_MSG(!json_array_has(keys, "gone") && !json_array_has(keys, "purged"), "%s", keys);
+    NT_CHECK_MSG(natsio_string_list_count(keys) == 3, "%s", joined(keys));
+    NT_CHECK_MSG(string_list_has(keys, "a") && string_list_has(keys, "b.c") && string_list_has(keys, "empty"), "%s",
+                 joined(keys));
+    NT_CHECK_MSG(!string_list_has(keys, "gone") && !string_list_has(keys, "purged"), "%s", joined(keys));
+    NT_CHECK(natsio_string_list_get(keys, 3) == NULL);
 
     /* A deleted key that gets a value again is back. */
     EXPECT_OK(natsio_kv_put(kv, "gone", "again", 5, NULL));
-    char *back = keys_of(kv);
+    natsio_string_list *back = keys_of(kv);
     NT_CHECK(back != NULL);
-    NT_CHECK_MSG(json_string_count(back) == 4 && json_array_has(back, "gone"), "%s", back);
+    NT_CHECK_MSG(natsio_string_list_count(back) == 4 && string_list_has(back, "gone"), "%s", joined(back));
 
     /* More keys than one batch of the scan (256). */
     enum { MANY = 300 };
@@ -659,23 +689,23 @@ static void test_keys_lists_live_keys(void) {
         natsio_status st = natsio_kv_put(kv, key, "m", 1, NULL);
         NT_CHECK_MSG(st == NATSIO_OK, "put %s: %s", key, natsio_status_str(st));
     }
-    char *all = keys_of(kv);
+    natsio_string_list *all = keys_of(kv);
     NT_CHECK(all != NULL);
-    NT_CHECK_MSG(json_string_count(all) == MANY + 4, "%zu keys", json_string_count(all));
+    NT_CHECK_MSG(natsio_string_list_count(all) == MANY + 4, "%zu keys", natsio_string_list_count(all));
     for (int i = 0; i < MANY; i++) {
         char key[32];
         snprintf(key, sizeof key, "many.%d", i);
-        NT_CHECK_MSG(json_array_has(all, key), "%s is missing", key);
+        NT_CHECK_MSG(string_list_has(all, key), "%s is missing", key);
     }
-    NT_CHECK(json_array_has(all, "a") && json_array_has(all, "gone") && !json_array_has(all, "purged"));
+    NT_CHECK(string_list_has(all, "a") && string_list_has(all, "gone") && !string_list_has(all, "purged"));
     /* Deleting some of them (across both batches) leaves them out. */
-    EXPECT_OK(natsio_kv_delete(kv, "many.0", NULL));
-    EXPECT_OK(natsio_kv_purge(kv, "many.299", NULL));
-    char *fewer = keys_of(kv);
+    EXPECT_OK(natsio_kv_delete(kv, "many.0", NULL, NULL));
+    EXPECT_OK(natsio_kv_purge(kv, "many.299", NULL, NULL));
+    natsio_string_list *fewer = keys_of(kv);
     NT_CHECK(fewer != NULL);
-    NT_CHECK_MSG(json_string_count(fewer) == MANY + 2, "%zu keys", json_string_count(fewer));
-    NT_CHECK(!json_array_has(fewer, "many.0") && !json_array_has(fewer, "many.299") &&
-             json_array_has(fewer, "many.1"));
+    NT_CHECK_MSG(natsio_string_list_count(fewer) == MANY + 2, "%zu keys", natsio_string_list_count(fewer));
+    NT_CHECK(!string_list_has(fewer, "many.0") && !string_list_has(fewer, "many.299") &&
+             string_list_has(fewer, "many.1"));
     /* The scans left no consumers behind. */
     NT_CHECK(no_consumers_left(js, "KV_KEYLIST"));
     EXPECT_OK(natsio_js_kv_delete(js, "KEYLIST"));
@@ -730,7 +760,7 @@ static void test_history_revisions_markers_and_limits(void) {
 
     /* A delete marker ends the history: empty, delta 0; get no longer
      * finds the key, history still does. */
-    EXPECT_OK(natsio_kv_delete(kv, "a", NULL));
+    EXPECT_OK(natsio_kv_delete(kv, "a", NULL, NULL));
     natsio_kv_entry_list *d = history_of(kv, "a");
     NT_CHECK(d != NULL);
     NT_CHECK_INT_EQ(natsio_kv_entry_list_count(d), 4);
@@ -749,7 +779,7 @@ static void test_history_revisions_markers_and_limits(void) {
                     natsio_kv_entry_value_len(natsio_kv_entry_list_get(h, 0)), "a0", 2);
 
     /* A purge leaves only its marker. */
-    EXPECT_OK(natsio_kv_purge(kv, "a", NULL));
+    EXPECT_OK(natsio_kv_purge(kv, "a", NULL, NULL));
     natsio_kv_entry_list *p = history_of(kv, "a");
     NT_CHECK(p != NULL);
     NT_CHECK_INT_EQ(natsio_kv_entry_list_count(p), 1);
@@ -790,11 +820,11 @@ static void test_history_revisions_markers_and_limits(void) {
 }
 
 static void check_keys_history_fail_closed(natsio_kv *kv) {
-    char *s = SENTINEL_STR;
+    natsio_string_list *s = SENTINEL;
     natsio_kv_entry_list *l = SENTINEL;
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_keys(kv, &s));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_history(kv, "k", &l));
-    NT_CHECK(s == SENTINEL_STR && l == SENTINEL);
+    NT_CHECK(s == SENTINEL && l == SENTINEL);
     EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_history(kv, "a b", &l));
     NT_CHECK(l == SENTINEL);
 }
@@ -806,7 +836,8 @@ static void test_keys_and_history_after_client_close_and_free(void) {
     natsio_kv *kv = NULL;
     natsio_kv_entry_list *before = NULL;
     natsio_status st = natsio_client_jetstream(c, NULL, &js);
-    if (st == NATSIO_OK) st = natsio_js_kv_create(js, "{\"bucket\":\"KHCLOSED\",\"storage\":\"memory\"}", &kv);
+    if (st == NATSIO_OK) st = natsio_js_kv_create(js, "{\"bucket\":\"KHCLOSED\",\"storage\":\"memory\"}", NATSIO_CREATE,
+                                                  &kv);
     if (st == NATSIO_OK) st = natsio_kv_put(kv, "k", "before", 6, NULL);
     if (st == NATSIO_OK) st = natsio_kv_history(kv, "k", &before);
     if (st == NATSIO_OK) st = natsio_client_close(c);
@@ -843,19 +874,20 @@ static void test_bad_input_keys_and_history(void) {
     natsio_kv *kv = create_bucket(js, "{\"bucket\":\"BADKH\",\"storage\":\"memory\"}");
     NT_CHECK(kv != NULL);
     EXPECT_OK(natsio_kv_put(kv, "k", "kept", 4, NULL));
-    char *s = SENTINEL_STR;
+    natsio_string_list *s = SENTINEL;
     natsio_kv_entry_list *l = SENTINEL;
     EXPECT_NULL_ARG("kv", natsio_kv_keys(NULL, &s));
-    EXPECT_NULL_ARG("json_out", natsio_kv_keys(kv, NULL));
+    EXPECT_NULL_ARG("list_out", natsio_kv_keys(kv, NULL));
     EXPECT_NULL_ARG("kv", natsio_kv_history(NULL, "k", &l));
     EXPECT_NULL_ARG("key", natsio_kv_history(kv, NULL, &l));
     EXPECT_NULL_ARG("list_out", natsio_kv_history(kv, "k", NULL));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_history(kv, BAD_UTF8, &l));
-    NT_CHECK(s == SENTINEL_STR && l == SENTINEL);
+    NT_CHECK(s == SENTINEL && l == SENTINEL);
     /* Nothing changed, and the rejected calls left no consumers. */
-    char *keys = keys_of(kv);
+    natsio_string_list *keys = keys_of(kv);
     NT_CHECK(keys != NULL);
-    NT_CHECK_STR_EQ(keys, "[\"k\"]");
+    NT_CHECK_INT_EQ(natsio_string_list_count(keys), 1);
+    NT_CHECK_STR_EQ(natsio_string_list_get(keys, 0), "k");
     NT_CHECK(no_consumers_left(js, "KV_BADKH"));
     EXPECT_OK(natsio_js_kv_delete(js, "BADKH"));
 }

@@ -3,14 +3,14 @@
  * process must survive: blocking calls made from inside callbacks (message
  * callbacks and token completion callbacks), handles freed or closed from
  * their own callbacks, tokens freed while pending or while their callback
- * runs, concurrent close, free with requests in flight, next_msg racing an
- * unsubscribe. Each call returns its documented status; nothing crashes or
+ * runs, concurrent close, free with requests in flight, next racing a
+ * stop. Each call returns its documented status; nothing crashes or
  * deadlocks (the harness's per-case timeout turns a deadlock into a failure).
  *
  * What stays the caller's error (documented in natsio.h, not tested here):
  * using a handle after its _free returned, or freeing a handle while
  * another thread is inside a call on it (close it first: natsio_client_close
- * and natsio_sub_unsubscribe are the thread-safe ways to stop other users).
+ * and natsio_sub_stop are the thread-safe ways to stop other users).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -73,7 +73,7 @@ static void make_blocking_calls(blocking_calls *b) {
     }
     b->flush_status = natsio_client_flush(b->client, 5000);
     natsio_msg *m = NULL;
-    b->next_msg_status = natsio_sub_next_msg(b->other_sub, 5000, &m);
+    b->next_msg_status = natsio_sub_next(b->other_sub, 5000, &m);
     if (m) {
         copy_payload(b->next_payload, sizeof b->next_payload, m);
         natsio_msg_free(m);
@@ -81,9 +81,9 @@ static void make_blocking_calls(blocking_calls *b) {
     atomic_store(&b->done, 1);
 }
 
-static void blocking_msg_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
-    (void)sub;
-    (void)msg;
+static void blocking_msg_cb(void *user_data, const natsio_msg *msg, natsio_status status) {
+    (void)status;
+    if (msg == NULL) return; /* the final call */
     make_blocking_calls((blocking_calls *)user_data);
 }
 
@@ -125,8 +125,8 @@ static void test_blocking_calls_from_message_callback(void) {
     setup_blocking_calls(&b, c);
     NT_CHECK(!nt_failed());
     natsio_sub *s = NULL;
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(c, case_subject(subj, sizeof subj, "trigger"), NULL, NULL,
-                                                     blocking_msg_cb, &b, NULL, &s),
+    NT_CHECK_INT_EQ(subscribe_callback(c, case_subject(subj, sizeof subj, "trigger"), NULL, NULL, blocking_msg_cb, &b,
+                                       NULL, &s),
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, s);
     NT_CHECK_INT_EQ(natsio_client_publish(c, subj, "go", 2), NATSIO_OK);
@@ -168,18 +168,28 @@ static struct {
     atomic_int finished;
     natsio_client *client;
     natsio_status close_status;
+    atomic_int final_calls;
+    atomic_int final_status;
 } g_own;
+
+/* Records the final call (msg NULL) of a callback; true if it was. */
+static bool own_final(const natsio_msg *msg, natsio_status status) {
+    if (msg != NULL) return false;
+    atomic_store(&g_own.final_status, status);
+    atomic_fetch_add(&g_own.final_calls, 1);
+    return true;
+}
 
 static void count_release(void *user_data) {
     (void)user_data;
     atomic_fetch_add(&g_own.released, 1);
 }
 
-static void free_own_sub_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
-    (void)user_data;
-    (void)msg;
+/* user_data is the subscription itself. */
+static void free_own_sub_cb(void *user_data, const natsio_msg *msg, natsio_status status) {
+    if (own_final(msg, status)) return;
     atomic_fetch_add(&g_own.calls, 1);
-    natsio_sub_free(sub);
+    natsio_sub_free((natsio_sub *)user_data);
     /* The callback's own frame is still running after the free. */
     atomic_store(&g_own.finished, 1);
 }
@@ -190,9 +200,8 @@ static void test_free_subscription_inside_its_own_callback(void) {
     natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
     natsio_sub *s = NULL;
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(c, case_subject(subj, sizeof subj, "self"), NULL, NULL,
-                                                     free_own_sub_cb, NULL, count_release, &s),
-                    NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_subscribe(c, case_subject(subj, sizeof subj, "self"), NULL, NULL, &s), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_sub_set_callback(s, free_own_sub_cb, s, count_release), NATSIO_OK);
     for (int i = 0; i < 5; i++) NT_CHECK_INT_EQ(natsio_client_publish(c, subj, "x", 1), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_flush(c, 5000), NATSIO_OK);
     NT_CHECK(nt_wait_until(flag_set, &g_own.finished, 5000));
@@ -200,15 +209,17 @@ static void test_free_subscription_inside_its_own_callback(void) {
     nt_sleep_ms(100);
     NT_CHECK_INT_EQ(atomic_load(&g_own.calls), 1);
     NT_CHECK_INT_EQ(atomic_load(&g_own.released), 1);
+    /* The final call came once, after the freeing callback returned. */
+    NT_CHECK_INT_EQ(atomic_load(&g_own.final_calls), 1);
+    NT_CHECK_INT_EQ(atomic_load(&g_own.final_status), NATSIO_DONE);
     /* The client is unaffected. */
     NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CONNECTED);
     NT_CHECK_INT_EQ(natsio_client_flush(c, 5000), NATSIO_OK);
 }
 
-static void close_and_free_client_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
+static void close_and_free_client_cb(void *user_data, const natsio_msg *msg, natsio_status status) {
     (void)user_data;
-    (void)sub;
-    (void)msg;
+    if (own_final(msg, status)) return;
     if (atomic_fetch_add(&g_own.calls, 1) == 0) {
         g_own.close_status = natsio_client_close(g_own.client);
         natsio_client_free(g_own.client);
@@ -224,8 +235,8 @@ static void test_close_and_free_client_from_message_callback(void) {
     NT_CHECK(c != NULL);
     g_own.client = c;
     natsio_sub *s = NULL;
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(c, case_subject(subj, sizeof subj, "close"), NULL, NULL,
-                                                     close_and_free_client_cb, NULL, count_release, &s),
+    NT_CHECK_INT_EQ(subscribe_callback(c, case_subject(subj, sizeof subj, "close"), NULL, NULL,
+                                       close_and_free_client_cb, NULL, count_release, &s),
                     NATSIO_OK);
     /* The subscription outlives the client and is freed by the case. */
     nt_cleanup(sub_free_cb, s);
@@ -239,7 +250,10 @@ static void test_close_and_free_client_from_message_callback(void) {
     nt_sleep_ms(100);
     NT_CHECK_INT_EQ(atomic_load(&g_own.calls), 1);
     NT_CHECK(natsio_sub_is_closed(s));
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 0, &(natsio_msg *){NULL}), NATSIO_ERR_SUBSCRIPTION_CLOSED);
+    /* It ended with its client: one final call saying so. */
+    NT_CHECK_INT_EQ(atomic_load(&g_own.final_calls), 1);
+    NT_CHECK_INT_EQ(atomic_load(&g_own.final_status), NATSIO_ERR_CONNECTION_CLOSED);
+    NT_CHECK_INT_EQ(natsio_sub_next(s, NATSIO_NO_WAIT, &(natsio_msg *){NULL}), NATSIO_ERR_ILLEGAL_STATE);
 }
 
 static void close_and_free_client_token_cb(void *user_data, natsio_token *token) {
@@ -458,7 +472,7 @@ static void test_free_with_requests_in_flight(void) {
     NT_CHECK_INT_EQ(atomic_load(&g_tok.released), IN_FLIGHT / 2);
 }
 
-/* ---- next_msg racing unsubscribe ------------------------------------------ */
+/* ---- next racing stop ------------------------------------------------------ */
 
 typedef struct {
     natsio_sub *sub;
@@ -472,7 +486,7 @@ static void *wait_next_msg(void *arg) {
     natsio_msg *m = NULL;
     atomic_store(&w->waiting, 1);
     int64_t start = nt_now_ms();
-    w->status = natsio_sub_next_msg(w->sub, 10000, &m);
+    w->status = natsio_sub_next(w->sub, 10000, &m);
     w->waited_ms = nt_now_ms() - start;
     natsio_msg_free(m);
     return NULL;
@@ -490,17 +504,18 @@ static void test_next_msg_racing_unsubscribe(void) {
         next_msg_waiter w = {.sub = s, .status = -1};
         pthread_t t;
         NT_CHECK(pthread_create(&t, NULL, wait_next_msg, &w) == 0);
-        /* Unsubscribe before, during and after the waiter starts waiting. */
+        /* Stop before, during and after the waiter starts waiting. */
         if (round % 3 == 1) {
             while (!atomic_load(&w.waiting)) nt_sleep_ms(0);
         } else if (round % 3 == 2) {
             nt_sleep_ms(round % 7);
         }
-        natsio_status unsub = natsio_sub_unsubscribe(s);
+        natsio_status unsub = natsio_sub_stop(s);
         pthread_join(t, NULL);
         NT_CHECK_INT_EQ(unsub, NATSIO_OK);
-        NT_CHECK_INT_EQ(w.status, NATSIO_ERR_SUBSCRIPTION_CLOSED);
-        NT_CHECK_MSG(w.waited_ms < 5000, "next_msg waited %lld ms after the unsubscribe", (long long)w.waited_ms);
+        /* Stopped: ended without error, whenever the waiter came. */
+        NT_CHECK_INT_EQ(w.status, NATSIO_DONE);
+        NT_CHECK_MSG(w.waited_ms < 5000, "next waited %lld ms after the stop", (long long)w.waited_ms);
     }
 }
 

@@ -156,7 +156,7 @@ static int read_all(natsio_sub *s, int *out, int cap, natsio_status *last) {
     int got = 0;
     natsio_msg *m = NULL;
     natsio_status st;
-    while ((st = natsio_sub_next_msg(s, 200, &m)) == NATSIO_OK) {
+    while ((st = natsio_sub_next(s, 200, &m)) == NATSIO_OK) {
         if (got < cap) out[got] = msg_number(m);
         got++;
         natsio_msg_free(m);
@@ -177,9 +177,9 @@ static void test_drop_new_keeps_first(void) {
     NT_CHECK(s != NULL);
     NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, FLOOD, 0), NATSIO_OK);
 
-    struct natsio_sub_stats st;
+    natsio_iter_stats st;
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
-    NT_CHECK_INT_EQ(st.pending_msgs, LIMIT);
+    NT_CHECK_INT_EQ(st.pending_items, LIMIT);
     NT_CHECK_INT_EQ(st.dropped, FLOOD - LIMIT);
 
     static int got[FLOOD];
@@ -217,7 +217,7 @@ static void test_drop_old_keeps_newest(void) {
     NT_CHECK_INT_EQ(last, NATSIO_ERR_TIMEOUT);
     NT_CHECK_INT_EQ(n, LIMIT);
     for (int i = 0; i < n; i++) NT_CHECK_INT_EQ(got[i], FLOOD - LIMIT + i);
-    struct natsio_sub_stats st;
+    natsio_iter_stats st;
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
     NT_CHECK_INT_EQ(st.dropped, FLOOD - n);
     NT_CHECK_INT_EQ(st.delivered, n);
@@ -237,33 +237,33 @@ static void test_block_loses_nothing(void) {
     /* The reader stops at the limit instead of dropping. The message that
      * found the queue full is already off the socket, so it is queued and
      * the reader pauses after it: at most LIMIT + 1 are pending. */
-    struct natsio_sub_stats st;
+    natsio_iter_stats st;
     int64_t deadline = nt_now_ms() + 3000;
     do {
         NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
-        if (st.pending_msgs >= LIMIT) break;
+        if (st.pending_items >= LIMIT) break;
         nt_sleep_ms(5);
     } while (nt_now_ms() < deadline);
-    NT_CHECK(st.pending_msgs >= LIMIT);
+    NT_CHECK(st.pending_items >= LIMIT);
     nt_sleep_ms(100);
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
-    NT_CHECK_MSG(st.pending_msgs <= LIMIT + 1, "pending %llu", (unsigned long long)st.pending_msgs);
+    NT_CHECK_MSG(st.pending_items <= LIMIT + 1, "pending %llu", (unsigned long long)st.pending_items);
     NT_CHECK_INT_EQ(st.dropped, 0);
 
     /* Every message arrives, in order, as the consumer catches up. */
     for (int i = 0; i < FLOOD; i++) {
         natsio_msg *m = NULL;
-        NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 5000, &m), NATSIO_OK);
+        NT_CHECK_INT_EQ(natsio_sub_next(s, 5000, &m), NATSIO_OK);
         int k = msg_number(m);
         natsio_msg_free(m);
         NT_CHECK_INT_EQ(k, i);
         if (i % 100 == 0) {
             NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
-            NT_CHECK(st.pending_msgs <= LIMIT + 1);
+            NT_CHECK(st.pending_items <= LIMIT + 1);
         }
     }
     natsio_msg *m = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 100, &m), NATSIO_ERR_TIMEOUT);
+    NT_CHECK_INT_EQ(natsio_sub_next(s, 100, &m), NATSIO_ERR_TIMEOUT);
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
     NT_CHECK_INT_EQ(st.dropped, 0);
     NT_CHECK_INT_EQ(st.delivered, FLOOD);
@@ -287,10 +287,18 @@ static void test_error_fails_subscription(void) {
     NT_CHECK_INT_EQ(last, NATSIO_ERR_SLOW_CONSUMER);
     NT_CHECK(n <= LIMIT);
     for (int i = 0; i < n; i++) NT_CHECK_INT_EQ(got[i], i);
-    /* The failure sticks. */
+    /* The failure sticks: the error that ended it, on every later call
+     * (waiting or not, and through a token). */
     natsio_msg *m = NULL;
-    natsio_status again = natsio_sub_next_msg(s, 100, &m);
-    NT_CHECK(again == NATSIO_ERR_SLOW_CONSUMER || again == NATSIO_ERR_SUBSCRIPTION_CLOSED);
+    NT_CHECK_INT_EQ(natsio_sub_next(s, 100, &m), NATSIO_ERR_SLOW_CONSUMER);
+    NT_CHECK_INT_EQ(natsio_sub_next(s, NATSIO_NO_WAIT, &m), NATSIO_ERR_SLOW_CONSUMER);
+    NT_CHECK(m == NULL);
+    natsio_token *t = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_next_async(s, &t), NATSIO_OK);
+    nt_cleanup(token_free_cb, t);
+    NT_CHECK_INT_EQ(token_outcome(t, 2000), NATSIO_ERR_SLOW_CONSUMER);
+    NT_CHECK_INT_EQ(natsio_token_msg(t, &m), NATSIO_ERR_SLOW_CONSUMER);
+    NT_CHECK(m == NULL);
     NT_CHECK(natsio_sub_is_closed(s));
     check_slow_consumer_reported(s);
     if (nt_failed()) return;
@@ -310,10 +318,10 @@ static void test_byte_limit_drop_new(void) {
     NT_CHECK(s != NULL);
     NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, N, SIZE), NATSIO_OK);
 
-    struct natsio_sub_stats st;
+    natsio_iter_stats st;
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
     NT_CHECK_INT_EQ(st.pending_bytes, BYTES);
-    NT_CHECK_INT_EQ(st.pending_msgs, BYTES / SIZE);
+    NT_CHECK_INT_EQ(st.pending_items, BYTES / SIZE);
     NT_CHECK_INT_EQ(st.dropped, N - BYTES / SIZE);
     int got[N];
     int n = read_all(s, got, N, NULL);
@@ -336,7 +344,7 @@ static void test_byte_limit_drop_old(void) {
     int n = read_all(s, got, N, NULL);
     NT_CHECK_INT_EQ(n, BYTES / SIZE);
     for (int i = 0; i < n; i++) NT_CHECK_INT_EQ(got[i], N - BYTES / SIZE + i);
-    struct natsio_sub_stats st;
+    natsio_iter_stats st;
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
     NT_CHECK_INT_EQ(st.dropped, N - n);
 }
@@ -359,15 +367,15 @@ static void test_option_level_default_limits(void) {
     NT_CHECK(by_zero && unlimited);
     NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, 100, 0), NATSIO_OK);
 
-    struct natsio_sub_stats st;
+    natsio_iter_stats st;
     NT_CHECK_INT_EQ(natsio_sub_get_stats(by_null, &st), NATSIO_OK);
-    NT_CHECK_INT_EQ(st.pending_msgs, DEFAULT_LIMIT);
+    NT_CHECK_INT_EQ(st.pending_items, DEFAULT_LIMIT);
     NT_CHECK_INT_EQ(st.dropped, 100 - DEFAULT_LIMIT);
     NT_CHECK_INT_EQ(natsio_sub_get_stats(by_zero, &st), NATSIO_OK);
-    NT_CHECK_INT_EQ(st.pending_msgs, DEFAULT_LIMIT);
+    NT_CHECK_INT_EQ(st.pending_items, DEFAULT_LIMIT);
     NT_CHECK_INT_EQ(st.dropped, 100 - DEFAULT_LIMIT);
     NT_CHECK_INT_EQ(natsio_sub_get_stats(unlimited, &st), NATSIO_OK);
-    NT_CHECK_INT_EQ(st.pending_msgs, 100);
+    NT_CHECK_INT_EQ(st.pending_items, 100);
     NT_CHECK_INT_EQ(st.dropped, 0);
 }
 
@@ -382,10 +390,10 @@ static void test_option_level_default_byte_limit(void) {
     nt_cleanup(sub_free_cb, s);
     NT_CHECK_INT_EQ(natsio_client_flush(sc, 2000), NATSIO_OK);
     NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, 20, 100), NATSIO_OK);
-    struct natsio_sub_stats st;
+    natsio_iter_stats st;
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
     NT_CHECK_INT_EQ(st.pending_bytes, 500);
-    NT_CHECK_INT_EQ(st.pending_msgs, 5);
+    NT_CHECK_INT_EQ(st.pending_items, 5);
     NT_CHECK_INT_EQ(st.dropped, 15);
 }
 
@@ -393,6 +401,7 @@ static void test_sub_options_init_defaults(void) {
     natsio_sub_options so;
     memset(&so, 0x5a, sizeof so);
     NT_CHECK_INT_EQ(natsio_sub_options_init(&so), NATSIO_OK);
+    NT_CHECK_INT_EQ(so.version, NATSIO_SUB_OPTIONS_VERSION);
     NT_CHECK_INT_EQ(so.policy, NATSIO_POLICY_DROP_NEW);
     NT_CHECK_INT_EQ(so.pending_msgs_limit, 0);
     NT_CHECK_INT_EQ(so.pending_bytes_limit, 0);
@@ -419,9 +428,10 @@ static void reset_gate(void) {
 }
 
 /* Waits at the gate, then records the numbers it sees (strictly increasing). */
-static void gated_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
+static void gated_cb(void *user_data, const natsio_msg *msg, natsio_status status) {
     (void)user_data;
-    (void)sub;
+    (void)status;
+    if (msg == NULL) return; /* the final call, when the case frees the sub */
     while (!atomic_load(&g_gate.open)) nt_sleep_ms(1);
     long k = msg_number(msg);
     if (atomic_load(&g_gate.first) < 0) atomic_store(&g_gate.first, k);
@@ -444,7 +454,7 @@ static natsio_sub *subscribe_gated(natsio_client *c, const char *subject, int32_
     so.pending_bytes_limit = -1;
     so.policy = policy;
     natsio_sub *s = NULL;
-    natsio_status st = natsio_client_subscribe_callback(c, subject, NULL, &so, gated_cb, NULL, NULL, &s);
+    natsio_status st = subscribe_callback(c, subject, NULL, &so, gated_cb, NULL, NULL, &s);
     if (st == NATSIO_OK) st = natsio_client_flush(c, 2000);
     if (st != NATSIO_OK) {
         nt_fail_at(__FILE__, __LINE__, "subscribe: %s", natsio_status_str(st));
@@ -457,9 +467,9 @@ static natsio_sub *subscribe_gated(natsio_client *c, const char *subject, int32_
 
 static bool all_accounted(void *arg) {
     natsio_sub *s = (natsio_sub *)arg;
-    struct natsio_sub_stats st;
+    natsio_iter_stats st;
     if (natsio_sub_get_stats(s, &st) != NATSIO_OK) return false;
-    return (long)(st.delivered + st.dropped) >= FLOOD && st.pending_msgs == 0 &&
+    return (long)(st.delivered + st.dropped) >= FLOOD && st.pending_items == 0 &&
            atomic_load(&g_gate.count) == (long)st.delivered;
 }
 
@@ -475,7 +485,7 @@ static void test_callback_drop_new_slow_consumer(void) {
     atomic_store(&g_gate.open, true);
     NT_CHECK(nt_wait_until(all_accounted, s, 5000));
 
-    struct natsio_sub_stats st;
+    natsio_iter_stats st;
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
     long received = atomic_load(&g_gate.count);
     /* LIMIT queued, plus at most the one the callback held at the gate. */
@@ -500,7 +510,7 @@ static void test_callback_drop_old_slow_consumer(void) {
     atomic_store(&g_gate.open, true);
     NT_CHECK(nt_wait_until(all_accounted, s, 5000));
 
-    struct natsio_sub_stats st;
+    natsio_iter_stats st;
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
     long received = atomic_load(&g_gate.count);
     NT_CHECK(received == LIMIT || received == LIMIT + 1);
@@ -521,9 +531,9 @@ static void test_callback_block_loses_nothing(void) {
     NT_CHECK(s != NULL);
     NT_CHECK_INT_EQ(flood(pc, subj, FLOOD, 0), NATSIO_OK);
     nt_sleep_ms(100); /* let the reader hit the limit while the gate is shut */
-    struct natsio_sub_stats st;
+    natsio_iter_stats st;
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
-    NT_CHECK(st.pending_msgs <= LIMIT + 1); /* see test_block_loses_nothing */
+    NT_CHECK(st.pending_items <= LIMIT + 1); /* see test_block_loses_nothing */
     NT_CHECK_INT_EQ(st.dropped, 0);
     atomic_store(&g_gate.open, true);
     NT_CHECK(nt_wait_until(all_accounted, s, 10000));

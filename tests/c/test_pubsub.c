@@ -1,7 +1,8 @@
 /*
  * Core publish/subscribe through the C ABI, against a real nats-server:
  * payloads, wildcards, queue groups, headers, message accessors, options
- * (echo, inbox prefix), counters, callback mode, unsubscribe, drain, flush.
+ * (echo, inbox prefix), counters, push (callback) mode with its final call,
+ * stop, unsubscribe_after, drain, flush.
  *
  * One server for the whole program; every case uses subjects under
  * "pubsub.<case name>." so cases never see each other's traffic.
@@ -41,8 +42,8 @@ static int msg_number(const natsio_msg *m) { return atoi(natsio_msg_data(m)); }
 static bool wait_pending(natsio_sub *s, uint64_t n, int64_t timeout_ms) {
     int64_t deadline = nt_now_ms() + timeout_ms;
     for (;;) {
-        struct natsio_sub_stats st;
-        if (natsio_sub_get_stats(s, &st) == NATSIO_OK && st.pending_msgs == n) return true;
+        natsio_iter_stats st;
+        if (natsio_sub_get_stats(s, &st) == NATSIO_OK && st.pending_items == n) return true;
         if (nt_now_ms() >= deadline) return false;
         nt_sleep_ms(2);
     }
@@ -61,7 +62,7 @@ static void test_roundtrip_binary_payload(void) {
     NT_CHECK_INT_EQ(natsio_client_publish(c, subj, payload, sizeof payload), NATSIO_OK);
 
     natsio_msg *m = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 2000, &m), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_sub_next(s, 2000, &m), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_msg_data_len(m), sizeof payload);
     NT_CHECK_MEM_EQ(natsio_msg_data(m), natsio_msg_data_len(m), payload, sizeof payload);
     /* The payload is followed by a NUL so text can be printed directly. */
@@ -84,7 +85,7 @@ static void test_empty_payload(void) {
 
     NT_CHECK_INT_EQ(natsio_client_publish(c, subj, NULL, 0), NATSIO_OK);
     natsio_msg *m = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 2000, &m), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_sub_next(s, 2000, &m), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_msg_data_len(m), 0);
     NT_CHECK(natsio_msg_data(m) != NULL);
     NT_CHECK_INT_EQ(natsio_msg_data(m)[0], '\0');
@@ -123,7 +124,7 @@ static int drain_subjects(natsio_sub *s, int64_t quiet_ms, char *tokens, size_t 
     int n = 0;
     tokens[0] = '\0';
     natsio_msg *m = NULL;
-    while (natsio_sub_next_msg(s, quiet_ms, &m) == NATSIO_OK) {
+    while (natsio_sub_next(s, quiet_ms, &m) == NATSIO_OK) {
         const char *subject = natsio_msg_subject(m);
         const char *case_part = strstr(subject, nt_current_case());
         const char *rest = case_part ? case_part + strlen(nt_current_case()) + 1 : subject;
@@ -180,7 +181,7 @@ static void test_queue_group_splits_messages(void) {
     natsio_sub *subs[2] = {s1, s2};
     for (int i = 0; i < 2; i++) {
         natsio_msg *m = NULL;
-        while (natsio_sub_next_msg(subs[i], 300, &m) == NATSIO_OK) {
+        while (natsio_sub_next(subs[i], 300, &m) == NATSIO_OK) {
             int k = msg_number(m);
             natsio_msg_free(m);
             NT_CHECK(k >= 0 && k < N);
@@ -203,7 +204,7 @@ static void test_reply_subject_passthrough(void) {
     case_subject(reply, sizeof reply, "answer.here");
     NT_CHECK_INT_EQ(natsio_client_publish_with(c, subj, reply, NULL, "q", 1), NATSIO_OK);
     natsio_msg *m = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 2000, &m), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_sub_next(s, 2000, &m), NATSIO_OK);
     NT_CHECK_STR_EQ(natsio_msg_reply(m), reply);
     NT_CHECK_MEM_EQ(natsio_msg_data(m), natsio_msg_data_len(m), "q", 1);
     natsio_msg_free(m);
@@ -279,7 +280,7 @@ static void test_headers_roundtrip(void) {
     NT_CHECK_INT_EQ(natsio_client_publish_with(c, subj, NULL, h, "{}", 2), NATSIO_OK);
 
     natsio_msg *m = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 2000, &m), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_sub_next(s, 2000, &m), NATSIO_OK);
     const natsio_headers *got = natsio_msg_headers(m);
     NT_CHECK(got != NULL);
     NT_CHECK_MEM_EQ(natsio_msg_data(m), natsio_msg_data_len(m), "{}", 2);
@@ -315,7 +316,7 @@ static void test_headers_roundtrip(void) {
     nt_cleanup(headers_free_cb, edited);
     NT_CHECK_INT_EQ(natsio_headers_delete(edited, "X-Tag"), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_publish_with(c, subj, NULL, edited, NULL, 0), NATSIO_OK);
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 2000, &m), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_sub_next(s, 2000, &m), NATSIO_OK);
     got = natsio_msg_headers(m);
     NT_CHECK(got != NULL);
     NT_CHECK_INT_EQ(natsio_headers_len(got), 2);
@@ -345,13 +346,13 @@ static void test_echo_off_skips_own_messages(void) {
     NT_CHECK_INT_EQ(natsio_client_flush(quiet, 2000), NATSIO_OK);
     natsio_msg *m = NULL;
     /* The message really went out: the other client gets it... */
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(theirs, 2000, &m), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_sub_next(theirs, 2000, &m), NATSIO_OK);
     natsio_msg_free(m);
     /* ...but not its publisher. */
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(own, 300, &m), NATSIO_ERR_TIMEOUT);
+    NT_CHECK_INT_EQ(natsio_sub_next(own, 300, &m), NATSIO_ERR_TIMEOUT);
     /* Messages from others still reach it. */
     NT_CHECK_INT_EQ(publish_str(other, subj, "yours"), NATSIO_OK);
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(own, 2000, &m), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_sub_next(own, 2000, &m), NATSIO_OK);
     NT_CHECK_MEM_EQ(natsio_msg_data(m), natsio_msg_data_len(m), "yours", 5);
     natsio_msg_free(m);
 }
@@ -387,7 +388,7 @@ static void test_new_inbox_prefix(void) {
     natsio_token *t = NULL;
     NT_CHECK_INT_EQ(natsio_client_request_async(custom, subj, NULL, "?", 1, 2000, &t), NATSIO_OK);
     natsio_msg *req = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(svc, 2000, &req), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_sub_next(svc, 2000, &req), NATSIO_OK);
     bool reply_uses_prefix = natsio_msg_reply(req) && strncmp(natsio_msg_reply(req), "my.replies.", 11) == 0;
     natsio_status responded = natsio_msg_respond(req, "!", 1);
     natsio_msg_free(req);
@@ -450,7 +451,7 @@ static void test_client_stats_exact(void) {
     NT_CHECK_INT_EQ(natsio_client_publish(c, subj, NULL, 0), NATSIO_OK);
     for (int i = 0; i < 4; i++) {
         natsio_msg *m = NULL;
-        NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 2000, &m), NATSIO_OK);
+        NT_CHECK_INT_EQ(natsio_sub_next(s, 2000, &m), NATSIO_OK);
         natsio_msg_free(m);
     }
     NT_CHECK_INT_EQ(natsio_client_get_stats(c, &st), NATSIO_OK);
@@ -472,6 +473,12 @@ static struct {
     atomic_long released;
     atomic_long sleep_ms;
     natsio_msg *kept;
+    /* The final call (msg NULL): how many, its status, and messages that
+     * came after it or a release that came before it. */
+    atomic_long final_calls;
+    atomic_long final_status;
+    atomic_long after_final;
+    atomic_long released_before_final;
 } g_cb;
 
 static void reset_cb_state(void) {
@@ -482,6 +489,29 @@ static void reset_cb_state(void) {
     atomic_store(&g_cb.released, 0);
     atomic_store(&g_cb.sleep_ms, 0);
     g_cb.kept = NULL;
+    atomic_store(&g_cb.final_calls, 0);
+    atomic_store(&g_cb.final_status, -1);
+    atomic_store(&g_cb.after_final, 0);
+    atomic_store(&g_cb.released_before_final, 0);
+}
+
+/* Records a callback's final call (msg NULL) or a message after it;
+ * true when this call was the final one. */
+static bool record_final(const natsio_msg *msg, natsio_status status) {
+    if (atomic_load(&g_cb.final_calls) > 0) atomic_fetch_add(&g_cb.after_final, 1);
+    if (msg != NULL) return false;
+    if (atomic_load(&g_cb.released) > 0) atomic_fetch_add(&g_cb.released_before_final, 1);
+    atomic_store(&g_cb.final_status, status);
+    atomic_fetch_add(&g_cb.final_calls, 1);
+    return true;
+}
+
+/* Exactly one final call, with `status`, last and before the release. */
+static void check_final_call(natsio_status status) {
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.final_calls), 1);
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.final_status), status);
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.after_final), 0);
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.released_before_final), 0);
 }
 
 static void count_release(void *user_data) {
@@ -491,9 +521,9 @@ static void count_release(void *user_data) {
 
 /* Checks order (payload i arrives as the i-th message) and that calls never
  * overlap; sleeps g_cb.sleep_ms to make overlap observable if it happened. */
-static void ordered_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
+static void ordered_cb(void *user_data, const natsio_msg *msg, natsio_status status) {
     (void)user_data;
-    (void)sub;
+    if (record_final(msg, status)) return;
     long now = atomic_fetch_add(&g_cb.in_flight, 1) + 1;
     long seen = atomic_load(&g_cb.max_in_flight);
     while (now > seen && !atomic_compare_exchange_weak(&g_cb.max_in_flight, &seen, now)) {
@@ -508,7 +538,7 @@ static void ordered_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) 
  * count_release; the caller frees it. */
 static natsio_sub *subscribe_ordered(natsio_client *c, const char *subject) {
     natsio_sub *s = NULL;
-    natsio_status st = natsio_client_subscribe_callback(c, subject, NULL, NULL, ordered_cb, NULL, count_release, &s);
+    natsio_status st = subscribe_callback(c, subject, NULL, NULL, ordered_cb, NULL, count_release, &s);
     if (st != NATSIO_OK) {
         nt_fail_at(__FILE__, __LINE__, "subscribe_callback %s: %s (%s)", subject, natsio_status_str(st),
                    natsio_last_error());
@@ -531,14 +561,24 @@ static void test_callback_in_order_one_at_a_time(void) {
     NT_CHECK_INT_EQ(atomic_load(&g_cb.max_in_flight), 1);
     NT_CHECK_INT_EQ(atomic_load(&g_cb.out_of_order), 0);
 
-    /* A callback subscription cannot be iterated. */
+    /* A subscription in push mode cannot be iterated, nor given a second
+     * callback. */
     natsio_msg *m = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 100, &m), NATSIO_ERR_SUBSCRIPTION_CLOSED);
+    NT_CHECK_INT_EQ(natsio_sub_next(s, 100, &m), NATSIO_ERR_ILLEGAL_STATE);
+    NT_CHECK(m == NULL);
+    natsio_token *t = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_next_async(s, &t), NATSIO_ERR_ILLEGAL_STATE);
+    NT_CHECK(t == NULL);
+    NT_CHECK_INT_EQ(natsio_sub_set_callback(s, ordered_cb, NULL, count_release), NATSIO_ERR_ILLEGAL_STATE);
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.final_calls), 0);
 
     NT_CHECK_INT_EQ(atomic_load(&g_cb.released), 0);
-    NT_CHECK_INT_EQ(natsio_sub_unsubscribe(s), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_sub_stop(s), NATSIO_OK);
+    /* The final call (NATSIO_DONE: stopped) was made before stop returned. */
+    check_final_call(NATSIO_DONE);
     natsio_sub_free(s);
     NT_CHECK_INT_EQ(atomic_load(&g_cb.released), 1);
+    check_final_call(NATSIO_DONE);
     /* Nothing more arrives after free. */
     NT_CHECK_INT_EQ(publish_str(c, subj, "late"), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
@@ -556,13 +596,17 @@ static void test_release_once_on_free_without_unsubscribe(void) {
     NT_CHECK(s != NULL);
     NT_CHECK_INT_EQ(publish_numbered(c, subj, 3), NATSIO_OK);
     NT_CHECK(wait_at_least(&g_cb.count, 3, 5000));
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.final_calls), 0);
     natsio_sub_free(s);
     NT_CHECK_INT_EQ(atomic_load(&g_cb.released), 1);
+    /* free stopped it: the final call says NATSIO_DONE, before the release. */
+    check_final_call(NATSIO_DONE);
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.count), 3);
 }
 
-static void clone_and_keep_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
+static void clone_and_keep_cb(void *user_data, const natsio_msg *msg, natsio_status status) {
     (void)user_data;
-    (void)sub;
+    if (record_final(msg, status)) return;
     if (g_cb.kept == NULL) {
         natsio_msg *copy = NULL;
         if (natsio_msg_clone(msg, &copy) == NATSIO_OK) g_cb.kept = copy;
@@ -576,8 +620,8 @@ static void test_msg_clone_outlives_callback(void) {
     natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
     natsio_sub *s = NULL;
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(c, case_subject(subj, sizeof subj, "keep"), NULL,
-                                                     NULL, clone_and_keep_cb, NULL, NULL, &s),
+    NT_CHECK_INT_EQ(subscribe_callback(c, case_subject(subj, sizeof subj, "keep"), NULL, NULL,
+                                       clone_and_keep_cb, NULL, NULL, &s),
                     NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_publish_with(c, subj, "some.reply", NULL, "kept payload", 12),
                     NATSIO_OK);
@@ -595,10 +639,10 @@ static void test_msg_clone_outlives_callback(void) {
     natsio_msg_free(second);
 }
 
-static void free_self_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
-    (void)user_data;
-    (void)msg;
-    if (atomic_fetch_add(&g_cb.count, 1) == 0) natsio_sub_free(sub);
+/* user_data is the subscription itself. */
+static void free_self_cb(void *user_data, const natsio_msg *msg, natsio_status status) {
+    if (record_final(msg, status)) return;
+    if (atomic_fetch_add(&g_cb.count, 1) == 0) natsio_sub_free((natsio_sub *)user_data);
 }
 
 static void test_free_sub_inside_its_callback(void) {
@@ -607,15 +651,18 @@ static void test_free_sub_inside_its_callback(void) {
     natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
     natsio_sub *s = NULL;
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(c, case_subject(subj, sizeof subj, "self"), NULL,
-                                                     NULL, free_self_cb, NULL, count_release, &s),
+    NT_CHECK_INT_EQ(natsio_client_subscribe(c, case_subject(subj, sizeof subj, "self"), NULL, NULL, &s),
                     NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_sub_set_callback(s, free_self_cb, s, count_release), NATSIO_OK);
     NT_CHECK_INT_EQ(publish_numbered(c, subj, 5), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
     NT_CHECK(wait_at_least(&g_cb.released, 1, 5000));
     nt_sleep_ms(100);
     NT_CHECK_INT_EQ(atomic_load(&g_cb.count), 1);
     NT_CHECK_INT_EQ(atomic_load(&g_cb.released), 1);
+    /* Freed from its own callback: the final call still comes, once,
+     * after that callback returned and before the release. */
+    check_final_call(NATSIO_DONE);
     /* The client is unaffected. */
     NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
 }
@@ -630,11 +677,29 @@ static void test_unsubscribe_discards_backlog(void) {
     NT_CHECK(s != NULL);
     NT_CHECK_INT_EQ(publish_numbered(c, subj, 10), NATSIO_OK);
     NT_CHECK(wait_pending(s, 10, 5000));
-    NT_CHECK_INT_EQ(natsio_sub_unsubscribe(s), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_sub_stop(s), NATSIO_OK);
     NT_CHECK(natsio_sub_is_closed(s));
-    natsio_msg *m = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 100, &m), NATSIO_ERR_SUBSCRIPTION_CLOSED);
-    NT_CHECK_INT_EQ(natsio_sub_unsubscribe(s), NATSIO_ERR_SUBSCRIPTION_CLOSED);
+    natsio_iter_stats st;
+    NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
+    NT_CHECK_INT_EQ(st.pending_items, 0);
+    NT_CHECK_INT_EQ(st.delivered, 0);
+    /* Stopped: ended without error, NATSIO_DONE with the out set to NULL,
+     * now and on every later call. */
+    natsio_msg *m = (natsio_msg *)&g_cb;
+    NT_CHECK_INT_EQ(natsio_sub_next(s, 100, &m), NATSIO_DONE);
+    NT_CHECK(m == NULL);
+    m = (natsio_msg *)&g_cb;
+    NT_CHECK_INT_EQ(natsio_sub_next(s, NATSIO_WAIT_FOREVER, &m), NATSIO_DONE);
+    NT_CHECK(m == NULL);
+    /* A next_async token completes at once with NATSIO_DONE too. */
+    natsio_token *t = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_next_async(s, &t), NATSIO_OK);
+    nt_cleanup(token_free_cb, t);
+    NT_CHECK_INT_EQ(natsio_token_wait(t, 2000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_token_status(t), NATSIO_DONE);
+    NT_CHECK_INT_EQ(natsio_token_msg(t, &m), NATSIO_DONE);
+    /* stop is idempotent; unsubscribe_after needs a live subscription. */
+    NT_CHECK_INT_EQ(natsio_sub_stop(s), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_sub_unsubscribe_after(s, 1), NATSIO_ERR_SUBSCRIPTION_CLOSED);
 }
 
@@ -649,13 +714,15 @@ static void test_unsubscribe_after_three(void) {
     NT_CHECK_INT_EQ(publish_numbered(c, subj, 5), NATSIO_OK);
     for (int i = 0; i < 3; i++) {
         natsio_msg *m = NULL;
-        NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 2000, &m), NATSIO_OK);
+        NT_CHECK_INT_EQ(natsio_sub_next(s, 2000, &m), NATSIO_OK);
         int k = msg_number(m);
         natsio_msg_free(m);
         NT_CHECK_INT_EQ(k, i);
     }
-    natsio_msg *m = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 1000, &m), NATSIO_ERR_SUBSCRIPTION_CLOSED);
+    /* The count reached after the backlog: ended without error. */
+    natsio_msg *m = (natsio_msg *)&g_cb;
+    NT_CHECK_INT_EQ(natsio_sub_next(s, 1000, &m), NATSIO_DONE);
+    NT_CHECK(m == NULL);
     NT_CHECK(natsio_sub_is_closed(s));
 }
 
@@ -673,11 +740,12 @@ static void test_unsubscribe_after_counts_already_received(void) {
     int got = 0;
     natsio_msg *m = NULL;
     natsio_status st;
-    while ((st = natsio_sub_next_msg(s, 1000, &m)) == NATSIO_OK) {
+    while ((st = natsio_sub_next(s, 1000, &m)) == NATSIO_OK) {
         natsio_msg_free(m);
         got++;
     }
-    NT_CHECK_INT_EQ(st, NATSIO_ERR_SUBSCRIPTION_CLOSED);
+    NT_CHECK_INT_EQ(st, NATSIO_DONE);
+    NT_CHECK(m == NULL);
     NT_CHECK_INT_EQ(got, 3);
 }
 
@@ -701,11 +769,14 @@ static void test_sub_drain_callback_backlog(void) {
     /* Drain returns only once every queued message was handled. */
     NT_CHECK_INT_EQ(atomic_load(&g_cb.count), N);
     NT_CHECK_INT_EQ(atomic_load(&g_cb.out_of_order), 0);
+    /* Then the final call says it ended without error (drained). */
+    NT_CHECK(wait_at_least(&g_cb.final_calls, 1, 2000));
+    check_final_call(NATSIO_DONE);
     NT_CHECK(natsio_sub_is_closed(s));
-    struct natsio_sub_stats st;
+    natsio_iter_stats st;
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
     NT_CHECK_INT_EQ(st.delivered, N);
-    NT_CHECK_INT_EQ(st.pending_msgs, 0);
+    NT_CHECK_INT_EQ(st.pending_items, 0);
     /* Nothing new is delivered after the drain. */
     NT_CHECK_INT_EQ(publish_str(c, subj, "late"), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
@@ -734,7 +805,7 @@ static void test_sub_drain_async_iterator(void) {
     int got = 0;
     natsio_msg *m = NULL;
     natsio_status st;
-    while ((st = natsio_sub_next_msg(s, 2000, &m)) == NATSIO_OK) {
+    while ((st = natsio_sub_next(s, 2000, &m)) == NATSIO_OK) {
         int k = msg_number(m);
         natsio_msg_free(m);
         if (k != got) break;
@@ -748,7 +819,9 @@ static void test_sub_drain_async_iterator(void) {
     NT_CHECK(!done_early);
     NT_CHECK_INT_EQ(early_status, NATSIO_PENDING);
     NT_CHECK_INT_EQ(got, 5);
-    NT_CHECK_INT_EQ(st, NATSIO_ERR_SUBSCRIPTION_CLOSED);
+    /* Drained: the iteration ended without error. */
+    NT_CHECK_INT_EQ(st, NATSIO_DONE);
+    NT_CHECK(m == NULL);
     NT_CHECK_INT_EQ(waited, NATSIO_OK);
     NT_CHECK_INT_EQ(final_status, NATSIO_OK);
     NT_CHECK(done);
@@ -771,6 +844,9 @@ static void test_client_drain_handles_backlog(void) {
     NT_CHECK_INT_EQ(natsio_client_drain(c, 10000), NATSIO_OK);
     NT_CHECK_INT_EQ(atomic_load(&g_cb.count), N);
     NT_CHECK_INT_EQ(atomic_load(&g_cb.out_of_order), 0);
+    /* The drained subscription ended without error. */
+    NT_CHECK(wait_at_least(&g_cb.final_calls, 1, 2000));
+    check_final_call(NATSIO_DONE);
     NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CLOSED);
     NT_CHECK(natsio_sub_is_closed(s));
     NT_CHECK_INT_EQ(publish_str(c, subj, "x"), NATSIO_ERR_CONNECTION_CLOSED);
@@ -797,6 +873,8 @@ static void test_client_drain_async_token(void) {
     NT_CHECK_INT_EQ(st, NATSIO_OK);
     NT_CHECK_INT_EQ(atomic_load(&g_cb.count), 10);
     NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CLOSED);
+    NT_CHECK(wait_at_least(&g_cb.final_calls, 1, 2000));
+    check_final_call(NATSIO_DONE);
 }
 
 static struct {
@@ -836,6 +914,10 @@ static void test_client_drain_timeout(void) {
     NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CLOSED);
     NT_CHECK(wait_at_least(&g_errors.drain_timeouts, 1, 3000));
     NT_CHECK(atomic_load(&g_cb.count) < 10);
+    /* Cut short by the close: the subscription ended with the closed
+     * connection, not as drained. */
+    NT_CHECK(wait_at_least(&g_cb.final_calls, 1, 3000));
+    check_final_call(NATSIO_ERR_CONNECTION_CLOSED);
 }
 
 /* ---- flush, sub stats ------------------------------------------------------ */
@@ -846,7 +928,8 @@ static void test_flush_and_flush_async(void) {
     NT_CHECK(c != NULL);
     case_subject(subj, sizeof subj, "f");
     NT_CHECK_INT_EQ(publish_str(c, subj, "x"), NATSIO_OK);
-    NT_CHECK_INT_EQ(natsio_client_flush(c, -1), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(c, NATSIO_WAIT_FOREVER), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(c, NATSIO_TIMEOUT_DEFAULT), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
 
     natsio_token *t = NULL;
@@ -871,30 +954,32 @@ static void test_sub_stats(void) {
     NT_CHECK(c != NULL);
     natsio_sub *s = subscribe(c, case_subject(subj, sizeof subj, "stats"), NULL);
     NT_CHECK(s != NULL);
-    struct natsio_sub_stats st;
+    natsio_iter_stats st;
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
     NT_CHECK_INT_EQ(st.delivered, 0);
-    NT_CHECK_INT_EQ(st.pending_msgs, 0);
+    NT_CHECK_INT_EQ(st.pending_items, 0);
     NT_CHECK_INT_EQ(st.pending_bytes, 0);
     NT_CHECK_INT_EQ(st.dropped, 0);
+    NT_CHECK_INT_EQ(st.stalls, 0);
 
     for (int i = 0; i < 5; i++) NT_CHECK_INT_EQ(publish_str(c, subj, "1234"), NATSIO_OK);
     NT_CHECK(wait_pending(s, 5, 5000));
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
-    NT_CHECK_INT_EQ(st.pending_msgs, 5);
+    NT_CHECK_INT_EQ(st.pending_items, 5);
     NT_CHECK_INT_EQ(st.pending_bytes, 20);
     NT_CHECK_INT_EQ(st.delivered, 0);
 
     for (int i = 0; i < 2; i++) {
         natsio_msg *m = NULL;
-        NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 2000, &m), NATSIO_OK);
+        NT_CHECK_INT_EQ(natsio_sub_next(s, 2000, &m), NATSIO_OK);
         natsio_msg_free(m);
     }
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
     NT_CHECK_INT_EQ(st.delivered, 2);
-    NT_CHECK_INT_EQ(st.pending_msgs, 3);
+    NT_CHECK_INT_EQ(st.pending_items, 3);
     NT_CHECK_INT_EQ(st.pending_bytes, 12);
     NT_CHECK_INT_EQ(st.dropped, 0);
+    NT_CHECK_INT_EQ(st.stalls, 0); /* a subscription never stalls */
 }
 
 static void test_next_msg_timeout(void) {
@@ -904,7 +989,7 @@ static void test_next_msg_timeout(void) {
     natsio_sub *s = subscribe(c, case_subject(subj, sizeof subj, "quiet"), NULL);
     NT_CHECK(s != NULL);
     natsio_msg *m = (natsio_msg *)&g_cb; /* sentinel: must stay untouched */
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 50, &m), NATSIO_ERR_TIMEOUT);
+    NT_CHECK_INT_EQ(natsio_sub_next(s, 50, &m), NATSIO_ERR_TIMEOUT);
     NT_CHECK(m == (natsio_msg *)&g_cb);
 }
 

@@ -22,9 +22,10 @@
 /* Echoes the request payload back; copies an "X-Echo" request header into
  * the reply as "X-Echoed", and always adds "X-Handled-By: svc-1" when the
  * request carried headers (exercising natsio_msg_respond_with). */
-static void echo_responder(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
+static void echo_responder(void *user_data, const natsio_msg *msg, natsio_status status) {
     (void)user_data;
-    (void)sub;
+    (void)status;
+    if (msg == NULL) return; /* the final call */
     const natsio_headers *in = natsio_msg_headers(msg);
     if (in == NULL) {
         natsio_msg_respond(msg, natsio_msg_data(msg), natsio_msg_data_len(msg));
@@ -63,11 +64,21 @@ static void test_request_reply(void) {
     NT_CHECK_INT_EQ(natsio_msg_status(reply), 0);
     natsio_msg_free(reply);
 
-    /* timeout 0: the client's default request timeout. */
+    /* NATSIO_TIMEOUT_DEFAULT: the client's default request timeout; and
+     * no limit at all. */
     reply = NULL;
-    NT_CHECK_INT_EQ(natsio_client_request(c, subj, NULL, NULL, 0, 0, &reply), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_request(c, subj, NULL, NULL, 0, NATSIO_TIMEOUT_DEFAULT, &reply), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_msg_data_len(reply), 0);
     natsio_msg_free(reply);
+    reply = NULL;
+    NT_CHECK_INT_EQ(natsio_client_request(c, subj, NULL, "f", 1, NATSIO_WAIT_FOREVER, &reply), NATSIO_OK);
+    NT_CHECK_MEM_EQ(natsio_msg_data(reply), natsio_msg_data_len(reply), "f", 1);
+    natsio_msg_free(reply);
+    /* A request always waits: NATSIO_NO_WAIT is no timeout for it. */
+    reply = NULL;
+    NT_CHECK_INT_EQ(natsio_client_request(c, subj, NULL, "n", 1, NATSIO_NO_WAIT, &reply),
+                    NATSIO_ERR_INVALID_ARGUMENT);
+    NT_CHECK(reply == NULL);
 
     /* The same client can be both requester and responder. */
     reply = NULL;
@@ -144,7 +155,7 @@ static void test_timeout_when_nobody_answers(void) {
     NT_CHECK(reply == NULL);
     /* The request did reach the subscriber, with a reply subject. */
     natsio_msg *req = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(silent, 1000, &req), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_sub_next(silent, 1000, &req), NATSIO_OK);
     bool has_reply = natsio_msg_reply(req) != NULL;
     natsio_msg_free(req);
     NT_CHECK(has_reply);
@@ -164,7 +175,8 @@ static void test_request_timeout_option(void) {
     NT_CHECK(start_silent(c, case_subject(subj, sizeof subj, "silent")) != NULL);
     natsio_msg *reply = NULL;
     int64_t start = nt_now_ms();
-    NT_CHECK_INT_EQ(natsio_client_request(c, subj, NULL, "?", 1, 0, &reply), NATSIO_ERR_TIMEOUT);
+    NT_CHECK_INT_EQ(natsio_client_request(c, subj, NULL, "?", 1, NATSIO_TIMEOUT_DEFAULT, &reply),
+                    NATSIO_ERR_TIMEOUT);
     int64_t elapsed = nt_now_ms() - start;
     /* The 200 ms option applied, not the 5 s built-in default. */
     NT_CHECK_MSG(elapsed >= 150 && elapsed < 4000, "took %lld ms", (long long)elapsed);
@@ -178,7 +190,7 @@ static void test_respond_without_reply_subject(void) {
     NT_CHECK(s != NULL);
     NT_CHECK_INT_EQ(natsio_client_publish(c, subj, "x", 1), NATSIO_OK);
     natsio_msg *m = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 2000, &m), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_sub_next(s, 2000, &m), NATSIO_OK);
     natsio_status st = natsio_msg_respond(m, "y", 1);
     natsio_status st_with = natsio_msg_respond_with(m, NULL, "y", 1);
     natsio_msg_free(m);
@@ -206,7 +218,7 @@ static void test_request_async_wait_poll_msg(void) {
     NT_CHECK_INT_EQ(natsio_token_wait(t, 50), NATSIO_ERR_TIMEOUT);
 
     natsio_msg *req = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(svc, 2000, &req), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_sub_next(svc, 2000, &req), NATSIO_OK);
     natsio_status responded = natsio_msg_respond(req, "answer", 6);
     natsio_msg_free(req);
     NT_CHECK_INT_EQ(responded, NATSIO_OK);
@@ -364,14 +376,24 @@ static bool start_responders(int n, const char *subject) {
     return true;
 }
 
-static void replies_free_cb(void *r) { natsio_replies_free((natsio_replies *)r); }
+/* request_many options: at most max_msgs replies, a stall and an overall
+ * timeout in ms (0: none / the client's request timeout). */
+static natsio_request_many_options many_options(int64_t max_msgs, int64_t stall_ms, int64_t timeout_ms) {
+    natsio_request_many_options o;
+    natsio_request_many_options_init(&o);
+    o.max_msgs = max_msgs;
+    o.stall_ms = stall_ms;
+    o.timeout_ms = timeout_ms;
+    return o;
+}
 
-/* Reads replies until a non-OK status; returns the count. */
+/* Reads replies (each next waiting as long as the request's own stall and
+ * timeout allow) until a non-OK status; returns the count. */
 static int collect_replies(natsio_replies *r, natsio_status *end) {
     int n = 0;
     natsio_msg *m = NULL;
     natsio_status st;
-    while ((st = natsio_replies_next(r, &m)) == NATSIO_OK) {
+    while ((st = natsio_replies_next(r, NATSIO_TIMEOUT_DEFAULT, &m)) == NATSIO_OK) {
         natsio_msg_free(m);
         n++;
     }
@@ -384,7 +406,7 @@ static void test_request_many_max_msgs(void) {
     natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
     NT_CHECK(start_responders(3, case_subject(subj, sizeof subj, "scatter")));
-    natsio_request_many_options o = {2, 0, 5000};
+    natsio_request_many_options o = many_options(2, 0, 5000);
     natsio_replies *r = NULL;
     int64_t start = nt_now_ms();
     NT_CHECK_INT_EQ(natsio_client_request_many(c, subj, NULL, "who", 3, &o, &r), NATSIO_OK);
@@ -393,13 +415,17 @@ static void test_request_many_max_msgs(void) {
     NT_CHECK_INT_EQ(collect_replies(r, &end), 2);
     NT_CHECK_INT_EQ(end, NATSIO_DONE);
     NT_CHECK_MSG(nt_now_ms() - start < 4000, "ended by the deadline, not max_msgs");
-    natsio_msg *m = NULL;
-    NT_CHECK_INT_EQ(natsio_replies_next(r, &m), NATSIO_DONE);
+    natsio_msg *m = (natsio_msg *)r;
+    NT_CHECK_INT_EQ(natsio_replies_next(r, NATSIO_WAIT_FOREVER, &m), NATSIO_DONE);
+    NT_CHECK(m == NULL);
+    m = (natsio_msg *)r;
+    NT_CHECK_INT_EQ(natsio_replies_next(r, NATSIO_NO_WAIT, &m), NATSIO_DONE);
+    NT_CHECK(m == NULL);
 }
 
 static void *next_reply_thread(void *arg) {
     natsio_msg *m = NULL;
-    natsio_status st = natsio_replies_next((natsio_replies *)arg, &m);
+    natsio_status st = natsio_replies_next((natsio_replies *)arg, NATSIO_WAIT_FOREVER, &m);
     natsio_msg_free(m);
     return (void *)(intptr_t)st;
 }
@@ -411,7 +437,7 @@ static void test_request_many_closed_from_another_thread(void) {
     /* A subscriber that never answers: next would wait for the 30 s deadline. */
     natsio_sub *silent = subscribe_and_flush(c, case_subject(subj, sizeof subj, "silent"));
     NT_CHECK(silent != NULL);
-    natsio_request_many_options o = {0, 0, 30000};
+    natsio_request_many_options o = many_options(0, 0, 30000);
     natsio_replies *r = NULL;
     NT_CHECK_INT_EQ(natsio_client_request_many(c, subj, NULL, "?", 1, &o, &r), NATSIO_OK);
     nt_cleanup(replies_free_cb, r);
@@ -419,18 +445,37 @@ static void test_request_many_closed_from_another_thread(void) {
     int64_t start = nt_now_ms();
     NT_CHECK(pthread_create(&t, NULL, next_reply_thread, r) == 0);
     nt_sleep_ms(100);
-    NT_CHECK_INT_EQ(natsio_replies_close(r), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_replies_stop(r), NATSIO_OK);
     void *ret = NULL;
     pthread_join(t, &ret);
     NT_CHECK_INT_EQ((intptr_t)ret, NATSIO_DONE);
     NT_CHECK_MSG(nt_now_ms() - start < 5000, "next waited out its deadline instead of ending");
     natsio_msg *m = NULL;
-    NT_CHECK_INT_EQ(natsio_replies_next(r, &m), NATSIO_DONE);
-    NT_CHECK_INT_EQ(natsio_replies_close(NULL), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_replies_next(r, 1000, &m), NATSIO_DONE);
+    NT_CHECK(m == NULL);
+    /* stop is idempotent. */
+    NT_CHECK_INT_EQ(natsio_replies_stop(r), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_replies_stop(NULL), NATSIO_ERR_NULL_ARGUMENT);
+}
+
+/* Keeps a clone of the first message a push-mode subscription gets. */
+static struct {
+    atomic_long calls;
+    natsio_msg *first;
+} g_raw;
+
+static void keep_first_cb(void *user_data, const natsio_msg *msg, natsio_status status) {
+    (void)user_data;
+    (void)status;
+    if (msg == NULL) return; /* the final call */
+    if (atomic_load(&g_raw.calls) == 0) natsio_msg_clone(msg, &g_raw.first);
+    atomic_fetch_add(&g_raw.calls, 1);
 }
 
 static void test_no_responders_status_as_message_or_error(void) {
     char subj[128], inbox[160];
+    atomic_store(&g_raw.calls, 0);
+    g_raw.first = NULL;
     natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
     case_subject(subj, sizeof subj, "nobody");
@@ -439,10 +484,15 @@ static void test_no_responders_status_as_message_or_error(void) {
     NT_CHECK(sub != NULL);
     /* Two requests to nobody: the server answers each with a 503 status. */
     for (int i = 0; i < 2; i++) NT_CHECK_INT_EQ(natsio_client_publish_with(c, subj, inbox, NULL, NULL, 0), NATSIO_OK);
+    /* Iterated: the status message is the error it stands for. */
     natsio_msg *m = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(sub, 5000, &m), NATSIO_ERR_NO_RESPONDERS);
+    NT_CHECK_INT_EQ(natsio_sub_next(sub, 5000, &m), NATSIO_ERR_NO_RESPONDERS);
     NT_CHECK(m == NULL);
-    NT_CHECK_INT_EQ(natsio_sub_next_raw_msg(sub, 5000, &m), NATSIO_OK);
+    /* Push mode delivers status messages raw: the second one, queued. */
+    NT_CHECK_INT_EQ(natsio_sub_set_callback(sub, keep_first_cb, NULL, NULL), NATSIO_OK);
+    NT_CHECK(wait_at_least(&g_raw.calls, 1, 5000));
+    m = g_raw.first;
+    NT_CHECK(m != NULL);
     nt_cleanup(msg_free_cb, m);
     NT_CHECK_INT_EQ(natsio_msg_status(m), 503);
     NT_CHECK_STR_EQ(natsio_msg_subject(m), inbox);
@@ -454,7 +504,7 @@ static void test_request_many_stall(void) {
     natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
     NT_CHECK(start_responders(3, case_subject(subj, sizeof subj, "scatter")));
-    natsio_request_many_options o = {0, 200, 10000};
+    natsio_request_many_options o = many_options(0, 200, 10000);
     natsio_replies *r = NULL;
     int64_t start = nt_now_ms();
     NT_CHECK_INT_EQ(natsio_client_request_many(c, subj, NULL, "who", 3, &o, &r), NATSIO_OK);
@@ -468,9 +518,10 @@ static void test_request_many_stall(void) {
 static atomic_long g_burst_stop;
 
 /* Responds 20 times, 50 ms apart (1 s in all) unless told to stop. */
-static void burst_responder(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
+static void burst_responder(void *user_data, const natsio_msg *msg, natsio_status status) {
     (void)user_data;
-    (void)sub;
+    (void)status;
+    if (msg == NULL) return; /* the final call */
     for (int i = 0; i < 20 && !atomic_load(&g_burst_stop); i++) {
         natsio_msg_respond(msg, "tick", 4);
         nt_sleep_ms(50);
@@ -489,13 +540,13 @@ static void test_request_many_overall_timeout(void) {
     natsio_client *c = connect_client();
     NT_CHECK(svc && c);
     natsio_sub *s = NULL;
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(svc, case_subject(subj, sizeof subj, "burst"), NULL, NULL,
-                                                     burst_responder, NULL, NULL, &s),
+    NT_CHECK_INT_EQ(subscribe_callback(svc, case_subject(subj, sizeof subj, "burst"), NULL, NULL, burst_responder,
+                                       NULL, NULL, &s),
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, s);
     nt_cleanup(stop_burst, NULL);
     NT_CHECK_INT_EQ(natsio_client_flush(svc, 2000), NATSIO_OK);
-    natsio_request_many_options o = {0, 0, 300};
+    natsio_request_many_options o = many_options(0, 0, 300);
     natsio_replies *r = NULL;
     NT_CHECK_INT_EQ(natsio_client_request_many(c, subj, NULL, NULL, 0, &o, &r), NATSIO_OK);
     nt_cleanup(replies_free_cb, r);
@@ -511,14 +562,14 @@ static void test_request_many_no_responders(void) {
     char subj[128];
     natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
-    natsio_request_many_options o = {5, 1000, 10000};
+    natsio_request_many_options o = many_options(5, 1000, 10000);
     natsio_replies *r = NULL;
     int64_t start = nt_now_ms();
     NT_CHECK_INT_EQ(natsio_client_request_many(c, case_subject(subj, sizeof subj, "nobody"), NULL, "?", 1, &o, &r),
                     NATSIO_OK);
     nt_cleanup(replies_free_cb, r);
     natsio_msg *m = NULL;
-    NT_CHECK_INT_EQ(natsio_replies_next(r, &m), NATSIO_DONE);
+    NT_CHECK_INT_EQ(natsio_replies_next(r, NATSIO_TIMEOUT_DEFAULT, &m), NATSIO_DONE);
     NT_CHECK(m == NULL);
     NT_CHECK_MSG(nt_now_ms() - start < 5000, "no-responders should end it at once");
 }
@@ -635,10 +686,10 @@ static struct {
 } g_nested;
 
 /* A message callback that makes a blocking request through the same client. */
-static void nested_request_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
+static void nested_request_cb(void *user_data, const natsio_msg *msg, natsio_status status) {
     (void)user_data;
-    (void)sub;
-    (void)msg;
+    (void)status;
+    if (msg == NULL) return; /* the final call */
     natsio_msg *reply = NULL;
     natsio_status st = natsio_client_request(g_nested.client, g_nested.subject, NULL, "inner", 5, 5000, &reply);
     atomic_store(&g_nested.status, st);
@@ -659,8 +710,8 @@ static void test_blocking_request_inside_callback(void) {
     g_nested.client = c;
     NT_CHECK(start_echo(c, case_subject(g_nested.subject, sizeof g_nested.subject, "echo")) != NULL);
     natsio_sub *s = NULL;
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(c, case_subject(trigger, sizeof trigger, "trigger"), NULL, NULL,
-                                                     nested_request_cb, NULL, NULL, &s),
+    NT_CHECK_INT_EQ(subscribe_callback(c, case_subject(trigger, sizeof trigger, "trigger"), NULL, NULL,
+                                       nested_request_cb, NULL, NULL, &s),
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, s);
     NT_CHECK_INT_EQ(natsio_client_publish(c, trigger, "go", 2), NATSIO_OK);

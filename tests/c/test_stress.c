@@ -117,9 +117,10 @@ typedef struct {
     natsio_status first_error;
 } worker;
 
-static void count_publish_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
+static void count_publish_cb(void *user_data, const natsio_msg *msg, natsio_status status) {
     (void)user_data;
-    (void)sub;
+    (void)status;
+    if (msg == NULL) return; /* the final call */
     int w = -1, seq = -1;
     if (sscanf(natsio_msg_data(msg), "w%d s%d", &w, &seq) != 2 || w < 0 || w >= WORKERS || seq < 0 ||
         seq >= MAX_PUBLISHES_PER_WORKER) {
@@ -174,12 +175,12 @@ static void test_eight_threads_publish_and_request_through_one_client(void) {
     unlimited.pending_msgs_limit = -1;
     unlimited.pending_bytes_limit = -1;
     natsio_sub *counter = NULL, *echo = NULL;
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(subscriber, g_mt.pub_subject, NULL, &unlimited,
-                                                     count_publish_cb, NULL, NULL, &counter),
+    NT_CHECK_INT_EQ(subscribe_callback(subscriber, g_mt.pub_subject, NULL, &unlimited,
+                                       count_publish_cb, NULL, NULL, &counter),
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, counter);
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(responder, g_mt.echo_subject, NULL, &unlimited, echo_cb, NULL,
-                                                     NULL, &echo),
+    NT_CHECK_INT_EQ(subscribe_callback(responder, g_mt.echo_subject, NULL, &unlimited, echo_cb, NULL,
+                                       NULL, &echo),
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, echo);
     NT_CHECK_INT_EQ(natsio_client_flush(subscriber, 5000), NATSIO_OK);
@@ -226,8 +227,9 @@ static void test_eight_threads_publish_and_request_through_one_client(void) {
 
 /* ---- 1,000 subscriptions created and freed --------------------------------- */
 
-static void count_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
-    (void)sub;
+static void count_cb(void *user_data, const natsio_msg *msg, natsio_status status) {
+    (void)status;
+    if (msg == NULL) return; /* the final call */
     (void)msg;
     atomic_fetch_add((atomic_long *)user_data, 1);
 }
@@ -238,7 +240,7 @@ static void one_subscription(natsio_client *c, const char *subject, bool callbac
     if (callback_mode) {
         static atomic_long got;
         atomic_store(&got, 0);
-        NT_CHECK_INT_EQ(natsio_client_subscribe_callback(c, subject, NULL, NULL, count_cb, &got, NULL, &s),
+        NT_CHECK_INT_EQ(subscribe_callback(c, subject, NULL, NULL, count_cb, &got, NULL, &s),
                         NATSIO_OK);
         NT_CHECK_INT_EQ(natsio_client_publish(c, subject, "x", 1), NATSIO_OK);
         bool delivered = wait_at_least(&got, 1, 5000);
@@ -248,7 +250,7 @@ static void one_subscription(natsio_client *c, const char *subject, bool callbac
         NT_CHECK_INT_EQ(natsio_client_subscribe(c, subject, NULL, NULL, &s), NATSIO_OK);
         NT_CHECK_INT_EQ(natsio_client_publish(c, subject, "x", 1), NATSIO_OK);
         natsio_msg *m = NULL;
-        natsio_status st = natsio_sub_next_msg(s, 5000, &m);
+        natsio_status st = natsio_sub_next(s, 5000, &m);
         natsio_msg_free(m);
         natsio_sub_free(s);
         NT_CHECK_INT_EQ(st, NATSIO_OK);
@@ -300,9 +302,10 @@ static struct {
     atomic_long first_seqs; /* delivered with seq < SLOW_LIMIT */
 } g_slow;
 
-static void gated_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
+static void gated_cb(void *user_data, const natsio_msg *msg, natsio_status status) {
     (void)user_data;
-    (void)sub;
+    (void)status;
+    if (msg == NULL) return; /* the final call */
     /* The first message holds the consumer until the firehose is over. */
     while (!atomic_load(&g_slow.gate_open)) nt_sleep_ms(1);
     long seq = atol(natsio_msg_data(msg));
@@ -325,8 +328,8 @@ static void firehose_with_policy(natsio_pending_policy policy) {
     o.pending_bytes_limit = -1;
     o.policy = policy;
     natsio_sub *s = NULL;
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(subscriber, case_subject(subj, sizeof subj, "hose"), NULL, &o,
-                                                     gated_cb, NULL, NULL, &s),
+    NT_CHECK_INT_EQ(subscribe_callback(subscriber, case_subject(subj, sizeof subj, "hose"), NULL, &o,
+                                       gated_cb, NULL, NULL, &s),
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, s);
     NT_CHECK_INT_EQ(natsio_client_flush(subscriber, 5000), NATSIO_OK);
@@ -344,14 +347,14 @@ static void firehose_with_policy(natsio_pending_policy policy) {
     }
     atomic_store(&g_slow.gate_open, 1);
 
-    natsio_sub_stats st;
+    natsio_iter_stats st;
     int64_t deadline = nt_now_ms() + 30000;
     for (;;) {
         NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
-        if (st.pending_msgs == 0 && (long)(st.delivered + st.dropped) >= FIREHOSE) break;
+        if (st.pending_items == 0 && (long)(st.delivered + st.dropped) >= FIREHOSE) break;
         NT_CHECK_MSG(nt_now_ms() < deadline, "stuck: delivered %llu dropped %llu pending %llu",
                      (unsigned long long)st.delivered, (unsigned long long)st.dropped,
-                     (unsigned long long)st.pending_msgs);
+                     (unsigned long long)st.pending_items);
         nt_sleep_ms(5);
     }
     nt_sleep_ms(50); /* the last callback returns after the counter moved */
@@ -395,8 +398,8 @@ static void test_million_messages_rss_bounded(void) {
     NT_CHECK_INT_EQ(natsio_sub_options_init(&o), NATSIO_OK);
     o.policy = NATSIO_POLICY_BLOCK;
     natsio_sub *s = NULL;
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(subscriber, case_subject(subj, sizeof subj, "m"), NULL, &o,
-                                                     count_cb, &received, NULL, &s),
+    NT_CHECK_INT_EQ(subscribe_callback(subscriber, case_subject(subj, sizeof subj, "m"), NULL, &o,
+                                       count_cb, &received, NULL, &s),
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, s);
     NT_CHECK_INT_EQ(natsio_client_flush(subscriber, 5000), NATSIO_OK);
@@ -682,9 +685,10 @@ static struct {
     atomic_long corrupt;
 } g_px;
 
-static void check_payload_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
+static void check_payload_cb(void *user_data, const natsio_msg *msg, natsio_status status) {
     (void)user_data;
-    (void)sub;
+    (void)status;
+    if (msg == NULL) return; /* the final call */
     const char *d = natsio_msg_data(msg);
     size_t len = natsio_msg_data_len(msg);
     int seq = -1, prefix = 0;
@@ -718,8 +722,8 @@ static void test_proxy_cut_mid_frame_subscriber_reconnects(void) {
     natsio_client *publisher = connect_client();
     NT_CHECK(subscriber && publisher);
     natsio_sub *s = NULL;
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(subscriber, case_subject(subj, sizeof subj, "cut"), NULL, NULL,
-                                                     check_payload_cb, NULL, NULL, &s),
+    NT_CHECK_INT_EQ(subscribe_callback(subscriber, case_subject(subj, sizeof subj, "cut"), NULL, NULL,
+                                       check_payload_cb, NULL, NULL, &s),
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, s);
     NT_CHECK_INT_EQ(natsio_client_flush(subscriber, 5000), NATSIO_OK);
@@ -812,7 +816,7 @@ static void test_proxy_outage_publishes_are_buffered_not_lost(void) {
     /* Every accepted publish, exactly once, in order. */
     for (int i = 0; i < seq; i++) {
         natsio_msg *m = NULL;
-        natsio_status st = natsio_sub_next_msg(s, 5000, &m);
+        natsio_status st = natsio_sub_next(s, 5000, &m);
         NT_CHECK_MSG(st == NATSIO_OK, "message %d of %d: %s", i, seq, natsio_status_str(st));
         int got = -1;
         sscanf(natsio_msg_data(m), "seq=%d|", &got);
@@ -822,7 +826,7 @@ static void test_proxy_outage_publishes_are_buffered_not_lost(void) {
         NT_CHECK_INT_EQ(got, i);
     }
     natsio_msg *extra = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_next_msg(s, 200, &extra), NATSIO_ERR_TIMEOUT);
+    NT_CHECK_INT_EQ(natsio_sub_next(s, 200, &extra), NATSIO_ERR_TIMEOUT);
     printf("# proxy outage: %d publishes buffered while %d reconnect attempts were refused, all delivered once\n",
            DURING, refused);
 }
@@ -839,12 +843,12 @@ static void test_proxy_stall_detected_and_recovered(void) {
     natsio_client *other = connect_client();
     NT_CHECK(c && other);
     natsio_sub *s = NULL, *echo = NULL;
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(c, case_subject(subj, sizeof subj, "stall"), NULL, NULL,
-                                                     check_payload_cb, NULL, NULL, &s),
+    NT_CHECK_INT_EQ(subscribe_callback(c, case_subject(subj, sizeof subj, "stall"), NULL, NULL,
+                                       check_payload_cb, NULL, NULL, &s),
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, s);
-    NT_CHECK_INT_EQ(natsio_client_subscribe_callback(other, case_subject(echo_subj, sizeof echo_subj, "echo"), NULL,
-                                                     NULL, echo_cb, NULL, NULL, &echo),
+    NT_CHECK_INT_EQ(subscribe_callback(other, case_subject(echo_subj, sizeof echo_subj, "echo"), NULL,
+                                       NULL, echo_cb, NULL, NULL, &echo),
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, echo);
     NT_CHECK_INT_EQ(natsio_client_flush(c, 5000), NATSIO_OK);

@@ -4,7 +4,7 @@
  * ABI against a real nats-server.
  *
  * Consume: many messages in order with a small max_messages (which bounds
- * what the server hands out), bounded waits that time out while the
+ * what the server hands out and the library buffers), bounded waits that time out while the
  * consumption goes on (also past several pull request expiries, and an
  * unbounded wait fed from another thread), stop from another thread,
  * consumption ended by deleting the consumer, missing consumers, options
@@ -12,12 +12,14 @@
  * redelivery after ack_wait, free without stop, use after the client is
  * closed.
  *
- * Watch: initial values (latest per key) then NATSIO_DONE, then puts,
- * deletes and purges with their revisions; empty buckets, updates_only,
+ * Watch: initial values (latest per key) then the initial-values marker
+ * (an entry of operation NATSIO_KV_INITIAL_DONE), then puts, deletes and
+ * purges with their revisions; empty buckets, updates_only,
  * include_history, ignore_deletes, meta_only, key patterns (lists and
- * wildcards) and bad ones, idle timeouts, stop from another thread,
- * recovery after the watch's consumer is deleted, free (which removes the
- * consumer), use after the client is closed.
+ * wildcards) and bad ones, idle timeouts, stop from another thread
+ * (NATSIO_DONE from then on), recovery after the watch's consumer is
+ * deleted, stop and free (which remove the consumer), use after the client
+ * is closed.
  *
  * And bad input for every one of these functions.
  *
@@ -75,11 +77,29 @@ static bool publish_async_n(natsio_js *js, const char *subject, const char *pref
     return true;
 }
 
+/* Options structs as their _init functions make them (the defaults). */
+static natsio_consume_options consume_options(void) {
+    natsio_consume_options o;
+    natsio_consume_options_init(&o);
+    return o;
+}
+
+static natsio_kv_watch_options watch_options(void) {
+    natsio_kv_watch_options o;
+    natsio_kv_watch_options_init(&o);
+    return o;
+}
+
+/* A list of key patterns as natsio_kv_watch takes it: the array and its
+ * length, e.g. watch(kv, KEYS("a.*", "c"), NULL). */
+#define KEYS(...) (const char *const[]){__VA_ARGS__}, NT_COUNT(((const char *const[]){__VA_ARGS__}))
+#define ALL_KEYS NULL, 0
+
 /* Starts consuming (freed when the case ends); NULL and a recorded failure
  * if it cannot. */
 static natsio_js_messages *consume(natsio_js *js, const char *stream, const char *consumer, int64_t max,
                                    int64_t expires_ms) {
-    natsio_consume_options o = {0};
+    natsio_consume_options o = consume_options();
     o.max_messages = max;
     o.expires_ms = expires_ms;
     natsio_js_messages *it = NULL;
@@ -115,13 +135,14 @@ typedef struct {
     const natsio_js_messages *it;
     const natsio_kv_watcher *w;
     int64_t delay_ms;
+    natsio_status status;
 } delayed_stop;
 
 static void *stop_thread(void *arg) {
     delayed_stop *d = (delayed_stop *)arg;
     nt_sleep_ms(d->delay_ms);
-    if (d->it) natsio_js_messages_stop(d->it);
-    if (d->w) natsio_kv_watcher_stop(d->w);
+    if (d->it) d->status = natsio_js_messages_stop(d->it);
+    if (d->w) d->status = natsio_kv_watcher_stop(d->w);
     return NULL;
 }
 
@@ -221,10 +242,10 @@ static void test_consume_times_out_and_goes_on(void) {
     NT_CHECK(m == SENTINEL);
     NT_CHECK_MSG(took >= 280 && took < 2000, "a 300 ms next returned after %lld ms", (long long)took);
     t0 = nt_now_ms();
-    EXPECT_FAILS(NATSIO_ERR_TIMEOUT, natsio_js_messages_next(it, 0, &m));
+    EXPECT_FAILS(NATSIO_ERR_TIMEOUT, natsio_js_messages_next(it, NATSIO_NO_WAIT, &m));
     took = nt_now_ms() - t0;
     NT_CHECK(m == SENTINEL);
-    NT_CHECK_MSG(took < 500, "a 0 ms next returned after %lld ms", (long long)took);
+    NT_CHECK_MSG(took < 500, "a no-wait next returned after %lld ms", (long long)took);
 
     /* Published after the timeouts: it still arrives. */
     NT_CHECK(publish(js, "widle.a", "p0"));
@@ -255,10 +276,10 @@ static void test_consume_times_out_and_goes_on(void) {
     pthread_t t;
     NT_CHECK(pthread_create(&t, NULL, publish_thread, &d) == 0);
     natsio_msg *p2 = NULL;
-    natsio_status st = natsio_js_messages_next(it, -1, &p2);
+    natsio_status st = natsio_js_messages_next(it, NATSIO_WAIT_FOREVER, &p2);
     pthread_join(t, NULL);
     nt_cleanup(msg_free_cb, p2);
-    NT_CHECK_MSG(st == NATSIO_OK, "next(-1): %s (%s)", natsio_status_str(st), natsio_last_error());
+    NT_CHECK_MSG(st == NATSIO_OK, "next(forever): %s (%s)", natsio_status_str(st), natsio_last_error());
     NT_CHECK_MSG(d.status == NATSIO_OK, "publish: %s", natsio_status_str(d.status));
     NT_CHECK(payload_is(p2, "p2"));
     NT_CHECK_STR_EQ(natsio_msg_subject(p2), "widle.b");
@@ -281,27 +302,36 @@ static void test_consume_stop_from_another_thread(void) {
     natsio_js_messages *it = consume(js, "WSTOP", "d", 16, 1000);
     NT_CHECK(it != NULL);
 
-    delayed_stop d = {it, NULL, 200};
+    delayed_stop d = {it, NULL, 200, NATSIO_ERR_INTERNAL};
     pthread_t t;
     NT_CHECK(pthread_create(&t, NULL, stop_thread, &d) == 0);
     natsio_msg *m = SENTINEL;
     int64_t t0 = nt_now_ms();
-    EXPECT_FAILS(NATSIO_ERR_SUBSCRIPTION_CLOSED, natsio_js_messages_next(it, -1, &m));
+    /* Stopped: the iteration ended without error, NATSIO_DONE with the out
+     * set to NULL. */
+    natsio_status st = natsio_js_messages_next(it, NATSIO_WAIT_FOREVER, &m);
     int64_t took = nt_now_ms() - t0;
     pthread_join(t, NULL);
-    NT_CHECK(m == SENTINEL);
+    NT_CHECK_INT_EQ(d.status, NATSIO_OK);
+    NT_CHECK_INT_EQ(st, NATSIO_DONE);
+    NT_CHECK(m == NULL);
     NT_CHECK_MSG(took >= 150 && took < 3000, "the blocked next returned after %lld ms", (long long)took);
 
-    /* Stopped for good: later calls fail at once, even with a message
-     * waiting; a second stop is harmless. */
+    /* Stopped for good: later calls return NATSIO_DONE at once, even with
+     * a message waiting; a second stop is harmless. */
     NT_CHECK(publish(js, "wstop.a", "after"));
     t0 = nt_now_ms();
-    EXPECT_FAILS(NATSIO_ERR_SUBSCRIPTION_CLOSED, natsio_js_messages_next(it, 1000, &m));
-    EXPECT_FAILS(NATSIO_ERR_SUBSCRIPTION_CLOSED, natsio_js_messages_next(it, 0, &m));
-    natsio_js_messages_stop(it);
-    EXPECT_FAILS(NATSIO_ERR_SUBSCRIPTION_CLOSED, natsio_js_messages_next(it, -1, &m));
+    m = SENTINEL;
+    NT_CHECK_INT_EQ(natsio_js_messages_next(it, 1000, &m), NATSIO_DONE);
+    NT_CHECK(m == NULL);
+    m = SENTINEL;
+    NT_CHECK_INT_EQ(natsio_js_messages_next(it, NATSIO_NO_WAIT, &m), NATSIO_DONE);
+    NT_CHECK(m == NULL);
+    EXPECT_OK(natsio_js_messages_stop(it));
+    m = SENTINEL;
+    NT_CHECK_INT_EQ(natsio_js_messages_next(it, NATSIO_TIMEOUT_DEFAULT, &m), NATSIO_DONE);
+    NT_CHECK(m == NULL);
     took = nt_now_ms() - t0;
-    NT_CHECK(m == SENTINEL);
     NT_CHECK_MSG(took < 500, "next after stop took %lld ms", (long long)took);
 
     /* The message is not lost: a new consumption gets it (at the latest
@@ -338,20 +368,22 @@ static void test_consume_ends_when_the_consumer_is_deleted(void) {
     int64_t took = nt_now_ms() - t0;
     pthread_join(t, NULL);
     NT_CHECK_MSG(d.status == NATSIO_OK, "delete: %s", natsio_status_str(d.status));
-    NT_CHECK_MSG(st == NATSIO_ERR_CONSUMER_DELETED || st == NATSIO_ERR_CONSUMER_NOT_FOUND,
-                 "next on a deleted consumer: %s (%s)", natsio_status_str(st), natsio_last_error());
+    NT_CHECK_MSG(st == NATSIO_ERR_CONSUMER_DELETED, "next on a deleted consumer: %s (%s)", natsio_status_str(st),
+                 natsio_last_error());
     NT_CHECK(strstr(natsio_last_error(), ERROR_MARKER) == NULL && natsio_last_error()[0] != '\0');
     NT_CHECK(m == SENTINEL);
     NT_CHECK_MSG(took < 4000, "next ended %lld ms after it started", (long long)took);
-    /* Consumption has ended: later calls fail at once too. */
+    /* Consumption has ended with that error: every later call returns it,
+     * at once. */
     t0 = nt_now_ms();
-    st = natsio_js_messages_next(it, 1000, &m);
+    EXPECT_FAILS(NATSIO_ERR_CONSUMER_DELETED, natsio_js_messages_next(it, 1000, &m));
+    EXPECT_FAILS(NATSIO_ERR_CONSUMER_DELETED, natsio_js_messages_next(it, NATSIO_WAIT_FOREVER, &m));
     took = nt_now_ms() - t0;
-    NT_CHECK_MSG(st == NATSIO_ERR_SUBSCRIPTION_CLOSED || st == NATSIO_ERR_CONSUMER_DELETED ||
-                     st == NATSIO_ERR_CONSUMER_NOT_FOUND,
-                 "next after the end: %s", natsio_status_str(st));
     NT_CHECK(m == SENTINEL);
     NT_CHECK_MSG(took < 500, "next after the end took %lld ms", (long long)took);
+    /* A stop after the end changes nothing. */
+    EXPECT_OK(natsio_js_messages_stop(it));
+    EXPECT_FAILS(NATSIO_ERR_CONSUMER_DELETED, natsio_js_messages_next(it, NATSIO_NO_WAIT, &m));
 
     /* Deleted while nobody waits: the next call finds out. */
     NT_CHECK(create_consumer(js, "WDEL", "{\"durable_name\":\"e\",\"ack_policy\":\"explicit\"}"));
@@ -363,19 +395,18 @@ static void test_consume_ends_when_the_consumer_is_deleted(void) {
     NT_CHECK(payload_is(e0, "p0"));
     EXPECT_FAILS(NATSIO_ERR_TIMEOUT, natsio_js_messages_next(it2, 200, &m));
     EXPECT_OK(natsio_js_consumer_delete(js, "WDEL", "e"));
+    /* The library pulls whether or not anyone waits in next: the deletion
+     * ends the consumption as above. */
     st = natsio_js_messages_next(it2, 3000, &m);
-    NT_CHECK_MSG(st == NATSIO_ERR_CONSUMER_DELETED || st == NATSIO_ERR_CONSUMER_NOT_FOUND,
-                 "next after the consumer was deleted: %s (%s)", natsio_status_str(st), natsio_last_error());
+    NT_CHECK_MSG(st == NATSIO_ERR_CONSUMER_DELETED, "next after the consumer was deleted: %s (%s)",
+                 natsio_status_str(st), natsio_last_error());
     NT_CHECK(m == SENTINEL);
 
     /* A consumer (or stream) that is not there cannot be consumed. */
     natsio_js_messages *out = SENTINEL;
     EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_consume(js, "WDEL", "d", NULL, &out));
     EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_consume(js, "WDEL", "never", NULL, &out));
-    plant_error_marker();
-    st = natsio_js_consume(js, "WDEL_NONE", "d", NULL, &out);
-    NT_CHECK_MSG(st == NATSIO_ERR_STREAM_NOT_FOUND || st == NATSIO_ERR_CONSUMER_NOT_FOUND,
-                 "consume on a missing stream: %s (%s)", natsio_status_str(st), natsio_last_error());
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_consume(js, "WDEL_NONE", "d", NULL, &out));
     NT_CHECK(out == SENTINEL);
     EXPECT_OK(natsio_js_stream_delete(js, "WDEL"));
 }
@@ -387,23 +418,23 @@ static void test_consume_options_and_names(void) {
     NT_CHECK(create_consumer(js, "WOPT",
                              "{\"durable_name\":\"d\",\"ack_policy\":\"explicit\",\"ack_wait\":\"1s\"}"));
     natsio_js_messages *out = SENTINEL;
-    natsio_consume_options o = {0};
+    natsio_consume_options o = consume_options();
 
     o.max_messages = -1;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "max_messages", natsio_js_consume(js, "WOPT", "d", &o, &out));
-    o = (natsio_consume_options){0};
+    o = consume_options();
     o.expires_ms = -1000;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "expires", natsio_js_consume(js, "WOPT", "d", &o, &out));
-    o = (natsio_consume_options){0};
+    o = consume_options();
     o.idle_heartbeat_ms = INT64_MIN;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "idle_heartbeat",
                         natsio_js_consume(js, "WOPT", "d", &o, &out));
     /* Requests shorter than a second. */
-    o = (natsio_consume_options){0};
+    o = consume_options();
     o.expires_ms = 999;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "expires", natsio_js_consume(js, "WOPT", "d", &o, &out));
     /* Heartbeats longer than half a request. */
-    o = (natsio_consume_options){0};
+    o = consume_options();
     o.expires_ms = 2000;
     o.idle_heartbeat_ms = 1001;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "idle_heartbeat", natsio_js_consume(js, "WOPT", "d", &o, &out));
@@ -422,7 +453,7 @@ static void test_consume_options_and_names(void) {
     /* Limits that are fine: exactly half, the smallest request, zeros,
      * NULL options, a huge window. Each really consumes. */
     natsio_consume_options good[5];
-    memset(good, 0, sizeof good);
+    for (int i = 0; i < 5; i++) good[i] = consume_options();
     good[0].expires_ms = 2000;
     good[0].idle_heartbeat_ms = 1000;
     good[1].expires_ms = 1000;
@@ -437,10 +468,10 @@ static void test_consume_options_and_names(void) {
         EXPECT_OK(natsio_js_consume(js, "WOPT", "d", i < 5 ? &good[i] : NULL, &it));
         nt_cleanup(js_messages_free_cb, it);
         natsio_msg *m = TAKE(it, 3000);
-        NT_CHECK(m != NULL);
+        NT_CHECK_MSG(m != NULL, "options %d", i);
         NT_CHECK_MSG(payload_is(m, payload), "options %d", i);
         EXPECT_OK(natsio_msg_ack_sync(m, 2000));
-        natsio_js_messages_stop(it);
+        EXPECT_OK(natsio_js_messages_stop(it));
     }
     EXPECT_OK(natsio_js_stream_delete(js, "WOPT"));
 }
@@ -514,13 +545,14 @@ static void test_consumed_messages_ack_nak_term_and_redelivery(void) {
 }
 
 static void test_consume_free_without_stop_and_null_handles(void) {
+    /* stop reports a NULL handle; free accepts it without an error. */
+    EXPECT_NULL_ARG("messages", natsio_js_messages_stop(NULL));
+    EXPECT_NULL_ARG("watcher", natsio_kv_watcher_stop(NULL));
     plant_error_marker();
-    natsio_js_messages_stop(NULL);
     natsio_js_messages_free(NULL);
-    natsio_kv_watcher_stop(NULL);
     natsio_kv_watcher_free(NULL);
     NT_CHECK_MSG(strstr(natsio_last_error(), ERROR_MARKER) != NULL,
-                 "stop/free of NULL changed natsio_last_error() to \"%s\"", natsio_last_error());
+                 "free of NULL changed natsio_last_error() to \"%s\"", natsio_last_error());
 
     natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
@@ -544,7 +576,7 @@ static void test_consume_free_without_stop_and_null_handles(void) {
     /* Stopped, then freed; and one that is freed untouched. */
     natsio_js_messages *it2 = NULL;
     EXPECT_OK(natsio_js_consume(js, "WFREE", "d", NULL, &it2));
-    natsio_js_messages_stop(it2);
+    EXPECT_OK(natsio_js_messages_stop(it2));
     natsio_js_messages_free(it2);
     natsio_js_messages *it3 = NULL;
     EXPECT_OK(natsio_js_consume(js, "WFREE", "d", NULL, &it3));
@@ -573,12 +605,15 @@ static uint64_t put(natsio_kv *kv, const char *key, const char *value) {
     return rev;
 }
 
-static natsio_kv_watcher *watch(natsio_kv *kv, const char *keys, const natsio_kv_watch_options *o) {
+/* A watch of the `nkeys` patterns in `keys` (see KEYS and ALL_KEYS), freed
+ * when the case ends; NULL and a recorded failure if it cannot start. */
+static natsio_kv_watcher *watch(natsio_kv *kv, const char *const *keys, size_t nkeys,
+                                const natsio_kv_watch_options *o) {
     natsio_kv_watcher *w = NULL;
-    natsio_status st = natsio_kv_watch(kv, keys, o, &w);
+    natsio_status st = natsio_kv_watch(kv, keys, nkeys, o, &w);
     if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "watch %s: %s (%s)", keys ? keys : "(all)", natsio_status_str(st),
-                   natsio_last_error());
+        nt_fail_at(__FILE__, __LINE__, "watch %s%s: %s (%s)", nkeys ? keys[0] : "(all)", nkeys > 1 ? ",..." : "",
+                   natsio_status_str(st), natsio_last_error());
         return NULL;
     }
     nt_cleanup(kv_watcher_free_cb, w);
@@ -590,6 +625,7 @@ static const char *op_name(natsio_kv_operation op) {
     case NATSIO_KV_PUT: return "PUT";
     case NATSIO_KV_DEL: return "DEL";
     case NATSIO_KV_PURGE: return "PURGE";
+    case NATSIO_KV_INITIAL_DONE: return "INITIAL_DONE";
     }
     return "?";
 }
@@ -628,25 +664,31 @@ static bool expect_entry_at(int line, const natsio_kv_watcher *w, const char *ke
 #define EXPECT_ENTRY(w, key, op, rev, value) \
     NT_CHECK(expect_entry_at(__LINE__, (w), (key), (op), (rev), (value), NULL))
 
-/* The next event of `w` must be the end of the initial values:
- * NATSIO_DONE with *entry_out set to NULL. */
-static bool expect_done_at(int line, const natsio_kv_watcher *w) {
-    natsio_kv_entry *e = SENTINEL;
+/* The next event of `w` must be the end of the initial values: the marker
+ * entry (NATSIO_OK, operation NATSIO_KV_INITIAL_DONE, empty key and value,
+ * revision 0, the bucket's name). */
+static bool expect_marker_at(int line, const natsio_kv_watcher *w, const char *bucket) {
+    natsio_kv_entry *e = NULL;
     natsio_status st = natsio_kv_watcher_next(w, 5000, &e);
-    if (st == NATSIO_OK) {
-        nt_fail_at(__FILE__, line, "got an entry %s rev %llu, want NATSIO_DONE", natsio_kv_entry_key(e),
-                   (unsigned long long)natsio_kv_entry_revision(e));
-        natsio_kv_entry_free(e);
+    if (st != NATSIO_OK || e == NULL) {
+        nt_fail_at(__FILE__, line, "watcher_next: %s (%s); want the initial-values marker", natsio_status_str(st),
+                   natsio_last_error());
         return false;
     }
-    if (st != NATSIO_DONE || e != NULL) {
-        nt_fail_at(__FILE__, line, "watcher_next: %s (%s), entry %p; want NATSIO_DONE and NULL",
-                   natsio_status_str(st), natsio_last_error(), (void *)e);
-        return false;
-    }
-    return true;
+    natsio_kv_operation op = natsio_kv_entry_operation(e);
+    const char *key = natsio_kv_entry_key(e);
+    const char *got_bucket = natsio_kv_entry_bucket(e);
+    bool ok = op == NATSIO_KV_INITIAL_DONE && key != NULL && key[0] == '\0' && natsio_kv_entry_value_len(e) == 0 &&
+              natsio_kv_entry_value(e) != NULL && natsio_kv_entry_value(e)[0] == '\0' &&
+              natsio_kv_entry_revision(e) == 0 && got_bucket != NULL && strcmp(got_bucket, bucket) == 0;
+    if (!ok)
+        nt_fail_at(__FILE__, line, "got %s \"%s\" rev %llu (%zu value bytes) of bucket %s, want the marker of %s",
+                   op_name(op), key ? key : "(null)", (unsigned long long)natsio_kv_entry_revision(e),
+                   natsio_kv_entry_value_len(e), got_bucket ? got_bucket : "(null)", bucket);
+    natsio_kv_entry_free(e);
+    return ok;
 }
-#define EXPECT_DONE(w) NT_CHECK(expect_done_at(__LINE__, (w)))
+#define EXPECT_MARKER(w, bucket) NT_CHECK(expect_marker_at(__LINE__, (w), (bucket)))
 
 /* Nothing comes within ms: NATSIO_ERR_TIMEOUT, the entry untouched. */
 static bool expect_idle_at(int line, const natsio_kv_watcher *w, int64_t ms) {
@@ -667,26 +709,14 @@ static bool expect_idle_at(int line, const natsio_kv_watcher *w, int64_t ms) {
 }
 #define EXPECT_IDLE(w, ms) NT_CHECK(expect_idle_at(__LINE__, (w), (ms)))
 
-/* The names of `stream`'s consumers (a flat JSON array) into names[]
- * (each up to 63 chars); how many, or SIZE_MAX on error. */
+/* The names of `stream`'s consumers into names[] (each up to 63 chars);
+ * how many, or SIZE_MAX on error. */
 static size_t consumer_names(natsio_js *js, const char *stream, char names[][64], size_t cap) {
-    char *json = NULL;
-    if (natsio_js_consumer_names(js, stream, &json) != NATSIO_OK) return SIZE_MAX;
-    size_t n = 0;
-    const char *p = json;
-    while ((p = strchr(p, '"')) != NULL) {
-        const char *end = strchr(p + 1, '"');
-        if (!end) break;
-        if (n < cap) {
-            size_t len = (size_t)(end - p - 1);
-            if (len > 63) len = 63;
-            memcpy(names[n], p + 1, len);
-            names[n][len] = '\0';
-        }
-        n++;
-        p = end + 1;
-    }
-    natsio_string_free(json);
+    natsio_string_list *list = NULL;
+    if (natsio_js_consumer_names(js, stream, &list) != NATSIO_OK) return SIZE_MAX;
+    size_t n = natsio_string_list_count(list);
+    for (size_t i = 0; i < n && i < cap; i++) snprintf(names[i], 64, "%s", natsio_string_list_get(list, i));
+    natsio_string_list_free(list);
     return n;
 }
 
@@ -716,10 +746,10 @@ static void test_watch_initial_values_then_done_then_changes(void) {
     NT_CHECK_INT_EQ(put(kv, "a.1", "x2"), 2);
     NT_CHECK_INT_EQ(put(kv, "b.1", "y"), 3);
     NT_CHECK_INT_EQ(put(kv, "gone", "soon"), 4);
-    EXPECT_OK(natsio_kv_delete(kv, "gone", NULL)); /* rev 5 */
+    EXPECT_OK(natsio_kv_delete(kv, "gone", NULL, NULL)); /* rev 5 */
 
     int64_t started = nt_now_ms();
-    natsio_kv_watcher *w = watch(kv, NULL, NULL);
+    natsio_kv_watcher *w = watch(kv, ALL_KEYS, NULL);
     NT_CHECK(w != NULL);
     /* The latest revision of each key, oldest first, delete markers too. */
     const natsio_kv_entry *e = NULL;
@@ -735,16 +765,16 @@ static void test_watch_initial_values_then_done_then_changes(void) {
     NT_CHECK(natsio_kv_entry_delta(e) > 0);
     NT_CHECK(expect_entry_at(__LINE__, w, "gone", NATSIO_KV_DEL, 5, NULL, &e));
     NT_CHECK_INT_EQ(natsio_kv_entry_delta(e), 0);
-    EXPECT_DONE(w);
+    EXPECT_MARKER(w, "WINIT");
     NT_CHECK_MSG(nt_now_ms() - started < 2000, "initial values took %lld ms", (long long)(nt_now_ms() - started));
     EXPECT_IDLE(w, 200);
 
     /* Changes as they happen, with their revisions. */
     NT_CHECK_INT_EQ(put(kv, "b.1", "y2"), 6);
     EXPECT_ENTRY(w, "b.1", NATSIO_KV_PUT, 6, "y2");
-    EXPECT_OK(natsio_kv_delete(kv, "a.1", NULL));
+    EXPECT_OK(natsio_kv_delete(kv, "a.1", NULL, NULL));
     EXPECT_ENTRY(w, "a.1", NATSIO_KV_DEL, 7, NULL);
-    EXPECT_OK(natsio_kv_purge(kv, "b.1", NULL));
+    EXPECT_OK(natsio_kv_purge(kv, "b.1", NULL, NULL));
     EXPECT_ENTRY(w, "b.1", NATSIO_KV_PURGE, 8, NULL);
     NT_CHECK_INT_EQ(put(kv, "new.key", "fresh"), 9);
     NT_CHECK_INT_EQ(put(kv, "gone", "back"), 10);
@@ -765,9 +795,9 @@ static void test_watch_empty_bucket_and_updates_only(void) {
     NT_CHECK(js != NULL);
     natsio_kv *empty = new_bucket(js, "WEMPTY", 1);
     NT_CHECK(empty != NULL);
-    natsio_kv_watcher *w = watch(empty, NULL, NULL);
+    natsio_kv_watcher *w = watch(empty, ALL_KEYS, NULL);
     NT_CHECK(w != NULL);
-    EXPECT_DONE(w);
+    EXPECT_MARKER(w, "WEMPTY");
     EXPECT_IDLE(w, 200); /* DONE comes once */
     uint64_t r = put(empty, "k", "v");
     NT_CHECK(r != 0);
@@ -777,16 +807,16 @@ static void test_watch_empty_bucket_and_updates_only(void) {
     NT_CHECK(kv != NULL);
     NT_CHECK(put(kv, "a", "old") != 0);
     NT_CHECK(put(kv, "b", "old") != 0);
-    natsio_kv_watch_options o = {0};
+    natsio_kv_watch_options o = watch_options();
     o.updates_only = true;
-    natsio_kv_watcher *u = watch(kv, NULL, &o);
+    natsio_kv_watcher *u = watch(kv, ALL_KEYS, &o);
     NT_CHECK(u != NULL);
-    EXPECT_DONE(u);
+    EXPECT_MARKER(u, "WUPD");
     EXPECT_IDLE(u, 300); /* no old values */
     uint64_t ra = put(kv, "a", "new");
     NT_CHECK(ra != 0);
     EXPECT_ENTRY(u, "a", NATSIO_KV_PUT, ra, "new");
-    EXPECT_OK(natsio_kv_delete(kv, "b", NULL));
+    EXPECT_OK(natsio_kv_delete(kv, "b", NULL, NULL));
     EXPECT_ENTRY(u, "b", NATSIO_KV_DEL, ra + 1, NULL);
     EXPECT_IDLE(u, 200);
     EXPECT_OK(natsio_js_kv_delete(js, "WEMPTY"));
@@ -802,15 +832,15 @@ static void test_watch_history_ignore_deletes_and_meta_only(void) {
     NT_CHECK(put(kv, "a.1", "v2") == 2);
     NT_CHECK(put(kv, "b", "hello") == 3);
     NT_CHECK(put(kv, "a.1", "v3") == 4);
-    EXPECT_OK(natsio_kv_delete(kv, "a.1", NULL)); /* 5 */
+    EXPECT_OK(natsio_kv_delete(kv, "a.1", NULL, NULL)); /* 5 */
     NT_CHECK(put(kv, "c", "world") == 6);
     NT_CHECK(put(kv, "d", "doomed") == 7);
-    EXPECT_OK(natsio_kv_purge(kv, "d", NULL)); /* 8 */
+    EXPECT_OK(natsio_kv_purge(kv, "d", NULL, NULL)); /* 8 */
 
     /* Every kept revision, in order. */
-    natsio_kv_watch_options o = {0};
+    natsio_kv_watch_options o = watch_options();
     o.include_history = true;
-    natsio_kv_watcher *h = watch(kv, NULL, &o);
+    natsio_kv_watcher *h = watch(kv, ALL_KEYS, &o);
     NT_CHECK(h != NULL);
     EXPECT_ENTRY(h, "a.1", NATSIO_KV_PUT, 1, "v1");
     EXPECT_ENTRY(h, "a.1", NATSIO_KV_PUT, 2, "v2");
@@ -819,27 +849,27 @@ static void test_watch_history_ignore_deletes_and_meta_only(void) {
     EXPECT_ENTRY(h, "a.1", NATSIO_KV_DEL, 5, NULL);
     EXPECT_ENTRY(h, "c", NATSIO_KV_PUT, 6, "world");
     EXPECT_ENTRY(h, "d", NATSIO_KV_PURGE, 8, NULL); /* the purge replaced rev 7 */
-    EXPECT_DONE(h);
+    EXPECT_MARKER(h, "WHIST");
     /* History of one pattern only. */
-    natsio_kv_watcher *ha = watch(kv, "a.*", &o);
+    natsio_kv_watcher *ha = watch(kv, KEYS("a.*"), &o);
     NT_CHECK(ha != NULL);
     EXPECT_ENTRY(ha, "a.1", NATSIO_KV_PUT, 1, "v1");
     EXPECT_ENTRY(ha, "a.1", NATSIO_KV_PUT, 2, "v2");
     EXPECT_ENTRY(ha, "a.1", NATSIO_KV_PUT, 4, "v3");
     EXPECT_ENTRY(ha, "a.1", NATSIO_KV_DEL, 5, NULL);
-    EXPECT_DONE(ha);
+    EXPECT_MARKER(ha, "WHIST");
 
     /* Without delete and purge markers: the last initial revision is a
      * purge, and the initial values still end. */
-    memset(&o, 0, sizeof o);
+    o = watch_options();
     o.ignore_deletes = true;
-    natsio_kv_watcher *nd = watch(kv, NULL, &o);
+    natsio_kv_watcher *nd = watch(kv, ALL_KEYS, &o);
     NT_CHECK(nd != NULL);
     EXPECT_ENTRY(nd, "b", NATSIO_KV_PUT, 3, "hello");
     EXPECT_ENTRY(nd, "c", NATSIO_KV_PUT, 6, "world");
-    EXPECT_DONE(nd);
-    EXPECT_OK(natsio_kv_delete(kv, "b", NULL));   /* 9 */
-    EXPECT_OK(natsio_kv_purge(kv, "c", NULL));    /* 10 */
+    EXPECT_MARKER(nd, "WHIST");
+    EXPECT_OK(natsio_kv_delete(kv, "b", NULL, NULL));   /* 9 */
+    EXPECT_OK(natsio_kv_purge(kv, "c", NULL, NULL));    /* 10 */
     NT_CHECK(put(kv, "e", "kept") == 11);
     EXPECT_ENTRY(nd, "e", NATSIO_KV_PUT, 11, "kept");
     EXPECT_IDLE(nd, 200);
@@ -849,16 +879,16 @@ static void test_watch_history_ignore_deletes_and_meta_only(void) {
     EXPECT_ENTRY(h, "e", NATSIO_KV_PUT, 11, "kept");
 
     /* Keys, revisions and operations, without values. */
-    memset(&o, 0, sizeof o);
+    o = watch_options();
     o.meta_only = true;
-    natsio_kv_watcher *meta = watch(kv, NULL, &o);
+    natsio_kv_watcher *meta = watch(kv, ALL_KEYS, &o);
     NT_CHECK(meta != NULL);
     EXPECT_ENTRY(meta, "a.1", NATSIO_KV_DEL, 5, NULL);
     EXPECT_ENTRY(meta, "d", NATSIO_KV_PURGE, 8, NULL);
     EXPECT_ENTRY(meta, "b", NATSIO_KV_DEL, 9, NULL);
     EXPECT_ENTRY(meta, "c", NATSIO_KV_PURGE, 10, NULL);
     EXPECT_ENTRY(meta, "e", NATSIO_KV_PUT, 11, ""); /* "kept" left out */
-    EXPECT_DONE(meta);
+    EXPECT_MARKER(meta, "WHIST");
     NT_CHECK(put(kv, "f", "a longer value") == 12);
     const natsio_kv_entry *fe = NULL;
     NT_CHECK(expect_entry_at(__LINE__, meta, "f", NATSIO_KV_PUT, 12, "", &fe));
@@ -867,14 +897,15 @@ static void test_watch_history_ignore_deletes_and_meta_only(void) {
     EXPECT_OK(natsio_js_kv_delete(js, "WHIST"));
 }
 
-/* The keys of the initial values of a watch of `pattern`, comma-separated
- * in delivery order, into buf; false (and a recorded failure) on error. */
-static bool initial_keys(natsio_kv *kv, const char *pattern, char *buf, size_t cap) {
+/* The keys of the initial values of a watch of the `n` patterns, comma-
+ * separated in delivery order, into buf (up to the marker); false (and a
+ * recorded failure) on error. */
+static bool initial_keys(natsio_kv *kv, const char *const *patterns, size_t n, char *buf, size_t cap) {
     natsio_kv_watcher *w = NULL;
-    natsio_status st = natsio_kv_watch(kv, pattern, NULL, &w);
+    const char *first = n ? patterns[0] : "(all)";
+    natsio_status st = natsio_kv_watch(kv, patterns, n, NULL, &w);
     if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "watch \"%s\": %s (%s)", pattern ? pattern : "(null)", natsio_status_str(st),
-                   natsio_last_error());
+        nt_fail_at(__FILE__, __LINE__, "watch \"%s\"...: %s (%s)", first, natsio_status_str(st), natsio_last_error());
         return false;
     }
     buf[0] = '\0';
@@ -882,13 +913,14 @@ static bool initial_keys(natsio_kv *kv, const char *pattern, char *buf, size_t c
     for (int i = 0; i < 50; i++) {
         natsio_kv_entry *e = NULL;
         st = natsio_kv_watcher_next(w, 5000, &e);
-        if (st == NATSIO_DONE) {
-            ok = true;
+        if (st != NATSIO_OK) {
+            nt_fail_at(__FILE__, __LINE__, "watch \"%s\"...: next: %s (%s)", first, natsio_status_str(st),
+                       natsio_last_error());
             break;
         }
-        if (st != NATSIO_OK) {
-            nt_fail_at(__FILE__, __LINE__, "watch \"%s\": next: %s (%s)", pattern ? pattern : "(null)",
-                       natsio_status_str(st), natsio_last_error());
+        if (natsio_kv_entry_operation(e) == NATSIO_KV_INITIAL_DONE) {
+            natsio_kv_entry_free(e);
+            ok = true;
             break;
         }
         if (buf[0] != '\0') strncat(buf, ",", cap - strlen(buf) - 1);
@@ -908,36 +940,37 @@ static void test_watch_key_patterns(void) {
     for (size_t i = 0; i < NT_COUNT(keys); i++) NT_CHECK(put(kv, keys[i], "v") != 0);
 
     static const struct {
-        const char *pattern;
+        const char *patterns[3];
+        size_t n;
         const char *want;
     } cases[] = {
-        {NULL, "a.1,a.2,a.b.c,b.1,b.2.3,c,cc"},
-        {">", "a.1,a.2,a.b.c,b.1,b.2.3,c,cc"},
-        {"a.*", "a.1,a.2"},
-        {"a.>", "a.1,a.2,a.b.c"},
-        {"*.1", "a.1,b.1"},
-        {"*", "c,cc"},
-        {"*.*.*", "a.b.c,b.2.3"},
-        {"c", "c"},
-        {"b.>,c", "b.1,b.2.3,c"},
-        {"cc,a.2,b.2.3", "a.2,b.2.3,cc"},
-        {"none", ""},
-        {"none.>,x.*", ""},
+        {{NULL}, 0, "a.1,a.2,a.b.c,b.1,b.2.3,c,cc"},
+        {{">"}, 1, "a.1,a.2,a.b.c,b.1,b.2.3,c,cc"},
+        {{"a.*"}, 1, "a.1,a.2"},
+        {{"a.>"}, 1, "a.1,a.2,a.b.c"},
+        {{"*.1"}, 1, "a.1,b.1"},
+        {{"*"}, 1, "c,cc"},
+        {{"*.*.*"}, 1, "a.b.c,b.2.3"},
+        {{"c"}, 1, "c"},
+        {{"b.>", "c"}, 2, "b.1,b.2.3,c"},
+        {{"cc", "a.2", "b.2.3"}, 3, "a.2,b.2.3,cc"},
+        {{"none"}, 1, ""},
+        {{"none.>", "x.*"}, 2, ""},
     };
     for (size_t i = 0; i < NT_COUNT(cases); i++) {
         char got[256];
-        NT_CHECK(initial_keys(kv, cases[i].pattern, got, sizeof got));
-        NT_CHECK_MSG(strcmp(got, cases[i].want) == 0, "watch \"%s\": keys \"%s\", want \"%s\"",
-                     cases[i].pattern ? cases[i].pattern : "(null)", got, cases[i].want);
+        NT_CHECK(initial_keys(kv, cases[i].n ? cases[i].patterns : NULL, cases[i].n, got, sizeof got));
+        NT_CHECK_MSG(strcmp(got, cases[i].want) == 0, "watch \"%s\" (%zu patterns): keys \"%s\", want \"%s\"",
+                     cases[i].n ? cases[i].patterns[0] : "(all)", cases[i].n, got, cases[i].want);
     }
 
     /* Changes are filtered the same way. */
-    natsio_kv_watcher *w = watch(kv, "a.*,c", NULL);
+    natsio_kv_watcher *w = watch(kv, KEYS("a.*", "c"), NULL);
     NT_CHECK(w != NULL);
     EXPECT_ENTRY(w, "a.1", NATSIO_KV_PUT, 1, "v");
     EXPECT_ENTRY(w, "a.2", NATSIO_KV_PUT, 2, "v");
     EXPECT_ENTRY(w, "c", NATSIO_KV_PUT, 6, "v");
-    EXPECT_DONE(w);
+    EXPECT_MARKER(w, "WPAT");
     NT_CHECK(put(kv, "a.b.c", "no") != 0);
     NT_CHECK(put(kv, "b.1", "no") != 0);
     NT_CHECK(put(kv, "cc", "no") != 0);
@@ -945,26 +978,31 @@ static void test_watch_key_patterns(void) {
     uint64_t r = put(kv, "a.3", "yes");
     NT_CHECK(r != 0);
     EXPECT_ENTRY(w, "a.3", NATSIO_KV_PUT, r, "yes");
-    EXPECT_OK(natsio_kv_delete(kv, "c", NULL));
+    EXPECT_OK(natsio_kv_delete(kv, "c", NULL, NULL));
     EXPECT_ENTRY(w, "c", NATSIO_KV_DEL, r + 1, NULL);
     EXPECT_IDLE(w, 200);
 
-    /* Bad patterns: refused before anything is created. */
+    /* Bad patterns, alone or among good ones: refused before anything is
+     * created. (A comma is no separator: it is not allowed in a key.) */
     const char *bad[] = {"", "a..b", "a.>.b", "*x", "a*", "x>", ".a", "a.", "a b", "a,", ",a", "a,,b", ">,a.>.b"};
     for (size_t i = 0; i < NT_COUNT(bad); i++) {
-        natsio_kv_watcher *out = SENTINEL;
-        plant_error_marker();
-        natsio_status st = natsio_kv_watch(kv, bad[i], NULL, &out);
-        NT_CHECK_MSG(st == NATSIO_ERR_INVALID_KEY, "watch \"%s\": %s (%s)", bad[i], natsio_status_str(st),
-                     natsio_last_error());
-        NT_CHECK_MSG(strstr(natsio_last_error(), ERROR_MARKER) == NULL && natsio_last_error()[0] != '\0',
-                     "watch \"%s\": no detail", bad[i]);
-        NT_CHECK(out == SENTINEL);
+        for (int among = 0; among < 2; among++) {
+            const char *list[3] = {"a.*", bad[i], ">"};
+            natsio_kv_watcher *out = SENTINEL;
+            plant_error_marker();
+            natsio_status st = among ? natsio_kv_watch(kv, list, 3, NULL, &out) : natsio_kv_watch(kv, &bad[i], 1, NULL,
+                                                                                                  &out);
+            NT_CHECK_MSG(st == NATSIO_ERR_INVALID_KEY, "watch \"%s\"%s: %s (%s)", bad[i], among ? " among others" : "",
+                         natsio_status_str(st), natsio_last_error());
+            NT_CHECK_MSG(strstr(natsio_last_error(), ERROR_MARKER) == NULL && natsio_last_error()[0] != '\0',
+                         "watch \"%s\": no detail", bad[i]);
+            NT_CHECK(out == SENTINEL);
+        }
     }
-    natsio_kv_watch_options o = {0};
+    natsio_kv_watch_options o = watch_options();
     o.updates_only = true;
     natsio_kv_watcher *out = SENTINEL;
-    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_watch(kv, "a..b", &o, &out));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_watch(kv, KEYS("a..b"), &o, &out));
     NT_CHECK(out == SENTINEL);
     /* Only the running watch's consumer is left (the others were freed). */
     char names[8][64];
@@ -978,57 +1016,66 @@ static void test_watch_timeout_stop_and_free(void) {
     natsio_kv *kv = new_bucket(js, "WSTOP", 1);
     NT_CHECK(kv != NULL);
     NT_CHECK(put(kv, "k", "v") == 1);
-    natsio_kv_watcher *w = watch(kv, NULL, NULL);
+    natsio_kv_watcher *w = watch(kv, ALL_KEYS, NULL);
     NT_CHECK(w != NULL);
     EXPECT_ENTRY(w, "k", NATSIO_KV_PUT, 1, "v");
-    EXPECT_DONE(w);
+    EXPECT_MARKER(w, "WSTOP");
 
     int64_t t0 = nt_now_ms();
     EXPECT_IDLE(w, 300);
     int64_t took = nt_now_ms() - t0;
     NT_CHECK_MSG(took >= 280 && took < 2000, "a 300 ms next returned after %lld ms", (long long)took);
     t0 = nt_now_ms();
-    EXPECT_IDLE(w, 0);
-    NT_CHECK_MSG(nt_now_ms() - t0 < 500, "a 0 ms next took %lld ms", (long long)(nt_now_ms() - t0));
+    EXPECT_IDLE(w, NATSIO_NO_WAIT);
+    NT_CHECK_MSG(nt_now_ms() - t0 < 500, "a no-wait next took %lld ms", (long long)(nt_now_ms() - t0));
     /* Still watching after the timeouts. */
     NT_CHECK(put(kv, "k", "v2") == 2);
     EXPECT_ENTRY(w, "k", NATSIO_KV_PUT, 2, "v2");
 
-    /* Stopped from another thread while next waits without a limit. */
-    delayed_stop d = {NULL, w, 200};
+    /* Stopped from another thread while next waits without a limit: the
+     * watch ended without error, NATSIO_DONE with the entry set to NULL. */
+    delayed_stop d = {NULL, w, 200, NATSIO_ERR_INTERNAL};
     pthread_t t;
     NT_CHECK(pthread_create(&t, NULL, stop_thread, &d) == 0);
     natsio_kv_entry *e = SENTINEL;
     t0 = nt_now_ms();
-    EXPECT_FAILS(NATSIO_ERR_SUBSCRIPTION_CLOSED, natsio_kv_watcher_next(w, -1, &e));
+    natsio_status st = natsio_kv_watcher_next(w, NATSIO_WAIT_FOREVER, &e);
     took = nt_now_ms() - t0;
     pthread_join(t, NULL);
-    NT_CHECK(e == SENTINEL);
+    NT_CHECK_INT_EQ(d.status, NATSIO_OK);
+    NT_CHECK_INT_EQ(st, NATSIO_DONE);
+    NT_CHECK(e == NULL);
     NT_CHECK_MSG(took >= 150 && took < 3000, "the blocked next returned after %lld ms", (long long)took);
-    /* For good, even with changes to report. */
+    /* For good, even with changes to report; stop again is harmless. */
     NT_CHECK(put(kv, "k", "v3") == 3);
-    EXPECT_FAILS(NATSIO_ERR_SUBSCRIPTION_CLOSED, natsio_kv_watcher_next(w, 500, &e));
-    natsio_kv_watcher_stop(w);
-    EXPECT_FAILS(NATSIO_ERR_SUBSCRIPTION_CLOSED, natsio_kv_watcher_next(w, -1, &e));
-    NT_CHECK(e == SENTINEL);
+    e = SENTINEL;
+    NT_CHECK_INT_EQ(natsio_kv_watcher_next(w, 500, &e), NATSIO_DONE);
+    NT_CHECK(e == NULL);
+    EXPECT_OK(natsio_kv_watcher_stop(w));
+    e = SENTINEL;
+    NT_CHECK_INT_EQ(natsio_kv_watcher_next(w, NATSIO_TIMEOUT_DEFAULT, &e), NATSIO_DONE);
+    NT_CHECK(e == NULL);
+    /* The stop removed the watch's consumer from the server. */
+    char names[8][64];
+    NT_CHECK_MSG(wait_consumer_count(js, "KV_WSTOP", 0), "consumers left after the stop: %zu",
+                 consumer_names(js, "KV_WSTOP", names, 8));
 
     /* Free without stop, with and without reading; stop then free. Each
-     * free removes the watch's consumer from the server. */
+     * removes the watch's consumer from the server. */
     natsio_kv_watcher *a = NULL, *b = NULL, *c = NULL;
-    EXPECT_OK(natsio_kv_watch(kv, NULL, NULL, &a));
-    EXPECT_OK(natsio_kv_watch(kv, "k", NULL, &b));
-    EXPECT_OK(natsio_kv_watch(kv, NULL, NULL, &c));
+    EXPECT_OK(natsio_kv_watch(kv, ALL_KEYS, NULL, &a));
+    EXPECT_OK(natsio_kv_watch(kv, KEYS("k"), NULL, &b));
+    EXPECT_OK(natsio_kv_watch(kv, ALL_KEYS, NULL, &c));
     natsio_kv_entry *ae = NULL;
-    natsio_status st = natsio_kv_watcher_next(a, 5000, &ae);
+    st = natsio_kv_watcher_next(a, 5000, &ae);
     natsio_kv_entry_free(ae);
     NT_CHECK_MSG(st == NATSIO_OK, "next: %s", natsio_status_str(st));
-    char names[8][64];
-    NT_CHECK_INT_EQ(consumer_names(js, "KV_WSTOP", names, 8), 4);
+    NT_CHECK_INT_EQ(consumer_names(js, "KV_WSTOP", names, 8), 3);
     natsio_kv_watcher_free(a);
     natsio_kv_watcher_free(b);
-    natsio_kv_watcher_stop(c);
+    EXPECT_OK(natsio_kv_watcher_stop(c));
     natsio_kv_watcher_free(c);
-    NT_CHECK_MSG(wait_consumer_count(js, "KV_WSTOP", 1), "consumers left: %zu",
+    NT_CHECK_MSG(wait_consumer_count(js, "KV_WSTOP", 0), "consumers left: %zu",
                  consumer_names(js, "KV_WSTOP", names, 8));
     EXPECT_OK(natsio_js_kv_delete(js, "WSTOP"));
 }
@@ -1049,11 +1096,11 @@ static void test_watch_recovers_when_its_consumer_is_deleted(void) {
     NT_CHECK(kv != NULL);
     NT_CHECK(put(kv, "a", "1") == 1);
     NT_CHECK(put(kv, "b", "2") == 2);
-    natsio_kv_watcher *w = watch(kv, NULL, NULL);
+    natsio_kv_watcher *w = watch(kv, ALL_KEYS, NULL);
     NT_CHECK(w != NULL);
     EXPECT_ENTRY(w, "a", NATSIO_KV_PUT, 1, "1");
     EXPECT_ENTRY(w, "b", NATSIO_KV_PUT, 2, "2");
-    EXPECT_DONE(w);
+    EXPECT_MARKER(w, "WREC");
     NT_CHECK(put(kv, "c", "3") == 3);
     EXPECT_ENTRY(w, "c", NATSIO_KV_PUT, 3, "3");
 
@@ -1069,7 +1116,7 @@ static void test_watch_recovers_when_its_consumer_is_deleted(void) {
     /* Again, with several changes while it is gone, and none before next. */
     NT_CHECK_INT_EQ(delete_consumers(js, "KV_WREC", before, 8), 1);
     NT_CHECK(put(kv, "a", "5") == 5);
-    EXPECT_OK(natsio_kv_delete(kv, "b", NULL)); /* 6 */
+    EXPECT_OK(natsio_kv_delete(kv, "b", NULL, NULL)); /* 6 */
     NT_CHECK(put(kv, "e", "7") == 7);
     EXPECT_ENTRY(w, "a", NATSIO_KV_PUT, 5, "5");
     EXPECT_ENTRY(w, "b", NATSIO_KV_DEL, 6, NULL);
@@ -1085,14 +1132,14 @@ static void test_watch_of_updates_only_recovers_without_losing_a_change(void) {
     natsio_kv *kv = new_bucket(js, "WRECU", 5);
     NT_CHECK(kv != NULL);
     NT_CHECK(put(kv, "a", "1") == 1);
-    natsio_kv_watch_options o = {0};
+    natsio_kv_watch_options o = watch_options();
     o.updates_only = true;
-    natsio_kv_watcher *all = watch(kv, NULL, &o);
+    natsio_kv_watcher *all = watch(kv, ALL_KEYS, &o);
     NT_CHECK(all != NULL);
-    EXPECT_DONE(all);
-    natsio_kv_watcher *f_only = watch(kv, "f", &o);
+    EXPECT_MARKER(all, "WRECU");
+    natsio_kv_watcher *f_only = watch(kv, KEYS("f"), &o);
     NT_CHECK(f_only != NULL);
-    EXPECT_DONE(f_only);
+    EXPECT_MARKER(f_only, "WRECU");
     NT_CHECK(put(kv, "x", "2") == 2);
     EXPECT_ENTRY(all, "x", NATSIO_KV_PUT, 2, "2");
 
@@ -1121,14 +1168,16 @@ static void test_watch_and_consume_after_client_close(void) {
     natsio_msg *m = NULL;
     natsio_status st = natsio_client_jetstream(c, NULL, &js);
     if (st == NATSIO_OK)
-        st = natsio_js_kv_create(js, "{\"bucket\":\"WCLOSED\",\"storage\":\"memory\"}", &kv);
+        st = natsio_js_kv_create(js, "{\"bucket\":\"WCLOSED\",\"storage\":\"memory\"}", NATSIO_CREATE, &kv);
     if (st == NATSIO_OK) st = natsio_kv_put(kv, "k", "v", 1, NULL);
-    if (st == NATSIO_OK) st = natsio_kv_watch(kv, NULL, NULL, &w);
+    if (st == NATSIO_OK) st = natsio_kv_watch(kv, ALL_KEYS, NULL, &w);
     if (st == NATSIO_OK)
         st = natsio_js_stream_create(js, "{\"name\":\"WCLOSED\",\"subjects\":[\"wclosed.>\"],\"storage\":\"memory\"}",
+                                     NATSIO_CREATE,
                                      NULL);
     if (st == NATSIO_OK)
-        st = natsio_js_consumer_create(js, "WCLOSED", "{\"durable_name\":\"d\",\"ack_policy\":\"explicit\"}", NULL);
+        st = natsio_js_consumer_create(js, "WCLOSED", "{\"durable_name\":\"d\",\"ack_policy\":\"explicit\"}",
+                                       NATSIO_CREATE, NULL);
     if (st == NATSIO_OK) st = natsio_js_publish(js, "wclosed.a", "c0", 2, NULL, NULL);
     if (st == NATSIO_OK) st = natsio_js_consume(js, "WCLOSED", "d", NULL, &it);
     if (st == NATSIO_OK) st = natsio_js_messages_next(it, 3000, &m);
@@ -1143,7 +1192,7 @@ static void test_watch_and_consume_after_client_close(void) {
     natsio_kv_entry *e = NULL;
     EXPECT_OK(natsio_kv_watcher_next(w, 3000, &e));
     natsio_kv_entry_free(e);
-    NT_CHECK_INT_EQ(natsio_kv_watcher_next(w, 3000, &e), NATSIO_DONE);
+    EXPECT_MARKER(w, "WCLOSED");
 
     EXPECT_OK(natsio_client_close(c));
     /* Every call fails at once (no crash, no hang), outputs untouched. */
@@ -1154,13 +1203,13 @@ static void test_watch_and_consume_after_client_close(void) {
         natsio_kv_watcher *uw = SENTINEL;
         natsio_js_messages *uit = SENTINEL;
         int64_t t0 = nt_now_ms();
-        EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_watch(kv, NULL, NULL, &uw));
+        EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_watch(kv, ALL_KEYS, NULL, &uw));
         EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consume(js, "WCLOSED", "d", NULL, &uit));
         EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_msg_ack(m));
         next_status[round][0] = natsio_kv_watcher_next(w, 1000, &ue);
-        next_status[round][1] = natsio_kv_watcher_next(w, -1, &ue);
+        next_status[round][1] = natsio_kv_watcher_next(w, NATSIO_WAIT_FOREVER, &ue);
         next_status[round][2] = natsio_js_messages_next(it, 1000, &um);
-        next_status[round][3] = natsio_js_messages_next(it, -1, &um);
+        next_status[round][3] = natsio_js_messages_next(it, NATSIO_WAIT_FOREVER, &um);
         for (int i = 0; i < 4; i++) {
             natsio_status s = next_status[round][i];
             NT_CHECK_MSG(s != NATSIO_OK && s != NATSIO_DONE && s != NATSIO_ERR_TIMEOUT, "round %d, next %d: %s",
@@ -1174,8 +1223,14 @@ static void test_watch_and_consume_after_client_close(void) {
             freed = true;
         }
     }
-    natsio_kv_watcher_stop(w);
-    natsio_js_messages_stop(it);
+    /* A stop after the end is fine and changes nothing. */
+    EXPECT_OK(natsio_kv_watcher_stop(w));
+    EXPECT_OK(natsio_js_messages_stop(it));
+    natsio_kv_entry *late_e = SENTINEL;
+    natsio_msg *late_m = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_watcher_next(w, NATSIO_NO_WAIT, &late_e));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_messages_next(it, NATSIO_NO_WAIT, &late_m));
+    NT_CHECK(late_e == SENTINEL && late_m == SENTINEL);
 
     /* The bucket and the consumer are still there for another client. */
     natsio_js *other = connect_js();
@@ -1184,28 +1239,29 @@ static void test_watch_and_consume_after_client_close(void) {
     EXPECT_OK(natsio_js_stream_delete(other, "WCLOSED"));
     EXPECT_OK(natsio_js_kv_delete(other, "WCLOSED"));
 
-    /* As documented, the nexts say the connection is closed (a stop would
-     * say SUBSCRIPTION_CLOSED; nobody stopped these). */
+    /* As documented, the nexts say the connection is closed (the error
+     * that ended them; a stop would have made it NATSIO_DONE). */
     for (int round = 0; round < 2; round++)
         for (int i = 0; i < 4; i++)
             NT_CHECK_MSG(next_status[round][i] == NATSIO_ERR_CONNECTION_CLOSED,
                          "%s next (%s) after the client was %s: %s, want connection closed",
-                         i < 2 ? "natsio_kv_watcher" : "natsio_js_messages", i % 2 ? "-1" : "1000 ms",
+                         i < 2 ? "natsio_kv_watcher" : "natsio_js_messages", i % 2 ? "forever" : "1000 ms",
                          round ? "freed" : "closed", natsio_status_str(next_status[round][i]));
 }
 
-/* A watch whose bucket is deleted cannot recover; a bounded next still
- * returns in time, with an error, and so do later ones. */
+/* A watch whose bucket is deleted cannot recover: it ends with
+ * NATSIO_ERR_BUCKET_NOT_FOUND; a bounded next still returns in time, and
+ * later ones return that error at once. */
 static void test_watch_of_a_deleted_bucket_ends_in_time(void) {
     natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
     natsio_kv *kv = new_bucket(js, "WGONE", 1);
     NT_CHECK(kv != NULL);
     NT_CHECK(put(kv, "k", "v") == 1);
-    natsio_kv_watcher *w = watch(kv, NULL, NULL);
+    natsio_kv_watcher *w = watch(kv, ALL_KEYS, NULL);
     NT_CHECK(w != NULL);
     EXPECT_ENTRY(w, "k", NATSIO_KV_PUT, 1, "v");
-    EXPECT_DONE(w);
+    EXPECT_MARKER(w, "WGONE");
     EXPECT_OK(natsio_js_kv_delete(js, "WGONE"));
 
     natsio_kv_entry *e = SENTINEL;
@@ -1213,20 +1269,17 @@ static void test_watch_of_a_deleted_bucket_ends_in_time(void) {
     plant_error_marker();
     natsio_status st = natsio_kv_watcher_next(w, 300, &e);
     int64_t took = nt_now_ms() - t0;
-    NT_CHECK_MSG(st != NATSIO_OK && st != NATSIO_DONE, "next on a deleted bucket: %s", natsio_status_str(st));
+    NT_CHECK_MSG(st == NATSIO_ERR_BUCKET_NOT_FOUND, "next on a deleted bucket: %s (%s)", natsio_status_str(st),
+                 natsio_last_error());
     NT_CHECK(strstr(natsio_last_error(), ERROR_MARKER) == NULL);
     NT_CHECK(e == SENTINEL);
     t0 = nt_now_ms();
-    st = natsio_kv_watcher_next(w, 300, &e);
-    NT_CHECK_MSG(st != NATSIO_OK && st != NATSIO_DONE && st != NATSIO_ERR_TIMEOUT, "next again: %s",
-                 natsio_status_str(st));
+    EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_kv_watcher_next(w, 300, &e));
+    EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_kv_watcher_next(w, NATSIO_WAIT_FOREVER, &e));
     NT_CHECK(e == SENTINEL);
     NT_CHECK_MSG(nt_now_ms() - t0 < 500, "the next after the end took %lld ms", (long long)(nt_now_ms() - t0));
     natsio_kv_watcher *out = SENTINEL;
-    plant_error_marker();
-    st = natsio_kv_watch(kv, NULL, NULL, &out);
-    NT_CHECK_MSG(st == NATSIO_ERR_STREAM_NOT_FOUND || st == NATSIO_ERR_BUCKET_NOT_FOUND,
-                 "watch of a deleted bucket: %s (%s)", natsio_status_str(st), natsio_last_error());
+    EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_kv_watch(kv, ALL_KEYS, NULL, &out));
     NT_CHECK(out == SENTINEL);
     NT_CHECK_MSG(took < 1300, "natsio_kv_watcher_next(w, 300 ms) returned after %lld ms", (long long)took);
 }
@@ -1239,7 +1292,7 @@ static void test_bad_input_consume(void) {
     NT_CHECK(create_stream(js, "WBAD", "wbad.>"));
     NT_CHECK(create_consumer(js, "WBAD", "{\"durable_name\":\"ok\",\"ack_policy\":\"explicit\"}"));
     NT_CHECK(publish(js, "wbad.a", "b0"));
-    natsio_consume_options o = {0};
+    natsio_consume_options o = consume_options();
     o.expires_ms = 1000;
     natsio_js_messages *out = SENTINEL;
 
@@ -1256,8 +1309,8 @@ static void test_bad_input_consume(void) {
     NT_CHECK(it != NULL);
     natsio_msg *m = SENTINEL;
     EXPECT_NULL_ARG("messages", natsio_js_messages_next(NULL, 100, &m));
-    EXPECT_NULL_ARG("messages", natsio_js_messages_next(NULL, -1, &m));
-    EXPECT_NULL_ARG("msg_out", natsio_js_messages_next(it, 100, NULL));
+    EXPECT_NULL_ARG("messages", natsio_js_messages_next(NULL, NATSIO_WAIT_FOREVER, &m));
+    EXPECT_NULL_ITEM_OUT("msg_out", natsio_js_messages_next(it, 100, NULL));
     NT_CHECK(m == SENTINEL);
     /* The rejected calls took nothing: the message is still there. */
     natsio_msg *b0 = TAKE(it, 3000);
@@ -1273,30 +1326,37 @@ static void test_bad_input_watch(void) {
     natsio_kv *kv = new_bucket(js, "WBADW", 1);
     NT_CHECK(kv != NULL);
     NT_CHECK(put(kv, "k", "v") == 1);
-    natsio_kv_watch_options o = {0};
+    natsio_kv_watch_options o = watch_options();
     natsio_kv_watcher *out = SENTINEL;
 
-    EXPECT_NULL_ARG("kv", natsio_kv_watch(NULL, NULL, NULL, &out));
-    EXPECT_NULL_ARG("kv", natsio_kv_watch(NULL, "k", &o, &out));
-    EXPECT_NULL_ARG("watcher_out", natsio_kv_watch(kv, NULL, NULL, NULL));
-    EXPECT_NULL_ARG("watcher_out", natsio_kv_watch(kv, "k", &o, NULL));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "keys", natsio_kv_watch(kv, BAD_UTF8, NULL, &out));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "keys", natsio_kv_watch(kv, "a,\xc3", &o, &out));
+    EXPECT_NULL_ARG("kv", natsio_kv_watch(NULL, ALL_KEYS, NULL, &out));
+    EXPECT_NULL_ARG("kv", natsio_kv_watch(NULL, KEYS("k"), &o, &out));
+    EXPECT_NULL_ARG("watcher_out", natsio_kv_watch(kv, ALL_KEYS, NULL, NULL));
+    EXPECT_NULL_ARG("watcher_out", natsio_kv_watch(kv, KEYS("k"), &o, NULL));
+    /* A list: NULL with a count, or a NULL element. */
+    EXPECT_NULL_ARG("keys", natsio_kv_watch(kv, NULL, 1, &o, &out));
+    EXPECT_NULL_ARG("key pattern", natsio_kv_watch(kv, KEYS("k", NULL), &o, &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key pattern", natsio_kv_watch(kv, KEYS(BAD_UTF8), NULL, &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key pattern", natsio_kv_watch(kv, KEYS("a", "\xc3"), &o, &out));
+    /* An options struct not made by natsio_kv_watch_options_init. */
+    natsio_kv_watch_options zero = {0};
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "natsio_kv_watch_options",
+                        natsio_kv_watch(kv, KEYS("k"), &zero, &out));
     NT_CHECK(out == SENTINEL);
     /* Nothing was created on the server by the refused calls. */
     char names[8][64];
     NT_CHECK_INT_EQ(consumer_names(js, "KV_WBADW", names, 8), 0);
 
-    natsio_kv_watcher *w = watch(kv, "k", &o);
+    natsio_kv_watcher *w = watch(kv, KEYS("k"), &o);
     NT_CHECK(w != NULL);
     natsio_kv_entry *e = SENTINEL;
     EXPECT_NULL_ARG("watcher", natsio_kv_watcher_next(NULL, 100, &e));
-    EXPECT_NULL_ARG("watcher", natsio_kv_watcher_next(NULL, -1, &e));
-    EXPECT_NULL_ARG("entry_out", natsio_kv_watcher_next(w, 100, NULL));
+    EXPECT_NULL_ARG("watcher", natsio_kv_watcher_next(NULL, NATSIO_WAIT_FOREVER, &e));
+    EXPECT_NULL_ITEM_OUT("entry_out", natsio_kv_watcher_next(w, 100, NULL));
     NT_CHECK(e == SENTINEL);
     /* The rejected calls consumed no event. */
     EXPECT_ENTRY(w, "k", NATSIO_KV_PUT, 1, "v");
-    EXPECT_DONE(w);
+    EXPECT_MARKER(w, "WBADW");
 
     EXPECT_OK(natsio_js_kv_delete(js, "WBADW"));
 }

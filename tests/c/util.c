@@ -113,9 +113,24 @@ natsio_sub *subscribe_and_flush(natsio_client *c, const char *subject) {
     return s;
 }
 
+natsio_status subscribe_callback(const natsio_client *c, const char *subject, const char *queue,
+                                 const natsio_sub_options *opts, natsio_msg_cb cb, void *user_data,
+                                 natsio_release_cb release, natsio_sub **sub_out) {
+    natsio_sub *s = NULL;
+    natsio_status st = natsio_client_subscribe(c, subject, queue, opts, &s);
+    if (st != NATSIO_OK) return st;
+    st = natsio_sub_set_callback(s, cb, user_data, release);
+    if (st != NATSIO_OK) {
+        natsio_sub_free(s); /* a _free sets no error: the detail stays */
+        return st;
+    }
+    *sub_out = s;
+    return NATSIO_OK;
+}
+
 natsio_sub *start_responder(natsio_client *c, const char *subject, natsio_msg_cb cb) {
     natsio_sub *s = NULL;
-    natsio_status st = natsio_client_subscribe_callback(c, subject, NULL, NULL, cb, NULL, NULL, &s);
+    natsio_status st = subscribe_callback(c, subject, NULL, NULL, cb, NULL, NULL, &s);
     if (st != NATSIO_OK) {
         nt_fail_at(__FILE__, __LINE__, "responder on %s: %s (%s)", subject, natsio_status_str(st),
                    natsio_last_error());
@@ -130,9 +145,10 @@ natsio_sub *start_responder(natsio_client *c, const char *subject, natsio_msg_cb
     return s;
 }
 
-void echo_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg) {
+void echo_cb(void *user_data, const natsio_msg *msg, natsio_status status) {
     (void)user_data;
-    (void)sub;
+    (void)status;
+    if (msg == NULL) return; /* the final call: the subscription ended */
     natsio_msg_respond(msg, natsio_msg_data(msg), natsio_msg_data_len(msg));
 }
 
@@ -142,7 +158,7 @@ bool message_round_trip(natsio_client *c, const char *subject, const char *paylo
     natsio_msg *m = NULL;
     bool ok = natsio_client_subscribe(c, subject, NULL, NULL, &sub) == NATSIO_OK &&
               natsio_client_publish(c, subject, payload, len) == NATSIO_OK &&
-              natsio_sub_next_msg(sub, 5000, &m) == NATSIO_OK && natsio_msg_data_len(m) == len;
+              natsio_sub_next(sub, 5000, &m) == NATSIO_OK && natsio_msg_data_len(m) == len;
     natsio_msg_free(m);
     natsio_sub_free(sub);
     return ok;
@@ -256,6 +272,38 @@ bool json_array_has(const char *json, const char *value) {
     return false;
 }
 
+void string_list_free_cb(void *list) { natsio_string_list_free((natsio_string_list *)list); }
+
+natsio_string_list *kept_list(natsio_string_list *list) {
+    if (list) nt_cleanup(string_list_free_cb, list);
+    return list;
+}
+
+bool string_list_has(const natsio_string_list *list, const char *value) {
+    for (size_t i = 0; i < natsio_string_list_count(list); i++) {
+        const char *s = natsio_string_list_get(list, i);
+        if (s != NULL && strcmp(s, value) == 0) return true;
+    }
+    return false;
+}
+
+const char *string_list_join(const natsio_string_list *list, char *buf, size_t cap) {
+    buf[0] = '\0';
+    for (size_t i = 0; i < natsio_string_list_count(list); i++) {
+        size_t used = strlen(buf);
+        const char *s = natsio_string_list_get(list, i);
+        snprintf(buf + used, cap - used, "%s%s", i ? "," : "", s ? s : "(null)");
+    }
+    return buf;
+}
+
+void replies_free_cb(void *replies) { natsio_replies_free((natsio_replies *)replies); }
+
+natsio_status token_outcome(natsio_token *t, int64_t timeout_ms) {
+    natsio_status st = natsio_token_wait(t, timeout_ms);
+    return st == NATSIO_OK ? natsio_token_status(t) : st;
+}
+
 bool span_eq(const char *p, size_t len, const char *s) {
     return p != NULL && strlen(s) == len && memcmp(p, s, len) == 0;
 }
@@ -288,7 +336,7 @@ natsio_js *connect_js_with(const natsio_js_options *opts) {
 natsio_js *connect_js(void) { return connect_js_with(NULL); }
 
 bool create_stream_config(natsio_js *js, const char *config) {
-    natsio_status st = natsio_js_stream_create(js, config, NULL);
+    natsio_status st = natsio_js_stream_create(js, config, NATSIO_CREATE, NULL);
     if (st != NATSIO_OK) {
         nt_fail_at(__FILE__, __LINE__, "create %s: %s (%s)", config, natsio_status_str(st),
                    natsio_last_error());
@@ -304,7 +352,7 @@ bool create_stream(natsio_js *js, const char *name, const char *subjects) {
 }
 
 bool create_consumer(natsio_js *js, const char *stream, const char *config) {
-    natsio_status st = natsio_js_consumer_create(js, stream, config, NULL);
+    natsio_status st = natsio_js_consumer_create(js, stream, config, NATSIO_CREATE, NULL);
     if (st != NATSIO_OK) {
         nt_fail_at(__FILE__, __LINE__, "create consumer %s on %s: %s (%s)", config, stream,
                    natsio_status_str(st), natsio_last_error());
@@ -343,7 +391,7 @@ bool wait_consumer_int(natsio_js *js, const char *stream, const char *consumer, 
 
 natsio_kv *create_bucket(natsio_js *js, const char *config) {
     natsio_kv *kv = NULL;
-    natsio_status st = natsio_js_kv_create(js, config, &kv);
+    natsio_status st = natsio_js_kv_create(js, config, NATSIO_CREATE, &kv);
     if (st != NATSIO_OK) {
         nt_fail_at(__FILE__, __LINE__, "create bucket %s: %s (%s)", config, natsio_status_str(st),
                    natsio_last_error());

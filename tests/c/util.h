@@ -73,8 +73,17 @@ natsio_sub *subscribe_and_flush(natsio_client *c, const char *subject);
  * it before the caller sends requests to it. */
 natsio_sub *start_responder(natsio_client *c, const char *subject, natsio_msg_cb cb);
 
-/* Responds with the request's payload (a natsio_msg_cb). */
-void echo_cb(void *user_data, natsio_sub *sub, const natsio_msg *msg);
+/* A subscription in push mode in one call, as natsio_client_subscribe and
+ * then natsio_sub_set_callback (the old natsio_client_subscribe_callback):
+ * the status of the first that fails (the subscription is freed again if
+ * set_callback fails, and `release` is not called). */
+natsio_status subscribe_callback(const natsio_client *c, const char *subject, const char *queue,
+                                 const natsio_sub_options *opts, natsio_msg_cb cb, void *user_data,
+                                 natsio_release_cb release, natsio_sub **sub_out);
+
+/* Responds with the request's payload (a natsio_msg_cb; ignores the final
+ * call, whose msg is NULL). */
+void echo_cb(void *user_data, const natsio_msg *msg, natsio_status status);
 
 /* Subscribes to `subject` on `c`, publishes `payload` there and reads it
  * back: proof that a connection really works. Leaves no subscription. */
@@ -121,6 +130,24 @@ size_t json_string_count(const char *json);
 /* True when the flat JSON array of strings `json` has the element `value`. */
 bool json_array_has(const char *json, const char *value);
 
+/* ---- string lists (names, keys, servers) ----------------------------------- */
+
+void string_list_free_cb(void *list);
+/* Frees `list` when the case ends; returns it. */
+natsio_string_list *kept_list(natsio_string_list *list);
+/* True when `list` holds the string `value`. */
+bool string_list_has(const natsio_string_list *list, const char *value);
+/* The strings of `list` joined with ',' into buf (truncated to fit); buf. */
+const char *string_list_join(const natsio_string_list *list, char *buf, size_t cap);
+
+/* ---- tokens and iterators --------------------------------------------------- */
+
+void replies_free_cb(void *replies);
+
+/* Waits up to timeout_ms for `t` and returns its outcome
+ * (natsio_token_status), or NATSIO_ERR_TIMEOUT if it is still pending. */
+natsio_status token_outcome(natsio_token *t, int64_t timeout_ms);
+
 /* True when the `len` bytes at `p` (not NUL-terminated) equal the string `s`. */
 bool span_eq(const char *p, size_t len, const char *s);
 
@@ -137,14 +164,15 @@ void kv_entry_free_cb(void *entry);
 natsio_js *connect_js_with(const natsio_js_options *opts);
 natsio_js *connect_js(void);
 
-/* Creates a stream from its JSON config (no info wanted), recording a
- * failure if it cannot. */
+/* Creates (NATSIO_CREATE) a stream from its JSON config (no info wanted),
+ * recording a failure if it cannot. */
 bool create_stream_config(natsio_js *js, const char *config);
 /* Creates a memory stream `name` on `subjects`, recording a failure if it
  * cannot. */
 bool create_stream(natsio_js *js, const char *name, const char *subjects);
 
-/* Creates a consumer (no info wanted), recording a failure if it cannot. */
+/* Creates (NATSIO_CREATE) a consumer (no info wanted), recording a failure
+ * if it cannot. */
 bool create_consumer(natsio_js *js, const char *stream, const char *config);
 
 /* An integer of the consumer's info (e.g. "num_pending",
@@ -154,7 +182,8 @@ int64_t consumer_int(natsio_js *js, const char *stream, const char *consumer, co
 bool wait_consumer_int(natsio_js *js, const char *stream, const char *consumer, const char *key,
                        int64_t want);
 
-/* Creates (or binds, when identical) a bucket, freed when the case ends. */
+/* Creates (NATSIO_CREATE: binds it when identical) a bucket, freed when the
+ * case ends. */
 natsio_kv *create_bucket(natsio_js *js, const char *config);
 
 /* True when the payload of `m` (which may be NULL) is the string `s`. */
@@ -215,6 +244,19 @@ void plant_error_marker(void);
     } while (0)
 
 #define EXPECT_NULL_ARG(what, call) EXPECT_FAILS_NAMING(NATSIO_ERR_NULL_ARGUMENT, what, call)
+
+/* The item out argument of an iterator's _next (msg_out, entry_out in the
+ * header) is NULL. The library's detail names it "item_out" whatever the
+ * iterator (src/ffi/iter.rs): either name is accepted until it says the
+ * header's. */
+#define EXPECT_NULL_ITEM_OUT(what, call)                                             \
+    do {                                                                             \
+        EXPECT_FAILS(NATSIO_ERR_NULL_ARGUMENT, call);                                \
+        NT_CHECK_MSG(strstr(natsio_last_error(), (what)) != NULL ||                  \
+                         strstr(natsio_last_error(), "item_out") != NULL,            \
+                     "%s: detail \"%s\" does not mention \"%s\"", #call,            \
+                     natsio_last_error(), (what));                                   \
+    } while (0)
 
 #define EXPECT_OK(call)                                                              \
     do {                                                                             \
