@@ -13,6 +13,8 @@
 #include <chrono>
 #include <exception>
 #include <functional>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <typeinfo>
@@ -63,6 +65,38 @@ std::string expect_throws(natsio::Status status, Call&& call) {
         ADD_FAILURE() << "wrong exception: " << typeid(e).name() << ": " << e.what();
     }
     return "";
+}
+
+/// The next item of a Feed (Subscription, Replies, Messages, KvWatcher)
+/// within `timeout`; throws (failing the test) when the iteration ended,
+/// and TimeoutError when nothing came.
+template <class Feed>
+typename Feed::value_type next_item(const Feed& feed, std::chrono::milliseconds timeout = 5s) {
+    std::optional<typename Feed::value_type> item = feed.next(timeout);
+    if (!item) {
+        throw std::runtime_error("the iteration ended, an item was expected");
+    }
+    return std::move(*item);
+}
+
+/// Nothing more comes within `quiet`: next() times out.
+template <class Feed>
+void expect_quiet(const Feed& feed, std::chrono::milliseconds quiet = 200ms) {
+    try {
+        auto item = feed.next(quiet);
+        ADD_FAILURE() << (item ? "an unexpected item" : "the iteration ended");
+    } catch (const natsio::TimeoutError& e) {
+        EXPECT_EQ(e.status(), NATSIO_ERR_TIMEOUT);
+    }
+}
+
+/// `prefix` followed by `n` ("k" and 3: "k3"). (Built with +=: g++ 12 at
+/// -O2 in C++20 mode reports a false -Wrestrict for "literal" +
+/// std::to_string(n).)
+inline std::string numbered(const std::string& prefix, long long n) {
+    std::string text = prefix;
+    text += std::to_string(n);
+    return text;
 }
 
 inline bool contains(const std::string& text, const std::string& part) {

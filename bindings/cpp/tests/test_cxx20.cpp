@@ -17,7 +17,7 @@ TEST(Cxx20, SpanPayloadAndDesignatedInitializers) {
     client.flush();
     const std::array<std::byte, 3> bytes{std::byte{1}, std::byte{0}, std::byte{2}};
     client.publish(subject("span"), std::span<const std::byte>(bytes));
-    natsio::Msg msg = sub.next_msg(5s);
+    natsio::Msg msg = next_item(sub);
     ASSERT_EQ(msg.bytes().size(), 3u);
     EXPECT_EQ(msg.bytes()[1], std::byte{0});
     EXPECT_EQ(msg.bytes()[2], std::byte{2});

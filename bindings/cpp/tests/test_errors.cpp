@@ -138,48 +138,65 @@ TEST(Errors, IllegalStateAfterRuntimeStarted) {
     natsio::Client client = connect();  // the runtime is running now
     expect_throws<natsio::IllegalStateError>(NATSIO_ERR_ILLEGAL_STATE,
                                              [] { natsio::set_worker_threads(2); });
-    // A token accepts one completion callback.
+    // A Future accepts one completion callback.
     natsio::Subscription responder =
         client.subscribe(subject("svc"), [](MsgView msg) { msg.respond("ok"); });
     client.flush();
-    natsio::AsyncResult<natsio::Msg> result = client.request_async(subject("svc"), "x", 5s);
-    expect_throws<natsio::IllegalStateError>(NATSIO_ERR_ILLEGAL_STATE, [&] {
-        (void)result.token().make_future<natsio::Msg>();
+    natsio::Future<natsio::Msg> result = client.request_async(subject("svc"), "x", 5s);
+    std::promise<std::string> seen;
+    result.then([&seen](natsio::Future<natsio::Msg> done) {
+        seen.set_value(std::string(done.get().data()));
     });
+    expect_throws<natsio::IllegalStateError>(NATSIO_ERR_ILLEGAL_STATE,
+                                             [&] { result.then([](natsio::Future<natsio::Msg>) {}); });
+    expect_throws<natsio::IllegalStateError>(NATSIO_ERR_ILLEGAL_STATE,
+                                             [&] { (void)result.to_std_future(); });
     EXPECT_EQ(result.get().data(), "ok");
+    std::future<std::string> seen_future = seen.get_future();
+    ASSERT_EQ(seen_future.wait_for(5s), std::future_status::ready);
+    EXPECT_EQ(seen_future.get(), "ok");
     // Cancelling a completed operation is illegal too.
     expect_throws<natsio::IllegalStateError>(NATSIO_ERR_ILLEGAL_STATE, [&] { result.cancel(); });
+    // An empty Future holds no token: the library's NULL check.
+    natsio::Future<void> empty;
+    EXPECT_FALSE(empty);
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.get(); });
+    EXPECT_FALSE(empty.ready());
 }
 
 TEST(Errors, TimeoutErrors) {
     natsio::Client client = connect();
     natsio::Subscription sub = client.subscribe(subject("t"));
-    expect_throws<natsio::TimeoutError>(NATSIO_ERR_TIMEOUT, [&] { sub.next_msg(20ms); });
+    expect_throws<natsio::TimeoutError>(NATSIO_ERR_TIMEOUT, [&] { sub.next(20ms); });
     // A subscriber that never answers: the request times out.
     natsio::Subscription silent = client.subscribe(subject("silent"), [](MsgView) {});
     client.flush();
     expect_throws<natsio::TimeoutError>(NATSIO_ERR_TIMEOUT,
                                         [&] { client.request(subject("silent"), "x", 100ms); });
-    natsio::AsyncResult<natsio::Msg> pending = client.request_async(subject("silent"), "x", 100ms);
+    natsio::Future<natsio::Msg> pending = client.request_async(subject("silent"), "x", 100ms);
     expect_throws<natsio::TimeoutError>(NATSIO_ERR_TIMEOUT, [&] { pending.get(); });
+    EXPECT_EQ(pending.status(), NATSIO_ERR_TIMEOUT);
 }
 
 TEST(Errors, CancelledRequest) {
     natsio::Client client = connect();
     natsio::Subscription silent = client.subscribe(subject("silent"), [](MsgView) {});
     client.flush();
-    natsio::AsyncResult<natsio::Msg> pending = client.request_async(subject("silent"), "x", 10s);
+    natsio::Future<natsio::Msg> pending = client.request_async(subject("silent"), "x", 10s);
+    EXPECT_FALSE(pending.wait_for(natsio::no_wait));
+    EXPECT_EQ(pending.status(), NATSIO_PENDING);
     pending.cancel();
     expect_throws<natsio::CancelledError>(NATSIO_ERR_CANCELLED, [&] { pending.get(); });
-    EXPECT_EQ(pending.token().status(), NATSIO_ERR_CANCELLED);
-    expect_throws<natsio::CancelledError>(NATSIO_ERR_CANCELLED, [&] { pending.token().msg(); });
+    EXPECT_EQ(pending.status(), NATSIO_ERR_CANCELLED);
+    // Read again: the same outcome.
+    expect_throws<natsio::CancelledError>(NATSIO_ERR_CANCELLED, [&] { pending.get(); });
 }
 
 TEST(Errors, NoResponders) {
     natsio::Client client = connect();
     expect_throws<natsio::NoRespondersError>(NATSIO_ERR_NO_RESPONDERS,
                                              [&] { client.request(subject("nobody"), "x", 2s); });
-    natsio::AsyncResult<natsio::Msg> result = client.request_async(subject("nobody"), "x", 2s);
+    natsio::Future<natsio::Msg> result = client.request_async(subject("nobody"), "x", 2s);
     expect_throws<natsio::NoRespondersError>(NATSIO_ERR_NO_RESPONDERS, [&] { result.get(); });
 }
 
@@ -188,7 +205,7 @@ TEST(Errors, NoReplySubject) {
     natsio::Subscription sub = client.subscribe(subject("n"));
     client.flush();
     client.publish(subject("n"), "no reply");
-    natsio::Msg msg = sub.next_msg(5s);
+    natsio::Msg msg = next_item(sub);
     expect_throws<natsio::NoReplySubjectError>(NATSIO_ERR_NO_REPLY_SUBJECT,
                                                [&] { msg.respond("x"); });
 }
@@ -210,23 +227,37 @@ TEST(Errors, ConnectionClosed) {
                                                  [&] { client.publish(subject("c"), "x"); });
     expect_throws<natsio::ConnectionClosedError>(NATSIO_ERR_CONNECTION_CLOSED,
                                                  [&] { client.flush(1s); });
-    expect_throws<natsio::SubscriptionClosedError>(NATSIO_ERR_SUBSCRIPTION_CLOSED,
-                                                   [&] { sub.next_msg(1s); });
+    expect_throws<natsio::ConnectionClosedError>(NATSIO_ERR_CONNECTION_CLOSED,
+                                                 [&] { client.flush_async(); });
+    // The subscription ended with the close: its error, on every call.
+    expect_throws<natsio::ConnectionClosedError>(NATSIO_ERR_CONNECTION_CLOSED,
+                                                 [&] { sub.next(1s); });
+    expect_throws<natsio::ConnectionClosedError>(NATSIO_ERR_CONNECTION_CLOSED,
+                                                 [&] { sub.next(1s); });
+    EXPECT_TRUE(sub.is_closed());
 }
 
-TEST(Errors, SubscriptionClosed) {
+TEST(Errors, StoppedSubscriptionEndsAndRefusesIteratorCallsInPushMode) {
     natsio::Client client = connect();
     natsio::Subscription sub = client.subscribe(subject("s"));
-    sub.unsubscribe();
+    sub.stop();
     EXPECT_TRUE(sub.is_closed());
+    // Ended without error: std::nullopt, now and later; stop is idempotent.
+    EXPECT_FALSE(sub.next(1s).has_value());
+    sub.stop();
+    EXPECT_FALSE(sub.next(natsio::no_wait).has_value());
+    EXPECT_FALSE(sub.next_async().get().has_value());
+    // An ended subscription cannot count down to an auto-unsubscribe.
     expect_throws<natsio::SubscriptionClosedError>(NATSIO_ERR_SUBSCRIPTION_CLOSED,
-                                                   [&] { sub.next_msg(1s); });
-    expect_throws<natsio::SubscriptionClosedError>(NATSIO_ERR_SUBSCRIPTION_CLOSED,
-                                                   [&] { sub.unsubscribe(); });
-    // next_msg on a callback subscription is refused the same way.
+                                                   [&] { sub.unsubscribe_after(1); });
+    // next on a callback subscription is refused.
     natsio::Subscription callback = client.subscribe(subject("cb"), [](MsgView) {});
-    expect_throws<natsio::SubscriptionClosedError>(NATSIO_ERR_SUBSCRIPTION_CLOSED,
-                                                   [&] { callback.next_msg(10ms); });
+    expect_throws<natsio::IllegalStateError>(NATSIO_ERR_ILLEGAL_STATE,
+                                             [&] { callback.next(10ms); });
+    expect_throws<natsio::IllegalStateError>(NATSIO_ERR_ILLEGAL_STATE,
+                                             [&] { callback.next_async(); });
+    expect_throws<natsio::IllegalStateError>(NATSIO_ERR_ILLEGAL_STATE,
+                                             [&] { callback.set_callback([](MsgView) {}); });
 }
 
 TEST(Errors, SlowConsumer) {
@@ -241,12 +272,9 @@ TEST(Errors, SlowConsumer) {
     }
     client.flush();
     ASSERT_TRUE(wait_until([&] { return sub.is_closed(); }));
-    // The backlog may come first; then the failure.
-    expect_throws<natsio::SlowConsumerError>(NATSIO_ERR_SLOW_CONSUMER, [&] {
-        for (int i = 0; i < 3; ++i) {
-            sub.next_msg(1s);
-        }
-    });
+    // The backlog is discarded: the failure comes at once, on every call.
+    expect_throws<natsio::SlowConsumerError>(NATSIO_ERR_SLOW_CONSUMER, [&] { sub.next(1s); });
+    expect_throws<natsio::SlowConsumerError>(NATSIO_ERR_SLOW_CONSUMER, [&] { sub.next(1s); });
 }
 
 TEST(Errors, DrainTimeoutIsThrownAndReported) {

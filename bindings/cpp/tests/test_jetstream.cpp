@@ -60,19 +60,32 @@ TEST(JetStream, StreamLifecycle) {
     expect_throws<natsio::StreamNameInUseError>(NATSIO_ERR_STREAM_NAME_IN_USE, [&] {
         js.create_stream(R"({"name":"CPP_LIFE","subjects":["cpp.other.>"],"storage":"memory"})");
     });
-    info = js.update_stream(
-        R"({"name":"CPP_LIFE","subjects":["cpp.life.>"],"max_age":"2h","storage":"memory"})");
+    info = js.create_stream(
+        R"({"name":"CPP_LIFE","subjects":["cpp.life.>"],"max_age":"2h","storage":"memory"})",
+        natsio::CreateAction::Update);
     EXPECT_TRUE(contains(info, "7200000000000")) << info;
     expect_throws<natsio::StreamNotFoundError>(NATSIO_ERR_STREAM_NOT_FOUND, [&] {
-        js.update_stream(R"({"name":"CPP_LIFE_NOPE","subjects":["cpp.nope"]})");
+        js.create_stream(R"({"name":"CPP_LIFE_NOPE","subjects":["cpp.nope"]})",
+                         natsio::CreateAction::Update);
     });
-    js.create_or_update_stream(R"({"name":"CPP_LIFE2","subjects":["cpp.life2.>"],"storage":"memory"})");
+    js.create_stream(R"({"name":"CPP_LIFE2","subjects":["cpp.life2.>"],"storage":"memory"})",
+                     natsio::CreateAction::CreateOrUpdate);
+    // CreateOrUpdate also updates an existing one.
+    info = js.create_stream(
+        R"({"name":"CPP_LIFE2","subjects":["cpp.life2.>"],"storage":"memory","max_msgs":9})",
+        natsio::CreateAction::CreateOrUpdate);
+    EXPECT_TRUE(contains(info, R"("max_msgs":9)")) << info;
+    // An action outside the enum is the library's argument error.
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT, [&] {
+        js.create_stream(R"({"name":"CPP_LIFE3"})", static_cast<natsio::CreateAction>(9));
+    });
 
     std::vector<std::string> names = js.stream_names();
     EXPECT_NE(std::find(names.begin(), names.end(), "CPP_LIFE"), names.end());
     EXPECT_NE(std::find(names.begin(), names.end(), "CPP_LIFE2"), names.end());
     EXPECT_EQ(js.stream_names(std::string_view("cpp.life.x")), std::vector<std::string>{"CPP_LIFE"});
-    EXPECT_EQ(js.stream_names_json(std::string_view("cpp.life2.y")), R"(["CPP_LIFE2"])");
+    EXPECT_EQ(js.stream_names(std::string_view("cpp.life2.y")), std::vector<std::string>{"CPP_LIFE2"});
+    EXPECT_TRUE(js.stream_names(std::string_view("cpp.nobody.z")).empty());
 
     for (int i = 0; i < 5; ++i) {
         js.publish("cpp.life." + std::to_string(i % 2), "x");
@@ -226,7 +239,7 @@ TEST(JetStream, PublishWithoutStreamThrows) {
     natsio::JetStream js(client);
     expect_throws<natsio::NoStreamResponseError>(NATSIO_ERR_NO_STREAM_RESPONSE,
                                                  [&] { js.publish("cpp.nostream.x", "x"); });
-    natsio::PubAckFuture pending = js.publish_async("cpp.nostream.y", "y");
+    natsio::Future<natsio::PubAck> pending = js.publish_async("cpp.nostream.y", "y");
     expect_throws<natsio::NoStreamResponseError>(NATSIO_ERR_NO_STREAM_RESPONSE,
                                                  [&] { pending.get(); });
     expect_throws<natsio::BadSubjectError>(NATSIO_ERR_BAD_SUBJECT, [&] { js.publish("a b", "x"); });
@@ -237,7 +250,7 @@ TEST(JetStream, AsyncPublishOfThousands) {
     natsio::JetStream js(client);
     js.create_stream(R"({"name":"CPP_ASYNC","subjects":["cpp.async.>"],"storage":"memory"})");
     constexpr int kCount = 3000;
-    std::vector<natsio::PubAckFuture> futures;
+    std::vector<natsio::Future<natsio::PubAck>> futures;
     futures.reserve(kCount);
     for (int i = 0; i < kCount; ++i) {
         futures.push_back(js.publish_async("cpp.async." + std::to_string(i % 7), std::to_string(i)));
@@ -245,12 +258,12 @@ TEST(JetStream, AsyncPublishOfThousands) {
     js.publish_async_complete(10s);
     EXPECT_EQ(js.publish_async_pending(), 0u);
     std::set<std::uint64_t> seqs;
-    for (natsio::PubAckFuture& future : futures) {
-        // Every token is done; its future is fulfilled on a dispatcher
-        // thread right after, so get() may still wait a moment.
-        ASSERT_TRUE(future.token().done())
-            << "status " << future.token().status() << " index " << (&future - futures.data())
+    for (natsio::Future<natsio::PubAck>& future : futures) {
+        // Every publish has completed: its Future is ready.
+        ASSERT_TRUE(future.ready())
+            << "status " << future.status() << " index " << (&future - futures.data())
             << " pending " << js.publish_async_pending();
+        EXPECT_EQ(future.status(), NATSIO_OK);
         natsio::PubAck ack = future.get();
         EXPECT_EQ(ack.stream, "CPP_ASYNC");
         seqs.insert(ack.seq);
@@ -264,7 +277,7 @@ TEST(JetStream, AsyncPublishOfThousands) {
     std::future<natsio::PubAck> detached;
     {
         natsio::JetStream other(client);
-        detached = other.publish_async("cpp.async.last", "last").take_future();
+        detached = other.publish_async("cpp.async.last", "last").to_std_future();
     }
     ASSERT_EQ(detached.wait_for(5s), std::future_status::ready);
     EXPECT_EQ(detached.get().seq, static_cast<std::uint64_t>(kCount + 1));
@@ -281,8 +294,8 @@ TEST(JetStream, AsyncPublishStallsAndTimesOut) {
     options.publish_async_stall_wait = 50ms;
     options.publish_async_timeout = 300ms;
     natsio::JetStream js(client, options);
-    natsio::PubAckFuture one = js.publish_async(subject("stuck"), "1");
-    natsio::PubAckFuture two = js.publish_async(subject("stuck"), "2");
+    natsio::Future<natsio::PubAck> one = js.publish_async(subject("stuck"), "1");
+    natsio::Future<natsio::PubAck> two = js.publish_async(subject("stuck"), "2");
     expect_throws<natsio::TooManyStalledMsgsError>(
         NATSIO_ERR_TOO_MANY_STALLED, [&] { js.publish_async(subject("stuck"), "3"); });
     EXPECT_EQ(js.publish_async_pending(), 2u);
@@ -294,7 +307,7 @@ TEST(JetStream, AsyncPublishStallsAndTimesOut) {
                                                     [&] { two.get(); });
     js.publish_async_complete(1s);
     // Room again; a cancelled publish completes with CancelledError.
-    natsio::PubAckFuture three = js.publish_async(subject("stuck"), "3");
+    natsio::Future<natsio::PubAck> three = js.publish_async(subject("stuck"), "3");
     three.cancel();
     expect_throws<natsio::CancelledError>(NATSIO_ERR_CANCELLED, [&] { three.get(); });
     EXPECT_EQ(js.publish_async_pending(), 0u);
@@ -346,7 +359,17 @@ TEST(KeyValue, RoundTrips) {
     // delete: a marker; the key reads as deleted (also a KeyNotFoundError).
     expect_throws<natsio::WrongLastSequenceError>(NATSIO_ERR_WRONG_LAST_SEQUENCE,
                                                   [&] { kv.del("app.color", r1); });
-    kv.del("app.color", r2);
+    std::uint64_t deleted = kv.del("app.color", r2);
+    EXPECT_GT(deleted, r2);
+    {
+        natsio::KvEntryList history = kv.history("app.color");
+        ASSERT_EQ(history.size(), 3u);
+        EXPECT_EQ(history[2].revision(), deleted);
+        EXPECT_EQ(history[2].operation(), natsio::KvOperation::Del);
+    }
+    // Reading the marker's revision says the key was deleted there.
+    expect_throws<natsio::KeyDeletedError>(NATSIO_ERR_KEY_DELETED,
+                                           [&] { kv.get_revision("app.color", deleted); });
     expect_throws<natsio::KeyDeletedError>(NATSIO_ERR_KEY_DELETED, [&] { kv.get("app.color"); });
     EXPECT_THROW(kv.get("app.color"), natsio::KeyNotFoundError);
     EXPECT_FALSE(kv.try_get("app.color").has_value());
@@ -356,7 +379,10 @@ TEST(KeyValue, RoundTrips) {
     EXPECT_EQ(kv.try_get("app.color")->revision(), recreated);
 
     // purge: earlier revisions are gone.
-    kv.purge("app.color");
+    std::uint64_t purged = kv.purge("app.color");
+    EXPECT_GT(purged, recreated);
+    EXPECT_EQ(kv.history("app.color").size(), 1u);
+    EXPECT_EQ(kv.history("app.color")[0].revision(), purged);
     expect_throws<natsio::KeyDeletedError>(NATSIO_ERR_KEY_DELETED, [&] { kv.get("app.color"); });
     expect_throws<natsio::KeyNotFoundError>(NATSIO_ERR_KEY_NOT_FOUND,
                                             [&] { kv.get_revision("app.color", r1); });
@@ -390,7 +416,7 @@ TEST(KeyValue, BucketErrors) {
     expect_throws<natsio::ConfigError>(NATSIO_ERR_CONFIG,
                                        [&] { js.create_key_value(R"({"history":2})"); });
     expect_throws<natsio::BucketNotFoundError>(NATSIO_ERR_BUCKET_NOT_FOUND, [&] {
-        js.update_key_value(R"({"bucket":"CPP_B"})");
+        js.create_key_value(R"({"bucket":"CPP_B"})", natsio::CreateAction::Update);
     });
 
     natsio::KeyValue kv = js.create_key_value(R"({"bucket":"CPP_B","storage":"memory"})");
@@ -398,10 +424,11 @@ TEST(KeyValue, BucketErrors) {
     expect_throws<natsio::BucketExistsError>(NATSIO_ERR_BUCKET_EXISTS, [&] {
         js.create_key_value(R"({"bucket":"CPP_B","history":3,"storage":"memory"})");
     });
-    js.update_key_value(R"({"bucket":"CPP_B","history":3,"storage":"memory"})");
+    js.create_key_value(R"({"bucket":"CPP_B","history":3,"storage":"memory"})",
+                        natsio::CreateAction::Update);
     EXPECT_TRUE(contains(kv.status(), R"("max_msgs_per_subject":3)"));
-    natsio::KeyValue other =
-        js.create_or_update_key_value(R"({"bucket":"CPP_C","storage":"memory"})");
+    natsio::KeyValue other = js.create_key_value(R"({"bucket":"CPP_C","storage":"memory"})",
+                                                 natsio::CreateAction::CreateOrUpdate);
     EXPECT_EQ(other.bucket(), "CPP_C");
 
     kv.put("k", "v1");

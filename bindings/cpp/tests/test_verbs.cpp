@@ -20,7 +20,7 @@ TEST(Verbs, PublishAndNextMsgCarryBinaryPayload) {
     const std::vector<std::uint8_t> payload{0x00, 0x01, 0xff, 0x00, 0x7f};
     client.publish(subject("bin"), payload);
 
-    Msg msg = sub.next_msg(5s);
+    Msg msg = next_item(sub);
     EXPECT_EQ(msg.subject(), subject("bin"));
     ASSERT_EQ(msg.bytes().size(), payload.size());
     EXPECT_TRUE(std::equal(payload.begin(), payload.end(), msg.bytes().begin(),
@@ -47,7 +47,7 @@ TEST(Verbs, PublishWithReplyAndHeaders) {
     EXPECT_FALSE(headers.remove("X-Gone"));
     client.publish_with(subject("h"), subject("reply"), headers, "body");
 
-    Msg msg = sub.next_msg(5s);
+    Msg msg = next_item(sub);
     EXPECT_EQ(msg.data(), "body");
     ASSERT_TRUE(msg.reply().has_value());
     EXPECT_EQ(*msg.reply(), subject("reply"));
@@ -138,32 +138,34 @@ TEST(Verbs, RequestGetsTheResponderReply) {
     EXPECT_EQ(tagged.headers().get("X-Tag"), std::optional<std::string_view>("t1"));
 }
 
-TEST(Verbs, RequestAsyncFulfilsFutureAndToken) {
+TEST(Verbs, RequestAsyncFulfilsTheFuture) {
     natsio::Client client = connect();
     natsio::Subscription responder =
         client.subscribe(subject("svc"), [](MsgView msg) { msg.respond(msg.data()); });
     client.flush();
 
-    natsio::AsyncResult<Msg> result = client.request_async(subject("svc"), "async", 5s);
+    natsio::Future<Msg> result = client.request_async(subject("svc"), "async", 5s);
+    EXPECT_TRUE(result);
     EXPECT_TRUE(result.wait_for(5s));
     EXPECT_TRUE(result.ready());
-    EXPECT_TRUE(result.token().done());
-    EXPECT_EQ(result.token().status(), NATSIO_OK);
-    EXPECT_TRUE(result.token().check());
-    EXPECT_EQ(result.token().msg().data(), "async");
+    EXPECT_EQ(result.status(), NATSIO_OK);
+    EXPECT_EQ(result.get().data(), "async");
+    // A reply is a copy each time it is read.
     EXPECT_EQ(result.get().data(), "async");
 
-    // The future stays valid when the AsyncResult (and its Token) is gone.
+    // A std::future taken from it stays valid when the Future is gone.
     std::future<Msg> future;
     {
-        natsio::AsyncResult<Msg> scoped = client.request_async(subject("svc"), "detached", 5s);
-        future = scoped.take_future();
+        natsio::Future<Msg> scoped = client.request_async(subject("svc"), "detached", 5s);
+        future = scoped.to_std_future();
     }
+    ASSERT_EQ(future.wait_for(5s), std::future_status::ready);
     EXPECT_EQ(future.get().data(), "detached");
 
-    // Blocking wait on the token itself.
-    natsio::AsyncResult<Msg> waited = client.request_async(subject("svc"), "w", 5s);
-    EXPECT_TRUE(waited.token().wait_for(natsio::forever));
+    // Waiting with the named timeouts.
+    natsio::Future<Msg> waited = client.request_async(subject("svc"), "w");
+    EXPECT_TRUE(waited.wait_for(natsio::forever));
+    EXPECT_TRUE(waited.wait_for(natsio::no_wait));
     EXPECT_EQ(waited.get().data(), "w");
 }
 
@@ -198,7 +200,7 @@ TEST(Verbs, RequestManyIteratesReplies) {
     EXPECT_EQ(count, 3);
 }
 
-TEST(Verbs, MessagesRangeEndsWhenSubscriptionCloses) {
+TEST(Verbs, RangeForEndsWhenSubscriptionEnds) {
     natsio::Client client = connect();
     natsio::Subscription sub = client.subscribe(subject("r"));
     sub.unsubscribe_after(3);
@@ -208,28 +210,28 @@ TEST(Verbs, MessagesRangeEndsWhenSubscriptionCloses) {
     }
     client.flush();
     std::vector<std::string> got;
-    for (Msg& msg : sub.messages()) {
+    for (Msg& msg : sub) {
         got.emplace_back(msg.data());
     }
     EXPECT_EQ(got, (std::vector<std::string>{"0", "1", "2"}));
     EXPECT_TRUE(sub.is_closed());
+    // Ended: next() says so again, at once.
+    EXPECT_FALSE(sub.next(5s).has_value());
 }
 
-TEST(Verbs, TryNextMsgReturnsNothingOnTimeout) {
+TEST(Verbs, NextTimesOutThenDelivers) {
     natsio::Client client = connect();
     natsio::Subscription sub = client.subscribe(subject("quiet"));
-    EXPECT_FALSE(sub.try_next_msg(30ms).has_value());
+    expect_throws<natsio::TimeoutError>(NATSIO_ERR_TIMEOUT, [&] { sub.next(30ms); });
+    expect_throws<natsio::TimeoutError>(NATSIO_ERR_TIMEOUT, [&] { sub.next(natsio::no_wait); });
     client.publish(subject("quiet"), "now");
-    auto msg = sub.try_next_msg(5s);
+    std::optional<Msg> msg = sub.next(5s);
     ASSERT_TRUE(msg.has_value());
     EXPECT_EQ(msg->data(), "now");
-    // messages() with a timeout ends when nothing more arrives.
-    int count = 0;
-    for (Msg& m : sub.messages(30ms)) {
-        (void)m;
-        ++count;
-    }
-    EXPECT_EQ(count, 0);
+    // A negative timeout other than the named ones is the library's
+    // argument error.
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
+                                                [&] { sub.next(-7ms); });
 }
 
 TEST(Verbs, ClientQueriesAndFlush) {
@@ -246,16 +248,17 @@ TEST(Verbs, ClientQueriesAndFlush) {
     natsio::Subscription sub = client.subscribe(subject("s"));
     client.flush();
     client.publish(subject("s"), "12345");
-    natsio::AsyncResult<void> flushed = client.flush_async();
+    natsio::Future<void> flushed = client.flush_async();
     flushed.get();
-    (void)sub.next_msg(5s);
+    (void)next_item(sub);
     natsio::ClientStats stats = client.stats();
     EXPECT_EQ(stats.out_msgs, 1u);
     EXPECT_EQ(stats.out_bytes, 5u);
     EXPECT_EQ(stats.in_msgs, 1u);
-    natsio::SubStats sub_stats = sub.stats();
+    natsio::IterStats sub_stats = sub.stats();
     EXPECT_EQ(sub_stats.delivered, 1u);
     EXPECT_EQ(sub_stats.dropped, 0u);
+    EXPECT_EQ(sub_stats.pending_items, 0u);
 }
 
 TEST(Verbs, SubscriptionDrainHandlesBacklog) {
@@ -334,7 +337,7 @@ TEST(Verbs, OptionsApplyToTheConnection) {
     client.flush();
     client.publish(subject("echo"), "x");
     client.flush();
-    EXPECT_FALSE(sub.try_next_msg(100ms).has_value());
+    expect_quiet(sub, 100ms);
 
     natsio::Options servers;
     servers.set_servers({server_url()});
@@ -351,7 +354,7 @@ TEST(Verbs, RequestManyClosedFromAnotherThread) {
     const auto start = std::chrono::steady_clock::now();
     std::thread reader([&] { EXPECT_FALSE(replies.next().has_value()); });
     std::this_thread::sleep_for(100ms);
-    replies.close();
+    replies.stop();
     reader.join();
     EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
 }

@@ -37,15 +37,11 @@ Change change(const natsio::KvEntryView& entry) {
     return Change(std::string(entry.key()), std::string(entry.value()), entry.operation());
 }
 
-/// The next event of `w`, which must be an entry.
+/// The next entry of `w`, which must be a revision (not the marker).
 natsio::KvEntry next_entry(const natsio::KvWatcher& w) {
-    std::optional<natsio::KvWatchEvent> event = w.next(5s);
-    if (!event) {
-        ADD_FAILURE() << "no watch event within 5 s";
-        return natsio::KvEntry();
-    }
-    EXPECT_FALSE(event->initial_done()) << "the initial-done marker, expected an entry";
-    return std::move(event->entry);
+    natsio::KvEntry entry = next_item(w);
+    EXPECT_FALSE(entry.initial_done()) << "the initial-done marker, expected an entry";
+    return entry;
 }
 
 Change next_change(const natsio::KvWatcher& w) {
@@ -53,19 +49,14 @@ Change next_change(const natsio::KvWatcher& w) {
     return entry ? change(entry) : Change();
 }
 
-/// The next event of `w` must be the initial-done marker.
+/// The next entry of `w` must be the initial-values marker.
 void expect_initial_done(const natsio::KvWatcher& w) {
-    std::optional<natsio::KvWatchEvent> event = w.next(5s);
-    ASSERT_TRUE(event.has_value()) << "no watch event within 5 s";
-    EXPECT_TRUE(event->initial_done()) << "an entry for key " << event->entry.key();
-    EXPECT_FALSE(event->entry);
-}
-
-/// Nothing more comes within `quiet`.
-void expect_quiet(const natsio::KvWatcher& w, natsio::milliseconds quiet = 200ms) {
-    std::optional<natsio::KvWatchEvent> event = w.next(quiet);
-    EXPECT_FALSE(event.has_value()) << "unexpected event for key "
-                                    << (event ? std::string(event->entry.key()) : "");
+    natsio::KvEntry entry = next_item(w);
+    EXPECT_TRUE(entry.initial_done()) << "an entry for key " << entry.key();
+    EXPECT_EQ(entry.operation(), natsio::KvOperation::InitialDone);
+    EXPECT_EQ(entry.key(), "");
+    EXPECT_EQ(entry.value(), "");
+    EXPECT_EQ(entry.revision(), 0u);
 }
 
 constexpr natsio::KvOperation Put = natsio::KvOperation::Put;
@@ -84,9 +75,9 @@ static_assert(std::is_nothrow_move_assignable_v<natsio::KvWatcher>);
 static_assert(std::is_same_v<decltype(std::declval<const natsio::Messages&>().next(1ms)),
                              std::optional<natsio::Msg>>);
 static_assert(std::is_same_v<decltype(std::declval<const natsio::KvWatcher&>().next(1ms)),
-                             std::optional<natsio::KvWatchEvent>>);
-static_assert(noexcept(std::declval<const natsio::Messages&>().stop()));
-static_assert(noexcept(std::declval<const natsio::KvWatcher&>().stop()));
+                             std::optional<natsio::KvEntry>>);
+static_assert(std::is_same_v<decltype(std::declval<const natsio::KvWatcher&>().next_async()),
+                             natsio::Future<std::optional<natsio::KvEntry>>>);
 
 // ---------------------------------------------------------------------------
 // Consume
@@ -118,8 +109,12 @@ TEST(Consume, ThousandInOrderThroughASmallWindow) {
         std::string info = js.consumer_info("CPP_CNS", "d");
         return contains(info, R"("num_ack_pending":0)") && contains(info, R"("num_pending":0)");
     })) << js.consumer_info("CPP_CNS", "d");
-    EXPECT_FALSE(msgs.next(100ms).has_value());
+    expect_quiet(msgs, 100ms);
+    natsio::IterStats stats = msgs.stats();
+    EXPECT_EQ(stats.delivered, 1000u);
+    EXPECT_EQ(stats.pending_items, 0u);
     msgs.stop();
+    EXPECT_FALSE(msgs.next(100ms).has_value());
     js.delete_stream("CPP_CNS");
 }
 
@@ -138,7 +133,7 @@ TEST(Consume, TimeoutThenLaterPublish) {
     // Nothing more: a bounded wait times out, across the expiry of the
     // first pull request (1 s), and the consumption goes on.
     auto t0 = std::chrono::steady_clock::now();
-    EXPECT_FALSE(msgs.next(1300ms).has_value());
+    expect_quiet(msgs, 1300ms);
     EXPECT_GE(std::chrono::steady_clock::now() - t0, 1250ms);
     js.publish("cpp.cnt", "late");
     std::optional<natsio::Msg> late = msgs.next(5s);
@@ -146,8 +141,8 @@ TEST(Consume, TimeoutThenLaterPublish) {
     EXPECT_EQ(late->data(), "late");
     EXPECT_EQ(late->js_metadata().stream_seq, 2u);
     late->ack();
-    // A zero timeout only looks.
-    EXPECT_FALSE(msgs.next(0ms).has_value());
+    // no_wait only looks.
+    expect_throws<natsio::TimeoutError>(NATSIO_ERR_TIMEOUT, [&] { msgs.next(natsio::no_wait); });
     js.delete_stream("CPP_CNT");
 }
 
@@ -163,8 +158,8 @@ TEST(Consume, StopFromAnotherThreadUnblocksNext) {
         std::this_thread::sleep_for(200ms);
         msgs.stop();
     });
-    expect_throws<natsio::SubscriptionClosedError>(NATSIO_ERR_SUBSCRIPTION_CLOSED,
-                                                   [&] { msgs.next(natsio::forever); });
+    // stop() ends the iteration: the blocked next() returns std::nullopt.
+    EXPECT_FALSE(msgs.next(natsio::forever).has_value());
     stopper.join();
     auto waited = std::chrono::steady_clock::now() - t0;
     EXPECT_GE(waited, 150ms);
@@ -172,8 +167,8 @@ TEST(Consume, StopFromAnotherThreadUnblocksNext) {
     // Stopped for good, even with messages available; stop is idempotent.
     js.publish("cpp.cnstop", "after");
     msgs.stop();
-    expect_throws<natsio::SubscriptionClosedError>(NATSIO_ERR_SUBSCRIPTION_CLOSED,
-                                                   [&] { msgs.next(1s); });
+    EXPECT_FALSE(msgs.next(1s).has_value());
+    EXPECT_FALSE(msgs.next_async().get().has_value());
     js.delete_stream("CPP_CNSTOP");
 }
 
@@ -273,7 +268,8 @@ TEST(Consume, BadOptionsMovesAndEmptyHandles) {
     ASSERT_TRUE(one.has_value());
     EXPECT_EQ(one->data(), "one");
     expect_throws<Invalid>(NATSIO_ERR_NULL_ARGUMENT, [&] { first.next(10ms); });
-    first.stop();  // no handle: nothing to do
+    expect_throws<Invalid>(NATSIO_ERR_NULL_ARGUMENT, [&] { first.stop(); });
+    expect_throws<Invalid>(NATSIO_ERR_NULL_ARGUMENT, [&] { first.next_async(); });
     // Move-assigning over a running consumption stops and frees it.
     natsio::Messages other = js.consume("CPP_CNBAD", "d");
     other = std::move(moved);
@@ -332,13 +328,18 @@ TEST(KvWatch, InitialValuesThenMarkerThenLiveChanges) {
     kv.purge("b.1");
     EXPECT_EQ(next_change(w), Change("b.1", "", Purge));
     expect_quiet(w);
-    w.stop();
-    expect_throws<natsio::SubscriptionClosedError>(NATSIO_ERR_SUBSCRIPTION_CLOSED,
-                                                   [&] { w.next(1s); });
-
-    // Destroying a watcher deletes its server consumer.
+    // Stopping a watcher ends it and deletes its server consumer.
     EXPECT_EQ(js.consumer_names("KV_CPP_W").size(), 1u);
-    w = natsio::KvWatcher();
+    w.stop();
+    EXPECT_FALSE(w.next(1s).has_value());
+    EXPECT_TRUE(wait_until([&] { return js.consumer_names("KV_CPP_W").empty(); }));
+    // So does destroying one.
+    natsio::KvWatchOptions updates;
+    updates.updates_only = true;
+    natsio::KvWatcher other = kv.watch(updates);
+    expect_initial_done(other);
+    EXPECT_EQ(js.consumer_names("KV_CPP_W").size(), 1u);
+    other = natsio::KvWatcher();
     EXPECT_TRUE(wait_until([&] { return js.consumer_names("KV_CPP_W").empty(); }));
     js.delete_key_value("CPP_W");
 }
@@ -438,25 +439,21 @@ TEST(KvWatch, Patterns) {
     auto initial = [](const natsio::KvWatcher& w) {
         std::vector<std::string> keys;
         for (;;) {
-            std::optional<natsio::KvWatchEvent> event = w.next(5s);
-            if (!event) {
-                ADD_FAILURE() << "no initial-done marker";
+            natsio::KvEntry entry = next_item(w);
+            if (entry.initial_done()) {
                 break;
             }
-            if (event->initial_done()) {
-                break;
-            }
-            keys.emplace_back(event->entry.key());
+            keys.emplace_back(entry.key());
         }
         return keys;
     };
     using Keys = std::vector<std::string>;
-    // Comma-separated, `*` one token, `>` the rest.
-    natsio::KvWatcher s = kv.watch("a.*,b.>");
+    // A list: `*` one token, `>` the rest.
+    natsio::KvWatcher s = kv.watch(std::vector<std::string>{"a.*", "b.>"});
     EXPECT_EQ(initial(s), (Keys{"a.1", "b.1.x"}));
-    // The same as a list.
-    natsio::KvWatcher v = kv.watch(std::vector<std::string>{"a.*", "b.>"});
-    EXPECT_EQ(initial(v), (Keys{"a.1", "b.1.x"}));
+    // One pattern.
+    natsio::KvWatcher v = kv.watch("a.*");
+    EXPECT_EQ(initial(v), (Keys{"a.1"}));
     natsio::KvWatcher l = kv.watch({"c", "a.*.deep"});
     EXPECT_EQ(initial(l), (Keys{"a.2.deep", "c"}));
     // ">" and an empty list: every key.
@@ -481,11 +478,12 @@ TEST(KvWatch, InvalidPatternThrowsInvalidKey) {
     natsio::JetStream js(client);
     natsio::KeyValue kv = js.create_key_value(R"({"bucket":"CPP_WBAD","storage":"memory"})");
     using Bad = natsio::InvalidKeyError;
-    for (const char* bad : {"", "a..b", "a.>.b", "a*", "*x", "a b", "a,", ",a", "a,,b"}) {
+    // A comma is no separator: it is not allowed in a key.
+    for (const char* bad : {"", "a..b", "a.>.b", "a*", "*x", "a b", "a,", ",a", "a.*,b.>"}) {
         SCOPED_TRACE(bad);
         expect_throws<Bad>(NATSIO_ERR_INVALID_KEY, [&] { kv.watch(bad); });
     }
-    // In a list a comma is not a separator; an empty pattern is bad too.
+    // Nor in a list; an empty pattern is bad too.
     expect_throws<Bad>(NATSIO_ERR_INVALID_KEY,
                        [&] { kv.watch(std::vector<std::string>{"a", "b,c"}); });
     expect_throws<Bad>(NATSIO_ERR_INVALID_KEY, [&] { kv.watch({"a", ""}); });
@@ -503,7 +501,7 @@ TEST(KvWatch, InvalidPatternThrowsInvalidKey) {
     EXPECT_FALSE(empty);
     expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
                                                 [&] { empty.next(10ms); });
-    empty.stop();
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.stop(); });
     js.delete_key_value("CPP_WBAD");
 }
 
@@ -543,16 +541,14 @@ TEST(KvWatch, StopFromAnotherThreadUnblocksNext) {
         std::this_thread::sleep_for(200ms);
         w.stop();
     });
-    expect_throws<natsio::SubscriptionClosedError>(NATSIO_ERR_SUBSCRIPTION_CLOSED,
-                                                   [&] { w.next(natsio::forever); });
+    EXPECT_FALSE(w.next(natsio::forever).has_value());
     stopper.get();
     auto waited = std::chrono::steady_clock::now() - t0;
     EXPECT_GE(waited, 150ms);
     EXPECT_LT(waited, 3s);
     kv.put("after", "x");
     w.stop();
-    expect_throws<natsio::SubscriptionClosedError>(NATSIO_ERR_SUBSCRIPTION_CLOSED,
-                                                   [&] { w.next(1s); });
+    EXPECT_FALSE(w.next(1s).has_value());
     js.delete_key_value("CPP_WSTOP");
 }
 
@@ -569,7 +565,7 @@ TEST(ConsumeAndWatch, UseAfterClientClose) {
     natsio::Messages msgs = js.consume("CPP_WCLOSE", "d", consume_options(10, 1s, 500ms));
     natsio::KvWatcher w = kv.watch();
     expect_initial_done(w);
-    EXPECT_FALSE(msgs.next(50ms).has_value());
+    expect_quiet(msgs, 50ms);
     client.close();
 
     const natsio::Status closed = NATSIO_ERR_CONNECTION_CLOSED;

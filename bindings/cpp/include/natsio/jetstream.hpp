@@ -1,25 +1,31 @@
 // natsio/jetstream.hpp: JetStream and Key-Value for the header-only C++
 // binding of libnatsio (include it next to natsio/natsio.hpp).
 //
-// The same idiom as natsio.hpp over the natsio_js_* / natsio_kv_* part of
+// The same model as natsio.hpp over the natsio_js_* / natsio_kv_* part of
 // include/natsio.h:
+//   - every operation has a blocking form and a `_async` form returning a
+//     natsio::Future<T> (PubAck, std::string JSON, std::uint64_t revision
+//     or count, std::vector<std::string> names, StoredMsg, MsgList, Msg,
+//     KeyValue, KvEntry, KvEntryList, Messages, KvWatcher, or void);
+//   - continuous consumption (JetStream::consume -> Messages, a Feed of
+//     Msg) and KV watches (KeyValue::watch -> KvWatcher, a Feed of KvEntry)
+//     are natsio::Feed like subscriptions: next(timeout), next_async(),
+//     set_callback(on_item, on_end), stop(), stats(), range-for. Both pull
+//     into their buffer on the library's threads from the moment they are
+//     returned, whether or not anyone reads: nothing is skipped while the
+//     reader is away (a full buffer pauses pulling, counted in
+//     stats().stalls);
+//   - create/update/create-or-update is one call with a CreateAction
+//     (create_stream, create_consumer, create_key_value);
 //   - move-only RAII owners (JetStream, KeyValue, StoredMsg, KvEntry,
-//     MsgList, KvEntryList) whose destructors call the handle's _free; a
-//     moved-from or default-built owner holds no handle and its calls throw
-//     InvalidArgumentError;
+//     MsgList, KvEntryList, Messages, KvWatcher) whose destructors call the
+//     handle's _free; a moved-from or default-built owner holds no handle
+//     and its calls throw InvalidArgumentError;
 //   - lists (MsgList from fetch, KvEntryList from KeyValue::history) own
-//     their items and yield borrowed views (MsgView, KvEntryView) that must
-//     not outlive them;
+//     their items and yield borrowed views (MsgView, KvEntryView);
 //   - pull consumers: fetch/next, then acknowledge through the message
-//     (MsgView::ack, ack_sync, nak, term, in_progress, js_metadata, defined
-//     in natsio.hpp);
-//   - continuous consumption (JetStream::consume -> Messages) and KV watches
-//     (KeyValue::watch -> KvWatcher): move-only owners whose next(timeout)
-//     returns std::nullopt on timeout and whose stop() may come from any
-//     thread (a blocked next() then throws SubscriptionClosedError); their
-//     destructors stop, then free;
-//   - PubAck as a plain value; publish_async returns an AsyncResult<PubAck>
-//     (a std::future fed by the publish's completion token);
+//     (MsgView::ack, ack_sync, ack_sync_async, nak, term, in_progress,
+//     js_metadata, defined in natsio.hpp);
 //   - configurations in, infos out as JSON text with the server's field
 //     names (durations as integer nanoseconds or strings like "90s");
 //   - exceptions from natsio/errors.hpp: JetStreamError and its subclasses
@@ -30,8 +36,8 @@
 // Lifetimes: a JetStream, KeyValue, Messages or KvWatcher does not keep its
 // Client open (nor a Messages its JetStream, or a KvWatcher its KeyValue).
 // Once the client is closed or destroyed every call throws
-// ConnectionClosedError; destroying them in any order is fine. Every type
-// is thread-safe (Messages and KvWatcher: see their notes on destruction).
+// ConnectionClosedError (a running Messages or KvWatcher ends with it);
+// destroying them in any order is fine. Every type is thread-safe.
 #ifndef NATSIO_CPP_JETSTREAM_HPP
 #define NATSIO_CPP_JETSTREAM_HPP
 
@@ -143,169 +149,30 @@ inline PubAck take_pub_ack(natsio_pub_ack* ack) {
     return out;
 }
 
-/// The token completion of natsio.hpp for a JetStream asynchronous publish:
-/// fulfils the promise with the PubAck (natsio_token_pub_ack) or the error.
-/// With it, Token::make_future<PubAck> and AsyncResult<PubAck> work like
-/// those of requests.
 template <>
-inline void fulfil_promise<PubAck>(void* user_data, natsio_token* token) noexcept {
-    auto& slot = static_cast<CallbackBox<PromiseSlot<PubAck>>*>(user_data)->value;
-    std::shared_ptr<TokenHandle> keep = std::move(slot.keep_alive);
-    try {
+struct TokenReader<PubAck> {
+    static Status read(const natsio_token* token, const SinkPtr&, std::optional<PubAck>& out) {
         natsio_pub_ack* ack = nullptr;
         Status status = natsio_token_pub_ack(token, &ack);
-        if (status != NATSIO_OK) {
-            slot.promise.set_exception(make_error(status, natsio_last_error()));
-        } else {
-            slot.promise.set_value(take_pub_ack(ack));
+        if (status == NATSIO_OK) {
+            out.emplace(take_pub_ack(ack));
         }
-    } catch (...) {
-        try {
-            slot.promise.set_exception(std::current_exception());
-        } catch (...) {
-        }
+        return status;
     }
+};
+
+/// Starts `fn(args..., &token)` and wraps the token in a Future<T>.
+template <class T, class Fn, class... Args>
+Future<T> start_async(const SinkPtr& sink, Fn fn, Args... args) {
+    natsio_token* token = nullptr;
+    check(fn(args..., &token));
+    return Future<T>(token, sink);
 }
 
 inline std::chrono::system_clock::time_point time_from_ns(std::int64_t ns) noexcept {
     return std::chrono::system_clock::time_point(
         std::chrono::duration_cast<std::chrono::system_clock::duration>(
             std::chrono::nanoseconds(ns)));
-}
-
-/// Appends the UTF-8 encoding of `cp`.
-inline void append_utf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-}
-
-[[noreturn]] inline void throw_bad_json(std::string_view json) {
-    throw InternalError(NATSIO_ERR_INTERNAL,
-                        "unexpected JSON from the library: " + std::string(json));
-}
-
-/// Parses a JSON array of strings (what natsio_js_stream_names returns).
-/// InternalError for anything else.
-inline std::vector<std::string> parse_string_array(std::string_view json) {
-    auto fail = [json]() { throw_bad_json(json); };
-    std::size_t i = 0;
-    auto skip_ws = [&] {
-        while (i < json.size() &&
-               (json[i] == ' ' || json[i] == '\t' || json[i] == '\n' || json[i] == '\r')) {
-            ++i;
-        }
-    };
-    auto hex4 = [&]() -> std::uint32_t {
-        if (json.size() - i < 4) {
-            fail();
-        }
-        std::uint32_t value = 0;
-        for (int k = 0; k < 4; ++k) {
-            char c = json[i++];
-            value <<= 4;
-            if (c >= '0' && c <= '9') {
-                value |= static_cast<std::uint32_t>(c - '0');
-            } else if (c >= 'a' && c <= 'f') {
-                value |= static_cast<std::uint32_t>(c - 'a' + 10);
-            } else if (c >= 'A' && c <= 'F') {
-                value |= static_cast<std::uint32_t>(c - 'A' + 10);
-            } else {
-                fail();
-            }
-        }
-        return value;
-    };
-    std::vector<std::string> out;
-    skip_ws();
-    if (i >= json.size() || json[i] != '[') {
-        fail();
-    }
-    ++i;
-    skip_ws();
-    if (i < json.size() && json[i] == ']') {
-        ++i;
-    } else {
-        for (;;) {
-            skip_ws();
-            if (i >= json.size() || json[i] != '"') {
-                fail();
-            }
-            ++i;
-            std::string item;
-            for (;;) {
-                if (i >= json.size()) {
-                    fail();
-                }
-                char c = json[i++];
-                if (c == '"') {
-                    break;
-                }
-                if (c != '\\') {
-                    item += c;
-                    continue;
-                }
-                if (i >= json.size()) {
-                    fail();
-                }
-                char esc = json[i++];
-                switch (esc) {
-                case '"': item += '"'; break;
-                case '\\': item += '\\'; break;
-                case '/': item += '/'; break;
-                case 'b': item += '\b'; break;
-                case 'f': item += '\f'; break;
-                case 'n': item += '\n'; break;
-                case 'r': item += '\r'; break;
-                case 't': item += '\t'; break;
-                case 'u': {
-                    std::uint32_t cp = hex4();
-                    if (cp >= 0xD800 && cp < 0xDC00 && json.size() - i >= 6 && json[i] == '\\' &&
-                        json[i + 1] == 'u') {
-                        i += 2;
-                        std::uint32_t low = hex4();
-                        if (low < 0xDC00 || low > 0xDFFF) {
-                            fail();
-                        }
-                        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-                    }
-                    append_utf8(item, cp);
-                    break;
-                }
-                default:
-                    fail();
-                }
-            }
-            out.push_back(std::move(item));
-            skip_ws();
-            if (i < json.size() && json[i] == ',') {
-                ++i;
-                continue;
-            }
-            if (i < json.size() && json[i] == ']') {
-                ++i;
-                break;
-            }
-            fail();
-        }
-    }
-    skip_ws();
-    if (i != json.size()) {
-        fail();
-    }
-    return out;
 }
 
 /// The C publish options for `options`; the CStrings must outlive the call.
@@ -318,6 +185,7 @@ struct CPublishOptions {
           expected_last_msg_id(options.expected_last_msg_id, "expected_last_msg_id"),
           last_seq(options.expected_last_seq.value_or(0)),
           last_subject_seq(options.expected_last_subject_seq.value_or(0)) {
+        check(natsio_js_publish_options_init(&c));
         c.headers = options.headers.c_headers();
         c.msg_id = msg_id.get();
         c.expected_stream = expected_stream.get();
@@ -393,6 +261,19 @@ private:
 
 }  // namespace detail
 
+/// How a create call treats an existing resource (natsio_create_action):
+/// the `action` of JetStream::create_stream, create_consumer and
+/// create_key_value.
+enum class CreateAction : std::int32_t {
+    /// Create it; an existing one with the same configuration is fine,
+    /// another configuration fails.
+    Create = NATSIO_CREATE,
+    /// Change an existing one; fails if there is none.
+    Update = NATSIO_UPDATE,
+    /// Create it, or change it if it exists.
+    CreateOrUpdate = NATSIO_CREATE_OR_UPDATE,
+};
+
 // ---------------------------------------------------------------------------
 // Stored messages
 // ---------------------------------------------------------------------------
@@ -427,9 +308,8 @@ public:
     }
     /// The payload as text (it may contain NUL bytes).
     std::string_view data() const noexcept {
-        const std::uint8_t* bytes = natsio_stored_msg_data(msg_);
-        return bytes != nullptr ? std::string_view(reinterpret_cast<const char*>(bytes),
-                                                   natsio_stored_msg_data_len(msg_))
+        const char* bytes = natsio_stored_msg_data(msg_);
+        return bytes != nullptr ? std::string_view(bytes, natsio_stored_msg_data_len(msg_))
                                 : std::string_view();
     }
     ByteView bytes() const noexcept { return ByteView(data()); }
@@ -536,94 +416,60 @@ struct ConsumeOptions {
     milliseconds idle_heartbeat{0};
 };
 
-/// A continuous pull from one consumer (JetStream::consume), owned
-/// (natsio_js_messages_free on destruction, after stop()). The library
-/// keeps up to ConsumeOptions::max_messages requested and re-requests as
-/// they are taken; read them with next() or range-for, and acknowledge
-/// each one (Msg::ack, nak, term, ...) unless the ack policy is "none".
-///
-/// Threads: next() is for one thread at a time (concurrent calls are
-/// serialised). stop() may be called from any thread, also while another
-/// thread is blocked in next(): that next() then throws
-/// SubscriptionClosedError at once. Destroying (or move-assigning over) a
-/// Messages while another thread is inside its next() is the caller's
-/// error: stop() it, let that thread leave next(), then destroy it.
-class Messages {
-public:
-    using iterator = detail::MsgIterator<Messages>;
+namespace detail {
 
-    Messages() noexcept = default;
-    /// Takes ownership of a consumption from the C API.
-    explicit Messages(natsio_js_messages* messages) noexcept : messages_(messages) {}
-    Messages(Messages&& other) noexcept : messages_(std::exchange(other.messages_, nullptr)) {}
-    Messages& operator=(Messages&& other) noexcept {
-        if (this != &other) {
-            reset();
-            messages_ = std::exchange(other.messages_, nullptr);
-        }
-        return *this;
+template <>
+struct TokenReader<StoredMsg> {
+    static Status read(const natsio_token* token, const SinkPtr&,
+                       std::optional<StoredMsg>& out) {
+        return read_owned<StoredMsg, natsio_stored_msg>(natsio_token_stored_msg, token, out);
     }
-    Messages(const Messages&) = delete;
-    Messages& operator=(const Messages&) = delete;
-    ~Messages() { reset(); }
-
-    /// The next message, waiting up to `timeout` (negative: forever);
-    /// std::nullopt when none came in time (consumption goes on).
-    /// SubscriptionClosedError once stopped; ConsumerDeletedError or
-    /// ConsumerNotFoundError when the consumer went away (consumption
-    /// ended); ConnectionClosedError; IllegalStateError (called from a
-    /// handler running on a library thread).
-    std::optional<Msg> next(milliseconds timeout = forever) const {
-        natsio_msg* msg = nullptr;
-        Status status = natsio_js_messages_next(messages_, detail::to_ms(timeout), &msg);
-        if (status == NATSIO_ERR_TIMEOUT) {
-            return std::nullopt;
-        }
-        detail::check(status);
-        return Msg(msg);
-    }
-
-    /// Stops consuming (idempotent, noexcept, any thread): a next() blocked
-    /// on another thread throws SubscriptionClosedError, and so do later
-    /// calls. Messages buffered but not taken are not acknowledged (the
-    /// server redelivers them after the consumer's ack wait).
-    void stop() const noexcept { natsio_js_messages_stop(messages_); }
-
-    /// `for (natsio::Msg& msg : messages) ...` until stop() (from another
-    /// thread, or from the loop body); the other errors of next() are
-    /// thrown from the loop.
-    iterator begin() { return iterator(this); }
-    iterator end() noexcept { return iterator(); }
-
-    explicit operator bool() const noexcept { return messages_ != nullptr; }
-    const natsio_js_messages* c_messages() const noexcept { return messages_; }
-    /// Gives up ownership of the handle (still running).
-    natsio_js_messages* release() noexcept { return std::exchange(messages_, nullptr); }
-
-private:
-    friend iterator;
-    std::optional<Msg> next_item() {
-        for (;;) {
-            natsio_msg* msg = nullptr;
-            Status status = natsio_js_messages_next(messages_, detail::to_ms(forever), &msg);
-            if (status == NATSIO_ERR_SUBSCRIPTION_CLOSED) {
-                return std::nullopt;
-            }
-            if (status != NATSIO_ERR_TIMEOUT) {
-                detail::check(status);
-                return Msg(msg);
-            }
-        }
-    }
-
-    void reset() noexcept {
-        natsio_js_messages_stop(messages_);
-        natsio_js_messages_free(messages_);
-        messages_ = nullptr;
-    }
-
-    natsio_js_messages* messages_ = nullptr;
 };
+
+template <>
+struct TokenReader<MsgList> {
+    static Status read(const natsio_token* token, const SinkPtr&, std::optional<MsgList>& out) {
+        return read_owned<MsgList, natsio_msg_list>(natsio_token_msg_list, token, out);
+    }
+};
+
+struct JsMessagesFeed : MsgFeedBase {
+    using Handle = natsio_js_messages;
+    static constexpr auto next = &natsio_js_messages_next;
+    static constexpr auto next_async = &natsio_js_messages_next_async;
+    static constexpr auto set_callback = &natsio_js_messages_set_callback;
+    static constexpr auto stop = &natsio_js_messages_stop;
+    static constexpr auto get_stats = &natsio_js_messages_get_stats;
+    static constexpr auto free = &natsio_js_messages_free;
+};
+
+}  // namespace detail
+
+/// A continuous pull from one consumer (JetStream::consume): a Feed of Msg.
+/// The library keeps up to ConsumeOptions::max_messages requested and
+/// buffered on its own threads, re-pulls at half, and pulls again at once
+/// after a reconnect; read with next(), next_async(), range-for or
+/// set_callback, and acknowledge each message (Msg::ack, nak, term, ...)
+/// unless the ack policy is "none". The iteration ends after stop() (buffered
+/// messages are not acknowledged: the server redelivers them after the ack
+/// wait) and fails with ConsumerDeletedError / ConsumerNotFoundError when
+/// the consumer goes away, ConnectionClosedError when the client closes.
+using Messages = Feed<detail::JsMessagesFeed>;
+
+namespace detail {
+template <>
+struct TokenReader<Messages> {
+    static Status read(const natsio_token* token, const SinkPtr& sink,
+                       std::optional<Messages>& out) {
+        natsio_js_messages* messages = nullptr;
+        Status status = natsio_token_js_messages(token, &messages);
+        if (status == NATSIO_OK) {
+            out.emplace(messages, sink);
+        }
+        return status;
+    }
+};
+}  // namespace detail
 
 // ---------------------------------------------------------------------------
 // Key-Value
@@ -636,10 +482,16 @@ enum class KvOperation : std::int32_t {
     Del = NATSIO_KV_DEL,
     /// A purge marker (KeyValue::purge, or written by the server on expiry).
     Purge = NATSIO_KV_PURGE,
+    /// Not a revision: the marker a KvWatcher delivers once every value that
+    /// existed when the watch started has been delivered (empty key and
+    /// value, revision 0); changes follow.
+    InitialDone = NATSIO_KV_INITIAL_DONE,
 };
 
-/// A borrowed revision of a key: a view of a KvEntry, or an item of a
-/// KvEntryList (valid while the list lives). Everything it returns is
+/// A borrowed revision of a key: a view of a KvEntry, an item of a
+/// KvEntryList (valid while the list lives), or what a KvWatcher callback
+/// receives (valid for the call). A watcher's initial-values marker is an
+/// entry too: initial_done() is true for it. Everything it returns is
 /// borrowed from the entry. A default-built view reads as empty.
 class KvEntryView {
 public:
@@ -669,6 +521,9 @@ public:
     /// How many newer revisions of the key exist (0 for KeyValue::get; for
     /// KeyValue::history, the revisions after this one).
     std::uint64_t delta() const noexcept { return natsio_kv_entry_delta(entry_); }
+    /// True for a watcher's initial-values marker
+    /// (operation() == KvOperation::InitialDone).
+    bool initial_done() const noexcept { return operation() == KvOperation::InitialDone; }
 
     explicit operator bool() const noexcept { return entry_ != nullptr; }
     const natsio_kv_entry* c_entry() const noexcept { return entry_; }
@@ -773,104 +628,95 @@ struct KvWatchOptions {
     /// Entries without their values (key, revision and operation only).
     bool meta_only = false;
     /// No initial values: only changes made after the watch starts (the
-    /// initial-done event comes first, right away).
+    /// initial-done marker comes first, right away).
     bool updates_only = false;
 };
 
-/// One event of a KvWatcher: a revision of a watched key, or (once) the
-/// marker that every initial value has been delivered.
-struct KvWatchEvent {
-    /// The revision (put, delete or purge: see operation(); its delta()
-    /// counts the newer revisions while initial values are delivered).
-    /// Holds no entry (false) for the initial-done marker.
-    KvEntry entry;
+namespace detail {
 
-    /// True for the marker: the initial values are all delivered, changes
-    /// follow.
-    bool initial_done() const noexcept { return !entry; }
+template <>
+struct TokenReader<KvEntry> {
+    static Status read(const natsio_token* token, const SinkPtr&, std::optional<KvEntry>& out) {
+        return read_owned<KvEntry, natsio_kv_entry>(natsio_token_kv_entry, token, out);
+    }
 };
 
-/// A running watch of a bucket (KeyValue::watch), owned
-/// (natsio_kv_watcher_free on destruction, after stop(); the watch's
-/// server consumer is deleted). It delivers the current value of each
-/// watched key (or its history, or nothing with updates_only), then one
-/// initial-done event, then every change as it happens; it recovers by
-/// itself from gaps and from the loss of its consumer.
-///
-/// Threads: next() is for one thread at a time (concurrent calls are
-/// serialised). stop() may be called from any thread, also while another
-/// thread is blocked in next(): that next() then throws
-/// SubscriptionClosedError at once. Destroying (or move-assigning over) a
-/// KvWatcher while another thread is inside its next() is the caller's
-/// error: stop() it, let that thread leave next(), then destroy it.
-class KvWatcher {
-public:
-    KvWatcher() noexcept = default;
-    /// Takes ownership of a watch from the C API.
-    explicit KvWatcher(natsio_kv_watcher* watcher) noexcept : watcher_(watcher) {}
-    KvWatcher(KvWatcher&& other) noexcept : watcher_(std::exchange(other.watcher_, nullptr)) {}
-    KvWatcher& operator=(KvWatcher&& other) noexcept {
-        if (this != &other) {
-            reset();
-            watcher_ = std::exchange(other.watcher_, nullptr);
-        }
-        return *this;
+template <>
+struct TokenReader<KvEntryList> {
+    static Status read(const natsio_token* token, const SinkPtr&,
+                       std::optional<KvEntryList>& out) {
+        return read_owned<KvEntryList, natsio_kv_entry_list>(natsio_token_kv_entry_list, token,
+                                                             out);
     }
-    KvWatcher(const KvWatcher&) = delete;
-    KvWatcher& operator=(const KvWatcher&) = delete;
-    ~KvWatcher() { reset(); }
-
-    /// The next event, waiting up to `timeout` (negative: forever):
-    /// an entry, or the initial-done marker (event.initial_done());
-    /// std::nullopt when nothing changed in time (the watch goes on).
-    /// SubscriptionClosedError once stopped; ConnectionClosedError;
-    /// IllegalStateError (called from a handler running on a library
-    /// thread).
-    std::optional<KvWatchEvent> next(milliseconds timeout = forever) const {
-        natsio_kv_entry* entry = nullptr;
-        Status status = natsio_kv_watcher_next(watcher_, detail::to_ms(timeout), &entry);
-        if (status == NATSIO_ERR_TIMEOUT) {
-            return std::nullopt;
-        }
-        if (status == NATSIO_DONE) {
-            return KvWatchEvent{};
-        }
-        detail::check(status);
-        return KvWatchEvent{KvEntry(entry)};
-    }
-
-    /// Stops the watch (idempotent, noexcept, any thread): a next() blocked
-    /// on another thread throws SubscriptionClosedError, and so do later
-    /// calls.
-    void stop() const noexcept { natsio_kv_watcher_stop(watcher_); }
-
-    explicit operator bool() const noexcept { return watcher_ != nullptr; }
-    const natsio_kv_watcher* c_watcher() const noexcept { return watcher_; }
-    /// Gives up ownership of the handle (still running).
-    natsio_kv_watcher* release() noexcept { return std::exchange(watcher_, nullptr); }
-
-private:
-    void reset() noexcept {
-        natsio_kv_watcher_stop(watcher_);
-        natsio_kv_watcher_free(watcher_);
-        watcher_ = nullptr;
-    }
-
-    natsio_kv_watcher* watcher_ = nullptr;
 };
+
+struct KvWatcherFeed {
+    using Handle = natsio_kv_watcher;
+    using CItem = natsio_kv_entry;
+    using Item = KvEntry;
+    using View = KvEntryView;
+    static constexpr auto next = &natsio_kv_watcher_next;
+    static constexpr auto next_async = &natsio_kv_watcher_next_async;
+    static constexpr auto set_callback = &natsio_kv_watcher_set_callback;
+    static constexpr auto stop = &natsio_kv_watcher_stop;
+    static constexpr auto get_stats = &natsio_kv_watcher_get_stats;
+    static constexpr auto free = &natsio_kv_watcher_free;
+    // What a throwing callback is reported with: no subscription id; the key.
+    static std::uint64_t sid(const natsio_kv_entry*) noexcept { return 0; }
+    static const char* subject(const natsio_kv_entry* entry) noexcept {
+        return natsio_kv_entry_key(entry);
+    }
+};
+
+}  // namespace detail
+
+/// A running watch of a bucket (KeyValue::watch): a Feed of KvEntry. It
+/// delivers the current value of each watched key (or its history, or
+/// nothing with updates_only), then one marker entry whose initial_done()
+/// is true (operation KvOperation::InitialDone: empty key and value,
+/// revision 0), then every change as it happens. From the moment watch()
+/// returns, changes are pulled into its buffer on the library's threads
+/// whether or not anyone reads; gaps, a lost consumer and reconnects are
+/// healed by the library. The iteration ends after stop() (the server
+/// consumer is deleted) and fails with BucketNotFoundError when the bucket
+/// is deleted, ConnectionClosedError when the client closes.
+using KvWatcher = Feed<detail::KvWatcherFeed>;
+
+/// Receives each entry of a KvWatcher in push mode (the marker included).
+using KvEntryHandler = KvWatcher::ItemHandler;
+
+namespace detail {
+template <>
+struct TokenReader<KvWatcher> {
+    static Status read(const natsio_token* token, const SinkPtr& sink,
+                       std::optional<KvWatcher>& out) {
+        natsio_kv_watcher* watcher = nullptr;
+        Status status = natsio_token_kv_watcher(token, &watcher);
+        if (status == NATSIO_OK) {
+            out.emplace(watcher, sink);
+        }
+        return status;
+    }
+};
+}  // namespace detail
 
 /// A bound Key-Value bucket (natsio_kv_free on destruction; the bucket
-/// itself stays). Every call blocks up to the context's timeout.
+/// itself stays). Every call has a blocking form, which waits up to the
+/// context's timeout, and an `_async` form returning a Future.
 class KeyValue {
 public:
     KeyValue() noexcept = default;
-    /// Takes ownership of a bucket handle from the C API.
-    explicit KeyValue(natsio_kv* kv) noexcept : kv_(kv) {}
-    KeyValue(KeyValue&& other) noexcept : kv_(std::exchange(other.kv_, nullptr)) {}
+    /// Takes ownership of a bucket handle from the C API; `sink` receives
+    /// what watcher callbacks throw.
+    explicit KeyValue(natsio_kv* kv, detail::SinkPtr sink = nullptr) noexcept
+        : kv_(kv), sink_(std::move(sink)) {}
+    KeyValue(KeyValue&& other) noexcept
+        : kv_(std::exchange(other.kv_, nullptr)), sink_(std::move(other.sink_)) {}
     KeyValue& operator=(KeyValue&& other) noexcept {
         if (this != &other) {
             natsio_kv_free(kv_);
             kv_ = std::exchange(other.kv_, nullptr);
+            sink_ = std::move(other.sink_);
         }
         return *this;
     }
@@ -889,6 +735,11 @@ public:
         detail::check(natsio_kv_put(kv_, c_key.get(), value.data(), value.size(), &revision));
         return revision;
     }
+    Future<std::uint64_t> put_async(std::string_view key, ByteView value) const {
+        detail::CString c_key(key, "key");
+        return detail::start_async<std::uint64_t>(sink_, natsio_kv_put_async, kv_, c_key.get(),
+                                                  value.data(), value.size());
+    }
 
     /// Stores `value` only if `key` has no live value (a deleted or purged
     /// key can be created again); KeyExistsError otherwise.
@@ -897,6 +748,11 @@ public:
         std::uint64_t revision = 0;
         detail::check(natsio_kv_create(kv_, c_key.get(), value.data(), value.size(), &revision));
         return revision;
+    }
+    Future<std::uint64_t> create_async(std::string_view key, ByteView value) const {
+        detail::CString c_key(key, "key");
+        return detail::start_async<std::uint64_t>(sink_, natsio_kv_create_async, kv_,
+                                                  c_key.get(), value.data(), value.size());
     }
 
     /// Compare and set: stores `value` only if `key`'s latest revision is
@@ -908,6 +764,12 @@ public:
             natsio_kv_update(kv_, c_key.get(), value.data(), value.size(), last, &revision));
         return revision;
     }
+    Future<std::uint64_t> update_async(std::string_view key, ByteView value,
+                                       std::uint64_t last) const {
+        detail::CString c_key(key, "key");
+        return detail::start_async<std::uint64_t>(sink_, natsio_kv_update_async, kv_,
+                                                  c_key.get(), value.data(), value.size(), last);
+    }
 
     /// The latest value of `key`. KeyNotFoundError, or KeyDeletedError (a
     /// KeyNotFoundError) when its latest revision is a delete/purge marker.
@@ -916,6 +778,10 @@ public:
         natsio_kv_entry* entry = nullptr;
         detail::check(natsio_kv_get(kv_, c_key.get(), &entry));
         return KvEntry(entry);
+    }
+    Future<KvEntry> get_async(std::string_view key) const {
+        detail::CString c_key(key, "key");
+        return detail::start_async<KvEntry>(sink_, natsio_kv_get_async, kv_, c_key.get());
     }
 
     /// Like get, but std::nullopt when the key has no live value.
@@ -938,31 +804,54 @@ public:
         detail::check(natsio_kv_get_revision(kv_, c_key.get(), revision, &entry));
         return KvEntry(entry);
     }
-
-    /// Deletes `key` by writing a delete marker (history is kept); with
-    /// `last`, only if the key's latest revision is `*last`
-    /// (WrongLastSequenceError otherwise).
-    void del(std::string_view key, std::optional<std::uint64_t> last = std::nullopt) const {
+    Future<KvEntry> get_revision_async(std::string_view key, std::uint64_t revision) const {
         detail::CString c_key(key, "key");
-        detail::check(natsio_kv_delete(kv_, c_key.get(), last ? &*last : nullptr));
+        return detail::start_async<KvEntry>(sink_, natsio_kv_get_revision_async, kv_,
+                                            c_key.get(), revision);
     }
 
-    /// Purges `key`: a purge marker replaces all its earlier revisions.
-    /// `last` as for del.
-    void purge(std::string_view key, std::optional<std::uint64_t> last = std::nullopt) const {
+    /// Deletes `key` by writing a delete marker (history is kept); returns
+    /// the marker's revision. With `last`, only if the key's latest
+    /// revision is `*last` (WrongLastSequenceError otherwise).
+    std::uint64_t del(std::string_view key,
+                      std::optional<std::uint64_t> last = std::nullopt) const {
         detail::CString c_key(key, "key");
-        detail::check(natsio_kv_purge(kv_, c_key.get(), last ? &*last : nullptr));
+        std::uint64_t revision = 0;
+        detail::check(natsio_kv_delete(kv_, c_key.get(), last ? &*last : nullptr, &revision));
+        return revision;
+    }
+    Future<std::uint64_t> del_async(std::string_view key,
+                                    std::optional<std::uint64_t> last = std::nullopt) const {
+        detail::CString c_key(key, "key");
+        return detail::start_async<std::uint64_t>(sink_, natsio_kv_delete_async, kv_,
+                                                  c_key.get(), last ? &*last : nullptr);
+    }
+
+    /// Purges `key`: a purge marker replaces all its earlier revisions;
+    /// returns its revision. `last` as for del.
+    std::uint64_t purge(std::string_view key,
+                        std::optional<std::uint64_t> last = std::nullopt) const {
+        detail::CString c_key(key, "key");
+        std::uint64_t revision = 0;
+        detail::check(natsio_kv_purge(kv_, c_key.get(), last ? &*last : nullptr, &revision));
+        return revision;
+    }
+    Future<std::uint64_t> purge_async(std::string_view key,
+                                      std::optional<std::uint64_t> last = std::nullopt) const {
+        detail::CString c_key(key, "key");
+        return detail::start_async<std::uint64_t>(sink_, natsio_kv_purge_async, kv_,
+                                                  c_key.get(), last ? &*last : nullptr);
     }
 
     /// The keys that hold a value now (deleted and purged keys are left
-    /// out), in no particular order. Reads the bucket through a short-lived
-    /// consumer.
-    std::vector<std::string> keys() const { return detail::parse_string_array(keys_json()); }
-    /// The same, as the library's JSON array of strings.
-    std::string keys_json() const {
-        char* json = nullptr;
-        detail::check(natsio_kv_keys(kv_, &json));
-        return detail::take_string(json);
+    /// out). Reads the bucket through a short-lived consumer.
+    std::vector<std::string> keys() const {
+        natsio_string_list* list = nullptr;
+        detail::check(natsio_kv_keys(kv_, &list));
+        return detail::take_string_list(list);
+    }
+    Future<std::vector<std::string>> keys_async() const {
+        return detail::start_async<std::vector<std::string>>(sink_, natsio_kv_keys_async, kv_);
     }
 
     /// Every kept revision of `key`, oldest first, delete and purge markers
@@ -975,33 +864,65 @@ public:
         detail::check(natsio_kv_history(kv_, c_key.get(), &list));
         return KvEntryList(list);
     }
+    Future<KvEntryList> history_async(std::string_view key) const {
+        detail::CString c_key(key, "key");
+        return detail::start_async<KvEntryList>(sink_, natsio_kv_history_async, kv_, c_key.get());
+    }
 
     /// Watches every key of the bucket: see KvWatcher. Errors as put.
     KvWatcher watch(const KvWatchOptions& options = {}) const {
-        return watch_keys(nullptr, options);
+        return watch_list(detail::CStringArray(nullptr_range(), nullptr_range(), "key pattern"),
+                          options);
     }
-    /// Watches the keys matching `patterns`: one pattern or several
-    /// separated by commas, e.g. "app.*,users.>" (key tokens, `*` as a whole
+    /// Watches the keys matching `pattern` (key tokens, `*` as a whole
     /// token, `>` as the last one; ">" is every key). InvalidKeyError for a
-    /// bad (or empty) pattern; otherwise errors as put.
-    KvWatcher watch(std::string_view patterns, const KvWatchOptions& options = {}) const {
-        detail::CString c_patterns(patterns, "key patterns");
-        return watch_keys(c_patterns.get(), options);
+    /// bad pattern; otherwise errors as put.
+    KvWatcher watch(std::string_view pattern, const KvWatchOptions& options = {}) const {
+        const std::string_view one[] = {pattern};
+        return watch_list(detail::CStringArray(std::begin(one), std::end(one), "key pattern"),
+                          options);
     }
     /// Watches the keys matching any of `patterns` (a std::vector,
     /// std::array, ... of strings or string views; every key when there
-    /// are none). InvalidKeyError for a bad pattern, including one with a
-    /// comma.
+    /// are none).
     template <class Patterns, class = detail::enable_if_pattern_range<Patterns>>
     KvWatcher watch(const Patterns& patterns, const KvWatchOptions& options = {}) const {
         using std::begin;
         using std::end;
-        return watch_list(begin(patterns), end(patterns), options);
+        return watch_list(detail::CStringArray(begin(patterns), end(patterns), "key pattern"),
+                          options);
     }
-    /// `kv.watch({"a.*", "b.>"})`: as the vector overload.
+    /// `kv.watch({"a.*", "b.>"})`: as the range overload.
     KvWatcher watch(std::initializer_list<std::string_view> patterns,
                     const KvWatchOptions& options = {}) const {
-        return watch_list(patterns.begin(), patterns.end(), options);
+        return watch_list(detail::CStringArray(patterns.begin(), patterns.end(), "key pattern"),
+                          options);
+    }
+
+    /// The future forms of watch: the KvWatcher once its first consumer
+    /// exists (it can be taken once).
+    Future<KvWatcher> watch_async(const KvWatchOptions& options = {}) const {
+        return watch_list_async(
+            detail::CStringArray(nullptr_range(), nullptr_range(), "key pattern"), options);
+    }
+    Future<KvWatcher> watch_async(std::string_view pattern,
+                                  const KvWatchOptions& options = {}) const {
+        const std::string_view one[] = {pattern};
+        return watch_list_async(
+            detail::CStringArray(std::begin(one), std::end(one), "key pattern"), options);
+    }
+    template <class Patterns, class = detail::enable_if_pattern_range<Patterns>>
+    Future<KvWatcher> watch_async(const Patterns& patterns,
+                                  const KvWatchOptions& options = {}) const {
+        using std::begin;
+        using std::end;
+        return watch_list_async(
+            detail::CStringArray(begin(patterns), end(patterns), "key pattern"), options);
+    }
+    Future<KvWatcher> watch_async(std::initializer_list<std::string_view> patterns,
+                                  const KvWatchOptions& options = {}) const {
+        return watch_list_async(
+            detail::CStringArray(patterns.begin(), patterns.end(), "key pattern"), options);
     }
 
     /// The bucket's status: its backing stream's StreamInfo JSON.
@@ -1010,6 +931,9 @@ public:
         detail::check(natsio_kv_status(kv_, &json));
         return detail::take_string(json);
     }
+    Future<std::string> status_async() const {
+        return detail::start_async<std::string>(sink_, natsio_kv_status_async, kv_);
+    }
 
     explicit operator bool() const noexcept { return kv_ != nullptr; }
     natsio_kv* c_kv() const noexcept { return kv_; }
@@ -1017,61 +941,74 @@ public:
     natsio_kv* release() noexcept { return std::exchange(kv_, nullptr); }
 
 private:
-    KvWatcher watch_keys(const char* patterns, const KvWatchOptions& options) const {
+    static const std::string_view* nullptr_range() noexcept { return nullptr; }
+
+    static natsio_kv_watch_options to_c(const KvWatchOptions& options) {
         natsio_kv_watch_options c_options{};
+        detail::check(natsio_kv_watch_options_init(&c_options));
         c_options.include_history = options.include_history;
         c_options.ignore_deletes = options.ignore_deletes;
         c_options.meta_only = options.meta_only;
         c_options.updates_only = options.updates_only;
-        natsio_kv_watcher* watcher = nullptr;
-        detail::check(natsio_kv_watch(kv_, patterns, &c_options, &watcher));
-        return KvWatcher(watcher);
+        return c_options;
     }
 
-    template <class It>
-    KvWatcher watch_list(It first, It last, const KvWatchOptions& options) const {
-        if (first == last) {
-            return watch_keys(nullptr, options);
-        }
-        std::string joined;
-        for (It it = first; it != last; ++it) {
-            std::string_view pattern(*it);
-            if (pattern.find(',') != std::string_view::npos) {
-                throw InvalidKeyError(NATSIO_ERR_INVALID_KEY,
-                                      "invalid key pattern \"" + std::string(pattern) +
-                                          "\": a pattern of a list has no comma");
-            }
-            if (it != first) {
-                joined += ',';
-            }
-            joined += pattern;
-        }
-        return watch(std::string_view(joined), options);
+    KvWatcher watch_list(const detail::CStringArray& patterns,
+                         const KvWatchOptions& options) const {
+        natsio_kv_watch_options c_options = to_c(options);
+        natsio_kv_watcher* watcher = nullptr;
+        detail::check(
+            natsio_kv_watch(kv_, patterns.data(), patterns.size(), &c_options, &watcher));
+        return KvWatcher(watcher, sink_);
+    }
+
+    Future<KvWatcher> watch_list_async(const detail::CStringArray& patterns,
+                                       const KvWatchOptions& options) const {
+        natsio_kv_watch_options c_options = to_c(options);
+        return detail::start_async<KvWatcher>(sink_, natsio_kv_watch_async, kv_, patterns.data(),
+                                              patterns.size(),
+                                              static_cast<const natsio_kv_watch_options*>(
+                                                  &c_options));
     }
 
     natsio_kv* kv_ = nullptr;
+    detail::SinkPtr sink_;
 };
+
+namespace detail {
+template <>
+struct TokenReader<KeyValue> {
+    static Status read(const natsio_token* token, const SinkPtr& sink,
+                       std::optional<KeyValue>& out) {
+        natsio_kv* kv = nullptr;
+        Status status = natsio_token_kv(token, &kv);
+        if (status == NATSIO_OK) {
+            out.emplace(kv, sink);
+        }
+        return status;
+    }
+};
+}  // namespace detail
 
 // ---------------------------------------------------------------------------
 // JetStream
 // ---------------------------------------------------------------------------
 
-/// The result of JetStream::publish_async: a std::future of the PubAck fed
-/// by the publish's completion token (get, wait_for, cancel, take_future).
-using PubAckFuture = AsyncResult<PubAck>;
-
 /// An owned JetStream context (natsio_js_free on destruction; pending
-/// asynchronous publishes go on and their futures stay valid). Calls block
-/// up to the context's timeout unless they say otherwise.
+/// asynchronous publishes go on and their futures stay valid). Every call
+/// has a blocking form, which waits up to the context's timeout unless it
+/// says otherwise, and an `_async` form returning a Future.
 class JetStream {
 public:
     JetStream() noexcept = default;
     /// A context over `client` (sends nothing). ConfigError for a bad
     /// domain or prefix, InvalidArgumentError for a negative setting.
-    explicit JetStream(const Client& client, const JetStreamOptions& options = {}) {
+    explicit JetStream(const Client& client, const JetStreamOptions& options = {})
+        : sink_(client.sink_) {
         detail::OptionalCString c_domain(options.domain, "domain");
         detail::OptionalCString c_prefix(options.api_prefix, "api_prefix");
         natsio_js_options c_options{};
+        detail::check(natsio_js_options_init(&c_options));
         c_options.domain = c_domain.get();
         c_options.api_prefix = c_prefix.get();
         c_options.timeout_ms = detail::to_ms(options.timeout);
@@ -1081,12 +1018,15 @@ public:
         detail::check(natsio_client_jetstream(client.c_client(), &c_options, &js_));
     }
     /// Takes ownership of a context from the C API.
-    explicit JetStream(natsio_js* js) noexcept : js_(js) {}
-    JetStream(JetStream&& other) noexcept : js_(std::exchange(other.js_, nullptr)) {}
+    explicit JetStream(natsio_js* js, detail::SinkPtr sink = nullptr) noexcept
+        : js_(js), sink_(std::move(sink)) {}
+    JetStream(JetStream&& other) noexcept
+        : js_(std::exchange(other.js_, nullptr)), sink_(std::move(other.sink_)) {}
     JetStream& operator=(JetStream&& other) noexcept {
         if (this != &other) {
             natsio_js_free(js_);
             js_ = std::exchange(other.js_, nullptr);
+            sink_ = std::move(other.sink_);
         }
         return *this;
     }
@@ -1110,26 +1050,30 @@ public:
         return detail::take_pub_ack(ack);
     }
 
-    /// Publishes without waiting: the result completes with the PubAck or
+    /// Publishes without waiting: the Future completes with the PubAck or
     /// the publish's error (NoStreamResponseError, AsyncPublishTimeoutError,
     /// WrongLastSequenceError, ApiError, ...). Throws TooManyStalledMsgsError
     /// (nothing sent) when the pending window stayed full for the stall wait,
     /// and argument errors at once.
-    PubAckFuture publish_async(std::string_view subject, ByteView data = {},
-                               const PublishOptions& options = {}) const {
+    Future<PubAck> publish_async(std::string_view subject, ByteView data = {},
+                                 const PublishOptions& options = {}) const {
         detail::CString c_subject(subject, "subject");
         detail::CPublishOptions c_options(options);
-        natsio_token* token = nullptr;
-        detail::check(natsio_js_publish_async(js_, c_subject.get(), data.data(), data.size(),
-                                              &c_options.c, &token));
-        return PubAckFuture(Token(token));
+        return detail::start_async<PubAck>(sink_, natsio_js_publish_async, js_, c_subject.get(),
+                                           data.data(), data.size(),
+                                           static_cast<const natsio_js_publish_options*>(
+                                               &c_options.c));
     }
 
-    /// Waits up to `timeout` (negative: forever) until every asynchronous
-    /// publish of this context completed (acked or failed); TimeoutError
-    /// when some are still pending.
-    void publish_async_complete(milliseconds timeout = forever) const {
+    /// Waits up to `timeout` (default: the context's timeout) until every
+    /// asynchronous publish of this context completed (acked or failed);
+    /// TimeoutError when some are still pending.
+    void publish_async_complete(milliseconds timeout = default_timeout) const {
         detail::check(natsio_js_publish_async_complete(js_, detail::to_ms(timeout)));
+    }
+    Future<void> publish_async_complete_async(milliseconds timeout = default_timeout) const {
+        return detail::start_async<void>(sink_, natsio_js_publish_async_complete_async, js_,
+                                         detail::to_ms(timeout));
     }
 
     /// How many asynchronous publishes await their ack.
@@ -1146,21 +1090,29 @@ public:
         detail::check(natsio_js_account_info(js_, &json));
         return detail::take_string(json);
     }
+    Future<std::string> account_info_async() const {
+        return detail::start_async<std::string>(sink_, natsio_js_account_info_async, js_);
+    }
 
-    /// Creates a stream from a StreamConfig JSON object ("name" required);
-    /// returns its StreamInfo JSON. The same configuration again succeeds.
+    /// Creates, updates or creates-or-updates (per `action`) a stream from
+    /// a StreamConfig JSON object ("name" required); returns its StreamInfo
+    /// JSON. Create of a stream with the same configuration succeeds.
     /// ConfigError (the text names the field), InvalidArgumentError (bad
-    /// name), StreamNameInUseError, ApiError (other server rejections).
-    std::string create_stream(std::string_view config_json) const {
-        return stream_call(natsio_js_stream_create, config_json);
+    /// name), StreamNameInUseError (exists with another configuration),
+    /// StreamNotFoundError (Update of a missing stream), ApiError (other
+    /// server rejections).
+    std::string create_stream(std::string_view config_json,
+                              CreateAction action = CreateAction::Create) const {
+        detail::CString c_config(config_json, "stream config");
+        char* json = nullptr;
+        detail::check(natsio_js_stream_create(js_, c_config.get(), action_of(action), &json));
+        return detail::take_string(json);
     }
-    /// Changes an existing stream (StreamNotFoundError if none).
-    std::string update_stream(std::string_view config_json) const {
-        return stream_call(natsio_js_stream_update, config_json);
-    }
-    /// Updates the stream, or creates it when it does not exist.
-    std::string create_or_update_stream(std::string_view config_json) const {
-        return stream_call(natsio_js_stream_create_or_update, config_json);
+    Future<std::string> create_stream_async(std::string_view config_json,
+                                            CreateAction action = CreateAction::Create) const {
+        detail::CString c_config(config_json, "stream config");
+        return detail::start_async<std::string>(sink_, natsio_js_stream_create_async, js_,
+                                                c_config.get(), action_of(action));
     }
 
     /// The StreamInfo JSON of stream `name`. StreamNotFoundError.
@@ -1170,11 +1122,20 @@ public:
         detail::check(natsio_js_stream_info(js_, c_name.get(), &json));
         return detail::take_string(json);
     }
+    Future<std::string> stream_info_async(std::string_view name) const {
+        detail::CString c_name(name, "stream name");
+        return detail::start_async<std::string>(sink_, natsio_js_stream_info_async, js_,
+                                                c_name.get());
+    }
 
     /// Deletes stream `name` and its messages. StreamNotFoundError.
     void delete_stream(std::string_view name) const {
         detail::CString c_name(name, "stream name");
         detail::check(natsio_js_stream_delete(js_, c_name.get()));
+    }
+    Future<void> delete_stream_async(std::string_view name) const {
+        detail::CString c_name(name, "stream name");
+        return detail::start_async<void>(sink_, natsio_js_stream_delete_async, js_, c_name.get());
     }
 
     /// Purges stream `name`: every message, or as `options_json` says
@@ -1188,18 +1149,27 @@ public:
         detail::check(natsio_js_stream_purge(js_, c_name.get(), c_options.get(), &purged));
         return purged;
     }
+    Future<std::uint64_t> purge_stream_async(
+        std::string_view name, std::optional<std::string_view> options_json = std::nullopt) const {
+        detail::CString c_name(name, "stream name");
+        detail::OptionalCString c_options(options_json, "purge options");
+        return detail::start_async<std::uint64_t>(sink_, natsio_js_stream_purge_async, js_,
+                                                  c_name.get(), c_options.get());
+    }
 
     /// The names of all streams, or of those holding `subject`.
     std::vector<std::string> stream_names(
         std::optional<std::string_view> subject = std::nullopt) const {
-        return detail::parse_string_array(stream_names_json(subject));
-    }
-    /// The same, as the library's JSON array of strings.
-    std::string stream_names_json(std::optional<std::string_view> subject = std::nullopt) const {
         detail::OptionalCString c_subject(subject, "subject");
-        char* json = nullptr;
-        detail::check(natsio_js_stream_names(js_, c_subject.get(), &json));
-        return detail::take_string(json);
+        natsio_string_list* list = nullptr;
+        detail::check(natsio_js_stream_names(js_, c_subject.get(), &list));
+        return detail::take_string_list(list);
+    }
+    Future<std::vector<std::string>> stream_names_async(
+        std::optional<std::string_view> subject = std::nullopt) const {
+        detail::OptionalCString c_subject(subject, "subject");
+        return detail::start_async<std::vector<std::string>>(
+            sink_, natsio_js_stream_names_async, js_, c_subject.get());
     }
 
     /// Message `seq` of `stream`. MessageNotFoundError, StreamNotFoundError.
@@ -1208,6 +1178,12 @@ public:
         natsio_stored_msg* msg = nullptr;
         detail::check(natsio_js_stream_get_msg(js_, c_stream.get(), seq, nullptr, &msg));
         return StoredMsg(msg);
+    }
+    Future<StoredMsg> get_msg_async(std::string_view stream, std::uint64_t seq) const {
+        detail::CString c_stream(stream, "stream name");
+        return detail::start_async<StoredMsg>(sink_, natsio_js_stream_get_msg_async, js_,
+                                              c_stream.get(), seq,
+                                              static_cast<const char*>(nullptr));
     }
 
     /// The last message of `stream` on `subject`. MessageNotFoundError,
@@ -1219,6 +1195,13 @@ public:
         detail::check(natsio_js_stream_get_msg(js_, c_stream.get(), 0, c_subject.get(), &msg));
         return StoredMsg(msg);
     }
+    Future<StoredMsg> get_last_msg_async(std::string_view stream,
+                                         std::string_view subject) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_subject(subject, "subject");
+        return detail::start_async<StoredMsg>(sink_, natsio_js_stream_get_msg_async, js_,
+                                              c_stream.get(), std::uint64_t{0}, c_subject.get());
+    }
 
     /// Deletes message `seq` of `stream`; `erase` also overwrites its bytes
     /// on disk. MessageNotFoundError.
@@ -1226,29 +1209,43 @@ public:
         detail::CString c_stream(stream, "stream name");
         detail::check(natsio_js_stream_delete_msg(js_, c_stream.get(), seq, erase));
     }
+    Future<void> delete_msg_async(std::string_view stream, std::uint64_t seq,
+                                  bool erase = false) const {
+        detail::CString c_stream(stream, "stream name");
+        return detail::start_async<void>(sink_, natsio_js_stream_delete_msg_async, js_,
+                                         c_stream.get(), seq, erase);
+    }
 
     // Pull consumers -----------------------------------------------------------
 
-    /// Creates a pull consumer on `stream` from a ConsumerConfig JSON object
-    /// ("durable_name" or "name", "filter_subject(s)", "deliver_policy",
-    /// "ack_policy", "ack_wait", "max_deliver", "inactive_threshold", ...);
-    /// returns its ConsumerInfo JSON, whose "name" is the consumer's name
-    /// (generated when the config has none: an ephemeral consumer, give it
-    /// an "inactive_threshold"). The same configuration again succeeds.
-    /// ConfigError (the text names the field), InvalidArgumentError (bad
-    /// name), StreamNotFoundError, ApiError (e.g. exists with another
-    /// configuration).
-    std::string create_consumer(std::string_view stream, std::string_view config_json) const {
-        return consumer_call(natsio_js_consumer_create, stream, config_json);
+    /// Creates, updates or creates-or-updates (per `action`) a pull consumer
+    /// on `stream` from a ConsumerConfig JSON object ("durable_name" or
+    /// "name", "filter_subject(s)", "deliver_policy", "ack_policy",
+    /// "ack_wait", "max_deliver", "inactive_threshold", ...); returns its
+    /// ConsumerInfo JSON, whose "name" is the consumer's name (generated
+    /// when the config has none: an ephemeral consumer, give it an
+    /// "inactive_threshold"; Update needs the name). Create with the same
+    /// configuration succeeds. ConfigError (the text names the field),
+    /// InvalidArgumentError (bad name), StreamNotFoundError,
+    /// ConsumerNotFoundError (Update of a missing consumer), ApiError (e.g.
+    /// exists with another configuration).
+    std::string create_consumer(std::string_view stream, std::string_view config_json,
+                                CreateAction action = CreateAction::Create) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_config(config_json, "consumer config");
+        char* json = nullptr;
+        detail::check(natsio_js_consumer_create(js_, c_stream.get(), c_config.get(),
+                                                action_of(action), &json));
+        return detail::take_string(json);
     }
-    /// Changes an existing consumer (ConsumerNotFoundError if none).
-    std::string update_consumer(std::string_view stream, std::string_view config_json) const {
-        return consumer_call(natsio_js_consumer_update, stream, config_json);
-    }
-    /// Updates the consumer, or creates it when it does not exist.
-    std::string create_or_update_consumer(std::string_view stream,
-                                          std::string_view config_json) const {
-        return consumer_call(natsio_js_consumer_create_or_update, stream, config_json);
+    Future<std::string> create_consumer_async(std::string_view stream,
+                                              std::string_view config_json,
+                                              CreateAction action = CreateAction::Create) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_config(config_json, "consumer config");
+        return detail::start_async<std::string>(sink_, natsio_js_consumer_create_async, js_,
+                                                c_stream.get(), c_config.get(),
+                                                action_of(action));
     }
 
     /// The ConsumerInfo JSON of `consumer` on `stream` (config, delivered,
@@ -1261,6 +1258,13 @@ public:
         detail::check(natsio_js_consumer_info(js_, c_stream.get(), c_consumer.get(), &json));
         return detail::take_string(json);
     }
+    Future<std::string> consumer_info_async(std::string_view stream,
+                                            std::string_view consumer) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_consumer(consumer, "consumer name");
+        return detail::start_async<std::string>(sink_, natsio_js_consumer_info_async, js_,
+                                                c_stream.get(), c_consumer.get());
+    }
 
     /// Deletes `consumer` of `stream`; a fetch waiting on it throws
     /// ConsumerDeletedError. ConsumerNotFoundError, StreamNotFoundError.
@@ -1269,49 +1273,59 @@ public:
         detail::CString c_consumer(consumer, "consumer name");
         detail::check(natsio_js_consumer_delete(js_, c_stream.get(), c_consumer.get()));
     }
+    Future<void> delete_consumer_async(std::string_view stream, std::string_view consumer) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_consumer(consumer, "consumer name");
+        return detail::start_async<void>(sink_, natsio_js_consumer_delete_async, js_,
+                                         c_stream.get(), c_consumer.get());
+    }
 
     /// The names of `stream`'s consumers. StreamNotFoundError.
     std::vector<std::string> consumer_names(std::string_view stream) const {
-        return detail::parse_string_array(consumer_names_json(stream));
-    }
-    /// The same, as the library's JSON array of strings.
-    std::string consumer_names_json(std::string_view stream) const {
         detail::CString c_stream(stream, "stream name");
-        char* json = nullptr;
-        detail::check(natsio_js_consumer_names(js_, c_stream.get(), &json));
-        return detail::take_string(json);
+        natsio_string_list* list = nullptr;
+        detail::check(natsio_js_consumer_names(js_, c_stream.get(), &list));
+        return detail::take_string_list(list);
+    }
+    Future<std::vector<std::string>> consumer_names_async(std::string_view stream) const {
+        detail::CString c_stream(stream, "stream name");
+        return detail::start_async<std::vector<std::string>>(
+            sink_, natsio_js_consumer_names_async, js_, c_stream.get());
     }
 
     /// Pulls up to `options.max_messages` messages from the pull consumer
-    /// `consumer` of `stream`, blocking until the batch is full or the
-    /// request ends; the list may be empty (none before `expires`, or none
-    /// now with `no_wait`). Acknowledge each message (MsgView::ack, nak,
-    /// term, ...) unless the ack policy is "none". ConsumerDeletedError
-    /// (deleted while waiting), ApiError (e.g. no such consumer),
-    /// InvalidArgumentError (bad names, negative options),
-    /// ConnectionClosedError, IllegalStateError (called from a handler
-    /// running on a library thread).
+    /// `consumer` of `stream`, until the batch is full or the request ends;
+    /// the list may be empty (none before `expires`, or none now with
+    /// `no_wait`). Acknowledge each message (MsgView::ack, nak, term, ...)
+    /// unless the ack policy is "none". ConsumerDeletedError (deleted while
+    /// waiting), ConsumerNotFoundError, InvalidArgumentError (bad names,
+    /// negative options), ConnectionClosedError.
     MsgList fetch(std::string_view stream, std::string_view consumer,
                   const FetchOptions& options = {}) const {
         detail::CString c_stream(stream, "stream name");
         detail::CString c_consumer(consumer, "consumer name");
-        natsio_fetch_options c_options{};
-        c_options.max_messages = options.max_messages;
-        c_options.max_bytes = options.max_bytes;
-        c_options.expires_ms = detail::to_ms(options.expires);
-        c_options.no_wait = options.no_wait;
-        c_options.idle_heartbeat_ms = detail::to_ms(options.idle_heartbeat);
+        natsio_fetch_options c_options = to_c(options);
         natsio_msg_list* list = nullptr;
         detail::check(
             natsio_js_fetch(js_, c_stream.get(), c_consumer.get(), &c_options, &list));
         return MsgList(list);
     }
+    Future<MsgList> fetch_async(std::string_view stream, std::string_view consumer,
+                                const FetchOptions& options = {}) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_consumer(consumer, "consumer name");
+        natsio_fetch_options c_options = to_c(options);
+        return detail::start_async<MsgList>(sink_, natsio_js_fetch_async, js_, c_stream.get(),
+                                            c_consumer.get(),
+                                            static_cast<const natsio_fetch_options*>(&c_options));
+    }
 
-    /// One message from the pull consumer, waiting up to `timeout` (0 or
-    /// less: 5 s). NoMessagesError (also a TimeoutError) when none came in
-    /// time; otherwise as fetch.
+    /// One message from the pull consumer, waiting up to `timeout`
+    /// (default: the context's timeout; no_wait: only one available now;
+    /// forever is InvalidArgumentError). NoMessagesError (also a
+    /// TimeoutError) when none came in time; otherwise as fetch.
     Msg next(std::string_view stream, std::string_view consumer,
-             milliseconds timeout = milliseconds{0}) const {
+             milliseconds timeout = default_timeout) const {
         detail::CString c_stream(stream, "stream name");
         detail::CString c_consumer(consumer, "consumer name");
         natsio_msg* msg = nullptr;
@@ -1319,55 +1333,84 @@ public:
                                      detail::to_ms(timeout), &msg));
         return Msg(msg);
     }
+    Future<Msg> next_async(std::string_view stream, std::string_view consumer,
+                           milliseconds timeout = default_timeout) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_consumer(consumer, "consumer name");
+        return detail::start_async<Msg>(sink_, natsio_js_next_async, js_, c_stream.get(),
+                                        c_consumer.get(), detail::to_ms(timeout));
+    }
 
     /// Consumes the pull consumer `consumer` of `stream` continuously (see
-    /// Messages): pull requests are kept open and re-issued by the library,
-    /// its heartbeats watched. ConsumerNotFoundError, StreamNotFoundError,
-    /// InvalidArgumentError (bad names; negative options, expires under
-    /// 1 s, idle_heartbeat over half of expires), TimeoutError,
-    /// ConnectionClosedError.
+    /// Messages), once it is known to exist. ConsumerNotFoundError,
+    /// StreamNotFoundError, InvalidArgumentError (bad names or options),
+    /// TimeoutError, ConnectionClosedError.
     Messages consume(std::string_view stream, std::string_view consumer,
                      const ConsumeOptions& options = {}) const {
         detail::CString c_stream(stream, "stream name");
         detail::CString c_consumer(consumer, "consumer name");
-        natsio_consume_options c_options{};
-        c_options.max_messages = options.max_messages;
-        c_options.expires_ms = detail::to_ms(options.expires);
-        c_options.idle_heartbeat_ms = detail::to_ms(options.idle_heartbeat);
+        natsio_consume_options c_options = to_c(options);
         natsio_js_messages* messages = nullptr;
         detail::check(
             natsio_js_consume(js_, c_stream.get(), c_consumer.get(), &c_options, &messages));
-        return Messages(messages);
+        return Messages(messages, sink_);
+    }
+    /// The future form of consume: the Messages (taken once).
+    Future<Messages> consume_async(std::string_view stream, std::string_view consumer,
+                                   const ConsumeOptions& options = {}) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_consumer(consumer, "consumer name");
+        natsio_consume_options c_options = to_c(options);
+        return detail::start_async<Messages>(
+            sink_, natsio_js_consume_async, js_, c_stream.get(), c_consumer.get(),
+            static_cast<const natsio_consume_options*>(&c_options));
     }
 
     // Key-Value buckets --------------------------------------------------------
 
-    /// Creates a bucket from a KeyValueConfig JSON object ("bucket"
-    /// required; "history", "ttl", "max_value_size", "storage", ...) and
-    /// binds it; an identical existing bucket is simply bound. ConfigError
-    /// (the text names the field), InvalidBucketNameError, BucketExistsError
-    /// (exists with another configuration).
-    KeyValue create_key_value(std::string_view config_json) const {
-        return kv_call(natsio_js_kv_create, config_json, "KeyValue config");
+    /// Creates, updates or creates-or-updates (per `action`) a bucket from
+    /// a KeyValueConfig JSON object ("bucket" required; "history", "ttl",
+    /// "max_value_size", "storage", ...) and binds it; Create of an
+    /// identical existing bucket simply binds it. ConfigError (the text
+    /// names the field), InvalidBucketNameError, BucketExistsError (exists
+    /// with another configuration), BucketNotFoundError (Update of a
+    /// missing bucket).
+    KeyValue create_key_value(std::string_view config_json,
+                              CreateAction action = CreateAction::Create) const {
+        detail::CString c_config(config_json, "KeyValue config");
+        natsio_kv* kv = nullptr;
+        detail::check(natsio_js_kv_create(js_, c_config.get(), action_of(action), &kv));
+        return KeyValue(kv, sink_);
     }
-    /// Changes an existing bucket (BucketNotFoundError if none).
-    KeyValue update_key_value(std::string_view config_json) const {
-        return kv_call(natsio_js_kv_update, config_json, "KeyValue config");
+    Future<KeyValue> create_key_value_async(std::string_view config_json,
+                                            CreateAction action = CreateAction::Create) const {
+        detail::CString c_config(config_json, "KeyValue config");
+        return detail::start_async<KeyValue>(sink_, natsio_js_kv_create_async, js_,
+                                             c_config.get(), action_of(action));
     }
-    /// Updates the bucket, or creates it when it does not exist.
-    KeyValue create_or_update_key_value(std::string_view config_json) const {
-        return kv_call(natsio_js_kv_create_or_update, config_json, "KeyValue config");
-    }
+
     /// Binds the existing bucket `bucket`. BucketNotFoundError,
     /// InvalidBucketNameError.
     KeyValue key_value(std::string_view bucket) const {
-        return kv_call(natsio_js_kv_bind, bucket, "bucket");
+        detail::CString c_bucket(bucket, "bucket");
+        natsio_kv* kv = nullptr;
+        detail::check(natsio_js_kv_bind(js_, c_bucket.get(), &kv));
+        return KeyValue(kv, sink_);
     }
+    Future<KeyValue> key_value_async(std::string_view bucket) const {
+        detail::CString c_bucket(bucket, "bucket");
+        return detail::start_async<KeyValue>(sink_, natsio_js_kv_bind_async, js_, c_bucket.get());
+    }
+
     /// Deletes bucket `bucket` with all its keys and history.
     /// BucketNotFoundError.
     void delete_key_value(std::string_view bucket) const {
         detail::CString c_bucket(bucket, "bucket");
         detail::check(natsio_js_kv_delete(js_, c_bucket.get()));
+    }
+    Future<void> delete_key_value_async(std::string_view bucket) const {
+        detail::CString c_bucket(bucket, "bucket");
+        return detail::start_async<void>(sink_, natsio_js_kv_delete_async, js_, c_bucket.get());
     }
 
     explicit operator bool() const noexcept { return js_ != nullptr; }
@@ -1376,34 +1419,32 @@ public:
     natsio_js* release() noexcept { return std::exchange(js_, nullptr); }
 
 private:
-    using StreamFn = natsio_status (*)(const natsio_js*, const char*, char**);
-    using KvFn = natsio_status (*)(const natsio_js*, const char*, natsio_kv**);
-    using ConsumerFn = natsio_status (*)(const natsio_js*, const char*, const char*, char**);
-
-    std::string consumer_call(ConsumerFn fn, std::string_view stream,
-                              std::string_view config_json) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_config(config_json, "consumer config");
-        char* json = nullptr;
-        detail::check(fn(js_, c_stream.get(), c_config.get(), &json));
-        return detail::take_string(json);
+    static std::int32_t action_of(CreateAction action) noexcept {
+        return static_cast<std::int32_t>(action);
     }
 
-    std::string stream_call(StreamFn fn, std::string_view config_json) const {
-        detail::CString c_config(config_json, "stream config");
-        char* json = nullptr;
-        detail::check(fn(js_, c_config.get(), &json));
-        return detail::take_string(json);
+    static natsio_fetch_options to_c(const FetchOptions& options) {
+        natsio_fetch_options c_options{};
+        detail::check(natsio_fetch_options_init(&c_options));
+        c_options.max_messages = options.max_messages;
+        c_options.max_bytes = options.max_bytes;
+        c_options.expires_ms = detail::to_ms(options.expires);
+        c_options.no_wait = options.no_wait;
+        c_options.idle_heartbeat_ms = detail::to_ms(options.idle_heartbeat);
+        return c_options;
     }
 
-    KeyValue kv_call(KvFn fn, std::string_view text, const char* what) const {
-        detail::CString c_text(text, what);
-        natsio_kv* kv = nullptr;
-        detail::check(fn(js_, c_text.get(), &kv));
-        return KeyValue(kv);
+    static natsio_consume_options to_c(const ConsumeOptions& options) {
+        natsio_consume_options c_options{};
+        detail::check(natsio_consume_options_init(&c_options));
+        c_options.max_messages = options.max_messages;
+        c_options.expires_ms = detail::to_ms(options.expires);
+        c_options.idle_heartbeat_ms = detail::to_ms(options.idle_heartbeat);
+        return c_options;
     }
 
     natsio_js* js_ = nullptr;
+    detail::SinkPtr sink_;
 };
 
 }  // namespace natsio

@@ -1,26 +1,39 @@
 // natsio/natsio.hpp: header-only C++17 binding of libnatsio.
 //
-// A thin layer over include/natsio.h that adds idiom, not behaviour:
-//   - move-only RAII owners for every C handle (Client, Options,
-//     Subscription, Msg, Headers, Token, Replies); each destructor calls the
-//     handle's _free, so the C guarantees carry over (e.g. once a
-//     Subscription or Client is destroyed, none of its handlers runs again);
+// A thin layer over include/natsio.h that adds idiom, not behaviour. The C
+// ABI has one asynchronous model and this header mirrors it:
+//   - every operation has a blocking form `x(...)` and a future-returning
+//     form `x_async(...)` that returns a natsio::Future<T>, one template
+//     over the C completion token (natsio_token): get(), wait_for(),
+//     ready(), cancel(), then(callback), to_std_future();
+//   - every stream of items (Subscription, Replies of request_many, and in
+//     jetstream.hpp Messages of consume and KvWatcher) is one template,
+//     natsio::Feed, over the C iterator contract: next(timeout) returning
+//     std::optional (std::nullopt once the iteration ended), next_async(),
+//     a push mode set_callback(on_item, on_end), stop(), stats(), and
+//     range-for;
+//   - move-only RAII owners for every C handle; each destructor calls the
+//     handle's _free, so the C guarantees carry over (after a Feed or a
+//     Client is destroyed, none of its callbacks runs again);
 //   - std::string_view / ByteView in, borrowed views out (MsgView,
 //     HeadersView), valid as long as their owner;
-//   - exceptions (natsio/errors.hpp) instead of status codes;
-//   - std::function handlers, with every exception caught before it could
-//     unwind into the library and reported to the client's error handler;
-//   - std::future results built on completion tokens (AsyncResult), and
-//     range-for over subscriptions and request_many replies.
+//   - exceptions (natsio/errors.hpp) instead of status codes; callbacks
+//     never let an exception unwind into the library: it goes to the
+//     client's error handler.
 //
-// Timeouts are std::chrono::milliseconds and keep the C meaning of each
-// function (a negative value is "forever" or "the option's default", as the
-// function's comment says).
+// Timeouts follow the header's one rule: a positive std::chrono duration
+// (converted to milliseconds), or one of the named constants natsio::no_wait
+// (where the C function accepts it), natsio::default_timeout (the owning
+// handle's default: the client's request, flush or drain timeout, the
+// JetStream context's timeout; for an iterator or a future, as long as it
+// takes) and natsio::forever. Every timeout parameter defaults to
+// natsio::default_timeout.
 //
 // Threads: every type may be used from any thread, except Options (configure
-// from one thread), like the C handles they own. Handlers run on the
-// library's dispatcher threads; do not wait on an AsyncResult from inside
-// the client's error handler (completions run on that same thread).
+// from one thread), like the C handles they own. Callbacks (message
+// handlers, Feed and Future callbacks) run on the library's dispatcher
+// threads; Future::then callbacks run on the client's event thread, so they
+// should not block.
 #ifndef NATSIO_CPP_NATSIO_HPP
 #define NATSIO_CPP_NATSIO_HPP
 
@@ -51,8 +64,16 @@ namespace natsio {
 
 using std::chrono::milliseconds;
 
-/// "Wait forever" where a function accepts it (next_msg, Token::wait_for).
-inline constexpr milliseconds forever{-1};
+// The timeout constants of natsio.h as durations (see the header preamble).
+
+/// Do not wait: only what is ready now (an iterator's next, Future::wait_for,
+/// JetStream::next); elsewhere the library throws InvalidArgumentError.
+inline constexpr milliseconds no_wait{NATSIO_NO_WAIT};
+/// The owning handle's default timeout; for iterators and futures, as long
+/// as it takes.
+inline constexpr milliseconds default_timeout{NATSIO_TIMEOUT_DEFAULT};
+/// Wait as long as it takes.
+inline constexpr milliseconds forever{NATSIO_WAIT_FOREVER};
 
 /// The library version, e.g. "0.1.0".
 inline std::string_view version() noexcept { return natsio_version(); }
@@ -110,6 +131,8 @@ inline std::string_view view_of(const char* s) noexcept {
     return s != nullptr ? std::string_view(s) : std::string_view();
 }
 
+/// A timeout as the C `timeout_ms`: the named constants pass through
+/// unchanged, as does any other value (the library judges it).
 inline std::int64_t to_ms(milliseconds timeout) noexcept {
     return static_cast<std::int64_t>(timeout.count());
 }
@@ -169,12 +192,51 @@ inline std::string take_string(char* s) {
     return copy;
 }
 
-/// User data handed to the library with a release function. The C ABI does
-/// not say whether a registering call that fails has already released its
-/// user data (natsio_client_subscribe_callback releases it on some failure
-/// paths and not on others), so ownership is settled here: a release that
-/// happens while the registering call is still running is deferred to
-/// `settle`, which frees the box on failure in every case.
+/// Takes a natsio_string_list (the header's one list encoding for names).
+inline std::vector<std::string> take_string_list(natsio_string_list* list) {
+    struct Free {
+        natsio_string_list* list;
+        ~Free() { natsio_string_list_free(list); }
+    } owner{list};
+    std::vector<std::string> out;
+    std::size_t count = natsio_string_list_count(list);
+    out.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        out.emplace_back(view_of(natsio_string_list_get(list, i)));
+    }
+    return out;
+}
+
+/// A list argument (`const char *const *items, size_t count`) built from
+/// a range of strings; the CStrings keep the text alive for the call.
+class CStringArray {
+public:
+    template <class It>
+    CStringArray(It first, It last, const char* what) {
+        for (It it = first; it != last; ++it) {
+            strings_.push_back(std::make_unique<CString>(std::string_view(*it), what));
+        }
+        pointers_.reserve(strings_.size());
+        for (const auto& s : strings_) {
+            pointers_.push_back(s->get());
+        }
+    }
+    const char* const* data() const noexcept {
+        return pointers_.empty() ? nullptr : pointers_.data();
+    }
+    std::size_t size() const noexcept { return pointers_.size(); }
+
+private:
+    std::vector<std::unique_ptr<CString>> strings_;
+    std::vector<const char*> pointers_;
+};
+
+/// User data handed to the library with a release function. The library
+/// may call the release (on another thread) before the registering call has
+/// returned, e.g. a token callback for an operation that already completed:
+/// a release that happens while the registering call is still running is
+/// deferred to `settle`, which also frees the box when the call failed
+/// (the C rule: a failed registration never releases).
 template <class T>
 class CallbackBox {
 public:
@@ -302,6 +364,19 @@ struct ErrorSink {
         }
     }
 };
+
+using SinkPtr = std::shared_ptr<ErrorSink>;
+
+/// Reports what a callback threw to `sink`, or to stderr when there is no
+/// sink (an owner built from a raw C handle).
+inline void report_thrown(const SinkPtr& sink, std::exception_ptr thrown, std::uint64_t sid = 0,
+                          const char* subject = nullptr) noexcept {
+    if (sink) {
+        sink->report_handler_exception(std::move(thrown), sid, subject);
+    } else {
+        ErrorSink().report_handler_exception(std::move(thrown), sid, subject);
+    }
+}
 
 }  // namespace detail
 
@@ -575,6 +650,8 @@ private:
 // ---------------------------------------------------------------------------
 
 class Msg;
+template <class T>
+class Future;
 
 /// Delivery metadata of a message consumed from a JetStream consumer
 /// (MsgView::js_metadata), parsed from its ack subject. The views point into
@@ -654,11 +731,14 @@ public:
 
     /// Acknowledges the message (`+ACK`), buffered like a publish.
     void ack() const { detail::check(natsio_msg_ack(msg_)); }
-    /// Acknowledges and waits up to `timeout` (0: 5 s) for the server to
-    /// confirm it; TimeoutError.
-    void ack_sync(milliseconds timeout = milliseconds{0}) const {
+    /// Acknowledges and waits up to `timeout` (default: the client's
+    /// request timeout) for the server to confirm it; TimeoutError.
+    void ack_sync(milliseconds timeout = default_timeout) const {
         detail::check(natsio_msg_ack_sync(msg_, detail::to_ms(timeout)));
     }
+    /// The future form of ack_sync: completes once the server confirmed the
+    /// ack (the message may be destroyed meanwhile).
+    inline Future<void> ack_sync_async(milliseconds timeout = default_timeout) const;
     /// Negative acknowledgement (`-NAK`): redelivered, after `delay` if
     /// positive.
     void nak(milliseconds delay = milliseconds{0}) const {
@@ -736,53 +816,15 @@ inline Msg MsgView::clone() const {
 /// is reported to the client's error handler and delivery goes on.
 using MsgHandler = std::function<void(MsgView)>;
 
-namespace detail {
-
-/// Input iterator over the messages a source yields; `Source::next_item()`
-/// returns std::nullopt at the end.
-template <class Source>
-class MsgIterator {
-public:
-    using iterator_category = std::input_iterator_tag;
-    using value_type = Msg;
-    using difference_type = std::ptrdiff_t;
-    using pointer = Msg*;
-    using reference = Msg&;
-
-    MsgIterator() noexcept = default;  // the end
-    explicit MsgIterator(Source* source) : source_(source) { advance(); }
-
-    Msg& operator*() noexcept { return *current_; }
-    Msg* operator->() noexcept { return &*current_; }
-    MsgIterator& operator++() {
-        advance();
-        return *this;
-    }
-    bool operator==(const MsgIterator& other) const noexcept {
-        return current_.has_value() == other.current_.has_value();
-    }
-    bool operator!=(const MsgIterator& other) const noexcept { return !(*this == other); }
-
-private:
-    void advance() {
-        current_.reset();
-        current_ = source_->next_item();
-    }
-
-    Source* source_ = nullptr;
-    std::optional<Msg> current_;
-};
-
-}  // namespace detail
-
 // ---------------------------------------------------------------------------
-// Completion tokens and futures
+// Futures: one template over the C completion token
 // ---------------------------------------------------------------------------
 
 namespace detail {
 
-/// The token handle, shared between its Token owner and a pending
-/// completion callback, so a future stays valid after the Token is gone.
+/// The token handle, shared by the Future(s) holding it and a pending
+/// then() callback, so the callback still runs after the Future is gone
+/// (natsio_token_free would otherwise withdraw it).
 struct TokenHandle {
     explicit TokenHandle(natsio_token* token) noexcept : token(token) {}
     TokenHandle(const TokenHandle&) = delete;
@@ -791,58 +833,140 @@ struct TokenHandle {
     natsio_token* token;
 };
 
+/// Reads a completed token's typed result: one specialisation per C++
+/// result type, each calling the matching natsio_token_* accessor.
+/// `read` returns the accessor's status and sets `out` only on NATSIO_OK;
+/// `sink` is the error sink owners built from the result report to.
 template <class T>
-struct PromiseSlot {
-    std::promise<T> promise;
-    std::shared_ptr<TokenHandle> keep_alive;
-};
+struct TokenReader;
 
-/// Completion callback: moves the token's outcome into the promise.
 template <class T>
-void fulfil_promise(void* user_data, natsio_token* token) noexcept {
-    auto& slot = static_cast<CallbackBox<PromiseSlot<T>>*>(user_data)->value;
-    // Holding the last reference here frees the token at the end of this
-    // function, which the C API allows from inside its callback.
-    std::shared_ptr<TokenHandle> keep = std::move(slot.keep_alive);
-    try {
-        Status status = natsio_token_status(token);
-        if (status != NATSIO_OK) {
-            slot.promise.set_exception(make_error(status, natsio_last_error()));
-        } else if constexpr (std::is_same_v<T, Msg>) {
-            natsio_msg* msg = nullptr;
-            status = natsio_token_msg(token, &msg);
-            if (status != NATSIO_OK) {
-                slot.promise.set_exception(make_error(status, natsio_last_error()));
-            } else {
-                slot.promise.set_value(Msg(msg));
-            }
-        } else {
-            slot.promise.set_value();
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {};
+
+/// Reader of an owned C handle through `accessor`, wrapped in Owner.
+template <class Owner, class CHandle>
+Status read_owned(Status (*accessor)(const natsio_token*, CHandle**), const natsio_token* token,
+                  std::optional<Owner>& out) {
+    CHandle* handle = nullptr;
+    Status status = accessor(token, &handle);
+    if (status == NATSIO_OK) {
+        out.emplace(handle);
+    }
+    return status;
+}
+
+/// The result of a completed token as T: the value, std::nullopt for an
+/// iterator's end when T is an optional, or the operation's error thrown.
+template <class T>
+T read_result(const natsio_token* token, const SinkPtr& sink) {
+    if constexpr (std::is_void_v<T>) {
+        (void)sink;
+        check(natsio_token_status(token));
+    } else if constexpr (is_optional<T>::value) {
+        using Value = typename T::value_type;
+        std::optional<Value> out;
+        Status status = TokenReader<Value>::read(token, sink, out);
+        if (status == NATSIO_DONE) {
+            return std::nullopt;
         }
-    } catch (...) {
-        try {
-            slot.promise.set_exception(std::current_exception());
-        } catch (...) {
-        }
+        check(status);
+        return out;
+    } else {
+        std::optional<T> out;
+        check(TokenReader<T>::read(token, sink, out));
+        return std::move(*out);
     }
 }
 
+template <>
+struct TokenReader<Msg> {
+    static Status read(const natsio_token* token, const SinkPtr&, std::optional<Msg>& out) {
+        return read_owned<Msg, natsio_msg>(natsio_token_msg, token, out);
+    }
+};
+
+/// JSON results (infos, account info, KV status).
+template <>
+struct TokenReader<std::string> {
+    static Status read(const natsio_token* token, const SinkPtr&,
+                       std::optional<std::string>& out) {
+        char* text = nullptr;
+        Status status = natsio_token_string(token, &text);
+        if (status == NATSIO_OK) {
+            out.emplace(take_string(text));
+        }
+        return status;
+    }
+};
+
+/// Revisions, sequences, counts.
+template <>
+struct TokenReader<std::uint64_t> {
+    static Status read(const natsio_token* token, const SinkPtr&,
+                       std::optional<std::uint64_t>& out) {
+        std::uint64_t value = 0;
+        Status status = natsio_token_u64(token, &value);
+        if (status == NATSIO_OK) {
+            out.emplace(value);
+        }
+        return status;
+    }
+};
+
+/// Name and key listings.
+template <>
+struct TokenReader<std::vector<std::string>> {
+    static Status read(const natsio_token* token, const SinkPtr&,
+                       std::optional<std::vector<std::string>>& out) {
+        natsio_string_list* list = nullptr;
+        Status status = natsio_token_string_list(token, &list);
+        if (status == NATSIO_OK) {
+            out.emplace(take_string_list(list));
+        }
+        return status;
+    }
+};
+
 }  // namespace detail
 
-/// Owner of a natsio_token: the completion of one asynchronous operation.
-class Token {
+/// The completion of one asynchronous operation (a natsio_token), typed by
+/// its result: void, Msg, std::string (JSON), std::uint64_t (revision,
+/// sequence, count), std::vector<std::string> (names), Client, and in
+/// jetstream.hpp PubAck, KeyValue, KvEntry, StoredMsg, MsgList,
+/// KvEntryList, Messages, KvWatcher; std::optional<Msg> /
+/// std::optional<KvEntry> for an iterator's next_async (std::nullopt: the
+/// iteration ended). Move-only; destroying a pending Future lets the
+/// operation run on (an iterator's next_async is withdrawn and its item
+/// stays in the iterator), unless a then() callback waits for it.
+template <class T>
+class Future {
 public:
-    Token() noexcept = default;
-    /// Takes ownership of a token from the C API.
-    explicit Token(natsio_token* token)
-        : handle_(std::make_shared<detail::TokenHandle>(token)) {}
-    Token(Token&&) noexcept = default;
-    Token& operator=(Token&&) noexcept = default;
-    Token(const Token&) = delete;
-    Token& operator=(const Token&) = delete;
-    ~Token() = default;
+    using value_type = T;
 
-    /// Waits up to `timeout` (negative: forever); true once completed.
+    Future() noexcept = default;
+    /// Takes ownership of a token from the C API; `sink` receives what a
+    /// then() callback throws (and the errors of owners built from T).
+    explicit Future(natsio_token* token, detail::SinkPtr sink = nullptr)
+        : handle_(std::make_shared<detail::TokenHandle>(token)), sink_(std::move(sink)) {}
+    Future(Future&&) noexcept = default;
+    Future& operator=(Future&&) noexcept = default;
+    Future(const Future&) = delete;
+    Future& operator=(const Future&) = delete;
+    ~Future() = default;
+
+    /// Waits as long as it takes, then returns the result or throws the
+    /// operation's error (CancelledError after cancel()). Results that own
+    /// a handle (Client, Messages, KvWatcher) can be taken once.
+    T get() {
+        detail::check(natsio_token_wait(c_token(), NATSIO_WAIT_FOREVER));
+        return detail::read_result<T>(c_token(), sink_);
+    }
+
+    /// Waits up to `timeout` (no_wait: only checks; default_timeout or
+    /// forever: as long as it takes); true once completed, whatever the
+    /// outcome.
     bool wait_for(milliseconds timeout) const {
         Status status = natsio_token_wait(c_token(), detail::to_ms(timeout));
         if (status == NATSIO_ERR_TIMEOUT) {
@@ -851,52 +975,50 @@ public:
         detail::check(status);
         return true;
     }
-    /// Waits until completed.
-    void wait() const { wait_for(forever); }
+    void wait() const { (void)wait_for(forever); }
 
-    bool done() const noexcept { return natsio_token_is_done(c_token()); }
+    /// True once the operation completed (never blocks).
+    bool ready() const noexcept { return natsio_token_is_done(c_token()); }
 
-    /// NATSIO_PENDING, NATSIO_OK or the operation's error status.
+    /// NATSIO_PENDING while it runs, then NATSIO_OK, NATSIO_DONE (an
+    /// iterator's end) or the operation's error status.
     Status status() const noexcept { return natsio_token_status(c_token()); }
 
-    /// False while pending, true once succeeded; throws the operation's
-    /// error if it failed.
-    bool check() const {
-        Status status = natsio_token_status(c_token());
-        if (status == NATSIO_PENDING) {
-            return false;
-        }
-        detail::check(status);
-        return true;
-    }
-
-    /// The message the operation produced (a request's reply); throws its
-    /// error, or IllegalStateError while pending.
-    Msg msg() const {
-        natsio_msg* msg = nullptr;
-        Status status = natsio_token_msg(c_token(), &msg);
-        if (status == NATSIO_PENDING) {
-            throw IllegalStateError(status, "the operation is still pending");
-        }
-        detail::check(status);
-        return Msg(msg);
-    }
-
-    /// Cancels the operation (it completes with CancelledError);
-    /// IllegalStateError if it had already completed.
+    /// Cancels the operation: it completes with CancelledError (a then()
+    /// callback still runs). IllegalStateError if it had already completed.
     void cancel() const { detail::check(natsio_token_cancel(c_token())); }
 
-    /// A future fulfilled on completion (a library dispatcher thread). One
-    /// per token: a second call throws IllegalStateError. The future stays
-    /// valid when this Token is destroyed first.
-    template <class T>
-    std::future<T> make_future() const {
-        using Box = detail::CallbackBox<detail::PromiseSlot<T>>;
-        auto* box = new Box(detail::PromiseSlot<T>{std::promise<T>(), handle_});
-        std::future<T> future = box->value.promise.get_future();
-        Status status = natsio_token_on_complete(c_token(), &detail::fulfil_promise<T>, box,
+    /// Calls `callback(Future<T>)` once when the operation completes, with a
+    /// ready Future sharing this one's token (its get() does not block), on
+    /// a library dispatcher thread (the client's event thread: do not block
+    /// in it). It runs even if this Future is destroyed first: the token is
+    /// kept until then. One callback per Future (IllegalStateError for a
+    /// second). What the callback throws goes to the client's error handler.
+    template <class Callback>
+    void then(Callback callback) const {
+        using Box = detail::CallbackBox<ThenSlot<Callback>>;
+        auto* box = new Box(ThenSlot<Callback>{std::move(callback), handle_, sink_});
+        Status status = natsio_token_on_complete(c_token(), &run_then<Callback>, box,
                                                  &Box::release);
         Box::settle(box, status);
+    }
+
+    /// A std::future fed by then(): valid after this Future is destroyed.
+    std::future<T> to_std_future() const {
+        auto promise = std::make_shared<std::promise<T>>();
+        std::future<T> future = promise->get_future();
+        then([promise](Future<T> done) {
+            try {
+                if constexpr (std::is_void_v<T>) {
+                    done.get();
+                    promise->set_value();
+                } else {
+                    promise->set_value(done.get());
+                }
+            } catch (...) {
+                promise->set_exception(std::current_exception());
+            }
+        });
         return future;
     }
 
@@ -904,45 +1026,273 @@ public:
     explicit operator bool() const noexcept { return handle_ != nullptr; }
 
 private:
+    template <class Callback>
+    struct ThenSlot {
+        Callback callback;
+        std::shared_ptr<detail::TokenHandle> keep_alive;
+        detail::SinkPtr sink;
+    };
+
+    Future(std::shared_ptr<detail::TokenHandle> handle, detail::SinkPtr sink) noexcept
+        : handle_(std::move(handle)), sink_(std::move(sink)) {}
+
+    template <class Callback>
+    static void run_then(void* user_data, natsio_token* /*token*/) noexcept {
+        auto& slot = static_cast<detail::CallbackBox<ThenSlot<Callback>>*>(user_data)->value;
+        // The slot's reference moves into the ready Future, so the token is
+        // freed here (allowed inside its callback) unless the callback keeps
+        // the Future or another owner still holds it.
+        try {
+            slot.callback(Future<T>(std::move(slot.keep_alive), slot.sink));
+        } catch (...) {
+            detail::report_thrown(slot.sink, std::current_exception());
+        }
+    }
+
     std::shared_ptr<detail::TokenHandle> handle_;
+    detail::SinkPtr sink_;
 };
 
-/// The result of an asynchronous operation: a std::future fed by the
-/// operation's completion token, plus the token for polling and cancelling.
-/// T is Msg (request_async) or void (flush, drain).
-template <class T>
-class AsyncResult {
+inline Future<void> MsgView::ack_sync_async(milliseconds timeout) const {
+    natsio_token* token = nullptr;
+    detail::check(natsio_msg_ack_sync_async(msg_, detail::to_ms(timeout), &token));
+    return Future<void>(token);
+}
+
+// ---------------------------------------------------------------------------
+// Feed: one template over the C iterator contract
+// ---------------------------------------------------------------------------
+
+/// Live counters of an iterator: delivered, dropped, pending_items,
+/// pending_bytes, stalls (natsio_iter_stats).
+using IterStats = natsio_iter_stats;
+
+/// How an iteration ended, as a Feed's end handler receives it: null when
+/// it ended without error (stopped, drained, finished), else the exception
+/// for the status that ended it (ConnectionClosedError, SlowConsumerError,
+/// ConsumerDeletedError, BucketNotFoundError, ...).
+using EndHandler = std::function<void(std::exception_ptr error)>;
+
+/// A stream of items read through the C iterator contract, implemented once
+/// for every iterator handle (Traits names the C functions; see
+/// detail::SubFeed and the others). The library fills the buffer whether or
+/// not anyone reads; this owner reads it in one of three ways:
+///   - next(timeout): the next item, std::nullopt once the iteration ended
+///     (and on every later call); TimeoutError when nothing came in time
+///     (the iteration goes on); the error that ended it otherwise (thrown
+///     again by every later call);
+///   - next_async(): a Future of the next item (std::nullopt at the end);
+///     pending ones are served in call order;
+///   - set_callback(on_item, on_end): push mode; on_item gets every item
+///     (a view borrowed for the call) in order, one at a time, on a
+///     library thread of this iterator, then on_end is called once;
+/// and range-for (`for (auto& item : feed)`), which calls next() until the
+/// end and throws the error that ended it. stop() ends it (idempotent);
+/// once it returns, on_end has been called and no callback runs again
+/// (unless stop() is called from the callback itself). The destructor
+/// stops and frees. next() may be called from several threads; destroying
+/// a Feed while another thread is inside next() is the caller's error.
+template <class Traits>
+class Feed {
 public:
-    explicit AsyncResult(Token token)
-        : token_(std::move(token)), future_(token_.template make_future<T>()) {}
+    using handle_type = typename Traits::Handle;
+    /// What next() returns: an owned item (Msg or KvEntry).
+    using value_type = typename Traits::Item;
+    /// What a callback receives: a view borrowed for the call.
+    using view_type = typename Traits::View;
+    /// Receives each item in push mode. May throw: the exception goes to
+    /// the client's error handler and delivery goes on.
+    using ItemHandler = std::function<void(view_type)>;
 
-    /// Blocks until completion; returns the result or throws its error.
-    /// Once only (like std::future::get).
-    T get() { return future_.get(); }
-    /// Blocks until completion.
-    void wait() const { future_.wait(); }
-    /// Blocks up to `timeout`; true once completed.
-    bool wait_for(milliseconds timeout) const {
-        return future_.wait_for(timeout) == std::future_status::ready;
+    /// Input iterator over the items, for range-for.
+    class iterator {
+    public:
+        using iterator_category = std::input_iterator_tag;
+        using value_type = typename Traits::Item;
+        using difference_type = std::ptrdiff_t;
+        using pointer = value_type*;
+        using reference = value_type&;
+
+        iterator() noexcept = default;  // the end
+        explicit iterator(const Feed* feed) : feed_(feed) { advance(); }
+
+        reference operator*() noexcept { return *current_; }
+        pointer operator->() noexcept { return &*current_; }
+        iterator& operator++() {
+            advance();
+            return *this;
+        }
+        void operator++(int) { advance(); }
+        bool operator==(const iterator& other) const noexcept {
+            return current_.has_value() == other.current_.has_value();
+        }
+        bool operator!=(const iterator& other) const noexcept { return !(*this == other); }
+
+    private:
+        void advance() {
+            current_.reset();
+            current_ = feed_->next(forever);
+        }
+
+        const Feed* feed_ = nullptr;
+        std::optional<value_type> current_;
+    };
+
+    Feed() noexcept = default;
+    /// Takes ownership of an iterator handle from the C API; `sink`
+    /// receives what callbacks throw (stderr without one).
+    explicit Feed(handle_type* handle, detail::SinkPtr sink = nullptr) noexcept
+        : handle_(handle), sink_(std::move(sink)) {}
+    Feed(Feed&& other) noexcept
+        : handle_(std::exchange(other.handle_, nullptr)), sink_(std::move(other.sink_)) {}
+    Feed& operator=(Feed&& other) noexcept {
+        if (this != &other) {
+            Traits::free(handle_);
+            handle_ = std::exchange(other.handle_, nullptr);
+            sink_ = std::move(other.sink_);
+        }
+        return *this;
     }
-    bool ready() const { return wait_for(milliseconds(0)); }
-    /// Cancels the operation (it completes with CancelledError).
-    void cancel() const { token_.cancel(); }
+    Feed(const Feed&) = delete;
+    Feed& operator=(const Feed&) = delete;
+    ~Feed() { Traits::free(handle_); }
 
-    /// The std::future itself (get() is unusable afterwards).
-    std::future<T> take_future() noexcept { return std::move(future_); }
-    const Token& token() const noexcept { return token_; }
+    /// The next item, waiting up to `timeout` (no_wait: only one already
+    /// buffered; default_timeout or forever: as long as it takes);
+    /// std::nullopt once the iteration ended. TimeoutError when none came
+    /// in time; IllegalStateError in push mode; the error that ended the
+    /// iteration.
+    std::optional<value_type> next(milliseconds timeout = default_timeout) const {
+        typename Traits::CItem* item = nullptr;
+        Status status = Traits::next(handle_, detail::to_ms(timeout), &item);
+        if (status == NATSIO_DONE) {
+            return std::nullopt;
+        }
+        detail::check(status);
+        return value_type(item);
+    }
+
+    /// A Future of the next item (std::nullopt once the iteration ended).
+    /// Destroying it before an item reached it leaves the items here.
+    Future<std::optional<value_type>> next_async() const {
+        natsio_token* token = nullptr;
+        detail::check(Traits::next_async(handle_, &token));
+        return Future<std::optional<value_type>>(token, sink_);
+    }
+
+    /// Push mode: `on_item` receives every item, buffered ones first, then
+    /// `on_end` (if set) once with how the iteration ended. The handlers
+    /// are released after that final call. IllegalStateError if a callback
+    /// is set already or next_async() futures are pending.
+    void set_callback(ItemHandler on_item, EndHandler on_end = {}) const {
+        if (!on_item) {
+            throw InvalidArgumentError(NATSIO_ERR_NULL_ARGUMENT, "the item handler is empty");
+        }
+        using Box = detail::CallbackBox<CallbackSlot>;
+        auto* box = new Box(CallbackSlot{std::move(on_item), std::move(on_end), sink_});
+        Status status = Traits::set_callback(handle_, &deliver, box, &Box::release);
+        Box::settle(box, status);
+    }
+
+    /// Ends the iteration: next() returns std::nullopt from now on and
+    /// on_end has run when this returns. Idempotent; any thread.
+    void stop() const { detail::check(Traits::stop(handle_)); }
+
+    IterStats stats() const {
+        IterStats stats{};
+        detail::check(Traits::get_stats(handle_, &stats));
+        return stats;
+    }
+
+    iterator begin() const { return iterator(this); }
+    iterator end() const noexcept { return iterator(); }
+
+    handle_type* c_handle() const noexcept { return handle_; }
+    explicit operator bool() const noexcept { return handle_ != nullptr; }
+    /// Gives up ownership of the handle (still running).
+    handle_type* release() noexcept { return std::exchange(handle_, nullptr); }
+
+protected:
+    const detail::SinkPtr& sink() const noexcept { return sink_; }
 
 private:
-    Token token_;
-    std::future<T> future_;
+    struct CallbackSlot {
+        ItemHandler on_item;
+        EndHandler on_end;
+        detail::SinkPtr sink;
+    };
+
+    static void deliver(void* user_data, const typename Traits::CItem* item,
+                        natsio_status status) noexcept {
+        const CallbackSlot& slot = static_cast<detail::CallbackBox<CallbackSlot>*>(user_data)->value;
+        if (item != nullptr) {
+            try {
+                slot.on_item(view_type(item));
+            } catch (...) {
+                detail::report_thrown(slot.sink, std::current_exception(), Traits::sid(item),
+                                      Traits::subject(item));
+            }
+            return;
+        }
+        try {
+            // The detail of the ending error is this thread's last error
+            // during this call only: read it now.
+            std::exception_ptr error;
+            if (status != NATSIO_DONE) {
+                error = make_error(status, natsio_last_error());
+            }
+            if (slot.on_end) {
+                slot.on_end(error);
+            }
+        } catch (...) {
+            detail::report_thrown(slot.sink, std::current_exception());
+        }
+    }
+
+    handle_type* handle_ = nullptr;
+    detail::SinkPtr sink_;
 };
+
+namespace detail {
+
+/// The C functions of the message iterators (sub, replies, js_messages)
+/// share their item type; each Traits just names its handle's functions.
+struct MsgFeedBase {
+    using CItem = natsio_msg;
+    using Item = Msg;
+    using View = MsgView;
+    static std::uint64_t sid(const natsio_msg* msg) noexcept { return natsio_msg_sid(msg); }
+    static const char* subject(const natsio_msg* msg) noexcept { return natsio_msg_subject(msg); }
+};
+
+struct SubFeed : MsgFeedBase {
+    using Handle = natsio_sub;
+    static constexpr auto next = &natsio_sub_next;
+    static constexpr auto next_async = &natsio_sub_next_async;
+    static constexpr auto set_callback = &natsio_sub_set_callback;
+    static constexpr auto stop = &natsio_sub_stop;
+    static constexpr auto get_stats = &natsio_sub_get_stats;
+    static constexpr auto free = &natsio_sub_free;
+};
+
+struct RepliesFeed : MsgFeedBase {
+    using Handle = natsio_replies;
+    static constexpr auto next = &natsio_replies_next;
+    static constexpr auto next_async = &natsio_replies_next_async;
+    static constexpr auto set_callback = &natsio_replies_set_callback;
+    static constexpr auto stop = &natsio_replies_stop;
+    static constexpr auto get_stats = &natsio_replies_get_stats;
+    static constexpr auto free = &natsio_replies_free;
+};
+
+}  // namespace detail
 
 // ---------------------------------------------------------------------------
 // Replies (request_many)
 // ---------------------------------------------------------------------------
 
-/// Options of Client::request_many (see natsio_request_many_options).
+/// Options of Client::request_many (natsio_request_many_options); zero
+/// means the library's default.
 struct RequestManyOptions {
     /// Stop after this many replies; 0: no limit.
     std::int64_t max_msgs = 0;
@@ -952,53 +1302,10 @@ struct RequestManyOptions {
     milliseconds timeout{0};
 };
 
-/// The replies of one request_many, owned (natsio_replies_free). Iterate
-/// with next() or range-for; each step may block as the request allows.
-class Replies {
-public:
-    using iterator = detail::MsgIterator<Replies>;
-
-    Replies() noexcept = default;
-    /// Takes ownership of an iterator from the C API.
-    explicit Replies(natsio_replies* replies) noexcept : replies_(replies) {}
-    Replies(Replies&& other) noexcept : replies_(std::exchange(other.replies_, nullptr)) {}
-    Replies& operator=(Replies&& other) noexcept {
-        if (this != &other) {
-            natsio_replies_free(replies_);
-            replies_ = std::exchange(other.replies_, nullptr);
-        }
-        return *this;
-    }
-    Replies(const Replies&) = delete;
-    Replies& operator=(const Replies&) = delete;
-    ~Replies() { natsio_replies_free(replies_); }
-
-    /// The next reply, or std::nullopt once the replies have ended.
-    std::optional<Msg> next() {
-        natsio_msg* msg = nullptr;
-        Status status = natsio_replies_next(replies_, &msg);
-        if (status == NATSIO_DONE) {
-            return std::nullopt;
-        }
-        detail::check(status);
-        return Msg(msg);
-    }
-
-    /// Ends the replies early; thread-safe: a next() blocked on another
-    /// thread returns std::nullopt at once.
-    void close() { detail::check(natsio_replies_close(replies_)); }
-
-    iterator begin() { return iterator(this); }
-    iterator end() noexcept { return iterator(); }
-
-    natsio_replies* c_replies() const noexcept { return replies_; }
-
-private:
-    friend iterator;
-    std::optional<Msg> next_item() { return next(); }
-
-    natsio_replies* replies_ = nullptr;
-};
+/// The replies of one request_many: a Feed of Msg. The iteration ends
+/// (std::nullopt, the end of a range-for) after max_msgs, a stall, the
+/// overall timeout, no responders, or stop().
+using Replies = Feed<detail::RepliesFeed>;
 
 // ---------------------------------------------------------------------------
 // Subscriptions
@@ -1017,147 +1324,52 @@ struct SubscribeOptions {
     // (The explicit initializers keep C++20 designated initialization,
     // `{.queue = "q"}`, free of -Wmissing-field-initializers.)
     std::optional<std::string_view> queue = std::nullopt;
-    /// Pending limits (negative: unlimited).
+    /// Pending limits (0: the client's default; negative: unlimited).
     std::optional<std::int64_t> pending_msgs_limit = std::nullopt;
     std::optional<std::int64_t> pending_bytes_limit = std::nullopt;
     std::optional<PendingPolicy> policy = std::nullopt;
 };
 
-using SubStats = natsio_sub_stats;
-
-/// An owned subscription (natsio_sub_free on destruction: unsubscribes and
-/// waits for a running handler, so no handler runs after it is destroyed).
-class Subscription {
+/// A subscription: a Feed of Msg (next, next_async, set_callback, stop,
+/// stats, range-for) plus what only subscriptions have. The iteration ends
+/// after stop(), drain(), or the unsubscribe_after count; it fails with
+/// ConnectionClosedError when the client closes and SlowConsumerError
+/// under the Error policy. next() throws NoRespondersError for a 503
+/// status message (a callback receives it as a message).
+class Subscription : public Feed<detail::SubFeed> {
 public:
-    /// A range over the next messages: ends when the subscription closes
-    /// (or, with a finite timeout, when none arrives in time).
-    class Messages {
-    public:
-        using iterator = detail::MsgIterator<Messages>;
-        Messages(const Subscription* sub, milliseconds timeout) noexcept
-            : sub_(sub), timeout_(timeout) {}
-        iterator begin() { return iterator(this); }
-        iterator end() noexcept { return iterator(); }
+    using Feed::Feed;
 
-    private:
-        friend iterator;
-        std::optional<Msg> next_item() {
-            natsio_msg* msg = nullptr;
-            Status status = natsio_sub_next_msg(sub_->c_sub(), detail::to_ms(timeout_), &msg);
-            if (status == NATSIO_ERR_SUBSCRIPTION_CLOSED || status == NATSIO_ERR_TIMEOUT) {
-                return std::nullopt;
-            }
-            detail::check(status);
-            return Msg(msg);
-        }
-
-        const Subscription* sub_;
-        milliseconds timeout_;
-    };
-
-    Subscription() noexcept = default;
-    /// Takes ownership of a subscription from the C API.
-    explicit Subscription(natsio_sub* sub) noexcept : sub_(sub) {}
-    Subscription(Subscription&& other) noexcept : sub_(std::exchange(other.sub_, nullptr)) {}
-    Subscription& operator=(Subscription&& other) noexcept {
-        if (this != &other) {
-            natsio_sub_free(sub_);
-            sub_ = std::exchange(other.sub_, nullptr);
-        }
-        return *this;
+    /// Ends after `max` messages in total (counting those received).
+    void unsubscribe_after(std::uint64_t max) const {
+        detail::check(natsio_sub_unsubscribe_after(c_handle(), max));
     }
-    Subscription(const Subscription&) = delete;
-    Subscription& operator=(const Subscription&) = delete;
-    ~Subscription() { natsio_sub_free(sub_); }
-
-    /// Iterator mode: the next message, waiting up to `timeout` (negative:
-    /// forever). TimeoutError, SubscriptionClosedError, SlowConsumerError,
-    /// NoRespondersError (a 503 status message).
-    Msg next_msg(milliseconds timeout = forever) const {
-        natsio_msg* msg = nullptr;
-        detail::check(natsio_sub_next_msg(sub_, detail::to_ms(timeout), &msg));
-        return Msg(msg);
+    /// Graceful end: new deliveries stop, the backlog is handled, then the
+    /// iteration ends. Waits up to `timeout` (default: the client's drain
+    /// timeout). In iterator mode another thread must read the backlog.
+    void drain(milliseconds timeout = default_timeout) const {
+        detail::check(natsio_sub_drain(c_handle(), detail::to_ms(timeout)));
     }
-
-    /// Like next_msg, but std::nullopt when none arrives within `timeout`.
-    std::optional<Msg> try_next_msg(milliseconds timeout) const {
-        natsio_msg* msg = nullptr;
-        Status status = natsio_sub_next_msg(sub_, detail::to_ms(timeout), &msg);
-        if (status == NATSIO_ERR_TIMEOUT) {
-            return std::nullopt;
-        }
-        detail::check(status);
-        return Msg(msg);
-    }
-
-    /// `for (natsio::Msg& m : sub.messages()) ...` until the subscription
-    /// closes (unsubscribe_after, drain, client closed) or `timeout` passes
-    /// without a message.
-    Messages messages(milliseconds timeout = forever) const noexcept { return {this, timeout}; }
-
-    /// Stops delivery at once, discarding queued messages.
-    void unsubscribe() { detail::check(natsio_sub_unsubscribe(sub_)); }
-    /// Closes after `max` messages in total.
-    void unsubscribe_after(std::uint64_t max) {
-        detail::check(natsio_sub_unsubscribe_after(sub_, max));
-    }
-    /// Graceful close: the backlog is handled first. Negative: forever.
-    void drain(milliseconds timeout = forever) {
-        detail::check(natsio_sub_drain(sub_, detail::to_ms(timeout)));
-    }
-    AsyncResult<void> drain_async() {
+    Future<void> drain_async() const {
         natsio_token* token = nullptr;
-        detail::check(natsio_sub_drain_async(sub_, &token));
-        return AsyncResult<void>(Token(token));
+        detail::check(natsio_sub_drain_async(c_handle(), &token));
+        return Future<void>(token, sink());
     }
 
-    std::string_view subject() const noexcept { return detail::view_of(natsio_sub_subject(sub_)); }
+    std::string_view subject() const noexcept {
+        return detail::view_of(natsio_sub_subject(c_handle()));
+    }
     std::optional<std::string_view> queue() const noexcept {
-        const char* queue = natsio_sub_queue(sub_);
+        const char* queue = natsio_sub_queue(c_handle());
         if (queue == nullptr) {
             return std::nullopt;
         }
         return std::string_view(queue);
     }
-    std::uint64_t sid() const noexcept { return natsio_sub_sid(sub_); }
-    bool is_closed() const noexcept { return natsio_sub_is_closed(sub_); }
-    SubStats stats() const {
-        SubStats stats{};
-        detail::check(natsio_sub_get_stats(sub_, &stats));
-        return stats;
-    }
-
-    natsio_sub* c_sub() const noexcept { return sub_; }
-    explicit operator bool() const noexcept { return sub_ != nullptr; }
-    /// Gives up ownership of the handle.
-    natsio_sub* release() noexcept { return std::exchange(sub_, nullptr); }
-
-private:
-    natsio_sub* sub_ = nullptr;
+    std::uint64_t sid() const noexcept { return natsio_sub_sid(c_handle()); }
+    /// True once the iteration has ended.
+    bool is_closed() const noexcept { return natsio_sub_is_closed(c_handle()); }
 };
-
-namespace detail {
-
-struct HandlerSlot {
-    MsgHandler handler;
-    std::shared_ptr<ErrorSink> sink;
-};
-
-/// The C message callback: runs the handler, and reports instead of
-/// propagating whatever it throws.
-inline void deliver_message(void* user_data, natsio_sub* /*sub*/, const natsio_msg* msg) noexcept {
-    const HandlerSlot& slot = static_cast<CallbackBox<HandlerSlot>*>(user_data)->value;
-    try {
-        slot.handler(MsgView(msg));
-    } catch (...) {
-        if (slot.sink) {
-            slot.sink->report_handler_exception(std::current_exception(), natsio_msg_sid(msg),
-                                                natsio_msg_subject(msg));
-        }
-    }
-}
-
-}  // namespace detail
 
 // ---------------------------------------------------------------------------
 // Options
@@ -1444,6 +1656,17 @@ enum class ConnStatus : std::int32_t {
 
 using ClientStats = natsio_client_stats;
 
+class Client;
+class JetStream;
+
+namespace detail {
+template <>
+struct TokenReader<Client> {
+    static Status read(const natsio_token* token, const SinkPtr& sink,
+                       std::optional<Client>& out);
+};
+}  // namespace detail
+
 /// An owned connection (natsio_client_free on destruction: closes it; after
 /// that no handler of the client runs again). Thread-safe.
 class Client {
@@ -1461,6 +1684,20 @@ public:
         natsio_client* client = nullptr;
         detail::check(natsio_client_connect(options.opts_, &client));
         return Client(client, options.sink_);
+    }
+
+    /// The future form of connect: the Client, or the connect error
+    /// (NoServersError, AuthorizationError, ...). `options` may be
+    /// destroyed at once.
+    static Future<Client> connect_async(const Options& options) {
+        natsio_token* token = nullptr;
+        detail::check(natsio_client_connect_async(options.opts_, &token));
+        return Future<Client>(token, options.sink_);
+    }
+    static Future<Client> connect_async(std::string_view url) {
+        Options options;
+        options.set_url(url);
+        return connect_async(options);
     }
 
     Client() noexcept = default;
@@ -1493,7 +1730,9 @@ public:
                                                  headers.c_headers(), data.data(), data.size()));
     }
 
-    /// Iterator-mode subscription (next_msg, messages()).
+    /// Subscribes; read the messages with next, next_async, range-for, or a
+    /// callback set later with set_callback (messages that arrive before
+    /// are delivered to it first).
     Subscription subscribe(std::string_view subject, const SubscribeOptions& options = {}) const {
         detail::CString c_subject(subject, "subject");
         detail::OptionalCString c_queue(options.queue, "queue");
@@ -1501,31 +1740,23 @@ public:
         natsio_sub* sub = nullptr;
         detail::check(
             natsio_client_subscribe(client_, c_subject.get(), c_queue.get(), &c_options, &sub));
-        return Subscription(sub);
+        return Subscription(sub, sink_);
     }
 
-    /// Callback-mode subscription: `handler` runs for every message on the
-    /// subscription's dispatcher thread, in order, until the Subscription
-    /// is destroyed or closed.
+    /// Subscribes in push mode: subscribe() then set_callback(handler).
+    /// `handler` runs for every message on the subscription's dispatcher
+    /// thread, in order, until the Subscription is stopped or destroyed.
     Subscription subscribe(std::string_view subject, MsgHandler handler,
                            const SubscribeOptions& options = {}) const {
-        detail::CString c_subject(subject, "subject");
-        detail::OptionalCString c_queue(options.queue, "queue");
-        natsio_sub_options c_options = to_c(options);
-        using Box = detail::CallbackBox<detail::HandlerSlot>;
-        auto* box = new Box(detail::HandlerSlot{std::move(handler), sink_});
-        natsio_sub* sub = nullptr;
-        Status status = natsio_client_subscribe_callback(client_, c_subject.get(), c_queue.get(),
-                                                         &c_options, &detail::deliver_message,
-                                                         box, &Box::release, &sub);
-        Box::settle(box, status);
-        return Subscription(sub);
+        Subscription sub = subscribe(subject, options);
+        sub.set_callback(std::move(handler));
+        return sub;
     }
 
-    /// Sends a request and waits for one reply. `timeout` 0 or less: the
-    /// client's request timeout. NoRespondersError, TimeoutError.
-    Msg request(std::string_view subject, ByteView data = {}, milliseconds timeout = {},
-                HeadersView headers = {}) const {
+    /// Sends a request and waits up to `timeout` (default: the client's
+    /// request timeout) for one reply. NoRespondersError, TimeoutError.
+    Msg request(std::string_view subject, ByteView data = {},
+                milliseconds timeout = default_timeout, HeadersView headers = {}) const {
         detail::CString c_subject(subject, "subject");
         natsio_msg* reply = nullptr;
         detail::check(natsio_client_request(client_, c_subject.get(), headers.c_headers(),
@@ -1533,57 +1764,67 @@ public:
                                             &reply));
         return Msg(reply);
     }
-
-    /// Starts a request; the reply (or its error) arrives through the result.
-    AsyncResult<Msg> request_async(std::string_view subject, ByteView data = {},
-                                   milliseconds timeout = {}, HeadersView headers = {}) const {
+    Future<Msg> request_async(std::string_view subject, ByteView data = {},
+                              milliseconds timeout = default_timeout,
+                              HeadersView headers = {}) const {
         detail::CString c_subject(subject, "subject");
         natsio_token* token = nullptr;
         detail::check(natsio_client_request_async(client_, c_subject.get(), headers.c_headers(),
                                                   data.data(), data.size(),
                                                   detail::to_ms(timeout), &token));
-        return AsyncResult<Msg>(Token(token));
+        return Future<Msg>(token, sink_);
     }
 
-    /// Sends one request and iterates over its replies.
+    /// Sends one request; its replies are gathered from now on and read
+    /// through the returned Replies (a Feed of Msg).
     Replies request_many(std::string_view subject, ByteView data = {},
                          const RequestManyOptions& options = {},
                          HeadersView headers = {}) const {
         detail::CString c_subject(subject, "subject");
-        natsio_request_many_options c_options{options.max_msgs, detail::to_ms(options.stall),
-                                              detail::to_ms(options.timeout)};
+        natsio_request_many_options c_options{};
+        detail::check(natsio_request_many_options_init(&c_options));
+        c_options.max_msgs = options.max_msgs;
+        c_options.stall_ms = detail::to_ms(options.stall);
+        c_options.timeout_ms = detail::to_ms(options.timeout);
         natsio_replies* replies = nullptr;
         detail::check(natsio_client_request_many(client_, c_subject.get(), headers.c_headers(),
                                                  data.data(), data.size(), &c_options,
                                                  &replies));
-        return Replies(replies);
+        return Replies(replies, sink_);
     }
 
-    /// Waits until the server processed everything sent before. Negative
-    /// timeout: the flush timeout option.
-    void flush(milliseconds timeout = forever) const {
+    /// Waits until the server processed everything sent before, up to
+    /// `timeout` (default: the client's flush timeout).
+    void flush(milliseconds timeout = default_timeout) const {
         detail::check(natsio_client_flush(client_, detail::to_ms(timeout)));
     }
-    AsyncResult<void> flush_async() const {
+    /// The future form of flush (bounded by the library, without a
+    /// timeout argument in the C ABI).
+    Future<void> flush_async() const {
         natsio_token* token = nullptr;
         detail::check(natsio_client_flush_async(client_, &token));
-        return AsyncResult<void>(Token(token));
+        return Future<void>(token, sink_);
     }
 
-    /// Drains and closes. Negative timeout: the drain timeout option.
-    /// DrainTimeoutError when it took longer (the client is closed anyway).
-    void drain(milliseconds timeout = forever) const {
+    /// Drains and closes, up to `timeout` (default: the client's drain
+    /// timeout); DrainTimeoutError when it took longer (closed anyway).
+    void drain(milliseconds timeout = default_timeout) const {
         detail::check(natsio_client_drain(client_, detail::to_ms(timeout)));
     }
-    AsyncResult<void> drain_async(milliseconds timeout = forever) const {
+    Future<void> drain_async(milliseconds timeout = default_timeout) const {
         natsio_token* token = nullptr;
         detail::check(natsio_client_drain_async(client_, detail::to_ms(timeout), &token));
-        return AsyncResult<void>(Token(token));
+        return Future<void>(token, sink_);
     }
 
     /// Closes the connection (idempotent); the object stays usable for
     /// queries, and later calls throw ConnectionClosedError.
     void close() const { detail::check(natsio_client_close(client_)); }
+    Future<void> close_async() const {
+        natsio_token* token = nullptr;
+        detail::check(natsio_client_close_async(client_, &token));
+        return Future<void>(token, sink_);
+    }
 
     ConnStatus status() const noexcept {
         return static_cast<ConnStatus>(natsio_client_status(client_));
@@ -1617,8 +1858,9 @@ public:
     /// connected right now.
     void force_reconnect() const { detail::check(natsio_client_force_reconnect(client_)); }
 
-    /// One PING/PONG round trip. Blocks; negative timeout: the flush timeout.
-    std::chrono::microseconds rtt(milliseconds timeout = milliseconds{-1}) const {
+    /// One PING/PONG round trip, within `timeout` (default: the flush
+    /// timeout).
+    std::chrono::microseconds rtt(milliseconds timeout = default_timeout) const {
         std::int64_t rtt_us = 0;
         detail::check(natsio_client_rtt(client_, detail::to_ms(timeout), &rtt_us));
         return std::chrono::microseconds(rtt_us);
@@ -1626,29 +1868,19 @@ public:
 
     /// The server pool, configured and discovered.
     std::vector<std::string> servers() const {
-        char* joined = nullptr;
-        detail::check(natsio_client_servers(client_, &joined));
-        std::string text = detail::take_string(joined);
-        std::vector<std::string> urls;
-        std::size_t start = 0;
-        while (start < text.size()) {
-            std::size_t comma = text.find(',', start);
-            if (comma == std::string::npos) {
-                comma = text.size();
-            }
-            if (comma > start) {
-                urls.push_back(text.substr(start, comma - start));
-            }
-            start = comma + 1;
-        }
-        return urls;
+        natsio_string_list* list = nullptr;
+        detail::check(natsio_client_servers(client_, &list));
+        return detail::take_string_list(list);
     }
 
     natsio_client* c_client() const noexcept { return client_; }
     explicit operator bool() const noexcept { return client_ != nullptr; }
 
 private:
-    Client(natsio_client* client, std::shared_ptr<detail::ErrorSink> sink) noexcept
+    friend struct detail::TokenReader<Client>;
+    friend class JetStream;
+
+    Client(natsio_client* client, detail::SinkPtr sink) noexcept
         : client_(client), sink_(std::move(sink)) {}
 
     static natsio_sub_options to_c(const SubscribeOptions& options) {
@@ -1667,8 +1899,18 @@ private:
     }
 
     natsio_client* client_ = nullptr;
-    std::shared_ptr<detail::ErrorSink> sink_;
+    detail::SinkPtr sink_;
 };
+
+inline Status detail::TokenReader<Client>::read(const natsio_token* token, const SinkPtr& sink,
+                                                std::optional<Client>& out) {
+    natsio_client* client = nullptr;
+    Status status = natsio_token_client(token, &client);
+    if (status == NATSIO_OK) {
+        out.emplace(Client(client, sink ? sink : std::make_shared<ErrorSink>()));
+    }
+    return status;
+}
 
 }  // namespace natsio
 
