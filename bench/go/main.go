@@ -16,6 +16,15 @@
 //	jspub-sync  JetStream.Publish, one at a time
 //	kv          KeyValue.Put of k0..k(K-1), then KeyValue.Get of them
 //	            (value length checked): lines kv-put and kv-get
+//	kv-par      K KeyValue.Get calls from --par goroutines (P in flight;
+//	            each waits on the library's token, holding no OS thread);
+//	            threads_peak is the highest Threads: of /proc/self/status,
+//	            sampled every 2 ms
+//	js-consume  JetStream.Consume (the library pulls in the background)
+//	            read with Consumption.Next, Msg.Ack per message; then an
+//	            untimed wait until the consumer's num_ack_pending is 0
+//	obj-put,    not built yet (no Object Store in libnatsio): one
+//	obj-get     status=failed error=unsupported line per run
 //
 // The JetStream scenarios use one connection with a JetStream context whose
 // request timeout, async ack timeout and stall wait are the idle timeout,
@@ -42,6 +51,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -63,6 +73,9 @@ type options struct {
 	kvK         int
 	window      int
 	warmup      int
+	par         int // kv-par operations in flight
+	objMB       int // obj-put/obj-get object size (MiB)
+	objSmall    int // obj-put/obj-get: number of 1 KiB objects
 	idleTimeout time.Duration
 	maxSecs     time.Duration
 	// pubsub subscription without pending limits (not the default): no
@@ -72,7 +85,7 @@ type options struct {
 
 var opt = options{
 	url:         "nats://127.0.0.1:4222",
-	scenarios:   "pub,pubsub,req,jspub,jspub-sync,kv",
+	scenarios:   "pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get",
 	sizes:       "16,1024",
 	n:           1000000,
 	jsN:         200000,
@@ -80,6 +93,9 @@ var opt = options{
 	kvK:         10000,
 	window:      4096,
 	warmup:      100,
+	par:         256,
+	objMB:       64,
+	objSmall:    1000,
 	idleTimeout: 5 * time.Second,
 	maxSecs:     120 * time.Second,
 }
@@ -448,29 +464,16 @@ func freshBenchStream(js *natsio.JetStream) error {
 	return err
 }
 
-func runJSPub(size int) {
-	errs := &errorCounter{}
-	nc, js, err := openJS(errs)
-	if err == nil {
-		defer closeAll(errs, nc)
-		defer js.Close()
-		err = freshBenchStream(js)
-	}
-	if err != nil {
-		emitFailure("jspub", size, "stream", err)
-		return
-	}
-	data := bytes.Repeat([]byte{'x'}, size)
+// publishWindowed publishes n messages of data to bench.js.a with
+// JetStream.PublishAsync, never more than --window unacked (a ring of
+// futures, waiting on the oldest when full; each wait is bounded by the
+// library's async ack timeout, the idle timeout). It returns the acks, the
+// failed publishes and the time of the last ack.
+func publishWindowed(js *natsio.JetStream, n int, data []byte, t0 time.Time) (acked int, failed int64, tLast time.Time) {
 	window := max(opt.window, 1)
 	ring := make([]*natsio.PubAckFuture, window)
-	var head, inflight, acked int
-	var failed int64
-	errs.count.Store(0)
-
-	t0 := time.Now()
-	tLast := t0
-	// retire completes the oldest publish of the ring. The wait is bounded
-	// by the library's async ack timeout (the idle timeout).
+	var head, inflight int
+	tLast = t0
 	retire := func() {
 		f := ring[head]
 		ring[head] = nil
@@ -483,7 +486,7 @@ func runJSPub(size int) {
 		acked++
 		tLast = time.Now()
 	}
-	for i := 0; i < opt.jsN; i++ {
+	for i := 0; i < n; i++ {
 		if inflight == window {
 			retire()
 		}
@@ -504,6 +507,26 @@ func runJSPub(size int) {
 	for inflight > 0 {
 		retire()
 	}
+	return acked, failed, tLast
+}
+
+func runJSPub(size int) {
+	errs := &errorCounter{}
+	nc, js, err := openJS(errs)
+	if err == nil {
+		defer closeAll(errs, nc)
+		defer js.Close()
+		err = freshBenchStream(js)
+	}
+	if err != nil {
+		emitFailure("jspub", size, "stream", err)
+		return
+	}
+	data := bytes.Repeat([]byte{'x'}, size)
+	errs.count.Store(0)
+
+	t0 := time.Now()
+	acked, failed, tLast := publishWindowed(js, opt.jsN, data, t0)
 	t1 := time.Now()
 	if acked < opt.jsN {
 		t1 = tLast // time of the last observed progress
@@ -511,7 +534,7 @@ func runJSPub(size int) {
 	secs := max(t1.Sub(t0).Seconds(), 1e-9)
 	fmt.Printf("scenario=jspub client=%s size=%d n=%d acked=%d unacked=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f window=%d errors=%d\n",
 		client, size, opt.jsN, acked, opt.jsN-acked, secs, float64(acked)/secs,
-		float64(acked)*float64(size)/1e6/secs, window, failed+errs.count.Load())
+		float64(acked)*float64(size)/1e6/secs, max(opt.window, 1), failed+errs.count.Load())
 }
 
 // latencyStats sorts lat (microseconds) and returns its mean and its p50
@@ -577,6 +600,16 @@ func runJSPubSync(size int) {
 	emitLatency("jspub-sync", "msgs_per_s", size, opt.k, secs, lat, failed+errs.count.Load())
 }
 
+// freshKV deletes bucket BENCHKV if it exists and creates it (history 1,
+// file storage; the library always sets allow_direct).
+func freshKV(js *natsio.JetStream) (*natsio.KeyValue, error) {
+	ctx := context.Background() // each call is bounded by JSTimeout
+	if err := js.DeleteKeyValue(ctx, "BENCHKV"); err != nil && !errors.Is(err, natsio.ErrBucketNotFound) {
+		return nil, err
+	}
+	return js.CreateKeyValue(ctx, natsio.KeyValueConfig{Bucket: "BENCHKV", History: 1, Storage: natsio.FileStorage})
+}
+
 func runKV(size int) {
 	errs := &errorCounter{}
 	nc, js, err := openJS(errs)
@@ -585,13 +618,7 @@ func runKV(size int) {
 	if err == nil {
 		defer closeAll(errs, nc)
 		defer js.Close()
-		if err = js.DeleteKeyValue(ctx, "BENCHKV"); errors.Is(err, natsio.ErrBucketNotFound) {
-			err = nil
-		}
-	}
-	if err == nil {
-		// the library always sets allow_direct
-		kv, err = js.CreateKeyValue(ctx, natsio.KeyValueConfig{Bucket: "BENCHKV", History: 1, Storage: natsio.FileStorage})
+		kv, err = freshKV(js)
 	}
 	if err != nil {
 		emitFailure("kv-put", size, "bucket", err)
@@ -647,13 +674,242 @@ func runKV(size int) {
 }
 
 // ---------------------------------------------------------------------------
+// kv-par
+
+// procStatus is a numeric field of /proc/self/status (-1 if unreadable).
+func procStatus(field string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			if fs := strings.Fields(v); len(fs) > 0 {
+				if x, err := strconv.ParseInt(fs[0], 10, 64); err == nil {
+					return x
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// threadSampler records the highest Threads: of /proc/self/status, read
+// every 2 ms until finish.
+type threadSampler struct {
+	peak atomic.Int64
+	stop chan struct{}
+	done chan struct{}
+}
+
+func startThreadSampler() *threadSampler {
+	s := &threadSampler{stop: make(chan struct{}), done: make(chan struct{})}
+	s.sample()
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+				s.sample()
+			}
+		}
+	}()
+	return s
+}
+
+func (s *threadSampler) sample() {
+	if v := procStatus("Threads"); v > s.peak.Load() {
+		s.peak.Store(v)
+	}
+}
+
+func (s *threadSampler) finish() int64 {
+	close(s.stop)
+	<-s.done
+	s.sample()
+	return s.peak.Load()
+}
+
+func runKVPar(size int) {
+	errs := &errorCounter{}
+	nc, js, err := openJS(errs)
+	var kv *natsio.KeyValue
+	ctx := context.Background() // each get is bounded by JSTimeout
+	if err == nil {
+		defer closeAll(errs, nc)
+		defer js.Close()
+		kv, err = freshKV(js)
+	}
+	if err != nil {
+		emitFailure("kv-par", size, "bucket", err)
+		return
+	}
+	data := bytes.Repeat([]byte{'x'}, size)
+	K := opt.kvK
+	keys := make([]string, K)
+	for i := range keys {
+		keys[i] = "k" + strconv.Itoa(i)
+		if _, err := kv.Put(ctx, keys[i], data); err != nil {
+			emitFailure("kv-par", size, "put", err)
+			return
+		}
+	}
+	errs.count.Store(0)
+
+	// --par goroutines, each taking the next key: P gets in flight at once.
+	workers := max(min(opt.par, K), 1)
+	var next, failed atomic.Int64
+	var timedOut atomic.Bool
+	var wg sync.WaitGroup
+	sampler := startThreadSampler()
+	t0 := time.Now()
+	wg.Add(workers)
+	for w := 0; w < workers; w++ {
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(K) {
+					return
+				}
+				if time.Since(t0) > opt.maxSecs {
+					timedOut.Store(true)
+					return
+				}
+				e, err := kv.Get(ctx, keys[i])
+				if err != nil || len(e.Value) != size {
+					failed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	secs := max(time.Since(t0).Seconds(), 1e-9)
+	peak := sampler.finish()
+	if timedOut.Load() {
+		emitStatus("kv-par", size, "timeout", errors.New("max-secs"))
+		return
+	}
+	fmt.Printf("scenario=kv-par client=%s size=%d n=%d par=%d secs=%.6f ops_per_s=%.1f threads_peak=%d errors=%d\n",
+		client, size, K, opt.par, secs, float64(K)/secs, peak, failed.Load()+errs.count.Load())
+}
+
+// ---------------------------------------------------------------------------
+// js-consume
+
+func runJSConsume(size int) {
+	errs := &errorCounter{}
+	nc, js, err := openJS(errs)
+	if err == nil {
+		defer closeAll(errs, nc)
+		defer js.Close()
+		err = freshBenchStream(js)
+	}
+	if err != nil {
+		emitFailure("js-consume", size, "stream", err)
+		return
+	}
+	n := opt.jsN
+	data := bytes.Repeat([]byte{'x'}, size)
+	// fill (untimed)
+	if acked, _, _ := publishWindowed(js, n, data, time.Now()); acked != n {
+		emitFailure("js-consume", size, "fill", fmt.Errorf("%d of %d acked", acked, n))
+		return
+	}
+	ctx := context.Background() // each request is bounded by JSTimeout
+	if _, err := js.CreateOrUpdateConsumer(ctx, "BENCH", natsio.ConsumerConfig{
+		Durable:   "BENCHC",
+		AckPolicy: natsio.AckExplicitPolicy,
+	}); err != nil {
+		emitFailure("js-consume", size, "consumer", err)
+		return
+	}
+	errs.count.Store(0)
+
+	var received, redelivered, failed int64
+	t0 := time.Now()
+	tLast := t0
+	cons, err := js.Consume(ctx, "BENCH", "BENCHC")
+	if err != nil {
+		emitFailure("js-consume", size, "consume", err)
+		return
+	}
+	defer cons.Stop()
+	for received < int64(n) {
+		// No progress for the idle timeout ends the run.
+		next, cancel := context.WithTimeout(ctx, opt.idleTimeout)
+		m, err := cons.Next(next)
+		cancel()
+		if err != nil {
+			if !errors.Is(err, natsio.ErrTimeout) {
+				failed++
+			}
+			break
+		}
+		received++
+		tLast = time.Now()
+		if len(m.Data) != size {
+			failed++
+		}
+		if md, err := m.Metadata(); err == nil && md.NumDelivered > 1 {
+			redelivered++
+		}
+		if m.Ack() != nil {
+			failed++
+		}
+		if tLast.Sub(t0) > opt.maxSecs {
+			break
+		}
+	}
+	secs := max(tLast.Sub(t0).Seconds(), 1e-9)
+
+	// untimed: wait until the server has every ack
+	ackPending := -1
+	deadline := time.Now().Add(opt.idleTimeout)
+	for {
+		if info, err := js.ConsumerInfo(ctx, "BENCH", "BENCHC"); err == nil {
+			ackPending = info.NumAckPending
+		}
+		if ackPending == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	fmt.Printf("scenario=js-consume client=%s size=%d n=%d received=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f redelivered=%d ack_pending=%d errors=%d\n",
+		client, size, n, received, secs, float64(received)/secs, float64(received)*float64(size)/1e6/secs,
+		redelivered, ackPending, failed+errs.count.Load())
+}
+
+// ---------------------------------------------------------------------------
+// obj-put / obj-get
+
+var objNotePrinted bool
+
+// runObj reports both runs of the scenario (the --obj-mb object and the
+// --obj-small objects of 1 KiB) as unsupported: libnatsio has no Object
+// Store yet.
+func runObj(scenario string) {
+	if !objNotePrinted {
+		fmt.Printf("# note=obj client=%s libnatsio has no Object Store yet: obj-put and obj-get are not run\n", client)
+		objNotePrinted = true
+	}
+	emitStatus(scenario, opt.objMB*1048576, "failed", errors.New("unsupported"))
+	emitStatus(scenario, 1024, "failed", errors.New("unsupported"))
+}
+
+// ---------------------------------------------------------------------------
 // main
 
 func usage() string {
-	return `usage: natsio-go-bench [--url URL] [--scenarios pub,pubsub,req,jspub,jspub-sync,kv]
+	return `usage: natsio-go-bench [--url URL]
+                       [--scenarios pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get]
                        [--sizes 16,1024] [--n N] [--js-n N] [--k K] [--kv-k K]
-                       [--window W] [--warmup W] [--idle-timeout S] [--max-secs S]
-                       [--pubsub-limits default|unlimited]`
+                       [--window W] [--par P] [--obj-mb MiB] [--obj-small N] [--warmup W]
+                       [--idle-timeout S] [--max-secs S] [--pubsub-limits default|unlimited]`
 }
 
 func fail(format string, args ...any) {
@@ -714,6 +970,12 @@ func parseArgs(args []string) {
 			opt.window = count(name, v)
 		case "--warmup":
 			opt.warmup = count(name, v)
+		case "--par":
+			opt.par = count(name, v)
+		case "--obj-mb":
+			opt.objMB = count(name, v)
+		case "--obj-small":
+			opt.objSmall = count(name, v)
 		case "--idle-timeout":
 			opt.idleTimeout = seconds(name, v)
 		case "--max-secs":
@@ -748,6 +1010,10 @@ func main() {
 	}
 	fmt.Printf("# client=%s version=%s url=%s\n", client, natsio.Version(), opt.url)
 	for _, scenario := range strings.Split(opt.scenarios, ",") {
+		if scenario == "obj-put" || scenario == "obj-get" {
+			runObj(scenario) // sizes fixed by the spec, not --sizes
+			continue
+		}
 		for _, size := range sizes {
 			switch scenario {
 			case "pub":
@@ -762,6 +1028,10 @@ func main() {
 				runJSPubSync(size)
 			case "kv":
 				runKV(size)
+			case "kv-par":
+				runKVPar(size)
+			case "js-consume":
+				runJSConsume(size)
 			default:
 				emitStatus(scenario, size, "unsupported", nil)
 			}

@@ -301,13 +301,19 @@ func TestArgumentErrors(t *testing.T) {
 	if err := sub.Unsubscribe(); err != nil {
 		t.Fatal(err)
 	}
+	// Ended without error: ErrDone (the library's NATSIO_DONE), not a failure.
 	_, err = sub.NextMsg(context.Background())
-	wantIs(t, err, natsio.ErrSubscriptionClosed)
+	wantIs(t, err, natsio.ErrDone)
+	if errors.Is(err, natsio.ErrSubscriptionClosed) {
+		t.Fatalf("a clean end matches ErrSubscriptionClosed: %v", err)
+	}
+	wantIs(t, sub.Unsubscribe(), nil) // again: nothing to do
 	wantIs(t, sub.AutoUnsubscribe(1), natsio.ErrSubscriptionClosed)
 
+	// A callback subscription's messages belong to its handler.
 	cbSub, _ := nc.Subscribe(subject(t, "cb"), func(*natsio.Msg) {})
 	_, err = cbSub.NextMsg(context.Background())
-	wantIs(t, err, natsio.ErrSubscriptionClosed)
+	wantIs(t, err, natsio.ErrIllegalState)
 
 	wantIs(t, (&natsio.Msg{Subject: "no.reply"}).Respond(nil), natsio.ErrNoReplySubject)
 }

@@ -1,13 +1,14 @@
 package natsio
 
-// The functions exported here are the only way C reaches Go. Each receives
-// its user_data as a runtime/cgo.Handle (never a Go pointer); the handle is
-// deleted only by natsioGoRelease, which the library calls once it will
-// not call back with that user_data again.
+// The functions exported here are the only way C reaches Go (with those of
+// survival.go). Each receives its user_data as a runtime/cgo.Handle (never
+// a Go pointer); the handle is deleted by natsioGoRelease, which the
+// library calls once it will not call back with that user_data again (or,
+// for token callbacks, see tokenWaiter).
 
 /*
 #include <stdint.h>
-#include "natsio.h"
+#include "natsio_go.h"
 */
 import "C"
 
@@ -49,12 +50,16 @@ func natsioGoRelease(userData unsafe.Pointer) {
 
 //export natsioGoTokenDone
 func natsioGoTokenDone(userData unsafe.Pointer, _ *C.natsio_token) {
-	close(valueOf(userData).(tokenDone))
+	h := handleOf(userData)
+	w := h.Value().(*handleBox).value.(*tokenWaiter)
+	deleteHandle(h)
+	w.completed()
 }
 
 //export natsioGoError
 func natsioGoError(userData unsafe.Pointer, status C.natsio_status, text *C.char, sid C.uint64_t, subject *C.char) {
 	sink := valueOf(userData).(*errorSink)
+	registerLibThread(sink.clientPtr())
 	aerr := &AsyncError{
 		Err: &Error{Status: Status(status), Detail: C.GoString(text)},
 		SID: uint64(sid),
@@ -65,37 +70,76 @@ func natsioGoError(userData unsafe.Pointer, status C.natsio_status, text *C.char
 	sink.report(aerr)
 }
 
-// subState is what the pump of a callback subscription delivers with.
+// subState is the user data of a callback subscription (its push mode in
+// the library: natsio_sub_set_callback).
 type subState struct {
-	// conn is held strongly on purpose: a connection serving a callback
-	// subscription stays alive (and serving) until it is closed or the
-	// subscription ends, even if the program keeps no reference to it.
-	conn    *Conn
+	// sub is held strongly on purpose: a callback subscription (and so
+	// its connection) stays alive and serving until it ends, even if the
+	// program keeps no reference to it. The handle holding this state is
+	// deleted after the library's last call.
+	sub     *Subscription
 	handler MsgHandler
-	subject string
-	sid     atomic.Uint64 // set right after subscribing, when a callback may already run
+	// thread is the library thread delivering the messages (one per
+	// subscription), set at the first call; 0 before.
+	thread      atomic.Uintptr
+	lastSubject string // only touched by the delivering thread
+	ended       chan struct{}
+	endStatus   atomic.Int32
+}
+
+// natsioGoMsg receives each message of a callback subscription, in order,
+// one at a time, on the subscription's library thread; then once msg NULL
+// with the status that ended it.
+//
+//export natsioGoMsg
+func natsioGoMsg(userData unsafe.Pointer, msg *C.natsio_msg, status C.natsio_status) {
+	st := valueOf(userData).(*subState)
+	conn := st.sub.conn
+	if st.thread.Load() == 0 {
+		st.thread.Store(registerLibThread(conn.ptr))
+	}
+	if msg == nil {
+		st.endStatus.Store(int32(status))
+		unregisterLibThread(st.thread.Load())
+		close(st.ended)
+		return
+	}
+	var v C.go_msg_view
+	C.go_msg_read(msg, &v)
+	m := msgFromView(&v, conn, &st.lastSubject)
+	st.deliver(m)
 }
 
 func (st *subState) deliver(m *Msg) {
 	defer func() {
 		if v := recover(); v != nil {
-			st.conn.errors.report(&AsyncError{
+			st.sub.conn.errors.report(&AsyncError{
 				Err:     fmt.Errorf("%w: %v", ErrHandlerPanic, v),
-				SID:     st.sid.Load(),
-				Subject: st.subject,
+				SID:     st.sub.SID(),
+				Subject: st.sub.subject,
 			})
 		}
 	}()
 	st.handler(m)
 }
 
-// tokenDone is closed when a completion token completes.
-type tokenDone chan struct{}
+// calledFromHandler reports whether the caller runs in this
+// subscription's handler.
+func (st *subState) calledFromHandler() bool {
+	t := st.thread.Load()
+	return t != 0 && t == currentThread()
+}
 
 // errorSink is the user data of the error callback; panics of message
 // handlers are reported to it too.
 type errorSink struct {
 	handler func(error)
+	client  atomic.Value // *C.natsio_client, set once connected
+}
+
+func (s *errorSink) clientPtr() *C.natsio_client {
+	c, _ := s.client.Load().(*C.natsio_client)
+	return c
 }
 
 func (s *errorSink) report(err error) {

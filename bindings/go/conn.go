@@ -2,7 +2,7 @@ package natsio
 
 /*
 #include <stdlib.h>
-#include "natsio.h"
+#include "natsio_go.h"
 */
 import "C"
 
@@ -11,8 +11,8 @@ import (
 	"encoding/json"
 	"iter"
 	"runtime"
-	"sync"
 	"time"
+	"unsafe"
 )
 
 // Conn is a connection to a NATS server. All methods are safe for
@@ -23,63 +23,37 @@ import (
 type Conn struct {
 	ptr    *C.natsio_client
 	errors *errorSink
-	pumps  pumpSet // the running pumps of its callback subscriptions
 }
 
 // MsgHandler receives the messages of a callback subscription, one at a
-// time and in order, on a goroutine of the subscription. A panic is
+// time and in order, on the subscription's own library thread. A panic is
 // recovered and reported to the ErrorHandler; the subscription goes on.
 type MsgHandler func(msg *Msg)
 
 // Connect connects to url (several may be given, separated by commas) and
-// returns once the server has accepted the connection.
+// returns once the server has accepted the connection. The connection is
+// made by the library (natsio_client_connect_async); this goroutine waits
+// for it without holding an OS thread.
 func Connect(url string, opts ...Option) (*Conn, error) {
 	var cfg connectConfig
 	for _, opt := range opts {
 		opt(&cfg)
 	}
-	lockThread()
-	defer unlockThread()
-
-	var copts *C.natsio_options
-	if err := statusError(C.natsio_options_new(&copts)); err != nil {
-		return nil, err
+	copts, sink, events, err := buildOptions(url, &cfg)
+	if copts != nil {
+		defer C.natsio_options_free(copts) // the library copied them
 	}
-	defer C.natsio_options_free(copts)
-
-	curl, err := cString(url)
 	if err != nil {
 		return nil, err
 	}
-	if err := statusError(C.natsio_options_set_url(copts, cPtr(curl))); err != nil {
+	r, err := await(context.Background(), C.GO_TAKE_CLIENT, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_client_connect_async(copts, tok)
+	})
+	if err != nil {
 		return nil, err
 	}
-	for _, set := range cfg.settings {
-		if err := statusError(set(copts)); err != nil {
-			return nil, err
-		}
-	}
-	sink := &errorSink{handler: cfg.errorHandler}
-	if cfg.errorHandler != nil {
-		// The handle is deleted by the release callback, once neither the
-		// options nor a client use it.
-		h, box := newHandle(sink)
-		if err := statusError(cOptionsSetErrorCallback(copts, h)); err != nil {
-			discardHandle(h, box)
-			return nil, err
-		}
-	}
-	var events *eventSink
-	if cfg.eventHandlers != nil {
-		if events, err = registerEvents(copts, cfg.eventHandlers, sink); err != nil {
-			return nil, err
-		}
-	}
-	var client *C.natsio_client
-	if err := statusError(C.natsio_client_connect(copts, &client)); err != nil {
-		return nil, err
-	}
-	nc := &Conn{ptr: client, errors: sink}
+	nc := &Conn{ptr: (*C.natsio_client)(r.out), errors: sink}
+	sink.client.Store(nc.ptr)
 	runtime.SetFinalizer(nc, (*Conn).finalize)
 	if events != nil {
 		events.setConn(nc)
@@ -87,22 +61,73 @@ func Connect(url string, opts ...Option) (*Conn, error) {
 	return nc, nil
 }
 
+// buildOptions makes the C options of a Connect.
+func buildOptions(url string, cfg *connectConfig) (*C.natsio_options, *errorSink, *eventSink, error) {
+	lockThread()
+	defer unlockThread()
+
+	var copts *C.natsio_options
+	if err := statusError(C.natsio_options_new(&copts)); err != nil {
+		return nil, nil, nil, err
+	}
+	curl, err := cString(url)
+	if err != nil {
+		return copts, nil, nil, err
+	}
+	if err := statusError(C.natsio_options_set_url(copts, cPtr(curl))); err != nil {
+		return copts, nil, nil, err
+	}
+	for _, set := range cfg.settings {
+		if err := statusError(set(copts)); err != nil {
+			return copts, nil, nil, err
+		}
+	}
+	sink := &errorSink{handler: cfg.errorHandler}
+	if cfg.errorHandler != nil {
+		// The handle is deleted by the release callback, once neither the
+		// options nor a client use it.
+		h, box := newHandle(sink)
+		if err := statusError(C.go_options_set_error_callback(copts, C.uintptr_t(h))); err != nil {
+			discardHandle(h, box)
+			return copts, nil, nil, err
+		}
+	}
+	var events *eventSink
+	if cfg.eventHandlers != nil {
+		if events, err = registerEvents(copts, cfg.eventHandlers, sink); err != nil {
+			return copts, nil, nil, err
+		}
+	}
+	return copts, sink, events, nil
+}
+
 func (nc *Conn) finalize() {
 	C.natsio_client_free(nc.ptr) // closes first
+	unregisterClientThreads(nc.ptr)
 }
 
 // Close closes the connection: buffered publishes are sent (best effort),
-// pending requests fail with ErrConnectionClosed and subscriptions end.
-// Once it returns no handler of this connection runs again (unless Close
-// is called from a handler). Closing twice is harmless.
+// pending requests fail with ErrConnectionClosed and subscriptions end
+// (their iterators return ErrConnectionClosed). Once it returns no handler
+// of this connection runs again (unless Close is called from a handler:
+// that one finishes after it). Closing twice is harmless.
 func (nc *Conn) Close() error {
-	lockThread()
-	err := statusError(C.natsio_client_close(nc.ptr))
-	unlockThread()
-	runtime.KeepAlive(nc)
-	// Every subscription is closed now; a pump may still be in (or about
-	// to start) a handler with a message taken before.
-	nc.pumps.haltAll()
+	defer runtime.KeepAlive(nc)
+	var err error
+	if onLibraryThread() {
+		// From a callback: the library's own close knows not to wait for
+		// the callback it is called from.
+		lockThread()
+		err = statusError(C.natsio_client_close(nc.ptr))
+		unlockThread()
+	} else {
+		// The close (joining the library's callback threads) runs on a
+		// library thread; this goroutine waits for it.
+		_, err = await(context.Background(), C.GO_TAKE_STATUS, func(tok **C.natsio_token) C.natsio_status {
+			return C.natsio_client_close_async(nc.ptr, tok)
+		})
+	}
+	unregisterClientThreads(nc.ptr)
 	return err
 }
 
@@ -165,9 +190,6 @@ func (nc *Conn) subscribe(subject, queue string, handler MsgHandler, opts []SubO
 		opt(&copts)
 	}
 	defer runtime.KeepAlive(nc)
-	// A callback subscription is an iterator-mode subscription read by a
-	// pump goroutine (see pump.go): Go calling C per message is much
-	// cheaper than the library's dispatcher thread calling Go.
 	var csub *C.natsio_sub
 	lockThread()
 	err = statusError(C.natsio_client_subscribe(nc.ptr, cPtr(csubj), cPtr(cqueue), &copts, &csub))
@@ -178,9 +200,21 @@ func (nc *Conn) subscribe(subject, queue string, handler MsgHandler, opts []SubO
 	sub := &Subscription{ptr: csub, conn: nc, subject: subject, queue: queue}
 	runtime.SetFinalizer(sub, (*Subscription).finalize)
 	if handler != nil {
-		st := &subState{conn: nc, handler: handler, subject: subject}
-		st.sid.Store(uint64(C.natsio_sub_sid(csub)))
-		sub.pump = startPump(sub, st)
+		// The library's push mode: its thread for this subscription calls
+		// natsioGoMsg with each message (those that arrived meanwhile
+		// first). The handle keeps the state, and so the Subscription,
+		// alive until the library's release after its last call.
+		st := &subState{sub: sub, handler: handler, ended: make(chan struct{})}
+		sub.cb = st
+		h, box := newHandle(st)
+		lockThread()
+		err := statusError(C.go_sub_set_callback(csub, C.uintptr_t(h)))
+		unlockThread()
+		if err != nil {
+			discardHandle(h, box)
+			C.natsio_sub_stop(csub)
+			return nil, err
+		}
 	}
 	return sub, nil
 }
@@ -221,71 +255,16 @@ func (nc *Conn) RequestMany(ctx context.Context, subject string, data []byte, op
 			yield(nil, err)
 			return
 		}
-		// natsio_replies_next blocks, so a goroutine reads and this loop
-		// waits on it or on ctx; leaving the loop (break, ctx, error) ends
-		// the reader at once through natsio_replies_close.
-		type result struct {
-			msg *Msg
-			err error
-		}
-		results := make(chan result)
-		stop := make(chan struct{})
-		defer close(stop)
-		// The reader frees replies; closing must not race that free.
-		var freeMu sync.Mutex
-		freed := false
-		defer func() {
-			freeMu.Lock()
-			if !freed {
-				C.natsio_replies_close(replies)
-			}
-			freeMu.Unlock()
-		}()
-		go func() {
-			defer func() {
-				freeMu.Lock()
-				freed = true
-				C.natsio_replies_free(replies)
-				freeMu.Unlock()
-			}()
-			defer close(results)
-			for {
-				var cm *C.natsio_msg
-				lockThread()
-				st := C.natsio_replies_next(replies, &cm)
-				err := statusError(st)
-				unlockThread()
-				var r result
-				switch {
-				case st == C.NATSIO_DONE:
-					return
-				case err != nil:
-					r.err = err
-				default:
-					r.msg = copyMsg(cm, nc)
-					C.natsio_msg_free(cm)
-				}
-				select {
-				case results <- r:
-				case <-stop:
-					return
-				}
-				if r.err != nil {
-					return
-				}
-			}
-		}()
+		// The replies are gathered by the library; each is read here, and
+		// a wait for one is a token that ctx's end withdraws.
+		defer C.natsio_replies_free(replies)
+		defer runtime.KeepAlive(nc)
 		for {
-			select {
-			case r, ok := <-results:
-				if !ok {
-					return
-				}
-				if !yield(r.msg, r.err) || r.err != nil {
-					return
-				}
-			case <-ctx.Done():
-				yield(nil, contextError(ctx))
+			m, err := iterNext(ctx, unsafe.Pointer(replies), C.GO_ITER_REPLIES, keepMsg(nc))
+			if isDone(err) {
+				return
+			}
+			if !yield(m, err) || err != nil {
 				return
 			}
 		}
@@ -300,7 +279,9 @@ func (nc *Conn) startRequestMany(ctx context.Context, subject string, data []byt
 	if err != nil {
 		return nil, err
 	}
-	copts := C.natsio_request_many_options{timeout_ms: timeoutFrom(ctx)}
+	var copts C.natsio_request_many_options
+	C.natsio_request_many_options_init(&copts)
+	copts.timeout_ms = timeoutField(ctx)
 	for _, opt := range opts {
 		opt(&copts)
 	}
@@ -310,54 +291,54 @@ func (nc *Conn) startRequestMany(ctx context.Context, subject string, data []byt
 	err = statusError(C.natsio_client_request_many(nc.ptr, cPtr(csubj), nil, p, n, &copts, &replies))
 	unlockThread()
 	runtime.KeepAlive(nc)
+	runtime.KeepAlive(data)
 	return replies, err
 }
 
 // Flush waits until the server has processed everything sent before it,
 // until ctx ends (or, without a deadline, the flush timeout).
 func (nc *Conn) Flush(ctx context.Context) error {
-	if ctx.Err() != nil {
-		return contextError(ctx)
-	}
 	defer runtime.KeepAlive(nc)
-	tok, err := startFlush(nc.ptr)
-	if err != nil {
-		return err
-	}
-	defer C.natsio_token_free(tok)
-	return tokenResult(ctx, tok)
+	_, err := await(ctx, C.GO_TAKE_STATUS, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_client_flush_async(nc.ptr, tok)
+	})
+	return err
 }
 
 // Drain stops every subscription from receiving, lets the handlers finish
 // their backlog, flushes pending publishes and closes the connection. It
 // is bounded by ctx's deadline, or without one by the DrainTimeout option;
 // past it the connection is closed anyway and ErrDrainTimeout returned. If
-// ctx is cancelled, Drain returns ctx.Err() and the drain goes on.
+// ctx is cancelled, Drain returns ctx.Err() and the drain goes on. Called
+// from a handler of this connection, it starts the drain and returns at
+// once (the drain waits for that handler to return).
 func (nc *Conn) Drain(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return contextError(ctx)
 	}
 	defer runtime.KeepAlive(nc)
-	timeout := C.int64_t(-1)
+	timeout := C.int64_t(C.NATSIO_TIMEOUT_DEFAULT)
 	if _, ok := ctx.Deadline(); ok {
-		timeout = timeoutFrom(ctx)
+		timeout = timeoutArg(ctx)
 	}
-	tok, err := startDrain(nc.ptr, timeout)
+	tok, err := start(func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_client_drain_async(nc.ptr, timeout, tok)
+	})
 	if err != nil {
 		return err
 	}
-	defer C.natsio_token_free(tok)
-	if err := tokenResult(ctx, tok); err != nil {
-		if ctx.Err() == nil && nc.Status() == Closed {
-			// Past the drain timeout the connection was closed: as after
-			// Close, no handler runs once this returns.
-			nc.pumps.haltAll()
-		}
+	if inCallbackOf(nc.ptr) {
+		C.natsio_token_free(tok) // the drain goes on
+		return nil
+	}
+	_, err = awaitToken(ctx, tok, C.GO_TAKE_STATUS, leaveOnEnd)
+	if ctx.Err() != nil && err != nil {
 		return err
 	}
-	// The library is done once the backlogs are taken off the queues; the
-	// pumps may still be handling the last messages.
-	return nc.pumps.waitExited(ctx)
+	if nc.Status() == Closed {
+		unregisterClientThreads(nc.ptr)
+	}
+	return ctxOutcome(ctx, err)
 }
 
 // ConnStatus is the state of a connection.
@@ -480,16 +461,22 @@ func (nc *Conn) ownedString(get func(**C.char) C.natsio_status) (string, error) 
 	return C.GoString(s), nil
 }
 
-// timeoutFrom is ctx's remaining time in milliseconds, or 0 ("the
-// option's default") when ctx has no deadline.
-func timeoutFrom(ctx context.Context) C.int64_t {
+// timeoutArg is ctx's remaining time in milliseconds for a timeout_ms
+// argument, or NATSIO_TIMEOUT_DEFAULT (the handle's default) when ctx has
+// no deadline.
+func timeoutArg(ctx context.Context) C.int64_t {
 	deadline, ok := ctx.Deadline()
 	if !ok {
+		return C.NATSIO_TIMEOUT_DEFAULT
+	}
+	return max(millis(time.Until(deadline)), 1)
+}
+
+// timeoutField is the same for a duration field of an options struct,
+// where 0 means the default.
+func timeoutField(ctx context.Context) C.int64_t {
+	if _, ok := ctx.Deadline(); !ok {
 		return 0
 	}
-	ms := millis(time.Until(deadline))
-	if ms < 1 {
-		ms = 1
-	}
-	return ms
+	return timeoutArg(ctx)
 }

@@ -14,7 +14,7 @@ package natsio
 /*
 #include <stdint.h>
 #include <stdlib.h>
-#include "natsio.h"
+#include "natsio_go.h"
 
 // An owned clone of message i of the list (NULL if out of range or on failure).
 static natsio_msg *gocons_clone(const natsio_msg_list *l, size_t i) {
@@ -29,11 +29,11 @@ import "C"
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"iter"
 	"runtime"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // ---- Consumer configuration and info ----
@@ -160,9 +160,9 @@ func parseConsumerInfo(raw string) (*ConsumerInfo, error) {
 	return info, nil
 }
 
-type consumerConfigCall func(p *C.natsio_js, stream, cfg *C.char, out **C.char) C.natsio_status
-
-func (js *JetStream) consumerConfigCall(ctx context.Context, stream string, cfg ConsumerConfig, call consumerConfigCall) (*ConsumerInfo, error) {
+// createConsumer is natsio_js_consumer_create_async with action (a
+// natsio_create_action).
+func (js *JetStream) createConsumer(ctx context.Context, stream string, cfg ConsumerConfig, action C.int32_t) (*ConsumerInfo, error) {
 	cstream, err := cString(stream)
 	if err != nil {
 		return nil, err
@@ -171,8 +171,8 @@ func (js *JetStream) consumerConfigCall(ctx context.Context, stream string, cfg 
 	if err != nil {
 		return nil, err
 	}
-	raw, err := jsString(ctx, js, func(p *C.natsio_js, out **C.char) C.natsio_status {
-		return call(p, cPtr(cstream), cPtr(ccfg), out)
+	raw, err := jsString(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_consumer_create_async(p, cPtr(cstream), cPtr(ccfg), action, tok)
 	})
 	if err != nil {
 		return nil, err
@@ -186,26 +186,20 @@ func (js *JetStream) consumerConfigCall(ctx context.Context, stream string, cfg 
 // name), ErrStreamNotFound, ErrJetStreamAPI (e.g. exists with another
 // configuration), ErrTimeout, ErrConnectionClosed.
 func (js *JetStream) CreateConsumer(ctx context.Context, stream string, cfg ConsumerConfig) (*ConsumerInfo, error) {
-	return js.consumerConfigCall(ctx, stream, cfg, func(p *C.natsio_js, s, c *C.char, out **C.char) C.natsio_status {
-		return C.natsio_js_consumer_create(p, s, c, out)
-	})
+	return js.createConsumer(ctx, stream, cfg, C.NATSIO_CREATE)
 }
 
 // UpdateConsumer changes an existing consumer (named by cfg.Durable or
 // cfg.Name): ErrConsumerNotFound if there is none. Otherwise as
 // CreateConsumer.
 func (js *JetStream) UpdateConsumer(ctx context.Context, stream string, cfg ConsumerConfig) (*ConsumerInfo, error) {
-	return js.consumerConfigCall(ctx, stream, cfg, func(p *C.natsio_js, s, c *C.char, out **C.char) C.natsio_status {
-		return C.natsio_js_consumer_update(p, s, c, out)
-	})
+	return js.createConsumer(ctx, stream, cfg, C.NATSIO_UPDATE)
 }
 
 // CreateOrUpdateConsumer updates the consumer, or creates it when it does
 // not exist. Otherwise as CreateConsumer.
 func (js *JetStream) CreateOrUpdateConsumer(ctx context.Context, stream string, cfg ConsumerConfig) (*ConsumerInfo, error) {
-	return js.consumerConfigCall(ctx, stream, cfg, func(p *C.natsio_js, s, c *C.char, out **C.char) C.natsio_status {
-		return C.natsio_js_consumer_create_or_update(p, s, c, out)
-	})
+	return js.createConsumer(ctx, stream, cfg, C.NATSIO_CREATE_OR_UPDATE)
 }
 
 // ConsumerInfo reads a consumer's configuration and state.
@@ -215,8 +209,8 @@ func (js *JetStream) ConsumerInfo(ctx context.Context, stream, consumer string) 
 	if err != nil {
 		return nil, err
 	}
-	raw, err := jsString(ctx, js, func(p *C.natsio_js, out **C.char) C.natsio_status {
-		return C.natsio_js_consumer_info(p, cPtr(cstream), cPtr(ccons), out)
+	raw, err := jsString(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_consumer_info_async(p, cPtr(cstream), cPtr(ccons), tok)
 	})
 	if err != nil {
 		return nil, err
@@ -231,10 +225,8 @@ func (js *JetStream) DeleteConsumer(ctx context.Context, stream, consumer string
 	if err != nil {
 		return err
 	}
-	_, err = jsCall(ctx, js, func(p *C.natsio_js) (struct{}, error) {
-		return struct{}{}, cCall(func() C.natsio_status {
-			return C.natsio_js_consumer_delete(p, cPtr(cstream), cPtr(ccons))
-		})
+	_, err = jsAwait(ctx, js, C.GO_TAKE_STATUS, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_consumer_delete_async(p, cPtr(cstream), cPtr(ccons), tok)
 	})
 	return err
 }
@@ -245,9 +237,9 @@ func (js *JetStream) ConsumerNames(ctx context.Context, stream string) ([]string
 	if err != nil {
 		return nil, err
 	}
-	return stringList(jsString(ctx, js, func(p *C.natsio_js, out **C.char) C.natsio_status {
-		return C.natsio_js_consumer_names(p, cPtr(cstream), out)
-	}))
+	return jsStrings(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_consumer_names_async(p, cPtr(cstream), tok)
+	})
 }
 
 func cNames(stream, consumer string) ([]byte, []byte, error) {
@@ -336,6 +328,7 @@ func (js *JetStream) Fetch(ctx context.Context, stream, consumer string, opts ..
 		return nil, errorOf(ErrInvalidArgument, "FetchExpires and FetchHeartbeat must not be negative")
 	}
 	var copts C.natsio_fetch_options
+	C.natsio_fetch_options_init(&copts)
 	copts.max_messages = C.int64_t(cfg.maxMessages)
 	copts.max_bytes = C.int64_t(cfg.maxBytes)
 	copts.no_wait = C.bool(cfg.noWait)
@@ -343,25 +336,24 @@ func (js *JetStream) Fetch(ctx context.Context, stream, consumer string, opts ..
 	if !cfg.noWait {
 		copts.expires_ms = millis(pullExpiry(ctx, cfg.expires))
 	}
-	return jsCall(ctx, js, func(p *C.natsio_js) ([]*Msg, error) {
-		var list *C.natsio_msg_list
-		if err := cCall(func() C.natsio_status {
-			return C.natsio_js_fetch(p, cPtr(cstream), cPtr(ccons), &copts, &list)
-		}); err != nil {
-			return nil, err
-		}
-		defer C.natsio_msg_list_free(list)
-		n := int(C.natsio_msg_list_count(list))
-		msgs := make([]*Msg, 0, n)
-		for i := range n {
-			owned := C.gocons_clone(list, C.size_t(i))
-			if owned == nil {
-				return nil, errorOf(ErrInternal, "cannot keep a fetched message")
-			}
-			msgs = append(msgs, pulledMsg(owned, js.nc))
-		}
-		return msgs, nil
+	r, err := jsAwait(ctx, js, C.GO_TAKE_MSG_LIST, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_fetch_async(p, cPtr(cstream), cPtr(ccons), &copts, tok)
 	})
+	if err != nil {
+		return nil, err
+	}
+	list := (*C.natsio_msg_list)(r.out)
+	defer C.natsio_msg_list_free(list)
+	n := int(C.natsio_msg_list_count(list))
+	msgs := make([]*Msg, 0, n)
+	for i := range n {
+		owned := C.gocons_clone(list, C.size_t(i))
+		if owned == nil {
+			return nil, errorOf(ErrInternal, "cannot keep a fetched message")
+		}
+		msgs = append(msgs, pulledMsg(owned, js.nc))
+	}
+	return msgs, nil
 }
 
 // Next pulls one message from the pull consumer consumer of stream,
@@ -373,24 +365,30 @@ func (js *JetStream) Next(ctx context.Context, stream, consumer string) (*Msg, e
 		return nil, err
 	}
 	timeout := millis(pullExpiry(ctx, 0))
-	return jsCall(ctx, js, func(p *C.natsio_js) (*Msg, error) {
-		var m *C.natsio_msg
-		if err := cCall(func() C.natsio_status {
-			return C.natsio_js_next(p, cPtr(cstream), cPtr(ccons), timeout, &m)
-		}); err != nil {
-			return nil, err
-		}
-		return pulledMsg(m, js.nc), nil
+	r, err := jsAwait(ctx, js, C.GO_TAKE_JS_MSG, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_next_async(p, cPtr(cstream), cPtr(ccons), timeout, tok)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return pulledMsgView((*C.natsio_msg)(r.out), &r.msg, js.nc), nil
 }
 
 // pulledMsg copies an owned library message into Go and keeps the handle
 // (and its metadata) for acks.
 func pulledMsg(owned *C.natsio_msg, nc *Conn) *Msg {
-	m := copyMsg(owned, nc)
+	var v C.go_msg_view
+	C.go_msg_read_js(owned, &v)
+	return pulledMsgView(owned, &v, nc)
+}
+
+// pulledMsgView is pulledMsg with the message's fields and metadata read
+// already (go_msg_read_js).
+func pulledMsgView(owned *C.natsio_msg, v *C.go_msg_view, nc *Conn) *Msg {
+	m := msgFromView(v, nc, nil)
 	a := &jsAck{ptr: owned}
-	var md C.natsio_js_msg_metadata
-	if a.metaErr = cCall(func() C.natsio_status { return C.natsio_msg_js_metadata(owned, &md) }); a.metaErr == nil {
+	md := &v.md
+	if a.metaErr = resultError(v.md_status, v.md_detail); a.metaErr == nil {
 		a.meta = MsgMetadata{
 			Stream:       C.GoStringN(md.stream, C.int(md.stream_len)),
 			Consumer:     C.GoStringN(md.consumer, C.int(md.consumer_len)),
@@ -458,13 +456,18 @@ func (m *Msg) ack(terminal bool, call func(*C.natsio_msg) C.natsio_status) error
 	err := cCall(func() C.natsio_status { return call(a.ptr) })
 	a.mu.RUnlock()
 	if err == nil && terminal {
-		a.mu.Lock()
-		p := a.ptr
-		a.ptr = nil
-		a.mu.Unlock()
-		C.natsio_msg_free(p)
+		a.free()
 	}
 	return err
+}
+
+// free frees the handle after a terminal ack (later acks are refused in Go).
+func (a *jsAck) free() {
+	a.mu.Lock()
+	p := a.ptr
+	a.ptr = nil
+	a.mu.Unlock()
+	C.natsio_msg_free(p)
 }
 
 // Ack acknowledges the message: the consumer will not deliver it again.
@@ -483,11 +486,20 @@ func (m *Msg) AckSync(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return contextError(ctx)
 	}
-	timeout := timeoutFrom(ctx)
-	_, err := blocking(ctx, func() (struct{}, error) {
-		return struct{}{}, m.ack(true, func(p *C.natsio_msg) C.natsio_status { return C.natsio_msg_ack_sync(p, timeout) })
-	})
-	return err
+	// The library marks the message acked when the ack is sent (so a
+	// second ack is refused at once) and the token completes once the
+	// server confirmed it; the handle is freed then.
+	var tok *C.natsio_token
+	timeout := timeoutArg(ctx)
+	err := m.ack(false, func(p *C.natsio_msg) C.natsio_status { return C.natsio_msg_ack_sync_async(p, timeout, &tok) })
+	if err != nil {
+		return err
+	}
+	if _, err := awaitStarted(ctx, tok, C.GO_TAKE_STATUS); err != nil {
+		return err
+	}
+	m.js.free()
+	return nil
 }
 
 // Nak asks the server to deliver the message again (at once). Errors as Ack.
@@ -567,123 +579,16 @@ func ConsumeHeartbeat(d time.Duration) ConsumeOpt {
 	return func(o *C.natsio_consume_options) { o.idle_heartbeat_ms = millis(d) }
 }
 
-// nextGate serialises the blocking "next" calls on a library iterator
-// (a consumption or a watch) and frees its handle only when no such call
-// runs, as the C ABI requires (stop first, free after next returned).
-//
-// turn (capacity 1) is held around each C call of next, and by stop while
-// it frees the handle; a goroutine waiting for it also watches its ctx and
-// done, so a Next on one goroutine never keeps another from honouring its
-// ctx or a Stop. live is written only with both turn and mu held.
-type nextGate struct {
-	turn    chan struct{}
-	done    chan struct{} // closed by stop
-	mu      sync.Mutex
-	stopped bool
-	live    bool   // the C handle is not freed yet
-	stopC   func() // the library's stop (thread-safe)
-	freeC   func()
-	what    string // "consumption" or "watch", for error details
-}
-
-func newNextGate(what string, stopC, freeC func()) *nextGate {
-	return &nextGate{turn: make(chan struct{}, 1), done: make(chan struct{}), live: true, stopC: stopC, freeC: freeC, what: what}
-}
-
-func (g *nextGate) closedError() error {
-	return errorOf(ErrSubscriptionClosed, "the "+g.what+" was stopped")
-}
-
-// next makes call (one C next call, waiting up to its argument in
-// milliseconds, negative: forever) until it returns something other than
-// a timeout, or until ctx ends. A ctx that can end is checked between
-// waits of at most pollInterval (the C call cannot be interrupted but by
-// stop, which ends the iterator for good); context.Background waits in one
-// call. status is the call's status (NATSIO_DONE is not an error).
-func (g *nextGate) next(ctx context.Context, call func(wait C.int64_t) C.natsio_status) (C.natsio_status, error) {
-	if ctx.Err() != nil {
-		return 0, contextError(ctx)
-	}
-	select {
-	case g.turn <- struct{}{}:
-	case <-g.done:
-		return 0, g.closedError()
-	case <-ctx.Done():
-		return 0, contextError(ctx)
-	}
-	defer func() { <-g.turn }()
-	if !g.live {
-		return 0, g.closedError()
-	}
-	for {
-		if ctx.Err() != nil {
-			return 0, contextError(ctx)
-		}
-		wait := C.int64_t(-1)
-		if ctx.Done() != nil {
-			wait = millis(pollInterval)
-			if deadline, ok := ctx.Deadline(); ok {
-				if left := millis(time.Until(deadline)); left < wait {
-					wait = max(left, 0)
-				}
-			}
-		}
-		lockThread()
-		st := call(wait)
-		var err error
-		if st != C.NATSIO_DONE {
-			err = statusError(st)
-		}
-		unlockThread()
-		if st == C.NATSIO_ERR_TIMEOUT && wait >= 0 {
-			continue
-		}
-		return st, err
-	}
-}
-
-// stop stops the iterator (waking a blocked next), waits for the running
-// next to return, and frees the handle. Idempotent, any goroutine.
-func (g *nextGate) stop() {
-	g.mu.Lock()
-	if !g.stopped {
-		g.stopped = true
-		if g.live {
-			g.stopC()
-		}
-		close(g.done)
-	}
-	g.mu.Unlock()
-	g.turn <- struct{}{}
-	g.mu.Lock()
-	free := g.live
-	g.live = false
-	g.mu.Unlock()
-	if free {
-		g.freeC()
-	}
-	<-g.turn
-}
-
-// finalize frees the handle of an unreachable iterator (no next can run).
-func (g *nextGate) finalize() {
-	if g.live {
-		g.live = false
-		g.freeC()
-	}
-}
-
-// Consumption is a continuous pull from a consumer (Consume): the library
-// keeps pull requests open and re-issues them as messages are taken, and
-// notices lost requests by their heartbeats. Read it with Next or Msgs;
-// acknowledge each message as one returned by Fetch. All methods are safe
-// for concurrent use (concurrent Next calls take turns). It keeps its Conn
-// alive but not open, and does not depend on the JetStream that started
-// it staying open. Stop it when done: Stop frees its handle at once (else
-// a finalizer does).
+// Consumption is a continuous pull from a consumer (Consume): from the
+// moment Consume returns, the library keeps pull requests open and its
+// buffer topped up (up to ConsumeMaxMessages) on its own threads, whether
+// or not anyone reads, and pulls again at once after a reconnect. Read it
+// with Next or Msgs; acknowledge each message as one returned by Fetch.
+// All methods are safe for concurrent use. It keeps its Conn alive but not
+// open, and does not depend on the JetStream that started it staying
+// open. Stop it when done (its handle is freed by a finalizer).
 type Consumption struct {
-	ptr *C.natsio_js_messages // used while holding g's turn and g.live
-	g   *nextGate
+	ptr *C.natsio_js_messages
 	nc  *Conn
 }
 
@@ -694,6 +599,7 @@ type Consumption struct {
 // ErrTimeout, ErrConnectionClosed, ErrIllegalState (JetStream closed).
 func (js *JetStream) Consume(ctx context.Context, stream, consumer string, opts ...ConsumeOpt) (*Consumption, error) {
 	var copts C.natsio_consume_options
+	C.natsio_consume_options_init(&copts)
 	for _, opt := range opts {
 		opt(&copts)
 	}
@@ -701,58 +607,44 @@ func (js *JetStream) Consume(ctx context.Context, stream, consumer string, opts 
 	if err != nil {
 		return nil, err
 	}
-	return jsCall(ctx, js, func(p *C.natsio_js) (*Consumption, error) {
-		var it *C.natsio_js_messages
-		if err := cCall(func() C.natsio_status {
-			return C.natsio_js_consume(p, cPtr(cstream), cPtr(ccons), &copts, &it)
-		}); err != nil {
-			return nil, err
-		}
-		c := &Consumption{ptr: it, nc: js.nc, g: newNextGate("consumption",
-			func() { C.natsio_js_messages_stop(it) },
-			func() { C.natsio_js_messages_free(it) })}
-		runtime.SetFinalizer(c, func(c *Consumption) { c.g.finalize() })
-		return c, nil
+	r, err := jsAwait(ctx, js, C.GO_TAKE_JS_MESSAGES, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_consume_async(p, cPtr(cstream), cPtr(ccons), &copts, tok)
 	})
+	if err != nil {
+		return nil, err
+	}
+	c := &Consumption{ptr: (*C.natsio_js_messages)(r.out), nc: js.nc}
+	runtime.SetFinalizer(c, func(c *Consumption) { C.natsio_js_messages_free(c.ptr) })
+	return c, nil
 }
 
-// Next returns the next message, waiting until ctx ends (with ctx's error;
-// for a deadline one that also matches ErrTimeout): the consumption goes
-// on, and a later Next gets the messages that arrive meanwhile. Errors:
-// ErrSubscriptionClosed after Stop (also for a Next blocked while Stop is
-// called) and once the connection is closed (the detail then says
-// "connection closed"), ErrConsumerDeleted or ErrConsumerNotFound once the
-// consumer is gone (the consumption has ended), ErrConnectionClosed.
-//
-// A ctx that can end is checked at least every 20 ms (the library's wait
-// is made in slices that short, as NextMsg's is); with
-// context.Background Next waits in one call until a message comes or
-// Stop.
+// Next returns the next message: at once if the library has one buffered,
+// else when one arrives or ctx ends (with ctx's error; for a deadline one
+// that also matches ErrTimeout): the consumption goes on, and a later Next
+// gets the messages that arrive meanwhile. The wait is a library token
+// (ctx's end withdraws it), so no OS thread is held. Errors: ErrDone after
+// Stop (also for a Next waiting while Stop is called), ErrConnectionClosed
+// once the connection is closed, ErrConsumerDeleted or ErrConsumerNotFound
+// once the consumer is gone (the consumption has ended).
 func (c *Consumption) Next(ctx context.Context) (*Msg, error) {
 	if c == nil {
 		return nil, errorOf(ErrNullArgument, "nil *Consumption")
 	}
 	defer runtime.KeepAlive(c)
-	var m *C.natsio_msg
-	_, err := c.g.next(ctx, func(wait C.int64_t) C.natsio_status {
-		return C.natsio_js_messages_next(c.ptr, wait, &m)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return pulledMsg(m, c.nc), nil
+	return iterNext(ctx, unsafe.Pointer(c.ptr), C.GO_ITER_JS_MESSAGES,
+		func(item unsafe.Pointer, v *C.go_msg_view, _ *C.go_entry_view) *Msg {
+			return pulledMsgView((*C.natsio_msg)(item), v, c.nc)
+		})
 }
 
-// Msgs iterates over the consumed messages until Stop or Conn.Close,
-// which end the loop quietly (as in Subscription.Msgs). Any other error
-// (ctx's end, the consumer deleted) is yielded once, last.
+// Msgs iterates over the consumed messages until Stop, which ends the loop
+// quietly (as in Subscription.Msgs). Any error (ctx's end, the consumer
+// deleted, the connection closed) is yielded once, last.
 func (c *Consumption) Msgs(ctx context.Context) iter.Seq2[*Msg, error] {
 	return func(yield func(*Msg, error) bool) {
 		for {
 			m, err := c.Next(ctx)
-			// Stopped, or its connection closed: the iteration just ends,
-			// as Subscription.Msgs does.
-			if errors.Is(err, ErrSubscriptionClosed) || errors.Is(err, ErrConnectionClosed) {
+			if isDone(err) {
 				return
 			}
 			if !yield(m, err) || err != nil {
@@ -762,13 +654,43 @@ func (c *Consumption) Msgs(ctx context.Context) iter.Seq2[*Msg, error] {
 	}
 }
 
-// Stop ends the consumption: a Next blocked on another goroutine returns
-// ErrSubscriptionClosed, and so do later ones. Stop waits for a running
-// Next to return, then frees the handle. Messages buffered but not taken
-// are not acknowledged (the server redelivers them after the consumer's
-// AckWait). Safe to call more than once, from any goroutine.
+// Stop ends the consumption: a Next waiting on another goroutine returns
+// ErrDone, and so do later ones. Messages buffered but not taken are not
+// acknowledged (the server redelivers them after the consumer's AckWait).
+// Safe to call more than once, from any goroutine.
 func (c *Consumption) Stop() {
 	if c != nil {
-		c.g.stop()
+		C.natsio_js_messages_stop(c.ptr)
+		runtime.KeepAlive(c)
 	}
+}
+
+// IterStats are the live counters of a consumption or a watch.
+type IterStats struct {
+	Delivered    uint64 // items handed to the application
+	PendingItems uint64 // buffered by the library, not yet taken
+	PendingBytes uint64
+	// Stalls counts the times the buffer was full and the library paused
+	// pulling until the application caught up (nothing is skipped).
+	Stalls uint64
+}
+
+func iterStats(cs *C.natsio_iter_stats) IterStats {
+	return IterStats{
+		Delivered:    uint64(cs.delivered),
+		PendingItems: uint64(cs.pending_items),
+		PendingBytes: uint64(cs.pending_bytes),
+		Stalls:       uint64(cs.stalls),
+	}
+}
+
+// Stats reads the consumption's live counters.
+func (c *Consumption) Stats() (IterStats, error) {
+	if c == nil {
+		return IterStats{}, errorOf(ErrNullArgument, "nil *Consumption")
+	}
+	var cs C.natsio_iter_stats
+	err := cCall(func() C.natsio_status { return C.natsio_js_messages_get_stats(c.ptr, &cs) })
+	runtime.KeepAlive(c)
+	return iterStats(&cs), err
 }

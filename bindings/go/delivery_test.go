@@ -1,13 +1,17 @@
 package natsio_test
 
-// Callback subscriptions are delivered by a goroutine pump over an
-// iterator-mode subscription, and requests and flushes wait in a blocking
-// C call; these tests pin down the guarantees that this must keep.
+// Callback subscriptions are the library's push mode (its thread per
+// subscription calls Go), and every wait is a token whose completion
+// callback runs on the client's event thread; these tests pin down the
+// guarantees that this must keep: no handler call after Unsubscribe or
+// Close returns, handlers that call back into the connection, waits from
+// the library's own threads, and no OS thread held per waiting call.
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -120,7 +124,7 @@ func TestCallbackSubscriptionKeepsPendingLimits(t *testing.T) {
 	}
 	// Its messages belong to the handler.
 	_, err = sub.NextMsg(ctxTimeout(t, time.Second))
-	wantIs(t, err, natsio.ErrSubscriptionClosed)
+	wantIs(t, err, natsio.ErrIllegalState)
 }
 
 func TestConnDrainWaitsForTheLastHandler(t *testing.T) {
@@ -210,36 +214,73 @@ func TestReceivedMsgFieldsAreIndependent(t *testing.T) {
 	}
 }
 
-// Past the bound on blocking waits, requests and flushes wait through the
-// completion callback; both paths give the same results.
-func TestRequestsPastTheBlockingWaitBound(t *testing.T) {
-	old := natsio.SetMaxBlockingWaitsForTest(0)
-	t.Cleanup(func() { natsio.SetMaxBlockingWaitsForTest(old) })
+// Token completion callbacks run on the client's event thread, where the
+// lifecycle handlers run too: a handler that waits for an operation (a
+// flush, a request, one cancelled by its ctx) must not wait for its own
+// thread. Message handlers (on their subscription's thread) wait like any
+// goroutine.
+func TestWaitsFromLibraryThreads(t *testing.T) {
 	baseline := natsio.LiveHandlesForTest()
-	nc := connect(t, natsio.RequestTimeout(time.Minute))
-	subj := subject(t, "echo")
+	subj, silent := subject(t, "echo"), subject(t, "silent")
+	fromEvent := make(chan error, 1)
+	nc := connect(t, natsio.RequestTimeout(time.Minute), natsio.ReconnectWait(20*time.Millisecond, 100*time.Millisecond),
+		natsio.ReconnectHandler(func(c *natsio.Conn) {
+			fromEvent <- func() error {
+				if err := c.Flush(ctxTimeout(t, 5*time.Second)); err != nil {
+					return err
+				}
+				reply, err := c.Request(ctxTimeout(t, 5*time.Second), subj, []byte("from event"))
+				if err != nil {
+					return err
+				}
+				if string(reply.Data) != "FROM EVENT" {
+					return errors.New("wrong reply " + string(reply.Data))
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				time.AfterFunc(50*time.Millisecond, cancel)
+				if _, err := c.Request(ctx, silent, nil); !errors.Is(err, context.Canceled) {
+					return fmt.Errorf("cancelled request from the event thread: %v", err)
+				}
+				return nil
+			}()
+		}))
 	if _, err := nc.Subscribe(subj, func(m *natsio.Msg) { m.Respond(bytes.ToUpper(m.Data)) }); err != nil {
 		t.Fatal(err)
 	}
-	flush(t, nc)
-	reply, err := nc.Request(ctxTimeout(t, 5*time.Second), subj, []byte("hi"))
-	if err != nil || string(reply.Data) != "HI" {
-		t.Fatalf("reply %v, %v", reply, err)
-	}
-	silent := subject(t, "silent")
 	silentResponder(t, nc, silent)
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(50*time.Millisecond, cancel)
-	_, err = nc.Request(ctx, silent, nil)
-	wantIs(t, err, context.Canceled)
-	_, err = nc.Request(ctxTimeout(t, 100*time.Millisecond), silent, nil)
-	wantIs(t, err, natsio.ErrTimeout)
-	wantIs(t, err, context.DeadlineExceeded)
+	// A handler that requests (from its subscription's thread).
+	relay := subject(t, "relay")
+	if _, err := nc.Subscribe(relay, func(m *natsio.Msg) {
+		reply, err := nc.Request(ctxTimeout(t, 5*time.Second), subj, m.Data)
+		if err != nil {
+			m.Respond([]byte(err.Error()))
+			return
+		}
+		m.Respond(reply.Data)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, nc)
+	reply, err := nc.Request(ctxTimeout(t, 5*time.Second), relay, []byte("relayed"))
+	if err != nil || string(reply.Data) != "RELAYED" {
+		t.Fatalf("relayed request: %v, %v", reply, err)
+	}
+	if err := nc.ForceReconnect(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-fromEvent:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("waits from the event thread deadlocked")
+	}
+	nc.Close()
 	waitHandlesReleased(t, baseline)
 }
 
-// Many goroutines requesting at once: each gets its own reply, whether it
-// waits in C or through the callback.
+// Many goroutines requesting at once: each gets its own reply.
 func TestConcurrentRequests(t *testing.T) {
 	nc := connect(t)
 	subj := subject(t, "echo")
@@ -247,7 +288,7 @@ func TestConcurrentRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	flush(t, nc)
-	const requesters = 100 // more than the blocking-wait bound
+	const requesters = 100
 	errs := make(chan error, requesters)
 	for i := range requesters {
 		go func() {

@@ -70,7 +70,23 @@ func sentinelFor(code int32) error {
 	return nil
 }
 
-const statusInvalidArgument Status = 102
+const (
+	statusDone            Status = 1
+	statusInvalidArgument Status = 102
+	statusTimeout         Status = 200
+	statusCancelled       Status = 205
+)
+
+// ErrDone is matched by what a Next returns once its iteration has ended
+// without error (NATSIO_DONE): a subscription unsubscribed, drained or past
+// its AutoUnsubscribe count, a consumption or watch stopped. It is not a
+// failure; the range iterators (Msgs) end quietly on it. An iteration that
+// ended with an error returns that error instead, every time: for example
+// ErrConnectionClosed once the connection is closed, ErrSlowConsumer for
+// PolicyError.
+var ErrDone = newSentinel(int32(statusDone), "iteration ended")
+
+func errDone() error { return &Error{Status: statusDone} }
 
 // One sentinel per error code of natsio.h, in the header's order.
 var (
@@ -178,4 +194,10 @@ func contextError(ctx context.Context) error {
 		return &Error{Status: 200, Detail: "context deadline exceeded", cause: err}
 	}
 	return err
+}
+
+// isDone reports whether err is the clean end of an iteration.
+func isDone(err error) bool {
+	e, ok := err.(*Error)
+	return ok && e.Status == statusDone
 }

@@ -6,76 +6,8 @@ package natsio
 // structs do not list.
 
 /*
-#include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
-#include "natsio.h"
-
-// A status, on failure a malloc'd copy of this thread's detail text (the
-// Go side frees it), and what the call produced.
-typedef struct gojs_result {
-	natsio_status status;
-	char *detail;
-	natsio_js *js;
-	natsio_pub_ack *ack;
-	natsio_token *token;
-} gojs_result;
-
-static char *gojs_detail(natsio_status st) {
-	if (st == NATSIO_OK) return NULL;
-	const char *d = natsio_last_error();
-	return strdup(d ? d : "");
-}
-
-// The options' strings are passed one by one and the struct is built here:
-// a Go struct holding pointers into Go memory may not be passed to C.
-static gojs_result gojs_new(const natsio_client *c, const char *domain, const char *prefix,
-		int64_t timeout_ms, int64_t max_pending, int64_t stall_ms, int64_t async_timeout_ms) {
-	natsio_js_options o;
-	memset(&o, 0, sizeof o);
-	o.domain = domain;
-	o.api_prefix = prefix;
-	o.timeout_ms = timeout_ms;
-	o.publish_async_max_pending = max_pending;
-	o.publish_async_stall_wait_ms = stall_ms;
-	o.publish_async_timeout_ms = async_timeout_ms;
-	gojs_result r = {NATSIO_OK, NULL, NULL, NULL, NULL};
-	r.status = natsio_client_jetstream(c, &o, &r.js);
-	r.detail = gojs_detail(r.status);
-	return r;
-}
-
-// The scalar publish options (no pointers, so Go may pass its address).
-typedef struct gojs_pub_scalars {
-	uint64_t expected_last_seq;
-	uint64_t expected_last_subject_seq;
-	int64_t ttl_s;
-	int64_t timeout_ms;
-	int has_expected_last_seq;
-	int has_expected_last_subject_seq;
-} gojs_pub_scalars;
-
-static gojs_result gojs_publish(const natsio_js *js, int async, const char *subject,
-		const void *data, size_t len, const natsio_headers *headers, const char *msg_id,
-		const char *expected_stream, const char *expected_subject,
-		const char *expected_last_msg_id, const gojs_pub_scalars *s) {
-	natsio_js_publish_options o;
-	memset(&o, 0, sizeof o);
-	o.headers = headers;
-	o.msg_id = msg_id;
-	o.expected_stream = expected_stream;
-	o.expected_last_seq = s->has_expected_last_seq ? &s->expected_last_seq : NULL;
-	o.expected_last_subject_seq = s->has_expected_last_subject_seq ? &s->expected_last_subject_seq : NULL;
-	o.expected_last_subject_seq_subject = expected_subject;
-	o.expected_last_msg_id = expected_last_msg_id;
-	o.ttl_s = s->ttl_s;
-	o.timeout_ms = s->timeout_ms;
-	gojs_result r = {NATSIO_OK, NULL, NULL, NULL, NULL};
-	r.status = async ? natsio_js_publish_async(js, subject, data, len, &o, &r.token)
-		: natsio_js_publish(js, subject, data, len, &o, &r.ack);
-	r.detail = gojs_detail(r.status);
-	return r;
-}
+#include "natsio_go.h"
 */
 import "C"
 
@@ -83,8 +15,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"runtime"
+	"runtime/cgo"
 	"strings"
 	"sync"
 	"time"
@@ -97,18 +31,23 @@ import (
 // closed every call fails with ErrConnectionClosed. Close frees it (a
 // finalizer does otherwise).
 //
+// Every call is the library's asynchronous operation (its `_async` form),
+// waited for in the calling goroutine without holding an OS thread.
 // Contexts: a call returns as soon as its ctx ends (with ctx's error; for a
-// deadline one that also matches ErrTimeout), but the request it made is
-// abandoned, not withdrawn: it may still take effect. The library bounds
-// each request by the context's timeout (JSTimeout, default 5 s); for
-// Publish a ctx deadline is also passed to the library as the ack timeout.
+// deadline one that also matches ErrTimeout) and the operation is
+// cancelled, but a request already sent is not withdrawn: it may still
+// take effect. The library bounds each request by the context's timeout
+// (JSTimeout, default 5 s); for Publish a ctx deadline is also passed to
+// the library as the ack timeout.
 type JetStream struct {
 	nc *Conn
 
 	mu     sync.Mutex
 	ptr    *C.natsio_js // nil once freed
-	users  int          // calls using ptr (some may have been abandoned by their ctx)
+	users  int          // calls starting an operation on ptr right now
 	closed bool
+	// timeout is the context's request timeout (JSTimeout, default 5 s).
+	timeout time.Duration
 }
 
 // JSOpt configures a JetStream context.
@@ -164,22 +103,26 @@ func (nc *Conn) JetStream(opts ...JSOpt) (*JetStream, error) {
 	if cfg.maxPending < 0 {
 		return nil, errorOf(ErrInvalidArgument, "PublishAsyncMaxPending must not be negative")
 	}
-	r := C.gojs_new(nc.ptr, cPtr(domain), cPtr(prefix), millis(cfg.timeout), C.int64_t(cfg.maxPending),
-		millis(cfg.stallWait), millis(cfg.ackTimeout))
+	var p *C.natsio_js
+	r := C.go_js_new(nc.ptr, cPtr(domain), cPtr(prefix), millis(cfg.timeout), C.int64_t(cfg.maxPending),
+		millis(cfg.stallWait), millis(cfg.ackTimeout), &p)
 	runtime.KeepAlive(nc)
 	if err := resultError(r.status, r.detail); err != nil {
 		return nil, err
 	}
-	js := &JetStream{nc: nc, ptr: r.js}
+	js := &JetStream{nc: nc, ptr: p, timeout: cfg.timeout}
+	if js.timeout <= 0 {
+		js.timeout = 5 * time.Second
+	}
 	runtime.SetFinalizer(js, (*JetStream).finalize)
 	return js, nil
 }
 
 func (js *JetStream) finalize() { C.natsio_js_free(js.ptr) }
 
-// Close frees the context. Calls still running finish first (the handle is
-// freed after the last); later calls fail with ErrIllegalState. Pending
-// asynchronous publishes go on and their futures stay usable. Closing twice
+// Close frees the context; later calls fail with ErrIllegalState. Calls
+// already started go on (their operations do not need the handle), and
+// pending asynchronous publishes and their futures too. Closing twice
 // is harmless. It does not close the Conn.
 func (js *JetStream) Close() {
 	if js == nil {
@@ -237,94 +180,40 @@ func cCall(call func() C.natsio_status) error {
 	return err
 }
 
-// takeString makes a C call returning an owned string and copies it.
-func takeString(call func(**C.char) C.natsio_status) (string, error) {
-	var s *C.char
-	if err := cCall(func() C.natsio_status { return call(&s) }); err != nil {
-		return "", err
-	}
-	defer C.natsio_string_free(s)
-	return C.GoString(s), nil
-}
-
-// blocking runs f, a blocking C call with its conversions into Go, and
-// returns its outcome, or ctx's error as soon as ctx ends. Then f goes on
-// alone on its goroutine (freeing what it produces; its result is
-// dropped), so f must not use memory the caller may reuse (see detach).
-// A library timeout or cancellation while ctx has ended is reported as
-// ctx's error.
-func blocking[T any](ctx context.Context, f func() (T, error)) (T, error) {
-	if ctx.Done() == nil {
-		return f()
-	}
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := f()
-		done <- result{v, err}
-	}()
-	var r result
-	select {
-	case r = <-done:
-	case <-ctx.Done():
-		select {
-		case r = <-done: // finished at the same time: keep the outcome
-		default:
-			var zero T
-			return zero, contextError(ctx)
-		}
-	}
-	if r.err != nil && ctx.Err() != nil {
-		if e, ok := r.err.(*Error); ok && (e.Status == ErrTimeout.(*sentinel).Code() || e.Status == ErrCancelled.(*sentinel).Code()) {
-			return r.v, contextError(ctx)
-		}
-	}
-	return r.v, r.err
-}
-
-// detach is data safe to hand to a call that ctx may abandon: a copy when
-// ctx can end, since the caller may reuse data once the call returns.
-func detach(ctx context.Context, data []byte) []byte {
-	if ctx.Done() == nil || data == nil {
-		return data
-	}
-	return bytes.Clone(data)
-}
-
-// jsCall runs f with the context's handle, honouring ctx (see blocking).
-func jsCall[T any](ctx context.Context, js *JetStream, f func(*C.natsio_js) (T, error)) (T, error) {
-	var zero T
+// jsAwait runs one asynchronous operation on the context's handle (see
+// await). The handle is only needed to start it.
+func jsAwait(ctx context.Context, js *JetStream, kind C.int, call func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status) (C.go_take, error) {
 	if ctx.Err() != nil {
-		return zero, contextError(ctx)
+		return C.go_take{}, contextError(ctx)
 	}
 	p, err := js.acquire()
 	if err != nil {
-		return zero, err
+		return C.go_take{}, err
 	}
-	return blocking(ctx, func() (T, error) {
-		defer js.release()
-		return f(p)
-	})
+	tok, err := start(func(tok **C.natsio_token) C.natsio_status { return call(p, tok) })
+	js.release()
+	if err != nil {
+		return C.go_take{}, err
+	}
+	return awaitStarted(ctx, tok, kind)
 }
 
-// jsString runs a call returning an owned string through jsCall.
-func jsString(ctx context.Context, js *JetStream, call func(*C.natsio_js, **C.char) C.natsio_status) (string, error) {
-	return jsCall(ctx, js, func(p *C.natsio_js) (string, error) {
-		return takeString(func(out **C.char) C.natsio_status { return call(p, out) })
-	})
+// jsString runs an operation whose result is a string (JSON).
+func jsString(ctx context.Context, js *JetStream, call func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status) (string, error) {
+	r, err := jsAwait(ctx, js, C.GO_TAKE_STRING, call)
+	if err != nil {
+		return "", err
+	}
+	return takeString(r), nil
 }
 
-// stringList decodes raw, a JSON array of strings (an empty slice, not
-// nil, for []), unless err is set.
-func stringList(raw string, err error) ([]string, error) {
+// jsStrings runs an operation whose result is a list of names.
+func jsStrings(ctx context.Context, js *JetStream, call func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status) ([]string, error) {
+	r, err := jsAwait(ctx, js, C.GO_TAKE_STRING_LIST, call)
 	if err != nil {
 		return nil, err
 	}
-	list := []string{}
-	return list, json.Unmarshal([]byte(raw), &list)
+	return takeStringList(r), nil
 }
 
 // configCString is cfg's JSON as a C string (ErrConfig when cfg does not
@@ -360,8 +249,8 @@ type AccountLimits struct {
 // AccountInfo reads the account's JetStream usage and limits.
 // ErrJetStreamNotEnabled when the account has no JetStream.
 func (js *JetStream) AccountInfo(ctx context.Context) (*AccountInfo, error) {
-	raw, err := jsString(ctx, js, func(p *C.natsio_js, out **C.char) C.natsio_status {
-		return C.natsio_js_account_info(p, out)
+	raw, err := jsString(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_account_info_async(p, tok)
 	})
 	if err != nil {
 		return nil, err
@@ -453,7 +342,7 @@ func PubHeader(h Header) PubOpt { return func(c *pubConfig) { c.header = h } }
 type preparedPub struct {
 	subject, msgID, stream, lastSubject, lastMsgID []byte
 	headers                                        *C.natsio_headers
-	scalars                                        C.gojs_pub_scalars
+	scalars                                        C.go_pub_scalars
 }
 
 func (p *preparedPub) free() {
@@ -503,54 +392,71 @@ func preparePub(subject string, opts []PubOpt) (*preparedPub, error) {
 	return p, nil
 }
 
-func (p *preparedPub) call(js *C.natsio_js, async bool, data []byte) C.gojs_result {
-	a := C.int(0)
-	if async {
-		a = 1
-	}
+// start starts the publish (natsio_js_publish_async) and returns its token.
+func (p *preparedPub) start(js *C.natsio_js, data []byte) (*C.natsio_token, error) {
 	ptr, n := dataPtr(data)
-	r := C.gojs_publish(js, a, cPtr(p.subject), ptr, n, p.headers, cPtr(p.msgID), cPtr(p.stream),
+	r := C.go_js_publish_async(js, cPtr(p.subject), ptr, n, p.headers, cPtr(p.msgID), cPtr(p.stream),
 		cPtr(p.lastSubject), cPtr(p.lastMsgID), &p.scalars)
 	runtime.KeepAlive(data)
-	return r
+	return r.token, resultError(r.status, r.detail)
 }
 
 // Publish sends data to subject and waits for the stream's ack. Errors:
 // ErrNoStreamResponse when no stream holds the subject, ErrWrongLastSequence
 // for a failed expectation, ErrJetStreamAPI for other rejections (e.g. a
-// wrong ExpectStream), ErrBadSubject, ErrMaxPayload, ErrTimeout,
+// wrong ExpectStream), ErrBadSubject, ErrMaxPayload, ErrTimeout (the
+// library's ErrAsyncPublishTimeout, which it also matches),
 // ErrConnectionClosed.
+//
+// It is the library's asynchronous publish waited for in this goroutine
+// (the synchronous natsio_js_publish has no token form): so while it waits
+// it counts among PublishAsyncPending (and PublishAsyncComplete waits for
+// it), it stalls like PublishAsync when PublishAsyncMaxPending publishes
+// await acks, and "no responders" fails at once with ErrNoStreamResponse
+// (the synchronous form retries it twice, 250 ms apart).
 func (js *JetStream) Publish(ctx context.Context, subject string, data []byte, opts ...PubOpt) (*PubAck, error) {
+	if js == nil {
+		return nil, errorOf(ErrNullArgument, "nil *JetStream")
+	}
 	if ctx.Err() != nil {
 		return nil, contextError(ctx)
+	}
+	p, err := preparePub(subject, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer p.free()
+	// The ack timeout is ctx's deadline, else the context's timeout (the
+	// async form's own default would be the async publish timeout).
+	_, hasDeadline := ctx.Deadline()
+	p.scalars.timeout_ms = millis(js.timeout)
+	if hasDeadline {
+		p.scalars.timeout_ms = timeoutArg(ctx)
 	}
 	ptr, err := js.acquire()
 	if err != nil {
 		return nil, err
 	}
-	p, err := preparePub(subject, opts)
+	tok, err := p.start(ptr, data)
+	js.release()
 	if err != nil {
-		js.release()
 		return nil, err
 	}
-	p.scalars.timeout_ms = timeoutFrom(ctx)
-	_, hasDeadline := ctx.Deadline()
-	data = detach(ctx, data)
-	return blocking(ctx, func() (*PubAck, error) {
-		defer js.release()
-		defer p.free()
-		r := p.call(ptr, false, data)
-		if err := resultError(r.status, r.detail); err != nil {
-			if r.status == C.NATSIO_ERR_TIMEOUT && hasDeadline {
-				// The ack timeout was ctx's deadline, which may not have
-				// been noticed yet.
-				err.(*Error).cause = context.DeadlineExceeded
-			}
-			return nil, err
+	r, err := awaitStarted(ctx, tok, C.GO_TAKE_PUB_ACK)
+	if e, ok := err.(*Error); ok && e.Status == Status(ErrAsyncPublishTimeout.(*sentinel).code) && e.cause == nil {
+		// A synchronous publish that got no ack in time is a timeout (at
+		// ctx's deadline, that deadline).
+		e.cause = ErrTimeout
+		if hasDeadline {
+			e.cause = errors.Join(ErrTimeout, context.DeadlineExceeded)
 		}
-		defer C.natsio_pub_ack_free(r.ack)
-		return pubAckFrom(r.ack), nil
-	})
+	}
+	if err != nil {
+		return nil, err
+	}
+	a := (*C.natsio_pub_ack)(r.out)
+	defer C.natsio_pub_ack_free(a)
+	return pubAckFrom(a), nil
 }
 
 // PubAckFuture is the outcome of an asynchronous publish.
@@ -558,13 +464,26 @@ type PubAckFuture struct {
 	tok *C.natsio_token // freed by the finalizer only: waits may use it concurrently
 
 	mu   sync.Mutex
-	done tokenDone // made by Done on first use
+	w    *tokenWaiter // made by Done on first use
+	h    cgo.Handle   // its callback's handle, 0 if none was registered
 	read bool
 	ack  *PubAck
 	err  error
 }
 
-func (f *PubAckFuture) finalize() { C.natsio_token_free(f.tok) }
+// finalize frees the token; natsio_token_free waits for a running
+// callback, after which done tells whether the callback (which deletes its
+// handle) ran.
+func (f *PubAckFuture) finalize() {
+	C.natsio_token_free(f.tok)
+	if f.w != nil && f.h != 0 {
+		select {
+		case <-f.w.done:
+		default:
+			deleteHandle(f.h)
+		}
+	}
+}
 
 // PublishAsync sends data to subject without waiting for the ack; the
 // future gives the ack or the publish's error (ErrNoStreamResponse,
@@ -582,12 +501,12 @@ func (js *JetStream) PublishAsync(subject string, data []byte, opts ...PubOpt) (
 	if err != nil {
 		return nil, err
 	}
-	r := p.call(ptr, true, data)
+	tok, err := p.start(ptr, data)
 	js.release()
-	if err := resultError(r.status, r.detail); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	f := &PubAckFuture{tok: r.token}
+	f := &PubAckFuture{tok: tok}
 	runtime.SetFinalizer(f, (*PubAckFuture).finalize)
 	return f, nil
 }
@@ -597,20 +516,19 @@ func (f *PubAckFuture) Done() <-chan struct{} {
 	defer runtime.KeepAlive(f) // its finalizer frees the token
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.done == nil {
-		f.done = make(tokenDone)
-		// The callback only closes the channel (on a library thread).
-		h, box := newHandle(f.done)
-		lockThread()
-		err := statusError(cTokenOnComplete(f.tok, h))
-		unlockThread()
-		if err != nil {
-			// Cannot happen for a live token; never leave Done hanging.
-			discardHandle(h, box)
-			close(f.done)
+	if f.w == nil {
+		// The completion callback only closes the channel (on a library
+		// thread); the token stays the future's.
+		f.w = &tokenWaiter{tok: f.tok}
+		if h, registered, err := f.w.watchHandle(); !registered || err != nil {
+			// Completed already (or, for a live token impossible, failed):
+			// never leave Done hanging.
+			close(f.w.done)
+		} else {
+			f.h = h
 		}
 	}
-	return f.done
+	return f.w.done
 }
 
 // Wait waits for the outcome until ctx ends. When ctx ends first it
@@ -618,24 +536,20 @@ func (f *PubAckFuture) Done() <-chan struct{} {
 func (f *PubAckFuture) Wait(ctx context.Context) (*PubAck, error) {
 	defer runtime.KeepAlive(f)
 	if !bool(C.natsio_token_is_done(f.tok)) {
-		if ctx.Done() == nil {
-			// Nothing can interrupt it: wait in C, woken by the library.
-			C.natsio_token_wait(f.tok, -1)
-		} else {
-			select {
-			case <-f.Done():
-			case <-ctx.Done():
-				if !bool(C.natsio_token_is_done(f.tok)) {
-					return nil, contextError(ctx)
-				}
+		select {
+		case <-f.Done():
+		case <-ctx.Done():
+			if !bool(C.natsio_token_is_done(f.tok)) {
+				return nil, contextError(ctx)
 			}
 		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.read {
-		var a *C.natsio_pub_ack
-		if f.err = cCall(func() C.natsio_status { return C.natsio_token_pub_ack(f.tok, &a) }); f.err == nil {
+		r := C.go_token_take(f.tok, C.GO_TAKE_PUB_ACK, 0)
+		if f.err = resultError(r.status, r.detail); f.err == nil {
+			a := (*C.natsio_pub_ack)(r.out)
 			f.ack = pubAckFrom(a)
 			C.natsio_pub_ack_free(a)
 		}
@@ -657,34 +571,16 @@ func (js *JetStream) PublishAsyncPending() int {
 // PublishAsyncComplete waits until every asynchronous publish of this
 // context has its outcome (acked or failed), until ctx ends.
 func (js *JetStream) PublishAsyncComplete(ctx context.Context) error {
-	p, err := js.acquire()
-	if err != nil {
-		return err
+	// Without a deadline: as long as it takes (each publish has its own
+	// ack timeout), as before; the library's default would be JSTimeout.
+	timeout := C.int64_t(C.NATSIO_WAIT_FOREVER)
+	if _, ok := ctx.Deadline(); ok {
+		timeout = timeoutArg(ctx)
 	}
-	defer js.release()
-	// Waits in slices so that a cancelled ctx is noticed, as NextMsg does.
-	for {
-		if ctx.Err() != nil {
-			return contextError(ctx)
-		}
-		wait := C.int64_t(-1)
-		if ctx.Done() != nil {
-			wait = millis(pollInterval)
-			if deadline, ok := ctx.Deadline(); ok {
-				if left := millis(time.Until(deadline)); left < wait {
-					wait = max(left, 0)
-				}
-			}
-		}
-		var st C.natsio_status
-		err := cCall(func() C.natsio_status {
-			st = C.natsio_js_publish_async_complete(p, wait)
-			return st
-		})
-		if st != C.NATSIO_ERR_TIMEOUT || wait < 0 {
-			return err
-		}
-	}
+	_, err := jsAwait(ctx, js, C.GO_TAKE_STATUS, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_publish_async_complete_async(p, timeout, tok)
+	})
+	return err
 }
 
 // ---- Streams ----
@@ -877,15 +773,15 @@ func parseStreamInfo(raw string) (*StreamInfo, error) {
 	return info, nil
 }
 
-type streamConfigCall func(*C.natsio_js, *C.char, **C.char) C.natsio_status
-
-func (js *JetStream) streamConfigCall(ctx context.Context, cfg StreamConfig, call streamConfigCall) (*StreamInfo, error) {
+// createStream is natsio_js_stream_create_async with action (a
+// natsio_create_action).
+func (js *JetStream) createStream(ctx context.Context, cfg StreamConfig, action C.int32_t) (*StreamInfo, error) {
 	ccfg, err := configCString(cfg)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := jsString(ctx, js, func(p *C.natsio_js, out **C.char) C.natsio_status {
-		return call(p, cPtr(ccfg), out)
+	raw, err := jsString(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_stream_create_async(p, cPtr(ccfg), action, tok)
 	})
 	if err != nil {
 		return nil, err
@@ -899,25 +795,19 @@ func (js *JetStream) streamConfigCall(ctx context.Context, cfg StreamConfig, cal
 // configuration), ErrJetStreamAPI (other rejections, e.g. overlapping
 // subjects), ErrJetStreamNotEnabled.
 func (js *JetStream) CreateStream(ctx context.Context, cfg StreamConfig) (*StreamInfo, error) {
-	return js.streamConfigCall(ctx, cfg, func(p *C.natsio_js, c *C.char, out **C.char) C.natsio_status {
-		return C.natsio_js_stream_create(p, c, out)
-	})
+	return js.createStream(ctx, cfg, C.NATSIO_CREATE)
 }
 
 // UpdateStream changes an existing stream's configuration
 // (ErrStreamNotFound if there is none). Otherwise as CreateStream.
 func (js *JetStream) UpdateStream(ctx context.Context, cfg StreamConfig) (*StreamInfo, error) {
-	return js.streamConfigCall(ctx, cfg, func(p *C.natsio_js, c *C.char, out **C.char) C.natsio_status {
-		return C.natsio_js_stream_update(p, c, out)
-	})
+	return js.createStream(ctx, cfg, C.NATSIO_UPDATE)
 }
 
 // CreateOrUpdateStream updates the stream, or creates it when it does not
 // exist. Otherwise as CreateStream.
 func (js *JetStream) CreateOrUpdateStream(ctx context.Context, cfg StreamConfig) (*StreamInfo, error) {
-	return js.streamConfigCall(ctx, cfg, func(p *C.natsio_js, c *C.char, out **C.char) C.natsio_status {
-		return C.natsio_js_stream_create_or_update(p, c, out)
-	})
+	return js.createStream(ctx, cfg, C.NATSIO_CREATE_OR_UPDATE)
 }
 
 // StreamInfo reads a stream's configuration and state. ErrStreamNotFound
@@ -927,8 +817,8 @@ func (js *JetStream) StreamInfo(ctx context.Context, stream string) (*StreamInfo
 	if err != nil {
 		return nil, err
 	}
-	raw, err := jsString(ctx, js, func(p *C.natsio_js, out **C.char) C.natsio_status {
-		return C.natsio_js_stream_info(p, cPtr(cname), out)
+	raw, err := jsString(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_stream_info_async(p, cPtr(cname), tok)
 	})
 	if err != nil {
 		return nil, err
@@ -943,8 +833,8 @@ func (js *JetStream) DeleteStream(ctx context.Context, stream string) error {
 	if err != nil {
 		return err
 	}
-	_, err = jsCall(ctx, js, func(p *C.natsio_js) (struct{}, error) {
-		return struct{}{}, cCall(func() C.natsio_status { return C.natsio_js_stream_delete(p, cPtr(cname)) })
+	_, err = jsAwait(ctx, js, C.GO_TAKE_STATUS, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_stream_delete_async(p, cPtr(cname), tok)
 	})
 	return err
 }
@@ -988,11 +878,10 @@ func (js *JetStream) PurgeStream(ctx context.Context, stream string, opts ...Pur
 			return 0, err
 		}
 	}
-	return jsCall(ctx, js, func(p *C.natsio_js) (uint64, error) {
-		var n C.uint64_t
-		err := cCall(func() C.natsio_status { return C.natsio_js_stream_purge(p, cPtr(cname), cPtr(copts), &n) })
-		return uint64(n), err
+	r, err := jsAwait(ctx, js, C.GO_TAKE_U64, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_stream_purge_async(p, cPtr(cname), cPtr(copts), tok)
 	})
+	return uint64(r.u64), err
 }
 
 // StreamNames lists the names of all streams, or with subject not "" of
@@ -1005,9 +894,9 @@ func (js *JetStream) StreamNames(ctx context.Context, subject string) ([]string,
 			return nil, err
 		}
 	}
-	return stringList(jsString(ctx, js, func(p *C.natsio_js, out **C.char) C.natsio_status {
-		return C.natsio_js_stream_names(p, cPtr(csubj), out)
-	}))
+	return jsStrings(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_stream_names_async(p, cPtr(csubj), tok)
+	})
 }
 
 // RawStreamMsg is a message read back from a stream.
@@ -1061,16 +950,15 @@ func (js *JetStream) getMsg(ctx context.Context, stream string, seq uint64, last
 			return nil, err
 		}
 	}
-	return jsCall(ctx, js, func(p *C.natsio_js) (*RawStreamMsg, error) {
-		var m *C.natsio_stored_msg
-		if err := cCall(func() C.natsio_status {
-			return C.natsio_js_stream_get_msg(p, cPtr(cname), C.uint64_t(seq), cPtr(clast), &m)
-		}); err != nil {
-			return nil, err
-		}
-		defer C.natsio_stored_msg_free(m)
-		return storedMsg(m), nil
+	r, err := jsAwait(ctx, js, C.GO_TAKE_STORED_MSG, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_stream_get_msg_async(p, cPtr(cname), C.uint64_t(seq), cPtr(clast), tok)
 	})
+	if err != nil {
+		return nil, err
+	}
+	m := (*C.natsio_stored_msg)(r.out)
+	defer C.natsio_stored_msg_free(m)
+	return storedMsg(m), nil
 }
 
 // GetMsg reads the message with sequence seq of stream. ErrMsgNotFound
@@ -1090,10 +978,8 @@ func (js *JetStream) deleteMsg(ctx context.Context, stream string, seq uint64, e
 	if err != nil {
 		return err
 	}
-	_, err = jsCall(ctx, js, func(p *C.natsio_js) (struct{}, error) {
-		return struct{}{}, cCall(func() C.natsio_status {
-			return C.natsio_js_stream_delete_msg(p, cPtr(cname), C.uint64_t(seq), C.bool(erase))
-		})
+	_, err = jsAwait(ctx, js, C.GO_TAKE_STATUS, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_stream_delete_msg_async(p, cPtr(cname), C.uint64_t(seq), C.bool(erase), tok)
 	})
 	return err
 }

@@ -4,13 +4,13 @@ package natsio
 
 /*
 #include <stdint.h>
-#include "natsio.h"
+#include <stdlib.h>
+#include "natsio_go.h"
 */
 import "C"
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -55,8 +55,9 @@ func (c *KeyValueConfig) UnmarshalJSON(b []byte) error {
 // KeyValue is a bound bucket. All methods are safe for concurrent use. It
 // keeps its Conn alive but not open (calls then fail with
 // ErrConnectionClosed) and does not depend on the JetStream that bound it
-// staying open. Its handle is freed by a finalizer. Calls honour ctx as
-// JetStream's do; each is bounded by the JetStream's timeout.
+// staying open. Its handle is freed by a finalizer. Calls are the
+// library's asynchronous operations and honour ctx as JetStream's do; each
+// is bounded by the JetStream's timeout.
 type KeyValue struct {
 	ptr    *C.natsio_kv
 	nc     *Conn
@@ -74,20 +75,20 @@ func (kv *KeyValue) finalize() { C.natsio_kv_free(kv.ptr) }
 // Bucket is the bucket's name.
 func (kv *KeyValue) Bucket() string { return kv.bucket }
 
-type kvConfigCall func(*C.natsio_js, *C.char, **C.natsio_kv) C.natsio_status
-
-func (js *JetStream) kvConfigCall(ctx context.Context, cfg KeyValueConfig, call kvConfigCall) (*KeyValue, error) {
+// createKeyValue is natsio_js_kv_create_async with action (a
+// natsio_create_action).
+func (js *JetStream) createKeyValue(ctx context.Context, cfg KeyValueConfig, action C.int32_t) (*KeyValue, error) {
 	ccfg, err := configCString(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return jsCall(ctx, js, func(p *C.natsio_js) (*KeyValue, error) {
-		var kv *C.natsio_kv
-		if err := cCall(func() C.natsio_status { return call(p, cPtr(ccfg), &kv) }); err != nil {
-			return nil, err
-		}
-		return newKeyValue(kv, js.nc), nil
+	r, err := jsAwait(ctx, js, C.GO_TAKE_KV, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_kv_create_async(p, cPtr(ccfg), action, tok)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return newKeyValue((*C.natsio_kv)(r.out), js.nc), nil
 }
 
 // CreateKeyValue creates a bucket and binds it (an identical existing
@@ -95,25 +96,19 @@ func (js *JetStream) kvConfigCall(ctx context.Context, cfg KeyValueConfig, call 
 // ErrInvalidBucketName, ErrBucketExists (exists with another
 // configuration), ErrJetStreamNotEnabled.
 func (js *JetStream) CreateKeyValue(ctx context.Context, cfg KeyValueConfig) (*KeyValue, error) {
-	return js.kvConfigCall(ctx, cfg, func(p *C.natsio_js, c *C.char, out **C.natsio_kv) C.natsio_status {
-		return C.natsio_js_kv_create(p, c, out)
-	})
+	return js.createKeyValue(ctx, cfg, C.NATSIO_CREATE)
 }
 
 // UpdateKeyValue changes an existing bucket's configuration
 // (ErrBucketNotFound if there is none). Otherwise as CreateKeyValue.
 func (js *JetStream) UpdateKeyValue(ctx context.Context, cfg KeyValueConfig) (*KeyValue, error) {
-	return js.kvConfigCall(ctx, cfg, func(p *C.natsio_js, c *C.char, out **C.natsio_kv) C.natsio_status {
-		return C.natsio_js_kv_update(p, c, out)
-	})
+	return js.createKeyValue(ctx, cfg, C.NATSIO_UPDATE)
 }
 
 // CreateOrUpdateKeyValue updates the bucket, or creates it when it does not
 // exist. Otherwise as CreateKeyValue.
 func (js *JetStream) CreateOrUpdateKeyValue(ctx context.Context, cfg KeyValueConfig) (*KeyValue, error) {
-	return js.kvConfigCall(ctx, cfg, func(p *C.natsio_js, c *C.char, out **C.natsio_kv) C.natsio_status {
-		return C.natsio_js_kv_create_or_update(p, c, out)
-	})
+	return js.createKeyValue(ctx, cfg, C.NATSIO_CREATE_OR_UPDATE)
 }
 
 // KeyValue binds an existing bucket. ErrBucketNotFound, ErrInvalidBucketName.
@@ -122,13 +117,13 @@ func (js *JetStream) KeyValue(ctx context.Context, bucket string) (*KeyValue, er
 	if err != nil {
 		return nil, err
 	}
-	return jsCall(ctx, js, func(p *C.natsio_js) (*KeyValue, error) {
-		var kv *C.natsio_kv
-		if err := cCall(func() C.natsio_status { return C.natsio_js_kv_bind(p, cPtr(cname), &kv) }); err != nil {
-			return nil, err
-		}
-		return newKeyValue(kv, js.nc), nil
+	r, err := jsAwait(ctx, js, C.GO_TAKE_KV, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_kv_bind_async(p, cPtr(cname), tok)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return newKeyValue((*C.natsio_kv)(r.out), js.nc), nil
 }
 
 // DeleteKeyValue deletes a bucket with all its keys and history.
@@ -138,66 +133,59 @@ func (js *JetStream) DeleteKeyValue(ctx context.Context, bucket string) error {
 	if err != nil {
 		return err
 	}
-	_, err = jsCall(ctx, js, func(p *C.natsio_js) (struct{}, error) {
-		return struct{}{}, cCall(func() C.natsio_status { return C.natsio_js_kv_delete(p, cPtr(cname)) })
+	_, err = jsAwait(ctx, js, C.GO_TAKE_STATUS, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_kv_delete_async(p, cPtr(cname), tok)
 	})
 	return err
 }
 
-// kvCall runs f with the bucket's handle, honouring ctx (see blocking).
-func kvCall[T any](ctx context.Context, kv *KeyValue, f func(*C.natsio_kv) (T, error)) (T, error) {
-	var zero T
+// kvAwait runs one asynchronous operation on the bucket's handle (see
+// await).
+func kvAwait(ctx context.Context, kv *KeyValue, kind C.int, call func(p *C.natsio_kv, tok **C.natsio_token) C.natsio_status) (C.go_take, error) {
 	if kv == nil {
-		return zero, errorOf(ErrNullArgument, "nil *KeyValue")
+		return C.go_take{}, errorOf(ErrNullArgument, "nil *KeyValue")
 	}
-	if ctx.Err() != nil {
-		return zero, contextError(ctx)
-	}
-	return blocking(ctx, func() (T, error) {
-		defer runtime.KeepAlive(kv)
-		return f(kv.ptr)
-	})
+	defer runtime.KeepAlive(kv)
+	return await(ctx, kind, func(tok **C.natsio_token) C.natsio_status { return call(kv.ptr, tok) })
 }
 
-type kvWrite func(p *C.natsio_kv, key *C.char, value unsafe.Pointer, n C.size_t, rev *C.uint64_t) C.natsio_status
+type kvWrite func(p *C.natsio_kv, key *C.char, value unsafe.Pointer, n C.size_t, tok **C.natsio_token) C.natsio_status
 
 func (kv *KeyValue) write(ctx context.Context, key string, value []byte, call kvWrite) (uint64, error) {
 	ckey, err := cString(key)
 	if err != nil {
 		return 0, err
 	}
-	value = detach(ctx, value)
-	return kvCall(ctx, kv, func(p *C.natsio_kv) (uint64, error) {
-		var rev C.uint64_t
-		ptr, n := dataPtr(value)
-		err := cCall(func() C.natsio_status { return call(p, cPtr(ckey), ptr, n, &rev) })
-		runtime.KeepAlive(value)
-		return uint64(rev), err
+	ptr, n := dataPtr(value)
+	r, err := kvAwait(ctx, kv, C.GO_TAKE_U64, func(p *C.natsio_kv, tok **C.natsio_token) C.natsio_status {
+		return call(p, cPtr(ckey), ptr, n, tok)
 	})
+	runtime.KeepAlive(value)
+	return uint64(r.u64), err
 }
 
 // Put stores value under key and returns the new revision. Errors:
 // ErrInvalidKey, ErrMaxPayload, ErrJetStreamAPI (e.g. larger than
 // MaxValueSize), ErrTimeout, ErrConnectionClosed.
 func (kv *KeyValue) Put(ctx context.Context, key string, value []byte) (uint64, error) {
-	return kv.write(ctx, key, value, func(p *C.natsio_kv, k *C.char, v unsafe.Pointer, n C.size_t, rev *C.uint64_t) C.natsio_status {
-		return C.natsio_kv_put(p, k, v, n, rev)
+	return kv.write(ctx, key, value, func(p *C.natsio_kv, k *C.char, v unsafe.Pointer, n C.size_t, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_kv_put_async(p, k, v, n, tok)
 	})
 }
 
 // Create stores value only if key has no live value (ErrKeyExists
 // otherwise); a deleted or purged key can be created again.
 func (kv *KeyValue) Create(ctx context.Context, key string, value []byte) (uint64, error) {
-	return kv.write(ctx, key, value, func(p *C.natsio_kv, k *C.char, v unsafe.Pointer, n C.size_t, rev *C.uint64_t) C.natsio_status {
-		return C.natsio_kv_create(p, k, v, n, rev)
+	return kv.write(ctx, key, value, func(p *C.natsio_kv, k *C.char, v unsafe.Pointer, n C.size_t, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_kv_create_async(p, k, v, n, tok)
 	})
 }
 
 // Update stores value only if key's latest revision is last (compare and
 // set): ErrWrongLastSequence otherwise.
 func (kv *KeyValue) Update(ctx context.Context, key string, value []byte, last uint64) (uint64, error) {
-	return kv.write(ctx, key, value, func(p *C.natsio_kv, k *C.char, v unsafe.Pointer, n C.size_t, rev *C.uint64_t) C.natsio_status {
-		return C.natsio_kv_update(p, k, v, n, C.uint64_t(last), rev)
+	return kv.write(ctx, key, value, func(p *C.natsio_kv, k *C.char, v unsafe.Pointer, n C.size_t, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_kv_update_async(p, k, v, n, C.uint64_t(last), tok)
 	})
 }
 
@@ -209,6 +197,10 @@ const (
 	KeyValueDelete KeyValueOp = C.NATSIO_KV_DEL   // a delete marker
 	KeyValuePurge  KeyValueOp = C.NATSIO_KV_PURGE // a purge marker
 )
+
+// kvInitialDone is the watch marker's operation: not a revision (the
+// Go API gives it as a nil entry, as nats.go does).
+const kvInitialDone = C.NATSIO_KV_INITIAL_DONE
 
 func (op KeyValueOp) String() string {
 	switch op {
@@ -235,41 +227,70 @@ type KeyValueEntry struct {
 }
 
 func entryFrom(e *C.natsio_kv_entry) *KeyValueEntry {
-	n := int(C.natsio_kv_entry_value_len(e))
+	var v C.go_entry_view
+	C.go_entry_read(e, &v)
+	return entryFromView(&v)
+}
+
+// entryFromView copies an entry's fields into Go memory.
+func entryFromView(v *C.go_entry_view) *KeyValueEntry {
+	n := int(v.value_len)
 	value := make([]byte, n)
 	if n > 0 {
-		copy(value, unsafe.Slice((*byte)(unsafe.Pointer(C.natsio_kv_entry_value(e))), n))
+		copy(value, unsafe.Slice((*byte)(unsafe.Pointer(v.value)), n))
 	}
 	return &KeyValueEntry{
-		Bucket:    C.GoString(C.natsio_kv_entry_bucket(e)),
-		Key:       C.GoString(C.natsio_kv_entry_key(e)),
+		Bucket:    C.GoString(v.bucket),
+		Key:       C.GoString(v.key),
 		Value:     value,
-		Revision:  uint64(C.natsio_kv_entry_revision(e)),
-		Operation: KeyValueOp(C.natsio_kv_entry_operation(e)),
-		Created:   time.Unix(0, int64(C.natsio_kv_entry_created_ns(e))),
-		Delta:     uint64(C.natsio_kv_entry_delta(e)),
+		Revision:  uint64(v.revision),
+		Operation: KeyValueOp(v.operation),
+		Created:   time.Unix(0, int64(v.created_ns)),
+		Delta:     uint64(v.delta),
 	}
 }
 
 func (kv *KeyValue) get(ctx context.Context, key string, revision uint64, byRevision bool) (*KeyValueEntry, error) {
-	ckey, err := cString(key)
-	if err != nil {
-		return nil, err
+	if kv == nil {
+		return nil, errorOf(ErrNullArgument, "nil *KeyValue")
 	}
-	return kvCall(ctx, kv, func(p *C.natsio_kv) (*KeyValueEntry, error) {
-		var e *C.natsio_kv_entry
-		err := cCall(func() C.natsio_status {
-			if byRevision {
-				return C.natsio_kv_get_revision(p, cPtr(ckey), C.uint64_t(revision), &e)
-			}
-			return C.natsio_kv_get(p, cPtr(ckey), &e)
-		})
+	if ctx.Err() != nil {
+		return nil, contextError(ctx)
+	}
+	var tok *C.natsio_token
+	if byRevision {
+		ckey, err := cString(key)
 		if err != nil {
 			return nil, err
 		}
-		defer C.natsio_kv_entry_free(e)
-		return entryFrom(e), nil
-	})
+		if tok, err = start(func(tok **C.natsio_token) C.natsio_status {
+			return C.natsio_kv_get_revision_async(kv.ptr, cPtr(ckey), C.uint64_t(revision), tok)
+		}); err != nil {
+			return nil, err
+		}
+	} else {
+		// The hot path: the key is made NUL-terminated on the C stack.
+		if err := checkNUL(key); err != nil {
+			return nil, err
+		}
+		enterLib()
+		st := C.go_kv_get_start(kv.ptr, strPtr(key), C.size_t(len(key)))
+		leaveLib()
+		if err := resultError(st.status, st.detail); err != nil {
+			return nil, err
+		}
+		tok = st.token
+	}
+	runtime.KeepAlive(kv)
+	r, err := awaitStarted(ctx, tok, C.GO_TAKE_KV_ENTRY)
+	if err != nil {
+		return nil, err
+	}
+	e := entryFromView(&r.entry)
+	enterLib()
+	C.natsio_kv_entry_free((*C.natsio_kv_entry)(r.out))
+	leaveLib()
+	return e, nil
 }
 
 // Get reads key's latest value. ErrKeyNotFound when it has none,
@@ -299,7 +320,7 @@ func LastRevision(revision uint64) KVDeleteOpt {
 	return func(c *kvDeleteConfig) { c.last, c.hasLast = revision, true }
 }
 
-type kvDelete func(p *C.natsio_kv, key *C.char, last *C.uint64_t) C.natsio_status
+type kvDelete func(p *C.natsio_kv, key *C.char, last *C.uint64_t, tok **C.natsio_token) C.natsio_status
 
 func (kv *KeyValue) remove(ctx context.Context, key string, opts []KVDeleteOpt, call kvDelete) error {
 	var cfg kvDeleteConfig
@@ -310,29 +331,32 @@ func (kv *KeyValue) remove(ctx context.Context, key string, opts []KVDeleteOpt, 
 	if err != nil {
 		return err
 	}
-	_, err = kvCall(ctx, kv, func(p *C.natsio_kv) (struct{}, error) {
-		last := C.uint64_t(cfg.last)
-		var lastp *C.uint64_t
-		if cfg.hasLast {
-			lastp = &last
-		}
-		return struct{}{}, cCall(func() C.natsio_status { return call(p, cPtr(ckey), lastp) })
+	// The C call reads last before it returns: a C copy, as Go memory
+	// passed through a pointer field would need pinning.
+	var lastp *C.uint64_t
+	if cfg.hasLast {
+		lastp = (*C.uint64_t)(C.malloc(C.sizeof_uint64_t))
+		defer C.free(unsafe.Pointer(lastp))
+		*lastp = C.uint64_t(cfg.last)
+	}
+	_, err = kvAwait(ctx, kv, C.GO_TAKE_U64, func(p *C.natsio_kv, tok **C.natsio_token) C.natsio_status {
+		return call(p, cPtr(ckey), lastp, tok)
 	})
 	return err
 }
 
 // Delete deletes key by writing a delete marker (its history is kept).
 func (kv *KeyValue) Delete(ctx context.Context, key string, opts ...KVDeleteOpt) error {
-	return kv.remove(ctx, key, opts, func(p *C.natsio_kv, k *C.char, last *C.uint64_t) C.natsio_status {
-		return C.natsio_kv_delete(p, k, last)
+	return kv.remove(ctx, key, opts, func(p *C.natsio_kv, k *C.char, last *C.uint64_t, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_kv_delete_async(p, k, last, tok)
 	})
 }
 
 // Purge writes a purge marker for key that replaces all its earlier
 // revisions.
 func (kv *KeyValue) Purge(ctx context.Context, key string, opts ...KVDeleteOpt) error {
-	return kv.remove(ctx, key, opts, func(p *C.natsio_kv, k *C.char, last *C.uint64_t) C.natsio_status {
-		return C.natsio_kv_purge(p, k, last)
+	return kv.remove(ctx, key, opts, func(p *C.natsio_kv, k *C.char, last *C.uint64_t, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_kv_purge_async(p, k, last, tok)
 	})
 }
 
@@ -349,13 +373,13 @@ type KeyValueStatus struct {
 
 // Status reads the bucket's state.
 func (kv *KeyValue) Status(ctx context.Context) (*KeyValueStatus, error) {
-	raw, err := kvCall(ctx, kv, func(p *C.natsio_kv) (string, error) {
-		return takeString(func(out **C.char) C.natsio_status { return C.natsio_kv_status(p, out) })
+	r, err := kvAwait(ctx, kv, C.GO_TAKE_STRING, func(p *C.natsio_kv, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_kv_status_async(p, tok)
 	})
 	if err != nil {
 		return nil, err
 	}
-	info, err := parseStreamInfo(raw)
+	info, err := parseStreamInfo(takeString(r))
 	if err != nil {
 		return nil, err
 	}
@@ -373,9 +397,13 @@ func (kv *KeyValue) Status(ctx context.Context) (*KeyValueStatus, error) {
 // are left out), in no particular order; an empty slice for an empty
 // bucket. The library reads the bucket through a short-lived consumer.
 func (kv *KeyValue) Keys(ctx context.Context) ([]string, error) {
-	return stringList(kvCall(ctx, kv, func(p *C.natsio_kv) (string, error) {
-		return takeString(func(out **C.char) C.natsio_status { return C.natsio_kv_keys(p, out) })
-	}))
+	r, err := kvAwait(ctx, kv, C.GO_TAKE_STRING_LIST, func(p *C.natsio_kv, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_kv_keys_async(p, tok)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return takeStringList(r), nil
 }
 
 // History is every kept revision of key, oldest first, delete and purge
@@ -386,21 +414,22 @@ func (kv *KeyValue) History(ctx context.Context, key string) ([]KeyValueEntry, e
 	if err != nil {
 		return nil, err
 	}
-	return kvCall(ctx, kv, func(p *C.natsio_kv) ([]KeyValueEntry, error) {
-		var list *C.natsio_kv_entry_list
-		if err := cCall(func() C.natsio_status { return C.natsio_kv_history(p, cPtr(ckey), &list) }); err != nil {
-			return nil, err
-		}
-		defer C.natsio_kv_entry_list_free(list)
-		n := int(C.natsio_kv_entry_list_count(list))
-		entries := make([]KeyValueEntry, 0, n)
-		for i := range n {
-			if e := C.natsio_kv_entry_list_get(list, C.size_t(i)); e != nil {
-				entries = append(entries, *entryFrom(e))
-			}
-		}
-		return entries, nil
+	r, err := kvAwait(ctx, kv, C.GO_TAKE_KV_ENTRY_LIST, func(p *C.natsio_kv, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_kv_history_async(p, cPtr(ckey), tok)
 	})
+	if err != nil {
+		return nil, err
+	}
+	list := (*C.natsio_kv_entry_list)(r.out)
+	defer C.natsio_kv_entry_list_free(list)
+	n := int(C.natsio_kv_entry_list_count(list))
+	entries := make([]KeyValueEntry, 0, n)
+	for i := range n {
+		if e := C.natsio_kv_entry_list_get(list, C.size_t(i)); e != nil {
+			entries = append(entries, *entryFrom(e))
+		}
+	}
+	return entries, nil
 }
 
 // ---- Watch ----
@@ -433,21 +462,23 @@ func UpdatesOnly() WatchOpt {
 // KeyWatcher is a running watch of a bucket (Watch): first the current
 // value of each matching key (or its history with IncludeHistory, or
 // nothing with UpdatesOnly), then a nil entry marking the end of the
-// initial values, then every change as it happens. The library's ordered
-// consumer recovers by itself from gaps and from losing its consumer (a
-// server restart), resuming after the last revision delivered.
+// initial values, then every change as it happens. From the moment Watch
+// returns the library pulls the changes into its buffer on its own
+// threads, whether or not anyone reads (so a reader that pauses misses
+// nothing), and its ordered consumer recovers by itself from gaps, lost
+// consumers and reconnects, resuming after the last revision delivered.
 //
 // Read it with Next, or with Updates (not both). All methods are safe for
-// concurrent use. Stop it when done: Stop frees its handle and asks the
-// server to delete its consumer (else a finalizer does, once the watcher
-// is unreachable; a watcher whose Updates channel was taken stays alive
-// until Stop).
+// concurrent use. Stop it when done: Stop ends the watch and deletes its
+// consumer on the server (a watch left unreachable unstopped is stopped by
+// its finalizer; one whose Updates channel was taken stays alive until
+// Stop or the connection's close).
 type KeyWatcher struct {
-	ptr *C.natsio_kv_watcher // used while holding g's turn and g.live
-	g   *nextGate
+	ptr *C.natsio_kv_watcher
 
 	mu      sync.Mutex
 	updates chan *KeyValueEntry // nil until Updates
+	stopped chan struct{}       // closed by Stop
 	fed     chan struct{}       // closed when the Updates goroutine has ended
 }
 
@@ -458,11 +489,7 @@ type KeyWatcher struct {
 // ErrInvalidKey (a bad pattern, "" included), ErrInvalidArgument (a NUL
 // byte), ErrTimeout, ErrConnectionClosed.
 func (kv *KeyValue) Watch(ctx context.Context, keys string, opts ...WatchOpt) (*KeyWatcher, error) {
-	ckeys, err := cString(keys)
-	if err != nil {
-		return nil, err
-	}
-	return kv.watch(ctx, ckeys, opts)
+	return kv.watch(ctx, strings.Split(keys, ","), opts)
 }
 
 // WatchAll watches every key of the bucket. Otherwise as Watch.
@@ -473,64 +500,68 @@ func (kv *KeyValue) WatchAll(ctx context.Context, opts ...WatchOpt) (*KeyWatcher
 // WatchFiltered watches the keys matching any of keys (every key when
 // keys is empty). Otherwise as Watch.
 func (kv *KeyValue) WatchFiltered(ctx context.Context, keys []string, opts ...WatchOpt) (*KeyWatcher, error) {
-	if len(keys) == 0 {
-		return kv.watch(ctx, nil, opts)
-	}
-	for _, k := range keys {
-		if k == "" || strings.Contains(k, ",") {
-			return nil, errorOf(ErrInvalidKey, fmt.Sprintf("invalid key pattern %q", k))
-		}
-	}
-	ckeys, err := cString(strings.Join(keys, ","))
-	if err != nil {
-		return nil, err
-	}
-	return kv.watch(ctx, ckeys, opts)
+	return kv.watch(ctx, keys, opts)
 }
 
-func (kv *KeyValue) watch(ctx context.Context, ckeys []byte, opts []WatchOpt) (*KeyWatcher, error) {
+func (kv *KeyValue) watch(ctx context.Context, keys []string, opts []WatchOpt) (*KeyWatcher, error) {
 	var copts C.natsio_kv_watch_options
+	C.natsio_kv_watch_options_init(&copts)
 	for _, opt := range opts {
 		opt(&copts)
 	}
-	return kvCall(ctx, kv, func(p *C.natsio_kv) (*KeyWatcher, error) {
-		var w *C.natsio_kv_watcher
-		if err := cCall(func() C.natsio_status { return C.natsio_kv_watch(p, cPtr(ckeys), &copts, &w) }); err != nil {
+	// The patterns, NUL-terminated, end to end (natsio_go.c makes the
+	// C array).
+	var buf []byte
+	for _, k := range keys {
+		if err := checkNUL(k); err != nil {
 			return nil, err
 		}
-		kw := &KeyWatcher{ptr: w, g: newNextGate("watch",
-			func() { C.natsio_kv_watcher_stop(w) },
-			func() { C.natsio_kv_watcher_free(w) })}
-		runtime.SetFinalizer(kw, func(kw *KeyWatcher) { kw.g.finalize() })
-		return kw, nil
-	})
+		buf = append(append(buf, k...), 0)
+	}
+	if kv == nil {
+		return nil, errorOf(ErrNullArgument, "nil *KeyValue")
+	}
+	if ctx.Err() != nil {
+		return nil, contextError(ctx)
+	}
+	st := C.go_kv_watch_async(kv.ptr, bytesPtr(buf), C.size_t(len(keys)), &copts)
+	runtime.KeepAlive(kv)
+	runtime.KeepAlive(buf)
+	if err := resultError(st.status, st.detail); err != nil {
+		return nil, err
+	}
+	r, err := awaitStarted(ctx, st.token, C.GO_TAKE_KV_WATCHER)
+	if err != nil {
+		return nil, err
+	}
+	w := &KeyWatcher{ptr: (*C.natsio_kv_watcher)(r.out), stopped: make(chan struct{})}
+	runtime.SetFinalizer(w, func(w *KeyWatcher) { C.natsio_kv_watcher_free(w.ptr) })
+	return w, nil
 }
 
 // next reads one event: an entry, or (nil, nil) for the initial-values
 // marker.
 func (w *KeyWatcher) next(ctx context.Context) (*KeyValueEntry, error) {
 	defer runtime.KeepAlive(w)
-	var e *C.natsio_kv_entry
-	st, err := w.g.next(ctx, func(wait C.int64_t) C.natsio_status {
-		return C.natsio_kv_watcher_next(w.ptr, wait, &e)
-	})
-	if err != nil || st == C.NATSIO_DONE {
-		return nil, err
-	}
-	defer C.natsio_kv_entry_free(e)
-	return entryFrom(e), nil
+	return iterNext(ctx, unsafe.Pointer(w.ptr), C.GO_ITER_KV_WATCHER,
+		func(item unsafe.Pointer, _ *C.go_msg_view, v *C.go_entry_view) *KeyValueEntry {
+			defer C.natsio_kv_entry_free((*C.natsio_kv_entry)(item))
+			if v.operation == kvInitialDone {
+				return nil
+			}
+			return entryFromView(v)
+		})
 }
 
-// Next returns the next entry, waiting until ctx ends (with ctx's error;
-// for a deadline one that also matches ErrTimeout; the watch goes on).
-// It returns (nil, nil) exactly once, after the initial values (at once
-// for UpdatesOnly or when nothing matches). An entry's Operation says put,
-// delete or purge; for initial values Delta counts the key's newer
-// revisions. Errors: ErrSubscriptionClosed after Stop (also for a Next
-// blocked while Stop is called) and once the connection is closed (the
-// detail then says "connection closed"), ErrIllegalState once Updates
-// was called. A ctx that can end is checked at least every
-// 20 ms, as in Consumption.Next.
+// Next returns the next entry: at once if the library has one buffered,
+// else when one comes or ctx ends (with ctx's error; for a deadline one
+// that also matches ErrTimeout; the watch goes on). It returns (nil, nil)
+// exactly once, after the initial values (at once for UpdatesOnly or when
+// nothing matches). An entry's Operation says put, delete or purge; for
+// initial values Delta counts the key's newer revisions. Errors: ErrDone
+// after Stop (also for a Next waiting while Stop is called),
+// ErrConnectionClosed once the connection is closed, ErrBucketNotFound
+// once the bucket is deleted, ErrIllegalState once Updates was called.
 func (w *KeyWatcher) Next(ctx context.Context) (*KeyValueEntry, error) {
 	if w == nil {
 		return nil, errorOf(ErrNullArgument, "nil *KeyWatcher")
@@ -546,9 +577,11 @@ func (w *KeyWatcher) Next(ctx context.Context) (*KeyValueEntry, error) {
 
 // Updates is a channel of the watch's entries, as in nats.go: the initial
 // values, one nil entry when they have all been delivered, then the
-// changes. A goroutine feeds it until the watch ends; the channel is then
-// closed: after Stop (Stop waits for it), or when the connection closed.
-// Every call returns the same channel; after Stop a closed one.
+// changes. A goroutine feeds it from the library's buffer (waiting on
+// tokens, not in C) until the watch ends; the channel is then closed:
+// after Stop (Stop waits for it), when the connection closed or the
+// bucket was deleted. Every call returns the same channel; after Stop a
+// closed one.
 func (w *KeyWatcher) Updates() <-chan *KeyValueEntry {
 	if w == nil {
 		ch := make(chan *KeyValueEntry)
@@ -569,32 +602,54 @@ func (w *KeyWatcher) feed(ch chan<- *KeyValueEntry, fed chan<- struct{}) {
 	defer close(fed)
 	defer close(ch)
 	for {
+		select {
+		case <-w.stopped:
+			return
+		default:
+		}
 		e, err := w.next(context.Background())
 		if err != nil {
-			return
+			return // stopped (ErrDone), or the watch failed
 		}
 		select {
 		case ch <- e:
-		case <-w.g.done:
+		case <-w.stopped:
 			return
 		}
 	}
 }
 
-// Stop ends the watch: a Next blocked on another goroutine returns
-// ErrSubscriptionClosed, and so do later ones; the Updates channel is
-// closed. Stop waits for a running Next (and the Updates goroutine) to
-// end, then frees the handle, which asks the server to delete the watch's
-// consumer. Safe to call more than once, from any goroutine.
+// Stop ends the watch: a Next waiting on another goroutine returns
+// ErrDone, and so do later ones; the Updates channel is closed (Stop waits
+// for its goroutine to end). The library deletes the watch's consumer on
+// the server. Safe to call more than once, from any goroutine.
 func (w *KeyWatcher) Stop() {
 	if w == nil {
 		return
 	}
-	w.g.stop()
 	w.mu.Lock()
+	select {
+	case <-w.stopped:
+	default:
+		close(w.stopped)
+	}
 	fed := w.fed
 	w.mu.Unlock()
+	C.natsio_kv_watcher_stop(w.ptr)
+	runtime.KeepAlive(w)
 	if fed != nil {
 		<-fed
 	}
+}
+
+// Stats reads the watch's live counters (Stalls: times its buffer was
+// full and the library paused pulling).
+func (w *KeyWatcher) Stats() (IterStats, error) {
+	if w == nil {
+		return IterStats{}, errorOf(ErrNullArgument, "nil *KeyWatcher")
+	}
+	var cs C.natsio_iter_stats
+	err := cCall(func() C.natsio_status { return C.natsio_kv_watcher_get_stats(w.ptr, &cs) })
+	runtime.KeepAlive(w)
+	return iterStats(&cs), err
 }

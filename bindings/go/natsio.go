@@ -15,46 +15,12 @@ package natsio
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../../include
-#include <stdint.h>
-#include <stdlib.h>
-#include "natsio.h"
-
-// Trampolines exported from callbacks.go (cgo generates their definitions).
-extern void natsioGoRelease(void *user_data);
-extern void natsioGoTokenDone(void *user_data, natsio_token *token);
-extern void natsioGoError(void *user_data, natsio_status status, char *text, uint64_t sid, char *subject);
-extern void natsioGoEvent(void *user_data, natsio_event_kind kind, natsio_status status, char *text);
-extern char *natsioGoJWT(void *user_data);
-extern natsio_status natsioGoSign(void *user_data, uint8_t *nonce, size_t nonce_len, uint8_t *signature_out);
-
-// The helpers below take cgo.Handle values as uintptr_t and turn them into
-// user_data here, so the Go side never converts an integer into a pointer.
-
-static natsio_status go_token_on_complete(natsio_token *token, uintptr_t handle) {
-	return natsio_token_on_complete(token, natsioGoTokenDone, (void *)handle, natsioGoRelease);
-}
-
-static natsio_status go_options_set_error_callback(natsio_options *opts, uintptr_t handle) {
-	return natsio_options_set_error_callback(opts, (natsio_error_cb)natsioGoError,
-		(void *)handle, natsioGoRelease);
-}
-
-static natsio_status go_options_set_event_callback(natsio_options *opts, uintptr_t handle) {
-	return natsio_options_set_event_callback(opts, (natsio_event_cb)natsioGoEvent,
-		(void *)handle, natsioGoRelease);
-}
-
-static natsio_status go_options_set_auth_callbacks(natsio_options *opts, uintptr_t handle) {
-	return natsio_options_set_auth_callbacks(opts, (natsio_jwt_cb)natsioGoJWT,
-		(natsio_sign_cb)natsioGoSign, (void *)handle, natsioGoRelease);
-}
-
+#include "natsio_go.h"
 */
 import "C"
 
 import (
 	"runtime"
-	"runtime/cgo"
 	"strings"
 	"time"
 	"unsafe"
@@ -119,21 +85,3 @@ func millis(d time.Duration) C.int64_t {
 }
 
 func statusText(code int32) string { return C.GoString(C.natsio_status_str(C.int32_t(code))) }
-
-// Go entry points to the C helpers above (static, so callable from this file only).
-
-func cTokenOnComplete(t *C.natsio_token, h cgo.Handle) C.natsio_status {
-	return C.go_token_on_complete(t, C.uintptr_t(h))
-}
-
-func cOptionsSetErrorCallback(o *C.natsio_options, h cgo.Handle) C.natsio_status {
-	return C.go_options_set_error_callback(o, C.uintptr_t(h))
-}
-
-func cOptionsSetEventCallback(o *C.natsio_options, h cgo.Handle) C.natsio_status {
-	return C.go_options_set_event_callback(o, C.uintptr_t(h))
-}
-
-func cOptionsSetAuthCallbacks(o *C.natsio_options, h cgo.Handle) C.natsio_status {
-	return C.go_options_set_auth_callbacks(o, C.uintptr_t(h))
-}

@@ -1,16 +1,15 @@
 package natsio
 
 /*
-#include "natsio.h"
+#include "natsio_go.h"
 */
 import "C"
 
 import (
 	"context"
-	"errors"
 	"iter"
 	"runtime"
-	"time"
+	"unsafe"
 )
 
 // Subscription is an interest in a subject: a callback subscription
@@ -21,13 +20,13 @@ type Subscription struct {
 	conn    *Conn
 	subject string
 	queue   string
-	pump    *pump // nil for a synchronous subscription
+	cb      *subState // nil for a synchronous subscription
 }
 
 // finalize frees the handle once nothing refers to the Subscription. A
 // callback subscription keeps running without references (it belongs to
-// its connection, as its handler does): its pump refers to it until it
-// has ended.
+// its connection, as its handler does): the library's handle of its state
+// refers to it until it has ended.
 func (s *Subscription) finalize() {
 	C.natsio_sub_free(s.ptr)
 }
@@ -52,62 +51,30 @@ func (s *Subscription) IsClosed() bool {
 	return closed
 }
 
-// pollInterval bounds each blocking wait of NextMsg so that a cancelled
-// context is noticed: the C ABI offers no way to interrupt a waiting
-// natsio_sub_next_msg, and handing the wait to a goroutine would take a
-// message off the queue that nobody might then read.
-const pollInterval = 20 * time.Millisecond
-
 // NextMsg waits for the next message of a synchronous subscription until
-// ctx ends. Errors: ErrSubscriptionClosed once it has ended (or for a
-// callback subscription), ErrSlowConsumer after PolicyError failed it,
-// ErrNoResponders for a no-responders status message, and ctx's error
-// (matching ErrTimeout too for a deadline).
+// ctx ends. A message already queued is returned at once; otherwise the
+// wait is a library token that ctx's end withdraws, so no message is lost
+// and no OS thread is held.
+// Errors: ErrDone once the subscription has ended without error
+// (Unsubscribe, Drain, AutoUnsubscribe reached), ErrConnectionClosed once
+// the connection is closed, ErrSlowConsumer after PolicyError failed it,
+// ErrNoResponders for a no-responders status message, ErrIllegalState for
+// a callback subscription (its messages belong to its handler), and ctx's
+// error (matching ErrTimeout too for a deadline).
 func (s *Subscription) NextMsg(ctx context.Context) (*Msg, error) {
-	if s.pump != nil {
-		// Its messages belong to its handler.
-		return nil, &Error{Status: Status(ErrSubscriptionClosed.(*sentinel).code), Detail: "NextMsg is not available on a callback subscription"}
-	}
 	defer runtime.KeepAlive(s)
-	for {
-		if ctx.Err() != nil {
-			return nil, contextError(ctx)
-		}
-		wait := C.int64_t(-1) // context.Background and the like never end
-		if ctx.Done() != nil {
-			wait = millis(pollInterval)
-			if deadline, ok := ctx.Deadline(); ok {
-				if left := millis(time.Until(deadline)); left < wait {
-					wait = max(left, 0)
-				}
-			}
-		}
-		var cm *C.natsio_msg
-		lockThread()
-		st := C.natsio_sub_next_msg(s.ptr, wait, &cm)
-		err := statusError(st)
-		unlockThread()
-		if st == C.NATSIO_ERR_TIMEOUT {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		m := copyMsg(cm, s.conn)
-		C.natsio_msg_free(cm)
-		return m, nil
-	}
+	return iterNext(ctx, unsafe.Pointer(s.ptr), C.GO_ITER_SUB, keepMsg(s.conn))
 }
 
 // Msgs iterates over the messages of a synchronous subscription until it
-// ends (Unsubscribe, Drain, AutoUnsubscribe reached, connection closed),
-// which ends the loop quietly. Any other error, ctx's end included, is
-// yielded once, last.
+// ends without error (Unsubscribe, Drain, AutoUnsubscribe reached), which
+// ends the loop quietly. Any error, ctx's end and a closed connection
+// included, is yielded once, last.
 func (s *Subscription) Msgs(ctx context.Context) iter.Seq2[*Msg, error] {
 	return func(yield func(*Msg, error) bool) {
 		for {
 			m, err := s.NextMsg(ctx)
-			if errors.Is(err, ErrSubscriptionClosed) {
+			if isDone(err) {
 				return
 			}
 			if !yield(m, err) || err != nil {
@@ -119,15 +86,13 @@ func (s *Subscription) Msgs(ctx context.Context) iter.Seq2[*Msg, error] {
 
 // Unsubscribe stops delivery at once and discards queued messages. Once it
 // returns the handler is not called again (unless Unsubscribe is called
-// from the handler itself).
+// from the handler itself, whose call then finishes): the library's
+// guarantee. Unsubscribing an ended subscription does nothing.
 func (s *Subscription) Unsubscribe() error {
 	lockThread()
-	err := statusError(C.natsio_sub_unsubscribe(s.ptr))
+	err := statusError(C.natsio_sub_stop(s.ptr))
 	unlockThread()
 	runtime.KeepAlive(s)
-	if s.pump != nil {
-		s.pump.halt()
-	}
 	return err
 }
 
@@ -149,26 +114,25 @@ func (s *Subscription) AutoUnsubscribe(max int) error {
 // Drain stops new deliveries, lets the queued backlog be handled, then
 // ends the subscription; it waits until then or until ctx ends (the drain
 // goes on). For a synchronous subscription another goroutine must read the
-// backlog.
+// backlog. Called from the subscription's own handler it starts the drain
+// and returns at once (the drain ends after that handler returns).
 func (s *Subscription) Drain(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return contextError(ctx)
 	}
 	defer runtime.KeepAlive(s)
-	tok, err := startSubDrain(s.ptr)
+	tok, err := start(func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_sub_drain_async(s.ptr, tok)
+	})
 	if err != nil {
 		return err
 	}
-	defer C.natsio_token_free(tok)
-	if err := tokenResult(ctx, tok); err != nil {
-		return err
+	if s.cb != nil && s.cb.calledFromHandler() {
+		C.natsio_token_free(tok) // the drain goes on
+		return nil
 	}
-	if s.pump != nil {
-		// The library is done once the backlog is off its queue; the
-		// pump may still be handling the last message.
-		return s.pump.waitExited(ctx)
-	}
-	return nil
+	_, err = awaitToken(ctx, tok, C.GO_TAKE_STATUS, leaveOnEnd)
+	return err
 }
 
 // SubStats are a subscription's live counters.
@@ -181,7 +145,7 @@ type SubStats struct {
 
 // Stats reads the live counters.
 func (s *Subscription) Stats() (SubStats, error) {
-	var cs C.natsio_sub_stats
+	var cs C.natsio_iter_stats
 	lockThread()
 	err := statusError(C.natsio_sub_get_stats(s.ptr, &cs))
 	unlockThread()
@@ -189,7 +153,7 @@ func (s *Subscription) Stats() (SubStats, error) {
 	return SubStats{
 		Delivered:    uint64(cs.delivered),
 		Dropped:      uint64(cs.dropped),
-		PendingMsgs:  uint64(cs.pending_msgs),
+		PendingMsgs:  uint64(cs.pending_items),
 		PendingBytes: uint64(cs.pending_bytes),
 	}, err
 }

@@ -8,11 +8,12 @@ package natsio
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "natsio.h"
+#include "natsio_go.h"
 */
 import "C"
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -163,7 +164,7 @@ func UserJWT(jwt UserJWTHandler, sign SignatureHandler) Option {
 				return C.NATSIO_ERR_NULL_ARGUMENT
 			}
 			h, box := newHandle(&authState{jwt: jwt, sign: sign})
-			st := cOptionsSetAuthCallbacks(o, h)
+			st := C.go_options_set_auth_callbacks(o, C.uintptr_t(h))
 			if st != C.NATSIO_OK {
 				discardHandle(h, box)
 			}
@@ -384,6 +385,14 @@ func natsioGoEvent(userData unsafe.Pointer, kind C.natsio_event_kind, status C.n
 	if !ok {
 		return // Connect failed: nobody to tell
 	}
+	if nc != nil {
+		// The event thread runs user code now (see libThreads); after
+		// CLOSED, always the last event, it runs none.
+		id := registerLibThread(nc.ptr)
+		if kind == C.NATSIO_EVENT_CLOSED {
+			defer unregisterLibThread(id)
+		}
+	}
 	var cause error
 	if status != C.NATSIO_OK {
 		cause = &Error{Status: Status(status), Detail: C.GoString(text)}
@@ -425,7 +434,7 @@ func (s *eventSink) dispatch(nc *Conn, kind C.natsio_event_kind, cause error) {
 func registerEvents(copts *C.natsio_options, handlers *eventHandlers, errs *errorSink) (*eventSink, error) {
 	sink := &eventSink{handlers: *handlers, errors: errs, ready: make(chan struct{})}
 	h, box := newHandle(sink)
-	if err := statusError(cOptionsSetEventCallback(copts, h)); err != nil {
+	if err := statusError(C.go_options_set_event_callback(copts, C.uintptr_t(h))); err != nil {
 		discardHandle(h, box)
 		return nil, err
 	}
@@ -448,25 +457,24 @@ func (nc *Conn) ForceReconnect() error {
 }
 
 // RTT measures a round trip to the server (PING/PONG), waiting up to the
-// flush timeout.
+// flush timeout. It is timed around the library's flush token
+// (natsio_client_rtt has no token form, and would hold this thread).
 func (nc *Conn) RTT() (time.Duration, error) {
-	var us C.int64_t
-	lockThread()
-	err := statusError(C.natsio_client_rtt(nc.ptr, -1, &us))
-	unlockThread()
-	runtime.KeepAlive(nc)
-	if err != nil {
+	start := time.Now()
+	if err := nc.Flush(context.Background()); err != nil {
 		return 0, err
 	}
-	return time.Duration(us) * time.Microsecond, nil
+	return time.Since(start), nil
 }
 
 // Servers lists the server pool: the configured servers and those
 // discovered since.
 func (nc *Conn) Servers() []string {
-	joined, err := nc.ownedString(func(out **C.char) C.natsio_status { return C.natsio_client_servers(nc.ptr, out) })
-	if err != nil || joined == "" {
+	var list *C.natsio_string_list
+	if C.natsio_client_servers(nc.ptr, &list) != C.NATSIO_OK {
 		return nil
 	}
-	return strings.Split(joined, ",")
+	runtime.KeepAlive(nc)
+	defer C.natsio_string_list_free(list)
+	return stringList(list)
 }

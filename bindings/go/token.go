@@ -1,35 +1,357 @@
 package natsio
 
+// Waiting for the library without holding an OS thread: every operation is
+// started with its C `_async` function, and the calling goroutine waits on
+// a channel closed by the token's completion callback (natsioGoTokenDone,
+// run on the client's event thread). A context's end cancels the token.
+
 /*
-#include "natsio.h"
+#include <stdlib.h>
+#include "natsio_go.h"
 */
 import "C"
 
 import (
 	"context"
+	"errors"
+	"runtime"
+	"runtime/cgo"
+	"sync"
+	"sync/atomic"
+	"unsafe"
 )
 
-// waitToken waits until tok completes or ctx ends. On ctx's end it cancels
-// the operation and returns the context's error. The completion callback
-// only closes a channel, so a goroutine never blocks a library thread.
-func waitToken(ctx context.Context, tok *C.natsio_token) error {
-	done := make(tokenDone)
-	h, box := newHandle(done)
-	lockThread()
-	err := statusError(cTokenOnComplete(tok, h))
-	unlockThread()
-	if err != nil {
-		// Registration failed; the library may or may not have released it.
-		discardHandle(h, box)
-		return err
+// tokenWaiter is the user data of a token's completion callback.
+//
+// With take set, the callback itself reads the result (of kind) into r
+// and frees the token, then closes done: the waiting goroutine never
+// touches the token again, so it never blocks in natsio_token_free
+// waiting for the callback to return (which would hold its OS thread), and
+// a goroutine that gave up (ctx) leaves nothing to free. Without take
+// (futures) the callback only closes done.
+//
+// The callback deletes the handle before closing done. mu orders a
+// cancel by the goroutine (whose ctx ended) before the callback's free of
+// the token: the callback frees it under mu, the goroutine cancels it
+// under mu only while it is not freed.
+type tokenWaiter struct {
+	done  chan struct{}
+	tok   *C.natsio_token
+	take  bool
+	kind  C.int
+	r     C.go_take // set by the callback before done is closed
+	mu    sync.Mutex
+	freed bool
+}
+
+// watch registers the completion callback. It returns false, with nothing
+// registered, when tok has completed already.
+func (w *tokenWaiter) watch() (bool, error) {
+	_, registered, err := w.watchHandle()
+	return registered, err
+}
+
+// watchHandle is watch, also returning the registered callback's handle.
+func (w *tokenWaiter) watchHandle() (cgo.Handle, bool, error) {
+	w.done = make(chan struct{})
+	h, _ := newHandle(w)
+	enterLib()
+	r := C.go_token_watch(w.tok, C.uintptr_t(h))
+	leaveLib()
+	switch r.status {
+	case C.NATSIO_OK:
+		return h, true, nil
+	case C.NATSIO_DONE:
+		deleteHandle(h)
+		return 0, false, nil
 	}
-	select {
-	case <-done:
+	deleteHandle(h)
+	return 0, false, resultError(r.status, r.detail)
+}
+
+// completed runs in the completion callback.
+func (w *tokenWaiter) completed() {
+	if !w.take {
+		close(w.done)
+		return
+	}
+	w.r = C.go_token_take(w.tok, w.kind, 0)
+	// Wake the goroutine first; the token is freed meanwhile (a goroutine
+	// whose ctx ended at the same time finds it completed: see cancel).
+	close(w.done)
+	w.mu.Lock()
+	w.freed = true
+	C.natsio_token_free(w.tok) // from its own callback: does not wait
+	w.mu.Unlock()
+}
+
+// cancel cancels the operation unless it has completed (and its token
+// was freed); true when it was cancelled.
+func (w *tokenWaiter) cancel() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !w.freed && C.natsio_token_cancel(w.tok) == C.NATSIO_OK
+}
+
+// How a wait treats its context's end.
+const (
+	cancelOnEnd = iota // cancel the operation (a request, a KV get, ...)
+	leaveOnEnd         // stop waiting; the operation goes on (a drain)
+)
+
+// awaitToken waits until tok completes or ctx ends and returns its result
+// of kind (a GO_TAKE_ value; the caller frees what r.out holds). tok is
+// used up: freed here or by its callback. With cancelOnEnd the operation
+// is cancelled when ctx ends; if it had completed meanwhile (or an
+// iterator's item was already on its way to it), that outcome wins over
+// ctx and is returned.
+func awaitToken(ctx context.Context, tok *C.natsio_token, kind C.int, onEnd int) (C.go_take, error) {
+	if onLibraryThread() {
+		// This goroutine runs a callback on one of the library's threads:
+		// if it is the event thread, which runs the completion callbacks,
+		// waiting for a callback would wait forever. Blocking this thread
+		// in C is what the library expects there.
+		if err := waitTokenBlocking(ctx, tok, onEnd); err != nil {
+			C.natsio_token_free(tok)
+			return C.go_take{}, err
+		}
+		return takeNow(tok, kind)
+	}
+	w := &tokenWaiter{tok: tok, take: true, kind: kind}
+	registered, err := w.watch()
+	if err != nil {
+		C.natsio_token_free(tok)
+		return C.go_take{}, err
+	}
+	if !registered {
+		return takeNow(tok, kind)
+	}
+	if ctx.Done() != nil {
+		select {
+		case <-w.done:
+		case <-ctx.Done():
+			// The token is the callback's: it frees it once completed.
+			if onEnd == leaveOnEnd || w.cancel() {
+				return C.go_take{}, contextError(ctx)
+			}
+			// Completed already, or its item is on the way: that outcome
+			// is imminent and must not be lost.
+			<-w.done
+		}
+	} else {
+		<-w.done
+	}
+	return w.r, resultError(w.r.status, w.r.detail)
+}
+
+// takeNow reads a completed token's result and frees the token.
+func takeNow(tok *C.natsio_token, kind C.int) (C.go_take, error) {
+	enterLib()
+	r := C.go_token_take(tok, kind, 1)
+	leaveLib()
+	return r, resultError(r.status, r.detail)
+}
+
+// waitTokenBlocking waits in C on a library thread; ctx's end cancels
+// the token (which wakes the wait) or, with leaveOnEnd, is checked
+// between slices of the wait.
+func waitTokenBlocking(ctx context.Context, tok *C.natsio_token, onEnd int) error {
+	if ctx.Done() == nil {
+		C.natsio_token_wait(tok, C.NATSIO_WAIT_FOREVER)
 		return nil
-	case <-ctx.Done():
-		// If the operation completed meanwhile this fails harmlessly with
-		// NATSIO_ERR_ILLEGAL_STATE; the context's end wins either way.
-		C.natsio_token_cancel(tok)
+	}
+	if onEnd == leaveOnEnd {
+		for C.natsio_token_wait(tok, 20) != C.NATSIO_OK {
+			if ctx.Err() != nil {
+				return contextError(ctx)
+			}
+		}
+		return nil
+	}
+	var mu sync.Mutex
+	over := false
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !over {
+			C.natsio_token_cancel(tok)
+		}
+	})
+	C.natsio_token_wait(tok, C.NATSIO_WAIT_FOREVER)
+	if !stop() {
+		// The canceller has started: let it finish before tok can be freed.
+		mu.Lock()
+		over = true
+		mu.Unlock()
+	}
+	if C.natsio_token_status(tok) == C.NATSIO_ERR_CANCELLED && ctx.Err() != nil {
 		return contextError(ctx)
 	}
+	return nil
+}
+
+// libGate bounds the goroutines inside the cgo calls of the asynchronous
+// paths (starting an operation, registering its callback, taking an item).
+// Such a call is short, but it may take tens of microseconds when it wakes
+// a library thread on a busy machine, and past 20 µs Go's scheduler hands
+// the goroutine's P to another OS thread: thousands of goroutines starting
+// operations at once would add an OS thread per slow call. Beyond the
+// bound, goroutines park (holding no thread) until a slot frees.
+var libGate = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+
+func enterLib() { libGate <- struct{}{} }
+
+func leaveLib() { <-libGate }
+
+// start makes one C call that starts an operation and reads its failure
+// detail on the same thread.
+func start(call func(tok **C.natsio_token) C.natsio_status) (*C.natsio_token, error) {
+	var tok *C.natsio_token
+	enterLib()
+	lockThread()
+	err := statusError(call(&tok))
+	unlockThread()
+	leaveLib()
+	return tok, err
+}
+
+// await runs one asynchronous operation: starts it with call, waits for it
+// in this goroutine (ctx's end cancels it) and reads its result of kind;
+// the caller frees what r.out holds. A library timeout or cancellation
+// while ctx has ended is reported as ctx's error.
+func await(ctx context.Context, kind C.int, call func(tok **C.natsio_token) C.natsio_status) (C.go_take, error) {
+	var r C.go_take
+	if ctx.Err() != nil {
+		return r, contextError(ctx)
+	}
+	tok, err := start(call)
+	if err != nil {
+		return r, err
+	}
+	return awaitStarted(ctx, tok, kind)
+}
+
+// awaitStarted is await for an operation already started.
+func awaitStarted(ctx context.Context, tok *C.natsio_token, kind C.int) (C.go_take, error) {
+	r, err := awaitToken(ctx, tok, kind, cancelOnEnd)
+	return r, ctxOutcome(ctx, err)
+}
+
+// ctxOutcome reports a library timeout or cancellation that ctx caused as
+// ctx's error, and a library timeout at ctx's deadline (a moment before
+// ctx's own timer fired) as one matching context.DeadlineExceeded too.
+func ctxOutcome(ctx context.Context, err error) error {
+	var e *Error
+	if err == nil || !errors.As(err, &e) {
+		return err
+	}
+	if (e.Status == statusTimeout || e.Status == statusCancelled) && ctx.Err() != nil {
+		return contextError(ctx)
+	}
+	if deadlineReached(ctx, err) && e.cause == nil {
+		e.cause = context.DeadlineExceeded
+	}
+	return err
+}
+
+// takeString reads a string result and frees it.
+func takeString(r C.go_take) string {
+	defer C.natsio_string_free((*C.char)(r.out))
+	return C.GoString((*C.char)(r.out))
+}
+
+// takeStringList copies a natsio_string_list result and frees it (an
+// empty slice, not nil, for an empty list).
+func takeStringList(r C.go_take) []string {
+	list := (*C.natsio_string_list)(r.out)
+	defer C.natsio_string_list_free(list)
+	return stringList(list)
+}
+
+func stringList(list *C.natsio_string_list) []string {
+	n := int(C.natsio_string_list_count(list))
+	out := make([]string, 0, n)
+	for i := range n {
+		out = append(out, C.GoString(C.natsio_string_list_get(list, C.size_t(i))))
+	}
+	return out
+}
+
+// ---------------------------------------------------------------------------
+// The library's callback threads
+// ---------------------------------------------------------------------------
+
+// libThreads are the library threads that have run a Go callback (a
+// subscription's dispatcher, a client's event thread), keyed by pthread
+// id, with the address of the client they serve (0: not known yet). Code
+// running on one of them is inside a callback: it must not wait for a
+// token callback (the event thread may be the one to run it), and a
+// Drain or Close from there must not wait for the very callback it runs
+// in. The client is kept as an address, not a *Conn, so that the registry
+// does not keep a dropped Conn from its finalizer.
+var (
+	libThreads     sync.Map // uintptr (pthread_t) -> uintptr (*C.natsio_client)
+	libThreadCount atomic.Int32
+)
+
+// currentThread is the calling OS thread's id.
+func currentThread() uintptr { return uintptr(C.go_thread_id()) }
+
+// registerLibThread records the calling thread as a callback thread of
+// client (0: unknown) and returns its id.
+func registerLibThread(client *C.natsio_client) uintptr {
+	id, c := currentThread(), uintptr(unsafe.Pointer(client))
+	if old, loaded := libThreads.LoadOrStore(id, c); !loaded {
+		libThreadCount.Add(1)
+	} else if old.(uintptr) == 0 && c != 0 {
+		libThreads.Store(id, c)
+	}
+	return id
+}
+
+func unregisterLibThread(id uintptr) {
+	if _, ok := libThreads.LoadAndDelete(id); ok {
+		libThreadCount.Add(-1)
+	}
+}
+
+// unregisterClientThreads forgets the threads of a closed client: none of
+// its callbacks runs any more (they may end and be reused).
+func unregisterClientThreads(client *C.natsio_client) {
+	if libThreadCount.Load() == 0 {
+		return
+	}
+	c := uintptr(unsafe.Pointer(client))
+	libThreads.Range(func(id, v any) bool {
+		if v.(uintptr) == c {
+			unregisterLibThread(id.(uintptr))
+		}
+		return true
+	})
+}
+
+// libThreadClient is the client (0: unknown) whose callback runs on this
+// goroutine's thread, and whether one does. Inside a C-to-Go callback the
+// goroutine stays on its thread.
+func libThreadClient() (uintptr, bool) {
+	if libThreadCount.Load() == 0 {
+		return 0, false
+	}
+	c, ok := libThreads.Load(currentThread())
+	if !ok {
+		return 0, false
+	}
+	return c.(uintptr), true
+}
+
+func onLibraryThread() bool {
+	_, ok := libThreadClient()
+	return ok
+}
+
+// inCallbackOf reports whether this goroutine runs a callback of client
+// (or of a client not known yet).
+func inCallbackOf(client *C.natsio_client) bool {
+	c, ok := libThreadClient()
+	return ok && (c == 0 || c == uintptr(unsafe.Pointer(client)))
 }

@@ -165,16 +165,16 @@ func TestConsumeCancelStopAndTurns(t *testing.T) {
 	stopped := make(chan struct{})
 	go func() { c.Stop(); close(stopped) }()
 	o := await(t, blocked, "Next blocked during Stop")
-	wantErr(t, o.err, natsio.ErrSubscriptionClosed)
+	wantErr(t, o.err, natsio.ErrDone)
 	if seen := await(t, iterDone, "Msgs during Stop"); len(seen) != 0 {
 		t.Fatalf("Msgs yielded %v", seen)
 	}
 	await(t, stopped, "Stop")
 	c.Stop() // twice is harmless
 	_, err = c.Next(ctx)
-	wantErr(t, err, natsio.ErrSubscriptionClosed)
+	wantErr(t, err, natsio.ErrDone)
 	_, err = c.Next(context.Background())
-	wantErr(t, err, natsio.ErrSubscriptionClosed)
+	wantErr(t, err, natsio.ErrDone)
 
 	// Buffered messages not taken go back to the server.
 	got(js.Publish(ctx, "c.x", []byte("three"))).must(t)
@@ -265,19 +265,25 @@ func TestConsumeAfterConnClose(t *testing.T) {
 	closedByConn(t, await(t, blocked, "Next during Close").err)
 	_, err := c.Next(ctx)
 	closedByConn(t, err)
-	seen := 0
-	for range c.Msgs(ctx) {
-		seen++
+	// Ended by an error (not stopped): Msgs yields it once, last.
+	var yielded []error
+	for m, err := range c.Msgs(ctx) {
+		if m != nil {
+			t.Fatalf("Msgs after Conn.Close yielded a message %q", m.Data)
+		}
+		yielded = append(yielded, err)
 	}
-	if seen != 0 {
-		t.Fatalf("Msgs after Conn.Close yielded %d times", seen)
+	if len(yielded) != 1 {
+		t.Fatalf("Msgs after Conn.Close yielded %d times", len(yielded))
 	}
+	closedByConn(t, yielded[0])
 	wantErr(t, m.Ack(), natsio.ErrConnectionClosed)
 	_, err = js.Consume(ctx, "C", "d")
 	wantErr(t, err, natsio.ErrConnectionClosed)
+	// A later Stop changes nothing: the error that ended it stays.
 	c.Stop()
 	_, err = c.Next(ctx)
-	wantErr(t, err, natsio.ErrSubscriptionClosed)
+	closedByConn(t, err)
 }
 
 // ---- Key-Value watch ----
@@ -387,10 +393,10 @@ func TestKeyValueWatch(t *testing.T) {
 	}()
 	time.Sleep(100 * time.Millisecond)
 	go w.Stop()
-	wantErr(t, await(t, blocked, "Next during Stop"), natsio.ErrSubscriptionClosed)
+	wantErr(t, await(t, blocked, "Next during Stop"), natsio.ErrDone)
 	w.Stop()
 	_, err = w.Next(ctx)
-	wantErr(t, err, natsio.ErrSubscriptionClosed)
+	wantErr(t, err, natsio.ErrDone)
 	eventually(t, "the watch's consumer deleted", func() bool {
 		names, err := js.ConsumerNames(ctx, "KV_W")
 		return err == nil && len(names) == 0

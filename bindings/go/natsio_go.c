@@ -1,0 +1,347 @@
+// C helpers of the Go binding: see natsio_go.h.
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "natsio_go.h"
+
+// The Go exports (callbacks.go, survival.go). Their cgo-generated
+// prototypes drop const, hence the casts where they are registered.
+extern void natsioGoRelease(void *user_data);
+extern void natsioGoTokenDone(void *user_data, natsio_token *token);
+extern void natsioGoMsg(void *user_data, natsio_msg *msg, natsio_status status);
+extern void natsioGoError(void *user_data, natsio_status status, char *text, uint64_t sid, char *subject);
+extern void natsioGoEvent(void *user_data, natsio_event_kind kind, natsio_status status, char *text);
+extern char *natsioGoJWT(void *user_data);
+extern natsio_status natsioGoSign(void *user_data, uint8_t *nonce, size_t nonce_len, uint8_t *signature_out);
+
+char *go_detail(natsio_status st) {
+	if (st == NATSIO_OK || st == NATSIO_DONE || st == NATSIO_PENDING) return NULL;
+	const char *d = natsio_last_error();
+	return strdup(d ? d : "");
+}
+
+static go_result go_result_of(natsio_status st) {
+	go_result r = {st, go_detail(st)};
+	return r;
+}
+
+uintptr_t go_thread_id(void) { return (uintptr_t)pthread_self(); }
+
+void go_msg_read(const natsio_msg *msg, go_msg_view *v) {
+	v->subject = natsio_msg_subject(msg);
+	v->subject_len = v->subject ? strlen(v->subject) : 0;
+	v->reply = natsio_msg_reply(msg);
+	v->reply_len = v->reply ? strlen(v->reply) : 0;
+	v->data = natsio_msg_data(msg);
+	v->data_len = natsio_msg_data_len(msg);
+	v->headers = natsio_msg_headers(msg);
+	v->header_count = v->headers ? natsio_headers_len(v->headers) : 0;
+}
+
+void go_msg_read_js(const natsio_msg *msg, go_msg_view *v) {
+	go_msg_read(msg, v);
+	v->md_status = natsio_msg_js_metadata(msg, &v->md);
+	v->md_detail = go_detail(v->md_status);
+}
+
+void go_entry_read(const natsio_kv_entry *e, go_entry_view *v) {
+	v->bucket = natsio_kv_entry_bucket(e);
+	v->key = natsio_kv_entry_key(e);
+	v->value = natsio_kv_entry_value(e);
+	v->value_len = natsio_kv_entry_value_len(e);
+	v->revision = natsio_kv_entry_revision(e);
+	v->operation = natsio_kv_entry_operation(e);
+	v->created_ns = natsio_kv_entry_created_ns(e);
+	v->delta = natsio_kv_entry_delta(e);
+}
+
+// ---- tokens ----
+
+go_result go_token_watch(natsio_token *tok, uintptr_t h) {
+	if (natsio_token_is_done(tok)) {
+		go_result r = {NATSIO_DONE, NULL};
+		return r;
+	}
+	// No release function: Go deletes the handle itself, in the callback
+	// or after natsio_token_free (which waits for a running callback).
+	return go_result_of(natsio_token_on_complete(tok, natsioGoTokenDone, (void *)h, NULL));
+}
+
+go_take go_token_take(natsio_token *tok, int kind, int free_token) {
+	go_take r;
+	memset(&r, 0, sizeof r);
+	switch (kind) {
+	case GO_TAKE_STATUS:
+		r.status = natsio_token_status(tok);
+		break;
+	case GO_TAKE_MSG:
+	case GO_TAKE_JS_MSG:
+		r.status = natsio_token_msg(tok, (natsio_msg **)&r.out);
+		if (r.status == NATSIO_OK) {
+			if (kind == GO_TAKE_JS_MSG) go_msg_read_js(r.out, &r.msg);
+			else go_msg_read(r.out, &r.msg);
+		}
+		break;
+	case GO_TAKE_STRING:
+		r.status = natsio_token_string(tok, (char **)&r.out);
+		break;
+	case GO_TAKE_U64:
+		r.status = natsio_token_u64(tok, &r.u64);
+		break;
+	case GO_TAKE_PUB_ACK:
+		r.status = natsio_token_pub_ack(tok, (natsio_pub_ack **)&r.out);
+		break;
+	case GO_TAKE_KV:
+		r.status = natsio_token_kv(tok, (natsio_kv **)&r.out);
+		break;
+	case GO_TAKE_KV_ENTRY:
+		r.status = natsio_token_kv_entry(tok, (natsio_kv_entry **)&r.out);
+		if (r.status == NATSIO_OK) go_entry_read(r.out, &r.entry);
+		break;
+	case GO_TAKE_STORED_MSG:
+		r.status = natsio_token_stored_msg(tok, (natsio_stored_msg **)&r.out);
+		break;
+	case GO_TAKE_MSG_LIST:
+		r.status = natsio_token_msg_list(tok, (natsio_msg_list **)&r.out);
+		break;
+	case GO_TAKE_KV_ENTRY_LIST:
+		r.status = natsio_token_kv_entry_list(tok, (natsio_kv_entry_list **)&r.out);
+		break;
+	case GO_TAKE_STRING_LIST:
+		r.status = natsio_token_string_list(tok, (natsio_string_list **)&r.out);
+		break;
+	case GO_TAKE_CLIENT:
+		r.status = natsio_token_client(tok, (natsio_client **)&r.out);
+		break;
+	case GO_TAKE_JS_MESSAGES:
+		r.status = natsio_token_js_messages(tok, (natsio_js_messages **)&r.out);
+		break;
+	case GO_TAKE_KV_WATCHER:
+		r.status = natsio_token_kv_watcher(tok, (natsio_kv_watcher **)&r.out);
+		break;
+	default:
+		r.status = NATSIO_ERR_INTERNAL;
+		r.detail = strdup("unknown token result kind");
+		return r;
+	}
+	r.detail = go_detail(r.status);
+	if (free_token) natsio_token_free(tok);
+	return r;
+}
+
+// ---- iterators ----
+
+go_next go_iter_next(const void *it, int kind) {
+	go_next r;
+	memset(&r, 0, sizeof r);
+	// A ready item first: no token, no callback.
+	switch (kind) {
+	case GO_ITER_SUB:
+		r.status = natsio_sub_next(it, NATSIO_NO_WAIT, (natsio_msg **)&r.item);
+		break;
+	case GO_ITER_REPLIES:
+		r.status = natsio_replies_next(it, NATSIO_NO_WAIT, (natsio_msg **)&r.item);
+		break;
+	case GO_ITER_JS_MESSAGES:
+		r.status = natsio_js_messages_next(it, NATSIO_NO_WAIT, (natsio_msg **)&r.item);
+		break;
+	case GO_ITER_KV_WATCHER:
+		r.status = natsio_kv_watcher_next(it, NATSIO_NO_WAIT, (natsio_kv_entry **)&r.item);
+		break;
+	default:
+		r.status = NATSIO_ERR_INTERNAL;
+		r.detail = strdup("unknown iterator kind");
+		return r;
+	}
+	if (r.status == NATSIO_OK) {
+		if (kind == GO_ITER_KV_WATCHER) {
+			go_entry_read(r.item, &r.entry);
+		} else if (kind == GO_ITER_JS_MESSAGES) {
+			go_msg_read_js(r.item, &r.msg);
+		} else {
+			go_msg_read(r.item, &r.msg);
+		}
+		return r;
+	}
+	if (r.status != NATSIO_ERR_TIMEOUT) {
+		r.detail = go_detail(r.status);
+		return r;
+	}
+	// Nothing ready: a token for the next item.
+	switch (kind) {
+	case GO_ITER_SUB:
+		r.status = natsio_sub_next_async(it, &r.token);
+		break;
+	case GO_ITER_REPLIES:
+		r.status = natsio_replies_next_async(it, &r.token);
+		break;
+	case GO_ITER_JS_MESSAGES:
+		r.status = natsio_js_messages_next_async(it, &r.token);
+		break;
+	default:
+		r.status = natsio_kv_watcher_next_async(it, &r.token);
+		break;
+	}
+	if (r.status == NATSIO_OK) {
+		r.status = NATSIO_PENDING;
+	} else {
+		r.detail = go_detail(r.status);
+	}
+	return r;
+}
+
+// ---- hot paths ----
+
+// Strings up to this size are made NUL-terminated on the C stack.
+#define GO_STACK_STR 256
+
+// A NUL-terminated copy of (p, n): in buf when it fits, else malloc'd.
+static char *go_cstr(const char *p, size_t n, char *buf) {
+	char *s = n < GO_STACK_STR ? buf : malloc(n + 1);
+	if (s == NULL) return NULL;
+	if (n > 0) memcpy(s, p, n);
+	s[n] = 0;
+	return s;
+}
+
+static void go_cstr_free(char *s, char *buf) {
+	if (s != NULL && s != buf) free(s);
+}
+
+static go_result go_out_of_memory(void) {
+	go_result r = {NATSIO_ERR_INTERNAL, strdup("out of memory")};
+	return r;
+}
+
+go_result go_publish(const natsio_client *c, const char *subj, size_t subj_len,
+		const char *reply, size_t reply_len, int has_reply, const natsio_headers *hdrs,
+		const char *data, size_t len) {
+	char sbuf[GO_STACK_STR], rbuf[GO_STACK_STR];
+	char *s = go_cstr(subj, subj_len, sbuf);
+	char *rp = has_reply ? go_cstr(reply, reply_len, rbuf) : NULL;
+	go_result r;
+	if (s == NULL || (has_reply && rp == NULL)) {
+		r = go_out_of_memory();
+	} else {
+		r = go_result_of((has_reply || hdrs != NULL)
+			? natsio_client_publish_with(c, s, rp, hdrs, data, len)
+			: natsio_client_publish(c, s, data, len));
+	}
+	go_cstr_free(s, sbuf);
+	go_cstr_free(rp, rbuf);
+	return r;
+}
+
+static go_start go_start_of(natsio_status st, natsio_token *tok) {
+	go_start r = {st, go_detail(st), st == NATSIO_OK ? tok : NULL};
+	return r;
+}
+
+go_start go_request_start(const natsio_client *c, const char *subj, size_t subj_len,
+		const natsio_headers *hdrs, const char *data, size_t len, int64_t timeout_ms) {
+	char sbuf[GO_STACK_STR];
+	char *s = go_cstr(subj, subj_len, sbuf);
+	if (s == NULL) {
+		go_result oom = go_out_of_memory();
+		go_start r = {oom.status, oom.detail, NULL};
+		return r;
+	}
+	natsio_token *tok = NULL;
+	natsio_status st = natsio_client_request_async(c, s, hdrs, data, len, timeout_ms, &tok);
+	go_start r = go_start_of(st, tok);
+	go_cstr_free(s, sbuf);
+	return r;
+}
+
+go_start go_kv_get_start(const natsio_kv *kv, const char *key, size_t key_len) {
+	char kbuf[GO_STACK_STR];
+	char *k = go_cstr(key, key_len, kbuf);
+	if (k == NULL) {
+		go_result oom = go_out_of_memory();
+		go_start r = {oom.status, oom.detail, NULL};
+		return r;
+	}
+	natsio_token *tok = NULL;
+	natsio_status st = natsio_kv_get_async(kv, k, &tok);
+	go_start r = go_start_of(st, tok);
+	go_cstr_free(k, kbuf);
+	return r;
+}
+
+// ---- callbacks ----
+
+natsio_status go_sub_set_callback(const natsio_sub *sub, uintptr_t h) {
+	return natsio_sub_set_callback(sub, (natsio_msg_cb)natsioGoMsg, (void *)h, natsioGoRelease);
+}
+
+natsio_status go_options_set_error_callback(natsio_options *opts, uintptr_t h) {
+	return natsio_options_set_error_callback(opts, (natsio_error_cb)natsioGoError, (void *)h, natsioGoRelease);
+}
+
+natsio_status go_options_set_event_callback(natsio_options *opts, uintptr_t h) {
+	return natsio_options_set_event_callback(opts, (natsio_event_cb)natsioGoEvent, (void *)h, natsioGoRelease);
+}
+
+natsio_status go_options_set_auth_callbacks(natsio_options *opts, uintptr_t h) {
+	return natsio_options_set_auth_callbacks(opts, (natsio_jwt_cb)natsioGoJWT, (natsio_sign_cb)natsioGoSign,
+		(void *)h, natsioGoRelease);
+}
+
+// ---- calls whose arguments Go cannot pass as they are ----
+
+go_result go_js_new(const natsio_client *c, const char *domain, const char *prefix,
+		int64_t timeout_ms, int64_t max_pending, int64_t stall_ms, int64_t async_timeout_ms,
+		natsio_js **js_out) {
+	natsio_js_options o;
+	natsio_js_options_init(&o);
+	o.domain = domain;
+	o.api_prefix = prefix;
+	o.timeout_ms = timeout_ms;
+	o.publish_async_max_pending = max_pending;
+	o.publish_async_stall_wait_ms = stall_ms;
+	o.publish_async_timeout_ms = async_timeout_ms;
+	return go_result_of(natsio_client_jetstream(c, &o, js_out));
+}
+
+go_start go_js_publish_async(const natsio_js *js, const char *subject, const void *data, size_t len,
+		const natsio_headers *headers, const char *msg_id, const char *expected_stream,
+		const char *expected_subject, const char *expected_last_msg_id, const go_pub_scalars *s) {
+	natsio_js_publish_options o;
+	natsio_js_publish_options_init(&o);
+	o.headers = headers;
+	o.msg_id = msg_id;
+	o.expected_stream = expected_stream;
+	o.expected_last_seq = s->has_expected_last_seq ? &s->expected_last_seq : NULL;
+	o.expected_last_subject_seq = s->has_expected_last_subject_seq ? &s->expected_last_subject_seq : NULL;
+	o.expected_last_subject_seq_subject = expected_subject;
+	o.expected_last_msg_id = expected_last_msg_id;
+	o.ttl_s = s->ttl_s;
+	o.timeout_ms = s->timeout_ms;
+	natsio_token *tok = NULL;
+	natsio_status st = natsio_js_publish_async(js, subject, data, len, &o, &tok);
+	return go_start_of(st, tok);
+}
+
+go_start go_kv_watch_async(const natsio_kv *kv, const char *keys, size_t nkeys,
+		const natsio_kv_watch_options *opts) {
+	const char **list = NULL;
+	if (nkeys > 0) {
+		list = malloc(nkeys * sizeof *list);
+		if (list == NULL) {
+			go_result oom = go_out_of_memory();
+			go_start r = {oom.status, oom.detail, NULL};
+			return r;
+		}
+		const char *p = keys;
+		for (size_t i = 0; i < nkeys; i++) {
+			list[i] = p;
+			p += strlen(p) + 1;
+		}
+	}
+	natsio_token *tok = NULL;
+	natsio_status st = natsio_kv_watch_async(kv, list, nkeys, opts, &tok);
+	go_start r = go_start_of(st, tok);
+	free(list);
+	return r;
+}

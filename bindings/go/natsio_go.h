@@ -1,0 +1,170 @@
+/*
+ * C helpers of the Go binding (natsio_go.c). Each does in one cgo call
+ * what would otherwise take several: a failure's detail (natsio_last_error,
+ * thread-local) is copied in the same call that failed, so no goroutine
+ * has to stay on its OS thread; a message's or entry's fields are read at
+ * once; an iterator is asked for a ready item and, only if there is none,
+ * for a token.
+ */
+#ifndef NATSIO_GO_H
+#define NATSIO_GO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "natsio.h"
+
+/* A status and, for an error, a malloc'd copy of the detail (Go frees it). */
+typedef struct go_result {
+	natsio_status status;
+	char *detail;
+} go_result;
+
+char *go_detail(natsio_status st);
+
+/* The calling thread, to recognize the library's callback threads. */
+uintptr_t go_thread_id(void);
+
+/* A message's fields. */
+typedef struct go_msg_view {
+	const char *subject;
+	size_t subject_len;
+	const char *reply;
+	size_t reply_len;
+	const char *data;
+	size_t data_len;
+	const natsio_headers *headers;
+	size_t header_count;
+	/* JetStream metadata, read by go_msg_read_js only. */
+	natsio_status md_status;
+	char *md_detail; /* malloc'd on failure */
+	natsio_js_msg_metadata md;
+} go_msg_view;
+
+void go_msg_read(const natsio_msg *msg, go_msg_view *v);
+
+/* go_msg_read and the message's JetStream metadata. */
+void go_msg_read_js(const natsio_msg *msg, go_msg_view *v);
+
+/* A Key-Value entry's fields. */
+typedef struct go_entry_view {
+	const char *bucket;
+	const char *key;
+	const char *value;
+	size_t value_len;
+	uint64_t revision;
+	int32_t operation;
+	int64_t created_ns;
+	uint64_t delta;
+} go_entry_view;
+
+void go_entry_read(const natsio_kv_entry *e, go_entry_view *v);
+
+/* ---- tokens ---- */
+
+/* Registers the Go completion callback (natsioGoTokenDone) with the
+ * cgo.Handle h, no release function: NATSIO_OK once registered,
+ * NATSIO_DONE when the token has completed already (nothing registered). */
+go_result go_token_watch(natsio_token *tok, uintptr_t h);
+
+/* What go_token_take reads. */
+enum {
+	GO_TAKE_STATUS,
+	GO_TAKE_MSG,
+	GO_TAKE_STRING,
+	GO_TAKE_U64,
+	GO_TAKE_PUB_ACK,
+	GO_TAKE_KV,
+	GO_TAKE_KV_ENTRY,
+	GO_TAKE_STORED_MSG,
+	GO_TAKE_MSG_LIST,
+	GO_TAKE_KV_ENTRY_LIST,
+	GO_TAKE_STRING_LIST,
+	GO_TAKE_CLIENT,
+	GO_TAKE_JS_MESSAGES,
+	GO_TAKE_KV_WATCHER,
+	GO_TAKE_JS_MSG /* a message and its JetStream metadata */
+};
+
+/* A completed token's typed result: out (an owned handle or string) or
+ * u64, and for a message or an entry its fields. */
+typedef struct go_take {
+	natsio_status status;
+	char *detail;
+	void *out;
+	uint64_t u64;
+	go_msg_view msg;
+	go_entry_view entry;
+} go_take;
+
+/* Reads the result of kind; frees the token afterwards if free_token. */
+go_take go_token_take(natsio_token *tok, int kind, int free_token);
+
+/* ---- iterators ---- */
+
+enum { GO_ITER_SUB, GO_ITER_REPLIES, GO_ITER_JS_MESSAGES, GO_ITER_KV_WATCHER };
+
+/* The next item if one is ready (status NATSIO_OK, item and its view), the
+ * end (NATSIO_DONE) or the error that ended the iteration; otherwise a
+ * _next_async token for it (status NATSIO_PENDING). */
+typedef struct go_next {
+	natsio_status status;
+	char *detail;
+	void *item;
+	natsio_token *token;
+	go_msg_view msg;
+	go_entry_view entry;
+} go_next;
+
+go_next go_iter_next(const void *it, int kind);
+
+/* ---- hot paths ---- */
+
+go_result go_publish(const natsio_client *c, const char *subj, size_t subj_len,
+		const char *reply, size_t reply_len, int has_reply, const natsio_headers *hdrs,
+		const char *data, size_t len);
+
+typedef struct go_start {
+	natsio_status status;
+	char *detail;
+	natsio_token *token;
+} go_start;
+
+go_start go_request_start(const natsio_client *c, const char *subj, size_t subj_len,
+		const natsio_headers *hdrs, const char *data, size_t len, int64_t timeout_ms);
+
+go_start go_kv_get_start(const natsio_kv *kv, const char *key, size_t key_len);
+
+/* ---- callbacks (Go exports, with a cgo.Handle as user data) ---- */
+
+natsio_status go_sub_set_callback(const natsio_sub *sub, uintptr_t h);
+natsio_status go_options_set_error_callback(natsio_options *opts, uintptr_t h);
+natsio_status go_options_set_event_callback(natsio_options *opts, uintptr_t h);
+natsio_status go_options_set_auth_callbacks(natsio_options *opts, uintptr_t h);
+
+/* ---- calls whose arguments Go cannot pass as they are ---- */
+
+/* JetStream context options (strings given one by one). */
+go_result go_js_new(const natsio_client *c, const char *domain, const char *prefix,
+		int64_t timeout_ms, int64_t max_pending, int64_t stall_ms, int64_t async_timeout_ms,
+		natsio_js **js_out);
+
+/* The scalar publish options (no pointers, so Go may pass its address). */
+typedef struct go_pub_scalars {
+	uint64_t expected_last_seq;
+	uint64_t expected_last_subject_seq;
+	int64_t ttl_s;
+	int64_t timeout_ms;
+	int has_expected_last_seq;
+	int has_expected_last_subject_seq;
+} go_pub_scalars;
+
+go_start go_js_publish_async(const natsio_js *js, const char *subject, const void *data, size_t len,
+		const natsio_headers *headers, const char *msg_id, const char *expected_stream,
+		const char *expected_subject, const char *expected_last_msg_id, const go_pub_scalars *s);
+
+/* natsio_kv_watch_async with nkeys NUL-terminated patterns laid end to end
+ * in keys. */
+go_start go_kv_watch_async(const natsio_kv *kv, const char *keys, size_t nkeys,
+		const natsio_kv_watch_options *opts);
+
+#endif
