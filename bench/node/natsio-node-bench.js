@@ -2,8 +2,9 @@
 // Benchmark harness of the natsio Node binding (bindings/node): the CLI,
 // scenarios, clock boundaries and output lines of the shared bench spec,
 // with client=libnatsio-node. Next to the C-ABI harness (client=libnatsio)
-// its rows measure what the Node binding adds: N-API calls, the pump thread
-// handing messages to the JS thread, Msg objects, promises.
+// its rows measure what the Node binding adds: N-API calls, the hand-over
+// of batches from the library's threads to the JS thread, Msg objects,
+// promises settled from completion tokens.
 //
 //   pub     publish N times (a synchronous loop), then flush() (PING/PONG:
 //           flush=pingpong)
@@ -23,6 +24,16 @@
 //   kv      bucket BENCHKV (history 1, file storage; the core always sets
 //           allow_direct): await kv.put() of k0..k(K-1), then await kv.get()
 //           of the same keys with the value length checked
+//   kv-par  bucket BENCHKV as for kv, k0..k(K-1) put untimed; then K
+//           kv.get() with --par promises in flight (P async loops, as the
+//           nats.js harness); threads_peak: /proc/self/status sampled every
+//           2 ms on the JS thread (a sampling thread would add to it)
+//   js-consume  stream BENCH filled untimed with --js-n messages, durable
+//           pull consumer BENCHC (explicit ack); js.consume() read with
+//           for-await, msg.ack() per message; the clock stops at the N-th
+//           message; then (untimed) consumer info until num_ack_pending 0
+//   obj-put, obj-get  the binding has no Object Store yet: a
+//           status=failed error=unsupported line per run
 //
 // Stream BENCH and bucket BENCHKV are deleted and created before the clock,
 // as in bench/natsio/natsio_bench.c (run_jspub, run_jspub_sync, run_kv).
@@ -37,6 +48,7 @@
 // does it).
 'use strict';
 
+const fs = require('node:fs');
 const path = require('node:path');
 const natsio = require(path.join(__dirname, '..', '..', 'bindings', 'node'));
 
@@ -46,13 +58,16 @@ let CLIENT = 'libnatsio-node';
 
 const opt = {
   url: 'nats://127.0.0.1:4222',
-  scenarios: 'pub,pubsub,req,jspub,jspub-sync,kv',
+  scenarios: 'pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get',
   sizes: '16,1024',
   n: 1000000,
   jsN: 200000,
   k: 10000,
   kvK: 10000,
   window: 4096,
+  par: 256,
+  objMb: 64,
+  objSmall: 1000,
   warmup: 100,
   idleTimeout: 5, // seconds
   maxSecs: 120, // seconds
@@ -599,11 +614,192 @@ async function runKv(size) {
 }
 
 // ---------------------------------------------------------------------------
+// kv-par
+
+/** A numeric field of /proc/self/status ("Threads"), or -1. */
+function procStatus(field) {
+  try {
+    const m = fs.readFileSync('/proc/self/status', 'latin1').match(new RegExp(`^${field}:\\s+(\\d+)`, 'm'));
+    return m ? Number(m[1]) : -1;
+  } catch {
+    return -1;
+  }
+}
+
+/** A fresh BENCHKV bucket, as for kv. */
+async function freshKv(js) {
+  try {
+    await js.kv.delete('BENCHKV');
+  } catch (err) {
+    if (err.code !== 'BUCKET_NOT_FOUND') throw err;
+  }
+  return js.kv.create({ bucket: 'BENCHKV', history: 1, storage: 'file' });
+}
+
+/** Runs `n` jobs with at most `par` in flight (par async loops). */
+async function runParallel(n, par, job) {
+  let next = 0;
+  const loop = async () => {
+    while (next < n) await job(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(par, n) }, loop));
+}
+
+async function runKvPar(size) {
+  const errs = new ErrorCounter();
+  let nc, js, kv;
+  try {
+    ({ nc, js } = await openJs(errs));
+    kv = await freshKv(js);
+  } catch (err) {
+    emitFailure('kv-par', size, 'bucket', err);
+    if (js) js.close();
+    await errs.closeAll(nc);
+    return;
+  }
+  try {
+    const data = Buffer.alloc(size, 'x');
+    const K = opt.kvK;
+    const keys = Array.from({ length: K }, (_, i) => `k${i}`);
+    await runParallel(K, opt.par, (i) => kv.put(keys[i], data)); // untimed
+    errs.count = 0;
+
+    let peak = procStatus('Threads');
+    const sample = () => {
+      const t = procStatus('Threads');
+      if (t > peak) peak = t;
+    };
+    const timer = setInterval(sample, 2);
+    let failed = 0;
+    let timedOut = false;
+    const t0 = nowS();
+    await runParallel(K, opt.par, async (i) => {
+      if (timedOut || nowS() - t0 > opt.maxSecs) {
+        timedOut = true;
+        return;
+      }
+      try {
+        if ((await kv.get(keys[i])).value.length !== size) failed++;
+      } catch {
+        failed++;
+      }
+    });
+    const secs = nowS() - t0;
+    clearInterval(timer);
+    sample();
+    if (timedOut) {
+      emitStatus('kv-par', size, 'timeout', 'max-secs');
+      return;
+    }
+    console.log(
+      `scenario=kv-par client=${CLIENT} size=${size} n=${K} par=${opt.par} secs=${secs.toFixed(6)} ` +
+        `ops_per_s=${f1(K / secs)} threads_peak=${peak} errors=${failed + errs.count}`,
+    );
+  } finally {
+    errs.closing = true;
+    kv.close();
+    js.close();
+    await errs.closeAll(nc);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// js-consume
+
+async function runJsConsume(size) {
+  const errs = new ErrorCounter();
+  let nc, js;
+  try {
+    ({ nc, js } = await openJs(errs));
+    await freshBenchStream(js);
+  } catch (err) {
+    emitFailure('js-consume', size, 'stream', err);
+    if (js) js.close();
+    await errs.closeAll(nc);
+    return;
+  }
+  let msgs;
+  try {
+    const data = Buffer.alloc(size, 'x');
+    const N = opt.jsN;
+    // Fill untimed, at most --window unacked.
+    let fillFailed = 0;
+    await runParallel(N, opt.window, (i) => js.publishAsync('bench.js.a', data).catch(() => fillFailed++));
+    if (fillFailed) throw new Error(`fill: ${fillFailed} of ${N} publishes failed`);
+    await js.consumers.add('BENCH', { durable_name: 'BENCHC', ack_policy: 'explicit' });
+    errs.count = 0;
+
+    let received = 0;
+    let redelivered = 0;
+    let badSize = 0;
+    let tLast = 0;
+    const t0 = nowS();
+    msgs = await js.consume('BENCH', 'BENCHC');
+    const reader = (async () => {
+      for await (const m of msgs) {
+        if (m.data.length !== size) badSize++;
+        if (m.redelivered) redelivered++;
+        m.ack();
+        tLast = nowS();
+        if (++received === N) break;
+      }
+    })();
+    // Wait for the N-th message, or give up when progress stops.
+    let lastSeen = -1;
+    let lastProgress = nowS();
+    let timer;
+    const complete = await Promise.race([
+      reader.then(() => received >= N),
+      new Promise((resolve) => {
+        timer = setInterval(() => {
+          const t = nowS();
+          if (received !== lastSeen) {
+            lastSeen = received;
+            lastProgress = t;
+          }
+          if (t - lastProgress > opt.idleTimeout || t - t0 > opt.maxSecs) resolve(false);
+        }, 10);
+      }),
+    ]);
+    clearInterval(timer);
+    const got = Math.min(received, N);
+    const secs = Math.max((complete ? tLast : lastProgress) - t0, 1e-9);
+    msgs.stop();
+    // untimed: wait until the server has every ack
+    let ackPending = -1;
+    const deadline = nowS() + opt.idleTimeout;
+    for (;;) {
+      try {
+        ackPending = (await js.consumers.info('BENCH', 'BENCHC')).num_ack_pending;
+      } catch {
+        // keep the last value
+      }
+      if (ackPending === 0 || nowS() > deadline) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    console.log(
+      `scenario=js-consume client=${CLIENT} size=${size} n=${N} received=${got} secs=${secs.toFixed(6)} ` +
+        `msgs_per_s=${f1(got / secs)} mb_per_s=${((got * size) / 1e6 / secs).toFixed(3)} ` +
+        `redelivered=${redelivered} ack_pending=${ackPending} errors=${badSize + errs.count}`,
+    );
+  } catch (err) {
+    emitFailure('js-consume', size, 'run', err);
+  } finally {
+    errs.closing = true;
+    msgs?.stop();
+    js.close();
+    await errs.closeAll(nc);
+  }
+}
+
+// ---------------------------------------------------------------------------
 // main
 
-const USAGE = `usage: natsio-node-bench.js [--url URL] [--scenarios pub,pubsub,req,jspub,jspub-sync,kv]
+const USAGE = `usage: natsio-node-bench.js [--url URL]
+                           [--scenarios pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get]
                            [--sizes 16,1024] [--n N] [--js-n N] [--k K] [--kv-k K]
-                           [--window W] [--warmup W] [--idle-timeout S] [--max-secs S]
+                           [--window W] [--par P] [--obj-mb MiB] [--obj-small N]
+                           [--warmup W] [--idle-timeout S] [--max-secs S]
                            [--yield-every M (pubsub publisher, default 1000)]
                            [--pubsub-limits default|unlimited]`;
 
@@ -647,6 +843,9 @@ function parseArgs(args) {
       case '--k': opt.k = count(name, v); break;
       case '--kv-k': opt.kvK = count(name, v); break;
       case '--window': opt.window = count(name, v); break;
+      case '--par': opt.par = Math.max(1, count(name, v)); break;
+      case '--obj-mb': opt.objMb = count(name, v); break;
+      case '--obj-small': opt.objSmall = count(name, v); break;
       case '--warmup': opt.warmup = count(name, v); break;
       case '--idle-timeout': opt.idleTimeout = seconds(name, v); break;
       case '--max-secs': opt.maxSecs = seconds(name, v); break;
@@ -668,7 +867,13 @@ async function main() {
     return Number(s);
   });
   console.log(`# client=${CLIENT} version=${natsio.version} node=${process.version} url=${opt.url}`);
-  for (const scenario of opt.scenarios.split(',')) {
+  for (const scenario of opt.scenarios.split(',').filter((s) => s !== '')) {
+    if (scenario === 'obj-put' || scenario === 'obj-get') {
+      // sizes fixed by the spec: --obj-mb MiB, then --obj-small x 1 KiB
+      emitStatus(scenario, opt.objMb * 1048576, 'failed', 'unsupported');
+      emitStatus(scenario, 1024, 'failed', 'unsupported');
+      continue;
+    }
     for (const size of sizes) {
       switch (scenario) {
         case 'pub': await runPub(size); break;
@@ -677,6 +882,8 @@ async function main() {
         case 'jspub': await runJsPub(size); break;
         case 'jspub-sync': await runJsPubSync(size); break;
         case 'kv': await runKv(size); break;
+        case 'kv-par': await runKvPar(size); break;
+        case 'js-consume': await runJsConsume(size); break;
         default:
           emitStatus(scenario, size, 'unsupported');
       }

@@ -16,7 +16,10 @@ const targetDir = process.env.CARGO_TARGET_DIR
   ? path.resolve(root, process.env.CARGO_TARGET_DIR)
   : path.join(root, 'target');
 const staticLib = path.join(targetDir, 'release', 'libnatsio.a');
-const source = path.join(here, 'src', 'addon.c');
+const srcDir = path.join(here, 'src');
+// Every .c file of src/ (see src/internal.h for which does what).
+const sources = fs.readdirSync(srcDir).filter((f) => f.endsWith('.c')).sort().map((f) => path.join(srcDir, f));
+const internalHeader = path.join(srcDir, 'internal.h');
 const output = path.join(here, 'build', 'natsio.node');
 const header = path.join(root, 'include', 'natsio.h');
 const statusTable = path.join(here, 'build', 'status-codes.json');
@@ -59,7 +62,7 @@ function upToDate() {
   if (!fs.existsSync(output)) return false;
   const built = fs.statSync(output).mtimeMs;
   if (!fs.existsSync(statusTable)) return false;
-  const inputs = [source, staticLib, header, __filename];
+  const inputs = [...sources, internalHeader, staticLib, header, __filename];
   return inputs.every((f) => fs.statSync(f).mtimeMs <= built);
 }
 
@@ -80,7 +83,7 @@ const args = [
   '-fvisibility=hidden',
   `-I${nodeApiIncludeDir()}`,
   `-I${path.join(root, 'include')}`,
-  source,
+  ...sources,
   staticLib,
   // Keep the Rust library's symbols private to the addon.
   '-Wl,--exclude-libs,ALL',

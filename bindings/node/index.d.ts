@@ -129,11 +129,17 @@ export interface ConnectionStats {
   errors: number;
 }
 
+/** Counters of the library's iterator (subscription, consume, watch). */
 export interface SubscriptionStats {
+  /** Items handed over by the library. */
   delivered: number;
+  /** Items dropped by the pending-limit policy. */
   dropped: number;
+  /** Items buffered in the library, not yet handed over. */
   pendingMsgs: number;
   pendingBytes: number;
+  /** Times a pulling iterator (consume, watch) found its buffer full and paused pulling. */
+  stalls: number;
 }
 
 /** Message headers: name -> values, names case-sensitive, wire order kept. */
@@ -168,6 +174,7 @@ export class Subscription extends MessageStream {
   readonly queue: string | undefined;
   readonly sid: number;
   readonly isClosed: boolean;
+  /** Stops at once; no callback runs after it returns. Idempotent. */
   unsubscribe(): void;
   unsubscribeAfter(max: number): void;
   drain(): Promise<void>;
@@ -201,7 +208,7 @@ export class Connection extends EventEmitter {
   readonly servers: string[];
   /** Drops the connection and reconnects; subscriptions are restored. Returns at once. */
   forceReconnect(): void;
-  /** One PING/PONG round trip, in microseconds (measured off the JS thread). */
+  /** One PING/PONG round trip, in microseconds (a flush timed by the library thread that completes it). */
   rtt(): Promise<number>;
   /** A JetStream context over this connection (sends nothing; throws ConfigError for a bad domain or prefix). */
   jetstream(opts?: JetStreamOptions): JetStreamClient;
@@ -220,8 +227,9 @@ export function connect(opts?: ConnectOptions): Promise<Connection>;
 
 // ---------------------------------------------------------------------------
 // JetStream and Key-Value. Every method that talks to the server returns a
-// promise and runs its blocking C call off the JS thread; errors (argument
-// TypeErrors included) reject the promise.
+// promise settled from the library's completion token (nothing waits on
+// the JS thread or the libuv threadpool); errors (argument TypeErrors
+// included) reject the promise.
 
 export interface JetStreamOptions {
   /** JetStream domain (API prefix $JS.<domain>.API). */
@@ -339,9 +347,11 @@ export interface KvWatchOptions {
 
 /**
  * A running watch (kv.watch): the initial values (latest per key, or the
- * history, or none with updatesOnly), then every change. Each read waits on
- * the libuv threadpool in bounded slices, only while the iteration waits
- * for a value. It recovers by itself if its server-side consumer is lost.
+ * history, or none with updatesOnly), then every change. The library
+ * buffers changes from the moment kv.watch() resolves, whether or not the
+ * loop reads (up to the connection's pending limits; a full buffer pauses
+ * pulling, nothing is skipped). It recovers by itself if its server-side
+ * consumer is lost.
  */
 export class KvWatcher implements AsyncIterableIterator<KvEntry> {
   readonly bucket: string;
@@ -355,8 +365,10 @@ export class KvWatcher implements AsyncIterableIterator<KvEntry> {
   /** Resolves once the watch is over and its library handle freed: undefined, or the error that ended it. */
   readonly closed: Promise<NatsError | undefined>;
   readonly isClosed: boolean;
-  /** Ends the iteration at once (a pending next() resolves done) and frees the watch. Idempotent. */
+  /** Ends the iteration at once (a pending next() resolves done) and deletes the server-side consumer. Idempotent. */
   stop(): void;
+  /** Counters of the library's buffer. */
+  stats(): SubscriptionStats;
   next(): Promise<IteratorResult<KvEntry, undefined>>;
   /** Breaking out of `for await` stops. */
   return(): Promise<IteratorResult<KvEntry, undefined>>;
@@ -423,7 +435,7 @@ export class JsMsgInfo {
  * A message from a pull consumer. It owns its library message (freed by the
  * garbage collector); a second ack, nak or term throws MessageAlreadyAckedError.
  * ack/nak/term/working only buffer (like publish) and throw on error;
- * ackAck waits for the server off the JS thread.
+ * ackAck resolves when the server confirmed the ack.
  */
 export class JsMsg {
   readonly subject: string;
@@ -446,7 +458,7 @@ export class JsMsg {
   term(reason?: string): void;
   /** Still in progress: resets the ack wait. */
   working(): void;
-  /** Acks and waits for the server's confirmation (default 5000 ms); resolves true. */
+  /** Acks and waits for the server's confirmation (default: the connection's request timeout); resolves true. */
   ackAck(timeout?: number | { timeout?: number }): Promise<true>;
 }
 
@@ -476,8 +488,9 @@ export interface ConsumeOptions {
  * A continuous pull (js.consume): an async iterator of JsMsg that goes on
  * across idle periods until stop(), `break`, nc.close() (the loop ends) or
  * the consumer's deletion (the loop throws ConsumerDeletedError or
- * ConsumerNotFoundError). Each read waits on the libuv threadpool in
- * bounded slices, only while the iteration waits for a message.
+ * ConsumerNotFoundError). The library keeps maxMessages pulled and
+ * buffered from the moment js.consume() resolves, whether or not the loop
+ * reads, and pulls again at once after a reconnect.
  */
 export class ConsumerMessages implements AsyncIterableIterator<JsMsg> {
   readonly stream: string;
@@ -491,6 +504,8 @@ export class ConsumerMessages implements AsyncIterableIterator<JsMsg> {
    * redelivers them after the ack wait). Idempotent.
    */
   stop(): void;
+  /** Counters of the library's buffer. */
+  stats(): SubscriptionStats;
   next(): Promise<IteratorResult<JsMsg, undefined>>;
   /** Breaking out of `for await` stops. */
   return(): Promise<IteratorResult<JsMsg, undefined>>;
@@ -517,21 +532,21 @@ export class JetStreamClient {
   readonly isClosed: boolean;
   /** Asynchronous publishes awaiting their ack or room to be sent. */
   readonly publishAsyncPending: number;
-  /** Publishes and waits for the ack. */
+  /** Publishes and waits for the ack (default timeout: the context's); "no responders" is retried twice 250 ms apart. */
   publish(subject: string, data?: Payload, opts?: JetStreamPublishOptions): Promise<PubAck>;
   /**
    * Publishes without waiting; resolves with the ack. Never throws: every
    * error rejects (TooManyStalledMsgsError when the window stayed full for
    * the stall wait, AsyncPublishTimeoutError, NoStreamResponseError, ...).
-   * Publishes that meet a full window are queued in order, off the JS thread.
+   * Publishes that meet a full window are queued in order until an ack makes room.
    */
   publishAsync(subject: string, data?: Payload, opts?: JetStreamPublishOptions): Promise<PubAck>;
   /** Resolves once every publishAsync has completed and its promise settled; TimeoutError after `timeout` ms. */
   publishAsyncComplete(timeout?: number): Promise<void>;
   accountInfo(): Promise<JsonObject>;
-  /** Pulls a batch (possibly empty) from a pull consumer; waits on the threadpool. */
+  /** Pulls a batch (possibly empty) from a pull consumer. */
   fetch(stream: string, consumer: string, opts?: FetchOptions): Promise<JsMsg[]>;
-  /** One message; NoMessagesError when none arrives within `timeout` ms (default 5000). */
+  /** One message; NoMessagesError when none arrives within `timeout` ms (default: the context's timeout; 0: only one available now). */
   next(stream: string, consumer: string, opts?: number | { timeout?: number }): Promise<JsMsg>;
   /** Consumes continuously (see ConsumerMessages); ConsumerNotFoundError if there is no such consumer. */
   consume(stream: string, consumer: string, opts?: ConsumeOptions): Promise<ConsumerMessages>;

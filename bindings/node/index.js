@@ -1,7 +1,8 @@
 'use strict';
 // natsio for Node: idiom (promises, async iterators, EventEmitter, Error
 // classes) over the native addon. Every semantic lives in libnatsio; this
-// layer only translates. See src/addon.c for the threading design.
+// layer only translates. See src/internal.h (and README.md, "How it works")
+// for the threading design.
 
 const { EventEmitter } = require('node:events');
 const path = require('node:path');
@@ -84,56 +85,68 @@ function makeError(status, detail) {
 const Status = Object.freeze(Object.fromEntries(STATUS_CODES.map(([status, code]) => [code, status])));
 
 // ---------------------------------------------------------------------------
-// Dispatch from the addon's doorbell: events carry the id of their target.
+// Dispatch from the addon's doorbell: feed batches and client events carry
+// the id of their target. (Operations settle their promises in the addon.)
 
 const EV_MSG = 1;
 const EV_END = 2;
-const EV_TOKEN = 3;
 const EV_ERROR = 4;
 const EV_CONN = 5;
+const EV_ITEMS = 6;
 
+// id -> target, or a WeakRef to it for targets the garbage collector may
+// take (consume and watch iterators dropped without stop()).
 const targets = new Map();
 let nextTargetId = 1;
+const weakTargets = new FinalizationRegistry((id) => {
+  const t = targets.get(id);
+  if (t instanceof WeakRef && t.deref() === undefined) targets.delete(id);
+});
 
-function register(target) {
+function register(target, weak = false) {
   let id;
   do {
     id = nextTargetId;
     nextTargetId = nextTargetId >= 0xfffffff0 ? 1 : nextTargetId + 1;
   } while (targets.has(id));
-  targets.set(id, target);
+  if (weak) {
+    targets.set(id, new WeakRef(target));
+    weakTargets.register(target, id);
+  } else {
+    targets.set(id, target);
+  }
   return id;
 }
 
-function dispatch(id, kind, status, value, extra, subjects, extras) {
-  const target = targets.get(id);
+function dispatch(id, kind, a, b, c, d, e) {
+  let target = targets.get(id);
+  if (target instanceof WeakRef) target = target.deref();
   if (target === undefined) return; // closed on the JS side: nothing runs
   switch (kind) {
     case EV_MSG:
-      // a batch: status = count, value = meta, extra = data (see onBatch)
-      target.onBatch(status, value, extra, subjects, extras);
+      // a batch: a = count, b = meta, c = data, d = subjects, e = extras
+      target.onBatch(a, b, c, d, e);
+      break;
+    case EV_ITEMS:
+      target.onItems(a, b);
       break;
     case EV_END:
       targets.delete(id);
-      target.onEnd(status, extra);
-      break;
-    case EV_TOKEN:
-      targets.delete(id);
-      target.onToken(status, value, extra);
+      target.onEnd(a, b);
       break;
     case EV_ERROR:
-      target.onError(extra, value);
+      target.onError(c, b);
       break;
     case EV_CONN:
-      target.onEvent(value.kind, value.text, extra);
+      target.onEvent(b.kind, b.text, c);
       break;
   }
 }
 
 native.init(dispatch, makeError);
 
-// Open connections keep the event loop alive, as open sockets do; so do
-// pending operations (a drain completes after its connection has closed).
+// Open connections keep the event loop alive, as open sockets do (the
+// addon also keeps it alive while operations are in flight).
 let activeReasons = 0;
 function holdEventLoop() {
   if (activeReasons++ === 0) native.setActive(true);
@@ -239,17 +252,17 @@ class Msg {
 }
 
 // ---------------------------------------------------------------------------
-// Pumped streams: subscriptions and requestMany share delivery and iteration
+// Feeds: subscriptions, requestMany, consume and KV watch. The library
+// delivers each in push mode on its own thread; the addon hands the items to
+// this thread in batches, at most `window` of them between the library and
+// the application (see src/feed.c). Callback feeds take a batch at once;
+// iterators give the window back as the loop consumes (feedCredit).
 
 const DEFAULT_WINDOW = 256;
-// Callback subscriptions take queued messages themselves after each batch
-// from the pump, up to this many per wake-up, so a busy subscription cannot
-// starve the event loop (timers, I/O, other subscriptions).
-const PULL_BUDGET = 8192;
+const SKIP = Symbol('skip');
 
-class MessageStream {
-  constructor(connection, window) {
-    this._connection = connection;
+class Feed {
+  constructor(window) {
     this._window = window;
     this._creditBatch = Math.max(1, Math.floor(window / 4));
     this._owed = 0;
@@ -258,50 +271,171 @@ class MessageStream {
     this._done = false;
     this._error = null;
     this._callback = null;
-    this._pump = null;
-    this._pullMode = false;
+    this._handle = null;
     this._id = 0;
+    this._weak = false;
     this._closedResolve = null;
-    /** Resolves (with undefined, or the error that ended it) once closed. */
+    /** Resolves (with undefined, or the error that ended it) once closed. Never rejects. */
     this.closed = new Promise((resolve) => {
       this._closedResolve = resolve;
     });
   }
 
-  _start(pump) {
-    this._pump = pump;
-    native.pumpCredit(pump, this._window);
+  /** Switches the library iterator to push mode towards this object. */
+  _start(handle, weak = false) {
+    this._handle = handle;
+    this._weak = weak;
+    this._id = register(this, weak);
+    try {
+      native.feedStart(handle, this._id, this._window, this._callback !== null);
+    } catch (e) {
+      targets.delete(this._id);
+      throw e;
+    }
   }
 
-  _credit() {
-    if (++this._owed >= this._creditBatch && !this._done) {
-      native.pumpCredit(this._pump, this._owed);
+  /** An iterator consumed n items: give the window back, in batches. */
+  _credit(n) {
+    this._owed += n;
+    if (this._owed >= this._creditBatch && !this._done) {
+      native.feedCredit(this._handle, this._owed);
       this._owed = 0;
     }
   }
 
-  /** A batch of `count` messages from the pump, in order (layout: see
-   * batch_to_js in src/addon.c). Each message's data is a slice of `data`. */
-  onBatch(count, meta, data, subjects, extras) {
-    this._deliverBatch(count, meta, data, subjects, extras);
-    if (!this._pullMode) return;
-    // The pump is parked until credited: meanwhile take what the core has
-    // queued directly, then let the pump wait for the next message.
-    let budget = PULL_BUDGET;
-    while (!this._done && budget > 0) {
-      const batch = native.pumpTake(this._pump, Math.min(budget, DEFAULT_WINDOW));
-      if (batch === undefined) break;
-      budget -= batch[0];
-      this._deliverBatch(batch[0], batch[1], batch[2], batch[3], batch[4]);
+  /** A weakly registered feed is held strongly while a next() waits: a
+   * suspended `for await` loop alone does not keep it reachable. */
+  _pin() {
+    if (this._weak && !this._done && targets.has(this._id)) {
+      targets.set(this._id, this._waiters.length > 0 ? this : new WeakRef(this));
     }
-    if (!this._done) native.pumpCredit(this._pump, this._window);
   }
 
-  _deliverBatch(count, meta, data, subjects, extras) {
+  /** What next() yields for a queued item, or SKIP. */
+  _take(item) {
+    return item;
+  }
+
+  _deliver(item) {
+    // An unsubscribe or close from a callback ends delivery mid-batch.
+    if (this._done) return;
+    if (this._callback) {
+      try {
+        this._callback(null, item);
+      } catch (error) {
+        // As an uncaught exception of its own event; the rest of the batch
+        // is still delivered, as it would be with one call each.
+        native.reportUncaught(error);
+      }
+      return;
+    }
+    if (this._waiters.length > 0 && this._queue.length === 0) {
+      this._credit(1);
+      const value = this._take(item);
+      if (value !== SKIP) {
+        this._waiters.shift().resolve({ value, done: false });
+        if (this._waiters.length === 0) this._pin();
+      }
+      return;
+    }
+    this._queue.push(item);
+  }
+
+  /** The library's final call: DONE after the last item (stopped, drained,
+   * finished), or the error that ended it. A closed connection ends the
+   * iteration cleanly. Otherwise (an error) the backlog is dropped, as the
+   * library drops its own. */
+  onEnd(status, detail) {
+    const clean = status === Status.DONE || status === Status.CONNECTION_CLOSED;
+    if (status !== Status.DONE) this._queue.length = 0;
+    this._finish(clean ? null : makeError(status, detail));
+  }
+
+  /** Ends delivery on the JS side: items already queued are still iterated. */
+  _finish(error) {
+    if (this._done) return;
+    this._done = true;
+    this._error = error;
+    targets.delete(this._id);
+    this._onFinish();
+    if (this._callback) {
+      if (error) this._callback(error, undefined);
+    } else {
+      this._drainWaiters();
+    }
+    this._closedResolve(error || undefined);
+  }
+
+  _onFinish() {}
+
+  _drainWaiters() {
+    while (this._waiters.length > 0 && this._queue.length > 0) {
+      const value = this._take(this._queue.shift());
+      if (value !== SKIP) this._waiters.shift().resolve({ value, done: false });
+    }
+    if (this._queue.length > 0 || this._waiters.length === 0) return;
+    const waiters = this._waiters.splice(0);
+    const error = this._error;
+    this._error = null; // thrown once
+    waiters.forEach((w, i) => {
+      if (error && i === 0) w.reject(error);
+      else w.resolve({ value: undefined, done: true });
+    });
+  }
+
+  /** Stops at once on the JS side: nothing queued is delivered any more. */
+  _abort() {
+    this._queue.length = 0;
+    this._finish(null);
+  }
+
+  /** Stops the library iterator (its final call is made when this returns), then the JS side. */
+  _stop() {
+    if (this._done) return;
+    try {
+      native.feedStop(this._handle);
+    } finally {
+      this._abort();
+    }
+  }
+
+  next() {
+    if (this._callback) {
+      return Promise.reject(makeError(Status.ILLEGAL_STATE, 'a callback subscription cannot be iterated'));
+    }
+    while (this._queue.length > 0) {
+      this._credit(1);
+      const value = this._take(this._queue.shift());
+      if (value !== SKIP) return Promise.resolve({ value, done: false });
+    }
+    if (this._done) {
+      const error = this._error;
+      this._error = null;
+      return error ? Promise.reject(error) : Promise.resolve({ value: undefined, done: true });
+    }
+    return new Promise((resolve, reject) => {
+      this._waiters.push({ resolve, reject });
+      if (this._waiters.length === 1) this._pin();
+    });
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+}
+
+/** Subscriptions and requestMany: messages arrive as batches (layout: see
+ * batch_to_js in src/util.c); each message's data is a slice of `data`. */
+class MessageStream extends Feed {
+  constructor(connection, window) {
+    super(window);
+    this._connection = connection;
+  }
+
+  onBatch(count, meta, data, subjects, extras) {
     const connection = this._connection;
     let start = 0;
     for (let i = 0, j = 0; i < count; i++, j += 4) {
-      // An unsubscribe or close from a callback ends delivery mid-batch.
       if (this._done) return;
       const end = meta[j + 1];
       const x = meta[j + 3];
@@ -310,95 +444,25 @@ class MessageStream {
           ? new Msg(connection, subjects[meta[j]], null, data.subarray(start, end), null, meta[j + 2])
           : new Msg(connection, subjects[meta[j]], extras[2 * x], data.subarray(start, end), extras[2 * x + 1], meta[j + 2]);
       start = end;
-      if (this._callback) {
-        if (!this._pullMode) this._credit();
-        try {
-          this._callback(null, msg);
-        } catch (error) {
-          // As an uncaught exception of its own event; the rest of the
-          // batch is still delivered, as it would be with one call each.
-          native.reportUncaught(error);
-        }
-      } else {
-        this._deliverToIterator(msg);
-      }
+      this._deliver(msg);
     }
   }
 
-  _deliverToIterator(msg) {
-    const waiter = this._waiters.shift();
-    if (waiter) {
-      this._credit();
-      waiter.resolve({ value: msg, done: false });
-    } else {
-      this._queue.push(msg);
-    }
-  }
-
-  onEnd(status, detail) {
-    const error =
-      status === Status.DONE || status === Status.SUBSCRIPTION_CLOSED ? null : makeError(status, detail);
-    this._finish(error);
-  }
-
-  /** Ends delivery on the JS side: queued messages are still iterated. */
-  _finish(error) {
-    if (this._done) return;
-    this._done = true;
-    this._error = error;
-    targets.delete(this._id);
+  _onFinish() {
     this._connection._streams.delete(this);
-    if (this._pump) native.pumpStop(this._pump);
-    if (this._callback) {
-      if (error) this._callback(error, undefined);
-    } else if (this._queue.length === 0) {
-      const waiters = this._waiters.splice(0);
-      for (const w of waiters) {
-        if (error) w.reject(error);
-        else w.resolve({ value: undefined, done: true });
-      }
-      if (error && waiters.length > 0) this._error = null; // reported once
-    }
-    this._closedResolve(error || undefined);
   }
 
-  /** Lets the pump hand over what it already took, then ends (graceful). */
-  _settle() {
-    if (this._done) return this.closed;
-    native.pumpStop(this._pump);
-    return this.closed;
-  }
-
-  /** Stops at once: nothing queued is delivered any more. */
-  _abort() {
-    this._queue.length = 0;
-    this._finish(null);
-  }
-
-  next() {
-    if (this._callback) {
-      return Promise.reject(makeError(Status.ILLEGAL_STATE, 'a callback subscription cannot be iterated'));
-    }
-    if (this._queue.length > 0) {
-      this._credit();
-      return Promise.resolve({ value: this._queue.shift(), done: false });
-    }
-    if (this._done) {
-      const error = this._error;
-      this._error = null;
-      return error ? Promise.reject(error) : Promise.resolve({ value: undefined, done: true });
-    }
-    return new Promise((resolve, reject) => this._waiters.push({ resolve, reject }));
-  }
-
-  [Symbol.asyncIterator]() {
-    return this;
+  /** The connection closed: this stream ends now (a drain has ended it already). */
+  _connectionClosed() {
+    if (!this._done) this._abort();
   }
 }
 
 class Subscription extends MessageStream {
   constructor(connection, subject, opts) {
     const limit = opts.pendingMsgsLimit;
+    // The window adds to the subscription's own pending limits: kept small
+    // when they are, so that those limits keep their meaning.
     super(connection, limit > 0 ? Math.min(limit, DEFAULT_WINDOW) : DEFAULT_WINDOW);
     this.subject = subject;
     this.queue = opts.queue;
@@ -406,74 +470,53 @@ class Subscription extends MessageStream {
       throw new TypeError('callback must be a function');
     }
     this._callback = opts.callback || null;
-    this._id = register(this);
-    let pump;
-    try {
-      pump = native.subscribe(
-        connection._handle,
-        subject,
-        opts.queue ?? null,
-        opts.pendingMsgsLimit ?? 0,
-        opts.pendingBytesLimit ?? 0,
-        policyNumber(opts.policy),
-        this._id,
-        this._callback !== null,
-      );
-    } catch (e) {
-      targets.delete(this._id);
-      throw e;
-    }
+    const handle = native.subscribe(
+      connection._handle,
+      subject,
+      opts.queue ?? null,
+      opts.pendingMsgsLimit ?? 0,
+      opts.pendingBytesLimit ?? 0,
+      policyNumber(opts.policy),
+    );
+    this._start(handle);
     connection._streams.add(this);
-    this._pullMode = this._callback !== null;
-    this._start(pump);
   }
 
   /** The server-side subscription id. */
   get sid() {
-    return native.subInfo(this._pump).sid;
+    return native.subInfo(this._handle).sid;
   }
 
   get isClosed() {
-    return this._done || native.subInfo(this._pump).closed;
+    return this._done || native.subInfo(this._handle).closed;
   }
 
-  /** Stops delivery at once and discards queued messages. */
+  /** Stops delivery at once and discards queued messages: no callback runs
+   * after this returns. Idempotent. */
   unsubscribe() {
-    try {
-      native.subUnsubscribe(this._pump);
-    } finally {
-      this._abort();
-    }
+    this._stop();
   }
 
   /** Closes the subscription after `max` messages in total. */
   unsubscribeAfter(max) {
-    native.subUnsubscribeAfter(this._pump, max);
+    native.subUnsubscribeAfter(this._handle, max);
   }
 
   /** Stops new deliveries, lets the backlog be handled, then closes. */
   async drain() {
-    await tokenPromise((id) => native.subDrain(this._pump, id));
-    // The core has closed the subscription; wait until the pump has handed
-    // over the last messages it read.
-    await this._settle();
+    await native.subDrain(this._handle);
+    // The library has handed over the backlog; it ends after the last one.
+    await this.closed;
   }
 
-  /** {delivered, dropped, pendingMsgs, pendingBytes} */
+  /** {delivered, dropped, pendingMsgs, pendingBytes, stalls} */
   stats() {
-    return native.subStats(this._pump);
+    return native.feedStats(this._handle);
   }
 
   /** Breaking out of `for await` unsubscribes. */
   return() {
-    if (!this._done) {
-      try {
-        native.subUnsubscribe(this._pump);
-      } catch (e) {
-        if (e.status !== Status.SUBSCRIPTION_CLOSED) throw e;
-      }
-      this._abort();
-    }
+    this._stop();
     return Promise.resolve({ value: undefined, done: true });
   }
 }
@@ -481,30 +524,22 @@ class Subscription extends MessageStream {
 class Replies extends MessageStream {
   constructor(connection, subject, data, opts) {
     super(connection, DEFAULT_WINDOW);
-    this._id = register(this);
-    let pump;
-    try {
-      pump = native.requestMany(
-        connection._handle,
-        subject,
-        toBytes(data),
-        flattenHeaders(opts.headers),
-        opts.maxMessages ?? 0,
-        opts.stall ?? 0,
-        opts.timeout ?? 0,
-        this._id,
-      );
-    } catch (e) {
-      targets.delete(this._id);
-      throw e;
-    }
+    const handle = native.requestMany(
+      connection._handle,
+      subject,
+      toBytes(data),
+      flattenHeaders(opts.headers),
+      opts.maxMessages ?? 0,
+      opts.stall ?? 0,
+      opts.timeout ?? 0,
+    );
+    this._start(handle);
     connection._streams.add(this);
-    this._start(pump);
   }
 
   /** Stops reading replies (the inbox is released by the library). */
   return() {
-    this._abort();
+    this._stop();
     return Promise.resolve({ value: undefined, done: true });
   }
 }
@@ -528,26 +563,6 @@ function policyNumber(policy) {
   const n = POLICIES[policy];
   if (n === undefined) throw makeError(Status.INVALID_ARGUMENT, `unknown pending policy "${policy}"`);
   return n;
-}
-
-/** Runs a native call that registers a completion token under an id. */
-function tokenPromise(start, mapValue) {
-  return new Promise((resolve, reject) => {
-    const id = register({
-      onToken(status, value, error) {
-        releaseEventLoop();
-        if (status === Status.OK) resolve(mapValue ? mapValue(value) : undefined);
-        else reject(error);
-      },
-    });
-    try {
-      start(id);
-    } catch (e) {
-      targets.delete(id);
-      throw e;
-    }
-    holdEventLoop();
-  });
 }
 
 // ---------------------------------------------------------------------------
@@ -611,7 +626,7 @@ class Connection extends EventEmitter {
 
   /** The server pool: configured and discovered URLs. */
   get servers() {
-    return splitUrls(native.servers(this._handle));
+    return native.servers(this._handle);
   }
 
   /** Drops the connection and reconnects (to another server of the pool
@@ -620,7 +635,8 @@ class Connection extends EventEmitter {
     native.forceReconnect(this._handle);
   }
 
-  /** One PING/PONG round trip in microseconds, measured off the JS thread. */
+  /** One PING/PONG round trip in microseconds (a flush, timed by the
+   * library thread that completes it). */
   rtt() {
     return native.rtt(this._handle);
   }
@@ -655,12 +671,15 @@ class Connection extends EventEmitter {
     return new Subscription(this, subject, opts);
   }
 
-  request(subject, data, opts = {}) {
-    return tokenPromise(
-      (id) =>
-        native.request(this._handle, subject, toBytes(data), flattenHeaders(opts.headers), opts.timeout ?? 0, id),
-      (raw) => new Msg(this, raw[0], raw[1], raw[2], raw[3], raw[4]),
+  async request(subject, data, opts = {}) {
+    const raw = await native.request(
+      this._handle,
+      subject,
+      toBytes(data),
+      flattenHeaders(opts.headers),
+      timeoutArg(opts.timeout),
     );
+    return new Msg(this, raw[0], raw[1], raw[2], raw[3], raw[4]);
   }
 
   /** Replies to one request, as an async iterator. Options: maxMessages,
@@ -669,18 +688,19 @@ class Connection extends EventEmitter {
     return new Replies(this, subject, data, opts);
   }
 
-  flush() {
-    return tokenPromise((id) => native.flush(this._handle, id));
+  async flush() {
+    return native.flush(this._handle);
   }
 
   /** Drains every subscription, flushes, then closes. */
   async drain(timeout) {
     try {
-      await tokenPromise((id) => native.drain(this._handle, timeout ?? -1, id));
+      await native.drain(this._handle, timeoutArg(timeout));
     } finally {
       if (native.status(this._handle) === 5) {
-        // Deliver what the pumps already read before closing the JS side.
-        await Promise.all([...this._streams].map((stream) => stream._settle()));
+        // Every subscription ends after its backlog: deliver it before
+        // closing the JS side.
+        await Promise.all([...this._streams].map((stream) => stream.closed));
         await this.close();
       }
     }
@@ -702,14 +722,19 @@ class Connection extends EventEmitter {
     if (!this._open) return;
     this._open = false;
     // Iterators end; no callback of this connection runs again.
-    for (const stream of [...this._streams]) {
-      if (stream._callback) stream._abort();
-      else stream._finish(null);
-    }
+    for (const stream of [...this._streams]) stream._connectionClosed();
     targets.delete(this._id);
     releaseEventLoop();
     this.emit('close');
   }
+}
+
+/** A timeout option in ms for the library: undefined means the default of
+ * the handle (NATSIO_TIMEOUT_DEFAULT). */
+function timeoutArg(timeout) {
+  if (timeout === undefined || timeout === null) return -1;
+  if (typeof timeout !== 'number' || Number.isNaN(timeout)) throw new TypeError('timeout must be a number (ms)');
+  return timeout;
 }
 
 function splitUrls(text) {
@@ -804,12 +829,16 @@ async function connect(opts = {}) {
 }
 
 // ---------------------------------------------------------------------------
-// JetStream and Key-Value: promises over the addon's threadpool jobs (every
-// blocking C call runs off the JS thread) and completion tokens (the acks
-// of asynchronous publishes). Configurations are plain objects with the
-// server's field names, serialized to JSON; infos come back parsed.
+// JetStream and Key-Value: every call is a promise settled from the
+// library's completion token (nothing waits on the JS thread or on a
+// thread of the addon). Configurations are plain objects with the server's
+// field names, serialized to JSON; infos come back parsed.
 
-const DEFAULT_PUBLISH_ASYNC_MAX_PENDING = 4000; // natsio_js_options default
+const DEFAULT_PUBLISH_ASYNC_MAX_PENDING = 4000; // natsio_js_options defaults
+const DEFAULT_PUBLISH_ASYNC_STALL_WAIT = 200;
+const DEFAULT_JS_TIMEOUT = 5000;
+const NO_RESPONDERS_RETRIES = 2; // as natsio_js_publish
+const NO_RESPONDERS_WAIT_MS = 250;
 const TTL_NEVER = -1; // NATSIO_TTL_NEVER
 const KV_OPERATIONS = ['PUT', 'DEL', 'PURGE'];
 
@@ -826,9 +855,10 @@ function ttlSeconds(ttl) {
   throw new TypeError("ttl must be whole seconds, 'never', or a duration like '90s' or '1h'");
 }
 
-/** Flattens nats.js-style publish options for the addon. */
-function jsPublishOptions(opts) {
-  if (opts === undefined || opts === null) return null;
+/** Flattens nats.js-style publish options for the addon; `timeout` is
+ * the ack's wait when the options give none (undefined: the library's). */
+function jsPublishOptions(opts, timeout) {
+  if (opts === undefined || opts === null) return timeout === undefined ? null : { timeout };
   if (typeof opts !== 'object') throw new TypeError('publish options must be an object');
   const expect = opts.expect ?? {};
   if (typeof expect !== 'object') throw new TypeError('expect must be an object');
@@ -841,7 +871,7 @@ function jsPublishOptions(opts) {
     expectLastSubjectSequenceSubject: expect.lastSubjectSequenceSubject,
     expectLastMsgId: expect.lastMsgID ?? expect.lastMsgId,
     ttl: ttlSeconds(opts.ttl),
-    timeout: opts.timeout,
+    timeout: opts.timeout ?? timeout,
   };
 }
 
@@ -859,8 +889,9 @@ function checkTimeout(timeout) {
 }
 
 /** Resolves once `done()` holds (re-checked on each wake-up from `waiters`),
- * or rejects with TimeoutError after `ms` (negative: never). */
-function waitUntil(done, waiters, ms, what) {
+ * or rejects after `ms` (negative: never) with TimeoutError(what), or with
+ * what `error()` makes. */
+function waitUntil(done, waiters, ms, what, error) {
   if (done()) return Promise.resolve();
   return new Promise((resolve, reject) => {
     let timer = null;
@@ -875,7 +906,7 @@ function waitUntil(done, waiters, ms, what) {
       timer = setTimeout(() => {
         const i = waiters.indexOf(waiter);
         if (i >= 0) waiters.splice(i, 1);
-        reject(makeError(Status.TIMEOUT, what));
+        reject(error ? error() : makeError(Status.TIMEOUT, what));
       }, ms);
     }
   });
@@ -1001,7 +1032,7 @@ class KV {
   /** The keys that hold a value now (deleted and purged keys are left out).
    * An array, so `for await (const k of await kv.keys())` works too. */
   async keys() {
-    return JSON.parse(await native.kvKeys(this._handle));
+    return native.kvKeys(this._handle);
   }
 
   /** Every kept revision of `key`, oldest first, delete and purge markers
@@ -1016,7 +1047,9 @@ class KV {
    * KvEntry (see KvWatcher). Options: key (a pattern such as 'a.*' or
    * 'a.>', or an array of them; default every key), includeHistory,
    * ignoreDeletes, metaOnly (entries without values), updatesOnly (no
-   * initial values). Rejects with InvalidKeyError for a bad pattern.
+   * initial values). Rejects with InvalidKeyError for a bad pattern. From
+   * the moment this resolves, changes are buffered by the library whether
+   * or not the watcher is iterated.
    */
   async watch(opts) {
     if (opts !== undefined && opts !== null && typeof opts !== 'object') {
@@ -1129,10 +1162,7 @@ class JsMsgInfo {
 }
 
 function timeoutOption(opts) {
-  const t = typeof opts === 'object' && opts !== null ? opts.timeout : opts;
-  if (t === undefined || t === null) return 0;
-  if (typeof t !== 'number' || Number.isNaN(t)) throw new TypeError('timeout must be a number (ms)');
-  return t;
+  return timeoutArg(typeof opts === 'object' && opts !== null ? opts.timeout : opts);
 }
 
 /**
@@ -1215,8 +1245,8 @@ class JsMsg {
     native.jsMsgAck(this._handle, 3, null);
   }
 
-  /** Acknowledges and waits for the server to confirm it (off the JS
-   * thread): `timeout` ms or {timeout} (default 5000). Resolves true;
+  /** Acknowledges and waits for the server to confirm it: `timeout` ms or
+   * {timeout} (default: the connection's request timeout). Resolves true;
    * rejects with MessageAlreadyAckedError, TimeoutError, ... */
   async ackAck(opts) {
     await native.jsMsgAckSync(this._handle, timeoutOption(opts));
@@ -1243,159 +1273,63 @@ function fetchOptions(opts) {
   return out;
 }
 
-// Continuous pulls (js.consume) and KV watches (kv.watch) read a C handle
-// whose next blocks: each read is one addon job on the libuv threadpool,
-// bounded by SLICE_MS so no pool thread is held longer than that; an empty
-// slice is simply asked again while the iteration wants a value. A job
-// also takes what is already buffered, up to BATCH_MAX items.
-const SLICE_MS = 1000;
-const BATCH_MAX = 64;
-const SKIP = Symbol('skip');
-
 /**
- * The common async iterator: one pending read at a time, items served in
- * order to the callers of next(). stop() ends it at once (items already
- * read are dropped) and frees the C handle once the pending read, woken by
- * the stop, came back; `closed` resolves then.
+ * Continuous pulls (js.consume) and KV watches (kv.watch): the library
+ * buffers from the moment they start, whether or not the loop reads, and
+ * delivers in push mode like a subscription (see Feed). stop() ends one at
+ * once: a pending next() resolves done; items delivered but not yet
+ * yielded are dropped. The garbage collector may take one dropped without
+ * stop() (its library handle is then stopped and freed).
  */
-class PullIterator {
-  constructor(handle, nextFn, stopFn, batch) {
-    this._handle = handle;
-    this._nextFn = nextFn;
-    this._stopFn = stopFn;
-    this._batch = batch;
-    this._items = [];
-    this._waiters = [];
-    this._inflight = false;
-    this._ended = false; // no more reads: stopped, or the C handle ended
-    this._stopped = false;
-    this._error = null; // thrown once by next(), after the items before it
-    this._endError = undefined;
-    this._closedResolve = null;
-    /** Resolves (with undefined, or the error that ended it) once the
-     * iteration is over and its library handle is freed. Never rejects. */
-    this.closed = new Promise((resolve) => {
-      this._closedResolve = resolve;
-    });
+class ItemStream extends Feed {
+  constructor(handle, window) {
+    super(window);
+    this._start(handle, true);
+  }
+
+  onItems(count, items) {
+    for (let i = 0; i < count; i++) this._deliver(items[i]);
   }
 
   get isClosed() {
-    return this._ended;
+    return this._done;
   }
 
-  next() {
-    return new Promise((resolve, reject) => {
-      this._waiters.push({ resolve, reject });
-      this._serve();
-    });
+  /** Stops at once; idempotent. */
+  stop() {
+    this._stop();
   }
 
   /** Breaking out of `for await` stops. */
   return() {
-    this.stop();
+    this._stop();
     return Promise.resolve({ value: undefined, done: true });
   }
 
-  [Symbol.asyncIterator]() {
-    return this;
+  /** {delivered, dropped, pendingMsgs, pendingBytes, stalls} of the library's buffer. */
+  stats() {
+    return native.feedStats(this._handle);
   }
-
-  /** Stops at once: a pending next() resolves done (a for-await loop ends
-   * without an error); items read but not yet yielded are dropped.
-   * Idempotent. */
-  stop() {
-    if (this._ended) return;
-    this._stopped = true;
-    this._items.length = 0;
-    this._end(null);
-    this._serve();
-  }
-
-  _serve() {
-    while (this._waiters.length > 0) {
-      if (this._items.length > 0) {
-        const value = this._convert(this._items.shift());
-        if (value !== SKIP) this._waiters.shift().resolve({ value, done: false });
-        continue;
-      }
-      if (this._ended) {
-        const w = this._waiters.shift();
-        const error = this._error;
-        this._error = null;
-        if (error) w.reject(error);
-        else w.resolve({ value: undefined, done: true });
-        continue;
-      }
-      if (!this._inflight) this._read();
-      return;
-    }
-  }
-
-  async _read() {
-    this._inflight = true;
-    let items;
-    try {
-      items = await this._nextFn(this._handle, SLICE_MS, this._batch);
-    } catch (e) {
-      items = [e];
-    }
-    this._inflight = false;
-    if (this._ended) {
-      // Stopped meanwhile: what this read brought is dropped.
-      this._maybeClosed();
-      return;
-    }
-    for (const item of items) {
-      if (item === null) {
-        this._end(null);
-        break;
-      }
-      if (item instanceof Error) {
-        // The connection closing ends an iteration cleanly, as it ends a
-        // subscription's.
-        this._end(item.status === Status.CONNECTION_CLOSED ? null : item);
-        break;
-      }
-      this._items.push(item);
-    }
-    this._serve();
-  }
-
-  _end(error) {
-    if (this._ended) return;
-    this._ended = true;
-    this._error = error;
-    this._endError = error ?? undefined;
-    this._stopFn(this._handle); // wakes a pending read; frees the handle once none is
-    this._onEnd();
-    this._maybeClosed();
-  }
-
-  _maybeClosed() {
-    if (this._ended && !this._inflight) this._closedResolve(this._endError);
-  }
-
-  _onEnd() {}
 }
 
 /**
  * A continuous pull from a consumer (js.consume): an async iterator of
- * JsMsg. The library keeps `maxMessages` requested and re-requests as they
- * are taken, so the iteration goes on across idle periods and request
- * expiries until stop(), `break`, the consumer's deletion (the loop throws
- * ConsumerDeletedError or ConsumerNotFoundError) or nc.close() (the loop
- * ends).
+ * JsMsg. The library keeps `maxMessages` requested and buffered and pulls
+ * again as they are taken (and at once after a reconnect), so the
+ * iteration goes on across idle periods and request expiries until stop(),
+ * `break`, the consumer's deletion (the loop throws ConsumerDeletedError or
+ * ConsumerNotFoundError) or nc.close() (the loop ends).
  */
-class ConsumerMessages extends PullIterator {
-  constructor(handle, stream, consumer, batch) {
-    super(handle, native.jsMessagesNext, native.jsMessagesStop, batch);
+class ConsumerMessages extends ItemStream {
+  constructor(handle, stream, consumer, window) {
+    super(handle, window);
     /** @type {string} */
     this.stream = stream;
     /** @type {string} */
     this.consumer = consumer;
   }
 
-  _convert(raw) {
+  _take(raw) {
     return new JsMsg(raw);
   }
 }
@@ -1404,14 +1338,15 @@ class ConsumerMessages extends PullIterator {
  * A running watch of a KV bucket (kv.watch): an async iterator of KvEntry,
  * first the current values (or the history, or none with updatesOnly),
  * then every change. `initialized` resolves true when the iteration has
- * gone past the initial values (in order: every entry yielded before it
- * resolves is an initial value, every later one a change), or false if the
- * watch ended before that. The watch survives the loss of its server-side
- * consumer (it is recreated after the last revision seen).
+ * gone past the initial values (the library's marker entry: every entry
+ * yielded before it resolves is an initial value, every later one a
+ * change), or false if the watch ended before that. The watch survives the
+ * loss of its server-side consumer (it is recreated after the last revision
+ * seen).
  */
-class KvWatcher extends PullIterator {
+class KvWatcher extends ItemStream {
   constructor(handle, bucket) {
-    super(handle, native.kvWatcherNext, native.kvWatcherStop, BATCH_MAX);
+    super(handle, DEFAULT_WINDOW);
     /** @type {string} */
     this.bucket = bucket;
     this._initResolve = null;
@@ -1421,15 +1356,16 @@ class KvWatcher extends PullIterator {
     });
   }
 
-  _convert(raw) {
+  _take(raw) {
     if (raw === true) {
+      // The initial-values marker (NATSIO_KV_INITIAL_DONE).
       this._initResolve(true);
       return SKIP;
     }
     return new KvEntry(raw);
   }
 
-  _onEnd() {
+  _onFinish() {
     this._initResolve(false);
   }
 }
@@ -1451,21 +1387,20 @@ function consumeOptions(opts) {
   return out;
 }
 
-/** kv.watch's key option: undefined/null (every key), a pattern, or an
- * array of them. */
+/** kv.watch's key option: undefined/null (every key), a pattern or
+ * several separated by commas, or an array of patterns. */
 function watchKeys(key) {
   if (key === undefined || key === null) return null;
-  if (typeof key === 'string') return key;
-  if (Array.isArray(key)) {
-    if (key.length === 0) return null;
-    for (const k of key) {
-      if (typeof k !== 'string') throw new TypeError('key must be a string or an array of strings');
-      // The library takes several patterns as one comma-separated list.
-      if (k.includes(',') || k === '') throw makeError(Status.INVALID_KEY, `invalid key pattern: '${k}'`);
-    }
-    return key.join(',');
+  let keys;
+  if (typeof key === 'string') keys = key.split(',');
+  else if (Array.isArray(key)) keys = key;
+  else throw new TypeError('key must be a string or an array of strings');
+  if (keys.length === 0) return null;
+  for (const k of keys) {
+    if (typeof k !== 'string') throw new TypeError('key must be a string or an array of strings');
+    if (k.includes(',') || k === '') throw makeError(Status.INVALID_KEY, `invalid key pattern: '${k}'`);
   }
-  throw new TypeError('key must be a string or an array of strings');
+  return keys;
 }
 
 /** js.consumers: pull consumer management. */
@@ -1508,7 +1443,7 @@ class Consumers {
 
   /** The names of `stream`'s consumers. */
   async names(stream) {
-    return JSON.parse(await native.jsConsumerNames(this._js._handle, stream));
+    return native.jsConsumerNames(this._js._handle, stream);
   }
 }
 
@@ -1553,7 +1488,7 @@ class Streams {
 
   /** The names of all streams, or of those holding `subject`. */
   async names(subject) {
-    return JSON.parse(await native.jsStreamNames(this._js._handle, subject ?? null));
+    return native.jsStreamNames(this._js._handle, subject ?? null);
   }
 
   /** One message: {seq} or {lastBySubject} (alias last_by_subj). */
@@ -1591,12 +1526,15 @@ class JetStreamClient {
       publishAsyncTimeout: opts.publishAsyncTimeout,
     });
     this._maxPending = opts.publishAsyncMaxPending > 0 ? opts.publishAsyncMaxPending : DEFAULT_PUBLISH_ASYNC_MAX_PENDING;
+    this._stallWait = opts.publishAsyncStallWait > 0 ? opts.publishAsyncStallWait : DEFAULT_PUBLISH_ASYNC_STALL_WAIT;
+    this._timeout = opts.timeout > 0 ? opts.timeout : DEFAULT_JS_TIMEOUT;
     this._closed = false;
-    // Asynchronous publishes that met a full window wait here, in order,
-    // and are sent one at a time from the threadpool.
+    // Publishes that met a full window wait here, in order, until an ack
+    // makes room (the library's own stall would block the JS thread).
     this._backlog = [];
     this._backlogWaiters = [];
-    // publishAsync promises not settled yet, and who waits for none.
+    this._roomWaiters = [];
+    // Publish promises not settled yet, and who waits for none.
     this._outstanding = 0;
     this._settleWaiters = [];
     this.streams = new Streams(this);
@@ -1609,7 +1547,7 @@ class JetStreamClient {
    * with an array of JsMsg (possibly empty) once `maxMessages` (default
    * 100) or `maxBytes` arrived or the request expired (`expires` ms,
    * default 5000; `noWait`: only what is there now). `heartbeat` (ms) asks
-   * for idle heartbeats. Waits on the libuv threadpool, not the event loop.
+   * for idle heartbeats. The wait is the library's: the event loop runs on.
    */
   async fetch(stream, consumer, opts) {
     return (await native.jsFetch(this._handle, stream, consumer, fetchOptions(opts))).map((raw) => new JsMsg(raw));
@@ -1628,21 +1566,34 @@ class JetStreamClient {
   async consume(stream, consumer, opts) {
     const o = consumeOptions(opts);
     const handle = await native.jsConsume(this._handle, stream, consumer, o);
-    const batch = Math.min(BATCH_MAX, o.maxMessages > 0 ? o.maxMessages : BATCH_MAX);
-    return new ConsumerMessages(handle, stream, consumer, batch);
+    const window = Math.min(DEFAULT_WINDOW, o.maxMessages > 0 ? o.maxMessages : DEFAULT_WINDOW);
+    return new ConsumerMessages(handle, stream, consumer, window);
   }
 
   /** One message from the pull consumer; rejects with NoMessagesError when
-   * none arrives within `timeout` ms (default 5000). */
+   * none arrives within `timeout` ms (default: the context's timeout). */
   async next(stream, consumer, opts) {
     return new JsMsg(await native.jsNext(this._handle, stream, consumer, timeoutOption(opts)));
   }
 
   /** Publishes and waits for the stream's ack: {stream, seq, duplicate, domain?}.
    * Options: msgID, expect {stream, lastSequence, lastSubjectSequence,
-   * lastSubjectSequenceSubject, lastMsgID}, ttl, headers, timeout. */
+   * lastSubjectSequenceSubject, lastMsgID}, ttl, headers, timeout (ms,
+   * default the context's timeout). "No responders" is retried twice
+   * 250 ms apart, then rejects with NoStreamResponseError. */
   async publish(subject, data, opts) {
-    return native.jsPublish(this._handle, subject, toBytes(data), jsPublishOptions(opts));
+    if (typeof subject !== 'string') throw new TypeError('subject must be a string');
+    const args = [subject, toBytes(data), jsPublishOptions(opts, this._timeout)];
+    // The C ABI's token form of a publish is the asynchronous publish (its
+    // window, no retry): the synchronous publish's retries are done here.
+    for (let retry = 0; ; retry++) {
+      try {
+        return await this._enqueue(args);
+      } catch (e) {
+        if (e?.status !== Status.NO_STREAM_RESPONSE || retry === NO_RESPONDERS_RETRIES) throw e;
+      }
+      await new Promise((r) => setTimeout(r, NO_RESPONDERS_WAIT_MS));
+    }
   }
 
   /**
@@ -1654,22 +1605,14 @@ class JetStreamClient {
    * context's queue (order is kept) while the event loop goes on.
    */
   publishAsync(subject, data, opts) {
-    const d = this._deferred();
     let args;
     try {
-      args = [subject, toBytes(data), jsPublishOptions(opts)];
       if (typeof subject !== 'string') throw new TypeError('subject must be a string');
-      if (this._backlog.length === 0 && this._hasRoom()) {
-        this._sendNow(args, d);
-        return d.promise;
-      }
+      args = [subject, toBytes(data), jsPublishOptions(opts)];
     } catch (e) {
-      d.reject(e);
-      return d.promise;
+      return Promise.reject(e);
     }
-    this._backlog.push({ args, d });
-    if (this._backlog.length === 1) this._runBacklog();
-    return d.promise;
+    return this._enqueue(args);
   }
 
   /** Resolves once every asynchronous publish of this context has
@@ -1678,12 +1621,13 @@ class JetStreamClient {
   async publishAsyncComplete(timeout) {
     const ms = checkTimeout(timeout);
     const start = Date.now();
-    const left = () => (ms < 0 ? -1 : Math.max(0, ms - (Date.now() - start)));
+    // For the library: a positive wait, or NATSIO_WAIT_FOREVER.
+    const left = () => (ms < 0 ? -2 : Math.max(1, ms - (Date.now() - start)));
     const what = 'asynchronous publishes still pending';
     await waitUntil(() => this._backlog.length === 0, this._backlogWaiters, ms, what);
     await native.jsPublishAsyncComplete(this._handle, left());
-    // The core is done; the acks may still be on their way to JS.
-    await waitUntil(() => this._outstanding === 0, this._settleWaiters, left(), what);
+    // The library is done; the acks may still be on their way to JS.
+    await waitUntil(() => this._outstanding === 0, this._settleWaiters, ms < 0 ? -1 : left(), what);
   }
 
   /** How many asynchronous publishes await their ack (or room to be sent). */
@@ -1706,6 +1650,7 @@ class JetStreamClient {
     if (this._closed) return;
     this._closed = true;
     native.jsClose(this._handle);
+    wake(this._roomWaiters); // queued publishes fail now, not at their stall wait
   }
 
   _hasRoom() {
@@ -1729,46 +1674,52 @@ class JetStreamClient {
     return d;
   }
 
-  /** Registers the ack's token target; the event loop stays alive until it completes. */
-  _register(d) {
-    holdEventLoop();
-    return register({
-      onToken(status, value, error) {
-        releaseEventLoop();
-        if (status === Status.OK) d.resolve(value);
-        else d.reject(error);
-      },
-    });
+  /** Sends now if the window has room and nothing waits before it, else
+   * queues; the promise settles with the ack. */
+  _enqueue(args) {
+    const d = this._deferred();
+    try {
+      if (this._backlog.length === 0 && this._hasRoom()) {
+        this._sendNow(args, d);
+        return d.promise;
+      }
+    } catch (e) {
+      d.reject(e);
+      return d.promise;
+    }
+    this._backlog.push({ args, d });
+    if (this._backlog.length === 1) this._runBacklog();
+    return d.promise;
   }
 
   _sendNow(args, d) {
-    const id = this._register(d);
-    try {
-      native.jsPublishAsync(this._handle, args[0], args[1], args[2], id);
-    } catch (e) {
-      targets.delete(id);
-      releaseEventLoop();
-      throw e;
-    }
+    // Each settled ack frees a slot of the library's window.
+    native.jsPublishAsync(this._handle, args[0], args[1], args[2]).then(
+      (ack) => {
+        d.resolve(ack);
+        wake(this._roomWaiters);
+      },
+      (e) => {
+        d.reject(e);
+        wake(this._roomWaiters);
+      },
+    );
   }
 
   async _runBacklog() {
+    const room = () => {
+      try {
+        return this._hasRoom();
+      } catch {
+        return true; // closed: the send below fails with the reason
+      }
+    };
+    const stalled = () => makeError(Status.TOO_MANY_STALLED, 'no room for an asynchronous publish within the stall wait');
     while (this._backlog.length > 0) {
       const { args, d } = this._backlog[0];
       try {
-        if (this._hasRoom()) {
-          this._sendNow(args, d);
-        } else {
-          // Stalls (up to the stall wait) on the threadpool, not here.
-          const id = this._register(d);
-          try {
-            await native.jsPublishAsyncQueued(this._handle, args[0], args[1], args[2], id);
-          } catch (e) {
-            targets.delete(id);
-            releaseEventLoop();
-            throw e;
-          }
-        }
+        if (!room()) await waitUntil(room, this._roomWaiters, this._stallWait, null, stalled);
+        this._sendNow(args, d);
       } catch (e) {
         d.reject(e);
       }

@@ -150,13 +150,17 @@ test('breaking out of for-await unsubscribes at the server', async () => {
   assert.deepEqual(await sub.next(), { value: undefined, done: true });
 });
 
-test('unsubscribe ends a waiting iterator; a second unsubscribe reports SUBSCRIPTION_CLOSED', async () => {
+test('unsubscribe ends a waiting iterator; a second unsubscribe does nothing (the core stop is idempotent)', async () => {
   const sub = nc.subscribe('unsub.wait');
   const next = sub.next();
   sub.unsubscribe();
   assert.deepEqual(await next, { value: undefined, done: true });
-  assert.throws(() => sub.unsubscribe(), (e) => e instanceof nats.SubscriptionClosedError);
+  assert.equal(sub.isClosed, true);
+  assert.doesNotThrow(() => sub.unsubscribe());
+  assert.deepEqual(await sub.next(), { value: undefined, done: true });
   assert.equal(await sub.closed, undefined);
+  // The iteration ended cleanly: unsubscribeAfter on it reports the closed subscription.
+  assert.throws(() => sub.unsubscribeAfter(1), (e) => e instanceof nats.SubscriptionClosedError);
 });
 
 test('unsubscribeAfter(n) delivers n messages then ends the iterator', async () => {

@@ -1,0 +1,440 @@
+/*
+ * Clients: connect (options), close, publish, request, flush, drain, rtt and
+ * the non-blocking getters. Every call that waits on the server returns a
+ * promise settled from its completion token (op.c); publish only buffers,
+ * so it runs here and throws.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void client_retain(client_wrap *cw) { cw->refs++; }
+
+void client_release(client_wrap *cw) {
+    if (--cw->refs > 0) return;
+    natsio_client_free(cw->client); /* closed already by the finalizer */
+    hub_release(cw->hub);
+    free(cw);
+}
+
+static void client_finalize(napi_env env, void *data, void *hint) {
+    (void)env;
+    (void)hint;
+    client_wrap *cw = data;
+    hub *h = cw->hub;
+    if (cw->prev)
+        cw->prev->next = cw->next;
+    else if (h->clients == cw)
+        h->clients = cw->next;
+    if (cw->next) cw->next->prev = cw->prev;
+    cw->prev = cw->next = NULL;
+    cw->finalized = true;
+    /* Closing waits for the client's callbacks: no dispatcher of it may
+     * wait for this thread meanwhile. */
+    feeds_release_client(h, cw);
+    natsio_client_close(cw->client);
+    client_release(cw);
+}
+
+napi_value client_wrap_new(napi_env env, natsio_client *c) {
+    hub *h = get_hub(env);
+    client_wrap *cw = calloc(1, sizeof *cw);
+    if (!cw) {
+        natsio_client_free(c);
+        throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
+        return NULL;
+    }
+    cw->client = c;
+    cw->hub = h;
+    cw->refs = 1;
+    hub_retain(h);
+    cw->next = h->clients;
+    if (cw->next) cw->next->prev = cw;
+    h->clients = cw;
+    napi_value ext;
+    if (napi_create_external(env, cw, client_finalize, NULL, &ext) != napi_ok) {
+        client_finalize(env, cw, NULL);
+        napi_throw_error(env, NULL, "natsio addon: napi_create_external failed");
+        return NULL;
+    }
+    return ext;
+}
+
+client_wrap *get_client(napi_env env, napi_value v) {
+    void *p = NULL;
+    if (napi_get_value_external(env, v, &p) != napi_ok || !p) {
+        napi_throw_type_error(env, NULL, "not a natsio connection handle");
+        return NULL;
+    }
+    return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* asynchronous errors and lifecycle events                             */
+
+typedef struct event_cb_data {
+    hub *hub;
+    uint32_t conn_id;
+} event_cb_data;
+
+static void on_client_error(void *user_data, natsio_status status, const char *text, uint64_t sid,
+                            const char *subject) {
+    event_cb_data *d = user_data;
+    hub_event *e = calloc(1, sizeof *e);
+    if (!e) return;
+    e->kind = HEV_ERROR;
+    e->target = d->conn_id;
+    e->status = status;
+    e->text = dup_str(text);
+    e->sid = sid;
+    e->subject = dup_str(subject);
+    hub_post(d->hub, e);
+}
+
+/* Lifecycle events take the same path: posted, then emitted in order. */
+static void on_client_event(void *user_data, natsio_event_kind kind, natsio_status status, const char *text) {
+    event_cb_data *d = user_data;
+    hub_event *e = calloc(1, sizeof *e);
+    if (!e) return;
+    e->kind = HEV_CONN;
+    e->target = d->conn_id;
+    e->status = status;
+    e->conn_kind = (int32_t)kind;
+    e->text = dup_str(text);
+    hub_post(d->hub, e);
+}
+
+static void release_event_cb(void *user_data) {
+    event_cb_data *d = user_data;
+    hub_release(d->hub);
+    free(d);
+}
+
+/* ------------------------------------------------------------------ */
+/* options                                                              */
+
+/* One string option; false with a pending exception. */
+static bool apply_str(napi_env env, natsio_options *o, napi_value js, const char *name,
+                      natsio_status (*set)(natsio_options *, const char *)) {
+    char *s;
+    if (!get_opt_string(env, prop(env, js, name), &s)) return false;
+    if (!s) return true;
+    int32_t st = set(o, s);
+    free(s);
+    return !throw_if_failed(env, st);
+}
+
+static bool apply_i64(napi_env env, natsio_options *o, napi_value js, const char *name,
+                      natsio_status (*set)(natsio_options *, int64_t)) {
+    int64_t v = get_i64(env, prop(env, js, name), INT64_MIN);
+    return v == INT64_MIN || !throw_if_failed(env, set(o, v));
+}
+
+static bool apply_bool(napi_env env, natsio_options *o, napi_value js, const char *name,
+                       natsio_status (*set)(natsio_options *, bool)) {
+    bool b;
+    return !get_opt_bool(env, prop(env, js, name), &b) || !throw_if_failed(env, set(o, b));
+}
+
+/* Reconnect, auth and TLS options, already normalized by index.js. */
+static bool apply_survival_options(napi_env env, natsio_options *o, napi_value js) {
+    bool b;
+    int64_t v, w;
+    if (!apply_bool(env, o, js, "allowReconnect", natsio_options_set_allow_reconnect) ||
+        !apply_i64(env, o, js, "maxReconnectAttempts", natsio_options_set_max_reconnect_attempts))
+        return false;
+    v = get_i64(env, prop(env, js, "reconnectWaitMs"), INT64_MIN);
+    w = get_i64(env, prop(env, js, "reconnectWaitMaxMs"), INT64_MIN);
+    if (v != INT64_MIN && w != INT64_MIN && throw_if_failed(env, natsio_options_set_reconnect_wait(o, v, w)))
+        return false;
+    v = get_i64(env, prop(env, js, "reconnectJitterMs"), INT64_MIN);
+    w = get_i64(env, prop(env, js, "reconnectJitterTlsMs"), INT64_MIN);
+    if (v != INT64_MIN && w != INT64_MIN && throw_if_failed(env, natsio_options_set_reconnect_jitter(o, v, w)))
+        return false;
+    if (!apply_i64(env, o, js, "reconnectBufSize", natsio_options_set_reconnect_buf_size) ||
+        !apply_bool(env, o, js, "noRandomize", natsio_options_set_no_randomize) ||
+        !apply_bool(env, o, js, "ignoreDiscoveredServers", natsio_options_set_ignore_discovered_servers) ||
+        !apply_bool(env, o, js, "retryOnFailedConnect", natsio_options_set_retry_on_failed_connect) ||
+        !apply_bool(env, o, js, "ignoreAuthErrorAbort", natsio_options_set_ignore_auth_error_abort) ||
+        !apply_str(env, o, js, "nkeySeed", natsio_options_set_nkey_seed) ||
+        !apply_str(env, o, js, "nkeyFile", natsio_options_set_nkey_file) ||
+        !apply_str(env, o, js, "credsFile", natsio_options_set_credentials_file))
+        return false;
+    if (get_opt_bool(env, prop(env, js, "tls"), &b) && b) {
+        char *ca = NULL, *cert = NULL, *key = NULL;
+        bool ok = get_opt_string(env, prop(env, js, "tlsCaFile"), &ca) &&
+                  get_opt_string(env, prop(env, js, "tlsCertFile"), &cert) &&
+                  get_opt_string(env, prop(env, js, "tlsKeyFile"), &key);
+        int32_t st = ok ? natsio_options_set_tls(o, ca, cert, key) : NATSIO_OK;
+        free(ca);
+        free(cert);
+        free(key);
+        if (!ok || throw_if_failed(env, st)) return false;
+        if (!apply_str(env, o, js, "tlsHostname", natsio_options_set_tls_hostname) ||
+            !apply_bool(env, o, js, "tlsHandshakeFirst", natsio_options_set_tls_handshake_first))
+            return false;
+    }
+    return true;
+}
+
+static bool set_callbacks(napi_env env, natsio_options *o, uint32_t conn_id) {
+    hub *h = get_hub(env);
+    for (int i = 0; i < 2; i++) {
+        event_cb_data *d = calloc(1, sizeof *d);
+        if (!d) {
+            throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
+            return false;
+        }
+        d->hub = h;
+        d->conn_id = conn_id;
+        hub_retain(h);
+        int32_t st = i == 0 ? natsio_options_set_error_callback(o, on_client_error, d, release_event_cb)
+                            : natsio_options_set_event_callback(o, on_client_event, d, release_event_cb);
+        if (st != NATSIO_OK) {
+            release_event_cb(d);
+            throw_if_failed(env, st);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool build_options(napi_env env, napi_value js, uint32_t conn_id, natsio_options *o) {
+    napi_value servers = prop(env, js, "servers");
+    bool is_arr = false;
+    napi_is_array(env, servers, &is_arr);
+    if (is_arr) {
+        char **urls;
+        size_t n;
+        if (!get_string_array(env, servers, "servers", &urls, &n)) return false;
+        int32_t st = natsio_options_set_servers(o, (const char *const *)urls, n);
+        free_strings(urls, n);
+        if (throw_if_failed(env, st)) return false;
+    }
+    if (!apply_str(env, o, js, "name", natsio_options_set_name) ||
+        !apply_str(env, o, js, "inboxPrefix", natsio_options_set_inbox_prefix) ||
+        !apply_str(env, o, js, "token", natsio_options_set_token))
+        return false;
+    {
+        char *user = NULL, *pass = NULL;
+        if (!get_opt_string(env, prop(env, js, "user"), &user)) return false;
+        if (!get_opt_string(env, prop(env, js, "pass"), &pass)) {
+            free(user);
+            return false;
+        }
+        int32_t st = user ? natsio_options_set_user_password(o, user, pass) : NATSIO_OK;
+        free(user);
+        free(pass);
+        if (throw_if_failed(env, st)) return false;
+    }
+    if (!apply_i64(env, o, js, "timeout", natsio_options_set_connect_timeout_ms)) return false;
+    {
+        bool b = false;
+        if (get_opt_bool(env, prop(env, js, "noEcho"), &b) && throw_if_failed(env, natsio_options_set_echo(o, !b)))
+            return false;
+    }
+    if (!apply_i64(env, o, js, "drainTimeout", natsio_options_set_drain_timeout_ms) ||
+        !apply_i64(env, o, js, "flushTimeout", natsio_options_set_flush_timeout_ms) ||
+        !apply_i64(env, o, js, "requestTimeout", natsio_options_set_request_timeout_ms) ||
+        !apply_i64(env, o, js, "maxPendingSize", natsio_options_set_max_pending_size) ||
+        !apply_i64(env, o, js, "maxControlLine", natsio_options_set_max_control_line))
+        return false;
+    int64_t iv = get_i64(env, prop(env, js, "pingInterval"), INT64_MIN);
+    int64_t mo = get_i64(env, prop(env, js, "maxPingsOut"), INT64_MIN);
+    if ((iv != INT64_MIN || mo != INT64_MIN) &&
+        throw_if_failed(env, natsio_options_set_ping(o, iv == INT64_MIN ? 120000 : iv, mo == INT64_MIN ? 2 : (int32_t)mo)))
+        return false;
+    int64_t pm = get_i64(env, prop(env, js, "pendingMsgsLimit"), INT64_MIN);
+    int64_t pb = get_i64(env, prop(env, js, "pendingBytesLimit"), INT64_MIN);
+    if ((pm != INT64_MIN || pb != INT64_MIN) &&
+        throw_if_failed(env, natsio_options_set_pending_limits(o, pm == INT64_MIN ? 65536 : pm,
+                                                               pb == INT64_MIN ? 64 * 1024 * 1024 : pb)))
+        return false;
+    return set_callbacks(env, o, conn_id) && apply_survival_options(env, o, js);
+}
+
+/* connect(optionsObject, connId) -> Promise<external> */
+EXPORT(js_connect) {
+    ARGS(2);
+    uint32_t conn_id = 0;
+    napi_get_value_uint32(env, argv[1], &conn_id);
+    natsio_options *o;
+    if (throw_if_failed(env, natsio_options_new(&o))) return NULL;
+    napi_value promise = NULL;
+    if (build_options(env, argv[0], conn_id, o)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_client_connect_async(o, &tok); /* copies the options */
+        promise = op_track(env, st, tok, R_CLIENT, NULL, NULL);
+    }
+    natsio_options_free(o);
+    return promise;
+}
+
+/* close(client) -> Promise<void>: the close runs on a library thread. */
+EXPORT(js_close) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    /* From now on nothing of this client is wanted by JS: dispatchers must
+     * not wait for it, or the close (which waits for them) could not end. */
+    feeds_release_client(cw->hub, cw);
+    natsio_token *tok = NULL;
+    int32_t st = natsio_client_close_async(cw->client, &tok);
+    return op_track(env, st, tok, R_CLOSE, NULL, cw);
+}
+
+/* publish(client, subject, data, reply|null, headers|null): only buffers. */
+EXPORT(js_publish) {
+    ARGS(5);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    char *subject = NULL, *reply = NULL;
+    const void *data;
+    size_t len;
+    natsio_headers *hd = NULL;
+    if (get_opt_string(env, argv[1], &subject) && get_bytes(env, argv[2], &data, &len) &&
+        get_opt_string(env, argv[3], &reply) && get_headers(env, argv[4], &hd)) {
+        if (!subject) {
+            throw_status(env, NATSIO_ERR_NULL_ARGUMENT, "subject is required");
+        } else {
+            int32_t st = (reply || hd) ? natsio_client_publish_with(cw->client, subject, reply, hd, data, len)
+                                       : natsio_client_publish(cw->client, subject, data, len);
+            throw_if_failed(env, st);
+        }
+    }
+    free(subject);
+    free(reply);
+    natsio_headers_free(hd);
+    return NULL;
+}
+
+/* request(client, subject, data, headers|null, timeoutMs) -> Promise<raw msg> */
+EXPORT(js_request) {
+    ARGS(5);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    char *subject = NULL;
+    const void *data;
+    size_t len;
+    natsio_headers *hd = NULL;
+    napi_value promise = NULL;
+    if (get_opt_string(env, argv[1], &subject) && get_bytes(env, argv[2], &data, &len) &&
+        get_headers(env, argv[3], &hd)) {
+        if (!subject) {
+            throw_status(env, NATSIO_ERR_NULL_ARGUMENT, "subject is required");
+        } else {
+            natsio_token *tok = NULL;
+            int64_t ms = get_i64(env, argv[4], NATSIO_TIMEOUT_DEFAULT);
+            int32_t st = natsio_client_request_async(cw->client, subject, hd, data, len, ms, &tok);
+            promise = op_track(env, st, tok, R_MSG, NULL, NULL);
+        }
+    }
+    free(subject);
+    natsio_headers_free(hd);
+    return promise;
+}
+
+/* flush(client) -> Promise<void> */
+EXPORT(js_flush) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_client_flush_async(cw->client, &tok);
+    return op_track(env, st, tok, R_NONE, NULL, NULL);
+}
+
+/* rtt(client) -> Promise<number>: a flush timed from its start to its
+ * completion (measured on the library thread that completes it). */
+EXPORT(js_rtt) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_client_flush_async(cw->client, &tok);
+    return op_track(env, st, tok, R_RTT, NULL, NULL);
+}
+
+/* drain(client, timeoutMs) -> Promise<void> */
+EXPORT(js_drain) {
+    ARGS(2);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_client_drain_async(cw->client, get_i64(env, argv[1], NATSIO_TIMEOUT_DEFAULT), &tok);
+    return op_track(env, st, tok, R_NONE, NULL, cw);
+}
+
+EXPORT(js_status) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value r;
+    napi_create_int32(env, natsio_client_status(cw->client), &r);
+    return r;
+}
+
+EXPORT(js_max_payload) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value r;
+    napi_create_int64(env, natsio_client_max_payload(cw->client), &r);
+    return r;
+}
+
+/* The getters that return a library-owned string: (client) -> string. */
+static napi_value client_string(napi_env env, napi_callback_info info,
+                                natsio_status (*get)(const natsio_client *, char **)) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    char *s = NULL;
+    if (throw_if_failed(env, get(cw->client, &s))) return NULL;
+    napi_value r;
+    napi_create_string_utf8(env, s ? s : "", NAPI_AUTO_LENGTH, &r);
+    natsio_string_free(s);
+    return r;
+}
+
+EXPORT(js_server_info) { return client_string(env, info, natsio_client_server_info); }
+EXPORT(js_connected_url) { return client_string(env, info, natsio_client_connected_url); }
+EXPORT(js_new_inbox) { return client_string(env, info, natsio_client_new_inbox); }
+
+/* servers(client) -> string[] */
+EXPORT(js_servers) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    natsio_string_list *l = NULL;
+    if (throw_if_failed(env, natsio_client_servers(cw->client, &l))) return NULL;
+    napi_value r = string_list_to_js(env, l);
+    natsio_string_list_free(l);
+    return r;
+}
+
+EXPORT(js_force_reconnect) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    throw_if_failed(env, natsio_client_force_reconnect(cw->client));
+    return NULL;
+}
+
+EXPORT(js_stats) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    natsio_client_stats s;
+    if (throw_if_failed(env, natsio_client_get_stats(cw->client, &s))) return NULL;
+    napi_value r;
+    napi_create_object(env, &r);
+    set_u64(env, r, "inMsgs", s.in_msgs);
+    set_u64(env, r, "outMsgs", s.out_msgs);
+    set_u64(env, r, "inBytes", s.in_bytes);
+    set_u64(env, r, "outBytes", s.out_bytes);
+    set_u64(env, r, "reconnects", s.reconnects);
+    set_u64(env, r, "errors", s.errors);
+    return r;
+}

@@ -1,0 +1,601 @@
+/*
+ * Feeds: the core's iterators (subscriptions, request-many replies,
+ * consume, KV watch) read in the core's push mode and handed to JS in
+ * batches.
+ *
+ *   library dispatcher thread of the iterator (natsio_*_set_callback)
+ *       -> keeps the item (natsio_msg_clone, or a copy of the entry) in the
+ *          feed's queue; if the queue was idle, posts the feed to the hub
+ *          (one doorbell ring per batch, not per item)
+ *   JS thread (the doorbell)
+ *       -> takes what is queued in batches (one JS call per batch) and
+ *          hands them to the subscription's callback or iterator.
+ *
+ * Backpressure: at most `window` items sit between the core and the
+ * application (queued here, plus, for iterators, handed to JS but not yet
+ * taken by the loop: JS gives that credit back as it consumes). When the
+ * window is full the dispatcher thread waits, so the core's own buffer
+ * fills up and its pending limits and policies (dropNew, dropOld, block,
+ * error) apply exactly as in C; nothing the core handed over is dropped.
+ * The wait never blocks a close: JS sets `stopping` before it stops, frees
+ * or closes anything that waits for the dispatcher, and a dispatcher whose
+ * client has closed without JS asking stops waiting by itself.
+ *
+ * Why push mode for iterators too (rather than one _next_async token per
+ * item): the same batching path serves all four kinds, one wake-up of the
+ * JS thread carries many items, and the window keeps the core's limits in
+ * charge. See README.md ("How it works").
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* One JS call carries at most this many items or payload bytes (the
+ * payloads of one message batch share one ArrayBuffer, so the byte cap
+ * bounds what one retained msg.data keeps alive). */
+enum { BATCH_MAX_ITEMS = 256 };
+#define BATCH_MAX_BYTES ((size_t)256 * 1024)
+/* A callback feed hands over at most this many items per doorbell turn,
+ * then yields to the event loop (timers, I/O, other feeds). */
+enum { TURN_BUDGET = 8192 };
+/* How often a waiting dispatcher checks whether its client closed. */
+enum { WAIT_CHECK_MS = 50 };
+
+/* A watch entry, copied out of the callback (the ABI has no entry clone). */
+typedef struct kv_item {
+    uint64_t revision, delta;
+    int64_t created_ns;
+    int32_t op;
+    size_t value_len;
+    char *bucket, *key, *value; /* in the same allocation */
+} kv_item;
+
+typedef struct feed {
+    hub *hub;
+    int kind;
+    void *handle; /* natsio_sub / natsio_replies / natsio_js_messages / natsio_kv_watcher */
+    /* JS thread only */
+    client_wrap *cw;
+    uint32_t id;
+    bool started;
+    bool js_stopped;
+    struct feed *prev, *next; /* in hub->feeds */
+    /* shared with the dispatcher thread, under mu */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    void **ring;
+    size_t cap, head, count;
+    int64_t lent; /* handed to a JS iterator, not yet consumed */
+    int64_t window;
+    bool auto_credit; /* callback mode: taken = consumed */
+    bool stopping;    /* JS wants nothing more: drop, never wait */
+    bool ended, end_delivered, scheduled;
+    int32_t end_status;
+    char *end_text;
+    int refs; /* JS external, core registration, each posted event */
+} feed;
+
+static void item_free(int kind, void *item) {
+    if (kind == FEED_WATCH)
+        free(item);
+    else
+        natsio_msg_free(item);
+}
+
+void feed_release(feed *f) {
+    pthread_mutex_lock(&f->mu);
+    int left = --f->refs;
+    pthread_mutex_unlock(&f->mu);
+    if (left) return;
+    for (size_t i = 0; i < f->count; i++) item_free(f->kind, f->ring[(f->head + i) % f->cap]);
+    free(f->ring);
+    free(f->end_text);
+    hub_release(f->hub);
+    pthread_cond_destroy(&f->cv);
+    pthread_mutex_destroy(&f->mu);
+    free(f);
+}
+
+/* Posts the feed to the hub (caller saw scheduled false and set it). */
+static void feed_post(feed *f) {
+    hub_event *e = calloc(1, sizeof *e);
+    if (!e) return;
+    e->kind = HEV_FEED;
+    e->feed = f; /* the reference taken by the caller */
+    hub_post(f->hub, e);
+}
+
+static bool owner_closed(feed *f) {
+    if (f->cw && natsio_client_status(f->cw->client) == NATSIO_CONN_CLOSED) return true;
+    return f->kind == FEED_SUB && natsio_sub_is_closed(f->handle);
+}
+
+static bool ring_push(feed *f, void *item) {
+    if (f->count == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 64;
+        void **r = malloc(cap * sizeof *r);
+        if (!r) return false;
+        for (size_t i = 0; i < f->count; i++) r[i] = f->ring[(f->head + i) % f->cap];
+        free(f->ring);
+        f->ring = r;
+        f->cap = cap;
+        f->head = 0;
+    }
+    f->ring[(f->head + f->count) % f->cap] = item;
+    f->count++;
+    return true;
+}
+
+/* Dispatcher thread: keeps one item, waiting while the window is full. */
+static void feed_push(feed *f, void *item) {
+    pthread_mutex_lock(&f->mu);
+    while (!f->stopping && (int64_t)f->count + f->lent >= f->window) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += (long)WAIT_CHECK_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        if (pthread_cond_timedwait(&f->cv, &f->mu, &ts) == ETIMEDOUT && owner_closed(f)) {
+            /* Closed under us (drain timeout, lost connection without
+             * reconnect): the close waits for this thread, so keep the
+             * item beyond the window rather than wait or drop it. */
+            break;
+        }
+    }
+    if (f->stopping || !ring_push(f, item)) {
+        pthread_mutex_unlock(&f->mu);
+        item_free(f->kind, item);
+        return;
+    }
+    bool post = !f->scheduled;
+    if (post) {
+        f->scheduled = true;
+        f->refs++;
+    }
+    pthread_mutex_unlock(&f->mu);
+    if (post) feed_post(f);
+}
+
+/* Dispatcher thread: the final call. */
+static void feed_end(feed *f, natsio_status status) {
+    char *text = status != NATSIO_DONE && status != NATSIO_OK ? dup_str(natsio_last_error()) : NULL;
+    pthread_mutex_lock(&f->mu);
+    f->ended = true;
+    f->end_status = status == NATSIO_OK ? NATSIO_DONE : status;
+    f->end_text = text;
+    bool post = !f->scheduled;
+    if (post) {
+        f->scheduled = true;
+        f->refs++;
+    }
+    pthread_mutex_unlock(&f->mu);
+    if (post) feed_post(f);
+}
+
+static void on_msg(void *user_data, const natsio_msg *msg, natsio_status status) {
+    feed *f = user_data;
+    if (!msg) {
+        feed_end(f, status);
+        return;
+    }
+    natsio_msg *m = NULL;
+    if (natsio_msg_clone(msg, &m) == NATSIO_OK) feed_push(f, m);
+}
+
+static void on_entry(void *user_data, const natsio_kv_entry *e, natsio_status status) {
+    feed *f = user_data;
+    if (!e) {
+        feed_end(f, status);
+        return;
+    }
+    const char *bucket = natsio_kv_entry_bucket(e), *key = natsio_kv_entry_key(e);
+    size_t bl = bucket ? strlen(bucket) : 0, kl = key ? strlen(key) : 0, vl = natsio_kv_entry_value_len(e);
+    kv_item *it = malloc(sizeof *it + bl + 1 + kl + 1 + vl + 1);
+    if (!it) return;
+    it->bucket = (char *)(it + 1);
+    it->key = it->bucket + bl + 1;
+    it->value = it->key + kl + 1;
+    memcpy(it->bucket, bucket ? bucket : "", bl + 1);
+    memcpy(it->key, key ? key : "", kl + 1);
+    if (vl) memcpy(it->value, natsio_kv_entry_value(e), vl);
+    it->value[vl] = 0;
+    it->value_len = vl;
+    it->revision = natsio_kv_entry_revision(e);
+    it->delta = natsio_kv_entry_delta(e);
+    it->created_ns = natsio_kv_entry_created_ns(e);
+    it->op = (int32_t)natsio_kv_entry_operation(e);
+    feed_push(f, it);
+}
+
+static void on_release(void *user_data) { feed_release(user_data); }
+
+/* ------------------------------------------------------------------ */
+/* JS thread                                                            */
+
+/* [bucket, key, value, revision, operation, createdMs, delta], or true for
+ * the initial-values marker. */
+static napi_value kv_item_to_js(napi_env env, const kv_item *e) {
+    napi_value arr, v;
+    if (e->op == NATSIO_KV_INITIAL_DONE) {
+        napi_get_boolean(env, true, &v);
+        return v;
+    }
+    napi_create_array_with_length(env, 7, &arr);
+    napi_create_string_utf8(env, e->bucket, NAPI_AUTO_LENGTH, &v);
+    napi_set_element(env, arr, 0, v);
+    napi_create_string_utf8(env, e->key, NAPI_AUTO_LENGTH, &v);
+    napi_set_element(env, arr, 1, v);
+    void *copy;
+    napi_create_buffer_copy(env, e->value_len, e->value, &copy, &v);
+    napi_set_element(env, arr, 2, v);
+    napi_create_double(env, (double)e->revision, &v);
+    napi_set_element(env, arr, 3, v);
+    napi_create_int32(env, e->op, &v);
+    napi_set_element(env, arr, 4, v);
+    napi_create_double(env, (double)(e->created_ns / 1000000), &v);
+    napi_set_element(env, arr, 5, v);
+    napi_create_double(env, (double)e->delta, &v);
+    napi_set_element(env, arr, 6, v);
+    return arr;
+}
+
+/* Hands a batch to JS (and frees or hands over the items). */
+static void deliver(napi_env env, feed *f, void **items, uint32_t n) {
+    napi_value args[5];
+    napi_create_uint32(env, n, &args[0]);
+    if (f->kind == FEED_SUB || f->kind == FEED_REPLIES) {
+        batch_to_js(env, items, n, &args[1]);
+        for (uint32_t i = 0; i < n; i++) natsio_msg_free(items[i]);
+        hub_dispatch(env, f->hub, f->id, EV_MSG, args, 5);
+        return;
+    }
+    napi_create_array_with_length(env, n, &args[1]);
+    for (uint32_t i = 0; i < n; i++) {
+        napi_value v;
+        if (f->kind == FEED_CONSUME) {
+            v = js_msg_to_js(env, items[i]); /* the JsMsg handle takes it over */
+        } else {
+            v = kv_item_to_js(env, items[i]);
+            free(items[i]);
+        }
+        if (v) napi_set_element(env, args[1], i, v);
+    }
+    if (exception_pending(env)) {
+        napi_value exc;
+        napi_get_and_clear_last_exception(env, &exc);
+    }
+    hub_dispatch(env, f->hub, f->id, EV_ITEMS, args, 2);
+}
+
+void feed_process(napi_env env, feed *f) {
+    void *items[BATCH_MAX_ITEMS];
+    int64_t budget = TURN_BUDGET;
+    for (;;) {
+        uint32_t n = 0;
+        size_t bytes = 0;
+        pthread_mutex_lock(&f->mu);
+        while (f->count > 0 && n < BATCH_MAX_ITEMS && bytes < BATCH_MAX_BYTES) {
+            void *it = f->ring[f->head];
+            f->head = (f->head + 1) % f->cap;
+            f->count--;
+            items[n++] = it;
+            bytes += f->kind == FEED_WATCH ? ((kv_item *)it)->value_len : natsio_msg_data_len(it);
+        }
+        bool end_now = f->ended && f->count == 0 && !f->end_delivered;
+        if (end_now) f->end_delivered = true;
+        if (n == 0 && !end_now) {
+            f->scheduled = false;
+            pthread_mutex_unlock(&f->mu);
+            return;
+        }
+        if (!f->auto_credit) f->lent += n;
+        if (n) pthread_cond_broadcast(&f->cv);
+        bool drop = f->stopping || f->js_stopped;
+        int32_t end_status = f->end_status;
+        char *end_text = end_now ? f->end_text : NULL;
+        if (end_now) f->end_text = NULL;
+        pthread_mutex_unlock(&f->mu);
+
+        if (n) {
+            if (drop || !f->id) {
+                for (uint32_t i = 0; i < n; i++) item_free(f->kind, items[i]);
+            } else {
+                napi_handle_scope scope; /* one per batch: a turn may carry many */
+                napi_open_handle_scope(env, &scope);
+                deliver(env, f, items, n);
+                napi_close_handle_scope(env, scope);
+            }
+        }
+        if (end_now) {
+            napi_value args[2];
+            napi_create_int32(env, end_status, &args[0]);
+            if (end_text)
+                napi_create_string_utf8(env, end_text, NAPI_AUTO_LENGTH, &args[1]);
+            else
+                napi_get_undefined(env, &args[1]);
+            free(end_text);
+            if (f->id) hub_dispatch(env, f->hub, f->id, EV_END, args, 2);
+            return; /* nothing follows the end: scheduled stays set */
+        }
+        budget -= n;
+        if (budget <= 0) {
+            /* Yield: a fresh event continues after the event loop ran. */
+            pthread_mutex_lock(&f->mu);
+            bool more = f->count > 0 || (f->ended && !f->end_delivered);
+            if (more)
+                f->refs++;
+            else
+                f->scheduled = false;
+            pthread_mutex_unlock(&f->mu);
+            if (more) feed_post(f);
+            return;
+        }
+    }
+}
+
+static void set_stopping(feed *f) {
+    pthread_mutex_lock(&f->mu);
+    f->stopping = true;
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+}
+
+void feeds_release_client(hub *h, client_wrap *cw) {
+    for (feed *f = h->feeds; f; f = f->next)
+        if (!cw || f->cw == cw) set_stopping(f);
+}
+
+static int32_t handle_stop(feed *f) {
+    switch (f->kind) {
+    case FEED_SUB: return natsio_sub_stop(f->handle);
+    case FEED_REPLIES: return natsio_replies_stop(f->handle);
+    case FEED_CONSUME: return natsio_js_messages_stop(f->handle);
+    default: return natsio_kv_watcher_stop(f->handle);
+    }
+}
+
+static void handle_free(feed *f) {
+    switch (f->kind) {
+    case FEED_SUB: natsio_sub_free(f->handle); break;
+    case FEED_REPLIES: natsio_replies_free(f->handle); break;
+    case FEED_CONSUME: natsio_js_messages_free(f->handle); break;
+    default: natsio_kv_watcher_free(f->handle); break;
+    }
+    f->handle = NULL;
+}
+
+static void feed_finalize(napi_env env, void *data, void *hint) {
+    (void)env;
+    (void)hint;
+    feed *f = data;
+    hub *h = f->hub;
+    f->js_stopped = true;
+    set_stopping(f);
+    if (f->prev)
+        f->prev->next = f->next;
+    else if (h->feeds == f)
+        h->feeds = f->next;
+    if (f->next) f->next->prev = f->prev;
+    f->prev = f->next = NULL;
+    handle_free(f); /* stops; waits for the dispatcher's final call */
+    if (f->cw) client_release(f->cw);
+    f->cw = NULL;
+    feed_release(f);
+}
+
+napi_value feed_wrap(napi_env env, int kind, void *handle, client_wrap *cw) {
+    hub *h = get_hub(env);
+    feed *f = calloc(1, sizeof *f);
+    if (!f) {
+        feed tmp = {.kind = kind, .handle = handle};
+        handle_free(&tmp);
+        throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
+        return NULL;
+    }
+    f->hub = h;
+    hub_retain(h);
+    f->kind = kind;
+    f->handle = handle;
+    f->cw = cw;
+    if (cw) client_retain(cw);
+    f->window = 256;
+    f->refs = 1;
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->cv, NULL);
+    f->next = h->feeds;
+    if (f->next) f->next->prev = f;
+    h->feeds = f;
+    napi_value ext;
+    if (napi_create_external(env, f, feed_finalize, NULL, &ext) != napi_ok) {
+        feed_finalize(env, f, NULL);
+        napi_throw_error(env, NULL, "natsio addon: napi_create_external failed");
+        return NULL;
+    }
+    return ext;
+}
+
+static feed *get_feed(napi_env env, napi_value v, int kind) {
+    void *p = NULL;
+    if (napi_get_value_external(env, v, &p) != napi_ok || !p || (kind && ((feed *)p)->kind != kind)) {
+        napi_throw_type_error(env, NULL, "not a natsio subscription handle");
+        return NULL;
+    }
+    return p;
+}
+
+/* feedStart(feed, id, window, callbackMode): switches the core iterator to
+ * push mode; items flow to dispatch(id, ...) from now on. */
+EXPORT(js_feed_start) {
+    ARGS(4);
+    feed *f = get_feed(env, argv[0], 0);
+    if (!f) return NULL;
+    if (f->started) {
+        throw_status(env, NATSIO_ERR_ILLEGAL_STATE, "already started");
+        return NULL;
+    }
+    napi_get_value_uint32(env, argv[1], &f->id);
+    int64_t w = get_i64(env, argv[2], 256);
+    bool cb = false;
+    napi_get_value_bool(env, argv[3], &cb);
+    pthread_mutex_lock(&f->mu);
+    f->window = w < 1 ? 1 : w;
+    f->auto_credit = cb;
+    f->refs++; /* the core's, released by on_release */
+    pthread_mutex_unlock(&f->mu);
+    int32_t st;
+    switch (f->kind) {
+    case FEED_SUB: st = natsio_sub_set_callback(f->handle, on_msg, f, on_release); break;
+    case FEED_REPLIES: st = natsio_replies_set_callback(f->handle, on_msg, f, on_release); break;
+    case FEED_CONSUME: st = natsio_js_messages_set_callback(f->handle, on_msg, f, on_release); break;
+    default: st = natsio_kv_watcher_set_callback(f->handle, on_entry, f, on_release); break;
+    }
+    if (st != NATSIO_OK) {
+        const char *detail = natsio_last_error();
+        pthread_mutex_lock(&f->mu);
+        f->refs--;
+        pthread_mutex_unlock(&f->mu);
+        throw_status(env, st, detail);
+        return NULL;
+    }
+    f->started = true;
+    return NULL;
+}
+
+/* feedCredit(feed, n): a JS iterator consumed n items. */
+EXPORT(js_feed_credit) {
+    ARGS(2);
+    feed *f = get_feed(env, argv[0], 0);
+    if (!f) return NULL;
+    int64_t n = get_i64(env, argv[1], 0);
+    pthread_mutex_lock(&f->mu);
+    f->lent -= n;
+    if (f->lent < 0) f->lent = 0;
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+    return NULL;
+}
+
+/* feedStop(feed): ends the iteration now (unsubscribe, stop). When it
+ * returns the dispatcher has made its final call. Idempotent. */
+EXPORT(js_feed_stop) {
+    ARGS(1);
+    feed *f = get_feed(env, argv[0], 0);
+    if (!f) return NULL;
+    f->js_stopped = true;
+    set_stopping(f);
+    if (f->handle) throw_if_failed(env, handle_stop(f));
+    return NULL;
+}
+
+/* feedStats(feed) -> {delivered, dropped, pendingMsgs, pendingBytes, stalls} */
+EXPORT(js_feed_stats) {
+    ARGS(1);
+    feed *f = get_feed(env, argv[0], 0);
+    if (!f) return NULL;
+    natsio_iter_stats s;
+    int32_t st;
+    switch (f->kind) {
+    case FEED_SUB: st = natsio_sub_get_stats(f->handle, &s); break;
+    case FEED_REPLIES: st = natsio_replies_get_stats(f->handle, &s); break;
+    case FEED_CONSUME: st = natsio_js_messages_get_stats(f->handle, &s); break;
+    default: st = natsio_kv_watcher_get_stats(f->handle, &s); break;
+    }
+    if (throw_if_failed(env, st)) return NULL;
+    return iter_stats_to_js(env, &s);
+}
+
+/* subscribe(client, subject, queue|null, pendingMsgs, pendingBytes, policy)
+ * -> feed (not started) */
+EXPORT(js_subscribe) {
+    ARGS(6);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    char *subject = NULL, *queue = NULL;
+    napi_value result = NULL;
+    if (!get_opt_string(env, argv[1], &subject) || !get_opt_string(env, argv[2], &queue)) goto out;
+    if (!subject) {
+        throw_status(env, NATSIO_ERR_NULL_ARGUMENT, "subject is required");
+        goto out;
+    }
+    natsio_sub_options so;
+    natsio_sub_options_init(&so);
+    so.pending_msgs_limit = get_i64(env, argv[3], so.pending_msgs_limit);
+    so.pending_bytes_limit = get_i64(env, argv[4], so.pending_bytes_limit);
+    so.policy = (int32_t)get_i64(env, argv[5], so.policy);
+    natsio_sub *sub;
+    if (throw_if_failed(env, natsio_client_subscribe(cw->client, subject, queue, &so, &sub))) goto out;
+    result = feed_wrap(env, FEED_SUB, sub, cw);
+out:
+    free(subject);
+    free(queue);
+    return result;
+}
+
+/* requestMany(client, subject, data, headers|null, maxMsgs, stallMs,
+ * timeoutMs) -> feed (not started) */
+EXPORT(js_request_many) {
+    ARGS(7);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    char *subject = NULL;
+    const void *data;
+    size_t len;
+    natsio_headers *hd = NULL;
+    napi_value result = NULL;
+    if (!get_opt_string(env, argv[1], &subject) || !get_bytes(env, argv[2], &data, &len) ||
+        !get_headers(env, argv[3], &hd))
+        goto out;
+    if (!subject) {
+        throw_status(env, NATSIO_ERR_NULL_ARGUMENT, "subject is required");
+        goto out;
+    }
+    natsio_request_many_options ro;
+    natsio_request_many_options_init(&ro);
+    ro.max_msgs = get_i64(env, argv[4], 0);
+    ro.stall_ms = get_i64(env, argv[5], 0);
+    ro.timeout_ms = get_i64(env, argv[6], 0);
+    natsio_replies *rep;
+    if (throw_if_failed(env, natsio_client_request_many(cw->client, subject, hd, data, len, &ro, &rep))) goto out;
+    result = feed_wrap(env, FEED_REPLIES, rep, cw);
+out:
+    free(subject);
+    natsio_headers_free(hd);
+    return result;
+}
+
+EXPORT(js_sub_unsubscribe_after) {
+    ARGS(2);
+    feed *f = get_feed(env, argv[0], FEED_SUB);
+    if (!f) return NULL;
+    int64_t n = get_i64(env, argv[1], 0);
+    throw_if_failed(env, natsio_sub_unsubscribe_after(f->handle, n < 0 ? 0 : (uint64_t)n));
+    return NULL;
+}
+
+/* subDrain(feed) -> Promise<void> */
+EXPORT(js_sub_drain) {
+    ARGS(1);
+    feed *f = get_feed(env, argv[0], FEED_SUB);
+    if (!f) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_sub_drain_async(f->handle, &tok);
+    return op_track(env, st, tok, R_NONE, NULL, NULL);
+}
+
+/* subInfo(feed) -> {sid, closed} */
+EXPORT(js_sub_info) {
+    ARGS(1);
+    feed *f = get_feed(env, argv[0], FEED_SUB);
+    if (!f) return NULL;
+    napi_value r, v;
+    napi_create_object(env, &r);
+    set_u64(env, r, "sid", natsio_sub_sid(f->handle));
+    napi_get_boolean(env, natsio_sub_is_closed(f->handle), &v);
+    napi_set_named_property(env, r, "closed", v);
+    return r;
+}

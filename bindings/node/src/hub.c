@@ -1,0 +1,274 @@
+/*
+ * The hub: how library threads reach JavaScript, one per Node environment
+ * (main thread or worker).
+ *
+ *   library thread (token completion, feed dispatcher, client events)
+ *       -> append an event to the hub's own list (short mutex)
+ *       -> ring the doorbell: napi_call_threadsafe_function, nonblocking,
+ *          on a tsfn whose queue holds ONE call
+ *   JS thread
+ *       -> the doorbell takes the whole list and handles every event in
+ *          one turn: settles the promises of completed operations, hands
+ *          feed items to JS in batches, emits client events.
+ *
+ * The doorbell never blocks and never loses an event: events travel on the
+ * hub's list, the tsfn only wakes the JS thread, and a wake-up that finds
+ * the doorbell already rung is redundant by construction.
+ *
+ * The doorbell is ref'ed (keeps the event loop alive) while the JS layer
+ * has open connections or operations are in flight. An environment cleanup
+ * hook closes clients and releases the tsfn; the hub is reference counted
+ * so that late library callbacks after teardown are harmless.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+hub *get_hub(napi_env env) {
+    void *data = NULL;
+    napi_get_instance_data(env, &data);
+    return data;
+}
+
+void hub_retain(hub *h) {
+    pthread_mutex_lock(&h->mu);
+    h->refs++;
+    pthread_mutex_unlock(&h->mu);
+}
+
+void hub_event_free(hub_event *e) {
+    if (e->op) op_free(e->op);
+    if (e->feed) feed_release(e->feed);
+    free(e->text);
+    free(e->subject);
+    free(e);
+}
+
+void hub_release(hub *h) {
+    pthread_mutex_lock(&h->mu);
+    int left = --h->refs;
+    pthread_mutex_unlock(&h->mu);
+    if (left) return;
+    hub_event *e = h->head;
+    while (e) {
+        hub_event *n = e->next;
+        hub_event_free(e);
+        e = n;
+    }
+    pthread_mutex_destroy(&h->mu);
+    free(h);
+}
+
+void hub_post(hub *h, hub_event *e) {
+    e->next = NULL;
+    pthread_mutex_lock(&h->mu);
+    if (!h->alive) {
+        pthread_mutex_unlock(&h->mu);
+        hub_event_free(e);
+        return;
+    }
+    if (h->tail)
+        h->tail->next = e;
+    else
+        h->head = e;
+    h->tail = e;
+    if (!h->rung) {
+        /* Under the mutex so that teardown cannot release the tsfn between
+         * the alive check and the call. A full queue means a wake-up is
+         * already on its way. */
+        if (napi_call_threadsafe_function(h->doorbell, NULL, napi_tsfn_nonblocking) == napi_ok) h->rung = true;
+    }
+    pthread_mutex_unlock(&h->mu);
+}
+
+void hub_update_ref(napi_env env, hub *h) {
+    bool want = h->alive && (h->js_active || h->pending > 0);
+    if (want == h->refed || !h->doorbell) return;
+    if (want)
+        napi_ref_threadsafe_function(env, h->doorbell);
+    else
+        napi_unref_threadsafe_function(env, h->doorbell);
+    h->refed = want;
+}
+
+void hub_dispatch(napi_env env, hub *h, uint32_t id, int kind, napi_value *args, size_t nargs) {
+    napi_value dispatch, argv[7], result;
+    if (!h->dispatch_fn || napi_get_reference_value(env, h->dispatch_fn, &dispatch) != napi_ok) return;
+    napi_create_uint32(env, id, &argv[0]);
+    napi_create_int32(env, kind, &argv[1]);
+    for (size_t i = 0; i < 5; i++) argv[i + 2] = i < nargs ? args[i] : undefined_value(env);
+    if (napi_call_function(env, undefined_value(env), dispatch, 7, argv, &result) == napi_pending_exception) {
+        /* A user callback threw: report it as Node does for any uncaught
+         * exception of an event callback. */
+        napi_value exc;
+        napi_get_and_clear_last_exception(env, &exc);
+        napi_fatal_exception(env, exc);
+    }
+}
+
+static void client_event_to_js(napi_env env, hub *h, hub_event *e) {
+    napi_value info, v, args[3];
+    napi_create_object(env, &info);
+    if (e->kind == HEV_ERROR) {
+        napi_create_string_utf8(env, e->text ? e->text : "", NAPI_AUTO_LENGTH, &v);
+        napi_set_named_property(env, info, "text", v);
+        napi_create_double(env, (double)e->sid, &v);
+        napi_set_named_property(env, info, "sid", v);
+        if (e->subject)
+            napi_create_string_utf8(env, e->subject, NAPI_AUTO_LENGTH, &v);
+        else
+            napi_get_null(env, &v);
+        napi_set_named_property(env, info, "subject", v);
+        args[0] = undefined_value(env);
+        args[1] = info;
+        args[2] = make_error(env, e->status, e->text);
+        hub_dispatch(env, h, e->target, EV_ERROR, args, 3);
+    } else {
+        napi_create_int32(env, e->conn_kind, &v);
+        napi_set_named_property(env, info, "kind", v);
+        napi_create_string_utf8(env, e->text ? e->text : "", NAPI_AUTO_LENGTH, &v);
+        napi_set_named_property(env, info, "text", v);
+        args[0] = undefined_value(env);
+        args[1] = info;
+        args[2] = e->status != NATSIO_OK ? make_error(env, e->status, e->text) : undefined_value(env);
+        hub_dispatch(env, h, e->target, EV_CONN, args, 3);
+    }
+}
+
+/* The doorbell: runs on the JS thread, handles every event posted so far. */
+static void doorbell_call_js(napi_env env, napi_value js_cb, void *context, void *data) {
+    (void)js_cb;
+    (void)data;
+    hub *h = context;
+    pthread_mutex_lock(&h->mu);
+    hub_event *e = h->head;
+    h->head = h->tail = NULL;
+    h->rung = false;
+    pthread_mutex_unlock(&h->mu);
+    if (env == NULL || !h->dispatch_fn) { /* the environment is going away */
+        while (e) {
+            hub_event *n = e->next;
+            hub_event_free(e);
+            e = n;
+        }
+        return;
+    }
+    while (e) {
+        hub_event *n = e->next;
+        napi_handle_scope scope;
+        napi_open_handle_scope(env, &scope);
+        switch (e->kind) {
+        case HEV_OP:
+            op_settle(env, e->op);
+            e->op = NULL; /* settled and freed */
+            break;
+        case HEV_FEED:
+            feed_process(env, e->feed);
+            break;
+        default:
+            client_event_to_js(env, h, e);
+            break;
+        }
+        napi_close_handle_scope(env, scope);
+        hub_event_free(e);
+        e = n;
+    }
+    hub_update_ref(env, h);
+}
+
+/* init(dispatch, makeError): the JS entry points. */
+EXPORT(js_init) {
+    ARGS(2);
+    hub *h = get_hub(env);
+    if (h->dispatch_fn) napi_delete_reference(env, h->dispatch_fn);
+    if (h->make_error_fn) napi_delete_reference(env, h->make_error_fn);
+    napi_create_reference(env, argv[0], 1, &h->dispatch_fn);
+    napi_create_reference(env, argv[1], 1, &h->make_error_fn);
+    return NULL;
+}
+
+/* setActive(bool): the JS layer has open connections. */
+EXPORT(js_set_active) {
+    ARGS(1);
+    hub *h = get_hub(env);
+    bool on = false;
+    napi_get_value_bool(env, argv[0], &on);
+    h->js_active = on;
+    hub_update_ref(env, h);
+    return NULL;
+}
+
+/* reportUncaught(error): a user callback of a message batch threw; reported
+ * as Node reports any uncaught exception of an event callback. */
+EXPORT(js_report_uncaught) {
+    ARGS(1);
+    napi_fatal_exception(env, argv[0]);
+    return NULL;
+}
+
+EXPORT(js_status_str) {
+    ARGS(1);
+    int32_t code = 0;
+    napi_value r;
+    napi_get_value_int32(env, argv[0], &code);
+    napi_create_string_utf8(env, natsio_status_str(code), NAPI_AUTO_LENGTH, &r);
+    return r;
+}
+
+EXPORT(js_version) {
+    (void)info;
+    napi_value r;
+    napi_create_string_utf8(env, natsio_version(), NAPI_AUTO_LENGTH, &r);
+    return r;
+}
+
+static void env_cleanup(void *arg) {
+    hub *h = arg;
+    /* From here on hub_post frees events, and the tsfn is never called again. */
+    pthread_mutex_lock(&h->mu);
+    h->alive = false;
+    napi_threadsafe_function tsfn = h->doorbell;
+    h->doorbell = NULL;
+    pthread_mutex_unlock(&h->mu);
+    /* No dispatcher may wait for this JS thread any more; then close every
+     * client (which waits for its callbacks), so no library thread keeps
+     * working for an environment that is gone. */
+    feeds_release_client(h, NULL);
+    for (client_wrap *c = h->clients; c; c = c->next) natsio_client_close(c->client);
+    if (tsfn) napi_release_threadsafe_function(tsfn, napi_tsfn_abort);
+    hub_release(h);
+}
+
+static void doorbell_finalize(napi_env env, void *data, void *hint) {
+    (void)env;
+    (void)hint;
+    hub_release(data);
+}
+
+static void hub_instance_finalize(napi_env env, void *data, void *hint) {
+    (void)hint;
+    hub *h = data;
+    if (h->dispatch_fn) napi_delete_reference(env, h->dispatch_fn);
+    if (h->make_error_fn) napi_delete_reference(env, h->make_error_fn);
+    h->dispatch_fn = h->make_error_fn = NULL;
+    hub_release(h);
+}
+
+void hub_module_init(napi_env env) {
+    hub *h = calloc(1, sizeof *h);
+    pthread_mutex_init(&h->mu, NULL);
+    h->refs = 3; /* the cleanup hook, the doorbell tsfn, the instance data */
+    h->alive = true;
+    napi_value name;
+    napi_create_string_utf8(env, "natsio.doorbell", NAPI_AUTO_LENGTH, &name);
+    if (napi_create_threadsafe_function(env, NULL, NULL, name, 1, 1, h, doorbell_finalize, h, doorbell_call_js,
+                                        &h->doorbell) != napi_ok) {
+        napi_throw_error(env, NULL, "natsio: could not create the thread-safe function");
+        free(h);
+        return;
+    }
+    napi_unref_threadsafe_function(env, h->doorbell);
+    napi_set_instance_data(env, h, hub_instance_finalize, NULL);
+    napi_add_env_cleanup_hook(env, env_cleanup, h);
+}

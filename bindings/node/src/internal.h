@@ -1,0 +1,326 @@
+/*
+ * natsio Node addon: shared declarations of its source files.
+ *
+ *   hub.c     the per-environment hub: one thread-safe function that wakes
+ *             the JS thread for everything library threads complete, the
+ *             event list, the event loop's ref count, module teardown
+ *   util.c    node-api helpers: arguments, errors, headers, conversions of
+ *             messages, entries and batches to JS values
+ *   op.c      operations: a promise settled from a completion token
+ *   client.c  connect (options), close, publish, request, flush, drain, rtt
+ *   feed.c    push-mode iterators (subscriptions, request-many replies,
+ *             consume, KV watch): delivery to JS in batches with backpressure
+ *   js.c      JetStream: contexts, streams, consumers, publish, pull, acks
+ *   kv.c      Key-Value buckets and watches
+ *   addon.c   module registration
+ *
+ * Threads: only the hub's event list, an operation's completion and a
+ * feed's queue are touched by library threads (each under its own mutex);
+ * everything else belongs to the JS thread. The addon starts no thread and
+ * queues no libuv threadpool work: every wait happens in the library.
+ */
+#ifndef NATSIO_NODE_INTERNAL_H
+#define NATSIO_NODE_INTERNAL_H
+
+#define NAPI_VERSION 8
+#include <node_api.h>
+
+#include <natsio.h>
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CHECK_NAPI(env, call)                                                  \
+    do {                                                                       \
+        if ((call) != napi_ok) {                                               \
+            napi_throw_error((env), NULL, "natsio addon: " #call " failed");   \
+            return NULL;                                                       \
+        }                                                                      \
+    } while (0)
+
+/* Reads up to N arguments into argv (missing ones undefined). */
+#define ARGS(N)                                                                \
+    size_t argc = (N);                                                         \
+    napi_value argv[(N) > 0 ? (N) : 1];                                        \
+    CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL))
+
+/* ------------------------------------------------------------------ */
+/* hub                                                                  */
+
+/* What the JS side's dispatch(id, kind, ...) receives. */
+enum {
+    EV_MSG = 1,   /* a batch of messages of a subscription or request-many */
+    EV_END = 2,   /* a feed ended: status, detail */
+    EV_ERROR = 4, /* the client's asynchronous error callback */
+    EV_CONN = 5,  /* a connection lifecycle event */
+    EV_ITEMS = 6, /* an array of consumed messages or watch entries */
+};
+
+/* Kinds of events on the hub's list (internal). */
+enum { HEV_OP = 1, HEV_FEED = 2, HEV_ERROR = 3, HEV_CONN = 4 };
+
+struct op;
+struct feed;
+struct client_wrap;
+
+typedef struct hub_event {
+    struct hub_event *next;
+    int kind;
+    struct op *op;     /* HEV_OP: a completed operation */
+    struct feed *feed; /* HEV_FEED: a feed with items or its end to deliver */
+    uint32_t target;   /* HEV_ERROR / HEV_CONN: the connection's JS id */
+    int32_t status;
+    int32_t conn_kind;
+    char *text;
+    char *subject;
+    uint64_t sid;
+} hub_event;
+
+typedef struct hub {
+    pthread_mutex_t mu;
+    int refs;   /* env cleanup hook, doorbell tsfn, instance data, and one per
+                   callback registration that may still post */
+    bool alive; /* false once the environment is torn down */
+    napi_threadsafe_function doorbell;
+    bool rung;
+    hub_event *head, *tail;
+    /* JS thread only from here on */
+    napi_ref dispatch_fn;
+    napi_ref make_error_fn;
+    bool js_active;  /* the JS layer has open connections */
+    int64_t pending; /* operations in flight (each keeps the loop alive) */
+    bool refed;
+    struct client_wrap *clients; /* live clients, for teardown */
+    struct feed *feeds;          /* live feeds, for teardown and close */
+} hub;
+
+hub *get_hub(napi_env env);
+void hub_retain(hub *h);
+void hub_release(hub *h);
+/* Appends an event and rings the doorbell; from any thread, never blocks
+ * beyond the hub mutex. After teardown the event is freed instead. */
+void hub_post(hub *h, hub_event *e);
+void hub_event_free(hub_event *e);
+/* Keeps the event loop alive while connections are open or operations are
+ * in flight (JS thread). */
+void hub_update_ref(napi_env env, hub *h);
+/* Calls the JS dispatch(id, kind, a, b, c, d, e); reports a thrown
+ * exception as uncaught. JS thread. */
+void hub_dispatch(napi_env env, hub *h, uint32_t id, int kind, napi_value *args, size_t nargs);
+
+/* ------------------------------------------------------------------ */
+/* util                                                                 */
+
+char *dup_str(const char *s);
+napi_value make_error(napi_env env, int32_t status, const char *detail);
+void throw_status(napi_env env, int32_t status, const char *detail);
+bool throw_if_failed(napi_env env, int32_t status);
+bool exception_pending(napi_env env);
+bool get_opt_string(napi_env env, napi_value v, char **out);
+bool get_req_string(napi_env env, napi_value v, const char *what, char **out);
+int64_t get_i64(napi_env env, napi_value v, int64_t dflt);
+bool get_u64(napi_env env, napi_value v, const char *what, uint64_t *out, bool *present);
+bool get_opt_bool(napi_env env, napi_value v, bool *out);
+bool opt_flag(napi_env env, napi_value obj, const char *name);
+bool is_object(napi_env env, napi_value v);
+napi_value prop(napi_env env, napi_value obj, const char *name);
+bool get_bytes(napi_env env, napi_value v, const void **data, size_t *len);
+bool get_headers(napi_env env, napi_value v, natsio_headers **out);
+/* A JS array of strings into a malloc'ed char* array (free with
+ * free_strings); null/undefined: none. */
+bool get_string_array(napi_env env, napi_value v, const char *what, char ***out, size_t *n);
+void free_strings(char **s, size_t n);
+napi_value headers_to_js(napi_env env, const natsio_headers *hd);
+napi_value msg_to_js(napi_env env, const natsio_msg *m);
+void set_u64(napi_env env, napi_value obj, const char *name, uint64_t v);
+napi_value string_list_to_js(napi_env env, const natsio_string_list *l);
+napi_value iter_stats_to_js(napi_env env, const natsio_iter_stats *s);
+napi_value pub_ack_to_js(napi_env env, const natsio_pub_ack *ack);
+napi_value kv_entry_to_js(napi_env env, const natsio_kv_entry *e);
+napi_value stored_msg_to_js(napi_env env, const natsio_stored_msg *m);
+napi_value undefined_value(napi_env env);
+
+/* A batch of messages for ONE JS call (see batch_to_js in util.c). */
+enum { META_INTS = 4 };
+void batch_to_js(napi_env env, void *const *msgs, uint32_t n, napi_value out[4]);
+
+/* ------------------------------------------------------------------ */
+/* clients                                                              */
+
+typedef struct client_wrap {
+    natsio_client *client;
+    hub *hub;
+    int refs; /* the JS external, and every JetStream/KV handle and feed made
+                 from it (JS thread only) */
+    bool finalized;
+    struct client_wrap *prev, *next; /* in hub->clients while the external lives */
+} client_wrap;
+
+client_wrap *get_client(napi_env env, napi_value v);
+void client_retain(client_wrap *cw);
+void client_release(client_wrap *cw);
+/* Wraps a connected client (takes it over): the JS external. */
+napi_value client_wrap_new(napi_env env, natsio_client *c);
+
+/* ------------------------------------------------------------------ */
+/* JetStream handles (contexts, buckets, consumed messages)            */
+
+enum { JSH_JS = 1, JSH_KV = 2, JSH_MSG = 3 };
+
+typedef struct js_handle {
+    int kind;
+    natsio_js *js;
+    natsio_kv *kv;
+    natsio_msg *msg;
+    client_wrap *cw; /* JSH_JS / JSH_KV: what feeds made from it belong to */
+    int inflight;    /* operations in flight (JS thread only) */
+    bool closed;     /* close() ran: no new calls */
+    bool finalized;  /* the external is gone */
+} js_handle;
+
+js_handle *get_jsh(napi_env env, napi_value v, int kind);
+napi_value jsh_wrap(napi_env env, int kind, natsio_js *js, natsio_kv *kv, natsio_msg *msg, client_wrap *cw);
+void jsh_release_op(js_handle *h);
+/* [handle, subject, reply|null, data, flatHeaders|null] for an owned
+ * message; the handle takes `m` over (also on failure). */
+napi_value js_msg_to_js(napi_env env, natsio_msg *m);
+
+/* ------------------------------------------------------------------ */
+/* operations: a promise settled from a token                           */
+
+/* How a completed token's result becomes a JS value. */
+enum {
+    R_NONE = 0,      /* undefined */
+    R_MSG,           /* msg_to_js (a request's reply) */
+    R_JS_MSG,        /* js_msg_to_js (a pull consumer's message) */
+    R_STRING,        /* a string (JSON of an info) */
+    R_U64,           /* a number */
+    R_PUB_ACK,       /* {stream, seq, duplicate, domain?} */
+    R_KV,            /* a KV handle */
+    R_KV_ENTRY,      /* kv_entry_to_js */
+    R_STORED_MSG,    /* stored_msg_to_js */
+    R_MSG_LIST,      /* array of js_msg_to_js (fetch) */
+    R_KV_ENTRY_LIST, /* array of kv_entry_to_js */
+    R_STRING_LIST,   /* array of strings */
+    R_CLIENT,        /* a client external */
+    R_JS_MESSAGES,   /* a consume feed (not started) */
+    R_KV_WATCHER,    /* a watch feed (not started) */
+    R_RTT,           /* microseconds between start and completion */
+    R_CLOSE,         /* undefined; CONNECTION_CLOSED counts as success */
+};
+
+typedef struct op {
+    hub *hub;
+    natsio_token *token;
+    napi_deferred deferred;
+    int result;
+    js_handle *h;      /* counted in h->inflight until settled (may be NULL) */
+    client_wrap *cw;   /* retained until settled (may be NULL) */
+    int64_t t0_ns;     /* R_RTT: start */
+    int64_t elapsed_us; /* R_RTT: set on completion */
+} op;
+
+/* Starts tracking `tok` (from an _async call that returned `st`): returns
+ * the promise, settled on the JS thread when the token completes. On a
+ * failed `st` the promise is rejected at once with its error (detail from
+ * natsio_last_error). `h` and `cw` are kept until settled. */
+napi_value op_track(napi_env env, int32_t st, natsio_token *tok, int result, js_handle *h, client_wrap *cw);
+/* Settles a completed operation (JS thread) and frees it. */
+void op_settle(napi_env env, op *o);
+void op_free(op *o);
+int64_t now_ns(void);
+
+/* ------------------------------------------------------------------ */
+/* feeds                                                                */
+
+enum { FEED_SUB = 1, FEED_REPLIES = 2, FEED_CONSUME = 3, FEED_WATCH = 4 };
+
+napi_value feed_wrap(napi_env env, int kind, void *handle, client_wrap *cw);
+/* Sets stopping on every feed of `cw` (or of all clients when NULL) so no
+ * dispatcher waits for JS any more: called before a close. JS thread. */
+void feeds_release_client(hub *h, client_wrap *cw);
+void feed_process(napi_env env, struct feed *f);
+void feed_release(struct feed *f);
+
+/* ------------------------------------------------------------------ */
+/* exported functions (registered in addon.c)                           */
+
+#define EXPORT(name) napi_value name(napi_env env, napi_callback_info info)
+
+/* client.c */
+EXPORT(js_connect);
+EXPORT(js_close);
+EXPORT(js_publish);
+EXPORT(js_request);
+EXPORT(js_flush);
+EXPORT(js_drain);
+EXPORT(js_rtt);
+EXPORT(js_status);
+EXPORT(js_max_payload);
+EXPORT(js_server_info);
+EXPORT(js_connected_url);
+EXPORT(js_new_inbox);
+EXPORT(js_servers);
+EXPORT(js_force_reconnect);
+EXPORT(js_stats);
+
+/* feed.c */
+EXPORT(js_subscribe);
+EXPORT(js_request_many);
+EXPORT(js_feed_start);
+EXPORT(js_feed_credit);
+EXPORT(js_feed_stop);
+EXPORT(js_feed_stats);
+EXPORT(js_sub_unsubscribe_after);
+EXPORT(js_sub_drain);
+EXPORT(js_sub_info);
+
+/* js.c */
+EXPORT(js_jetstream);
+EXPORT(js_jsh_close);
+EXPORT(js_js_publish);
+EXPORT(js_js_publish_async);
+EXPORT(js_js_publish_async_complete);
+EXPORT(js_js_publish_async_pending);
+EXPORT(js_js_account_info);
+EXPORT(js_js_stream_put);
+EXPORT(js_js_stream_info);
+EXPORT(js_js_stream_delete);
+EXPORT(js_js_stream_purge);
+EXPORT(js_js_stream_names);
+EXPORT(js_js_stream_get_msg);
+EXPORT(js_js_stream_delete_msg);
+EXPORT(js_js_consumer_put);
+EXPORT(js_js_consumer_info);
+EXPORT(js_js_consumer_delete);
+EXPORT(js_js_consumer_names);
+EXPORT(js_js_fetch);
+EXPORT(js_js_next);
+EXPORT(js_js_consume);
+EXPORT(js_msg_ack);
+EXPORT(js_msg_ack_sync);
+EXPORT(js_msg_metadata);
+
+/* kv.c */
+EXPORT(js_kv_open);
+EXPORT(js_kv_delete_bucket);
+EXPORT(js_kv_bucket);
+EXPORT(js_kv_put);
+EXPORT(js_kv_get);
+EXPORT(js_kv_delete);
+EXPORT(js_kv_status);
+EXPORT(js_kv_keys);
+EXPORT(js_kv_history);
+EXPORT(js_kv_watch);
+
+/* hub.c */
+EXPORT(js_init);
+EXPORT(js_set_active);
+EXPORT(js_report_uncaught);
+EXPORT(js_status_str);
+EXPORT(js_version);
+void hub_module_init(napi_env env);
+
+#endif

@@ -1,0 +1,548 @@
+/*
+ * JetStream: contexts, streams, consumers, publish, pull consumers, acks.
+ *
+ * Handles: a JetStream context, a bound KV bucket or a consumed message
+ * (JsMsg, an owned natsio_msg) is a js_handle behind a type-tagged
+ * external. Its C handle is freed once the JS side closed it (close() or
+ * the finalizer) and no operation started on it is in flight, the struct
+ * once the external is finalized too. So close() is deterministic, a second
+ * close() does nothing, a call after close() fails with ILLEGAL_STATE, and a
+ * late ack never touches a freed message.
+ *
+ * Every call that waits on the server is its `_async` form and a promise
+ * (op.c); argument errors throw here, which the async JS wrappers turn
+ * into rejections.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const napi_type_tag JS_HANDLE_TAG = {0x6e617473696f4a53ULL, 0x68616e646c653032ULL};
+
+static void jsh_maybe_free(js_handle *h) {
+    if (h->inflight > 0) return;
+    if (h->closed || h->finalized) {
+        natsio_js_free(h->js);
+        natsio_kv_free(h->kv);
+        natsio_msg_free(h->msg);
+        h->js = NULL;
+        h->kv = NULL;
+        h->msg = NULL;
+        if (h->cw) client_release(h->cw);
+        h->cw = NULL;
+    }
+    if (h->finalized) free(h);
+}
+
+void jsh_release_op(js_handle *h) {
+    h->inflight--;
+    jsh_maybe_free(h);
+}
+
+static void jsh_finalize(napi_env env, void *data, void *hint) {
+    (void)env;
+    (void)hint;
+    js_handle *h = data;
+    h->finalized = true;
+    jsh_maybe_free(h);
+}
+
+napi_value jsh_wrap(napi_env env, int kind, natsio_js *js, natsio_kv *kv, natsio_msg *msg, client_wrap *cw) {
+    js_handle *h = calloc(1, sizeof *h);
+    if (!h) {
+        natsio_js_free(js);
+        natsio_kv_free(kv);
+        natsio_msg_free(msg);
+        throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
+        return NULL;
+    }
+    h->kind = kind;
+    h->js = js;
+    h->kv = kv;
+    h->msg = msg;
+    h->cw = cw;
+    if (cw) client_retain(cw);
+    napi_value ext;
+    if (napi_create_external(env, h, jsh_finalize, NULL, &ext) != napi_ok) {
+        h->finalized = true;
+        jsh_maybe_free(h);
+        napi_throw_error(env, NULL, "natsio addon: napi_create_external failed");
+        return NULL;
+    }
+    napi_type_tag_object(env, ext, &JS_HANDLE_TAG);
+    return ext;
+}
+
+js_handle *get_jsh(napi_env env, napi_value v, int kind) {
+    static const char *const not_a[] = {"", "not a natsio JetStream handle", "not a natsio KV handle",
+                                        "not a natsio JetStream message"};
+    static const char *const closed[] = {"", "the JetStream context is closed", "the KV bucket handle is closed",
+                                         "the JetStream message is released"};
+    bool tagged = false;
+    void *p = NULL;
+    if (!v || napi_check_object_type_tag(env, v, &JS_HANDLE_TAG, &tagged) != napi_ok || !tagged ||
+        napi_get_value_external(env, v, &p) != napi_ok || !p || ((js_handle *)p)->kind != kind) {
+        napi_throw_type_error(env, NULL, not_a[kind]);
+        return NULL;
+    }
+    js_handle *h = p;
+    if (h->closed) {
+        throw_status(env, NATSIO_ERR_ILLEGAL_STATE, closed[kind]);
+        return NULL;
+    }
+    return h;
+}
+
+napi_value js_msg_to_js(napi_env env, natsio_msg *m) {
+    napi_value arr, v;
+    napi_value ext = jsh_wrap(env, JSH_MSG, NULL, NULL, m, NULL);
+    if (!ext) return NULL;
+    napi_create_array_with_length(env, 5, &arr);
+    napi_set_element(env, arr, 0, ext);
+    napi_create_string_utf8(env, natsio_msg_subject(m), NAPI_AUTO_LENGTH, &v);
+    napi_set_element(env, arr, 1, v);
+    const char *reply = natsio_msg_reply(m);
+    if (reply)
+        napi_create_string_utf8(env, reply, NAPI_AUTO_LENGTH, &v);
+    else
+        napi_get_null(env, &v);
+    napi_set_element(env, arr, 2, v);
+    void *copy;
+    napi_create_buffer_copy(env, natsio_msg_data_len(m), natsio_msg_data(m), &copy, &v);
+    napi_set_element(env, arr, 3, v);
+    napi_set_element(env, arr, 4, headers_to_js(env, natsio_msg_headers(m)));
+    return arr;
+}
+
+/* jetstream(client, {domain, apiPrefix, timeout, publishAsyncMaxPending,
+ * publishAsyncStallWait, publishAsyncTimeout}) -> external. Sends nothing. */
+EXPORT(js_jetstream) {
+    ARGS(2);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    char *domain = NULL, *prefix = NULL;
+    napi_value result = NULL;
+    if (get_opt_string(env, prop(env, argv[1], "domain"), &domain) &&
+        get_opt_string(env, prop(env, argv[1], "apiPrefix"), &prefix)) {
+        natsio_js_options o;
+        natsio_js_options_init(&o);
+        o.domain = domain;
+        o.api_prefix = prefix;
+        o.timeout_ms = get_i64(env, prop(env, argv[1], "timeout"), 0);
+        o.publish_async_max_pending = get_i64(env, prop(env, argv[1], "publishAsyncMaxPending"), 0);
+        o.publish_async_stall_wait_ms = get_i64(env, prop(env, argv[1], "publishAsyncStallWait"), 0);
+        o.publish_async_timeout_ms = get_i64(env, prop(env, argv[1], "publishAsyncTimeout"), 0);
+        natsio_js *js;
+        if (!throw_if_failed(env, natsio_client_jetstream(cw->client, &o, &js)))
+            result = jsh_wrap(env, JSH_JS, js, NULL, NULL, cw);
+    }
+    free(domain);
+    free(prefix);
+    return result;
+}
+
+/* jsClose(js) / kvClose(kv): frees the C handle once no operation uses it.
+ * Closing twice is fine. */
+EXPORT(js_jsh_close) {
+    ARGS(1);
+    bool tagged = false;
+    void *p = NULL;
+    if (napi_check_object_type_tag(env, argv[0], &JS_HANDLE_TAG, &tagged) != napi_ok || !tagged ||
+        napi_get_value_external(env, argv[0], &p) != napi_ok || !p) {
+        napi_throw_type_error(env, NULL, "not a natsio JetStream or KV handle");
+        return NULL;
+    }
+    js_handle *h = p;
+    h->closed = true;
+    jsh_maybe_free(h);
+    return NULL;
+}
+
+/* Options of one publish, read from the flat object index.js builds. */
+typedef struct pub_opts {
+    natsio_headers *hd;
+    char *msg_id, *exp_stream, *exp_subj_subject, *exp_last_msg_id;
+    uint64_t last_seq, last_subj_seq;
+    bool has_last_seq, has_last_subj_seq;
+    natsio_js_publish_options c;
+} pub_opts;
+
+static void pub_opts_free(pub_opts *o) {
+    natsio_headers_free(o->hd);
+    free(o->msg_id);
+    free(o->exp_stream);
+    free(o->exp_subj_subject);
+    free(o->exp_last_msg_id);
+}
+
+/* headers (flat array), msgId, expectStream, expectLastSequence,
+ * expectLastSubjectSequence, expectLastSubjectSequenceSubject,
+ * expectLastMsgId, ttl (s), timeout (ms). False with a pending exception. */
+static bool read_pub_opts(napi_env env, napi_value v, pub_opts *o) {
+    memset(o, 0, sizeof *o);
+    natsio_js_publish_options_init(&o->c);
+    if (!is_object(env, v)) return true;
+    if (!get_headers(env, prop(env, v, "headers"), &o->hd) ||
+        !get_opt_string(env, prop(env, v, "msgId"), &o->msg_id) ||
+        !get_opt_string(env, prop(env, v, "expectStream"), &o->exp_stream) ||
+        !get_opt_string(env, prop(env, v, "expectLastSubjectSequenceSubject"), &o->exp_subj_subject) ||
+        !get_opt_string(env, prop(env, v, "expectLastMsgId"), &o->exp_last_msg_id) ||
+        !get_u64(env, prop(env, v, "expectLastSequence"), "expect.lastSequence", &o->last_seq, &o->has_last_seq) ||
+        !get_u64(env, prop(env, v, "expectLastSubjectSequence"), "expect.lastSubjectSequence", &o->last_subj_seq,
+                 &o->has_last_subj_seq)) {
+        pub_opts_free(o);
+        return false;
+    }
+    o->c.headers = o->hd;
+    o->c.msg_id = o->msg_id;
+    o->c.expected_stream = o->exp_stream;
+    o->c.expected_last_seq = o->has_last_seq ? &o->last_seq : NULL;
+    o->c.expected_last_subject_seq = o->has_last_subj_seq ? &o->last_subj_seq : NULL;
+    o->c.expected_last_subject_seq_subject = o->exp_subj_subject;
+    o->c.expected_last_msg_id = o->exp_last_msg_id;
+    o->c.ttl_s = get_i64(env, prop(env, v, "ttl"), 0);
+    o->c.timeout_ms = get_i64(env, prop(env, v, "timeout"), 0);
+    return true;
+}
+
+/* jsPublish(js, subject, data, opts) -> Promise<PubAck>: the ack's wait is
+ * the async publish's, so the synchronous publish is a publish_async with
+ * the context's (or opts.timeout) timeout. */
+static napi_value publish(napi_env env, napi_callback_info info, bool sync) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    char *subject = NULL;
+    const void *data;
+    size_t len;
+    pub_opts po;
+    napi_value promise = NULL;
+    if (!get_req_string(env, argv[1], "subject", &subject)) return NULL;
+    if (get_bytes(env, argv[2], &data, &len) && read_pub_opts(env, argv[3], &po)) {
+        (void)sync;
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_publish_async(h->js, subject, data, len, &po.c, &tok);
+        promise = op_track(env, st, tok, R_PUB_ACK, h, NULL);
+        pub_opts_free(&po);
+    }
+    free(subject);
+    return promise;
+}
+
+EXPORT(js_js_publish) { return publish(env, info, true); }
+
+/* jsPublishAsync(js, subject, data, opts) -> Promise<PubAck>. index.js
+ * calls it only when the window has room, so it never stalls here. */
+EXPORT(js_js_publish_async) { return publish(env, info, false); }
+
+/* jsPublishAsyncComplete(js, timeoutMs) -> Promise<void> */
+EXPORT(js_js_publish_async_complete) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    natsio_token *tok = NULL;
+    int64_t ms = get_i64(env, argv[1], NATSIO_TIMEOUT_DEFAULT);
+    int32_t st = natsio_js_publish_async_complete_async(h->js, ms, &tok);
+    return op_track(env, st, tok, R_NONE, h, NULL);
+}
+
+/* jsPublishAsyncPending(js) -> number (never blocks) */
+EXPORT(js_js_publish_async_pending) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value r;
+    napi_create_double(env, (double)natsio_js_publish_async_pending(h->js), &r);
+    return r;
+}
+
+/* jsAccountInfo(js) -> Promise<string JSON> */
+EXPORT(js_js_account_info) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_js_account_info_async(h->js, &tok);
+    return op_track(env, st, tok, R_STRING, h, NULL);
+}
+
+/* jsStreamPut(js, action (natsio_create_action), configJson) -> Promise<string> */
+EXPORT(js_js_stream_put) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    char *cfg = NULL;
+    if (!get_req_string(env, argv[2], "stream config", &cfg)) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_js_stream_create_async(h->js, cfg, (int32_t)get_i64(env, argv[1], 0), &tok);
+    free(cfg);
+    return op_track(env, st, tok, R_STRING, h, NULL);
+}
+
+/* (js, name) calls */
+static napi_value js_name_call(napi_env env, napi_callback_info info, const char *what,
+                               natsio_status (*call)(const natsio_js *, const char *, natsio_token **), int result) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    char *name = NULL;
+    if (!get_req_string(env, argv[1], what, &name)) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = call(h->js, name, &tok);
+    free(name);
+    return op_track(env, st, tok, result, h, NULL);
+}
+
+EXPORT(js_js_stream_info) { return js_name_call(env, info, "stream name", natsio_js_stream_info_async, R_STRING); }
+EXPORT(js_js_stream_delete) { return js_name_call(env, info, "stream name", natsio_js_stream_delete_async, R_NONE); }
+EXPORT(js_js_consumer_names) {
+    return js_name_call(env, info, "stream name", natsio_js_consumer_names_async, R_STRING_LIST);
+}
+EXPORT(js_kv_delete_bucket) { return js_name_call(env, info, "bucket", natsio_js_kv_delete_async, R_NONE); }
+
+/* jsStreamPurge(js, name, optionsJson|null) -> Promise<number purged> */
+EXPORT(js_js_stream_purge) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    char *name = NULL, *opts = NULL;
+    napi_value promise = NULL;
+    if (get_req_string(env, argv[1], "stream name", &name) && get_opt_string(env, argv[2], &opts)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_purge_async(h->js, name, opts, &tok);
+        promise = op_track(env, st, tok, R_U64, h, NULL);
+    }
+    free(name);
+    free(opts);
+    return promise;
+}
+
+/* jsStreamNames(js, subject|null) -> Promise<string[]> */
+EXPORT(js_js_stream_names) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    char *subject = NULL;
+    if (!get_opt_string(env, argv[1], &subject)) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_js_stream_names_async(h->js, subject, &tok);
+    free(subject);
+    return op_track(env, st, tok, R_STRING_LIST, h, NULL);
+}
+
+/* jsStreamGetMsg(js, stream, seq, lastBySubject|null) -> Promise<array> */
+EXPORT(js_js_stream_get_msg) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    char *stream = NULL, *last = NULL;
+    uint64_t seq = 0;
+    bool has_seq = false;
+    napi_value promise = NULL;
+    if (get_req_string(env, argv[1], "stream name", &stream) && get_u64(env, argv[2], "seq", &seq, &has_seq) &&
+        get_opt_string(env, argv[3], &last)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_get_msg_async(h->js, stream, seq, last, &tok);
+        promise = op_track(env, st, tok, R_STORED_MSG, h, NULL);
+    }
+    free(stream);
+    free(last);
+    return promise;
+}
+
+/* jsStreamDeleteMsg(js, stream, seq, erase) -> Promise<void> */
+EXPORT(js_js_stream_delete_msg) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    char *stream = NULL;
+    uint64_t seq = 0;
+    bool has_seq = false, erase = false;
+    napi_value promise = NULL;
+    if (get_req_string(env, argv[1], "stream name", &stream) && get_u64(env, argv[2], "seq", &seq, &has_seq)) {
+        if (!has_seq) {
+            napi_throw_type_error(env, NULL, "seq must be a non-negative integer");
+        } else {
+            napi_get_value_bool(env, argv[3], &erase);
+            natsio_token *tok = NULL;
+            int32_t st = natsio_js_stream_delete_msg_async(h->js, stream, seq, erase, &tok);
+            promise = op_track(env, st, tok, R_NONE, h, NULL);
+        }
+    }
+    free(stream);
+    return promise;
+}
+
+/* jsConsumerPut(js, action, stream, configJson) -> Promise<string> */
+EXPORT(js_js_consumer_put) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    char *stream = NULL, *cfg = NULL;
+    napi_value promise = NULL;
+    if (get_req_string(env, argv[2], "stream name", &stream) && get_req_string(env, argv[3], "consumer config", &cfg)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consumer_create_async(h->js, stream, cfg, (int32_t)get_i64(env, argv[1], 0), &tok);
+        promise = op_track(env, st, tok, R_STRING, h, NULL);
+    }
+    free(stream);
+    free(cfg);
+    return promise;
+}
+
+/* The start of (js, stream, consumer, ...) calls. */
+static js_handle *consumer_args(napi_env env, napi_value *argv, char **stream, char **consumer) {
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    if (!get_req_string(env, argv[1], "stream name", stream)) return NULL;
+    if (!get_req_string(env, argv[2], "consumer name", consumer)) {
+        free(*stream);
+        *stream = NULL;
+        return NULL;
+    }
+    return h;
+}
+
+static napi_value consumer_call(napi_env env, napi_callback_info info,
+                                natsio_status (*call)(const natsio_js *, const char *, const char *, natsio_token **),
+                                int result) {
+    ARGS(3);
+    char *stream = NULL, *consumer = NULL;
+    js_handle *h = consumer_args(env, argv, &stream, &consumer);
+    if (!h) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = call(h->js, stream, consumer, &tok);
+    free(stream);
+    free(consumer);
+    return op_track(env, st, tok, result, h, NULL);
+}
+
+EXPORT(js_js_consumer_info) { return consumer_call(env, info, natsio_js_consumer_info_async, R_STRING); }
+EXPORT(js_js_consumer_delete) { return consumer_call(env, info, natsio_js_consumer_delete_async, R_NONE); }
+
+/* jsFetch(js, stream, consumer, {maxMessages, maxBytes, expires, noWait,
+ * heartbeat}) -> Promise<array of messages> */
+EXPORT(js_js_fetch) {
+    ARGS(4);
+    char *stream = NULL, *consumer = NULL;
+    js_handle *h = consumer_args(env, argv, &stream, &consumer);
+    if (!h) return NULL;
+    natsio_fetch_options fo;
+    natsio_fetch_options_init(&fo);
+    if (argc > 3 && is_object(env, argv[3])) {
+        fo.max_messages = get_i64(env, prop(env, argv[3], "maxMessages"), 0);
+        fo.max_bytes = get_i64(env, prop(env, argv[3], "maxBytes"), 0);
+        fo.expires_ms = get_i64(env, prop(env, argv[3], "expires"), 0);
+        fo.idle_heartbeat_ms = get_i64(env, prop(env, argv[3], "heartbeat"), 0);
+        fo.no_wait = opt_flag(env, argv[3], "noWait");
+    }
+    natsio_token *tok = NULL;
+    int32_t st = natsio_js_fetch_async(h->js, stream, consumer, &fo, &tok);
+    free(stream);
+    free(consumer);
+    return op_track(env, st, tok, R_MSG_LIST, h, NULL);
+}
+
+/* jsNext(js, stream, consumer, timeoutMs) -> Promise<message> */
+EXPORT(js_js_next) {
+    ARGS(4);
+    char *stream = NULL, *consumer = NULL;
+    js_handle *h = consumer_args(env, argv, &stream, &consumer);
+    if (!h) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_js_next_async(h->js, stream, consumer, get_i64(env, argv[3], NATSIO_TIMEOUT_DEFAULT), &tok);
+    free(stream);
+    free(consumer);
+    return op_track(env, st, tok, R_JS_MSG, h, NULL);
+}
+
+/* jsConsume(js, stream, consumer, {maxMessages, expires, heartbeat}) ->
+ * Promise<feed> (started by the JS layer) */
+EXPORT(js_js_consume) {
+    ARGS(4);
+    char *stream = NULL, *consumer = NULL;
+    js_handle *h = consumer_args(env, argv, &stream, &consumer);
+    if (!h) return NULL;
+    natsio_consume_options co;
+    natsio_consume_options_init(&co);
+    if (argc > 3 && is_object(env, argv[3])) {
+        co.max_messages = get_i64(env, prop(env, argv[3], "maxMessages"), 0);
+        co.expires_ms = get_i64(env, prop(env, argv[3], "expires"), 0);
+        co.idle_heartbeat_ms = get_i64(env, prop(env, argv[3], "heartbeat"), 0);
+    }
+    natsio_token *tok = NULL;
+    int32_t st = natsio_js_consume_async(h->js, stream, consumer, &co, &tok);
+    free(stream);
+    free(consumer);
+    return op_track(env, st, tok, R_JS_MESSAGES, h, h->cw);
+}
+
+enum { ACK_ACK = 0, ACK_NAK = 1, ACK_TERM = 2, ACK_WPI = 3 };
+
+/* jsMsgAck(msg, kind, arg): ack (0), nak (1, arg = delay ms), term (2,
+ * arg = reason|null), in progress (3). Only buffers: runs here, throws. */
+EXPORT(js_msg_ack) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_MSG);
+    if (!h) return NULL;
+    int32_t kind = 0;
+    napi_get_value_int32(env, argv[1], &kind);
+    int32_t st;
+    switch (kind) {
+    case ACK_ACK: st = natsio_msg_ack(h->msg); break;
+    case ACK_NAK: st = natsio_msg_nak(h->msg, get_i64(env, argv[2], 0)); break;
+    case ACK_TERM: {
+        char *reason = NULL;
+        if (!get_opt_string(env, argv[2], &reason)) return NULL;
+        st = natsio_msg_term(h->msg, reason);
+        free(reason);
+        break;
+    }
+    default: st = natsio_msg_in_progress(h->msg); break;
+    }
+    throw_if_failed(env, st);
+    return NULL;
+}
+
+/* jsMsgAckSync(msg, timeoutMs) -> Promise<void> */
+EXPORT(js_msg_ack_sync) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_MSG);
+    if (!h) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_msg_ack_sync_async(h->msg, get_i64(env, argv[1], NATSIO_TIMEOUT_DEFAULT), &tok);
+    return op_track(env, st, tok, R_NONE, h, NULL);
+}
+
+/* jsMsgMetadata(msg) -> [stream, consumer, domain|null, delivered,
+ * streamSeq, consumerSeq, timestampNs (bigint), pending] */
+EXPORT(js_msg_metadata) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_MSG);
+    if (!h) return NULL;
+    natsio_js_msg_metadata md;
+    if (throw_if_failed(env, natsio_msg_js_metadata(h->msg, &md))) return NULL;
+    napi_value arr, v;
+    napi_create_array_with_length(env, 8, &arr);
+    napi_create_string_utf8(env, md.stream, md.stream_len, &v);
+    napi_set_element(env, arr, 0, v);
+    napi_create_string_utf8(env, md.consumer, md.consumer_len, &v);
+    napi_set_element(env, arr, 1, v);
+    if (md.domain)
+        napi_create_string_utf8(env, md.domain, md.domain_len, &v);
+    else
+        napi_get_null(env, &v);
+    napi_set_element(env, arr, 2, v);
+    napi_create_double(env, (double)md.num_delivered, &v);
+    napi_set_element(env, arr, 3, v);
+    napi_create_double(env, (double)md.stream_seq, &v);
+    napi_set_element(env, arr, 4, v);
+    napi_create_double(env, (double)md.consumer_seq, &v);
+    napi_set_element(env, arr, 5, v);
+    napi_create_bigint_int64(env, md.timestamp_ns, &v);
+    napi_set_element(env, arr, 6, v);
+    napi_create_double(env, (double)md.num_pending, &v);
+    napi_set_element(env, arr, 7, v);
+    return arr;
+}

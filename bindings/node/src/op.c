@@ -1,0 +1,234 @@
+/*
+ * Operations: every call that waits on the server is its C `_async` form,
+ * called on the JS thread, plus a promise. The token's completion callback
+ * runs on a library thread and only posts the operation to the hub; the JS
+ * thread then reads the typed result off the token and settles the promise.
+ * Nothing waits anywhere but in the library, so any number of operations
+ * can be in flight without a thread each.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void op_free(op *o) {
+    /* A pending operation only reaches here at teardown (its event was
+     * dropped); the token is complete by then, so freeing it is final. */
+    natsio_token_free(o->token);
+    free(o);
+}
+
+/* Library thread: the token completed. */
+static void on_complete(void *user_data, natsio_token *token) {
+    op *o = user_data;
+    (void)token;
+    if (o->result == R_RTT) o->elapsed_us = (now_ns() - o->t0_ns) / 1000;
+    hub_event *e = calloc(1, sizeof *e);
+    if (!e) return; /* cannot happen in practice; the promise would hang */
+    e->kind = HEV_OP;
+    e->op = o;
+    hub *h = o->hub;
+    hub_post(h, e);
+    /* The op itself is freed by op_settle (or with the event at teardown);
+     * the hub reference of the registration goes with the callback. */
+    hub_release(h);
+}
+
+static void reject_now(napi_env env, napi_deferred d, int32_t st, const char *detail) {
+    napi_reject_deferred(env, d, make_error(env, st, detail));
+}
+
+napi_value op_track(napi_env env, int32_t st, natsio_token *tok, int result, js_handle *h, client_wrap *cw) {
+    hub *hb = get_hub(env);
+    napi_value promise;
+    napi_deferred d;
+    if (napi_create_promise(env, &d, &promise) != napi_ok) {
+        natsio_token_free(tok);
+        napi_throw_error(env, NULL, "natsio addon: could not create a promise");
+        return NULL;
+    }
+    if (st != NATSIO_OK) {
+        reject_now(env, d, st, natsio_last_error());
+        return promise;
+    }
+    op *o = calloc(1, sizeof *o);
+    if (!o) {
+        natsio_token_free(tok);
+        reject_now(env, d, NATSIO_ERR_INTERNAL, "out of memory");
+        return promise;
+    }
+    o->hub = hb;
+    o->token = tok;
+    o->deferred = d;
+    o->result = result;
+    o->h = h;
+    o->cw = cw;
+    if (result == R_RTT) o->t0_ns = now_ns();
+    if (h) h->inflight++;
+    if (cw) client_retain(cw);
+    hb->pending++;
+    hub_update_ref(env, hb);
+    hub_retain(hb); /* released by on_complete */
+    int32_t rs = natsio_token_on_complete(tok, on_complete, o, NULL);
+    if (rs != NATSIO_OK) {
+        const char *detail = natsio_last_error();
+        hub_release(hb);
+        reject_now(env, d, rs, detail);
+        o->deferred = NULL;
+        if (h) jsh_release_op(h);
+        if (cw) client_release(cw);
+        hb->pending--;
+        hub_update_ref(env, hb);
+        op_free(o);
+    }
+    return promise;
+}
+
+/* The JS value of a successful operation; NULL with *st set on failure (or
+ * with a pending exception). */
+static napi_value result_value(napi_env env, op *o, int32_t *st) {
+    natsio_token *t = o->token;
+    napi_value v = NULL;
+    switch (o->result) {
+    case R_NONE:
+    case R_CLOSE:
+        return undefined_value(env);
+    case R_RTT:
+        napi_create_double(env, (double)(o->elapsed_us > 0 ? o->elapsed_us : 1), &v);
+        return v;
+    case R_MSG:
+    case R_JS_MSG: {
+        natsio_msg *m = NULL;
+        if ((*st = natsio_token_msg(t, &m)) != NATSIO_OK) return NULL;
+        if (o->result == R_JS_MSG) return js_msg_to_js(env, m);
+        v = msg_to_js(env, m);
+        natsio_msg_free(m);
+        return v;
+    }
+    case R_STRING: {
+        char *s = NULL;
+        if ((*st = natsio_token_string(t, &s)) != NATSIO_OK) return NULL;
+        napi_create_string_utf8(env, s ? s : "", NAPI_AUTO_LENGTH, &v);
+        natsio_string_free(s);
+        return v;
+    }
+    case R_U64: {
+        uint64_t u = 0;
+        if ((*st = natsio_token_u64(t, &u)) != NATSIO_OK) return NULL;
+        napi_create_double(env, (double)u, &v);
+        return v;
+    }
+    case R_PUB_ACK: {
+        natsio_pub_ack *ack = NULL;
+        if ((*st = natsio_token_pub_ack(t, &ack)) != NATSIO_OK) return NULL;
+        v = pub_ack_to_js(env, ack);
+        natsio_pub_ack_free(ack);
+        return v;
+    }
+    case R_KV: {
+        natsio_kv *kv = NULL;
+        if ((*st = natsio_token_kv(t, &kv)) != NATSIO_OK) return NULL;
+        return jsh_wrap(env, JSH_KV, NULL, kv, NULL, o->cw);
+    }
+    case R_KV_ENTRY: {
+        natsio_kv_entry *e = NULL;
+        if ((*st = natsio_token_kv_entry(t, &e)) != NATSIO_OK) return NULL;
+        v = kv_entry_to_js(env, e);
+        natsio_kv_entry_free(e);
+        return v;
+    }
+    case R_STORED_MSG: {
+        natsio_stored_msg *m = NULL;
+        if ((*st = natsio_token_stored_msg(t, &m)) != NATSIO_OK) return NULL;
+        v = stored_msg_to_js(env, m);
+        natsio_stored_msg_free(m);
+        return v;
+    }
+    case R_MSG_LIST: {
+        natsio_msg_list *l = NULL;
+        if ((*st = natsio_token_msg_list(t, &l)) != NATSIO_OK) return NULL;
+        size_t n = natsio_msg_list_count(l);
+        napi_create_array_with_length(env, n, &v);
+        for (size_t i = 0; i < n; i++) {
+            natsio_msg *m = NULL;
+            if ((*st = natsio_msg_clone(natsio_msg_list_get(l, i), &m)) != NATSIO_OK) break;
+            napi_value item = js_msg_to_js(env, m);
+            if (!item) break;
+            napi_set_element(env, v, (uint32_t)i, item);
+        }
+        natsio_msg_list_free(l);
+        return *st == NATSIO_OK && !exception_pending(env) ? v : NULL;
+    }
+    case R_KV_ENTRY_LIST: {
+        natsio_kv_entry_list *l = NULL;
+        if ((*st = natsio_token_kv_entry_list(t, &l)) != NATSIO_OK) return NULL;
+        size_t n = natsio_kv_entry_list_count(l);
+        napi_create_array_with_length(env, n, &v);
+        for (size_t i = 0; i < n; i++)
+            napi_set_element(env, v, (uint32_t)i, kv_entry_to_js(env, natsio_kv_entry_list_get(l, i)));
+        natsio_kv_entry_list_free(l);
+        return v;
+    }
+    case R_STRING_LIST: {
+        natsio_string_list *l = NULL;
+        if ((*st = natsio_token_string_list(t, &l)) != NATSIO_OK) return NULL;
+        v = string_list_to_js(env, l);
+        natsio_string_list_free(l);
+        return v;
+    }
+    case R_CLIENT: {
+        natsio_client *c = NULL;
+        if ((*st = natsio_token_client(t, &c)) != NATSIO_OK) return NULL;
+        return client_wrap_new(env, c);
+    }
+    case R_JS_MESSAGES: {
+        natsio_js_messages *it = NULL;
+        if ((*st = natsio_token_js_messages(t, &it)) != NATSIO_OK) return NULL;
+        return feed_wrap(env, FEED_CONSUME, it, o->cw);
+    }
+    case R_KV_WATCHER: {
+        natsio_kv_watcher *w = NULL;
+        if ((*st = natsio_token_kv_watcher(t, &w)) != NATSIO_OK) return NULL;
+        return feed_wrap(env, FEED_WATCH, w, o->cw);
+    }
+    }
+    *st = NATSIO_ERR_INTERNAL;
+    return NULL;
+}
+
+void op_settle(napi_env env, op *o) {
+    hub *hb = o->hub;
+    int32_t st = natsio_token_status(o->token);
+    const char *detail = NULL;
+    napi_value v = NULL;
+    if (st == NATSIO_OK) {
+        v = result_value(env, o, &st);
+        if (st != NATSIO_OK) detail = natsio_last_error();
+    } else {
+        detail = natsio_last_error();
+        if (o->result == R_CLOSE && st == NATSIO_ERR_CONNECTION_CLOSED) {
+            st = NATSIO_OK; /* closing a closed client is fine */
+            v = undefined_value(env);
+        }
+    }
+    if (exception_pending(env)) {
+        napi_value exc;
+        napi_get_and_clear_last_exception(env, &exc);
+        napi_reject_deferred(env, o->deferred, exc);
+    } else if (st == NATSIO_OK && v) {
+        napi_resolve_deferred(env, o->deferred, v);
+    } else {
+        napi_reject_deferred(env, o->deferred,
+                             make_error(env, st == NATSIO_OK ? NATSIO_ERR_INTERNAL : st, detail));
+    }
+    if (o->h) jsh_release_op(o->h);
+    if (o->cw) client_release(o->cw);
+    hb->pending--;
+    op_free(o);
+}
