@@ -837,8 +837,6 @@ async function connect(opts = {}) {
 const DEFAULT_PUBLISH_ASYNC_MAX_PENDING = 4000; // natsio_js_options defaults
 const DEFAULT_PUBLISH_ASYNC_STALL_WAIT = 200;
 const DEFAULT_JS_TIMEOUT = 5000;
-const NO_RESPONDERS_RETRIES = 2; // as natsio_js_publish
-const NO_RESPONDERS_WAIT_MS = 250;
 const TTL_NEVER = -1; // NATSIO_TTL_NEVER
 const KV_OPERATIONS = ['PUT', 'DEL', 'PURGE'];
 
@@ -1583,17 +1581,9 @@ class JetStreamClient {
    * 250 ms apart, then rejects with NoStreamResponseError. */
   async publish(subject, data, opts) {
     if (typeof subject !== 'string') throw new TypeError('subject must be a string');
-    const args = [subject, toBytes(data), jsPublishOptions(opts, this._timeout)];
-    // The C ABI's token form of a publish is the asynchronous publish (its
-    // window, no retry): the synchronous publish's retries are done here.
-    for (let retry = 0; ; retry++) {
-      try {
-        return await this._enqueue(args);
-      } catch (e) {
-        if (e?.status !== Status.NO_STREAM_RESPONSE || retry === NO_RESPONDERS_RETRIES) throw e;
-      }
-      await new Promise((r) => setTimeout(r, NO_RESPONDERS_WAIT_MS));
-    }
+    // The token form of a publish is the asynchronous publish, which also
+    // retries "no responders" in the core; it counts in the async window.
+    return this._enqueue([subject, toBytes(data), jsPublishOptions(opts, this._timeout)]);
   }
 
   /**
