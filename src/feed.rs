@@ -642,6 +642,17 @@ impl<T: FeedItem> Feed<T> {
         Some(item)
     }
 
+    /// The next item, or the end, when either is there now; with what
+    /// must be woken once the lock is released. `None`: wait.
+    fn ready(&self, s: &mut State<T>) -> Option<(Result<Option<T>>, Wakeups<T>)> {
+        if let Some(item) = self.pop(s) {
+            return Some((Ok(Some(item)), self.maybe_finish(s)));
+        }
+        let wake = self.maybe_finish(s);
+        let end = s.end.as_ref()?;
+        Some((end.error().map_or(Ok(None), Err), wake))
+    }
+
     fn check_pull_mode(&self) -> Result<()> {
         if self.push_mode.load(Ordering::SeqCst) {
             return Err(Error::new(
@@ -659,15 +670,7 @@ impl<T: FeedItem> Feed<T> {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut s = lock(&self.state);
         loop {
-            if let Some(item) = self.pop(&mut s) {
-                let wake = self.maybe_finish(&mut s);
-                drop(s);
-                self.wake(wake);
-                return Ok(Some(item));
-            }
-            let wake = self.maybe_finish(&mut s);
-            if let Some(end) = &s.end {
-                let r = end.error().map_or(Ok(None), Err);
+            if let Some((r, wake)) = self.ready(&mut s) {
                 drop(s);
                 self.wake(wake);
                 return r;
@@ -700,19 +703,15 @@ impl<T: FeedItem> Feed<T> {
         self.check_pull_mode()?;
         let c = Completion::new();
         let mut s = lock(&self.state);
-        if let Some(item) = self.pop(&mut s) {
-            let mut wake = self.maybe_finish(&mut s);
+        if let Some((r, mut wake)) = self.ready(&mut s) {
             drop(s);
-            wake.handed = Some((Arc::clone(&c), (self.to_outcome)(item)));
+            let outcome = match r {
+                Ok(Some(item)) => (self.to_outcome)(item),
+                Ok(None) => Ok(Outcome::End),
+                Err(e) => Err(e),
+            };
+            wake.handed = Some((Arc::clone(&c), outcome));
             self.wake(wake);
-            return Ok(c);
-        }
-        let wake = self.maybe_finish(&mut s);
-        if let Some(end) = &s.end {
-            let r = end.outcome();
-            drop(s);
-            self.wake(wake);
-            c.complete(r);
             return Ok(c);
         }
         s.waiters.push_back(Waiter::Token(Arc::clone(&c)));
@@ -749,15 +748,7 @@ impl<T: FeedItem> Feed<T> {
     pub(crate) async fn recv(&self) -> Result<Option<T>> {
         let rx = {
             let mut s = lock(&self.state);
-            if let Some(item) = self.pop(&mut s) {
-                let wake = self.maybe_finish(&mut s);
-                drop(s);
-                self.wake(wake);
-                return Ok(Some(item));
-            }
-            let wake = self.maybe_finish(&mut s);
-            if let Some(end) = &s.end {
-                let r = end.error().map_or(Ok(None), Err);
+            if let Some((r, wake)) = self.ready(&mut s) {
                 drop(s);
                 self.wake(wake);
                 return r;

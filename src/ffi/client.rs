@@ -13,7 +13,7 @@ use super::sub::{natsio_sub, natsio_sub_options, sub_options};
 use super::token::{natsio_token, token_value};
 use super::{
     arg, bounded_timeout, bytes_arg, guard, guard_value, guard_void, opt_arg_headers, opt_str_arg,
-    options_arg, out_arg, str_arg, write_box, write_string, TakeOnce, Versioned,
+    options_arg, out_arg, str_arg, write_box, write_string, TakeOnce,
 };
 use crate::client::{Client, ConnState, RequestManyOptions};
 use crate::error::{Error, Result};
@@ -71,13 +71,10 @@ pub struct natsio_request_many_options {
     pub timeout_ms: i64,
 }
 
-impl Versioned for natsio_request_many_options {
-    const VERSION: u32 = NATSIO_REQUEST_MANY_OPTIONS_VERSION;
-    const NAME: &'static str = "natsio_request_many_options";
-    fn version(&self) -> u32 {
-        self.version
-    }
-}
+super::versioned!(
+    natsio_request_many_options,
+    NATSIO_REQUEST_MANY_OPTIONS_VERSION
+);
 
 /// Fills `opts` with the defaults and the version.
 /// Errors: NATSIO_ERR_NULL_ARGUMENT.
@@ -85,7 +82,7 @@ impl Versioned for natsio_request_many_options {
 pub unsafe extern "C" fn natsio_request_many_options_init(
     opts: *mut natsio_request_many_options,
 ) -> natsio_status {
-    guard(|| super::options_init(opts, |o| o.version = NATSIO_REQUEST_MANY_OPTIONS_VERSION))
+    guard(|| super::options_init(opts))
 }
 
 impl natsio_client {

@@ -14,7 +14,7 @@ use super::status::natsio_status;
 use super::token::{natsio_token, token_value};
 use super::{
     arg, bounded_timeout, guard, opt_str_arg, options_arg, out_arg, start_op, str_arg, timeout_arg,
-    write_box, TakeOnce, Versioned,
+    write_box, TakeOnce,
 };
 use crate::client::ClientInner;
 use crate::error::{Error, ErrorKind, Result};
@@ -223,13 +223,7 @@ fn non_negative(v: i64, what: &str) -> Result<u64> {
     })
 }
 
-impl Versioned for natsio_fetch_options {
-    const VERSION: u32 = NATSIO_FETCH_OPTIONS_VERSION;
-    const NAME: &'static str = "natsio_fetch_options";
-    fn version(&self) -> u32 {
-        self.version
-    }
-}
+super::versioned!(natsio_fetch_options, NATSIO_FETCH_OPTIONS_VERSION);
 
 /// Fills `opts` with the defaults and the version.
 /// Errors: NATSIO_ERR_NULL_ARGUMENT.
@@ -237,7 +231,7 @@ impl Versioned for natsio_fetch_options {
 pub unsafe extern "C" fn natsio_fetch_options_init(
     opts: *mut natsio_fetch_options,
 ) -> natsio_status {
-    guard(|| super::options_init(opts, |o| o.version = NATSIO_FETCH_OPTIONS_VERSION))
+    guard(|| super::options_init(opts))
 }
 
 unsafe fn fetch_options(o: *const natsio_fetch_options) -> Result<FetchOptions> {
@@ -575,13 +569,7 @@ pub struct natsio_consume_options {
     pub idle_heartbeat_ms: i64,
 }
 
-impl Versioned for natsio_consume_options {
-    const VERSION: u32 = NATSIO_CONSUME_OPTIONS_VERSION;
-    const NAME: &'static str = "natsio_consume_options";
-    fn version(&self) -> u32 {
-        self.version
-    }
-}
+super::versioned!(natsio_consume_options, NATSIO_CONSUME_OPTIONS_VERSION);
 
 /// Fills `opts` with the defaults and the version.
 /// Errors: NATSIO_ERR_NULL_ARGUMENT.
@@ -589,7 +577,7 @@ impl Versioned for natsio_consume_options {
 pub unsafe extern "C" fn natsio_consume_options_init(
     opts: *mut natsio_consume_options,
 ) -> natsio_status {
-    guard(|| super::options_init(opts, |o| o.version = NATSIO_CONSUME_OPTIONS_VERSION))
+    guard(|| super::options_init(opts))
 }
 
 /// A continuous pull from one consumer (`natsio_js_consume`), read through

@@ -10,7 +10,7 @@ use super::status::natsio_status;
 use super::token::{natsio_token, token_value};
 use super::{
     arg, bytes_arg, guard, guard_value, guard_void, opt_arg_headers, opt_str_arg, options_arg,
-    out_arg, start_op, str_arg, timeout_arg, write_box, write_string, Versioned,
+    out_arg, start_op, str_arg, timeout_arg, write_box, write_string,
 };
 use crate::client::ClientInner;
 use crate::error::{Error, ErrorKind, Result};
@@ -126,27 +126,15 @@ pub struct natsio_js_publish_options {
     pub timeout_ms: i64,
 }
 
-impl Versioned for natsio_js_options {
-    const VERSION: u32 = NATSIO_JS_OPTIONS_VERSION;
-    const NAME: &'static str = "natsio_js_options";
-    fn version(&self) -> u32 {
-        self.version
-    }
-}
+super::versioned!(natsio_js_options, NATSIO_JS_OPTIONS_VERSION);
 
-impl Versioned for natsio_js_publish_options {
-    const VERSION: u32 = NATSIO_JS_PUBLISH_OPTIONS_VERSION;
-    const NAME: &'static str = "natsio_js_publish_options";
-    fn version(&self) -> u32 {
-        self.version
-    }
-}
+super::versioned!(natsio_js_publish_options, NATSIO_JS_PUBLISH_OPTIONS_VERSION);
 
 /// Fills `opts` with the defaults and the version.
 /// Errors: NATSIO_ERR_NULL_ARGUMENT.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_options_init(opts: *mut natsio_js_options) -> natsio_status {
-    guard(|| super::options_init(opts, |o| o.version = NATSIO_JS_OPTIONS_VERSION))
+    guard(|| super::options_init(opts))
 }
 
 /// Fills `opts` with the defaults (nothing set) and the version.
@@ -155,7 +143,7 @@ pub unsafe extern "C" fn natsio_js_options_init(opts: *mut natsio_js_options) ->
 pub unsafe extern "C" fn natsio_js_publish_options_init(
     opts: *mut natsio_js_publish_options,
 ) -> natsio_status {
-    guard(|| super::options_init(opts, |o| o.version = NATSIO_JS_PUBLISH_OPTIONS_VERSION))
+    guard(|| super::options_init(opts))
 }
 
 pub(crate) fn positive_ms(v: i64, what: &str) -> Result<Option<Duration>> {

@@ -11,7 +11,7 @@ use super::status::natsio_status;
 use super::token::{natsio_token, token_value};
 use super::{
     arg, bytes_arg, guard, guard_value, guard_void, options_arg, out_arg, start_op, str_arg,
-    write_box, TakeOnce, Versioned,
+    write_box, TakeOnce,
 };
 use crate::client::ClientInner;
 use crate::error::Result;
@@ -805,13 +805,7 @@ pub struct natsio_kv_watch_options {
     pub updates_only: bool,
 }
 
-impl Versioned for natsio_kv_watch_options {
-    const VERSION: u32 = NATSIO_KV_WATCH_OPTIONS_VERSION;
-    const NAME: &'static str = "natsio_kv_watch_options";
-    fn version(&self) -> u32 {
-        self.version
-    }
-}
+super::versioned!(natsio_kv_watch_options, NATSIO_KV_WATCH_OPTIONS_VERSION);
 
 /// Fills `opts` with the defaults and the version.
 /// Errors: NATSIO_ERR_NULL_ARGUMENT.
@@ -819,7 +813,7 @@ impl Versioned for natsio_kv_watch_options {
 pub unsafe extern "C" fn natsio_kv_watch_options_init(
     opts: *mut natsio_kv_watch_options,
 ) -> natsio_status {
-    guard(|| super::options_init(opts, |o| o.version = NATSIO_KV_WATCH_OPTIONS_VERSION))
+    guard(|| super::options_init(opts))
 }
 
 /// A running watch of a bucket (`natsio_kv_watch`), read through the

@@ -234,6 +234,7 @@ pub(crate) trait Versioned: Copy {
     const VERSION: u32;
     const NAME: &'static str;
     fn version(&self) -> u32;
+    fn set_version(&mut self);
     /// Every field zero (NULL, false): the defaults.
     fn zeroed() -> Self {
         // SAFETY: option structs hold only integers, bools and pointers,
@@ -263,14 +264,29 @@ pub(crate) unsafe fn options_arg<T: Versioned>(p: *const T) -> Result<T> {
     Ok(*o)
 }
 
+/// Implements `Versioned` for an options struct whose first field is
+/// `version`, current at `$version`.
+macro_rules! versioned {
+    ($t:ident, $version:expr) => {
+        impl $crate::ffi::Versioned for $t {
+            const VERSION: u32 = $version;
+            const NAME: &'static str = stringify!($t);
+            fn version(&self) -> u32 {
+                self.version
+            }
+            fn set_version(&mut self) {
+                self.version = $version;
+            }
+        }
+    };
+}
+pub(crate) use versioned;
+
 /// Fills an options struct with its defaults and version.
-pub(crate) unsafe fn options_init<T: Versioned>(
-    p: *mut T,
-    set_version: impl FnOnce(&mut T),
-) -> Result<()> {
+pub(crate) unsafe fn options_init<T: Versioned>(p: *mut T) -> Result<()> {
     let out = out_arg(p, "opts")?;
     let mut o = T::zeroed();
-    set_version(&mut o);
+    o.set_version();
     *out = o;
     Ok(())
 }

@@ -9,7 +9,7 @@ use super::iter::{self, natsio_iter_stats};
 use super::msg::{natsio_msg, natsio_msg_cb};
 use super::status::natsio_status;
 use super::token::natsio_token;
-use super::{arg, guard, guard_value, guard_void, out_arg, timeout_arg, write_box, Versioned};
+use super::{arg, guard, guard_value, guard_void, out_arg, timeout_arg, write_box};
 use crate::error::{Error, ErrorKind, Result};
 use crate::options::PendingPolicy;
 use crate::subscription::{SubOptions, Subscription};
@@ -73,13 +73,7 @@ pub struct natsio_sub_options {
     pub policy: i32,
 }
 
-impl Versioned for natsio_sub_options {
-    const VERSION: u32 = NATSIO_SUB_OPTIONS_VERSION;
-    const NAME: &'static str = "natsio_sub_options";
-    fn version(&self) -> u32 {
-        self.version
-    }
-}
+super::versioned!(natsio_sub_options, NATSIO_SUB_OPTIONS_VERSION);
 
 pub(crate) fn sub_options(o: natsio_sub_options) -> Result<SubOptions> {
     let policy = match o.policy {
@@ -106,7 +100,7 @@ pub(crate) fn sub_options(o: natsio_sub_options) -> Result<SubOptions> {
 /// version. Errors: NATSIO_ERR_NULL_ARGUMENT.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_sub_options_init(opts: *mut natsio_sub_options) -> natsio_status {
-    guard(|| super::options_init(opts, |o| o.version = NATSIO_SUB_OPTIONS_VERSION))
+    guard(|| super::options_init(opts))
 }
 
 fn sub<'a>(p: *const natsio_sub) -> Result<&'a natsio_sub> {

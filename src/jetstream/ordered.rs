@@ -197,25 +197,34 @@ impl<S: OrderedSink> Ordered<S> {
         }
     }
 
-    /// A full buffer paused pulling before `seq` arrived: report what the
-    /// stream may have discarded meanwhile (a history or age limit), so that
-    /// nothing is skipped in silence.
-    fn report_gap_after_stall(&self, seq: u64) {
+    /// Reports what the stream discarded (a history or age limit) before it
+    /// could be delivered, so that nothing is skipped in silence: when the
+    /// filter is the whole stream any gap in stream sequences is such a
+    /// message (counted as dropped); otherwise a gap right after a full
+    /// buffer paused pulling may hide some.
+    fn report_gap(&self, seq: u64, after_stall: bool) {
         if self.last_stream_seq == 0 || seq <= self.last_stream_seq + 1 {
             return;
         }
         let gap = seq - self.last_stream_seq - 1;
+        let why = if after_stall {
+            "while the reader's buffer was full"
+        } else {
+            "before they could be delivered"
+        };
         let detail = if self.cfg.covers_stream {
             self.out.count_dropped(gap);
             format!(
-                "{}: {gap} message(s) after stream sequence {} were discarded by the stream while the reader's buffer was full",
+                "{}: {gap} message(s) after stream sequence {} were discarded by the stream {why}",
                 self.cfg.stream, self.last_stream_seq
             )
-        } else {
+        } else if after_stall {
             format!(
                 "{}: the reader's buffer was full; messages the stream discarded before sequence {seq} are not delivered",
                 self.cfg.stream
             )
+        } else {
+            return;
         };
         self.js
             .client()
@@ -235,9 +244,7 @@ impl<S: OrderedSink> Ordered<S> {
         if md.stream_seq <= self.last_stream_seq {
             return Ok(true); // seen before a reset
         }
-        if after_stall {
-            self.report_gap_after_stall(md.stream_seq);
-        }
+        self.report_gap(md.stream_seq, after_stall);
         self.last_stream_seq = md.stream_seq;
         let drained = md.num_pending == 0;
         self.sink.deliver(m.clone(), &md, &self.out)?;
