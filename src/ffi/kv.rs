@@ -2,13 +2,13 @@
 //! `natsio_kv_watcher`. Every request-shaped call has a token form.
 
 use std::ffi::{c_char, c_void, CString};
-use std::sync::Weak;
+use std::sync::{Arc, OnceLock, Weak};
 
 use super::iter::{self, natsio_iter_stats};
 use super::js::{create_action, json_result, natsio_js};
 use super::list::{count, natsio_string_list, write_list};
 use super::status::natsio_status;
-use super::token::{natsio_token, token_value};
+use super::token::{natsio_token, token_value, with_outcome, wrong_kind};
 use super::{
     arg, bytes_arg, guard, guard_value, guard_void, options_arg, out_arg, start_op, str_arg,
     write_box, TakeOnce,
@@ -57,18 +57,21 @@ pub enum natsio_kv_operation {
 /// between threads.
 pub struct natsio_kv_entry {
     /// `None` for the initial-values marker.
-    entry: Option<Entry>,
-    bucket: CString,
-    key: CString,
+    entry: Option<Arc<Entry>>,
+    /// The marker's bucket.
+    marker_bucket: Option<Arc<str>>,
+    /// C strings made when first asked for (most readers never do).
+    bucket: OnceLock<CString>,
+    key: OnceLock<CString>,
 }
 
 impl natsio_kv_entry {
-    pub(crate) fn from_entry(entry: Entry) -> Self {
-        let c = |s: &str| CString::new(s).unwrap_or_default();
+    pub(crate) fn from_entry(entry: impl Into<Arc<Entry>>) -> Self {
         natsio_kv_entry {
-            bucket: c(&entry.bucket),
-            key: c(&entry.key),
-            entry: Some(entry),
+            entry: Some(entry.into()),
+            marker_bucket: None,
+            bucket: OnceLock::new(),
+            key: OnceLock::new(),
         }
     }
 
@@ -77,10 +80,29 @@ impl natsio_kv_entry {
             WatchEvent::Entry(e) => natsio_kv_entry::from_entry(e),
             WatchEvent::InitialDone(bucket) => natsio_kv_entry {
                 entry: None,
-                bucket: CString::new(&*bucket).unwrap_or_default(),
-                key: CString::default(),
+                marker_bucket: Some(bucket),
+                bucket: OnceLock::new(),
+                key: OnceLock::new(),
             },
         }
+    }
+
+    fn bucket_ptr(&self) -> *const c_char {
+        let name = match (&self.entry, &self.marker_bucket) {
+            (Some(e), _) => &*e.bucket,
+            (None, Some(b)) => &**b,
+            (None, None) => "",
+        };
+        self.bucket
+            .get_or_init(|| CString::new(name).unwrap_or_default())
+            .as_ptr()
+    }
+
+    fn key_ptr(&self) -> *const c_char {
+        let key = self.entry.as_ref().map_or("", |e| e.key.as_str());
+        self.key
+            .get_or_init(|| CString::new(key).unwrap_or_default())
+            .as_ptr()
     }
 }
 
@@ -459,19 +481,15 @@ pub unsafe extern "C" fn natsio_token_kv_entry(
     if entry_out.is_null() {
         return guard(|| Err(super::null("entry_out")));
     }
-    // A get yields an Entry, a watch a WatchEvent.
-    let st = token_value(token, entry_out, "entry_out", |_, e: &Entry| {
-        Ok(Box::into_raw(Box::new(natsio_kv_entry::from_entry(
-            e.clone(),
-        ))))
-    });
-    if st != natsio_status::NATSIO_ERR_ILLEGAL_STATE {
-        return st;
-    }
-    token_value(token, entry_out, "entry_out", |_, ev: &WatchEvent| {
-        Ok(Box::into_raw(Box::new(natsio_kv_entry::from_event(
-            ev.clone(),
-        ))))
+    // A get yields an Entry (shared, not copied), a watch a WatchEvent.
+    with_outcome(token, |_, o| {
+        let e = match (o.downcast::<Entry>(), o.downcast::<WatchEvent>()) {
+            (Some(entry), _) => natsio_kv_entry::from_entry(entry),
+            (None, Some(ev)) => natsio_kv_entry::from_event((*ev).clone()),
+            (None, None) => return Err(wrong_kind("KV entry")),
+        };
+        write_box(entry_out, e);
+        Ok(())
     })
 }
 
@@ -684,14 +702,14 @@ fn entry<'a>(e: *const natsio_kv_entry) -> Result<&'a natsio_kv_entry> {
 /// The entry's bucket name (borrowed; NULL for NULL).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_entry_bucket(e: *const natsio_kv_entry) -> *const c_char {
-    guard_value(std::ptr::null(), || Ok(entry(e)?.bucket.as_ptr()))
+    guard_value(std::ptr::null(), || Ok(entry(e)?.bucket_ptr()))
 }
 
 /// The entry's key (borrowed; "" for the initial-values marker; NULL for
 /// NULL).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_entry_key(e: *const natsio_kv_entry) -> *const c_char {
-    guard_value(std::ptr::null(), || Ok(entry(e)?.key.as_ptr()))
+    guard_value(std::ptr::null(), || Ok(entry(e)?.key_ptr()))
 }
 
 /// The value (borrowed from the entry). A NUL byte follows it, so text
@@ -767,8 +785,9 @@ pub unsafe extern "C" fn natsio_kv_entry_clone(
             out,
             natsio_kv_entry {
                 entry: src.entry.clone(),
-                bucket: src.bucket.clone(),
-                key: src.key.clone(),
+                marker_bucket: src.marker_bucket.clone(),
+                bucket: OnceLock::new(),
+                key: OnceLock::new(),
             },
         );
         Ok(())

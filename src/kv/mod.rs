@@ -204,9 +204,9 @@ fn bucket_error(e: Error, bucket: &str) -> Error {
 pub struct KeyValue {
     js: JetStream,
     bucket: Arc<str>,
-    stream: String,
+    stream: Arc<str>,
     /// `$KV.<bucket>.`
-    key_prefix: String,
+    key_prefix: Arc<str>,
     direct: bool,
 }
 
@@ -228,8 +228,8 @@ impl JetStream {
         KeyValue {
             js: self.clone(),
             bucket: Arc::from(bucket),
-            stream: format!("KV_{bucket}"),
-            key_prefix: format!("$KV.{bucket}."),
+            stream: Arc::from(format!("KV_{bucket}")),
+            key_prefix: Arc::from(format!("$KV.{bucket}.")),
             direct,
         }
     }
@@ -277,8 +277,8 @@ impl JetStream {
     }
 }
 
-/// A stored revision as read back: subject, sequence, time, headers, value.
-type Stored = (String, u64, i64, Option<Headers>, Bytes);
+/// A stored revision of a key as read back: sequence, time, operation, value.
+type Stored = (u64, i64, Operation, Bytes);
 
 impl KeyValue {
     pub fn bucket(&self) -> &str {
@@ -442,31 +442,32 @@ impl KeyValue {
                 None => MsgSelector::LastBySubject(subject.clone()),
             };
             match self.js.get_msg(&self.stream, which).await {
-                Ok(m) => Some((m.subject, m.seq, m.time_ns, m.headers, m.payload)),
+                // A revision of another key is none of this one.
+                Ok(m) if m.subject != subject => None,
+                Ok(m) => Some((
+                    m.seq,
+                    m.time_ns,
+                    operation_of(m.headers.as_ref())?,
+                    m.payload,
+                )),
                 Err(e) if e.kind() == ErrorKind::MessageNotFound => None,
                 Err(e) => return Err(e),
             }
         };
-        let Some((msg_subject, seq, time_ns, headers, payload)) = stored else {
-            return Ok(None);
-        };
-        if msg_subject != subject {
-            // A revision of another key.
-            return Ok(None);
-        }
-        Ok(Some(Entry {
+        Ok(stored.map(|(seq, time_ns, operation, payload)| Entry {
             bucket: Arc::clone(&self.bucket),
             key: key.to_string(),
             value: payload,
             revision: seq,
-            operation: operation_of(headers.as_ref())?,
+            operation,
             created_ns: time_ns,
             delta: 0,
         }))
     }
 
     /// Direct Get (ADR-31): answered by any replica, the message itself
-    /// with its metadata in headers.
+    /// with its metadata in headers. `None` when there is no such message,
+    /// or it is one of another subject.
     async fn direct_get(&self, subject: &str, revision: Option<u64>) -> Result<Option<Stored>> {
         let msg = match revision {
             None => {
@@ -505,9 +506,12 @@ impl KeyValue {
                 ))
             }
         }
-        let msg_subject = h
-            .get("Nats-Subject")
-            .ok_or_else(|| bad("no Nats-Subject"))?;
+        if h.get("Nats-Subject")
+            .ok_or_else(|| bad("no Nats-Subject"))?
+            != subject
+        {
+            return Ok(None);
+        }
         let seq = h
             .get("Nats-Sequence")
             .and_then(|s| s.parse().ok())
@@ -517,10 +521,9 @@ impl KeyValue {
             .and_then(parse_rfc3339_ns)
             .unwrap_or(0);
         Ok(Some((
-            msg_subject.to_string(),
             seq,
             time_ns,
-            Some(h.clone()),
+            operation_of(Some(h))?,
             msg.payload_bytes(),
         )))
     }
@@ -533,7 +536,7 @@ impl KeyValue {
         headers_only: bool,
     ) -> Result<Vec<Entry>> {
         let cfg = OrderedConfig {
-            stream: self.stream.clone(),
+            stream: self.stream.to_string(),
             filter_subjects: vec![filter],
             deliver,
             headers_only,

@@ -160,7 +160,7 @@ impl KeyValue {
             };
             let o = &self.js.client().opts;
             let cfg = OrderedConfig {
-                stream: self.stream.clone(),
+                stream: self.stream.to_string(),
                 filter_subjects: filters,
                 deliver,
                 headers_only: opts.meta_only,
