@@ -7,18 +7,24 @@ fn main() {
     println!("cargo:rerun-if-changed=src/ffi");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("manifest dir"));
-    let config = cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml");
+    let config = match cbindgen::Config::from_file(root.join("cbindgen.toml")) {
+        Ok(c) => c,
+        Err(e) => panic!("cbindgen.toml: {e}"),
+    };
+    // A failure must fail the build: going on would leave the committed
+    // header stale, and the C, C++, Go and Node builds would compile
+    // against declarations that no longer match the library.
     let header = match cbindgen::Builder::new()
         .with_crate(&root)
         .with_config(config)
         .generate()
     {
         Ok(h) => h,
-        Err(e) => {
-            // A syntax error is reported by rustc with a better message.
-            println!("cargo:warning=cbindgen could not generate natsio.h: {e}");
-            return;
-        }
+        Err(e) => panic!(
+            "cbindgen could not generate include/natsio.h: {e}\n\
+             hint: cbindgen parses src/ffi on its own (before rustc sees it); \
+             fix the file or construct named above, or cbindgen.toml"
+        ),
     };
     let path = root.join("include").join("natsio.h");
     let mut new = Vec::new();
