@@ -106,12 +106,13 @@ impl Error {
     }
 
     /// Classify a server `-ERR` text as nats.go does. Returns the kind and
-    /// whether the server closes the connection after sending it.
+    /// whether the server closes the connection after sending it (the
+    /// client then reconnects, if allowed).
     pub(crate) fn from_server(text: &str) -> (Self, bool) {
         let lower = text.to_ascii_lowercase();
         let (kind, fatal) = if lower.starts_with("permissions violation") {
             (ErrorKind::PermissionsViolation, false)
-        } else if lower.contains("maximum subscriptions exceeded") {
+        } else if lower.starts_with("maximum subscriptions exceeded") {
             (ErrorKind::MaxSubscriptionsExceeded, false)
         } else if lower.starts_with("invalid subject")
             || lower.starts_with("invalid publish subject")
@@ -119,16 +120,20 @@ impl Error {
             (ErrorKind::BadSubject, false)
         } else if lower.starts_with("stale connection") {
             (ErrorKind::StaleConnection, true)
-        } else if lower.starts_with("authorization violation")
-            || lower.starts_with("user authentication revoked")
-        {
+        } else if lower.starts_with("authorization violation") {
             (ErrorKind::AuthorizationViolation, true)
         } else if lower.starts_with("user authentication expired")
-            || lower.contains("authentication expired")
+            || lower.starts_with("user authentication revoked")
+            || lower.starts_with("account authentication expired")
         {
+            // Credentials that worked stopped working (NATSIO_ERR_AUTH_EXPIRED:
+            // "expired or were revoked"); nats.go's ErrAuthExpired,
+            // ErrAuthRevoked and ErrAccountAuthExpired.
             (ErrorKind::AuthenticationExpired, true)
         } else if lower.starts_with("maximum payload") {
             (ErrorKind::MaxPayloadExceeded, true)
+        } else if lower.starts_with("maximum control line exceeded") {
+            (ErrorKind::MaxControlLineExceeded, true)
         } else {
             (ErrorKind::Server, true)
         };
@@ -143,5 +148,162 @@ impl From<std::io::Error> for Error {
         } else {
             Error::new(ErrorKind::Io, e.to_string())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ffi::status::natsio_status::{self, *};
+
+    /// Every `-ERR` text nats-server sends that the classification tells
+    /// apart, spelled as the server spells it (server/errors.go, client.go):
+    /// the kind, the C status it surfaces as, and whether the server closes
+    /// the connection after it.
+    const SERVER_ERRORS: &[(&str, ErrorKind, natsio_status, bool)] = &[
+        (
+            "Permissions Violation for Publish to \"deny.x\"",
+            ErrorKind::PermissionsViolation,
+            NATSIO_ERR_PERMISSIONS,
+            false,
+        ),
+        (
+            "Permissions Violation for Subscription to \"deny.x\"",
+            ErrorKind::PermissionsViolation,
+            NATSIO_ERR_PERMISSIONS,
+            false,
+        ),
+        (
+            "Permissions Violation for Subscription to \"deny.x\" using queue \"q\"",
+            ErrorKind::PermissionsViolation,
+            NATSIO_ERR_PERMISSIONS,
+            false,
+        ),
+        (
+            "maximum subscriptions exceeded",
+            ErrorKind::MaxSubscriptionsExceeded,
+            NATSIO_ERR_MAX_SUBSCRIPTIONS,
+            false,
+        ),
+        (
+            "Invalid Subject",
+            ErrorKind::BadSubject,
+            NATSIO_ERR_BAD_SUBJECT,
+            false,
+        ),
+        (
+            "Invalid Publish Subject",
+            ErrorKind::BadSubject,
+            NATSIO_ERR_BAD_SUBJECT,
+            false,
+        ),
+        (
+            "Stale Connection",
+            ErrorKind::StaleConnection,
+            NATSIO_ERR_STALE_CONNECTION,
+            true,
+        ),
+        (
+            "Authorization Violation",
+            ErrorKind::AuthorizationViolation,
+            NATSIO_ERR_AUTHORIZATION,
+            true,
+        ),
+        (
+            "User Authentication Expired",
+            ErrorKind::AuthenticationExpired,
+            NATSIO_ERR_AUTH_EXPIRED,
+            true,
+        ),
+        (
+            "User Authentication Revoked",
+            ErrorKind::AuthenticationExpired,
+            NATSIO_ERR_AUTH_EXPIRED,
+            true,
+        ),
+        (
+            "Account Authentication Expired",
+            ErrorKind::AuthenticationExpired,
+            NATSIO_ERR_AUTH_EXPIRED,
+            true,
+        ),
+        (
+            "Maximum Payload Violation",
+            ErrorKind::MaxPayloadExceeded,
+            NATSIO_ERR_MAX_PAYLOAD,
+            true,
+        ),
+        (
+            "Maximum Control Line Exceeded",
+            ErrorKind::MaxControlLineExceeded,
+            NATSIO_ERR_MAX_CONTROL_LINE,
+            true,
+        ),
+        // The rest end the connection as plain server errors.
+        (
+            "maximum connections exceeded",
+            ErrorKind::Server,
+            NATSIO_ERR_SERVER,
+            true,
+        ),
+        (
+            "maximum account active connections exceeded",
+            ErrorKind::Server,
+            NATSIO_ERR_SERVER,
+            true,
+        ),
+        (
+            "Unknown Protocol Operation",
+            ErrorKind::Server,
+            NATSIO_ERR_SERVER,
+            true,
+        ),
+        (
+            "Authentication Timeout",
+            ErrorKind::Server,
+            NATSIO_ERR_SERVER,
+            true,
+        ),
+        (
+            "Secure Connection - TLS Required",
+            ErrorKind::Server,
+            NATSIO_ERR_SERVER,
+            true,
+        ),
+        ("", ErrorKind::Server, NATSIO_ERR_SERVER, true),
+    ];
+
+    #[test]
+    fn server_errors_are_classified_with_their_status_and_fatality() {
+        for &(text, kind, status, fatal) in SERVER_ERRORS {
+            let (e, closes) = Error::from_server(text);
+            assert_eq!(e.kind(), kind, "kind of {text:?}");
+            assert_eq!(natsio_status::from(e.kind()), status, "status of {text:?}");
+            assert_eq!(closes, fatal, "fatal of {text:?}");
+            assert_eq!(e.detail(), format!("server error: {text}"));
+        }
+    }
+
+    #[test]
+    fn server_error_classification_ignores_case() {
+        for &(text, kind, _, fatal) in SERVER_ERRORS {
+            for variant in [text.to_ascii_uppercase(), text.to_ascii_lowercase()] {
+                let (e, closes) = Error::from_server(&variant);
+                assert_eq!((e.kind(), closes), (kind, fatal), "{variant:?}");
+            }
+        }
+    }
+
+    /// The classification reads the start of the text: the same words
+    /// later in another error do not change it (a subject may hold them).
+    #[test]
+    fn server_error_classification_reads_the_leading_words() {
+        let (e, fatal) = Error::from_server("Unknown Protocol Operation: authorization violation");
+        assert_eq!((e.kind(), fatal), (ErrorKind::Server, true));
+        let (e, fatal) = Error::from_server("Invalid Subject \"user authentication expired\"");
+        assert_eq!((e.kind(), fatal), (ErrorKind::BadSubject, false));
+        let (e, fatal) =
+            Error::from_server("Unknown Protocol Operation: maximum subscriptions exceeded");
+        assert_eq!((e.kind(), fatal), (ErrorKind::Server, true));
     }
 }
