@@ -8,28 +8,55 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use natsio::options::EventKind;
 use natsio::{Client, ConnState, ErrorKind, Options, SubOptions};
 
 const INFO: &str = "INFO {\"server_id\":\"FAKE\",\"version\":\"2.14.3\",\"proto\":1,\"headers\":true,\"max_payload\":1048576}\r\n";
 
 /// Accepts one client, completes the handshake, then runs `script`.
 fn fake_server(script: impl FnOnce(BufReader<TcpStream>, TcpStream) + Send + 'static) -> String {
+    let script = Mutex::new(Some(script));
+    fake_server_for(1, move |_, rd, sock| {
+        let script = script.lock().unwrap().take().expect("one connection");
+        script(rd, sock)
+    })
+}
+
+/// Accepts `connections` clients one after the other, completing each
+/// handshake, and runs `script` with each one's index.
+fn fake_server_for(
+    connections: usize,
+    script: impl Fn(usize, BufReader<TcpStream>, TcpStream) + Send + 'static,
+) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("nats://{}", listener.local_addr().unwrap());
     thread::spawn(move || {
-        let (mut sock, _) = listener.accept().unwrap();
-        sock.write_all(INFO.as_bytes()).unwrap();
-        let mut rd = BufReader::new(sock.try_clone().unwrap());
-        let mut line = String::new();
-        rd.read_line(&mut line).unwrap();
-        assert!(line.starts_with("CONNECT {"), "{line}");
-        line.clear();
-        rd.read_line(&mut line).unwrap();
-        assert_eq!(line, "PING\r\n");
-        sock.write_all(b"PONG\r\n").unwrap();
-        script(rd, sock);
+        for i in 0..connections {
+            let (mut sock, _) = listener.accept().unwrap();
+            sock.write_all(INFO.as_bytes()).unwrap();
+            let mut rd = BufReader::new(sock.try_clone().unwrap());
+            let mut line = String::new();
+            rd.read_line(&mut line).unwrap();
+            assert!(line.starts_with("CONNECT {"), "{line}");
+            line.clear();
+            rd.read_line(&mut line).unwrap();
+            assert_eq!(line, "PING\r\n");
+            sock.write_all(b"PONG\r\n").unwrap();
+            script(i, rd, sock);
+        }
     });
     url
+}
+
+/// Answers PINGs until the client goes away.
+fn serve_pings(mut rd: BufReader<TcpStream>, mut sock: TcpStream) {
+    let mut line = String::new();
+    while rd.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+        if line == "PING\r\n" {
+            let _ = sock.write_all(b"PONG\r\n");
+        }
+        line.clear();
+    }
 }
 
 /// Fake servers accept one connection: no reconnecting to them.
@@ -230,4 +257,137 @@ fn connect_fails_cleanly_on_refused_and_silent_servers() {
     let e = Client::connect(o).err().unwrap();
     assert_eq!(e.kind(), ErrorKind::Timeout);
     drop(listener);
+}
+
+/// Every `-ERR` a connected client can get, as nats-server spells it, with
+/// the kind it surfaces as and whether the server closes the connection
+/// after it (src/error.rs classifies them; this checks what the client
+/// does with each).
+const SERVER_ERRORS: &[(&str, ErrorKind, bool)] = &[
+    (
+        "Permissions Violation for Publish to \"deny.x\"",
+        ErrorKind::PermissionsViolation,
+        false,
+    ),
+    (
+        "Permissions Violation for Subscription to \"deny.x\"",
+        ErrorKind::PermissionsViolation,
+        false,
+    ),
+    (
+        "maximum subscriptions exceeded",
+        ErrorKind::MaxSubscriptionsExceeded,
+        false,
+    ),
+    ("Invalid Subject", ErrorKind::BadSubject, false),
+    ("Stale Connection", ErrorKind::StaleConnection, true),
+    (
+        "Authorization Violation",
+        ErrorKind::AuthorizationViolation,
+        true,
+    ),
+    (
+        "User Authentication Expired",
+        ErrorKind::AuthenticationExpired,
+        true,
+    ),
+    (
+        "User Authentication Revoked",
+        ErrorKind::AuthenticationExpired,
+        true,
+    ),
+    (
+        "Account Authentication Expired",
+        ErrorKind::AuthenticationExpired,
+        true,
+    ),
+    (
+        "Maximum Payload Violation",
+        ErrorKind::MaxPayloadExceeded,
+        true,
+    ),
+    (
+        "Maximum Control Line Exceeded",
+        ErrorKind::MaxControlLineExceeded,
+        true,
+    ),
+    ("maximum connections exceeded", ErrorKind::Server, true),
+    ("Unknown Protocol Operation", ErrorKind::Server, true),
+];
+
+/// An error that keeps the connection reaches the error callback, and the
+/// connection serves on; after one the server closes the connection on,
+/// the client reports that error as the cause of DISCONNECTED and
+/// reconnects.
+#[test]
+fn each_server_err_keeps_or_ends_the_connection_as_classified() {
+    for &(text, kind, fatal) in SERVER_ERRORS {
+        let frame = format!("-ERR '{text}'\r\n");
+        let url = fake_server_for(if fatal { 2 } else { 1 }, move |i, rd, mut sock| {
+            if i == 0 {
+                sock.write_all(frame.as_bytes()).unwrap();
+                if fatal {
+                    // As nats-server does after such an error.
+                    return;
+                }
+            }
+            serve_pings(rd, sock);
+        });
+        let mut o = options(&url);
+        o.allow_reconnect = true;
+        o.reconnect_time_wait = Duration::from_millis(10);
+        o.reconnect_time_wait_max = Duration::from_millis(10);
+        o.reconnect_jitter = Duration::ZERO;
+        let errors = error_recorder(&mut o);
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let ev2 = events.clone();
+        o.event_callback = Some(Arc::new(move |ev| {
+            ev2.lock()
+                .unwrap()
+                .push((ev.kind, ev.error.as_ref().map(|e| e.kind())))
+        }));
+        let c = Client::connect(o).unwrap();
+        if fatal {
+            assert!(
+                wait_until(|| events.lock().unwrap().len() >= 3),
+                "{text}: {:?}",
+                events.lock().unwrap()
+            );
+            assert_eq!(
+                events.lock().unwrap().as_slice(),
+                &[
+                    (EventKind::Connected, None),
+                    (EventKind::Disconnected, Some(kind)),
+                    (EventKind::Reconnected, None),
+                ],
+                "{text}"
+            );
+        } else {
+            // The PONG follows the -ERR on the wire: it has been read.
+            c.flush(Some(Duration::from_secs(5))).unwrap();
+            assert!(
+                wait_until(|| !errors.lock().unwrap().is_empty()),
+                "{text}: not reported"
+            );
+            assert_eq!(errors.lock().unwrap().as_slice(), &[kind], "{text}");
+            assert_eq!(
+                events.lock().unwrap().as_slice(),
+                &[(EventKind::Connected, None)],
+                "{text}"
+            );
+        }
+        assert_eq!(c.status(), ConnState::Connected, "{text}");
+        c.flush(Some(Duration::from_secs(5))).unwrap();
+    }
+}
+
+fn wait_until(mut pred: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < end {
+        if pred() {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+    pred()
 }
