@@ -104,7 +104,8 @@ pub struct Options {
     pub no_randomize: bool,
     pub ignore_discovered_servers: bool,
     pub retry_on_failed_connect: bool,
-    /// Bytes of publishes kept while disconnected; negative disables.
+    /// Wire bytes (whole PUB/HPUB frames) of publishes kept while
+    /// disconnected; 0: 8 MiB; negative disables.
     pub reconnect_buf_size: i64,
     pub ignore_auth_error_abort: bool,
 }

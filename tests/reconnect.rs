@@ -118,37 +118,47 @@ fn restart_resumes_subscriptions_and_sends_buffered_publishes() {
     );
 }
 
+/// The reconnect buffer counts wire bytes (the header's documented
+/// accounting, as in nats.go): a publish of 100 bytes to "ovf" takes its
+/// whole frame, "PUB ovf 100\r\n" + payload + "\r\n" = 115 bytes.
+const OVF_FRAME: usize = "PUB ovf 100\r\n".len() + 100 + 2;
+
 #[test]
-fn reconnect_buffer_overflow_is_reported_and_loses_nothing_accepted() {
+fn reconnect_buffer_holds_exactly_its_wire_bytes_and_loses_nothing_accepted() {
+    // Room for exactly 35 frames; counting payload bytes only, 40 would fit.
+    const FIT: usize = 35;
     let mut s = TestServer::start();
     let (mut o, _events) = fast_reconnect(&[s.url()]);
-    o.reconnect_buf_size = 4096;
+    o.reconnect_buf_size = (FIT * OVF_FRAME) as i64;
     let c = Client::connect(o).unwrap();
     let sub = c.subscribe("ovf", None, SubOptions::default()).unwrap();
     c.flush(None).unwrap();
     s.kill();
     assert!(wait_until(Duration::from_secs(5), || c.status()
         == ConnState::Reconnecting));
-    let mut accepted = 0;
-    let err = loop {
-        match c.publish("ovf", &[b'z'; 100]) {
-            Ok(()) => accepted += 1,
-            Err(e) => break e,
-        }
-    };
+    // Fixed-size payloads that say which publish they are.
+    let payload = |i: usize| format!("{i:0>100}").into_bytes();
+    for i in 0..FIT {
+        c.publish("ovf", &payload(i))
+            .unwrap_or_else(|e| panic!("publish {i} of {FIT} did not fit: {e}"));
+    }
+    let err = c.publish("ovf", &payload(FIT)).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::ReconnectBufExceeded);
-    assert!(accepted > 10 && accepted < 41, "{accepted}");
+    // Refused for good while the buffer is full: also the smallest frame
+    // ("PUB ovf 0\r\n\r\n", 13 bytes, more than the 0 left).
+    assert_eq!(
+        c.publish("ovf", b"").unwrap_err().kind(),
+        ErrorKind::ReconnectBufExceeded
+    );
     s.restart();
     assert!(wait_until(Duration::from_secs(10), || c.status()
         == ConnState::Connected));
+    // Exactly the accepted publishes arrive, in order, then a marker sent
+    // after the reconnect: nothing refused slipped in between.
+    c.publish("ovf", b"marker").unwrap();
     c.flush(T).unwrap();
-    assert_eq!(recv_n(&sub, accepted).len(), accepted);
-    assert_eq!(
-        sub.next_msg(Some(Duration::from_millis(200)))
-            .unwrap_err()
-            .kind(),
-        ErrorKind::Timeout
-    );
+    let want: Vec<Vec<u8>> = (0..FIT).map(payload).chain([b"marker".to_vec()]).collect();
+    assert_eq!(recv_n(&sub, FIT + 1), want);
 }
 
 #[test]

@@ -540,6 +540,15 @@ pub unsafe extern "C" fn natsio_options_set_reconnect_jitter(
 /// Bytes of publishes kept while disconnected and sent after the
 /// reconnect (default 8 MiB; 0: the default; -1: no buffering, publishes
 /// fail with NATSIO_ERR_RECONNECT_BUF_EXCEEDED while disconnected).
+///
+/// The limit counts wire bytes, as nats.go does: each publish takes its
+/// whole protocol frame, `PUB <subject> [<reply>] <size>\r\n<payload>\r\n`
+/// (HPUB with its headers block when it has headers), e.g. 123 bytes for
+/// 100 payload bytes to "survive.buf". A publish fits while the frames
+/// buffered so far, publishes left unsent when the connection was lost
+/// included, plus its own frame are at most `bytes`; one that does not fit
+/// fails with NATSIO_ERR_RECONNECT_BUF_EXCEEDED and is not kept, and the
+/// ones kept are all sent, in order, after the reconnect.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_options_set_reconnect_buf_size(
     opts: *mut natsio_options,

@@ -6,15 +6,27 @@ fn put_num(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(num(&mut [0u8; 20], v));
 }
 
-/// Bytes a PUB/HPUB frame will occupy, headers included.
+/// Bytes a PUB/HPUB frame occupies on the wire, headers included: exact,
+/// since the reconnect buffer's documented limit counts these bytes.
 pub(crate) fn pub_frame_len(
     subject: &str,
     reply: Option<&str>,
     hdr_len: usize,
     payload_len: usize,
 ) -> usize {
-    // op + spaces + two numbers of at most 20 digits + CRLFs.
-    6 + subject.len() + reply.map_or(0, |r| r.len() + 1) + 44 + 4 + hdr_len + payload_len
+    let args = subject.len() + reply.map_or(0, |r| r.len() + 1);
+    let counts = if hdr_len > 0 {
+        // "HPUB " args " " hdr_len " " total
+        5 + args + 1 + digits(hdr_len) + 1 + digits(hdr_len + payload_len)
+    } else {
+        // "PUB " args " " payload_len
+        4 + args + 1 + digits(payload_len)
+    };
+    counts + 2 + hdr_len + payload_len + 2
+}
+
+fn digits(v: usize) -> usize {
+    v.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
 /// `PUB subject [reply] len\r\npayload\r\n`, or HPUB when headers are given.
@@ -169,7 +181,28 @@ mod tests {
         out.clear();
         write_pub(&mut out, "s", None, Some(&h), b"xy");
         assert_eq!(out, b"HPUB s 18 20\r\nNATS/1.0\r\nK: v\r\n\r\nxy\r\n");
-        assert!(out.len() <= pub_frame_len("s", None, h.encoded_len(), 2));
+        assert_eq!(out.len(), pub_frame_len("s", None, h.encoded_len(), 2));
+    }
+
+    #[test]
+    fn frame_len_is_exact() {
+        let mut h = Headers::new();
+        h.add("Key", "value").unwrap();
+        for payload in [&b""[..], b"x", &[b'z'; 9], &[b'z'; 10], &[b'z'; 1000]] {
+            for reply in [None, Some("_INBOX.abc")] {
+                for headers in [None, Some(&h)] {
+                    let mut out = Vec::new();
+                    write_pub(&mut out, "sub.ject", reply, headers, payload);
+                    let hdr_len = headers.map_or(0, Headers::encoded_len);
+                    assert_eq!(
+                        out.len(),
+                        pub_frame_len("sub.ject", reply, hdr_len, payload.len()),
+                        "{reply:?} {headers:?} {}",
+                        payload.len()
+                    );
+                }
+            }
+        }
     }
 
     #[test]
