@@ -111,3 +111,222 @@ impl Deadlines {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The queue is tested through a real client that never connects
+    //! (nothing answers its requests), so each request ends by its deadline
+    //! only, through the same path as in use: `expire_request` and the
+    //! request's completion.
+
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::client::Client;
+    use crate::completion::Outcome;
+    use crate::error::ErrorKind;
+    use crate::options::Options;
+
+    /// Long enough that nothing armed with it expires during a test.
+    const LATER: Duration = Duration::from_secs(3600);
+    /// How long a test waits for something due at once; generous, so
+    /// that a loaded machine does not fail it.
+    const PATIENCE: Duration = Duration::from_secs(20);
+
+    /// A client whose server is never reached (port 1 refuses): connecting
+    /// goes on in the background, and requests are buffered unanswered.
+    fn offline_client() -> Client {
+        Client::connect(Options {
+            servers: vec!["nats://127.0.0.1:1".into()],
+            retry_on_failed_connect: true,
+            reconnect_time_wait: LATER,
+            reconnect_time_wait_max: LATER,
+            no_randomize: true,
+            ..Options::default()
+        })
+        .expect("retry_on_failed_connect: connect returns at once")
+    }
+
+    /// A registered request (its reply would complete it), not armed yet.
+    fn request(c: &Client) -> (u64, Arc<Completion>) {
+        c.inner
+            .start_request_with("deadlines.test", None, b"", false, None)
+            .expect("request buffered")
+    }
+
+    /// Arms a new request at `deadline`.
+    fn armed(c: &Client, deadline: Instant) -> (u64, Arc<Completion>) {
+        let (id, done) = request(c);
+        Deadlines::arm(&c.inner, deadline, id, &done);
+        (id, done)
+    }
+
+    /// The ids in the queue, front first.
+    fn queued(c: &Client) -> Vec<u64> {
+        let q = lock(&c.inner.deadlines.queue);
+        q.entries.iter().map(|(_, id, _)| *id).collect()
+    }
+
+    fn timer_running(c: &Client) -> bool {
+        lock(&c.inner.deadlines.queue).timer_running
+    }
+
+    /// Waits for `done`'s result and requires a timeout.
+    fn assert_timed_out(done: &Completion, what: &str) {
+        match done.wait(Some(PATIENCE)) {
+            Some(Err(e)) => assert_eq!(e.kind(), ErrorKind::Timeout, "{what}: {e}"),
+            Some(Ok(o)) => panic!("{what}: completed with {o:?}, not a timeout"),
+            None => panic!("{what}: not timed out after {PATIENCE:?}"),
+        }
+    }
+
+    #[test]
+    fn a_request_fails_with_a_timeout_at_its_deadline_not_before() {
+        let c = offline_client();
+        let (id, done) = request(&c);
+        let (tx, rx) = mpsc::channel();
+        // Stamped on the completing thread: when the timer failed it.
+        done.on_complete(move || tx.send(Instant::now()).expect("send"));
+        let deadline = Instant::now() + Duration::from_millis(300);
+        Deadlines::arm(&c.inner, deadline, id, &done);
+        assert_timed_out(&done, "request");
+        let failed_at = rx.recv().expect("completion time");
+        assert!(
+            failed_at >= deadline,
+            "failed {:?} before its deadline",
+            deadline - failed_at
+        );
+    }
+
+    #[test]
+    fn a_deadline_already_past_fails_the_request_at_once() {
+        let c = offline_client();
+        let (_, done) = armed(&c, Instant::now());
+        assert_timed_out(&done, "zero timeout");
+    }
+
+    #[test]
+    fn a_nearer_deadline_armed_later_wakes_the_sleeping_timer() {
+        let c = offline_client();
+        let (_, far) = armed(&c, Instant::now() + LATER);
+        // Let the timer go to sleep until the far deadline.
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(timer_running(&c));
+        let (_, near) = armed(&c, Instant::now() + Duration::from_millis(50));
+        assert_timed_out(&near, "nearer request");
+        assert!(!far.is_done(), "the far request expired with the near one");
+        assert!(timer_running(&c), "the far request still needs the timer");
+    }
+
+    #[test]
+    fn the_queue_is_in_deadline_order_and_equal_deadlines_in_arrival_order() {
+        let c = offline_client();
+        let base = Instant::now() + LATER;
+        let at = |s: u64| base + Duration::from_secs(s);
+        // (seconds after base) in arrival order: an append, inserts at the
+        // front, in the middle and among equals, and an append again.
+        let (a, _a) = armed(&c, at(3));
+        let (b, _b) = armed(&c, at(1));
+        let (d, _d) = armed(&c, at(3));
+        let (e, _e) = armed(&c, at(2));
+        let (f, _f) = armed(&c, at(1));
+        let (g, _g) = armed(&c, at(5));
+        let (h, _h) = armed(&c, at(3));
+        assert_eq!(queued(&c), vec![b, f, e, a, d, h, g]);
+        let q = lock(&c.inner.deadlines.queue);
+        assert!(
+            q.entries
+                .iter()
+                .zip(q.entries.iter().skip(1))
+                .all(|(x, y)| x.0 <= y.0),
+            "deadlines out of order"
+        );
+    }
+
+    #[test]
+    fn answered_requests_leave_the_queue_as_new_ones_arrive() {
+        let c = offline_client();
+        let deadline = Instant::now() + LATER;
+        let early: Vec<_> = (0..100).map(|_| armed(&c, deadline)).collect();
+        // Answered by a reply, or given up by the caller: both are done.
+        for (i, (_, done)) in early.iter().enumerate() {
+            if i % 2 == 0 {
+                done.complete(Ok(Outcome::Done));
+            } else {
+                done.cancel();
+            }
+        }
+        let (id, pending) = armed(&c, deadline);
+        assert_eq!(queued(&c), vec![id], "answered entries were kept");
+        // Trimmed from the front only: a pending entry there keeps the
+        // answered ones behind it until it is answered too.
+        let (x, x_done) = armed(&c, deadline);
+        let (y, y_done) = armed(&c, deadline);
+        y_done.cancel();
+        let (z, _z_done) = armed(&c, deadline);
+        assert_eq!(queued(&c), vec![id, x, y, z]);
+        pending.cancel();
+        x_done.cancel();
+        let (w, _w_done) = armed(&c, deadline);
+        assert_eq!(queued(&c), vec![z, w]);
+    }
+
+    #[test]
+    fn the_timer_stops_when_the_queue_empties_and_the_next_request_restarts_it() {
+        let c = offline_client();
+        assert!(!timer_running(&c), "a timer before any request");
+        let (_, first) = armed(&c, Instant::now() + Duration::from_millis(50));
+        assert_timed_out(&first, "first request");
+        // The timer marks itself stopped before it fails the last request.
+        assert!(!timer_running(&c), "the timer runs on with nothing queued");
+        assert!(queued(&c).is_empty());
+        let (_, second) = armed(&c, Instant::now() + Duration::from_millis(50));
+        assert_timed_out(&second, "request after the timer stopped");
+    }
+
+    #[test]
+    fn far_deadlines_do_not_stop_the_timer_for_nearer_ones() {
+        let c = offline_client();
+        let now = Instant::now();
+        // The longest timeouts C can ask for: NATSIO_WAIT_FOREVER on a
+        // request (ffi::FOREVER), and the largest positive timeout_ms.
+        let forever = now + crate::ffi::FOREVER;
+        let largest = now
+            .checked_add(Duration::from_millis(i64::MAX as u64))
+            .expect("an Instant holds i64::MAX ms from now");
+        let (_, f1) = armed(&c, forever);
+        let (_, f2) = armed(&c, largest);
+        // The timer sleeps until the far deadline (a panic there would
+        // end its task and leave every later request without a timeout).
+        std::thread::sleep(Duration::from_millis(100));
+        let (_, near) = armed(&c, Instant::now() + Duration::from_millis(50));
+        assert_timed_out(&near, "near request after far ones");
+        assert!(!f1.is_done() && !f2.is_done());
+        // Still alive: another near one expires too.
+        let (_, again) = armed(&c, Instant::now() + Duration::from_millis(50));
+        assert_timed_out(&again, "second near request");
+    }
+
+    #[test]
+    fn a_closed_client_ends_its_timer() {
+        let c = offline_client();
+        let (_, done) = armed(&c, Instant::now() + Duration::from_millis(200));
+        let wake = Arc::clone(&c.inner.deadlines.wake);
+        assert_eq!(
+            Arc::strong_count(&wake),
+            3,
+            "ours, the queue's, the timer's"
+        );
+        c.close();
+        drop(c);
+        // Closing fails the request at once; the timer finds nothing left
+        // (or no client) when it wakes, and ends.
+        assert!(done.is_done(), "close left the request pending");
+        let until = Instant::now() + PATIENCE;
+        while Arc::strong_count(&wake) > 1 {
+            assert!(Instant::now() < until, "the timer task outlived its client");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
