@@ -1,6 +1,7 @@
 /* See util.h. */
 #include "util.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -428,3 +429,140 @@ int64_t now_realtime_ns(void) {
 }
 
 int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
+
+/* ---- callback log ---------------------------------------------------------- */
+
+struct callback_log {
+    pthread_mutex_t mu;
+    size_t count; /* calls seen; records holds the first CALLBACK_LOG_CAP */
+    callback_record records[CALLBACK_LOG_CAP];
+};
+
+static void callback_log_free(void *log) {
+    callback_log *l = (callback_log *)log;
+    pthread_mutex_destroy(&l->mu);
+    free(l);
+}
+
+callback_log *new_callback_log(void) {
+    callback_log *l = (callback_log *)calloc(1, sizeof *l);
+    if (!l || pthread_mutex_init(&l->mu, NULL) != 0) {
+        free(l);
+        nt_fail_at(__FILE__, __LINE__, "cannot make a callback log");
+        return NULL;
+    }
+    nt_cleanup(callback_log_free, l);
+    return l;
+}
+
+static void log_record_call(callback_log *l, int32_t kind, natsio_status status, const char *text) {
+    pthread_mutex_lock(&l->mu);
+    if (l->count < CALLBACK_LOG_CAP) {
+        callback_record *r = &l->records[l->count];
+        r->kind = kind;
+        r->status = status;
+        snprintf(r->text, sizeof r->text, "%s", text ? text : "");
+    }
+    l->count++;
+    pthread_mutex_unlock(&l->mu);
+}
+
+static void log_on_error(void *user_data, natsio_status status, const char *text, uint64_t sid,
+                         const char *subject) {
+    (void)sid;
+    (void)subject;
+    log_record_call((callback_log *)user_data, -1, status, text);
+}
+
+static void log_on_event(void *user_data, natsio_event_kind kind, natsio_status status, const char *text) {
+    log_record_call((callback_log *)user_data, (int32_t)kind, status, text);
+}
+
+bool log_callbacks(natsio_options *o, callback_log *log) {
+    natsio_status st = natsio_options_set_error_callback(o, log_on_error, log, NULL);
+    if (st == NATSIO_OK) st = natsio_options_set_event_callback(o, log_on_event, log, NULL);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "setting callbacks: %s (%s)", natsio_status_str(st), natsio_last_error());
+        return false;
+    }
+    return true;
+}
+
+/* Records matching kind (and status, unless any_status). */
+static long log_count(callback_log *l, int32_t kind, natsio_status status, bool any_status) {
+    long n = 0;
+    pthread_mutex_lock(&l->mu);
+    size_t kept = l->count < CALLBACK_LOG_CAP ? l->count : CALLBACK_LOG_CAP;
+    for (size_t i = 0; i < kept; i++)
+        if (l->records[i].kind == kind && (any_status || l->records[i].status == status)) n++;
+    pthread_mutex_unlock(&l->mu);
+    return n;
+}
+
+long log_errors(callback_log *log, natsio_status status) { return log_count(log, -1, status, false); }
+
+long log_events(callback_log *log, natsio_event_kind kind, natsio_status status) {
+    return log_count(log, (int32_t)kind, status, false);
+}
+
+long log_events_any(callback_log *log, natsio_event_kind kind) {
+    return log_count(log, (int32_t)kind, NATSIO_OK, true);
+}
+
+long log_total(callback_log *log) {
+    pthread_mutex_lock(&log->mu);
+    long n = (long)log->count;
+    pthread_mutex_unlock(&log->mu);
+    return n;
+}
+
+typedef struct {
+    callback_log *log;
+    int32_t kind;
+    natsio_status status;
+    bool any_status;
+    long n;
+} log_wait;
+
+static bool log_reached(void *arg) {
+    log_wait *w = (log_wait *)arg;
+    return log_count(w->log, w->kind, w->status, w->any_status) >= w->n;
+}
+
+bool wait_log_errors(callback_log *log, natsio_status status, long n, int64_t timeout_ms) {
+    log_wait w = {log, -1, status, false, n};
+    return nt_wait_until(log_reached, &w, timeout_ms);
+}
+
+bool wait_log_events(callback_log *log, natsio_event_kind kind, long n, int64_t timeout_ms) {
+    log_wait w = {log, (int32_t)kind, NATSIO_OK, true, n};
+    return nt_wait_until(log_reached, &w, timeout_ms);
+}
+
+callback_record log_record(callback_log *log, size_t i) {
+    callback_record r;
+    memset(&r, 0, sizeof r);
+    r.kind = -2;
+    pthread_mutex_lock(&log->mu);
+    if (i < log->count && i < CALLBACK_LOG_CAP) r = log->records[i];
+    pthread_mutex_unlock(&log->mu);
+    return r;
+}
+
+const char *log_dump(callback_log *log, char *buf, size_t cap) {
+    size_t used = 0;
+    buf[0] = '\0';
+    pthread_mutex_lock(&log->mu);
+    size_t kept = log->count < CALLBACK_LOG_CAP ? log->count : CALLBACK_LOG_CAP;
+    for (size_t i = 0; i < kept && used < cap; i++) {
+        const callback_record *r = &log->records[i];
+        int w = r->kind < 0 ? snprintf(buf + used, cap - used, "%serror:%s:%s", i ? "\n" : "",
+                                       natsio_status_str(r->status), r->text)
+                            : snprintf(buf + used, cap - used, "%sevent %d:%s:%s", i ? "\n" : "",
+                                       (int)r->kind, natsio_status_str(r->status), r->text);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    pthread_mutex_unlock(&log->mu);
+    return buf;
+}

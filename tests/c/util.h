@@ -265,4 +265,43 @@ void plant_error_marker(void);
                      natsio_status_str(ok_), natsio_last_error());                   \
     } while (0)
 
+
+/* ---- what a client's error and event callbacks saw ------------------------ */
+
+/* One call of the error callback (kind -1) or of the event callback (kind
+ * a natsio_event_kind), with its status and text (truncated). */
+typedef struct {
+    int32_t kind;
+    natsio_status status;
+    char text[256];
+} callback_record;
+
+#define CALLBACK_LOG_CAP 64
+
+/* Every call, in order (the first CALLBACK_LOG_CAP kept). Thread-safe:
+ * the callbacks run on the client's dispatcher thread. */
+typedef struct callback_log callback_log;
+
+/* An empty log, freed when the case ends: make it before the clients
+ * that report to it (those are freed first). */
+callback_log *new_callback_log(void);
+/* Registers the log as `o`'s error and event callback (no release). */
+bool log_callbacks(natsio_options *o, callback_log *log);
+/* Calls of the error callback with `status`. */
+long log_errors(callback_log *log, natsio_status status);
+/* Calls of the event callback of `kind` with `status`. */
+long log_events(callback_log *log, natsio_event_kind kind, natsio_status status);
+/* Calls of the event callback of `kind`, whatever their status. */
+long log_events_any(callback_log *log, natsio_event_kind kind);
+/* Calls of either callback. */
+long log_total(callback_log *log);
+/* Waits until log_errors(log, status) >= n. */
+bool wait_log_errors(callback_log *log, natsio_status status, long n, int64_t timeout_ms);
+/* Waits until log_events_any(log, kind) >= n. */
+bool wait_log_events(callback_log *log, natsio_event_kind kind, long n, int64_t timeout_ms);
+/* A copy of record `i` (zeroed, kind -2, if there is none). */
+callback_record log_record(callback_log *log, size_t i);
+/* The records, one "kind:status:text" per line, for failure messages. */
+const char *log_dump(callback_log *log, char *buf, size_t cap);
+
 #endif /* NATSIO_TEST_UTIL_H */
