@@ -13,6 +13,12 @@
  * with bad arguments (refused by the call itself, before anything is sent),
  * token accessors of another kind of result, and the new functions on a
  * closed client.
+ * Statuses that need a server in some state are triggered too:
+ * NATSIO_ERR_RECONNECT_BUF_EXCEEDED (publishing while disconnected), and
+ * NATSIO_ERR_PERMISSIONS and NATSIO_ERR_MAX_SUBSCRIPTIONS (server -ERR that
+ * reach the error callback and keep the connection). The authentication
+ * statuses are in test_auth.c (NATSIO_ERR_AUTH_EXPIRED: a user JWT that
+ * expires while connected), the TLS refusals in test_tls.c.
  */
 #include "harness.h"
 #include "util.h"
@@ -1991,6 +1997,229 @@ static void test_new_functions_after_close(void) {
     EXPECT_TOKEN_FAILS(NATSIO_ERR_NO_SERVERS, natsio_client_connect_async(o, &t), t);
 }
 
+/* ------------------------------------------------------------------ */
+/* Refusals that need a server state: disconnected, or configured to    */
+/* deny                                                                 */
+/* ------------------------------------------------------------------ */
+
+/* Options for `url` that reconnect quickly and forever, reporting to `log`
+ * (which may be NULL). */
+static natsio_options *reconnecting_options(const char *url, callback_log *log) {
+    natsio_options *o = options_for_url(url, 2000);
+    if (!o) return NULL;
+    if (natsio_options_set_reconnect_wait(o, 50, 200) != NATSIO_OK ||
+        natsio_options_set_reconnect_jitter(o, 0, 0) != NATSIO_OK ||
+        natsio_options_set_max_reconnect_attempts(o, -1) != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "setting options: %s", natsio_last_error());
+        return NULL;
+    }
+    if (log && !log_callbacks(o, log)) return NULL;
+    return o;
+}
+
+/* While disconnected, publishes are kept up to reconnect_buf_size bytes of
+ * frames; the publish that does not fit fails with
+ * NATSIO_ERR_RECONNECT_BUF_EXCEEDED, and after the reconnect exactly the
+ * kept ones are delivered. With buffering disabled (-1) every publish while
+ * disconnected fails. */
+static void test_reconnect_buffer_exceeded(void) {
+    nt_server *s = start_server(NULL);
+    NT_CHECK(s != NULL);
+    natsio_options *o = reconnecting_options(nt_server_url(s), NULL);
+    NT_CHECK(o != NULL);
+    /* Two frames of "PUB rb.N 400\r\n<400 bytes>\r\n" (416 bytes) fit, a
+     * third does not. */
+    EXPECT_OK(natsio_options_set_reconnect_buf_size(o, 1000));
+    natsio_client *c = connect_with(o);
+    NT_CHECK(c != NULL);
+    natsio_options *unbuffered = reconnecting_options(nt_server_url(s), NULL);
+    NT_CHECK(unbuffered != NULL);
+    EXPECT_OK(natsio_options_set_reconnect_buf_size(unbuffered, -1));
+    natsio_client *u = connect_with(unbuffered);
+    NT_CHECK(u != NULL);
+    natsio_sub *watch = subscribe_and_flush(c, "rb.>");
+    NT_CHECK(watch != NULL);
+
+    nt_server_kill(s);
+    NT_CHECK_MSG(wait_status(c, NATSIO_CONN_RECONNECTING, 10000), "status %d",
+                 (int)natsio_client_status(c));
+    NT_CHECK_MSG(wait_status(u, NATSIO_CONN_RECONNECTING, 10000), "status %d",
+                 (int)natsio_client_status(u));
+
+    char payload[400];
+    memset(payload, 'b', sizeof payload);
+    EXPECT_OK(natsio_client_publish(c, "rb.1", payload, sizeof payload));
+    EXPECT_OK(natsio_client_publish(c, "rb.2", payload, sizeof payload));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_RECONNECT_BUF_EXCEEDED, "reconnect buffer",
+                        natsio_client_publish(c, "rb.3", payload, sizeof payload));
+    EXPECT_FAILS(NATSIO_ERR_RECONNECT_BUF_EXCEEDED,
+                 natsio_client_publish_with(c, "rb.4", "rb.reply", NULL, payload, sizeof payload));
+    /* A small one still fits beside the two. */
+    EXPECT_OK(natsio_client_publish(c, "rb.5", "x", 1));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_RECONNECT_BUF_EXCEEDED, "disabled",
+                        natsio_client_publish(u, "rb.6", "x", 1));
+    /* Refused publishes leave the client reconnecting, not closed. */
+    NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_RECONNECTING);
+    NT_CHECK_INT_EQ(natsio_client_status(u), NATSIO_CONN_RECONNECTING);
+
+    NT_CHECK_INT_EQ(nt_server_restart(s), 0);
+    NT_CHECK_MSG(wait_status(c, NATSIO_CONN_CONNECTED, 20000), "did not reconnect (status %d)",
+                 (int)natsio_client_status(c));
+    NT_CHECK_MSG(wait_status(u, NATSIO_CONN_CONNECTED, 20000), "did not reconnect (status %d)",
+                 (int)natsio_client_status(u));
+    /* The kept publishes went out after the subscription was restored,
+     * before the end marker; the refused ones never did. */
+    received_log log;
+    collect_until_end(c, watch, "rb.end", &log);
+    NT_CHECK(!nt_failed());
+    NT_CHECK_INT_EQ(log.count, 3);
+    NT_CHECK_STR_EQ(log.subjects[0], "rb.1");
+    NT_CHECK_STR_EQ(log.subjects[1], "rb.2");
+    NT_CHECK_STR_EQ(log.subjects[2], "rb.5");
+    NT_CHECK_INT_EQ(log.sizes[0], sizeof payload);
+    /* Connected again, the same publish is accepted. */
+    EXPECT_OK(natsio_client_publish(u, "rb.6", "x", 1));
+    EXPECT_OK(natsio_client_flush(u, 5000));
+}
+
+static const char *PERMISSIONS_CONFIG =
+    "authorization {\n"
+    "  users = [\n"
+    "    { user: limited, password: pw,\n"
+    "      permissions: { publish: { deny: [\"deny.>\"] }, subscribe: { deny: [\"deny.>\"] } } }\n"
+    "    { user: admin, password: pw }\n"
+    "  ]\n"
+    "}\n";
+
+/* A denied publish or subscribe is accepted by the call (the server checks
+ * it later) and reported to the error callback as NATSIO_ERR_PERMISSIONS
+ * with the server's text; a permissions violation is not fatal in NATS: the
+ * connection stays up and works, and no event is emitted. */
+static void test_permissions_violation_keeps_the_connection(void) {
+    nt_server *s = start_server(PERMISSIONS_CONFIG);
+    NT_CHECK(s != NULL);
+    /* An unrestricted client sees what the limited one gets through. */
+    natsio_options *ao = options_for_url(nt_server_url(s), 2000);
+    NT_CHECK(ao != NULL);
+    EXPECT_OK(natsio_options_set_user_password(ao, "admin", "pw"));
+    natsio_client *admin = connect_with(ao);
+    NT_CHECK(admin != NULL);
+    natsio_sub *watch = subscribe_and_flush(admin, "deny.>");
+    NT_CHECK(watch != NULL);
+
+    callback_log *cb = new_callback_log();
+    NT_CHECK(cb != NULL);
+    natsio_options *o = reconnecting_options(nt_server_url(s), cb);
+    NT_CHECK(o != NULL);
+    EXPECT_OK(natsio_options_set_user_password(o, "limited", "pw"));
+    natsio_client *c = connect_with(o);
+    NT_CHECK(c != NULL);
+    char dump[4096];
+
+    EXPECT_OK(natsio_client_publish(c, "deny.pub", "secret", 6));
+    EXPECT_OK(natsio_client_flush(c, 5000));
+    NT_CHECK_MSG(wait_log_errors(cb, NATSIO_ERR_PERMISSIONS, 1, 10000), "no permissions error:\n%s",
+                 log_dump(cb, dump, sizeof dump));
+    natsio_sub *denied = NULL;
+    EXPECT_OK(natsio_client_subscribe(c, "deny.sub", NULL, NULL, &denied));
+    nt_cleanup(sub_free_cb, denied);
+    natsio_sub *denied_queue = NULL;
+    EXPECT_OK(natsio_client_subscribe(c, "deny.sub", "workers", NULL, &denied_queue));
+    nt_cleanup(sub_free_cb, denied_queue);
+    EXPECT_OK(natsio_client_flush(c, 5000));
+    NT_CHECK_MSG(wait_log_errors(cb, NATSIO_ERR_PERMISSIONS, 3, 10000), "not 3 permissions errors:\n%s",
+                 log_dump(cb, dump, sizeof dump));
+
+    /* In order: CONNECTED, then the three errors, each naming what was
+     * denied, and nothing else. */
+    NT_CHECK_MSG(log_total(cb) == 4, "callbacks:\n%s", log_dump(cb, dump, sizeof dump));
+    callback_record connected = log_record(cb, 0);
+    NT_CHECK_INT_EQ(connected.kind, NATSIO_EVENT_CONNECTED);
+    static const char *const named[] = {
+        "Publish to \"deny.pub\"",
+        "Subscription to \"deny.sub\"",
+        "Subscription to \"deny.sub\" using queue \"workers\"",
+    };
+    for (size_t i = 0; i < NT_COUNT(named); i++) {
+        callback_record r = log_record(cb, i + 1);
+        NT_CHECK_INT_EQ(r.kind, -1);
+        NT_CHECK_INT_EQ(r.status, NATSIO_ERR_PERMISSIONS);
+        NT_CHECK_MSG(contains_ci(r.text, "permissions violation") && strstr(r.text, named[i]) != NULL,
+                     "error %zu: \"%s\" does not name %s", i, r.text, named[i]);
+    }
+
+    /* Still connected: allowed traffic flows, the denied publish never
+     * reached the server's subscribers. */
+    NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CONNECTED);
+    NT_CHECK(message_round_trip(c, "ok.check", "fine"));
+    received_log seen;
+    EXPECT_OK(natsio_client_publish(admin, "deny.after", "a", 1));
+    collect_until_end(admin, watch, "deny.end", &seen);
+    NT_CHECK(!nt_failed());
+    NT_CHECK_INT_EQ(seen.count, 1);
+    NT_CHECK_STR_EQ(seen.subjects[0], "deny.after");
+    NT_CHECK_INT_EQ(log_events_any(cb, NATSIO_EVENT_DISCONNECTED), 0);
+}
+
+/* The server's max_subscriptions refuses a subscription beyond the limit
+ * with -ERR 'maximum subscriptions exceeded': reported to the error
+ * callback as NATSIO_ERR_MAX_SUBSCRIPTIONS, not fatal; once a subscription
+ * is released another one is accepted. */
+static void test_max_subscriptions_keeps_the_connection(void) {
+    nt_server *s = start_server("max_subscriptions: 2\n");
+    NT_CHECK(s != NULL);
+    callback_log *cb = new_callback_log();
+    NT_CHECK(cb != NULL);
+    natsio_options *o = reconnecting_options(nt_server_url(s), cb);
+    NT_CHECK(o != NULL);
+    natsio_client *c = connect_with(o);
+    NT_CHECK(c != NULL);
+    char dump[4096];
+
+    natsio_sub *first = NULL, *second = NULL, *third = NULL;
+    EXPECT_OK(natsio_client_subscribe(c, "ms.1", NULL, NULL, &first));
+    EXPECT_OK(natsio_client_subscribe(c, "ms.2", NULL, NULL, &second));
+    nt_cleanup(sub_free_cb, second);
+    /* The call succeeds: the server refuses it afterwards. */
+    EXPECT_OK(natsio_client_subscribe(c, "ms.3", NULL, NULL, &third));
+    nt_cleanup(sub_free_cb, third);
+    EXPECT_OK(natsio_client_flush(c, 5000));
+    NT_CHECK_MSG(wait_log_errors(cb, NATSIO_ERR_MAX_SUBSCRIPTIONS, 1, 10000), "not reported:\n%s",
+                 log_dump(cb, dump, sizeof dump));
+    /* Callbacks keep the wire's order: nothing came before it but
+     * CONNECTED, so the two within the limit were accepted. */
+    NT_CHECK_MSG(log_total(cb) == 2, "callbacks:\n%s", log_dump(cb, dump, sizeof dump));
+    NT_CHECK_INT_EQ(log_record(cb, 0).kind, NATSIO_EVENT_CONNECTED);
+    callback_record r = log_record(cb, 1);
+    NT_CHECK_INT_EQ(r.kind, -1);
+    NT_CHECK_MSG(contains_ci(r.text, "maximum subscriptions exceeded"), "text: %s", r.text);
+    NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CONNECTED);
+    NT_CHECK_INT_EQ(log_events_any(cb, NATSIO_EVENT_DISCONNECTED), 0);
+
+    /* The connection works, and a released slot takes a new subscription
+     * (no further error). */
+    EXPECT_OK(natsio_client_publish(c, "ms.2", "two", 3));
+    natsio_msg *m = NULL;
+    EXPECT_OK(natsio_sub_next(second, 5000, &m));
+    natsio_msg_free(m);
+    natsio_sub_free(first);
+    natsio_sub *again = subscribe_and_flush(c, "ms.again");
+    NT_CHECK(again != NULL);
+    EXPECT_OK(natsio_client_publish(c, "ms.again", "in", 2));
+    EXPECT_OK(natsio_sub_next(again, 5000, &m));
+    NT_CHECK(payload_is(m, "in"));
+    natsio_msg_free(m);
+    /* At the limit again: the next one is refused, and is the only error
+     * since the first (the released slot's subscription was not). */
+    natsio_sub *over = NULL;
+    EXPECT_OK(natsio_client_subscribe(c, "ms.over", NULL, NULL, &over));
+    nt_cleanup(sub_free_cb, over);
+    NT_CHECK_MSG(wait_log_errors(cb, NATSIO_ERR_MAX_SUBSCRIPTIONS, 2, 10000), "not reported:\n%s",
+                 log_dump(cb, dump, sizeof dump));
+    NT_CHECK_MSG(log_total(cb) == 3, "callbacks:\n%s", log_dump(cb, dump, sizeof dump));
+    NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CONNECTED);
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_status_str_and_last_error_fallbacks),
@@ -2023,6 +2252,9 @@ int main(int argc, char **argv) {
         NT_CASE(test_iterator_verbs_check_their_arguments),
         NT_CASE(test_token_accessors_of_another_kind),
         NT_CASE(test_new_functions_after_close),
+        NT_CASE(test_reconnect_buffer_exceeded),
+        NT_CASE(test_permissions_violation_keeps_the_connection),
+        NT_CASE(test_max_subscriptions_keeps_the_connection),
     };
     return nt_main(argc, argv, cases, NT_COUNT(cases));
 }
