@@ -264,6 +264,23 @@ char *nt_read_file(const char *path);
  * seed (bad base32, prefix or checksum). Uses OpenSSL's libcrypto. */
 bool nt_nkey_sign(const char *seed, const void *msg, size_t len, uint8_t sig_out[64]);
 
+/* Minting operator-mode credentials at run time (for claims a committed
+ * fixture cannot hold, such as an expiry a few seconds from now). */
+
+/* Seeds are 58 characters, public keys 56; with the NUL these fit. */
+#define NT_NKEY_SEED_CAP 64
+#define NT_NKEY_PUBLIC_CAP 64
+/* A fresh random NKey seed of `type`: 'O' operator, 'A' account, 'U' user.
+ * False on another type or if the system has no randomness. */
+bool nt_nkey_create(char type, char seed_out[NT_NKEY_SEED_CAP]);
+/* The public key ("O...", "A...", "U...") of a seed; false on a malformed
+ * seed. */
+bool nt_nkey_public(const char *seed, char pub_out[NT_NKEY_PUBLIC_CAP]);
+/* A NATS JWT: header {"typ":"JWT","alg":"ed25519-nkey"}, `claims_json`
+ * as the payload (the caller writes iss, sub, iat, exp, nats...), signed
+ * with `issuer_seed`. malloc'd (free() it), or NULL on a malformed seed. */
+char *nt_jwt_encode(const char *claims_json, const char *issuer_seed);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -341,6 +341,53 @@ static void test_fixtures_and_nkey_sign(void) {
     NT_CHECK(!nt_nkey_sign(NULL, "x", 1, unused));
 }
 
+/* Minted keys: public keys match the fixtures made by the Go nkeys module,
+ * new seeds have the asked type, and a JWT is header.claims.signature
+ * (test_auth.c proves a server accepts the signatures). */
+static void test_nkey_and_jwt_minting(void) {
+    char path[1024];
+    char *seed = nt_read_file(nt_fixture_path(path, sizeof path, "auth/nkey-user.nk"));
+    char *pub = nt_read_file(nt_fixture_path(path, sizeof path, "auth/nkey-user.pub"));
+    char derived[NT_NKEY_PUBLIC_CAP];
+    bool derived_ok = seed && pub && nt_nkey_public(seed, derived);
+    bool same = derived_ok && strncmp(derived, pub, strlen(derived)) == 0 && strlen(derived) == 56;
+    free(seed);
+    free(pub);
+    NT_CHECK(derived_ok);
+    NT_CHECK_MSG(same, "derived public key %s differs from the fixture's", derived);
+
+    static const char types[] = {'O', 'A', 'U'};
+    for (size_t i = 0; i < sizeof types; i++) {
+        char s1[NT_NKEY_SEED_CAP], s2[NT_NKEY_SEED_CAP], p1[NT_NKEY_PUBLIC_CAP];
+        NT_CHECK(nt_nkey_create(types[i], s1) && nt_nkey_create(types[i], s2));
+        NT_CHECK_INT_EQ(strlen(s1), 58);
+        NT_CHECK(s1[0] == 'S' && s1[1] == types[i]);
+        NT_CHECK(strcmp(s1, s2) != 0);
+        NT_CHECK(nt_nkey_public(s1, p1));
+        NT_CHECK_INT_EQ(strlen(p1), 56);
+        NT_CHECK(p1[0] == types[i]);
+    }
+    char unused[NT_NKEY_SEED_CAP];
+    NT_CHECK(!nt_nkey_create('X', unused));
+    NT_CHECK(!nt_nkey_public("SUnotaseed", unused));
+
+    char account[NT_NKEY_SEED_CAP];
+    NT_CHECK(nt_nkey_create('A', account));
+    char *jwt = nt_jwt_encode("{\"sub\":\"x\"}", account);
+    NT_CHECK(jwt != NULL);
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", jwt);
+    free(jwt);
+    /* eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ is the header every
+     * NATS JWT starts with; eyJzdWIiOiJ4In0 is {"sub":"x"}. */
+    const char *dot2 = strrchr(copy, '.');
+    NT_CHECK(dot2 != NULL);
+    NT_CHECK(strncmp(copy, "eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.eyJzdWIiOiJ4In0.",
+                     (size_t)(dot2 - copy) + 1) == 0);
+    NT_CHECK_INT_EQ(strlen(dot2 + 1), 86); /* 64 bytes, unpadded */
+    NT_CHECK(nt_jwt_encode("{}", "SUnotaseed") == NULL);
+}
+
 static void inner_pass(void) { NT_CHECK(1); }
 static void inner_check(void) {
     NT_CHECK(1 + 1 == 3);
@@ -400,6 +447,7 @@ int main(int argc, char **argv) {
         return nt_main(argc, argv, cases, NT_COUNT(cases));
     }
     static const nt_case cases[] = {
+        NT_CASE(test_nkey_and_jwt_minting),
         NT_CASE(test_start_and_info),
         NT_CASE(test_two_servers_distinct),
         NT_CASE(test_extra_config),
