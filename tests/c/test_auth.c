@@ -7,7 +7,11 @@
  * credentials and rejects wrong ones with NATSIO_ERR_AUTHORIZATION; two
  * kinds at once fail with NATSIO_ERR_CONFIG naming both; a credential
  * rejected again and again while reconnecting closes the client unless
- * natsio_options_set_ignore_auth_error_abort.
+ * natsio_options_set_ignore_auth_error_abort. A user JWT that expires while
+ * connected (operator mode minted at run time: nt_nkey_create,
+ * nt_jwt_encode) ends the connection with NATSIO_ERR_AUTH_EXPIRED; the
+ * client reconnects with a renewed JWT, and closes when the server keeps
+ * rejecting the old one, as nats.go does.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -16,10 +20,12 @@
 
 #include <natsio.h>
 
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -433,26 +439,35 @@ static bool rewrite_config(nt_server *s, const char *config) {
     return fclose(f) == 0 && ok;
 }
 
-typedef struct {
-    atomic_int closed;
-    atomic_int auth_disconnects; /* DISCONNECTED events caused by an auth error */
-} auth_events;
+/* How often the server logged a rejected authentication (nats-server
+ * writes one line per rejection before it sends -ERR, so every rejection
+ * the client has seen is counted). */
+static int server_auth_errors(const nt_server *s) {
+    char *log = nt_read_file(nt_server_log_path(s));
+    if (!log) return -1;
+    int n = 0;
+    for (const char *p = strstr(log, "authentication error"); p; p = strstr(p + 1, "authentication error")) n++;
+    free(log);
+    return n;
+}
 
-static void on_auth_event(void *user_data, natsio_event_kind kind, natsio_status status, const char *text) {
-    (void)text;
-    auth_events *e = (auth_events *)user_data;
-    if (kind == NATSIO_EVENT_CLOSED) atomic_fetch_add(&e->closed, 1);
-    if (kind == NATSIO_EVENT_DISCONNECTED && status == NATSIO_ERR_AUTHORIZATION) atomic_fetch_add(&e->auth_disconnects, 1);
+typedef struct {
+    const nt_server *server;
+    int at_least;
+} auth_error_wait;
+
+static bool server_logged_auth_errors(void *arg) {
+    auth_error_wait *w = (auth_error_wait *)arg;
+    return server_auth_errors(w->server) >= w->at_least;
 }
 
 /* The server's password changes under a connected client. */
-static natsio_client *connect_then_change_password(nt_server *s, bool ignore_abort, auth_events *events) {
+static natsio_client *connect_then_change_password(nt_server *s, bool ignore_abort, callback_log *log) {
     natsio_options *o = fast_reconnect_options(nt_server_url(s));
-    if (!o) return NULL;
+    if (!o || !log_callbacks(o, log)) return NULL;
     natsio_options_set_user_password(o, "alice", "s3cret");
     natsio_options_set_max_reconnect_attempts(o, -1);
     natsio_options_set_ignore_auth_error_abort(o, ignore_abort);
-    natsio_options_set_event_callback(o, on_auth_event, events, NULL);
     natsio_client *c = NULL;
     natsio_status st = natsio_client_connect(o, &c);
     if (st != NATSIO_OK) {
@@ -460,6 +475,10 @@ static natsio_client *connect_then_change_password(nt_server *s, bool ignore_abo
         return NULL;
     }
     nt_cleanup(client_free_cb, c);
+    if (server_auth_errors(s) != 0) {
+        nt_fail_at(__FILE__, __LINE__, "the server rejected a login before the restart");
+        return NULL;
+    }
     if (!rewrite_config(s, "authorization { user: alice, password: \"changed\" }") || nt_server_restart(s) != 0) {
         nt_fail_at(__FILE__, __LINE__, "could not restart the server with a new password");
         return NULL;
@@ -467,38 +486,274 @@ static natsio_client *connect_then_change_password(nt_server *s, bool ignore_abo
     return c;
 }
 
+/* Expects record `i` of `log` to be of `kind` (-1: the error callback)
+ * with `status` and, if `mention` is not NULL, that text. */
+#define CHECK_RECORD(log, i, want_kind, want_status, mention)                                                  \
+    do {                                                                                                        \
+        char dump_[4096];                                                                                       \
+        callback_record r_ = log_record((log), (i));                                                            \
+        const char *mention_ = (mention);                                                                       \
+        NT_CHECK_MSG(r_.kind == (want_kind) && r_.status == (want_status) &&                                    \
+                         (mention_ == NULL || contains_ci(r_.text, mention_)),                                  \
+                     "record %d is not %d/%s/%s; callbacks:\n%s", (int)(i), (int)(want_kind),                   \
+                     natsio_status_str(want_status), mention_ ? mention_ : "-",                                 \
+                     log_dump((log), dump_, sizeof dump_));                                                     \
+    } while (0)
+
+/* The server restarts with another password: the lost connection is an
+ * I/O error (DISCONNECTED), the first rejected reconnect is retried, the
+ * second identical rejection closes the client with that error. */
 static void test_repeated_auth_error_on_reconnect_closes(void) {
     nt_server *s = start_server(USER_PASSWORD_CONFIG);
     NT_CHECK(s != NULL);
-    static auth_events events;
-    memset(&events, 0, sizeof events);
-    natsio_client *c = connect_then_change_password(s, false, &events);
+    callback_log *log = new_callback_log();
+    NT_CHECK(log != NULL);
+    natsio_client *c = connect_then_change_password(s, false, log);
     NT_CHECK(c != NULL);
-    NT_CHECK_MSG(wait_status(c, NATSIO_CONN_CLOSED, 15000), "still status %d after 15 s of rejected reconnects",
+    NT_CHECK_MSG(wait_log_events(log, NATSIO_EVENT_CLOSED, 1, 20000), "not closed after 20 s (status %d)",
                  (int)natsio_client_status(c));
-    int64_t deadline = nt_now_ms() + 2000;
-    while (atomic_load(&events.closed) == 0 && nt_now_ms() < deadline) nt_sleep_ms(5);
-    NT_CHECK_INT_EQ(atomic_load(&events.closed), 1);
+    NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CLOSED);
+    char dump[4096];
+    NT_CHECK_MSG(log_total(log) == 4, "callbacks:\n%s", log_dump(log, dump, sizeof dump));
+    CHECK_RECORD(log, 0, NATSIO_EVENT_CONNECTED, NATSIO_OK, NULL);
+    CHECK_RECORD(log, 1, NATSIO_EVENT_DISCONNECTED, NATSIO_ERR_IO, NULL);
+    /* The reason of the close, to the error callback, then CLOSED. */
+    CHECK_RECORD(log, 2, -1, NATSIO_ERR_AUTHORIZATION, "Authorization Violation");
+    CHECK_RECORD(log, 3, NATSIO_EVENT_CLOSED, NATSIO_OK, NULL);
+    NT_CHECK_INT_EQ(server_auth_errors(s), 2);
     NT_CHECK_INT_EQ(natsio_client_publish(c, "x", "1", 1), NATSIO_ERR_CONNECTION_CLOSED);
 }
 
 static void test_ignore_auth_error_abort_keeps_trying(void) {
     nt_server *s = start_server(USER_PASSWORD_CONFIG);
     NT_CHECK(s != NULL);
-    static auth_events events;
-    memset(&events, 0, sizeof events);
-    natsio_client *c = connect_then_change_password(s, true, &events);
+    callback_log *log = new_callback_log();
+    NT_CHECK(log != NULL);
+    natsio_client *c = connect_then_change_password(s, true, log);
     NT_CHECK(c != NULL);
-    /* Many rejected attempts (reconnect wait is at most 200 ms)... */
-    nt_sleep_ms(1500);
+    /* Twice the rejections that close a client without the option. */
+    auth_error_wait w = {s, 4};
+    NT_CHECK_MSG(nt_wait_until(server_logged_auth_errors, &w, 20000), "only %d rejected reconnects in 20 s",
+                 server_auth_errors(s));
     NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_RECONNECTING);
-    NT_CHECK_INT_EQ(atomic_load(&events.closed), 0);
-    /* ...and once the password is back, it gets in again. */
+    char dump[4096];
+    NT_CHECK_MSG(log_total(log) == 2, "callbacks:\n%s", log_dump(log, dump, sizeof dump));
+    CHECK_RECORD(log, 0, NATSIO_EVENT_CONNECTED, NATSIO_OK, NULL);
+    CHECK_RECORD(log, 1, NATSIO_EVENT_DISCONNECTED, NATSIO_ERR_IO, NULL);
+    /* Once the password is back, it gets in again. */
     NT_CHECK(rewrite_config(s, USER_PASSWORD_CONFIG));
     NT_CHECK_INT_EQ(nt_server_restart(s), 0);
-    NT_CHECK_MSG(wait_status(c, NATSIO_CONN_CONNECTED, 10000), "did not reconnect (status %d)",
+    NT_CHECK_MSG(wait_log_events(log, NATSIO_EVENT_RECONNECTED, 1, 20000), "did not reconnect (status %d)",
                  (int)natsio_client_status(c));
-    NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CONNECTED);
+    NT_CHECK(message_round_trip(c, "auth.back", "in"));
+    /* The rejections reached neither callback: no error, no CLOSED. */
+    NT_CHECK_MSG(log_total(log) == 3, "callbacks:\n%s", log_dump(log, dump, sizeof dump));
+    CHECK_RECORD(log, 2, NATSIO_EVENT_RECONNECTED, NATSIO_OK, NULL);
+}
+
+/* ---- expiring user JWTs (operator mode minted at run time) ----------------------------------- */
+
+/* An operator, its system account, an account and a user of it, all new
+ * keys: the fixtures' account seed is not kept, and a JWT that expires
+ * seconds from now must be signed at run time. */
+typedef struct {
+    char operator_seed[NT_NKEY_SEED_CAP], system_seed[NT_NKEY_SEED_CAP];
+    char account_seed[NT_NKEY_SEED_CAP], user_seed[NT_NKEY_SEED_CAP];
+    char operator_pub[NT_NKEY_PUBLIC_CAP], system_pub[NT_NKEY_PUBLIC_CAP];
+    char account_pub[NT_NKEY_PUBLIC_CAP], user_pub[NT_NKEY_PUBLIC_CAP];
+} trust_chain;
+
+static bool make_trust_chain(trust_chain *t) {
+    return nt_nkey_create('O', t->operator_seed) && nt_nkey_public(t->operator_seed, t->operator_pub) &&
+           nt_nkey_create('A', t->system_seed) && nt_nkey_public(t->system_seed, t->system_pub) &&
+           nt_nkey_create('A', t->account_seed) && nt_nkey_public(t->account_seed, t->account_pub) &&
+           nt_nkey_create('U', t->user_seed) && nt_nkey_public(t->user_seed, t->user_pub);
+}
+
+/* A JWT of `claims` (a format with the jti, the issue time and then its
+ * own arguments) signed by `issuer_seed`; malloc'd. */
+static char *mint(const char *issuer_seed, const char *claims, ...) {
+    static atomic_int serial;
+    char body[2048];
+    char jti[32];
+    snprintf(jti, sizeof jti, "NATSIOTEST%d", atomic_fetch_add(&serial, 1));
+    int n = snprintf(body, sizeof body, "{\"jti\":\"%s\",\"iat\":%lld,", jti, (long long)time(NULL));
+    va_list ap;
+    va_start(ap, claims);
+    vsnprintf(body + n, sizeof body - (size_t)n, claims, ap);
+    va_end(ap);
+    return nt_jwt_encode(body, issuer_seed);
+}
+
+static const char *ACCOUNT_CLAIMS =
+    "\"iss\":\"%s\",\"name\":\"%s\",\"sub\":\"%s\",\"nats\":{\"limits\":{\"subs\":-1,\"data\":-1,"
+    "\"payload\":-1,\"imports\":-1,\"exports\":-1,\"wildcards\":true,\"conn\":-1,\"leaf\":-1},"
+    "\"default_permissions\":{\"pub\":{},\"sub\":{}},\"authorization\":{},\"type\":\"account\",\"version\":2}}";
+
+/* nats-server config text for the chain (resolver: MEMORY); malloc'd. */
+static char *operator_config(const trust_chain *t) {
+    char *op = mint(t->operator_seed,
+                    "\"iss\":\"%s\",\"name\":\"natsio-expiry\",\"sub\":\"%s\",\"nats\":{\"system_account\":\"%s\","
+                    "\"type\":\"operator\",\"version\":2}}",
+                    t->operator_pub, t->operator_pub, t->system_pub);
+    char *sys = mint(t->operator_seed, ACCOUNT_CLAIMS, t->operator_pub, "SYS", t->system_pub);
+    char *acc = mint(t->operator_seed, ACCOUNT_CLAIMS, t->operator_pub, "A", t->account_pub);
+    char *config = NULL;
+    if (op && sys && acc) {
+        size_t cap = strlen(op) + strlen(sys) + strlen(acc) + 512;
+        config = (char *)malloc(cap);
+        if (config)
+            snprintf(config, cap,
+                     "operator: %s\nsystem_account: %s\nresolver: MEMORY\nresolver_preload: {\n  %s: %s\n  %s: %s\n}\n",
+                     op, t->system_pub, t->system_pub, sys, t->account_pub, acc);
+    }
+    free(op);
+    free(sys);
+    free(acc);
+    return config;
+}
+
+/* A user JWT of the chain's user; `expires` in Unix seconds, or 0 for
+ * none. */
+static char *user_jwt(const trust_chain *t, int64_t expires) {
+    char exp[48] = "";
+    if (expires > 0) snprintf(exp, sizeof exp, "\"exp\":%lld,", (long long)expires);
+    return mint(t->account_seed,
+                "%s\"iss\":\"%s\",\"name\":\"expiring\",\"sub\":\"%s\",\"nats\":{\"pub\":{},\"sub\":{},"
+                "\"subs\":-1,\"data\":-1,\"payload\":-1,\"type\":\"user\",\"version\":2}}",
+                exp, t->account_pub, t->user_pub);
+}
+
+/* Callback authenticator of the chain's user: the first JWT expires
+ * EXPIRY_S seconds after it is made; later ones do not expire when
+ * `renew`, and have expired already when not. (Not the first one again:
+ * nats-server accepts a JWT until the end of its expiry second, rejecting
+ * only exp < now, and expires it at once, so offering the same one would
+ * add a varying number of quick reconnects before the rejections.) */
+enum { EXPIRY_S = 5 };
+
+typedef struct {
+    trust_chain chain;
+    bool renew;
+    atomic_int jwt_calls;
+    char *jwt; /* what the last call returned */
+} renewing_authenticator;
+
+static const char *renewing_jwt(void *user_data) {
+    renewing_authenticator *a = (renewing_authenticator *)user_data;
+    int call = atomic_fetch_add(&a->jwt_calls, 1);
+    int64_t now = (int64_t)time(NULL);
+    char *next = user_jwt(&a->chain, call == 0 ? now + EXPIRY_S : a->renew ? 0 : now - 1);
+    if (!next) return NULL;
+    free(a->jwt);
+    a->jwt = next;
+    return a->jwt;
+}
+
+static natsio_status renewing_sign(void *user_data, const uint8_t *nonce, size_t nonce_len, uint8_t *signature_out) {
+    renewing_authenticator *a = (renewing_authenticator *)user_data;
+    return nt_nkey_sign(a->chain.user_seed, nonce, nonce_len, signature_out) ? NATSIO_OK
+                                                                              : NATSIO_ERR_INVALID_ARGUMENT;
+}
+
+static void renewing_free(void *user_data) {
+    renewing_authenticator *a = (renewing_authenticator *)user_data;
+    free(a->jwt);
+    free(a);
+}
+
+/* A server of a new chain and a client of its user, reporting to `log`;
+ * the authenticator is freed when the case ends, after the client. */
+static natsio_client *connect_expiring_user(bool renew, callback_log *log, renewing_authenticator **auth_out,
+                                            nt_server **server_out) {
+    renewing_authenticator *a = (renewing_authenticator *)calloc(1, sizeof *a);
+    if (!a) return NULL;
+    nt_cleanup(renewing_free, a);
+    a->renew = renew;
+    if (!make_trust_chain(&a->chain)) {
+        nt_fail_at(__FILE__, __LINE__, "cannot mint keys");
+        return NULL;
+    }
+    char *config = operator_config(&a->chain);
+    if (!config) {
+        nt_fail_at(__FILE__, __LINE__, "cannot mint the operator config");
+        return NULL;
+    }
+    nt_server *s = start_server(config);
+    free(config);
+    if (!s) return NULL;
+    natsio_options *o = fast_reconnect_options(nt_server_url(s));
+    if (!o || !log_callbacks(o, log)) return NULL;
+    natsio_status st = natsio_options_set_auth_callbacks(o, renewing_jwt, renewing_sign, a, NULL);
+    natsio_client *c = NULL;
+    if (st == NATSIO_OK) st = natsio_client_connect(o, &c);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "connect: %s (%s)", natsio_status_str(st), natsio_last_error());
+        return NULL;
+    }
+    nt_cleanup(client_free_cb, c);
+    *auth_out = a;
+    *server_out = s;
+    return c;
+}
+
+/* The server ends the connection when the JWT expires ("User
+ * Authentication Expired"): DISCONNECTED with NATSIO_ERR_AUTH_EXPIRED, then
+ * a reconnect that asks for the JWT again and gets in with the renewed one.
+ * nats.go does the same: an expiry is an auth error that is retried. */
+static void test_user_jwt_expiry_reconnects_with_a_renewed_jwt(void) {
+    callback_log *log = new_callback_log();
+    NT_CHECK(log != NULL);
+    renewing_authenticator *a = NULL;
+    nt_server *s = NULL;
+    natsio_client *c = connect_expiring_user(true, log, &a, &s);
+    NT_CHECK(c != NULL);
+    NT_CHECK(message_round_trip(c, "auth.before", "ok"));
+    NT_CHECK_INT_EQ(atomic_load(&a->jwt_calls), 1);
+
+    NT_CHECK_MSG(wait_log_events(log, NATSIO_EVENT_RECONNECTED, 1, 30000), "no reconnect within 30 s (status %d)",
+                 (int)natsio_client_status(c));
+    char dump[4096];
+    NT_CHECK_MSG(log_total(log) == 3, "callbacks:\n%s", log_dump(log, dump, sizeof dump));
+    CHECK_RECORD(log, 0, NATSIO_EVENT_CONNECTED, NATSIO_OK, NULL);
+    CHECK_RECORD(log, 1, NATSIO_EVENT_DISCONNECTED, NATSIO_ERR_AUTH_EXPIRED, "User Authentication Expired");
+    CHECK_RECORD(log, 2, NATSIO_EVENT_RECONNECTED, NATSIO_OK, NULL);
+    /* One reconnect attempt, with a fresh JWT, and the connection works. */
+    NT_CHECK_INT_EQ(atomic_load(&a->jwt_calls), 2);
+    NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CONNECTED);
+    NT_CHECK(message_round_trip(c, "auth.after", "ok"));
+    NT_CHECK_INT_EQ(server_auth_errors(s), 0);
+}
+
+/* An expired JWT offered again is rejected at CONNECT ("Authorization
+ * Violation": the server says "expired" only to a connected client); the
+ * client retries once, and the second identical rejection closes it, the
+ * reason going to the error callback. nats.go does the same: ErrAuthExpired
+ * is remembered, ErrAuthorization differs from it and is retried, and
+ * ErrAuthorization twice in a row closes. */
+static void test_user_jwt_expiry_closes_when_not_renewed(void) {
+    callback_log *log = new_callback_log();
+    NT_CHECK(log != NULL);
+    renewing_authenticator *a = NULL;
+    nt_server *s = NULL;
+    natsio_client *c = connect_expiring_user(false, log, &a, &s);
+    NT_CHECK(c != NULL);
+    NT_CHECK(message_round_trip(c, "auth.before", "ok"));
+
+    NT_CHECK_MSG(wait_log_events(log, NATSIO_EVENT_CLOSED, 1, 30000), "not closed within 30 s (status %d)",
+                 (int)natsio_client_status(c));
+    char dump[4096];
+    NT_CHECK_MSG(log_total(log) == 4, "callbacks:\n%s", log_dump(log, dump, sizeof dump));
+    CHECK_RECORD(log, 0, NATSIO_EVENT_CONNECTED, NATSIO_OK, NULL);
+    CHECK_RECORD(log, 1, NATSIO_EVENT_DISCONNECTED, NATSIO_ERR_AUTH_EXPIRED, "User Authentication Expired");
+    CHECK_RECORD(log, 2, -1, NATSIO_ERR_AUTHORIZATION, "Authorization Violation");
+    CHECK_RECORD(log, 3, NATSIO_EVENT_CLOSED, NATSIO_OK, NULL);
+    /* The first connect and two rejected reconnects asked for a JWT. */
+    NT_CHECK_INT_EQ(atomic_load(&a->jwt_calls), 3);
+    NT_CHECK_INT_EQ(server_auth_errors(s), 2);
+    NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CLOSED);
+    NT_CHECK_INT_EQ(natsio_client_publish(c, "x", "1", 1), NATSIO_ERR_CONNECTION_CLOSED);
 }
 
 int main(int argc, char **argv) {
@@ -513,6 +768,8 @@ int main(int argc, char **argv) {
         NT_CASE(test_two_auth_kinds_are_a_config_error),
         NT_CASE(test_repeated_auth_error_on_reconnect_closes),
         NT_CASE(test_ignore_auth_error_abort_keeps_trying),
+        NT_CASE(test_user_jwt_expiry_reconnects_with_a_renewed_jwt),
+        NT_CASE(test_user_jwt_expiry_closes_when_not_renewed),
     };
     return nt_main(argc, argv, cases, NT_COUNT(cases));
 }
