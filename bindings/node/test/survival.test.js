@@ -102,33 +102,40 @@ test('restart mid-stream: events in order, buffered publishes arrive, subscripti
   assert.match(events[2].arg, new RegExp(`:${s.port}$`));
 });
 
-test('reconnect buffer overflow throws ReconnectBufExceededError and loses nothing accepted', async (t) => {
+// The reconnect buffer counts wire bytes, as the header documents: each
+// publish takes its whole frame, "PUB survive.buf 100\r\n" + 100 payload
+// bytes + "\r\n" = 123 bytes.
+test('the reconnect buffer holds exactly its wire bytes; the next publish throws ReconnectBufExceededError', async (t) => {
+  const frame = 'PUB survive.buf 100\r\n'.length + 100 + 2;
+  const fit = 16;
   const s = await track(startServer());
-  const nc = await connectFor(t, { servers: s.url, ...fastReconnect, reconnectBufSize: 2048 });
+  // One byte short of room for a 17th frame (payload bytes alone: 20 fit).
+  const nc = await connectFor(t, { servers: s.url, ...fastReconnect, reconnectBufSize: fit * frame + frame - 1 });
   const sub = nc.subscribe('survive.buf');
   await nc.flush();
   await s.stop();
   await waitFor('RECONNECTING', () => nc.status === 'RECONNECTING');
-  const payload = 'z'.repeat(100);
-  let accepted = 0;
-  let error;
-  for (; accepted < 1000; accepted++) {
-    try {
-      nc.publish('survive.buf', payload);
-    } catch (e) {
-      error = e;
-      break;
-    }
+  // Fixed-size payloads that say which publish they are.
+  const payload = (i) => String(i).padStart(100, '0');
+  for (let i = 0; i < fit; i++) {
+    assert.doesNotThrow(() => nc.publish('survive.buf', payload(i)), `publish ${i} of ${fit}`);
   }
-  assert.ok(error instanceof nats.ReconnectBufExceededError, String(error));
+  let error;
+  try {
+    nc.publish('survive.buf', payload(fit));
+  } catch (e) {
+    error = e;
+  }
+  assert.ok(error instanceof nats.ReconnectBufExceededError, `publish ${fit}: ${error}`);
   assert.equal(error.status, 206);
-  assert.ok(accepted >= 5 && accepted <= 20, `${accepted} publishes fit 2048 bytes`);
+  // Exactly the accepted publishes arrive, in order; then a marker sent
+  // after the reconnect: nothing refused slipped in between.
   await s.restart();
   await waitFor('CONNECTED', () => nc.status === 'CONNECTED', 8000);
+  nc.publish('survive.buf', 'marker');
   await nc.flush();
-  assert.equal((await take(sub, accepted)).length, accepted);
-  nc.publish('survive.buf', 'last');
-  assert.deepEqual(await take(sub, 1), ['last'], 'nothing beyond the accepted publishes arrived');
+  const want = Array.from({ length: fit }, (_, i) => payload(i));
+  assert.deepEqual(await take(sub, fit + 1), [...want, 'marker']);
   await nc.close();
 });
 
