@@ -80,14 +80,45 @@ func TestPendingLimitPolicies(t *testing.T) {
 		}
 	})
 	t.Run("block", func(t *testing.T) {
-		nc := connect(t)
-		sub := fillQueue(t, nc, natsio.PolicyBlock)
-		if got := readData(t, sub, 50); !slices.Equal(got, seq(0, 50)) {
-			t.Fatalf("got %v", got)
+		// A separate publisher, flushed: the server has routed the whole
+		// flood to nc, so nc's PONG comes after it. BLOCK pauses nc's
+		// reader at the limit, so nc cannot flush until the consumer reads;
+		// an unlimited queue would take the flood and the PONG at once.
+		const limit, total = 10, 500
+		nc, pub := connect(t), connect(t)
+		subj := subject(t, "q")
+		sub, err := nc.SubscribeSync(subj, natsio.SubPendingLimits(limit, -1), natsio.SubPolicy(natsio.PolicyBlock))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if st, _ := sub.Stats(); st.Dropped != 0 || st.Delivered != 50 {
+		flush(t, nc)
+		for i := range total {
+			if err := pub.Publish(subj, []byte(fmt.Sprint(i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		flush(t, pub)
+		eventually(t, "a full queue", func() bool { st, _ := sub.Stats(); return st.PendingMsgs >= limit })
+		if err := nc.Flush(ctxTimeout(t, 500*time.Millisecond)); !errors.Is(err, natsio.ErrTimeout) {
+			t.Fatalf("flush while blocked: %v, want a timeout", err)
+		}
+		// The message that found the queue full is kept: one over at most.
+		if st, _ := sub.Stats(); st.PendingMsgs > limit+1 || st.Dropped != 0 {
+			t.Fatalf("stats while blocked %+v", st)
+		}
+		// Everything arrives in order, the queue never over the limit.
+		for i := range total {
+			if got := string(mustNext(t, sub).Data); got != fmt.Sprint(i) {
+				t.Fatalf("message %d: got %q", i, got)
+			}
+			if st, _ := sub.Stats(); st.PendingMsgs > limit+1 {
+				t.Fatalf("after %d read: stats %+v", i+1, st)
+			}
+		}
+		if st, _ := sub.Stats(); st.Dropped != 0 || st.Delivered != total {
 			t.Fatalf("stats %+v", st)
 		}
+		flush(t, nc) // caught up: the connection reads again
 	})
 	t.Run("error", func(t *testing.T) {
 		nc := connect(t)
