@@ -42,6 +42,9 @@ type tokenWaiter struct {
 	r     C.go_take // set by the callback before done is closed
 	mu    sync.Mutex
 	freed bool
+	// The goroutine gave up (its ctx ended) before the callback ran:
+	// nobody reads r, so the callback frees what it took.
+	abandoned bool
 }
 
 // watch registers the completion callback. It returns false, with nothing
@@ -82,15 +85,35 @@ func (w *tokenWaiter) completed() {
 	w.mu.Lock()
 	w.freed = true
 	C.natsio_token_free(w.tok) // from its own callback: does not wait
+	abandoned := w.abandoned
 	w.mu.Unlock()
+	if abandoned {
+		// A cancelled operation (or a leaveOnEnd wait, which takes a
+		// status only) has no result object: only the failure detail.
+		C.free(unsafe.Pointer(w.r.detail))
+	}
 }
 
-// cancel cancels the operation unless it has completed (and its token
-// was freed); true when it was cancelled.
-func (w *tokenWaiter) cancel() bool {
+// giveUp ends the goroutine's wait when its ctx has ended: it cancels the
+// operation (cancelOnEnd) or leaves it running (leaveOnEnd). True when the
+// goroutine is to return ctx's error, false when the operation completed
+// (or its item is on the way) and that outcome is to be returned instead.
+func (w *tokenWaiter) giveUp(onEnd int) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return !w.freed && C.natsio_token_cancel(w.tok) == C.NATSIO_OK
+	if w.freed {
+		if onEnd == leaveOnEnd {
+			// Taken already, and not returned: free its detail here.
+			C.free(unsafe.Pointer(w.r.detail))
+			return true
+		}
+		return false
+	}
+	if onEnd == leaveOnEnd || C.natsio_token_cancel(w.tok) == C.NATSIO_OK {
+		w.abandoned = true
+		return true
+	}
+	return false
 }
 
 // How a wait treats its context's end.
@@ -131,7 +154,7 @@ func awaitToken(ctx context.Context, tok *C.natsio_token, kind C.int, onEnd int)
 		case <-w.done:
 		case <-ctx.Done():
 			// The token is the callback's: it frees it once completed.
-			if onEnd == leaveOnEnd || w.cancel() {
+			if w.giveUp(onEnd) {
 				return C.go_take{}, contextError(ctx)
 			}
 			// Completed already, or its item is on the way: that outcome
