@@ -276,11 +276,18 @@ mod tests {
     fn the_timer_stops_when_the_queue_empties_and_the_next_request_restarts_it() {
         let c = offline_client();
         assert!(!timer_running(&c), "a timer before any request");
+        let wake = Arc::clone(&c.inner.deadlines.wake);
         let (_, first) = armed(&c, Instant::now() + Duration::from_millis(50));
         assert_timed_out(&first, "first request");
-        // The timer marks itself stopped before it fails the last request.
+        // The timer marks itself stopped before it fails the last request,
+        // and its task ends (dropping its handle on `wake`).
         assert!(!timer_running(&c), "the timer runs on with nothing queued");
         assert!(queued(&c).is_empty());
+        let until = Instant::now() + PATIENCE;
+        while Arc::strong_count(&wake) > 2 {
+            assert!(Instant::now() < until, "the timer task did not end");
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let (_, second) = armed(&c, Instant::now() + Duration::from_millis(50));
         assert_timed_out(&second, "request after the timer stopped");
     }
