@@ -92,9 +92,7 @@ test('publish: acks, msgID dedupe, expectations, headers and ttl, stored message
   assert.deepEqual([...(await js.streams.getMessage('P', 3)).data], [...Buffer.from('x')]);
   assert.equal(await js.streams.deleteMessage('P', 5), true);
   await rejectsWith(js.streams.getMessage('P', { seq: 5 }), nats.MessageNotFoundError);
-  // The header documents MessageNotFoundError here; the core currently maps
-  // the server's err_code 10043 to JetStreamApiError, so only the text is checked.
-  await rejectsWith(js.streams.deleteMessage('P', 5, false), nats.NatsError, 'not found');
+  await rejectsWith(js.streams.deleteMessage('P', 5, false), nats.MessageNotFoundError, 'not found');
   await rejectsWith(js.streams.getMessage('NOPE', { seq: 1 }), nats.StreamNotFoundError);
   await js.streams.delete('P');
 });
@@ -151,7 +149,7 @@ test('publishAsync stalls: TooManyStalledMsgsError rejects, unacked ones time ou
   try {
     const p1 = stuck.publishAsync('stuck', '1');
     const p2 = stuck.publishAsync('stuck', '2');
-    const p3 = stuck.publishAsync('stuck', '3'); // no room: stalls on the threadpool, then fails
+    const p3 = stuck.publishAsync('stuck', '3'); // no room: stalls in the library, then fails
     assert.ok(p3 instanceof Promise);
     let ticks = 0;
     const timer = setInterval(() => ticks++, 5);
