@@ -1742,3 +1742,8 @@ module.exports = {
   version: native.version(),
   ...errors,
 };
+
+// For the tests' leak checks, not an API: the native handles not freed yet
+// by kind, process-wide ({clients, jetstream, kv, jsMsgs, subscriptions,
+// replies, consumes, watches}).
+Object.defineProperty(module.exports, Symbol.for('natsio.liveHandles'), { value: native.liveHandles });

@@ -15,6 +15,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
         FN("reportUncaught", js_report_uncaught),
         FN("statusStr", js_status_str),
         FN("version", js_version),
+        FN("liveHandles", js_live_handles),
         /* connections */
         FN("connect", js_connect),
         FN("close", js_close),

@@ -14,6 +14,7 @@ void client_retain(client_wrap *cw) { cw->refs++; }
 void client_release(client_wrap *cw) {
     if (--cw->refs > 0) return;
     natsio_client_free(cw->client); /* closed already by the finalizer */
+    live_count(LIVE_CLIENT, -1);
     hub_release(cw->hub);
     free(cw);
 }
@@ -46,6 +47,7 @@ napi_value client_wrap_new(napi_env env, natsio_client *c) {
         return NULL;
     }
     cw->client = c;
+    live_count(LIVE_CLIENT, 1);
     cw->hub = h;
     cw->refs = 1;
     hub_retain(h);

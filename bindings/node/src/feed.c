@@ -359,6 +359,15 @@ static int32_t handle_stop(feed *f) {
     }
 }
 
+static int live_kind(int feed_kind) {
+    switch (feed_kind) {
+    case FEED_SUB: return LIVE_SUB;
+    case FEED_REPLIES: return LIVE_REPLIES;
+    case FEED_CONSUME: return LIVE_CONSUME;
+    default: return LIVE_WATCH;
+    }
+}
+
 static void handle_free(feed *f) {
     switch (f->kind) {
     case FEED_SUB: natsio_sub_free(f->handle); break;
@@ -382,6 +391,7 @@ static void feed_finalize(napi_env env, void *data, void *hint) {
         h->feeds = f->next;
     if (f->next) f->next->prev = f->prev;
     f->prev = f->next = NULL;
+    if (f->handle) live_count(live_kind(f->kind), -1);
     handle_free(f); /* stops; waits for the dispatcher's final call */
     if (f->cw) client_release(f->cw);
     f->cw = NULL;
@@ -401,6 +411,7 @@ napi_value feed_wrap(napi_env env, int kind, void *handle, client_wrap *cw) {
     hub_retain(h);
     f->kind = kind;
     f->handle = handle;
+    live_count(live_kind(kind), 1);
     f->cw = cw;
     if (cw) client_retain(cw);
     f->window = 256;

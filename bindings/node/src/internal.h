@@ -142,6 +142,21 @@ napi_value kv_entry_to_js(napi_env env, const natsio_kv_entry *e);
 napi_value stored_msg_to_js(napi_env env, const natsio_stored_msg *m);
 napi_value undefined_value(napi_env env);
 
+/* Live native handles by kind, process-wide, for the tests' leak checks
+ * (liveHandles()): one relaxed atomic add per handle made or freed. */
+enum {
+    LIVE_CLIENT,
+    LIVE_JS,
+    LIVE_KV,
+    LIVE_JS_MSG,
+    LIVE_SUB,
+    LIVE_REPLIES,
+    LIVE_CONSUME,
+    LIVE_WATCH,
+    LIVE_KINDS
+};
+void live_count(int kind, int delta);
+
 /* A batch of messages for ONE JS call (see batch_to_js in util.c). */
 enum { META_INTS = 4 };
 void batch_to_js(napi_env env, void *const *msgs, uint32_t n, napi_value out[4]);
@@ -321,6 +336,8 @@ EXPORT(js_set_active);
 EXPORT(js_report_uncaught);
 EXPORT(js_status_str);
 EXPORT(js_version);
+/* util.c */
+EXPORT(js_live_handles);
 void hub_module_init(napi_env env);
 
 #endif

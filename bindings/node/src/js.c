@@ -23,6 +23,9 @@ static const napi_type_tag JS_HANDLE_TAG = {0x6e617473696f4a53ULL, 0x68616e646c6
 static void jsh_maybe_free(js_handle *h) {
     if (h->inflight > 0) return;
     if (h->closed || h->finalized) {
+        if (h->js) live_count(LIVE_JS, -1);
+        if (h->kv) live_count(LIVE_KV, -1);
+        if (h->msg) live_count(LIVE_JS_MSG, -1);
         natsio_js_free(h->js);
         natsio_kv_free(h->kv);
         natsio_msg_free(h->msg);
@@ -61,6 +64,9 @@ napi_value jsh_wrap(napi_env env, int kind, natsio_js *js, natsio_kv *kv, natsio
     h->js = js;
     h->kv = kv;
     h->msg = msg;
+    if (js) live_count(LIVE_JS, 1);
+    if (kv) live_count(LIVE_KV, 1);
+    if (msg) live_count(LIVE_JS_MSG, 1);
     h->cw = cw;
     if (cw) client_retain(cw);
     napi_value ext;

@@ -1,9 +1,31 @@
 /* node-api helpers: arguments, errors, and conversions to JS values. */
 #include "internal.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static _Atomic int64_t live_handles[LIVE_KINDS];
+
+void live_count(int kind, int delta) {
+    atomic_fetch_add_explicit(&live_handles[kind], delta, memory_order_relaxed);
+}
+
+/* liveHandles(): {clients, jetstream, kv, jsMsgs, subscriptions, replies,
+ * consumes, watches}, the C handles not freed yet. */
+EXPORT(js_live_handles) {
+    (void)info;
+    static const char *const names[LIVE_KINDS] = {"clients",       "jetstream", "kv",       "jsMsgs",
+                                                  "subscriptions", "replies",   "consumes", "watches"};
+    napi_value r, v;
+    CHECK_NAPI(env, napi_create_object(env, &r));
+    for (int k = 0; k < LIVE_KINDS; k++) {
+        napi_create_int64(env, atomic_load_explicit(&live_handles[k], memory_order_relaxed), &v);
+        napi_set_named_property(env, r, names[k], v);
+    }
+    return r;
+}
 
 char *dup_str(const char *s) {
     if (!s) return NULL;

@@ -5,6 +5,7 @@ const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const nats = require('..');
 const { useJetStream, sleep, rejectsWith } = require('./jetstream-env');
+const { liveHandles, collectUntil, settledHandles } = require('./gc');
 
 let server;
 let nc;
@@ -346,21 +347,24 @@ test('messages dropped without acks are freed by the garbage collector, even wit
   await streamWith('GC', 20);
   try {
     await js.consumers.add('GC', { durable_name: 'c', ack_policy: 'explicit' });
+    const before = await settledHandles();
     // Only the promises are kept: every JsMsg is unreachable while its
-    // ackAck runs on the threadpool.
-    const acks = await js
-      .fetch('GC', 'c', { maxMessages: 20, expires: 1000 })
-      .then((batch) => batch.map((m) => m.ackAck(2000)));
-    global.gc?.();
+    // ackAck is in flight in the library.
+    const acks = await js.fetch('GC', 'c', { maxMessages: 20, expires: 1000 }).then((batch) => {
+      assert.equal(liveHandles().jsMsgs, before.jsMsgs + 20);
+      return batch.map((m) => m.ackAck(2000));
+    });
+    global.gc();
     await sleep(10);
-    global.gc?.();
+    global.gc();
     assert.deepEqual(await Promise.all(acks), new Array(20).fill(true));
     assert.equal((await js.consumers.info('GC', 'c')).num_ack_pending, 0);
+    await collectUntil((l) => l.jsMsgs === before.jsMsgs, '20 acked messages');
     // Fetched and dropped: nothing to free by hand.
     for (let i = 0; i < 5; i++) await js.publish('GC.x', 'y');
-    await js.fetch('GC', 'c', { maxMessages: 5, expires: 1000 });
-    global.gc?.();
-    await sleep(10);
+    assert.equal((await js.fetch('GC', 'c', { maxMessages: 5, expires: 1000 })).length, 5);
+    assert.equal(liveHandles().jsMsgs, before.jsMsgs + 5);
+    await collectUntil((l) => l.jsMsgs === before.jsMsgs, '5 fetched messages');
   } finally {
     await js.streams.delete('GC');
   }

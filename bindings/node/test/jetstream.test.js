@@ -8,6 +8,7 @@ const path = require('node:path');
 const nats = require('..');
 const { startConfiguredServer } = require('./server');
 const { useJetStream, sleep, rejectsWith } = require('./jetstream-env');
+const { liveHandles, collectUntil, settledHandles } = require('./gc');
 
 let server;
 let nc;
@@ -317,18 +318,31 @@ test('close: deterministic and idempotent; calls after close reject, in-flight c
 
 test('handles dropped without close are freed by the garbage collector, even with a call in flight', async () => {
   await js.kv.create({ bucket: 'GC', storage: 'memory' }).then((kv) => kv.put('k', 'v').then(() => kv.close()));
-  let pending = [];
-  for (let i = 0; i < 20; i++) {
-    const ctx = nc.jetstream();
-    pending.push((await ctx.kv.bind('GC')).get('k'));
-  }
-  global.gc?.();
+  const before = await settledHandles();
+  // 20 contexts and buckets, dropped with their gets in flight (made in a
+  // function of their own: a suspended async frame may keep its last
+  // locals): a collected handle's C object waits for its calls.
+  const pending = await (async () => {
+    const gets = [];
+    for (let i = 0; i < 20; i++) {
+      const kv = await nc.jetstream().kv.bind('GC');
+      gets.push(kv.get('k'));
+    }
+    const live = liveHandles();
+    assert.equal(live.jetstream, before.jetstream + 20);
+    assert.equal(live.kv, before.kv + 20);
+    return gets;
+  })();
+  global.gc();
   await sleep(10);
-  global.gc?.();
+  global.gc();
   const entries = await Promise.all(pending);
   assert.ok(entries.every((e) => e.string() === 'v'));
-  pending = null;
-  global.gc?.();
+  const live = await collectUntil(
+    (l) => l.jetstream === before.jetstream && l.kv === before.kv,
+    '20 dropped contexts and buckets',
+  );
+  assert.equal(live.clients, before.clients);
   await js.kv.delete('GC');
 });
 

@@ -9,6 +9,7 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const nats = require('..');
 const { useJetStream, sleep } = require('./jetstream-env');
+const { collectUntil, settledHandles } = require('./gc');
 
 let server;
 let nc;
@@ -264,17 +265,23 @@ test('no item is yielded after stop() of a consume or watch that is receiving', 
 test('a for-await loop over an otherwise unreferenced watch survives garbage collection while it waits', async () => {
   const kv = await js.kv.create({ bucket: 'GCLOOP', storage: 'memory' });
   try {
+    const before = await settledHandles();
     const first = (async () => {
       for await (const e of await kv.watch({ key: 'later' })) return [e.key, e.string()];
       return null;
     })();
+    // A watch nobody loops over, dropped once both exist: the collections
+    // below free it, so they would free the waiting loop's watch too if
+    // that were not held.
+    let dropped = await kv.watch({ key: 'never' });
+    await collectUntil((l) => l.watches === before.watches + 2, 'both watches to exist');
     await sleep(200);
-    global.gc?.();
-    await sleep(20);
-    global.gc?.();
-    await sleep(20);
+    dropped = null;
+    await collectUntil((l) => l.watches === before.watches + 1, 'the dropped watch (only)');
     await kv.put('later', 'v');
     assert.deepEqual(await within(first, 3000, 'entry after gc'), ['later', 'v']);
+    // The loop returned, which stopped its watch: now it is freed too.
+    await collectUntil((l) => l.watches === before.watches, "the loop's watch after the loop");
   } finally {
     kv.close();
     await js.kv.delete('GCLOOP');

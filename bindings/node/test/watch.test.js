@@ -6,6 +6,7 @@ const assert = require('node:assert/strict');
 const nats = require('..');
 const { runNodeFixture } = require('./server');
 const { useJetStream, sleep, rejectsWith } = require('./jetstream-env');
+const { liveHandles, collectUntil, settledHandles } = require('./gc');
 
 let server;
 let nc;
@@ -525,16 +526,19 @@ test('consumes and watches dropped without stop() are freed by the garbage colle
   await streamWithConsumer('GCW');
   const kv = await js.kv.create({ bucket: 'GCW', storage: 'memory' });
   try {
+    const before = await settledHandles();
     await js.consume('GCW', 'c');
     await kv.watch();
+    const live = liveHandles();
+    assert.equal(live.consumes, before.consumes + 1);
+    assert.equal(live.watches, before.watches + 1);
     await eventually(async () => (await js.consumers.names('KV_GCW')).length === 1, 2000, 'watch consumer');
-    global.gc?.();
-    await sleep(10);
-    global.gc?.();
-    if (global.gc) {
-      // The freed watch deletes its consumer.
-      await eventually(async () => (await js.consumers.names('KV_GCW')).length === 0, 3000, 'watch consumer deleted');
-    }
+    await collectUntil(
+      (l) => l.consumes === before.consumes && l.watches === before.watches,
+      'the dropped consume and watch',
+    );
+    // The freed watch deletes its consumer.
+    await eventually(async () => (await js.consumers.names('KV_GCW')).length === 0, 3000, 'watch consumer deleted');
   } finally {
     kv.close();
     await js.kv.delete('GCW');
