@@ -5,11 +5,19 @@
 #   2. nats-server at the pinned version (scripts/install-nats-server.sh)
 #   3. cargo build --release, and the committed include/natsio.h is unchanged
 #   4. cargo test --release                      (Rust core)
-#   5. cmake + ninja + ctest in build/           (C suite, C++ binding, harness)
-#   6. go test -race in bindings/go              (if present)
-#   7. npm test in bindings/node                 (if present)
-#   8. scripts/sanitize.sh: C tests under ASan+UBSan (build-asan/) and valgrind
-#   9. scripts/fuzz.sh $FUZZ_SECONDS: bounded cargo-fuzz runs (default 20 s/target)
+#   5. cargo test (debug: overflow checks and debug assertions on)
+#   6. cmake + ninja + ctest in build/           (C suite, C++ binding, harness)
+#   7. go test -race in bindings/go
+#   8. npm test in bindings/node
+#   9. scripts/sanitize.sh: the suites under ASan+UBSan and valgrind
+#  10. scripts/fuzz.sh $FUZZ_SECONDS: bounded cargo-fuzz runs (default 20 s/target)
+#
+# Every stage's test count is checked against its floor in
+# scripts/test-floors.txt: a stage that ran fewer tests than that fails the
+# run, so a test that was dropped, skipped or never built cannot pass
+# unnoticed. The counts of each run go to $BUILD_DIR/test-counts.txt (the
+# floors file's format) and a table at the end; see the floors file for
+# how to raise a floor when you add tests.
 #
 # Environment:
 #   CARGO_TARGET_DIR     honoured; the C/C++ build links <it>/release/libnatsio.so
@@ -28,7 +36,123 @@ LIB_DIR="$TARGET_DIR/release"
 step() { printf '\n==> %s\n' "$*"; }
 
 # --------------------------------------------------------------------------
-step "system dependencies"
+# Test counts. Each stage records how many tests it ran (count KEY N); the
+# floors file says how many each must run at least. Checked after every
+# stage (fail fast) and shown as a table at the end, also when a stage fails.
+FLOORS_FILE="$ROOT/scripts/test-floors.txt"
+LOG_DIR="$ROOT/$BUILD_DIR/test-logs"
+COUNTS_FILE="$ROOT/$BUILD_DIR/test-counts.txt"
+case "$BUILD_DIR" in /*) LOG_DIR="$BUILD_DIR/test-logs"; COUNTS_FILE="$BUILD_DIR/test-counts.txt" ;; esac
+mkdir -p "$LOG_DIR"
+: >"$COUNTS_FILE"
+
+declare -A FLOOR=() COUNT=() NOTE=()
+FLOOR_KEYS=()
+while read -r key floor _; do
+    case "$key" in '' | '#'*) continue ;; esac
+    [[ "$floor" =~ ^[0-9]+$ ]] || { echo "$FLOORS_FILE: bad floor for $key: '$floor'" >&2; exit 1; }
+    FLOOR[$key]=$floor
+    FLOOR_KEYS+=("$key")
+done <"$FLOORS_FILE"
+COUNT_KEYS=()
+STAGE="setup"
+
+count() { # KEY N
+    COUNT[$1]=$2
+    COUNT_KEYS+=("$1")
+    printf '%-32s %s\n' "$1" "$2" >>"$COUNTS_FILE"
+}
+
+note() { # STAGE TEXT: a stage with no test count (ran, or skipped on purpose)
+    NOTE[$1]=$2
+    COUNT_KEYS+=("$1")
+}
+
+# Fails the stage when a count is zero, below its floor or has no floor, or
+# a floor was not counted. A KEY ending in / stands for every key under it, counted
+# or with a floor (ctest/: each test program).
+check_counts() { # KEY...
+    local key k bad=0 keys=()
+    local -A seen=()
+    for key in "$@"; do
+        if [[ "$key" == */ ]]; then
+            for k in "${FLOOR_KEYS[@]}" "${COUNT_KEYS[@]}"; do
+                [[ "$k" == "$key"* ]] && keys+=("$k")
+            done
+        else
+            keys+=("$key")
+        fi
+    done
+    for key in "${keys[@]}"; do
+        [ -z "${seen[$key]:-}" ] || continue
+        seen[$key]=1
+        if [ -z "${FLOOR[$key]:-}" ]; then
+            echo "test counts: $key ran ${COUNT[$key]:-?} tests but has no floor in scripts/test-floors.txt" >&2
+            bad=1
+        elif [ -z "${COUNT[$key]:-}" ]; then
+            echo "test counts: $key did not run (floor ${FLOOR[$key]})" >&2
+            bad=1
+        elif [ "${COUNT[$key]}" -eq 0 ]; then
+            echo "test counts: $key ran no tests" >&2
+            bad=1
+        elif [ "${COUNT[$key]}" -lt "${FLOOR[$key]}" ]; then
+            echo "test counts: $key ran ${COUNT[$key]} tests, fewer than its floor ${FLOOR[$key]}" >&2
+            bad=1
+        fi
+    done
+    [ "$bad" -eq 0 ] || exit 1
+}
+
+summary() {
+    local rc=$? key status
+    trap - EXIT
+    step "test counts (floors: scripts/test-floors.txt; this run: $COUNTS_FILE)"
+    printf '%-32s %8s %8s  %s\n' stage ran floor status
+    local -A shown=()
+    for key in "${COUNT_KEYS[@]}" "${FLOOR_KEYS[@]}"; do
+        [ -z "${shown[$key]:-}" ] || continue
+        shown[$key]=1
+        if [ -n "${NOTE[$key]:-}" ]; then
+            printf '%-32s %8s %8s  %s\n' "$key" - - "${NOTE[$key]}"
+            continue
+        fi
+        local ran="${COUNT[$key]:-}" floor="${FLOOR[$key]:-}"
+        if [ -z "$floor" ]; then status="NO FLOOR: add it"
+        elif [ -z "$ran" ]; then status="not run"
+        elif [ "$ran" -lt "$floor" ]; then status="BELOW FLOOR"
+        elif [ "$ran" -gt "$floor" ]; then status="above: raise the floor"
+        else status="ok"
+        fi
+        printf '%-32s %8s %8s  %s\n' "$key" "${ran:--}" "${floor:--}" "$status"
+    done
+    if [ "$rc" -ne 0 ]; then
+        echo "FAILED in stage: $STAGE (exit $rc)"
+    fi
+    exit "$rc"
+}
+trap summary EXIT
+
+# Sum of "N passed" over every "test result:" line of a cargo test log.
+cargo_passed() {
+    sed -nE 's/^test result: [a-zA-Z]+\. ([0-9]+) passed;.*/\1/p' "$1" | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# The count of every ctest entry from ctest's log: the program's own
+# "N passed, M failed" (tests/c/harness) or GoogleTest's
+# "[  PASSED  ] N tests." line, the last one the program printed.
+# Prints "name count" lines; "none" when a program printed neither.
+ctest_counts() {
+    awk '
+        /^[0-9]+\/[0-9]+ Testing: / { name = $3; n = "none"; next }
+        /^[0-9]+ passed, [0-9]+ failed$/ { n = $1 }
+        /^\[  PASSED  \] [0-9]+ tests?\.$/ { n = $4 }
+        /^"[^"]*" end time:/ { if (name != "") print name, n; name = "" }
+    ' "$1"
+}
+
+# --------------------------------------------------------------------------
+STAGE="system dependencies"
+step "$STAGE"
 missing=()
 command -v cmake >/dev/null || missing+=(cmake)
 command -v ninja >/dev/null || missing+=(ninja-build)
@@ -49,7 +173,8 @@ else
 fi
 
 # --------------------------------------------------------------------------
-step "nats-server"
+STAGE="nats-server"
+step "$STAGE"
 NATS_SERVER_BIN="$(scripts/install-nats-server.sh | tail -n 1)"
 export NATS_SERVER_BIN
 "$NATS_SERVER_BIN" --version
@@ -58,9 +183,13 @@ export NATS_SERVER_BIN
 export LD_LIBRARY_PATH="$LIB_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 # --------------------------------------------------------------------------
-step "cargo build --release"
+STAGE="cargo build --release"
+step "$STAGE"
 cargo build --release
 
+# A build that changed the committed header means the header was stale.
+# (Only a git checkout can tell; an export is built as it is.)
+STAGE="header check"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1 &&
     git ls-files --error-unmatch include/natsio.h >/dev/null 2>&1; then
     step "include/natsio.h matches the generated header"
@@ -68,59 +197,102 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1 &&
         echo "include/natsio.h changed during the build: commit the regenerated header" >&2
         exit 1
     fi
+    note header "ok: include/natsio.h unchanged"
+else
+    note header "not checked: not a git checkout"
 fi
 
 # --------------------------------------------------------------------------
-step "cargo test --release"
-cargo test --release
+STAGE="cargo test --release"
+step "$STAGE"
+cargo test --release 2>&1 | tee "$LOG_DIR/cargo-test-release.log"
+count cargo-test-release "$(cargo_passed "$LOG_DIR/cargo-test-release.log")"
+check_counts cargo-test-release
+
+# The same tests built as debug: integer overflow panics and debug_assert!s
+# are checked, which the release profile compiles out.
+STAGE="cargo test (debug)"
+step "$STAGE"
+cargo test 2>&1 | tee "$LOG_DIR/cargo-test-debug.log"
+count cargo-test-debug "$(cargo_passed "$LOG_DIR/cargo-test-debug.log")"
+check_counts cargo-test-debug
 
 # --------------------------------------------------------------------------
-step "C / C++ (cmake, ctest)"
+# One ctest entry per test program; each program's own case count is read
+# from ctest's log and checked too (a program whose cases were cut down
+# still passes as one entry).
+STAGE="C / C++ (cmake, ctest)"
+step "$STAGE"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNATSIO_LIB_DIR="$LIB_DIR"
 cmake --build "$BUILD_DIR"
 ctest --test-dir "$BUILD_DIR" --output-on-failure
+ctest_log="$BUILD_DIR/Testing/Temporary/LastTest.log"
+ctest_entries=0
+while read -r name n; do
+    ctest_entries=$((ctest_entries + 1))
+    if [ "$n" = none ]; then
+        echo "test counts: ctest/$name printed no \"N passed\" or \"[  PASSED  ] N tests.\" line" >&2
+        exit 1
+    fi
+    count "ctest/$name" "$n"
+done < <(ctest_counts "$ctest_log")
+count ctest "$ctest_entries"
+check_counts ctest ctest/
 
 # --------------------------------------------------------------------------
-# Go binding (cgo). Added when bindings/go exists.
-# The package's own cgo flags link ../../target/release/libnatsio.a; for
-# another CARGO_TARGET_DIR the natsio_custom_link tag drops them and the
-# archive is named here instead. Go modules: standard library only.
-if [ -d bindings/go ]; then
-    step "Go binding: go vet, go test -race"
-    (
-        cd bindings/go
-        export CGO_ENABLED=1
-        go_tags=()
-        if [ "$LIB_DIR" != "$ROOT/target/release" ]; then
-            go_tags=(-tags natsio_custom_link)
-            export CGO_LDFLAGS="$LIB_DIR/libnatsio.a -lm -ldl -lpthread${CGO_LDFLAGS:+ $CGO_LDFLAGS}"
-        fi
-        go vet "${go_tags[@]}" ./...
-        go build "${go_tags[@]}" -o /dev/null ./examples/pubsub
-        go test "${go_tags[@]}" -race -count=1 ./...
-    )
-fi
+# Go binding (cgo). The package's own cgo flags link
+# ../../target/release/libnatsio.a; for another CARGO_TARGET_DIR the
+# natsio_custom_link tag drops them and the archive is named here instead.
+# Go modules: standard library only. Counted: "--- PASS" lines of -v
+# (tests and subtests; a skipped one is "--- SKIP" and does not count).
+STAGE="go test"
+step "Go binding: go vet, go test -race"
+(
+    cd bindings/go
+    export CGO_ENABLED=1
+    go_tags=()
+    if [ "$LIB_DIR" != "$ROOT/target/release" ]; then
+        go_tags=(-tags natsio_custom_link)
+        export CGO_LDFLAGS="$LIB_DIR/libnatsio.a -lm -ldl -lpthread${CGO_LDFLAGS:+ $CGO_LDFLAGS}"
+    fi
+    go vet "${go_tags[@]}" ./...
+    go build "${go_tags[@]}" -o /dev/null ./examples/pubsub
+    go test "${go_tags[@]}" -race -count=1 -v ./... 2>&1 | tee "$LOG_DIR/go-test.log"
+)
+count go-test "$(grep -cE '^[[:space:]]*--- PASS: ' "$LOG_DIR/go-test.log" || true)"
+check_counts go-test
 
 # --------------------------------------------------------------------------
-# Node binding (node --test via npm test). Added when bindings/node exists.
-if [ -d bindings/node ]; then
-    step "Node binding: npm test"
-    (
-        cd bindings/node
-        if [ -f package-lock.json ]; then npm ci; else npm install; fi
-        npm test
-    )
-fi
+# Node binding (node --test via npm test). Counted: the runner's "pass N"
+# summary (TAP "# pass N", or "ℹ pass N" from the spec reporter).
+STAGE="node test"
+step "Node binding: npm test"
+(
+    cd bindings/node
+    if [ -f package-lock.json ]; then npm ci; else npm install; fi
+    npm test 2>&1 | tee "$LOG_DIR/node-test.log"
+)
+count node-test "$(sed -nE 's/^(# |ℹ )pass ([0-9]+)$/\2/p' "$LOG_DIR/node-test.log" | tail -n 1)"
+check_counts node-test
 
 # --------------------------------------------------------------------------
-# Hardening: the C suite under sanitizers, then short fuzz runs (the longer
-# runs are `scripts/fuzz.sh 60` or more, by hand).
-step "sanitizers: C tests under ASan+UBSan and valgrind"
-BUILD_DIR="$BUILD_DIR" scripts/sanitize.sh
+# Hardening: the suites under sanitizers, then short fuzz runs (the longer
+# runs are `scripts/fuzz.sh 60` or more, by hand). sanitize.sh fails itself
+# when a program fails or is missing; its exit status is the check here.
+# Its knobs for running a subset are cleared: this is the whole suite.
+STAGE="sanitizers"
+step "sanitizers: tests under ASan+UBSan and valgrind"
+env -u SANITIZE_SUITES -u VALGRIND_TESTS BUILD_DIR="$BUILD_DIR" scripts/sanitize.sh
+note sanitizers "ok: scripts/sanitize.sh exited 0"
 
+STAGE="fuzzing"
 if [ "${FUZZ_SECONDS:-20}" != "0" ]; then
     step "fuzzing: ${FUZZ_SECONDS:-20} s per target"
     scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
+    note fuzzing "ok: ${FUZZ_SECONDS:-20} s per target"
+else
+    note fuzzing "skipped: FUZZ_SECONDS=0"
 fi
 
+STAGE="done"
 step "all tests passed"
