@@ -22,8 +22,9 @@ fn main() {
         Ok(h) => h,
         Err(e) => panic!(
             "cbindgen could not generate include/natsio.h: {e}\n\
-             hint: cbindgen parses src/ffi on its own (before rustc sees it); \
-             fix the file or construct named above, or cbindgen.toml"
+             hint: cbindgen parses src/ffi itself, before rustc does. For a \
+             syntax error, `rustfmt --check <file>` shows rustc's message; \
+             otherwise fix the construct named above, or cbindgen.toml."
         ),
     };
     let path = root.join("include").join("natsio.h");

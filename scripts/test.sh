@@ -118,7 +118,7 @@ summary() {
         fi
         local ran="${COUNT[$key]:-}" floor="${FLOOR[$key]:-}"
         if [ -z "$floor" ]; then status="NO FLOOR: add it"
-        elif [ -z "$ran" ]; then status="not run"
+        elif [ -z "$ran" ]; then status="no count (stage failed or not reached)"
         elif [ "$ran" -lt "$floor" ]; then status="BELOW FLOOR"
         elif [ "$ran" -gt "$floor" ]; then status="above: raise the floor"
         else status="ok"
