@@ -67,7 +67,9 @@ func ReconnectJitter(jitter, jitterTLS time.Duration) Option {
 
 // ReconnectBufSize is how many bytes of publishes are kept while
 // disconnected and sent after the reconnect (default 8 MiB; -1 disables
-// buffering). A publish that does not fit fails with ErrReconnectBufExceeded.
+// buffering). It counts wire bytes, as nats.go does: each publish takes its
+// whole PUB/HPUB frame (subject, reply, size line, headers, payload, CRLFs).
+// A publish that does not fit fails with ErrReconnectBufExceeded.
 func ReconnectBufSize(bytes int) Option {
 	return func(cfg *connectConfig) {
 		cfg.add(func(o *C.natsio_options) C.natsio_status {

@@ -1533,7 +1533,9 @@ public:
         return *this;
     }
     /// Bytes of publishes kept while disconnected (default 8 MiB; 0: the
-    /// default; -1: none, publishes throw ReconnectBufExceededError).
+    /// default; -1: none, publishes throw ReconnectBufExceededError). Counts
+    /// wire bytes: each publish takes its whole PUB/HPUB frame (see
+    /// natsio_options_set_reconnect_buf_size).
     Options& set_reconnect_buf_size(std::int64_t bytes) {
         detail::check(natsio_options_set_reconnect_buf_size(opts_, bytes));
         return *this;
