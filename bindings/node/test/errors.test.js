@@ -147,16 +147,3 @@ test('SLOW_CONSUMER: the ERROR policy fails the subscription and reports an erro
   nc.off('error', onError);
   assert.ok(errors.some((e) => e instanceof nats.SlowConsumerError && e.subject === 'slow.err'), String(errors));
 });
-
-test('DROP_NEW keeps the oldest messages and counts the dropped ones', async () => {
-  const sub = nc.subscribe('slow.drop', { pendingMsgsLimit: 10, policy: 'dropNew' });
-  await nc.flush();
-  for (let i = 0; i < 1000; i++) nc.publish('slow.drop', String(i));
-  await nc.flush();
-  await sleep(50);
-  const first = await sub.next();
-  assert.equal(first.value.string(), '0');
-  const stats = sub.stats();
-  assert.ok(stats.dropped > 0, JSON.stringify(stats));
-  sub.unsubscribe();
-});
