@@ -128,7 +128,7 @@ test('empty fetches: noWait resolves [] at once, expires bounds the wait; next r
     assert.ok(Date.now() - t0 < 1000, 'noWait returned at once');
 
     t0 = Date.now();
-    // The event loop runs meanwhile: the fetch waits on the threadpool.
+    // The event loop runs meanwhile: the fetch is a token, not a blocked thread.
     let ticks = 0;
     const timer = setInterval(() => ticks++, 20);
     const none = await js.fetch('EF', 'c', { maxMessages: 5, expires: 300 });

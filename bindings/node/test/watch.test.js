@@ -89,7 +89,7 @@ test('consume goes on across idle periods longer than the pull expiry, without b
     assert.equal(first.value.string(), 'first');
     first.value.ack();
     // A read is pending across 2.5 s (two and a half request lifetimes):
-    // timers keep firing and other threadpool jobs still complete.
+    // timers keep firing and other library calls still complete.
     const pending = msgs.next();
     let ticks = 0;
     const timer = setInterval(() => ticks++, 100);
@@ -433,7 +433,7 @@ test('a watch recovers when its server-side consumer is deleted, without repeati
   }
 });
 
-test('several consumes and watches at once leave the threadpool usable', async () => {
+test('several consumes and watches waiting at once leave other calls free to run', async () => {
   await streamWithConsumer('CP');
   const kv = await js.kv.create({ bucket: 'WPOOL', storage: 'memory' });
   try {
@@ -459,7 +459,7 @@ test('several consumes and watches at once leave the threadpool usable', async (
         for await (const _e of w) counts.w++;
       })(),
     ];
-    await sleep(200); // all three reads are waiting on threadpool threads
+    await sleep(200); // all three reads are waiting (tokens, no thread each)
     const t0 = Date.now();
     for (let i = 0; i < 20; i++) {
       await js.publish('CP.x', String(i));
