@@ -5,6 +5,14 @@
 // npm package (a devDependency). libnatsio is linked statically so the addon
 // is self-contained; the Rust library must be built first
 // (`cargo build --release` at the repository root).
+//
+// Environment (for scripts/sanitize.sh; unset for the normal build):
+//   NATSIO_NODE_BUILD_DIR  output directory instead of build/ (index.js loads
+//                          from the same variable), so an instrumented addon
+//                          never replaces the normal one
+//   NATSIO_NODE_SANITIZE   -fsanitize= list for the addon's C code, e.g.
+//                          "address,undefined" (the Rust archive itself is
+//                          not instrumented)
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -20,9 +28,15 @@ const srcDir = path.join(here, 'src');
 // Every .c file of src/ (see src/internal.h for which does what).
 const sources = fs.readdirSync(srcDir).filter((f) => f.endsWith('.c')).sort().map((f) => path.join(srcDir, f));
 const internalHeader = path.join(srcDir, 'internal.h');
-const output = path.join(here, 'build', 'natsio.node');
+const buildDir = process.env.NATSIO_NODE_BUILD_DIR
+  ? path.resolve(process.env.NATSIO_NODE_BUILD_DIR)
+  : path.join(here, 'build');
+const sanitize = process.env.NATSIO_NODE_SANITIZE || '';
+const output = path.join(buildDir, 'natsio.node');
 const header = path.join(root, 'include', 'natsio.h');
-const statusTable = path.join(here, 'build', 'status-codes.json');
+const statusTable = path.join(buildDir, 'status-codes.json');
+// The compiler command of the last build: a change of flags rebuilds.
+const commandFile = path.join(buildDir, 'build-command.txt');
 
 // The error classes of index.js are derived from the header's
 // natsio_status enum, so every status code (present and future) maps to
@@ -58,8 +72,9 @@ function nodeApiIncludeDir() {
   }
 }
 
-function upToDate() {
+function upToDate(command) {
   if (!fs.existsSync(output)) return false;
+  if (!fs.existsSync(commandFile) || fs.readFileSync(commandFile, 'utf8') !== command) return false;
   const built = fs.statSync(output).mtimeMs;
   if (!fs.existsSync(statusTable)) return false;
   const inputs = [...sources, internalHeader, staticLib, header, __filename];
@@ -70,15 +85,11 @@ if (!fs.existsSync(staticLib)) {
   console.error(`${staticLib} is missing: run "cargo build --release" in ${root} first`);
   process.exit(1);
 }
-if (upToDate() && !process.argv.includes('--force')) {
-  console.log('build/natsio.node is up to date');
-  process.exit(0);
-}
-fs.mkdirSync(path.dirname(output), { recursive: true });
-writeStatusTable();
 const cc = process.env.CC || 'cc';
 const args = [
   '-shared', '-fPIC', '-O2', '-std=c11', '-Wall', '-Wextra', '-Wno-unused-parameter',
+  // Sanitized: readable stacks, and the first UB report is fatal like ASan's.
+  ...(sanitize ? [`-fsanitize=${sanitize}`, '-fno-sanitize-recover=all', '-fno-omit-frame-pointer', '-g'] : []),
   '-D_GNU_SOURCE', '-Werror=implicit-function-declaration',
   '-fvisibility=hidden',
   `-I${nodeApiIncludeDir()}`,
@@ -95,5 +106,13 @@ const args = [
   '-lgcc_s', '-lrt', '-lutil', '-lm', '-ldl', '-lpthread',
   '-o', output,
 ];
-console.log([cc, ...args].join(' '));
+const command = [cc, ...args].join(' ');
+if (upToDate(command) && !process.argv.includes('--force')) {
+  console.log(`${path.relative(here, output)} is up to date`);
+  process.exit(0);
+}
+fs.mkdirSync(buildDir, { recursive: true });
+writeStatusTable();
+console.log(command);
 execFileSync(cc, args, { stdio: 'inherit' });
+fs.writeFileSync(commandFile, command);

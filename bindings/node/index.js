@@ -7,7 +7,12 @@
 const { EventEmitter } = require('node:events');
 const path = require('node:path');
 
-const native = require(path.join(__dirname, 'build', 'natsio.node'));
+// NATSIO_NODE_BUILD_DIR: an addon built elsewhere by build.js (the
+// sanitized one of scripts/sanitize.sh); by default build/.
+const buildDir = process.env.NATSIO_NODE_BUILD_DIR
+  ? path.resolve(process.env.NATSIO_NODE_BUILD_DIR)
+  : path.join(__dirname, 'build');
+const native = require(path.join(buildDir, 'natsio.node'));
 
 // ---------------------------------------------------------------------------
 // Errors: one class per natsio status code, all extending NatsError.
@@ -52,7 +57,7 @@ function className(code) {
   return `${pascal}Error`;
 }
 
-const STATUS_CODES = require(path.join(__dirname, 'build', 'status-codes.json'));
+const STATUS_CODES = require(path.join(buildDir, 'status-codes.json'));
 
 const errors = { NatsError };
 const errorByStatus = new Map();
