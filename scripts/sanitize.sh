@@ -1,23 +1,46 @@
 #!/usr/bin/env bash
-# The C test suite (tests/c/test_*.c) under sanitizers, against the normal
-# release libnatsio.so (cargo build --release):
+# The C suite and every binding's suite under sanitizers, against the normal
+# release build of the Rust library (cargo build --release). The Rust code
+# is not instrumented, but ASan replaces malloc/free process-wide, so the
+# library's heap is checked for leaks and bad frees along with ours.
 #
-#   1. AddressSanitizer + UndefinedBehaviorSanitizer (+ LeakSanitizer): the
-#      tests are built with gcc -fsanitize=address,undefined in their own
-#      CMake build dir and every one is run. The Rust library is not
-#      instrumented, but ASan replaces malloc/free process-wide, so the
-#      library's heap is checked for leaks and bad frees along with ours.
-#   2. valgrind memcheck on the normal build (--leak-check=full, zero
-#      definite leaks, zero errors). scripts/valgrind.supp holds the few
-#      justified suppressions (today: memcheck cannot follow ring's AES-GCM
-#      assembly in the TLS tests); the Rust runtime's one-time allocations
-#      stay reachable and need none.
+#   c         C tests (tests/c/test_*.c) built with gcc
+#             -fsanitize=address,undefined (+ LeakSanitizer) in their own
+#             CMake build dir ($ASAN_BUILD_DIR); every one is run.
+#   cpp       the C++ GoogleTest programs (natsio_cpp_tests, C++17, and
+#             natsio_cpp20_tests, C++20) in the same build dir, at -O0 with
+#             line tables only (-g1): sanitized template-heavy C++ takes ~5x
+#             as long to compile at -O2 -g, and the tests wait on the
+#             network, not the CPU.
+#   node      the Node addon's C code built by bindings/node/build.js with
+#             -fsanitize=address,undefined into $ASAN_BUILD_DIR/node (the
+#             normal build/ is untouched; index.js loads it through
+#             NATSIO_NODE_BUILD_DIR) and the whole `node --test` suite run
+#             with libasan preloaded into the uninstrumented node. Leak
+#             checking stays on: scripts/lsan-node.supp names the few
+#             allocations node itself leaves at exit.
+#   go        `go test -asan` over bindings/go: the cgo glue (natsio_go.c)
+#             and Go's own memory accesses instrumented, LeakSanitizer at
+#             exit (-race, its alternative, runs in scripts/test.sh).
+#   valgrind  C tests under valgrind memcheck on the normal build
+#             (--leak-check=full, zero definite leaks, zero errors).
+#             scripts/valgrind.supp holds the few justified suppressions
+#             (today: memcheck cannot follow ring's AES-GCM assembly in the
+#             TLS tests); the Rust runtime's one-time allocations stay
+#             reachable and need none. The bindings get ASan only: their
+#             suites under valgrind would cost many minutes for the same
+#             library code paths.
+#
+# A suite whose program is missing, fails to build or runs zero tests is a
+# failure, never a skip; each prints its counts.
 #
 # Usage: scripts/sanitize.sh            (CI: called from scripts/test.sh)
 # Environment:
 #   CARGO_TARGET_DIR   honoured, as in scripts/test.sh
 #   BUILD_DIR          the normal CMake build dir (default: build)
 #   ASAN_BUILD_DIR     the sanitizer build dir (default: build-asan)
+#   SANITIZE_SUITES    which of "c cpp node go valgrind" to run (default: all;
+#                      node and go only when bindings/node, bindings/go exist)
 #   VALGRIND_TESTS     space-separated test names to run under valgrind
 #                      (default: every C test; each takes seconds)
 #   NATS_SERVER_BIN    nats-server binary (default: scripts/install-nats-server.sh)
@@ -27,13 +50,21 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT="$(pwd)"
 BUILD_DIR="${BUILD_DIR:-build}"
 ASAN_BUILD_DIR="${ASAN_BUILD_DIR:-build-asan}"
+case "$ASAN_BUILD_DIR" in /*) ;; *) ASAN_BUILD_DIR="$ROOT/$ASAN_BUILD_DIR" ;; esac
 TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
 LIB_DIR="$TARGET_DIR/release"
 
+default_suites="c cpp"
+[ -d bindings/node ] && default_suites+=" node"
+[ -d bindings/go ] && default_suites+=" go"
+default_suites+=" valgrind"
+read -r -a SUITES <<<"${SANITIZE_SUITES:-$default_suites}"
+want() { [[ " ${SUITES[*]} " == *" $1 "* ]]; }
+
 step() { printf '\n==> %s\n' "$*"; }
 
-if ! command -v valgrind >/dev/null; then
+if want valgrind && ! command -v valgrind >/dev/null; then
     step "installing valgrind"
     SUDO=""
     [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -46,61 +77,180 @@ if [ -z "${NATS_SERVER_BIN:-}" ]; then
 fi
 export NATS_SERVER_BIN
 
-[ -f "$LIB_DIR/libnatsio.so" ] || cargo build --release
+[ -f "$LIB_DIR/libnatsio.so" ] && [ -f "$LIB_DIR/libnatsio.a" ] || cargo build --release
 
 # Every C test program, by target name.
 mapfile -t C_TESTS < <(cd tests/c && ls test_*.c | sed 's/\.c$//')
 
+# Sanitizer settings of the instrumented programs (C, C++, Go): stop at the
+# first report, leaks included.
+ASAN_OPTS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1"
+UBSAN_OPTS="print_stacktrace=1:halt_on_error=1"
+
 failures=()
+fail() {
+    printf '  %-28s FAIL  %s\n' "$1" "$2"
+    failures+=("$1")
+}
+
+# Test counts from a log, as "N passed, M failed"; empty when none are found.
+count_c() { grep -E 'passed, [0-9]+ failed' "$1" | tail -n 1; }
+count_gtest() {
+    local ran passed
+    ran="$(sed -nE 's/^\[==========\] ([0-9]+) tests? from .* ran\..*/\1/p' "$1" | tail -n 1)"
+    passed="$(sed -nE 's/^\[  PASSED  \] ([0-9]+) tests?\..*/\1/p' "$1" | tail -n 1)"
+    [ -n "$ran" ] && echo "${passed:-0} passed, $((ran - ${passed:-0})) failed"
+}
+count_node() {
+    local pass nfail
+    pass="$(sed -nE 's/^# pass ([0-9]+)$/\1/p' "$1" | tail -n 1)"
+    nfail="$(sed -nE 's/^# fail ([0-9]+)$/\1/p' "$1" | tail -n 1)"
+    [ -n "$pass" ] && echo "$pass passed, ${nfail:-0} failed"
+}
+count_go() {
+    local pass nfail sub
+    pass="$(grep -cE '^--- PASS' "$1" || true)"
+    nfail="$(grep -cE '^--- FAIL' "$1" || true)"
+    sub="$(grep -cE '^ +--- PASS' "$1" || true)"
+    [ "$((pass + nfail))" -gt 0 ] && echo "$pass passed, $nfail failed (+$sub subtests)"
+}
+
 # Runs one test program; its output goes to a log, shown only on failure.
+# A run that exits 0 but reports no passed test fails too.
 run_logged() {
-    local label="$1" log="$2"
-    shift 2
-    local start=$SECONDS
+    local label="$1" counter="$2" log="$3"
+    shift 3
+    local start=$SECONDS counts=""
     if "$@" >"$log" 2>&1; then
-        printf '  %-28s ok    %3ds  %s\n' "$label" $((SECONDS - start)) "$(grep -E 'passed, [0-9]+ failed' "$log" | tail -n 1)"
+        counts="$("$counter" "$log" || true)"
+        if [[ "$counts" =~ ^[1-9][0-9]*\ passed ]]; then
+            printf '  %-28s ok    %3ds  %s\n' "$label" $((SECONDS - start)) "$counts"
+            return
+        fi
+        fail "$label" "$(printf '%3ds  ran no tests (%s)' $((SECONDS - start)) "${counts:-no counts}")"
     else
-        printf '  %-28s FAIL  %3ds\n' "$label" $((SECONDS - start))
-        sed 's/^/    | /' "$log" | tail -n 60
-        failures+=("$label")
+        fail "$label" "$(printf '%3ds  %s' $((SECONDS - start)) "$("$counter" "$log" || true)")"
     fi
+    sed 's/^/    | /' "$log" | tail -n 60
 }
 
 # --------------------------------------------------------------------------
-step "C tests under AddressSanitizer + UndefinedBehaviorSanitizer ($ASAN_BUILD_DIR)"
-SANITIZE_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-cmake -S . -B "$ASAN_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DNATSIO_LIB_DIR="$LIB_DIR" \
-    -DCMAKE_C_FLAGS="$SANITIZE_FLAGS" -DCMAKE_CXX_FLAGS="$SANITIZE_FLAGS" \
-    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
-cmake --build "$ASAN_BUILD_DIR" --target "${C_TESTS[@]}"
-mkdir -p "$ASAN_BUILD_DIR/logs"
-for t in "${C_TESTS[@]}"; do
-    ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1" \
-        UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-        run_logged "asan $t" "$ASAN_BUILD_DIR/logs/$t.log" "$ASAN_BUILD_DIR/tests/c/$t"
-done
+if want c || want cpp; then
+    step "CMake build with AddressSanitizer + UndefinedBehaviorSanitizer ($ASAN_BUILD_DIR)"
+    SANITIZE_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+    cmake -S . -B "$ASAN_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DNATSIO_LIB_DIR="$LIB_DIR" \
+        -DCMAKE_C_FLAGS="$SANITIZE_FLAGS" -DCMAKE_CXX_FLAGS="$SANITIZE_FLAGS" \
+        -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -g1 -DNDEBUG" \
+        -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+    mkdir -p "$ASAN_BUILD_DIR/logs"
+fi
+
+if want c; then
+    step "C tests under ASan + UBSan"
+    [ ${#C_TESTS[@]} -gt 0 ] || fail "asan C tests" "no tests/c/test_*.c"
+    cmake --build "$ASAN_BUILD_DIR" --target "${C_TESTS[@]}"
+    for t in "${C_TESTS[@]}"; do
+        ASAN_OPTIONS="$ASAN_OPTS" UBSAN_OPTIONS="$UBSAN_OPTS" \
+            run_logged "asan $t" count_c "$ASAN_BUILD_DIR/logs/$t.log" "$ASAN_BUILD_DIR/tests/c/$t"
+    done
+fi
+
+if want cpp; then
+    step "C++ GoogleTest suites under ASan + UBSan"
+    CPP_TESTS=(natsio_cpp_tests natsio_cpp20_tests)
+    # A target CMake left out (no GoogleTest, no libnatsio) is an error here.
+    start=$SECONDS
+    if cmake --build "$ASAN_BUILD_DIR" --target "${CPP_TESTS[@]}"; then
+        echo "  (built in $((SECONDS - start)) s)"
+        for t in "${CPP_TESTS[@]}"; do
+            ASAN_OPTIONS="$ASAN_OPTS" UBSAN_OPTIONS="$UBSAN_OPTS" \
+                run_logged "asan $t" count_gtest "$ASAN_BUILD_DIR/logs/$t.log" \
+                "$ASAN_BUILD_DIR/bindings/cpp/$t"
+        done
+    else
+        fail "asan C++ tests" "build of ${CPP_TESTS[*]} failed"
+    fi
+fi
 
 # --------------------------------------------------------------------------
-step "C tests under valgrind memcheck ($BUILD_DIR)"
-if [ ! -f "$BUILD_DIR/build.ninja" ] && [ ! -f "$BUILD_DIR/Makefile" ]; then
-    cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNATSIO_LIB_DIR="$LIB_DIR" >/dev/null
+if want node; then
+    step "Node addon tests under ASan + UBSan ($ASAN_BUILD_DIR/node)"
+    NODE_OUT="$ASAN_BUILD_DIR/node"
+    mkdir -p "$ASAN_BUILD_DIR/logs"
+    LIBASAN="$("${CC:-cc}" -print-file-name=libasan.so)"
+    if ! command -v node >/dev/null || [ ! -f bindings/node/package.json ]; then
+        fail "asan node" "node or bindings/node/package.json missing"
+    elif [ ! -f "$LIBASAN" ]; then
+        fail "asan node" "libasan.so not found (${CC:-cc} -print-file-name=libasan.so)"
+    else
+        (cd bindings/node && { [ -d node_modules ] || npm ci --no-audit --no-fund; })
+        if (cd bindings/node && NATSIO_NODE_BUILD_DIR="$NODE_OUT" \
+            NATSIO_NODE_SANITIZE=address,undefined node build.js); then
+            # node is not instrumented: libasan must be loaded before it
+            # (LD_PRELOAD, inherited by the test files' child processes,
+            # workers and spawned fixtures). Leaks are checked, minus node's
+            # own (lsan-node.supp).
+            pushd bindings/node >/dev/null
+            run_logged "asan node --test" count_node "$ASAN_BUILD_DIR/logs/node.log" \
+                env NATSIO_NODE_BUILD_DIR="$NODE_OUT" LD_PRELOAD="$LIBASAN" \
+                ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0" \
+                LSAN_OPTIONS="suppressions=$ROOT/scripts/lsan-node.supp:print_suppressions=0" \
+                UBSAN_OPTIONS="$UBSAN_OPTS" \
+                node --expose-gc --test --test-concurrency=1 test/*.test.js
+            popd >/dev/null
+        else
+            fail "asan node" "sanitized addon build failed"
+        fi
+    fi
 fi
-read -r -a VG_TESTS <<<"${VALGRIND_TESTS:-${C_TESTS[*]}}"
-cmake --build "$BUILD_DIR" --target "${VG_TESTS[@]}"
-mkdir -p "$BUILD_DIR/valgrind-logs"
-VALGRIND_ARGS=(--leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite
-    --error-exitcode=99 --num-callers=40 --track-origins=no)
-[ -f scripts/valgrind.supp ] && VALGRIND_ARGS+=(--suppressions=scripts/valgrind.supp)
-for t in "${VG_TESTS[@]}"; do
-    # Cases are slower under valgrind: give each more than the default 60 s.
-    NT_CASE_TIMEOUT=180 run_logged "valgrind $t" "$BUILD_DIR/valgrind-logs/$t.log" \
-        valgrind "${VALGRIND_ARGS[@]}" "$BUILD_DIR/tests/c/$t"
-done
+
+# --------------------------------------------------------------------------
+if want go; then
+    step "Go binding tests: go test -asan"
+    mkdir -p "$ASAN_BUILD_DIR/logs"
+    if ! command -v go >/dev/null; then
+        fail "asan go" "go not found"
+    else
+        go_env=(CGO_ENABLED=1 ASAN_OPTIONS="$ASAN_OPTS")
+        go_tags=()
+        # As in scripts/test.sh: another CARGO_TARGET_DIR names its archive.
+        if [ "$LIB_DIR" != "$ROOT/target/release" ]; then
+            go_tags=(-tags natsio_custom_link)
+            go_env+=(CGO_LDFLAGS="$LIB_DIR/libnatsio.a -lm -ldl -lpthread${CGO_LDFLAGS:+ $CGO_LDFLAGS}")
+        fi
+        pushd bindings/go >/dev/null
+        # -v: the per-test lines are the counts. go test strips the test
+        # binary's symbols, which ASan's reports need: keep them.
+        run_logged "asan go test" count_go "$ASAN_BUILD_DIR/logs/go.log" \
+            env "${go_env[@]}" go test "${go_tags[@]}" -asan -ldflags='-s=false -w=false' \
+            -count=1 -v ./...
+        popd >/dev/null
+    fi
+fi
+
+# --------------------------------------------------------------------------
+if want valgrind; then
+    step "C tests under valgrind memcheck ($BUILD_DIR)"
+    if [ ! -f "$BUILD_DIR/build.ninja" ] && [ ! -f "$BUILD_DIR/Makefile" ]; then
+        cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNATSIO_LIB_DIR="$LIB_DIR" >/dev/null
+    fi
+    read -r -a VG_TESTS <<<"${VALGRIND_TESTS:-${C_TESTS[*]}}"
+    cmake --build "$BUILD_DIR" --target "${VG_TESTS[@]}"
+    mkdir -p "$BUILD_DIR/valgrind-logs"
+    VALGRIND_ARGS=(--leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite
+        --error-exitcode=99 --num-callers=40 --track-origins=no)
+    [ -f scripts/valgrind.supp ] && VALGRIND_ARGS+=(--suppressions=scripts/valgrind.supp)
+    for t in "${VG_TESTS[@]}"; do
+        # Cases are slower under valgrind: give each more than the default 60 s.
+        NT_CASE_TIMEOUT=180 run_logged "valgrind $t" count_c "$BUILD_DIR/valgrind-logs/$t.log" \
+            valgrind "${VALGRIND_ARGS[@]}" "$BUILD_DIR/tests/c/$t"
+    done
+fi
 
 if [ ${#failures[@]} -gt 0 ]; then
     echo
     echo "sanitizer failures: ${failures[*]}" >&2
     exit 1
 fi
-step "sanitizers: all clean"
+step "sanitizers: all clean (${SUITES[*]})"
