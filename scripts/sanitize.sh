@@ -61,6 +61,9 @@ default_suites="c cpp"
 default_suites+=" valgrind"
 read -r -a SUITES <<<"${SANITIZE_SUITES:-$default_suites}"
 want() { [[ " ${SUITES[*]} " == *" $1 "* ]]; }
+for s in "${SUITES[@]}"; do
+    case "$s" in c | cpp | node | go | valgrind) ;; *) echo "unknown suite in SANITIZE_SUITES: $s" >&2; exit 2 ;; esac
+done
 
 step() { printf '\n==> %s\n' "$*"; }
 
