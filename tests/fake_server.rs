@@ -4,6 +4,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -86,6 +87,23 @@ fn error_recorder(o: &mut Options) -> Arc<Mutex<Vec<ErrorKind>>> {
     seen
 }
 
+/// Records errors like `error_recorder`, and whether the Closed event has
+/// been delivered. Errors and events run in order on one dispatcher thread
+/// and Closed is always the last event, so once it is seen every error the
+/// client reported while closing has been recorded: a positive barrier, where
+/// a short sleep after the status turns Closed is not.
+fn close_recorder(o: &mut Options) -> (Arc<Mutex<Vec<ErrorKind>>>, Arc<AtomicBool>) {
+    let seen = error_recorder(o);
+    let closed = Arc::new(AtomicBool::new(false));
+    let c2 = closed.clone();
+    o.event_callback = Some(Arc::new(move |ev| {
+        if ev.kind == EventKind::Closed {
+            c2.store(true, Ordering::SeqCst);
+        }
+    }));
+    (seen, closed)
+}
+
 #[test]
 fn unanswered_pings_make_the_connection_stale() {
     let url = fake_server(|mut rd, _sock| {
@@ -98,13 +116,16 @@ fn unanswered_pings_make_the_connection_stale() {
     let mut o = options(&url);
     o.ping_interval = Duration::from_millis(50);
     o.max_outstanding_pings = 2;
-    let seen = error_recorder(&mut o);
+    let (seen, closed) = close_recorder(&mut o);
     let c = Client::connect(o).unwrap();
     assert!(
         wait_closed(&c),
         "client did not detect the stale connection"
     );
-    thread::sleep(Duration::from_millis(50));
+    assert!(
+        wait_until(|| closed.load(Ordering::SeqCst)),
+        "no Closed event"
+    );
     assert!(
         seen.lock().unwrap().contains(&ErrorKind::StaleConnection),
         "{:?}",
@@ -148,8 +169,13 @@ fn non_fatal_err_is_reported_and_connection_stays() {
     let mut o = options(&url);
     let seen = error_recorder(&mut o);
     let c = Client::connect(o).unwrap();
-    c.flush(Some(Duration::from_secs(2))).unwrap();
-    thread::sleep(Duration::from_millis(50));
+    // The PONG follows the -ERR on the wire: the error has been read, and
+    // its callback is queued or has run.
+    c.flush(Some(Duration::from_secs(5))).unwrap();
+    assert!(
+        wait_until(|| !seen.lock().unwrap().is_empty()),
+        "not reported"
+    );
     assert_eq!(c.status(), ConnState::Connected);
     assert_eq!(
         seen.lock().unwrap().as_slice(),
@@ -167,12 +193,15 @@ fn fatal_err_closes_and_fails_waiters() {
         thread::sleep(Duration::from_millis(200));
     });
     let mut o = options(&url);
-    let seen = error_recorder(&mut o);
+    let (seen, closed) = close_recorder(&mut o);
     let c = Client::connect(o).unwrap();
     let e = c.flush(Some(Duration::from_secs(5))).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ConnectionClosed);
     assert!(wait_closed(&c));
-    thread::sleep(Duration::from_millis(50));
+    assert!(
+        wait_until(|| closed.load(Ordering::SeqCst)),
+        "no Closed event"
+    );
     assert!(seen
         .lock()
         .unwrap()
@@ -224,10 +253,13 @@ fn malformed_frames_close_the_connection_with_a_parser_error() {
             thread::sleep(Duration::from_millis(300));
         });
         let mut o = options(&url);
-        let seen = error_recorder(&mut o);
+        let (seen, closed) = close_recorder(&mut o);
         let c = Client::connect(o).unwrap();
         assert!(wait_closed(&c));
-        thread::sleep(Duration::from_millis(50));
+        assert!(
+            wait_until(|| closed.load(Ordering::SeqCst)),
+            "no Closed event"
+        );
         let kinds = seen.lock().unwrap().clone();
         assert!(
             kinds.contains(&ErrorKind::Parser)
