@@ -15,7 +15,8 @@
 //! ```
 //!
 //! `TestServer` spawns `nats-server -a 127.0.0.1 -p <free port> -js -sd <tmp>/store
-//! [-c <tmp>/server.conf]` and waits (up to 10 s) until the port accepts TCP.
+//! [-c <tmp>/server.conf]` and waits (up to 30 s) until its log says it is
+//! ready and the port accepts a TCP connect.
 //! Binary: env `NATS_SERVER_BIN`, else
 //! `$CARGO_MANIFEST_DIR/.tools/nats-server-2.14.3/nats-server` (installed by
 //! `scripts/install-nats-server.sh`), else `nats-server` on `PATH`.
@@ -42,7 +43,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// nats-server version installed by `scripts/install-nats-server.sh`.
 pub const NATS_SERVER_VERSION: &str = "2.14.3";
 
-const READY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Generous: nats-server starts in well under a second, but a loaded CI
+/// machine running the sanitizer suites alongside may stall it for long.
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A nats-server child process with its own temp dir (store, config, log).
@@ -229,6 +232,9 @@ impl TestServer {
     }
 
     fn spawn_and_wait(&mut self) -> Result<(), String> {
+        // Where this run's output starts in the log, which is appended to
+        // across restarts: only a readiness line after it counts.
+        let log_start = fs::metadata(&self.log).map(|m| m.len()).unwrap_or(0);
         let log = OpenOptions::new()
             .create(true)
             .append(true)
@@ -269,7 +275,7 @@ impl TestServer {
                     self.log_tail(30)
                 ));
             }
-            if TcpStream::connect_timeout(&self.addr(), Duration::from_millis(200)).is_ok() {
+            if self.logged_ready_since(log_start) && self.accepts_connect() {
                 return Ok(());
             }
             if Instant::now() >= deadline {
@@ -282,6 +288,33 @@ impl TestServer {
                 ));
             }
             thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// True if the log, from byte `start` on, says the server is ready:
+    /// nats-server prints this once all its listeners are up. A successful TCP
+    /// connect alone is no proof that our server listens: a connect to a
+    /// loopback port nobody listens on can, rarely, connect to itself (TCP
+    /// simultaneous open, when the kernel picks the same port as the source),
+    /// and another process may hold the port while ours fails to bind.
+    fn logged_ready_since(&self, start: u64) -> bool {
+        let Ok(mut f) = File::open(&self.log) else {
+            return false;
+        };
+        let mut buf = Vec::new();
+        if f.seek(SeekFrom::Start(start)).is_err() || f.read_to_end(&mut buf).is_err() {
+            return false;
+        }
+        String::from_utf8_lossy(&buf).contains("Server is ready")
+    }
+
+    /// True if a TCP connect to the client port reaches a listener: the
+    /// connection is not to itself (source port == the server port, see
+    /// above). (No INFO check: with `handshake_first` the server sends none.)
+    fn accepts_connect(&self) -> bool {
+        match TcpStream::connect_timeout(&self.addr(), Duration::from_secs(2)) {
+            Ok(s) => s.local_addr().is_ok_and(|a| a.port() != self.port),
+            Err(_) => false,
         }
     }
 
