@@ -1334,7 +1334,7 @@ fn consume_and_watch_resume_soon_after_the_server_restarts() {
     s.restart();
     let back = std::time::Instant::now();
     // The client reconnects after its reconnect wait (2 s by default).
-    assert!(common::wait_until(Duration::from_secs(10), || c
+    assert!(common::wait_until(Duration::from_secs(30), || c
         .stats()
         .reconnects
         == 1));
@@ -1342,30 +1342,41 @@ fn consume_and_watch_resume_soon_after_the_server_restarts() {
     // Publish as soon as JetStream answers again.
     let other = Client::connect_url(&s.url()).unwrap();
     let ojs = JetStream::new(&other, JetStreamOptions::default()).unwrap();
-    assert!(common::wait_until(Duration::from_secs(10), || ojs
+    assert!(common::wait_until(Duration::from_secs(30), || ojs
         .publish("r.a", b"after", &PublishOptions::default())
         .wait()
         .is_ok()));
-    let okv = ojs.key_value("RKV").wait().unwrap();
-    okv.put("k", b"after").wait().unwrap();
+    // Latencies count from the write being stored (its ack), not from the
+    // reconnect: what lies between is this test's own setup (a second
+    // client, JetStream round trips), which a loaded machine may stretch
+    // to seconds and which says nothing of the library.
+    let published = std::time::Instant::now();
     let m = consume
-        .next(Some(Duration::from_secs(10)))
+        .next(Some(Duration::from_secs(30)))
         .unwrap()
         .expect("a message");
-    let consume_after = reconnected.elapsed();
+    let consume_after = published.elapsed();
     assert_eq!(m.payload(), b"after");
-    let e = match w.next(Some(Duration::from_secs(10))).unwrap() {
+    let okv = ojs.key_value("RKV").wait().unwrap();
+    okv.put("k", b"after").wait().unwrap();
+    let put = std::time::Instant::now();
+    let e = match w.next(Some(Duration::from_secs(30))).unwrap() {
         Some(WatchEvent::Entry(e)) => e,
         other => panic!("{other:?}"),
     };
-    let watch_after = reconnected.elapsed();
+    let watch_after = put.elapsed();
     assert_eq!(&e.value[..], b"after");
     println!(
-        "server back -> client reconnected: {:?}; reconnected -> consume resumed: {consume_after:?}, watch resumed: {watch_after:?}",
+        "server back -> client reconnected: {:?}; stored -> consume resumed: {consume_after:?}, watch resumed: {watch_after:?}",
         reconnected - back
     );
-    assert!(consume_after < Duration::from_secs(2), "{consume_after:?}");
-    assert!(watch_after < Duration::from_secs(2), "{watch_after:?}");
+    // Resuming on the reconnect itself delivers within round trips. Without
+    // it, the consume would notice its lost pull only after two missed
+    // heartbeats (30 s by default) and the watch after two missed 5 s
+    // heartbeats (10 s): well above these bounds, which are generous
+    // enough for a loaded machine running debug builds.
+    assert!(consume_after < Duration::from_secs(6), "{consume_after:?}");
+    assert!(watch_after < Duration::from_secs(6), "{watch_after:?}");
 }
 
 #[test]
