@@ -78,8 +78,9 @@ struct Ordered<S: OrderedSink> {
     consumer: Option<String>,
     last_stream_seq: u64,
     last_consumer_seq: u64,
-    /// For `New`: the stream's last sequence at the first creation, so that
-    /// a recreated consumer resumes there, not at its own creation.
+    /// Where a consumer recreated before any message arrived resumes: for
+    /// `New`, the stream's last sequence at the first creation; for other
+    /// policies, set once a creation found nothing pending (see `create`).
     anchor: Option<u64>,
 }
 
@@ -144,7 +145,18 @@ impl<S: OrderedSink> Ordered<S> {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        if self.cfg.deliver == DeliverPolicy::New && self.anchor.is_none() {
+        let pending = info.get("num_pending").and_then(Value::as_u64).unwrap_or(0);
+        // Where a consumer recreated before any message arrived resumes.
+        // `New` always resumes at its first creation. Any other policy
+        // with nothing pending at its first creation has delivered its
+        // whole initial set (none): recreating it with the same policy
+        // would skip what was stored meanwhile (a `last_per_subject` watch
+        // would see only the latest of several new revisions), so it
+        // resumes right after the position the server chose.
+        if self.anchor.is_none()
+            && self.last_stream_seq == 0
+            && (self.cfg.deliver == DeliverPolicy::New || pending == 0)
+        {
             let at = info
                 .pointer("/delivered/stream_seq")
                 .and_then(Value::as_u64)
@@ -166,7 +178,6 @@ impl<S: OrderedSink> Ordered<S> {
         };
         self.consumer = Some(name);
         self.last_consumer_seq = 0;
-        let pending = info.get("num_pending").and_then(Value::as_u64).unwrap_or(0);
         self.sink.started(pending, &self.out);
         if self.cfg.until_drained && pending == 0 {
             self.out.finish();
@@ -256,6 +267,7 @@ impl<S: OrderedSink> Ordered<S> {
 
     async fn run(mut self, mut puller: Puller) {
         let mut life = self.js.client().lifecycle();
+        tokio::time::sleep(Duration::from_millis(300)).await; // TEMP-REPRO
         loop {
             let keep = match puller.next(&self.out, &mut life).await {
                 PullEvent::Msg(m) => match self.on_message(m, puller.take_stalled()) {
