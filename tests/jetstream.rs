@@ -1440,6 +1440,48 @@ fn a_watcher_whose_buffer_fills_reports_what_the_bucket_discarded() {
 }
 
 #[test]
+fn a_watcher_counts_a_revision_discarded_before_its_first_delivery() {
+    // Regression: a revision the bucket replaced before the watcher's
+    // first delivery was neither delivered nor counted (a gap was counted
+    // only after some message had arrived). On a loaded machine the
+    // server's delivery of revision 1 can lose the race with the put of
+    // revision 2; here the race is settled: the InitialDone marker fills
+    // a one-item buffer, so nothing is pulled until the reader takes it.
+    use natsio::kv::{WatchEvent, WatchOptions};
+    use natsio::Options;
+    let s = TestServer::start();
+    let c = Client::connect(Options {
+        servers: vec![s.url()],
+        pending_msgs_limit: 1,
+        ..Options::default()
+    })
+    .unwrap();
+    let js = JetStream::new(&c, JetStreamOptions::default()).unwrap();
+    let kv = js
+        .create_key_value(r#"{"bucket":"FIRST","history":1}"#, CreateAction::Create)
+        .wait()
+        .unwrap();
+    let w = kv.watch(&[], WatchOptions::default()).wait().unwrap();
+    assert!(common::wait_until(Duration::from_secs(30), || w
+        .stats()
+        .stalls
+        >= 1));
+    kv.put("k", b"1").wait().unwrap();
+    kv.put("k", b"2").wait().unwrap();
+    let t = Some(Duration::from_secs(30));
+    assert!(matches!(
+        w.next(t).unwrap().expect("an item"),
+        WatchEvent::InitialDone(_)
+    ));
+    let e = match w.next(t).unwrap() {
+        Some(WatchEvent::Entry(e)) => e,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!((e.revision, &e.value[..]), (2, &b"2"[..]));
+    assert_eq!(w.stats().dropped, 1, "revision 1 is counted as missed");
+}
+
+#[test]
 fn consume_delivers_every_message_in_order_across_many_pulls() {
     // Small windows mean many re-pulls; a message handed to the pull
     // engine while it was busy elsewhere used to be dropped.

@@ -213,11 +213,24 @@ impl<S: OrderedSink> Ordered<S> {
     /// filter is the whole stream any gap in stream sequences is such a
     /// message (counted as dropped); otherwise a gap right after a full
     /// buffer paused pulling may hide some.
+    ///
+    /// The first message counts from the anchor, when there is one: the
+    /// position the consumer started after, with nothing of the initial set
+    /// to skip. A revision stored and then discarded (a later one of its key
+    /// in a history-1 bucket) before the consumer's first delivery is missed
+    /// like any other (on a loaded machine, or while the buffer holds the
+    /// initial-done marker and nothing is pulled). Without an anchor the
+    /// initial set may skip sequences by design (last per subject).
     fn report_gap(&self, seq: u64, after_stall: bool) {
-        if self.last_stream_seq == 0 || seq <= self.last_stream_seq + 1 {
+        let after = match (self.last_stream_seq, self.anchor) {
+            (0, None) => return,
+            (0, Some(anchor)) => anchor,
+            (last, _) => last,
+        };
+        if seq <= after + 1 {
             return;
         }
-        let gap = seq - self.last_stream_seq - 1;
+        let gap = seq - after - 1;
         let why = if after_stall {
             "while the reader's buffer was full"
         } else {
@@ -226,8 +239,8 @@ impl<S: OrderedSink> Ordered<S> {
         let detail = if self.cfg.covers_stream {
             self.out.count_dropped(gap);
             format!(
-                "{}: {gap} message(s) after stream sequence {} were discarded by the stream {why}",
-                self.cfg.stream, self.last_stream_seq
+                "{}: {gap} message(s) after stream sequence {after} were discarded by the stream {why}",
+                self.cfg.stream
             )
         } else if after_stall {
             format!(
@@ -267,7 +280,6 @@ impl<S: OrderedSink> Ordered<S> {
 
     async fn run(mut self, mut puller: Puller) {
         let mut life = self.js.client().lifecycle();
-        tokio::time::sleep(Duration::from_millis(300)).await; // TEMP-REPRO
         loop {
             let keep = match puller.next(&self.out, &mut life).await {
                 PullEvent::Msg(m) => match self.on_message(m, puller.take_stalled()) {
