@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::client::ClientInner;
 use crate::completion::{lock, Completion};
@@ -110,6 +110,31 @@ impl Deadlines {
             }
         }
     }
+}
+
+/// How far off "no deadline in practice" is. A timeout longer than this
+/// (up to `Duration::MAX`, which a Rust caller may pass) is cut to it, so that
+/// adding it to an instant cannot overflow (`Instant + Duration` panics).
+pub(crate) const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+
+/// `base + d`, with `d` cut to [`FAR_FUTURE`]: never panics.
+pub(crate) fn instant_after(base: Instant, d: Duration) -> Instant {
+    base + d.min(FAR_FUTURE)
+}
+
+/// The deadline `timeout` from now (see [`instant_after`]).
+pub(crate) fn deadline_in(timeout: Duration) -> Instant {
+    instant_after(Instant::now(), timeout)
+}
+
+/// `base + d` on the runtime's clock, with `d` cut to [`FAR_FUTURE`].
+pub(crate) fn tokio_instant_after(base: tokio::time::Instant, d: Duration) -> tokio::time::Instant {
+    base + d.min(FAR_FUTURE)
+}
+
+/// The runtime-clock deadline `timeout` from now.
+pub(crate) fn tokio_deadline_in(timeout: Duration) -> tokio::time::Instant {
+    tokio_instant_after(tokio::time::Instant::now(), timeout)
 }
 
 #[cfg(test)]
@@ -335,5 +360,44 @@ mod tests {
             assert!(Instant::now() < until, "the timer task outlived its client");
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    #[test]
+    fn a_huge_timeout_is_a_far_deadline_not_a_panic() {
+        // `Instant::now() + Duration::MAX` panics; a Rust caller may pass it
+        // to mean "no timeout".
+        let now = Instant::now();
+        let far = deadline_in(Duration::MAX);
+        assert!(far >= now + FAR_FUTURE, "{:?}", far - now);
+        assert_eq!(instant_after(now, Duration::MAX), now + FAR_FUTURE);
+        assert_eq!(instant_after(now, LATER), now + LATER, "others unchanged");
+        let tnow = tokio::time::Instant::now();
+        assert!(tokio_deadline_in(Duration::MAX) >= tnow + FAR_FUTURE);
+        assert_eq!(tokio_instant_after(tnow, LATER), tnow + LATER);
+
+        // Through the API: a request and a JetStream async publish with
+        // that timeout start (they used to panic) and stay pending.
+        let c = offline_client();
+        let r = c
+            .request_async("deadlines.max", None, b"", Some(Duration::MAX))
+            .expect("request started");
+        let js = crate::jetstream::JetStream::new(&c, Default::default()).expect("js");
+        let p = js
+            .publish_async(
+                "deadlines.max",
+                b"",
+                &crate::jetstream::PublishOptions {
+                    timeout: Some(Duration::MAX),
+                    ..Default::default()
+                },
+            )
+            .expect("publish started");
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!r.is_done() && !p.is_done());
+        c.close();
+        assert!(
+            r.wait(Some(PATIENCE)).is_some() && p.wait(Some(PATIENCE)).is_some(),
+            "closing ends them"
+        );
     }
 }

@@ -327,9 +327,9 @@ async fn fetch(
     let wait = if opts.no_wait {
         js.options().timeout
     } else {
-        opts.expires + FETCH_GRACE
+        opts.expires.saturating_add(FETCH_GRACE)
     };
-    let deadline = tokio::time::Instant::now() + wait;
+    let deadline = crate::deadlines::tokio_deadline_in(wait);
     let mut msgs = Vec::new();
     let mut bytes = 0usize;
     while msgs.len() < opts.max_messages {

@@ -230,8 +230,12 @@ impl Puller {
                 // Not sent (buffer full, reconnecting): retried below.
                 Err(_) => None,
             };
-            let silent_until =
-                (self.outstanding > 0).then(|| self.last_activity + self.window.idle_heartbeat * 2);
+            let silent_until = (self.outstanding > 0).then(|| {
+                crate::deadlines::tokio_instant_after(
+                    self.last_activity,
+                    self.window.idle_heartbeat.saturating_mul(2),
+                )
+            });
             tokio::select! {
                 _ = out.until_ended() => return PullEvent::Stopped,
                 changed = life.changed() => {
