@@ -80,34 +80,6 @@ static bool publish_async_n(natsio_js *js, const char *subject, const char *pref
     return true;
 }
 
-/* The server counts a consumer's pending messages apart from storing them:
- * a publish is acknowledged once stored, and the stream signals its
- * consumers afterwards, on a queue of its own. So right after the acks a
- * consumer's num_pending may still lag (on a loaded machine, by a hundred
- * messages); it reaches the stored count soon after. Polls for `want` with a
- * generous bound. */
-typedef struct {
-    natsio_js *js;
-    const char *stream;
-    const char *consumer;
-    const char *key;
-    int64_t want;
-    int64_t last;
-} consumer_int_poll;
-
-static bool consumer_int_reached(void *arg) {
-    consumer_int_poll *p = (consumer_int_poll *)arg;
-    p->last = consumer_int(p->js, p->stream, p->consumer, p->key);
-    return p->last == p->want;
-}
-
-#define CHECK_CONSUMER_INT_BECOMES(js, stream, consumer, key, want)                                \
-    do {                                                                                           \
-        consumer_int_poll poll_ = {(js), (stream), (consumer), (key), (want), INT64_MIN};          \
-        NT_CHECK_MSG(nt_wait_until(consumer_int_reached, &poll_, 30000), "%s %lld, expected %lld", \
-                     (key), (long long)poll_.last, (long long)(want));                             \
-    } while (0)
-
 /* Options structs as their _init functions make them (the defaults). */
 static natsio_consume_options consume_options(void) {
     natsio_consume_options o;
@@ -232,8 +204,10 @@ static void test_consume_many_in_order_with_a_small_window(void) {
     NT_CHECK(create_consumer(js, "WMANY", "{\"durable_name\":\"d\",\"ack_policy\":\"explicit\"}"));
     enum { N = 1200, WINDOW = 64 };
     NT_CHECK(publish_async_n(js, "wmany.x", "m", N));
-    /* All N stored, none handed out yet (see CHECK_CONSUMER_INT_BECOMES). */
-    CHECK_CONSUMER_INT_BECOMES(js, "WMANY", "d", "num_pending", N);
+    /* All N stored, none handed out yet. The server counts a consumer's
+     * pending messages after acknowledging the publishes (off the stream's
+     * signal queue), so num_pending may lag the acks: wait for it. */
+    NT_CHECK(wait_consumer_int(js, "WMANY", "d", "num_pending", N));
     NT_CHECK_INT_EQ(consumer_int(js, "WMANY", "d", "num_ack_pending"), 0);
 
     natsio_js_messages *it = consume(js, "WMANY", "d", WINDOW, 2000);

@@ -377,17 +377,24 @@ typedef struct {
     const char *consumer;
     const char *key;
     int64_t want;
+    int64_t last;
 } consumer_int_wait;
 
 static bool consumer_int_is(void *arg) {
     consumer_int_wait *w = (consumer_int_wait *)arg;
-    return consumer_int(w->js, w->stream, w->consumer, w->key) == w->want;
+    w->last = consumer_int(w->js, w->stream, w->consumer, w->key);
+    return w->last == w->want;
 }
 
 bool wait_consumer_int(natsio_js *js, const char *stream, const char *consumer, const char *key,
                        int64_t want) {
-    consumer_int_wait w = {js, stream, consumer, key, want};
-    return nt_wait_until(consumer_int_is, &w, 3000);
+    consumer_int_wait w = {js, stream, consumer, key, want, INT64_MIN};
+    /* Generous: the server updates these counts off its own queues, and
+     * the suite also runs under valgrind; only a failure waits this long. */
+    if (nt_wait_until(consumer_int_is, &w, 30000)) return true;
+    fprintf(stderr, "consumer %s/%s: %s is %lld, expected %lld\n", stream, consumer, key,
+            (long long)w.last, (long long)want);
+    return false;
 }
 
 natsio_kv *create_bucket(natsio_js *js, const char *config) {

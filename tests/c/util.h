@@ -178,7 +178,9 @@ bool create_consumer(natsio_js *js, const char *stream, const char *config);
 /* An integer of the consumer's info (e.g. "num_pending",
  * "num_ack_pending"); INT64_MIN if there is none. */
 int64_t consumer_int(natsio_js *js, const char *stream, const char *consumer, const char *key);
-/* Polls the consumer's info until `key` == want (acks are asynchronous). */
+/* Polls the consumer's info until `key` == want (acks are asynchronous;
+ * the server counts pending messages after acknowledging the publishes),
+ * up to 30 s; prints the last value seen when it never gets there. */
 bool wait_consumer_int(natsio_js *js, const char *stream, const char *consumer, const char *key,
                        int64_t want);
 
