@@ -7,8 +7,10 @@
 #   c         C tests (tests/c/test_*.c) built with gcc
 #             -fsanitize=address,undefined (+ LeakSanitizer) in their own
 #             CMake build dir ($ASAN_BUILD_DIR); every one is run.
-#   cpp       the C++ GoogleTest programs (natsio_cpp_tests, C++17, and
-#             natsio_cpp20_tests, C++20) in the same build dir, at -O0 with
+#   cpp       the C++17 GoogleTest program (natsio_cpp_tests: every C++ test
+#             file but test_cxx20.cpp; the C++20 program compiles the same
+#             files again and runs in ctest, so it is left out here to keep
+#             CI short) in the same build dir, at -O0 with
 #             line tables only (-g1): sanitized template-heavy C++ takes ~5x
 #             as long to compile at -O2 -g, and the tests wait on the
 #             network, not the CPU.
@@ -161,7 +163,7 @@ fi
 
 if want cpp; then
     step "C++ GoogleTest suites under ASan + UBSan"
-    CPP_TESTS=(natsio_cpp_tests natsio_cpp20_tests)
+    CPP_TESTS=(natsio_cpp_tests)
     # A target CMake left out (no GoogleTest, no libnatsio) is an error here.
     start=$SECONDS
     if cmake --build "$ASAN_BUILD_DIR" --target "${CPP_TESTS[@]}"; then
