@@ -348,7 +348,7 @@ impl ClientInner {
             if runtime::ensure_may_block().is_err() {
                 // Never block a runtime thread: accept the frame over the limit.
             } else {
-                let deadline = crate::deadlines::deadline_in(self.opts.flush_timeout);
+                let deadline = crate::clock::deadline_in(self.opts.flush_timeout);
                 while !w.buf.is_empty() && w.buf.len() + frame_len > self.opts.max_pending_size {
                     if let Some(e) = closed_err(&w) {
                         return Err(e);
@@ -1124,7 +1124,7 @@ impl ClientInner {
                 i.unregister_request(id);
             }
         });
-        crate::deadlines::Deadlines::arm(self, crate::deadlines::deadline_in(timeout), id, &c);
+        crate::deadlines::Deadlines::arm(self, crate::clock::deadline_in(timeout), id, &c);
         Ok((id, c))
     }
 
@@ -1326,7 +1326,7 @@ async fn gather_replies(
     let mut received = 0u64;
     loop {
         let until = match opts.stall {
-            Some(stall) if received > 0 => deadline.min(crate::deadlines::tokio_deadline_in(stall)),
+            Some(stall) if received > 0 => deadline.min(crate::clock::tokio_deadline_in(stall)),
             _ => deadline,
         };
         let next = tokio::select! {
@@ -1600,7 +1600,7 @@ impl Client {
             ),
             |m| Ok(Outcome::Msg(m)),
         ));
-        let deadline = crate::deadlines::tokio_deadline_in(opts.timeout);
+        let deadline = crate::clock::tokio_deadline_in(opts.timeout);
         runtime::handle().spawn(gather_replies(sub, Arc::clone(&out), opts, deadline));
         Ok(Flow::new(out, &self.inner, "natsio-replies"))
     }
@@ -1880,7 +1880,7 @@ fn drain(inner: &Arc<ClientInner>, timeout: Duration) -> Result<()> {
 
 /// The rest of a drain, once `begin_drain` succeeded.
 fn drain_begun(inner: &Arc<ClientInner>, timeout: Duration) -> Result<()> {
-    let deadline = crate::deadlines::deadline_in(timeout);
+    let deadline = crate::clock::deadline_in(timeout);
     let subs: Vec<_> = lock(&inner.subs).values().cloned().collect();
     let waiters: Vec<_> = subs.iter().map(|s| inner.drain_sub(s)).collect();
     let mut timed_out = false;

@@ -143,7 +143,7 @@ impl Completion {
 
     /// Waits for the result; `None` when `timeout` passed first.
     pub fn wait(&self, timeout: Option<Duration>) -> Option<Result<Outcome>> {
-        let deadline = timeout.map(crate::deadlines::deadline_in);
+        let deadline = timeout.map(crate::clock::deadline_in);
         let mut s = lock(&self.state);
         if let Some(r) = &s.result {
             return Some(r.clone());

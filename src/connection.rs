@@ -362,7 +362,7 @@ async fn read_loop(inner: &Arc<ClientInner>, rd: &mut ReadHalf, mut rbuf: BytesM
     inner.reassert_block_pauses().await;
     let mut parser = Parser::new(inner.opts.max_control_line);
     let period = inner.opts.ping_interval;
-    let mut ticker = tokio::time::interval_at(crate::deadlines::tokio_deadline_in(period), period);
+    let mut ticker = tokio::time::interval_at(crate::clock::tokio_deadline_in(period), period);
     loop {
         while let Some(op) = parser.parse(&mut rbuf)? {
             inner.handle_op(op).await?;

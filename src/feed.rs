@@ -667,7 +667,7 @@ impl<T: FeedItem> Feed<T> {
     /// all if zero). `Ok(None)`: the feed ended without error.
     pub fn next(&self, timeout: Option<Duration>) -> Result<Option<T>> {
         self.check_pull_mode()?;
-        let deadline = timeout.map(crate::deadlines::deadline_in);
+        let deadline = timeout.map(crate::clock::deadline_in);
         let mut s = lock(&self.state);
         loop {
             if let Some((r, wake)) = self.ready(&mut s) {

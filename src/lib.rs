@@ -6,6 +6,7 @@
 
 pub mod auth;
 pub mod client;
+mod clock;
 pub mod completion;
 mod connection;
 mod deadlines;

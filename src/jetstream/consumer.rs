@@ -329,7 +329,7 @@ async fn fetch(
     } else {
         opts.expires.saturating_add(FETCH_GRACE)
     };
-    let deadline = crate::deadlines::tokio_deadline_in(wait);
+    let deadline = crate::clock::tokio_deadline_in(wait);
     let mut msgs = Vec::new();
     let mut bytes = 0usize;
     while msgs.len() < opts.max_messages {

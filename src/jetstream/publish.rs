@@ -369,7 +369,7 @@ impl JetStream {
             frame,
             subject_len: subject.len(),
             headers,
-            deadline: crate::deadlines::deadline_in(timeout),
+            deadline: crate::clock::deadline_in(timeout),
             id: AtomicU64::new(0),
         });
         self.shared.reserve()?;

@@ -231,7 +231,7 @@ impl Puller {
                 Err(_) => None,
             };
             let silent_until = (self.outstanding > 0).then(|| {
-                crate::deadlines::tokio_instant_after(
+                crate::clock::tokio_instant_after(
                     self.last_activity,
                     self.window.idle_heartbeat.saturating_mul(2),
                 )
