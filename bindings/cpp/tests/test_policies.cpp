@@ -107,19 +107,23 @@ void expect_slow_consumer_reported(const std::shared_ptr<Reports>& reports,
 
 }  // namespace
 
-TEST(Policies, DropNewKeepsTheFirstMessages) {
+namespace {
+
+// DropNew and DropOld differ only in which kLimit of the kFlood messages
+// they keep: both hold exactly kLimit, count the rest as dropped and report
+// the slow consumer once.
+void expect_keeps(natsio::PendingPolicy policy, const std::vector<int>& kept) {
     auto reports = std::make_shared<Reports>();
     natsio::Client client = connect_reporting(reports);
     natsio::Client publisher = connect();
-    natsio::Subscription sub =
-        subscribe_limited(client, subject("f"), natsio::PendingPolicy::DropNew);
+    natsio::Subscription sub = subscribe_limited(client, subject("f"), policy);
     flood(publisher, subject("f"));
     client.flush(10s);
 
     natsio::IterStats stats = sub.stats();
     EXPECT_EQ(stats.pending_items, static_cast<std::uint64_t>(kLimit));
     EXPECT_EQ(stats.dropped, static_cast<std::uint64_t>(kFlood - kLimit));
-    EXPECT_EQ(read_all(sub), range(0, kLimit));
+    EXPECT_EQ(read_all(sub), kept);
     stats = sub.stats();
     EXPECT_EQ(stats.delivered, static_cast<std::uint64_t>(kLimit));
     EXPECT_EQ(stats.dropped, static_cast<std::uint64_t>(kFlood - kLimit));
@@ -127,23 +131,14 @@ TEST(Policies, DropNewKeepsTheFirstMessages) {
     expect_slow_consumer_reported(reports, sub);
 }
 
-TEST(Policies, DropOldKeepsTheLastMessages) {
-    auto reports = std::make_shared<Reports>();
-    natsio::Client client = connect_reporting(reports);
-    natsio::Client publisher = connect();
-    natsio::Subscription sub =
-        subscribe_limited(client, subject("f"), natsio::PendingPolicy::DropOld);
-    flood(publisher, subject("f"));
-    client.flush(10s);
+}  // namespace
 
-    natsio::IterStats stats = sub.stats();
-    EXPECT_EQ(stats.pending_items, static_cast<std::uint64_t>(kLimit));
-    EXPECT_EQ(stats.dropped, static_cast<std::uint64_t>(kFlood - kLimit));
-    EXPECT_EQ(read_all(sub), range(kFlood - kLimit, kFlood));
-    stats = sub.stats();
-    EXPECT_EQ(stats.delivered, static_cast<std::uint64_t>(kLimit));
-    EXPECT_EQ(stats.dropped, static_cast<std::uint64_t>(kFlood - kLimit));
-    expect_slow_consumer_reported(reports, sub);
+TEST(Policies, DropNewKeepsTheFirstMessages) {
+    expect_keeps(natsio::PendingPolicy::DropNew, range(0, kLimit));
+}
+
+TEST(Policies, DropOldKeepsTheLastMessages) {
+    expect_keeps(natsio::PendingPolicy::DropOld, range(kFlood - kLimit, kFlood));
 }
 
 TEST(Policies, BlockHoldsTheReaderAtTheLimitAndLosesNothing) {
