@@ -117,38 +117,31 @@ async function slowConsumerReported(reports, sub) {
   }
 }
 
-test('DROP_NEW keeps the first messages over the limit and drops the rest', async () => {
-  const { nc, sub, reports } = await setUp('pol.new', 'dropNew');
+// DROP_NEW and DROP_OLD differ only in which LIMIT of the FLOOD messages
+// they keep (after the warm-ups): both hold exactly LIMIT, count the rest
+// as dropped and report the slow consumer.
+async function expectKeeps(subject, policy, kept) {
+  const { nc, sub, reports } = await setUp(subject, policy);
   try {
-    await flood('pol.new');
+    await flood(subject);
     await nc.flush();
     const st = sub.stats();
     assert.equal(st.pendingMsgs, LIMIT);
     assert.equal(st.dropped, FLOOD - LIMIT);
-    assert.deepEqual(await readAll(sub), [...warmups, ...range(0, LIMIT)]);
+    assert.deepEqual(await readAll(sub), [...warmups, ...kept]);
     assert.equal(sub.stats().dropped, FLOOD - LIMIT);
     assert.equal(nc.stats().inMsgs, LIMIT + 1 + FLOOD);
     await slowConsumerReported(reports, sub);
   } finally {
     await nc.close();
   }
-});
+}
 
-test('DROP_OLD keeps the newest messages and drops the older ones', async () => {
-  const { nc, sub, reports } = await setUp('pol.old', 'dropOld');
-  try {
-    await flood('pol.old');
-    await nc.flush();
-    const st = sub.stats();
-    assert.equal(st.pendingMsgs, LIMIT);
-    assert.equal(st.dropped, FLOOD - LIMIT);
-    assert.deepEqual(await readAll(sub), [...warmups, ...range(FLOOD - LIMIT, FLOOD)]);
-    assert.equal(sub.stats().dropped, FLOOD - LIMIT);
-    await slowConsumerReported(reports, sub);
-  } finally {
-    await nc.close();
-  }
-});
+test('DROP_NEW keeps the first messages over the limit and drops the rest', () =>
+  expectKeeps('pol.new', 'dropNew', range(0, LIMIT)));
+
+test('DROP_OLD keeps the newest messages and drops the older ones', () =>
+  expectKeeps('pol.old', 'dropOld', range(FLOOD - LIMIT, FLOOD)));
 
 test('BLOCK holds the reader at the limit until the consumer reads, and loses nothing', async () => {
   const { nc, sub, reports } = await setUp('pol.block', 'block');
