@@ -161,6 +161,11 @@
 #define NATSIO_SUB_OPTIONS_VERSION 1
 
 /**
+ * Chunk size when the meta sets none (ADR-20).
+ */
+#define DEFAULT_CHUNK_SIZE (128 * 1024)
+
+/**
  * The result of every fallible natsio function. `NATSIO_OK` is 0; errors
  * are grouped by hundreds: 1xx arguments and usage, 2xx connection,
  * 3xx protocol and server, 4xx messaging, 5xx JetStream, 6xx Key-Value,
@@ -373,7 +378,7 @@ enum natsio_status
    */
   NATSIO_ERR_NOT_JS_MESSAGE = 514,
   /**
-   * The Key-Value bucket does not exist (BucketNotFoundError).
+   * The Key-Value or Object Store bucket does not exist (BucketNotFoundError).
    */
   NATSIO_ERR_BUCKET_NOT_FOUND = 600,
   /**
@@ -400,6 +405,38 @@ enum natsio_status
    * A key outside [-/_=.A-Za-z0-9]+ or with empty tokens (InvalidKey).
    */
   NATSIO_ERR_INVALID_KEY = 606,
+  /**
+   * No object of that name in the bucket (ObjectNotFoundError).
+   */
+  NATSIO_ERR_OBJECT_NOT_FOUND = 700,
+  /**
+   * The object was deleted: only its tombstone is left (ObjectDeletedError,
+   * a kind of ObjectNotFoundError).
+   */
+  NATSIO_ERR_OBJECT_DELETED = 701,
+  /**
+   * A live object already has that name (ObjectExistsError: a rename or
+   * link onto it).
+   */
+  NATSIO_ERR_OBJECT_EXISTS = 702,
+  /**
+   * The object read back does not match its recorded SHA-256 digest, size
+   * or chunk count (DigestMismatchError).
+   */
+  NATSIO_ERR_DIGEST_MISMATCH = 703,
+  /**
+   * A link that ADR-20 forbids: to a deleted object, to another link, or
+   * reading a bucket link as an object (LinkError).
+   */
+  NATSIO_ERR_OBJECT_LINK = 704,
+  /**
+   * An empty object name or one that is not valid UTF-8 (InvalidObjectName).
+   */
+  NATSIO_ERR_INVALID_OBJECT_NAME = 705,
+  /**
+   * The bucket is sealed: it can be read but no longer changed.
+   */
+  NATSIO_ERR_BUCKET_SEALED = 706,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

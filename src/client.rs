@@ -228,7 +228,7 @@ pub(crate) struct ClientInner {
     subs: Mutex<HashMap<u64, Arc<SubShared>>>,
     next_sid: AtomicU64,
     info: Mutex<(String, ServerInfo)>,
-    max_payload: AtomicUsize,
+    pub(crate) max_payload: AtomicUsize,
     counters: Counters,
     mux: Mutex<Mux>,
     /// Timeouts of asynchronous requests (one timer for all).

@@ -67,6 +67,14 @@ pub enum ErrorKind {
     KeyExists,
     InvalidBucketName,
     InvalidKey,
+    // Object Store (buckets share BucketNotFound/BucketExists/InvalidBucketName).
+    ObjectNotFound,
+    ObjectDeleted,
+    ObjectExists,
+    DigestMismatch,
+    ObjectLink,
+    InvalidObjectName,
+    BucketSealed,
 }
 
 /// An error with its kind and a human-readable detail (server text included).

@@ -20,6 +20,7 @@ pub mod headers;
 pub mod jetstream;
 pub mod kv;
 pub mod message;
+pub mod object;
 pub mod op;
 pub mod options;
 mod pool;

@@ -122,7 +122,7 @@ pub enum natsio_status {
     /// subject is not an ack subject (NotJSMessageError).
     NATSIO_ERR_NOT_JS_MESSAGE = 514,
 
-    /// The Key-Value bucket does not exist (BucketNotFoundError).
+    /// The Key-Value or Object Store bucket does not exist (BucketNotFoundError).
     NATSIO_ERR_BUCKET_NOT_FOUND = 600,
     /// A bucket with this name but another configuration exists (BucketExistsError).
     NATSIO_ERR_BUCKET_EXISTS = 601,
@@ -136,6 +136,25 @@ pub enum natsio_status {
     NATSIO_ERR_INVALID_BUCKET_NAME = 605,
     /// A key outside [-/_=.A-Za-z0-9]+ or with empty tokens (InvalidKey).
     NATSIO_ERR_INVALID_KEY = 606,
+
+    /// No object of that name in the bucket (ObjectNotFoundError).
+    NATSIO_ERR_OBJECT_NOT_FOUND = 700,
+    /// The object was deleted: only its tombstone is left (ObjectDeletedError,
+    /// a kind of ObjectNotFoundError).
+    NATSIO_ERR_OBJECT_DELETED = 701,
+    /// A live object already has that name (ObjectExistsError: a rename or
+    /// link onto it).
+    NATSIO_ERR_OBJECT_EXISTS = 702,
+    /// The object read back does not match its recorded SHA-256 digest, size
+    /// or chunk count (DigestMismatchError).
+    NATSIO_ERR_DIGEST_MISMATCH = 703,
+    /// A link that ADR-20 forbids: to a deleted object, to another link, or
+    /// reading a bucket link as an object (LinkError).
+    NATSIO_ERR_OBJECT_LINK = 704,
+    /// An empty object name or one that is not valid UTF-8 (InvalidObjectName).
+    NATSIO_ERR_INVALID_OBJECT_NAME = 705,
+    /// The bucket is sealed: it can be read but no longer changed.
+    NATSIO_ERR_BUCKET_SEALED = 706,
 }
 
 use natsio_status::*;
@@ -196,6 +215,13 @@ impl From<ErrorKind> for natsio_status {
             ErrorKind::KeyExists => NATSIO_ERR_KEY_EXISTS,
             ErrorKind::InvalidBucketName => NATSIO_ERR_INVALID_BUCKET_NAME,
             ErrorKind::InvalidKey => NATSIO_ERR_INVALID_KEY,
+            ErrorKind::ObjectNotFound => NATSIO_ERR_OBJECT_NOT_FOUND,
+            ErrorKind::ObjectDeleted => NATSIO_ERR_OBJECT_DELETED,
+            ErrorKind::ObjectExists => NATSIO_ERR_OBJECT_EXISTS,
+            ErrorKind::DigestMismatch => NATSIO_ERR_DIGEST_MISMATCH,
+            ErrorKind::ObjectLink => NATSIO_ERR_OBJECT_LINK,
+            ErrorKind::InvalidObjectName => NATSIO_ERR_INVALID_OBJECT_NAME,
+            ErrorKind::BucketSealed => NATSIO_ERR_BUCKET_SEALED,
         }
     }
 }
@@ -291,6 +317,13 @@ fn describe(code: i32) -> &'static str {
         (NATSIO_ERR_KEY_EXISTS, "key exists\0"),
         (NATSIO_ERR_INVALID_BUCKET_NAME, "invalid bucket name\0"),
         (NATSIO_ERR_INVALID_KEY, "invalid key\0"),
+        (NATSIO_ERR_OBJECT_NOT_FOUND, "object not found\0"),
+        (NATSIO_ERR_OBJECT_DELETED, "object deleted\0"),
+        (NATSIO_ERR_OBJECT_EXISTS, "object exists\0"),
+        (NATSIO_ERR_DIGEST_MISMATCH, "object digest mismatch\0"),
+        (NATSIO_ERR_OBJECT_LINK, "invalid object link\0"),
+        (NATSIO_ERR_INVALID_OBJECT_NAME, "invalid object name\0"),
+        (NATSIO_ERR_BUCKET_SEALED, "bucket is sealed\0"),
     ];
     TABLE
         .iter()

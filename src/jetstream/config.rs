@@ -211,6 +211,19 @@ pub const KV_CONFIG: Schema = &[
     ("metadata", Kind::StrMap),
 ];
 
+/// ObjectStoreConfig (the reference's fields).
+pub const OBJ_CONFIG: Schema = &[
+    ("bucket", Kind::Str),
+    ("description", Kind::Str),
+    ("ttl", Kind::Duration),
+    ("max_bytes", Kind::Int),
+    ("storage", Kind::Enum(STORAGE)),
+    ("replicas", Kind::UInt),
+    ("placement", Kind::Object),
+    ("compression", Kind::Bool),
+    ("metadata", Kind::StrMap),
+];
+
 /// Options of a stream purge.
 pub const PURGE_REQUEST: Schema = &[
     ("filter", Kind::Str),

@@ -29,10 +29,12 @@ pub(crate) use consumer::{ack_subject, ack_sync, send_ack};
 pub use consumer::{parse_metadata, AckKind, FetchOptions, MsgMetadata, CONSUMER_CONFIG};
 pub use ordered::DeliverPolicy;
 pub(crate) use ordered::{start_ordered, OrderedConfig, OrderedSink};
+pub(crate) use publish::parse_pub_ack;
 #[doc(hidden)]
 pub use publish::parse_pub_ack_json;
 pub use publish::{PubAck, PublishOptions, Ttl};
 pub use pull::{ConsumeOptions, Consumption};
+pub(crate) use stream::{all_names, all_stream_infos};
 pub use stream::{MsgSelector, StoredMsg};
 
 /// How a create call treats an existing resource (stream, consumer,

@@ -81,6 +81,29 @@ pub(crate) async fn all_names(
     }
 }
 
+/// Every StreamInfo of the paged `STREAM.LIST` (optionally of the streams
+/// holding `subject`).
+pub(crate) async fn all_stream_infos(js: &JetStream, subject: Option<&str>) -> Result<Vec<Value>> {
+    let mut infos = Vec::new();
+    loop {
+        let mut req = json!({ "offset": infos.len() });
+        if let Some(s) = subject {
+            req["subject"] = Value::from(s);
+        }
+        let mut v = js.api("STREAM.LIST", req.to_string().as_bytes()).await?;
+        let total = v.get("total").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let page = match v.get_mut("streams").map(Value::take) {
+            Some(Value::Array(a)) => a,
+            _ => Vec::new(),
+        };
+        let got = page.len();
+        infos.extend(page);
+        if got == 0 || infos.len() >= total {
+            return Ok(infos);
+        }
+    }
+}
+
 fn success(v: &Value, what: &str) -> Result<()> {
     match v.get("success").and_then(Value::as_bool) {
         Some(true) => Ok(()),
@@ -225,6 +248,92 @@ impl JetStream {
             let (js, api) = (self.clone(), format!("STREAM.MSG.GET.{stream}"));
             Ok(async move { decode_stored(&js.api(&api, req.to_string().as_bytes()).await?) })
         })
+    }
+
+    /// The last message stored on `subject` (or the one at `seq`), read
+    /// with Direct Get (ADR-31: any replica answers, metadata in headers)
+    /// when `direct`, else with `STREAM.MSG.GET`. `None` when there is no
+    /// such message or it belongs to another subject.
+    pub(crate) async fn stored_msg(
+        &self,
+        stream: &str,
+        subject: &str,
+        seq: Option<u64>,
+        direct: bool,
+    ) -> Result<Option<StoredMsg>> {
+        let found = if direct {
+            self.direct_get(stream, subject, seq).await?
+        } else {
+            let which = match seq {
+                Some(s) => MsgSelector::Seq(s),
+                None => MsgSelector::LastBySubject(subject.to_string()),
+            };
+            match self.get_msg(stream, which).await {
+                Ok(m) => Some(m),
+                Err(e) if e.kind() == ErrorKind::MessageNotFound => None,
+                Err(e) => return Err(e),
+            }
+        };
+        Ok(found.filter(|m| m.subject == subject))
+    }
+
+    async fn direct_get(
+        &self,
+        stream: &str,
+        subject: &str,
+        seq: Option<u64>,
+    ) -> Result<Option<StoredMsg>> {
+        let msg = match seq {
+            None => {
+                self.api_msg(&format!("DIRECT.GET.{stream}.{subject}"), b"")?
+                    .await?
+            }
+            Some(s) => {
+                self.api_msg(
+                    &format!("DIRECT.GET.{stream}"),
+                    json!({ "seq": s }).to_string().as_bytes(),
+                )?
+                .await?
+            }
+        };
+        let bad = |what: &str| {
+            Error::new(
+                ErrorKind::JetStream,
+                format!("invalid Direct Get reply: {what}"),
+            )
+        };
+        let Some(h) = msg.headers() else {
+            return Err(bad("no headers"));
+        };
+        match h.status() {
+            None | Some(200) => {}
+            Some(404) => return Ok(None),
+            Some(code) => {
+                return Err(Error::new(
+                    ErrorKind::JetStreamApi,
+                    format!(
+                        "Direct Get failed: {code} {}",
+                        h.description().unwrap_or_default()
+                    ),
+                ))
+            }
+        }
+        Ok(Some(StoredMsg {
+            subject: h
+                .get("Nats-Subject")
+                .ok_or_else(|| bad("no Nats-Subject"))?
+                .to_string(),
+            seq: h
+                .get("Nats-Sequence")
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| bad("no Nats-Sequence"))?,
+            time_ns: h
+                .get("Nats-Time-Stamp")
+                .and_then(super::time::parse_rfc3339_ns)
+                .unwrap_or(0),
+            headers: Some(h.clone()),
+            payload: msg.payload_bytes(),
+        }))
     }
 
     /// Deletes one message; `erase` overwrites it on disk.

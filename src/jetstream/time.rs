@@ -12,6 +12,33 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    // The inverse of `days_from_civil` (same algorithm).
+    let z = z + 719_468;
+    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// `ns` since the Unix epoch as UTC RFC 3339 with nanoseconds, as the
+/// server and nats.go write timestamps.
+pub fn format_rfc3339_ns(ns: i64) -> String {
+    let (secs, nanos) = (ns.div_euclid(1_000_000_000), ns.rem_euclid(1_000_000_000));
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{nanos:09}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 fn num(s: &[u8]) -> Option<i64> {
     if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
         return None;
@@ -64,7 +91,19 @@ pub fn parse_rfc3339_ns(s: &str) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_rfc3339_ns;
+    use super::{format_rfc3339_ns, parse_rfc3339_ns};
+
+    #[test]
+    fn formats_what_it_parses() {
+        for ns in [0, 1_709_210_096_123_456_789, 951_782_400_000_000_001, -1] {
+            let text = format_rfc3339_ns(ns);
+            assert_eq!(parse_rfc3339_ns(&text), Some(ns), "{text}");
+        }
+        assert_eq!(
+            format_rfc3339_ns(1_709_210_096_123_456_789),
+            "2024-02-29T12:34:56.123456789Z"
+        );
+    }
 
     #[test]
     fn parses_server_timestamps() {

@@ -14,10 +14,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::feed::Limits;
 use crate::headers::Headers;
 use crate::jetstream::config::{normalize, KV_CONFIG};
-use crate::jetstream::time::parse_rfc3339_ns;
 use crate::jetstream::{
-    start_ordered, CreateAction, DeliverPolicy, JetStream, MsgSelector, OrderedConfig,
-    PublishOptions,
+    start_ordered, CreateAction, DeliverPolicy, JetStream, OrderedConfig, PublishOptions,
 };
 use crate::op::Op;
 
@@ -277,9 +275,6 @@ impl JetStream {
     }
 }
 
-/// A stored revision of a key as read back: sequence, time, operation, value.
-type Stored = (u64, i64, Operation, Bytes);
-
 impl KeyValue {
     pub fn bucket(&self) -> &str {
         &self.bucket
@@ -434,98 +429,22 @@ impl KeyValue {
     /// The stored revision (marker or value), or `None` if there is none.
     async fn entry(&self, key: &str, revision: Option<u64>) -> Result<Option<Entry>> {
         let subject = self.subject(key)?;
-        let stored = if self.direct {
-            self.direct_get(&subject, revision).await?
-        } else {
-            let which = match revision {
-                Some(r) => MsgSelector::Seq(r),
-                None => MsgSelector::LastBySubject(subject.clone()),
-            };
-            match self.js.get_msg(&self.stream, which).await {
-                // A revision of another key is none of this one.
-                Ok(m) if m.subject != subject => None,
-                Ok(m) => Some((
-                    m.seq,
-                    m.time_ns,
-                    operation_of(m.headers.as_ref())?,
-                    m.payload,
-                )),
-                Err(e) if e.kind() == ErrorKind::MessageNotFound => None,
-                Err(e) => return Err(e),
-            }
+        let Some(m) = self
+            .js
+            .stored_msg(&self.stream, &subject, revision, self.direct)
+            .await?
+        else {
+            return Ok(None);
         };
-        Ok(stored.map(|(seq, time_ns, operation, payload)| Entry {
+        Ok(Some(Entry {
             bucket: Arc::clone(&self.bucket),
             key: key.to_string(),
-            value: payload,
-            revision: seq,
-            operation,
-            created_ns: time_ns,
+            operation: operation_of(m.headers.as_ref())?,
+            value: m.payload,
+            revision: m.seq,
+            created_ns: m.time_ns,
             delta: 0,
         }))
-    }
-
-    /// Direct Get (ADR-31): answered by any replica, the message itself
-    /// with its metadata in headers. `None` when there is no such message,
-    /// or it is one of another subject.
-    async fn direct_get(&self, subject: &str, revision: Option<u64>) -> Result<Option<Stored>> {
-        let msg = match revision {
-            None => {
-                self.js
-                    .api_msg(&format!("DIRECT.GET.{}.{}", self.stream, subject), b"")?
-                    .await?
-            }
-            Some(r) => {
-                self.js
-                    .api_msg(
-                        &format!("DIRECT.GET.{}", self.stream),
-                        json!({ "seq": r }).to_string().as_bytes(),
-                    )?
-                    .await?
-            }
-        };
-        let bad = |what: &str| {
-            Error::new(
-                ErrorKind::JetStream,
-                format!("invalid Direct Get reply: {what}"),
-            )
-        };
-        let Some(h) = msg.headers() else {
-            return Err(bad("no headers"));
-        };
-        match h.status() {
-            None | Some(200) => {}
-            Some(404) => return Ok(None),
-            Some(code) => {
-                return Err(Error::new(
-                    ErrorKind::JetStreamApi,
-                    format!(
-                        "Direct Get failed: {code} {}",
-                        h.description().unwrap_or_default()
-                    ),
-                ))
-            }
-        }
-        if h.get("Nats-Subject")
-            .ok_or_else(|| bad("no Nats-Subject"))?
-            != subject
-        {
-            return Ok(None);
-        }
-        let seq = h
-            .get("Nats-Sequence")
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| bad("no Nats-Sequence"))?;
-        let time_ns = h
-            .get("Nats-Time-Stamp")
-            .and_then(parse_rfc3339_ns)
-            .unwrap_or(0);
-        Ok(Some((
-            seq,
-            time_ns,
-            operation_of(Some(h))?,
-            msg.payload_bytes(),
-        )))
     }
 
     /// Every entry an ordered consumer on `filter` delivers up to now.
