@@ -19,7 +19,10 @@
 //	js-consume  Consumer.Consume (continuous pull) on a durable pull
 //	            consumer, Msg.Ack per message
 //	obj-put     ObjectStore.PutBytes; obj-get: ObjectStore.GetBytes (the
-//	            library checks the SHA-256 digest at the end of the read)
+//	            library checks the SHA-256 digest at the end of the read);
+//	            --obj-mode stream: ObjectStore.Put from an io.Reader that
+//	            repeats a 1 MiB pattern, ObjectStore.Get read into one
+//	            128 KiB buffer (no buffer of the object's size)
 //
 // The JetStream context's default timeout is the idle timeout (the
 // library's own default is 5 s, the spec's default idle timeout). obj-put
@@ -38,6 +41,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -69,6 +73,7 @@ type options struct {
 	warmup      int
 	idleTimeout time.Duration
 	maxSecs     time.Duration
+	objMode     string // obj-put/obj-get data path: memory (the spec's) or stream
 	objChild    string // internal: one obj-put/obj-get run in this process
 }
 
@@ -84,6 +89,7 @@ var opt = options{
 	par:         256,
 	objMB:       64,
 	objSmall:    1000,
+	objMode:     "memory",
 	warmup:      100,
 	idleTimeout: 5 * time.Second,
 	maxSecs:     120 * time.Second,
@@ -94,7 +100,7 @@ func usage() string {
         [--scenarios pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get]
         [--sizes 16,1024] [--n N] [--js-n N] [--k K] [--kv-k K] [--window W]
         [--par P] [--obj-mb MiB] [--obj-small N] [--warmup W]
-        [--idle-timeout S] [--max-secs S]`
+        [--idle-timeout S] [--max-secs S] [--obj-mode memory|stream]`
 }
 
 func fail(format string, a ...any) {
@@ -917,6 +923,11 @@ func objData(n int) []byte {
 	return b[:n]
 }
 
+// objPattern: --obj-mode stream puts the first MiB of objData repeated
+// (object i of a run starts at offset i*size of that endless stream), so no
+// buffer of the object's size is ever held; every harness does the same.
+const objPattern = 1 << 20
+
 // objRun is one of the two runs of obj-put/obj-get: one large object or
 // --obj-small objects of 1 KiB.
 type objRun struct {
@@ -939,13 +950,48 @@ func objName(r objRun, i int) string {
 	return "small-" + strconv.Itoa(i)
 }
 
-// putObjects stores the run's objects (data from objData) and returns the
+// objSource is what a run's puts read: all the objects' bytes (memory
+// mode) or the pattern the stream mode repeats.
+func objSource(r objRun) []byte {
+	total := r.size * r.count
+	if opt.objMode == "stream" {
+		return objData(min(max(total, 4), objPattern))
+	}
+	return objData(total)
+}
+
+// patternReader is the stream mode's source: left bytes of the repeated
+// pattern from off.
+type patternReader struct {
+	pat       []byte
+	off, left int
+}
+
+func (p *patternReader) Read(b []byte) (int, error) {
+	if p.left == 0 {
+		return 0, io.EOF
+	}
+	at := p.off % len(p.pat)
+	n := copy(b[:min(len(b), p.left)], p.pat[at:])
+	p.off += n
+	p.left -= n
+	return n, nil
+}
+
+// putObjects stores the run's objects (memory mode: PutBytes of a slice of
+// data; stream mode: Put from a patternReader over data) and returns the
 // digest of the last one.
 func putObjects(ctx context.Context, obs jetstream.ObjectStore, r objRun, data []byte) (string, int, error) {
 	errs := 0
 	digest := ""
 	for i := 0; i < r.count; i++ {
-		info, err := obs.PutBytes(ctx, objName(r, i), data[i*r.size:(i+1)*r.size])
+		var info *jetstream.ObjectInfo
+		var err error
+		if opt.objMode == "stream" {
+			info, err = obs.Put(ctx, jetstream.ObjectMeta{Name: objName(r, i)}, &patternReader{pat: data, off: i * r.size, left: r.size})
+		} else {
+			info, err = obs.PutBytes(ctx, objName(r, i), data[i*r.size:(i+1)*r.size])
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", errs, err
@@ -956,6 +1002,49 @@ func putObjects(ctx context.Context, obs jetstream.ObjectStore, r objRun, data [
 		digest = info.Digest
 	}
 	return digest, errs, nil
+}
+
+// getObjects reads the run's objects back (memory mode: GetBytes; stream
+// mode: Get read into one 128 KiB buffer, bytes counted); the library
+// checks the digest at the end of each read.
+func getObjects(ctx context.Context, obs jetstream.ObjectStore, r objRun) (int, error) {
+	errs := 0
+	var buf []byte
+	if opt.objMode == "stream" {
+		buf = make([]byte, 128*1024)
+	}
+	for i := 0; i < r.count; i++ {
+		got := 0
+		var err error
+		if buf == nil {
+			var b []byte
+			b, err = obs.GetBytes(ctx, objName(r, i))
+			got = len(b)
+		} else {
+			var res jetstream.ObjectResult
+			res, err = obs.Get(ctx, objName(r, i))
+			for err == nil {
+				var n int
+				n, err = res.Read(buf)
+				got += n
+			}
+			if err == io.EOF {
+				err = nil
+			}
+			if res != nil {
+				res.Close()
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return errs, err
+			}
+			errs++
+		} else if got != r.size {
+			errs++
+		}
+	}
+	return errs, nil
 }
 
 func freshObjectStore(js jetstream.JetStream) (jetstream.ObjectStore, error) {
@@ -988,6 +1077,7 @@ func runObj(scenario string) {
 		args := []string{
 			"--url", opt.url,
 			"--obj-mb", strconv.Itoa(opt.objMB), "--obj-small", strconv.Itoa(opt.objSmall),
+			"--obj-mode", opt.objMode,
 			"--idle-timeout", strconv.FormatFloat(opt.idleTimeout.Seconds(), 'f', -1, 64),
 			"--max-secs", strconv.FormatFloat(opt.maxSecs.Seconds(), 'f', -1, 64),
 			"--obj-child", scenario + ":" + r.name,
@@ -1026,12 +1116,12 @@ func prepareObj(scenario string, r objRun) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opt.maxSecs)
 	defer cancel()
-	digest, errs, err := putObjects(ctx, obs, r, objData(r.size*r.count))
+	digest, errs, err := putObjects(ctx, obs, r, objSource(r))
 	if err == nil && errs > 0 {
 		err = fmt.Errorf("%d puts failed", errs)
 	}
 	if err == nil && r.name == "big" {
-		fmt.Printf("# note client=%s obj: object %s digest=%s (data: xorshift32 seed 0x2545F491)\n", client, objName(r, 0), digest)
+		fmt.Printf("# note client=%s obj: object %s digest=%s mode=%s (data: xorshift32 seed 0x2545F491)\n", client, objName(r, 0), digest, opt.objMode)
 	}
 	return err
 }
@@ -1050,7 +1140,7 @@ func objChild(spec string) int {
 	}
 	var data []byte
 	if scenario == "obj-put" {
-		data = objData(r.size * r.count)
+		data = objSource(r)
 	}
 	c := &counters{}
 	nc, err := connect(c)
@@ -1073,22 +1163,12 @@ func objChild(spec string) int {
 	}
 	errs := 0
 	digest := ""
+	rssStart := procStatus("VmRSS")
 	t0 := time.Now()
 	if scenario == "obj-put" {
 		digest, errs, err = putObjects(ctx, obs, r, data)
 	} else {
-		for i := 0; i < r.count; i++ {
-			b, gerr := obs.GetBytes(ctx, objName(r, i)) // digest checked by the library
-			if gerr != nil {
-				if ctx.Err() != nil {
-					err = gerr
-					break
-				}
-				errs++
-			} else if len(b) != r.size {
-				errs++
-			}
-		}
+		errs, err = getObjects(ctx, obs, r)
 	}
 	secs := time.Since(t0).Seconds()
 	if err != nil {
@@ -1097,11 +1177,12 @@ func objChild(spec string) int {
 	}
 	hwm := procStatus("VmHWM")
 	if scenario == "obj-put" && r.name == "big" {
-		fmt.Printf("# note client=%s obj: object %s digest=%s (data: xorshift32 seed 0x2545F491)\n", client, objName(r, 0), digest)
+		fmt.Printf("# note client=%s obj: object %s digest=%s mode=%s (data: xorshift32 seed 0x2545F491)\n", client, objName(r, 0), digest, opt.objMode)
 	}
 	total := r.size * r.count
-	fmt.Printf("scenario=%s client=%s size=%d n=%d secs=%.6f mb_per_s=%.3f rss_peak_mb=%.1f errors=%d\n",
-		scenario, client, r.size, r.count, secs, mbps(total, 1, secs), float64(hwm)*1024/1e6, errs+int(c.errs.Load()))
+	fmt.Printf("scenario=%s client=%s size=%d n=%d secs=%.6f mb_per_s=%.3f rss_peak_mb=%.1f rss_start_mb=%.1f mode=%s errors=%d\n",
+		scenario, client, r.size, r.count, secs, mbps(total, 1, secs), float64(hwm)*1024/1e6,
+		float64(rssStart)*1024/1e6, opt.objMode, errs+int(c.errs.Load()))
 	return 0
 }
 
@@ -1173,6 +1254,11 @@ func parseArgs(args []string) {
 			opt.maxSecs = seconds(name, v)
 		case "--obj-child":
 			opt.objChild = v
+		case "--obj-mode":
+			if v != "memory" && v != "stream" {
+				fail("bad value for %s: %s", name, v)
+			}
+			opt.objMode = v
 		default:
 			fail("unknown option: %s\n%s", name, usage())
 		}

@@ -28,7 +28,10 @@
 //   obj-put     os.putBlob(); obj-get: os.getBlob() (the library checks the
 //               SHA-256 digest at the end of the read). Each measured run is
 //               a fresh process (this script re-run with --obj-child), so
-//               rss_peak_mb (VmHWM) is that of the one run.
+//               rss_peak_mb (VmHWM) is that of the one run. --obj-mode
+//               stream: os.put() from a ReadableStream that repeats a 1 MiB
+//               pattern in 128 KiB pieces, os.get() read piece by piece and
+//               counted (no buffer of the object's size).
 //
 // The JetStream context's timeout is the idle timeout (the library's default
 // is the connection timeout). Default connection options otherwise.
@@ -62,6 +65,7 @@ const opt = {
   idleTimeout: 5, // seconds
   maxSecs: 120, // seconds
   yieldEvery: 1000,
+  objMode: 'memory', // obj-put/obj-get data path: memory (the spec's) or stream
   objChild: '', // internal: one obj-put/obj-get run in this process
 };
 
@@ -70,7 +74,8 @@ const USAGE = `usage: natsjs-bench.js [--url URL]
         [--sizes 16,1024] [--n N] [--js-n N] [--k K] [--kv-k K] [--window W]
         [--par P] [--obj-mb MiB] [--obj-small N] [--warmup W]
         [--idle-timeout S] [--max-secs S]
-        [--yield-every M (pubsub publisher, default 1000)]`;
+        [--yield-every M (pubsub publisher, default 1000)]
+        [--obj-mode memory|stream]`;
 
 function fail(msg) {
   process.stderr.write(`natsjs-bench: ${msg}\n`);
@@ -675,12 +680,43 @@ function objData(n) {
 
 const OBJ_NOTE = 'data: xorshift32 seed 0x2545F491';
 
+// --obj-mode stream: the objects are the first MiB of objData repeated
+// (object i of a run starts at offset i*size of that endless stream), so no
+// buffer of the object's size is ever held; every harness does the same.
+const OBJ_PATTERN = 1048576;
+const STREAM_PIECE = 128 * 1024;
+
 // The two runs: one --obj-mb MiB object, then --obj-small objects of 1 KiB.
 const objRuns = () => [
   { name: 'big', size: opt.objMb * 1048576, count: 1 },
   { name: 'small', size: 1024, count: opt.objSmall },
 ];
 const objName = (r, i) => (r.name === 'big' ? 'big' : `small-${i}`);
+
+// What a run's puts read: all the objects' bytes (memory mode) or the
+// pattern the stream mode repeats.
+function objSource(r) {
+  const total = r.size * r.count;
+  return opt.objMode === 'stream' ? objData(Math.min(Math.max(total, 4), OBJ_PATTERN)) : objData(total);
+}
+
+// The stream mode's source: `left` bytes of the repeated pattern from `off`,
+// in pieces of at most STREAM_PIECE (views of the pattern, pulled on demand).
+function patternStream(pat, off, left) {
+  return new ReadableStream({
+    pull(controller) {
+      if (left === 0) {
+        controller.close();
+        return;
+      }
+      const at = off % pat.length;
+      const n = Math.min(left, STREAM_PIECE, pat.length - at);
+      controller.enqueue(pat.subarray(at, at + n));
+      off += n;
+      left -= n;
+    },
+  });
+}
 
 function withDeadline(promise, secs) {
   let timer;
@@ -690,19 +726,54 @@ function withDeadline(promise, secs) {
   return Promise.race([promise, t]).finally(() => clearTimeout(timer));
 }
 
-// Stores the run's objects; returns { digest of the last, errors }.
+// Stores the run's objects (memory mode: os.putBlob of a slice of data;
+// stream mode: os.put from a patternStream over data); returns { digest of
+// the last, errors }.
 async function putObjects(os, r, data) {
   let digest = '';
   let errors = 0;
   for (let i = 0; i < r.count; i++) {
     try {
-      const info = await os.putBlob({ name: objName(r, i) }, data.subarray(i * r.size, (i + 1) * r.size));
+      const info = opt.objMode === 'stream'
+        ? await os.put({ name: objName(r, i) }, patternStream(data, i * r.size, r.size))
+        : await os.putBlob({ name: objName(r, i) }, data.subarray(i * r.size, (i + 1) * r.size));
       digest = info.digest;
     } catch (_) {
       errors++;
     }
   }
   return { digest, errors };
+}
+
+// Reads the run's objects back (memory mode: os.getBlob; stream mode:
+// os.get, its data stream read piece by piece and counted); the library
+// checks the digest at the end of each read. Returns the errors.
+async function getObjects(os, r) {
+  let errors = 0;
+  for (let i = 0; i < r.count; i++) {
+    try {
+      let got = 0;
+      if (opt.objMode === 'stream') {
+        const res = await os.get(objName(r, i));
+        if (!res) throw new Error('not found');
+        const reader = res.data.getReader();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          got += value.length;
+        }
+        const err = await res.error;
+        if (err) throw err;
+      } else {
+        const b = await os.getBlob(objName(r, i));
+        got = b ? b.length : -1;
+      }
+      if (got !== r.size) errors++;
+    } catch (_) {
+      errors++;
+    }
+  }
+  return errors;
 }
 
 // Bucket BENCHOBJ deleted and created for each run; for obj-get the objects
@@ -718,9 +789,9 @@ async function runObj(scenario) {
         await deleteStream(jsm, 'OBJ_BENCHOBJ');
         const os = await new Objm(js).create('BENCHOBJ', { storage: StorageType.File });
         if (scenario === 'obj-get') {
-          const st = await withDeadline(putObjects(os, r, objData(r.size * r.count)), opt.maxSecs);
+          const st = await withDeadline(putObjects(os, r, objSource(r)), opt.maxSecs);
           if (st.errors) throw new Error(`${st.errors} puts failed`);
-          if (r.name === 'big') out(`# note client=${CLIENT} obj: object big digest=${st.digest} (${OBJ_NOTE})`);
+          if (r.name === 'big') out(`# note client=${CLIENT} obj: object big digest=${st.digest} mode=${opt.objMode} (${OBJ_NOTE})`);
         }
       } catch (e) {
         ok = false;
@@ -729,7 +800,7 @@ async function runObj(scenario) {
     });
     if (!ok) continue;
     const args = [__filename, '--url', opt.url, '--obj-mb', String(opt.objMb), '--obj-small', String(opt.objSmall),
-      '--idle-timeout', String(opt.idleTimeout), '--max-secs', String(opt.maxSecs),
+      '--obj-mode', opt.objMode, '--idle-timeout', String(opt.idleTimeout), '--max-secs', String(opt.maxSecs),
       '--obj-child', `${scenario}:${r.name}`];
     const res = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 24 });
     process.stdout.write(res.stdout || '');
@@ -745,39 +816,30 @@ async function objChild(spec) {
   const [scenario, which] = spec.split(':');
   const r = objRuns().find((x) => x.name === which);
   if (!r || (scenario !== 'obj-put' && scenario !== 'obj-get')) fail(`bad --obj-child: ${spec}`);
-  const data = scenario === 'obj-put' ? objData(r.size * r.count) : null;
+  const data = scenario === 'obj-put' ? objSource(r) : null;
   await withConns([scenario], r.size, async (c) => {
     const nc = await c.connect();
     const js = newJS(nc);
     const os = await new Objm(js).open('BENCHOBJ');
     let errors = 0;
     let digest = '';
+    const rssStart = procStatus('VmRSS');
     const t0 = now();
     if (scenario === 'obj-put') {
       const st = await withDeadline(putObjects(os, r, data), opt.maxSecs);
       errors = st.errors;
       digest = st.digest;
     } else {
-      const getAll = async () => {
-        for (let i = 0; i < r.count; i++) {
-          try {
-            const b = await os.getBlob(objName(r, i)); // digest checked by the library
-            if (!b || b.length !== r.size) errors++;
-          } catch (_) {
-            errors++;
-          }
-        }
-      };
-      await withDeadline(getAll(), opt.maxSecs);
+      errors = await withDeadline(getObjects(os, r), opt.maxSecs);
     }
     const secs = now() - t0;
     const hwm = procStatus('VmHWM');
     if (scenario === 'obj-put' && r.name === 'big') {
-      out(`# note client=${CLIENT} obj: object big digest=${digest} (${OBJ_NOTE})`);
+      out(`# note client=${CLIENT} obj: object big digest=${digest} mode=${opt.objMode} (${OBJ_NOTE})`);
     }
     out(`scenario=${scenario} client=${CLIENT} size=${r.size} n=${r.count} secs=${f6(secs)} ` +
         `mb_per_s=${f3(mbps(r.size * r.count, 1, secs))} rss_peak_mb=${f1((hwm * 1024) / 1e6)} ` +
-        `errors=${errors + c.errs}`);
+        `rss_start_mb=${f1((rssStart * 1024) / 1e6)} mode=${opt.objMode} errors=${errors + c.errs}`);
   });
 }
 
@@ -827,6 +889,10 @@ function parseArgs(argv) {
       case '--max-secs': opt.maxSecs = seconds(name, v); break;
       case '--yield-every': opt.yieldEvery = Math.max(1, count(name, v)); break;
       case '--obj-child': opt.objChild = v; break;
+      case '--obj-mode':
+        if (v !== 'memory' && v !== 'stream') fail(`bad value for ${name}: ${v}`);
+        opt.objMode = v;
+        break;
       default: fail(`unknown option: ${name}\n${USAGE}`);
     }
   }

@@ -18,7 +18,9 @@
 //!   `ObjectStore::get` read to the end into a `Vec` (the `Object` reader
 //!   checks the SHA-256 digest at the end). Each measured run is a fresh
 //!   process (this program re-run with `--obj-child`), so `rss_peak_mb`
-//!   (VmHWM) is that of the one run.
+//!   (VmHWM) is that of the one run. `--obj-mode stream`: put from an
+//!   `AsyncRead` source that repeats a 1 MiB pattern, get read into one
+//!   128 KiB buffer (no buffer of the object's size: the streaming figures).
 
 use std::collections::VecDeque;
 use std::process::ExitCode;
@@ -53,6 +55,10 @@ struct Opts {
     warmup: u64,
     idle_timeout: Duration,
     max_secs: Duration,
+    /// obj-put/obj-get data path: "memory" (the spec's: put from one
+    /// buffer, get into one) or "stream" (put from a reader, get into a
+    /// fixed buffer: the streaming APIs, for the peak-RSS comparison)
+    obj_mode: String,
     /// internal: one obj-put/obj-get run in this process ("obj-put:big")
     obj_child: Option<String>,
 }
@@ -77,6 +83,7 @@ impl Default for Opts {
             warmup: 100,
             idle_timeout: Duration::from_secs(5),
             max_secs: Duration::from_secs(120),
+            obj_mode: "memory".into(),
             obj_child: None,
         }
     }
@@ -86,7 +93,8 @@ const USAGE: &str = "usage: async-nats-bench [--url URL]
                         [--scenarios pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get]
                         [--sizes 16,1024] [--n N] [--js-n N] [--k K] [--kv-k K]
                         [--window W] [--par P] [--obj-mb MiB] [--obj-small N]
-                        [--warmup W] [--idle-timeout S] [--max-secs S]";
+                        [--warmup W] [--idle-timeout S] [--max-secs S]
+                        [--obj-mode memory|stream]";
 
 fn parse_args() -> Result<Opts, String> {
     fn num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
@@ -144,6 +152,10 @@ fn parse_args() -> Result<Opts, String> {
             "--obj-mb" => o.obj_mb = num(&name, &val)?,
             "--obj-small" => o.obj_small = num(&name, &val)?,
             "--obj-child" => o.obj_child = Some(val),
+            "--obj-mode" => match val.as_str() {
+                "memory" | "stream" => o.obj_mode = val,
+                _ => return Err(format!("bad value for {name}: {val}")),
+            },
             "--warmup" => o.warmup = num(&name, &val)?,
             "--idle-timeout" => o.idle_timeout = secs(&name, &val)?,
             "--max-secs" => o.max_secs = secs(&name, &val)?,
@@ -1019,6 +1031,10 @@ fn obj_data(n: usize) -> Vec<u8> {
 }
 
 const OBJ_NOTE: &str = "data: xorshift32 seed 0x2545F491";
+/// --obj-mode stream: the objects are the first MiB of obj_data repeated
+/// (object i of a run starts at offset i*size of that endless stream), so
+/// no buffer of the object's size is ever held; every harness does the same.
+const OBJ_PATTERN: usize = 1 << 20;
 
 /// One of the two runs: one --obj-mb MiB object, or --obj-small x 1 KiB.
 struct ObjRun {
@@ -1042,23 +1058,98 @@ fn obj_name(r: &ObjRun, i: usize) -> String {
     }
 }
 
+/// The bytes a run's puts read: all of them (memory mode), or the pattern
+/// the stream mode repeats.
+fn obj_source(o: &Opts, r: &ObjRun) -> Vec<u8> {
+    let total = r.size * r.count;
+    if o.obj_mode == "stream" {
+        obj_data(total.clamp(4, OBJ_PATTERN))
+    } else {
+        obj_data(total)
+    }
+}
+
+/// Stream mode's source: `left` bytes of the repeated pattern from `off`.
+struct PatternReader<'a> {
+    pat: &'a [u8],
+    off: usize,
+    left: usize,
+}
+
+impl tokio::io::AsyncRead for PatternReader<'_> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let at = self.off % self.pat.len();
+        let n = self.left.min(buf.remaining()).min(self.pat.len() - at);
+        buf.put_slice(&self.pat[at..at + n]);
+        self.off += n;
+        self.left -= n;
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
 /// Stores the run's objects; returns the digest of the last one and the
-/// failed puts.
+/// failed puts. Memory mode: `ObjectStore::put` from a slice of `data`;
+/// stream mode: from a PatternReader over `data`.
 async fn put_objects(
     store: &jetstream::object_store::ObjectStore,
     r: &ObjRun,
     data: &[u8],
+    stream: bool,
 ) -> (String, u64) {
     let mut digest = String::new();
     let mut errors = 0u64;
     for i in 0..r.count {
-        let mut chunk = &data[i * r.size..(i + 1) * r.size];
-        match store.put(obj_name(r, i).as_str(), &mut chunk).await {
+        let res = if stream {
+            let mut rd = PatternReader { pat: data, off: i * r.size, left: r.size };
+            store.put(obj_name(r, i).as_str(), &mut rd).await
+        } else {
+            let mut chunk = &data[i * r.size..(i + 1) * r.size];
+            store.put(obj_name(r, i).as_str(), &mut chunk).await
+        };
+        match res {
             Ok(info) => digest = info.digest.unwrap_or_default(),
             Err(_) => errors += 1,
         }
     }
     (digest, errors)
+}
+
+/// Reads the run's objects back. Memory mode: `read_to_end` into a `Vec`;
+/// stream mode: `read` into one 128 KiB buffer, bytes counted. Either way
+/// the `Object` reader checks the SHA-256 digest at the end.
+async fn get_objects(store: &jetstream::object_store::ObjectStore, r: &ObjRun, stream: bool) -> u64 {
+    let mut errors = 0u64;
+    let mut buf = if stream { vec![0u8; 128 * 1024] } else { Vec::new() };
+    for i in 0..r.count {
+        let mut obj = match store.get(obj_name(r, i)).await {
+            Ok(obj) => obj,
+            Err(_) => {
+                errors += 1;
+                continue;
+            }
+        };
+        let got = if stream {
+            let mut got = 0usize;
+            loop {
+                match obj.read(&mut buf).await {
+                    Ok(0) => break Some(got),
+                    Ok(n) => got += n,
+                    Err(_) => break None,
+                }
+            }
+        } else {
+            let mut all = Vec::new();
+            obj.read_to_end(&mut all).await.ok().map(|_| all.len())
+        };
+        if got != Some(r.size) {
+            errors += 1;
+        }
+    }
+    errors
 }
 
 /// Bucket BENCHOBJ deleted and created; for obj-get the run's objects are
@@ -1079,15 +1170,16 @@ async fn prepare_obj(o: &Opts, scen: &str, r: &ObjRun) -> Result<(), String> {
         .await
         .map_err(|e| format!("create bucket: {e}"))?;
     if scen == "obj-get" {
-        let data = obj_data(r.size * r.count);
-        let (digest, errors) = tokio::time::timeout(o.max_secs, put_objects(&store, r, &data))
+        let data = obj_source(o, r);
+        let put = put_objects(&store, r, &data, o.obj_mode == "stream");
+        let (digest, errors) = tokio::time::timeout(o.max_secs, put)
             .await
             .map_err(|_| "put: timeout".to_string())?;
         if errors > 0 {
             return Err(format!("{errors} puts failed"));
         }
         if r.name == "big" {
-            println!("# note client={CLIENT} obj: object big digest={digest} ({OBJ_NOTE})");
+            println!("# note client={CLIENT} obj: object big digest={digest} mode={} ({OBJ_NOTE})", o.obj_mode);
         }
     }
     finish(&c);
@@ -1106,6 +1198,7 @@ async fn run_obj(o: &Opts, scen: &str) {
                 .args(["--url", o.url.as_str()])
                 .args(["--obj-mb", &o.obj_mb.to_string()])
                 .args(["--obj-small", &o.obj_small.to_string()])
+                .args(["--obj-mode", &o.obj_mode])
                 .args(["--idle-timeout", &o.idle_timeout.as_secs_f64().to_string()])
                 .args(["--max-secs", &o.max_secs.as_secs_f64().to_string()])
                 .args(["--obj-child", &format!("{scen}:{}", r.name)])
@@ -1138,7 +1231,8 @@ async fn obj_child(o: &Opts, spec: &str) -> ExitCode {
         eprintln!("async-nats-bench: bad --obj-child: {spec}");
         return ExitCode::from(2);
     }
-    let data = if scen == "obj-put" { obj_data(r.size * r.count) } else { Vec::new() };
+    let stream = o.obj_mode == "stream";
+    let data = if scen == "obj-put" { obj_source(o, r) } else { Vec::new() };
     let c = Arc::new(Counters::default());
     let client = match connect(o, &c).await {
         Ok(cl) => cl,
@@ -1158,33 +1252,17 @@ async fn obj_child(o: &Opts, spec: &str) -> ExitCode {
         }
     };
     let mut digest = String::new();
+    let rss_start_kb = proc_status("VmRSS").unwrap_or(0);
     let t0 = Instant::now();
     let res = if scen == "obj-put" {
-        tokio::time::timeout(o.max_secs, put_objects(&store, r, &data))
+        tokio::time::timeout(o.max_secs, put_objects(&store, r, &data, stream))
             .await
             .map(|(d, e)| {
                 digest = d;
                 e
             })
     } else {
-        tokio::time::timeout(o.max_secs, async {
-            let mut errors = 0u64;
-            for i in 0..r.count {
-                match store.get(obj_name(r, i)).await {
-                    Ok(mut obj) => {
-                        // the Object reader checks the digest at the end
-                        let mut buf = Vec::new();
-                        match obj.read_to_end(&mut buf).await {
-                            Ok(_) if buf.len() == r.size => {}
-                            _ => errors += 1,
-                        }
-                    }
-                    Err(_) => errors += 1,
-                }
-            }
-            errors
-        })
-        .await
+        tokio::time::timeout(o.max_secs, get_objects(&store, r, stream)).await
     };
     let secs = t0.elapsed().as_secs_f64();
     let Ok(errors) = res else {
@@ -1194,16 +1272,18 @@ async fn obj_child(o: &Opts, spec: &str) -> ExitCode {
     };
     let hwm_kb = proc_status("VmHWM").unwrap_or(0);
     if scen == "obj-put" && r.name == "big" {
-        println!("# note client={CLIENT} obj: object big digest={digest} ({OBJ_NOTE})");
+        println!("# note client={CLIENT} obj: object big digest={digest} mode={} ({OBJ_NOTE})", o.obj_mode);
     }
     let errors = errors + c.errs();
     finish(&c);
     println!(
-        "scenario={scen} client={CLIENT} size={} n={} secs={secs:.6} mb_per_s={:.3} rss_peak_mb={:.1} errors={errors}",
+        "scenario={scen} client={CLIENT} size={} n={} secs={secs:.6} mb_per_s={:.3} rss_peak_mb={:.1} rss_start_mb={:.1} mode={} errors={errors}",
         r.size,
         r.count,
         mb(r.count as u64, r.size, secs),
-        hwm_kb as f64 * 1024.0 / 1e6
+        hwm_kb as f64 * 1024.0 / 1e6,
+        rss_start_kb as f64 * 1024.0 / 1e6,
+        o.obj_mode
     );
     ExitCode::SUCCESS
 }
