@@ -8,7 +8,8 @@
  * Status. Every fallible function returns natsio_status: NATSIO_OK (0),
  *   NATSIO_DONE and NATSIO_PENDING are not errors; errors are grouped by
  *   hundreds (1xx arguments, 2xx connection, 3xx protocol and server, 4xx
- *   messaging, 5xx JetStream, 6xx Key-Value). On failure natsio_last_error()
+ *   messaging, 5xx JetStream, 6xx Key-Value, 7xx Object Store; buckets of
+ *   both share 600, 601 and 605). On failure natsio_last_error()
  *   gives this thread's detail text, and outputs (*_out) are left untouched.
  *
  * Ownership. A handle returned through an *_out argument belongs to the
@@ -24,7 +25,8 @@
  *
  * Lists. A list result is an owned handle with _count, _get (an element
  *   borrowed until the list is freed) and _free: natsio_msg_list,
- *   natsio_kv_entry_list, natsio_string_list. A list argument is an array
+ *   natsio_kv_entry_list, natsio_string_list, natsio_obj_info_list,
+ *   natsio_obj_status_list. A list argument is an array
  *   and its length (`const char *const *items, size_t count`).
  *
  * Timeouts. Every timeout_ms parameter takes a positive number of
@@ -46,23 +48,26 @@
  *   JSON text with the server's own field names.
  *
  * Create and update. One call per resource takes a natsio_create_action:
- *   natsio_js_stream_create, natsio_js_consumer_create, natsio_js_kv_create.
+ *   natsio_js_stream_create, natsio_js_consumer_create, natsio_js_kv_create,
+ *   natsio_js_obj_create.
  *
  * Asynchronous operations. Every request-shaped call X has a token form
  *   X_async with the same inputs and a `natsio_token **token_out` instead of
  *   the outputs. It returns at once: argument errors come back from the
  *   call itself; the token then completes with the result, read with
  *   natsio_token_msg, _string, _u64, _pub_ack, _kv, _kv_entry, _stored_msg,
- *   _msg_list, _kv_entry_list, _string_list, _client, _js_messages or
- *   _kv_watcher (each returns NATSIO_PENDING before completion and the
+ *   _msg_list, _kv_entry_list, _string_list, _client, _js_messages,
+ *   _kv_watcher, _obj, _obj_info, _obj_info_list, _obj_status,
+ *   _obj_status_list, _obj_reader, _obj_chunk or _obj_watcher (each returns NATSIO_PENDING before completion and the
  *   operation's error status after a failure). A token can be waited on,
  *   polled, given a completion callback, cancelled and freed. The blocking
  *   form X runs the very same operation on the calling thread; on one of
  *   the library's runtime threads it fails with NATSIO_ERR_ILLEGAL_STATE.
  *
  * Iterators. Subscriptions (natsio_sub), request-many replies
- *   (natsio_replies), consume (natsio_js_messages) and Key-Value watchers
- *   (natsio_kv_watcher) share one contract:
+ *   (natsio_replies), consume (natsio_js_messages), Key-Value watchers
+ *   (natsio_kv_watcher) and Object Store watchers (natsio_obj_watcher)
+ *   share one contract:
  *   - _next(it, timeout_ms, &item): NATSIO_OK and an owned item;
  *     NATSIO_DONE (item set to NULL) once the iteration ended without
  *     error (stopped, drained, finished); the error that ended it
@@ -85,6 +90,13 @@
  *   given, is called once with user_data when the library no longer needs
  *   it. After a handle's _free, _stop or _close returns, no callback of that
  *   handle runs again, unless the call was made from that very callback.
+ *
+ * Object Store. Objects stream in and out: natsio_obj_put takes a buffer,
+ *   natsio_obj_writer takes pieces (_write, _finish, _abort), natsio_obj_get
+ *   opens a natsio_obj_reader (_read into a buffer, or _next_async tokens
+ *   holding chunks). Neither side holds a whole object in memory; the
+ *   reader verifies size and SHA-256 digest at the end
+ *   (NATSIO_ERR_DIGEST_MISMATCH instead of NATSIO_DONE).
  *
  * Threads. Every function is safe to call from any thread unless it says
  *   otherwise.
@@ -154,6 +166,11 @@
  * `natsio_kv_watch_options.version` of this header.
  */
 #define NATSIO_KV_WATCH_OPTIONS_VERSION 1
+
+/**
+ * `natsio_obj_watch_options.version` of this header.
+ */
+#define NATSIO_OBJ_WATCH_OPTIONS_VERSION 1
 
 /**
  * `natsio_sub_options.version` of this header.
@@ -679,6 +696,58 @@ typedef struct natsio_msg natsio_msg;
 typedef struct natsio_msg_list natsio_msg_list;
 
 /**
+ * A bound Object Store bucket. Created by `natsio_js_obj_create` or
+ * `natsio_js_obj_bind`, freed with `natsio_obj_free`. Like its context it
+ * does not keep the client open. Every function is thread-safe.
+ */
+typedef struct natsio_obj natsio_obj;
+
+/**
+ * An object's description (ObjectInfo), or a watcher's initial-values
+ * marker. Owned by the caller, freed with `natsio_obj_info_free`;
+ * read-only, safe to share between threads.
+ */
+typedef struct natsio_obj_info natsio_obj_info;
+
+/**
+ * Descriptions returned by `natsio_obj_list`. Owned by the caller, freed
+ * with `natsio_obj_info_list_free` (which frees its infos).
+ */
+typedef struct natsio_obj_info_list natsio_obj_info_list;
+
+/**
+ * An object being read (`natsio_obj_get`). Owned by the caller, freed with
+ * `natsio_obj_reader_free`. Thread-safe.
+ */
+typedef struct natsio_obj_reader natsio_obj_reader;
+
+/**
+ * A bucket's status. Owned by the caller, freed with
+ * `natsio_obj_status_free`; read-only, safe to share between threads.
+ */
+typedef struct natsio_obj_status natsio_obj_status;
+
+/**
+ * Statuses returned by `natsio_js_obj_statuses`. Owned by the caller,
+ * freed with `natsio_obj_status_list_free` (which frees its statuses).
+ */
+typedef struct natsio_obj_status_list natsio_obj_status_list;
+
+/**
+ * A running watch of a bucket's objects (`natsio_obj_watch`), read through
+ * the iterator contract. Owned by the caller, freed with
+ * `natsio_obj_watcher_free`; every function is thread-safe.
+ */
+typedef struct natsio_obj_watcher natsio_obj_watcher;
+
+/**
+ * An object being written in pieces (`natsio_obj_writer_open`). Owned by
+ * the caller, freed with `natsio_obj_writer_free`. Thread-safe; its calls
+ * (and their tokens) take effect in call order.
+ */
+typedef struct natsio_obj_writer natsio_obj_writer;
+
+/**
  * Connection options. Create with `natsio_options_new`, free with
  * `natsio_options_free`. Not thread-safe: configure from one thread.
  */
@@ -1045,6 +1114,40 @@ typedef struct natsio_kv_watch_options {
  */
 typedef void (*natsio_kv_entry_cb)(void *user_data,
                                    const struct natsio_kv_entry *entry,
+                                   natsio_status status);
+
+/**
+ * Options of `natsio_obj_watch`. Initialise with
+ * `natsio_obj_watch_options_init` (all false).
+ */
+typedef struct natsio_obj_watch_options {
+  /**
+   * NATSIO_OBJ_WATCH_OPTIONS_VERSION.
+   */
+  uint32_t version;
+  /**
+   * Every kept description first, not only the latest per object.
+   */
+  bool include_history;
+  /**
+   * Leave out deleted objects (tombstones).
+   */
+  bool ignore_deletes;
+  /**
+   * No initial objects: only changes made after the watch starts.
+   */
+  bool updates_only;
+} natsio_obj_watch_options;
+
+/**
+ * A watcher's infos in push mode (`natsio_obj_watcher_set_callback`):
+ * each info with NATSIO_OK (borrowed for the call), the initial-values
+ * marker included, then once `info` NULL with the status that ended the
+ * watch (NATSIO_DONE, or an error). Runs on the watcher's own library
+ * thread, one call at a time, in order.
+ */
+typedef void (*natsio_obj_info_cb)(void *user_data,
+                                   const struct natsio_obj_info *info,
                                    natsio_status status);
 
 /**
@@ -2436,6 +2539,751 @@ natsio_status natsio_token_msg_list(const struct natsio_token *token,
  * if it produces no message.
  */
 natsio_status natsio_token_msg(const struct natsio_token *token, struct natsio_msg **msg_out);
+
+/**
+ * Creates, updates or creates-or-updates (per `action`, a
+ * `natsio_create_action` value) an Object Store bucket from
+ * `config_json`, an ObjectStoreConfig object: "bucket" (required,
+ * [A-Za-z0-9_-]+), "description", "ttl" (duration: nanoseconds or "90s"),
+ * "max_bytes" (default -1), "storage" ("file", the default, or "memory"),
+ * "replicas", "placement", "compression" (bool), "metadata" (object of
+ * strings). The backing stream is `OBJ_<bucket>` on `$O.<bucket>.C.>` and
+ * `$O.<bucket>.M.>`, as nats.go and nats.js make it. Binds it through
+ * `obj_out` (free with `natsio_obj_free`). NATSIO_CREATE of an identical
+ * existing bucket simply binds it. Blocks up to the context's timeout.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_CONFIG (the detail names
+ * the field), NATSIO_ERR_INVALID_BUCKET_NAME, NATSIO_ERR_INVALID_ARGUMENT
+ * (action), NATSIO_ERR_BUCKET_EXISTS (exists with another configuration),
+ * NATSIO_ERR_BUCKET_NOT_FOUND (NATSIO_UPDATE of a missing bucket),
+ * NATSIO_ERR_JS_NOT_ENABLED, NATSIO_ERR_JS_API, NATSIO_ERR_TIMEOUT,
+ * NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_js_obj_create(const struct natsio_js *js,
+                                   const char *config_json,
+                                   int32_t action,
+                                   struct natsio_obj **obj_out);
+
+/**
+ * The token form of `natsio_js_obj_create`; the bucket handle is read
+ * with `natsio_token_obj`.
+ */
+natsio_status natsio_js_obj_create_async(const struct natsio_js *js,
+                                         const char *config_json,
+                                         int32_t action,
+                                         struct natsio_token **token_out);
+
+/**
+ * Binds the existing bucket `bucket` through `obj_out`. Errors:
+ * NATSIO_ERR_BUCKET_NOT_FOUND, NATSIO_ERR_INVALID_BUCKET_NAME, and the
+ * request errors of `natsio_js_obj_create`.
+ */
+natsio_status natsio_js_obj_bind(const struct natsio_js *js,
+                                 const char *bucket,
+                                 struct natsio_obj **obj_out);
+
+/**
+ * The token form of `natsio_js_obj_bind` (`natsio_token_obj`).
+ */
+natsio_status natsio_js_obj_bind_async(const struct natsio_js *js,
+                                       const char *bucket,
+                                       struct natsio_token **token_out);
+
+/**
+ * The bucket a `natsio_js_obj_create_async` or `natsio_js_obj_bind_async`
+ * produced, as a new handle (each call) freed with `natsio_obj_free`.
+ * Returns as `natsio_token_msg`.
+ */
+natsio_status natsio_token_obj(const struct natsio_token *token, struct natsio_obj **obj_out);
+
+/**
+ * Deletes bucket `bucket` with every object in it. Errors:
+ * NATSIO_ERR_BUCKET_NOT_FOUND, as for `natsio_js_obj_bind`.
+ */
+natsio_status natsio_js_obj_delete(const struct natsio_js *js, const char *bucket);
+
+/**
+ * The token form of `natsio_js_obj_delete` (`natsio_token_status`).
+ */
+natsio_status natsio_js_obj_delete_async(const struct natsio_js *js,
+                                         const char *bucket,
+                                         struct natsio_token **token_out);
+
+/**
+ * The names of every Object Store bucket through `list_out` (free with
+ * `natsio_string_list_free`): streams named `OBJ_<name>` that hold the
+ * `$O.*.C.>` subjects (a plain stream on `$O` subjects is no bucket).
+ * Errors: the request errors of `natsio_js_obj_create`.
+ */
+natsio_status natsio_js_obj_names(const struct natsio_js *js, struct natsio_string_list **list_out);
+
+/**
+ * The token form of `natsio_js_obj_names` (`natsio_token_string_list`).
+ */
+natsio_status natsio_js_obj_names_async(const struct natsio_js *js,
+                                        struct natsio_token **token_out);
+
+/**
+ * The status of every Object Store bucket (as `natsio_js_obj_names`
+ * filters them) through `list_out` (free with
+ * `natsio_obj_status_list_free`), built from the paged stream list
+ * without a request per bucket. Errors: as `natsio_js_obj_names`.
+ */
+natsio_status natsio_js_obj_statuses(const struct natsio_js *js,
+                                     struct natsio_obj_status_list **list_out);
+
+/**
+ * The token form of `natsio_js_obj_statuses`
+ * (`natsio_token_obj_status_list`).
+ */
+natsio_status natsio_js_obj_statuses_async(const struct natsio_js *js,
+                                           struct natsio_token **token_out);
+
+/**
+ * The bucket's name (borrowed from the handle; NULL for NULL).
+ */
+const char *natsio_obj_bucket(const struct natsio_obj *obj);
+
+/**
+ * Frees a bucket handle (the bucket itself stays). Accepts NULL.
+ */
+void natsio_obj_free(struct natsio_obj *obj);
+
+/**
+ * The bucket's status through `status_out` (free with
+ * `natsio_obj_status_free`). Errors: NATSIO_ERR_BUCKET_NOT_FOUND, the
+ * request errors of `natsio_js_obj_create`.
+ */
+natsio_status natsio_obj_status(const struct natsio_obj *obj,
+                                struct natsio_obj_status **status_out);
+
+/**
+ * The token form of `natsio_obj_status` (`natsio_token_obj_status`).
+ */
+natsio_status natsio_obj_status_async(const struct natsio_obj *obj,
+                                      struct natsio_token **token_out);
+
+/**
+ * Seals the bucket: it can still be read, no longer changed (a put then
+ * fails with NATSIO_ERR_BUCKET_SEALED). Errors: as `natsio_obj_status`.
+ */
+natsio_status natsio_obj_seal(const struct natsio_obj *obj);
+
+/**
+ * The token form of `natsio_obj_seal` (`natsio_token_status`).
+ */
+natsio_status natsio_obj_seal_async(const struct natsio_obj *obj, struct natsio_token **token_out);
+
+/**
+ * The bucket's name (borrowed; NULL for NULL).
+ */
+const char *natsio_obj_status_bucket(const struct natsio_obj_status *s);
+
+/**
+ * The bucket's description (borrowed; NULL if none or for NULL).
+ */
+const char *natsio_obj_status_description(const struct natsio_obj_status *s);
+
+/**
+ * How long objects live, in nanoseconds (0: forever, and for NULL).
+ */
+int64_t natsio_obj_status_ttl_ns(const struct natsio_obj_status *s);
+
+/**
+ * "file" or "memory" (borrowed; NULL for NULL).
+ */
+const char *natsio_obj_status_storage(const struct natsio_obj_status *s);
+
+/**
+ * How many replicas the bucket has (0 for NULL).
+ */
+int64_t natsio_obj_status_replicas(const struct natsio_obj_status *s);
+
+/**
+ * Bytes stored: chunks and descriptions (0 for NULL).
+ */
+uint64_t natsio_obj_status_size(const struct natsio_obj_status *s);
+
+/**
+ * Whether the bucket is sealed (false for NULL).
+ */
+bool natsio_obj_status_sealed(const struct natsio_obj_status *s);
+
+/**
+ * Whether the bucket's stream compresses (s2; false for NULL).
+ */
+bool natsio_obj_status_compression(const struct natsio_obj_status *s);
+
+/**
+ * The bucket's metadata as a JSON object of strings ("{}" if none;
+ * borrowed; NULL for NULL).
+ */
+const char *natsio_obj_status_metadata_json(const struct natsio_obj_status *s);
+
+/**
+ * The backing stream's StreamInfo JSON (borrowed; NULL for NULL).
+ */
+const char *natsio_obj_status_stream_info_json(const struct natsio_obj_status *s);
+
+/**
+ * Frees a status. Accepts NULL.
+ */
+void natsio_obj_status_free(struct natsio_obj_status *s);
+
+/**
+ * The status a `natsio_obj_status_async` produced, as a new
+ * `natsio_obj_status`. Returns as `natsio_token_msg`.
+ */
+natsio_status natsio_token_obj_status(const struct natsio_token *token,
+                                      struct natsio_obj_status **status_out);
+
+/**
+ * How many statuses the list holds (0 for NULL).
+ */
+size_t natsio_obj_status_list_count(const struct natsio_obj_status_list *list);
+
+/**
+ * Status `index` of the list, borrowed until the list is freed (NULL if
+ * out of range).
+ */
+const struct natsio_obj_status *natsio_obj_status_list_get(const struct natsio_obj_status_list *list,
+                                                           size_t index);
+
+/**
+ * Frees a list and its statuses. Accepts NULL.
+ */
+void natsio_obj_status_list_free(struct natsio_obj_status_list *list);
+
+/**
+ * The statuses a `natsio_js_obj_statuses_async` produced, as a new list.
+ * Returns as `natsio_token_msg`.
+ */
+natsio_status natsio_token_obj_status_list(const struct natsio_token *token,
+                                           struct natsio_obj_status_list **list_out);
+
+/**
+ * The object's name (borrowed; "" for the watch marker; NULL for NULL).
+ */
+const char *natsio_obj_info_name(const struct natsio_obj_info *i);
+
+/**
+ * The object's description (borrowed; NULL if none or for NULL).
+ */
+const char *natsio_obj_info_description(const struct natsio_obj_info *i);
+
+/**
+ * The bucket holding the object (borrowed; NULL for NULL).
+ */
+const char *natsio_obj_info_bucket(const struct natsio_obj_info *i);
+
+/**
+ * The unique id of this version of the object, which names its chunk
+ * subject `$O.<bucket>.C.<nuid>` (borrowed; NULL for NULL).
+ */
+const char *natsio_obj_info_nuid(const struct natsio_obj_info *i);
+
+/**
+ * The object's size in bytes (0 for links, deleted objects and NULL).
+ */
+uint64_t natsio_obj_info_size(const struct natsio_obj_info *i);
+
+/**
+ * How many chunks hold the object (0 for NULL).
+ */
+uint64_t natsio_obj_info_chunks(const struct natsio_obj_info *i);
+
+/**
+ * The digest, `SHA-256=<base64url>` ("" for links and deleted objects;
+ * borrowed; NULL for NULL).
+ */
+const char *natsio_obj_info_digest(const struct natsio_obj_info *i);
+
+/**
+ * Whether this is the tombstone of a deleted object (false for NULL).
+ */
+bool natsio_obj_info_deleted(const struct natsio_obj_info *i);
+
+/**
+ * When the description was stored (the server's time), in nanoseconds
+ * since the Unix epoch; 0 for NULL.
+ */
+int64_t natsio_obj_info_mtime_ns(const struct natsio_obj_info *i);
+
+/**
+ * The object's headers (borrowed from the info; NULL if none or for
+ * NULL).
+ */
+const struct natsio_headers *natsio_obj_info_headers(const struct natsio_obj_info *i);
+
+/**
+ * The object's metadata as a JSON object of strings ("{}" if none;
+ * borrowed; NULL for NULL).
+ */
+const char *natsio_obj_info_metadata_json(const struct natsio_obj_info *i);
+
+/**
+ * Whether the object is a link (to an object or a bucket; false for NULL).
+ */
+bool natsio_obj_info_is_link(const struct natsio_obj_info *i);
+
+/**
+ * The bucket a link points to (borrowed; NULL if not a link or for NULL).
+ */
+const char *natsio_obj_info_link_bucket(const struct natsio_obj_info *i);
+
+/**
+ * The object a link points to (borrowed; NULL for a link to a whole
+ * bucket, if not a link, or for NULL).
+ */
+const char *natsio_obj_info_link_name(const struct natsio_obj_info *i);
+
+/**
+ * The chunk size the writer used (0 if it recorded none, or for NULL).
+ */
+uint32_t natsio_obj_info_max_chunk_size(const struct natsio_obj_info *i);
+
+/**
+ * The description as ADR-20 JSON, as nats.go and nats.js store it
+ * (mtime: the server's time). Borrowed; NULL for NULL.
+ */
+const char *natsio_obj_info_json(const struct natsio_obj_info *i);
+
+/**
+ * Whether this is a watcher's marker that every object existing when the
+ * watch started has been delivered (name "", bucket set); false for NULL.
+ */
+bool natsio_obj_info_is_initial_done(const struct natsio_obj_info *i);
+
+/**
+ * Keeps an info beyond the callback or list that lent it: a copy freed
+ * with `natsio_obj_info_free`. Errors: NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_obj_info_clone(const struct natsio_obj_info *info,
+                                    struct natsio_obj_info **info_out);
+
+/**
+ * Frees an info. Accepts NULL.
+ */
+void natsio_obj_info_free(struct natsio_obj_info *info);
+
+/**
+ * The info an operation produced (a put, `natsio_obj_get_info_async`, a
+ * link, or a watcher's `natsio_obj_watcher_next_async`), as a new
+ * `natsio_obj_info`. Returns as `natsio_token_msg` (NATSIO_DONE once a
+ * watch has ended).
+ */
+natsio_status natsio_token_obj_info(const struct natsio_token *token,
+                                    struct natsio_obj_info **info_out);
+
+/**
+ * How many infos the list holds (0 for NULL).
+ */
+size_t natsio_obj_info_list_count(const struct natsio_obj_info_list *list);
+
+/**
+ * Info `index` of the list, borrowed until the list is freed (NULL if
+ * out of range).
+ */
+const struct natsio_obj_info *natsio_obj_info_list_get(const struct natsio_obj_info_list *list,
+                                                       size_t index);
+
+/**
+ * Frees a list and its infos. Accepts NULL.
+ */
+void natsio_obj_info_list_free(struct natsio_obj_info_list *list);
+
+/**
+ * The infos a `natsio_obj_list_async` produced, as a new list. Returns as
+ * `natsio_token_msg`.
+ */
+natsio_status natsio_token_obj_info_list(const struct natsio_token *token,
+                                         struct natsio_obj_info_list **list_out);
+
+/**
+ * Stores `len` bytes of `data` as object `name`, replacing any earlier
+ * version (whose chunks are purged once the new one is in place).
+ * `meta_json` (may be NULL) is an object of "description", "headers"
+ * (`{"Name": ["value", ...]}`; a plain string is one value), "metadata"
+ * (object of strings) and "chunk_size" (bytes per chunk, default 131072,
+ * at most the server's max_payload); "name", if present, must equal
+ * `name`. The data is published in chunks with a bounded window of
+ * unacknowledged ones, hashed with SHA-256; the description goes last.
+ * `info_out` (may be NULL) receives the new object's info (free with
+ * `natsio_obj_info_free`). Blocks until every chunk and the description
+ * are acknowledged. A failed put leaves the previous version readable.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+ * NATSIO_ERR_INVALID_OBJECT_NAME (empty), NATSIO_ERR_CONFIG (meta_json),
+ * NATSIO_ERR_BAD_HEADERS, NATSIO_ERR_BUCKET_NOT_FOUND,
+ * NATSIO_ERR_BUCKET_SEALED, NATSIO_ERR_JS_API (e.g. the bucket is full),
+ * NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_obj_put(const struct natsio_obj *obj,
+                             const char *name,
+                             const char *meta_json,
+                             const void *data,
+                             size_t len,
+                             struct natsio_obj_info **info_out);
+
+/**
+ * The token form of `natsio_obj_put` (`natsio_token_obj_info`). `data` is
+ * copied before this returns.
+ */
+natsio_status natsio_obj_put_async(const struct natsio_obj *obj,
+                                   const char *name,
+                                   const char *meta_json,
+                                   const void *data,
+                                   size_t len,
+                                   struct natsio_token **token_out);
+
+/**
+ * The description of object `name` through `info_out` (free with
+ * `natsio_obj_info_free`). A deleted object fails with
+ * NATSIO_ERR_OBJECT_DELETED unless `show_deleted` (then its tombstone:
+ * `natsio_obj_info_deleted` true, size 0). Errors:
+ * NATSIO_ERR_OBJECT_NOT_FOUND, NATSIO_ERR_INVALID_OBJECT_NAME,
+ * NATSIO_ERR_BUCKET_NOT_FOUND, and the request errors of `natsio_obj_put`.
+ */
+natsio_status natsio_obj_get_info(const struct natsio_obj *obj,
+                                  const char *name,
+                                  bool show_deleted,
+                                  struct natsio_obj_info **info_out);
+
+/**
+ * The token form of `natsio_obj_get_info` (`natsio_token_obj_info`).
+ */
+natsio_status natsio_obj_get_info_async(const struct natsio_obj *obj,
+                                        const char *name,
+                                        bool show_deleted,
+                                        struct natsio_token **token_out);
+
+/**
+ * Replaces the description, headers and metadata of object `name` with
+ * those of `meta_json` (absent ones are cleared); its "name", if present
+ * and different, renames the object. Errors: NATSIO_ERR_OBJECT_EXISTS (a
+ * live object has the new name), NATSIO_ERR_OBJECT_DELETED,
+ * NATSIO_ERR_OBJECT_NOT_FOUND, NATSIO_ERR_CONFIG (meta_json, or a
+ * "chunk_size"), and the errors of `natsio_obj_get_info`.
+ */
+natsio_status natsio_obj_update_meta(const struct natsio_obj *obj,
+                                     const char *name,
+                                     const char *meta_json);
+
+/**
+ * The token form of `natsio_obj_update_meta` (`natsio_token_status`).
+ */
+natsio_status natsio_obj_update_meta_async(const struct natsio_obj *obj,
+                                           const char *name,
+                                           const char *meta_json,
+                                           struct natsio_token **token_out);
+
+/**
+ * Deletes object `name`: a tombstone replaces its description and its
+ * chunks are purged. Deleting a deleted object is harmless. Errors: as
+ * `natsio_obj_get_info`.
+ */
+natsio_status natsio_obj_delete(const struct natsio_obj *obj, const char *name);
+
+/**
+ * The token form of `natsio_obj_delete` (`natsio_token_status`).
+ */
+natsio_status natsio_obj_delete_async(const struct natsio_obj *obj,
+                                      const char *name,
+                                      struct natsio_token **token_out);
+
+/**
+ * The latest description of every object in the bucket (tombstones only
+ * with `include_deleted`), through `list_out` (free with
+ * `natsio_obj_info_list_free`; empty when there are none). Errors:
+ * NATSIO_ERR_BUCKET_NOT_FOUND, the request errors of `natsio_obj_put`.
+ */
+natsio_status natsio_obj_list(const struct natsio_obj *obj,
+                              bool include_deleted,
+                              struct natsio_obj_info_list **list_out);
+
+/**
+ * The token form of `natsio_obj_list` (`natsio_token_obj_info_list`).
+ */
+natsio_status natsio_obj_list_async(const struct natsio_obj *obj,
+                                    bool include_deleted,
+                                    struct natsio_token **token_out);
+
+/**
+ * Makes `name` a link to the object `target` describes (of this or
+ * another bucket; from `natsio_obj_get_info` or a put), through
+ * `info_out` (may be NULL; the link's info). Reading the link reads the
+ * target. Errors: NATSIO_ERR_OBJECT_LINK (the target is deleted or is
+ * itself a link), NATSIO_ERR_OBJECT_EXISTS (a live object that is no link
+ * has `name`), NATSIO_ERR_INVALID_OBJECT_NAME, and the request errors of
+ * `natsio_obj_put`.
+ */
+natsio_status natsio_obj_add_link(const struct natsio_obj *obj,
+                                  const char *name,
+                                  const struct natsio_obj_info *target,
+                                  struct natsio_obj_info **info_out);
+
+/**
+ * The token form of `natsio_obj_add_link` (`natsio_token_obj_info`).
+ */
+natsio_status natsio_obj_add_link_async(const struct natsio_obj *obj,
+                                        const char *name,
+                                        const struct natsio_obj_info *target,
+                                        struct natsio_token **token_out);
+
+/**
+ * Makes `name` a link to the whole bucket `bucket` (reading it as an
+ * object fails with NATSIO_ERR_OBJECT_LINK), through `info_out` (may be
+ * NULL). Errors: NATSIO_ERR_INVALID_BUCKET_NAME, and as
+ * `natsio_obj_add_link`.
+ */
+natsio_status natsio_obj_add_bucket_link(const struct natsio_obj *obj,
+                                         const char *name,
+                                         const char *bucket,
+                                         struct natsio_obj_info **info_out);
+
+/**
+ * The token form of `natsio_obj_add_bucket_link` (`natsio_token_obj_info`).
+ */
+natsio_status natsio_obj_add_bucket_link_async(const struct natsio_obj *obj,
+                                               const char *name,
+                                               const char *bucket,
+                                               struct natsio_token **token_out);
+
+/**
+ * Starts writing object `name` with `meta_json` as for `natsio_obj_put`,
+ * through `writer_out` (free with `natsio_obj_writer_free`). Sends nothing
+ * yet. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+ * NATSIO_ERR_INVALID_OBJECT_NAME, NATSIO_ERR_CONFIG, NATSIO_ERR_BAD_HEADERS.
+ */
+natsio_status natsio_obj_writer_open(const struct natsio_obj *obj,
+                                     const char *name,
+                                     const char *meta_json,
+                                     struct natsio_obj_writer **writer_out);
+
+/**
+ * Appends `len` bytes of `data` (copied). Each full chunk is published;
+ * this blocks only while 8 MiB of chunks await their acks. Errors: what
+ * failed the write so far (e.g. NATSIO_ERR_BUCKET_NOT_FOUND,
+ * NATSIO_ERR_BUCKET_SEALED, NATSIO_ERR_TIMEOUT,
+ * NATSIO_ERR_CONNECTION_CLOSED; every later call repeats it),
+ * NATSIO_ERR_ILLEGAL_STATE after finish or abort, NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_obj_writer_write(struct natsio_obj_writer *writer,
+                                      const void *data,
+                                      size_t len);
+
+/**
+ * The token form of `natsio_obj_writer_write` (`natsio_token_status`):
+ * `data` is copied before this returns; the token completes once the data
+ * is taken (the window has room). Writes apply in call order.
+ */
+natsio_status natsio_obj_writer_write_async(struct natsio_obj_writer *writer,
+                                            const void *data,
+                                            size_t len,
+                                            struct natsio_token **token_out);
+
+/**
+ * Publishes the rest, waits for every ack and stores the description
+ * (with a rollup; the replaced version's chunks are purged after).
+ * `info_out` (may be NULL) receives the object's info. On failure the
+ * write's chunks are purged and the previous version stays. Errors: as
+ * `natsio_obj_writer_write`.
+ */
+natsio_status natsio_obj_writer_finish(struct natsio_obj_writer *writer,
+                                       struct natsio_obj_info **info_out);
+
+/**
+ * The token form of `natsio_obj_writer_finish` (`natsio_token_obj_info`).
+ */
+natsio_status natsio_obj_writer_finish_async(struct natsio_obj_writer *writer,
+                                             struct natsio_token **token_out);
+
+/**
+ * Abandons the write: its chunks are purged and the previous version of
+ * the object stays readable. Blocks while purging. Harmless after finish
+ * or abort. Errors: NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_obj_writer_abort(struct natsio_obj_writer *writer);
+
+/**
+ * Frees a writer; one neither finished nor aborted is aborted on the
+ * library's threads. Accepts NULL.
+ */
+void natsio_obj_writer_free(struct natsio_obj_writer *writer);
+
+/**
+ * Opens object `name` for reading through `reader_out` (free with
+ * `natsio_obj_reader_free`). Through a link to an object it reads the
+ * target. From the moment this returns, chunks are pulled on the library's
+ * threads a few MiB ahead of the reader. A deleted object fails with
+ * NATSIO_ERR_OBJECT_DELETED unless `show_deleted` (then it reads as
+ * empty). Errors: NATSIO_ERR_OBJECT_NOT_FOUND, NATSIO_ERR_OBJECT_LINK (a
+ * link to a bucket, or to a link), and the errors of `natsio_obj_get_info`.
+ */
+natsio_status natsio_obj_get(const struct natsio_obj *obj,
+                             const char *name,
+                             bool show_deleted,
+                             struct natsio_obj_reader **reader_out);
+
+/**
+ * The token form of `natsio_obj_get`; the reader is taken (once) with
+ * `natsio_token_obj_reader`.
+ */
+natsio_status natsio_obj_get_async(const struct natsio_obj *obj,
+                                   const char *name,
+                                   bool show_deleted,
+                                   struct natsio_token **token_out);
+
+/**
+ * The reader a `natsio_obj_get_async` opened, through `reader_out` (free
+ * with `natsio_obj_reader_free`). It can be taken once
+ * (NATSIO_ERR_ILLEGAL_STATE after); a token freed without taking it
+ * closes the reader. Returns as `natsio_token_msg`.
+ */
+natsio_status natsio_token_obj_reader(const struct natsio_token *token,
+                                      struct natsio_obj_reader **reader_out);
+
+/**
+ * The info of the object being read (a link's target), borrowed from the
+ * reader; NULL for NULL.
+ */
+const struct natsio_obj_info *natsio_obj_reader_info(const struct natsio_obj_reader *reader);
+
+/**
+ * Copies up to `cap` next bytes of the object into `buf`, waiting up to
+ * `timeout_ms` for a chunk (NATSIO_TIMEOUT_DEFAULT: 30 s, the reference's
+ * chunk timeout; NATSIO_WAIT_FOREVER; NATSIO_NO_WAIT: only what is
+ * buffered). NATSIO_OK: `*n_out` (> 0) bytes were copied. NATSIO_DONE
+ * (`*n_out` = 0): every byte was read and its size, chunk count and
+ * SHA-256 digest match the description. Errors:
+ * NATSIO_ERR_DIGEST_MISMATCH (reported instead of NATSIO_DONE: the data
+ * read does not match; the reader has ended), NATSIO_ERR_TIMEOUT (no chunk
+ * in time; reading may go on), NATSIO_ERR_CONNECTION_CLOSED,
+ * NATSIO_ERR_BUCKET_NOT_FOUND, NATSIO_ERR_NULL_ARGUMENT (also `buf` with
+ * `cap` > 0), NATSIO_ERR_INVALID_ARGUMENT (`cap` 0),
+ * NATSIO_ERR_ILLEGAL_STATE (on a library runtime thread).
+ */
+natsio_status natsio_obj_reader_read(struct natsio_obj_reader *reader,
+                                     void *buf,
+                                     size_t cap,
+                                     size_t *n_out,
+                                     int64_t timeout_ms);
+
+/**
+ * A token for the next piece of the object (what a `natsio_obj_reader_read`
+ * left of a chunk, else the next chunk), read with
+ * `natsio_token_obj_chunk`; NATSIO_DONE at the verified end, or the
+ * reader's error. Pending tokens are served in call order; freeing one
+ * before it completed leaves its chunk to the next read.
+ */
+natsio_status natsio_obj_reader_next_async(struct natsio_obj_reader *reader,
+                                           struct natsio_token **token_out);
+
+/**
+ * The piece of data a `natsio_obj_reader_next_async` token holds:
+ * `*data_out` points at `*len_out` bytes borrowed from the token (valid
+ * until `natsio_token_free`). Returns as `natsio_token_msg` (NATSIO_DONE
+ * at the end of the object).
+ */
+natsio_status natsio_token_obj_chunk(const struct natsio_token *token,
+                                     const void **data_out,
+                                     size_t *len_out);
+
+/**
+ * Closes and frees a reader (what was not read is dropped and its
+ * consumer goes away). Accepts NULL.
+ */
+void natsio_obj_reader_free(struct natsio_obj_reader *reader);
+
+/**
+ * Fills `opts` with the defaults and the version.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_obj_watch_options_init(struct natsio_obj_watch_options *opts);
+
+/**
+ * Watches the bucket's objects through `watcher_out`: the latest
+ * description of each object (or every one kept, or none with
+ * `updates_only`), then a marker info (`natsio_obj_info_is_initial_done`),
+ * then every change (put, update, delete, link) as it happens. From the
+ * moment this returns, changes are pulled into the watcher's buffer on the
+ * library's threads (up to the client's pending limits: a full buffer
+ * pauses pulling, counted in the stats' `stalls`); lost consumers and
+ * reconnects are healed. `opts` may be NULL. Blocks while the consumer is
+ * created. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT
+ * (options version), NATSIO_ERR_BUCKET_NOT_FOUND, and the request errors
+ * of `natsio_obj_put`.
+ */
+natsio_status natsio_obj_watch(const struct natsio_obj *obj,
+                               const struct natsio_obj_watch_options *opts,
+                               struct natsio_obj_watcher **watcher_out);
+
+/**
+ * The token form of `natsio_obj_watch`; the watcher is taken (once) with
+ * `natsio_token_obj_watcher`.
+ */
+natsio_status natsio_obj_watch_async(const struct natsio_obj *obj,
+                                     const struct natsio_obj_watch_options *opts,
+                                     struct natsio_token **token_out);
+
+/**
+ * The watcher a `natsio_obj_watch_async` started, through `watcher_out`
+ * (free with `natsio_obj_watcher_free`). It can be taken once
+ * (NATSIO_ERR_ILLEGAL_STATE after); a token freed without taking it stops
+ * the watch. Returns as `natsio_token_msg`.
+ */
+natsio_status natsio_token_obj_watcher(const struct natsio_token *token,
+                                       struct natsio_obj_watcher **watcher_out);
+
+/**
+ * The next info of a watch, waiting up to `timeout_ms`
+ * (NATSIO_TIMEOUT_DEFAULT or NATSIO_WAIT_FOREVER: until one comes;
+ * NATSIO_NO_WAIT: only one already buffered). NATSIO_OK: `*info_out` is
+ * an info (free with `natsio_obj_info_free`): an object's description
+ * (`natsio_obj_info_deleted` for a deletion) or, once, the initial-values
+ * marker. NATSIO_DONE (`*info_out` set to NULL): the watch was stopped.
+ * Errors: NATSIO_ERR_TIMEOUT (nothing changed in time; the watch goes
+ * on), NATSIO_ERR_BUCKET_NOT_FOUND (the bucket was deleted: the watch
+ * ended), NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_ILLEGAL_STATE
+ * (callback mode, or on a library runtime thread).
+ */
+natsio_status natsio_obj_watcher_next(const struct natsio_obj_watcher *watcher,
+                                      int64_t timeout_ms,
+                                      struct natsio_obj_info **info_out);
+
+/**
+ * A token for the next info (`natsio_token_obj_info`; NATSIO_DONE once
+ * stopped). Pending tokens are served in call order; freeing or
+ * cancelling one before an info reached it leaves the infos buffered.
+ */
+natsio_status natsio_obj_watcher_next_async(const struct natsio_obj_watcher *watcher,
+                                            struct natsio_token **token_out);
+
+/**
+ * Push mode for a watch: `cb` gets every info (the marker included), then
+ * a final call with a NULL info and the status that ended it; `release`
+ * runs after that. As `natsio_sub_set_callback` otherwise.
+ */
+natsio_status natsio_obj_watcher_set_callback(const struct natsio_obj_watcher *watcher,
+                                              natsio_obj_info_cb cb,
+                                              void *user_data,
+                                              natsio_release_cb release);
+
+/**
+ * Stops a watch: `natsio_obj_watcher_next` returns NATSIO_DONE, now and
+ * later, and a callback gets its final call before this returns; the
+ * server-side consumer is deleted. Idempotent.
+ */
+natsio_status natsio_obj_watcher_stop(const struct natsio_obj_watcher *watcher);
+
+/**
+ * Reads the live counters into `stats_out`.
+ */
+natsio_status natsio_obj_watcher_get_stats(const struct natsio_obj_watcher *watcher,
+                                           struct natsio_iter_stats *stats_out);
+
+/**
+ * Stops (if needed) and frees a watch. Accepts NULL.
+ */
+void natsio_obj_watcher_free(struct natsio_obj_watcher *watcher);
 
 /**
  * Creates options with the defaults: server nats://127.0.0.1:4222,

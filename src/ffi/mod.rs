@@ -12,6 +12,7 @@ pub mod js;
 pub mod kv;
 pub mod list;
 pub mod msg;
+pub mod object;
 pub mod options;
 pub mod replies;
 pub mod status;
