@@ -110,6 +110,24 @@ pub(crate) fn set_callback<T: FeedItem>(
     }
 }
 
+/// The `call` of `set_callback` for an iterator whose C callback takes
+/// each item as a handle made by `to_c`, borrowed for the call, then NULL
+/// with the ending status.
+pub(crate) fn item_cb<T: 'static, H: 'static>(
+    f: unsafe extern "C" fn(*mut c_void, *const H, natsio_status),
+    to_c: fn(T) -> H,
+) -> impl Fn(*mut c_void, Option<T>, natsio_status) + Send + 'static {
+    move |ud, item, st| match item {
+        Some(item) => {
+            let h = to_c(item);
+            // SAFETY: the application registered `f` for `ud`.
+            unsafe { f(ud, &h, st) }
+        }
+        // SAFETY: as above.
+        None => unsafe { f(ud, std::ptr::null(), st) },
+    }
+}
+
 /// `_get_stats`.
 pub(crate) unsafe fn stats(s: FeedStats, out: *mut natsio_iter_stats) -> Result<()> {
     let out = out_arg(out, "stats_out")?;

@@ -1011,15 +1011,7 @@ pub unsafe extern "C" fn natsio_kv_watcher_set_callback(
         iter::set_callback(
             user_data,
             release,
-            move |ud, ev: Option<WatchEvent>, st| match ev {
-                Some(ev) => {
-                    let e = natsio_kv_entry::from_event(ev);
-                    // SAFETY: the application registered `f` for `ud`.
-                    unsafe { f(ud, &e, st) }
-                }
-                // SAFETY: as above.
-                None => unsafe { f(ud, std::ptr::null(), st) },
-            },
+            iter::item_cb(f, natsio_kv_entry::from_event),
             |h| w.it.set_handler(h, Box::new(|| {})),
         )
     })

@@ -1635,15 +1635,7 @@ pub unsafe extern "C" fn natsio_obj_watcher_set_callback(
         iter::set_callback(
             user_data,
             release,
-            move |ud, ev: Option<ObjectWatchEvent>, st| match ev {
-                Some(ev) => {
-                    let i = natsio_obj_info::from_event(ev);
-                    // SAFETY: the application registered `f` for `ud`.
-                    unsafe { f(ud, &i, st) }
-                }
-                // SAFETY: as above.
-                None => unsafe { f(ud, std::ptr::null(), st) },
-            },
+            iter::item_cb(f, natsio_obj_info::from_event),
             |h| w.it.set_handler(h, Box::new(|| {})),
         )
     })
