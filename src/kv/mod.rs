@@ -183,7 +183,10 @@ pub fn stream_config_for(config_json: &str) -> Result<(String, Map<String, Value
     Ok((bucket, s))
 }
 
-fn bucket_error(e: Error, bucket: &str) -> Error {
+/// A stream error in bucket terms (Key-Value and Object Store).
+pub(crate) fn bucket_error(e: Error, bucket: &str) -> Error {
+    /// The JetStream API error of a write to a sealed stream.
+    const SEALED_ERR_CODE: &str = "err_code 10109)";
     match e.kind() {
         ErrorKind::StreamNotFound => Error::new(
             ErrorKind::BucketNotFound,
@@ -192,6 +195,10 @@ fn bucket_error(e: Error, bucket: &str) -> Error {
         ErrorKind::StreamNameInUse => Error::new(
             ErrorKind::BucketExists,
             format!("bucket {bucket:?} exists with another configuration"),
+        ),
+        ErrorKind::JetStreamApi if e.detail().ends_with(SEALED_ERR_CODE) => Error::new(
+            ErrorKind::BucketSealed,
+            format!("bucket {bucket:?} is sealed"),
         ),
         _ => e,
     }

@@ -29,8 +29,6 @@ pub use watch::{ObjectWatchEvent, ObjectWatchOptions, ObjectWatcher};
 
 /// Chunk size when the meta sets none (ADR-20).
 pub const DEFAULT_CHUNK_SIZE: usize = 128 * 1024;
-/// The JetStream API error of a write to a sealed stream.
-const SEALED_ERR_CODE: &str = "err_code 10109)";
 
 /// Bucket names: `[A-Za-z0-9_-]+`, as for Key-Value.
 pub fn validate_bucket(name: &str) -> Result<()> {
@@ -93,24 +91,7 @@ pub fn stream_config_for(config_json: &str) -> Result<(String, Map<String, Value
     Ok((bucket, s))
 }
 
-/// Stream errors in bucket terms.
-fn bucket_error(e: Error, bucket: &str) -> Error {
-    match e.kind() {
-        ErrorKind::StreamNotFound => Error::new(
-            ErrorKind::BucketNotFound,
-            format!("object store {bucket:?} not found"),
-        ),
-        ErrorKind::StreamNameInUse => Error::new(
-            ErrorKind::BucketExists,
-            format!("object store {bucket:?} exists with another configuration"),
-        ),
-        ErrorKind::JetStreamApi if e.detail().ends_with(SEALED_ERR_CODE) => Error::new(
-            ErrorKind::BucketSealed,
-            format!("object store {bucket:?} is sealed"),
-        ),
-        _ => e,
-    }
-}
+use crate::kv::bucket_error;
 
 /// A bound Object Store bucket. Cheap to clone; thread-safe.
 #[derive(Clone)]
