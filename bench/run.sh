@@ -20,6 +20,9 @@
 #   --scenarios pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get
 #   --sizes 16,1024 --n N --js-n N --k K --kv-k K --window W --par P
 #   --obj-mb MiB --obj-small N --warmup W --idle-timeout S --max-secs S
+#   --obj-mode memory|stream   obj-put/obj-get from/into one buffer (the
+#                      spec's, default) or through the streaming APIs with
+#                      no buffer of the object's size (for peak RSS)
 #   (only the options given here are passed: a harness uses the spec's
 #   defaults for the others)
 #   --url URL          use this server instead of starting one
@@ -155,7 +158,7 @@ SIZES="16,1024"
 MAX_SECS=120
 OBJ_MB=64
 
-usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     arg="$1"; val=""
@@ -182,7 +185,7 @@ while [ $# -gt 0 ]; do
         --sizes) SIZES="$val"; PASS+=("$arg" "$val") ;;
         --max-secs) MAX_SECS="$val"; PASS+=("$arg" "$val") ;;
         --obj-mb) OBJ_MB="$val"; PASS+=("$arg" "$val") ;;
-        --n|--js-n|--k|--kv-k|--window|--par|--obj-small|--warmup|--idle-timeout) PASS+=("$arg" "$val") ;;
+        --n|--js-n|--k|--kv-k|--window|--par|--obj-small|--obj-mode|--warmup|--idle-timeout) PASS+=("$arg" "$val") ;;
         *) log "unknown option: $arg"; exit 2 ;;
     esac
 done

@@ -25,6 +25,17 @@ binding with the official client of its language, same scenario and size:
 `libnatsio-go` / `nats.go` and `libnatsio-node` / `nats.js` (rate: >1 the
 binding is faster; p50/p99 and rss: <1 the binding is lower, i.e. better).
 
+A fourth table, "Object Store", shows each client's obj-put/obj-get MB/s
+and peak RSS (rss_peak_mb, VmHWM of the run's own process, and its growth
+over rss_start_mb, the RSS when the clock started) with the ratio to the
+best peer (the fastest of nats.c, async-nats, nats.go, nats.js in that
+row) and, for libnatsio and its bindings, the issue's targets: MB/s >= the
+best peer's, and peak RSS below 64 MiB for an object of 256 MiB or more
+read or written in --obj-mode stream (no buffer of the object's size).
+Runs made with --obj-mode stream (their lines say mode=stream, or the
+results file's `# args:` line has `--obj-mode stream`) are kept apart as
+scenarios `obj-put/stream` and `obj-get/stream`.
+
 A lossy pubsub run (lost>0), an incomplete jspub run (unacked>0) or a short
 js-consume run (received<n) has a rate that is not comparable with complete
 runs: if any run of a client is lossy/incomplete, its rate shows n/a (and so
@@ -53,16 +64,30 @@ EXTRA_MEDIANS = [("cpu_ns_per_msg", "cpu_ns/msg"), ("rss_kb", "peak_rss_kb"),
                  ("rss_start_kb", "rss_start_kb"), ("rss_end_kb", "rss_end_kb"),
                  ("threads_peak", "threads_peak"), ("rss_peak_mb", "rss_peak_mb")]
 SCEN_ORDER = ["pub", "pubsub", "req", "jspub", "jspub-sync", "kv-put", "kv-get", "kv-par",
-              "js-consume", "obj-put", "obj-get"]
+              "js-consume", "obj-put", "obj-get", "obj-put/stream", "obj-get/stream"]
 LATENCY_SCENARIOS = {"req", "jspub-sync", "kv-put", "kv-get"}
 # Scenarios whose rate is MB/s (mb_per_s) rather than messages or operations.
 MB_SCENARIOS = {"obj-put", "obj-get"}
+# Mode suffix of the obj scenarios' --obj-mode stream runs.
+STREAM_SUFFIX = "/stream"
+# The issue's peak-RSS target for a streamed get or put of >= 256 MiB.
+RSS_TARGET_MB = 64 * 1048576 / 1e6
+RSS_TARGET_MIN_SIZE = 256 * 1048576
+
+
+def base_scenario(sc):
+    """obj-put/stream -> obj-put"""
+    return sc[:-len(STREAM_SUFFIX)] if sc.endswith(STREAM_SUFFIX) else sc
+
+
+def is_peer(client):
+    return client != OURS and not is_binding(client) and client not in AUXILIARY
 # Each binding and the official client of its language (the ecosystem table).
 ECOSYSTEM_PEERS = OrderedDict([(OURS + "-go", "nats.go"), (OURS + "-node", "nats.js")])
 
 
 def rate_key(scenario, rec):
-    if scenario in MB_SCENARIOS:
+    if base_scenario(scenario) in MB_SCENARIOS:
         return "mb_per_s"
     return "ops_per_s" if "ops_per_s" in rec else "msgs_per_s"
 
@@ -204,11 +229,19 @@ def main(argv):
         lines = sys.stdin.readlines()
 
     cells = OrderedDict()  # (scenario, size) -> OrderedDict(client -> Cell)
+    stream_file = False  # the current results file was run with --obj-mode stream
     for line in lines:
+        if line.startswith("# bench/run.sh "):
+            stream_file = False
+        elif line.startswith("# args:"):
+            stream_file = "--obj-mode stream" in line
         rec = parse_line(line)
         if rec is None:
             continue
-        key = (rec["scenario"], rec.get("size", "-"))
+        sc = rec["scenario"]
+        if sc in MB_SCENARIOS and rec.get("mode", "stream" if stream_file else "memory") == "stream":
+            sc += STREAM_SUFFIX
+        key = (sc, rec.get("size", "-"))
         cells.setdefault(key, OrderedDict()).setdefault(rec["client"], Cell()).add(rec)
     for key in list(cells):
         for cl in list(cells[key]):
@@ -293,6 +326,7 @@ def main(argv):
           " (received<n) run; not comparable.")
     print_binding_overhead(cells, sort_key)
     print_ecosystem(cells, sort_key)
+    print_object_store(cells, sort_key)
     return 0
 
 
@@ -376,7 +410,7 @@ def print_ecosystem(cells, sort_key):
             for who, c in ((b, cell), (peer_name, peer)):
                 if c.incomplete:
                     notes.append(f"{who} {incomplete_word(sc)} {c.incomplete}/{len(c.runs)}")
-            unit = "MB/s" if sc in MB_SCENARIOS else ("ops/s" if "ops_per_s" in cell.runs[0] else "msgs/s")
+            unit = "MB/s" if base_scenario(sc) in MB_SCENARIOS else ("ops/s" if "ops_per_s" in cell.runs[0] else "msgs/s")
             rows.append([sc, size, b, peer_name, unit, fmt_ratio(_ratio(cell.rate(), peer.rate())),
                          p50, p99, ", ".join(notes)])
     if not rows:
@@ -399,6 +433,72 @@ def print_ecosystem(cells, sort_key):
     print("rate (msgs/s, ops/s or MB/s): higher is better, so >1 = the binding is faster;"
           " p50/p99 latency and rss_peak_mb: lower is better, so <1 = the binding is better;"
           " n/a: lossy/incomplete run or missing.")
+
+
+def print_object_store(cells, sort_key):
+    """obj-put / obj-get: MB/s and peak RSS of every client, the ratio to the
+    best peer, and the issue's targets for libnatsio and its bindings."""
+    rows = []
+    for key in sorted(cells, key=sort_key):
+        sc, size = key
+        if base_scenario(sc) not in MB_SCENARIOS:
+            continue
+        clients = cells[key]
+        peers = [(c.rate(), name) for name, c in clients.items() if is_peer(name) and c.rate()]
+        best_rate, best_name = max(peers) if peers else (None, "-")
+        order = sorted(clients, key=lambda n: (is_peer(n), n != OURS, n))
+        for name in order:
+            cell = clients[name]
+            if not cell.runs:
+                st = ", ".join(f"{k} x{v}" for k, v in sorted(cell.status.items()))
+                rows.append([sc, size, name, "-", "-", "-", "-", "-", st])
+                continue
+            rate = cell.rate()
+            peak = median(num(r, "rss_peak_mb") for r in cell.runs)
+            start = median(num(r, "rss_start_mb") for r in cell.runs)
+            growth = median(num(r, "rss_peak_mb") - num(r, "rss_start_mb") for r in cell.runs
+                            if num(r, "rss_peak_mb") is not None and num(r, "rss_start_mb") is not None)
+            notes = []
+            if name == OURS or is_binding(name):
+                if best_rate and rate:
+                    notes.append(f"MB/s target {'met' if rate >= best_rate else 'MISSED'} (best peer {best_name})")
+                try:
+                    big = int(size) >= RSS_TARGET_MIN_SIZE
+                except ValueError:
+                    big = False
+                if big and sc.endswith(STREAM_SUFFIX) and peak is not None:
+                    notes.append(f"RSS target {'met' if peak < RSS_TARGET_MB else 'MISSED'}"
+                                 f" ({peak:.1f} vs < {RSS_TARGET_MB:.1f} MB)")
+            if cell.errors:
+                notes.append(f"errors={cell.errors}")
+            for st, c in sorted(cell.status.items()):
+                notes.append(f"{st} x{c}")
+            f1 = lambda x: "-" if x is None else f"{x:,.1f}"
+            rows.append([sc, size, name, str(len(cell.runs)), fmt_rate(rate) if rate else "n/a",
+                         fmt_ratio(_ratio(rate, best_rate)), f1(peak), f1(growth), "; ".join(notes)])
+        rows.append(None)
+    if not rows:
+        return
+    rows.pop()
+    header = ["scenario", "size", "client", "runs", "MB/s (median)", "MB/s / best peer",
+              "rss_peak_mb", "rss growth", "notes"]
+    widths = [max(len(h), *(len(r[i]) for r in rows if r)) for i, h in enumerate(header)]
+    right = {3, 4, 5, 6, 7}
+
+    def fmt_row(r):
+        out = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        return "  ".join(out).rstrip()
+
+    print()
+    print("Object Store (medians; ratio to the fastest peer of the same row group):")
+    print(fmt_row(header))
+    print(fmt_row(["-" * w for w in widths]))
+    for r in rows:
+        print(fmt_row(r) if r else "")
+    print("rss_peak_mb: VmHWM of the run's own process (MB = 10^6 bytes; 64 MiB = 67.1 MB);"
+          " rss growth: rss_peak_mb - rss_start_mb (the RSS when the clock started: memory mode's"
+          " put has its whole object in it). Targets (libnatsio and bindings): MB/s >= best peer;"
+          " peak RSS < 64 MiB for a >= 256 MiB object in stream mode.")
 
 
 def _ratio(a, b):

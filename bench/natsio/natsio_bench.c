@@ -23,8 +23,12 @@
  * js-consume reads a natsio_js_consume iterator in push mode (--consume-mode
  * iterator: natsio_js_messages_next on the main thread) and acks each
  * message with natsio_msg_ack.
- * obj-put/obj-get: Object Store is not in the library yet: status=failed
- * lines, as the nats.c harness prints them.
+ * obj-put/obj-get: bucket BENCHOBJ recreated per run; natsio_obj_put from
+ * memory / natsio_obj_get + natsio_obj_reader_read into one buffer of the
+ * object's size; --obj-mode stream: natsio_obj_writer_write of 128 KiB
+ * pieces of a repeated 1 MiB pattern / natsio_obj_reader_read into one
+ * 128 KiB buffer. Each measured run is a fresh process (this program re-run
+ * with --obj-child), so rss_peak_mb (VmHWM) is that of the one run.
  *
  * Build: bench/natsio/build.sh (or through bench/run.sh).
  */
@@ -44,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,6 +70,8 @@ static long g_threads = 4;
 static pubsub_mode_t g_pubsub_mode = PUBSUB_CALLBACK;
 static par_mode_t g_par_mode = PAR_CALLBACK;
 static pubsub_mode_t g_consume_mode = PUBSUB_CALLBACK;
+static bool g_obj_stream;             /* --obj-mode stream */
+static const char *g_obj_child;       /* internal: --obj-child SCENARIO:big|small */
 
 /* ------------------------------------------------------------------------ */
 /* helpers                                                                  */
@@ -1387,22 +1394,386 @@ out:
 /* ------------------------------------------------------------------------ */
 /* obj-put / obj-get                                                        */
 
-/* libnatsio has no Object Store yet: one failed line per run (the --obj-mb
- * object and the --obj-small objects of 1 KiB), as the nats.c harness
- * prints them, so the table shows the gap. */
-static bool g_obj_note_printed;
+/* The spec's object bytes: xorshift32 (x ^= x<<13; x ^= x>>17; x ^= x<<5)
+ * from seed 0x2545F491, each state written as 4 little-endian bytes,
+ * truncated to n. Every harness generates the same bytes this way. */
+static unsigned char *obj_data(size_t n)
+{
+    unsigned char *b = malloc(n + 4);
+    uint32_t x = 0x2545F491u;
+    if (b == NULL) {
+        fprintf(stderr, "natsio_bench: out of memory\n");
+        exit(1);
+    }
+    for (size_t i = 0; i < n; i += 4) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        b[i] = (unsigned char)x;
+        b[i + 1] = (unsigned char)(x >> 8);
+        b[i + 2] = (unsigned char)(x >> 16);
+        b[i + 3] = (unsigned char)(x >> 24);
+    }
+    return b;
+}
 
+#define OBJ_NOTE "data: xorshift32 seed 0x2545F491"
+/* --obj-mode stream: the objects are the first MiB of obj_data repeated
+ * (object i of a run starts at offset i*size of that endless stream), so
+ * no buffer of the object's size is ever held; every harness does the same.
+ * Pieces of STREAM_PIECE bytes go to natsio_obj_writer_write, and
+ * natsio_obj_reader_read reads into one buffer of that size. */
+#define OBJ_PATTERN ((size_t)1 << 20)
+#define STREAM_PIECE ((size_t)128 * 1024)
+
+/* One of the two runs: one --obj-mb MiB object, or --obj-small x 1 KiB. */
+typedef struct {
+    const char *name; /* "big" or "small" */
+    size_t size;      /* bytes per object */
+    long count;
+} obj_run_t;
+
+static obj_run_t obj_run_of(const char *which)
+{
+    obj_run_t r = {NULL, 0, 0};
+    if (!strcmp(which, "big")) {
+        r.name = "big";
+        r.size = (size_t)g_obj_mb << 20;
+        r.count = 1;
+    } else if (!strcmp(which, "small")) {
+        r.name = "small";
+        r.size = 1024;
+        r.count = g_obj_small;
+    }
+    return r;
+}
+
+static void obj_name(const obj_run_t *r, long i, char *out, size_t cap)
+{
+    if (!strcmp(r->name, "big"))
+        snprintf(out, cap, "big");
+    else
+        snprintf(out, cap, "small-%ld", i);
+}
+
+/* What a run's puts read: all the objects' bytes (memory mode) or the
+ * pattern the stream mode repeats; its length in *len. */
+static unsigned char *obj_source(const obj_run_t *r, size_t *len)
+{
+    size_t total = r->size * (size_t)r->count;
+    if (g_obj_stream) {
+        total = total < 4 ? 4 : total;
+        total = total > OBJ_PATTERN ? OBJ_PATTERN : total;
+    }
+    *len = total;
+    return obj_data(total);
+}
+
+/* Stores one object: memory mode natsio_obj_put from the buffer; stream
+ * mode natsio_obj_writer_open, _write of pieces of the repeated pattern
+ * (from offset `off`), _finish. The digest of the stored object goes to
+ * `digest` (cap bytes). */
+static natsio_status put_one(const natsio_obj *obj, const char *name, const unsigned char *src,
+                             size_t src_len, size_t off, size_t size, char *digest, size_t cap)
+{
+    natsio_obj_info *info = NULL;
+    natsio_status s;
+    if (!g_obj_stream) {
+        s = natsio_obj_put(obj, name, NULL, src + off, size, &info);
+    } else {
+        natsio_obj_writer *w = NULL;
+        s = natsio_obj_writer_open(obj, name, NULL, &w);
+        size_t left = size;
+        while (s == NATSIO_OK && left > 0) {
+            size_t at = off % src_len;
+            size_t n = left < STREAM_PIECE ? left : STREAM_PIECE;
+            if (n > src_len - at)
+                n = src_len - at;
+            s = natsio_obj_writer_write(w, src + at, n);
+            off += n;
+            left -= n;
+        }
+        if (s == NATSIO_OK)
+            s = natsio_obj_writer_finish(w, &info);
+        natsio_obj_writer_free(w); /* aborts an unfinished put */
+    }
+    if (s == NATSIO_OK && digest != NULL)
+        snprintf(digest, cap, "%s", natsio_obj_info_digest(info));
+    natsio_obj_info_free(info);
+    return s;
+}
+
+/* Stores the run's objects; returns the failed puts. A timeout or a lost
+ * connection ends the loop (*fatal set). */
+static long put_objects(const natsio_obj *obj, const obj_run_t *r, const unsigned char *src,
+                        size_t src_len, char *digest, size_t cap, double t0, bool *fatal)
+{
+    char name[64];
+    long errors = 0;
+    *fatal = false;
+    for (long i = 0; i < r->count; i++) {
+        obj_name(r, i, name, sizeof name);
+        size_t off = (size_t)i * r->size;
+        natsio_status s = put_one(obj, name, src, src_len, off, r->size, digest, cap);
+        if (s != NATSIO_OK) {
+            errors++;
+            if (s == NATSIO_ERR_CONNECTION_CLOSED) {
+                *fatal = true;
+                break;
+            }
+        }
+        if (bench_now_s() - t0 > O.max_secs) {
+            *fatal = true;
+            break;
+        }
+    }
+    return errors;
+}
+
+/* Reads one object back with natsio_obj_get + natsio_obj_reader_read until
+ * NATSIO_DONE (size, chunk count and digest verified by the library):
+ * memory mode into one buffer of the object's size (from the reader's
+ * info), stream mode into one STREAM_PIECE buffer, bytes counted. Returns
+ * the bytes read, or -1 on any error. */
+static long long get_one(const natsio_obj *obj, const char *name, unsigned char *piece)
+{
+    natsio_obj_reader *rd = NULL;
+    natsio_status s = natsio_obj_get(obj, name, false, &rd);
+    if (s != NATSIO_OK)
+        return -1;
+    unsigned char *buf = piece;
+    size_t cap = STREAM_PIECE;
+    if (!g_obj_stream) {
+        /* one byte more than the object, so the read that reports DONE
+         * still has room to offer */
+        cap = (size_t)natsio_obj_info_size(natsio_obj_reader_info(rd)) + 1;
+        buf = malloc(cap);
+        if (buf == NULL) {
+            natsio_obj_reader_free(rd);
+            return -1;
+        }
+    }
+    long long got = 0;
+    for (;;) {
+        size_t n = 0;
+        size_t at = g_obj_stream ? 0 : (size_t)got;
+        s = natsio_obj_reader_read(rd, buf + at, cap - at, &n, bench_idle_ms(&O));
+        if (s != NATSIO_OK)
+            break;
+        got += (long long)n;
+    }
+    if (s != NATSIO_DONE)
+        got = -1;
+    if (buf != piece)
+        free(buf);
+    natsio_obj_reader_free(rd);
+    return got;
+}
+
+static long get_objects(const natsio_obj *obj, const obj_run_t *r, double t0, bool *fatal)
+{
+    char name[64];
+    long errors = 0;
+    unsigned char *piece = malloc(STREAM_PIECE);
+    *fatal = false;
+    for (long i = 0; i < r->count; i++) {
+        obj_name(r, i, name, sizeof name);
+        if (get_one(obj, name, piece) != (long long)r->size)
+            errors++;
+        if (bench_now_s() - t0 > O.max_secs) {
+            *fatal = true;
+            break;
+        }
+    }
+    free(piece);
+    return errors;
+}
+
+/* Bucket BENCHOBJ deleted and created (file storage); for obj-get the
+ * run's objects are stored (untimed). */
+static natsio_status prepare_obj(const char *scenario, const obj_run_t *r, const char **what)
+{
+    err_ctx_t *ctx = err_ctx_new();
+    natsio_client *c = NULL;
+    natsio_js *js = NULL;
+    natsio_obj *obj = NULL;
+    unsigned char *src = NULL;
+    char digest[128] = "";
+    *what = "connect";
+    natsio_status s = open_js(ctx, &c, &js);
+    if (s == NATSIO_OK) {
+        *what = "delete_bucket";
+        s = natsio_js_obj_delete(js, "BENCHOBJ");
+        if (s == NATSIO_ERR_BUCKET_NOT_FOUND)
+            s = NATSIO_OK;
+    }
+    if (s == NATSIO_OK) {
+        *what = "create_bucket";
+        s = natsio_js_obj_create(js, "{\"bucket\":\"BENCHOBJ\",\"storage\":\"file\"}",
+                                 NATSIO_CREATE, &obj);
+    }
+    if (s == NATSIO_OK && !strcmp(scenario, "obj-get")) {
+        size_t src_len = 0;
+        bool fatal = false;
+        *what = "put";
+        src = obj_source(r, &src_len);
+        long errors = put_objects(obj, r, src, src_len, digest, sizeof digest,
+                                  bench_now_s(), &fatal);
+        if (errors > 0 || fatal)
+            s = s == NATSIO_OK ? NATSIO_ERR_TIMEOUT : s;
+        else if (!strcmp(r->name, "big"))
+            printf("# note client=%s obj: object big digest=%s mode=%s (" OBJ_NOTE ")\n",
+                   CLIENT, digest, g_obj_stream ? "stream" : "memory");
+    }
+    free(src);
+    natsio_obj_free(obj);
+    natsio_js_free(js);
+    close_client(ctx, c);
+    err_ctx_release(ctx);
+    return s;
+}
+
+/* One measured run in a fresh process (this program re-run with
+ * --obj-child SCENARIO:big|small), so VmHWM is that of the one run. */
+static int obj_child(const char *spec)
+{
+    char scenario[32];
+    const char *colon = strchr(spec, ':');
+    if (colon == NULL || (size_t)(colon - spec) >= sizeof scenario) {
+        fprintf(stderr, "natsio_bench: bad --obj-child: %s\n", spec);
+        return 2;
+    }
+    memcpy(scenario, spec, (size_t)(colon - spec));
+    scenario[colon - spec] = '\0';
+    obj_run_t r = obj_run_of(colon + 1);
+    bool put = !strcmp(scenario, "obj-put");
+    if (r.name == NULL || (!put && strcmp(scenario, "obj-get"))) {
+        fprintf(stderr, "natsio_bench: bad --obj-child: %s\n", spec);
+        return 2;
+    }
+    size_t src_len = 0;
+    unsigned char *src = put ? obj_source(&r, &src_len) : NULL;
+    err_ctx_t *ctx = err_ctx_new();
+    natsio_client *c = NULL;
+    natsio_js *js = NULL;
+    natsio_obj *obj = NULL;
+    char digest[128] = "";
+    natsio_status s = open_js(ctx, &c, &js);
+    if (s != NATSIO_OK) {
+        emit_failure(scenario, (long)r.size, "failed", "connect", s);
+        goto out;
+    }
+    s = natsio_js_obj_bind(js, "BENCHOBJ", &obj);
+    if (s != NATSIO_OK) {
+        emit_failure(scenario, (long)r.size, "failed", "bucket", s);
+        goto out;
+    }
+    atomic_store(&ctx->errors, 0);
+    long rss_start_kb = proc_status("VmRSS");
+    double cpu0 = cpu_ns();
+    bool fatal = false;
+    double t0 = bench_now_s();
+    long errors = put ? put_objects(obj, &r, src, src_len, digest, sizeof digest, t0, &fatal)
+                      : get_objects(obj, &r, t0, &fatal);
+    double secs = bench_now_s() - t0;
+    double cpu = cpu_ns() - cpu0;
+    if (fatal) {
+        bench_emit_status(scenario, (long)r.size, "timeout", "max-secs_or_connection_closed");
+        goto out;
+    }
+    long hwm_kb = proc_status("VmHWM");
+    if (put && !strcmp(r.name, "big"))
+        printf("# note client=%s obj: object big digest=%s mode=%s (" OBJ_NOTE ")\n", CLIENT,
+               digest, g_obj_stream ? "stream" : "memory");
+    double total = (double)r.size * (double)r.count;
+    if (secs <= 0)
+        secs = 1e-9;
+    printf("scenario=%s client=%s size=%zu n=%ld secs=%.6f mb_per_s=%.3f rss_peak_mb=%.1f "
+           "rss_start_mb=%.1f mode=%s cpu_s=%.3f errors=%ld\n",
+           scenario, CLIENT, r.size, r.count, secs, total / 1e6 / secs,
+           (double)hwm_kb * 1024 / 1e6, (double)rss_start_kb * 1024 / 1e6,
+           g_obj_stream ? "stream" : "memory", cpu / 1e9, errors + atomic_load(&ctx->errors));
+out:
+    fflush(stdout);
+    natsio_obj_free(obj);
+    natsio_js_free(js);
+    close_client(ctx, c);
+    err_ctx_release(ctx);
+    free(src);
+    return 0;
+}
+
+/* Runs `self --obj-child SCENARIO:WHICH ...` and copies its output; true
+ * when it printed the run's line. */
+static bool spawn_obj_child(const char *scenario, const char *which)
+{
+    char self[4096], mb[32], small[32], idle[32], maxs[32], child[64];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0)
+        return false;
+    self[len] = '\0';
+    snprintf(mb, sizeof mb, "%ld", g_obj_mb);
+    snprintf(small, sizeof small, "%ld", g_obj_small);
+    snprintf(idle, sizeof idle, "%g", O.idle_timeout);
+    snprintf(maxs, sizeof maxs, "%g", O.max_secs);
+    snprintf(child, sizeof child, "%s:%s", scenario, which);
+    char *argv[] = {self, "--url", (char *)O.url, "--obj-mb", mb, "--obj-small", small,
+                    "--obj-mode", g_obj_stream ? "stream" : "memory", "--idle-timeout", idle,
+                    "--max-secs", maxs, "--obj-child", child, NULL};
+    int fd[2];
+    if (pipe(fd) != 0)
+        return false;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return false;
+    }
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        close(fd[1]);
+        execv(self, argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    char want[64];
+    snprintf(want, sizeof want, "scenario=%s ", scenario);
+    bool found = false;
+    FILE *f = fdopen(fd[0], "r");
+    char line[1024];
+    while (f != NULL && fgets(line, sizeof line, f)) {
+        fputs(line, stdout);
+        if (!strncmp(line, want, strlen(want)))
+            found = true;
+    }
+    if (f != NULL)
+        fclose(f);
+    else
+        close(fd[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    fflush(stdout);
+    return found;
+}
+
+/* Each run (the --obj-mb object, then --obj-small objects of 1 KiB): the
+ * bucket prepared here, the measured part in a child process. */
 static void run_obj(const char *scenario)
 {
-    if (!g_obj_note_printed) {
-        printf("# note=obj client=%s libnatsio %s has no Object Store API yet: obj-put and "
-               "obj-get are not run (--obj-mb %ld, --obj-small %ld)\n",
-               CLIENT, natsio_version(), g_obj_mb, g_obj_small);
-        g_obj_note_printed = true;
+    static const char *const which[] = {"big", "small"};
+    for (int k = 0; k < 2; k++) {
+        obj_run_t r = obj_run_of(which[k]);
+        const char *what = "";
+        natsio_status s = prepare_obj(scenario, &r, &what);
+        if (s != NATSIO_OK) {
+            emit_failure(scenario, (long)r.size, "failed", what, s);
+            continue;
+        }
+        if (!spawn_obj_child(scenario, which[k]))
+            bench_emit_status(scenario, (long)r.size, "failed", "child:no_result_line");
     }
-    bench_emit_status(scenario, g_obj_mb * 1048576L, "failed",
-                      "unsupported:libnatsio_has_no_Object_Store_API_yet");
-    bench_emit_status(scenario, 1024, "failed", "unsupported:libnatsio_has_no_Object_Store_API_yet");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1421,7 +1792,8 @@ static void usage(FILE *f)
             "                    [--threads T (pub4, default 4)] "
             "[--pubsub-mode callback|iterator]\n"
             "                    [--par-mode callback|window (kv-par)] "
-            "[--consume-mode callback|iterator (js-consume)]\n");
+            "[--consume-mode callback|iterator (js-consume)]\n"
+            "                    [--obj-mode memory|stream (obj-put, obj-get)]\n");
 }
 
 /* callback|iterator, or exit(2) naming the option */
@@ -1443,6 +1815,15 @@ static bool parse_natsio_option(const char *name, const char *v)
     else if (!strcmp(name, "--threads")) g_threads = bench_parse_long(name, v);
     else if (!strcmp(name, "--pubsub-mode")) g_pubsub_mode = parse_mode(name, v);
     else if (!strcmp(name, "--consume-mode")) g_consume_mode = parse_mode(name, v);
+    else if (!strcmp(name, "--obj-child")) g_obj_child = v;
+    else if (!strcmp(name, "--obj-mode")) {
+        if (!strcmp(v, "memory")) g_obj_stream = false;
+        else if (!strcmp(v, "stream")) g_obj_stream = true;
+        else {
+            fprintf(stderr, "natsio_bench: bad value for %s: %s\n", name, v);
+            exit(2);
+        }
+    }
     else if (!strcmp(name, "--par-mode")) {
         if (!strcmp(v, "callback")) g_par_mode = PAR_CALLBACK;
         else if (!strcmp(v, "window")) g_par_mode = PAR_WINDOW;
@@ -1465,6 +1846,11 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return rc;
     if (g_threads < 1) g_threads = 1;
+    if (g_obj_child != NULL) {
+        rc = obj_child(g_obj_child);
+        bench_options_free(&O);
+        return rc;
+    }
 
     long sizes[64];
     int nsizes = bench_parse_sizes(&O, sizes, 64);

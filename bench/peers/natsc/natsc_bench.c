@@ -1083,7 +1083,7 @@ static void usage(FILE *f)
             "                   [--sizes 16,1024] [--n N] [--js-n N] [--k K] "
             "[--kv-k K]\n"
             "                   [--window W] [--par P] [--obj-mb MiB] "
-            "[--obj-small N]\n"
+            "[--obj-small N] [--obj-mode memory|stream]\n"
             "                   [--warmup W] [--idle-timeout S] [--max-secs S]\n");
 }
 
@@ -1092,6 +1092,13 @@ static bool parse_extra(const char *name, const char *v)
     if (!strcmp(name, "--par")) g_par = bench_parse_long(name, v);
     else if (!strcmp(name, "--obj-mb")) g_obj_mb = bench_parse_long(name, v);
     else if (!strcmp(name, "--obj-small")) g_obj_small = bench_parse_long(name, v);
+    else if (!strcmp(name, "--obj-mode")) {
+        /* memory|stream: accepted for the common CLI; nothing runs here */
+        if (strcmp(v, "memory") && strcmp(v, "stream")) {
+            fprintf(stderr, "natsc_bench: bad value for %s: %s\n", name, v);
+            exit(2);
+        }
+    }
     else return false;
     return true;
 }

@@ -60,7 +60,8 @@ fn parse_args() -> Result<Opts, String> {
             }
             "--max-secs" => o.max_secs = Duration::from_secs_f64(value.parse().map_err(|_| bad())?),
             // Options of scenarios this harness does not run.
-            "--js-n" | "--k" | "--kv-k" | "--window" | "--warmup" => {}
+            "--js-n" | "--k" | "--kv-k" | "--window" | "--warmup" | "--par" | "--obj-mb"
+            | "--obj-small" | "--obj-mode" => {}
             _ => return Err(format!("unknown option: {name}")),
         }
     }
