@@ -1503,20 +1503,24 @@ static natsio_status put_one(const natsio_obj *obj, const char *name, const unsi
     return s;
 }
 
-/* Stores the run's objects; returns the failed puts. A timeout or a lost
- * connection ends the loop (*fatal set). */
+/* Stores the run's objects; returns the failed puts (the status of the
+ * last failure in *last). A lost connection or --max-secs ends the loop
+ * (*fatal set). */
 static long put_objects(const natsio_obj *obj, const obj_run_t *r, const unsigned char *src,
-                        size_t src_len, char *digest, size_t cap, double t0, bool *fatal)
+                        size_t src_len, char *digest, size_t cap, double t0, bool *fatal,
+                        natsio_status *last)
 {
     char name[64];
     long errors = 0;
     *fatal = false;
+    *last = NATSIO_OK;
     for (long i = 0; i < r->count; i++) {
         obj_name(r, i, name, sizeof name);
         size_t off = (size_t)i * r->size;
         natsio_status s = put_one(obj, name, src, src_len, off, r->size, digest, cap);
         if (s != NATSIO_OK) {
             errors++;
+            *last = s;
             if (s == NATSIO_ERR_CONNECTION_CLOSED) {
                 *fatal = true;
                 break;
@@ -1557,6 +1561,10 @@ static long long get_one(const natsio_obj *obj, const char *name, unsigned char 
     for (;;) {
         size_t n = 0;
         size_t at = g_obj_stream ? 0 : (size_t)got;
+        if (at >= cap) { /* more bytes than the info's size */
+            s = NATSIO_ERR_DIGEST_MISMATCH;
+            break;
+        }
         s = natsio_obj_reader_read(rd, buf + at, cap - at, &n, bench_idle_ms(&O));
         if (s != NATSIO_OK)
             break;
@@ -1617,10 +1625,11 @@ static natsio_status prepare_obj(const char *scenario, const obj_run_t *r, const
         bool fatal = false;
         *what = "put";
         src = obj_source(r, &src_len);
+        natsio_status last = NATSIO_OK;
         long errors = put_objects(obj, r, src, src_len, digest, sizeof digest,
-                                  bench_now_s(), &fatal);
+                                  bench_now_s(), &fatal, &last);
         if (errors > 0 || fatal)
-            s = s == NATSIO_OK ? NATSIO_ERR_TIMEOUT : s;
+            s = last != NATSIO_OK ? last : NATSIO_ERR_TIMEOUT; /* else: --max-secs */
         else if (!strcmp(r->name, "big"))
             printf("# note client=%s obj: object big digest=%s mode=%s (" OBJ_NOTE ")\n",
                    CLIENT, digest, g_obj_stream ? "stream" : "memory");
@@ -1673,7 +1682,8 @@ static int obj_child(const char *spec)
     double cpu0 = cpu_ns();
     bool fatal = false;
     double t0 = bench_now_s();
-    long errors = put ? put_objects(obj, &r, src, src_len, digest, sizeof digest, t0, &fatal)
+    natsio_status last = NATSIO_OK;
+    long errors = put ? put_objects(obj, &r, src, src_len, digest, sizeof digest, t0, &fatal, &last)
                       : get_objects(obj, &r, t0, &fatal);
     double secs = bench_now_s() - t0;
     double cpu = cpu_ns() - cpu0;
