@@ -237,9 +237,56 @@ static void jetstream_example(void) {
     }
 }
 
+/* Writes `n` bytes of a pattern into a new file in `dir`; its path goes
+ * to `path`. */
+static bool write_input_file(const char *dir, char *path, size_t cap, size_t n) {
+    snprintf(path, cap, "%s/input.bin", dir);
+    FILE *f = fopen(path, "wb");
+    if (!f) return false;
+    for (size_t i = 0; i < n; i++) fputc((int)((i * 7 + i / 251) & 0xff), f);
+    return fclose(f) == 0;
+}
+
+static void object_store_example(void) {
+    nt_server *s = start_server();
+    NT_CHECK(s != NULL);
+    char *url = (char *)nt_server_url(s);
+
+    /* A generated file (about 300 KiB: three chunks). */
+    char *generated_argv[] = {EXAMPLE_OBJECT_STORE, url, NULL};
+    child *gen = run_to_end(generated_argv);
+    NT_CHECK(gen != NULL);
+    CHECK_EXIT(gen, 0);
+    CHECK_OUTPUT_HAS(gen, "bytes in 3 chunk(s), SHA-256=");
+    CHECK_OUTPUT_HAS(gen, "bucket FILES holds 1 object(s):\n  object-store-in-");
+    CHECK_OUTPUT_HAS(gen, "object_store finished: 307200 bytes stored and read back, files are equal");
+
+    /* A file given on the command line (in the server's temp dir, which
+     * the harness removes), put under its base name. */
+    char path[1024];
+    NT_CHECK(write_input_file(nt_server_dir(s), path, sizeof path, 200000));
+    char *given_argv[] = {EXAMPLE_OBJECT_STORE, url, path, NULL};
+    child *given = run_to_end(given_argv);
+    NT_CHECK(given != NULL);
+    CHECK_EXIT(given, 0);
+    CHECK_OUTPUT_HAS(given, "put input.bin: 200000 bytes in 2 chunk(s), SHA-256=");
+    CHECK_OUTPUT_HAS(given, "  input.bin  200000 bytes in 2 chunk(s)\n");
+    CHECK_OUTPUT_HAS(given, "object_store finished: 200000 bytes stored and read back, files are equal");
+
+    /* A file that is not there: a clear failure, exit code 1. */
+    char missing[1100];
+    snprintf(missing, sizeof missing, "%s/no-such-file", nt_server_dir(s));
+    char *missing_argv[] = {EXAMPLE_OBJECT_STORE, url, missing, NULL};
+    child *bad = run_to_end(missing_argv);
+    NT_CHECK(bad != NULL);
+    CHECK_EXIT(bad, 1);
+    CHECK_OUTPUT_HAS(bad, "no-such-file");
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(jetstream_example),
+        NT_CASE(object_store_example),
         NT_CASE(demo_runs_against_a_live_server),
         NT_CASE(demo_reports_a_missing_server),
         NT_CASE(request_and_reply_examples),
