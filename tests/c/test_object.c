@@ -1322,6 +1322,7 @@ static void test_update_meta(void) {
     /* Bad meta. */
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_obj_update_meta(obj, "taken", "not json"));
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "color", natsio_obj_update_meta(obj, "taken", "{\"color\":1}"));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "chunk_size", natsio_obj_update_meta(obj, "taken", "{\"chunk_size\":5}"));
     /* An empty new name renames nothing. */
     natsio_status empty_name = natsio_obj_update_meta(obj, "taken", "{\"name\":\"\",\"description\":\"kept name\"}");
     NT_CHECK_MSG(empty_name == NATSIO_ERR_INVALID_OBJECT_NAME || empty_name == NATSIO_OK, "rename to \"\": %s (%s)",
@@ -2096,7 +2097,8 @@ static void test_null_tolerant_getters_and_frees(void) {
     natsio_obj_writer_free(NULL);
     natsio_obj_reader_free(NULL);
     natsio_obj_watcher_free(NULL);
-    NT_CHECK_MSG(strstr(natsio_last_error(), ERROR_MARKER) != NULL, "a _free(NULL) changed natsio_last_error() to \"%s\"",
+    NT_CHECK_MSG(strstr(natsio_last_error(), ERROR_MARKER) != NULL,
+                 "a _free(NULL) changed natsio_last_error() to \"%s\"",
                  natsio_last_error());
     natsio_obj_info *out = SENTINEL;
     EXPECT_NULL_ARG("info", natsio_obj_info_clone(NULL, &out));
@@ -2116,12 +2118,15 @@ static void test_bad_input_bucket_functions(void) {
     EXPECT_NULL_ARG("js", natsio_js_obj_create(NULL, cfg, NATSIO_CREATE, &obj));
     EXPECT_NULL_ARG("config_json", natsio_js_obj_create(js, NULL, NATSIO_CREATE, &obj));
     EXPECT_NULL_ARG("obj_out", natsio_js_obj_create(js, cfg, NATSIO_CREATE, NULL));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json", natsio_js_obj_create(js, BAD_UTF8, NATSIO_CREATE, &obj));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json",
+                        natsio_js_obj_create(js, BAD_UTF8, NATSIO_CREATE, &obj));
     EXPECT_NULL_ARG("js", natsio_js_obj_create_async(NULL, cfg, NATSIO_CREATE, &t));
     EXPECT_NULL_ARG("config_json", natsio_js_obj_create_async(js, NULL, NATSIO_CREATE, &t));
     EXPECT_NULL_ARG("token_out", natsio_js_obj_create_async(js, cfg, NATSIO_CREATE, NULL));
-    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_js_obj_create_async(js, "{\"bucket\":\"OBADB\",\"ttl\":\"x\"}", NATSIO_CREATE, &t));
-    EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME, natsio_js_obj_create_async(js, "{\"bucket\":\"a.b\"}", NATSIO_CREATE, &t));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG,
+                 natsio_js_obj_create_async(js, "{\"bucket\":\"OBADB\",\"ttl\":\"x\"}", NATSIO_CREATE, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME,
+                 natsio_js_obj_create_async(js, "{\"bucket\":\"a.b\"}", NATSIO_CREATE, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "action", natsio_js_obj_create_async(js, cfg, 7, &t));
 
     EXPECT_NULL_ARG("js", natsio_js_obj_bind(NULL, "OBADB", &obj));
@@ -2229,7 +2234,10 @@ static void test_bad_input_object_functions(void) {
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "color", natsio_obj_put(obj, "n", "{\"color\":1}", "x", 1, &info));
     EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "chunk_size",
                         natsio_obj_put(obj, "n", "{\"chunk_size\":\"big\"}", "x", 1, &info));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "chunk_size", natsio_obj_put(obj, "n", "{\"chunk_size\":-1}", "x", 1, &info));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "chunk_size",
+                        natsio_obj_put(obj, "n", "{\"chunk_size\":-1}", "x", 1, &info));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "chunk_size",
+                        natsio_obj_put(obj, "n", "{\"chunk_size\":0}", "x", 1, &info));
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_obj_put(obj, "n", "{\"description\":5}", "x", 1, &info));
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_obj_put(obj, "n", "{\"headers\":{\"H\":5}}", "x", 1, &info));
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_obj_put(obj, "n", "{\"metadata\":{\"k\":[1]}}", "x", 1, &info));
