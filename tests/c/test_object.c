@@ -11,7 +11,8 @@
  * (read, next_async); a corrupted chunk read back as a digest mismatch;
  * replace, delete, update_meta, links to objects and buckets, list, watch
  * (every option, next_async, push mode, stop); use after the client is
- * closed (also in the middle of a put and a get), and bad input for every
+ * closed (also in the middle of a put and a get) or the bucket deleted
+ * under a reader and a writer, and bad input for every
  * function.
  *
  * The cases share one server; each uses its own buckets. Small chunk
@@ -1174,6 +1175,18 @@ static void test_delete_leaves_a_tombstone(void) {
     NT_CHECK_STR_EQ(natsio_obj_info_nuid(tomb), natsio_obj_info_nuid(live));
     /* The chunks are purged: only the tombstone is left. */
     NT_CHECK_INT_EQ(stream_messages(js, "OBJ_ODELETE"), 1);
+    /* A get that shows deleted objects reads the tombstone: no bytes. */
+    natsio_obj_reader *tr = NULL;
+    EXPECT_OK(natsio_obj_get(obj, "doomed", true, &tr));
+    nt_cleanup(reader_free_cb, tr);
+    NT_CHECK(natsio_obj_info_deleted(natsio_obj_reader_info(tr)));
+    char buf[8];
+    size_t n = SIZE_MAX;
+    EXPECT_STATUS(NATSIO_DONE, natsio_obj_reader_read(tr, buf, sizeof buf, &n, 1000));
+    NT_CHECK_INT_EQ(n, 0);
+    /* Deleting it again changes nothing. */
+    EXPECT_OK(natsio_obj_delete(obj, "doomed"));
+    NT_CHECK_INT_EQ(stream_messages(js, "OBJ_ODELETE"), 1);
     /* Operations on it. */
     EXPECT_FAILS(NATSIO_ERR_OBJECT_DELETED, natsio_obj_update_meta(obj, "doomed", "{\"description\":\"x\"}"));
     EXPECT_FAILS(NATSIO_ERR_OBJECT_NOT_FOUND, natsio_obj_delete(obj, "never-was"));
@@ -1891,6 +1904,51 @@ static void test_watch_async_push_and_token(void) {
     EXPECT_OK(natsio_js_obj_delete(js, "OWPUSH"));
 }
 
+/* ---- a bucket deleted under its users --------------------------------------------- */
+
+static void test_bucket_deleted_under_a_reader_and_a_writer(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_obj *obj = MEMORY_STORE(js, "OGONE");
+    NT_CHECK(obj != NULL);
+    size_t total = 200000;
+    unsigned char *data = pattern_bytes(total, 11);
+    NT_CHECK(data != NULL);
+    NT_CHECK(PUT(obj, "big", "{\"chunk_size\":1000}", data, total) != NULL);
+    natsio_obj_reader *r = NULL;
+    EXPECT_OK(natsio_obj_get(obj, "big", false, &r));
+    nt_cleanup(reader_free_cb, r);
+    char buf[1000];
+    size_t n = 0;
+    EXPECT_OK(natsio_obj_reader_read(r, buf, sizeof buf, &n, 10000));
+    natsio_obj_writer *w = NULL;
+    EXPECT_OK(natsio_obj_writer_open(obj, "new", "{\"chunk_size\":100}", &w));
+    nt_cleanup(writer_free_cb, w);
+    EXPECT_OK(natsio_js_obj_delete(js, "OGONE"));
+
+    /* The reader ends (never with NATSIO_DONE unless it had every byte). */
+    size_t got = n;
+    natsio_status st;
+    while ((st = natsio_obj_reader_read(r, buf, sizeof buf, &n, 10000)) == NATSIO_OK) got += n;
+    NT_CHECK_MSG(st == NATSIO_ERR_BUCKET_NOT_FOUND || (st == NATSIO_DONE && got == total),
+                 "reader of a deleted bucket: %s (%s) after %zu of %zu bytes", natsio_status_str(st),
+                 natsio_last_error(), got, total);
+    /* The writer's put fails, from a write or from the finish. */
+    natsio_obj_info *info = SENTINEL;
+    st = natsio_obj_writer_write(w, data, 1000);
+    if (st == NATSIO_OK) st = natsio_obj_writer_finish(w, &info);
+    NT_CHECK_MSG(st == NATSIO_ERR_BUCKET_NOT_FOUND, "writer of a deleted bucket: %s (%s)", natsio_status_str(st),
+                 natsio_last_error());
+    NT_CHECK(info == SENTINEL);
+    natsio_obj_reader *r2 = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_obj_get(obj, "big", false, &r2));
+    EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_obj_get_info(obj, "big", false, &info));
+    EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_obj_delete(obj, "big"));
+    natsio_obj_info_list *l = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_obj_list(obj, false, &l));
+    NT_CHECK(r2 == SENTINEL && info == SENTINEL && l == SENTINEL);
+}
+
 /* ---- use after close ------------------------------------------------------------- */
 
 static void check_calls_fail_closed(natsio_js *js, natsio_obj *obj, const natsio_obj_info *info) {
@@ -2425,6 +2483,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_watch_initial_values_marker_then_changes),
         NT_CASE(test_watch_options),
         NT_CASE(test_watch_async_push_and_token),
+        NT_CASE(test_bucket_deleted_under_a_reader_and_a_writer),
         NT_CASE(test_use_after_client_close_and_free),
         NT_CASE(test_client_closed_during_put_and_get),
         NT_CASE(test_null_tolerant_getters_and_frees),
