@@ -12,8 +12,7 @@
  * replace, delete, update_meta, links to objects and buckets, list, watch
  * (every option, next_async, push mode, stop); use after the client is
  * closed (also in the middle of a put and a get) or the bucket deleted
- * under a reader and a writer, and bad input for every
- * function.
+ * under a reader and a writer, and bad input for every function.
  *
  * The cases share one server; each uses its own buckets. Small chunk
  * sizes (meta "chunk_size") keep multi-chunk objects small, so that the
