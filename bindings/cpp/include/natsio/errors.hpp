@@ -141,6 +141,15 @@ NATSIO_CPP_ERROR_CLASS(KeyDeletedError, KeyNotFoundError);    // KEY_DELETED
 NATSIO_CPP_ERROR_CLASS(KeyExistsError, JetStreamError);       // KEY_EXISTS
 NATSIO_CPP_ERROR_CLASS(InvalidBucketNameError, ConfigError);  // INVALID_BUCKET_NAME
 NATSIO_CPP_ERROR_CLASS(InvalidKeyError, ConfigError);         // INVALID_KEY
+// 7xx: Object Store (buckets share the 6xx bucket codes and classes). A
+// deleted object is also "not found"; a bad object name is a config error.
+NATSIO_CPP_ERROR_CLASS(ObjectNotFoundError, JetStreamError);     // OBJECT_NOT_FOUND
+NATSIO_CPP_ERROR_CLASS(ObjectDeletedError, ObjectNotFoundError); // OBJECT_DELETED
+NATSIO_CPP_ERROR_CLASS(ObjectExistsError, JetStreamError);       // OBJECT_EXISTS
+NATSIO_CPP_ERROR_CLASS(DigestMismatchError, JetStreamError);     // DIGEST_MISMATCH
+NATSIO_CPP_ERROR_CLASS(ObjectLinkError, JetStreamError);         // OBJECT_LINK
+NATSIO_CPP_ERROR_CLASS(InvalidObjectNameError, ConfigError);     // INVALID_OBJECT_NAME
+NATSIO_CPP_ERROR_CLASS(BucketSealedError, JetStreamError);       // BUCKET_SEALED
 
 #undef NATSIO_CPP_ERROR_CLASS
 #undef NATSIO_CPP_ERROR_CLASS_VIRTUAL
@@ -254,6 +263,20 @@ inline std::exception_ptr make_error(Status status, std::string detail) {
         return std::make_exception_ptr(InvalidBucketNameError(status, std::move(detail)));
     case NATSIO_ERR_INVALID_KEY:
         return std::make_exception_ptr(InvalidKeyError(status, std::move(detail)));
+    case NATSIO_ERR_OBJECT_NOT_FOUND:
+        return std::make_exception_ptr(ObjectNotFoundError(status, std::move(detail)));
+    case NATSIO_ERR_OBJECT_DELETED:
+        return std::make_exception_ptr(ObjectDeletedError(status, std::move(detail)));
+    case NATSIO_ERR_OBJECT_EXISTS:
+        return std::make_exception_ptr(ObjectExistsError(status, std::move(detail)));
+    case NATSIO_ERR_DIGEST_MISMATCH:
+        return std::make_exception_ptr(DigestMismatchError(status, std::move(detail)));
+    case NATSIO_ERR_OBJECT_LINK:
+        return std::make_exception_ptr(ObjectLinkError(status, std::move(detail)));
+    case NATSIO_ERR_INVALID_OBJECT_NAME:
+        return std::make_exception_ptr(InvalidObjectNameError(status, std::move(detail)));
+    case NATSIO_ERR_BUCKET_SEALED:
+        return std::make_exception_ptr(BucketSealedError(status, std::move(detail)));
     case NATSIO_OK:
     case NATSIO_DONE:
     case NATSIO_PENDING:

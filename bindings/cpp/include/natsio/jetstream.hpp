@@ -1,5 +1,6 @@
 // natsio/jetstream.hpp: JetStream and Key-Value for the header-only C++
-// binding of libnatsio (include it next to natsio/natsio.hpp).
+// binding of libnatsio (include it next to natsio/natsio.hpp). It also
+// brings in natsio/object.hpp, the Object Store.
 //
 // The same model as natsio.hpp over the natsio_js_* / natsio_kv_* part of
 // include/natsio.h:
@@ -994,6 +995,9 @@ struct TokenReader<KeyValue> {
 // JetStream
 // ---------------------------------------------------------------------------
 
+class ObjectStore;
+struct ObjectStoreStatus;
+
 /// An owned JetStream context (natsio_js_free on destruction; pending
 /// asynchronous publishes go on and their futures stay valid). Every call
 /// has a blocking form, which waits up to the context's timeout unless it
@@ -1413,6 +1417,39 @@ public:
         return detail::start_async<void>(sink_, natsio_js_kv_delete_async, js_, c_bucket.get());
     }
 
+    // Object Store buckets (defined in natsio/object.hpp) ----------------------
+
+    /// Creates, updates or creates-or-updates (per `action`) an Object
+    /// Store bucket from an ObjectStoreConfig JSON object ("bucket"
+    /// required; "description", "ttl", "max_bytes", "storage", "replicas",
+    /// "placement", "compression", "metadata") and binds it; Create of an
+    /// identical existing bucket simply binds it; other fields go to the
+    /// backing stream's config. ConfigError (a malformed field; the text
+    /// names it), InvalidBucketNameError, BucketExistsError (exists with
+    /// another configuration), BucketNotFoundError (Update of a missing
+    /// bucket), ApiError (a field the server refuses).
+    inline ObjectStore create_object_store(std::string_view config_json,
+                                           CreateAction action = CreateAction::Create) const;
+    inline Future<ObjectStore> create_object_store_async(
+        std::string_view config_json, CreateAction action = CreateAction::Create) const;
+
+    /// Binds the existing bucket `bucket`. BucketNotFoundError,
+    /// InvalidBucketNameError.
+    inline ObjectStore object_store(std::string_view bucket) const;
+    inline Future<ObjectStore> object_store_async(std::string_view bucket) const;
+
+    /// Deletes bucket `bucket` with all its objects. BucketNotFoundError.
+    inline void delete_object_store(std::string_view bucket) const;
+    inline Future<void> delete_object_store_async(std::string_view bucket) const;
+
+    /// The names of the Object Store buckets.
+    inline std::vector<std::string> object_store_names() const;
+    inline Future<std::vector<std::string>> object_store_names_async() const;
+
+    /// The status of every Object Store bucket.
+    inline std::vector<ObjectStoreStatus> object_store_statuses() const;
+    inline Future<std::vector<ObjectStoreStatus>> object_store_statuses_async() const;
+
     explicit operator bool() const noexcept { return js_ != nullptr; }
     natsio_js* c_js() const noexcept { return js_; }
     /// Gives up ownership of the handle.
@@ -1448,5 +1485,8 @@ private:
 };
 
 }  // namespace natsio
+
+// Object Store: ObjectStore and the definitions of JetStream's bucket calls.
+#include <natsio/object.hpp>
 
 #endif  // NATSIO_CPP_JETSTREAM_HPP
