@@ -1,5 +1,6 @@
 // Type declarations of the natsio Node binding.
 import { EventEmitter } from 'node:events';
+import { Readable, Writable } from 'node:stream';
 
 export type Payload = string | Uint8Array | ArrayBuffer | ArrayBufferView | null | undefined;
 
@@ -413,6 +414,159 @@ export interface KvManager {
   delete(bucket: string): Promise<true>;
 }
 
+// ---------------------------------------------------------------------------
+// Object Store
+
+/** An object's name (put: given separately or as `name`) and what is stored with it. nats.js ObjectStoreMeta names work too. */
+export interface ObjectMeta {
+  /** put: the object's name; updateMeta: the new name (a rename). */
+  name?: string;
+  description?: string;
+  headers?: HeadersInit;
+  metadata?: Record<string, string>;
+  /** put only: bytes per chunk (default 131072). Same as chunk_size or options.max_chunk_size. */
+  chunkSize?: number;
+  chunk_size?: number;
+  options?: { max_chunk_size?: number };
+}
+
+export interface ObjectLink {
+  bucket: string;
+  /** Absent for a link to a whole bucket. */
+  name?: string;
+}
+
+/** What an object is; infos compare and print as plain data. */
+export class ObjectInfo {
+  readonly name: string;
+  readonly description: string | undefined;
+  readonly bucket: string;
+  /** The id of the chunks' subject. */
+  readonly nuid: string;
+  readonly size: number;
+  readonly chunks: number;
+  /** 'SHA-256=<base64url>'; '' when none (a link). */
+  readonly digest: string;
+  readonly deleted: boolean;
+  readonly mtime: Date;
+  /** ns since the Unix epoch. */
+  readonly mtimeNanos: bigint;
+  readonly headers: MsgHeaders | undefined;
+  readonly metadata: Record<string, string>;
+  readonly options: { link?: ObjectLink; max_chunk_size?: number };
+  readonly isLink: boolean;
+  readonly isDeleted: boolean;
+}
+
+export interface ObjectStoreStatus {
+  bucket: string;
+  description: string | undefined;
+  /** ms; 0: objects never expire. */
+  ttl: number;
+  storage: string;
+  replicas: number;
+  /** Bytes stored. */
+  size: number;
+  sealed: boolean;
+  compression: boolean;
+  metadata: Record<string, string>;
+  backingStore: 'JetStream';
+  streamInfo: JsonObject;
+}
+
+export type ObjectData =
+  | KvValue
+  | null
+  | undefined
+  | NodeJS.ReadableStream
+  | AsyncIterable<Uint8Array | string>
+  | Iterable<Uint8Array | string>;
+
+/** An object's bytes (store.get): ends once size, chunk count and digest were verified, else fails (DigestMismatchError, ...). */
+export class ObjectReadStream extends Readable {
+  readonly info: ObjectInfo;
+}
+
+/** Stores one object (store.createWriteStream): end() finishes it (`info` is set before 'finish'); destroy() or an error aborts it, an earlier object of the name stays. */
+export class ObjectWriteStream extends Writable {
+  readonly name: string;
+  readonly info: ObjectInfo | undefined;
+}
+
+export interface ObjectWatchOptions {
+  /** Leave deleted objects out. */
+  ignoreDeletes?: boolean;
+  /** Every kept info first, not only the latest per object. */
+  includeHistory?: boolean;
+  /** No initial infos: only changes made after the watch started. */
+  updatesOnly?: boolean;
+}
+
+/** A running watch (store.watch): the latest info of every object, then every change. */
+export class ObjectWatcher implements AsyncIterableIterator<ObjectInfo> {
+  readonly bucket: string;
+  /** Resolves true once the iteration has gone past the initial infos, false if the watch ended first. Never rejects. */
+  readonly initialized: Promise<boolean>;
+  readonly closed: Promise<NatsError | undefined>;
+  readonly isClosed: boolean;
+  /** Ends the iteration at once. Idempotent. */
+  stop(): void;
+  stats(): SubscriptionStats;
+  next(): Promise<IteratorResult<ObjectInfo, undefined>>;
+  return(): Promise<IteratorResult<ObjectInfo, undefined>>;
+  [Symbol.asyncIterator](): this;
+}
+
+export interface ObjectGetOptions {
+  /** Also a deleted object (else ObjectDeletedError). */
+  showDeleted?: boolean;
+}
+
+export class ObjectStore {
+  readonly bucket: string;
+  readonly isClosed: boolean;
+  /** Stores bytes, or streams a Readable / (async) iterable through the library's writer; replaces an object of that name once complete. */
+  put(meta: string | ObjectMeta, data: ObjectData): Promise<ObjectInfo>;
+  putBytes(meta: string | ObjectMeta, data: KvValue | null | undefined): Promise<ObjectInfo>;
+  putString(meta: string | ObjectMeta, text: string): Promise<ObjectInfo>;
+  /** Throws InvalidObjectNameError at once for an empty name. */
+  createWriteStream(meta: string | ObjectMeta): ObjectWriteStream;
+  /** Follows a link. ObjectNotFoundError, or ObjectDeletedError (a kind of it). */
+  get(name: string, opts?: ObjectGetOptions): Promise<{ info: ObjectInfo; stream: ObjectReadStream }>;
+  getBytes(name: string, opts?: ObjectGetOptions): Promise<Buffer>;
+  /** The object's own info (a link is not followed). */
+  info(name: string, opts?: ObjectGetOptions): Promise<ObjectInfo>;
+  /** A `name` renames (ObjectExistsError onto a live object). */
+  updateMeta(name: string, meta: ObjectMeta): Promise<void>;
+  delete(name: string): Promise<void>;
+  list(opts?: { includeDeleted?: boolean; showDeleted?: boolean }): Promise<ObjectInfo[]>;
+  watch(opts?: ObjectWatchOptions): Promise<ObjectWatcher>;
+  /** ObjectLinkError for a deleted target or a link to a link; ObjectExistsError if a live object (not a link) has the name. */
+  addLink(name: string, target: ObjectInfo | { bucket: string; name: string }): Promise<ObjectInfo>;
+  addBucketLink(name: string, bucket: string | ObjectStore): Promise<ObjectInfo>;
+  /** Later changes reject with BucketSealedError. */
+  seal(): Promise<ObjectStoreStatus>;
+  status(): Promise<ObjectStoreStatus>;
+  /** Frees the handle (the bucket stays). Idempotent. */
+  close(): void;
+}
+
+/** js.objectStores; the same methods are on the JetStream context. */
+export interface ObjectStoreManager {
+  /** An ObjectStoreConfig ({bucket, description, ttl, max_bytes, storage, replicas, placement, compression, metadata}), or (bucket, config). */
+  createObjectStore(cfg: JsonObject): Promise<ObjectStore>;
+  createObjectStore(bucket: string, cfg?: JsonObject): Promise<ObjectStore>;
+  updateObjectStore(cfg: JsonObject): Promise<ObjectStore>;
+  updateObjectStore(bucket: string, cfg?: JsonObject): Promise<ObjectStore>;
+  createOrUpdateObjectStore(cfg: JsonObject): Promise<ObjectStore>;
+  createOrUpdateObjectStore(bucket: string, cfg?: JsonObject): Promise<ObjectStore>;
+  /** BucketNotFoundError if it does not exist. */
+  objectStore(bucket: string): Promise<ObjectStore>;
+  deleteObjectStore(bucket: string): Promise<true>;
+  objectStoreNames(): Promise<string[]>;
+  objectStoreStatuses(): Promise<ObjectStoreStatus[]>;
+}
+
 /** Delivery metadata of a JsMsg, parsed from its ack subject. */
 export class JsMsgInfo {
   readonly stream: string;
@@ -524,11 +678,14 @@ export interface Consumers {
   names(stream: string): Promise<string[]>;
 }
 
+export interface JetStreamClient extends ObjectStoreManager {}
+
 export class JetStreamClient {
   readonly nc: Connection;
   readonly streams: Streams;
   readonly consumers: Consumers;
   readonly kv: KvManager;
+  readonly objectStores: ObjectStoreManager;
   readonly isClosed: boolean;
   /** Asynchronous publishes awaiting their ack or room to be sent. */
   readonly publishAsyncPending: number;
@@ -626,3 +783,17 @@ export class KeyDeletedError extends CodedError {}
 export class KeyExistsError extends CodedError {}
 export class InvalidBucketNameError extends CodedError {}
 export class InvalidKeyError extends CodedError {}
+/** No object of that name. */
+export class ObjectNotFoundError extends CodedError {}
+/** Only the object's tombstone is left; a kind of ObjectNotFoundError. */
+export class ObjectDeletedError extends ObjectNotFoundError {}
+/** A live object has that name (rename or link onto it). */
+export class ObjectExistsError extends CodedError {}
+/** The bytes read do not match the recorded SHA-256 digest, size or chunk count. */
+export class DigestMismatchError extends CodedError {}
+/** A link to a deleted object or to a link, or a bucket link read as an object. */
+export class ObjectLinkError extends CodedError {}
+/** An empty object name; a kind of ConfigError. */
+export class InvalidObjectNameError extends ConfigError {}
+/** The bucket is sealed: readable, no longer changeable. */
+export class BucketSealedError extends CodedError {}

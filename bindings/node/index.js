@@ -6,6 +6,7 @@
 
 const { EventEmitter } = require('node:events');
 const path = require('node:path');
+const { Readable, Writable } = require('node:stream');
 
 // NATSIO_NODE_BUILD_DIR: an addon built elsewhere by build.js (the
 // sanitized one of scripts/sanitize.sh); by default build/.
@@ -57,22 +58,35 @@ function className(code) {
   return `${pascal}Error`;
 }
 
+// Codes whose class is a kind of another code's class (the reference
+// hierarchy): `e instanceof ObjectNotFoundError` also holds for a deleted
+// object. The parent's status is lower, so its class exists by then.
+const PARENT_CODES = {
+  OBJECT_DELETED: 'OBJECT_NOT_FOUND',
+  INVALID_OBJECT_NAME: 'CONFIG',
+};
+
 const STATUS_CODES = require(path.join(buildDir, 'status-codes.json'));
 
 const errors = { NatsError };
 const errorByStatus = new Map();
+const errorByCode = new Map();
 for (const [status, code] of STATUS_CODES) {
   if (status < 100) continue; // OK, DONE, PENDING are not errors
   const name = className(code);
+  const parent = errorByCode.get(PARENT_CODES[code]) ?? NatsError;
   // A named class per code, so `instanceof TimeoutError` and stack traces work.
   const cls = {
-    [name]: class extends NatsError {
+    [name]: class extends parent {
       constructor(message) {
         super(message, status, code);
         this.name = name;
+        this.status = status;
+        this.code = code;
       }
     },
   }[name];
+  errorByCode.set(code, cls);
   errors[name] = cls;
   errorByStatus.set(status, cls);
 }
@@ -1543,6 +1557,7 @@ class JetStreamClient {
     this.streams = new Streams(this);
     this.consumers = new Consumers(this);
     this.kv = new KvManager(this);
+    this.objectStores = new ObjectStoreManager(this);
   }
 
   /**
@@ -1724,6 +1739,486 @@ class JetStreamClient {
   }
 }
 
+// ---------------------------------------------------------------------------
+// Object Store (ADR-20): named objects of any size in a bucket, stored in
+// chunks with a SHA-256 digest; interoperable with nats.js, nats.go and the
+// other clients. Reads and writes go one chunk per library token, so a large
+// object never blocks the event loop and the library's bounds apply as the
+// backpressure of the Node streams (see src/object.c).
+
+/** The description, headers, metadata and chunk size of an object put or
+ * update (nats.js ObjectStoreMeta field names are accepted too), as the
+ * library's meta JSON; null when there is nothing to say. */
+function objectMetaJson(meta, forPut) {
+  if (meta === undefined || meta === null) return null;
+  if (typeof meta !== 'object' || Array.isArray(meta)) throw new TypeError('object meta must be an object');
+  const out = {};
+  if (!forPut && meta.name !== undefined && meta.name !== null) {
+    if (typeof meta.name !== 'string') throw new TypeError('object name must be a string');
+    out.name = meta.name;
+  }
+  if (meta.description !== undefined && meta.description !== null) {
+    if (typeof meta.description !== 'string') throw new TypeError('description must be a string');
+    out.description = meta.description;
+  }
+  const flat = flattenHeaders(meta.headers);
+  if (flat !== null) {
+    const headers = {};
+    for (let i = 0; i + 1 < flat.length; i += 2) (headers[flat[i]] ??= []).push(flat[i + 1]);
+    out.headers = headers;
+  }
+  if (meta.metadata !== undefined && meta.metadata !== null) {
+    if (typeof meta.metadata !== 'object' || Array.isArray(meta.metadata)) {
+      throw new TypeError('metadata must be an object of strings');
+    }
+    for (const v of Object.values(meta.metadata)) {
+      if (typeof v !== 'string') throw new TypeError('metadata must be an object of strings');
+    }
+    out.metadata = meta.metadata;
+  }
+  if (forPut) {
+    const size = meta.chunkSize ?? meta.chunk_size ?? meta.options?.max_chunk_size;
+    if (size !== undefined && size !== null) {
+      if (!Number.isInteger(size) || size <= 0) throw new TypeError('chunkSize must be a positive integer');
+      out.chunk_size = size;
+    }
+  }
+  return Object.keys(out).length > 0 ? JSON.stringify(out) : null;
+}
+
+/** put()'s meta: a name, or {name, description, headers, metadata, chunkSize}. */
+function putArgs(meta) {
+  if (typeof meta === 'string') return [meta, null];
+  if (meta === null || typeof meta !== 'object') throw new TypeError('meta must be an object name or {name, ...}');
+  if (typeof meta.name !== 'string') throw new TypeError('object name must be a string');
+  return [meta.name, objectMetaJson(meta, true)];
+}
+
+function isBytes(data) {
+  return typeof data === 'string' || data instanceof ArrayBuffer || ArrayBuffer.isView(data);
+}
+
+/** What an object is: its name and meta, where its chunks are (nuid), and
+ * what they add up to (size, chunks, digest). A link has no data of its
+ * own: options.link names the bucket and, for an object link, the object. */
+class ObjectInfo {
+  constructor(raw) {
+    // The library's info (for addLink), not enumerable: infos compare and
+    // print as plain data.
+    Object.defineProperty(this, '_handle', { value: raw[0] });
+    /** @type {string} */
+    this.name = raw[1];
+    /** @type {string|undefined} */
+    this.description = raw[2] ?? undefined;
+    /** @type {string} */
+    this.bucket = raw[3];
+    /** The id of the chunks' subject. @type {string} */
+    this.nuid = raw[4];
+    /** Bytes. */
+    this.size = raw[5];
+    this.chunks = raw[6];
+    /** 'SHA-256=<base64url>', '' when none (a link). */
+    this.digest = raw[7];
+    this.deleted = raw[8];
+    /** When the meta was written, ns since the epoch. @type {bigint} */
+    this.mtimeNanos = raw[9];
+    /** @type {Date} */
+    this.mtime = new Date(Number(raw[9] / 1000000n));
+    /** @type {MsgHeaders|undefined} */
+    this.headers = raw[10] === null ? undefined : headersFromFlat(raw[10]);
+    /** @type {Record<string, string>} */
+    this.metadata = JSON.parse(raw[11] ?? '{}');
+    /** {link?: {bucket, name?}, max_chunk_size?} */
+    this.options = {};
+    if (raw[12]) this.options.link = raw[14] === null ? { bucket: raw[13] } : { bucket: raw[13], name: raw[14] };
+    if (raw[15] > 0) this.options.max_chunk_size = raw[15];
+  }
+
+  get isLink() {
+    return this.options.link !== undefined;
+  }
+
+  get isDeleted() {
+    return this.deleted;
+  }
+}
+
+/** An object's bytes as a Readable: one library token per chunk, read as the
+ * consumer takes them. It ends once the size, chunk count and SHA-256 digest
+ * were verified; otherwise it fails (DigestMismatchError, TimeoutError when
+ * no chunk came within 30 s, ...). */
+class ObjectReadStream extends Readable {
+  constructor(reader, info) {
+    super();
+    this._reader = reader;
+    /** @type {ObjectInfo} */
+    this.info = info;
+  }
+
+  _read() {
+    let next;
+    try {
+      next = native.objReaderNext(this._reader);
+    } catch (e) {
+      this.destroy(e);
+      return;
+    }
+    next.then(
+      (chunk) => {
+        if (!this.destroyed) this.push(chunk); // null: the verified end
+      },
+      (e) => this.destroy(e),
+    );
+  }
+
+  _destroy(error, callback) {
+    native.objClose(this._reader); // stops reading (once no read is in flight)
+    callback(error);
+  }
+}
+
+/** A Writable that stores one object: end() finishes it (then `info` is the
+ * stored object's, before 'finish'), destroy() or an error aborts it (its
+ * chunks are purged; an earlier object of the name stays). Each write is
+ * handed to the library, whose bound on unacknowledged chunks (8 MiB) holds
+ * the write callback back: backpressure without blocking the event loop. */
+class ObjectWriteStream extends Writable {
+  constructor(writer, name) {
+    super();
+    this._writer = writer;
+    /** @type {string} */
+    this.name = name;
+    /** The stored object's info once finished. @type {ObjectInfo|undefined} */
+    this.info = undefined;
+  }
+
+  _write(chunk, encoding, callback) {
+    let p;
+    try {
+      p = native.objWriterWrite(this._writer, toBytes(chunk));
+    } catch (e) {
+      callback(e);
+      return;
+    }
+    p.then(() => callback(), callback);
+  }
+
+  _final(callback) {
+    let p;
+    try {
+      p = native.objWriterFinish(this._writer);
+    } catch (e) {
+      callback(e);
+      return;
+    }
+    p.then((raw) => {
+      this.info = new ObjectInfo(raw);
+      callback();
+    }, callback);
+  }
+
+  _destroy(error, callback) {
+    // Unfinished: the library aborts it in the background.
+    native.objClose(this._writer);
+    callback(error);
+  }
+}
+
+/**
+ * A running watch of an object store (store.watch): an async iterator of
+ * ObjectInfo, first the latest info of every object (or none with
+ * updatesOnly), then every change. `initialized` resolves true when the
+ * iteration has gone past the initial infos (the library's marker), or false
+ * if the watch ended before that.
+ */
+class ObjectWatcher extends ItemStream {
+  constructor(handle, bucket) {
+    super(handle, DEFAULT_WINDOW);
+    /** @type {string} */
+    this.bucket = bucket;
+    this._initResolve = null;
+    /** @type {Promise<boolean>} */
+    this.initialized = new Promise((resolve) => {
+      this._initResolve = resolve;
+    });
+  }
+
+  _take(raw) {
+    if (raw === true) {
+      this._initResolve(true);
+      return SKIP;
+    }
+    return new ObjectInfo(raw);
+  }
+
+  _onFinish() {
+    this._initResolve(false);
+  }
+}
+
+function objectStoreStatus(raw) {
+  return {
+    bucket: raw[0],
+    description: raw[1] ?? undefined,
+    /** ms; 0: objects never expire */
+    ttl: raw[2] / 1e6,
+    storage: raw[3],
+    replicas: raw[4],
+    /** bytes stored */
+    size: raw[5],
+    sealed: raw[6],
+    compression: raw[7],
+    metadata: JSON.parse(raw[8] ?? '{}'),
+    backingStore: 'JetStream',
+    streamInfo: JSON.parse(raw[9] ?? '{}'),
+  };
+}
+
+function showDeleted(opts) {
+  if (opts === undefined || opts === null) return false;
+  if (typeof opts !== 'object') throw new TypeError('options must be an object');
+  return Boolean(opts.showDeleted ?? opts.includeDeleted);
+}
+
+/** A bound object store bucket (js.objectStores / js.objectStore()). */
+class ObjectStore {
+  constructor(handle, js) {
+    this._handle = handle;
+    this._js = js;
+    /** @type {string} */
+    this.bucket = native.objBucket(handle);
+    this._closed = false;
+  }
+
+  /**
+   * Stores an object: `meta` is its name or {name, description, headers,
+   * metadata, chunkSize}; `data` bytes (string, Buffer, Uint8Array,
+   * ArrayBuffer), or a Readable, web ReadableStream or any (async) iterable
+   * of them, streamed through the library's writer. Replaces an object of
+   * that name once complete; resolves with the stored ObjectInfo.
+   */
+  async put(meta, data) {
+    if (data === undefined || data === null || isBytes(data)) return this.putBytes(meta, data);
+    if (typeof data[Symbol.asyncIterator] !== 'function' && typeof data[Symbol.iterator] !== 'function') {
+      throw new TypeError('data must be bytes, a Readable or an (async) iterable of bytes');
+    }
+    const [name, json] = putArgs(meta);
+    const writer = native.objWriterOpen(this._handle, name, json);
+    try {
+      for await (const chunk of data) {
+        const bytes = toBytes(chunk);
+        if (bytes === null) throw new TypeError('data must yield bytes');
+        if (bytes.length > 0) await native.objWriterWrite(writer, bytes);
+      }
+      return new ObjectInfo(await native.objWriterFinish(writer));
+    } finally {
+      native.objClose(writer); // unfinished (the source failed): aborted
+    }
+  }
+
+  /** Stores `data` (bytes, or nothing for an empty object) in one call. */
+  async putBytes(meta, data) {
+    const [name, json] = putArgs(meta);
+    return new ObjectInfo(await native.objPut(this._handle, name, json, toBytes(data)));
+  }
+
+  /** Stores a string as UTF-8. */
+  async putString(meta, text) {
+    if (typeof text !== 'string') throw new TypeError('text must be a string');
+    return this.putBytes(meta, text);
+  }
+
+  /** A Writable that stores one object (see ObjectWriteStream); `meta` as
+   * for put(). Throws InvalidObjectNameError at once for an empty name. */
+  createWriteStream(meta) {
+    const [name, json] = putArgs(meta);
+    return new ObjectWriteStream(native.objWriterOpen(this._handle, name, json), name);
+  }
+
+  /**
+   * Reads an object: resolves with {info, stream}, `stream` a Readable of
+   * its bytes (usable with stream.pipeline) that fails with
+   * DigestMismatchError when they do not match the info. A link is
+   * followed (info is the target's). Rejects with ObjectNotFoundError, or
+   * ObjectDeletedError (a kind of it) for a deleted object unless
+   * {showDeleted}.
+   */
+  async get(name, opts) {
+    const [reader, raw] = await native.objGet(this._handle, name, showDeleted(opts));
+    const info = new ObjectInfo(raw);
+    return { info, stream: new ObjectReadStream(reader, info) };
+  }
+
+  /** An object's bytes as one Buffer (verified as get's stream is). */
+  async getBytes(name, opts) {
+    const [reader] = await native.objGet(this._handle, name, showDeleted(opts));
+    try {
+      const parts = [];
+      for (;;) {
+        const chunk = await native.objReaderNext(reader);
+        if (chunk === null) return parts.length === 1 ? parts[0] : Buffer.concat(parts);
+        parts.push(chunk);
+      }
+    } finally {
+      native.objClose(reader);
+    }
+  }
+
+  /** An object's info (not following links); ObjectNotFoundError, or
+   * ObjectDeletedError unless {showDeleted}. */
+  async info(name, opts) {
+    return new ObjectInfo(await native.objInfo(this._handle, name, showDeleted(opts)));
+  }
+
+  /** Changes description, headers and metadata; a `name` renames the
+   * object (ObjectExistsError if a live object has that name). */
+  async updateMeta(name, meta) {
+    if (meta === undefined || meta === null || typeof meta !== 'object') throw new TypeError('meta must be an object');
+    await native.objUpdateMeta(this._handle, name, objectMetaJson(meta, false) ?? '{}');
+  }
+
+  /** Deletes an object: its chunks are purged, a deleted info stays. */
+  async delete(name) {
+    await native.objDelete(this._handle, name);
+  }
+
+  /** The infos of the bucket's objects ({includeDeleted}: deleted ones too). */
+  async list(opts) {
+    return (await native.objList(this._handle, showDeleted(opts))).map((raw) => new ObjectInfo(raw));
+  }
+
+  /** Watches the bucket (see ObjectWatcher). Options: ignoreDeletes,
+   * includeHistory, updatesOnly. */
+  async watch(opts) {
+    if (opts !== undefined && opts !== null && typeof opts !== 'object') {
+      throw new TypeError('watch options must be an object');
+    }
+    const o = opts ?? {};
+    const flags = {
+      includeHistory: Boolean(o.includeHistory),
+      ignoreDeletes: Boolean(o.ignoreDeletes),
+      updatesOnly: Boolean(o.updatesOnly),
+    };
+    return new ObjectWatcher(await native.objWatch(this._handle, flags), this.bucket);
+  }
+
+  /**
+   * Stores a link named `name` to the object of `target` (an ObjectInfo, or
+   * {bucket, name}), in this or another bucket; reading the link reads the
+   * target. ObjectLinkError for a deleted target or a link to a link,
+   * ObjectExistsError if a live object (not a link) has the name.
+   */
+  async addLink(name, target) {
+    if (target === null || typeof target !== 'object') throw new TypeError('target must be an ObjectInfo');
+    let info = target;
+    if (!(info instanceof ObjectInfo)) {
+      if (typeof target.name !== 'string' || typeof target.bucket !== 'string') {
+        throw new TypeError('target must be an ObjectInfo or {bucket, name}');
+      }
+      if (target.bucket === this.bucket) {
+        info = await this.info(target.name, { showDeleted: true });
+      } else {
+        const other = await this._js.objectStores.objectStore(target.bucket);
+        try {
+          info = await other.info(target.name, { showDeleted: true });
+        } finally {
+          other.close();
+        }
+      }
+    }
+    return new ObjectInfo(await native.objAddLink(this._handle, name, info._handle));
+  }
+
+  /** Stores a link named `name` to a whole bucket (a name or an ObjectStore). */
+  async addBucketLink(name, bucket) {
+    const b = bucket instanceof ObjectStore ? bucket.bucket : bucket;
+    return new ObjectInfo(await native.objAddBucketLink(this._handle, name, b));
+  }
+
+  /** Seals the bucket: it can be read, no longer changed (puts, deletes and
+   * meta updates reject with BucketSealedError). Resolves with its status. */
+  async seal() {
+    await native.objSeal(this._handle);
+    return this.status();
+  }
+
+  /** {bucket, description, ttl (ms), storage, replicas, size, sealed,
+   * compression, metadata, backingStore, streamInfo} */
+  async status() {
+    return objectStoreStatus(await native.objStatus(this._handle));
+  }
+
+  get isClosed() {
+    return this._closed;
+  }
+
+  /** Frees the handle (the bucket stays). Later calls reject with IllegalStateError. */
+  close() {
+    if (this._closed) return;
+    this._closed = true;
+    native.objClose(this._handle);
+  }
+}
+
+/** js.objectStores: object store bucket management (also on the context:
+ * js.createObjectStore(...) and so on). */
+class ObjectStoreManager {
+  constructor(js) {
+    this._js = js;
+  }
+
+  _open(mode, cfg, opts) {
+    if (typeof cfg === 'string') cfg = { ...(opts ?? {}), bucket: cfg };
+    const json = configJson(cfg, 'object store config');
+    return native.objOpen(this._js._handle, mode, json).then((h) => new ObjectStore(h, this._js));
+  }
+
+  /** Creates a bucket from an ObjectStoreConfig ({bucket, description, ttl,
+   * max_bytes, storage, replicas, placement, compression, metadata}), or
+   * (bucket, config). An identical bucket is bound; another one with that
+   * name rejects with BucketExistsError. */
+  async createObjectStore(cfg, opts) {
+    return this._open(0, cfg, opts);
+  }
+
+  /** Changes a bucket's configuration (BucketNotFoundError if there is none). */
+  async updateObjectStore(cfg, opts) {
+    return this._open(1, cfg, opts);
+  }
+
+  async createOrUpdateObjectStore(cfg, opts) {
+    return this._open(2, cfg, opts);
+  }
+
+  /** Binds an existing bucket (BucketNotFoundError if there is none). */
+  async objectStore(bucket) {
+    return new ObjectStore(await native.objOpen(this._js._handle, 3, bucket), this._js);
+  }
+
+  /** Deletes a bucket with all its objects. */
+  async deleteObjectStore(bucket) {
+    await native.objDeleteBucket(this._js._handle, bucket);
+    return true;
+  }
+
+  /** The names of the account's object store buckets. */
+  async objectStoreNames() {
+    return native.objNames(this._js._handle);
+  }
+
+  /** The status of every object store bucket (see ObjectStore.status). */
+  async objectStoreStatuses() {
+    return (await native.objStatuses(this._js._handle)).map(objectStoreStatus);
+  }
+}
+
+for (const method of Object.getOwnPropertyNames(ObjectStoreManager.prototype)) {
+  if (method === 'constructor' || method.startsWith('_')) continue;
+  JetStreamClient.prototype[method] = function objectStoreCall(...args) {
+    return this.objectStores[method](...args);
+  };
+}
+
 /** A JetStream context over this connection (see JetStreamClient). */
 Connection.prototype.jetstream = function jetstream(opts) {
   return new JetStreamClient(this, opts);
@@ -1743,6 +2238,11 @@ module.exports = {
   JsMsgInfo,
   ConsumerMessages,
   KvWatcher,
+  ObjectStore,
+  ObjectInfo,
+  ObjectWatcher,
+  ObjectReadStream,
+  ObjectWriteStream,
   Status,
   version: native.version(),
   ...errors,
@@ -1750,5 +2250,6 @@ module.exports = {
 
 // For the tests' leak checks, not an API: the native handles not freed yet
 // by kind, process-wide ({clients, jetstream, kv, jsMsgs, subscriptions,
-// replies, consumes, watches}).
+// replies, consumes, watches, objectStores, objectInfos, objectReaders,
+// objectWriters, objectWatches}).
 Object.defineProperty(module.exports, Symbol.for('natsio.liveHandles'), { value: native.liveHandles });

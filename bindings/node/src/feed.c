@@ -1,7 +1,7 @@
 /*
  * Feeds: the core's iterators (subscriptions, request-many replies,
- * consume, KV watch) read in the core's push mode and handed to JS in
- * batches.
+ * consume, KV watch, object watch) read in the core's push mode and handed
+ * to JS in batches.
  *
  *   library dispatcher thread of the iterator (natsio_*_set_callback)
  *       -> keeps the item (natsio_msg_clone, or a copy of the entry) in the
@@ -22,7 +22,7 @@
  * client has closed without JS asking stops waiting by itself.
  *
  * Why push mode for iterators too (rather than one _next_async token per
- * item): the same batching path serves all four kinds, one wake-up of the
+ * item): the same batching path serves every kind, one wake-up of the
  * JS thread carries many items, and the window keeps the core's limits in
  * charge. See README.md ("How it works").
  */
@@ -56,7 +56,7 @@ typedef struct kv_item {
 typedef struct feed {
     hub *hub;
     int kind;
-    void *handle; /* natsio_sub / natsio_replies / natsio_js_messages / natsio_kv_watcher */
+    void *handle; /* natsio_sub / natsio_replies / natsio_js_messages / natsio_kv_watcher / natsio_obj_watcher */
     /* JS thread only */
     client_wrap *cw;
     uint32_t id;
@@ -81,8 +81,19 @@ typedef struct feed {
 static void item_free(int kind, void *item) {
     if (kind == FEED_WATCH)
         free(item);
+    else if (kind == FEED_OBJ_WATCH)
+        natsio_obj_info_free(item);
     else
         natsio_msg_free(item);
+}
+
+/* The payload bytes of an item, for the batch byte cap. */
+static size_t item_bytes(int kind, void *item) {
+    switch (kind) {
+    case FEED_WATCH: return ((kv_item *)item)->value_len;
+    case FEED_OBJ_WATCH: return 0;
+    default: return natsio_msg_data_len(item);
+    }
 }
 
 void feed_release(feed *f) {
@@ -212,6 +223,16 @@ static void on_entry(void *user_data, const natsio_kv_entry *e, natsio_status st
     feed_push(f, it);
 }
 
+static void on_obj_info(void *user_data, const natsio_obj_info *info, natsio_status status) {
+    feed *f = user_data;
+    if (!info) {
+        feed_end(f, status);
+        return;
+    }
+    natsio_obj_info *copy = NULL;
+    if (natsio_obj_info_clone(info, &copy) == NATSIO_OK) feed_push(f, copy);
+}
+
 static void on_release(void *user_data) { feed_release(user_data); }
 
 /* ------------------------------------------------------------------ */
@@ -259,6 +280,8 @@ static void deliver(napi_env env, feed *f, void **items, uint32_t n) {
         napi_value v;
         if (f->kind == FEED_CONSUME) {
             v = js_msg_to_js(env, items[i]); /* the JsMsg handle takes it over */
+        } else if (f->kind == FEED_OBJ_WATCH) {
+            v = obj_info_to_js(env, items[i]); /* the ObjectInfo takes it over */
         } else {
             v = kv_item_to_js(env, items[i]);
             free(items[i]);
@@ -284,7 +307,7 @@ void feed_process(napi_env env, feed *f) {
             f->head = (f->head + 1) % f->cap;
             f->count--;
             items[n++] = it;
-            bytes += f->kind == FEED_WATCH ? ((kv_item *)it)->value_len : natsio_msg_data_len(it);
+            bytes += item_bytes(f->kind, it);
         }
         bool end_now = f->ended && f->count == 0 && !f->end_delivered;
         if (end_now) f->end_delivered = true;
@@ -355,6 +378,7 @@ static int32_t handle_stop(feed *f) {
     case FEED_SUB: return natsio_sub_stop(f->handle);
     case FEED_REPLIES: return natsio_replies_stop(f->handle);
     case FEED_CONSUME: return natsio_js_messages_stop(f->handle);
+    case FEED_OBJ_WATCH: return natsio_obj_watcher_stop(f->handle);
     default: return natsio_kv_watcher_stop(f->handle);
     }
 }
@@ -364,6 +388,7 @@ static int live_kind(int feed_kind) {
     case FEED_SUB: return LIVE_SUB;
     case FEED_REPLIES: return LIVE_REPLIES;
     case FEED_CONSUME: return LIVE_CONSUME;
+    case FEED_OBJ_WATCH: return LIVE_OBJ_WATCH;
     default: return LIVE_WATCH;
     }
 }
@@ -373,6 +398,7 @@ static void handle_free(feed *f) {
     case FEED_SUB: natsio_sub_free(f->handle); break;
     case FEED_REPLIES: natsio_replies_free(f->handle); break;
     case FEED_CONSUME: natsio_js_messages_free(f->handle); break;
+    case FEED_OBJ_WATCH: natsio_obj_watcher_free(f->handle); break;
     default: natsio_kv_watcher_free(f->handle); break;
     }
     f->handle = NULL;
@@ -463,6 +489,7 @@ EXPORT(js_feed_start) {
     case FEED_SUB: st = natsio_sub_set_callback(f->handle, on_msg, f, on_release); break;
     case FEED_REPLIES: st = natsio_replies_set_callback(f->handle, on_msg, f, on_release); break;
     case FEED_CONSUME: st = natsio_js_messages_set_callback(f->handle, on_msg, f, on_release); break;
+    case FEED_OBJ_WATCH: st = natsio_obj_watcher_set_callback(f->handle, on_obj_info, f, on_release); break;
     default: st = natsio_kv_watcher_set_callback(f->handle, on_entry, f, on_release); break;
     }
     if (st != NATSIO_OK) {
@@ -514,6 +541,7 @@ EXPORT(js_feed_stats) {
     case FEED_SUB: st = natsio_sub_get_stats(f->handle, &s); break;
     case FEED_REPLIES: st = natsio_replies_get_stats(f->handle, &s); break;
     case FEED_CONSUME: st = natsio_js_messages_get_stats(f->handle, &s); break;
+    case FEED_OBJ_WATCH: st = natsio_obj_watcher_get_stats(f->handle, &s); break;
     default: st = natsio_kv_watcher_get_stats(f->handle, &s); break;
     }
     if (throw_if_failed(env, st)) return NULL;

@@ -9,9 +9,12 @@
  *   op.c      operations: a promise settled from a completion token
  *   client.c  connect (options), close, publish, request, flush, drain, rtt
  *   feed.c    push-mode iterators (subscriptions, request-many replies,
- *             consume, KV watch): delivery to JS in batches with backpressure
+ *             consume, KV and object watch): delivery to JS in batches with
+ *             backpressure
  *   js.c      JetStream: contexts, streams, consumers, publish, pull, acks
  *   kv.c      Key-Value buckets and watches
+ *   object.c  Object Store: buckets, objects, chunked reads and writes,
+ *             watches
  *   addon.c   module registration
  *
  * Threads: only the hub's event list, an operation's completion and a
@@ -153,6 +156,11 @@ enum {
     LIVE_REPLIES,
     LIVE_CONSUME,
     LIVE_WATCH,
+    LIVE_OBJ,
+    LIVE_OBJ_INFO,
+    LIVE_OBJ_READER,
+    LIVE_OBJ_WRITER,
+    LIVE_OBJ_WATCH,
     LIVE_KINDS
 };
 void live_count(int kind, int delta);
@@ -180,16 +188,26 @@ void client_release(client_wrap *cw);
 napi_value client_wrap_new(napi_env env, natsio_client *c);
 
 /* ------------------------------------------------------------------ */
-/* JetStream handles (contexts, buckets, consumed messages)            */
+/* JetStream handles (contexts, buckets, consumed messages, and the
+ * Object Store's buckets, infos, readers and writers)                  */
 
-enum { JSH_JS = 1, JSH_KV = 2, JSH_MSG = 3 };
+enum {
+    JSH_JS = 1,
+    JSH_KV = 2,
+    JSH_MSG = 3,
+    JSH_OBJ = 4,        /* natsio_obj */
+    JSH_OBJ_INFO = 5,   /* natsio_obj_info (owned) */
+    JSH_OBJ_READER = 6, /* natsio_obj_reader */
+    JSH_OBJ_WRITER = 7, /* natsio_obj_writer */
+};
 
 typedef struct js_handle {
     int kind;
     natsio_js *js;
     natsio_kv *kv;
     natsio_msg *msg;
-    client_wrap *cw; /* JSH_JS / JSH_KV: what feeds made from it belong to */
+    void *obj;       /* JSH_OBJ*: the Object Store handle of the kind */
+    client_wrap *cw; /* JSH_JS / JSH_KV / JSH_OBJ: what feeds made from it belong to */
     int inflight;    /* operations in flight (JS thread only) */
     bool closed;     /* close() ran: no new calls */
     bool finalized;  /* the external is gone */
@@ -197,6 +215,8 @@ typedef struct js_handle {
 
 js_handle *get_jsh(napi_env env, napi_value v, int kind);
 napi_value jsh_wrap(napi_env env, int kind, natsio_js *js, natsio_kv *kv, natsio_msg *msg, client_wrap *cw);
+/* Wraps an Object Store handle of kind JSH_OBJ* (taken over, also on failure). */
+napi_value jsh_wrap_obj(napi_env env, int kind, void *obj, client_wrap *cw);
 void jsh_release_op(js_handle *h);
 /* [handle, subject, reply|null, data, flatHeaders|null] for an owned
  * message; the handle takes `m` over (also on failure). */
@@ -224,6 +244,15 @@ enum {
     R_KV_WATCHER,    /* a watch feed (not started) */
     R_RTT,           /* microseconds between start and completion */
     R_CLOSE,         /* undefined; CONNECTION_CLOSED counts as success */
+    /* Object Store (object.c, obj_result_value) */
+    R_OBJ,             /* a bucket handle */
+    R_OBJ_INFO,        /* obj_info_to_js */
+    R_OBJ_INFO_LIST,   /* array of obj_info_to_js */
+    R_OBJ_STATUS,      /* obj_status_to_js */
+    R_OBJ_STATUS_LIST, /* array of obj_status_to_js */
+    R_OBJ_READER,      /* [reader handle, info] */
+    R_OBJ_CHUNK,       /* a Buffer, or null at the (verified) end */
+    R_OBJ_WATCHER,     /* a watch feed (not started) */
 };
 
 typedef struct op {
@@ -250,7 +279,7 @@ int64_t now_ns(void);
 /* ------------------------------------------------------------------ */
 /* feeds                                                                */
 
-enum { FEED_SUB = 1, FEED_REPLIES = 2, FEED_CONSUME = 3, FEED_WATCH = 4 };
+enum { FEED_SUB = 1, FEED_REPLIES = 2, FEED_CONSUME = 3, FEED_WATCH = 4, FEED_OBJ_WATCH = 5 };
 
 napi_value feed_wrap(napi_env env, int kind, void *handle, client_wrap *cw);
 /* Sets stopping on every feed of `cw` (or of all clients when NULL) so no
@@ -329,6 +358,35 @@ EXPORT(js_kv_status);
 EXPORT(js_kv_keys);
 EXPORT(js_kv_history);
 EXPORT(js_kv_watch);
+
+/* object.c */
+EXPORT(js_obj_open);
+EXPORT(js_obj_delete_bucket);
+EXPORT(js_obj_names);
+EXPORT(js_obj_statuses);
+EXPORT(js_obj_bucket);
+EXPORT(js_obj_status);
+EXPORT(js_obj_seal);
+EXPORT(js_obj_put);
+EXPORT(js_obj_writer_open);
+EXPORT(js_obj_writer_write);
+EXPORT(js_obj_writer_finish);
+EXPORT(js_obj_get);
+EXPORT(js_obj_reader_next);
+EXPORT(js_obj_info);
+EXPORT(js_obj_update_meta);
+EXPORT(js_obj_delete);
+EXPORT(js_obj_list);
+EXPORT(js_obj_add_link);
+EXPORT(js_obj_add_bucket_link);
+EXPORT(js_obj_watch);
+/* Object Store results of op.c (R_OBJ*) and watch items of feed.c. */
+napi_value obj_result_value(napi_env env, op *o, int32_t *st);
+/* [handle, name, ...] of an info (taken over), or true for a watcher's
+ * initial-values marker (freed then). NULL with a pending exception. */
+napi_value obj_info_to_js(napi_env env, natsio_obj_info *info);
+/* Frees the Object Store handle of a js_handle of kind JSH_OBJ*. */
+void obj_handle_free(int kind, void *obj);
 
 /* hub.c */
 EXPORT(js_init);

@@ -20,18 +20,31 @@
 
 static const napi_type_tag JS_HANDLE_TAG = {0x6e617473696f4a53ULL, 0x68616e646c653032ULL};
 
+/* The liveHandles() kind of an Object Store handle. */
+static int obj_live_kind(int kind) {
+    switch (kind) {
+    case JSH_OBJ: return LIVE_OBJ;
+    case JSH_OBJ_INFO: return LIVE_OBJ_INFO;
+    case JSH_OBJ_READER: return LIVE_OBJ_READER;
+    default: return LIVE_OBJ_WRITER;
+    }
+}
+
 static void jsh_maybe_free(js_handle *h) {
     if (h->inflight > 0) return;
     if (h->closed || h->finalized) {
         if (h->js) live_count(LIVE_JS, -1);
         if (h->kv) live_count(LIVE_KV, -1);
         if (h->msg) live_count(LIVE_JS_MSG, -1);
+        if (h->obj) live_count(obj_live_kind(h->kind), -1);
         natsio_js_free(h->js);
         natsio_kv_free(h->kv);
         natsio_msg_free(h->msg);
+        if (h->obj) obj_handle_free(h->kind, h->obj);
         h->js = NULL;
         h->kv = NULL;
         h->msg = NULL;
+        h->obj = NULL;
         if (h->cw) client_release(h->cw);
         h->cw = NULL;
     }
@@ -80,11 +93,47 @@ napi_value jsh_wrap(napi_env env, int kind, natsio_js *js, natsio_kv *kv, natsio
     return ext;
 }
 
+/* Wraps an Object Store handle (see obj_handle_free for how it is freed). */
+napi_value jsh_wrap_obj(napi_env env, int kind, void *obj, client_wrap *cw) {
+    js_handle *h = calloc(1, sizeof *h);
+    if (!h) {
+        obj_handle_free(kind, obj);
+        throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
+        return NULL;
+    }
+    h->kind = kind;
+    h->obj = obj;
+    live_count(obj_live_kind(kind), 1);
+    h->cw = cw;
+    if (cw) client_retain(cw);
+    napi_value ext;
+    if (napi_create_external(env, h, jsh_finalize, NULL, &ext) != napi_ok) {
+        h->finalized = true;
+        jsh_maybe_free(h);
+        napi_throw_error(env, NULL, "natsio addon: napi_create_external failed");
+        return NULL;
+    }
+    napi_type_tag_object(env, ext, &JS_HANDLE_TAG);
+    return ext;
+}
+
 js_handle *get_jsh(napi_env env, napi_value v, int kind) {
-    static const char *const not_a[] = {"", "not a natsio JetStream handle", "not a natsio KV handle",
-                                        "not a natsio JetStream message"};
-    static const char *const closed[] = {"", "the JetStream context is closed", "the KV bucket handle is closed",
-                                         "the JetStream message is released"};
+    static const char *const not_a[] = {"",
+                                        "not a natsio JetStream handle",
+                                        "not a natsio KV handle",
+                                        "not a natsio JetStream message",
+                                        "not a natsio object store handle",
+                                        "not a natsio object info",
+                                        "not a natsio object reader",
+                                        "not a natsio object writer"};
+    static const char *const closed[] = {"",
+                                         "the JetStream context is closed",
+                                         "the KV bucket handle is closed",
+                                         "the JetStream message is released",
+                                         "the object store handle is closed",
+                                         "the object info is released",
+                                         "the object reader is closed",
+                                         "the object writer is closed"};
     bool tagged = false;
     void *p = NULL;
     if (!v || napi_check_object_type_tag(env, v, &JS_HANDLE_TAG, &tagged) != napi_ok || !tagged ||
@@ -148,15 +197,15 @@ EXPORT(js_jetstream) {
     return result;
 }
 
-/* jsClose(js) / kvClose(kv): frees the C handle once no operation uses it.
- * Closing twice is fine. */
+/* jsClose(js) / kvClose(kv) / objClose(handle): frees the C handle once no
+ * operation uses it. Closing twice is fine. */
 EXPORT(js_jsh_close) {
     ARGS(1);
     bool tagged = false;
     void *p = NULL;
     if (napi_check_object_type_tag(env, argv[0], &JS_HANDLE_TAG, &tagged) != napi_ok || !tagged ||
         napi_get_value_external(env, argv[0], &p) != napi_ok || !p) {
-        napi_throw_type_error(env, NULL, "not a natsio JetStream or KV handle");
+        napi_throw_type_error(env, NULL, "not a natsio JetStream, KV or object store handle");
         return NULL;
     }
     js_handle *h = p;

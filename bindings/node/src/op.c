@@ -197,6 +197,15 @@ static napi_value result_value(napi_env env, op *o, int32_t *st) {
         if ((*st = natsio_token_kv_watcher(t, &w)) != NATSIO_OK) return NULL;
         return feed_wrap(env, FEED_WATCH, w, o->cw);
     }
+    case R_OBJ:
+    case R_OBJ_INFO:
+    case R_OBJ_INFO_LIST:
+    case R_OBJ_STATUS:
+    case R_OBJ_STATUS_LIST:
+    case R_OBJ_READER:
+    case R_OBJ_CHUNK:
+    case R_OBJ_WATCHER:
+        return obj_result_value(env, o, st);
     }
     *st = NATSIO_ERR_INTERNAL;
     return NULL;
@@ -207,7 +216,9 @@ void op_settle(napi_env env, op *o) {
     int32_t st = natsio_token_status(o->token);
     const char *detail = NULL;
     napi_value v = NULL;
-    if (st == NATSIO_OK) {
+    if (st == NATSIO_OK || (st == NATSIO_DONE && o->result == R_OBJ_CHUNK)) {
+        /* An object read's end (DONE) is a value: null. */
+        st = NATSIO_OK;
         v = result_value(env, o, &st);
         if (st != NATSIO_OK) detail = natsio_last_error();
     } else {

@@ -13,11 +13,13 @@ void live_count(int kind, int delta) {
 }
 
 /* liveHandles(): {clients, jetstream, kv, jsMsgs, subscriptions, replies,
- * consumes, watches}, the C handles not freed yet. */
+ * consumes, watches, objectStores, objectInfos, objectReaders,
+ * objectWriters, objectWatches}, the C handles not freed yet. */
 EXPORT(js_live_handles) {
     (void)info;
-    static const char *const names[LIVE_KINDS] = {"clients",       "jetstream", "kv",       "jsMsgs",
-                                                  "subscriptions", "replies",   "consumes", "watches"};
+    static const char *const names[LIVE_KINDS] = {
+        "clients",  "jetstream",    "kv",          "jsMsgs",        "subscriptions", "replies",      "consumes",
+        "watches",  "objectStores", "objectInfos", "objectReaders", "objectWriters", "objectWatches"};
     napi_value r, v;
     CHECK_NAPI(env, napi_create_object(env, &r));
     for (int k = 0; k < LIVE_KINDS; k++) {

@@ -6,7 +6,8 @@
 const assert = require('node:assert/strict');
 const nats = require('..');
 
-/** {clients, jetstream, kv, jsMsgs, subscriptions, replies, consumes, watches} */
+/** {clients, jetstream, kv, jsMsgs, subscriptions, replies, consumes, watches,
+ * objectStores, objectInfos, objectReaders, objectWriters, objectWatches} */
 const liveHandles = nats[Symbol.for('natsio.liveHandles')];
 
 function requireGc() {

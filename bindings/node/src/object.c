@@ -1,0 +1,469 @@
+/* Object Store: buckets, objects, chunked reads and writes, watches.
+ *
+ * Every call that talks to the server is its `_async` form and a promise
+ * (op.c). Buckets, infos, readers and writers are js_handles (js.c): a C
+ * handle is freed once JS closed it (or it was collected) and no operation
+ * started on it is in flight. A read is one token per chunk
+ * (natsio_obj_reader_next_async), a write one token per piece handed over
+ * (natsio_obj_writer_write_async, which completes once the writer accepted
+ * it): the event loop never waits, and a writer that has 8 MiB of chunks
+ * awaiting acks holds its promise back, which is the backpressure of the
+ * JS Writable. Watches are feeds (feed.c, FEED_OBJ_WATCH). */
+#include "internal.h"
+
+#include <stdlib.h>
+
+void obj_handle_free(int kind, void *obj) {
+    switch (kind) {
+    case JSH_OBJ: natsio_obj_free(obj); break;
+    case JSH_OBJ_INFO: natsio_obj_info_free(obj); break;
+    case JSH_OBJ_READER: natsio_obj_reader_free(obj); break;
+    case JSH_OBJ_WRITER: natsio_obj_writer_free(obj); break; /* unfinished: aborted in the background */
+    default: break;
+    }
+}
+
+static napi_value str_or_null(napi_env env, const char *s) {
+    napi_value v;
+    if (s)
+        napi_create_string_utf8(env, s, NAPI_AUTO_LENGTH, &v);
+    else
+        napi_get_null(env, &v);
+    return v;
+}
+
+static void set_elem(napi_env env, napi_value arr, uint32_t i, napi_value v) { napi_set_element(env, arr, i, v); }
+
+static napi_value num(napi_env env, double d) {
+    napi_value v;
+    napi_create_double(env, d, &v);
+    return v;
+}
+
+static napi_value boolean(napi_env env, bool b) {
+    napi_value v;
+    napi_get_boolean(env, b, &v);
+    return v;
+}
+
+/* [handle, name, description|null, bucket, nuid, size, chunks, digest,
+ * deleted, mtimeNs (bigint), flatHeaders|null, metadataJson, isLink,
+ * linkBucket|null, linkName|null, maxChunkSize], or true for a watcher's
+ * initial-values marker. Takes `info` over. */
+napi_value obj_info_to_js(napi_env env, natsio_obj_info *info) {
+    napi_value arr, v;
+    if (natsio_obj_info_is_initial_done(info)) {
+        natsio_obj_info_free(info);
+        return boolean(env, true);
+    }
+    napi_create_array_with_length(env, 16, &arr);
+    set_elem(env, arr, 1, str_or_null(env, natsio_obj_info_name(info)));
+    set_elem(env, arr, 2, str_or_null(env, natsio_obj_info_description(info)));
+    set_elem(env, arr, 3, str_or_null(env, natsio_obj_info_bucket(info)));
+    set_elem(env, arr, 4, str_or_null(env, natsio_obj_info_nuid(info)));
+    set_elem(env, arr, 5, num(env, (double)natsio_obj_info_size(info)));
+    set_elem(env, arr, 6, num(env, (double)natsio_obj_info_chunks(info)));
+    set_elem(env, arr, 7, str_or_null(env, natsio_obj_info_digest(info)));
+    set_elem(env, arr, 8, boolean(env, natsio_obj_info_deleted(info)));
+    napi_create_bigint_int64(env, natsio_obj_info_mtime_ns(info), &v);
+    set_elem(env, arr, 9, v);
+    set_elem(env, arr, 10, headers_to_js(env, natsio_obj_info_headers(info)));
+    set_elem(env, arr, 11, str_or_null(env, natsio_obj_info_metadata_json(info)));
+    set_elem(env, arr, 12, boolean(env, natsio_obj_info_is_link(info)));
+    set_elem(env, arr, 13, str_or_null(env, natsio_obj_info_link_bucket(info)));
+    set_elem(env, arr, 14, str_or_null(env, natsio_obj_info_link_name(info)));
+    set_elem(env, arr, 15, num(env, (double)natsio_obj_info_max_chunk_size(info)));
+    /* Last: the handle owns the info the strings above were read from. */
+    napi_value ext = jsh_wrap_obj(env, JSH_OBJ_INFO, info, NULL);
+    if (!ext) return NULL;
+    set_elem(env, arr, 0, ext);
+    return arr;
+}
+
+/* A borrowed info, cloned for JS. */
+static napi_value obj_info_copy_to_js(napi_env env, const natsio_obj_info *info, int32_t *st) {
+    natsio_obj_info *copy = NULL;
+    if ((*st = natsio_obj_info_clone(info, &copy)) != NATSIO_OK) return NULL;
+    return obj_info_to_js(env, copy);
+}
+
+/* [bucket, description|null, ttlNs, storage, replicas, size, sealed,
+ * compression, metadataJson, streamInfoJson] */
+static napi_value obj_status_to_js(napi_env env, const struct natsio_obj_status *s) {
+    napi_value arr;
+    napi_create_array_with_length(env, 10, &arr);
+    set_elem(env, arr, 0, str_or_null(env, natsio_obj_status_bucket(s)));
+    set_elem(env, arr, 1, str_or_null(env, natsio_obj_status_description(s)));
+    set_elem(env, arr, 2, num(env, (double)natsio_obj_status_ttl_ns(s)));
+    set_elem(env, arr, 3, str_or_null(env, natsio_obj_status_storage(s)));
+    set_elem(env, arr, 4, num(env, (double)natsio_obj_status_replicas(s)));
+    set_elem(env, arr, 5, num(env, (double)natsio_obj_status_size(s)));
+    set_elem(env, arr, 6, boolean(env, natsio_obj_status_sealed(s)));
+    set_elem(env, arr, 7, boolean(env, natsio_obj_status_compression(s)));
+    set_elem(env, arr, 8, str_or_null(env, natsio_obj_status_metadata_json(s)));
+    set_elem(env, arr, 9, str_or_null(env, natsio_obj_status_stream_info_json(s)));
+    return arr;
+}
+
+napi_value obj_result_value(napi_env env, op *o, int32_t *st) {
+    natsio_token *t = o->token;
+    napi_value v = NULL;
+    switch (o->result) {
+    case R_OBJ: {
+        natsio_obj *obj = NULL;
+        if ((*st = natsio_token_obj(t, &obj)) != NATSIO_OK) return NULL;
+        return jsh_wrap_obj(env, JSH_OBJ, obj, o->cw);
+    }
+    case R_OBJ_INFO: {
+        natsio_obj_info *info = NULL;
+        if ((*st = natsio_token_obj_info(t, &info)) != NATSIO_OK) return NULL;
+        return obj_info_to_js(env, info);
+    }
+    case R_OBJ_INFO_LIST: {
+        natsio_obj_info_list *l = NULL;
+        if ((*st = natsio_token_obj_info_list(t, &l)) != NATSIO_OK) return NULL;
+        size_t n = natsio_obj_info_list_count(l);
+        napi_create_array_with_length(env, n, &v);
+        for (size_t i = 0; i < n && *st == NATSIO_OK; i++) {
+            napi_value item = obj_info_copy_to_js(env, natsio_obj_info_list_get(l, i), st);
+            if (!item) break;
+            napi_set_element(env, v, (uint32_t)i, item);
+        }
+        natsio_obj_info_list_free(l);
+        return *st == NATSIO_OK && !exception_pending(env) ? v : NULL;
+    }
+    case R_OBJ_STATUS: {
+        struct natsio_obj_status *s = NULL;
+        if ((*st = natsio_token_obj_status(t, &s)) != NATSIO_OK) return NULL;
+        v = obj_status_to_js(env, s);
+        natsio_obj_status_free(s);
+        return v;
+    }
+    case R_OBJ_STATUS_LIST: {
+        natsio_obj_status_list *l = NULL;
+        if ((*st = natsio_token_obj_status_list(t, &l)) != NATSIO_OK) return NULL;
+        size_t n = natsio_obj_status_list_count(l);
+        napi_create_array_with_length(env, n, &v);
+        for (size_t i = 0; i < n; i++)
+            napi_set_element(env, v, (uint32_t)i, obj_status_to_js(env, natsio_obj_status_list_get(l, i)));
+        natsio_obj_status_list_free(l);
+        return v;
+    }
+    case R_OBJ_READER: {
+        natsio_obj_reader *r = NULL;
+        if ((*st = natsio_token_obj_reader(t, &r)) != NATSIO_OK) return NULL;
+        napi_value info = obj_info_copy_to_js(env, natsio_obj_reader_info(r), st);
+        if (!info) {
+            natsio_obj_reader_free(r);
+            return NULL;
+        }
+        napi_value ext = jsh_wrap_obj(env, JSH_OBJ_READER, r, o->cw);
+        if (!ext) return NULL;
+        napi_create_array_with_length(env, 2, &v);
+        set_elem(env, v, 0, ext);
+        set_elem(env, v, 1, info);
+        return v;
+    }
+    case R_OBJ_CHUNK: {
+        const void *data = NULL;
+        size_t len = 0;
+        int32_t cs = natsio_token_obj_chunk(t, &data, &len);
+        if (cs == NATSIO_DONE) {
+            napi_get_null(env, &v);
+            return v;
+        }
+        if ((*st = cs) != NATSIO_OK) return NULL;
+        void *copy;
+        napi_create_buffer_copy(env, len, data, &copy, &v);
+        return v;
+    }
+    case R_OBJ_WATCHER: {
+        natsio_obj_watcher *w = NULL;
+        if ((*st = natsio_token_obj_watcher(t, &w)) != NATSIO_OK) return NULL;
+        return feed_wrap(env, FEED_OBJ_WATCH, w, o->cw);
+    }
+    }
+    *st = NATSIO_ERR_INTERNAL;
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* buckets                                                              */
+
+/* objOpen(js, mode 0 create | 1 update | 2 createOrUpdate | 3 bind,
+ * configJson | bucket) -> Promise<external> */
+EXPORT(js_obj_open) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    int32_t mode = (int32_t)get_i64(env, argv[1], 0);
+    char *s = NULL;
+    if (!get_req_string(env, argv[2], mode == 3 ? "bucket" : "object store config", &s)) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = mode == 3 ? natsio_js_obj_bind_async(h->js, s, &tok) : natsio_js_obj_create_async(h->js, s, mode, &tok);
+    free(s);
+    return op_track(env, st, tok, R_OBJ, h, h->cw);
+}
+
+/* objDeleteBucket(js, bucket) -> Promise<void> */
+EXPORT(js_obj_delete_bucket) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    char *bucket = NULL;
+    if (!get_req_string(env, argv[1], "bucket", &bucket)) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_js_obj_delete_async(h->js, bucket, &tok);
+    free(bucket);
+    return op_track(env, st, tok, R_NONE, h, NULL);
+}
+
+/* objNames(js) -> Promise<string[]> */
+EXPORT(js_obj_names) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_js_obj_names_async(h->js, &tok);
+    return op_track(env, st, tok, R_STRING_LIST, h, NULL);
+}
+
+/* objStatuses(js) -> Promise<array of statuses> */
+EXPORT(js_obj_statuses) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_js_obj_statuses_async(h->js, &tok);
+    return op_track(env, st, tok, R_OBJ_STATUS_LIST, h, NULL);
+}
+
+/* objBucket(obj) -> string */
+EXPORT(js_obj_bucket) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    return str_or_null(env, natsio_obj_bucket(h->obj));
+}
+
+/* objStatus(obj) -> Promise<status array> */
+EXPORT(js_obj_status) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_obj_status_async(h->obj, &tok);
+    return op_track(env, st, tok, R_OBJ_STATUS, h, NULL);
+}
+
+/* objSeal(obj) -> Promise<void> */
+EXPORT(js_obj_seal) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_obj_seal_async(h->obj, &tok);
+    return op_track(env, st, tok, R_NONE, h, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* writing                                                              */
+
+/* objPut(obj, name, metaJson|null, data) -> Promise<info>: the whole
+ * object at once (the library copies it before this returns). */
+EXPORT(js_obj_put) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    char *name = NULL, *meta = NULL;
+    const void *data;
+    size_t len;
+    napi_value promise = NULL;
+    if (get_req_string(env, argv[1], "object name", &name) && get_opt_string(env, argv[2], &meta) &&
+        get_bytes(env, argv[3], &data, &len)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_obj_put_async(h->obj, name, meta, data, len, &tok);
+        promise = op_track(env, st, tok, R_OBJ_INFO, h, NULL);
+    }
+    free(name);
+    free(meta);
+    return promise;
+}
+
+/* objWriterOpen(obj, name, metaJson|null) -> writer external. No I/O. */
+EXPORT(js_obj_writer_open) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    char *name = NULL, *meta = NULL;
+    napi_value result = NULL;
+    if (get_req_string(env, argv[1], "object name", &name) && get_opt_string(env, argv[2], &meta)) {
+        natsio_obj_writer *w = NULL;
+        if (!throw_if_failed(env, natsio_obj_writer_open(h->obj, name, meta, &w)))
+            result = jsh_wrap_obj(env, JSH_OBJ_WRITER, w, h->cw);
+    }
+    free(name);
+    free(meta);
+    return result;
+}
+
+/* objWriterWrite(writer, data) -> Promise<void>, settled once the writer
+ * accepted the bytes (copied before this returns; applied in call order). */
+EXPORT(js_obj_writer_write) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ_WRITER);
+    if (!h) return NULL;
+    const void *data;
+    size_t len;
+    if (!get_bytes(env, argv[1], &data, &len)) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_obj_writer_write_async(h->obj, data, len, &tok);
+    return op_track(env, st, tok, R_NONE, h, NULL);
+}
+
+/* objWriterFinish(writer) -> Promise<info> */
+EXPORT(js_obj_writer_finish) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ_WRITER);
+    if (!h) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_obj_writer_finish_async(h->obj, &tok);
+    return op_track(env, st, tok, R_OBJ_INFO, h, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* reading and objects                                                  */
+
+/* (obj, name) calls */
+static napi_value obj_name_call(napi_env env, napi_callback_info info,
+                                natsio_status (*call)(const natsio_obj *, const char *, natsio_token **), int result) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    char *name = NULL;
+    if (!get_req_string(env, argv[1], "object name", &name)) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = call(h->obj, name, &tok);
+    free(name);
+    return op_track(env, st, tok, result, h, NULL);
+}
+
+/* (obj, name, showDeleted) calls */
+static napi_value obj_name_flag_call(napi_env env, napi_callback_info info,
+                                     natsio_status (*call)(const natsio_obj *, const char *, bool, natsio_token **),
+                                     int result) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    char *name = NULL;
+    if (!get_req_string(env, argv[1], "object name", &name)) return NULL;
+    bool flag = false;
+    get_opt_bool(env, argv[2], &flag);
+    natsio_token *tok = NULL;
+    int32_t st = call(h->obj, name, flag, &tok);
+    free(name);
+    /* A reader belongs to the client like the bucket handle. */
+    return op_track(env, st, tok, result, h, result == R_OBJ_READER ? h->cw : NULL);
+}
+
+/* objGet(obj, name, showDeleted) -> Promise<[reader, info]> */
+EXPORT(js_obj_get) { return obj_name_flag_call(env, info, natsio_obj_get_async, R_OBJ_READER); }
+
+/* objInfo(obj, name, showDeleted) -> Promise<info> */
+EXPORT(js_obj_info) { return obj_name_flag_call(env, info, natsio_obj_get_info_async, R_OBJ_INFO); }
+
+/* objDelete(obj, name) -> Promise<void> */
+EXPORT(js_obj_delete) { return obj_name_call(env, info, natsio_obj_delete_async, R_NONE); }
+
+/* objReaderNext(reader) -> Promise<Buffer|null>: the next piece, null at
+ * the end once size, chunk count and digest were verified. */
+EXPORT(js_obj_reader_next) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ_READER);
+    if (!h) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_obj_reader_next_async(h->obj, &tok);
+    return op_track(env, st, tok, R_OBJ_CHUNK, h, NULL);
+}
+
+/* objUpdateMeta(obj, name, metaJson) -> Promise<void> */
+EXPORT(js_obj_update_meta) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    char *name = NULL, *meta = NULL;
+    napi_value promise = NULL;
+    if (get_req_string(env, argv[1], "object name", &name) && get_req_string(env, argv[2], "object meta", &meta)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_obj_update_meta_async(h->obj, name, meta, &tok);
+        promise = op_track(env, st, tok, R_NONE, h, NULL);
+    }
+    free(name);
+    free(meta);
+    return promise;
+}
+
+/* objList(obj, includeDeleted) -> Promise<array of infos> */
+EXPORT(js_obj_list) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    bool deleted = false;
+    get_opt_bool(env, argv[1], &deleted);
+    natsio_token *tok = NULL;
+    int32_t st = natsio_obj_list_async(h->obj, deleted, &tok);
+    return op_track(env, st, tok, R_OBJ_INFO_LIST, h, NULL);
+}
+
+/* objAddLink(obj, name, targetInfo) -> Promise<info> */
+EXPORT(js_obj_add_link) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    char *name = NULL;
+    if (!get_req_string(env, argv[1], "object name", &name)) return NULL;
+    js_handle *target = get_jsh(env, argv[2], JSH_OBJ_INFO);
+    if (!target) {
+        free(name);
+        return NULL;
+    }
+    natsio_token *tok = NULL;
+    int32_t st = natsio_obj_add_link_async(h->obj, name, target->obj, &tok);
+    free(name);
+    return op_track(env, st, tok, R_OBJ_INFO, h, NULL);
+}
+
+/* objAddBucketLink(obj, name, bucket) -> Promise<info> */
+EXPORT(js_obj_add_bucket_link) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    char *name = NULL, *bucket = NULL;
+    napi_value promise = NULL;
+    if (get_req_string(env, argv[1], "object name", &name) && get_req_string(env, argv[2], "bucket", &bucket)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_obj_add_bucket_link_async(h->obj, name, bucket, &tok);
+        promise = op_track(env, st, tok, R_OBJ_INFO, h, NULL);
+    }
+    free(name);
+    free(bucket);
+    return promise;
+}
+
+/* objWatch(obj, {includeHistory, ignoreDeletes, updatesOnly}) ->
+ * Promise<feed> (started by the JS layer) */
+EXPORT(js_obj_watch) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    natsio_obj_watch_options wo;
+    natsio_obj_watch_options_init(&wo);
+    if (is_object(env, argv[1])) {
+        wo.include_history = opt_flag(env, argv[1], "includeHistory");
+        wo.ignore_deletes = opt_flag(env, argv[1], "ignoreDeletes");
+        wo.updates_only = opt_flag(env, argv[1], "updatesOnly");
+    }
+    natsio_token *tok = NULL;
+    int32_t st = natsio_obj_watch_async(h->obj, &wo, &tok);
+    return op_track(env, st, tok, R_OBJ_WATCHER, h, h->cw);
+}
