@@ -2653,18 +2653,18 @@ void natsio_obj_free(struct natsio_obj *obj);
  * `natsio_obj_status_free`). Errors: NATSIO_ERR_BUCKET_NOT_FOUND, the
  * request errors of `natsio_js_obj_create`.
  */
-natsio_status natsio_obj_status(const struct natsio_obj *obj,
-                                struct natsio_obj_status **status_out);
+natsio_status natsio_obj_get_status(const struct natsio_obj *obj,
+                                    struct natsio_obj_status **status_out);
 
 /**
- * The token form of `natsio_obj_status` (`natsio_token_obj_status`).
+ * The token form of `natsio_obj_get_status` (`natsio_token_obj_status`).
  */
-natsio_status natsio_obj_status_async(const struct natsio_obj *obj,
-                                      struct natsio_token **token_out);
+natsio_status natsio_obj_get_status_async(const struct natsio_obj *obj,
+                                          struct natsio_token **token_out);
 
 /**
  * Seals the bucket: it can still be read, no longer changed (a put then
- * fails with NATSIO_ERR_BUCKET_SEALED). Errors: as `natsio_obj_status`.
+ * fails with NATSIO_ERR_BUCKET_SEALED). Errors: as `natsio_obj_get_status`.
  */
 natsio_status natsio_obj_seal(const struct natsio_obj *obj);
 
@@ -2730,7 +2730,7 @@ const char *natsio_obj_status_stream_info_json(const struct natsio_obj_status *s
 void natsio_obj_status_free(struct natsio_obj_status *s);
 
 /**
- * The status a `natsio_obj_status_async` produced, as a new
+ * The status a `natsio_obj_get_status_async` produced, as a new
  * `natsio_obj_status`. Returns as `natsio_token_msg`.
  */
 natsio_status natsio_token_obj_status(const struct natsio_token *token,

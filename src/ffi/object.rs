@@ -289,7 +289,7 @@ pub unsafe extern "C" fn natsio_obj_free(obj: *mut natsio_obj) {
 /// `natsio_obj_status_free`). Errors: NATSIO_ERR_BUCKET_NOT_FOUND, the
 /// request errors of `natsio_js_obj_create`.
 #[no_mangle]
-pub unsafe extern "C" fn natsio_obj_status(
+pub unsafe extern "C" fn natsio_obj_get_status(
     obj: *const natsio_obj,
     status_out: *mut *mut natsio_obj_status,
 ) -> natsio_status {
@@ -301,9 +301,9 @@ pub unsafe extern "C" fn natsio_obj_status(
     })
 }
 
-/// The token form of `natsio_obj_status` (`natsio_token_obj_status`).
+/// The token form of `natsio_obj_get_status` (`natsio_token_obj_status`).
 #[no_mangle]
-pub unsafe extern "C" fn natsio_obj_status_async(
+pub unsafe extern "C" fn natsio_obj_get_status_async(
     obj: *const natsio_obj,
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
@@ -314,7 +314,7 @@ pub unsafe extern "C" fn natsio_obj_status_async(
 }
 
 /// Seals the bucket: it can still be read, no longer changed (a put then
-/// fails with NATSIO_ERR_BUCKET_SEALED). Errors: as `natsio_obj_status`.
+/// fails with NATSIO_ERR_BUCKET_SEALED). Errors: as `natsio_obj_get_status`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_obj_seal(obj: *const natsio_obj) -> natsio_status {
     guard(|| self::obj(obj)?.os.seal().wait())
@@ -449,7 +449,7 @@ pub unsafe extern "C" fn natsio_obj_status_free(s: *mut natsio_obj_status) {
     })
 }
 
-/// The status a `natsio_obj_status_async` produced, as a new
+/// The status a `natsio_obj_get_status_async` produced, as a new
 /// `natsio_obj_status`. Returns as `natsio_token_msg`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_token_obj_status(

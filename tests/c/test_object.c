@@ -40,7 +40,7 @@
 static void obj_free_cb(void *o) { natsio_obj_free((natsio_obj *)o); }
 static void info_free_cb(void *i) { natsio_obj_info_free((natsio_obj_info *)i); }
 static void info_list_free_cb(void *l) { natsio_obj_info_list_free((natsio_obj_info_list *)l); }
-static void status_free_cb(void *s) { natsio_obj_status_free((struct natsio_obj_status *)s); }
+static void status_free_cb(void *s) { natsio_obj_status_free((natsio_obj_status *)s); }
 static void status_list_free_cb(void *l) { natsio_obj_status_list_free((natsio_obj_status_list *)l); }
 static void reader_free_cb(void *r) { natsio_obj_reader_free((natsio_obj_reader *)r); }
 static void writer_free_cb(void *w) { natsio_obj_writer_free((natsio_obj_writer *)w); }
@@ -390,8 +390,8 @@ static void test_bucket_create_bind_update_delete(void) {
                                    NATSIO_UPDATE, &upd));
     nt_cleanup(obj_free_cb, upd);
     NT_CHECK_STR_EQ(natsio_obj_bucket(upd), "OLIFE");
-    struct natsio_obj_status *status = NULL;
-    EXPECT_OK(natsio_obj_status(obj, &status));
+    natsio_obj_status *status = NULL;
+    EXPECT_OK(natsio_obj_get_status(obj, &status));
     nt_cleanup(status_free_cb, status);
     NT_CHECK_STR_EQ(natsio_obj_status_description(status), "second");
     CHECK_READS_STR(upd, "hello", "world");
@@ -411,8 +411,8 @@ static void test_bucket_create_bind_update_delete(void) {
     EXPECT_OK(natsio_js_obj_create(js, "{\"bucket\":\"OLIFE2\",\"description\":\"d2\",\"storage\":\"memory\"}",
                                    NATSIO_CREATE_OR_UPDATE, &cu2));
     nt_cleanup(obj_free_cb, cu2);
-    struct natsio_obj_status *s2 = NULL;
-    EXPECT_OK(natsio_obj_status(cu, &s2));
+    natsio_obj_status *s2 = NULL;
+    EXPECT_OK(natsio_obj_get_status(cu, &s2));
     nt_cleanup(status_free_cb, s2);
     NT_CHECK_STR_EQ(natsio_obj_status_description(s2), "d2");
 
@@ -526,10 +526,10 @@ static void test_bucket_name_and_config_errors(void) {
     natsio_obj *a = CREATE_STORE(js, "{\"bucket\":\"OTTL1\",\"ttl\":90000000000,\"storage\":\"memory\"}");
     natsio_obj *b = CREATE_STORE(js, "{\"bucket\":\"OTTL2\",\"ttl\":\"1m30s\",\"storage\":\"memory\"}");
     NT_CHECK(a != NULL && b != NULL);
-    struct natsio_obj_status *sa = NULL, *sb = NULL;
-    EXPECT_OK(natsio_obj_status(a, &sa));
+    natsio_obj_status *sa = NULL, *sb = NULL;
+    EXPECT_OK(natsio_obj_get_status(a, &sa));
     nt_cleanup(status_free_cb, sa);
-    EXPECT_OK(natsio_obj_status(b, &sb));
+    EXPECT_OK(natsio_obj_get_status(b, &sb));
     nt_cleanup(status_free_cb, sb);
     NT_CHECK_INT_EQ(natsio_obj_status_ttl_ns(sa), 90000000000LL);
     NT_CHECK_INT_EQ(natsio_obj_status_ttl_ns(sb), 90000000000LL);
@@ -538,9 +538,9 @@ static void test_bucket_name_and_config_errors(void) {
 }
 
 /* The status in `list` of bucket `bucket`, or NULL. */
-static const struct natsio_obj_status *status_in(const natsio_obj_status_list *list, const char *bucket) {
+static const natsio_obj_status *status_in(const natsio_obj_status_list *list, const char *bucket) {
     for (size_t i = 0; i < natsio_obj_status_list_count(list); i++) {
-        const struct natsio_obj_status *s = natsio_obj_status_list_get(list, i);
+        const natsio_obj_status *s = natsio_obj_status_list_get(list, i);
         if (natsio_obj_status_bucket(s) && strcmp(natsio_obj_status_bucket(s), bucket) == 0) return s;
     }
     return NULL;
@@ -592,7 +592,7 @@ static void test_names_and_statuses(void) {
         NT_CHECK(natsio_obj_status_list_get(list, natsio_obj_status_list_count(list)) == NULL);
         NT_CHECK(status_in(list, "NOTOBJ") == NULL && status_in(list, "fake") == NULL &&
                  status_in(list, "NOTSUBJ") == NULL);
-        const struct natsio_obj_status *s = status_in(list, "OSTAT");
+        const natsio_obj_status *s = status_in(list, "OSTAT");
         NT_CHECK_MSG(s != NULL, "names: %s", joined);
         NT_CHECK_STR_EQ(natsio_obj_status_description(s), "typed fields");
         NT_CHECK_INT_EQ(natsio_obj_status_ttl_ns(s), 7200000000000LL);
@@ -605,7 +605,7 @@ static void test_names_and_statuses(void) {
         const char *si = natsio_obj_status_stream_info_json(s);
         NT_CHECK_MSG(si != NULL && strstr(si, "\"name\":\"OBJ_OSTAT\"") != NULL, "%s", si ? si : "(null)");
         size_before = natsio_obj_status_size(s);
-        const struct natsio_obj_status *p = status_in(list, "OSTAT_PLAIN");
+        const natsio_obj_status *p = status_in(list, "OSTAT_PLAIN");
         NT_CHECK(p != NULL);
         NT_CHECK(natsio_obj_status_description(p) == NULL);
         NT_CHECK_INT_EQ(natsio_obj_status_ttl_ns(p), 0);
@@ -621,8 +621,8 @@ static void test_names_and_statuses(void) {
     unsigned char *data = pattern_bytes(5000, 1);
     NT_CHECK(data != NULL);
     NT_CHECK(PUT(full, "five-k", NULL, data, 5000) != NULL);
-    struct natsio_obj_status *st = NULL;
-    EXPECT_OK(natsio_obj_status(full, &st));
+    natsio_obj_status *st = NULL;
+    EXPECT_OK(natsio_obj_get_status(full, &st));
     nt_cleanup(status_free_cb, st);
     NT_CHECK_STR_EQ(natsio_obj_status_bucket(st), "OSTAT");
     NT_CHECK_MSG(natsio_obj_status_size(st) > size_before && natsio_obj_status_size(st) > 0,
@@ -631,10 +631,10 @@ static void test_names_and_statuses(void) {
     NT_CHECK_STR_EQ(natsio_obj_status_description(st), "typed fields");
     NT_CHECK_INT_EQ(natsio_obj_status_ttl_ns(st), 7200000000000LL);
     natsio_token *stt = NULL;
-    EXPECT_OK(natsio_obj_status_async(full, &stt));
+    EXPECT_OK(natsio_obj_get_status_async(full, &stt));
     nt_cleanup(token_free_cb, stt);
     NT_CHECK_INT_EQ(token_outcome(stt, 10000), NATSIO_OK);
-    struct natsio_obj_status *st2 = NULL;
+    natsio_obj_status *st2 = NULL;
     EXPECT_OK(natsio_token_obj_status(stt, &st2));
     nt_cleanup(status_free_cb, st2);
     NT_CHECK_INT_EQ(natsio_obj_status_size(st2), natsio_obj_status_size(st));
@@ -645,7 +645,7 @@ static void test_names_and_statuses(void) {
     natsio_obj_status_list *list2 = NULL;
     EXPECT_OK(natsio_token_obj_status_list(lt, &list2));
     nt_cleanup(status_list_free_cb, list2);
-    const struct natsio_obj_status *s2 = status_in(list2, "OSTAT");
+    const natsio_obj_status *s2 = status_in(list2, "OSTAT");
     NT_CHECK(s2 != NULL);
     NT_CHECK_INT_EQ(natsio_obj_status_size(s2), natsio_obj_status_size(st));
 
@@ -1469,8 +1469,8 @@ static void test_seal(void) {
     EXPECT_OK(natsio_obj_writer_write(w, "abc", 3));
 
     EXPECT_OK(natsio_obj_seal(obj));
-    struct natsio_obj_status *s = NULL;
-    EXPECT_OK(natsio_obj_status(obj, &s));
+    natsio_obj_status *s = NULL;
+    EXPECT_OK(natsio_obj_get_status(obj, &s));
     nt_cleanup(status_free_cb, s);
     NT_CHECK(natsio_obj_status_sealed(s));
     /* Writes are refused; reads go on. */
@@ -1956,7 +1956,7 @@ static void check_calls_fail_closed(natsio_js *js, natsio_obj *obj, const natsio
     natsio_obj_reader *r = SENTINEL;
     natsio_obj_watcher *w = SENTINEL;
     natsio_obj_info_list *l = SENTINEL;
-    struct natsio_obj_status *s = SENTINEL;
+    natsio_obj_status *s = SENTINEL;
     natsio_obj_status_list *sl = SENTINEL;
     natsio_string_list *names = SENTINEL;
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_obj_create(js, "{\"bucket\":\"OCLOSED\"}", NATSIO_CREATE, &o));
@@ -1964,7 +1964,7 @@ static void check_calls_fail_closed(natsio_js *js, natsio_obj *obj, const natsio
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_obj_delete(js, "OCLOSED"));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_obj_names(js, &names));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_obj_statuses(js, &sl));
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_obj_status(obj, &s));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_obj_get_status(obj, &s));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_obj_seal(obj));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_obj_put(obj, "k", NULL, "x", 1, &i));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_obj_put(obj, "k", NULL, NULL, 0, &i));
@@ -2223,7 +2223,7 @@ static void test_bad_input_bucket_functions(void) {
     natsio_obj_reader *r = SENTINEL;
     natsio_obj_watcher *w = SENTINEL;
     natsio_obj_info_list *l = SENTINEL;
-    struct natsio_obj_status *s = SENTINEL;
+    natsio_obj_status *s = SENTINEL;
     const void *p = SENTINEL;
     size_t len = 77;
     EXPECT_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_token_obj_info(kt, &info));
@@ -2268,14 +2268,14 @@ static void test_bad_input_object_functions(void) {
     natsio_obj_reader *r = SENTINEL;
     natsio_obj_writer *wr = SENTINEL;
     natsio_obj_info_list *l = SENTINEL;
-    struct natsio_obj_status *s = SENTINEL;
+    natsio_obj_status *s = SENTINEL;
     natsio_token *t = SENTINEL;
 
     /* Bucket handle calls. */
-    EXPECT_NULL_ARG("obj", natsio_obj_status(NULL, &s));
-    EXPECT_NULL_ARG("status_out", natsio_obj_status(obj, NULL));
-    EXPECT_NULL_ARG("obj", natsio_obj_status_async(NULL, &t));
-    EXPECT_NULL_ARG("token_out", natsio_obj_status_async(obj, NULL));
+    EXPECT_NULL_ARG("obj", natsio_obj_get_status(NULL, &s));
+    EXPECT_NULL_ARG("status_out", natsio_obj_get_status(obj, NULL));
+    EXPECT_NULL_ARG("obj", natsio_obj_get_status_async(NULL, &t));
+    EXPECT_NULL_ARG("token_out", natsio_obj_get_status_async(obj, NULL));
     EXPECT_NULL_ARG("obj", natsio_obj_seal(NULL));
     EXPECT_NULL_ARG("obj", natsio_obj_seal_async(NULL, &t));
     EXPECT_NULL_ARG("token_out", natsio_obj_seal_async(obj, NULL));

@@ -1170,11 +1170,11 @@ public:
     /// The bucket's status.
     ObjectStoreStatus status() const {
         struct natsio_obj_status* status = nullptr;
-        detail::check(natsio_obj_status(obj_, &status));
+        detail::check(natsio_obj_get_status(obj_, &status));
         return detail::take_status(status);
     }
     Future<ObjectStoreStatus> status_async() const {
-        return detail::start_async<ObjectStoreStatus>(sink_, natsio_obj_status_async, obj_);
+        return detail::start_async<ObjectStoreStatus>(sink_, natsio_obj_get_status_async, obj_);
     }
 
     explicit operator bool() const noexcept { return obj_ != nullptr; }
