@@ -252,7 +252,7 @@ EXPORT(js_obj_status) {
     js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
     if (!h) return NULL;
     natsio_token *tok = NULL;
-    int32_t st = natsio_obj_status_async(h->obj, &tok);
+    int32_t st = natsio_obj_get_status_async(h->obj, &tok);
     return op_track(env, st, tok, R_OBJ_STATUS, h, NULL);
 }
 
