@@ -954,8 +954,9 @@ unsafe fn update_meta_op(
 /// those of `meta_json` (absent ones are cleared); its "name", if present
 /// and different, renames the object. Errors: NATSIO_ERR_OBJECT_EXISTS (a
 /// live object has the new name), NATSIO_ERR_OBJECT_DELETED,
-/// NATSIO_ERR_OBJECT_NOT_FOUND, NATSIO_ERR_CONFIG (meta_json, or a
-/// "chunk_size"), and the errors of `natsio_obj_get_info`.
+/// NATSIO_ERR_OBJECT_NOT_FOUND, NATSIO_ERR_INVALID_OBJECT_NAME (an empty
+/// "name"), NATSIO_ERR_CONFIG (meta_json, or a "chunk_size"), and the
+/// errors of `natsio_obj_get_info`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_obj_update_meta(
     obj: *const natsio_obj,

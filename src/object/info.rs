@@ -125,7 +125,8 @@ impl ObjectMeta {
                     meta.name = v
                         .as_str()
                         .ok_or_else(|| meta_error("name", "a string"))?
-                        .to_string()
+                        .to_string();
+                    super::validate_name(&meta.name)?;
                 }
                 "description" => {
                     meta.description = Some(
@@ -406,6 +407,11 @@ mod tests {
         assert!(ObjectMeta::from_json(Some(r#"{"bogus":1}"#)).is_err());
         assert!(ObjectMeta::from_json(Some(r#"{"headers":{"X":["a\r\nb"]}}"#)).is_err());
         assert!(ObjectMeta::for_put("a", Some(r#"{"name":"b"}"#)).is_err());
+        assert_eq!(
+            ObjectMeta::from_json(Some(r#"{"name":""}"#)).unwrap_err().kind(),
+            ErrorKind::InvalidObjectName,
+            "a rename to nothing is refused; an absent name keeps it"
+        );
         let m = ObjectMeta::for_put("a", Some(r#"{"headers":{"X":"1"},"chunk_size":5}"#)).unwrap();
         assert_eq!(m.chunk_size, Some(5));
         assert_eq!(m.headers.unwrap().get("X"), Some("1"));
