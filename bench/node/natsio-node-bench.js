@@ -32,8 +32,14 @@
 //           pull consumer BENCHC (explicit ack); js.consume() read with
 //           for-await, msg.ack() per message; the clock stops at the N-th
 //           message; then (untimed) consumer info until num_ack_pending 0
-//   obj-put, obj-get  the binding has no Object Store yet: a
-//           status=failed error=unsupported line per run
+//   obj-put, obj-get  bucket BENCHOBJ (file storage) deleted and created
+//           per run; store.putBytes() from one buffer / store.getBytes()
+//           (size and SHA-256 digest verified by the library); --obj-mode
+//           stream: store.put() from a generator of 128 KiB pieces of a
+//           repeated 1 MiB pattern / store.get() with its stream read by
+//           for-await, bytes counted (no buffer of the object's size). Each
+//           measured run is a fresh process (this script re-run with
+//           --obj-child), so rss_peak_mb (VmHWM) is that run's alone
 //
 // Stream BENCH and bucket BENCHKV are deleted and created before the clock,
 // as in bench/natsio/natsio_bench.c (run_jspub, run_jspub_sync, run_kv).
@@ -50,6 +56,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
+const { spawnSync } = require('node:child_process');
 const natsio = require(path.join(__dirname, '..', '..', 'bindings', 'node'));
 
 // client= value; 'libnatsio-node:unlimited' with --pubsub-limits unlimited,
@@ -75,6 +82,8 @@ const opt = {
   // pubsub subscription without pending limits (not the default): no drops,
   // so the rate is that of the delivery path however slow
   unlimited: false,
+  objMode: 'memory', // obj-put/obj-get data path: memory (the spec's) or stream
+  objChild: '', // internal: one obj-put/obj-get run in this process
 };
 
 // ---------------------------------------------------------------------------
@@ -793,6 +802,185 @@ async function runJsConsume(size) {
 }
 
 // ---------------------------------------------------------------------------
+// obj-put / obj-get
+
+// The spec's object bytes: xorshift32 (x ^= x<<13; x ^= x>>>17; x ^= x<<5)
+// from seed 0x2545F491, each state written as 4 little-endian bytes,
+// truncated to n. Every harness generates the same bytes this way.
+function objData(n) {
+  const buf = Buffer.alloc(Math.ceil(n / 4) * 4);
+  let x = 0x2545f491;
+  for (let i = 0; i < buf.length; i += 4) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    buf.writeUInt32LE(x >>> 0, i);
+  }
+  return buf.subarray(0, n);
+}
+
+const OBJ_NOTE = 'data: xorshift32 seed 0x2545F491';
+// --obj-mode stream: the objects are the first MiB of objData repeated
+// (object i of a run starts at offset i*size of that endless stream), so no
+// buffer of the object's size is ever held; every harness does the same.
+const OBJ_PATTERN = 1048576;
+const STREAM_PIECE = 128 * 1024;
+
+// The two runs: one --obj-mb MiB object, then --obj-small objects of 1 KiB.
+const objRuns = () => [
+  { name: 'big', size: opt.objMb * 1048576, count: 1 },
+  { name: 'small', size: 1024, count: opt.objSmall },
+];
+const objName = (r, i) => (r.name === 'big' ? 'big' : `small-${i}`);
+
+// What a run's puts read: all the objects' bytes (memory mode) or the
+// pattern the stream mode repeats.
+function objSource(r) {
+  const total = r.size * r.count;
+  return opt.objMode === 'stream' ? objData(Math.min(Math.max(total, 4), OBJ_PATTERN)) : objData(total);
+}
+
+// The stream mode's source: `left` bytes of the repeated pattern from `off`,
+// in pieces of at most STREAM_PIECE (views of the pattern).
+function* patternPieces(pat, off, left) {
+  while (left > 0) {
+    const at = off % pat.length;
+    const n = Math.min(left, STREAM_PIECE, pat.length - at);
+    yield pat.subarray(at, at + n);
+    off += n;
+    left -= n;
+  }
+}
+
+function withDeadline(promise, secs) {
+  let timer;
+  const t = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new natsio.TimeoutError('max-secs')), secs * 1000);
+  });
+  return Promise.race([promise, t]).finally(() => clearTimeout(timer));
+}
+
+// Stores the run's objects; returns { digest of the last, errors }.
+async function putObjects(store, r, data) {
+  let digest = '';
+  let errors = 0;
+  for (let i = 0; i < r.count; i++) {
+    try {
+      const info = opt.objMode === 'stream'
+        ? await store.put(objName(r, i), patternPieces(data, i * r.size, r.size))
+        : await store.putBytes(objName(r, i), data.subarray(i * r.size, (i + 1) * r.size));
+      digest = info.digest;
+    } catch (_) {
+      errors++;
+    }
+  }
+  return { digest, errors };
+}
+
+// Reads the run's objects back; returns the errors.
+async function getObjects(store, r) {
+  let errors = 0;
+  for (let i = 0; i < r.count; i++) {
+    try {
+      let got = 0;
+      if (opt.objMode === 'stream') {
+        const { stream } = await store.get(objName(r, i));
+        for await (const piece of stream) got += piece.length;
+      } else {
+        got = (await store.getBytes(objName(r, i))).length;
+      }
+      if (got !== r.size) errors++;
+    } catch (_) {
+      errors++;
+    }
+  }
+  return errors;
+}
+
+// Bucket BENCHOBJ deleted and created for each run; for obj-get the objects
+// are stored here (untimed). The measured part runs in a child process.
+async function runObj(scenario) {
+  for (const r of objRuns()) {
+    const errs = new ErrorCounter();
+    let nc, js;
+    try {
+      ({ nc, js } = await openJs(errs));
+      try {
+        await js.objectStores.deleteObjectStore('BENCHOBJ');
+      } catch (err) {
+        if (err.code !== 'BUCKET_NOT_FOUND') throw err;
+      }
+      const store = await js.objectStores.createObjectStore({ bucket: 'BENCHOBJ', storage: 'file' });
+      if (scenario === 'obj-get') {
+        const st = await withDeadline(putObjects(store, r, objSource(r)), opt.maxSecs);
+        if (st.errors) throw new Error(`${st.errors} puts failed`);
+        if (r.name === 'big') {
+          console.log(`# note client=${CLIENT} obj: object big digest=${st.digest} mode=${opt.objMode} (${OBJ_NOTE})`);
+        }
+      }
+    } catch (err) {
+      emitFailure(scenario, r.size, 'prepare', err);
+      continue;
+    } finally {
+      js?.close();
+      await errs.closeAll(nc);
+    }
+    const args = [__filename, '--url', opt.url, '--obj-mb', String(opt.objMb), '--obj-small', String(opt.objSmall),
+      '--obj-mode', opt.objMode, '--idle-timeout', String(opt.idleTimeout), '--max-secs', String(opt.maxSecs),
+      '--obj-child', `${scenario}:${r.name}`];
+    const res = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 24 });
+    process.stdout.write(res.stdout || '');
+    if (!(res.stdout || '').includes(`scenario=${scenario} `)) {
+      const why = res.error ? res.error.message : `exit ${res.status}${res.signal ? ' ' + res.signal : ''}`;
+      emitStatus(scenario, r.size, 'failed', new Error(`child: ${why}: ${(res.stderr || '').trim().slice(0, 200)}`));
+    }
+  }
+}
+
+// One measured run in a fresh process: "obj-put:big" etc.
+async function objChild(spec) {
+  const [scenario, which] = spec.split(':');
+  const r = objRuns().find((x) => x.name === which);
+  if (!r || (scenario !== 'obj-put' && scenario !== 'obj-get')) fail(`bad --obj-child: ${spec}`);
+  const data = scenario === 'obj-put' ? objSource(r) : null;
+  const errs = new ErrorCounter();
+  let nc, js;
+  try {
+    ({ nc, js } = await openJs(errs));
+    const store = await js.objectStores.objectStore('BENCHOBJ');
+    let errors = 0;
+    let digest = '';
+    const rssStart = procStatus('VmRSS');
+    const cpu0 = cpuNs();
+    const t0 = nowS();
+    if (scenario === 'obj-put') {
+      const st = await withDeadline(putObjects(store, r, data), opt.maxSecs);
+      errors = st.errors;
+      digest = st.digest;
+    } else {
+      errors = await withDeadline(getObjects(store, r), opt.maxSecs);
+    }
+    const secs = nowS() - t0;
+    const cpu = cpuNs() - cpu0;
+    const hwm = procStatus('VmHWM');
+    if (scenario === 'obj-put' && r.name === 'big') {
+      console.log(`# note client=${CLIENT} obj: object big digest=${digest} mode=${opt.objMode} (${OBJ_NOTE})`);
+    }
+    console.log(
+      `scenario=${scenario} client=${CLIENT} size=${r.size} n=${r.count} secs=${secs.toFixed(6)} ` +
+        `mb_per_s=${((r.size * r.count) / 1e6 / secs).toFixed(3)} rss_peak_mb=${f1((hwm * 1024) / 1e6)} ` +
+        `rss_start_mb=${f1((rssStart * 1024) / 1e6)} mode=${opt.objMode} cpu_s=${(cpu / 1e9).toFixed(3)} ` +
+        `errors=${errors + errs.count}`,
+    );
+  } catch (err) {
+    emitFailure(scenario, r.size, 'run', err);
+  } finally {
+    js?.close();
+    await errs.closeAll(nc);
+  }
+}
+
+// ---------------------------------------------------------------------------
 // main
 
 const USAGE = `usage: natsio-node-bench.js [--url URL]
@@ -801,7 +989,8 @@ const USAGE = `usage: natsio-node-bench.js [--url URL]
                            [--window W] [--par P] [--obj-mb MiB] [--obj-small N]
                            [--warmup W] [--idle-timeout S] [--max-secs S]
                            [--yield-every M (pubsub publisher, default 1000)]
-                           [--pubsub-limits default|unlimited]`;
+                           [--pubsub-limits default|unlimited]
+                           [--obj-mode memory|stream]`;
 
 function fail(msg) {
   process.stderr.write(`natsio-node-bench: ${msg}\n`);
@@ -850,6 +1039,11 @@ function parseArgs(args) {
       case '--idle-timeout': opt.idleTimeout = seconds(name, v); break;
       case '--max-secs': opt.maxSecs = seconds(name, v); break;
       case '--yield-every': opt.yieldEvery = Math.max(1, count(name, v)); break;
+      case '--obj-mode':
+        if (v !== 'memory' && v !== 'stream') fail(`bad value for ${name}: ${v}`);
+        opt.objMode = v;
+        break;
+      case '--obj-child': opt.objChild = v; break;
       case '--pubsub-limits':
         if (v !== 'default' && v !== 'unlimited') fail(`bad value for ${name}: ${v}`);
         opt.unlimited = v === 'unlimited';
@@ -861,6 +1055,10 @@ function parseArgs(args) {
 
 async function main() {
   parseArgs(process.argv.slice(2));
+  if (opt.objChild) {
+    await objChild(opt.objChild);
+    process.exit(0); // stdout is synchronous for files and pipes on Linux
+  }
   if (opt.unlimited) CLIENT += ':unlimited';
   const sizes = opt.sizes.split(',').map((s) => {
     if (!/^\s*\d+\s*$/.test(s)) fail(`bad value for --sizes: ${s}`);
@@ -870,8 +1068,7 @@ async function main() {
   for (const scenario of opt.scenarios.split(',').filter((s) => s !== '')) {
     if (scenario === 'obj-put' || scenario === 'obj-get') {
       // sizes fixed by the spec: --obj-mb MiB, then --obj-small x 1 KiB
-      emitStatus(scenario, opt.objMb * 1048576, 'failed', 'unsupported');
-      emitStatus(scenario, 1024, 'failed', 'unsupported');
+      await runObj(scenario);
       continue;
     }
     for (const size of sizes) {
