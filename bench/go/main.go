@@ -23,8 +23,14 @@
 //	js-consume  JetStream.Consume (the library pulls in the background)
 //	            read with Consumption.Next, Msg.Ack per message; then an
 //	            untimed wait until the consumer's num_ack_pending is 0
-//	obj-put,    not built yet (no Object Store in libnatsio): one
-//	obj-get     status=failed error=unsupported line per run
+//	obj-put     ObjectStore.PutBytes; obj-get: ObjectStore.GetBytes (the
+//	            library verifies size and SHA-256 digest at the end of the
+//	            read); --obj-mode stream: ObjectStore.Put from an io.Reader
+//	            that repeats a 1 MiB pattern, ObjectStore.Get read into one
+//	            128 KiB buffer (no buffer of the object's size). Bucket
+//	            BENCHOBJ (file storage) deleted and created per run; each
+//	            measured run in a fresh process (this program re-executed
+//	            with --obj-child), so rss_peak_mb (VmHWM) is that run's alone
 //
 // The JetStream scenarios use one connection with a JetStream context whose
 // request timeout, async ack timeout and stall wait are the idle timeout,
@@ -44,10 +50,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,9 +82,11 @@ type options struct {
 	kvK         int
 	window      int
 	warmup      int
-	par         int // kv-par operations in flight
-	objMB       int // obj-put/obj-get object size (MiB)
-	objSmall    int // obj-put/obj-get: number of 1 KiB objects
+	par         int    // kv-par operations in flight
+	objMB       int    // obj-put/obj-get object size (MiB)
+	objSmall    int    // obj-put/obj-get: number of 1 KiB objects
+	objMode     string // obj-put/obj-get data path: memory (the spec's) or stream
+	objChild    string // internal: one obj-put/obj-get run in this process
 	idleTimeout time.Duration
 	maxSecs     time.Duration
 	// pubsub subscription without pending limits (not the default): no
@@ -96,6 +107,7 @@ var opt = options{
 	par:         256,
 	objMB:       64,
 	objSmall:    1000,
+	objMode:     "memory",
 	idleTimeout: 5 * time.Second,
 	maxSecs:     120 * time.Second,
 }
@@ -887,18 +899,267 @@ func runJSConsume(size int) {
 // ---------------------------------------------------------------------------
 // obj-put / obj-get
 
-var objNotePrinted bool
-
-// runObj reports both runs of the scenario (the --obj-mb object and the
-// --obj-small objects of 1 KiB) as unsupported: libnatsio has no Object
-// Store yet.
-func runObj(scenario string) {
-	if !objNotePrinted {
-		fmt.Printf("# note=obj client=%s libnatsio has no Object Store yet: obj-put and obj-get are not run\n", client)
-		objNotePrinted = true
+// objData returns the spec's object bytes: xorshift32 (x ^= x<<13;
+// x ^= x>>17; x ^= x<<5) from seed 0x2545F491, each state written as 4
+// little-endian bytes, truncated to n. Every harness generates the same
+// bytes this way.
+func objData(n int) []byte {
+	b := make([]byte, (n+3)&^3)
+	x := uint32(0x2545F491)
+	for i := 0; i < len(b); i += 4 {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		binary.LittleEndian.PutUint32(b[i:], x)
 	}
-	emitStatus(scenario, opt.objMB*1048576, "failed", errors.New("unsupported"))
-	emitStatus(scenario, 1024, "failed", errors.New("unsupported"))
+	return b[:n]
+}
+
+const objNote = "data: xorshift32 seed 0x2545F491"
+
+// objPattern: --obj-mode stream puts the first MiB of objData repeated
+// (object i of a run starts at offset i*size of that endless stream), so no
+// buffer of the object's size is ever held; every harness does the same.
+const objPattern = 1 << 20
+
+// objRun is one of the two runs of obj-put/obj-get: one large object or
+// --obj-small objects of 1 KiB.
+type objRun struct {
+	name  string // "big" or "small"
+	size  int    // bytes per object
+	count int
+}
+
+func objRuns() []objRun {
+	return []objRun{
+		{"big", opt.objMB << 20, 1},
+		{"small", 1024, opt.objSmall},
+	}
+}
+
+func objName(r objRun, i int) string {
+	if r.name == "big" {
+		return "big"
+	}
+	return "small-" + strconv.Itoa(i)
+}
+
+// objSource is what a run's puts read: all the objects' bytes (memory
+// mode) or the pattern the stream mode repeats.
+func objSource(r objRun) []byte {
+	total := r.size * r.count
+	if opt.objMode == "stream" {
+		return objData(min(max(total, 4), objPattern))
+	}
+	return objData(total)
+}
+
+// patternReader is the stream mode's source: left bytes of the repeated
+// pattern from off.
+type patternReader struct {
+	pat       []byte
+	off, left int
+}
+
+func (p *patternReader) Read(b []byte) (int, error) {
+	if p.left == 0 {
+		return 0, io.EOF
+	}
+	at := p.off % len(p.pat)
+	n := copy(b[:min(len(b), p.left)], p.pat[at:])
+	p.off += n
+	p.left -= n
+	return n, nil
+}
+
+// putObjects stores the run's objects (memory mode: PutBytes of a slice of
+// data; stream mode: Put from a patternReader over data) and returns the
+// digest of the last one and the failed puts.
+func putObjects(ctx context.Context, obs *natsio.ObjectStore, r objRun, data []byte) (string, int, error) {
+	errs := 0
+	digest := ""
+	for i := 0; i < r.count; i++ {
+		var info *natsio.ObjectInfo
+		var err error
+		if opt.objMode == "stream" {
+			info, err = obs.Put(ctx, natsio.ObjectMeta{Name: objName(r, i)}, &patternReader{pat: data, off: i * r.size, left: r.size})
+		} else {
+			info, err = obs.PutBytes(ctx, objName(r, i), data[i*r.size:(i+1)*r.size])
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", errs, err
+			}
+			errs++
+			continue
+		}
+		digest = info.Digest
+	}
+	return digest, errs, nil
+}
+
+// getObjects reads the run's objects back (memory mode: GetBytes; stream
+// mode: Get read into one 128 KiB buffer, bytes counted); the library
+// verifies each object at the end of its read.
+func getObjects(ctx context.Context, obs *natsio.ObjectStore, r objRun) (int, error) {
+	errs := 0
+	var buf []byte
+	if opt.objMode == "stream" {
+		buf = make([]byte, 128*1024)
+	}
+	for i := 0; i < r.count; i++ {
+		got := 0
+		var err error
+		if buf == nil {
+			var b []byte
+			b, err = obs.GetBytes(ctx, objName(r, i))
+			got = len(b)
+		} else {
+			var res *natsio.ObjectResult
+			res, err = obs.Get(ctx, objName(r, i))
+			for err == nil {
+				var n int
+				n, err = res.Read(buf)
+				got += n
+			}
+			if err == io.EOF {
+				err = nil
+			}
+			if res != nil {
+				res.Close()
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return errs, err
+			}
+			errs++
+		} else if got != r.size {
+			errs++
+		}
+	}
+	return errs, nil
+}
+
+// runObj prepares bucket BENCHOBJ for each run (for obj-get it also stores
+// the objects, untimed) and measures the run in a child process.
+func runObj(scenario string) {
+	for _, r := range objRuns() {
+		if err := prepareObj(scenario, r); err != nil {
+			emitFailure(scenario, r.size, "prepare", err)
+			continue
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			emitFailure(scenario, r.size, "executable", err)
+			continue
+		}
+		args := []string{
+			"--url", opt.url,
+			"--obj-mb", strconv.Itoa(opt.objMB), "--obj-small", strconv.Itoa(opt.objSmall),
+			"--obj-mode", opt.objMode,
+			"--idle-timeout", strconv.FormatFloat(opt.idleTimeout.Seconds(), 'f', -1, 64),
+			"--max-secs", strconv.FormatFloat(opt.maxSecs.Seconds(), 'f', -1, 64),
+			"--obj-child", scenario + ":" + r.name,
+		}
+		var out, stderr bytes.Buffer
+		cmd := exec.Command(exe, args...)
+		cmd.Stdout, cmd.Stderr = &out, &stderr
+		err = cmd.Run()
+		os.Stdout.Write(out.Bytes())
+		if !strings.Contains(out.String(), "scenario="+scenario+" ") {
+			if err == nil {
+				err = errors.New("no result line")
+			}
+			emitFailure(scenario, r.size, "child", fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String())))
+		}
+	}
+}
+
+func prepareObj(scenario string, r objRun) error {
+	errs := &errorCounter{}
+	nc, js, err := openJS(errs)
+	if err != nil {
+		return err
+	}
+	defer closeAll(errs, nc)
+	ctx, cancel := context.WithTimeout(context.Background(), opt.maxSecs)
+	defer cancel()
+	if err := js.DeleteObjectStore(ctx, "BENCHOBJ"); err != nil && !errors.Is(err, natsio.ErrBucketNotFound) {
+		return fmt.Errorf("delete bucket: %w", err)
+	}
+	obs, err := js.CreateObjectStore(ctx, natsio.ObjectStoreConfig{Bucket: "BENCHOBJ", Storage: natsio.FileStorage})
+	if err != nil {
+		return fmt.Errorf("create bucket: %w", err)
+	}
+	if scenario != "obj-get" {
+		return nil
+	}
+	digest, failed, err := putObjects(ctx, obs, r, objSource(r))
+	if err == nil && failed > 0 {
+		err = fmt.Errorf("%d puts failed", failed)
+	}
+	if err == nil && r.name == "big" {
+		fmt.Printf("# note client=%s obj: object %s digest=%s mode=%s (%s)\n", client, objName(r, 0), digest, opt.objMode, objNote)
+	}
+	return err
+}
+
+// objChild is one measured run in a fresh process: "obj-put:big" etc.
+func objChild(spec string) int {
+	scenario, which, _ := strings.Cut(spec, ":")
+	var r objRun
+	for _, x := range objRuns() {
+		if x.name == which {
+			r = x
+		}
+	}
+	if r.name == "" || (scenario != "obj-put" && scenario != "obj-get") {
+		fail("bad --obj-child: %s", spec)
+	}
+	var data []byte
+	if scenario == "obj-put" {
+		data = objSource(r)
+	}
+	errs := &errorCounter{}
+	nc, js, err := openJS(errs)
+	if err != nil {
+		emitFailure(scenario, r.size, "connect", err)
+		return 0
+	}
+	defer closeAll(errs, nc)
+	ctx, cancel := context.WithTimeout(context.Background(), opt.maxSecs)
+	defer cancel()
+	obs, err := js.ObjectStore(ctx, "BENCHOBJ")
+	if err != nil {
+		emitFailure(scenario, r.size, "bucket", err)
+		return 0
+	}
+	failed := 0
+	digest := ""
+	rssStart := procStatus("VmRSS")
+	cpu0 := cpuNanos()
+	t0 := time.Now()
+	if scenario == "obj-put" {
+		digest, failed, err = putObjects(ctx, obs, r, data)
+	} else {
+		failed, err = getObjects(ctx, obs, r)
+	}
+	secs := time.Since(t0).Seconds()
+	cpu := cpuNanos() - cpu0
+	if err != nil {
+		emitFailure(scenario, r.size, "run", err)
+		return 0
+	}
+	hwm := procStatus("VmHWM")
+	if scenario == "obj-put" && r.name == "big" {
+		fmt.Printf("# note client=%s obj: object %s digest=%s mode=%s (%s)\n", client, objName(r, 0), digest, opt.objMode, objNote)
+	}
+	total := float64(r.size) * float64(r.count)
+	fmt.Printf("scenario=%s client=%s size=%d n=%d secs=%.6f mb_per_s=%.3f rss_peak_mb=%.1f rss_start_mb=%.1f mode=%s cpu_s=%.3f errors=%d\n",
+		scenario, client, r.size, r.count, secs, total/1e6/secs, float64(hwm)*1024/1e6,
+		float64(rssStart)*1024/1e6, opt.objMode, cpu/1e9, int64(failed)+errs.count.Load())
+	return 0
 }
 
 // ---------------------------------------------------------------------------
@@ -909,7 +1170,8 @@ func usage() string {
                        [--scenarios pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get]
                        [--sizes 16,1024] [--n N] [--js-n N] [--k K] [--kv-k K]
                        [--window W] [--par P] [--obj-mb MiB] [--obj-small N] [--warmup W]
-                       [--idle-timeout S] [--max-secs S] [--pubsub-limits default|unlimited]`
+                       [--idle-timeout S] [--max-secs S] [--pubsub-limits default|unlimited]
+                       [--obj-mode memory|stream]`
 }
 
 func fail(format string, args ...any) {
@@ -980,6 +1242,13 @@ func parseArgs(args []string) {
 			opt.idleTimeout = seconds(name, v)
 		case "--max-secs":
 			opt.maxSecs = seconds(name, v)
+		case "--obj-mode":
+			if v != "memory" && v != "stream" {
+				fail("bad value for %s: %s", name, v)
+			}
+			opt.objMode = v
+		case "--obj-child":
+			opt.objChild = v
 		case "--pubsub-limits":
 			switch v {
 			case "default":
@@ -997,6 +1266,9 @@ func parseArgs(args []string) {
 
 func main() {
 	parseArgs(os.Args[1:])
+	if opt.objChild != "" {
+		os.Exit(objChild(opt.objChild))
+	}
 	if opt.unlimited {
 		client += ":unlimited"
 	}
