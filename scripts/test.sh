@@ -243,8 +243,11 @@ check_counts ctest ctest/
 # Go binding (cgo). The package's own cgo flags link
 # ../../target/release/libnatsio.a; for another CARGO_TARGET_DIR the
 # natsio_custom_link tag drops them and the archive is named here instead.
-# Go modules: standard library only. Counted: "--- PASS" lines of -v
-# (tests and subtests; a skipped one is "--- SKIP" and does not count).
+# The binding's module: standard library only. Its interop/ module (the
+# Object Store read and written by nats.go) fetches nats.go from the module
+# proxy (versions pinned by its go.sum) and runs beside it, its output
+# appended to the same log. Counted: "--- PASS" lines of -v (tests and
+# subtests; a skipped one is "--- SKIP" and does not count).
 STAGE="go test"
 step "Go binding: go vet, go test -race"
 (
@@ -258,6 +261,9 @@ step "Go binding: go vet, go test -race"
     go vet "${go_tags[@]}" ./...
     go build "${go_tags[@]}" -o /dev/null ./examples/pubsub
     go test "${go_tags[@]}" -race -count=1 -v ./... 2>&1 | tee "$LOG_DIR/go-test.log"
+    cd interop
+    go vet "${go_tags[@]}" ./...
+    go test "${go_tags[@]}" -race -count=1 -v ./... 2>&1 | tee -a "$LOG_DIR/go-test.log"
 )
 count go-test "$(grep -cE '^[[:space:]]*--- PASS: ' "$LOG_DIR/go-test.log" || true)"
 check_counts go-test

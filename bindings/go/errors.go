@@ -46,17 +46,22 @@ func (e *Error) Unwrap() []error {
 
 // sentinel is the type of the Err* values: one per status code.
 type sentinel struct {
-	code int32
-	name string
+	code    int32
+	name    string
+	parents []error
 }
 
 func (s *sentinel) Error() string { return "natsio: " + s.name }
 
+// Unwrap yields the sentinels this one is a kind of (ErrObjectDeleted is
+// a kind of ErrObjectNotFound), so errors.Is matches them too.
+func (s *sentinel) Unwrap() []error { return s.parents }
+
 // Code is the status code the sentinel stands for.
 func (s *sentinel) Code() Status { return Status(s.code) }
 
-func newSentinel(code int32, name string) error {
-	s := &sentinel{code, name}
+func newSentinel(code int32, name string, parents ...error) error {
+	s := &sentinel{code, name, parents}
 	sentinels[code] = s
 	return s
 }
@@ -154,6 +159,21 @@ var (
 	ErrKeyExists         = newSentinel(604, "key exists")
 	ErrInvalidBucketName = newSentinel(605, "invalid bucket name")
 	ErrInvalidKey        = newSentinel(606, "invalid key")
+)
+
+// 7xx: Object Store (buckets share the 6xx codes: ErrBucketNotFound,
+// ErrBucketExists, ErrInvalidBucketName). A deleted object is also "not
+// found" and a bad object name is also a configuration error: errors.Is
+// matches ErrObjectDeleted with ErrObjectNotFound, ErrInvalidObjectName
+// with ErrConfig.
+var (
+	ErrObjectNotFound    = newSentinel(700, "object not found")
+	ErrObjectDeleted     = newSentinel(701, "object deleted", ErrObjectNotFound)
+	ErrObjectExists      = newSentinel(702, "object exists")
+	ErrDigestMismatch    = newSentinel(703, "digest mismatch")
+	ErrObjectLink        = newSentinel(704, "invalid object link")
+	ErrInvalidObjectName = newSentinel(705, "invalid object name", ErrConfig)
+	ErrBucketSealed      = newSentinel(706, "bucket is sealed")
 )
 
 // ErrHandlerPanic is matched by the error reported to the ErrorHandler when

@@ -120,6 +120,45 @@ go_take go_token_take(natsio_token *tok, int kind, int free_token) {
 	case GO_TAKE_KV_WATCHER:
 		r.status = natsio_token_kv_watcher(tok, (natsio_kv_watcher **)&r.out);
 		break;
+	case GO_TAKE_OBJ:
+		r.status = natsio_token_obj(tok, (natsio_obj **)&r.out);
+		break;
+	case GO_TAKE_OBJ_INFO:
+		r.status = natsio_token_obj_info(tok, (natsio_obj_info **)&r.out);
+		break;
+	case GO_TAKE_OBJ_INFO_LIST:
+		r.status = natsio_token_obj_info_list(tok, (natsio_obj_info_list **)&r.out);
+		break;
+	case GO_TAKE_OBJ_STATUS:
+		r.status = natsio_token_obj_status(tok, (natsio_obj_status **)&r.out);
+		break;
+	case GO_TAKE_OBJ_STATUS_LIST:
+		r.status = natsio_token_obj_status_list(tok, (natsio_obj_status_list **)&r.out);
+		break;
+	case GO_TAKE_OBJ_READER:
+		r.status = natsio_token_obj_reader(tok, (natsio_obj_reader **)&r.out);
+		break;
+	case GO_TAKE_OBJ_WATCHER:
+		r.status = natsio_token_obj_watcher(tok, (natsio_obj_watcher **)&r.out);
+		break;
+	case GO_TAKE_OBJ_CHUNK: {
+		// The piece is the token's: copied, as the token is freed at once.
+		const void *data = NULL;
+		size_t len = 0;
+		r.status = natsio_token_obj_chunk(tok, &data, &len);
+		if (r.status == NATSIO_OK && len > 0) {
+			r.out = malloc(len);
+			if (r.out == NULL) {
+				r.status = NATSIO_ERR_INTERNAL;
+				r.detail = strdup("out of memory");
+				if (free_token) natsio_token_free(tok);
+				return r;
+			}
+			memcpy(r.out, data, len);
+			r.u64 = len;
+		}
+		break;
+	}
 	default:
 		r.status = NATSIO_ERR_INTERNAL;
 		r.detail = strdup("unknown token result kind");
@@ -149,13 +188,18 @@ go_next go_iter_next(const void *it, int kind) {
 	case GO_ITER_KV_WATCHER:
 		r.status = natsio_kv_watcher_next(it, NATSIO_NO_WAIT, (natsio_kv_entry **)&r.item);
 		break;
+	case GO_ITER_OBJ_WATCHER:
+		r.status = natsio_obj_watcher_next(it, NATSIO_NO_WAIT, (natsio_obj_info **)&r.item);
+		break;
 	default:
 		r.status = NATSIO_ERR_INTERNAL;
 		r.detail = strdup("unknown iterator kind");
 		return r;
 	}
 	if (r.status == NATSIO_OK) {
-		if (kind == GO_ITER_KV_WATCHER) {
+		if (kind == GO_ITER_OBJ_WATCHER) {
+			// The info's fields are read by Go.
+		} else if (kind == GO_ITER_KV_WATCHER) {
 			go_entry_read(r.item, &r.entry);
 		} else if (kind == GO_ITER_JS_MESSAGES) {
 			go_msg_read_js(r.item, &r.msg);
@@ -178,6 +222,9 @@ go_next go_iter_next(const void *it, int kind) {
 		break;
 	case GO_ITER_JS_MESSAGES:
 		r.status = natsio_js_messages_next_async(it, &r.token);
+		break;
+	case GO_ITER_OBJ_WATCHER:
+		r.status = natsio_obj_watcher_next_async(it, &r.token);
 		break;
 	default:
 		r.status = natsio_kv_watcher_next_async(it, &r.token);
@@ -344,4 +391,58 @@ go_start go_kv_watch_async(const natsio_kv *kv, const char *keys, size_t nkeys,
 	go_start r = go_start_of(st, tok);
 	free(list);
 	return r;
+}
+
+// ---- Object Store ----
+
+void go_obj_info_read(const natsio_obj_info *info, go_obj_info_view *v) {
+	v->name = natsio_obj_info_name(info);
+	v->description = natsio_obj_info_description(info);
+	v->bucket = natsio_obj_info_bucket(info);
+	v->nuid = natsio_obj_info_nuid(info);
+	v->size = natsio_obj_info_size(info);
+	v->chunks = natsio_obj_info_chunks(info);
+	v->digest = natsio_obj_info_digest(info);
+	v->mtime_ns = natsio_obj_info_mtime_ns(info);
+	v->headers = natsio_obj_info_headers(info);
+	v->metadata_json = natsio_obj_info_metadata_json(info);
+	v->link_bucket = natsio_obj_info_link_bucket(info);
+	v->link_name = natsio_obj_info_link_name(info);
+	v->max_chunk_size = natsio_obj_info_max_chunk_size(info);
+	v->deleted = natsio_obj_info_deleted(info);
+	v->is_link = natsio_obj_info_is_link(info);
+	v->initial_done = natsio_obj_info_is_initial_done(info);
+}
+
+void go_obj_status_read(const natsio_obj_status *st, go_obj_status_view *v) {
+	v->bucket = natsio_obj_status_bucket(st);
+	v->description = natsio_obj_status_description(st);
+	v->ttl_ns = natsio_obj_status_ttl_ns(st);
+	v->storage = natsio_obj_status_storage(st);
+	v->replicas = natsio_obj_status_replicas(st);
+	v->size = natsio_obj_status_size(st);
+	v->metadata_json = natsio_obj_status_metadata_json(st);
+	v->stream_info_json = natsio_obj_status_stream_info_json(st);
+	v->sealed = natsio_obj_status_sealed(st);
+	v->compression = natsio_obj_status_compression(st);
+}
+
+go_obj_read go_obj_reader_read(natsio_obj_reader *r, void *buf, size_t cap) {
+	go_obj_read out;
+	memset(&out, 0, sizeof out);
+	out.status = natsio_obj_reader_read(r, buf, cap, &out.n, NATSIO_NO_WAIT);
+	if (out.status != NATSIO_ERR_TIMEOUT) {
+		out.detail = go_detail(out.status);
+		return out;
+	}
+	// Nothing ready: a token for the next piece.
+	out.n = 0;
+	out.status = natsio_obj_reader_next_async(r, &out.token);
+	if (out.status == NATSIO_OK) {
+		out.status = NATSIO_PENDING;
+	} else {
+		out.token = NULL;
+		out.detail = go_detail(out.status);
+	}
+	return out;
 }

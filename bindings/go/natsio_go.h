@@ -82,7 +82,15 @@ enum {
 	GO_TAKE_CLIENT,
 	GO_TAKE_JS_MESSAGES,
 	GO_TAKE_KV_WATCHER,
-	GO_TAKE_JS_MSG /* a message and its JetStream metadata */
+	GO_TAKE_JS_MSG, /* a message and its JetStream metadata */
+	GO_TAKE_OBJ,
+	GO_TAKE_OBJ_INFO,
+	GO_TAKE_OBJ_INFO_LIST,
+	GO_TAKE_OBJ_STATUS,
+	GO_TAKE_OBJ_STATUS_LIST,
+	GO_TAKE_OBJ_READER,
+	GO_TAKE_OBJ_WATCHER,
+	GO_TAKE_OBJ_CHUNK /* a malloc'd copy of the piece in out, its length in u64 */
 };
 
 /* A completed token's typed result: out (an owned handle or string) or
@@ -101,7 +109,7 @@ go_take go_token_take(natsio_token *tok, int kind, int free_token);
 
 /* ---- iterators ---- */
 
-enum { GO_ITER_SUB, GO_ITER_REPLIES, GO_ITER_JS_MESSAGES, GO_ITER_KV_WATCHER };
+enum { GO_ITER_SUB, GO_ITER_REPLIES, GO_ITER_JS_MESSAGES, GO_ITER_KV_WATCHER, GO_ITER_OBJ_WATCHER };
 
 /* The next item if one is ready (status NATSIO_OK, item and its view), the
  * end (NATSIO_DONE) or the error that ended the iteration; otherwise a
@@ -166,5 +174,58 @@ go_start go_js_publish_async(const natsio_js *js, const char *subject, const voi
  * in keys. */
 go_start go_kv_watch_async(const natsio_kv *kv, const char *keys, size_t nkeys,
 		const natsio_kv_watch_options *opts);
+
+/* ---- Object Store ---- */
+
+/* An object info's fields (borrowed from the info). */
+typedef struct go_obj_info_view {
+	const char *name;
+	const char *description; /* NULL if none */
+	const char *bucket;
+	const char *nuid;
+	uint64_t size;
+	uint64_t chunks;
+	const char *digest;
+	int64_t mtime_ns;
+	const natsio_headers *headers; /* NULL if none */
+	const char *metadata_json;
+	const char *link_bucket; /* NULL if not a link */
+	const char *link_name;   /* NULL for a bucket link */
+	uint32_t max_chunk_size;
+	int deleted;
+	int is_link;
+	int initial_done;
+} go_obj_info_view;
+
+void go_obj_info_read(const natsio_obj_info *info, go_obj_info_view *v);
+
+/* A bucket status's fields (borrowed from the status). */
+typedef struct go_obj_status_view {
+	const char *bucket;
+	const char *description; /* NULL if none */
+	int64_t ttl_ns;
+	const char *storage;
+	int64_t replicas;
+	uint64_t size;
+	const char *metadata_json;
+	const char *stream_info_json;
+	int sealed;
+	int compression;
+} go_obj_status_view;
+
+void go_obj_status_read(const natsio_obj_status *st, go_obj_status_view *v);
+
+/* Reads what is ready of the object into buf (status NATSIO_OK, n bytes),
+ * the verified end (NATSIO_DONE) or the reader's error; when nothing is
+ * ready, a natsio_obj_reader_next_async token for the next piece (status
+ * NATSIO_PENDING). */
+typedef struct go_obj_read {
+	natsio_status status;
+	char *detail;
+	size_t n;
+	natsio_token *token;
+} go_obj_read;
+
+go_obj_read go_obj_reader_read(natsio_obj_reader *r, void *buf, size_t cap);
 
 #endif
