@@ -1049,7 +1049,8 @@ unsafe fn link_op(
     target: *const natsio_obj_info,
 ) -> Result<Op<ObjectInfo>> {
     let name = str_arg(name, "name")?;
-    let target = info_arg(target)?;
+    // SAFETY: the caller passes a live handle or NULL.
+    let target: &natsio_obj_info = arg(target, "target")?;
     if target.initial_done {
         return Err(Error::new(
             ErrorKind::InvalidArgument,
@@ -1370,7 +1371,6 @@ pub unsafe extern "C" fn natsio_obj_reader_read(
     let s = guard(|| {
         let r = self::reader(reader)?;
         let n_out = out_arg(n_out, "n_out")?;
-        *n_out = 0;
         if cap == 0 {
             return Err(Error::new(ErrorKind::InvalidArgument, "cap is 0"));
         }

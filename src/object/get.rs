@@ -152,8 +152,7 @@ impl ObjectStore {
     /// (then it reads as empty); a link to a bucket fails with
     /// `ObjectLink`.
     pub fn get(&self, name: &str, show_deleted: bool) -> Op<ObjectReader> {
-        let (os, name) = (self.clone(), name.to_string());
-        Op::new(async move {
+        self.on_object(name, move |os, name| async move {
             let mut info = os.info_of(&name, show_deleted).await?;
             let mut source = os.clone();
             if let Some(link) = info.link.clone() {

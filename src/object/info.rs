@@ -408,7 +408,9 @@ mod tests {
         assert!(ObjectMeta::from_json(Some(r#"{"headers":{"X":["a\r\nb"]}}"#)).is_err());
         assert!(ObjectMeta::for_put("a", Some(r#"{"name":"b"}"#)).is_err());
         assert_eq!(
-            ObjectMeta::from_json(Some(r#"{"name":""}"#)).unwrap_err().kind(),
+            ObjectMeta::from_json(Some(r#"{"name":""}"#))
+                .unwrap_err()
+                .kind(),
             ErrorKind::InvalidObjectName,
             "a rename to nothing is refused; an absent name keeps it"
         );

@@ -276,11 +276,25 @@ impl ObjectStore {
         }
     }
 
+    /// An operation on object `name`, whose name is checked before it
+    /// starts (a bad one fails the call, not the operation).
+    fn on_object<T, F>(&self, name: &str, run: impl FnOnce(ObjectStore, String) -> F) -> Op<T>
+    where
+        T: Send + 'static,
+        F: std::future::Future<Output = Result<T>> + Send + 'static,
+    {
+        Op::build(|| {
+            validate_name(name)?;
+            Ok(run(self.clone(), name.to_string()))
+        })
+    }
+
     /// The description of object `name`. A deleted object fails with
     /// `ObjectDeleted` unless `show_deleted`.
     pub fn info(&self, name: &str, show_deleted: bool) -> Op<ObjectInfo> {
-        let (os, name) = (self.clone(), name.to_string());
-        Op::new(async move { os.info_of(&name, show_deleted).await })
+        self.on_object(name, move |os, name| async move {
+            os.info_of(&name, show_deleted).await
+        })
     }
 
     /// Publishes `info` as the description of its name, replacing earlier
@@ -319,8 +333,7 @@ impl ObjectStore {
     /// name renames it). Fails with `ObjectExists` when a live object has
     /// the new name, `ObjectDeleted` for a deleted object.
     pub fn update_meta(&self, name: &str, meta: ObjectMeta) -> Op<()> {
-        let (os, name) = (self.clone(), name.to_string());
-        Op::new(async move {
+        self.on_object(name, move |os, name| async move {
             let mut info = os.info_of(&name, false).await?;
             let new_name = if meta.name.is_empty() {
                 name.clone()
@@ -353,8 +366,7 @@ impl ObjectStore {
     /// Deletes `name`: a tombstone description replaces it and its chunks
     /// are purged.
     pub fn delete(&self, name: &str) -> Op<()> {
-        let (os, name) = (self.clone(), name.to_string());
-        Op::new(async move {
+        self.on_object(name, move |os, name| async move {
             let mut info = os.info_of(&name, true).await?;
             let nuid = info.nuid.clone();
             info.deleted = true;
@@ -375,7 +387,9 @@ impl ObjectStore {
     /// (`ObjectLink`); a live object named `name` is not replaced
     /// (`ObjectExists`).
     pub fn add_link(&self, name: &str, target: &ObjectInfo) -> Op<ObjectInfo> {
-        let link = if target.deleted {
+        let link = if let Err(e) = validate_name(name) {
+            Err(e)
+        } else if target.deleted {
             Err(Error::new(
                 ErrorKind::ObjectLink,
                 format!("cannot link to the deleted object {:?}", target.name),
@@ -417,9 +431,7 @@ impl ObjectStore {
     }
 
     fn put_link(&self, name: &str, link: ObjectLink) -> Op<ObjectInfo> {
-        let (os, name) = (self.clone(), name.to_string());
-        Op::new(async move {
-            validate_name(&name)?;
+        self.on_object(name, move |os, name| async move {
             if let Some((existing, _)) = os.stored_info(&name).await? {
                 if !existing.deleted && existing.link.is_none() {
                     return Err(Error::new(

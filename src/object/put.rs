@@ -7,6 +7,7 @@
 //! own chunks and leaves the previous version readable.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,8 +44,9 @@ struct State {
     inflight_bytes: usize,
     /// What failed the write; every later call reports it.
     failed: Option<Error>,
-    /// Finished or aborted.
-    ended: bool,
+    /// Finished or aborted (shared with the writer, which refuses calls
+    /// up front once it is set).
+    ended: Arc<AtomicBool>,
     /// An operation is under way; still set when the next one starts, it
     /// was dropped half-way (its chunk may or may not be stored).
     busy: bool,
@@ -55,6 +57,7 @@ struct State {
 #[derive(Clone)]
 pub struct ObjectWriter {
     state: Arc<tokio::sync::Mutex<State>>,
+    ended: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for ObjectWriter {
@@ -94,10 +97,11 @@ impl ObjectStore {
             inflight: VecDeque::new(),
             inflight_bytes: 0,
             failed: None,
-            ended: false,
+            ended: Arc::new(AtomicBool::new(false)),
             busy: false,
         };
         Ok(ObjectWriter {
+            ended: Arc::clone(&state.ended),
             state: Arc::new(tokio::sync::Mutex::new(state)),
         })
     }
@@ -119,7 +123,7 @@ impl ObjectStore {
                     }
                     Err(e) => Err(e),
                 };
-                if r.is_err() && !s.ended {
+                if r.is_err() && !s.is_ended() {
                     s.abort().await;
                 }
                 r
@@ -128,7 +132,18 @@ impl ObjectStore {
     }
 }
 
+fn ended_error() -> Error {
+    Error::new(
+        ErrorKind::IllegalState,
+        "the object writer was already finished or aborted",
+    )
+}
+
 impl State {
+    fn is_ended(&self) -> bool {
+        self.ended.load(Ordering::Acquire)
+    }
+
     /// Starts a step of the write: refused once the write ended or failed.
     fn begin(&mut self) -> Result<()> {
         if self.busy && self.failed.is_none() {
@@ -137,11 +152,8 @@ impl State {
                 "an earlier call on this object writer was cancelled half-way",
             ));
         }
-        if self.ended {
-            return Err(Error::new(
-                ErrorKind::IllegalState,
-                "the object writer was already finished or aborted",
-            ));
+        if self.is_ended() {
+            return Err(ended_error());
         }
         if let Some(e) = &self.failed {
             return Err(e.clone());
@@ -238,7 +250,7 @@ impl State {
             let expect = previous.as_ref().map_or(0, |(_, seq)| *seq);
             match self.os.publish_meta(&info, Some(expect)).await {
                 Ok(()) => {
-                    self.ended = true;
+                    self.ended.store(true, Ordering::Release);
                     if let Some((old, _)) = previous {
                         if !old.deleted && !old.nuid.is_empty() && old.nuid != info.nuid {
                             // The new version is in place; its predecessor's
@@ -267,10 +279,10 @@ impl State {
 
     /// Ends the write without storing it: its chunks are purged.
     async fn abort(&mut self) {
-        if self.ended {
+        if self.is_ended() {
             return;
         }
-        self.ended = true;
+        self.ended.store(true, Ordering::Release);
         // Let published chunks land before purging them.
         while let Some((reply, _)) = self.inflight.pop_front() {
             let _ = reply.await;
@@ -283,9 +295,21 @@ impl State {
 }
 
 impl ObjectWriter {
+    /// Refuses a call made after the write ended (a call queued behind
+    /// the one that ends it fails when its turn comes).
+    fn check_open(&self) -> Result<()> {
+        if self.ended.load(Ordering::Acquire) {
+            return Err(ended_error());
+        }
+        Ok(())
+    }
+
     /// Appends `data` (copied now). Publishes each full chunk; waits only
     /// while the window of unacknowledged chunks is full.
     pub fn write(&self, data: &[u8]) -> Op<()> {
+        if let Err(e) = self.check_open() {
+            return Op::fail(e);
+        }
         let data = Bytes::copy_from_slice(data);
         let state = Arc::clone(&self.state);
         Op::new(async move {
@@ -299,13 +323,16 @@ impl ObjectWriter {
     /// Publishes what is left, waits for every ack and stores the
     /// description; the replaced version's chunks are purged after.
     pub fn finish(&self) -> Op<ObjectInfo> {
+        if let Err(e) = self.check_open() {
+            return Op::fail(e);
+        }
         let state = Arc::clone(&self.state);
         Op::new(async move {
             let mut s = state.lock_owned().await;
             s.begin()?;
             let r = s.finish().await;
             let r = s.end(r).await;
-            if r.is_err() && !s.ended {
+            if r.is_err() && !s.is_ended() {
                 s.abort().await;
             }
             r
