@@ -564,13 +564,24 @@ static void *proxy_run(void *arg) {
             size_t want = PROXY_BUF;
             long long cut = atomic_load(&p->cut_after);
             long long done = atomic_load(&p->down_bytes);
+            if (cut >= 0 && cut - done <= 0) {
+                /* The cut point is already behind (it was set from a count
+                 * that other bytes overtook): reset now rather than recv
+                 * with a negative length turned huge. */
+                proxy_drop_pair(p);
+                atomic_store(&p->cut_after, -1);
+                atomic_fetch_add(&p->cuts, 1);
+                continue;
+            }
             if (cut >= 0 && cut - done < (long long)want) want = (size_t)(cut - done);
-            ssize_t n = want > 0 ? recv(p->server_fd, buf, want, 0) : 0;
+            ssize_t n = recv(p->server_fd, buf, want, 0);
+            /* Counted before they are forwarded: a test that saw the bytes
+             * arrive (a flush's PONG) then reads a count that includes them. */
+            if (n > 0) atomic_fetch_add(&p->down_bytes, n);
             if (n <= 0 || !write_all(p->client_fd, buf, (size_t)n)) {
                 proxy_drop_pair(p);
                 continue;
             }
-            atomic_fetch_add(&p->down_bytes, n);
             if (cut >= 0 && done + n >= cut) {
                 /* The client got a frame's first bytes only: reset now. */
                 proxy_drop_pair(p);
