@@ -2909,7 +2909,8 @@ natsio_status natsio_token_obj_info_list(const struct natsio_token *token,
  * unacknowledged ones, hashed with SHA-256; the description goes last.
  * `info_out` (may be NULL) receives the new object's info (free with
  * `natsio_obj_info_free`). Blocks until every chunk and the description
- * are acknowledged. A failed put leaves the previous version readable.
+ * are acknowledged; `data` is read while the call runs, a piece at a time
+ * (never copied whole). A failed put leaves the previous version readable.
  * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
  * NATSIO_ERR_INVALID_OBJECT_NAME (empty), NATSIO_ERR_CONFIG (meta_json),
  * NATSIO_ERR_BAD_HEADERS, NATSIO_ERR_BUCKET_NOT_FOUND,

@@ -33,7 +33,8 @@ TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
 LIB_DIR="$TARGET_DIR/release"
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step shows the seconds since the run began, so a slow stage stands out.
+step() { printf '\n==> [%4d s] %s\n' "$SECONDS" "$*"; }
 
 # --------------------------------------------------------------------------
 # Test counts. Each stage records how many tests it ran (count KEY N); the

@@ -391,21 +391,28 @@ func (obs *ObjectStore) Seal(ctx context.Context) error {
 // once it is complete) and returns its info. Errors: ErrInvalidObjectName,
 // ErrBucketSealed, ErrBucketNotFound, ErrTimeout, ErrConnectionClosed.
 func (obs *ObjectStore) PutBytes(ctx context.Context, name string, data []byte) (*ObjectInfo, error) {
-	cname, err := cString(name)
+	w, err := obs.Writer(ctx, ObjectMeta{Name: name})
 	if err != nil {
 		return nil, err
 	}
-	ptr, n := dataPtr(data)
-	// The library copies data before the call returns.
-	r, err := objAwait(ctx, obs, C.GO_TAKE_OBJ_INFO, func(p *C.natsio_obj, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_obj_put_async(p, cPtr(cname), nil, ptr, n, tok)
-	})
-	runtime.KeepAlive(data)
-	if err != nil {
+	// A piece at a time: the library copies what each write is given, so
+	// data is never copied whole (a 64 MiB put would otherwise hold it twice).
+	for len(data) > 0 {
+		n := min(len(data), putBytesPiece)
+		if _, err := w.Write(data[:n]); err != nil {
+			w.discard()
+			return nil, err
+		}
+		data = data[n:]
+	}
+	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	return objectInfoOwned((*C.natsio_obj_info)(r.out)), nil
+	return w.Info(), nil
 }
+
+// putBytesPiece is how much of PutBytes's data one write hands the library.
+const putBytesPiece = 1 << 20
 
 // PutString is PutBytes of a string.
 func (obs *ObjectStore) PutString(ctx context.Context, name string, data string) (*ObjectInfo, error) {

@@ -278,6 +278,8 @@ class Msg {
 // iterators give the window back as the loop consumes (feedCredit).
 
 const DEFAULT_WINDOW = 256;
+/** How much of putBytes's data one write hands the library. */
+const PUT_BYTES_PIECE = 1 << 20;
 const SKIP = Symbol('skip');
 
 class Feed {
@@ -2019,7 +2021,18 @@ class ObjectStore {
   /** Stores `data` (bytes, or nothing for an empty object) in one call. */
   async putBytes(meta, data) {
     const [name, json] = putArgs(meta);
-    return new ObjectInfo(await native.objPut(this._handle, name, json, toBytes(data)));
+    const bytes = toBytes(data);
+    const writer = native.objWriterOpen(this._handle, name, json);
+    try {
+      // A piece at a time: the library copies what each write is given, so
+      // the data is never copied whole.
+      for (let at = 0; bytes !== null && at < bytes.length; at += PUT_BYTES_PIECE) {
+        await native.objWriterWrite(writer, bytes.subarray(at, at + PUT_BYTES_PIECE));
+      }
+      return new ObjectInfo(await native.objWriterFinish(writer));
+    } finally {
+      native.objClose(writer); // unfinished (a write failed): aborted
+    }
   }
 
   /** Stores a string as UTF-8. */

@@ -758,7 +758,11 @@ pub unsafe extern "C" fn natsio_token_obj_info(
 }
 
 unsafe fn info_result(op: Op<ObjectInfo>, info_out: *mut *mut natsio_obj_info) -> Result<()> {
-    let info = op.wait()?;
+    info_out_set(op.wait()?, info_out)
+}
+
+/// Hands `info` to the caller when it asked for it (`info_out` not NULL).
+unsafe fn info_out_set(info: ObjectInfo, info_out: *mut *mut natsio_obj_info) -> Result<()> {
     if !info_out.is_null() {
         write_box(info_out, natsio_obj_info::new(Arc::new(info), false));
     }
@@ -854,7 +858,8 @@ unsafe fn put_op(
 /// unacknowledged ones, hashed with SHA-256; the description goes last.
 /// `info_out` (may be NULL) receives the new object's info (free with
 /// `natsio_obj_info_free`). Blocks until every chunk and the description
-/// are acknowledged. A failed put leaves the previous version readable.
+/// are acknowledged; `data` is read while the call runs, a piece at a time
+/// (never copied whole). A failed put leaves the previous version readable.
 /// Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
 /// NATSIO_ERR_INVALID_OBJECT_NAME (empty), NATSIO_ERR_CONFIG (meta_json),
 /// NATSIO_ERR_BAD_HEADERS, NATSIO_ERR_BUCKET_NOT_FOUND,
@@ -870,10 +875,11 @@ pub unsafe extern "C" fn natsio_obj_put(
     info_out: *mut *mut natsio_obj_info,
 ) -> natsio_status {
     guard(|| {
-        info_result(
-            put_op(self::obj(obj)?, name, meta_json, data, len)?,
-            info_out,
-        )
+        let meta = put_meta(name, meta_json)?;
+        let info = self::obj(obj)?
+            .os
+            .put_blocking(meta, bytes_arg(data, len, "data")?)?;
+        info_out_set(info, info_out)
     })
 }
 

@@ -1,5 +1,5 @@
 //! Reading an object: its chunks come in order from an ordered consumer on
-//! its chunk subject, buffered ahead of the reader a few MiB at most, and
+//! its chunk subject (a one-chunk object's with one Get), buffered ahead of the reader a few MiB at most, and
 //! are checked on the way: more chunks or bytes than the description
 //! records, or a different SHA-256 digest at the end, fail the read with
 //! `DigestMismatch` instead of ending it.
@@ -187,6 +187,8 @@ impl ObjectStore {
             let feed = Arc::new(Feed::new(Limits::unlimited(), chunk_outcome));
             feed.finish();
             feed
+        } else if info.chunks == 1 {
+            self.read_one_chunk(&info).await?
         } else {
             let per_chunk = (info.size / info.chunks.max(1)).max(1);
             let window = (READ_AHEAD_BYTES / per_chunk).clamp(2, 256) as usize;
@@ -221,6 +223,49 @@ impl ObjectStore {
             flow: Flow::new(feed, &client, "natsio-obj-get"),
             partial: Mutex::new(Bytes::new()),
         })
+    }
+}
+
+impl ObjectStore {
+    /// The chunk of a one-chunk object, read with one (Direct) Get of its
+    /// chunk subject's last message instead of an ordered consumer's three
+    /// round trips (create, pull, delete): most small objects are one
+    /// chunk. Checked as the consumer's chunks are; a failed check fails
+    /// the reads, as there.
+    async fn read_one_chunk(&self, info: &Arc<ObjectInfo>) -> Result<Arc<Feed<Chunk>>> {
+        let subject = self.chunk_subject(&info.nuid);
+        let found = match self
+            .js
+            .stored_msg(&self.stream, &subject, None, self.direct)
+            .await
+        {
+            Ok(found) => found,
+            Err(e) => return Err(self.explain(e).await),
+        };
+        let mut sink = ChunkSink {
+            info: Arc::clone(info),
+            hasher: digest::Context::new(&digest::SHA256),
+            size: 0,
+            chunks: 0,
+        };
+        let feed = Arc::new(Feed::new(Limits::unlimited(), chunk_outcome));
+        if let Some(m) = &found {
+            sink.hasher.update(&m.payload);
+            sink.size = m.payload.len() as u64;
+            sink.chunks = 1;
+        }
+        match sink.verify_end() {
+            Ok(()) => {
+                if let Some(m) = found {
+                    feed.push(Chunk(m.payload));
+                }
+                feed.finish();
+            }
+            Err(e) => {
+                feed.fail(e);
+            }
+        }
+        Ok(feed)
     }
 }
 

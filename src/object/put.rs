@@ -23,7 +23,7 @@ use crate::jetstream::parse_pub_ack;
 use crate::op::Op;
 
 /// Chunk bytes published and not yet acknowledged, at most.
-const WINDOW_BYTES: usize = 8 << 20;
+const WINDOW_BYTES: usize = 32 << 20;
 /// Attempts to store the description when concurrent writers of the same
 /// name keep replacing it.
 const META_RETRIES: usize = 8;
@@ -129,6 +129,26 @@ impl ObjectStore {
                 r
             })
         })
+    }
+}
+
+/// Bytes `put_blocking` copies from the caller's buffer at a time.
+const BLOCKING_PIECE: usize = 1 << 20;
+
+impl ObjectStore {
+    /// `put` for a caller that waits for the end on its own thread: the
+    /// caller's buffer outlives the call, so it is copied a piece at a time
+    /// as the window takes it, not whole before the first chunk (a large
+    /// put from memory no longer doubles the process's memory).
+    pub fn put_blocking(&self, meta: ObjectMeta, data: &[u8]) -> Result<ObjectInfo> {
+        let w = self.writer(meta)?;
+        for piece in data.chunks(BLOCKING_PIECE) {
+            if let Err(e) = w.write(piece).wait() {
+                let _ = w.abort().wait();
+                return Err(e);
+            }
+        }
+        w.finish().wait()
     }
 }
 

@@ -1108,6 +1108,49 @@ static void test_corrupted_chunk_is_a_digest_mismatch(void) {
     EXPECT_OK(natsio_js_obj_delete(js, "OCORRUPT"));
 }
 
+/* A one-chunk object is read with one Get, not an ordered consumer: the
+ * same checks apply (a changed chunk, a missing one). */
+static void test_one_chunk_object_is_checked_too(void) {
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    natsio_js *js = new_jetstream(c, NULL);
+    NT_CHECK(js != NULL);
+    natsio_obj *obj = MEMORY_STORE(js, "OCORRUPT1");
+    NT_CHECK(obj != NULL);
+    size_t total = 1000;
+    unsigned char *data = pattern_bytes(total, 5);
+    NT_CHECK(data != NULL);
+    natsio_obj_info *info = PUT(obj, "small", NULL, data, total);
+    NT_CHECK(info != NULL);
+    NT_CHECK_INT_EQ(natsio_obj_info_chunks(info), 1);
+    CHECK_READS_BACK(obj, "small", data, total);
+
+    char subject[128], purge[192];
+    snprintf(subject, sizeof subject, "$O.OCORRUPT1.C.%s", natsio_obj_info_nuid(info));
+    snprintf(purge, sizeof purge, "{\"filter\":\"%s\"}", subject);
+    unsigned char bad[1000];
+    memcpy(bad, data, total);
+    bad[999] ^= 0x80;
+    EXPECT_OK(natsio_js_stream_purge(js, "OBJ_OCORRUPT1", purge, NULL));
+    EXPECT_OK(natsio_client_publish(c, subject, bad, total));
+    EXPECT_OK(natsio_client_flush(c, 5000));
+    NT_CHECK(wait_stream_messages(js, "OBJ_OCORRUPT1", 2));
+    unsigned char *got = NULL;
+    size_t got_len = 0;
+    EXPECT_STATUS(NATSIO_ERR_DIGEST_MISMATCH, get_bytes(obj, "small", 4096, &got, &got_len));
+
+    EXPECT_OK(natsio_js_stream_purge(js, "OBJ_OCORRUPT1", purge, NULL));
+    NT_CHECK(wait_stream_messages(js, "OBJ_OCORRUPT1", 1));
+    EXPECT_STATUS(NATSIO_ERR_DIGEST_MISMATCH, get_bytes(obj, "small", 4096, &got, &got_len));
+
+    /* Put back as it was, it reads again. */
+    EXPECT_OK(natsio_client_publish(c, subject, data, total));
+    EXPECT_OK(natsio_client_flush(c, 5000));
+    NT_CHECK(wait_stream_messages(js, "OBJ_OCORRUPT1", 2));
+    CHECK_READS_BACK(obj, "small", data, total);
+    EXPECT_OK(natsio_js_obj_delete(js, "OCORRUPT1"));
+}
+
 static void test_replace_purges_the_old_chunks(void) {
     natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
@@ -2466,6 +2509,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_writer_async_and_put_async),
         NT_CASE(test_reader_async_and_get_async),
         NT_CASE(test_corrupted_chunk_is_a_digest_mismatch),
+        NT_CASE(test_one_chunk_object_is_checked_too),
         NT_CASE(test_replace_purges_the_old_chunks),
         NT_CASE(test_delete_leaves_a_tombstone),
         NT_CASE(test_writer_abort_keeps_the_previous_version),

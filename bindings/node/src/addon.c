@@ -88,7 +88,6 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
         FN("objStatus", js_obj_status),
         FN("objSeal", js_obj_seal),
         FN("objClose", js_jsh_close),
-        FN("objPut", js_obj_put),
         FN("objWriterOpen", js_obj_writer_open),
         FN("objWriterWrite", js_obj_writer_write),
         FN("objWriterFinish", js_obj_writer_finish),

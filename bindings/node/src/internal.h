@@ -367,7 +367,6 @@ EXPORT(js_obj_statuses);
 EXPORT(js_obj_bucket);
 EXPORT(js_obj_status);
 EXPORT(js_obj_seal);
-EXPORT(js_obj_put);
 EXPORT(js_obj_writer_open);
 EXPORT(js_obj_writer_write);
 EXPORT(js_obj_writer_finish);

@@ -269,27 +269,6 @@ EXPORT(js_obj_seal) {
 /* ------------------------------------------------------------------ */
 /* writing                                                              */
 
-/* objPut(obj, name, metaJson|null, data) -> Promise<info>: the whole
- * object at once (the library copies it before this returns). */
-EXPORT(js_obj_put) {
-    ARGS(4);
-    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
-    if (!h) return NULL;
-    char *name = NULL, *meta = NULL;
-    const void *data;
-    size_t len;
-    napi_value promise = NULL;
-    if (get_req_string(env, argv[1], "object name", &name) && get_opt_string(env, argv[2], &meta) &&
-        get_bytes(env, argv[3], &data, &len)) {
-        natsio_token *tok = NULL;
-        int32_t st = natsio_obj_put_async(h->obj, name, meta, data, len, &tok);
-        promise = op_track(env, st, tok, R_OBJ_INFO, h, NULL);
-    }
-    free(name);
-    free(meta);
-    return promise;
-}
-
 /* objWriterOpen(obj, name, metaJson|null) -> writer external. No I/O. */
 EXPORT(js_obj_writer_open) {
     ARGS(3);
