@@ -2064,13 +2064,18 @@ class ObjectStore {
 
   /** An object's bytes as one Buffer (verified as get's stream is). */
   async getBytes(name, opts) {
-    const [reader] = await native.objGet(this._handle, name, showDeleted(opts));
+    const [reader, raw] = await native.objGet(this._handle, name, showDeleted(opts));
     try {
-      const parts = [];
+      // Chunks are copied into one buffer of the recorded size as they come
+      // (the library fails the read before handing out more than that), so
+      // they are garbage at once and no second copy is made at the end.
+      const out = Buffer.allocUnsafe(raw[8] ? 0 : Number(raw[5]));
+      let at = 0;
       for (;;) {
         const chunk = await native.objReaderNext(reader);
-        if (chunk === null) return parts.length === 1 ? parts[0] : Buffer.concat(parts);
-        parts.push(chunk);
+        if (chunk === null) return at === out.length ? out : out.subarray(0, at);
+        if (chunk.length > out.length - at) throw new Error(`object ${name}: more data than its info records`);
+        at += chunk.copy(out, at);
       }
     } finally {
       native.objClose(reader);
