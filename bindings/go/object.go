@@ -391,24 +391,18 @@ func (obs *ObjectStore) Seal(ctx context.Context) error {
 // once it is complete) and returns its info. Errors: ErrInvalidObjectName,
 // ErrBucketSealed, ErrBucketNotFound, ErrTimeout, ErrConnectionClosed.
 func (obs *ObjectStore) PutBytes(ctx context.Context, name string, data []byte) (*ObjectInfo, error) {
-	w, err := obs.Writer(ctx, ObjectMeta{Name: name})
-	if err != nil {
-		return nil, err
-	}
-	// A piece at a time: the library copies what each write is given, so
-	// data is never copied whole (a 64 MiB put would otherwise hold it twice).
-	for len(data) > 0 {
-		n := min(len(data), putBytesPiece)
-		if _, err := w.Write(data[:n]); err != nil {
-			w.discard()
-			return nil, err
+	return obs.putFrom(ctx, ObjectMeta{Name: name}, func(w *ObjectWriter) error {
+		// A piece at a time: the library copies what each write is given, so
+		// data is never copied whole (a 64 MiB put would otherwise hold it twice).
+		for len(data) > 0 {
+			n := min(len(data), putBytesPiece)
+			if _, err := w.Write(data[:n]); err != nil {
+				return err
+			}
+			data = data[n:]
 		}
-		data = data[n:]
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return w.Info(), nil
+		return nil
+	})
 }
 
 // putBytesPiece is how much of PutBytes's data one write hands the library.
@@ -433,11 +427,20 @@ func (obs *ObjectStore) Put(ctx context.Context, meta ObjectMeta, r io.Reader) (
 	if r == nil {
 		return nil, errorOf(ErrNullArgument, "nil io.Reader")
 	}
+	return obs.putFrom(ctx, meta, func(w *ObjectWriter) error {
+		_, err := w.ReadFrom(r)
+		return err
+	})
+}
+
+// putFrom writes object meta.Name with fill and completes it; a failed
+// fill abandons the put (the previous version stays).
+func (obs *ObjectStore) putFrom(ctx context.Context, meta ObjectMeta, fill func(*ObjectWriter) error) (*ObjectInfo, error) {
 	w, err := obs.Writer(ctx, meta)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := w.ReadFrom(r); err != nil {
+	if err := fill(w); err != nil {
 		w.discard()
 		return nil, err
 	}

@@ -177,6 +177,13 @@ function releaseEventLoop() {
 // ---------------------------------------------------------------------------
 // Data and headers
 
+/** `bytes` (or null: nothing) in pieces of 1 MiB: the library copies what
+ * each write is given, so putBytes never copies its data whole. */
+function* pieces(bytes) {
+  const PIECE = 1 << 20;
+  for (let at = 0; bytes !== null && at < bytes.length; at += PIECE) yield bytes.subarray(at, at + PIECE);
+}
+
 function toBytes(data) {
   if (data === undefined || data === null) return null;
   if (typeof data === 'string') return Buffer.from(data, 'utf8');
@@ -278,8 +285,6 @@ class Msg {
 // iterators give the window back as the loop consumes (feedCredit).
 
 const DEFAULT_WINDOW = 256;
-/** How much of putBytes's data one write hands the library. */
-const PUT_BYTES_PIECE = 1 << 20;
 const SKIP = Symbol('skip');
 
 class Feed {
@@ -2005,9 +2010,21 @@ class ObjectStore {
       throw new TypeError('data must be bytes, a Readable or an (async) iterable of bytes');
     }
     const [name, json] = putArgs(meta);
+    return this._putFrom(name, json, data);
+  }
+
+  /** Stores `data` (bytes, or nothing for an empty object) in one call. */
+  async putBytes(meta, data) {
+    const [name, json] = putArgs(meta);
+    return this._putFrom(name, json, pieces(toBytes(data)));
+  }
+
+  /** Writes what `source` (an (async) iterable of bytes) yields as one
+   * object; a failing source or write abandons it. */
+  async _putFrom(name, json, source) {
     const writer = native.objWriterOpen(this._handle, name, json);
     try {
-      for await (const chunk of data) {
+      for await (const chunk of source) {
         const bytes = toBytes(chunk);
         if (bytes === null) throw new TypeError('data must yield bytes');
         if (bytes.length > 0) await native.objWriterWrite(writer, bytes);
@@ -2015,23 +2032,6 @@ class ObjectStore {
       return new ObjectInfo(await native.objWriterFinish(writer));
     } finally {
       native.objClose(writer); // unfinished (the source failed): aborted
-    }
-  }
-
-  /** Stores `data` (bytes, or nothing for an empty object) in one call. */
-  async putBytes(meta, data) {
-    const [name, json] = putArgs(meta);
-    const bytes = toBytes(data);
-    const writer = native.objWriterOpen(this._handle, name, json);
-    try {
-      // A piece at a time: the library copies what each write is given, so
-      // the data is never copied whole.
-      for (let at = 0; bytes !== null && at < bytes.length; at += PUT_BYTES_PIECE) {
-        await native.objWriterWrite(writer, bytes.subarray(at, at + PUT_BYTES_PIECE));
-      }
-      return new ObjectInfo(await native.objWriterFinish(writer));
-    } finally {
-      native.objClose(writer); // unfinished (a write failed): aborted
     }
   }
 
@@ -2069,7 +2069,8 @@ class ObjectStore {
       // Chunks are copied into one buffer of the recorded size as they come
       // (the library fails the read before handing out more than that), so
       // they are garbage at once and no second copy is made at the end.
-      const out = Buffer.allocUnsafe(raw[8] ? 0 : Number(raw[5]));
+      const info = new ObjectInfo(raw);
+      const out = Buffer.allocUnsafe(info.deleted ? 0 : Number(info.size));
       let at = 0;
       for (;;) {
         const chunk = await native.objReaderNext(reader);

@@ -1,6 +1,6 @@
 //! Reading an object: its chunks come in order from an ordered consumer on
-//! its chunk subject (a one-chunk object's with one Get), buffered ahead of the reader a few MiB at most, and
-//! are checked on the way: more chunks or bytes than the description
+//! its chunk subject (a one-chunk object's with one Get), buffered ahead of
+//! the reader a few MiB at most, and are checked on the way: more chunks or bytes than the description
 //! records, or a different SHA-256 digest at the end, fail the read with
 //! `DigestMismatch` instead of ending it.
 
@@ -65,6 +65,33 @@ struct ChunkSink {
 }
 
 impl ChunkSink {
+    fn new(info: &Arc<ObjectInfo>) -> Self {
+        ChunkSink {
+            info: Arc::clone(info),
+            hasher: digest::Context::new(&digest::SHA256),
+            size: 0,
+            chunks: 0,
+        }
+    }
+
+    /// Counts and hashes one chunk; more than the description records is
+    /// a mismatch at once.
+    fn take(&mut self, data: &[u8]) -> Result<()> {
+        self.hasher.update(data);
+        self.size += data.len() as u64;
+        self.chunks += 1;
+        if self.size > self.info.size || self.chunks > self.info.chunks {
+            return Err(mismatch(
+                &self.info,
+                format!(
+                    "more data than its description records ({} bytes in {} chunks)",
+                    self.info.size, self.info.chunks
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn verify_end(&self) -> Result<()> {
         let info = &self.info;
         if self.size != info.size || self.chunks != info.chunks {
@@ -106,18 +133,7 @@ impl OrderedSink for ChunkSink {
 
     fn deliver(&mut self, m: Message, md: &MsgMetadata<'_>, out: &Feed<Chunk>) -> Result<()> {
         let data = m.payload_bytes();
-        self.hasher.update(&data);
-        self.size += data.len() as u64;
-        self.chunks += 1;
-        if self.size > self.info.size || self.chunks > self.info.chunks {
-            return Err(mismatch(
-                &self.info,
-                format!(
-                    "more data than its description records ({} bytes in {} chunks)",
-                    self.info.size, self.info.chunks
-                ),
-            ));
-        }
+        self.take(&data)?;
         if md.num_pending == 0 {
             self.verify_end()?;
         }
@@ -208,13 +224,7 @@ impl ObjectStore {
                 },
                 covers_stream: false,
             };
-            let sink = ChunkSink {
-                info: Arc::clone(&info),
-                hasher: digest::Context::new(&digest::SHA256),
-                size: 0,
-                chunks: 0,
-            };
-            start_ordered(self.js.clone(), cfg, sink, chunk_outcome)
+            start_ordered(self.js.clone(), cfg, ChunkSink::new(&info), chunk_outcome)
                 .await?
                 .feed
         };
@@ -224,40 +234,27 @@ impl ObjectStore {
             partial: Mutex::new(Bytes::new()),
         })
     }
-}
-
-impl ObjectStore {
     /// The chunk of a one-chunk object, read with one (Direct) Get of its
     /// chunk subject's last message instead of an ordered consumer's three
     /// round trips (create, pull, delete): most small objects are one
     /// chunk. Checked as the consumer's chunks are; a failed check fails
     /// the reads, as there.
     async fn read_one_chunk(&self, info: &Arc<ObjectInfo>) -> Result<Arc<Feed<Chunk>>> {
-        let subject = self.chunk_subject(&info.nuid);
-        let found = match self
-            .js
-            .stored_msg(&self.stream, &subject, None, self.direct)
-            .await
-        {
-            Ok(found) => found,
-            Err(e) => return Err(self.explain(e).await),
-        };
-        let mut sink = ChunkSink {
-            info: Arc::clone(info),
-            hasher: digest::Context::new(&digest::SHA256),
-            size: 0,
-            chunks: 0,
-        };
-        let feed = Arc::new(Feed::new(Limits::unlimited(), chunk_outcome));
-        if let Some(m) = &found {
-            sink.hasher.update(&m.payload);
-            sink.size = m.payload.len() as u64;
-            sink.chunks = 1;
+        let chunk = self
+            .last_msg_on(&self.chunk_subject(&info.nuid))
+            .await?
+            .map(|m| m.payload);
+        let mut sink = ChunkSink::new(info);
+        let checked = match &chunk {
+            Some(data) => sink.take(data),
+            None => Ok(()),
         }
-        match sink.verify_end() {
+        .and_then(|()| sink.verify_end());
+        let feed = Arc::new(Feed::new(Limits::unlimited(), chunk_outcome));
+        match checked {
             Ok(()) => {
-                if let Some(m) = found {
-                    feed.push(Chunk(m.payload));
+                if let Some(data) = chunk {
+                    feed.push(Chunk(data));
                 }
                 feed.finish();
             }

@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::headers::Headers;
 use crate::jetstream::config::{normalize, OBJ_CONFIG};
-use crate::jetstream::{CreateAction, JetStream, PublishOptions};
+use crate::jetstream::{CreateAction, JetStream, PublishOptions, StoredMsg};
 use crate::op::Op;
 
 pub use get::{Chunk, ObjectReader};
@@ -243,19 +243,23 @@ impl ObjectStore {
         }
     }
 
+    /// The last message stored on `subject` of the bucket's stream (Direct
+    /// Get when the stream allows it); failures in bucket terms.
+    async fn last_msg_on(&self, subject: &str) -> Result<Option<StoredMsg>> {
+        match self
+            .js
+            .stored_msg(&self.stream, subject, None, self.direct)
+            .await
+        {
+            Ok(found) => Ok(found),
+            Err(e) => Err(self.explain(e).await),
+        }
+    }
+
     /// The stored description of `name` (deleted ones included) and its
     /// meta message's sequence; `None` when there is none.
     async fn stored_info(&self, name: &str) -> Result<Option<(ObjectInfo, u64)>> {
-        let subject = self.meta_subject(name);
-        let found = match self
-            .js
-            .stored_msg(&self.stream, &subject, None, self.direct)
-            .await
-        {
-            Ok(found) => found,
-            Err(e) => return Err(self.explain(e).await),
-        };
-        match found {
+        match self.last_msg_on(&self.meta_subject(name)).await? {
             None => Ok(None),
             Some(m) => {
                 let info = ObjectInfo::from_meta_json(&m.payload, m.time_ns)?;

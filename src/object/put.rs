@@ -24,6 +24,8 @@ use crate::op::Op;
 
 /// Chunk bytes published and not yet acknowledged, at most.
 const WINDOW_BYTES: usize = 32 << 20;
+/// Bytes `put_blocking` copies from the caller's buffer at a time.
+const BLOCKING_PIECE: usize = 1 << 20;
 /// Attempts to store the description when concurrent writers of the same
 /// name keep replacing it.
 const META_RETRIES: usize = 8;
@@ -130,12 +132,7 @@ impl ObjectStore {
             })
         })
     }
-}
 
-/// Bytes `put_blocking` copies from the caller's buffer at a time.
-const BLOCKING_PIECE: usize = 1 << 20;
-
-impl ObjectStore {
     /// `put` for a caller that waits for the end on its own thread: the
     /// caller's buffer outlives the call, so it is copied a piece at a time
     /// as the window takes it, not whole before the first chunk (a large

@@ -1033,6 +1033,16 @@ static void test_reader_async_and_get_async(void) {
 
 /* ---- corruption, replace, delete, abort --------------------------------------- */
 
+enum { CHUNK_SUBJECT_MAX = 128, CHUNK_PURGE_MAX = 192 };
+
+/* The chunk subject of `info` in `bucket`, and the stream purge request
+ * that removes every chunk on it (for tests that replace chunks). */
+static void chunk_subject_and_purge(const char *bucket, const natsio_obj_info *info,
+                                    char subject[CHUNK_SUBJECT_MAX], char purge[CHUNK_PURGE_MAX]) {
+    snprintf(subject, CHUNK_SUBJECT_MAX, "$O.%s.C.%s", bucket, natsio_obj_info_nuid(info));
+    snprintf(purge, CHUNK_PURGE_MAX, "{\"filter\":\"%s\"}", subject);
+}
+
 static void test_corrupted_chunk_is_a_digest_mismatch(void) {
     natsio_client *c = connect_client();
     NT_CHECK(c != NULL);
@@ -1049,9 +1059,8 @@ static void test_corrupted_chunk_is_a_digest_mismatch(void) {
 
     /* The test replaces the chunks with ones of the same sizes, one byte
      * of the last one flipped: size and chunk count still match. */
-    char subject[128], purge[192];
-    snprintf(subject, sizeof subject, "$O.OCORRUPT.C.%s", natsio_obj_info_nuid(info));
-    snprintf(purge, sizeof purge, "{\"filter\":\"%s\"}", subject);
+    char subject[CHUNK_SUBJECT_MAX], purge[CHUNK_PURGE_MAX];
+    chunk_subject_and_purge("OCORRUPT", info, subject, purge);
     uint64_t purged = 0;
     EXPECT_OK(natsio_js_stream_purge(js, "OBJ_OCORRUPT", purge, &purged));
     NT_CHECK_INT_EQ(purged, 3);
@@ -1125,9 +1134,8 @@ static void test_one_chunk_object_is_checked_too(void) {
     NT_CHECK_INT_EQ(natsio_obj_info_chunks(info), 1);
     CHECK_READS_BACK(obj, "small", data, total);
 
-    char subject[128], purge[192];
-    snprintf(subject, sizeof subject, "$O.OCORRUPT1.C.%s", natsio_obj_info_nuid(info));
-    snprintf(purge, sizeof purge, "{\"filter\":\"%s\"}", subject);
+    char subject[CHUNK_SUBJECT_MAX], purge[CHUNK_PURGE_MAX];
+    chunk_subject_and_purge("OCORRUPT1", info, subject, purge);
     unsigned char bad[1000];
     memcpy(bad, data, total);
     bad[999] ^= 0x80;
@@ -1283,14 +1291,11 @@ static void test_writer_abort_keeps_the_previous_version(void) {
     natsio_obj_writer *w2 = NULL;
     EXPECT_OK(natsio_obj_writer_open(obj, "doc", "{\"chunk_size\":1024}", &w2));
     EXPECT_OK(natsio_obj_writer_write(w2, v2, 6 * 1024));
+    /* Its 6 chunks stored first: a count of 3 read before they land would
+     * prove nothing (and the purge could then come after the next check). */
+    NT_CHECK(wait_stream_messages(js, "OBJ_OABORT", 3 + 6));
     natsio_obj_writer_free(w2);
-    int64_t msgs = 0;
-    for (int i = 0; i < 250; i++) {
-        msgs = stream_messages(js, "OBJ_OABORT");
-        if (msgs == 3) break;
-        nt_sleep_ms(20);
-    }
-    NT_CHECK_INT_EQ(msgs, 3);
+    NT_CHECK(wait_stream_messages(js, "OBJ_OABORT", 3));
     CHECK_READS_BACK(obj, "doc", v1, 2048);
     /* A new object aborted leaves nothing at all. */
     natsio_obj_writer *w3 = NULL;
