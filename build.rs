@@ -1,16 +1,39 @@
-//! Regenerates include/natsio.h from src/ffi with cbindgen. The header is
-//! committed; CI fails when a build changes it.
+//! Regenerates include/natsio.h from src/ffi with cbindgen (the header is
+//! committed; CI fails when a build changes it), and gives the shared
+//! library its SONAME.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn main() {
     println!("cargo:rerun-if-changed=src/ffi");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("manifest dir"));
-    let config = match cbindgen::Config::from_file(root.join("cbindgen.toml")) {
+    let version = |part: &str| {
+        std::env::var(format!("CARGO_PKG_VERSION_{part}")).expect("cargo sets the version parts")
+    };
+    let (major, minor, patch) = (version("MAJOR"), version("MINOR"), version("PATCH"));
+    soname(&major);
+    let mut config = match cbindgen::Config::from_file(root.join("cbindgen.toml")) {
         Ok(c) => c,
         Err(e) => panic!("cbindgen.toml: {e}"),
     };
+    // The version the header was generated with, for compile-time checks
+    // and for natsio_version_compatible(): taken from Cargo.toml, so the two
+    // can never disagree.
+    config.after_includes = Some(format!(
+        "\n/* The version of this header (Cargo.toml's). natsio_version() and\n \
+         * natsio_version_compatible() ask the library loaded. */\n\
+         #define NATSIO_VERSION_MAJOR {major}\n\
+         #define NATSIO_VERSION_MINOR {minor}\n\
+         #define NATSIO_VERSION_PATCH {patch}\n\
+         #define NATSIO_VERSION_STRING \"{major}.{minor}.{patch}\"\n\
+         /* MAJOR * 10000 + MINOR * 100 + PATCH, for #if comparisons. */\n\
+         #define NATSIO_VERSION_NUMBER ({major} * 10000 + {minor} * 100 + {patch})\n\
+         /* true when the library loaded serves programs built against this\n \
+         * header; see natsio_version_compatible(). */\n\
+         #define NATSIO_VERSION_IS_COMPATIBLE() \\\n  \
+         natsio_version_compatible(NATSIO_VERSION_MAJOR, NATSIO_VERSION_MINOR, NATSIO_VERSION_PATCH)"
+    ));
     // A failure must fail the build: going on would leave the committed
     // header stale, and the C, C++, Go and Node builds would compile
     // against declarations that no longer match the library.
@@ -34,5 +57,49 @@ fn main() {
     if std::fs::read(&path).ok().as_deref() != Some(&new[..]) {
         std::fs::create_dir_all(path.parent().expect("include dir")).expect("create include/");
         std::fs::write(&path, &new).expect("write include/natsio.h");
+    }
+}
+
+/// The shared library names its ABI version (`libnatsio.so.<major>`), so a
+/// program linked with `-lnatsio` records that name, not the path of the
+/// file it was linked against, and an install can keep several majors side
+/// by side. Within cargo's output directory the same name is a symlink to
+/// the library, so programs linked in the tree run there as they are.
+fn soname(major: &str) {
+    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    match os.as_str() {
+        "macos" | "ios" => {
+            println!(
+                "cargo:rustc-cdylib-link-arg=-Wl,-install_name,@rpath/libnatsio.{major}.dylib"
+            );
+            link_in_output_dir(&format!("libnatsio.{major}.dylib"), "libnatsio.dylib");
+        }
+        "windows" => {}
+        _ => {
+            println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libnatsio.so.{major}");
+            link_in_output_dir(&format!("libnatsio.so.{major}"), "libnatsio.so");
+        }
+    }
+}
+
+/// `<out>/<profile>/name -> target`, where cargo puts the library (OUT_DIR
+/// is `<out>/<profile>/build/natsio-<hash>/out`). Dangling until the library
+/// is linked, which is fine for a symlink.
+fn link_in_output_dir(name: &str, target: &str) {
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let Some(profile_dir) = out.ancestors().nth(3) else {
+        return;
+    };
+    let link = profile_dir.join(name);
+    if std::fs::read_link(&link).ok().as_deref() == Some(Path::new(target)) {
+        return;
+    }
+    let _ = std::fs::remove_file(&link);
+    #[cfg(unix)]
+    if let Err(e) = std::os::unix::fs::symlink(target, &link) {
+        println!(
+            "cargo:warning=could not link {} -> {target}: {e}",
+            link.display()
+        );
     }
 }

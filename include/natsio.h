@@ -111,6 +111,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The version of this header (Cargo.toml's). natsio_version() and
+ * natsio_version_compatible() ask the library loaded. */
+#define NATSIO_VERSION_MAJOR 0
+#define NATSIO_VERSION_MINOR 1
+#define NATSIO_VERSION_PATCH 0
+#define NATSIO_VERSION_STRING "0.1.0"
+/* MAJOR * 10000 + MINOR * 100 + PATCH, for #if comparisons. */
+#define NATSIO_VERSION_NUMBER (0 * 10000 + 1 * 100 + 0)
+/* true when the library loaded serves programs built against this
+ * header; see natsio_version_compatible(). */
+#define NATSIO_VERSION_IS_COMPATIBLE() \
+  natsio_version_compatible(NATSIO_VERSION_MAJOR, NATSIO_VERSION_MINOR, NATSIO_VERSION_PATCH)
+
 /**
  * `timeout_ms` value: do not wait; only what is ready now. Accepted where
  * not waiting makes sense (an iterator's `_next`, `natsio_token_wait`,
@@ -1205,6 +1218,17 @@ extern "C" {
  * The library version, e.g. "0.1.0". Static string.
  */
 const char *natsio_version(void);
+
+/**
+ * Whether this library serves a program built against the header of
+ * version `major.minor.patch` (pass NATSIO_VERSION_MAJOR, _MINOR and
+ * _PATCH, or use NATSIO_VERSION_IS_COMPATIBLE()): the same major version
+ * and at least that minor.patch; while the major version is 0, the same
+ * minor and at least that patch. A program that checks this at start
+ * fails clearly instead of at its first call into a function the library
+ * it loaded does not have. Any thread; never fails.
+ */
+bool natsio_version_compatible(uint32_t major, uint32_t minor, uint32_t patch);
 
 /**
  * Frees a string the library returned through a `char **` output.

@@ -7,6 +7,7 @@
 #   4. cargo test --release                      (Rust core)
 #   5. cargo test (debug: overflow checks and debug assertions on)
 #   6. cmake + ninja + ctest in build/           (C suite, C++ binding, harness)
+#      then scripts/test-install.sh: install into a prefix, use it from outside
 #   7. go test -race in bindings/go
 #   8. npm test in bindings/node
 #   9. scripts/sanitize.sh: the suites under ASan+UBSan and valgrind
@@ -239,6 +240,16 @@ while read -r name n; do
 done < <(ctest_counts "$ctest_log")
 count ctest "$ctest_entries"
 check_counts ctest ctest/
+
+# --------------------------------------------------------------------------
+# The library as users get it: installed into a temporary prefix (from the
+# build dir above) and used by a project outside the tree through
+# find_package, pkg-config and add_subdirectory. Counted: its checks.
+STAGE="install and use"
+step "$STAGE (scripts/test-install.sh)"
+scripts/test-install.sh "$BUILD_DIR" 2>&1 | tee "$LOG_DIR/install.log"
+count install "$(sed -nE 's/^install checks passed: ([0-9]+)$/\1/p' "$LOG_DIR/install.log")"
+check_counts install
 
 # --------------------------------------------------------------------------
 # Go binding (cgo). The package's own cgo flags link

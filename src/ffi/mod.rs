@@ -336,6 +336,42 @@ pub extern "C" fn natsio_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
 }
 
+/// Whether this library serves a program built against the header of
+/// version `major.minor.patch` (pass NATSIO_VERSION_MAJOR, _MINOR and
+/// _PATCH, or use NATSIO_VERSION_IS_COMPATIBLE()): the same major version
+/// and at least that minor.patch; while the major version is 0, the same
+/// minor and at least that patch. A program that checks this at start
+/// fails clearly instead of at its first call into a function the library
+/// it loaded does not have. Any thread; never fails.
+#[no_mangle]
+pub extern "C" fn natsio_version_compatible(major: u32, minor: u32, patch: u32) -> bool {
+    version_serves(library_version(), (major, minor, patch))
+}
+
+fn library_version() -> (u32, u32, u32) {
+    let part = |s: &str| s.parse::<u32>().unwrap_or(0);
+    (
+        part(env!("CARGO_PKG_VERSION_MAJOR")),
+        part(env!("CARGO_PKG_VERSION_MINOR")),
+        part(env!("CARGO_PKG_VERSION_PATCH")),
+    )
+}
+
+/// Semantic versioning as cargo reads it: a library serves programs built
+/// against an older or equal version of its own compatible range.
+fn version_serves(library: (u32, u32, u32), wanted: (u32, u32, u32)) -> bool {
+    let (lmaj, lmin, lpat) = library;
+    let (wmaj, wmin, wpat) = wanted;
+    if lmaj != wmaj {
+        return false;
+    }
+    if lmaj == 0 {
+        lmin == wmin && lpat >= wpat
+    } else {
+        (lmin, lpat) >= (wmin, wpat)
+    }
+}
+
 /// Frees a string the library returned through a `char **` output.
 /// Accepts NULL.
 #[no_mangle]
@@ -361,4 +397,29 @@ pub(crate) unsafe fn opt_arg_headers<'a>(
     h: *const crate::headers::Headers,
 ) -> Option<&'a crate::headers::Headers> {
     h.as_ref()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::version_serves;
+
+    #[test]
+    fn a_library_serves_programs_of_its_compatible_range_only() {
+        // 0.x: the minor is the breaking number.
+        assert!(version_serves((0, 1, 3), (0, 1, 0)));
+        assert!(version_serves((0, 1, 3), (0, 1, 3)));
+        assert!(!version_serves((0, 1, 3), (0, 1, 4)));
+        assert!(!version_serves((0, 2, 0), (0, 1, 0)));
+        assert!(!version_serves((0, 1, 0), (0, 2, 0)));
+        // 1.x and on: the major is.
+        assert!(version_serves((1, 4, 0), (1, 2, 9)));
+        assert!(!version_serves((1, 2, 0), (1, 2, 1)));
+        assert!(!version_serves((2, 0, 0), (1, 9, 9)));
+        assert!(!version_serves((1, 0, 0), (0, 9, 9)));
+        assert!(super::natsio_version_compatible(
+            env!("CARGO_PKG_VERSION_MAJOR").parse().unwrap(),
+            env!("CARGO_PKG_VERSION_MINOR").parse().unwrap(),
+            env!("CARGO_PKG_VERSION_PATCH").parse().unwrap(),
+        ));
+    }
 }

@@ -591,6 +591,15 @@ static void test_version(void) {
     NT_CHECK_MSG(sscanf(v, "%d.%d.%d", &major, &minor, &patch) == 3, "version \"%s\"", v);
     NT_CHECK(major >= 0 && minor >= 0 && patch >= 0);
     NT_CHECK(natsio_version() == v); /* a static string */
+    /* The header this test was built with is the library's own version. */
+    NT_CHECK_MSG(strcmp(v, NATSIO_VERSION_STRING) == 0, "library %s, header %s", v, NATSIO_VERSION_STRING);
+    NT_CHECK_INT_EQ(major, NATSIO_VERSION_MAJOR);
+    NT_CHECK_INT_EQ(minor, NATSIO_VERSION_MINOR);
+    NT_CHECK_INT_EQ(patch, NATSIO_VERSION_PATCH);
+    NT_CHECK(NATSIO_VERSION_IS_COMPATIBLE());
+    NT_CHECK(!natsio_version_compatible(NATSIO_VERSION_MAJOR + 1, 0, 0));
+    NT_CHECK(!natsio_version_compatible(NATSIO_VERSION_MAJOR, NATSIO_VERSION_MINOR + 1, 0));
+    NT_CHECK(!natsio_version_compatible(NATSIO_VERSION_MAJOR, NATSIO_VERSION_MINOR, NATSIO_VERSION_PATCH + 1));
 }
 
 int main(int argc, char **argv) {

@@ -1,0 +1,72 @@
+# The Rust library as CMake targets, for this tree and for projects that
+# add_subdirectory() or FetchContent it:
+#
+#   natsio::natsio         the shared library (libnatsio.so, SONAME libnatsio.so.<major>)
+#   natsio::natsio_static  the static library and the system libraries it needs
+#
+# Both carry include/ (natsio.h). With NATSIO_LIB_DIR they import a prebuilt
+# cargo output; without it, cargo builds the library during the build (a
+# target every user of the library waits for; cargo itself decides what is
+# out of date, so an unchanged tree costs one quick cargo call).
+
+set(NATSIO_LIB_DIR "" CACHE PATH
+    "Prebuilt libnatsio (cargo's target/<profile>); empty: cargo builds it")
+set(NATSIO_CARGO_TARGET_DIR "${PROJECT_SOURCE_DIR}/target" CACHE PATH
+    "cargo's target directory when cargo builds the library")
+set(NATSIO_INCLUDE_DIR "${PROJECT_SOURCE_DIR}/include")
+
+# What the Rust standard library needs from the system when linked
+# statically (`cargo rustc -- --print native-static-libs`); the .pc files
+# and the installed CMake package say the same.
+set(NATSIO_STATIC_SYSTEM_LIBS gcc_s util rt pthread m dl)
+
+if(NATSIO_LIB_DIR)
+  if(NOT EXISTS "${NATSIO_LIB_DIR}/libnatsio.so")
+    message(FATAL_ERROR
+      "libnatsio: ${NATSIO_LIB_DIR}/libnatsio.so not found.\n"
+      "Build it first with `cargo build --release`, point -DNATSIO_LIB_DIR "
+      "at the cargo output holding it, or leave NATSIO_LIB_DIR empty to let "
+      "the build run cargo.")
+  endif()
+  set(natsio_lib_dir "${NATSIO_LIB_DIR}")
+else()
+  find_program(NATSIO_CARGO cargo HINTS "$ENV{CARGO_HOME}/bin" "$ENV{HOME}/.cargo/bin")
+  if(NOT NATSIO_CARGO)
+    message(FATAL_ERROR
+      "libnatsio: cargo not found. Install Rust (https://rustup.rs), or build "
+      "the library elsewhere and pass -DNATSIO_LIB_DIR=<its target/release>.")
+  endif()
+  set(natsio_lib_dir "${NATSIO_CARGO_TARGET_DIR}/release")
+  add_custom_target(natsio_cargo_build
+    COMMAND "${CMAKE_COMMAND}" -E env "CARGO_TARGET_DIR=${NATSIO_CARGO_TARGET_DIR}"
+            "${NATSIO_CARGO}" build --release --manifest-path "${PROJECT_SOURCE_DIR}/Cargo.toml"
+    BYPRODUCTS "${natsio_lib_dir}/libnatsio.so" "${natsio_lib_dir}/libnatsio.a"
+    WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}"
+    COMMENT "cargo build --release (libnatsio)"
+    USES_TERMINAL VERBATIM)
+endif()
+# Where the install rules find the library.
+set(NATSIO_BUILT_LIB_DIR "${natsio_lib_dir}")
+
+# INTERFACE libraries rather than IMPORTED ones: they can depend on the
+# cargo target, so nothing links before cargo is done.
+add_library(natsio_shared INTERFACE)
+target_link_libraries(natsio_shared INTERFACE "${natsio_lib_dir}/libnatsio.so")
+target_include_directories(natsio_shared INTERFACE "$<BUILD_INTERFACE:${NATSIO_INCLUDE_DIR}>")
+add_library(natsio::natsio ALIAS natsio_shared)
+
+find_package(Threads REQUIRED)
+add_library(natsio_static INTERFACE)
+target_link_libraries(natsio_static INTERFACE "${natsio_lib_dir}/libnatsio.a"
+                      Threads::Threads ${NATSIO_STATIC_SYSTEM_LIBS})
+target_include_directories(natsio_static INTERFACE "$<BUILD_INTERFACE:${NATSIO_INCLUDE_DIR}>")
+add_library(natsio::natsio_static ALIAS natsio_static)
+
+if(TARGET natsio_cargo_build)
+  add_dependencies(natsio_shared natsio_cargo_build)
+  add_dependencies(natsio_static natsio_cargo_build)
+endif()
+
+# Programs of this tree (and of a parent project) run from the build tree
+# without install: the library's directory goes into their build RPATH.
+list(APPEND CMAKE_BUILD_RPATH "${natsio_lib_dir}")
