@@ -110,15 +110,21 @@ build_core() {
 }
 
 # Go harness: its own module in bench/go (a replace directive points at
-# bindings/go, whose cgo directives link the static library). The binary is
-# removed first because go build does not notice a changed libnatsio.a (it
-# is only named in LDFLAGS), so it would keep a binary linked to the old one.
+# bindings/go, whose cgo flags come from pkg-config natsio-static). The
+# .pc files are the uninstalled ones a CMake configure writes (naming
+# target/release/libnatsio.a and include/): a configure of its own in
+# build/bench-go/cmake, with nothing to build. The binary is removed first
+# so that a stale one is never run if the build fails.
 build_natsio_go() {
     command -v go >/dev/null || { log "go not found"; return 1; }
+    command -v pkg-config >/dev/null || { log "pkg-config not found"; return 1; }
     build_core || return 1
     mkdir -p "$ROOT/build/bench-go"
     rm -f "$ROOT/build/bench-go/natsio-go-bench"
-    (cd "$BENCH/go" && go build -o "$ROOT/build/bench-go/natsio-go-bench" .)
+    cmake -S "$ROOT" -B "$ROOT/build/bench-go/cmake" -DNATSIO_LIB_DIR="$ROOT/target/release" \
+        -DNATSIO_BUILD_TESTS=OFF -DNATSIO_BUILD_EXAMPLES=OFF >/dev/null || return 1
+    (cd "$BENCH/go" && PKG_CONFIG_PATH="$ROOT/build/bench-go/cmake/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
+        go build -o "$ROOT/build/bench-go/natsio-go-bench" .)
 }
 
 # Node harness: a script over bindings/node, whose addon is built there

@@ -70,3 +70,7 @@ endif()
 # Programs of this tree (and of a parent project) run from the build tree
 # without install: the library's directory goes into their build RPATH.
 list(APPEND CMAKE_BUILD_RPATH "${natsio_lib_dir}")
+
+# <build>/pkgconfig/natsio.pc and natsio-static.pc for development in the
+# tree (the Go binding's cgo flags come from pkg-config).
+include("${CMAKE_CURRENT_LIST_DIR}/natsio_pkgconfig_uninstalled.cmake")

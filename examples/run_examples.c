@@ -213,6 +213,30 @@ static void publish_and_subscribe_examples(void) {
     CHECK_OUTPUT_HAS(subscriber, "received 2 message(s)");
 }
 
+/* NATSIO_LOG turns logging on in a program that never asked for it. */
+static void natsio_log_environment_traces_a_program(void) {
+    nt_server *s = start_server();
+    NT_CHECK(s != NULL);
+    char *url = (char *)nt_server_url(s);
+    char *publish_argv[] = {EXAMPLE_PUBLISH, url, "greet.log", "traced", "1", NULL};
+    setenv("NATSIO_LOG", "trace", 1);
+    child *publisher = run_to_end(publish_argv);
+    unsetenv("NATSIO_LOG");
+    NT_CHECK(publisher != NULL);
+    CHECK_EXIT(publisher, 0);
+    CHECK_OUTPUT_HAS(publisher, "natsio INFO: connected to nats://");
+    CHECK_OUTPUT_HAS(publisher, "natsio TRACE: >>> CONNECT {");
+    CHECK_OUTPUT_HAS(publisher, "natsio TRACE: >>> PUB greet.log 6 \"traced\"");
+    CHECK_OUTPUT_HAS(publisher, "natsio TRACE: <<< PONG");
+    CHECK_OUTPUT_HAS(publisher, "natsio INFO: closed");
+    /* Without it, the same program prints no log line. */
+    child *quiet = run_to_end(publish_argv);
+    NT_CHECK(quiet != NULL);
+    CHECK_EXIT(quiet, 0);
+    NT_CHECK_MSG(strstr(quiet->output, "natsio INFO:") == NULL && strstr(quiet->output, "natsio TRACE:") == NULL,
+                 "logged without NATSIO_LOG:\n%s", quiet->output);
+}
+
 static void jetstream_example(void) {
     nt_server *s = start_server();
     NT_CHECK(s != NULL);
@@ -286,6 +310,7 @@ static void object_store_example(void) {
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(jetstream_example),
+        NT_CASE(natsio_log_environment_traces_a_program),
         NT_CASE(object_store_example),
         NT_CASE(demo_runs_against_a_live_server),
         NT_CASE(demo_reports_a_missing_server),

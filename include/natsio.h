@@ -532,6 +532,50 @@ typedef int32_t natsio_kv_operation;
 #endif // __cplusplus
 
 /**
+ * Levels of `natsio_options_set_log`; each includes those above it.
+ */
+enum natsio_log_level
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Nothing (the default).
+   */
+  NATSIO_LOG_OFF = 0,
+  /**
+   * Asynchronous errors (those of the error callback, slow consumers
+   * excepted).
+   */
+  NATSIO_LOG_ERROR = 1,
+  /**
+   * Slow consumers, lost connections, failed (re)connect attempts.
+   */
+  NATSIO_LOG_WARN = 2,
+  /**
+   * Connected, reconnected, lame duck, servers discovered, closed.
+   */
+  NATSIO_LOG_INFO = 3,
+  /**
+   * Each connection attempt.
+   */
+  NATSIO_LOG_DEBUG = 4,
+  /**
+   * Every protocol frame sent (`>>> `) and received (`<<< `), payloads
+   * cut to a 32-byte preview, CONNECT's password, token, JWT and
+   * signature redacted.
+   */
+  NATSIO_LOG_TRACE = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum natsio_log_level natsio_log_level;
+#else
+typedef int32_t natsio_log_level;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * Connection lifecycle events of `natsio_options_set_event_callback`.
  */
 enum natsio_event_kind
@@ -1175,6 +1219,15 @@ typedef void (*natsio_error_cb)(void *user_data,
                                 const char *text,
                                 uint64_t sid,
                                 const char *subject);
+
+/**
+ * Receives one log line (`message`, no trailing newline, borrowed for the
+ * call) of a client. Called synchronously on the library thread where the
+ * event happens (the connection's I/O thread for frames, the caller's
+ * thread for frames it writes): it must return quickly and must not call
+ * natsio functions that wait.
+ */
+typedef void (*natsio_log_cb)(void *user_data, natsio_log_level level, const char *message);
 
 /**
  * Receives connection lifecycle events, in order, on the client's event
@@ -3437,6 +3490,34 @@ natsio_status natsio_options_set_error_callback(struct natsio_options *opts,
                                                 natsio_error_cb cb,
                                                 void *user_data,
                                                 natsio_release_cb release);
+
+/**
+ * Makes clients connected with these options log what they do, up to
+ * `level` (a natsio_log_level): to `cb`, or to standard error (`natsio[<name>]
+ * LEVEL: text`) when `cb` is NULL. The environment variable NATSIO_LOG
+ * (off, error, warn, info, debug, trace) raises the level of every client
+ * without a code change, and sends lines to standard error for clients
+ * without a callback: `NATSIO_LOG=trace ./app` traces the protocol.
+ * `release` follows the rules of `natsio_options_set_error_callback`.
+ * Errors: NATSIO_ERR_INVALID_ARGUMENT for a level outside 0..5 (then
+ * `release` is not called).
+ */
+natsio_status natsio_options_set_log(struct natsio_options *opts,
+                                     int32_t level,
+                                     natsio_log_cb cb,
+                                     void *user_data,
+                                     natsio_release_cb release);
+
+/**
+ * Sets what the client tells the server it is: CONNECT's `lang` and
+ * `version` (the server's monitoring shows them, e.g. `/connz`). Defaults:
+ * "natsio-c" and the library's version; the C++, Go and Node bindings set
+ * their own. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+ * NATSIO_ERR_INVALID_ARGUMENT for an empty `lang`.
+ */
+natsio_status natsio_options_set_client_lang(struct natsio_options *opts,
+                                             const char *lang,
+                                             const char *version);
 
 /**
  * Registers the event callback (NULL `cb` removes it). `release` follows

@@ -217,18 +217,25 @@ if want go; then
     if ! command -v go >/dev/null; then
         fail "asan go" "go not found"
     else
-        go_env=(CGO_ENABLED=1 ASAN_OPTIONS="$ASAN_OPTS")
-        go_tags=()
-        # As in scripts/test.sh: another CARGO_TARGET_DIR names its archive.
-        if [ "$LIB_DIR" != "$ROOT/target/release" ]; then
-            go_tags=(-tags natsio_custom_link)
-            go_env+=(CGO_LDFLAGS="$LIB_DIR/libnatsio.a -lm -ldl -lpthread${CGO_LDFLAGS:+ $CGO_LDFLAGS}")
-        fi
+        # The binding's cgo flags come from pkg-config: the uninstalled
+        # .pc files (naming $LIB_DIR and include/) of a CMake configure of
+        # its own, with nothing to build. Their checksum goes into
+        # CGO_CPPFLAGS, as in scripts/test.sh: Go's build cache does not
+        # see pkg-config's output.
+        GO_CMAKE_DIR="$ASAN_BUILD_DIR/go-pkgconfig"
+        cmake -S . -B "$GO_CMAKE_DIR" -DNATSIO_LIB_DIR="$LIB_DIR" -DNATSIO_BUILD_TESTS=OFF \
+            -DNATSIO_BUILD_EXAMPLES=OFF >"$ASAN_BUILD_DIR/logs/go-cmake.log" 2>&1 ||
+            cat "$ASAN_BUILD_DIR/logs/go-cmake.log"
+        go_pc_path="$GO_CMAKE_DIR/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+        pc_id="$({ PKG_CONFIG_PATH="$go_pc_path" pkg-config --cflags --libs natsio-static || true; } |
+            cksum | cut -d ' ' -f 1)"
+        go_env=(CGO_ENABLED=1 ASAN_OPTIONS="$ASAN_OPTS" PKG_CONFIG_PATH="$go_pc_path"
+            CGO_CPPFLAGS="-DNATSIO_PKG_CONFIG_ID=$pc_id${CGO_CPPFLAGS:+ $CGO_CPPFLAGS}")
         pushd bindings/go >/dev/null
         # -v: the per-test lines are the counts. go test strips the test
         # binary's symbols, which ASan's reports need: keep them.
         run_logged "asan go test" count_go "$ASAN_BUILD_DIR/logs/go.log" \
-            env "${go_env[@]}" go test "${go_tags[@]}" -asan -ldflags='-s=false -w=false' \
+            env "${go_env[@]}" go test -asan -ldflags='-s=false -w=false' \
             -count=1 -v ./...
         popd >/dev/null
     fi

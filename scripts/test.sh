@@ -8,8 +8,10 @@
 #   5. cargo test (debug: overflow checks and debug assertions on)
 #   6. cmake + ninja + ctest in build/           (C suite, C++ binding, harness)
 #      then scripts/test-install.sh: install into a prefix, use it from outside
-#   7. go test -race in bindings/go
+#   7. go test -race in bindings/go (cgo flags from $BUILD_DIR/pkgconfig),
+#      then scripts/test-install-go.sh: the module used from outside the tree
 #   8. npm test in bindings/node
+#      then scripts/test-install-node.sh: npm pack, install outside the tree, use
 #   9. scripts/sanitize.sh: the suites under ASan+UBSan and valgrind
 #  10. scripts/fuzz.sh $FUZZ_SECONDS: bounded cargo-fuzz runs (default 10 s/target)
 #
@@ -252,9 +254,13 @@ count install "$(sed -nE 's/^install checks passed: ([0-9]+)$/\1/p' "$LOG_DIR/in
 check_counts install
 
 # --------------------------------------------------------------------------
-# Go binding (cgo). The package's own cgo flags link
-# ../../target/release/libnatsio.a; for another CARGO_TARGET_DIR the
-# natsio_custom_link tag drops them and the archive is named here instead.
+# Go binding (cgo). Its cgo flags come from pkg-config (natsio-static;
+# natsio with -tags natsio_shared): here from the uninstalled .pc files the
+# CMake configure above wrote into $BUILD_DIR/pkgconfig, which name
+# $LIB_DIR (libnatsio.a, libnatsio.so) and include/. Go's build cache does
+# not key a cgo package by pkg-config's output (`go help cache`), so its
+# checksum goes into CGO_CPPFLAGS: another cargo output is never linked from
+# a stale cache entry. The shared link is built too (the example).
 # The binding's module: standard library only. Its interop/ module (the
 # Object Store read and written by nats.go) fetches nats.go from the module
 # proxy (versions pinned by its go.sum) and runs beside it, its output
@@ -262,23 +268,34 @@ check_counts install
 # subtests; a skipped one is "--- SKIP" and does not count).
 STAGE="go test"
 step "Go binding: go vet, go test -race"
+GO_PC_DIR="$BUILD_DIR/pkgconfig"
+case "$GO_PC_DIR" in /*) ;; *) GO_PC_DIR="$ROOT/$GO_PC_DIR" ;; esac
 (
     cd bindings/go
     export CGO_ENABLED=1
-    go_tags=()
-    if [ "$LIB_DIR" != "$ROOT/target/release" ]; then
-        go_tags=(-tags natsio_custom_link)
-        export CGO_LDFLAGS="$LIB_DIR/libnatsio.a -lm -ldl -lpthread${CGO_LDFLAGS:+ $CGO_LDFLAGS}"
-    fi
-    go vet "${go_tags[@]}" ./...
-    go build "${go_tags[@]}" -o /dev/null ./examples/pubsub
-    go test "${go_tags[@]}" -race -count=1 -v ./... 2>&1 | tee "$LOG_DIR/go-test.log"
+    export PKG_CONFIG_PATH="$GO_PC_DIR${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+    pc_id="$(pkg-config --cflags --libs natsio-static natsio | cksum | cut -d ' ' -f 1)"
+    export CGO_CPPFLAGS="-DNATSIO_PKG_CONFIG_ID=$pc_id${CGO_CPPFLAGS:+ $CGO_CPPFLAGS}"
+    go vet ./...
+    go build -o /dev/null ./examples/pubsub
+    go build -tags natsio_shared -o /dev/null ./examples/pubsub
+    go test -race -count=1 -v ./... 2>&1 | tee "$LOG_DIR/go-test.log"
     cd interop
-    go vet "${go_tags[@]}" ./...
-    go test "${go_tags[@]}" -race -count=1 -v ./... 2>&1 | tee -a "$LOG_DIR/go-test.log"
+    go vet ./...
+    go test -race -count=1 -v ./... 2>&1 | tee -a "$LOG_DIR/go-test.log"
 )
 count go-test "$(grep -cE '^[[:space:]]*--- PASS: ' "$LOG_DIR/go-test.log" || true)"
 check_counts go-test
+
+# The binding as Go users get it: libnatsio installed from the build dir
+# into a temporary prefix, the module served as v<version> by a local
+# module proxy and required by a module outside the tree (static, shared,
+# vendored; the build errors without the library or cgo). Counted: its checks.
+STAGE="go install and use"
+step "$STAGE (scripts/test-install-go.sh)"
+BUILD_DIR="$BUILD_DIR" scripts/test-install-go.sh 2>&1 | tee "$LOG_DIR/install-go.log"
+count install-go "$(sed -nE 's/^go install checks passed: ([0-9]+)$/\1/p' "$LOG_DIR/install-go.log")"
+check_counts install-go
 
 # --------------------------------------------------------------------------
 # Node binding (node --test via npm test). Counted: the runner's "pass N"
@@ -292,6 +309,18 @@ step "Node binding: npm test"
 )
 count node-test "$(sed -nE 's/^(# |ℹ )pass ([0-9]+)$/\2/p' "$LOG_DIR/node-test.log" | tail -n 1)"
 check_counts node-test
+
+# The package as npm users get it: packed (with the Rust crate), installed
+# in projects outside the tree against a prefix installed from the build
+# dir above (pkg-config natsio-static) and built from its crate (a cargo
+# release build of the shipped sources; the dependencies come compiled from
+# the tree's target dir), then used from CommonJS, ESM and TypeScript. Counted: its checks.
+STAGE="node install and use"
+step "$STAGE (scripts/test-install-node.sh)"
+BUILD_DIR="$BUILD_DIR" NATSIO_CRATE_TARGET_DIR="$TARGET_DIR" scripts/test-install-node.sh 2>&1 |
+    tee "$LOG_DIR/install-node.log"
+count install-node "$(sed -nE 's/^node install checks passed: ([0-9]+)$/\1/p' "$LOG_DIR/install-node.log")"
+check_counts install-node
 
 # --------------------------------------------------------------------------
 # Hardening: the suites under sanitizers, then short fuzz runs (the longer

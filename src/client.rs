@@ -13,6 +13,7 @@ use crate::dispatch::{self, Dispatcher};
 use crate::error::{Error, ErrorKind, Result};
 use crate::feed::{Feed, FeedItem, Limits, Pushed};
 use crate::headers::Headers;
+use crate::log::{log, LogLevel, Logger};
 use crate::message::Message;
 use crate::op::Op;
 use crate::options::{
@@ -216,6 +217,8 @@ enum CloseState {
 
 pub(crate) struct ClientInner {
     pub(crate) opts: Options,
+    /// The options' log callback and level (and NATSIO_LOG's).
+    pub(crate) log: Logger,
     owner_id: usize,
     state: AtomicU8,
     write: Mutex<WriteState>,
@@ -281,7 +284,13 @@ impl ClientInner {
         // Held only here, so that close can release them.
         let error_cb = opts.error_callback.take();
         let event_cb = opts.event_callback.take();
+        let log = Logger::new(
+            opts.log_level,
+            opts.log_callback.take(),
+            opts.name.as_deref(),
+        );
         ClientInner {
+            log,
             owner_id,
             state: AtomicU8::new(ConnState::Connecting as u8),
             write: Mutex::new(WriteState::default()),
@@ -377,10 +386,11 @@ impl ClientInner {
             }
         }
         let was_empty = w.buf.is_empty();
-        encode(&mut w.buf);
+        let traced = append_traced(&self.log, &mut w.buf, encode);
         w.out_msgs += 1;
         w.out_bytes += payload_len as u64;
         self.kick_writer(w, was_empty, urgent);
+        traced.emit(&self.log);
         Ok(())
     }
 
@@ -470,11 +480,12 @@ impl ClientInner {
             return;
         }
         let was_empty = w.buf.is_empty();
-        encode(&mut w.buf);
+        let traced = append_traced(&self.log, &mut w.buf, encode);
         drop(w);
         if was_empty {
             self.writer_wake.notify_one();
         }
+        traced.emit(&self.log);
     }
 
     /// The writer takes everything buffered so far.
@@ -569,8 +580,9 @@ impl ClientInner {
         // While reconnecting the PING is sent after the reconnect.
         if !w.reconnecting {
             let was_empty = w.buf.is_empty();
-            w.buf.extend_from_slice(proto::PING);
+            let traced = append_traced(&self.log, &mut w.buf, |b| b.extend_from_slice(proto::PING));
             self.kick_writer(w, was_empty, true);
+            traced.emit(&self.log);
         }
         c
     }
@@ -594,12 +606,13 @@ impl ClientInner {
         }
         w.pings_outstanding += 1;
         let was_empty = w.buf.is_empty();
-        w.buf.extend_from_slice(proto::PING);
+        let traced = append_traced(&self.log, &mut w.buf, |b| b.extend_from_slice(proto::PING));
         w.pongs.push_back(None);
         drop(w);
         if was_empty {
             self.writer_wake.notify_one();
         }
+        traced.emit(&self.log);
         Ok(())
     }
 
@@ -653,6 +666,13 @@ impl ClientInner {
         error: Option<Error>,
         servers: Vec<String>,
     ) {
+        if self.log.enabled(LogLevel::Info) {
+            let log = self.log.clone();
+            let (url, error, servers) = (url.clone(), error.clone(), servers.clone());
+            self.events.post(Box::new(move || {
+                log_event(&log, kind, url.as_deref(), error.as_ref(), &servers)
+            }));
+        }
         let Some(cb) = lock(&self.event_cb).clone() else {
             return;
         };
@@ -727,7 +747,7 @@ impl ClientInner {
             let m = lock(&self.mux);
             (m.sid != 0).then(|| (m.sid, format!("{}*", m.prefix)))
         };
-        {
+        let traced = {
             let mut w = lock(&self.write);
             if w.closed.is_some() {
                 return;
@@ -753,9 +773,13 @@ impl ClientInner {
             for _ in w.pongs.iter().filter(|p| p.is_some()) {
                 frames.extend_from_slice(proto::PING);
             }
+            // What was buffered while disconnected is sent now: traced now.
+            let traced = Traced(self.log.enabled(LogLevel::Trace).then(|| frames.clone()));
             w.buf = frames;
             w.reconnecting = false;
-        }
+            traced
+        };
+        traced.emit(&self.log);
         let _ = self.state.compare_exchange(
             ConnState::Reconnecting as u8,
             ConnState::Connected as u8,
@@ -866,6 +890,22 @@ impl ClientInner {
     /// dispatcher thread.
     pub(crate) fn report_error(&self, error: Error, sub: Option<(u64, String)>) {
         self.counters.errors.fetch_add(1, Ordering::Relaxed);
+        let level = if error.kind() == ErrorKind::SlowConsumer {
+            LogLevel::Warn
+        } else {
+            LogLevel::Error
+        };
+        if self.log.enabled(level) {
+            // On the events thread: the reporter may hold locks a log
+            // callback that publishes would need.
+            let text = match &sub {
+                Some((sid, subject)) => format!("{error} (subject {subject}, sid {sid})"),
+                None => error.to_string(),
+            };
+            let log = self.log.clone();
+            self.events
+                .post(Box::new(move || log.write(level, format_args!("{text}"))));
+        }
         let Some(cb) = lock(&self.error_cb).clone() else {
             return;
         };
@@ -1760,6 +1800,60 @@ fn new_client(opts: Options) -> Result<Arc<ClientInner>> {
     }))
 }
 
+/// Frames to trace once the write lock is released: a log callback may
+/// publish (frames buffered while disconnected are traced when the
+/// reconnect sends them).
+struct Traced(Option<Vec<u8>>);
+
+impl Traced {
+    fn emit(self, log: &Logger) {
+        if let Some(frames) = self.0 {
+            log.trace_sent(&frames);
+        }
+    }
+}
+
+/// Appends frames to the write buffer, keeping a copy to trace when
+/// tracing is on (one comparison when it is not).
+fn append_traced(log: &Logger, buf: &mut Vec<u8>, encode: impl FnOnce(&mut Vec<u8>)) -> Traced {
+    let start = buf.len();
+    encode(buf);
+    Traced(log.enabled(LogLevel::Trace).then(|| buf[start..].to_vec()))
+}
+
+/// A lifecycle event as a log line: info, or warn for a lost connection.
+fn log_event(
+    log: &Logger,
+    kind: EventKind,
+    url: Option<&str>,
+    error: Option<&Error>,
+    servers: &[String],
+) {
+    let level = if kind == EventKind::Disconnected {
+        LogLevel::Warn
+    } else {
+        LogLevel::Info
+    };
+    if !log.enabled(level) {
+        return;
+    }
+    let url = url.unwrap_or("");
+    let why = error.map(|e| format!(": {e}")).unwrap_or_default();
+    match kind {
+        EventKind::Connected => log.write(level, format_args!("connected to {url}")),
+        EventKind::Disconnected => {
+            log.write(level, format_args!("disconnected{why}; reconnecting"))
+        }
+        EventKind::Reconnected => log.write(level, format_args!("reconnected to {url}")),
+        EventKind::LameDuck => log.write(level, format_args!("{url} entered lame duck mode")),
+        EventKind::ServersDiscovered => log.write(
+            level,
+            format_args!("servers discovered: {}", servers.join(", ")),
+        ),
+        EventKind::Closed => log.write(level, format_args!("closed{why}")),
+    }
+}
+
 /// Connects `inner` to the first server of its pool that accepts, and
 /// starts its connection task (or, with retry_on_failed_connect, keeps
 /// trying in the background).
@@ -1767,7 +1861,7 @@ async fn establish(inner: Arc<ClientInner>) -> Result<()> {
     let mut last = Error::new(ErrorKind::NoServers, "no servers available");
     let entries = lock(&inner.pool).entries();
     for entry in entries {
-        let attempt = connection::handshake(&inner.opts, &entry.addr);
+        let attempt = connection::handshake(&inner.opts, &inner.log, &entry.addr);
         let r = tokio::time::timeout(inner.opts.connect_timeout, attempt)
             .await
             .unwrap_or_else(|_| {
@@ -1793,6 +1887,7 @@ async fn establish(inner: Arc<ClientInner>) -> Result<()> {
                 return Ok(());
             }
             Err(e) => {
+                log!(inner.log, Warn, "connect to {} failed: {e}", entry.url);
                 lock(&inner.pool).record_attempt(&entry.url);
                 last = e;
             }

@@ -14,6 +14,7 @@ use crate::auth::{AuthFields, Credentials};
 use crate::client::ClientInner;
 use crate::completion::lock;
 use crate::error::{Error, ErrorKind, Result};
+use crate::log::{log, Logger};
 use crate::options::{Options, ServerAddr};
 use crate::proto::{Parser, ServerOp, PONG};
 use crate::tls::{self, ReadHalf, Transport, WriteHalf};
@@ -51,8 +52,8 @@ fn connect_json(opts: &Options, addr: &ServerAddr, tls: bool, auth: AuthFields) 
         "verbose": opts.verbose,
         "pedantic": opts.pedantic,
         "tls_required": tls,
-        "lang": "natsio-c",
-        "version": env!("CARGO_PKG_VERSION"),
+        "lang": opts.client_lang,
+        "version": opts.client_version,
         "protocol": 1,
         "echo": opts.echo,
         "headers": true,
@@ -119,9 +120,11 @@ async fn read_op(
     stream: &mut Transport,
     parser: &mut Parser,
     rbuf: &mut BytesMut,
+    log: &Logger,
 ) -> Result<ServerOp> {
     loop {
         if let Some(op) = parser.parse(rbuf)? {
+            log.trace_received(&op);
             return Ok(op);
         }
         rbuf.reserve(READ_CHUNK);
@@ -136,7 +139,12 @@ async fn read_op(
 
 /// TCP, INFO (TLS before or after it as configured), CONNECT, PING, then
 /// wait for PONG (or the server's -ERR).
-pub(crate) async fn handshake(opts: &Options, addr: &ServerAddr) -> Result<Established> {
+pub(crate) async fn handshake(
+    opts: &Options,
+    log: &Logger,
+    addr: &ServerAddr,
+) -> Result<Established> {
+    log!(log, Debug, "connecting to {}:{}", addr.host, addr.port);
     let tcp = TcpStream::connect((addr.host.as_str(), addr.port))
         .await
         .map_err(|e| {
@@ -155,7 +163,7 @@ pub(crate) async fn handshake(opts: &Options, addr: &ServerAddr) -> Result<Estab
     };
     let mut parser = Parser::new(opts.max_control_line);
     let mut rbuf = BytesMut::with_capacity(READ_CHUNK);
-    let mut info_json = match read_op(&mut stream, &mut parser, &mut rbuf).await? {
+    let mut info_json = match read_op(&mut stream, &mut parser, &mut rbuf, log).await? {
         ServerOp::Info(j) => j,
         _ => {
             return Err(Error::new(
@@ -182,10 +190,11 @@ pub(crate) async fn handshake(opts: &Options, addr: &ServerAddr) -> Result<Estab
     let auth = auth_fields(opts, info.nonce.as_deref()).await?;
     let mut hello = format!("CONNECT {}\r\n", connect_json(opts, addr, secure, auth)).into_bytes();
     hello.extend_from_slice(crate::proto::PING);
+    log.trace_sent(&hello);
     stream.write_all(&hello).await?;
     stream.flush().await?;
     loop {
-        match read_op(&mut stream, &mut parser, &mut rbuf).await? {
+        match read_op(&mut stream, &mut parser, &mut rbuf, log).await? {
             ServerOp::Pong => break,
             ServerOp::Err(text) => return Err(Error::from_server(&text).0),
             ServerOp::Info(j) => {
@@ -193,6 +202,7 @@ pub(crate) async fn handshake(opts: &Options, addr: &ServerAddr) -> Result<Estab
                 info_json = j;
             }
             ServerOp::Ping => {
+                log.trace_sent(PONG);
                 stream.write_all(PONG).await?;
                 stream.flush().await?;
             }
@@ -273,7 +283,8 @@ async fn reconnect(inner: &Arc<ClientInner>) -> Result<(String, Established)> {
             }
         }
         lock(&inner.pool).record_attempt(&entry.url);
-        let attempt = tokio::time::timeout(o.connect_timeout, handshake(o, &entry.addr));
+        let attempt =
+            tokio::time::timeout(o.connect_timeout, handshake(o, &inner.log, &entry.addr));
         let result = tokio::select! {
             r = attempt => r.unwrap_or_else(|_| Err(Error::new(ErrorKind::Timeout, "connect timed out"))),
             _ = inner.shutdown.notified() => return Err(Error::closed()),
@@ -291,7 +302,7 @@ async fn reconnect(inner: &Arc<ClientInner>) -> Result<(String, Established)> {
                     return Err(e);
                 }
             }
-            Err(_) => {}
+            Err(e) => log!(inner.log, Warn, "reconnect to {} failed: {e}", entry.url),
         }
     }
 }
@@ -365,6 +376,7 @@ async fn read_loop(inner: &Arc<ClientInner>, rd: &mut ReadHalf, mut rbuf: BytesM
     let mut ticker = tokio::time::interval_at(crate::clock::tokio_deadline_in(period), period);
     loop {
         while let Some(op) = parser.parse(&mut rbuf)? {
+            inner.log.trace_received(&op);
             inner.handle_op(op).await?;
         }
         if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {

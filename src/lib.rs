@@ -19,6 +19,7 @@ pub mod fuzzing;
 pub mod headers;
 pub mod jetstream;
 pub mod kv;
+pub mod log;
 pub mod message;
 pub mod object;
 pub mod op;

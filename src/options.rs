@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::auth::Credentials;
 use crate::error::{Error, ErrorKind, Result};
+use crate::log::{LogCallback, LogLevel};
 use crate::tls::TlsOptions;
 
 /// An asynchronous error reported to the application (slow consumer,
@@ -93,6 +94,15 @@ pub struct Options {
     pub max_control_line: usize,
     pub error_callback: Option<ErrorCallback>,
     pub event_callback: Option<EventCallback>,
+    /// Log lines up to `log_level` go to `log_callback`, or to standard
+    /// error without one; `NATSIO_LOG=<level>` raises the level (see
+    /// [`crate::log`]).
+    pub log_level: LogLevel,
+    pub log_callback: Option<LogCallback>,
+    /// What CONNECT tells the server this client is (`lang`, `version`;
+    /// shown by the server's monitoring): each binding names itself.
+    pub client_lang: String,
+    pub client_version: String,
     // Reconnect and server pool.
     pub allow_reconnect: bool,
     /// Consecutive attempts per server; negative: unlimited.
@@ -109,6 +119,9 @@ pub struct Options {
     pub reconnect_buf_size: i64,
     pub ignore_auth_error_abort: bool,
 }
+
+/// CONNECT's `lang` unless a binding names itself: the C ABI's.
+pub const DEFAULT_CLIENT_LANG: &str = "natsio-c";
 
 impl Default for Options {
     fn default() -> Self {
@@ -136,6 +149,10 @@ impl Default for Options {
             max_control_line: 4096,
             error_callback: None,
             event_callback: None,
+            log_level: LogLevel::Off,
+            log_callback: None,
+            client_lang: DEFAULT_CLIENT_LANG.into(),
+            client_version: env!("CARGO_PKG_VERSION").into(),
             allow_reconnect: true,
             max_reconnect_attempts: 60,
             reconnect_time_wait: Duration::from_secs(2),

@@ -61,6 +61,9 @@ func Connect(url string, opts ...Option) (*Conn, error) {
 	return nc, nil
 }
 
+// clientLang is CONNECT's lang for this binding (NUL-terminated).
+var clientLang = []byte("natsio-go\x00")
+
 // buildOptions makes the C options of a Connect.
 func buildOptions(url string, cfg *connectConfig) (*C.natsio_options, *errorSink, *eventSink, error) {
 	lockThread()
@@ -69,6 +72,10 @@ func buildOptions(url string, cfg *connectConfig) (*C.natsio_options, *errorSink
 	var copts *C.natsio_options
 	if err := statusError(C.natsio_options_new(&copts)); err != nil {
 		return nil, nil, nil, err
+	}
+	// The server's monitoring shows this binding as itself.
+	if err := statusError(C.natsio_options_set_client_lang(copts, cPtr(clientLang), C.natsio_version())); err != nil {
+		return copts, nil, nil, err
 	}
 	curl, err := cString(url)
 	if err != nil {

@@ -1,12 +1,25 @@
 // Package natsio is the Go binding of libnatsio, a NATS client whose one
 // native core (written in Rust) is shared by C, C++, Go and Node.
 //
-// The package links the static library target/release/libnatsio.a built
-// by `cargo build --release` at the repository root, so nothing has to be
-// set in the environment: the cgo flags find the header and the archive
-// relative to this directory (see link_default.go). To link another build
-// (another CARGO_TARGET_DIR, or the shared library), build with
-// `-tags natsio_custom_link` and give the linker flags in CGO_LDFLAGS.
+// The package is a cgo binding over the installed C library; its flags
+// come from pkg-config. Install libnatsio (`cmake --install`, see the
+// repository's README), then:
+//
+//	go get github.com/libnatsio/natsio/bindings/go@v0.1.0
+//	PKG_CONFIG_PATH=<prefix>/lib/pkgconfig go build   # if <prefix> is not a standard one
+//
+// By default it links the static library (pkg-config natsio-static), so
+// binaries need no libnatsio.so at run time; with `-tags natsio_shared` it
+// links the shared one (pkg-config natsio, libnatsio.so.<major> at run
+// time). cgo is required: with CGO_ENABLED=0 (Go's default when it finds
+// no C compiler) the build fails with
+// "undefined: natsio_requires_cgo_set_CGO_ENABLED_1_and_install_a_C_compiler".
+//
+// In the libnatsio tree, a configured CMake build dir holds uninstalled
+// .pc files pointing at cargo's output and include/:
+//
+//	cmake -S . -B build -DNATSIO_LIB_DIR=$PWD/target/release   # after cargo build --release
+//	cd bindings/go && PKG_CONFIG_PATH=$PWD/../../build/pkgconfig go test ./...
 //
 // Every semantic (subject validation, pending limits, drain, request/reply)
 // lives in the core; this package only translates it into Go: contexts,
@@ -14,7 +27,6 @@
 package natsio
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../include
 #include "natsio_go.h"
 */
 import "C"

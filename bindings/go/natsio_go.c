@@ -12,6 +12,7 @@ extern void natsioGoTokenDone(void *user_data, natsio_token *token);
 extern void natsioGoMsg(void *user_data, natsio_msg *msg, natsio_status status);
 extern void natsioGoError(void *user_data, natsio_status status, char *text, uint64_t sid, char *subject);
 extern void natsioGoEvent(void *user_data, natsio_event_kind kind, natsio_status status, char *text);
+extern void natsioGoLog(void *user_data, natsio_log_level level, char *message);
 extern char *natsioGoJWT(void *user_data);
 extern natsio_status natsioGoSign(void *user_data, uint8_t *nonce, size_t nonce_len, uint8_t *signature_out);
 
@@ -324,6 +325,10 @@ natsio_status go_sub_set_callback(const natsio_sub *sub, uintptr_t h) {
 
 natsio_status go_options_set_error_callback(natsio_options *opts, uintptr_t h) {
 	return natsio_options_set_error_callback(opts, (natsio_error_cb)natsioGoError, (void *)h, natsioGoRelease);
+}
+
+natsio_status go_options_set_log(natsio_options *opts, int32_t level, uintptr_t h) {
+	return natsio_options_set_log(opts, level, (natsio_log_cb)natsioGoLog, (void *)h, natsioGoRelease);
 }
 
 natsio_status go_options_set_event_callback(natsio_options *opts, uintptr_t h) {

@@ -147,6 +147,7 @@ go_start go_kv_get_start(const natsio_kv *kv, const char *key, size_t key_len);
 natsio_status go_sub_set_callback(const natsio_sub *sub, uintptr_t h);
 natsio_status go_options_set_error_callback(natsio_options *opts, uintptr_t h);
 natsio_status go_options_set_event_callback(natsio_options *opts, uintptr_t h);
+natsio_status go_options_set_log(natsio_options *opts, int32_t level, uintptr_t h);
 natsio_status go_options_set_auth_callbacks(natsio_options *opts, uintptr_t h);
 
 /* ---- calls whose arguments Go cannot pass as they are ---- */

@@ -1,4 +1,7 @@
-// Type declarations of the natsio Node binding.
+// Type declarations of the natsio Node binding (require and import alike).
+// They use Node's own types (EventEmitter, streams, Buffer): @types/node,
+// a dependency of this package.
+/// <reference types="node" />
 import { EventEmitter } from 'node:events';
 import { Readable, Writable } from 'node:stream';
 
@@ -11,6 +14,9 @@ export type HeadersInit =
   | Array<[string, string | string[]]>;
 
 export type PendingPolicy = 'dropNew' | 'dropOld' | 'block' | 'error' | 0 | 1 | 2 | 3;
+
+/** Log levels of ConnectOptions.logLevel, least to most verbose. */
+export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 
 export interface ConnectOptions {
   /** One URL, a comma-separated list, or an array (tried in order). Default nats://127.0.0.1:4222. */
@@ -64,6 +70,19 @@ export interface ConnectOptions {
   retryOnFailedConnect?: boolean;
   /** Keep retrying a server that rejects the credentials twice in a row. */
   ignoreAuthErrorAbort?: boolean;
+
+  /** What the connection logs: 'error' (asynchronous errors), 'warn' (slow
+   * consumers, lost connections, failed attempts), 'info' (connects,
+   * reconnects, closes), 'debug' (each attempt), 'trace' (every protocol
+   * frame, payloads cut short, CONNECT's secrets redacted). Default 'off';
+   * the environment variable NATSIO_LOG=<level> turns logging on without
+   * code. */
+  logLevel?: LogLevel;
+  /** Same as logLevel: 'trace' (nats.js's protocol tracing switch). */
+  debug?: boolean;
+  /** Receives the log lines, in order, on the JS thread. Default: standard
+   * error, as "natsio LEVEL: message". */
+  logger?: (level: LogLevel, message: string) => void;
 
   /** NKey seed ("SU..."). One auth kind per connection. */
   nkeySeed?: string;

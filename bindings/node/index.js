@@ -13,7 +13,19 @@ const { Readable, Writable } = require('node:stream');
 const buildDir = process.env.NATSIO_NODE_BUILD_DIR
   ? path.resolve(process.env.NATSIO_NODE_BUILD_DIR)
   : path.join(__dirname, 'build');
-const native = require(path.join(buildDir, 'natsio.node'));
+const native = loadAddon(path.join(buildDir, 'natsio.node'));
+
+function loadAddon(file) {
+  try {
+    return require(file);
+  } catch (err) {
+    if (err.code !== 'MODULE_NOT_FOUND') throw err;
+    // The install script builds it; --ignore-scripts skips that.
+    throw new Error(`natsio: ${file} is not built: run "npm rebuild natsio" (or "npm run build" in bindings/node)`, {
+      cause: err,
+    });
+  }
+}
 
 // ---------------------------------------------------------------------------
 // Errors: one class per natsio status code, all extending NatsError.
@@ -112,6 +124,7 @@ const EV_END = 2;
 const EV_ERROR = 4;
 const EV_CONN = 5;
 const EV_ITEMS = 6;
+const EV_LOG = 7;
 
 // id -> target, or a WeakRef to it for targets the garbage collector may
 // take (consume and watch iterators dropped without stop()).
@@ -158,6 +171,9 @@ function dispatch(id, kind, a, b, c, d, e) {
       break;
     case EV_CONN:
       target.onEvent(b.kind, b.text, c);
+      break;
+    case EV_LOG:
+      target.onLog(a, b);
       break;
   }
 }
@@ -803,6 +819,33 @@ function survivalOptions(opts, nativeOpts) {
   }
 }
 
+const LOG_LEVELS = ['off', 'error', 'warn', 'info', 'debug', 'trace'];
+
+/** The natsio_log_level of the options: logLevel by name, or debug: true
+ * (nats.js's switch for protocol tracing) for 'trace'. */
+function logLevelOf(opts) {
+  if (opts.logLevel !== undefined) {
+    const level = LOG_LEVELS.indexOf(String(opts.logLevel).toLowerCase());
+    if (level < 0) throw new TypeError(`logLevel must be one of ${LOG_LEVELS.join(', ')}`);
+    return level;
+  }
+  return opts.debug ? LOG_LEVELS.indexOf('trace') : 0;
+}
+
+/** Where a connection's log lines go: opts.logger(level, message), or
+ * standard error as "natsio LEVEL: message". */
+function makeLogger(opts) {
+  if (opts.logger !== undefined && typeof opts.logger !== 'function') {
+    throw new TypeError('logger must be a function (level, message)');
+  }
+  const logger = opts.logger;
+  return (level, message) => {
+    const name = LOG_LEVELS[level] ?? 'info';
+    if (logger) logger(name, message);
+    else process.stderr.write(`natsio ${name.toUpperCase()}: ${message}\n`);
+  };
+}
+
 /**
  * Connects to NATS. Options: servers (string or string[]), name, timeout
  * (connect, ms), noEcho, inboxPrefix, pendingMsgsLimit, pendingBytesLimit,
@@ -812,7 +855,10 @@ function survivalOptions(opts, nativeOpts) {
  * reconnectJitter, reconnectJitterTls, reconnectBufSize, noRandomize,
  * ignoreDiscoveredServers, waitOnFirstConnect / retryOnFailedConnect,
  * ignoreAuthErrorAbort; nkeySeed, nkeyFile, credsFile; tls: {caFile,
- * certFile, keyFile, hostname, handshakeFirst}.
+ * certFile, keyFile, hostname, handshakeFirst}; logLevel ('off', 'error',
+ * 'warn', 'info', 'debug', 'trace': every protocol frame) or debug: true
+ * (= 'trace'), with logger(level, message) (default: standard error). The
+ * environment variable NATSIO_LOG=<level> turns logging on without code.
  */
 async function connect(opts = {}) {
   let servers = opts.servers ?? 'nats://127.0.0.1:4222';
@@ -830,9 +876,11 @@ async function connect(opts = {}) {
       if (this.early) this.early.push([kind, text, error]);
       else this.connection.onEvent(kind, text, error);
     },
+    // Lines from the handshake on: no Connection needed.
+    onLog: makeLogger(opts),
   };
   const id = register(relay);
-  const nativeOpts = { ...opts, servers };
+  const nativeOpts = { ...opts, servers, logLevel: logLevelOf(opts) };
   if (opts.pendingLimits) {
     nativeOpts.pendingMsgsLimit = opts.pendingLimits.msgs;
     nativeOpts.pendingBytesLimit = opts.pendingLimits.bytes;

@@ -10,6 +10,7 @@ use crate::error::{Error, ErrorKind, Result};
 use base64::Engine;
 
 use crate::auth::{AuthFields, Authenticator, Credentials};
+use crate::log::LogLevel;
 use crate::options::{ErrorEvent, Event, EventKind, Options};
 use crate::tls::TlsOptions;
 
@@ -377,6 +378,110 @@ pub unsafe extern "C" fn natsio_options_set_error_callback(
                 )
             };
         }));
+        Ok(())
+    })
+}
+
+/// Levels of `natsio_options_set_log`; each includes those above it.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum natsio_log_level {
+    /// Nothing (the default).
+    NATSIO_LOG_OFF = 0,
+    /// Asynchronous errors (those of the error callback, slow consumers
+    /// excepted).
+    NATSIO_LOG_ERROR = 1,
+    /// Slow consumers, lost connections, failed (re)connect attempts.
+    NATSIO_LOG_WARN = 2,
+    /// Connected, reconnected, lame duck, servers discovered, closed.
+    NATSIO_LOG_INFO = 3,
+    /// Each connection attempt.
+    NATSIO_LOG_DEBUG = 4,
+    /// Every protocol frame sent (`>>> `) and received (`<<< `), payloads
+    /// cut to a 32-byte preview, CONNECT's password, token, JWT and
+    /// signature redacted.
+    NATSIO_LOG_TRACE = 5,
+}
+
+/// Receives one log line (`message`, no trailing newline, borrowed for the
+/// call) of a client. Called synchronously on the library thread where the
+/// event happens (the connection's I/O thread for frames, the caller's
+/// thread for frames it writes): it must return quickly and must not call
+/// natsio functions that wait.
+pub type natsio_log_cb = Option<
+    unsafe extern "C" fn(user_data: *mut c_void, level: natsio_log_level, message: *const c_char),
+>;
+
+/// Makes clients connected with these options log what they do, up to
+/// `level` (a natsio_log_level): to `cb`, or to standard error (`natsio[<name>]
+/// LEVEL: text`) when `cb` is NULL. The environment variable NATSIO_LOG
+/// (off, error, warn, info, debug, trace) raises the level of every client
+/// without a code change, and sends lines to standard error for clients
+/// without a callback: `NATSIO_LOG=trace ./app` traces the protocol.
+/// `release` follows the rules of `natsio_options_set_error_callback`.
+/// Errors: NATSIO_ERR_INVALID_ARGUMENT for a level outside 0..5 (then
+/// `release` is not called).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_log(
+    opts: *mut natsio_options,
+    level: i32,
+    cb: natsio_log_cb,
+    user_data: *mut c_void,
+    release: super::natsio_release_cb,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        let Some(level) = LogLevel::from_i32(level) else {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!("log level {level}: must be NATSIO_LOG_OFF (0) to NATSIO_LOG_TRACE (5)"),
+            ));
+        };
+        o.log_level = level;
+        let Some(cb) = cb else {
+            o.log_callback = None;
+            drop(Released::new(user_data, release));
+            return Ok(());
+        };
+        let ud = Released::new(user_data, release);
+        o.log_callback = Some(Arc::new(move |level: LogLevel, text: &str| {
+            let text = std::ffi::CString::new(text.replace('\0', " ")).unwrap_or_default();
+            let level = match level {
+                LogLevel::Off => natsio_log_level::NATSIO_LOG_OFF,
+                LogLevel::Error => natsio_log_level::NATSIO_LOG_ERROR,
+                LogLevel::Warn => natsio_log_level::NATSIO_LOG_WARN,
+                LogLevel::Info => natsio_log_level::NATSIO_LOG_INFO,
+                LogLevel::Debug => natsio_log_level::NATSIO_LOG_DEBUG,
+                LogLevel::Trace => natsio_log_level::NATSIO_LOG_TRACE,
+            };
+            // SAFETY: the application registered `cb` with this user data.
+            unsafe { cb(ud.ptr(), level, text.as_ptr()) };
+        }));
+        Ok(())
+    })
+}
+
+/// Sets what the client tells the server it is: CONNECT's `lang` and
+/// `version` (the server's monitoring shows them, e.g. `/connz`). Defaults:
+/// "natsio-c" and the library's version; the C++, Go and Node bindings set
+/// their own. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+/// NATSIO_ERR_INVALID_ARGUMENT for an empty `lang`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_client_lang(
+    opts: *mut natsio_options,
+    lang: *const c_char,
+    version: *const c_char,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        let lang = str_arg(lang, "lang")?;
+        let version = str_arg(version, "version")?;
+        if lang.is_empty() {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "lang: must not be empty",
+            ));
+        }
+        o.client_lang = lang.to_string();
+        o.client_version = version.to_string();
         Ok(())
     })
 }

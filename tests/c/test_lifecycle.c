@@ -602,6 +602,105 @@ static void test_version(void) {
     NT_CHECK(!natsio_version_compatible(NATSIO_VERSION_MAJOR, NATSIO_VERSION_MINOR, NATSIO_VERSION_PATCH + 1));
 }
 
+/* ---- logging and what the client tells the server ------------------------------- */
+
+typedef struct {
+    pthread_mutex_t mu;
+    char text[32768];
+    size_t len;
+    int by_level[6];
+} log_lines;
+
+static void record_log(void *user_data, natsio_log_level level, const char *message) {
+    log_lines *r = user_data;
+    pthread_mutex_lock(&r->mu);
+    if (level >= 0 && level <= 5) r->by_level[level]++;
+    int n = snprintf(r->text + r->len, sizeof r->text - r->len, "%d %s\n", (int)level, message);
+    if (n > 0 && (size_t)n < sizeof r->text - r->len) r->len += (size_t)n;
+    pthread_mutex_unlock(&r->mu);
+}
+
+static bool log_has(log_lines *r, const char *needle) {
+    pthread_mutex_lock(&r->mu);
+    bool found = strstr(r->text, needle) != NULL;
+    pthread_mutex_unlock(&r->mu);
+    return found;
+}
+
+static void count_release(void *user_data) {
+    (void)user_data;
+    atomic_fetch_add(&g_life.released, 1);
+}
+
+/* Publishes one message to itself and closes: what a log should show. */
+static natsio_status round_trip_and_close(natsio_options *o) {
+    natsio_client *c = NULL;
+    natsio_status st = natsio_client_connect(o, &c);
+    if (st != NATSIO_OK) return st;
+    natsio_sub *sub = NULL;
+    natsio_msg *m = NULL;
+    if ((st = natsio_client_subscribe(c, "log.x", NULL, NULL, &sub)) == NATSIO_OK &&
+        (st = natsio_client_publish(c, "log.x", "hi", 2)) == NATSIO_OK)
+        st = natsio_sub_next(sub, 5000, &m);
+    natsio_msg_free(m);
+    natsio_sub_free(sub);
+    natsio_client_free(c);
+    return st;
+}
+
+static void test_log_callback_traces_the_protocol(void) {
+    static log_lines rec = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    /* Freed by hand below (not by the case's cleanup): freeing releases. */
+    natsio_options *o = NULL;
+    NT_CHECK_INT_EQ(natsio_options_new(&o), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_url(o, nt_server_url(g_server)), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_user_password(o, "someone", "hunter2"), NATSIO_OK);
+    /* A level out of range is refused, and its release is not called. */
+    atomic_store(&g_life.released, 0);
+    NT_CHECK_INT_EQ(natsio_options_set_log(o, 6, record_log, &rec, count_release), NATSIO_ERR_INVALID_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_options_set_log(o, -1, record_log, &rec, count_release), NATSIO_ERR_INVALID_ARGUMENT);
+    NT_CHECK_INT_EQ(atomic_load(&g_life.released), 0);
+    NT_CHECK_INT_EQ(natsio_options_set_log(o, NATSIO_LOG_TRACE, record_log, &rec, count_release), NATSIO_OK);
+    NT_CHECK_INT_EQ(round_trip_and_close(o), NATSIO_OK);
+    NT_CHECK_MSG(log_has(&rec, "3 connected to nats://"), "%s", rec.text);
+    NT_CHECK_MSG(log_has(&rec, "4 connecting to 127.0.0.1:"), "%s", rec.text);
+    NT_CHECK_MSG(log_has(&rec, "5 <<< INFO {"), "%s", rec.text);
+    NT_CHECK_MSG(log_has(&rec, "5 >>> CONNECT {"), "%s", rec.text);
+    NT_CHECK_MSG(log_has(&rec, "\"lang\":\"natsio-c\""), "%s", rec.text);
+    NT_CHECK_MSG(log_has(&rec, "\"user\":\"someone\""), "%s", rec.text);
+    NT_CHECK_MSG(!log_has(&rec, "hunter2"), "the password was logged: %s", rec.text);
+    NT_CHECK_MSG(log_has(&rec, "5 >>> SUB log.x 1"), "%s", rec.text);
+    NT_CHECK_MSG(log_has(&rec, "5 >>> PUB log.x 2 \"hi\""), "%s", rec.text);
+    NT_CHECK_MSG(log_has(&rec, "5 <<< MSG log.x 1 2 \"hi\""), "%s", rec.text);
+    NT_CHECK_MSG(log_has(&rec, "3 closed"), "%s", rec.text);
+    natsio_options_free(o);
+    NT_CHECK_INT_EQ(atomic_load(&g_life.released), 1);
+
+    /* INFO: the lifecycle, no frames. */
+    static log_lines info = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    o = new_options();
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_url(o, nt_server_url(g_server)), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_log(o, NATSIO_LOG_INFO, record_log, &info, NULL), NATSIO_OK);
+    NT_CHECK_INT_EQ(round_trip_and_close(o), NATSIO_OK);
+    NT_CHECK_MSG(info.by_level[NATSIO_LOG_INFO] >= 2, "%s", info.text);
+    NT_CHECK_MSG(info.by_level[NATSIO_LOG_DEBUG] == 0 && info.by_level[NATSIO_LOG_TRACE] == 0, "%s", info.text);
+}
+
+static void test_client_lang_is_what_connect_says(void) {
+    static log_lines rec = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    natsio_options *o = new_options();
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_url(o, nt_server_url(g_server)), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_client_lang(o, NULL, "1.0"), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_options_set_client_lang(o, "", "1.0"), NATSIO_ERR_INVALID_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_options_set_client_lang(o, "natsio-zig", "9.8.7"), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_log(o, NATSIO_LOG_TRACE, record_log, &rec, NULL), NATSIO_OK);
+    NT_CHECK_INT_EQ(round_trip_and_close(o), NATSIO_OK);
+    NT_CHECK_MSG(log_has(&rec, "\"lang\":\"natsio-zig\""), "%s", rec.text);
+    NT_CHECK_MSG(log_has(&rec, "\"version\":\"9.8.7\""), "%s", rec.text);
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_connect_to_closed_port_fails),
@@ -618,6 +717,8 @@ int main(int argc, char **argv) {
         NT_CASE(test_status_str_every_code),
         NT_CASE(test_last_error_detail),
         NT_CASE(test_version),
+        NT_CASE(test_log_callback_traces_the_protocol),
+        NT_CASE(test_client_lang_is_what_connect_says),
     };
     return run_cases_with_shared_server(argc, argv, "lifecycle", cases, NT_COUNT(cases));
 }

@@ -358,3 +358,32 @@ TEST(Verbs, RequestManyClosedFromAnotherThread) {
     reader.join();
     EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
 }
+
+TEST(Verbs, OnLogTracesFramesAndNamesTheBinding) {
+    std::mutex mu;
+    std::vector<std::pair<natsio::LogLevel, std::string>> lines;
+    natsio::Options options;
+    options.set_url(server_url()).on_log(natsio::LogLevel::Trace, [&](natsio::LogLevel level, std::string_view text) {
+        std::lock_guard<std::mutex> lock(mu);
+        lines.emplace_back(level, std::string(text));
+    });
+    {
+        natsio::Client client = natsio::Client::connect(options);
+        natsio::Subscription sub = client.subscribe(subject("log"));
+        client.publish(subject("log"), "hi");
+        (void)next_item(sub);
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    auto has = [&](natsio::LogLevel level, const std::string& part) {
+        return std::any_of(lines.begin(), lines.end(), [&](const auto& l) {
+            return l.first == level && l.second.find(part) != std::string::npos;
+        });
+    };
+    EXPECT_TRUE(has(natsio::LogLevel::Info, "connected to nats://"));
+    EXPECT_TRUE(has(natsio::LogLevel::Trace, ">>> CONNECT {"));
+    EXPECT_TRUE(has(natsio::LogLevel::Trace, "\"lang\":\"natsio-cpp\""));
+    EXPECT_TRUE(has(natsio::LogLevel::Trace, "\"version\":\"" NATSIO_VERSION_STRING "\""));
+    EXPECT_TRUE(has(natsio::LogLevel::Trace, ">>> PUB " + subject("log") + " 2 \"hi\""));
+    EXPECT_TRUE(has(natsio::LogLevel::Trace, "<<< MSG " + subject("log")));
+    EXPECT_TRUE(has(natsio::LogLevel::Info, "closed"));
+}

@@ -107,6 +107,18 @@ static void on_client_event(void *user_data, natsio_event_kind kind, natsio_stat
     hub_post(d->hub, e);
 }
 
+/* Log lines too: posted, then handed to the connection's logger in order. */
+static void on_client_log(void *user_data, natsio_log_level level, const char *message) {
+    event_cb_data *d = user_data;
+    hub_event *e = calloc(1, sizeof *e);
+    if (!e) return;
+    e->kind = HEV_LOG;
+    e->target = d->conn_id;
+    e->status = (int32_t)level;
+    e->text = dup_str(message);
+    hub_post(d->hub, e);
+}
+
 static void release_event_cb(void *user_data) {
     event_cb_data *d = user_data;
     hub_release(d->hub);
@@ -180,9 +192,12 @@ static bool apply_survival_options(napi_env env, natsio_options *o, napi_value j
     return true;
 }
 
-static bool set_callbacks(napi_env env, natsio_options *o, uint32_t conn_id) {
+/* Error and event callbacks always; the log callback when index.js asked
+ * for a level (logLevel, 1..5). */
+static bool set_callbacks(napi_env env, natsio_options *o, uint32_t conn_id, int64_t log_level) {
     hub *h = get_hub(env);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
+        if (i == 2 && log_level <= 0) break;
         event_cb_data *d = calloc(1, sizeof *d);
         if (!d) {
             throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
@@ -191,8 +206,9 @@ static bool set_callbacks(napi_env env, natsio_options *o, uint32_t conn_id) {
         d->hub = h;
         d->conn_id = conn_id;
         hub_retain(h);
-        int32_t st = i == 0 ? natsio_options_set_error_callback(o, on_client_error, d, release_event_cb)
-                            : natsio_options_set_event_callback(o, on_client_event, d, release_event_cb);
+        int32_t st = i == 0   ? natsio_options_set_error_callback(o, on_client_error, d, release_event_cb)
+                     : i == 1 ? natsio_options_set_event_callback(o, on_client_event, d, release_event_cb)
+                              : natsio_options_set_log(o, (int32_t)log_level, on_client_log, d, release_event_cb);
         if (st != NATSIO_OK) {
             release_event_cb(d);
             throw_if_failed(env, st);
@@ -253,7 +269,10 @@ static bool build_options(napi_env env, napi_value js, uint32_t conn_id, natsio_
         throw_if_failed(env, natsio_options_set_pending_limits(o, pm == INT64_MIN ? 65536 : pm,
                                                                pb == INT64_MIN ? 64 * 1024 * 1024 : pb)))
         return false;
-    return set_callbacks(env, o, conn_id) && apply_survival_options(env, o, js);
+    int64_t log_level = get_i64(env, prop(env, js, "logLevel"), 0);
+    /* The server's monitoring shows this binding as itself. */
+    if (throw_if_failed(env, natsio_options_set_client_lang(o, "natsio-node", natsio_version()))) return false;
+    return set_callbacks(env, o, conn_id, log_level) && apply_survival_options(env, o, js);
 }
 
 /* connect(optionsObject, connId) -> Promise<external> */

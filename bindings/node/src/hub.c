@@ -124,6 +124,10 @@ static void client_event_to_js(napi_env env, hub *h, hub_event *e) {
         args[1] = info;
         args[2] = make_error(env, e->status, e->text);
         hub_dispatch(env, h, e->target, EV_ERROR, args, 3);
+    } else if (e->kind == HEV_LOG) {
+        napi_create_int32(env, e->status, &args[0]); /* the natsio_log_level */
+        napi_create_string_utf8(env, e->text ? e->text : "", NAPI_AUTO_LENGTH, &args[1]);
+        hub_dispatch(env, h, e->target, EV_LOG, args, 2);
     } else {
         napi_create_int32(env, e->conn_kind, &v);
         napi_set_named_property(env, info, "kind", v);

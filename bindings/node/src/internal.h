@@ -59,10 +59,11 @@ enum {
     EV_ERROR = 4, /* the client's asynchronous error callback */
     EV_CONN = 5,  /* a connection lifecycle event */
     EV_ITEMS = 6, /* an array of consumed messages or watch entries */
+    EV_LOG = 7,   /* a log line of the client: level, text */
 };
 
 /* Kinds of events on the hub's list (internal). */
-enum { HEV_OP = 1, HEV_FEED = 2, HEV_ERROR = 3, HEV_CONN = 4 };
+enum { HEV_OP = 1, HEV_FEED = 2, HEV_ERROR = 3, HEV_CONN = 4, HEV_LOG = 5 };
 
 struct op;
 struct feed;
@@ -73,7 +74,7 @@ typedef struct hub_event {
     int kind;
     struct op *op;     /* HEV_OP: a completed operation */
     struct feed *feed; /* HEV_FEED: a feed with items or its end to deliver */
-    uint32_t target;   /* HEV_ERROR / HEV_CONN: the connection's JS id */
+    uint32_t target;   /* HEV_ERROR / HEV_CONN / HEV_LOG: the connection's JS id */
     int32_t status;
     int32_t conn_kind;
     char *text;

@@ -20,11 +20,44 @@ test('name reaches the server (monitoring connz)', async () => {
   const s = await server(['-m', String(monitorPort)]);
   const nc = await nats.connect({ servers: s.url, name: 'node-options-test' });
   const connz = await (await fetch(`http://127.0.0.1:${monitorPort}/connz`)).json();
-  assert.ok(
-    connz.connections.some((c) => c.name === 'node-options-test'),
-    JSON.stringify(connz.connections.map((c) => c.name)),
-  );
+  const mine = connz.connections.find((c) => c.name === 'node-options-test');
+  assert.ok(mine, JSON.stringify(connz.connections.map((c) => c.name)));
+  // Each binding names itself: lang and version as CONNECT said them.
+  assert.equal(mine.lang, 'natsio-node');
+  assert.equal(mine.version, require('../package.json').version);
   await nc.close();
+});
+
+test('logLevel and logger: lifecycle lines and traced frames, in order', async () => {
+  const s = await server([]);
+  const lines = [];
+  const nc = await nats.connect({ servers: s.url, logLevel: 'trace', logger: (level, message) => lines.push([level, message]) });
+  const sub = nc.subscribe('log.x');
+  nc.publish('log.x', 'hi');
+  for await (const m of sub) {
+    assert.equal(m.string(), 'hi');
+    break;
+  }
+  await nc.flush();
+  const has = (level, part) => lines.some(([l, m]) => l === level && m.includes(part));
+  const text = lines.map((l) => l.join(' ')).join('\n');
+  assert.ok(has('info', 'connected to nats://'), text);
+  assert.ok(has('trace', '>>> CONNECT {'), text);
+  assert.ok(has('trace', '"lang":"natsio-node"'), text);
+  assert.ok(has('trace', '>>> PUB log.x 2 "hi"'), text);
+  assert.ok(has('trace', '<<< MSG log.x'), text);
+  const sent = lines.findIndex(([, m]) => m.startsWith('>>> PUB log.x'));
+  const received = lines.findIndex(([, m]) => m.startsWith('<<< MSG log.x'));
+  assert.ok(sent >= 0 && sent < received, text);
+  await nc.close();
+
+  // debug: true is trace; a bad level is a TypeError before connecting.
+  const traced = [];
+  const nc2 = await nats.connect({ servers: s.url, debug: true, logger: (level, m) => traced.push(level) });
+  await nc2.flush();
+  await nc2.close();
+  assert.ok(traced.includes('trace'), traced.join(','));
+  await assert.rejects(nats.connect({ servers: s.url, logLevel: 'loud' }), TypeError);
 });
 
 test('token authentication: accepted with the token, AUTHORIZATION without', async () => {

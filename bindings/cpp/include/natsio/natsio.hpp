@@ -1377,10 +1377,25 @@ public:
 
 /// Owned connection options (natsio_options_new / _free). Setters throw
 /// ConfigError for invalid values and return *this for chaining.
+/// How much a client logs (Options::on_log); each level includes those
+/// above it. Trace shows every protocol frame.
+enum class LogLevel : int {
+    Off = NATSIO_LOG_OFF,
+    Error = NATSIO_LOG_ERROR,
+    Warn = NATSIO_LOG_WARN,
+    Info = NATSIO_LOG_INFO,
+    Debug = NATSIO_LOG_DEBUG,
+    Trace = NATSIO_LOG_TRACE,
+};
+
+/// What this binding tells the server it is (CONNECT's lang and version).
+inline constexpr const char* kClientLang = "natsio-cpp";
+
 class Options {
 public:
     Options() : sink_(std::make_shared<detail::ErrorSink>()) {
         detail::check(natsio_options_new(&opts_));
+        detail::check(natsio_options_set_client_lang(opts_, kClientLang, NATSIO_VERSION_STRING));
     }
     Options(Options&& other) noexcept
         : opts_(std::exchange(other.opts_, nullptr)),
@@ -1496,6 +1511,37 @@ public:
     /// these options, in order, on the client's event thread. Exceptions it
     /// throws are reported to the error handler (AsyncError::Source::Handler).
     /// An empty handler removes it.
+    /// Log lines of clients connected with these options, up to `level`:
+    /// connections (Info), failed attempts (Warn), asynchronous errors
+    /// (Error), each attempt (Debug), every protocol frame with payloads
+    /// cut short and CONNECT's secrets redacted (Trace). The handler runs
+    /// synchronously on library threads (the I/O thread among them): keep
+    /// it quick and do not wait on the client from it; exceptions it
+    /// throws are swallowed (a logger has nowhere to report to). An empty
+    /// handler writes to standard error. The environment variable
+    /// NATSIO_LOG=<level> raises the level without a code change.
+    using LogHandler = std::function<void(LogLevel, std::string_view)>;
+    Options& on_log(LogLevel level, LogHandler handler = {}) {
+        if (!handler) {
+            detail::check(natsio_options_set_log(opts_, static_cast<std::int32_t>(level), nullptr, nullptr,
+                                                 nullptr));
+            return *this;
+        }
+        using Box = detail::CallbackBox<LogHandler>;
+        auto* box = new Box(std::move(handler));
+        Status status = natsio_options_set_log(
+            opts_, static_cast<std::int32_t>(level),
+            [](void* user_data, natsio_log_level lvl, const char* message) {
+                try {
+                    static_cast<Box*>(user_data)->value(static_cast<LogLevel>(lvl), message);
+                } catch (...) {
+                }
+            },
+            box, &Box::release);
+        Box::settle(box, status);
+        return *this;
+    }
+
     Options& on_event(EventHandler handler) {
         event_handler_ = std::move(handler);
         if (!event_handler_) {
@@ -1675,10 +1721,9 @@ class Client {
 public:
     /// Connects to `url` (comma-separated URLs allowed) with default options.
     static Client connect(std::string_view url) {
-        detail::CString c_url(url, "url");
-        natsio_client* client = nullptr;
-        detail::check(natsio_client_connect_url(c_url.get(), &client));
-        return Client(client, std::make_shared<detail::ErrorSink>());
+        Options options;
+        options.set_url(url);
+        return connect(options);
     }
 
     /// Connects with `options`, which may be destroyed afterwards.

@@ -1,0 +1,45 @@
+# "Uninstalled" pkg-config files, written at configure time for development
+# in this tree (the Go binding's cgo flags come from pkg-config):
+#
+#   <build>/pkgconfig/natsio.pc          -L<cargo output> -lnatsio, with an
+#                                        RPATH to it (programs run in place)
+#   <build>/pkgconfig/natsio-static.pc   <cargo output>/libnatsio.a and the
+#                                        system libraries it needs
+#
+# Both point at the cargo output this build uses (NATSIO_LIB_DIR, or the
+# one cargo builds into) and at include/ of the source tree, so
+#
+#   PKG_CONFIG_PATH=<build>/pkgconfig go test ./...     (in bindings/go)
+#
+# builds against the tree without installing it. The installed .pc files
+# (lib/pkgconfig, relocatable) are natsio_install.cmake's.
+
+set(NATSIO_UNINSTALLED_PC_DIR "${PROJECT_BINARY_DIR}/pkgconfig")
+list(TRANSFORM NATSIO_STATIC_SYSTEM_LIBS PREPEND "-l" OUTPUT_VARIABLE natsio_upc_system_libs)
+list(JOIN natsio_upc_system_libs " " natsio_upc_system_libs)
+
+# Bracket arguments: ${libdir} and ${includedir} are pkg-config's variables,
+# only @...@ is substituted here.
+file(CONFIGURE OUTPUT "${NATSIO_UNINSTALLED_PC_DIR}/natsio.pc" @ONLY CONTENT [=[
+# Uninstalled: the libnatsio source tree and its cargo output (written by CMake).
+libdir=@natsio_lib_dir@
+includedir=@NATSIO_INCLUDE_DIR@
+
+Name: natsio
+Description: NATS client with one native core (uninstalled: build tree)
+Version: @PROJECT_VERSION@
+Libs: -L${libdir} -lnatsio -Wl,-rpath,${libdir}
+Libs.private: @natsio_upc_system_libs@
+Cflags: -I${includedir}
+]=])
+file(CONFIGURE OUTPUT "${NATSIO_UNINSTALLED_PC_DIR}/natsio-static.pc" @ONLY CONTENT [=[
+# Uninstalled: the libnatsio source tree and its cargo output (written by CMake).
+libdir=@natsio_lib_dir@
+includedir=@NATSIO_INCLUDE_DIR@
+
+Name: natsio-static
+Description: NATS client with one native core, linked statically (uninstalled: build tree)
+Version: @PROJECT_VERSION@
+Libs: ${libdir}/libnatsio.a @natsio_upc_system_libs@
+Cflags: -I${includedir}
+]=])
