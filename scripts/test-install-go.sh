@@ -37,18 +37,9 @@ BUILD_DIR="${BUILD_DIR:-build}"
 NATS_SERVER_BIN="${NATS_SERVER_BIN:-$(scripts/install-nats-server.sh | tail -n 1)}"
 MODULE="github.com/libnatsio/natsio/bindings/go"
 
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/natsio-install-go.XXXXXX")"
-server_pid=""
-cleanup() {
-    [ -z "$server_pid" ] || kill "$server_pid" 2>/dev/null || true
-    chmod -R u+w "$WORK" 2>/dev/null || true # the module cache is read-only
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-passed=0
-ok() { passed=$((passed + 1)); printf '  ok   %s\n' "$*"; }
-die() { printf '  FAIL %s\n' "$*" >&2; exit 1; }
+# shellcheck source=scripts/lib/install-check.sh
+. scripts/lib/install-check.sh
+install_check_begin install-go
 
 case "$WORK" in "$ROOT"/*) die "temporary directory $WORK is inside the repository (TMPDIR)" ;; esac
 command -v go >/dev/null || die "go not found"
@@ -229,15 +220,7 @@ moddir="$(cd "$APP" && gox go list -m -f '{{.Dir}}' "$MODULE")"
 [ "$moddir" = "$WORK/gomodcache/$MODULE@$GOVERSION" ] || die "$MODULE resolved to $moddir, not the module cache"
 ok "go get $MODULE@$GOVERSION + go mod tidy from the proxy (go.mod, go.sum, module cache)"
 
-# A server of our own, on a free port.
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-"$NATS_SERVER_BIN" -a 127.0.0.1 -p "$port" -js -sd "$WORK/js" >"$WORK/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.1
-done
-URL="nats://127.0.0.1:$port"
+start_nats_server
 
 # build NAME ARGS...: go build in the app with only the prefix's pkg-config
 # files, into $WORK/NAME.
@@ -256,9 +239,6 @@ run() {
         out="$(env -u LD_LIBRARY_PATH "$WORK/$1" "$URL" "$1" 2>&1)" || die "$1: $out"
     fi
     [ "$out" = "ok $1 $VERSION" ] || die "$1 printed: $out"
-}
-no_libnatsio() {
-    if readelf -d "$WORK/$1" | grep -q 'NEEDED.*libnatsio'; then die "$1 needs libnatsio.so though linked statically"; fi
 }
 
 echo "--- build errors a user meets"
@@ -287,7 +267,7 @@ ok "CGO_ENABLED=0: the build fails with natsio_requires_cgo_set_CGO_ENABLED_1...
 
 echo "--- static (pkg-config natsio-static)"
 build static
-no_libnatsio static
+no_libnatsio "$WORK/static"
 run static
 ok "static: built with PKG_CONFIG_PATH=<prefix>/lib/pkgconfig only, no libnatsio.so needed, runs (pub/sub, request, KV)"
 
@@ -305,7 +285,7 @@ for f in natsio.go natsio_go.c natsio_go.h link_static.go; do
     [ -f "$APP/vendor/$MODULE/$f" ] || die "vendor/$MODULE/$f missing"
 done
 build vendored -mod=vendor
-no_libnatsio vendored
+no_libnatsio "$WORK/vendored"
 run vendored
 ok "vendor: go mod vendor (C sources included), go build -mod=vendor, runs"
 

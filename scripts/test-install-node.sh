@@ -39,17 +39,9 @@ ROOT="$(pwd)"
 NATS_SERVER_BIN="${NATS_SERVER_BIN:-$(scripts/install-nats-server.sh | tail -n 1)}"
 TS_VERSION="${TS_VERSION:-5.9.3}"
 
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/natsio-install-node.XXXXXX")"
-server_pid=""
-cleanup() {
-    [ -z "$server_pid" ] || kill "$server_pid" 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-passed=0
-ok() { passed=$((passed + 1)); printf '  ok   %s\n' "$*"; }
-die() { printf '  FAIL %s\n' "$*" >&2; exit 1; }
+# shellcheck source=scripts/lib/install-check.sh
+. scripts/lib/install-check.sh
+install_check_begin install-node
 # Quiet npm: no audit, funding or update notices; script output kept in the log.
 npm_q() { npm --no-audit --no-fund --no-update-notifier --foreground-scripts "$@"; }
 
@@ -87,15 +79,7 @@ tar -xzOf "$TARBALL" package/package.json | node -e '
     if (!/build\.js --install/.test(p.scripts.install)) throw new Error("no install script");' || die "package.json"
 ok "npm pack: $(basename "$TARBALL") ($(du -h "$TARBALL" | cut -f1), $(wc -l <"$WORK/contents.txt") files, the Rust crate included)"
 
-# A server of our own, on a free port.
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-"$NATS_SERVER_BIN" -a 127.0.0.1 -p "$port" -js -sd "$WORK/js" >"$WORK/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.1
-done
-URL="nats://127.0.0.1:$port"
+start_nats_server
 
 # The programs a user would write, CommonJS and ESM: `ok NAME ...` or a failure.
 cat >"$WORK/check.cjs" <<'EOF'

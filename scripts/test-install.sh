@@ -26,18 +26,10 @@ TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
 NATS_SERVER_BIN="${NATS_SERVER_BIN:-$(scripts/install-nats-server.sh | tail -n 1)}"
 
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/natsio-install.XXXXXX")"
+# shellcheck source=scripts/lib/install-check.sh
+. scripts/lib/install-check.sh
+install_check_begin install
 PREFIX="$WORK/prefix"
-server_pid=""
-cleanup() {
-    [ -z "$server_pid" ] || kill "$server_pid" 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-passed=0
-ok() { passed=$((passed + 1)); printf '  ok   %s\n' "$*"; }
-die() { printf '  FAIL %s\n' "$*" >&2; exit 1; }
 
 VERSION="$(sed -nE 's/^version = "([0-9]+\.[0-9]+\.[0-9]+)"$/\1/p' Cargo.toml | head -n 1)"
 MAJOR="${VERSION%%.*}"
@@ -69,15 +61,7 @@ done
 grep -q "#define NATSIO_VERSION_STRING \"$VERSION\"" "$PREFIX/include/natsio.h" || die "natsio.h does not say version $VERSION"
 ok "headers, CMake package and .pc files"
 
-# A server of our own, on a free port.
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-"$NATS_SERVER_BIN" -a 127.0.0.1 -p "$port" -js -sd "$WORK/js" >"$WORK/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.1
-done
-URL="nats://127.0.0.1:$port"
+start_nats_server
 
 # run PROGRAM NAME: runs it with only the prefix on the loader path.
 run() {
@@ -92,9 +76,6 @@ needs_soname() {
     dyn="$(readelf -d "$1")"
     grep -q "NEEDED.*\[libnatsio.so.$MAJOR\]" <<<"$dyn" || die "$(basename "$1") does not need libnatsio.so.$MAJOR: $dyn"
     if grep -E 'R(UN)?PATH' <<<"$dyn" | grep -qF "$ROOT"; then die "$(basename "$1") searches the build tree: $dyn"; fi
-}
-no_libnatsio() {
-    if readelf -d "$1" | grep -q 'NEEDED.*libnatsio'; then die "$(basename "$1") needs libnatsio.so though linked statically"; fi
 }
 
 echo "--- find_package(natsio)"
