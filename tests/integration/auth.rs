@@ -1,6 +1,6 @@
 //! Authentication kinds against servers configured for each.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Object Store (ADR-20) against a real nats-server: the core's semantics,
 //! which every binding inherits.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! Surviving server restarts: reconnect, resubscribe, buffered publishes,
 //! lifecycle events, lame-duck moves, force_reconnect.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

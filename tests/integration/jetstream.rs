@@ -1,6 +1,6 @@
 //! JetStream and Key-Value against a real nats-server (JetStream enabled).
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

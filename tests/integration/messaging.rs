@@ -1,6 +1,6 @@
 //! Core client behaviour against a real nats-server.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Shared helpers for the natsio integration tests (`tests/*.rs`).
+//! Shared helpers for the natsio integration tests (`tests/integration/`).
 //!
 //! Use from a test file with:
 //!

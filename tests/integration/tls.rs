@@ -1,6 +1,6 @@
 //! TLS against servers configured with the test CA (tests/fixtures/tls).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::time::Duration;
