@@ -896,7 +896,13 @@ typedef struct natsio_sub_options {
  * Client traffic counters.
  */
 typedef struct natsio_client_stats {
+  /**
+   * Messages received (delivered to subscriptions or replies).
+   */
   uint64_t in_msgs;
+  /**
+   * Messages published.
+   */
   uint64_t out_msgs;
   /**
    * Payload bytes received.
@@ -906,6 +912,9 @@ typedef struct natsio_client_stats {
    * Payload bytes published.
    */
   uint64_t out_bytes;
+  /**
+   * Successful reconnects since the client connected.
+   */
   uint64_t reconnects;
   /**
    * Asynchronous errors reported (slow consumers, server -ERR, ...).
@@ -952,20 +961,41 @@ typedef struct natsio_fetch_options {
  * the message is.
  */
 typedef struct natsio_js_msg_metadata {
+  /**
+   * The stream's name (`stream_len` bytes).
+   */
   const char *stream;
+  /**
+   * Length of `stream`.
+   */
   size_t stream_len;
+  /**
+   * The consumer's name (`consumer_len` bytes).
+   */
   const char *consumer;
+  /**
+   * Length of `consumer`.
+   */
   size_t consumer_len;
   /**
    * NULL when the message has no domain.
    */
   const char *domain;
+  /**
+   * Length of `domain` (0 without one).
+   */
   size_t domain_len;
   /**
    * How many times the message was delivered (1 the first time).
    */
   uint64_t num_delivered;
+  /**
+   * The message's sequence in the stream.
+   */
   uint64_t stream_seq;
+  /**
+   * Its delivery sequence for this consumer.
+   */
   uint64_t consumer_seq;
   /**
    * When the stream stored it, in nanoseconds since the Unix epoch.
@@ -1055,7 +1085,8 @@ typedef struct natsio_js_options {
    */
   uint32_t version;
   /**
-   * JetStream domain (API prefix `$JS.<domain>.API`); NULL: none.
+   * JetStream domain: the API prefix becomes `$JS.DOMAIN.API` with this
+   * value as DOMAIN; NULL: none.
    */
   const char *domain;
   /**

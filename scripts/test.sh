@@ -3,7 +3,8 @@
 #
 #   1. system tools (cmake, ninja, g++, GoogleTest; apt-get only if missing)
 #   2. nats-server at the pinned version (scripts/install-nats-server.sh)
-#   3. cargo build --release, and the committed include/natsio.h is unchanged
+#   3. cargo build --release, and the committed include/natsio.h is unchanged;
+#      scripts/docs.sh: the C API reference (doxygen, warnings are errors)
 #   4. cargo test --release                      (Rust core)
 #   5. cargo test (debug: overflow checks and debug assertions on)
 #   6. cmake + ninja + ctest in build/           (C suite, C++ binding, harness)
@@ -166,6 +167,8 @@ command -v c++ >/dev/null || missing+=(g++)
 # libcrypto headers: the C test harness signs NKey nonces (auth callback tests).
 [ -f /usr/include/openssl/evp.h ] || missing+=(libssl-dev)
 command -v git >/dev/null || missing+=(git)
+# doxygen: the C API reference, built and checked by scripts/docs.sh.
+command -v doxygen >/dev/null || missing+=(doxygen)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing: ${missing[*]}"
     SUDO=""
@@ -205,6 +208,13 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1 &&
 else
     note header "not checked: not a git checkout"
 fi
+
+# The C API reference from the header: any doxygen warning (something
+# undocumented, a malformed comment) fails the run.
+STAGE="API reference"
+step "$STAGE (scripts/docs.sh)"
+scripts/docs.sh "$BUILD_DIR/docs"
+note docs "ok: doxygen built the C API reference without a warning"
 
 # --------------------------------------------------------------------------
 STAGE="cargo test --release"

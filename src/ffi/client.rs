@@ -42,12 +42,15 @@ pub enum natsio_conn_status {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct natsio_client_stats {
+    /// Messages received (delivered to subscriptions or replies).
     pub in_msgs: u64,
+    /// Messages published.
     pub out_msgs: u64,
     /// Payload bytes received.
     pub in_bytes: u64,
     /// Payload bytes published.
     pub out_bytes: u64,
+    /// Successful reconnects since the client connected.
     pub reconnects: u64,
     /// Asynchronous errors reported (slow consumers, server -ERR, ...).
     pub errors: u64,

@@ -500,16 +500,23 @@ pub unsafe extern "C" fn natsio_msg_in_progress(msg: *const natsio_msg) -> natsi
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct natsio_js_msg_metadata {
+    /// The stream's name (`stream_len` bytes).
     pub stream: *const c_char,
+    /// Length of `stream`.
     pub stream_len: usize,
+    /// The consumer's name (`consumer_len` bytes).
     pub consumer: *const c_char,
+    /// Length of `consumer`.
     pub consumer_len: usize,
     /// NULL when the message has no domain.
     pub domain: *const c_char,
+    /// Length of `domain` (0 without one).
     pub domain_len: usize,
     /// How many times the message was delivered (1 the first time).
     pub num_delivered: u64,
+    /// The message's sequence in the stream.
     pub stream_seq: u64,
+    /// Its delivery sequence for this consumer.
     pub consumer_seq: u64,
     /// When the stream stored it, in nanoseconds since the Unix epoch.
     pub timestamp_ns: i64,

@@ -41,7 +41,8 @@ pub const NATSIO_JS_OPTIONS_VERSION: u32 = 1;
 pub struct natsio_js_options {
     /// NATSIO_JS_OPTIONS_VERSION.
     pub version: u32,
-    /// JetStream domain (API prefix `$JS.<domain>.API`); NULL: none.
+    /// JetStream domain: the API prefix becomes `$JS.DOMAIN.API` with this
+    /// value as DOMAIN; NULL: none.
     pub domain: *const c_char,
     /// Custom API prefix, overriding `domain`; NULL: `$JS.API`.
     pub api_prefix: *const c_char,
