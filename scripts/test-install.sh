@@ -14,6 +14,8 @@
 #      pkg-config             natsio (shared) and natsio-static
 #      add_subdirectory       of the repository (cargo rebuilds nothing: it
 #                             shares the tree's target dir)
+#    and the README's C tour ("The C API in five minutes"), a whole program,
+#    built with pkg-config and run.
 #    Shared programs run with nothing but <prefix>/lib on the loader path,
 #    and must name libnatsio.so.<major> (the SONAME), never a build path.
 #
@@ -104,6 +106,20 @@ cc -std=c11 -Wall -Werror -o "$WORK/pc_static" tests/install/consumer.c $(pkg-co
 no_libnatsio "$WORK/pc_static"
 run "$WORK/pc_static" pc_static
 ok "C, pkg-config natsio-static: publish, request, KV"
+
+# The README's C tour is a whole program: copied as a reader would, built
+# against the install, run against our server.
+awk '/^## The C API in five minutes/ { tour = 1 }
+     tour && /^```c$/ { code = 1; next }
+     code && /^```$/ { exit }
+     code { print }' README.md | sed "s|nats://127.0.0.1:4222|$URL|" >"$WORK/tour.c"
+[ -s "$WORK/tour.c" ] || die "README.md has no C tour under \"The C API in five minutes\""
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Werror -o "$WORK/tour" "$WORK/tour.c" $(pkg-config --cflags --libs natsio) ||
+    die "the README's C tour does not build"
+tour_out="$(env -u LD_LIBRARY_PATH LD_LIBRARY_PATH="$LIBDIR" timeout 30 "$WORK/tour" 2>&1)" ||
+    die "the README's C tour failed: $tour_out"
+ok "README's C tour: built with pkg-config natsio, ran ($(wc -l <<<"$tour_out") lines of output)"
 
 echo "--- add_subdirectory(libnatsio)"
 cmake -S tests/install -B "$WORK/sub" -DNATSIO_SOURCE="$ROOT" -DNATSIO_CARGO_TARGET_DIR="$TARGET_DIR" \
