@@ -666,21 +666,20 @@ impl ClientInner {
         error: Option<Error>,
         servers: Vec<String>,
     ) {
-        if self.log.enabled(LogLevel::Info) {
-            let log = self.log.clone();
-            let (url, error, servers) = (url.clone(), error.clone(), servers.clone());
-            self.events.post(Box::new(move || {
-                log_event(&log, kind, url.as_deref(), error.as_ref(), &servers)
-            }));
-        }
-        let Some(cb) = lock(&self.event_cb).clone() else {
-            return;
-        };
         let ev = Event {
             kind,
             url,
             error,
             servers,
+        };
+        let level = event_log_level(kind);
+        if self.log.enabled(level) {
+            let (log, ev) = (self.log.clone(), ev.clone());
+            self.events
+                .post(Box::new(move || log_event(&log, level, &ev)));
+        }
+        let Some(cb) = lock(&self.event_cb).clone() else {
+            return;
         };
         self.events.post(Box::new(move || cb(&ev)));
     }
@@ -774,7 +773,7 @@ impl ClientInner {
                 frames.extend_from_slice(proto::PING);
             }
             // What was buffered while disconnected is sent now: traced now.
-            let traced = Traced(self.log.enabled(LogLevel::Trace).then(|| frames.clone()));
+            let traced = Traced::copy(&self.log, &frames);
             w.buf = frames;
             w.reconnecting = false;
             traced
@@ -1806,6 +1805,11 @@ fn new_client(opts: Options) -> Result<Arc<ClientInner>> {
 struct Traced(Option<Vec<u8>>);
 
 impl Traced {
+    /// A copy of `frames` when tracing is on (one comparison when it is not).
+    fn copy(log: &Logger, frames: &[u8]) -> Traced {
+        Traced(log.enabled(LogLevel::Trace).then(|| frames.to_vec()))
+    }
+
     fn emit(self, log: &Logger) {
         if let Some(frames) = self.0 {
             log.trace_sent(&frames);
@@ -1813,33 +1817,31 @@ impl Traced {
     }
 }
 
-/// Appends frames to the write buffer, keeping a copy to trace when
-/// tracing is on (one comparison when it is not).
+/// Appends frames to the write buffer, keeping a copy to trace.
 fn append_traced(log: &Logger, buf: &mut Vec<u8>, encode: impl FnOnce(&mut Vec<u8>)) -> Traced {
     let start = buf.len();
     encode(buf);
-    Traced(log.enabled(LogLevel::Trace).then(|| buf[start..].to_vec()))
+    Traced::copy(log, &buf[start..])
 }
 
-/// A lifecycle event as a log line: info, or warn for a lost connection.
-fn log_event(
-    log: &Logger,
-    kind: EventKind,
-    url: Option<&str>,
-    error: Option<&Error>,
-    servers: &[String],
-) {
-    let level = if kind == EventKind::Disconnected {
+/// A lifecycle event's log level: warn for a lost connection, else info.
+fn event_log_level(kind: EventKind) -> LogLevel {
+    if kind == EventKind::Disconnected {
         LogLevel::Warn
     } else {
         LogLevel::Info
-    };
-    if !log.enabled(level) {
-        return;
     }
-    let url = url.unwrap_or("");
-    let why = error.map(|e| format!(": {e}")).unwrap_or_default();
-    match kind {
+}
+
+/// A lifecycle event as a log line (the caller checked `level` is enabled).
+fn log_event(log: &Logger, level: LogLevel, ev: &Event) {
+    let url = ev.url.as_deref().unwrap_or("");
+    let why = ev
+        .error
+        .as_ref()
+        .map(|e| format!(": {e}"))
+        .unwrap_or_default();
+    match ev.kind {
         EventKind::Connected => log.write(level, format_args!("connected to {url}")),
         EventKind::Disconnected => {
             log.write(level, format_args!("disconnected{why}; reconnecting"))
@@ -1848,7 +1850,7 @@ fn log_event(
         EventKind::LameDuck => log.write(level, format_args!("{url} entered lame duck mode")),
         EventKind::ServersDiscovered => log.write(
             level,
-            format_args!("servers discovered: {}", servers.join(", ")),
+            format_args!("servers discovered: {}", ev.servers.join(", ")),
         ),
         EventKind::Closed => log.write(level, format_args!("closed{why}")),
     }

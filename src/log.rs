@@ -114,12 +114,7 @@ impl Logger {
             Some(n) if !n.is_empty() => format!("natsio[{n}]"),
             _ => "natsio".to_string(),
         };
-        let level = match (&callback, env) {
-            (Some(_), Some(e)) => level.max(e),
-            (Some(_), None) => level,
-            (None, Some(e)) => level.max(e),
-            (None, None) => level,
-        };
+        let level = env.map_or(level, |e| level.max(e));
         Logger {
             level,
             sink: callback,

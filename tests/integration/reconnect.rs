@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{wait_until, TestServer};
+use natsio::log::LogLevel;
 use natsio::options::{Event, EventKind};
 use natsio::{Client, ConnState, ErrorKind, Options, SubOptions};
 
@@ -43,7 +44,14 @@ fn recv_n(sub: &natsio::Subscription, n: usize) -> Vec<Vec<u8>> {
 #[test]
 fn restart_resumes_subscriptions_and_sends_buffered_publishes() {
     let mut s = TestServer::start();
-    let (o, events) = fast_reconnect(&[s.url()]);
+    let (mut o, events) = fast_reconnect(&[s.url()]);
+    // A logger at warn sees the lost connection, and no info line.
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let l2 = lines.clone();
+    o.log_level = LogLevel::Warn;
+    o.log_callback = Some(Arc::new(move |level: LogLevel, text: &str| {
+        l2.lock().unwrap().push((level, text.to_string()))
+    }));
     let c = Client::connect(o).unwrap();
     let sub = c.subscribe("rs.>", None, SubOptions::default()).unwrap();
     let limited = c.subscribe("lim", None, SubOptions::default()).unwrap();
@@ -116,6 +124,14 @@ fn restart_resumes_subscriptions_and_sends_buffered_publishes() {
             EventKind::Closed
         ]
     );
+    let lines = lines.lock().unwrap();
+    assert!(
+        lines
+            .iter()
+            .any(|(l, t)| *l == LogLevel::Warn && t.starts_with("disconnected")),
+        "{lines:?}"
+    );
+    assert!(lines.iter().all(|(l, _)| *l <= LogLevel::Warn), "{lines:?}");
 }
 
 /// The reconnect buffer counts wire bytes (the header's documented
