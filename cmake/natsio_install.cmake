@@ -75,8 +75,6 @@ install(FILES "${natsio_stage}/natsioConfig.cmake" "${natsio_stage}/natsioConfig
 file(RELATIVE_PATH natsio_pc_to_prefix
      "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_PREFIX}")
 string(REGEX REPLACE "/$" "" natsio_pc_to_prefix "${natsio_pc_to_prefix}")
-list(TRANSFORM NATSIO_STATIC_SYSTEM_LIBS PREPEND "-l" OUTPUT_VARIABLE natsio_pc_system_libs)
-list(JOIN natsio_pc_system_libs " " natsio_pc_system_libs)
 foreach(pc IN ITEMS natsio natsio-static)
   configure_file("${CMAKE_CURRENT_LIST_DIR}/${pc}.pc.in" "${natsio_stage}/${pc}.pc" @ONLY)
   install(FILES "${natsio_stage}/${pc}.pc"

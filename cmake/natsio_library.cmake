@@ -19,6 +19,9 @@ set(NATSIO_INCLUDE_DIR "${PROJECT_SOURCE_DIR}/include")
 # statically (`cargo rustc -- --print native-static-libs`); the .pc files
 # and the installed CMake package say the same.
 set(NATSIO_STATIC_SYSTEM_LIBS gcc_s util rt pthread m dl)
+# The same as linker flags ("-lgcc_s -lutil ..."), for the .pc files.
+list(TRANSFORM NATSIO_STATIC_SYSTEM_LIBS PREPEND "-l" OUTPUT_VARIABLE NATSIO_STATIC_SYSTEM_LIBS_FLAGS)
+list(JOIN NATSIO_STATIC_SYSTEM_LIBS_FLAGS " " NATSIO_STATIC_SYSTEM_LIBS_FLAGS)
 
 if(NATSIO_LIB_DIR)
   if(NOT EXISTS "${NATSIO_LIB_DIR}/libnatsio.so")

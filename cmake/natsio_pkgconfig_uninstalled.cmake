@@ -15,8 +15,6 @@
 # (lib/pkgconfig, relocatable) are natsio_install.cmake's.
 
 set(NATSIO_UNINSTALLED_PC_DIR "${PROJECT_BINARY_DIR}/pkgconfig")
-list(TRANSFORM NATSIO_STATIC_SYSTEM_LIBS PREPEND "-l" OUTPUT_VARIABLE natsio_upc_system_libs)
-list(JOIN natsio_upc_system_libs " " natsio_upc_system_libs)
 
 # Bracket arguments: ${libdir} and ${includedir} are pkg-config's variables,
 # only @...@ is substituted here.
@@ -29,7 +27,7 @@ Name: natsio
 Description: NATS client with one native core (uninstalled: build tree)
 Version: @PROJECT_VERSION@
 Libs: -L${libdir} -lnatsio -Wl,-rpath,${libdir}
-Libs.private: @natsio_upc_system_libs@
+Libs.private: @NATSIO_STATIC_SYSTEM_LIBS_FLAGS@
 Cflags: -I${includedir}
 ]=])
 file(CONFIGURE OUTPUT "${NATSIO_UNINSTALLED_PC_DIR}/natsio-static.pc" @ONLY CONTENT [=[
@@ -40,6 +38,6 @@ includedir=@NATSIO_INCLUDE_DIR@
 Name: natsio-static
 Description: NATS client with one native core, linked statically (uninstalled: build tree)
 Version: @PROJECT_VERSION@
-Libs: ${libdir}/libnatsio.a @natsio_upc_system_libs@
+Libs: ${libdir}/libnatsio.a @NATSIO_STATIC_SYSTEM_LIBS_FLAGS@
 Cflags: -I${includedir}
 ]=])

@@ -30,19 +30,11 @@ func Logger(l *slog.Logger) Option {
 		if l == nil {
 			return
 		}
+		// The most verbose library level whose slog level l wants.
 		level := C.int32_t(C.NATSIO_LOG_OFF)
-		for _, lv := range []struct {
-			natsio C.int32_t
-			slog   slog.Level
-		}{
-			{C.NATSIO_LOG_ERROR, slog.LevelError},
-			{C.NATSIO_LOG_WARN, slog.LevelWarn},
-			{C.NATSIO_LOG_INFO, slog.LevelInfo},
-			{C.NATSIO_LOG_DEBUG, slog.LevelDebug},
-			{C.NATSIO_LOG_TRACE, LevelTrace},
-		} {
-			if l.Enabled(context.Background(), lv.slog) {
-				level = lv.natsio
+		for natsioLevel := C.NATSIO_LOG_ERROR; natsioLevel < len(slogLevels); natsioLevel++ {
+			if l.Enabled(context.Background(), slogLevels[natsioLevel]) {
+				level = C.int32_t(natsioLevel)
 			}
 		}
 		cfg.add(func(o *C.natsio_options) C.natsio_status {
