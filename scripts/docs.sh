@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The C API reference: doxygen over include/natsio.h (docs/Doxyfile), into
-# OUT_DIR/html (default: build/docs). Every doxygen warning fails the run,
-# so a function, type or field without documentation cannot land.
+# The API reference, C and C++: doxygen (docs/Doxyfile) over the C ABI,
+# include/natsio.h, and the header-only C++ binding,
+# bindings/cpp/include/natsio/*.hpp, into OUT_DIR/html (default:
+# build/docs). Every doxygen warning fails the run, so a function, type,
+# field, class or method without documentation cannot land.
 #
 #   scripts/docs.sh [OUT_DIR]
 set -euo pipefail
@@ -21,4 +23,4 @@ if [ -s "$warnings" ]; then
     cat "$warnings" >&2
     exit 1
 fi
-echo "C API reference: $OUT_DIR/html/index.html"
+echo "C and C++ API reference: $OUT_DIR/html/index.html"

@@ -1,44 +1,45 @@
-// natsio/jetstream.hpp: JetStream and Key-Value for the header-only C++
-// binding of libnatsio (include it next to natsio/natsio.hpp). It also
-// brings in natsio/object.hpp, the Object Store.
-//
-// The same model as natsio.hpp over the natsio_js_* / natsio_kv_* part of
-// include/natsio.h:
-//   - every operation has a blocking form and a `_async` form returning a
-//     natsio::Future<T> (PubAck, std::string JSON, std::uint64_t revision
-//     or count, std::vector<std::string> names, StoredMsg, MsgList, Msg,
-//     KeyValue, KvEntry, KvEntryList, Messages, KvWatcher, or void);
-//   - continuous consumption (JetStream::consume -> Messages, a Feed of
-//     Msg) and KV watches (KeyValue::watch -> KvWatcher, a Feed of KvEntry)
-//     are natsio::Feed like subscriptions: next(timeout), next_async(),
-//     set_callback(on_item, on_end), stop(), stats(), range-for. Both pull
-//     into their buffer on the library's threads from the moment they are
-//     returned, whether or not anyone reads: nothing is skipped while the
-//     reader is away (a full buffer pauses pulling, counted in
-//     stats().stalls);
-//   - create/update/create-or-update is one call with a CreateAction
-//     (create_stream, create_consumer, create_key_value);
-//   - move-only RAII owners (JetStream, KeyValue, StoredMsg, KvEntry,
-//     MsgList, KvEntryList, Messages, KvWatcher) whose destructors call the
-//     handle's _free; a moved-from or default-built owner holds no handle
-//     and its calls throw InvalidArgumentError;
-//   - lists (MsgList from fetch, KvEntryList from KeyValue::history) own
-//     their items and yield borrowed views (MsgView, KvEntryView);
-//   - pull consumers: fetch/next, then acknowledge through the message
-//     (MsgView::ack, ack_sync, ack_sync_async, nak, term, in_progress,
-//     js_metadata, defined in natsio.hpp);
-//   - configurations in, infos out as JSON text with the server's field
-//     names (durations as integer nanoseconds or strings like "90s");
-//   - exceptions from natsio/errors.hpp: JetStreamError and its subclasses
-//     (ApiError, StreamNotFoundError, WrongLastSequenceError,
-//     NoMessagesError, ConsumerDeletedError, MessageAlreadyAckedError,
-//     NotJsMessageError, KeyNotFoundError, KeyDeletedError, ...).
-//
-// Lifetimes: a JetStream, KeyValue, Messages or KvWatcher does not keep its
-// Client open (nor a Messages its JetStream, or a KvWatcher its KeyValue).
-// Once the client is closed or destroyed every call throws
-// ConnectionClosedError (a running Messages or KvWatcher ends with it);
-// destroying them in any order is fine. Every type is thread-safe.
+/// @file
+/// JetStream and Key-Value for the header-only C++ binding of libnatsio
+/// (include it next to natsio/natsio.hpp). It also brings in
+/// natsio/object.hpp, the Object Store.
+///
+/// The same model as natsio.hpp over the natsio_js_* / natsio_kv_* part of
+/// include/natsio.h:
+///   - every operation has a blocking form and a `_async` form returning a
+///     natsio::Future<T> (PubAck, std::string JSON, std::uint64_t revision
+///     or count, std::vector<std::string> names, StoredMsg, MsgList, Msg,
+///     KeyValue, KvEntry, KvEntryList, Messages, KvWatcher, or void);
+///   - continuous consumption (JetStream::consume -> Messages, a Feed of
+///     Msg) and KV watches (KeyValue::watch -> KvWatcher, a Feed of KvEntry)
+///     are natsio::Feed like subscriptions: next(timeout), next_async(),
+///     set_callback(on_item, on_end), stop(), stats(), range-for. Both pull
+///     into their buffer on the library's threads from the moment they are
+///     returned, whether or not anyone reads: nothing is skipped while the
+///     reader is away (a full buffer pauses pulling, counted in
+///     stats().stalls);
+///   - create/update/create-or-update is one call with a CreateAction
+///     (create_stream, create_consumer, create_key_value);
+///   - move-only RAII owners (JetStream, KeyValue, StoredMsg, KvEntry,
+///     MsgList, KvEntryList, Messages, KvWatcher) whose destructors call the
+///     handle's _free; a moved-from or default-built owner holds no handle
+///     and its calls throw InvalidArgumentError;
+///   - lists (MsgList from fetch, KvEntryList from KeyValue::history) own
+///     their items and yield borrowed views (MsgView, KvEntryView);
+///   - pull consumers: fetch/next, then acknowledge through the message
+///     (MsgView::ack, ack_sync, ack_sync_async, nak, term, in_progress,
+///     js_metadata, defined in natsio.hpp);
+///   - configurations in, infos out as JSON text with the server's field
+///     names (durations as integer nanoseconds or strings like "90s");
+///   - exceptions from natsio/errors.hpp: JetStreamError and its subclasses
+///     (ApiError, StreamNotFoundError, WrongLastSequenceError,
+///     NoMessagesError, ConsumerDeletedError, MessageAlreadyAckedError,
+///     NotJsMessageError, KeyNotFoundError, KeyDeletedError, ...).
+///
+/// Lifetimes: a JetStream, KeyValue, Messages or KvWatcher does not keep its
+/// Client open (nor a Messages its JetStream, or a KvWatcher its KeyValue).
+/// Once the client is closed or destroyed every call throws
+/// ConnectionClosedError (a running Messages or KvWatcher ends with it);
+/// destroying them in any order is fine. Every type is thread-safe.
 #ifndef NATSIO_CPP_JETSTREAM_HPP
 #define NATSIO_CPP_JETSTREAM_HPP
 
@@ -279,14 +280,18 @@ enum class CreateAction : std::int32_t {
 // Stored messages
 // ---------------------------------------------------------------------------
 
-/// A message read back from a stream (natsio_stored_msg_free on
-/// destruction). Views it returns are valid while it lives.
+/// A message read back from a stream (JetStream::get_msg, get_last_msg;
+/// natsio_stored_msg_free on destruction): a move-only RAII owner. Views
+/// it returns are valid while it lives.
 class StoredMsg {
 public:
+    /// No message.
     StoredMsg() noexcept = default;
     /// Takes ownership of a message from the C API.
     explicit StoredMsg(natsio_stored_msg* msg) noexcept : msg_(msg) {}
+    /// Takes over the message of `other`, which is left without one.
     StoredMsg(StoredMsg&& other) noexcept : msg_(std::exchange(other.msg_, nullptr)) {}
+    /// Frees this message and takes over the one of `other`.
     StoredMsg& operator=(StoredMsg&& other) noexcept {
         if (this != &other) {
             natsio_stored_msg_free(msg_);
@@ -294,10 +299,14 @@ public:
         }
         return *this;
     }
+    /// Not copyable.
     StoredMsg(const StoredMsg&) = delete;
+    /// Not copyable.
     StoredMsg& operator=(const StoredMsg&) = delete;
+    /// Frees the message (natsio_stored_msg_free).
     ~StoredMsg() { natsio_stored_msg_free(msg_); }
 
+    /// The subject it was stored under ("" without a message).
     std::string_view subject() const noexcept {
         return detail::view_of(natsio_stored_msg_subject(msg_));
     }
@@ -313,13 +322,17 @@ public:
         return bytes != nullptr ? std::string_view(bytes, natsio_stored_msg_data_len(msg_))
                                 : std::string_view();
     }
+    /// The payload as bytes.
     ByteView bytes() const noexcept { return ByteView(data()); }
     /// The headers; an empty view when it has none.
     HeadersView headers() const noexcept { return HeadersView(natsio_stored_msg_headers(msg_)); }
 
+    /// True when there is a message.
     explicit operator bool() const noexcept { return msg_ != nullptr; }
+    /// The C message (null for none), still owned by this object.
     const natsio_stored_msg* c_msg() const noexcept { return msg_; }
-    /// Gives up ownership of the handle.
+    /// Gives up ownership of the handle (free it with
+    /// natsio_stored_msg_free).
     natsio_stored_msg* release() noexcept { return std::exchange(msg_, nullptr); }
 
 private:
@@ -352,17 +365,24 @@ struct FetchOptions {
 /// list lives, and clone() one to keep it longer.
 class MsgList {
 public:
+    /// An item: a MsgView borrowed from the list.
     using value_type = MsgView;
+    /// An index or count.
     using size_type = std::size_t;
+    /// Input iterator yielding the items as MsgViews (by value).
     using const_iterator = detail::ListIterator<MsgList, MsgView>;
+    /// The same as const_iterator: the list is read-only.
     using iterator = const_iterator;
 
+    /// An empty list, holding no handle.
     MsgList() noexcept = default;
     /// Takes ownership of a list from the C API.
     explicit MsgList(natsio_msg_list* list) noexcept
         : list_(list), size_(natsio_msg_list_count(list)) {}
+    /// Takes over the list of `other`, which is left empty.
     MsgList(MsgList&& other) noexcept
         : list_(std::exchange(other.list_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+    /// Frees this list (and its items) and takes over the one of `other`.
     MsgList& operator=(MsgList&& other) noexcept {
         if (this != &other) {
             natsio_msg_list_free(list_);
@@ -371,11 +391,17 @@ public:
         }
         return *this;
     }
+    /// Not copyable.
     MsgList(const MsgList&) = delete;
+    /// Not copyable.
     MsgList& operator=(const MsgList&) = delete;
+    /// Frees the list and its items (natsio_msg_list_free): views of
+    /// them must not be used afterwards.
     ~MsgList() { natsio_msg_list_free(list_); }
 
+    /// The number of items.
     std::size_t size() const noexcept { return size_; }
+    /// True when there are no items.
     bool empty() const noexcept { return size_ == 0; }
     /// Message `index`; an empty view when out of range.
     MsgView operator[](std::size_t index) const noexcept {
@@ -388,12 +414,17 @@ public:
         }
         return (*this)[index];
     }
+    /// Iterator to the first item.
     const_iterator begin() const noexcept { return const_iterator(this, 0); }
+    /// Iterator past the last item.
     const_iterator end() const noexcept { return const_iterator(this, size_); }
 
+    /// True when this object holds a list (even an empty one).
     explicit operator bool() const noexcept { return list_ != nullptr; }
+    /// The C list (null for none), still owned by this object.
     const natsio_msg_list* c_list() const noexcept { return list_; }
-    /// Gives up ownership of the handle.
+    /// Gives up ownership of the handle (free it with natsio_msg_list_free);
+    /// this object is left empty.
     natsio_msg_list* release() noexcept {
         size_ = 0;
         return std::exchange(list_, nullptr);
@@ -478,6 +509,7 @@ struct TokenReader<Messages> {
 
 /// What a revision of a key records.
 enum class KvOperation : std::int32_t {
+    /// A value (KeyValue::put, create, update).
     Put = NATSIO_KV_PUT,
     /// A delete marker (KeyValue::del).
     Del = NATSIO_KV_DEL,
@@ -496,12 +528,17 @@ enum class KvOperation : std::int32_t {
 /// borrowed from the entry. A default-built view reads as empty.
 class KvEntryView {
 public:
+    /// No entry.
     KvEntryView() noexcept = default;
+    /// A view of an entry borrowed from the C API; it must outlive the
+    /// view.
     explicit KvEntryView(const natsio_kv_entry* entry) noexcept : entry_(entry) {}
 
+    /// The bucket's name.
     std::string_view bucket() const noexcept {
         return detail::view_of(natsio_kv_entry_bucket(entry_));
     }
+    /// The key ("" for a watcher's initial-values marker).
     std::string_view key() const noexcept { return detail::view_of(natsio_kv_entry_key(entry_)); }
     /// The value as text (it may contain NUL bytes).
     std::string_view value() const noexcept {
@@ -509,9 +546,12 @@ public:
         return bytes != nullptr ? std::string_view(bytes, natsio_kv_entry_value_len(entry_))
                                 : std::string_view();
     }
+    /// The value as bytes.
     ByteView bytes() const noexcept { return ByteView(value()); }
     /// The revision (its stream sequence).
     std::uint64_t revision() const noexcept { return natsio_kv_entry_revision(entry_); }
+    /// What the revision records: a value, a delete or purge marker, or
+    /// the watcher's marker.
     KvOperation operation() const noexcept {
         return static_cast<KvOperation>(natsio_kv_entry_operation(entry_));
     }
@@ -526,21 +566,28 @@ public:
     /// (operation() == KvOperation::InitialDone).
     bool initial_done() const noexcept { return operation() == KvOperation::InitialDone; }
 
+    /// True when there is an entry.
     explicit operator bool() const noexcept { return entry_ != nullptr; }
+    /// The C entry (null for none), still owned by its owner.
     const natsio_kv_entry* c_entry() const noexcept { return entry_; }
 
 protected:
+    /// The viewed entry; KvEntry owns it.
     const natsio_kv_entry* entry_ = nullptr;
 };
 
-/// One revision of a key, owned (natsio_kv_entry_free on destruction).
+/// One revision of a key, owned (natsio_kv_entry_free on destruction): a
+/// move-only RAII owner, what KeyValue::get and KvWatcher::next return.
 /// Views it returns are valid while it lives.
 class KvEntry : public KvEntryView {
 public:
+    /// No entry.
     KvEntry() noexcept = default;
     /// Takes ownership of an entry from the C API.
     explicit KvEntry(natsio_kv_entry* entry) noexcept : KvEntryView(entry) {}
+    /// Takes over the entry of `other`, which is left without one.
     KvEntry(KvEntry&& other) noexcept : KvEntryView(std::exchange(other.entry_, nullptr)) {}
+    /// Frees this entry and takes over the one of `other`.
     KvEntry& operator=(KvEntry&& other) noexcept {
         if (this != &other) {
             natsio_kv_entry_free(mutable_entry());
@@ -548,11 +595,15 @@ public:
         }
         return *this;
     }
+    /// Not copyable.
     KvEntry(const KvEntry&) = delete;
+    /// Not copyable.
     KvEntry& operator=(const KvEntry&) = delete;
+    /// Frees the entry (natsio_kv_entry_free).
     ~KvEntry() { natsio_kv_entry_free(mutable_entry()); }
 
-    /// Gives up ownership of the handle.
+    /// Gives up ownership of the handle (free it with
+    /// natsio_kv_entry_free).
     natsio_kv_entry* release() noexcept {
         return const_cast<natsio_kv_entry*>(std::exchange(entry_, nullptr));
     }
@@ -567,17 +618,24 @@ private:
 /// (there is no owned copy of a list item; keep the list instead).
 class KvEntryList {
 public:
+    /// An item: a KvEntryView borrowed from the list.
     using value_type = KvEntryView;
+    /// An index or count.
     using size_type = std::size_t;
+    /// Input iterator yielding the items as KvEntryViews (by value).
     using const_iterator = detail::ListIterator<KvEntryList, KvEntryView>;
+    /// The same as const_iterator: the list is read-only.
     using iterator = const_iterator;
 
+    /// An empty list, holding no handle.
     KvEntryList() noexcept = default;
     /// Takes ownership of a list from the C API.
     explicit KvEntryList(natsio_kv_entry_list* list) noexcept
         : list_(list), size_(natsio_kv_entry_list_count(list)) {}
+    /// Takes over the list of `other`, which is left empty.
     KvEntryList(KvEntryList&& other) noexcept
         : list_(std::exchange(other.list_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+    /// Frees this list (and its items) and takes over the one of `other`.
     KvEntryList& operator=(KvEntryList&& other) noexcept {
         if (this != &other) {
             natsio_kv_entry_list_free(list_);
@@ -586,11 +644,17 @@ public:
         }
         return *this;
     }
+    /// Not copyable.
     KvEntryList(const KvEntryList&) = delete;
+    /// Not copyable.
     KvEntryList& operator=(const KvEntryList&) = delete;
+    /// Frees the list and its items (natsio_kv_entry_list_free): views
+    /// of them must not be used afterwards.
     ~KvEntryList() { natsio_kv_entry_list_free(list_); }
 
+    /// The number of items.
     std::size_t size() const noexcept { return size_; }
+    /// True when there are no items.
     bool empty() const noexcept { return size_ == 0; }
     /// Entry `index`; an empty view when out of range.
     KvEntryView operator[](std::size_t index) const noexcept {
@@ -603,12 +667,17 @@ public:
         }
         return (*this)[index];
     }
+    /// Iterator to the first item.
     const_iterator begin() const noexcept { return const_iterator(this, 0); }
+    /// Iterator past the last item.
     const_iterator end() const noexcept { return const_iterator(this, size_); }
 
+    /// True when this object holds a list (even an empty one).
     explicit operator bool() const noexcept { return list_ != nullptr; }
+    /// The C list (null for none), still owned by this object.
     const natsio_kv_entry_list* c_list() const noexcept { return list_; }
-    /// Gives up ownership of the handle.
+    /// Gives up ownership of the handle (free it with
+    /// natsio_kv_entry_list_free); this object is left empty.
     natsio_kv_entry_list* release() noexcept {
         size_ = 0;
         return std::exchange(list_, nullptr);
@@ -702,17 +771,24 @@ struct TokenReader<KvWatcher> {
 }  // namespace detail
 
 /// A bound Key-Value bucket (natsio_kv_free on destruction; the bucket
-/// itself stays). Every call has a blocking form, which waits up to the
-/// context's timeout, and an `_async` form returning a Future.
+/// itself stays): a move-only RAII owner from JetStream::key_value or
+/// create_key_value. Every call has a blocking form, which waits up to the
+/// context's timeout, and an `_async` form returning a Future with the
+/// same result and errors (argument errors are thrown by the `_async`
+/// call itself). It does not keep the client open
+/// (ConnectionClosedError once it is closed); thread-safe.
 class KeyValue {
 public:
+    /// No bucket: its calls throw InvalidArgumentError.
     KeyValue() noexcept = default;
     /// Takes ownership of a bucket handle from the C API; `sink` receives
     /// what watcher callbacks throw.
     explicit KeyValue(natsio_kv* kv, detail::SinkPtr sink = nullptr) noexcept
         : kv_(kv), sink_(std::move(sink)) {}
+    /// Takes over the bucket handle of `other`, which is left without one.
     KeyValue(KeyValue&& other) noexcept
         : kv_(std::exchange(other.kv_, nullptr)), sink_(std::move(other.sink_)) {}
+    /// Frees this handle and takes over the one of `other`.
     KeyValue& operator=(KeyValue&& other) noexcept {
         if (this != &other) {
             natsio_kv_free(kv_);
@@ -721,8 +797,11 @@ public:
         }
         return *this;
     }
+    /// Not copyable: bind the bucket again for a second handle.
     KeyValue(const KeyValue&) = delete;
+    /// Not copyable.
     KeyValue& operator=(const KeyValue&) = delete;
+    /// Frees the handle (natsio_kv_free); the bucket itself stays.
     ~KeyValue() { natsio_kv_free(kv_); }
 
     /// The bucket's name ("" without a handle).
@@ -736,6 +815,7 @@ public:
         detail::check(natsio_kv_put(kv_, c_key.get(), value.data(), value.size(), &revision));
         return revision;
     }
+    /// The future form of put: the new revision.
     Future<std::uint64_t> put_async(std::string_view key, ByteView value) const {
         detail::CString c_key(key, "key");
         return detail::start_async<std::uint64_t>(sink_, natsio_kv_put_async, kv_, c_key.get(),
@@ -750,6 +830,7 @@ public:
         detail::check(natsio_kv_create(kv_, c_key.get(), value.data(), value.size(), &revision));
         return revision;
     }
+    /// The future form of create: the new revision.
     Future<std::uint64_t> create_async(std::string_view key, ByteView value) const {
         detail::CString c_key(key, "key");
         return detail::start_async<std::uint64_t>(sink_, natsio_kv_create_async, kv_,
@@ -765,6 +846,7 @@ public:
             natsio_kv_update(kv_, c_key.get(), value.data(), value.size(), last, &revision));
         return revision;
     }
+    /// The future form of update: the new revision.
     Future<std::uint64_t> update_async(std::string_view key, ByteView value,
                                        std::uint64_t last) const {
         detail::CString c_key(key, "key");
@@ -780,6 +862,7 @@ public:
         detail::check(natsio_kv_get(kv_, c_key.get(), &entry));
         return KvEntry(entry);
     }
+    /// The future form of get.
     Future<KvEntry> get_async(std::string_view key) const {
         detail::CString c_key(key, "key");
         return detail::start_async<KvEntry>(sink_, natsio_kv_get_async, kv_, c_key.get());
@@ -805,6 +888,7 @@ public:
         detail::check(natsio_kv_get_revision(kv_, c_key.get(), revision, &entry));
         return KvEntry(entry);
     }
+    /// The future form of get_revision.
     Future<KvEntry> get_revision_async(std::string_view key, std::uint64_t revision) const {
         detail::CString c_key(key, "key");
         return detail::start_async<KvEntry>(sink_, natsio_kv_get_revision_async, kv_,
@@ -821,6 +905,7 @@ public:
         detail::check(natsio_kv_delete(kv_, c_key.get(), last ? &*last : nullptr, &revision));
         return revision;
     }
+    /// The future form of del: the marker's revision.
     Future<std::uint64_t> del_async(std::string_view key,
                                     std::optional<std::uint64_t> last = std::nullopt) const {
         detail::CString c_key(key, "key");
@@ -837,6 +922,7 @@ public:
         detail::check(natsio_kv_purge(kv_, c_key.get(), last ? &*last : nullptr, &revision));
         return revision;
     }
+    /// The future form of purge: the marker's revision.
     Future<std::uint64_t> purge_async(std::string_view key,
                                       std::optional<std::uint64_t> last = std::nullopt) const {
         detail::CString c_key(key, "key");
@@ -851,6 +937,7 @@ public:
         detail::check(natsio_kv_keys(kv_, &list));
         return detail::take_string_list(list);
     }
+    /// The future form of keys.
     Future<std::vector<std::string>> keys_async() const {
         return detail::start_async<std::vector<std::string>>(sink_, natsio_kv_keys_async, kv_);
     }
@@ -865,6 +952,7 @@ public:
         detail::check(natsio_kv_history(kv_, c_key.get(), &list));
         return KvEntryList(list);
     }
+    /// The future form of history.
     Future<KvEntryList> history_async(std::string_view key) const {
         detail::CString c_key(key, "key");
         return detail::start_async<KvEntryList>(sink_, natsio_kv_history_async, kv_, c_key.get());
@@ -906,12 +994,14 @@ public:
         return watch_list_async(
             detail::CStringArray(nullptr_range(), nullptr_range(), "key pattern"), options);
     }
+    /// The future form of watch(pattern, options).
     Future<KvWatcher> watch_async(std::string_view pattern,
                                   const KvWatchOptions& options = {}) const {
         const std::string_view one[] = {pattern};
         return watch_list_async(
             detail::CStringArray(std::begin(one), std::end(one), "key pattern"), options);
     }
+    /// The future form of watch(patterns, options) for a range of patterns.
     template <class Patterns, class = detail::enable_if_pattern_range<Patterns>>
     Future<KvWatcher> watch_async(const Patterns& patterns,
                                   const KvWatchOptions& options = {}) const {
@@ -920,25 +1010,32 @@ public:
         return watch_list_async(
             detail::CStringArray(begin(patterns), end(patterns), "key pattern"), options);
     }
+    /// The future form of `watch({"a.*", "b.>"}, options)`.
     Future<KvWatcher> watch_async(std::initializer_list<std::string_view> patterns,
                                   const KvWatchOptions& options = {}) const {
         return watch_list_async(
             detail::CStringArray(patterns.begin(), patterns.end(), "key pattern"), options);
     }
 
-    /// The bucket's status: its backing stream's StreamInfo JSON.
+    /// The bucket's status: its backing stream's StreamInfo JSON (config
+    /// with history as max_msgs_per_subject, ttl as max_age; state with the
+    /// values as messages and bytes). BucketNotFoundError; otherwise errors
+    /// as put.
     std::string status() const {
         char* json = nullptr;
         detail::check(natsio_kv_status(kv_, &json));
         return detail::take_string(json);
     }
+    /// The future form of status.
     Future<std::string> status_async() const {
         return detail::start_async<std::string>(sink_, natsio_kv_status_async, kv_);
     }
 
+    /// True when this object holds a bucket handle.
     explicit operator bool() const noexcept { return kv_ != nullptr; }
+    /// The C bucket handle (null for none), still owned by this object.
     natsio_kv* c_kv() const noexcept { return kv_; }
-    /// Gives up ownership of the handle.
+    /// Gives up ownership of the handle (free it with natsio_kv_free).
     natsio_kv* release() noexcept { return std::exchange(kv_, nullptr); }
 
 private:
@@ -999,11 +1096,15 @@ class ObjectStore;
 struct ObjectStoreStatus;
 
 /// An owned JetStream context (natsio_js_free on destruction; pending
-/// asynchronous publishes go on and their futures stay valid). Every call
-/// has a blocking form, which waits up to the context's timeout unless it
-/// says otherwise, and an `_async` form returning a Future.
+/// asynchronous publishes go on and their futures stay valid): a
+/// move-only RAII owner. Every call has a blocking form, which waits up to
+/// the context's timeout unless it says otherwise, and an `_async` form
+/// returning a Future with the same result and errors (argument errors
+/// are thrown by the `_async` call itself). It does not keep its Client
+/// open (ConnectionClosedError once the client is closed); thread-safe.
 class JetStream {
 public:
+    /// No context: its calls throw InvalidArgumentError.
     JetStream() noexcept = default;
     /// A context over `client` (sends nothing). ConfigError for a bad
     /// domain or prefix, InvalidArgumentError for a negative setting.
@@ -1024,8 +1125,10 @@ public:
     /// Takes ownership of a context from the C API.
     explicit JetStream(natsio_js* js, detail::SinkPtr sink = nullptr) noexcept
         : js_(js), sink_(std::move(sink)) {}
+    /// Takes over the context of `other`, which is left without one.
     JetStream(JetStream&& other) noexcept
         : js_(std::exchange(other.js_, nullptr)), sink_(std::move(other.sink_)) {}
+    /// Frees this context and takes over the one of `other`.
     JetStream& operator=(JetStream&& other) noexcept {
         if (this != &other) {
             natsio_js_free(js_);
@@ -1034,8 +1137,12 @@ public:
         }
         return *this;
     }
+    /// Not copyable: create a second context from the Client instead.
     JetStream(const JetStream&) = delete;
+    /// Not copyable.
     JetStream& operator=(const JetStream&) = delete;
+    /// Frees the context (natsio_js_free); pending asynchronous publishes
+    /// go on and their Futures stay valid.
     ~JetStream() { natsio_js_free(js_); }
 
     // Publishing -------------------------------------------------------------
@@ -1075,6 +1182,7 @@ public:
     void publish_async_complete(milliseconds timeout = default_timeout) const {
         detail::check(natsio_js_publish_async_complete(js_, detail::to_ms(timeout)));
     }
+    /// The future form of publish_async_complete.
     Future<void> publish_async_complete_async(milliseconds timeout = default_timeout) const {
         return detail::start_async<void>(sink_, natsio_js_publish_async_complete_async, js_,
                                          detail::to_ms(timeout));
@@ -1094,6 +1202,7 @@ public:
         detail::check(natsio_js_account_info(js_, &json));
         return detail::take_string(json);
     }
+    /// The future form of account_info.
     Future<std::string> account_info_async() const {
         return detail::start_async<std::string>(sink_, natsio_js_account_info_async, js_);
     }
@@ -1112,6 +1221,7 @@ public:
         detail::check(natsio_js_stream_create(js_, c_config.get(), action_of(action), &json));
         return detail::take_string(json);
     }
+    /// The future form of create_stream: the StreamInfo JSON.
     Future<std::string> create_stream_async(std::string_view config_json,
                                             CreateAction action = CreateAction::Create) const {
         detail::CString c_config(config_json, "stream config");
@@ -1126,6 +1236,7 @@ public:
         detail::check(natsio_js_stream_info(js_, c_name.get(), &json));
         return detail::take_string(json);
     }
+    /// The future form of stream_info.
     Future<std::string> stream_info_async(std::string_view name) const {
         detail::CString c_name(name, "stream name");
         return detail::start_async<std::string>(sink_, natsio_js_stream_info_async, js_,
@@ -1137,6 +1248,7 @@ public:
         detail::CString c_name(name, "stream name");
         detail::check(natsio_js_stream_delete(js_, c_name.get()));
     }
+    /// The future form of delete_stream.
     Future<void> delete_stream_async(std::string_view name) const {
         detail::CString c_name(name, "stream name");
         return detail::start_async<void>(sink_, natsio_js_stream_delete_async, js_, c_name.get());
@@ -1153,6 +1265,7 @@ public:
         detail::check(natsio_js_stream_purge(js_, c_name.get(), c_options.get(), &purged));
         return purged;
     }
+    /// The future form of purge_stream: how many messages were removed.
     Future<std::uint64_t> purge_stream_async(
         std::string_view name, std::optional<std::string_view> options_json = std::nullopt) const {
         detail::CString c_name(name, "stream name");
@@ -1169,6 +1282,7 @@ public:
         detail::check(natsio_js_stream_names(js_, c_subject.get(), &list));
         return detail::take_string_list(list);
     }
+    /// The future form of stream_names.
     Future<std::vector<std::string>> stream_names_async(
         std::optional<std::string_view> subject = std::nullopt) const {
         detail::OptionalCString c_subject(subject, "subject");
@@ -1183,6 +1297,7 @@ public:
         detail::check(natsio_js_stream_get_msg(js_, c_stream.get(), seq, nullptr, &msg));
         return StoredMsg(msg);
     }
+    /// The future form of get_msg.
     Future<StoredMsg> get_msg_async(std::string_view stream, std::uint64_t seq) const {
         detail::CString c_stream(stream, "stream name");
         return detail::start_async<StoredMsg>(sink_, natsio_js_stream_get_msg_async, js_,
@@ -1199,6 +1314,7 @@ public:
         detail::check(natsio_js_stream_get_msg(js_, c_stream.get(), 0, c_subject.get(), &msg));
         return StoredMsg(msg);
     }
+    /// The future form of get_last_msg.
     Future<StoredMsg> get_last_msg_async(std::string_view stream,
                                          std::string_view subject) const {
         detail::CString c_stream(stream, "stream name");
@@ -1213,6 +1329,7 @@ public:
         detail::CString c_stream(stream, "stream name");
         detail::check(natsio_js_stream_delete_msg(js_, c_stream.get(), seq, erase));
     }
+    /// The future form of delete_msg.
     Future<void> delete_msg_async(std::string_view stream, std::uint64_t seq,
                                   bool erase = false) const {
         detail::CString c_stream(stream, "stream name");
@@ -1242,6 +1359,7 @@ public:
                                                 action_of(action), &json));
         return detail::take_string(json);
     }
+    /// The future form of create_consumer: the ConsumerInfo JSON.
     Future<std::string> create_consumer_async(std::string_view stream,
                                               std::string_view config_json,
                                               CreateAction action = CreateAction::Create) const {
@@ -1262,6 +1380,7 @@ public:
         detail::check(natsio_js_consumer_info(js_, c_stream.get(), c_consumer.get(), &json));
         return detail::take_string(json);
     }
+    /// The future form of consumer_info.
     Future<std::string> consumer_info_async(std::string_view stream,
                                             std::string_view consumer) const {
         detail::CString c_stream(stream, "stream name");
@@ -1277,6 +1396,7 @@ public:
         detail::CString c_consumer(consumer, "consumer name");
         detail::check(natsio_js_consumer_delete(js_, c_stream.get(), c_consumer.get()));
     }
+    /// The future form of delete_consumer.
     Future<void> delete_consumer_async(std::string_view stream, std::string_view consumer) const {
         detail::CString c_stream(stream, "stream name");
         detail::CString c_consumer(consumer, "consumer name");
@@ -1291,6 +1411,7 @@ public:
         detail::check(natsio_js_consumer_names(js_, c_stream.get(), &list));
         return detail::take_string_list(list);
     }
+    /// The future form of consumer_names.
     Future<std::vector<std::string>> consumer_names_async(std::string_view stream) const {
         detail::CString c_stream(stream, "stream name");
         return detail::start_async<std::vector<std::string>>(
@@ -1314,6 +1435,7 @@ public:
             natsio_js_fetch(js_, c_stream.get(), c_consumer.get(), &c_options, &list));
         return MsgList(list);
     }
+    /// The future form of fetch: the MsgList.
     Future<MsgList> fetch_async(std::string_view stream, std::string_view consumer,
                                 const FetchOptions& options = {}) const {
         detail::CString c_stream(stream, "stream name");
@@ -1337,6 +1459,7 @@ public:
                                      detail::to_ms(timeout), &msg));
         return Msg(msg);
     }
+    /// The future form of next: the message, or NoMessagesError.
     Future<Msg> next_async(std::string_view stream, std::string_view consumer,
                            milliseconds timeout = default_timeout) const {
         detail::CString c_stream(stream, "stream name");
@@ -1386,6 +1509,7 @@ public:
         detail::check(natsio_js_kv_create(js_, c_config.get(), action_of(action), &kv));
         return KeyValue(kv, sink_);
     }
+    /// The future form of create_key_value: the bound KeyValue.
     Future<KeyValue> create_key_value_async(std::string_view config_json,
                                             CreateAction action = CreateAction::Create) const {
         detail::CString c_config(config_json, "KeyValue config");
@@ -1401,6 +1525,7 @@ public:
         detail::check(natsio_js_kv_bind(js_, c_bucket.get(), &kv));
         return KeyValue(kv, sink_);
     }
+    /// The future form of key_value: the bound KeyValue.
     Future<KeyValue> key_value_async(std::string_view bucket) const {
         detail::CString c_bucket(bucket, "bucket");
         return detail::start_async<KeyValue>(sink_, natsio_js_kv_bind_async, js_, c_bucket.get());
@@ -1412,6 +1537,7 @@ public:
         detail::CString c_bucket(bucket, "bucket");
         detail::check(natsio_js_kv_delete(js_, c_bucket.get()));
     }
+    /// The future form of delete_key_value.
     Future<void> delete_key_value_async(std::string_view bucket) const {
         detail::CString c_bucket(bucket, "bucket");
         return detail::start_async<void>(sink_, natsio_js_kv_delete_async, js_, c_bucket.get());
@@ -1430,29 +1556,36 @@ public:
     /// bucket), ApiError (a field the server refuses).
     inline ObjectStore create_object_store(std::string_view config_json,
                                            CreateAction action = CreateAction::Create) const;
+    /// The future form of create_object_store: the bound ObjectStore.
     inline Future<ObjectStore> create_object_store_async(
         std::string_view config_json, CreateAction action = CreateAction::Create) const;
 
     /// Binds the existing bucket `bucket`. BucketNotFoundError,
     /// InvalidBucketNameError.
     inline ObjectStore object_store(std::string_view bucket) const;
+    /// The future form of object_store: the bound ObjectStore.
     inline Future<ObjectStore> object_store_async(std::string_view bucket) const;
 
     /// Deletes bucket `bucket` with all its objects. BucketNotFoundError.
     inline void delete_object_store(std::string_view bucket) const;
+    /// The future form of delete_object_store.
     inline Future<void> delete_object_store_async(std::string_view bucket) const;
 
     /// The names of the Object Store buckets.
     inline std::vector<std::string> object_store_names() const;
+    /// The future form of object_store_names.
     inline Future<std::vector<std::string>> object_store_names_async() const;
 
     /// The status of every Object Store bucket.
     inline std::vector<ObjectStoreStatus> object_store_statuses() const;
+    /// The future form of object_store_statuses.
     inline Future<std::vector<ObjectStoreStatus>> object_store_statuses_async() const;
 
+    /// True when this object holds a context.
     explicit operator bool() const noexcept { return js_ != nullptr; }
+    /// The C context (null for none), still owned by this object.
     natsio_js* c_js() const noexcept { return js_; }
-    /// Gives up ownership of the handle.
+    /// Gives up ownership of the handle (free it with natsio_js_free).
     natsio_js* release() noexcept { return std::exchange(js_, nullptr); }
 
 private:

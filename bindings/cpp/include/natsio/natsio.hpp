@@ -1,39 +1,41 @@
-// natsio/natsio.hpp: header-only C++17 binding of libnatsio.
-//
-// A thin layer over include/natsio.h that adds idiom, not behaviour. The C
-// ABI has one asynchronous model and this header mirrors it:
-//   - every operation has a blocking form `x(...)` and a future-returning
-//     form `x_async(...)` that returns a natsio::Future<T>, one template
-//     over the C completion token (natsio_token): get(), wait_for(),
-//     ready(), cancel(), then(callback), to_std_future();
-//   - every stream of items (Subscription, Replies of request_many, and in
-//     jetstream.hpp Messages of consume and KvWatcher) is one template,
-//     natsio::Feed, over the C iterator contract: next(timeout) returning
-//     std::optional (std::nullopt once the iteration ended), next_async(),
-//     a push mode set_callback(on_item, on_end), stop(), stats(), and
-//     range-for;
-//   - move-only RAII owners for every C handle; each destructor calls the
-//     handle's _free, so the C guarantees carry over (after a Feed or a
-//     Client is destroyed, none of its callbacks runs again);
-//   - std::string_view / ByteView in, borrowed views out (MsgView,
-//     HeadersView), valid as long as their owner;
-//   - exceptions (natsio/errors.hpp) instead of status codes; callbacks
-//     never let an exception unwind into the library: it goes to the
-//     client's error handler.
-//
-// Timeouts follow the header's one rule: a positive std::chrono duration
-// (converted to milliseconds), or one of the named constants natsio::no_wait
-// (where the C function accepts it), natsio::default_timeout (the owning
-// handle's default: the client's request, flush or drain timeout, the
-// JetStream context's timeout; for an iterator or a future, as long as it
-// takes) and natsio::forever. Every timeout parameter defaults to
-// natsio::default_timeout.
-//
-// Threads: every type may be used from any thread, except Options (configure
-// from one thread), like the C handles they own. Callbacks (message
-// handlers, Feed and Future callbacks) run on the library's dispatcher
-// threads; Future::then callbacks run on the client's event thread, so they
-// should not block.
+/// @file
+/// The header-only C++17 binding of libnatsio: clients, messages,
+/// headers, subscriptions, futures and feeds (natsio/natsio.hpp).
+///
+/// A thin layer over include/natsio.h that adds idiom, not behaviour. The C
+/// ABI has one asynchronous model and this header mirrors it:
+///   - every operation has a blocking form `x(...)` and a future-returning
+///     form `x_async(...)` that returns a natsio::Future<T>, one template
+///     over the C completion token (natsio_token): get(), wait_for(),
+///     ready(), cancel(), then(callback), to_std_future();
+///   - every stream of items (Subscription, Replies of request_many, and in
+///     jetstream.hpp Messages of consume and KvWatcher) is one template,
+///     natsio::Feed, over the C iterator contract: next(timeout) returning
+///     std::optional (std::nullopt once the iteration ended), next_async(),
+///     a push mode set_callback(on_item, on_end), stop(), stats(), and
+///     range-for;
+///   - move-only RAII owners for every C handle; each destructor calls the
+///     handle's _free, so the C guarantees carry over (after a Feed or a
+///     Client is destroyed, none of its callbacks runs again);
+///   - std::string_view / ByteView in, borrowed views out (MsgView,
+///     HeadersView), valid as long as their owner;
+///   - exceptions (natsio/errors.hpp) instead of status codes; callbacks
+///     never let an exception unwind into the library: it goes to the
+///     client's error handler.
+///
+/// Timeouts follow the header's one rule: a positive std::chrono duration
+/// (converted to milliseconds), or one of the named constants natsio::no_wait
+/// (where the C function accepts it), natsio::default_timeout (the owning
+/// handle's default: the client's request, flush or drain timeout, the
+/// JetStream context's timeout; for an iterator or a future, as long as it
+/// takes) and natsio::forever. Every timeout parameter defaults to
+/// natsio::default_timeout.
+///
+/// Threads: every type may be used from any thread, except Options (configure
+/// from one thread), like the C handles they own. Callbacks (message
+/// handlers, Feed and Future callbacks) run on the library's dispatcher
+/// threads; Future::then callbacks run on the client's event thread, so they
+/// should not block.
 #ifndef NATSIO_CPP_NATSIO_HPP
 #define NATSIO_CPP_NATSIO_HPP
 
@@ -60,8 +62,12 @@
 #include <utility>
 #include <vector>
 
+/// The C++ binding of libnatsio: a header-only layer over include/natsio.h
+/// (natsio/natsio.hpp, natsio/jetstream.hpp, natsio/object.hpp,
+/// natsio/errors.hpp).
 namespace natsio {
 
+/// Every timeout and delay of the binding is a std::chrono::milliseconds.
 using std::chrono::milliseconds;
 
 // The timeout constants of natsio.h as durations (see the header preamble).
@@ -91,14 +97,22 @@ inline void set_worker_threads(std::uint32_t count) {
 /// A borrowed, read-only run of bytes: what publish and respond take as a
 /// payload. Converts implicitly from text (string_view, std::string, C
 /// strings) and from contiguous containers of std::byte / unsigned char
-/// (std::vector<std::uint8_t>, std::array, std::span in C++20).
+/// (std::vector<std::uint8_t>, std::array, std::span in C++20). It does
+/// not own the bytes: they must outlive the view (a call copies what it
+/// needs before it returns).
 class ByteView {
 public:
+    /// No bytes (data() is null, size() 0).
     constexpr ByteView() noexcept = default;
+    /// The `size` bytes at `data` (which may be null when `size` is 0).
     ByteView(const void* data, std::size_t size) noexcept
         : data_(static_cast<const std::byte*>(data)), size_(size) {}
+    /// The bytes of `text`.
     ByteView(std::string_view text) noexcept : ByteView(text.data(), text.size()) {}
+    /// The bytes of the NUL-terminated `text`, without the NUL (`text`
+    /// must not be null).
     ByteView(const char* text) noexcept : ByteView(std::string_view(text)) {}
+    /// The bytes of `text`.
     ByteView(const std::string& text) noexcept : ByteView(text.data(), text.size()) {}
 
     template <class Container,
@@ -106,14 +120,22 @@ public:
                   std::remove_pointer_t<decltype(std::data(std::declval<const Container&>()))>>,
               class = std::enable_if_t<std::is_same_v<Element, std::byte> ||
                                        std::is_same_v<Element, unsigned char>>>
+    /// The elements of a contiguous container of std::byte or unsigned
+    /// char (std::vector<std::uint8_t>, std::array, std::span, ...).
     ByteView(const Container& bytes) noexcept
         : ByteView(std::data(bytes), std::size(bytes)) {}
 
+    /// The first byte (null for a default-built view).
     const std::byte* data() const noexcept { return data_; }
+    /// The number of bytes.
     std::size_t size() const noexcept { return size_; }
+    /// True when there are no bytes.
     bool empty() const noexcept { return size_ == 0; }
+    /// Iterator to the first byte.
     const std::byte* begin() const noexcept { return data_; }
+    /// Iterator past the last byte.
     const std::byte* end() const noexcept { return data_ + size_; }
+    /// Byte `i` (unchecked: `i` must be below size()).
     std::byte operator[](std::size_t i) const noexcept { return data_[i]; }
     /// The same bytes seen as text.
     std::string_view as_string() const noexcept {
@@ -277,6 +299,7 @@ private:
 
 /// One asynchronous error, as passed to the client's error handler.
 struct AsyncError {
+    /// Where the error comes from.
     enum class Source {
         /// Reported by the library (slow consumer, server -ERR, lost
         /// connection, drain timeout, ...): `status` says which.
@@ -286,19 +309,28 @@ struct AsyncError {
         Handler,
     };
 
+    /// Where it comes from: the library or a throwing handler.
     Source source = Source::Library;
+    /// The library's status code (NATSIO_OK for Source::Handler).
     Status status = NATSIO_OK;
     /// Library detail text, or the handler exception's what().
     std::string text;
     /// Subscription concerned (0 and "" when none).
     std::uint64_t sid = 0;
+    /// Subject concerned: the subscription's or the message's ("" when
+    /// none).
     std::string subject;
     /// The mapped natsio::Error (Library) or the handler's exception.
     std::exception_ptr error;
 
+    /// Throws `error`, e.g. to catch it by type:
+    /// `try { e.rethrow(); } catch (const natsio::SlowConsumerError&) {}`.
     [[noreturn]] void rethrow() const { std::rethrow_exception(error); }
 };
 
+/// Receives a client's asynchronous errors and its handlers' exceptions
+/// (Options::on_error), on a library thread. If it throws, the error it
+/// was given is written to standard error instead.
 using ErrorHandler = std::function<void(const AsyncError&)>;
 
 namespace detail {
@@ -475,12 +507,18 @@ struct AuthSlot {
 /// header block has).
 class HeadersView {
 public:
+    /// One (name, value) pair, both borrowed from the map.
     using Entry = std::pair<std::string_view, std::string_view>;
 
+    /// No headers.
     HeadersView() noexcept = default;
+    /// A view of a map borrowed from the C API (null: no headers); the map
+    /// must outlive the view.
     explicit HeadersView(const natsio_headers* headers) noexcept : headers_(headers) {}
 
     /// The first value of `name` (exact, case-sensitive), if any.
+    /// InvalidArgumentError for a name with a NUL byte (as for every
+    /// `name` below).
     std::optional<std::string_view> get(std::string_view name) const {
         return get_nth(name, 0);
     }
@@ -521,6 +559,7 @@ public:
 
     /// Number of name/value pairs.
     std::size_t size() const noexcept { return natsio_headers_len(headers_); }
+    /// True when there are no pairs (also for "no headers").
     bool empty() const noexcept { return size() == 0; }
 
     /// The pair at `index` in wire order; NotFoundError when out of range.
@@ -531,30 +570,44 @@ public:
         return {detail::view_of(name), detail::view_of(value)};
     }
 
+    /// Forward iterator over the (name, value) pairs in wire order; it
+    /// yields Entry values and is valid while the map is unchanged.
     class const_iterator {
     public:
+        /// A forward iterator.
         using iterator_category = std::forward_iterator_tag;
+        /// A (name, value) pair.
         using value_type = Entry;
+        /// Distance between two iterators.
         using difference_type = std::ptrdiff_t;
+        /// Pointer to an entry (operator* returns by value).
         using pointer = const Entry*;
+        /// What operator* returns: an Entry by value.
         using reference = Entry;
 
+        /// A singular iterator.
         const_iterator() noexcept = default;
+        /// The pair at `index` of `view`.
         const_iterator(const HeadersView* view, std::size_t index) noexcept
             : view_(view), index_(index) {}
+        /// The current pair (HeadersView::entry).
         Entry operator*() const { return view_->entry(index_); }
+        /// Advances to the next pair.
         const_iterator& operator++() noexcept {
             ++index_;
             return *this;
         }
+        /// Advances to the next pair; returns the iterator before.
         const_iterator operator++(int) noexcept {
             const_iterator before = *this;
             ++index_;
             return before;
         }
+        /// Same position (iterators of the same view).
         bool operator==(const const_iterator& other) const noexcept {
             return index_ == other.index_;
         }
+        /// Different positions.
         bool operator!=(const const_iterator& other) const noexcept { return !(*this == other); }
 
     private:
@@ -564,19 +617,26 @@ public:
 
     /// Iterates the (name, value) pairs in wire order.
     const_iterator begin() const noexcept { return {this, 0}; }
+    /// Iterator past the last pair.
     const_iterator end() const noexcept { return {this, size()}; }
 
     /// True when there is a header map (even an empty one).
     explicit operator bool() const noexcept { return headers_ != nullptr; }
+    /// The C map (null for "no headers"), still owned by its owner.
     const natsio_headers* c_headers() const noexcept { return headers_; }
 
 protected:
+    /// The viewed map; Headers owns it.
     const natsio_headers* headers_ = nullptr;
 };
 
-/// An owned, mutable header map (natsio_headers_new / _free).
+/// An owned, mutable header map (natsio_headers_new / _free): a move-only
+/// RAII owner, usable wherever a HeadersView is (publish_with, request,
+/// PublishOptions::headers, ...). Values read through it are borrowed
+/// until the map is changed or destroyed.
 class Headers : public HeadersView {
 public:
+    /// An empty map.
     Headers() {
         natsio_headers* created = nullptr;
         detail::check(natsio_headers_new(&created));
@@ -593,7 +653,9 @@ public:
     /// Takes ownership of a handle from the C API.
     static Headers adopt(natsio_headers* headers) noexcept { return Headers(headers); }
 
+    /// Takes over the map of `other`, which is left without one.
     Headers(Headers&& other) noexcept : HeadersView(std::exchange(other.headers_, nullptr)) {}
+    /// Frees this map and takes over the map of `other`.
     Headers& operator=(Headers&& other) noexcept {
         if (this != &other) {
             natsio_headers_free(mutable_headers());
@@ -601,8 +663,11 @@ public:
         }
         return *this;
     }
+    /// Not copyable: use copy_of() for a copy.
     Headers(const Headers&) = delete;
+    /// Not copyable: use copy_of() for a copy.
     Headers& operator=(const Headers&) = delete;
+    /// Frees the map (natsio_headers_free).
     ~Headers() { natsio_headers_free(mutable_headers()); }
 
     /// Appends a value to `name` (BadHeadersError for unsafe text).
@@ -613,7 +678,8 @@ public:
         return *this;
     }
 
-    /// Replaces every value of `name`.
+    /// Replaces every value of `name` with `value` (BadHeadersError for
+    /// unsafe text).
     Headers& set(std::string_view name, std::string_view value) {
         detail::CString c_name(name, "header name");
         detail::CString c_value(value, "header value");
@@ -632,7 +698,8 @@ public:
         return true;
     }
 
-    /// Gives up ownership of the handle.
+    /// Gives up ownership of the handle (free it with natsio_headers_free);
+    /// this object is left without a map.
     natsio_headers* release() noexcept {
         return const_cast<natsio_headers*>(std::exchange(headers_, nullptr));
     }
@@ -657,13 +724,17 @@ class Future;
 /// (MsgView::js_metadata), parsed from its ack subject. The views point into
 /// the message and are valid while it is.
 struct JsMsgMetadata {
+    /// The stream's name.
     std::string_view stream;
+    /// The consumer's name.
     std::string_view consumer;
     /// The JetStream domain, if the ack subject names one.
     std::optional<std::string_view> domain = std::nullopt;
     /// How many times the message was delivered (1 the first time).
     std::uint64_t num_delivered = 0;
+    /// The message's sequence in the stream.
     std::uint64_t stream_seq = 0;
+    /// Its delivery sequence for this consumer.
     std::uint64_t consumer_seq = 0;
     /// When the stream stored it.
     std::chrono::system_clock::time_point timestamp{};
@@ -682,9 +753,13 @@ struct JsMsgMetadata {
 /// once the client is closed.
 class MsgView {
 public:
+    /// No message (operator bool is false).
     MsgView() noexcept = default;
+    /// A view of a message borrowed from the C API; it must outlive the
+    /// view.
     explicit MsgView(const natsio_msg* msg) noexcept : msg_(msg) {}
 
+    /// The subject the message was published to.
     std::string_view subject() const noexcept { return detail::view_of(natsio_msg_subject(msg_)); }
 
     /// The reply subject, if the message has one.
@@ -712,24 +787,29 @@ public:
     /// The inline status of the header block (e.g. 503), or 0.
     std::int32_t status() const noexcept { return natsio_msg_status(msg_); }
 
+    /// The id of the subscription it was delivered on (0 for no message).
     std::uint64_t sid() const noexcept { return natsio_msg_sid(msg_); }
 
-    /// Publishes a reply to the message's reply subject
-    /// (NoReplySubjectError when it has none).
+    /// Publishes a reply to the message's reply subject, through the
+    /// client that received it (NoReplySubjectError when it has none;
+    /// ConnectionClosedError, and the errors of Client::publish).
     void respond(ByteView data) const {
         detail::check(natsio_msg_respond(msg_, data.data(), data.size()));
     }
+    /// Publishes a reply with `headers`; errors as respond(data).
     void respond(HeadersView headers, ByteView data) const {
         detail::check(
             natsio_msg_respond_with(msg_, headers.c_headers(), data.data(), data.size()));
     }
 
-    /// An owned copy that outlives the handler (cheap: shared buffer).
+    /// An owned copy that outlives the handler or list it came from
+    /// (cheap: it shares the buffer).
     inline Msg clone() const;
 
     // JetStream acknowledgements -------------------------------------------
 
-    /// Acknowledges the message (`+ACK`), buffered like a publish.
+    /// Acknowledges the message (`+ACK`), buffered like a publish; errors
+    /// as described for the class.
     void ack() const { detail::check(natsio_msg_ack(msg_)); }
     /// Acknowledges and waits up to `timeout` (default: the client's
     /// request timeout) for the server to confirm it; TimeoutError.
@@ -774,20 +854,28 @@ public:
         return md;
     }
 
+    /// True when there is a message.
     explicit operator bool() const noexcept { return msg_ != nullptr; }
+    /// The C message (null for none), still owned by its owner.
     const natsio_msg* c_msg() const noexcept { return msg_; }
 
 protected:
+    /// The viewed message; Msg owns it.
     const natsio_msg* msg_ = nullptr;
 };
 
-/// An owned message (natsio_msg_free on destruction).
+/// An owned message (natsio_msg_free on destruction): a move-only RAII
+/// owner of what Client::request, Feed::next, JetStream::next and
+/// MsgView::clone return. Views taken from it are valid while it lives.
 class Msg : public MsgView {
 public:
+    /// No message.
     Msg() noexcept = default;
     /// Takes ownership of a message from the C API.
     explicit Msg(natsio_msg* owned) noexcept : MsgView(owned) {}
+    /// Takes over the message of `other`, which is left without one.
     Msg(Msg&& other) noexcept : MsgView(std::exchange(other.msg_, nullptr)) {}
+    /// Frees this message and takes over the one of `other`.
     Msg& operator=(Msg&& other) noexcept {
         if (this != &other) {
             natsio_msg_free(mutable_msg());
@@ -795,11 +883,14 @@ public:
         }
         return *this;
     }
+    /// Not copyable: use clone() for a second owner.
     Msg(const Msg&) = delete;
+    /// Not copyable: use clone() for a second owner.
     Msg& operator=(const Msg&) = delete;
+    /// Frees the message (natsio_msg_free).
     ~Msg() { natsio_msg_free(mutable_msg()); }
 
-    /// Gives up ownership of the handle.
+    /// Gives up ownership of the handle (free it with natsio_msg_free).
     natsio_msg* release() noexcept { return const_cast<natsio_msg*>(std::exchange(msg_, nullptr)); }
 
 private:
@@ -812,8 +903,10 @@ inline Msg MsgView::clone() const {
     return Msg(copy);
 }
 
-/// Receives messages of a callback subscription. May throw: the exception
-/// is reported to the client's error handler and delivery goes on.
+/// Receives messages of a callback subscription, on the subscription's
+/// dispatcher thread; the MsgView is borrowed for the call (clone() it to
+/// keep it). May throw: the exception is reported to the client's error
+/// handler and delivery goes on.
 using MsgHandler = std::function<void(MsgView)>;
 
 // ---------------------------------------------------------------------------
@@ -935,30 +1028,44 @@ struct TokenReader<std::vector<std::string>> {
 /// its result: void, Msg, std::string (JSON), std::uint64_t (revision,
 /// sequence, count), std::vector<std::string> (names), Client, and in
 /// jetstream.hpp PubAck, KeyValue, KvEntry, StoredMsg, MsgList,
-/// KvEntryList, Messages, KvWatcher; std::optional<Msg> /
-/// std::optional<KvEntry> for an iterator's next_async (std::nullopt: the
-/// iteration ended). Move-only; destroying a pending Future lets the
-/// operation run on (an iterator's next_async is withdrawn and its item
-/// stays in the iterator), unless a then() callback waits for it.
+/// KvEntryList, Messages, KvWatcher, in object.hpp ObjectStore,
+/// ObjectInfo, std::vector<ObjectInfo>, ObjectStoreStatus,
+/// std::vector<ObjectStoreStatus>, ObjectReader, ObjectWatcher;
+/// std::optional<Msg> / std::optional<KvEntry> / std::optional<ObjectInfo>
+/// for an iterator's next_async and std::optional<ObjectChunk> for
+/// ObjectReader::next_async (std::nullopt: the iteration ended).
+/// Move-only; destroying a pending Future lets the operation run on (an
+/// iterator's next_async is withdrawn and its item stays in the iterator),
+/// unless a then() callback waits for it.
 template <class T>
 class Future {
 public:
+    /// The result type T.
     using value_type = T;
 
+    /// An empty Future, holding no operation (operator bool is false).
     Future() noexcept = default;
     /// Takes ownership of a token from the C API; `sink` receives what a
     /// then() callback throws (and the errors of owners built from T).
     explicit Future(natsio_token* token, detail::SinkPtr sink = nullptr)
         : handle_(std::make_shared<detail::TokenHandle>(token)), sink_(std::move(sink)) {}
+    /// Takes over the token of another Future, which is left empty.
     Future(Future&&) noexcept = default;
+    /// Drops this Future's hold on its token and takes over the other's.
     Future& operator=(Future&&) noexcept = default;
+    /// Not copyable: one owner per operation (then() shares it with the
+    /// callback).
     Future(const Future&) = delete;
+    /// Not copyable.
     Future& operator=(const Future&) = delete;
+    /// Drops this Future's hold on the token: a pending operation runs on
+    /// (see the class), and a registered then() callback still runs.
     ~Future() = default;
 
     /// Waits as long as it takes, then returns the result or throws the
     /// operation's error (CancelledError after cancel()). Results that own
-    /// a handle (Client, Messages, KvWatcher) can be taken once.
+    /// a running handle (Client, Messages, KvWatcher, ObjectReader,
+    /// ObjectWatcher) can be taken once (IllegalStateError after).
     T get() {
         detail::check(natsio_token_wait(c_token(), NATSIO_WAIT_FOREVER));
         return detail::read_result<T>(c_token(), sink_);
@@ -975,6 +1082,8 @@ public:
         detail::check(status);
         return true;
     }
+    /// Waits as long as it takes for the operation to complete, whatever
+    /// the outcome (get() then returns or throws at once).
     void wait() const { (void)wait_for(forever); }
 
     /// True once the operation completed (never blocks).
@@ -1022,7 +1131,9 @@ public:
         return future;
     }
 
+    /// The C token (null for an empty Future), still owned by this Future.
     natsio_token* c_token() const noexcept { return handle_ ? handle_->token : nullptr; }
+    /// True when this Future holds an operation.
     explicit operator bool() const noexcept { return handle_ != nullptr; }
 
 private:
@@ -1095,6 +1206,7 @@ using EndHandler = std::function<void(std::exception_ptr error)>;
 template <class Traits>
 class Feed {
 public:
+    /// The C iterator handle (natsio_sub, natsio_replies, ...).
     using handle_type = typename Traits::Handle;
     /// What next() returns: an owned item (Msg or KvEntry).
     using value_type = typename Traits::Item;
@@ -1104,28 +1216,44 @@ public:
     /// the client's error handler and delivery goes on.
     using ItemHandler = std::function<void(view_type)>;
 
-    /// Input iterator over the items, for range-for.
+    /// Input iterator over the items, for range-for: each step calls
+    /// next(forever) and throws what it throws; the iterator equals end()
+    /// once the iteration ended.
     class iterator {
     public:
+        /// A single-pass input iterator.
         using iterator_category = std::input_iterator_tag;
+        /// The owned item (Msg, KvEntry, ObjectInfo).
         using value_type = typename Traits::Item;
+        /// Distance between two iterators.
         using difference_type = std::ptrdiff_t;
+        /// Pointer to the current item.
         using pointer = value_type*;
+        /// Reference to the current item, owned by the iterator until the
+        /// next step (move it out to keep it).
         using reference = value_type&;
 
+        /// The end iterator.
         iterator() noexcept = default;  // the end
+        /// An iterator at the first item of `feed`: waits for it.
         explicit iterator(const Feed* feed) : feed_(feed) { advance(); }
 
+        /// The current item.
         reference operator*() noexcept { return *current_; }
+        /// The current item's members.
         pointer operator->() noexcept { return &*current_; }
+        /// Waits for the next item (next(forever)).
         iterator& operator++() {
             advance();
             return *this;
         }
+        /// Waits for the next item (returns nothing: an input iterator).
         void operator++(int) { advance(); }
+        /// True when both are at the end, or neither is.
         bool operator==(const iterator& other) const noexcept {
             return current_.has_value() == other.current_.has_value();
         }
+        /// Negation of operator==.
         bool operator!=(const iterator& other) const noexcept { return !(*this == other); }
 
     private:
@@ -1138,13 +1266,16 @@ public:
         std::optional<value_type> current_;
     };
 
+    /// No iterator: its calls throw InvalidArgumentError.
     Feed() noexcept = default;
     /// Takes ownership of an iterator handle from the C API; `sink`
     /// receives what callbacks throw (stderr without one).
     explicit Feed(handle_type* handle, detail::SinkPtr sink = nullptr) noexcept
         : handle_(handle), sink_(std::move(sink)) {}
+    /// Takes over the iterator of `other`, which is left without one.
     Feed(Feed&& other) noexcept
         : handle_(std::exchange(other.handle_, nullptr)), sink_(std::move(other.sink_)) {}
+    /// Stops and frees this iterator, then takes over the one of `other`.
     Feed& operator=(Feed&& other) noexcept {
         if (this != &other) {
             Traits::free(handle_);
@@ -1153,8 +1284,12 @@ public:
         }
         return *this;
     }
+    /// Not copyable: one owner per iterator.
     Feed(const Feed&) = delete;
+    /// Not copyable: one owner per iterator.
     Feed& operator=(const Feed&) = delete;
+    /// Stops the iteration (if needed) and frees the handle: once it
+    /// returns, none of this Feed's callbacks runs again.
     ~Feed() { Traits::free(handle_); }
 
     /// The next item, waiting up to `timeout` (no_wait: only one already
@@ -1198,21 +1333,29 @@ public:
     /// on_end has run when this returns. Idempotent; any thread.
     void stop() const { detail::check(Traits::stop(handle_)); }
 
+    /// The live counters of this iterator.
     IterStats stats() const {
         IterStats stats{};
         detail::check(Traits::get_stats(handle_, &stats));
         return stats;
     }
 
+    /// Starts a range-for: waits for the first item (next(forever)).
     iterator begin() const { return iterator(this); }
+    /// The end of a range-for.
     iterator end() const noexcept { return iterator(); }
 
+    /// The C iterator (null for none), still owned by this Feed.
     handle_type* c_handle() const noexcept { return handle_; }
+    /// True when this Feed holds an iterator.
     explicit operator bool() const noexcept { return handle_ != nullptr; }
-    /// Gives up ownership of the handle (still running).
+    /// Gives up ownership of the handle (still running; free it with its
+    /// C _free function).
     handle_type* release() noexcept { return std::exchange(handle_, nullptr); }
 
 protected:
+    /// Where this Feed reports what its callbacks throw (for subclasses
+    /// that create Futures, e.g. Subscription::drain_async).
     const detail::SinkPtr& sink() const noexcept { return sink_; }
 
 private:
@@ -1311,10 +1454,19 @@ using Replies = Feed<detail::RepliesFeed>;
 // Subscriptions
 // ---------------------------------------------------------------------------
 
+/// What a subscription does when a pending limit is exceeded
+/// (natsio_pending_policy; SubscribeOptions::policy).
 enum class PendingPolicy : std::int32_t {
+    /// Discard the arriving message (the default).
     DropNew = NATSIO_POLICY_DROP_NEW,
+    /// Evict the oldest queued messages to make room.
     DropOld = NATSIO_POLICY_DROP_OLD,
+    /// Pause reading from the socket (the whole connection) until the
+    /// consumer catches up; nothing is lost (the queue may hold one
+    /// message over the limit).
     Block = NATSIO_POLICY_BLOCK,
+    /// Fail the subscription with SlowConsumerError: delivery stops at
+    /// once and the queued backlog is discarded.
     Error = NATSIO_POLICY_ERROR,
 };
 
@@ -1324,9 +1476,12 @@ struct SubscribeOptions {
     // (The explicit initializers keep C++20 designated initialization,
     // `{.queue = "q"}`, free of -Wmissing-field-initializers.)
     std::optional<std::string_view> queue = std::nullopt;
-    /// Pending limits (0: the client's default; negative: unlimited).
+    /// Pending message limit (0: the client's default; negative:
+    /// unlimited).
     std::optional<std::int64_t> pending_msgs_limit = std::nullopt;
+    /// Pending byte limit (0: the client's default; negative: unlimited).
     std::optional<std::int64_t> pending_bytes_limit = std::nullopt;
+    /// What happens when a limit is exceeded (default: DropNew).
     std::optional<PendingPolicy> policy = std::nullopt;
 };
 
@@ -1338,27 +1493,37 @@ struct SubscribeOptions {
 /// status message (a callback receives it as a message).
 class Subscription : public Feed<detail::SubFeed> {
 public:
+    /// Feed's constructors: none, or ownership of a natsio_sub.
     using Feed::Feed;
 
-    /// Ends after `max` messages in total (counting those received).
+    /// Ends after `max` messages in total (counting those received), once
+    /// they are handled. InvalidArgumentError for 0,
+    /// SubscriptionClosedError when it has ended.
     void unsubscribe_after(std::uint64_t max) const {
         detail::check(natsio_sub_unsubscribe_after(c_handle(), max));
     }
     /// Graceful end: new deliveries stop, the backlog is handled, then the
     /// iteration ends. Waits up to `timeout` (default: the client's drain
     /// timeout). In iterator mode another thread must read the backlog.
+    /// TimeoutError (the drain goes on), SubscriptionClosedError (stopped
+    /// before draining finished), SlowConsumerError,
+    /// ConnectionClosedError.
     void drain(milliseconds timeout = default_timeout) const {
         detail::check(natsio_sub_drain(c_handle(), detail::to_ms(timeout)));
     }
+    /// The future form of drain: completes when the backlog is handled
+    /// (errors as drain).
     Future<void> drain_async() const {
         natsio_token* token = nullptr;
         detail::check(natsio_sub_drain_async(c_handle(), &token));
         return Future<void>(token, sink());
     }
 
+    /// The subject subscribed to ("" without a handle).
     std::string_view subject() const noexcept {
         return detail::view_of(natsio_sub_subject(c_handle()));
     }
+    /// The queue group, if any.
     std::optional<std::string_view> queue() const noexcept {
         const char* queue = natsio_sub_queue(c_handle());
         if (queue == nullptr) {
@@ -1366,6 +1531,7 @@ public:
         }
         return std::string_view(queue);
     }
+    /// The subscription id (0 without a handle).
     std::uint64_t sid() const noexcept { return natsio_sub_sid(c_handle()); }
     /// True once the iteration has ended.
     bool is_closed() const noexcept { return natsio_sub_is_closed(c_handle()); }
@@ -1375,32 +1541,50 @@ public:
 // Options
 // ---------------------------------------------------------------------------
 
-/// Owned connection options (natsio_options_new / _free). Setters throw
-/// ConfigError for invalid values and return *this for chaining.
 /// How much a client logs (Options::on_log); each level includes those
 /// above it. Trace shows every protocol frame.
 enum class LogLevel : int {
+    /// Nothing (the default).
     Off = NATSIO_LOG_OFF,
+    /// Asynchronous errors (those of the error handler, slow consumers
+    /// excepted).
     Error = NATSIO_LOG_ERROR,
+    /// Slow consumers, lost connections, failed (re)connect attempts.
     Warn = NATSIO_LOG_WARN,
+    /// Connected, reconnected, lame duck, servers discovered, closed.
     Info = NATSIO_LOG_INFO,
+    /// Each connection attempt.
     Debug = NATSIO_LOG_DEBUG,
+    /// Every protocol frame sent and received, payloads cut to a short
+    /// preview, CONNECT's password, token, JWT and signature redacted.
     Trace = NATSIO_LOG_TRACE,
 };
 
 /// What this binding tells the server it is (CONNECT's lang and version).
 inline constexpr const char* kClientLang = "natsio-cpp";
 
+/// Owned connection options (natsio_options_new / _free): a move-only
+/// RAII owner. Setters throw ConfigError for invalid values
+/// (InvalidArgumentError for a string with a NUL byte) and return *this
+/// for chaining. Not thread-safe: configure from one thread. A Client
+/// copies what it needs at connect, so the Options may be destroyed once
+/// connect returns.
 class Options {
 public:
+    /// The library's defaults (server nats://127.0.0.1:4222, connect
+    /// timeout 5 s, request timeout 5 s, flush timeout 10 s, drain timeout
+    /// 30 s, ...; see natsio_options_new), announcing this binding as
+    /// kClientLang.
     Options() : sink_(std::make_shared<detail::ErrorSink>()) {
         detail::check(natsio_options_new(&opts_));
         detail::check(natsio_options_set_client_lang(opts_, kClientLang, NATSIO_VERSION_STRING));
     }
+    /// Takes over the options of `other`, which is left without any.
     Options(Options&& other) noexcept
         : opts_(std::exchange(other.opts_, nullptr)),
           sink_(std::move(other.sink_)),
           event_handler_(std::move(other.event_handler_)) {}
+    /// Frees these options and takes over those of `other`.
     Options& operator=(Options&& other) noexcept {
         if (this != &other) {
             natsio_options_free(opts_);
@@ -1410,16 +1594,24 @@ public:
         }
         return *this;
     }
+    /// Not copyable.
     Options(const Options&) = delete;
+    /// Not copyable.
     Options& operator=(const Options&) = delete;
+    /// Frees the options (natsio_options_free); clients connected with
+    /// them are not affected.
     ~Options() { natsio_options_free(opts_); }
 
-    /// One URL or several, comma-separated.
+    /// The server URL(s): one URL or several, comma-separated
+    /// (`nats://host:port`, `host:port`, `nats://user:pass@host`), tried
+    /// in order. ConfigError for a malformed URL.
     Options& set_url(std::string_view url) {
         detail::CString c_url(url, "url");
         detail::check(natsio_options_set_url(opts_, c_url.get()));
         return *this;
     }
+    /// The server URLs, one per element; as set_url. ConfigError for a
+    /// malformed URL or none.
     Options& set_servers(const std::vector<std::string>& urls) {
         std::vector<const char*> c_urls;
         c_urls.reserve(urls.size());
@@ -1429,59 +1621,88 @@ public:
         detail::check(natsio_options_set_servers(opts_, c_urls.data(), c_urls.size()));
         return *this;
     }
+    /// The connection name shown by the server's monitoring; std::nullopt
+    /// clears it.
     Options& set_name(std::optional<std::string_view> name) {
         detail::OptionalCString c_name(name, "name");
         detail::check(natsio_options_set_name(opts_, c_name.get()));
         return *this;
     }
+    /// The timeout of each connection attempt, handshake included
+    /// (default 5 s). ConfigError when not positive.
     Options& set_connect_timeout(milliseconds timeout) {
         detail::check(natsio_options_set_connect_timeout_ms(opts_, detail::to_ms(timeout)));
         return *this;
     }
+    /// Whether the server sends this connection its own publishes back
+    /// when it is subscribed to them (default true).
     Options& set_echo(bool echo) {
         detail::check(natsio_options_set_echo(opts_, echo));
         return *this;
     }
+    /// User and password (the password may be absent). Credentials in the
+    /// URL take precedence. ConfigError when another kind of
+    /// authentication is set.
     Options& set_user_password(std::string_view user, std::optional<std::string_view> password) {
         detail::CString c_user(user, "user");
         detail::OptionalCString c_password(password, "password");
         detail::check(natsio_options_set_user_password(opts_, c_user.get(), c_password.get()));
         return *this;
     }
+    /// An authentication token. ConfigError when another kind of
+    /// authentication is set.
     Options& set_token(std::string_view token) {
         detail::CString c_token(token, "token");
         detail::check(natsio_options_set_token(opts_, c_token.get()));
         return *this;
     }
+    /// How often the client PINGs the server (default 120 s), and how many
+    /// PINGs may go unanswered before the connection is declared stale
+    /// (default 2). ConfigError when either is not positive.
     Options& set_ping(milliseconds interval, std::int32_t max_outstanding) {
         detail::check(natsio_options_set_ping(opts_, detail::to_ms(interval), max_outstanding));
         return *this;
     }
+    /// The write buffer bound in bytes (default 2 MiB): past it, a publish
+    /// waits up to the flush timeout for the writer, then throws
+    /// TimeoutError.
     Options& set_max_pending_size(std::int64_t bytes) {
         detail::check(natsio_options_set_max_pending_size(opts_, bytes));
         return *this;
     }
+    /// The default timeout of Client::flush and Client::rtt, and of a
+    /// publish waiting on a full write buffer (default 10 s).
     Options& set_flush_timeout(milliseconds timeout) {
         detail::check(natsio_options_set_flush_timeout_ms(opts_, detail::to_ms(timeout)));
         return *this;
     }
+    /// The default bound of Client::drain and Subscription::drain (default
+    /// 30 s).
     Options& set_drain_timeout(milliseconds timeout) {
         detail::check(natsio_options_set_drain_timeout_ms(opts_, detail::to_ms(timeout)));
         return *this;
     }
+    /// The default timeout of requests (Client::request, request_many,
+    /// MsgView::ack_sync; default 5 s).
     Options& set_request_timeout(milliseconds timeout) {
         detail::check(natsio_options_set_request_timeout_ms(opts_, detail::to_ms(timeout)));
         return *this;
     }
+    /// The prefix of reply inboxes (default "_INBOX"). ConfigError when not
+    /// a valid subject without wildcards.
     Options& set_inbox_prefix(std::string_view prefix) {
         detail::CString c_prefix(prefix, "inbox prefix");
         detail::check(natsio_options_set_inbox_prefix(opts_, c_prefix.get()));
         return *this;
     }
+    /// The default pending limits of new subscriptions, in messages and
+    /// bytes (defaults 65536 and 64 MiB); 0 or less disables a limit.
     Options& set_pending_limits(std::int64_t msgs, std::int64_t bytes) {
         detail::check(natsio_options_set_pending_limits(opts_, msgs, bytes));
         return *this;
     }
+    /// The longest control line accepted from the server (default 4096;
+    /// at least 64).
     Options& set_max_control_line(std::int64_t bytes) {
         detail::check(natsio_options_set_max_control_line(opts_, bytes));
         return *this;
@@ -1507,10 +1728,8 @@ public:
         return *this;
     }
 
-    /// Receives the connection lifecycle events of clients connected with
-    /// these options, in order, on the client's event thread. Exceptions it
-    /// throws are reported to the error handler (AsyncError::Source::Handler).
-    /// An empty handler removes it.
+    /// Receives one log line: its level and text (borrowed for the call).
+    using LogHandler = std::function<void(LogLevel, std::string_view)>;
     /// Log lines of clients connected with these options, up to `level`:
     /// connections (Info), failed attempts (Warn), asynchronous errors
     /// (Error), each attempt (Debug), every protocol frame with payloads
@@ -1519,8 +1738,8 @@ public:
     /// it quick and do not wait on the client from it; exceptions it
     /// throws are swallowed (a logger has nowhere to report to). An empty
     /// handler writes to standard error. The environment variable
-    /// NATSIO_LOG=<level> raises the level without a code change.
-    using LogHandler = std::function<void(LogLevel, std::string_view)>;
+    /// `NATSIO_LOG=<level>` raises the level without a code change.
+    /// InvalidArgumentError for a level outside LogLevel.
     Options& on_log(LogLevel level, LogHandler handler = {}) {
         if (!handler) {
             detail::check(natsio_options_set_log(opts_, static_cast<std::int32_t>(level), nullptr, nullptr,
@@ -1542,6 +1761,10 @@ public:
         return *this;
     }
 
+    /// Receives the connection lifecycle events of clients connected with
+    /// these options, in order, on the client's event thread. Exceptions it
+    /// throws are reported to the error handler (AsyncError::Source::Handler).
+    /// An empty handler removes it.
     Options& on_event(EventHandler handler) {
         event_handler_ = std::move(handler);
         if (!event_handler_) {
@@ -1670,7 +1893,10 @@ public:
         return *this;
     }
 
+    /// The C options, still owned by this object.
     const natsio_options* c_options() const noexcept { return opts_; }
+    /// The C options, still owned by this object (e.g. for a C setter
+    /// this class lacks).
     natsio_options* c_options() noexcept { return opts_; }
 
 private:
@@ -1693,15 +1919,24 @@ private:
 // Client
 // ---------------------------------------------------------------------------
 
+/// A client's connection state (natsio_conn_status; Client::status).
 enum class ConnStatus : std::int32_t {
+    /// Not connected.
     Disconnected = NATSIO_CONN_DISCONNECTED,
+    /// Connecting for the first time.
     Connecting = NATSIO_CONN_CONNECTING,
+    /// Connected.
     Connected = NATSIO_CONN_CONNECTED,
+    /// Connection lost; reconnecting.
     Reconnecting = NATSIO_CONN_RECONNECTING,
+    /// Draining (Client::drain), then closing.
     Draining = NATSIO_CONN_DRAINING,
+    /// Closed for good (also what a Client without a handle reports).
     Closed = NATSIO_CONN_CLOSED,
 };
 
+/// A client's traffic counters: in_msgs, out_msgs, in_bytes, out_bytes,
+/// reconnects, errors (natsio_client_stats; Client::stats).
 using ClientStats = natsio_client_stats;
 
 class Client;
@@ -1716,7 +1951,11 @@ struct TokenReader<Client> {
 }  // namespace detail
 
 /// An owned connection (natsio_client_free on destruction: closes it; after
-/// that no handler of the client runs again). Thread-safe.
+/// that no handler of the client runs again). A move-only RAII owner;
+/// thread-safe. Subscriptions, messages, futures and JetStream contexts
+/// obtained from it do not keep it open: once it is closed or destroyed
+/// their calls throw ConnectionClosedError. A default-built or moved-from
+/// Client holds no connection and its calls throw InvalidArgumentError.
 class Client {
 public:
     /// Connects to `url` (comma-separated URLs allowed) with default options.
@@ -1741,15 +1980,20 @@ public:
         detail::check(natsio_client_connect_async(options.opts_, &token));
         return Future<Client>(token, options.sink_);
     }
+    /// The future form of connect(url), with default options.
     static Future<Client> connect_async(std::string_view url) {
         Options options;
         options.set_url(url);
         return connect_async(options);
     }
 
+    /// No connection.
     Client() noexcept = default;
+    /// Takes over the connection of `other`, which is left without one.
     Client(Client&& other) noexcept
         : client_(std::exchange(other.client_, nullptr)), sink_(std::move(other.sink_)) {}
+    /// Closes and frees this connection, then takes over the one of
+    /// `other`.
     Client& operator=(Client&& other) noexcept {
         if (this != &other) {
             natsio_client_free(client_);
@@ -1758,17 +2002,26 @@ public:
         }
         return *this;
     }
+    /// Not copyable: one owner per connection.
     Client(const Client&) = delete;
+    /// Not copyable: one owner per connection.
     Client& operator=(const Client&) = delete;
+    /// Closes (if needed) and frees the connection; blocks while its
+    /// callbacks finish.
     ~Client() { natsio_client_free(client_); }
 
-    /// Publishes `data` to `subject` (buffered; flush() to wait for the server).
+    /// Publishes `data` to `subject` (buffered; flush() to wait for the
+    /// server). BadSubjectError, MaxPayloadError (nothing sent),
+    /// ConnectionClosedError, TimeoutError (write buffer full for the
+    /// flush timeout), ReconnectBufExceededError (while reconnecting).
     void publish(std::string_view subject, ByteView data = {}) const {
         detail::CString c_subject(subject, "subject");
         detail::check(natsio_client_publish(client_, c_subject.get(), data.data(), data.size()));
     }
 
-    /// Publishes with an optional reply subject and headers.
+    /// Publishes with an optional reply subject and headers (an empty
+    /// HeadersView for none); errors as publish, the max_payload check
+    /// counting headers and data together.
     void publish_with(std::string_view subject, std::optional<std::string_view> reply,
                       HeadersView headers, ByteView data) const {
         detail::CString c_subject(subject, "subject");
@@ -1777,9 +2030,13 @@ public:
                                                  headers.c_headers(), data.data(), data.size()));
     }
 
-    /// Subscribes; read the messages with next, next_async, range-for, or a
-    /// callback set later with set_callback (messages that arrive before
-    /// are delivered to it first).
+    /// Subscribes to `subject` (wildcards allowed); read the messages with
+    /// next, next_async, range-for, or a callback set later with
+    /// set_callback (messages that arrive before are delivered to it
+    /// first). No message sent after this returns is missed (flush() to be
+    /// sure the server has the subscription). BadSubjectError,
+    /// BadQueueNameError, InvalidArgumentError (options),
+    /// ConnectionClosedError.
     Subscription subscribe(std::string_view subject, const SubscribeOptions& options = {}) const {
         detail::CString c_subject(subject, "subject");
         detail::OptionalCString c_queue(options.queue, "queue");
@@ -1811,6 +2068,9 @@ public:
                                             &reply));
         return Msg(reply);
     }
+    /// The future form of request: completes with the reply,
+    /// NoRespondersError, TimeoutError or CancelledError. Argument errors
+    /// are thrown at once.
     Future<Msg> request_async(std::string_view subject, ByteView data = {},
                               milliseconds timeout = default_timeout,
                               HeadersView headers = {}) const {
@@ -1823,7 +2083,8 @@ public:
     }
 
     /// Sends one request; its replies are gathered from now on and read
-    /// through the returned Replies (a Feed of Msg).
+    /// through the returned Replies (a Feed of Msg). Errors as
+    /// publish_with, InvalidArgumentError (options).
     Replies request_many(std::string_view subject, ByteView data = {},
                          const RequestManyOptions& options = {},
                          HeadersView headers = {}) const {
@@ -1840,8 +2101,9 @@ public:
         return Replies(replies, sink_);
     }
 
-    /// Waits until the server processed everything sent before, up to
-    /// `timeout` (default: the client's flush timeout).
+    /// Waits until the server processed everything sent before (a
+    /// PING/PONG round trip), up to `timeout` (default: the client's flush
+    /// timeout). TimeoutError, ConnectionClosedError.
     void flush(milliseconds timeout = default_timeout) const {
         detail::check(natsio_client_flush(client_, detail::to_ms(timeout)));
     }
@@ -1853,29 +2115,42 @@ public:
         return Future<void>(token, sink_);
     }
 
-    /// Drains and closes, up to `timeout` (default: the client's drain
-    /// timeout); DrainTimeoutError when it took longer (closed anyway).
+    /// Drains and closes: every subscription stops receiving and handles
+    /// its backlog, pending publishes are flushed, then the client closes;
+    /// up to `timeout` (default: the client's drain timeout).
+    /// DrainTimeoutError when it took longer (closed anyway; also reported
+    /// to the error handler), IllegalStateError when already draining,
+    /// ConnectionClosedError.
     void drain(milliseconds timeout = default_timeout) const {
         detail::check(natsio_client_drain(client_, detail::to_ms(timeout)));
     }
+    /// The future form of drain (the drain runs on a library thread).
     Future<void> drain_async(milliseconds timeout = default_timeout) const {
         natsio_token* token = nullptr;
         detail::check(natsio_client_drain_async(client_, detail::to_ms(timeout), &token));
         return Future<void>(token, sink_);
     }
 
-    /// Closes the connection (idempotent); the object stays usable for
+    /// Closes the connection (idempotent): buffered publishes are sent
+    /// (best effort), pending requests and flushes fail with
+    /// ConnectionClosedError, subscriptions and other feeds end with it.
+    /// Once it returns no handler of this client runs again (unless called
+    /// from one); blocks while they finish. The object stays usable for
     /// queries, and later calls throw ConnectionClosedError.
     void close() const { detail::check(natsio_client_close(client_)); }
+    /// The future form of close: the close runs on a library thread.
     Future<void> close_async() const {
         natsio_token* token = nullptr;
         detail::check(natsio_client_close_async(client_, &token));
         return Future<void>(token, sink_);
     }
 
+    /// The connection state (Closed without a handle).
     ConnStatus status() const noexcept {
         return static_cast<ConnStatus>(natsio_client_status(client_));
     }
+    /// The largest payload (headers included) the server accepts, in bytes
+    /// (-1 without a handle).
     std::int64_t max_payload() const noexcept { return natsio_client_max_payload(client_); }
 
     /// The server's latest INFO, as JSON.
@@ -1884,16 +2159,20 @@ public:
         detail::check(natsio_client_server_info(client_, &json));
         return detail::take_string(json);
     }
+    /// The URL of the server currently connected to.
+    /// ConnectionClosedError.
     std::string connected_url() const {
         char* url = nullptr;
         detail::check(natsio_client_connected_url(client_, &url));
         return detail::take_string(url);
     }
+    /// A new unique inbox subject under the inbox prefix.
     std::string new_inbox() const {
         char* inbox = nullptr;
         detail::check(natsio_client_new_inbox(client_, &inbox));
         return detail::take_string(inbox);
     }
+    /// The traffic counters.
     ClientStats stats() const {
         ClientStats stats{};
         detail::check(natsio_client_get_stats(client_, &stats));
@@ -1905,8 +2184,8 @@ public:
     /// connected right now.
     void force_reconnect() const { detail::check(natsio_client_force_reconnect(client_)); }
 
-    /// One PING/PONG round trip, within `timeout` (default: the flush
-    /// timeout).
+    /// The time of one PING/PONG round trip, within `timeout` (default: the
+    /// flush timeout); errors as flush.
     std::chrono::microseconds rtt(milliseconds timeout = default_timeout) const {
         std::int64_t rtt_us = 0;
         detail::check(natsio_client_rtt(client_, detail::to_ms(timeout), &rtt_us));
@@ -1920,7 +2199,9 @@ public:
         return detail::take_string_list(list);
     }
 
+    /// The C client (null for none), still owned by this object.
     natsio_client* c_client() const noexcept { return client_; }
+    /// True when this object holds a connection.
     explicit operator bool() const noexcept { return client_ != nullptr; }
 
 private:

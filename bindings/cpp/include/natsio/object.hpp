@@ -1,40 +1,41 @@
-// natsio/object.hpp: Object Store for the header-only C++ binding of
-// libnatsio (included by natsio/jetstream.hpp; including either is enough).
-//
-// The same model as jetstream.hpp over the natsio_obj_* part of
-// include/natsio.h (ADR-20 buckets, readable and writable by nats.go,
-// nats.js, nats.c and the other natsio bindings):
-//   - buckets on the JetStream context: create_object_store (one call with a
-//     CreateAction: create, update, create-or-update), object_store (bind),
-//     delete_object_store, object_store_names, object_store_statuses;
-//   - ObjectStore, a bound bucket: put (from a ByteView: a buffer, a string,
-//     std::span<const std::byte>, ...; or from a std::istream), writer() for
-//     data fed in pieces (ObjectWriter: write, finish, abort; destroying an
-//     unfinished writer aborts it), get (ObjectReader: read into a buffer or
-//     std::span, read_all, write_to a std::ostream), get_bytes, info,
-//     update_meta, del, list, watch (ObjectWatcher, a natsio::Feed of
-//     ObjectInfo), add_link, add_bucket_link, seal, status;
-//   - every request has a blocking form and an `_async` form returning a
-//     natsio::Future (ObjectStore, ObjectInfo, std::vector<ObjectInfo>,
-//     ObjectStoreStatus, std::vector<ObjectStoreStatus>, ObjectReader,
-//     ObjectWatcher, std::optional<ObjectChunk> for a reader's pieces, void);
-//   - ObjectInfo and ObjectStoreStatus are copyable values; ObjectMeta is
-//     what put, writer and update_meta take (sent as the C meta JSON);
-//   - move-only RAII owners (ObjectStore, ObjectWriter, ObjectReader,
-//     ObjectWatcher) whose destructors call the handle's _free; a moved-from
-//     or default-built owner holds no handle and its calls throw
-//     InvalidArgumentError;
-//   - exceptions from natsio/errors.hpp: ObjectNotFoundError,
-//     ObjectDeletedError (an ObjectNotFoundError), ObjectExistsError,
-//     DigestMismatchError, ObjectLinkError, InvalidObjectNameError (a
-//     ConfigError), BucketSealedError, and the bucket errors shared with
-//     Key-Value (BucketNotFoundError, BucketExistsError,
-//     InvalidBucketNameError).
-//
-// Lifetimes: as in jetstream.hpp, no owner keeps its Client open; after the
-// client is closed every call throws ConnectionClosedError. Every type is
-// thread-safe, except that one ObjectWriter or ObjectReader is meant to be
-// driven by one thread at a time (its calls are applied in call order).
+/// @file
+/// Object Store for the header-only C++ binding of libnatsio (included
+/// by natsio/jetstream.hpp; including either is enough).
+///
+/// The same model as jetstream.hpp over the natsio_obj_* part of
+/// include/natsio.h (ADR-20 buckets, readable and writable by nats.go,
+/// nats.js, nats.c and the other natsio bindings):
+///   - buckets on the JetStream context: create_object_store (one call with a
+///     CreateAction: create, update, create-or-update), object_store (bind),
+///     delete_object_store, object_store_names, object_store_statuses;
+///   - ObjectStore, a bound bucket: put (from a ByteView: a buffer, a string,
+///     std::span<const std::byte>, ...; or from a std::istream), writer() for
+///     data fed in pieces (ObjectWriter: write, finish, abort; destroying an
+///     unfinished writer aborts it), get (ObjectReader: read into a buffer or
+///     std::span, read_all, write_to a std::ostream), get_bytes, info,
+///     update_meta, del, list, watch (ObjectWatcher, a natsio::Feed of
+///     ObjectInfo), add_link, add_bucket_link, seal, status;
+///   - every request has a blocking form and an `_async` form returning a
+///     natsio::Future (ObjectStore, ObjectInfo, std::vector<ObjectInfo>,
+///     ObjectStoreStatus, std::vector<ObjectStoreStatus>, ObjectReader,
+///     ObjectWatcher, std::optional<ObjectChunk> for a reader's pieces, void);
+///   - ObjectInfo and ObjectStoreStatus are copyable values; ObjectMeta is
+///     what put, writer and update_meta take (sent as the C meta JSON);
+///   - move-only RAII owners (ObjectStore, ObjectWriter, ObjectReader,
+///     ObjectWatcher) whose destructors call the handle's _free; a moved-from
+///     or default-built owner holds no handle and its calls throw
+///     InvalidArgumentError;
+///   - exceptions from natsio/errors.hpp: ObjectNotFoundError,
+///     ObjectDeletedError (an ObjectNotFoundError), ObjectExistsError,
+///     DigestMismatchError, ObjectLinkError, InvalidObjectNameError (a
+///     ConfigError), BucketSealedError, and the bucket errors shared with
+///     Key-Value (BucketNotFoundError, BucketExistsError,
+///     InvalidBucketNameError).
+///
+/// Lifetimes: as in jetstream.hpp, no owner keeps its Client open; after the
+/// client is closed every call throws ConnectionClosedError. Every type is
+/// thread-safe, except that one ObjectWriter or ObjectReader is meant to be
+/// driven by one thread at a time (its calls are applied in call order).
 #ifndef NATSIO_CPP_OBJECT_HPP
 #define NATSIO_CPP_OBJECT_HPP
 
@@ -317,6 +318,7 @@ struct ObjectMeta {
     /// live object with that name makes update_meta throw
     /// ObjectExistsError.
     std::optional<std::string> name = std::nullopt;
+    /// The object's description.
     std::optional<std::string> description = std::nullopt;
     /// Headers stored with the object (every value of each name); borrowed
     /// for the call.
@@ -420,10 +422,13 @@ struct ObjectLink {
 /// yields, including its initial-values marker (initial_done()).
 class ObjectInfo {
 public:
+    /// The object's name ("" for a watcher's marker).
     std::string name;
+    /// The object's description, if it has one.
     std::optional<std::string> description;
+    /// The bucket holding the object.
     std::string bucket;
-    /// The unique id of this version's chunks ($O.<bucket>.C.<nuid>).
+    /// The unique id of this version's chunks (`$O.<bucket>.C.<nuid>`).
     std::string nuid;
     /// Size in bytes.
     std::uint64_t size = 0;
@@ -436,6 +441,7 @@ public:
     bool deleted = false;
     /// When this version's meta was stored.
     std::chrono::system_clock::time_point mtime{};
+    /// Application metadata stored with the object.
     std::map<std::string, std::string> metadata;
     /// Set for a link (ObjectStore::add_link, add_bucket_link).
     std::optional<ObjectLink> link;
@@ -444,6 +450,7 @@ public:
     /// The ObjectInfo JSON as ADR-20 / nats.go write it.
     std::string json;
 
+    /// An empty info, holding no library info (c_info() is null).
     ObjectInfo() = default;
     /// Takes ownership of an info from the C API.
     explicit ObjectInfo(natsio_obj_info* owned) : handle_(owned, &free_info) { copy_fields(); }
@@ -458,6 +465,7 @@ public:
     /// The stored headers; an empty view when there are none. Valid while
     /// this ObjectInfo or a copy of it lives.
     HeadersView headers() const noexcept { return HeadersView(natsio_obj_info_headers(c_info())); }
+    /// True for a link (`link` is set).
     bool is_link() const noexcept { return link.has_value(); }
     /// True for an ObjectWatcher's marker: every object that existed when
     /// the watch started has been delivered (empty name, bucket set).
@@ -504,18 +512,23 @@ private:
 
 /// A bucket's status (ObjectStore::status, JetStream::object_store_statuses).
 struct ObjectStoreStatus {
+    /// The bucket's name.
     std::string bucket;
+    /// The bucket's description, if it has one.
     std::optional<std::string> description = std::nullopt;
     /// How long objects are kept; zero: forever.
     std::chrono::nanoseconds ttl{0};
     /// "file" or "memory".
     std::string storage;
+    /// How many replicas the bucket has.
     std::int64_t replicas = 0;
-    /// Bytes the bucket's stream holds.
+    /// Bytes the bucket's stream holds (chunks and descriptions).
     std::uint64_t size = 0;
     /// A sealed bucket can be read but no longer changed.
     bool sealed = false;
+    /// Whether the bucket's stream compresses (s2).
     bool compression = false;
+    /// The bucket's application metadata.
     std::map<std::string, std::string> metadata = {};
     /// The backing stream's StreamInfo JSON.
     std::string stream_info_json;
@@ -733,15 +746,20 @@ struct TokenReader<ObjectWatcher> {
 /// the meta, which makes the new version visible and replaces the previous
 /// one. abort() purges what was written and leaves the previous version
 /// readable; destroying an unfinished writer aborts it in the background.
-/// After finish or abort every call throws IllegalStateError.
+/// After finish or abort every call throws IllegalStateError. A move-only
+/// RAII owner, meant to be driven by one thread at a time.
 class ObjectWriter {
 public:
+    /// No writer: its calls throw InvalidArgumentError.
     ObjectWriter() noexcept = default;
     /// Takes ownership of a writer from the C API.
     explicit ObjectWriter(natsio_obj_writer* writer, detail::SinkPtr sink = nullptr) noexcept
         : writer_(writer), sink_(std::move(sink)) {}
+    /// Takes over the writer of `other`, which is left without one.
     ObjectWriter(ObjectWriter&& other) noexcept
         : writer_(std::exchange(other.writer_, nullptr)), sink_(std::move(other.sink_)) {}
+    /// Frees this writer (aborting it if unfinished) and takes over the
+    /// one of `other`.
     ObjectWriter& operator=(ObjectWriter&& other) noexcept {
         if (this != &other) {
             natsio_obj_writer_free(writer_);
@@ -750,12 +768,18 @@ public:
         }
         return *this;
     }
+    /// Not copyable.
     ObjectWriter(const ObjectWriter&) = delete;
+    /// Not copyable.
     ObjectWriter& operator=(const ObjectWriter&) = delete;
+    /// Frees the writer; one neither finished nor aborted is aborted on
+    /// the library's threads.
     ~ObjectWriter() { natsio_obj_writer_free(writer_); }
 
-    /// Appends `data` (copied). Throws what failed the put so far
-    /// (BucketNotFoundError, BucketSealedError, TimeoutError, ...).
+    /// Appends `data` (copied); blocks only while 8 MiB of chunks await
+    /// their acks. Throws what failed the put so far, again on every later
+    /// call (BucketNotFoundError, BucketSealedError, TimeoutError,
+    /// ConnectionClosedError, ...).
     void write(ByteView data) {
         detail::check(natsio_obj_writer_write(writer_, data.data(), data.size()));
     }
@@ -799,6 +823,7 @@ public:
         detail::check(natsio_obj_writer_finish(writer_, &info));
         return detail::take_info(info);
     }
+    /// The future form of finish: the stored object's info.
     Future<ObjectInfo> finish_async() {
         return detail::start_async<ObjectInfo>(sink_, natsio_obj_writer_finish_async, writer_);
     }
@@ -807,9 +832,12 @@ public:
     /// any) stays readable.
     void abort() { detail::check(natsio_obj_writer_abort(writer_)); }
 
+    /// True when this object holds a writer.
     explicit operator bool() const noexcept { return writer_ != nullptr; }
+    /// The C writer (null for none), still owned by this object.
     natsio_obj_writer* c_writer() const noexcept { return writer_; }
-    /// Gives up ownership of the handle.
+    /// Gives up ownership of the handle (free it with
+    /// natsio_obj_writer_free).
     natsio_obj_writer* release() noexcept { return std::exchange(writer_, nullptr); }
 
 private:
@@ -827,15 +855,19 @@ private:
 /// digest were verified: a mismatch throws DigestMismatchError instead.
 /// Each read waits up to its timeout for the next chunk (default: 30 s);
 /// TimeoutError then (reading may go on). Also ConnectionClosedError,
-/// BucketNotFoundError. Destroying it stops reading.
+/// BucketNotFoundError. Destroying it stops reading. A move-only RAII
+/// owner, meant to be driven by one thread at a time.
 class ObjectReader {
 public:
+    /// No reader: its calls throw InvalidArgumentError.
     ObjectReader() noexcept = default;
     /// Takes ownership of a reader from the C API.
     explicit ObjectReader(natsio_obj_reader* reader, detail::SinkPtr sink = nullptr) noexcept
         : reader_(reader), sink_(std::move(sink)) {}
+    /// Takes over the reader of `other`, which is left without one.
     ObjectReader(ObjectReader&& other) noexcept
         : reader_(std::exchange(other.reader_, nullptr)), sink_(std::move(other.sink_)) {}
+    /// Closes this reader and takes over the one of `other`.
     ObjectReader& operator=(ObjectReader&& other) noexcept {
         if (this != &other) {
             natsio_obj_reader_free(reader_);
@@ -844,16 +876,21 @@ public:
         }
         return *this;
     }
+    /// Not copyable.
     ObjectReader(const ObjectReader&) = delete;
+    /// Not copyable.
     ObjectReader& operator=(const ObjectReader&) = delete;
+    /// Closes and frees the reader: what was not read is dropped.
     ~ObjectReader() { natsio_obj_reader_free(reader_); }
 
     /// The info of the object being read (for a link, its target's).
     ObjectInfo info() const { return ObjectInfo(natsio_obj_reader_info(reader_)); }
 
-    /// Copies up to `size` bytes into `data`; returns how many, 0 once the
-    /// whole object was read and verified (and on every later call). An
-    /// empty buffer is InvalidArgumentError.
+    /// Copies up to `size` bytes into `data`, waiting up to `timeout` for a
+    /// chunk (default 30 s; no_wait: only what is buffered); returns how
+    /// many, 0 once the whole object was read and verified (and on every
+    /// later call). An empty buffer is InvalidArgumentError; other errors
+    /// as described for the class.
     std::size_t read(void* data, std::size_t size, milliseconds timeout = default_timeout) {
         std::size_t n = 0;
         Status status = natsio_obj_reader_read(reader_, data, size, &n, detail::to_ms(timeout));
@@ -925,9 +962,12 @@ public:
             sink_, natsio_obj_reader_next_async, reader_);
     }
 
+    /// True when this object holds a reader.
     explicit operator bool() const noexcept { return reader_ != nullptr; }
+    /// The C reader (null for none), still owned by this object.
     natsio_obj_reader* c_reader() const noexcept { return reader_; }
-    /// Gives up ownership of the handle.
+    /// Gives up ownership of the handle (free it with
+    /// natsio_obj_reader_free).
     natsio_obj_reader* release() noexcept { return std::exchange(reader_, nullptr); }
 
 private:
@@ -958,16 +998,23 @@ struct TokenReader<ObjectReader> {
 /// itself stays). Every request has a blocking form, which waits up to the
 /// context's timeout (a put or get as long as its chunks keep moving), and
 /// an `_async` form returning a Future. Object names are any non-empty
-/// UTF-8 text (InvalidObjectNameError otherwise).
+/// UTF-8 text (InvalidObjectNameError otherwise). A move-only RAII owner
+/// from JetStream::object_store or create_object_store; it does not keep
+/// the client open (ConnectionClosedError once it is closed);
+/// thread-safe. The `_async` forms complete with the result and errors of
+/// the blocking form (argument errors are thrown by the call itself).
 class ObjectStore {
 public:
+    /// No bucket: its calls throw InvalidArgumentError.
     ObjectStore() noexcept = default;
     /// Takes ownership of a bucket handle from the C API; `sink` receives
     /// what watcher callbacks throw.
     explicit ObjectStore(natsio_obj* obj, detail::SinkPtr sink = nullptr) noexcept
         : obj_(obj), sink_(std::move(sink)) {}
+    /// Takes over the bucket handle of `other`, which is left without one.
     ObjectStore(ObjectStore&& other) noexcept
         : obj_(std::exchange(other.obj_, nullptr)), sink_(std::move(other.sink_)) {}
+    /// Frees this handle and takes over the one of `other`.
     ObjectStore& operator=(ObjectStore&& other) noexcept {
         if (this != &other) {
             natsio_obj_free(obj_);
@@ -976,8 +1023,11 @@ public:
         }
         return *this;
     }
+    /// Not copyable: bind the bucket again for a second handle.
     ObjectStore(const ObjectStore&) = delete;
+    /// Not copyable.
     ObjectStore& operator=(const ObjectStore&) = delete;
+    /// Frees the handle (natsio_obj_free); the bucket stays.
     ~ObjectStore() { natsio_obj_free(obj_); }
 
     /// The bucket's name ("" without a handle).
@@ -1039,6 +1089,7 @@ public:
         detail::check(natsio_obj_get(obj_, c_name.get(), show_deleted, &reader));
         return ObjectReader(reader, sink_);
     }
+    /// The future form of get: the ObjectReader (taken once).
     Future<ObjectReader> get_async(std::string_view name, bool show_deleted = false) const {
         detail::CString c_name(name, "object name");
         return detail::start_async<ObjectReader>(sink_, natsio_obj_get_async, obj_, c_name.get(),
@@ -1062,6 +1113,7 @@ public:
         detail::check(natsio_obj_get_info(obj_, c_name.get(), show_deleted, &info));
         return detail::take_info(info);
     }
+    /// The future form of info.
     Future<ObjectInfo> info_async(std::string_view name, bool show_deleted = false) const {
         detail::CString c_name(name, "object name");
         return detail::start_async<ObjectInfo>(sink_, natsio_obj_get_info_async, obj_,
@@ -1077,6 +1129,7 @@ public:
         detail::CString c_meta(meta.to_json(), "object meta");
         detail::check(natsio_obj_update_meta(obj_, c_name.get(), c_meta.get()));
     }
+    /// The future form of update_meta.
     Future<void> update_meta_async(std::string_view name, const ObjectMeta& meta) const {
         detail::CString c_name(name, "object name");
         detail::CString c_meta(meta.to_json(), "object meta");
@@ -1090,6 +1143,7 @@ public:
         detail::CString c_name(name, "object name");
         detail::check(natsio_obj_delete(obj_, c_name.get()));
     }
+    /// The future form of del.
     Future<void> del_async(std::string_view name) const {
         detail::CString c_name(name, "object name");
         return detail::start_async<void>(sink_, natsio_obj_delete_async, obj_, c_name.get());
@@ -1102,6 +1156,7 @@ public:
         detail::check(natsio_obj_list(obj_, include_deleted, &list));
         return detail::take_info_list(list);
     }
+    /// The future form of list.
     Future<std::vector<ObjectInfo>> list_async(bool include_deleted = false) const {
         return detail::start_async<std::vector<ObjectInfo>>(sink_, natsio_obj_list_async, obj_,
                                                             include_deleted);
@@ -1135,6 +1190,7 @@ public:
         detail::check(natsio_obj_add_link(obj_, c_name.get(), target.c_info(), &info));
         return detail::take_info(info);
     }
+    /// The future form of add_link: the link's info.
     Future<ObjectInfo> add_link_async(std::string_view name, const ObjectInfo& target) const {
         detail::CString c_name(name, "object name");
         return detail::start_async<ObjectInfo>(sink_, natsio_obj_add_link_async, obj_,
@@ -1150,6 +1206,7 @@ public:
         detail::check(natsio_obj_add_bucket_link(obj_, c_name.get(), c_bucket.get(), &info));
         return detail::take_info(info);
     }
+    /// The future form of add_bucket_link: the link's info.
     Future<ObjectInfo> add_bucket_link_async(std::string_view name,
                                              std::string_view bucket) const {
         detail::CString c_name(name, "object name");
@@ -1163,23 +1220,27 @@ public:
     /// Seals the bucket: it can still be read, every change throws
     /// BucketSealedError.
     void seal() const { detail::check(natsio_obj_seal(obj_)); }
+    /// The future form of seal.
     Future<void> seal_async() const {
         return detail::start_async<void>(sink_, natsio_obj_seal_async, obj_);
     }
 
-    /// The bucket's status.
+    /// The bucket's status. BucketNotFoundError.
     ObjectStoreStatus status() const {
         struct natsio_obj_status* status = nullptr;
         detail::check(natsio_obj_get_status(obj_, &status));
         return detail::take_status(status);
     }
+    /// The future form of status.
     Future<ObjectStoreStatus> status_async() const {
         return detail::start_async<ObjectStoreStatus>(sink_, natsio_obj_get_status_async, obj_);
     }
 
+    /// True when this object holds a bucket handle.
     explicit operator bool() const noexcept { return obj_ != nullptr; }
+    /// The C bucket handle (null for none), still owned by this object.
     natsio_obj* c_obj() const noexcept { return obj_; }
-    /// Gives up ownership of the handle.
+    /// Gives up ownership of the handle (free it with natsio_obj_free).
     natsio_obj* release() noexcept { return std::exchange(obj_, nullptr); }
 
 private:
