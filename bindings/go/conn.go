@@ -351,15 +351,30 @@ func (nc *Conn) Drain(ctx context.Context) error {
 // ConnStatus is the state of a connection.
 type ConnStatus int32
 
+// The states of a connection, as Conn.Status reports them.
 const (
+	// Disconnected is not connected. The library reports a lost connection
+	// as Reconnecting (or Closed when it does not reconnect), so a Conn is
+	// not normally seen in this state.
 	Disconnected ConnStatus = C.NATSIO_CONN_DISCONNECTED
-	Connecting   ConnStatus = C.NATSIO_CONN_CONNECTING
-	Connected    ConnStatus = C.NATSIO_CONN_CONNECTED
+	// Connecting is the first connection being made, before Connect
+	// returns.
+	Connecting ConnStatus = C.NATSIO_CONN_CONNECTING
+	// Connected is connected to a server.
+	Connected ConnStatus = C.NATSIO_CONN_CONNECTED
+	// Reconnecting is trying to connect again after a lost connection (or,
+	// with RetryOnFailedConnect, before the first one); publishes are
+	// buffered meanwhile (see ReconnectBufSize).
 	Reconnecting ConnStatus = C.NATSIO_CONN_RECONNECTING
-	Draining     ConnStatus = C.NATSIO_CONN_DRAINING
-	Closed       ConnStatus = C.NATSIO_CONN_CLOSED
+	// Draining is a Drain in progress; the connection closes after it.
+	Draining ConnStatus = C.NATSIO_CONN_DRAINING
+	// Closed is closed for good (Close, Drain, or a lost connection that
+	// could not be reconnected): calls that need the connection fail with
+	// ErrConnectionClosed.
+	Closed ConnStatus = C.NATSIO_CONN_CLOSED
 )
 
+// String is the state's name in lower case ("connected"), or "unknown".
 func (s ConnStatus) String() string {
 	switch s {
 	case Disconnected:
@@ -390,9 +405,9 @@ func (nc *Conn) IsClosed() bool { return nc.Status() == Closed }
 
 // Stats are a connection's traffic counters.
 type Stats struct {
-	InMsgs, OutMsgs   uint64
+	InMsgs, OutMsgs   uint64 // messages received (by subscriptions and requests) and published
 	InBytes, OutBytes uint64 // payload bytes
-	Reconnects        uint64
+	Reconnects        uint64 // successful reconnects since Connect
 	Errors            uint64 // asynchronous errors reported
 }
 
@@ -417,16 +432,16 @@ func (nc *Conn) MaxPayload() int64 {
 
 // ServerInfo is the server's INFO, as last received.
 type ServerInfo struct {
-	ServerID   string `json:"server_id"`
-	ServerName string `json:"server_name"`
-	Version    string `json:"version"`
-	Host       string `json:"host"`
-	Port       int    `json:"port"`
-	Headers    bool   `json:"headers"`
-	MaxPayload int64  `json:"max_payload"`
-	Proto      int    `json:"proto"`
-	ClientID   uint64 `json:"client_id"`
-	JetStream  bool   `json:"jetstream"`
+	ServerID   string `json:"server_id"`   // the server's unique id
+	ServerName string `json:"server_name"` // the server's configured name
+	Version    string `json:"version"`     // the server's version
+	Host       string `json:"host"`        // the host it listens on for clients
+	Port       int    `json:"port"`        // the port it listens on for clients
+	Headers    bool   `json:"headers"`     // it supports message headers
+	MaxPayload int64  `json:"max_payload"` // the largest message it accepts, in bytes
+	Proto      int    `json:"proto"`       // its protocol version
+	ClientID   uint64 `json:"client_id"`   // the id it gave this connection
+	JetStream  bool   `json:"jetstream"`   // JetStream is enabled on it
 	// Raw is the whole INFO JSON, for fields not listed above.
 	Raw json.RawMessage `json:"-"`
 }
@@ -446,6 +461,7 @@ func (nc *Conn) ServerInfo() (ServerInfo, error) {
 }
 
 // ConnectedURL is the URL of the server currently connected to.
+// ErrConnectionClosed once the connection is closed.
 func (nc *Conn) ConnectedURL() (string, error) {
 	return nc.ownedString(func(out **C.char) C.natsio_status { return C.natsio_client_connected_url(nc.ptr, out) })
 }

@@ -41,18 +41,20 @@ import (
 // DeliverPolicy is where a consumer starts in its stream.
 type DeliverPolicy string
 
+// The deliver policies of ConsumerConfig.DeliverPolicy.
 const (
-	DeliverAllPolicy             DeliverPolicy = "all"  // from the first message (the default)
-	DeliverLastPolicy            DeliverPolicy = "last" // from the last message
-	DeliverNewPolicy             DeliverPolicy = "new"  // only messages stored after its creation
-	DeliverByStartSequencePolicy DeliverPolicy = "by_start_sequence"
-	DeliverByStartTimePolicy     DeliverPolicy = "by_start_time"
-	DeliverLastPerSubjectPolicy  DeliverPolicy = "last_per_subject"
+	DeliverAllPolicy             DeliverPolicy = "all"               // from the first message (the default)
+	DeliverLastPolicy            DeliverPolicy = "last"              // from the last message
+	DeliverNewPolicy             DeliverPolicy = "new"               // only messages stored after its creation
+	DeliverByStartSequencePolicy DeliverPolicy = "by_start_sequence" // from ConsumerConfig.OptStartSeq
+	DeliverByStartTimePolicy     DeliverPolicy = "by_start_time"     // from ConsumerConfig.OptStartTime
+	DeliverLastPerSubjectPolicy  DeliverPolicy = "last_per_subject"  // from the last message of each subject
 )
 
 // AckPolicy is how messages of a consumer are acknowledged.
 type AckPolicy string
 
+// The ack policies of ConsumerConfig.AckPolicy.
 const (
 	AckExplicitPolicy AckPolicy = "explicit" // each message (the default here)
 	AckAllPolicy      AckPolicy = "all"      // an ack covers every earlier message
@@ -62,6 +64,7 @@ const (
 // ReplayPolicy is the pace at which a consumer delivers stored messages.
 type ReplayPolicy string
 
+// The replay policies of ConsumerConfig.ReplayPolicy.
 const (
 	ReplayInstantPolicy  ReplayPolicy = "instant"  // as fast as possible (the default)
 	ReplayOriginalPolicy ReplayPolicy = "original" // at the pace they were stored
@@ -75,35 +78,61 @@ type ConsumerConfig struct {
 	// ephemeral (with InactiveThreshold). Without either the library
 	// generates a name (ConsumerInfo.Name).
 	Durable     string `json:"durable_name,omitempty"`
-	Name        string `json:"name,omitempty"`
-	Description string `json:"description,omitempty"`
+	Name        string `json:"name,omitempty"`        // see Durable
+	Description string `json:"description,omitempty"` // free text
 
+	// DeliverPolicy is where delivery starts ("": DeliverAllPolicy).
 	DeliverPolicy DeliverPolicy `json:"deliver_policy,omitempty"`
-	OptStartSeq   uint64        `json:"opt_start_seq,omitempty"`
-	OptStartTime  *time.Time    `json:"opt_start_time,omitempty"`
+	// OptStartSeq, for DeliverByStartSequencePolicy: delivery starts at
+	// this stream sequence.
+	OptStartSeq uint64 `json:"opt_start_seq,omitempty"`
+	// OptStartTime, for DeliverByStartTimePolicy: delivery starts with the
+	// first message stored at or after it.
+	OptStartTime *time.Time `json:"opt_start_time,omitempty"`
 
 	// AckPolicy "" means AckExplicitPolicy, as in nats.go (the server
 	// itself would default to AckNonePolicy).
-	AckPolicy  AckPolicy       `json:"ack_policy,omitempty"`
-	AckWait    time.Duration   `json:"ack_wait,omitempty"`
-	MaxDeliver int             `json:"max_deliver,omitempty"`
-	BackOff    []time.Duration `json:"backoff,omitempty"`
+	AckPolicy AckPolicy `json:"ack_policy,omitempty"`
+	// AckWait is how long the server waits for a delivered message's ack
+	// before delivering it again.
+	AckWait time.Duration `json:"ack_wait,omitempty"`
+	// MaxDeliver is how many times a message is delivered at most (0: the
+	// server's default, unlimited).
+	MaxDeliver int `json:"max_deliver,omitempty"`
+	// BackOff are the waits before successive redeliveries, replacing
+	// AckWait.
+	BackOff []time.Duration `json:"backoff,omitempty"`
 
+	// FilterSubject delivers only the messages on this subject (wildcards
+	// allowed); FilterSubjects on any of several (not with FilterSubject).
 	FilterSubject  string       `json:"filter_subject,omitempty"`
-	FilterSubjects []string     `json:"filter_subjects,omitempty"`
-	ReplayPolicy   ReplayPolicy `json:"replay_policy,omitempty"`
+	FilterSubjects []string     `json:"filter_subjects,omitempty"` // see FilterSubject
+	ReplayPolicy   ReplayPolicy `json:"replay_policy,omitempty"`   // the pace of delivery ("": ReplayInstantPolicy)
 
-	MaxWaiting         int           `json:"max_waiting,omitempty"`
-	MaxAckPending      int           `json:"max_ack_pending,omitempty"`
-	HeadersOnly        bool          `json:"headers_only,omitempty"`
+	// MaxWaiting is how many pull requests may wait at once.
+	MaxWaiting int `json:"max_waiting,omitempty"`
+	// MaxAckPending is how many delivered messages may await their ack;
+	// delivery pauses there.
+	MaxAckPending int `json:"max_ack_pending,omitempty"`
+	// HeadersOnly delivers the messages' headers without their payloads.
+	HeadersOnly bool `json:"headers_only,omitempty"`
+	// MaxRequestBatch, MaxRequestExpires and MaxRequestMaxBytes bound what
+	// one pull request may ask for: messages, expiry and bytes.
 	MaxRequestBatch    int           `json:"max_batch,omitempty"`
-	MaxRequestExpires  time.Duration `json:"max_expires,omitempty"`
-	MaxRequestMaxBytes int           `json:"max_bytes,omitempty"`
+	MaxRequestExpires  time.Duration `json:"max_expires,omitempty"` // see MaxRequestBatch
+	MaxRequestMaxBytes int           `json:"max_bytes,omitempty"`   // see MaxRequestBatch
 
-	InactiveThreshold time.Duration     `json:"inactive_threshold,omitempty"`
-	Replicas          int               `json:"num_replicas,omitempty"`
-	MemoryStorage     bool              `json:"mem_storage,omitempty"`
-	Metadata          map[string]string `json:"metadata,omitempty"`
+	// InactiveThreshold is how long the consumer may go without activity
+	// before the server deletes it.
+	InactiveThreshold time.Duration `json:"inactive_threshold,omitempty"`
+	// Replicas is how many replicas keep the consumer's state (0: as many
+	// as the stream has).
+	Replicas int `json:"num_replicas,omitempty"`
+	// MemoryStorage keeps the consumer's state in memory, not on disk.
+	MemoryStorage bool `json:"mem_storage,omitempty"`
+	// Metadata are user key/value pairs the server stores with the
+	// consumer.
+	Metadata map[string]string `json:"metadata,omitempty"`
 
 	// Extra holds further fields by their JSON names (sample_freq,
 	// pause_until, priority_groups, ...): added when marshalling unless a
@@ -131,23 +160,23 @@ func (c *ConsumerConfig) UnmarshalJSON(b []byte) error {
 // SequenceInfo is a consumer's position: the last message delivered, or
 // the ack floor (every message up to it is acknowledged).
 type SequenceInfo struct {
-	Consumer uint64     `json:"consumer_seq"`
-	Stream   uint64     `json:"stream_seq"`
-	Last     *time.Time `json:"last_active,omitempty"`
+	Consumer uint64     `json:"consumer_seq"`          // the consumer's delivery sequence
+	Stream   uint64     `json:"stream_seq"`            // the message's sequence in the stream
+	Last     *time.Time `json:"last_active,omitempty"` // when that last happened; nil if never
 }
 
 // ConsumerInfo is a consumer's configuration and state.
 type ConsumerInfo struct {
-	Stream         string         `json:"stream_name"`
-	Name           string         `json:"name"`
-	Created        time.Time      `json:"created"`
-	Config         ConsumerConfig `json:"config"`
-	Delivered      SequenceInfo   `json:"delivered"`
-	AckFloor       SequenceInfo   `json:"ack_floor"`
+	Stream         string         `json:"stream_name"`     // the stream it consumes
+	Name           string         `json:"name"`            // its name (generated when the config gave none)
+	Created        time.Time      `json:"created"`         // when it was created
+	Config         ConsumerConfig `json:"config"`          // its configuration, as the server holds it
+	Delivered      SequenceInfo   `json:"delivered"`       // the last message delivered
+	AckFloor       SequenceInfo   `json:"ack_floor"`       // every message up to it is acknowledged
 	NumAckPending  int            `json:"num_ack_pending"` // delivered, not yet acknowledged
-	NumRedelivered int            `json:"num_redelivered"`
-	NumWaiting     int            `json:"num_waiting"` // pull requests waiting
-	NumPending     uint64         `json:"num_pending"` // not yet delivered
+	NumRedelivered int            `json:"num_redelivered"` // redelivered messages not yet acknowledged
+	NumWaiting     int            `json:"num_waiting"`     // pull requests waiting
+	NumPending     uint64         `json:"num_pending"`     // not yet delivered
 	// Raw is the whole ConsumerInfo JSON, for fields not listed above.
 	Raw json.RawMessage `json:"-"`
 }
@@ -410,19 +439,19 @@ func pulledMsgView(owned *C.natsio_msg, v *C.go_msg_view, nc *Conn) *Msg {
 
 // SequencePair is a message's position in its stream and in its consumer.
 type SequencePair struct {
-	Stream   uint64
-	Consumer uint64
+	Stream   uint64 // the message's sequence in the stream
+	Consumer uint64 // its delivery sequence for the consumer
 }
 
 // MsgMetadata is where a pulled message stands, read from its ack subject.
 type MsgMetadata struct {
-	Stream       string
-	Consumer     string
-	Domain       string // "" when none
-	NumDelivered uint64 // 1 the first time, more on redeliveries
-	NumPending   uint64 // messages left for the consumer after this one
-	Sequence     SequencePair
-	Timestamp    time.Time // when the stream stored it
+	Stream       string       // the stream's name
+	Consumer     string       // the consumer's name
+	Domain       string       // "" when none
+	NumDelivered uint64       // 1 the first time, more on redeliveries
+	NumPending   uint64       // messages left for the consumer after this one
+	Sequence     SequencePair // its sequences in the stream and the consumer
+	Timestamp    time.Time    // when the stream stored it
 }
 
 // jsAck is the library's handle of a pulled message, shared by copies of
@@ -669,7 +698,7 @@ func (c *Consumption) Stop() {
 type IterStats struct {
 	Delivered    uint64 // items handed to the application
 	PendingItems uint64 // buffered by the library, not yet taken
-	PendingBytes uint64
+	PendingBytes uint64 // their size in bytes, as the library counts it
 	// Stalls counts the times the buffer was full and the library paused
 	// pulling until the application caught up (nothing is skipped).
 	Stalls uint64

@@ -17,13 +17,19 @@ func (s Status) String() string { return statusText(int32(s)) }
 // detail text the library gave for this failure (natsio_last_error).
 // errors.Is matches it against the sentinel of its code (ErrTimeout, ...).
 type Error struct {
+	// Status is the failure's code; errors.Is matches the Error with the
+	// code's sentinel.
 	Status Status
+	// Detail is what the library said about this particular failure (e.g.
+	// the field or name it refused); it may be empty.
 	Detail string
 	// cause is an extra error it also matches, e.g. context.DeadlineExceeded
 	// for a timeout that came from a context's deadline.
 	cause error
 }
 
+// Error is "natsio: <the code's description>: <Detail>", without the
+// detail when it is empty or repeats the description.
 func (e *Error) Error() string {
 	msg := "natsio: " + e.Status.String()
 	if e.Detail != "" && e.Detail != e.Status.String() {
@@ -93,7 +99,10 @@ var ErrDone = newSentinel(int32(statusDone), "iteration ended")
 
 func errDone() error { return &Error{Status: statusDone} }
 
-// One sentinel per error code of natsio.h, in the header's order.
+// The sentinels of the library's error codes, one per code of natsio.h in
+// the header's order. Errors are *Error values that match the sentinel of
+// their Status: test them with errors.Is (errors.Is(err, natsio.ErrTimeout)),
+// not with ==.
 var (
 	// 1xx: arguments and usage.
 	ErrNullArgument    = newSentinel(100, "null argument")
@@ -177,18 +186,21 @@ var (
 )
 
 // ErrHandlerPanic is matched by the error reported to the ErrorHandler when
-// a message handler panics; the AsyncError's Err holds the panic value.
+// a message handler or a lifecycle handler (ConnectedHandler, ...) panics;
+// the AsyncError's Err wraps it, its message giving the panic value.
 var ErrHandlerPanic = errors.New("natsio: message handler panicked")
 
 // AsyncError is what the ErrorHandler receives: an error that happened
 // outside any call (slow consumer, server -ERR, lost connection, a panic in
 // a handler), with the subscription it concerns when there is one.
 type AsyncError struct {
-	Err     error
+	Err     error  // what happened: an *Error, or one wrapping ErrHandlerPanic
 	SID     uint64 // subscription id, 0 when none
 	Subject string // subscription subject, "" when none
 }
 
+// Error is Err's message, followed by the subscription's id and subject
+// when there is one.
 func (e *AsyncError) Error() string {
 	if e.Subject != "" {
 		return fmt.Sprintf("%v (subscription %d on %q)", e.Err, e.SID, e.Subject)
@@ -196,6 +208,8 @@ func (e *AsyncError) Error() string {
 	return e.Err.Error()
 }
 
+// Unwrap yields Err, so errors.Is and errors.As see through the
+// AsyncError to its cause.
 func (e *AsyncError) Unwrap() error { return e.Err }
 
 // deadlineReached: err is a library timeout that came from ctx's deadline

@@ -228,22 +228,22 @@ func configCString(cfg any) ([]byte, error) {
 
 // AccountInfo is the account's JetStream usage and limits.
 type AccountInfo struct {
-	Memory    uint64        `json:"memory"`
-	Store     uint64        `json:"storage"`
-	Streams   int           `json:"streams"`
-	Consumers int           `json:"consumers"`
-	Domain    string        `json:"domain,omitempty"`
-	Limits    AccountLimits `json:"limits"`
+	Memory    uint64        `json:"memory"`           // bytes of memory storage in use
+	Store     uint64        `json:"storage"`          // bytes of file storage in use
+	Streams   int           `json:"streams"`          // how many streams the account has
+	Consumers int           `json:"consumers"`        // how many consumers the account has
+	Domain    string        `json:"domain,omitempty"` // the JetStream domain, "" when none
+	Limits    AccountLimits `json:"limits"`           // what the account may use
 	// Raw is the whole JSON, for fields not listed above.
 	Raw json.RawMessage `json:"-"`
 }
 
 // AccountLimits are the account's JetStream limits (-1: unlimited).
 type AccountLimits struct {
-	MaxMemory    int64 `json:"max_memory"`
-	MaxStore     int64 `json:"max_storage"`
-	MaxStreams   int   `json:"max_streams"`
-	MaxConsumers int   `json:"max_consumers"`
+	MaxMemory    int64 `json:"max_memory"`    // bytes of memory storage
+	MaxStore     int64 `json:"max_storage"`   // bytes of file storage
+	MaxStreams   int   `json:"max_streams"`   // streams
+	MaxConsumers int   `json:"max_consumers"` // consumers
 }
 
 // AccountInfo reads the account's JetStream usage and limits.
@@ -263,8 +263,8 @@ func (js *JetStream) AccountInfo(ctx context.Context) (*AccountInfo, error) {
 
 // PubAck is a stream's acknowledgement of a publish.
 type PubAck struct {
-	Stream    string
-	Sequence  uint64
+	Stream    string // the stream that stored the message
+	Sequence  uint64 // the message's sequence in that stream
 	Duplicate bool   // a message with this MsgID was already stored (Sequence is its)
 	Domain    string // "" when none
 }
@@ -588,6 +588,7 @@ func (js *JetStream) PublishAsyncComplete(ctx context.Context) error {
 // RetentionPolicy is when a stream may drop messages.
 type RetentionPolicy string
 
+// The retention policies of StreamConfig.Retention.
 const (
 	LimitsPolicy    RetentionPolicy = "limits"    // at its limits (the default)
 	InterestPolicy  RetentionPolicy = "interest"  // once every consumer acked them
@@ -597,6 +598,7 @@ const (
 // DiscardPolicy is what a full stream discards.
 type DiscardPolicy string
 
+// The discard policies of StreamConfig.Discard.
 const (
 	DiscardOld DiscardPolicy = "old" // the oldest messages (the default)
 	DiscardNew DiscardPolicy = "new" // new messages are refused
@@ -605,49 +607,91 @@ const (
 // StorageType is where a stream keeps its messages.
 type StorageType string
 
+// The storage types of StreamConfig.Storage (and of Key-Value and Object
+// Store buckets).
 const (
-	FileStorage   StorageType = "file"
-	MemoryStorage StorageType = "memory"
+	FileStorage   StorageType = "file"   // on disk (the default)
+	MemoryStorage StorageType = "memory" // in memory
 )
 
 // StoreCompression is how a file stream compresses its blocks.
 type StoreCompression string
 
+// The compressions of StreamConfig.Compression.
 const (
-	NoCompression StoreCompression = "none"
-	S2Compression StoreCompression = "s2"
+	NoCompression StoreCompression = "none" // none (the default)
+	S2Compression StoreCompression = "s2"   // S2
 )
 
 // StreamConfig is a stream's configuration, with the server's field names.
 // Zero fields are left out (the server's defaults apply). Durations are
 // sent as integer nanoseconds.
 type StreamConfig struct {
-	Name                   string            `json:"name"`
-	Description            string            `json:"description,omitempty"`
-	Subjects               []string          `json:"subjects,omitempty"`
-	Retention              RetentionPolicy   `json:"retention,omitempty"`
-	MaxConsumers           int               `json:"max_consumers,omitempty"`
-	MaxMsgs                int64             `json:"max_msgs,omitempty"`
-	MaxBytes               int64             `json:"max_bytes,omitempty"`
-	Discard                DiscardPolicy     `json:"discard,omitempty"`
-	DiscardNewPerSubject   bool              `json:"discard_new_per_subject,omitempty"`
-	MaxAge                 time.Duration     `json:"max_age,omitempty"`
-	MaxMsgsPerSubject      int64             `json:"max_msgs_per_subject,omitempty"`
-	MaxMsgSize             int32             `json:"max_msg_size,omitempty"`
-	Storage                StorageType       `json:"storage,omitempty"`
-	Replicas               int               `json:"num_replicas,omitempty"`
-	NoAck                  bool              `json:"no_ack,omitempty"`
-	Duplicates             time.Duration     `json:"duplicate_window,omitempty"`
-	Sealed                 bool              `json:"sealed,omitempty"`
-	DenyDelete             bool              `json:"deny_delete,omitempty"`
-	DenyPurge              bool              `json:"deny_purge,omitempty"`
-	AllowRollup            bool              `json:"allow_rollup_hdrs,omitempty"`
-	AllowDirect            bool              `json:"allow_direct,omitempty"`
-	Compression            StoreCompression  `json:"compression,omitempty"`
-	FirstSeq               uint64            `json:"first_seq,omitempty"`
-	AllowMsgTTL            bool              `json:"allow_msg_ttl,omitempty"`
-	SubjectDeleteMarkerTTL time.Duration     `json:"subject_delete_marker_ttl,omitempty"`
-	Metadata               map[string]string `json:"metadata,omitempty"`
+	// Name is the stream's name (required): no spaces, dots, "*", ">" or
+	// path separators.
+	Name string `json:"name"`
+	// Description is free text.
+	Description string `json:"description,omitempty"`
+	// Subjects are the subjects whose messages the stream stores
+	// (wildcards allowed).
+	Subjects []string `json:"subjects,omitempty"`
+	// Retention is when messages may be removed ("": LimitsPolicy).
+	Retention RetentionPolicy `json:"retention,omitempty"`
+	// MaxConsumers is how many consumers the stream may have (0: no
+	// limit).
+	MaxConsumers int `json:"max_consumers,omitempty"`
+	// MaxMsgs is how many messages the stream keeps (0: no limit).
+	MaxMsgs int64 `json:"max_msgs,omitempty"`
+	// MaxBytes is how many bytes the stream keeps (0: no limit).
+	MaxBytes int64 `json:"max_bytes,omitempty"`
+	// Discard is what goes when a limit is reached ("": DiscardOld).
+	Discard DiscardPolicy `json:"discard,omitempty"`
+	// DiscardNewPerSubject applies DiscardNew to each subject reaching
+	// MaxMsgsPerSubject.
+	DiscardNewPerSubject bool `json:"discard_new_per_subject,omitempty"`
+	// MaxAge is how long messages are kept (0: no limit).
+	MaxAge time.Duration `json:"max_age,omitempty"`
+	// MaxMsgsPerSubject is how many messages are kept per subject (0: no
+	// limit).
+	MaxMsgsPerSubject int64 `json:"max_msgs_per_subject,omitempty"`
+	// MaxMsgSize is the largest message the stream accepts, in bytes (0:
+	// the server's limit).
+	MaxMsgSize int32 `json:"max_msg_size,omitempty"`
+	// Storage is where messages are kept ("": FileStorage).
+	Storage StorageType `json:"storage,omitempty"`
+	// Replicas is how many servers of a cluster keep a copy (0: one).
+	Replicas int `json:"num_replicas,omitempty"`
+	// NoAck stores published messages without acknowledging them.
+	NoAck bool `json:"no_ack,omitempty"`
+	// Duplicates is the window in which a second message with the same
+	// MsgID is dropped (0: the server's default, 2 minutes).
+	Duplicates time.Duration `json:"duplicate_window,omitempty"`
+	// Sealed makes the stream read only: no messages are added, deleted or
+	// purged. Only an update can set it, and nothing unsets it.
+	Sealed bool `json:"sealed,omitempty"`
+	// DenyDelete refuses the deletion of single messages (DeleteMsg).
+	DenyDelete bool `json:"deny_delete,omitempty"`
+	// DenyPurge refuses purges (PurgeStream).
+	DenyPurge bool `json:"deny_purge,omitempty"`
+	// AllowRollup lets a publish with a Nats-Rollup header replace the
+	// messages of its subject or of the whole stream.
+	AllowRollup bool `json:"allow_rollup_hdrs,omitempty"`
+	// AllowDirect lets every replica answer direct reads of messages.
+	AllowDirect bool `json:"allow_direct,omitempty"`
+	// Compression is how a file stream compresses its stored blocks ("":
+	// NoCompression).
+	Compression StoreCompression `json:"compression,omitempty"`
+	// FirstSeq is the sequence of a new stream's first message (0: 1).
+	FirstSeq uint64 `json:"first_seq,omitempty"`
+	// AllowMsgTTL lets publishes set a time to live per message (MsgTTL,
+	// MsgTTLNever).
+	AllowMsgTTL bool `json:"allow_msg_ttl,omitempty"`
+	// SubjectDeleteMarkerTTL, when not 0, makes the server leave a delete
+	// marker, kept this long, when it removes a subject's last message
+	// (e.g. at MaxAge). It needs AllowMsgTTL.
+	SubjectDeleteMarkerTTL time.Duration `json:"subject_delete_marker_ttl,omitempty"`
+	// Metadata are user key/value pairs the server stores with the stream.
+	Metadata map[string]string `json:"metadata,omitempty"`
 
 	// Extra holds further fields by their JSON names (placement, mirror,
 	// sources, republish, ...): added when marshalling unless a field above
@@ -745,22 +789,22 @@ func unlistedFields(b []byte, t reflect.Type) (map[string]any, error) {
 
 // StreamState is what a stream holds.
 type StreamState struct {
-	Msgs        uint64    `json:"messages"`
-	Bytes       uint64    `json:"bytes"`
-	FirstSeq    uint64    `json:"first_seq"`
-	FirstTime   time.Time `json:"first_ts"`
-	LastSeq     uint64    `json:"last_seq"`
-	LastTime    time.Time `json:"last_ts"`
-	NumDeleted  int       `json:"num_deleted"`
-	NumSubjects uint64    `json:"num_subjects"`
-	Consumers   int       `json:"consumer_count"`
+	Msgs        uint64    `json:"messages"`       // messages stored
+	Bytes       uint64    `json:"bytes"`          // their size in bytes
+	FirstSeq    uint64    `json:"first_seq"`      // the sequence of the first message
+	FirstTime   time.Time `json:"first_ts"`       // when the first message was stored
+	LastSeq     uint64    `json:"last_seq"`       // the sequence of the last message
+	LastTime    time.Time `json:"last_ts"`        // when the last message was stored
+	NumDeleted  int       `json:"num_deleted"`    // deleted messages between the first and the last
+	NumSubjects uint64    `json:"num_subjects"`   // distinct subjects of the messages stored
+	Consumers   int       `json:"consumer_count"` // how many consumers the stream has
 }
 
 // StreamInfo is a stream's configuration and state.
 type StreamInfo struct {
-	Config  StreamConfig `json:"config"`
-	Created time.Time    `json:"created"`
-	State   StreamState  `json:"state"`
+	Config  StreamConfig `json:"config"`  // its configuration, as the server holds it
+	Created time.Time    `json:"created"` // when it was created
+	State   StreamState  `json:"state"`   // what it holds
 	// Raw is the whole StreamInfo JSON, for fields not listed above.
 	Raw json.RawMessage `json:"-"`
 }
@@ -901,10 +945,10 @@ func (js *JetStream) StreamNames(ctx context.Context, subject string) ([]string,
 
 // RawStreamMsg is a message read back from a stream.
 type RawStreamMsg struct {
-	Subject  string
-	Sequence uint64
-	Header   Header // nil when it has none
-	Data     []byte
+	Subject  string    // the subject it was published to
+	Sequence uint64    // its sequence in the stream
+	Header   Header    // nil when it has none
+	Data     []byte    // the payload
 	Time     time.Time // when the stream stored it
 }
 

@@ -22,18 +22,34 @@ import (
 // names. Zero fields are left out (the defaults apply: History 1, no TTL,
 // file storage).
 type KeyValueConfig struct {
-	Bucket         string            `json:"bucket"`
-	Description    string            `json:"description,omitempty"`
-	History        uint8             `json:"history,omitempty"` // revisions kept per key, 1..64
-	TTL            time.Duration     `json:"ttl,omitempty"`     // 0, or at least 100 ms
-	MaxValueSize   int32             `json:"max_value_size,omitempty"`
-	MaxBytes       int64             `json:"max_bytes,omitempty"`
-	Storage        StorageType       `json:"storage,omitempty"`
-	Replicas       int               `json:"replicas,omitempty"`
-	Compression    bool              `json:"compression,omitempty"`
-	AllowMsgTTL    bool              `json:"allow_msg_ttl,omitempty"`
-	LimitMarkerTTL time.Duration     `json:"limit_marker_ttl,omitempty"`
-	Metadata       map[string]string `json:"metadata,omitempty"`
+	// Bucket is the bucket's name (required): [A-Za-z0-9_-]+. Its stream
+	// is KV_<Bucket>.
+	Bucket string `json:"bucket"`
+	// Description is free text.
+	Description string `json:"description,omitempty"`
+	// History is how many revisions are kept per key, 1..64 (0: 1).
+	History uint8 `json:"history,omitempty"`
+	// TTL is how long a revision is kept: 0 (forever), or at least 100 ms.
+	TTL time.Duration `json:"ttl,omitempty"`
+	// MaxValueSize is the largest value accepted, in bytes (0: no limit).
+	MaxValueSize int32 `json:"max_value_size,omitempty"`
+	// MaxBytes is how many bytes the bucket keeps (0: no limit).
+	MaxBytes int64 `json:"max_bytes,omitempty"`
+	// Storage is where the values are kept ("": FileStorage).
+	Storage StorageType `json:"storage,omitempty"`
+	// Replicas is how many servers of a cluster keep a copy (0: one).
+	Replicas int `json:"replicas,omitempty"`
+	// Compression compresses the bucket's stream (S2).
+	Compression bool `json:"compression,omitempty"`
+	// AllowMsgTTL sets the stream's AllowMsgTTL (a time to live per
+	// message).
+	AllowMsgTTL bool `json:"allow_msg_ttl,omitempty"`
+	// LimitMarkerTTL, when not 0, makes the server leave a purge marker,
+	// kept this long, when a key's value expires (the stream's
+	// SubjectDeleteMarkerTTL; AllowMsgTTL is then set too).
+	LimitMarkerTTL time.Duration `json:"limit_marker_ttl,omitempty"`
+	// Metadata are user key/value pairs stored with the bucket's stream.
+	Metadata map[string]string `json:"metadata,omitempty"`
 
 	// Extra holds further fields by their JSON names (placement,
 	// republish, ...), added unless a field above set the name.
@@ -192,16 +208,19 @@ func (kv *KeyValue) Update(ctx context.Context, key string, value []byte, last u
 // KeyValueOp is what a revision of a key records.
 type KeyValueOp int32
 
+// The operations of KeyValueEntry.Operation.
 const (
-	KeyValuePut    KeyValueOp = C.NATSIO_KV_PUT
-	KeyValueDelete KeyValueOp = C.NATSIO_KV_DEL   // a delete marker
-	KeyValuePurge  KeyValueOp = C.NATSIO_KV_PURGE // a purge marker
+	KeyValuePut    KeyValueOp = C.NATSIO_KV_PUT   // a value (Put, Create, Update)
+	KeyValueDelete KeyValueOp = C.NATSIO_KV_DEL   // a delete marker (Delete)
+	KeyValuePurge  KeyValueOp = C.NATSIO_KV_PURGE // a purge marker (Purge, or the server's when a value expires)
 )
 
 // kvInitialDone is the watch marker's operation: not a revision (the
 // Go API gives it as a nil entry, as nats.go does).
 const kvInitialDone = C.NATSIO_KV_INITIAL_DONE
 
+// String is the operation's name as nats.go gives it ("KeyValuePutOp",
+// "KeyValueDeleteOp", "KeyValuePurgeOp"), or "unknown".
 func (op KeyValueOp) String() string {
 	switch op {
 	case KeyValuePut:
@@ -217,13 +236,13 @@ func (op KeyValueOp) String() string {
 // KeyValueEntry is one revision of a key; every field is a copy in Go
 // memory.
 type KeyValueEntry struct {
-	Bucket    string
-	Key       string
-	Value     []byte
-	Revision  uint64
-	Operation KeyValueOp
-	Created   time.Time
-	Delta     uint64 // how many newer revisions of the key exist (0 for Get)
+	Bucket    string     // the bucket's name
+	Key       string     // the key
+	Value     []byte     // the value; empty for delete and purge markers and with MetaOnly
+	Revision  uint64     // the revision: its sequence in the bucket's stream
+	Operation KeyValueOp // what the revision records: a value or a marker
+	Created   time.Time  // when the revision was stored
+	Delta     uint64     // how many newer revisions of the key exist (0 for Get)
 }
 
 func entryFrom(e *C.natsio_kv_entry) *KeyValueEntry {
@@ -362,7 +381,7 @@ func (kv *KeyValue) Purge(ctx context.Context, key string, opts ...KVDeleteOpt) 
 
 // KeyValueStatus is a bucket's state, from its backing stream.
 type KeyValueStatus struct {
-	Bucket  string
+	Bucket  string        // the bucket's name
 	Values  uint64        // stored revisions (markers included)
 	Bytes   uint64        // their size
 	History int64         // revisions kept per key

@@ -37,13 +37,13 @@ func (h Header) Del(name string) { delete(h, name) }
 
 // Msg is a message: one received (every field is a copy in Go memory, yours
 // to keep and modify) or one to publish with PublishMsg. A message pulled
-// from a JetStream consumer (Fetch, Next) can also be acknowledged: see Ack
-// and Metadata in consumer.go.
+// from a JetStream consumer (Fetch, Next) can also be acknowledged: see
+// Msg.Ack and Msg.Metadata.
 type Msg struct {
-	Subject string
-	Reply   string
+	Subject string // the subject it was published to
+	Reply   string // the reply subject, "" when none
 	Header  Header // nil when the message carried no header block
-	Data    []byte
+	Data    []byte // the payload
 
 	conn *Conn  // the connection that received it, for Respond
 	js   *jsAck // the library's handle of a pulled JetStream message, for acks

@@ -32,28 +32,28 @@ const defaultChunkSize = 128 * 1024
 // (the defaults apply: no TTL, no size limit, file storage, one replica).
 // The library refuses fields it does not know, so there is no Extra here.
 type ObjectStoreConfig struct {
-	Bucket      string            `json:"bucket"` // [A-Za-z0-9_-]+
-	Description string            `json:"description,omitempty"`
-	TTL         time.Duration     `json:"ttl,omitempty"`       // objects not updated for this long are removed
-	MaxBytes    int64             `json:"max_bytes,omitempty"` // 0: unlimited (-1)
-	Storage     StorageType       `json:"storage,omitempty"`
-	Replicas    int               `json:"replicas,omitempty"`
-	Placement   *Placement        `json:"placement,omitempty"`
+	Bucket      string            `json:"bucket"`                // [A-Za-z0-9_-]+
+	Description string            `json:"description,omitempty"` // free text
+	TTL         time.Duration     `json:"ttl,omitempty"`         // objects not updated for this long are removed
+	MaxBytes    int64             `json:"max_bytes,omitempty"`   // 0: unlimited (-1)
+	Storage     StorageType       `json:"storage,omitempty"`     // "": FileStorage
+	Replicas    int               `json:"replicas,omitempty"`    // servers of a cluster keeping a copy (0: one)
+	Placement   *Placement        `json:"placement,omitempty"`   // where the bucket's stream goes (nil: anywhere)
 	Compression bool              `json:"compression,omitempty"` // s2 compression of the stream
-	Metadata    map[string]string `json:"metadata,omitempty"`
+	Metadata    map[string]string `json:"metadata,omitempty"`    // user key/value pairs stored with the bucket's stream
 }
 
 // Placement places a bucket's stream on a cluster and/or servers with tags.
 type Placement struct {
-	Cluster string   `json:"cluster,omitempty"`
-	Tags    []string `json:"tags,omitempty"`
+	Cluster string   `json:"cluster,omitempty"` // the cluster's name
+	Tags    []string `json:"tags,omitempty"`    // tags the servers must have
 }
 
 // ObjectLink is where a link points: object Name of Bucket, or the whole
 // Bucket when Name is "". Links are made with AddLink and AddBucketLink.
 type ObjectLink struct {
-	Bucket string
-	Name   string
+	Bucket string // the target's bucket
+	Name   string // the target object, "" for a link to the whole bucket
 }
 
 // ObjectMetaOptions are further properties of an object.
@@ -67,11 +67,11 @@ type ObjectMetaOptions struct {
 
 // ObjectMeta is what the writer of an object says about it.
 type ObjectMeta struct {
-	Name        string
-	Description string
-	Headers     Header
-	Metadata    map[string]string
-	Opts        *ObjectMetaOptions
+	Name        string             // the object's name: any non-empty text
+	Description string             // free text
+	Headers     Header             // headers stored with the object's info
+	Metadata    map[string]string  // user key/value pairs
+	Opts        *ObjectMetaOptions // nil when none
 }
 
 // ObjectInfo describes a stored object (ADR-20's ObjectInfo, as nats.go
@@ -79,14 +79,14 @@ type ObjectMeta struct {
 // library's copy of it, which AddLink uses: changing the Go fields does
 // not change what a link made from it points at.
 type ObjectInfo struct {
-	ObjectMeta
-	Bucket  string
-	NUID    string
-	Size    uint64
-	ModTime time.Time
-	Chunks  uint32
-	Digest  string // "SHA-256=<base64url>", "" when none
-	Deleted bool
+	ObjectMeta           // what its writer said about it
+	Bucket     string    // the bucket holding it
+	NUID       string    // the unique id of this version (its chunks' subject ends with it)
+	Size       uint64    // the content's size in bytes
+	ModTime    time.Time // when this info was stored
+	Chunks     uint32    // how many chunks hold the content
+	Digest     string    // "SHA-256=<base64url>", "" when none
+	Deleted    bool      // the object was deleted: this is its tombstone
 
 	h *objInfoHandle
 }
@@ -316,15 +316,15 @@ func (js *JetStream) ObjectStores(ctx context.Context) ([]*ObjectStoreStatus, er
 
 // ObjectStoreStatus is a bucket's state.
 type ObjectStoreStatus struct {
-	Bucket      string
-	Description string
-	TTL         time.Duration // 0: none
-	Storage     StorageType
-	Replicas    int
-	Size        uint64 // bytes stored: chunks and descriptions
-	Sealed      bool
-	Compressed  bool
-	Metadata    map[string]string
+	Bucket      string            // the bucket's name
+	Description string            // its configured description
+	TTL         time.Duration     // 0: none
+	Storage     StorageType       // where its stream keeps the objects
+	Replicas    int               // servers of a cluster keeping a copy
+	Size        uint64            // bytes stored: chunks and descriptions
+	Sealed      bool              // read only (Seal)
+	Compressed  bool              // its stream is compressed
+	Metadata    map[string]string // the user key/value pairs of its stream
 	// Info is the backing stream's StreamInfo.
 	Info *StreamInfo
 }

@@ -150,7 +150,7 @@ func Token(token string) Option {
 
 // ErrorHandler receives asynchronous errors: slow consumers, server errors
 // that keep the connection, a lost connection, a drain timeout, and panics
-// of message handlers. The error is an *AsyncError; match its cause with
+// of message and lifecycle handlers. The error is an *AsyncError; match its cause with
 // errors.Is (ErrSlowConsumer, ErrHandlerPanic, ...). It runs on a library
 // thread, one call at a time.
 func ErrorHandler(handler func(err error)) Option {

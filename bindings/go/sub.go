@@ -140,7 +140,7 @@ type SubStats struct {
 	Delivered    uint64 // messages handed to the application
 	Dropped      uint64 // messages dropped by the pending-limit policy
 	PendingMsgs  uint64 // queued, not yet delivered
-	PendingBytes uint64
+	PendingBytes uint64 // their size: header and payload bytes
 }
 
 // Stats reads the live counters.

@@ -241,7 +241,9 @@ func natsioGoSign(userData unsafe.Pointer, nonce *C.uint8_t, nonceLen C.size_t, 
 // TLSFiles names PEM files for Secure. An empty CA means the system's trust
 // roots; Cert and Key (both or neither) are the client's, for mutual TLS.
 type TLSFiles struct {
-	CA, Cert, Key string
+	CA   string // file of the CA certificates servers are verified with
+	Cert string // file of the client's certificate (chain)
+	Key  string // file of the client certificate's private key
 }
 
 // Secure requires TLS for every server, verifying certificates (there is
@@ -449,7 +451,8 @@ func registerEvents(copts *C.natsio_options, handlers *eventHandlers, errs *erro
 
 // ForceReconnect drops the current connection and reconnects (to another
 // server of the pool when there is one); subscriptions are restored. It
-// returns at once.
+// returns at once. Errors: ErrConnectionClosed, ErrIllegalState (not
+// connected right now).
 func (nc *Conn) ForceReconnect() error {
 	lockThread()
 	err := statusError(C.natsio_client_force_reconnect(nc.ptr))
