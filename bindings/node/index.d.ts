@@ -5,6 +5,7 @@
 import { EventEmitter } from 'node:events';
 import { Readable, Writable } from 'node:stream';
 
+/** A payload to send: a string (sent as UTF-8), bytes (Buffer, Uint8Array, ArrayBuffer or another ArrayBufferView), or null/undefined for none. Anything else throws TypeError. */
 export type Payload = string | Uint8Array | ArrayBuffer | ArrayBufferView | null | undefined;
 
 /** Headers to send: a Map, a plain object, or [name, value] pairs; values may repeat. */
@@ -13,17 +14,26 @@ export type HeadersInit =
   | Record<string, string | string[]>
   | Array<[string, string | string[]]>;
 
+/**
+ * What a subscription does when a pending limit is exceeded: 'dropNew' (0,
+ * the default) discards the arriving message; 'dropOld' (1) evicts the
+ * oldest queued ones; 'block' (2) pauses reading the whole connection until
+ * the subscription catches up (nothing is lost); 'error' (3) ends the
+ * subscription with SlowConsumerError, discarding its backlog. An unknown
+ * name throws InvalidArgumentError.
+ */
 export type PendingPolicy = 'dropNew' | 'dropOld' | 'block' | 'error' | 0 | 1 | 2 | 3;
 
 /** Log levels of ConnectOptions.logLevel, least to most verbose. */
 export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 
+/** Options of connect(); durations in ms. An invalid value rejects connect() (mostly with ConfigError). */
 export interface ConnectOptions {
-  /** One URL, a comma-separated list, or an array (tried in order). Default nats://127.0.0.1:4222. */
+  /** One URL, a comma-separated list, or an array; tried in random order unless noRandomize. Default nats://127.0.0.1:4222. */
   servers?: string | string[];
   /** Connection name shown by the server's monitoring. */
   name?: string;
-  /** Timeout of each connection attempt, ms. */
+  /** Timeout of each connection attempt, ms (default 5000). */
   timeout?: number;
   /** Do not receive this connection's own publishes. */
   noEcho?: boolean;
@@ -31,21 +41,29 @@ export interface ConnectOptions {
   inboxPrefix?: string;
   /** Default pending limits of new subscriptions (0 or less: unlimited). */
   pendingLimits?: { msgs?: number; bytes?: number };
+  /** Default pending message limit of new subscriptions (default 65536; 0 or less: unlimited). pendingLimits, when given, replaces it. */
   pendingMsgsLimit?: number;
+  /** Default pending byte limit of new subscriptions (default 64 MiB; 0 or less: unlimited). pendingLimits, when given, replaces it. */
   pendingBytesLimit?: number;
-  /** Default bound of drain(), ms. */
+  /** Default bound of drain(), ms (default 30000). */
   drainTimeout?: number;
-  /** Default bound of flush() and of a full write buffer, ms. */
+  /** How long publish() blocks the JS thread waiting for room in a full write buffer before TimeoutError, ms (default 10000). flush() has no bound of its own. */
   flushTimeout?: number;
-  /** Default request timeout, ms. */
+  /** Default request timeout, ms (default 5000). */
   requestTimeout?: number;
+  /** How often the client PINGs the server, ms (default 120000). */
   pingInterval?: number;
+  /** PINGs left unanswered before the connection is stale and dropped (default 2). */
   maxPingsOut?: number;
-  /** Write buffer bound in bytes. */
+  /** Write buffer bound in bytes (default 2 MiB); see flushTimeout. */
   maxPendingSize?: number;
+  /** Longest control line accepted from the server, bytes (default 4096, at least 64). */
   maxControlLine?: number;
+  /** User name, with pass (credentials in the URL take precedence). */
   user?: string;
+  /** Password of user. */
   pass?: string;
+  /** Authentication token. */
   token?: string;
 
   /** Reconnect after losing the connection (default true). */
@@ -54,9 +72,11 @@ export interface ConnectOptions {
   maxReconnectAttempts?: number;
   /** Wait between attempts to one server, ms, doubling up to reconnectTimeWaitMax (defaults 2000, 8000). */
   reconnectTimeWait?: number;
+  /** Upper bound of the doubling reconnect wait, ms (default 8000, or reconnectTimeWait if larger). */
   reconnectTimeWaitMax?: number;
   /** Random extra wait per attempt, ms, for plain and TLS connections (defaults 100, 1000). */
   reconnectJitter?: number;
+  /** Random extra wait per attempt on TLS connections, ms (default 1000). */
   reconnectJitterTls?: number;
   /** Bytes of publishes kept while disconnected (default 8 MiB; -1: none, publish throws ReconnectBufExceededError). */
   reconnectBufSize?: number;
@@ -95,11 +115,13 @@ export interface ConnectOptions {
   tls?: boolean | TlsOptions;
 }
 
+/** ConnectOptions.tls: PEM files and TLS behaviour. */
 export interface TlsOptions {
   /** PEM CA bundle to verify servers against (default: the system's roots). */
   caFile?: string;
   /** Client certificate and key (PEM, both or neither) for mutual TLS. */
   certFile?: string;
+  /** The private key of certFile (PEM). */
   keyFile?: string;
   /** Verify the server certificate against this name instead of the URL's host. */
   hostname?: string;
@@ -107,11 +129,15 @@ export interface TlsOptions {
   handshakeFirst?: boolean;
 }
 
+/** Options of Connection.publish. */
 export interface PublishOptions {
+  /** Reply subject sent with the message (e.g. from newInbox()). */
   reply?: string;
+  /** Headers sent with the message. */
   headers?: HeadersInit;
 }
 
+/** Options of Connection.subscribe. */
 export interface SubscribeOptions {
   /** Queue group to join. */
   queue?: string;
@@ -125,12 +151,15 @@ export interface SubscribeOptions {
   policy?: PendingPolicy;
 }
 
+/** Options of Connection.request. */
 export interface RequestOptions {
   /** ms; 0 or absent: the connection's request timeout. */
   timeout?: number;
+  /** Headers sent with the request. */
   headers?: HeadersInit;
 }
 
+/** Options of Connection.requestMany; `timeout` is the overall deadline. The replies end at the first limit reached, or at once when nobody is subscribed. */
 export interface RequestManyOptions extends RequestOptions {
   /** Stop after this many replies. */
   maxMessages?: number;
@@ -138,14 +167,22 @@ export interface RequestManyOptions extends RequestOptions {
   stall?: number;
 }
 
+/** The state of a connection (Connection.status). */
 export type ConnectionStatus = 'DISCONNECTED' | 'CONNECTING' | 'CONNECTED' | 'RECONNECTING' | 'DRAINING' | 'CLOSED';
 
+/** Traffic counters of a connection (Connection.stats). */
 export interface ConnectionStats {
+  /** Messages received (delivered to subscriptions or replies). */
   inMsgs: number;
+  /** Messages published. */
   outMsgs: number;
+  /** Payload bytes received. */
   inBytes: number;
+  /** Payload bytes published. */
   outBytes: number;
+  /** Successful reconnects since connect. */
   reconnects: number;
+  /** Asynchronous errors reported (slow consumers, server -ERR, ...). */
   errors: number;
 }
 
@@ -157,6 +194,7 @@ export interface SubscriptionStats {
   dropped: number;
   /** Items buffered in the library, not yet handed over. */
   pendingMsgs: number;
+  /** Bytes buffered in the library, not yet handed over. */
   pendingBytes: number;
   /** Times a pulling iterator (consume, watch) found its buffer full and paused pulling. */
   stalls: number;
@@ -164,65 +202,139 @@ export interface SubscriptionStats {
 
 /** Message headers: name -> values, names case-sensitive, wire order kept. */
 export class MsgHeaders extends Map<string, string[]> {
+  /** The first value of `name`, or undefined. */
   first(name: string): string | undefined;
+  /** Appends `value` to the values of `name`. */
   append(name: string, value: string): this;
 }
 
+/** A message received by a subscription, or a request's reply. */
 export class Msg {
+  /** The subject it was published to. */
   readonly subject: string;
+  /** Its reply subject, if any. */
   readonly reply: string | undefined;
+  /** The payload (at runtime a Buffer; a subscription's messages are slices of one buffer per delivery batch). */
   readonly data: Uint8Array;
+  /** Its headers, parsed on first access; undefined without any. */
   readonly headers: MsgHeaders | undefined;
   /** Inline status of the header block (e.g. 503), or 0. */
   readonly status: number;
+  /** The payload decoded as UTF-8. */
   string(): string;
+  /** The payload parsed as JSON (throws SyntaxError if it is not). */
   json<T = unknown>(): T;
   /** Publishes to the reply subject; throws NoReplySubjectError without one. */
   respond(data?: Payload, opts?: { headers?: HeadersInit }): void;
 }
 
+/** The messages of a subscription or of requestMany, as an async iterator (`for await`). */
 declare class MessageStream implements AsyncIterableIterator<Msg> {
   /** Resolves once closed: undefined, or the error that ended it. */
   readonly closed: Promise<NatsError | undefined>;
+  /**
+   * The next message; done once the stream has ended (unsubscribed,
+   * drained, its unsubscribeAfter count reached, requestMany finished, the
+   * connection closed); rejects once with the error that ended it (e.g.
+   * SlowConsumerError under the 'error' policy). Rejects with
+   * IllegalStateError on a callback subscription.
+   */
   next(): Promise<IteratorResult<Msg, undefined>>;
+  /** Stops at once (a subscription unsubscribes); queued messages are dropped. `break` in `for await` calls it. */
   return(): Promise<IteratorResult<Msg, undefined>>;
+  /** The stream is its own iterator. */
   [Symbol.asyncIterator](): this;
 }
 
+/**
+ * A subscription (nc.subscribe): an async iterator of Msg, or, with a
+ * callback, calls to it. It ends when unsubscribed, drained, after its
+ * unsubscribeAfter count, or when the connection closes.
+ */
 export class Subscription extends MessageStream {
+  /** The subject subscribed to (wildcards included). */
   readonly subject: string;
+  /** The queue group, if any. */
   readonly queue: string | undefined;
+  /** The server-side subscription id. */
   readonly sid: number;
+  /** True once the subscription has ended. */
   readonly isClosed: boolean;
   /** Stops at once; no callback runs after it returns. Idempotent. */
   unsubscribe(): void;
+  /** Ends after `max` messages in total, counting those already received; throws InvalidArgumentError unless `max` is positive, SubscriptionClosedError once ended. */
   unsubscribeAfter(max: number): void;
+  /** Stops new deliveries, lets the backlog be delivered, then ends; resolves once it has. No time limit of its own: an iterator must go on being read. */
   drain(): Promise<void>;
+  /** Counters of the subscription's buffer. */
   stats(): SubscriptionStats;
 }
 
+/** The replies of nc.requestMany(), as they arrive (see RequestManyOptions for when they end). */
 export type Replies = MessageStream;
 
+/** An asynchronous error of a Connection's 'error' event. */
 export interface AsyncError extends NatsError {
+  /** The id of the subscription it concerns, or 0. */
   sid: number;
+  /** The subject of the subscription it concerns, if any. */
   subject: string | undefined;
 }
 
+/**
+ * A connection (from connect()). Events, in order: 'connect', 'disconnect',
+ * 'reconnect', 'ldm', 'servers', 'error', and 'close' last. An open
+ * connection keeps the process running; close() or drain() ends it.
+ */
 export class Connection extends EventEmitter {
+  /** The connection's state now. */
   readonly status: ConnectionStatus;
+  /** True once closed for good. */
   readonly isClosed: boolean;
+  /** The largest payload (headers included) the server accepts, bytes. */
   readonly maxPayload: number;
   /** The server's latest INFO. */
   readonly info: Record<string, unknown> & { server_id: string; max_payload: number };
+  /** URL of the server connected to (the last one while reconnecting); throws ConnectionClosedError once closed. */
   readonly connectedUrl: string;
+  /** A new unique subject under the inbox prefix, to receive replies on. */
   newInbox(): string;
+  /**
+   * Publishes `data` to `subject`; returns once it is buffered, without
+   * waiting for the server. Throws BadSubjectError, MaxPayloadExceededError,
+   * BadHeadersError, ConnectionClosedError, ReconnectBufExceededError
+   * (while disconnected), TimeoutError (write buffer full for flushTimeout),
+   * TypeError for data or headers of another type.
+   */
   publish(subject: string, data?: Payload, opts?: PublishOptions): void;
+  /**
+   * Subscribes to `subject` (wildcards allowed), at once: no message
+   * published after this returns is missed (flush() to be sure the server
+   * has it). Throws BadSubjectError, BadQueueNameError,
+   * InvalidArgumentError (policy), ConnectionClosedError.
+   */
   subscribe(subject: string, opts?: SubscribeOptions): Subscription;
+  /** Sends a request and resolves with the first reply. Rejects with NoRespondersError (at once when nobody is subscribed) or TimeoutError. */
   request(subject: string, data?: Payload, opts?: RequestOptions): Promise<Msg>;
+  /** Sends one request and iterates over its replies; throws as publish does. */
   requestMany(subject: string, data?: Payload, opts?: RequestManyOptions): Replies;
+  /** Resolves once the server has processed everything sent before (a PING/PONG round trip); no time limit of its own, rejects with ConnectionClosedError if the connection closes first. */
   flush(): Promise<void>;
+  /**
+   * Drains every subscription (their backlogs are delivered), flushes, then
+   * closes; resolves once closed. Bounded by `timeout` ms (default
+   * ConnectOptions.drainTimeout): past it the connection closes anyway and
+   * this rejects with DrainTimeoutError. IllegalStateError if already
+   * draining.
+   */
   drain(timeout?: number): Promise<void>;
+  /**
+   * Closes: buffered publishes are sent (best effort), pending requests
+   * and flushes reject with ConnectionClosedError, iterators end, 'close'
+   * is emitted. Resolves once closed; a second call returns the same promise.
+   */
   close(): Promise<void>;
+  /** Traffic counters. */
   stats(): ConnectionStats;
   /** The server pool: configured and discovered URLs. */
   readonly servers: string[];
@@ -243,6 +355,11 @@ export class Connection extends EventEmitter {
   on(event: string | symbol, listener: (...args: any[]) => void): this;
 }
 
+/**
+ * Connects; resolves once the server accepted the connection. Rejects with
+ * NoServersAvailableError, TimeoutError, AuthorizationViolationError,
+ * ConfigError (invalid options), TypeError (logLevel, logger).
+ */
 export function connect(opts?: ConnectOptions): Promise<Connection>;
 
 // ---------------------------------------------------------------------------
@@ -251,6 +368,7 @@ export function connect(opts?: ConnectOptions): Promise<Connection>;
 // the JS thread or the libuv threadpool); errors (argument TypeErrors
 // included) reject the promise.
 
+/** Options of nc.jetstream(). */
 export interface JetStreamOptions {
   /** JetStream domain (API prefix $JS.<domain>.API). */
   domain?: string;
@@ -266,9 +384,11 @@ export interface JetStreamOptions {
   publishAsyncTimeout?: number;
 }
 
+/** Options of js.publish and js.publishAsync. */
 export interface JetStreamPublishOptions {
   /** Nats-Msg-Id: a second message with this id within the duplicate window is dropped (ack.duplicate). */
   msgID?: string;
+  /** Conditions the stream checks before storing; a failed one rejects (WrongLastSequenceError for the sequences, JetStreamApiError for stream and lastMsgID). */
   expect?: {
     /** Fail unless the message lands in this stream. */
     stream?: string;
@@ -282,76 +402,114 @@ export interface JetStreamPublishOptions {
   };
   /** Per-message TTL (the stream needs allow_msg_ttl): whole seconds, 'never', or '90s', '5m', '1h30m'. */
   ttl?: number | string;
+  /** Headers sent with the message. */
   headers?: HeadersInit;
   /** How long to wait for the ack, ms (default: the context's). */
   timeout?: number;
 }
 
+/** The stream's acknowledgement of a JetStream publish. */
 export interface PubAck {
+  /** The stream that stored the message. */
   stream: string;
+  /** Its sequence in the stream (for a duplicate, the original's). */
   seq: number;
+  /** True if the stream had stored a message with this msgID already: nothing new was stored. */
   duplicate: boolean;
+  /** The stream's JetStream domain, when it has one. */
   domain?: string;
 }
 
 /** StreamConfig / KeyValueConfig / infos: the server's JSON, field names as the server spells them. */
 export type JsonObject = Record<string, any>;
 
+/** A message read back from a stream (js.streams.getMessage). */
 export class StoredMsg {
+  /** The subject it was stored under. */
   readonly subject: string;
+  /** Its sequence in the stream. */
   readonly seq: number;
   /** When the stream stored it. */
   readonly time: Date;
+  /** The payload. */
   readonly data: Buffer;
+  /** Its headers, parsed on first access; undefined without any. */
   readonly headers: MsgHeaders | undefined;
+  /** The payload decoded as UTF-8. */
   string(): string;
+  /** The payload parsed as JSON (throws SyntaxError if it is not). */
   json<T = unknown>(): T;
 }
 
+/** js.streams: stream management (StreamNotFoundError for a stream that does not exist). */
 export interface Streams {
   /** Creates a stream (durations: ns or strings like "1h"); resolves with its StreamInfo. */
   add(cfg: JsonObject): Promise<JsonObject>;
+  /** Changes a stream's configuration; resolves with its StreamInfo. */
   update(cfg: JsonObject): Promise<JsonObject>;
+  /** Creates the stream, or changes it if it exists; resolves with its StreamInfo. */
   createOrUpdate(cfg: JsonObject): Promise<JsonObject>;
+  /** The stream's StreamInfo (config, state, created, cluster). */
   info(name: string): Promise<JsonObject>;
+  /** Deletes the stream and all its messages; resolves true. */
   delete(name: string): Promise<true>;
+  /** Removes every message, or per `opts`: those on subject `filter`, those below sequence `seq`, or all but the newest `keep` (seq and keep exclude each other). Resolves with how many were removed. */
   purge(name: string, opts?: { filter?: string; seq?: number; keep?: number }): Promise<{ success: true; purged: number }>;
   /** Names of all streams, or of those holding `subject`. */
   names(subject?: string): Promise<string[]>;
+  /** One message: by sequence (a number or {seq}), or the last one on a subject ({lastBySubject}); MessageNotFoundError if there is none. */
   getMessage(stream: string, query: number | { seq: number | bigint } | { lastBySubject: string }): Promise<StoredMsg>;
   /** `erase` (default true) also overwrites the bytes on disk. */
   deleteMessage(stream: string, seq: number | bigint, erase?: boolean): Promise<true>;
 }
 
+/** What a KvEntry records: a value ('PUT'), a delete marker ('DEL') or a purge marker ('PURGE'). */
 export type KvOperation = 'PUT' | 'DEL' | 'PURGE';
 
+/** One revision of a key (kv.get, kv.history, a watch). */
 export class KvEntry {
+  /** The bucket's name. */
   readonly bucket: string;
+  /** The key. */
   readonly key: string;
+  /** The value (empty for delete and purge markers, and in a metaOnly watch). */
   readonly value: Buffer;
+  /** The revision: its sequence in the bucket's stream. */
   readonly revision: number;
+  /** What the revision records. */
   readonly operation: KvOperation;
+  /** When the revision was stored (millisecond precision). */
   readonly created: Date;
   /** Newer revisions of the key (0 for get). */
   readonly delta: number;
+  /** The value decoded as UTF-8. */
   string(): string;
+  /** The value parsed as JSON (throws SyntaxError if it is not). */
   json<T = unknown>(): T;
 }
 
+/** A Key-Value bucket's status (kv.status()). */
 export interface KvStatus {
+  /** The bucket's name. */
   bucket: string;
+  /** Messages in the bucket's stream: every revision kept, markers included. */
   values: number;
+  /** Revisions kept per key. */
   history: number;
   /** ms; 0: none. */
   ttl: number;
+  /** Bytes in the bucket's stream. */
   bytes: number;
+  /** 'file' or 'memory'. */
   storage: string;
   /** The backing stream's StreamInfo. */
   streamInfo: JsonObject;
 }
 
+/** A value to store: a string (UTF-8) or bytes; null and undefined reject with TypeError. */
 export type KvValue = string | Uint8Array | ArrayBuffer | ArrayBufferView;
 
+/** Options of kv.watch(). */
 export interface KvWatchOptions {
   /** A key pattern ('a.*', 'a.>', '*.b'), or several; default every key. InvalidKeyError for a bad one. */
   key?: string | string[];
@@ -374,6 +532,7 @@ export interface KvWatchOptions {
  * consumer is lost.
  */
 export class KvWatcher implements AsyncIterableIterator<KvEntry> {
+  /** The bucket watched. */
   readonly bucket: string;
   /**
    * Resolves true once the iteration has gone past the initial values (every
@@ -384,19 +543,25 @@ export class KvWatcher implements AsyncIterableIterator<KvEntry> {
   readonly initialized: Promise<boolean>;
   /** Resolves once the watch is over and its library handle freed: undefined, or the error that ended it. */
   readonly closed: Promise<NatsError | undefined>;
+  /** True once the watch has ended. */
   readonly isClosed: boolean;
   /** Ends the iteration at once (a pending next() resolves done) and deletes the server-side consumer. Idempotent. */
   stop(): void;
   /** Counters of the library's buffer. */
   stats(): SubscriptionStats;
+  /** The next entry; done after stop() or nc.close(); rejects once with the error that ended the watch. */
   next(): Promise<IteratorResult<KvEntry, undefined>>;
   /** Breaking out of `for await` stops. */
   return(): Promise<IteratorResult<KvEntry, undefined>>;
+  /** The watcher is its own iterator. */
   [Symbol.asyncIterator](): this;
 }
 
+/** A bound Key-Value bucket (js.kv.create, bind, ...). Keys: [-/_=.A-Za-z0-9]+ without empty tokens (else InvalidKeyError). */
 export class KV {
+  /** The bucket's name. */
   readonly bucket: string;
+  /** True after close(). */
   readonly isClosed: boolean;
   /** Resolves with the new revision. */
   put(key: string, value: KvValue): Promise<number>;
@@ -406,9 +571,13 @@ export class KV {
   update(key: string, value: KvValue, last: number | bigint): Promise<number>;
   /** KeyNotFoundError, or KeyDeletedError when the latest revision is a delete/purge marker. */
   get(key: string, opts?: { revision?: number | bigint }): Promise<KvEntry>;
+  /** Revision `revision` of `key`; KeyNotFoundError if it belongs to another key or is gone. */
   getRevision(key: string, revision: number | bigint): Promise<KvEntry>;
+  /** Writes a delete marker (the history stays); with `last`, only if the key's latest revision is `last` (else WrongLastSequenceError). */
   delete(key: string, opts?: { last?: number | bigint }): Promise<void>;
+  /** Writes a purge marker that replaces every earlier revision of `key`; `last` as for delete. */
   purge(key: string, opts?: { last?: number | bigint }): Promise<void>;
+  /** The bucket's status. */
   status(): Promise<KvStatus>;
   /** The keys holding a value now (deleted and purged keys left out). */
   keys(): Promise<string[]>;
@@ -420,16 +589,20 @@ export class KV {
   close(): void;
 }
 
+/** js.kv: Key-Value bucket management. */
 export interface KvManager {
   /** A KeyValueConfig ({bucket, history, ttl, storage, ...}), or (bucket, config). An identical bucket is bound. */
   create(cfg: JsonObject): Promise<KV>;
   create(bucket: string, cfg?: JsonObject): Promise<KV>;
+  /** Changes a bucket's configuration; BucketNotFoundError if it does not exist. */
   update(cfg: JsonObject): Promise<KV>;
   update(bucket: string, cfg?: JsonObject): Promise<KV>;
+  /** Creates the bucket, or changes it if it exists. */
   createOrUpdate(cfg: JsonObject): Promise<KV>;
   createOrUpdate(bucket: string, cfg?: JsonObject): Promise<KV>;
   /** BucketNotFoundError if it does not exist. */
   bind(bucket: string): Promise<KV>;
+  /** Deletes the bucket with all its keys and history; resolves true. */
   delete(bucket: string): Promise<true>;
 }
 
@@ -440,16 +613,23 @@ export interface KvManager {
 export interface ObjectMeta {
   /** put: the object's name; updateMeta: the new name (a rename). */
   name?: string;
+  /** The object's description. */
   description?: string;
+  /** Headers stored with the object. */
   headers?: HeadersInit;
+  /** String metadata stored with the object. */
   metadata?: Record<string, string>;
   /** put only: bytes per chunk (default 131072). Same as chunk_size or options.max_chunk_size. */
   chunkSize?: number;
+  /** Same as chunkSize. */
   chunk_size?: number;
+  /** nats.js's form of chunkSize. */
   options?: { max_chunk_size?: number };
 }
 
+/** Where a link points (ObjectInfo.options.link). */
 export interface ObjectLink {
+  /** The target's bucket. */
   bucket: string;
   /** Absent for a link to a whole bucket. */
   name?: string;
@@ -457,42 +637,65 @@ export interface ObjectLink {
 
 /** What an object is; infos compare and print as plain data. */
 export class ObjectInfo {
+  /** The object's name. */
   readonly name: string;
+  /** Its description, if any. */
   readonly description: string | undefined;
+  /** The bucket holding it. */
   readonly bucket: string;
   /** The id of the chunks' subject. */
   readonly nuid: string;
+  /** Bytes (0 for links and deleted objects). */
   readonly size: number;
+  /** How many chunks hold it. */
   readonly chunks: number;
   /** 'SHA-256=<base64url>'; '' when none (a link). */
   readonly digest: string;
+  /** True for the tombstone of a deleted object. */
   readonly deleted: boolean;
+  /** When its info was stored (the server's time; millisecond precision). */
   readonly mtime: Date;
   /** ns since the Unix epoch. */
   readonly mtimeNanos: bigint;
+  /** Its headers; undefined without any. */
   readonly headers: MsgHeaders | undefined;
+  /** Its string metadata ({} without any). */
   readonly metadata: Record<string, string>;
+  /** `link`: where a link points; `max_chunk_size`: the chunk size the writer recorded. */
   readonly options: { link?: ObjectLink; max_chunk_size?: number };
+  /** True for a link (options.link is set). */
   readonly isLink: boolean;
+  /** Same as deleted. */
   readonly isDeleted: boolean;
 }
 
+/** An object store bucket's status (store.status(), seal(), objectStoreStatuses()). */
 export interface ObjectStoreStatus {
+  /** The bucket's name. */
   bucket: string;
+  /** Its description, if any. */
   description: string | undefined;
   /** ms; 0: objects never expire. */
   ttl: number;
+  /** 'file' or 'memory'. */
   storage: string;
+  /** How many replicas the bucket has. */
   replicas: number;
   /** Bytes stored. */
   size: number;
+  /** True once sealed: readable, no longer changeable. */
   sealed: boolean;
+  /** True if the backing stream compresses (s2). */
   compression: boolean;
+  /** The bucket's string metadata ({} without any). */
   metadata: Record<string, string>;
+  /** Always 'JetStream'. */
   backingStore: 'JetStream';
+  /** The backing stream's StreamInfo. */
   streamInfo: JsonObject;
 }
 
+/** What store.put() stores: bytes, nothing (null or undefined: an empty object), or a Readable, web ReadableStream or (async) iterable of bytes or strings, streamed. */
 export type ObjectData =
   | KvValue
   | null
@@ -503,15 +706,19 @@ export type ObjectData =
 
 /** An object's bytes (store.get): ends once size, chunk count and digest were verified, else fails (DigestMismatchError, ...). */
 export class ObjectReadStream extends Readable {
+  /** The info of the object read (a link's target). */
   readonly info: ObjectInfo;
 }
 
 /** Stores one object (store.createWriteStream): end() finishes it (`info` is set before 'finish'); destroy() or an error aborts it, an earlier object of the name stays. */
 export class ObjectWriteStream extends Writable {
+  /** The object's name. */
   readonly name: string;
+  /** The stored object's info once finished; undefined until then. */
   readonly info: ObjectInfo | undefined;
 }
 
+/** Options of store.watch(). */
 export interface ObjectWatchOptions {
   /** Leave deleted objects out. */
   ignoreDeletes?: boolean;
@@ -523,48 +730,67 @@ export interface ObjectWatchOptions {
 
 /** A running watch (store.watch): the latest info of every object, then every change. */
 export class ObjectWatcher implements AsyncIterableIterator<ObjectInfo> {
+  /** The bucket watched. */
   readonly bucket: string;
   /** Resolves true once the iteration has gone past the initial infos, false if the watch ended first. Never rejects. */
   readonly initialized: Promise<boolean>;
+  /** Resolves once the watch is over and its library handle freed: undefined, or the error that ended it. */
   readonly closed: Promise<NatsError | undefined>;
+  /** True once the watch has ended. */
   readonly isClosed: boolean;
   /** Ends the iteration at once. Idempotent. */
   stop(): void;
+  /** Counters of the library's buffer. */
   stats(): SubscriptionStats;
+  /** The next info; done after stop() or nc.close(); rejects once with the error that ended the watch. */
   next(): Promise<IteratorResult<ObjectInfo, undefined>>;
+  /** Breaking out of `for await` stops. */
   return(): Promise<IteratorResult<ObjectInfo, undefined>>;
+  /** The watcher is its own iterator. */
   [Symbol.asyncIterator](): this;
 }
 
+/** Options of store.get(), getBytes() and info(). */
 export interface ObjectGetOptions {
   /** Also a deleted object (else ObjectDeletedError). */
   showDeleted?: boolean;
 }
 
+/** A bound object store bucket (js.objectStores.createObjectStore, objectStore, ...). */
 export class ObjectStore {
+  /** The bucket's name. */
   readonly bucket: string;
+  /** True after close(). */
   readonly isClosed: boolean;
   /** Stores bytes, or streams a Readable / (async) iterable through the library's writer; replaces an object of that name once complete. */
   put(meta: string | ObjectMeta, data: ObjectData): Promise<ObjectInfo>;
+  /** Stores `data` (null or undefined: an empty object) as one object; resolves with its info. */
   putBytes(meta: string | ObjectMeta, data: KvValue | null | undefined): Promise<ObjectInfo>;
+  /** Stores `text` as UTF-8; resolves with the object's info. */
   putString(meta: string | ObjectMeta, text: string): Promise<ObjectInfo>;
   /** Throws InvalidObjectNameError at once for an empty name. */
   createWriteStream(meta: string | ObjectMeta): ObjectWriteStream;
   /** Follows a link. ObjectNotFoundError, or ObjectDeletedError (a kind of it). */
   get(name: string, opts?: ObjectGetOptions): Promise<{ info: ObjectInfo; stream: ObjectReadStream }>;
+  /** The object's bytes as one Buffer, verified as get()'s stream is; errors as get(). */
   getBytes(name: string, opts?: ObjectGetOptions): Promise<Buffer>;
   /** The object's own info (a link is not followed). */
   info(name: string, opts?: ObjectGetOptions): Promise<ObjectInfo>;
-  /** A `name` renames (ObjectExistsError onto a live object). */
+  /** Replaces the description, headers and metadata with those of `meta` (absent ones are cleared); a `name` renames (ObjectExistsError onto a live object). */
   updateMeta(name: string, meta: ObjectMeta): Promise<void>;
+  /** Deletes the object: a tombstone replaces its info and its chunks are purged. ObjectNotFoundError if there is none. */
   delete(name: string): Promise<void>;
+  /** The latest info of every object; deleted ones too with includeDeleted (or showDeleted). */
   list(opts?: { includeDeleted?: boolean; showDeleted?: boolean }): Promise<ObjectInfo[]>;
+  /** Watches the bucket (see ObjectWatcher); changes are buffered from the moment this resolves. */
   watch(opts?: ObjectWatchOptions): Promise<ObjectWatcher>;
   /** ObjectLinkError for a deleted target or a link to a link; ObjectExistsError if a live object (not a link) has the name. */
   addLink(name: string, target: ObjectInfo | { bucket: string; name: string }): Promise<ObjectInfo>;
+  /** Stores a link named `name` to a whole bucket; reading it as an object fails with ObjectLinkError. */
   addBucketLink(name: string, bucket: string | ObjectStore): Promise<ObjectInfo>;
   /** Later changes reject with BucketSealedError. */
   seal(): Promise<ObjectStoreStatus>;
+  /** The bucket's status. */
   status(): Promise<ObjectStoreStatus>;
   /** Frees the handle (the bucket stays). Idempotent. */
   close(): void;
@@ -575,26 +801,37 @@ export interface ObjectStoreManager {
   /** An ObjectStoreConfig ({bucket, description, ttl, max_bytes, storage, replicas, placement, compression, metadata}), or (bucket, config). */
   createObjectStore(cfg: JsonObject): Promise<ObjectStore>;
   createObjectStore(bucket: string, cfg?: JsonObject): Promise<ObjectStore>;
+  /** Changes a bucket's configuration; BucketNotFoundError if it does not exist. */
   updateObjectStore(cfg: JsonObject): Promise<ObjectStore>;
   updateObjectStore(bucket: string, cfg?: JsonObject): Promise<ObjectStore>;
+  /** Creates the bucket, or changes it if it exists. */
   createOrUpdateObjectStore(cfg: JsonObject): Promise<ObjectStore>;
   createOrUpdateObjectStore(bucket: string, cfg?: JsonObject): Promise<ObjectStore>;
   /** BucketNotFoundError if it does not exist. */
   objectStore(bucket: string): Promise<ObjectStore>;
+  /** Deletes the bucket with every object in it; resolves true. */
   deleteObjectStore(bucket: string): Promise<true>;
+  /** The names of the account's object store buckets. */
   objectStoreNames(): Promise<string[]>;
+  /** The status of every object store bucket. */
   objectStoreStatuses(): Promise<ObjectStoreStatus[]>;
 }
 
 /** Delivery metadata of a JsMsg, parsed from its ack subject. */
 export class JsMsgInfo {
+  /** The stream's name. */
   readonly stream: string;
+  /** The consumer's name. */
   readonly consumer: string;
+  /** The JetStream domain, if any. */
   readonly domain: string | undefined;
   /** How many times the message was delivered (1 the first time). */
   readonly deliveryCount: number;
+  /** True if delivered before (deliveryCount > 1). */
   readonly redelivered: boolean;
+  /** The message's sequence in the stream. */
   readonly streamSequence: number;
+  /** Its delivery sequence for this consumer. */
   readonly consumerSequence: number;
   /** When the stream stored it (millisecond precision). */
   readonly timestamp: Date;
@@ -611,19 +848,27 @@ export class JsMsgInfo {
  * ackAck resolves when the server confirmed the ack.
  */
 export class JsMsg {
+  /** The subject it was stored under. */
   readonly subject: string;
   /** The ack subject. */
   readonly reply: string | undefined;
+  /** The payload. */
   readonly data: Buffer;
+  /** Its headers, parsed on first access; undefined without any. */
   readonly headers: MsgHeaders | undefined;
+  /** Delivery metadata, parsed on first access. */
   readonly info: JsMsgInfo;
   /** Same as info. */
   readonly metadata: JsMsgInfo;
   /** The stream sequence. */
   readonly seq: number;
+  /** True if delivered before. */
   readonly redelivered: boolean;
+  /** The payload decoded as UTF-8. */
   string(): string;
+  /** The payload parsed as JSON (throws SyntaxError if it is not). */
   json<T = unknown>(): T;
+  /** Acknowledges: done with the message. */
   ack(): void;
   /** Redeliver, after `delay` ms if given. */
   nak(delay?: number): void;
@@ -635,6 +880,7 @@ export class JsMsg {
   ackAck(timeout?: number | { timeout?: number }): Promise<true>;
 }
 
+/** Options of js.fetch(). */
 export interface FetchOptions {
   /** Messages at most (default 100). */
   maxMessages?: number;
@@ -648,6 +894,7 @@ export interface FetchOptions {
   heartbeat?: number;
 }
 
+/** Options of js.consume(). */
 export interface ConsumeOptions {
   /** Messages kept requested (and buffered) at most (default 500). */
   maxMessages?: number;
@@ -666,10 +913,13 @@ export interface ConsumeOptions {
  * reads, and pulls again at once after a reconnect.
  */
 export class ConsumerMessages implements AsyncIterableIterator<JsMsg> {
+  /** The stream consumed. */
   readonly stream: string;
+  /** The consumer's name. */
   readonly consumer: string;
   /** Resolves once the consumption is over and its library handle freed: undefined, or the error that ended it. */
   readonly closed: Promise<NatsError | undefined>;
+  /** True once the consumption has ended. */
   readonly isClosed: boolean;
   /**
    * Ends the iteration at once (a pending next() resolves done) and stops
@@ -679,36 +929,50 @@ export class ConsumerMessages implements AsyncIterableIterator<JsMsg> {
   stop(): void;
   /** Counters of the library's buffer. */
   stats(): SubscriptionStats;
+  /** The next message; done after stop() or nc.close(); rejects once with the error that ended the consumption. */
   next(): Promise<IteratorResult<JsMsg, undefined>>;
   /** Breaking out of `for await` stops. */
   return(): Promise<IteratorResult<JsMsg, undefined>>;
+  /** The consumption is its own iterator. */
   [Symbol.asyncIterator](): this;
 }
 
+/** js.consumers: pull consumer management (StreamNotFoundError for a stream that does not exist). */
 export interface Consumers {
   /** Creates a pull consumer from a ConsumerConfig (server field names); resolves with its ConsumerInfo. */
   add(stream: string, cfg: JsonObject): Promise<JsonObject>;
   /** ConsumerNotFoundError if it does not exist. */
   update(stream: string, cfg: JsonObject): Promise<JsonObject>;
+  /** Creates the consumer, or changes it if it exists; resolves with its ConsumerInfo. */
   createOrUpdate(stream: string, cfg: JsonObject): Promise<JsonObject>;
+  /** The consumer's ConsumerInfo (config, delivered, ack_floor, num_pending, ...); ConsumerNotFoundError if it does not exist. */
   info(stream: string, name: string): Promise<JsonObject>;
   /** A fetch waiting on it rejects with ConsumerDeletedError. */
   delete(stream: string, name: string): Promise<true>;
+  /** The names of the stream's consumers. */
   names(stream: string): Promise<string[]>;
 }
 
+/** The ObjectStoreManager methods, on the context too: js.createObjectStore(...) is js.objectStores.createObjectStore(...). */
 export interface JetStreamClient extends ObjectStoreManager {}
 
+/** A JetStream context (nc.jetstream()): publishes, pulls from consumers, and manages streams, consumers and buckets. */
 export class JetStreamClient {
+  /** The connection it works over. */
   readonly nc: Connection;
+  /** Stream management. */
   readonly streams: Streams;
+  /** Pull consumer management. */
   readonly consumers: Consumers;
+  /** Key-Value bucket management. */
   readonly kv: KvManager;
+  /** Object store bucket management. */
   readonly objectStores: ObjectStoreManager;
+  /** True after close(). */
   readonly isClosed: boolean;
   /** Asynchronous publishes awaiting their ack or room to be sent. */
   readonly publishAsyncPending: number;
-  /** Publishes and waits for the ack (default timeout: the context's); "no responders" is retried twice 250 ms apart. */
+  /** Publishes and waits for the ack (default timeout: the context's); "no responders" is retried twice 250 ms apart, then NoStreamResponseError. It goes through the publishAsync window (TooManyStalledMsgsError if that stays full). */
   publish(subject: string, data?: Payload, opts?: JetStreamPublishOptions): Promise<PubAck>;
   /**
    * Publishes without waiting; resolves with the ack. Never throws: every
@@ -719,6 +983,7 @@ export class JetStreamClient {
   publishAsync(subject: string, data?: Payload, opts?: JetStreamPublishOptions): Promise<PubAck>;
   /** Resolves once every publishAsync has completed and its promise settled; TimeoutError after `timeout` ms. */
   publishAsyncComplete(timeout?: number): Promise<void>;
+  /** The account's JetStream usage and limits ($JS.API.INFO); JetStreamNotEnabledError without JetStream. */
   accountInfo(): Promise<JsonObject>;
   /** Pulls a batch (possibly empty) from a pull consumer. */
   fetch(stream: string, consumer: string, opts?: FetchOptions): Promise<JsMsg[]>;
@@ -730,89 +995,144 @@ export class JetStreamClient {
   close(): void;
 }
 
+/** The natsio library's version, e.g. "0.1.0". */
 export const version: string;
 
+/** Status numbers by code name (Status.TIMEOUT === 200): those of the error classes, and OK (0), DONE (1), PENDING (2). */
 export const Status: Readonly<Record<string, number>>;
 
+/** Base class of every natsio error; each status code has its own subclass below, so `instanceof TimeoutError` works. */
 export class NatsError extends Error {
   /** natsio status number, e.g. 200. */
   readonly status: number;
   /** Status name, e.g. 'TIMEOUT', 'NO_RESPONDERS'. */
   readonly code: string;
+  /** Made by natsio; the subclasses take only the message. */
   constructor(message: string, status: number, code: string);
 }
 
+/** The per-code error classes (not exported: at runtime each extends NatsError, or its parent code's class, directly). */
 declare class CodedError extends NatsError {
+  /** `status` and `code` come from the class. */
   constructor(message: string);
 }
+/** A required argument was missing (code 'NULL_ARGUMENT', status 100). */
 export class NullArgumentError extends CodedError {}
+/** A string argument was not valid UTF-8 (code 'INVALID_UTF8', status 101). */
 export class InvalidUtf8Error extends CodedError {}
+/** An argument was out of range or malformed (code 'INVALID_ARGUMENT', status 102). */
 export class InvalidArgumentError extends CodedError {}
+/** A subject was empty, had empty tokens, whitespace or misplaced wildcards (code 'BAD_SUBJECT', status 103). */
 export class BadSubjectError extends CodedError {}
+/** A queue group name was empty or had whitespace (code 'BAD_QUEUE_NAME', status 104). */
 export class BadQueueNameError extends CodedError {}
+/** A header name or value could break the wire framing (code 'BAD_HEADERS', status 105). */
 export class BadHeadersError extends CodedError {}
+/** Options were invalid, alone or together (code 'CONFIG', status 106). */
 export class ConfigError extends CodedError {}
+/** The call is not allowed in the object's current state, e.g. after close() (code 'ILLEGAL_STATE', status 107). */
 export class IllegalStateError extends CodedError {}
+/** The requested item does not exist (code 'NOT_FOUND', status 108). */
 export class NotFoundError extends CodedError {}
+/** A bug in natsio; the message says where (code 'INTERNAL', status 109). */
 export class InternalError extends CodedError {}
+/** The operation did not complete in time (code 'TIMEOUT', status 200). */
 export class TimeoutError extends CodedError {}
+/** The connection is closed or draining (code 'CONNECTION_CLOSED', status 201). */
 export class ConnectionClosedError extends CodedError {}
+/** No server could be reached (code 'NO_SERVERS', status 202). */
 export class NoServersAvailableError extends CodedError {}
+/** A socket error (code 'IO', status 203). */
 export class IoError extends CodedError {}
+/** A drain did not finish in time; the connection closed anyway (code 'DRAIN_TIMEOUT', status 204). */
 export class DrainTimeoutError extends CodedError {}
+/** The operation was cancelled (code 'CANCELLED', status 205). */
 export class CancelledError extends CodedError {}
+/** A publish made while disconnected did not fit the reconnect buffer, or buffering is off (code 'RECONNECT_BUF_EXCEEDED', status 206). */
 export class ReconnectBufExceededError extends CodedError {}
+/** The server violated the protocol (code 'PROTOCOL', status 300). */
 export class ProtocolError extends CodedError {}
+/** A frame from the server could not be parsed (code 'PARSER', status 301). */
 export class ParserError extends CodedError {}
+/** A control line from the server exceeded maxControlLine (code 'MAX_CONTROL_LINE', status 302). */
 export class MaxControlLineExceededError extends CodedError {}
+/** A message is larger than the server's max_payload (code 'MAX_PAYLOAD', status 303). */
 export class MaxPayloadExceededError extends CodedError {}
+/** The server sent an -ERR that no other class covers (code 'SERVER', status 304). */
 export class ServerError extends CodedError {}
+/** The connection went stale: maxPingsOut PINGs unanswered (code 'STALE_CONNECTION', status 305). */
 export class StaleConnectionError extends CodedError {}
+/** Authentication was rejected (code 'AUTHORIZATION', status 306). */
 export class AuthorizationViolationError extends CodedError {}
+/** Credentials expired or were revoked (code 'AUTH_EXPIRED', status 307). */
 export class AuthenticationExpiredError extends CodedError {}
+/** A publish or subscribe was denied (code 'PERMISSIONS', status 308). */
 export class PermissionsViolationError extends CodedError {}
+/** The account's subscription limit was reached (code 'MAX_SUBSCRIPTIONS', status 309). */
 export class MaxSubscriptionsExceededError extends CodedError {}
+/** Nobody is subscribed to the request subject (code 'NO_RESPONDERS', status 400). */
 export class NoRespondersError extends CodedError {}
+/** The message has no reply subject (code 'NO_REPLY_SUBJECT', status 401). */
 export class NoReplySubjectError extends CodedError {}
+/** The subscription has ended (code 'SUBSCRIPTION_CLOSED', status 402). */
 export class SubscriptionClosedError extends CodedError {}
+/** Pending limits were exceeded (code 'SLOW_CONSUMER', status 403). */
 export class SlowConsumerError extends CodedError {}
+/** A JetStream operation failed, e.g. on an unexpected reply (code 'JETSTREAM', status 500). */
 export class JetStreamError extends CodedError {}
+/** The JetStream API returned an error no other class covers; the message gives its code, err_code and description (code 'JS_API', status 501). */
 export class JetStreamApiError extends CodedError {}
+/** JetStream is not enabled for the account or server (code 'JS_NOT_ENABLED', status 502). */
 export class JetStreamNotEnabledError extends CodedError {}
+/** No stream answered a JetStream publish: none holds the subject (code 'NO_STREAM_RESPONSE', status 503). */
 export class NoStreamResponseError extends CodedError {}
+/** The stream does not exist (code 'STREAM_NOT_FOUND', status 504). */
 export class StreamNotFoundError extends CodedError {}
+/** A stream of that name exists with another configuration (code 'STREAM_NAME_IN_USE', status 505). */
 export class StreamNameInUseError extends CodedError {}
+/** The consumer does not exist (code 'CONSUMER_NOT_FOUND', status 506). */
 export class ConsumerNotFoundError extends CodedError {}
+/** The stream has no such message (code 'MESSAGE_NOT_FOUND', status 507). */
 export class MessageNotFoundError extends CodedError {}
+/** An expected last sequence did not match: publish's expect, kv.update, or kv.delete/purge with `last` (code 'WRONG_LAST_SEQUENCE', status 508). */
 export class WrongLastSequenceError extends CodedError {}
+/** publishAsyncMaxPending publishes awaited their acks for longer than the stall wait (code 'TOO_MANY_STALLED', status 509). */
 export class TooManyStalledMsgsError extends CodedError {}
+/** An asynchronous publish got no ack within publishAsyncTimeout (code 'ASYNC_PUBLISH_TIMEOUT', status 510). */
 export class AsyncPublishTimeoutError extends CodedError {}
-/** A fetch or next ended without a message (next rejects with it; fetch resolves []). */
+/** A fetch or next ended without a message (next rejects with it; fetch resolves []) (code 'NO_MESSAGES', status 511). */
 export class NoMessagesError extends CodedError {}
-/** The consumer was deleted while a fetch or consume waited on it. */
+/** The consumer was deleted while a fetch or consume waited on it (code 'CONSUMER_DELETED', status 512). */
 export class ConsumerDeletedError extends CodedError {}
-/** A second ack, nak or term of the same JsMsg. */
+/** A second ack, nak or term of the same JsMsg (code 'MESSAGE_ALREADY_ACKED', status 513). */
 export class MessageAlreadyAckedError extends CodedError {}
-/** The message has no JetStream ack subject. */
+/** The message has no JetStream ack subject (code 'NOT_JS_MESSAGE', status 514). */
 export class NotJsMessageError extends CodedError {}
+/** The Key-Value or object store bucket does not exist (code 'BUCKET_NOT_FOUND', status 600). */
 export class BucketNotFoundError extends CodedError {}
+/** A bucket of that name exists with another configuration (code 'BUCKET_EXISTS', status 601). */
 export class BucketExistsError extends CodedError {}
+/** The key has no value (code 'KEY_NOT_FOUND', status 602). */
 export class KeyNotFoundError extends CodedError {}
+/** The key's latest revision is a delete or purge marker (code 'KEY_DELETED', status 603). */
 export class KeyDeletedError extends CodedError {}
+/** kv.create found a live value for the key (code 'KEY_EXISTS', status 604). */
 export class KeyExistsError extends CodedError {}
+/** A bucket name outside [A-Za-z0-9_-]+ (code 'INVALID_BUCKET_NAME', status 605). */
 export class InvalidBucketNameError extends CodedError {}
+/** A key outside [-/_=.A-Za-z0-9]+ or with empty tokens, or a bad watch pattern (code 'INVALID_KEY', status 606). */
 export class InvalidKeyError extends CodedError {}
-/** No object of that name. */
+/** No object of that name (code 'OBJECT_NOT_FOUND', status 700). */
 export class ObjectNotFoundError extends CodedError {}
-/** Only the object's tombstone is left; a kind of ObjectNotFoundError. */
+/** Only the object's tombstone is left; a kind of ObjectNotFoundError (code 'OBJECT_DELETED', status 701). */
 export class ObjectDeletedError extends ObjectNotFoundError {}
-/** A live object has that name (rename or link onto it). */
+/** A live object has that name (rename or link onto it) (code 'OBJECT_EXISTS', status 702). */
 export class ObjectExistsError extends CodedError {}
-/** The bytes read do not match the recorded SHA-256 digest, size or chunk count. */
+/** The bytes read do not match the recorded SHA-256 digest, size or chunk count (code 'DIGEST_MISMATCH', status 703). */
 export class DigestMismatchError extends CodedError {}
-/** A link to a deleted object or to a link, or a bucket link read as an object. */
+/** A link to a deleted object or to a link, or a bucket link read as an object (code 'OBJECT_LINK', status 704). */
 export class ObjectLinkError extends CodedError {}
-/** An empty object name; a kind of ConfigError. */
+/** An empty object name; a kind of ConfigError (code 'INVALID_OBJECT_NAME', status 705). */
 export class InvalidObjectNameError extends ConfigError {}
-/** The bucket is sealed: readable, no longer changeable. */
+/** The bucket is sealed: readable, no longer changeable (code 'BUCKET_SEALED', status 706). */
 export class BucketSealedError extends CodedError {}
