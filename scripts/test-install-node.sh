@@ -16,10 +16,9 @@
 #      check.cjs   require('natsio')
 #      check.mjs   import { ... } from 'natsio' (named exports, instanceof)
 #    each: connect, publish + subscribe, request to its own responder,
-#    TimeoutError, KV put/get, KeyNotFoundError; and every README snippet
-#    marked as a file (a ```js block whose first line is `// <name>.mjs`,
-#    in README.md and bindings/node/README.md), run as written but for the
-#    server's address. `tsc --noEmit` (typescript from the registry) on a
+#    TimeoutError, KV put/get, KeyNotFoundError; and README.md's three Node
+#    tour files, run as written but for the server's address. The install
+#    itself is bindings/node/README.md's line for a prefix, as written. `tsc --noEmit` (typescript from the registry) on a
 #    .mts and a .cts file using the package's types.
 # 3. No libnatsio visible to pkg-config and only that source allowed: the
 #    install fails and says what to install.
@@ -66,17 +65,19 @@ echo "--- npm pack (bindings/node)"
 (cd bindings/node && npm pack --pack-destination "$WORK") >"$WORK/pack.log" 2>&1 || { cat "$WORK/pack.log"; die "npm pack"; }
 TARBALL="$WORK/natsio-$VERSION.tgz"
 [ -f "$TARBALL" ] || die "npm pack made no natsio-$VERSION.tgz: $(cat "$WORK/pack.log")"
-[ ! -e bindings/node/crate ] || die "postpack left bindings/node/crate behind"
+[ ! -e bindings/node/crate ] && [ ! -e bindings/node/LICENSE ] || die "postpack left bindings/node/crate or LICENSE behind"
 tar -tzf "$TARBALL" | sort >"$WORK/contents.txt"
-for f in package.json README.md index.js index.mjs index.d.ts build.js src/addon.c src/internal.h \
-    crate/Cargo.toml crate/Cargo.lock crate/build.rs crate/cbindgen.toml crate/src/lib.rs crate/include/natsio.h; do
+for f in package.json README.md LICENSE index.js index.mjs index.d.ts build.js src/addon.c src/internal.h \
+    crate/Cargo.toml crate/Cargo.lock crate/build.rs crate/cbindgen.toml crate/LICENSE crate/src/lib.rs crate/include/natsio.h; do
     grep -qx "package/$f" "$WORK/contents.txt" || die "$f not in the tarball"
 done
 if grep -E '^package/(build|test|node_modules|examples|crate/target)/' "$WORK/contents.txt"; then die "the tarball ships the files above"; fi
 tar -xzOf "$TARBALL" package/package.json | node -e '
     const p = JSON.parse(require("fs").readFileSync(0, "utf8"));
     if (p.private) throw new Error("private");
-    if (!/build\.js --install/.test(p.scripts.install)) throw new Error("no install script");' || die "package.json"
+    if (!/build\.js --install/.test(p.scripts.install)) throw new Error("no install script");
+    if (p.license !== "Apache-2.0" || !p.repository || p.repository.directory !== "bindings/node")
+        throw new Error("license or repository missing");' || die "package.json"
 ok "npm pack: $(basename "$TARBALL") ($(du -h "$TARBALL" | cut -f1), $(wc -l <"$WORK/contents.txt") files, the Rust crate included)"
 
 start_nats_server
@@ -182,8 +183,23 @@ self_contained() {
 echo "--- npm install the tarball, libnatsio from pkg-config ($PC_DIR)"
 APP="$WORK/app-pkgconfig"
 new_project "$APP"
-(cd "$APP" && PKG_CONFIG_PATH="$PC_DIR" npm_q install "$TARBALL") >"$WORK/app-pkgconfig.log" 2>&1 ||
-    { cat "$WORK/app-pkgconfig.log"; die "npm install (pkg-config)"; }
+# The README's install lines (bindings/node/README.md, block "npm-install"):
+# the second, for a libnatsio in a prefix pkg-config does not search, run as
+# written but for the prefix and, the package being unpublished, the packed
+# tarball in place of the registry's "natsio" (npm's output made verbose
+# enough to show the install script's lines). The first line is the same
+# command without PKG_CONFIG_PATH.
+python3 scripts/readme_blocks.py extract bindings/node/README.md npm-install |
+    sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d' >"$WORK/npm-install.readme"
+[ "$(sed -n 1p "$WORK/npm-install.readme")" = "npm install natsio" ] &&
+    sed -n 2p "$WORK/npm-install.readme" | grep -qE '^PKG_CONFIG_PATH=/opt/natsio/lib/pkgconfig npm install natsio$' ||
+    die "bindings/node/README.md's install lines changed: $(cat "$WORK/npm-install.readme")"
+sed -n 2p "$WORK/npm-install.readme" |
+    sed -e "s#/opt/natsio/lib/pkgconfig#$PC_DIR#" \
+        -e "s#npm install natsio#npm --no-audit --no-fund --no-update-notifier --foreground-scripts install $TARBALL#" \
+        >"$WORK/npm-install.sh"
+(cd "$APP" && bash -euo pipefail "$WORK/npm-install.sh") >"$WORK/app-pkgconfig.log" 2>&1 ||
+    { cat "$WORK/app-pkgconfig.log"; die "npm install (pkg-config), the README's line"; }
 grep -q "natsio: linking libnatsio from natsio-static $VERSION" "$WORK/app-pkgconfig.log" ||
     { cat "$WORK/app-pkgconfig.log"; die "the install did not link natsio-static $VERSION"; }
 self_contained "$APP" pkg-config
@@ -195,29 +211,19 @@ ok "CommonJS: require('natsio'): publish/subscribe, request, TimeoutError, KV"
 run_check "$APP" check.mjs esm
 ok "ESM: named imports: publish/subscribe, request, TimeoutError instanceof, KV"
 
-# The README snippets marked as files, as written but for the server's address.
-node - "$APP/readme" README.md bindings/node/README.md <<'EOF' >"$WORK/snippets.txt"
-const fs = require('node:fs');
-const path = require('node:path');
-const [out, ...files] = process.argv.slice(2);
-fs.mkdirSync(out, { recursive: true });
-for (const file of files) {
-  const tag = file.replace(/[/.]/g, '_');
-  for (const m of fs.readFileSync(file, 'utf8').matchAll(/^```js\n(\/\/ ([\w-]+\.mjs)\b.*\n[\s\S]*?)^```$/gm)) {
-    const name = `${tag}-${m[2]}`;
-    fs.writeFileSync(path.join(out, name), m[1]);
-    console.log(name);
-  }
-}
-EOF
-[ "$(wc -l <"$WORK/snippets.txt")" -ge 4 ] || die "README snippets: found only $(cat "$WORK/snippets.txt")"
-while read -r snippet; do
-    file="$APP/readme/$snippet"
-    grep -q 'nats://127.0.0.1:4222' "$file" || die "$snippet does not connect to nats://127.0.0.1:4222"
+# The README's Node tour files (README.md, blocks "tour-mjs",
+# "jetstream-mjs", "objects-mjs"; bindings/node/README.md's are run in the
+# tree by scripts/readme_blocks.py), as written but for the server's
+# address, inside the project: 'natsio' is the installed package.
+mkdir -p "$APP/readme"
+for id in tour-mjs jetstream-mjs objects-mjs; do
+    file="$APP/readme/$id.mjs"
+    python3 scripts/readme_blocks.py extract README.md "$id" >"$file" || die "README.md has no block $id"
+    grep -q 'nats://127.0.0.1:4222' "$file" || die "$id does not connect to nats://127.0.0.1:4222"
     sed -i "s#nats://127.0.0.1:4222#$URL#g" "$file"
-    # Inside the project, so 'natsio' resolves to the installed package.
-    out="$(cd "$APP/readme" && timeout 60 node "$snippet" 2>&1)" || die "README snippet $snippet: $out"
-done <"$WORK/snippets.txt"
+    out="$(cd "$APP/readme" && timeout 60 node "$id.mjs" 2>&1)" || die "README snippet $id: $out"
+    echo "$id.mjs" >>"$WORK/snippets.txt"
+done
 ok "README snippets run as written: $(tr '\n' ' ' <"$WORK/snippets.txt")"
 
 echo "--- tsc --noEmit (typescript@$TS_VERSION)"

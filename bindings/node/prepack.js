@@ -5,7 +5,8 @@
 //   node prepack.js          (prepack) copies Cargo.toml, Cargo.lock,
 //                            build.rs, cbindgen.toml, src/ and include/ of
 //                            the repository root into crate/ (gitignored)
-//   node prepack.js --clean  (postpack) removes crate/ again
+//                            and the repository's LICENSE into the package
+//   node prepack.js --clean  (postpack) removes crate/ and LICENSE again
 //
 // The copied Cargo.toml gets an empty [workspace] table: the crate is its
 // own workspace, wherever the package is installed (even inside a user's
@@ -17,9 +18,11 @@ const path = require('node:path');
 const here = __dirname;
 const root = path.resolve(here, '..', '..');
 const crate = path.join(here, 'crate');
-const ENTRIES = ['Cargo.toml', 'Cargo.lock', 'build.rs', 'cbindgen.toml', 'src', 'include'];
+const ENTRIES = ['Cargo.toml', 'Cargo.lock', 'build.rs', 'cbindgen.toml', 'src', 'include', 'LICENSE'];
 
+const license = path.join(here, 'LICENSE');
 fs.rmSync(crate, { recursive: true, force: true });
+fs.rmSync(license, { force: true });
 if (process.argv.includes('--clean')) process.exit(0);
 
 for (const entry of ENTRIES) {
@@ -38,6 +41,7 @@ fs.mkdirSync(crate);
 for (const entry of ENTRIES) {
   fs.cpSync(path.join(root, entry), path.join(crate, entry), { recursive: true });
 }
+fs.copyFileSync(path.join(root, 'LICENSE'), license);
 const manifest = path.join(crate, 'Cargo.toml');
 fs.appendFileSync(manifest, '\n# Added by bindings/node/prepack.js: this copy is a workspace of its own.\n[workspace]\n');
 console.error(`prepack: copied ${ENTRIES.join(', ')} into ${path.relative(process.cwd(), crate) || '.'}/`);
