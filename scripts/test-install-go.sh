@@ -265,6 +265,24 @@ grep -q "undefined: natsio_requires_cgo_set_CGO_ENABLED_1" "$WORK/nocgo.log" ||
 sed 's/^/       | /' "$WORK/nocgo.log"
 ok "CGO_ENABLED=0: the build fails with natsio_requires_cgo_set_CGO_ENABLED_1... and nothing else"
 
+# The README's commands for Go users (README.md, block "go-get";
+# bindings/go/README.md must say the same), run as written in the module,
+# with the prefix as $PREFIX and, for the plain `go build`, on pkg-config's
+# path (as a standard prefix would be). Each line builds over the last; the
+# final program is the shared build.
+echo "--- the README's go commands"
+readme_block() { python3 scripts/readme_blocks.py extract "$1" "$2"; }
+commands_of() { sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d'; }
+readme_block README.md go-get >"$WORK/go-get.sh"
+diff <(commands_of <"$WORK/go-get.sh") <(readme_block bindings/go/README.md go-get | commands_of) >/dev/null ||
+    die "bindings/go/README.md's go commands differ from README.md's"
+grep -q "^go get $MODULE@$GOVERSION" "$WORK/go-get.sh" || die "the README's go get names no $MODULE@$GOVERSION"
+(cd "$APP" && gox PREFIX="$PREFIX" PKG_CONFIG_PATH="$LIBDIR/pkgconfig" bash -euo pipefail "$WORK/go-get.sh") \
+    >"$WORK/go-get.log" 2>&1 || { cat "$WORK/go-get.log"; die "the README's go commands"; }
+cp "$APP/natsio-install-go" "$WORK/readme_go"
+run readme_go "$LIBDIR"
+ok "the README's go get / go build lines, as written: built, the last (-tags natsio_shared) runs"
+
 echo "--- static (pkg-config natsio-static)"
 build static
 no_libnatsio "$WORK/static"

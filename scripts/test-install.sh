@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
-# libnatsio as its users get it: installed into a prefix, then used from a
-# project outside this tree. Run by scripts/test.sh after the C/C++ stage
-# (it installs from that stage's CMake build dir); by hand:
+# libnatsio as its users get it: installed into a prefix by the README's own
+# commands, then used from a project outside this tree as the READMEs show.
+# Run by scripts/test.sh after the C/C++ stage; by hand:
 #
-#   scripts/test-install.sh [BUILD_DIR]      (default: build)
+#   scripts/test-install.sh
 #
-# 1. `cmake --install` into a temporary prefix; the layout is checked: the
-#    versioned .so with its SONAME and symlinks, the .a, the headers, the
-#    CMake package, the .pc files, no debug info.
-# 2. tests/install built as a user would, each program then run against a
-#    nats-server (publish, request, Key-Value put/get):
-#      find_package(natsio)   consumer (shared), consumer_static, consumer_cpp
+# 1. The README's install block (README.md, marked `by scripts/test-install.sh
+#    install`; bindings/go/README.md repeats it and must say the same) run
+#    as written, but into a temporary build dir and prefix and without sudo.
+#    The layout is checked: the versioned .so with its SONAME and symlinks,
+#    the .a, the headers, the CMake package, the .pc files, no debug info.
+# 2. Programs built as a user would, each run against a nats-server
+#    (publish, request, Key-Value put/get; tests/install/consumer.c/.cpp):
+#      find_package(natsio)   the README's find_package and
+#                             target_link_libraries lines (and the C++
+#                             README's), one program per line: shared,
+#                             static, C++
 #      pkg-config             natsio (shared) and natsio-static
+#      the README's pkg-config lines, building its C tour (a whole program)
 #      add_subdirectory       of the repository (cargo rebuilds nothing: it
 #                             shares the tree's target dir)
-#    and the README's C tour ("The C API in five minutes"), a whole program,
-#    built with pkg-config and run.
 #    Shared programs run with nothing but <prefix>/lib on the loader path,
 #    and must name libnatsio.so.<major> (the SONAME), never a build path.
 #
@@ -23,7 +27,6 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT="$(pwd)"
-BUILD_DIR="${1:-${BUILD_DIR:-build}}"
 TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
 NATS_SERVER_BIN="${NATS_SERVER_BIN:-$(scripts/install-nats-server.sh | tail -n 1)}"
@@ -36,8 +39,23 @@ PREFIX="$WORK/prefix"
 VERSION="$(sed -nE 's/^version = "([0-9]+\.[0-9]+\.[0-9]+)"$/\1/p' Cargo.toml | head -n 1)"
 MAJOR="${VERSION%%.*}"
 
-echo "--- cmake --install $BUILD_DIR --prefix $PREFIX"
-cmake --install "$BUILD_DIR" --prefix "$PREFIX" >"$WORK/install.log" || { cat "$WORK/install.log"; die "install"; }
+# readme_block FILE ID: a README block marked `by scripts/test-install.sh ID`.
+readme_block() { python3 scripts/readme_blocks.py extract "$1" "$2"; }
+# commands_of: a block's lines without comments and blank lines.
+commands_of() { sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d'; }
+
+# The README's install commands (README.md, block "install"), as written but
+# for a temporary build dir and prefix instead of build-install and
+# /usr/local, and without sudo. cargo runs as part of the build (the tree's
+# target dir: up to date after scripts/test.sh's cargo stage).
+echo "--- the README's install commands, into $PREFIX"
+readme_block README.md install >"$WORK/install.readme"
+diff <(commands_of <"$WORK/install.readme") <(readme_block bindings/go/README.md install | commands_of) >/dev/null ||
+    die "bindings/go/README.md's install commands differ from README.md's"
+grep -q -- "--prefix /usr/local" "$WORK/install.readme" || die "README.md's install block no longer installs into /usr/local"
+sed -e "s#build-install#$WORK/build-install#g" -e 's#sudo ##' -e "s#--prefix /usr/local#--prefix $PREFIX#" \
+    "$WORK/install.readme" >"$WORK/install.sh"
+bash -euo pipefail "$WORK/install.sh" >"$WORK/install.log" 2>&1 || { cat "$WORK/install.log"; die "the README's install commands"; }
 LIBDIR="$PREFIX/lib"
 [ -d "$LIBDIR" ] || LIBDIR="$(dirname "$(find "$PREFIX" -name "libnatsio.so.$VERSION" | head -n 1)")"
 
@@ -80,18 +98,45 @@ needs_soname() {
     if grep -E 'R(UN)?PATH' <<<"$dyn" | grep -qF "$ROOT"; then die "$(basename "$1") searches the build tree: $dyn"; fi
 }
 
-echo "--- find_package(natsio)"
-cmake -S tests/install -B "$WORK/find" -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_BUILD_TYPE=Release >"$WORK/find.log" 2>&1 &&
+# The README's find_package lines (README.md "find-package"; the C++
+# README's "cpp-find-package" line too): one project, each
+# target_link_libraries line given its own program (app -> app_1, app_2, ...).
+echo "--- find_package(natsio), the README's lines"
+mkdir -p "$WORK/find-src"
+cp tests/install/consumer.c tests/install/consumer.cpp "$WORK/find-src/"
+readme_block README.md find-package | commands_of >"$WORK/find.readme"
+readme_block bindings/cpp/README.md cpp-find-package | commands_of >"$WORK/find-cpp.readme"
+grep -qxF "$(grep '^find_package' "$WORK/find-cpp.readme")" "$WORK/find.readme" ||
+    die "bindings/cpp/README.md's find_package line differs from README.md's"
+{
+    echo "cmake_minimum_required(VERSION 3.20)"
+    echo "project(readme_find_package C CXX)"
+    grep '^find_package' "$WORK/find.readme"
+    n=0
+    while read -r line; do
+        n=$((n + 1))
+        case "$line" in *natsio::cpp*) src=consumer.cpp ;; *) src=consumer.c ;; esac
+        echo "add_executable(app_$n $src)"
+        echo "${line/(app /(app_$n }"
+    done < <(grep '^target_link_libraries(app ' "$WORK/find.readme")
+    echo "add_executable(my_app consumer.cpp)"
+    grep '^target_link_libraries(my_app ' "$WORK/find-cpp.readme"
+} >"$WORK/find-src/CMakeLists.txt"
+grep -q 'natsio::natsio)' "$WORK/find-src/CMakeLists.txt" && grep -q 'natsio::natsio_static)' "$WORK/find-src/CMakeLists.txt" &&
+    grep -q 'app_3 PRIVATE natsio::cpp)' "$WORK/find-src/CMakeLists.txt" && grep -q 'my_app PRIVATE natsio::cpp)' "$WORK/find-src/CMakeLists.txt" ||
+    die "the README's find_package lines changed: $(cat "$WORK/find-src/CMakeLists.txt")"
+cmake -S "$WORK/find-src" -B "$WORK/find" -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_BUILD_TYPE=Release >"$WORK/find.log" 2>&1 &&
     cmake --build "$WORK/find" >>"$WORK/find.log" 2>&1 || { cat "$WORK/find.log"; die "find_package build"; }
-needs_soname "$WORK/find/consumer"
-run "$WORK/find/consumer" find_shared
+needs_soname "$WORK/find/app_1"
+run "$WORK/find/app_1" find_shared
 ok "C, natsio::natsio: publish, request, KV"
-no_libnatsio "$WORK/find/consumer_static"
-run "$WORK/find/consumer_static" find_static
+no_libnatsio "$WORK/find/app_2"
+run "$WORK/find/app_2" find_static
 ok "C, natsio::natsio_static: publish, request, KV"
-needs_soname "$WORK/find/consumer_cpp"
-run "$WORK/find/consumer_cpp" find_cpp
-ok "C++, natsio::cpp: publish, request, KV"
+needs_soname "$WORK/find/app_3"
+run "$WORK/find/app_3" find_cpp
+run "$WORK/find/my_app" find_cpp_readme
+ok "C++, natsio::cpp (both READMEs' lines): publish, request, KV"
 
 echo "--- pkg-config"
 export PKG_CONFIG_PATH="$LIBDIR/pkgconfig"
@@ -107,19 +152,24 @@ no_libnatsio "$WORK/pc_static"
 run "$WORK/pc_static" pc_static
 ok "C, pkg-config natsio-static: publish, request, KV"
 
-# The README's C tour is a whole program: copied as a reader would, built
-# against the install, run against our server.
-awk '/^## The C API in five minutes/ { tour = 1 }
-     tour && /^```c$/ { code = 1; next }
-     code && /^```$/ { exit }
-     code { print }' README.md | sed "s|nats://127.0.0.1:4222|$URL|" >"$WORK/tour.c"
-[ -s "$WORK/tour.c" ] || die "README.md has no C tour under \"The C API in five minutes\""
-# shellcheck disable=SC2046
-cc -std=c11 -Wall -Werror -o "$WORK/tour" "$WORK/tour.c" $(pkg-config --cflags --libs natsio) ||
-    die "the README's C tour does not build"
-tour_out="$(env -u LD_LIBRARY_PATH LD_LIBRARY_PATH="$LIBDIR" timeout 30 "$WORK/tour" 2>&1)" ||
-    die "the README's C tour failed: $tour_out"
-ok "README's C tour: built with pkg-config natsio, ran ($(wc -l <<<"$tour_out") lines of output)"
+# The README's pkg-config lines (block "pkg-config"), with app.c the
+# README's C tour (block "c-tour", a whole program): each line built as
+# written in its own directory and the program run (a.out).
+echo "--- the README's pkg-config lines, building its C tour"
+readme_block README.md pkg-config | commands_of >"$WORK/pc.readme"
+[ "$(grep -c '^cc app.c ' "$WORK/pc.readme")" = 2 ] || die "README's pkg-config block changed: $(cat "$WORK/pc.readme")"
+n=0
+while read -r line; do
+    n=$((n + 1))
+    mkdir -p "$WORK/pc$n"
+    readme_block README.md c-tour | sed "s|nats://127.0.0.1:4222|$URL|" >"$WORK/pc$n/app.c"
+    (cd "$WORK/pc$n" && bash -euo pipefail -c "$line") >"$WORK/pc$n.log" 2>&1 ||
+        { cat "$WORK/pc$n.log"; die "$line"; }
+    case "$line" in *natsio-static*) no_libnatsio "$WORK/pc$n/a.out" ;; *) needs_soname "$WORK/pc$n/a.out" ;; esac
+    tour_out="$(env -u LD_LIBRARY_PATH LD_LIBRARY_PATH="$LIBDIR" timeout 30 "$WORK/pc$n/a.out" 2>&1)" ||
+        die "the README's C tour ($line) failed: $tour_out"
+    ok "README: $line: the C tour built and ran ($(wc -l <<<"$tour_out") lines of output)"
+done <"$WORK/pc.readme"
 
 echo "--- add_subdirectory(libnatsio)"
 cmake -S tests/install -B "$WORK/sub" -DNATSIO_SOURCE="$ROOT" -DNATSIO_CARGO_TARGET_DIR="$TARGET_DIR" \

@@ -8,13 +8,16 @@
 #   4. cargo test --release                      (Rust core)
 #   5. cargo test (debug: overflow checks and debug assertions on)
 #   6. cmake + ninja + ctest in build/           (C suite, C++ binding, harness)
+#      then the README's two commands: scripts/demo.sh (the other is this run)
 #      then scripts/test-install.sh: install into a prefix, use it from outside
 #   7. go test -race in bindings/go (cgo flags from $BUILD_DIR/pkgconfig),
 #      then scripts/test-install-go.sh: the module used from outside the tree
 #   8. npm test in bindings/node
 #      then scripts/test-install-node.sh: npm pack, install outside the tree, use
-#   9. scripts/sanitize.sh: the suites under ASan+UBSan and valgrind
-#  10. scripts/fuzz.sh $FUZZ_SECONDS: bounded cargo-fuzz runs (default 10 s/target)
+#   9. scripts/readme_blocks.py: every code block of the READMEs runs
+#  10. scripts/sanitize.sh: the suites under ASan+UBSan and valgrind
+#  11. scripts/fuzz.sh $FUZZ_SECONDS: bounded cargo-fuzz runs (default 10 s/target)
+#      (9-11 as the README's blocks say: they are read from it)
 #
 # Every stage's test count is checked against its floor in
 # scripts/test-floors.txt: a stage that ran fewer tests than that fails the
@@ -253,13 +256,24 @@ done < <(ctest_counts "$ctest_log")
 count ctest "$ctest_entries"
 check_counts ctest ctest/
 
+# The README's two commands (block "two-commands"): the demo runs as written
+# (everything is built: it configures and builds the same $BUILD_DIR, then
+# runs the C demo against a server of its own); the tests are this run.
+STAGE="two commands"
+step "README's two commands: scripts/demo.sh (scripts/test.sh is this run)"
+python3 scripts/readme_blocks.py extract README.md two-commands >"$LOG_DIR/two-commands.sh"
+grep -q '^scripts/test.sh' "$LOG_DIR/two-commands.sh" || { echo "README's two commands no longer name scripts/test.sh" >&2; exit 1; }
+grep -v '^scripts/test.sh' "$LOG_DIR/two-commands.sh" >"$LOG_DIR/two-commands-demo.sh"
+BUILD_DIR="$BUILD_DIR" bash -euo pipefail "$LOG_DIR/two-commands-demo.sh"
+note two-commands "ok: scripts/demo.sh as the README shows it"
+
 # --------------------------------------------------------------------------
 # The library as users get it: installed into a temporary prefix (from the
 # build dir above) and used by a project outside the tree through
 # find_package, pkg-config and add_subdirectory. Counted: its checks.
 STAGE="install and use"
 step "$STAGE (scripts/test-install.sh)"
-scripts/test-install.sh "$BUILD_DIR" 2>&1 | tee "$LOG_DIR/install.log"
+scripts/test-install.sh 2>&1 | tee "$LOG_DIR/install.log"
 count install "$(sed -nE 's/^install checks passed: ([0-9]+)$/\1/p' "$LOG_DIR/install.log")"
 check_counts install
 
@@ -333,19 +347,37 @@ count install-node "$(sed -nE 's/^node install checks passed: ([0-9]+)$/\1/p' "$
 check_counts install-node
 
 # --------------------------------------------------------------------------
+# Every code block of README.md and bindings/*/README.md: programs built
+# against this tree and run against fresh servers, shell blocks run
+# (scripts/readme_blocks.py; blocks marked `by` are run by the install
+# scripts above and the stages around). Counted: programs and shell blocks.
+STAGE="readme"
+step "README code blocks (scripts/readme_blocks.py)"
+BUILD_DIR="$BUILD_DIR" NATSIO_LIB_DIR="$LIB_DIR" python3 scripts/readme_blocks.py run 2>&1 | tee "$LOG_DIR/readme.log"
+count readme "$(sed -nE 's/^readme blocks passed: ([0-9]+)$/\1/p' "$LOG_DIR/readme.log")"
+check_counts readme
+
+# --------------------------------------------------------------------------
 # Hardening: the suites under sanitizers, then short fuzz runs (the longer
 # runs are `scripts/fuzz.sh 60` or more, by hand). sanitize.sh fails itself
 # when a program fails or is missing; its exit status is the check here.
 # Its knobs for running a subset are cleared: this is the whole suite.
 STAGE="sanitizers"
+# The README's hardening commands (block "hardening"): each line run as
+# written, but fuzz.sh for $FUZZ_SECONDS per target instead of the README's
+# longer run.
+hardening="$(python3 scripts/readme_blocks.py extract README.md hardening | sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d')"
+[ "$(grep -c . <<<"$hardening")" = 2 ] && grep -qx 'scripts/sanitize.sh' <<<"$hardening" &&
+    grep -qE '^scripts/fuzz.sh [0-9]+$' <<<"$hardening" ||
+    { echo "README's hardening block changed; this stage runs its two lines: $hardening" >&2; exit 1; }
 step "sanitizers: tests under ASan+UBSan and valgrind"
-env -u SANITIZE_SUITES -u VALGRIND_TESTS BUILD_DIR="$BUILD_DIR" scripts/sanitize.sh
+env -u SANITIZE_SUITES -u VALGRIND_TESTS BUILD_DIR="$BUILD_DIR" bash -euo pipefail -c "$(grep '^scripts/sanitize.sh' <<<"$hardening")"
 note sanitizers "ok: scripts/sanitize.sh exited 0"
 
 STAGE="fuzzing"
 if [ "${FUZZ_SECONDS:-10}" != "0" ]; then
     step "fuzzing: ${FUZZ_SECONDS:-10} s per target"
-    scripts/fuzz.sh "${FUZZ_SECONDS:-10}"
+    bash -euo pipefail -c "$(grep '^scripts/fuzz.sh' <<<"$hardening" | sed -E "s/[0-9]+$/${FUZZ_SECONDS:-10}/")"
     note fuzzing "ok: ${FUZZ_SECONDS:-10} s per target"
 else
     note fuzzing "skipped: FUZZ_SECONDS=0"

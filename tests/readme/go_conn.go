@@ -1,0 +1,32 @@
+// README fragments that use nc (a connected *natsio.Conn) and ctx (bounding
+// the whole program).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"time"
+
+	natsio "github.com/libnatsio/natsio/bindings/go"
+)
+
+// Every import is used even when a fragment does not need it.
+var _, _, _, _, _, _ = errors.New, fmt.Sprint, io.Copy, log.Print, os.Open, time.Now
+
+//@TOP@
+
+func main() {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	nc, err := natsio.Connect("nats://127.0.0.1:4222")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer nc.Close()
+	_ = ctx
+	//@BODY@
+}
