@@ -39,10 +39,12 @@ when rendered):
   scripts/readme_blocks.py extract FILE ID   print a `by` block's text
 
 Environment: NATS_SERVER_BIN (required for run), BUILD_DIR (default build),
-NATSIO_LIB_DIR (default target/release). Prints "readme blocks passed: N"
+NATSIO_LIB_DIR (default target/release), README_JOBS (programs built and
+run at once, default 2). Prints "readme blocks passed: N"
 last (scripts/test.sh counts N: one per program or shell block run).
 """
 
+import concurrent.futures
 import hashlib
 import os
 import re
@@ -398,6 +400,25 @@ def run_shell(block, work):
         server.stop()
 
 
+def run_job(labelled):
+    """Runs one program or shell block; prints its line; (label, passed)."""
+    label, job = labelled
+    work = tempfile.mkdtemp(prefix="natsio-readme.")
+    t0 = time.time()
+    try:
+        if job[0] == "program":
+            what = f"{run_program(job[1], job[2], job[3], work)} lines of output"
+        else:
+            run_shell(job[1], work)
+            what = "every line exited 0"
+        print(f"  ok   {label} ({what}, {time.time() - t0:.0f} s)", flush=True)
+        shutil.rmtree(work, ignore_errors=True)
+        return label, True
+    except (Fail, subprocess.TimeoutExpired) as e:
+        print(f"  FAIL {label}: {e} (kept: {work})", flush=True)
+        return label, False
+
+
 def main(argv):
     if len(argv) < 2 or argv[1] not in ("check", "run", "extract"):
         print(__doc__, file=sys.stderr)
@@ -419,26 +440,19 @@ def main(argv):
         jobs = [(bs[0].where() + " " + name, ("program", bs[0].lang, name, bs))
                 for (path, name), bs in programs.items()]
         jobs += [(b.where() + " shell", ("shell", b)) for b in blocks if b.kind == "shell"]
-        passed = 0
-        failed = []
-        for label, job in jobs:
-            if only not in label:
-                continue
-            work = tempfile.mkdtemp(prefix="natsio-readme.")
-            t0 = time.time()
-            try:
-                if job[0] == "program":
-                    lines = run_program(job[1], job[2], job[3], work)
-                    what = f"{lines} lines of output"
-                else:
-                    run_shell(job[1], work)
-                    what = "every line exited 0"
-                print(f"  ok   {label} ({what}, {time.time() - t0:.0f} s)", flush=True)
-                passed += 1
-                shutil.rmtree(work, ignore_errors=True)
-            except (Fail, subprocess.TimeoutExpired) as e:
-                print(f"  FAIL {label}: {e}", flush=True)
-                failed.append(label)
+        jobs = [(label, job) for label, job in jobs if only in label]
+        # Programs run README_JOBS at a time (each has its own server and
+        # directory; most of their time is the compiler), each line printed
+        # as it ends; shell blocks after them, one at a time (they build in
+        # the tree, and one runs npm ci in bindings/node, which the Node
+        # programs load).
+        programs = [(label, job) for label, job in jobs if job[0] == "program"]
+        shells = [(label, job) for label, job in jobs if job[0] == "shell"]
+        with concurrent.futures.ThreadPoolExecutor(int(os.environ.get("README_JOBS", "2"))) as pool:
+            results = list(pool.map(run_job, programs))
+        results += [run_job(j) for j in shells]
+        failed = [label for label, ok in results if not ok]
+        passed = len(results) - len(failed)
         by = sum(1 for b in blocks if b.kind == "by")
         print(f"({by} more blocks are run by the scripts their markers name)")
         if failed:

@@ -45,6 +45,9 @@
 #                      node and go only when bindings/node, bindings/go exist)
 #   VALGRIND_TESTS     space-separated test names to run under valgrind
 #                      (default: every C test; each takes seconds)
+#   SANITIZE_JOBS      C test programs run at once, under ASan and under
+#                      valgrind (default 2: they mostly wait on servers and
+#                      timers; each has its own server, port and temp dir)
 #   NATS_SERVER_BIN    nats-server binary (default: scripts/install-nats-server.sh)
 set -euo pipefail
 
@@ -139,6 +142,35 @@ run_logged() {
     sed 's/^/    | /' "$log" | tail -n 60
 }
 
+# run_programs LABEL COUNTER LOGDIR PROGRAM... -- COMMAND...: run_logged
+# for each program (COMMAND then the program's path), SANITIZE_JOBS at a
+# time, reported in the programs' order once all have ended. The label and
+# log of each are LABEL <name> and LOGDIR/<name>.log.
+run_programs() {
+    local label="$1" counter="$2" logdir="$3"
+    shift 3
+    local programs=() prog name
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do programs+=("$1"); shift; done
+    shift
+    local jobs="${SANITIZE_JOBS:-2}"
+    for prog in "${programs[@]}"; do
+        name="$(basename "$prog")"
+        rm -f "$logdir/$name.failed"
+        (
+            failures=()
+            run_logged "$label $name" "$counter" "$logdir/$name.log" "$@" "$prog"
+            [ ${#failures[@]} -eq 0 ] || touch "$logdir/$name.failed"
+        ) >"$logdir/$name.report" 2>&1 &
+        while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+    done
+    wait
+    for prog in "${programs[@]}"; do
+        name="$(basename "$prog")"
+        cat "$logdir/$name.report"
+        [ ! -e "$logdir/$name.failed" ] || failures+=("$label $name")
+    done
+}
+
 # --------------------------------------------------------------------------
 if want c || want cpp; then
     step "CMake build with AddressSanitizer + UndefinedBehaviorSanitizer ($ASAN_BUILD_DIR)"
@@ -155,10 +187,8 @@ if want c; then
     step "C tests under ASan + UBSan"
     [ ${#C_TESTS[@]} -gt 0 ] || fail "asan C tests" "no tests/c/test_*.c"
     cmake --build "$ASAN_BUILD_DIR" --target "${C_TESTS[@]}"
-    for t in "${C_TESTS[@]}"; do
-        ASAN_OPTIONS="$ASAN_OPTS" UBSAN_OPTIONS="$UBSAN_OPTS" \
-            run_logged "asan $t" count_c "$ASAN_BUILD_DIR/logs/$t.log" "$ASAN_BUILD_DIR/tests/c/$t"
-    done
+    run_programs asan count_c "$ASAN_BUILD_DIR/logs" "${C_TESTS[@]/#/$ASAN_BUILD_DIR/tests/c/}" -- \
+        env ASAN_OPTIONS="$ASAN_OPTS" UBSAN_OPTIONS="$UBSAN_OPTS"
 fi
 
 if want cpp; then
@@ -253,11 +283,9 @@ if want valgrind; then
     VALGRIND_ARGS=(--leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite
         --error-exitcode=99 --num-callers=40 --track-origins=no)
     [ -f scripts/valgrind.supp ] && VALGRIND_ARGS+=(--suppressions=scripts/valgrind.supp)
-    for t in "${VG_TESTS[@]}"; do
-        # Cases are slower under valgrind: give each more than the default 60 s.
-        NT_CASE_TIMEOUT=180 run_logged "valgrind $t" count_c "$BUILD_DIR/valgrind-logs/$t.log" \
-            valgrind "${VALGRIND_ARGS[@]}" "$BUILD_DIR/tests/c/$t"
-    done
+    # Cases are slower under valgrind: give each more than the default 60 s.
+    run_programs valgrind count_c "$BUILD_DIR/valgrind-logs" "${VG_TESTS[@]/#/$BUILD_DIR/tests/c/}" -- \
+        env NT_CASE_TIMEOUT=180 valgrind "${VALGRIND_ARGS[@]}"
 fi
 
 if [ ${#failures[@]} -gt 0 ]; then

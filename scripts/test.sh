@@ -31,6 +31,7 @@
 #   BUILD_DIR            CMake build dir (default: build)
 #   NATS_SERVER_VERSION  / NATS_SERVER_BIN: see scripts/install-nats-server.sh
 #   FUZZ_SECONDS         seconds of fuzzing per target (default 10: a smoke run that keeps CI short; longer runs by hand; 0 skips it)
+#   CTEST_JOBS           ctest programs at once (default 2); scripts/sanitize.sh has SANITIZE_JOBS, scripts/readme_blocks.py README_JOBS
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -242,7 +243,9 @@ STAGE="C / C++ (cmake, ctest)"
 step "$STAGE"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNATSIO_LIB_DIR="$LIB_DIR"
 cmake --build "$BUILD_DIR"
-ctest --test-dir "$BUILD_DIR" --output-on-failure
+# Two programs at a time: they mostly wait on servers and timers, and the
+# harness gives each its own server, port and temp dir.
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "${CTEST_JOBS:-2}"
 ctest_log="$BUILD_DIR/Testing/Temporary/LastTest.log"
 ctest_entries=0
 while read -r name n; do
