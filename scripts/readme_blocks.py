@@ -37,6 +37,8 @@ when rendered):
                                           shell block (FILTER: a substring of
                                           "FILE:LINE NAME" to run only some)
   scripts/readme_blocks.py extract FILE ID   print a `by` block's text
+  scripts/readme_blocks.py commands FILE ID  the same without comments and
+                                             blank lines (its commands)
 
 Environment: NATS_SERVER_BIN (required for run), BUILD_DIR (default build),
 NATSIO_LIB_DIR (default target/release), README_JOBS (programs built and
@@ -250,14 +252,13 @@ def assemble(lang, blocks):
     if not os.path.isfile(hpath):
         raise Fail(f"{blocks[0].where()}: no harness tests/readme/{harness}.{EXT[lang]}")
     text = open(hpath, encoding="utf-8").read()
-    marker = "//" if lang in ("go", "js") else "/*"
-    for tag in ("TOP", "BODY"):
-        needle = f"{marker}@{tag}@" + ("*/" if marker == "/*" else "")
-        if needle not in text:
-            raise Fail(f"{hpath}: no {needle}")
-    text = text.replace(f"{marker}@TOP@" + ("*/" if marker == "/*" else ""), top)
-    return text.replace(f"{marker}@BODY@" + ("*/" if marker == "/*" else ""), body)
-
+    comment = "//{}" if lang in ("go", "js") else "/*{}*/"
+    slots = {comment.format(f"@{tag}@"): code for tag, code in (("TOP", top), ("BODY", body))}
+    for slot, code in slots.items():
+        if slot not in text:
+            raise Fail(f"{hpath}: no {slot}")
+        text = text.replace(slot, code)
+    return text
 
 def lib_dir():
     d = os.environ.get("NATSIO_LIB_DIR", os.path.join(ROOT, "target/release"))
@@ -299,7 +300,7 @@ def build(lang, src, work):
         return [exe]
     if lang == "cpp":
         sh(["c++", "-std=c++17", "-Wall", "-pthread", "-I", inc, "-I",
-            os.path.join(ROOT, "bindings/cpp/include"), src, "-L", lib_dir(), "-lnatsio",
+            os.path.join(ROOT, "bindings/cpp/include"), "-I", os.path.join(ROOT, "tests/readme"), src, "-L", lib_dir(), "-lnatsio",
             f"-Wl,-rpath,{lib_dir()}", "-o", exe], work)
         return [exe]
     if lang == "go":
@@ -420,15 +421,21 @@ def run_job(labelled):
 
 
 def main(argv):
-    if len(argv) < 2 or argv[1] not in ("check", "run", "extract"):
+    if len(argv) < 2 or argv[1] not in ("check", "run", "extract", "commands"):
         print(__doc__, file=sys.stderr)
         return 2
     try:
-        if argv[1] == "extract":
+        if argv[1] in ("extract", "commands"):
             path, ident = argv[2], argv[3]
             for b in parse(path, strict=False):
                 if b.kind == "by" and b.args[1:] == [ident]:
-                    sys.stdout.write(b.text)
+                    if argv[1] == "extract":
+                        sys.stdout.write(b.text)
+                    else:
+                        for line in b.text.split("\n"):
+                            line = re.sub(r"\s*#.*$", "", line)
+                            if line.strip():
+                                print(line)
                     return 0
             raise Fail(f"{path} has no block marked `by ... {ident}`")
         only = argv[2] if len(argv) > 2 else ""

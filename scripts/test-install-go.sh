@@ -271,10 +271,9 @@ ok "CGO_ENABLED=0: the build fails with natsio_requires_cgo_set_CGO_ENABLED_1...
 # path (as a standard prefix would be). Each line builds over the last; the
 # final program is the shared build.
 echo "--- the README's go commands"
-readme_block() { python3 scripts/readme_blocks.py extract "$1" "$2"; }
-commands_of() { sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d'; }
-readme_block README.md go-get >"$WORK/go-get.sh"
-diff <(commands_of <"$WORK/go-get.sh") <(readme_block bindings/go/README.md go-get | commands_of) >/dev/null ||
+python3 scripts/readme_blocks.py extract README.md go-get >"$WORK/go-get.sh"
+diff <(python3 scripts/readme_blocks.py commands README.md go-get) \
+    <(python3 scripts/readme_blocks.py commands bindings/go/README.md go-get) >/dev/null ||
     die "bindings/go/README.md's go commands differ from README.md's"
 grep -q "^go get $MODULE@$GOVERSION" "$WORK/go-get.sh" || die "the README's go get names no $MODULE@$GOVERSION"
 (cd "$APP" && gox PREFIX="$PREFIX" PKG_CONFIG_PATH="$LIBDIR/pkgconfig" bash -euo pipefail "$WORK/go-get.sh") \

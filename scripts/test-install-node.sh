@@ -189,8 +189,7 @@ new_project "$APP"
 # tarball in place of the registry's "natsio" (npm's output made verbose
 # enough to show the install script's lines). The first line is the same
 # command without PKG_CONFIG_PATH.
-python3 scripts/readme_blocks.py extract bindings/node/README.md npm-install |
-    sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d' >"$WORK/npm-install.readme"
+python3 scripts/readme_blocks.py commands bindings/node/README.md npm-install >"$WORK/npm-install.readme"
 [ "$(sed -n 1p "$WORK/npm-install.readme")" = "npm install natsio" ] &&
     sed -n 2p "$WORK/npm-install.readme" | grep -qE '^PKG_CONFIG_PATH=/opt/natsio/lib/pkgconfig npm install natsio$' ||
     die "bindings/node/README.md's install lines changed: $(cat "$WORK/npm-install.readme")"

@@ -39,10 +39,10 @@ PREFIX="$WORK/prefix"
 VERSION="$(sed -nE 's/^version = "([0-9]+\.[0-9]+\.[0-9]+)"$/\1/p' Cargo.toml | head -n 1)"
 MAJOR="${VERSION%%.*}"
 
-# readme_block FILE ID: a README block marked `by scripts/test-install.sh ID`.
+# readme_block FILE ID: a README block marked `by scripts/test-install.sh ID`;
+# readme_commands FILE ID: the same without comments and blank lines.
 readme_block() { python3 scripts/readme_blocks.py extract "$1" "$2"; }
-# commands_of: a block's lines without comments and blank lines.
-commands_of() { sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d'; }
+readme_commands() { python3 scripts/readme_blocks.py commands "$1" "$2"; }
 
 # The README's install commands (README.md, block "install"), as written but
 # for a temporary build dir and prefix instead of build-install and
@@ -50,7 +50,7 @@ commands_of() { sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d'; }
 # target dir: up to date after scripts/test.sh's cargo stage).
 echo "--- the README's install commands, into $PREFIX"
 readme_block README.md install >"$WORK/install.readme"
-diff <(commands_of <"$WORK/install.readme") <(readme_block bindings/go/README.md install | commands_of) >/dev/null ||
+diff <(readme_commands README.md install) <(readme_commands bindings/go/README.md install) >/dev/null ||
     die "bindings/go/README.md's install commands differ from README.md's"
 grep -q -- "--prefix /usr/local" "$WORK/install.readme" || die "README.md's install block no longer installs into /usr/local"
 sed -e "s#build-install#$WORK/build-install#g" -e 's#sudo ##' -e "s#--prefix /usr/local#--prefix $PREFIX#" \
@@ -104,8 +104,8 @@ needs_soname() {
 echo "--- find_package(natsio), the README's lines"
 mkdir -p "$WORK/find-src"
 cp tests/install/consumer.c tests/install/consumer.cpp "$WORK/find-src/"
-readme_block README.md find-package | commands_of >"$WORK/find.readme"
-readme_block bindings/cpp/README.md cpp-find-package | commands_of >"$WORK/find-cpp.readme"
+readme_commands README.md find-package >"$WORK/find.readme"
+readme_commands bindings/cpp/README.md cpp-find-package >"$WORK/find-cpp.readme"
 grep -qxF "$(grep '^find_package' "$WORK/find-cpp.readme")" "$WORK/find.readme" ||
     die "bindings/cpp/README.md's find_package line differs from README.md's"
 {
@@ -156,13 +156,14 @@ ok "C, pkg-config natsio-static: publish, request, KV"
 # README's C tour (block "c-tour", a whole program): each line built as
 # written in its own directory and the program run (a.out).
 echo "--- the README's pkg-config lines, building its C tour"
-readme_block README.md pkg-config | commands_of >"$WORK/pc.readme"
+readme_commands README.md pkg-config >"$WORK/pc.readme"
+readme_block README.md c-tour | sed "s|nats://127.0.0.1:4222|$URL|" >"$WORK/tour.c"
 [ "$(grep -c '^cc app.c ' "$WORK/pc.readme")" = 2 ] || die "README's pkg-config block changed: $(cat "$WORK/pc.readme")"
 n=0
 while read -r line; do
     n=$((n + 1))
     mkdir -p "$WORK/pc$n"
-    readme_block README.md c-tour | sed "s|nats://127.0.0.1:4222|$URL|" >"$WORK/pc$n/app.c"
+    cp "$WORK/tour.c" "$WORK/pc$n/app.c"
     (cd "$WORK/pc$n" && bash -euo pipefail -c "$line") >"$WORK/pc$n.log" 2>&1 ||
         { cat "$WORK/pc$n.log"; die "$line"; }
     case "$line" in *natsio-static*) no_libnatsio "$WORK/pc$n/a.out" ;; *) needs_soname "$WORK/pc$n/a.out" ;; esac

@@ -369,7 +369,7 @@ STAGE="sanitizers"
 # The README's hardening commands (block "hardening"): each line run as
 # written, but fuzz.sh for $FUZZ_SECONDS per target instead of the README's
 # longer run.
-hardening="$(python3 scripts/readme_blocks.py extract README.md hardening | sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d')"
+hardening="$(python3 scripts/readme_blocks.py commands README.md hardening)"
 [ "$(grep -c . <<<"$hardening")" = 2 ] && grep -qx 'scripts/sanitize.sh' <<<"$hardening" &&
     grep -qE '^scripts/fuzz.sh [0-9]+$' <<<"$hardening" ||
     { echo "README's hardening block changed; this stage runs its two lines: $hardening" >&2; exit 1; }

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include "readme_harness.hpp"
 using namespace std::chrono_literals;
 /*@TOP@*/
 
@@ -27,12 +28,7 @@ static bool handle(std::string_view data) {
 
 int main() {
     try {
-        natsio::Options options;
-        options.set_url("nats://127.0.0.1:4222").on_error([](const natsio::AsyncError& e) {
-            std::cerr << "on_error: " << e.text << "\n";
-            ++async_errors;
-        });
-        natsio::Client client = natsio::Client::connect(options);
+        natsio::Client client = connect_counting_errors(async_errors);
         const std::string bytes(300 * 1024, 'x');
         const std::string part1 = "first line\n", part2 = "second line\n";
 

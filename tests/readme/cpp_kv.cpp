@@ -19,6 +19,7 @@
 #include <string_view>
 #include <thread>
 #include <vector>
+#include "readme_harness.hpp"
 using namespace std::chrono_literals;
 /*@TOP@*/
 
@@ -46,12 +47,7 @@ static void report(std::exception_ptr error) {
 
 int main() {
     try {
-        natsio::Options options;
-        options.set_url("nats://127.0.0.1:4222").on_error([](const natsio::AsyncError& e) {
-            std::cerr << "on_error: " << e.text << "\n";
-            ++async_errors;
-        });
-        natsio::Client client = natsio::Client::connect(options);
+        natsio::Client client = connect_counting_errors(async_errors);
         natsio::JetStream js(client);
         natsio::KeyValue kv = js.create_key_value(R"({"bucket":"cfg","history":5})");
         kv.put("app.color", "blue");
