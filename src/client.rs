@@ -386,11 +386,10 @@ impl ClientInner {
             }
         }
         let was_empty = w.buf.is_empty();
-        let traced = append_traced(&self.log, &mut w.buf, encode);
+        encode(&mut w.buf);
         w.out_msgs += 1;
         w.out_bytes += payload_len as u64;
         self.kick_writer(w, was_empty, urgent);
-        traced.emit(&self.log);
         Ok(())
     }
 
@@ -407,7 +406,10 @@ impl ClientInner {
         if !was_empty {
             return;
         }
-        if urgent && !w.writer_busy {
+        // While tracing, the writer writes everything: it traces each batch
+        // just before writing it, so a frame is never traced after the
+        // server's answer to it.
+        if urgent && !w.writer_busy && !self.log.enabled(LogLevel::Trace) {
             if let Some(fd) = w.direct_fd {
                 // SAFETY: `fd` is the live socket: the connection clears
                 // `direct_fd` under this lock before its socket can close.
@@ -480,12 +482,11 @@ impl ClientInner {
             return;
         }
         let was_empty = w.buf.is_empty();
-        let traced = append_traced(&self.log, &mut w.buf, encode);
+        encode(&mut w.buf);
         drop(w);
         if was_empty {
             self.writer_wake.notify_one();
         }
-        traced.emit(&self.log);
     }
 
     /// The writer takes everything buffered so far.
@@ -580,9 +581,8 @@ impl ClientInner {
         // While reconnecting the PING is sent after the reconnect.
         if !w.reconnecting {
             let was_empty = w.buf.is_empty();
-            let traced = append_traced(&self.log, &mut w.buf, |b| b.extend_from_slice(proto::PING));
+            w.buf.extend_from_slice(proto::PING);
             self.kick_writer(w, was_empty, true);
-            traced.emit(&self.log);
         }
         c
     }
@@ -606,13 +606,12 @@ impl ClientInner {
         }
         w.pings_outstanding += 1;
         let was_empty = w.buf.is_empty();
-        let traced = append_traced(&self.log, &mut w.buf, |b| b.extend_from_slice(proto::PING));
+        w.buf.extend_from_slice(proto::PING);
         w.pongs.push_back(None);
         drop(w);
         if was_empty {
             self.writer_wake.notify_one();
         }
-        traced.emit(&self.log);
         Ok(())
     }
 
@@ -746,7 +745,7 @@ impl ClientInner {
             let m = lock(&self.mux);
             (m.sid != 0).then(|| (m.sid, format!("{}*", m.prefix)))
         };
-        let traced = {
+        {
             let mut w = lock(&self.write);
             if w.closed.is_some() {
                 return;
@@ -772,13 +771,9 @@ impl ClientInner {
             for _ in w.pongs.iter().filter(|p| p.is_some()) {
                 frames.extend_from_slice(proto::PING);
             }
-            // What was buffered while disconnected is sent now: traced now.
-            let traced = Traced::copy(&self.log, &frames);
             w.buf = frames;
             w.reconnecting = false;
-            traced
-        };
-        traced.emit(&self.log);
+        }
         let _ = self.state.compare_exchange(
             ConnState::Reconnecting as u8,
             ConnState::Connected as u8,
@@ -1797,31 +1792,6 @@ fn new_client(opts: Options) -> Result<Arc<ClientInner>> {
     Ok(Arc::new_cyclic(|w| {
         ClientInner::new(opts, pool, w.as_ptr() as usize)
     }))
-}
-
-/// Frames to trace once the write lock is released: a log callback may
-/// publish (frames buffered while disconnected are traced when the
-/// reconnect sends them).
-struct Traced(Option<Vec<u8>>);
-
-impl Traced {
-    /// A copy of `frames` when tracing is on (one comparison when it is not).
-    fn copy(log: &Logger, frames: &[u8]) -> Traced {
-        Traced(log.enabled(LogLevel::Trace).then(|| frames.to_vec()))
-    }
-
-    fn emit(self, log: &Logger) {
-        if let Some(frames) = self.0 {
-            log.trace_sent(&frames);
-        }
-    }
-}
-
-/// Appends frames to the write buffer, keeping a copy to trace.
-fn append_traced(log: &Logger, buf: &mut Vec<u8>, encode: impl FnOnce(&mut Vec<u8>)) -> Traced {
-    let start = buf.len();
-    encode(buf);
-    Traced::copy(log, &buf[start..])
 }
 
 /// A lifecycle event's log level: warn for a lost connection, else info.

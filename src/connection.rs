@@ -342,6 +342,8 @@ async fn write_loop(inner: Arc<ClientInner>, mut wr: WriteHalf) {
     loop {
         inner.take_pending_writes(&mut batch);
         if !batch.is_empty() {
+            // Before the write, so no answer to a frame is traced before it.
+            inner.log.trace_sent(&batch);
             // flush: TLS buffers records until asked; a no-op for TCP.
             let written = match wr.write_all(&batch).await {
                 Ok(()) => wr.flush().await,
