@@ -2058,6 +2058,26 @@ bool natsio_pub_ack_duplicate(const struct natsio_pub_ack *ack);
 const char *natsio_pub_ack_domain(const struct natsio_pub_ack *ack);
 
 /**
+ * On a stream with allow_msg_counter (ADR-49, server 2.12+): the
+ * counter's value after this message, as decimal text (borrowed from the
+ * ack; it may exceed 64 bits). NULL for other streams, and for NULL.
+ */
+const char *natsio_pub_ack_val(const struct natsio_pub_ack *ack);
+
+/**
+ * For the commit of an atomic batch publish (ADR-50, server 2.12+): the
+ * batch's id (borrowed from the ack). NULL for other publishes, and for
+ * NULL.
+ */
+const char *natsio_pub_ack_batch_id(const struct natsio_pub_ack *ack);
+
+/**
+ * For the commit of an atomic batch publish: how many messages the batch
+ * stored. 0 for other publishes, and for NULL.
+ */
+uint64_t natsio_pub_ack_batch_size(const struct natsio_pub_ack *ack);
+
+/**
  * The acknowledgement a JetStream publish produced (`natsio_js_publish_async`),
  * as a new `natsio_pub_ack` freed with `natsio_pub_ack_free`. Returns
  * NATSIO_PENDING while the publish awaits its ack, the publish's error
@@ -3797,6 +3817,27 @@ natsio_status natsio_js_stream_info_async(const struct natsio_js *js,
                                           struct natsio_token **token_out);
 
 /**
+ * The StreamInfo JSON of stream `name`, as `natsio_js_stream_info` gives
+ * it, with "state"."subjects": an object mapping each stored subject that
+ * matches `subjects_filter` (wildcards allowed, e.g. "orders.>") to its
+ * message count. The server sends large maps in pages; all are merged.
+ * Errors: NATSIO_ERR_BAD_SUBJECT (bad filter), as `natsio_js_stream_info`.
+ */
+natsio_status natsio_js_stream_info_with_subjects(const struct natsio_js *js,
+                                                  const char *name,
+                                                  const char *subjects_filter,
+                                                  char **info_json_out);
+
+/**
+ * The token form of `natsio_js_stream_info_with_subjects`
+ * (`natsio_token_string`).
+ */
+natsio_status natsio_js_stream_info_with_subjects_async(const struct natsio_js *js,
+                                                        const char *name,
+                                                        const char *subjects_filter,
+                                                        struct natsio_token **token_out);
+
+/**
  * Deletes stream `name` and all its messages.
  * Errors: NATSIO_ERR_STREAM_NOT_FOUND, as for `natsio_js_stream_info`.
  */
@@ -3847,12 +3888,46 @@ natsio_status natsio_js_stream_names_async(const struct natsio_js *js,
                                            struct natsio_token **token_out);
 
 /**
+ * The StreamInfo JSON of every stream, or of those holding `subject`
+ * (NULL: all; wildcards allowed), one JSON text per list entry, through
+ * `list_out` (free with `natsio_string_list_free`). Pages through the API
+ * (`STREAM.LIST`) as needed. Errors: NATSIO_ERR_BAD_SUBJECT, as
+ * `natsio_js_stream_info`.
+ */
+natsio_status natsio_js_stream_infos(const struct natsio_js *js,
+                                     const char *subject,
+                                     struct natsio_string_list **list_out);
+
+/**
+ * The token form of `natsio_js_stream_infos` (`natsio_token_string_list`).
+ */
+natsio_status natsio_js_stream_infos_async(const struct natsio_js *js,
+                                           const char *subject,
+                                           struct natsio_token **token_out);
+
+/**
+ * The JetStream API level the server implements (2.11 reports 1, 2.12
+ * reports 2, ...; 0 for servers too old to report one), through
+ * `level_out`. Errors: as `natsio_js_account_info`.
+ */
+natsio_status natsio_js_api_level(const struct natsio_js *js, uint64_t *level_out);
+
+/**
+ * The token form of `natsio_js_api_level` (`natsio_token_u64`).
+ */
+natsio_status natsio_js_api_level_async(const struct natsio_js *js,
+                                        struct natsio_token **token_out);
+
+/**
  * Reads one message of `stream`: the one with sequence `seq` when
  * `last_by_subject` is NULL, else the last one on that subject (then `seq`
  * is ignored). The message goes to `msg_out` (free with
- * `natsio_stored_msg_free`). Errors: NATSIO_ERR_MESSAGE_NOT_FOUND,
- * NATSIO_ERR_STREAM_NOT_FOUND, NATSIO_ERR_BAD_SUBJECT, as for
- * `natsio_js_stream_info`.
+ * `natsio_stored_msg_free`). Reads with Direct Get (ADR-31) when the
+ * stream has allow_direct, else with the stream's leader
+ * (`STREAM.MSG.GET`); the context reads each stream's config once to
+ * know. Errors: NATSIO_ERR_MESSAGE_NOT_FOUND (also when a Direct Get gets
+ * no answer: the stream is gone), NATSIO_ERR_STREAM_NOT_FOUND,
+ * NATSIO_ERR_BAD_SUBJECT, as for `natsio_js_stream_info`.
  */
 natsio_status natsio_js_stream_get_msg(const struct natsio_js *js,
                                        const char *stream,
@@ -3869,6 +3944,30 @@ natsio_status natsio_js_stream_get_msg_async(const struct natsio_js *js,
                                              uint64_t seq,
                                              const char *last_by_subject,
                                              struct natsio_token **token_out);
+
+/**
+ * Reads the first message of `stream` at or after sequence `seq` whose
+ * subject matches `subject` (wildcards allowed): to walk one subject's
+ * messages, pass the last one's sequence + 1. The message goes to
+ * `msg_out` (free with `natsio_stored_msg_free`); it is read as
+ * `natsio_js_stream_get_msg` reads. Errors: NATSIO_ERR_MESSAGE_NOT_FOUND
+ * (none at or after `seq`), as `natsio_js_stream_get_msg`.
+ */
+natsio_status natsio_js_stream_get_next_msg(const struct natsio_js *js,
+                                            const char *stream,
+                                            uint64_t seq,
+                                            const char *subject,
+                                            struct natsio_stored_msg **msg_out);
+
+/**
+ * The token form of `natsio_js_stream_get_next_msg`
+ * (`natsio_token_stored_msg`).
+ */
+natsio_status natsio_js_stream_get_next_msg_async(const struct natsio_js *js,
+                                                  const char *stream,
+                                                  uint64_t seq,
+                                                  const char *subject,
+                                                  struct natsio_token **token_out);
 
 /**
  * The message a `natsio_js_stream_get_msg_async` read, as a new

@@ -429,6 +429,8 @@ pub struct natsio_pub_ack {
     ack: Arc<PubAck>,
     stream: CString,
     domain: Option<CString>,
+    val: Option<CString>,
+    batch_id: Option<CString>,
 }
 
 impl natsio_pub_ack {
@@ -437,9 +439,15 @@ impl natsio_pub_ack {
         natsio_pub_ack {
             stream: c(&ack.stream),
             domain: ack.domain.as_deref().map(c),
+            val: ack.val.as_deref().map(c),
+            batch_id: ack.batch_id.as_deref().map(c),
             ack,
         }
     }
+}
+
+fn opt_ptr(s: &Option<CString>) -> *const c_char {
+    s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr())
 }
 
 /// The stream that stored the message (borrowed from the ack; NULL for NULL).
@@ -464,12 +472,30 @@ pub unsafe extern "C" fn natsio_pub_ack_duplicate(ack: *const natsio_pub_ack) ->
 /// The JetStream domain of the stream, or NULL when none.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_pub_ack_domain(ack: *const natsio_pub_ack) -> *const c_char {
-    guard_value(std::ptr::null(), || {
-        Ok(arg(ack, "ack")?
-            .domain
-            .as_ref()
-            .map_or(std::ptr::null(), |d| d.as_ptr()))
-    })
+    guard_value(std::ptr::null(), || Ok(opt_ptr(&arg(ack, "ack")?.domain)))
+}
+
+/// On a stream with allow_msg_counter (ADR-49, server 2.12+): the
+/// counter's value after this message, as decimal text (borrowed from the
+/// ack; it may exceed 64 bits). NULL for other streams, and for NULL.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_pub_ack_val(ack: *const natsio_pub_ack) -> *const c_char {
+    guard_value(std::ptr::null(), || Ok(opt_ptr(&arg(ack, "ack")?.val)))
+}
+
+/// For the commit of an atomic batch publish (ADR-50, server 2.12+): the
+/// batch's id (borrowed from the ack). NULL for other publishes, and for
+/// NULL.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_pub_ack_batch_id(ack: *const natsio_pub_ack) -> *const c_char {
+    guard_value(std::ptr::null(), || Ok(opt_ptr(&arg(ack, "ack")?.batch_id)))
+}
+
+/// For the commit of an atomic batch publish: how many messages the batch
+/// stored. 0 for other publishes, and for NULL.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_pub_ack_batch_size(ack: *const natsio_pub_ack) -> u64 {
+    guard_value(0, || Ok(arg(ack, "ack")?.ack.batch_size))
 }
 
 /// The acknowledgement a JetStream publish produced (`natsio_js_publish_async`),

@@ -104,6 +104,50 @@ pub unsafe extern "C" fn natsio_js_stream_info_async(
     })
 }
 
+unsafe fn info_with_subjects_op(
+    h: &natsio_js,
+    name: *const c_char,
+    subjects_filter: *const c_char,
+) -> Result<Op<serde_json::Value>> {
+    Ok(h.js.stream_info_with_subjects(
+        str_arg(name, "name")?,
+        str_arg(subjects_filter, "subjects_filter")?,
+    ))
+}
+
+/// The StreamInfo JSON of stream `name`, as `natsio_js_stream_info` gives
+/// it, with "state"."subjects": an object mapping each stored subject that
+/// matches `subjects_filter` (wildcards allowed, e.g. "orders.>") to its
+/// message count. The server sends large maps in pages; all are merged.
+/// Errors: NATSIO_ERR_BAD_SUBJECT (bad filter), as `natsio_js_stream_info`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_stream_info_with_subjects(
+    js: *const natsio_js,
+    name: *const c_char,
+    subjects_filter: *const c_char,
+    info_json_out: *mut *mut c_char,
+) -> natsio_status {
+    guard(|| {
+        let op = info_with_subjects_op(self::js(js)?, name, subjects_filter)?;
+        json_result(op, info_json_out, false)
+    })
+}
+
+/// The token form of `natsio_js_stream_info_with_subjects`
+/// (`natsio_token_string`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_stream_info_with_subjects_async(
+    js: *const natsio_js,
+    name: *const c_char,
+    subjects_filter: *const c_char,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        json_token(h, info_with_subjects_op(h, name, subjects_filter)?, token_out)
+    })
+}
+
 /// Deletes stream `name` and all its messages.
 /// Errors: NATSIO_ERR_STREAM_NOT_FOUND, as for `natsio_js_stream_info`.
 #[no_mangle]
@@ -215,6 +259,72 @@ pub unsafe extern "C" fn natsio_js_stream_names_async(
     })
 }
 
+fn json_texts(infos: Vec<serde_json::Value>) -> Vec<String> {
+    infos.iter().map(serde_json::Value::to_string).collect()
+}
+
+/// The StreamInfo JSON of every stream, or of those holding `subject`
+/// (NULL: all; wildcards allowed), one JSON text per list entry, through
+/// `list_out` (free with `natsio_string_list_free`). Pages through the API
+/// (`STREAM.LIST`) as needed. Errors: NATSIO_ERR_BAD_SUBJECT, as
+/// `natsio_js_stream_info`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_stream_infos(
+    js: *const natsio_js,
+    subject: *const c_char,
+    list_out: *mut *mut natsio_string_list,
+) -> natsio_status {
+    guard(|| {
+        let op = self::js(js)?
+            .js
+            .stream_infos(opt_str_arg(subject, "subject")?);
+        out_arg(list_out, "list_out")?;
+        write_list(list_out, natsio_string_list::new(&json_texts(op.wait()?)))
+    })
+}
+
+/// The token form of `natsio_js_stream_infos` (`natsio_token_string_list`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_stream_infos_async(
+    js: *const natsio_js,
+    subject: *const c_char,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        let op = h.js.stream_infos(opt_str_arg(subject, "subject")?).map(json_texts);
+        start_op(op, h.client_weak(), token_out)
+    })
+}
+
+/// The JetStream API level the server implements (2.11 reports 1, 2.12
+/// reports 2, ...; 0 for servers too old to report one), through
+/// `level_out`. Errors: as `natsio_js_account_info`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_api_level(
+    js: *const natsio_js,
+    level_out: *mut u64,
+) -> natsio_status {
+    guard(|| {
+        let op = self::js(js)?.js.api_level();
+        let out = out_arg(level_out, "level_out")?;
+        *out = op.wait()?;
+        Ok(())
+    })
+}
+
+/// The token form of `natsio_js_api_level` (`natsio_token_u64`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_api_level_async(
+    js: *const natsio_js,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        start_op(h.js.api_level(), h.client_weak(), token_out)
+    })
+}
+
 /// A message read back from a stream. Owned by the caller, freed with
 /// `natsio_stored_msg_free`; read-only, safe to share between threads.
 pub struct natsio_stored_msg {
@@ -246,9 +356,12 @@ unsafe fn get_msg_op(
 /// Reads one message of `stream`: the one with sequence `seq` when
 /// `last_by_subject` is NULL, else the last one on that subject (then `seq`
 /// is ignored). The message goes to `msg_out` (free with
-/// `natsio_stored_msg_free`). Errors: NATSIO_ERR_MESSAGE_NOT_FOUND,
-/// NATSIO_ERR_STREAM_NOT_FOUND, NATSIO_ERR_BAD_SUBJECT, as for
-/// `natsio_js_stream_info`.
+/// `natsio_stored_msg_free`). Reads with Direct Get (ADR-31) when the
+/// stream has allow_direct, else with the stream's leader
+/// (`STREAM.MSG.GET`); the context reads each stream's config once to
+/// know. Errors: NATSIO_ERR_MESSAGE_NOT_FOUND (also when a Direct Get gets
+/// no answer: the stream is gone), NATSIO_ERR_STREAM_NOT_FOUND,
+/// NATSIO_ERR_BAD_SUBJECT, as for `natsio_js_stream_info`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_stream_get_msg(
     js: *const natsio_js,
@@ -282,6 +395,57 @@ pub unsafe extern "C" fn natsio_js_stream_get_msg_async(
             h.client_weak(),
             token_out,
         )
+    })
+}
+
+unsafe fn next_msg_op(
+    h: &natsio_js,
+    stream: *const c_char,
+    seq: u64,
+    subject: *const c_char,
+) -> Result<Op<StoredMsg>> {
+    let which = MsgSelector::NextBySubject {
+        seq,
+        subject: str_arg(subject, "subject")?.to_string(),
+    };
+    Ok(h.js.get_msg(str_arg(stream, "stream")?, which))
+}
+
+/// Reads the first message of `stream` at or after sequence `seq` whose
+/// subject matches `subject` (wildcards allowed): to walk one subject's
+/// messages, pass the last one's sequence + 1. The message goes to
+/// `msg_out` (free with `natsio_stored_msg_free`); it is read as
+/// `natsio_js_stream_get_msg` reads. Errors: NATSIO_ERR_MESSAGE_NOT_FOUND
+/// (none at or after `seq`), as `natsio_js_stream_get_msg`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_stream_get_next_msg(
+    js: *const natsio_js,
+    stream: *const c_char,
+    seq: u64,
+    subject: *const c_char,
+    msg_out: *mut *mut natsio_stored_msg,
+) -> natsio_status {
+    guard(|| {
+        let op = next_msg_op(self::js(js)?, stream, seq, subject)?;
+        let out = out_arg(msg_out, "msg_out")?;
+        write_box(out, natsio_stored_msg::new(op.wait()?));
+        Ok(())
+    })
+}
+
+/// The token form of `natsio_js_stream_get_next_msg`
+/// (`natsio_token_stored_msg`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_stream_get_next_msg_async(
+    js: *const natsio_js,
+    stream: *const c_char,
+    seq: u64,
+    subject: *const c_char,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        start_op(next_msg_op(h, stream, seq, subject)?, h.client_weak(), token_out)
     })
 }
 

@@ -14,6 +14,7 @@ mod stream;
 #[doc(hidden)]
 pub mod time;
 
+use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -95,6 +96,8 @@ pub(crate) struct Shared {
     window_cv: Condvar,
     /// Notified when the last asynchronous publish completes.
     idle: tokio::sync::Notify,
+    /// Streams seen and whether each allows Direct Get (`get_msg`).
+    direct: Mutex<HashMap<String, bool>>,
 }
 
 /// A JetStream context. Cheap to clone; thread-safe.
@@ -209,6 +212,7 @@ impl JetStream {
                 window: Mutex::default(),
                 window_cv: Condvar::new(),
                 idle: tokio::sync::Notify::new(),
+                direct: Mutex::default(),
             }),
         })
     }

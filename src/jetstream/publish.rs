@@ -27,6 +27,12 @@ pub struct PubAck {
     /// Counter streams: the counter's value after this message.
     #[serde(default)]
     pub val: Option<String>,
+    /// Atomic batch publishes (ADR-50): the batch's id, on its last message.
+    #[serde(default, rename = "batch")]
+    pub batch_id: Option<String>,
+    /// Atomic batch publishes: how many messages the batch stored.
+    #[serde(default, rename = "count")]
+    pub batch_size: u64,
 }
 
 /// Per-message TTL (`Nats-TTL`, server 2.11+ with `allow_msg_ttl`).
@@ -130,6 +136,9 @@ pub fn parse_pub_ack_json(payload: &[u8]) -> Result<PubAck> {
         duplicate: bool,
         domain: Option<String>,
         val: Option<String>,
+        batch: Option<String>,
+        #[serde(default)]
+        count: u64,
     }
     let invalid = |e: &dyn std::fmt::Display| {
         Error::new(ErrorKind::JetStream, format!("invalid publish ack: {e}"))
@@ -145,6 +154,8 @@ pub fn parse_pub_ack_json(payload: &[u8]) -> Result<PubAck> {
             duplicate: reply.duplicate,
             domain: reply.domain,
             val: reply.val,
+            batch_id: reply.batch,
+            batch_size: reply.count,
         }),
         _ => Err(invalid(&"no stream or seq")),
     }

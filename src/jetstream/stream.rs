@@ -26,6 +26,26 @@ pub struct StoredMsg {
 pub enum MsgSelector {
     Seq(u64),
     LastBySubject(String),
+    /// The first message at or after `seq` whose subject matches `subject`
+    /// (wildcards allowed).
+    NextBySubject { seq: u64, subject: String },
+}
+
+impl MsgSelector {
+    /// The request body both `STREAM.MSG.GET` and Direct Get take.
+    fn request(&self) -> Result<Value> {
+        Ok(match self {
+            MsgSelector::Seq(seq) => json!({ "seq": seq }),
+            MsgSelector::LastBySubject(s) => {
+                crate::subject::validate_publish(s)?;
+                json!({ "last_by_subj": s })
+            }
+            MsgSelector::NextBySubject { seq, subject } => {
+                crate::subject::validate_subscribe(subject)?;
+                json!({ "seq": seq, "next_by_subj": subject })
+            }
+        })
+    }
 }
 
 fn stream_config(json: &str) -> Result<(String, Map<String, Value>)> {
@@ -158,16 +178,27 @@ impl JetStream {
             Ok(async move {
                 let create = format!("STREAM.CREATE.{name}");
                 let update = format!("STREAM.UPDATE.{name}");
-                match action {
+                let info = match action {
                     CreateAction::Create => js.api_info(&create, &body).await,
                     CreateAction::Update => js.api_info(&update, &body).await,
+                    // A create that loses to a concurrent creator (name in
+                    // use, another configuration) becomes an update again.
                     CreateAction::CreateOrUpdate => match js.api_info(&update, &body).await {
                         Err(e) if e.kind() == ErrorKind::StreamNotFound => {
-                            js.api_info(&create, &body).await
+                            match js.api_info(&create, &body).await {
+                                Err(e) if e.kind() == ErrorKind::StreamNameInUse => {
+                                    js.api_info(&update, &body).await
+                                }
+                                r => r,
+                            }
                         }
                         r => r,
                     },
+                };
+                if let Ok(info) = &info {
+                    js.remember_direct(&name, info);
                 }
+                info
             })
         })
     }
@@ -181,12 +212,77 @@ impl JetStream {
         })
     }
 
+    /// A stream's StreamInfo with `state.subjects`: the message count of
+    /// each subject matching `subjects_filter` (wildcards allowed), every
+    /// page of them merged.
+    pub fn stream_info_with_subjects(&self, name: &str, subjects_filter: &str) -> Op<Value> {
+        Op::build(|| {
+            validate_name("stream", name)?;
+            crate::subject::validate_subscribe(subjects_filter)?;
+            let (js, api) = (self.clone(), format!("STREAM.INFO.{name}"));
+            let filter = subjects_filter.to_string();
+            Ok(async move {
+                let mut subjects = Map::new();
+                loop {
+                    let req = json!({ "subjects_filter": filter, "offset": subjects.len() });
+                    let mut info = js.api_info(&api, req.to_string().as_bytes()).await?;
+                    let total = info.get("total").and_then(Value::as_u64).unwrap_or(0) as usize;
+                    let page = match info.pointer_mut("/state/subjects").map(Value::take) {
+                        Some(Value::Object(m)) => m,
+                        _ => Map::new(),
+                    };
+                    let got = page.len();
+                    subjects.extend(page);
+                    if got == 0 || subjects.len() >= total {
+                        if let Some(m) = info.as_object_mut() {
+                            // Paging fields of the last page, not of the info.
+                            for k in ["total", "offset", "limit"] {
+                                m.remove(k);
+                            }
+                        }
+                        if let Some(state) = info.get_mut("state").and_then(Value::as_object_mut) {
+                            state.insert("subjects".into(), Value::Object(subjects));
+                        }
+                        return Ok(info);
+                    }
+                }
+            })
+        })
+    }
+
+    /// The StreamInfo of every stream (of those holding `subject` when
+    /// given), in pages of the server's size.
+    pub fn stream_infos(&self, subject: Option<&str>) -> Op<Vec<Value>> {
+        Op::build(|| {
+            if let Some(s) = subject {
+                crate::subject::validate_subscribe(s)?;
+            }
+            let (js, subject) = (self.clone(), subject.map(str::to_string));
+            Ok(async move { all_stream_infos(&js, subject.as_deref()).await })
+        })
+    }
+
+    /// The JetStream API level of the server (`INFO`'s `api.level`; 0 for
+    /// servers older than 2.11, which report none).
+    pub fn api_level(&self) -> Op<u64> {
+        let js = self.clone();
+        Op::new(async move {
+            let info = js.api("INFO", b"").await?;
+            Ok(info.pointer("/api/level").and_then(Value::as_u64).unwrap_or(0))
+        })
+    }
+
     /// Deletes a stream and everything in it.
     pub fn delete_stream(&self, name: &str) -> Op<()> {
         Op::build(|| {
             validate_name("stream", name)?;
             let (js, api) = (self.clone(), format!("STREAM.DELETE.{name}"));
-            Ok(async move { success(&js.api(&api, b"").await?, "delete") })
+            let name = name.to_string();
+            Ok(async move {
+                success(&js.api(&api, b"").await?, "delete")?;
+                js.forget_direct(&name);
+                Ok(())
+            })
         })
     }
 
@@ -233,20 +329,30 @@ impl JetStream {
         })
     }
 
-    /// Reads one stored message (`STREAM.MSG.GET`). A missing message is
-    /// `MessageNotFound`.
+    /// Reads one stored message: with Direct Get (ADR-31) when the stream
+    /// allows it, else with `STREAM.MSG.GET`. A missing message is
+    /// `MessageNotFound`, and so is a Direct Get nobody answers (503).
     pub fn get_msg(&self, stream: &str, which: MsgSelector) -> Op<StoredMsg> {
         Op::build(|| {
             validate_name("stream", stream)?;
-            let req = match which {
-                MsgSelector::Seq(seq) => json!({ "seq": seq }),
-                MsgSelector::LastBySubject(s) => {
-                    crate::subject::validate_publish(&s)?;
-                    json!({ "last_by_subj": s })
+            let body = which.request()?.to_string();
+            let (js, stream) = (self.clone(), stream.to_string());
+            Ok(async move {
+                let not_found = || {
+                    Error::new(
+                        ErrorKind::MessageNotFound,
+                        format!("no such message in stream {stream}"),
+                    )
+                };
+                if js.allows_direct(&stream).await? {
+                    return js
+                        .direct_get(&stream, body.as_bytes())
+                        .await?
+                        .ok_or_else(not_found);
                 }
-            };
-            let (js, api) = (self.clone(), format!("STREAM.MSG.GET.{stream}"));
-            Ok(async move { decode_stored(&js.api(&api, req.to_string().as_bytes()).await?) })
+                let api = format!("STREAM.MSG.GET.{stream}");
+                decode_stored(&js.api(&api, body.as_bytes()).await?)
+            })
         })
     }
 
@@ -261,15 +367,17 @@ impl JetStream {
         seq: Option<u64>,
         direct: bool,
     ) -> Result<Option<StoredMsg>> {
+        let which = match seq {
+            Some(s) => MsgSelector::Seq(s),
+            None => MsgSelector::LastBySubject(subject.to_string()),
+        };
+        let body = which.request()?.to_string();
         let found = if direct {
-            self.direct_get(stream, subject, seq).await?
+            self.direct_get(stream, body.as_bytes()).await?
         } else {
-            let which = match seq {
-                Some(s) => MsgSelector::Seq(s),
-                None => MsgSelector::LastBySubject(subject.to_string()),
-            };
-            match self.get_msg(stream, which).await {
-                Ok(m) => Some(m),
+            let api = format!("STREAM.MSG.GET.{stream}");
+            match self.api(&api, body.as_bytes()).await {
+                Ok(v) => Some(decode_stored(&v)?),
                 Err(e) if e.kind() == ErrorKind::MessageNotFound => None,
                 Err(e) => return Err(e),
             }
@@ -277,24 +385,39 @@ impl JetStream {
         Ok(found.filter(|m| m.subject == subject))
     }
 
-    async fn direct_get(
-        &self,
-        stream: &str,
-        subject: &str,
-        seq: Option<u64>,
-    ) -> Result<Option<StoredMsg>> {
-        let msg = match seq {
-            None => {
-                self.api_msg(&format!("DIRECT.GET.{stream}.{subject}"), b"")?
-                    .await?
+    /// Whether `stream` allows Direct Get: its config, read once per
+    /// context (and again after a create, update or a 503).
+    async fn allows_direct(&self, stream: &str) -> Result<bool> {
+        if let Some(d) = crate::completion::lock(&self.shared.direct).get(stream) {
+            return Ok(*d);
+        }
+        let info = self.api(&format!("STREAM.INFO.{stream}"), b"").await?;
+        Ok(self.remember_direct(stream, &info))
+    }
+
+    fn remember_direct(&self, stream: &str, info: &Value) -> bool {
+        let direct = info
+            .pointer("/config/allow_direct")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        crate::completion::lock(&self.shared.direct).insert(stream.to_string(), direct);
+        direct
+    }
+
+    fn forget_direct(&self, stream: &str) {
+        crate::completion::lock(&self.shared.direct).remove(stream);
+    }
+
+    /// One Direct Get: the message, or `None` when there is none (404) or
+    /// nobody answers (503: the stream is gone or no longer allows it).
+    async fn direct_get(&self, stream: &str, body: &[u8]) -> Result<Option<StoredMsg>> {
+        let msg = match self.api_msg(&format!("DIRECT.GET.{stream}"), body)?.await {
+            Ok(m) => m,
+            Err(e) if e.kind() == ErrorKind::JetStreamNotEnabled => {
+                self.forget_direct(stream);
+                return Ok(None);
             }
-            Some(s) => {
-                self.api_msg(
-                    &format!("DIRECT.GET.{stream}"),
-                    json!({ "seq": s }).to_string().as_bytes(),
-                )?
-                .await?
-            }
+            Err(e) => return Err(e),
         };
         let bad = |what: &str| {
             Error::new(
@@ -308,6 +431,10 @@ impl JetStream {
         match h.status() {
             None | Some(200) => {}
             Some(404) => return Ok(None),
+            Some(503) => {
+                self.forget_direct(stream);
+                return Ok(None);
+            }
             Some(code) => {
                 return Err(Error::new(
                     ErrorKind::JetStreamApi,
