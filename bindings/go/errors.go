@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -29,13 +30,18 @@ type Error struct {
 }
 
 // Error is "natsio: <the code's description>: <Detail>", without the
-// detail when it is empty or repeats the description.
+// detail when it is empty. When the detail already starts with the
+// description (e.g. "wrong last sequence: 2 (code 400, err_code 10071)")
+// it is "natsio: <Detail>", so the description is not said twice.
 func (e *Error) Error() string {
-	msg := "natsio: " + e.Status.String()
-	if e.Detail != "" && e.Detail != e.Status.String() {
-		msg += ": " + e.Detail
+	status := e.Status.String()
+	switch {
+	case e.Detail == "":
+		return "natsio: " + status
+	case status != "" && strings.HasPrefix(e.Detail, status):
+		return "natsio: " + e.Detail
 	}
-	return msg
+	return "natsio: " + status + ": " + e.Detail
 }
 
 // Unwrap yields the sentinel of the code (and the context error, if any).

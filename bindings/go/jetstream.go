@@ -267,6 +267,16 @@ type PubAck struct {
 	Sequence  uint64 // the message's sequence in that stream
 	Duplicate bool   // a message with this MsgID was already stored (Sequence is its)
 	Domain    string // "" when none
+	// Value is, on a stream with allow_msg_counter (server 2.12+), the
+	// counter's value after this message as decimal text (it may exceed 64
+	// bits); "" on other streams.
+	Value string
+	// BatchID is, for the commit of an atomic batch publish (server
+	// 2.12+), the batch's id; "" for other publishes.
+	BatchID string
+	// BatchSize is, for the commit of an atomic batch publish, how many
+	// messages the batch stored; 0 for other publishes.
+	BatchSize uint64
 }
 
 func pubAckFrom(a *C.natsio_pub_ack) *PubAck {
@@ -278,6 +288,13 @@ func pubAckFrom(a *C.natsio_pub_ack) *PubAck {
 	if d := C.natsio_pub_ack_domain(a); d != nil {
 		ack.Domain = C.GoString(d)
 	}
+	if v := C.natsio_pub_ack_val(a); v != nil {
+		ack.Value = C.GoString(v)
+	}
+	if id := C.natsio_pub_ack_batch_id(a); id != nil {
+		ack.BatchID = C.GoString(id)
+	}
+	ack.BatchSize = uint64(C.natsio_pub_ack_batch_size(a))
 	return ack
 }
 
@@ -798,6 +815,10 @@ type StreamState struct {
 	NumDeleted  int       `json:"num_deleted"`    // deleted messages between the first and the last
 	NumSubjects uint64    `json:"num_subjects"`   // distinct subjects of the messages stored
 	Consumers   int       `json:"consumer_count"` // how many consumers the stream has
+	// Subjects maps each stored subject to its message count; only
+	// StreamInfoWithSubjects fills it (with the subjects its filter
+	// matches), nil otherwise.
+	Subjects map[string]uint64 `json:"subjects,omitempty"`
 }
 
 // StreamInfo is a stream's configuration and state.
@@ -868,6 +889,33 @@ func (js *JetStream) StreamInfo(ctx context.Context, stream string) (*StreamInfo
 		return nil, err
 	}
 	return parseStreamInfo(raw)
+}
+
+// StreamInfoWithSubjects is StreamInfo with State.Subjects: the message
+// count of each stored subject that matches subjectsFilter (wildcards
+// allowed, e.g. "orders.>"; all pages of a large map merged). An empty
+// map when no subject matches. ErrBadSubject for a bad filter,
+// ErrStreamNotFound.
+func (js *JetStream) StreamInfoWithSubjects(ctx context.Context, stream, subjectsFilter string) (*StreamInfo, error) {
+	cname, err := cString(stream)
+	if err != nil {
+		return nil, err
+	}
+	cfilter, err := cString(subjectsFilter)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := jsString(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_stream_info_with_subjects_async(p, cPtr(cname), cPtr(cfilter), tok)
+	})
+	if err != nil {
+		return nil, err
+	}
+	info, err := parseStreamInfo(raw)
+	if err == nil && info.State.Subjects == nil {
+		info.State.Subjects = map[string]uint64{}
+	}
+	return info, err
 }
 
 // DeleteStream deletes a stream and its messages. ErrStreamNotFound when
@@ -943,13 +991,54 @@ func (js *JetStream) StreamNames(ctx context.Context, subject string) ([]string,
 	})
 }
 
+// Streams reads the configuration and state of all streams, or with
+// subject not "" (wildcards allowed) of those holding subject.
+// ErrBadSubject for a bad subject.
+func (js *JetStream) Streams(ctx context.Context, subject string) ([]*StreamInfo, error) {
+	var csubj []byte
+	if subject != "" {
+		var err error
+		if csubj, err = cString(subject); err != nil {
+			return nil, err
+		}
+	}
+	raws, err := jsStrings(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_stream_infos_async(p, cPtr(csubj), tok)
+	})
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]*StreamInfo, 0, len(raws))
+	for _, raw := range raws {
+		info, err := parseStreamInfo(raw)
+		if err != nil {
+			return nil, err
+		}
+		infos = append(infos, info)
+	}
+	return infos, nil
+}
+
+// APILevel is the JetStream API level the server implements (2.11
+// reports 1, 2.12 reports 2, ...; 0 for servers too old to report one).
+func (js *JetStream) APILevel(ctx context.Context) (uint64, error) {
+	r, err := jsAwait(ctx, js, C.GO_TAKE_U64, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_api_level_async(p, tok)
+	})
+	return uint64(r.u64), err
+}
+
 // RawStreamMsg is a message read back from a stream.
 type RawStreamMsg struct {
-	Subject  string    // the subject it was published to
-	Sequence uint64    // its sequence in the stream
-	Header   Header    // nil when it has none
-	Data     []byte    // the payload
-	Time     time.Time // when the stream stored it
+	Subject  string // the subject it was published to
+	Sequence uint64 // its sequence in the stream
+	// Header is nil when it has none. Read with Direct Get (a stream
+	// with AllowDirect) it also holds the headers the server adds to the
+	// answer: Nats-Stream, Nats-Sequence, Nats-Subject, Nats-Time-Stamp
+	// (as nats.go's RawStreamMsg does).
+	Header Header
+	Data   []byte    // the payload
+	Time   time.Time // when the stream stored it
 }
 
 func storedMsg(m *C.natsio_stored_msg) *RawStreamMsg {
@@ -994,9 +1083,14 @@ func (js *JetStream) getMsg(ctx context.Context, stream string, seq uint64, last
 			return nil, err
 		}
 	}
-	r, err := jsAwait(ctx, js, C.GO_TAKE_STORED_MSG, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+	return jsStoredMsg(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
 		return C.natsio_js_stream_get_msg_async(p, cPtr(cname), C.uint64_t(seq), cPtr(clast), tok)
 	})
+}
+
+// jsStoredMsg runs an operation whose result is a stored message.
+func jsStoredMsg(ctx context.Context, js *JetStream, call func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status) (*RawStreamMsg, error) {
+	r, err := jsAwait(ctx, js, C.GO_TAKE_STORED_MSG, call)
 	if err != nil {
 		return nil, err
 	}
@@ -1006,7 +1100,10 @@ func (js *JetStream) getMsg(ctx context.Context, stream string, seq uint64, last
 }
 
 // GetMsg reads the message with sequence seq of stream. ErrMsgNotFound
-// when there is none, ErrStreamNotFound.
+// when there is none, ErrStreamNotFound. It reads with Direct Get when the
+// stream has AllowDirect (the context reads each stream's configuration
+// once to know), else through the stream's leader; a Direct Get nobody
+// answers (the stream was deleted, not by this context) is ErrMsgNotFound.
 func (js *JetStream) GetMsg(ctx context.Context, stream string, seq uint64) (*RawStreamMsg, error) {
 	return js.getMsg(ctx, stream, seq, nil)
 }
@@ -1015,6 +1112,26 @@ func (js *JetStream) GetMsg(ctx context.Context, stream string, seq uint64) (*Ra
 // when there is none, ErrBadSubject, ErrStreamNotFound.
 func (js *JetStream) GetLastMsg(ctx context.Context, stream, subject string) (*RawStreamMsg, error) {
 	return js.getMsg(ctx, stream, 0, &subject)
+}
+
+// GetNextMsg reads the first message of stream at or after sequence seq
+// whose subject matches subject (wildcards allowed). To walk one
+// subject's messages, pass the last one's Sequence + 1 until it fails
+// with ErrMsgNotFound (none at or after seq). Like GetMsg it reads with
+// Direct Get when the stream has AllowDirect. Errors: ErrMsgNotFound,
+// ErrBadSubject, ErrStreamNotFound.
+func (js *JetStream) GetNextMsg(ctx context.Context, stream string, seq uint64, subject string) (*RawStreamMsg, error) {
+	cname, err := cString(stream)
+	if err != nil {
+		return nil, err
+	}
+	csubj, err := cString(subject)
+	if err != nil {
+		return nil, err
+	}
+	return jsStoredMsg(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_stream_get_next_msg_async(p, cPtr(cname), C.uint64_t(seq), cPtr(csubj), tok)
+	})
 }
 
 func (js *JetStream) deleteMsg(ctx context.Context, stream string, seq uint64, erase bool) error {

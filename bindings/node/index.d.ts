@@ -418,6 +418,12 @@ export interface PubAck {
   duplicate: boolean;
   /** The stream's JetStream domain, when it has one. */
   domain?: string;
+  /** On a stream with allow_msg_counter (server 2.12+): the counter's value after this message, as decimal text (it may exceed 2^53); absent for other streams. */
+  val?: string;
+  /** For the commit of an atomic batch publish (server 2.12+): the batch's id; absent for other publishes. */
+  batch?: string;
+  /** For the commit of an atomic batch publish: how many messages the batch stored; absent (like batch) for other publishes. */
+  count?: number;
 }
 
 /** StreamConfig / KeyValueConfig / infos: the server's JSON, field names as the server spells them. */
@@ -441,6 +447,26 @@ export class StoredMsg {
   json<T = unknown>(): T;
 }
 
+/** Options of js.streams.info(). */
+export interface StreamInfoOptions {
+  /** Report the stored subjects matching this filter (wildcards allowed, e.g. "orders.>") with their message counts, in state.subjects. */
+  subjects_filter?: string;
+  /** Alias of subjects_filter. */
+  subjectsFilter?: string;
+}
+
+/**
+ * Which message js.streams.getMessage() reads (nats.js field names are
+ * accepted too): {seq}, {lastBySubject} / {last_by_subj}, or
+ * {seq, nextBySubject} / {seq, next_by_subj}.
+ */
+export type StreamMsgQuery =
+  | { seq: number | bigint }
+  | { lastBySubject: string }
+  | { last_by_subj: string }
+  | { seq?: number | bigint; nextBySubject: string }
+  | { seq?: number | bigint; next_by_subj: string };
+
 /** js.streams: stream management (StreamNotFoundError for a stream that does not exist). */
 export interface Streams {
   /** Creates a stream (durations: ns or strings like "1h"); resolves with its StreamInfo. */
@@ -449,16 +475,18 @@ export interface Streams {
   update(cfg: JsonObject): Promise<JsonObject>;
   /** Creates the stream, or changes it if it exists; resolves with its StreamInfo. */
   createOrUpdate(cfg: JsonObject): Promise<JsonObject>;
-  /** The stream's StreamInfo (config, state, created, cluster). */
-  info(name: string): Promise<JsonObject>;
+  /** The stream's StreamInfo (config, state, created, cluster). With `subjects_filter`, state.subjects maps each stored subject matching it to its message count. */
+  info(name: string, opts?: StreamInfoOptions): Promise<JsonObject>;
   /** Deletes the stream and all its messages; resolves true. */
   delete(name: string): Promise<true>;
   /** Removes every message, or per `opts`: those on subject `filter`, those below sequence `seq`, or all but the newest `keep` (seq and keep exclude each other). Resolves with how many were removed. */
   purge(name: string, opts?: { filter?: string; seq?: number; keep?: number }): Promise<{ success: true; purged: number }>;
   /** Names of all streams, or of those holding `subject`. */
   names(subject?: string): Promise<string[]>;
-  /** One message: by sequence (a number or {seq}), or the last one on a subject ({lastBySubject}); MessageNotFoundError if there is none. */
-  getMessage(stream: string, query: number | { seq: number | bigint } | { lastBySubject: string }): Promise<StoredMsg>;
+  /** The StreamInfo of every stream, or of those holding `subject` (wildcards allowed), as nats.js's jsm.streams.list(subject) lists them (here as one array). */
+  list(subject?: string): Promise<JsonObject[]>;
+  /** One message: by sequence (a number or {seq}), the last one on a subject ({lastBySubject}), or the first one at or after `seq` on a subject ({seq, nextBySubject}; wildcards allowed). MessageNotFoundError if there is none. */
+  getMessage(stream: string, query: number | StreamMsgQuery): Promise<StoredMsg>;
   /** `erase` (default true) also overwrites the bytes on disk. */
   deleteMessage(stream: string, seq: number | bigint, erase?: boolean): Promise<true>;
 }
@@ -985,6 +1013,8 @@ export class JetStreamClient {
   publishAsyncComplete(timeout?: number): Promise<void>;
   /** The account's JetStream usage and limits ($JS.API.INFO); JetStreamNotEnabledError without JetStream. */
   accountInfo(): Promise<JsonObject>;
+  /** The JetStream API level the server implements (2.11 reports 1, 2.12 reports 2, ...; 0 for servers too old to report one). */
+  apiLevel(): Promise<number>;
   /** Pulls a batch (possibly empty) from a pull consumer. */
   fetch(stream: string, consumer: string, opts?: FetchOptions): Promise<JsMsg[]>;
   /** One message; NoMessagesError when none arrives within `timeout` ms (default: the context's timeout; 0: only one available now). */

@@ -103,10 +103,23 @@ for (const [status, code] of STATUS_CODES) {
   errorByStatus.set(status, cls);
 }
 
+/** The message of an error: its status text, then the detail, once. A
+ * detail that already starts with the status text (the server's
+ * description of a JetStream error often does: "wrong last sequence: 2
+ * (code 400, err_code 10071)") is the whole message, not appended to it. */
+function errorMessage(summary, detail) {
+  if (!detail) return summary;
+  const head = detail.slice(0, summary.length);
+  const next = detail.charAt(summary.length);
+  // A prefix that ends a word: "stream not found" is in "stream not found
+  // (code 404)", not in "stream not foundry".
+  if (head.toLowerCase() === summary.toLowerCase() && !/[\p{L}\p{N}_]/u.test(next)) return detail;
+  return `${summary}: ${detail}`;
+}
+
 /** Builds the Error for a natsio status and its detail text. */
 function makeError(status, detail) {
-  const summary = native.statusStr(status);
-  const message = detail && detail !== summary ? `${summary}: ${detail}` : summary;
+  const message = errorMessage(native.statusStr(status), detail);
   const cls = errorByStatus.get(status);
   if (cls) return new cls(message);
   return new NatsError(message, status, `UNKNOWN_${status}`);
@@ -1542,8 +1555,15 @@ class Streams {
     return this._put(2, cfg);
   }
 
-  async info(name) {
-    return JSON.parse(await native.jsStreamInfo(this._js._handle, name));
+  /** The stream's StreamInfo. opts: {subjects_filter} (alias
+   * subjectsFilter): state.subjects then maps each stored subject matching
+   * the filter (wildcards allowed) to its message count. */
+  async info(name, opts) {
+    if (opts !== undefined && opts !== null && typeof opts !== 'object') throw new TypeError('stream info options must be an object');
+    const filter = opts?.subjects_filter ?? opts?.subjectsFilter;
+    if (filter === undefined || filter === null) return JSON.parse(await native.jsStreamInfo(this._js._handle, name));
+    if (typeof filter !== 'string') throw new TypeError('subjects_filter must be a string');
+    return JSON.parse(await native.jsStreamInfoWithSubjects(this._js._handle, name, filter));
   }
 
   async delete(name) {
@@ -1563,12 +1583,26 @@ class Streams {
     return native.jsStreamNames(this._js._handle, subject ?? null);
   }
 
-  /** One message: {seq} or {lastBySubject} (alias last_by_subj). */
+  /** The StreamInfo of every stream, or of those holding `subject` (wildcards allowed). */
+  async list(subject) {
+    return (await native.jsStreamInfos(this._js._handle, subject ?? null)).map((json) => JSON.parse(json));
+  }
+
+  /** One message: {seq}, {lastBySubject} (alias last_by_subj), or
+   * {seq, nextBySubject} (alias next_by_subj): the first message at or
+   * after seq (default 1) on that subject. */
   async getMessage(stream, query) {
+    const usage = 'query must be {seq}, {lastBySubject} or {seq, nextBySubject}';
     if (typeof query === 'number' || typeof query === 'bigint') query = { seq: query };
-    if (query === null || typeof query !== 'object') throw new TypeError('query must be {seq} or {lastBySubject}');
+    if (query === null || typeof query !== 'object') throw new TypeError(usage);
     const last = query.lastBySubject ?? query.last_by_subj;
-    if (last === undefined && query.seq === undefined) throw new TypeError('query must be {seq} or {lastBySubject}');
+    const next = query.nextBySubject ?? query.next_by_subj;
+    if (last !== undefined && next !== undefined) throw new TypeError('lastBySubject and nextBySubject exclude each other');
+    if (next !== undefined) {
+      if (typeof next !== 'string') throw new TypeError('nextBySubject must be a string');
+      return new StoredMsg(await native.jsStreamGetNextMsg(this._js._handle, stream, query.seq ?? 1, next));
+    }
+    if (last === undefined && query.seq === undefined) throw new TypeError(usage);
     if (last !== undefined && typeof last !== 'string') throw new TypeError('lastBySubject must be a string');
     return new StoredMsg(await native.jsStreamGetMsg(this._js._handle, stream, last === undefined ? query.seq : 0, last ?? null));
   }
@@ -1649,7 +1683,8 @@ class JetStreamClient {
     return new JsMsg(await native.jsNext(this._handle, stream, consumer, timeoutOption(opts)));
   }
 
-  /** Publishes and waits for the stream's ack: {stream, seq, duplicate, domain?}.
+  /** Publishes and waits for the stream's ack: {stream, seq, duplicate,
+   * domain?, val?} (val: a counter stream's value after the message).
    * Options: msgID, expect {stream, lastSequence, lastSubjectSequence,
    * lastSubjectSequenceSubject, lastMsgID}, ttl, headers, timeout (ms,
    * default the context's timeout). "No responders" is retried twice
@@ -1703,6 +1738,12 @@ class JetStreamClient {
   /** The account's JetStream usage and limits ($JS.API.INFO). */
   async accountInfo() {
     return JSON.parse(await native.jsAccountInfo(this._handle));
+  }
+
+  /** The JetStream API level of the server (2.11: 1, 2.12: 2, ...; 0 for
+   * servers too old to report one). */
+  async apiLevel() {
+    return native.jsApiLevel(this._handle);
   }
 
   get isClosed() {

@@ -345,10 +345,16 @@ impl JetStream {
                     )
                 };
                 if js.allows_direct(&stream).await? {
-                    return js
-                        .direct_get(&stream, body.as_bytes())
-                        .await?
-                        .ok_or_else(not_found);
+                    return match js.direct_get(&stream, body.as_bytes()).await {
+                        Ok(found) => found.ok_or_else(not_found),
+                        // Unanswered: the stream is gone or no longer allows
+                        // Direct Get; read its config again next time.
+                        Err(e) if e.kind() == ErrorKind::JetStreamNotEnabled => {
+                            js.forget_direct(&stream);
+                            Err(not_found())
+                        }
+                        Err(e) => Err(e),
+                    };
                 }
                 let api = format!("STREAM.MSG.GET.{stream}");
                 decode_stored(&js.api(&api, body.as_bytes()).await?)
@@ -408,17 +414,11 @@ impl JetStream {
         crate::completion::lock(&self.shared.direct).remove(stream);
     }
 
-    /// One Direct Get: the message, or `None` when there is none (404) or
-    /// nobody answers (503: the stream is gone or no longer allows it).
+    /// One Direct Get: the message, or `None` when there is none (404).
+    /// Nobody answering (503) is `JetStreamNotEnabled`, which callers read
+    /// in their own terms (bucket gone, message not found).
     async fn direct_get(&self, stream: &str, body: &[u8]) -> Result<Option<StoredMsg>> {
-        let msg = match self.api_msg(&format!("DIRECT.GET.{stream}"), body)?.await {
-            Ok(m) => m,
-            Err(e) if e.kind() == ErrorKind::JetStreamNotEnabled => {
-                self.forget_direct(stream);
-                return Ok(None);
-            }
-            Err(e) => return Err(e),
-        };
+        let msg = self.api_msg(&format!("DIRECT.GET.{stream}"), body)?.await?;
         let bad = |what: &str| {
             Error::new(
                 ErrorKind::JetStream,
@@ -432,8 +432,10 @@ impl JetStream {
             None | Some(200) => {}
             Some(404) => return Ok(None),
             Some(503) => {
-                self.forget_direct(stream);
-                return Ok(None);
+                return Err(Error::new(
+                    ErrorKind::JetStreamNotEnabled,
+                    format!("no Direct Get responders for stream {stream}"),
+                ))
             }
             Some(code) => {
                 return Err(Error::new(

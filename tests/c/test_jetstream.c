@@ -16,6 +16,7 @@
 
 #include <natsio.h>
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -419,6 +420,286 @@ static void test_publish_with_headers_then_get_and_delete_msg(void) {
     NT_CHECK(out == SENTINEL);
     NT_CHECK_INT_EQ(stream_messages(js, "GET"), 2);
     EXPECT_OK(natsio_js_stream_delete(js, "GET"));
+}
+
+/* ---- reading by subject, Direct Get, listings ------------------------------ */
+
+/* Publishes a.1 b.1 a.2 b.2 a.3 (seq 1..5) to `prefix`.<subject>. */
+static void publish_interleaved(natsio_js *js, const char *prefix) {
+    const char *subjects[] = {"a.1", "b.1", "a.2", "b.2", "a.3"};
+    for (size_t i = 0; i < NT_COUNT(subjects); i++) {
+        char subject[64];
+        snprintf(subject, sizeof subject, "%s.%s", prefix, subjects[i]);
+        EXPECT_OK(natsio_js_publish(js, subject, subjects[i], strlen(subjects[i]), NULL, NULL));
+    }
+}
+
+/* Walks `filter` from sequence 1 with natsio_js_stream_get_next_msg until
+ * it reports not found; the sequences found go to `seqs` (at most `cap`).
+ * Returns how many, or SIZE_MAX on any other status. */
+static size_t walk_subject(natsio_js *js, const char *stream, const char *filter, uint64_t *seqs, size_t cap) {
+    size_t n = 0;
+    uint64_t from = 1;
+    for (;;) {
+        natsio_stored_msg *m = NULL;
+        natsio_status st = natsio_js_stream_get_next_msg(js, stream, from, filter, &m);
+        if (st == NATSIO_ERR_MESSAGE_NOT_FOUND) return n;
+        if (st != NATSIO_OK || n == cap) {
+            natsio_stored_msg_free(m);
+            return SIZE_MAX;
+        }
+        seqs[n++] = natsio_stored_msg_seq(m);
+        from = natsio_stored_msg_seq(m) + 1;
+        natsio_stored_msg_free(m);
+    }
+}
+
+static void test_get_msg_with_and_without_direct_get(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream_config(
+        js, "{\"name\":\"DIRECT\",\"subjects\":[\"direct.>\"],\"storage\":\"memory\",\"allow_direct\":true}"));
+    NT_CHECK(create_stream_config(js, "{\"name\":\"LEADER\",\"subjects\":[\"leader.>\"],\"storage\":\"memory\"}"));
+    publish_interleaved(js, "direct");
+    publish_interleaved(js, "leader");
+
+    const char *streams[] = {"DIRECT", "LEADER"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *stream = streams[i];
+        const char *prefix = i == 0 ? "direct" : "leader";
+        char a_any[32], b_2[32];
+        snprintf(a_any, sizeof a_any, "%s.a.*", prefix);
+        snprintf(b_2, sizeof b_2, "%s.b.2", prefix);
+
+        /* The same message by sequence, by last subject, by next subject. */
+        natsio_stored_msg *by_seq = NULL, *last = NULL, *next = NULL;
+        EXPECT_OK(natsio_js_stream_get_msg(js, stream, 3, NULL, &by_seq));
+        nt_cleanup(stored_msg_free_cb, by_seq);
+        NT_CHECK_MEM_EQ(natsio_stored_msg_data(by_seq), natsio_stored_msg_data_len(by_seq), "a.2", 3);
+        EXPECT_OK(natsio_js_stream_get_msg(js, stream, 0, b_2, &last));
+        nt_cleanup(stored_msg_free_cb, last);
+        NT_CHECK_INT_EQ(natsio_stored_msg_seq(last), 4);
+        NT_CHECK_STR_EQ(natsio_stored_msg_subject(last), b_2);
+        EXPECT_OK(natsio_js_stream_get_next_msg(js, stream, 2, a_any, &next));
+        nt_cleanup(stored_msg_free_cb, next);
+        NT_CHECK_INT_EQ(natsio_stored_msg_seq(next), 3);
+        NT_CHECK_MEM_EQ(natsio_stored_msg_data(next), natsio_stored_msg_data_len(next), "a.2", 3);
+
+        /* Direct Get answers with its metadata headers; the leader's
+         * MSG.GET gives the message's own headers (none here). */
+        const natsio_headers *h = natsio_stored_msg_headers(by_seq);
+        if (i == 0) {
+            const char *v = NULL;
+            NT_CHECK(h != NULL);
+            EXPECT_OK(natsio_headers_get(h, "Nats-Stream", &v));
+            NT_CHECK_STR_EQ(v, "DIRECT");
+        } else {
+            NT_CHECK(h == NULL);
+        }
+
+        /* Walking one subject among interleaved ones. */
+        uint64_t seqs[8];
+        size_t n = walk_subject(js, stream, a_any, seqs, 8);
+        NT_CHECK_INT_EQ(n, 3);
+        NT_CHECK(n == 3 && seqs[0] == 1 && seqs[1] == 3 && seqs[2] == 5);
+        natsio_stored_msg *out = SENTINEL;
+        EXPECT_FAILS(NATSIO_ERR_MESSAGE_NOT_FOUND, natsio_js_stream_get_next_msg(js, stream, 6, a_any, &out));
+        EXPECT_FAILS(NATSIO_ERR_MESSAGE_NOT_FOUND, natsio_js_stream_get_msg(js, stream, 99, NULL, &out));
+        EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_stream_get_next_msg(js, stream, 1, "a..b", &out));
+        NT_CHECK(out == SENTINEL);
+
+        /* The token form. */
+        natsio_token *tok = NULL;
+        EXPECT_OK(natsio_js_stream_get_next_msg_async(js, stream, 4, a_any, &tok));
+        EXPECT_OK(natsio_token_wait(tok, 5000));
+        natsio_stored_msg *via_token = NULL;
+        EXPECT_OK(natsio_token_stored_msg(tok, &via_token));
+        NT_CHECK_INT_EQ(natsio_stored_msg_seq(via_token), 5);
+        natsio_stored_msg_free(via_token);
+        natsio_token_free(tok);
+    }
+
+    /* Deleted behind this context's back (it read each stream's config
+     * already): Direct Get goes unanswered, which reads as not found; the
+     * leader's API says the stream is gone. */
+    natsio_js *other = connect_js();
+    NT_CHECK(other != NULL);
+    EXPECT_OK(natsio_js_stream_delete(other, "DIRECT"));
+    EXPECT_OK(natsio_js_stream_delete(other, "LEADER"));
+    natsio_stored_msg *out = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_NOT_FOUND, natsio_js_stream_get_msg(js, "DIRECT", 1, NULL, &out));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_get_msg(js, "DIRECT", 1, NULL, &out));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_get_msg(js, "LEADER", 1, NULL, &out));
+    NT_CHECK(out == SENTINEL);
+}
+
+/* The entry of `list` whose "config" names `name`, or NULL. */
+static const char *info_named(const natsio_string_list *list, const char *name) {
+    char needle[80];
+    snprintf(needle, sizeof needle, "\"name\":\"%s\"", name);
+    for (size_t i = 0; i < natsio_string_list_count(list); i++) {
+        const char *info = natsio_string_list_get(list, i);
+        if (strstr(info, needle)) return info;
+    }
+    return NULL;
+}
+
+static void test_stream_infos_subjects_and_api_level(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "LISTA", "lista.>"));
+    NT_CHECK(create_stream(js, "LISTB", "listb.>"));
+    publish_interleaved(js, "lista");
+    EXPECT_OK(natsio_js_publish(js, "lista.a.1", "again", 5, NULL, NULL));
+
+    /* Every stream, with its config and state. */
+    natsio_string_list *all = NULL;
+    EXPECT_OK(natsio_js_stream_infos(js, NULL, &all));
+    nt_cleanup(string_list_free_cb, all);
+    const char *a = info_named(all, "LISTA");
+    NT_CHECK(a != NULL && info_named(all, "LISTB") != NULL);
+    int64_t messages = -1;
+    NT_CHECK(a && json_int(strstr(a, "\"state\""), "messages", &messages));
+    NT_CHECK_INT_EQ(messages, 6);
+
+    /* Only those holding a subject; the token form too. */
+    natsio_token *tok = NULL;
+    EXPECT_OK(natsio_js_stream_infos_async(js, "listb.x", &tok));
+    EXPECT_OK(natsio_token_wait(tok, 5000));
+    natsio_string_list *only_b = NULL;
+    EXPECT_OK(natsio_token_string_list(tok, &only_b));
+    natsio_token_free(tok);
+    nt_cleanup(string_list_free_cb, only_b);
+    NT_CHECK_INT_EQ(natsio_string_list_count(only_b), 1);
+    NT_CHECK(info_named(only_b, "LISTB") != NULL);
+
+    /* Per-subject counts for a filter. */
+    char *info = NULL;
+    EXPECT_OK(natsio_js_stream_info_with_subjects(js, "LISTA", "lista.a.>", &info));
+    nt_cleanup(string_free_cb, info);
+    const char *subjects = strstr(info, "\"subjects\":{");
+    NT_CHECK_MSG(subjects != NULL, "no subjects map in %s", info);
+    int64_t a1 = -1, a2 = -1, a3 = -1;
+    NT_CHECK(subjects && json_int(subjects, "lista.a.1", &a1) && json_int(subjects, "lista.a.2", &a2) &&
+             json_int(subjects, "lista.a.3", &a3));
+    NT_CHECK(a1 == 2 && a2 == 1 && a3 == 1);
+    NT_CHECK(subjects && strstr(subjects, "lista.b.") == NULL);
+    /* Without the filter the info has no subject map. */
+    char *plain = NULL;
+    EXPECT_OK(natsio_js_stream_info(js, "LISTA", &plain));
+    NT_CHECK(strstr(plain, "\"subjects\":{") == NULL);
+    natsio_string_free(plain);
+    EXPECT_OK(natsio_js_stream_info_with_subjects_async(js, "LISTA", "lista.b.2", &tok));
+    EXPECT_OK(natsio_token_wait(tok, 5000));
+    char *b_info = NULL;
+    EXPECT_OK(natsio_token_string(tok, &b_info));
+    natsio_token_free(tok);
+    NT_CHECK(strstr(b_info, "\"subjects\":{\"lista.b.2\":1}") != NULL);
+    natsio_string_free(b_info);
+
+    /* The server (2.14) reports its API level. */
+    uint64_t level = 0;
+    EXPECT_OK(natsio_js_api_level(js, &level));
+    NT_CHECK_MSG(level >= 1, "api level %llu", (unsigned long long)level);
+    EXPECT_OK(natsio_js_api_level_async(js, &tok));
+    EXPECT_OK(natsio_token_wait(tok, 5000));
+    uint64_t level2 = 0;
+    EXPECT_OK(natsio_token_u64(tok, &level2));
+    natsio_token_free(tok);
+    NT_CHECK_INT_EQ(level2, level);
+
+    EXPECT_OK(natsio_js_stream_delete(js, "LISTA"));
+    EXPECT_OK(natsio_js_stream_delete(js, "LISTB"));
+}
+
+static void test_counter_and_plain_pub_acks(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream_config(js, "{\"name\":\"COUNT\",\"subjects\":[\"count.>\"],\"storage\":\"memory\","
+                                      "\"allow_msg_counter\":true}"));
+    natsio_headers *h = NULL;
+    EXPECT_OK(natsio_headers_new(&h));
+    nt_cleanup(headers_free_cb, h);
+    EXPECT_OK(natsio_headers_set(h, "Nats-Incr", "5"));
+    natsio_js_publish_options o = pub_options();
+    o.headers = h;
+    natsio_pub_ack *first = NULL, *second = NULL;
+    EXPECT_OK(natsio_js_publish(js, "count.hits", NULL, 0, &o, &first));
+    nt_cleanup(pub_ack_free_cb, first);
+    EXPECT_OK(natsio_js_publish(js, "count.hits", NULL, 0, &o, &second));
+    nt_cleanup(pub_ack_free_cb, second);
+    NT_CHECK_STR_EQ(natsio_pub_ack_val(first), "5");
+    NT_CHECK_STR_EQ(natsio_pub_ack_val(second), "10");
+
+    /* A plain publish: no counter value, no batch. */
+    NT_CHECK(create_stream(js, "PLAIN", "plain.>"));
+    natsio_pub_ack *plain = NULL;
+    EXPECT_OK(natsio_js_publish(js, "plain.x", "x", 1, NULL, &plain));
+    nt_cleanup(pub_ack_free_cb, plain);
+    NT_CHECK(natsio_pub_ack_val(plain) == NULL);
+    NT_CHECK(natsio_pub_ack_batch_id(plain) == NULL);
+    NT_CHECK_INT_EQ(natsio_pub_ack_batch_size(plain), 0);
+    NT_CHECK(natsio_pub_ack_val(NULL) == NULL && natsio_pub_ack_batch_id(NULL) == NULL);
+    NT_CHECK_INT_EQ(natsio_pub_ack_batch_size(NULL), 0);
+    EXPECT_OK(natsio_js_stream_delete(js, "COUNT"));
+    EXPECT_OK(natsio_js_stream_delete(js, "PLAIN"));
+}
+
+/* ---- create-or-update from many places at once ------------------------------ */
+
+typedef struct {
+    natsio_js *js;
+    int index;
+    bool bucket;
+    natsio_status status;
+    char detail[256];
+} asserter;
+
+static void *assert_config(void *arg) {
+    asserter *a = arg;
+    char cfg[256];
+    if (a->bucket) {
+        snprintf(cfg, sizeof cfg, "{\"bucket\":\"racing\",\"description\":\"asserter %d\",\"storage\":\"memory\"}",
+                 a->index);
+        natsio_kv *kv = NULL;
+        a->status = natsio_js_kv_create(a->js, cfg, NATSIO_CREATE_OR_UPDATE, &kv);
+        natsio_kv_free(kv);
+    } else {
+        snprintf(cfg, sizeof cfg,
+                 "{\"name\":\"RACING\",\"subjects\":[\"racing.>\"],\"storage\":\"memory\","
+                 "\"description\":\"asserter %d\"}",
+                 a->index);
+        a->status = natsio_js_stream_create(a->js, cfg, NATSIO_CREATE_OR_UPDATE, NULL);
+    }
+    if (a->status != NATSIO_OK) snprintf(a->detail, sizeof a->detail, "%s", natsio_last_error());
+    return NULL;
+}
+
+static void test_concurrent_create_or_update_all_succeed(void) {
+    enum { ASSERTERS = 8, ROUNDS = 3 };
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int bucket = 0; bucket < 2; bucket++) {
+            asserter a[ASSERTERS];
+            pthread_t threads[ASSERTERS];
+            for (int i = 0; i < ASSERTERS; i++) {
+                a[i] = (asserter){.js = js, .index = i, .bucket = bucket};
+                NT_CHECK(pthread_create(&threads[i], NULL, assert_config, &a[i]) == 0);
+            }
+            for (int i = 0; i < ASSERTERS; i++) pthread_join(threads[i], NULL);
+            for (int i = 0; i < ASSERTERS; i++) {
+                NT_CHECK_MSG(a[i].status == NATSIO_OK, "round %d %s asserter %d: %s: %s", round,
+                             bucket ? "bucket" : "stream", i, natsio_status_str(a[i].status), a[i].detail);
+            }
+            /* One of them won last; the resource exists with its config. */
+            char *info = NULL;
+            EXPECT_OK(natsio_js_stream_info(js, bucket ? "KV_racing" : "RACING", &info));
+            NT_CHECK(info && strstr(info, "\"description\":\"asserter ") != NULL);
+            natsio_string_free(info);
+            EXPECT_OK(bucket ? natsio_js_kv_delete(js, "racing") : natsio_js_stream_delete(js, "RACING"));
+        }
+    }
 }
 
 /* ---- asynchronous publishing ----------------------------------------------- */
@@ -1103,6 +1384,32 @@ static void test_bad_input_stream_functions(void) {
                         natsio_js_stream_get_msg(js, "BADSTR", 1, BAD_UTF8, &m));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_get_msg(js, "BAD.STR", 1, NULL, &m));
 
+    EXPECT_NULL_ARG("js", natsio_js_stream_get_next_msg(NULL, "BADSTR", 1, "badstr.a", &m));
+    EXPECT_NULL_ARG("stream", natsio_js_stream_get_next_msg(js, NULL, 1, "badstr.a", &m));
+    EXPECT_NULL_ARG("subject", natsio_js_stream_get_next_msg(js, "BADSTR", 1, NULL, &m));
+    EXPECT_NULL_ARG("msg_out", natsio_js_stream_get_next_msg(js, "BADSTR", 1, "badstr.a", NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "subject", natsio_js_stream_get_next_msg(js, "BADSTR", 1, BAD_UTF8, &m));
+    EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_stream_get_next_msg(js, "BADSTR", 1, "", &m));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_get_next_msg(js, "BAD.STR", 1, "badstr.a", &m));
+
+    EXPECT_NULL_ARG("js", natsio_js_stream_info_with_subjects(NULL, "BADSTR", ">", &s));
+    EXPECT_NULL_ARG("name", natsio_js_stream_info_with_subjects(js, NULL, ">", &s));
+    EXPECT_NULL_ARG("subjects_filter", natsio_js_stream_info_with_subjects(js, "BADSTR", NULL, &s));
+    EXPECT_NULL_ARG("info_json_out", natsio_js_stream_info_with_subjects(js, "BADSTR", ">", NULL));
+    EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_stream_info_with_subjects(js, "BADSTR", "a b", &s));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info_with_subjects(js, "NOSUCH", ">", &s));
+
+    EXPECT_NULL_ARG("js", natsio_js_stream_infos(NULL, NULL, &names));
+    EXPECT_NULL_ARG("list_out", natsio_js_stream_infos(js, NULL, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "subject", natsio_js_stream_infos(js, BAD_UTF8, &names));
+    EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_stream_infos(js, "a..b", &names));
+    NT_CHECK(names == SENTINEL);
+
+    uint64_t level = 42;
+    EXPECT_NULL_ARG("js", natsio_js_api_level(NULL, &level));
+    EXPECT_NULL_ARG("level_out", natsio_js_api_level(js, NULL));
+    NT_CHECK_INT_EQ(level, 42);
+
     EXPECT_NULL_ARG("js", natsio_js_stream_delete_msg(NULL, "BADSTR", 1, false));
     EXPECT_NULL_ARG("stream", natsio_js_stream_delete_msg(js, NULL, 1, false));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_stream_delete_msg(js, BAD_UTF8, 1, false));
@@ -1122,6 +1429,10 @@ int main(int argc, char **argv) {
         NT_CASE(test_stream_purge),
         NT_CASE(test_publish_acks_and_expectations),
         NT_CASE(test_publish_with_headers_then_get_and_delete_msg),
+        NT_CASE(test_get_msg_with_and_without_direct_get),
+        NT_CASE(test_stream_infos_subjects_and_api_level),
+        NT_CASE(test_counter_and_plain_pub_acks),
+        NT_CASE(test_concurrent_create_or_update_all_succeed),
         NT_CASE(test_publish_async_window_acks_every_message),
         NT_CASE(test_publish_async_token_callbacks),
         NT_CASE(test_publish_async_stalls_then_times_out),

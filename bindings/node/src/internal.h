@@ -233,7 +233,7 @@ enum {
     R_JS_MSG,        /* js_msg_to_js (a pull consumer's message) */
     R_STRING,        /* a string (JSON of an info) */
     R_U64,           /* a number */
-    R_PUB_ACK,       /* {stream, seq, duplicate, domain?} */
+    R_PUB_ACK,       /* {stream, seq, duplicate, domain?, val?, batch?, count?} */
     R_KV,            /* a KV handle */
     R_KV_ENTRY,      /* kv_entry_to_js */
     R_STORED_MSG,    /* stored_msg_to_js */
@@ -336,6 +336,10 @@ EXPORT(js_js_stream_delete);
 EXPORT(js_js_stream_purge);
 EXPORT(js_js_stream_names);
 EXPORT(js_js_stream_get_msg);
+EXPORT(js_js_stream_get_next_msg);
+EXPORT(js_js_stream_info_with_subjects);
+EXPORT(js_js_stream_infos);
+EXPORT(js_js_api_level);
 EXPORT(js_js_stream_delete_msg);
 EXPORT(js_js_consumer_put);
 EXPORT(js_js_consumer_info);

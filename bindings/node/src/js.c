@@ -373,17 +373,52 @@ EXPORT(js_js_stream_purge) {
     return promise;
 }
 
-/* jsStreamNames(js, subject|null) -> Promise<string[]> */
-EXPORT(js_js_stream_names) {
+/* (js, subject|null) calls resolving with a list of strings */
+static napi_value js_subject_list_call(napi_env env, napi_callback_info info,
+                                       natsio_status (*call)(const natsio_js *, const char *, natsio_token **)) {
     ARGS(2);
     js_handle *h = get_jsh(env, argv[0], JSH_JS);
     if (!h) return NULL;
     char *subject = NULL;
     if (!get_opt_string(env, argv[1], &subject)) return NULL;
     natsio_token *tok = NULL;
-    int32_t st = natsio_js_stream_names_async(h->js, subject, &tok);
+    int32_t st = call(h->js, subject, &tok);
     free(subject);
     return op_track(env, st, tok, R_STRING_LIST, h, NULL);
+}
+
+/* jsStreamNames(js, subject|null) -> Promise<string[]> */
+EXPORT(js_js_stream_names) { return js_subject_list_call(env, info, natsio_js_stream_names_async); }
+
+/* jsStreamInfos(js, subject|null) -> Promise<string[]>, one StreamInfo JSON each */
+EXPORT(js_js_stream_infos) { return js_subject_list_call(env, info, natsio_js_stream_infos_async); }
+
+/* jsStreamInfoWithSubjects(js, name, subjectsFilter) -> Promise<string JSON> */
+EXPORT(js_js_stream_info_with_subjects) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    char *name = NULL, *filter = NULL;
+    napi_value promise = NULL;
+    if (get_req_string(env, argv[1], "stream name", &name) &&
+        get_req_string(env, argv[2], "subjects_filter", &filter)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_info_with_subjects_async(h->js, name, filter, &tok);
+        promise = op_track(env, st, tok, R_STRING, h, NULL);
+    }
+    free(name);
+    free(filter);
+    return promise;
+}
+
+/* jsApiLevel(js) -> Promise<number> */
+EXPORT(js_js_api_level) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_js_api_level_async(h->js, &tok);
+    return op_track(env, st, tok, R_U64, h, NULL);
 }
 
 /* jsStreamGetMsg(js, stream, seq, lastBySubject|null) -> Promise<array> */
@@ -403,6 +438,27 @@ EXPORT(js_js_stream_get_msg) {
     }
     free(stream);
     free(last);
+    return promise;
+}
+
+/* jsStreamGetNextMsg(js, stream, seq, subject) -> Promise<array>: the first
+ * message at or after `seq` on `subject` (wildcards allowed). */
+EXPORT(js_js_stream_get_next_msg) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    char *stream = NULL, *subject = NULL;
+    uint64_t seq = 0;
+    bool has_seq = false;
+    napi_value promise = NULL;
+    if (get_req_string(env, argv[1], "stream name", &stream) && get_u64(env, argv[2], "seq", &seq, &has_seq) &&
+        get_req_string(env, argv[3], "nextBySubject", &subject)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_get_next_msg_async(h->js, stream, seq, subject, &tok);
+        promise = op_track(env, st, tok, R_STORED_MSG, h, NULL);
+    }
+    free(stream);
+    free(subject);
     return promise;
 }
 

@@ -408,7 +408,9 @@ napi_value iter_stats_to_js(napi_env env, const natsio_iter_stats *s) {
     return r;
 }
 
-/* {stream, seq, duplicate, domain?} */
+/* {stream, seq, duplicate, domain?, val?, batch?, count?}: the optional
+ * fields only when the ack carries them (val: a counter stream's value as
+ * decimal text; batch and count: the commit of an atomic batch). */
 napi_value pub_ack_to_js(napi_env env, const natsio_pub_ack *ack) {
     napi_value r, v;
     napi_create_object(env, &r);
@@ -421,6 +423,17 @@ napi_value pub_ack_to_js(napi_env env, const natsio_pub_ack *ack) {
     if (domain) {
         napi_create_string_utf8(env, domain, NAPI_AUTO_LENGTH, &v);
         napi_set_named_property(env, r, "domain", v);
+    }
+    const char *val = natsio_pub_ack_val(ack);
+    if (val) {
+        napi_create_string_utf8(env, val, NAPI_AUTO_LENGTH, &v);
+        napi_set_named_property(env, r, "val", v);
+    }
+    const char *batch = natsio_pub_ack_batch_id(ack);
+    if (batch) {
+        napi_create_string_utf8(env, batch, NAPI_AUTO_LENGTH, &v);
+        napi_set_named_property(env, r, "batch", v);
+        set_u64(env, r, "count", natsio_pub_ack_batch_size(ack));
     }
     return r;
 }
