@@ -112,6 +112,35 @@ TEST(Errors, DetailTextComesFromTheLibrary) {
     }
 }
 
+TEST(Errors, WhatNamesTheStatusOnce) {
+    // The usual form: status text, ": ", detail.
+    natsio::Error plain(NATSIO_ERR_TIMEOUT, "no reply within 2 s");
+    EXPECT_STREQ(plain.what(), "timeout: no reply within 2 s");
+    natsio::Error bare(NATSIO_ERR_TIMEOUT, "");
+    EXPECT_STREQ(bare.what(), "timeout");
+    // A detail that already begins with the status text (in any case) is
+    // the whole text; detail() is unchanged.
+    const std::string wls = "wrong last sequence: 2 (code 400, err_code 10071)";
+    natsio::WrongLastSequenceError repeated(NATSIO_ERR_WRONG_LAST_SEQUENCE, wls);
+    EXPECT_EQ(std::string(repeated.what()), wls);
+    EXPECT_EQ(repeated.detail(), wls);
+    natsio::Error upper(NATSIO_ERR_WRONG_LAST_SEQUENCE, "Wrong Last Sequence: 2");
+    EXPECT_STREQ(upper.what(), "Wrong Last Sequence: 2");
+    natsio::Error exact(NATSIO_ERR_TIMEOUT, "timeout");
+    EXPECT_STREQ(exact.what(), "timeout");
+    // Only whole words count: "timeout_ms" does not begin with "timeout".
+    natsio::Error longer(NATSIO_ERR_TIMEOUT, "timeout_ms must be positive");
+    EXPECT_STREQ(longer.what(), "timeout: timeout_ms must be positive");
+    natsio::Error inside(NATSIO_ERR_TIMEOUT, "request timeout");
+    EXPECT_STREQ(inside.what(), "timeout: request timeout");
+    // Through make_error (every thrown exception is built there).
+    try {
+        natsio::throw_error(NATSIO_ERR_WRONG_LAST_SEQUENCE, wls);
+    } catch (const natsio::Error& e) {
+        EXPECT_EQ(std::string(e.what()), wls);
+    }
+}
+
 TEST(Errors, HeaderErrors) {
     natsio::Headers headers;
     expect_throws<natsio::BadHeadersError>(NATSIO_ERR_BAD_HEADERS,

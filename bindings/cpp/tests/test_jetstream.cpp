@@ -5,9 +5,13 @@
 #include "js_support.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstdint>
 #include <future>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <typeinfo>
@@ -18,6 +22,84 @@ using namespace natsio_test;
 namespace {
 
 natsio::JetStream jetstream(const natsio::Client& client) { return natsio::JetStream(client); }
+
+/// The "subjects" object of a StreamInfo's state ({"subject": count, ...}),
+/// parsed; empty when the info has none. (The config's "subjects" is an
+/// array and is skipped.)
+std::map<std::string, std::uint64_t> subject_counts(const std::string& info) {
+    std::map<std::string, std::uint64_t> counts;
+    const std::string key = "\"subjects\"";
+    for (std::size_t at = info.find(key); at != std::string::npos; at = info.find(key, at + 1)) {
+        std::size_t i = at + key.size();
+        auto skip_space = [&] {
+            while (i < info.size() && std::isspace(static_cast<unsigned char>(info[i]))) ++i;
+        };
+        skip_space();
+        if (i >= info.size() || info[i] != ':') continue;
+        ++i;
+        skip_space();
+        if (i >= info.size() || info[i] != '{') continue;
+        ++i;
+        for (;;) {
+            skip_space();
+            if (i >= info.size() || info[i] == '}') return counts;
+            if (info[i] == ',') {
+                ++i;
+                continue;
+            }
+            if (info[i] != '"') return {};
+            std::size_t end = info.find('"', i + 1);
+            if (end == std::string::npos) return {};
+            std::string subject = info.substr(i + 1, end - i - 1);
+            i = end + 1;
+            skip_space();
+            if (i >= info.size() || info[i] != ':') return {};
+            ++i;
+            skip_space();
+            std::uint64_t count = 0;
+            while (i < info.size() && std::isdigit(static_cast<unsigned char>(info[i]))) {
+                count = count * 10 + static_cast<std::uint64_t>(info[i] - '0');
+                ++i;
+            }
+            counts[subject] = count;
+        }
+    }
+    return counts;
+}
+
+/// The config "name" of a StreamInfo JSON text ("" when not found).
+std::string config_name(const std::string& info) {
+    const std::string prefix = "\"name\":\"";
+    std::size_t config = info.find("\"config\"");
+    if (config == std::string::npos) return "";
+    std::size_t at = info.find(prefix, config);
+    if (at == std::string::npos) return "";
+    at += prefix.size();
+    return info.substr(at, info.find('"', at) - at);
+}
+
+/// The config names of a list of StreamInfo JSON texts, sorted.
+std::vector<std::string> config_names(const std::vector<std::string>& infos) {
+    std::vector<std::string> names;
+    for (const std::string& info : infos) names.push_back(config_name(info));
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+/// How often `part` occurs in `text`, ignoring ASCII case.
+std::size_t count_ignoring_case(std::string text, std::string part) {
+    auto lower = [](std::string& s) {
+        for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    };
+    lower(text);
+    lower(part);
+    std::size_t count = 0;
+    for (std::size_t at = text.find(part); at != std::string::npos;
+         at = text.find(part, at + part.size())) {
+        ++count;
+    }
+    return count;
+}
 
 }  // namespace
 
@@ -515,4 +597,350 @@ TEST(JetStream, MovedFromAndEmptyHandles) {
     expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT, [&] {
         moved.create_stream(std::string_view("{\"name\":\"A\0\"}", 12));
     });
+}
+
+TEST(JetStream, WrongLastSequenceNamesTheStatusOnce) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_WLS","subjects":["cpp.wls.>"],"storage":"memory"})");
+    js.publish("cpp.wls.a", "one");
+    js.publish("cpp.wls.a", "two");
+    natsio::PublishOptions wrong;
+    wrong.expected_last_seq = 1;  // the last is 2
+    std::string what = expect_throws<natsio::WrongLastSequenceError>(
+        NATSIO_ERR_WRONG_LAST_SEQUENCE, [&] { js.publish("cpp.wls.a", "x", wrong); });
+    EXPECT_EQ(count_ignoring_case(what, "wrong last sequence"), 1u) << what;
+    EXPECT_TRUE(contains(what, "10071")) << what;
+    // The same text through a future.
+    natsio::Future<natsio::PubAck> pending = js.publish_async("cpp.wls.a", "x", wrong);
+    what = expect_throws<natsio::WrongLastSequenceError>(NATSIO_ERR_WRONG_LAST_SEQUENCE,
+                                                         [&] { pending.get(); });
+    EXPECT_EQ(count_ignoring_case(what, "wrong last sequence"), 1u) << what;
+    // A detail that does not repeat the status text still follows it.
+    what = expect_throws<natsio::StreamNotFoundError>(NATSIO_ERR_STREAM_NOT_FOUND,
+                                                      [&] { js.stream_info("CPP_WLS_NONE"); });
+    const std::string not_found(natsio::status_text(NATSIO_ERR_STREAM_NOT_FOUND));
+    EXPECT_EQ(count_ignoring_case(what.substr(0, not_found.size()), not_found), 1u) << what;
+    EXPECT_EQ(count_ignoring_case(what, "stream not found"), 1u) << what;
+    js.delete_stream("CPP_WLS");
+}
+
+TEST(JetStream, GetNextMsgWalksOneSubject) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_NEXT","subjects":["cpp.next.>"],"storage":"memory"})");
+    // Interleaved: a b a c a b -> a at 1, 3, 5.
+    const std::vector<std::string> order = {"a", "b", "a", "c", "a", "b"};
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        js.publish("cpp.next." + order[i], numbered(order[i], static_cast<long long>(i + 1)));
+    }
+
+    std::vector<std::uint64_t> seqs;
+    std::vector<std::string> data;
+    std::uint64_t from = 1;
+    for (;;) {
+        natsio::StoredMsg msg;
+        try {
+            msg = js.get_next_msg("CPP_NEXT", from, "cpp.next.a");
+        } catch (const natsio::MessageNotFoundError& e) {
+            EXPECT_EQ(e.status(), NATSIO_ERR_MESSAGE_NOT_FOUND);
+            break;
+        }
+        ASSERT_LT(seqs.size(), 10u) << "the walk does not end";
+        EXPECT_EQ(msg.subject(), "cpp.next.a");
+        seqs.push_back(msg.seq());
+        data.emplace_back(msg.data());
+        from = msg.seq() + 1;
+    }
+    EXPECT_EQ(seqs, (std::vector<std::uint64_t>{1, 3, 5}));
+    EXPECT_EQ(data, (std::vector<std::string>{"a1", "a3", "a5"}));
+
+    // Wildcards: the first of any subject at or after 4 is c at 4; of b.
+    natsio::StoredMsg any = js.get_next_msg("CPP_NEXT", 4, "cpp.next.*");
+    EXPECT_EQ(any.seq(), 4u);
+    EXPECT_EQ(any.subject(), "cpp.next.c");
+    EXPECT_EQ(js.get_next_msg("CPP_NEXT", 3, "cpp.next.>").seq(), 3u);
+    EXPECT_EQ(js.get_next_msg("CPP_NEXT", 3, "cpp.next.b").seq(), 6u);
+    // A subject with no message at all, and past the end.
+    expect_throws<natsio::MessageNotFoundError>(
+        NATSIO_ERR_MESSAGE_NOT_FOUND, [&] { js.get_next_msg("CPP_NEXT", 1, "cpp.next.none"); });
+    expect_throws<natsio::MessageNotFoundError>(
+        NATSIO_ERR_MESSAGE_NOT_FOUND, [&] { js.get_next_msg("CPP_NEXT", 7, "cpp.next.>"); });
+    expect_throws<natsio::StreamNotFoundError>(
+        NATSIO_ERR_STREAM_NOT_FOUND, [&] { js.get_next_msg("CPP_NEXT_NONE", 1, "cpp.next.a"); });
+    EXPECT_THROW(js.get_next_msg("CPP_NEXT", 1, "cpp..a"), natsio::BadSubjectError);
+
+    // The future form walks the same way: b at 2, then 6, then not found.
+    natsio::Future<natsio::StoredMsg> first = js.get_next_msg_async("CPP_NEXT", 1, "cpp.next.b");
+    natsio::StoredMsg b = first.get();
+    EXPECT_EQ(b.seq(), 2u);
+    EXPECT_EQ(b.data(), "b2");
+    natsio::StoredMsg b_next = js.get_next_msg_async("CPP_NEXT", b.seq() + 1, "cpp.next.b").get();
+    EXPECT_EQ(b_next.seq(), 6u);
+    EXPECT_EQ(b_next.data(), "b6");
+    natsio::Future<natsio::StoredMsg> end =
+        js.get_next_msg_async("CPP_NEXT", b_next.seq() + 1, "cpp.next.b");
+    expect_throws<natsio::MessageNotFoundError>(NATSIO_ERR_MESSAGE_NOT_FOUND, [&] { end.get(); });
+    js.delete_stream("CPP_NEXT");
+}
+
+TEST(JetStream, DirectAndLeaderReadsReturnTheSameMessage) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(
+        R"({"name":"CPP_DIRECT","subjects":["cpp.direct.>"],"storage":"memory","allow_direct":true})");
+    js.create_stream(
+        R"({"name":"CPP_LEADER","subjects":["cpp.leader.>"],"storage":"memory","allow_direct":false})");
+    EXPECT_TRUE(contains(js.stream_info("CPP_DIRECT"), R"("allow_direct":true)"));
+    EXPECT_FALSE(contains(js.stream_info("CPP_LEADER"), R"("allow_direct":true)"));
+
+    // Watch which API each read goes through: Direct Get requests go to
+    // $JS.API.DIRECT.GET.<stream>[.<subject>], leader reads to
+    // $JS.API.STREAM.MSG.GET.<stream>.
+    std::mutex seen_mutex;
+    std::map<std::string, int> seen;  // "direct CPP_X" / "leader CPP_X" -> requests
+    auto requests = [&](const std::string& key) {
+        std::lock_guard<std::mutex> lock(seen_mutex);
+        auto it = seen.find(key);
+        return it == seen.end() ? 0 : it->second;
+    };
+    natsio::Client observer = connect();
+    natsio::Subscription watch = observer.subscribe("$JS.API.>", [&](natsio::MsgView msg) {
+        const std::string subject(msg.subject());
+        const std::string direct = "$JS.API.DIRECT.GET.";
+        const std::string leader = "$JS.API.STREAM.MSG.GET.";
+        std::lock_guard<std::mutex> lock(seen_mutex);
+        if (subject.rfind(direct, 0) == 0) {
+            std::string rest = subject.substr(direct.size());
+            ++seen["direct " + rest.substr(0, rest.find('.'))];
+        } else if (subject.rfind(leader, 0) == 0) {
+            ++seen["leader " + subject.substr(leader.size())];
+        }
+    });
+    observer.flush();
+
+    natsio::Headers headers;
+    headers.set("X-Cpp", "same");
+    natsio::PublishOptions with_headers;
+    with_headers.headers = headers;
+    for (const char* stream : {"direct", "leader"}) {
+        const std::string prefix = std::string("cpp.") + stream + ".";
+        js.publish(prefix + "x", "x1");
+        js.publish(prefix + "y", "y2", with_headers);
+        js.publish(prefix + "x", std::string("x\0" "3", 3));
+    }
+
+    auto expect_same = [](const natsio::StoredMsg& direct, const natsio::StoredMsg& leader) {
+        ASSERT_TRUE(direct);
+        ASSERT_TRUE(leader);
+        EXPECT_EQ(direct.seq(), leader.seq());
+        EXPECT_EQ(direct.data(), leader.data());
+        // The subjects differ only in the stream's prefix.
+        EXPECT_EQ(direct.subject().substr(std::string("cpp.direct.").size()),
+                  leader.subject().substr(std::string("cpp.leader.").size()));
+        EXPECT_EQ(direct.headers().get("X-Cpp"), leader.headers().get("X-Cpp"));
+    };
+    for (std::uint64_t seq = 1; seq <= 3; ++seq) {
+        natsio::StoredMsg direct = js.get_msg("CPP_DIRECT", seq);
+        natsio::StoredMsg leader = js.get_msg("CPP_LEADER", seq);
+        expect_same(direct, leader);
+        EXPECT_EQ(direct.subject(), seq == 2 ? "cpp.direct.y" : "cpp.direct.x");
+    }
+    natsio::StoredMsg direct_y = js.get_msg("CPP_DIRECT", 2);
+    EXPECT_EQ(direct_y.data(), "y2");
+    EXPECT_EQ(direct_y.headers().get("X-Cpp"), std::optional<std::string_view>("same"));
+    EXPECT_TRUE(near_now(direct_y.time()));
+    expect_same(js.get_last_msg("CPP_DIRECT", "cpp.direct.x"),
+                js.get_last_msg("CPP_LEADER", "cpp.leader.x"));
+    EXPECT_EQ(js.get_last_msg("CPP_DIRECT", "cpp.direct.x").data(), std::string("x\0" "3", 3));
+    expect_same(js.get_next_msg("CPP_DIRECT", 2, "cpp.direct.x"),
+                js.get_next_msg("CPP_LEADER", 2, "cpp.leader.x"));
+    expect_same(js.get_next_msg_async("CPP_DIRECT", 1, "cpp.direct.y").get(),
+                js.get_next_msg_async("CPP_LEADER", 1, "cpp.leader.y").get());
+    expect_throws<natsio::MessageNotFoundError>(NATSIO_ERR_MESSAGE_NOT_FOUND,
+                                                [&] { js.get_msg("CPP_DIRECT", 9); });
+    expect_throws<natsio::MessageNotFoundError>(
+        NATSIO_ERR_MESSAGE_NOT_FOUND, [&] { js.get_next_msg("CPP_DIRECT", 4, "cpp.direct.>"); });
+
+    // Each stream was read through its own API: 10 reads of CPP_DIRECT by
+    // Direct Get, 6 of CPP_LEADER from the leader, none the other way.
+    client.flush();
+    EXPECT_TRUE(wait_until([&] {
+        return requests("direct CPP_DIRECT") == 10 && requests("leader CPP_LEADER") == 6;
+    })) << "direct " << requests("direct CPP_DIRECT") << ", leader "
+        << requests("leader CPP_LEADER");
+    EXPECT_EQ(requests("leader CPP_DIRECT"), 0);
+    EXPECT_EQ(requests("direct CPP_LEADER"), 0);
+    // (The watcher must go: its interest in the API subjects would turn the
+    // quick "no responders" of a Direct Get on a deleted stream into a
+    // timeout.)
+    watch.stop();
+    observer.flush();
+
+    // Once a stream is gone, reads throw: through this context (which
+    // learnt of the delete) and through one that still thinks it exists.
+    natsio::JetStream other(client);
+    EXPECT_EQ(other.get_msg("CPP_DIRECT", 1).data(), "x1");
+    EXPECT_EQ(other.get_msg("CPP_LEADER", 1).data(), "x1");
+    js.delete_stream("CPP_DIRECT");
+    js.delete_stream("CPP_LEADER");
+    auto expect_gone = [](const natsio::JetStream& reader, const char* stream) {
+        try {
+            reader.get_msg(stream, 1);
+            ADD_FAILURE() << stream << ": read after delete";
+        } catch (const natsio::ApiError& e) {
+            EXPECT_TRUE(e.status() == NATSIO_ERR_MESSAGE_NOT_FOUND ||
+                        e.status() == NATSIO_ERR_STREAM_NOT_FOUND)
+                << stream << ": " << e.what();
+        }
+    };
+    for (const char* stream : {"CPP_DIRECT", "CPP_LEADER"}) {
+        expect_gone(js, stream);
+        expect_gone(other, stream);
+    }
+}
+
+TEST(JetStream, StreamInfoWithSubjectsCountsPerSubject) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(
+        R"({"name":"CPP_SUBJ","subjects":["cpp.subj.a.>","cpp.subj.b.>"],"storage":"memory"})");
+    js.publish("cpp.subj.a.1", "x");
+    js.publish("cpp.subj.a.2", "x");
+    js.publish("cpp.subj.b.1", "x");
+    js.publish("cpp.subj.a.1", "x");
+
+    std::string info = js.stream_info_with_subjects("CPP_SUBJ", "cpp.subj.a.>");
+    EXPECT_EQ(config_name(info), "CPP_SUBJ") << info;
+    EXPECT_TRUE(contains(info, R"("messages":4)")) << info;
+    EXPECT_EQ(subject_counts(info),
+              (std::map<std::string, std::uint64_t>{{"cpp.subj.a.1", 2}, {"cpp.subj.a.2", 1}}))
+        << info;
+    EXPECT_EQ(subject_counts(js.stream_info_with_subjects("CPP_SUBJ", ">")),
+              (std::map<std::string, std::uint64_t>{
+                  {"cpp.subj.a.1", 2}, {"cpp.subj.a.2", 1}, {"cpp.subj.b.1", 1}}));
+    EXPECT_EQ(subject_counts(js.stream_info_with_subjects("CPP_SUBJ", "cpp.subj.a.2")),
+              (std::map<std::string, std::uint64_t>{{"cpp.subj.a.2", 1}}));
+    EXPECT_TRUE(subject_counts(js.stream_info_with_subjects("CPP_SUBJ", "cpp.subj.c.>")).empty());
+    // Plain stream_info has no per-subject counts.
+    EXPECT_TRUE(subject_counts(js.stream_info("CPP_SUBJ")).empty());
+
+    natsio::Future<std::string> pending = js.stream_info_with_subjects_async("CPP_SUBJ", "*.*.b.*");
+    EXPECT_EQ(subject_counts(pending.get()),
+              (std::map<std::string, std::uint64_t>{{"cpp.subj.b.1", 1}}));
+
+    expect_throws<natsio::BadSubjectError>(NATSIO_ERR_BAD_SUBJECT, [&] {
+        js.stream_info_with_subjects("CPP_SUBJ", "cpp..a");
+    });
+    expect_throws<natsio::StreamNotFoundError>(NATSIO_ERR_STREAM_NOT_FOUND, [&] {
+        js.stream_info_with_subjects("CPP_SUBJ_NONE", ">");
+    });
+    natsio::Future<std::string> missing = js.stream_info_with_subjects_async("CPP_SUBJ_NONE", ">");
+    expect_throws<natsio::StreamNotFoundError>(NATSIO_ERR_STREAM_NOT_FOUND,
+                                               [&] { missing.get(); });
+    js.delete_stream("CPP_SUBJ");
+}
+
+TEST(JetStream, StreamInfosListsEveryStream) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_INFOS_1","subjects":["cpp.infos.one.>"],"storage":"memory"})");
+    js.create_stream(R"({"name":"CPP_INFOS_2","subjects":["cpp.infos.two.>"],"storage":"memory"})");
+    js.publish("cpp.infos.two.x", "x");
+
+    std::vector<std::string> infos = js.stream_infos();
+    std::vector<std::string> names = config_names(infos);
+    std::vector<std::string> expected_names = js.stream_names();
+    std::sort(expected_names.begin(), expected_names.end());
+    EXPECT_EQ(names, expected_names);
+    EXPECT_TRUE(std::binary_search(names.begin(), names.end(), "CPP_INFOS_1"));
+    EXPECT_TRUE(std::binary_search(names.begin(), names.end(), "CPP_INFOS_2"));
+    for (const std::string& info : infos) {
+        if (config_name(info) == "CPP_INFOS_2") {
+            EXPECT_TRUE(contains(info, R"("messages":1)")) << info;
+            EXPECT_TRUE(contains(info, R"("state")")) << info;
+        }
+    }
+
+    // A subject narrows the list to the streams holding it.
+    EXPECT_EQ(config_names(js.stream_infos(std::string_view("cpp.infos.one.x"))),
+              std::vector<std::string>{"CPP_INFOS_1"});
+    EXPECT_EQ(config_names(js.stream_infos(std::string_view("cpp.infos.two.>"))),
+              std::vector<std::string>{"CPP_INFOS_2"});
+    EXPECT_EQ(config_names(js.stream_infos(std::string_view("cpp.infos.*.x"))),
+              (std::vector<std::string>{"CPP_INFOS_1", "CPP_INFOS_2"}));
+    EXPECT_TRUE(js.stream_infos(std::string_view("cpp.nobody.z")).empty());
+
+    // The future forms.
+    natsio::Future<std::vector<std::string>> all = js.stream_infos_async();
+    EXPECT_EQ(config_names(all.get()), expected_names);
+    natsio::Future<std::vector<std::string>> one =
+        js.stream_infos_async(std::string_view("cpp.infos.one.y"));
+    std::vector<std::string> only = one.get();
+    ASSERT_EQ(only.size(), 1u);
+    EXPECT_EQ(config_name(only[0]), "CPP_INFOS_1");
+
+    js.delete_stream("CPP_INFOS_1");
+    EXPECT_TRUE(js.stream_infos(std::string_view("cpp.infos.one.x")).empty());
+    EXPECT_EQ(config_names(js.stream_infos(std::string_view("cpp.infos.>"))),
+              std::vector<std::string>{"CPP_INFOS_2"});
+    js.delete_stream("CPP_INFOS_2");
+}
+
+TEST(JetStream, ApiLevel) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    const std::uint64_t level = js.api_level();
+    EXPECT_GE(level, 1u);  // the test server is 2.14
+    natsio::Future<std::uint64_t> pending = js.api_level_async();
+    EXPECT_EQ(pending.get(), level);
+    // A context without a client: the argument error comes at once.
+    natsio::JetStream none;
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { none.api_level(); });
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+                                                [&] { none.api_level_async(); });
+}
+
+TEST(JetStream, PubAckCounterAndBatchFields) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_PLAIN","subjects":["cpp.plain.>"],"storage":"memory"})");
+    natsio::PubAck plain = js.publish("cpp.plain.a", "x");
+    EXPECT_EQ(plain.batch_size, 0u);
+    EXPECT_FALSE(plain.val.has_value()) << *plain.val;
+    EXPECT_FALSE(plain.batch_id.has_value()) << *plain.batch_id;
+    natsio::PubAck plain_async = js.publish_async("cpp.plain.a", "y").get();
+    EXPECT_EQ(plain_async.seq, 2u);
+    EXPECT_EQ(plain_async.batch_size, 0u);
+    EXPECT_FALSE(plain_async.val.has_value());
+    EXPECT_FALSE(plain_async.batch_id.has_value());
+    js.delete_stream("CPP_PLAIN");
+
+    try {
+        js.create_stream(
+            R"({"name":"CPP_COUNTER","subjects":["cpp.counter.>"],"storage":"memory","allow_msg_counter":true})");
+    } catch (const natsio::ApiError& e) {
+        GTEST_SKIP() << "the server rejects allow_msg_counter: " << e.what();
+    }
+    natsio::Headers incr;
+    incr.set("Nats-Incr", "5");
+    natsio::PublishOptions add_five;
+    add_five.headers = incr;
+    natsio::PubAck first = js.publish("cpp.counter.hits", {}, add_five);
+    ASSERT_TRUE(first.val.has_value());
+    EXPECT_EQ(*first.val, "5");
+    natsio::PubAck second = js.publish("cpp.counter.hits", {}, add_five);
+    ASSERT_TRUE(second.val.has_value());
+    EXPECT_EQ(*second.val, "10");
+    EXPECT_EQ(second.seq, first.seq + 1);
+    EXPECT_EQ(second.batch_size, 0u);
+    EXPECT_FALSE(second.batch_id.has_value());
+    // Through a future, and on another counter subject.
+    natsio::PubAck third = js.publish_async("cpp.counter.hits", {}, add_five).get();
+    ASSERT_TRUE(third.val.has_value());
+    EXPECT_EQ(*third.val, "15");
+    natsio::PubAck other = js.publish("cpp.counter.misses", {}, add_five);
+    ASSERT_TRUE(other.val.has_value());
+    EXPECT_EQ(*other.val, "5");
+    js.delete_stream("CPP_COUNTER");
 }

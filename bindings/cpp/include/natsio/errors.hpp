@@ -14,6 +14,7 @@
 
 #include <natsio.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <stdexcept>
@@ -33,8 +34,11 @@ inline std::string_view status_text(Status status) noexcept {
 
 /// Base of every exception thrown by the binding for a failing natsio call.
 /// Its what() is status_text(status()), followed by ": " and detail() when
-/// there is a detail text. Catch a subclass for one status family, or
-/// `const natsio::Error&` for all of them.
+/// there is a detail text; a detail that already begins with the status
+/// text (compared case-insensitively, as whole words, e.g. "wrong last
+/// sequence: 2 (code 400, err_code 10071)") is the what() on its own, so
+/// the status text never appears twice. Catch a subclass for one status
+/// family, or `const natsio::Error&` for all of them.
 class Error : public std::runtime_error {
 public:
     /// An exception for `status` with the library's `detail` text (usually
@@ -50,12 +54,41 @@ public:
 
 private:
     static std::string compose(Status status, const std::string& detail) {
-        std::string text(status_text(status));
+        const std::string_view name = status_text(status);
+        if (starts_with_words(detail, name)) {
+            return detail;
+        }
+        std::string text(name);
         if (!detail.empty()) {
             text += ": ";
             text += detail;
         }
         return text;
+    }
+
+    /// True when `text` begins with `prefix` (non-empty; ASCII letters
+    /// compared case-insensitively) and the prefix ends there or before a
+    /// character that is not a letter, digit or '_' (so "timeout" is not a
+    /// prefix of "timeout_ms ...").
+    static bool starts_with_words(std::string_view text, std::string_view prefix) noexcept {
+        if (prefix.empty() || text.size() < prefix.size()) {
+            return false;
+        }
+        for (std::size_t i = 0; i < prefix.size(); ++i) {
+            if (ascii_lower(text[i]) != ascii_lower(prefix[i])) {
+                return false;
+            }
+        }
+        if (text.size() == prefix.size()) {
+            return true;
+        }
+        const char next = text[prefix.size()];
+        return !(ascii_lower(next) >= 'a' && ascii_lower(next) <= 'z') &&
+               !(next >= '0' && next <= '9') && next != '_';
+    }
+
+    static char ascii_lower(char c) noexcept {
+        return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
     }
 
     Status status_;

@@ -6,8 +6,8 @@
 /// The same model as natsio.hpp over the natsio_js_* / natsio_kv_* part of
 /// include/natsio.h:
 ///   - every operation has a blocking form and a `_async` form returning a
-///     natsio::Future<T> (PubAck, std::string JSON, std::uint64_t revision
-///     or count, std::vector<std::string> names, StoredMsg, MsgList, Msg,
+///     natsio::Future<T> (PubAck, std::string JSON, std::uint64_t revision,
+///     count or API level, std::vector<std::string> names, StoredMsg, MsgList, Msg,
 ///     KeyValue, KvEntry, KvEntryList, Messages, KvWatcher, or void);
 ///   - continuous consumption (JetStream::consume -> Messages, a Feed of
 ///     Msg) and KV watches (KeyValue::watch -> KvWatcher, a Feed of KvEntry)
@@ -131,6 +131,16 @@ struct PubAck {
     bool duplicate = false;
     /// The stream's JetStream domain, if any.
     std::optional<std::string> domain = std::nullopt;
+    /// On a stream with "allow_msg_counter" (server 2.12+): the counter's
+    /// value after this message, as decimal text (it may exceed 64 bits);
+    /// std::nullopt for other streams.
+    std::optional<std::string> val = std::nullopt;
+    /// For the commit of an atomic batch publish (server 2.12+): the
+    /// batch's id; std::nullopt for other publishes.
+    std::optional<std::string> batch_id = std::nullopt;
+    /// For the commit of an atomic batch publish: how many messages the
+    /// batch stored; 0 for other publishes.
+    std::uint64_t batch_size = 0;
 };
 
 namespace detail {
@@ -148,6 +158,13 @@ inline PubAck take_pub_ack(natsio_pub_ack* ack) {
     if (const char* domain = natsio_pub_ack_domain(ack)) {
         out.domain = std::string(domain);
     }
+    if (const char* val = natsio_pub_ack_val(ack)) {
+        out.val = std::string(val);
+    }
+    if (const char* batch_id = natsio_pub_ack_batch_id(ack)) {
+        out.batch_id = std::string(batch_id);
+    }
+    out.batch_size = natsio_pub_ack_batch_size(ack);
     return out;
 }
 
@@ -280,7 +297,8 @@ enum class CreateAction : std::int32_t {
 // Stored messages
 // ---------------------------------------------------------------------------
 
-/// A message read back from a stream (JetStream::get_msg, get_last_msg;
+/// A message read back from a stream (JetStream::get_msg, get_last_msg,
+/// get_next_msg;
 /// natsio_stored_msg_free on destruction): a move-only RAII owner. Views
 /// it returns are valid while it lives.
 class StoredMsg {
@@ -1207,6 +1225,23 @@ public:
         return detail::start_async<std::string>(sink_, natsio_js_account_info_async, js_);
     }
 
+    /// The JetStream API level the server implements (2.11 reports 1, 2.12
+    /// reports 2, ...; 0 for a server too old to report one), read from
+    /// the account info. Blocks up to the context's timeout; thread-safe.
+    /// JetStreamNotEnabledError, TimeoutError, ConnectionClosedError,
+    /// InvalidArgumentError (no context).
+    std::uint64_t api_level() const {
+        std::uint64_t level = 0;
+        detail::check(natsio_js_api_level(js_, &level));
+        return level;
+    }
+    /// The future form of api_level: the level, or api_level's errors
+    /// through the future (InvalidArgumentError for no context is thrown
+    /// at once).
+    Future<std::uint64_t> api_level_async() const {
+        return detail::start_async<std::uint64_t>(sink_, natsio_js_api_level_async, js_);
+    }
+
     /// Creates, updates or creates-or-updates (per `action`) a stream from
     /// a StreamConfig JSON object ("name" required); returns its StreamInfo
     /// JSON. Create of a stream with the same configuration succeeds.
@@ -1241,6 +1276,58 @@ public:
         detail::CString c_name(name, "stream name");
         return detail::start_async<std::string>(sink_, natsio_js_stream_info_async, js_,
                                                 c_name.get());
+    }
+
+    /// The StreamInfo JSON of stream `name`, as stream_info returns it, with
+    /// "state"."subjects": an object mapping each stored subject matching
+    /// `subjects_filter` (wildcards allowed, e.g. "orders.>") to its message
+    /// count (an object with no entries, or no "subjects" at all, when none
+    /// match). Large maps come from the server in pages; all are merged into
+    /// the one text. Blocks up to the context's timeout (per page);
+    /// thread-safe. StreamNotFoundError, BadSubjectError (bad filter),
+    /// InvalidArgumentError (bad name, embedded NUL), TimeoutError,
+    /// ConnectionClosedError.
+    std::string stream_info_with_subjects(std::string_view name,
+                                          std::string_view subjects_filter) const {
+        detail::CString c_name(name, "stream name");
+        detail::CString c_filter(subjects_filter, "subjects filter");
+        char* json = nullptr;
+        detail::check(
+            natsio_js_stream_info_with_subjects(js_, c_name.get(), c_filter.get(), &json));
+        return detail::take_string(json);
+    }
+    /// The future form of stream_info_with_subjects: the StreamInfo JSON
+    /// (argument errors are thrown at once, the others come through the
+    /// future).
+    Future<std::string> stream_info_with_subjects_async(std::string_view name,
+                                                        std::string_view subjects_filter) const {
+        detail::CString c_name(name, "stream name");
+        detail::CString c_filter(subjects_filter, "subjects filter");
+        return detail::start_async<std::string>(sink_, natsio_js_stream_info_with_subjects_async,
+                                                js_, c_name.get(), c_filter.get());
+    }
+
+    /// The StreamInfo JSON of every stream, or of those holding `subject`
+    /// (wildcards allowed), one JSON text (as stream_info returns it) per
+    /// stream; empty when there is none. Pages through the server's stream
+    /// list as needed, each page waiting up to the context's timeout;
+    /// thread-safe. BadSubjectError, InvalidArgumentError (embedded NUL),
+    /// JetStreamNotEnabledError, TimeoutError, ConnectionClosedError.
+    std::vector<std::string> stream_infos(
+        std::optional<std::string_view> subject = std::nullopt) const {
+        detail::OptionalCString c_subject(subject, "subject");
+        natsio_string_list* list = nullptr;
+        detail::check(natsio_js_stream_infos(js_, c_subject.get(), &list));
+        return detail::take_string_list(list);
+    }
+    /// The future form of stream_infos: one StreamInfo JSON per stream
+    /// (argument errors are thrown at once, the others come through the
+    /// future).
+    Future<std::vector<std::string>> stream_infos_async(
+        std::optional<std::string_view> subject = std::nullopt) const {
+        detail::OptionalCString c_subject(subject, "subject");
+        return detail::start_async<std::vector<std::string>>(
+            sink_, natsio_js_stream_infos_async, js_, c_subject.get());
     }
 
     /// Deletes stream `name` and its messages. StreamNotFoundError.
@@ -1290,7 +1377,11 @@ public:
             sink_, natsio_js_stream_names_async, js_, c_subject.get());
     }
 
-    /// Message `seq` of `stream`. MessageNotFoundError, StreamNotFoundError.
+    /// Message `seq` of `stream`, read with Direct Get when the stream has
+    /// allow_direct, else from the stream's leader (the context reads each
+    /// stream's config once to know). MessageNotFoundError (also for a
+    /// stream deleted since, when a Direct Get gets no answer),
+    /// StreamNotFoundError.
     StoredMsg get_msg(std::string_view stream, std::uint64_t seq) const {
         detail::CString c_stream(stream, "stream name");
         natsio_stored_msg* msg = nullptr;
@@ -1321,6 +1412,35 @@ public:
         detail::CString c_subject(subject, "subject");
         return detail::start_async<StoredMsg>(sink_, natsio_js_stream_get_msg_async, js_,
                                               c_stream.get(), std::uint64_t{0}, c_subject.get());
+    }
+
+    /// The first message of `stream` at or after sequence `seq` whose
+    /// subject matches `subject` (wildcards allowed), as a StoredMsg the
+    /// caller owns. To walk one subject's messages, start at 1 and
+    /// pass the last message's seq() + 1 until MessageNotFoundError. Read
+    /// as get_msg reads (Direct Get when the stream has allow_direct).
+    /// Blocks up to the context's timeout; thread-safe.
+    /// MessageNotFoundError (none at or after `seq`; also when the stream
+    /// is gone and a Direct Get got no answer), StreamNotFoundError,
+    /// BadSubjectError, InvalidArgumentError (bad name, embedded NUL),
+    /// TimeoutError, ConnectionClosedError.
+    StoredMsg get_next_msg(std::string_view stream, std::uint64_t seq,
+                           std::string_view subject) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_subject(subject, "subject");
+        natsio_stored_msg* msg = nullptr;
+        detail::check(
+            natsio_js_stream_get_next_msg(js_, c_stream.get(), seq, c_subject.get(), &msg));
+        return StoredMsg(msg);
+    }
+    /// The future form of get_next_msg: the message, or get_next_msg's
+    /// errors through the future (argument errors are thrown at once).
+    Future<StoredMsg> get_next_msg_async(std::string_view stream, std::uint64_t seq,
+                                         std::string_view subject) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_subject(subject, "subject");
+        return detail::start_async<StoredMsg>(sink_, natsio_js_stream_get_next_msg_async, js_,
+                                              c_stream.get(), seq, c_subject.get());
     }
 
     /// Deletes message `seq` of `stream`; `erase` also overwrites its bytes
