@@ -66,8 +66,9 @@
  *
  * Iterators. Subscriptions (natsio_sub), request-many replies
  *   (natsio_replies), consume (natsio_js_messages), Key-Value watchers
- *   (natsio_kv_watcher) and Object Store watchers (natsio_obj_watcher)
- *   share one contract:
+ *   (natsio_kv_watcher), Object Store watchers (natsio_obj_watcher) and
+ *   batch reads of stored messages (natsio_stored_msgs) share one
+ *   contract:
  *   - _next(it, timeout_ms, &item): NATSIO_OK and an owned item;
  *     NATSIO_DONE (item set to NULL) once the iteration ended without
  *     error (stopped, drained, finished); the error that ended it
@@ -829,6 +830,12 @@ typedef struct natsio_replies natsio_replies;
 typedef struct natsio_stored_msg natsio_stored_msg;
 
 /**
+ * An iterator over the messages of one batch read. Owned, freed with
+ * `natsio_stored_msgs_free`; every function is thread-safe.
+ */
+typedef struct natsio_stored_msgs natsio_stored_msgs;
+
+/**
  * Strings returned by name and key listings. Owned by the caller, freed
  * with `natsio_string_list_free`.
  */
@@ -1286,6 +1293,16 @@ typedef natsio_status (*natsio_sign_cb)(void *user_data,
                                         const uint8_t *nonce,
                                         size_t nonce_len,
                                         uint8_t *signature_out);
+
+/**
+ * A batch read's messages in push mode (`natsio_stored_msgs_set_callback`):
+ * each message with NATSIO_OK (borrowed for the call), then once `msg`
+ * NULL with the status that ended the batch (NATSIO_DONE, or an error).
+ * Runs on a library thread, one call at a time, in order.
+ */
+typedef void (*natsio_stored_msg_cb)(void *user_data,
+                                     const struct natsio_stored_msg *msg,
+                                     natsio_status status);
 
 /**
  * Called once when the operation completes, on a library dispatcher
@@ -3769,6 +3786,82 @@ const char *natsio_status_str(int32_t status);
  * next failing natsio call on this thread.
  */
 const char *natsio_last_error(void);
+
+/**
+ * Reads the last message of every subject of `stream` that matches one of
+ * the `nsubjects` filters in `subjects` (wildcards allowed), in stream
+ * order, with one batch Direct Get (ADR-31; the stream needs allow_direct,
+ * the server 2.11+). `batch` caps how many (0: the server's limit);
+ * `up_to_seq` (0: none) or `up_to_time_ns` (nanoseconds since the epoch;
+ * 0: none) reads the last messages as of that point instead of now (not
+ * both). The messages are gathered on the library's threads from now on;
+ * read them with the `natsio_stored_msgs_` functions through `msgs_out`
+ * (free with `natsio_stored_msgs_free`). Does not block. Errors:
+ * NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+ * NATSIO_ERR_INVALID_ARGUMENT (bad stream name, no subjects, both bounds),
+ * NATSIO_ERR_BAD_SUBJECT, NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_js_stream_get_last_msgs_for(const struct natsio_js *js,
+                                                 const char *stream,
+                                                 const char *const *subjects,
+                                                 size_t nsubjects,
+                                                 uint32_t batch,
+                                                 uint64_t up_to_seq,
+                                                 int64_t up_to_time_ns,
+                                                 struct natsio_stored_msgs **msgs_out);
+
+/**
+ * The next message (owned; free with `natsio_stored_msg_free`), waiting up
+ * to `timeout_ms` (NATSIO_TIMEOUT_DEFAULT or NATSIO_WAIT_FOREVER: until one
+ * comes or the batch ends; NATSIO_NO_WAIT: only one already received).
+ * NATSIO_DONE (`*msg_out` set to NULL) once the batch has ended: every
+ * message was read, none matched, or `natsio_stored_msgs_stop`. Blocks.
+ * Errors: NATSIO_ERR_TIMEOUT (the batch goes on), NATSIO_ERR_NO_RESPONDERS
+ * (no such stream, or it does not allow direct get),
+ * NATSIO_ERR_JS_API (another status from the server), NATSIO_ERR_TIMEOUT
+ * as the batch's final error when it stalled for the context's timeout,
+ * NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_ILLEGAL_STATE (callback mode, or
+ * on a library runtime thread).
+ */
+natsio_status natsio_stored_msgs_next(const struct natsio_stored_msgs *msgs,
+                                      int64_t timeout_ms,
+                                      struct natsio_stored_msg **msg_out);
+
+/**
+ * A token for the next message (`natsio_token_stored_msg`; NATSIO_DONE at
+ * the end).
+ */
+natsio_status natsio_stored_msgs_next_async(const struct natsio_stored_msgs *msgs,
+                                            struct natsio_token **token_out);
+
+/**
+ * Push mode for a batch read: `cb` gets every message, then a final call
+ * with a NULL message and the status that ended it; `release` runs after
+ * that. As `natsio_sub_set_callback` otherwise.
+ */
+natsio_status natsio_stored_msgs_set_callback(const struct natsio_stored_msgs *msgs,
+                                              natsio_stored_msg_cb cb,
+                                              void *user_data,
+                                              natsio_release_cb release);
+
+/**
+ * Ends the batch read early: `natsio_stored_msgs_next` returns
+ * NATSIO_DONE, now and later, and a callback gets its final call before
+ * this returns. Idempotent; the handle stays valid until
+ * `natsio_stored_msgs_free`.
+ */
+natsio_status natsio_stored_msgs_stop(const struct natsio_stored_msgs *msgs);
+
+/**
+ * Reads the live counters into `stats_out`.
+ */
+natsio_status natsio_stored_msgs_get_stats(const struct natsio_stored_msgs *msgs,
+                                           struct natsio_iter_stats *stats_out);
+
+/**
+ * Stops (if needed) and frees the iterator. Accepts NULL.
+ */
+void natsio_stored_msgs_free(struct natsio_stored_msgs *msgs);
 
 /**
  * Creates, updates or creates-or-updates a stream (per `action`, a

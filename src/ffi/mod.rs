@@ -16,6 +16,7 @@ pub mod object;
 pub mod options;
 pub mod replies;
 pub mod status;
+pub mod stored_msgs;
 pub mod stream;
 pub mod sub;
 pub mod token;

@@ -144,7 +144,11 @@ pub unsafe extern "C" fn natsio_js_stream_info_with_subjects_async(
 ) -> natsio_status {
     guard(|| {
         let h = self::js(js)?;
-        json_token(h, info_with_subjects_op(h, name, subjects_filter)?, token_out)
+        json_token(
+            h,
+            info_with_subjects_op(h, name, subjects_filter)?,
+            token_out,
+        )
     })
 }
 
@@ -292,7 +296,9 @@ pub unsafe extern "C" fn natsio_js_stream_infos_async(
 ) -> natsio_status {
     guard(|| {
         let h = self::js(js)?;
-        let op = h.js.stream_infos(opt_str_arg(subject, "subject")?).map(json_texts);
+        let op =
+            h.js.stream_infos(opt_str_arg(subject, "subject")?)
+                .map(json_texts);
         start_op(op, h.client_weak(), token_out)
     })
 }
@@ -333,7 +339,7 @@ pub struct natsio_stored_msg {
 }
 
 impl natsio_stored_msg {
-    fn new(msg: StoredMsg) -> Self {
+    pub(crate) fn new(msg: StoredMsg) -> Self {
         let subject = CString::new(msg.subject.as_str()).unwrap_or_default();
         natsio_stored_msg { msg, subject }
     }
@@ -445,7 +451,11 @@ pub unsafe extern "C" fn natsio_js_stream_get_next_msg_async(
 ) -> natsio_status {
     guard(|| {
         let h = self::js(js)?;
-        start_op(next_msg_op(h, stream, seq, subject)?, h.client_weak(), token_out)
+        start_op(
+            next_msg_op(h, stream, seq, subject)?,
+            h.client_weak(),
+            token_out,
+        )
     })
 }
 

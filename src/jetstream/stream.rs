@@ -28,7 +28,10 @@ pub enum MsgSelector {
     LastBySubject(String),
     /// The first message at or after `seq` whose subject matches `subject`
     /// (wildcards allowed).
-    NextBySubject { seq: u64, subject: String },
+    NextBySubject {
+        seq: u64,
+        subject: String,
+    },
 }
 
 impl MsgSelector {
@@ -122,6 +125,57 @@ pub(crate) async fn all_stream_infos(js: &JetStream, subject: Option<&str>) -> R
             return Ok(infos);
         }
     }
+}
+
+/// One reply to a Direct Get (ADR-31): a message, its metadata in headers,
+/// or a status (404 none, 204 end of a batch, 408 bad request ...).
+pub(super) enum DirectReply {
+    Msg(StoredMsg),
+    Status(u16, String),
+}
+
+pub(super) fn direct_reply(msg: &crate::message::Message) -> Result<DirectReply> {
+    let bad = |what: &str| {
+        Error::new(
+            ErrorKind::JetStream,
+            format!("invalid Direct Get reply: {what}"),
+        )
+    };
+    let Some(h) = msg.headers() else {
+        return Err(bad("no headers"));
+    };
+    match h.status() {
+        None | Some(200) => {}
+        Some(code) => {
+            return Ok(DirectReply::Status(
+                code,
+                h.description().unwrap_or_default().to_string(),
+            ))
+        }
+    }
+    Ok(DirectReply::Msg(StoredMsg {
+        subject: h
+            .get("Nats-Subject")
+            .ok_or_else(|| bad("no Nats-Subject"))?
+            .to_string(),
+        seq: h
+            .get("Nats-Sequence")
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| bad("no Nats-Sequence"))?,
+        time_ns: h
+            .get("Nats-Time-Stamp")
+            .and_then(super::time::parse_rfc3339_ns)
+            .unwrap_or(0),
+        headers: Some(h.clone()),
+        payload: msg.payload_bytes(),
+    }))
+}
+
+pub(super) fn direct_get_failed(code: u16, text: &str) -> Error {
+    Error::new(
+        ErrorKind::JetStreamApi,
+        format!("Direct Get failed: {code} {text}"),
+    )
 }
 
 fn success(v: &Value, what: &str) -> Result<()> {
@@ -268,7 +322,10 @@ impl JetStream {
         let js = self.clone();
         Op::new(async move {
             let info = js.api("INFO", b"").await?;
-            Ok(info.pointer("/api/level").and_then(Value::as_u64).unwrap_or(0))
+            Ok(info
+                .pointer("/api/level")
+                .and_then(Value::as_u64)
+                .unwrap_or(0))
         })
     }
 
@@ -419,50 +476,15 @@ impl JetStream {
     /// in their own terms (bucket gone, message not found).
     async fn direct_get(&self, stream: &str, body: &[u8]) -> Result<Option<StoredMsg>> {
         let msg = self.api_msg(&format!("DIRECT.GET.{stream}"), body)?.await?;
-        let bad = |what: &str| {
-            Error::new(
-                ErrorKind::JetStream,
-                format!("invalid Direct Get reply: {what}"),
-            )
-        };
-        let Some(h) = msg.headers() else {
-            return Err(bad("no headers"));
-        };
-        match h.status() {
-            None | Some(200) => {}
-            Some(404) => return Ok(None),
-            Some(503) => {
-                return Err(Error::new(
-                    ErrorKind::JetStreamNotEnabled,
-                    format!("no Direct Get responders for stream {stream}"),
-                ))
-            }
-            Some(code) => {
-                return Err(Error::new(
-                    ErrorKind::JetStreamApi,
-                    format!(
-                        "Direct Get failed: {code} {}",
-                        h.description().unwrap_or_default()
-                    ),
-                ))
-            }
+        match direct_reply(&msg)? {
+            DirectReply::Msg(m) => Ok(Some(m)),
+            DirectReply::Status(404, _) => Ok(None),
+            DirectReply::Status(503, _) => Err(Error::new(
+                ErrorKind::JetStreamNotEnabled,
+                format!("no Direct Get responders for stream {stream}"),
+            )),
+            DirectReply::Status(code, text) => Err(direct_get_failed(code, &text)),
         }
-        Ok(Some(StoredMsg {
-            subject: h
-                .get("Nats-Subject")
-                .ok_or_else(|| bad("no Nats-Subject"))?
-                .to_string(),
-            seq: h
-                .get("Nats-Sequence")
-                .and_then(|s| s.parse().ok())
-                .ok_or_else(|| bad("no Nats-Sequence"))?,
-            time_ns: h
-                .get("Nats-Time-Stamp")
-                .and_then(super::time::parse_rfc3339_ns)
-                .unwrap_or(0),
-            headers: Some(h.clone()),
-            payload: msg.payload_bytes(),
-        }))
     }
 
     /// Deletes one message; `erase` overwrites it on disk.

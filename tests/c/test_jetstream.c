@@ -533,6 +533,169 @@ static void test_get_msg_with_and_without_direct_get(void) {
     NT_CHECK(out == SENTINEL);
 }
 
+/* Reads every message of a batch read; seqs and subjects (last tokens)
+ * go to `seqs` / `tails`. Returns the status that ended it. */
+static natsio_status drain_stored_msgs(natsio_stored_msgs *it, uint64_t *seqs, size_t cap, size_t *n) {
+    *n = 0;
+    for (;;) {
+        natsio_stored_msg *m = NULL;
+        natsio_status st = natsio_stored_msgs_next(it, 5000, &m);
+        if (st != NATSIO_OK) return st;
+        if (*n < cap) seqs[*n] = natsio_stored_msg_seq(m);
+        (*n)++;
+        natsio_stored_msg_free(m);
+    }
+}
+
+typedef struct {
+    atomic_int items;
+    atomic_int final_status;
+    atomic_bool released;
+} batch_seen;
+
+static void on_stored_msg(void *user_data, const natsio_stored_msg *m, natsio_status st) {
+    batch_seen *seen = user_data;
+    if (m) {
+        atomic_fetch_add(&seen->items, 1);
+    } else {
+        atomic_store(&seen->final_status, st);
+    }
+}
+
+static void on_batch_release(void *user_data) { atomic_store(&((batch_seen *)user_data)->released, true); }
+
+static void stored_msgs_free_cb(void *it) { natsio_stored_msgs_free((natsio_stored_msgs *)it); }
+
+static void test_get_last_msgs_for(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream_config(
+        js, "{\"name\":\"LASTS\",\"subjects\":[\"lasts.>\"],\"storage\":\"memory\",\"allow_direct\":true}"));
+    /* a.1 b.1 a.2 b.2 a.3 (seq 1..5), then a.1 again (seq 6). */
+    publish_interleaved(js, "lasts");
+    EXPECT_OK(natsio_js_publish(js, "lasts.a.1", "a.1 again", 9, NULL, NULL));
+
+    /* The last of each a.* subject, in stream order: a.2 (3), a.3 (5), a.1 (6). */
+    const char *a_only[] = {"lasts.a.*"};
+    natsio_stored_msgs *it = NULL;
+    EXPECT_OK(natsio_js_stream_get_last_msgs_for(js, "LASTS", a_only, 1, 0, 0, 0, &it));
+    nt_cleanup(stored_msgs_free_cb, it);
+    uint64_t seqs[16];
+    size_t n = 0;
+    NT_CHECK_INT_EQ(drain_stored_msgs(it, seqs, 16, &n), NATSIO_DONE);
+    NT_CHECK_INT_EQ(n, 3);
+    NT_CHECK(n == 3 && seqs[0] == 3 && seqs[1] == 5 && seqs[2] == 6);
+    /* Ended: DONE again. */
+    natsio_stored_msg *m = SENTINEL;
+    NT_CHECK_INT_EQ(natsio_stored_msgs_next(it, 0, &m), NATSIO_DONE);
+    NT_CHECK(m == NULL);
+
+    /* Two filters; a batch cap; as of sequence 4 (before a.3 and a.1 again). */
+    const char *both[] = {"lasts.a.1", "lasts.b.>"};
+    natsio_stored_msgs *two = NULL;
+    EXPECT_OK(natsio_js_stream_get_last_msgs_for(js, "LASTS", both, 2, 0, 0, 0, &two));
+    nt_cleanup(stored_msgs_free_cb, two);
+    NT_CHECK_INT_EQ(drain_stored_msgs(two, seqs, 16, &n), NATSIO_DONE);
+    NT_CHECK(n == 3 && seqs[0] == 2 && seqs[1] == 4 && seqs[2] == 6);
+    natsio_stored_msgs *capped = NULL;
+    EXPECT_OK(natsio_js_stream_get_last_msgs_for(js, "LASTS", both, 2, 2, 0, 0, &capped));
+    nt_cleanup(stored_msgs_free_cb, capped);
+    NT_CHECK_INT_EQ(drain_stored_msgs(capped, seqs, 16, &n), NATSIO_DONE);
+    NT_CHECK(n == 2 && seqs[0] == 2 && seqs[1] == 4);
+    natsio_stored_msgs *asof = NULL;
+    EXPECT_OK(natsio_js_stream_get_last_msgs_for(js, "LASTS", a_only, 1, 0, 4, 0, &asof));
+    nt_cleanup(stored_msgs_free_cb, asof);
+    NT_CHECK_INT_EQ(drain_stored_msgs(asof, seqs, 16, &n), NATSIO_DONE);
+    NT_CHECK(n == 2 && seqs[0] == 1 && seqs[1] == 3);
+
+    /* Nothing matches: done at once, empty. */
+    const char *none[] = {"lasts.zzz"};
+    natsio_stored_msgs *empty = NULL;
+    EXPECT_OK(natsio_js_stream_get_last_msgs_for(js, "LASTS", none, 1, 0, 0, 0, &empty));
+    nt_cleanup(stored_msgs_free_cb, empty);
+    NT_CHECK_INT_EQ(drain_stored_msgs(empty, seqs, 16, &n), NATSIO_DONE);
+    NT_CHECK_INT_EQ(n, 0);
+
+    /* Push mode: every item, then DONE, then release. */
+    batch_seen seen = {0};
+    atomic_store(&seen.final_status, -1);
+    natsio_stored_msgs *pushed = NULL;
+    EXPECT_OK(natsio_js_stream_get_last_msgs_for(js, "LASTS", a_only, 1, 0, 0, 0, &pushed));
+    EXPECT_OK(natsio_stored_msgs_set_callback(pushed, on_stored_msg, &seen, on_batch_release));
+    for (int i = 0; i < 500 && !atomic_load(&seen.released); i++) nt_sleep_ms(10);
+    NT_CHECK(atomic_load(&seen.released));
+    NT_CHECK_INT_EQ(atomic_load(&seen.items), 3);
+    NT_CHECK_INT_EQ(atomic_load(&seen.final_status), NATSIO_DONE);
+    natsio_iter_stats stats;
+    EXPECT_OK(natsio_stored_msgs_get_stats(pushed, &stats));
+    NT_CHECK_INT_EQ(stats.delivered, 3);
+    natsio_stored_msgs_free(pushed);
+
+    /* Tokens. */
+    natsio_stored_msgs *tokened = NULL;
+    EXPECT_OK(natsio_js_stream_get_last_msgs_for(js, "LASTS", a_only, 1, 1, 0, 0, &tokened));
+    nt_cleanup(stored_msgs_free_cb, tokened);
+    natsio_token *tok = NULL;
+    EXPECT_OK(natsio_stored_msgs_next_async(tokened, &tok));
+    EXPECT_OK(natsio_token_wait(tok, 5000));
+    natsio_stored_msg *first = NULL;
+    EXPECT_OK(natsio_token_stored_msg(tok, &first));
+    NT_CHECK_INT_EQ(natsio_stored_msg_seq(first), 3);
+    natsio_stored_msg_free(first);
+    natsio_token_free(tok);
+    EXPECT_OK(natsio_stored_msgs_next_async(tokened, &tok));
+    EXPECT_OK(natsio_token_wait(tok, 5000));
+    NT_CHECK_INT_EQ(natsio_token_status(tok), NATSIO_DONE);
+    natsio_token_free(tok);
+
+    /* Stopped early: DONE. */
+    natsio_stored_msgs *stopped = NULL;
+    EXPECT_OK(natsio_js_stream_get_last_msgs_for(js, "LASTS", a_only, 1, 0, 0, 0, &stopped));
+    nt_cleanup(stored_msgs_free_cb, stopped);
+    EXPECT_OK(natsio_stored_msgs_stop(stopped));
+    EXPECT_OK(natsio_stored_msgs_stop(stopped));
+    NT_CHECK_INT_EQ(natsio_stored_msgs_next(stopped, 1000, &m), NATSIO_DONE);
+
+    /* A stream without Direct Get, and no stream: nobody answers. */
+    NT_CHECK(create_stream(js, "NODIRECT", "nodirect.>"));
+    const char *nd[] = {"nodirect.>"};
+    natsio_stored_msgs *unanswered = NULL;
+    EXPECT_OK(natsio_js_stream_get_last_msgs_for(js, "NODIRECT", nd, 1, 0, 0, 0, &unanswered));
+    nt_cleanup(stored_msgs_free_cb, unanswered);
+    NT_CHECK_INT_EQ(drain_stored_msgs(unanswered, seqs, 16, &n), NATSIO_ERR_NO_RESPONDERS);
+    NT_CHECK_INT_EQ(n, 0);
+    /* The error ends it: the same error again. */
+    NT_CHECK_INT_EQ(natsio_stored_msgs_next(unanswered, 0, &m), NATSIO_ERR_NO_RESPONDERS);
+
+    /* Bad input loses nothing. */
+    natsio_stored_msgs *out = SENTINEL;
+    EXPECT_NULL_ARG("js", natsio_js_stream_get_last_msgs_for(NULL, "LASTS", a_only, 1, 0, 0, 0, &out));
+    EXPECT_NULL_ARG("stream", natsio_js_stream_get_last_msgs_for(js, NULL, a_only, 1, 0, 0, 0, &out));
+    EXPECT_NULL_ARG("subjects", natsio_js_stream_get_last_msgs_for(js, "LASTS", NULL, 1, 0, 0, 0, &out));
+    EXPECT_NULL_ARG("msgs_out", natsio_js_stream_get_last_msgs_for(js, "LASTS", a_only, 1, 0, 0, 0, NULL));
+    const char *with_null[] = {"lasts.a.1", NULL};
+    EXPECT_NULL_ARG("subject", natsio_js_stream_get_last_msgs_for(js, "LASTS", with_null, 2, 0, 0, 0, &out));
+    const char *bad_utf8[] = {BAD_UTF8};
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "subject",
+                        natsio_js_stream_get_last_msgs_for(js, "LASTS", bad_utf8, 1, 0, 0, 0, &out));
+    const char *bad[] = {"lasts..a"};
+    EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_stream_get_last_msgs_for(js, "LASTS", bad, 1, 0, 0, 0, &out));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_get_last_msgs_for(js, "LASTS", a_only, 0, 0, 0, 0, &out));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_get_last_msgs_for(js, "LASTS", a_only, 1, 0, 4,
+                                                                                 now_realtime_ns(), &out));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_get_last_msgs_for(js, "LA.STS", a_only, 1, 0, 0, 0, &out));
+    NT_CHECK(out == SENTINEL);
+    natsio_stored_msg *mo = SENTINEL;
+    EXPECT_NULL_ARG("msgs", natsio_stored_msgs_next(NULL, 0, &mo));
+    EXPECT_NULL_ARG("msg_out", natsio_stored_msgs_next(it, 0, NULL));
+    NT_CHECK(mo == SENTINEL);
+    EXPECT_NULL_ARG("msgs", natsio_stored_msgs_stop(NULL));
+    EXPECT_NULL_ARG("cb", natsio_stored_msgs_set_callback(it, NULL, NULL, NULL));
+    natsio_stored_msgs_free(NULL);
+    EXPECT_OK(natsio_js_stream_delete(js, "LASTS"));
+    EXPECT_OK(natsio_js_stream_delete(js, "NODIRECT"));
+}
+
 /* The entry of `list` whose "config" names `name`, or NULL. */
 static const char *info_named(const natsio_string_list *list, const char *name) {
     char needle[80];
@@ -1430,6 +1593,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_publish_acks_and_expectations),
         NT_CASE(test_publish_with_headers_then_get_and_delete_msg),
         NT_CASE(test_get_msg_with_and_without_direct_get),
+        NT_CASE(test_get_last_msgs_for),
         NT_CASE(test_stream_infos_subjects_and_api_level),
         NT_CASE(test_counter_and_plain_pub_acks),
         NT_CASE(test_concurrent_create_or_update_all_succeed),
