@@ -694,7 +694,8 @@ func (c *Consumption) Stop() {
 	}
 }
 
-// IterStats are the live counters of a consumption or a watch.
+// IterStats are the live counters of a consumption, a watch or a batch
+// read (StoredMsgs).
 type IterStats struct {
 	Delivered    uint64 // items handed to the application
 	PendingItems uint64 // buffered by the library, not yet taken

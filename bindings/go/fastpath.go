@@ -163,6 +163,8 @@ func iterNext[T any](ctx context.Context, it unsafe.Pointer, kind C.int, keep fu
 		takeKind = C.GO_TAKE_KV_ENTRY
 	case C.GO_ITER_JS_MESSAGES:
 		takeKind = C.GO_TAKE_JS_MSG
+	case C.GO_ITER_STORED_MSGS:
+		takeKind = C.GO_TAKE_STORED_MSG
 	}
 	// A cancelled wait leaves the item in the iterator (the token is
 	// withdrawn); one already on its way is returned.

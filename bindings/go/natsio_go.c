@@ -192,14 +192,17 @@ go_next go_iter_next(const void *it, int kind) {
 	case GO_ITER_OBJ_WATCHER:
 		r.status = natsio_obj_watcher_next(it, NATSIO_NO_WAIT, (natsio_obj_info **)&r.item);
 		break;
+	case GO_ITER_STORED_MSGS:
+		r.status = natsio_stored_msgs_next(it, NATSIO_NO_WAIT, (natsio_stored_msg **)&r.item);
+		break;
 	default:
 		r.status = NATSIO_ERR_INTERNAL;
 		r.detail = strdup("unknown iterator kind");
 		return r;
 	}
 	if (r.status == NATSIO_OK) {
-		if (kind == GO_ITER_OBJ_WATCHER) {
-			// The info's fields are read by Go.
+		if (kind == GO_ITER_OBJ_WATCHER || kind == GO_ITER_STORED_MSGS) {
+			// The info's or stored message's fields are read by Go.
 		} else if (kind == GO_ITER_KV_WATCHER) {
 			go_entry_read(r.item, &r.entry);
 		} else if (kind == GO_ITER_JS_MESSAGES) {
@@ -226,6 +229,9 @@ go_next go_iter_next(const void *it, int kind) {
 		break;
 	case GO_ITER_OBJ_WATCHER:
 		r.status = natsio_obj_watcher_next_async(it, &r.token);
+		break;
+	case GO_ITER_STORED_MSGS:
+		r.status = natsio_stored_msgs_next_async(it, &r.token);
 		break;
 	default:
 		r.status = natsio_kv_watcher_next_async(it, &r.token);
@@ -375,25 +381,44 @@ go_start go_js_publish_async(const natsio_js *js, const char *subject, const voi
 	return go_start_of(st, tok);
 }
 
-go_start go_kv_watch_async(const natsio_kv *kv, const char *keys, size_t nkeys,
-		const natsio_kv_watch_options *opts) {
+// The array of the n NUL-terminated strings laid end to end in p, in
+// *list_out (malloc'd; NULL when n is 0). 0 when out of memory.
+static int go_split_list(const char *p, size_t n, const char ***list_out) {
 	const char **list = NULL;
-	if (nkeys > 0) {
-		list = malloc(nkeys * sizeof *list);
-		if (list == NULL) {
-			go_result oom = go_out_of_memory();
-			go_start r = {oom.status, oom.detail, NULL};
-			return r;
-		}
-		const char *p = keys;
-		for (size_t i = 0; i < nkeys; i++) {
+	if (n > 0) {
+		list = malloc(n * sizeof *list);
+		if (list == NULL) return 0;
+		for (size_t i = 0; i < n; i++) {
 			list[i] = p;
 			p += strlen(p) + 1;
 		}
 	}
+	*list_out = list;
+	return 1;
+}
+
+go_start go_kv_watch_async(const natsio_kv *kv, const char *keys, size_t nkeys,
+		const natsio_kv_watch_options *opts) {
+	const char **list;
+	if (!go_split_list(keys, nkeys, &list)) {
+		go_result oom = go_out_of_memory();
+		go_start r = {oom.status, oom.detail, NULL};
+		return r;
+	}
 	natsio_token *tok = NULL;
 	natsio_status st = natsio_kv_watch_async(kv, list, nkeys, opts, &tok);
 	go_start r = go_start_of(st, tok);
+	free(list);
+	return r;
+}
+
+go_result go_js_get_last_msgs_for(const natsio_js *js, const char *stream, const char *subjects,
+		size_t nsubjects, uint32_t batch, uint64_t up_to_seq, int64_t up_to_time_ns,
+		natsio_stored_msgs **msgs_out) {
+	const char **list;
+	if (!go_split_list(subjects, nsubjects, &list)) return go_out_of_memory();
+	go_result r = go_result_of(natsio_js_stream_get_last_msgs_for(js, stream, list, nsubjects, batch,
+		up_to_seq, up_to_time_ns, msgs_out));
 	free(list);
 	return r;
 }

@@ -109,7 +109,14 @@ go_take go_token_take(natsio_token *tok, int kind, int free_token);
 
 /* ---- iterators ---- */
 
-enum { GO_ITER_SUB, GO_ITER_REPLIES, GO_ITER_JS_MESSAGES, GO_ITER_KV_WATCHER, GO_ITER_OBJ_WATCHER };
+enum {
+	GO_ITER_SUB,
+	GO_ITER_REPLIES,
+	GO_ITER_JS_MESSAGES,
+	GO_ITER_KV_WATCHER,
+	GO_ITER_OBJ_WATCHER,
+	GO_ITER_STORED_MSGS /* the item is a natsio_stored_msg, read by Go */
+};
 
 /* The next item if one is ready (status NATSIO_OK, item and its view), the
  * end (NATSIO_DONE) or the error that ended the iteration; otherwise a
@@ -175,6 +182,12 @@ go_start go_js_publish_async(const natsio_js *js, const char *subject, const voi
  * in keys. */
 go_start go_kv_watch_async(const natsio_kv *kv, const char *keys, size_t nkeys,
 		const natsio_kv_watch_options *opts);
+
+/* natsio_js_stream_get_last_msgs_for with nsubjects NUL-terminated
+ * filters laid end to end in subjects. */
+go_result go_js_get_last_msgs_for(const natsio_js *js, const char *stream, const char *subjects,
+		size_t nsubjects, uint32_t batch, uint64_t up_to_seq, int64_t up_to_time_ns,
+		natsio_stored_msgs **msgs_out);
 
 /* ---- Object Store ---- */
 

@@ -429,7 +429,7 @@ export interface PubAck {
 /** StreamConfig / KeyValueConfig / infos: the server's JSON, field names as the server spells them. */
 export type JsonObject = Record<string, any>;
 
-/** A message read back from a stream (js.streams.getMessage). */
+/** A message read back from a stream (js.streams.getMessage, getLastMessagesFor). */
 export class StoredMsg {
   /** The subject it was stored under. */
   readonly subject: string;
@@ -467,6 +467,59 @@ export type StreamMsgQuery =
   | { seq?: number | bigint; nextBySubject: string }
   | { seq?: number | bigint; next_by_subj: string };
 
+/**
+ * Options of js.streams.getLastMessagesFor(), with the names of nats.js's
+ * DirectLastFor (camelCase aliases accepted). up_to_seq and up_to_time
+ * exclude each other (InvalidArgumentError).
+ */
+export interface LastMessagesForOptions {
+  /** At most this many messages (default: the server's limit). */
+  batch?: number;
+  /** The last messages as of this stream sequence instead of now. */
+  up_to_seq?: number | bigint;
+  /** Alias of up_to_seq. */
+  upToSeq?: number | bigint;
+  /** The last messages as of this time instead of now: a Date, an RFC 3339 string (its nanoseconds kept), ms since the epoch (number) or ns since the epoch (bigint). */
+  up_to_time?: Date | string | number | bigint;
+  /** Alias of up_to_time. */
+  upToTime?: Date | string | number | bigint;
+}
+
+/** nats.js's DirectLastFor: the subject filters in `multi_last`, with the options. */
+export interface LastMessagesForRequest extends LastMessagesForOptions {
+  /** The subject filters (wildcards allowed). */
+  multi_last: string[];
+}
+
+/**
+ * The messages of one batch Direct Get (js.streams.getLastMessagesFor), as
+ * an async iterator of StoredMsg in stream order. The library gathers them
+ * from the moment the call returns, whether or not the loop reads. The
+ * iteration ends after the last message (at once when none matched), and
+ * throws the error that ended the batch: NoRespondersError when no stream
+ * answered (no such stream, or it does not allow direct get),
+ * JetStreamApiError for another server status, TimeoutError when the batch
+ * stalled for the context's timeout. A closed connection ends it cleanly.
+ */
+export class StoredMsgs implements AsyncIterableIterator<StoredMsg> {
+  /** The stream read. */
+  readonly stream: string;
+  /** Resolves once the batch read is over (every message received, stop(), an error, or the connection closed): undefined, or the error that ended it. Never rejects. */
+  readonly closed: Promise<NatsError | undefined>;
+  /** True once the batch read has ended. */
+  readonly isClosed: boolean;
+  /** Ends the iteration at once (a pending next() resolves done; messages received but not yielded are dropped). Idempotent. */
+  stop(): void;
+  /** Counters of the library's buffer. */
+  stats(): SubscriptionStats;
+  /** The next message; done after the last one or stop(); rejects once with the error that ended the batch. */
+  next(): Promise<IteratorResult<StoredMsg, undefined>>;
+  /** Breaking out of `for await` stops. */
+  return(): Promise<IteratorResult<StoredMsg, undefined>>;
+  /** The batch read is its own iterator. */
+  [Symbol.asyncIterator](): this;
+}
+
 /** js.streams: stream management (StreamNotFoundError for a stream that does not exist). */
 export interface Streams {
   /** Creates a stream (durations: ns or strings like "1h"); resolves with its StreamInfo. */
@@ -487,6 +540,20 @@ export interface Streams {
   list(subject?: string): Promise<JsonObject[]>;
   /** One message: by sequence (a number or {seq}), the last one on a subject ({lastBySubject}), or the first one at or after `seq` on a subject ({seq, nextBySubject}; wildcards allowed). MessageNotFoundError if there is none. */
   getMessage(stream: string, query: number | StreamMsgQuery): Promise<StoredMsg>;
+  /**
+   * The last message of every subject of `stream` matching one of
+   * `subjects` (a subject or several; wildcards allowed), in stream order,
+   * read with one batch Direct Get (ADR-31: the stream needs allow_direct,
+   * the server 2.11+). Returns at once (no await needed); the messages come
+   * through the StoredMsgs iterator. Also callable as nats.js's
+   * jsm.direct.getLastMessagesFor(stream, { multi_last, ... }). Throws
+   * TypeError for arguments of the wrong type, InvalidArgumentError (a bad
+   * stream name, no subjects, both up_to_seq and up_to_time),
+   * BadSubjectError, ConnectionClosedError, IllegalStateError (the context
+   * is closed).
+   */
+  getLastMessagesFor(stream: string, subjects: string | string[], opts?: LastMessagesForOptions): StoredMsgs;
+  getLastMessagesFor(stream: string, request: LastMessagesForRequest): StoredMsgs;
   /** `erase` (default true) also overwrites the bytes on disk. */
   deleteMessage(stream: string, seq: number | bigint, erase?: boolean): Promise<true>;
 }

@@ -1359,9 +1359,10 @@ function fetchOptions(opts) {
 }
 
 /**
- * Continuous pulls (js.consume) and KV watches (kv.watch): the library
- * buffers from the moment they start, whether or not the loop reads, and
- * delivers in push mode like a subscription (see Feed). stop() ends one at
+ * Continuous pulls (js.consume), KV watches (kv.watch) and batch reads of
+ * stored messages (js.streams.getLastMessagesFor): the library buffers
+ * from the moment they start, whether or not the loop reads, and delivers
+ * in push mode like a subscription (see Feed). stop() ends one at
  * once: a pending next() resolves done; items delivered but not yet
  * yielded are dropped. The garbage collector may take one dropped without
  * stop() (its library handle is then stopped and freed).
@@ -1455,6 +1456,25 @@ class KvWatcher extends ItemStream {
   }
 }
 
+/**
+ * The messages of one batch Direct Get (js.streams.getLastMessagesFor): an
+ * async iterator of StoredMsg, in stream order, that ends after the last
+ * one (at once when none matched) and throws the error that ended the
+ * batch (NoRespondersError when no stream answered: no such stream, or it
+ * does not allow direct get).
+ */
+class StoredMsgs extends ItemStream {
+  constructor(handle, stream) {
+    super(handle, DEFAULT_WINDOW);
+    /** @type {string} */
+    this.stream = stream;
+  }
+
+  _take(raw) {
+    return new StoredMsg(raw);
+  }
+}
+
 function consumeOptions(opts) {
   if (opts === undefined || opts === null) return {};
   if (typeof opts !== 'object') throw new TypeError('consume options must be an object');
@@ -1532,6 +1552,36 @@ class Consumers {
   }
 }
 
+/** nats.js's up_to_time (a Date or an RFC 3339 string), or ms since the
+ * epoch (number), or ns since the epoch (bigint), in ns since the epoch
+ * (bigint; the fraction of a string keeps its nanoseconds). */
+function timeNanos(v, what) {
+  if (typeof v === 'bigint') return v;
+  let ms;
+  let subMs = 0n;
+  if (v instanceof Date) {
+    ms = v.getTime();
+  } else if (typeof v === 'number') {
+    ms = Number.isFinite(v) ? Math.trunc(v) : NaN;
+  } else if (typeof v === 'string') {
+    ms = Date.parse(v);
+    // Date.parse keeps milliseconds; the server's timestamps have ns.
+    const fraction = /T[^.]*\.(\d+)/.exec(v);
+    if (fraction && fraction[1].length > 3) subMs = BigInt(fraction[1].slice(3, 9).padEnd(6, '0'));
+  } else {
+    throw new TypeError(`${what} must be a Date, an RFC 3339 string, ms (number) or ns (bigint) since the epoch`);
+  }
+  if (Number.isNaN(ms)) throw new TypeError(`${what} is not a valid time: ${String(v)}`);
+  return BigInt(ms) * 1000000n + subMs;
+}
+
+/** getLastMessagesFor's subjects: a subject or an array of them (wildcards allowed). */
+function lastForSubjects(subjects) {
+  if (typeof subjects === 'string') return [subjects];
+  if (Array.isArray(subjects)) return subjects;
+  throw new TypeError('subjects must be a string or an array of strings');
+}
+
 /** js.streams: stream management. */
 class Streams {
   constructor(js) {
@@ -1605,6 +1655,38 @@ class Streams {
     if (last === undefined && query.seq === undefined) throw new TypeError(usage);
     if (last !== undefined && typeof last !== 'string') throw new TypeError('lastBySubject must be a string');
     return new StoredMsg(await native.jsStreamGetMsg(this._js._handle, stream, last === undefined ? query.seq : 0, last ?? null));
+  }
+
+  /**
+   * The last message of every subject of `stream` matching one of
+   * `subjects` (wildcards allowed), in stream order, read with one batch
+   * Direct Get (the stream needs allow_direct, the server 2.11+): a
+   * StoredMsgs async iterator, returned at once. Options (nats.js's
+   * DirectLastFor names): batch (at most this many), up_to_seq (alias
+   * upToSeq) or up_to_time (alias upToTime: a Date, an RFC 3339 string,
+   * ms since the epoch, or ns as a bigint): the last messages as of that
+   * point instead of now. nats.js's form works too:
+   * getLastMessagesFor(stream, { multi_last: [...], batch, up_to_seq }).
+   */
+  getLastMessagesFor(stream, subjects, opts) {
+    if (subjects !== null && typeof subjects === 'object' && !Array.isArray(subjects) && opts === undefined) {
+      opts = subjects;
+      subjects = subjects.multi_last;
+    }
+    subjects = lastForSubjects(subjects);
+    if (opts === undefined || opts === null) opts = {};
+    if (typeof opts !== 'object') throw new TypeError('getLastMessagesFor options must be an object');
+    const upToSeq = opts.up_to_seq ?? opts.upToSeq ?? null;
+    const upToTime = opts.up_to_time ?? opts.upToTime;
+    const handle = native.jsStreamGetLastMsgsFor(
+      this._js._handle,
+      stream,
+      subjects,
+      opts.batch ?? null,
+      upToSeq,
+      upToTime === undefined || upToTime === null ? null : timeNanos(upToTime, 'up_to_time'),
+    );
+    return new StoredMsgs(handle, stream);
   }
 
   /** Deletes message `seq`; `erase` (default true) also overwrites its bytes. */
@@ -2342,6 +2424,7 @@ module.exports = {
   KV,
   KvEntry,
   StoredMsg,
+  StoredMsgs,
   JsMsg,
   JsMsgInfo,
   ConsumerMessages,
@@ -2359,5 +2442,5 @@ module.exports = {
 // For the tests' leak checks, not an API: the native handles not freed yet
 // by kind, process-wide ({clients, jetstream, kv, jsMsgs, subscriptions,
 // replies, consumes, watches, objectStores, objectInfos, objectReaders,
-// objectWriters, objectWatches}).
+// objectWriters, objectWatches, storedMsgs}).
 Object.defineProperty(module.exports, Symbol.for('natsio.liveHandles'), { value: native.liveHandles });

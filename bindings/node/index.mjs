@@ -16,6 +16,7 @@ export const {
   KV,
   KvEntry,
   StoredMsg,
+  StoredMsgs,
   JsMsg,
   JsMsgInfo,
   ConsumerMessages,

@@ -61,6 +61,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
         FN("jsStreamInfos", js_js_stream_infos),
         FN("jsApiLevel", js_js_api_level),
         FN("jsStreamDeleteMsg", js_js_stream_delete_msg),
+        FN("jsStreamGetLastMsgsFor", js_js_stream_get_last_msgs_for),
         FN("jsConsumerPut", js_js_consumer_put),
         FN("jsConsumerInfo", js_js_consumer_info),
         FN("jsConsumerDelete", js_js_consumer_delete),

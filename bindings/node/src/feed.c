@@ -1,12 +1,13 @@
 /*
  * Feeds: the core's iterators (subscriptions, request-many replies,
- * consume, KV watch, object watch) read in the core's push mode and handed
- * to JS in batches.
+ * consume, KV watch, object watch, batch reads of stored messages) read in
+ * the core's push mode and handed to JS in batches.
  *
  *   library dispatcher thread of the iterator (natsio_*_set_callback)
- *       -> keeps the item (natsio_msg_clone, or a copy of the entry) in the
- *          feed's queue; if the queue was idle, posts the feed to the hub
- *          (one doorbell ring per batch, not per item)
+ *       -> keeps the item (a clone, or a copy of a watch entry or a
+ *          stored message) in the feed's queue; if the queue was idle,
+ *          posts the feed to the hub (one doorbell ring per batch, not per
+ *          item)
  *   JS thread (the doorbell)
  *       -> takes what is queued in batches (one JS call per batch) and
  *          hands them to the subscription's callback or iterator.
@@ -53,10 +54,21 @@ typedef struct kv_item {
     char *bucket, *key, *value; /* in the same allocation */
 } kv_item;
 
+/* A stored message of a batch read, copied out of the callback (the ABI
+ * has no stored-message clone). */
+typedef struct stored_item {
+    uint64_t seq;
+    int64_t time_ns;
+    size_t data_len;
+    natsio_headers *headers; /* a clone, or NULL */
+    char *subject, *data;    /* in the same allocation */
+} stored_item;
+
 typedef struct feed {
     hub *hub;
     int kind;
-    void *handle; /* natsio_sub / natsio_replies / natsio_js_messages / natsio_kv_watcher / natsio_obj_watcher */
+    void *handle; /* natsio_sub / natsio_replies / natsio_js_messages / natsio_kv_watcher / natsio_obj_watcher /
+                     natsio_stored_msgs */
     /* JS thread only */
     client_wrap *cw;
     uint32_t id;
@@ -79,12 +91,16 @@ typedef struct feed {
 } feed;
 
 static void item_free(int kind, void *item) {
-    if (kind == FEED_WATCH)
+    if (kind == FEED_WATCH) {
         free(item);
-    else if (kind == FEED_OBJ_WATCH)
+    } else if (kind == FEED_OBJ_WATCH) {
         natsio_obj_info_free(item);
-    else
+    } else if (kind == FEED_STORED_MSGS) {
+        natsio_headers_free(((stored_item *)item)->headers);
+        free(item);
+    } else {
         natsio_msg_free(item);
+    }
 }
 
 /* The payload bytes of an item, for the batch byte cap. */
@@ -92,6 +108,7 @@ static size_t item_bytes(int kind, void *item) {
     switch (kind) {
     case FEED_WATCH: return ((kv_item *)item)->value_len;
     case FEED_OBJ_WATCH: return 0;
+    case FEED_STORED_MSGS: return ((stored_item *)item)->data_len;
     default: return natsio_msg_data_len(item);
     }
 }
@@ -233,6 +250,33 @@ static void on_obj_info(void *user_data, const natsio_obj_info *info, natsio_sta
     if (natsio_obj_info_clone(info, &copy) == NATSIO_OK) feed_push(f, copy);
 }
 
+static void on_stored_msg(void *user_data, const natsio_stored_msg *m, natsio_status status) {
+    feed *f = user_data;
+    if (!m) {
+        feed_end(f, status);
+        return;
+    }
+    const char *subject = natsio_stored_msg_subject(m);
+    size_t sl = subject ? strlen(subject) : 0, dl = natsio_stored_msg_data_len(m);
+    stored_item *it = malloc(sizeof *it + sl + 1 + dl + 1);
+    if (!it) return;
+    it->headers = NULL;
+    const natsio_headers *hd = natsio_stored_msg_headers(m);
+    if (hd && natsio_headers_clone(hd, &it->headers) != NATSIO_OK) {
+        free(it);
+        return;
+    }
+    it->subject = (char *)(it + 1);
+    it->data = it->subject + sl + 1;
+    memcpy(it->subject, subject ? subject : "", sl + 1);
+    if (dl) memcpy(it->data, natsio_stored_msg_data(m), dl);
+    it->data[dl] = 0;
+    it->data_len = dl;
+    it->seq = natsio_stored_msg_seq(m);
+    it->time_ns = natsio_stored_msg_time_ns(m);
+    feed_push(f, it);
+}
+
 static void on_release(void *user_data) { feed_release(user_data); }
 
 /* ------------------------------------------------------------------ */
@@ -282,6 +326,10 @@ static void deliver(napi_env env, feed *f, void **items, uint32_t n) {
             v = js_msg_to_js(env, items[i]); /* the JsMsg handle takes it over */
         } else if (f->kind == FEED_OBJ_WATCH) {
             v = obj_info_to_js(env, items[i]); /* the ObjectInfo takes it over */
+        } else if (f->kind == FEED_STORED_MSGS) {
+            const stored_item *it = items[i];
+            v = stored_fields_to_js(env, it->subject, it->seq, it->time_ns, it->data, it->data_len, it->headers);
+            item_free(f->kind, items[i]);
         } else {
             v = kv_item_to_js(env, items[i]);
             free(items[i]);
@@ -379,6 +427,7 @@ static int32_t handle_stop(feed *f) {
     case FEED_REPLIES: return natsio_replies_stop(f->handle);
     case FEED_CONSUME: return natsio_js_messages_stop(f->handle);
     case FEED_OBJ_WATCH: return natsio_obj_watcher_stop(f->handle);
+    case FEED_STORED_MSGS: return natsio_stored_msgs_stop(f->handle);
     default: return natsio_kv_watcher_stop(f->handle);
     }
 }
@@ -389,6 +438,7 @@ static int live_kind(int feed_kind) {
     case FEED_REPLIES: return LIVE_REPLIES;
     case FEED_CONSUME: return LIVE_CONSUME;
     case FEED_OBJ_WATCH: return LIVE_OBJ_WATCH;
+    case FEED_STORED_MSGS: return LIVE_STORED_MSGS;
     default: return LIVE_WATCH;
     }
 }
@@ -399,6 +449,7 @@ static void handle_free(feed *f) {
     case FEED_REPLIES: natsio_replies_free(f->handle); break;
     case FEED_CONSUME: natsio_js_messages_free(f->handle); break;
     case FEED_OBJ_WATCH: natsio_obj_watcher_free(f->handle); break;
+    case FEED_STORED_MSGS: natsio_stored_msgs_free(f->handle); break;
     default: natsio_kv_watcher_free(f->handle); break;
     }
     f->handle = NULL;
@@ -490,6 +541,7 @@ EXPORT(js_feed_start) {
     case FEED_REPLIES: st = natsio_replies_set_callback(f->handle, on_msg, f, on_release); break;
     case FEED_CONSUME: st = natsio_js_messages_set_callback(f->handle, on_msg, f, on_release); break;
     case FEED_OBJ_WATCH: st = natsio_obj_watcher_set_callback(f->handle, on_obj_info, f, on_release); break;
+    case FEED_STORED_MSGS: st = natsio_stored_msgs_set_callback(f->handle, on_stored_msg, f, on_release); break;
     default: st = natsio_kv_watcher_set_callback(f->handle, on_entry, f, on_release); break;
     }
     if (st != NATSIO_OK) {
@@ -542,6 +594,7 @@ EXPORT(js_feed_stats) {
     case FEED_REPLIES: st = natsio_replies_get_stats(f->handle, &s); break;
     case FEED_CONSUME: st = natsio_js_messages_get_stats(f->handle, &s); break;
     case FEED_OBJ_WATCH: st = natsio_obj_watcher_get_stats(f->handle, &s); break;
+    case FEED_STORED_MSGS: st = natsio_stored_msgs_get_stats(f->handle, &s); break;
     default: st = natsio_kv_watcher_get_stats(f->handle, &s); break;
     }
     if (throw_if_failed(env, st)) return NULL;

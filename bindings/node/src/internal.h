@@ -9,8 +9,8 @@
  *   op.c      operations: a promise settled from a completion token
  *   client.c  connect (options), close, publish, request, flush, drain, rtt
  *   feed.c    push-mode iterators (subscriptions, request-many replies,
- *             consume, KV and object watch): delivery to JS in batches with
- *             backpressure
+ *             consume, KV and object watch, batch reads of stored
+ *             messages): delivery to JS in batches with backpressure
  *   js.c      JetStream: contexts, streams, consumers, publish, pull, acks
  *   kv.c      Key-Value buckets and watches
  *   object.c  Object Store: buckets, objects, chunked reads and writes,
@@ -143,7 +143,10 @@ napi_value string_list_to_js(napi_env env, const natsio_string_list *l);
 napi_value iter_stats_to_js(napi_env env, const natsio_iter_stats *s);
 napi_value pub_ack_to_js(napi_env env, const natsio_pub_ack *ack);
 napi_value kv_entry_to_js(napi_env env, const natsio_kv_entry *e);
+/* [subject, seq, timeMs, data, flatHeaders|null] */
 napi_value stored_msg_to_js(napi_env env, const natsio_stored_msg *m);
+napi_value stored_fields_to_js(napi_env env, const char *subject, uint64_t seq, int64_t time_ns, const char *data,
+                               size_t len, const natsio_headers *hd);
 napi_value undefined_value(napi_env env);
 
 /* Live native handles by kind, process-wide, for the tests' leak checks
@@ -162,6 +165,7 @@ enum {
     LIVE_OBJ_READER,
     LIVE_OBJ_WRITER,
     LIVE_OBJ_WATCH,
+    LIVE_STORED_MSGS,
     LIVE_KINDS
 };
 void live_count(int kind, int delta);
@@ -280,7 +284,14 @@ int64_t now_ns(void);
 /* ------------------------------------------------------------------ */
 /* feeds                                                                */
 
-enum { FEED_SUB = 1, FEED_REPLIES = 2, FEED_CONSUME = 3, FEED_WATCH = 4, FEED_OBJ_WATCH = 5 };
+enum {
+    FEED_SUB = 1,
+    FEED_REPLIES = 2,
+    FEED_CONSUME = 3,
+    FEED_WATCH = 4,
+    FEED_OBJ_WATCH = 5,
+    FEED_STORED_MSGS = 6, /* natsio_stored_msgs (a batch Direct Get) */
+};
 
 napi_value feed_wrap(napi_env env, int kind, void *handle, client_wrap *cw);
 /* Sets stopping on every feed of `cw` (or of all clients when NULL) so no
@@ -341,6 +352,7 @@ EXPORT(js_js_stream_info_with_subjects);
 EXPORT(js_js_stream_infos);
 EXPORT(js_js_api_level);
 EXPORT(js_js_stream_delete_msg);
+EXPORT(js_js_stream_get_last_msgs_for);
 EXPORT(js_js_consumer_put);
 EXPORT(js_js_consumer_info);
 EXPORT(js_js_consumer_delete);

@@ -485,6 +485,46 @@ EXPORT(js_js_stream_delete_msg) {
     return promise;
 }
 
+/* jsStreamGetLastMsgsFor(js, stream, subjects: string[], batch, upToSeq,
+ * upToTimeNs) -> feed (not started): the last message of each subject
+ * matching one of `subjects`, read with one batch Direct Get. Sends at once
+ * and does not block; the messages flow through the feed. Numbers are
+ * numbers or bigints; null/undefined means 0 (none). */
+EXPORT(js_js_stream_get_last_msgs_for) {
+    ARGS(6);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    char *stream = NULL, **subjects = NULL;
+    size_t n = 0;
+    uint64_t batch = 0, up_to_seq = 0, up_to_time = 0;
+    bool present;
+    napi_value result = NULL;
+    if (!get_req_string(env, argv[1], "stream name", &stream) ||
+        !get_string_array(env, argv[2], "subjects", &subjects, &n) ||
+        !get_u64(env, argv[3], "batch", &batch, &present) ||
+        !get_u64(env, argv[4], "up_to_seq", &up_to_seq, &present) ||
+        !get_u64(env, argv[5], "up_to_time", &up_to_time, &present))
+        goto out;
+    if (batch > UINT32_MAX) {
+        throw_status(env, NATSIO_ERR_INVALID_ARGUMENT, "batch must be at most 4294967295");
+        goto out;
+    }
+    if (up_to_time > INT64_MAX) {
+        throw_status(env, NATSIO_ERR_INVALID_ARGUMENT, "up_to_time is out of range");
+        goto out;
+    }
+    natsio_stored_msgs *msgs;
+    if (throw_if_failed(env, natsio_js_stream_get_last_msgs_for(h->js, stream, (const char *const *)subjects, n,
+                                                                (uint32_t)batch, up_to_seq, (int64_t)up_to_time,
+                                                                &msgs)))
+        goto out;
+    result = feed_wrap(env, FEED_STORED_MSGS, msgs, h->cw);
+out:
+    free(stream);
+    free_strings(subjects, n);
+    return result;
+}
+
 /* jsConsumerPut(js, action, stream, configJson) -> Promise<string> */
 EXPORT(js_js_consumer_put) {
     ARGS(4);

@@ -14,12 +14,13 @@ void live_count(int kind, int delta) {
 
 /* liveHandles(): {clients, jetstream, kv, jsMsgs, subscriptions, replies,
  * consumes, watches, objectStores, objectInfos, objectReaders,
- * objectWriters, objectWatches}, the C handles not freed yet. */
+ * objectWriters, objectWatches, storedMsgs}, the C handles not freed yet. */
 EXPORT(js_live_handles) {
     (void)info;
     static const char *const names[LIVE_KINDS] = {
         "clients",  "jetstream",    "kv",          "jsMsgs",        "subscriptions", "replies",      "consumes",
-        "watches",  "objectStores", "objectInfos", "objectReaders", "objectWriters", "objectWatches"};
+        "watches",  "objectStores", "objectInfos", "objectReaders", "objectWriters", "objectWatches",
+        "storedMsgs"};
     napi_value r, v;
     CHECK_NAPI(env, napi_create_object(env, &r));
     for (int k = 0; k < LIVE_KINDS; k++) {
@@ -460,19 +461,27 @@ napi_value kv_entry_to_js(napi_env env, const natsio_kv_entry *e) {
     return arr;
 }
 
-/* [subject, seq, timeMs, data, flatHeaders|null] */
-napi_value stored_msg_to_js(napi_env env, const natsio_stored_msg *m) {
+/* [subject, seq, timeMs, data, flatHeaders|null]: a stored message, from
+ * a natsio_stored_msg (stored_msg_to_js) or from the copy a batch read's
+ * feed keeps (feed.c). */
+napi_value stored_fields_to_js(napi_env env, const char *subject, uint64_t seq, int64_t time_ns, const char *data,
+                               size_t len, const natsio_headers *hd) {
     napi_value arr, v;
     napi_create_array_with_length(env, 5, &arr);
-    napi_create_string_utf8(env, natsio_stored_msg_subject(m), NAPI_AUTO_LENGTH, &v);
+    napi_create_string_utf8(env, subject, NAPI_AUTO_LENGTH, &v);
     napi_set_element(env, arr, 0, v);
-    napi_create_double(env, (double)natsio_stored_msg_seq(m), &v);
+    napi_create_double(env, (double)seq, &v);
     napi_set_element(env, arr, 1, v);
-    napi_create_double(env, (double)(natsio_stored_msg_time_ns(m) / 1000000), &v);
+    napi_create_double(env, (double)(time_ns / 1000000), &v);
     napi_set_element(env, arr, 2, v);
     void *copy;
-    napi_create_buffer_copy(env, natsio_stored_msg_data_len(m), natsio_stored_msg_data(m), &copy, &v);
+    napi_create_buffer_copy(env, len, data, &copy, &v);
     napi_set_element(env, arr, 3, v);
-    napi_set_element(env, arr, 4, headers_to_js(env, natsio_stored_msg_headers(m)));
+    napi_set_element(env, arr, 4, headers_to_js(env, hd));
     return arr;
+}
+
+napi_value stored_msg_to_js(napi_env env, const natsio_stored_msg *m) {
+    return stored_fields_to_js(env, natsio_stored_msg_subject(m), natsio_stored_msg_seq(m), natsio_stored_msg_time_ns(m),
+                               natsio_stored_msg_data(m), natsio_stored_msg_data_len(m), natsio_stored_msg_headers(m));
 }

@@ -7,7 +7,8 @@ const assert = require('node:assert/strict');
 const nats = require('..');
 
 /** {clients, jetstream, kv, jsMsgs, subscriptions, replies, consumes, watches,
- * objectStores, objectInfos, objectReaders, objectWriters, objectWatches} */
+ * objectStores, objectInfos, objectReaders, objectWriters, objectWatches,
+ * storedMsgs} */
 const liveHandles = nats[Symbol.for('natsio.liveHandles')];
 
 function requireGc() {

@@ -146,7 +146,9 @@ test('publishAsync stalls: TooManyStalledMsgsError rejects, unacked ones time ou
   // A plain subscriber that never acks stands in for a stuck stream.
   const sink = nc.subscribe('stuck');
   await nc.flush();
-  const stuck = nc.jetstream({ publishAsyncMaxPending: 2, publishAsyncStallWait: 50, publishAsyncTimeout: 300 });
+  // The stall is long against the 5 ms timer below, so that a loaded
+  // machine still shows ticks while the library waits.
+  const stuck = nc.jetstream({ publishAsyncMaxPending: 2, publishAsyncStallWait: 250, publishAsyncTimeout: 800 });
   try {
     const p1 = stuck.publishAsync('stuck', '1');
     const p2 = stuck.publishAsync('stuck', '2');
