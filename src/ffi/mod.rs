@@ -234,8 +234,13 @@ pub(crate) trait Versioned: Copy {
     /// The version this library knows (the struct's current layout).
     const VERSION: u32;
     const NAME: &'static str;
-    fn version(&self) -> u32;
     fn set_version(&mut self);
+    /// How many leading bytes a struct of `version` has (`None`: a version
+    /// this library does not know). Older versions are prefixes of the
+    /// current layout: fields are only ever added at the end.
+    fn size_of_version(version: u32) -> Option<usize> {
+        (version == Self::VERSION).then_some(std::mem::size_of::<Self>())
+    }
     /// Every field zero (NULL, false): the defaults.
     fn zeroed() -> Self {
         // SAFETY: option structs hold only integers, bools and pointers,
@@ -248,21 +253,31 @@ pub(crate) trait Versioned: Copy {
 /// (an uninitialised struct, or a newer header than this library) is
 /// NATSIO_ERR_INVALID_ARGUMENT.
 pub(crate) unsafe fn options_arg<T: Versioned>(p: *const T) -> Result<T> {
-    let Some(o) = p.as_ref() else {
+    if p.is_null() {
         return Ok(T::zeroed());
-    };
-    if o.version() != T::VERSION {
+    }
+    // The version is the first field (a u32): read it alone, since a
+    // struct of an older version is shorter than T.
+    let version = p.cast::<u32>().read_unaligned();
+    let Some(size) = T::size_of_version(version) else {
         return Err(Error::new(
             ErrorKind::InvalidArgument,
             format!(
-                "{}: version {} is not {} (initialise it with its _init function)",
+                "{}: version {} is not {} or an older one this library knows (initialise it with its _init function)",
                 T::NAME,
-                o.version(),
+                version,
                 T::VERSION
             ),
         ));
-    }
-    Ok(*o)
+    };
+    // Fields an older version lacks keep their defaults (zero).
+    let mut o = T::zeroed();
+    std::ptr::copy_nonoverlapping(
+        p.cast::<u8>(),
+        (&mut o as *mut T).cast::<u8>(),
+        size.min(std::mem::size_of::<T>()),
+    );
+    Ok(o)
 }
 
 /// Implements `Versioned` for an options struct whose first field is
@@ -272,16 +287,37 @@ macro_rules! versioned {
         impl $crate::ffi::Versioned for $t {
             const VERSION: u32 = $version;
             const NAME: &'static str = stringify!($t);
-            fn version(&self) -> u32 {
-                self.version
-            }
             fn set_version(&mut self) {
                 self.version = $version;
             }
         }
     };
+    // A struct that grew: each older version still accepted, with the
+    // field its layout ended before (its size is that field's offset).
+    ($t:ident, $version:expr, older: [$($old:literal => $first_new_field:ident),+ $(,)?]) => {
+        impl $crate::ffi::Versioned for $t {
+            const VERSION: u32 = $version;
+            const NAME: &'static str = stringify!($t);
+            fn set_version(&mut self) {
+                self.version = $version;
+            }
+            fn size_of_version(version: u32) -> Option<usize> {
+                match version {
+                    v if v == $version => Some(std::mem::size_of::<$t>()),
+                    $($old => Some(std::mem::offset_of!($t, $first_new_field)),)+
+                    _ => None,
+                }
+            }
+        }
+    };
 }
 pub(crate) use versioned;
+
+/// Text for C: NUL bytes (never in valid names) become spaces.
+pub(crate) fn cstring(s: &str) -> std::ffi::CString {
+    std::ffi::CString::new(s)
+        .unwrap_or_else(|_| std::ffi::CString::new(s.replace('\0', " ")).unwrap_or_default())
+}
 
 /// Fills an options struct with its defaults and version.
 pub(crate) unsafe fn options_init<T: Versioned>(p: *mut T) -> Result<()> {
