@@ -458,4 +458,41 @@ mod tests {
             env!("CARGO_PKG_VERSION_PATCH").parse().unwrap(),
         ));
     }
+
+    #[test]
+    fn an_options_struct_of_an_older_version_is_read_as_its_prefix() {
+        use super::kv::natsio_kv_watch_options;
+        use super::{options_arg, Versioned};
+        use crate::error::ErrorKind;
+        let mut o = natsio_kv_watch_options::zeroed();
+        o.set_version();
+        o.ignore_deletes = true;
+        o.resume_from_revision = 7;
+        // SAFETY: `o` is a live struct of the current layout throughout.
+        let current = unsafe { options_arg(&o) }.unwrap();
+        assert_eq!(current.resume_from_revision, 7);
+        // Version 1 ended before resume_from_revision: that field is not
+        // read (a version 1 caller's struct has no such bytes).
+        o.version = 1;
+        let v1 = unsafe { options_arg(&o) }.unwrap();
+        assert!(v1.ignore_deletes);
+        assert_eq!(v1.resume_from_revision, 0);
+        for unknown in [0, 3, u32::MAX] {
+            o.version = unknown;
+            let e = unsafe { options_arg(&o) }.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+            assert!(
+                e.detail().contains("natsio_kv_watch_options"),
+                "{}",
+                e.detail()
+            );
+        }
+        assert_eq!(
+            natsio_kv_watch_options::size_of_version(1),
+            Some(std::mem::offset_of!(
+                natsio_kv_watch_options,
+                resume_from_revision
+            ))
+        );
+    }
 }

@@ -781,3 +781,49 @@ impl KeyValue {
         Op::new(async move { info.await.map_err(|e| bucket_error(e, &bucket)) })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_reads_the_bucket_terms_of_its_stream_info() {
+        let info = json!({
+            "config": {
+                "name": "KV_b", "description": "d", "max_msgs_per_subject": 5,
+                "max_age": 3_600_000_000_000_i64, "storage": "memory", "num_replicas": 3,
+                "compression": "s2", "metadata": {"team": "red", "n": 1},
+                "subject_delete_marker_ttl": 1_000_000_000_i64
+            },
+            "state": {"messages": 4, "bytes": 120}
+        });
+        let s = KeyValueStatus::from_stream_info("b", info.clone());
+        assert_eq!(s.bucket, "b");
+        assert_eq!(
+            (s.values, s.history, s.ttl_ns, s.bytes),
+            (4, 5, 3_600_000_000_000, 120)
+        );
+        assert_eq!(
+            (s.storage.as_str(), s.replicas, s.compressed),
+            ("memory", 3, true)
+        );
+        assert_eq!(s.description.as_deref(), Some("d"));
+        assert_eq!(s.metadata_json(), r#"{"team":"red"}"#);
+        assert_eq!(s.limit_marker_ttl_ns, 1_000_000_000);
+        assert_eq!(s.stream_info, info);
+
+        // The defaults of a bare stream info.
+        let bare = KeyValueStatus::from_stream_info("b", json!({"config": {"description": ""}}));
+        assert_eq!(
+            (bare.values, bare.history, bare.ttl_ns, bare.bytes),
+            (0, 1, 0, 0)
+        );
+        assert_eq!(
+            (bare.storage.as_str(), bare.replicas, bare.compressed),
+            ("file", 1, false)
+        );
+        assert_eq!(bare.description, None);
+        assert_eq!(bare.metadata_json(), "{}");
+        assert_eq!(bare.limit_marker_ttl_ns, 0);
+    }
+}
