@@ -42,8 +42,11 @@
  *   Per-call options are structs whose first field is a version:
  *   initialise one with its natsio_..._options_init() (all defaults), then
  *   set fields; zero fields mean the defaults, and NULL instead of a struct
- *   means all defaults. A struct with another version (an uninitialised
- *   one) is NATSIO_ERR_INVALID_ARGUMENT. Server configurations and infos
+ *   means all defaults. Structs only grow at the end, each growth a new
+ *   version; a struct of an older version (a program built against an
+ *   older header) is still accepted, its missing fields at their defaults.
+ *   A struct of an unknown version (an uninitialised one) is
+ *   NATSIO_ERR_INVALID_ARGUMENT. Server configurations and infos
  *   (StreamConfig, ConsumerConfig, KeyValueConfig, StreamInfo, ...) are
  *   JSON text with the server's own field names.
  *
@@ -57,8 +60,8 @@
  *   call itself; the token then completes with the result, read with
  *   natsio_token_msg, _string, _u64, _pub_ack, _kv, _kv_entry, _stored_msg,
  *   _msg_list, _kv_entry_list, _string_list, _client, _js_messages,
- *   _kv_watcher, _obj, _obj_info, _obj_info_list, _obj_status,
- *   _obj_status_list, _obj_reader, _obj_chunk or _obj_watcher (each returns NATSIO_PENDING before completion and the
+ *   _kv_watcher, _kv_bucket_status, _kv_bucket_status_list, _obj,
+ *   _obj_info, _obj_info_list, _obj_status, _obj_status_list, _obj_reader, _obj_chunk or _obj_watcher (each returns NATSIO_PENDING before completion and the
  *   operation's error status after a failure). A token can be waited on,
  *   polled, given a completion callback, cancelled and freed. The blocking
  *   form X runs the very same operation on the calling thread; on one of
@@ -177,9 +180,10 @@
 #define NATSIO_JS_PUBLISH_OPTIONS_VERSION 1
 
 /**
- * `natsio_kv_watch_options.version` of this header.
+ * `natsio_kv_watch_options.version` of this header (2 added
+ * `resume_from_revision`; version 1 structs are still accepted).
  */
-#define NATSIO_KV_WATCH_OPTIONS_VERSION 1
+#define NATSIO_KV_WATCH_OPTIONS_VERSION 2
 
 /**
  * `natsio_obj_watch_options.version` of this header.
@@ -721,6 +725,21 @@ typedef struct natsio_js_messages natsio_js_messages;
 typedef struct natsio_kv natsio_kv;
 
 /**
+ * A Key-Value bucket's typed status (`natsio_kv_get_status`,
+ * `natsio_js_kv_statuses`). Owned by the caller, freed with
+ * `natsio_kv_bucket_status_free`; read-only, safe to share between
+ * threads. Its strings are borrowed until it is freed.
+ */
+typedef struct natsio_kv_bucket_status natsio_kv_bucket_status;
+
+/**
+ * Statuses returned by `natsio_js_kv_statuses`. Owned by the caller,
+ * freed with `natsio_kv_bucket_status_list_free` (which frees its
+ * statuses).
+ */
+typedef struct natsio_kv_bucket_status_list natsio_kv_bucket_status_list;
+
+/**
  * An entry: one revision of a key, or a watcher's marker. Owned by the
  * caller, freed with `natsio_kv_entry_free`; read-only, safe to share
  * between threads.
@@ -1198,6 +1217,17 @@ typedef struct natsio_kv_watch_options {
    * No initial values: only changes made after the watch starts.
    */
   bool updates_only;
+  /**
+   * Resume at this revision (0: not set): the watch delivers every
+   * revision from it on of the matching keys (markers included unless
+   * `ignore_deletes`; as with `include_history`, which may be set too
+   * and changes nothing), then the NATSIO_KV_INITIAL_DONE marker once
+   * the revisions stored when the watch started are delivered (at once
+   * if there were none from it on), then changes. A revision past the
+   * next one to be written skips the changes before it. Contradicts
+   * `updates_only` (NATSIO_ERR_INVALID_ARGUMENT).
+   */
+  uint64_t resume_from_revision;
 } natsio_kv_watch_options;
 
 /**
@@ -2178,6 +2208,37 @@ natsio_status natsio_js_kv_delete_async(const struct natsio_js *js,
                                         struct natsio_token **token_out);
 
 /**
+ * The names of every Key-Value bucket through `list_out` (free with
+ * `natsio_string_list_free`): streams named `KV_<name>` that hold the
+ * `$KV.*.>` subjects (other streams, even on `$KV` subjects, are left
+ * out), from the paged stream names. Blocks up to the context's timeout
+ * per page; thread-safe. Errors: NATSIO_ERR_NULL_ARGUMENT, and the request
+ * errors of `natsio_js_kv_create`.
+ */
+natsio_status natsio_js_kv_names(const struct natsio_js *js, struct natsio_string_list **list_out);
+
+/**
+ * The token form of `natsio_js_kv_names` (`natsio_token_string_list`).
+ */
+natsio_status natsio_js_kv_names_async(const struct natsio_js *js, struct natsio_token **token_out);
+
+/**
+ * The status of every Key-Value bucket (as `natsio_js_kv_names` filters
+ * them) through `list_out` (free with `natsio_kv_bucket_status_list_free`),
+ * built from the paged stream list without a request per bucket.
+ * Errors: as `natsio_js_kv_names`.
+ */
+natsio_status natsio_js_kv_statuses(const struct natsio_js *js,
+                                    struct natsio_kv_bucket_status_list **list_out);
+
+/**
+ * The token form of `natsio_js_kv_statuses`
+ * (`natsio_token_kv_bucket_status_list`).
+ */
+natsio_status natsio_js_kv_statuses_async(const struct natsio_js *js,
+                                          struct natsio_token **token_out);
+
+/**
  * The bucket's name (borrowed from the handle; NULL for NULL).
  */
 const char *natsio_kv_bucket(const struct natsio_kv *kv);
@@ -2225,6 +2286,39 @@ natsio_status natsio_kv_create_async(const struct natsio_kv *kv,
                                      const void *value,
                                      size_t len,
                                      struct natsio_token **token_out);
+
+/**
+ * As `natsio_kv_create`, and the new revision expires `ttl_s` seconds
+ * after it is stored (ADR-48 per-key TTL, a `Nats-TTL` header): whole
+ * seconds, at least 1, or NATSIO_TTL_NEVER (never expires, even if the
+ * bucket has a ttl). When it expires the server removes it and, if the
+ * bucket's limit_marker_ttl is set, writes a purge marker (operation
+ * NATSIO_KV_PURGE) that watchers see and that expires itself after
+ * limit_marker_ttl. The bucket needs limit_marker_ttl (it allows
+ * per-message TTLs); otherwise the server refuses the write
+ * (NATSIO_ERR_JS_API). Like `natsio_kv_create`, a create that finds a
+ * delete or purge marker retries against that marker's revision.
+ * Blocks until the bucket's stream acks; thread-safe. Errors: as
+ * `natsio_kv_create`, and NATSIO_ERR_INVALID_ARGUMENT (`ttl_s` 0 or
+ * negative other than NATSIO_TTL_NEVER).
+ */
+natsio_status natsio_kv_create_with_ttl(const struct natsio_kv *kv,
+                                        const char *key,
+                                        const void *value,
+                                        size_t len,
+                                        int64_t ttl_s,
+                                        uint64_t *revision_out);
+
+/**
+ * The token form of `natsio_kv_create_with_ttl` (`natsio_token_u64`: the
+ * new revision). Argument errors (including `ttl_s`) return at once.
+ */
+natsio_status natsio_kv_create_with_ttl_async(const struct natsio_kv *kv,
+                                              const char *key,
+                                              const void *value,
+                                              size_t len,
+                                              int64_t ttl_s,
+                                              struct natsio_token **token_out);
 
 /**
  * Stores `value` only if `key`'s latest revision is `last` (compare and
@@ -2331,6 +2425,62 @@ natsio_status natsio_kv_purge_async(const struct natsio_kv *kv,
                                     struct natsio_token **token_out);
 
 /**
+ * As `natsio_kv_purge`, and the purge marker itself expires `ttl_s`
+ * seconds after it is stored (ADR-48, a `Nats-TTL` header): then the key
+ * leaves no trace in the bucket (watchers saw the purge; `natsio_kv_get`
+ * gives NATSIO_ERR_KEY_DELETED until it expires, NATSIO_ERR_KEY_NOT_FOUND
+ * after). `ttl_s`: whole seconds, at least 1, or NATSIO_TTL_NEVER. The
+ * bucket needs limit_marker_ttl (otherwise NATSIO_ERR_JS_API). `last` (may
+ * be NULL) as for `natsio_kv_delete`; `revision_out` (may be NULL) gets
+ * the marker's revision. Blocks until the stream acks; thread-safe.
+ * Errors: as `natsio_kv_purge`, and NATSIO_ERR_INVALID_ARGUMENT (`ttl_s`).
+ */
+natsio_status natsio_kv_purge_with_ttl(const struct natsio_kv *kv,
+                                       const char *key,
+                                       const uint64_t *last,
+                                       int64_t ttl_s,
+                                       uint64_t *revision_out);
+
+/**
+ * The token form of `natsio_kv_purge_with_ttl` (`natsio_token_u64`: the
+ * marker's revision).
+ */
+natsio_status natsio_kv_purge_with_ttl_async(const struct natsio_kv *kv,
+                                             const char *key,
+                                             const uint64_t *last,
+                                             int64_t ttl_s,
+                                             struct natsio_token **token_out);
+
+/**
+ * Removes delete and purge markers, as nats.go's PurgeDeletes. Every key
+ * whose latest revision is a delete or purge marker is purged on the
+ * server: if the marker is older than `older_than_ms` milliseconds, the
+ * marker goes too, with every earlier revision (the key leaves no trace);
+ * if it is younger, the marker stays and only the key's earlier revisions
+ * go (so that watchers and readers still learn of the delete).
+ * `older_than_ms` 0 means the default, 30 minutes (as nats.go); a
+ * negative value removes every marker whatever its age. Keys whose latest
+ * revision is a value are not touched. `purged_out` (may be NULL) gets
+ * how many messages the server removed in all (markers and earlier
+ * revisions). Reads the bucket's latest revisions through a short-lived
+ * ordered consumer, then sends one stream purge per marker; blocks until
+ * all are done (a failure stops at that key: the markers before it are
+ * already purged). Thread-safe. Errors: NATSIO_ERR_NULL_ARGUMENT,
+ * NATSIO_ERR_BUCKET_NOT_FOUND, and the request errors of `natsio_kv_put`.
+ */
+natsio_status natsio_kv_purge_deletes(const struct natsio_kv *kv,
+                                      int64_t older_than_ms,
+                                      uint64_t *purged_out);
+
+/**
+ * The token form of `natsio_kv_purge_deletes` (`natsio_token_u64`: how
+ * many messages were removed).
+ */
+natsio_status natsio_kv_purge_deletes_async(const struct natsio_kv *kv,
+                                            int64_t older_than_ms,
+                                            struct natsio_token **token_out);
+
+/**
  * The bucket's status: its backing stream's StreamInfo JSON (config with
  * history as max_msgs_per_subject, ttl as max_age; state with values as
  * messages and bytes), through `json_out` (free with `natsio_string_free`).
@@ -2342,6 +2492,23 @@ natsio_status natsio_kv_status(const struct natsio_kv *kv, char **json_out);
  * The token form of `natsio_kv_status` (`natsio_token_string`).
  */
 natsio_status natsio_kv_status_async(const struct natsio_kv *kv, struct natsio_token **token_out);
+
+/**
+ * The bucket's typed status through `status_out` (free with
+ * `natsio_kv_bucket_status_free`), read from its stream's info in one
+ * request. `natsio_kv_status` gives the same as JSON. Blocks up to the
+ * context's timeout; thread-safe. Errors: NATSIO_ERR_NULL_ARGUMENT,
+ * NATSIO_ERR_BUCKET_NOT_FOUND, and the request errors of `natsio_kv_put`.
+ */
+natsio_status natsio_kv_get_status(const struct natsio_kv *kv,
+                                   struct natsio_kv_bucket_status **status_out);
+
+/**
+ * The token form of `natsio_kv_get_status`
+ * (`natsio_token_kv_bucket_status`).
+ */
+natsio_status natsio_kv_get_status_async(const struct natsio_kv *kv,
+                                         struct natsio_token **token_out);
 
 /**
  * The keys that currently hold a value (deleted and purged keys are left
@@ -2456,8 +2623,9 @@ natsio_status natsio_kv_watch_options_init(struct natsio_kv_watch_options *opts)
  * are healed by recreating the ordered consumer after the last revision
  * delivered. `opts` may be NULL. Blocks while the first consumer is
  * created. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_KEY (bad
- * pattern), NATSIO_ERR_INVALID_UTF8, NATSIO_ERR_BUCKET_NOT_FOUND, and the
- * request errors of `natsio_kv_put`.
+ * pattern), NATSIO_ERR_INVALID_UTF8, NATSIO_ERR_INVALID_ARGUMENT (unknown
+ * options version, or resume_from_revision with updates_only),
+ * NATSIO_ERR_BUCKET_NOT_FOUND, and the request errors of `natsio_kv_put`.
  */
 natsio_status natsio_kv_watch(const struct natsio_kv *kv,
                               const char *const *keys,
@@ -2561,6 +2729,107 @@ void natsio_kv_entry_list_free(struct natsio_kv_entry_list *list);
  */
 natsio_status natsio_token_kv_entry_list(const struct natsio_token *token,
                                          struct natsio_kv_entry_list **list_out);
+
+/**
+ * The bucket's name (borrowed; NULL for NULL).
+ */
+const char *natsio_kv_bucket_status_bucket(const struct natsio_kv_bucket_status *s);
+
+/**
+ * How many revisions the bucket stores, markers included (the stream's
+ * message count; 0 for NULL).
+ */
+uint64_t natsio_kv_bucket_status_values(const struct natsio_kv_bucket_status *s);
+
+/**
+ * How many revisions are kept per key (1..64; 0 for NULL).
+ */
+int64_t natsio_kv_bucket_status_history(const struct natsio_kv_bucket_status *s);
+
+/**
+ * How long revisions live, in nanoseconds (0: forever, and for NULL).
+ */
+int64_t natsio_kv_bucket_status_ttl_ns(const struct natsio_kv_bucket_status *s);
+
+/**
+ * Bytes stored (0 for NULL).
+ */
+uint64_t natsio_kv_bucket_status_bytes(const struct natsio_kv_bucket_status *s);
+
+/**
+ * "file" or "memory" (borrowed; NULL for NULL).
+ */
+const char *natsio_kv_bucket_status_storage(const struct natsio_kv_bucket_status *s);
+
+/**
+ * How many replicas the bucket has (0 for NULL).
+ */
+int64_t natsio_kv_bucket_status_replicas(const struct natsio_kv_bucket_status *s);
+
+/**
+ * Whether the bucket's stream compresses (s2; false for NULL).
+ */
+bool natsio_kv_bucket_status_is_compressed(const struct natsio_kv_bucket_status *s);
+
+/**
+ * The bucket's description (borrowed; NULL if none or for NULL).
+ */
+const char *natsio_kv_bucket_status_description(const struct natsio_kv_bucket_status *s);
+
+/**
+ * The bucket's metadata as a JSON object of strings ("{}" if none;
+ * borrowed; NULL for NULL).
+ */
+const char *natsio_kv_bucket_status_metadata_json(const struct natsio_kv_bucket_status *s);
+
+/**
+ * How long the server keeps the markers it writes when a key's TTL or a
+ * limit removes it, in nanoseconds (the config's limit_marker_ttl; 0: no
+ * markers and no per-key TTL, and for NULL).
+ */
+int64_t natsio_kv_bucket_status_limit_marker_ttl_ns(const struct natsio_kv_bucket_status *s);
+
+/**
+ * The backing stream's StreamInfo JSON (borrowed; NULL for NULL).
+ */
+const char *natsio_kv_bucket_status_stream_info_json(const struct natsio_kv_bucket_status *s);
+
+/**
+ * Frees a status. Accepts NULL.
+ */
+void natsio_kv_bucket_status_free(struct natsio_kv_bucket_status *s);
+
+/**
+ * The status a `natsio_kv_get_status_async` produced, as a new
+ * `natsio_kv_bucket_status`. Returns as `natsio_token_msg`.
+ */
+natsio_status natsio_token_kv_bucket_status(const struct natsio_token *token,
+                                            struct natsio_kv_bucket_status **status_out);
+
+/**
+ * How many statuses the list holds (0 for NULL).
+ */
+size_t natsio_kv_bucket_status_list_count(const struct natsio_kv_bucket_status_list *list);
+
+/**
+ * Status `index` of the list, borrowed until the list is freed (NULL if
+ * out of range or for NULL).
+ */
+const struct natsio_kv_bucket_status *natsio_kv_bucket_status_list_get(const struct natsio_kv_bucket_status_list *list,
+                                                                       size_t index);
+
+/**
+ * Frees a list and its statuses. Accepts NULL.
+ */
+void natsio_kv_bucket_status_list_free(struct natsio_kv_bucket_status_list *list);
+
+/**
+ * The statuses a `natsio_js_kv_statuses_async` produced, as a new list
+ * (free with `natsio_kv_bucket_status_list_free`). Returns as
+ * `natsio_token_msg`.
+ */
+natsio_status natsio_token_kv_bucket_status_list(const struct natsio_token *token,
+                                                 struct natsio_kv_bucket_status_list **list_out);
 
 /**
  * How many strings the list holds (0 for NULL).

@@ -91,6 +91,18 @@ pub(crate) fn create_action(v: i32) -> Result<crate::jetstream::CreateAction> {
 /// even if the stream has a max age.
 pub const NATSIO_TTL_NEVER: i64 = -1;
 
+/// A `ttl_s` argument: whole seconds (at least 1) or NATSIO_TTL_NEVER.
+pub(crate) fn ttl_arg(ttl_s: i64) -> Result<Ttl> {
+    match ttl_s {
+        NATSIO_TTL_NEVER => Ok(Ttl::Never),
+        s if s > 0 => Ok(Ttl::Seconds(s as u64)),
+        s => Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!("ttl_s {s}: use whole seconds (at least 1) or NATSIO_TTL_NEVER"),
+        )),
+    }
+}
+
 /// `natsio_js_publish_options.version` of this header.
 pub const NATSIO_JS_PUBLISH_OPTIONS_VERSION: u32 = 1;
 
@@ -207,14 +219,7 @@ pub(crate) unsafe fn publish_options(
         expected_last_msg_id: owned(o.expected_last_msg_id, "expected_last_msg_id")?,
         ttl: match o.ttl_s {
             0 => None,
-            NATSIO_TTL_NEVER => Some(Ttl::Never),
-            s if s > 0 => Some(Ttl::Seconds(s as u64)),
-            _ => {
-                return Err(Error::new(
-                    ErrorKind::InvalidArgument,
-                    "ttl_s must be positive, 0 or NATSIO_TTL_NEVER",
-                ))
-            }
+            s => Some(ttl_arg(s)?),
         },
         timeout: positive_ms(o.timeout_ms, "timeout_ms")?,
     })

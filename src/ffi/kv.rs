@@ -5,17 +5,17 @@ use std::ffi::{c_char, c_void, CString};
 use std::sync::{Arc, OnceLock, Weak};
 
 use super::iter::{self, natsio_iter_stats};
-use super::js::{create_action, json_result, natsio_js};
+use super::js::{create_action, json_result, natsio_js, ttl_arg};
 use super::list::{count, natsio_string_list, write_list};
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value, with_outcome, wrong_kind};
 use super::{
-    arg, bytes_arg, guard, guard_value, guard_void, options_arg, out_arg, start_op, str_arg,
-    write_box, TakeOnce,
+    arg, bytes_arg, cstring, guard, guard_value, guard_void, options_arg, out_arg, start_op,
+    str_arg, write_box, TakeOnce,
 };
 use crate::client::ClientInner;
 use crate::error::Result;
-use crate::kv::{Entry, KeyValue, Operation, WatchEvent, Watcher};
+use crate::kv::{Entry, KeyValue, KeyValueStatus, Operation, WatchEvent, Watcher};
 use crate::op::Op;
 
 /// A bound Key-Value bucket. Created by `natsio_js_kv_create` or
@@ -253,6 +253,74 @@ pub unsafe extern "C" fn natsio_js_kv_delete_async(
     })
 }
 
+/// The names of every Key-Value bucket through `list_out` (free with
+/// `natsio_string_list_free`): streams named `KV_<name>` that hold the
+/// `$KV.*.>` subjects (other streams, even on `$KV` subjects, are left
+/// out), from the paged stream names. Blocks up to the context's timeout
+/// per page; thread-safe. Errors: NATSIO_ERR_NULL_ARGUMENT, and the request
+/// errors of `natsio_js_kv_create`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_kv_names(
+    js: *const natsio_js,
+    list_out: *mut *mut natsio_string_list,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        out_arg(list_out, "list_out")?;
+        write_list(
+            list_out,
+            natsio_string_list::new(&h.js.key_value_names().wait()?),
+        )
+    })
+}
+
+/// The token form of `natsio_js_kv_names` (`natsio_token_string_list`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_kv_names_async(
+    js: *const natsio_js,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        start_op(h.js.key_value_names(), h.client_weak(), token_out)
+    })
+}
+
+/// The status of every Key-Value bucket (as `natsio_js_kv_names` filters
+/// them) through `list_out` (free with `natsio_kv_bucket_status_list_free`),
+/// built from the paged stream list without a request per bucket.
+/// Errors: as `natsio_js_kv_names`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_kv_statuses(
+    js: *const natsio_js,
+    list_out: *mut *mut natsio_kv_bucket_status_list,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        out_arg(list_out, "list_out")?;
+        let items =
+            h.js.key_values()
+                .wait()?
+                .into_iter()
+                .map(natsio_kv_bucket_status::new)
+                .collect();
+        write_list(list_out, natsio_kv_bucket_status_list { items })
+    })
+}
+
+/// The token form of `natsio_js_kv_statuses`
+/// (`natsio_token_kv_bucket_status_list`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_kv_statuses_async(
+    js: *const natsio_js,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        start_op(h.js.key_values(), h.client_weak(), token_out)
+    })
+}
+
 /// The bucket's name (borrowed from the handle; NULL for NULL).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_bucket(kv: *const natsio_kv) -> *const c_char {
@@ -272,6 +340,8 @@ unsafe fn revision_result(op: Op<u64>, revision_out: *mut u64) -> Result<()> {
 enum Write {
     Put,
     Create,
+    /// A create whose revision expires after `ttl_s` seconds.
+    CreateTtl(i64),
     Update(u64),
 }
 
@@ -287,6 +357,7 @@ unsafe fn write_op(
     Ok(match how {
         Write::Put => k.kv.put(key, value),
         Write::Create => k.kv.create(key, value),
+        Write::CreateTtl(ttl_s) => k.kv.create_with_ttl(key, value, ttl_arg(ttl_s)?),
         Write::Update(last) => k.kv.update(key, value, last),
     })
 }
@@ -365,6 +436,57 @@ pub unsafe extern "C" fn natsio_kv_create_async(
         let k = self::kv(kv)?;
         start_op(
             write_op(k, key, value, len, Write::Create)?,
+            k.client_weak(),
+            token_out,
+        )
+    })
+}
+
+/// As `natsio_kv_create`, and the new revision expires `ttl_s` seconds
+/// after it is stored (ADR-48 per-key TTL, a `Nats-TTL` header): whole
+/// seconds, at least 1, or NATSIO_TTL_NEVER (never expires, even if the
+/// bucket has a ttl). When it expires the server removes it and, if the
+/// bucket's limit_marker_ttl is set, writes a purge marker (operation
+/// NATSIO_KV_PURGE) that watchers see and that expires itself after
+/// limit_marker_ttl. The bucket needs limit_marker_ttl (it allows
+/// per-message TTLs); otherwise the server refuses the write
+/// (NATSIO_ERR_JS_API). Like `natsio_kv_create`, a create that finds a
+/// delete or purge marker retries against that marker's revision.
+/// Blocks until the bucket's stream acks; thread-safe. Errors: as
+/// `natsio_kv_create`, and NATSIO_ERR_INVALID_ARGUMENT (`ttl_s` 0 or
+/// negative other than NATSIO_TTL_NEVER).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_create_with_ttl(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    value: *const c_void,
+    len: usize,
+    ttl_s: i64,
+    revision_out: *mut u64,
+) -> natsio_status {
+    guard(|| {
+        revision_result(
+            write_op(self::kv(kv)?, key, value, len, Write::CreateTtl(ttl_s))?,
+            revision_out,
+        )
+    })
+}
+
+/// The token form of `natsio_kv_create_with_ttl` (`natsio_token_u64`: the
+/// new revision). Argument errors (including `ttl_s`) return at once.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_create_with_ttl_async(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    value: *const c_void,
+    len: usize,
+    ttl_s: i64,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        start_op(
+            write_op(k, key, value, len, Write::CreateTtl(ttl_s))?,
             k.client_weak(),
             token_out,
         )
@@ -497,6 +619,8 @@ pub unsafe extern "C" fn natsio_token_kv_entry(
 enum Marker {
     Delete,
     Purge,
+    /// A purge marker that expires after `ttl_s` seconds.
+    PurgeTtl(i64),
 }
 
 unsafe fn marker_op(
@@ -510,6 +634,7 @@ unsafe fn marker_op(
     Ok(match which {
         Marker::Delete => k.kv.delete(key, last),
         Marker::Purge => k.kv.purge(key, last),
+        Marker::PurgeTtl(ttl_s) => k.kv.purge_with_ttl(key, last, ttl_arg(ttl_s)?),
     })
 }
 
@@ -587,6 +712,102 @@ pub unsafe extern "C" fn natsio_kv_purge_async(
     })
 }
 
+/// As `natsio_kv_purge`, and the purge marker itself expires `ttl_s`
+/// seconds after it is stored (ADR-48, a `Nats-TTL` header): then the key
+/// leaves no trace in the bucket (watchers saw the purge; `natsio_kv_get`
+/// gives NATSIO_ERR_KEY_DELETED until it expires, NATSIO_ERR_KEY_NOT_FOUND
+/// after). `ttl_s`: whole seconds, at least 1, or NATSIO_TTL_NEVER. The
+/// bucket needs limit_marker_ttl (otherwise NATSIO_ERR_JS_API). `last` (may
+/// be NULL) as for `natsio_kv_delete`; `revision_out` (may be NULL) gets
+/// the marker's revision. Blocks until the stream acks; thread-safe.
+/// Errors: as `natsio_kv_purge`, and NATSIO_ERR_INVALID_ARGUMENT (`ttl_s`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_purge_with_ttl(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    last: *const u64,
+    ttl_s: i64,
+    revision_out: *mut u64,
+) -> natsio_status {
+    guard(|| {
+        revision_result(
+            marker_op(self::kv(kv)?, key, last, Marker::PurgeTtl(ttl_s))?,
+            revision_out,
+        )
+    })
+}
+
+/// The token form of `natsio_kv_purge_with_ttl` (`natsio_token_u64`: the
+/// marker's revision).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_purge_with_ttl_async(
+    kv: *const natsio_kv,
+    key: *const c_char,
+    last: *const u64,
+    ttl_s: i64,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        start_op(
+            marker_op(k, key, last, Marker::PurgeTtl(ttl_s))?,
+            k.client_weak(),
+            token_out,
+        )
+    })
+}
+
+fn purge_deletes_op(k: &natsio_kv, older_than_ms: i64) -> Op<u64> {
+    let older_than = match older_than_ms {
+        0 => Some(crate::kv::DEFAULT_PURGE_DELETES_OLDER_THAN),
+        ms if ms > 0 => Some(std::time::Duration::from_millis(ms as u64)),
+        _ => None,
+    };
+    k.kv.purge_deletes(older_than)
+}
+
+/// Removes delete and purge markers, as nats.go's PurgeDeletes. Every key
+/// whose latest revision is a delete or purge marker is purged on the
+/// server: if the marker is older than `older_than_ms` milliseconds, the
+/// marker goes too, with every earlier revision (the key leaves no trace);
+/// if it is younger, the marker stays and only the key's earlier revisions
+/// go (so that watchers and readers still learn of the delete).
+/// `older_than_ms` 0 means the default, 30 minutes (as nats.go); a
+/// negative value removes every marker whatever its age. Keys whose latest
+/// revision is a value are not touched. `purged_out` (may be NULL) gets
+/// how many messages the server removed in all (markers and earlier
+/// revisions). Reads the bucket's latest revisions through a short-lived
+/// ordered consumer, then sends one stream purge per marker; blocks until
+/// all are done (a failure stops at that key: the markers before it are
+/// already purged). Thread-safe. Errors: NATSIO_ERR_NULL_ARGUMENT,
+/// NATSIO_ERR_BUCKET_NOT_FOUND, and the request errors of `natsio_kv_put`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_purge_deletes(
+    kv: *const natsio_kv,
+    older_than_ms: i64,
+    purged_out: *mut u64,
+) -> natsio_status {
+    guard(|| revision_result(purge_deletes_op(self::kv(kv)?, older_than_ms), purged_out))
+}
+
+/// The token form of `natsio_kv_purge_deletes` (`natsio_token_u64`: how
+/// many messages were removed).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_purge_deletes_async(
+    kv: *const natsio_kv,
+    older_than_ms: i64,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        start_op(
+            purge_deletes_op(k, older_than_ms),
+            k.client_weak(),
+            token_out,
+        )
+    })
+}
+
 /// The bucket's status: its backing stream's StreamInfo JSON (config with
 /// history as max_msgs_per_subject, ttl as max_age; state with values as
 /// messages and bytes), through `json_out` (free with `natsio_string_free`).
@@ -612,6 +833,40 @@ pub unsafe extern "C" fn natsio_kv_status_async(
             k.client_weak(),
             token_out,
         )
+    })
+}
+
+/// The bucket's typed status through `status_out` (free with
+/// `natsio_kv_bucket_status_free`), read from its stream's info in one
+/// request. `natsio_kv_status` gives the same as JSON. Blocks up to the
+/// context's timeout; thread-safe. Errors: NATSIO_ERR_NULL_ARGUMENT,
+/// NATSIO_ERR_BUCKET_NOT_FOUND, and the request errors of `natsio_kv_put`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_get_status(
+    kv: *const natsio_kv,
+    status_out: *mut *mut natsio_kv_bucket_status,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        let out = out_arg(status_out, "status_out")?;
+        write_box(
+            out,
+            natsio_kv_bucket_status::new(k.kv.bucket_status().wait()?),
+        );
+        Ok(())
+    })
+}
+
+/// The token form of `natsio_kv_get_status`
+/// (`natsio_token_kv_bucket_status`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_get_status_async(
+    kv: *const natsio_kv,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        start_op(k.kv.bucket_status(), k.client_weak(), token_out)
     })
 }
 
@@ -804,8 +1059,9 @@ pub unsafe extern "C" fn natsio_kv_entry_free(e: *mut natsio_kv_entry) {
     })
 }
 
-/// `natsio_kv_watch_options.version` of this header.
-pub const NATSIO_KV_WATCH_OPTIONS_VERSION: u32 = 1;
+/// `natsio_kv_watch_options.version` of this header (2 added
+/// `resume_from_revision`; version 1 structs are still accepted).
+pub const NATSIO_KV_WATCH_OPTIONS_VERSION: u32 = 2;
 
 /// Options of `natsio_kv_watch`. Initialise with
 /// `natsio_kv_watch_options_init` (all false).
@@ -822,9 +1078,22 @@ pub struct natsio_kv_watch_options {
     pub meta_only: bool,
     /// No initial values: only changes made after the watch starts.
     pub updates_only: bool,
+    /// Resume at this revision (0: not set): the watch delivers every
+    /// revision from it on of the matching keys (markers included unless
+    /// `ignore_deletes`; as with `include_history`, which may be set too
+    /// and changes nothing), then the NATSIO_KV_INITIAL_DONE marker once
+    /// the revisions stored when the watch started are delivered (at once
+    /// if there were none from it on), then changes. A revision past the
+    /// next one to be written skips the changes before it. Contradicts
+    /// `updates_only` (NATSIO_ERR_INVALID_ARGUMENT).
+    pub resume_from_revision: u64,
 }
 
-super::versioned!(natsio_kv_watch_options, NATSIO_KV_WATCH_OPTIONS_VERSION);
+super::versioned!(
+    natsio_kv_watch_options,
+    NATSIO_KV_WATCH_OPTIONS_VERSION,
+    older: [1 => resume_from_revision]
+);
 
 /// Fills `opts` with the defaults and the version.
 /// Errors: NATSIO_ERR_NULL_ARGUMENT.
@@ -876,6 +1145,7 @@ unsafe fn watch_op(
             ignore_deletes: o.ignore_deletes,
             meta_only: o.meta_only,
             updates_only: o.updates_only,
+            resume_from_revision: o.resume_from_revision,
         }
     };
     Ok(k.kv.watch(&patterns, o))
@@ -896,8 +1166,9 @@ unsafe fn watch_op(
 /// are healed by recreating the ordered consumer after the last revision
 /// delivered. `opts` may be NULL. Blocks while the first consumer is
 /// created. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_KEY (bad
-/// pattern), NATSIO_ERR_INVALID_UTF8, NATSIO_ERR_BUCKET_NOT_FOUND, and the
-/// request errors of `natsio_kv_put`.
+/// pattern), NATSIO_ERR_INVALID_UTF8, NATSIO_ERR_INVALID_ARGUMENT (unknown
+/// options version, or resume_from_revision with updates_only),
+/// NATSIO_ERR_BUCKET_NOT_FOUND, and the request errors of `natsio_kv_put`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_watch(
     kv: *const natsio_kv,
@@ -1097,5 +1368,228 @@ pub unsafe extern "C" fn natsio_token_kv_entry_list(
     token_value(token, list_out, "list_out", |_, v: &Vec<Entry>| {
         let items = v.iter().cloned().map(natsio_kv_entry::from_entry).collect();
         Ok(Box::into_raw(Box::new(natsio_kv_entry_list { items })))
+    })
+}
+
+// ---- bucket status ---------------------------------------------------------
+
+/// A Key-Value bucket's typed status (`natsio_kv_get_status`,
+/// `natsio_js_kv_statuses`). Owned by the caller, freed with
+/// `natsio_kv_bucket_status_free`; read-only, safe to share between
+/// threads. Its strings are borrowed until it is freed.
+pub struct natsio_kv_bucket_status {
+    status: KeyValueStatus,
+    bucket: CString,
+    description: Option<CString>,
+    storage: CString,
+    metadata_json: CString,
+    stream_info_json: OnceLock<CString>,
+}
+
+impl natsio_kv_bucket_status {
+    fn new(status: KeyValueStatus) -> Self {
+        natsio_kv_bucket_status {
+            bucket: cstring(&status.bucket),
+            description: status.description.as_deref().map(cstring),
+            storage: cstring(&status.storage),
+            metadata_json: cstring(&status.metadata_json()),
+            stream_info_json: OnceLock::new(),
+            status,
+        }
+    }
+}
+
+fn status_arg<'a>(p: *const natsio_kv_bucket_status) -> Result<&'a natsio_kv_bucket_status> {
+    // SAFETY: the caller passes a live handle or NULL.
+    unsafe { arg(p, "status") }
+}
+
+/// The bucket's name (borrowed; NULL for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_bucket_status_bucket(
+    s: *const natsio_kv_bucket_status,
+) -> *const c_char {
+    guard_value(std::ptr::null(), || Ok(status_arg(s)?.bucket.as_ptr()))
+}
+
+/// How many revisions the bucket stores, markers included (the stream's
+/// message count; 0 for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_bucket_status_values(s: *const natsio_kv_bucket_status) -> u64 {
+    guard_value(0, || Ok(status_arg(s)?.status.values))
+}
+
+/// How many revisions are kept per key (1..64; 0 for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_bucket_status_history(s: *const natsio_kv_bucket_status) -> i64 {
+    guard_value(0, || Ok(status_arg(s)?.status.history))
+}
+
+/// How long revisions live, in nanoseconds (0: forever, and for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_bucket_status_ttl_ns(s: *const natsio_kv_bucket_status) -> i64 {
+    guard_value(0, || Ok(status_arg(s)?.status.ttl_ns))
+}
+
+/// Bytes stored (0 for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_bucket_status_bytes(s: *const natsio_kv_bucket_status) -> u64 {
+    guard_value(0, || Ok(status_arg(s)?.status.bytes))
+}
+
+/// "file" or "memory" (borrowed; NULL for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_bucket_status_storage(
+    s: *const natsio_kv_bucket_status,
+) -> *const c_char {
+    guard_value(std::ptr::null(), || Ok(status_arg(s)?.storage.as_ptr()))
+}
+
+/// How many replicas the bucket has (0 for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_bucket_status_replicas(
+    s: *const natsio_kv_bucket_status,
+) -> i64 {
+    guard_value(0, || Ok(status_arg(s)?.status.replicas))
+}
+
+/// Whether the bucket's stream compresses (s2; false for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_bucket_status_is_compressed(
+    s: *const natsio_kv_bucket_status,
+) -> bool {
+    guard_value(false, || Ok(status_arg(s)?.status.compressed))
+}
+
+/// The bucket's description (borrowed; NULL if none or for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_bucket_status_description(
+    s: *const natsio_kv_bucket_status,
+) -> *const c_char {
+    guard_value(std::ptr::null(), || {
+        Ok(status_arg(s)?
+            .description
+            .as_ref()
+            .map_or(std::ptr::null(), |d| d.as_ptr()))
+    })
+}
+
+/// The bucket's metadata as a JSON object of strings ("{}" if none;
+/// borrowed; NULL for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_bucket_status_metadata_json(
+    s: *const natsio_kv_bucket_status,
+) -> *const c_char {
+    guard_value(std::ptr::null(), || {
+        Ok(status_arg(s)?.metadata_json.as_ptr())
+    })
+}
+
+/// How long the server keeps the markers it writes when a key's TTL or a
+/// limit removes it, in nanoseconds (the config's limit_marker_ttl; 0: no
+/// markers and no per-key TTL, and for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_bucket_status_limit_marker_ttl_ns(
+    s: *const natsio_kv_bucket_status,
+) -> i64 {
+    guard_value(0, || Ok(status_arg(s)?.status.limit_marker_ttl_ns))
+}
+
+/// The backing stream's StreamInfo JSON (borrowed; NULL for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_bucket_status_stream_info_json(
+    s: *const natsio_kv_bucket_status,
+) -> *const c_char {
+    guard_value(std::ptr::null(), || {
+        let s = status_arg(s)?;
+        Ok(s.stream_info_json
+            .get_or_init(|| cstring(&s.status.stream_info.to_string()))
+            .as_ptr())
+    })
+}
+
+/// Frees a status. Accepts NULL.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_bucket_status_free(s: *mut natsio_kv_bucket_status) {
+    guard_void(|| {
+        if !s.is_null() {
+            drop(Box::from_raw(s));
+        }
+    })
+}
+
+/// The status a `natsio_kv_get_status_async` produced, as a new
+/// `natsio_kv_bucket_status`. Returns as `natsio_token_msg`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_token_kv_bucket_status(
+    token: *const natsio_token,
+    status_out: *mut *mut natsio_kv_bucket_status,
+) -> natsio_status {
+    token_value(token, status_out, "status_out", |_, s: &KeyValueStatus| {
+        Ok(Box::into_raw(Box::new(natsio_kv_bucket_status::new(
+            s.clone(),
+        ))))
+    })
+}
+
+/// Statuses returned by `natsio_js_kv_statuses`. Owned by the caller,
+/// freed with `natsio_kv_bucket_status_list_free` (which frees its
+/// statuses).
+pub struct natsio_kv_bucket_status_list {
+    items: Vec<natsio_kv_bucket_status>,
+}
+
+/// How many statuses the list holds (0 for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_bucket_status_list_count(
+    list: *const natsio_kv_bucket_status_list,
+) -> usize {
+    count(list.as_ref().map(|l| &l.items))
+}
+
+/// Status `index` of the list, borrowed until the list is freed (NULL if
+/// out of range or for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_bucket_status_list_get(
+    list: *const natsio_kv_bucket_status_list,
+    index: usize,
+) -> *const natsio_kv_bucket_status {
+    guard_value(std::ptr::null(), || {
+        Ok(arg(list, "list")?
+            .items
+            .get(index)
+            .map_or(std::ptr::null(), |s| s as *const natsio_kv_bucket_status))
+    })
+}
+
+/// Frees a list and its statuses. Accepts NULL.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_bucket_status_list_free(
+    list: *mut natsio_kv_bucket_status_list,
+) {
+    guard_void(|| {
+        if !list.is_null() {
+            drop(Box::from_raw(list));
+        }
+    })
+}
+
+/// The statuses a `natsio_js_kv_statuses_async` produced, as a new list
+/// (free with `natsio_kv_bucket_status_list_free`). Returns as
+/// `natsio_token_msg`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_token_kv_bucket_status_list(
+    token: *const natsio_token,
+    list_out: *mut *mut natsio_kv_bucket_status_list,
+) -> natsio_status {
+    token_value(token, list_out, "list_out", |_, v: &Vec<KeyValueStatus>| {
+        let items = v
+            .iter()
+            .cloned()
+            .map(natsio_kv_bucket_status::new)
+            .collect();
+        Ok(Box::into_raw(Box::new(natsio_kv_bucket_status_list {
+            items,
+        })))
     })
 }

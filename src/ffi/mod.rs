@@ -235,8 +235,13 @@ pub(crate) trait Versioned: Copy {
     /// The version this library knows (the struct's current layout).
     const VERSION: u32;
     const NAME: &'static str;
-    fn version(&self) -> u32;
     fn set_version(&mut self);
+    /// How many leading bytes a struct of `version` has (`None`: a version
+    /// this library does not know). Older versions are prefixes of the
+    /// current layout: fields are only ever added at the end.
+    fn size_of_version(version: u32) -> Option<usize> {
+        (version == Self::VERSION).then_some(std::mem::size_of::<Self>())
+    }
     /// Every field zero (NULL, false): the defaults.
     fn zeroed() -> Self {
         // SAFETY: option structs hold only integers, bools and pointers,
@@ -249,21 +254,31 @@ pub(crate) trait Versioned: Copy {
 /// (an uninitialised struct, or a newer header than this library) is
 /// NATSIO_ERR_INVALID_ARGUMENT.
 pub(crate) unsafe fn options_arg<T: Versioned>(p: *const T) -> Result<T> {
-    let Some(o) = p.as_ref() else {
+    if p.is_null() {
         return Ok(T::zeroed());
-    };
-    if o.version() != T::VERSION {
+    }
+    // The version is the first field (a u32): read it alone, since a
+    // struct of an older version is shorter than T.
+    let version = p.cast::<u32>().read_unaligned();
+    let Some(size) = T::size_of_version(version) else {
         return Err(Error::new(
             ErrorKind::InvalidArgument,
             format!(
-                "{}: version {} is not {} (initialise it with its _init function)",
+                "{}: version {} is not {} or an older one this library knows (initialise it with its _init function)",
                 T::NAME,
-                o.version(),
+                version,
                 T::VERSION
             ),
         ));
-    }
-    Ok(*o)
+    };
+    // Fields an older version lacks keep their defaults (zero).
+    let mut o = T::zeroed();
+    std::ptr::copy_nonoverlapping(
+        p.cast::<u8>(),
+        (&mut o as *mut T).cast::<u8>(),
+        size.min(std::mem::size_of::<T>()),
+    );
+    Ok(o)
 }
 
 /// Implements `Versioned` for an options struct whose first field is
@@ -273,16 +288,37 @@ macro_rules! versioned {
         impl $crate::ffi::Versioned for $t {
             const VERSION: u32 = $version;
             const NAME: &'static str = stringify!($t);
-            fn version(&self) -> u32 {
-                self.version
-            }
             fn set_version(&mut self) {
                 self.version = $version;
             }
         }
     };
+    // A struct that grew: each older version still accepted, with the
+    // field its layout ended before (its size is that field's offset).
+    ($t:ident, $version:expr, older: [$($old:literal => $first_new_field:ident),+ $(,)?]) => {
+        impl $crate::ffi::Versioned for $t {
+            const VERSION: u32 = $version;
+            const NAME: &'static str = stringify!($t);
+            fn set_version(&mut self) {
+                self.version = $version;
+            }
+            fn size_of_version(version: u32) -> Option<usize> {
+                match version {
+                    v if v == $version => Some(std::mem::size_of::<$t>()),
+                    $($old => Some(std::mem::offset_of!($t, $first_new_field)),)+
+                    _ => None,
+                }
+            }
+        }
+    };
 }
 pub(crate) use versioned;
+
+/// Text for C: NUL bytes (never in valid names) become spaces.
+pub(crate) fn cstring(s: &str) -> std::ffi::CString {
+    std::ffi::CString::new(s)
+        .unwrap_or_else(|_| std::ffi::CString::new(s.replace('\0', " ")).unwrap_or_default())
+}
 
 /// Fills an options struct with its defaults and version.
 pub(crate) unsafe fn options_init<T: Versioned>(p: *mut T) -> Result<()> {
@@ -422,5 +458,42 @@ mod tests {
             env!("CARGO_PKG_VERSION_MINOR").parse().unwrap(),
             env!("CARGO_PKG_VERSION_PATCH").parse().unwrap(),
         ));
+    }
+
+    #[test]
+    fn an_options_struct_of_an_older_version_is_read_as_its_prefix() {
+        use super::kv::natsio_kv_watch_options;
+        use super::{options_arg, Versioned};
+        use crate::error::ErrorKind;
+        let mut o = natsio_kv_watch_options::zeroed();
+        o.set_version();
+        o.ignore_deletes = true;
+        o.resume_from_revision = 7;
+        // SAFETY: `o` is a live struct of the current layout throughout.
+        let current = unsafe { options_arg(&o) }.unwrap();
+        assert_eq!(current.resume_from_revision, 7);
+        // Version 1 ended before resume_from_revision: that field is not
+        // read (a version 1 caller's struct has no such bytes).
+        o.version = 1;
+        let v1 = unsafe { options_arg(&o) }.unwrap();
+        assert!(v1.ignore_deletes);
+        assert_eq!(v1.resume_from_revision, 0);
+        for unknown in [0, 3, u32::MAX] {
+            o.version = unknown;
+            let e = unsafe { options_arg(&o) }.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+            assert!(
+                e.detail().contains("natsio_kv_watch_options"),
+                "{}",
+                e.detail()
+            );
+        }
+        assert_eq!(
+            natsio_kv_watch_options::size_of_version(1),
+            Some(std::mem::offset_of!(
+                natsio_kv_watch_options,
+                resume_from_revision
+            ))
+        );
     }
 }

@@ -12,8 +12,8 @@ use super::list::{count, natsio_string_list, write_list};
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value, with_outcome, wrong_kind};
 use super::{
-    arg, bytes_arg, guard, guard_value, guard_void, opt_str_arg, options_arg, out_arg, start_op,
-    str_arg, timeout_arg, write_box, TakeOnce,
+    arg, bytes_arg, cstring, guard, guard_value, guard_void, opt_str_arg, options_arg, out_arg,
+    start_op, str_arg, timeout_arg, write_box, TakeOnce,
 };
 use crate::client::ClientInner;
 use crate::error::{Error, ErrorKind, Result};
@@ -27,10 +27,6 @@ use crate::op::Op;
 /// How long `natsio_obj_reader_read` waits for a chunk by default (the
 /// reference's chunk_timeout).
 const DEFAULT_CHUNK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
-
-fn cstring(s: &str) -> CString {
-    CString::new(s).unwrap_or_else(|_| CString::new(s.replace('\0', " ")).unwrap_or_default())
-}
 
 fn opt_ptr(s: &Option<CString>) -> *const c_char {
     s.as_ref().map_or(std::ptr::null(), |c| c.as_ptr())

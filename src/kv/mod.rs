@@ -15,7 +15,7 @@ use crate::feed::Limits;
 use crate::headers::Headers;
 use crate::jetstream::config::{normalize, KV_CONFIG};
 use crate::jetstream::{
-    start_ordered, CreateAction, DeliverPolicy, JetStream, OrderedConfig, PublishOptions,
+    start_ordered, CreateAction, DeliverPolicy, JetStream, OrderedConfig, PublishOptions, Ttl,
 };
 use crate::op::Op;
 
@@ -54,6 +54,12 @@ const MIN_TTL_NS: i64 = 100_000_000;
 const SCAN_BATCH: usize = 256;
 /// How often `create` re-resolves against a delete marker's revision.
 const CREATE_RETRIES: usize = 4;
+/// `purge_deletes`' default age beyond which a marker is removed too (as
+/// nats.go).
+pub const DEFAULT_PURGE_DELETES_OLDER_THAN: Duration = Duration::from_secs(30 * 60);
+/// The subjects every bucket's stream holds, and its stream name's prefix.
+const KV_STREAMS_SUBJECT: &str = "$KV.*.>";
+const KV_STREAM_PREFIX: &str = "KV_";
 
 /// Bucket names: `[A-Za-z0-9_-]+`.
 pub fn validate_bucket(name: &str) -> Result<()> {
@@ -204,6 +210,143 @@ pub(crate) fn bucket_error(e: Error, bucket: &str) -> Error {
     }
 }
 
+/// The names of the buckets of one kind: streams holding `subject` and
+/// named `<prefix><bucket>` (a plain stream that merely takes such subjects
+/// is no bucket), from the paged `STREAM.NAMES`, as nats.go filters them.
+pub(crate) async fn bucket_names(
+    js: &JetStream,
+    subject: &str,
+    prefix: &str,
+) -> Result<Vec<String>> {
+    let names =
+        crate::jetstream::all_names(js, "STREAM.NAMES", "streams", Some(("subject", subject)))
+            .await?;
+    Ok(names
+        .into_iter()
+        .filter_map(|n| n.strip_prefix(prefix).map(str::to_string))
+        .collect())
+}
+
+/// Each bucket of one kind (filtered as `bucket_names`) with its stream's
+/// StreamInfo, from the paged `STREAM.LIST` (no request per bucket).
+pub(crate) async fn bucket_stream_infos(
+    js: &JetStream,
+    subject: &str,
+    prefix: &str,
+) -> Result<Vec<(String, Value)>> {
+    let infos = crate::jetstream::all_stream_infos(js, Some(subject)).await?;
+    Ok(infos
+        .into_iter()
+        .filter_map(|info| {
+            let name = info.pointer("/config/name")?.as_str()?;
+            let bucket = name.strip_prefix(prefix)?.to_string();
+            Some((bucket, info))
+        })
+        .collect())
+}
+
+/// What Key-Value and Object Store statuses read alike from a bucket's
+/// StreamInfo.
+#[derive(Debug, Clone)]
+pub(crate) struct StreamStatusFields {
+    pub description: Option<String>,
+    /// The stream's max_age, nanoseconds (0: none).
+    pub ttl_ns: i64,
+    /// "file" or "memory".
+    pub storage: String,
+    pub replicas: i64,
+    pub compression: bool,
+    pub metadata: std::collections::BTreeMap<String, String>,
+    /// state.bytes.
+    pub bytes: u64,
+}
+
+impl StreamStatusFields {
+    pub(crate) fn of(info: &Value) -> Self {
+        let cfg = |k: &str| info.pointer(&format!("/config/{k}"));
+        StreamStatusFields {
+            description: cfg("description")
+                .and_then(Value::as_str)
+                .filter(|d| !d.is_empty())
+                .map(str::to_string),
+            ttl_ns: cfg("max_age").and_then(Value::as_i64).unwrap_or(0),
+            storage: cfg("storage")
+                .and_then(Value::as_str)
+                .unwrap_or("file")
+                .to_string(),
+            replicas: cfg("num_replicas").and_then(Value::as_i64).unwrap_or(1),
+            compression: cfg("compression")
+                .and_then(Value::as_str)
+                .is_some_and(|c| c != "none"),
+            metadata: cfg("metadata")
+                .map(crate::object::metadata_of)
+                .unwrap_or_default(),
+            bytes: info
+                .pointer("/state/bytes")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// A bucket's status, read from its stream's info.
+#[derive(Debug, Clone)]
+pub struct KeyValueStatus {
+    pub bucket: String,
+    /// Revisions stored (markers included): the stream's message count.
+    pub values: u64,
+    /// Revisions kept per key.
+    pub history: i64,
+    /// How long revisions live, nanoseconds (0: forever).
+    pub ttl_ns: i64,
+    /// Bytes stored.
+    pub bytes: u64,
+    /// "file" or "memory".
+    pub storage: String,
+    pub replicas: i64,
+    pub compressed: bool,
+    pub description: Option<String>,
+    pub metadata: std::collections::BTreeMap<String, String>,
+    /// How long the server's markers for keys removed by their TTL or by
+    /// limits live, nanoseconds (0: no markers, no per-key TTL).
+    pub limit_marker_ttl_ns: i64,
+    /// The backing stream's StreamInfo.
+    pub stream_info: Value,
+}
+
+impl KeyValueStatus {
+    pub(crate) fn from_stream_info(bucket: &str, info: Value) -> KeyValueStatus {
+        let f = StreamStatusFields::of(&info);
+        let cfg = |k: &str| info.pointer(&format!("/config/{k}"));
+        KeyValueStatus {
+            bucket: bucket.to_string(),
+            values: info
+                .pointer("/state/messages")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+            history: cfg("max_msgs_per_subject")
+                .and_then(Value::as_i64)
+                .unwrap_or(1),
+            limit_marker_ttl_ns: cfg("subject_delete_marker_ttl")
+                .and_then(Value::as_i64)
+                .unwrap_or(0),
+            ttl_ns: f.ttl_ns,
+            bytes: f.bytes,
+            storage: f.storage,
+            replicas: f.replicas,
+            compressed: f.compression,
+            description: f.description,
+            metadata: f.metadata,
+            stream_info: info,
+        }
+    }
+
+    /// The metadata as a JSON object of strings.
+    pub fn metadata_json(&self) -> String {
+        crate::object::metadata_json_of(&self.metadata)
+    }
+}
+
 /// A bound Key-Value bucket. Cheap to clone; thread-safe.
 #[derive(Clone)]
 pub struct KeyValue {
@@ -268,6 +411,28 @@ impl JetStream {
                 let info = info.await.map_err(|e| bucket_error(e, &bucket))?;
                 Ok(js.kv_handle(&bucket, &info))
             })
+        })
+    }
+
+    /// Names of every bucket: streams holding `$KV.*.>` and named
+    /// `KV_<bucket>`.
+    pub fn key_value_names(&self) -> Op<Vec<String>> {
+        let js = self.clone();
+        Op::new(async move { bucket_names(&js, KV_STREAMS_SUBJECT, KV_STREAM_PREFIX).await })
+    }
+
+    /// The status of every bucket, from the paged stream list (no request
+    /// per bucket); filtered as `key_value_names`.
+    pub fn key_values(&self) -> Op<Vec<KeyValueStatus>> {
+        let js = self.clone();
+        Op::new(async move {
+            Ok(
+                bucket_stream_infos(&js, KV_STREAMS_SUBJECT, KV_STREAM_PREFIX)
+                    .await?
+                    .into_iter()
+                    .map(|(bucket, info)| KeyValueStatus::from_stream_info(&bucket, info))
+                    .collect(),
+            )
         })
     }
 
@@ -336,8 +501,13 @@ impl KeyValue {
     /// Stores `value` only if `key`'s latest revision is `last`
     /// (`WrongLastSequence` otherwise); returns the new revision.
     pub fn update(&self, key: &str, value: &[u8], last: u64) -> Op<u64> {
+        self.compare_and_set(key, value, last, None)
+    }
+
+    fn compare_and_set(&self, key: &str, value: &[u8], last: u64, ttl: Option<Ttl>) -> Op<u64> {
         let opts = PublishOptions {
             expected_last_subject_seq: Some(last),
+            ttl,
             ..PublishOptions::default()
         };
         self.write(key, value, &opts)
@@ -346,13 +516,24 @@ impl KeyValue {
     /// Stores `value` only if `key` has no live value (`KeyExists`
     /// otherwise). A deleted or purged key may be created again.
     pub fn create(&self, key: &str, value: &[u8]) -> Op<u64> {
+        self.create_with(key, value, None)
+    }
+
+    /// As `create`, and the revision expires after `ttl` (ADR-48: the
+    /// bucket needs `limit_marker_ttl`, which allows per-message TTLs; the
+    /// server then writes a purge marker when it expires).
+    pub fn create_with_ttl(&self, key: &str, value: &[u8], ttl: Ttl) -> Op<u64> {
+        self.create_with(key, value, Some(ttl))
+    }
+
+    fn create_with(&self, key: &str, value: &[u8], ttl: Option<Ttl>) -> Op<u64> {
         Op::build(|| {
             validate_key(key)?;
             let (kv, key, value) = (self.clone(), key.to_string(), value.to_vec());
             Ok(async move {
                 let mut last = 0;
                 for _ in 0..=CREATE_RETRIES {
-                    match kv.update(&key, &value, last).await {
+                    match kv.compare_and_set(&key, &value, last, ttl).await {
                         Err(e) if e.kind() == ErrorKind::WrongLastSequence => {}
                         r => return r,
                     }
@@ -375,7 +556,14 @@ impl KeyValue {
         })
     }
 
-    fn marker(&self, key: &str, op: &str, rollup: bool, last: Option<u64>) -> Op<u64> {
+    fn marker(
+        &self,
+        key: &str,
+        op: &str,
+        rollup: bool,
+        last: Option<u64>,
+        ttl: Option<Ttl>,
+    ) -> Op<u64> {
         let mut h = Headers::new();
         let headers = h.set(OPERATION_HEADER, op).and_then(|_| {
             if rollup {
@@ -390,6 +578,7 @@ impl KeyValue {
         let opts = PublishOptions {
             headers: Some(h),
             expected_last_subject_seq: last,
+            ttl,
             ..PublishOptions::default()
         };
         self.write(key, b"", &opts)
@@ -398,13 +587,58 @@ impl KeyValue {
     /// Writes a delete marker (history is kept); returns its revision.
     /// With `last`, only if the key's latest revision is `last`.
     pub fn delete(&self, key: &str, last: Option<u64>) -> Op<u64> {
-        self.marker(key, "DEL", false, last)
+        self.marker(key, "DEL", false, last, None)
     }
 
     /// Writes a purge marker that removes the key's earlier revisions;
     /// returns its revision.
     pub fn purge(&self, key: &str, last: Option<u64>) -> Op<u64> {
-        self.marker(key, "PURGE", true, last)
+        self.marker(key, "PURGE", true, last, None)
+    }
+
+    /// As `purge`, and the purge marker itself expires after `ttl` (ADR-48:
+    /// the bucket needs `limit_marker_ttl`), leaving no trace of the key.
+    pub fn purge_with_ttl(&self, key: &str, last: Option<u64>, ttl: Ttl) -> Op<u64> {
+        self.marker(key, "PURGE", true, last, Some(ttl))
+    }
+
+    /// Removes the delete and purge markers that are the latest revisions
+    /// of their keys, as nats.go's PurgeDeletes: a marker older than
+    /// `older_than` (`None`: every marker, whatever its age) goes with all
+    /// its key's revisions; a younger one stays, with the key's earlier
+    /// revisions removed (keep 1), so that watchers still see the delete.
+    /// Yields how many messages the server removed.
+    pub fn purge_deletes(&self, older_than: Option<Duration>) -> Op<u64> {
+        let kv = self.clone();
+        Op::new(async move {
+            let filter = format!("{}>", kv.key_prefix);
+            let markers: Vec<Entry> = kv
+                .scan(filter, DeliverPolicy::LastPerSubject, true)
+                .await?
+                .into_iter()
+                .filter(|e| e.operation != Operation::Put)
+                .collect();
+            let limit_ns = older_than.map(|age| {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_nanos() as i64;
+                now.saturating_sub(age.as_nanos().min(i64::MAX as u128) as i64)
+            });
+            let mut purged = 0;
+            for e in markers {
+                let mut req = json!({ "filter": format!("{}{}", kv.key_prefix, e.key) });
+                if limit_ns.is_some_and(|limit| e.created_ns > limit) {
+                    req["keep"] = Value::from(1);
+                }
+                purged += kv
+                    .js
+                    .purge_stream(&kv.stream, Some(&req.to_string()))
+                    .await
+                    .map_err(|err| bucket_error(err, &kv.bucket))?;
+            }
+            Ok(purged)
+        })
     }
 
     /// The latest value of `key` (or the given revision). Fails with
@@ -530,9 +764,66 @@ impl KeyValue {
         })
     }
 
+    /// The bucket's typed status.
+    pub fn bucket_status(&self) -> Op<KeyValueStatus> {
+        let kv = self.clone();
+        Op::new(async move {
+            match kv.js.stream_info(&kv.stream).await {
+                Ok(info) => Ok(KeyValueStatus::from_stream_info(&kv.bucket, info)),
+                Err(e) => Err(bucket_error(e, &kv.bucket)),
+            }
+        })
+    }
+
     /// The bucket's status: its backing stream's StreamInfo as JSON.
     pub fn status(&self) -> Op<Value> {
         let (info, bucket) = (self.js.stream_info(&self.stream), Arc::clone(&self.bucket));
         Op::new(async move { info.await.map_err(|e| bucket_error(e, &bucket)) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_reads_the_bucket_terms_of_its_stream_info() {
+        let info = json!({
+            "config": {
+                "name": "KV_b", "description": "d", "max_msgs_per_subject": 5,
+                "max_age": 3_600_000_000_000_i64, "storage": "memory", "num_replicas": 3,
+                "compression": "s2", "metadata": {"team": "red", "n": 1},
+                "subject_delete_marker_ttl": 1_000_000_000_i64
+            },
+            "state": {"messages": 4, "bytes": 120}
+        });
+        let s = KeyValueStatus::from_stream_info("b", info.clone());
+        assert_eq!(s.bucket, "b");
+        assert_eq!(
+            (s.values, s.history, s.ttl_ns, s.bytes),
+            (4, 5, 3_600_000_000_000, 120)
+        );
+        assert_eq!(
+            (s.storage.as_str(), s.replicas, s.compressed),
+            ("memory", 3, true)
+        );
+        assert_eq!(s.description.as_deref(), Some("d"));
+        assert_eq!(s.metadata_json(), r#"{"team":"red"}"#);
+        assert_eq!(s.limit_marker_ttl_ns, 1_000_000_000);
+        assert_eq!(s.stream_info, info);
+
+        // The defaults of a bare stream info.
+        let bare = KeyValueStatus::from_stream_info("b", json!({"config": {"description": ""}}));
+        assert_eq!(
+            (bare.values, bare.history, bare.ttl_ns, bare.bytes),
+            (0, 1, 0, 0)
+        );
+        assert_eq!(
+            (bare.storage.as_str(), bare.replicas, bare.compressed),
+            ("file", 1, false)
+        );
+        assert_eq!(bare.description, None);
+        assert_eq!(bare.metadata_json(), "{}");
+        assert_eq!(bare.limit_marker_ttl_ns, 0);
     }
 }

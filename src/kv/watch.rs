@@ -27,6 +27,11 @@ pub struct WatchOptions {
     pub meta_only: bool,
     /// Only changes made after the watch starts (no initial values).
     pub updates_only: bool,
+    /// Start at this revision (0: not set): every revision from it on, as
+    /// with `include_history`, then the `InitialDone` marker once the
+    /// revisions stored when the watch started are delivered. Excludes
+    /// `updates_only`.
+    pub resume_from_revision: u64,
 }
 
 /// What a watcher yields.
@@ -151,7 +156,15 @@ impl KeyValue {
             }
             // All keys: the filter is the bucket's whole stream.
             let covers_stream = patterns.is_empty();
-            let deliver = if opts.updates_only {
+            if opts.resume_from_revision > 0 && opts.updates_only {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "resume_from_revision and updates_only exclude each other: one starts at a revision, the other after the latest",
+                ));
+            }
+            let deliver = if opts.resume_from_revision > 0 {
+                DeliverPolicy::ByStartSequence(opts.resume_from_revision)
+            } else if opts.updates_only {
                 DeliverPolicy::New
             } else if opts.include_history {
                 DeliverPolicy::All

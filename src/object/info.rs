@@ -90,7 +90,13 @@ fn metadata_from_json(v: &Value, strict: bool) -> Result<BTreeMap<String, String
     Ok(out)
 }
 
-fn metadata_to_json(m: &BTreeMap<String, String>) -> String {
+/// A stream's or bucket's metadata (an object of strings; anything else
+/// is left out).
+pub(crate) fn metadata_of(v: &Value) -> BTreeMap<String, String> {
+    metadata_from_json(v, false).unwrap_or_default()
+}
+
+pub(crate) fn metadata_to_json(m: &BTreeMap<String, String>) -> String {
     Value::Object(
         m.iter()
             .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
@@ -334,30 +340,20 @@ pub struct ObjectStoreStatus {
 
 impl ObjectStoreStatus {
     pub(crate) fn from_stream_info(bucket: &str, info: Value) -> ObjectStoreStatus {
-        let cfg = |k: &str| info.pointer(&format!("/config/{k}"));
+        let f = crate::kv::StreamStatusFields::of(&info);
         ObjectStoreStatus {
             bucket: bucket.to_string(),
-            description: cfg("description")
-                .and_then(Value::as_str)
-                .filter(|d| !d.is_empty())
-                .map(str::to_string),
-            ttl_ns: cfg("max_age").and_then(Value::as_i64).unwrap_or(0),
-            storage: cfg("storage")
-                .and_then(Value::as_str)
-                .unwrap_or("file")
-                .to_string(),
-            replicas: cfg("num_replicas").and_then(Value::as_i64).unwrap_or(1),
-            sealed: cfg("sealed").and_then(Value::as_bool).unwrap_or(false),
-            size: info
-                .pointer("/state/bytes")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-            compression: cfg("compression")
-                .and_then(Value::as_str)
-                .is_some_and(|c| c != "none"),
-            metadata: cfg("metadata")
-                .map(|m| metadata_from_json(m, false).unwrap_or_default())
-                .unwrap_or_default(),
+            description: f.description,
+            ttl_ns: f.ttl_ns,
+            storage: f.storage,
+            replicas: f.replicas,
+            sealed: info
+                .pointer("/config/sealed")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            size: f.bytes,
+            compression: f.compression,
+            metadata: f.metadata,
             stream_info: info,
         }
     }

@@ -23,6 +23,7 @@ use crate::jetstream::{CreateAction, JetStream, PublishOptions, StoredMsg};
 use crate::op::Op;
 
 pub use get::{Chunk, ObjectReader};
+pub(crate) use info::{metadata_of, metadata_to_json as metadata_json_of};
 pub use info::{ObjectInfo, ObjectLink, ObjectMeta, ObjectStoreStatus};
 pub use put::ObjectWriter;
 pub use watch::{ObjectWatchEvent, ObjectWatchOptions, ObjectWatcher};
@@ -91,7 +92,12 @@ pub fn stream_config_for(config_json: &str) -> Result<(String, Map<String, Value
     Ok((bucket, s))
 }
 
-use crate::kv::bucket_error;
+use crate::kv::{bucket_error, bucket_names, bucket_stream_infos};
+
+/// The subjects every bucket's stream holds (its chunks), and its stream
+/// name's prefix.
+const OBJ_STREAMS_SUBJECT: &str = "$O.*.C.>";
+const OBJ_STREAM_PREFIX: &str = "OBJ_";
 
 /// A bound Object Store bucket. Cheap to clone; thread-safe.
 #[derive(Clone)]
@@ -170,19 +176,7 @@ impl JetStream {
     /// takes `$O` subjects is no bucket), as nats.go filters them.
     pub fn object_store_names(&self) -> Op<Vec<String>> {
         let js = self.clone();
-        Op::new(async move {
-            let names = crate::jetstream::all_names(
-                &js,
-                "STREAM.NAMES",
-                "streams",
-                Some(("subject", "$O.*.C.>")),
-            )
-            .await?;
-            Ok(names
-                .into_iter()
-                .filter_map(|n| n.strip_prefix("OBJ_").map(str::to_string))
-                .collect())
-        })
+        Op::new(async move { bucket_names(&js, OBJ_STREAMS_SUBJECT, OBJ_STREAM_PREFIX).await })
     }
 
     /// The status of every bucket, from the paged stream list (no request
@@ -190,15 +184,13 @@ impl JetStream {
     pub fn object_stores(&self) -> Op<Vec<ObjectStoreStatus>> {
         let js = self.clone();
         Op::new(async move {
-            let infos = crate::jetstream::all_stream_infos(&js, Some("$O.*.C.>")).await?;
-            Ok(infos
-                .into_iter()
-                .filter_map(|info| {
-                    let name = info.pointer("/config/name")?.as_str()?;
-                    let bucket = name.strip_prefix("OBJ_")?.to_string();
-                    Some(ObjectStoreStatus::from_stream_info(&bucket, info))
-                })
-                .collect())
+            Ok(
+                bucket_stream_infos(&js, OBJ_STREAMS_SUBJECT, OBJ_STREAM_PREFIX)
+                    .await?
+                    .into_iter()
+                    .map(|(bucket, info)| ObjectStoreStatus::from_stream_info(&bucket, info))
+                    .collect(),
+            )
         })
     }
 }

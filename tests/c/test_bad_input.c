@@ -1164,7 +1164,8 @@ static void test_option_structs_need_their_init(void) {
     NT_CHECK_INT_EQ(co.version, NATSIO_CONSUME_OPTIONS_VERSION);
     NT_CHECK(co.max_messages == 0 && co.expires_ms == 0 && co.idle_heartbeat_ms == 0);
     NT_CHECK_INT_EQ(wo.version, NATSIO_KV_WATCH_OPTIONS_VERSION);
-    NT_CHECK(!wo.include_history && !wo.ignore_deletes && !wo.meta_only && !wo.updates_only);
+    NT_CHECK(!wo.include_history && !wo.ignore_deletes && !wo.meta_only && !wo.updates_only &&
+             wo.resume_from_revision == 0);
     EXPECT_NULL_ARG("opts", natsio_sub_options_init(NULL));
     EXPECT_NULL_ARG("opts", natsio_request_many_options_init(NULL));
     EXPECT_NULL_ARG("opts", natsio_js_options_init(NULL));
@@ -1187,11 +1188,20 @@ static void test_option_structs_need_their_init(void) {
     NT_CHECK(responder != NULL);
 
     /* A struct that never saw its _init (version 0, as `= {0}` makes it),
-     * and one of a newer header (a version this library does not know):
-     * refused, naming the struct, before anything is sent. */
-    const uint32_t versions[] = {0, 2, UINT32_MAX};
-    for (size_t i = 0; i < NT_COUNT(versions); i++) {
-        so.version = rm.version = jo.version = po.version = fo.version = co.version = wo.version = versions[i];
+     * and one of a newer header (a version this library does not know,
+     * each struct's current one + 1, or the largest): refused, naming the
+     * struct, before anything is sent. (Older versions of a struct that
+     * grew are accepted: see test_watch's resume_from_revision case.) */
+    for (int i = 0; i < 3; i++) {
+#define BAD_VERSION(current) (i == 0 ? 0u : i == 1 ? (uint32_t)(current) + 1u : UINT32_MAX)
+        so.version = BAD_VERSION(NATSIO_SUB_OPTIONS_VERSION);
+        rm.version = BAD_VERSION(NATSIO_REQUEST_MANY_OPTIONS_VERSION);
+        jo.version = BAD_VERSION(NATSIO_JS_OPTIONS_VERSION);
+        po.version = BAD_VERSION(NATSIO_JS_PUBLISH_OPTIONS_VERSION);
+        fo.version = BAD_VERSION(NATSIO_FETCH_OPTIONS_VERSION);
+        co.version = BAD_VERSION(NATSIO_CONSUME_OPTIONS_VERSION);
+        wo.version = BAD_VERSION(NATSIO_KV_WATCH_OPTIONS_VERSION);
+#undef BAD_VERSION
         NOT_INIT_NAMING("natsio_sub_options", natsio_client_subscribe(f.c, "opt.x", NULL, &so, &sub));
         NOT_INIT_NAMING("natsio_request_many_options",
                         natsio_client_request_many(f.c, "opt.svc", NULL, "q", 1, &rm, &r));

@@ -4,7 +4,10 @@
  * every entry field, revisions, create and compare-and-set, delete and
  * purge markers, keys and bucket names, binary and empty values, status
  * JSON, listing keys (natsio_kv_keys, a string list) and revisions
- * (natsio_kv_history),
+ * (natsio_kv_history), removing markers (natsio_kv_purge_deletes), per-key
+ * TTLs (natsio_kv_create_with_ttl, natsio_kv_purge_with_ttl), bucket
+ * listings (natsio_js_kv_names, natsio_js_kv_statuses) and the typed
+ * status (natsio_kv_get_status),
  * use after the client is closed, and bad input for every function.
  *
  * The cases share one server; each uses its own bucket names.
@@ -445,6 +448,16 @@ static void check_kv_calls_fail_closed(natsio_js *js, natsio_kv *kv) {
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_delete(kv, "k", NULL, &r));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_purge(kv, "k", &last, &r));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_status(kv, &s));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_create_with_ttl(kv, "k3", "x", 1, 5, &r));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_purge_with_ttl(kv, "k", NULL, 5, &r));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_purge_deletes(kv, -1, &r));
+    natsio_kv_bucket_status *bs = SENTINEL;
+    natsio_kv_bucket_status_list *bl = SENTINEL;
+    natsio_string_list *names = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_get_status(kv, &bs));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_kv_names(js, &names));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_kv_statuses(js, &bl));
+    NT_CHECK(bs == SENTINEL && bl == SENTINEL && names == SENTINEL);
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_kv_create(js, "{\"bucket\":\"CLOSED\"}", NATSIO_CREATE, &k));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_kv_create(js, "{\"bucket\":\"CLOSED\"}", NATSIO_UPDATE, &k));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_kv_create(js, "{\"bucket\":\"CLOSED\"}",
@@ -505,10 +518,26 @@ static void test_null_tolerant_getters_and_frees(void) {
     NT_CHECK_INT_EQ(natsio_kv_entry_operation(NULL), NATSIO_KV_PUT);
     NT_CHECK_INT_EQ(natsio_kv_entry_created_ns(NULL), 0);
     NT_CHECK_INT_EQ(natsio_kv_entry_delta(NULL), 0);
+    NT_CHECK(natsio_kv_bucket_status_bucket(NULL) == NULL);
+    NT_CHECK_INT_EQ(natsio_kv_bucket_status_values(NULL), 0);
+    NT_CHECK_INT_EQ(natsio_kv_bucket_status_history(NULL), 0);
+    NT_CHECK_INT_EQ(natsio_kv_bucket_status_ttl_ns(NULL), 0);
+    NT_CHECK_INT_EQ(natsio_kv_bucket_status_bytes(NULL), 0);
+    NT_CHECK(natsio_kv_bucket_status_storage(NULL) == NULL);
+    NT_CHECK_INT_EQ(natsio_kv_bucket_status_replicas(NULL), 0);
+    NT_CHECK(!natsio_kv_bucket_status_is_compressed(NULL));
+    NT_CHECK(natsio_kv_bucket_status_description(NULL) == NULL);
+    NT_CHECK(natsio_kv_bucket_status_metadata_json(NULL) == NULL);
+    NT_CHECK_INT_EQ(natsio_kv_bucket_status_limit_marker_ttl_ns(NULL), 0);
+    NT_CHECK(natsio_kv_bucket_status_stream_info_json(NULL) == NULL);
+    NT_CHECK_INT_EQ(natsio_kv_bucket_status_list_count(NULL), 0);
+    NT_CHECK(natsio_kv_bucket_status_list_get(NULL, 0) == NULL);
 
     plant_error_marker();
     natsio_kv_free(NULL);
     natsio_kv_entry_free(NULL);
+    natsio_kv_bucket_status_free(NULL);
+    natsio_kv_bucket_status_list_free(NULL);
     NT_CHECK_MSG(strstr(natsio_last_error(), ERROR_MARKER) != NULL,
                  "a _free(NULL) changed natsio_last_error() to \"%s\"", natsio_last_error());
 }
@@ -547,6 +576,19 @@ static void test_bad_input_bucket_functions(void) {
     EXPECT_NULL_ARG("bucket", natsio_js_kv_delete(js, NULL));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "bucket", natsio_js_kv_delete(js, BAD_UTF8));
     NT_CHECK(kv == SENTINEL);
+
+    natsio_string_list *names = SENTINEL;
+    natsio_kv_bucket_status_list *statuses = SENTINEL;
+    natsio_token *t = SENTINEL;
+    EXPECT_NULL_ARG("js", natsio_js_kv_names(NULL, &names));
+    EXPECT_NULL_ARG("list_out", natsio_js_kv_names(js, NULL));
+    EXPECT_NULL_ARG("js", natsio_js_kv_names_async(NULL, &t));
+    EXPECT_NULL_ARG("token_out", natsio_js_kv_names_async(js, NULL));
+    EXPECT_NULL_ARG("js", natsio_js_kv_statuses(NULL, &statuses));
+    EXPECT_NULL_ARG("list_out", natsio_js_kv_statuses(js, NULL));
+    EXPECT_NULL_ARG("js", natsio_js_kv_statuses_async(NULL, &t));
+    EXPECT_NULL_ARG("token_out", natsio_js_kv_statuses_async(js, NULL));
+    NT_CHECK(names == SENTINEL && statuses == SENTINEL && t == SENTINEL);
     /* No bucket came of it. */
     EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_js_kv_bind(js, "BADB", &kv));
     NT_CHECK(kv == SENTINEL);
@@ -600,12 +642,57 @@ static void test_bad_input_key_value_functions(void) {
     EXPECT_NULL_ARG("json_out", natsio_kv_status(kv, NULL));
     NT_CHECK(s == SENTINEL_STR);
 
+    /* Per-key TTL: the arguments are checked before anything is sent (the
+     * bucket has no limit_marker_ttl, so a write that got through would
+     * fail on the server instead). */
+    natsio_token *t = SENTINEL;
+    EXPECT_NULL_ARG("kv", natsio_kv_create_with_ttl(NULL, "n", "x", 1, 5, &r));
+    EXPECT_NULL_ARG("key", natsio_kv_create_with_ttl(kv, NULL, "x", 1, 5, &r));
+    EXPECT_NULL_ARG("value", natsio_kv_create_with_ttl(kv, "n", NULL, 1, 5, &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_create_with_ttl(kv, BAD_UTF8, "x", 1, 5, &r));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_create_with_ttl(kv, "a..b", "x", 1, 5, &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_kv_create_with_ttl(kv, "n", "x", 1, 0, &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_kv_create_with_ttl(kv, "n", "x", 1, -5, &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s",
+                        natsio_kv_create_with_ttl(kv, "n", "x", 1, INT64_MIN, &r));
+    EXPECT_NULL_ARG("kv", natsio_kv_create_with_ttl_async(NULL, "n", "x", 1, 5, &t));
+    EXPECT_NULL_ARG("token_out", natsio_kv_create_with_ttl_async(kv, "n", "x", 1, 5, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_kv_create_with_ttl_async(kv, "n", "x", 1, 0, &t));
+    EXPECT_NULL_ARG("kv", natsio_kv_purge_with_ttl(NULL, "k", NULL, 5, &r));
+    EXPECT_NULL_ARG("key", natsio_kv_purge_with_ttl(kv, NULL, NULL, 5, &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_purge_with_ttl(kv, BAD_UTF8, NULL, 5, &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_kv_purge_with_ttl(kv, "k", NULL, 0, &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_kv_purge_with_ttl(kv, "k", &rev, -7, &r));
+    EXPECT_NULL_ARG("kv", natsio_kv_purge_with_ttl_async(NULL, "k", NULL, 5, &t));
+    EXPECT_NULL_ARG("token_out", natsio_kv_purge_with_ttl_async(kv, "k", NULL, 5, NULL));
+    EXPECT_NULL_ARG("kv", natsio_kv_purge_deletes(NULL, 0, &r));
+    EXPECT_NULL_ARG("kv", natsio_kv_purge_deletes_async(NULL, 0, &t));
+    EXPECT_NULL_ARG("token_out", natsio_kv_purge_deletes_async(kv, 0, NULL));
+    NT_CHECK_INT_EQ(r, REV_SENTINEL);
+    natsio_kv_bucket_status *bs = SENTINEL;
+    EXPECT_NULL_ARG("kv", natsio_kv_get_status(NULL, &bs));
+    EXPECT_NULL_ARG("status_out", natsio_kv_get_status(kv, NULL));
+    EXPECT_NULL_ARG("kv", natsio_kv_get_status_async(NULL, &t));
+    EXPECT_NULL_ARG("token_out", natsio_kv_get_status_async(kv, NULL));
+    NT_CHECK(bs == SENTINEL && t == SENTINEL);
+    /* A token of another kind is no status. */
+    natsio_token *put_t = NULL;
+    EXPECT_OK(natsio_kv_put_async(kv, "other", "x", 1, &put_t));
+    nt_cleanup(token_free_cb, put_t);
+    NT_CHECK_INT_EQ(token_outcome(put_t, 10000), NATSIO_OK);
+    EXPECT_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_token_kv_bucket_status(put_t, &bs));
+    natsio_kv_bucket_status_list *bl = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_token_kv_bucket_status_list(put_t, &bl));
+    EXPECT_NULL_ARG("status_out", natsio_token_kv_bucket_status(put_t, NULL));
+    NT_CHECK(bs == SENTINEL && bl == SENTINEL);
+    EXPECT_OK(natsio_kv_delete(kv, "other", NULL, NULL));
+
     /* The key is untouched by all of that. */
     natsio_kv_entry *got = get_entry(kv, "k");
     NT_CHECK(got != NULL);
     NT_CHECK_STR_EQ(natsio_kv_entry_value(got), "kept");
     NT_CHECK_INT_EQ(natsio_kv_entry_revision(got), rev);
-    NT_CHECK_INT_EQ(status_int(kv, "\"state\"", "messages"), 1);
+    NT_CHECK_INT_EQ(status_int(kv, "\"state\"", "messages"), 3);
     EXPECT_OK(natsio_js_kv_delete(js, "BADKV"));
 }
 
@@ -892,6 +979,350 @@ static void test_bad_input_keys_and_history(void) {
     EXPECT_OK(natsio_js_kv_delete(js, "BADKH"));
 }
 
+/* ---- purge_deletes, per-key TTL, listings, typed status --------------------- */
+
+/* How many revisions natsio_kv_history has of `key` (0 when none: not found). */
+static size_t revisions_of(natsio_kv *kv, const char *key) {
+    natsio_kv_entry_list *list = NULL;
+    natsio_status st = natsio_kv_history(kv, key, &list);
+    if (st == NATSIO_ERR_KEY_NOT_FOUND) return 0;
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "history %s: %s (%s)", key, natsio_status_str(st), natsio_last_error());
+        return SIZE_MAX;
+    }
+    size_t n = natsio_kv_entry_list_count(list);
+    natsio_kv_entry_list_free(list);
+    return n;
+}
+
+/* The number a u64 token completed with (UINT64_MAX, and a failure, if
+ * it did not). */
+static uint64_t token_u64_of(natsio_token *t) {
+    nt_cleanup(token_free_cb, t);
+    uint64_t v = UINT64_MAX;
+    natsio_status st = token_outcome(t, 10000);
+    if (st == NATSIO_OK) st = natsio_token_u64(t, &v);
+    if (st != NATSIO_OK) nt_fail_at(__FILE__, __LINE__, "token: %s (%s)", natsio_status_str(st), natsio_last_error());
+    return v;
+}
+
+static void test_purge_deletes_removes_old_markers_and_keeps_young_ones(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *kv = create_bucket(js, "{\"bucket\":\"PDEL\",\"history\":10,\"storage\":\"memory\"}");
+    NT_CHECK(kv != NULL);
+    /* a: two values and a delete marker; b: a purge marker (the purge
+     * already removed its value); c: a live value. */
+    EXPECT_OK(natsio_kv_put(kv, "a", "1", 1, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "a", "2", 1, NULL));
+    EXPECT_OK(natsio_kv_delete(kv, "a", NULL, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "b", "1", 1, NULL));
+    EXPECT_OK(natsio_kv_purge(kv, "b", NULL, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "c", "1", 1, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "c", "2", 1, NULL));
+    NT_CHECK_INT_EQ(status_int(kv, "\"state\"", "messages"), 6);
+
+    /* The default threshold (30 minutes): the markers are young, so they
+     * stay, and only the revisions before them go (a's two values). */
+    uint64_t purged = REV_SENTINEL;
+    EXPECT_OK(natsio_kv_purge_deletes(kv, 0, &purged));
+    NT_CHECK_INT_EQ(purged, 2);
+    NT_CHECK_INT_EQ(revisions_of(kv, "a"), 1);
+    NT_CHECK_INT_EQ(revisions_of(kv, "b"), 1);
+    NT_CHECK_INT_EQ(revisions_of(kv, "c"), 2);
+    natsio_kv_entry *out = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_KEY_DELETED, natsio_kv_get(kv, "a", &out));
+    EXPECT_FAILS(NATSIO_ERR_KEY_DELETED, natsio_kv_get(kv, "b", &out));
+    NT_CHECK(out == SENTINEL);
+
+    /* A threshold between old and young markers (1.2 s): a's, b's and d's
+     * markers are older and go with everything before them; f's is younger
+     * and stays alone. Live keys are never touched. */
+    EXPECT_OK(natsio_kv_put(kv, "d", "1", 1, NULL));
+    EXPECT_OK(natsio_kv_delete(kv, "d", NULL, NULL));
+    nt_sleep_ms(2500);
+    EXPECT_OK(natsio_kv_put(kv, "f", "1", 1, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "f", "2", 1, NULL));
+    EXPECT_OK(natsio_kv_delete(kv, "f", NULL, NULL));
+    EXPECT_OK(natsio_kv_purge_deletes(kv, 1200, &purged));
+    /* a (1 marker), b (1 marker), d (value and marker) removed entirely; f keeps its marker. */
+    NT_CHECK_INT_EQ(purged, 1 + 1 + 2 + 2);
+    NT_CHECK_INT_EQ(revisions_of(kv, "a"), 0);
+    NT_CHECK_INT_EQ(revisions_of(kv, "b"), 0);
+    NT_CHECK_INT_EQ(revisions_of(kv, "d"), 0);
+    NT_CHECK_INT_EQ(revisions_of(kv, "f"), 1);
+    EXPECT_FAILS(NATSIO_ERR_KEY_NOT_FOUND, natsio_kv_get(kv, "a", &out));
+    EXPECT_FAILS(NATSIO_ERR_KEY_DELETED, natsio_kv_get(kv, "f", &out));
+    NT_CHECK(out == SENTINEL);
+    NT_CHECK_INT_EQ(revisions_of(kv, "c"), 2);
+
+    /* A negative threshold: every marker, whatever its age (the token form;
+     * purged_out may be NULL in the blocking one). */
+    natsio_token *t = NULL;
+    EXPECT_OK(natsio_kv_purge_deletes_async(kv, -1, &t));
+    NT_CHECK_INT_EQ(token_u64_of(t), 1);
+    NT_CHECK_INT_EQ(revisions_of(kv, "f"), 0);
+    NT_CHECK_INT_EQ(status_int(kv, "\"state\"", "messages"), 2);
+    EXPECT_OK(natsio_kv_purge_deletes(kv, -1, NULL));
+    EXPECT_OK(natsio_kv_purge_deletes(kv, -1, &purged));
+    NT_CHECK_INT_EQ(purged, 0);
+    natsio_kv_entry *c = get_entry(kv, "c");
+    NT_CHECK(c != NULL);
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(c), "2");
+    /* The scans left no consumers behind. */
+    natsio_string_list *consumers = NULL;
+    EXPECT_OK(natsio_js_consumer_names(js, "KV_PDEL", &consumers));
+    kept_list(consumers);
+    NT_CHECK_INT_EQ(natsio_string_list_count(consumers), 0);
+    EXPECT_OK(natsio_js_kv_delete(js, "PDEL"));
+}
+
+/* Polls natsio_kv_get of `key` until it returns `want` (true) or
+ * timeout_ms passes (false). */
+static bool wait_get_status(natsio_kv *kv, const char *key, natsio_status want, int64_t timeout_ms) {
+    int64_t end = nt_now_ms() + timeout_ms;
+    for (;;) {
+        natsio_kv_entry *e = NULL;
+        natsio_status st = natsio_kv_get(kv, key, &e);
+        natsio_kv_entry_free(e);
+        if (st == want) return true;
+        if (nt_now_ms() > end) {
+            fprintf(stderr, "get %s: still %s, want %s\n", key, natsio_status_str(st), natsio_status_str(want));
+            return false;
+        }
+        nt_sleep_ms(100);
+    }
+}
+
+static void test_per_key_ttl_create_and_purge(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *kv = create_bucket(
+        js, "{\"bucket\":\"KTTL\",\"history\":5,\"storage\":\"memory\",\"limit_marker_ttl\":\"1s\"}");
+    NT_CHECK(kv != NULL);
+    natsio_kv_watch_options wo;
+    EXPECT_OK(natsio_kv_watch_options_init(&wo));
+    wo.updates_only = true;
+    natsio_kv_watcher *w = NULL;
+    const char *const eph[] = {"eph"};
+    EXPECT_OK(natsio_kv_watch(kv, eph, 1, &wo, &w));
+    nt_cleanup(kv_watcher_free_cb, w);
+    natsio_kv_entry *e = NULL;
+    EXPECT_OK(natsio_kv_watcher_next(w, 5000, &e));
+    NT_CHECK_INT_EQ(natsio_kv_entry_operation(e), NATSIO_KV_INITIAL_DONE);
+    natsio_kv_entry_free(e);
+
+    /* A key created with a 1 s TTL is there, then gone: the watcher sees
+     * the server's purge marker, which expires in turn (limit_marker_ttl). */
+    uint64_t rev = 0;
+    EXPECT_OK(natsio_kv_create_with_ttl(kv, "eph", "short", 5, 1, &rev));
+    NT_CHECK(rev > 0);
+    natsio_kv_entry *got = get_entry(kv, "eph");
+    NT_CHECK(got != NULL);
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(got), "short");
+    /* Creating it again while it lives fails. */
+    EXPECT_FAILS(NATSIO_ERR_KEY_EXISTS, natsio_kv_create_with_ttl(kv, "eph", "again", 5, 1, NULL));
+    e = NULL;
+    EXPECT_OK(natsio_kv_watcher_next(w, 5000, &e));
+    NT_CHECK_INT_EQ(natsio_kv_entry_operation(e), NATSIO_KV_PUT);
+    NT_CHECK_INT_EQ(natsio_kv_entry_revision(e), rev);
+    natsio_kv_entry_free(e);
+    e = NULL;
+    EXPECT_OK(natsio_kv_watcher_next(w, 10000, &e));
+    NT_CHECK_INT_EQ(natsio_kv_entry_operation(e), NATSIO_KV_PURGE);
+    NT_CHECK_STR_EQ(natsio_kv_entry_key(e), "eph");
+    NT_CHECK(natsio_kv_entry_revision(e) > rev);
+    natsio_kv_entry_free(e);
+    NT_CHECK(wait_get_status(kv, "eph", NATSIO_ERR_KEY_NOT_FOUND, 10000));
+
+    /* A create over a delete marker re-resolves against it, as create does. */
+    EXPECT_OK(natsio_kv_put(kv, "re", "v", 1, NULL));
+    EXPECT_OK(natsio_kv_delete(kv, "re", NULL, NULL));
+    natsio_token *ct = NULL;
+    EXPECT_OK(natsio_kv_create_with_ttl_async(kv, "re", "back", 4, 60, &ct));
+    uint64_t rre = token_u64_of(ct);
+    NT_CHECK(rre != UINT64_MAX && rre > 0);
+    got = get_entry(kv, "re");
+    NT_CHECK(got != NULL);
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(got), "back");
+
+    /* NATSIO_TTL_NEVER: the value stays. */
+    EXPECT_OK(natsio_kv_create_with_ttl(kv, "forever", "x", 1, NATSIO_TTL_NEVER, NULL));
+
+    /* A purge with a TTL: the marker replaces the values, then expires,
+     * leaving no trace of the key. */
+    uint64_t r1 = 0;
+    EXPECT_OK(natsio_kv_put(kv, "p", "1", 1, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "p", "2", 1, &r1));
+    uint64_t wrong = r1 - 1, untouched = REV_SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_WRONG_LAST_SEQUENCE, natsio_kv_purge_with_ttl(kv, "p", &wrong, 1, &untouched));
+    NT_CHECK_INT_EQ(untouched, REV_SENTINEL);
+    uint64_t rp = 0;
+    EXPECT_OK(natsio_kv_purge_with_ttl(kv, "p", &r1, 1, &rp));
+    NT_CHECK_INT_EQ(rp, r1 + 1);
+    natsio_kv_entry *out = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_KEY_DELETED, natsio_kv_get(kv, "p", &out));
+    NT_CHECK(out == SENTINEL);
+    NT_CHECK_INT_EQ(revisions_of(kv, "p"), 1);
+    NT_CHECK(wait_get_status(kv, "p", NATSIO_ERR_KEY_NOT_FOUND, 10000));
+    NT_CHECK_INT_EQ(revisions_of(kv, "p"), 0);
+    /* The token form. */
+    EXPECT_OK(natsio_kv_put(kv, "q", "1", 1, NULL));
+    natsio_token *pt = NULL;
+    EXPECT_OK(natsio_kv_purge_with_ttl_async(kv, "q", NULL, 1, &pt));
+    NT_CHECK(token_u64_of(pt) != UINT64_MAX);
+    NT_CHECK(wait_get_status(kv, "q", NATSIO_ERR_KEY_NOT_FOUND, 10000));
+
+    /* The values without a TTL are still there. */
+    NT_CHECK(get_entry(kv, "forever") != NULL);
+    NT_CHECK(get_entry(kv, "re") != NULL);
+    natsio_kv_bucket_status *st = NULL;
+    EXPECT_OK(natsio_kv_get_status(kv, &st));
+    NT_CHECK_INT_EQ(natsio_kv_bucket_status_limit_marker_ttl_ns(st), 1000000000LL);
+    natsio_kv_bucket_status_free(st);
+
+    /* A bucket without limit_marker_ttl refuses per-key TTLs (the server
+     * says so), and nothing is stored. */
+    natsio_kv *plain = create_bucket(js, "{\"bucket\":\"KTTLPLAIN\",\"storage\":\"memory\"}");
+    NT_CHECK(plain != NULL);
+    uint64_t nr = REV_SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_JS_API, natsio_kv_create_with_ttl(plain, "k", "x", 1, 1, &nr));
+    EXPECT_FAILS(NATSIO_ERR_JS_API, natsio_kv_purge_with_ttl(plain, "k", NULL, 1, &nr));
+    NT_CHECK_INT_EQ(nr, REV_SENTINEL);
+    NT_CHECK_INT_EQ(status_int(plain, "\"state\"", "messages"), 0);
+    EXPECT_OK(natsio_js_kv_delete(js, "KTTLPLAIN"));
+    EXPECT_OK(natsio_js_kv_delete(js, "KTTL"));
+}
+
+/* The status of `bucket` in `list` (NULL if absent). */
+static const natsio_kv_bucket_status *kv_status_in(const natsio_kv_bucket_status_list *list, const char *bucket) {
+    for (size_t i = 0; i < natsio_kv_bucket_status_list_count(list); i++) {
+        const natsio_kv_bucket_status *s = natsio_kv_bucket_status_list_get(list, i);
+        if (strcmp(natsio_kv_bucket_status_bucket(s), bucket) == 0) return s;
+    }
+    return NULL;
+}
+
+static void kv_status_list_free_cb(void *list) { natsio_kv_bucket_status_list_free(list); }
+static void kv_status_free_cb(void *s) { natsio_kv_bucket_status_free(s); }
+
+/* The typed fields of the bucket KVLA (see its config below). */
+static void check_kvla_status(const natsio_kv_bucket_status *s, uint64_t values) {
+    NT_CHECK(s != NULL);
+    NT_CHECK_STR_EQ(natsio_kv_bucket_status_bucket(s), "KVLA");
+    NT_CHECK_INT_EQ(natsio_kv_bucket_status_values(s), values);
+    NT_CHECK_INT_EQ(natsio_kv_bucket_status_history(s), 5);
+    NT_CHECK_INT_EQ(natsio_kv_bucket_status_ttl_ns(s), 3600000000000LL);
+    NT_CHECK_STR_EQ(natsio_kv_bucket_status_storage(s), "memory");
+    NT_CHECK_INT_EQ(natsio_kv_bucket_status_replicas(s), 1);
+    NT_CHECK(natsio_kv_bucket_status_is_compressed(s));
+    NT_CHECK_STR_EQ(natsio_kv_bucket_status_description(s), "typed status");
+    const char *md = natsio_kv_bucket_status_metadata_json(s);
+    NT_CHECK_MSG(md != NULL && strstr(md, "\"team\":\"red\"") != NULL, "metadata %s", md ? md : "(null)");
+    NT_CHECK_INT_EQ(natsio_kv_bucket_status_limit_marker_ttl_ns(s), 0);
+    const char *si = natsio_kv_bucket_status_stream_info_json(s);
+    NT_CHECK_MSG(si != NULL && strstr(si, "\"name\":\"KV_KVLA\"") != NULL, "%s", si ? si : "(null)");
+    NT_CHECK(values == 0 ? natsio_kv_bucket_status_bytes(s) == 0 : natsio_kv_bucket_status_bytes(s) > 0);
+}
+
+static void test_bucket_names_statuses_and_typed_status(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *a = create_bucket(js, "{\"bucket\":\"KVLA\",\"history\":5,\"ttl\":\"1h\",\"storage\":\"memory\","
+                                     "\"description\":\"typed status\",\"compression\":true,"
+                                     "\"metadata\":{\"team\":\"red\"}}");
+    NT_CHECK(a != NULL);
+    natsio_kv *b = create_bucket(js, "{\"bucket\":\"KVLB\"}");
+    NT_CHECK(b != NULL);
+    /* Streams that only look like buckets in one way, and an Object Store. */
+    NT_CHECK(create_stream_config(js, "{\"name\":\"NOTKV\",\"subjects\":[\"$KV.fake.>\"],\"storage\":\"memory\"}"));
+    NT_CHECK(create_stream_config(js, "{\"name\":\"KV_NOTSUBJ\",\"subjects\":[\"kvnotsubj.>\"],"
+                                      "\"storage\":\"memory\"}"));
+    natsio_obj *os = NULL;
+    EXPECT_OK(natsio_js_obj_create(js, "{\"bucket\":\"KVLOBJ\",\"storage\":\"memory\"}", NATSIO_CREATE, &os));
+    natsio_obj_free(os);
+
+    natsio_string_list *names = NULL;
+    EXPECT_OK(natsio_js_kv_names(js, &names));
+    kept_list(names);
+    char all[1024];
+    string_list_join(names, all, sizeof all);
+    NT_CHECK_MSG(string_list_has(names, "KVLA") && string_list_has(names, "KVLB"), "names: %s", all);
+    NT_CHECK_MSG(!string_list_has(names, "NOTKV") && !string_list_has(names, "fake") &&
+                     !string_list_has(names, "NOTSUBJ") && !string_list_has(names, "KV_KVLA") &&
+                     !string_list_has(names, "KVLOBJ"),
+                 "names: %s", all);
+    natsio_token *nt = NULL;
+    EXPECT_OK(natsio_js_kv_names_async(js, &nt));
+    nt_cleanup(token_free_cb, nt);
+    NT_CHECK_INT_EQ(token_outcome(nt, 10000), NATSIO_OK);
+    natsio_string_list *names2 = NULL;
+    EXPECT_OK(natsio_token_string_list(nt, &names2));
+    kept_list(names2);
+    NT_CHECK_INT_EQ(natsio_string_list_count(names2), natsio_string_list_count(names));
+
+    /* Statuses: one per bucket, the same ones, with the typed fields. */
+    natsio_kv_bucket_status_list *list = NULL;
+    EXPECT_OK(natsio_js_kv_statuses(js, &list));
+    nt_cleanup(kv_status_list_free_cb, list);
+    NT_CHECK_INT_EQ(natsio_kv_bucket_status_list_count(list), natsio_string_list_count(names));
+    NT_CHECK(natsio_kv_bucket_status_list_get(list, natsio_kv_bucket_status_list_count(list)) == NULL);
+    NT_CHECK(kv_status_in(list, "NOTKV") == NULL && kv_status_in(list, "fake") == NULL &&
+             kv_status_in(list, "NOTSUBJ") == NULL && kv_status_in(list, "KVLOBJ") == NULL);
+    check_kvla_status(kv_status_in(list, "KVLA"), 0);
+    const natsio_kv_bucket_status *sb = kv_status_in(list, "KVLB");
+    NT_CHECK(sb != NULL);
+    NT_CHECK_INT_EQ(natsio_kv_bucket_status_history(sb), 1);
+    NT_CHECK_INT_EQ(natsio_kv_bucket_status_ttl_ns(sb), 0);
+    NT_CHECK_STR_EQ(natsio_kv_bucket_status_storage(sb), "file");
+    NT_CHECK(!natsio_kv_bucket_status_is_compressed(sb));
+    NT_CHECK(natsio_kv_bucket_status_description(sb) == NULL);
+    const char *bmd = natsio_kv_bucket_status_metadata_json(sb);
+    NT_CHECK_MSG(bmd != NULL && bmd[0] == '{' && strstr(bmd, "team") == NULL, "%s", bmd ? bmd : "(null)");
+
+    /* The typed status of one bucket follows its data. */
+    EXPECT_OK(natsio_kv_put(a, "k", "v1", 2, NULL));
+    EXPECT_OK(natsio_kv_put(a, "k", "v2", 2, NULL));
+    EXPECT_OK(natsio_kv_delete(a, "j", NULL, NULL));
+    natsio_kv_bucket_status *st = NULL;
+    EXPECT_OK(natsio_kv_get_status(a, &st));
+    nt_cleanup(kv_status_free_cb, st);
+    check_kvla_status(st, 3);
+    natsio_token *stt = NULL;
+    EXPECT_OK(natsio_kv_get_status_async(a, &stt));
+    nt_cleanup(token_free_cb, stt);
+    NT_CHECK_INT_EQ(token_outcome(stt, 10000), NATSIO_OK);
+    natsio_kv_bucket_status *st2 = NULL;
+    EXPECT_OK(natsio_token_kv_bucket_status(stt, &st2));
+    nt_cleanup(kv_status_free_cb, st2);
+    check_kvla_status(st2, 3);
+    NT_CHECK_INT_EQ(natsio_kv_bucket_status_bytes(st2), natsio_kv_bucket_status_bytes(st));
+    natsio_token *lt = NULL;
+    EXPECT_OK(natsio_js_kv_statuses_async(js, &lt));
+    nt_cleanup(token_free_cb, lt);
+    NT_CHECK_INT_EQ(token_outcome(lt, 10000), NATSIO_OK);
+    natsio_kv_bucket_status_list *list2 = NULL;
+    EXPECT_OK(natsio_token_kv_bucket_status_list(lt, &list2));
+    nt_cleanup(kv_status_list_free_cb, list2);
+    check_kvla_status(kv_status_in(list2, "KVLA"), 3);
+    /* The JSON status (kept for other bindings) says the same. */
+    NT_CHECK_INT_EQ(status_int(a, "\"state\"", "messages"), 3);
+
+    /* A deleted bucket leaves the lists; its handle's status says so. */
+    EXPECT_OK(natsio_js_kv_delete(js, "KVLB"));
+    natsio_kv_bucket_status *gone = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_kv_get_status(b, &gone));
+    NT_CHECK(gone == SENTINEL);
+    natsio_string_list *after = NULL;
+    EXPECT_OK(natsio_js_kv_names(js, &after));
+    kept_list(after);
+    NT_CHECK(string_list_has(after, "KVLA") && !string_list_has(after, "KVLB"));
+    EXPECT_OK(natsio_js_stream_delete(js, "NOTKV"));
+    EXPECT_OK(natsio_js_stream_delete(js, "KV_NOTSUBJ"));
+    EXPECT_OK(natsio_js_obj_delete(js, "KVLOBJ"));
+    EXPECT_OK(natsio_js_kv_delete(js, "KVLA"));
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_bucket_create_bind_update_delete),
@@ -909,6 +1340,9 @@ int main(int argc, char **argv) {
         NT_CASE(test_history_revisions_markers_and_limits),
         NT_CASE(test_keys_and_history_after_client_close_and_free),
         NT_CASE(test_bad_input_keys_and_history),
+        NT_CASE(test_purge_deletes_removes_old_markers_and_keeps_young_ones),
+        NT_CASE(test_per_key_ttl_create_and_purge),
+        NT_CASE(test_bucket_names_statuses_and_typed_status),
     };
     return run_cases_with_shared_server(argc, argv, "kvtest", cases, NT_COUNT(cases));
 }

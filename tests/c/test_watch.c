@@ -864,6 +864,94 @@ static void test_watch_empty_bucket_and_updates_only(void) {
     EXPECT_OK(natsio_js_kv_delete(js, "WUPD"));
 }
 
+static void test_watch_resume_from_revision(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *kv = new_bucket(js, "WRES", 10);
+    NT_CHECK(kv != NULL);
+    NT_CHECK(put(kv, "a", "a1") == 1);
+    NT_CHECK(put(kv, "b", "b1") == 2);
+    NT_CHECK(put(kv, "a", "a2") == 3);
+    EXPECT_OK(natsio_kv_delete(kv, "b", NULL, NULL)); /* 4 */
+    NT_CHECK(put(kv, "c", "c1") == 5);
+
+    /* Resumed at 3: exactly the revisions from 3 on, markers included,
+     * then the end of the initial values, then changes. */
+    natsio_kv_watch_options o = watch_options();
+    o.resume_from_revision = 3;
+    natsio_kv_watcher *w = watch(kv, ALL_KEYS, &o);
+    NT_CHECK(w != NULL);
+    EXPECT_ENTRY(w, "a", NATSIO_KV_PUT, 3, "a2");
+    EXPECT_ENTRY(w, "b", NATSIO_KV_DEL, 4, NULL);
+    EXPECT_ENTRY(w, "c", NATSIO_KV_PUT, 5, "c1");
+    EXPECT_MARKER(w, "WRES");
+    NT_CHECK(put(kv, "a", "a3") == 6);
+    EXPECT_ENTRY(w, "a", NATSIO_KV_PUT, 6, "a3");
+    EXPECT_QUIET_UNTIL_PUT(kv, w, "d");
+
+    /* With a key filter and ignore_deletes; include_history changes nothing
+     * (a resumed watch delivers every revision from its start anyway). */
+    natsio_kv_watch_options f = watch_options();
+    f.resume_from_revision = 2;
+    f.ignore_deletes = true;
+    f.include_history = true;
+    natsio_kv_watcher *fw = watch(kv, KEYS("a", "b"), &f);
+    NT_CHECK(fw != NULL);
+    EXPECT_ENTRY(fw, "b", NATSIO_KV_PUT, 2, "b1");
+    EXPECT_ENTRY(fw, "a", NATSIO_KV_PUT, 3, "a2");
+    EXPECT_ENTRY(fw, "a", NATSIO_KV_PUT, 6, "a3");
+    EXPECT_MARKER(fw, "WRES");
+    EXPECT_QUIET_UNTIL_PUT(kv, fw, "b");
+
+    /* Resumed at the next revision: the marker at once, then changes. */
+    uint64_t latest = put(kv, "c", "c2");
+    NT_CHECK(latest != 0);
+    natsio_kv_watch_options next = watch_options();
+    next.resume_from_revision = latest + 1;
+    natsio_kv_watcher *nw = watch(kv, ALL_KEYS, &next);
+    NT_CHECK(nw != NULL);
+    EXPECT_MARKER(nw, "WRES");
+    EXPECT_QUIET_UNTIL_PUT(kv, nw, "e");
+    /* Resumed further on: the marker at once, and nothing before that
+     * revision comes. */
+    natsio_kv_watch_options far = watch_options();
+    far.resume_from_revision = latest + 4;
+    natsio_kv_watcher *fw2 = watch(kv, ALL_KEYS, &far);
+    NT_CHECK(fw2 != NULL);
+    EXPECT_MARKER(fw2, "WRES");
+    NT_CHECK(put(kv, "x", "skipped") == latest + 2);
+    NT_CHECK(put(kv, "x", "skipped") == latest + 3);
+    NT_CHECK(put(kv, "x", "seen") == latest + 4);
+    EXPECT_ENTRY(fw2, "x", NATSIO_KV_PUT, latest + 4, "seen");
+
+    /* The token form takes the option too. */
+    natsio_kv_watch_options last = watch_options();
+    uint64_t r_e = 0;
+    EXPECT_OK(natsio_kv_put(kv, "e", "e2", 2, &r_e));
+    last.resume_from_revision = r_e;
+    natsio_token *t = NULL;
+    EXPECT_OK(natsio_kv_watch_async(kv, ALL_KEYS, &last, &t));
+    nt_cleanup(token_free_cb, t);
+    NT_CHECK_INT_EQ(token_outcome(t, 10000), NATSIO_OK);
+    natsio_kv_watcher *tw = NULL;
+    EXPECT_OK(natsio_token_kv_watcher(t, &tw));
+    nt_cleanup(kv_watcher_free_cb, tw);
+    EXPECT_ENTRY(tw, "e", NATSIO_KV_PUT, r_e, "e2");
+    EXPECT_MARKER(tw, "WRES");
+
+    /* A version 1 struct (a program built before resume_from_revision)
+     * is still accepted: whatever follows it is not read, so the watch
+     * is not resumed (latest values: a, b, c, d, e). */
+    natsio_kv_watch_options v1 = watch_options();
+    v1.version = 1;
+    v1.resume_from_revision = 5;
+    natsio_kv_watcher *w1 = watch(kv, KEYS("a"), &v1);
+    NT_CHECK(w1 != NULL);
+    EXPECT_ENTRY(w1, "a", NATSIO_KV_PUT, 6, "a3");
+    EXPECT_MARKER(w1, "WRES");
+    EXPECT_OK(natsio_js_kv_delete(js, "WRES"));
+}
+
 static void test_watch_history_ignore_deletes_and_meta_only(void) {
     natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
@@ -1386,6 +1474,20 @@ static void test_bad_input_watch(void) {
     natsio_kv_watch_options zero = {0};
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "natsio_kv_watch_options",
                         natsio_kv_watch(kv, KEYS("k"), &zero, &out));
+    /* A version newer than this library knows. */
+    natsio_kv_watch_options newer = watch_options();
+    newer.version = NATSIO_KV_WATCH_OPTIONS_VERSION + 1;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "natsio_kv_watch_options",
+                        natsio_kv_watch(kv, KEYS("k"), &newer, &out));
+    /* Resuming at a revision and watching only later updates contradict. */
+    natsio_kv_watch_options both = watch_options();
+    both.resume_from_revision = 1;
+    both.updates_only = true;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "resume_from_revision",
+                        natsio_kv_watch(kv, KEYS("k"), &both, &out));
+    natsio_token *bt = SENTINEL;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "updates_only", natsio_kv_watch_async(kv, ALL_KEYS, &both, &bt));
+    NT_CHECK(bt == SENTINEL);
     NT_CHECK(out == SENTINEL);
     /* Nothing was created on the server by the refused calls. */
     char names[8][64];
@@ -1416,6 +1518,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_consume_free_without_stop_and_null_handles),
         NT_CASE(test_watch_initial_values_then_done_then_changes),
         NT_CASE(test_watch_empty_bucket_and_updates_only),
+        NT_CASE(test_watch_resume_from_revision),
         NT_CASE(test_watch_history_ignore_deletes_and_meta_only),
         NT_CASE(test_watch_key_patterns),
         NT_CASE(test_watch_timeout_stop_and_free),
