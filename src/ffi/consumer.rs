@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::iter::{self, natsio_iter_stats};
 use super::js::{create_action, json_result, json_token, natsio_js};
-use super::list::{natsio_string_list, write_list};
+use super::list::{natsio_string_list, string_list_result, write_list};
 use super::msg::{natsio_msg, natsio_msg_cb, natsio_msg_list};
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value};
@@ -172,8 +172,7 @@ pub unsafe extern "C" fn natsio_js_consumer_names(
 ) -> natsio_status {
     guard(|| {
         let op = self::js(js)?.js.consumer_names(str_arg(stream, "stream")?);
-        out_arg(list_out, "list_out")?;
-        write_list(list_out, natsio_string_list::new(&op.wait()?))
+        string_list_result(op, list_out)
     })
 }
 

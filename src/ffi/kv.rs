@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock, Weak};
 
 use super::iter::{self, natsio_iter_stats};
 use super::js::{create_action, json_result, natsio_js, ttl_arg};
-use super::list::{count, natsio_string_list, write_list};
+use super::list::{count, natsio_string_list, string_list_result, write_list};
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value, with_outcome, wrong_kind};
 use super::{
@@ -264,14 +264,7 @@ pub unsafe extern "C" fn natsio_js_kv_names(
     js: *const natsio_js,
     list_out: *mut *mut natsio_string_list,
 ) -> natsio_status {
-    guard(|| {
-        let h = self::js(js)?;
-        out_arg(list_out, "list_out")?;
-        write_list(
-            list_out,
-            natsio_string_list::new(&h.js.key_value_names().wait()?),
-        )
-    })
+    guard(|| string_list_result(self::js(js)?.js.key_value_names(), list_out))
 }
 
 /// The token form of `natsio_js_kv_names` (`natsio_token_string_list`).
@@ -879,11 +872,7 @@ pub unsafe extern "C" fn natsio_kv_keys(
     kv: *const natsio_kv,
     list_out: *mut *mut natsio_string_list,
 ) -> natsio_status {
-    guard(|| {
-        let k = self::kv(kv)?;
-        out_arg(list_out, "list_out")?;
-        write_list(list_out, natsio_string_list::new(&k.kv.keys().wait()?))
-    })
+    guard(|| string_list_result(self::kv(kv)?.kv.keys(), list_out))
 }
 
 /// The token form of `natsio_kv_keys` (`natsio_token_string_list`).

@@ -8,8 +8,9 @@ use std::ffi::{c_char, CString};
 
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value};
-use super::{arg, guard_value, guard_void, write_box};
+use super::{arg, guard_value, guard_void, out_arg, write_box};
 use crate::error::Result;
+use crate::op::Op;
 
 /// Strings returned by name and key listings. Owned by the caller, freed
 /// with `natsio_string_list_free`.
@@ -33,6 +34,16 @@ pub(crate) unsafe fn write_list<L>(out: *mut *mut L, list: L) -> Result<()> {
     let out = super::out_arg(out, "list_out")?;
     write_box(out, list);
     Ok(())
+}
+
+/// Waits for `op` and writes the strings it yields to `list_out` as a new
+/// list (a NULL `list_out` fails before the wait).
+pub(crate) unsafe fn string_list_result(
+    op: Op<Vec<String>>,
+    list_out: *mut *mut natsio_string_list,
+) -> Result<()> {
+    out_arg(list_out, "list_out")?;
+    write_list(list_out, natsio_string_list::new(&op.wait()?))
 }
 
 pub(crate) fn count<T>(items: Option<&Vec<T>>) -> usize {

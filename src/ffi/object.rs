@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock, Weak};
 
 use super::iter::{self, natsio_iter_stats};
 use super::js::{create_action, natsio_js};
-use super::list::{count, natsio_string_list, write_list};
+use super::list::{count, natsio_string_list, string_list_result, write_list};
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value, with_outcome, wrong_kind};
 use super::{
@@ -208,14 +208,7 @@ pub unsafe extern "C" fn natsio_js_obj_names(
     js: *const natsio_js,
     list_out: *mut *mut natsio_string_list,
 ) -> natsio_status {
-    guard(|| {
-        let h = self::js(js)?;
-        out_arg(list_out, "list_out")?;
-        write_list(
-            list_out,
-            natsio_string_list::new(&h.js.object_store_names().wait()?),
-        )
-    })
+    guard(|| string_list_result(self::js(js)?.js.object_store_names(), list_out))
 }
 
 /// The token form of `natsio_js_obj_names` (`natsio_token_string_list`).

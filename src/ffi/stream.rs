@@ -6,7 +6,7 @@
 use std::ffi::{c_char, CString};
 
 use super::js::{create_action, json_result, json_token, natsio_js};
-use super::list::{natsio_string_list, write_list};
+use super::list::{natsio_string_list, string_list_result};
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value};
 use super::{
@@ -244,8 +244,7 @@ pub unsafe extern "C" fn natsio_js_stream_names(
         let op = self::js(js)?
             .js
             .stream_names(opt_str_arg(subject, "subject")?);
-        out_arg(list_out, "list_out")?;
-        write_list(list_out, natsio_string_list::new(&op.wait()?))
+        string_list_result(op, list_out)
     })
 }
 
@@ -281,9 +280,9 @@ pub unsafe extern "C" fn natsio_js_stream_infos(
     guard(|| {
         let op = self::js(js)?
             .js
-            .stream_infos(opt_str_arg(subject, "subject")?);
-        out_arg(list_out, "list_out")?;
-        write_list(list_out, natsio_string_list::new(&json_texts(op.wait()?)))
+            .stream_infos(opt_str_arg(subject, "subject")?)
+            .map(json_texts);
+        string_list_result(op, list_out)
     })
 }
 
