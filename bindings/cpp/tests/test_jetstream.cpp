@@ -1,19 +1,26 @@
 // JetStream and Key-Value through natsio/jetstream.hpp: streams, publish
 // acks and expectations, asynchronous publishes as futures, KV buckets and
-// keys, and one exception class per JetStream/KV status. Built into both the
+// keys, batch reads of the last messages (get_last_msgs_for, a StoredMsgs
+// feed), and one exception class per JetStream/KV status. Built into both the
 // C++17 and the C++20 test programs (each has its own server).
 #include "js_support.hpp"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <future>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <typeinfo>
 #include <vector>
 
@@ -943,4 +950,494 @@ TEST(JetStream, PubAckCounterAndBatchFields) {
     ASSERT_TRUE(other.val.has_value());
     EXPECT_EQ(*other.val, "5");
     js.delete_stream("CPP_COUNTER");
+}
+
+// ---------------------------------------------------------------------------
+// get_last_msgs_for: one batch Direct Get, read through a StoredMsgs feed
+// ---------------------------------------------------------------------------
+
+static_assert(std::is_same_v<natsio::StoredMsgs, natsio::Feed<natsio::detail::StoredMsgsFeed>>);
+static_assert(std::is_same_v<natsio::StoredMsgs::value_type, natsio::StoredMsg>);
+static_assert(std::is_same_v<natsio::StoredMsgs::view_type, natsio::StoredMsgView>);
+static_assert(!std::is_copy_constructible_v<natsio::StoredMsgs> &&
+              std::is_nothrow_move_constructible_v<natsio::StoredMsgs>);
+static_assert(std::is_convertible_v<const natsio::StoredMsg&, natsio::StoredMsgView>);
+
+namespace {
+
+/// A stream CPP_LASTS_<tag> on "cpp.lasts.<tag>.>" (with allow_direct unless
+/// `direct` is false) holding a.1 b.1 a.2 b.2 a.3 (sequences 1 to 5), then
+/// a.1 again (6); each payload is its subject's tail ("a.1", ..., "a.1
+/// again"). Deleted when it goes out of scope, failed assertions included.
+class LastsStream {
+public:
+    LastsStream(const natsio::JetStream& js, const std::string& tag, bool direct = true)
+        : js_(js), name_("CPP_LASTS_" + tag), prefix_("cpp.lasts." + tag + ".") {
+        js.create_stream(R"({"name":")" + name_ + R"(","subjects":[")" + prefix_ +
+                         R"(>"],"storage":"memory","allow_direct":)" +
+                         (direct ? "true" : "false") + "}");
+        for (const char* tail : {"a.1", "b.1", "a.2", "b.2", "a.3"}) {
+            js.publish(prefix_ + tail, tail);
+        }
+        js.publish(prefix_ + "a.1", "a.1 again");
+    }
+    LastsStream(const LastsStream&) = delete;
+    LastsStream& operator=(const LastsStream&) = delete;
+    ~LastsStream() {
+        try {
+            js_.delete_stream(name_);
+        } catch (const std::exception& e) {
+            ADD_FAILURE() << "deleting " << name_ << ": " << e.what();
+        }
+    }
+
+    const std::string& name() const { return name_; }
+    /// The full subject for `tail` ("a.*" -> "cpp.lasts.<tag>.a.*").
+    std::string subject(const std::string& tail) const { return prefix_ + tail; }
+    /// The tail of a subject of this stream.
+    std::string tail(std::string_view subject) const {
+        return std::string(subject.substr(prefix_.size()));
+    }
+
+private:
+    const natsio::JetStream& js_;
+    std::string name_;
+    std::string prefix_;
+};
+
+/// The sequences a StoredMsgs yields through next() until its end (at most
+/// 20, so a read that never ends fails instead of hanging).
+std::vector<std::uint64_t> drain_seqs(const natsio::StoredMsgs& msgs) {
+    std::vector<std::uint64_t> seqs;
+    while (std::optional<natsio::StoredMsg> msg = msgs.next(5s)) {
+        seqs.push_back(msg->seq());
+        if (seqs.size() >= 20) {
+            ADD_FAILURE() << "the batch read does not end";
+            break;
+        }
+    }
+    return seqs;
+}
+
+using Seqs = std::vector<std::uint64_t>;
+
+}  // namespace
+
+TEST(JetStream, LastMsgsForYieldsTheLastOfEachSubjectInStreamOrder) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    LastsStream stream(js, "order");
+
+    // The last of each a.* subject, in stream order: a.2 (3), a.3 (5), a.1 (6).
+    natsio::StoredMsgs msgs = js.get_last_msgs_for(stream.name(), stream.subject("a.*"));
+    ASSERT_TRUE(msgs);
+    EXPECT_NE(msgs.c_handle(), nullptr);
+    natsio::StoredMsg first = next_item(msgs);
+    EXPECT_EQ(first.seq(), 3u);
+    EXPECT_EQ(stream.tail(first.subject()), "a.2");
+    EXPECT_EQ(first.data(), "a.2");
+    EXPECT_TRUE(near_now(first.time()));
+    // Direct Get's metadata comes along in the headers.
+    EXPECT_EQ(first.headers().get("Nats-Sequence"), std::optional<std::string_view>("3"));
+    natsio::StoredMsg second = next_item(msgs);
+    EXPECT_EQ(second.seq(), 5u);
+    EXPECT_EQ(stream.tail(second.subject()), "a.3");
+    natsio::StoredMsg third = next_item(msgs);
+    EXPECT_EQ(third.seq(), 6u);
+    EXPECT_EQ(stream.tail(third.subject()), "a.1");
+    EXPECT_EQ(third.data(), "a.1 again");
+    // Then the end, and the end again on every later call.
+    EXPECT_FALSE(msgs.next(5s).has_value());
+    EXPECT_FALSE(msgs.next(natsio::no_wait).has_value());
+    EXPECT_FALSE(msgs.next().has_value());
+    EXPECT_EQ(msgs.stats().delivered, 3u);
+    EXPECT_EQ(msgs.stats().pending_items, 0u);
+
+    // Two filters, as a std::vector<std::string>: a.1 (6), b.1 (2), b.2 (4).
+    const std::vector<std::string> two = {stream.subject("a.1"), stream.subject("b.>")};
+    EXPECT_EQ(drain_seqs(js.get_last_msgs_for(stream.name(), two)), (Seqs{2, 4, 6}));
+    // The same as a braced list and as a std::array of views.
+    EXPECT_EQ(drain_seqs(js.get_last_msgs_for(stream.name(),
+                                              {stream.subject("a.1"), stream.subject("b.>")})),
+              (Seqs{2, 4, 6}));
+    const std::string b1 = stream.subject("b.1");
+    const std::string a3 = stream.subject("a.3");
+    const std::array<std::string_view, 2> views = {b1, a3};
+    EXPECT_EQ(drain_seqs(js.get_last_msgs_for(stream.name(), views)), (Seqs{2, 5}));
+    // Overlapping filters yield each subject's last message once.
+    EXPECT_EQ(drain_seqs(js.get_last_msgs_for(stream.name(),
+                                              {stream.subject("a.*"), stream.subject(">")})),
+              (Seqs{2, 3, 4, 5, 6}));
+
+    // No subject matches: the read ends at once, empty.
+    natsio::StoredMsgs none = js.get_last_msgs_for(stream.name(), stream.subject("zzz"));
+    EXPECT_FALSE(none.next(5s).has_value());
+    EXPECT_FALSE(none.next(natsio::no_wait).has_value());
+    EXPECT_EQ(none.stats().delivered, 0u);
+}
+
+TEST(JetStream, LastMsgsForBatchAndUpToBounds) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    LastsStream stream(js, "bounds");
+    const std::string a_any = stream.subject("a.*");
+
+    // A batch cap: the first two in stream order.
+    natsio::LastMsgsOptions capped;
+    capped.batch = 2;
+    EXPECT_EQ(drain_seqs(js.get_last_msgs_for(stream.name(), a_any, capped)), (Seqs{3, 5}));
+    EXPECT_EQ(drain_seqs(js.get_last_msgs_for(
+                  stream.name(), {stream.subject("a.1"), stream.subject("b.>")}, capped)),
+              (Seqs{2, 4}));
+
+    // As of sequence 4 (before a.3 and a.1 again): a.1 (1), a.2 (3). The
+    // bound includes its own sequence.
+    natsio::LastMsgsOptions as_of_4;
+    as_of_4.up_to_seq = 4;
+    EXPECT_EQ(drain_seqs(js.get_last_msgs_for(stream.name(), a_any, as_of_4)), (Seqs{1, 3}));
+    natsio::LastMsgsOptions as_of_3;
+    as_of_3.up_to_seq = 3;
+    EXPECT_EQ(drain_seqs(js.get_last_msgs_for(stream.name(), a_any, as_of_3)), (Seqs{1, 3}));
+    natsio::LastMsgsOptions as_of_4_one;
+    as_of_4_one.up_to_seq = 4;
+    as_of_4_one.batch = 1;
+    EXPECT_EQ(drain_seqs(js.get_last_msgs_for(stream.name(), a_any, as_of_4_one)), (Seqs{1}));
+
+    // As of a time: the messages stored before the time a.3 (5) was stored.
+    natsio::LastMsgsOptions before_5;
+    before_5.up_to_time = js.get_msg(stream.name(), 5).time();
+    EXPECT_EQ(drain_seqs(js.get_last_msgs_for(stream.name(), a_any, before_5)), (Seqs{1, 3}));
+    // A time after every message is the same as now; one before the stream
+    // existed finds nothing.
+    natsio::LastMsgsOptions later;
+    later.up_to_time = std::chrono::system_clock::now() + std::chrono::hours(1);
+    EXPECT_EQ(drain_seqs(js.get_last_msgs_for(stream.name(), a_any, later)), (Seqs{3, 5, 6}));
+    natsio::LastMsgsOptions earlier;
+    earlier.up_to_time = js.get_msg(stream.name(), 1).time() - std::chrono::hours(1);
+    EXPECT_EQ(drain_seqs(js.get_last_msgs_for(stream.name(), a_any, earlier)), Seqs{});
+}
+
+TEST(JetStream, LastMsgsForRangeFor) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    LastsStream stream(js, "range");
+
+    std::vector<std::string> tails;
+    Seqs seqs;
+    for (natsio::StoredMsg& msg : js.get_last_msgs_for(stream.name(), stream.subject("a.*"))) {
+        seqs.push_back(msg.seq());
+        tails.push_back(stream.tail(msg.subject()));
+        // A view of an owned message reads the same.
+        natsio::StoredMsgView view = msg;
+        EXPECT_EQ(view.seq(), msg.seq());
+        EXPECT_EQ(view.data(), msg.data());
+        EXPECT_EQ(view.c_msg(), msg.c_msg());
+    }
+    EXPECT_EQ(seqs, (Seqs{3, 5, 6}));
+    EXPECT_EQ(tails, (std::vector<std::string>{"a.2", "a.3", "a.1"}));
+
+    // An empty read: the loop body never runs.
+    int iterations = 0;
+    for (natsio::StoredMsg& msg : js.get_last_msgs_for(stream.name(), stream.subject("zzz"))) {
+        (void)msg;
+        ++iterations;
+    }
+    EXPECT_EQ(iterations, 0);
+
+    // The owned items can be moved out of the loop.
+    std::vector<natsio::StoredMsg> kept;
+    natsio::StoredMsgs msgs = js.get_last_msgs_for(stream.name(), stream.subject("b.*"));
+    for (natsio::StoredMsg& msg : msgs) {
+        kept.push_back(std::move(msg));
+    }
+    ASSERT_EQ(kept.size(), 2u);
+    EXPECT_EQ(kept[0].data(), "b.1");
+    EXPECT_EQ(kept[1].data(), "b.2");
+    EXPECT_EQ(msgs.stats().delivered, 2u);
+}
+
+TEST(JetStream, LastMsgsForCallbackGetsEveryMessageThenTheEnd) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    LastsStream stream(js, "callback");
+
+    std::mutex mutex;
+    Seqs seqs;
+    std::vector<std::string> data;
+    int ends = 0;
+    std::promise<std::exception_ptr> ended;
+    std::future<std::exception_ptr> end = ended.get_future();
+    natsio::StoredMsgs msgs = js.get_last_msgs_for(stream.name(), stream.subject("a.*"));
+    msgs.set_callback(
+        [&](natsio::StoredMsgView msg) {
+            std::lock_guard<std::mutex> lock(mutex);
+            seqs.push_back(msg.seq());
+            data.emplace_back(msg.data());
+        },
+        [&](std::exception_ptr error) {
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                ++ends;
+            }
+            ended.set_value(error);
+        });
+    ASSERT_EQ(end.wait_for(5s), std::future_status::ready);
+    EXPECT_EQ(end.get(), nullptr);
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        EXPECT_EQ(seqs, (Seqs{3, 5, 6}));
+        EXPECT_EQ(data, (std::vector<std::string>{"a.2", "a.3", "a.1 again"}));
+        EXPECT_EQ(ends, 1);
+    }
+    EXPECT_EQ(msgs.stats().delivered, 3u);
+    // A second callback is refused; so is an empty item handler.
+    expect_throws<natsio::IllegalStateError>(
+        NATSIO_ERR_ILLEGAL_STATE, [&] { msgs.set_callback([](natsio::StoredMsgView) {}); });
+    natsio::StoredMsgs other = js.get_last_msgs_for(stream.name(), stream.subject("a.*"));
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+                                                [&] { other.set_callback(nullptr); });
+
+    // Items read with next() first: the callback gets the rest, in order.
+    natsio::StoredMsgs partly = js.get_last_msgs_for(stream.name(), stream.subject("a.*"));
+    EXPECT_EQ(next_item(partly).seq(), 3u);
+    std::promise<Seqs> rest_promise;
+    std::future<Seqs> rest = rest_promise.get_future();
+    auto collected = std::make_shared<Seqs>();
+    partly.set_callback([collected](natsio::StoredMsgView msg) { collected->push_back(msg.seq()); },
+                        [collected, &rest_promise](std::exception_ptr error) {
+                            EXPECT_EQ(error, nullptr);
+                            rest_promise.set_value(*collected);
+                        });
+    ASSERT_EQ(rest.wait_for(5s), std::future_status::ready);
+    EXPECT_EQ(rest.get(), (Seqs{5, 6}));
+
+    // A throwing item handler goes to the client's error handler, naming
+    // the message's subject; delivery goes on.
+    auto reported = std::make_shared<std::vector<natsio::AsyncError>>();
+    auto reported_mutex = std::make_shared<std::mutex>();
+    natsio::Options options;
+    options.set_url(server_url()).on_error([reported, reported_mutex](const natsio::AsyncError& e) {
+        std::lock_guard<std::mutex> lock(*reported_mutex);
+        reported->push_back(e);
+    });
+    natsio::Client reporting = natsio::Client::connect(options);
+    natsio::JetStream reporting_js(reporting);
+    std::promise<Seqs> after_throw_promise;
+    std::future<Seqs> after_throw = after_throw_promise.get_future();
+    auto delivered = std::make_shared<Seqs>();
+    natsio::StoredMsgs throwing =
+        reporting_js.get_last_msgs_for(stream.name(), stream.subject("b.*"));
+    throwing.set_callback(
+        [delivered](natsio::StoredMsgView msg) {
+            delivered->push_back(msg.seq());
+            throw std::runtime_error("handler failure (expected by the test)");
+        },
+        [delivered, &after_throw_promise](std::exception_ptr) {
+            after_throw_promise.set_value(*delivered);
+        });
+    ASSERT_EQ(after_throw.wait_for(5s), std::future_status::ready);
+    EXPECT_EQ(after_throw.get(), (Seqs{2, 4}));
+    std::lock_guard<std::mutex> lock(*reported_mutex);
+    ASSERT_EQ(reported->size(), 2u);
+    for (std::size_t i = 0; i < reported->size(); ++i) {
+        const natsio::AsyncError& e = (*reported)[i];
+        EXPECT_EQ(e.source, natsio::AsyncError::Source::Handler);
+        EXPECT_EQ(e.sid, 0u);
+        EXPECT_EQ(e.subject, stream.subject(i == 0 ? "b.1" : "b.2"));
+        EXPECT_TRUE(contains(e.text, "handler failure")) << e.text;
+    }
+}
+
+TEST(JetStream, LastMsgsForNextAsync) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    LastsStream stream(js, "async");
+
+    natsio::StoredMsgs msgs = js.get_last_msgs_for(stream.name(), stream.subject("a.*"));
+    // Pending futures are served in call order; the fourth sees the end.
+    std::vector<natsio::Future<std::optional<natsio::StoredMsg>>> futures;
+    for (int i = 0; i < 4; ++i) {
+        futures.push_back(msgs.next_async());
+    }
+    Seqs seqs;
+    for (int i = 0; i < 3; ++i) {
+        std::optional<natsio::StoredMsg> msg = futures[static_cast<std::size_t>(i)].get();
+        ASSERT_TRUE(msg.has_value()) << "future " << i;
+        seqs.push_back(msg->seq());
+    }
+    EXPECT_EQ(seqs, (Seqs{3, 5, 6}));
+    EXPECT_FALSE(futures[3].get().has_value());
+    EXPECT_EQ(futures[3].status(), NATSIO_DONE);
+    // After the end, a new future completes with the end too.
+    EXPECT_FALSE(msgs.next_async().get().has_value());
+
+    // A future can be turned into a std::future, and mixed with next().
+    natsio::StoredMsgs mixed = js.get_last_msgs_for(stream.name(), stream.subject("b.*"));
+    std::future<std::optional<natsio::StoredMsg>> first = mixed.next_async().to_std_future();
+    ASSERT_EQ(first.wait_for(5s), std::future_status::ready);
+    std::optional<natsio::StoredMsg> b1 = first.get();
+    ASSERT_TRUE(b1.has_value());
+    EXPECT_EQ(b1->seq(), 2u);
+    EXPECT_EQ(next_item(mixed).seq(), 4u);
+    EXPECT_FALSE(mixed.next_async().get().has_value());
+}
+
+TEST(JetStream, LastMsgsForStopsEarly) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    LastsStream stream(js, "stop");
+
+    // After one message: the end, now and later; stop is idempotent.
+    natsio::StoredMsgs msgs = js.get_last_msgs_for(stream.name(), stream.subject("a.*"));
+    EXPECT_EQ(next_item(msgs).seq(), 3u);
+    msgs.stop();
+    msgs.stop();
+    EXPECT_FALSE(msgs.next(1s).has_value());
+    EXPECT_FALSE(msgs.next(natsio::no_wait).has_value());
+    EXPECT_FALSE(msgs.next_async().get().has_value());
+    int iterations = 0;
+    for (natsio::StoredMsg& msg : msgs) {
+        (void)msg;
+        ++iterations;
+    }
+    EXPECT_EQ(iterations, 0);
+
+    // Before any message.
+    natsio::StoredMsgs unread = js.get_last_msgs_for(stream.name(), stream.subject(">"));
+    unread.stop();
+    EXPECT_FALSE(unread.next(1s).has_value());
+
+    // A pending future completes with the end.
+    natsio::StoredMsgs waiting = js.get_last_msgs_for(stream.name(), stream.subject("zzz"));
+    waiting.stop();
+    EXPECT_FALSE(waiting.next_async().get().has_value());
+
+    // In push mode, the end handler has run (once, without error) when
+    // stop() returns.
+    std::atomic<int> ends{0};
+    std::atomic<bool> failed{false};
+    natsio::StoredMsgs pushed = js.get_last_msgs_for(stream.name(), stream.subject("a.*"));
+    pushed.set_callback([](natsio::StoredMsgView) {},
+                        [&](std::exception_ptr error) {
+                            if (error) failed = true;
+                            ++ends;
+                        });
+    pushed.stop();
+    EXPECT_EQ(ends.load(), 1);
+    EXPECT_FALSE(failed.load());
+    pushed.stop();
+    EXPECT_EQ(ends.load(), 1);
+
+    // Destroying a running read stops it.
+    {
+        natsio::StoredMsgs dropped = js.get_last_msgs_for(stream.name(), stream.subject("a.*"));
+    }
+    // A moved-from owner holds nothing; the moved-to one reads on.
+    natsio::StoredMsgs source = js.get_last_msgs_for(stream.name(), stream.subject("b.*"));
+    natsio::StoredMsgs target = std::move(source);
+    EXPECT_FALSE(source);  // NOLINT(bugprone-use-after-move): the point of the test
+    EXPECT_EQ(drain_seqs(target), (Seqs{2, 4}));
+}
+
+TEST(JetStream, LastMsgsForWithoutDirectGetFailsWithNoResponders) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    LastsStream stream(js, "nodirect", /*direct=*/false);
+    EXPECT_FALSE(contains(js.stream_info(stream.name()), R"("allow_direct":true)"));
+    const std::string any = stream.subject(">");
+
+    // next() throws the error that ended the read, again on every call.
+    natsio::StoredMsgs msgs = js.get_last_msgs_for(stream.name(), any);
+    expect_throws<natsio::NoRespondersError>(NATSIO_ERR_NO_RESPONDERS, [&] { msgs.next(5s); });
+    expect_throws<natsio::NoRespondersError>(NATSIO_ERR_NO_RESPONDERS,
+                                             [&] { msgs.next(natsio::no_wait); });
+    expect_throws<natsio::NoRespondersError>(NATSIO_ERR_NO_RESPONDERS,
+                                             [&] { msgs.next_async().get(); });
+
+    // Range-for throws it too.
+    expect_throws<natsio::NoRespondersError>(NATSIO_ERR_NO_RESPONDERS, [&] {
+        for (natsio::StoredMsg& msg : js.get_last_msgs_for(stream.name(), any)) {
+            ADD_FAILURE() << "a message from a stream without Direct Get: " << msg.seq();
+        }
+    });
+
+    // In push mode the end handler gets it.
+    std::promise<std::exception_ptr> ended;
+    std::future<std::exception_ptr> end = ended.get_future();
+    natsio::StoredMsgs pushed = js.get_last_msgs_for(stream.name(), any);
+    pushed.set_callback(
+        [](natsio::StoredMsgView msg) { ADD_FAILURE() << "unexpected message " << msg.seq(); },
+        [&](std::exception_ptr error) { ended.set_value(error); });
+    ASSERT_EQ(end.wait_for(5s), std::future_status::ready);
+    std::exception_ptr error = end.get();
+    ASSERT_NE(error, nullptr);
+    expect_throws<natsio::NoRespondersError>(NATSIO_ERR_NO_RESPONDERS,
+                                             [&] { std::rethrow_exception(error); });
+
+    // No such stream: nobody answers either.
+    natsio::StoredMsgs missing = js.get_last_msgs_for("CPP_LASTS_MISSING", any);
+    expect_throws<natsio::NoRespondersError>(NATSIO_ERR_NO_RESPONDERS, [&] { missing.next(5s); });
+}
+
+TEST(JetStream, LastMsgsForRejectsBadArguments) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    const std::string stream = "CPP_LASTS_ARGS";  // never created: nothing is sent
+    const std::string a_any = "cpp.lasts.args.a.*";
+    using Invalid = natsio::InvalidArgumentError;
+
+    // No subjects.
+    expect_throws<Invalid>(NATSIO_ERR_INVALID_ARGUMENT,
+                           [&] { js.get_last_msgs_for(stream, std::vector<std::string>{}); });
+    expect_throws<Invalid>(NATSIO_ERR_INVALID_ARGUMENT, [&] {
+        js.get_last_msgs_for(stream, std::initializer_list<std::string_view>{});
+    });
+    // A malformed filter, alone or among good ones.
+    expect_throws<natsio::BadSubjectError>(
+        NATSIO_ERR_BAD_SUBJECT, [&] { js.get_last_msgs_for(stream, "cpp.lasts.args..a"); });
+    expect_throws<natsio::BadSubjectError>(NATSIO_ERR_BAD_SUBJECT, [&] {
+        js.get_last_msgs_for(stream, {std::string_view(a_any), "cpp.lasts.args.>.b"});
+    });
+    // A filter with an embedded NUL never reaches the library.
+    expect_throws<Invalid>(NATSIO_ERR_INVALID_ARGUMENT, [&] {
+        js.get_last_msgs_for(stream, std::string_view("cpp.lasts.a\0b", 13));
+    });
+    // Both bounds.
+    natsio::LastMsgsOptions both;
+    both.up_to_seq = 4;
+    both.up_to_time = std::chrono::system_clock::now();
+    expect_throws<Invalid>(NATSIO_ERR_INVALID_ARGUMENT,
+                           [&] { js.get_last_msgs_for(stream, a_any, both); });
+    // Bounds the C ABI would read as unset.
+    natsio::LastMsgsOptions seq_zero;
+    seq_zero.up_to_seq = 0;
+    expect_throws<Invalid>(NATSIO_ERR_INVALID_ARGUMENT,
+                           [&] { js.get_last_msgs_for(stream, a_any, seq_zero); });
+    natsio::LastMsgsOptions epoch;
+    epoch.up_to_time = std::chrono::system_clock::time_point();
+    expect_throws<Invalid>(NATSIO_ERR_INVALID_ARGUMENT,
+                           [&] { js.get_last_msgs_for(stream, a_any, epoch); });
+    // A bad stream name.
+    expect_throws<Invalid>(NATSIO_ERR_INVALID_ARGUMENT,
+                           [&] { js.get_last_msgs_for("CPP.LASTS", a_any); });
+    // No context; no iterator.
+    natsio::JetStream none;
+    expect_throws<Invalid>(NATSIO_ERR_NULL_ARGUMENT,
+                           [&] { none.get_last_msgs_for(stream, a_any); });
+    natsio::StoredMsgs empty;
+    EXPECT_FALSE(empty);
+    expect_throws<Invalid>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.next(); });
+    expect_throws<Invalid>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.next_async(); });
+    expect_throws<Invalid>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.stop(); });
+    expect_throws<Invalid>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.stats(); });
+    // A default-built view reads as empty.
+    natsio::StoredMsgView view;
+    EXPECT_FALSE(view);
+    EXPECT_EQ(view.subject(), "");
+    EXPECT_EQ(view.data(), "");
+    EXPECT_EQ(view.seq(), 0u);
+    // A closed client.
+    client.close();
+    expect_throws<natsio::ConnectionClosedError>(NATSIO_ERR_CONNECTION_CLOSED,
+                                                 [&] { js.get_last_msgs_for(stream, a_any); });
 }

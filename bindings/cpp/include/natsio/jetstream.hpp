@@ -16,13 +16,15 @@
 ///     into their buffer on the library's threads from the moment they are
 ///     returned, whether or not anyone reads: nothing is skipped while the
 ///     reader is away (a full buffer pauses pulling, counted in
-///     stats().stalls);
+///     stats().stalls). A batch read (JetStream::get_last_msgs_for ->
+///     StoredMsgs, a Feed of StoredMsg) is one too, and ends on its own once
+///     every message was read;
 ///   - create/update/create-or-update is one call with a CreateAction
 ///     (create_stream, create_consumer, create_key_value);
 ///   - move-only RAII owners (JetStream, KeyValue, StoredMsg, KvEntry,
-///     MsgList, KvEntryList, Messages, KvWatcher) whose destructors call the
-///     handle's _free; a moved-from or default-built owner holds no handle
-///     and its calls throw InvalidArgumentError;
+///     MsgList, KvEntryList, Messages, KvWatcher, StoredMsgs) whose
+///     destructors call the handle's _free; a moved-from or default-built
+///     owner holds no handle and its calls throw InvalidArgumentError;
 ///   - lists (MsgList from fetch, KvEntryList from KeyValue::history) own
 ///     their items and yield borrowed views (MsgView, KvEntryView);
 ///   - pull consumers: fetch/next, then acknowledge through the message
@@ -35,10 +37,11 @@
 ///     NoMessagesError, ConsumerDeletedError, MessageAlreadyAckedError,
 ///     NotJsMessageError, KeyNotFoundError, KeyDeletedError, ...).
 ///
-/// Lifetimes: a JetStream, KeyValue, Messages or KvWatcher does not keep its
-/// Client open (nor a Messages its JetStream, or a KvWatcher its KeyValue).
-/// Once the client is closed or destroyed every call throws
-/// ConnectionClosedError (a running Messages or KvWatcher ends with it);
+/// Lifetimes: a JetStream, KeyValue, Messages, KvWatcher or StoredMsgs does
+/// not keep its Client open (nor a Messages or StoredMsgs its JetStream, or a
+/// KvWatcher its KeyValue). Once the client is closed or destroyed every
+/// call throws ConnectionClosedError (a running Messages, KvWatcher or
+/// StoredMsgs ends with it);
 /// destroying them in any order is fine. Every type is thread-safe.
 #ifndef NATSIO_CPP_JETSTREAM_HPP
 #define NATSIO_CPP_JETSTREAM_HPP
@@ -229,8 +232,9 @@ struct CPublishOptions {
 
 /// Enabled for a range (std::begin/std::end) of items convertible to
 /// std::string_view that is not itself a string: KeyValue::watch's lists
-/// of patterns. (A template, so that a braced or designated initializer
-/// list never deduces it.)
+/// of patterns, JetStream::get_last_msgs_for's lists of filters. (A
+/// template, so that a braced or designated initializer list never deduces
+/// it.)
 template <class Range, class = void>
 struct is_pattern_range : std::false_type {};
 template <class Range>
@@ -297,32 +301,17 @@ enum class CreateAction : std::int32_t {
 // Stored messages
 // ---------------------------------------------------------------------------
 
-/// A message read back from a stream (JetStream::get_msg, get_last_msg,
-/// get_next_msg;
-/// natsio_stored_msg_free on destruction): a move-only RAII owner. Views
-/// it returns are valid while it lives.
-class StoredMsg {
+/// A borrowed message read back from a stream: a view of a StoredMsg, or
+/// what a StoredMsgs callback receives (valid for the call only). Everything
+/// it returns is borrowed from the message. A default-built view reads as
+/// empty. Read-only; safe to share between threads while the message lives.
+class StoredMsgView {
 public:
     /// No message.
-    StoredMsg() noexcept = default;
-    /// Takes ownership of a message from the C API.
-    explicit StoredMsg(natsio_stored_msg* msg) noexcept : msg_(msg) {}
-    /// Takes over the message of `other`, which is left without one.
-    StoredMsg(StoredMsg&& other) noexcept : msg_(std::exchange(other.msg_, nullptr)) {}
-    /// Frees this message and takes over the one of `other`.
-    StoredMsg& operator=(StoredMsg&& other) noexcept {
-        if (this != &other) {
-            natsio_stored_msg_free(msg_);
-            msg_ = std::exchange(other.msg_, nullptr);
-        }
-        return *this;
-    }
-    /// Not copyable.
-    StoredMsg(const StoredMsg&) = delete;
-    /// Not copyable.
-    StoredMsg& operator=(const StoredMsg&) = delete;
-    /// Frees the message (natsio_stored_msg_free).
-    ~StoredMsg() { natsio_stored_msg_free(msg_); }
+    StoredMsgView() noexcept = default;
+    /// A view of a message borrowed from the C API; it must outlive the
+    /// view.
+    explicit StoredMsgView(const natsio_stored_msg* msg) noexcept : msg_(msg) {}
 
     /// The subject it was stored under ("" without a message).
     std::string_view subject() const noexcept {
@@ -347,14 +336,51 @@ public:
 
     /// True when there is a message.
     explicit operator bool() const noexcept { return msg_ != nullptr; }
-    /// The C message (null for none), still owned by this object.
+    /// The C message (null for none), still owned by its owner.
     const natsio_stored_msg* c_msg() const noexcept { return msg_; }
+
+protected:
+    /// The viewed message; StoredMsg owns it.
+    const natsio_stored_msg* msg_ = nullptr;
+};
+
+/// A message read back from a stream (JetStream::get_msg, get_last_msg,
+/// get_next_msg, and what a StoredMsgs iterator yields;
+/// natsio_stored_msg_free on destruction): a move-only RAII owner. Views
+/// it returns are valid while it lives.
+class StoredMsg : public StoredMsgView {
+public:
+    /// No message.
+    StoredMsg() noexcept = default;
+    /// Takes ownership of a message from the C API.
+    explicit StoredMsg(natsio_stored_msg* msg) noexcept : StoredMsgView(msg) {}
+    /// Takes over the message of `other`, which is left without one.
+    StoredMsg(StoredMsg&& other) noexcept : StoredMsgView(std::exchange(other.msg_, nullptr)) {}
+    /// Frees this message and takes over the one of `other`.
+    StoredMsg& operator=(StoredMsg&& other) noexcept {
+        if (this != &other) {
+            natsio_stored_msg_free(mutable_msg());
+            msg_ = std::exchange(other.msg_, nullptr);
+        }
+        return *this;
+    }
+    /// Not copyable.
+    StoredMsg(const StoredMsg&) = delete;
+    /// Not copyable.
+    StoredMsg& operator=(const StoredMsg&) = delete;
+    /// Frees the message (natsio_stored_msg_free).
+    ~StoredMsg() { natsio_stored_msg_free(mutable_msg()); }
+
     /// Gives up ownership of the handle (free it with
     /// natsio_stored_msg_free).
-    natsio_stored_msg* release() noexcept { return std::exchange(msg_, nullptr); }
+    natsio_stored_msg* release() noexcept {
+        return const_cast<natsio_stored_msg*>(std::exchange(msg_, nullptr));
+    }
 
 private:
-    natsio_stored_msg* msg_ = nullptr;
+    natsio_stored_msg* mutable_msg() const noexcept {
+        return const_cast<natsio_stored_msg*>(msg_);
+    }
 };
 
 // ---------------------------------------------------------------------------
@@ -520,6 +546,76 @@ struct TokenReader<Messages> {
     }
 };
 }  // namespace detail
+
+// ---------------------------------------------------------------------------
+// Batch reads of stored messages (get_last_msgs_for)
+// ---------------------------------------------------------------------------
+
+/// Options of JetStream::get_last_msgs_for; all unset by default. At most
+/// one of up_to_seq and up_to_time (both: InvalidArgumentError).
+struct LastMsgsOptions {
+    /// Read at most this many messages (the first ones in stream order);
+    /// 0: as many as the server allows.
+    std::uint32_t batch = 0;
+    /// Read the last messages as of this stream sequence (the last one of
+    /// each subject at or below it) instead of now. Sequences start at 1:
+    /// 0 is InvalidArgumentError.
+    std::optional<std::uint64_t> up_to_seq = std::nullopt;
+    /// Read the last messages as of this time (the last one of each subject
+    /// stored before it) instead of now, with nanosecond precision. The
+    /// epoch itself is InvalidArgumentError (the C ABI reads 0 as unset).
+    std::optional<std::chrono::system_clock::time_point> up_to_time = std::nullopt;
+};
+
+namespace detail {
+
+/// Nanoseconds since the epoch, as the C ABI takes times.
+inline std::int64_t ns_from_time(std::chrono::system_clock::time_point time) noexcept {
+    return static_cast<std::int64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count());
+}
+
+struct StoredMsgsFeed {
+    using Handle = natsio_stored_msgs;
+    using CItem = natsio_stored_msg;
+    using Item = StoredMsg;
+    using View = StoredMsgView;
+    static constexpr auto next = &natsio_stored_msgs_next;
+    static constexpr auto next_async = &natsio_stored_msgs_next_async;
+    static constexpr auto set_callback = &natsio_stored_msgs_set_callback;
+    static constexpr auto stop = &natsio_stored_msgs_stop;
+    static constexpr auto get_stats = &natsio_stored_msgs_get_stats;
+    static constexpr auto free = &natsio_stored_msgs_free;
+    // What a throwing callback is reported with: no subscription id; the
+    // message's subject.
+    static std::uint64_t sid(const natsio_stored_msg*) noexcept { return 0; }
+    static const char* subject(const natsio_stored_msg* msg) noexcept {
+        return natsio_stored_msg_subject(msg);
+    }
+};
+
+}  // namespace detail
+
+/// The messages of one batch read (JetStream::get_last_msgs_for): a Feed of
+/// StoredMsg, which the caller owns. The library gathers them on its
+/// threads from the moment get_last_msgs_for returns; read them with
+/// next(timeout) (StoredMsg, std::nullopt at the end), next_async()
+/// (Future<std::optional<StoredMsg>>), range-for, or set_callback (each
+/// message as a StoredMsgView borrowed for the call, on a library thread,
+/// then the end handler once). The iteration ends (std::nullopt, the end of
+/// a range-for, an end handler called with null) once every message was
+/// read, at once when none matched, or after stop(). It fails with
+/// NoRespondersError when nobody answered (no such stream, or a stream
+/// without allow_direct), ApiError for another status from the server,
+/// TimeoutError when the batch stalled for the context's timeout, and
+/// ConnectionClosedError when the client closes: next() and range-for
+/// throw it, again on every later call. Destroying it stops the read; once
+/// the destructor or stop() returns, no callback runs again. Thread-safe.
+using StoredMsgs = Feed<detail::StoredMsgsFeed>;
+
+/// Receives each message of a StoredMsgs in push mode (a view borrowed for
+/// the call).
+using StoredMsgHandler = StoredMsgs::ItemHandler;
 
 // ---------------------------------------------------------------------------
 // Key-Value
@@ -1443,6 +1539,44 @@ public:
                                               c_stream.get(), seq, c_subject.get());
     }
 
+    /// The last message of every subject of `stream` that matches one of
+    /// `subjects` (filters, wildcards allowed; a std::vector, std::array,
+    /// ... of strings or string views, at least one), in stream order, read
+    /// with one batch Direct Get (ADR-31: the stream needs allow_direct,
+    /// the server 2.11+); `options` caps how many and reads them as of a
+    /// sequence or a time instead of now. Returns a StoredMsgs iterator the
+    /// caller owns (see StoredMsgs); the messages are gathered on the
+    /// library's threads from now on. Does not block; thread-safe. Throws
+    /// at once: InvalidArgumentError (no subjects, a bad stream name, an
+    /// embedded NUL, both up_to_seq and up_to_time, up_to_seq 0 or
+    /// up_to_time at the epoch, no context), BadSubjectError (a malformed
+    /// filter), ConnectionClosedError. How the read ends comes through the
+    /// iterator: NoRespondersError (no such stream, or no allow_direct),
+    /// ApiError, TimeoutError, ConnectionClosedError.
+    template <class Subjects, class = detail::enable_if_pattern_range<Subjects>>
+    StoredMsgs get_last_msgs_for(std::string_view stream, const Subjects& subjects,
+                                 const LastMsgsOptions& options = {}) const {
+        using std::begin;
+        using std::end;
+        return last_msgs_for(
+            stream, detail::CStringArray(begin(subjects), end(subjects), "subject"), options);
+    }
+    /// `js.get_last_msgs_for(stream, {"a.*", "b.>"})`: as the range overload.
+    StoredMsgs get_last_msgs_for(std::string_view stream,
+                                 std::initializer_list<std::string_view> subjects,
+                                 const LastMsgsOptions& options = {}) const {
+        return last_msgs_for(
+            stream, detail::CStringArray(subjects.begin(), subjects.end(), "subject"), options);
+    }
+    /// The last message of every subject matching the one filter `subject`
+    /// (e.g. "orders.*"): as the range overload.
+    StoredMsgs get_last_msgs_for(std::string_view stream, std::string_view subject,
+                                 const LastMsgsOptions& options = {}) const {
+        const std::string_view one[] = {subject};
+        return last_msgs_for(
+            stream, detail::CStringArray(std::begin(one), std::end(one), "subject"), options);
+    }
+
     /// Deletes message `seq` of `stream`; `erase` also overwrites its bytes
     /// on disk. MessageNotFoundError.
     void delete_msg(std::string_view stream, std::uint64_t seq, bool erase = false) const {
@@ -1731,6 +1865,28 @@ private:
         c_options.expires_ms = detail::to_ms(options.expires);
         c_options.idle_heartbeat_ms = detail::to_ms(options.idle_heartbeat);
         return c_options;
+    }
+
+    StoredMsgs last_msgs_for(std::string_view stream, const detail::CStringArray& subjects,
+                             const LastMsgsOptions& options) const {
+        // The C ABI reads 0 as "unset": a bound that maps to 0 would be
+        // dropped silently, so it is refused instead.
+        if (options.up_to_seq && *options.up_to_seq == 0) {
+            throw InvalidArgumentError(NATSIO_ERR_INVALID_ARGUMENT,
+                                       "up_to_seq must be at least 1");
+        }
+        const std::int64_t up_to_time_ns =
+            options.up_to_time ? detail::ns_from_time(*options.up_to_time) : 0;
+        if (options.up_to_time && up_to_time_ns == 0) {
+            throw InvalidArgumentError(NATSIO_ERR_INVALID_ARGUMENT,
+                                       "up_to_time must not be the epoch itself");
+        }
+        detail::CString c_stream(stream, "stream name");
+        natsio_stored_msgs* msgs = nullptr;
+        detail::check(natsio_js_stream_get_last_msgs_for(
+            js_, c_stream.get(), subjects.data(), subjects.size(), options.batch,
+            options.up_to_seq.value_or(0), up_to_time_ns, &msgs));
+        return StoredMsgs(msgs, sink_);
     }
 
     natsio_js* js_ = nullptr;

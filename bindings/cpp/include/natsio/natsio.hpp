@@ -9,7 +9,8 @@
 ///     over the C completion token (natsio_token): get(), wait_for(),
 ///     ready(), cancel(), then(callback), to_std_future();
 ///   - every stream of items (Subscription, Replies of request_many, and in
-///     jetstream.hpp Messages of consume and KvWatcher) is one template,
+///     jetstream.hpp Messages of consume, KvWatcher and StoredMsgs of
+///     get_last_msgs_for; in object.hpp ObjectWatcher) is one template,
 ///     natsio::Feed, over the C iterator contract: next(timeout) returning
 ///     std::optional (std::nullopt once the iteration ended), next_async(),
 ///     a push mode set_callback(on_item, on_end), stop(), stats(), and
@@ -1031,8 +1032,8 @@ struct TokenReader<std::vector<std::string>> {
 /// KvEntryList, Messages, KvWatcher, in object.hpp ObjectStore,
 /// ObjectInfo, std::vector<ObjectInfo>, ObjectStoreStatus,
 /// std::vector<ObjectStoreStatus>, ObjectReader, ObjectWatcher;
-/// std::optional<Msg> / std::optional<KvEntry> / std::optional<ObjectInfo>
-/// for an iterator's next_async and std::optional<ObjectChunk> for
+/// std::optional<Msg> / std::optional<KvEntry> / std::optional<StoredMsg> /
+/// std::optional<ObjectInfo> for an iterator's next_async and std::optional<ObjectChunk> for
 /// ObjectReader::next_async (std::nullopt: the iteration ended).
 /// Move-only; destroying a pending Future lets the operation run on (an
 /// iterator's next_async is withdrawn and its item stays in the iterator),
@@ -1206,9 +1207,11 @@ using EndHandler = std::function<void(std::exception_ptr error)>;
 template <class Traits>
 class Feed {
 public:
-    /// The C iterator handle (natsio_sub, natsio_replies, ...).
+    /// The C iterator handle (natsio_sub, natsio_replies,
+    /// natsio_stored_msgs, ...).
     using handle_type = typename Traits::Handle;
-    /// What next() returns: an owned item (Msg or KvEntry).
+    /// What next() returns: an owned item (Msg, KvEntry, StoredMsg or
+    /// ObjectInfo).
     using value_type = typename Traits::Item;
     /// What a callback receives: a view borrowed for the call.
     using view_type = typename Traits::View;
@@ -1223,7 +1226,7 @@ public:
     public:
         /// A single-pass input iterator.
         using iterator_category = std::input_iterator_tag;
-        /// The owned item (Msg, KvEntry, ObjectInfo).
+        /// The owned item (Msg, KvEntry, StoredMsg, ObjectInfo).
         using value_type = typename Traits::Item;
         /// Distance between two iterators.
         using difference_type = std::ptrdiff_t;
