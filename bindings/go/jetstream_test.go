@@ -499,7 +499,8 @@ func TestKeyValue(t *testing.T) {
 	}
 
 	st := got(kv.Status(ctx)).must(t)
-	if st.Bucket != "CFG" || st.History != 5 || st.TTL != time.Hour || st.Values == 0 || st.Info.Config.Name != "KV_CFG" {
+	if st.Bucket != "CFG" || st.History != 5 || st.TTL != time.Hour || st.Values == 0 || st.Info.Config.Name != "KV_CFG" ||
+		st.Storage != natsio.FileStorage || st.Replicas != 1 || st.IsCompressed || st.LimitMarkerTTL != 0 || len(st.Info.Raw) == 0 {
 		t.Fatalf("status %+v", st)
 	}
 }

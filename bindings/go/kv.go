@@ -189,9 +189,66 @@ func (kv *KeyValue) Put(ctx context.Context, key string, value []byte) (uint64, 
 	})
 }
 
+// KVCreateOpt is an option of Create.
+type KVCreateOpt func(*kvCreateConfig)
+
+type kvCreateConfig struct {
+	ttl      time.Duration
+	ttlNever bool
+}
+
+// KeyTTL makes the created revision expire d after it is stored (ADR-48
+// per-key TTL, a Nats-TTL header), as nats.go's jetstream.KeyTTL. d must
+// be a whole, positive number of seconds (the server counts whole
+// seconds): anything else fails Create with ErrInvalidArgument, nothing
+// is rounded; 0 means no TTL. The bucket needs LimitMarkerTTL (the server
+// refuses the write otherwise: ErrJetStreamAPI); when the revision
+// expires the server removes it and leaves a purge marker, kept for
+// LimitMarkerTTL, that watchers see.
+func KeyTTL(d time.Duration) KVCreateOpt {
+	return func(c *kvCreateConfig) { c.ttl, c.ttlNever = d, false }
+}
+
+// KeyTTLNever makes the created revision never expire, even if the bucket
+// has a TTL (the bucket needs LimitMarkerTTL, as for KeyTTL).
+func KeyTTLNever() KVCreateOpt {
+	return func(c *kvCreateConfig) { c.ttl, c.ttlNever = 0, true }
+}
+
+// ttlSeconds is a KeyTTL or PurgeTTL duration as the library's ttl_s:
+// set is false when no TTL was asked for.
+func ttlSeconds(opt string, d time.Duration, never bool) (ttl C.int64_t, set bool, err error) {
+	switch {
+	case never:
+		return C.NATSIO_TTL_NEVER, true, nil
+	case d == 0:
+		return 0, false, nil
+	case d < time.Second || d%time.Second != 0:
+		return 0, false, errorOf(ErrInvalidArgument, opt+" must be a positive whole number of seconds, not "+d.String())
+	}
+	return C.int64_t(d / time.Second), true, nil
+}
+
 // Create stores value only if key has no live value (ErrKeyExists
-// otherwise); a deleted or purged key can be created again.
-func (kv *KeyValue) Create(ctx context.Context, key string, value []byte) (uint64, error) {
+// otherwise); a deleted or purged key can be created again. With KeyTTL
+// the new revision expires (ErrInvalidArgument for a TTL that is not a
+// whole number of seconds).
+func (kv *KeyValue) Create(ctx context.Context, key string, value []byte, opts ...KVCreateOpt) (uint64, error) {
+	var cfg kvCreateConfig
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&cfg)
+		}
+	}
+	ttl, hasTTL, err := ttlSeconds("KeyTTL", cfg.ttl, cfg.ttlNever)
+	if err != nil {
+		return 0, err
+	}
+	if hasTTL {
+		return kv.write(ctx, key, value, func(p *C.natsio_kv, k *C.char, v unsafe.Pointer, n C.size_t, tok **C.natsio_token) C.natsio_status {
+			return C.natsio_kv_create_with_ttl_async(p, k, v, n, ttl, tok)
+		})
+	}
 	return kv.write(ctx, key, value, func(p *C.natsio_kv, k *C.char, v unsafe.Pointer, n C.size_t, tok **C.natsio_token) C.natsio_status {
 		return C.natsio_kv_create_async(p, k, v, n, tok)
 	})
@@ -329,8 +386,10 @@ func (kv *KeyValue) GetRevision(ctx context.Context, key string, revision uint64
 type KVDeleteOpt func(*kvDeleteConfig)
 
 type kvDeleteConfig struct {
-	last    uint64
-	hasLast bool
+	last     uint64
+	hasLast  bool
+	ttl      time.Duration
+	ttlNever bool
 }
 
 // LastRevision makes Delete or Purge fail with ErrWrongLastSequence unless
@@ -339,12 +398,37 @@ func LastRevision(revision uint64) KVDeleteOpt {
 	return func(c *kvDeleteConfig) { c.last, c.hasLast = revision, true }
 }
 
-type kvDelete func(p *C.natsio_kv, key *C.char, last *C.uint64_t, tok **C.natsio_token) C.natsio_status
+// PurgeTTL makes Purge's marker itself expire d after it is stored
+// (ADR-48, a Nats-TTL header), as nats.go's jetstream.PurgeTTL: then the
+// key leaves no trace in the bucket (Get gives ErrKeyDeleted until the
+// marker expires, ErrKeyNotFound after). d must be a whole, positive
+// number of seconds: anything else fails Purge with ErrInvalidArgument,
+// nothing is rounded; 0 means no TTL. The bucket needs LimitMarkerTTL
+// (ErrJetStreamAPI otherwise). Given to Delete, it fails with
+// ErrInvalidArgument.
+func PurgeTTL(d time.Duration) KVDeleteOpt {
+	return func(c *kvDeleteConfig) { c.ttl, c.ttlNever = d, false }
+}
 
-func (kv *KeyValue) remove(ctx context.Context, key string, opts []KVDeleteOpt, call kvDelete) error {
+// PurgeTTLNever makes Purge's marker never expire, even if the bucket has
+// a TTL. Otherwise as PurgeTTL.
+func PurgeTTLNever() KVDeleteOpt {
+	return func(c *kvDeleteConfig) { c.ttl, c.ttlNever = 0, true }
+}
+
+func (kv *KeyValue) remove(ctx context.Context, key string, opts []KVDeleteOpt, purge bool) error {
 	var cfg kvDeleteConfig
 	for _, opt := range opts {
-		opt(&cfg)
+		if opt != nil {
+			opt(&cfg)
+		}
+	}
+	ttl, hasTTL, err := ttlSeconds("PurgeTTL", cfg.ttl, cfg.ttlNever)
+	if err != nil {
+		return err
+	}
+	if hasTTL && !purge {
+		return errorOf(ErrInvalidArgument, "PurgeTTL is an option of Purge, not Delete")
 	}
 	ckey, err := cString(key)
 	if err != nil {
@@ -359,57 +443,171 @@ func (kv *KeyValue) remove(ctx context.Context, key string, opts []KVDeleteOpt, 
 		*lastp = C.uint64_t(cfg.last)
 	}
 	_, err = kvAwait(ctx, kv, C.GO_TAKE_U64, func(p *C.natsio_kv, tok **C.natsio_token) C.natsio_status {
-		return call(p, cPtr(ckey), lastp, tok)
+		switch {
+		case hasTTL:
+			return C.natsio_kv_purge_with_ttl_async(p, cPtr(ckey), lastp, ttl, tok)
+		case purge:
+			return C.natsio_kv_purge_async(p, cPtr(ckey), lastp, tok)
+		}
+		return C.natsio_kv_delete_async(p, cPtr(ckey), lastp, tok)
 	})
 	return err
 }
 
 // Delete deletes key by writing a delete marker (its history is kept).
+// PurgeTTL is refused (ErrInvalidArgument).
 func (kv *KeyValue) Delete(ctx context.Context, key string, opts ...KVDeleteOpt) error {
-	return kv.remove(ctx, key, opts, func(p *C.natsio_kv, k *C.char, last *C.uint64_t, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_kv_delete_async(p, k, last, tok)
-	})
+	return kv.remove(ctx, key, opts, false)
 }
 
 // Purge writes a purge marker for key that replaces all its earlier
-// revisions.
+// revisions; with PurgeTTL the marker itself expires.
 func (kv *KeyValue) Purge(ctx context.Context, key string, opts ...KVDeleteOpt) error {
-	return kv.remove(ctx, key, opts, func(p *C.natsio_kv, k *C.char, last *C.uint64_t, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_kv_purge_async(p, k, last, tok)
-	})
+	return kv.remove(ctx, key, opts, true)
 }
 
-// KeyValueStatus is a bucket's state, from its backing stream.
+// KVPurgeOpt is an option of PurgeDeletes.
+type KVPurgeOpt func(*kvPurgeConfig)
+
+type kvPurgeConfig struct {
+	olderThan time.Duration
+}
+
+// DeleteMarkersOlderThan sets PurgeDeletes' threshold, as nats.go's
+// jetstream.DeleteMarkersOlderThan: markers older than d are removed
+// entirely, younger ones are kept (only the revisions before them go).
+// 0 is the default, 30 minutes; a negative d removes every marker
+// whatever its age. The library counts milliseconds: a positive d is
+// rounded up to a whole millisecond.
+func DeleteMarkersOlderThan(d time.Duration) KVPurgeOpt {
+	return func(c *kvPurgeConfig) { c.olderThan = d }
+}
+
+// PurgeDeletes removes delete and purge markers, as nats.go's
+// PurgeDeletes: every key whose latest revision is a marker is purged on
+// the server; a marker older than the threshold (DeleteMarkersOlderThan,
+// default 30 minutes) goes with all the key's revisions, a younger one
+// stays (only the revisions before it go), so that watchers and readers
+// still learn of the delete. Keys holding a value are not touched. It
+// returns how many messages the server removed in all (markers and
+// earlier revisions). A failure stops at that key (the markers before it
+// are purged already). Errors: ErrBucketNotFound, ErrTimeout,
+// ErrConnectionClosed.
+func (kv *KeyValue) PurgeDeletes(ctx context.Context, opts ...KVPurgeOpt) (uint64, error) {
+	var cfg kvPurgeConfig
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&cfg)
+		}
+	}
+	var ms C.int64_t
+	switch d := cfg.olderThan; {
+	case d < 0:
+		ms = -1
+	case d > 0:
+		ms = C.int64_t((d + time.Millisecond - 1) / time.Millisecond)
+	}
+	r, err := kvAwait(ctx, kv, C.GO_TAKE_U64, func(p *C.natsio_kv, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_kv_purge_deletes_async(p, ms, tok)
+	})
+	return uint64(r.u64), err
+}
+
+// KeyValueStatus is a bucket's state, from its backing stream (the
+// library's typed natsio_kv_bucket_status).
 type KeyValueStatus struct {
-	Bucket  string        // the bucket's name
-	Values  uint64        // stored revisions (markers included)
-	Bytes   uint64        // their size
-	History int64         // revisions kept per key
-	TTL     time.Duration // 0: none
-	// Info is the backing stream's StreamInfo.
+	Bucket       string            // the bucket's name
+	Values       uint64            // stored revisions (markers included)
+	Bytes        uint64            // their size
+	History      int64             // revisions kept per key
+	TTL          time.Duration     // how long a revision is kept; 0: forever
+	Storage      StorageType       // where its stream keeps the values
+	Replicas     int               // servers of a cluster keeping a copy
+	IsCompressed bool              // its stream is compressed (S2)
+	Description  string            // its configured description
+	Metadata     map[string]string // the user key/value pairs of its stream (nil if none)
+	// LimitMarkerTTL is how long the server keeps the markers it writes
+	// when a key's TTL or a limit removes it (0: no markers, and no
+	// per-key TTL).
+	LimitMarkerTTL time.Duration
+	// Info is the backing stream's StreamInfo; Info.Raw is its whole JSON.
 	Info *StreamInfo
 }
 
-// Status reads the bucket's state.
+func keyValueStatus(st *C.natsio_kv_bucket_status) (*KeyValueStatus, error) {
+	var v C.go_kv_status_view
+	C.go_kv_status_read(st, &v)
+	s := &KeyValueStatus{
+		Bucket:         goStringOrEmpty(v.bucket),
+		Values:         uint64(v.values),
+		Bytes:          uint64(v.bytes),
+		History:        int64(v.history),
+		TTL:            time.Duration(v.ttl_ns),
+		Storage:        StorageType(goStringOrEmpty(v.storage)),
+		Replicas:       int(v.replicas),
+		IsCompressed:   v.compressed != 0,
+		Description:    goStringOrEmpty(v.description),
+		Metadata:       metadataMap(v.metadata_json),
+		LimitMarkerTTL: time.Duration(v.limit_marker_ttl_ns),
+	}
+	if v.stream_info_json != nil {
+		info, err := parseStreamInfo(C.GoString(v.stream_info_json))
+		if err != nil {
+			return nil, err
+		}
+		s.Info = info
+	}
+	return s, nil
+}
+
+// Status reads the bucket's state in one request (the backing stream's
+// info). ErrBucketNotFound once the bucket is deleted.
 func (kv *KeyValue) Status(ctx context.Context) (*KeyValueStatus, error) {
-	r, err := kvAwait(ctx, kv, C.GO_TAKE_STRING, func(p *C.natsio_kv, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_kv_status_async(p, tok)
+	r, err := kvAwait(ctx, kv, C.GO_TAKE_KV_BUCKET_STATUS, func(p *C.natsio_kv, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_kv_get_status_async(p, tok)
 	})
 	if err != nil {
 		return nil, err
 	}
-	info, err := parseStreamInfo(takeString(r))
+	st := (*C.natsio_kv_bucket_status)(r.out)
+	defer C.natsio_kv_bucket_status_free(st)
+	return keyValueStatus(st)
+}
+
+// KeyValueStoreNames lists the names of the account's Key-Value buckets
+// (streams named KV_<name> holding the $KV.<name>.> subjects; other
+// streams are left out), in no particular order; an empty slice when
+// there are none.
+func (js *JetStream) KeyValueStoreNames(ctx context.Context) ([]string, error) {
+	return jsStrings(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_kv_names_async(p, tok)
+	})
+}
+
+// KeyValueStores reads the status of every Key-Value bucket of the account
+// (as KeyValueStoreNames lists them), from the paged stream list without a
+// request per bucket; an empty slice when there are none.
+func (js *JetStream) KeyValueStores(ctx context.Context) ([]*KeyValueStatus, error) {
+	r, err := jsAwait(ctx, js, C.GO_TAKE_KV_BUCKET_STATUS_LIST, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_kv_statuses_async(p, tok)
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &KeyValueStatus{
-		Bucket:  kv.bucket,
-		Values:  info.State.Msgs,
-		Bytes:   info.State.Bytes,
-		History: info.Config.MaxMsgsPerSubject,
-		TTL:     info.Config.MaxAge,
-		Info:    info,
-	}, nil
+	list := (*C.natsio_kv_bucket_status_list)(r.out)
+	defer C.natsio_kv_bucket_status_list_free(list)
+	n := int(C.natsio_kv_bucket_status_list_count(list))
+	out := make([]*KeyValueStatus, 0, n)
+	for i := range n {
+		if st := C.natsio_kv_bucket_status_list_get(list, C.size_t(i)); st != nil {
+			s, err := keyValueStatus(st)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
 
 // Keys lists the keys that currently hold a value (deleted and purged keys
@@ -476,6 +674,18 @@ func MetaOnly() WatchOpt {
 // started are delivered (the initial-values marker comes at once).
 func UpdatesOnly() WatchOpt {
 	return func(o *C.natsio_kv_watch_options) { o.updates_only = true }
+}
+
+// ResumeFromRevision resumes the watch at revision rev, as nats.go's
+// jetstream.ResumeFromRevision: every stored revision from rev on of the
+// matching keys (markers included unless IgnoreDeletes; IncludeHistory
+// changes nothing), then the nil initial-values marker once the revisions
+// stored when the watch started are delivered (at once if there are none
+// from rev on), then changes. A revision past the next one to be written
+// skips the changes before it. 0 means not set. With UpdatesOnly, Watch
+// fails with ErrInvalidArgument.
+func ResumeFromRevision(rev uint64) WatchOpt {
+	return func(o *C.natsio_kv_watch_options) { o.resume_from_revision = C.uint64_t(rev) }
 }
 
 // KeyWatcher is a running watch of a bucket (Watch): first the current

@@ -160,6 +160,12 @@ go_take go_token_take(natsio_token *tok, int kind, int free_token) {
 		}
 		break;
 	}
+	case GO_TAKE_KV_BUCKET_STATUS:
+		r.status = natsio_token_kv_bucket_status(tok, (natsio_kv_bucket_status **)&r.out);
+		break;
+	case GO_TAKE_KV_BUCKET_STATUS_LIST:
+		r.status = natsio_token_kv_bucket_status_list(tok, (natsio_kv_bucket_status_list **)&r.out);
+		break;
 	default:
 		r.status = NATSIO_ERR_INTERNAL;
 		r.detail = strdup("unknown token result kind");
@@ -442,6 +448,21 @@ void go_obj_info_read(const natsio_obj_info *info, go_obj_info_view *v) {
 	v->deleted = natsio_obj_info_deleted(info);
 	v->is_link = natsio_obj_info_is_link(info);
 	v->initial_done = natsio_obj_info_is_initial_done(info);
+}
+
+void go_kv_status_read(const natsio_kv_bucket_status *st, go_kv_status_view *v) {
+	v->bucket = natsio_kv_bucket_status_bucket(st);
+	v->description = natsio_kv_bucket_status_description(st);
+	v->storage = natsio_kv_bucket_status_storage(st);
+	v->metadata_json = natsio_kv_bucket_status_metadata_json(st);
+	v->stream_info_json = natsio_kv_bucket_status_stream_info_json(st);
+	v->values = natsio_kv_bucket_status_values(st);
+	v->bytes = natsio_kv_bucket_status_bytes(st);
+	v->history = natsio_kv_bucket_status_history(st);
+	v->ttl_ns = natsio_kv_bucket_status_ttl_ns(st);
+	v->replicas = natsio_kv_bucket_status_replicas(st);
+	v->limit_marker_ttl_ns = natsio_kv_bucket_status_limit_marker_ttl_ns(st);
+	v->compressed = natsio_kv_bucket_status_is_compressed(st);
 }
 
 void go_obj_status_read(const natsio_obj_status *st, go_obj_status_view *v) {

@@ -90,7 +90,9 @@ enum {
 	GO_TAKE_OBJ_STATUS_LIST,
 	GO_TAKE_OBJ_READER,
 	GO_TAKE_OBJ_WATCHER,
-	GO_TAKE_OBJ_CHUNK /* a malloc'd copy of the piece in out, its length in u64 */
+	GO_TAKE_OBJ_CHUNK, /* a malloc'd copy of the piece in out, its length in u64 */
+	GO_TAKE_KV_BUCKET_STATUS,
+	GO_TAKE_KV_BUCKET_STATUS_LIST
 };
 
 /* A completed token's typed result: out (an owned handle or string) or
@@ -182,6 +184,24 @@ go_start go_js_publish_async(const natsio_js *js, const char *subject, const voi
  * in keys. */
 go_start go_kv_watch_async(const natsio_kv *kv, const char *keys, size_t nkeys,
 		const natsio_kv_watch_options *opts);
+
+/* A Key-Value bucket status's fields (borrowed from the status). */
+typedef struct go_kv_status_view {
+	const char *bucket;
+	const char *description; /* NULL if none */
+	const char *storage;
+	const char *metadata_json;
+	const char *stream_info_json;
+	uint64_t values;
+	uint64_t bytes;
+	int64_t history;
+	int64_t ttl_ns;
+	int64_t replicas;
+	int64_t limit_marker_ttl_ns;
+	int compressed;
+} go_kv_status_view;
+
+void go_kv_status_read(const natsio_kv_bucket_status *st, go_kv_status_view *v);
 
 /* natsio_js_stream_get_last_msgs_for with nsubjects NUL-terminated
  * filters laid end to end in subjects. */

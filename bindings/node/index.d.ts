@@ -400,7 +400,7 @@ export interface JetStreamPublishOptions {
     /** Fail unless the stream's last message has this id. */
     lastMsgID?: string;
   };
-  /** Per-message TTL (the stream needs allow_msg_ttl): whole seconds, 'never', or '90s', '5m', '1h30m'. */
+  /** Per-message TTL (the stream needs allow_msg_ttl): whole seconds, 'never', or '90s', '5m', '1h30m' (digits alone: seconds). */
   ttl?: number | string;
   /** Headers sent with the message. */
   headers?: HeadersInit;
@@ -583,7 +583,7 @@ export class KvEntry {
   json<T = unknown>(): T;
 }
 
-/** A Key-Value bucket's status (kv.status()). */
+/** A Key-Value bucket's status (kv.status(), js.kv.statuses(), js.kv.list()), with nats.js KvStatus's field names. */
 export interface KvStatus {
   /** The bucket's name. */
   bucket: string;
@@ -591,15 +591,46 @@ export interface KvStatus {
   values: number;
   /** Revisions kept per key. */
   history: number;
-  /** ms; 0: none. */
+  /** How long revisions live, ms; 0: forever. */
   ttl: number;
-  /** Bytes in the bucket's stream. */
+  /** Bytes in the bucket's stream (same as bytes). */
+  size: number;
+  /** Bytes in the bucket's stream (same as size). */
   bytes: number;
   /** 'file' or 'memory'. */
-  storage: string;
+  storage: 'file' | 'memory';
+  /** Same as storage (nats.js's name). */
+  backingStore: 'file' | 'memory';
+  /** How many replicas the bucket has. */
+  replicas: number;
+  /** True if the backing stream compresses (s2). */
+  compression: boolean;
+  /** The bucket's description ('' without one). */
+  description: string;
+  /** The bucket's string metadata ({} without any). */
+  metadata: Record<string, string>;
+  /** How long the server's markers for keys removed by their TTL or a limit live, ms (the config's limit_marker_ttl); 0: no markers and no per-key TTL. */
+  markerTTL: number;
+  /** The largest value stored, bytes; -1: no limit. */
+  maxValueSize: number;
+  /** The bucket's size limit, bytes; -1: no limit. */
+  max_bytes: number;
+  /** Same as max_bytes. */
+  maxBucketSize: number;
   /** The backing stream's StreamInfo. */
   streamInfo: JsonObject;
 }
+
+/** What kv.purgeDeletes() removed. */
+export interface KvPurgeResponse {
+  /** Always true (a failure rejects). */
+  success: true;
+  /** Messages removed: markers and the revisions before them. */
+  purged: number;
+}
+
+/** A per-key TTL (kv.create's markerTTL, kv.purge's ttl): whole seconds, 'never', or a duration as nats.js takes it ('10s', '1m', '1h30m'; digits alone: seconds). */
+export type KvTtl = number | string;
 
 /** A value to store: a string (UTF-8) or bytes; null and undefined reject with TypeError. */
 export type KvValue = string | Uint8Array | ArrayBuffer | ArrayBufferView;
@@ -616,6 +647,8 @@ export interface KvWatchOptions {
   metaOnly?: boolean;
   /** No initial values: only changes made after the watch started. */
   updatesOnly?: boolean;
+  /** Resume at this revision: every revision of the matching keys from it on (markers too unless ignoreDeletes), then initialized, then changes. Not with updatesOnly (InvalidArgumentError). */
+  resumeFromRevision?: number | bigint;
 }
 
 /**
@@ -660,8 +693,8 @@ export class KV {
   readonly isClosed: boolean;
   /** Resolves with the new revision. */
   put(key: string, value: KvValue): Promise<number>;
-  /** KeyExistsError if the key has a live value. */
-  create(key: string, value: KvValue): Promise<number>;
+  /** KeyExistsError if the key has a live value. With `markerTTL` the revision expires after that long and the server writes a purge marker (the bucket needs limit_marker_ttl, else JetStreamApiError). */
+  create(key: string, value: KvValue, markerTTL?: KvTtl): Promise<number>;
   /** WrongLastSequenceError unless the key's latest revision is `last`. */
   update(key: string, value: KvValue, last: number | bigint): Promise<number>;
   /** KeyNotFoundError, or KeyDeletedError when the latest revision is a delete/purge marker. */
@@ -669,9 +702,11 @@ export class KV {
   /** Revision `revision` of `key`; KeyNotFoundError if it belongs to another key or is gone. */
   getRevision(key: string, revision: number | bigint): Promise<KvEntry>;
   /** Writes a delete marker (the history stays); with `last`, only if the key's latest revision is `last` (else WrongLastSequenceError). */
-  delete(key: string, opts?: { last?: number | bigint }): Promise<void>;
-  /** Writes a purge marker that replaces every earlier revision of `key`; `last` as for delete. */
-  purge(key: string, opts?: { last?: number | bigint }): Promise<void>;
+  delete(key: string, opts?: { last?: number | bigint; previousSeq?: number | bigint }): Promise<void>;
+  /** Writes a purge marker that replaces every earlier revision of `key`; `last` as for delete; with `ttl` the marker itself expires (the bucket needs limit_marker_ttl). */
+  purge(key: string, opts?: { last?: number | bigint; previousSeq?: number | bigint; ttl?: KvTtl }): Promise<void>;
+  /** Removes delete and purge markers older than `olderMillis` (default 30 minutes; 0 or negative: all) with their keys' history; younger markers stay, their earlier revisions go. */
+  purgeDeletes(olderMillis?: number): Promise<KvPurgeResponse>;
   /** The bucket's status. */
   status(): Promise<KvStatus>;
   /** The keys holding a value now (deleted and purged keys left out). */
@@ -699,6 +734,12 @@ export interface KvManager {
   bind(bucket: string): Promise<KV>;
   /** Deletes the bucket with all its keys and history; resolves true. */
   delete(bucket: string): Promise<true>;
+  /** The names of the account's Key-Value buckets (other streams left out). */
+  names(): Promise<string[]>;
+  /** The status of every Key-Value bucket. */
+  statuses(): Promise<KvStatus[]>;
+  /** As nats.js kvm.list(): the statuses, as an async iterator. */
+  list(): AsyncIterableIterator<KvStatus>;
 }
 
 // ---------------------------------------------------------------------------

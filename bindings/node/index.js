@@ -927,13 +927,15 @@ const DEFAULT_JS_TIMEOUT = 5000;
 const TTL_NEVER = -1; // NATSIO_TTL_NEVER
 const KV_OPERATIONS = ['PUT', 'DEL', 'PURGE'];
 
-/** A message TTL in whole seconds: a number of seconds, 'never', or a
- * duration such as '90s', '5m', '1h30m'. */
+/** A message TTL in whole seconds (0: none): a number of seconds, 'never',
+ * or a duration such as '90s', '5m', '1h30m' (digits alone are seconds,
+ * as in a Nats-TTL header). */
 function ttlSeconds(ttl) {
   if (ttl === undefined || ttl === null) return 0;
   if (ttl === 'never') return TTL_NEVER;
   if (typeof ttl === 'number' && Number.isInteger(ttl)) return ttl;
   if (typeof ttl === 'string') {
+    if (/^\d+$/.test(ttl)) return Number(ttl);
     const m = ttl.match(/^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/);
     if (m && ttl !== '') return Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
   }
@@ -1067,6 +1069,35 @@ function revisionArg(v) {
   return v === undefined || v === null ? undefined : v;
 }
 
+/** A bucket's status from the addon's array (kv.status(), js.kv.statuses()),
+ * with nats.js KvStatus's field names. */
+function kvStatus(raw) {
+  const streamInfo = JSON.parse(raw[11] ?? '{}');
+  const config = streamInfo.config ?? {};
+  return {
+    bucket: raw[0],
+    values: raw[1],
+    history: raw[2],
+    /** ms; 0: revisions never expire */
+    ttl: raw[3] / 1e6,
+    /** bytes stored (also as `bytes`) */
+    size: raw[4],
+    bytes: raw[4],
+    storage: raw[5],
+    backingStore: raw[5],
+    replicas: raw[6],
+    compression: raw[7],
+    description: raw[8] ?? '',
+    metadata: JSON.parse(raw[9] ?? '{}'),
+    /** ms the server's markers live (limit_marker_ttl); 0: none, and no per-key TTL */
+    markerTTL: raw[10] / 1e6,
+    maxValueSize: config.max_msg_size ?? -1,
+    max_bytes: config.max_bytes ?? -1,
+    maxBucketSize: config.max_bytes ?? -1,
+    streamInfo,
+  };
+}
+
 /** A bound Key-Value bucket (js.kv.create / bind / ...). */
 class KV {
   constructor(handle) {
@@ -1081,9 +1112,13 @@ class KV {
     return native.kvPut(this._handle, 0, key, kvValue(value), undefined);
   }
 
-  /** Stores `value` only if `key` has no live value (else KeyExistsError). */
-  async create(key, value) {
-    return native.kvPut(this._handle, 1, key, kvValue(value), undefined);
+  /** Stores `value` only if `key` has no live value (else KeyExistsError).
+   * With `markerTTL` (as nats.js: '10s', '1m', '1h', digits alone are
+   * seconds; also a number of seconds or 'never'), the revision expires
+   * after that long (ADR-48 per-key TTL; the bucket needs limit_marker_ttl).
+   */
+  async create(key, value, markerTTL) {
+    return native.kvPut(this._handle, 1, key, kvValue(value), undefined, ttlSeconds(markerTTL));
   }
 
   /** Stores `value` only if `key`'s latest revision is `last` (else WrongLastSequenceError). */
@@ -1109,9 +1144,30 @@ class KV {
     await native.kvDelete(this._handle, false, key, revisionArg(opts?.last ?? opts?.previousSeq));
   }
 
-  /** Writes a purge marker that replaces every earlier revision of `key`. */
+  /** Writes a purge marker that replaces every earlier revision of `key`.
+   * With {ttl} (as create's markerTTL) the marker itself expires, and the
+   * key leaves no trace (the bucket needs limit_marker_ttl). */
   async purge(key, opts) {
-    await native.kvDelete(this._handle, true, key, revisionArg(opts?.last ?? opts?.previousSeq));
+    const last = revisionArg(opts?.last ?? opts?.previousSeq);
+    await native.kvDelete(this._handle, true, key, last, ttlSeconds(opts?.ttl));
+  }
+
+  /**
+   * Removes delete and purge markers, as nats.js's purgeDeletes: a key whose
+   * latest revision is a marker older than `olderMillis` (default 30
+   * minutes; 0 or negative: every marker) goes entirely; a younger marker
+   * stays and only the revisions before it go. Resolves with
+   * {success: true, purged} (messages removed).
+   */
+  async purgeDeletes(olderMillis) {
+    let older = 0; // the library's default, 30 minutes
+    if (olderMillis !== undefined && olderMillis !== null) {
+      if (typeof olderMillis !== 'number' || !Number.isFinite(olderMillis)) {
+        throw new TypeError('olderMillis must be a number (ms)');
+      }
+      older = olderMillis <= 0 ? -1 : Math.ceil(olderMillis);
+    }
+    return { success: true, purged: await native.kvPurgeDeletes(this._handle, older) };
   }
 
   /** The keys that hold a value now (deleted and purged keys are left out).
@@ -1132,7 +1188,9 @@ class KV {
    * KvEntry (see KvWatcher). Options: key (a pattern such as 'a.*' or
    * 'a.>', or an array of them; default every key), includeHistory,
    * ignoreDeletes, metaOnly (entries without values), updatesOnly (no
-   * initial values). Rejects with InvalidKeyError for a bad pattern. From
+   * initial values), resumeFromRevision (every revision of the matching
+   * keys from that one on, then changes; not with updatesOnly). Rejects
+   * with InvalidKeyError for a bad pattern. From
    * the moment this resolves, changes are buffered by the library whether
    * or not the watcher is iterated.
    */
@@ -1147,24 +1205,16 @@ class KV {
       ignoreDeletes: Boolean(o.ignoreDeletes),
       metaOnly: Boolean(o.metaOnly),
       updatesOnly: Boolean(o.updatesOnly),
+      resumeFromRevision: o.resumeFromRevision,
     };
     return new KvWatcher(await native.kvWatch(this._handle, keys, flags), this.bucket);
   }
 
-  /** {bucket, values, history, ttl (ms), bytes, storage, streamInfo}. */
+  /** {bucket, values, history, ttl (ms), size (= bytes), storage (=
+   * backingStore), replicas, compression, description, metadata, markerTTL
+   * (ms), maxValueSize, max_bytes, streamInfo}: nats.js KvStatus's fields. */
   async status() {
-    const info = JSON.parse(await native.kvStatus(this._handle));
-    const config = info.config ?? {};
-    const state = info.state ?? {};
-    return {
-      bucket: this.bucket,
-      values: state.messages,
-      history: config.max_msgs_per_subject,
-      ttl: (config.max_age ?? 0) / 1e6,
-      bytes: state.bytes,
-      storage: config.storage,
-      streamInfo: info,
-    };
+    return kvStatus(await native.kvStatus(this._handle));
   }
 
   get isClosed() {
@@ -1214,6 +1264,23 @@ class KvManager {
   async delete(bucket) {
     await native.kvDeleteBucket(this._js._handle, bucket);
     return true;
+  }
+
+  /** The names of the account's Key-Value buckets (streams KV_<name> on
+   * $KV.<name>.>; other streams are left out). */
+  async names() {
+    return native.kvNames(this._js._handle);
+  }
+
+  /** The status of every Key-Value bucket (see KV.status), read from the
+   * stream list without a request per bucket. */
+  async statuses() {
+    return (await native.kvStatuses(this._js._handle)).map(kvStatus);
+  }
+
+  /** nats.js's kvm.list(): the statuses of statuses(), as an async iterator. */
+  async *list() {
+    yield* await this.statuses();
   }
 }
 

@@ -138,6 +138,11 @@ bool get_string_array(napi_env env, napi_value v, const char *what, char ***out,
 void free_strings(char **s, size_t n);
 napi_value headers_to_js(napi_env env, const natsio_headers *hd);
 napi_value msg_to_js(napi_env env, const natsio_msg *m);
+/* Small value makers of the array-shaped results (statuses, infos). */
+napi_value str_or_null(napi_env env, const char *s);
+void set_elem(napi_env env, napi_value arr, uint32_t i, napi_value v);
+napi_value num(napi_env env, double d);
+napi_value boolean(napi_env env, bool b);
 void set_u64(napi_env env, napi_value obj, const char *name, uint64_t v);
 napi_value string_list_to_js(napi_env env, const natsio_string_list *l);
 napi_value iter_stats_to_js(napi_env env, const natsio_iter_stats *s);
@@ -247,6 +252,8 @@ enum {
     R_CLIENT,        /* a client external */
     R_JS_MESSAGES,   /* a consume feed (not started) */
     R_KV_WATCHER,    /* a watch feed (not started) */
+    R_KV_STATUS,     /* kv_status_to_js */
+    R_KV_STATUS_LIST, /* array of kv_status_to_js */
     R_RTT,           /* microseconds between start and completion */
     R_CLOSE,         /* undefined; CONNECTION_CLOSED counts as success */
     /* Object Store (object.c, obj_result_value) */
@@ -364,6 +371,10 @@ EXPORT(js_msg_ack);
 EXPORT(js_msg_ack_sync);
 EXPORT(js_msg_metadata);
 
+/* A call on a JetStream context alone, (js) -> Promise of `result` (js.c). */
+napi_value js_ctx_call(napi_env env, napi_callback_info info,
+                       natsio_status (*call)(const natsio_js *, natsio_token **), int result);
+
 /* kv.c */
 EXPORT(js_kv_open);
 EXPORT(js_kv_delete_bucket);
@@ -372,9 +383,14 @@ EXPORT(js_kv_put);
 EXPORT(js_kv_get);
 EXPORT(js_kv_delete);
 EXPORT(js_kv_status);
+EXPORT(js_kv_names);
+EXPORT(js_kv_statuses);
+EXPORT(js_kv_purge_deletes);
 EXPORT(js_kv_keys);
 EXPORT(js_kv_history);
 EXPORT(js_kv_watch);
+/* A bucket's typed status as the array kvStatus and kvStatuses give. */
+napi_value kv_status_to_js(napi_env env, const natsio_kv_bucket_status *s);
 
 /* object.c */
 EXPORT(js_obj_open);

@@ -312,15 +312,19 @@ EXPORT(js_js_publish_async_pending) {
     return r;
 }
 
-/* jsAccountInfo(js) -> Promise<string JSON> */
-EXPORT(js_js_account_info) {
+/* (js) calls: the context alone */
+napi_value js_ctx_call(napi_env env, napi_callback_info info,
+                       natsio_status (*call)(const natsio_js *, natsio_token **), int result) {
     ARGS(1);
     js_handle *h = get_jsh(env, argv[0], JSH_JS);
     if (!h) return NULL;
     natsio_token *tok = NULL;
-    int32_t st = natsio_js_account_info_async(h->js, &tok);
-    return op_track(env, st, tok, R_STRING, h, NULL);
+    int32_t st = call(h->js, &tok);
+    return op_track(env, st, tok, result, h, NULL);
 }
+
+/* jsAccountInfo(js) -> Promise<string JSON> */
+EXPORT(js_js_account_info) { return js_ctx_call(env, info, natsio_js_account_info_async, R_STRING); }
 
 /* jsStreamPut(js, action (natsio_create_action), configJson) -> Promise<string> */
 EXPORT(js_js_stream_put) {
@@ -412,14 +416,7 @@ EXPORT(js_js_stream_info_with_subjects) {
 }
 
 /* jsApiLevel(js) -> Promise<number> */
-EXPORT(js_js_api_level) {
-    ARGS(1);
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = natsio_js_api_level_async(h->js, &tok);
-    return op_track(env, st, tok, R_U64, h, NULL);
-}
+EXPORT(js_js_api_level) { return js_ctx_call(env, info, natsio_js_api_level_async, R_U64); }
 
 /* jsStreamGetMsg(js, stream, seq, lastBySubject|null) -> Promise<array> */
 EXPORT(js_js_stream_get_msg) {

@@ -29,9 +29,11 @@ EXPORT(js_kv_bucket) {
     return r;
 }
 
-/* kvPut(kv, mode 0 put | 1 create | 2 update, key, value, last) -> Promise<revision> */
+/* kvPut(kv, mode 0 put | 1 create | 2 update, key, value, last, ttlS) ->
+ * Promise<revision>; a create with ttlS (whole seconds or NATSIO_TTL_NEVER;
+ * 0: none) stores a revision that expires */
 EXPORT(js_kv_put) {
-    ARGS(5);
+    ARGS(6);
     js_handle *h = get_jsh(env, argv[0], JSH_KV);
     if (!h) return NULL;
     int mode = (int)get_i64(env, argv[1], 0);
@@ -47,9 +49,11 @@ EXPORT(js_kv_put) {
             napi_throw_type_error(env, NULL, "last revision must be a non-negative integer");
         } else {
             natsio_token *tok = NULL;
+            int64_t ttl = get_i64(env, argv[5], 0);
             int32_t st = mode == 0   ? natsio_kv_put_async(h->kv, key, data, len, &tok)
-                         : mode == 1 ? natsio_kv_create_async(h->kv, key, data, len, &tok)
-                                     : natsio_kv_update_async(h->kv, key, data, len, last, &tok);
+                         : mode == 2 ? natsio_kv_update_async(h->kv, key, data, len, last, &tok)
+                         : ttl != 0  ? natsio_kv_create_with_ttl_async(h->kv, key, data, len, ttl, &tok)
+                                     : natsio_kv_create_async(h->kv, key, data, len, &tok);
             promise = op_track(env, st, tok, R_U64, h, NULL);
         }
     }
@@ -76,9 +80,10 @@ EXPORT(js_kv_get) {
     return promise;
 }
 
-/* kvDelete(kv, purge, key, last|undefined) -> Promise<revision of the marker> */
+/* kvDelete(kv, purge, key, last|undefined, ttlS) -> Promise<revision of the
+ * marker>; a purge with ttlS (as kvPut's) writes a marker that expires */
 EXPORT(js_kv_delete) {
-    ARGS(4);
+    ARGS(5);
     js_handle *h = get_jsh(env, argv[0], JSH_KV);
     if (!h) return NULL;
     bool purge = false;
@@ -91,7 +96,10 @@ EXPORT(js_kv_delete) {
     if (get_u64(env, argv[3], "last revision", &last, &has_last)) {
         natsio_token *tok = NULL;
         const uint64_t *lp = has_last ? &last : NULL;
-        int32_t st = purge ? natsio_kv_purge_async(h->kv, key, lp, &tok) : natsio_kv_delete_async(h->kv, key, lp, &tok);
+        int64_t ttl = get_i64(env, argv[4], 0);
+        int32_t st = !purge     ? natsio_kv_delete_async(h->kv, key, lp, &tok)
+                     : ttl != 0 ? natsio_kv_purge_with_ttl_async(h->kv, key, lp, ttl, &tok)
+                                : natsio_kv_purge_async(h->kv, key, lp, &tok);
         promise = op_track(env, st, tok, R_U64, h, NULL);
     }
     free(key);
@@ -108,8 +116,45 @@ static napi_value kv_call(napi_env env, napi_callback_info info,
     return op_track(env, st, tok, result, h, NULL);
 }
 
-/* kvStatus(kv) -> Promise<string JSON> */
-EXPORT(js_kv_status) { return kv_call(env, info, natsio_kv_status_async, R_STRING); }
+/* [bucket, values, history, ttlNs, bytes, storage, replicas, compression,
+ * description|null, metadataJson, limitMarkerTtlNs, streamInfoJson] */
+napi_value kv_status_to_js(napi_env env, const natsio_kv_bucket_status *s) {
+    napi_value arr;
+    napi_create_array_with_length(env, 12, &arr);
+    set_elem(env, arr, 0, str_or_null(env, natsio_kv_bucket_status_bucket(s)));
+    set_elem(env, arr, 1, num(env, (double)natsio_kv_bucket_status_values(s)));
+    set_elem(env, arr, 2, num(env, (double)natsio_kv_bucket_status_history(s)));
+    set_elem(env, arr, 3, num(env, (double)natsio_kv_bucket_status_ttl_ns(s)));
+    set_elem(env, arr, 4, num(env, (double)natsio_kv_bucket_status_bytes(s)));
+    set_elem(env, arr, 5, str_or_null(env, natsio_kv_bucket_status_storage(s)));
+    set_elem(env, arr, 6, num(env, (double)natsio_kv_bucket_status_replicas(s)));
+    set_elem(env, arr, 7, boolean(env, natsio_kv_bucket_status_is_compressed(s)));
+    set_elem(env, arr, 8, str_or_null(env, natsio_kv_bucket_status_description(s)));
+    set_elem(env, arr, 9, str_or_null(env, natsio_kv_bucket_status_metadata_json(s)));
+    set_elem(env, arr, 10, num(env, (double)natsio_kv_bucket_status_limit_marker_ttl_ns(s)));
+    set_elem(env, arr, 11, str_or_null(env, natsio_kv_bucket_status_stream_info_json(s)));
+    return arr;
+}
+
+/* kvNames(js) -> Promise<string[]> */
+EXPORT(js_kv_names) { return js_ctx_call(env, info, natsio_js_kv_names_async, R_STRING_LIST); }
+
+/* kvStatuses(js) -> Promise<array of kv_status_to_js> */
+EXPORT(js_kv_statuses) { return js_ctx_call(env, info, natsio_js_kv_statuses_async, R_KV_STATUS_LIST); }
+
+/* kvStatus(kv) -> Promise<kv_status_to_js> */
+EXPORT(js_kv_status) { return kv_call(env, info, natsio_kv_get_status_async, R_KV_STATUS); }
+
+/* kvPurgeDeletes(kv, olderThanMs: 0 default 30 min | < 0 every marker) ->
+ * Promise<messages removed> */
+EXPORT(js_kv_purge_deletes) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_KV);
+    if (!h) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_kv_purge_deletes_async(h->kv, get_i64(env, argv[1], 0), &tok);
+    return op_track(env, st, tok, R_U64, h, NULL);
+}
 
 /* kvKeys(kv) -> Promise<string[]> */
 EXPORT(js_kv_keys) { return kv_call(env, info, natsio_kv_keys_async, R_STRING_LIST); }
@@ -128,7 +173,8 @@ EXPORT(js_kv_history) {
 }
 
 /* kvWatch(kv, keys: string[]|null, {includeHistory, ignoreDeletes,
- * metaOnly, updatesOnly}) -> Promise<feed> (started by the JS layer) */
+ * metaOnly, updatesOnly, resumeFromRevision}) -> Promise<feed> (started by
+ * the JS layer) */
 EXPORT(js_kv_watch) {
     ARGS(3);
     js_handle *h = get_jsh(env, argv[0], JSH_KV);
@@ -143,6 +189,12 @@ EXPORT(js_kv_watch) {
         wo.ignore_deletes = opt_flag(env, argv[2], "ignoreDeletes");
         wo.meta_only = opt_flag(env, argv[2], "metaOnly");
         wo.updates_only = opt_flag(env, argv[2], "updatesOnly");
+        bool has_resume = false;
+        if (!get_u64(env, prop(env, argv[2], "resumeFromRevision"), "resumeFromRevision", &wo.resume_from_revision,
+                     &has_resume)) {
+            free_strings(keys, n);
+            return NULL;
+        }
     }
     natsio_token *tok = NULL;
     int32_t st = natsio_kv_watch_async(h->kv, (const char *const *)keys, n, &wo, &tok);

@@ -23,29 +23,6 @@ void obj_handle_free(int kind, void *obj) {
     }
 }
 
-static napi_value str_or_null(napi_env env, const char *s) {
-    napi_value v;
-    if (s)
-        napi_create_string_utf8(env, s, NAPI_AUTO_LENGTH, &v);
-    else
-        napi_get_null(env, &v);
-    return v;
-}
-
-static void set_elem(napi_env env, napi_value arr, uint32_t i, napi_value v) { napi_set_element(env, arr, i, v); }
-
-static napi_value num(napi_env env, double d) {
-    napi_value v;
-    napi_create_double(env, d, &v);
-    return v;
-}
-
-static napi_value boolean(napi_env env, bool b) {
-    napi_value v;
-    napi_get_boolean(env, b, &v);
-    return v;
-}
-
 /* [handle, name, description|null, bucket, nuid, size, chunks, digest,
  * deleted, mtimeNs (bigint), flatHeaders|null, metadataJson, isLink,
  * linkBucket|null, linkName|null, maxChunkSize], or true for a watcher's
@@ -219,24 +196,10 @@ EXPORT(js_obj_delete_bucket) {
 }
 
 /* objNames(js) -> Promise<string[]> */
-EXPORT(js_obj_names) {
-    ARGS(1);
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = natsio_js_obj_names_async(h->js, &tok);
-    return op_track(env, st, tok, R_STRING_LIST, h, NULL);
-}
+EXPORT(js_obj_names) { return js_ctx_call(env, info, natsio_js_obj_names_async, R_STRING_LIST); }
 
 /* objStatuses(js) -> Promise<array of statuses> */
-EXPORT(js_obj_statuses) {
-    ARGS(1);
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = natsio_js_obj_statuses_async(h->js, &tok);
-    return op_track(env, st, tok, R_OBJ_STATUS_LIST, h, NULL);
-}
+EXPORT(js_obj_statuses) { return js_ctx_call(env, info, natsio_js_obj_statuses_async, R_OBJ_STATUS_LIST); }
 
 /* objBucket(obj) -> string */
 EXPORT(js_obj_bucket) {

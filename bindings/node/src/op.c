@@ -192,6 +192,23 @@ static napi_value result_value(napi_env env, op *o, int32_t *st) {
         if ((*st = natsio_token_js_messages(t, &it)) != NATSIO_OK) return NULL;
         return feed_wrap(env, FEED_CONSUME, it, o->cw);
     }
+    case R_KV_STATUS: {
+        natsio_kv_bucket_status *s = NULL;
+        if ((*st = natsio_token_kv_bucket_status(t, &s)) != NATSIO_OK) return NULL;
+        v = kv_status_to_js(env, s);
+        natsio_kv_bucket_status_free(s);
+        return v;
+    }
+    case R_KV_STATUS_LIST: {
+        natsio_kv_bucket_status_list *l = NULL;
+        if ((*st = natsio_token_kv_bucket_status_list(t, &l)) != NATSIO_OK) return NULL;
+        size_t n = natsio_kv_bucket_status_list_count(l);
+        napi_create_array_with_length(env, n, &v);
+        for (size_t i = 0; i < n; i++)
+            set_elem(env, v, (uint32_t)i, kv_status_to_js(env, natsio_kv_bucket_status_list_get(l, i)));
+        natsio_kv_bucket_status_list_free(l);
+        return v;
+    }
     case R_KV_WATCHER: {
         natsio_kv_watcher *w = NULL;
         if ((*st = natsio_token_kv_watcher(t, &w)) != NATSIO_OK) return NULL;

@@ -381,6 +381,29 @@ void batch_to_js(napi_env env, void *const *msgs, uint32_t n, napi_value out[4])
     }
 }
 
+napi_value str_or_null(napi_env env, const char *s) {
+    napi_value v;
+    if (s)
+        napi_create_string_utf8(env, s, NAPI_AUTO_LENGTH, &v);
+    else
+        napi_get_null(env, &v);
+    return v;
+}
+
+void set_elem(napi_env env, napi_value arr, uint32_t i, napi_value v) { napi_set_element(env, arr, i, v); }
+
+napi_value num(napi_env env, double d) {
+    napi_value v;
+    napi_create_double(env, d, &v);
+    return v;
+}
+
+napi_value boolean(napi_env env, bool b) {
+    napi_value v;
+    napi_get_boolean(env, b, &v);
+    return v;
+}
+
 void set_u64(napi_env env, napi_value obj, const char *name, uint64_t v) {
     napi_value x;
     napi_create_double(env, (double)v, &x);

@@ -1,0 +1,193 @@
+package interop
+
+// Key-Value between the binding and nats.go: bucket listing and status
+// either way, and per-key TTLs (the Nats-TTL header one writes, the
+// expiry and the server's purge marker the other sees).
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	natsio "github.com/libnatsio/natsio/bindings/go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ttlHeader reads a Nats-TTL header value ("5s", or whole seconds "5").
+func ttlHeader(t *testing.T, v string) time.Duration {
+	t.Helper()
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return time.Duration(n) * time.Second
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		t.Fatalf("Nats-TTL %q: %v", v, err)
+	}
+	return d
+}
+
+func TestKeyValueStatusInterop(t *testing.T) {
+	js, njs := clients(t)
+	ctx := ctxFor(t)
+
+	mine := got(njs.CreateKeyValue(ctx, natsio.KeyValueConfig{
+		Bucket: "NB", Description: "made by natsio", History: 4, TTL: time.Hour,
+		Storage: natsio.MemoryStorage, LimitMarkerTTL: time.Second,
+	})).must(t)
+	got(mine.Put(ctx, "k", []byte("v"))).must(t)
+	theirs := got(js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "NG", History: 3, TTL: 30 * time.Minute})).must(t)
+	got(theirs.Put(ctx, "a", []byte("1"))).must(t)
+	got(theirs.Put(ctx, "b", []byte("2"))).must(t)
+	got(js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})).must(t)
+
+	// nats.go lists and reads the binding's bucket.
+	lister := js.KeyValueStoreNames(ctx)
+	var names []string
+	for n := range lister.Name() {
+		names = append(names, n)
+	}
+	noErr(t, lister.Error())
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"NB", "NG"}) {
+		t.Fatalf("nats.go KeyValueStoreNames %v", names)
+	}
+	statuses := js.KeyValueStores(ctx)
+	seen := map[string]jetstream.KeyValueStatus{}
+	for st := range statuses.Status() {
+		seen[st.Bucket()] = st
+	}
+	noErr(t, statuses.Error())
+	if len(seen) != 2 || seen["NB"] == nil || seen["NB"].History() != 4 || seen["NB"].TTL() != time.Hour {
+		t.Fatalf("nats.go KeyValueStores %v", seen)
+	}
+	nkv := got(js.KeyValue(ctx, "NB")).must(t)
+	nst := got(nkv.Status(ctx)).must(t)
+	if nst.Bucket() != "NB" || nst.History() != 4 || nst.TTL() != time.Hour || nst.Values() != 1 ||
+		nst.LimitMarkerTTL() != time.Second || nst.BackingStore() != "JetStream" {
+		t.Fatalf("nats.go status of NB: bucket %s history %d ttl %v values %d marker ttl %v",
+			nst.Bucket(), nst.History(), nst.TTL(), nst.Values(), nst.LimitMarkerTTL())
+	}
+	if ks, ok := nst.(*jetstream.KeyValueBucketStatus); !ok || ks.StreamInfo().Config.Description != "made by natsio" ||
+		ks.StreamInfo().Config.Storage != jetstream.MemoryStorage {
+		t.Fatalf("nats.go stream info of NB %+v", nst)
+	}
+
+	// The binding lists and reads nats.go's bucket, as nats.go does.
+	mnames := got(njs.KeyValueStoreNames(ctx)).must(t)
+	slices.Sort(mnames)
+	if !slices.Equal(mnames, names) {
+		t.Fatalf("natsio KeyValueStoreNames %v", mnames)
+	}
+	var ng *natsio.KeyValueStatus
+	for _, st := range got(njs.KeyValueStores(ctx)).must(t) {
+		if st.Bucket == "NG" {
+			ng = st
+		}
+	}
+	gst := got(theirs.Status(ctx)).must(t)
+	if ng == nil || ng.History != gst.History() || ng.TTL != gst.TTL() || ng.Values != gst.Values() ||
+		ng.Bytes != gst.Bytes() || ng.History != 3 || ng.Values != 2 || ng.IsCompressed != gst.IsCompressed() {
+		t.Fatalf("natsio status of NG %+v, nats.go's history %d ttl %v values %d bytes %d",
+			ng, gst.History(), gst.TTL(), gst.Values(), gst.Bytes())
+	}
+	bound := got(njs.KeyValue(ctx, "NG")).must(t)
+	if st := got(bound.Status(ctx)).must(t); st.History != 3 || st.TTL != 30*time.Minute || st.Storage != natsio.FileStorage {
+		t.Fatalf("natsio Status of NG %+v", st)
+	}
+}
+
+func TestKeyValueTTLInterop(t *testing.T) {
+	js, njs := clients(t)
+	ctx := ctxFor(t)
+	mine := got(njs.CreateKeyValue(ctx, natsio.KeyValueConfig{Bucket: "TT", History: 3, LimitMarkerTTL: time.Second})).must(t)
+	theirs := got(js.KeyValue(ctx, "TT")).must(t)
+
+	// The binding's KeyTTL is the Nats-TTL header nats.go reads.
+	got(mine.Create(ctx, "long", []byte("v"), natsio.KeyTTL(30*time.Second))).must(t)
+	stream := got(js.Stream(ctx, "KV_TT")).must(t)
+	raw := got(stream.GetLastMsgForSubject(ctx, "$KV.TT.long")).must(t)
+	if d := ttlHeader(t, raw.Header.Get(jetstream.MsgTTLHeader)); d != 30*time.Second {
+		t.Fatalf("Nats-TTL of long %v", d)
+	}
+	if e := got(theirs.Get(ctx, "long")).must(t); string(e.Value()) != "v" {
+		t.Fatalf("nats.go Get %q", e.Value())
+	}
+
+	// nats.go sees a key the binding created with a 1 s TTL expire: the
+	// server's purge marker, then nothing.
+	// (nats.go's UpdatesOnly watch sends no nil marker.)
+	nw := got(theirs.Watch(ctx, "short", jetstream.UpdatesOnly())).must(t)
+	defer nw.Stop()
+	got(mine.Create(ctx, "short", []byte("brief"), natsio.KeyTTL(time.Second))).must(t)
+	var ops []jetstream.KeyValueOp
+	for len(ops) < 2 {
+		select {
+		case e := <-nw.Updates():
+			if e == nil || e.Key() != "short" {
+				t.Fatalf("nats.go watch: %v after %v", e, ops)
+			}
+			ops = append(ops, e.Operation())
+		case <-time.After(5 * time.Second):
+			t.Fatalf("nats.go watch: %v after 5 s", ops)
+		}
+	}
+	if !slices.Equal(ops, []jetstream.KeyValueOp{jetstream.KeyValuePut, jetstream.KeyValuePurge}) {
+		t.Fatalf("nats.go watch ops %v", ops)
+	}
+
+	// The binding sees a key nats.go created with KeyTTL expire.
+	mw := got(mine.Watch(ctx, "theirs", natsio.UpdatesOnly())).must(t)
+	defer mw.Stop()
+	if e := got(mw.Next(ctx)).must(t); e != nil {
+		t.Fatalf("natsio watch: %+v before the marker", e)
+	}
+	got(theirs.Create(ctx, "theirs", []byte("x"), jetstream.KeyTTL(time.Second))).must(t)
+	for _, want := range []natsio.KeyValueOp{natsio.KeyValuePut, natsio.KeyValuePurge} {
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		e, err := mw.Next(wctx)
+		cancel()
+		if err != nil {
+			h, herr := theirs.History(ctx, "theirs")
+			for _, x := range h {
+				t.Logf("nats.go history: rev %d op %v", x.Revision(), x.Operation())
+			}
+			t.Fatalf("natsio watch, waiting for %v: %v (history err %v)", want, err, herr)
+		}
+		if e == nil || e.Key != "theirs" || e.Operation != want {
+			t.Fatalf("natsio watch %+v, want %v", e, want)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := mine.Get(ctx, "theirs")
+		if errors.Is(err, natsio.ErrKeyNotFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("theirs still there: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// The binding's PurgeTTL marker carries the header and the purge
+	// operation nats.go reads.
+	got(mine.Put(ctx, "p", []byte("v"))).must(t)
+	noErr(t, mine.Purge(ctx, "p", natsio.PurgeTTL(20*time.Second)))
+	raw = got(stream.GetLastMsgForSubject(ctx, "$KV.TT.p")).must(t)
+	if d := ttlHeader(t, raw.Header.Get(jetstream.MsgTTLHeader)); d != 20*time.Second ||
+		!strings.EqualFold(raw.Header.Get("KV-Operation"), "PURGE") {
+		t.Fatalf("purge marker headers %v", raw.Header)
+	}
+	_, err := theirs.Get(ctx, "p")
+	if !errors.Is(err, jetstream.ErrKeyNotFound) {
+		t.Fatalf("nats.go Get of a purged key: %v", err)
+	}
+	hist := got(theirs.History(ctx, "p")).must(t)
+	if len(hist) != 1 || hist[0].Operation() != jetstream.KeyValuePurge {
+		t.Fatalf("nats.go history of p %v", hist)
+	}
+}
