@@ -1703,6 +1703,67 @@ natsio_status natsio_js_consumer_names_async(const struct natsio_js *js,
                                              struct natsio_token **token_out);
 
 /**
+ * The ConsumerInfo JSON of every consumer of `stream`, one JSON text per
+ * list entry, through `list_out` (free with `natsio_string_list_free`).
+ * Pages through the API (`CONSUMER.LIST`) as needed. Errors as
+ * `natsio_js_consumer_names`.
+ */
+natsio_status natsio_js_consumer_infos(const struct natsio_js *js,
+                                       const char *stream,
+                                       struct natsio_string_list **list_out);
+
+/**
+ * The token form of `natsio_js_consumer_infos` (`natsio_token_string_list`).
+ */
+natsio_status natsio_js_consumer_infos_async(const struct natsio_js *js,
+                                             const char *stream,
+                                             struct natsio_token **token_out);
+
+/**
+ * Pauses consumer `consumer` of `stream` until `pause_until_ns`
+ * (nanoseconds since the Unix epoch): until then it delivers nothing, and
+ * pulls wait (server 2.11+). A time already past leaves it running. If
+ * `json_out` is not NULL it receives the server's answer (free with
+ * `natsio_string_free`): {"paused": bool, "pause_until": RFC 3339 time,
+ * "pause_remaining": nanoseconds}; the consumer's info shows the same
+ * fields. Errors: NATSIO_ERR_INVALID_ARGUMENT (bad names, a time not after
+ * the epoch), NATSIO_ERR_CONSUMER_NOT_FOUND, NATSIO_ERR_STREAM_NOT_FOUND,
+ * and the request errors of `natsio_js_consumer_info`.
+ */
+natsio_status natsio_js_consumer_pause(const struct natsio_js *js,
+                                       const char *stream,
+                                       const char *consumer,
+                                       int64_t pause_until_ns,
+                                       char **json_out);
+
+/**
+ * The token form of `natsio_js_consumer_pause` (`natsio_token_string`).
+ */
+natsio_status natsio_js_consumer_pause_async(const struct natsio_js *js,
+                                             const char *stream,
+                                             const char *consumer,
+                                             int64_t pause_until_ns,
+                                             struct natsio_token **token_out);
+
+/**
+ * Resumes a paused consumer now (a running one stays running); `json_out`
+ * as for `natsio_js_consumer_pause` ("paused" false). Errors as
+ * `natsio_js_consumer_pause`.
+ */
+natsio_status natsio_js_consumer_resume(const struct natsio_js *js,
+                                        const char *stream,
+                                        const char *consumer,
+                                        char **json_out);
+
+/**
+ * The token form of `natsio_js_consumer_resume` (`natsio_token_string`).
+ */
+natsio_status natsio_js_consumer_resume_async(const struct natsio_js *js,
+                                              const char *stream,
+                                              const char *consumer,
+                                              struct natsio_token **token_out);
+
+/**
  * Fills `opts` with the defaults and the version.
  * Errors: NATSIO_ERR_NULL_ARGUMENT.
  */

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::iter::{self, natsio_iter_stats};
 use super::js::{create_action, json_result, json_token, natsio_js};
-use super::list::{natsio_string_list, string_list_result, write_list};
+use super::list::{json_texts, natsio_string_list, string_list_result, write_list};
 use super::msg::{natsio_msg, natsio_msg_cb, natsio_msg_list};
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value};
@@ -187,6 +187,132 @@ pub unsafe extern "C" fn natsio_js_consumer_names_async(
         let h = self::js(js)?;
         let op = h.js.consumer_names(str_arg(stream, "stream")?);
         start_op(op, h.client_weak(), token_out)
+    })
+}
+
+/// The ConsumerInfo JSON of every consumer of `stream`, one JSON text per
+/// list entry, through `list_out` (free with `natsio_string_list_free`).
+/// Pages through the API (`CONSUMER.LIST`) as needed. Errors as
+/// `natsio_js_consumer_names`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_consumer_infos(
+    js: *const natsio_js,
+    stream: *const c_char,
+    list_out: *mut *mut natsio_string_list,
+) -> natsio_status {
+    guard(|| {
+        let op = self::js(js)?
+            .js
+            .consumer_infos(str_arg(stream, "stream")?)
+            .map(json_texts);
+        string_list_result(op, list_out)
+    })
+}
+
+/// The token form of `natsio_js_consumer_infos` (`natsio_token_string_list`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_consumer_infos_async(
+    js: *const natsio_js,
+    stream: *const c_char,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        let op =
+            h.js.consumer_infos(str_arg(stream, "stream")?)
+                .map(json_texts);
+        start_op(op, h.client_weak(), token_out)
+    })
+}
+
+unsafe fn pause_op(
+    h: &natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    until_ns: Option<i64>,
+) -> Result<Op<serde_json::Value>> {
+    if until_ns.is_some_and(|ns| ns <= 0) {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            "pause_until_ns must be a time after the epoch (to resume, use natsio_js_consumer_resume)",
+        ));
+    }
+    Ok(h.js.pause_consumer(
+        str_arg(stream, "stream")?,
+        str_arg(consumer, "consumer")?,
+        until_ns,
+    ))
+}
+
+/// Pauses consumer `consumer` of `stream` until `pause_until_ns`
+/// (nanoseconds since the Unix epoch): until then it delivers nothing, and
+/// pulls wait (server 2.11+). A time already past leaves it running. If
+/// `json_out` is not NULL it receives the server's answer (free with
+/// `natsio_string_free`): {"paused": bool, "pause_until": RFC 3339 time,
+/// "pause_remaining": nanoseconds}; the consumer's info shows the same
+/// fields. Errors: NATSIO_ERR_INVALID_ARGUMENT (bad names, a time not after
+/// the epoch), NATSIO_ERR_CONSUMER_NOT_FOUND, NATSIO_ERR_STREAM_NOT_FOUND,
+/// and the request errors of `natsio_js_consumer_info`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_consumer_pause(
+    js: *const natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    pause_until_ns: i64,
+    json_out: *mut *mut c_char,
+) -> natsio_status {
+    guard(|| {
+        let op = pause_op(self::js(js)?, stream, consumer, Some(pause_until_ns))?;
+        json_result(op, json_out, true)
+    })
+}
+
+/// The token form of `natsio_js_consumer_pause` (`natsio_token_string`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_consumer_pause_async(
+    js: *const natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    pause_until_ns: i64,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        json_token(
+            h,
+            pause_op(h, stream, consumer, Some(pause_until_ns))?,
+            token_out,
+        )
+    })
+}
+
+/// Resumes a paused consumer now (a running one stays running); `json_out`
+/// as for `natsio_js_consumer_pause` ("paused" false). Errors as
+/// `natsio_js_consumer_pause`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_consumer_resume(
+    js: *const natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    json_out: *mut *mut c_char,
+) -> natsio_status {
+    guard(|| {
+        let op = pause_op(self::js(js)?, stream, consumer, None)?;
+        json_result(op, json_out, true)
+    })
+}
+
+/// The token form of `natsio_js_consumer_resume` (`natsio_token_string`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_consumer_resume_async(
+    js: *const natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        json_token(h, pause_op(h, stream, consumer, None)?, token_out)
     })
 }
 

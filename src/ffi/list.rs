@@ -36,6 +36,11 @@ pub(crate) unsafe fn write_list<L>(out: *mut *mut L, list: L) -> Result<()> {
     Ok(())
 }
 
+/// JSON values (infos of a listing) as one JSON text each.
+pub(crate) fn json_texts(infos: Vec<serde_json::Value>) -> Vec<String> {
+    infos.iter().map(serde_json::Value::to_string).collect()
+}
+
 /// Waits for `op` and writes the strings it yields to `list_out` as a new
 /// list (a NULL `list_out` fails before the wait).
 pub(crate) unsafe fn string_list_result(

@@ -6,7 +6,7 @@
 use std::ffi::{c_char, CString};
 
 use super::js::{create_action, json_result, json_token, natsio_js};
-use super::list::{natsio_string_list, string_list_result};
+use super::list::{json_texts, natsio_string_list, string_list_result};
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value};
 use super::{
@@ -260,10 +260,6 @@ pub unsafe extern "C" fn natsio_js_stream_names_async(
         let op = h.js.stream_names(opt_str_arg(subject, "subject")?);
         start_op(op, h.client_weak(), token_out)
     })
-}
-
-fn json_texts(infos: Vec<serde_json::Value>) -> Vec<String> {
-    infos.iter().map(serde_json::Value::to_string).collect()
 }
 
 /// The StreamInfo JSON of every stream, or of those holding `subject`

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::config::{normalize, validate_name, Kind, Schema};
 use super::pull::{pull_inbox, PullStatus};
-use super::stream::all_names;
+use super::stream::{all_infos, all_names};
 use super::{CreateAction, JetStream};
 use crate::client::{new_nuid, ClientInner};
 use crate::error::{Error, ErrorKind, Result};
@@ -241,6 +241,47 @@ impl JetStream {
             validate_name("stream", stream)?;
             let (js, api) = (self.clone(), format!("CONSUMER.NAMES.{stream}"));
             Ok(async move { all_names(&js, &api, "consumers", None).await })
+        })
+    }
+
+    /// The ConsumerInfo of every consumer of `stream`, in pages of the
+    /// server's size (`CONSUMER.LIST`).
+    pub fn consumer_infos(&self, stream: &str) -> Op<Vec<Value>> {
+        Op::build(|| {
+            validate_name("stream", stream)?;
+            let (js, api) = (self.clone(), format!("CONSUMER.LIST.{stream}"));
+            Ok(async move { all_infos(&js, &api, "consumers", None).await })
+        })
+    }
+
+    /// Pauses a consumer until `until_ns` (nanoseconds since the epoch):
+    /// it delivers nothing before then (server 2.11+). `None`
+    /// resumes it now. Returns the server's answer: `paused`,
+    /// `pause_until`, `pause_remaining` (nanoseconds).
+    pub fn pause_consumer(&self, stream: &str, consumer: &str, until_ns: Option<i64>) -> Op<Value> {
+        Op::build(|| {
+            validate_name("stream", stream)?;
+            validate_name("consumer", consumer)?;
+            let body = match until_ns {
+                Some(ns) => {
+                    json!({ "pause_until": super::time::format_rfc3339_ns(ns) }).to_string()
+                }
+                None => String::new(),
+            };
+            let (js, api) = (self.clone(), format!("CONSUMER.PAUSE.{stream}.{consumer}"));
+            Ok(async move {
+                let v = js
+                    .api_info(&api, body.as_bytes())
+                    .await
+                    .map_err(consumer_error)?;
+                if v.get("paused").and_then(Value::as_bool).is_none() {
+                    return Err(Error::new(
+                        ErrorKind::JetStream,
+                        "invalid JetStream API response: no paused field",
+                    ));
+                }
+                Ok(v)
+            })
         })
     }
 

@@ -107,15 +107,32 @@ pub(crate) async fn all_names(
 /// Every StreamInfo of the paged `STREAM.LIST` (optionally of the streams
 /// holding `subject`).
 pub(crate) async fn all_stream_infos(js: &JetStream, subject: Option<&str>) -> Result<Vec<Value>> {
+    all_infos(
+        js,
+        "STREAM.LIST",
+        "streams",
+        subject.map(|s| ("subject", s)),
+    )
+    .await
+}
+
+/// Every info of a paged `*.LIST` API (`field` holds each page's infos),
+/// optionally filtered by a request field.
+pub(crate) async fn all_infos(
+    js: &JetStream,
+    api: &str,
+    field: &str,
+    filter: Option<(&str, &str)>,
+) -> Result<Vec<Value>> {
     let mut infos = Vec::new();
     loop {
         let mut req = json!({ "offset": infos.len() });
-        if let Some(s) = subject {
-            req["subject"] = Value::from(s);
+        if let Some((k, v)) = filter {
+            req[k] = Value::from(v);
         }
-        let mut v = js.api("STREAM.LIST", req.to_string().as_bytes()).await?;
+        let mut v = js.api(api, req.to_string().as_bytes()).await?;
         let total = v.get("total").and_then(Value::as_u64).unwrap_or(0) as usize;
-        let page = match v.get_mut("streams").map(Value::take) {
+        let page = match v.get_mut(field).map(Value::take) {
             Some(Value::Array(a)) => a,
             _ => Vec::new(),
         };

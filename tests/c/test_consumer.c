@@ -192,6 +192,91 @@ static void test_consumer_create_update_info_names_delete(void) {
     EXPECT_OK(natsio_js_stream_delete(js, "CMGMT"));
 }
 
+static void test_consumer_infos_pause_and_resume(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CPAUSE", "cpause.>"));
+    NT_CHECK(publish_n(js, "cpause.x", "m", 3));
+    EXPECT_OK(natsio_js_consumer_create(js, "CPAUSE", "{\"durable_name\":\"p1\"}", NATSIO_CREATE, NULL));
+    EXPECT_OK(natsio_js_consumer_create(js, "CPAUSE", "{\"durable_name\":\"p2\",\"filter_subject\":\"cpause.y\"}",
+                                        NATSIO_CREATE, NULL));
+
+    /* Every consumer's info, with its state. */
+    natsio_string_list *infos = NULL;
+    EXPECT_OK(natsio_js_consumer_infos(js, "CPAUSE", &infos));
+    nt_cleanup(string_list_free_cb, infos);
+    NT_CHECK_INT_EQ(natsio_string_list_count(infos), 2);
+    int64_t pending_p1 = -1, pending_p2 = -1;
+    for (size_t i = 0; i < natsio_string_list_count(infos); i++) {
+        const char *info = natsio_string_list_get(infos, i);
+        if (strstr(info, "\"name\":\"p1\"")) NT_CHECK(json_int(info, "num_pending", &pending_p1));
+        if (strstr(info, "\"name\":\"p2\"")) NT_CHECK(json_int(info, "num_pending", &pending_p2));
+    }
+    NT_CHECK(pending_p1 == 3 && pending_p2 == 0);
+    natsio_token *tok = NULL;
+    EXPECT_OK(natsio_js_consumer_infos_async(js, "CPAUSE", &tok));
+    EXPECT_OK(natsio_token_wait(tok, 5000));
+    natsio_string_list *via_token = NULL;
+    EXPECT_OK(natsio_token_string_list(tok, &via_token));
+    natsio_token_free(tok);
+    NT_CHECK_INT_EQ(natsio_string_list_count(via_token), 2);
+    natsio_string_list_free(via_token);
+
+    /* Paused for an hour: the info says so, a fetch gets nothing. */
+    int64_t hour_ahead = now_realtime_ns() + 3600LL * 1000000000LL;
+    char *answer = NULL;
+    EXPECT_OK(natsio_js_consumer_pause(js, "CPAUSE", "p1", hour_ahead, &answer));
+    nt_cleanup(string_free_cb, answer);
+    NT_CHECK_MSG(strstr(answer, "\"paused\":true") != NULL, "%s", answer);
+    int64_t remaining = 0;
+    NT_CHECK(json_int(answer, "pause_remaining", &remaining));
+    NT_CHECK_MSG(remaining > 3500LL * 1000000000LL, "pause_remaining %lld", (long long)remaining);
+    char *info = NULL;
+    EXPECT_OK(natsio_js_consumer_info(js, "CPAUSE", "p1", &info));
+    NT_CHECK(strstr(info, "\"paused\":true") != NULL);
+    natsio_string_free(info);
+    natsio_msg_list *none = fetch(js, "CPAUSE", "p1", 3, 300);
+    NT_CHECK(none != NULL && natsio_msg_list_count(none) == 0);
+
+    /* Resumed: it delivers again. The token form too. */
+    EXPECT_OK(natsio_js_consumer_resume_async(js, "CPAUSE", "p1", &tok));
+    EXPECT_OK(natsio_token_wait(tok, 5000));
+    char *resumed = NULL;
+    EXPECT_OK(natsio_token_string(tok, &resumed));
+    natsio_token_free(tok);
+    NT_CHECK_MSG(strstr(resumed, "\"paused\":false") != NULL, "%s", resumed);
+    natsio_string_free(resumed);
+    natsio_msg_list *all = fetch(js, "CPAUSE", "p1", 3, 2000);
+    NT_CHECK(all != NULL && natsio_msg_list_count(all) == 3);
+
+    /* A time already past leaves it running; no answer wanted. */
+    EXPECT_OK(natsio_js_consumer_pause(js, "CPAUSE", "p2", now_realtime_ns() - 1000000000LL, NULL));
+    EXPECT_OK(natsio_js_consumer_pause_async(js, "CPAUSE", "p2", hour_ahead, &tok));
+    EXPECT_OK(natsio_token_wait(tok, 5000));
+    NT_CHECK_INT_EQ(natsio_token_status(tok), NATSIO_OK);
+    natsio_token_free(tok);
+    EXPECT_OK(natsio_js_consumer_resume(js, "CPAUSE", "p2", NULL));
+
+    /* Errors; outputs stay put. */
+    char *out = SENTINEL_STR;
+    EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_consumer_pause(js, "CPAUSE", "nope", hour_ahead, &out));
+    EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_consumer_resume(js, "CPAUSE", "nope", &out));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_consumer_pause(js, "NOPAUSE", "p1", hour_ahead, &out));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "pause_until_ns",
+                        natsio_js_consumer_pause(js, "CPAUSE", "p1", 0, &out));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_pause(js, "CPAUSE", "p.1", hour_ahead, &out));
+    EXPECT_NULL_ARG("js", natsio_js_consumer_pause(NULL, "CPAUSE", "p1", hour_ahead, &out));
+    EXPECT_NULL_ARG("stream", natsio_js_consumer_pause(js, NULL, "p1", hour_ahead, &out));
+    EXPECT_NULL_ARG("consumer", natsio_js_consumer_resume(js, "CPAUSE", NULL, &out));
+    NT_CHECK(out == SENTINEL_STR);
+    natsio_string_list *list = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_consumer_infos(js, "NOPAUSE", &list));
+    EXPECT_NULL_ARG("stream", natsio_js_consumer_infos(js, NULL, &list));
+    EXPECT_NULL_ARG("list_out", natsio_js_consumer_infos(js, "CPAUSE", NULL));
+    NT_CHECK(list == SENTINEL);
+    EXPECT_OK(natsio_js_stream_delete(js, "CPAUSE"));
+}
+
 static void test_unnamed_consumer_gets_a_generated_name(void) {
     natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
@@ -1265,6 +1350,7 @@ static void test_bad_input_acks_and_metadata(void) {
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_consumer_create_update_info_names_delete),
+        NT_CASE(test_consumer_infos_pause_and_resume),
         NT_CASE(test_unnamed_consumer_gets_a_generated_name),
         NT_CASE(test_consumer_config_and_name_errors),
         NT_CASE(test_fetch_batch_order_payloads_and_metadata),
