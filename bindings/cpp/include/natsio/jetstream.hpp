@@ -8,7 +8,8 @@
 ///   - every operation has a blocking form and a `_async` form returning a
 ///     natsio::Future<T> (PubAck, std::string JSON, std::uint64_t revision,
 ///     count or API level, std::vector<std::string> names, StoredMsg, MsgList, Msg,
-///     KeyValue, KvEntry, KvEntryList, Messages, KvWatcher, or void);
+///     KeyValue, KvEntry, KvEntryList, KvStatus, std::vector<KvStatus>,
+///     Messages, KvWatcher, or void);
 ///   - continuous consumption (JetStream::consume -> Messages, a Feed of
 ///     Msg) and KV watches (KeyValue::watch -> KvWatcher, a Feed of KvEntry)
 ///     are natsio::Feed like subscriptions: next(timeout), next_async(),
@@ -55,6 +56,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -804,6 +806,8 @@ private:
 
 /// Options of KeyValue::watch (natsio_kv_watch_options); all off by
 /// default.
+// (Explicit initializers keep C++20 designated initialization free of
+// -Wmissing-field-initializers.)
 struct KvWatchOptions {
     /// Deliver every kept revision first, not only the latest per key.
     bool include_history = false;
@@ -814,9 +818,274 @@ struct KvWatchOptions {
     /// No initial values: only changes made after the watch starts (the
     /// initial-done marker comes first, right away).
     bool updates_only = false;
+    /// Resume at this revision (0: not set; revisions start at 1): the
+    /// watch delivers every revision from it on of the matching keys
+    /// (delete and purge markers included unless `ignore_deletes`;
+    /// `include_history` may be set too and changes nothing), then the
+    /// initial-done marker once the revisions stored when the watch started
+    /// are delivered (at once if there were none from it on), then changes.
+    /// A revision past the next one to be written skips the changes before
+    /// it. Together with `updates_only`: InvalidArgumentError.
+    std::uint64_t resume_from_revision = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Key-Value bucket status
+// ---------------------------------------------------------------------------
+
+namespace detail {
+
+/// Parses the `{"key": "value", ...}` text the library gives for metadata
+/// (natsio_kv_bucket_status_metadata_json, natsio_obj_info_metadata_json,
+/// natsio_obj_status_metadata_json).
+class MetadataParser {
+public:
+    static std::map<std::string, std::string> parse(const char* json) {
+        std::map<std::string, std::string> out;
+        if (json == nullptr) {
+            return out;
+        }
+        MetadataParser p(json);
+        p.skip_ws();
+        p.expect('{');
+        p.skip_ws();
+        if (p.peek() == '}') {
+            ++p.at_;
+            p.expect_end();
+            return out;
+        }
+        for (;;) {
+            p.skip_ws();
+            std::string key = p.string();
+            p.skip_ws();
+            p.expect(':');
+            p.skip_ws();
+            out[std::move(key)] = p.string();
+            p.skip_ws();
+            if (p.peek() == ',') {
+                ++p.at_;
+                continue;
+            }
+            p.expect('}');
+            p.expect_end();
+            return out;
+        }
+    }
+
+private:
+    explicit MetadataParser(std::string_view text) : text_(text) {}
+
+    [[noreturn]] void fail() const {
+        throw InternalError(NATSIO_ERR_INTERNAL,
+                            "malformed metadata JSON from the library: " + std::string(text_));
+    }
+    char peek() const noexcept { return at_ < text_.size() ? text_[at_] : '\0'; }
+    void skip_ws() noexcept {
+        while (at_ < text_.size() &&
+               (text_[at_] == ' ' || text_[at_] == '\n' || text_[at_] == '\r' ||
+                text_[at_] == '\t')) {
+            ++at_;
+        }
+    }
+    void expect(char c) {
+        if (peek() != c || at_ >= text_.size()) {
+            fail();
+        }
+        ++at_;
+    }
+    void expect_end() {
+        skip_ws();
+        if (at_ != text_.size()) {
+            fail();
+        }
+    }
+    unsigned hex4() {
+        if (at_ + 4 > text_.size()) {
+            fail();
+        }
+        unsigned value = 0;
+        for (int i = 0; i < 4; ++i) {
+            char c = text_[at_++];
+            value <<= 4;
+            if (c >= '0' && c <= '9') {
+                value |= static_cast<unsigned>(c - '0');
+            } else if (c >= 'a' && c <= 'f') {
+                value |= static_cast<unsigned>(c - 'a' + 10);
+            } else if (c >= 'A' && c <= 'F') {
+                value |= static_cast<unsigned>(c - 'A' + 10);
+            } else {
+                fail();
+            }
+        }
+        return value;
+    }
+    static void append_utf8(std::string& out, unsigned cp) {
+        if (cp < 0x80) {
+            out += static_cast<char>(cp);
+        } else if (cp < 0x800) {
+            out += static_cast<char>(0xC0 | (cp >> 6));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            out += static_cast<char>(0xE0 | (cp >> 12));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else {
+            out += static_cast<char>(0xF0 | (cp >> 18));
+            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        }
+    }
+    std::string string() {
+        expect('"');
+        std::string out;
+        for (;;) {
+            if (at_ >= text_.size()) {
+                fail();
+            }
+            char c = text_[at_++];
+            if (c == '"') {
+                return out;
+            }
+            if (c != '\\') {
+                out += c;
+                continue;
+            }
+            if (at_ >= text_.size()) {
+                fail();
+            }
+            char e = text_[at_++];
+            switch (e) {
+            case '"':
+            case '\\':
+            case '/':
+                out += e;
+                break;
+            case 'b':
+                out += '\b';
+                break;
+            case 'f':
+                out += '\f';
+                break;
+            case 'n':
+                out += '\n';
+                break;
+            case 'r':
+                out += '\r';
+                break;
+            case 't':
+                out += '\t';
+                break;
+            case 'u': {
+                unsigned cp = hex4();
+                if (cp >= 0xD800 && cp < 0xDC00) {
+                    // A high surrogate: its low half must follow.
+                    if (at_ + 2 > text_.size() || text_[at_] != '\\' || text_[at_ + 1] != 'u') {
+                        fail();
+                    }
+                    at_ += 2;
+                    unsigned low = hex4();
+                    if (low < 0xDC00 || low >= 0xE000) {
+                        fail();
+                    }
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                } else if (cp >= 0xDC00 && cp < 0xE000) {
+                    fail();
+                }
+                append_utf8(out, cp);
+                break;
+            }
+            default:
+                fail();
+            }
+        }
+    }
+
+    std::string_view text_;
+    std::size_t at_ = 0;
+};
+
+}  // namespace detail
+
+/// A Key-Value bucket's status (KeyValue::get_status,
+/// JetStream::key_value_statuses): a copyable value, copied out of a
+/// natsio_kv_bucket_status. KeyValue::status gives the same as JSON.
+struct KvStatus {
+    /// The bucket's name.
+    std::string bucket;
+    /// How many revisions the bucket stores, delete and purge markers
+    /// included (its stream's message count).
+    std::uint64_t values = 0;
+    /// How many revisions are kept per key (1..64).
+    std::int64_t history = 0;
+    /// How long revisions live; zero: forever.
+    std::chrono::nanoseconds ttl{0};
+    /// Bytes stored.
+    std::uint64_t bytes = 0;
+    /// "file" or "memory".
+    std::string storage;
+    /// How many replicas the bucket has.
+    std::int64_t replicas = 0;
+    /// Whether the bucket's stream compresses (s2).
+    bool is_compressed = false;
+    /// The bucket's description, if it has one.
+    std::optional<std::string> description = std::nullopt;
+    /// The bucket's application metadata.
+    std::map<std::string, std::string> metadata = {};
+    /// How long the server keeps the purge markers it writes when a key's
+    /// TTL or a limit removes it (the config's "limit_marker_ttl"); zero:
+    /// no such markers, and no per-key TTL (KeyValue::create and purge
+    /// with a TTL are refused).
+    std::chrono::nanoseconds limit_marker_ttl{0};
+    /// The backing stream's StreamInfo JSON.
+    std::string stream_info_json;
 };
 
 namespace detail {
+
+inline KvStatus kv_status_of(const natsio_kv_bucket_status* status) {
+    KvStatus out;
+    out.bucket = view_of(natsio_kv_bucket_status_bucket(status));
+    out.values = natsio_kv_bucket_status_values(status);
+    out.history = natsio_kv_bucket_status_history(status);
+    out.ttl = std::chrono::nanoseconds(natsio_kv_bucket_status_ttl_ns(status));
+    out.bytes = natsio_kv_bucket_status_bytes(status);
+    out.storage = view_of(natsio_kv_bucket_status_storage(status));
+    out.replicas = natsio_kv_bucket_status_replicas(status);
+    out.is_compressed = natsio_kv_bucket_status_is_compressed(status);
+    if (const char* text = natsio_kv_bucket_status_description(status)) {
+        out.description = std::string(text);
+    }
+    out.metadata = MetadataParser::parse(natsio_kv_bucket_status_metadata_json(status));
+    out.limit_marker_ttl =
+        std::chrono::nanoseconds(natsio_kv_bucket_status_limit_marker_ttl_ns(status));
+    out.stream_info_json = view_of(natsio_kv_bucket_status_stream_info_json(status));
+    return out;
+}
+
+inline KvStatus take_kv_status(natsio_kv_bucket_status* status) {
+    return take_handle(status, natsio_kv_bucket_status_free, kv_status_of);
+}
+
+inline std::vector<KvStatus> take_kv_status_list(natsio_kv_bucket_status_list* list) {
+    return take_list(list, natsio_kv_bucket_status_list_count, natsio_kv_bucket_status_list_get,
+                     natsio_kv_bucket_status_list_free, kv_status_of);
+}
+
+template <>
+struct TokenReader<KvStatus> {
+    static Status read(const natsio_token* token, const SinkPtr&, std::optional<KvStatus>& out) {
+        return read_taken(natsio_token_kv_bucket_status, take_kv_status, token, out);
+    }
+};
+
+template <>
+struct TokenReader<std::vector<KvStatus>> {
+    static Status read(const natsio_token* token, const SinkPtr&,
+                       std::optional<std::vector<KvStatus>>& out) {
+        return read_taken(natsio_token_kv_bucket_status_list, take_kv_status_list, token, out);
+    }
+};
 
 template <>
 struct TokenReader<KvEntry> {
@@ -884,6 +1153,10 @@ struct TokenReader<KvWatcher> {
 };
 }  // namespace detail
 
+/// KeyValue::purge_deletes value: remove every delete and purge marker,
+/// whatever its age (any negative duration does the same).
+inline constexpr milliseconds all_markers{-1};
+
 /// A bound Key-Value bucket (natsio_kv_free on destruction; the bucket
 /// itself stays): a move-only RAII owner from JetStream::key_value or
 /// create_key_value. Every call has a blocking form, which waits up to the
@@ -949,6 +1222,34 @@ public:
         detail::CString c_key(key, "key");
         return detail::start_async<std::uint64_t>(sink_, natsio_kv_create_async, kv_,
                                                   c_key.get(), value.data(), value.size());
+    }
+
+    /// As create, and the new revision expires `ttl` after it is stored
+    /// (ADR-48 per-key TTL, a `Nats-TTL` header): whole seconds, at least
+    /// 1, or natsio::ttl_never (never expires, even if the bucket has a
+    /// ttl). When it expires the server removes it and writes a purge
+    /// marker (watchers see it) that itself expires after the bucket's
+    /// limit_marker_ttl. The bucket needs "limit_marker_ttl" in its config
+    /// (KvStatus::limit_marker_ttl not zero); otherwise the server refuses
+    /// the write (ApiError). Blocks until the stream acks; thread-safe.
+    /// Returns the new revision. KeyExistsError, InvalidArgumentError
+    /// (`ttl` zero, or negative other than ttl_never; an embedded NUL),
+    /// InvalidKeyError, ApiError, TimeoutError, ConnectionClosedError.
+    std::uint64_t create(std::string_view key, ByteView value, std::chrono::seconds ttl) const {
+        detail::CString c_key(key, "key");
+        std::uint64_t revision = 0;
+        detail::check(natsio_kv_create_with_ttl(kv_, c_key.get(), value.data(), value.size(),
+                                                ttl_s(ttl), &revision));
+        return revision;
+    }
+    /// The future form of create with a TTL: the new revision (argument
+    /// errors, `ttl` included, are thrown at once).
+    Future<std::uint64_t> create_async(std::string_view key, ByteView value,
+                                       std::chrono::seconds ttl) const {
+        detail::CString c_key(key, "key");
+        return detail::start_async<std::uint64_t>(sink_, natsio_kv_create_with_ttl_async, kv_,
+                                                  c_key.get(), value.data(), value.size(),
+                                                  ttl_s(ttl));
     }
 
     /// Compare and set: stores `value` only if `key`'s latest revision is
@@ -1042,6 +1343,59 @@ public:
         detail::CString c_key(key, "key");
         return detail::start_async<std::uint64_t>(sink_, natsio_kv_purge_async, kv_,
                                                   c_key.get(), last ? &*last : nullptr);
+    }
+
+    /// As purge, and the purge marker itself expires `ttl` after it is
+    /// stored (ADR-48, a `Nats-TTL` header): then the key leaves no trace
+    /// (get throws KeyDeletedError until it expires, KeyNotFoundError
+    /// after; watchers saw the purge). `ttl`: whole seconds, at least 1, or
+    /// natsio::ttl_never. The bucket needs "limit_marker_ttl" in its config
+    /// (otherwise ApiError). `last` as for del. Returns the marker's
+    /// revision. Blocks until the stream acks; thread-safe.
+    /// InvalidArgumentError (`ttl` zero or negative other than ttl_never,
+    /// an embedded NUL), WrongLastSequenceError, InvalidKeyError, ApiError,
+    /// TimeoutError, ConnectionClosedError.
+    std::uint64_t purge(std::string_view key, std::chrono::seconds ttl,
+                        std::optional<std::uint64_t> last = std::nullopt) const {
+        detail::CString c_key(key, "key");
+        std::uint64_t revision = 0;
+        detail::check(natsio_kv_purge_with_ttl(kv_, c_key.get(), last ? &*last : nullptr,
+                                               ttl_s(ttl), &revision));
+        return revision;
+    }
+    /// The future form of purge with a TTL: the marker's revision
+    /// (argument errors, `ttl` included, are thrown at once).
+    Future<std::uint64_t> purge_async(std::string_view key, std::chrono::seconds ttl,
+                                      std::optional<std::uint64_t> last = std::nullopt) const {
+        detail::CString c_key(key, "key");
+        return detail::start_async<std::uint64_t>(sink_, natsio_kv_purge_with_ttl_async, kv_,
+                                                  c_key.get(), last ? &*last : nullptr,
+                                                  ttl_s(ttl));
+    }
+
+    /// Removes delete and purge markers (as nats.go's PurgeDeletes): every
+    /// key whose latest revision is a marker is purged on the server. A
+    /// marker older than `older_than` goes too, with every earlier revision
+    /// (the key leaves no trace); a younger one stays and only the key's
+    /// earlier revisions go (readers and watchers still learn of the
+    /// delete). `older_than` zero (the default) means 30 minutes;
+    /// natsio::all_markers (any negative duration) removes every marker
+    /// whatever its age. Keys whose latest revision is a value are not
+    /// touched. Returns how many messages the server removed in all
+    /// (markers and earlier revisions). Reads the bucket through a
+    /// short-lived consumer, then sends one purge per marker; blocks until
+    /// all are done (a failure stops at that key: the markers before it
+    /// are already gone). Thread-safe. BucketNotFoundError, TimeoutError,
+    /// ConnectionClosedError, InvalidArgumentError (no handle).
+    std::uint64_t purge_deletes(milliseconds older_than = milliseconds{0}) const {
+        std::uint64_t purged = 0;
+        detail::check(natsio_kv_purge_deletes(kv_, detail::to_ms(older_than), &purged));
+        return purged;
+    }
+    /// The future form of purge_deletes: how many messages were removed.
+    Future<std::uint64_t> purge_deletes_async(milliseconds older_than = milliseconds{0}) const {
+        return detail::start_async<std::uint64_t>(sink_, natsio_kv_purge_deletes_async, kv_,
+                                                  detail::to_ms(older_than));
     }
 
     /// The keys that hold a value now (deleted and purged keys are left
@@ -1145,6 +1499,21 @@ public:
         return detail::start_async<std::string>(sink_, natsio_kv_status_async, kv_);
     }
 
+    /// The bucket's typed status (a copy the caller owns), read from its
+    /// stream's info in one request; status() gives the same as JSON.
+    /// Blocks up to the context's timeout; thread-safe.
+    /// BucketNotFoundError, TimeoutError, ConnectionClosedError,
+    /// InvalidArgumentError (no handle).
+    KvStatus get_status() const {
+        natsio_kv_bucket_status* status = nullptr;
+        detail::check(natsio_kv_get_status(kv_, &status));
+        return detail::take_kv_status(status);
+    }
+    /// The future form of get_status: the KvStatus.
+    Future<KvStatus> get_status_async() const {
+        return detail::start_async<KvStatus>(sink_, natsio_kv_get_status_async, kv_);
+    }
+
     /// True when this object holds a bucket handle.
     explicit operator bool() const noexcept { return kv_ != nullptr; }
     /// The C bucket handle (null for none), still owned by this object.
@@ -1155,6 +1524,11 @@ public:
 private:
     static const std::string_view* nullptr_range() noexcept { return nullptr; }
 
+    /// A TTL as the C `ttl_s` (the library judges the value).
+    static std::int64_t ttl_s(std::chrono::seconds ttl) noexcept {
+        return static_cast<std::int64_t>(ttl.count());
+    }
+
     static natsio_kv_watch_options to_c(const KvWatchOptions& options) {
         natsio_kv_watch_options c_options{};
         detail::check(natsio_kv_watch_options_init(&c_options));
@@ -1162,6 +1536,7 @@ private:
         c_options.ignore_deletes = options.ignore_deletes;
         c_options.meta_only = options.meta_only;
         c_options.updates_only = options.updates_only;
+        c_options.resume_from_revision = options.resume_from_revision;
         return c_options;
     }
 
@@ -1795,6 +2170,37 @@ public:
     Future<void> delete_key_value_async(std::string_view bucket) const {
         detail::CString c_bucket(bucket, "bucket");
         return detail::start_async<void>(sink_, natsio_js_kv_delete_async, js_, c_bucket.get());
+    }
+
+    /// The names of every Key-Value bucket: streams named "KV_" and the
+    /// bucket's name that hold the bucket's `$KV` subjects (other streams,
+    /// even on `$KV` subjects, are left out), from the paged stream names. Blocks up to
+    /// the context's timeout per page; thread-safe.
+    /// JetStreamNotEnabledError, TimeoutError, ConnectionClosedError,
+    /// InvalidArgumentError (no context).
+    std::vector<std::string> key_value_names() const {
+        natsio_string_list* list = nullptr;
+        detail::check(natsio_js_kv_names(js_, &list));
+        return detail::take_string_list(list);
+    }
+    /// The future form of key_value_names.
+    Future<std::vector<std::string>> key_value_names_async() const {
+        return detail::start_async<std::vector<std::string>>(sink_, natsio_js_kv_names_async,
+                                                             js_);
+    }
+
+    /// The status of every Key-Value bucket (those key_value_names lists),
+    /// built from the paged stream list without a request per bucket.
+    /// Blocks and throws as key_value_names; thread-safe.
+    std::vector<KvStatus> key_value_statuses() const {
+        natsio_kv_bucket_status_list* list = nullptr;
+        detail::check(natsio_js_kv_statuses(js_, &list));
+        return detail::take_kv_status_list(list);
+    }
+    /// The future form of key_value_statuses.
+    Future<std::vector<KvStatus>> key_value_statuses_async() const {
+        return detail::start_async<std::vector<KvStatus>>(sink_, natsio_js_kv_statuses_async,
+                                                          js_);
     }
 
     // Object Store buckets (defined in natsio/object.hpp) ----------------------

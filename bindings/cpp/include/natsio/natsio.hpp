@@ -215,19 +215,36 @@ inline std::string take_string(char* s) {
     return copy;
 }
 
+/// Takes a handle the library returned (a status, an ack, ...): the
+/// value `convert(handle)` makes of it, after which `free(handle)` runs
+/// (also when `convert` throws).
+template <class Handle, class Free, class Convert>
+auto take_handle(Handle* handle, Free free, Convert convert) {
+    std::unique_ptr<Handle, Free> owner(handle, free);
+    return convert(static_cast<const Handle*>(handle));
+}
+
+/// Takes a list the library returned: a std::vector of `convert(item)`
+/// for each of its `count(list)` items (`get(list, i)`, borrowed), after
+/// which `free(list)` runs (also when `convert` throws).
+template <class List, class Count, class Get, class Free, class Convert>
+auto take_list(List* list, Count count, Get get, Free free, Convert convert) {
+    return take_handle(list, free, [&](const List* items) {
+        std::vector<decltype(convert(get(items, std::size_t{0})))> out;
+        std::size_t n = count(items);
+        out.reserve(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            out.push_back(convert(get(items, i)));
+        }
+        return out;
+    });
+}
+
 /// Takes a natsio_string_list (the header's one list encoding for names).
 inline std::vector<std::string> take_string_list(natsio_string_list* list) {
-    struct Free {
-        natsio_string_list* list;
-        ~Free() { natsio_string_list_free(list); }
-    } owner{list};
-    std::vector<std::string> out;
-    std::size_t count = natsio_string_list_count(list);
-    out.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) {
-        out.emplace_back(view_of(natsio_string_list_get(list, i)));
-    }
-    return out;
+    return take_list(list, natsio_string_list_count, natsio_string_list_get,
+                     natsio_string_list_free,
+                     [](const char* item) { return std::string(view_of(item)); });
 }
 
 /// A list argument (`const char *const *items, size_t count`) built from
@@ -951,6 +968,19 @@ Status read_owned(Status (*accessor)(const natsio_token*, CHandle**), const nats
     return status;
 }
 
+/// Reader of a C handle through `accessor`, converted and freed by
+/// `take` (take_string_list, a status's take function, ...).
+template <class T, class CHandle, class Take>
+Status read_taken(Status (*accessor)(const natsio_token*, CHandle**), Take take,
+                  const natsio_token* token, std::optional<T>& out) {
+    CHandle* handle = nullptr;
+    Status status = accessor(token, &handle);
+    if (status == NATSIO_OK) {
+        out.emplace(take(handle));
+    }
+    return status;
+}
+
 /// The result of a completed token as T: the value, std::nullopt for an
 /// iterator's end when T is an optional, or the operation's error thrown.
 template <class T>
@@ -1014,12 +1044,7 @@ template <>
 struct TokenReader<std::vector<std::string>> {
     static Status read(const natsio_token* token, const SinkPtr&,
                        std::optional<std::vector<std::string>>& out) {
-        natsio_string_list* list = nullptr;
-        Status status = natsio_token_string_list(token, &list);
-        if (status == NATSIO_OK) {
-            out.emplace(take_string_list(list));
-        }
-        return status;
+        return read_taken(natsio_token_string_list, take_string_list, token, out);
     }
 };
 
@@ -1029,7 +1054,8 @@ struct TokenReader<std::vector<std::string>> {
 /// its result: void, Msg, std::string (JSON), std::uint64_t (revision,
 /// sequence, count), std::vector<std::string> (names), Client, and in
 /// jetstream.hpp PubAck, KeyValue, KvEntry, StoredMsg, MsgList,
-/// KvEntryList, Messages, KvWatcher, in object.hpp ObjectStore,
+/// KvEntryList, KvStatus, std::vector<KvStatus>, Messages, KvWatcher, in
+/// object.hpp ObjectStore,
 /// ObjectInfo, std::vector<ObjectInfo>, ObjectStoreStatus,
 /// std::vector<ObjectStoreStatus>, ObjectReader, ObjectWatcher;
 /// std::optional<Msg> / std::optional<KvEntry> / std::optional<StoredMsg> /

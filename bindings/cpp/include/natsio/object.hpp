@@ -63,7 +63,7 @@
 namespace natsio {
 
 // ---------------------------------------------------------------------------
-// JSON helpers (meta out, metadata in)
+// JSON helpers (meta out; metadata in: detail::MetadataParser, jetstream.hpp)
 // ---------------------------------------------------------------------------
 
 namespace detail {
@@ -102,175 +102,6 @@ inline void append_json_string(std::string& out, std::string_view text) {
     }
     out += '"';
 }
-
-/// Parses the `{"key": "value", ...}` text the library gives for metadata
-/// (natsio_obj_info_metadata_json, natsio_obj_status_metadata_json).
-class MetadataParser {
-public:
-    static std::map<std::string, std::string> parse(const char* json) {
-        std::map<std::string, std::string> out;
-        if (json == nullptr) {
-            return out;
-        }
-        MetadataParser p(json);
-        p.skip_ws();
-        p.expect('{');
-        p.skip_ws();
-        if (p.peek() == '}') {
-            ++p.at_;
-            p.expect_end();
-            return out;
-        }
-        for (;;) {
-            p.skip_ws();
-            std::string key = p.string();
-            p.skip_ws();
-            p.expect(':');
-            p.skip_ws();
-            out[std::move(key)] = p.string();
-            p.skip_ws();
-            if (p.peek() == ',') {
-                ++p.at_;
-                continue;
-            }
-            p.expect('}');
-            p.expect_end();
-            return out;
-        }
-    }
-
-private:
-    explicit MetadataParser(std::string_view text) : text_(text) {}
-
-    [[noreturn]] void fail() const {
-        throw InternalError(NATSIO_ERR_INTERNAL,
-                            "malformed metadata JSON from the library: " + std::string(text_));
-    }
-    char peek() const noexcept { return at_ < text_.size() ? text_[at_] : '\0'; }
-    void skip_ws() noexcept {
-        while (at_ < text_.size() &&
-               (text_[at_] == ' ' || text_[at_] == '\n' || text_[at_] == '\r' ||
-                text_[at_] == '\t')) {
-            ++at_;
-        }
-    }
-    void expect(char c) {
-        if (peek() != c || at_ >= text_.size()) {
-            fail();
-        }
-        ++at_;
-    }
-    void expect_end() {
-        skip_ws();
-        if (at_ != text_.size()) {
-            fail();
-        }
-    }
-    unsigned hex4() {
-        if (at_ + 4 > text_.size()) {
-            fail();
-        }
-        unsigned value = 0;
-        for (int i = 0; i < 4; ++i) {
-            char c = text_[at_++];
-            value <<= 4;
-            if (c >= '0' && c <= '9') {
-                value |= static_cast<unsigned>(c - '0');
-            } else if (c >= 'a' && c <= 'f') {
-                value |= static_cast<unsigned>(c - 'a' + 10);
-            } else if (c >= 'A' && c <= 'F') {
-                value |= static_cast<unsigned>(c - 'A' + 10);
-            } else {
-                fail();
-            }
-        }
-        return value;
-    }
-    static void append_utf8(std::string& out, unsigned cp) {
-        if (cp < 0x80) {
-            out += static_cast<char>(cp);
-        } else if (cp < 0x800) {
-            out += static_cast<char>(0xC0 | (cp >> 6));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            out += static_cast<char>(0xE0 | (cp >> 12));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else {
-            out += static_cast<char>(0xF0 | (cp >> 18));
-            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        }
-    }
-    std::string string() {
-        expect('"');
-        std::string out;
-        for (;;) {
-            if (at_ >= text_.size()) {
-                fail();
-            }
-            char c = text_[at_++];
-            if (c == '"') {
-                return out;
-            }
-            if (c != '\\') {
-                out += c;
-                continue;
-            }
-            if (at_ >= text_.size()) {
-                fail();
-            }
-            char e = text_[at_++];
-            switch (e) {
-            case '"':
-            case '\\':
-            case '/':
-                out += e;
-                break;
-            case 'b':
-                out += '\b';
-                break;
-            case 'f':
-                out += '\f';
-                break;
-            case 'n':
-                out += '\n';
-                break;
-            case 'r':
-                out += '\r';
-                break;
-            case 't':
-                out += '\t';
-                break;
-            case 'u': {
-                unsigned cp = hex4();
-                if (cp >= 0xD800 && cp < 0xDC00) {
-                    // A high surrogate: its low half must follow.
-                    if (at_ + 2 > text_.size() || text_[at_] != '\\' || text_[at_ + 1] != 'u') {
-                        fail();
-                    }
-                    at_ += 2;
-                    unsigned low = hex4();
-                    if (low < 0xDC00 || low >= 0xE000) {
-                        fail();
-                    }
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-                } else if (cp >= 0xDC00 && cp < 0xE000) {
-                    fail();
-                }
-                append_utf8(out, cp);
-                break;
-            }
-            default:
-                fail();
-            }
-        }
-    }
-
-    std::string_view text_;
-    std::size_t at_ = 0;
-};
 
 /// Enabled for a mutable contiguous buffer of char, unsigned char or
 /// std::byte (std::span<std::byte>, std::vector<std::byte>&, std::string&,
@@ -571,39 +402,18 @@ inline ObjectStoreStatus status_of(const struct natsio_obj_status* status) {
 }
 
 inline ObjectStoreStatus take_status(struct natsio_obj_status* status) {
-    struct Free {
-        struct natsio_obj_status* status;
-        ~Free() { natsio_obj_status_free(status); }
-    } owner{status};
-    return status_of(status);
+    return take_handle(status, natsio_obj_status_free, status_of);
 }
 
 inline std::vector<ObjectStoreStatus> take_status_list(natsio_obj_status_list* list) {
-    struct Free {
-        natsio_obj_status_list* list;
-        ~Free() { natsio_obj_status_list_free(list); }
-    } owner{list};
-    std::vector<ObjectStoreStatus> out;
-    std::size_t count = natsio_obj_status_list_count(list);
-    out.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) {
-        out.push_back(status_of(natsio_obj_status_list_get(list, i)));
-    }
-    return out;
+    return take_list(list, natsio_obj_status_list_count, natsio_obj_status_list_get,
+                     natsio_obj_status_list_free, status_of);
 }
 
 inline std::vector<ObjectInfo> take_info_list(natsio_obj_info_list* list) {
-    struct Free {
-        natsio_obj_info_list* list;
-        ~Free() { natsio_obj_info_list_free(list); }
-    } owner{list};
-    std::vector<ObjectInfo> out;
-    std::size_t count = natsio_obj_info_list_count(list);
-    out.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) {
-        out.emplace_back(static_cast<const natsio_obj_info*>(natsio_obj_info_list_get(list, i)));
-    }
-    return out;
+    return take_list(list, natsio_obj_info_list_count, natsio_obj_info_list_get,
+                     natsio_obj_info_list_free,
+                     [](const natsio_obj_info* info) { return ObjectInfo(info); });
 }
 
 /// An info the library may have returned through `natsio_obj_info **`.
@@ -627,12 +437,7 @@ template <>
 struct TokenReader<std::vector<ObjectInfo>> {
     static Status read(const natsio_token* token, const SinkPtr&,
                        std::optional<std::vector<ObjectInfo>>& out) {
-        natsio_obj_info_list* list = nullptr;
-        Status status = natsio_token_obj_info_list(token, &list);
-        if (status == NATSIO_OK) {
-            out.emplace(take_info_list(list));
-        }
-        return status;
+        return read_taken(natsio_token_obj_info_list, take_info_list, token, out);
     }
 };
 
@@ -640,12 +445,7 @@ template <>
 struct TokenReader<ObjectStoreStatus> {
     static Status read(const natsio_token* token, const SinkPtr&,
                        std::optional<ObjectStoreStatus>& out) {
-        struct natsio_obj_status* status_handle = nullptr;
-        Status status = natsio_token_obj_status(token, &status_handle);
-        if (status == NATSIO_OK) {
-            out.emplace(take_status(status_handle));
-        }
-        return status;
+        return read_taken(natsio_token_obj_status, take_status, token, out);
     }
 };
 
@@ -653,12 +453,7 @@ template <>
 struct TokenReader<std::vector<ObjectStoreStatus>> {
     static Status read(const natsio_token* token, const SinkPtr&,
                        std::optional<std::vector<ObjectStoreStatus>>& out) {
-        natsio_obj_status_list* list = nullptr;
-        Status status = natsio_token_obj_status_list(token, &list);
-        if (status == NATSIO_OK) {
-            out.emplace(take_status_list(list));
-        }
-        return status;
+        return read_taken(natsio_token_obj_status_list, take_status_list, token, out);
     }
 };
 

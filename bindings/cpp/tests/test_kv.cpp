@@ -1,0 +1,442 @@
+// Key-Value additions of natsio/jetstream.hpp (ADR-8 / ADR-48): a watch
+// resumed at a revision (KvWatchOptions::resume_from_revision),
+// KeyValue::purge_deletes, per-key TTLs (create and purge with a
+// std::chrono::seconds TTL), the bucket listings JetStream::key_value_names
+// and key_value_statuses, the typed KeyValue::get_status (KvStatus), each
+// `_async` form, and the exception classes of bad arguments. Built into both
+// the C++17 and the C++20 test programs (each has its own server); every
+// bucket is named "cppkv2_*".
+#include "js_support.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+using namespace natsio_test;
+
+namespace {
+
+static_assert(std::is_copy_constructible_v<natsio::KvStatus>);
+static_assert(std::is_same_v<decltype(std::declval<const natsio::KeyValue&>().get_status_async()),
+                             natsio::Future<natsio::KvStatus>>);
+static_assert(
+    std::is_same_v<decltype(std::declval<const natsio::JetStream&>().key_value_statuses_async()),
+                   natsio::Future<std::vector<natsio::KvStatus>>>);
+static_assert(natsio::all_markers.count() < 0);
+
+constexpr natsio::KvOperation Put = natsio::KvOperation::Put;
+constexpr natsio::KvOperation Del = natsio::KvOperation::Del;
+constexpr natsio::KvOperation Purge = natsio::KvOperation::Purge;
+
+/// The (key, value, operation, revision) of a watched entry.
+using Rev = std::tuple<std::string, std::string, natsio::KvOperation, std::uint64_t>;
+
+Rev rev_of(const natsio::KvEntryView& entry) {
+    return Rev(std::string(entry.key()), std::string(entry.value()), entry.operation(),
+               entry.revision());
+}
+
+/// The next entry of `w`, which must be a revision (not the marker).
+Rev next_rev(const natsio::KvWatcher& w) {
+    natsio::KvEntry entry = next_item(w);
+    EXPECT_FALSE(entry.initial_done()) << "the initial-done marker, expected an entry";
+    return rev_of(entry);
+}
+
+/// The next entry of `w` must be the initial-values marker.
+void expect_initial_done(const natsio::KvWatcher& w) {
+    natsio::KvEntry entry = next_item(w);
+    EXPECT_TRUE(entry.initial_done()) << "an entry for key " << entry.key();
+    EXPECT_EQ(entry.revision(), 0u);
+}
+
+/// How many revisions KeyValue::history has of `key` (0: none at all).
+std::size_t revisions_of(const natsio::KeyValue& kv, const std::string& key) {
+    try {
+        return kv.history(key).size();
+    } catch (const natsio::KeyNotFoundError&) {
+        return 0;
+    }
+}
+
+/// The status KeyValue::get gives for `key`: NATSIO_OK, or the error's.
+natsio::Status get_status_of(const natsio::KeyValue& kv, const std::string& key) {
+    try {
+        kv.get(key);
+        return NATSIO_OK;
+    } catch (const natsio::Error& e) {
+        return e.status();
+    }
+}
+
+/// The application's part of a bucket's metadata (the server adds its own
+/// "_nats.*" entries).
+std::map<std::string, std::string> user_metadata(const natsio::KvStatus& s) {
+    std::map<std::string, std::string> out;
+    for (const auto& pair : s.metadata) {
+        if (pair.first.rfind("_nats.", 0) != 0) {
+            out.insert(pair);
+        }
+    }
+    return out;
+}
+
+bool has(const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+const natsio::KvStatus* status_in(const std::vector<natsio::KvStatus>& list,
+                                  const std::string& bucket) {
+    for (const natsio::KvStatus& s : list) {
+        if (s.bucket == bucket) {
+            return &s;
+        }
+    }
+    return nullptr;
+}
+
+const char* const kTypedConfig =
+    R"({"bucket":"cppkv2_typed","history":5,"ttl":"1h","storage":"memory",)"
+    R"("description":"typed status","compression":true,"metadata":{"team":"red"}})";
+
+/// The fields of the bucket kTypedConfig makes, holding `values` revisions.
+void expect_typed_status(const natsio::KvStatus& s, std::uint64_t values) {
+    EXPECT_EQ(s.bucket, "cppkv2_typed");
+    EXPECT_EQ(s.values, values);
+    EXPECT_EQ(s.history, 5);
+    EXPECT_EQ(s.ttl, std::chrono::hours(1));
+    EXPECT_EQ(s.storage, "memory");
+    EXPECT_EQ(s.replicas, 1);
+    EXPECT_TRUE(s.is_compressed);
+    EXPECT_EQ(s.description, std::optional<std::string>("typed status"));
+    EXPECT_EQ(user_metadata(s), (std::map<std::string, std::string>{{"team", "red"}}));
+    EXPECT_EQ(s.limit_marker_ttl, std::chrono::nanoseconds(0));
+    EXPECT_TRUE(contains(s.stream_info_json, R"("name":"KV_cppkv2_typed")")) << s.stream_info_json;
+    EXPECT_EQ(s.bytes > 0, values > 0);
+}
+
+}  // namespace
+
+TEST(KvV2, ResumedWatchYieldsRevisionsFromItThenMarkerThenLive) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    natsio::KeyValue kv =
+        js.create_key_value(R"({"bucket":"cppkv2_resume","history":10,"storage":"memory"})");
+    std::uint64_t r1 = kv.put("a", "1");
+    std::uint64_t r2 = kv.put("b", "1");
+    std::uint64_t r3 = kv.put("a", "2");
+    std::uint64_t r4 = kv.del("b");
+    std::uint64_t r5 = kv.put("c", "1");
+    EXPECT_EQ(r5, r1 + 4);
+    (void)r2;
+
+    // Every revision from r3 on, markers included, then the marker, then
+    // live changes.
+    natsio::KvWatchOptions from_r3;
+    from_r3.resume_from_revision = r3;
+    natsio::KvWatcher w = kv.watch(from_r3);
+    EXPECT_EQ(next_rev(w), Rev("a", "2", Put, r3));
+    EXPECT_EQ(next_rev(w), Rev("b", "", Del, r4));
+    EXPECT_EQ(next_rev(w), Rev("c", "1", Put, r5));
+    expect_initial_done(w);
+    expect_quiet(w);
+    std::uint64_t r6 = kv.put("d", "live");
+    EXPECT_EQ(next_rev(w), Rev("d", "live", Put, r6));
+    expect_quiet(w);
+
+    // With a pattern: the matching key's revisions from r1 on (its whole
+    // history, not only the latest), through watch_async.
+    natsio::KvWatchOptions from_r1;
+    from_r1.resume_from_revision = r1;
+    natsio::KvWatcher a = kv.watch_async("a", from_r1).get();
+    EXPECT_EQ(next_rev(a), Rev("a", "1", Put, r1));
+    EXPECT_EQ(next_rev(a), Rev("a", "2", Put, r3));
+    expect_initial_done(a);
+    expect_quiet(a);
+
+    // ignore_deletes leaves the marker out; a revision past the last one
+    // gives the marker at once, then the changes from it on.
+    natsio::KvWatchOptions no_deletes = from_r3;
+    no_deletes.ignore_deletes = true;
+    natsio::KvWatcher nd = kv.watch(no_deletes);
+    EXPECT_EQ(next_rev(nd), Rev("a", "2", Put, r3));
+    EXPECT_EQ(next_rev(nd), Rev("c", "1", Put, r5));
+    EXPECT_EQ(next_rev(nd), Rev("d", "live", Put, r6));
+    expect_initial_done(nd);
+    natsio::KvWatchOptions ahead;
+    ahead.resume_from_revision = r6 + 1;
+    natsio::KvWatcher future = kv.watch(ahead);
+    expect_initial_done(future);
+    std::uint64_t r7 = kv.put("e", "next");
+    EXPECT_EQ(next_rev(future), Rev("e", "next", Put, r7));
+    js.delete_key_value("cppkv2_resume");
+}
+
+TEST(KvV2, PurgeDeletesKeepsYoungMarkersByDefaultAndRemovesAllWhenNegative) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    natsio::KeyValue kv =
+        js.create_key_value(R"({"bucket":"cppkv2_pdel","history":10,"storage":"memory"})");
+    // a: two values and a delete marker; b: a purge marker; c: live values.
+    kv.put("a", "1");
+    kv.put("a", "2");
+    kv.del("a");
+    kv.put("b", "1");
+    kv.purge("b");
+    kv.put("c", "1");
+    kv.put("c", "2");
+
+    // The default threshold (30 minutes): the markers are young and stay;
+    // only the revisions before them go (a's two values).
+    EXPECT_EQ(kv.purge_deletes(), 2u);
+    EXPECT_EQ(revisions_of(kv, "a"), 1u);
+    EXPECT_EQ(revisions_of(kv, "b"), 1u);
+    EXPECT_EQ(revisions_of(kv, "c"), 2u);
+    expect_throws<natsio::KeyDeletedError>(NATSIO_ERR_KEY_DELETED, [&] { kv.get("a"); });
+    expect_throws<natsio::KeyDeletedError>(NATSIO_ERR_KEY_DELETED, [&] { kv.get("b"); });
+
+    // all_markers: every marker, whatever its age; the key leaves no trace.
+    EXPECT_EQ(kv.purge_deletes(natsio::all_markers), 2u);
+    EXPECT_EQ(revisions_of(kv, "a"), 0u);
+    EXPECT_EQ(revisions_of(kv, "b"), 0u);
+    expect_throws<natsio::KeyNotFoundError>(NATSIO_ERR_KEY_NOT_FOUND, [&] { kv.get("a"); });
+    EXPECT_EQ(revisions_of(kv, "c"), 2u);
+    EXPECT_EQ(kv.get("c").value(), "2");
+
+    // Any negative duration does the same (the future form): c's two
+    // values and its marker.
+    kv.del("c");
+    EXPECT_EQ(kv.purge_deletes_async(std::chrono::milliseconds(-5)).get(), 3u);
+    EXPECT_EQ(revisions_of(kv, "c"), 0u);
+    EXPECT_EQ(kv.purge_deletes(natsio::all_markers), 0u);
+    EXPECT_EQ(kv.get_status().values, 0u);
+    // The scans left no consumers behind.
+    EXPECT_TRUE(wait_until([&] { return js.consumer_names("KV_cppkv2_pdel").empty(); }));
+    js.delete_key_value("cppkv2_pdel");
+}
+
+TEST(KvV2, CreateWithTtlExpiresTheKey) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    natsio::KeyValue kv = js.create_key_value(
+        R"({"bucket":"cppkv2_ttl","history":5,"storage":"memory","limit_marker_ttl":"1s"})");
+    EXPECT_EQ(kv.get_status().limit_marker_ttl, std::chrono::seconds(1));
+    natsio::KvWatchOptions updates;
+    updates.updates_only = true;
+    natsio::KvWatcher w = kv.watch("eph", updates);
+    expect_initial_done(w);
+
+    std::uint64_t rev = kv.create("eph", "short", std::chrono::seconds(1));
+    EXPECT_GT(rev, 0u);
+    EXPECT_EQ(kv.get("eph").value(), "short");
+    // Creating it again while it lives fails.
+    expect_throws<natsio::KeyExistsError>(NATSIO_ERR_KEY_EXISTS,
+                                          [&] { kv.create("eph", "again", std::chrono::seconds(1)); });
+    EXPECT_EQ(next_rev(w), Rev("eph", "short", Put, rev));
+    // Gone within 5 s: the server's purge marker reaches the watcher...
+    natsio::KvEntry marker = next_item(w, 5s);
+    EXPECT_EQ(marker.operation(), Purge);
+    EXPECT_EQ(marker.key(), "eph");
+    EXPECT_GT(marker.revision(), rev);
+    EXPECT_FALSE(kv.try_get("eph").has_value());
+    // ...and then the marker expires in turn (limit_marker_ttl).
+    EXPECT_TRUE(wait_until(
+        [&] { return get_status_of(kv, "eph") == NATSIO_ERR_KEY_NOT_FOUND; }, 10s));
+
+    // natsio::ttl_never (the future form): the value stays.
+    std::uint64_t kept = kv.create_async("forever", "x", natsio::ttl_never).get();
+    EXPECT_GT(kept, rev);
+    std::this_thread::sleep_for(1500ms);
+    EXPECT_EQ(kv.get("forever").value(), "x");
+    js.delete_key_value("cppkv2_ttl");
+}
+
+TEST(KvV2, PurgeWithTtlLeavesAMarkerThatExpires) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    natsio::KeyValue kv = js.create_key_value(
+        R"({"bucket":"cppkv2_pttl","history":5,"storage":"memory","limit_marker_ttl":"1s"})");
+    kv.put("p", "1");
+    std::uint64_t r1 = kv.put("p", "2");
+    expect_throws<natsio::WrongLastSequenceError>(NATSIO_ERR_WRONG_LAST_SEQUENCE, [&] {
+        kv.purge("p", std::chrono::seconds(1), r1 - 1);
+    });
+    std::uint64_t marker = kv.purge("p", std::chrono::seconds(1), r1);
+    EXPECT_EQ(marker, r1 + 1);
+    // The marker replaced the values...
+    expect_throws<natsio::KeyDeletedError>(NATSIO_ERR_KEY_DELETED, [&] { kv.get("p"); });
+    EXPECT_EQ(revisions_of(kv, "p"), 1u);
+    // ...and expires, leaving no trace of the key.
+    EXPECT_TRUE(wait_until(
+        [&] { return get_status_of(kv, "p") == NATSIO_ERR_KEY_NOT_FOUND; }, 10s));
+    EXPECT_EQ(revisions_of(kv, "p"), 0u);
+
+    // The future form, without `last`.
+    kv.put("q", "1");
+    std::uint64_t q_marker = kv.purge_async("q", std::chrono::seconds(1)).get();
+    EXPECT_GT(q_marker, marker);
+    expect_throws<natsio::KeyDeletedError>(NATSIO_ERR_KEY_DELETED, [&] { kv.get("q"); });
+    EXPECT_TRUE(wait_until(
+        [&] { return get_status_of(kv, "q") == NATSIO_ERR_KEY_NOT_FOUND; }, 10s));
+    js.delete_key_value("cppkv2_pttl");
+}
+
+TEST(KvV2, NamesAndStatusesListBucketsOnly) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    natsio::KeyValue la = js.create_key_value(kTypedConfig);
+    natsio::KeyValue lb = js.create_key_value(R"({"bucket":"cppkv2_lb","storage":"memory"})");
+    lb.put("k", "v");
+    // Streams that are no buckets: a plain one, one named like a bucket
+    // without the $KV subjects.
+    js.create_stream(R"({"name":"cppkv2_plain","subjects":["cppkv2plain.>"],"storage":"memory"})");
+    js.create_stream(
+        R"({"name":"KV_cppkv2_notsubj","subjects":["cppkv2notsubj.>"],"storage":"memory"})");
+
+    std::vector<std::string> names = js.key_value_names();
+    EXPECT_TRUE(has(names, "cppkv2_typed"));
+    EXPECT_TRUE(has(names, "cppkv2_lb"));
+    EXPECT_FALSE(has(names, "cppkv2_plain"));
+    EXPECT_FALSE(has(names, "cppkv2_notsubj"));
+    EXPECT_FALSE(has(names, "KV_cppkv2_notsubj"));
+    EXPECT_FALSE(has(names, "KV_cppkv2_lb"));
+    std::vector<std::string> async_names = js.key_value_names_async().get();
+    std::sort(names.begin(), names.end());
+    std::sort(async_names.begin(), async_names.end());
+    EXPECT_EQ(async_names, names);
+
+    std::vector<natsio::KvStatus> statuses = js.key_value_statuses();
+    EXPECT_EQ(statuses.size(), names.size());
+    const natsio::KvStatus* a = status_in(statuses, "cppkv2_typed");
+    ASSERT_NE(a, nullptr);
+    expect_typed_status(*a, 0);
+    const natsio::KvStatus* b = status_in(statuses, "cppkv2_lb");
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(b->values, 1u);
+    EXPECT_EQ(b->history, 1);
+    EXPECT_EQ(b->description, std::nullopt);
+    EXPECT_TRUE(user_metadata(*b).empty());
+    EXPECT_EQ(status_in(statuses, "cppkv2_plain"), nullptr);
+    EXPECT_EQ(status_in(statuses, "cppkv2_notsubj"), nullptr);
+    std::vector<natsio::KvStatus> async_statuses = js.key_value_statuses_async().get();
+    EXPECT_EQ(async_statuses.size(), statuses.size());
+    EXPECT_NE(status_in(async_statuses, "cppkv2_lb"), nullptr);
+
+    js.delete_stream("cppkv2_plain");
+    js.delete_stream("KV_cppkv2_notsubj");
+    js.delete_key_value("cppkv2_typed");
+    js.delete_key_value("cppkv2_lb");
+    EXPECT_FALSE(has(js.key_value_names(), "cppkv2_lb"));
+}
+
+TEST(KvV2, TypedStatusMatchesTheConfig) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    natsio::KeyValue kv = js.create_key_value(kTypedConfig);
+    expect_typed_status(kv.get_status(), 0);
+    kv.put("x", "1");
+    kv.put("x", "2");
+    kv.del("y");
+    natsio::KvStatus status = kv.get_status();
+    expect_typed_status(status, 3);
+    // A copyable value, also from the future form.
+    natsio::KvStatus copy = status;
+    expect_typed_status(copy, 3);
+    expect_typed_status(kv.get_status_async().get(), 3);
+    // The JSON status stays.
+    std::string json = kv.status();
+    EXPECT_TRUE(contains(json, R"("max_msgs_per_subject":5)")) << json;
+    EXPECT_TRUE(contains(json, R"("name":"KV_cppkv2_typed")")) << json;
+
+    js.delete_key_value("cppkv2_typed");
+    expect_throws<natsio::BucketNotFoundError>(NATSIO_ERR_BUCKET_NOT_FOUND,
+                                               [&] { kv.get_status(); });
+    natsio::Future<natsio::KvStatus> gone = kv.get_status_async();
+    expect_throws<natsio::BucketNotFoundError>(NATSIO_ERR_BUCKET_NOT_FOUND, [&] { gone.get(); });
+}
+
+TEST(KvV2, BadArgumentsThrowTheirClasses) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    natsio::KeyValue kv = js.create_key_value(
+        R"({"bucket":"cppkv2_bad","storage":"memory","limit_marker_ttl":"1s"})");
+    using std::chrono::seconds;
+    using natsio::InvalidArgumentError;
+    // A TTL of zero, or negative other than ttl_never: thrown at once, also
+    // by the `_async` forms.
+    expect_throws<InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
+                                        [&] { kv.create("k", "x", seconds(0)); });
+    expect_throws<InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
+                                        [&] { kv.create("k", "x", seconds(-5)); });
+    expect_throws<InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
+                                        [&] { kv.create_async("k", "x", seconds(0)); });
+    expect_throws<InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
+                                        [&] { kv.purge("k", seconds(0)); });
+    expect_throws<InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
+                                        [&] { kv.purge_async("k", seconds(-7), 1); });
+    // Bad keys.
+    expect_throws<natsio::InvalidKeyError>(NATSIO_ERR_INVALID_KEY,
+                                           [&] { kv.create("a..b", "x", seconds(5)); });
+    expect_throws<natsio::InvalidKeyError>(NATSIO_ERR_INVALID_KEY,
+                                           [&] { kv.purge("a..b", seconds(5)); });
+    expect_throws<InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT, [&] {
+        kv.create(std::string_view("n\0ul", 4), "x", seconds(5));
+    });
+    // resume_from_revision contradicts updates_only.
+    natsio::KvWatchOptions both;
+    both.resume_from_revision = 1;
+    both.updates_only = true;
+    expect_throws<InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT, [&] { kv.watch(both); });
+    expect_throws<InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
+                                        [&] { kv.watch_async("k", both).get(); });
+    // Nothing was stored.
+    EXPECT_EQ(kv.get_status().values, 0u);
+
+    // A bucket without limit_marker_ttl: the server refuses per-key TTLs.
+    natsio::KeyValue plain =
+        js.create_key_value(R"({"bucket":"cppkv2_plainkv","storage":"memory"})");
+    expect_throws<natsio::ApiError>(NATSIO_ERR_JS_API, [&] { plain.create("k", "x", seconds(1)); });
+    expect_throws<natsio::ApiError>(NATSIO_ERR_JS_API, [&] { plain.purge("k", seconds(1)); });
+    natsio::Future<std::uint64_t> refused = plain.create_async("k", "x", seconds(1));
+    expect_throws<natsio::ApiError>(NATSIO_ERR_JS_API, [&] { refused.get(); });
+    EXPECT_EQ(plain.get_status().values, 0u);
+
+    // No handle.
+    natsio::KeyValue none;
+    natsio::JetStream no_js;
+    expect_throws<InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { none.purge_deletes(); });
+    expect_throws<InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+                                        [&] { none.purge_deletes_async(); });
+    expect_throws<InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { none.get_status(); });
+    expect_throws<InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+                                        [&] { none.create("k", "x", seconds(1)); });
+    expect_throws<InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+                                        [&] { none.purge("k", seconds(1)); });
+    expect_throws<InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { no_js.key_value_names(); });
+    expect_throws<InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+                                        [&] { no_js.key_value_statuses_async(); });
+
+    js.delete_key_value("cppkv2_bad");
+    js.delete_key_value("cppkv2_plainkv");
+
+    // After the client is closed.
+    natsio::KeyValue gone = js.create_key_value(R"({"bucket":"cppkv2_closed","storage":"memory"})");
+    client.close();
+    expect_throws<natsio::ConnectionClosedError>(NATSIO_ERR_CONNECTION_CLOSED,
+                                                 [&] { gone.purge_deletes(natsio::all_markers); });
+    expect_throws<natsio::ConnectionClosedError>(NATSIO_ERR_CONNECTION_CLOSED,
+                                                 [&] { gone.get_status(); });
+    expect_throws<natsio::ConnectionClosedError>(NATSIO_ERR_CONNECTION_CLOSED,
+                                                 [&] { js.key_value_statuses(); });
+    natsio::Client again = connect();
+    natsio::JetStream cleanup(again);
+    cleanup.delete_key_value("cppkv2_closed");
+}
