@@ -557,3 +557,58 @@ TEST(Consumer, DesignatedFetchOptions) {
     js.delete_stream("CPP_DESIG");
 }
 #endif
+
+TEST(Consumer, InfosPauseAndResume) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_PAUSE","subjects":["cpp.pause.>"],"storage":"memory"})");
+    for (const char* body : {"m0", "m1", "m2"}) {
+        js.publish("cpp.pause.x", body);
+    }
+    js.create_consumer("CPP_PAUSE", R"({"durable_name":"p1"})");
+    js.create_consumer("CPP_PAUSE", R"({"durable_name":"p2","filter_subject":"cpp.pause.y"})");
+
+    // Every consumer's info, with its state.
+    std::vector<std::string> infos = js.consumer_infos("CPP_PAUSE");
+    ASSERT_EQ(infos.size(), 2u);
+    int with_three_pending = 0;
+    for (const std::string& info : infos) {
+        if (info.find(R"("name":"p1")") != std::string::npos) {
+            EXPECT_NE(info.find(R"("num_pending":3)"), std::string::npos) << info;
+            ++with_three_pending;
+        }
+    }
+    EXPECT_EQ(with_three_pending, 1);
+    EXPECT_EQ(js.consumer_infos_async("CPP_PAUSE").get().size(), 2u);
+
+    // Paused for an hour: the answer and the info say so, a fetch gets nothing.
+    const auto hour_ahead = std::chrono::system_clock::now() + std::chrono::hours(1);
+    std::string answer = js.pause_consumer("CPP_PAUSE", "p1", hour_ahead);
+    EXPECT_NE(answer.find(R"("paused":true)"), std::string::npos) << answer;
+    EXPECT_NE(js.consumer_info("CPP_PAUSE", "p1").find(R"("paused":true)"), std::string::npos);
+    EXPECT_TRUE(js.fetch("CPP_PAUSE", "p1", fetch_options(3, 300ms)).empty());
+
+    // Resumed (the future form): it delivers again.
+    std::string resumed = js.resume_consumer_async("CPP_PAUSE", "p1").get();
+    EXPECT_NE(resumed.find(R"("paused":false)"), std::string::npos) << resumed;
+    natsio::MsgList all = js.fetch("CPP_PAUSE", "p1", fetch_options(3, 2s));
+    EXPECT_EQ(all.size(), 3u);
+    for (natsio::MsgView msg : all) {
+        msg.ack();
+    }
+    EXPECT_NE(js.pause_consumer_async("CPP_PAUSE", "p2", hour_ahead).get().find(R"("paused":true)"),
+              std::string::npos);
+    EXPECT_NE(js.resume_consumer("CPP_PAUSE", "p2").find(R"("paused":false)"), std::string::npos);
+
+    // Errors.
+    expect_throws<natsio::ConsumerNotFoundError>(NATSIO_ERR_CONSUMER_NOT_FOUND,
+                                                 [&] { js.pause_consumer("CPP_PAUSE", "nope", hour_ahead); });
+    expect_throws<natsio::ConsumerNotFoundError>(NATSIO_ERR_CONSUMER_NOT_FOUND,
+                                                 [&] { js.resume_consumer("CPP_PAUSE", "nope"); });
+    expect_throws<natsio::StreamNotFoundError>(NATSIO_ERR_STREAM_NOT_FOUND,
+                                               [&] { js.consumer_infos("CPP_NOPAUSE"); });
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT, [&] {
+        js.pause_consumer("CPP_PAUSE", "p1", std::chrono::system_clock::time_point{});
+    });
+    js.delete_stream("CPP_PAUSE");
+}

@@ -2047,6 +2047,68 @@ public:
             sink_, natsio_js_consumer_names_async, js_, c_stream.get());
     }
 
+    /// The ConsumerInfo JSON of every consumer of `stream`, one per
+    /// consumer, paging through the server's list as needed (each page
+    /// waits up to the context's timeout); thread-safe.
+    /// StreamNotFoundError, InvalidArgumentError (bad name),
+    /// TimeoutError, ConnectionClosedError.
+    std::vector<std::string> consumer_infos(std::string_view stream) const {
+        detail::CString c_stream(stream, "stream name");
+        natsio_string_list* list = nullptr;
+        detail::check(natsio_js_consumer_infos(js_, c_stream.get(), &list));
+        return detail::take_string_list(list);
+    }
+    /// The future form of consumer_infos.
+    Future<std::vector<std::string>> consumer_infos_async(std::string_view stream) const {
+        detail::CString c_stream(stream, "stream name");
+        return detail::start_async<std::vector<std::string>>(
+            sink_, natsio_js_consumer_infos_async, js_, c_stream.get());
+    }
+
+    /// Pauses consumer `consumer` of `stream` until `until`: it delivers
+    /// nothing before then and pulls wait (server 2.11+); a time already
+    /// past leaves it running. Returns the server's answer as JSON:
+    /// {"paused": bool, "pause_until": RFC 3339, "pause_remaining": ns}.
+    /// Blocks up to the context's timeout; thread-safe.
+    /// ConsumerNotFoundError, StreamNotFoundError, InvalidArgumentError
+    /// (bad names, a time not after the epoch), TimeoutError,
+    /// ConnectionClosedError.
+    std::string pause_consumer(std::string_view stream, std::string_view consumer,
+                               std::chrono::system_clock::time_point until) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_consumer(consumer, "consumer name");
+        char* json = nullptr;
+        detail::check(natsio_js_consumer_pause(js_, c_stream.get(), c_consumer.get(),
+                                               detail::ns_from_time(until), &json));
+        return detail::take_string(json);
+    }
+    /// The future form of pause_consumer.
+    Future<std::string> pause_consumer_async(std::string_view stream, std::string_view consumer,
+                                             std::chrono::system_clock::time_point until) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_consumer(consumer, "consumer name");
+        return detail::start_async<std::string>(sink_, natsio_js_consumer_pause_async, js_,
+                                                c_stream.get(), c_consumer.get(), detail::ns_from_time(until));
+    }
+    /// Resumes a paused consumer now (a running one stays running);
+    /// returns the answer as pause_consumer does ("paused": false). Throws
+    /// as pause_consumer.
+    std::string resume_consumer(std::string_view stream, std::string_view consumer) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_consumer(consumer, "consumer name");
+        char* json = nullptr;
+        detail::check(natsio_js_consumer_resume(js_, c_stream.get(), c_consumer.get(), &json));
+        return detail::take_string(json);
+    }
+    /// The future form of resume_consumer.
+    Future<std::string> resume_consumer_async(std::string_view stream,
+                                              std::string_view consumer) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_consumer(consumer, "consumer name");
+        return detail::start_async<std::string>(sink_, natsio_js_consumer_resume_async, js_,
+                                                c_stream.get(), c_consumer.get());
+    }
+
     /// Pulls up to `options.max_messages` messages from the pull consumer
     /// `consumer` of `stream`, until the batch is full or the request ends;
     /// the list may be empty (none before `expires`, or none now with
