@@ -1087,6 +1087,27 @@ export interface Consumers {
   delete(stream: string, name: string): Promise<true>;
   /** The names of the stream's consumers. */
   names(stream: string): Promise<string[]>;
+  /** The ConsumerInfo of every consumer of the stream, as nats.js's jsm.consumers.list(stream) lists them (here as one array). */
+  list(stream: string): Promise<JsonObject[]>;
+  /**
+   * Pauses the consumer until `until` (server 2.11+): until then it delivers nothing and pulls wait; its ConsumerInfo shows
+   * paused, pause_until and pause_remaining. `until` is a Date (as in nats.js), or an RFC 3339 string, ms since the epoch
+   * (number) or ns (bigint); a time already past leaves it running. TypeError for an invalid time; ConsumerNotFoundError
+   * if it does not exist.
+   */
+  pause(stream: string, name: string, until: Date | string | number | bigint): Promise<ConsumerPauseResponse>;
+  /** Resumes a paused consumer now (a running one stays running); resolves with paused false. ConsumerNotFoundError if it does not exist. */
+  resume(stream: string, name: string): Promise<ConsumerPauseResponse>;
+}
+
+/** What js.consumers.pause() and resume() resolve with (nats.js field names). */
+export interface ConsumerPauseResponse {
+  /** Whether the consumer is paused now. */
+  paused: boolean;
+  /** When it resumes (RFC 3339), while paused. */
+  pause_until?: string;
+  /** Nanoseconds until it resumes, while paused. */
+  pause_remaining?: number;
 }
 
 /** The ObjectStoreManager methods, on the context too: js.createObjectStore(...) is js.objectStores.createObjectStore(...). */

@@ -1617,6 +1617,27 @@ class Consumers {
   async names(stream) {
     return native.jsConsumerNames(this._js._handle, stream);
   }
+
+  /** The ConsumerInfo of every consumer of `stream` (nats.js's
+   * jsm.consumers.list(stream), here as one array). */
+  async list(stream) {
+    return (await native.jsConsumerInfos(this._js._handle, stream)).map((json) => JSON.parse(json));
+  }
+
+  /** Pauses the consumer until `until` (a Date; also an RFC 3339 string,
+   * ms since the epoch or ns as a bigint): it delivers nothing and pulls
+   * wait until then (server 2.11+). Resolves with {paused, pause_until,
+   * pause_remaining (ns)}. */
+  async pause(stream, name, until) {
+    if (until === undefined || until === null) throw new TypeError('until must be a Date');
+    const ns = timeNanos(until, 'until');
+    return JSON.parse(await native.jsConsumerPause(this._js._handle, stream, name, ns));
+  }
+
+  /** Resumes a paused consumer now; resolves as pause() does (paused false). */
+  async resume(stream, name) {
+    return JSON.parse(await native.jsConsumerResume(this._js._handle, stream, name));
+  }
 }
 
 /** nats.js's up_to_time (a Date or an RFC 3339 string), or ms since the

@@ -358,6 +358,10 @@ EXPORT(js_js_stream_delete) { return js_name_call(env, info, "stream name", nats
 EXPORT(js_js_consumer_names) {
     return js_name_call(env, info, "stream name", natsio_js_consumer_names_async, R_STRING_LIST);
 }
+/* jsConsumerInfos(js, stream) -> Promise<string[]>, one ConsumerInfo JSON each */
+EXPORT(js_js_consumer_infos) {
+    return js_name_call(env, info, "stream name", natsio_js_consumer_infos_async, R_STRING_LIST);
+}
 EXPORT(js_kv_delete_bucket) { return js_name_call(env, info, "bucket", natsio_js_kv_delete_async, R_NONE); }
 
 /* jsStreamPurge(js, name, optionsJson|null) -> Promise<number purged> */
@@ -568,6 +572,32 @@ static napi_value consumer_call(napi_env env, napi_callback_info info,
 
 EXPORT(js_js_consumer_info) { return consumer_call(env, info, natsio_js_consumer_info_async, R_STRING); }
 EXPORT(js_js_consumer_delete) { return consumer_call(env, info, natsio_js_consumer_delete_async, R_NONE); }
+/* jsConsumerResume(js, stream, consumer) -> Promise<string JSON {paused, pause_until, pause_remaining}> */
+EXPORT(js_js_consumer_resume) { return consumer_call(env, info, natsio_js_consumer_resume_async, R_STRING); }
+
+/* jsConsumerPause(js, stream, consumer, untilNs (bigint or number)) ->
+ * Promise<string JSON {paused, pause_until, pause_remaining}> */
+EXPORT(js_js_consumer_pause) {
+    ARGS(4);
+    char *stream = NULL, *consumer = NULL;
+    js_handle *h = consumer_args(env, argv, &stream, &consumer);
+    if (!h) return NULL;
+    napi_value promise = NULL;
+    uint64_t until = 0;
+    bool present = false;
+    if (get_u64(env, argv[3], "pause until", &until, &present)) {
+        if (until > INT64_MAX) {
+            throw_status(env, NATSIO_ERR_INVALID_ARGUMENT, "pause until is out of range");
+        } else {
+            natsio_token *tok = NULL;
+            int32_t st = natsio_js_consumer_pause_async(h->js, stream, consumer, (int64_t)until, &tok);
+            promise = op_track(env, st, tok, R_STRING, h, NULL);
+        }
+    }
+    free(stream);
+    free(consumer);
+    return promise;
+}
 
 /* jsFetch(js, stream, consumer, {maxMessages, maxBytes, expires, noWait,
  * heartbeat}) -> Promise<array of messages> */

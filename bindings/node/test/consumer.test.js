@@ -285,6 +285,76 @@ test('a fetch waiting on a consumer that gets deleted rejects with ConsumerDelet
   }
 });
 
+test('consumers.list: the ConsumerInfo of each consumer, with names and num_pending', async () => {
+  await streamWith('LS', 4);
+  try {
+    await js.consumers.add('LS', { durable_name: 'evens', ack_policy: 'explicit', filter_subject: 'LS.0' });
+    await js.consumers.add('LS', { durable_name: 'all', ack_policy: 'explicit' });
+    const infos = await js.consumers.list('LS');
+    assert.ok(Array.isArray(infos));
+    const byName = Object.fromEntries(infos.map((i) => [i.name, i]));
+    assert.deepEqual(Object.keys(byName).sort(), ['all', 'evens']);
+    assert.equal(byName.all.num_pending, 4);
+    assert.equal(byName.evens.num_pending, 2);
+    assert.equal(byName.evens.stream_name, 'LS');
+    assert.equal(byName.evens.config.filter_subject, 'LS.0');
+    await rejectsWith(js.consumers.list('NOSUCH'), nats.StreamNotFoundError);
+    await assert.rejects(js.consumers.list(), TypeError);
+  } finally {
+    await js.streams.delete('LS');
+  }
+  await streamWith('LE', 0);
+  try {
+    assert.deepEqual(await js.consumers.list('LE'), []);
+  } finally {
+    await js.streams.delete('LE');
+  }
+});
+
+test('consumers.pause / resume: a paused consumer delivers nothing, resumed it delivers; error classes', async () => {
+  await streamWith('PZ', 3);
+  try {
+    await js.consumers.add('PZ', { durable_name: 'p', ack_policy: 'explicit' });
+    const until = new Date(Date.now() + 3600_000);
+    const r = await js.consumers.pause('PZ', 'p', until);
+    assert.equal(r.paused, true);
+    assert.equal(typeof r.pause_until, 'string');
+    assert.ok(Math.abs(Date.parse(r.pause_until) - until.getTime()) < 1000, r.pause_until);
+    assert.ok(r.pause_remaining > 59 * 60 * 1e9, `pause_remaining ${r.pause_remaining}`);
+    const info = await js.consumers.info('PZ', 'p');
+    assert.equal(info.paused, true);
+    assert.ok(info.pause_remaining > 59 * 60 * 1e9);
+    assert.equal(Date.parse(info.config.pause_until), Date.parse(r.pause_until));
+    const t0 = Date.now();
+    assert.deepEqual(await js.fetch('PZ', 'p', { maxMessages: 3, expires: 500 }), []);
+    assert.ok(Date.now() - t0 >= 400, 'the fetch waited out its expiry');
+
+    const res = await js.consumers.resume('PZ', 'p');
+    assert.equal(res.paused, false);
+    assert.ok(!res.pause_remaining, `pause_remaining ${res.pause_remaining}`);
+    assert.ok(!(await js.consumers.info('PZ', 'p')).paused);
+    const msgs = await js.fetch('PZ', 'p', { maxMessages: 3, expires: 2000 });
+    assert.deepEqual(msgs.map((m) => m.string()), ['m0', 'm1', 'm2']);
+    for (const m of msgs) m.ack();
+    // Resuming a running consumer leaves it running.
+    assert.equal((await js.consumers.resume('PZ', 'p')).paused, false);
+    // A time already past leaves it running too.
+    assert.equal((await js.consumers.pause('PZ', 'p', new Date(Date.now() - 60_000))).paused, false);
+
+    await rejectsWith(js.consumers.pause('PZ', 'nope', until), nats.ConsumerNotFoundError);
+    await rejectsWith(js.consumers.resume('PZ', 'nope'), nats.ConsumerNotFoundError);
+    await rejectsWith(js.consumers.pause('NOSUCH', 'p', until), nats.StreamNotFoundError);
+    await rejectsWith(js.consumers.pause('PZ', 'a.b', until), nats.InvalidArgumentError);
+    await assert.rejects(js.consumers.pause('PZ', 'p', new Date('not a date')), TypeError);
+    await assert.rejects(js.consumers.pause('PZ', 'p', 'tomorrow'), TypeError);
+    await assert.rejects(js.consumers.pause('PZ', 'p', {}), TypeError);
+    await assert.rejects(js.consumers.pause('PZ', 'p'), TypeError);
+    await assert.rejects(js.consumers.resume('PZ'), TypeError);
+  } finally {
+    await js.streams.delete('PZ');
+  }
+});
+
 test('fetch and next argument errors', async () => {
   await assert.rejects(js.fetch(1, 'c'), TypeError);
   await assert.rejects(js.fetch('S'), TypeError);
