@@ -30,6 +30,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"math"
 	"runtime"
 	"sync"
 	"time"
@@ -177,6 +178,11 @@ type ConsumerInfo struct {
 	NumRedelivered int            `json:"num_redelivered"` // redelivered messages not yet acknowledged
 	NumWaiting     int            `json:"num_waiting"`     // pull requests waiting
 	NumPending     uint64         `json:"num_pending"`     // not yet delivered
+	// Paused is whether the consumer is paused (PauseConsumer): it
+	// delivers nothing until its pause ends.
+	Paused bool `json:"paused,omitempty"`
+	// PauseRemaining is how long the pause still lasts (0 when running).
+	PauseRemaining time.Duration `json:"pause_remaining,omitempty"`
 	// Raw is the whole ConsumerInfo JSON, for fields not listed above.
 	Raw json.RawMessage `json:"-"`
 }
@@ -269,6 +275,90 @@ func (js *JetStream) ConsumerNames(ctx context.Context, stream string) ([]string
 	return jsStrings(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
 		return C.natsio_js_consumer_names_async(p, cPtr(cstream), tok)
 	})
+}
+
+// Consumers reads the configuration and state of all of stream's
+// consumers (paging through the server's list as needed).
+// ErrStreamNotFound.
+func (js *JetStream) Consumers(ctx context.Context, stream string) ([]*ConsumerInfo, error) {
+	cstream, err := cString(stream)
+	if err != nil {
+		return nil, err
+	}
+	raws, err := jsStrings(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_consumer_infos_async(p, cPtr(cstream), tok)
+	})
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]*ConsumerInfo, 0, len(raws))
+	for _, raw := range raws {
+		info, err := parseConsumerInfo(raw)
+		if err != nil {
+			return nil, err
+		}
+		infos = append(infos, info)
+	}
+	return infos, nil
+}
+
+// ConsumerPauseResponse is the server's answer to PauseConsumer and
+// ResumeConsumer.
+type ConsumerPauseResponse struct {
+	// Paused is whether the consumer is now paused.
+	Paused bool `json:"paused"`
+	// PauseUntil is when the pause ends (zero when not paused).
+	PauseUntil time.Time `json:"pause_until"`
+	// PauseRemaining is how long the pause still lasts (0 when not
+	// paused).
+	PauseRemaining time.Duration `json:"pause_remaining,omitempty"`
+}
+
+func parsePauseResponse(raw string) (*ConsumerPauseResponse, error) {
+	r := &ConsumerPauseResponse{}
+	if err := json.Unmarshal([]byte(raw), r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// PauseConsumer pauses consumer of stream until until: meanwhile it
+// delivers nothing and pull requests wait (server 2.11+). A time already
+// past leaves it running. Errors: ErrInvalidArgument (bad names, a zero
+// time or one not after the Unix epoch), ErrConsumerNotFound,
+// ErrStreamNotFound, and those of ConsumerInfo.
+func (js *JetStream) PauseConsumer(ctx context.Context, stream, consumer string, until time.Time) (*ConsumerPauseResponse, error) {
+	if until.IsZero() || !until.After(time.Unix(0, 0)) || until.After(time.Unix(0, math.MaxInt64)) {
+		return nil, errorOf(ErrInvalidArgument, "PauseConsumer needs a time after the Unix epoch (and before 2262), not "+until.String())
+	}
+	cstream, ccons, err := cNames(stream, consumer)
+	if err != nil {
+		return nil, err
+	}
+	ns := C.int64_t(until.UnixNano())
+	raw, err := jsString(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_consumer_pause_async(p, cPtr(cstream), cPtr(ccons), ns, tok)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return parsePauseResponse(raw)
+}
+
+// ResumeConsumer resumes a paused consumer now (a running one stays
+// running). Errors as PauseConsumer.
+func (js *JetStream) ResumeConsumer(ctx context.Context, stream, consumer string) (*ConsumerPauseResponse, error) {
+	cstream, ccons, err := cNames(stream, consumer)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := jsString(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_consumer_resume_async(p, cPtr(cstream), cPtr(ccons), tok)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return parsePauseResponse(raw)
 }
 
 func cNames(stream, consumer string) ([]byte, []byte, error) {

@@ -626,3 +626,82 @@ func TestConsumersAfterClose(t *testing.T) {
 	_, err = kv.History(ctx, "k")
 	wantErr(t, err, natsio.ErrConnectionClosed)
 }
+
+func TestConsumersListPauseAndResume(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 20*time.Second)
+	workQueue(t, js, 6, natsio.ConsumerConfig{})
+	got(js.CreateConsumer(ctx, "Q", natsio.ConsumerConfig{Durable: "odd", FilterSubject: "q.1"})).must(t)
+	got(js.Publish(ctx, "q.1", []byte("m6"))).must(t)
+
+	// Consumers: both, with their names and pending counts.
+	infos := got(js.Consumers(ctx, "Q")).must(t)
+	pending := map[string]uint64{}
+	for _, ci := range infos {
+		if ci.Stream != "Q" || ci.Paused || ci.PauseRemaining != 0 || len(ci.Raw) == 0 {
+			t.Fatalf("listed %+v", ci)
+		}
+		pending[ci.Name] = ci.NumPending
+	}
+	if len(infos) != 2 || pending["work"] != 3 || pending["odd"] != 4 {
+		t.Fatalf("consumers %v", pending)
+	}
+	_, err := js.Consumers(ctx, "NOPE")
+	wantErr(t, err, natsio.ErrStreamNotFound)
+
+	// Paused for an hour: the answer and the info say so; a fetch gets nothing.
+	until := time.Now().Add(time.Hour)
+	r := got(js.PauseConsumer(ctx, "Q", "work", until)).must(t)
+	if !r.Paused || r.PauseRemaining <= 59*time.Minute || r.PauseRemaining > time.Hour ||
+		r.PauseUntil.Sub(until).Abs() > time.Second {
+		t.Fatalf("pause response %+v (until %v)", r, until)
+	}
+	ci := got(js.ConsumerInfo(ctx, "Q", "work")).must(t)
+	if !ci.Paused || ci.PauseRemaining <= 59*time.Minute {
+		t.Fatalf("info of the paused consumer: paused %v remaining %v", ci.Paused, ci.PauseRemaining)
+	}
+	for _, c := range got(js.Consumers(ctx, "Q")).must(t) {
+		if c.Paused != (c.Name == "work") {
+			t.Fatalf("listed %s paused %v", c.Name, c.Paused)
+		}
+	}
+	msgs := got(js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(3), natsio.FetchExpires(500*time.Millisecond))).must(t)
+	if len(msgs) != 0 {
+		t.Fatalf("a paused consumer delivered %v", bodies(msgs))
+	}
+
+	// Resumed: the fetch gets them.
+	r = got(js.ResumeConsumer(ctx, "Q", "work")).must(t)
+	if r.Paused || r.PauseRemaining != 0 {
+		t.Fatalf("resume response %+v", r)
+	}
+	if ci := got(js.ConsumerInfo(ctx, "Q", "work")).must(t); ci.Paused || ci.PauseRemaining != 0 {
+		t.Fatalf("info after resume: paused %v remaining %v", ci.Paused, ci.PauseRemaining)
+	}
+	msgs = got(js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(3), natsio.FetchExpires(2*time.Second))).must(t)
+	if b := bodies(msgs); !slices.Equal(b, []string{"m0", "m2", "m4"}) {
+		t.Fatalf("after resume fetched %v", b)
+	}
+	for _, m := range msgs {
+		noErr(t, m.Ack())
+	}
+	// Resuming a running consumer is fine.
+	if r := got(js.ResumeConsumer(ctx, "Q", "odd")).must(t); r.Paused {
+		t.Fatalf("resume of a running consumer %+v", r)
+	}
+
+	// Errors.
+	_, err = js.PauseConsumer(ctx, "Q", "missing", until)
+	wantErr(t, err, natsio.ErrConsumerNotFound)
+	_, err = js.ResumeConsumer(ctx, "Q", "missing")
+	wantErr(t, err, natsio.ErrConsumerNotFound)
+	_, err = js.PauseConsumer(ctx, "Q", "work", time.Time{})
+	wantErr(t, err, natsio.ErrInvalidArgument)
+	_, err = js.PauseConsumer(ctx, "Q", "work", time.Unix(0, 0))
+	wantErr(t, err, natsio.ErrInvalidArgument)
+	_, err = js.PauseConsumer(ctx, "Q", "a\x00b", until)
+	wantErr(t, err, natsio.ErrInvalidArgument)
+	if ci := got(js.ConsumerInfo(ctx, "Q", "work")).must(t); ci.Paused {
+		t.Fatal("a refused pause paused the consumer")
+	}
+}
