@@ -195,6 +195,13 @@ pub(super) fn direct_get_failed(code: u16, text: &str) -> Error {
     )
 }
 
+fn no_such_message(stream: &str) -> Error {
+    Error::new(
+        ErrorKind::MessageNotFound,
+        format!("no such message in stream {stream}"),
+    )
+}
+
 fn success(v: &Value, what: &str) -> Result<()> {
     match v.get("success").and_then(Value::as_bool) {
         Some(true) => Ok(()),
@@ -412,26 +419,16 @@ impl JetStream {
             let body = which.request()?.to_string();
             let (js, stream) = (self.clone(), stream.to_string());
             Ok(async move {
-                let not_found = || {
-                    Error::new(
-                        ErrorKind::MessageNotFound,
-                        format!("no such message in stream {stream}"),
-                    )
-                };
-                if js.allows_direct(&stream).await? {
-                    return match js.direct_get(&stream, body.as_bytes()).await {
-                        Ok(found) => found.ok_or_else(not_found),
-                        // Unanswered: the stream is gone or no longer allows
-                        // Direct Get; read its config again next time.
-                        Err(e) if e.kind() == ErrorKind::JetStreamNotEnabled => {
-                            js.forget_direct(&stream);
-                            Err(not_found())
-                        }
-                        Err(e) => Err(e),
-                    };
+                let direct = js.allows_direct(&stream).await?;
+                match js.read_stored(&stream, body.as_bytes(), direct).await {
+                    // Unanswered: the stream is gone or no longer allows
+                    // Direct Get; read its config again next time.
+                    Err(e) if direct && e.kind() == ErrorKind::JetStreamNotEnabled => {
+                        js.forget_direct(&stream);
+                        Err(no_such_message(&stream))
+                    }
+                    r => r,
                 }
-                let api = format!("STREAM.MSG.GET.{stream}");
-                decode_stored(&js.api(&api, body.as_bytes()).await?)
             })
         })
     }
@@ -452,17 +449,24 @@ impl JetStream {
             None => MsgSelector::LastBySubject(subject.to_string()),
         };
         let body = which.request()?.to_string();
-        let found = if direct {
-            self.direct_get(stream, body.as_bytes()).await?
-        } else {
-            let api = format!("STREAM.MSG.GET.{stream}");
-            match self.api(&api, body.as_bytes()).await {
-                Ok(v) => Some(decode_stored(&v)?),
-                Err(e) if e.kind() == ErrorKind::MessageNotFound => None,
-                Err(e) => return Err(e),
-            }
-        };
-        Ok(found.filter(|m| m.subject == subject))
+        match self.read_stored(stream, body.as_bytes(), direct).await {
+            Ok(m) => Ok((m.subject == subject).then_some(m)),
+            Err(e) if e.kind() == ErrorKind::MessageNotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// One stored message (`body` selects it): with Direct Get when
+    /// `direct`, else with the leader's `STREAM.MSG.GET`. None is
+    /// `MessageNotFound` either way.
+    async fn read_stored(&self, stream: &str, body: &[u8], direct: bool) -> Result<StoredMsg> {
+        if direct {
+            return self
+                .direct_get(stream, body)
+                .await?
+                .ok_or_else(|| no_such_message(stream));
+        }
+        decode_stored(&self.api(&format!("STREAM.MSG.GET.{stream}"), body).await?)
     }
 
     /// Whether `stream` allows Direct Get: its config, read once per
