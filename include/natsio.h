@@ -69,9 +69,10 @@
  *
  * Iterators. Subscriptions (natsio_sub), request-many replies
  *   (natsio_replies), consume (natsio_js_messages), Key-Value watchers
- *   (natsio_kv_watcher), Object Store watchers (natsio_obj_watcher) and
- *   batch reads of stored messages (natsio_stored_msgs) share one
- *   contract:
+ *   (natsio_kv_watcher), Key-Value key listings (natsio_kv_key_lister,
+ *   whose items are keys as strings freed with natsio_string_free),
+ *   Object Store watchers (natsio_obj_watcher) and batch reads of stored
+ *   messages (natsio_stored_msgs) share one contract:
  *   - _next(it, timeout_ms, &item): NATSIO_OK and an owned item;
  *     NATSIO_DONE (item set to NULL) once the iteration ended without
  *     error (stopped, drained, finished); the error that ended it
@@ -85,7 +86,7 @@
  *     that ended the iteration; release runs after that last call.
  *   - _stop(it): ends it (NATSIO_DONE from then on); idempotent.
  *   - _get_stats(it, &stats), and _free(it), which stops it if needed.
- *   Pulling iterators (consume, watch) fill their buffer on the library's
+ *   Pulling iterators (consume, watch, key listings) fill their buffer on the library's
  *   threads whether or not anyone reads, up to their limits; a full
  *   buffer pauses pulling (counted in stats.stalls): nothing is skipped.
  *
@@ -753,6 +754,13 @@ typedef struct natsio_kv_entry natsio_kv_entry;
 typedef struct natsio_kv_entry_list natsio_kv_entry_list;
 
 /**
+ * A running listing of a bucket's keys (`natsio_kv_list_keys`), read
+ * through the iterator contract; each item is a key. Owned by the caller,
+ * freed with `natsio_kv_key_lister_free`; every function is thread-safe.
+ */
+typedef struct natsio_kv_key_lister natsio_kv_key_lister;
+
+/**
  * A running watch of a bucket (`natsio_kv_watch`), read through the
  * iterator contract. Owned by the caller, freed with
  * `natsio_kv_watcher_free`; every function is thread-safe.
@@ -1191,6 +1199,14 @@ typedef struct natsio_js_publish_options {
    */
   int64_t timeout_ms;
 } natsio_js_publish_options;
+
+/**
+ * A key listing in push mode (`natsio_kv_key_lister_set_callback`): each
+ * key with NATSIO_OK (borrowed for the call), then once `key` NULL with
+ * the status that ended the listing (NATSIO_DONE, or an error). Runs on a
+ * library thread, one call at a time, in order.
+ */
+typedef void (*natsio_kv_key_cb)(void *user_data, const char *key, natsio_status status);
 
 /**
  * Options of `natsio_kv_watch`. Initialise with
@@ -2583,6 +2599,111 @@ natsio_status natsio_kv_keys(const struct natsio_kv *kv, struct natsio_string_li
  * The token form of `natsio_kv_keys` (`natsio_token_string_list`).
  */
 natsio_status natsio_kv_keys_async(const struct natsio_kv *kv, struct natsio_token **token_out);
+
+/**
+ * The keys matching one of the `nfilters` patterns in `filters` (none:
+ * every key, as `natsio_kv_keys`; a pattern has key tokens, `*` as a whole
+ * token, `>` as the last one, e.g. "app.*" or "users.>", as for
+ * `natsio_kv_watch`) that currently hold a value (deleted and purged keys
+ * are left out), through `list_out` (free with `natsio_string_list_free`),
+ * as nats.go's ListKeysFiltered. The bucket is read through one
+ * short-lived ordered consumer filtered on all the patterns (a pattern
+ * given twice counts once; patterns that overlap otherwise, such as "a.*"
+ * and "a.>", are refused by the server: NATSIO_ERR_JS_API). Blocks up to
+ * the context's timeout per request. Errors: NATSIO_ERR_NULL_ARGUMENT
+ * (`filters` NULL with `nfilters` > 0, a NULL pattern, `list_out`),
+ * NATSIO_ERR_INVALID_UTF8, NATSIO_ERR_INVALID_KEY (a bad pattern, "" or
+ * "a.>.b" say), NATSIO_ERR_BUCKET_NOT_FOUND, and the request errors of
+ * `natsio_kv_put`.
+ */
+natsio_status natsio_kv_keys_filtered(const struct natsio_kv *kv,
+                                      const char *const *filters,
+                                      size_t nfilters,
+                                      struct natsio_string_list **list_out);
+
+/**
+ * The token form of `natsio_kv_keys_filtered`
+ * (`natsio_token_string_list`). A bad pattern is returned by this call.
+ */
+natsio_status natsio_kv_keys_filtered_async(const struct natsio_kv *kv,
+                                            const char *const *filters,
+                                            size_t nfilters,
+                                            struct natsio_token **token_out);
+
+/**
+ * Lists the keys matching one of the `nfilters` patterns in `filters`
+ * (none: every key; patterns as for `natsio_kv_keys_filtered`) that hold
+ * a value, as an iterator (nats.go's ListKeys / ListKeysFiltered): through
+ * `lister_out` (free with `natsio_kv_key_lister_free`), read with the
+ * `natsio_kv_key_lister_` functions. Does not block: the bucket is read on
+ * the library's threads from now on, through one ordered consumer (headers
+ * only, the last revision of each key; delete and purge markers are
+ * skipped), into the lister's buffer, bounded by the client's pending
+ * limits (a full buffer pauses reading, counted in the stats' `stalls`).
+ * The listing ends (NATSIO_DONE) once every key stored when it started has
+ * been delivered, at once for an empty bucket; keys written meanwhile may
+ * or may not be listed. A missing bucket shows as
+ * NATSIO_ERR_BUCKET_NOT_FOUND from `natsio_kv_key_lister_next`. Errors:
+ * NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+ * NATSIO_ERR_INVALID_KEY (a bad pattern), NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_kv_list_keys(const struct natsio_kv *kv,
+                                  const char *const *filters,
+                                  size_t nfilters,
+                                  struct natsio_kv_key_lister **lister_out);
+
+/**
+ * The next key as a new string (free with `natsio_string_free`), waiting
+ * up to `timeout_ms` (NATSIO_TIMEOUT_DEFAULT or NATSIO_WAIT_FOREVER: until
+ * one comes or the listing ends; NATSIO_NO_WAIT: only one already read).
+ * NATSIO_DONE (`*key_out` set to NULL) once the listing has ended: every
+ * key was delivered, none matched, or `natsio_kv_key_lister_stop`.
+ * Blocks. Errors: NATSIO_ERR_TIMEOUT (the listing goes on),
+ * NATSIO_ERR_BUCKET_NOT_FOUND, NATSIO_ERR_JS_API (the server refused the
+ * consumer, e.g. overlapping patterns), NATSIO_ERR_CONNECTION_CLOSED,
+ * NATSIO_ERR_ILLEGAL_STATE (callback mode, or on a library runtime
+ * thread); an error ends the listing and is returned again by later calls.
+ */
+natsio_status natsio_kv_key_lister_next(const struct natsio_kv_key_lister *lister,
+                                        int64_t timeout_ms,
+                                        char **key_out);
+
+/**
+ * A token for the next key (read with `natsio_token_string`; NATSIO_DONE
+ * at the end).
+ */
+natsio_status natsio_kv_key_lister_next_async(const struct natsio_kv_key_lister *lister,
+                                              struct natsio_token **token_out);
+
+/**
+ * Push mode for a key listing: `cb` gets every key, then a final call
+ * with a NULL key and the status that ended it; `release` runs after
+ * that. As `natsio_sub_set_callback` otherwise.
+ */
+natsio_status natsio_kv_key_lister_set_callback(const struct natsio_kv_key_lister *lister,
+                                                natsio_kv_key_cb cb,
+                                                void *user_data,
+                                                natsio_release_cb release);
+
+/**
+ * Ends the listing early: `natsio_kv_key_lister_next` returns NATSIO_DONE,
+ * now and later (keys not read yet are dropped), and a callback gets its
+ * final call before this returns; the server-side consumer is deleted.
+ * Idempotent; the handle stays valid until `natsio_kv_key_lister_free`.
+ */
+natsio_status natsio_kv_key_lister_stop(const struct natsio_kv_key_lister *lister);
+
+/**
+ * Reads the live counters into `stats_out` (`delivered`: keys handed
+ * out; `stalls`: times the buffer was full and reading paused).
+ */
+natsio_status natsio_kv_key_lister_get_stats(const struct natsio_kv_key_lister *lister,
+                                             struct natsio_iter_stats *stats_out);
+
+/**
+ * Stops (if needed) and frees a key listing. Accepts NULL.
+ */
+void natsio_kv_key_lister_free(struct natsio_kv_key_lister *lister);
 
 /**
  * Every kept revision of `key`, oldest first, delete and purge markers

@@ -1,6 +1,6 @@
 //! The one iterator contract of the C ABI, implemented once for every
 //! iterator handle (`natsio_sub`, `natsio_replies`, `natsio_js_messages`,
-//! `natsio_kv_watcher`): `_next`, `_next_async`, `_set_callback`,
+//! `natsio_kv_watcher`, `natsio_kv_key_lister`, ...): `_next`, `_next_async`, `_set_callback`,
 //! `_get_stats`; each handle's module adds `_stop` and `_free`.
 
 use std::ffi::c_void;
@@ -39,13 +39,27 @@ pub(crate) unsafe fn next<T: FeedItem, H>(
     out_name: &str,
     to_c: impl FnOnce(T) -> Result<H>,
 ) -> natsio_status {
+    next_ptr(feed, timeout_ms, out, out_name, |item| {
+        to_c(item).map(|h| Box::into_raw(Box::new(h)))
+    })
+}
+
+/// `_next` for an item that crosses as its own pointer (a key as a C
+/// string): `to_c` makes the owned pointer written to `out`.
+pub(crate) unsafe fn next_ptr<T: FeedItem, H>(
+    feed: &Feed<T>,
+    timeout_ms: i64,
+    out: *mut *mut H,
+    out_name: &str,
+    to_c: impl FnOnce(T) -> Result<*mut H>,
+) -> natsio_status {
     let mut done = false;
     let s = guard(|| {
         let out = out_arg(out, out_name)?;
         let timeout = timeout_arg(timeout_ms, None, true)?;
         crate::runtime::ensure_may_block()?;
         match feed.next(timeout)? {
-            Some(item) => write_box(out, to_c(item)?),
+            Some(item) => *out = to_c(item)?,
             None => {
                 *out = std::ptr::null_mut();
                 done = true;

@@ -1,5 +1,5 @@
-//! `natsio_kv`: a Key-Value bucket, `natsio_kv_entry`, and the watcher
-//! `natsio_kv_watcher`. Every request-shaped call has a token form.
+//! `natsio_kv`: a Key-Value bucket, `natsio_kv_entry`, the watcher
+//! `natsio_kv_watcher` and the key listing `natsio_kv_key_lister`. Every request-shaped call has a token form.
 
 use std::ffi::{c_char, c_void, CString};
 use std::sync::{Arc, OnceLock, Weak};
@@ -15,7 +15,7 @@ use super::{
 };
 use crate::client::ClientInner;
 use crate::error::Result;
-use crate::kv::{Entry, KeyValue, KeyValueStatus, Operation, WatchEvent, Watcher};
+use crate::kv::{Entry, KeyLister, KeyValue, KeyValueStatus, Operation, WatchEvent, Watcher};
 use crate::op::Op;
 
 /// A bound Key-Value bucket. Created by `natsio_js_kv_create` or
@@ -884,6 +884,222 @@ pub unsafe extern "C" fn natsio_kv_keys_async(
     guard(|| {
         let k = self::kv(kv)?;
         start_op(k.kv.keys(), k.client_weak(), token_out)
+    })
+}
+
+/// The `nfilters` key patterns in `filters` (NULL allowed when 0).
+unsafe fn key_patterns<'a>(filters: *const *const c_char, nfilters: usize) -> Result<Vec<&'a str>> {
+    let mut patterns = Vec::with_capacity(nfilters);
+    if nfilters > 0 {
+        for &p in std::slice::from_raw_parts(arg(filters, "filters")?, nfilters) {
+            patterns.push(str_arg(p, "key filter")?);
+        }
+    }
+    Ok(patterns)
+}
+
+/// The keys matching one of the `nfilters` patterns in `filters` (none:
+/// every key, as `natsio_kv_keys`; a pattern has key tokens, `*` as a whole
+/// token, `>` as the last one, e.g. "app.*" or "users.>", as for
+/// `natsio_kv_watch`) that currently hold a value (deleted and purged keys
+/// are left out), through `list_out` (free with `natsio_string_list_free`),
+/// as nats.go's ListKeysFiltered. The bucket is read through one
+/// short-lived ordered consumer filtered on all the patterns (a pattern
+/// given twice counts once; patterns that overlap otherwise, such as "a.*"
+/// and "a.>", are refused by the server: NATSIO_ERR_JS_API). Blocks up to
+/// the context's timeout per request. Errors: NATSIO_ERR_NULL_ARGUMENT
+/// (`filters` NULL with `nfilters` > 0, a NULL pattern, `list_out`),
+/// NATSIO_ERR_INVALID_UTF8, NATSIO_ERR_INVALID_KEY (a bad pattern, "" or
+/// "a.>.b" say), NATSIO_ERR_BUCKET_NOT_FOUND, and the request errors of
+/// `natsio_kv_put`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_keys_filtered(
+    kv: *const natsio_kv,
+    filters: *const *const c_char,
+    nfilters: usize,
+    list_out: *mut *mut natsio_string_list,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        let patterns = key_patterns(filters, nfilters)?;
+        out_arg(list_out, "list_out")?;
+        string_list_result(k.kv.keys_filtered(&patterns), list_out)
+    })
+}
+
+/// The token form of `natsio_kv_keys_filtered`
+/// (`natsio_token_string_list`). A bad pattern is returned by this call.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_keys_filtered_async(
+    kv: *const natsio_kv,
+    filters: *const *const c_char,
+    nfilters: usize,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        let patterns = key_patterns(filters, nfilters)?;
+        out_arg(token_out, "token_out")?;
+        start_op(k.kv.keys_filtered(&patterns), k.client_weak(), token_out)
+    })
+}
+
+/// A running listing of a bucket's keys (`natsio_kv_list_keys`), read
+/// through the iterator contract; each item is a key. Owned by the caller,
+/// freed with `natsio_kv_key_lister_free`; every function is thread-safe.
+pub struct natsio_kv_key_lister {
+    it: KeyLister,
+    client: Weak<ClientInner>,
+}
+
+fn lister<'a>(p: *const natsio_kv_key_lister) -> Result<&'a natsio_kv_key_lister> {
+    // SAFETY: the caller passes a live handle or NULL.
+    unsafe { arg(p, "lister") }
+}
+
+/// A key listing in push mode (`natsio_kv_key_lister_set_callback`): each
+/// key with NATSIO_OK (borrowed for the call), then once `key` NULL with
+/// the status that ended the listing (NATSIO_DONE, or an error). Runs on a
+/// library thread, one call at a time, in order.
+pub type natsio_kv_key_cb =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, key: *const c_char, status: natsio_status)>;
+
+/// Lists the keys matching one of the `nfilters` patterns in `filters`
+/// (none: every key; patterns as for `natsio_kv_keys_filtered`) that hold
+/// a value, as an iterator (nats.go's ListKeys / ListKeysFiltered): through
+/// `lister_out` (free with `natsio_kv_key_lister_free`), read with the
+/// `natsio_kv_key_lister_` functions. Does not block: the bucket is read on
+/// the library's threads from now on, through one ordered consumer (headers
+/// only, the last revision of each key; delete and purge markers are
+/// skipped), into the lister's buffer, bounded by the client's pending
+/// limits (a full buffer pauses reading, counted in the stats' `stalls`).
+/// The listing ends (NATSIO_DONE) once every key stored when it started has
+/// been delivered, at once for an empty bucket; keys written meanwhile may
+/// or may not be listed. A missing bucket shows as
+/// NATSIO_ERR_BUCKET_NOT_FOUND from `natsio_kv_key_lister_next`. Errors:
+/// NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+/// NATSIO_ERR_INVALID_KEY (a bad pattern), NATSIO_ERR_CONNECTION_CLOSED.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_list_keys(
+    kv: *const natsio_kv,
+    filters: *const *const c_char,
+    nfilters: usize,
+    lister_out: *mut *mut natsio_kv_key_lister,
+) -> natsio_status {
+    guard(|| {
+        let k = self::kv(kv)?;
+        let patterns = key_patterns(filters, nfilters)?;
+        let out = out_arg(lister_out, "lister_out")?;
+        let it = k.kv.list_keys(&patterns)?;
+        write_box(
+            out,
+            natsio_kv_key_lister {
+                it,
+                client: k.client_weak(),
+            },
+        );
+        Ok(())
+    })
+}
+
+/// The next key as a new string (free with `natsio_string_free`), waiting
+/// up to `timeout_ms` (NATSIO_TIMEOUT_DEFAULT or NATSIO_WAIT_FOREVER: until
+/// one comes or the listing ends; NATSIO_NO_WAIT: only one already read).
+/// NATSIO_DONE (`*key_out` set to NULL) once the listing has ended: every
+/// key was delivered, none matched, or `natsio_kv_key_lister_stop`.
+/// Blocks. Errors: NATSIO_ERR_TIMEOUT (the listing goes on),
+/// NATSIO_ERR_BUCKET_NOT_FOUND, NATSIO_ERR_JS_API (the server refused the
+/// consumer, e.g. overlapping patterns), NATSIO_ERR_CONNECTION_CLOSED,
+/// NATSIO_ERR_ILLEGAL_STATE (callback mode, or on a library runtime
+/// thread); an error ends the listing and is returned again by later calls.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_key_lister_next(
+    lister: *const natsio_kv_key_lister,
+    timeout_ms: i64,
+    key_out: *mut *mut c_char,
+) -> natsio_status {
+    match self::lister(lister) {
+        Ok(l) => iter::next_ptr(&l.it.feed, timeout_ms, key_out, "key_out", |k: String| {
+            Ok(cstring(&k).into_raw())
+        }),
+        Err(e) => super::status::record(&e),
+    }
+}
+
+/// A token for the next key (read with `natsio_token_string`; NATSIO_DONE
+/// at the end).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_key_lister_next_async(
+    lister: *const natsio_kv_key_lister,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    match self::lister(lister) {
+        Ok(l) => iter::next_async(&l.it.feed, l.client.clone(), token_out),
+        Err(e) => super::status::record(&e),
+    }
+}
+
+/// Push mode for a key listing: `cb` gets every key, then a final call
+/// with a NULL key and the status that ended it; `release` runs after
+/// that. As `natsio_sub_set_callback` otherwise.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_key_lister_set_callback(
+    lister: *const natsio_kv_key_lister,
+    cb: natsio_kv_key_cb,
+    user_data: *mut c_void,
+    release: super::natsio_release_cb,
+) -> natsio_status {
+    guard(|| {
+        let l = self::lister(lister)?;
+        let Some(f) = cb else {
+            return Err(super::null("cb"));
+        };
+        let call = move |ud: *mut c_void, key: Option<String>, st: natsio_status| match key {
+            Some(k) => {
+                let c = cstring(&k);
+                // SAFETY: the application registered `f` for `ud`.
+                unsafe { f(ud, c.as_ptr(), st) }
+            }
+            // SAFETY: as above.
+            None => unsafe { f(ud, std::ptr::null(), st) },
+        };
+        iter::set_callback(user_data, release, call, |h| {
+            l.it.set_handler(h, Box::new(|| {}))
+        })
+    })
+}
+
+/// Ends the listing early: `natsio_kv_key_lister_next` returns NATSIO_DONE,
+/// now and later (keys not read yet are dropped), and a callback gets its
+/// final call before this returns; the server-side consumer is deleted.
+/// Idempotent; the handle stays valid until `natsio_kv_key_lister_free`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_key_lister_stop(
+    lister: *const natsio_kv_key_lister,
+) -> natsio_status {
+    guard(|| {
+        self::lister(lister)?.it.stop();
+        Ok(())
+    })
+}
+
+/// Reads the live counters into `stats_out` (`delivered`: keys handed
+/// out; `stalls`: times the buffer was full and reading paused).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_key_lister_get_stats(
+    lister: *const natsio_kv_key_lister,
+    stats_out: *mut natsio_iter_stats,
+) -> natsio_status {
+    guard(|| iter::stats(self::lister(lister)?.it.stats(), stats_out))
+}
+
+/// Stops (if needed) and frees a key listing. Accepts NULL.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_key_lister_free(lister: *mut natsio_kv_key_lister) {
+    guard_void(|| {
+        if !lister.is_null() {
+            drop(Box::from_raw(lister));
+        }
     })
 }
 

@@ -321,6 +321,43 @@ pub(crate) struct Started<T: FeedItem> {
     pub task: tokio::task::JoinHandle<()>,
 }
 
+/// Starts an ordered consumer on `cfg.stream` without waiting: its feed
+/// is returned at once, and the first consumer is created on the runtime
+/// (a failure to create it, a missing stream included, ends the feed with
+/// that error; later losses are healed).
+pub(crate) fn spawn_ordered<S: OrderedSink>(
+    js: JetStream,
+    cfg: OrderedConfig,
+    sink: S,
+    to_outcome: ToOutcome<S::Item>,
+) -> Started<S::Item> {
+    let out = Arc::new(Feed::new(cfg.limits, to_outcome));
+    let mut ordered = Ordered {
+        js,
+        cfg,
+        sink,
+        out: Arc::clone(&out),
+        consumer: None,
+        last_stream_seq: 0,
+        last_consumer_seq: 0,
+        anchor: None,
+    };
+    let task = crate::runtime::handle().spawn(async move {
+        if ordered.out.has_ended() {
+            return; // stopped before the first consumer was asked for
+        }
+        // Stopped while it is created: `run` sees it at once and deletes it.
+        match ordered.create().await {
+            Ok(p) => ordered.run(p).await,
+            Err(e) => {
+                let e = ordered.sink.map_error(e);
+                ordered.out.fail(e);
+            }
+        }
+    });
+    Started { feed: out, task }
+}
+
 /// Creates an ordered consumer on `cfg.stream` and starts it pulling into
 /// a new feed on the runtime. Fails when the first consumer cannot be
 /// created (the stream is missing, ...); later losses are healed.

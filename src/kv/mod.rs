@@ -1,6 +1,7 @@
 //! Key-Value buckets (ADR-8) on JetStream: bucket `b` is the stream `KV_b`
 //! on `$KV.b.>`; each key is a subject, each revision a stream sequence.
 
+mod keys;
 mod watch;
 
 use std::sync::Arc;
@@ -42,6 +43,7 @@ pub struct Entry {
     pub delta: u64,
 }
 
+pub use keys::KeyLister;
 pub use watch::{validate_key_pattern, WatchEvent, WatchOptions, Watcher};
 use watch::{watch_outcome, EntrySink};
 
@@ -728,21 +730,6 @@ impl KeyValue {
         // Its consumer is gone once the task has ended.
         let _ = started.task.await;
         collected.map(|()| entries)
-    }
-
-    /// The keys that currently have a value (not deleted or purged).
-    pub fn keys(&self) -> Op<Vec<String>> {
-        let kv = self.clone();
-        Op::new(async move {
-            let filter = format!("{}>", kv.key_prefix);
-            Ok(kv
-                .scan(filter, DeliverPolicy::LastPerSubject, true)
-                .await?
-                .into_iter()
-                .filter(|e| e.operation == Operation::Put)
-                .map(|e| e.key)
-                .collect())
-        })
     }
 
     /// Every kept revision of `key`, oldest first (markers included);

@@ -146,16 +146,8 @@ impl KeyValue {
     /// buffer pauses pulling, counted in the watcher's stalls).
     pub fn watch(&self, patterns: &[&str], opts: WatchOptions) -> Op<Watcher> {
         Op::build(|| {
-            let mut filters = Vec::new();
-            for p in patterns {
-                validate_key_pattern(p)?;
-                filters.push(format!("{}{}", self.key_prefix, p));
-            }
-            if filters.is_empty() {
-                filters.push(format!("{}>", self.key_prefix));
-            }
             // All keys: the filter is the bucket's whole stream.
-            let covers_stream = patterns.is_empty();
+            let (filters, covers_stream) = self.key_filters(patterns)?;
             if opts.resume_from_revision > 0 && opts.updates_only {
                 return Err(Error::new(
                     ErrorKind::InvalidArgument,

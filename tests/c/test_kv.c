@@ -3,7 +3,8 @@
  * create (each natsio_create_action)/bind/delete and their errors, put/get and
  * every entry field, revisions, create and compare-and-set, delete and
  * purge markers, keys and bucket names, binary and empty values, status
- * JSON, listing keys (natsio_kv_keys, a string list) and revisions
+ * JSON, listing keys (natsio_kv_keys, a string list; filtered with
+ * natsio_kv_keys_filtered; as an iterator with natsio_kv_list_keys) and revisions
  * (natsio_kv_history), removing markers (natsio_kv_purge_deletes), per-key
  * TTLs (natsio_kv_create_with_ttl, natsio_kv_purge_with_ttl), bucket
  * listings (natsio_js_kv_names, natsio_js_kv_statuses) and the typed
@@ -18,6 +19,8 @@
 #include "util.h"
 
 #include <natsio.h>
+
+#include <stdatomic.h>
 
 #include <stdint.h>
 #include <stdio.h>
@@ -979,6 +982,295 @@ static void test_bad_input_keys_and_history(void) {
     EXPECT_OK(natsio_js_kv_delete(js, "BADKH"));
 }
 
+/* ---- keys with filters, and as an iterator --------------------------------- */
+
+/* natsio_kv_keys_filtered, freed when the case ends (NULL on failure). */
+static natsio_string_list *keys_matching(natsio_kv *kv, const char *const *filters, size_t n) {
+    natsio_string_list *keys = NULL;
+    natsio_status st = natsio_kv_keys_filtered(kv, filters, n, &keys);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "keys_filtered: %s (%s)", natsio_status_str(st), natsio_last_error());
+        return NULL;
+    }
+    return kept_list(keys);
+}
+
+static void key_lister_free_cb(void *l) { natsio_kv_key_lister_free((natsio_kv_key_lister *)l); }
+
+/* Reads a lister to its end: the number of keys (each checked to be
+ * "k.<i>" with i < cap, seen at most once in `seen`), and the ending
+ * status through *end. */
+static size_t drain_lister(natsio_kv_key_lister *l, unsigned char *seen, size_t cap, natsio_status *end) {
+    size_t n = 0;
+    for (;;) {
+        char *key = SENTINEL_STR;
+        natsio_status st = natsio_kv_key_lister_next(l, 10000, &key);
+        if (st != NATSIO_OK) {
+            *end = st;
+            if (key != NULL) nt_fail_at(__FILE__, __LINE__, "key_out not NULL at the end");
+            return n;
+        }
+        unsigned long i = 0;
+        if (seen && (sscanf(key, "k.%lu", &i) != 1 || i >= cap || seen[i]++)) {
+            nt_fail_at(__FILE__, __LINE__, "unexpected or repeated key %s", key);
+        }
+        natsio_string_free(key);
+        n++;
+    }
+}
+
+static void test_keys_filtered_lists_matching_live_keys(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *kv = create_bucket(js, "{\"bucket\":\"KEYSFILT\",\"history\":3,\"storage\":\"memory\"}");
+    NT_CHECK(kv != NULL);
+    static const char *const star[] = {"app.*"};
+    natsio_string_list *none = keys_matching(kv, star, 1);
+    NT_CHECK(none != NULL);
+    NT_CHECK_INT_EQ(natsio_string_list_count(none), 0); /* an empty bucket */
+
+    static const char *const puts[] = {"app.a", "app.b", "app.b.deep", "app.gone", "users.x.name", "users.y.mail",
+                                       "other", "app.purged"};
+    for (size_t i = 0; i < sizeof puts / sizeof puts[0]; i++) EXPECT_OK(natsio_kv_put(kv, puts[i], "v", 1, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "app.a", "again", 5, NULL)); /* listed once */
+    EXPECT_OK(natsio_kv_delete(kv, "app.gone", NULL, NULL));
+    EXPECT_OK(natsio_kv_purge(kv, "app.purged", NULL, NULL));
+
+    /* `*`: one whole token; deleted and purged keys are left out. */
+    natsio_string_list *apps = keys_matching(kv, star, 1);
+    NT_CHECK(apps != NULL);
+    NT_CHECK_MSG(natsio_string_list_count(apps) == 2 && string_list_has(apps, "app.a") &&
+                     string_list_has(apps, "app.b"),
+                 "%s", joined(apps));
+    /* `>`: the rest. */
+    static const char *const users[] = {"users.>"};
+    natsio_string_list *u = keys_matching(kv, users, 1);
+    NT_CHECK(u != NULL);
+    NT_CHECK_MSG(natsio_string_list_count(u) == 2 && string_list_has(u, "users.x.name") &&
+                     string_list_has(u, "users.y.mail"),
+                 "%s", joined(u));
+    /* Several filters, one of them an exact key, one given twice. */
+    static const char *const several[] = {"app.*.deep", "users.*.mail", "other", "other", "nothing.*"};
+    natsio_string_list *sev = keys_matching(kv, several, 5);
+    NT_CHECK(sev != NULL);
+    NT_CHECK_MSG(natsio_string_list_count(sev) == 3 && string_list_has(sev, "app.b.deep") &&
+                     string_list_has(sev, "users.y.mail") && string_list_has(sev, "other"),
+                 "%s", joined(sev));
+    /* No filters, and ">": every live key, as natsio_kv_keys. */
+    natsio_string_list *all = keys_matching(kv, NULL, 0);
+    static const char *const gt[] = {">"};
+    natsio_string_list *all_gt = keys_matching(kv, gt, 1);
+    NT_CHECK(all != NULL && all_gt != NULL);
+    NT_CHECK_MSG(natsio_string_list_count(all) == 6 && !string_list_has(all, "app.gone") &&
+                     !string_list_has(all, "app.purged"),
+                 "%s", joined(all));
+    NT_CHECK_INT_EQ(natsio_string_list_count(all_gt), 6);
+
+    /* The token form. */
+    natsio_token *tok = NULL;
+    EXPECT_OK(natsio_kv_keys_filtered_async(kv, users, 1, &tok));
+    nt_cleanup(token_free_cb, tok);
+    NT_CHECK_INT_EQ(token_outcome(tok, 10000), NATSIO_OK);
+    natsio_string_list *from_token = NULL;
+    EXPECT_OK(natsio_token_string_list(tok, &from_token));
+    kept_list(from_token);
+    NT_CHECK_MSG(natsio_string_list_count(from_token) == 2 && string_list_has(from_token, "users.x.name"), "%s",
+                 joined(from_token));
+
+    /* Bad filters: the key-pattern rules of natsio_kv_watch. */
+    natsio_string_list *s = SENTINEL;
+    natsio_token *t = SENTINEL;
+    static const char *const bad[][1] = {{""}, {"a.>.b"}, {"a..b"}, {"a b"}, {"a.*x"}, {".a"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_keys_filtered(kv, bad[i], 1, &s));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_keys_filtered_async(kv, bad[i], 1, &t));
+    }
+    static const char *const one_bad[] = {"app.*", "a.>.b"};
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_keys_filtered(kv, one_bad, 2, &s));
+    NT_CHECK(s == SENTINEL && t == SENTINEL);
+    NT_CHECK(no_consumers_left(js, "KV_KEYSFILT"));
+    EXPECT_OK(natsio_js_kv_delete(js, "KEYSFILT"));
+}
+
+typedef struct {
+    atomic_int keys;
+    atomic_int final_status;
+    atomic_bool released;
+} keys_seen;
+
+static void on_key(void *user_data, const char *key, natsio_status st) {
+    keys_seen *seen = user_data;
+    if (key) {
+        if (strncmp(key, "k.", 2) == 0 && st == NATSIO_OK) atomic_fetch_add(&seen->keys, 1);
+    } else {
+        atomic_store(&seen->final_status, st);
+    }
+}
+
+static void on_keys_release(void *user_data) { atomic_store(&((keys_seen *)user_data)->released, true); }
+
+static void test_list_keys_iterates_every_key_then_done(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *kv = create_bucket(js, "{\"bucket\":\"KEYITER\",\"storage\":\"memory\"}");
+    NT_CHECK(kv != NULL);
+    /* An empty bucket ends at once. */
+    natsio_kv_key_lister *empty = NULL;
+    EXPECT_OK(natsio_kv_list_keys(kv, NULL, 0, &empty));
+    nt_cleanup(key_lister_free_cb, empty);
+    natsio_status end = NATSIO_OK;
+    NT_CHECK_INT_EQ(drain_lister(empty, NULL, 0, &end), 0);
+    NT_CHECK_INT_EQ(end, NATSIO_DONE);
+    char *key = SENTINEL_STR;
+    NT_CHECK_INT_EQ(natsio_kv_key_lister_next(empty, NATSIO_NO_WAIT, &key), NATSIO_DONE); /* and stays ended */
+    NT_CHECK(key == NULL);
+
+    /* 1000 keys (several pulls), some deleted or purged. */
+    enum { MANY = 1000 };
+    for (int i = 0; i < MANY; i++) {
+        char k[32];
+        snprintf(k, sizeof k, "k.%d", i);
+        natsio_status st = natsio_kv_put(kv, k, "v", 1, NULL);
+        NT_CHECK_MSG(st == NATSIO_OK, "put %s: %s", k, natsio_status_str(st));
+    }
+    EXPECT_OK(natsio_kv_put(kv, "skip.me", "v", 1, NULL));
+    EXPECT_OK(natsio_kv_delete(kv, "k.7", NULL, NULL));
+    EXPECT_OK(natsio_kv_purge(kv, "k.999", NULL, NULL));
+    static unsigned char seen[MANY];
+    memset(seen, 0, sizeof seen);
+    static const char *const ks[] = {"k.*"};
+    natsio_kv_key_lister *l = NULL;
+    EXPECT_OK(natsio_kv_list_keys(kv, ks, 1, &l));
+    nt_cleanup(key_lister_free_cb, l);
+    NT_CHECK_INT_EQ(drain_lister(l, seen, MANY, &end), MANY - 2);
+    NT_CHECK_INT_EQ(end, NATSIO_DONE);
+    NT_CHECK(!seen[7] && !seen[999] && seen[0] && seen[500] && seen[998]);
+    natsio_iter_stats stats;
+    EXPECT_OK(natsio_kv_key_lister_get_stats(l, &stats));
+    NT_CHECK_INT_EQ(stats.delivered, MANY - 2);
+    NT_CHECK_INT_EQ(stats.pending_items, 0);
+
+    /* Stopped midway: DONE at once, the rest dropped. */
+    natsio_kv_key_lister *half = NULL;
+    EXPECT_OK(natsio_kv_list_keys(kv, NULL, 0, &half));
+    nt_cleanup(key_lister_free_cb, half);
+    for (int i = 0; i < 10; i++) {
+        char *k = NULL;
+        EXPECT_OK(natsio_kv_key_lister_next(half, 10000, &k));
+        natsio_string_free(k);
+    }
+    EXPECT_OK(natsio_kv_key_lister_stop(half));
+    EXPECT_OK(natsio_kv_key_lister_stop(half)); /* idempotent */
+    key = SENTINEL_STR;
+    NT_CHECK_INT_EQ(natsio_kv_key_lister_next(half, 1000, &key), NATSIO_DONE);
+    NT_CHECK(key == NULL);
+
+    /* Tokens: each holds a key as a string, then DONE. */
+    static const char *const one[] = {"skip.me"};
+    natsio_kv_key_lister *tl = NULL;
+    EXPECT_OK(natsio_kv_list_keys(kv, one, 1, &tl));
+    nt_cleanup(key_lister_free_cb, tl);
+    natsio_token *tok = NULL;
+    EXPECT_OK(natsio_kv_key_lister_next_async(tl, &tok));
+    EXPECT_OK(natsio_token_wait(tok, 10000));
+    char *first = NULL;
+    EXPECT_OK(natsio_token_string(tok, &first));
+    NT_CHECK_STR_EQ(first, "skip.me");
+    natsio_string_free(first);
+    natsio_token_free(tok);
+    EXPECT_OK(natsio_kv_key_lister_next_async(tl, &tok));
+    EXPECT_OK(natsio_token_wait(tok, 10000));
+    NT_CHECK_INT_EQ(natsio_token_status(tok), NATSIO_DONE);
+    natsio_token_free(tok);
+
+    /* Push mode: every key, then DONE, then release. */
+    keys_seen pushed = {0};
+    atomic_store(&pushed.final_status, -1);
+    natsio_kv_key_lister *cl = NULL;
+    EXPECT_OK(natsio_kv_list_keys(kv, ks, 1, &cl));
+    EXPECT_OK(natsio_kv_key_lister_set_callback(cl, on_key, &pushed, on_keys_release));
+    for (int i = 0; i < 1000 && !atomic_load(&pushed.released); i++) nt_sleep_ms(10);
+    NT_CHECK(atomic_load(&pushed.released));
+    NT_CHECK_INT_EQ(atomic_load(&pushed.keys), MANY - 2);
+    NT_CHECK_INT_EQ(atomic_load(&pushed.final_status), NATSIO_DONE);
+    natsio_kv_key_lister_free(cl);
+
+    /* Every lister's consumer is gone once it ended or was stopped. */
+    bool clean = false;
+    for (int i = 0; i < 100 && !clean; i++) {
+        natsio_string_list *names = NULL;
+        if (natsio_js_consumer_names(js, "KV_KEYITER", &names) == NATSIO_OK) {
+            clean = natsio_string_list_count(names) == 0;
+            natsio_string_list_free(names);
+        }
+        if (!clean) nt_sleep_ms(20);
+    }
+    NT_CHECK(clean);
+    EXPECT_OK(natsio_js_kv_delete(js, "KEYITER"));
+}
+
+static void test_bad_input_list_keys(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *kv = create_bucket(js, "{\"bucket\":\"BADKL\",\"storage\":\"memory\"}");
+    NT_CHECK(kv != NULL);
+    EXPECT_OK(natsio_kv_put(kv, "k", "v", 1, NULL));
+    natsio_kv_key_lister *l = SENTINEL;
+    natsio_string_list *s = SENTINEL;
+    natsio_token *t = SENTINEL;
+    static const char *const ok[] = {"k"};
+    static const char *const with_null[] = {"k", NULL};
+    static const char *const bad_utf8[] = {BAD_UTF8};
+    static const char *const bad[] = {"k.>.x"};
+    EXPECT_NULL_ARG("kv", natsio_kv_list_keys(NULL, ok, 1, &l));
+    EXPECT_NULL_ARG("filters", natsio_kv_list_keys(kv, NULL, 1, &l));
+    EXPECT_NULL_ARG("key filter", natsio_kv_list_keys(kv, with_null, 2, &l));
+    EXPECT_NULL_ARG("lister_out", natsio_kv_list_keys(kv, ok, 1, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key filter", natsio_kv_list_keys(kv, bad_utf8, 1, &l));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_list_keys(kv, bad, 1, &l));
+    EXPECT_NULL_ARG("kv", natsio_kv_keys_filtered(NULL, ok, 1, &s));
+    EXPECT_NULL_ARG("filters", natsio_kv_keys_filtered(kv, NULL, 1, &s));
+    EXPECT_NULL_ARG("list_out", natsio_kv_keys_filtered(kv, ok, 1, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key filter", natsio_kv_keys_filtered(kv, bad_utf8, 1, &s));
+    EXPECT_NULL_ARG("kv", natsio_kv_keys_filtered_async(NULL, ok, 1, &t));
+    EXPECT_NULL_ARG("token_out", natsio_kv_keys_filtered_async(kv, ok, 1, NULL));
+    NT_CHECK(l == SENTINEL && s == SENTINEL && t == SENTINEL);
+
+    natsio_kv_key_lister *live = NULL;
+    EXPECT_OK(natsio_kv_list_keys(kv, ok, 1, &live));
+    nt_cleanup(key_lister_free_cb, live);
+    char *key = SENTINEL_STR;
+    natsio_iter_stats stats;
+    EXPECT_NULL_ARG("lister", natsio_kv_key_lister_next(NULL, 1000, &key));
+    EXPECT_NULL_ARG("key_out", natsio_kv_key_lister_next(live, 1000, NULL));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_kv_key_lister_next(live, -7, &key));
+    EXPECT_NULL_ARG("lister", natsio_kv_key_lister_next_async(NULL, &t));
+    EXPECT_NULL_ARG("token_out", natsio_kv_key_lister_next_async(live, NULL));
+    EXPECT_NULL_ARG("lister", natsio_kv_key_lister_set_callback(NULL, on_key, NULL, NULL));
+    EXPECT_NULL_ARG("cb", natsio_kv_key_lister_set_callback(live, NULL, NULL, NULL));
+    EXPECT_NULL_ARG("lister", natsio_kv_key_lister_stop(NULL));
+    EXPECT_NULL_ARG("lister", natsio_kv_key_lister_get_stats(NULL, &stats));
+    EXPECT_NULL_ARG("stats_out", natsio_kv_key_lister_get_stats(live, NULL));
+    NT_CHECK(key == SENTINEL_STR && t == SENTINEL);
+    natsio_kv_key_lister_free(NULL);
+    /* The rejected calls changed nothing: the listing still works. */
+    EXPECT_OK(natsio_kv_key_lister_next(live, 10000, &key));
+    NT_CHECK_STR_EQ(key, "k");
+    natsio_string_free(key);
+    NT_CHECK_INT_EQ(natsio_kv_key_lister_next(live, 10000, &key), NATSIO_DONE);
+
+    /* A bucket deleted after binding: the listing fails with it. */
+    EXPECT_OK(natsio_js_kv_delete(js, "BADKL"));
+    natsio_kv_key_lister *gone = NULL;
+    EXPECT_OK(natsio_kv_list_keys(kv, NULL, 0, &gone));
+    nt_cleanup(key_lister_free_cb, gone);
+    key = SENTINEL_STR;
+    NT_CHECK_INT_EQ(natsio_kv_key_lister_next(gone, 10000, &key), NATSIO_ERR_BUCKET_NOT_FOUND);
+    NT_CHECK_INT_EQ(natsio_kv_key_lister_next(gone, 10000, &key), NATSIO_ERR_BUCKET_NOT_FOUND); /* again */
+    NT_CHECK(key == SENTINEL_STR);
+    EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_kv_keys_filtered(kv, ok, 1, &s));
+}
+
 /* ---- purge_deletes, per-key TTL, listings, typed status --------------------- */
 
 /* How many revisions natsio_kv_history has of `key` (0 when none: not found). */
@@ -1340,6 +1632,9 @@ int main(int argc, char **argv) {
         NT_CASE(test_history_revisions_markers_and_limits),
         NT_CASE(test_keys_and_history_after_client_close_and_free),
         NT_CASE(test_bad_input_keys_and_history),
+        NT_CASE(test_keys_filtered_lists_matching_live_keys),
+        NT_CASE(test_list_keys_iterates_every_key_then_done),
+        NT_CASE(test_bad_input_list_keys),
         NT_CASE(test_purge_deletes_removes_old_markers_and_keeps_young_ones),
         NT_CASE(test_per_key_ttl_create_and_purge),
         NT_CASE(test_bucket_names_statuses_and_typed_status),
