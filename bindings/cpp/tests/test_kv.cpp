@@ -3,14 +3,17 @@
 // KeyValue::purge_deletes, per-key TTLs (create and purge with a
 // std::chrono::seconds TTL), the bucket listings JetStream::key_value_names
 // and key_value_statuses, the typed KeyValue::get_status (KvStatus), each
-// `_async` form, and the exception classes of bad arguments. Built into both
+// `_async` form, the exception classes of bad arguments, and key listings
+// (KeyValue::keys with filters, KeyValue::list_keys as a KvKeyLister feed). Built into both
 // the C++17 and the C++20 test programs (each has its own server); every
 // bucket is named "cppkv2_*".
 #include "js_support.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <future>
 #include <map>
 #include <optional>
 #include <string>
@@ -440,3 +443,110 @@ TEST(KvV2, BadArgumentsThrowTheirClasses) {
     natsio::JetStream cleanup(again);
     cleanup.delete_key_value("cppkv2_closed");
 }
+
+namespace {
+
+static_assert(std::is_same_v<natsio::KvKeyLister::value_type, std::string>);
+static_assert(std::is_same_v<decltype(std::declval<const natsio::KvKeyLister&>().next_async()),
+                             natsio::Future<std::optional<std::string>>>);
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+}
+
+using Keys = std::vector<std::string>;
+
+TEST(KvKeys, FiltersWithWildcardsLeaveOutDeletedKeys) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    natsio::KeyValue kv =
+        js.create_key_value(R"({"bucket":"cppkv2_keysf","history":3,"storage":"memory"})");
+    EXPECT_TRUE(kv.keys("app.*").empty());  // an empty bucket
+    for (const char* key : {"app.a", "app.b", "app.b.deep", "app.gone", "users.x.name",
+                            "users.y.mail", "other"}) {
+        kv.put(key, "v");
+    }
+    kv.put("app.a", "again");
+    kv.del("app.gone");
+    EXPECT_EQ(sorted(kv.keys("app.*")), (Keys{"app.a", "app.b"}));
+    EXPECT_EQ(sorted(kv.keys("users.>")), (Keys{"users.x.name", "users.y.mail"}));
+    EXPECT_EQ(sorted(kv.keys({"app.*.deep", "users.*.mail", "other"})),
+              (Keys{"app.b.deep", "other", "users.y.mail"}));
+    const std::vector<std::string> filters = {"users.x.*", "nothing.>"};
+    EXPECT_EQ(kv.keys(filters), (Keys{"users.x.name"}));
+    EXPECT_EQ(kv.keys(std::vector<std::string>{}).size(), 6u);  // none: every key
+    EXPECT_EQ(sorted(kv.keys_async({"app.*"}).get()), (Keys{"app.a", "app.b"}));
+    EXPECT_EQ(kv.keys_async("users.*.name").get(), (Keys{"users.x.name"}));
+    // Bad filters, thrown at once by both forms.
+    expect_throws<natsio::InvalidKeyError>(NATSIO_ERR_INVALID_KEY, [&] { kv.keys("a.>.b"); });
+    expect_throws<natsio::InvalidKeyError>(NATSIO_ERR_INVALID_KEY, [&] { kv.keys({"ok", ""}); });
+    expect_throws<natsio::InvalidKeyError>(NATSIO_ERR_INVALID_KEY,
+                                           [&] { kv.keys_async("a b"); });
+    expect_throws<natsio::InvalidKeyError>(NATSIO_ERR_INVALID_KEY, [&] { kv.list_keys("a..b"); });
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT, [&] {
+        kv.keys(std::string_view("n\0ul", 4));
+    });
+    js.delete_key_value("cppkv2_keysf");
+}
+
+TEST(KvKeys, ListKeysYieldsEveryKeyThenEndsAndStops) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    natsio::KeyValue kv = js.create_key_value(R"({"bucket":"cppkv2_keysl","storage":"memory"})");
+    // An empty bucket ends at once.
+    natsio::KvKeyLister empty = kv.list_keys();
+    EXPECT_EQ(empty.next(5s), std::nullopt);
+
+    constexpr int many = 1000;
+    for (int i = 0; i < many; i++) {
+        js.publish_async("$KV.cppkv2_keysl.k." + std::to_string(i), "v");
+    }
+    js.publish_async_complete(10s);
+    kv.put("other", "v");
+    kv.del("k.5");
+    // Range-for over a filtered listing: each key once, then the end.
+    std::vector<std::string> seen;
+    for (auto& key : kv.list_keys("k.*")) {
+        seen.push_back(std::move(key));
+    }
+    EXPECT_EQ(seen.size(), static_cast<std::size_t>(many - 1));
+    std::sort(seen.begin(), seen.end());
+    EXPECT_TRUE(std::adjacent_find(seen.begin(), seen.end()) == seen.end());
+    EXPECT_FALSE(std::binary_search(seen.begin(), seen.end(), "k.5"));
+    EXPECT_TRUE(std::binary_search(seen.begin(), seen.end(), "k.999"));
+
+    // Stopped midway: the end at once.
+    natsio::KvKeyLister half = kv.list_keys({"k.*", "other"});
+    for (int i = 0; i < 10; i++) {
+        EXPECT_TRUE(half.next(5s).has_value());
+    }
+    half.stop();
+    EXPECT_EQ(half.next(1s), std::nullopt);
+    EXPECT_EQ(half.stats().delivered, 10u);
+
+    // Futures, then push mode.
+    natsio::KvKeyLister one = kv.list_keys("other");
+    EXPECT_EQ(one.next_async().get(), std::optional<std::string>("other"));
+    EXPECT_EQ(one.next_async().get(), std::nullopt);
+    natsio::KvKeyLister pushed = kv.list_keys(std::vector<std::string_view>{"k.*"});
+    std::promise<std::exception_ptr> ended;
+    std::atomic<int> count{0};
+    pushed.set_callback(
+        [&](std::string_view key) {
+            if (key.substr(0, 2) == "k.") count++;
+        },
+        [&](std::exception_ptr error) { ended.set_value(error); });
+    std::future<std::exception_ptr> end = ended.get_future();
+    ASSERT_EQ(end.wait_for(10s), std::future_status::ready);
+    EXPECT_EQ(end.get(), nullptr);
+    EXPECT_EQ(count.load(), many - 1);
+
+    // A deleted bucket: the listing fails with BucketNotFoundError.
+    js.delete_key_value("cppkv2_keysl");
+    natsio::KvKeyLister gone = kv.list_keys();
+    expect_throws<natsio::BucketNotFoundError>(NATSIO_ERR_BUCKET_NOT_FOUND,
+                                               [&] { gone.next(5s); });
+}
+
+}  // namespace

@@ -18,8 +18,9 @@
 ///     returned, whether or not anyone reads: nothing is skipped while the
 ///     reader is away (a full buffer pauses pulling, counted in
 ///     stats().stalls). A batch read (JetStream::get_last_msgs_for ->
-///     StoredMsgs, a Feed of StoredMsg) is one too, and ends on its own once
-///     every message was read;
+///     StoredMsgs, a Feed of StoredMsg) and a key listing
+///     (KeyValue::list_keys -> KvKeyLister, a Feed of std::string) are ones
+///     too, and end on their own once every message or key was read;
 ///   - create/update/create-or-update is one call with a CreateAction
 ///     (create_stream, create_consumer, create_key_value);
 ///   - move-only RAII owners (JetStream, KeyValue, StoredMsg, KvEntry,
@@ -1121,7 +1122,42 @@ struct KvWatcherFeed {
     }
 };
 
+struct KvKeyListerFeed {
+    using Handle = natsio_kv_key_lister;
+    using CItem = char;
+    using Item = std::string;
+    using View = std::string_view;
+    static constexpr auto next = &natsio_kv_key_lister_next;
+    static constexpr auto next_async = &natsio_kv_key_lister_next_async;
+    static constexpr auto set_callback = &natsio_kv_key_lister_set_callback;
+    static constexpr auto stop = &natsio_kv_key_lister_stop;
+    static constexpr auto get_stats = &natsio_kv_key_lister_get_stats;
+    static constexpr auto free = &natsio_kv_key_lister_free;
+    // The key, copied into a std::string; the C string is freed.
+    static std::string take(char* key) { return take_string(key); }
+    // What a throwing callback is reported with: no subscription id; the key.
+    static std::uint64_t sid(const char*) noexcept { return 0; }
+    static const char* subject(const char* key) noexcept { return key; }
+};
+
 }  // namespace detail
+
+/// A listing of a bucket's keys (KeyValue::list_keys), as nats.go's
+/// KeyLister: a Feed of std::string, which the caller owns. The library
+/// reads the keys on its threads from the moment list_keys returns (into a
+/// buffer bounded by the client's pending limits: a full one pauses
+/// reading, counted in stats().stalls); read them with next(timeout)
+/// (std::nullopt at the end), next_async() (Future<std::optional<
+/// std::string>>), range-for (`for (auto& key : kv.list_keys("a.*"))`), or
+/// set_callback (each key as a std::string_view borrowed for the call, on a
+/// library thread, then the end handler once). Each key that holds a value
+/// comes once (deleted and purged keys are left out); the iteration ends
+/// once every key stored when the listing started was delivered (at once
+/// for an empty bucket), or after stop(). It fails with
+/// BucketNotFoundError for a missing bucket, ApiError when the server
+/// refuses the filters (overlapping patterns), ConnectionClosedError when
+/// the client closes. Destroying it stops the listing. Thread-safe.
+using KvKeyLister = Feed<detail::KvKeyListerFeed>;
 
 /// A running watch of a bucket (KeyValue::watch): a Feed of KvEntry. It
 /// delivers the current value of each watched key (or its history, or
@@ -1410,6 +1446,76 @@ public:
         return detail::start_async<std::vector<std::string>>(sink_, natsio_kv_keys_async, kv_);
     }
 
+    /// The keys matching `filter` (key tokens, `*` as a whole token, `>` as
+    /// the last one, as for watch; ">" is every key) that hold a value now,
+    /// as nats.go's ListKeysFiltered. InvalidKeyError for a bad filter;
+    /// otherwise errors as keys().
+    std::vector<std::string> keys(std::string_view filter) const {
+        const std::string_view one[] = {filter};
+        return keys_list(detail::CStringArray(std::begin(one), std::end(one), "key filter"));
+    }
+    /// The keys matching any of `filters` (a std::vector, std::array, ...
+    /// of strings or string views; every key when there are none), read
+    /// through one consumer. Filters that overlap (other than repeats, which
+    /// count once), such as "a.*" and "a.>", are refused by the server
+    /// (ApiError).
+    template <class Filters, class = detail::enable_if_pattern_range<Filters>>
+    std::vector<std::string> keys(const Filters& filters) const {
+        using std::begin;
+        using std::end;
+        return keys_list(detail::CStringArray(begin(filters), end(filters), "key filter"));
+    }
+    /// `kv.keys({"a.*", "b.>"})`: as the range overload.
+    std::vector<std::string> keys(std::initializer_list<std::string_view> filters) const {
+        return keys_list(detail::CStringArray(filters.begin(), filters.end(), "key filter"));
+    }
+    /// The future form of keys(filter).
+    Future<std::vector<std::string>> keys_async(std::string_view filter) const {
+        const std::string_view one[] = {filter};
+        return keys_list_async(
+            detail::CStringArray(std::begin(one), std::end(one), "key filter"));
+    }
+    /// The future form of keys(filters).
+    template <class Filters, class = detail::enable_if_pattern_range<Filters>>
+    Future<std::vector<std::string>> keys_async(const Filters& filters) const {
+        using std::begin;
+        using std::end;
+        return keys_list_async(detail::CStringArray(begin(filters), end(filters), "key filter"));
+    }
+    /// The future form of `keys({"a.*", "b.>"})`.
+    Future<std::vector<std::string>> keys_async(
+        std::initializer_list<std::string_view> filters) const {
+        return keys_list_async(
+            detail::CStringArray(filters.begin(), filters.end(), "key filter"));
+    }
+
+    /// Lists every key that holds a value as a KvKeyLister (a Feed of
+    /// std::string), as nats.go's ListKeys: the keys come as they are read,
+    /// without the whole set in memory. Returns at once; how the listing
+    /// ends comes through the iterator (BucketNotFoundError, ...).
+    /// ConnectionClosedError.
+    KvKeyLister list_keys() const {
+        return list_keys_of(detail::CStringArray(nullptr_range(), nullptr_range(), "key filter"));
+    }
+    /// Lists the keys matching `filter` (as keys(filter)) as a KvKeyLister.
+    /// InvalidKeyError for a bad filter, at once.
+    KvKeyLister list_keys(std::string_view filter) const {
+        const std::string_view one[] = {filter};
+        return list_keys_of(detail::CStringArray(std::begin(one), std::end(one), "key filter"));
+    }
+    /// Lists the keys matching any of `filters` (every key when there are
+    /// none) as a KvKeyLister, as nats.go's ListKeysFiltered.
+    template <class Filters, class = detail::enable_if_pattern_range<Filters>>
+    KvKeyLister list_keys(const Filters& filters) const {
+        using std::begin;
+        using std::end;
+        return list_keys_of(detail::CStringArray(begin(filters), end(filters), "key filter"));
+    }
+    /// `kv.list_keys({"a.*", "b.>"})`: as the range overload.
+    KvKeyLister list_keys(std::initializer_list<std::string_view> filters) const {
+        return list_keys_of(detail::CStringArray(filters.begin(), filters.end(), "key filter"));
+    }
+
     /// Every kept revision of `key`, oldest first, delete and purge markers
     /// included (each entry's delta() counts the newer ones).
     /// KeyNotFoundError when there is none, InvalidKeyError. The entries
@@ -1538,6 +1644,23 @@ private:
         c_options.updates_only = options.updates_only;
         c_options.resume_from_revision = options.resume_from_revision;
         return c_options;
+    }
+
+    std::vector<std::string> keys_list(const detail::CStringArray& filters) const {
+        natsio_string_list* list = nullptr;
+        detail::check(natsio_kv_keys_filtered(kv_, filters.data(), filters.size(), &list));
+        return detail::take_string_list(list);
+    }
+
+    Future<std::vector<std::string>> keys_list_async(const detail::CStringArray& filters) const {
+        return detail::start_async<std::vector<std::string>>(
+            sink_, natsio_kv_keys_filtered_async, kv_, filters.data(), filters.size());
+    }
+
+    KvKeyLister list_keys_of(const detail::CStringArray& filters) const {
+        natsio_kv_key_lister* lister = nullptr;
+        detail::check(natsio_kv_list_keys(kv_, filters.data(), filters.size(), &lister));
+        return KvKeyLister(lister, sink_);
     }
 
     KvWatcher watch_list(const detail::CStringArray& patterns,

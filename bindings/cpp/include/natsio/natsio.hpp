@@ -1059,7 +1059,8 @@ struct TokenReader<std::vector<std::string>> {
 /// ObjectInfo, std::vector<ObjectInfo>, ObjectStoreStatus,
 /// std::vector<ObjectStoreStatus>, ObjectReader, ObjectWatcher;
 /// std::optional<Msg> / std::optional<KvEntry> / std::optional<StoredMsg> /
-/// std::optional<ObjectInfo> for an iterator's next_async and std::optional<ObjectChunk> for
+/// std::optional<ObjectInfo> / std::optional<std::string> (a key) for an
+/// iterator's next_async and std::optional<ObjectChunk> for
 /// ObjectReader::next_async (std::nullopt: the iteration ended).
 /// Move-only; destroying a pending Future lets the operation run on (an
 /// iterator's next_async is withdrawn and its item stays in the iterator),
@@ -1211,6 +1212,16 @@ using IterStats = natsio_iter_stats;
 /// ConsumerDeletedError, BucketNotFoundError, ...).
 using EndHandler = std::function<void(std::exception_ptr error)>;
 
+namespace detail {
+/// True when an iterator's Traits converts its C item itself
+/// (`static Item take(CItem*)`, which also frees it), as for items that
+/// are not handles: a key listing's strings.
+template <class Traits, class = void>
+struct has_take : std::false_type {};
+template <class Traits>
+struct has_take<Traits, std::void_t<decltype(Traits::take(nullptr))>> : std::true_type {};
+}  // namespace detail
+
 /// A stream of items read through the C iterator contract, implemented once
 /// for every iterator handle (Traits names the C functions; see
 /// detail::SubFeed and the others). The library fills the buffer whether or
@@ -1236,8 +1247,8 @@ public:
     /// The C iterator handle (natsio_sub, natsio_replies,
     /// natsio_stored_msgs, ...).
     using handle_type = typename Traits::Handle;
-    /// What next() returns: an owned item (Msg, KvEntry, StoredMsg or
-    /// ObjectInfo).
+    /// What next() returns: an owned item (Msg, KvEntry, StoredMsg,
+    /// ObjectInfo, or a key as std::string).
     using value_type = typename Traits::Item;
     /// What a callback receives: a view borrowed for the call.
     using view_type = typename Traits::View;
@@ -1333,7 +1344,11 @@ public:
             return std::nullopt;
         }
         detail::check(status);
-        return value_type(item);
+        if constexpr (detail::has_take<Traits>::value) {
+            return Traits::take(item);  // an item that is not a handle (a key)
+        } else {
+            return value_type(item);
+        }
     }
 
     /// A Future of the next item (std::nullopt once the iteration ended).
