@@ -165,6 +165,8 @@ func iterNext[T any](ctx context.Context, it unsafe.Pointer, kind C.int, keep fu
 		takeKind = C.GO_TAKE_JS_MSG
 	case C.GO_ITER_STORED_MSGS:
 		takeKind = C.GO_TAKE_STORED_MSG
+	case C.GO_ITER_KV_KEYS:
+		takeKind = C.GO_TAKE_STRING
 	}
 	// A cancelled wait leaves the item in the iterator (the token is
 	// withdrawn); one already on its way is returned.

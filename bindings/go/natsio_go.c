@@ -201,14 +201,17 @@ go_next go_iter_next(const void *it, int kind) {
 	case GO_ITER_STORED_MSGS:
 		r.status = natsio_stored_msgs_next(it, NATSIO_NO_WAIT, (natsio_stored_msg **)&r.item);
 		break;
+	case GO_ITER_KV_KEYS:
+		r.status = natsio_kv_key_lister_next(it, NATSIO_NO_WAIT, (char **)&r.item);
+		break;
 	default:
 		r.status = NATSIO_ERR_INTERNAL;
 		r.detail = strdup("unknown iterator kind");
 		return r;
 	}
 	if (r.status == NATSIO_OK) {
-		if (kind == GO_ITER_OBJ_WATCHER || kind == GO_ITER_STORED_MSGS) {
-			// The info's or stored message's fields are read by Go.
+		if (kind == GO_ITER_OBJ_WATCHER || kind == GO_ITER_STORED_MSGS || kind == GO_ITER_KV_KEYS) {
+			// The info's, stored message's or key's fields are read by Go.
 		} else if (kind == GO_ITER_KV_WATCHER) {
 			go_entry_read(r.item, &r.entry);
 		} else if (kind == GO_ITER_JS_MESSAGES) {
@@ -238,6 +241,9 @@ go_next go_iter_next(const void *it, int kind) {
 		break;
 	case GO_ITER_STORED_MSGS:
 		r.status = natsio_stored_msgs_next_async(it, &r.token);
+		break;
+	case GO_ITER_KV_KEYS:
+		r.status = natsio_kv_key_lister_next_async(it, &r.token);
 		break;
 	default:
 		r.status = natsio_kv_watcher_next_async(it, &r.token);
@@ -414,6 +420,15 @@ go_start go_kv_watch_async(const natsio_kv *kv, const char *keys, size_t nkeys,
 	natsio_token *tok = NULL;
 	natsio_status st = natsio_kv_watch_async(kv, list, nkeys, opts, &tok);
 	go_start r = go_start_of(st, tok);
+	free(list);
+	return r;
+}
+
+go_result go_kv_list_keys(const natsio_kv *kv, const char *filters, size_t nfilters,
+		natsio_kv_key_lister **lister_out) {
+	const char **list;
+	if (!go_split_list(filters, nfilters, &list)) return go_out_of_memory();
+	go_result r = go_result_of(natsio_kv_list_keys(kv, list, nfilters, lister_out));
 	free(list);
 	return r;
 }

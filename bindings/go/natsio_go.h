@@ -117,7 +117,8 @@ enum {
 	GO_ITER_JS_MESSAGES,
 	GO_ITER_KV_WATCHER,
 	GO_ITER_OBJ_WATCHER,
-	GO_ITER_STORED_MSGS /* the item is a natsio_stored_msg, read by Go */
+	GO_ITER_STORED_MSGS, /* the item is a natsio_stored_msg, read by Go */
+	GO_ITER_KV_KEYS /* the item is a key (char *, natsio_string_free) */
 };
 
 /* The next item if one is ready (status NATSIO_OK, item and its view), the
@@ -205,6 +206,11 @@ void go_kv_status_read(const natsio_kv_bucket_status *st, go_kv_status_view *v);
 
 /* natsio_js_stream_get_last_msgs_for with nsubjects NUL-terminated
  * filters laid end to end in subjects. */
+/* natsio_kv_list_keys with nfilters NUL-terminated patterns laid end to
+ * end in filters. */
+go_result go_kv_list_keys(const natsio_kv *kv, const char *filters, size_t nfilters,
+		natsio_kv_key_lister **lister_out);
+
 go_result go_js_get_last_msgs_for(const natsio_js *js, const char *stream, const char *subjects,
 		size_t nsubjects, uint32_t batch, uint64_t up_to_seq, int64_t up_to_time_ns,
 		natsio_stored_msgs **msgs_out);
