@@ -520,6 +520,32 @@ export class StoredMsgs implements AsyncIterableIterator<StoredMsg> {
   [Symbol.asyncIterator](): this;
 }
 
+/**
+ * A listing of a bucket's keys (kv.listKeys): an async iterator of strings,
+ * each key holding a value once (deleted and purged keys left out), read
+ * by the library as the iteration goes (the whole set is never held); it
+ * ends after the last key stored when the listing started, at once for an
+ * empty bucket. Throws BucketNotFoundError for a missing bucket.
+ */
+export class KvKeyLister implements AsyncIterableIterator<string> {
+  /** The bucket listed. */
+  readonly bucket: string;
+  /** Resolves once the listing is over (every key received, stop(), an error, or the connection closed): undefined, or the error that ended it. Never rejects. */
+  readonly closed: Promise<NatsError | undefined>;
+  /** True once the listing has ended. */
+  readonly isClosed: boolean;
+  /** Ends the iteration at once (keys received but not yielded are dropped). Idempotent. */
+  stop(): void;
+  /** Counters of the library's buffer. */
+  stats(): SubscriptionStats;
+  /** The next key; done after the last one or stop(); rejects once with the error that ended the listing. */
+  next(): Promise<IteratorResult<string, undefined>>;
+  /** Breaking out of `for await` stops. */
+  return(): Promise<IteratorResult<string, undefined>>;
+  /** The listing is its own iterator. */
+  [Symbol.asyncIterator](): this;
+}
+
 /** js.streams: stream management (StreamNotFoundError for a stream that does not exist). */
 export interface Streams {
   /** Creates a stream (durations: ns or strings like "1h"); resolves with its StreamInfo. */
@@ -709,8 +735,10 @@ export class KV {
   purgeDeletes(olderMillis?: number): Promise<KvPurgeResponse>;
   /** The bucket's status. */
   status(): Promise<KvStatus>;
-  /** The keys holding a value now (deleted and purged keys left out). */
-  keys(): Promise<string[]>;
+  /** The keys holding a value now (deleted and purged keys left out), all or those matching `filter` ('a.*', 'a.>', or an array of patterns); an array (so `for await` over it works as with nats.js); InvalidKeyError for a bad filter. */
+  keys(filter?: string | string[]): Promise<string[]>;
+  /** The same keys as a KvKeyLister that yields each as it is read (nats.go's ListKeys); InvalidKeyError for a bad filter. */
+  listKeys(filter?: string | string[]): Promise<KvKeyLister>;
   /** Every kept revision of `key`, oldest first, markers included; KeyNotFoundError if none. */
   history(key: string): Promise<KvEntry[]>;
   /** Watches the bucket (see KvWatcher); InvalidKeyError for a bad pattern. */

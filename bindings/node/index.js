@@ -1170,10 +1170,28 @@ class KV {
     return { success: true, purged: await native.kvPurgeDeletes(this._handle, older) };
   }
 
-  /** The keys that hold a value now (deleted and purged keys are left out).
-   * An array, so `for await (const k of await kv.keys())` works too. */
-  async keys() {
-    return native.kvKeys(this._handle);
+  /** The keys that hold a value now (deleted and purged keys are left out),
+   * all of them or those matching `filter` (nats.js's argument: a pattern
+   * such as 'a.*' or 'a.>', or an array of them; '>' is every key), read
+   * through one consumer. An array, so nats.js's
+   * `for await (const k of await kv.keys(filter))` works too; listKeys()
+   * yields them as they are read instead. Rejects with InvalidKeyError for
+   * a bad filter. */
+  async keys(filter) {
+    const filters = watchKeys(filter);
+    if (filters === null) return native.kvKeys(this._handle);
+    return native.kvKeysFiltered(this._handle, filters);
+  }
+
+  /** The keys as keys(filter) lists them, as a KvKeyLister: an async
+   * iterator of strings that yields each key as the library reads it (the
+   * whole set is never held) and ends after the last one (at once for an
+   * empty bucket); as nats.go's ListKeys / ListKeysFiltered. Rejects with
+   * InvalidKeyError for a bad filter; a missing bucket is thrown by the
+   * iteration (BucketNotFoundError). */
+  async listKeys(filter) {
+    const filters = watchKeys(filter);
+    return new KvKeyLister(native.kvListKeys(this._handle, filters), this.bucket);
   }
 
   /** Every kept revision of `key`, oldest first, delete and purge markers
@@ -1539,6 +1557,23 @@ class StoredMsgs extends ItemStream {
 
   _take(raw) {
     return new StoredMsg(raw);
+  }
+}
+
+/**
+ * A listing of a KV bucket's keys (kv.listKeys): an async iterator of
+ * strings, each key that holds a value once, ending after the last key
+ * stored when the listing started; stop() or `break` ends it early.
+ */
+class KvKeyLister extends ItemStream {
+  constructor(handle, bucket) {
+    super(handle, DEFAULT_WINDOW);
+    /** @type {string} */
+    this.bucket = bucket;
+  }
+
+  _take(raw) {
+    return raw;
   }
 }
 
@@ -2517,6 +2552,7 @@ module.exports = {
   JsMsgInfo,
   ConsumerMessages,
   KvWatcher,
+  KvKeyLister,
   ObjectStore,
   ObjectInfo,
   ObjectWatcher,

@@ -21,6 +21,7 @@ export const {
   JsMsgInfo,
   ConsumerMessages,
   KvWatcher,
+  KvKeyLister,
   ObjectStore,
   ObjectInfo,
   ObjectWatcher,

@@ -88,6 +88,8 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
         FN("kvPurgeDeletes", js_kv_purge_deletes),
         FN("kvClose", js_jsh_close),
         FN("kvKeys", js_kv_keys),
+        FN("kvKeysFiltered", js_kv_keys_filtered),
+        FN("kvListKeys", js_kv_list_keys),
         FN("kvHistory", js_kv_history),
         FN("kvWatch", js_kv_watch),
         /* Object Store */

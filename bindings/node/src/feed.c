@@ -68,7 +68,7 @@ typedef struct feed {
     hub *hub;
     int kind;
     void *handle; /* natsio_sub / natsio_replies / natsio_js_messages / natsio_kv_watcher / natsio_obj_watcher /
-                     natsio_stored_msgs */
+                     natsio_stored_msgs / natsio_kv_key_lister */
     /* JS thread only */
     client_wrap *cw;
     uint32_t id;
@@ -91,7 +91,7 @@ typedef struct feed {
 } feed;
 
 static void item_free(int kind, void *item) {
-    if (kind == FEED_WATCH) {
+    if (kind == FEED_WATCH || kind == FEED_KV_KEYS) {
         free(item);
     } else if (kind == FEED_OBJ_WATCH) {
         natsio_obj_info_free(item);
@@ -109,6 +109,7 @@ static size_t item_bytes(int kind, void *item) {
     case FEED_WATCH: return ((kv_item *)item)->value_len;
     case FEED_OBJ_WATCH: return 0;
     case FEED_STORED_MSGS: return ((stored_item *)item)->data_len;
+    case FEED_KV_KEYS: return strlen(item);
     default: return natsio_msg_data_len(item);
     }
 }
@@ -277,6 +278,16 @@ static void on_stored_msg(void *user_data, const natsio_stored_msg *m, natsio_st
     feed_push(f, it);
 }
 
+static void on_key(void *user_data, const char *key, natsio_status status) {
+    feed *f = user_data;
+    if (!key) {
+        feed_end(f, status);
+        return;
+    }
+    char *copy = strdup(key);
+    if (copy) feed_push(f, copy);
+}
+
 static void on_release(void *user_data) { feed_release(user_data); }
 
 /* ------------------------------------------------------------------ */
@@ -326,6 +337,9 @@ static void deliver(napi_env env, feed *f, void **items, uint32_t n) {
             v = js_msg_to_js(env, items[i]); /* the JsMsg handle takes it over */
         } else if (f->kind == FEED_OBJ_WATCH) {
             v = obj_info_to_js(env, items[i]); /* the ObjectInfo takes it over */
+        } else if (f->kind == FEED_KV_KEYS) {
+            napi_create_string_utf8(env, items[i], NAPI_AUTO_LENGTH, &v);
+            free(items[i]);
         } else if (f->kind == FEED_STORED_MSGS) {
             const stored_item *it = items[i];
             v = stored_fields_to_js(env, it->subject, it->seq, it->time_ns, it->data, it->data_len, it->headers);
@@ -428,6 +442,7 @@ static int32_t handle_stop(feed *f) {
     case FEED_CONSUME: return natsio_js_messages_stop(f->handle);
     case FEED_OBJ_WATCH: return natsio_obj_watcher_stop(f->handle);
     case FEED_STORED_MSGS: return natsio_stored_msgs_stop(f->handle);
+    case FEED_KV_KEYS: return natsio_kv_key_lister_stop(f->handle);
     default: return natsio_kv_watcher_stop(f->handle);
     }
 }
@@ -439,6 +454,7 @@ static int live_kind(int feed_kind) {
     case FEED_CONSUME: return LIVE_CONSUME;
     case FEED_OBJ_WATCH: return LIVE_OBJ_WATCH;
     case FEED_STORED_MSGS: return LIVE_STORED_MSGS;
+    case FEED_KV_KEYS: return LIVE_KV_KEYS;
     default: return LIVE_WATCH;
     }
 }
@@ -450,6 +466,7 @@ static void handle_free(feed *f) {
     case FEED_CONSUME: natsio_js_messages_free(f->handle); break;
     case FEED_OBJ_WATCH: natsio_obj_watcher_free(f->handle); break;
     case FEED_STORED_MSGS: natsio_stored_msgs_free(f->handle); break;
+    case FEED_KV_KEYS: natsio_kv_key_lister_free(f->handle); break;
     default: natsio_kv_watcher_free(f->handle); break;
     }
     f->handle = NULL;
@@ -542,6 +559,7 @@ EXPORT(js_feed_start) {
     case FEED_CONSUME: st = natsio_js_messages_set_callback(f->handle, on_msg, f, on_release); break;
     case FEED_OBJ_WATCH: st = natsio_obj_watcher_set_callback(f->handle, on_obj_info, f, on_release); break;
     case FEED_STORED_MSGS: st = natsio_stored_msgs_set_callback(f->handle, on_stored_msg, f, on_release); break;
+    case FEED_KV_KEYS: st = natsio_kv_key_lister_set_callback(f->handle, on_key, f, on_release); break;
     default: st = natsio_kv_watcher_set_callback(f->handle, on_entry, f, on_release); break;
     }
     if (st != NATSIO_OK) {
@@ -595,6 +613,7 @@ EXPORT(js_feed_stats) {
     case FEED_CONSUME: st = natsio_js_messages_get_stats(f->handle, &s); break;
     case FEED_OBJ_WATCH: st = natsio_obj_watcher_get_stats(f->handle, &s); break;
     case FEED_STORED_MSGS: st = natsio_stored_msgs_get_stats(f->handle, &s); break;
+    case FEED_KV_KEYS: st = natsio_kv_key_lister_get_stats(f->handle, &s); break;
     default: st = natsio_kv_watcher_get_stats(f->handle, &s); break;
     }
     if (throw_if_failed(env, st)) return NULL;

@@ -171,6 +171,7 @@ enum {
     LIVE_OBJ_WRITER,
     LIVE_OBJ_WATCH,
     LIVE_STORED_MSGS,
+    LIVE_KV_KEYS,
     LIVE_KINDS
 };
 void live_count(int kind, int delta);
@@ -298,6 +299,7 @@ enum {
     FEED_WATCH = 4,
     FEED_OBJ_WATCH = 5,
     FEED_STORED_MSGS = 6, /* natsio_stored_msgs (a batch Direct Get) */
+    FEED_KV_KEYS = 7,     /* natsio_kv_key_lister (items: malloc'd keys) */
 };
 
 napi_value feed_wrap(napi_env env, int kind, void *handle, client_wrap *cw);
@@ -390,6 +392,8 @@ EXPORT(js_kv_names);
 EXPORT(js_kv_statuses);
 EXPORT(js_kv_purge_deletes);
 EXPORT(js_kv_keys);
+EXPORT(js_kv_keys_filtered);
+EXPORT(js_kv_list_keys);
 EXPORT(js_kv_history);
 EXPORT(js_kv_watch);
 /* A bucket's typed status as the array kvStatus and kvStatuses give. */

@@ -159,6 +159,37 @@ EXPORT(js_kv_purge_deletes) {
 /* kvKeys(kv) -> Promise<string[]> */
 EXPORT(js_kv_keys) { return kv_call(env, info, natsio_kv_keys_async, R_STRING_LIST); }
 
+/* kvKeysFiltered(kv, filters: string[]|null) -> Promise<string[]> (bad
+ * filters throw at once) */
+EXPORT(js_kv_keys_filtered) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_KV);
+    if (!h) return NULL;
+    char **filters = NULL;
+    size_t n = 0;
+    if (!get_string_array(env, argv[1], "key filter", &filters, &n)) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_kv_keys_filtered_async(h->kv, (const char *const *)filters, n, &tok);
+    free_strings(filters, n);
+    return op_track(env, st, tok, R_STRING_LIST, h, NULL);
+}
+
+/* kvListKeys(kv, filters: string[]|null) -> feed (started by the JS layer) */
+EXPORT(js_kv_list_keys) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_KV);
+    if (!h) return NULL;
+    char **filters = NULL;
+    size_t n = 0;
+    if (!get_string_array(env, argv[1], "key filter", &filters, &n)) return NULL;
+    natsio_kv_key_lister *lister = NULL;
+    napi_value result = NULL;
+    if (!throw_if_failed(env, natsio_kv_list_keys(h->kv, (const char *const *)filters, n, &lister)))
+        result = feed_wrap(env, FEED_KV_KEYS, lister, h->cw);
+    free_strings(filters, n);
+    return result;
+}
+
 /* kvHistory(kv, key) -> Promise<array of entries>, oldest first */
 EXPORT(js_kv_history) {
     ARGS(2);

@@ -20,7 +20,7 @@ EXPORT(js_live_handles) {
     static const char *const names[LIVE_KINDS] = {
         "clients",  "jetstream",    "kv",          "jsMsgs",        "subscriptions", "replies",      "consumes",
         "watches",  "objectStores", "objectInfos", "objectReaders", "objectWriters", "objectWatches",
-        "storedMsgs"};
+        "storedMsgs", "keyListers"};
     napi_value r, v;
     CHECK_NAPI(env, napi_create_object(env, &r));
     for (int k = 0; k < LIVE_KINDS; k++) {

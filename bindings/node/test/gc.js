@@ -8,7 +8,7 @@ const nats = require('..');
 
 /** {clients, jetstream, kv, jsMsgs, subscriptions, replies, consumes, watches,
  * objectStores, objectInfos, objectReaders, objectWriters, objectWatches,
- * storedMsgs} */
+ * storedMsgs, keyListers} */
 const liveHandles = nats[Symbol.for('natsio.liveHandles')];
 
 function requireGc() {

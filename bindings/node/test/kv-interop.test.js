@@ -1,8 +1,9 @@
 'use strict';
 // Key-Value interoperability with nats.js (@nats-io/kv, the official
 // JavaScript client) over the same nats-server: bucket listing and status
-// each way, and per-key TTLs (ADR-48) written by one client and seen
-// expiring by the other's watcher.
+// each way, per-key TTLs (ADR-48) written by one client and seen
+// expiring by the other's watcher, and filtered key listings of what the
+// other wrote.
 const { test, after } = require('node:test');
 const assert = require('node:assert/strict');
 const natsjs = require('@nats-io/transport-node');
@@ -169,5 +170,29 @@ test('a key this binding creates with a marker TTL, and a purge with a TTL, expi
     iter.stop();
     ours.close();
     await js.kv.delete('NODETTL');
+  }
+});
+
+test('keys nats.js puts are listed by this binding with filters, and nats.js lists the keys this binding puts', async () => {
+  const m = await natsjsKvm();
+  const theirs = await m.create('KEYSINTEROP', { history: 3, storage: 'memory' });
+  const ours = await js.kv.bind('KEYSINTEROP');
+  try {
+    for (const k of ['app.a', 'app.b', 'app.b.deep', 'app.gone', 'users.x']) await theirs.put(k, 'v');
+    await theirs.delete('app.gone');
+    assert.deepEqual((await ours.keys('app.*')).sort(), ['app.a', 'app.b']);
+    assert.deepEqual((await ours.keys(['app.>', 'users.*'])).sort(), ['app.a', 'app.b', 'app.b.deep', 'users.x']);
+    const listed = [];
+    for await (const k of await ours.listKeys('app.>')) listed.push(k);
+    assert.deepEqual(listed.sort(), ['app.a', 'app.b', 'app.b.deep']);
+    // The reverse: nats.js's filtered keys() over what this binding wrote.
+    await ours.put('users.y', 'v');
+    await ours.delete('users.x');
+    const theirsListed = [];
+    for await (const k of await theirs.keys('users.*')) theirsListed.push(k);
+    assert.deepEqual(theirsListed, ['users.y']);
+  } finally {
+    ours.close();
+    await js.kv.delete('KEYSINTEROP').catch(() => {});
   }
 });
