@@ -191,3 +191,43 @@ func TestKeyValueTTLInterop(t *testing.T) {
 		t.Fatalf("nats.go history of p %v", hist)
 	}
 }
+
+func TestKeyValueListKeysInterop(t *testing.T) {
+	js, njs := clients(t)
+	ctx := ctxFor(t)
+	theirs := got(js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "LKI", History: 3})).must(t)
+	for _, k := range []string{"app.a", "app.b", "app.b.deep", "app.gone", "users.x"} {
+		got(theirs.Put(ctx, k, []byte("v"))).must(t)
+	}
+	noErr(t, theirs.Delete(ctx, "app.gone"))
+	mine := got(njs.KeyValue(ctx, "LKI")).must(t)
+
+	// The binding lists, with filters, the keys nats.go put.
+	collect := func(l *natsio.KeyLister) []string {
+		var keys []string
+		for k := range l.Keys() {
+			keys = append(keys, k)
+		}
+		noErr(t, l.Err())
+		slices.Sort(keys)
+		return keys
+	}
+	if keys := collect(got(mine.ListKeysFiltered(ctx, "app.*")).must(t)); !slices.Equal(keys, []string{"app.a", "app.b"}) {
+		t.Fatalf("ListKeysFiltered(app.*) %v", keys)
+	}
+	if keys := collect(got(mine.ListKeysFiltered(ctx, "app.>", "users.*")).must(t)); !slices.Equal(keys, []string{"app.a", "app.b", "app.b.deep", "users.x"}) {
+		t.Fatalf("ListKeysFiltered(app.>, users.*) %v", keys)
+	}
+
+	// nats.go lists, with a filter, the keys the binding put and deleted.
+	got(mine.Put(ctx, "users.y", []byte("v"))).must(t)
+	noErr(t, mine.Delete(ctx, "users.x"))
+	nl := got(theirs.ListKeysFiltered(ctx, "users.*")).must(t)
+	var theirKeys []string
+	for k := range nl.Keys() {
+		theirKeys = append(theirKeys, k)
+	}
+	if !slices.Equal(theirKeys, []string{"users.y"}) {
+		t.Fatalf("nats.go ListKeysFiltered(users.*) %v", theirKeys)
+	}
+}
