@@ -1407,6 +1407,9 @@ typedef struct natsio_ordered_consumer_options {
    * them; NULL and 0: the whole stream. Copied by the call.
    */
   const char *const *filter_subjects;
+  /**
+   * How many `filter_subjects` there are.
+   */
   size_t filter_subjects_count;
   /**
    * A `natsio_deliver_policy` value; 0: NATSIO_DELIVER_ALL.

@@ -52,6 +52,7 @@ pub struct natsio_ordered_consumer_options {
     /// Subjects (wildcards allowed) to read, `filter_subjects_count` of
     /// them; NULL and 0: the whole stream. Copied by the call.
     pub filter_subjects: *const *const c_char,
+    /// How many `filter_subjects` there are.
     pub filter_subjects_count: usize,
     /// A `natsio_deliver_policy` value; 0: NATSIO_DELIVER_ALL.
     pub deliver_policy: i32,
@@ -144,11 +145,17 @@ fn oc<'a>(p: *const natsio_ordered_consumer) -> Result<&'a natsio_ordered_consum
 }
 
 fn non_negative(v: i64, what: &str) -> Result<u64> {
-    u64::try_from(v)
-        .map_err(|_| Error::new(ErrorKind::InvalidArgument, format!("{what} must not be negative")))
+    u64::try_from(v).map_err(|_| {
+        Error::new(
+            ErrorKind::InvalidArgument,
+            format!("{what} must not be negative"),
+        )
+    })
 }
 
-unsafe fn consumer_config(o: *const natsio_ordered_consumer_options) -> Result<OrderedConsumerConfig> {
+unsafe fn consumer_config(
+    o: *const natsio_ordered_consumer_options,
+) -> Result<OrderedConsumerConfig> {
     let c = options_arg(o)?;
     let mut filter_subjects = Vec::with_capacity(c.filter_subjects_count.min(1024));
     if c.filter_subjects_count > 0 {

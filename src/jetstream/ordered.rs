@@ -201,7 +201,10 @@ impl Core {
     /// deleted (and forgotten).
     fn puller(&mut self) -> Result<Puller> {
         let Some(name) = self.consumer.clone() else {
-            return Err(Error::new(ErrorKind::Internal, "ordered consumer not created"));
+            return Err(Error::new(
+                ErrorKind::Internal,
+                "ordered consumer not created",
+            ));
         };
         let window = PullWindow {
             messages: self.cfg.batch,
@@ -314,7 +317,8 @@ impl<S: OrderedSink> Ordered<S> {
         } else {
             return;
         };
-        self.core.js
+        self.core
+            .js
             .client()
             .report_error(Error::new(ErrorKind::SlowConsumer, detail), None);
     }
@@ -365,19 +369,21 @@ impl<S: OrderedSink> Ordered<S> {
         loop {
             let event = match idle_at {
                 None => puller.next(&self.out, &mut life).await,
-                Some(at) => match tokio::time::timeout_at(at, puller.next(&self.out, &mut life)).await {
-                    Ok(ev) => ev,
-                    Err(_) if self.out.fill().0 > 0 => {
-                        // The reader has not taken what came yet: its wait
-                        // for a message has not begun.
-                        idle_at = idle_after(Instant::now());
-                        continue;
+                Some(at) => {
+                    match tokio::time::timeout_at(at, puller.next(&self.out, &mut life)).await {
+                        Ok(ev) => ev,
+                        Err(_) if self.out.fill().0 > 0 => {
+                            // The reader has not taken what came yet: its wait
+                            // for a message has not begun.
+                            idle_at = idle_after(Instant::now());
+                            continue;
+                        }
+                        Err(_) => {
+                            self.out.fail(self.idle_error());
+                            break;
+                        }
                     }
-                    Err(_) => {
-                        self.out.fail(self.idle_error());
-                        break;
-                    }
-                },
+                }
             };
             let keep = match event {
                 PullEvent::Msg(m) => {
@@ -734,7 +740,9 @@ impl OrderedConsumer {
         Op::new(async move {
             let mut st = state.lock().await;
             if !st.stopped && st.running.as_ref().is_some_and(|r| !r.feed.has_ended()) {
-                let name = crate::completion::lock(&current).clone().unwrap_or_default();
+                let name = crate::completion::lock(&current)
+                    .clone()
+                    .unwrap_or_default();
                 drop(st);
                 return js.consumer_info(&stream, &name).await;
             }
