@@ -587,6 +587,24 @@ struct OcState {
 }
 
 impl OcState {
+    /// Waits for the run's end (if any), taking its core back: it
+    /// continues after the last message the reader took. Cancelled
+    /// midway, the run stays to be joined later.
+    async fn join(&mut self) -> Result<()> {
+        let Some(r) = self.running.as_mut() else {
+            return Ok(());
+        };
+        let joined = (&mut r.task).await;
+        let Some(r) = self.running.take() else {
+            return Ok(());
+        };
+        let (mut core, sink) = joined
+            .map_err(|e| Error::new(ErrorKind::Internal, format!("ordered consumer task: {e}")))?;
+        core.last_stream_seq = sink.last_taken(r.feed.stats().delivered);
+        self.core = Some(core);
+        Ok(())
+    }
+
     /// The core, once the previous run (if any) has ended; an error while
     /// one still runs.
     async fn idle_core(&mut self) -> Result<&mut Core> {
@@ -604,24 +622,11 @@ impl OcState {
                 ));
             }
         }
-        if let Some(r) = self.running.take() {
-            self.core = Some(join_run(r).await?);
-        }
+        self.join().await?;
         self.core
             .as_mut()
             .ok_or_else(|| Error::new(ErrorKind::Internal, "ordered consumer state lost"))
     }
-}
-
-/// Waits for a run's end; its core continues after the last message the
-/// reader took.
-async fn join_run(r: Running) -> Result<Core> {
-    let (mut core, sink) = r
-        .task
-        .await
-        .map_err(|e| Error::new(ErrorKind::Internal, format!("ordered consumer task: {e}")))?;
-    core.last_stream_seq = sink.last_taken(r.feed.stats().delivered);
-    Ok(core)
 }
 
 /// An ordered consumer (ADR-17) on one stream: an always-in-order,
@@ -849,10 +854,10 @@ impl OrderedConsumer {
         Op::new(async move {
             let mut st = state.lock().await;
             st.stopped = true;
-            if let Some(r) = st.running.take() {
+            if let Some(r) = &st.running {
                 r.feed.stop();
-                st.core = Some(join_run(r).await?);
             }
+            st.join().await?;
             match st.core.as_mut() {
                 Some(core) => core.delete_consumer().await,
                 None => Ok(()),
