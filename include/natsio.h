@@ -68,11 +68,12 @@
  *   the library's runtime threads it fails with NATSIO_ERR_ILLEGAL_STATE.
  *
  * Iterators. Subscriptions (natsio_sub), request-many replies
- *   (natsio_replies), consume (natsio_js_messages), Key-Value watchers
- *   (natsio_kv_watcher), Key-Value key listings (natsio_kv_key_lister,
- *   whose items are keys as strings freed with natsio_string_free),
- *   Object Store watchers (natsio_obj_watcher) and batch reads of stored
- *   messages (natsio_stored_msgs) share one contract:
+ *   (natsio_replies), consume and ordered consumer runs
+ *   (natsio_js_messages), Key-Value watchers (natsio_kv_watcher),
+ *   Key-Value key listings (natsio_kv_key_lister, whose items are keys as
+ *   strings freed with natsio_string_free), Object Store watchers
+ *   (natsio_obj_watcher) and batch reads of stored messages
+ *   (natsio_stored_msgs) share one contract:
  *   - _next(it, timeout_ms, &item): NATSIO_OK and an owned item;
  *     NATSIO_DONE (item set to NULL) once the iteration ended without
  *     error (stopped, drained, finished); the error that ended it
@@ -190,6 +191,16 @@
  * `natsio_obj_watch_options.version` of this header.
  */
 #define NATSIO_OBJ_WATCH_OPTIONS_VERSION 1
+
+/**
+ * `natsio_ordered_consumer_options.version` of this header.
+ */
+#define NATSIO_ORDERED_CONSUMER_OPTIONS_VERSION 1
+
+/**
+ * `natsio_ordered_messages_options.version` of this header.
+ */
+#define NATSIO_ORDERED_MESSAGES_OPTIONS_VERSION 1
 
 /**
  * `natsio_sub_options.version` of this header.
@@ -693,6 +704,49 @@ typedef int32_t natsio_create_action;
 #endif // __cplusplus
 
 /**
+ * Where an ordered consumer starts
+ * (`natsio_ordered_consumer_options.deliver_policy`).
+ */
+enum natsio_deliver_policy
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Every message of the stream (that matches the filters).
+   */
+  NATSIO_DELIVER_ALL = 0,
+  /**
+   * The last message of the stream (that matches the filters), then
+   * what comes.
+   */
+  NATSIO_DELIVER_LAST = 1,
+  /**
+   * Only messages stored after the consumer is created.
+   */
+  NATSIO_DELIVER_NEW = 2,
+  /**
+   * From stream sequence `opt_start_seq` on.
+   */
+  NATSIO_DELIVER_BY_START_SEQUENCE = 3,
+  /**
+   * From the first message stored at or after `opt_start_time_ns`.
+   */
+  NATSIO_DELIVER_BY_START_TIME = 4,
+  /**
+   * The last message of each subject, then what comes.
+   */
+  NATSIO_DELIVER_LAST_PER_SUBJECT = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum natsio_deliver_policy natsio_deliver_policy;
+#else
+typedef int32_t natsio_deliver_policy;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * Headers of a message. Lookup is by exact, case-sensitive name.
  */
 typedef struct natsio_headers natsio_headers;
@@ -837,6 +891,20 @@ typedef struct natsio_obj_writer natsio_obj_writer;
  * `natsio_options_free`. Not thread-safe: configure from one thread.
  */
 typedef struct natsio_options natsio_options;
+
+/**
+ * An ordered consumer (ADR-17) on one stream
+ * (`natsio_js_ordered_consumer`): an always-in-order, self-healing view
+ * of the stream, backed by an ephemeral server-side consumer `oc_<nuid>`
+ * (no acks, memory storage, one replica, 5 min inactive threshold). On a
+ * gap in its consumer sequence, missed heartbeats, a reconnect or the
+ * consumer's loss the library deletes it and creates a new one from the
+ * stream sequence after the last message delivered (backoff 100 ms
+ * doubling to 5 s between failed attempts), so the reader sees no gap
+ * and no duplicate. Owned by the caller, freed with
+ * `natsio_ordered_consumer_free`; every function is thread-safe.
+ */
+typedef struct natsio_ordered_consumer natsio_ordered_consumer;
 
 /**
  * A stream's acknowledgement of a publish. Owned by the caller, freed with
@@ -1339,6 +1407,84 @@ typedef natsio_status (*natsio_sign_cb)(void *user_data,
                                         const uint8_t *nonce,
                                         size_t nonce_len,
                                         uint8_t *signature_out);
+
+/**
+ * What a `natsio_js_ordered_consumer` reads. Initialise with
+ * `natsio_ordered_consumer_options_init`: every zero or NULL field means
+ * the default (the whole stream, from its first message, with payloads).
+ */
+typedef struct natsio_ordered_consumer_options {
+  /**
+   * NATSIO_ORDERED_CONSUMER_OPTIONS_VERSION.
+   */
+  uint32_t version;
+  /**
+   * Subjects (wildcards allowed) to read, `filter_subjects_count` of
+   * them; NULL and 0: the whole stream. Copied by the call.
+   */
+  const char *const *filter_subjects;
+  /**
+   * How many `filter_subjects` there are.
+   */
+  size_t filter_subjects_count;
+  /**
+   * A `natsio_deliver_policy` value; 0: NATSIO_DELIVER_ALL.
+   */
+  int32_t deliver_policy;
+  /**
+   * The first stream sequence (at least 1) for
+   * NATSIO_DELIVER_BY_START_SEQUENCE; must be 0 with any other policy.
+   */
+  uint64_t opt_start_seq;
+  /**
+   * The start time in nanoseconds since the Unix epoch (not 0) for
+   * NATSIO_DELIVER_BY_START_TIME; must be 0 with any other policy.
+   */
+  int64_t opt_start_time_ns;
+  /**
+   * Deliver headers only (the payload's size in the `Nats-Msg-Size`
+   * header).
+   */
+  bool headers_only;
+} natsio_ordered_consumer_options;
+
+/**
+ * Options of `natsio_ordered_consumer_messages`. Initialise with
+ * `natsio_ordered_messages_options_init`: every zero field means the
+ * default.
+ */
+typedef struct natsio_ordered_messages_options {
+  /**
+   * NATSIO_ORDERED_MESSAGES_OPTIONS_VERSION.
+   */
+  uint32_t version;
+  /**
+   * Messages per pull request at most; 0: 500 (the buffer is also
+   * bounded by the client's pending limits).
+   */
+  int64_t max_messages;
+  /**
+   * Lifetime of each pull request; 0: 30000 ms (at least 1000).
+   */
+  int64_t expires_ms;
+  /**
+   * Server heartbeats while a request waits (two missed ones heal the
+   * consumer); 0: half of `expires_ms`, at most 5000 ms.
+   */
+  int64_t idle_heartbeat_ms;
+  /**
+   * 0: none. Otherwise the run ends with NATSIO_ERR_NO_MESSAGES once no
+   * message has arrived for this long while nothing is buffered, rather
+   * than healing forever (a quiet stream and a dead one look alike).
+   */
+  int64_t idle_timeout_ms;
+  /**
+   * End the run (NATSIO_DONE) once caught up: after the message the
+   * server delivered with nothing more pending (messages stored
+   * meanwhile are still delivered), or at once if nothing is pending.
+   */
+  bool until_drained;
+} natsio_ordered_messages_options;
 
 /**
  * A batch read's messages in push mode (`natsio_stored_msgs_set_callback`):
@@ -4177,6 +4323,119 @@ natsio_status natsio_options_set_tls_hostname(struct natsio_options *opts, const
  * `handshake_first`. Requires TLS.
  */
 natsio_status natsio_options_set_tls_handshake_first(struct natsio_options *opts, bool first);
+
+/**
+ * Fills `opts` with the defaults and the version.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_ordered_consumer_options_init(struct natsio_ordered_consumer_options *opts);
+
+/**
+ * Fills `opts` with the defaults and the version.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_ordered_messages_options_init(struct natsio_ordered_messages_options *opts);
+
+/**
+ * Makes an ordered consumer on `stream` reading what `opts` says (NULL:
+ * the whole stream from its first message). Checks the arguments only:
+ * nothing is sent to the server until `natsio_ordered_consumer_start` or
+ * `natsio_ordered_consumer_messages` (so a missing stream shows there).
+ * The handle goes to `oc_out` (free with `natsio_ordered_consumer_free`);
+ * it keeps what it needs of `js`, which may be freed first. Does not
+ * block. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+ * NATSIO_ERR_INVALID_ARGUMENT (bad stream name, an unknown policy, a start
+ * sequence or time missing or given with another policy, an unknown
+ * options version), NATSIO_ERR_BAD_SUBJECT (a bad filter subject).
+ */
+natsio_status natsio_js_ordered_consumer(const struct natsio_js *js,
+                                         const char *stream,
+                                         const struct natsio_ordered_consumer_options *opts,
+                                         struct natsio_ordered_consumer **oc_out);
+
+/**
+ * Creates the server-side consumer (if none exists yet; otherwise, as
+ * while a run is going, reads the info of the one in use) and, if
+ * `info_json_out` is not NULL, gives its
+ * ConsumerInfo JSON (free with `natsio_string_free`): "name" is the
+ * consumer's name, "num_pending" what it has to deliver (0: nothing to
+ * read yet). Blocks up to the context's timeout. Errors:
+ * NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_STREAM_NOT_FOUND,
+ * NATSIO_ERR_CONSUMER_NOT_FOUND (a run is healing its consumer),
+ * NATSIO_ERR_ILLEGAL_STATE (after `natsio_ordered_consumer_stop`, or on a
+ * library runtime thread), NATSIO_ERR_JS_API, NATSIO_ERR_TIMEOUT,
+ * NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_ordered_consumer_start(const struct natsio_ordered_consumer *oc,
+                                            char **info_json_out);
+
+/**
+ * The token form of `natsio_ordered_consumer_start` (`natsio_token_string`).
+ */
+natsio_status natsio_ordered_consumer_start_async(const struct natsio_ordered_consumer *oc,
+                                                  struct natsio_token **token_out);
+
+/**
+ * Starts a run of the ordered consumer (`opts` may be NULL), creating
+ * the server-side consumer first unless `natsio_ordered_consumer_start`
+ * did: from then on the library pulls the messages in stream order on
+ * its own threads, whether or not the application reads, and heals the
+ * consumer as described at `natsio_ordered_consumer`. Read them with the
+ * `natsio_js_messages_` functions through `messages_out` (free with
+ * `natsio_js_messages_free`): each message carries its JetStream metadata
+ * (`natsio_msg_js_metadata`) and needs no acknowledgement. The run ends
+ * with NATSIO_DONE when stopped (`natsio_js_messages_stop`,
+ * `natsio_ordered_consumer_stop`) or drained (`until_drained`), with
+ * NATSIO_ERR_NO_MESSAGES after `idle_timeout_ms` without a message, with
+ * NATSIO_ERR_STREAM_NOT_FOUND if the stream goes away. When a run ends its
+ * consumer is deleted; a later run continues after the last message the
+ * application took from it (what the run had buffered comes again). One
+ * run at a time. Blocks up to the context's timeout.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (options:
+ * expires under 1000 ms, a heartbeat over half of it, negative values, an
+ * unknown version), NATSIO_ERR_ILLEGAL_STATE (another run is going, or
+ * after `natsio_ordered_consumer_stop`; or on a library runtime thread),
+ * NATSIO_ERR_STREAM_NOT_FOUND, NATSIO_ERR_JS_API, NATSIO_ERR_TIMEOUT,
+ * NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_ordered_consumer_messages(const struct natsio_ordered_consumer *oc,
+                                               const struct natsio_ordered_messages_options *opts,
+                                               struct natsio_js_messages **messages_out);
+
+/**
+ * The token form of `natsio_ordered_consumer_messages`; the iterator is
+ * taken (once) with `natsio_token_js_messages`.
+ */
+natsio_status natsio_ordered_consumer_messages_async(const struct natsio_ordered_consumer *oc,
+                                                     const struct natsio_ordered_messages_options *opts,
+                                                     struct natsio_token **token_out);
+
+/**
+ * Stops the ordered consumer: a run going ends (its iterator returns
+ * NATSIO_DONE), the server-side consumer is deleted (it leaves the
+ * stream's consumer names), and `natsio_ordered_consumer_start` and
+ * `_messages` fail with NATSIO_ERR_ILLEGAL_STATE from then on.
+ * Idempotent. Blocks up to the context's timeout. Errors:
+ * NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_TIMEOUT,
+ * NATSIO_ERR_CONNECTION_CLOSED (the consumer is then left to its
+ * inactive threshold), NATSIO_ERR_ILLEGAL_STATE (on a library runtime
+ * thread).
+ */
+natsio_status natsio_ordered_consumer_stop(const struct natsio_ordered_consumer *oc);
+
+/**
+ * The token form of `natsio_ordered_consumer_stop`.
+ */
+natsio_status natsio_ordered_consumer_stop_async(const struct natsio_ordered_consumer *oc,
+                                                 struct natsio_token **token_out);
+
+/**
+ * Frees an ordered consumer; accepts NULL. Asks the server to delete a
+ * consumer no run uses (without waiting); a run's iterator still alive
+ * goes on until it is stopped or freed, and then deletes its consumer.
+ * Call `natsio_ordered_consumer_stop` first to end everything and wait.
+ */
+void natsio_ordered_consumer_free(struct natsio_ordered_consumer *oc);
 
 /**
  * The next reply (owned; free with `natsio_msg_free`), waiting up to

@@ -1101,8 +1101,62 @@ export class ConsumerMessages implements AsyncIterableIterator<JsMsg> {
   [Symbol.asyncIterator](): this;
 }
 
+/** What js.consumers.get(stream, opts) reads (nats.js's OrderedConsumerOptions); by default the whole stream from its first message. */
+export interface OrderedConsumerOptions {
+  /** Subjects (wildcards allowed) to read; none: the whole stream. */
+  filter_subjects?: string | string[];
+  /** Where it starts (default "all"). */
+  deliver_policy?: 'all' | 'last' | 'new' | 'by_start_sequence' | 'by_start_time' | 'last_per_subject';
+  /** The first stream sequence, for "by_start_sequence" only. */
+  opt_start_seq?: number;
+  /** The start time, for "by_start_time" only: a Date, an RFC 3339 string, ms (number) or ns (bigint) since the epoch. */
+  opt_start_time?: Date | string | number | bigint;
+  /** Deliver headers only (the payload's size in Nats-Msg-Size). */
+  headers_only?: boolean;
+}
+
+/** Options of OrderedConsumer.consume(). */
+export interface OrderedConsumeOptions {
+  /** Messages per pull request at most (default 500). */
+  maxMessages?: number;
+  /** Lifetime of each pull request, ms (default 30000, at least 1000). */
+  expires?: number;
+  /** Idle heartbeat interval, ms (default half of expires, at most 5000; at most half of expires). */
+  heartbeat?: number;
+  /** ms: the loop throws NoMessagesError once nothing has arrived for that long (default: never). */
+  idleTimeout?: number;
+  /** End the loop once caught up (after the message delivered with nothing more pending; at once when nothing is). */
+  untilDrained?: boolean;
+}
+
+/**
+ * An ordered consumer (ADR-17; js.consumers.get(stream, opts)): an
+ * always-in-order, self-healing view of one stream, backed by an ephemeral
+ * server-side consumer that the library deletes and recreates after the
+ * last delivered stream sequence on a gap, missed heartbeats, a reconnect
+ * or its loss. One consume() at a time; a consumption ends with stop(),
+ * `break`, untilDrained or idleTimeout (NoMessagesError) and deletes its
+ * consumer; the next consume() continues after the last message yielded.
+ */
+export class OrderedConsumer {
+  /** The stream it reads. */
+  readonly stream: string;
+  /** The ConsumerInfo of the server-side consumer in use (created if there is none); `cached`: the last one read. */
+  info(cached?: boolean): Promise<JsonObject>;
+  /** Starts a consumption of JsMsg in stream order (no acks needed); IllegalStateError while another runs or after stop(). */
+  consume(opts?: OrderedConsumeOptions): Promise<ConsumerMessages>;
+  /** Ends a consumption, deletes the server-side consumer and ends the ordered consumer. Idempotent. */
+  stop(): Promise<void>;
+  /** nats.js's name for stop(). */
+  delete(): Promise<true>;
+  /** Frees the library handle (an unused server-side consumer is deleted without waiting). Idempotent. */
+  close(): void;
+}
+
 /** js.consumers: pull consumer management (StreamNotFoundError for a stream that does not exist). */
 export interface Consumers {
+  /** An ordered consumer on the stream (nats.js's get(stream, opts) form); sends nothing. */
+  get(stream: string, opts?: OrderedConsumerOptions): Promise<OrderedConsumer>;
   /** Creates a pull consumer from a ConsumerConfig (server field names); resolves with its ConsumerInfo. */
   add(stream: string, cfg: JsonObject): Promise<JsonObject>;
   /** ConsumerNotFoundError if it does not exist. */

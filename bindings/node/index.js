@@ -1610,10 +1610,137 @@ function watchKeys(key) {
   return keys;
 }
 
+/** nats.js's DeliverPolicy values, as natsio_deliver_policy. */
+const DELIVER_POLICIES = {
+  all: 0,
+  last: 1,
+  new: 2,
+  by_start_sequence: 3,
+  by_start_time: 4,
+  last_per_subject: 5,
+};
+
+function orderedConfig(opts) {
+  if (opts === undefined || opts === null) return {};
+  if (typeof opts !== 'object') throw new TypeError('ordered consumer options must be an object');
+  const out = {};
+  let filters = opts.filter_subjects ?? opts.filterSubjects;
+  if (filters !== undefined && filters !== null) {
+    if (typeof filters === 'string') filters = [filters];
+    if (!Array.isArray(filters)) throw new TypeError('filter_subjects must be a string or an array of strings');
+    out.filterSubjects = filters;
+  }
+  const policy = opts.deliver_policy ?? opts.deliverPolicy;
+  if (policy !== undefined && policy !== null) {
+    if (!Object.hasOwn(DELIVER_POLICIES, policy)) throw new TypeError(`unknown deliver_policy: ${String(policy)}`);
+    out.deliverPolicy = DELIVER_POLICIES[policy];
+  }
+  const seq = opts.opt_start_seq ?? opts.optStartSeq;
+  if (seq !== undefined && seq !== null) out.optStartSeq = seq;
+  const time = opts.opt_start_time ?? opts.optStartTime;
+  if (time !== undefined && time !== null) out.optStartTimeNs = timeNanos(time, 'opt_start_time');
+  out.headersOnly = Boolean(opts.headers_only ?? opts.headersOnly);
+  return out;
+}
+
+function orderedMessagesOptions(opts) {
+  if (opts === undefined || opts === null) return {};
+  if (typeof opts !== 'object') throw new TypeError('consume options must be an object');
+  const out = {};
+  for (const [name, alias] of [
+    ['maxMessages', 'max_messages'],
+    ['expires', 'expires'],
+    ['heartbeat', 'idle_heartbeat'],
+    ['idleTimeout', 'idle_timeout'],
+  ]) {
+    const v = opts[name] ?? opts[alias];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw new TypeError(`${name} must be a number`);
+    out[name] = v;
+  }
+  out.untilDrained = Boolean(opts.untilDrained ?? opts.until_drained);
+  return out;
+}
+
+/**
+ * An ordered consumer (ADR-17; js.consumers.get(stream, opts)): an
+ * always-in-order, self-healing view of one stream, backed by an
+ * ephemeral server-side consumer (no acks, memory, one replica) that the
+ * library deletes and recreates after the last delivered stream sequence on
+ * a gap, missed heartbeats, a reconnect or its loss. Creating it sends
+ * nothing; info() creates the server-side consumer (consume() does if
+ * needed). One consume() at a time; a consumption ends with stop(),
+ * `break`, untilDrained (the loop ends once caught up) or idleTimeout (the
+ * loop throws NoMessagesError), and deletes its consumer; the next
+ * consume() continues after the last message yielded. stop() (alias
+ * delete()) ends it all and deletes the server-side consumer.
+ */
+class OrderedConsumer {
+  constructor(js, stream, opts) {
+    this._handle = native.jsOrderedConsumer(js._handle, stream, orderedConfig(opts));
+    /** @type {string} */
+    this.stream = stream;
+    this._info = null;
+  }
+
+  /** The ConsumerInfo of the server-side consumer in use, creating it if
+   * there is none; `cached` resolves the last one read, if any. */
+  async info(cached = false) {
+    if (cached && this._info) return this._info;
+    this._info = JSON.parse(await native.ocStart(this._handle));
+    return this._info;
+  }
+
+  /** Starts a consumption: resolves with a ConsumerMessages of JsMsg in
+   * stream order (no acks needed). Options: maxMessages (per pull request,
+   * default 500), expires (ms, default 30000), heartbeat (ms, default half
+   * of expires, at most 5000), idleTimeout (ms: NoMessagesError when
+   * nothing arrives for that long), untilDrained (end once caught up).
+   * Rejects with IllegalStateError while another consumption runs or after
+   * stop(), StreamNotFoundError. */
+  async consume(opts) {
+    const o = orderedMessagesOptions(opts);
+    const handle = await native.ocMessages(this._handle, o);
+    const window = Math.min(DEFAULT_WINDOW, o.maxMessages > 0 ? o.maxMessages : DEFAULT_WINDOW);
+    return new ConsumerMessages(handle, this.stream, this._info ? this._info.name : '', window);
+  }
+
+  /** Ends a consumption (its loop ends), deletes the server-side consumer
+   * and ends the ordered consumer. Idempotent. */
+  async stop() {
+    await native.ocStop(this._handle);
+  }
+
+  /** nats.js's name for stop(). */
+  async delete() {
+    await this.stop();
+    return true;
+  }
+
+  /** Frees the library handle (an unused server-side consumer is deleted
+   * without waiting). Idempotent. */
+  close() {
+    native.ocClose(this._handle);
+  }
+}
+
 /** js.consumers: pull consumer management. */
 class Consumers {
   constructor(js) {
     this._js = js;
+  }
+
+  /** An ordered consumer on `stream` (nats.js's js.consumers.get(stream,
+   * opts) form): opts {filter_subjects, deliver_policy ("all", "last",
+   * "new", "by_start_sequence", "by_start_time", "last_per_subject"),
+   * opt_start_seq, opt_start_time (Date, RFC 3339 string, ms or ns),
+   * headers_only}. Sends nothing (a missing stream shows at info() or
+   * consume()). Named pull consumers are read with js.consume/fetch/next. */
+  async get(stream, opts) {
+    if (typeof opts === 'string') {
+      throw new TypeError('js.consumers.get(stream, name): read named consumers with js.consume, js.fetch or js.next');
+    }
+    return new OrderedConsumer(this._js, stream, opts);
   }
 
   async _put(mode, stream, cfg) {
@@ -2551,6 +2678,7 @@ module.exports = {
   JsMsg,
   JsMsgInfo,
   ConsumerMessages,
+  OrderedConsumer,
   KvWatcher,
   KvKeyLister,
   ObjectStore,

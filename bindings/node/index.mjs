@@ -20,6 +20,7 @@ export const {
   JsMsg,
   JsMsgInfo,
   ConsumerMessages,
+  OrderedConsumer,
   KvWatcher,
   KvKeyLister,
   ObjectStore,

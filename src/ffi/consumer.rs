@@ -716,8 +716,8 @@ pub unsafe extern "C" fn natsio_consume_options_init(
 /// the iterator contract. Owned by the caller, freed with
 /// `natsio_js_messages_free`; every function is thread-safe.
 pub struct natsio_js_messages {
-    it: Consumption,
-    client: Weak<ClientInner>,
+    pub(crate) it: Consumption,
+    pub(crate) client: Weak<ClientInner>,
 }
 
 unsafe fn consume_op(

@@ -14,6 +14,7 @@ pub mod list;
 pub mod msg;
 pub mod object;
 pub mod options;
+pub mod ordered;
 pub mod replies;
 pub mod status;
 pub mod stored_msgs;

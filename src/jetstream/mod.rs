@@ -30,8 +30,8 @@ use crate::op::Op;
 pub(crate) use consumer::{ack_subject, ack_sync, send_ack};
 pub use consumer::{parse_metadata, AckKind, FetchOptions, MsgMetadata, CONSUMER_CONFIG};
 pub use last_msgs::{LastMsgsOptions, StoredMsgs};
-pub use ordered::DeliverPolicy;
 pub(crate) use ordered::{spawn_ordered, start_ordered, OrderedConfig, OrderedSink, Started};
+pub use ordered::{DeliverPolicy, OrderedConsumer, OrderedConsumerConfig, OrderedMessagesOptions};
 pub(crate) use publish::parse_pub_ack;
 #[doc(hidden)]
 pub use publish::parse_pub_ack_json;

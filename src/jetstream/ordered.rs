@@ -8,15 +8,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use serde_json::{json, Value};
 
 use super::consumer::{parse_metadata, MsgMetadata};
-use super::pull::{nanos, Backoff, PullEvent, PullWindow, Puller};
+use super::pull::{nanos, Backoff, Consumption, PullEvent, PullWindow, Puller};
 use super::{CreateAction, JetStream};
-use crate::client::new_nuid;
+use crate::client::{new_nuid, Flow};
 use crate::error::{Error, ErrorKind, Result};
 use crate::feed::{Feed, FeedItem, Limits, ToOutcome};
 use crate::message::Message;
+use crate::op::Op;
 
 /// Where an ordered consumer starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,18 +73,30 @@ pub(crate) trait OrderedSink: Send + 'static {
     }
 }
 
-struct Ordered<S: OrderedSink> {
+/// What an ordered consumer keeps between its runs: its configuration,
+/// its server-side consumer and its position in the stream.
+struct Core {
     js: JetStream,
     cfg: OrderedConfig,
-    sink: S,
-    out: Arc<Feed<S::Item>>,
     consumer: Option<String>,
+    /// The current consumer's name, for readers outside the run.
+    current: Arc<std::sync::Mutex<Option<String>>>,
     last_stream_seq: u64,
     last_consumer_seq: u64,
     /// Where a consumer recreated before any message arrived resumes: for
     /// `New`, the stream's last sequence at the first creation; for other
-    /// policies, set once a creation found nothing pending (see `create`).
+    /// policies, set once a creation found nothing pending (see
+    /// `create_consumer`).
     anchor: Option<u64>,
+}
+
+/// One run of an ordered consumer: its core pulling into one feed.
+struct Ordered<S: OrderedSink> {
+    core: Core,
+    sink: S,
+    out: Arc<Feed<S::Item>>,
+    /// End the flow with `NoMessages` when nothing arrives for this long.
+    idle_timeout: Option<Duration>,
 }
 
 fn is_fatal(e: &Error) -> bool {
@@ -91,7 +106,19 @@ fn is_fatal(e: &Error) -> bool {
     )
 }
 
-impl<S: OrderedSink> Ordered<S> {
+impl Core {
+    fn new(js: JetStream, cfg: OrderedConfig) -> Core {
+        Core {
+            js,
+            cfg,
+            consumer: None,
+            current: Default::default(),
+            last_stream_seq: 0,
+            last_consumer_seq: 0,
+            anchor: None,
+        }
+    }
+
     fn deliver_config(&self) -> Value {
         let resume_after = match (self.last_stream_seq, self.anchor) {
             (0, None) => None,
@@ -115,8 +142,9 @@ impl<S: OrderedSink> Ordered<S> {
         }
     }
 
-    /// Creates the next consumer (deleting the previous one) and its puller.
-    async fn create(&mut self) -> Result<Puller> {
+    /// Creates the next server-side consumer (deleting the previous one);
+    /// returns its info.
+    async fn create_consumer(&mut self) -> Result<Value> {
         if let Some(old) = self.consumer.take() {
             self.js.delete_consumer_nowait(&self.cfg.stream, &old);
         }
@@ -145,7 +173,7 @@ impl<S: OrderedSink> Ordered<S> {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        let pending = info.get("num_pending").and_then(Value::as_u64).unwrap_or(0);
+        let pending = pending_of(&info);
         // Where a consumer recreated before any message arrived resumes.
         // `New` always resumes at its first creation. Any other policy
         // with nothing pending at its first creation has delivered its
@@ -163,26 +191,80 @@ impl<S: OrderedSink> Ordered<S> {
                 .unwrap_or(0);
             self.anchor = Some(at);
         }
+        *crate::completion::lock(&self.current) = Some(name.clone());
+        self.consumer = Some(name);
+        self.last_consumer_seq = 0;
+        Ok(info)
+    }
+
+    /// A puller on the current consumer; on failure the consumer is
+    /// deleted (and forgotten).
+    fn puller(&mut self) -> Result<Puller> {
+        let Some(name) = self.consumer.clone() else {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                "ordered consumer not created",
+            ));
+        };
         let window = PullWindow {
             messages: self.cfg.batch,
             count_buffered: false,
             expires: self.cfg.expires,
             idle_heartbeat: self.cfg.idle_heartbeat,
         };
-        let puller = match Puller::new(&self.js, &self.cfg.stream, &name, window) {
-            Ok(p) => p,
-            Err(e) => {
-                self.js.delete_consumer_nowait(&self.cfg.stream, &name);
-                return Err(e);
-            }
-        };
-        self.consumer = Some(name);
-        self.last_consumer_seq = 0;
+        Puller::new(&self.js, &self.cfg.stream, &name, window).inspect_err(|_| {
+            self.js.delete_consumer_nowait(&self.cfg.stream, &name);
+            self.consumer = None;
+        })
+    }
+
+    /// Deletes the current consumer, if any.
+    async fn delete_consumer(&mut self) -> Result<()> {
+        match self.consumer.take() {
+            Some(name) => match self.js.delete_consumer(&self.cfg.stream, &name).await {
+                Err(e) if e.kind() != ErrorKind::ConsumerNotFound => Err(e),
+                _ => Ok(()),
+            },
+            None => Ok(()),
+        }
+    }
+}
+
+fn pending_of(info: &Value) -> u64 {
+    info.get("num_pending").and_then(Value::as_u64).unwrap_or(0)
+}
+
+impl<S: OrderedSink> Ordered<S> {
+    /// A fresh engine (no consumer yet) delivering into a new feed.
+    fn with_new_feed(
+        js: JetStream,
+        cfg: OrderedConfig,
+        sink: S,
+        to_outcome: ToOutcome<S::Item>,
+    ) -> Ordered<S> {
+        Ordered {
+            out: Arc::new(Feed::new(cfg.limits, to_outcome)),
+            core: Core::new(js, cfg),
+            sink,
+            idle_timeout: None,
+        }
+    }
+
+    /// Starts pulling from the current consumer, which has `pending`
+    /// messages to deliver.
+    fn attach(&mut self, pending: u64) -> Result<Puller> {
+        let puller = self.core.puller()?;
         self.sink.started(pending, &self.out);
-        if self.cfg.until_drained && pending == 0 {
+        if self.core.cfg.until_drained && pending == 0 {
             self.out.finish();
         }
         Ok(puller)
+    }
+
+    /// Creates the next consumer (deleting the previous one) and its puller.
+    async fn create(&mut self) -> Result<Puller> {
+        let info = self.core.create_consumer().await?;
+        self.attach(pending_of(&info))
     }
 
     /// Recreates the consumer, with backoff between failed attempts; `None`
@@ -222,7 +304,7 @@ impl<S: OrderedSink> Ordered<S> {
     /// initial-done marker and nothing is pulled). Without an anchor the
     /// initial set may skip sequences by design (last per subject).
     fn report_gap(&self, seq: u64, after_stall: bool) {
-        let after = match (self.last_stream_seq, self.anchor) {
+        let after = match (self.core.last_stream_seq, self.core.anchor) {
             (0, None) => return,
             (0, Some(anchor)) => anchor,
             (last, _) => last,
@@ -236,21 +318,22 @@ impl<S: OrderedSink> Ordered<S> {
         } else {
             "before they could be delivered"
         };
-        let detail = if self.cfg.covers_stream {
+        let detail = if self.core.cfg.covers_stream {
             self.out.count_dropped(gap);
             format!(
                 "{}: {gap} message(s) after stream sequence {after} were discarded by the stream {why}",
-                self.cfg.stream
+                self.core.cfg.stream
             )
         } else if after_stall {
             format!(
                 "{}: the reader's buffer was full; messages the stream discarded before sequence {seq} are not delivered",
-                self.cfg.stream
+                self.core.cfg.stream
             )
         } else {
             return;
         };
-        self.js
+        self.core
+            .js
             .client()
             .report_error(Error::new(ErrorKind::SlowConsumer, detail), None);
     }
@@ -261,34 +344,78 @@ impl<S: OrderedSink> Ordered<S> {
             Ok(md) => md,
             Err(_) => return Ok(true), // not a consumer delivery: ignore
         };
-        if md.consumer_seq != self.last_consumer_seq + 1 {
+        if md.consumer_seq != self.core.last_consumer_seq + 1 {
             return Ok(false);
         }
-        self.last_consumer_seq = md.consumer_seq;
-        if md.stream_seq <= self.last_stream_seq {
+        self.core.last_consumer_seq = md.consumer_seq;
+        if md.stream_seq <= self.core.last_stream_seq {
             return Ok(true); // seen before a reset
         }
         self.report_gap(md.stream_seq, after_stall);
-        self.last_stream_seq = md.stream_seq;
+        self.core.last_stream_seq = md.stream_seq;
         let drained = md.num_pending == 0;
         self.sink.deliver(m.clone(), &md, &self.out)?;
-        if self.cfg.until_drained && drained {
+        if self.core.cfg.until_drained && drained {
             self.out.finish();
         }
         Ok(true)
     }
 
-    async fn run(mut self, mut puller: Puller) {
-        let mut life = self.js.client().lifecycle();
+    /// The `NoMessages` error an idle timeout ends the flow with.
+    fn idle_error(&self) -> Error {
+        let t = self.idle_timeout.unwrap_or_default();
+        Error::new(
+            ErrorKind::NoMessages,
+            format!(
+                "{}: no message arrived for the idle timeout ({} ms)",
+                self.core.cfg.stream,
+                t.as_millis()
+            ),
+        )
+    }
+
+    /// Runs until the flow ends; then deletes the consumer and hands back
+    /// the core (its position, for a later run) and the sink.
+    async fn run(mut self, mut puller: Puller) -> (Core, S) {
+        let mut life = self.core.js.client().lifecycle();
+        let idle_timeout = self.idle_timeout;
+        let idle_after = move |from: Instant| idle_timeout.map(|t| from + t);
+        let mut idle_at = idle_after(Instant::now());
         loop {
-            let keep = match puller.next(&self.out, &mut life).await {
-                PullEvent::Msg(m) => match self.on_message(m, puller.take_stalled()) {
-                    Ok(keep) => keep,
-                    Err(e) => {
-                        self.out.fail(e);
-                        break;
+            let event = match idle_at {
+                None => puller.next(&self.out, &mut life).await,
+                Some(at) => {
+                    match tokio::time::timeout_at(at, puller.next(&self.out, &mut life)).await {
+                        Ok(ev) => ev,
+                        Err(_) if self.out.fill().0 > 0 => {
+                            // The reader has not taken what came yet: its wait
+                            // for a message has not begun.
+                            idle_at = idle_after(Instant::now());
+                            continue;
+                        }
+                        Err(_) => {
+                            self.out.fail(self.idle_error());
+                            break;
+                        }
                     }
-                },
+                }
+            };
+            let keep = match event {
+                PullEvent::Msg(m) => {
+                    let delivered = self.core.last_stream_seq;
+                    match self.on_message(m, puller.take_stalled()) {
+                        Ok(keep) => {
+                            if self.core.last_stream_seq != delivered {
+                                idle_at = idle_after(Instant::now());
+                            }
+                            keep
+                        }
+                        Err(e) => {
+                            self.out.fail(e);
+                            break;
+                        }
+                    }
+                }
                 PullEvent::Lost | PullEvent::ConsumerDeleted | PullEvent::NoResponders => false,
                 PullEvent::Stopped => break,
                 PullEvent::Failed(e) => {
@@ -301,16 +428,25 @@ impl<S: OrderedSink> Ordered<S> {
             }
             if !keep {
                 drop(puller);
-                match self.recreate().await {
+                let healed = match idle_at {
+                    None => self.recreate().await,
+                    Some(at) => match tokio::time::timeout_at(at, self.recreate()).await {
+                        Ok(p) => p,
+                        Err(_) => {
+                            self.out.fail(self.idle_error());
+                            None
+                        }
+                    },
+                };
+                match healed {
                     Some(p) => puller = p,
                     None => break,
                 }
             }
         }
-        if let Some(name) = self.consumer.take() {
-            // Memory-only and short-lived anyway: a failure is harmless.
-            let _ = self.js.delete_consumer(&self.cfg.stream, &name).await;
-        }
+        // Memory-only and short-lived anyway: a failure is harmless.
+        let _ = self.core.delete_consumer().await;
+        (self.core, self.sink)
     }
 }
 
@@ -331,24 +467,17 @@ pub(crate) fn spawn_ordered<S: OrderedSink>(
     sink: S,
     to_outcome: ToOutcome<S::Item>,
 ) -> Started<S::Item> {
-    let out = Arc::new(Feed::new(cfg.limits, to_outcome));
-    let mut ordered = Ordered {
-        js,
-        cfg,
-        sink,
-        out: Arc::clone(&out),
-        consumer: None,
-        last_stream_seq: 0,
-        last_consumer_seq: 0,
-        anchor: None,
-    };
+    let mut ordered = Ordered::with_new_feed(js, cfg, sink, to_outcome);
+    let out = Arc::clone(&ordered.out);
     let task = crate::runtime::handle().spawn(async move {
         if ordered.out.has_ended() {
             return; // stopped before the first consumer was asked for
         }
         // Stopped while it is created: `run` sees it at once and deletes it.
         match ordered.create().await {
-            Ok(p) => ordered.run(p).await,
+            Ok(p) => {
+                ordered.run(p).await;
+            }
             Err(e) => {
                 let e = ordered.sink.map_error(e);
                 ordered.out.fail(e);
@@ -367,21 +496,426 @@ pub(crate) async fn start_ordered<S: OrderedSink>(
     sink: S,
     to_outcome: ToOutcome<S::Item>,
 ) -> Result<Started<S::Item>> {
-    let out = Arc::new(Feed::new(cfg.limits, to_outcome));
-    let mut ordered = Ordered {
-        js,
-        cfg,
-        sink,
-        out: Arc::clone(&out),
-        consumer: None,
-        last_stream_seq: 0,
-        last_consumer_seq: 0,
-        anchor: None,
-    };
+    let mut ordered = Ordered::with_new_feed(js, cfg, sink, to_outcome);
+    let out = Arc::clone(&ordered.out);
     let puller = match ordered.create().await {
         Ok(p) => p,
         Err(e) => return Err(ordered.sink.map_error(e)),
     };
-    let task = crate::runtime::handle().spawn(ordered.run(puller));
+    let task = crate::runtime::handle().spawn(async move {
+        ordered.run(puller).await;
+    });
     Ok(Started { feed: out, task })
+}
+
+// ---- the public ordered consumer -----------------------------------------
+
+/// What an ordered consumer reads (`JetStream::ordered_consumer`).
+#[derive(Debug, Clone, Default)]
+pub struct OrderedConsumerConfig {
+    /// Subjects (wildcards allowed) to read; empty: the whole stream.
+    pub filter_subjects: Vec<String>,
+    /// Where it starts; `All` by default.
+    pub deliver_policy: DeliverPolicy,
+    /// Deliver headers only (the payload size in `Nats-Msg-Size`).
+    pub headers_only: bool,
+}
+
+impl Default for DeliverPolicy {
+    fn default() -> Self {
+        DeliverPolicy::All
+    }
+}
+
+/// Options of one `OrderedConsumer::messages` run.
+#[derive(Debug, Clone)]
+pub struct OrderedMessagesOptions {
+    /// Messages per pull request at most (the buffer is bounded by the
+    /// client's pending limits too).
+    pub max_messages: usize,
+    /// Lifetime of each pull request (at least 1 s).
+    pub expires: Duration,
+    /// Server heartbeats while a request waits; two missed ones heal the
+    /// consumer. `None`: half of `expires`, at most 5 s.
+    pub idle_heartbeat: Option<Duration>,
+    /// End the run with `NoMessages` once no message has arrived for this
+    /// long while the buffer is empty, instead of healing forever.
+    pub idle_timeout: Option<Duration>,
+    /// End the run (without error) once caught up: at the delivery whose
+    /// `num_pending` is 0, or at once when nothing is pending at start.
+    pub until_drained: bool,
+}
+
+impl Default for OrderedMessagesOptions {
+    fn default() -> Self {
+        OrderedMessagesOptions {
+            max_messages: 500,
+            expires: Duration::from_secs(30),
+            idle_heartbeat: None,
+            idle_timeout: None,
+            until_drained: false,
+        }
+    }
+}
+
+/// Hands each delivered message to the reader as is, and remembers the
+/// stream sequences of those the reader has not taken yet, so that the
+/// next run continues after the last one taken (what a stopped run had
+/// buffered is dropped with it).
+struct MsgSink {
+    /// The stream sequence before `seqs[0]`.
+    before: u64,
+    /// Index in the feed of `seqs[0]`.
+    first_index: u64,
+    /// Stream sequences of the messages queued, in feed order.
+    seqs: std::collections::VecDeque<u64>,
+}
+
+impl MsgSink {
+    fn new(last_stream_seq: u64) -> MsgSink {
+        MsgSink {
+            before: last_stream_seq,
+            first_index: 0,
+            seqs: Default::default(),
+        }
+    }
+
+    /// The stream sequence of the last message of `taken` (the feed's
+    /// delivered count).
+    fn last_taken(&self, taken: u64) -> u64 {
+        match taken.checked_sub(self.first_index + 1) {
+            None => self.before,
+            Some(i) => self
+                .seqs
+                .get(i as usize)
+                .or(self.seqs.back())
+                .copied()
+                .unwrap_or(self.before),
+        }
+    }
+}
+
+impl OrderedSink for MsgSink {
+    type Item = Message;
+
+    fn deliver(&mut self, m: Message, md: &MsgMetadata<'_>, out: &Feed<Message>) -> Result<()> {
+        let seq = md.stream_seq;
+        if let (crate::feed::Pushed::Queued, _) = out.push(m) {
+            self.seqs.push_back(seq);
+        }
+        if self.seqs.len() > 4096 {
+            let taken = out.stats().delivered;
+            while self.first_index < taken && self.seqs.len() > 1 {
+                self.before = self.seqs.pop_front().unwrap_or(self.before);
+                self.first_index += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+struct Running {
+    feed: Arc<Feed<Message>>,
+    task: tokio::task::JoinHandle<(Core, MsgSink)>,
+}
+
+struct OcState {
+    /// `None` while a run owns it.
+    core: Option<Core>,
+    running: Option<Running>,
+    stopped: bool,
+}
+
+impl OcState {
+    /// Waits for the run's end (if any), taking its core back: it
+    /// continues after the last message the reader took. Cancelled
+    /// midway, the run stays to be joined later.
+    async fn join(&mut self) -> Result<()> {
+        let Some(r) = self.running.as_mut() else {
+            return Ok(());
+        };
+        let joined = (&mut r.task).await;
+        let Some(r) = self.running.take() else {
+            return Ok(());
+        };
+        let (mut core, sink) = joined
+            .map_err(|e| Error::new(ErrorKind::Internal, format!("ordered consumer task: {e}")))?;
+        core.last_stream_seq = sink.last_taken(r.feed.stats().delivered);
+        self.core = Some(core);
+        Ok(())
+    }
+
+    /// The core, once the previous run (if any) has ended; an error while
+    /// one still runs.
+    async fn idle_core(&mut self) -> Result<&mut Core> {
+        if self.stopped {
+            return Err(Error::new(
+                ErrorKind::IllegalState,
+                "the ordered consumer was stopped",
+            ));
+        }
+        if let Some(r) = &self.running {
+            if !r.feed.has_ended() {
+                return Err(Error::new(
+                    ErrorKind::IllegalState,
+                    "a messages() run of this ordered consumer is still going: stop it first",
+                ));
+            }
+        }
+        self.join().await?;
+        self.core
+            .as_mut()
+            .ok_or_else(|| Error::new(ErrorKind::Internal, "ordered consumer state lost"))
+    }
+}
+
+/// An ordered consumer (ADR-17) on one stream: an always-in-order,
+/// self-healing view read through `messages`, backed by an ephemeral,
+/// unacknowledged, memory consumer `oc_<nuid>` (R1, 5 min inactive
+/// threshold) that is deleted and recreated after the last delivered
+/// stream sequence on a consumer-sequence gap, missed heartbeats, a
+/// reconnect or its loss.
+///
+/// - `start` creates the server-side consumer and returns its info;
+///   `messages` before `start` starts it implicitly.
+/// - One `messages` run at a time: another while one is going fails with
+///   `IllegalState`. A run ends when its flow is stopped, drained
+///   (`until_drained`), idle (`idle_timeout`) or failed; it then deletes
+///   its consumer, and a next `messages` continues after the last message
+///   the reader took from it (what it had buffered comes again), on a new
+///   consumer.
+/// - `stop` ends a run, deletes the consumer and ends the ordered
+///   consumer: `start` and `messages` fail after it (`IllegalState`).
+/// - Dropping it deletes an unused consumer; a run still going goes on
+///   until its flow is stopped.
+pub struct OrderedConsumer {
+    js: JetStream,
+    stream: String,
+    state: Arc<tokio::sync::Mutex<OcState>>,
+    /// The name of the consumer in use (`Core::current`).
+    current: Arc<std::sync::Mutex<Option<String>>>,
+}
+
+impl std::fmt::Debug for OrderedConsumer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OrderedConsumer")
+            .field("stream", &self.stream)
+            .finish()
+    }
+}
+
+impl JetStream {
+    /// An ordered consumer on `stream`. Checks its arguments only; nothing
+    /// is sent to the server until `start` or `messages`.
+    pub fn ordered_consumer(
+        &self,
+        stream: &str,
+        cfg: OrderedConsumerConfig,
+    ) -> Result<OrderedConsumer> {
+        super::config::validate_name("stream", stream)?;
+        for f in &cfg.filter_subjects {
+            crate::subject::validate_subscribe(f)?;
+        }
+        match &cfg.deliver_policy {
+            DeliverPolicy::ByStartSequence(0) => {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "by_start_sequence needs a start sequence of at least 1",
+                ))
+            }
+            DeliverPolicy::ByStartTime(t) if super::time::parse_rfc3339_ns(t).is_none() => {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    format!("opt_start_time {t:?} is not an RFC 3339 time"),
+                ))
+            }
+            _ => {}
+        }
+        let mut filter_subjects = cfg.filter_subjects;
+        if filter_subjects.is_empty() && cfg.deliver_policy == DeliverPolicy::LastPerSubject {
+            // The server wants a filter for last per subject.
+            filter_subjects.push(">".to_string());
+        }
+        let o = &self.client().opts;
+        let ocfg = OrderedConfig {
+            stream: stream.to_string(),
+            filter_subjects,
+            deliver: cfg.deliver_policy,
+            headers_only: cfg.headers_only,
+            until_drained: false,
+            batch: 500,
+            expires: Duration::from_secs(30),
+            idle_heartbeat: Duration::from_secs(5),
+            limits: Limits::from_config(
+                o.pending_msgs_limit,
+                o.pending_bytes_limit,
+                crate::options::PendingPolicy::DropNew,
+            ),
+            covers_stream: false,
+        };
+        let core = Core::new(self.clone(), ocfg);
+        Ok(OrderedConsumer {
+            js: self.clone(),
+            stream: stream.to_string(),
+            current: Arc::clone(&core.current),
+            state: Arc::new(tokio::sync::Mutex::new(OcState {
+                core: Some(core),
+                running: None,
+                stopped: false,
+            })),
+        })
+    }
+}
+
+impl OrderedConsumer {
+    /// The stream it reads.
+    pub fn stream(&self) -> &str {
+        &self.stream
+    }
+
+    /// Creates the server-side consumer (unless one exists already: then,
+    /// as while a `messages` run is going, it reads the info of the one in
+    /// use) and returns its ConsumerInfo, e.g. its `num_pending` to see an
+    /// empty stream before reading. Fails with `StreamNotFound` for a
+    /// missing stream, `IllegalState` after `stop`.
+    pub fn start(&self) -> Op<Value> {
+        let state = Arc::clone(&self.state);
+        let current = Arc::clone(&self.current);
+        let (js, stream) = (self.js.clone(), self.stream.clone());
+        Op::new(async move {
+            let mut st = state.lock().await;
+            if !st.stopped && st.running.as_ref().is_some_and(|r| !r.feed.has_ended()) {
+                let name = crate::completion::lock(&current)
+                    .clone()
+                    .unwrap_or_default();
+                drop(st);
+                return js.consumer_info(&stream, &name).await;
+            }
+            let core = st.idle_core().await?;
+            if let Some(name) = core.consumer.clone() {
+                match core.js.consumer_info(&core.cfg.stream, &name).await {
+                    Ok(info) => return Ok(info),
+                    Err(e) if e.kind() != ErrorKind::ConsumerNotFound => return Err(e),
+                    Err(_) => {} // lost: created again below
+                }
+            }
+            core.create_consumer().await
+        })
+    }
+
+    /// Starts a run: the ordered messages, pulled on the runtime into a
+    /// buffer read through the flow (starting the consumer first if
+    /// needed). Delivered messages carry their JetStream metadata; they
+    /// need no acknowledgement.
+    pub fn messages(&self, opts: OrderedMessagesOptions) -> Op<Consumption> {
+        Op::build(|| {
+            if opts.max_messages == 0 {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "max_messages must be at least 1",
+                ));
+            }
+            if opts.expires < Duration::from_secs(1) {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "expires must be at least 1 s",
+                ));
+            }
+            let heartbeat = opts
+                .idle_heartbeat
+                .unwrap_or_else(|| (opts.expires / 2).min(Duration::from_secs(5)));
+            if heartbeat.is_zero() || heartbeat > opts.expires / 2 {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "idle_heartbeat must be positive and at most half of expires",
+                ));
+            }
+            if opts.idle_timeout.is_some_and(|t| t.is_zero()) {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "idle_timeout must be positive",
+                ));
+            }
+            let state = Arc::clone(&self.state);
+            let client = Arc::clone(self.js.client());
+            Ok(async move {
+                let mut st = state.lock().await;
+                let core = st.idle_core().await?;
+                core.cfg.batch = opts.max_messages;
+                core.cfg.expires = opts.expires;
+                core.cfg.idle_heartbeat = heartbeat;
+                core.cfg.until_drained = opts.until_drained;
+                // What is pending now: the consumer `start` created may
+                // have more since.
+                let mut info = None;
+                if let Some(name) = core.consumer.clone() {
+                    match core.js.consumer_info(&core.cfg.stream, &name).await {
+                        Ok(i) => info = Some(i),
+                        Err(e) if e.kind() != ErrorKind::ConsumerNotFound => return Err(e),
+                        Err(_) => {}
+                    }
+                }
+                let info = match info {
+                    Some(i) => i,
+                    None => core.create_consumer().await?,
+                };
+                let core = st.core.take().expect("idle core");
+                let out = Arc::new(Feed::new(core.cfg.limits, |m| {
+                    Ok(crate::completion::Outcome::Msg(m))
+                }));
+                let sink = MsgSink::new(core.last_stream_seq);
+                let mut ordered = Ordered {
+                    core,
+                    sink,
+                    out: Arc::clone(&out),
+                    idle_timeout: opts.idle_timeout,
+                };
+                let puller = match ordered.attach(pending_of(&info)) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        st.core = Some(ordered.core);
+                        return Err(e);
+                    }
+                };
+                let task = crate::runtime::handle().spawn(ordered.run(puller));
+                st.running = Some(Running {
+                    feed: Arc::clone(&out),
+                    task,
+                });
+                Ok(Flow::new(out, &client, "natsio-ordered"))
+            })
+        })
+    }
+
+    /// Ends a `messages` run (its flow ends without error), deletes the
+    /// server-side consumer and ends the ordered consumer. Idempotent.
+    pub fn stop(&self) -> Op<()> {
+        let state = Arc::clone(&self.state);
+        Op::new(async move {
+            let mut st = state.lock().await;
+            st.stopped = true;
+            if let Some(r) = &st.running {
+                r.feed.stop();
+            }
+            st.join().await?;
+            match st.core.as_mut() {
+                Some(core) => core.delete_consumer().await,
+                None => Ok(()),
+            }
+        })
+    }
+}
+
+impl Drop for OrderedConsumer {
+    fn drop(&mut self) {
+        if let Ok(mut st) = self.state.try_lock() {
+            if st.running.is_none() {
+                if let Some(core) = st.core.as_mut() {
+                    if let Some(name) = core.consumer.take() {
+                        core.js.delete_consumer_nowait(&core.cfg.stream, &name);
+                    }
+                }
+            }
+        }
+    }
 }

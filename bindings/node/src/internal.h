@@ -210,6 +210,7 @@ enum {
     JSH_OBJ_INFO = 5,   /* natsio_obj_info (owned) */
     JSH_OBJ_READER = 6, /* natsio_obj_reader */
     JSH_OBJ_WRITER = 7, /* natsio_obj_writer */
+    JSH_ORDERED = 8,    /* natsio_ordered_consumer */
 };
 
 typedef struct js_handle {
@@ -218,6 +219,7 @@ typedef struct js_handle {
     natsio_kv *kv;
     natsio_msg *msg;
     void *obj;       /* JSH_OBJ*: the Object Store handle of the kind */
+    natsio_ordered_consumer *oc; /* JSH_ORDERED */
     client_wrap *cw; /* JSH_JS / JSH_KV / JSH_OBJ: what feeds made from it belong to */
     int inflight;    /* operations in flight (JS thread only) */
     bool closed;     /* close() ran: no new calls */
@@ -372,6 +374,10 @@ EXPORT(js_js_consumer_resume);
 EXPORT(js_js_fetch);
 EXPORT(js_js_next);
 EXPORT(js_js_consume);
+EXPORT(js_js_ordered_consumer);
+EXPORT(js_oc_start);
+EXPORT(js_oc_messages);
+EXPORT(js_oc_stop);
 EXPORT(js_msg_ack);
 EXPORT(js_msg_ack_sync);
 EXPORT(js_msg_metadata);

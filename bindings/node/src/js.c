@@ -41,6 +41,8 @@ static void jsh_maybe_free(js_handle *h) {
         natsio_kv_free(h->kv);
         natsio_msg_free(h->msg);
         if (h->obj) obj_handle_free(h->kind, h->obj);
+        natsio_ordered_consumer_free(h->oc);
+        h->oc = NULL;
         h->js = NULL;
         h->kv = NULL;
         h->msg = NULL;
@@ -125,7 +127,8 @@ js_handle *get_jsh(napi_env env, napi_value v, int kind) {
                                         "not a natsio object store handle",
                                         "not a natsio object info",
                                         "not a natsio object reader",
-                                        "not a natsio object writer"};
+                                        "not a natsio object writer",
+                                        "not a natsio ordered consumer"};
     static const char *const closed[] = {"",
                                          "the JetStream context is closed",
                                          "the KV bucket handle is closed",
@@ -133,7 +136,8 @@ js_handle *get_jsh(napi_env env, napi_value v, int kind) {
                                          "the object store handle is closed",
                                          "the object info is released",
                                          "the object reader is closed",
-                                         "the object writer is closed"};
+                                         "the object writer is closed",
+                                         "the ordered consumer is closed"};
     bool tagged = false;
     void *p = NULL;
     if (!v || napi_check_object_type_tag(env, v, &JS_HANDLE_TAG, &tagged) != napi_ok || !tagged ||
@@ -723,4 +727,104 @@ EXPORT(js_msg_metadata) {
     napi_create_double(env, (double)md.num_pending, &v);
     napi_set_element(env, arr, 7, v);
     return arr;
+}
+
+/* ---- the ordered consumer (ADR-17) ---- */
+
+/* jsOrderedConsumer(js, stream, {filterSubjects: string[], deliverPolicy:
+ * natsio_deliver_policy, optStartSeq, optStartTimeNs, headersOnly}) ->
+ * external (JSH_ORDERED). Checks the arguments only (throws). */
+EXPORT(js_js_ordered_consumer) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    char *stream = NULL, **subjects = NULL;
+    size_t n = 0;
+    uint64_t seq = 0, time_ns = 0;
+    bool present = false;
+    napi_value result = NULL;
+    natsio_ordered_consumer_options o;
+    natsio_ordered_consumer_options_init(&o);
+    if (!get_req_string(env, argv[1], "stream name", &stream)) goto out;
+    if (is_object(env, argv[2])) {
+        napi_value o_filters = prop(env, argv[2], "filterSubjects");
+        if (!get_string_array(env, o_filters, "filter_subjects", &subjects, &n) ||
+            !get_u64(env, prop(env, argv[2], "optStartSeq"), "opt_start_seq", &seq, &present) ||
+            !get_u64(env, prop(env, argv[2], "optStartTimeNs"), "opt_start_time", &time_ns, &present))
+            goto out;
+        if (time_ns > INT64_MAX) {
+            throw_status(env, NATSIO_ERR_INVALID_ARGUMENT, "opt_start_time is out of range");
+            goto out;
+        }
+        o.deliver_policy = (int32_t)get_i64(env, prop(env, argv[2], "deliverPolicy"), 0);
+        o.headers_only = opt_flag(env, argv[2], "headersOnly");
+    }
+    o.filter_subjects = (const char *const *)subjects;
+    o.filter_subjects_count = n;
+    o.opt_start_seq = seq;
+    o.opt_start_time_ns = (int64_t)time_ns;
+    natsio_ordered_consumer *oc = NULL;
+    if (throw_if_failed(env, natsio_js_ordered_consumer(h->js, stream, &o, &oc))) goto out;
+    js_handle *w = calloc(1, sizeof *w);
+    if (!w) {
+        natsio_ordered_consumer_free(oc);
+        throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
+        goto out;
+    }
+    w->kind = JSH_ORDERED;
+    w->oc = oc;
+    w->cw = h->cw;
+    if (w->cw) client_retain(w->cw);
+    if (napi_create_external(env, w, jsh_finalize, NULL, &result) != napi_ok) {
+        w->finalized = true;
+        jsh_maybe_free(w);
+        napi_throw_error(env, NULL, "natsio addon: napi_create_external failed");
+        result = NULL;
+        goto out;
+    }
+    napi_type_tag_object(env, result, &JS_HANDLE_TAG);
+out:
+    free(stream);
+    free_strings(subjects, n);
+    return result;
+}
+
+/* ocStart(oc) -> Promise<string ConsumerInfo JSON> */
+EXPORT(js_oc_start) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_ORDERED);
+    if (!h) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_ordered_consumer_start_async(h->oc, &tok);
+    return op_track(env, st, tok, R_STRING, h, NULL);
+}
+
+/* ocMessages(oc, {maxMessages, expires, heartbeat, idleTimeout,
+ * untilDrained}) -> Promise<feed external (FEED_JS_MESSAGES)> */
+EXPORT(js_oc_messages) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_ORDERED);
+    if (!h) return NULL;
+    natsio_ordered_messages_options mo;
+    natsio_ordered_messages_options_init(&mo);
+    if (argc > 1 && is_object(env, argv[1])) {
+        mo.max_messages = get_i64(env, prop(env, argv[1], "maxMessages"), 0);
+        mo.expires_ms = get_i64(env, prop(env, argv[1], "expires"), 0);
+        mo.idle_heartbeat_ms = get_i64(env, prop(env, argv[1], "heartbeat"), 0);
+        mo.idle_timeout_ms = get_i64(env, prop(env, argv[1], "idleTimeout"), 0);
+        mo.until_drained = opt_flag(env, argv[1], "untilDrained");
+    }
+    natsio_token *tok = NULL;
+    int32_t st = natsio_ordered_consumer_messages_async(h->oc, &mo, &tok);
+    return op_track(env, st, tok, R_JS_MESSAGES, h, h->cw);
+}
+
+/* ocStop(oc) -> Promise<undefined> */
+EXPORT(js_oc_stop) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_ORDERED);
+    if (!h) return NULL;
+    natsio_token *tok = NULL;
+    int32_t st = natsio_ordered_consumer_stop_async(h->oc, &tok);
+    return op_track(env, st, tok, R_NONE, h, NULL);
 }

@@ -11,7 +11,9 @@
 ///     KeyValue, KvEntry, KvEntryList, KvStatus, std::vector<KvStatus>,
 ///     Messages, KvWatcher, or void);
 ///   - continuous consumption (JetStream::consume -> Messages, a Feed of
-///     Msg) and KV watches (KeyValue::watch -> KvWatcher, a Feed of KvEntry)
+///     Msg; the ordered consumer, JetStream::ordered_consumer ->
+///     OrderedConsumer, whose messages() runs are Messages too) and KV
+///     watches (KeyValue::watch -> KvWatcher, a Feed of KvEntry)
 ///     are natsio::Feed like subscriptions: next(timeout), next_async(),
 ///     set_callback(on_item, on_end), stop(), stats(), range-for. Both pull
 ///     into their buffer on the library's threads from the moment they are
@@ -549,6 +551,153 @@ struct TokenReader<Messages> {
     }
 };
 }  // namespace detail
+
+// ---------------------------------------------------------------------------
+// The ordered consumer (ADR-17)
+// ---------------------------------------------------------------------------
+
+/// Where an ordered consumer starts (natsio_deliver_policy).
+enum class DeliverPolicy : std::int32_t {
+    /// Every message (that matches the filters).
+    All = NATSIO_DELIVER_ALL,
+    /// The last message, then what comes.
+    Last = NATSIO_DELIVER_LAST,
+    /// Only messages stored after the consumer is created.
+    New = NATSIO_DELIVER_NEW,
+    /// From OrderedConsumerConfig::opt_start_seq on.
+    ByStartSequence = NATSIO_DELIVER_BY_START_SEQUENCE,
+    /// From OrderedConsumerConfig::opt_start_time on.
+    ByStartTime = NATSIO_DELIVER_BY_START_TIME,
+    /// The last message of each subject, then what comes.
+    LastPerSubject = NATSIO_DELIVER_LAST_PER_SUBJECT,
+};
+
+/// What JetStream::ordered_consumer reads (natsio_ordered_consumer_options);
+/// by default the whole stream from its first message.
+struct OrderedConsumerConfig {
+    /// Subjects (wildcards allowed) to read; empty: the whole stream.
+    std::vector<std::string> filter_subjects{};
+    DeliverPolicy deliver_policy = DeliverPolicy::All;
+    /// The first stream sequence, for DeliverPolicy::ByStartSequence only.
+    std::optional<std::uint64_t> opt_start_seq = std::nullopt;
+    /// The start time, for DeliverPolicy::ByStartTime only.
+    std::optional<std::chrono::system_clock::time_point> opt_start_time = std::nullopt;
+    /// Deliver headers only (the payload's size in Nats-Msg-Size).
+    bool headers_only = false;
+};
+
+/// Options of OrderedConsumer::messages (natsio_ordered_messages_options);
+/// zero means the library's default.
+struct OrderedMessagesOptions {
+    /// Messages per pull request at most; 0: 500.
+    std::int64_t max_messages = 0;
+    /// Lifetime of each pull request; 0: 30 s (at least 1 s).
+    milliseconds expires{0};
+    /// Server heartbeats while a request waits (two missed ones heal the
+    /// consumer); at most half of `expires`. 0: half of it, at most 5 s.
+    milliseconds idle_heartbeat{0};
+    /// 0: none. Otherwise the run fails with NoMessagesError once no
+    /// message has arrived for this long while nothing is buffered.
+    milliseconds idle_timeout{0};
+    /// End the run once caught up (after the message delivered with nothing
+    /// more pending; at once when nothing is pending).
+    bool until_drained = false;
+};
+
+/// An ordered consumer (ADR-17, JetStream::ordered_consumer): an
+/// always-in-order, self-healing view of one stream, backed by an
+/// ephemeral server-side consumer (no acks, memory, R1) that the library
+/// deletes and recreates after the last delivered stream sequence on a
+/// gap, missed heartbeats, a reconnect or its loss: the reader sees no gap
+/// and no duplicate. Constructing it sends nothing; start() creates the
+/// consumer (messages() does if start() was not called). One messages()
+/// run at a time (IllegalStateError otherwise); a run ends with its
+/// Messages (stop(), until_drained, idle_timeout -> NoMessagesError) and
+/// deletes its consumer, and the next run continues after the last message
+/// taken. stop() ends a run, deletes the consumer and ends the ordered
+/// consumer (start() and messages() then throw IllegalStateError).
+/// Move-only; destroying it deletes an unused consumer without waiting (a
+/// run's Messages still alive goes on). Thread-safe.
+class OrderedConsumer {
+public:
+    /// No ordered consumer: its calls throw InvalidArgumentError.
+    OrderedConsumer() noexcept = default;
+    /// Takes ownership of a handle from the C API.
+    explicit OrderedConsumer(natsio_ordered_consumer* oc, detail::SinkPtr sink = nullptr) noexcept
+        : oc_(oc), sink_(std::move(sink)) {}
+    OrderedConsumer(OrderedConsumer&& other) noexcept
+        : oc_(std::exchange(other.oc_, nullptr)), sink_(std::move(other.sink_)) {}
+    OrderedConsumer& operator=(OrderedConsumer&& other) noexcept {
+        if (this != &other) {
+            natsio_ordered_consumer_free(oc_);
+            oc_ = std::exchange(other.oc_, nullptr);
+            sink_ = std::move(other.sink_);
+        }
+        return *this;
+    }
+    OrderedConsumer(const OrderedConsumer&) = delete;
+    OrderedConsumer& operator=(const OrderedConsumer&) = delete;
+    /// natsio_ordered_consumer_free.
+    ~OrderedConsumer() { natsio_ordered_consumer_free(oc_); }
+
+    /// Creates the server-side consumer (or, when one exists or a run is
+    /// going, reads the info of the one in use) and returns its
+    /// ConsumerInfo JSON ("name", "num_pending"). StreamNotFoundError,
+    /// IllegalStateError (after stop()), TimeoutError,
+    /// ConnectionClosedError.
+    std::string start() const {
+        char* json = nullptr;
+        detail::check(natsio_ordered_consumer_start(oc_, &json));
+        return detail::take_string(json);
+    }
+    /// The future form of start.
+    Future<std::string> start_async() const {
+        return detail::start_async<std::string>(sink_, natsio_ordered_consumer_start_async, oc_);
+    }
+
+    /// Starts a run: the ordered messages as a Messages feed (each with its
+    /// js_metadata; no acknowledgement needed). Throws as start() and
+    /// InvalidArgumentError for bad options.
+    Messages messages(const OrderedMessagesOptions& options = {}) const {
+        natsio_ordered_messages_options c_options = to_c(options);
+        natsio_js_messages* messages = nullptr;
+        detail::check(natsio_ordered_consumer_messages(oc_, &c_options, &messages));
+        return Messages(messages, sink_);
+    }
+    /// The future form of messages: the Messages (taken once).
+    Future<Messages> messages_async(const OrderedMessagesOptions& options = {}) const {
+        natsio_ordered_messages_options c_options = to_c(options);
+        return detail::start_async<Messages>(
+            sink_, natsio_ordered_consumer_messages_async, oc_,
+            static_cast<const natsio_ordered_messages_options*>(&c_options));
+    }
+
+    /// Ends a run, deletes the server-side consumer and ends the ordered
+    /// consumer. Idempotent. TimeoutError, ConnectionClosedError.
+    void stop() const { detail::check(natsio_ordered_consumer_stop(oc_)); }
+    /// The future form of stop.
+    Future<void> stop_async() const {
+        return detail::start_async<void>(sink_, natsio_ordered_consumer_stop_async, oc_);
+    }
+
+    /// The C handle (still owned by this object).
+    natsio_ordered_consumer* c_ordered_consumer() const noexcept { return oc_; }
+
+private:
+    static natsio_ordered_messages_options to_c(const OrderedMessagesOptions& options) {
+        natsio_ordered_messages_options c{};
+        detail::check(natsio_ordered_messages_options_init(&c));
+        c.max_messages = options.max_messages;
+        c.expires_ms = detail::to_ms(options.expires);
+        c.idle_heartbeat_ms = detail::to_ms(options.idle_heartbeat);
+        c.idle_timeout_ms = detail::to_ms(options.idle_timeout);
+        c.until_drained = options.until_drained;
+        return c;
+    }
+
+    natsio_ordered_consumer* oc_ = nullptr;
+    detail::SinkPtr sink_;
+};
 
 // ---------------------------------------------------------------------------
 // Batch reads of stored messages (get_last_msgs_for)
@@ -2305,6 +2454,39 @@ public:
         return detail::start_async<Messages>(
             sink_, natsio_js_consume_async, js_, c_stream.get(), c_consumer.get(),
             static_cast<const natsio_consume_options*>(&c_options));
+    }
+
+    /// An ordered consumer on `stream` reading what `config` says (see
+    /// OrderedConsumer). Checks the arguments only (a missing stream shows
+    /// at start() or messages()): InvalidArgumentError (bad stream name,
+    /// a start sequence or time missing or given with another policy, a
+    /// start sequence of 0, a start time at the epoch), BadSubjectError.
+    OrderedConsumer ordered_consumer(std::string_view stream,
+                                     const OrderedConsumerConfig& config = {}) const {
+        if (config.opt_start_seq && *config.opt_start_seq == 0) {
+            throw InvalidArgumentError(NATSIO_ERR_INVALID_ARGUMENT,
+                                       "opt_start_seq must be at least 1");
+        }
+        const std::int64_t start_ns =
+            config.opt_start_time ? detail::ns_from_time(*config.opt_start_time) : 0;
+        if (config.opt_start_time && start_ns == 0) {
+            throw InvalidArgumentError(NATSIO_ERR_INVALID_ARGUMENT,
+                                       "opt_start_time must not be the epoch itself");
+        }
+        detail::CString c_stream(stream, "stream name");
+        detail::CStringArray filters(config.filter_subjects.begin(), config.filter_subjects.end(),
+                                     "filter subject");
+        natsio_ordered_consumer_options c{};
+        detail::check(natsio_ordered_consumer_options_init(&c));
+        c.filter_subjects = filters.data();
+        c.filter_subjects_count = filters.size();
+        c.deliver_policy = static_cast<std::int32_t>(config.deliver_policy);
+        c.opt_start_seq = config.opt_start_seq.value_or(0);
+        c.opt_start_time_ns = start_ns;
+        c.headers_only = config.headers_only;
+        natsio_ordered_consumer* oc = nullptr;
+        detail::check(natsio_js_ordered_consumer(js_, c_stream.get(), &c, &oc));
+        return OrderedConsumer(oc, sink_);
     }
 
     // Key-Value buckets --------------------------------------------------------

@@ -1,0 +1,269 @@
+package natsio
+
+// The ordered consumer (ADR-17) over natsio_js_ordered_consumer and the
+// natsio_ordered_consumer_* functions; its runs are read as a Consumption
+// (natsio_js_messages), as Consume's.
+
+/*
+#include <stdlib.h>
+#include "natsio_go.h"
+
+// natsio_js_ordered_consumer with the filters given as NUL-terminated
+// strings end to end (Go memory holds no C pointer array).
+static natsio_status goord_new(const natsio_js *js, const char *stream, const char *subjects,
+		size_t nsubjects, int32_t policy, uint64_t seq, int64_t time_ns, bool headers_only,
+		natsio_ordered_consumer **out) {
+	const char **list = NULL;
+	if (nsubjects > 0) {
+		list = malloc(nsubjects * sizeof *list);
+		if (list == NULL) return NATSIO_ERR_INTERNAL;
+		const char *p = subjects;
+		for (size_t i = 0; i < nsubjects; i++) {
+			list[i] = p;
+			while (*p) p++;
+			p++;
+		}
+	}
+	natsio_ordered_consumer_options o;
+	natsio_ordered_consumer_options_init(&o);
+	o.filter_subjects = list;
+	o.filter_subjects_count = nsubjects;
+	o.deliver_policy = policy;
+	o.opt_start_seq = seq;
+	o.opt_start_time_ns = time_ns;
+	o.headers_only = headers_only;
+	natsio_status st = natsio_js_ordered_consumer(js, stream, &o, out);
+	free(list);
+	return st;
+}
+*/
+import "C"
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// OrderedConsumerConfig is what an ordered consumer reads (nats.go's
+// jetstream.OrderedConsumerConfig); the zero value reads the whole stream
+// from its first message.
+type OrderedConsumerConfig struct {
+	// FilterSubjects are the subjects (wildcards allowed) to read; none:
+	// the whole stream.
+	FilterSubjects []string
+	// DeliverPolicy is where it starts ("": DeliverAllPolicy).
+	DeliverPolicy DeliverPolicy
+	// OptStartSeq is the first stream sequence, for
+	// DeliverByStartSequencePolicy only.
+	OptStartSeq uint64
+	// OptStartTime is the start time, for DeliverByStartTimePolicy only.
+	OptStartTime *time.Time
+	// HeadersOnly delivers headers only (the payload's size in
+	// Nats-Msg-Size).
+	HeadersOnly bool
+}
+
+func deliverPolicyOf(p DeliverPolicy) (C.int32_t, error) {
+	switch p {
+	case "", DeliverAllPolicy:
+		return C.NATSIO_DELIVER_ALL, nil
+	case DeliverLastPolicy:
+		return C.NATSIO_DELIVER_LAST, nil
+	case DeliverNewPolicy:
+		return C.NATSIO_DELIVER_NEW, nil
+	case DeliverByStartSequencePolicy:
+		return C.NATSIO_DELIVER_BY_START_SEQUENCE, nil
+	case DeliverByStartTimePolicy:
+		return C.NATSIO_DELIVER_BY_START_TIME, nil
+	case DeliverLastPerSubjectPolicy:
+		return C.NATSIO_DELIVER_LAST_PER_SUBJECT, nil
+	}
+	return 0, errorOf(ErrInvalidArgument, "unknown deliver policy "+string(p))
+}
+
+// OrderedConsumer is an ordered consumer (ADR-17) on one stream: an
+// always-in-order, self-healing view of it, backed by an ephemeral
+// server-side consumer (no acks, memory, one replica) that the library
+// deletes and recreates after the last delivered stream sequence on a gap,
+// missed heartbeats, a reconnect or its loss, so the reader sees no gap and
+// no duplicate. Read it with Messages; one run at a time. A run ends when
+// its Consumption is stopped, drained (PullUntilDrained) or idle
+// (PullIdleTimeout: ErrNoMessages), and deletes its consumer; the next run
+// continues after the last message taken. Stop ends it all. All methods
+// are safe for concurrent use; Stop it when done (its handle is freed by a
+// finalizer, which only asks the server to delete an unused consumer).
+type OrderedConsumer struct {
+	ptr *C.natsio_ordered_consumer
+	nc  *Conn
+
+	mu     sync.Mutex
+	cached *ConsumerInfo
+}
+
+// OrderedConsumer makes an ordered consumer on stream and creates its
+// server-side consumer (as nats.go does; CachedInfo holds its info).
+// Errors: ErrInvalidArgument (bad stream name, deliver policy, a start
+// sequence or time missing or given with another policy), ErrBadSubject,
+// ErrStreamNotFound, ErrTimeout, ErrConnectionClosed.
+func (js *JetStream) OrderedConsumer(ctx context.Context, stream string, cfg OrderedConsumerConfig) (*OrderedConsumer, error) {
+	policy, err := deliverPolicyOf(cfg.DeliverPolicy)
+	if err != nil {
+		return nil, err
+	}
+	var startNs int64
+	if cfg.OptStartTime != nil {
+		startNs = cfg.OptStartTime.UnixNano()
+		if startNs == 0 {
+			return nil, errorOf(ErrInvalidArgument, "OptStartTime must not be the epoch itself")
+		}
+	}
+	cstream, err := cString(stream)
+	if err != nil {
+		return nil, err
+	}
+	var buf []byte
+	for _, s := range cfg.FilterSubjects {
+		if err := checkNUL(s); err != nil {
+			return nil, err
+		}
+		buf = append(append(buf, s...), 0)
+	}
+	if ctx.Err() != nil {
+		return nil, contextError(ctx)
+	}
+	p, err := js.acquire()
+	if err != nil {
+		return nil, err
+	}
+	var ptr *C.natsio_ordered_consumer
+	err = cCall(func() C.natsio_status {
+		return C.goord_new(p, cPtr(cstream), bytesPtr(buf), C.size_t(len(cfg.FilterSubjects)), policy,
+			C.uint64_t(cfg.OptStartSeq), C.int64_t(startNs), C.bool(cfg.HeadersOnly), &ptr)
+	})
+	js.release()
+	runtime.KeepAlive(buf)
+	if err != nil {
+		return nil, err
+	}
+	oc := &OrderedConsumer{ptr: ptr, nc: js.nc}
+	runtime.SetFinalizer(oc, func(oc *OrderedConsumer) { C.natsio_ordered_consumer_free(oc.ptr) })
+	if _, err := oc.Info(ctx); err != nil {
+		oc.Stop(context.Background())
+		return nil, err
+	}
+	return oc, nil
+}
+
+// Info reads the info of the server-side consumer in use (creating one if
+// none exists, e.g. after a run ended) and caches it. Errors:
+// ErrStreamNotFound, ErrConsumerNotFound (a run is healing its consumer),
+// ErrIllegalState (after Stop), ErrTimeout, ErrConnectionClosed.
+func (oc *OrderedConsumer) Info(ctx context.Context) (*ConsumerInfo, error) {
+	if oc == nil {
+		return nil, errorOf(ErrNullArgument, "nil *OrderedConsumer")
+	}
+	defer runtime.KeepAlive(oc)
+	r, err := await(ctx, C.GO_TAKE_STRING, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_ordered_consumer_start_async(oc.ptr, tok)
+	})
+	if err != nil {
+		return nil, err
+	}
+	info, err := parseConsumerInfo(takeString(r))
+	if err != nil {
+		return nil, err
+	}
+	oc.mu.Lock()
+	oc.cached = info
+	oc.mu.Unlock()
+	return info, nil
+}
+
+// CachedInfo is the info the last Info (or OrderedConsumer) read.
+func (oc *OrderedConsumer) CachedInfo() *ConsumerInfo {
+	if oc == nil {
+		return nil
+	}
+	oc.mu.Lock()
+	defer oc.mu.Unlock()
+	return oc.cached
+}
+
+// PullMessagesOpt is an option of OrderedConsumer.Messages (nats.go's
+// PullMaxMessages, PullExpiry, PullHeartbeat, plus the ordered
+// consumer's idle timeout and until-drained mode).
+type PullMessagesOpt func(*C.natsio_ordered_messages_options)
+
+// PullMaxMessages is how many messages each pull request asks for at most
+// (default 500).
+func PullMaxMessages(n int) PullMessagesOpt {
+	return func(o *C.natsio_ordered_messages_options) { o.max_messages = C.int64_t(n) }
+}
+
+// PullExpiry is the lifetime of each pull request (default 30 s, at
+// least 1 s); an expired one is replaced.
+func PullExpiry(d time.Duration) PullMessagesOpt {
+	return func(o *C.natsio_ordered_messages_options) { o.expires_ms = millis(d) }
+}
+
+// PullHeartbeat is how often the server signals an idle open request
+// (default: half of PullExpiry, at most 5 s); two missed ones heal the
+// consumer.
+func PullHeartbeat(d time.Duration) PullMessagesOpt {
+	return func(o *C.natsio_ordered_messages_options) { o.idle_heartbeat_ms = millis(d) }
+}
+
+// PullIdleTimeout ends the run with ErrNoMessages once no message has
+// arrived for d while nothing is buffered, instead of healing forever.
+func PullIdleTimeout(d time.Duration) PullMessagesOpt {
+	return func(o *C.natsio_ordered_messages_options) { o.idle_timeout_ms = millis(d) }
+}
+
+// PullUntilDrained ends the run (ErrDone) once caught up: after the
+// message delivered with nothing more pending, at once when nothing is.
+func PullUntilDrained() PullMessagesOpt {
+	return func(o *C.natsio_ordered_messages_options) { o.until_drained = true }
+}
+
+// Messages starts a run: the ordered messages, pulled on the library's
+// threads into a Consumption (read it with Next or Msgs; the messages
+// carry Metadata and need no acknowledgement). ctx bounds the start only.
+// Errors: ErrIllegalState (a run is going, or after Stop), ErrInvalidArgument
+// (options), ErrStreamNotFound, ErrTimeout, ErrConnectionClosed.
+func (oc *OrderedConsumer) Messages(ctx context.Context, opts ...PullMessagesOpt) (*Consumption, error) {
+	if oc == nil {
+		return nil, errorOf(ErrNullArgument, "nil *OrderedConsumer")
+	}
+	defer runtime.KeepAlive(oc)
+	var copts C.natsio_ordered_messages_options
+	C.natsio_ordered_messages_options_init(&copts)
+	for _, opt := range opts {
+		opt(&copts)
+	}
+	r, err := await(ctx, C.GO_TAKE_JS_MESSAGES, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_ordered_consumer_messages_async(oc.ptr, &copts, tok)
+	})
+	if err != nil {
+		return nil, err
+	}
+	c := &Consumption{ptr: (*C.natsio_js_messages)(r.out), nc: oc.nc}
+	runtime.SetFinalizer(c, func(c *Consumption) { C.natsio_js_messages_free(c.ptr) })
+	return c, nil
+}
+
+// Stop ends a run (its Next returns ErrDone), deletes the server-side
+// consumer and ends the ordered consumer (Info and Messages then fail with
+// ErrIllegalState). Safe to call more than once. Errors: ErrTimeout,
+// ErrConnectionClosed.
+func (oc *OrderedConsumer) Stop(ctx context.Context) error {
+	if oc == nil {
+		return errorOf(ErrNullArgument, "nil *OrderedConsumer")
+	}
+	defer runtime.KeepAlive(oc)
+	_, err := await(ctx, C.GO_TAKE_STATUS, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_ordered_consumer_stop_async(oc.ptr, tok)
+	})
+	return err
+}
