@@ -360,7 +360,11 @@ pub unsafe extern "C" fn natsio_js_consumer_unpin_async(
 ) -> natsio_status {
     guard(|| {
         let h = self::js(js)?;
-        start_op(unpin_op(h, stream, consumer, group)?, h.client_weak(), token_out)
+        start_op(
+            unpin_op(h, stream, consumer, group)?,
+            h.client_weak(),
+            token_out,
+        )
     })
 }
 

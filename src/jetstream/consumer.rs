@@ -314,7 +314,8 @@ impl JetStream {
             Ok(async move {
                 js.api(&api, body.as_bytes()).await.map_err(|e| {
                     // 10160: the group is not one of the consumer's.
-                    if e.kind() == ErrorKind::JetStreamApi && e.detail().contains("err_code 10160") {
+                    if e.kind() == ErrorKind::JetStreamApi && e.detail().contains("err_code 10160")
+                    {
                         Error::new(
                             ErrorKind::InvalidArgument,
                             format!("invalid priority group: {}", e.detail()),
@@ -349,7 +350,11 @@ impl JetStream {
                     "expires must be at least 1 ms (or use no_wait)",
                 ));
             }
-            validate_group_fields(opts.group.as_deref(), opts.min_pending, opts.min_ack_pending)?;
+            validate_group_fields(
+                opts.group.as_deref(),
+                opts.min_pending,
+                opts.min_ack_pending,
+            )?;
             let (js, opts) = (self.clone(), opts.clone());
             let (stream, consumer) = (stream.to_string(), consumer.to_string());
             Ok(async move { fetch(&js, &stream, &consumer, &opts).await })
@@ -394,7 +399,12 @@ impl JetStream {
 /// Checks `group` against the consumer's priority groups, from the
 /// context's cache; a group the cache does not know (or a consumer not
 /// seen yet) reads the consumer's info once and refreshes the cache.
-async fn check_fetch_group(js: &JetStream, stream: &str, consumer: &str, group: &str) -> Result<()> {
+async fn check_fetch_group(
+    js: &JetStream,
+    stream: &str,
+    consumer: &str,
+    group: &str,
+) -> Result<()> {
     let key = format!("{stream}.{consumer}");
     let known = crate::completion::lock(&js.shared.priority_groups)
         .get(&key)
@@ -406,7 +416,12 @@ async fn check_fetch_group(js: &JetStream, stream: &str, consumer: &str, group: 
     let groups: Vec<String> = info
         .pointer("/config/priority_groups")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
     let r = check_group_in(&groups, consumer, Some(group));
     crate::completion::lock(&js.shared.priority_groups).insert(key, groups);

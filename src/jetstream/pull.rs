@@ -425,7 +425,8 @@ impl Puller {
             PullStatus::Heartbeat => {}
             PullStatus::RequestEnded { pending_msgs } => {
                 self.outstanding = self.outstanding.saturating_sub(pending_msgs);
-                self.outstanding_bytes = self.outstanding_bytes.saturating_sub(pending_bytes_in(&m));
+                self.outstanding_bytes =
+                    self.outstanding_bytes.saturating_sub(pending_bytes_in(&m));
             }
             PullStatus::PinMismatch => {
                 // Another client holds the pin now (or it was unpinned):
@@ -610,8 +611,7 @@ pub(crate) fn validate_group_fields(
         // ADR-42 group names: 1 to 16 of A-Z a-z 0-9 - _ / =.
         let ok = !g.is_empty()
             && g.len() <= 16
-            && g
-                .bytes()
+            && g.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'/' | b'='));
         if !ok {
             return Err(Error::new(
@@ -629,7 +629,11 @@ pub(crate) fn validate_group_fields(
 }
 
 /// Checks `group` against a consumer's ConsumerInfo (as nats.go does).
-pub(crate) fn check_group(info: &serde_json::Value, consumer: &str, group: Option<&str>) -> Result<()> {
+pub(crate) fn check_group(
+    info: &serde_json::Value,
+    consumer: &str,
+    group: Option<&str>,
+) -> Result<()> {
     let groups: Vec<&str> = info
         .pointer("/config/priority_groups")
         .and_then(serde_json::Value::as_array)
@@ -655,7 +659,9 @@ pub(crate) fn check_group_in<S: AsRef<str>>(
         )),
         Some(g) if !groups.iter().any(|x| x.as_ref() == g) => Err(Error::new(
             ErrorKind::InvalidArgument,
-            format!("invalid priority group {g:?}: not one of consumer {consumer:?}'s priority_groups"),
+            format!(
+                "invalid priority group {g:?}: not one of consumer {consumer:?}'s priority_groups"
+            ),
         )),
         Some(_) => Ok(()),
     }
@@ -695,7 +701,11 @@ impl JetStream {
                     "threshold must be between 0 and 1 (exclusive)",
                 ));
             }
-            validate_group_fields(opts.group.as_deref(), opts.min_pending, opts.min_ack_pending)?;
+            validate_group_fields(
+                opts.group.as_deref(),
+                opts.min_pending,
+                opts.min_ack_pending,
+            )?;
             let info = self.consumer_info(stream, consumer);
             let (js, stream, consumer) = (self.clone(), stream.to_string(), consumer.to_string());
             Ok(async move {
@@ -720,9 +730,10 @@ impl JetStream {
                     min_pending: opts.min_pending,
                     min_ack_pending: opts.min_ack_pending,
                     max_bytes: opts.max_bytes,
-                    threshold_messages: Some(opts.threshold_messages.unwrap_or(
-                        (messages as f64 * opts.threshold) as usize,
-                    )),
+                    threshold_messages: Some(
+                        opts.threshold_messages
+                            .unwrap_or((messages as f64 * opts.threshold) as usize),
+                    ),
                     threshold_bytes: bytes_mode.then(|| {
                         opts.threshold_bytes
                             .unwrap_or((opts.max_bytes as f64 * opts.threshold) as usize)
