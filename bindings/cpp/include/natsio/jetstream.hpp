@@ -409,7 +409,7 @@ struct FetchOptions {
     /// the consumer has priority groups and must be one of them
     /// (InvalidArgumentError otherwise). With a pinned_client group the
     /// context keeps the pin id the server gave it.
-    std::string group;
+    std::string group{};
     /// Overflow policy: served only while the consumer has at least this
     /// many messages pending; 0: not set. Needs `group`.
     std::int64_t min_pending = 0;
@@ -520,7 +520,7 @@ struct ConsumeOptions {
     /// against the consumer's groups when the consume starts. With a
     /// pinned_client group the consume keeps its pin and re-pulls when the
     /// pin moves on.
-    std::string group;
+    std::string group{};
     /// Overflow policy: served only while the consumer has at least this
     /// many messages pending; 0: not set. Needs `group`.
     std::int64_t min_pending = 0;
