@@ -156,14 +156,18 @@
 #define NATSIO_REQUEST_MANY_OPTIONS_VERSION 1
 
 /**
- * `natsio_fetch_options.version` of this header.
+ * `natsio_fetch_options.version` of this header (2 added `group`,
+ * `min_pending` and `min_ack_pending`; a version 1 struct is still read,
+ * without them).
  */
-#define NATSIO_FETCH_OPTIONS_VERSION 1
+#define NATSIO_FETCH_OPTIONS_VERSION 2
 
 /**
- * `natsio_consume_options.version` of this header.
+ * `natsio_consume_options.version` of this header (2 added `max_bytes`,
+ * the thresholds and the priority-group fields; a version 1 struct is
+ * still read, without them).
  */
-#define NATSIO_CONSUME_OPTIONS_VERSION 1
+#define NATSIO_CONSUME_OPTIONS_VERSION 2
 
 /**
  * `natsio_js_options.version` of this header.
@@ -1025,8 +1029,9 @@ typedef struct natsio_client_stats {
 } natsio_client_stats;
 
 /**
- * Options of `natsio_js_fetch`. Initialise with `natsio_fetch_options_init`:
- * every zero field means the default.
+ * Options of `natsio_js_fetch` and `natsio_js_next_with_options`.
+ * Initialise with `natsio_fetch_options_init`: every zero field (NULL
+ * pointer) means the default.
  */
 typedef struct natsio_fetch_options {
   /**
@@ -1051,9 +1056,35 @@ typedef struct natsio_fetch_options {
    */
   bool no_wait;
   /**
-   * Server heartbeats while the request is open; 0: none.
+   * Server heartbeats while the request is open; 0: none. Set, two
+   * intervals without a heartbeat or message end the call with
+   * NATSIO_ERR_TIMEOUT ("no heartbeat received") instead of waiting
+   * out `expires_ms`.
    */
   int64_t idle_heartbeat_ms;
+  /**
+   * The ADR-42 priority group to pull for (NULL or "": none). Required
+   * when the consumer has `priority_groups`, and must be one of them;
+   * a consumer without priority groups refuses one. Either mistake is
+   * NATSIO_ERR_INVALID_ARGUMENT ("priority group is required" /
+   * "invalid priority group"). The context remembers each consumer's
+   * groups once it has read them (one consumer info request the first
+   * time a group is named for it; re-read when the server refuses), and,
+   * for a pinned_client group, the pin id the server gave it, sent with
+   * later requests. Copied during the call.
+   */
+  const char *group;
+  /**
+   * Overflow policy: the server serves the request only while the
+   * consumer has at least this many messages pending; 0: not set. Needs
+   * `group`.
+   */
+  int64_t min_pending;
+  /**
+   * Overflow policy: served only while at least this many messages
+   * await acks; 0: not set. Needs `group`.
+   */
+  int64_t min_ack_pending;
 } natsio_fetch_options;
 
 /**
@@ -1120,7 +1151,8 @@ typedef struct natsio_consume_options {
   uint32_t version;
   /**
    * Messages kept requested from the server and buffered, together, at
-   * most; 0: 500. A new pull request goes out when that falls to half.
+   * most; 0: 500 (not with `max_bytes`). A new pull request goes out
+   * when that falls to `threshold`.
    */
   int64_t max_messages;
   /**
@@ -1129,9 +1161,54 @@ typedef struct natsio_consume_options {
   int64_t expires_ms;
   /**
    * Server heartbeats while a request waits (two missed ones re-send
-   * it); 0: half of `expires_ms`, at most 15000 ms.
+   * it); 0: half of `expires_ms`, at most 30000 ms.
    */
   int64_t idle_heartbeat_ms;
+  /**
+   * Bytes (subjects, headers and payloads, as the server counts them)
+   * kept requested at most; 0: not set. Set, requests are bounded by
+   * bytes rather than messages (as nats.go's PullMaxBytes); excludes
+   * `max_messages` (NATSIO_ERR_INVALID_ARGUMENT if both are set). A
+   * message larger than `max_bytes` can never be delivered: the
+   * consume ends with NATSIO_ERR_JETSTREAM.
+   */
+  int64_t max_bytes;
+  /**
+   * Pull again once what is requested and buffered falls to this
+   * fraction of `max_messages` (of `max_bytes` with bytes); 0: 0.5; else
+   * strictly between 0 and 1.
+   */
+  double threshold;
+  /**
+   * The same as a count of messages (nats.go's PullThresholdMessages);
+   * 0: from `threshold`. Below `max_messages`.
+   */
+  int64_t threshold_messages;
+  /**
+   * The same as a count of bytes with `max_bytes` (nats.go's
+   * PullThresholdBytes); 0: from `threshold`. Below `max_bytes`.
+   */
+  int64_t threshold_bytes;
+  /**
+   * The ADR-42 priority group to pull for (NULL or "": none); checked
+   * against the consumer's `priority_groups` when the consume starts
+   * (NATSIO_ERR_INVALID_ARGUMENT: "priority group is required", "invalid
+   * priority group"). With a pinned_client group the consume keeps the
+   * pin id the server gives it and sends it with every request; when the
+   * pin moves on (a 423 status, e.g. after `natsio_js_consumer_unpin`)
+   * it drops it and pulls again. Copied during the call.
+   */
+  const char *group;
+  /**
+   * Overflow policy: served only while the consumer has at least this
+   * many messages pending; 0: not set. Needs `group`.
+   */
+  int64_t min_pending;
+  /**
+   * Overflow policy: served only while at least this many messages
+   * await acks; 0: not set. Needs `group`.
+   */
+  int64_t min_ack_pending;
 } natsio_consume_options;
 
 /**
@@ -1926,6 +2003,32 @@ natsio_status natsio_js_consumer_resume_async(const struct natsio_js *js,
                                               struct natsio_token **token_out);
 
 /**
+ * Releases the pinned client of priority group `group` of `consumer` on
+ * `stream` (ADR-42 pinned_client, server 2.11+): the server drops the
+ * current pin and the next pull request of any client in the group gets
+ * pinned; the previously pinned client's next request gets a 423 status
+ * and pulls again unpinned. Blocks up to the context's timeout. Errors:
+ * NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+ * NATSIO_ERR_INVALID_ARGUMENT (bad names; a group that is not one of the
+ * consumer's priority groups), NATSIO_ERR_CONSUMER_NOT_FOUND,
+ * NATSIO_ERR_STREAM_NOT_FOUND, NATSIO_ERR_JS_API, NATSIO_ERR_TIMEOUT,
+ * NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_js_consumer_unpin(const struct natsio_js *js,
+                                       const char *stream,
+                                       const char *consumer,
+                                       const char *group);
+
+/**
+ * The token form of `natsio_js_consumer_unpin`.
+ */
+natsio_status natsio_js_consumer_unpin_async(const struct natsio_js *js,
+                                             const char *stream,
+                                             const char *consumer,
+                                             const char *group,
+                                             struct natsio_token **token_out);
+
+/**
  * Fills `opts` with the defaults and the version.
  * Errors: NATSIO_ERR_NULL_ARGUMENT.
  */
@@ -1940,8 +2043,11 @@ natsio_status natsio_fetch_options_init(struct natsio_fetch_options *opts);
  * request ends. Acknowledge each message with `natsio_msg_ack` (or
  * nak/term/in_progress) unless the consumer's ack policy is "none".
  * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (bad names
- * or options), NATSIO_ERR_CONSUMER_DELETED, NATSIO_ERR_CONSUMER_NOT_FOUND
- * (no such consumer or stream), NATSIO_ERR_JS_API,
+ * or options, a priority group missing or not the consumer's),
+ * NATSIO_ERR_CONSUMER_DELETED, NATSIO_ERR_CONSUMER_NOT_FOUND
+ * (no such consumer or stream), NATSIO_ERR_JETSTREAM (a push consumer;
+ * a first message larger than `max_bytes`), NATSIO_ERR_TIMEOUT (no
+ * heartbeat within two `idle_heartbeat_ms`), NATSIO_ERR_JS_API,
  * NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_ILLEGAL_STATE (on a library
  * runtime thread).
  */
@@ -1982,6 +2088,31 @@ natsio_status natsio_js_next_async(const struct natsio_js *js,
                                    const char *consumer,
                                    int64_t timeout_ms,
                                    struct natsio_token **token_out);
+
+/**
+ * `natsio_js_next` with the options of a fetch (`opts` may be NULL):
+ * `expires_ms` is the wait (0: the context's timeout), `no_wait`,
+ * `idle_heartbeat_ms`, and the priority-group fields `group`,
+ * `min_pending`, `min_ack_pending` as for `natsio_js_fetch`;
+ * `max_messages` must be 0 or 1 and `max_bytes` bounds the one message.
+ * The message goes to `msg_out` (free with `natsio_msg_free`). Errors:
+ * NATSIO_ERR_NO_MESSAGES when none came in time, NATSIO_ERR_TIMEOUT (no
+ * heartbeat), else as `natsio_js_fetch`. Blocks the calling thread.
+ */
+natsio_status natsio_js_next_with_options(const struct natsio_js *js,
+                                          const char *stream,
+                                          const char *consumer,
+                                          const struct natsio_fetch_options *opts,
+                                          struct natsio_msg **msg_out);
+
+/**
+ * The token form of `natsio_js_next_with_options` (`natsio_token_msg`).
+ */
+natsio_status natsio_js_next_with_options_async(const struct natsio_js *js,
+                                                const char *stream,
+                                                const char *consumer,
+                                                const struct natsio_fetch_options *opts,
+                                                struct natsio_token **token_out);
 
 /**
  * Acknowledges a consumed JetStream message (`+ACK`); buffered like a
@@ -2044,13 +2175,22 @@ natsio_status natsio_consume_options_init(struct natsio_consume_options *opts);
  * Starts consuming `consumer` of `stream` continuously (`opts` may be
  * NULL), once the consumer is known to exist: from then on the library
  * keeps up to `max_messages` requested and buffered on its own threads,
- * whether or not the application reads, re-pulls at half, notices a lost
- * request by two missed heartbeats and pulls again at once after a
- * reconnect (a restarted server). Read with the `natsio_js_messages_`
- * functions. Blocks up to the context's timeout. Errors:
- * NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (names, options),
- * NATSIO_ERR_CONSUMER_NOT_FOUND, NATSIO_ERR_STREAM_NOT_FOUND,
- * NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
+ * whether or not the application reads, re-pulls at `threshold`, notices
+ * a lost request by two missed heartbeats and pulls again at once after a
+ * reconnect (a restarted server). Requests the server ends without a
+ * message (409 "Exceeded MaxWaiting", a leadership change, ...) are
+ * repeated after a growing backoff (100 ms doubling up to 5 s), not at
+ * once. A 409 "Consumer is push based", or a message larger than
+ * `max_bytes`, ends the consumption with NATSIO_ERR_JETSTREAM; a 400 (a
+ * request the server refuses) with NATSIO_ERR_INVALID_ARGUMENT or
+ * NATSIO_ERR_JS_API; a status this library does not know is reported to
+ * the client's error callback (NATSIO_ERR_JS_API, with its code and
+ * description; as nats.go's ConsumeErrHandler) and pulling goes on. Read
+ * with the `natsio_js_messages_` functions. Blocks up to the context's
+ * timeout. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT
+ * (names, options, priority group), NATSIO_ERR_CONSUMER_NOT_FOUND,
+ * NATSIO_ERR_STREAM_NOT_FOUND, NATSIO_ERR_TIMEOUT,
+ * NATSIO_ERR_CONNECTION_CLOSED.
  */
 natsio_status natsio_js_consume(const struct natsio_js *js,
                                 const char *stream,
@@ -2085,7 +2225,10 @@ natsio_status natsio_token_js_messages(const struct natsio_token *token,
  * NATSIO_DONE (`*msg_out` set to NULL) once stopped. Errors:
  * NATSIO_ERR_TIMEOUT (nothing in time; consumption goes on),
  * NATSIO_ERR_CONSUMER_DELETED / NATSIO_ERR_CONSUMER_NOT_FOUND (the consumer
- * went away: consumption ended), NATSIO_ERR_CONNECTION_CLOSED,
+ * went away: consumption ended), NATSIO_ERR_JETSTREAM /
+ * NATSIO_ERR_JS_API / NATSIO_ERR_INVALID_ARGUMENT (the server refused the
+ * pulls: consumption ended, see `natsio_js_consume`),
+ * NATSIO_ERR_CONNECTION_CLOSED,
  * NATSIO_ERR_ILLEGAL_STATE (callback mode, or on a library runtime thread).
  */
 natsio_status natsio_js_messages_next(const struct natsio_js_messages *messages,

@@ -135,12 +135,32 @@ type ConsumerConfig struct {
 	// consumer.
 	Metadata map[string]string `json:"metadata,omitempty"`
 
+	// PriorityGroups are the consumer's ADR-42 priority groups (server
+	// 2.11+): pulls must name one (FetchPriorityGroup, PullPriorityGroup).
+	PriorityGroups []string `json:"priority_groups,omitempty"`
+	// PriorityPolicy is how the groups share the messages.
+	PriorityPolicy PriorityPolicy `json:"priority_policy,omitempty"`
+	// PriorityTimeout is how long a pinned client may go without pulling
+	// before the server pins another one (PriorityPolicyPinned).
+	PriorityTimeout time.Duration `json:"priority_timeout,omitempty"`
+
 	// Extra holds further fields by their JSON names (sample_freq,
-	// pause_until, priority_groups, ...): added when marshalling unless a
+	// pause_until, ...): added when marshalling unless a
 	// field above set the name; filled with the unlisted fields when
 	// unmarshalling, so a config read from a ConsumerInfo round-trips.
 	Extra map[string]any `json:"-"`
 }
+
+// PriorityPolicy is a consumer's ADR-42 priority policy.
+type PriorityPolicy string
+
+// The priority policies ("" leaves the server's default, none).
+const (
+	PriorityPolicyNone        PriorityPolicy = "none"
+	PriorityPolicyOverflow    PriorityPolicy = "overflow"
+	PriorityPolicyPinned      PriorityPolicy = "pinned_client"
+	PriorityPolicyPrioritized PriorityPolicy = "prioritized"
+)
 
 // MarshalJSON is the JSON the server expects, Extra merged in. A zero
 // AckPolicy is sent as AckExplicitPolicy (unless Extra sets ack_policy).
@@ -361,6 +381,26 @@ func (js *JetStream) ResumeConsumer(ctx context.Context, stream, consumer string
 	return parsePauseResponse(raw)
 }
 
+// UnpinConsumer releases the pinned client of priority group group of
+// consumer (ADR-42 pinned_client, server 2.11+): the next pull of any
+// client in the group gets pinned. Errors: ErrConsumerNotFound,
+// ErrStreamNotFound, ErrInvalidArgument (bad names, a group that is not
+// one of the consumer's), and those of ConsumerInfo.
+func (js *JetStream) UnpinConsumer(ctx context.Context, stream, consumer, group string) error {
+	cstream, ccons, err := cNames(stream, consumer)
+	if err != nil {
+		return err
+	}
+	cgroup, err := cString(group)
+	if err != nil {
+		return err
+	}
+	_, err = jsAwait(ctx, js, C.GO_TAKE_STATUS, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_consumer_unpin_async(p, cPtr(cstream), cPtr(ccons), cPtr(cgroup), tok)
+	})
+	return err
+}
+
 func cNames(stream, consumer string) ([]byte, []byte, error) {
 	cstream, err := cString(stream)
 	if err != nil {
@@ -379,9 +419,11 @@ func cNames(stream, consumer string) ([]byte, []byte, error) {
 type FetchOpt func(*fetchConfig)
 
 type fetchConfig struct {
-	maxMessages, maxBytes int64
-	expires, heartbeat    time.Duration
-	noWait                bool
+	maxMessages, maxBytes     int64
+	expires, heartbeat        time.Duration
+	noWait                    bool
+	group                     string
+	minPending, minAckPending int64
 }
 
 // FetchMaxMessages is the most messages one Fetch returns (default 100).
@@ -402,6 +444,48 @@ func FetchNoWait() FetchOpt { return func(c *fetchConfig) { c.noWait = true } }
 // FetchHeartbeat asks the server for idle heartbeats while the request is
 // open (at most half the expiry), so a lost request is noticed.
 func FetchHeartbeat(d time.Duration) FetchOpt { return func(c *fetchConfig) { c.heartbeat = d } }
+
+// FetchPriorityGroup pulls for the ADR-42 priority group group (server
+// 2.11+): required when the consumer has priority groups and must be one
+// of them, else ErrInvalidArgument. With a pinned_client group the
+// JetStream context keeps the pin the server gives it.
+func FetchPriorityGroup(group string) FetchOpt { return func(c *fetchConfig) { c.group = group } }
+
+// FetchMinPending (overflow policy) has the server serve the request only
+// while the consumer has at least n messages pending. Needs
+// FetchPriorityGroup.
+func FetchMinPending(n int64) FetchOpt { return func(c *fetchConfig) { c.minPending = n } }
+
+// FetchMinAckPending (overflow policy) has the server serve the request
+// only while at least n messages await acks. Needs FetchPriorityGroup.
+func FetchMinAckPending(n int64) FetchOpt { return func(c *fetchConfig) { c.minAckPending = n } }
+
+// cOptions is the C form of cfg; the group's C string must outlive its
+// use (it is returned for the caller to keep).
+func (cfg *fetchConfig) cOptions(ctx context.Context) (C.natsio_fetch_options, []byte, error) {
+	var copts C.natsio_fetch_options
+	C.natsio_fetch_options_init(&copts)
+	if cfg.expires < 0 || cfg.heartbeat < 0 {
+		return copts, nil, errorOf(ErrInvalidArgument, "FetchExpires and FetchHeartbeat must not be negative")
+	}
+	copts.max_messages = C.int64_t(cfg.maxMessages)
+	copts.max_bytes = C.int64_t(cfg.maxBytes)
+	copts.no_wait = C.bool(cfg.noWait)
+	copts.idle_heartbeat_ms = millis(cfg.heartbeat)
+	if !cfg.noWait {
+		copts.expires_ms = millis(pullExpiry(ctx, cfg.expires))
+	}
+	copts.min_pending = C.int64_t(cfg.minPending)
+	copts.min_ack_pending = C.int64_t(cfg.minAckPending)
+	var cgroup []byte
+	if cfg.group != "" {
+		var err error
+		if cgroup, err = cString(cfg.group); err != nil {
+			return copts, nil, err
+		}
+	}
+	return copts, cgroup, nil
+}
 
 const defaultPullExpiry = 5 * time.Second
 
@@ -443,19 +527,16 @@ func (js *JetStream) Fetch(ctx context.Context, stream, consumer string, opts ..
 	if err != nil {
 		return nil, err
 	}
-	if cfg.expires < 0 || cfg.heartbeat < 0 {
-		return nil, errorOf(ErrInvalidArgument, "FetchExpires and FetchHeartbeat must not be negative")
-	}
-	var copts C.natsio_fetch_options
-	C.natsio_fetch_options_init(&copts)
-	copts.max_messages = C.int64_t(cfg.maxMessages)
-	copts.max_bytes = C.int64_t(cfg.maxBytes)
-	copts.no_wait = C.bool(cfg.noWait)
-	copts.idle_heartbeat_ms = millis(cfg.heartbeat)
-	if !cfg.noWait {
-		copts.expires_ms = millis(pullExpiry(ctx, cfg.expires))
+	copts, cgroup, err := cfg.cOptions(ctx)
+	if err != nil {
+		return nil, err
 	}
 	r, err := jsAwait(ctx, js, C.GO_TAKE_MSG_LIST, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		if cgroup != nil {
+			g := C.CString(string(cgroup[:len(cgroup)-1]))
+			defer C.free(unsafe.Pointer(g))
+			copts.group = g
+		}
 		return C.natsio_js_fetch_async(p, cPtr(cstream), cPtr(ccons), &copts, tok)
 	})
 	if err != nil {
@@ -476,16 +557,30 @@ func (js *JetStream) Fetch(ctx context.Context, stream, consumer string, opts ..
 }
 
 // Next pulls one message from the pull consumer consumer of stream,
-// waiting up to 5 s, or until a little before ctx's deadline:
-// ErrNoMessages when none came. Otherwise as Fetch.
-func (js *JetStream) Next(ctx context.Context, stream, consumer string) (*Msg, error) {
+// waiting up to 5 s (FetchExpires), or until a little before ctx's
+// deadline: ErrNoMessages when none came. opts as for Fetch
+// (FetchMaxMessages aside: one message). Otherwise as Fetch.
+func (js *JetStream) Next(ctx context.Context, stream, consumer string, opts ...FetchOpt) (*Msg, error) {
 	cstream, ccons, err := cNames(stream, consumer)
 	if err != nil {
 		return nil, err
 	}
-	timeout := millis(pullExpiry(ctx, 0))
+	var cfg fetchConfig
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	cfg.maxMessages = 1
+	copts, cgroup, err := cfg.cOptions(ctx)
+	if err != nil {
+		return nil, err
+	}
 	r, err := jsAwait(ctx, js, C.GO_TAKE_JS_MSG, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_next_async(p, cPtr(cstream), cPtr(ccons), timeout, tok)
+		if cgroup != nil {
+			g := C.CString(string(cgroup[:len(cgroup)-1]))
+			defer C.free(unsafe.Pointer(g))
+			copts.group = g
+		}
+		return C.natsio_js_next_with_options_async(p, cPtr(cstream), cPtr(ccons), &copts, tok)
 	})
 	if err != nil {
 		return nil, err
@@ -675,27 +770,73 @@ func (m *Msg) Metadata() (*MsgMetadata, error) {
 // ---- Continuous consumption ----
 
 // ConsumeOpt is an option of Consume.
-type ConsumeOpt func(*C.natsio_consume_options)
+type ConsumeOpt func(*consumeConfig)
+
+type consumeConfig struct {
+	c     C.natsio_consume_options
+	group string
+}
+
+// PullMaxBytes bounds the pull requests by bytes instead of messages
+// (nats.go's): the library keeps up to n bytes requested. Excludes
+// ConsumeMaxMessages. A message larger than n ends the consumption with
+// ErrJetStream.
+func PullMaxBytes(n int) ConsumeOpt {
+	return func(o *consumeConfig) { o.c.max_bytes = C.int64_t(n) }
+}
+
+// PullThresholdMessages: pull again once what is requested and buffered
+// falls to n messages (default: half of ConsumeMaxMessages).
+func PullThresholdMessages(n int) ConsumeOpt {
+	return func(o *consumeConfig) { o.c.threshold_messages = C.int64_t(n) }
+}
+
+// PullThresholdBytes: with PullMaxBytes, pull again once the bytes
+// requested and not delivered fall to n (default: half of PullMaxBytes).
+func PullThresholdBytes(n int) ConsumeOpt {
+	return func(o *consumeConfig) { o.c.threshold_bytes = C.int64_t(n) }
+}
+
+// PullPriorityGroup consumes for the ADR-42 priority group group (server
+// 2.11+), checked against the consumer's groups when Consume starts. With
+// a pinned_client group the consumption keeps its pin and pulls again
+// when the pin moves on (UnpinConsumer).
+func PullPriorityGroup(group string) ConsumeOpt {
+	return func(o *consumeConfig) { o.group = group }
+}
+
+// PullMinPending (overflow policy): the server serves the requests only
+// while the consumer has at least n messages pending. Needs
+// PullPriorityGroup.
+func PullMinPending(n int64) ConsumeOpt {
+	return func(o *consumeConfig) { o.c.min_pending = C.int64_t(n) }
+}
+
+// PullMinAckPending (overflow policy): served only while at least n
+// messages await acks. Needs PullPriorityGroup.
+func PullMinAckPending(n int64) ConsumeOpt {
+	return func(o *consumeConfig) { o.c.min_ack_pending = C.int64_t(n) }
+}
 
 // ConsumeMaxMessages is how many messages the library keeps requested from
 // the server (and buffered) at most (default 500); it asks for more once
 // half of them have arrived.
 func ConsumeMaxMessages(n int) ConsumeOpt {
-	return func(o *C.natsio_consume_options) { o.max_messages = C.int64_t(n) }
+	return func(o *consumeConfig) { o.c.max_messages = C.int64_t(n) }
 }
 
 // ConsumeExpires is the lifetime of each pull request the library keeps
 // open (default 30 s, at least 1 s). It does not end the consumption:
 // an expired request is replaced.
 func ConsumeExpires(d time.Duration) ConsumeOpt {
-	return func(o *C.natsio_consume_options) { o.expires_ms = millis(d) }
+	return func(o *consumeConfig) { o.c.expires_ms = millis(d) }
 }
 
 // ConsumeHeartbeat is how often the server signals an idle open request
-// (default: half of ConsumeExpires, at most 15 s; at most half of
+// (default: half of ConsumeExpires, at most 30 s; at most half of
 // ConsumeExpires); two missed heartbeats make the library re-send it.
 func ConsumeHeartbeat(d time.Duration) ConsumeOpt {
-	return func(o *C.natsio_consume_options) { o.idle_heartbeat_ms = millis(d) }
+	return func(o *consumeConfig) { o.c.idle_heartbeat_ms = millis(d) }
 }
 
 // Consumption is a continuous pull from a consumer (Consume): from the
@@ -717,16 +858,28 @@ type Consumption struct {
 // names or options, e.g. a ConsumeHeartbeat above half of ConsumeExpires),
 // ErrTimeout, ErrConnectionClosed, ErrIllegalState (JetStream closed).
 func (js *JetStream) Consume(ctx context.Context, stream, consumer string, opts ...ConsumeOpt) (*Consumption, error) {
-	var copts C.natsio_consume_options
-	C.natsio_consume_options_init(&copts)
+	var cfg consumeConfig
+	C.natsio_consume_options_init(&cfg.c)
 	for _, opt := range opts {
-		opt(&copts)
+		opt(&cfg)
 	}
 	cstream, ccons, err := cNames(stream, consumer)
 	if err != nil {
 		return nil, err
 	}
+	var cgroup []byte
+	if cfg.group != "" {
+		if cgroup, err = cString(cfg.group); err != nil {
+			return nil, err
+		}
+	}
+	copts := cfg.c
 	r, err := jsAwait(ctx, js, C.GO_TAKE_JS_MESSAGES, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+		if cgroup != nil {
+			g := C.CString(string(cgroup[:len(cgroup)-1]))
+			defer C.free(unsafe.Pointer(g))
+			copts.group = g
+		}
 		return C.natsio_js_consume_async(p, cPtr(cstream), cPtr(ccons), &copts, tok)
 	})
 	if err != nil {

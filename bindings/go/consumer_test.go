@@ -705,3 +705,79 @@ func TestConsumersListPauseAndResume(t *testing.T) {
 		t.Fatal("a refused pause paused the consumer")
 	}
 }
+
+// ADR-42 priority groups: validation, overflow's minimum pending, a pinned
+// client and UnpinConsumer; a consumption ended by a message over
+// PullMaxBytes.
+func TestPriorityGroupsPinnedClientAndPullStatuses(t *testing.T) {
+	nc, js := jetStream(t)
+	ctx := ctxTimeout(t, 30*time.Second)
+	workQueue(t, js, 8, natsio.ConsumerConfig{Durable: "ov", FilterSubject: "q.>",
+		PriorityGroups: []string{"A"}, PriorityPolicy: natsio.PriorityPolicyOverflow})
+	ci := got(js.ConsumerInfo(ctx, "Q", "ov")).must(t)
+	if ci.Config.PriorityPolicy != natsio.PriorityPolicyOverflow || len(ci.Config.PriorityGroups) != 1 {
+		t.Fatalf("config %+v", ci.Config)
+	}
+	_, err := js.Fetch(ctx, "Q", "ov", natsio.FetchMaxMessages(1), natsio.FetchExpires(300*time.Millisecond))
+	wantErr(t, err, natsio.ErrInvalidArgument, "priority group is required")
+	_, err = js.Fetch(ctx, "Q", "ov", natsio.FetchPriorityGroup("B"))
+	wantErr(t, err, natsio.ErrInvalidArgument, "invalid priority group")
+	none := got(js.Fetch(ctx, "Q", "ov", natsio.FetchPriorityGroup("A"), natsio.FetchMinPending(9),
+		natsio.FetchExpires(300*time.Millisecond))).must(t)
+	msgs := got(js.Fetch(ctx, "Q", "ov", natsio.FetchPriorityGroup("A"), natsio.FetchMinPending(7),
+		natsio.FetchMaxMessages(2), natsio.FetchExpires(2*time.Second))).must(t)
+	if len(none) != 0 || len(msgs) != 2 || string(msgs[0].Data) != "m0" {
+		t.Fatalf("overflow fetches got %d and %d", len(none), len(msgs))
+	}
+	m := got(js.Next(ctx, "Q", "ov", natsio.FetchPriorityGroup("A"), natsio.FetchMinPending(6))).must(t)
+	if string(m.Data) != "m2" {
+		t.Fatalf("next got %q", m.Data)
+	}
+	_, err = js.Consume(ctx, "Q", "ov")
+	wantErr(t, err, natsio.ErrInvalidArgument, "priority group is required")
+
+	// Pinned: only the pinned context gets messages until unpinned.
+	got(js.CreateConsumer(ctx, "Q", natsio.ConsumerConfig{Durable: "pin", PriorityGroups: []string{"G"},
+		PriorityPolicy: natsio.PriorityPolicyPinned, PriorityTimeout: 30 * time.Second})).must(t)
+	other, err := nc.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	short := []natsio.FetchOpt{natsio.FetchPriorityGroup("G"), natsio.FetchMaxMessages(1), natsio.FetchExpires(300 * time.Millisecond)}
+	long := []natsio.FetchOpt{natsio.FetchPriorityGroup("G"), natsio.FetchMaxMessages(1), natsio.FetchExpires(2 * time.Second)}
+	if n := len(got(js.Fetch(ctx, "Q", "pin", long...)).must(t)); n != 1 {
+		t.Fatalf("pinned fetch got %d", n)
+	}
+	if n := len(got(other.Fetch(ctx, "Q", "pin", short...)).must(t)); n != 0 {
+		t.Fatalf("unpinned fetch got %d", n)
+	}
+	if err := js.UnpinConsumer(ctx, "Q", "pin", "G"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(got(other.Fetch(ctx, "Q", "pin", long...)).must(t)); n != 1 {
+		t.Fatalf("fetch after unpin got %d", n)
+	}
+	if n := len(got(js.Fetch(ctx, "Q", "pin", short...)).must(t)); n != 0 {
+		t.Fatalf("formerly pinned fetch got %d", n)
+	}
+	wantErr(t, js.UnpinConsumer(ctx, "Q", "pin", "Z"), natsio.ErrInvalidArgument)
+	wantErr(t, js.UnpinConsumer(ctx, "Q", "nope", "G"), natsio.ErrConsumerNotFound)
+
+	// A consumption in the group (a puller of its own: pinned once the
+	// fetches' pin is released) gets messages; one whose PullMaxBytes is
+	// below a message's size ends with ErrJetStream.
+	if err := other.UnpinConsumer(ctx, "Q", "pin", "G"); err != nil {
+		t.Fatal(err)
+	}
+	c := got(other.Consume(ctx, "Q", "pin", natsio.PullPriorityGroup("G"), natsio.ConsumeExpires(2*time.Second))).must(t)
+	if m := got(c.Next(ctx)).must(t); m == nil {
+		t.Fatal("no message")
+	}
+	c.Stop()
+	got(js.CreateConsumer(ctx, "Q", natsio.ConsumerConfig{Durable: "small"})).must(t)
+	tiny := got(js.Consume(ctx, "Q", "small", natsio.PullMaxBytes(10), natsio.ConsumeExpires(2*time.Second))).must(t)
+	defer tiny.Stop()
+	_, err = tiny.Next(ctx)
+	wantErr(t, err, natsio.ErrJetStream, "max_bytes")
+}

@@ -1054,8 +1054,34 @@ export interface FetchOptions {
   expires?: number;
   /** Only the messages available now (possibly none). */
   noWait?: boolean;
-  /** Idle heartbeat interval, ms (default none). */
+  /** Idle heartbeat interval, ms (default none); two silent intervals reject with TimeoutError ("no heartbeat received"). */
   heartbeat?: number;
+  /** ADR-42 priority group (required when the consumer has priority groups, and one of them; else InvalidArgumentError). */
+  group?: string;
+  /** Overflow policy: served only while the consumer has at least this many pending (needs group). */
+  min_pending?: number;
+  /** Overflow policy: served only while at least this many await acks (needs group). */
+  min_ack_pending?: number;
+  /** Same as min_pending. */
+  minPending?: number;
+  /** Same as min_ack_pending. */
+  minAckPending?: number;
+}
+
+/** Options of js.next(). */
+export interface NextOptions {
+  /** How long to wait, ms (default: the context's timeout). */
+  timeout?: number;
+  /** ADR-42 priority group, as in FetchOptions. */
+  group?: string;
+  /** As in FetchOptions. */
+  min_pending?: number;
+  /** As in FetchOptions. */
+  min_ack_pending?: number;
+  /** Same as min_pending. */
+  minPending?: number;
+  /** Same as min_ack_pending. */
+  minAckPending?: number;
 }
 
 /** Options of js.consume(). */
@@ -1064,8 +1090,32 @@ export interface ConsumeOptions {
   maxMessages?: number;
   /** Lifetime of each pull request, ms (default 30000, at least 1000). */
   expires?: number;
-  /** Idle heartbeat interval, ms (default half of expires, at most 15000; at most half of expires). */
+  /** Idle heartbeat interval, ms (default half of expires, at most 30000; at most half of expires). */
   heartbeat?: number;
+  /** Bytes kept requested at most: requests bounded by bytes (not with maxMessages); a larger message ends the iteration with JetStreamError. */
+  max_bytes?: number;
+  /** Same as max_bytes. */
+  maxBytes?: number;
+  /** Pull again once what is outstanding falls to this fraction (default 0.5). */
+  threshold?: number;
+  /** Pull again once that few messages are outstanding. */
+  threshold_messages?: number;
+  /** Pull again once that few bytes are outstanding (with max_bytes). */
+  threshold_bytes?: number;
+  /** Same as threshold_messages. */
+  thresholdMessages?: number;
+  /** Same as threshold_bytes. */
+  thresholdBytes?: number;
+  /** ADR-42 priority group, checked when the consume starts; a pinned client keeps its pin. */
+  group?: string;
+  /** Overflow policy: served only while the consumer has at least this many pending (needs group). */
+  min_pending?: number;
+  /** Overflow policy: served only while at least this many await acks (needs group). */
+  min_ack_pending?: number;
+  /** Same as min_pending. */
+  minPending?: number;
+  /** Same as min_ack_pending. */
+  minAckPending?: number;
 }
 
 /**
@@ -1180,6 +1230,8 @@ export interface Consumers {
   pause(stream: string, name: string, until: Date | string | number | bigint): Promise<ConsumerPauseResponse>;
   /** Resumes a paused consumer now (a running one stays running); resolves with paused false. ConsumerNotFoundError if it does not exist. */
   resume(stream: string, name: string): Promise<ConsumerPauseResponse>;
+  /** Releases the pinned client of priority group `group` (ADR-42 pinned_client, server 2.11+). */
+  unpin(stream: string, name: string, group: string): Promise<void>;
 }
 
 /** What js.consumers.pause() and resume() resolve with (nats.js field names). */
@@ -1229,7 +1281,7 @@ export class JetStreamClient {
   /** Pulls a batch (possibly empty) from a pull consumer. */
   fetch(stream: string, consumer: string, opts?: FetchOptions): Promise<JsMsg[]>;
   /** One message; NoMessagesError when none arrives within `timeout` ms (default: the context's timeout; 0: only one available now). */
-  next(stream: string, consumer: string, opts?: number | { timeout?: number }): Promise<JsMsg>;
+  next(stream: string, consumer: string, opts?: number | NextOptions): Promise<JsMsg>;
   /** Consumes continuously (see ConsumerMessages); ConsumerNotFoundError if there is no such consumer. */
   consume(stream: string, consumer: string, opts?: ConsumeOptions): Promise<ConsumerMessages>;
   /** Frees the context (acks of sent publishes still arrive; KV handles live on). Idempotent. */

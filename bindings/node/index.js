@@ -1440,6 +1440,42 @@ function fetchOptions(opts) {
     out[name] = v;
   }
   out.noWait = Boolean(opts.noWait ?? opts.no_wait);
+  priorityOptions(opts, out);
+  return out;
+}
+
+/** The ADR-42 fields of pull options (nats.js's group, min_pending,
+ * min_ack_pending; camelCase too) into `out`. */
+function priorityOptions(opts, out) {
+  const group = opts.group;
+  if (group !== undefined && group !== null) {
+    if (typeof group !== 'string') throw new TypeError('group must be a string');
+    out.group = group;
+  }
+  for (const [name, alias] of [
+    ['minPending', 'min_pending'],
+    ['minAckPending', 'min_ack_pending'],
+  ]) {
+    const v = opts[name] ?? opts[alias];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw new TypeError(`${name} must be a number`);
+    out[name] = v;
+  }
+  return out;
+}
+
+/** next()'s pull options when it has priority-group ones (null: a plain
+ * next with its timeout); the timeout is the request's expiry. */
+function nextPullOptions(opts) {
+  if (typeof opts !== 'object' || opts === null) return null;
+  const out = priorityOptions(opts, {});
+  if (Object.keys(out).length === 0) return null;
+  if (opts.timeout !== undefined && opts.timeout !== null) {
+    if (typeof opts.timeout !== 'number' || !Number.isFinite(opts.timeout)) {
+      throw new TypeError('timeout must be a number');
+    }
+    out.expires = opts.timeout;
+  }
   return out;
 }
 
@@ -1583,14 +1619,19 @@ function consumeOptions(opts) {
   const out = {};
   for (const [name, alias] of [
     ['maxMessages', 'max_messages'],
+    ['maxBytes', 'max_bytes'],
     ['expires', 'expires'],
     ['heartbeat', 'idle_heartbeat'],
+    ['threshold', 'threshold'],
+    ['thresholdMessages', 'threshold_messages'],
+    ['thresholdBytes', 'threshold_bytes'],
   ]) {
     const v = opts[name] ?? opts[alias];
     if (v === undefined || v === null) continue;
     if (typeof v !== 'number' || !Number.isFinite(v)) throw new TypeError(`${name} must be a number`);
     out[name] = v;
   }
+  priorityOptions(opts, out);
   return out;
 }
 
@@ -1800,6 +1841,15 @@ class Consumers {
   async resume(stream, name) {
     return JSON.parse(await native.jsConsumerResume(this._js._handle, stream, name));
   }
+
+  /** Releases the pinned client of priority group `group` (ADR-42
+   * pinned_client, server 2.11+): the next pull of any client in the group
+   * gets pinned. Rejects with ConsumerNotFoundError, or InvalidArgumentError
+   * for a group that is not one of the consumer's. */
+  async unpin(stream, name, group) {
+    if (typeof group !== 'string') throw new TypeError('group must be a string');
+    await native.jsConsumerUnpin(this._js._handle, stream, name, group);
+  }
 }
 
 /** nats.js's up_to_time (a Date or an RFC 3339 string), or ms since the
@@ -1986,7 +2036,11 @@ class JetStreamClient {
    * with an array of JsMsg (possibly empty) once `maxMessages` (default
    * 100) or `maxBytes` arrived or the request expired (`expires` ms,
    * default 5000; `noWait`: only what is there now). `heartbeat` (ms) asks
-   * for idle heartbeats. The wait is the library's: the event loop runs on.
+   * for idle heartbeats (two silent intervals reject with TimeoutError).
+   * `group`, `min_pending`, `min_ack_pending`: ADR-42 priority groups (a
+   * group missing or not the consumer's rejects with InvalidArgumentError;
+   * a pinned client's pin is kept per context). The wait is the library's:
+   * the event loop runs on.
    */
   async fetch(stream, consumer, opts) {
     return (await native.jsFetch(this._handle, stream, consumer, fetchOptions(opts))).map((raw) => new JsMsg(raw));
@@ -1998,9 +2052,15 @@ class JetStreamClient {
    * (`for await (const m of msgs)`), with stop() and `closed`. Options:
    * maxMessages (kept requested and buffered, default 500), expires (ms,
    * lifetime of each pull request, default 30000, at least 1000),
-   * heartbeat (ms, default half of expires, at most 15000; at most half of
-   * expires). Rejects with ConsumerNotFoundError when there is no such
-   * consumer.
+   * heartbeat (ms, default half of expires, at most 30000; at most half of
+   * expires), maxBytes (requests bounded by bytes instead; not with
+   * maxMessages), threshold (fraction, default 0.5) or thresholdMessages /
+   * thresholdBytes (pull again once that few are outstanding), group,
+   * minPending, minAckPending (ADR-42 priority groups; snake_case names
+   * too). Rejects with ConsumerNotFoundError when there is no such
+   * consumer, InvalidArgumentError for a group missing or not the
+   * consumer's. A push consumer, or a message larger than maxBytes, ends
+   * the iteration with JetStreamError.
    */
   async consume(stream, consumer, opts) {
     const o = consumeOptions(opts);
@@ -2012,7 +2072,8 @@ class JetStreamClient {
   /** One message from the pull consumer; rejects with NoMessagesError when
    * none arrives within `timeout` ms (default: the context's timeout). */
   async next(stream, consumer, opts) {
-    return new JsMsg(await native.jsNext(this._handle, stream, consumer, timeoutOption(opts)));
+    const pull = nextPullOptions(opts);
+    return new JsMsg(await native.jsNext(this._handle, stream, consumer, timeoutOption(opts), pull));
   }
 
   /** Publishes and waits for the stream's ack: {stream, seq, duplicate,

@@ -316,11 +316,66 @@ pub unsafe extern "C" fn natsio_js_consumer_resume_async(
     })
 }
 
-/// `natsio_fetch_options.version` of this header.
-pub const NATSIO_FETCH_OPTIONS_VERSION: u32 = 1;
+unsafe fn unpin_op(
+    h: &natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    group: *const c_char,
+) -> Result<Op<()>> {
+    Ok(h.js.unpin_consumer(
+        str_arg(stream, "stream")?,
+        str_arg(consumer, "consumer")?,
+        str_arg(group, "group")?,
+    ))
+}
 
-/// Options of `natsio_js_fetch`. Initialise with `natsio_fetch_options_init`:
-/// every zero field means the default.
+/// Releases the pinned client of priority group `group` of `consumer` on
+/// `stream` (ADR-42 pinned_client, server 2.11+): the server drops the
+/// current pin and the next pull request of any client in the group gets
+/// pinned; the previously pinned client's next request gets a 423 status
+/// and pulls again unpinned. Blocks up to the context's timeout. Errors:
+/// NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+/// NATSIO_ERR_INVALID_ARGUMENT (bad names; a group that is not one of the
+/// consumer's priority groups), NATSIO_ERR_CONSUMER_NOT_FOUND,
+/// NATSIO_ERR_STREAM_NOT_FOUND, NATSIO_ERR_JS_API, NATSIO_ERR_TIMEOUT,
+/// NATSIO_ERR_CONNECTION_CLOSED.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_consumer_unpin(
+    js: *const natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    group: *const c_char,
+) -> natsio_status {
+    guard(|| unpin_op(self::js(js)?, stream, consumer, group)?.wait())
+}
+
+/// The token form of `natsio_js_consumer_unpin`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_consumer_unpin_async(
+    js: *const natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    group: *const c_char,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        start_op(
+            unpin_op(h, stream, consumer, group)?,
+            h.client_weak(),
+            token_out,
+        )
+    })
+}
+
+/// `natsio_fetch_options.version` of this header (2 added `group`,
+/// `min_pending` and `min_ack_pending`; a version 1 struct is still read,
+/// without them).
+pub const NATSIO_FETCH_OPTIONS_VERSION: u32 = 2;
+
+/// Options of `natsio_js_fetch` and `natsio_js_next_with_options`.
+/// Initialise with `natsio_fetch_options_init`: every zero field (NULL
+/// pointer) means the default.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct natsio_fetch_options {
@@ -335,8 +390,28 @@ pub struct natsio_fetch_options {
     pub expires_ms: i64,
     /// Return at once with the messages available now (possibly none).
     pub no_wait: bool,
-    /// Server heartbeats while the request is open; 0: none.
+    /// Server heartbeats while the request is open; 0: none. Set, two
+    /// intervals without a heartbeat or message end the call with
+    /// NATSIO_ERR_TIMEOUT ("no heartbeat received") instead of waiting
+    /// out `expires_ms`.
     pub idle_heartbeat_ms: i64,
+    /// The ADR-42 priority group to pull for (NULL or "": none). Required
+    /// when the consumer has `priority_groups`, and must be one of them;
+    /// a consumer without priority groups refuses one. Either mistake is
+    /// NATSIO_ERR_INVALID_ARGUMENT ("priority group is required" /
+    /// "invalid priority group"). The context remembers each consumer's
+    /// groups once it has read them (one consumer info request the first
+    /// time a group is named for it; re-read when the server refuses), and,
+    /// for a pinned_client group, the pin id the server gave it, sent with
+    /// later requests. Copied during the call.
+    pub group: *const c_char,
+    /// Overflow policy: the server serves the request only while the
+    /// consumer has at least this many messages pending; 0: not set. Needs
+    /// `group`.
+    pub min_pending: i64,
+    /// Overflow policy: served only while at least this many messages
+    /// await acks; 0: not set. Needs `group`.
+    pub min_ack_pending: i64,
 }
 
 fn non_negative(v: i64, what: &str) -> Result<u64> {
@@ -348,7 +423,18 @@ fn non_negative(v: i64, what: &str) -> Result<u64> {
     })
 }
 
-super::versioned!(natsio_fetch_options, NATSIO_FETCH_OPTIONS_VERSION);
+super::versioned!(
+    natsio_fetch_options,
+    NATSIO_FETCH_OPTIONS_VERSION,
+    older: [1 => group]
+);
+
+/// A priority group argument: NULL or "" is none.
+unsafe fn group_arg(p: *const c_char) -> Result<Option<String>> {
+    Ok(opt_str_arg(p, "group")?
+        .filter(|g| !g.is_empty())
+        .map(str::to_string))
+}
 
 /// Fills `opts` with the defaults and the version.
 /// Errors: NATSIO_ERR_NULL_ARGUMENT.
@@ -377,6 +463,9 @@ unsafe fn fetch_options(o: *const natsio_fetch_options) -> Result<FetchOptions> 
     opts.no_wait = o.no_wait;
     opts.idle_heartbeat =
         Duration::from_millis(non_negative(o.idle_heartbeat_ms, "idle_heartbeat_ms")?);
+    opts.group = group_arg(o.group)?;
+    opts.min_pending = non_negative(o.min_pending, "min_pending")?;
+    opts.min_ack_pending = non_negative(o.min_ack_pending, "min_ack_pending")?;
     Ok(opts)
 }
 
@@ -399,8 +488,11 @@ unsafe fn fetch_op(
 /// request ends. Acknowledge each message with `natsio_msg_ack` (or
 /// nak/term/in_progress) unless the consumer's ack policy is "none".
 /// Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (bad names
-/// or options), NATSIO_ERR_CONSUMER_DELETED, NATSIO_ERR_CONSUMER_NOT_FOUND
-/// (no such consumer or stream), NATSIO_ERR_JS_API,
+/// or options, a priority group missing or not the consumer's),
+/// NATSIO_ERR_CONSUMER_DELETED, NATSIO_ERR_CONSUMER_NOT_FOUND
+/// (no such consumer or stream), NATSIO_ERR_JETSTREAM (a push consumer;
+/// a first message larger than `max_bytes`), NATSIO_ERR_TIMEOUT (no
+/// heartbeat within two `idle_heartbeat_ms`), NATSIO_ERR_JS_API,
 /// NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_ILLEGAL_STATE (on a library
 /// runtime thread).
 #[no_mangle]
@@ -497,6 +589,77 @@ pub unsafe extern "C" fn natsio_js_next_async(
     guard(|| {
         let h = self::js(js)?;
         let op = next_op(h, stream, consumer, timeout_ms)?;
+        let out = out_arg(token_out, "token_out")?;
+        let c = op.start_with(crate::completion::Outcome::Msg)?;
+        write_box(out, natsio_token::new(c, h.client_weak()));
+        Ok(())
+    })
+}
+
+unsafe fn next_with_op(
+    h: &natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    opts: *const natsio_fetch_options,
+) -> Result<Op<crate::message::Message>> {
+    let stream = str_arg(stream, "stream")?;
+    let consumer = str_arg(consumer, "consumer")?;
+    let mut o = fetch_options(opts)?;
+    let given = if opts.is_null() {
+        0
+    } else {
+        options_arg(opts)?.max_messages
+    };
+    if given > 1 {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            "max_messages: next takes one message (0 or 1; use natsio_js_fetch for more)",
+        ));
+    }
+    let expires_given = !opts.is_null() && options_arg(opts)?.expires_ms != 0;
+    if !expires_given {
+        o.expires = h.js.options().timeout;
+    }
+    Ok(h.js.next_with(stream, consumer, o))
+}
+
+/// `natsio_js_next` with the options of a fetch (`opts` may be NULL):
+/// `expires_ms` is the wait (0: the context's timeout), `no_wait`,
+/// `idle_heartbeat_ms`, and the priority-group fields `group`,
+/// `min_pending`, `min_ack_pending` as for `natsio_js_fetch`;
+/// `max_messages` must be 0 or 1 and `max_bytes` bounds the one message.
+/// The message goes to `msg_out` (free with `natsio_msg_free`). Errors:
+/// NATSIO_ERR_NO_MESSAGES when none came in time, NATSIO_ERR_TIMEOUT (no
+/// heartbeat), else as `natsio_js_fetch`. Blocks the calling thread.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_next_with_options(
+    js: *const natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    opts: *const natsio_fetch_options,
+    msg_out: *mut *mut natsio_msg,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        let op = next_with_op(h, stream, consumer, opts)?;
+        let out = out_arg(msg_out, "msg_out")?;
+        write_box(out, natsio_msg::new(op.wait()?, h.client_weak()));
+        Ok(())
+    })
+}
+
+/// The token form of `natsio_js_next_with_options` (`natsio_token_msg`).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_next_with_options_async(
+    js: *const natsio_js,
+    stream: *const c_char,
+    consumer: *const c_char,
+    opts: *const natsio_fetch_options,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = self::js(js)?;
+        let op = next_with_op(h, stream, consumer, opts)?;
         let out = out_arg(token_out, "token_out")?;
         let c = op.start_with(crate::completion::Outcome::Msg)?;
         write_box(out, natsio_token::new(c, h.client_weak()));
@@ -681,8 +844,10 @@ pub unsafe extern "C" fn natsio_msg_js_metadata(
     })
 }
 
-/// `natsio_consume_options.version` of this header.
-pub const NATSIO_CONSUME_OPTIONS_VERSION: u32 = 1;
+/// `natsio_consume_options.version` of this header (2 added `max_bytes`,
+/// the thresholds and the priority-group fields; a version 1 struct is
+/// still read, without them).
+pub const NATSIO_CONSUME_OPTIONS_VERSION: u32 = 2;
 
 /// Options of `natsio_js_consume`. Initialise with
 /// `natsio_consume_options_init`: every zero field means the default.
@@ -692,16 +857,52 @@ pub struct natsio_consume_options {
     /// NATSIO_CONSUME_OPTIONS_VERSION.
     pub version: u32,
     /// Messages kept requested from the server and buffered, together, at
-    /// most; 0: 500. A new pull request goes out when that falls to half.
+    /// most; 0: 500 (not with `max_bytes`). A new pull request goes out
+    /// when that falls to `threshold`.
     pub max_messages: i64,
     /// Lifetime of each pull request; 0: 30000 ms (at least 1000).
     pub expires_ms: i64,
     /// Server heartbeats while a request waits (two missed ones re-send
-    /// it); 0: half of `expires_ms`, at most 15000 ms.
+    /// it); 0: half of `expires_ms`, at most 30000 ms.
     pub idle_heartbeat_ms: i64,
+    /// Bytes (subjects, headers and payloads, as the server counts them)
+    /// kept requested at most; 0: not set. Set, requests are bounded by
+    /// bytes rather than messages (as nats.go's PullMaxBytes); excludes
+    /// `max_messages` (NATSIO_ERR_INVALID_ARGUMENT if both are set). A
+    /// message larger than `max_bytes` can never be delivered: the
+    /// consume ends with NATSIO_ERR_JETSTREAM.
+    pub max_bytes: i64,
+    /// Pull again once what is requested and buffered falls to this
+    /// fraction of `max_messages` (of `max_bytes` with bytes); 0: 0.5; else
+    /// strictly between 0 and 1.
+    pub threshold: f64,
+    /// The same as a count of messages (nats.go's PullThresholdMessages);
+    /// 0: from `threshold`. Below `max_messages`.
+    pub threshold_messages: i64,
+    /// The same as a count of bytes with `max_bytes` (nats.go's
+    /// PullThresholdBytes); 0: from `threshold`. Below `max_bytes`.
+    pub threshold_bytes: i64,
+    /// The ADR-42 priority group to pull for (NULL or "": none); checked
+    /// against the consumer's `priority_groups` when the consume starts
+    /// (NATSIO_ERR_INVALID_ARGUMENT: "priority group is required", "invalid
+    /// priority group"). With a pinned_client group the consume keeps the
+    /// pin id the server gives it and sends it with every request; when the
+    /// pin moves on (a 423 status, e.g. after `natsio_js_consumer_unpin`)
+    /// it drops it and pulls again. Copied during the call.
+    pub group: *const c_char,
+    /// Overflow policy: served only while the consumer has at least this
+    /// many messages pending; 0: not set. Needs `group`.
+    pub min_pending: i64,
+    /// Overflow policy: served only while at least this many messages
+    /// await acks; 0: not set. Needs `group`.
+    pub min_ack_pending: i64,
 }
 
-super::versioned!(natsio_consume_options, NATSIO_CONSUME_OPTIONS_VERSION);
+super::versioned!(
+    natsio_consume_options,
+    NATSIO_CONSUME_OPTIONS_VERSION,
+    older: [1 => max_bytes]
+);
 
 /// Fills `opts` with the defaults and the version.
 /// Errors: NATSIO_ERR_NULL_ARGUMENT.
@@ -740,9 +941,42 @@ unsafe fn consume_op(
             ms => o.expires = Duration::from_millis(ms),
         }
         o.idle_heartbeat = match non_negative(c.idle_heartbeat_ms, "idle_heartbeat_ms")? {
-            0 => (o.expires / 2).min(Duration::from_secs(15)),
+            0 => crate::jetstream::ConsumeOptions::default_idle_heartbeat(o.expires),
             ms => Duration::from_millis(ms),
         };
+        o.max_bytes = non_negative(c.max_bytes, "max_bytes")? as usize;
+        if o.max_bytes > 0 && c.max_messages != 0 {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "max_messages and max_bytes exclude each other",
+            ));
+        }
+        if c.threshold != 0.0 {
+            o.threshold = c.threshold;
+        }
+        match non_negative(c.threshold_messages, "threshold_messages")? {
+            0 => {}
+            n if o.max_bytes == 0 && n as usize >= o.max_messages => {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "threshold_messages must be below max_messages",
+                ))
+            }
+            n => o.threshold_messages = Some(n as usize),
+        }
+        match non_negative(c.threshold_bytes, "threshold_bytes")? {
+            0 => {}
+            n if n as usize >= o.max_bytes => {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "threshold_bytes must be below max_bytes",
+                ))
+            }
+            n => o.threshold_bytes = Some(n as usize),
+        }
+        o.group = group_arg(c.group)?;
+        o.min_pending = non_negative(c.min_pending, "min_pending")?;
+        o.min_ack_pending = non_negative(c.min_ack_pending, "min_ack_pending")?;
     }
     Ok(h.js.consume(stream, consumer, o))
 }
@@ -750,13 +984,22 @@ unsafe fn consume_op(
 /// Starts consuming `consumer` of `stream` continuously (`opts` may be
 /// NULL), once the consumer is known to exist: from then on the library
 /// keeps up to `max_messages` requested and buffered on its own threads,
-/// whether or not the application reads, re-pulls at half, notices a lost
-/// request by two missed heartbeats and pulls again at once after a
-/// reconnect (a restarted server). Read with the `natsio_js_messages_`
-/// functions. Blocks up to the context's timeout. Errors:
-/// NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (names, options),
-/// NATSIO_ERR_CONSUMER_NOT_FOUND, NATSIO_ERR_STREAM_NOT_FOUND,
-/// NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
+/// whether or not the application reads, re-pulls at `threshold`, notices
+/// a lost request by two missed heartbeats and pulls again at once after a
+/// reconnect (a restarted server). Requests the server ends without a
+/// message (409 "Exceeded MaxWaiting", a leadership change, ...) are
+/// repeated after a growing backoff (100 ms doubling up to 5 s), not at
+/// once. A 409 "Consumer is push based", or a message larger than
+/// `max_bytes`, ends the consumption with NATSIO_ERR_JETSTREAM; a 400 (a
+/// request the server refuses) with NATSIO_ERR_INVALID_ARGUMENT or
+/// NATSIO_ERR_JS_API; a status this library does not know is reported to
+/// the client's error callback (NATSIO_ERR_JS_API, with its code and
+/// description; as nats.go's ConsumeErrHandler) and pulling goes on. Read
+/// with the `natsio_js_messages_` functions. Blocks up to the context's
+/// timeout. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT
+/// (names, options, priority group), NATSIO_ERR_CONSUMER_NOT_FOUND,
+/// NATSIO_ERR_STREAM_NOT_FOUND, NATSIO_ERR_TIMEOUT,
+/// NATSIO_ERR_CONNECTION_CLOSED.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_consume(
     js: *const natsio_js,
@@ -832,7 +1075,10 @@ fn messages<'a>(p: *const natsio_js_messages) -> Result<&'a natsio_js_messages> 
 /// NATSIO_DONE (`*msg_out` set to NULL) once stopped. Errors:
 /// NATSIO_ERR_TIMEOUT (nothing in time; consumption goes on),
 /// NATSIO_ERR_CONSUMER_DELETED / NATSIO_ERR_CONSUMER_NOT_FOUND (the consumer
-/// went away: consumption ended), NATSIO_ERR_CONNECTION_CLOSED,
+/// went away: consumption ended), NATSIO_ERR_JETSTREAM /
+/// NATSIO_ERR_JS_API / NATSIO_ERR_INVALID_ARGUMENT (the server refused the
+/// pulls: consumption ended, see `natsio_js_consume`),
+/// NATSIO_ERR_CONNECTION_CLOSED,
 /// NATSIO_ERR_ILLEGAL_STATE (callback mode, or on a library runtime thread).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_messages_next(

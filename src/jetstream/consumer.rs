@@ -7,7 +7,10 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 
 use super::config::{normalize, validate_name, Kind, Schema};
-use super::pull::{pull_inbox, PullStatus};
+use super::pull::{
+    bad_request, check_group_in, is_max_bytes_rejection, pull_inbox, validate_group_fields,
+    PullStatus, PIN_ID_HEADER,
+};
 use super::stream::{all_infos, all_names};
 use super::{CreateAction, JetStream};
 use crate::client::{new_nuid, ClientInner};
@@ -71,8 +74,19 @@ pub struct FetchOptions {
     pub expires: Duration,
     /// Return at once with what is available (possibly nothing).
     pub no_wait: bool,
-    /// Server heartbeats while the request is open (0: none).
+    /// Server heartbeats while the request is open (0: none). Set, two
+    /// heartbeat intervals without a word from the server end the fetch
+    /// with a `Timeout` ("no heartbeat received").
     pub idle_heartbeat: Duration,
+    /// The ADR-42 priority group pulled for (required when the consumer
+    /// has priority groups, refused when it has none).
+    pub group: Option<String>,
+    /// Overflow policy: served only while the consumer has at least this
+    /// many messages pending (0: not set; needs `group`).
+    pub min_pending: u64,
+    /// Overflow policy: served only while at least this many messages
+    /// await acks (0: not set; needs `group`).
+    pub min_ack_pending: u64,
 }
 
 impl Default for FetchOptions {
@@ -83,6 +97,9 @@ impl Default for FetchOptions {
             expires: Duration::from_secs(5),
             no_wait: false,
             idle_heartbeat: Duration::ZERO,
+            group: None,
+            min_pending: 0,
+            min_ack_pending: 0,
         }
     }
 }
@@ -285,6 +302,33 @@ impl JetStream {
         })
     }
 
+    /// Releases the pinned client of `group` (ADR-42 pinned_client): the
+    /// next pull of any client in the group gets pinned.
+    pub fn unpin_consumer(&self, stream: &str, consumer: &str, group: &str) -> Op<()> {
+        Op::build(|| {
+            validate_name("stream", stream)?;
+            validate_name("consumer", consumer)?;
+            validate_group_fields(Some(group), 0, 0)?;
+            let body = json!({ "group": group }).to_string();
+            let (js, api) = (self.clone(), format!("CONSUMER.UNPIN.{stream}.{consumer}"));
+            Ok(async move {
+                js.api(&api, body.as_bytes()).await.map_err(|e| {
+                    // 10160: the group is not one of the consumer's.
+                    if e.kind() == ErrorKind::JetStreamApi && e.detail().contains("err_code 10160")
+                    {
+                        Error::new(
+                            ErrorKind::InvalidArgument,
+                            format!("invalid priority group: {}", e.detail()),
+                        )
+                    } else {
+                        consumer_error(e)
+                    }
+                })?;
+                Ok(())
+            })
+        })
+    }
+
     /// Pulls up to `opts.max_messages` messages from a pull consumer. Ends
     /// when the batch is full, when the server ends the request (no
     /// messages with `no_wait`, or `expires` passed), or at `expires` plus
@@ -306,6 +350,11 @@ impl JetStream {
                     "expires must be at least 1 ms (or use no_wait)",
                 ));
             }
+            validate_group_fields(
+                opts.group.as_deref(),
+                opts.min_pending,
+                opts.min_ack_pending,
+            )?;
             let (js, opts) = (self.clone(), opts.clone());
             let (stream, consumer) = (stream.to_string(), consumer.to_string());
             Ok(async move { fetch(&js, &stream, &consumer, &opts).await })
@@ -326,16 +375,57 @@ impl JetStream {
     /// `NoMessages` if none came.
     pub fn next(&self, stream: &str, consumer: &str, timeout: Duration) -> Op<Message> {
         let opts = FetchOptions {
-            max_messages: 1,
             expires: timeout,
             no_wait: timeout.is_zero(),
             ..FetchOptions::default()
+        };
+        self.next_with(stream, consumer, opts)
+    }
+
+    /// `next` with the options of a fetch (`expires` is the wait; group,
+    /// min_pending, min_ack_pending, idle_heartbeat); `max_messages` is 1.
+    pub fn next_with(&self, stream: &str, consumer: &str, opts: FetchOptions) -> Op<Message> {
+        let opts = FetchOptions {
+            max_messages: 1,
+            ..opts
         };
         self.fetch(stream, consumer, &opts).and_then(|mut msgs| {
             msgs.pop()
                 .ok_or_else(|| Error::new(ErrorKind::NoMessages, "no message arrived in time"))
         })
     }
+}
+
+/// Checks `group` against the consumer's priority groups, from the
+/// context's cache; a group the cache does not know (or a consumer not
+/// seen yet) reads the consumer's info once and refreshes the cache.
+async fn check_fetch_group(
+    js: &JetStream,
+    stream: &str,
+    consumer: &str,
+    group: &str,
+) -> Result<()> {
+    let key = format!("{stream}.{consumer}");
+    let known = crate::completion::lock(&js.shared.priority_groups)
+        .get(&key)
+        .is_some_and(|g| g.iter().any(|x| x == group));
+    if known {
+        return Ok(());
+    }
+    let info = js.consumer_info(stream, consumer).await?;
+    let groups: Vec<String> = info
+        .pointer("/config/priority_groups")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let r = check_group_in(&groups, consumer, Some(group));
+    crate::completion::lock(&js.shared.priority_groups).insert(key, groups);
+    r
 }
 
 async fn fetch(
@@ -345,6 +435,13 @@ async fn fetch(
     opts: &FetchOptions,
 ) -> Result<Vec<Message>> {
     let client = js.client();
+    if let Some(g) = &opts.group {
+        check_fetch_group(js, stream, consumer, g).await?;
+    }
+    let pin_key = opts
+        .group
+        .as_ref()
+        .map(|g| format!("{stream}.{consumer}.{g}"));
     let (inbox, sub) = pull_inbox(client)?;
     let mut req = json!({ "batch": opts.max_messages });
     if opts.no_wait {
@@ -358,23 +455,64 @@ async fn fetch(
     if !opts.idle_heartbeat.is_zero() {
         req["idle_heartbeat"] = Value::from(nanos(opts.idle_heartbeat));
     }
-    client.publish_frame(
-        &format!("{}.CONSUMER.MSG.NEXT.{stream}.{consumer}", js.api_prefix()),
-        Some(&inbox),
-        None,
-        req.to_string().as_bytes(),
-        true,
-    )?;
+    if let Some(g) = &opts.group {
+        req["group"] = Value::from(g.as_str());
+        if opts.min_pending > 0 {
+            req["min_pending"] = Value::from(opts.min_pending);
+        }
+        if opts.min_ack_pending > 0 {
+            req["min_ack_pending"] = Value::from(opts.min_ack_pending);
+        }
+    }
+    let next_subject = format!("{}.CONSUMER.MSG.NEXT.{stream}.{consumer}", js.api_prefix());
+    let send = |req: &mut Value| -> Result<()> {
+        if let Some(k) = &pin_key {
+            match crate::completion::lock(&js.shared.pins).get(k) {
+                Some(id) => req["id"] = Value::from(id.as_str()),
+                None => {
+                    if let Some(o) = req.as_object_mut() {
+                        o.remove("id");
+                    }
+                }
+            }
+        }
+        client.publish_frame(
+            &next_subject,
+            Some(&inbox),
+            None,
+            req.to_string().as_bytes(),
+            true,
+        )
+    };
+    send(&mut req)?;
     let wait = if opts.no_wait {
         js.options().timeout
     } else {
         opts.expires.saturating_add(FETCH_GRACE)
     };
     let deadline = crate::clock::tokio_deadline_in(wait);
+    // Two heartbeat intervals without a word: the request is gone.
+    let silence = opts.idle_heartbeat.saturating_mul(2);
+    let mut resent = false;
     let mut msgs = Vec::new();
     let mut bytes = 0usize;
     while msgs.len() < opts.max_messages {
-        let m = match tokio::time::timeout_at(deadline, sub.feed().recv()).await {
+        let until = if silence.is_zero() {
+            deadline
+        } else {
+            deadline.min(crate::clock::tokio_deadline_in(silence))
+        };
+        let m = match tokio::time::timeout_at(until, sub.feed().recv()).await {
+            Err(_) if until < deadline => {
+                return Err(Error::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "no heartbeat received: the server sent nothing for {} ms (idle_heartbeat {} ms)",
+                        silence.as_millis(),
+                        opts.idle_heartbeat.as_millis()
+                    ),
+                ))
+            }
             Err(_) => break,
             Ok(Ok(Some(m))) => m,
             Ok(Ok(None)) => break,
@@ -382,6 +520,11 @@ async fn fetch(
         };
         match PullStatus::of(&m) {
             PullStatus::Msg => {
+                if let (Some(k), Some(id)) =
+                    (&pin_key, m.headers().and_then(|h| h.get(PIN_ID_HEADER)))
+                {
+                    crate::completion::lock(&js.shared.pins).insert(k.clone(), id.to_string());
+                }
                 bytes += m.payload().len();
                 msgs.push(m);
                 if opts.max_bytes > 0 && bytes >= opts.max_bytes {
@@ -390,6 +533,18 @@ async fn fetch(
             }
             PullStatus::Heartbeat => {}
             PullStatus::RequestEnded { .. } => break,
+            PullStatus::PinMismatch => {
+                // The pin moved on (unpinned, or timed out): forget it and
+                // ask once more without it, if nothing came yet.
+                if let Some(k) = &pin_key {
+                    crate::completion::lock(&js.shared.pins).remove(k);
+                }
+                if resent || !msgs.is_empty() {
+                    break;
+                }
+                resent = true;
+                send(&mut req)?;
+            }
             PullStatus::ConsumerDeleted => {
                 return Err(Error::new(
                     ErrorKind::ConsumerDeleted,
@@ -397,7 +552,16 @@ async fn fetch(
                 ))
             }
             PullStatus::Rejected(desc, _) => {
-                if msgs.is_empty() && desc.to_ascii_lowercase().contains("exceeded maxwaiting") {
+                let d = desc.to_ascii_lowercase();
+                if msgs.is_empty() && d.contains("exceeded maxwaiting") {
+                    return Err(Error::new(
+                        ErrorKind::JetStream,
+                        format!("pull request rejected: {desc}"),
+                    ));
+                }
+                if d == "consumer is push based"
+                    || (msgs.is_empty() && is_max_bytes_rejection(desc))
+                {
                     return Err(Error::new(
                         ErrorKind::JetStream,
                         format!("pull request rejected: {desc}"),
@@ -411,6 +575,12 @@ async fn fetch(
                     ErrorKind::ConsumerNotFound,
                     format!("no responders for the pull request: consumer {consumer:?} not found on stream {stream:?} (or JetStream is not enabled)"),
                 ));
+            }
+            PullStatus::Other(400, desc) => {
+                // The consumer's groups changed under the cache.
+                crate::completion::lock(&js.shared.priority_groups)
+                    .remove(&format!("{stream}.{consumer}"));
+                return Err(bad_request(desc));
             }
             PullStatus::Other(code, desc) => {
                 return Err(Error::new(

@@ -100,6 +100,12 @@ pub(crate) struct Shared {
     idle: tokio::sync::Notify,
     /// Streams seen and whether each allows Direct Get (`get_msg`).
     direct: Mutex<HashMap<String, bool>>,
+    /// The priority groups of consumers a fetch named a group for
+    /// ("<stream>.<consumer>"), so fetches validate without a round trip.
+    pub(crate) priority_groups: Mutex<HashMap<String, Vec<String>>>,
+    /// Pin ids of pinned_client groups fetched from
+    /// ("<stream>.<consumer>.<group>"), as nats.go keeps them per consumer.
+    pub(crate) pins: Mutex<HashMap<String, String>>,
 }
 
 /// A JetStream context. Cheap to clone; thread-safe.
@@ -215,6 +221,8 @@ impl JetStream {
                 window_cv: Condvar::new(),
                 idle: tokio::sync::Notify::new(),
                 direct: Mutex::default(),
+                priority_groups: Mutex::default(),
+                pins: Mutex::default(),
             }),
         })
     }

@@ -44,7 +44,40 @@ pub(crate) enum PullStatus<'a> {
     Rejected(&'a str, usize),
     /// 503: no responders (no such consumer, or JetStream unavailable).
     NoResponders,
+    /// 423 (ADR-42 pinned client): the request's pin id is not the
+    /// consumer's current one; the request ended.
+    PinMismatch,
     Other(u16, &'a str),
+}
+
+/// The pin id the server puts on messages of a pinned_client group.
+pub(crate) const PIN_ID_HEADER: &str = "Nats-Pin-Id";
+
+/// Bytes a message counts against a pull request's `max_bytes`, as the
+/// server counts them (subject, reply, headers, payload).
+pub(crate) fn msg_size(m: &Message) -> usize {
+    m.subject().len()
+        + m.reply().map_or(0, str::len)
+        + m.headers().map_or(0, |h| h.encoded_len())
+        + m.payload().len()
+}
+
+fn pending_bytes_in(m: &Message) -> usize {
+    m.headers()
+        .and_then(|h| h.get("Nats-Pending-Bytes"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The 409 descriptions after which pulling again cannot help.
+fn is_fatal_rejection(desc: &str) -> bool {
+    desc.eq_ignore_ascii_case("consumer is push based")
+}
+
+/// 409 "Message Size Exceeds MaxBytes": the next message is bigger than
+/// what the request had left.
+pub(crate) fn is_max_bytes_rejection(desc: &str) -> bool {
+    desc.eq_ignore_ascii_case("message size exceeds maxbytes")
 }
 
 fn pending_in(m: &Message) -> usize {
@@ -68,6 +101,7 @@ impl<'a> PullStatus<'a> {
             409 if desc.eq_ignore_ascii_case("consumer deleted") => PullStatus::ConsumerDeleted,
             409 => PullStatus::Rejected(desc, pending_in(m)),
             503 => PullStatus::NoResponders,
+            423 => PullStatus::PinMismatch,
             code => PullStatus::Other(code, desc),
         }
     }
@@ -123,6 +157,30 @@ pub(crate) struct PullWindow {
     pub idle_heartbeat: Duration,
 }
 
+/// What a puller's requests carry besides its window (ADR-42 priority
+/// groups, byte-bounded pulls) and when it pulls again. The default adds
+/// nothing: every request as the window alone makes it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PullRequestExtras {
+    /// The priority group the requests are for.
+    pub group: Option<String>,
+    /// Overflow policy: serve the requests only while the consumer has at
+    /// least this many messages pending (0: not set).
+    pub min_pending: u64,
+    /// Overflow policy: serve them only while at least this many are
+    /// awaiting acks (0: not set).
+    pub min_ack_pending: u64,
+    /// Bytes kept requested (0: requests bounded by messages only). Set,
+    /// it is what decides when to pull again, as in nats.go.
+    pub max_bytes: usize,
+    /// Pull again once what is in flight falls to this many messages
+    /// (default: half of the window).
+    pub threshold_messages: Option<usize>,
+    /// With `max_bytes`: pull again once the bytes requested and not yet
+    /// delivered fall to this (default: half of `max_bytes`).
+    pub threshold_bytes: Option<usize>,
+}
+
 /// Keeps pull requests open for one consumer.
 pub(crate) struct Puller {
     client: Arc<ClientInner>,
@@ -130,8 +188,19 @@ pub(crate) struct Puller {
     inbox: String,
     sub: Subscription,
     window: PullWindow,
+    extras: PullRequestExtras,
+    /// The pin id of the consumer's pinned_client group, once the server
+    /// pinned this puller (sent with every request as "id").
+    pin_id: Option<String>,
     /// Messages requested and not yet delivered (or ended by a status).
     outstanding: usize,
+    /// Bytes requested (with `extras.max_bytes`) and not yet delivered.
+    outstanding_bytes: usize,
+    /// Requests ended by the server without a message: the next pull waits
+    /// for the backoff instead of repeating at once.
+    backoff: Backoff,
+    hold_until: Option<Instant>,
+    delivered_since_pull: bool,
     last_activity: Instant,
     /// The feed was full with nothing requested (counted once per stall).
     stalled: bool,
@@ -153,19 +222,48 @@ impl Puller {
             inbox,
             sub,
             window,
+            extras: PullRequestExtras::default(),
+            pin_id: None,
             outstanding: 0,
+            outstanding_bytes: 0,
+            backoff: Backoff::new(),
+            hold_until: None,
+            delivered_since_pull: false,
             last_activity: Instant::now(),
             stalled: false,
             stalled_before_next: false,
         })
     }
 
+    /// Sets what the requests carry besides the window.
+    pub(crate) fn with_request(mut self, extras: PullRequestExtras) -> Puller {
+        self.extras = extras;
+        self
+    }
+
     fn pull(&mut self, batch: usize) -> Result<()> {
-        let req = json!({
+        let mut req = json!({
             "batch": batch,
             "expires": nanos(self.window.expires),
             "idle_heartbeat": nanos(self.window.idle_heartbeat),
         });
+        let x = &self.extras;
+        let bytes = x.max_bytes.saturating_sub(self.outstanding_bytes);
+        if x.max_bytes > 0 {
+            req["max_bytes"] = json!(bytes);
+        }
+        if let Some(g) = &x.group {
+            req["group"] = json!(g);
+            if x.min_pending > 0 {
+                req["min_pending"] = json!(x.min_pending);
+            }
+            if x.min_ack_pending > 0 {
+                req["min_ack_pending"] = json!(x.min_ack_pending);
+            }
+            if let Some(id) = &self.pin_id {
+                req["id"] = json!(id);
+            }
+        }
         self.client.publish_frame(
             &self.next_subject,
             Some(&self.inbox),
@@ -174,6 +272,8 @@ impl Puller {
             true,
         )?;
         self.outstanding += batch;
+        self.outstanding_bytes += bytes;
+        self.delivered_since_pull = false;
         self.last_activity = Instant::now();
         Ok(())
     }
@@ -183,11 +283,26 @@ impl Puller {
     /// stops it is the reader (`None`: waiting on the server is enough).
     fn top_up<T: FeedItem>(&mut self, out: &Feed<T>) -> Result<Option<usize>> {
         let w = self.window;
-        let half = w.messages / 2;
+        let half = self
+            .extras
+            .threshold_messages
+            .unwrap_or(w.messages / 2)
+            .min(w.messages.saturating_sub(1));
         let (len, room) = out.fill();
         let buffered = if w.count_buffered { len } else { 0 };
         let in_flight = self.outstanding + buffered;
-        if in_flight > half {
+        if self.hold_until.is_some_and(|t| t > Instant::now()) {
+            // Backing off after requests that ended at once.
+            return Ok(None);
+        }
+        if self.extras.max_bytes > 0 {
+            // Bytes decide: the message window only bounds the buffer.
+            let x = &self.extras;
+            let at = x.threshold_bytes.unwrap_or(x.max_bytes / 2);
+            if self.outstanding_bytes > at {
+                return Ok(None);
+            }
+        } else if in_flight > half {
             // Enough requested; for consume, what it buffered counts too,
             // so the reader must take some first.
             return Ok(match half.checked_sub(self.outstanding) {
@@ -246,11 +361,16 @@ impl Puller {
                     // Reconnected: open requests may be gone with the old
                     // connection (a restarted server); ask again now.
                     self.outstanding = 0;
+                    self.outstanding_bytes = 0;
                     return PullEvent::Lost;
                 }
                 _ = tokio::time::sleep_until(silent_until.unwrap_or_else(far_future)), if silent_until.is_some() => {
                     self.outstanding = 0;
+                    self.outstanding_bytes = 0;
                     return PullEvent::Lost;
+                }
+                _ = tokio::time::sleep_until(self.hold_until.unwrap_or_else(far_future)), if self.hold_until.is_some() => {
+                    self.hold_until = None;
                 }
                 _ = out.wait_for_room(wake_at_len.unwrap_or(0)), if wake_at_len.is_some() => {}
                 r = self.sub.feed().recv() => match r {
@@ -273,31 +393,120 @@ impl Puller {
         std::mem::take(&mut self.stalled_before_next)
     }
 
+    /// A request ended by a status, with `pending` messages and
+    /// `pending_bytes` undelivered (0, 0: the server did not say; then
+    /// all of them).
+    fn request_ended(&mut self, pending: usize, pending_bytes: usize) {
+        if pending > 0 || pending_bytes > 0 {
+            self.outstanding = self.outstanding.saturating_sub(pending);
+            self.outstanding_bytes = self.outstanding_bytes.saturating_sub(pending_bytes);
+        } else {
+            self.outstanding = 0;
+            self.outstanding_bytes = 0;
+        }
+    }
+
     fn on_message(&mut self, m: Message) -> Option<PullEvent> {
         match PullStatus::of(&m) {
             PullStatus::Msg => {
                 self.outstanding = self.outstanding.saturating_sub(1);
+                self.outstanding_bytes = self.outstanding_bytes.saturating_sub(msg_size(&m));
+                self.delivered_since_pull = true;
+                self.backoff.reset();
+                if self.extras.group.is_some() {
+                    if let Some(id) = m.headers().and_then(|h| h.get(PIN_ID_HEADER)) {
+                        if self.pin_id.as_deref() != Some(id) {
+                            self.pin_id = Some(id.to_string());
+                        }
+                    }
+                }
                 return Some(PullEvent::Msg(m));
             }
-            PullStatus::Heartbeat | PullStatus::Other(..) => {}
+            PullStatus::Heartbeat => {}
             PullStatus::RequestEnded { pending_msgs } => {
                 self.outstanding = self.outstanding.saturating_sub(pending_msgs);
+                self.outstanding_bytes =
+                    self.outstanding_bytes.saturating_sub(pending_bytes_in(&m));
             }
-            PullStatus::Rejected(_, pending) => {
+            PullStatus::PinMismatch => {
+                // Another client holds the pin now (or it was unpinned):
+                // drop ours and pull again without it at once.
+                self.pin_id = None;
+                self.request_ended(pending_in(&m), pending_bytes_in(&m));
+            }
+            PullStatus::Rejected(desc, pending) => {
+                if is_fatal_rejection(desc) {
+                    return Some(PullEvent::Failed(Error::new(
+                        ErrorKind::JetStream,
+                        format!("pull request rejected: {desc}"),
+                    )));
+                }
+                let pending_bytes = pending_bytes_in(&m);
+                if is_max_bytes_rejection(desc) && pending_bytes >= self.extras.max_bytes {
+                    // Not even the whole byte budget holds the next
+                    // message: it can never be delivered.
+                    return Some(PullEvent::Failed(Error::new(
+                        ErrorKind::JetStream,
+                        format!(
+                            "pull request rejected: {desc} (the next message is larger than max_bytes {})",
+                            self.extras.max_bytes
+                        ),
+                    )));
+                }
                 // That request is over; without a count, all of them.
-                self.outstanding = if pending > 0 {
-                    self.outstanding.saturating_sub(pending)
-                } else {
-                    0
-                };
+                self.request_ended(pending, pending_bytes);
+                if !self.delivered_since_pull && !is_max_bytes_rejection(desc) {
+                    // Ended without delivering (max waiting exceeded, a
+                    // leadership change, ...): do not pull again at once.
+                    self.hold_until = Some(Instant::now() + self.backoff.next());
+                }
             }
             PullStatus::ConsumerDeleted => return Some(PullEvent::ConsumerDeleted),
             PullStatus::NoResponders => {
                 self.outstanding = 0;
+                self.outstanding_bytes = 0;
                 return Some(PullEvent::NoResponders);
+            }
+            PullStatus::Other(400, desc) => {
+                // The server refused the request itself (a priority group
+                // missing or unknown, ...): repeating it cannot help.
+                return Some(PullEvent::Failed(bad_request(desc)));
+            }
+            PullStatus::Other(code, desc) => {
+                // Unknown to this library: reported to the application's
+                // error callback (as nats.go hands it to ConsumeErrHandler),
+                // and pulling goes on.
+                self.client.report_error(
+                    Error::new(
+                        ErrorKind::JetStreamApi,
+                        format!("unexpected pull status {code} {desc}"),
+                    ),
+                    Some((self.sub.sid(), self.inbox.clone())),
+                );
             }
         }
         None
+    }
+}
+
+/// The error of a 400 status to a pull request.
+pub(crate) fn bad_request(desc: &str) -> Error {
+    let d = desc.to_ascii_lowercase();
+    if d.contains("priority group missing") {
+        Error::new(
+            ErrorKind::InvalidArgument,
+            "priority group is required (the consumer has priority groups)",
+        )
+    } else if d.contains("invalid priority group") {
+        Error::new(
+            ErrorKind::InvalidArgument,
+            "invalid priority group (not one of the consumer's priority_groups)",
+        )
+    } else {
+        Error::new(
+            ErrorKind::JetStreamApi,
+            format!("pull request failed: 400 {desc}"),
+        )
     }
 }
 
@@ -336,22 +545,125 @@ impl Backoff {
 /// Options of a continuous pull.
 #[derive(Debug, Clone)]
 pub struct ConsumeOptions {
-    /// Messages kept requested and buffered at most.
+    /// Messages kept requested and buffered at most (not used with
+    /// `max_bytes`).
     pub max_messages: usize,
+    /// Bytes kept requested at most (0: not set). Set, requests are
+    /// bounded by bytes instead of messages (as nats.go's PullMaxBytes:
+    /// each asks for up to 1,000,000 messages within the bytes left).
+    pub max_bytes: usize,
     /// Lifetime of each pull request on the server.
     pub expires: Duration,
     /// Server heartbeats while a request waits; two missed ones mean the
     /// request is gone and a new one is sent.
     pub idle_heartbeat: Duration,
+    /// Pull again once what is requested (and buffered) falls to this
+    /// fraction of `max_messages` (of `max_bytes` with bytes); in (0, 1).
+    pub threshold: f64,
+    /// Overrides `threshold` for messages with a count.
+    pub threshold_messages: Option<usize>,
+    /// Overrides `threshold` for bytes with a count.
+    pub threshold_bytes: Option<usize>,
+    /// The ADR-42 priority group pulled for (required when the consumer
+    /// has priority groups, refused when it has none).
+    pub group: Option<String>,
+    /// Overflow policy: the server serves the requests only while the
+    /// consumer has at least this many messages pending (0: not set).
+    pub min_pending: u64,
+    /// Overflow policy: only while at least this many await acks.
+    pub min_ack_pending: u64,
 }
 
 impl Default for ConsumeOptions {
     fn default() -> Self {
         ConsumeOptions {
             max_messages: 500,
+            max_bytes: 0,
             expires: Duration::from_secs(30),
             idle_heartbeat: Duration::from_secs(15),
+            threshold: 0.5,
+            threshold_messages: None,
+            threshold_bytes: None,
+            group: None,
+            min_pending: 0,
+            min_ack_pending: 0,
         }
+    }
+}
+
+impl ConsumeOptions {
+    /// The default heartbeat for `expires`: half of it, at most 30 s.
+    pub fn default_idle_heartbeat(expires: Duration) -> Duration {
+        (expires / 2).min(Duration::from_secs(30))
+    }
+}
+
+/// Messages asked for per request when bytes bound them (nats.go's).
+const BYTES_MODE_BATCH: usize = 1_000_000;
+
+/// Checks the priority-group fields of a pull against each other.
+pub(crate) fn validate_group_fields(
+    group: Option<&str>,
+    min_pending: u64,
+    min_ack_pending: u64,
+) -> Result<()> {
+    if let Some(g) = group {
+        // ADR-42 group names: 1 to 16 of A-Z a-z 0-9 - _ / =.
+        let ok = !g.is_empty()
+            && g.len() <= 16
+            && g.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'/' | b'='));
+        if !ok {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!("invalid priority group name {g:?} (1 to 16 of A-Z a-z 0-9 - _ / =)"),
+            ));
+        }
+    } else if min_pending > 0 || min_ack_pending > 0 {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            "min_pending and min_ack_pending need a priority group",
+        ));
+    }
+    Ok(())
+}
+
+/// Checks `group` against a consumer's ConsumerInfo (as nats.go does).
+pub(crate) fn check_group(
+    info: &serde_json::Value,
+    consumer: &str,
+    group: Option<&str>,
+) -> Result<()> {
+    let groups: Vec<&str> = info
+        .pointer("/config/priority_groups")
+        .and_then(serde_json::Value::as_array)
+        .map(|a| a.iter().filter_map(serde_json::Value::as_str).collect())
+        .unwrap_or_default();
+    check_group_in(&groups, consumer, group)
+}
+
+pub(crate) fn check_group_in<S: AsRef<str>>(
+    groups: &[S],
+    consumer: &str,
+    group: Option<&str>,
+) -> Result<()> {
+    match group {
+        None if !groups.is_empty() => Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!("priority group is required: consumer {consumer:?} has priority groups"),
+        )),
+        None => Ok(()),
+        Some(g) if groups.is_empty() => Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!("invalid priority group {g:?}: consumer {consumer:?} has no priority groups"),
+        )),
+        Some(g) if !groups.iter().any(|x| x.as_ref() == g) => Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!(
+                "invalid priority group {g:?}: not one of consumer {consumer:?}'s priority_groups"
+            ),
+        )),
+        Some(_) => Ok(()),
     }
 }
 
@@ -383,18 +695,51 @@ impl JetStream {
                     "idle_heartbeat must be positive and at most half of expires",
                 ));
             }
+            if !(opts.threshold > 0.0 && opts.threshold < 1.0) {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "threshold must be between 0 and 1 (exclusive)",
+                ));
+            }
+            validate_group_fields(
+                opts.group.as_deref(),
+                opts.min_pending,
+                opts.min_ack_pending,
+            )?;
             let info = self.consumer_info(stream, consumer);
             let (js, stream, consumer) = (self.clone(), stream.to_string(), consumer.to_string());
             Ok(async move {
-                // Check the consumer exists now rather than at the first read.
-                info.await?;
+                // Check the consumer exists now rather than at the first
+                // read, and the group against its priority groups.
+                let info = info.await?;
+                check_group(&info, &consumer, opts.group.as_deref())?;
+                let bytes_mode = opts.max_bytes > 0;
+                let messages = if bytes_mode {
+                    BYTES_MODE_BATCH
+                } else {
+                    opts.max_messages
+                };
                 let window = PullWindow {
-                    messages: opts.max_messages,
+                    messages,
                     count_buffered: true,
                     expires: opts.expires,
                     idle_heartbeat: opts.idle_heartbeat,
                 };
-                let puller = Puller::new(&js, &stream, &consumer, window)?;
+                let extras = PullRequestExtras {
+                    group: opts.group.clone(),
+                    min_pending: opts.min_pending,
+                    min_ack_pending: opts.min_ack_pending,
+                    max_bytes: opts.max_bytes,
+                    threshold_messages: Some(
+                        opts.threshold_messages
+                            .unwrap_or((messages as f64 * opts.threshold) as usize),
+                    ),
+                    threshold_bytes: bytes_mode.then(|| {
+                        opts.threshold_bytes
+                            .unwrap_or((opts.max_bytes as f64 * opts.threshold) as usize)
+                    }),
+                };
+                let puller = Puller::new(&js, &stream, &consumer, window)?.with_request(extras);
                 let o = &js.client().opts;
                 let out = Arc::new(Feed::new(
                     Limits::from_config(

@@ -1347,6 +1347,254 @@ static void test_bad_input_acks_and_metadata(void) {
     EXPECT_OK(natsio_js_stream_delete(js, "CBADA"));
 }
 
+
+/* ---- priority groups (ADR-42) and pull statuses (ADR-37) ---------------- */
+
+static void messages_free_cb(void *p) { natsio_js_messages_free((natsio_js_messages *)p); }
+
+/* Fetches with a priority group; the list is freed when the case ends. */
+static natsio_status fetch_group(natsio_js *js, const char *stream, const char *consumer, const char *group,
+                                 int64_t min_pending, int64_t max, int64_t expires_ms, size_t *count) {
+    natsio_fetch_options o = fetch_options();
+    o.max_messages = max;
+    o.expires_ms = expires_ms;
+    o.group = group;
+    o.min_pending = min_pending;
+    natsio_msg_list *list = NULL;
+    natsio_status st = natsio_js_fetch(js, stream, consumer, &o, &list);
+    if (st == NATSIO_OK) {
+        *count = natsio_msg_list_count(list);
+        for (size_t i = 0; i < *count; i++) natsio_msg_ack(natsio_msg_list_get(list, i));
+        nt_cleanup(msg_list_free_cb, list);
+    }
+    return st;
+}
+
+static void test_priority_groups_overflow_and_validation(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CPRIO", "cprio.>"));
+    NT_CHECK(publish_n(js, "cprio.x", "m", 3));
+    char *info = NULL;
+    EXPECT_OK(natsio_js_consumer_create(js, "CPRIO",
+                                        "{\"durable_name\":\"ov\",\"priority_groups\":[\"A\"],"
+                                        "\"priority_policy\":\"overflow\"}",
+                                        NATSIO_CREATE, &info));
+    nt_cleanup(string_free_cb, info);
+    NT_CHECK_MSG(strstr(info, "\"priority_policy\":\"overflow\"") && json_array_has(info, "A"), "%s", info);
+    EXPECT_OK(natsio_js_consumer_create(js, "CPRIO", "{\"durable_name\":\"plain\"}", NATSIO_CREATE, NULL));
+
+    /* Validation against the consumer's groups, as nats.go does. */
+    size_t n = 99;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "priority group is required",
+                        fetch_group(js, "CPRIO", "ov", NULL, 0, 1, 300, &n));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "invalid priority group",
+                        fetch_group(js, "CPRIO", "ov", "B", 0, 1, 300, &n));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "invalid priority group",
+                        fetch_group(js, "CPRIO", "plain", "A", 0, 1, 300, &n));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "min_pending",
+                        fetch_group(js, "CPRIO", "plain", NULL, 2, 1, 300, &n));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, fetch_group(js, "CPRIO", "ov", "A.B", 0, 1, 300, &n));
+    NT_CHECK(n == 99);
+    natsio_consume_options co;
+    natsio_consume_options_init(&co);
+    natsio_js_messages *it = SENTINEL;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "priority group is required",
+                        natsio_js_consume(js, "CPRIO", "ov", &co, &it));
+    co.group = "B";
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "invalid priority group",
+                        natsio_js_consume(js, "CPRIO", "ov", &co, &it));
+    NT_CHECK(it == SENTINEL);
+
+    /* Overflow: min_pending above the 3 pending gets nothing, at it gets one. */
+    EXPECT_OK(fetch_group(js, "CPRIO", "ov", "A", 4, 1, 300, &n));
+    NT_CHECK_INT_EQ(n, 0);
+    EXPECT_OK(fetch_group(js, "CPRIO", "ov", "A", 3, 1, 2000, &n));
+    NT_CHECK_INT_EQ(n, 1);
+    /* next with options: 2 pending now. */
+    natsio_fetch_options o = fetch_options();
+    o.group = "A";
+    o.min_pending = 3;
+    o.expires_ms = 300;
+    natsio_msg *m = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_NO_MESSAGES, natsio_js_next_with_options(js, "CPRIO", "ov", &o, &m));
+    o.min_pending = 2;
+    o.expires_ms = 2000;
+    EXPECT_OK(natsio_js_next_with_options(js, "CPRIO", "ov", &o, &m));
+    nt_cleanup(msg_free_cb, m);
+    NT_CHECK(span_eq(natsio_msg_data(m), natsio_msg_data_len(m), "m1"));
+    EXPECT_OK(natsio_msg_ack(m));
+    o.max_messages = 2;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "max_messages", natsio_js_next_with_options(js, "CPRIO", "ov", &o, &m));
+
+    /* consume with the group gets the last one. */
+    co.group = "A";
+    co.expires_ms = 2000;
+    EXPECT_OK(natsio_js_consume(js, "CPRIO", "ov", &co, &it));
+    nt_cleanup(messages_free_cb, it);
+    natsio_msg *cm = NULL;
+    EXPECT_OK(natsio_js_messages_next(it, 3000, &cm));
+    nt_cleanup(msg_free_cb, cm);
+    NT_CHECK(cm != NULL && span_eq(natsio_msg_data(cm), natsio_msg_data_len(cm), "m2"));
+    EXPECT_OK(natsio_js_stream_delete(js, "CPRIO"));
+}
+
+static void test_pinned_client_and_unpin(void) {
+    natsio_js *js1 = connect_js();
+    natsio_js *js2 = connect_js();
+    NT_CHECK(js1 != NULL && js2 != NULL);
+    NT_CHECK(create_stream(js1, "CPIN", "cpin.>"));
+    NT_CHECK(publish_n(js1, "cpin.x", "m", 6));
+    char *info = NULL;
+    EXPECT_OK(natsio_js_consumer_create(js1, "CPIN",
+                                        "{\"durable_name\":\"pin\",\"priority_groups\":[\"G\"],"
+                                        "\"priority_policy\":\"pinned_client\",\"priority_timeout\":\"30s\"}",
+                                        NATSIO_CREATE, &info));
+    nt_cleanup(string_free_cb, info);
+    int64_t timeout_ns = 0;
+    NT_CHECK_MSG(strstr(info, "\"priority_policy\":\"pinned_client\"") && json_int(info, "priority_timeout", &timeout_ns) &&
+                     timeout_ns == 30000000000LL,
+                 "%s", info);
+
+    /* The first puller gets pinned; the other gets nothing meanwhile. */
+    size_t n = 0;
+    EXPECT_OK(fetch_group(js1, "CPIN", "pin", "G", 0, 1, 2000, &n));
+    NT_CHECK_INT_EQ(n, 1);
+    EXPECT_OK(fetch_group(js2, "CPIN", "pin", "G", 0, 1, 300, &n));
+    NT_CHECK_INT_EQ(n, 0);
+    EXPECT_OK(fetch_group(js1, "CPIN", "pin", "G", 0, 1, 2000, &n));
+    NT_CHECK_INT_EQ(n, 1);
+
+    /* Unpinned: the other one gets pinned, the first one nothing. */
+    EXPECT_OK(natsio_js_consumer_unpin(js1, "CPIN", "pin", "G"));
+    EXPECT_OK(fetch_group(js2, "CPIN", "pin", "G", 0, 1, 2000, &n));
+    NT_CHECK_INT_EQ(n, 1);
+    EXPECT_OK(fetch_group(js1, "CPIN", "pin", "G", 0, 1, 300, &n));
+    NT_CHECK_INT_EQ(n, 0);
+
+    /* A consume in the group: pinned after another unpin (token form). */
+    natsio_token *tok = NULL;
+    EXPECT_OK(natsio_js_consumer_unpin_async(js2, "CPIN", "pin", "G", &tok));
+    EXPECT_OK(natsio_token_wait(tok, 5000));
+    NT_CHECK_INT_EQ(natsio_token_status(tok), NATSIO_OK);
+    natsio_token_free(tok);
+    natsio_consume_options co;
+    natsio_consume_options_init(&co);
+    co.group = "G";
+    co.expires_ms = 2000;
+    natsio_js_messages *it = NULL;
+    EXPECT_OK(natsio_js_consume(js1, "CPIN", "pin", &co, &it));
+    nt_cleanup(messages_free_cb, it);
+    for (int i = 0; i < 3; i++) {
+        natsio_msg *m = NULL;
+        EXPECT_OK(natsio_js_messages_next(it, 3000, &m));
+        if (m) {
+            EXPECT_OK(natsio_msg_ack(m));
+            natsio_msg_free(m);
+        }
+    }
+    EXPECT_OK(fetch_group(js2, "CPIN", "pin", "G", 0, 1, 300, &n));
+    NT_CHECK_INT_EQ(n, 0);
+
+    /* Errors. */
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "priority group", natsio_js_consumer_unpin(js1, "CPIN", "pin", "Z"));
+    EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_consumer_unpin(js1, "CPIN", "nope", "G"));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_unpin(js1, "CPIN", "pin", ""));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consumer_unpin(js1, "CPIN", "p.n", "G"));
+    EXPECT_NULL_ARG("js", natsio_js_consumer_unpin(NULL, "CPIN", "pin", "G"));
+    EXPECT_NULL_ARG("stream", natsio_js_consumer_unpin(js1, NULL, "pin", "G"));
+    EXPECT_NULL_ARG("consumer", natsio_js_consumer_unpin(js1, "CPIN", NULL, "G"));
+    EXPECT_NULL_ARG("group", natsio_js_consumer_unpin(js1, "CPIN", "pin", NULL));
+    EXPECT_NULL_ARG("token_out", natsio_js_consumer_unpin_async(js1, "CPIN", "pin", "G", NULL));
+    EXPECT_OK(natsio_js_stream_delete(js1, "CPIN"));
+}
+
+static void test_consume_statuses_and_bytes(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CSTAT", "cstat.>"));
+    char big[300];
+    memset(big, 'x', sizeof big);
+    EXPECT_OK(natsio_js_publish(js, "cstat.x", big, sizeof big, NULL, NULL));
+    NT_CHECK(publish_n(js, "cstat.x", "m", 4));
+
+    /* A push consumer: pulling it ends the consume with a JetStream error. */
+    EXPECT_OK(natsio_js_consumer_create(js, "CSTAT", "{\"durable_name\":\"push\",\"deliver_subject\":\"cstat_dlv\"}",
+                                        NATSIO_CREATE, NULL));
+    natsio_js_messages *it = NULL;
+    EXPECT_OK(natsio_js_consume(js, "CSTAT", "push", NULL, &it));
+    nt_cleanup(messages_free_cb, it);
+    natsio_msg *m = NULL;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_JETSTREAM, "push based", natsio_js_messages_next(it, 3000, &m));
+    NT_CHECK(m == NULL);
+    /* A fetch too. */
+    natsio_fetch_options fo = fetch_options();
+    fo.expires_ms = 500;
+    natsio_msg_list *list = SENTINEL;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_JETSTREAM, "push based", natsio_js_fetch(js, "CSTAT", "push", &fo, &list));
+
+    /* max_bytes below the first message's size: ends with a JetStream error. */
+    EXPECT_OK(natsio_js_consumer_create(js, "CSTAT", "{\"durable_name\":\"mb\"}", NATSIO_CREATE, NULL));
+    natsio_consume_options co;
+    natsio_consume_options_init(&co);
+    co.max_bytes = 100;
+    co.expires_ms = 2000;
+    natsio_js_messages *small = NULL;
+    EXPECT_OK(natsio_js_consume(js, "CSTAT", "mb", &co, &small));
+    nt_cleanup(messages_free_cb, small);
+    EXPECT_FAILS_NAMING(NATSIO_ERR_JETSTREAM, "max_bytes", natsio_js_messages_next(small, 3000, &m));
+    fo.max_bytes = 100;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_JETSTREAM, "MaxBytes", natsio_js_fetch(js, "CSTAT", "mb", &fo, &list));
+    NT_CHECK(list == SENTINEL);
+
+    /* Enough bytes for all of them, a few bytes a request at a time: the
+     * consume keeps pulling by bytes and gets all five in order. */
+    co.max_bytes = 1000;
+    co.threshold_bytes = 600;
+    natsio_js_messages *bytes = NULL;
+    EXPECT_OK(natsio_js_consume(js, "CSTAT", "mb", &co, &bytes));
+    nt_cleanup(messages_free_cb, bytes);
+    for (int i = 0; i < 5; i++) {
+        natsio_msg *got = NULL;
+        EXPECT_OK(natsio_js_messages_next(bytes, 3000, &got));
+        if (!got) break;
+        if (i == 0) NT_CHECK_INT_EQ(natsio_msg_data_len(got), sizeof big);
+        else {
+            char want[8];
+            snprintf(want, sizeof want, "m%d", i - 1);
+            NT_CHECK(span_eq(natsio_msg_data(got), natsio_msg_data_len(got), want));
+        }
+        EXPECT_OK(natsio_msg_ack(got));
+        natsio_msg_free(got);
+    }
+
+    /* Option errors. */
+    natsio_js_messages *bad = SENTINEL;
+    natsio_consume_options_init(&co);
+    co.max_bytes = 1000;
+    co.max_messages = 10;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "exclude", natsio_js_consume(js, "CSTAT", "mb", &co, &bad));
+    natsio_consume_options_init(&co);
+    co.threshold = 1.5;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "threshold", natsio_js_consume(js, "CSTAT", "mb", &co, &bad));
+    natsio_consume_options_init(&co);
+    co.max_messages = 10;
+    co.threshold_messages = 10;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "threshold_messages", natsio_js_consume(js, "CSTAT", "mb", &co, &bad));
+    natsio_consume_options_init(&co);
+    co.min_ack_pending = 1;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "min_pending", natsio_js_consume(js, "CSTAT", "mb", &co, &bad));
+    /* A version 1 struct is still read (its prefix). */
+    natsio_consume_options_init(&co);
+    co.version = 1;
+    co.max_bytes = 5; /* not part of version 1: ignored */
+    natsio_js_messages *v1 = NULL;
+    EXPECT_OK(natsio_js_consume(js, "CSTAT", "mb", &co, &v1));
+    natsio_js_messages_free(v1);
+    NT_CHECK(bad == SENTINEL);
+    EXPECT_OK(natsio_js_stream_delete(js, "CSTAT"));
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_consumer_create_update_info_names_delete),
@@ -1370,6 +1618,9 @@ int main(int argc, char **argv) {
         NT_CASE(test_bad_input_consumer_functions),
         NT_CASE(test_bad_input_fetch_and_next),
         NT_CASE(test_bad_input_acks_and_metadata),
+        NT_CASE(test_priority_groups_overflow_and_validation),
+        NT_CASE(test_pinned_client_and_unpin),
+        NT_CASE(test_consume_statuses_and_bytes),
     };
     return run_cases_with_shared_server(argc, argv, "constest", cases, NT_COUNT(cases));
 }

@@ -990,6 +990,7 @@ fn consume_pulls_continuously_and_stops() {
         max_messages: 64,
         expires: Duration::from_secs(2),
         idle_heartbeat: Duration::from_millis(500),
+        ..ConsumeOptions::default()
     };
     let pull = js.consume("C", "d", opts.clone()).wait().unwrap();
     for i in 0..1000 {
@@ -1529,6 +1530,7 @@ fn consume_delivers_every_message_in_order_across_many_pulls() {
             max_messages: 100,
             expires: Duration::from_secs(2),
             idle_heartbeat: Duration::from_secs(1),
+            ..ConsumeOptions::default()
         };
         let it = js.consume(&stream, "d", opts).wait().unwrap();
         for i in 0..1000u32 {

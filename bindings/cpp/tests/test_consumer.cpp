@@ -612,3 +612,72 @@ TEST(Consumer, InfosPauseAndResume) {
     });
     js.delete_stream("CPP_PAUSE");
 }
+
+// ADR-42 priority groups: validation, overflow's min_pending, a pinned
+// client and unpin; ADR-37 statuses that end a consume.
+TEST(Consumer, PriorityGroupsPinUnpinAndPullStatuses) {
+    natsio::Client client = connect();
+    natsio::Client other_client = connect();
+    natsio::JetStream js(client);
+    natsio::JetStream other(other_client);
+    js.create_stream(R"({"name":"CPP_PRIO","subjects":["cpp.prio.>"],"storage":"memory"})");
+    for (const char* body : {"m0", "m1", "m2", "m3"}) {
+        js.publish("cpp.prio.x", body);
+    }
+    std::string info = js.create_consumer(
+        "CPP_PRIO", R"({"durable_name":"ov","priority_groups":["A"],"priority_policy":"overflow"})");
+    EXPECT_NE(info.find(R"("priority_policy":"overflow")"), std::string::npos) << info;
+
+    natsio::FetchOptions options = fetch_options(1, 300ms);
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
+                                                [&] { js.fetch("CPP_PRIO", "ov", options); });
+    options.group = "B";
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
+                                                [&] { js.fetch("CPP_PRIO", "ov", options); });
+    options.group = "A";
+    options.min_pending = 5;
+    EXPECT_TRUE(js.fetch("CPP_PRIO", "ov", options).empty());
+    options.min_pending = 4;
+    options.expires = 2s;
+    natsio::Msg first = js.next("CPP_PRIO", "ov", options);
+    EXPECT_EQ(first.data(), "m0");
+    first.ack();
+    options.min_pending = 3;  // 3 left
+    EXPECT_EQ(js.next_async("CPP_PRIO", "ov", options).get().data(), "m1");  // unacked
+    natsio::ConsumeOptions consume_options;
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
+                                                [&] { js.consume("CPP_PRIO", "ov", consume_options); });
+
+    // Pinned client: only the pinned context gets messages until unpinned.
+    js.create_consumer("CPP_PRIO",
+                       R"({"durable_name":"pin","priority_groups":["G"],"priority_policy":"pinned_client"})");
+    natsio::FetchOptions pinned = fetch_options(1, 2s);
+    pinned.group = "G";
+    EXPECT_EQ(js.fetch("CPP_PRIO", "pin", pinned).size(), 1u);
+    natsio::FetchOptions short_wait = fetch_options(1, 300ms);
+    short_wait.group = "G";
+    EXPECT_TRUE(other.fetch("CPP_PRIO", "pin", short_wait).empty());
+    js.unpin_consumer("CPP_PRIO", "pin", "G");
+    EXPECT_EQ(other.fetch("CPP_PRIO", "pin", pinned).size(), 1u);
+    EXPECT_TRUE(js.fetch("CPP_PRIO", "pin", short_wait).empty());
+    other.unpin_consumer_async("CPP_PRIO", "pin", "G").get();
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
+                                                [&] { js.unpin_consumer("CPP_PRIO", "pin", "Z"); });
+    expect_throws<natsio::ConsumerNotFoundError>(NATSIO_ERR_CONSUMER_NOT_FOUND,
+                                                 [&] { js.unpin_consumer("CPP_PRIO", "nope", "G"); });
+
+    // A consume in the group gets messages; one with max_bytes below a
+    // message's size ends with JetStreamError.
+    consume_options.group = "G";
+    consume_options.expires = 2s;
+    natsio::Messages msgs = js.consume("CPP_PRIO", "pin", consume_options);
+    EXPECT_EQ(next_item(msgs).data(), "m2");
+    msgs.stop();
+    js.create_consumer("CPP_PRIO", R"({"durable_name":"small"})");
+    natsio::ConsumeOptions tiny;
+    tiny.max_bytes = 10;
+    tiny.expires = 2s;
+    natsio::Messages too_small = js.consume("CPP_PRIO", "small", tiny);
+    expect_throws<natsio::JetStreamError>(NATSIO_ERR_JETSTREAM, [&] { too_small.next(3s); });
+    js.delete_stream("CPP_PRIO");
+}

@@ -68,6 +68,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
         FN("jsConsumerNames", js_js_consumer_names),
         FN("jsConsumerInfos", js_js_consumer_infos),
         FN("jsConsumerPause", js_js_consumer_pause),
+        FN("jsConsumerUnpin", js_js_consumer_unpin),
         FN("jsConsumerResume", js_js_consumer_resume),
         FN("jsFetch", js_js_fetch),
         FN("jsNext", js_js_next),

@@ -370,6 +370,7 @@ EXPORT(js_js_consumer_delete);
 EXPORT(js_js_consumer_names);
 EXPORT(js_js_consumer_infos);
 EXPORT(js_js_consumer_pause);
+EXPORT(js_js_consumer_unpin);
 EXPORT(js_js_consumer_resume);
 EXPORT(js_js_fetch);
 EXPORT(js_js_next);

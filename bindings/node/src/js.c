@@ -603,61 +603,126 @@ EXPORT(js_js_consumer_pause) {
     return promise;
 }
 
+/* Fills fetch options from {maxMessages, maxBytes, expires, noWait,
+ * heartbeat, group, minPending, minAckPending}; *group (free it) holds the
+ * group's copy. False with a pending exception. */
+static bool fetch_opts(napi_env env, napi_value o, natsio_fetch_options *fo, char **group) {
+    natsio_fetch_options_init(fo);
+    *group = NULL;
+    if (!o || !is_object(env, o)) return true;
+    fo->max_messages = get_i64(env, prop(env, o, "maxMessages"), 0);
+    fo->max_bytes = get_i64(env, prop(env, o, "maxBytes"), 0);
+    fo->expires_ms = get_i64(env, prop(env, o, "expires"), 0);
+    fo->idle_heartbeat_ms = get_i64(env, prop(env, o, "heartbeat"), 0);
+    fo->no_wait = opt_flag(env, o, "noWait");
+    fo->min_pending = get_i64(env, prop(env, o, "minPending"), 0);
+    fo->min_ack_pending = get_i64(env, prop(env, o, "minAckPending"), 0);
+    if (!get_opt_string(env, prop(env, o, "group"), group)) return false;
+    fo->group = *group;
+    return true;
+}
+
 /* jsFetch(js, stream, consumer, {maxMessages, maxBytes, expires, noWait,
- * heartbeat}) -> Promise<array of messages> */
+ * heartbeat, group, minPending, minAckPending}) -> Promise<array of messages> */
 EXPORT(js_js_fetch) {
     ARGS(4);
-    char *stream = NULL, *consumer = NULL;
+    char *stream = NULL, *consumer = NULL, *group = NULL;
     js_handle *h = consumer_args(env, argv, &stream, &consumer);
     if (!h) return NULL;
     natsio_fetch_options fo;
-    natsio_fetch_options_init(&fo);
-    if (argc > 3 && is_object(env, argv[3])) {
-        fo.max_messages = get_i64(env, prop(env, argv[3], "maxMessages"), 0);
-        fo.max_bytes = get_i64(env, prop(env, argv[3], "maxBytes"), 0);
-        fo.expires_ms = get_i64(env, prop(env, argv[3], "expires"), 0);
-        fo.idle_heartbeat_ms = get_i64(env, prop(env, argv[3], "heartbeat"), 0);
-        fo.no_wait = opt_flag(env, argv[3], "noWait");
+    napi_value promise = NULL;
+    if (fetch_opts(env, argc > 3 ? argv[3] : NULL, &fo, &group)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_fetch_async(h->js, stream, consumer, &fo, &tok);
+        promise = op_track(env, st, tok, R_MSG_LIST, h, NULL);
     }
-    natsio_token *tok = NULL;
-    int32_t st = natsio_js_fetch_async(h->js, stream, consumer, &fo, &tok);
+    free(group);
     free(stream);
     free(consumer);
-    return op_track(env, st, tok, R_MSG_LIST, h, NULL);
+    return promise;
 }
 
-/* jsNext(js, stream, consumer, timeoutMs) -> Promise<message> */
+/* jsNext(js, stream, consumer, timeoutMs, fetchOpts|null) -> Promise<message>;
+ * with fetch options (natsio_js_next_with_options) their expires is the
+ * wait, else timeoutMs. */
 EXPORT(js_js_next) {
-    ARGS(4);
-    char *stream = NULL, *consumer = NULL;
+    ARGS(5);
+    char *stream = NULL, *consumer = NULL, *group = NULL;
     js_handle *h = consumer_args(env, argv, &stream, &consumer);
     if (!h) return NULL;
+    napi_value promise = NULL;
     natsio_token *tok = NULL;
-    int32_t st = natsio_js_next_async(h->js, stream, consumer, get_i64(env, argv[3], NATSIO_TIMEOUT_DEFAULT), &tok);
+    if (argc > 4 && is_object(env, argv[4])) {
+        natsio_fetch_options fo;
+        if (fetch_opts(env, argv[4], &fo, &group)) {
+            int32_t st = natsio_js_next_with_options_async(h->js, stream, consumer, &fo, &tok);
+            promise = op_track(env, st, tok, R_JS_MSG, h, NULL);
+        }
+    } else {
+        int32_t st = natsio_js_next_async(h->js, stream, consumer, get_i64(env, argv[3], NATSIO_TIMEOUT_DEFAULT), &tok);
+        promise = op_track(env, st, tok, R_JS_MSG, h, NULL);
+    }
+    free(group);
     free(stream);
     free(consumer);
-    return op_track(env, st, tok, R_JS_MSG, h, NULL);
+    return promise;
 }
 
-/* jsConsume(js, stream, consumer, {maxMessages, expires, heartbeat}) ->
- * Promise<feed> (started by the JS layer) */
+/* jsConsumerUnpin(js, stream, consumer, group) -> Promise<undefined> */
+EXPORT(js_js_consumer_unpin) {
+    ARGS(4);
+    char *stream = NULL, *consumer = NULL, *group = NULL;
+    js_handle *h = consumer_args(env, argv, &stream, &consumer);
+    if (!h) return NULL;
+    napi_value promise = NULL;
+    if (get_opt_string(env, argv[3], &group)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consumer_unpin_async(h->js, stream, consumer, group, &tok);
+        promise = op_track(env, st, tok, R_NONE, h, NULL);
+    }
+    free(group);
+    free(stream);
+    free(consumer);
+    return promise;
+}
+
+/* jsConsume(js, stream, consumer, {maxMessages, maxBytes, expires,
+ * heartbeat, threshold, thresholdMessages, thresholdBytes, group,
+ * minPending, minAckPending}) -> Promise<feed> (started by the JS layer) */
 EXPORT(js_js_consume) {
     ARGS(4);
-    char *stream = NULL, *consumer = NULL;
+    char *stream = NULL, *consumer = NULL, *group = NULL;
     js_handle *h = consumer_args(env, argv, &stream, &consumer);
     if (!h) return NULL;
     natsio_consume_options co;
     natsio_consume_options_init(&co);
+    bool ok = true;
     if (argc > 3 && is_object(env, argv[3])) {
         co.max_messages = get_i64(env, prop(env, argv[3], "maxMessages"), 0);
+        co.max_bytes = get_i64(env, prop(env, argv[3], "maxBytes"), 0);
         co.expires_ms = get_i64(env, prop(env, argv[3], "expires"), 0);
         co.idle_heartbeat_ms = get_i64(env, prop(env, argv[3], "heartbeat"), 0);
+        co.threshold_messages = get_i64(env, prop(env, argv[3], "thresholdMessages"), 0);
+        co.threshold_bytes = get_i64(env, prop(env, argv[3], "thresholdBytes"), 0);
+        co.min_pending = get_i64(env, prop(env, argv[3], "minPending"), 0);
+        co.min_ack_pending = get_i64(env, prop(env, argv[3], "minAckPending"), 0);
+        napi_value t = prop(env, argv[3], "threshold");
+        napi_valuetype tt = napi_undefined;
+        if (t) napi_typeof(env, t, &tt);
+        if (tt == napi_number) napi_get_value_double(env, t, &co.threshold);
+        ok = get_opt_string(env, prop(env, argv[3], "group"), &group);
+        co.group = group;
     }
-    natsio_token *tok = NULL;
-    int32_t st = natsio_js_consume_async(h->js, stream, consumer, &co, &tok);
+    napi_value promise = NULL;
+    if (ok) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consume_async(h->js, stream, consumer, &co, &tok);
+        promise = op_track(env, st, tok, R_JS_MESSAGES, h, h->cw);
+    }
+    free(group);
     free(stream);
     free(consumer);
-    return op_track(env, st, tok, R_JS_MESSAGES, h, h->cw);
+    return promise;
 }
 
 enum { ACK_ACK = 0, ACK_NAK = 1, ACK_TERM = 2, ACK_WPI = 3 };

@@ -473,3 +473,51 @@ test('after nc.close(): pulls, consumer calls, acks and KV keys/history fail cle
   await js.streams.delete('NC');
   await js.kv.delete('NC');
 });
+
+test('priority groups: validation, overflow min_pending, pinned client and consumers.unpin; max_bytes ends a consume', async () => {
+  await streamWith('PG', 6);
+  const other = nc.jetstream();
+  try {
+    const info = await js.consumers.add('PG', {
+      durable_name: 'ov', ack_policy: 'explicit', priority_groups: ['A'], priority_policy: 'overflow',
+    });
+    assert.deepEqual(info.config.priority_groups, ['A']);
+    assert.equal(info.config.priority_policy, 'overflow');
+    await rejectsWith(js.fetch('PG', 'ov', { max_messages: 1, expires: 300 }), nats.InvalidArgumentError);
+    await rejectsWith(js.fetch('PG', 'ov', { group: 'B', expires: 300 }), nats.InvalidArgumentError);
+    await rejectsWith(js.consume('PG', 'ov'), nats.InvalidArgumentError);
+    assert.equal((await js.fetch('PG', 'ov', { group: 'A', min_pending: 7, expires: 300 })).length, 0);
+    const got = await js.fetch('PG', 'ov', { group: 'A', min_pending: 6, max_messages: 1, expires: 2000 });
+    assert.equal(got.length, 1);
+    assert.equal(got[0].data.toString(), 'm0');
+    const m = await js.next('PG', 'ov', { group: 'A', minPending: 5, timeout: 2000 });
+    assert.equal(m.data.toString(), 'm1');
+
+    // Pinned client: only the pinned context gets messages until unpinned.
+    await js.consumers.add('PG', {
+      durable_name: 'pin', ack_policy: 'explicit', priority_groups: ['G'], priority_policy: 'pinned_client',
+    });
+    const long = { group: 'G', max_messages: 1, expires: 2000 };
+    const short = { group: 'G', max_messages: 1, expires: 300 };
+    assert.equal((await js.fetch('PG', 'pin', long)).length, 1);
+    assert.equal((await other.fetch('PG', 'pin', short)).length, 0);
+    await js.consumers.unpin('PG', 'pin', 'G');
+    assert.equal((await other.fetch('PG', 'pin', long)).length, 1);
+    assert.equal((await js.fetch('PG', 'pin', short)).length, 0);
+    await rejectsWith(js.consumers.unpin('PG', 'pin', 'Z'), nats.InvalidArgumentError);
+    await rejectsWith(js.consumers.unpin('PG', 'nope', 'G'), nats.ConsumerNotFoundError);
+
+    // A consume whose max_bytes is below a message's size ends with JetStreamError.
+    await js.consumers.add('PG', { durable_name: 'small', ack_policy: 'explicit' });
+    const tiny = await js.consume('PG', 'small', { max_bytes: 10, expires: 2000 });
+    await assert.rejects(
+      (async () => {
+        for await (const msg of tiny) msg.ack();
+      })(),
+      (e) => e instanceof nats.JetStreamError,
+    );
+  } finally {
+    other.close?.();
+    await js.streams.delete('PG');
+  }
+});

@@ -404,8 +404,21 @@ struct FetchOptions {
     milliseconds expires{0};
     /// Return at once with the messages available now (possibly none).
     bool no_wait = false;
-    /// Server heartbeats while the request is open; 0: none.
+    /// Server heartbeats while the request is open; 0: none. Set, two
+    /// intervals without a word from the server throw TimeoutError ("no
+    /// heartbeat received").
     milliseconds idle_heartbeat{0};
+    /// The ADR-42 priority group to pull for (empty: none); required when
+    /// the consumer has priority groups and must be one of them
+    /// (InvalidArgumentError otherwise). With a pinned_client group the
+    /// context keeps the pin id the server gave it.
+    std::string group{};
+    /// Overflow policy: served only while the consumer has at least this
+    /// many messages pending; 0: not set. Needs `group`.
+    std::int64_t min_pending = 0;
+    /// Overflow policy: served only while at least this many messages
+    /// await acks; 0: not set. Needs `group`.
+    std::int64_t min_ack_pending = 0;
 };
 
 /// The messages one JetStream::fetch returned, in order
@@ -493,8 +506,30 @@ struct ConsumeOptions {
     /// Lifetime of each pull request; 0: 30 s (at least 1 s).
     milliseconds expires{0};
     /// Server heartbeats while a request waits (two missed ones re-send
-    /// it); at most half of `expires`. 0: half of `expires`, at most 15 s.
+    /// it); at most half of `expires`. 0: half of `expires`, at most 30 s.
     milliseconds idle_heartbeat{0};
+    /// Bytes kept requested at most; 0: not set. Set, requests are bounded
+    /// by bytes (excludes `max_messages`); a message larger than it ends
+    /// the consume with JetStreamError.
+    std::int64_t max_bytes = 0;
+    /// Pull again once what is requested and buffered falls to this
+    /// fraction of max_messages (max_bytes); 0: 0.5.
+    double threshold = 0;
+    /// The same as a count of messages; 0: from `threshold`.
+    std::int64_t threshold_messages = 0;
+    /// The same as a count of bytes (with max_bytes); 0: from `threshold`.
+    std::int64_t threshold_bytes = 0;
+    /// The ADR-42 priority group to pull for (empty: none), checked
+    /// against the consumer's groups when the consume starts. With a
+    /// pinned_client group the consume keeps its pin and re-pulls when the
+    /// pin moves on.
+    std::string group{};
+    /// Overflow policy: served only while the consumer has at least this
+    /// many messages pending; 0: not set. Needs `group`.
+    std::int64_t min_pending = 0;
+    /// Overflow policy: served only while at least this many messages
+    /// await acks; 0: not set. Needs `group`.
+    std::int64_t min_ack_pending = 0;
 };
 
 namespace detail {
@@ -2381,6 +2416,28 @@ public:
                                                 c_stream.get(), c_consumer.get());
     }
 
+    /// Releases the pinned client of priority group `group` (ADR-42
+    /// pinned_client): the next pull of any client in the group gets
+    /// pinned. Blocks up to the context's timeout. ConsumerNotFoundError,
+    /// StreamNotFoundError, InvalidArgumentError (bad names, a group not
+    /// among the consumer's), TimeoutError, ConnectionClosedError.
+    void unpin_consumer(std::string_view stream, std::string_view consumer,
+                        std::string_view group) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_consumer(consumer, "consumer name");
+        detail::CString c_group(group, "group");
+        detail::check(natsio_js_consumer_unpin(js_, c_stream.get(), c_consumer.get(), c_group.get()));
+    }
+    /// The future form of unpin_consumer.
+    Future<void> unpin_consumer_async(std::string_view stream, std::string_view consumer,
+                                      std::string_view group) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_consumer(consumer, "consumer name");
+        detail::CString c_group(group, "group");
+        return detail::start_async<void>(sink_, natsio_js_consumer_unpin_async, js_, c_stream.get(),
+                                         c_consumer.get(), c_group.get());
+    }
+
     /// Pulls up to `options.max_messages` messages from the pull consumer
     /// `consumer` of `stream`, until the batch is full or the request ends;
     /// the list may be empty (none before `expires`, or none now with
@@ -2429,6 +2486,28 @@ public:
         detail::CString c_consumer(consumer, "consumer name");
         return detail::start_async<Msg>(sink_, natsio_js_next_async, js_, c_stream.get(),
                                         c_consumer.get(), detail::to_ms(timeout));
+    }
+    /// next with a fetch's options (natsio_js_next_with_options): `expires`
+    /// is the wait (0: the context's timeout), plus no_wait,
+    /// idle_heartbeat and the priority-group fields; max_messages 0 or 1.
+    /// Throws as next.
+    Msg next(std::string_view stream, std::string_view consumer, const FetchOptions& options) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_consumer(consumer, "consumer name");
+        natsio_fetch_options c_options = to_c(options);
+        natsio_msg* msg = nullptr;
+        detail::check(natsio_js_next_with_options(js_, c_stream.get(), c_consumer.get(), &c_options, &msg));
+        return Msg(msg);
+    }
+    /// The future form of next with options.
+    Future<Msg> next_async(std::string_view stream, std::string_view consumer,
+                           const FetchOptions& options) const {
+        detail::CString c_stream(stream, "stream name");
+        detail::CString c_consumer(consumer, "consumer name");
+        natsio_fetch_options c_options = to_c(options);
+        return detail::start_async<Msg>(sink_, natsio_js_next_with_options_async, js_, c_stream.get(),
+                                        c_consumer.get(),
+                                        static_cast<const natsio_fetch_options*>(&c_options));
     }
 
     /// Consumes the pull consumer `consumer` of `stream` continuously (see
@@ -2628,7 +2707,19 @@ private:
         c_options.expires_ms = detail::to_ms(options.expires);
         c_options.no_wait = options.no_wait;
         c_options.idle_heartbeat_ms = detail::to_ms(options.idle_heartbeat);
+        c_options.group = group_of(options.group);
+        c_options.min_pending = options.min_pending;
+        c_options.min_ack_pending = options.min_ack_pending;
         return c_options;
+    }
+
+    /// The C form of a group (NULL when empty); refuses an embedded NUL,
+    /// which C would read as a shorter name.
+    static const char* group_of(const std::string& group) {
+        if (group.find('\0') != std::string::npos) {
+            throw InvalidArgumentError(NATSIO_ERR_INVALID_ARGUMENT, "group contains a NUL byte");
+        }
+        return group.empty() ? nullptr : group.c_str();
     }
 
     static natsio_consume_options to_c(const ConsumeOptions& options) {
@@ -2637,6 +2728,13 @@ private:
         c_options.max_messages = options.max_messages;
         c_options.expires_ms = detail::to_ms(options.expires);
         c_options.idle_heartbeat_ms = detail::to_ms(options.idle_heartbeat);
+        c_options.max_bytes = options.max_bytes;
+        c_options.threshold = options.threshold;
+        c_options.threshold_messages = options.threshold_messages;
+        c_options.threshold_bytes = options.threshold_bytes;
+        c_options.group = group_of(options.group);
+        c_options.min_pending = options.min_pending;
+        c_options.min_ack_pending = options.min_ack_pending;
         return c_options;
     }
 
