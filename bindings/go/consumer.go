@@ -769,12 +769,80 @@ func (m *Msg) Metadata() (*MsgMetadata, error) {
 
 // ---- Continuous consumption ----
 
-// ConsumeOpt is an option of Consume.
+// ConsumeOpt is an option of Consume and of OrderedConsumer.Messages
+// (nats.go's PullConsumeOpt and PullMessagesOpt in one type): PullMaxMessages,
+// PullExpiry and PullHeartbeat apply to both; PullIdleTimeout and
+// PullUntilDrained only to an ordered consumer; PullMaxBytes, the
+// thresholds and the priority-group options only to Consume. An option
+// given where it does not apply is ErrInvalidArgument.
 type ConsumeOpt func(*consumeConfig)
+
+// PullMessagesOpt is nats.go's name for an option of Messages.
+type PullMessagesOpt = ConsumeOpt
 
 type consumeConfig struct {
 	c     C.natsio_consume_options
 	group string
+	// Ordered consumer only.
+	idleTimeout  time.Duration
+	untilDrained bool
+}
+
+// orderedOnly names an ordered-consumer option among opts, if any.
+func (o *consumeConfig) orderedOnly() string {
+	switch {
+	case o.idleTimeout != 0:
+		return "PullIdleTimeout"
+	case o.untilDrained:
+		return "PullUntilDrained"
+	}
+	return ""
+}
+
+// consumeOnly names an option among opts that only Consume takes, if any.
+func (o *consumeConfig) consumeOnly() string {
+	switch {
+	case o.c.max_bytes != 0:
+		return "PullMaxBytes"
+	case o.c.threshold_messages != 0:
+		return "PullThresholdMessages"
+	case o.c.threshold_bytes != 0:
+		return "PullThresholdBytes"
+	case o.group != "":
+		return "PullPriorityGroup"
+	case o.c.min_pending != 0:
+		return "PullMinPending"
+	case o.c.min_ack_pending != 0:
+		return "PullMinAckPending"
+	}
+	return ""
+}
+
+// PullMaxMessages is how many messages the library keeps requested (and,
+// for Consume, buffered) at most (default 500). Same as ConsumeMaxMessages.
+func PullMaxMessages(n int) ConsumeOpt { return ConsumeMaxMessages(n) }
+
+// PullExpiry is the lifetime of each pull request (default 30 s, at least
+// 1 s); an expired one is replaced. Same as ConsumeExpires.
+func PullExpiry(d time.Duration) ConsumeOpt { return ConsumeExpires(d) }
+
+// PullHeartbeat is how often the server signals an idle open request; two
+// missed ones make the library pull again (an ordered consumer heals its
+// consumer). Same as ConsumeHeartbeat.
+func PullHeartbeat(d time.Duration) ConsumeOpt { return ConsumeHeartbeat(d) }
+
+// PullIdleTimeout (ordered consumer only) ends the run with ErrNoMessages
+// once no message has arrived for d while nothing is buffered, instead of
+// healing forever.
+func PullIdleTimeout(d time.Duration) ConsumeOpt {
+	return func(o *consumeConfig) { o.idleTimeout = d }
+}
+
+// PullUntilDrained (ordered consumer only) ends the run (ErrDone) once
+// caught up: after the message delivered with nothing more pending, at
+// once when nothing is.
+func PullUntilDrained() ConsumeOpt {
+	return func(o *consumeConfig) { o.untilDrained = true }
 }
 
 // PullMaxBytes bounds the pull requests by bytes instead of messages
@@ -862,6 +930,9 @@ func (js *JetStream) Consume(ctx context.Context, stream, consumer string, opts 
 	C.natsio_consume_options_init(&cfg.c)
 	for _, opt := range opts {
 		opt(&cfg)
+	}
+	if name := cfg.orderedOnly(); name != "" {
+		return nil, errorOf(ErrInvalidArgument, name+" is an option of an ordered consumer's Messages, not of Consume")
 	}
 	cstream, ccons, err := cNames(stream, consumer)
 	if err != nil {

@@ -191,57 +191,31 @@ func (oc *OrderedConsumer) CachedInfo() *ConsumerInfo {
 	return oc.cached
 }
 
-// PullMessagesOpt is an option of OrderedConsumer.Messages (nats.go's
-// PullMaxMessages, PullExpiry, PullHeartbeat, plus the ordered
-// consumer's idle timeout and until-drained mode).
-type PullMessagesOpt func(*C.natsio_ordered_messages_options)
-
-// PullMaxMessages is how many messages each pull request asks for at most
-// (default 500).
-func PullMaxMessages(n int) PullMessagesOpt {
-	return func(o *C.natsio_ordered_messages_options) { o.max_messages = C.int64_t(n) }
-}
-
-// PullExpiry is the lifetime of each pull request (default 30 s, at
-// least 1 s); an expired one is replaced.
-func PullExpiry(d time.Duration) PullMessagesOpt {
-	return func(o *C.natsio_ordered_messages_options) { o.expires_ms = millis(d) }
-}
-
-// PullHeartbeat is how often the server signals an idle open request
-// (default: half of PullExpiry, at most 5 s); two missed ones heal the
-// consumer.
-func PullHeartbeat(d time.Duration) PullMessagesOpt {
-	return func(o *C.natsio_ordered_messages_options) { o.idle_heartbeat_ms = millis(d) }
-}
-
-// PullIdleTimeout ends the run with ErrNoMessages once no message has
-// arrived for d while nothing is buffered, instead of healing forever.
-func PullIdleTimeout(d time.Duration) PullMessagesOpt {
-	return func(o *C.natsio_ordered_messages_options) { o.idle_timeout_ms = millis(d) }
-}
-
-// PullUntilDrained ends the run (ErrDone) once caught up: after the
-// message delivered with nothing more pending, at once when nothing is.
-func PullUntilDrained() PullMessagesOpt {
-	return func(o *C.natsio_ordered_messages_options) { o.until_drained = true }
-}
-
 // Messages starts a run: the ordered messages, pulled on the library's
 // threads into a Consumption (read it with Next or Msgs; the messages
 // carry Metadata and need no acknowledgement). ctx bounds the start only.
 // Errors: ErrIllegalState (a run is going, or after Stop), ErrInvalidArgument
 // (options), ErrStreamNotFound, ErrTimeout, ErrConnectionClosed.
-func (oc *OrderedConsumer) Messages(ctx context.Context, opts ...PullMessagesOpt) (*Consumption, error) {
+func (oc *OrderedConsumer) Messages(ctx context.Context, opts ...ConsumeOpt) (*Consumption, error) {
 	if oc == nil {
 		return nil, errorOf(ErrNullArgument, "nil *OrderedConsumer")
 	}
 	defer runtime.KeepAlive(oc)
+	var cfg consumeConfig
+	C.natsio_consume_options_init(&cfg.c)
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	if name := cfg.consumeOnly(); name != "" {
+		return nil, errorOf(ErrInvalidArgument, name+" is an option of Consume, not of an ordered consumer")
+	}
 	var copts C.natsio_ordered_messages_options
 	C.natsio_ordered_messages_options_init(&copts)
-	for _, opt := range opts {
-		opt(&copts)
-	}
+	copts.max_messages = cfg.c.max_messages
+	copts.expires_ms = cfg.c.expires_ms
+	copts.idle_heartbeat_ms = cfg.c.idle_heartbeat_ms
+	copts.idle_timeout_ms = millis(cfg.idleTimeout)
+	copts.until_drained = C.bool(cfg.untilDrained)
 	r, err := await(ctx, C.GO_TAKE_JS_MESSAGES, func(tok **C.natsio_token) C.natsio_status {
 		return C.natsio_ordered_consumer_messages_async(oc.ptr, &copts, tok)
 	})

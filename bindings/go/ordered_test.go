@@ -165,3 +165,51 @@ func TestOrderedConsumerHealsDrainsAndIdles(t *testing.T) {
 	wantErr(t, err, natsio.ErrDone)
 	noErr(t, oc.Stop(context.Background()))
 }
+
+// One option type serves Consume and an ordered consumer's Messages, as in
+// nats.go: the shared pull options work with both, and an option of one
+// given to the other is refused before anything is sent.
+func TestPullOptionsSharedByConsumeAndOrdered(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 20*time.Second)
+	orderedStream(t, js, 4)
+	got(js.CreateConsumer(ctx, "O", natsio.ConsumerConfig{Durable: "shared"})).must(t)
+
+	_, err := js.Consume(ctx, "O", "shared", natsio.PullUntilDrained())
+	wantErr(t, err, natsio.ErrInvalidArgument, "PullUntilDrained")
+	_, err = js.Consume(ctx, "O", "shared", natsio.PullIdleTimeout(time.Second))
+	wantErr(t, err, natsio.ErrInvalidArgument, "PullIdleTimeout")
+	cons := got(js.Consume(ctx, "O", "shared", natsio.PullMaxMessages(2), natsio.PullExpiry(2*time.Second), natsio.PullHeartbeat(500*time.Millisecond))).must(t)
+	for i := range 4 {
+		m := got(cons.Next(ctx)).must(t)
+		if string(m.Data) != fmt.Sprintf("m%d", i) {
+			t.Fatalf("consumed %q as message %d", m.Data, i)
+		}
+		noErr(t, m.Ack())
+	}
+	cons.Stop()
+
+	oc := got(js.OrderedConsumer(ctx, "O", natsio.OrderedConsumerConfig{})).must(t)
+	defer oc.Stop(ctx)
+	for _, opt := range []struct {
+		name string
+		opt  natsio.PullMessagesOpt
+	}{
+		{"PullMaxBytes", natsio.PullMaxBytes(1024)},
+		{"PullPriorityGroup", natsio.PullPriorityGroup("g")},
+		{"PullThresholdMessages", natsio.PullThresholdMessages(1)},
+	} {
+		_, err := oc.Messages(ctx, opt.opt)
+		wantErr(t, err, natsio.ErrInvalidArgument, opt.name)
+	}
+	// Refused options left nothing running: a run can start now.
+	msgs := got(oc.Messages(ctx, natsio.ConsumeMaxMessages(3), natsio.PullUntilDrained())).must(t)
+	n := 0
+	for _, err := range msgs.Msgs(ctx) {
+		noErr(t, err)
+		n++
+	}
+	if n != 4 {
+		t.Fatalf("ordered run read %d messages, want 4", n)
+	}
+}
