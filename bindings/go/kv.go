@@ -738,14 +738,9 @@ func (kv *KeyValue) watch(ctx context.Context, keys []string, opts []WatchOpt) (
 	for _, opt := range opts {
 		opt(&copts)
 	}
-	// The patterns, NUL-terminated, end to end (natsio_go.c makes the
-	// C array).
-	var buf []byte
-	for _, k := range keys {
-		if err := checkNUL(k); err != nil {
-			return nil, err
-		}
-		buf = append(append(buf, k...), 0)
+	buf, err := nulJoined(keys)
+	if err != nil {
+		return nil, err
 	}
 	if kv == nil {
 		return nil, errorOf(ErrNullArgument, "nil *KeyValue")

@@ -63,14 +63,9 @@ func (kv *KeyValue) ListKeysFiltered(ctx context.Context, filters ...string) (*K
 }
 
 func (kv *KeyValue) listKeys(ctx context.Context, filters []string) (*KeyLister, error) {
-	// The filters, NUL-terminated, end to end (natsio_go.c makes the C
-	// array).
-	var buf []byte
-	for _, f := range filters {
-		if err := checkNUL(f); err != nil {
-			return nil, err
-		}
-		buf = append(append(buf, f...), 0)
+	buf, err := nulJoined(filters)
+	if err != nil {
+		return nil, err
 	}
 	if kv == nil {
 		return nil, errorOf(ErrNullArgument, "nil *KeyValue")

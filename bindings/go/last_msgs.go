@@ -88,14 +88,9 @@ func (js *JetStream) GetLastMsgsFor(ctx context.Context, stream string, subjects
 	if err != nil {
 		return nil, err
 	}
-	// The filters, NUL-terminated, end to end (natsio_go.c makes the C
-	// array).
-	var buf []byte
-	for _, s := range subjects {
-		if err := checkNUL(s); err != nil {
-			return nil, err
-		}
-		buf = append(append(buf, s...), 0)
+	buf, err := nulJoined(subjects)
+	if err != nil {
+		return nil, err
 	}
 	if ctx.Err() != nil {
 		return nil, contextError(ctx)

@@ -123,12 +123,9 @@ func (js *JetStream) OrderedConsumer(ctx context.Context, stream string, cfg Ord
 	if err != nil {
 		return nil, err
 	}
-	var buf []byte
-	for _, s := range cfg.FilterSubjects {
-		if err := checkNUL(s); err != nil {
-			return nil, err
-		}
-		buf = append(append(buf, s...), 0)
+	buf, err := nulJoined(cfg.FilterSubjects)
+	if err != nil {
+		return nil, err
 	}
 	if ctx.Err() != nil {
 		return nil, contextError(ctx)
