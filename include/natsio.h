@@ -770,7 +770,8 @@ typedef struct natsio_client natsio_client;
 typedef struct natsio_js natsio_js;
 
 /**
- * A continuous pull from one consumer (`natsio_js_consume`), read through
+ * A continuous pull from one consumer (`natsio_js_consume`) or a run of
+ * an ordered consumer (`natsio_ordered_consumer_messages`), read through
  * the iterator contract. Owned by the caller, freed with
  * `natsio_js_messages_free`; every function is thread-safe.
  */
@@ -2222,7 +2223,10 @@ natsio_status natsio_token_js_messages(const struct natsio_token *token,
  * (NATSIO_TIMEOUT_DEFAULT or NATSIO_WAIT_FOREVER: until one comes;
  * NATSIO_NO_WAIT: only one already buffered); it goes to `msg_out` (free
  * with `natsio_msg_free`; acknowledge it with `natsio_msg_ack` etc.).
- * NATSIO_DONE (`*msg_out` set to NULL) once stopped. Errors:
+ * NATSIO_DONE (`*msg_out` set to NULL) once stopped (or, for an ordered
+ * run, drained). An ordered run's messages need no acknowledgement; it
+ * ends as `natsio_ordered_consumer_messages` says (NATSIO_ERR_NO_MESSAGES
+ * after its idle timeout, NATSIO_ERR_STREAM_NOT_FOUND). Errors:
  * NATSIO_ERR_TIMEOUT (nothing in time; consumption goes on),
  * NATSIO_ERR_CONSUMER_DELETED / NATSIO_ERR_CONSUMER_NOT_FOUND (the consumer
  * went away: consumption ended), NATSIO_ERR_JETSTREAM /
