@@ -612,6 +612,7 @@ enum class DeliverPolicy : std::int32_t {
 struct OrderedConsumerConfig {
     /// Subjects (wildcards allowed) to read; empty: the whole stream.
     std::vector<std::string> filter_subjects{};
+    /// Where it starts (DeliverPolicy::All: the first message).
     DeliverPolicy deliver_policy = DeliverPolicy::All;
     /// The first stream sequence, for DeliverPolicy::ByStartSequence only.
     std::optional<std::uint64_t> opt_start_seq = std::nullopt;
@@ -660,8 +661,10 @@ public:
     /// Takes ownership of a handle from the C API.
     explicit OrderedConsumer(natsio_ordered_consumer* oc, detail::SinkPtr sink = nullptr) noexcept
         : oc_(oc), sink_(std::move(sink)) {}
+    /// Takes over `other`'s consumer; `other` is left empty.
     OrderedConsumer(OrderedConsumer&& other) noexcept
         : oc_(std::exchange(other.oc_, nullptr)), sink_(std::move(other.sink_)) {}
+    /// Frees this one's consumer (as the destructor) and takes over `other`'s.
     OrderedConsumer& operator=(OrderedConsumer&& other) noexcept {
         if (this != &other) {
             natsio_ordered_consumer_free(oc_);
