@@ -364,8 +364,8 @@ TEST(Consumer, CoreMessagesAreNotJetStreamMessages) {
     EXPECT_EQ(result.get(), "not js: 514");
     // No message at all.
     natsio::MsgView empty;
-    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.ack(); });
-    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.ack(); });
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
                                                 [&] { (void)empty.js_metadata(); });
 }
 
@@ -407,9 +407,9 @@ TEST(Consumer, BadOptionsAndEmptyHandles) {
     js.delete_stream("CPP_BAD");
 
     natsio::JetStream none;
-    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
                                                 [&] { none.fetch("CPP_BAD", "c"); });
-    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
                                                 [&] { none.consumer_names("CPP_BAD"); });
     natsio::MsgList list;
     EXPECT_FALSE(list);
@@ -421,8 +421,8 @@ TEST(Consumer, BadOptionsAndEmptyHandles) {
     EXPECT_EQ(entries[0].revision(), 0u);
     EXPECT_THROW(entries.at(0), std::out_of_range);
     natsio::KeyValue kv;
-    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { kv.keys(); });
-    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { kv.keys(); });
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
                                                 [&] { kv.history("k"); });
 }
 

@@ -32,8 +32,8 @@ void expect_mapped(natsio::Status status) {
 }  // namespace
 
 TEST(Errors, EveryStatusMapsToItsClass) {
-    expect_mapped<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT);
-    expect_mapped<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_UTF8);
+    expect_mapped<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT);
+    expect_mapped<natsio::InvalidUtf8Error>(NATSIO_ERR_INVALID_UTF8);
     expect_mapped<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT);
     expect_mapped<natsio::BadSubjectError>(NATSIO_ERR_BAD_SUBJECT);
     expect_mapped<natsio::BadQueueNameError>(NATSIO_ERR_BAD_QUEUE_NAME);
@@ -79,7 +79,7 @@ TEST(Errors, ArgumentErrors) {
                                            [&] { client.publish("a..b", "x"); });
     expect_throws<natsio::BadSubjectError>(NATSIO_ERR_BAD_SUBJECT,
                                            [&] { client.subscribe("has space"); });
-    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_UTF8,
+    expect_throws<natsio::InvalidUtf8Error>(NATSIO_ERR_INVALID_UTF8,
                                                 [&] { client.publish("bad.\xff", "x"); });
     natsio::SubscribeOptions bad_queue;
     bad_queue.queue = "bad queue";
@@ -189,7 +189,7 @@ TEST(Errors, IllegalStateAfterRuntimeStarted) {
     // An empty Future holds no token: the library's NULL check.
     natsio::Future<void> empty;
     EXPECT_FALSE(empty);
-    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.get(); });
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.get(); });
     EXPECT_FALSE(empty.ready());
 }
 

@@ -405,7 +405,7 @@ TYPED_TEST(FeedContract, CallbackRefusedWhileNextAsyncIsPending) {
     pending.cancel();
     (void)pending.wait_for(2s);
     // An empty handler is refused before reaching the library.
-    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
                                                 [&] { feed.set_callback({}); });
 }
 

@@ -305,10 +305,10 @@ TEST(JetStream, PublishAcksDedupesAndChecksExpectations) {
     expect_throws<natsio::MessageNotFoundError>(
         NATSIO_ERR_MESSAGE_NOT_FOUND, [&] { js.get_last_msg("CPP_PUB", "cpp.pub.none"); });
 
-    js.delete_msg("CPP_PUB", 3);
+    js.delete_msg("CPP_PUB", 3, false);  // marked deleted, not erased
     expect_throws<natsio::MessageNotFoundError>(NATSIO_ERR_MESSAGE_NOT_FOUND,
                                                 [&] { js.get_msg("CPP_PUB", 3); });
-    js.delete_msg("CPP_PUB", 1, true);
+    js.delete_msg("CPP_PUB", 1);  // erased (the default)
     expect_throws<natsio::MessageNotFoundError>(NATSIO_ERR_MESSAGE_NOT_FOUND,
                                                 [&] { js.get_msg("CPP_PUB", 1); });
     // Past the last sequence.
@@ -586,12 +586,12 @@ TEST(JetStream, MovedFromAndEmptyHandles) {
     natsio::JetStream moved = std::move(js);
     EXPECT_FALSE(js);  // NOLINT(bugprone-use-after-move): the point of the test
     EXPECT_TRUE(moved);
-    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
                                                 [&] { js.account_info(); });
     EXPECT_EQ(js.publish_async_pending(), 0u);
     natsio::KeyValue kv;
     EXPECT_EQ(kv.bucket(), "");
-    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
                                                 [&] { kv.put("k", "v"); });
     natsio::KvEntry entry;
     EXPECT_EQ(entry.value(), "");
@@ -903,8 +903,8 @@ TEST(JetStream, ApiLevel) {
     EXPECT_EQ(pending.get(), level);
     // A context without a client: the argument error comes at once.
     natsio::JetStream none;
-    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { none.api_level(); });
-    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { none.api_level(); });
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
                                                 [&] { none.api_level_async(); });
 }
 
@@ -1194,7 +1194,7 @@ TEST(JetStream, LastMsgsForCallbackGetsEveryMessageThenTheEnd) {
     expect_throws<natsio::IllegalStateError>(
         NATSIO_ERR_ILLEGAL_STATE, [&] { msgs.set_callback([](natsio::StoredMsgView) {}); });
     natsio::StoredMsgs other = js.get_last_msgs_for(stream.name(), stream.subject("a.*"));
-    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
                                                 [&] { other.set_callback(nullptr); });
 
     // Items read with next() first: the callback gets the rest, in order.
@@ -1422,14 +1422,14 @@ TEST(JetStream, LastMsgsForRejectsBadArguments) {
                            [&] { js.get_last_msgs_for("CPP.LASTS", a_any); });
     // No context; no iterator.
     natsio::JetStream none;
-    expect_throws<Invalid>(NATSIO_ERR_NULL_ARGUMENT,
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
                            [&] { none.get_last_msgs_for(stream, a_any); });
     natsio::StoredMsgs empty;
     EXPECT_FALSE(empty);
-    expect_throws<Invalid>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.next(); });
-    expect_throws<Invalid>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.next_async(); });
-    expect_throws<Invalid>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.stop(); });
-    expect_throws<Invalid>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.stats(); });
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.next(); });
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.next_async(); });
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.stop(); });
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.stats(); });
     // A default-built view reads as empty.
     natsio::StoredMsgView view;
     EXPECT_FALSE(view);

@@ -415,16 +415,16 @@ TEST(KvV2, BadArgumentsThrowTheirClasses) {
     // No handle.
     natsio::KeyValue none;
     natsio::JetStream no_js;
-    expect_throws<InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { none.purge_deletes(); });
-    expect_throws<InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { none.purge_deletes(); });
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
                                         [&] { none.purge_deletes_async(); });
-    expect_throws<InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { none.get_status(); });
-    expect_throws<InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { none.get_status(); });
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
                                         [&] { none.create("k", "x", seconds(1)); });
-    expect_throws<InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
                                         [&] { none.purge("k", seconds(1)); });
-    expect_throws<InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { no_js.key_value_names(); });
-    expect_throws<InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { no_js.key_value_names(); });
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
                                         [&] { no_js.key_value_statuses_async(); });
 
     js.delete_key_value("cppkv2_bad");

@@ -916,7 +916,7 @@ TEST_F(Obj, BadInput) {
     natsio::ObjectStore moved = std::move(store);
     EXPECT_FALSE(store);  // NOLINT(bugprone-use-after-move)
     EXPECT_EQ(store.bucket(), "");
-    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
                                                 [&] { store.put("x", "y"); });
     natsio::ObjectReader reader;
     EXPECT_THROW(reader.read_all(), natsio::InvalidArgumentError);

@@ -198,5 +198,5 @@ TEST(Ordered, BadInput) {
     expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
                                                 [&] { (void)missing.messages(options); });
     natsio::OrderedConsumer none;
-    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { none.stop(); });
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { none.stop(); });
 }

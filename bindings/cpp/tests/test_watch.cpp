@@ -267,9 +267,9 @@ TEST(Consume, BadOptionsMovesAndEmptyHandles) {
     std::optional<natsio::Msg> one = moved.next(5s);
     ASSERT_TRUE(one.has_value());
     EXPECT_EQ(one->data(), "one");
-    expect_throws<Invalid>(NATSIO_ERR_NULL_ARGUMENT, [&] { first.next(10ms); });
-    expect_throws<Invalid>(NATSIO_ERR_NULL_ARGUMENT, [&] { first.stop(); });
-    expect_throws<Invalid>(NATSIO_ERR_NULL_ARGUMENT, [&] { first.next_async(); });
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { first.next(10ms); });
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { first.stop(); });
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { first.next_async(); });
     // Move-assigning over a running consumption stops and frees it.
     natsio::Messages other = js.consume("CPP_CNBAD", "d");
     other = std::move(moved);
@@ -280,9 +280,9 @@ TEST(Consume, BadOptionsMovesAndEmptyHandles) {
 
     natsio::Messages none;
     EXPECT_FALSE(none);
-    expect_throws<Invalid>(NATSIO_ERR_NULL_ARGUMENT, [&] { none.next(10ms); });
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { none.next(10ms); });
     natsio::JetStream no_js;
-    expect_throws<Invalid>(NATSIO_ERR_NULL_ARGUMENT, [&] { no_js.consume("CPP_CNBAD", "d"); });
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { no_js.consume("CPP_CNBAD", "d"); });
     js.delete_stream("CPP_CNBAD");
 }
 
@@ -496,12 +496,12 @@ TEST(KvWatch, InvalidPatternThrowsInvalidKey) {
     EXPECT_TRUE(js.consumer_names("KV_CPP_WBAD").empty());
 
     natsio::KeyValue none;
-    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { none.watch(); });
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { none.watch(); });
     natsio::KvWatcher empty;
     EXPECT_FALSE(empty);
-    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT,
                                                 [&] { empty.next(10ms); });
-    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.stop(); });
+    expect_throws<natsio::NullArgumentError>(NATSIO_ERR_NULL_ARGUMENT, [&] { empty.stop(); });
     js.delete_key_value("CPP_WBAD");
 }
 

@@ -32,6 +32,20 @@ inline std::string_view status_text(Status status) noexcept {
     return natsio_status_str(static_cast<int32_t>(status));
 }
 
+/// The error data of a failure, beside its status and text: what a
+/// JetStream API rejection or a Key-Value revision check reported (the
+/// natsio_last_error_code(), _err_code() and _revision() of the failing
+/// call). Zero fields mean "none".
+struct ErrorData {
+    /// The JetStream API error's "code" (e.g. 404), 0 when none.
+    int api_code = 0;
+    /// The JetStream API error's "err_code" (e.g. 10059), 0 when none.
+    int err_code = 0;
+    /// The key revision a KEY_DELETED or KEY_EXISTS failure concerns, 0
+    /// when none.
+    std::uint64_t revision = 0;
+};
+
 /// Base of every exception thrown by the binding for a failing natsio call.
 /// Its what() is status_text(status()), followed by ": " and detail() when
 /// there is a detail text; a detail that already begins with the status
@@ -42,15 +56,33 @@ inline std::string_view status_text(Status status) noexcept {
 class Error : public std::runtime_error {
 public:
     /// An exception for `status` with the library's `detail` text (usually
-    /// natsio_last_error() of the failing call; "" for none). Every
-    /// subclass inherits this constructor; make_error() picks the class.
-    Error(Status status, std::string detail)
-        : std::runtime_error(compose(status, detail)), status_(status), detail_(std::move(detail)) {}
+    /// natsio_last_error() of the failing call; "" for none) and its error
+    /// `data` (none by default). Every subclass inherits this constructor;
+    /// make_error() picks the class.
+    Error(Status status, std::string detail, ErrorData data = {})
+        : std::runtime_error(compose(status, detail)),
+          status_(status),
+          detail_(std::move(detail)),
+          data_(data) {}
 
     /// The natsio_status the library returned.
     Status status() const noexcept { return status_; }
     /// natsio_last_error() text of the failing call ("" when there was none).
     const std::string& detail() const noexcept { return detail_; }
+    /// The JetStream API error's "code" (e.g. 400, 404, 503) when the
+    /// JetStream API rejected the request (an ApiError, or the Key-Value or
+    /// Object Store error it became), 0 otherwise
+    /// (natsio_last_error_code()).
+    int api_code() const noexcept { return data_.api_code; }
+    /// The JetStream API error's "err_code" (e.g. 10058 stream name in use,
+    /// 10059 stream not found), 0 when none (natsio_last_error_err_code()).
+    int err_code() const noexcept { return data_.err_code; }
+    /// The key revision a KeyDeletedError (the delete or purge marker's
+    /// revision) or KeyExistsError (the live value's revision) concerns, 0
+    /// when none (natsio_last_error_revision()).
+    std::uint64_t revision() const noexcept { return data_.revision; }
+    /// All three: api_code(), err_code() and revision().
+    const ErrorData& data() const noexcept { return data_; }
 
 private:
     static std::string compose(Status status, const std::string& detail) {
@@ -93,10 +125,14 @@ private:
 
     Status status_;
     std::string detail_;
+    ErrorData data_;
 };
 
-// Each class below inherits Error's constructor; its doc comment names the
-// natsio_status codes it stands for. (The doc comments inside the macros
+// The classes mirror the reference client's error tree
+// (tests/conformance/cases.txt, natsio_status_parent/natsio_status_is in
+// the core): a status's class derives from the class of each of its parent
+// statuses. Each class inherits Error's constructor; its doc comment names
+// the natsio_status code it stands for. (The doc comments inside the macros
 // use /** */: a /// comment would swallow the rest of the spliced line.)
 #define NATSIO_CPP_ERROR_CLASS(Name, Base)                                      \
     class Name : public Base {                                                 \
@@ -105,12 +141,12 @@ private:
     }
 
 // TimeoutError and JetStreamError derive from Error virtually so that
-// NoMessagesError can be both with a single Error inside (catching
-// `const Error&` stays unambiguous). Their subclasses inherit Error's
-// constructor, which then initialises that virtual base directly; the
-// protected default constructor exists only for NoMessagesError (a virtual
-// base is initialised by the most derived class, so its Error(...) there
-// never runs).
+// NoMessagesError and AsyncPublishTimeoutError can be both with a single
+// Error inside (catching `const Error&` stays unambiguous). Their
+// subclasses inherit Error's constructor, which then initialises that
+// virtual base directly; the protected default constructor exists only for
+// the classes with both parents (a virtual base is initialised by the most
+// derived class, so its Error(...) there never runs).
 #define NATSIO_CPP_ERROR_CLASS_VIRTUAL(Name, Code)                              \
     class Name : public virtual Error {                                        \
     public:                                                                    \
@@ -118,17 +154,33 @@ private:
                                                                                \
     protected:                                                                 \
         /** Initialises Error with Code and no detail. Exists only             \
-            for NoMessagesError, which initialises its virtual Error           \
-            base itself (so this Error(...) never runs). */                    \
+            for the classes that are both a TimeoutError and a                 \
+            JetStreamError, which initialise their virtual Error               \
+            base themselves (so this Error(...) never runs). */                \
         Name() : Error(Code, std::string()) {}                                 \
     }
 
+// A class that is both a JetStreamError and a TimeoutError (one virtual
+// Error base, which it initialises itself).
+#define NATSIO_CPP_ERROR_CLASS_JS_TIMEOUT(Name)                                 \
+    class Name : public JetStreamError, public TimeoutError {                  \
+    public:                                                                    \
+        /** As Error's constructor; initialises the single, virtual Error      \
+            base. */                                                           \
+        Name(Status status, std::string detail, ErrorData data = {})           \
+            : Error(status, std::move(detail), data) {}                        \
+    }
+
 // 1xx: arguments and usage.
-/// NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8 and
-/// NATSIO_ERR_INVALID_ARGUMENT: a missing, non-UTF-8, out-of-range or malformed
-/// argument (also thrown by the binding for a string with an embedded NUL
-/// byte).
+/// NATSIO_ERR_INVALID_ARGUMENT: an out-of-range or malformed argument (also
+/// thrown by the binding for a string with an embedded NUL byte). Also the
+/// base of NullArgumentError and InvalidUtf8Error.
 NATSIO_CPP_ERROR_CLASS(InvalidArgumentError, Error);
+/// NATSIO_ERR_NULL_ARGUMENT: a missing argument (an InvalidArgumentError).
+NATSIO_CPP_ERROR_CLASS(NullArgumentError, InvalidArgumentError);
+/// NATSIO_ERR_INVALID_UTF8: a string argument that is not valid UTF-8 (an
+/// InvalidArgumentError).
+NATSIO_CPP_ERROR_CLASS(InvalidUtf8Error, InvalidArgumentError);
 /// NATSIO_ERR_BAD_SUBJECT: a subject that is empty or has empty tokens,
 /// whitespace or misplaced wildcards.
 NATSIO_CPP_ERROR_CLASS(BadSubjectError, Error);
@@ -150,12 +202,14 @@ NATSIO_CPP_ERROR_CLASS(NotFoundError, Error);
 NATSIO_CPP_ERROR_CLASS(InternalError, Error);
 // 2xx: connection.
 /// NATSIO_ERR_TIMEOUT: the operation did not complete in time. Also the base of
-/// DrainTimeoutError and NoMessagesError.
+/// DrainTimeoutError, NoMessagesError and AsyncPublishTimeoutError.
 NATSIO_CPP_ERROR_CLASS_VIRTUAL(TimeoutError, NATSIO_ERR_TIMEOUT);
-/// NATSIO_ERR_CONNECTION_CLOSED: the connection is closed or draining.
+/// NATSIO_ERR_CONNECTION_CLOSED: the connection is closed or draining. Also
+/// the base of NoServersError.
 NATSIO_CPP_ERROR_CLASS(ConnectionClosedError, Error);
-/// NATSIO_ERR_NO_SERVERS: no server could be reached.
-NATSIO_CPP_ERROR_CLASS(NoServersError, Error);
+/// NATSIO_ERR_NO_SERVERS: no server could be reached (a
+/// ConnectionClosedError).
+NATSIO_CPP_ERROR_CLASS(NoServersError, ConnectionClosedError);
 /// NATSIO_ERR_IO: a socket error (also thrown by the binding when a
 /// std::istream or std::ostream fails).
 NATSIO_CPP_ERROR_CLASS(IoError, Error);
@@ -168,25 +222,27 @@ NATSIO_CPP_ERROR_CLASS(CancelledError, Error);
 /// fit the reconnect buffer, or buffering is disabled.
 NATSIO_CPP_ERROR_CLASS(ReconnectBufExceededError, Error);
 // 3xx: protocol and server.
-/// NATSIO_ERR_PROTOCOL: the server violated the protocol.
+/// NATSIO_ERR_PROTOCOL: the server violated the protocol, or a protocol
+/// limit was exceeded.
 NATSIO_CPP_ERROR_CLASS(ProtocolError, Error);
 /// NATSIO_ERR_PARSER: a frame from the server could not be parsed (a
 /// ProtocolError).
 NATSIO_CPP_ERROR_CLASS(ParserError, ProtocolError);
 /// NATSIO_ERR_MAX_CONTROL_LINE: a control line exceeded max_control_line (a
-/// ProtocolError).
-NATSIO_CPP_ERROR_CLASS(MaxControlLineError, ProtocolError);
-/// NATSIO_ERR_MAX_PAYLOAD: a message is larger than the server's max_payload.
-NATSIO_CPP_ERROR_CLASS(MaxPayloadError, Error);
+/// ParserError, so a ProtocolError).
+NATSIO_CPP_ERROR_CLASS(MaxControlLineError, ParserError);
+/// NATSIO_ERR_MAX_PAYLOAD: a message is larger than the server's max_payload
+/// (a ProtocolError).
+NATSIO_CPP_ERROR_CLASS(MaxPayloadError, ProtocolError);
 /// NATSIO_ERR_SERVER: the server sent an -ERR not covered by a subclass.
 NATSIO_CPP_ERROR_CLASS(ServerError, Error);
 /// NATSIO_ERR_STALE_CONNECTION: the connection went stale (a ServerError).
 NATSIO_CPP_ERROR_CLASS(StaleConnectionError, ServerError);
 /// NATSIO_ERR_AUTHORIZATION: authentication was rejected (a ServerError).
 NATSIO_CPP_ERROR_CLASS(AuthorizationError, ServerError);
-/// NATSIO_ERR_AUTH_EXPIRED: credentials expired or were revoked (an
-/// AuthorizationError).
-NATSIO_CPP_ERROR_CLASS(AuthExpiredError, AuthorizationError);
+/// NATSIO_ERR_AUTH_EXPIRED: credentials expired or were revoked (a
+/// ServerError; not an AuthorizationError, as in the reference client).
+NATSIO_CPP_ERROR_CLASS(AuthExpiredError, ServerError);
 /// NATSIO_ERR_PERMISSIONS: a publish or subscribe was denied (a ServerError).
 NATSIO_CPP_ERROR_CLASS(PermissionsError, ServerError);
 /// NATSIO_ERR_MAX_SUBSCRIPTIONS: the account's subscription limit was reached
@@ -204,13 +260,14 @@ NATSIO_CPP_ERROR_CLASS(SubscriptionClosedError, Error);
 /// NATSIO_ERR_SLOW_CONSUMER: pending limits were exceeded.
 NATSIO_CPP_ERROR_CLASS(SlowConsumerError, Error);
 // 5xx: JetStream. ApiError and its subclasses are rejections by the
-// JetStream API (detail: code, err_code, description).
+// JetStream API (api_code(), err_code(); detail: the description).
 /// NATSIO_ERR_JETSTREAM: a JetStream operation failed (e.g. an unexpected
 /// reply). Base of every JetStream, Key-Value and Object Store error except the
 /// bad-name ones (ConfigError subclasses).
 NATSIO_CPP_ERROR_CLASS_VIRTUAL(JetStreamError, NATSIO_ERR_JETSTREAM);
 /// NATSIO_ERR_JS_API: the JetStream API rejected the request for a reason no
-/// subclass covers; detail() gives its code, err_code and description.
+/// subclass covers; api_code() and err_code() say which, detail() gives
+/// the description.
 NATSIO_CPP_ERROR_CLASS(ApiError, JetStreamError);
 /// NATSIO_ERR_JS_NOT_ENABLED: JetStream is not enabled for the account or
 /// server (an ApiError).
@@ -236,8 +293,12 @@ NATSIO_CPP_ERROR_CLASS(WrongLastSequenceError, ApiError);
 /// acks for longer than the stall wait.
 NATSIO_CPP_ERROR_CLASS(TooManyStalledMsgsError, JetStreamError);
 /// NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT: an asynchronous publish got no ack in
-/// time.
-NATSIO_CPP_ERROR_CLASS(AsyncPublishTimeoutError, JetStreamError);
+/// time. Both a JetStreamError and a TimeoutError.
+NATSIO_CPP_ERROR_CLASS_JS_TIMEOUT(AsyncPublishTimeoutError);
+/// NATSIO_ERR_NO_MESSAGES: a pull (JetStream::next) ended without a message.
+/// Both a JetStreamError and a TimeoutError, so
+/// `catch (const natsio::TimeoutError&)` sees it too.
+NATSIO_CPP_ERROR_CLASS_JS_TIMEOUT(NoMessagesError);
 /// NATSIO_ERR_CONSUMER_DELETED: the consumer was deleted while pulling from it.
 NATSIO_CPP_ERROR_CLASS(ConsumerDeletedError, JetStreamError);
 /// NATSIO_ERR_MESSAGE_ALREADY_ACKED: the message was already acknowledged or
@@ -246,14 +307,6 @@ NATSIO_CPP_ERROR_CLASS(MessageAlreadyAckedError, JetStreamError);
 /// NATSIO_ERR_NOT_JS_MESSAGE: the message did not come from a JetStream
 /// consumer (its reply subject is not an ack subject).
 NATSIO_CPP_ERROR_CLASS(NotJsMessageError, JetStreamError);
-/// NATSIO_ERR_NO_MESSAGES: a pull (JetStream::next) ended without a message.
-/// Both a JetStreamError and a TimeoutError, so
-/// `catch (const natsio::TimeoutError&)` sees it too.
-class NoMessagesError : public JetStreamError, public TimeoutError {
-public:
-    /// As Error's constructor; initialises the single, virtual Error base.
-    NoMessagesError(Status status, std::string detail) : Error(status, std::move(detail)) {}
-};
 // 6xx: Key-Value. A deleted key is also "not found"; bad names are config
 // errors.
 /// NATSIO_ERR_BUCKET_NOT_FOUND: the Key-Value or Object Store bucket does not
@@ -266,9 +319,10 @@ NATSIO_CPP_ERROR_CLASS(BucketExistsError, JetStreamError);
 /// KeyDeletedError.
 NATSIO_CPP_ERROR_CLASS(KeyNotFoundError, JetStreamError);
 /// NATSIO_ERR_KEY_DELETED: the key's latest revision is a delete or purge
-/// marker (a KeyNotFoundError).
+/// marker (a KeyNotFoundError); revision() is the marker's revision.
 NATSIO_CPP_ERROR_CLASS(KeyDeletedError, KeyNotFoundError);
-/// NATSIO_ERR_KEY_EXISTS: KeyValue::create found a live value for the key.
+/// NATSIO_ERR_KEY_EXISTS: KeyValue::create found a live value for the key;
+/// revision() is that value's revision.
 NATSIO_CPP_ERROR_CLASS(KeyExistsError, JetStreamError);
 /// NATSIO_ERR_INVALID_BUCKET_NAME: a bucket name outside `[A-Za-z0-9_-]+` (a
 /// ConfigError).
@@ -302,151 +356,122 @@ NATSIO_CPP_ERROR_CLASS(BucketSealedError, JetStreamError);
 
 #undef NATSIO_CPP_ERROR_CLASS
 #undef NATSIO_CPP_ERROR_CLASS_VIRTUAL
+#undef NATSIO_CPP_ERROR_CLASS_JS_TIMEOUT
 
-/// The exception for `status` with `detail`, as an exception_ptr (for
-/// promises and error handlers). Every natsio_status error code maps to
-/// the class documented for it; unknown codes (and NATSIO_OK, NATSIO_DONE,
-/// NATSIO_PENDING) map to natsio::Error itself.
-inline std::exception_ptr make_error(Status status, std::string detail) {
-    switch (status) {
-    case NATSIO_ERR_NULL_ARGUMENT:
-    case NATSIO_ERR_INVALID_UTF8:
-    case NATSIO_ERR_INVALID_ARGUMENT:
-        return std::make_exception_ptr(InvalidArgumentError(status, std::move(detail)));
-    case NATSIO_ERR_BAD_SUBJECT:
-        return std::make_exception_ptr(BadSubjectError(status, std::move(detail)));
-    case NATSIO_ERR_BAD_QUEUE_NAME:
-        return std::make_exception_ptr(BadQueueNameError(status, std::move(detail)));
-    case NATSIO_ERR_BAD_HEADERS:
-        return std::make_exception_ptr(BadHeadersError(status, std::move(detail)));
-    case NATSIO_ERR_CONFIG:
-        return std::make_exception_ptr(ConfigError(status, std::move(detail)));
-    case NATSIO_ERR_ILLEGAL_STATE:
-        return std::make_exception_ptr(IllegalStateError(status, std::move(detail)));
-    case NATSIO_ERR_NOT_FOUND:
-        return std::make_exception_ptr(NotFoundError(status, std::move(detail)));
-    case NATSIO_ERR_INTERNAL:
-        return std::make_exception_ptr(InternalError(status, std::move(detail)));
-    case NATSIO_ERR_TIMEOUT:
-        return std::make_exception_ptr(TimeoutError(status, std::move(detail)));
-    case NATSIO_ERR_CONNECTION_CLOSED:
-        return std::make_exception_ptr(ConnectionClosedError(status, std::move(detail)));
-    case NATSIO_ERR_NO_SERVERS:
-        return std::make_exception_ptr(NoServersError(status, std::move(detail)));
-    case NATSIO_ERR_IO:
-        return std::make_exception_ptr(IoError(status, std::move(detail)));
-    case NATSIO_ERR_DRAIN_TIMEOUT:
-        return std::make_exception_ptr(DrainTimeoutError(status, std::move(detail)));
-    case NATSIO_ERR_CANCELLED:
-        return std::make_exception_ptr(CancelledError(status, std::move(detail)));
-    case NATSIO_ERR_RECONNECT_BUF_EXCEEDED:
-        return std::make_exception_ptr(ReconnectBufExceededError(status, std::move(detail)));
-    case NATSIO_ERR_PROTOCOL:
-        return std::make_exception_ptr(ProtocolError(status, std::move(detail)));
-    case NATSIO_ERR_PARSER:
-        return std::make_exception_ptr(ParserError(status, std::move(detail)));
-    case NATSIO_ERR_MAX_CONTROL_LINE:
-        return std::make_exception_ptr(MaxControlLineError(status, std::move(detail)));
-    case NATSIO_ERR_MAX_PAYLOAD:
-        return std::make_exception_ptr(MaxPayloadError(status, std::move(detail)));
-    case NATSIO_ERR_SERVER:
-        return std::make_exception_ptr(ServerError(status, std::move(detail)));
-    case NATSIO_ERR_STALE_CONNECTION:
-        return std::make_exception_ptr(StaleConnectionError(status, std::move(detail)));
-    case NATSIO_ERR_AUTHORIZATION:
-        return std::make_exception_ptr(AuthorizationError(status, std::move(detail)));
-    case NATSIO_ERR_AUTH_EXPIRED:
-        return std::make_exception_ptr(AuthExpiredError(status, std::move(detail)));
-    case NATSIO_ERR_PERMISSIONS:
-        return std::make_exception_ptr(PermissionsError(status, std::move(detail)));
-    case NATSIO_ERR_MAX_SUBSCRIPTIONS:
-        return std::make_exception_ptr(MaxSubscriptionsError(status, std::move(detail)));
-    case NATSIO_ERR_NO_RESPONDERS:
-        return std::make_exception_ptr(NoRespondersError(status, std::move(detail)));
-    case NATSIO_ERR_NO_REPLY_SUBJECT:
-        return std::make_exception_ptr(NoReplySubjectError(status, std::move(detail)));
-    case NATSIO_ERR_SUBSCRIPTION_CLOSED:
-        return std::make_exception_ptr(SubscriptionClosedError(status, std::move(detail)));
-    case NATSIO_ERR_SLOW_CONSUMER:
-        return std::make_exception_ptr(SlowConsumerError(status, std::move(detail)));
-    case NATSIO_ERR_JETSTREAM:
-        return std::make_exception_ptr(JetStreamError(status, std::move(detail)));
-    case NATSIO_ERR_JS_API:
-        return std::make_exception_ptr(ApiError(status, std::move(detail)));
-    case NATSIO_ERR_JS_NOT_ENABLED:
-        return std::make_exception_ptr(JetStreamNotEnabledError(status, std::move(detail)));
-    case NATSIO_ERR_NO_STREAM_RESPONSE:
-        return std::make_exception_ptr(NoStreamResponseError(status, std::move(detail)));
-    case NATSIO_ERR_STREAM_NOT_FOUND:
-        return std::make_exception_ptr(StreamNotFoundError(status, std::move(detail)));
-    case NATSIO_ERR_STREAM_NAME_IN_USE:
-        return std::make_exception_ptr(StreamNameInUseError(status, std::move(detail)));
-    case NATSIO_ERR_CONSUMER_NOT_FOUND:
-        return std::make_exception_ptr(ConsumerNotFoundError(status, std::move(detail)));
-    case NATSIO_ERR_MESSAGE_NOT_FOUND:
-        return std::make_exception_ptr(MessageNotFoundError(status, std::move(detail)));
-    case NATSIO_ERR_WRONG_LAST_SEQUENCE:
-        return std::make_exception_ptr(WrongLastSequenceError(status, std::move(detail)));
-    case NATSIO_ERR_TOO_MANY_STALLED:
-        return std::make_exception_ptr(TooManyStalledMsgsError(status, std::move(detail)));
-    case NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT:
-        return std::make_exception_ptr(AsyncPublishTimeoutError(status, std::move(detail)));
-    case NATSIO_ERR_NO_MESSAGES:
-        return std::make_exception_ptr(NoMessagesError(status, std::move(detail)));
-    case NATSIO_ERR_CONSUMER_DELETED:
-        return std::make_exception_ptr(ConsumerDeletedError(status, std::move(detail)));
-    case NATSIO_ERR_MESSAGE_ALREADY_ACKED:
-        return std::make_exception_ptr(MessageAlreadyAckedError(status, std::move(detail)));
-    case NATSIO_ERR_NOT_JS_MESSAGE:
-        return std::make_exception_ptr(NotJsMessageError(status, std::move(detail)));
-    case NATSIO_ERR_BUCKET_NOT_FOUND:
-        return std::make_exception_ptr(BucketNotFoundError(status, std::move(detail)));
-    case NATSIO_ERR_BUCKET_EXISTS:
-        return std::make_exception_ptr(BucketExistsError(status, std::move(detail)));
-    case NATSIO_ERR_KEY_NOT_FOUND:
-        return std::make_exception_ptr(KeyNotFoundError(status, std::move(detail)));
-    case NATSIO_ERR_KEY_DELETED:
-        return std::make_exception_ptr(KeyDeletedError(status, std::move(detail)));
-    case NATSIO_ERR_KEY_EXISTS:
-        return std::make_exception_ptr(KeyExistsError(status, std::move(detail)));
-    case NATSIO_ERR_INVALID_BUCKET_NAME:
-        return std::make_exception_ptr(InvalidBucketNameError(status, std::move(detail)));
-    case NATSIO_ERR_INVALID_KEY:
-        return std::make_exception_ptr(InvalidKeyError(status, std::move(detail)));
-    case NATSIO_ERR_OBJECT_NOT_FOUND:
-        return std::make_exception_ptr(ObjectNotFoundError(status, std::move(detail)));
-    case NATSIO_ERR_OBJECT_DELETED:
-        return std::make_exception_ptr(ObjectDeletedError(status, std::move(detail)));
-    case NATSIO_ERR_OBJECT_EXISTS:
-        return std::make_exception_ptr(ObjectExistsError(status, std::move(detail)));
-    case NATSIO_ERR_DIGEST_MISMATCH:
-        return std::make_exception_ptr(DigestMismatchError(status, std::move(detail)));
-    case NATSIO_ERR_OBJECT_LINK:
-        return std::make_exception_ptr(ObjectLinkError(status, std::move(detail)));
-    case NATSIO_ERR_INVALID_OBJECT_NAME:
-        return std::make_exception_ptr(InvalidObjectNameError(status, std::move(detail)));
-    case NATSIO_ERR_BUCKET_SEALED:
-        return std::make_exception_ptr(BucketSealedError(status, std::move(detail)));
-    case NATSIO_OK:
-    case NATSIO_DONE:
-    case NATSIO_PENDING:
+/// The one mapping from error status to class: calls `X(code, Class)` for
+/// every NATSIO_ERR_* code of natsio.h, in code order. make_error() is
+/// built from it; a program can use it too, e.g. to list every class.
+#define NATSIO_CPP_ERRORS(X)                                                   \
+    X(NATSIO_ERR_NULL_ARGUMENT, NullArgumentError)                             \
+    X(NATSIO_ERR_INVALID_UTF8, InvalidUtf8Error)                               \
+    X(NATSIO_ERR_INVALID_ARGUMENT, InvalidArgumentError)                       \
+    X(NATSIO_ERR_BAD_SUBJECT, BadSubjectError)                                 \
+    X(NATSIO_ERR_BAD_QUEUE_NAME, BadQueueNameError)                            \
+    X(NATSIO_ERR_BAD_HEADERS, BadHeadersError)                                 \
+    X(NATSIO_ERR_CONFIG, ConfigError)                                          \
+    X(NATSIO_ERR_ILLEGAL_STATE, IllegalStateError)                             \
+    X(NATSIO_ERR_NOT_FOUND, NotFoundError)                                     \
+    X(NATSIO_ERR_INTERNAL, InternalError)                                      \
+    X(NATSIO_ERR_TIMEOUT, TimeoutError)                                        \
+    X(NATSIO_ERR_CONNECTION_CLOSED, ConnectionClosedError)                     \
+    X(NATSIO_ERR_NO_SERVERS, NoServersError)                                   \
+    X(NATSIO_ERR_IO, IoError)                                                  \
+    X(NATSIO_ERR_DRAIN_TIMEOUT, DrainTimeoutError)                             \
+    X(NATSIO_ERR_CANCELLED, CancelledError)                                    \
+    X(NATSIO_ERR_RECONNECT_BUF_EXCEEDED, ReconnectBufExceededError)            \
+    X(NATSIO_ERR_PROTOCOL, ProtocolError)                                      \
+    X(NATSIO_ERR_PARSER, ParserError)                                          \
+    X(NATSIO_ERR_MAX_CONTROL_LINE, MaxControlLineError)                        \
+    X(NATSIO_ERR_MAX_PAYLOAD, MaxPayloadError)                                 \
+    X(NATSIO_ERR_SERVER, ServerError)                                          \
+    X(NATSIO_ERR_STALE_CONNECTION, StaleConnectionError)                       \
+    X(NATSIO_ERR_AUTHORIZATION, AuthorizationError)                            \
+    X(NATSIO_ERR_AUTH_EXPIRED, AuthExpiredError)                               \
+    X(NATSIO_ERR_PERMISSIONS, PermissionsError)                                \
+    X(NATSIO_ERR_MAX_SUBSCRIPTIONS, MaxSubscriptionsError)                     \
+    X(NATSIO_ERR_NO_RESPONDERS, NoRespondersError)                             \
+    X(NATSIO_ERR_NO_REPLY_SUBJECT, NoReplySubjectError)                        \
+    X(NATSIO_ERR_SUBSCRIPTION_CLOSED, SubscriptionClosedError)                 \
+    X(NATSIO_ERR_SLOW_CONSUMER, SlowConsumerError)                             \
+    X(NATSIO_ERR_JETSTREAM, JetStreamError)                                    \
+    X(NATSIO_ERR_JS_API, ApiError)                                             \
+    X(NATSIO_ERR_JS_NOT_ENABLED, JetStreamNotEnabledError)                     \
+    X(NATSIO_ERR_NO_STREAM_RESPONSE, NoStreamResponseError)                    \
+    X(NATSIO_ERR_STREAM_NOT_FOUND, StreamNotFoundError)                        \
+    X(NATSIO_ERR_STREAM_NAME_IN_USE, StreamNameInUseError)                     \
+    X(NATSIO_ERR_CONSUMER_NOT_FOUND, ConsumerNotFoundError)                    \
+    X(NATSIO_ERR_MESSAGE_NOT_FOUND, MessageNotFoundError)                      \
+    X(NATSIO_ERR_WRONG_LAST_SEQUENCE, WrongLastSequenceError)                  \
+    X(NATSIO_ERR_TOO_MANY_STALLED, TooManyStalledMsgsError)                    \
+    X(NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT, AsyncPublishTimeoutError)              \
+    X(NATSIO_ERR_NO_MESSAGES, NoMessagesError)                                 \
+    X(NATSIO_ERR_CONSUMER_DELETED, ConsumerDeletedError)                       \
+    X(NATSIO_ERR_MESSAGE_ALREADY_ACKED, MessageAlreadyAckedError)              \
+    X(NATSIO_ERR_NOT_JS_MESSAGE, NotJsMessageError)                            \
+    X(NATSIO_ERR_BUCKET_NOT_FOUND, BucketNotFoundError)                        \
+    X(NATSIO_ERR_BUCKET_EXISTS, BucketExistsError)                             \
+    X(NATSIO_ERR_KEY_NOT_FOUND, KeyNotFoundError)                              \
+    X(NATSIO_ERR_KEY_DELETED, KeyDeletedError)                                 \
+    X(NATSIO_ERR_KEY_EXISTS, KeyExistsError)                                   \
+    X(NATSIO_ERR_INVALID_BUCKET_NAME, InvalidBucketNameError)                  \
+    X(NATSIO_ERR_INVALID_KEY, InvalidKeyError)                                 \
+    X(NATSIO_ERR_OBJECT_NOT_FOUND, ObjectNotFoundError)                        \
+    X(NATSIO_ERR_OBJECT_DELETED, ObjectDeletedError)                           \
+    X(NATSIO_ERR_OBJECT_EXISTS, ObjectExistsError)                             \
+    X(NATSIO_ERR_DIGEST_MISMATCH, DigestMismatchError)                         \
+    X(NATSIO_ERR_OBJECT_LINK, ObjectLinkError)                                 \
+    X(NATSIO_ERR_INVALID_OBJECT_NAME, InvalidObjectNameError)                  \
+    X(NATSIO_ERR_BUCKET_SEALED, BucketSealedError)
+
+/// The exception for `status` with `detail` and error `data`, as an
+/// exception_ptr (for promises and error handlers). Every natsio_status
+/// error code maps to the class documented for it (NATSIO_CPP_ERRORS);
+/// unknown codes (and NATSIO_OK, NATSIO_DONE, NATSIO_PENDING) map to
+/// natsio::Error itself.
+inline std::exception_ptr make_error(Status status, std::string detail, ErrorData data = {}) {
+    switch (static_cast<std::int32_t>(status)) {
+#define NATSIO_CPP_ERROR_CASE(Code, Class)                                      \
+    case Code:                                                                 \
+        return std::make_exception_ptr(Class(status, std::move(detail), data));
+        NATSIO_CPP_ERRORS(NATSIO_CPP_ERROR_CASE)
+#undef NATSIO_CPP_ERROR_CASE
+    default:
         break;
     }
-    return std::make_exception_ptr(Error(status, std::move(detail)));
+    return std::make_exception_ptr(Error(status, std::move(detail), data));
 }
 
-/// Throws the exception make_error() maps `status` to, with `detail`.
-[[noreturn]] inline void throw_error(Status status, std::string detail) {
-    std::rethrow_exception(make_error(status, std::move(detail)));
+/// Throws the exception make_error() maps `status` to, with `detail` and
+/// error `data`.
+[[noreturn]] inline void throw_error(Status status, std::string detail, ErrorData data = {}) {
+    std::rethrow_exception(make_error(status, std::move(detail), data));
 }
 
 namespace detail {
 
+/// This thread's error data of the last failing call
+/// (natsio_last_error_code, _err_code, _revision).
+inline ErrorData last_error_data() noexcept {
+    ErrorData data;
+    data.api_code = static_cast<int>(natsio_last_error_code());
+    data.err_code = static_cast<int>(natsio_last_error_err_code());
+    data.revision = natsio_last_error_revision();
+    return data;
+}
+
+/// The exception for `status` with this thread's last error text and data
+/// (read at once: the next failing call would replace them).
+inline std::exception_ptr last_error(Status status) {
+    ErrorData data = last_error_data();
+    return make_error(status, natsio_last_error(), data);
+}
+
 /// Throws for any status other than NATSIO_OK, reading this thread's
-/// natsio_last_error() at once (the next failing call would replace it).
+/// natsio_last_error() and its error data at once (the next failing call
+/// would replace them).
 inline void check(Status status) {
     if (status != NATSIO_OK) {
-        throw_error(status, natsio_last_error());
+        std::rethrow_exception(last_error(status));
     }
 }
 

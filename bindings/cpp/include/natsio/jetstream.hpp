@@ -2262,15 +2262,18 @@ public:
             stream, detail::CStringArray(std::begin(one), std::end(one), "subject"), options);
     }
 
-    /// Deletes message `seq` of `stream`; `erase` also overwrites its bytes
-    /// on disk. MessageNotFoundError.
-    void delete_msg(std::string_view stream, std::uint64_t seq, bool erase = false) const {
+    /// Deletes message `seq` of `stream`. By default (`erase` true, as in
+    /// the reference client and nats.js) the server also overwrites its
+    /// bytes on disk (a secure erase); `erase` false only marks it deleted
+    /// (the request carries "no_erase": true, nats.go's DeleteMsg).
+    /// MessageNotFoundError.
+    void delete_msg(std::string_view stream, std::uint64_t seq, bool erase = true) const {
         detail::CString c_stream(stream, "stream name");
         detail::check(natsio_js_stream_delete_msg(js_, c_stream.get(), seq, erase));
     }
-    /// The future form of delete_msg.
+    /// The future form of delete_msg (erases by default, as delete_msg).
     Future<void> delete_msg_async(std::string_view stream, std::uint64_t seq,
-                                  bool erase = false) const {
+                                  bool erase = true) const {
         detail::CString c_stream(stream, "stream name");
         return detail::start_async<void>(sink_, natsio_js_stream_delete_msg_async, js_,
                                          c_stream.get(), seq, erase);

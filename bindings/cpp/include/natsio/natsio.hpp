@@ -82,6 +82,10 @@ inline constexpr milliseconds default_timeout{NATSIO_TIMEOUT_DEFAULT};
 /// Wait as long as it takes.
 inline constexpr milliseconds forever{NATSIO_WAIT_FOREVER};
 
+/// The URL a client connects to when given none (an empty URL):
+/// NATSIO_DEFAULT_URL, "nats://127.0.0.1:4222" (nats.go's DefaultURL).
+inline constexpr std::string_view default_url{NATSIO_DEFAULT_URL};
+
 /// The library version, e.g. "0.1.0".
 inline std::string_view version() noexcept { return natsio_version(); }
 
@@ -295,9 +299,9 @@ public:
     /// anything else: throws for a failure (having freed the box).
     static void settle(CallbackBox* box, Status status) {
         if (status != NATSIO_OK) {
-            std::string detail = natsio_last_error();
+            std::exception_ptr error = last_error(status);
             delete box;
-            throw_error(status, std::move(detail));
+            std::rethrow_exception(error);
         }
         if (box->state_.exchange(kRegistered) == kReleased) {
             delete box;
@@ -322,8 +326,11 @@ struct AsyncError {
         /// Reported by the library (slow consumer, server -ERR, lost
         /// connection, drain timeout, ...): `status` says which.
         Library,
-        /// A message handler of this binding threw; `status` is NATSIO_OK
-        /// and `error` holds what it threw.
+        /// A callback of the application threw (a subscription's message
+        /// handler, a Feed's item or end handler, a Future::then callback,
+        /// the event handler); `status` is NATSIO_OK and `error` holds what
+        /// it threw. The exception never reaches the C library, and
+        /// delivery goes on with the next item.
         Handler,
     };
 
@@ -335,8 +342,9 @@ struct AsyncError {
     std::string text;
     /// Subscription concerned (0 and "" when none).
     std::uint64_t sid = 0;
-    /// Subject concerned: the subscription's or the message's ("" when
-    /// none).
+    /// Subject concerned ("" when none): the subscription's subject for a
+    /// subscription's errors and its message handler's exceptions, else
+    /// the item's (a JetStream message's, a Key-Value entry's key, ...).
     std::string subject;
     /// The mapped natsio::Error (Library) or the handler's exception.
     std::exception_ptr error;
@@ -923,8 +931,10 @@ inline Msg MsgView::clone() const {
 
 /// Receives messages of a callback subscription, on the subscription's
 /// dispatcher thread; the MsgView is borrowed for the call (clone() it to
-/// keep it). May throw: the exception is reported to the client's error
-/// handler and delivery goes on.
+/// keep it). May throw: the exception is caught before it reaches the
+/// library and reported to the client's error handler (Options::on_error)
+/// as an AsyncError of Source::Handler carrying it and the subscription's
+/// subject; the next message is still delivered.
 using MsgHandler = std::function<void(MsgView)>;
 
 // ---------------------------------------------------------------------------
@@ -1220,6 +1230,15 @@ template <class Traits, class = void>
 struct has_take : std::false_type {};
 template <class Traits>
 struct has_take<Traits, std::void_t<decltype(Traits::take(nullptr))>> : std::true_type {};
+
+/// True when an iterator's Traits names the subject its handle is about
+/// (`static const char* owner_subject(const Handle*)`: a subscription's
+/// subject), which callback errors then report instead of the item's.
+template <class Traits, class = void>
+struct has_owner_subject : std::false_type {};
+template <class Traits>
+struct has_owner_subject<Traits, std::void_t<decltype(Traits::owner_subject(nullptr))>>
+    : std::true_type {};
 }  // namespace detail
 
 /// A stream of items read through the C iterator contract, implemented once
@@ -1365,10 +1384,15 @@ public:
     /// is set already or next_async() futures are pending.
     void set_callback(ItemHandler on_item, EndHandler on_end = {}) const {
         if (!on_item) {
-            throw InvalidArgumentError(NATSIO_ERR_NULL_ARGUMENT, "the item handler is empty");
+            throw NullArgumentError(NATSIO_ERR_NULL_ARGUMENT, "the item handler is empty");
         }
         using Box = detail::CallbackBox<CallbackSlot>;
-        auto* box = new Box(CallbackSlot{std::move(on_item), std::move(on_end), sink_});
+        std::string owner_subject;
+        if constexpr (detail::has_owner_subject<Traits>::value) {
+            owner_subject = detail::view_of(Traits::owner_subject(handle_));
+        }
+        auto* box = new Box(
+            CallbackSlot{std::move(on_item), std::move(on_end), sink_, std::move(owner_subject)});
         Status status = Traits::set_callback(handle_, &deliver, box, &Box::release);
         Box::settle(box, status);
     }
@@ -1407,6 +1431,9 @@ private:
         ItemHandler on_item;
         EndHandler on_end;
         detail::SinkPtr sink;
+        // The subscription's subject, reported with what on_item throws
+        // ("": the item's subject instead).
+        std::string owner_subject;
     };
 
     static void deliver(void* user_data, const typename Traits::CItem* item,
@@ -1417,7 +1444,8 @@ private:
                 slot.on_item(view_type(item));
             } catch (...) {
                 detail::report_thrown(slot.sink, std::current_exception(), Traits::sid(item),
-                                      Traits::subject(item));
+                                      slot.owner_subject.empty() ? Traits::subject(item)
+                                                                 : slot.owner_subject.c_str());
             }
             return;
         }
@@ -1426,7 +1454,7 @@ private:
             // during this call only: read it now.
             std::exception_ptr error;
             if (status != NATSIO_DONE) {
-                error = make_error(status, natsio_last_error());
+                error = detail::last_error(status);
             }
             if (slot.on_end) {
                 slot.on_end(error);
@@ -1454,6 +1482,9 @@ struct MsgFeedBase {
 
 struct SubFeed : MsgFeedBase {
     using Handle = natsio_sub;
+    static const char* owner_subject(const natsio_sub* sub) noexcept {
+        return natsio_sub_subject(sub);
+    }
     static constexpr auto next = &natsio_sub_next;
     static constexpr auto next_async = &natsio_sub_next_async;
     static constexpr auto set_callback = &natsio_sub_set_callback;
@@ -1520,10 +1551,12 @@ struct SubscribeOptions {
     // (The explicit initializers keep C++20 designated initialization,
     // `{.queue = "q"}`, free of -Wmissing-field-initializers.)
     std::optional<std::string_view> queue = std::nullopt;
-    /// Pending message limit (0: the client's default; negative:
-    /// unlimited).
+    /// Pending message limit: std::nullopt (unset) keeps the client's
+    /// default (Options::set_pending_limits); 0 or less disables the limit
+    /// (no limit, as in the reference client).
     std::optional<std::int64_t> pending_msgs_limit = std::nullopt;
-    /// Pending byte limit (0: the client's default; negative: unlimited).
+    /// Pending byte limit: std::nullopt keeps the client's default; 0 or
+    /// less disables the limit.
     std::optional<std::int64_t> pending_bytes_limit = std::nullopt;
     /// What happens when a limit is exceeded (default: DropNew).
     std::optional<PendingPolicy> policy = std::nullopt;
@@ -1555,11 +1588,12 @@ public:
     void drain(milliseconds timeout = default_timeout) const {
         detail::check(natsio_sub_drain(c_handle(), detail::to_ms(timeout)));
     }
-    /// The future form of drain: completes when the backlog is handled
-    /// (errors as drain).
-    Future<void> drain_async() const {
+    /// The future form of drain: completes when the backlog is handled,
+    /// or with TimeoutError after `timeout` (default: the client's drain
+    /// timeout; the drain goes on); other errors as drain.
+    Future<void> drain_async(milliseconds timeout = default_timeout) const {
         natsio_token* token = nullptr;
-        detail::check(natsio_sub_drain_async(c_handle(), &token));
+        detail::check(natsio_sub_drain_async(c_handle(), detail::to_ms(timeout), &token));
         return Future<void>(token, sink());
     }
 
@@ -1615,7 +1649,7 @@ inline constexpr const char* kClientLang = "natsio-cpp";
 /// connect returns.
 class Options {
 public:
-    /// The library's defaults (server nats://127.0.0.1:4222, connect
+    /// The library's defaults (server natsio::default_url, connect
     /// timeout 5 s, request timeout 5 s, flush timeout 10 s, drain timeout
     /// 30 s, ...; see natsio_options_new), announcing this binding as
     /// kClientLang.
@@ -1648,7 +1682,8 @@ public:
 
     /// The server URL(s): one URL or several, comma-separated
     /// (`nats://host:port`, `host:port`, `nats://user:pass@host`), tried
-    /// in order. ConfigError for a malformed URL.
+    /// in order; an empty `url` means natsio::default_url. ConfigError for
+    /// a malformed URL.
     Options& set_url(std::string_view url) {
         detail::CString c_url(url, "url");
         detail::check(natsio_options_set_url(opts_, c_url.get()));
@@ -1754,7 +1789,14 @@ public:
 
     /// Receives the asynchronous errors of clients connected with these
     /// options (on the client's event thread), and the exceptions their
-    /// message handlers throw. Clients keep the handler they connected with.
+    /// callbacks throw on library threads: message handlers of
+    /// subscriptions (with the subscription's subject), item and end
+    /// handlers of every Feed (KV and object watchers, consume, ...),
+    /// Future::then callbacks and the event handler. Such an exception
+    /// arrives as AsyncError::Source::Handler with AsyncError::error
+    /// holding it; it never unwinds into the library and delivery goes on.
+    /// Without a handler it is written to standard error. Clients keep the
+    /// handler they connected with.
     Options& on_error(ErrorHandler handler) {
         auto sink = std::make_shared<detail::ErrorSink>();
         sink->handler = std::move(handler);
@@ -1901,7 +1943,7 @@ public:
     /// passed on from `sign`).
     Options& set_auth_callbacks(JwtHandler jwt, SignHandler sign) {
         if (!jwt || !sign) {
-            throw InvalidArgumentError(NATSIO_ERR_NULL_ARGUMENT,
+            throw NullArgumentError(NATSIO_ERR_NULL_ARGUMENT,
                                        "both auth callbacks are required");
         }
         using Box = detail::CallbackBox<detail::AuthSlot>;
@@ -2002,8 +2044,10 @@ struct TokenReader<Client> {
 /// Client holds no connection and its calls throw InvalidArgumentError.
 class Client {
 public:
-    /// Connects to `url` (comma-separated URLs allowed) with default options.
-    static Client connect(std::string_view url) {
+    /// Connects to `url` (comma-separated URLs allowed; "", the default:
+    /// natsio::default_url, as nats.go's Connect("")) with default
+    /// options.
+    static Client connect(std::string_view url = default_url) {
         Options options;
         options.set_url(url);
         return connect(options);
@@ -2025,7 +2069,7 @@ public:
         return Future<Client>(token, options.sink_);
     }
     /// The future form of connect(url), with default options.
-    static Future<Client> connect_async(std::string_view url) {
+    static Future<Client> connect_async(std::string_view url = default_url) {
         Options options;
         options.set_url(url);
         return connect_async(options);
@@ -2146,16 +2190,19 @@ public:
     }
 
     /// Waits until the server processed everything sent before (a
-    /// PING/PONG round trip), up to `timeout` (default: the client's flush
-    /// timeout). TimeoutError, ConnectionClosedError.
+    /// PING/PONG round trip), up to `timeout` (default_timeout: the
+    /// client's flush timeout, Options::set_flush_timeout, 10 s unless
+    /// set; never longer). TimeoutError past it (e.g. a stopped server),
+    /// ConnectionClosedError.
     void flush(milliseconds timeout = default_timeout) const {
         detail::check(natsio_client_flush(client_, detail::to_ms(timeout)));
     }
-    /// The future form of flush (bounded by the library, without a
-    /// timeout argument in the C ABI).
-    Future<void> flush_async() const {
+    /// The future form of flush: completes once the server processed
+    /// everything sent before, or with TimeoutError after `timeout`
+    /// (default_timeout: the client's flush timeout, as flush()).
+    Future<void> flush_async(milliseconds timeout = default_timeout) const {
         natsio_token* token = nullptr;
-        detail::check(natsio_client_flush_async(client_, &token));
+        detail::check(natsio_client_flush_async(client_, detail::to_ms(timeout), &token));
         return Future<void>(token, sink_);
     }
 

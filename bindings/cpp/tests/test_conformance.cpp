@@ -1,0 +1,584 @@
+// The conformance table (tests/conformance/cases.txt, read at run time from
+// NATSIO_CONFORMANCE_CASES) run against the C++ binding and a real server:
+// one test per kind of line (error, data, default, behaviour), each line
+// under its own SCOPED_TRACE. A line this file has no check for fails, so a
+// case added to the table must be added here too.
+#include "js_support.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <typeinfo>
+#include <vector>
+
+#ifndef NATSIO_CONFORMANCE_CASES
+#error "NATSIO_CONFORMANCE_CASES (the path of tests/conformance/cases.txt) must be defined"
+#endif
+#ifndef NATSIO_C_HEADER
+#error "NATSIO_C_HEADER (the path of include/natsio.h) must be defined"
+#endif
+
+using namespace natsio_test;
+
+namespace {
+
+/// One line of the table: its kind, its other fields, and where it is.
+struct Case {
+    int line = 0;
+    std::string kind;
+    std::vector<std::string> fields;
+    std::string text;
+};
+
+std::string read_text(const char* path) {
+    std::ifstream in(path);
+    if (!in) {
+        throw std::runtime_error(std::string("cannot read ") + path);
+    }
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return buffer.str();
+}
+
+const std::vector<Case>& cases() {
+    static const std::vector<Case> all = [] {
+        std::vector<Case> out;
+        std::istringstream in(read_text(NATSIO_CONFORMANCE_CASES));
+        std::string raw;
+        int number = 0;
+        while (std::getline(in, raw)) {
+            ++number;
+            std::string text = raw.substr(0, raw.find('#'));
+            std::istringstream words(text);
+            Case c;
+            c.line = number;
+            c.text = raw;
+            if (!(words >> c.kind)) {
+                continue;  // blank or comment
+            }
+            std::string word;
+            while (words >> word) {
+                c.fields.push_back(word);
+            }
+            out.push_back(std::move(c));
+        }
+        return out;
+    }();
+    return all;
+}
+
+std::vector<Case> cases_of(const std::string& kind) {
+    std::vector<Case> out;
+    for (const Case& c : cases()) {
+        if (c.kind == kind) {
+            out.push_back(c);
+        }
+    }
+    return out;
+}
+
+std::string where(const Case& c) {
+    return "cases.txt:" + std::to_string(c.line) + ": " + c.text;
+}
+
+// ---------------------------------------------------------------------------
+// The error classes, from the header's one status-to-class list
+// ---------------------------------------------------------------------------
+
+template <class E>
+bool caught_as(const std::exception_ptr& error) {
+    try {
+        std::rethrow_exception(error);
+    } catch (const E&) {
+        return true;
+    } catch (...) {
+        return false;
+    }
+}
+
+struct ErrorClass {
+    std::int32_t code;
+    const char* name;
+    bool (*catches)(const std::exception_ptr&);
+    const std::type_info* type;
+};
+
+#define CONFORMANCE_CLASS(Code, Class) \
+    ErrorClass{Code, #Class, &caught_as<natsio::Class>, &typeid(natsio::Class)},
+const ErrorClass kClasses[] = {NATSIO_CPP_ERRORS(CONFORMANCE_CLASS)};
+#undef CONFORMANCE_CLASS
+
+const ErrorClass* class_of(std::int32_t code) {
+    for (const ErrorClass& c : kClasses) {
+        if (c.code == code) {
+            return &c;
+        }
+    }
+    return nullptr;
+}
+
+/// The dynamic type of what `error` holds.
+const std::type_info& type_of(const std::exception_ptr& error) {
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+        return typeid(e);
+    } catch (...) {
+        return typeid(void);
+    }
+}
+
+/// Runs `call`, which must throw a natsio::Error; returns a copy of what it
+/// threw as the exception_ptr and the Error (status, data).
+template <class Call>
+std::exception_ptr thrown_by(Call&& call) {
+    try {
+        call();
+    } catch (const natsio::Error&) {
+        return std::current_exception();
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << "not a natsio::Error: " << e.what();
+        return nullptr;
+    }
+    ADD_FAILURE() << "no exception";
+    return nullptr;
+}
+
+/// The natsio::Error inside `error` (fails the test and returns a blank
+/// one when there is none).
+natsio::Error error_in(const std::exception_ptr& error) {
+    try {
+        if (error) {
+            std::rethrow_exception(error);
+        }
+    } catch (const natsio::Error& e) {
+        return e;
+    } catch (...) {
+    }
+    ADD_FAILURE() << "no natsio::Error";
+    return natsio::Error(NATSIO_OK, "");
+}
+
+// ---------------------------------------------------------------------------
+// error lines
+// ---------------------------------------------------------------------------
+
+TEST(Conformance, EveryLineHasAKind) {
+    ASSERT_FALSE(cases().empty()) << NATSIO_CONFORMANCE_CASES;
+    const std::set<std::string> kinds = {"error", "data", "default", "behaviour"};
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(where(c));
+        EXPECT_EQ(kinds.count(c.kind), 1u) << "no C++ check for kind '" << c.kind << "'";
+    }
+}
+
+TEST(Conformance, Errors) {
+    // The table: status -> (name, ancestors).
+    std::map<std::int32_t, std::string> names;
+    std::map<std::int32_t, std::set<std::int32_t>> ancestors;
+    for (const Case& c : cases_of("error")) {
+        SCOPED_TRACE(where(c));
+        ASSERT_GE(c.fields.size(), 2u);
+        const std::int32_t status = std::stoi(c.fields[0]);
+        EXPECT_EQ(names.count(status), 0u) << "status listed twice";
+        names[status] = c.fields[1];
+        std::set<std::int32_t>& up = ancestors[status];
+        for (std::size_t i = 2; i < c.fields.size(); ++i) {
+            up.insert(std::stoi(c.fields[i]));
+        }
+    }
+    ASSERT_FALSE(names.empty());
+
+    // Every NATSIO_ERR_ of the header has a line, with its name.
+    const std::string header = read_text(NATSIO_C_HEADER);
+    const std::regex code_re(R"(NATSIO_ERR_([A-Z0-9_]+) = (\d+),)");
+    std::set<std::int32_t> header_codes;
+    for (auto it = std::sregex_iterator(header.begin(), header.end(), code_re);
+         it != std::sregex_iterator(); ++it) {
+        const std::int32_t code = std::stoi((*it)[2].str());
+        header_codes.insert(code);
+        SCOPED_TRACE("natsio.h: NATSIO_ERR_" + (*it)[1].str());
+        ASSERT_EQ(names.count(code), 1u) << "not in the table";
+        EXPECT_EQ(names[code], (*it)[1].str());
+    }
+    EXPECT_GT(header_codes.size(), 50u);
+    // ... and every status of the table is one of the header's, with a
+    // class in natsio::make_error's list (NATSIO_CPP_ERRORS), and nothing
+    // else is in that list.
+    for (const auto& [status, name] : names) {
+        SCOPED_TRACE("status " + std::to_string(status) + " " + name);
+        EXPECT_EQ(header_codes.count(status), 1u) << "not a NATSIO_ERR_ of natsio.h";
+        EXPECT_NE(class_of(status), nullptr) << "no C++ class";
+        EXPECT_EQ(natsio_status_name(status), name);
+    }
+    EXPECT_EQ(std::size(kClasses), names.size());
+
+    // Every pair (S, T): make_error(S) is caught by T's class exactly when
+    // the table says T is S or an ancestor of S, and exactly when the core
+    // says so (natsio_status_is).
+    for (const auto& [status, name] : names) {
+        SCOPED_TRACE("make_error(" + std::to_string(status) + " " + name + ")");
+        const ErrorClass* own = class_of(status);
+        if (own == nullptr) {
+            continue;  // reported above
+        }
+        const natsio::ErrorData data{404, 10059, 7};
+        std::exception_ptr error = natsio::make_error(static_cast<natsio::Status>(status), "text", data);
+        EXPECT_EQ(type_of(error), *own->type) << "not exactly " << own->name;
+        natsio::Error e = error_in(error);
+        EXPECT_EQ(e.status(), status);
+        EXPECT_EQ(e.detail(), "text");
+        EXPECT_EQ(e.api_code(), 404);
+        EXPECT_EQ(e.err_code(), 10059);
+        EXPECT_EQ(e.revision(), 7u);
+        for (const auto& [other, other_name] : names) {
+            const ErrorClass* their = class_of(other);
+            if (their == nullptr) {
+                continue;
+            }
+            const bool table = other == status || ancestors[status].count(other) == 1;
+            const bool core = natsio_status_is(status, other);
+            const bool cpp = their->catches(error);
+            EXPECT_EQ(core, table) << "natsio_status_is(" << status << ", " << other << ")";
+            EXPECT_EQ(cpp, table) << "catch (const natsio::" << their->name << "&) of " << name
+                                  << (table ? " misses it" : " catches it");
+        }
+        // Every error is a natsio::Error and a std::exception.
+        EXPECT_TRUE(caught_as<natsio::Error>(error));
+        EXPECT_TRUE(caught_as<std::exception>(error));
+    }
+    // Codes outside the table stay plain natsio::Error.
+    EXPECT_EQ(type_of(natsio::make_error(static_cast<natsio::Status>(999), "")),
+              typeid(natsio::Error));
+}
+
+// ---------------------------------------------------------------------------
+// data lines
+// ---------------------------------------------------------------------------
+
+void check_api_error() {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    const std::string stream = "CPP_CONF_API";
+    js.create_stream(R"({"name":")" + stream + R"(","subjects":["cpp.conf.api.a"],"storage":"memory"})");
+    std::exception_ptr in_use = thrown_by([&] {
+        js.create_stream(R"({"name":")" + stream +
+                         R"(","subjects":["cpp.conf.api.b"],"storage":"memory"})");
+    });
+    EXPECT_TRUE(caught_as<natsio::StreamNameInUseError>(in_use));
+    natsio::Error e = error_in(in_use);
+    EXPECT_EQ(e.status(), NATSIO_ERR_STREAM_NAME_IN_USE);
+    EXPECT_EQ(e.api_code(), 400);
+    EXPECT_EQ(e.err_code(), 10058);
+    EXPECT_EQ(e.revision(), 0u);
+
+    std::exception_ptr missing = thrown_by([&] { js.stream_info("CPP_CONF_NO_SUCH"); });
+    EXPECT_TRUE(caught_as<natsio::StreamNotFoundError>(missing));
+    e = error_in(missing);
+    EXPECT_EQ(e.status(), NATSIO_ERR_STREAM_NOT_FOUND);
+    EXPECT_EQ(e.api_code(), 404);
+    EXPECT_EQ(e.err_code(), 10059);
+    // The future form carries the same data (read from the token).
+    std::exception_ptr missing_async =
+        thrown_by([&] { js.stream_info_async("CPP_CONF_NO_SUCH").get(); });
+    e = error_in(missing_async);
+    EXPECT_EQ(e.status(), NATSIO_ERR_STREAM_NOT_FOUND);
+    EXPECT_EQ(e.api_code(), 404);
+    EXPECT_EQ(e.err_code(), 10059);
+    // A failure that is no API rejection carries none.
+    e = error_in(thrown_by([&] { client.publish("a..b", "x"); }));
+    EXPECT_EQ(e.api_code(), 0);
+    EXPECT_EQ(e.err_code(), 0);
+    js.delete_stream(stream);
+}
+
+void check_key_revision() {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    const std::string bucket = "cppconf_rev";
+    natsio::KeyValue kv = js.create_key_value(R"({"bucket":")" + bucket + R"(","storage":"memory"})");
+    ASSERT_EQ(kv.put("k", "v1"), 1u);
+    std::exception_ptr exists = thrown_by([&] { kv.create("k", "again"); });
+    EXPECT_TRUE(caught_as<natsio::KeyExistsError>(exists));
+    natsio::Error e = error_in(exists);
+    EXPECT_EQ(e.status(), NATSIO_ERR_KEY_EXISTS);
+    EXPECT_EQ(e.revision(), 1u);
+
+    ASSERT_EQ(kv.del("k"), 2u);
+    std::exception_ptr deleted = thrown_by([&] { kv.get("k"); });
+    EXPECT_TRUE(caught_as<natsio::KeyDeletedError>(deleted));
+    e = error_in(deleted);
+    EXPECT_EQ(e.status(), NATSIO_ERR_KEY_DELETED);
+    EXPECT_EQ(e.revision(), 2u);
+    // The future form too.
+    e = error_in(thrown_by([&] { kv.get_async("k").get(); }));
+    EXPECT_EQ(e.status(), NATSIO_ERR_KEY_DELETED);
+    EXPECT_EQ(e.revision(), 2u);
+    js.delete_key_value(bucket);
+}
+
+TEST(Conformance, Data) {
+    const std::vector<Case> lines = cases_of("data");
+    EXPECT_FALSE(lines.empty());
+    for (const Case& c : lines) {
+        SCOPED_TRACE(where(c));
+        ASSERT_EQ(c.fields.size(), 1u);
+        const std::string& name = c.fields[0];
+        if (name == "api_error") {
+            check_api_error();
+        } else if (name == "key_revision") {
+            check_key_revision();
+        } else {
+            ADD_FAILURE() << "no C++ check for data '" << name << "'";
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// default lines
+// ---------------------------------------------------------------------------
+
+/// The outcome of a connect: "ok", or the status it failed with.
+template <class Connect>
+std::string connect_outcome(Connect&& connect_call) {
+    try {
+        natsio::Client client = connect_call();
+        return "ok";
+    } catch (const natsio::Error& e) {
+        return std::string(natsio_status_name(e.status()));
+    }
+}
+
+void check_default_url(const std::string& value) {
+    EXPECT_EQ(natsio::default_url, value);
+    EXPECT_EQ(std::string(NATSIO_DEFAULT_URL), value);
+    const auto with_url = [](std::string_view url) {
+        natsio::Options options;
+        options.set_url(url).set_connect_timeout(1s);
+        return natsio::Client::connect(options);
+    };
+    const std::string to_default = connect_outcome([&] { return with_url(natsio::default_url); });
+    const std::string to_empty = connect_outcome([&] { return with_url(""); });
+    EXPECT_TRUE(to_default == "ok" || to_default == "NO_SERVERS") << to_default;
+    EXPECT_EQ(to_empty, to_default);
+    // Client::connect("") is the same as connecting to natsio::default_url.
+    EXPECT_EQ(connect_outcome([] { return natsio::Client::connect(""); }), to_default);
+}
+
+/// True when a $JS.API.STREAM.MSG.DELETE request asks not to erase.
+bool asks_no_erase(std::string_view request) {
+    std::string compact;
+    for (char ch : request) {
+        if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r') {
+            compact += ch;
+        }
+    }
+    return contains(compact, R"("no_erase":true)");
+}
+
+void check_delete_msg_erase(const std::string& value) {
+    ASSERT_TRUE(value == "true" || value == "false") << value;
+    const bool erase_by_default = value == "true";
+    natsio::Client client = connect();
+    natsio::Client spy_client = connect();
+    natsio::JetStream js(client);
+    const std::string stream = "CPP_CONF_DEL";
+    js.create_stream(R"({"name":")" + stream + R"(","subjects":["cpp.conf.del"],"storage":"memory"})");
+    for (int i = 0; i < 4; ++i) {
+        js.publish("cpp.conf.del", "m");
+    }
+    natsio::Subscription spy = spy_client.subscribe("$JS.API.STREAM.MSG.DELETE." + stream);
+    spy_client.flush();
+
+    // Unsaid: the default.
+    js.delete_msg(stream, 1);
+    EXPECT_EQ(asks_no_erase(next_item(spy).data()), !erase_by_default) << "delete_msg";
+    expect_throws<natsio::MessageNotFoundError>(NATSIO_ERR_MESSAGE_NOT_FOUND,
+                                                [&] { js.get_msg(stream, 1); });
+    js.delete_msg_async(stream, 2).get();
+    EXPECT_EQ(asks_no_erase(next_item(spy).data()), !erase_by_default) << "delete_msg_async";
+    expect_throws<natsio::MessageNotFoundError>(NATSIO_ERR_MESSAGE_NOT_FOUND,
+                                                [&] { js.get_msg(stream, 2); });
+    // Said: asking not to erase sends "no_erase": true; erasing does not.
+    js.delete_msg(stream, 3, false);
+    EXPECT_TRUE(asks_no_erase(next_item(spy).data()));
+    js.delete_msg(stream, 4, true);
+    EXPECT_FALSE(asks_no_erase(next_item(spy).data()));
+    js.delete_stream(stream);
+}
+
+void check_sub_pending_limit_zero(const std::string& value) {
+    ASSERT_EQ(value, "disabled") << "this check knows only 'disabled'";
+    natsio::Options options;
+    options.set_url(server_url()).set_pending_limits(10, 64 * 1024 * 1024);
+    natsio::Client client = natsio::Client::connect(options);
+    const std::string subj = subject("pending");
+    natsio::SubscribeOptions zero;
+    zero.pending_msgs_limit = 0;
+    natsio::Subscription unlimited = client.subscribe(subj, zero);
+    // The client's default (10) still applies when the limit is unset.
+    natsio::Subscription defaulted = client.subscribe(subj);
+    client.flush();
+    for (int i = 0; i < 50; ++i) {
+        client.publish(subj, "x");
+    }
+    client.flush();
+    EXPECT_TRUE(wait_until([&] { return unlimited.stats().pending_items == 50; }))
+        << unlimited.stats().pending_items;
+    EXPECT_TRUE(wait_until([&] { return defaulted.stats().dropped == 40; }))
+        << defaulted.stats().dropped;
+    natsio::IterStats stats = unlimited.stats();
+    EXPECT_EQ(stats.pending_items, 50u);
+    EXPECT_EQ(stats.dropped, 0u);
+    EXPECT_EQ(defaulted.stats().pending_items, 10u);
+}
+
+TEST(Conformance, Defaults) {
+    const std::vector<Case> lines = cases_of("default");
+    EXPECT_FALSE(lines.empty());
+    for (const Case& c : lines) {
+        SCOPED_TRACE(where(c));
+        ASSERT_EQ(c.fields.size(), 2u);
+        const std::string& name = c.fields[0];
+        const std::string& value = c.fields[1];
+        if (name == "default_url") {
+            check_default_url(value);
+        } else if (name == "delete_msg_erase") {
+            check_delete_msg_erase(value);
+        } else if (name == "sub_pending_limit_zero") {
+            check_sub_pending_limit_zero(value);
+        } else {
+            ADD_FAILURE() << "no C++ check for default '" << name << "'";
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// behaviour lines
+// ---------------------------------------------------------------------------
+
+/// A server of this test alone, stopped on exit (continued first if it
+/// was stopped with SIGSTOP).
+struct OwnServer {
+    nt_server* server = nt_server_start(nullptr);
+    bool stopped = false;
+    OwnServer() = default;
+    OwnServer(const OwnServer&) = delete;
+    OwnServer& operator=(const OwnServer&) = delete;
+    void pause() { stopped = nt_server_signal(server, SIGSTOP) == 0; }
+    void resume() {
+        if (stopped) {
+            nt_server_signal(server, SIGCONT);
+            stopped = false;
+        }
+    }
+    ~OwnServer() {
+        resume();
+        nt_server_stop(server);
+    }
+};
+
+template <class Call>
+std::chrono::milliseconds time_to_timeout(Call&& call) {
+    const auto start = std::chrono::steady_clock::now();
+    expect_throws<natsio::TimeoutError>(NATSIO_ERR_TIMEOUT, call);
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 start);
+}
+
+void check_flush_bound() {
+    OwnServer own;
+    ASSERT_NE(own.server, nullptr);
+    natsio::Options options;
+    options.set_url(nt_server_url(own.server)).set_flush_timeout(300ms);
+    natsio::Client client = natsio::Client::connect(options);
+    client.flush();  // the server answers while it runs
+    own.pause();
+    ASSERT_TRUE(own.stopped);
+    const auto blocking = time_to_timeout([&] { client.flush(); });
+    EXPECT_GE(blocking, 250ms);
+    EXPECT_LT(blocking, 2s);
+    const auto async = time_to_timeout([&] { client.flush_async().get(); });
+    EXPECT_GE(async, 250ms);
+    EXPECT_LT(async, 2s);
+    own.resume();
+    client.flush();  // and again once it runs
+    client.close();
+}
+
+void check_callback_error() {
+    std::mutex mutex;
+    std::vector<natsio::AsyncError> errors;
+    std::vector<std::string> delivered;
+    natsio::Options options;
+    options.set_url(server_url()).on_error([&](const natsio::AsyncError& e) {
+        std::lock_guard<std::mutex> lock(mutex);
+        errors.push_back(e);
+    });
+    natsio::Client client = natsio::Client::connect(options);
+    const std::string pattern = subject("cb") + ".*";
+    natsio::Subscription sub = client.subscribe(pattern, [&](natsio::MsgView msg) {
+        if (msg.data() == "throw") {
+            throw std::runtime_error("thrown by the callback");
+        }
+        std::lock_guard<std::mutex> lock(mutex);
+        delivered.emplace_back(msg.data());
+    });
+    client.flush();
+    client.publish(subject("cb") + ".one", "throw");
+    client.publish(subject("cb") + ".two", "next");
+    client.flush();
+    ASSERT_TRUE(wait_until([&] {
+        std::lock_guard<std::mutex> lock(mutex);
+        return !delivered.empty() && !errors.empty();
+    }));
+    std::lock_guard<std::mutex> lock(mutex);
+    EXPECT_EQ(delivered, std::vector<std::string>{"next"});
+    ASSERT_EQ(errors.size(), 1u);
+    const natsio::AsyncError& e = errors[0];
+    EXPECT_EQ(e.source, natsio::AsyncError::Source::Handler);
+    EXPECT_EQ(e.subject, pattern);
+    EXPECT_EQ(e.sid, sub.sid());
+    EXPECT_EQ(e.text, "thrown by the callback");
+    try {
+        e.rethrow();
+        ADD_FAILURE() << "nothing to rethrow";
+    } catch (const std::runtime_error& thrown) {
+        EXPECT_STREQ(thrown.what(), "thrown by the callback");
+    } catch (...) {
+        ADD_FAILURE() << "another exception";
+    }
+    EXPECT_FALSE(sub.is_closed());
+}
+
+TEST(Conformance, Behaviours) {
+    const std::vector<Case> lines = cases_of("behaviour");
+    EXPECT_FALSE(lines.empty());
+    for (const Case& c : lines) {
+        SCOPED_TRACE(where(c));
+        ASSERT_EQ(c.fields.size(), 1u);
+        const std::string& name = c.fields[0];
+        if (name == "flush_bound") {
+            check_flush_bound();
+        } else if (name == "callback_error") {
+            check_callback_error();
+        } else {
+            ADD_FAILURE() << "no C++ check for behaviour '" << name << "'";
+        }
+    }
+}
+
+}  // namespace
