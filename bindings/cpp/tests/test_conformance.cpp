@@ -478,7 +478,20 @@ struct OwnServer {
     OwnServer() = default;
     OwnServer(const OwnServer&) = delete;
     OwnServer& operator=(const OwnServer&) = delete;
-    void pause() { stopped = nt_server_signal(server, SIGSTOP) == 0; }
+    /// SIGSTOP, then waits until the process is stopped (kill() returns
+    /// before it is, and a running server would still answer).
+    bool pause() {
+        stopped = nt_server_signal(server, SIGSTOP) == 0;
+        const std::string stat = "/proc/" + std::to_string(nt_server_pid(server)) + "/stat";
+        return stopped && wait_until([&] {
+            std::ifstream in(stat);
+            std::string line;
+            std::getline(in, line);
+            const std::size_t close = line.rfind(')');
+            return close != std::string::npos && close + 2 < line.size() &&
+                   line[close + 2] == 'T';
+        }, 2s);
+    }
     void resume() {
         if (stopped) {
             nt_server_signal(server, SIGCONT);
@@ -506,8 +519,7 @@ void check_flush_bound() {
     options.set_url(nt_server_url(own.server)).set_flush_timeout(300ms);
     natsio::Client client = natsio::Client::connect(options);
     client.flush();  // the server answers while it runs
-    own.pause();
-    ASSERT_TRUE(own.stopped);
+    ASSERT_TRUE(own.pause());
     const auto blocking = time_to_timeout([&] { client.flush(); });
     EXPECT_GE(blocking, 250ms);
     EXPECT_LT(blocking, 2s);
