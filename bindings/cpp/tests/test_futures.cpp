@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -177,6 +178,18 @@ TEST(Futures, RequestFlushAndDrain) {
     EXPECT_EQ(next_item(backlog).data(), "2");
     sub_drained.get();
     EXPECT_FALSE(backlog.next(1s).has_value());
+    // Its timeout: nobody reads the backlog, so the future fails with
+    // TimeoutError after it; the drain goes on and ends once it is read.
+    natsio::Subscription unread = client.subscribe(subject("unread"));
+    client.publish(subject("unread"), "1");
+    client.flush();
+    ASSERT_TRUE(wait_until([&] { return unread.stats().pending_items == 1; }));
+    const auto drain_start = std::chrono::steady_clock::now();
+    natsio::Future<void> bounded = unread.drain_async(100ms);
+    expect_throws<natsio::TimeoutError>(NATSIO_ERR_TIMEOUT, [&] { bounded.get(); });
+    EXPECT_LT(std::chrono::steady_clock::now() - drain_start, 3s);
+    EXPECT_EQ(next_item(unread).data(), "1");
+    EXPECT_FALSE(unread.next(1s).has_value());
     // Error: a stopped subscription cannot drain.
     natsio::Subscription stopped = client.subscribe(subject("stopped"));
     stopped.stop();

@@ -335,13 +335,25 @@ TEST(Secured, AuthCallbacksSignTheNonce) {
     expect_round_trip(client, "secured.callbacks");
     EXPECT_EQ(signatures.load(), 1);
 
-    // A throwing signer fails the connection attempt, not the process.
+    // A throwing signer fails the connection attempt, not the process, and
+    // its exception reaches the error handler (set after the callbacks).
     natsio::Options failing = no_reconnect(nt_server_url(server.get()));
     failing.set_auth_callbacks([&] { return jwt; },
                                [](natsio::ByteView) -> std::array<std::uint8_t, 64> {
                                    throw std::runtime_error("HSM unavailable");
                                });
+    std::mutex mutex;
+    std::vector<std::string> thrown;
+    failing.on_error([&](const natsio::AsyncError& e) {
+        if (e.source == natsio::AsyncError::Source::Handler) {
+            std::lock_guard<std::mutex> lock(mutex);
+            thrown.push_back(e.text);
+        }
+    });
     EXPECT_THROW(natsio::Client::connect(failing), natsio::Error);
+    std::lock_guard<std::mutex> lock(mutex);
+    ASSERT_FALSE(thrown.empty());
+    EXPECT_EQ(thrown[0], "HSM unavailable");
 }
 
 TEST(Secured, NkeySeedAndFile) {

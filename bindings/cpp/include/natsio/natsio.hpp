@@ -328,9 +328,9 @@ struct AsyncError {
         Library,
         /// A callback of the application threw (a subscription's message
         /// handler, a Feed's item or end handler, a Future::then callback,
-        /// the event handler); `status` is NATSIO_OK and `error` holds what
-        /// it threw. The exception never reaches the C library, and
-        /// delivery goes on with the next item.
+        /// the event handler, an auth callback); `status` is NATSIO_OK and
+        /// `error` holds what it threw. The exception never reaches the C
+        /// library, and delivery goes on with the next item.
         Handler,
     };
 
@@ -489,6 +489,7 @@ struct EventSlot {
 struct AuthSlot {
     JwtHandler jwt;
     SignHandler sign;
+    std::shared_ptr<ErrorSink> sink;
     // The C contract: the returned JWT stays valid until the next call.
     std::unique_ptr<std::mutex> mutex;
     std::string last_jwt;
@@ -501,6 +502,7 @@ struct AuthSlot {
             slot.last_jwt = std::move(jwt);
             return slot.last_jwt.c_str();
         } catch (...) {
+            slot.report(std::current_exception());
             return nullptr;  // fails this connection attempt
         }
     }
@@ -514,9 +516,17 @@ struct AuthSlot {
             std::memcpy(signature_out, signature.data(), signature.size());
             return NATSIO_OK;
         } catch (const Error& e) {
+            slot.report(std::current_exception());
             return e.status();
         } catch (...) {
+            slot.report(std::current_exception());
             return NATSIO_ERR_INTERNAL;
+        }
+    }
+
+    void report(std::exception_ptr thrown) const noexcept {
+        if (sink) {
+            sink->report_handler_exception(std::move(thrown), 0, nullptr);
         }
     }
 };
@@ -1661,7 +1671,9 @@ public:
     Options(Options&& other) noexcept
         : opts_(std::exchange(other.opts_, nullptr)),
           sink_(std::move(other.sink_)),
-          event_handler_(std::move(other.event_handler_)) {}
+          event_handler_(std::move(other.event_handler_)),
+          auth_jwt_(std::move(other.auth_jwt_)),
+          auth_sign_(std::move(other.auth_sign_)) {}
     /// Frees these options and takes over those of `other`.
     Options& operator=(Options&& other) noexcept {
         if (this != &other) {
@@ -1669,6 +1681,8 @@ public:
             opts_ = std::exchange(other.opts_, nullptr);
             sink_ = std::move(other.sink_);
             event_handler_ = std::move(other.event_handler_);
+            auth_jwt_ = std::move(other.auth_jwt_);
+            auth_sign_ = std::move(other.auth_sign_);
         }
         return *this;
     }
@@ -1792,7 +1806,8 @@ public:
     /// callbacks throw on library threads: message handlers of
     /// subscriptions (with the subscription's subject), item and end
     /// handlers of every Feed (KV and object watchers, consume, ...),
-    /// Future::then callbacks and the event handler. Such an exception
+    /// Future::then callbacks, the event handler and the auth callbacks
+    /// (set_auth_callbacks). Such an exception
     /// arrives as AsyncError::Source::Handler with AsyncError::error
     /// holding it; it never unwinds into the library and delivery goes on.
     /// Without a handler it is written to standard error. Clients keep the
@@ -1806,10 +1821,14 @@ public:
             opts_, &detail::ErrorSink::on_library_error, box, &Box::release);
         Box::settle(box, status);
         sink_ = std::move(sink);
-        // Exceptions of the event handler go to the error handler of the
-        // same options: re-register it with the new sink.
+        // Exceptions of the event handler and the auth callbacks go to the
+        // error handler of the same options: re-register them with the new
+        // sink.
         if (event_handler_) {
             register_event_handler();
+        }
+        if (auth_jwt_) {
+            register_auth_callbacks(auth_jwt_, auth_sign_);
         }
         return *this;
     }
@@ -1940,17 +1959,16 @@ public:
     /// Application callbacks giving the user JWT and signing the server's
     /// nonce, on every connect, on a library thread. An exception from
     /// either fails that connection attempt (a natsio::Error's status is
-    /// passed on from `sign`).
+    /// passed on from `sign`) and is reported to the error handler
+    /// (AsyncError::Source::Handler); it never reaches the library.
     Options& set_auth_callbacks(JwtHandler jwt, SignHandler sign) {
         if (!jwt || !sign) {
             throw NullArgumentError(NATSIO_ERR_NULL_ARGUMENT,
                                        "both auth callbacks are required");
         }
-        using Box = detail::CallbackBox<detail::AuthSlot>;
-        auto* box = new Box(detail::AuthSlot{std::move(jwt), std::move(sign), std::make_unique<std::mutex>(), {}});
-        Status status = natsio_options_set_auth_callbacks(
-            opts_, &detail::AuthSlot::on_jwt, &detail::AuthSlot::on_sign, box, &Box::release);
-        Box::settle(box, status);
+        register_auth_callbacks(jwt, sign);
+        auth_jwt_ = std::move(jwt);
+        auth_sign_ = std::move(sign);
         return *this;
     }
 
@@ -1996,9 +2014,20 @@ private:
         Box::settle(box, status);
     }
 
+    void register_auth_callbacks(JwtHandler jwt, SignHandler sign) {
+        using Box = detail::CallbackBox<detail::AuthSlot>;
+        auto* box = new Box(detail::AuthSlot{std::move(jwt), std::move(sign), sink_,
+                                             std::make_unique<std::mutex>(), {}});
+        Status status = natsio_options_set_auth_callbacks(
+            opts_, &detail::AuthSlot::on_jwt, &detail::AuthSlot::on_sign, box, &Box::release);
+        Box::settle(box, status);
+    }
+
     natsio_options* opts_ = nullptr;
     std::shared_ptr<detail::ErrorSink> sink_;
     EventHandler event_handler_;
+    JwtHandler auth_jwt_;
+    SignHandler auth_sign_;
 };
 
 // ---------------------------------------------------------------------------
@@ -2199,7 +2228,8 @@ public:
     }
     /// The future form of flush: completes once the server processed
     /// everything sent before, or with TimeoutError after `timeout`
-    /// (default_timeout: the client's flush timeout, as flush()).
+    /// (default_timeout: the client's flush timeout, as flush(); forever:
+    /// no bound).
     Future<void> flush_async(milliseconds timeout = default_timeout) const {
         natsio_token* token = nullptr;
         detail::check(natsio_client_flush_async(client_, detail::to_ms(timeout), &token));
