@@ -2,13 +2,17 @@
 /// The exception hierarchy of the C++ binding of libnatsio.
 ///
 /// Every failing natsio_status becomes one exception. natsio::Error carries
-/// the status code and the library's detail text (natsio_last_error() of the
-/// failing call); one subclass per status family lets callers catch what
-/// they care about, e.g. `catch (const natsio::TimeoutError&)`.
+/// the status code, the library's detail text (natsio_last_error() of the
+/// failing call) and its error data (api_code(), err_code(), revision());
+/// one class per status, derived from the classes of its parent statuses
+/// in the reference client's error tree (natsio_status_is), lets callers
+/// catch what they care about, e.g. `catch (const natsio::TimeoutError&)`
+/// also catches NoMessagesError and DrainTimeoutError.
 ///
-/// make_error() is the single mapping from a status to its class;
-/// throw_error() throws it. Codes unknown to this header (a newer library)
-/// map to natsio::Error itself, so nothing is ever lost.
+/// NATSIO_CPP_ERRORS is the single mapping from a status to its class;
+/// make_error() builds the exception from it and throw_error() throws it.
+/// Codes unknown to this header (a newer library) map to natsio::Error
+/// itself, so nothing is ever lost.
 #ifndef NATSIO_CPP_ERRORS_HPP
 #define NATSIO_CPP_ERRORS_HPP
 
