@@ -147,7 +147,7 @@ static void test_use_after_close(void) {
     /* Core verbs with a token are refused at once; closing again is fine,
      * through a token too. */
     natsio_token *t = NULL;
-    NT_CHECK_INT_EQ(natsio_client_flush_async(c, &t), NATSIO_ERR_CONNECTION_CLOSED);
+    NT_CHECK_INT_EQ(natsio_client_flush_async(c, NATSIO_TIMEOUT_DEFAULT, &t), NATSIO_ERR_CONNECTION_CLOSED);
     NT_CHECK(t == NULL);
     NT_CHECK_INT_EQ(natsio_client_drain_async(c, 1000, &t), NATSIO_ERR_CONNECTION_CLOSED);
     NT_CHECK(t == NULL);
