@@ -1041,14 +1041,16 @@ function makeLogger(opts) {
 }
 
 /**
- * Connects to NATS. Options: servers (string or string[]), name, timeout
+ * Connects to NATS (`opts` may be a URL string). Options: servers (string
+ * or string[]; none, '' or []: DEFAULT_URL), name, timeout
  * (connect, ms), noEcho, inboxPrefix, pendingMsgsLimit, pendingBytesLimit,
  * drainTimeout, flushTimeout, requestTimeout, pingInterval, maxPingsOut,
  * maxPendingSize, maxControlLine, user, pass, token; reconnect,
  * maxReconnectAttempts, reconnectTimeWait, reconnectTimeWaitMax,
  * reconnectJitter, reconnectJitterTls, reconnectBufSize, noRandomize,
  * ignoreDiscoveredServers, waitOnFirstConnect / retryOnFailedConnect,
- * ignoreAuthErrorAbort; nkeySeed, nkeyFile, credsFile; tls: {caFile,
+ * ignoreAuthErrorAbort; nkeySeed, nkeyFile, credsFile; userJWT with
+ * signatureCB (see makeAuthHandler); tls: {caFile,
  * certFile, keyFile, hostname, handshakeFirst}; logLevel ('off', 'error',
  * 'warn', 'info', 'debug', 'trace': every protocol frame) or debug: true
  * (= 'trace'), with logger(level, message) (default: standard error). The

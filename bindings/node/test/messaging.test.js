@@ -186,6 +186,20 @@ test('subscription drain delivers the backlog then closes', async () => {
   assert.equal(stats.dropped, 0);
 });
 
+test('subscription drain(timeout) rejects with TimeoutError while the backlog is unread; the drain goes on', async () => {
+  const sub = nc.subscribe('drain.bound');
+  await nc.flush();
+  for (let i = 0; i < 1000; i++) nc.publish('drain.bound', `m${i}`);
+  await nc.flush();
+  const t0 = Date.now();
+  await assert.rejects(sub.drain(100), nats.TimeoutError);
+  assert.ok(Date.now() - t0 < 2000);
+  let n = 0;
+  for await (const m of sub) assert.equal(m.string(), `m${n++}`);
+  assert.equal(n, 1000);
+  assert.equal(sub.isClosed, true);
+});
+
 test('BLOCK policy: a slow iterator loses nothing and nothing deadlocks', async () => {
   const c = await nats.connect({ servers: server.url });
   const sub = c.subscribe('block.policy', { pendingMsgsLimit: 8, policy: 'block' });
