@@ -98,7 +98,7 @@ func (nc *Conn) publish(subject, reply string, hasReply bool, hdrs *C.natsio_hea
 // allocation. Data is capped at its length, so appending to it never
 // reaches the reply's bytes.
 func msgFromView(v *C.go_msg_view, conn *Conn, lastSubject *string) *Msg {
-	m := &Msg{conn: conn}
+	m := &Msg{conn: conn, Status: int(v.status), Sid: uint64(v.sid)}
 	subj := unsafe.String((*byte)(unsafe.Pointer(v.subject)), int(v.subject_len))
 	if lastSubject != nil && *lastSubject == subj && subj != "" {
 		m.Subject = *lastSubject

@@ -38,6 +38,8 @@ void go_msg_read(const natsio_msg *msg, go_msg_view *v) {
 	v->data_len = natsio_msg_data_len(msg);
 	v->headers = natsio_msg_headers(msg);
 	v->header_count = v->headers ? natsio_headers_len(v->headers) : 0;
+	v->status = natsio_msg_status(msg);
+	v->sid = natsio_msg_sid(msg);
 }
 
 void go_msg_read_js(const natsio_msg *msg, go_msg_view *v) {

@@ -34,6 +34,8 @@ typedef struct go_msg_view {
 	size_t data_len;
 	const natsio_headers *headers;
 	size_t header_count;
+	int32_t status; /* natsio_msg_status: a status message's code, 0 for none */
+	uint64_t sid;   /* natsio_msg_sid */
 	/* JetStream metadata, read by go_msg_read_js only. */
 	natsio_status md_status;
 	char *md_detail; /* malloc'd on failure */

@@ -125,6 +125,20 @@ func MaxPendingSize(bytes int64) Option {
 	}
 }
 
+// MaxControlLine sets the longest protocol control line (a MSG, HMSG or
+// -ERR line, without its payload) accepted from the server, in bytes
+// (default 4096, at least 64: less is ErrConfig at Connect). The server's
+// INFO is not bound by it (large clusters list many URLs). A longer line
+// loses the connection: DisconnectErrHandler gets ErrMaxControlLine, and
+// the client reconnects as for any lost connection.
+func MaxControlLine(bytes int) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status {
+			return C.natsio_options_set_max_control_line(o, C.int64_t(bytes))
+		})
+	}
+}
+
 // UserInfo authenticates with a user and password.
 func UserInfo(user, password string) Option {
 	return func(cfg *connectConfig) {
