@@ -58,9 +58,9 @@ func nulJoined(ss []string) ([]byte, error) {
 	return buf, nil
 }
 
-// resultError turns a wrapper's status and detail into an error, freeing
-// the detail.
-func resultError(st C.natsio_status, detail *C.char) error {
+// resultError turns a wrapper's status and detail (go_detail: the text
+// and the error data) into an error, freeing the detail.
+func resultError(st C.natsio_status, detail *C.go_error) error {
 	if detail != nil {
 		defer C.free(unsafe.Pointer(detail))
 	}
@@ -69,7 +69,10 @@ func resultError(st C.natsio_status, detail *C.char) error {
 	}
 	e := &Error{Status: Status(st)}
 	if detail != nil {
-		e.Detail = C.GoString(detail)
+		e.Detail = C.GoString(detail.text)
+		e.APICode = int(detail.api_code)
+		e.ErrCode = int(detail.err_code)
+		e.Revision = uint64(detail.revision)
 	}
 	return e
 }
