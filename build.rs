@@ -4,6 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
+/// src/options.rs DEFAULT_URL, for the header (a build script cannot use
+/// the crate it builds); `default_url_matches_the_header` keeps them equal.
+const DEFAULT_URL: &str = "nats://127.0.0.1:4222";
+
 fn main() {
     println!("cargo:rerun-if-changed=src/ffi");
     println!("cargo:rerun-if-changed=cbindgen.toml");
@@ -32,7 +36,11 @@ fn main() {
          /* true when the library loaded serves programs built against this\n \
          * header; see natsio_version_compatible(). */\n\
          #define NATSIO_VERSION_IS_COMPATIBLE() \\\n  \
-         natsio_version_compatible(NATSIO_VERSION_MAJOR, NATSIO_VERSION_MINOR, NATSIO_VERSION_PATCH)"
+         natsio_version_compatible(NATSIO_VERSION_MAJOR, NATSIO_VERSION_MINOR, NATSIO_VERSION_PATCH)\n\n\
+         /* The server a client connects to when given none: what the options\n \
+         * hold after natsio_options_new, and what an empty URL means (as in\n \
+         * nats.go). src/options.rs DEFAULT_URL; a unit test keeps them equal. */\n\
+         #define NATSIO_DEFAULT_URL \"{DEFAULT_URL}\""
     ));
     // A failure must fail the build: going on would leave the committed
     // header stale, and the C, C++, Go and Node builds would compile

@@ -130,6 +130,11 @@
 #define NATSIO_VERSION_IS_COMPATIBLE() \
   natsio_version_compatible(NATSIO_VERSION_MAJOR, NATSIO_VERSION_MINOR, NATSIO_VERSION_PATCH)
 
+/* The server a client connects to when given none: what the options
+ * hold after natsio_options_new, and what an empty URL means (as in
+ * nats.go). src/options.rs DEFAULT_URL; a unit test keeps them equal. */
+#define NATSIO_DEFAULT_URL "nats://127.0.0.1:4222"
+
 /**
  * `timeout_ms` value: do not wait; only what is ready now. Accepted where
  * not waiting makes sense (an iterator's `_next`, `natsio_token_wait`,
@@ -207,9 +212,18 @@
 #define NATSIO_ORDERED_MESSAGES_OPTIONS_VERSION 1
 
 /**
- * `natsio_sub_options.version` of this header.
+ * `natsio_sub_options.version` of this header. Version 2 gave the limits
+ * the reference's meaning (0 disables); a version-1 struct keeps its own
+ * (0: the client's default).
  */
-#define NATSIO_SUB_OPTIONS_VERSION 1
+#define NATSIO_SUB_OPTIONS_VERSION 2
+
+/**
+ * A `natsio_sub_options` pending limit meaning "the client's default"
+ * (`natsio_options_set_pending_limits`): what `natsio_sub_options_init`
+ * puts in both limits.
+ */
+#define NATSIO_PENDING_LIMIT_DEFAULT INT64_MIN
 
 /**
  * Chunk size when the meta sets none (ADR-20).
@@ -977,8 +991,7 @@ typedef struct natsio_request_many_options {
 } natsio_request_many_options;
 
 /**
- * Per-subscription settings. Initialise with `natsio_sub_options_init`;
- * zero fields mean the defaults.
+ * Per-subscription settings. Initialise with `natsio_sub_options_init`.
  */
 typedef struct natsio_sub_options {
   /**
@@ -986,11 +999,14 @@ typedef struct natsio_sub_options {
    */
   uint32_t version;
   /**
-   * Pending message limit: 0 = the client's default, negative = unlimited.
+   * Pending message limit: NATSIO_PENDING_LIMIT_DEFAULT (the _init
+   * value) = the client's default; 0 or less = no limit (as the
+   * reference's `pending_msgs_limit`).
    */
   int64_t pending_msgs_limit;
   /**
-   * Pending byte limit: 0 = the client's default, negative = unlimited.
+   * Pending byte limit: NATSIO_PENDING_LIMIT_DEFAULT (the _init value) =
+   * the client's default; 0 or less = no limit.
    */
   int64_t pending_bytes_limit;
   /**
@@ -1650,7 +1666,9 @@ natsio_status natsio_token_client(const struct natsio_token *token,
                                   struct natsio_client **client_out);
 
 /**
- * Connects to `url` (comma-separated URLs allowed) with default options.
+ * Connects to `url` (comma-separated URLs allowed; NULL or "":
+ * NATSIO_DEFAULT_URL) with default options. Blocks as
+ * `natsio_client_connect`, with its errors.
  */
 natsio_status natsio_client_connect_url(const char *url, struct natsio_client **client_out);
 
@@ -1749,9 +1767,16 @@ natsio_status natsio_client_request_many(const struct natsio_client *c,
 natsio_status natsio_client_flush(const struct natsio_client *c, int64_t timeout_ms);
 
 /**
- * Starts a flush and returns its token at once.
+ * Starts a flush and returns its token at once (free it with
+ * `natsio_token_free`). The token completes with NATSIO_OK once the server
+ * has processed everything sent before this call, or fails with
+ * NATSIO_ERR_TIMEOUT once `timeout_ms` passes (NATSIO_TIMEOUT_DEFAULT: the
+ * client's flush timeout; NATSIO_WAIT_FOREVER: no bound), or with
+ * NATSIO_ERR_CONNECTION_CLOSED. Errors (immediate): NATSIO_ERR_NULL_ARGUMENT,
+ * NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_INVALID_ARGUMENT (timeout).
  */
 natsio_status natsio_client_flush_async(const struct natsio_client *c,
+                                        int64_t timeout_ms,
                                         struct natsio_token **token_out);
 
 /**
@@ -4177,7 +4202,7 @@ natsio_status natsio_obj_watcher_get_stats(const struct natsio_obj_watcher *watc
 void natsio_obj_watcher_free(struct natsio_obj_watcher *watcher);
 
 /**
- * Creates options with the defaults: server nats://127.0.0.1:4222,
+ * Creates options with the defaults: server NATSIO_DEFAULT_URL,
  * connect timeout 5 s, echo on, ping interval 120 s, 2 outstanding pings,
  * write buffer 2 MiB, flush timeout 10 s, drain timeout 30 s, request
  * timeout 5 s, inbox prefix "_INBOX", pending limits 65536 messages and
@@ -4195,7 +4220,8 @@ void natsio_options_free(struct natsio_options *opts);
 /**
  * Sets the server URL(s): one URL, or several separated by commas
  * (`nats://host:port`, `host:port`, `nats://user:pass@host`). Servers are
- * tried in order. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+ * tried in order. An empty string means NATSIO_DEFAULT_URL (as nats.go's
+ * Connect("")). Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
  * NATSIO_ERR_CONFIG (a malformed URL).
  */
 natsio_status natsio_options_set_url(struct natsio_options *opts, const char *url);
@@ -4637,12 +4663,68 @@ void natsio_replies_free(struct natsio_replies *replies);
 const char *natsio_status_str(int32_t status);
 
 /**
+ * The name of a status code without its prefix: "TIMEOUT" for
+ * NATSIO_ERR_TIMEOUT, "OK", "DONE" and "PENDING" for the others; "" for a
+ * code this library does not know. The string is static. Bindings name
+ * their error classes after it.
+ */
+const char *natsio_status_name(int32_t status);
+
+/**
+ * The `index`-th (0 or 1) parent of `status` in the error tree of the
+ * reference client, or NATSIO_OK when it has no such parent (a root of
+ * the tree, NATSIO_OK/DONE/PENDING, an unknown code, an index past the
+ * last parent). The tree: NATSIO_ERR_NO_SERVERS is a kind of
+ * NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_DRAIN_TIMEOUT of
+ * NATSIO_ERR_TIMEOUT, NATSIO_ERR_NO_MESSAGES and
+ * NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT of both NATSIO_ERR_JETSTREAM and
+ * NATSIO_ERR_TIMEOUT, the API errors (stream/consumer/message not found,
+ * ...) of NATSIO_ERR_JS_API, itself a kind of NATSIO_ERR_JETSTREAM, the
+ * invalid-name errors of NATSIO_ERR_CONFIG, and so on
+ * (tests/conformance/cases.txt lists every code's ancestors). Never fails.
+ */
+natsio_status natsio_status_parent(int32_t status, size_t index);
+
+/**
+ * True when `status` is `ancestor` or a kind of it, directly or through
+ * other parents (see `natsio_status_parent`): a program that handles
+ * every timeout checks `natsio_status_is(st, NATSIO_ERR_TIMEOUT)`, which
+ * also holds for NATSIO_ERR_NO_MESSAGES. Never fails.
+ */
+bool natsio_status_is(int32_t status, int32_t ancestor);
+
+/**
  * The detail of the last failure on the calling thread (server text,
  * which argument was wrong, ...), or "" if none. Successful calls leave it
  * unchanged. The string belongs to the library and stays valid until the
  * next failing natsio call on this thread.
  */
 const char *natsio_last_error(void);
+
+/**
+ * The `code` of the JetStream API error of the last failure on the
+ * calling thread (an HTTP-like status: 400, 404, 503), or 0 when that
+ * failure was not a rejection by the JetStream API. Set with
+ * `natsio_last_error`, by the failing call or by the token reader
+ * (`natsio_token_status`, ...) that reported it.
+ */
+int32_t natsio_last_error_code(void);
+
+/**
+ * The `err_code` of the JetStream API error of the last failure on the
+ * calling thread (10059: stream not found, 10058: stream name in use,
+ * 10071: wrong last sequence, ...), or 0 when none. As
+ * `natsio_last_error_code`.
+ */
+int32_t natsio_last_error_err_code(void);
+
+/**
+ * The key revision the last failure on the calling thread is about: for
+ * NATSIO_ERR_KEY_DELETED the revision of the delete or purge marker, for
+ * NATSIO_ERR_KEY_EXISTS the revision of the live value; 0 for other
+ * failures. As `natsio_last_error_code`.
+ */
+uint64_t natsio_last_error_revision(void);
 
 /**
  * Reads the last message of every subject of `stream` that matches one of
@@ -4981,8 +5063,9 @@ const struct natsio_headers *natsio_stored_msg_headers(const struct natsio_store
 void natsio_stored_msg_free(struct natsio_stored_msg *msg);
 
 /**
- * Fills `opts` with the defaults (the client's limits, DROP_NEW) and the
- * version. Errors: NATSIO_ERR_NULL_ARGUMENT.
+ * Fills `opts` with the defaults (NATSIO_PENDING_LIMIT_DEFAULT: the
+ * client's limits; DROP_NEW) and the version. Errors:
+ * NATSIO_ERR_NULL_ARGUMENT.
  */
 natsio_status natsio_sub_options_init(struct natsio_sub_options *opts);
 
@@ -5059,9 +5142,15 @@ natsio_status natsio_sub_drain(const struct natsio_sub *sub, int64_t timeout_ms)
 
 /**
  * Starts a drain and returns its token (free with `natsio_token_free`),
- * completing when the backlog is handled (errors as `natsio_sub_drain`).
+ * completing when the backlog is handled, or failing with
+ * NATSIO_ERR_TIMEOUT once `timeout_ms` passes (NATSIO_TIMEOUT_DEFAULT: the
+ * client's drain timeout; NATSIO_WAIT_FOREVER: no bound); the drain goes
+ * on after a timeout (errors as `natsio_sub_drain`). Errors (immediate):
+ * NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (timeout).
  */
-natsio_status natsio_sub_drain_async(const struct natsio_sub *sub, struct natsio_token **token_out);
+natsio_status natsio_sub_drain_async(const struct natsio_sub *sub,
+                                     int64_t timeout_ms,
+                                     struct natsio_token **token_out);
 
 /**
  * The subject subscribed to (borrowed from the handle); NULL for NULL.

@@ -1651,8 +1651,10 @@ impl Client {
             .flush(timeout.unwrap_or(self.inner.opts.flush_timeout))
     }
 
-    pub fn flush_async(&self) -> Arc<Completion> {
-        self.inner.flush_async()
+    /// Like `flush`, without blocking: the completion fails with a timeout
+    /// once `timeout` passes (`None`: it waits as long as it takes).
+    pub fn flush_async(&self, timeout: Option<Duration>) -> Arc<Completion> {
+        self.inner.flush_async().within(timeout, "flush")
     }
 
     /// Drains every subscription, flushes, then closes; bounded by `timeout`

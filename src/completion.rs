@@ -179,6 +179,29 @@ impl Completion {
         }
     }
 
+    /// A completion with this one's result, or a timeout error (`what`
+    /// timed out) once `timeout` passes first; `None`: no bound, this one.
+    /// The operation itself goes on (a late PONG still completes this one);
+    /// only its waiter stops waiting.
+    pub fn within(self: &Arc<Self>, timeout: Option<Duration>, what: &'static str) -> Arc<Self> {
+        let Some(timeout) = timeout else {
+            return Arc::clone(self);
+        };
+        if self.is_done() {
+            return Arc::clone(self);
+        }
+        let bounded = Completion::new();
+        let (inner, outer) = (Arc::clone(self), Arc::clone(&bounded));
+        crate::runtime::handle().spawn(async move {
+            let r = match tokio::time::timeout(timeout, inner.wait_async()).await {
+                Ok(r) => r,
+                Err(_) => Err(Error::timeout(what)),
+            };
+            outer.complete(r);
+        });
+        bounded
+    }
+
     /// Runs `f` once the result is set: at once (on this thread) if it is
     /// already, else on the completing thread.
     pub fn on_complete(&self, f: impl FnOnce() + Send + 'static) {

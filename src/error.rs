@@ -83,6 +83,20 @@ pub enum ErrorKind {
 pub struct Error {
     kind: ErrorKind,
     detail: String,
+    data: ErrorData,
+}
+
+/// What a program may act on beyond the kind, as the reference's error
+/// attributes: `APIError.code`/`err_code`, `KeyDeleted.revision`. Zero
+/// means "none".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ErrorData {
+    /// The JetStream API error's `code` (an HTTP-like status: 400, 404, 503).
+    pub code: u32,
+    /// The JetStream API error's `err_code` (10059: stream not found, ...).
+    pub err_code: u32,
+    /// The key revision a KeyDeleted or KeyExists error is about.
+    pub revision: u64,
 }
 
 impl Error {
@@ -90,7 +104,21 @@ impl Error {
         Error {
             kind,
             detail: detail.into(),
+            data: ErrorData::default(),
         }
+    }
+
+    /// The error with the JetStream API's `code` and `err_code` attached.
+    pub(crate) fn with_api_codes(mut self, code: u32, err_code: u32) -> Self {
+        self.data.code = code;
+        self.data.err_code = err_code;
+        self
+    }
+
+    /// The error with the key revision it is about attached.
+    pub(crate) fn with_revision(mut self, revision: u64) -> Self {
+        self.data.revision = revision;
+        self
     }
 
     pub fn kind(&self) -> ErrorKind {
@@ -99,6 +127,11 @@ impl Error {
 
     pub fn detail(&self) -> &str {
         &self.detail
+    }
+
+    /// The API codes and key revision the error carries (zero: none).
+    pub fn data(&self) -> ErrorData {
+        self.data
     }
 
     pub(crate) fn closed() -> Self {

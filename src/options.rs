@@ -120,13 +120,34 @@ pub struct Options {
     pub ignore_auth_error_abort: bool,
 }
 
+/// The server a client connects to when given none (nats.go's DefaultURL).
+pub const DEFAULT_URL: &str = "nats://127.0.0.1:4222";
+
+/// The server list of a comma-separated URL string: the URLs, trimmed,
+/// each checked; an empty string (or one of only commas and spaces) means
+/// `DEFAULT_URL`, as in nats.go.
+pub(crate) fn server_list(url: &str) -> Result<Vec<String>> {
+    let mut servers: Vec<String> = url
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if servers.is_empty() {
+        servers.push(DEFAULT_URL.to_string());
+    }
+    for s in &servers {
+        ServerAddr::parse(s)?;
+    }
+    Ok(servers)
+}
+
 /// CONNECT's `lang` unless a binding names itself: the C ABI's.
 pub const DEFAULT_CLIENT_LANG: &str = "natsio-c";
 
 impl Default for Options {
     fn default() -> Self {
         Options {
-            servers: vec!["nats://127.0.0.1:4222".into()],
+            servers: vec![DEFAULT_URL.into()],
             name: None,
             connect_timeout: Duration::from_secs(5),
             verbose: false,
@@ -311,6 +332,25 @@ impl Options {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn default_url_matches_the_header() {
+        let header = include_str!("../include/natsio.h");
+        let define = format!("#define NATSIO_DEFAULT_URL \"{DEFAULT_URL}\"");
+        assert!(header.contains(&define), "include/natsio.h lacks {define}");
+    }
+
+    #[test]
+    fn an_empty_url_is_the_default_url() {
+        for url in ["", " ", ",", " , "] {
+            assert_eq!(server_list(url).unwrap(), vec![DEFAULT_URL.to_string()]);
+        }
+        assert_eq!(
+            server_list("a:1, b:2").unwrap(),
+            vec!["a:1".to_string(), "b:2".to_string()]
+        );
+        assert!(server_list("nats://:4222").is_err());
+    }
 
     #[test]
     fn urls() {

@@ -204,14 +204,16 @@ impl Subscription {
 
     /// Starts a graceful drain: no new messages, the backlog is handled,
     /// then the subscription ends and the completion succeeds.
-    pub fn drain_async(&self) -> Arc<Completion> {
-        self.client.drain_sub(&self.shared)
+    /// Starts a drain: the completion reports when the backlog is handled,
+    /// or fails with a timeout once `timeout` passes (`None`: no bound).
+    pub fn drain_async(&self, timeout: Option<Duration>) -> Arc<Completion> {
+        self.client.drain_sub(&self.shared).within(timeout, "drain")
     }
 
     /// Drains and waits up to `timeout` for the backlog to be handled.
     pub fn drain(&self, timeout: Option<Duration>) -> Result<()> {
         crate::runtime::ensure_may_block()?;
-        let c = self.drain_async();
+        let c = self.drain_async(None);
         match c.wait(timeout) {
             Some(r) => {
                 r?;

@@ -13,7 +13,7 @@ use super::sub::{natsio_sub, natsio_sub_options, sub_options};
 use super::token::{natsio_token, token_value};
 use super::{
     arg, bounded_timeout, bytes_arg, guard, guard_value, guard_void, opt_arg_headers, opt_str_arg,
-    options_arg, out_arg, str_arg, write_box, write_string, TakeOnce,
+    options_arg, out_arg, str_arg, timeout_arg, write_box, write_string, TakeOnce,
 };
 use crate::client::{Client, ConnState, RequestManyOptions};
 use crate::error::{Error, Result};
@@ -164,19 +164,21 @@ pub unsafe extern "C" fn natsio_token_client(
     )
 }
 
-/// Connects to `url` (comma-separated URLs allowed) with default options.
+/// Connects to `url` (comma-separated URLs allowed; NULL or "":
+/// NATSIO_DEFAULT_URL) with default options. Blocks as
+/// `natsio_client_connect`, with its errors.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_connect_url(
     url: *const c_char,
     client_out: *mut *mut natsio_client,
 ) -> natsio_status {
     guard(|| {
-        let url = str_arg(url, "url")?;
-        let servers = url
-            .split(',')
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect();
+        let url = if url.is_null() {
+            ""
+        } else {
+            str_arg(url, "url")?
+        };
+        let servers = crate::options::server_list(url)?;
         connect(
             Options {
                 servers,
@@ -384,19 +386,27 @@ pub unsafe extern "C" fn natsio_client_flush(
     })
 }
 
-/// Starts a flush and returns its token at once.
+/// Starts a flush and returns its token at once (free it with
+/// `natsio_token_free`). The token completes with NATSIO_OK once the server
+/// has processed everything sent before this call, or fails with
+/// NATSIO_ERR_TIMEOUT once `timeout_ms` passes (NATSIO_TIMEOUT_DEFAULT: the
+/// client's flush timeout; NATSIO_WAIT_FOREVER: no bound), or with
+/// NATSIO_ERR_CONNECTION_CLOSED. Errors (immediate): NATSIO_ERR_NULL_ARGUMENT,
+/// NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_INVALID_ARGUMENT (timeout).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_flush_async(
     c: *const natsio_client,
+    timeout_ms: i64,
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
     guard(|| {
         let cl = client(c)?;
         let out = out_arg(token_out, "token_out")?;
+        let timeout = timeout_arg(timeout_ms, Some(cl.options().flush_timeout), false)?;
         ensure_open(cl)?;
         write_box(
             out,
-            natsio_token::new(cl.flush_async(), Arc::downgrade(cl.inner_for_ffi())),
+            natsio_token::new(cl.flush_async(timeout), Arc::downgrade(cl.inner_for_ffi())),
         );
         Ok(())
     })

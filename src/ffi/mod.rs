@@ -243,7 +243,8 @@ pub(crate) trait Versioned: Copy {
     fn size_of_version(version: u32) -> Option<usize> {
         (version == Self::VERSION).then_some(std::mem::size_of::<Self>())
     }
-    /// Every field zero (NULL, false): the defaults.
+    /// The defaults: every field zero (NULL, false), unless the struct
+    /// says otherwise.
     fn zeroed() -> Self {
         // SAFETY: option structs hold only integers, bools and pointers,
         // for which all-zero bytes are valid values.

@@ -35,7 +35,7 @@ pub type natsio_error_cb = Option<
     ),
 >;
 
-/// Creates options with the defaults: server nats://127.0.0.1:4222,
+/// Creates options with the defaults: server NATSIO_DEFAULT_URL,
 /// connect timeout 5 s, echo on, ping interval 120 s, 2 outstanding pings,
 /// write buffer 2 MiB, flush timeout 10 s, drain timeout 30 s, request
 /// timeout 5 s, inbox prefix "_INBOX", pending limits 65536 messages and
@@ -85,7 +85,8 @@ fn ms(v: i64, field: &str) -> Result<Duration> {
 
 /// Sets the server URL(s): one URL, or several separated by commas
 /// (`nats://host:port`, `host:port`, `nats://user:pass@host`). Servers are
-/// tried in order. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+/// tried in order. An empty string means NATSIO_DEFAULT_URL (as nats.go's
+/// Connect("")). Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
 /// NATSIO_ERR_CONFIG (a malformed URL).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_options_set_url(
@@ -93,19 +94,7 @@ pub unsafe extern "C" fn natsio_options_set_url(
     url: *const c_char,
 ) -> natsio_status {
     with_opts(opts, |o| {
-        let url = str_arg(url, "url")?;
-        let servers: Vec<String> = url
-            .split(',')
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect();
-        if servers.is_empty() {
-            return Err(Error::new(ErrorKind::Config, "url: no server URL given"));
-        }
-        for s in &servers {
-            crate::options::ServerAddr::parse(s)?;
-        }
-        o.servers = servers;
+        o.servers = crate::options::server_list(str_arg(url, "url")?)?;
         Ok(())
     })
 }

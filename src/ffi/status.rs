@@ -1,9 +1,9 @@
 //! Status codes, grouped by subsystem, and the per-thread error detail.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, CString};
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorData, ErrorKind};
 
 /// The result of every fallible natsio function. `NATSIO_OK` is 0; errors
 /// are grouped by hundreds: 1xx arguments and usage, 2xx connection,
@@ -226,113 +226,411 @@ impl From<ErrorKind> for natsio_status {
     }
 }
 
+/// One row of the status table: the code, its name without the
+/// `NATSIO_ERR_` prefix, its description and its parents in the reference
+/// client's error tree (`ConfigError` above the bad-name errors,
+/// `TimeoutError` and `JetStreamError` above `NoMessagesError`, ...). The
+/// one table every binding's error classes follow: C++ is checked against
+/// it, Go and Node build their class trees from it at load.
+struct StatusEntry {
+    status: natsio_status,
+    name: &'static str,
+    text: &'static str,
+    parents: &'static [natsio_status],
+}
+
+const STATUS_TABLE: &[StatusEntry] = &[
+    StatusEntry {
+        status: NATSIO_OK,
+        name: "OK\0",
+        text: "ok\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_DONE,
+        name: "DONE\0",
+        text: "done: no more items\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_PENDING,
+        name: "PENDING\0",
+        text: "pending: the operation has not completed\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_NULL_ARGUMENT,
+        name: "NULL_ARGUMENT\0",
+        text: "a required pointer argument was NULL\0",
+        parents: &[NATSIO_ERR_INVALID_ARGUMENT],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_INVALID_UTF8,
+        name: "INVALID_UTF8\0",
+        text: "a string argument was not valid UTF-8\0",
+        parents: &[NATSIO_ERR_INVALID_ARGUMENT],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_INVALID_ARGUMENT,
+        name: "INVALID_ARGUMENT\0",
+        text: "invalid argument\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_BAD_SUBJECT,
+        name: "BAD_SUBJECT\0",
+        text: "invalid subject\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_BAD_QUEUE_NAME,
+        name: "BAD_QUEUE_NAME\0",
+        text: "invalid queue group name\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_BAD_HEADERS,
+        name: "BAD_HEADERS\0",
+        text: "invalid header name or value\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_CONFIG,
+        name: "CONFIG\0",
+        text: "invalid configuration\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_ILLEGAL_STATE,
+        name: "ILLEGAL_STATE\0",
+        text: "not allowed in the current state\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_NOT_FOUND,
+        name: "NOT_FOUND\0",
+        text: "not found\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_INTERNAL,
+        name: "INTERNAL\0",
+        text: "internal error\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_TIMEOUT,
+        name: "TIMEOUT\0",
+        text: "timeout\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_CONNECTION_CLOSED,
+        name: "CONNECTION_CLOSED\0",
+        text: "connection closed\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_NO_SERVERS,
+        name: "NO_SERVERS\0",
+        text: "no servers available\0",
+        parents: &[NATSIO_ERR_CONNECTION_CLOSED],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_IO,
+        name: "IO\0",
+        text: "I/O error\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_DRAIN_TIMEOUT,
+        name: "DRAIN_TIMEOUT\0",
+        text: "drain timeout\0",
+        parents: &[NATSIO_ERR_TIMEOUT],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_CANCELLED,
+        name: "CANCELLED\0",
+        text: "cancelled\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_RECONNECT_BUF_EXCEEDED,
+        name: "RECONNECT_BUF_EXCEEDED\0",
+        text: "reconnect buffer exceeded\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_PROTOCOL,
+        name: "PROTOCOL\0",
+        text: "protocol error\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_PARSER,
+        name: "PARSER\0",
+        text: "parser error\0",
+        parents: &[NATSIO_ERR_PROTOCOL],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_MAX_CONTROL_LINE,
+        name: "MAX_CONTROL_LINE\0",
+        text: "maximum control line exceeded\0",
+        parents: &[NATSIO_ERR_PARSER],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_MAX_PAYLOAD,
+        name: "MAX_PAYLOAD\0",
+        text: "maximum payload exceeded\0",
+        parents: &[NATSIO_ERR_PROTOCOL],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_SERVER,
+        name: "SERVER\0",
+        text: "server error\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_STALE_CONNECTION,
+        name: "STALE_CONNECTION\0",
+        text: "stale connection\0",
+        parents: &[NATSIO_ERR_SERVER],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_AUTHORIZATION,
+        name: "AUTHORIZATION\0",
+        text: "authorization violation\0",
+        parents: &[NATSIO_ERR_SERVER],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_AUTH_EXPIRED,
+        name: "AUTH_EXPIRED\0",
+        text: "authentication expired\0",
+        parents: &[NATSIO_ERR_SERVER],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_PERMISSIONS,
+        name: "PERMISSIONS\0",
+        text: "permissions violation\0",
+        parents: &[NATSIO_ERR_SERVER],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_MAX_SUBSCRIPTIONS,
+        name: "MAX_SUBSCRIPTIONS\0",
+        text: "maximum subscriptions exceeded\0",
+        parents: &[NATSIO_ERR_SERVER],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_NO_RESPONDERS,
+        name: "NO_RESPONDERS\0",
+        text: "no responders\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_NO_REPLY_SUBJECT,
+        name: "NO_REPLY_SUBJECT\0",
+        text: "message has no reply subject\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_SUBSCRIPTION_CLOSED,
+        name: "SUBSCRIPTION_CLOSED\0",
+        text: "subscription closed\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_SLOW_CONSUMER,
+        name: "SLOW_CONSUMER\0",
+        text: "slow consumer\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_JETSTREAM,
+        name: "JETSTREAM\0",
+        text: "JetStream error\0",
+        parents: &[],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_JS_API,
+        name: "JS_API\0",
+        text: "JetStream API error\0",
+        parents: &[NATSIO_ERR_JETSTREAM],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_JS_NOT_ENABLED,
+        name: "JS_NOT_ENABLED\0",
+        text: "JetStream not enabled\0",
+        parents: &[NATSIO_ERR_JS_API],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_NO_STREAM_RESPONSE,
+        name: "NO_STREAM_RESPONSE\0",
+        text: "no response from stream\0",
+        parents: &[NATSIO_ERR_JETSTREAM],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_STREAM_NOT_FOUND,
+        name: "STREAM_NOT_FOUND\0",
+        text: "stream not found\0",
+        parents: &[NATSIO_ERR_JS_API],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_STREAM_NAME_IN_USE,
+        name: "STREAM_NAME_IN_USE\0",
+        text: "stream name already in use\0",
+        parents: &[NATSIO_ERR_JS_API],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_CONSUMER_NOT_FOUND,
+        name: "CONSUMER_NOT_FOUND\0",
+        text: "consumer not found\0",
+        parents: &[NATSIO_ERR_JS_API],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_MESSAGE_NOT_FOUND,
+        name: "MESSAGE_NOT_FOUND\0",
+        text: "message not found\0",
+        parents: &[NATSIO_ERR_JS_API],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_WRONG_LAST_SEQUENCE,
+        name: "WRONG_LAST_SEQUENCE\0",
+        text: "wrong last sequence\0",
+        parents: &[NATSIO_ERR_JS_API],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_TOO_MANY_STALLED,
+        name: "TOO_MANY_STALLED\0",
+        text: "too many stalled async publishes\0",
+        parents: &[NATSIO_ERR_JETSTREAM],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT,
+        name: "ASYNC_PUBLISH_TIMEOUT\0",
+        text: "async publish timed out\0",
+        parents: &[NATSIO_ERR_JETSTREAM, NATSIO_ERR_TIMEOUT],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_NO_MESSAGES,
+        name: "NO_MESSAGES\0",
+        text: "no messages\0",
+        parents: &[NATSIO_ERR_JETSTREAM, NATSIO_ERR_TIMEOUT],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_CONSUMER_DELETED,
+        name: "CONSUMER_DELETED\0",
+        text: "consumer deleted\0",
+        parents: &[NATSIO_ERR_JETSTREAM],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_MESSAGE_ALREADY_ACKED,
+        name: "MESSAGE_ALREADY_ACKED\0",
+        text: "message already acknowledged\0",
+        parents: &[NATSIO_ERR_JETSTREAM],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_NOT_JS_MESSAGE,
+        name: "NOT_JS_MESSAGE\0",
+        text: "not a JetStream message\0",
+        parents: &[NATSIO_ERR_JETSTREAM],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_BUCKET_NOT_FOUND,
+        name: "BUCKET_NOT_FOUND\0",
+        text: "bucket not found\0",
+        parents: &[NATSIO_ERR_JETSTREAM],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_BUCKET_EXISTS,
+        name: "BUCKET_EXISTS\0",
+        text: "bucket exists\0",
+        parents: &[NATSIO_ERR_JETSTREAM],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_KEY_NOT_FOUND,
+        name: "KEY_NOT_FOUND\0",
+        text: "key not found\0",
+        parents: &[NATSIO_ERR_JETSTREAM],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_KEY_DELETED,
+        name: "KEY_DELETED\0",
+        text: "key deleted\0",
+        parents: &[NATSIO_ERR_KEY_NOT_FOUND],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_KEY_EXISTS,
+        name: "KEY_EXISTS\0",
+        text: "key exists\0",
+        parents: &[NATSIO_ERR_JETSTREAM],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_INVALID_BUCKET_NAME,
+        name: "INVALID_BUCKET_NAME\0",
+        text: "invalid bucket name\0",
+        parents: &[NATSIO_ERR_CONFIG],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_INVALID_KEY,
+        name: "INVALID_KEY\0",
+        text: "invalid key\0",
+        parents: &[NATSIO_ERR_CONFIG],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_OBJECT_NOT_FOUND,
+        name: "OBJECT_NOT_FOUND\0",
+        text: "object not found\0",
+        parents: &[NATSIO_ERR_JETSTREAM],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_OBJECT_DELETED,
+        name: "OBJECT_DELETED\0",
+        text: "object deleted\0",
+        parents: &[NATSIO_ERR_OBJECT_NOT_FOUND],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_OBJECT_EXISTS,
+        name: "OBJECT_EXISTS\0",
+        text: "object exists\0",
+        parents: &[NATSIO_ERR_JETSTREAM],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_DIGEST_MISMATCH,
+        name: "DIGEST_MISMATCH\0",
+        text: "object digest mismatch\0",
+        parents: &[NATSIO_ERR_JETSTREAM],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_OBJECT_LINK,
+        name: "OBJECT_LINK\0",
+        text: "invalid object link\0",
+        parents: &[NATSIO_ERR_JETSTREAM],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_INVALID_OBJECT_NAME,
+        name: "INVALID_OBJECT_NAME\0",
+        text: "invalid object name\0",
+        parents: &[NATSIO_ERR_CONFIG],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_BUCKET_SEALED,
+        name: "BUCKET_SEALED\0",
+        text: "bucket is sealed\0",
+        parents: &[NATSIO_ERR_JETSTREAM],
+    },
+];
+
+fn entry(code: i32) -> Option<&'static StatusEntry> {
+    STATUS_TABLE.iter().find(|e| e.status as i32 == code)
+}
+
 fn describe(code: i32) -> &'static str {
-    const TABLE: &[(natsio_status, &str)] = &[
-        (NATSIO_OK, "ok\0"),
-        (NATSIO_DONE, "done: no more items\0"),
-        (NATSIO_PENDING, "pending: the operation has not completed\0"),
-        (
-            NATSIO_ERR_NULL_ARGUMENT,
-            "a required pointer argument was NULL\0",
-        ),
-        (
-            NATSIO_ERR_INVALID_UTF8,
-            "a string argument was not valid UTF-8\0",
-        ),
-        (NATSIO_ERR_INVALID_ARGUMENT, "invalid argument\0"),
-        (NATSIO_ERR_BAD_SUBJECT, "invalid subject\0"),
-        (NATSIO_ERR_BAD_QUEUE_NAME, "invalid queue group name\0"),
-        (NATSIO_ERR_BAD_HEADERS, "invalid header name or value\0"),
-        (NATSIO_ERR_CONFIG, "invalid configuration\0"),
-        (
-            NATSIO_ERR_ILLEGAL_STATE,
-            "not allowed in the current state\0",
-        ),
-        (NATSIO_ERR_NOT_FOUND, "not found\0"),
-        (NATSIO_ERR_INTERNAL, "internal error\0"),
-        (NATSIO_ERR_TIMEOUT, "timeout\0"),
-        (NATSIO_ERR_CONNECTION_CLOSED, "connection closed\0"),
-        (NATSIO_ERR_NO_SERVERS, "no servers available\0"),
-        (NATSIO_ERR_IO, "I/O error\0"),
-        (NATSIO_ERR_DRAIN_TIMEOUT, "drain timeout\0"),
-        (NATSIO_ERR_CANCELLED, "cancelled\0"),
-        (
-            NATSIO_ERR_RECONNECT_BUF_EXCEEDED,
-            "reconnect buffer exceeded\0",
-        ),
-        (NATSIO_ERR_PROTOCOL, "protocol error\0"),
-        (NATSIO_ERR_PARSER, "parser error\0"),
-        (
-            NATSIO_ERR_MAX_CONTROL_LINE,
-            "maximum control line exceeded\0",
-        ),
-        (NATSIO_ERR_MAX_PAYLOAD, "maximum payload exceeded\0"),
-        (NATSIO_ERR_SERVER, "server error\0"),
-        (NATSIO_ERR_STALE_CONNECTION, "stale connection\0"),
-        (NATSIO_ERR_AUTHORIZATION, "authorization violation\0"),
-        (NATSIO_ERR_AUTH_EXPIRED, "authentication expired\0"),
-        (NATSIO_ERR_PERMISSIONS, "permissions violation\0"),
-        (
-            NATSIO_ERR_MAX_SUBSCRIPTIONS,
-            "maximum subscriptions exceeded\0",
-        ),
-        (NATSIO_ERR_NO_RESPONDERS, "no responders\0"),
-        (
-            NATSIO_ERR_NO_REPLY_SUBJECT,
-            "message has no reply subject\0",
-        ),
-        (NATSIO_ERR_SUBSCRIPTION_CLOSED, "subscription closed\0"),
-        (NATSIO_ERR_SLOW_CONSUMER, "slow consumer\0"),
-        (NATSIO_ERR_JETSTREAM, "JetStream error\0"),
-        (NATSIO_ERR_JS_API, "JetStream API error\0"),
-        (NATSIO_ERR_JS_NOT_ENABLED, "JetStream not enabled\0"),
-        (NATSIO_ERR_NO_STREAM_RESPONSE, "no response from stream\0"),
-        (NATSIO_ERR_STREAM_NOT_FOUND, "stream not found\0"),
-        (
-            NATSIO_ERR_STREAM_NAME_IN_USE,
-            "stream name already in use\0",
-        ),
-        (NATSIO_ERR_CONSUMER_NOT_FOUND, "consumer not found\0"),
-        (NATSIO_ERR_MESSAGE_NOT_FOUND, "message not found\0"),
-        (NATSIO_ERR_WRONG_LAST_SEQUENCE, "wrong last sequence\0"),
-        (
-            NATSIO_ERR_TOO_MANY_STALLED,
-            "too many stalled async publishes\0",
-        ),
-        (
-            NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT,
-            "async publish timed out\0",
-        ),
-        (NATSIO_ERR_NO_MESSAGES, "no messages\0"),
-        (NATSIO_ERR_CONSUMER_DELETED, "consumer deleted\0"),
-        (
-            NATSIO_ERR_MESSAGE_ALREADY_ACKED,
-            "message already acknowledged\0",
-        ),
-        (NATSIO_ERR_NOT_JS_MESSAGE, "not a JetStream message\0"),
-        (NATSIO_ERR_BUCKET_NOT_FOUND, "bucket not found\0"),
-        (NATSIO_ERR_BUCKET_EXISTS, "bucket exists\0"),
-        (NATSIO_ERR_KEY_NOT_FOUND, "key not found\0"),
-        (NATSIO_ERR_KEY_DELETED, "key deleted\0"),
-        (NATSIO_ERR_KEY_EXISTS, "key exists\0"),
-        (NATSIO_ERR_INVALID_BUCKET_NAME, "invalid bucket name\0"),
-        (NATSIO_ERR_INVALID_KEY, "invalid key\0"),
-        (NATSIO_ERR_OBJECT_NOT_FOUND, "object not found\0"),
-        (NATSIO_ERR_OBJECT_DELETED, "object deleted\0"),
-        (NATSIO_ERR_OBJECT_EXISTS, "object exists\0"),
-        (NATSIO_ERR_DIGEST_MISMATCH, "object digest mismatch\0"),
-        (NATSIO_ERR_OBJECT_LINK, "invalid object link\0"),
-        (NATSIO_ERR_INVALID_OBJECT_NAME, "invalid object name\0"),
-        (NATSIO_ERR_BUCKET_SEALED, "bucket is sealed\0"),
-    ];
-    TABLE
-        .iter()
-        .find(|(s, _)| *s as i32 == code)
-        .map_or("unknown status code\0", |(_, d)| d)
+    entry(code).map_or("unknown status code\0", |e| e.text)
 }
 
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    static LAST_ERROR_DATA: Cell<ErrorData> = Cell::new(ErrorData::default());
 }
 
 /// Records `e` as this thread's last error and returns its status.
@@ -340,6 +638,7 @@ pub(crate) fn record(e: &Error) -> natsio_status {
     let status = natsio_status::from(e.kind());
     let text = CString::new(e.detail().replace('\0', " ")).unwrap_or_default();
     LAST_ERROR.with(|l| *l.borrow_mut() = text);
+    LAST_ERROR_DATA.with(|d| d.set(e.data()));
     status
 }
 
@@ -350,6 +649,47 @@ pub extern "C" fn natsio_status_str(status: i32) -> *const c_char {
     describe(status).as_ptr().cast()
 }
 
+/// The name of a status code without its prefix: "TIMEOUT" for
+/// NATSIO_ERR_TIMEOUT, "OK", "DONE" and "PENDING" for the others; "" for a
+/// code this library does not know. The string is static. Bindings name
+/// their error classes after it.
+#[no_mangle]
+pub extern "C" fn natsio_status_name(status: i32) -> *const c_char {
+    entry(status).map_or("\0", |e| e.name).as_ptr().cast()
+}
+
+/// The `index`-th (0 or 1) parent of `status` in the error tree of the
+/// reference client, or NATSIO_OK when it has no such parent (a root of
+/// the tree, NATSIO_OK/DONE/PENDING, an unknown code, an index past the
+/// last parent). The tree: NATSIO_ERR_NO_SERVERS is a kind of
+/// NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_DRAIN_TIMEOUT of
+/// NATSIO_ERR_TIMEOUT, NATSIO_ERR_NO_MESSAGES and
+/// NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT of both NATSIO_ERR_JETSTREAM and
+/// NATSIO_ERR_TIMEOUT, the API errors (stream/consumer/message not found,
+/// ...) of NATSIO_ERR_JS_API, itself a kind of NATSIO_ERR_JETSTREAM, the
+/// invalid-name errors of NATSIO_ERR_CONFIG, and so on
+/// (tests/conformance/cases.txt lists every code's ancestors). Never fails.
+#[no_mangle]
+pub extern "C" fn natsio_status_parent(status: i32, index: usize) -> natsio_status {
+    entry(status)
+        .and_then(|e| e.parents.get(index).copied())
+        .unwrap_or(NATSIO_OK)
+}
+
+/// True when `status` is `ancestor` or a kind of it, directly or through
+/// other parents (see `natsio_status_parent`): a program that handles
+/// every timeout checks `natsio_status_is(st, NATSIO_ERR_TIMEOUT)`, which
+/// also holds for NATSIO_ERR_NO_MESSAGES. Never fails.
+#[no_mangle]
+pub extern "C" fn natsio_status_is(status: i32, ancestor: i32) -> bool {
+    status == ancestor
+        || entry(status).is_some_and(|e| {
+            e.parents
+                .iter()
+                .any(|&p| natsio_status_is(p as i32, ancestor))
+        })
+}
+
 /// The detail of the last failure on the calling thread (server text,
 /// which argument was wrong, ...), or "" if none. Successful calls leave it
 /// unchanged. The string belongs to the library and stays valid until the
@@ -357,4 +697,32 @@ pub extern "C" fn natsio_status_str(status: i32) -> *const c_char {
 #[no_mangle]
 pub extern "C" fn natsio_last_error() -> *const c_char {
     LAST_ERROR.with(|l| l.borrow().as_ptr())
+}
+
+/// The `code` of the JetStream API error of the last failure on the
+/// calling thread (an HTTP-like status: 400, 404, 503), or 0 when that
+/// failure was not a rejection by the JetStream API. Set with
+/// `natsio_last_error`, by the failing call or by the token reader
+/// (`natsio_token_status`, ...) that reported it.
+#[no_mangle]
+pub extern "C" fn natsio_last_error_code() -> i32 {
+    LAST_ERROR_DATA.with(|d| i32::try_from(d.get().code).unwrap_or(i32::MAX))
+}
+
+/// The `err_code` of the JetStream API error of the last failure on the
+/// calling thread (10059: stream not found, 10058: stream name in use,
+/// 10071: wrong last sequence, ...), or 0 when none. As
+/// `natsio_last_error_code`.
+#[no_mangle]
+pub extern "C" fn natsio_last_error_err_code() -> i32 {
+    LAST_ERROR_DATA.with(|d| i32::try_from(d.get().err_code).unwrap_or(i32::MAX))
+}
+
+/// The key revision the last failure on the calling thread is about: for
+/// NATSIO_ERR_KEY_DELETED the revision of the delete or purge marker, for
+/// NATSIO_ERR_KEY_EXISTS the revision of the live value; 0 for other
+/// failures. As `natsio_last_error_code`.
+#[no_mangle]
+pub extern "C" fn natsio_last_error_revision() -> u64 {
+    LAST_ERROR_DATA.with(|d| d.get().revision)
 }

@@ -55,25 +55,54 @@ pub enum natsio_pending_policy {
     NATSIO_POLICY_ERROR = 3,
 }
 
-/// `natsio_sub_options.version` of this header.
-pub const NATSIO_SUB_OPTIONS_VERSION: u32 = 1;
+/// `natsio_sub_options.version` of this header. Version 2 gave the limits
+/// the reference's meaning (0 disables); a version-1 struct keeps its own
+/// (0: the client's default).
+pub const NATSIO_SUB_OPTIONS_VERSION: u32 = 2;
 
-/// Per-subscription settings. Initialise with `natsio_sub_options_init`;
-/// zero fields mean the defaults.
+/// A `natsio_sub_options` pending limit meaning "the client's default"
+/// (`natsio_options_set_pending_limits`): what `natsio_sub_options_init`
+/// puts in both limits.
+pub const NATSIO_PENDING_LIMIT_DEFAULT: i64 = i64::MIN;
+
+/// Per-subscription settings. Initialise with `natsio_sub_options_init`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct natsio_sub_options {
     /// NATSIO_SUB_OPTIONS_VERSION.
     pub version: u32,
-    /// Pending message limit: 0 = the client's default, negative = unlimited.
+    /// Pending message limit: NATSIO_PENDING_LIMIT_DEFAULT (the _init
+    /// value) = the client's default; 0 or less = no limit (as the
+    /// reference's `pending_msgs_limit`).
     pub pending_msgs_limit: i64,
-    /// Pending byte limit: 0 = the client's default, negative = unlimited.
+    /// Pending byte limit: NATSIO_PENDING_LIMIT_DEFAULT (the _init value) =
+    /// the client's default; 0 or less = no limit.
     pub pending_bytes_limit: i64,
     /// A `natsio_pending_policy` value.
     pub policy: i32,
 }
 
-super::versioned!(natsio_sub_options, NATSIO_SUB_OPTIONS_VERSION);
+impl super::Versioned for natsio_sub_options {
+    const VERSION: u32 = NATSIO_SUB_OPTIONS_VERSION;
+    const NAME: &'static str = "natsio_sub_options";
+    fn set_version(&mut self) {
+        self.version = NATSIO_SUB_OPTIONS_VERSION;
+    }
+    // Version 1 has the same layout; only the meaning of 0 differs.
+    fn size_of_version(version: u32) -> Option<usize> {
+        matches!(version, 1 | NATSIO_SUB_OPTIONS_VERSION).then_some(std::mem::size_of::<Self>())
+    }
+    // The defaults (NULL options, _init) are the client's limits, which
+    // are not zero here.
+    fn zeroed() -> Self {
+        natsio_sub_options {
+            version: 0,
+            pending_msgs_limit: NATSIO_PENDING_LIMIT_DEFAULT,
+            pending_bytes_limit: NATSIO_PENDING_LIMIT_DEFAULT,
+            policy: 0,
+        }
+    }
+}
 
 pub(crate) fn sub_options(o: natsio_sub_options) -> Result<SubOptions> {
     let policy = match o.policy {
@@ -88,7 +117,12 @@ pub(crate) fn sub_options(o: natsio_sub_options) -> Result<SubOptions> {
             ))
         }
     };
-    let lim = |v: i64| (v != 0).then_some(v);
+    // SubOptions: None = the client's default, Some(n <= 0) = no limit.
+    let lim = |v: i64| match v {
+        NATSIO_PENDING_LIMIT_DEFAULT => None,
+        0 if o.version == 1 => None,
+        v => Some(v),
+    };
     Ok(SubOptions {
         pending_msgs_limit: lim(o.pending_msgs_limit),
         pending_bytes_limit: lim(o.pending_bytes_limit),
@@ -96,8 +130,9 @@ pub(crate) fn sub_options(o: natsio_sub_options) -> Result<SubOptions> {
     })
 }
 
-/// Fills `opts` with the defaults (the client's limits, DROP_NEW) and the
-/// version. Errors: NATSIO_ERR_NULL_ARGUMENT.
+/// Fills `opts` with the defaults (NATSIO_PENDING_LIMIT_DEFAULT: the
+/// client's limits; DROP_NEW) and the version. Errors:
+/// NATSIO_ERR_NULL_ARGUMENT.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_sub_options_init(opts: *mut natsio_sub_options) -> natsio_status {
     guard(|| super::options_init(opts))
@@ -234,16 +269,22 @@ pub unsafe extern "C" fn natsio_sub_drain(
 }
 
 /// Starts a drain and returns its token (free with `natsio_token_free`),
-/// completing when the backlog is handled (errors as `natsio_sub_drain`).
+/// completing when the backlog is handled, or failing with
+/// NATSIO_ERR_TIMEOUT once `timeout_ms` passes (NATSIO_TIMEOUT_DEFAULT: the
+/// client's drain timeout; NATSIO_WAIT_FOREVER: no bound); the drain goes
+/// on after a timeout (errors as `natsio_sub_drain`). Errors (immediate):
+/// NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (timeout).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_sub_drain_async(
     sub: *const natsio_sub,
+    timeout_ms: i64,
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
     guard(|| {
         let s = self::sub(sub)?;
         let out = out_arg(token_out, "token_out")?;
-        let c = s.sub.drain_async();
+        let timeout = timeout_arg(timeout_ms, Some(s.sub.client.opts.drain_timeout), false)?;
+        let c = s.sub.drain_async(timeout);
         write_box(out, natsio_token::new(c, s.client_weak()));
         Ok(())
     })

@@ -170,6 +170,10 @@ pub(crate) fn api_error(err: &Value) -> Error {
         kind,
         format!("{description} (code {code}, err_code {err_code})"),
     )
+    .with_api_codes(
+        u32::try_from(code).unwrap_or(u32::MAX),
+        u32::try_from(err_code).unwrap_or(u32::MAX),
+    )
 }
 
 /// Parses an API response: its JSON object, or the error it carries.

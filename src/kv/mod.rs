@@ -545,7 +545,8 @@ impl KeyValue {
                             return Err(Error::new(
                                 ErrorKind::KeyExists,
                                 format!("key {key:?} exists at revision {}", entry.revision),
-                            ))
+                            )
+                            .with_revision(entry.revision))
                         }
                         None => last = 0,
                     }
@@ -662,7 +663,8 @@ impl KeyValue {
                     Some(e) if e.operation != Operation::Put => Err(Error::new(
                         ErrorKind::KeyDeleted,
                         format!("key {key:?} was deleted at revision {}", e.revision),
-                    )),
+                    )
+                    .with_revision(e.revision)),
                     Some(e) => Ok(e),
                 }
             })

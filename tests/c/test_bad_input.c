@@ -1124,7 +1124,8 @@ static void check_fixture_untouched(js_fixture *f) {
 #define NOT_INIT_NAMING(what, call) EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, what, call)
 
 static void test_option_structs_need_their_init(void) {
-    /* Each _init sets the version of this header and zeroes the rest, and
+    /* Each _init sets the version of this header and the defaults (zero,
+     * but for the sub options' NATSIO_PENDING_LIMIT_DEFAULT limits), and
      * refuses NULL. */
     natsio_sub_options so;
     natsio_request_many_options rm;
@@ -1148,7 +1149,8 @@ static void test_option_structs_need_their_init(void) {
     EXPECT_OK(natsio_consume_options_init(&co));
     EXPECT_OK(natsio_kv_watch_options_init(&wo));
     NT_CHECK_INT_EQ(so.version, NATSIO_SUB_OPTIONS_VERSION);
-    NT_CHECK(so.pending_msgs_limit == 0 && so.pending_bytes_limit == 0 && so.policy == NATSIO_POLICY_DROP_NEW);
+    NT_CHECK(so.pending_msgs_limit == NATSIO_PENDING_LIMIT_DEFAULT && so.pending_bytes_limit == NATSIO_PENDING_LIMIT_DEFAULT &&
+             so.policy == NATSIO_POLICY_DROP_NEW);
     NT_CHECK_INT_EQ(rm.version, NATSIO_REQUEST_MANY_OPTIONS_VERSION);
     NT_CHECK(rm.max_msgs == 0 && rm.stall_ms == 0 && rm.timeout_ms == 0);
     NT_CHECK_INT_EQ(jo.version, NATSIO_JS_OPTIONS_VERSION);

@@ -1160,7 +1160,7 @@ static void test_token_kinds(void) {
 
     /* So does a flush token: neither. */
     natsio_token *flush = NULL;
-    EXPECT_OK(natsio_client_flush_async(c, &flush));
+    EXPECT_OK(natsio_client_flush_async(c, NATSIO_TIMEOUT_DEFAULT, &flush));
     nt_cleanup(token_free_cb, flush);
     EXPECT_OK(natsio_token_wait(flush, 5000));
     EXPECT_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_token_pub_ack(flush, &ack));

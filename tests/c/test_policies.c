@@ -356,27 +356,44 @@ static void test_option_level_default_limits(void) {
     natsio_client *sc = connect_subscriber(DEFAULT_LIMIT, 0);
     natsio_client *pc = connect_client();
     NT_CHECK(sc && pc);
-    /* opts NULL and limits 0 both mean "the client's default". */
+    /* opts NULL and NATSIO_PENDING_LIMIT_DEFAULT (what _init sets) mean
+     * "the client's default"; so does 0 in a version-1 struct (its old
+     * meaning). */
     natsio_sub *by_null = NULL;
     NT_CHECK_INT_EQ(natsio_client_subscribe(sc, case_subject(subj, sizeof subj, "f"), NULL, NULL, &by_null),
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, by_null);
+    natsio_sub *by_default = subscribe_limited(sc, subj, NATSIO_PENDING_LIMIT_DEFAULT,
+                                               NATSIO_PENDING_LIMIT_DEFAULT, NATSIO_POLICY_DROP_NEW);
+    natsio_sub_options v1;
+    NT_CHECK_INT_EQ(natsio_sub_options_init(&v1), NATSIO_OK);
+    v1.version = 1;
+    v1.pending_msgs_limit = 0;
+    v1.pending_bytes_limit = 0;
+    natsio_sub *by_v1_zero = NULL;
+    NT_CHECK_INT_EQ(natsio_client_subscribe(sc, subj, NULL, &v1, &by_v1_zero), NATSIO_OK);
+    nt_cleanup(sub_free_cb, by_v1_zero);
+    /* 0 disables a limit (the reference's pending_msgs_limit), as does a
+     * negative limit: both override the client's default. */
     natsio_sub *by_zero = subscribe_limited(sc, subj, 0, 0, NATSIO_POLICY_DROP_NEW);
-    /* An explicit per-subscription limit overrides the default. */
     natsio_sub *unlimited = subscribe_limited(sc, subj, -1, -1, NATSIO_POLICY_DROP_NEW);
-    NT_CHECK(by_zero && unlimited);
+    NT_CHECK(by_default && by_v1_zero && by_zero && unlimited);
     NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, 100, 0), NATSIO_OK);
 
-    natsio_iter_stats st;
-    NT_CHECK_INT_EQ(natsio_sub_get_stats(by_null, &st), NATSIO_OK);
-    NT_CHECK_INT_EQ(st.pending_items, DEFAULT_LIMIT);
-    NT_CHECK_INT_EQ(st.dropped, 100 - DEFAULT_LIMIT);
-    NT_CHECK_INT_EQ(natsio_sub_get_stats(by_zero, &st), NATSIO_OK);
-    NT_CHECK_INT_EQ(st.pending_items, DEFAULT_LIMIT);
-    NT_CHECK_INT_EQ(st.dropped, 100 - DEFAULT_LIMIT);
-    NT_CHECK_INT_EQ(natsio_sub_get_stats(unlimited, &st), NATSIO_OK);
-    NT_CHECK_INT_EQ(st.pending_items, 100);
-    NT_CHECK_INT_EQ(st.dropped, 0);
+    natsio_sub *limited[] = {by_null, by_default, by_v1_zero};
+    for (size_t i = 0; i < sizeof limited / sizeof limited[0]; i++) {
+        natsio_iter_stats st;
+        NT_CHECK_INT_EQ(natsio_sub_get_stats(limited[i], &st), NATSIO_OK);
+        NT_CHECK_INT_EQ(st.pending_items, DEFAULT_LIMIT);
+        NT_CHECK_INT_EQ(st.dropped, 100 - DEFAULT_LIMIT);
+    }
+    natsio_sub *not_limited[] = {by_zero, unlimited};
+    for (size_t i = 0; i < sizeof not_limited / sizeof not_limited[0]; i++) {
+        natsio_iter_stats st;
+        NT_CHECK_INT_EQ(natsio_sub_get_stats(not_limited[i], &st), NATSIO_OK);
+        NT_CHECK_INT_EQ(st.pending_items, 100);
+        NT_CHECK_INT_EQ(st.dropped, 0);
+    }
 }
 
 static void test_option_level_default_byte_limit(void) {
@@ -403,8 +420,8 @@ static void test_sub_options_init_defaults(void) {
     NT_CHECK_INT_EQ(natsio_sub_options_init(&so), NATSIO_OK);
     NT_CHECK_INT_EQ(so.version, NATSIO_SUB_OPTIONS_VERSION);
     NT_CHECK_INT_EQ(so.policy, NATSIO_POLICY_DROP_NEW);
-    NT_CHECK_INT_EQ(so.pending_msgs_limit, 0);
-    NT_CHECK_INT_EQ(so.pending_bytes_limit, 0);
+    NT_CHECK(so.pending_msgs_limit == NATSIO_PENDING_LIMIT_DEFAULT);
+    NT_CHECK(so.pending_bytes_limit == NATSIO_PENDING_LIMIT_DEFAULT);
     NT_CHECK_INT_EQ(natsio_sub_options_init(NULL), NATSIO_ERR_NULL_ARGUMENT);
 }
 

@@ -164,7 +164,7 @@ fn auto_unsubscribe_and_drain() {
         c.publish("dr", b"x").unwrap();
     }
     c.flush(None).unwrap();
-    let tok = sub.drain_async();
+    let tok = sub.drain_async(None);
     for _ in 0..10 {
         sub.next_msg(T).unwrap().expect("a message");
     }
