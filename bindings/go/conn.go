@@ -30,9 +30,9 @@ type Conn struct {
 // recovered and reported to the ErrorHandler; the subscription goes on.
 type MsgHandler func(msg *Msg)
 
-// DefaultURL is the server Connect("") connects to (nats.go's name; the
-// core's NATSIO_DEFAULT_URL).
-const DefaultURL = "nats://127.0.0.1:4222"
+// DefaultURL, "nats://127.0.0.1:4222", is the server Connect("") connects
+// to (nats.go's name; the value is the core's NATSIO_DEFAULT_URL).
+const DefaultURL = C.NATSIO_DEFAULT_URL
 
 // Connect connects to url (several may be given, separated by commas) and
 // returns once the server has accepted the connection. An empty url is

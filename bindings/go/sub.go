@@ -114,8 +114,8 @@ func (s *Subscription) AutoUnsubscribe(max int) error {
 // Drain stops new deliveries, lets the queued backlog be handled, then
 // ends the subscription; it waits until then. The drain is bounded by
 // ctx's deadline or, without one, by the connection's DrainTimeout option
-// (default 30s): past it the subscription is ended anyway and Drain fails
-// with ErrTimeout. If ctx is cancelled, Drain returns ctx.Err() and the
+// (default 30s): past it Drain fails with ErrTimeout and the drain goes
+// on. If ctx is cancelled, Drain returns ctx.Err() and the
 // drain goes on. For a synchronous subscription another goroutine must
 // read the backlog. Called from the subscription's own handler it starts
 // the drain and returns at once (the drain ends after that handler
