@@ -105,3 +105,7 @@ func millis(d time.Duration) C.int64_t {
 }
 
 func statusText(code int32) string { return C.GoString(C.natsio_status_str(C.int32_t(code))) }
+
+// statusName is the code's name without the NATSIO_ERR_ prefix
+// ("TIMEOUT"), "" for an unknown code.
+func statusName(code int32) string { return C.GoString(C.natsio_status_name(C.int32_t(code))) }
