@@ -5,8 +5,11 @@ package natsio_test
 // DeleteMsg's NoErase.
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -196,5 +199,43 @@ func TestDeleteMsgNoErase(t *testing.T) {
 	for seq := uint64(1); seq <= 3; seq++ {
 		_, err := js.GetMsg(ctx, "D", seq)
 		wantErr(t, err, natsio.ErrMsgNotFound)
+	}
+}
+
+func TestSubscriptionDrainBound(t *testing.T) {
+	nc := connect(t, natsio.DrainTimeout(300*time.Millisecond))
+	subj := subject(t, "backlog")
+	sub, err := nc.SubscribeSync(subj)
+	noErr(t, err)
+	for range 3 {
+		noErr(t, nc.Publish(subj, []byte("x")))
+	}
+	flush(t, nc)
+	// Nobody reads the backlog: the drain cannot finish. Without a
+	// deadline the connection's DrainTimeout bounds the wait.
+	start := time.Now()
+	err = sub.Drain(context.Background())
+	if took := time.Since(start); !errors.Is(err, natsio.ErrTimeout) || took < 250*time.Millisecond || took > 2*time.Second {
+		t.Fatalf("Drain without a deadline: %v after %v, want ErrTimeout after about 300ms", err, took)
+	}
+	// The drain went on: reading the backlog ends the subscription.
+	for range 3 {
+		mustNext(t, sub)
+	}
+	if _, err := sub.NextMsg(ctxTimeout(t, 5*time.Second)); !errors.Is(err, natsio.ErrDone) {
+		t.Fatalf("after the backlog: %v, want ErrDone", err)
+	}
+}
+
+func TestFlushHonoursDeadlineWhileServerStopped(t *testing.T) {
+	s := startTestServer(t)
+	nc := connectTo(t, s.url, natsio.FlushTimeout(5*time.Second))
+	flush(t, nc)
+	noErr(t, s.cmd.Process.Signal(syscall.SIGSTOP))
+	defer s.cmd.Process.Signal(syscall.SIGCONT)
+	start := time.Now()
+	err := nc.Flush(ctxTimeout(t, 200*time.Millisecond))
+	if took := time.Since(start); !errors.Is(err, natsio.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) || took > 2*time.Second {
+		t.Fatalf("Flush with a 200ms deadline: %v after %v", err, took)
 	}
 }
