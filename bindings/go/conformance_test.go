@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -309,14 +308,7 @@ func checkBehaviourCase(t *testing.T, c conformanceCase) {
 		s := startTestServer(t)
 		nc := connectTo(t, s.url, natsio.FlushTimeout(300*time.Millisecond))
 		flush(t, nc)
-		noErr(t, s.cmd.Process.Signal(syscall.SIGSTOP))
-		stopped := true
-		resume := func() {
-			if stopped {
-				s.cmd.Process.Signal(syscall.SIGCONT)
-				stopped = false
-			}
-		}
+		resume := s.pause(t)
 		defer resume()
 		cancellable, cancel := context.WithCancel(context.Background())
 		defer cancel()

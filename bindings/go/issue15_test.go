@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -231,8 +230,7 @@ func TestFlushHonoursDeadlineWhileServerStopped(t *testing.T) {
 	s := startTestServer(t)
 	nc := connectTo(t, s.url, natsio.FlushTimeout(5*time.Second))
 	flush(t, nc)
-	noErr(t, s.cmd.Process.Signal(syscall.SIGSTOP))
-	defer s.cmd.Process.Signal(syscall.SIGCONT)
+	defer s.pause(t)()
 	start := time.Now()
 	err := nc.Flush(ctxTimeout(t, 200*time.Millisecond))
 	if took := time.Since(start); !errors.Is(err, natsio.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) || took > 2*time.Second {
