@@ -1666,7 +1666,7 @@ natsio_status natsio_token_client(const struct natsio_token *token,
                                   struct natsio_client **client_out);
 
 /**
- * Connects to `url` (comma-separated URLs allowed; NULL or "":
+ * Connects to `url` (comma-separated URLs allowed; "":
  * NATSIO_DEFAULT_URL) with default options. Blocks as
  * `natsio_client_connect`, with its errors.
  */
