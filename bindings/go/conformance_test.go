@@ -8,7 +8,6 @@ package natsio_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"slices"
@@ -253,19 +252,7 @@ func checkDefaultCase(t *testing.T, c conformanceCase, jetStreamServer func(*tes
 		for range 2 {
 			got(js.Publish(ctx, "conf.del", []byte("x"))).must(t)
 		}
-		bodies := deleteRequests(t, url, "CONF_DEL")
-		request := func() map[string]any {
-			t.Helper()
-			select {
-			case b := <-bodies:
-				var m map[string]any
-				noErr(t, json.Unmarshal([]byte(b), &m))
-				return m
-			case <-time.After(5 * time.Second):
-				t.Fatal("the spy saw no delete request")
-			}
-			return nil
-		}
+		request := deleteRequests(t, url, "CONF_DEL")
 		noErr(t, js.DeleteMsg(ctx, "CONF_DEL", 1))
 		if req := request(); req["no_erase"] == true || req["seq"] != float64(1) {
 			t.Errorf("DeleteMsg without options sent %v", req)

@@ -150,14 +150,26 @@ func TestConfigFieldsRoundTrip(t *testing.T) {
 }
 
 // deleteRequests subscribes a second connection to stream's delete
-// requests and returns their bodies as they come.
-func deleteRequests(t *testing.T, url, stream string) <-chan string {
+// requests and returns a function that gives the next one's JSON body
+// (failing the test when none comes within 5 s).
+func deleteRequests(t *testing.T, url, stream string) func() map[string]any {
 	spy := connectTo(t, url)
 	bodies := make(chan string, 10)
 	_, err := spy.Subscribe("$JS.API.STREAM.MSG.DELETE."+stream, func(m *natsio.Msg) { bodies <- string(m.Data) })
 	noErr(t, err)
 	flush(t, spy)
-	return bodies
+	return func() map[string]any {
+		t.Helper()
+		select {
+		case b := <-bodies:
+			var m map[string]any
+			noErr(t, json.Unmarshal([]byte(b), &m))
+			return m
+		case <-time.After(5 * time.Second):
+			t.Fatal("the spy saw no delete request")
+		}
+		return nil
+	}
 }
 
 func TestDeleteMsgNoErase(t *testing.T) {
@@ -169,19 +181,7 @@ func TestDeleteMsgNoErase(t *testing.T) {
 	for range 3 {
 		got(js.Publish(ctx, "d", []byte("x"))).must(t)
 	}
-	bodies := deleteRequests(t, url, "D")
-	next := func() map[string]any {
-		t.Helper()
-		select {
-		case b := <-bodies:
-			var m map[string]any
-			noErr(t, json.Unmarshal([]byte(b), &m))
-			return m
-		case <-time.After(5 * time.Second):
-			t.Fatal("no delete request seen")
-		}
-		return nil
-	}
+	next := deleteRequests(t, url, "D")
 	noErr(t, js.DeleteMsg(ctx, "D", 1, natsio.NoErase()))
 	if req := next(); req["no_erase"] != true {
 		t.Fatalf("NoErase sent %v", req)
