@@ -11,6 +11,10 @@
  *   messaging, 5xx JetStream, 6xx Key-Value, 7xx Object Store; buckets of
  *   both share 600, 601 and 605). On failure natsio_last_error()
  *   gives this thread's detail text, and outputs (*_out) are left untouched.
+ *   The codes form the reference client's error tree: test a family with
+ *   natsio_status_is (NATSIO_ERR_NO_MESSAGES is also a
+ *   NATSIO_ERR_TIMEOUT); natsio_last_error_code, _err_code and _revision
+ *   give the JetStream API codes and the key revision a failure carries.
  *
  * Ownership. A handle returned through an *_out argument belongs to the
  *   caller and is released with its type's _free function, which accepts
@@ -1666,7 +1670,7 @@ natsio_status natsio_token_client(const struct natsio_token *token,
                                   struct natsio_client **client_out);
 
 /**
- * Connects to `url` (comma-separated URLs allowed; NULL or "":
+ * Connects to `url` (comma-separated URLs allowed; "":
  * NATSIO_DEFAULT_URL) with default options. Blocks as
  * `natsio_client_connect`, with its errors.
  */

@@ -30,8 +30,13 @@ type Conn struct {
 // recovered and reported to the ErrorHandler; the subscription goes on.
 type MsgHandler func(msg *Msg)
 
+// DefaultURL, "nats://127.0.0.1:4222", is the server Connect("") connects
+// to (nats.go's name; the value is the core's NATSIO_DEFAULT_URL).
+const DefaultURL = C.NATSIO_DEFAULT_URL
+
 // Connect connects to url (several may be given, separated by commas) and
-// returns once the server has accepted the connection. The connection is
+// returns once the server has accepted the connection. An empty url is
+// DefaultURL, as in nats.go. The connection is
 // made by the library (natsio_client_connect_async); this goroutine waits
 // for it without holding an OS thread.
 func Connect(url string, opts ...Option) (*Conn, error) {
@@ -302,12 +307,16 @@ func (nc *Conn) startRequestMany(ctx context.Context, subject string, data []byt
 	return replies, err
 }
 
-// Flush waits until the server has processed everything sent before it,
-// until ctx ends (or, without a deadline, the flush timeout).
+// Flush waits until the server has processed everything sent before it
+// (a PING answered by its PONG). It is bounded by ctx's deadline or,
+// without one, by the FlushTimeout option (default 10s): past it Flush
+// fails with ErrTimeout, also when the server has stopped answering. A
+// cancelled ctx ends it at once with ctx.Err().
 func (nc *Conn) Flush(ctx context.Context) error {
 	defer runtime.KeepAlive(nc)
+	timeout := timeoutArg(ctx) // NATSIO_TIMEOUT_DEFAULT: the flush timeout
 	_, err := await(ctx, C.GO_TAKE_STATUS, func(tok **C.natsio_token) C.natsio_status {
-		return C.natsio_client_flush_async(nc.ptr, tok)
+		return C.natsio_client_flush_async(nc.ptr, timeout, tok)
 	})
 	return err
 }

@@ -144,8 +144,15 @@ type ConsumerConfig struct {
 	// before the server pins another one (PriorityPolicyPinned).
 	PriorityTimeout time.Duration `json:"priority_timeout,omitempty"`
 
-	// Extra holds further fields by their JSON names (sample_freq,
-	// pause_until, ...): added when marshalling unless a
+	// SampleFrequency is the percentage of acks the server samples for
+	// its advisories, e.g. "100%" ("": none).
+	SampleFrequency string `json:"sample_freq,omitempty"`
+	// PauseUntil creates the consumer paused until this time (nil: not
+	// paused; see also PauseConsumer).
+	PauseUntil *time.Time `json:"pause_until,omitempty"`
+
+	// Extra holds further fields by their JSON names (those of newer
+	// servers, push consumer fields): added when marshalling unless a
 	// field above set the name; filled with the unlisted fields when
 	// unmarshalling, so a config read from a ConsumerInfo round-trips.
 	Extra map[string]any `json:"-"`
@@ -203,6 +210,11 @@ type ConsumerInfo struct {
 	Paused bool `json:"paused,omitempty"`
 	// PauseRemaining is how long the pause still lasts (0 when running).
 	PauseRemaining time.Duration `json:"pause_remaining,omitempty"`
+	// TimeStamp is when the server produced this info (server 2.10+).
+	TimeStamp time.Time `json:"ts"`
+	// Cluster is the consumer's cluster and replicas (nil outside a
+	// cluster).
+	Cluster *ClusterInfo `json:"cluster,omitempty"`
 	// Raw is the whole ConsumerInfo JSON, for fields not listed above.
 	Raw json.RawMessage `json:"-"`
 }
@@ -332,6 +344,11 @@ type ConsumerPauseResponse struct {
 	// PauseRemaining is how long the pause still lasts (0 when not
 	// paused).
 	PauseRemaining time.Duration `json:"pause_remaining,omitempty"`
+	// TimeStamp is when the server produced this info (server 2.10+).
+	TimeStamp time.Time `json:"ts"`
+	// Cluster is the consumer's cluster and replicas (nil outside a
+	// cluster).
+	Cluster *ClusterInfo `json:"cluster,omitempty"`
 }
 
 func parsePauseResponse(raw string) (*ConsumerPauseResponse, error) {

@@ -1,5 +1,10 @@
 package natsio
 
+/*
+#include "natsio.h"
+*/
+import "C"
+
 import (
 	"context"
 	"errors"
@@ -14,16 +19,30 @@ type Status int32
 // String is the library's short description of the code.
 func (s Status) String() string { return statusText(int32(s)) }
 
-// Error is every failure reported by libnatsio: the status code and the
-// detail text the library gave for this failure (natsio_last_error).
-// errors.Is matches it against the sentinel of its code (ErrTimeout, ...).
+// Error is every failure reported by libnatsio: the status code, the
+// detail text the library gave for this failure (natsio_last_error) and
+// its error data (natsio_last_error_code, _err_code, _revision). errors.Is
+// matches it against the sentinel of its code and those of the code's
+// ancestors in the error tree (ErrNoMessages is also ErrTimeout and
+// ErrJetStream, ...).
 type Error struct {
 	// Status is the failure's code; errors.Is matches the Error with the
-	// code's sentinel.
+	// code's sentinel and its ancestors.
 	Status Status
 	// Detail is what the library said about this particular failure (e.g.
 	// the field or name it refused); it may be empty.
 	Detail string
+	// APICode is, for a JetStream API rejection, the API error's code
+	// (e.g. 404 for a missing stream, 400 for a name in use); 0 otherwise.
+	APICode int
+	// ErrCode is, for a JetStream API rejection, the API error's err_code
+	// (e.g. 10059 for stream not found, 10058 for a name in use); 0
+	// otherwise.
+	ErrCode int
+	// Revision is, for ErrKeyDeleted, the revision of the delete or purge
+	// marker and, for ErrKeyExists, the revision of the live value; 0
+	// otherwise.
+	Revision uint64
 	// cause is an extra error it also matches, e.g. context.DeadlineExceeded
 	// for a timeout that came from a context's deadline.
 	cause error
@@ -65,20 +84,37 @@ type sentinel struct {
 
 func (s *sentinel) Error() string { return "natsio: " + s.name }
 
-// Unwrap yields the sentinels this one is a kind of (ErrObjectDeleted is
-// a kind of ErrObjectNotFound), so errors.Is matches them too.
+// Unwrap yields the sentinels of the code's parents in the error tree
+// (ErrKeyDeleted's is ErrKeyNotFound, ErrNoMessages's are ErrJetStream and
+// ErrTimeout), so errors.Is matches every ancestor.
 func (s *sentinel) Unwrap() []error { return s.parents }
 
 // Code is the status code the sentinel stands for.
 func (s *sentinel) Code() Status { return Status(s.code) }
 
-func newSentinel(code int32, name string, parents ...error) error {
-	s := &sentinel{code, name, parents}
+func newSentinel(code int32, name string) error {
+	s := &sentinel{code: code, name: name}
 	sentinels[code] = s
 	return s
 }
 
 var sentinels = map[int32]*sentinel{}
+
+// The error tree is the core's (natsio_status_parent): each sentinel's
+// parents are read once, when the package is initialised.
+func init() {
+	for code, s := range sentinels {
+		for i := 0; i < 2; i++ {
+			p := int32(C.natsio_status_parent(C.int32_t(code), C.size_t(i)))
+			if p == 0 {
+				break
+			}
+			if ps, ok := sentinels[p]; ok {
+				s.parents = append(s.parents, ps)
+			}
+		}
+	}
+}
 
 func sentinelFor(code int32) error {
 	if s, ok := sentinels[code]; ok {
@@ -109,6 +145,21 @@ func errDone() error { return &Error{Status: statusDone} }
 // the header's order. Errors are *Error values that match the sentinel of
 // their Status: test them with errors.Is (errors.Is(err, natsio.ErrTimeout)),
 // not with ==.
+//
+// The sentinels form the reference client's error tree (the core's table,
+// natsio_status_parent): errors.Is also matches every ancestor of the
+// code. ErrNullArgument and ErrInvalidUTF8 are ErrInvalidArgument;
+// ErrNoServers is ErrConnectionClosed; ErrDrainTimeout is ErrTimeout;
+// ErrMaxControlLine is ErrParser, which is ErrProtocol; ErrMaxPayload is
+// ErrProtocol; ErrStaleConnection, ErrAuthorization, ErrAuthExpired,
+// ErrPermissions and ErrMaxSubscriptions are ErrServer; every 5xx, 6xx and
+// 7xx error except the name checks is ErrJetStream, and the API rejections
+// (ErrJetStreamNotEnabled, ErrStreamNotFound, ErrStreamNameInUse,
+// ErrConsumerNotFound, ErrMsgNotFound, ErrWrongLastSequence) are also
+// ErrJetStreamAPI; ErrAsyncPublishTimeout and ErrNoMessages are also
+// ErrTimeout; ErrKeyDeleted is ErrKeyNotFound; ErrObjectDeleted is
+// ErrObjectNotFound; ErrInvalidBucketName, ErrInvalidKey and
+// ErrInvalidObjectName are ErrConfig.
 var (
 	// 1xx: arguments and usage.
 	ErrNullArgument    = newSentinel(100, "null argument")
@@ -180,14 +231,14 @@ var (
 // ErrBucketExists, ErrInvalidBucketName). A deleted object is also "not
 // found" and a bad object name is also a configuration error: errors.Is
 // matches ErrObjectDeleted with ErrObjectNotFound, ErrInvalidObjectName
-// with ErrConfig.
+// with ErrConfig (see the tree above).
 var (
 	ErrObjectNotFound    = newSentinel(700, "object not found")
-	ErrObjectDeleted     = newSentinel(701, "object deleted", ErrObjectNotFound)
+	ErrObjectDeleted     = newSentinel(701, "object deleted")
 	ErrObjectExists      = newSentinel(702, "object exists")
 	ErrDigestMismatch    = newSentinel(703, "digest mismatch")
 	ErrObjectLink        = newSentinel(704, "invalid object link")
-	ErrInvalidObjectName = newSentinel(705, "invalid object name", ErrConfig)
+	ErrInvalidObjectName = newSentinel(705, "invalid object name")
 	ErrBucketSealed      = newSentinel(706, "bucket is sealed")
 )
 

@@ -7,3 +7,14 @@ func StatusTextForTest(code int32) string { return statusText(code) }
 func SentinelForTest(code int32) error { return sentinelFor(code) }
 
 func LiveHandlesForTest() int64 { return liveHandles.Load() }
+
+func StatusNameForTest(code int32) string { return statusName(code) }
+
+// SentinelCodesForTest are the codes that have a sentinel.
+func SentinelCodesForTest() []int32 {
+	codes := make([]int32, 0, len(sentinels))
+	for code := range sentinels {
+		codes = append(codes, code)
+	}
+	return codes
+}

@@ -58,9 +58,9 @@ func nulJoined(ss []string) ([]byte, error) {
 	return buf, nil
 }
 
-// resultError turns a wrapper's status and detail into an error, freeing
-// the detail.
-func resultError(st C.natsio_status, detail *C.char) error {
+// resultError turns a wrapper's status and detail (go_detail: the text
+// and the error data) into an error, freeing the detail.
+func resultError(st C.natsio_status, detail *C.go_error) error {
 	if detail != nil {
 		defer C.free(unsafe.Pointer(detail))
 	}
@@ -69,7 +69,10 @@ func resultError(st C.natsio_status, detail *C.char) error {
 	}
 	e := &Error{Status: Status(st)}
 	if detail != nil {
-		e.Detail = C.GoString(detail)
+		e.Detail = C.GoString(detail.text)
+		e.APICode = int(detail.api_code)
+		e.ErrCode = int(detail.err_code)
+		e.Revision = uint64(detail.revision)
 	}
 	return e
 }
@@ -98,7 +101,7 @@ func (nc *Conn) publish(subject, reply string, hasReply bool, hdrs *C.natsio_hea
 // allocation. Data is capped at its length, so appending to it never
 // reaches the reply's bytes.
 func msgFromView(v *C.go_msg_view, conn *Conn, lastSubject *string) *Msg {
-	m := &Msg{conn: conn}
+	m := &Msg{conn: conn, Status: int(v.status), Sid: uint64(v.sid)}
 	subj := unsafe.String((*byte)(unsafe.Pointer(v.subject)), int(v.subject_len))
 	if lastSubject != nil && *lastSubject == subj && subj != "" {
 		m.Subject = *lastSubject

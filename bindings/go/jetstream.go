@@ -234,8 +234,16 @@ type AccountInfo struct {
 	Consumers int           `json:"consumers"`        // how many consumers the account has
 	Domain    string        `json:"domain,omitempty"` // the JetStream domain, "" when none
 	Limits    AccountLimits `json:"limits"`           // what the account may use
+	API       APIStats      `json:"api"`              // the account's JetStream API use
 	// Raw is the whole JSON, for fields not listed above.
 	Raw json.RawMessage `json:"-"`
+}
+
+// APIStats are the account's JetStream API requests.
+type APIStats struct {
+	Level  int    `json:"level"`  // the server's JetStream API level
+	Total  uint64 `json:"total"`  // requests made
+	Errors uint64 `json:"errors"` // requests that failed
 }
 
 // AccountLimits are the account's JetStream limits (-1: unlimited).
@@ -707,15 +715,93 @@ type StreamConfig struct {
 	// marker, kept this long, when it removes a subject's last message
 	// (e.g. at MaxAge). It needs AllowMsgTTL.
 	SubjectDeleteMarkerTTL time.Duration `json:"subject_delete_marker_ttl,omitempty"`
+	// AllowAtomicPublish lets a batch of publishes (Nats-Batch-Id headers)
+	// be stored atomically, all or none (ADR-50, server 2.12+).
+	AllowAtomicPublish bool `json:"allow_atomic,omitempty"`
+	// AllowMsgCounter makes the stream a counter stream (ADR-49, server
+	// 2.12+): publishes with a Nats-Incr header add to their subject's
+	// value (PubAck.Value).
+	AllowMsgCounter bool `json:"allow_msg_counter,omitempty"`
+	// AllowMsgSchedules lets publishes schedule messages (Nats-Schedule
+	// headers, ADR-51, server 2.12+).
+	AllowMsgSchedules bool `json:"allow_msg_schedules,omitempty"`
+	// MirrorDirect lets a mirror of this stream answer direct reads of its
+	// messages too.
+	MirrorDirect bool `json:"mirror_direct,omitempty"`
+	// Placement puts the stream on a cluster and/or servers with tags
+	// (nil: anywhere).
+	Placement *Placement `json:"placement,omitempty"`
+	// Mirror makes the stream a copy of another stream (nil: none); a
+	// mirror has no Subjects of its own.
+	Mirror *StreamSource `json:"mirror,omitempty"`
+	// Sources are streams whose messages the stream also stores.
+	Sources []*StreamSource `json:"sources,omitempty"`
+	// SubjectTransform rewrites the subjects of the messages stored (nil:
+	// none).
+	SubjectTransform *SubjectTransformConfig `json:"subject_transform,omitempty"`
+	// RePublish republishes each stored message to another subject (nil:
+	// none).
+	RePublish *RePublish `json:"republish,omitempty"`
+	// ConsumerLimits are defaults and limits for the stream's consumers
+	// (the zero value: none, left out).
+	ConsumerLimits StreamConsumerLimits `json:"consumer_limits,omitzero"`
 	// Metadata are user key/value pairs the server stores with the stream.
 	Metadata map[string]string `json:"metadata,omitempty"`
 
-	// Extra holds further fields by their JSON names (placement, mirror,
-	// sources, republish, ...): added when marshalling unless a field above
+	// Extra holds further fields by their JSON names (allow_batched, and
+	// those of newer servers): added when marshalling unless a field above
 	// set the name; filled with the unlisted fields when unmarshalling, so
 	// a config read from a StreamInfo round-trips. Durations may be
 	// integer nanoseconds or strings like "90s".
 	Extra map[string]any `json:"-"`
+}
+
+// StreamSource is a stream a mirror copies, or one of the sources a
+// stream stores the messages of.
+type StreamSource struct {
+	Name          string     `json:"name"`                     // the source stream
+	OptStartSeq   uint64     `json:"opt_start_seq,omitempty"`  // start at this sequence (0: the first)
+	OptStartTime  *time.Time `json:"opt_start_time,omitempty"` // start at the first message stored at or after it
+	FilterSubject string     `json:"filter_subject,omitempty"` // only messages on this subject (wildcards allowed)
+	// SubjectTransforms filter and rewrite the subjects taken (instead of
+	// FilterSubject).
+	SubjectTransforms []SubjectTransformConfig `json:"subject_transforms,omitempty"`
+	// External is where the source stream lives in another account or
+	// domain (nil: this one).
+	External *ExternalStream `json:"external,omitempty"`
+}
+
+// ExternalStream is the API prefix (and deliver prefix) through which a
+// stream of another account or domain is reached.
+type ExternalStream struct {
+	APIPrefix     string `json:"api"`               // e.g. "$JS.hub.API"
+	DeliverPrefix string `json:"deliver,omitempty"` // the prefix of delivery subjects
+}
+
+// SubjectTransformConfig rewrites subjects matching Source into
+// Destination (with {{wildcard(n)}}-style mappings).
+type SubjectTransformConfig struct {
+	Source      string `json:"src"`  // the subjects to rewrite (wildcards allowed)
+	Destination string `json:"dest"` // what they become
+}
+
+// RePublish republishes each message the stream stores whose subject
+// matches Source to Destination.
+type RePublish struct {
+	Source      string `json:"src,omitempty"`          // the subjects republished ("": all)
+	Destination string `json:"dest"`                   // where they go
+	HeadersOnly bool   `json:"headers_only,omitempty"` // republish the headers without the payload
+}
+
+// StreamConsumerLimits are defaults and limits the stream sets for its
+// consumers.
+type StreamConsumerLimits struct {
+	// InactiveThreshold is the longest a consumer may stay inactive
+	// before it is deleted (0: no limit).
+	InactiveThreshold time.Duration `json:"inactive_threshold,omitempty"`
+	// MaxAckPending is the most a consumer may have awaiting acks (0: no
+	// limit).
+	MaxAckPending int `json:"max_ack_pending,omitempty"`
 }
 
 // MarshalJSON is the JSON the server expects, Extra merged in.
@@ -815,10 +901,31 @@ type StreamState struct {
 	NumDeleted  int       `json:"num_deleted"`    // deleted messages between the first and the last
 	NumSubjects uint64    `json:"num_subjects"`   // distinct subjects of the messages stored
 	Consumers   int       `json:"consumer_count"` // how many consumers the stream has
+	// Deleted are the sequences of the deleted messages between the first
+	// and the last; the server lists them only when asked (nil otherwise).
+	Deleted []uint64 `json:"deleted,omitempty"`
 	// Subjects maps each stored subject to its message count; only
 	// StreamInfoWithSubjects fills it (with the subjects its filter
 	// matches), nil otherwise.
 	Subjects map[string]uint64 `json:"subjects,omitempty"`
+}
+
+// ClusterInfo is the cluster a stream or consumer lives on: its group's
+// leader and the other replicas.
+type ClusterInfo struct {
+	Name      string      `json:"name,omitempty"`       // the cluster's name
+	RaftGroup string      `json:"raft_group,omitempty"` // the replicas' Raft group
+	Leader    string      `json:"leader,omitempty"`     // the server leading the group
+	Replicas  []*PeerInfo `json:"replicas,omitempty"`   // the other servers of the group
+}
+
+// PeerInfo is one replica of a stream or consumer.
+type PeerInfo struct {
+	Name    string        `json:"name"`              // the server's name
+	Current bool          `json:"current"`           // it is up to date
+	Offline bool          `json:"offline,omitempty"` // it is not reachable
+	Active  time.Duration `json:"active"`            // since it was last heard from
+	Lag     uint64        `json:"lag,omitempty"`     // operations it is behind
 }
 
 // StreamInfo is a stream's configuration and state.
@@ -826,6 +933,10 @@ type StreamInfo struct {
 	Config  StreamConfig `json:"config"`  // its configuration, as the server holds it
 	Created time.Time    `json:"created"` // when it was created
 	State   StreamState  `json:"state"`   // what it holds
+	// TimeStamp is when the server produced this info (server 2.10+).
+	TimeStamp time.Time `json:"ts"`
+	// Cluster is the stream's cluster and replicas (nil outside a cluster).
+	Cluster *ClusterInfo `json:"cluster,omitempty"`
 	// Raw is the whole StreamInfo JSON, for fields not listed above.
 	Raw json.RawMessage `json:"-"`
 }
@@ -1145,13 +1256,32 @@ func (js *JetStream) deleteMsg(ctx context.Context, stream string, seq uint64, e
 	return err
 }
 
-// DeleteMsg deletes message seq of stream. ErrMsgNotFound when there is none.
-func (js *JetStream) DeleteMsg(ctx context.Context, stream string, seq uint64) error {
-	return js.deleteMsg(ctx, stream, seq, false)
+// DeleteMsgOpt configures DeleteMsg.
+type DeleteMsgOpt func(*deleteMsgConfig)
+
+type deleteMsgConfig struct{ noErase bool }
+
+// NoErase asks the server to only mark the message deleted, without
+// overwriting its bytes on disk ("no_erase": true in the delete request):
+// faster, but the payload may stay readable in the stream's files.
+func NoErase() DeleteMsgOpt { return func(c *deleteMsgConfig) { c.noErase = true } }
+
+// DeleteMsg deletes message seq of stream. ErrMsgNotFound when there is
+// none. By default the server also erases the message (overwrites its
+// bytes on disk), as the reference client's delete_msg does; NoErase()
+// asks it not to. This differs from nats.go, whose DeleteMsg never erases
+// (its SecureDeleteMsg does): here DeleteMsg without options is
+// SecureDeleteMsg.
+func (js *JetStream) DeleteMsg(ctx context.Context, stream string, seq uint64, opts ...DeleteMsgOpt) error {
+	var cfg deleteMsgConfig
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	return js.deleteMsg(ctx, stream, seq, !cfg.noErase)
 }
 
-// SecureDeleteMsg is DeleteMsg that also overwrites the message's bytes
-// on disk.
+// SecureDeleteMsg deletes message seq of stream and overwrites its bytes
+// on disk (nats.go's name; the same as DeleteMsg without NoErase).
 func (js *JetStream) SecureDeleteMsg(ctx context.Context, stream string, seq uint64) error {
 	return js.deleteMsg(ctx, stream, seq, true)
 }

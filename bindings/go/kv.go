@@ -230,7 +230,7 @@ func ttlSeconds(opt string, d time.Duration, never bool) (ttl C.int64_t, set boo
 }
 
 // Create stores value only if key has no live value (ErrKeyExists
-// otherwise); a deleted or purged key can be created again. With KeyTTL
+// otherwise, the *Error's Revision being the live value's); a deleted or purged key can be created again. With KeyTTL
 // the new revision expires (ErrInvalidArgument for a TTL that is not a
 // whole number of seconds).
 func (kv *KeyValue) Create(ctx context.Context, key string, value []byte, opts ...KVCreateOpt) (uint64, error) {
@@ -370,8 +370,9 @@ func (kv *KeyValue) get(ctx context.Context, key string, revision uint64, byRevi
 }
 
 // Get reads key's latest value. ErrKeyNotFound when it has none,
-// ErrKeyDeleted when its latest revision is a delete or purge marker,
-// ErrInvalidKey.
+// ErrKeyDeleted (which is also ErrKeyNotFound: test it first to tell
+// them apart) when its latest revision is a delete or purge marker, the
+// *Error's Revision being the marker's; ErrInvalidKey.
 func (kv *KeyValue) Get(ctx context.Context, key string) (*KeyValueEntry, error) {
 	return kv.get(ctx, key, 0, false)
 }

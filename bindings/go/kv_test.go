@@ -19,7 +19,8 @@ func waitKeyNotFound(t *testing.T, kv *natsio.KeyValue, key string, within time.
 	start := time.Now()
 	for {
 		_, err := kv.Get(ctxTimeout(t, 5*time.Second), key)
-		if errors.Is(err, natsio.ErrKeyNotFound) {
+		// ErrKeyDeleted is also ErrKeyNotFound: gone is not-found only.
+		if errors.Is(err, natsio.ErrKeyNotFound) && !errors.Is(err, natsio.ErrKeyDeleted) {
 			return time.Since(start)
 		}
 		if err != nil && !errors.Is(err, natsio.ErrKeyDeleted) {

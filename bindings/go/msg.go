@@ -44,6 +44,15 @@ type Msg struct {
 	Reply   string // the reply subject, "" when none
 	Header  Header // nil when the message carried no header block
 	Data    []byte // the payload
+	// Status is the status code of a status message (the code on the
+	// header block's first line, e.g. 503 for no responders, 404 or 408
+	// for a pull request's end), 0 for an ordinary message. Ignored by
+	// PublishMsg.
+	Status int
+	// Sid is the id of the subscription the message was delivered on
+	// (Subscription.SID), 0 for a message not received from the server.
+	// Ignored by PublishMsg.
+	Sid uint64
 
 	conn *Conn  // the connection that received it, for Respond
 	js   *jsAck // the library's handle of a pulled JetStream message, for acks

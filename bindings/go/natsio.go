@@ -78,13 +78,21 @@ func lockThread() { runtime.LockOSThread() }
 
 func unlockThread() { runtime.UnlockOSThread() }
 
-// statusError turns a status into an error, reading the detail text. Call
-// it on the thread that made the failing call (see lockThread).
+// statusError turns a status into an error, reading the detail text and
+// the error data (the Go twin of go_detail, which does the same in C for
+// the wrappers of natsio_go.c). Call it on the thread that made the
+// failing call (see lockThread).
 func statusError(st C.natsio_status) error {
 	if st == C.NATSIO_OK {
 		return nil
 	}
-	return &Error{Status: Status(st), Detail: C.GoString(C.natsio_last_error())}
+	return &Error{
+		Status:   Status(st),
+		Detail:   C.GoString(C.natsio_last_error()),
+		APICode:  int(C.natsio_last_error_code()),
+		ErrCode:  int(C.natsio_last_error_err_code()),
+		Revision: uint64(C.natsio_last_error_revision()),
+	}
 }
 
 // millis converts a duration to the C ABI's milliseconds, rounding up so
@@ -97,3 +105,7 @@ func millis(d time.Duration) C.int64_t {
 }
 
 func statusText(code int32) string { return C.GoString(C.natsio_status_str(C.int32_t(code))) }
+
+// statusName is the code's name without the NATSIO_ERR_ prefix
+// ("TIMEOUT"), "" for an unknown code.
+func statusName(code int32) string { return C.GoString(C.natsio_status_name(C.int32_t(code))) }

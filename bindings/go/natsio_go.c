@@ -16,10 +16,30 @@ extern void natsioGoLog(void *user_data, natsio_log_level level, char *message);
 extern char *natsioGoJWT(void *user_data);
 extern natsio_status natsioGoSign(void *user_data, uint8_t *nonce, size_t nonce_len, uint8_t *signature_out);
 
-char *go_detail(natsio_status st) {
+// A go_error holding text and no error data (NULL when out of memory).
+static go_error *go_error_text(const char *text) {
+	size_t n = strlen(text);
+	go_error *e = malloc(sizeof *e + n + 1);
+	if (e == NULL) return NULL;
+	char *t = (char *)(e + 1);
+	memcpy(t, text, n + 1);
+	e->text = t;
+	e->api_code = 0;
+	e->err_code = 0;
+	e->revision = 0;
+	return e;
+}
+
+go_error *go_detail(natsio_status st) {
 	if (st == NATSIO_OK || st == NATSIO_DONE || st == NATSIO_PENDING) return NULL;
 	const char *d = natsio_last_error();
-	return strdup(d ? d : "");
+	go_error *e = go_error_text(d ? d : "");
+	if (e != NULL) {
+		e->api_code = natsio_last_error_code();
+		e->err_code = natsio_last_error_err_code();
+		e->revision = natsio_last_error_revision();
+	}
+	return e;
 }
 
 static go_result go_result_of(natsio_status st) {
@@ -38,6 +58,8 @@ void go_msg_read(const natsio_msg *msg, go_msg_view *v) {
 	v->data_len = natsio_msg_data_len(msg);
 	v->headers = natsio_msg_headers(msg);
 	v->header_count = v->headers ? natsio_headers_len(v->headers) : 0;
+	v->status = natsio_msg_status(msg);
+	v->sid = natsio_msg_sid(msg);
 }
 
 void go_msg_read_js(const natsio_msg *msg, go_msg_view *v) {
@@ -151,7 +173,7 @@ go_take go_token_take(natsio_token *tok, int kind, int free_token) {
 			r.out = malloc(len);
 			if (r.out == NULL) {
 				r.status = NATSIO_ERR_INTERNAL;
-				r.detail = strdup("out of memory");
+				r.detail = go_error_text("out of memory");
 				if (free_token) natsio_token_free(tok);
 				return r;
 			}
@@ -168,7 +190,7 @@ go_take go_token_take(natsio_token *tok, int kind, int free_token) {
 		break;
 	default:
 		r.status = NATSIO_ERR_INTERNAL;
-		r.detail = strdup("unknown token result kind");
+		r.detail = go_error_text("unknown token result kind");
 		return r;
 	}
 	r.detail = go_detail(r.status);
@@ -206,7 +228,7 @@ go_next go_iter_next(const void *it, int kind) {
 		break;
 	default:
 		r.status = NATSIO_ERR_INTERNAL;
-		r.detail = strdup("unknown iterator kind");
+		r.detail = go_error_text("unknown iterator kind");
 		return r;
 	}
 	if (r.status == NATSIO_OK) {
@@ -276,7 +298,7 @@ static void go_cstr_free(char *s, char *buf) {
 }
 
 static go_result go_out_of_memory(void) {
-	go_result r = {NATSIO_ERR_INTERNAL, strdup("out of memory")};
+	go_result r = {NATSIO_ERR_INTERNAL, go_error_text("out of memory")};
 	return r;
 }
 

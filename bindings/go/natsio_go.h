@@ -13,13 +13,26 @@
 #include <stdint.h>
 #include "natsio.h"
 
-/* A status and, for an error, a malloc'd copy of the detail (Go frees it). */
+/* A failure's detail and error data, read on the thread that failed (one
+ * malloc'd block, the text inside it: Go frees it with one free). */
+typedef struct go_error {
+	const char *text;  /* natsio_last_error */
+	int32_t api_code;  /* natsio_last_error_code */
+	int32_t err_code;  /* natsio_last_error_err_code */
+	uint64_t revision; /* natsio_last_error_revision */
+} go_error;
+
+/* The detail and data of this thread's last failure for an error status
+ * st, NULL for NATSIO_OK, NATSIO_DONE and NATSIO_PENDING (or out of
+ * memory). The one place the binding reads natsio_last_error and its data
+ * in C (statusError does it in Go). */
+go_error *go_detail(natsio_status st);
+
+/* A status and, for an error, its detail (Go frees it). */
 typedef struct go_result {
 	natsio_status status;
-	char *detail;
+	go_error *detail;
 } go_result;
-
-char *go_detail(natsio_status st);
 
 /* The calling thread, to recognize the library's callback threads. */
 uintptr_t go_thread_id(void);
@@ -34,9 +47,11 @@ typedef struct go_msg_view {
 	size_t data_len;
 	const natsio_headers *headers;
 	size_t header_count;
+	int32_t status; /* natsio_msg_status: a status message's code, 0 for none */
+	uint64_t sid;   /* natsio_msg_sid */
 	/* JetStream metadata, read by go_msg_read_js only. */
 	natsio_status md_status;
-	char *md_detail; /* malloc'd on failure */
+	go_error *md_detail; /* malloc'd on failure */
 	natsio_js_msg_metadata md;
 } go_msg_view;
 
@@ -99,7 +114,7 @@ enum {
  * u64, and for a message or an entry its fields. */
 typedef struct go_take {
 	natsio_status status;
-	char *detail;
+	go_error *detail;
 	void *out;
 	uint64_t u64;
 	go_msg_view msg;
@@ -126,7 +141,7 @@ enum {
  * _next_async token for it (status NATSIO_PENDING). */
 typedef struct go_next {
 	natsio_status status;
-	char *detail;
+	go_error *detail;
 	void *item;
 	natsio_token *token;
 	go_msg_view msg;
@@ -143,7 +158,7 @@ go_result go_publish(const natsio_client *c, const char *subj, size_t subj_len,
 
 typedef struct go_start {
 	natsio_status status;
-	char *detail;
+	go_error *detail;
 	natsio_token *token;
 } go_start;
 
@@ -261,7 +276,7 @@ void go_obj_status_read(const natsio_obj_status *st, go_obj_status_view *v);
  * NATSIO_PENDING). */
 typedef struct go_obj_read {
 	natsio_status status;
-	char *detail;
+	go_error *detail;
 	size_t n;
 	natsio_token *token;
 } go_obj_read;

@@ -43,7 +43,8 @@ type ObjectStoreConfig struct {
 	Metadata    map[string]string `json:"metadata,omitempty"`    // user key/value pairs stored with the bucket's stream
 }
 
-// Placement places a bucket's stream on a cluster and/or servers with tags.
+// Placement places a stream (or a bucket's stream) on a cluster and/or
+// servers with tags.
 type Placement struct {
 	Cluster string   `json:"cluster,omitempty"` // the cluster's name
 	Tags    []string `json:"tags,omitempty"`    // tags the servers must have

@@ -78,7 +78,8 @@ func PendingLimits(msgs, bytes int64) Option {
 	}
 }
 
-// DrainTimeout bounds Conn.Drain when its context has no deadline (default 30s).
+// DrainTimeout bounds Conn.Drain and Subscription.Drain when their
+// context has no deadline (default 30s).
 func DrainTimeout(d time.Duration) Option {
 	return func(cfg *connectConfig) {
 		cfg.add(func(o *C.natsio_options) C.natsio_status {
@@ -87,8 +88,9 @@ func DrainTimeout(d time.Duration) Option {
 	}
 }
 
-// FlushTimeout bounds Flush without a context deadline, and how long a
-// publish waits for room in a full write buffer (default 10s).
+// FlushTimeout bounds Flush without a context deadline (it then fails with
+// ErrTimeout), and how long a publish waits for room in a full write
+// buffer (default 10s).
 func FlushTimeout(d time.Duration) Option {
 	return func(cfg *connectConfig) {
 		cfg.add(func(o *C.natsio_options) C.natsio_status {
@@ -121,6 +123,20 @@ func MaxPendingSize(bytes int64) Option {
 	return func(cfg *connectConfig) {
 		cfg.add(func(o *C.natsio_options) C.natsio_status {
 			return C.natsio_options_set_max_pending_size(o, C.int64_t(bytes))
+		})
+	}
+}
+
+// MaxControlLine sets the longest protocol control line (a MSG, HMSG or
+// -ERR line, without its payload) accepted from the server, in bytes
+// (default 4096, at least 64: less is ErrConfig at Connect). The server's
+// INFO is not bound by it (large clusters list many URLs). A longer line
+// loses the connection: DisconnectErrHandler gets ErrMaxControlLine, and
+// the client reconnects as for any lost connection.
+func MaxControlLine(bytes int) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status {
+			return C.natsio_options_set_max_control_line(o, C.int64_t(bytes))
 		})
 	}
 }
@@ -176,8 +192,11 @@ const (
 // SubOption configures one subscription.
 type SubOption func(*C.natsio_sub_options)
 
-// SubPendingLimits overrides the connection's pending limits for this
-// subscription; negative means unlimited, 0 the connection's default.
+// SubPendingLimits sets this subscription's pending limits (messages and
+// bytes queued, not yet delivered) instead of the connection's
+// (PendingLimits). A limit of 0 or less disables it: no limit, as in the
+// reference client. Without this option the subscription has the
+// connection's limits.
 func SubPendingLimits(msgs, bytes int64) SubOption {
 	return func(o *C.natsio_sub_options) {
 		o.pending_msgs_limit = C.int64_t(msgs)

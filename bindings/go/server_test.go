@@ -1,11 +1,13 @@
 package natsio_test
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -146,4 +148,43 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	shared.stop()
 	os.Exit(code)
+}
+
+// pause stops the server process (SIGSTOP) and waits until every one of
+// its threads is stopped, so that nothing sent after it is answered; the
+// returned resume (SIGCONT) is safe to call more than once.
+func (s *natsServer) pause(t *testing.T) (resume func()) {
+	t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	resume = func() {
+		if !resumed {
+			resumed = true
+			s.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}
+	dir := fmt.Sprintf("/proc/%d/task", s.cmd.Process.Pid)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		tasks, err := os.ReadDir(dir)
+		if err != nil {
+			resume()
+			t.Fatal(err)
+		}
+		stopped := 0
+		for _, task := range tasks {
+			stat, err := os.ReadFile(filepath.Join(dir, task.Name(), "stat"))
+			// The state follows the command's closing parenthesis.
+			if i := bytes.LastIndexByte(stat, ')'); err == nil && i >= 0 && i+2 < len(stat) && (stat[i+2] == 'T' || stat[i+2] == 't') {
+				stopped++
+			}
+		}
+		if stopped == len(tasks) {
+			return resume
+		}
+	}
+	resume()
+	t.Fatal("the server did not stop")
+	return nil
 }

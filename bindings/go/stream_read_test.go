@@ -316,8 +316,8 @@ func TestPubAckValueAndBatchFields(t *testing.T) {
 
 	// A counter stream (ADR-49): the ack carries the counter's value.
 	info := got(js.CreateStream(ctx, natsio.StreamConfig{Name: "COUNT", Subjects: []string{"count.>"},
-		Extra: map[string]any{"allow_msg_counter": true}})).must(t)
-	if info.Config.Extra["allow_msg_counter"] != true {
+		AllowMsgCounter: true})).must(t)
+	if !info.Config.AllowMsgCounter {
 		t.Fatalf("allow_msg_counter not set: %s", info.Raw)
 	}
 	incr := natsio.PubHeader(natsio.Header{"Nats-Incr": {"5"}})
@@ -335,7 +335,7 @@ func TestPubAckValueAndBatchFields(t *testing.T) {
 	// The commit of an atomic batch (ADR-50) of one message: the ack
 	// carries the batch's id and size.
 	got(js.CreateStream(ctx, natsio.StreamConfig{Name: "BATCH", Subjects: []string{"batch"},
-		Extra: map[string]any{"allow_atomic": true}})).must(t)
+		AllowAtomicPublish: true})).must(t)
 	batch := natsio.PubHeader(natsio.Header{"Nats-Batch-Id": {"b-1"}, "Nats-Batch-Sequence": {"1"}, "Nats-Batch-Commit": {"1"}})
 	ack := got(js.Publish(ctx, "batch", []byte("only"), batch)).must(t)
 	if ack.BatchID != "b-1" || ack.BatchSize != 1 || ack.Sequence != 1 || ack.Value != "" {

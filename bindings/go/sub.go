@@ -112,17 +112,22 @@ func (s *Subscription) AutoUnsubscribe(max int) error {
 }
 
 // Drain stops new deliveries, lets the queued backlog be handled, then
-// ends the subscription; it waits until then or until ctx ends (the drain
-// goes on). For a synchronous subscription another goroutine must read the
-// backlog. Called from the subscription's own handler it starts the drain
-// and returns at once (the drain ends after that handler returns).
+// ends the subscription; it waits until then. The drain is bounded by
+// ctx's deadline or, without one, by the connection's DrainTimeout option
+// (default 30s): past it Drain fails with ErrTimeout and the drain goes
+// on. If ctx is cancelled, Drain returns ctx.Err() and the
+// drain goes on. For a synchronous subscription another goroutine must
+// read the backlog. Called from the subscription's own handler it starts
+// the drain and returns at once (the drain ends after that handler
+// returns).
 func (s *Subscription) Drain(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return contextError(ctx)
 	}
 	defer runtime.KeepAlive(s)
+	timeout := timeoutArg(ctx) // NATSIO_TIMEOUT_DEFAULT: the drain timeout
 	tok, err := start(func(tok **C.natsio_token) C.natsio_status {
-		return C.natsio_sub_drain_async(s.ptr, tok)
+		return C.natsio_sub_drain_async(s.ptr, timeout, tok)
 	})
 	if err != nil {
 		return err

@@ -29,7 +29,7 @@ export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 
 /** Options of connect(); durations in ms. An invalid value rejects connect() (mostly with ConfigError). */
 export interface ConnectOptions {
-  /** One URL, a comma-separated list, or an array; tried in random order unless noRandomize. Default nats://127.0.0.1:4222. */
+  /** One URL, a comma-separated list, or an array; tried in random order unless noRandomize. Default DEFAULT_URL (nats://127.0.0.1:4222), also for '' and []. */
   servers?: string | string[];
   /** Connection name shown by the server's monitoring. */
   name?: string;
@@ -45,9 +45,9 @@ export interface ConnectOptions {
   pendingMsgsLimit?: number;
   /** Default pending byte limit of new subscriptions (default 64 MiB; 0 or less: unlimited). pendingLimits, when given, replaces it. */
   pendingBytesLimit?: number;
-  /** Default bound of drain(), ms (default 30000). */
+  /** Default bound of drain() and of Subscription.drain(), ms (default 30000). */
   drainTimeout?: number;
-  /** How long publish() blocks the JS thread waiting for room in a full write buffer before TimeoutError, ms (default 10000). flush() has no bound of its own. */
+  /** The bound of flush() without a timeout (it rejects with TimeoutError past it), and how long publish() blocks the JS thread waiting for room in a full write buffer before TimeoutError, ms (default 10000). */
   flushTimeout?: number;
   /** Default request timeout, ms (default 5000). */
   requestTimeout?: number;
@@ -110,6 +110,23 @@ export interface ConnectOptions {
   nkeyFile?: string;
   /** .creds file (user JWT + NKey seed), read on every connect. */
   credsFile?: string;
+  /**
+   * The user JWT, or a function giving it (or a promise of it), asked on
+   * every connect and reconnect; with signatureCB (nats.go's UserJWT
+   * callbacks, nats.js 1.x's userJWT). Keys can stay elsewhere (an HSM, a
+   * vault). One auth kind per connection (ConfigError with another).
+   */
+  userJWT?: string | (() => string | Promise<string>);
+  /**
+   * Signs the server's nonce with the user's Ed25519 (NKey) key: returns
+   * the 64-byte signature (or a promise of it). Called on the JS thread
+   * while a library thread that connects waits for the answer, at most the
+   * connect timeout: a throw, a rejection, a wrong length or no answer in
+   * time fails that attempt (what the callback threw goes to the 'error'
+   * event as a CallbackError, or the logger). The event loop is never
+   * blocked.
+   */
+  signatureCB?: (nonce: Uint8Array) => Uint8Array | Promise<Uint8Array>;
 
   /** Require TLS (certificates are always verified); `true`: the system's trust roots. */
   tls?: boolean | TlsOptions;
@@ -143,9 +160,9 @@ export interface SubscribeOptions {
   queue?: string;
   /** Callback mode; without it the subscription is an async iterator. */
   callback?: (err: NatsError | null, msg: Msg | undefined) => void;
-  /** Pending message limit (0: the connection's default, negative: unlimited). */
+  /** Pending message limit (absent: the connection's pendingMsgsLimit; 0 or negative: unlimited, as in the reference client). */
   pendingMsgsLimit?: number;
-  /** Pending byte limit (0: the connection's default, negative: unlimited). */
+  /** Pending byte limit (absent: the connection's pendingBytesLimit; 0 or negative: unlimited). */
   pendingBytesLimit?: number;
   /** What happens when a pending limit is exceeded (default 'dropNew'). */
   policy?: PendingPolicy;
@@ -264,8 +281,15 @@ export class Subscription extends MessageStream {
   unsubscribe(): void;
   /** Ends after `max` messages in total, counting those already received; throws InvalidArgumentError unless `max` is positive, SubscriptionClosedError once ended. */
   unsubscribeAfter(max: number): void;
-  /** Stops new deliveries, lets the backlog be delivered, then ends; resolves once it has. No time limit of its own: an iterator must go on being read. */
-  drain(): Promise<void>;
+  /**
+   * The next message (as the iterator gives it); with `timeout` (ms) it
+   * rejects with TimeoutError when none arrived within it, and the
+   * subscription goes on (the reference's next_msg(timeout)). A message
+   * already queued is given at once. TypeError for a negative timeout.
+   */
+  next(timeout?: number): Promise<IteratorResult<Msg, undefined>>;
+  /** Stops new deliveries, lets the backlog be delivered, then ends; resolves once it has. Bounded by `timeout` ms (default ConnectOptions.drainTimeout): past it this rejects with TimeoutError and the drain goes on (an iterator must go on being read). */
+  drain(timeout?: number): Promise<void>;
   /** Counters of the subscription's buffer. */
   stats(): SubscriptionStats;
 }
@@ -318,8 +342,8 @@ export class Connection extends EventEmitter {
   request(subject: string, data?: Payload, opts?: RequestOptions): Promise<Msg>;
   /** Sends one request and iterates over its replies; throws as publish does. */
   requestMany(subject: string, data?: Payload, opts?: RequestManyOptions): Replies;
-  /** Resolves once the server has processed everything sent before (a PING/PONG round trip); no time limit of its own, rejects with ConnectionClosedError if the connection closes first. */
-  flush(): Promise<void>;
+  /** Resolves once the server has processed everything sent before (a PING/PONG round trip). Rejects with TimeoutError after `timeout` ms (default: ConnectOptions.flushTimeout, 10000), with ConnectionClosedError if the connection closes first. */
+  flush(timeout?: number): Promise<void>;
   /**
    * Drains every subscription (their backlogs are delivered), flushes, then
    * closes; resolves once closed. Bounded by `timeout` ms (default
@@ -345,8 +369,8 @@ export class Connection extends EventEmitter {
   /** A JetStream context over this connection (sends nothing; throws ConfigError for a bad domain or prefix). */
   jetstream(opts?: JetStreamOptions): JetStreamClient;
 
-  /** Asynchronous errors (slow consumer, server -ERR, lost connection, drain timeout). */
-  on(event: 'error', listener: (err: AsyncError) => void): this;
+  /** Asynchronous errors (slow consumer, server -ERR, lost connection, drain timeout), and what user callbacks threw (CallbackError). Emitted only when someone listens: never thrown. */
+  on(event: 'error', listener: (err: AsyncError | CallbackError) => void): this;
   /** Lifecycle events, in order; 'close' is always last. */
   on(event: 'connect' | 'reconnect' | 'ldm', listener: (url: string) => void): this;
   on(event: 'disconnect', listener: (err: NatsError | null) => void): this;
@@ -356,11 +380,12 @@ export class Connection extends EventEmitter {
 }
 
 /**
- * Connects; resolves once the server accepted the connection. Rejects with
- * NoServersAvailableError, TimeoutError, AuthorizationViolationError,
- * ConfigError (invalid options), TypeError (logLevel, logger).
+ * Connects; resolves once the server accepted the connection. `opts` may be
+ * a URL string (servers). Rejects with NoServersAvailableError,
+ * TimeoutError, AuthorizationViolationError, ConfigError (invalid
+ * options), TypeError (logLevel, logger, userJWT, signatureCB).
  */
-export function connect(opts?: ConnectOptions): Promise<Connection>;
+export function connect(opts?: ConnectOptions | string): Promise<Connection>;
 
 // ---------------------------------------------------------------------------
 // JetStream and Key-Value. Every method that talks to the server returns a
@@ -1291,28 +1316,70 @@ export class JetStreamClient {
 /** The natsio library's version, e.g. "0.1.0". */
 export const version: string;
 
+/** The URL a connection given none uses: 'nats://127.0.0.1:4222' (NATSIO_DEFAULT_URL). connect(), connect(''), and servers '' or [] connect there. */
+export const DEFAULT_URL: string;
+
+/**
+ * What a user callback threw, as the Connection's 'error' event carries
+ * it: a subscription's message callback, a Connection event listener
+ * ('connect', 'disconnect', 'reconnect', 'ldm', 'servers', 'close'), the
+ * logger, userJWT or signatureCB. Delivery goes on (the next message still
+ * reaches the callback). With no 'error' listener it is written to the
+ * connection's logger (default: standard error) at 'error' level, whatever
+ * logLevel says, and never thrown. An 'error' listener that throws is an
+ * uncaught exception, as in Node. Not a NatsError: no natsio status stands
+ * for it. The message reads `subscription callback on "<subject>" threw:
+ * <message>` or `"<event>" callback threw: <message>`.
+ */
+export class CallbackError extends Error {
+  /** What the callback threw. */
+  readonly cause: unknown;
+  /** The subscription's subject (a message callback), else undefined. */
+  readonly subject: string | undefined;
+  /** The subscription's id (a message callback), else undefined. */
+  readonly sid: number | undefined;
+  /** The event whose listener threw, or 'logger', 'userJWT', 'signatureCB'; undefined for a message callback. */
+  readonly event: string | undefined;
+  private constructor();
+}
+
 /** Status numbers by code name (Status.TIMEOUT === 200): those of the error classes, and OK (0), DONE (1), PENDING (2). */
 export const Status: Readonly<Record<string, number>>;
 
-/** Base class of every natsio error; each status code has its own subclass below, so `instanceof TimeoutError` works. */
+/**
+ * Base class of every natsio error; each status code has its own subclass
+ * below, so `instanceof TimeoutError` works. The classes form the
+ * reference client's error tree, the library's own (natsio_status_parent):
+ * each class extends its first parent (as declared here), and `instanceof`
+ * also holds for a second parent: a NoMessagesError or an
+ * AsyncPublishTimeoutError is a JetStreamError and a TimeoutError, a
+ * DrainTimeoutError a TimeoutError, a KeyDeletedError a KeyNotFoundError,
+ * a NoServersAvailableError a ConnectionClosedError.
+ */
 export class NatsError extends Error {
   /** natsio status number, e.g. 200. */
   readonly status: number;
   /** Status name, e.g. 'TIMEOUT', 'NO_RESPONDERS'. */
   readonly code: string;
+  /** The JetStream API error's code (e.g. 400, 404, 503) when the server rejected a JetStream API request; absent otherwise. */
+  readonly apiCode?: number;
+  /** The JetStream API error's err_code (e.g. 10058 stream name in use, 10059 stream not found); absent when none. */
+  readonly errCode?: number;
+  /** KeyDeletedError: the revision of the delete/purge marker; KeyExistsError: the revision of the live value. Absent otherwise. */
+  readonly revision?: number;
   /** Made by natsio; the subclasses take only the message. */
   constructor(message: string, status: number, code: string);
 }
 
-/** The per-code error classes (not exported: at runtime each extends NatsError, or its parent code's class, directly). */
+/** The root of the per-code error classes (not exported: at runtime a class without a parent code extends NatsError directly, the others their first parent's class). */
 declare class CodedError extends NatsError {
   /** `status` and `code` come from the class. */
   constructor(message: string);
 }
 /** A required argument was missing (code 'NULL_ARGUMENT', status 100). */
-export class NullArgumentError extends CodedError {}
+export class NullArgumentError extends InvalidArgumentError {}
 /** A string argument was not valid UTF-8 (code 'INVALID_UTF8', status 101). */
-export class InvalidUtf8Error extends CodedError {}
+export class InvalidUtf8Error extends InvalidArgumentError {}
 /** An argument was out of range or malformed (code 'INVALID_ARGUMENT', status 102). */
 export class InvalidArgumentError extends CodedError {}
 /** A subject was empty, had empty tokens, whitespace or misplaced wildcards (code 'BAD_SUBJECT', status 103). */
@@ -1334,11 +1401,11 @@ export class TimeoutError extends CodedError {}
 /** The connection is closed or draining (code 'CONNECTION_CLOSED', status 201). */
 export class ConnectionClosedError extends CodedError {}
 /** No server could be reached (code 'NO_SERVERS', status 202). */
-export class NoServersAvailableError extends CodedError {}
+export class NoServersAvailableError extends ConnectionClosedError {}
 /** A socket error (code 'IO', status 203). */
 export class IoError extends CodedError {}
 /** A drain did not finish in time; the connection closed anyway (code 'DRAIN_TIMEOUT', status 204). */
-export class DrainTimeoutError extends CodedError {}
+export class DrainTimeoutError extends TimeoutError {}
 /** The operation was cancelled (code 'CANCELLED', status 205). */
 export class CancelledError extends CodedError {}
 /** A publish made while disconnected did not fit the reconnect buffer, or buffering is off (code 'RECONNECT_BUF_EXCEEDED', status 206). */
@@ -1346,23 +1413,23 @@ export class ReconnectBufExceededError extends CodedError {}
 /** The server violated the protocol (code 'PROTOCOL', status 300). */
 export class ProtocolError extends CodedError {}
 /** A frame from the server could not be parsed (code 'PARSER', status 301). */
-export class ParserError extends CodedError {}
+export class ParserError extends ProtocolError {}
 /** A control line from the server exceeded maxControlLine (code 'MAX_CONTROL_LINE', status 302). */
-export class MaxControlLineExceededError extends CodedError {}
+export class MaxControlLineExceededError extends ParserError {}
 /** A message is larger than the server's max_payload (code 'MAX_PAYLOAD', status 303). */
-export class MaxPayloadExceededError extends CodedError {}
+export class MaxPayloadExceededError extends ProtocolError {}
 /** The server sent an -ERR that no other class covers (code 'SERVER', status 304). */
 export class ServerError extends CodedError {}
 /** The connection went stale: maxPingsOut PINGs unanswered (code 'STALE_CONNECTION', status 305). */
-export class StaleConnectionError extends CodedError {}
+export class StaleConnectionError extends ServerError {}
 /** Authentication was rejected (code 'AUTHORIZATION', status 306). */
-export class AuthorizationViolationError extends CodedError {}
+export class AuthorizationViolationError extends ServerError {}
 /** Credentials expired or were revoked (code 'AUTH_EXPIRED', status 307). */
-export class AuthenticationExpiredError extends CodedError {}
+export class AuthenticationExpiredError extends ServerError {}
 /** A publish or subscribe was denied (code 'PERMISSIONS', status 308). */
-export class PermissionsViolationError extends CodedError {}
+export class PermissionsViolationError extends ServerError {}
 /** The account's subscription limit was reached (code 'MAX_SUBSCRIPTIONS', status 309). */
-export class MaxSubscriptionsExceededError extends CodedError {}
+export class MaxSubscriptionsExceededError extends ServerError {}
 /** Nobody is subscribed to the request subject (code 'NO_RESPONDERS', status 400). */
 export class NoRespondersError extends CodedError {}
 /** The message has no reply subject (code 'NO_REPLY_SUBJECT', status 401). */
@@ -1374,58 +1441,58 @@ export class SlowConsumerError extends CodedError {}
 /** A JetStream operation failed, e.g. on an unexpected reply (code 'JETSTREAM', status 500). */
 export class JetStreamError extends CodedError {}
 /** The JetStream API returned an error no other class covers; the message gives its code, err_code and description (code 'JS_API', status 501). */
-export class JetStreamApiError extends CodedError {}
+export class JetStreamApiError extends JetStreamError {}
 /** JetStream is not enabled for the account or server (code 'JS_NOT_ENABLED', status 502). */
-export class JetStreamNotEnabledError extends CodedError {}
+export class JetStreamNotEnabledError extends JetStreamApiError {}
 /** No stream answered a JetStream publish: none holds the subject (code 'NO_STREAM_RESPONSE', status 503). */
-export class NoStreamResponseError extends CodedError {}
+export class NoStreamResponseError extends JetStreamError {}
 /** The stream does not exist (code 'STREAM_NOT_FOUND', status 504). */
-export class StreamNotFoundError extends CodedError {}
+export class StreamNotFoundError extends JetStreamApiError {}
 /** A stream of that name exists with another configuration (code 'STREAM_NAME_IN_USE', status 505). */
-export class StreamNameInUseError extends CodedError {}
+export class StreamNameInUseError extends JetStreamApiError {}
 /** The consumer does not exist (code 'CONSUMER_NOT_FOUND', status 506). */
-export class ConsumerNotFoundError extends CodedError {}
+export class ConsumerNotFoundError extends JetStreamApiError {}
 /** The stream has no such message (code 'MESSAGE_NOT_FOUND', status 507). */
-export class MessageNotFoundError extends CodedError {}
+export class MessageNotFoundError extends JetStreamApiError {}
 /** An expected last sequence did not match: publish's expect, kv.update, or kv.delete/purge with `last` (code 'WRONG_LAST_SEQUENCE', status 508). */
-export class WrongLastSequenceError extends CodedError {}
+export class WrongLastSequenceError extends JetStreamApiError {}
 /** publishAsyncMaxPending publishes awaited their acks for longer than the stall wait (code 'TOO_MANY_STALLED', status 509). */
-export class TooManyStalledMsgsError extends CodedError {}
-/** An asynchronous publish got no ack within publishAsyncTimeout (code 'ASYNC_PUBLISH_TIMEOUT', status 510). */
-export class AsyncPublishTimeoutError extends CodedError {}
-/** A fetch or next ended without a message (next rejects with it; fetch resolves []) (code 'NO_MESSAGES', status 511). */
-export class NoMessagesError extends CodedError {}
+export class TooManyStalledMsgsError extends JetStreamError {}
+/** An asynchronous publish got no ack within publishAsyncTimeout; also instanceof TimeoutError (code 'ASYNC_PUBLISH_TIMEOUT', status 510). */
+export class AsyncPublishTimeoutError extends JetStreamError {}
+/** A fetch or next ended without a message (next rejects with it; fetch resolves []); also instanceof TimeoutError (code 'NO_MESSAGES', status 511). */
+export class NoMessagesError extends JetStreamError {}
 /** The consumer was deleted while a fetch or consume waited on it (code 'CONSUMER_DELETED', status 512). */
-export class ConsumerDeletedError extends CodedError {}
+export class ConsumerDeletedError extends JetStreamError {}
 /** A second ack, nak or term of the same JsMsg (code 'MESSAGE_ALREADY_ACKED', status 513). */
-export class MessageAlreadyAckedError extends CodedError {}
+export class MessageAlreadyAckedError extends JetStreamError {}
 /** The message has no JetStream ack subject (code 'NOT_JS_MESSAGE', status 514). */
-export class NotJsMessageError extends CodedError {}
+export class NotJsMessageError extends JetStreamError {}
 /** The Key-Value or object store bucket does not exist (code 'BUCKET_NOT_FOUND', status 600). */
-export class BucketNotFoundError extends CodedError {}
+export class BucketNotFoundError extends JetStreamError {}
 /** A bucket of that name exists with another configuration (code 'BUCKET_EXISTS', status 601). */
-export class BucketExistsError extends CodedError {}
+export class BucketExistsError extends JetStreamError {}
 /** The key has no value (code 'KEY_NOT_FOUND', status 602). */
-export class KeyNotFoundError extends CodedError {}
+export class KeyNotFoundError extends JetStreamError {}
 /** The key's latest revision is a delete or purge marker (code 'KEY_DELETED', status 603). */
-export class KeyDeletedError extends CodedError {}
+export class KeyDeletedError extends KeyNotFoundError {}
 /** kv.create found a live value for the key (code 'KEY_EXISTS', status 604). */
-export class KeyExistsError extends CodedError {}
+export class KeyExistsError extends JetStreamError {}
 /** A bucket name outside [A-Za-z0-9_-]+ (code 'INVALID_BUCKET_NAME', status 605). */
-export class InvalidBucketNameError extends CodedError {}
+export class InvalidBucketNameError extends ConfigError {}
 /** A key outside [-/_=.A-Za-z0-9]+ or with empty tokens, or a bad watch pattern (code 'INVALID_KEY', status 606). */
-export class InvalidKeyError extends CodedError {}
+export class InvalidKeyError extends ConfigError {}
 /** No object of that name (code 'OBJECT_NOT_FOUND', status 700). */
-export class ObjectNotFoundError extends CodedError {}
+export class ObjectNotFoundError extends JetStreamError {}
 /** Only the object's tombstone is left; a kind of ObjectNotFoundError (code 'OBJECT_DELETED', status 701). */
 export class ObjectDeletedError extends ObjectNotFoundError {}
 /** A live object has that name (rename or link onto it) (code 'OBJECT_EXISTS', status 702). */
-export class ObjectExistsError extends CodedError {}
+export class ObjectExistsError extends JetStreamError {}
 /** The bytes read do not match the recorded SHA-256 digest, size or chunk count (code 'DIGEST_MISMATCH', status 703). */
-export class DigestMismatchError extends CodedError {}
+export class DigestMismatchError extends JetStreamError {}
 /** A link to a deleted object or to a link, or a bucket link read as an object (code 'OBJECT_LINK', status 704). */
-export class ObjectLinkError extends CodedError {}
+export class ObjectLinkError extends JetStreamError {}
 /** An empty object name; a kind of ConfigError (code 'INVALID_OBJECT_NAME', status 705). */
 export class InvalidObjectNameError extends ConfigError {}
 /** The bucket is sealed: readable, no longer changeable (code 'BUCKET_SEALED', status 706). */
-export class BucketSealedError extends CodedError {}
+export class BucketSealedError extends JetStreamError {}

@@ -41,6 +41,25 @@ class NatsError extends Error {
   }
 }
 
+/** What a user callback threw (a subscription's message callback, a
+ * Connection event listener, the logger), as the Connection's 'error'
+ * event carries it: `cause` is the thrown value, `subject` and `sid` the
+ * subscription's (undefined otherwise), `event` the name of the event
+ * whose listener threw ('connect', 'disconnect', ...), or 'logger',
+ * 'userJWT', 'signatureCB'. Not a NatsError: no natsio status stands for
+ * it. */
+class CallbackError extends Error {
+  constructor(cause, where) {
+    const what = where.subject !== undefined ? `subscription callback on "${where.subject}"` : `"${where.event}" callback`;
+    const text = cause instanceof Error ? cause.message : String(cause);
+    super(`${what} threw: ${text}`, { cause });
+    this.name = 'CallbackError';
+    this.subject = where.subject;
+    this.sid = where.sid;
+    this.event = where.event;
+  }
+}
+
 // One class per error status of include/natsio.h (build.js extracts the
 // natsio_status enum into build/status-codes.json, so codes added to the
 // library get their class without touching this file). The class name is
@@ -70,23 +89,27 @@ function className(code) {
   return `${pascal}Error`;
 }
 
-// Codes whose class is a kind of another code's class (the reference
-// hierarchy): `e instanceof ObjectNotFoundError` also holds for a deleted
-// object. The parent's status is lower, so its class exists by then.
-const PARENT_CODES = {
-  OBJECT_DELETED: 'OBJECT_NOT_FOUND',
-  INVALID_OBJECT_NAME: 'CONFIG',
-};
-
 const STATUS_CODES = require(path.join(buildDir, 'status-codes.json'));
 
+/** The URL a connection without one uses (NATSIO_DEFAULT_URL). */
+const DEFAULT_URL = native.DEFAULT_URL;
+
+// The error tree is the library's (natsio_status_parent): each class
+// extends its first parent's class (NatsError at the top), so stack traces
+// and names read as usual, and `instanceof` asks the library
+// (natsio_status_is) when the prototype chain alone does not say it: a
+// NoMessagesError (parents JetStream and Timeout) is also a TimeoutError.
 const errors = { NatsError };
 const errorByStatus = new Map();
-const errorByCode = new Map();
-for (const [status, code] of STATUS_CODES) {
-  if (status < 100) continue; // OK, DONE, PENDING are not errors
+const codeByStatus = new Map(STATUS_CODES.filter(([status]) => status >= 100));
+
+function errorClass(status) {
+  const known = errorByStatus.get(status);
+  if (known) return known;
+  const code = codeByStatus.get(status);
   const name = className(code);
-  const parent = errorByCode.get(PARENT_CODES[code]) ?? NatsError;
+  const parentStatus = native.statusParent(status, 0);
+  const parent = parentStatus >= 100 && codeByStatus.has(parentStatus) ? errorClass(parentStatus) : NatsError;
   // A named class per code, so `instanceof TimeoutError` and stack traces work.
   const cls = {
     [name]: class extends parent {
@@ -96,12 +119,28 @@ for (const [status, code] of STATUS_CODES) {
         this.status = status;
         this.code = code;
       }
+
+      static [Symbol.hasInstance](value) {
+        if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+        // Only natsio's own classes follow the library's tree (a user's
+        // subclass of one keeps the plain prototype test).
+        const own = errorByStatus.get(this.status);
+        return (
+          own === this &&
+          Function.prototype[Symbol.hasInstance].call(NatsError, value) &&
+          Number.isInteger(value.status) &&
+          native.statusIs(value.status, this.status)
+        );
+      }
     },
   }[name];
-  errorByCode.set(code, cls);
-  errors[name] = cls;
+  Object.defineProperty(cls, 'status', { value: status });
+  Object.defineProperty(cls, 'code', { value: code });
   errorByStatus.set(status, cls);
+  errors[name] = cls;
+  return cls;
 }
+for (const status of codeByStatus.keys()) errorClass(status);
 
 /** The message of an error: its status text, then the detail, once. A
  * detail that already starts with the status text (the server's
@@ -117,12 +156,18 @@ function errorMessage(summary, detail) {
   return `${summary}: ${detail}`;
 }
 
-/** Builds the Error for a natsio status and its detail text. */
-function makeError(status, detail) {
+/** Builds the Error for a natsio status and its detail text, with the
+ * failure's data when it has any: apiCode (the JetStream API error's code,
+ * e.g. 404), errCode (its err_code, e.g. 10059), revision (the key revision
+ * a KEY_DELETED or KEY_EXISTS concerns). Zeros mean none. */
+function makeError(status, detail, apiCode, errCode, revision) {
   const message = errorMessage(native.statusStr(status), detail);
   const cls = errorByStatus.get(status);
-  if (cls) return new cls(message);
-  return new NatsError(message, status, `UNKNOWN_${status}`);
+  const error = cls ? new cls(message) : new NatsError(message, status, `UNKNOWN_${status}`);
+  if (apiCode) error.apiCode = apiCode;
+  if (errCode) error.errCode = errCode;
+  if (revision) error.revision = revision;
+  return error;
 }
 
 /** Status numbers by code name: Status.TIMEOUT === 200. */
@@ -177,7 +222,8 @@ function dispatch(id, kind, a, b, c, d, e) {
       break;
     case EV_END:
       targets.delete(id);
-      target.onEnd(a, b);
+      // a = status, b = detail, c = apiCode, d = errCode, e = revision
+      target.onEnd(a, b, c, d, e);
       break;
     case EV_ERROR:
       target.onError(c, b);
@@ -378,9 +424,9 @@ class Feed {
       try {
         this._callback(null, item);
       } catch (error) {
-        // As an uncaught exception of its own event; the rest of the batch
-        // is still delivered, as it would be with one call each.
-        native.reportUncaught(error);
+        // Reported (see _callbackThrew); the rest of the batch is still
+        // delivered, and so are the next messages.
+        this._callbackThrew(error);
       }
       return;
     }
@@ -400,10 +446,10 @@ class Feed {
    * finished), or the error that ended it. A closed connection ends the
    * iteration cleanly. Otherwise (an error) the backlog is dropped, as the
    * library drops its own. */
-  onEnd(status, detail) {
+  onEnd(status, detail, apiCode, errCode, revision) {
     const clean = status === Status.DONE || status === Status.CONNECTION_CLOSED;
     if (status !== Status.DONE) this._queue.length = 0;
-    this._finish(clean ? null : makeError(status, detail));
+    this._finish(clean ? null : makeError(status, detail, apiCode, errCode, revision));
   }
 
   /** Ends delivery on the JS side: items already queued are still iterated. */
@@ -414,7 +460,13 @@ class Feed {
     targets.delete(this._id);
     this._onFinish();
     if (this._callback) {
-      if (error) this._callback(error, undefined);
+      if (error) {
+        try {
+          this._callback(error, undefined);
+        } catch (thrown) {
+          this._callbackThrew(thrown);
+        }
+      }
     } else {
       this._drainWaiters();
     }
@@ -422,6 +474,12 @@ class Feed {
   }
 
   _onFinish() {}
+
+  /** A callback of this feed threw `error`: as an uncaught exception of
+   * its own event, unless a subclass knows better. */
+  _callbackThrew(error) {
+    native.reportUncaught(error);
+  }
 
   _drainWaiters() {
     while (this._waiters.length > 0 && this._queue.length > 0) {
@@ -507,6 +565,17 @@ class MessageStream extends Feed {
     this._connection._streams.delete(this);
   }
 
+  /** The connection's 'error' event carries it (see Connection._callbackError). */
+  _callbackThrew(error) {
+    let sid;
+    try {
+      sid = native.subInfo(this._handle).sid;
+    } catch {
+      sid = undefined;
+    }
+    this._connection._callbackError(error, { subject: this.subject, sid });
+  }
+
   /** The connection closed: this stream ends now (a drain has ended it already). */
   _connectionClosed() {
     if (!this._done) this._abort();
@@ -515,10 +584,11 @@ class MessageStream extends Feed {
 
 class Subscription extends MessageStream {
   constructor(connection, subject, opts) {
-    const limit = opts.pendingMsgsLimit;
+    // The subscription's own limit, else the connection's (0 or less: none).
+    const limit = opts.pendingMsgsLimit ?? connection._pendingMsgsLimit;
     // The window adds to the subscription's own pending limits: kept small
     // when they are, so that those limits keep their meaning.
-    super(connection, limit > 0 ? Math.min(limit, DEFAULT_WINDOW) : DEFAULT_WINDOW);
+    super(connection, typeof limit === 'number' && limit > 0 ? Math.min(limit, DEFAULT_WINDOW) : DEFAULT_WINDOW);
     this.subject = subject;
     this.queue = opts.queue;
     if (opts.callback !== undefined && typeof opts.callback !== 'function') {
@@ -529,8 +599,10 @@ class Subscription extends MessageStream {
       connection._handle,
       subject,
       opts.queue ?? null,
-      opts.pendingMsgsLimit ?? 0,
-      opts.pendingBytesLimit ?? 0,
+      // Absent: the connection's limits (NATSIO_PENDING_LIMIT_DEFAULT); 0
+      // or less: no limit.
+      opts.pendingMsgsLimit ?? null,
+      opts.pendingBytesLimit ?? null,
       policyNumber(opts.policy),
     );
     this._start(handle);
@@ -557,9 +629,41 @@ class Subscription extends MessageStream {
     native.subUnsubscribeAfter(this._handle, max);
   }
 
-  /** Stops new deliveries, lets the backlog be handled, then closes. */
-  async drain() {
-    await native.subDrain(this._handle);
+  /** The next message, as the iterator gives it; with `timeout` (ms),
+   * rejects with TimeoutError when none arrives within it and the
+   * subscription stays usable (the reference's next_msg(timeout)). */
+  next(timeout) {
+    if (timeout === undefined || timeout === null || this._callback || this._queue.length > 0 || this._done) {
+      return super.next();
+    }
+    if (typeof timeout !== 'number' || Number.isNaN(timeout) || timeout < 0) {
+      return Promise.reject(new TypeError('timeout must be a non-negative number (ms)'));
+    }
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const at = this._waiters.indexOf(waiter);
+        if (at < 0) return;
+        this._waiters.splice(at, 1);
+        reject(makeError(Status.TIMEOUT, `no message within ${timeout} ms`));
+      }, timeout);
+      const waiter = {
+        resolve(value) {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        reject(error) {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+      this._waiters.push(waiter);
+    });
+  }
+
+  /** Stops new deliveries, lets the backlog be handled, then closes;
+   * bounded by `timeout` ms (default: the connection's drainTimeout). */
+  async drain(timeout) {
+    await native.subDrain(this._handle, timeoutArg(timeout));
     // The library has handed over the backlog; it ends after the last one.
     await this.closed;
   }
@@ -626,10 +730,12 @@ function policyNumber(policy) {
 const CONN_STATUS = ['DISCONNECTED', 'CONNECTING', 'CONNECTED', 'RECONNECTING', 'DRAINING', 'CLOSED'];
 
 class Connection extends EventEmitter {
-  constructor(handle, id) {
+  constructor(handle, id, log = () => {}, pendingMsgsLimit = undefined) {
     super();
     this._handle = handle;
     this._id = id;
+    this._log = log;
+    this._pendingMsgsLimit = pendingMsgsLimit;
     this._streams = new Set();
     this._open = true;
     this._closing = null;
@@ -647,6 +753,39 @@ class Connection extends EventEmitter {
     if (native.status(this._handle) === 5) this._markClosed();
   }
 
+  // A user callback threw (a subscription's callback, an event listener,
+  // the logger): the 'error' event carries it as a CallbackError and
+  // delivery goes on. Without an 'error' listener it is logged at 'error'
+  // level to the connection's logger (or standard error), whatever
+  // logLevel says: never thrown, so it cannot end the process. An 'error'
+  // listener that throws itself is an uncaught exception, as in Node.
+  _callbackError(thrown, where) {
+    const error = new CallbackError(thrown, where);
+    if (this.listenerCount('error') > 0) {
+      this.emit('error', error);
+      return;
+    }
+    const stack = thrown instanceof Error && thrown.stack ? `\n${thrown.stack}` : '';
+    const line = `${error.message}${stack}`;
+    try {
+      this._log(1, line);
+    } catch {
+      process.stderr.write(`natsio ERROR: ${line}\n`);
+    }
+  }
+
+  /** Emits a lifecycle event; a listener that throws is reported through
+   * _callbackError, and the remaining listeners still run. */
+  _emitEvent(name, ...args) {
+    for (const listener of this.rawListeners(name)) {
+      try {
+        listener.apply(this, args); // a once() wrapper removes itself
+      } catch (thrown) {
+        this._callbackError(thrown, { event: name });
+      }
+    }
+  }
+
   // Lifecycle events of the library (natsio_event_kind), in order:
   // 'connect' (url), 'disconnect' (error), 'reconnect' (url), 'ldm' (url),
   // 'servers' (string[] of new URLs); the library's CLOSED ends the JS side
@@ -655,19 +794,19 @@ class Connection extends EventEmitter {
     if (!this._open) return;
     switch (kind) {
       case 0:
-        this.emit('connect', text);
+        this._emitEvent('connect', text);
         break;
       case 1:
-        this.emit('disconnect', error ?? null);
+        this._emitEvent('disconnect', error ?? null);
         break;
       case 2:
-        this.emit('reconnect', text);
+        this._emitEvent('reconnect', text);
         break;
       case 3:
-        this.emit('ldm', text);
+        this._emitEvent('ldm', text);
         break;
       case 4:
-        this.emit('servers', splitUrls(text));
+        this._emitEvent('servers', splitUrls(text));
         break;
       case 5:
         this._markClosed();
@@ -743,8 +882,11 @@ class Connection extends EventEmitter {
     return new Replies(this, subject, data, opts);
   }
 
-  async flush() {
-    return native.flush(this._handle);
+  /** Resolves once the server has processed everything sent before; rejects
+   * with TimeoutError after `timeout` ms (default: the connection's
+   * flushTimeout). */
+  async flush(timeout) {
+    return native.flush(this._handle, timeoutArg(timeout));
   }
 
   /** Drains every subscription, flushes, then closes. */
@@ -780,7 +922,7 @@ class Connection extends EventEmitter {
     for (const stream of [...this._streams]) stream._connectionClosed();
     targets.delete(this._id);
     releaseEventLoop();
-    this.emit('close');
+    this._emitEvent('close');
   }
 }
 
@@ -832,6 +974,45 @@ function survivalOptions(opts, nativeOpts) {
   }
 }
 
+const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+
+/** index.js's side of the authentication callbacks (src/auth.c): the
+ * addon calls handler(kind, nonce, request) on the JS thread for a
+ * library thread that connects and waits for native.authReply(request,
+ * value). kind 0: the user JWT (userJWT: a string, or a function returning
+ * one or a promise of one); kind 1: the signature of `nonce`
+ * (signatureCB(nonce) returning 64 bytes, or a promise of them). A throw,
+ * a rejection or a wrong value fails that connection attempt. */
+function makeAuthHandler(opts, relay) {
+  const { userJWT, signatureCB } = opts;
+  if (userJWT === undefined && signatureCB === undefined) return undefined;
+  if (typeof userJWT !== 'string' && typeof userJWT !== 'function') {
+    throw new TypeError('userJWT must be a string or a function returning one (with signatureCB)');
+  }
+  if (typeof signatureCB !== 'function') {
+    throw new TypeError('signatureCB must be a function (nonce: Uint8Array) => Uint8Array (with userJWT)');
+  }
+  return (kind, nonce, request) => {
+    const event = kind === 0 ? 'userJWT' : 'signatureCB';
+    const failed = (thrown) => {
+      native.authReply(request, undefined);
+      relay.callbackError(thrown, { event });
+    };
+    let answer;
+    try {
+      answer = kind === 0 ? (typeof userJWT === 'function' ? userJWT() : userJWT) : signatureCB(nonce);
+    } catch (thrown) {
+      failed(thrown);
+      return;
+    }
+    if (answer !== null && typeof answer === 'object' && typeof answer.then === 'function') {
+      Promise.resolve(answer).then((value) => native.authReply(request, value), failed);
+    } else {
+      native.authReply(request, answer);
+    }
+  };
+}
+
 const LOG_LEVELS = ['off', 'error', 'warn', 'info', 'debug', 'trace'];
 
 /** The natsio_log_level of the options: logLevel by name, or debug: true
@@ -860,22 +1041,29 @@ function makeLogger(opts) {
 }
 
 /**
- * Connects to NATS. Options: servers (string or string[]), name, timeout
+ * Connects to NATS (`opts` may be a URL string). Options: servers (string
+ * or string[]; none, '' or []: DEFAULT_URL), name, timeout
  * (connect, ms), noEcho, inboxPrefix, pendingMsgsLimit, pendingBytesLimit,
  * drainTimeout, flushTimeout, requestTimeout, pingInterval, maxPingsOut,
  * maxPendingSize, maxControlLine, user, pass, token; reconnect,
  * maxReconnectAttempts, reconnectTimeWait, reconnectTimeWaitMax,
  * reconnectJitter, reconnectJitterTls, reconnectBufSize, noRandomize,
  * ignoreDiscoveredServers, waitOnFirstConnect / retryOnFailedConnect,
- * ignoreAuthErrorAbort; nkeySeed, nkeyFile, credsFile; tls: {caFile,
+ * ignoreAuthErrorAbort; nkeySeed, nkeyFile, credsFile; userJWT with
+ * signatureCB (see makeAuthHandler); tls: {caFile,
  * certFile, keyFile, hostname, handshakeFirst}; logLevel ('off', 'error',
  * 'warn', 'info', 'debug', 'trace': every protocol frame) or debug: true
  * (= 'trace'), with logger(level, message) (default: standard error). The
  * environment variable NATSIO_LOG=<level> turns logging on without code.
  */
 async function connect(opts = {}) {
-  let servers = opts.servers ?? 'nats://127.0.0.1:4222';
+  if (typeof opts === 'string') opts = { servers: opts };
+  opts = opts ?? {};
+  let servers = opts.servers ?? [];
   if (typeof servers === 'string') servers = servers.split(',').map((s) => s.trim());
+  // No URL (absent, '', []): DEFAULT_URL, as natsio_client_connect_url("").
+  if (Array.isArray(servers)) servers = servers.filter((s) => s !== '');
+  if (Array.isArray(servers) && servers.length === 0) servers = [DEFAULT_URL];
   // Lifecycle events may arrive before the Connection exists ('connect'
   // always does): they wait in `early` and are replayed, in order, once
   // the caller has had the chance to add listeners.
@@ -890,10 +1078,37 @@ async function connect(opts = {}) {
       else this.connection.onEvent(kind, text, error);
     },
     // Lines from the handshake on: no Connection needed.
-    onLog: makeLogger(opts),
+    log: makeLogger(opts),
+    onLog(level, message) {
+      try {
+        this.log(level, message);
+      } catch (thrown) {
+        this.callbackError(thrown, { event: 'logger' });
+      }
+    },
+    // A user callback threw: the Connection reports it; before it exists
+    // (the first connect's authentication), the logger does.
+    callbackError(thrown, where) {
+      if (this.connection) {
+        this.connection._callbackError(thrown, where);
+        return;
+      }
+      const line = new CallbackError(thrown, where).message;
+      try {
+        this.log(1, line);
+      } catch {
+        process.stderr.write(`natsio ERROR: ${line}\n`);
+      }
+    },
   };
+  const authHandler = makeAuthHandler(opts, relay);
   const id = register(relay);
   const nativeOpts = { ...opts, servers, logLevel: logLevelOf(opts) };
+  if (authHandler) {
+    nativeOpts.authHandler = authHandler;
+    // The longest a connection attempt waits for an answer: its timeout.
+    nativeOpts.authTimeoutMs = opts.timeout ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  }
   if (opts.pendingLimits) {
     nativeOpts.pendingMsgsLimit = opts.pendingLimits.msgs;
     nativeOpts.pendingBytesLimit = opts.pendingLimits.bytes;
@@ -906,7 +1121,12 @@ async function connect(opts = {}) {
     targets.delete(id);
     throw e;
   }
-  relay.connection = new Connection(handle, id);
+  relay.connection = new Connection(
+    handle,
+    id,
+    (level, message) => relay.log(level, message),
+    nativeOpts.pendingMsgsLimit,
+  );
   setImmediate(() => {
     const early = relay.early;
     relay.early = null;
@@ -2748,6 +2968,8 @@ module.exports = {
   ObjectReadStream,
   ObjectWriteStream,
   Status,
+  DEFAULT_URL,
+  CallbackError,
   version: native.version(),
   ...errors,
 };

@@ -29,6 +29,8 @@ export const {
   ObjectReadStream,
   ObjectWriteStream,
   Status,
+  DEFAULT_URL,
+  CallbackError,
   version,
   // NatsError, and one class per natsio status code (see index.js)
   NatsError,

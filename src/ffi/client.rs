@@ -164,7 +164,7 @@ pub unsafe extern "C" fn natsio_token_client(
     )
 }
 
-/// Connects to `url` (comma-separated URLs allowed; NULL or "":
+/// Connects to `url` (comma-separated URLs allowed; "":
 /// NATSIO_DEFAULT_URL) with default options. Blocks as
 /// `natsio_client_connect`, with its errors.
 #[no_mangle]
@@ -173,12 +173,7 @@ pub unsafe extern "C" fn natsio_client_connect_url(
     client_out: *mut *mut natsio_client,
 ) -> natsio_status {
     guard(|| {
-        let url = if url.is_null() {
-            ""
-        } else {
-            str_arg(url, "url")?
-        };
-        let servers = crate::options::server_list(url)?;
+        let servers = crate::options::server_list(str_arg(url, "url")?)?;
         connect(
             Options {
                 servers,

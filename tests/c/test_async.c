@@ -506,7 +506,7 @@ static void verify_drain(slot_t *s, natsio_token *t) {
 
 static natsio_status start_flush(slot_t *s, natsio_token **t) {
     (void)s;
-    return natsio_client_flush_async(g_fx.c, t);
+    return natsio_client_flush_async(g_fx.c, NATSIO_TIMEOUT_DEFAULT, t);
 }
 static void verify_flush(slot_t *s, natsio_token *t) {
     (void)s;
@@ -531,7 +531,7 @@ static bool prepare_sub_drain(slot_t *s) {
     OKB(natsio_client_flush(g_fx.c, NATSIO_TIMEOUT_DEFAULT));
     return true;
 }
-static natsio_status start_sub_drain(slot_t *s, natsio_token **t) { return natsio_sub_drain_async(s->sub, t); }
+static natsio_status start_sub_drain(slot_t *s, natsio_token **t) { return natsio_sub_drain_async(s->sub, NATSIO_TIMEOUT_DEFAULT, t); }
 static void verify_sub_drain(slot_t *s, natsio_token *t) {
     OK(natsio_token_status(t));
     NT_CHECK_INT_EQ(atomic_load(&s->count), 2);
@@ -1728,7 +1728,7 @@ static natsio_status e_kv_watch_deleted_bucket(natsio_token **t) {
 /* Drain of a subscription whose backlog nobody takes, stopped meanwhile. */
 static natsio_sub *g_drain_sub;
 static natsio_status e_sub_drain_stopped(natsio_token **t) {
-    natsio_status st = natsio_sub_drain_async(g_drain_sub, t);
+    natsio_status st = natsio_sub_drain_async(g_drain_sub, NATSIO_TIMEOUT_DEFAULT, t);
     if (st == NATSIO_OK) natsio_sub_stop(g_drain_sub);
     return st;
 }
@@ -1997,10 +1997,10 @@ static void test_argument_errors(void) {
     ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_client_close_async(c, NULL));
     ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_client_drain_async(NULL, -1, &t));
     ARG(NATSIO_ERR_INVALID_ARGUMENT, natsio_client_drain_async(c, -9, &t));
-    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_client_flush_async(NULL, &t));
-    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_client_flush_async(c, NULL));
-    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_sub_drain_async(NULL, &t));
-    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_sub_drain_async(sub, NULL));
+    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_client_flush_async(NULL, NATSIO_TIMEOUT_DEFAULT, &t));
+    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_client_flush_async(c, NATSIO_TIMEOUT_DEFAULT, NULL));
+    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_sub_drain_async(NULL, NATSIO_TIMEOUT_DEFAULT, &t));
+    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_sub_drain_async(sub, NATSIO_TIMEOUT_DEFAULT, NULL));
     ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_account_info_async(NULL, &t));
     ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_account_info_async(js, NULL));
     ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_stream_create_async(js, NULL, NATSIO_CREATE, &t));
@@ -2077,7 +2077,7 @@ static void test_argument_errors(void) {
     NT_CHECK(!natsio_token_is_done(NULL));
     natsio_token_free(NULL);
     natsio_token *ft = NULL;
-    OK(natsio_client_flush_async(c, &ft));
+    OK(natsio_client_flush_async(c, NATSIO_TIMEOUT_DEFAULT, &ft));
     nt_cleanup(token_free_cb_async, ft);
     EXPECT(NATSIO_ERR_NULL_ARGUMENT, natsio_token_msg(ft, NULL));
     EXPECT(NATSIO_ERR_NULL_ARGUMENT, natsio_token_on_complete(ft, NULL, NULL, NULL));

@@ -284,7 +284,7 @@ static void test_null_handles_of_msg_sub_token_replies(void) {
     EXPECT_NULL_ARG("sub", natsio_sub_stop(NULL));
     EXPECT_NULL_ARG("sub", natsio_sub_unsubscribe_after(NULL, 1));
     EXPECT_NULL_ARG("sub", natsio_sub_drain(NULL, NATSIO_TIMEOUT_DEFAULT));
-    EXPECT_NULL_ARG("sub", natsio_sub_drain_async(NULL, &t));
+    EXPECT_NULL_ARG("sub", natsio_sub_drain_async(NULL, NATSIO_TIMEOUT_DEFAULT, &t));
     NT_CHECK(t == SENTINEL);
     EXPECT_NULL_ARG("sub", natsio_sub_get_stats(NULL, &sub_stats));
     natsio_iter_stats expected;
@@ -325,7 +325,7 @@ static void test_null_client_handle(void) {
     EXPECT_NULL_ARG("client", natsio_client_request_async(NULL, "a", NULL, "x", 1, 100, &t));
     EXPECT_NULL_ARG("client", natsio_client_request_many(NULL, "a", NULL, "x", 1, NULL, &r));
     EXPECT_NULL_ARG("client", natsio_client_flush(NULL, 100));
-    EXPECT_NULL_ARG("client", natsio_client_flush_async(NULL, &t));
+    EXPECT_NULL_ARG("client", natsio_client_flush_async(NULL, NATSIO_TIMEOUT_DEFAULT, &t));
     EXPECT_NULL_ARG("client", natsio_client_drain(NULL, 100));
     EXPECT_NULL_ARG("client", natsio_client_drain_async(NULL, 100, &t));
     EXPECT_NULL_ARG("client", natsio_client_close(NULL));
@@ -384,8 +384,6 @@ static void test_options_out_of_range_are_config_errors(void) {
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_options_set_inbox_prefix(o, "_X.>"));
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_options_set_inbox_prefix(o, "a b"));
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_options_set_inbox_prefix(o, "a..b"));
-    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_options_set_url(o, ""));
-    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_options_set_url(o, " , "));
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_options_set_url(o, "http://127.0.0.1:4222"));
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_options_set_url(o, "nats://127.0.0.1:notaport"));
     const char *urls[] = {"nats://127.0.0.1:4222", "gopher://x"};
@@ -535,7 +533,7 @@ static void test_null_arguments_with_a_live_connection(void) {
     EXPECT_NULL_ARG("data", natsio_client_request_many(c, "bad.req", NULL, NULL, 3, NULL, &r));
     EXPECT_NULL_ARG("replies_out",
                     natsio_client_request_many(c, "bad.req", NULL, "x", 1, NULL, NULL));
-    EXPECT_NULL_ARG("token_out", natsio_client_flush_async(c, NULL));
+    EXPECT_NULL_ARG("token_out", natsio_client_flush_async(c, NATSIO_TIMEOUT_DEFAULT, NULL));
     EXPECT_NULL_ARG("token_out", natsio_client_close_async(c, NULL));
     EXPECT_NULL_ARG("list_out", natsio_client_servers(c, NULL));
     EXPECT_NULL_ARG("rtt_us_out", natsio_client_rtt(c, 1000, NULL));
@@ -576,13 +574,13 @@ static void test_null_arguments_with_a_live_connection(void) {
 
     natsio_iter_stats stats;
     EXPECT_NULL_ARG("stats_out", natsio_sub_get_stats(watch, NULL));
-    EXPECT_NULL_ARG("token_out", natsio_sub_drain_async(watch, NULL));
+    EXPECT_NULL_ARG("token_out", natsio_sub_drain_async(watch, NATSIO_TIMEOUT_DEFAULT, NULL));
     EXPECT_NULL_ARG("token_out", natsio_sub_next_async(watch, NULL));
     EXPECT_OK(natsio_sub_get_stats(watch, &stats));
     NT_CHECK(!natsio_sub_is_closed(watch));
 
     natsio_token *flush = NULL;
-    EXPECT_OK(natsio_client_flush_async(c, &flush));
+    EXPECT_OK(natsio_client_flush_async(c, NATSIO_TIMEOUT_DEFAULT, &flush));
     nt_cleanup(token_free_cb, flush);
     EXPECT_NULL_ARG("msg_out", natsio_token_msg(flush, NULL));
     EXPECT_NULL_ARG("cb", natsio_token_on_complete(flush, NULL, NULL, NULL));
@@ -902,7 +900,7 @@ static void test_use_after_close(void) {
 
     /* The token forms of the core verbs are refused at once too; closing
      * again through a token is fine. */
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_client_flush_async(c, &t));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_client_flush_async(c, NATSIO_TIMEOUT_DEFAULT, &t));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_client_drain_async(c, 500, &t));
     NT_CHECK(t == SENTINEL);
     natsio_token *closing = NULL;
@@ -985,7 +983,7 @@ static void test_token_illegal_states(void) {
 
     int first = 0, second = 0;
     natsio_token *t = NULL;
-    EXPECT_OK(natsio_client_flush_async(c, &t));
+    EXPECT_OK(natsio_client_flush_async(c, NATSIO_TIMEOUT_DEFAULT, &t));
     nt_cleanup(token_free_cb, t);
     EXPECT_OK(natsio_token_on_complete(t, on_token_done, &first, NULL));
     EXPECT_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_token_on_complete(t, on_token_done, &second, NULL));
@@ -1256,7 +1254,7 @@ static void test_timeouts_outside_the_rule(void) {
     EXPECT_OK(natsio_kv_watch(f.kv, NULL, 0, NULL, &w));
     nt_cleanup(kv_watcher_free_cb, w);
     natsio_token *flush = NULL;
-    EXPECT_OK(natsio_client_flush_async(f.c, &flush));
+    EXPECT_OK(natsio_client_flush_async(f.c, NATSIO_TIMEOUT_DEFAULT, &flush));
     nt_cleanup(token_free_cb, flush);
 
     natsio_msg *m = SENTINEL;
@@ -1383,11 +1381,11 @@ static void test_async_functions_need_token_out(void) {
     NO_TOKEN_OUT(natsio_client_connect_async(o, NULL));
     NO_TOKEN_OUT(natsio_client_connect_async(NULL, NULL));
     NO_TOKEN_OUT(natsio_client_request_async(f.c, "tok.svc", NULL, "q", 1, 1000, NULL));
-    NO_TOKEN_OUT(natsio_client_flush_async(f.c, NULL));
+    NO_TOKEN_OUT(natsio_client_flush_async(f.c, NATSIO_TIMEOUT_DEFAULT, NULL));
     NO_TOKEN_OUT(natsio_client_drain_async(f.c, 1000, NULL));
     NO_TOKEN_OUT(natsio_client_close_async(f.c, NULL));
     NO_TOKEN_OUT(natsio_sub_next_async(sub, NULL));
-    NO_TOKEN_OUT(natsio_sub_drain_async(sub, NULL));
+    NO_TOKEN_OUT(natsio_sub_drain_async(sub, NATSIO_TIMEOUT_DEFAULT, NULL));
     NO_TOKEN_OUT(natsio_replies_next_async(replies, NULL));
     NO_TOKEN_OUT(natsio_js_account_info_async(f.js, NULL));
     NO_TOKEN_OUT(natsio_js_publish_async(f.js, "bi.a", "x", 1, NULL, NULL));
@@ -1851,7 +1849,7 @@ static void test_token_accessors_of_another_kind(void) {
     NT_CHECK(o != NULL);
     natsio_token *t = NULL;
 
-    START(t, natsio_client_flush_async(f.c, &t));
+    START(t, natsio_client_flush_async(f.c, NATSIO_TIMEOUT_DEFAULT, &t));
     CHECK_ACCESSORS("flush", t, ACC_NONE);
     START(t, natsio_client_request_async(f.c, "acc.echo", NULL, "q", 1, 5000, &t));
     CHECK_ACCESSORS("request", t, ACC_MSG);

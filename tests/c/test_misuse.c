@@ -153,7 +153,7 @@ static void test_blocking_calls_from_token_completion_callback(void) {
     b.reply[0] = b.next_payload[0] = '\0';
     NT_CHECK_INT_EQ(natsio_client_publish(c, natsio_sub_subject(b.other_sub), "queued", 6), NATSIO_OK);
     natsio_token *flushed = NULL;
-    NT_CHECK_INT_EQ(natsio_client_flush_async(c, &flushed), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush_async(c, NATSIO_TIMEOUT_DEFAULT, &flushed), NATSIO_OK);
     nt_cleanup(token_free_cb, flushed);
     NT_CHECK_INT_EQ(natsio_token_wait(flushed, 5000), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_token_on_complete(flushed, blocking_token_cb, &b, NULL), NATSIO_OK);

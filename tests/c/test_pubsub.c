@@ -794,7 +794,7 @@ static void test_sub_drain_async_iterator(void) {
     NT_CHECK(wait_pending(s, 5, 5000));
 
     natsio_token *t = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_drain_async(s, &t), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_sub_drain_async(s, NATSIO_TIMEOUT_DEFAULT, &t), NATSIO_OK);
     /* Published after the drain started: not delivered. */
     NT_CHECK_INT_EQ(publish_str(c, subj, "after"), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
@@ -933,7 +933,7 @@ static void test_flush_and_flush_async(void) {
     NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
 
     natsio_token *t = NULL;
-    NT_CHECK_INT_EQ(natsio_client_flush_async(c, &t), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush_async(c, NATSIO_TIMEOUT_DEFAULT, &t), NATSIO_OK);
     natsio_status waited = natsio_token_wait(t, 2000);
     bool done = natsio_token_is_done(t);
     natsio_status st = natsio_token_status(t);

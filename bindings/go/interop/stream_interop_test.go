@@ -12,6 +12,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	natsio "github.com/libnatsio/natsio/bindings/go"
 	"github.com/nats-io/nats.go"
@@ -146,5 +147,34 @@ func TestCounterStreamInterop(t *testing.T) {
 	ack = got(njs.Publish(ctx, "hits", nil, natsio.PubHeader(natsio.Header(incr("-1"))))).must(t)
 	if ack.Value != "9" || ack.Sequence != 3 {
 		t.Fatalf("natsio ack %+v", ack)
+	}
+}
+
+// The config fields the binding gained for issue 15 carry the same JSON
+// as nats.go's: a stream either client creates reads back the same in
+// the other.
+func TestStreamConfigInterop(t *testing.T) {
+	js, njs := clients(t)
+	ctx := ctxFor(t)
+	got(js.CreateStream(ctx, jetstream.StreamConfig{Name: "FROM_NATSGO", Subjects: []string{"ngo.>"}, Storage: jetstream.MemoryStorage,
+		AllowMsgTTL: true, SubjectDeleteMarkerTTL: 2 * time.Minute, AllowAtomicPublish: true, AllowMsgSchedules: true,
+		ConsumerLimits:   jetstream.StreamConsumerLimits{InactiveThreshold: time.Hour, MaxAckPending: 20},
+		SubjectTransform: &jetstream.SubjectTransformConfig{Source: "ngo.>", Destination: "stored.ngo.>"},
+		RePublish:        &jetstream.RePublish{Source: "stored.ngo.>", Destination: "repub.ngo.>", HeadersOnly: true}})).must(t)
+	c := got(njs.StreamInfo(ctx, "FROM_NATSGO")).must(t).Config
+	if !c.AllowMsgTTL || c.SubjectDeleteMarkerTTL != 2*time.Minute || !c.AllowAtomicPublish || !c.AllowMsgSchedules ||
+		c.ConsumerLimits != (natsio.StreamConsumerLimits{InactiveThreshold: time.Hour, MaxAckPending: 20}) ||
+		c.SubjectTransform == nil || c.SubjectTransform.Destination != "stored.ngo.>" ||
+		c.RePublish == nil || *c.RePublish != (natsio.RePublish{Source: "stored.ngo.>", Destination: "repub.ngo.>", HeadersOnly: true}) ||
+		len(c.Extra) != 0 {
+		t.Fatalf("natsio reads nats.go's stream as %+v", c)
+	}
+
+	got(njs.CreateStream(ctx, natsio.StreamConfig{Name: "FROM_NATSIO", Subjects: []string{"nio.>"}, Storage: natsio.MemoryStorage,
+		AllowMsgTTL: true, SubjectDeleteMarkerTTL: 3 * time.Minute, AllowAtomicPublish: true,
+		ConsumerLimits: natsio.StreamConsumerLimits{MaxAckPending: 7}})).must(t)
+	n := got(js.Stream(ctx, "FROM_NATSIO")).must(t).CachedInfo().Config
+	if !n.AllowMsgTTL || n.SubjectDeleteMarkerTTL != 3*time.Minute || !n.AllowAtomicPublish || n.ConsumerLimits.MaxAckPending != 7 {
+		t.Fatalf("nats.go reads natsio's stream as %+v", n)
 	}
 }

@@ -14,10 +14,13 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
         FN("setActive", js_set_active),
         FN("reportUncaught", js_report_uncaught),
         FN("statusStr", js_status_str),
+        FN("statusParent", js_status_parent),
+        FN("statusIs", js_status_is),
         FN("version", js_version),
         FN("liveHandles", js_live_handles),
         /* connections */
         FN("connect", js_connect),
+        FN("authReply", js_auth_reply),
         FN("close", js_close),
         FN("publish", js_publish),
         FN("request", js_request),
@@ -122,5 +125,8 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
 #undef FN
     };
     napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+    napi_value url;
+    napi_create_string_utf8(env, NATSIO_DEFAULT_URL, NAPI_AUTO_LENGTH, &url);
+    napi_set_named_property(env, exports, "DEFAULT_URL", url);
     return exports;
 }

@@ -269,6 +269,12 @@ static bool build_options(napi_env env, napi_value js, uint32_t conn_id, natsio_
         throw_if_failed(env, natsio_options_set_pending_limits(o, pm == INT64_MIN ? 65536 : pm,
                                                                pb == INT64_MIN ? 64 * 1024 * 1024 : pb)))
         return false;
+    napi_value auth = prop(env, js, "authHandler");
+    napi_valuetype auth_t = napi_undefined;
+    napi_typeof(env, auth, &auth_t);
+    if (auth_t == napi_function &&
+        !set_auth_callbacks(env, o, auth, get_i64(env, prop(env, js, "authTimeoutMs"), 0)))
+        return false;
     int64_t log_level = get_i64(env, prop(env, js, "logLevel"), 0);
     /* The server's monitoring shows this binding as itself. */
     if (throw_if_failed(env, natsio_options_set_client_lang(o, "natsio-node", natsio_version()))) return false;
@@ -356,13 +362,14 @@ EXPORT(js_request) {
     return promise;
 }
 
-/* flush(client) -> Promise<void> */
+/* flush(client, timeoutMs) -> Promise<void>; without a timeout (-1,
+ * NATSIO_TIMEOUT_DEFAULT) bounded by the client's flush timeout. */
 EXPORT(js_flush) {
-    ARGS(1);
+    ARGS(2);
     client_wrap *cw = get_client(env, argv[0]);
     if (!cw) return NULL;
     natsio_token *tok = NULL;
-    int32_t st = natsio_client_flush_async(cw->client, &tok);
+    int32_t st = natsio_client_flush_async(cw->client, get_i64(env, argv[1], NATSIO_TIMEOUT_DEFAULT), &tok);
     return op_track(env, st, tok, R_NONE, NULL, NULL);
 }
 
@@ -373,7 +380,7 @@ EXPORT(js_rtt) {
     client_wrap *cw = get_client(env, argv[0]);
     if (!cw) return NULL;
     natsio_token *tok = NULL;
-    int32_t st = natsio_client_flush_async(cw->client, &tok);
+    int32_t st = natsio_client_flush_async(cw->client, NATSIO_TIMEOUT_DEFAULT, &tok);
     return op_track(env, st, tok, R_RTT, NULL, NULL);
 }
 

@@ -87,6 +87,7 @@ typedef struct feed {
     bool ended, end_delivered, scheduled;
     int32_t end_status;
     char *end_text;
+    err_data end_data; /* the error data of a failed end */
     int refs; /* JS external, core registration, each posted event */
 } feed;
 
@@ -192,9 +193,13 @@ static void feed_push(feed *f, void *item) {
 
 /* Dispatcher thread: the final call. */
 static void feed_end(feed *f, natsio_status status) {
-    char *text = status != NATSIO_DONE && status != NATSIO_OK ? dup_str(natsio_last_error()) : NULL;
+    bool failed = status != NATSIO_DONE && status != NATSIO_OK;
+    char *text = failed ? dup_str(natsio_last_error()) : NULL;
+    err_data data = {0, 0, 0};
+    if (failed) data = last_err_data();
     pthread_mutex_lock(&f->mu);
     f->ended = true;
+    f->end_data = data;
     f->end_status = status == NATSIO_OK ? NATSIO_DONE : status;
     f->end_text = text;
     bool post = !f->scheduled;
@@ -382,6 +387,7 @@ void feed_process(napi_env env, feed *f) {
         if (n) pthread_cond_broadcast(&f->cv);
         bool drop = f->stopping || f->js_stopped;
         int32_t end_status = f->end_status;
+        err_data end_data = f->end_data;
         char *end_text = end_now ? f->end_text : NULL;
         if (end_now) f->end_text = NULL;
         pthread_mutex_unlock(&f->mu);
@@ -397,14 +403,18 @@ void feed_process(napi_env env, feed *f) {
             }
         }
         if (end_now) {
-            napi_value args[2];
+            /* status, detail, apiCode, errCode, revision */
+            napi_value args[5];
             napi_create_int32(env, end_status, &args[0]);
             if (end_text)
                 napi_create_string_utf8(env, end_text, NAPI_AUTO_LENGTH, &args[1]);
             else
                 napi_get_undefined(env, &args[1]);
             free(end_text);
-            if (f->id) hub_dispatch(env, f->hub, f->id, EV_END, args, 2);
+            napi_create_int32(env, end_data.code, &args[2]);
+            napi_create_int32(env, end_data.err_code, &args[3]);
+            napi_create_double(env, (double)end_data.revision, &args[4]);
+            if (f->id) hub_dispatch(env, f->hub, f->id, EV_END, args, 5);
             return; /* nothing follows the end: scheduled stays set */
         }
         budget -= n;
@@ -563,11 +573,11 @@ EXPORT(js_feed_start) {
     default: st = natsio_kv_watcher_set_callback(f->handle, on_entry, f, on_release); break;
     }
     if (st != NATSIO_OK) {
-        const char *detail = natsio_last_error();
+        napi_value err = make_last_error(env, st);
         pthread_mutex_lock(&f->mu);
         f->refs--;
         pthread_mutex_unlock(&f->mu);
-        throw_status(env, st, detail);
+        napi_throw(env, err);
         return NULL;
     }
     f->started = true;
@@ -635,6 +645,8 @@ EXPORT(js_subscribe) {
     }
     natsio_sub_options so;
     natsio_sub_options_init(&so);
+    /* Absent (null): NATSIO_PENDING_LIMIT_DEFAULT, the client's limits; 0
+     * or less: no limit. */
     so.pending_msgs_limit = get_i64(env, argv[3], so.pending_msgs_limit);
     so.pending_bytes_limit = get_i64(env, argv[4], so.pending_bytes_limit);
     so.policy = (int32_t)get_i64(env, argv[5], so.policy);
@@ -688,13 +700,14 @@ EXPORT(js_sub_unsubscribe_after) {
     return NULL;
 }
 
-/* subDrain(feed) -> Promise<void> */
+/* subDrain(feed, timeoutMs) -> Promise<void>; -1 (NATSIO_TIMEOUT_DEFAULT):
+ * the client's drain timeout. */
 EXPORT(js_sub_drain) {
-    ARGS(1);
+    ARGS(2);
     feed *f = get_feed(env, argv[0], FEED_SUB);
     if (!f) return NULL;
     natsio_token *tok = NULL;
-    int32_t st = natsio_sub_drain_async(f->handle, &tok);
+    int32_t st = natsio_sub_drain_async(f->handle, get_i64(env, argv[1], NATSIO_TIMEOUT_DEFAULT), &tok);
     return op_track(env, st, tok, R_NONE, NULL, NULL);
 }
 

@@ -220,6 +220,28 @@ EXPORT(js_status_str) {
     return r;
 }
 
+/* statusParent(status, index) -> the index-th parent status in the
+ * library's error tree, 0 for none (natsio_status_parent). */
+EXPORT(js_status_parent) {
+    ARGS(2);
+    int32_t code = 0, index = 0;
+    napi_value r;
+    napi_get_value_int32(env, argv[0], &code);
+    napi_get_value_int32(env, argv[1], &index);
+    napi_create_int32(env, index < 0 ? 0 : natsio_status_parent(code, (size_t)index), &r);
+    return r;
+}
+
+/* statusIs(status, ancestor) -> natsio_status_is: `status` is `ancestor`
+ * or below it in the error tree. */
+EXPORT(js_status_is) {
+    ARGS(2);
+    int32_t code = 0, ancestor = 0;
+    napi_get_value_int32(env, argv[0], &code);
+    napi_get_value_int32(env, argv[1], &ancestor);
+    return boolean(env, natsio_status_is(code, ancestor));
+}
+
 EXPORT(js_version) {
     (void)info;
     napi_value r;

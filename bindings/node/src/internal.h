@@ -8,6 +8,8 @@
  *             messages, entries and batches to JS values
  *   op.c      operations: a promise settled from a completion token
  *   client.c  connect (options), close, publish, request, flush, drain, rtt
+ *   auth.c    authentication callbacks: the user JWT and the nonce
+ *             signature asked of JS from the library thread that connects
  *   feed.c    push-mode iterators (subscriptions, request-many replies,
  *             consume, KV and object watch, batch reads of stored
  *             messages): delivery to JS in batches with backpressure
@@ -17,10 +19,11 @@
  *             watches
  *   addon.c   module registration
  *
- * Threads: only the hub's event list, an operation's completion and a
- * feed's queue are touched by library threads (each under its own mutex);
+ * Threads: only the hub's event list, an operation's completion, a
+ * feed's queue and an authentication request are touched by library
+ * threads (each under its own mutex);
  * everything else belongs to the JS thread. The addon starts no thread and
- * queues no libuv threadpool work: every wait happens in the library.
+ * queues no libuv threadpool work: every wait happens on library threads.
  */
 #ifndef NATSIO_NODE_INTERNAL_H
 #define NATSIO_NODE_INTERNAL_H
@@ -118,7 +121,19 @@ void hub_dispatch(napi_env env, hub *h, uint32_t id, int kind, napi_value *args,
 /* util                                                                 */
 
 char *dup_str(const char *s);
+/* The error data of a failure (natsio_last_error_code, _err_code,
+ * _revision of the same thread); zeros: none. */
+typedef struct err_data {
+    int32_t code;     /* the JetStream API error's code (404, ...) */
+    int32_t err_code; /* its err_code (10059, ...) */
+    uint64_t revision; /* KEY_DELETED / KEY_EXISTS: the key's revision */
+} err_data;
+err_data last_err_data(void);
 napi_value make_error(napi_env env, int32_t status, const char *detail);
+napi_value make_error_data(napi_env env, int32_t status, const char *detail, const err_data *d);
+/* The error of a failed library call: `status` with this thread's last
+ * error text and data. */
+napi_value make_last_error(napi_env env, int32_t status);
 void throw_status(napi_env env, int32_t status, const char *detail);
 bool throw_if_failed(napi_env env, int32_t status);
 bool exception_pending(napi_env env);
@@ -197,6 +212,12 @@ void client_retain(client_wrap *cw);
 void client_release(client_wrap *cw);
 /* Wraps a connected client (takes it over): the JS external. */
 napi_value client_wrap_new(napi_env env, natsio_client *c);
+
+/* auth.c: registers index.js's handler(kind, nonce, request) as the
+ * options' JWT and signature callbacks; an answer is awaited at most
+ * timeout_ms (0: 5000) on the library thread. False with a pending
+ * exception. */
+bool set_auth_callbacks(napi_env env, natsio_options *o, napi_value handler, int64_t timeout_ms);
 
 /* ------------------------------------------------------------------ */
 /* JetStream handles (contexts, buckets, consumed messages, and the
@@ -333,6 +354,9 @@ EXPORT(js_servers);
 EXPORT(js_force_reconnect);
 EXPORT(js_stats);
 
+/* auth.c */
+EXPORT(js_auth_reply);
+
 /* feed.c */
 EXPORT(js_subscribe);
 EXPORT(js_request_many);
@@ -439,6 +463,8 @@ EXPORT(js_init);
 EXPORT(js_set_active);
 EXPORT(js_report_uncaught);
 EXPORT(js_status_str);
+EXPORT(js_status_parent);
+EXPORT(js_status_is);
 EXPORT(js_version);
 /* util.c */
 EXPORT(js_live_handles);

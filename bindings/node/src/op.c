@@ -44,6 +44,11 @@ static void reject_now(napi_env env, napi_deferred d, int32_t st, const char *de
     napi_reject_deferred(env, d, make_error(env, st, detail));
 }
 
+/* Rejects with the failure the library just reported on this thread. */
+static void reject_last(napi_env env, napi_deferred d, int32_t st) {
+    napi_reject_deferred(env, d, make_last_error(env, st));
+}
+
 napi_value op_track(napi_env env, int32_t st, natsio_token *tok, int result, js_handle *h, client_wrap *cw) {
     hub *hb = get_hub(env);
     napi_value promise;
@@ -54,7 +59,7 @@ napi_value op_track(napi_env env, int32_t st, natsio_token *tok, int result, js_
         return NULL;
     }
     if (st != NATSIO_OK) {
-        reject_now(env, d, st, natsio_last_error());
+        reject_last(env, d, st);
         return promise;
     }
     op *o = calloc(1, sizeof *o);
@@ -77,9 +82,9 @@ napi_value op_track(napi_env env, int32_t st, natsio_token *tok, int result, js_
     hub_retain(hb); /* released by on_complete */
     int32_t rs = natsio_token_on_complete(tok, on_complete, o, NULL);
     if (rs != NATSIO_OK) {
-        const char *detail = natsio_last_error();
+        napi_value err = make_last_error(env, rs);
         hub_release(hb);
-        reject_now(env, d, rs, detail);
+        napi_reject_deferred(env, d, err);
         o->deferred = NULL;
         if (h) jsh_release_op(h);
         if (cw) client_release(cw);
@@ -232,14 +237,19 @@ void op_settle(napi_env env, op *o) {
     hub *hb = o->hub;
     int32_t st = natsio_token_status(o->token);
     const char *detail = NULL;
+    err_data data = {0, 0, 0};
     napi_value v = NULL;
     if (st == NATSIO_OK || (st == NATSIO_DONE && o->result == R_OBJ_CHUNK)) {
         /* An object read's end (DONE) is a value: null. */
         st = NATSIO_OK;
         v = result_value(env, o, &st);
-        if (st != NATSIO_OK) detail = natsio_last_error();
+        if (st != NATSIO_OK) {
+            detail = natsio_last_error();
+            data = last_err_data();
+        }
     } else {
         detail = natsio_last_error();
+        data = last_err_data();
         if (o->result == R_CLOSE && st == NATSIO_ERR_CONNECTION_CLOSED) {
             st = NATSIO_OK; /* closing a closed client is fine */
             v = undefined_value(env);
@@ -253,7 +263,7 @@ void op_settle(napi_env env, op *o) {
         napi_resolve_deferred(env, o->deferred, v);
     } else {
         napi_reject_deferred(env, o->deferred,
-                             make_error(env, st == NATSIO_OK ? NATSIO_ERR_INTERNAL : st, detail));
+                             make_error_data(env, st == NATSIO_OK ? NATSIO_ERR_INTERNAL : st, detail, &data));
     }
     if (o->h) jsh_release_op(o->h);
     if (o->cw) client_release(o->cw);

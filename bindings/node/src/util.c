@@ -44,19 +44,44 @@ napi_value undefined_value(napi_env env) {
     return v;
 }
 
-/* The error value of `status` (the JS layer's class for it). */
-napi_value make_error(napi_env env, int32_t status, const char *detail) {
+err_data last_err_data(void) {
+    err_data d;
+    d.code = natsio_last_error_code();
+    d.err_code = natsio_last_error_err_code();
+    d.revision = natsio_last_error_revision();
+    return d;
+}
+
+/* The error value of `status` (the JS layer's class for it), with the
+ * error data `d` (NULL: none): makeError(status, detail, apiCode, errCode,
+ * revision), zeros meaning none. */
+napi_value make_error_data(napi_env env, int32_t status, const char *detail, const err_data *d) {
     hub *h = get_hub(env);
-    napi_value fn, args[2], err = NULL;
+    napi_value fn, args[5], err = NULL;
     if (h && h->make_error_fn && napi_get_reference_value(env, h->make_error_fn, &fn) == napi_ok && fn) {
         napi_create_int32(env, status, &args[0]);
         napi_create_string_utf8(env, detail ? detail : "", NAPI_AUTO_LENGTH, &args[1]);
-        if (napi_call_function(env, undefined_value(env), fn, 2, args, &err) == napi_ok) return err;
+        napi_create_int32(env, d ? d->code : 0, &args[2]);
+        napi_create_int32(env, d ? d->err_code : 0, &args[3]);
+        napi_create_double(env, d ? (double)d->revision : 0, &args[4]);
+        if (napi_call_function(env, undefined_value(env), fn, 5, args, &err) == napi_ok) return err;
     }
     napi_value msg;
     napi_create_string_utf8(env, natsio_status_str(status), NAPI_AUTO_LENGTH, &msg);
     napi_create_error(env, NULL, msg, &err);
     return err;
+}
+
+napi_value make_error(napi_env env, int32_t status, const char *detail) {
+    return make_error_data(env, status, detail, NULL);
+}
+
+/* The one place a failure of the library becomes a JS error: this
+ * thread's last error text and data (natsio_last_error and its
+ * accessors), read right after the failing call. */
+napi_value make_last_error(napi_env env, int32_t status) {
+    err_data d = last_err_data();
+    return make_error_data(env, status, natsio_last_error(), &d);
 }
 
 void throw_status(napi_env env, int32_t status, const char *detail) {
@@ -65,7 +90,7 @@ void throw_status(napi_env env, int32_t status, const char *detail) {
 
 bool throw_if_failed(napi_env env, int32_t status) {
     if (status == NATSIO_OK) return false;
-    throw_status(env, status, natsio_last_error());
+    napi_throw(env, make_last_error(env, status));
     return true;
 }
 

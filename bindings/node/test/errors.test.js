@@ -40,13 +40,15 @@ test('every natsio error status has its own NatsError subclass, one to one', () 
   assert.equal(errorClasses.length, codes.length, 'no class without a status code');
 });
 
-test('every error class declared in index.d.ts exists with the documented code', () => {
+test('every error class declared in index.d.ts exists with the documented code and parent', () => {
   const dts = fs.readFileSync(path.join(__dirname, '..', 'index.d.ts'), 'utf8');
-  const declared = [...dts.matchAll(/export class (\w+Error) extends CodedError/g)].map((m) => m[1]);
-  assert.ok(declared.length >= 30);
-  for (const name of declared) {
+  const declared = [...dts.matchAll(/export class (\w+Error) extends (\w+) \{\}/g)].map((m) => [m[1], m[2]]);
+  assert.ok(declared.length >= 60);
+  for (const [name, parent] of declared) {
     assert.equal(typeof nats[name], 'function', name);
     assert.equal(new nats[name]('x').name, name);
+    // The declared base is the runtime one (CodedError: NatsError directly).
+    assert.equal(Object.getPrototypeOf(nats[name]), parent === 'CodedError' ? nats.NatsError : nats[parent], name);
   }
   assert.equal(new nats.TimeoutError('x').code, 'TIMEOUT');
   assert.equal(new nats.MaxPayloadExceededError('x').status, 303);

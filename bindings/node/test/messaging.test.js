@@ -186,6 +186,20 @@ test('subscription drain delivers the backlog then closes', async () => {
   assert.equal(stats.dropped, 0);
 });
 
+test('subscription drain(timeout) rejects with TimeoutError while the backlog is unread; the drain goes on', async () => {
+  const sub = nc.subscribe('drain.bound');
+  await nc.flush();
+  for (let i = 0; i < 1000; i++) nc.publish('drain.bound', `m${i}`);
+  await nc.flush();
+  const t0 = Date.now();
+  await assert.rejects(sub.drain(100), nats.TimeoutError);
+  assert.ok(Date.now() - t0 < 2000);
+  let n = 0;
+  for await (const m of sub) assert.equal(m.string(), `m${n++}`);
+  assert.equal(n, 1000);
+  assert.equal(sub.isClosed, true);
+});
+
 test('BLOCK policy: a slow iterator loses nothing and nothing deadlocks', async () => {
   const c = await nats.connect({ servers: server.url });
   const sub = c.subscribe('block.policy', { pendingMsgsLimit: 8, policy: 'block' });
@@ -201,6 +215,103 @@ test('BLOCK policy: a slow iterator loses nothing and nothing deadlocks', async 
   assert.equal(expected, 2000);
   assert.equal(sub.stats().dropped, 0);
   await c.close();
+});
+
+test('next(timeout) rejects with TimeoutError after the timeout; the subscription stays usable', async () => {
+  const sub = nc.subscribe('next.timeout');
+  await nc.flush();
+  const t0 = Date.now();
+  await assert.rejects(sub.next(100), (e) => e instanceof nats.TimeoutError && e.code === 'TIMEOUT');
+  const elapsed = Date.now() - t0;
+  assert.ok(elapsed >= 90 && elapsed < 1000, `rejected after ${elapsed} ms`);
+  assert.equal(sub.isClosed, false);
+  // The timed-out call took nothing: the next message goes to the next call.
+  nc.publish('next.timeout', 'one');
+  nc.publish('next.timeout', 'two');
+  const first = await sub.next(2000);
+  assert.equal(first.value.string(), 'one');
+  const second = await sub.next();
+  assert.equal(second.value.string(), 'two');
+  // A message already queued is given at once, whatever the timeout.
+  nc.publish('next.timeout', 'three');
+  await nc.flush();
+  await sleep(20);
+  assert.equal((await sub.next(0)).value.string(), 'three');
+  await assert.rejects(sub.next(-1), TypeError);
+  sub.unsubscribe();
+  assert.deepEqual(await sub.next(50), { value: undefined, done: true });
+});
+
+test('a throwing subscription callback: the error event carries it, delivery goes on', async () => {
+  const errors = [];
+  const onError = (e) => errors.push(e);
+  nc.on('error', onError);
+  const got = [];
+  const sub = nc.subscribe('cb.throws', {
+    callback: (err, m) => {
+      got.push(m.string());
+      if (m.string() !== 'last') throw new TypeError(`bad ${m.string()}`);
+    },
+  });
+  await nc.flush();
+  for (const text of ['a', 'b', 'last']) nc.publish('cb.throws', text);
+  await nc.flush();
+  const deadline = Date.now() + 3000;
+  while (got.length < 3 && Date.now() < deadline) await sleep(5);
+  nc.off('error', onError);
+  sub.unsubscribe();
+  assert.deepEqual(got, ['a', 'b', 'last']);
+  assert.equal(errors.length, 2);
+  for (const [i, e] of errors.entries()) {
+    assert.ok(e instanceof nats.CallbackError && !(e instanceof nats.NatsError));
+    assert.ok(e.cause instanceof TypeError);
+    assert.equal(e.cause.message, `bad ${['a', 'b'][i]}`);
+    assert.equal(e.subject, 'cb.throws');
+    assert.equal(typeof e.sid, 'number');
+  }
+});
+
+test('without an error listener a throwing callback is logged at error level, never thrown', async () => {
+  const logged = [];
+  const nc2 = await nats.connect({ servers: server.url, logger: (level, line) => logged.push([level, line]) });
+  try {
+    const got = [];
+    nc2.subscribe('cb.unheard', {
+      callback: (err, m) => {
+        got.push(m.string());
+        if (got.length === 1) throw new Error('nobody listens');
+      },
+    });
+    await nc2.flush();
+    nc2.publish('cb.unheard', 'one');
+    nc2.publish('cb.unheard', 'two');
+    const deadline = Date.now() + 3000;
+    while (got.length < 2 && Date.now() < deadline) await sleep(5);
+    assert.deepEqual(got, ['one', 'two']);
+    assert.equal(logged.length, 1, JSON.stringify(logged));
+    assert.equal(logged[0][0], 'error');
+    assert.match(logged[0][1], /subscription callback on "cb\.unheard" threw: nobody listens/);
+  } finally {
+    await nc2.close();
+  }
+});
+
+test('an event listener that throws goes to the error event; the other listeners still run', async () => {
+  const nc2 = await nats.connect({ servers: server.url });
+  const errors = [];
+  nc2.on('error', (e) => errors.push(e));
+  let second = 0;
+  nc2.on('close', () => {
+    throw new Error('close listener failed');
+  });
+  nc2.on('close', () => second++);
+  await nc2.close();
+  assert.equal(second, 1);
+  assert.equal(errors.length, 1);
+  assert.ok(errors[0] instanceof nats.CallbackError);
+  assert.equal(errors[0].event, 'close');
+  assert.equal(errors[0].subject, undefined);
+  assert.equal(errors[0].cause.message, 'close listener failed');
 });
 
 test('requestMany yields every reply, bounded by maxMessages', async () => {

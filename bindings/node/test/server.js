@@ -62,15 +62,19 @@ function kill(proc) {
   });
 }
 
-/** Starts nats-server; returns {url, port, stop(), restart()}. Extra args
- * are passed on; `fixedPort` (default: a free one) is the port to use.
- * restart() starts it again on the same port and args. */
+/** Starts nats-server; returns {url, port, pid, stop(), restart()}. Extra
+ * args are passed on; `fixedPort` (default: a free one) is the port to
+ * use. restart() starts it again on the same port and args; pid is the
+ * current process's (for SIGSTOP/SIGCONT). */
 async function startServer(extraArgs = [], fixedPort = undefined) {
   const port = fixedPort ?? (await freePort());
   let proc = await launch(port, extraArgs);
   return {
     port,
     url: `nats://127.0.0.1:${port}`,
+    get pid() {
+      return proc.pid;
+    },
     stop() {
       return kill(proc);
     },

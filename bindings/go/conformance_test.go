@@ -1,0 +1,349 @@
+package natsio_test
+
+// The conformance table (tests/conformance/cases.txt, shared by the C, C++,
+// Go and Node suites): every line runs as a subtest named after it
+// (TestConformance/error_511_NO_MESSAGES, .../behaviour_flush_bound); a
+// line this file has no check for fails.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	natsio "github.com/libnatsio/natsio/bindings/go"
+)
+
+const casesFile = "../../tests/conformance/cases.txt"
+
+type conformanceCase struct {
+	kind   string
+	fields []string // after the kind
+}
+
+// name is the subtest's: the kind and the case's name (error_511_NO_MESSAGES,
+// default_default_url).
+func (c conformanceCase) name() string {
+	n := 1
+	if c.kind == "error" {
+		n = 2
+	}
+	return c.kind + "_" + strings.Join(c.fields[:min(n, len(c.fields))], "_")
+}
+
+func readCases(t *testing.T) []conformanceCase {
+	t.Helper()
+	f, err := os.Open(casesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var cases []conformanceCase
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		cases = append(cases, conformanceCase{kind: fields[0], fields: fields[1:]})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) == 0 {
+		t.Fatal("no cases read")
+	}
+	return cases
+}
+
+func TestConformance(t *testing.T) {
+	cases := readCases(t)
+
+	// The error tree: status -> its ancestors, as the table lists them.
+	tree := map[int32][]int32{}
+	for _, c := range cases {
+		if c.kind != "error" {
+			continue
+		}
+		codes := make([]int32, 0, len(c.fields))
+		for i, f := range c.fields {
+			if i == 1 {
+				continue // the name
+			}
+			n, err := strconv.ParseInt(f, 10, 32)
+			if err != nil {
+				t.Fatalf("bad line %v: %v", c, err)
+			}
+			codes = append(codes, int32(n))
+		}
+		tree[codes[0]] = codes[1:]
+	}
+	// Every status of the table has a sentinel, and every sentinel (but
+	// ErrDone's, which is no error) a line.
+	for _, code := range natsio.SentinelCodesForTest() {
+		if _, ok := tree[code]; !ok && code != 1 {
+			t.Errorf("sentinel %v (status %d) has no line in %s", natsio.SentinelForTest(code), code, casesFile)
+		}
+	}
+
+	// One JetStream server for the lines that need one, started by the
+	// first of them and stopped when TestConformance ends.
+	var jsOnce sync.Once
+	var js *natsio.JetStream
+	var jsURL string
+	parent := t
+	jetStreamServer := func(t *testing.T) (*natsio.JetStream, string) {
+		jsOnce.Do(func() {
+			s, err := startServer("-js", "-sd", parent.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			parent.Cleanup(s.stop)
+			nc, err := natsio.Connect(s.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parent.Cleanup(func() { nc.Close() })
+			if js, err = nc.JetStream(); err != nil {
+				t.Fatal(err)
+			}
+			parent.Cleanup(js.Close)
+			jsURL = s.url
+		})
+		if js == nil {
+			t.Fatal("no JetStream server")
+		}
+		return js, jsURL
+	}
+
+	for _, c := range cases {
+		t.Run(c.name(), func(t *testing.T) {
+			switch c.kind {
+			case "error":
+				checkErrorCase(t, c, tree)
+			case "data":
+				js, url := jetStreamServer(t)
+				checkDataCase(t, c, js, url)
+			case "default":
+				checkDefaultCase(t, c, jetStreamServer)
+			case "behaviour":
+				checkBehaviourCase(t, c)
+			default:
+				t.Fatalf("no Go check for %q lines", c.kind)
+			}
+		})
+	}
+}
+
+// checkErrorCase: the *Error of the line's status matches its own and its
+// ancestors' sentinels and no other status's.
+func checkErrorCase(t *testing.T, c conformanceCase, tree map[int32][]int32) {
+	code64, _ := strconv.ParseInt(c.fields[0], 10, 32)
+	code := int32(code64)
+	if got := natsio.StatusNameForTest(code); got != c.fields[1] {
+		t.Fatalf("status %d is NATSIO_ERR_%s in the core, %s in the table", code, got, c.fields[1])
+	}
+	own := natsio.SentinelForTest(code)
+	if own == nil {
+		t.Fatalf("status %d (%s) has no sentinel", code, c.fields[1])
+	}
+	err := error(&natsio.Error{Status: natsio.Status(code), Detail: "conformance"})
+	for other := range tree {
+		s := natsio.SentinelForTest(other)
+		if s == nil {
+			continue // reported by its own line
+		}
+		want := other == code || slices.Contains(tree[code], other)
+		if got := errors.Is(err, s); got != want {
+			t.Errorf("errors.Is(Error{%d %s}, %v) = %v, want %v", code, c.fields[1], s, got, want)
+		}
+	}
+	// The sentinel itself is its ancestors too (errors.Is(ErrNoMessages,
+	// ErrTimeout)).
+	for _, anc := range tree[code] {
+		if !errors.Is(own, natsio.SentinelForTest(anc)) {
+			t.Errorf("errors.Is(%v, %v) is false", own, natsio.SentinelForTest(anc))
+		}
+	}
+}
+
+// asError is err's *natsio.Error.
+func asError(t *testing.T, err error, target error) *natsio.Error {
+	t.Helper()
+	var e *natsio.Error
+	if !errors.As(err, &e) || !errors.Is(err, target) {
+		t.Fatalf("got %v, want an *Error matching %v", err, target)
+	}
+	return e
+}
+
+func checkDataCase(t *testing.T, c conformanceCase, js *natsio.JetStream, _ string) {
+	ctx := ctxTimeout(t, 10*time.Second)
+	switch c.fields[0] {
+	case "api_error":
+		got(js.CreateStream(ctx, natsio.StreamConfig{Name: "CONF_API", Subjects: []string{"conf.api.a"}, Storage: natsio.MemoryStorage})).must(t)
+		_, err := js.CreateStream(ctx, natsio.StreamConfig{Name: "CONF_API", Subjects: []string{"conf.api.b"}, Storage: natsio.MemoryStorage})
+		if e := asError(t, err, natsio.ErrStreamNameInUse); e.APICode != 400 || e.ErrCode != 10058 {
+			t.Errorf("name in use: APICode %d, ErrCode %d (want 400, 10058)", e.APICode, e.ErrCode)
+		}
+		_, err = js.StreamInfo(ctx, "CONF_MISSING")
+		if e := asError(t, err, natsio.ErrStreamNotFound); e.APICode != 404 || e.ErrCode != 10059 {
+			t.Errorf("stream not found: APICode %d, ErrCode %d (want 404, 10059)", e.APICode, e.ErrCode)
+		}
+	case "key_revision":
+		kv := got(js.CreateKeyValue(ctx, natsio.KeyValueConfig{Bucket: "CONF_REV", History: 5, Storage: natsio.MemoryStorage})).must(t)
+		got(kv.Put(ctx, "k", []byte("v"))).must(t)
+		noErr(t, kv.Delete(ctx, "k"))
+		_, err := kv.Get(ctx, "k")
+		if e := asError(t, err, natsio.ErrKeyDeleted); e.Revision != 2 {
+			t.Errorf("deleted key: Revision %d, want 2", e.Revision)
+		}
+		kv2 := got(js.CreateKeyValue(ctx, natsio.KeyValueConfig{Bucket: "CONF_REV2", Storage: natsio.MemoryStorage})).must(t)
+		got(kv2.Put(ctx, "c", []byte("v"))).must(t)
+		_, err = kv2.Create(ctx, "c", []byte("again"))
+		if e := asError(t, err, natsio.ErrKeyExists); e.Revision != 1 {
+			t.Errorf("existing key: Revision %d, want 1", e.Revision)
+		}
+	default:
+		t.Fatalf("no Go check for data %q", c.fields[0])
+	}
+}
+
+func checkDefaultCase(t *testing.T, c conformanceCase, jetStreamServer func(*testing.T) (*natsio.JetStream, string)) {
+	if len(c.fields) != 2 {
+		t.Fatalf("bad line %v", c)
+	}
+	value := c.fields[1]
+	switch c.fields[0] {
+	case "default_url":
+		if natsio.DefaultURL != value {
+			t.Fatalf("DefaultURL %q, table %q", natsio.DefaultURL, value)
+		}
+		outcome := func(url string) string {
+			nc, err := natsio.Connect(url, natsio.ConnectTimeout(500*time.Millisecond))
+			switch {
+			case err == nil:
+				u, _ := nc.ConnectedURL()
+				nc.Close()
+				return "connected to " + u
+			case errors.Is(err, natsio.ErrNoServers):
+				return "no servers"
+			}
+			return "error " + err.Error()
+		}
+		empty, def := outcome(""), outcome(value)
+		if empty != def || strings.HasPrefix(empty, "error") {
+			t.Fatalf("Connect(\"\"): %s; Connect(%q): %s", empty, value, def)
+		}
+	case "delete_msg_erase":
+		if value != "true" {
+			t.Fatalf("no Go check for delete_msg_erase %s", value)
+		}
+		js, url := jetStreamServer(t)
+		ctx := ctxTimeout(t, 10*time.Second)
+		got(js.CreateStream(ctx, natsio.StreamConfig{Name: "CONF_DEL", Subjects: []string{"conf.del"}, Storage: natsio.MemoryStorage})).must(t)
+		for range 2 {
+			got(js.Publish(ctx, "conf.del", []byte("x"))).must(t)
+		}
+		request := deleteRequests(t, url, "CONF_DEL")
+		noErr(t, js.DeleteMsg(ctx, "CONF_DEL", 1))
+		if req := request(); req["no_erase"] == true || req["seq"] != float64(1) {
+			t.Errorf("DeleteMsg without options sent %v", req)
+		}
+		_, err := js.GetMsg(ctx, "CONF_DEL", 1)
+		wantErr(t, err, natsio.ErrMsgNotFound)
+		noErr(t, js.DeleteMsg(ctx, "CONF_DEL", 2, natsio.NoErase()))
+		if req := request(); req["no_erase"] != true {
+			t.Errorf("DeleteMsg with NoErase sent %v", req)
+		}
+	case "sub_pending_limit_zero":
+		if value != "disabled" {
+			t.Fatalf("no Go check for sub_pending_limit_zero %s", value)
+		}
+		nc := connect(t, natsio.PendingLimits(10, 1<<20))
+		subj := subject(t, "pending")
+		zero, err := nc.SubscribeSync(subj, natsio.SubPendingLimits(0, 1<<20))
+		noErr(t, err)
+		// The control: without the option, the client's limit of 10.
+		dflt, err := nc.SubscribeSync(subj)
+		noErr(t, err)
+		for range 50 {
+			noErr(t, nc.Publish(subj, []byte("x")))
+		}
+		flush(t, nc) // the messages come before the flush's PONG
+		if st, err := zero.Stats(); err != nil || st.PendingMsgs != 50 || st.Dropped != 0 {
+			t.Errorf("limit 0: %+v (%v), want 50 pending, none dropped", st, err)
+		}
+		if st, err := dflt.Stats(); err != nil || st.PendingMsgs != 10 || st.Dropped != 40 {
+			t.Errorf("no option: %+v (%v), want the client's limit: 10 pending, 40 dropped", st, err)
+		}
+	default:
+		t.Fatalf("no Go check for default %q", c.fields[0])
+	}
+}
+
+func checkBehaviourCase(t *testing.T, c conformanceCase) {
+	switch c.fields[0] {
+	case "flush_bound":
+		s := startTestServer(t)
+		nc := connectTo(t, s.url, natsio.FlushTimeout(300*time.Millisecond))
+		flush(t, nc)
+		resume := s.pause(t)
+		defer resume()
+		cancellable, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		for _, form := range []struct {
+			name string
+			ctx  context.Context
+		}{{"Flush(context.Background())", context.Background()}, {"Flush(a ctx without deadline)", cancellable}} {
+			start := time.Now()
+			err := nc.Flush(form.ctx)
+			took := time.Since(start)
+			if !errors.Is(err, natsio.ErrTimeout) || took < 250*time.Millisecond || took > 2*time.Second {
+				t.Errorf("%s with the server stopped: %v after %v, want ErrTimeout after about 300ms", form.name, err, took)
+			}
+		}
+		resume()
+		flush(t, nc)
+	case "callback_error":
+		errs := make(chan error, 10)
+		nc := connect(t, natsio.ErrorHandler(func(err error) { errs <- err }))
+		subj := subject(t, "panics")
+		got := make(chan string, 10)
+		sub, err := nc.Subscribe(subj, func(m *natsio.Msg) {
+			if string(m.Data) == "panic" {
+				panic("handler failed")
+			}
+			got <- string(m.Data)
+		})
+		noErr(t, err)
+		noErr(t, nc.Publish(subj, []byte("panic")))
+		noErr(t, nc.Publish(subj, []byte("next")))
+		select {
+		case err := <-errs:
+			var ae *natsio.AsyncError
+			if !errors.As(err, &ae) || !errors.Is(err, natsio.ErrHandlerPanic) || ae.Subject != subj || ae.SID != sub.SID() {
+				t.Errorf("error callback got %v (%#v), want an AsyncError wrapping ErrHandlerPanic on %s, sid %d", err, ae, subj, sub.SID())
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the panic did not reach the error handler")
+		}
+		select {
+		case m := <-got:
+			if m != "next" {
+				t.Fatalf("handler got %q", m)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the message after the panic was not delivered")
+		}
+	default:
+		t.Fatalf("no Go check for behaviour %q", c.fields[0])
+	}
+}

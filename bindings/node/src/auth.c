@@ -1,0 +1,299 @@
+/*
+ * Authentication callbacks (natsio_options_set_auth_callbacks): the user
+ * JWT and the nonce signature come from JavaScript.
+ *
+ *   library thread, during a (re)connect (jwt_cb / sign_cb)
+ *       -> a request is handed to the JS thread through this connection's
+ *          own thread-safe function (nonblocking, unbounded queue)
+ *       -> waits for the answer, at most the bound given by index.js (the
+ *          connect timeout): past it, or when the environment is gone, the
+ *          connection attempt fails
+ *   JS thread
+ *       -> calls index.js's handler (kind, nonce, request); the handler
+ *          calls the user's function, awaits it if it returns a promise,
+ *          and answers with authReply(request, value) (undefined: failed).
+ *
+ * The event loop is never blocked: only the library thread waits. A
+ * request is shared by the waiting thread and its JS external (reference
+ * counted under its mutex), so either may go first.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { AUTH_JWT = 0, AUTH_SIGN = 1 };
+
+typedef struct auth_cb {
+    pthread_mutex_t mu;
+    napi_threadsafe_function tsfn; /* NULL once finalized (environment gone) */
+    int refs;                      /* the library's registration, the tsfn */
+    int64_t timeout_ms;
+    char *jwt; /* the last JWT returned to the library (valid until the next call) */
+} auth_cb;
+
+typedef struct auth_req {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int refs; /* the waiting library thread, the JS external */
+    int kind;
+    uint8_t *nonce;
+    size_t nonce_len;
+    bool done;
+    bool answered; /* JS thread only: authReply ran */
+    int32_t status;
+    char *jwt;
+    uint8_t sig[64];
+} auth_req;
+
+static void auth_cb_unref(auth_cb *a) {
+    pthread_mutex_lock(&a->mu);
+    int left = --a->refs;
+    pthread_mutex_unlock(&a->mu);
+    if (left) return;
+    free(a->jwt);
+    pthread_mutex_destroy(&a->mu);
+    free(a);
+}
+
+static void req_unref(auth_req *r) {
+    pthread_mutex_lock(&r->mu);
+    int left = --r->refs;
+    pthread_mutex_unlock(&r->mu);
+    if (left) return;
+    free(r->nonce);
+    free(r->jwt);
+    pthread_cond_destroy(&r->cv);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
+
+/* Completes a request once (any thread); the first answer wins. */
+static void req_complete(auth_req *r, int32_t status, char *jwt, const uint8_t *sig) {
+    pthread_mutex_lock(&r->mu);
+    if (!r->done) {
+        r->done = true;
+        r->status = status;
+        r->jwt = jwt;
+        jwt = NULL;
+        if (sig) memcpy(r->sig, sig, sizeof r->sig);
+        pthread_cond_broadcast(&r->cv);
+    }
+    pthread_mutex_unlock(&r->mu);
+    free(jwt);
+}
+
+/* Library thread: asks JS and waits for the answer (bounded). The request
+ * comes back done, its status saying how; the caller unrefs it. */
+static auth_req *ask_js(auth_cb *a, int kind, const uint8_t *nonce, size_t nonce_len) {
+    auth_req *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+    r->refs = 2;
+    r->kind = kind;
+    if (nonce_len) {
+        r->nonce = malloc(nonce_len);
+        if (!r->nonce) {
+            r->refs = 1;
+            req_unref(r);
+            return NULL;
+        }
+        memcpy(r->nonce, nonce, nonce_len);
+        r->nonce_len = nonce_len;
+    }
+    pthread_mutex_lock(&a->mu);
+    bool queued = a->tsfn && napi_call_threadsafe_function(a->tsfn, r, napi_tsfn_nonblocking) == napi_ok;
+    pthread_mutex_unlock(&a->mu);
+    if (!queued) {
+        r->refs = 1; /* JS will never see it */
+        req_complete(r, NATSIO_ERR_CANCELLED, NULL, NULL);
+        return r;
+    }
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    int64_t ms = a->timeout_ms > 0 ? a->timeout_ms : 5000;
+    deadline.tv_sec += (time_t)(ms / 1000);
+    deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&r->mu);
+    while (!r->done) {
+        if (pthread_cond_timedwait(&r->cv, &r->mu, &deadline) == ETIMEDOUT) break;
+    }
+    if (!r->done) {
+        r->done = true;
+        r->status = NATSIO_ERR_TIMEOUT;
+    }
+    pthread_mutex_unlock(&r->mu);
+    return r;
+}
+
+/* natsio_jwt_cb */
+static const char *on_jwt(void *user_data) {
+    auth_cb *a = user_data;
+    auth_req *r = ask_js(a, AUTH_JWT, NULL, 0);
+    if (!r) return NULL;
+    char *jwt = NULL;
+    if (r->status == NATSIO_OK) {
+        jwt = r->jwt;
+        r->jwt = NULL;
+    }
+    req_unref(r);
+    if (!jwt) return NULL;
+    /* Kept until the next call (or the release), as natsio_jwt_cb asks. */
+    pthread_mutex_lock(&a->mu);
+    free(a->jwt);
+    a->jwt = jwt;
+    pthread_mutex_unlock(&a->mu);
+    return jwt;
+}
+
+/* natsio_sign_cb */
+static natsio_status on_sign(void *user_data, const uint8_t *nonce, size_t nonce_len, uint8_t *signature_out) {
+    auth_cb *a = user_data;
+    auth_req *r = ask_js(a, AUTH_SIGN, nonce, nonce_len);
+    if (!r) return NATSIO_ERR_INTERNAL;
+    int32_t st = r->status;
+    if (st == NATSIO_OK) memcpy(signature_out, r->sig, sizeof r->sig);
+    req_unref(r);
+    return st;
+}
+
+/* natsio_release_cb: no client or options object uses the callbacks any
+ * more (any thread). */
+static void on_release(void *user_data) {
+    auth_cb *a = user_data;
+    pthread_mutex_lock(&a->mu);
+    if (a->tsfn) napi_release_threadsafe_function(a->tsfn, napi_tsfn_release);
+    pthread_mutex_unlock(&a->mu);
+    auth_cb_unref(a);
+}
+
+/* JS thread: the tsfn is gone (released, or the environment torn down). */
+static void tsfn_finalize(napi_env env, void *data, void *hint) {
+    (void)env;
+    (void)hint;
+    auth_cb *a = data;
+    pthread_mutex_lock(&a->mu);
+    a->tsfn = NULL;
+    pthread_mutex_unlock(&a->mu);
+    auth_cb_unref(a);
+}
+
+static void req_external_finalize(napi_env env, void *data, void *hint) {
+    (void)env;
+    (void)hint;
+    auth_req *r = data;
+    if (!r->answered) req_complete(r, NATSIO_ERR_AUTHORIZATION, NULL, NULL);
+    req_unref(r);
+}
+
+/* JS thread: hands a request to index.js's handler(kind, nonce|null, request). */
+static void call_js(napi_env env, napi_value js_cb, void *context, void *data) {
+    (void)context;
+    auth_req *r = data;
+    if (env == NULL || js_cb == NULL) { /* the environment is going away */
+        req_complete(r, NATSIO_ERR_CANCELLED, NULL, NULL);
+        req_unref(r);
+        return;
+    }
+    napi_value args[3], result;
+    napi_create_int32(env, r->kind, &args[0]);
+    if (r->kind == AUTH_SIGN) {
+        void *copy;
+        napi_create_buffer_copy(env, r->nonce_len, r->nonce, &copy, &args[1]);
+    } else {
+        napi_get_null(env, &args[1]);
+    }
+    if (napi_create_external(env, r, req_external_finalize, NULL, &args[2]) != napi_ok) {
+        req_complete(r, NATSIO_ERR_INTERNAL, NULL, NULL);
+        req_unref(r);
+        return;
+    }
+    if (napi_call_function(env, undefined_value(env), js_cb, 3, args, &result) == napi_pending_exception) {
+        /* index.js's handler catches what the user's function throws: this
+         * is not reached in practice. */
+        napi_value exc;
+        napi_get_and_clear_last_exception(env, &exc);
+        req_complete(r, NATSIO_ERR_AUTHORIZATION, NULL, NULL);
+    }
+}
+
+/* authReply(request, value): a JWT string, a 64-byte signature, or
+ * undefined (the user's function failed). A late answer (after the
+ * library stopped waiting) is ignored. */
+EXPORT(js_auth_reply) {
+    ARGS(2);
+    void *p = NULL;
+    if (napi_get_value_external(env, argv[0], &p) != napi_ok || !p) {
+        napi_throw_type_error(env, NULL, "not a natsio authentication request");
+        return NULL;
+    }
+    auth_req *r = p;
+    if (r->answered) return NULL;
+    r->answered = true;
+    napi_valuetype t = napi_undefined;
+    napi_typeof(env, argv[1], &t);
+    if (r->kind == AUTH_JWT) {
+        char *jwt = NULL;
+        if (t == napi_string && get_opt_string(env, argv[1], &jwt) && jwt && *jwt) {
+            req_complete(r, NATSIO_OK, jwt, NULL);
+        } else {
+            free(jwt);
+            req_complete(r, NATSIO_ERR_AUTHORIZATION, NULL, NULL);
+        }
+    } else {
+        const void *data = NULL;
+        size_t len = 0;
+        bool is_ta = false;
+        if (t == napi_object) napi_is_typedarray(env, argv[1], &is_ta);
+        if (is_ta && get_bytes(env, argv[1], &data, &len) && len == 64)
+            req_complete(r, NATSIO_OK, NULL, data);
+        else
+            req_complete(r, NATSIO_ERR_INVALID_ARGUMENT, NULL, NULL);
+    }
+    if (exception_pending(env)) {
+        napi_value exc;
+        napi_get_and_clear_last_exception(env, &exc);
+    }
+    return NULL;
+}
+
+bool set_auth_callbacks(napi_env env, natsio_options *o, napi_value handler, int64_t timeout_ms) {
+    auth_cb *a = calloc(1, sizeof *a);
+    if (!a) {
+        throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
+        return false;
+    }
+    pthread_mutex_init(&a->mu, NULL);
+    a->refs = 2;
+    a->timeout_ms = timeout_ms;
+    napi_value name;
+    napi_create_string_utf8(env, "natsio.auth", NAPI_AUTO_LENGTH, &name);
+    if (napi_create_threadsafe_function(env, handler, NULL, name, 0, 1, a, tsfn_finalize, NULL, call_js, &a->tsfn) !=
+        napi_ok) {
+        pthread_mutex_destroy(&a->mu);
+        free(a);
+        if (!exception_pending(env)) napi_throw_error(env, NULL, "natsio: could not create the thread-safe function");
+        return false;
+    }
+    /* Waiting for an answer is what keeps the loop alive (a connect in
+     * flight, an open connection), not this function. */
+    napi_unref_threadsafe_function(env, a->tsfn);
+    int32_t st = natsio_options_set_auth_callbacks(o, on_jwt, on_sign, a, on_release);
+    if (st != NATSIO_OK) {
+        napi_value err = make_last_error(env, st);
+        /* release is not called on failure: give the tsfn back ourselves
+         * (its finalizer drops one reference), then the registration's. */
+        napi_release_threadsafe_function(a->tsfn, napi_tsfn_release);
+        auth_cb_unref(a);
+        napi_throw(env, err);
+        return false;
+    }
+    return true;
+}

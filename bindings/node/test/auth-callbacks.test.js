@@ -1,0 +1,160 @@
+'use strict';
+// Authentication callbacks: userJWT and signatureCB answer the library's
+// (re)connects from JS, against a nats-server in operator mode (the
+// fixtures of tests/fixtures/auth). The nonce is signed here with
+// node:crypto from the fixture's NKey seed.
+const { test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const nats = require('..');
+const { startConfiguredServer, fixture } = require('./server');
+
+let server;
+before(async () => {
+  server = await startConfiguredServer(fs.readFileSync(fixture('auth/operator.conf'), 'utf8'));
+});
+after(() => server?.stop());
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const jwt = fs.readFileSync(fixture('auth/user.jwt'), 'utf8').trim();
+
+/** The Ed25519 private key of an NKey seed ("SU..."): base32 of two prefix
+ * bytes, the 32-byte seed and a CRC-16. */
+function nkeyPrivateKey(seedText) {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = 0;
+  let value = 0;
+  const bytes = [];
+  for (const c of seedText.trim()) {
+    value = (value << 5) | alphabet.indexOf(c);
+    bits += 5;
+    if (bits >= 8) {
+      bytes.push((value >>> (bits - 8)) & 0xff);
+      bits -= 8;
+    }
+  }
+  const raw = Buffer.from(bytes.slice(2, 34));
+  const pkcs8 = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), raw]);
+  return crypto.createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' });
+}
+const userKey = nkeyPrivateKey(fs.readFileSync(fixture('auth/user.nk'), 'utf8'));
+const otherKey = nkeyPrivateKey(fs.readFileSync(fixture('auth/nkey-other.nk'), 'utf8'));
+const sign = (key, nonce) => crypto.sign(null, nonce, key);
+
+async function roundTrip(nc, subject) {
+  const sub = nc.subscribe(subject);
+  await nc.flush();
+  nc.publish(subject, 'hi');
+  const { value } = await sub.next(2000);
+  assert.equal(value.string(), 'hi');
+  sub.unsubscribe();
+}
+
+test('userJWT and signatureCB answer from JS, at the connect and again at a reconnect', async () => {
+  const calls = { jwt: 0, sign: 0, nonces: [] };
+  const nc = await nats.connect({
+    servers: server.url,
+    reconnectTimeWait: 20,
+    reconnectJitter: 5,
+    maxReconnectAttempts: -1,
+    userJWT: () => {
+      calls.jwt++;
+      return jwt;
+    },
+    signatureCB: (nonce) => {
+      calls.sign++;
+      assert.ok(nonce instanceof Uint8Array);
+      calls.nonces.push(Buffer.from(nonce).toString('hex'));
+      return sign(userKey, nonce);
+    },
+  });
+  try {
+    await roundTrip(nc, 'auth.cb.first');
+    assert.equal(calls.jwt, 1);
+    assert.equal(calls.sign, 1);
+    assert.ok(calls.nonces[0].length > 0);
+    // A reconnect asks again (a new nonce), on a library thread, while
+    // the event loop runs.
+    const reconnected = new Promise((resolve) => nc.once('reconnect', resolve));
+    await server.restart();
+    await reconnected;
+    await roundTrip(nc, 'auth.cb.again');
+    assert.ok(calls.jwt >= 2 && calls.sign >= 2, JSON.stringify(calls));
+    assert.notEqual(calls.nonces[0], calls.nonces.at(-1));
+  } finally {
+    await nc.close();
+  }
+});
+
+test('answers may be promises; a JWT may be a string', async () => {
+  const nc = await nats.connect({
+    servers: server.url,
+    reconnect: false,
+    userJWT: jwt,
+    signatureCB: async (nonce) => {
+      await sleep(5);
+      return new Uint8Array(sign(userKey, nonce));
+    },
+  });
+  try {
+    await roundTrip(nc, 'auth.cb.async');
+  } finally {
+    await nc.close();
+  }
+});
+
+test('a signature by another key is rejected with AuthorizationViolationError', async () => {
+  await assert.rejects(
+    nats.connect({
+      servers: server.url,
+      reconnect: false,
+      userJWT: () => jwt,
+      signatureCB: (nonce) => sign(otherKey, nonce),
+    }),
+    nats.AuthorizationViolationError,
+  );
+});
+
+test('a callback that throws, answers wrongly or never answers fails the attempt, without blocking the loop', async () => {
+  const logged = [];
+  const logger = (level, line) => logged.push([level, line]);
+  const base = { servers: server.url, reconnect: false, logger };
+  await assert.rejects(
+    nats.connect({ ...base, userJWT: () => jwt, signatureCB: () => { throw new Error('no key here'); } }),
+    nats.NatsError,
+  );
+  assert.ok(
+    logged.some(([level, line]) => level === 'error' && /signatureCB.*no key here/.test(line)),
+    JSON.stringify(logged),
+  );
+  await assert.rejects(nats.connect({ ...base, userJWT: () => jwt, signatureCB: () => new Uint8Array(3) }), nats.NatsError);
+  await assert.rejects(
+    nats.connect({ ...base, userJWT: () => Promise.reject(new Error('no jwt')), signatureCB: (n) => sign(userKey, n) }),
+    nats.NatsError,
+  );
+  // Never answered: bounded by the connect timeout; timers keep running.
+  let ticks = 0;
+  const ticker = setInterval(() => ticks++, 10);
+  const t0 = Date.now();
+  try {
+    await assert.rejects(
+      nats.connect({ ...base, timeout: 300, userJWT: () => jwt, signatureCB: () => new Promise(() => {}) }),
+      nats.NatsError,
+    );
+  } finally {
+    clearInterval(ticker);
+  }
+  const elapsed = Date.now() - t0;
+  assert.ok(elapsed < 3000, `failed after ${elapsed} ms`);
+  assert.ok(ticks >= 5, `the event loop ran ${ticks} ticks`);
+});
+
+test('userJWT and signatureCB go together, and with no other auth kind', async () => {
+  await assert.rejects(nats.connect({ servers: server.url, signatureCB: () => new Uint8Array(64) }), TypeError);
+  await assert.rejects(nats.connect({ servers: server.url, userJWT: jwt }), TypeError);
+  await assert.rejects(
+    nats.connect({ servers: server.url, userJWT: jwt, signatureCB: () => {}, credsFile: fixture('auth/user.creds') }),
+    nats.ConfigError,
+  );
+});

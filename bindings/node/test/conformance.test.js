@@ -1,0 +1,275 @@
+'use strict';
+// The conformance table (tests/conformance/cases.txt, shared by the C, C++,
+// Go and Node tests): every line runs here, as one test named after it,
+// against a real nats-server. A line this file has no check for fails.
+const { test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const nats = require('..');
+const { startServer } = require('./server');
+
+const CASES = path.join(__dirname, '..', '..', '..', 'tests', 'conformance', 'cases.txt');
+const lines = fs
+  .readFileSync(CASES, 'utf8')
+  .split('\n')
+  .map((l) => l.replace(/#.*/, '').trim())
+  .filter((l) => l !== '');
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(what, cond, ms = 3000) {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+// The error classes natsio exports, by status.
+const classByStatus = new Map();
+for (const v of Object.values(nats)) {
+  if (typeof v === 'function' && v.prototype instanceof nats.NatsError) classByStatus.set(new v('x').status, v);
+}
+// The error lines: status -> {name, ancestors}.
+const tree = new Map();
+for (const line of lines) {
+  const [kind, status, name, ...ancestors] = line.split(/\s+/);
+  if (kind === 'error') tree.set(Number(status), { name, ancestors: ancestors.map(Number) });
+}
+
+// One JetStream server for the data and default lines (started lazily, so
+// that the error lines need none).
+let js;
+let jsEnv;
+async function jetstream() {
+  if (!jsEnv) {
+    const storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'natsio-conformance-'));
+    jsEnv = { storeDir };
+    jsEnv.server = await startServer(['-js', '-sd', storeDir]);
+    jsEnv.nc = await nats.connect({ servers: jsEnv.server.url });
+    js = jsEnv.nc.jetstream();
+  }
+  return jsEnv;
+}
+after(async () => {
+  js?.close();
+  await jsEnv?.nc?.close();
+  await jsEnv?.server?.stop();
+  if (jsEnv) fs.rmSync(jsEnv.storeDir, { recursive: true, force: true });
+});
+
+async function rejection(promise) {
+  try {
+    await promise;
+  } catch (e) {
+    return e;
+  }
+  assert.fail('expected a rejection');
+}
+
+function checkError(status, name, ancestors) {
+  const cls = classByStatus.get(status);
+  assert.ok(cls, `no error class for status ${status} (${name})`);
+  const e = new cls('from the conformance table');
+  assert.equal(e.status, status);
+  assert.equal(e.code, name);
+  assert.ok(e instanceof nats.NatsError && e instanceof Error);
+  assert.ok(e instanceof cls, `${cls.name}`);
+  const expected = new Set([status, ...ancestors]);
+  for (const [other, otherCls] of classByStatus) {
+    assert.equal(
+      e instanceof otherCls,
+      expected.has(other),
+      `${cls.name} instanceof ${otherCls.name} should be ${expected.has(other)}`,
+    );
+  }
+  // The prototype chain follows the first parent (names and stack traces).
+  const first = ancestors[0];
+  assert.equal(Object.getPrototypeOf(cls), first === undefined ? nats.NatsError : classByStatus.get(first));
+}
+
+const data = {
+  async api_error() {
+    await jetstream();
+    await js.streams.add({ name: 'CONF_API', subjects: ['conf.api.a'] });
+    const inUse = await rejection(js.streams.add({ name: 'CONF_API', subjects: ['conf.api.b'] }));
+    assert.ok(inUse instanceof nats.StreamNameInUseError, `${inUse}`);
+    assert.equal(inUse.apiCode, 400);
+    assert.equal(inUse.errCode, 10058);
+    const missing = await rejection(js.streams.info('CONF_NO_SUCH_STREAM'));
+    assert.ok(missing instanceof nats.StreamNotFoundError, `${missing}`);
+    assert.equal(missing.apiCode, 404);
+    assert.equal(missing.errCode, 10059);
+    // Errors that are no JetStream API rejection carry none.
+    const local = await rejection(jsEnv.nc.request('conf.nobody', 'x', { timeout: 1000 }));
+    assert.ok(local instanceof nats.NoRespondersError);
+    assert.equal(local.apiCode, undefined);
+    assert.equal(local.errCode, undefined);
+  },
+  async key_revision() {
+    await jetstream();
+    const kv = await js.kv.create('CONF_REV', { history: 5 });
+    try {
+      assert.equal(await kv.put('k', 'v1'), 1);
+      const exists = await rejection(kv.create('k', 'again'));
+      assert.ok(exists instanceof nats.KeyExistsError, `${exists}`);
+      assert.equal(exists.revision, 1);
+      await kv.delete('k');
+      const deleted = await rejection(kv.get('k'));
+      assert.ok(deleted instanceof nats.KeyDeletedError, `${deleted}`);
+      assert.ok(deleted instanceof nats.KeyNotFoundError);
+      assert.equal(deleted.revision, 2);
+    } finally {
+      kv.close();
+    }
+  },
+};
+
+async function outcome(promise) {
+  try {
+    const nc = await promise;
+    await nc.close();
+    return 'connected';
+  } catch (e) {
+    return e.name;
+  }
+}
+
+const defaults = {
+  async default_url(value) {
+    assert.equal(nats.DEFAULT_URL, value);
+    const opts = { reconnect: false, timeout: 1000 };
+    const explicit = await outcome(nats.connect({ ...opts, servers: value }));
+    assert.ok(explicit === 'connected' || explicit === 'NoServersAvailableError', explicit);
+    assert.equal(await outcome(nats.connect({ ...opts, servers: '' })), explicit, "servers: ''");
+    assert.equal(await outcome(nats.connect({ ...opts, servers: [] })), explicit, 'servers: []');
+    assert.equal(await outcome(nats.connect({ ...opts })), explicit, 'no servers');
+    assert.equal(await outcome(nats.connect('')), explicit, "connect('')");
+  },
+  async delete_msg_erase(value) {
+    assert.equal(value, 'true');
+    const { server, nc } = await jetstream();
+    await js.streams.add({ name: 'CONF_DEL', subjects: ['conf.del'] });
+    for (let i = 0; i < 2; i++) await js.publish('conf.del', `m${i}`);
+    const spyConn = await nats.connect({ servers: server.url });
+    try {
+      const requests = [];
+      spyConn.subscribe('$JS.API.STREAM.MSG.DELETE.CONF_DEL', { callback: (err, m) => requests.push(m.json()) });
+      await spyConn.flush();
+      assert.equal(await js.streams.deleteMessage('CONF_DEL', 1), true);
+      await waitFor('the erase request', () => requests.length === 1);
+      assert.notEqual(requests[0].no_erase, true, JSON.stringify(requests[0]));
+      assert.equal(requests[0].seq, 1);
+      const gone = await rejection(js.streams.getMessage('CONF_DEL', 1));
+      assert.ok(gone instanceof nats.MessageNotFoundError, `${gone}`);
+      await js.streams.deleteMessage('CONF_DEL', 2, false);
+      await waitFor('the no-erase request', () => requests.length === 2);
+      assert.equal(requests[1].no_erase, true, JSON.stringify(requests[1]));
+    } finally {
+      await spyConn.close();
+    }
+    assert.ok(nc);
+  },
+  async sub_pending_limit_zero(value) {
+    assert.equal(value, 'disabled');
+    const { server } = await jetstream();
+    const nc = await nats.connect({ servers: server.url, pendingMsgsLimit: 10 });
+    try {
+      const unlimited = nc.subscribe('conf.pending', { pendingMsgsLimit: 0 });
+      const limited = nc.subscribe('conf.pending'); // the client's limit, 10
+      await nc.flush();
+      for (let i = 0; i < 50; i++) nc.publish('conf.pending', `m${i}`);
+      await nc.flush();
+      // The limited one drops: the client's limit of 10 is real here.
+      await waitFor('drops beyond the client limit', () => limited.stats().dropped > 0);
+      assert.equal(unlimited.stats().dropped, 0);
+      for (let i = 0; i < 50; i++) {
+        const { value: m, done } = await unlimited.next(2000);
+        assert.equal(done, false);
+        assert.equal(m.string(), `m${i}`);
+      }
+      assert.equal(unlimited.stats().dropped, 0);
+    } finally {
+      await nc.close();
+    }
+  },
+};
+
+const behaviours = {
+  async flush_bound() {
+    const server = await startServer();
+    const nc = await nats.connect({ servers: server.url, flushTimeout: 300, reconnect: false });
+    let stopped = false;
+    try {
+      await nc.flush();
+      process.kill(server.pid, 'SIGSTOP');
+      stopped = true;
+      const t0 = Date.now();
+      const e = await rejection(nc.flush());
+      const elapsed = Date.now() - t0;
+      assert.ok(e instanceof nats.TimeoutError, `${e}`);
+      assert.ok(elapsed >= 250 && elapsed < 2000, `flush failed after ${elapsed} ms`);
+    } finally {
+      if (stopped) process.kill(server.pid, 'SIGCONT');
+      await nc.close();
+      await server.stop();
+    }
+  },
+  async callback_error() {
+    const { server } = await jetstream();
+    const nc = await nats.connect({ servers: server.url });
+    try {
+      const errors = [];
+      nc.on('error', (e) => errors.push(e));
+      const got = [];
+      nc.subscribe('conf.cb', {
+        callback: (err, m) => {
+          got.push(m.string());
+          if (got.length === 1) throw new Error('boom');
+        },
+      });
+      await nc.flush();
+      nc.publish('conf.cb', 'one');
+      nc.publish('conf.cb', 'two');
+      await waitFor('the second message', () => got.length === 2);
+      assert.deepEqual(got, ['one', 'two']);
+      assert.equal(errors.length, 1);
+      assert.ok(errors[0] instanceof nats.CallbackError, `${errors[0]}`);
+      assert.equal(errors[0].subject, 'conf.cb');
+      assert.equal(errors[0].cause.message, 'boom');
+      assert.match(errors[0].message, /conf\.cb.*boom/);
+    } finally {
+      await nc.close();
+    }
+  },
+};
+
+for (const line of lines) {
+  test(line, { timeout: 10000 }, async () => {
+    const [kind, a, b, ...rest] = line.split(/\s+/);
+    switch (kind) {
+      case 'error':
+        return checkError(Number(a), b, rest.map(Number));
+      case 'data':
+        assert.ok(data[a], `no Node check for data ${a}`);
+        return data[a]();
+      case 'default':
+        assert.ok(defaults[a], `no Node check for default ${a}`);
+        return defaults[a](b);
+      case 'behaviour':
+        assert.ok(behaviours[a], `no Node check for behaviour ${a}`);
+        return behaviours[a]();
+      default:
+        assert.fail(`no Node check for "${kind}" lines`);
+    }
+  });
+}
+
+test('every error status of the table has a class, and every class a line', () => {
+  const header = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'include', 'natsio.h'), 'utf8');
+  const statuses = [...header.matchAll(/NATSIO_ERR_[A-Z0-9_]+ = (\d+)/g)].map((m) => Number(m[1]));
+  assert.deepEqual([...tree.keys()].sort(), [...new Set(statuses)].sort(), 'the table lists every status of natsio.h');
+  assert.deepEqual([...classByStatus.keys()].sort(), [...tree.keys()].sort(), 'one class per line');
+});

@@ -1,0 +1,402 @@
+/*
+ * The conformance table (tests/conformance/cases.txt) through the C ABI,
+ * against a real nats-server: the error tree of natsio_status_is,
+ * natsio_status_parent and natsio_status_name; the error data beside
+ * natsio_last_error (API code and err_code, key revision); the default
+ * URL; delete_msg's erase on the wire; a per-subscription pending limit of
+ * 0; the flush bound with the server stopped. The C++, Go and Node suites
+ * run the same table; a line with no C check fails here
+ * (test_every_line_has_a_c_check).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "harness.h"
+#include "util.h"
+
+#include <natsio.h>
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the table ------------------------------------------------------------ */
+
+#define MAX_LINES 128
+#define MAX_FIELDS 8
+
+typedef struct {
+    int line_no;
+    int nfields;
+    char fields[MAX_FIELDS][64];
+} table_line;
+
+static table_line g_lines[MAX_LINES];
+static int g_nlines;
+
+/* Reads cases.txt once into g_lines (fields split on spaces, comments and
+ * blank lines dropped); false and a recorded failure if it cannot. */
+static bool load_table(void) {
+    if (g_nlines > 0) return true;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/conformance/cases.txt", nt_repo_root());
+    char *text = nt_read_file(path);
+    if (text == NULL) {
+        nt_fail_at(__FILE__, __LINE__, "cannot read %s", path);
+        return false;
+    }
+    int line_no = 0;
+    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        line_no++;
+        char *hash = strchr(line, '#');
+        if (hash) *hash = '\0';
+        table_line l = {.line_no = line_no};
+        for (char *fsave = NULL, *f = strtok_r(line, " \t\r", &fsave); f; f = strtok_r(NULL, " \t\r", &fsave)) {
+            if (l.nfields == MAX_FIELDS || strlen(f) >= sizeof l.fields[0] || g_nlines == MAX_LINES) {
+                nt_fail_at(__FILE__, __LINE__, "cases.txt line %d does not fit this reader", line_no);
+                free(text);
+                return false;
+            }
+            strcpy(l.fields[l.nfields++], f);
+        }
+        if (l.nfields > 0) g_lines[g_nlines++] = l;
+    }
+    free(text);
+    if (g_nlines <= 60) nt_fail_at(__FILE__, __LINE__, "cases.txt has only %d cases", g_nlines);
+    return g_nlines > 60;
+}
+
+/* The line `kind name`, or NULL (and a failure) if the table lacks it. */
+static const table_line *table_case(const char *kind, const char *name) {
+    if (!load_table()) return NULL;
+    for (int i = 0; i < g_nlines; i++) {
+        if (g_lines[i].nfields >= 2 && strcmp(g_lines[i].fields[0], kind) == 0 &&
+            strcmp(g_lines[i].fields[1], name) == 0)
+            return &g_lines[i];
+    }
+    nt_fail_at(__FILE__, __LINE__, "cases.txt has no line \"%s %s\"", kind, name);
+    return NULL;
+}
+
+/* ---- error lines ---------------------------------------------------------- */
+
+static bool listed_ancestor(const table_line *l, int status) {
+    for (int f = 3; f < l->nfields; f++)
+        if (atoi(l->fields[f]) == status) return true;
+    return false;
+}
+
+/* Every error line: natsio_status_name is its NAME; natsio_status_is holds
+ * for the status itself and exactly the ancestors listed, against every
+ * status of the table; the parents natsio_status_parent gives are listed
+ * ancestors whose own ancestors, with them, are all the listed ones. */
+static void test_error_tree(void) {
+    if (!load_table()) return;
+    int statuses[MAX_LINES], n = 0;
+    for (int i = 0; i < g_nlines; i++)
+        if (strcmp(g_lines[i].fields[0], "error") == 0) statuses[n++] = atoi(g_lines[i].fields[1]);
+    NT_CHECK_INT_EQ(n, 60);
+    for (int i = 0; i < g_nlines; i++) {
+        const table_line *l = &g_lines[i];
+        if (strcmp(l->fields[0], "error") != 0) continue;
+        int status = atoi(l->fields[1]);
+        NT_CHECK_MSG(l->nfields >= 3, "line %d: error without a name", l->line_no);
+        NT_CHECK_STR_EQ(natsio_status_name(status), l->fields[2]);
+        for (int j = 0; j < n; j++) {
+            bool want = statuses[j] == status || listed_ancestor(l, statuses[j]);
+            NT_CHECK_MSG(natsio_status_is(status, statuses[j]) == want, "natsio_status_is(%d %s, %d) is %s",
+                         status, l->fields[2], statuses[j], want ? "false" : "true");
+        }
+        /* The parents: listed, and the transitive closure is the list. */
+        int closure = 0;
+        for (size_t p = 0; p < 4; p++) {
+            natsio_status parent = natsio_status_parent(status, p);
+            if (parent == NATSIO_OK) break;
+            NT_CHECK_MSG(listed_ancestor(l, parent), "%d's parent %d is not listed", status, (int)parent);
+        }
+        for (int f = 3; f < l->nfields; f++) {
+            int ancestor = atoi(l->fields[f]);
+            for (size_t p = 0; p < 4; p++) {
+                natsio_status parent = natsio_status_parent(status, p);
+                if (parent == NATSIO_OK) break;
+                if (natsio_status_is(parent, ancestor)) {
+                    closure++;
+                    break;
+                }
+            }
+        }
+        NT_CHECK_MSG(closure == l->nfields - 3, "%d: its parents reach %d of its %d ancestors", status, closure,
+                     l->nfields - 3);
+    }
+    /* Every error code the library names is in the table, and no other. */
+    for (int code = 100; code < 1000; code++) {
+        bool in_table = false;
+        for (int j = 0; j < n; j++) in_table = in_table || statuses[j] == code;
+        NT_CHECK_MSG((natsio_status_name(code)[0] != '\0') == in_table,
+                     "status %d: named \"%s\" by the library, %s the table", code, natsio_status_name(code),
+                     in_table ? "in" : "not in");
+    }
+    NT_CHECK_STR_EQ(natsio_status_name(NATSIO_OK), "OK");
+    NT_CHECK_STR_EQ(natsio_status_name(NATSIO_DONE), "DONE");
+    NT_CHECK_STR_EQ(natsio_status_name(NATSIO_PENDING), "PENDING");
+    NT_CHECK_STR_EQ(natsio_status_name(-7), "");
+    NT_CHECK(natsio_status_parent(NATSIO_ERR_TIMEOUT, 0) == NATSIO_OK);
+    NT_CHECK(natsio_status_parent(-7, 0) == NATSIO_OK);
+    NT_CHECK(!natsio_status_is(-7, NATSIO_ERR_TIMEOUT));
+}
+
+/* ---- data lines ----------------------------------------------------------- */
+
+/* The status of `call`, and the error data read right after it. */
+typedef struct {
+    natsio_status status;
+    int32_t code, err_code;
+    uint64_t revision;
+} failure;
+
+static failure failure_now(natsio_status status) {
+    failure f = {status, natsio_last_error_code(), natsio_last_error_err_code(), natsio_last_error_revision()};
+    return f;
+}
+
+static void check_api_failure(failure f, natsio_status want, int32_t code, int32_t err_code, const char *what) {
+    NT_CHECK_MSG(f.status == want, "%s: got %d (%s), want %d", what, (int)f.status, natsio_status_str(f.status),
+                 (int)want);
+    NT_CHECK_MSG(f.code == code && f.err_code == err_code, "%s: code %d err_code %d, want %d and %d", what,
+                 (int)f.code, (int)f.err_code, (int)code, (int)err_code);
+    NT_CHECK_MSG(f.revision == 0, "%s: revision %llu, want 0", what, (unsigned long long)f.revision);
+}
+
+static void test_data_api_error(void) {
+    NT_CHECK(table_case("data", "api_error") != NULL);
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CONF_API", "conf.api.>"));
+    failure f = failure_now(natsio_js_stream_create(
+        js, "{\"name\":\"CONF_API\",\"subjects\":[\"conf.other.>\"],\"storage\":\"memory\"}", NATSIO_CREATE, NULL));
+    check_api_failure(f, NATSIO_ERR_STREAM_NAME_IN_USE, 400, 10058, "create with another config");
+    char *info = NULL;
+    f = failure_now(natsio_js_stream_info(js, "CONF_MISSING", &info));
+    check_api_failure(f, NATSIO_ERR_STREAM_NOT_FOUND, 404, 10059, "info of a missing stream");
+    /* The token form: the reader of the outcome gets the same data. */
+    natsio_token *t = NULL;
+    EXPECT_OK(natsio_js_stream_info_async(js, "CONF_MISSING", &t));
+    nt_cleanup(token_free_cb, t);
+    f = failure_now(token_outcome(t, 5000));
+    check_api_failure(f, NATSIO_ERR_STREAM_NOT_FOUND, 404, 10059, "token of info of a missing stream");
+    /* A failure that is no API rejection carries none. */
+    f = failure_now(natsio_js_stream_info(js, "bad.name", &info));
+    check_api_failure(f, NATSIO_ERR_INVALID_ARGUMENT, 0, 0, "bad stream name");
+    EXPECT_OK(natsio_js_stream_delete(js, "CONF_API"));
+}
+
+static void test_data_key_revision(void) {
+    NT_CHECK(table_case("data", "key_revision") != NULL);
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *kv = create_bucket(js, "{\"bucket\":\"CONF_REV\",\"storage\":\"memory\",\"history\":5}");
+    NT_CHECK(kv != NULL);
+    uint64_t rev = 0;
+    EXPECT_OK(natsio_kv_put(kv, "k", "v1", 2, &rev));
+    NT_CHECK_INT_EQ(rev, 1);
+    failure f = failure_now(natsio_kv_create(kv, "k", "v2", 2, NULL));
+    NT_CHECK_INT_EQ(f.status, NATSIO_ERR_KEY_EXISTS);
+    NT_CHECK_INT_EQ(f.revision, 1);
+    NT_CHECK(f.code == 0 && f.err_code == 0);
+    EXPECT_OK(natsio_kv_delete(kv, "k", NULL, &rev));
+    NT_CHECK_INT_EQ(rev, 2);
+    natsio_kv_entry *e = NULL;
+    f = failure_now(natsio_kv_get(kv, "k", &e));
+    NT_CHECK_INT_EQ(f.status, NATSIO_ERR_KEY_DELETED);
+    NT_CHECK_INT_EQ(f.revision, 2);
+    /* A key never written: not found, no revision. */
+    f = failure_now(natsio_kv_get(kv, "never", &e));
+    NT_CHECK_INT_EQ(f.status, NATSIO_ERR_KEY_NOT_FOUND);
+    NT_CHECK_INT_EQ(f.revision, 0);
+    EXPECT_OK(natsio_js_kv_delete(js, "CONF_REV"));
+}
+
+/* ---- default lines -------------------------------------------------------- */
+
+static void test_default_url(void) {
+    const table_line *l = table_case("default", "default_url");
+    if (l == NULL) return;
+    NT_CHECK_STR_EQ(NATSIO_DEFAULT_URL, l->fields[2]);
+    /* "" and the default URL behave alike: both connect, or both find no
+     * server there. */
+    natsio_client *a = NULL, *b = NULL;
+    natsio_status by_empty = natsio_client_connect_url("", &a);
+    natsio_status by_default = natsio_client_connect_url(NATSIO_DEFAULT_URL, &b);
+    natsio_client_free(a);
+    natsio_client_free(b);
+    NT_CHECK_MSG(by_empty == by_default, "connect \"\": %d, connect default URL: %d", (int)by_empty,
+                 (int)by_default);
+    NT_CHECK_MSG(by_empty == NATSIO_OK || by_empty == NATSIO_ERR_NO_SERVERS, "connect \"\": %s",
+                 natsio_status_str(by_empty));
+    /* The options say so too. */
+    natsio_options *o = new_options();
+    NT_CHECK(o != NULL);
+    EXPECT_OK(natsio_options_set_url(o, ""));
+    EXPECT_OK(natsio_options_set_connect_timeout_ms(o, 2000));
+    natsio_client *c = NULL;
+    natsio_status by_options = natsio_client_connect(o, &c);
+    natsio_client_free(c);
+    NT_CHECK_INT_EQ(by_options, by_default);
+}
+
+/* The payload of the next delete request the spy saw, into buf. */
+static bool next_delete_request(natsio_sub *spy, char *buf, size_t cap) {
+    natsio_msg *m = NULL;
+    natsio_status st = natsio_sub_next(spy, 5000, &m);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "no delete request seen: %s", natsio_status_str(st));
+        return false;
+    }
+    snprintf(buf, cap, "%.*s", (int)natsio_msg_data_len(m), natsio_msg_data(m));
+    natsio_msg_free(m);
+    return true;
+}
+
+static void test_default_delete_msg_erase(void) {
+    const table_line *l = table_case("default", "delete_msg_erase");
+    if (l == NULL) return;
+    NT_CHECK_STR_EQ(l->fields[2], "true");
+    natsio_js *js = connect_js();
+    natsio_client *spy_client = connect_client();
+    NT_CHECK(js && spy_client);
+    NT_CHECK(create_stream(js, "CONF_DEL", "conf.del"));
+    for (int i = 0; i < 2; i++) EXPECT_OK(natsio_js_publish(js, "conf.del", "x", 1, NULL, NULL));
+    natsio_sub *spy = subscribe_and_flush(spy_client, "$JS.API.STREAM.MSG.DELETE.CONF_DEL");
+    NT_CHECK(spy != NULL);
+    char req[256];
+    /* C has no default: erase is a parameter. true sends no no_erase... */
+    EXPECT_OK(natsio_js_stream_delete_msg(js, "CONF_DEL", 1, true));
+    if (next_delete_request(spy, req, sizeof req))
+        NT_CHECK_MSG(strstr(req, "no_erase") == NULL, "erasing delete sent %s", req);
+    /* ...false asks the server not to erase. */
+    EXPECT_OK(natsio_js_stream_delete_msg(js, "CONF_DEL", 2, false));
+    if (next_delete_request(spy, req, sizeof req))
+        NT_CHECK_MSG(strstr(req, "\"no_erase\":true") != NULL, "non-erasing delete sent %s", req);
+    natsio_stored_msg *m = NULL;
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_NOT_FOUND, natsio_js_stream_get_msg(js, "CONF_DEL", 1, NULL, &m));
+    EXPECT_OK(natsio_js_stream_delete(js, "CONF_DEL"));
+}
+
+static void test_default_sub_pending_limit_zero(void) {
+    const table_line *l = table_case("default", "sub_pending_limit_zero");
+    if (l == NULL) return;
+    NT_CHECK_STR_EQ(l->fields[2], "disabled");
+    enum { CLIENT_LIMIT = 10, SENT = 50 };
+    natsio_options *o = options_for_url(nt_server_url(g_server), 0);
+    NT_CHECK(o != NULL);
+    EXPECT_OK(natsio_options_set_pending_limits(o, CLIENT_LIMIT, -1));
+    natsio_client *sc = connect_with(o);
+    natsio_client *pc = connect_client();
+    NT_CHECK(sc && pc);
+    char subj[128];
+    case_subject(subj, sizeof subj, "p");
+    natsio_sub_options zero, dflt;
+    EXPECT_OK(natsio_sub_options_init(&zero));
+    EXPECT_OK(natsio_sub_options_init(&dflt));
+    zero.pending_msgs_limit = 0;
+    natsio_sub *by_zero = NULL, *by_default = NULL;
+    EXPECT_OK(natsio_client_subscribe(sc, subj, NULL, &zero, &by_zero));
+    nt_cleanup(sub_free_cb, by_zero);
+    EXPECT_OK(natsio_client_subscribe(sc, subj, NULL, &dflt, &by_default));
+    nt_cleanup(sub_free_cb, by_default);
+    EXPECT_OK(natsio_client_flush(sc, 5000));
+    for (int i = 0; i < SENT; i++) EXPECT_OK(natsio_client_publish(pc, subj, "m", 1));
+    EXPECT_OK(natsio_client_flush(pc, 5000));
+    /* Both subscriptions have seen all 50 once the subscriber's PONG is
+     * back (the server delivers in order on one connection). */
+    EXPECT_OK(natsio_client_flush(sc, 5000));
+    natsio_iter_stats st;
+    EXPECT_OK(natsio_sub_get_stats(by_zero, &st));
+    NT_CHECK_INT_EQ(st.pending_items, SENT);
+    NT_CHECK_INT_EQ(st.dropped, 0);
+    EXPECT_OK(natsio_sub_get_stats(by_default, &st));
+    NT_CHECK_INT_EQ(st.pending_items, CLIENT_LIMIT);
+    NT_CHECK_INT_EQ(st.dropped, SENT - CLIENT_LIMIT);
+}
+
+/* ---- behaviour lines ------------------------------------------------------ */
+
+static void resume_server_cb(void *server) { nt_server_signal(server, SIGCONT); }
+
+static void test_behaviour_flush_bound(void) {
+    NT_CHECK(table_case("behaviour", "flush_bound") != NULL);
+    nt_server *s = start_server(NULL);
+    NT_CHECK(s != NULL);
+    natsio_options *o = options_for_url(nt_server_url(s), 0);
+    NT_CHECK(o != NULL);
+    EXPECT_OK(natsio_options_set_flush_timeout_ms(o, 300));
+    natsio_client *c = connect_with(o);
+    NT_CHECK(c != NULL);
+    EXPECT_OK(natsio_client_flush(c, NATSIO_TIMEOUT_DEFAULT));
+    NT_CHECK_INT_EQ(nt_server_signal(s, SIGSTOP), 0);
+    nt_cleanup(resume_server_cb, s);
+    int64_t t0 = nt_now_ms();
+    EXPECT_FAILS(NATSIO_ERR_TIMEOUT, natsio_client_flush(c, NATSIO_TIMEOUT_DEFAULT));
+    int64_t took = nt_now_ms() - t0;
+    NT_CHECK_MSG(took >= 250 && took < 2000, "blocking flush took %lld ms", (long long)took);
+    natsio_token *t = NULL;
+    t0 = nt_now_ms();
+    EXPECT_OK(natsio_client_flush_async(c, NATSIO_TIMEOUT_DEFAULT, &t));
+    nt_cleanup(token_free_cb, t);
+    NT_CHECK_INT_EQ(token_outcome(t, 5000), NATSIO_ERR_TIMEOUT);
+    took = nt_now_ms() - t0;
+    NT_CHECK_MSG(took >= 250 && took < 2000, "asynchronous flush took %lld ms", (long long)took);
+    /* An explicit timeout bounds the async form too. */
+    natsio_token *t2 = NULL;
+    t0 = nt_now_ms();
+    EXPECT_OK(natsio_client_flush_async(c, 100, &t2));
+    nt_cleanup(token_free_cb, t2);
+    NT_CHECK_INT_EQ(token_outcome(t2, 5000), NATSIO_ERR_TIMEOUT);
+    NT_CHECK_MSG(nt_now_ms() - t0 < 250, "100 ms flush took %lld ms", (long long)(nt_now_ms() - t0));
+    /* Once the server runs again, the connection works. */
+    NT_CHECK_INT_EQ(nt_server_signal(s, SIGCONT), 0);
+    EXPECT_OK(natsio_client_flush(c, 5000));
+}
+
+/* ---- every line has a C check ----------------------------------------------- */
+
+/* The data, default and behaviour lines this program checks, and those
+ * that have no C form (a C callback cannot throw). */
+static const char *const C_CHECKS[] = {"api_error",  "key_revision",           "default_url", "delete_msg_erase",
+                                       "sub_pending_limit_zero", "flush_bound"};
+static const char *const NOT_IN_C[] = {"callback_error"};
+
+static bool listed(const char *const *names, size_t count, const char *name) {
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(names[i], name) == 0) return true;
+    return false;
+}
+
+static void test_every_line_has_a_c_check(void) {
+    if (!load_table()) return;
+    for (int i = 0; i < g_nlines; i++) {
+        const table_line *l = &g_lines[i];
+        const char *kind = l->fields[0];
+        if (strcmp(kind, "error") == 0) continue; /* test_error_tree */
+        NT_CHECK_MSG(strcmp(kind, "data") == 0 || strcmp(kind, "default") == 0 || strcmp(kind, "behaviour") == 0,
+                     "line %d: unknown kind \"%s\"", l->line_no, kind);
+        NT_CHECK_MSG(l->nfields >= 2 && (listed(C_CHECKS, NT_COUNT(C_CHECKS), l->fields[1]) ||
+                                         listed(NOT_IN_C, NT_COUNT(NOT_IN_C), l->fields[1])),
+                     "line %d: \"%s %s\" has no C check", l->line_no, kind, l->nfields >= 2 ? l->fields[1] : "");
+    }
+}
+
+int main(int argc, char **argv) {
+    static const nt_case cases[] = {
+        NT_CASE(test_error_tree),
+        NT_CASE(test_data_api_error),
+        NT_CASE(test_data_key_revision),
+        NT_CASE(test_default_url),
+        NT_CASE(test_default_delete_msg_erase),
+        NT_CASE(test_default_sub_pending_limit_zero),
+        NT_CASE(test_behaviour_flush_bound),
+        NT_CASE(test_every_line_has_a_c_check),
+    };
+    return run_cases_with_shared_server(argc, argv, "conftest", cases, NT_COUNT(cases));
+}
