@@ -27,6 +27,17 @@ async function waitFor(what, cond, ms = 3000) {
   }
 }
 
+// True once every thread of process `pid` is stopped ('T' after the last
+// ')' of /proc/<pid>/task/<tid>/stat): kill() returns before the stop takes
+// effect, and a server thread still running would answer the flush.
+function allThreadsStopped(pid) {
+  const dir = `/proc/${pid}/task`;
+  return fs.readdirSync(dir).every((tid) => {
+    const stat = fs.readFileSync(path.join(dir, tid, 'stat'), 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('T');
+  });
+}
+
 // The error classes natsio exports, by status.
 const classByStatus = new Map();
 for (const v of Object.values(nats)) {
@@ -206,6 +217,7 @@ const behaviours = {
       await nc.flush();
       process.kill(server.pid, 'SIGSTOP');
       stopped = true;
+      await waitFor('the server to stop', () => allThreadsStopped(server.pid));
       const t0 = Date.now();
       const e = await rejection(nc.flush());
       const elapsed = Date.now() - t0;
