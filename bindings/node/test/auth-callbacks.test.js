@@ -134,17 +134,30 @@ test('a callback that throws, answers wrongly or never answers fails the attempt
     nats.NatsError,
   );
   // Never answered: bounded by the connect timeout; timers keep running.
+  // The pending promise stays reachable (its resolve is kept): one the GC
+  // can collect can never answer, and the addon fails its request at once
+  // when the request is collected with it.
   let ticks = 0;
   const ticker = setInterval(() => ticks++, 10);
+  const unanswered = [];
   const t0 = Date.now();
   try {
     await assert.rejects(
-      nats.connect({ ...base, timeout: 300, userJWT: () => jwt, signatureCB: () => new Promise(() => {}) }),
+      nats.connect({
+        ...base,
+        timeout: 300,
+        userJWT: () => jwt,
+        signatureCB: () => new Promise((resolve) => unanswered.push(resolve)),
+      }),
+      // The connect timeout or the wait for the answer (the same 300 ms),
+      // whichever ends first.
       nats.NatsError,
     );
   } finally {
     clearInterval(ticker);
   }
+  assert.equal(unanswered.length, 1);
+  unanswered[0](new Uint8Array(64)); // too late: ignored
   const elapsed = Date.now() - t0;
   assert.ok(elapsed < 3000, `failed after ${elapsed} ms`);
   assert.ok(ticks >= 5, `the event loop ran ${ticks} ticks`);
