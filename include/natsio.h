@@ -780,6 +780,13 @@ typedef struct natsio_headers natsio_headers;
 typedef struct natsio_client natsio_client;
 
 /**
+ * A queue of completed tokens' tags. Created by
+ * `natsio_completion_queue_new`, freed by `natsio_completion_queue_free`;
+ * all functions are thread-safe.
+ */
+typedef struct natsio_completion_queue natsio_completion_queue;
+
+/**
  * A JetStream context. Created with `natsio_client_jetstream`, freed with
  * `natsio_js_free`. It does not keep its client open: after the client is
  * closed or freed every call fails with NATSIO_ERR_CONNECTION_CLOSED.
@@ -1050,6 +1057,20 @@ typedef struct natsio_client_stats {
 } natsio_client_stats;
 
 /**
+ * Called on the thread that completed an operation (a library thread, or
+ * the application's own when it registers a token that has completed
+ * already, or cancels one) when the queue goes from empty to non-empty. It
+ * must return quickly and must not call the library: write to an eventfd
+ * or a pipe, `uv_async_send`, signal a condition variable.
+ */
+typedef void (*natsio_completion_notify_cb)(void *user_data);
+
+/**
+ * Called with the user data when the library no longer needs it.
+ */
+typedef void (*natsio_release_cb)(void *user_data);
+
+/**
  * Options of `natsio_js_fetch` and `natsio_js_next_with_options`.
  * Initialise with `natsio_fetch_options_init`: every zero field (NULL
  * pointer) means the default.
@@ -1242,11 +1263,6 @@ typedef struct natsio_consume_options {
  * call at a time, in order; it may block and may call any natsio function.
  */
 typedef void (*natsio_msg_cb)(void *user_data, const struct natsio_msg *msg, natsio_status status);
-
-/**
- * Called with the user data when the library no longer needs it.
- */
-typedef void (*natsio_release_cb)(void *user_data);
 
 /**
  * Live counters of an iterator (`natsio_sub_get_stats` and the like).
@@ -1884,6 +1900,40 @@ natsio_status natsio_client_rtt(const struct natsio_client *c,
  */
 natsio_status natsio_client_servers(const struct natsio_client *c,
                                     struct natsio_string_list **list_out);
+
+/**
+ * Creates a completion queue. `notify` (required) is called with
+ * `user_data` each time the queue goes from empty to non-empty, that is,
+ * once after each `natsio_completion_queue_poll` that left it empty (see
+ * `natsio_completion_notify_cb` for where it runs and what it may do).
+ * `release`, if not NULL, is called with `user_data` when the queue is
+ * freed. The caller frees `*queue_out` with `natsio_completion_queue_free`.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_completion_queue_new(natsio_completion_notify_cb notify,
+                                          void *user_data,
+                                          natsio_release_cb release,
+                                          struct natsio_completion_queue **queue_out);
+
+/**
+ * Takes up to `max` tags of completed tokens, oldest first, into `tags`
+ * and returns how many it took (0 for a NULL queue or array). Never
+ * blocks. The notify function is called again only after a poll that
+ * leaves the queue empty, so after a wake-up poll until it returns fewer
+ * than `max`. Any thread may poll; the tags of one token are delivered
+ * once.
+ */
+size_t natsio_completion_queue_poll(struct natsio_completion_queue *queue,
+                                    uint64_t *tags,
+                                    size_t max);
+
+/**
+ * Frees a queue. Accepts NULL. Once it returns, `notify` is never called
+ * again and `release` has been called; tokens registered on the queue and
+ * still pending complete as usual, but their tags are dropped, as are
+ * tags not yet polled.
+ */
+void natsio_completion_queue_free(struct natsio_completion_queue *queue);
 
 /**
  * Creates, updates or creates-or-updates (per `action`, a
@@ -5245,6 +5295,21 @@ natsio_status natsio_token_on_complete(struct natsio_token *token,
                                        natsio_token_cb cb,
                                        void *user_data,
                                        natsio_release_cb release);
+
+/**
+ * Registers the token with a completion queue: once the operation
+ * completes (at once if it has), `tag` is appended to `queue`, on the
+ * completing thread, and the queue's notify function is called if the
+ * queue was empty. The token stays the caller's: read its result and free
+ * it after polling its tag. If the token is freed first, its tag is never
+ * delivered. One registration per token, this or
+ * `natsio_token_on_complete`: a second fails with
+ * NATSIO_ERR_ILLEGAL_STATE. The queue may be freed before the token
+ * completes (the tag is then dropped). Errors: NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_token_complete_to(struct natsio_token *token,
+                                       const struct natsio_completion_queue *queue,
+                                       uint64_t tag);
 
 /**
  * Frees a token. Accepts NULL. A pending operation goes on (except an

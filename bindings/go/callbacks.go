@@ -48,14 +48,6 @@ func natsioGoRelease(userData unsafe.Pointer) {
 	deleteHandle(h)
 }
 
-//export natsioGoTokenDone
-func natsioGoTokenDone(userData unsafe.Pointer, _ *C.natsio_token) {
-	h := handleOf(userData)
-	w := h.Value().(*handleBox).value.(*tokenWaiter)
-	deleteHandle(h)
-	w.completed()
-}
-
 //export natsioGoError
 func natsioGoError(userData unsafe.Pointer, status C.natsio_status, text *C.char, sid C.uint64_t, subject *C.char) {
 	sink := valueOf(userData).(*errorSink)

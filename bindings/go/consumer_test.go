@@ -634,17 +634,26 @@ func TestConsumersListPauseAndResume(t *testing.T) {
 	got(js.CreateConsumer(ctx, "Q", natsio.ConsumerConfig{Durable: "odd", FilterSubject: "q.1"})).must(t)
 	got(js.Publish(ctx, "q.1", []byte("m6"))).must(t)
 
-	// Consumers: both, with their names and pending counts.
-	infos := got(js.Consumers(ctx, "Q")).must(t)
+	// Consumers: both, with their names and pending counts. The server
+	// acks a publish before its consumers have counted the message (they
+	// do so on their own goroutines), so the counts are polled, briefly.
+	var infos []*natsio.ConsumerInfo
 	pending := map[string]uint64{}
-	for _, ci := range infos {
-		if ci.Stream != "Q" || ci.Paused || ci.PauseRemaining != 0 || len(ci.Raw) == 0 {
-			t.Fatalf("listed %+v", ci)
+	for try := 0; ; try++ {
+		infos = got(js.Consumers(ctx, "Q")).must(t)
+		for _, ci := range infos {
+			if ci.Stream != "Q" || ci.Paused || ci.PauseRemaining != 0 || len(ci.Raw) == 0 {
+				t.Fatalf("listed %+v", ci)
+			}
+			pending[ci.Name] = ci.NumPending
 		}
-		pending[ci.Name] = ci.NumPending
-	}
-	if len(infos) != 2 || pending["work"] != 3 || pending["odd"] != 4 {
-		t.Fatalf("consumers %v", pending)
+		if len(infos) == 2 && pending["work"] == 3 && pending["odd"] == 4 {
+			break
+		}
+		if try == 50 {
+			t.Fatalf("consumers %v", pending)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	_, err := js.Consumers(ctx, "NOPE")
 	wantErr(t, err, natsio.ErrStreamNotFound)

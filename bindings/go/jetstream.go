@@ -18,7 +18,6 @@ import (
 	"errors"
 	"reflect"
 	"runtime"
-	"runtime/cgo"
 	"strings"
 	"sync"
 	"time"
@@ -490,23 +489,18 @@ type PubAckFuture struct {
 
 	mu   sync.Mutex
 	w    *tokenWaiter // made by Done on first use
-	h    cgo.Handle   // its callback's handle, 0 if none was registered
+	tag  uint64       // its tag in the completion queue, 0 if none was registered
 	read bool
 	ack  *PubAck
 	err  error
 }
 
-// finalize frees the token; natsio_token_free waits for a running
-// callback, after which done tells whether the callback (which deletes its
-// handle) ran.
+// finalize frees the token and forgets its waiter.
 func (f *PubAckFuture) finalize() {
 	C.natsio_token_free(f.tok)
-	if f.w != nil && f.h != 0 {
-		select {
-		case <-f.w.done:
-		default:
-			deleteHandle(f.h)
-		}
+	if f.tag != 0 {
+		// A tag queued but not polled yet is skipped once its waiter is gone.
+		waiters.take(f.tag)
 	}
 }
 
@@ -545,12 +539,12 @@ func (f *PubAckFuture) Done() <-chan struct{} {
 		// The completion callback only closes the channel (on a library
 		// thread); the token stays the future's.
 		f.w = &tokenWaiter{tok: f.tok}
-		if h, registered, err := f.w.watchHandle(); !registered || err != nil {
+		if tag, registered, err := f.w.watchTag(); !registered || err != nil {
 			// Completed already (or, for a live token impossible, failed):
 			// never leave Done hanging.
 			close(f.w.done)
 		} else {
-			f.h = h
+			f.tag = tag
 		}
 	}
 	return f.w.done

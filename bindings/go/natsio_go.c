@@ -1,6 +1,11 @@
 // C helpers of the Go binding: see natsio_go.h.
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/eventfd.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include "natsio_go.h"
@@ -8,7 +13,6 @@
 // The Go exports (callbacks.go, survival.go). Their cgo-generated
 // prototypes drop const, hence the casts where they are registered.
 extern void natsioGoRelease(void *user_data);
-extern void natsioGoTokenDone(void *user_data, natsio_token *token);
 extern void natsioGoMsg(void *user_data, natsio_msg *msg, natsio_status status);
 extern void natsioGoError(void *user_data, natsio_status status, char *text, uint64_t sid, char *subject);
 extern void natsioGoEvent(void *user_data, natsio_event_kind kind, natsio_status status, char *text);
@@ -81,14 +85,52 @@ void go_entry_read(const natsio_kv_entry *e, go_entry_view *v) {
 
 // ---- tokens ----
 
-go_result go_token_watch(natsio_token *tok, uintptr_t h) {
+// The binding's completion queue: a completed token's tag is appended on
+// the completing library thread, and an eventfd (a pipe elsewhere) read by
+// one goroutine through Go's netpoller wakes Go. No C-to-Go callback and
+// no dispatcher hop per completion; one wake-up drains many.
+static natsio_completion_queue *go_cq;
+static int go_cq_wake_fd = -1; // written by notify
+
+static void go_cq_notify(void *user_data) {
+	(void)user_data;
+#ifdef __linux__
+	uint64_t one = 1;
+	(void)!write(go_cq_wake_fd, &one, sizeof one);
+#else
+	char one = 1;
+	(void)!write(go_cq_wake_fd, &one, 1); // a full pipe is a pending wake-up
+#endif
+}
+
+int go_cq_start(void) {
+	int read_fd;
+#ifdef __linux__
+	read_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (read_fd < 0) return -1;
+	go_cq_wake_fd = read_fd;
+#else
+	int fds[2];
+	if (pipe(fds) != 0) return -1;
+	for (int i = 0; i < 2; i++) {
+		fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
+		fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+	}
+	read_fd = fds[0];
+	go_cq_wake_fd = fds[1];
+#endif
+	if (natsio_completion_queue_new(go_cq_notify, NULL, NULL, &go_cq) != NATSIO_OK) return -1;
+	return read_fd;
+}
+
+size_t go_cq_poll(uint64_t *tags, size_t max) { return natsio_completion_queue_poll(go_cq, tags, max); }
+
+go_result go_token_watch(natsio_token *tok, uint64_t tag) {
 	if (natsio_token_is_done(tok)) {
 		go_result r = {NATSIO_DONE, NULL};
 		return r;
 	}
-	// No release function: Go deletes the handle itself, in the callback
-	// or after natsio_token_free (which waits for a running callback).
-	return go_result_of(natsio_token_on_complete(tok, natsioGoTokenDone, (void *)h, NULL));
+	return go_result_of(natsio_token_complete_to(tok, go_cq, tag));
 }
 
 go_take go_token_take(natsio_token *tok, int kind, int free_token) {

@@ -76,10 +76,14 @@ void go_entry_read(const natsio_kv_entry *e, go_entry_view *v);
 
 /* ---- tokens ---- */
 
-/* Registers the Go completion callback (natsioGoTokenDone) with the
- * cgo.Handle h, no release function: NATSIO_OK once registered,
- * NATSIO_DONE when the token has completed already (nothing registered). */
-go_result go_token_watch(natsio_token *tok, uintptr_t h);
+/* Starts the binding's completion queue; returns the fd to read (by Go's
+ * netpoller) for its wake-ups, or -1. */
+int go_cq_start(void);
+/* Takes up to max completed tags (natsio_completion_queue_poll). */
+size_t go_cq_poll(uint64_t *tags, size_t max);
+/* Registers tok's completion on the queue with tag; NATSIO_DONE when it has
+ * completed already (nothing registered). */
+go_result go_token_watch(natsio_token *tok, uint64_t tag);
 
 /* What go_token_take reads. */
 enum {

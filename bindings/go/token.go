@@ -2,8 +2,11 @@ package natsio
 
 // Waiting for the library without holding an OS thread: every operation is
 // started with its C `_async` function, and the calling goroutine waits on
-// a channel closed by the token's completion callback (natsioGoTokenDone,
-// run on the client's event thread). A context's end cancels the token.
+// a channel closed when the token's tag comes out of the binding's
+// completion queue (natsio_completion_queue): the library appends the tag
+// on the thread that completed the operation and wakes one goroutine
+// (runCompletions) through an eventfd in Go's netpoller. A context's end
+// cancels the token.
 
 /*
 #include <stdlib.h>
@@ -14,14 +17,16 @@ import "C"
 import (
 	"context"
 	"errors"
+	"io"
+	"os"
 	"runtime"
-	"runtime/cgo"
 	"sync"
 	"sync/atomic"
 	"unsafe"
 )
 
-// tokenWaiter is the user data of a token's completion callback.
+// tokenWaiter is what a token's tag in the completion queue stands for.
+// "The callback" below is its completion, run by runCompletions.
 //
 // With take set, the callback itself reads the result (of kind) into r
 // and frees the token, then closes done: the waiting goroutine never
@@ -47,29 +52,111 @@ type tokenWaiter struct {
 	abandoned bool
 }
 
-// watch registers the completion callback. It returns false, with nothing
-// registered, when tok has completed already.
+// watch registers the token on the completion queue. It returns false,
+// with nothing registered, when tok has completed already.
 func (w *tokenWaiter) watch() (bool, error) {
-	_, registered, err := w.watchHandle()
+	_, registered, err := w.watchTag()
 	return registered, err
 }
 
-// watchHandle is watch, also returning the registered callback's handle.
-func (w *tokenWaiter) watchHandle() (cgo.Handle, bool, error) {
+// watchTag is watch, also returning the registered tag.
+func (w *tokenWaiter) watchTag() (uint64, bool, error) {
+	if err := startCompletions(); err != nil {
+		return 0, false, err
+	}
 	w.done = make(chan struct{})
-	h, _ := newHandle(w)
+	tag := waiters.add(w)
 	enterLib()
-	r := C.go_token_watch(w.tok, C.uintptr_t(h))
+	r := C.go_token_watch(w.tok, C.uint64_t(tag))
 	leaveLib()
 	switch r.status {
 	case C.NATSIO_OK:
-		return h, true, nil
+		return tag, true, nil
 	case C.NATSIO_DONE:
-		deleteHandle(h)
+		waiters.take(tag)
 		return 0, false, nil
 	}
-	deleteHandle(h)
+	waiters.take(tag)
 	return 0, false, resultError(r.status, r.detail)
+}
+
+// waiterTable maps the tags in the completion queue to their waiters. A
+// tag whose waiter is gone (a future freed before its tag was polled) is
+// skipped: unlike a cgo.Handle, a stale tag is harmless.
+type waiterTable struct {
+	mu   sync.Mutex
+	next uint64
+	m    map[uint64]*tokenWaiter
+}
+
+var waiters = waiterTable{m: make(map[uint64]*tokenWaiter)}
+
+func (t *waiterTable) add(w *tokenWaiter) uint64 {
+	t.mu.Lock()
+	t.next++
+	tag := t.next
+	t.m[tag] = w
+	t.mu.Unlock()
+	liveHandles.Add(1)
+	return tag
+}
+
+// take removes and returns tag's waiter (nil if it is gone).
+func (t *waiterTable) take(tag uint64) *tokenWaiter {
+	t.mu.Lock()
+	w, ok := t.m[tag]
+	delete(t.m, tag)
+	t.mu.Unlock()
+	if ok {
+		liveHandles.Add(-1)
+	}
+	return w
+}
+
+var completions struct {
+	once sync.Once
+	err  error
+}
+
+// startCompletions creates the completion queue and its goroutine once.
+func startCompletions() error {
+	completions.once.Do(func() {
+		fd := C.go_cq_start()
+		if fd < 0 {
+			completions.err = errorOf(ErrInternal, "cannot create the completion queue's wake-up fd")
+			return
+		}
+		// A non-blocking fd: os.NewFile hands it to the netpoller, so the
+		// goroutine waits without holding an OS thread.
+		f := os.NewFile(uintptr(fd), "natsio-completions")
+		go runCompletions(f)
+	})
+	return completions.err
+}
+
+// runCompletions wakes the waiters of completed tokens: one read of the
+// wake-up fd per wake-up, then the queue is drained.
+func runCompletions(f *os.File) {
+	var wake [8]byte
+	const batch = 256
+	tags := (*[batch]C.uint64_t)(C.malloc(C.size_t(batch * 8)))
+	for {
+		if _, err := f.Read(wake[:]); err != nil && !errors.Is(err, io.EOF) {
+			// Cannot happen for an eventfd or pipe we own; never spin.
+			panic("natsio: completion queue wake-up fd: " + err.Error())
+		}
+		for {
+			n := int(C.go_cq_poll(&tags[0], batch))
+			for i := range n {
+				if w := waiters.take(uint64(tags[i])); w != nil {
+					w.completed()
+				}
+			}
+			if n < batch {
+				break
+			}
+		}
+	}
 }
 
 // completed runs in the completion callback.

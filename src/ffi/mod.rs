@@ -5,6 +5,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod client;
+pub mod completion_queue;
 pub mod consumer;
 pub mod headers;
 mod iter;

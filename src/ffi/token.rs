@@ -7,6 +7,7 @@ use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::ThreadId;
 
+use super::completion_queue::{natsio_completion_queue, QueueInner};
 use super::status::natsio_status;
 use super::{arg, guard, guard_value, guard_void, timeout_arg, Released};
 use crate::client::ClientInner;
@@ -19,13 +20,18 @@ use crate::error::{Error, ErrorKind, Result};
 pub type natsio_token_cb =
     Option<unsafe extern "C" fn(user_data: *mut c_void, token: *mut natsio_token)>;
 
+/// What a token's completion is reported to (one registration per token).
+enum Notice {
+    /// `natsio_token_on_complete`: a callback on a dispatcher thread.
+    Callback(unsafe extern "C" fn(*mut c_void, *mut natsio_token), Released),
+    /// `natsio_token_complete_to`: a tag in a completion queue.
+    Queue(Arc<QueueInner>, u64),
+}
+
 #[derive(Default)]
 struct CbState {
     registered: bool,
-    pending: Option<(
-        unsafe extern "C" fn(*mut c_void, *mut natsio_token),
-        Released,
-    )>,
+    pending: Option<Notice>,
     running_on: Option<ThreadId>,
 }
 
@@ -70,11 +76,11 @@ impl natsio_token {
 fn run_callback(cell: &CbCell, token: usize) {
     let (f, ud) = {
         let mut s = lock(&cell.state);
-        let Some(p) = s.pending.take() else {
+        let Some(Notice::Callback(f, ud)) = s.pending.take() else {
             return; // the token was freed first
         };
         s.running_on = Some(std::thread::current().id());
-        p
+        (f, ud)
     };
     // SAFETY: the token is alive: freeing it waits for a running callback.
     unsafe { f(ud.ptr(), token as *mut natsio_token) };
@@ -236,32 +242,78 @@ pub unsafe extern "C" fn natsio_token_on_complete(
         let Some(f) = cb else {
             return Err(super::null("cb"));
         };
-        let cell = Arc::clone(t.cb.get_or_init(Arc::default));
-        {
-            let mut s = lock(&cell.state);
-            if s.registered {
-                return Err(Error::new(
-                    ErrorKind::IllegalState,
-                    "a completion callback is already registered",
-                ));
+        register(t, token, Notice::Callback(f, Released::new(user_data, release)))
+    })
+}
+
+/// Records `notice` as the token's one registration and arranges for it
+/// to be given on completion.
+fn register(t: &natsio_token, token: *mut natsio_token, notice: Notice) -> Result<()> {
+    let cell = Arc::clone(t.cb.get_or_init(Arc::default));
+    {
+        let mut s = lock(&cell.state);
+        if s.registered {
+            if let Notice::Callback(_, user_data) = notice {
+                user_data.disarm(); // a failed registration does not release
             }
-            s.registered = true;
-            s.pending = Some((f, Released::new(user_data, release)));
+            return Err(Error::new(
+                ErrorKind::IllegalState,
+                "a completion callback or queue is already registered",
+            ));
         }
-        let client = t.client.clone();
-        let token_addr = token as usize;
-        t.completion.on_complete(move || {
-            let job = Box::new(move || run_callback(&cell, token_addr));
-            match client.upgrade() {
-                Some(c) => c.post_completion(job),
-                None => {
-                    let _ = std::thread::Builder::new()
-                        .name("natsio-token-cb".into())
-                        .spawn(job);
+        s.registered = true;
+        s.pending = Some(notice);
+    }
+    let client = t.client.clone();
+    let token_addr = token as usize;
+    t.completion.on_complete(move || {
+        let queued = {
+            let mut s = lock(&cell.state);
+            match s.pending.take() {
+                Some(Notice::Queue(q, tag)) => Some((q, tag)),
+                other => {
+                    s.pending = other;
+                    None
                 }
             }
-        });
-        Ok(())
+        };
+        if let Some((q, tag)) = queued {
+            // On the completing thread: the queue's notify is made for it.
+            q.push(tag);
+            return;
+        }
+        let job = Box::new(move || run_callback(&cell, token_addr));
+        match client.upgrade() {
+            Some(c) => c.post_completion(job),
+            None => {
+                let _ = std::thread::Builder::new()
+                    .name("natsio-token-cb".into())
+                    .spawn(job);
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Registers the token with a completion queue: once the operation
+/// completes (at once if it has), `tag` is appended to `queue`, on the
+/// completing thread, and the queue's notify function is called if the
+/// queue was empty. The token stays the caller's: read its result and free
+/// it after polling its tag. If the token is freed first, its tag is never
+/// delivered. One registration per token, this or
+/// `natsio_token_on_complete`: a second fails with
+/// NATSIO_ERR_ILLEGAL_STATE. The queue may be freed before the token
+/// completes (the tag is then dropped). Errors: NATSIO_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_token_complete_to(
+    token: *mut natsio_token,
+    queue: *const natsio_completion_queue,
+    tag: u64,
+) -> natsio_status {
+    guard(|| {
+        let t = arg(token, "token")?;
+        let q = arg(queue, "queue")?;
+        register(t, token, Notice::Queue(Arc::clone(&q.inner), tag))
     })
 }
 

@@ -33,7 +33,10 @@
 
 #include <natsio.h>
 
+#include <poll.h>
 #include <pthread.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -2254,6 +2257,116 @@ static void test_callback_frees_its_token(void) {
     for (int i = 0; i < 8; i++) NT_CHECK_INT_EQ(atomic_load(&hits[i]), 101);
 }
 
+/* The completion queue, as an event loop would use it: an eventfd as the
+ * wake-up. Each operation in turn is registered with its index as tag:
+ * its tag comes out exactly once, after it completed, and its result reads
+ * as from a plain wait. Then 16 requests at once: every tag exactly once,
+ * with no more wake-ups than completions. The notify runs off the caller's
+ * thread for operations that complete later; a queue freed first delivers
+ * nothing more. */
+static _Atomic int g_notify_calls;
+static _Atomic int g_notify_on_main;
+static int g_wake_fd = -1;
+
+static void queue_notify(void *ud) {
+    (void)ud;
+    atomic_fetch_add(&g_notify_calls, 1);
+    if (pthread_equal(pthread_self(), g_main_thread)) atomic_fetch_add(&g_notify_on_main, 1);
+    uint64_t one = 1;
+    (void)!write(g_wake_fd, &one, sizeof one);
+}
+
+/* Waits for wake-ups and drains the queue (in small batches, so that what
+ * is left must stay queued) until `want` tags came or 10 s passed. */
+static int drain_queue(natsio_completion_queue *q, int *seen, int nseen, int want) {
+    int got = 0;
+    int64_t deadline = nt_now_ms() + 10000;
+    while (got < want && nt_now_ms() < deadline) {
+        struct pollfd pfd = {g_wake_fd, POLLIN, 0};
+        if (poll(&pfd, 1, 100) <= 0) continue;
+        uint64_t v;
+        (void)!read(g_wake_fd, &v, sizeof v);
+        uint64_t tags[4];
+        size_t n;
+        do {
+            n = natsio_completion_queue_poll(q, tags, 4);
+            for (size_t k = 0; k < n; k++, got++) {
+                if (tags[k] < (uint64_t)nseen) seen[tags[k]]++;
+                else nt_fail_at(__FILE__, __LINE__, "unknown tag %llu", (unsigned long long)tags[k]);
+            }
+        } while (n == 4);
+    }
+    return got;
+}
+
+static void test_completion_queue_all_ops(void) {
+    setup_case();
+    NT_CHECK(!nt_failed());
+    g_wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    NT_CHECK(g_wake_fd >= 0);
+    atomic_store(&g_notify_calls, 0);
+    atomic_store(&g_notify_on_main, 0);
+    natsio_completion_queue *q = NULL;
+    OK(natsio_completion_queue_new(queue_notify, NULL, NULL, &q));
+    for (int i = 0; i < NOPS; i++) {
+        const op_t *op = &g_ops[i];
+        natsio_token *t = op_start(i);
+        NT_CHECK_MSG(t != NULL, "%s did not start", op->name);
+        int seen[NOPS] = {0};
+        natsio_status reg = natsio_token_complete_to(t, q, (uint64_t)i);
+        natsio_status reg2 = natsio_token_complete_to(t, q, 99);
+        int got = drain_queue(q, seen, NOPS, 1);
+        natsio_status st = natsio_token_status(t);
+        if (reg != NATSIO_OK || got != 1 || seen[i] != 1 || st != NATSIO_OK) {
+            natsio_token_free(t);
+            NT_FAIL("%s: register %s, %d tags (own seen %d), status %s (%s)", op->name, ST(reg), got, seen[i],
+                    ST(st), natsio_last_error());
+        }
+        NT_CHECK_MSG(reg2 == NATSIO_ERR_ILLEGAL_STATE, "%s: second registration: %s", op->name, ST(reg2));
+        op->verify(slot_for(i), t);
+        natsio_token_free(t);
+        NT_CHECK_MSG(!nt_failed(), "%s: result differs (see above)", op->name);
+    }
+    enum { PAR = 16 };
+    natsio_token *toks[PAR];
+    int seen[PAR] = {0};
+    int notifies_before = atomic_load(&g_notify_calls);
+    for (int i = 0; i < PAR; i++) {
+        OK(natsio_client_request_async(g_fx.c, "svc.echo", NULL, "x", 1, NATSIO_TIMEOUT_DEFAULT, &toks[i]));
+        OK(natsio_token_complete_to(toks[i], q, (uint64_t)i));
+    }
+    int got = drain_queue(q, seen, PAR, PAR);
+    NT_CHECK_INT_EQ(got, PAR);
+    for (int i = 0; i < PAR; i++) {
+        NT_CHECK_MSG(seen[i] == 1, "request %d: tag seen %d times", i, seen[i]);
+        natsio_msg *m = NULL;
+        NT_CHECK_INT_EQ(natsio_token_msg(toks[i], &m), NATSIO_OK);
+        NT_CHECK(m != NULL);
+        natsio_msg_free(m);
+        natsio_token_free(toks[i]);
+    }
+    int notifies = atomic_load(&g_notify_calls) - notifies_before;
+    NT_CHECK_MSG(notifies >= 1 && notifies <= PAR, "%d notifies for %d completions", notifies, PAR);
+    NT_CHECK_MSG(atomic_load(&g_notify_on_main) < atomic_load(&g_notify_calls),
+                 "every notify ran on the caller's thread");
+    uint64_t tag;
+    NT_CHECK_INT_EQ(natsio_completion_queue_poll(q, &tag, 1), 0);
+
+    /* Freed first: a request completing later notifies nobody; the token
+     * still completes. */
+    natsio_token *late = NULL;
+    OK(natsio_client_request_async(g_fx.c, "svc.echo", NULL, "x", 1, NATSIO_TIMEOUT_DEFAULT, &late));
+    OK(natsio_token_complete_to(late, q, 1));
+    int before = atomic_load(&g_notify_calls);
+    natsio_completion_queue_free(q);
+    NT_CHECK_INT_EQ(natsio_token_wait(late, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_token_status(late), NATSIO_OK);
+    natsio_token_free(late);
+    NT_CHECK_INT_EQ(atomic_load(&g_notify_calls), before);
+    close(g_wake_fd);
+    g_wake_fd = -1;
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_success_all_ops),
@@ -2268,6 +2381,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_ack_sync_local_errors),
         NT_CASE(test_take_once_and_untaken),
         NT_CASE(test_callback_frees_its_token),
+        NT_CASE(test_completion_queue_all_ops),
     };
     return nt_main(argc, argv, cases, NT_COUNT(cases));
 }

@@ -2,10 +2,14 @@
  * The hub: how library threads reach JavaScript, one per Node environment
  * (main thread or worker).
  *
- *   library thread (token completion, feed dispatcher, client events)
+ *   library thread (feed dispatcher, client events)
  *       -> append an event to the hub's own list (short mutex)
  *       -> ring the doorbell: napi_call_threadsafe_function, nonblocking,
  *          on a tsfn whose queue holds ONE call
+ *   library thread completing an operation
+ *       -> its tag (the op) goes into the hub's natsio_completion_queue,
+ *          whose notify rings the same doorbell when the queue turns
+ *          non-empty
  *   JS thread
  *       -> the doorbell takes the whole list and handles every event in
  *          one turn: settles the promises of completed operations, hands
@@ -60,6 +64,15 @@ void hub_release(hub *h) {
     free(h);
 }
 
+/* Rings the doorbell unless it is rung already; under h->mu, so that
+ * teardown cannot release the tsfn between the alive check and the call. A
+ * full queue means a wake-up is already on its way. */
+static void ring_locked(hub *h) {
+    if (h->alive && !h->rung &&
+        napi_call_threadsafe_function(h->doorbell, NULL, napi_tsfn_nonblocking) == napi_ok)
+        h->rung = true;
+}
+
 void hub_post(hub *h, hub_event *e) {
     e->next = NULL;
     pthread_mutex_lock(&h->mu);
@@ -73,13 +86,37 @@ void hub_post(hub *h, hub_event *e) {
     else
         h->head = e;
     h->tail = e;
-    if (!h->rung) {
-        /* Under the mutex so that teardown cannot release the tsfn between
-         * the alive check and the call. A full queue means a wake-up is
-         * already on its way. */
-        if (napi_call_threadsafe_function(h->doorbell, NULL, napi_tsfn_nonblocking) == napi_ok) h->rung = true;
-    }
+    ring_locked(h);
     pthread_mutex_unlock(&h->mu);
+}
+
+/* The completion queue's notify: any thread, must not block. */
+static void completions_notify(void *user_data) {
+    hub *h = user_data;
+    pthread_mutex_lock(&h->mu);
+    ring_locked(h);
+    pthread_mutex_unlock(&h->mu);
+}
+
+static void completions_release(void *user_data) { hub_release(user_data); }
+
+void hub_settle_completed(napi_env env, hub *h) {
+    uint64_t tags[64];
+    size_t n;
+    do {
+        n = natsio_completion_queue_poll(h->completions, tags, 64);
+        for (size_t i = 0; i < n; i++) {
+            op *o = (op *)(uintptr_t)tags[i];
+            if (env == NULL) { /* teardown: nobody to settle for */
+                op_free(o);
+                continue;
+            }
+            napi_handle_scope scope;
+            napi_open_handle_scope(env, &scope);
+            op_settle(env, o); /* settles and frees */
+            napi_close_handle_scope(env, scope);
+        }
+    } while (n == 64);
 }
 
 void hub_update_ref(napi_env env, hub *h) {
@@ -158,6 +195,7 @@ static void doorbell_call_js(napi_env env, napi_value js_cb, void *context, void
         }
         return;
     }
+    hub_settle_completed(env, h);
     while (e) {
         hub_event *n = e->next;
         napi_handle_scope scope;
@@ -263,6 +301,12 @@ static void env_cleanup(void *arg) {
     feeds_release_client(h, NULL);
     for (client_wrap *c = h->clients; c; c = c->next) natsio_client_close(c->client);
     if (tsfn) napi_release_threadsafe_function(tsfn, napi_tsfn_abort);
+    /* Every client is closed, so every operation has completed: free the
+     * ops still queued, then the queue (late tags of tokens of clients
+     * closed later are dropped with it). */
+    hub_settle_completed(NULL, h);
+    natsio_completion_queue_free(h->completions);
+    h->completions = NULL;
     hub_release(h);
 }
 
@@ -284,8 +328,13 @@ static void hub_instance_finalize(napi_env env, void *data, void *hint) {
 void hub_module_init(napi_env env) {
     hub *h = calloc(1, sizeof *h);
     pthread_mutex_init(&h->mu, NULL);
-    h->refs = 3; /* the cleanup hook, the doorbell tsfn, the instance data */
+    h->refs = 4; /* the cleanup hook, the doorbell tsfn, the instance data, the completion queue */
     h->alive = true;
+    if (natsio_completion_queue_new(completions_notify, h, completions_release, &h->completions) != NATSIO_OK) {
+        napi_throw_error(env, NULL, "natsio: could not create the completion queue");
+        free(h);
+        return;
+    }
     napi_value name;
     napi_create_string_utf8(env, "natsio.doorbell", NAPI_AUTO_LENGTH, &name);
     if (napi_create_threadsafe_function(env, NULL, NULL, name, 1, 1, h, doorbell_finalize, h, doorbell_call_js,

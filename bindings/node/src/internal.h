@@ -93,6 +93,10 @@ typedef struct hub {
     napi_threadsafe_function doorbell;
     bool rung;
     hub_event *head, *tail;
+    /* Completed operations: each op's token is registered here with the op
+     * as its tag, so a completion rings the doorbell from the completing
+     * library thread (no dispatcher hop); the doorbell drains it. */
+    natsio_completion_queue *completions;
     /* JS thread only from here on */
     napi_ref dispatch_fn;
     napi_ref make_error_fn;
@@ -110,6 +114,8 @@ void hub_release(hub *h);
  * beyond the hub mutex. After teardown the event is freed instead. */
 void hub_post(hub *h, hub_event *e);
 void hub_event_free(hub_event *e);
+/* Settles the operations whose tokens completed (JS thread). */
+void hub_settle_completed(napi_env env, hub *h);
 /* Keeps the event loop alive while connections are open or operations are
  * in flight (JS thread). */
 void hub_update_ref(napi_env env, hub *h);

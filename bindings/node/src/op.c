@@ -1,8 +1,9 @@
 /*
  * Operations: every call that waits on the server is its C `_async` form,
- * called on the JS thread, plus a promise. The token's completion callback
- * runs on a library thread and only posts the operation to the hub; the JS
- * thread then reads the typed result off the token and settles the promise.
+ * called on the JS thread, plus a promise. The token is registered on the
+ * hub's completion queue with the op as its tag; the JS thread, woken by
+ * the hub's doorbell, reads the typed result off the token and settles the
+ * promise.
  * Nothing waits anywhere but in the library, so any number of operations
  * can be in flight without a thread each.
  */
@@ -22,22 +23,6 @@ void op_free(op *o) {
      * dropped); the token is complete by then, so freeing it is final. */
     natsio_token_free(o->token);
     free(o);
-}
-
-/* Library thread: the token completed. */
-static void on_complete(void *user_data, natsio_token *token) {
-    op *o = user_data;
-    (void)token;
-    if (o->result == R_RTT) o->elapsed_us = (now_ns() - o->t0_ns) / 1000;
-    hub_event *e = calloc(1, sizeof *e);
-    if (!e) return; /* cannot happen in practice; the promise would hang */
-    e->kind = HEV_OP;
-    e->op = o;
-    hub *h = o->hub;
-    hub_post(h, e);
-    /* The op itself is freed by op_settle (or with the event at teardown);
-     * the hub reference of the registration goes with the callback. */
-    hub_release(h);
 }
 
 static void reject_now(napi_env env, napi_deferred d, int32_t st, const char *detail) {
@@ -79,11 +64,9 @@ napi_value op_track(napi_env env, int32_t st, natsio_token *tok, int result, js_
     if (cw) client_retain(cw);
     hb->pending++;
     hub_update_ref(env, hb);
-    hub_retain(hb); /* released by on_complete */
-    int32_t rs = natsio_token_on_complete(tok, on_complete, o, NULL);
+    int32_t rs = natsio_token_complete_to(tok, hb->completions, (uint64_t)(uintptr_t)o);
     if (rs != NATSIO_OK) {
         napi_value err = make_last_error(env, rs);
-        hub_release(hb);
         napi_reject_deferred(env, d, err);
         o->deferred = NULL;
         if (h) jsh_release_op(h);
