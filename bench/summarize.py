@@ -5,8 +5,14 @@
 
 One row per scenario / size / client with the median over all runs of the
 rate (msgs_per_s, ops_per_s for kv-put/kv-get/kv-par, mb_per_s for
-obj-put/obj-get), p50_us and p99_us where the scenario has latencies, and
-the errors summed over runs. The notes column has the medians of the
+obj-put/obj-get), p50_us and p99_us where the scenario has latencies, the
+errors summed over runs, and cpu_ns/msg: the median of the runs'
+cpu_ns_per_msg (user+sys CPU of the client's whole process over the timed
+region per message or operation; every harness prints it on the counted
+scenarios). A lossy/incomplete run's CPU per message is per *received*
+message and includes the work on the lost ones, so, like the rate, it is
+not comparable: when any run of a client is lossy/incomplete the column
+shows the median in parentheses, and no ratio uses it. The notes column has the medians of the
 scenario's extra figures (kv-par: par and threads_peak; obj-put/obj-get:
 rss_peak_mb; js-consume: redelivered and ack_pending when not 0). For
 every client other than `libnatsio` the ratio column shows libnatsio's
@@ -23,7 +29,14 @@ ABI): rate binding/C (<1: the binding is slower), p50 and p99 binding/C
 A third table, "bindings vs their ecosystem's client", compares each
 binding with the official client of its language, same scenario and size:
 `libnatsio-go` / `nats.go` and `libnatsio-node` / `nats.js` (rate: >1 the
-binding is faster; p50/p99 and rss: <1 the binding is lower, i.e. better).
+binding is faster; p50/p99, CPU per message and rss: <1 the binding is
+lower, i.e. better).
+
+Then the issue's targets for the C ABI (issue 17): per pub and pubsub size,
+libnatsio's cpu_ns/msg divided by nats.c's (target <= 0.7x), and per
+js-consume size libnatsio's rate divided by the best of nats.c and
+async-nats (target >= 1.2x), each marked met or MISSED (n/a when a side is
+missing or has no complete run).
 
 A fourth table, "Object Store", shows each client's obj-put/obj-get MB/s
 and peak RSS (rss_peak_mb, VmHWM of the run's own process, and its growth
@@ -59,8 +72,9 @@ BINDING_PREFIX = OURS + "-"
 
 def is_binding(client):
     return client.startswith(BINDING_PREFIX)
-# Optional per-run figures shown (as medians) in the notes column.
-EXTRA_MEDIANS = [("cpu_ns_per_msg", "cpu_ns/msg"), ("rss_kb", "peak_rss_kb"),
+# Optional per-run figures shown (as medians) in the notes column
+# (cpu_ns_per_msg has a column of its own).
+EXTRA_MEDIANS = [("rss_kb", "peak_rss_kb"),
                  ("rss_start_kb", "rss_start_kb"), ("rss_end_kb", "rss_end_kb"),
                  ("threads_peak", "threads_peak"), ("rss_peak_mb", "rss_peak_mb")]
 SCEN_ORDER = ["pub", "pubsub", "req", "jspub", "jspub-sync", "kv-put", "kv-get", "kv-par",
@@ -70,6 +84,14 @@ LATENCY_SCENARIOS = {"req", "jspub-sync", "kv-put", "kv-get"}
 MB_SCENARIOS = {"obj-put", "obj-get"}
 # Mode suffix of the obj scenarios' --obj-mode stream runs.
 STREAM_SUFFIX = "/stream"
+# Issue 17's targets for the C ABI: CPU per message on pub and pubsub at
+# most this fraction of nats.c's, and a js-consume rate at least this
+# multiple of the best of CPU_RATE_PEERS'.
+CPU_TARGET = 0.7
+CPU_TARGET_SCENARIOS = ("pub", "pubsub")
+CPU_TARGET_PEER = "nats.c"
+CONSUME_TARGET = 1.2
+CONSUME_TARGET_PEERS = ("nats.c", "async-nats")
 # The issue's peak-RSS target for a streamed get or put of >= 256 MiB.
 RSS_TARGET_MB = 64 * 1048576 / 1e6
 RSS_TARGET_MIN_SIZE = 256 * 1048576
@@ -137,6 +159,13 @@ def fmt_ratio(x):
     return "n/a" if x is None or math.isnan(x) else f"x{x:.2f}"
 
 
+def fmt_cpu(x):
+    """cpu_ns/msg: whole ns from 100 up, one decimal below"""
+    if x is None:
+        return "-"
+    return f"{x:,.0f}" if x >= 100 else f"{x:.1f}"
+
+
 def median(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
@@ -186,6 +215,21 @@ class Cell:
         if not self.runs:
             return None
         return median(num(r, key) for r in self.runs)
+
+    def cpu(self):
+        """Median cpu_ns_per_msg over the runs; None when a run was
+        lossy/incomplete (not comparable, like the rate) or none has it."""
+        if not self.runs or self.incomplete:
+            return None
+        return median(num(r, "cpu_ns_per_msg") for r in self.runs)
+
+    def cpu_text(self):
+        """The cpu_ns/msg cell: the median, in parentheses when a run was
+        lossy/incomplete (not comparable), '-' when no run has it."""
+        c = median(num(r, "cpu_ns_per_msg") for r in self.runs)
+        if c is None:
+            return "-"
+        return f"({fmt_cpu(c)})" if self.incomplete else fmt_cpu(c)
 
     def notes(self, scen):
         out = []
@@ -266,7 +310,7 @@ def main(argv):
 
     have_ours = any(OURS in c for c in cells.values())
     header = ["scenario", "size", "client", "runs", "rate/s (median)", "p50_us", "p99_us",
-              "errors", f"{OURS}/client rate", f"{OURS}/client p50", "notes"]
+              "errors", "cpu_ns/msg", f"{OURS}/client rate", f"{OURS}/client p50", "notes"]
     rows = []
     for key in sorted(cells, key=sort_key):
         sc, size = key
@@ -289,17 +333,17 @@ def main(argv):
             rows.append([sc, size, cl, str(len(cell.runs)),
                          fmt_rate(rate) if cell.runs else "-",
                          fmt_us(p50), fmt_us(p99), str(cell.errors) if cell.runs else "-",
-                         r_rate, r_p50, cell.notes(sc)])
+                         cell.cpu_text(), r_rate, r_p50, cell.notes(sc)])
         rows.append(None)  # group separator
 
     if not have_ours:  # no ratio columns without our own client
-        header = header[:8] + header[10:]
-        rows = [r[:8] + r[10:] if r else r for r in rows]
+        header = header[:9] + header[11:]
+        rows = [r[:9] + r[11:] if r else r for r in rows]
     widths = [len(h) for h in header]
     for r in rows:
         if r:
             widths = [max(w, len(c)) for w, c in zip(widths, r)]
-    right = {3, 4, 5, 6, 7, 8, 9} if have_ours else {3, 4, 5, 6, 7}
+    right = {3, 4, 5, 6, 7, 8, 9, 10} if have_ours else {3, 4, 5, 6, 7, 8}
 
     def fmt_row(r):
         cells_ = []
@@ -324,8 +368,12 @@ def main(argv):
         print(f"no {OURS} results: ratio columns omitted.")
     print("n/a rate: at least one lossy pubsub (lost>0), unacked jspub or short js-consume"
           " (received<n) run; not comparable.")
+    print("cpu_ns/msg: user+sys CPU of the client's whole process over the timed region per"
+          " message/operation, median over runs; (x): at least one lossy/incomplete run (CPU per"
+          " received message, the lost ones' work included), not comparable.")
     print_binding_overhead(cells, sort_key)
     print_ecosystem(cells, sort_key)
+    print_c_abi_targets(cells, sort_key)
     print_object_store(cells, sort_key)
     return 0
 
@@ -411,14 +459,17 @@ def print_ecosystem(cells, sort_key):
                 if c.incomplete:
                     notes.append(f"{who} {incomplete_word(sc)} {c.incomplete}/{len(c.runs)}")
             unit = "MB/s" if base_scenario(sc) in MB_SCENARIOS else ("ops/s" if "ops_per_s" in cell.runs[0] else "msgs/s")
+            cpu = "-"
+            if cell.cpu() is not None or peer.cpu() is not None:
+                cpu = fmt_ratio(_ratio(cell.cpu(), peer.cpu()))
             rows.append([sc, size, b, peer_name, unit, fmt_ratio(_ratio(cell.rate(), peer.rate())),
-                         p50, p99, ", ".join(notes)])
+                         p50, p99, cpu, ", ".join(notes)])
     if not rows:
         return
     header = ["scenario", "size", "binding", "peer", "rate unit", "rate b/peer (>1 better)",
-              "p50 b/peer (<1 better)", "p99 b/peer (<1 better)", "notes"]
+              "p50 b/peer (<1 better)", "p99 b/peer (<1 better)", "cpu/msg b/peer (<1 better)", "notes"]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    right = {5, 6, 7}
+    right = {5, 6, 7, 8}
 
     def fmt_row(r):
         out = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
@@ -431,8 +482,71 @@ def print_ecosystem(cells, sort_key):
     for r in rows:
         print(fmt_row(r))
     print("rate (msgs/s, ops/s or MB/s): higher is better, so >1 = the binding is faster;"
-          " p50/p99 latency and rss_peak_mb: lower is better, so <1 = the binding is better;"
+          " p50/p99 latency, cpu/msg (cpu_ns_per_msg) and rss_peak_mb: lower is"
+          " better, so <1 = the binding is better (uses less CPU per message);"
           " n/a: lossy/incomplete run or missing.")
+
+
+def print_c_abi_targets(cells, sort_key):
+    """Issue 17's targets for the C ABI: CPU per message on pub and pubsub
+    against nats.c's, and the js-consume rate against the best of nats.c and
+    async-nats."""
+    lines = []
+    for key in sorted(cells, key=sort_key):
+        sc, size = key
+        clients = cells[key]
+        ours = clients.get(OURS)
+        if sc in CPU_TARGET_SCENARIOS:
+            peer = clients.get(CPU_TARGET_PEER)
+            if ours is None and peer is None:
+                continue
+            mine = ours.cpu() if ours else None
+            theirs = peer.cpu() if peer else None
+            r = _ratio(mine, theirs)
+            if r is None:
+                why = []
+                for name, c, v in ((OURS, ours, mine), (CPU_TARGET_PEER, peer, theirs)):
+                    if c is None or not c.runs:
+                        why.append(f"no {name} run")
+                    elif v is None:
+                        why.append(f"{name}: lossy/incomplete run or no cpu_ns_per_msg")
+                verdict = "n/a (" + ", ".join(why) + ")"
+            else:
+                verdict = "met" if r <= CPU_TARGET else "MISSED"
+            detail = f" ({fmt_cpu(mine)} vs {fmt_cpu(theirs)} ns)" if r is not None else ""
+            lines.append(f"{sc:<10}  {size:>5}  cpu/msg {OURS}/{CPU_TARGET_PEER} = {fmt_ratio(r)}{detail}"
+                         f"  target <= {CPU_TARGET}x: {verdict}")
+        elif sc == "js-consume":
+            peers = [(clients[p].rate(), p) for p in CONSUME_TARGET_PEERS
+                     if p in clients and clients[p].rate()]
+            if ours is None and not peers:
+                continue
+            mine = ours.rate() if ours else None
+            best, best_name = max(peers) if peers else (None, None)
+            r = _ratio(mine, best)
+            if r is None:
+                why = []
+                if ours is None or not ours.runs:
+                    why.append(f"no {OURS} run")
+                elif mine is None:
+                    why.append(f"no comparable {OURS} rate: short run")
+                if best is None:
+                    why.append("no comparable rate of " + " or ".join(CONSUME_TARGET_PEERS))
+                verdict = "n/a (" + ", ".join(why) + ")"
+            else:
+                verdict = "met" if r >= CONSUME_TARGET else "MISSED"
+            detail = f" ({fmt_rate(mine)} vs {fmt_rate(best)} msgs/s)" if r is not None else ""
+            lines.append(f"{sc:<10}  {size:>5}  rate {OURS}/best of {', '.join(CONSUME_TARGET_PEERS)}"
+                         f"{' (' + best_name + ')' if best_name else ''} = {fmt_ratio(r)}{detail}"
+                         f"  target >= {CONSUME_TARGET}x: {verdict}")
+    if not lines:
+        return
+    print()
+    print(f"Targets for the C ABI ({OURS}; ratios of medians, same run):")
+    for line in lines:
+        print(line)
+    print(f"cpu/msg: medians of cpu_ns_per_msg, <1 = {OURS} uses less CPU per"
+          f" message; rate: msgs_per_s, >1 = {OURS} is faster.")
 
 
 def print_object_store(cells, sort_key):

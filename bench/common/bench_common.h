@@ -51,6 +51,13 @@ int bench_parse_sizes(const bench_options *o, long *sizes, int cap);
 
 /* Monotonic clock in seconds. */
 double bench_now_s(void);
+/* User+sys CPU time of the whole process (every thread, the client
+ * library's included) in nanoseconds, from getrusage(RUSAGE_SELF).
+ * cpu_ns_per_msg = the difference over exactly the timed region (read where
+ * the clock starts and where it stops) divided by the messages or operations
+ * the line reports (bench_cpu_per_msg; a count of 0 divides by 1). */
+double bench_cpu_ns(void);
+double bench_cpu_per_msg(double c0, double c1, long count);
 /* The idle timeout in milliseconds. */
 int64_t bench_idle_ms(const bench_options *o);
 

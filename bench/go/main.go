@@ -35,10 +35,12 @@
 // The JetStream scenarios use one connection with a JetStream context whose
 // request timeout, async ack timeout and stall wait are the idle timeout,
 // as in the C harness; stream BENCH and bucket BENCHKV are deleted and
-// created before the clock. Extra fields as in the C harness: on pub,
-// pubsub and req cpu_ns_per_msg (user+sys of the whole process over the
-// timed region) and, on pubsub, rss_kb (peak RSS) with rss_start_kb and
-// rss_end_kb.
+// created before the clock. Extra fields as in the C harness: on every line
+// with a message/operation count (pub, pubsub, req, jspub, jspub-sync,
+// kv-put, kv-get, kv-par, js-consume) cpu_ns_per_msg (user+sys of the whole
+// process, from getrusage, over exactly the timed region, divided by the
+// line's messages/operations) and, on pubsub, rss_kb (peak RSS) with
+// rss_start_kb and rss_end_kb.
 //
 // --pubsub-limits unlimited subscribes without pending limits (the default
 // limits drop messages when the Go handler cannot keep up) and reports as
@@ -123,6 +125,12 @@ func cpuNanos() float64 {
 		return 0
 	}
 	return float64(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpuPerMsg is cpu_ns_per_msg: the CPU between c0 and c1 (read where the
+// clock starts and stops) divided by the line's count (0 divides by 1).
+func cpuPerMsg(c0, c1 float64, count int64) float64 {
+	return (c1 - c0) / float64(max(count, 1))
 }
 
 func peakRSSKB() int64 {
@@ -255,7 +263,7 @@ func runPub(size int) {
 	}
 	n := float64(opt.n)
 	fmt.Printf("scenario=pub client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%d flush=pingpong cpu_ns_per_msg=%.1f\n",
-		client, size, opt.n, secs, n/secs, n*float64(size)/1e6/secs, failed+errs.count.Load(), (c1-c0)/n)
+		client, size, opt.n, secs, n/secs, n*float64(size)/1e6/secs, failed+errs.count.Load(), cpuPerMsg(c0, c1, int64(opt.n)))
 }
 
 // ---------------------------------------------------------------------------
@@ -279,7 +287,8 @@ func runPubSub(size int) {
 
 	target := int64(opt.n)
 	var received, badSize atomic.Int64
-	var doneAt atomic.Int64 // monotonic ns since t0 of the last message
+	var doneAt atomic.Int64   // monotonic ns since t0 of the last message
+	var cpuDone atomic.Uint64 // process CPU (math.Float64bits) at doneAt
 	done := make(chan struct{})
 	var t0 time.Time
 	var subOpts []natsio.SubOption
@@ -292,6 +301,7 @@ func runPubSub(size int) {
 		}
 		if received.Add(1) == target {
 			doneAt.Store(int64(time.Since(t0)))
+			cpuDone.Store(math.Float64bits(cpuNanos()))
 			close(done)
 		}
 	}, subOpts...)
@@ -349,6 +359,7 @@ wait:
 	elapsed := lastProgress
 	if complete {
 		elapsed = time.Duration(doneAt.Load())
+		c1 = math.Float64frombits(cpuDone.Load())
 	}
 	secs := max(elapsed.Seconds(), 1e-9)
 	var dropped uint64
@@ -357,7 +368,7 @@ wait:
 	}
 	fmt.Printf("scenario=pubsub client=%s size=%d n=%d received=%d lost=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%d mode=callback dropped=%d cpu_ns_per_msg=%.1f rss_kb=%d rss_start_kb=%d rss_end_kb=%d\n",
 		client, size, opt.n, got, target-got, secs, float64(got)/secs, float64(got)*float64(size)/1e6/secs,
-		failed+errs.count.Load()+badSize.Load(), dropped, (c1-c0)/float64(max(got, 1)),
+		failed+errs.count.Load()+badSize.Load(), dropped, cpuPerMsg(c0, c1, got),
 		peakRSSKB(), rssStart, rssEnd)
 }
 
@@ -432,10 +443,9 @@ func runReq(size int) {
 	c1 := cpuNanos()
 
 	mean, p50, p99 := latencyStats(lat)
-	k := float64(max(opt.k, 1))
 	fmt.Printf("scenario=req client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f\n",
 		client, size, opt.k, secs, float64(opt.k)/secs, mean, p50, p99,
-		failed+errs.count.Load()+respondFailed.Load(), (c1-c0)/k)
+		failed+errs.count.Load()+respondFailed.Load(), cpuPerMsg(c0, c1, int64(opt.k)))
 }
 
 // ---------------------------------------------------------------------------
@@ -537,16 +547,19 @@ func runJSPub(size int) {
 	data := bytes.Repeat([]byte{'x'}, size)
 	errs.count.Store(0)
 
+	c0 := cpuNanos()
 	t0 := time.Now()
 	acked, failed, tLast := publishWindowed(js, opt.jsN, data, t0)
 	t1 := time.Now()
+	c1 := cpuNanos()
 	if acked < opt.jsN {
 		t1 = tLast // time of the last observed progress
 	}
 	secs := max(t1.Sub(t0).Seconds(), 1e-9)
-	fmt.Printf("scenario=jspub client=%s size=%d n=%d acked=%d unacked=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f window=%d errors=%d\n",
+	fmt.Printf("scenario=jspub client=%s size=%d n=%d acked=%d unacked=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f window=%d errors=%d cpu_ns_per_msg=%.1f\n",
 		client, size, opt.jsN, acked, opt.jsN-acked, secs, float64(acked)/secs,
-		float64(acked)*float64(size)/1e6/secs, max(opt.window, 1), failed+errs.count.Load())
+		float64(acked)*float64(size)/1e6/secs, max(opt.window, 1), failed+errs.count.Load(),
+		cpuPerMsg(c0, c1, int64(acked)))
 }
 
 // latencyStats sorts lat (microseconds) and returns its mean and its p50
@@ -564,12 +577,14 @@ func latencyStats(lat []float64) (mean, p50, p99 float64) {
 }
 
 // emitLatency prints one latency line (jspub-sync, kv-put, kv-get): the
-// rate counts all n operations, the latencies only the successful ones.
-func emitLatency(scenario, rateKey string, size, n int, secs float64, lat []float64, errCount int64) {
+// rate counts all n operations, the latencies only the successful ones;
+// cpu is the process CPU (ns) over the timed region.
+func emitLatency(scenario, rateKey string, size, n int, secs float64, lat []float64, errCount int64, cpu float64) {
 	secs = max(secs, 1e-9)
 	mean, p50, p99 := latencyStats(lat)
-	fmt.Printf("scenario=%s client=%s size=%d n=%d secs=%.6f %s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d\n",
-		scenario, client, size, n, secs, rateKey, float64(n)/secs, mean, p50, p99, errCount)
+	fmt.Printf("scenario=%s client=%s size=%d n=%d secs=%.6f %s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f\n",
+		scenario, client, size, n, secs, rateKey, float64(n)/secs, mean, p50, p99, errCount,
+		cpuPerMsg(0, cpu, int64(n)))
 }
 
 func runJSPubSync(size int) {
@@ -593,6 +608,7 @@ func runJSPubSync(size int) {
 
 	lat := make([]float64, 0, opt.k)
 	var failed int64
+	c0 := cpuNanos()
 	t0 := time.Now()
 	for i := 0; i < opt.k; i++ {
 		a := time.Now()
@@ -609,7 +625,8 @@ func runJSPubSync(size int) {
 		}
 	}
 	secs := time.Since(t0).Seconds()
-	emitLatency("jspub-sync", "msgs_per_s", size, opt.k, secs, lat, failed+errs.count.Load())
+	c1 := cpuNanos()
+	emitLatency("jspub-sync", "msgs_per_s", size, opt.k, secs, lat, failed+errs.count.Load(), c1-c0)
 }
 
 // freshKV deletes bucket BENCHKV if it exists and creates it (history 1,
@@ -654,6 +671,7 @@ func runKV(size int) {
 		var failed int64
 		timedOut := false
 		errs.count.Store(0)
+		c0 := cpuNanos()
 		t0 := time.Now()
 		for i := 0; i < K; i++ {
 			var ok bool
@@ -677,10 +695,11 @@ func runKV(size int) {
 			}
 		}
 		secs := time.Since(t0).Seconds()
+		c1 := cpuNanos()
 		if timedOut {
 			emitStatus(scenario, size, "timeout", errors.New("max-secs"))
 		} else {
-			emitLatency(scenario, "ops_per_s", size, K, secs, lat, failed+errs.count.Load())
+			emitLatency(scenario, "ops_per_s", size, K, secs, lat, failed+errs.count.Load(), c1-c0)
 		}
 	}
 }
@@ -778,6 +797,7 @@ func runKVPar(size int) {
 	var timedOut atomic.Bool
 	var wg sync.WaitGroup
 	sampler := startThreadSampler()
+	c0 := cpuNanos()
 	t0 := time.Now()
 	wg.Add(workers)
 	for w := 0; w < workers; w++ {
@@ -801,13 +821,15 @@ func runKVPar(size int) {
 	}
 	wg.Wait()
 	secs := max(time.Since(t0).Seconds(), 1e-9)
+	c1 := cpuNanos()
 	peak := sampler.finish()
 	if timedOut.Load() {
 		emitStatus("kv-par", size, "timeout", errors.New("max-secs"))
 		return
 	}
-	fmt.Printf("scenario=kv-par client=%s size=%d n=%d par=%d secs=%.6f ops_per_s=%.1f threads_peak=%d errors=%d\n",
-		client, size, K, opt.par, secs, float64(K)/secs, peak, failed.Load()+errs.count.Load())
+	fmt.Printf("scenario=kv-par client=%s size=%d n=%d par=%d secs=%.6f ops_per_s=%.1f threads_peak=%d errors=%d cpu_ns_per_msg=%.1f\n",
+		client, size, K, opt.par, secs, float64(K)/secs, peak, failed.Load()+errs.count.Load(),
+		cpuPerMsg(c0, c1, int64(K)))
 }
 
 // ---------------------------------------------------------------------------
@@ -843,8 +865,10 @@ func runJSConsume(size int) {
 	errs.count.Store(0)
 
 	var received, redelivered, failed int64
+	c0 := cpuNanos()
 	t0 := time.Now()
 	tLast := t0
+	cLast := c0
 	cons, err := js.Consume(ctx, "BENCH", "BENCHC")
 	if err != nil {
 		emitFailure("js-consume", size, "consume", err)
@@ -864,6 +888,9 @@ func runJSConsume(size int) {
 		}
 		received++
 		tLast = time.Now()
+		if received == int64(n) {
+			cLast = cpuNanos() // the clock stops at the N-th message
+		}
 		if len(m.Data) != size {
 			failed++
 		}
@@ -878,6 +905,9 @@ func runJSConsume(size int) {
 		}
 	}
 	secs := max(tLast.Sub(t0).Seconds(), 1e-9)
+	if received < int64(n) {
+		cLast = cpuNanos() // gave up: the CPU up to now
+	}
 
 	// untimed: wait until the server has every ack
 	ackPending := -1
@@ -891,9 +921,9 @@ func runJSConsume(size int) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	fmt.Printf("scenario=js-consume client=%s size=%d n=%d received=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f redelivered=%d ack_pending=%d errors=%d\n",
+	fmt.Printf("scenario=js-consume client=%s size=%d n=%d received=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f redelivered=%d ack_pending=%d errors=%d cpu_ns_per_msg=%.1f\n",
 		client, size, n, received, secs, float64(received)/secs, float64(received)*float64(size)/1e6/secs,
-		redelivered, ackPending, failed+errs.count.Load())
+		redelivered, ackPending, failed+errs.count.Load(), cpuPerMsg(c0, cLast, received))
 }
 
 // ---------------------------------------------------------------------------

@@ -7,9 +7,11 @@
  * plus libnatsio-only measurements:
  *   - scenario pub4: the pub scenario with --threads T publisher threads
  *     sharing one client (N messages in total, N/T per thread);
- *   - extra fields on pub/pubsub/req lines: cpu_ns_per_msg (user+sys of the
- *     whole process over the timed region, divided by the messages) and, on
- *     pubsub, rss_kb (peak RSS, getrusage ru_maxrss) with rss_start_kb and
+ *   - cpu_ns_per_msg on every line with a message/operation count (pub,
+ *     pubsub, req, jspub, jspub-sync, kv-put, kv-get, kv-par, js-consume,
+ *     pub4): user+sys CPU of the whole process over exactly the timed
+ *     region, divided by the messages/operations of the line;
+ *   - on pubsub, rss_kb (peak RSS, getrusage ru_maxrss) with rss_start_kb and
  *     rss_end_kb (current RSS sampled before and after the run) to show
  *     that memory stays bounded.
  * jspub keeps a ring of --window publish tokens (the library's own
@@ -77,13 +79,7 @@ static const char *g_obj_child;       /* internal: --obj-child SCENARIO:big|smal
 /* helpers                                                                  */
 
 /* user+sys CPU of the whole process (library threads included), in ns */
-static double cpu_ns(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ((double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec) * 1e9 +
-           ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e3;
-}
+static double cpu_ns(void) { return bench_cpu_ns(); }
 
 static long peak_rss_kb(void)
 {
@@ -292,7 +288,7 @@ static void run_pub(long size, long threads)
            "mb_per_s=%.3f errors=%ld flush=pingpong cpu_ns_per_msg=%.1f",
            scen, CLIENT, size, O.n, secs, (double)O.n / secs,
            (double)O.n * (double)size / 1e6 / secs, errors,
-           (c1 - c0) / (double)O.n);
+           bench_cpu_per_msg(c0, c1, O.n));
     if (threads > 0)
         printf(" threads=%ld", nthreads);
     printf("\n");
@@ -312,6 +308,7 @@ typedef struct {
     long target;
     long size;
     double t_done;
+    double c_done; /* process CPU at t_done */
     bool done;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -327,8 +324,10 @@ static void ps_count(ps_state_t *st, size_t len)
     long r = atomic_fetch_add(&st->received, 1) + 1;
     if (r == st->target) {
         double t = bench_now_s();
+        double c = cpu_ns();
         pthread_mutex_lock(&st->mu);
         st->t_done = t;
+        st->c_done = c;
         st->done = true;
         pthread_cond_signal(&st->cv);
         pthread_mutex_unlock(&st->mu);
@@ -441,7 +440,7 @@ static void run_pubsub(long size)
     bool done = st.done;
     double t_done = st.t_done;
     pthread_mutex_unlock(&st.mu);
-    double c1 = cpu_ns();
+    double c1 = done ? st.c_done : cpu_ns();
     long rss_end = current_rss_kb();
 
     long received = atomic_load(&st.received);
@@ -462,7 +461,7 @@ static void run_pubsub(long size)
            CLIENT, size, O.n, received, O.n - received, secs,
            (double)received / secs, (double)received * (double)size / 1e6 / secs,
            errors, g_pubsub_mode == PUBSUB_CALLBACK ? "callback" : "iterator",
-           dropped, (c1 - c0) / (double)(received > 0 ? received : 1),
+           dropped, bench_cpu_per_msg(c0, c1, received),
            peak_rss_kb(), rss_start, rss_end);
     fflush(stdout);
 out:
@@ -564,7 +563,7 @@ static void run_req(long size)
     printf("scenario=req client=%s size=%ld n=%ld secs=%.6f msgs_per_s=%.1f "
            "mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%ld cpu_ns_per_msg=%.1f\n",
            CLIENT, size, O.k, secs, (double)O.k / secs, L.mean, L.p50, L.p99,
-           errors, (c1 - c0) / (double)(O.k > 0 ? O.k : 1));
+           errors, bench_cpu_per_msg(c0, c1, O.k));
     fflush(stdout);
 out:
     atomic_store(&ctx->closing, 1);
@@ -639,6 +638,7 @@ static void run_jspub(long size)
         natsio_token_free(t_);                                                \
     } while (0)
 
+    double c0 = cpu_ns();
     double t0 = bench_now_s();
     t_last = t0;
     for (long i = 0; i < O.js_n; i++) {
@@ -661,15 +661,17 @@ static void run_jspub(long size)
         JSPUB_RETIRE();
 #undef JSPUB_RETIRE
     double t1 = acked < O.js_n ? t_last : bench_now_s();
+    double c1 = cpu_ns();
     errors += atomic_load(&ctx->errors);
     double secs = t1 - t0;
     if (secs <= 0)
         secs = 1e-9;
     printf("scenario=jspub client=%s size=%ld n=%ld acked=%ld unacked=%ld "
-           "secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f window=%ld errors=%ld\n",
+           "secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f window=%ld errors=%ld "
+           "cpu_ns_per_msg=%.1f\n",
            CLIENT, size, O.js_n, acked, O.js_n - acked, secs,
            (double)acked / secs, (double)acked * (double)size / 1e6 / secs,
-           window, errors);
+           window, errors, bench_cpu_per_msg(c0, c1, acked));
     fflush(stdout);
 out:
     natsio_js_free(js);
@@ -681,13 +683,13 @@ out:
 
 /* Prints one latency line (jspub-sync, kv-put, kv-get). */
 static void emit_latency(const char *scen, const char *rate_key, long size, long n,
-                         double secs, double *lat, long nlat, long errors)
+                         double secs, double *lat, long nlat, long errors, double cpu)
 {
     bench_latency L = bench_latency_stats(lat, nlat);
     printf("scenario=%s client=%s size=%ld n=%ld secs=%.6f %s=%.1f mean_us=%.1f "
-           "p50_us=%.1f p99_us=%.1f errors=%ld\n",
+           "p50_us=%.1f p99_us=%.1f errors=%ld cpu_ns_per_msg=%.1f\n",
            scen, CLIENT, size, n, secs, rate_key, (double)n / secs, L.mean, L.p50,
-           L.p99, errors);
+           L.p99, errors, bench_cpu_per_msg(0, cpu, n));
     fflush(stdout);
 }
 
@@ -711,6 +713,7 @@ static void run_jspub_sync(long size)
         natsio_js_publish(js, "bench.js.a", data, (size_t)size, NULL, NULL);
     atomic_store(&ctx->errors, 0);
 
+    double c0 = cpu_ns();
     double t0 = bench_now_s();
     bool timed_out = false;
     for (long i = 0; i < O.k; i++) {
@@ -727,11 +730,12 @@ static void run_jspub_sync(long size)
         }
     }
     double secs = bench_now_s() - t0;
+    double c1 = cpu_ns();
     if (timed_out)
         bench_emit_status("jspub-sync", size, "timeout", "max-secs");
     else
         emit_latency("jspub-sync", "msgs_per_s", size, O.k, secs, lat, nlat,
-                     errors + atomic_load(&ctx->errors));
+                     errors + atomic_load(&ctx->errors), c1 - c0);
 out:
     natsio_js_free(js);
     close_client(ctx, c);
@@ -783,6 +787,7 @@ static void run_kv(long size)
         long errors = 0, nlat = 0;
         bool timed_out = false;
         atomic_store(&ctx->errors, 0);
+        double c0 = cpu_ns();
         double t0 = bench_now_s();
         for (long i = 0; i < K; i++) {
             natsio_kv_entry *e = NULL;
@@ -802,11 +807,12 @@ static void run_kv(long size)
             }
         }
         double secs = bench_now_s() - t0;
+        double c1 = cpu_ns();
         if (timed_out)
             bench_emit_status(scen, size, "timeout", "max-secs");
         else
             emit_latency(scen, "ops_per_s", size, K, secs, lat, nlat,
-                         errors + atomic_load(&ctx->errors));
+                         errors + atomic_load(&ctx->errors), c1 - c0);
     }
 out:
     natsio_kv_free(kv);
@@ -903,6 +909,7 @@ typedef struct {
     atomic_long errors;
     atomic_int stop;       /* no new gets (the run gave up) */
     double t_done;
+    double c_done;         /* process CPU at t_done */
     bool done;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -913,8 +920,10 @@ static void kvpar_finish_one(kvpar_t *p)
     long c = atomic_fetch_add(&p->completed, 1) + 1;
     if (c == p->k) {
         double t = bench_now_s();
+        double cpu = cpu_ns();
         pthread_mutex_lock(&p->mu);
         p->t_done = t;
+        p->c_done = cpu;
         p->done = true;
         pthread_cond_signal(&p->cv);
         pthread_mutex_unlock(&p->mu);
@@ -1070,6 +1079,7 @@ static void run_kv_par(long size)
     thread_sampler_t sampler;
     long threads_start = proc_status("Threads");
     bool sampling = sampler_start(&sampler, threads_start);
+    double c0 = cpu_ns();
     double t0 = bench_now_s();
     if (g_par_mode == PAR_WINDOW) {
         kvpar_window(p, par, t0);
@@ -1103,6 +1113,7 @@ static void run_kv_par(long size)
     }
     bool done = p->done || K == 0;
     double t_done = K == 0 ? t0 : p->t_done;
+    double c_done = K == 0 ? c0 : p->c_done;
     pthread_mutex_unlock(&p->mu);
     long threads_peak = sampler_finish(&sampler, sampling);
 
@@ -1119,9 +1130,10 @@ static void run_kv_par(long size)
         secs = 1e-9;
     long errors = atomic_load(&p->errors) + atomic_load(&ctx->errors);
     printf("scenario=kv-par client=%s size=%ld n=%ld par=%ld secs=%.6f ops_per_s=%.1f "
-           "threads_peak=%ld errors=%ld mode=%s threads_start=%ld\n",
+           "threads_peak=%ld errors=%ld mode=%s threads_start=%ld cpu_ns_per_msg=%.1f\n",
            CLIENT, size, K, par, secs, (double)K / secs, threads_peak, errors,
-           g_par_mode == PAR_WINDOW ? "window" : "callback", threads_start);
+           g_par_mode == PAR_WINDOW ? "window" : "callback", threads_start,
+           bench_cpu_per_msg(c0, c_done, K));
     fflush(stdout);
 out:
     atomic_store(&p->stop, 1);
@@ -1173,6 +1185,7 @@ typedef struct {
     atomic_long redelivered;
     atomic_long errors;
     double t_done;
+    double c_done; /* process CPU at t_done */
     bool done;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -1192,8 +1205,10 @@ static void consume_one(consume_state_t *st, const natsio_msg *m)
     long r = atomic_fetch_add(&st->received, 1) + 1;
     if (r == st->target) {
         double t = bench_now_s();
+        double c = cpu_ns();
         pthread_mutex_lock(&st->mu);
         st->t_done = t;
+        st->c_done = c;
         st->done = true;
         pthread_cond_signal(&st->cv);
         pthread_mutex_unlock(&st->mu);
@@ -1292,6 +1307,7 @@ static void run_js_consume(long size)
     atomic_store(&ctx->errors, 0);
 
     /* The clock starts before consume, which pulls from then on. */
+    double c0 = cpu_ns();
     double t0 = bench_now_s();
     s = natsio_js_consume(js, "BENCH", "BENCHC", NULL, &it);
     if (s == NATSIO_OK && g_consume_mode == PUBSUB_CALLBACK)
@@ -1342,10 +1358,14 @@ static void run_js_consume(long size)
         }
         pthread_mutex_unlock(&st.mu);
     }
+    /* CPU where the clock stopped: at the N-th message, else now (gave up) */
+    double c1 = cpu_ns();
     natsio_iter_stats is;
     bool have_stats = natsio_js_messages_get_stats(it, &is) == NATSIO_OK;
     /* After stop returns no callback runs: st is no longer shared. */
     natsio_js_messages_stop(it);
+    if (st.done)
+        c1 = st.c_done;
     long received = atomic_load(&st.received);
     if (received < N && have_stats)
         printf("# js-consume client=%s size=%ld: %ld of %ld received; the iterator's stats: "
@@ -1376,10 +1396,12 @@ static void run_js_consume(long size)
     }
     long errors = atomic_load(&st.errors) + atomic_load(&ctx->errors);
     printf("scenario=js-consume client=%s size=%ld n=%ld received=%ld secs=%.6f "
-           "msgs_per_s=%.1f mb_per_s=%.3f redelivered=%ld ack_pending=%ld errors=%ld mode=%s\n",
+           "msgs_per_s=%.1f mb_per_s=%.3f redelivered=%ld ack_pending=%ld errors=%ld mode=%s "
+           "cpu_ns_per_msg=%.1f\n",
            CLIENT, size, N, received, secs, (double)received / secs,
            (double)received * (double)size / 1e6 / secs, atomic_load(&st.redelivered), ack_pending,
-           errors, g_consume_mode == PUBSUB_CALLBACK ? "callback" : "iterator");
+           errors, g_consume_mode == PUBSUB_CALLBACK ? "callback" : "iterator",
+           bench_cpu_per_msg(c0, c1, received));
     fflush(stdout);
 out:
     natsio_js_messages_free(it);

@@ -43,9 +43,12 @@
 //
 // Stream BENCH and bucket BENCHKV are deleted and created before the clock,
 // as in bench/natsio/natsio_bench.c (run_jspub, run_jspub_sync, run_kv).
-// Extra fields as in the C harness: cpu_ns_per_msg on pub, pubsub and req
-// (user+sys of the whole process over the timed region) and, on pubsub,
-// rss_kb (peak RSS) with rss_start_kb and rss_end_kb.
+// Extra fields as in the C harness: on every line with a message/operation
+// count (pub, pubsub, req, jspub, jspub-sync, kv-put, kv-get, kv-par,
+// js-consume) cpu_ns_per_msg (user+sys of the whole process, every thread,
+// from process.cpuUsage(), over exactly the timed region, divided by the
+// line's messages/operations) and, on pubsub, rss_kb (peak RSS) with
+// rss_start_kb and rss_end_kb.
 //
 // --pubsub-limits unlimited subscribes without pending limits and reports as
 // client=libnatsio-node:unlimited.
@@ -109,6 +112,9 @@ function percentile(sorted, p) {
 
 const noSpaces = (s) => String(s).replace(/[ \t\r\n]/g, '_');
 const f1 = (x) => x.toFixed(1);
+/** cpu_ns_per_msg: the CPU between c0 and c1 (read where the clock starts
+ * and stops) divided by the line's count (0 divides by 1) */
+const cpuPerMsg = (c0, c1, count) => f1((c1 - c0) / Math.max(count, 1));
 
 function emitStatus(scenario, size, status, err) {
   let line = `scenario=${scenario} client=${CLIENT} size=${size} n=- status=${status}`;
@@ -157,14 +163,15 @@ const yieldToEventLoop = () => new Promise((resolve) => setImmediate(resolve));
 
 /** One latency line (req, jspub-sync, kv-put, kv-get): n = operations
  * attempted, rate over them; mean and nearest-rank percentiles over the
- * successful ones (lat, in microseconds, unsorted). */
-function emitLatency(scenario, rateKey, size, n, secs, lat, errors, extra = '') {
+ * successful ones (lat, in microseconds, unsorted); cpu = the process CPU
+ * (ns) over the timed region. */
+function emitLatency(scenario, rateKey, size, n, secs, lat, errors, cpu, extra = '') {
   const mean = lat.length ? lat.reduce((s, x) => s + x, 0) / lat.length : 0;
   const sorted = Float64Array.from(lat).sort();
   console.log(
     `scenario=${scenario} client=${CLIENT} size=${size} n=${n} secs=${secs.toFixed(6)} ${rateKey}=${f1(n / secs)} ` +
       `mean_us=${f1(mean)} p50_us=${f1(percentile(sorted, 50))} p99_us=${f1(percentile(sorted, 99))} ` +
-      `errors=${errors}${extra}`,
+      `errors=${errors} cpu_ns_per_msg=${cpuPerMsg(0, cpu, n)}${extra}`,
   );
 }
 
@@ -208,7 +215,7 @@ async function runPub(size) {
     console.log(
       `scenario=pub client=${CLIENT} size=${size} n=${n} secs=${secs.toFixed(6)} msgs_per_s=${f1(n / secs)} ` +
         `mb_per_s=${((n * size) / 1e6 / secs).toFixed(3)} errors=${failed + errs.count} flush=pingpong ` +
-        `cpu_ns_per_msg=${f1((c1 - c0) / n)}`,
+        `cpu_ns_per_msg=${cpuPerMsg(c0, c1, n)}`,
     );
   } finally {
     await errs.closeAll(nc);
@@ -235,6 +242,7 @@ async function runPubSub(size) {
     let received = 0;
     let badSize = 0;
     let tDone = 0;
+    let cDone = 0; // process CPU at tDone
     let onDone;
     const done = new Promise((resolve) => (onDone = resolve));
     try {
@@ -245,6 +253,7 @@ async function runPubSub(size) {
           if (m.data.length !== size) badSize++;
           if (++received === target) {
             tDone = nowS();
+            cDone = cpuNs();
             onDone();
           }
         },
@@ -295,7 +304,7 @@ async function runPubSub(size) {
       }),
     ]);
     clearInterval(timer);
-    const c1 = cpuNs();
+    const c1 = complete ? cDone : cpuNs();
     const rssEnd = currentRssKb();
 
     const got = Math.min(received, target);
@@ -310,7 +319,7 @@ async function runPubSub(size) {
       `scenario=pubsub client=${CLIENT} size=${size} n=${target} received=${got} lost=${target - got} ` +
         `secs=${secs.toFixed(6)} msgs_per_s=${f1(got / secs)} mb_per_s=${((got * size) / 1e6 / secs).toFixed(3)} ` +
         `errors=${failed + errs.count + badSize} mode=callback dropped=${dropped} ` +
-        `cpu_ns_per_msg=${f1((c1 - c0) / Math.max(got, 1))} rss_kb=${peakRssKb()} ` +
+        `cpu_ns_per_msg=${cpuPerMsg(c0, c1, got)} rss_kb=${peakRssKb()} ` +
         `rss_start_kb=${rssStart} rss_end_kb=${rssEnd} yield_every=${opt.yieldEvery}`,
     );
   } finally {
@@ -389,8 +398,7 @@ async function runReq(size) {
     }
     const secs = nowS() - t0;
     const c1 = cpuNs();
-    emitLatency('req', 'msgs_per_s', size, opt.k, secs, lat, failed + errs.count + respondFailed,
-      ` cpu_ns_per_msg=${f1((c1 - c0) / Math.max(opt.k, 1))}`);
+    emitLatency('req', 'msgs_per_s', size, opt.k, secs, lat, failed + errs.count + respondFailed, c1 - c0);
   } finally {
     errs.closing = true;
     if (sub && !sub.isClosed) sub.unsubscribe();
@@ -479,6 +487,7 @@ async function runJsPub(size) {
       }
     };
 
+    const c0 = cpuNs();
     const t0 = nowS();
     tLast = t0;
     for (let i = 0; i < N && !stalled; i++) {
@@ -489,12 +498,13 @@ async function runJsPub(size) {
     }
     while (inflight > 0) await retire();
     const t1 = acked < N ? tLast : nowS();
+    const c1 = cpuNs();
     const secs = Math.max(t1 - t0, 1e-9);
     errors += errs.count;
     console.log(
       `scenario=jspub client=${CLIENT} size=${size} n=${N} acked=${acked} unacked=${N - acked} ` +
         `secs=${secs.toFixed(6)} msgs_per_s=${f1(acked / secs)} mb_per_s=${((acked * size) / 1e6 / secs).toFixed(3)} ` +
-        `window=${window} errors=${errors}`,
+        `window=${window} errors=${errors} cpu_ns_per_msg=${cpuPerMsg(c0, c1, acked)}`,
     );
   } finally {
     errs.closing = true;
@@ -528,6 +538,7 @@ async function runJsPubSync(size) {
 
     const lat = [];
     let failed = 0;
+    const c0 = cpuNs();
     const t0 = nowS();
     for (let i = 0; i < opt.k; i++) {
       const a = nowS();
@@ -546,7 +557,8 @@ async function runJsPubSync(size) {
       }
     }
     const secs = nowS() - t0;
-    emitLatency('jspub-sync', 'msgs_per_s', size, opt.k, secs, lat, failed + errs.count);
+    const c1 = cpuNs();
+    emitLatency('jspub-sync', 'msgs_per_s', size, opt.k, secs, lat, failed + errs.count, c1 - c0);
   } finally {
     errs.closing = true;
     js.close();
@@ -591,6 +603,7 @@ async function runKv(size) {
       const lat = [];
       let failed = 0;
       let timedOut = false;
+      const c0 = cpuNs();
       const t0 = nowS();
       for (let i = 0; i < K; i++) {
         const key = `k${i}`;
@@ -611,8 +624,9 @@ async function runKv(size) {
         }
       }
       const secs = nowS() - t0;
+      const c1 = cpuNs();
       if (timedOut) emitStatus(scenario, size, 'timeout', 'max-secs');
-      else emitLatency(scenario, 'ops_per_s', size, K, secs, lat, failed + errs.count);
+      else emitLatency(scenario, 'ops_per_s', size, K, secs, lat, failed + errs.count, c1 - c0);
     }
   } finally {
     errs.closing = true;
@@ -681,6 +695,7 @@ async function runKvPar(size) {
     const timer = setInterval(sample, 2);
     let failed = 0;
     let timedOut = false;
+    const c0 = cpuNs();
     const t0 = nowS();
     await runParallel(K, opt.par, async (i) => {
       if (timedOut || nowS() - t0 > opt.maxSecs) {
@@ -694,6 +709,7 @@ async function runKvPar(size) {
       }
     });
     const secs = nowS() - t0;
+    const c1 = cpuNs();
     clearInterval(timer);
     sample();
     if (timedOut) {
@@ -702,7 +718,8 @@ async function runKvPar(size) {
     }
     console.log(
       `scenario=kv-par client=${CLIENT} size=${size} n=${K} par=${opt.par} secs=${secs.toFixed(6)} ` +
-        `ops_per_s=${f1(K / secs)} threads_peak=${peak} errors=${failed + errs.count}`,
+        `ops_per_s=${f1(K / secs)} threads_peak=${peak} errors=${failed + errs.count} ` +
+        `cpu_ns_per_msg=${cpuPerMsg(c0, c1, K)}`,
     );
   } finally {
     errs.closing = true;
@@ -742,6 +759,8 @@ async function runJsConsume(size) {
     let redelivered = 0;
     let badSize = 0;
     let tLast = 0;
+    let cLast = 0; // process CPU at the N-th message
+    const c0 = cpuNs();
     const t0 = nowS();
     msgs = await js.consume('BENCH', 'BENCHC');
     const reader = (async () => {
@@ -750,7 +769,10 @@ async function runJsConsume(size) {
         if (m.redelivered) redelivered++;
         m.ack();
         tLast = nowS();
-        if (++received === N) break;
+        if (++received === N) {
+          cLast = cpuNs();
+          break;
+        }
       }
     })();
     // Wait for the N-th message, or give up when progress stops.
@@ -773,6 +795,7 @@ async function runJsConsume(size) {
     clearInterval(timer);
     const got = Math.min(received, N);
     const secs = Math.max((complete ? tLast : lastProgress) - t0, 1e-9);
+    const c1 = complete ? cLast : cpuNs();
     msgs.stop();
     // untimed: wait until the server has every ack
     let ackPending = -1;
@@ -789,7 +812,8 @@ async function runJsConsume(size) {
     console.log(
       `scenario=js-consume client=${CLIENT} size=${size} n=${N} received=${got} secs=${secs.toFixed(6)} ` +
         `msgs_per_s=${f1(got / secs)} mb_per_s=${((got * size) / 1e6 / secs).toFixed(3)} ` +
-        `redelivered=${redelivered} ack_pending=${ackPending} errors=${badSize + errs.count}`,
+        `redelivered=${redelivered} ack_pending=${ackPending} errors=${badSize + errs.count} ` +
+        `cpu_ns_per_msg=${cpuPerMsg(c0, c1, got)}`,
     );
   } catch (err) {
     emitFailure('js-consume', size, 'run', err);

@@ -5,6 +5,11 @@
  * the project's benchmark spec (shared/bench-spec.md), with client=nats.c.
  * Build: bench/peers/natsc/build.sh
  *
+ * Every line with a message/operation count (pub, pubsub, req, jspub,
+ * jspub-sync, kv-put, kv-get, kv-par, js-consume) has cpu_ns_per_msg: user+sys
+ * CPU of the whole process (getrusage RUSAGE_SELF, nats.c's threads included)
+ * over exactly the timed region, divided by the line's messages/operations.
+ *
  * Scenarios nats.c 3.4 has no API for (each says so in a `# note=` line):
  *   kv-par      no asynchronous KV get: the row is K sequential kvStore_Get
  *               calls (par=1)
@@ -170,6 +175,7 @@ static void run_pub(long size)
         goto out;
     }
     bool deadline_ok = true;
+    double c0 = bench_cpu_ns();
     double t0 = bench_now_s();
     for (long i = 0; i < O.n; i++) {
         if (natsConnection_Publish(nc, "bench.pub", data, (int)size) != NATS_OK)
@@ -185,6 +191,7 @@ static void run_pub(long size)
     }
     s = natsConnection_FlushTimeout(nc, bench_idle_ms(&O));
     double t1 = bench_now_s();
+    double c1 = bench_cpu_ns();
     if (s != NATS_OK) {
         emit_failure("pub", size, s == NATS_TIMEOUT ? "timeout" : "failed",
                      "flush", s);
@@ -193,9 +200,9 @@ static void run_pub(long size)
     errors += ASYNC_ERRS();
     double secs = t1 - t0;
     printf("scenario=pub client=%s size=%ld n=%ld secs=%.6f msgs_per_s=%.1f "
-           "mb_per_s=%.3f errors=%ld flush=pingpong\n",
+           "mb_per_s=%.3f errors=%ld flush=pingpong cpu_ns_per_msg=%.1f\n",
            CLIENT, size, O.n, secs, (double)O.n / secs,
-           (double)O.n * (double)size / 1e6 / secs, errors);
+           (double)O.n * (double)size / 1e6 / secs, errors, bench_cpu_per_msg(c0, c1, O.n));
     fflush(stdout);
 out:
     close_nc(nc);
@@ -211,6 +218,7 @@ typedef struct {
     long target;
     long size;
     double t_done;
+    double c_done; /* process CPU at t_done */
     pthread_mutex_t mu;
     pthread_cond_t cv;
 } ps_state_t;
@@ -226,8 +234,10 @@ static void ps_on_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
     long r = atomic_fetch_add(&st->received, 1) + 1;
     if (r == st->target) {
         double t = bench_now_s();
+        double c = bench_cpu_ns();
         pthread_mutex_lock(&st->mu);
         st->t_done = t;
+        st->c_done = c;
         pthread_cond_signal(&st->cv);
         pthread_mutex_unlock(&st->mu);
     }
@@ -264,6 +274,7 @@ static void run_pubsub(long size)
         goto out;
     }
 
+    double c0 = bench_cpu_ns();
     double t0 = bench_now_s();
     for (long i = 0; i < O.n; i++) {
         if (natsConnection_Publish(pnc, "bench.ps", data, (int)size) != NATS_OK)
@@ -306,7 +317,9 @@ static void run_pubsub(long size)
             break;
     }
     double t_done = st.t_done;
+    double c_done = st.c_done;
     pthread_mutex_unlock(&st.mu);
+    double c1 = done ? c_done : bench_cpu_ns();
 
     long received = atomic_load(&st.received);
     if (received > O.n)
@@ -317,10 +330,10 @@ static void run_pubsub(long size)
         secs = 1e-9;
     errors += ASYNC_ERRS() + atomic_load(&st.badsize);
     printf("scenario=pubsub client=%s size=%ld n=%ld received=%ld lost=%ld "
-           "secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%ld\n",
+           "secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%ld cpu_ns_per_msg=%.1f\n",
            CLIENT, size, O.n, received, O.n - received, secs,
            (double)received / secs, (double)received * (double)size / 1e6 / secs,
-           errors);
+           errors, bench_cpu_per_msg(c0, c1, received));
     fflush(stdout);
 out:
     if (sub) {
@@ -380,6 +393,7 @@ static void run_req(long size)
     }
     ASYNC_RESET();
 
+    double c0 = bench_cpu_ns();
     double t0 = bench_now_s();
     for (long i = 0; i < O.k; i++) {
         natsMsg *m = NULL;
@@ -401,6 +415,7 @@ static void run_req(long size)
         }
     }
     double secs = bench_now_s() - t0;
+    double c1 = bench_cpu_ns();
     if (timed_out) {
         bench_emit_status("req", size, "timeout", "max-secs");
         goto out;
@@ -408,9 +423,9 @@ static void run_req(long size)
     errors += ASYNC_ERRS();
     bench_latency L = bench_latency_stats(lat, nlat);
     printf("scenario=req client=%s size=%ld n=%ld secs=%.6f msgs_per_s=%.1f "
-           "mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%ld\n",
+           "mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%ld cpu_ns_per_msg=%.1f\n",
            CLIENT, size, O.k, secs, (double)O.k / secs, L.mean, L.p50, L.p99,
-           errors);
+           errors, bench_cpu_per_msg(c0, c1, O.k));
     fflush(stdout);
 out:
     if (sub) {
@@ -503,6 +518,7 @@ static void run_jspub(long size)
     }
     ASYNC_RESET();
 
+    double c0 = bench_cpu_ns();
     double t0 = bench_now_s();
     atomic_store(&st.t_last, t0);
     bool stalled = false;
@@ -528,6 +544,7 @@ static void run_jspub(long size)
     po.MaxWait = (int64_t)((left > O.idle_timeout ? left : O.idle_timeout) * 1000);
     s = js_PublishAsyncComplete(js, &po);
     double t1 = bench_now_s();
+    double c1 = bench_cpu_ns();
     long acked = atomic_load(&st.acked);
     if (s != NATS_OK || acked < O.js_n) {
         /* ended without all acks: time = last observed ack */
@@ -539,10 +556,11 @@ static void run_jspub(long size)
     if (secs <= 0)
         secs = 1e-9;
     printf("scenario=jspub client=%s size=%ld n=%ld acked=%ld unacked=%ld "
-           "secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f window=%ld errors=%ld\n",
+           "secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f window=%ld errors=%ld "
+           "cpu_ns_per_msg=%.1f\n",
            CLIENT, size, O.js_n, acked, O.js_n - acked, secs,
            (double)acked / secs, (double)acked * (double)size / 1e6 / secs,
-           O.window, errors);
+           O.window, errors, bench_cpu_per_msg(c0, c1, acked));
     fflush(stdout);
 out:
     if (js) {
@@ -592,6 +610,7 @@ static void run_jspub_sync(long size)
     }
     ASYNC_RESET();
 
+    double c0 = bench_cpu_ns();
     double t0 = bench_now_s();
     for (long i = 0; i < O.k; i++) {
         jsPubAck *pa = NULL;
@@ -610,6 +629,7 @@ static void run_jspub_sync(long size)
         }
     }
     double secs = bench_now_s() - t0;
+    double c1 = bench_cpu_ns();
     if (timed_out) {
         bench_emit_status("jspub-sync", size, "timeout", "max-secs");
         goto out;
@@ -617,9 +637,10 @@ static void run_jspub_sync(long size)
     errors += ASYNC_ERRS();
     bench_latency L = bench_latency_stats(lat, nlat);
     printf("scenario=jspub-sync client=%s size=%ld n=%ld secs=%.6f "
-           "msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%ld\n",
+           "msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%ld "
+           "cpu_ns_per_msg=%.1f\n",
            CLIENT, size, O.k, secs, (double)O.k / secs, L.mean, L.p50, L.p99,
-           errors);
+           errors, bench_cpu_per_msg(c0, c1, O.k));
     fflush(stdout);
 out:
     jsCtx_Destroy(js);
@@ -713,6 +734,7 @@ static void run_kv(long size)
     /* puts */
     long errors = 0, nlat = 0;
     bool timed_out = false;
+    double c0 = bench_cpu_ns();
     double t0 = bench_now_s();
     for (long i = 0; i < K; i++) {
         uint64_t rev = 0;
@@ -730,6 +752,7 @@ static void run_kv(long size)
         }
     }
     double secs = bench_now_s() - t0;
+    double c1 = bench_cpu_ns();
     if (timed_out)
         bench_emit_status("kv-put", size, "timeout", "max-secs");
     else {
@@ -737,9 +760,9 @@ static void run_kv(long size)
         bench_latency L = bench_latency_stats(lat, nlat);
         printf("scenario=kv-put client=%s size=%ld n=%ld secs=%.6f "
                "ops_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f "
-               "errors=%ld\n",
+               "errors=%ld cpu_ns_per_msg=%.1f\n",
                CLIENT, size, K, secs, (double)K / secs, L.mean, L.p50, L.p99,
-               errors);
+               errors, bench_cpu_per_msg(c0, c1, K));
         fflush(stdout);
     }
 
@@ -748,6 +771,7 @@ static void run_kv(long size)
     errors = 0;
     nlat = 0;
     timed_out = false;
+    c0 = bench_cpu_ns();
     t0 = bench_now_s();
     for (long i = 0; i < K; i++) {
         kvEntry *e = NULL;
@@ -769,6 +793,7 @@ static void run_kv(long size)
         }
     }
     secs = bench_now_s() - t0;
+    c1 = bench_cpu_ns();
     if (timed_out)
         bench_emit_status("kv-get", size, "timeout", "max-secs");
     else {
@@ -776,9 +801,9 @@ static void run_kv(long size)
         bench_latency L = bench_latency_stats(lat, nlat);
         printf("scenario=kv-get client=%s size=%ld n=%ld secs=%.6f "
                "ops_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f "
-               "errors=%ld\n",
+               "errors=%ld cpu_ns_per_msg=%.1f\n",
                CLIENT, size, K, secs, (double)K / secs, L.mean, L.p50, L.p99,
-               errors);
+               errors, bench_cpu_per_msg(c0, c1, K));
         fflush(stdout);
     }
 out:
@@ -859,6 +884,7 @@ static void run_kv_par(long size)
 
     long errors = 0;
     long peak = proc_status("Threads");
+    double c0 = bench_cpu_ns();
     double t0 = bench_now_s(), last_sample = t0;
     bool timed_out = false;
     for (long i = 0; i < K; i++) {
@@ -881,6 +907,7 @@ static void run_kv_par(long size)
         }
     }
     double secs = bench_now_s() - t0;
+    double c1 = bench_cpu_ns();
     long t = proc_status("Threads");
     if (t > peak)
         peak = t;
@@ -890,8 +917,9 @@ static void run_kv_par(long size)
     }
     errors += ASYNC_ERRS();
     printf("scenario=kv-par client=%s size=%ld n=%ld par=1 secs=%.6f "
-           "ops_per_s=%.1f threads_peak=%ld errors=%ld\n",
-           CLIENT, size, K, secs, (double)K / secs, peak, errors);
+           "ops_per_s=%.1f threads_peak=%ld errors=%ld cpu_ns_per_msg=%.1f\n",
+           CLIENT, size, K, secs, (double)K / secs, peak, errors,
+           bench_cpu_per_msg(c0, c1, K));
     fflush(stdout);
 out:
     kvStore_Destroy(kv);
@@ -983,7 +1011,8 @@ static void run_js_consume(long size)
     ASYNC_RESET();
 
     long received = 0, redelivered = 0, errors = 0;
-    double t0 = bench_now_s(), last_progress = t0;
+    double c0 = bench_cpu_ns();
+    double t0 = bench_now_s(), last_progress = t0, c_progress = c0;
     while (received < N) {
         natsMsgList list = {NULL, 0};
         long want = N - received;
@@ -1008,6 +1037,7 @@ static void run_js_consume(long size)
         if (list.Count > 0) {
             received += list.Count;
             last_progress = t;
+            c_progress = bench_cpu_ns(); /* once per batch: where the clock stops */
         }
         natsMsgList_Destroy(&list);
         if (t - last_progress > O.idle_timeout || t - t0 > O.max_secs)
@@ -1035,10 +1065,10 @@ static void run_js_consume(long size)
     errors += ASYNC_ERRS();
     printf("scenario=js-consume client=%s size=%ld n=%ld received=%ld secs=%.6f "
            "msgs_per_s=%.1f mb_per_s=%.3f redelivered=%ld ack_pending=%ld "
-           "errors=%ld\n",
+           "errors=%ld cpu_ns_per_msg=%.1f\n",
            CLIENT, size, N, received, secs, (double)received / secs,
            (double)received * (double)size / 1e6 / secs, redelivered, ack_pending,
-           errors);
+           errors, bench_cpu_per_msg(c0, c_progress, received));
     fflush(stdout);
 out:
     natsSubscription_Destroy(sub);

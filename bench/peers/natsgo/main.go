@@ -24,6 +24,11 @@
 //	            repeats a 1 MiB pattern, ObjectStore.Get read into one
 //	            128 KiB buffer (no buffer of the object's size)
 //
+// Every line with a message/operation count (pub, pubsub, req, jspub,
+// jspub-sync, kv-put, kv-get, kv-par, js-consume) has cpu_ns_per_msg: user+sys
+// CPU of the whole process (syscall.Getrusage, every goroutine and thread)
+// over exactly the timed region, divided by the line's messages/operations.
+//
 // The JetStream context's default timeout is the idle timeout (the
 // library's own default is 5 s, the spec's default idle timeout). obj-put
 // and obj-get run each measured part in a fresh process (this program
@@ -50,6 +55,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -164,6 +170,21 @@ func latStats(us []float64) latency {
 
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 
+// cpuNanos is the user+sys CPU time of the whole process (every thread).
+func cpuNanos() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpuPerMsg is cpu_ns_per_msg: the CPU between c0 and c1 (read where the
+// clock starts and stops) divided by the line's count (0 divides by 1).
+func cpuPerMsg(c0, c1 float64, count int64) float64 {
+	return (c1 - c0) / float64(max(count, 1))
+}
+
 func mbps(count, size int, secs float64) float64 {
 	return float64(count) * float64(size) / 1e6 / secs
 }
@@ -246,6 +267,7 @@ func runPub(size int) {
 	defer closeConns(c, nc)
 	data := payload(size)
 	errs := 0
+	c0 := cpuNanos()
 	t0 := time.Now()
 	for i := 0; i < opt.n; i++ {
 		if nc.Publish("bench.pub", data) != nil {
@@ -261,9 +283,10 @@ func runPub(size int) {
 		return
 	}
 	secs := time.Since(t0).Seconds()
+	c1 := cpuNanos()
 	errs += int(c.errs.Load())
-	fmt.Printf("scenario=pub client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%d flush=pingpong\n",
-		client, size, opt.n, secs, float64(opt.n)/secs, mbps(opt.n, size, secs), errs)
+	fmt.Printf("scenario=pub client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%d flush=pingpong cpu_ns_per_msg=%.1f\n",
+		client, size, opt.n, secs, float64(opt.n)/secs, mbps(opt.n, size, secs), errs, cpuPerMsg(c0, c1, int64(opt.n)))
 }
 
 // ---------------------------------------------------------------------------
@@ -314,6 +337,7 @@ func runPubSub(size int) {
 	n := int64(opt.n)
 	var received, badsize atomic.Int64
 	var tDone time.Time
+	var cDone float64 // process CPU at tDone
 	done := make(chan struct{})
 	_, err = snc.Subscribe("bench.ps", func(m *nats.Msg) {
 		if len(m.Data) != size {
@@ -321,6 +345,7 @@ func runPubSub(size int) {
 		}
 		if received.Add(1) == n {
 			tDone = time.Now()
+			cDone = cpuNanos()
 			close(done)
 		}
 	})
@@ -334,6 +359,7 @@ func runPubSub(size int) {
 
 	data := payload(size)
 	errs := 0
+	c0 := cpuNanos()
 	t0 := time.Now()
 	for i := 0; i < opt.n; i++ {
 		if pnc.Publish("bench.ps", data) != nil {
@@ -347,15 +373,16 @@ func runPubSub(size int) {
 		errs++
 	}
 	var tEnd time.Time
+	c1 := c0
 	complete := n == 0
 	if complete {
 		tEnd = t0
 	} else {
 		var last time.Time
 		if complete, last = waitCount(t0, done, received.Load); complete {
-			tEnd = tDone
+			tEnd, c1 = tDone, cDone
 		} else {
-			tEnd = last
+			tEnd, c1 = last, cpuNanos()
 		}
 	}
 	got := received.Load()
@@ -364,8 +391,8 @@ func runPubSub(size int) {
 	}
 	secs := math.Max(tEnd.Sub(t0).Seconds(), 1e-9)
 	errs += int(c.errs.Load() + badsize.Load())
-	fmt.Printf("scenario=pubsub client=%s size=%d n=%d received=%d lost=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%d\n",
-		client, size, n, got, n-got, secs, float64(got)/secs, mbps(int(got), size, secs), errs)
+	fmt.Printf("scenario=pubsub client=%s size=%d n=%d received=%d lost=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%d cpu_ns_per_msg=%.1f\n",
+		client, size, n, got, n-got, secs, float64(got)/secs, mbps(int(got), size, secs), errs, cpuPerMsg(c0, c1, got))
 }
 
 // ---------------------------------------------------------------------------
@@ -401,6 +428,7 @@ func runReq(size int) {
 
 	lat := make([]float64, 0, opt.k)
 	errs := 0
+	c0 := cpuNanos()
 	t0 := time.Now()
 	for i := 0; i < opt.k; i++ {
 		a := time.Now()
@@ -420,10 +448,11 @@ func runReq(size int) {
 		}
 	}
 	secs := time.Since(t0).Seconds()
+	c1 := cpuNanos()
 	errs += int(c.errs.Load())
 	l := latStats(lat)
-	fmt.Printf("scenario=req client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d\n",
-		client, size, opt.k, secs, float64(opt.k)/secs, l.mean, l.p50, l.p99, errs)
+	fmt.Printf("scenario=req client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f\n",
+		client, size, opt.k, secs, float64(opt.k)/secs, l.mean, l.p50, l.p99, errs, cpuPerMsg(c0, c1, int64(opt.k)))
 }
 
 // ---------------------------------------------------------------------------
@@ -517,12 +546,15 @@ func runJSPub(size int) {
 	c.errs.Store(0)
 	data := payload(size)
 	n := opt.jsN
+	c0 := cpuNanos()
 	t0 := time.Now()
 	acked, errs, tLast := publishWindowed(js, n, data, t0, func() bool { return time.Since(t0) > opt.maxSecs })
+	c1 := cpuNanos() // the clock stops at the last ack (tLast), when the windowed publish returns
 	secs := math.Max(tLast.Sub(t0).Seconds(), 1e-9)
 	errs += int(c.errs.Load())
-	fmt.Printf("scenario=jspub client=%s size=%d n=%d acked=%d unacked=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f window=%d errors=%d\n",
-		client, size, n, acked, n-acked, secs, float64(acked)/secs, mbps(acked, size, secs), opt.window, errs)
+	fmt.Printf("scenario=jspub client=%s size=%d n=%d acked=%d unacked=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f window=%d errors=%d cpu_ns_per_msg=%.1f\n",
+		client, size, n, acked, n-acked, secs, float64(acked)/secs, mbps(acked, size, secs), opt.window, errs,
+		cpuPerMsg(c0, c1, int64(acked)))
 }
 
 func runJSPubSync(size int) {
@@ -549,6 +581,7 @@ func runJSPubSync(size int) {
 	c.errs.Store(0)
 	lat := make([]float64, 0, opt.k)
 	errs := 0
+	c0 := cpuNanos()
 	t0 := time.Now()
 	for i := 0; i < opt.k; i++ {
 		a := time.Now()
@@ -565,10 +598,11 @@ func runJSPubSync(size int) {
 		}
 	}
 	secs := time.Since(t0).Seconds()
+	c1 := cpuNanos()
 	errs += int(c.errs.Load())
 	l := latStats(lat)
-	fmt.Printf("scenario=jspub-sync client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d\n",
-		client, size, opt.k, secs, float64(opt.k)/secs, l.mean, l.p50, l.p99, errs)
+	fmt.Printf("scenario=jspub-sync client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f\n",
+		client, size, opt.k, secs, float64(opt.k)/secs, l.mean, l.p50, l.p99, errs, cpuPerMsg(c0, c1, int64(opt.k)))
 }
 
 // ---------------------------------------------------------------------------
@@ -603,10 +637,12 @@ func freshKV(js jetstream.JetStream) (jetstream.KeyValue, error) {
 	return kv, nil
 }
 
-func kvLine(scenario string, size, k int, secs float64, lat []float64, errs int) {
+// kvLine prints a kv-put / kv-get line; cpu is the process CPU (ns) over
+// the timed region.
+func kvLine(scenario string, size, k int, secs float64, lat []float64, errs int, cpu float64) {
 	l := latStats(lat)
-	fmt.Printf("scenario=%s client=%s size=%d n=%d secs=%.6f ops_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d\n",
-		scenario, client, size, k, secs, float64(k)/secs, l.mean, l.p50, l.p99, errs)
+	fmt.Printf("scenario=%s client=%s size=%d n=%d secs=%.6f ops_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f\n",
+		scenario, client, size, k, secs, float64(k)/secs, l.mean, l.p50, l.p99, errs, cpuPerMsg(0, cpu, int64(k)))
 }
 
 func runKV(size int) {
@@ -646,6 +682,7 @@ func runKV(size int) {
 		lat := make([]float64, 0, k)
 		errs := 0
 		timedOut := false
+		c0 := cpuNanos()
 		t0 := time.Now()
 		for i := 0; i < k; i++ {
 			key := "k" + strconv.Itoa(i)
@@ -672,10 +709,11 @@ func runKV(size int) {
 			}
 		}
 		secs := time.Since(t0).Seconds()
+		c1 := cpuNanos()
 		if timedOut {
 			status(scenario, size, "timeout", errors.New("max-secs"))
 		} else {
-			kvLine(scenario, size, k, secs, lat, errs+int(c.errs.Load()))
+			kvLine(scenario, size, k, secs, lat, errs+int(c.errs.Load()), c1-c0)
 		}
 	}
 }
@@ -762,6 +800,7 @@ func runKVPar(size int) {
 	var timedOut atomic.Bool
 	var wg sync.WaitGroup
 	sampler := startThreadSampler()
+	c0 := cpuNanos()
 	t0 := time.Now()
 	wg.Add(workers)
 	for w := 0; w < workers; w++ {
@@ -785,13 +824,14 @@ func runKVPar(size int) {
 	}
 	wg.Wait()
 	secs := time.Since(t0).Seconds()
+	c1 := cpuNanos()
 	peak := sampler.finish()
 	if timedOut.Load() {
 		status("kv-par", size, "timeout", errors.New("max-secs"))
 		return
 	}
-	fmt.Printf("scenario=kv-par client=%s size=%d n=%d par=%d secs=%.6f ops_per_s=%.1f threads_peak=%d errors=%d\n",
-		client, size, k, opt.par, secs, float64(k)/secs, peak, errs.Load()+c.errs.Load())
+	fmt.Printf("scenario=kv-par client=%s size=%d n=%d par=%d secs=%.6f ops_per_s=%.1f threads_peak=%d errors=%d cpu_ns_per_msg=%.1f\n",
+		client, size, k, opt.par, secs, float64(k)/secs, peak, errs.Load()+c.errs.Load(), cpuPerMsg(c0, c1, int64(k)))
 }
 
 // ---------------------------------------------------------------------------
@@ -838,8 +878,10 @@ func runJSConsume(size int) {
 	var measuring atomic.Bool
 	measuring.Store(true)
 	var tDone time.Time
+	var cDone float64 // process CPU at tDone
 	done := make(chan struct{})
 	target := int64(n)
+	c0 := cpuNanos()
 	t0 = time.Now()
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		if len(m.Data()) != size {
@@ -853,6 +895,7 @@ func runJSConsume(size int) {
 		}
 		if received.Add(1) == target {
 			tDone = time.Now()
+			cDone = cpuNanos()
 			close(done)
 		}
 	}, jetstream.ConsumeErrHandler(func(jetstream.ConsumeContext, error) {
@@ -865,15 +908,16 @@ func runJSConsume(size int) {
 		return
 	}
 	var tEnd time.Time
+	c1 := c0
 	complete := target == 0
 	if complete {
 		tEnd = t0
 	} else {
 		var last time.Time
 		if complete, last = waitCount(t0, done, received.Load); complete {
-			tEnd = tDone
+			tEnd, c1 = tDone, cDone
 		} else {
-			tEnd = last
+			tEnd, c1 = last, cpuNanos()
 		}
 	}
 	got := received.Load()
@@ -900,8 +944,9 @@ func runJSConsume(size int) {
 	measuring.Store(false)
 	cc.Stop()
 	errs := badsize.Load() + ackErrs.Load() + consumeErrs.Load() + c.errs.Load()
-	fmt.Printf("scenario=js-consume client=%s size=%d n=%d received=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f redelivered=%d ack_pending=%d errors=%d\n",
-		client, size, n, got, secs, float64(got)/secs, mbps(int(got), size, secs), redelivered.Load(), ackPending, errs)
+	fmt.Printf("scenario=js-consume client=%s size=%d n=%d received=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f redelivered=%d ack_pending=%d errors=%d cpu_ns_per_msg=%.1f\n",
+		client, size, n, got, secs, float64(got)/secs, mbps(int(got), size, secs), redelivered.Load(), ackPending, errs,
+		cpuPerMsg(c0, c1, got))
 }
 
 // ---------------------------------------------------------------------------

@@ -33,6 +33,11 @@
 //               pattern in 128 KiB pieces, os.get() read piece by piece and
 //               counted (no buffer of the object's size).
 //
+// Every line with a message/operation count (pub, pubsub, req, jspub,
+// jspub-sync, kv-put, kv-get, kv-par, js-consume) has cpu_ns_per_msg:
+// user+sys CPU of the whole process (process.cpuUsage(), every thread) over
+// exactly the timed region, divided by the line's messages/operations.
+//
 // The JetStream context's timeout is the idle timeout (the library's default
 // is the connection timeout). Default connection options otherwise.
 //
@@ -104,6 +109,14 @@ const f1 = (x) => x.toFixed(1);
 const f3 = (x) => x.toFixed(3);
 const f6 = (x) => x.toFixed(6);
 const mbps = (count, size, secs) => (count * size) / 1e6 / secs;
+// user+sys CPU of the whole process (every thread), in ns
+const cpuNs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) * 1e3;
+};
+// cpu_ns_per_msg: the CPU between c0 and c1 (read where the clock starts and
+// stops) divided by the line's count (0 divides by 1)
+const cpuPerMsg = (c0, c1, count) => f1((c1 - c0) / Math.max(count, 1));
 
 // mean and nearest-rank percentiles: sorted[ceil(p/100*K)-1]
 function latStats(us) {
@@ -206,6 +219,7 @@ async function runPub(size) {
     const nc = await c.connect();
     const data = payload(size);
     let errors = 0;
+    const c0 = cpuNs();
     const t0 = now();
     for (let i = 0; i < opt.n; i++) {
       try {
@@ -220,9 +234,11 @@ async function runPub(size) {
     }
     await nc.flush();
     const secs = now() - t0;
+    const c1 = cpuNs();
     errors += c.errs;
     out(`scenario=pub client=${CLIENT} size=${size} n=${opt.n} secs=${f6(secs)} msgs_per_s=${f1(opt.n / secs)} ` +
-        `mb_per_s=${f3(mbps(opt.n, size, secs))} errors=${errors} flush=pingpong`);
+        `mb_per_s=${f3(mbps(opt.n, size, secs))} errors=${errors} flush=pingpong ` +
+        `cpu_ns_per_msg=${cpuPerMsg(c0, c1, opt.n)}`);
   });
 }
 
@@ -237,17 +253,22 @@ async function runPubSub(size) {
     let received = 0;
     let badsize = 0;
     let tDone = 0;
+    let cDone = 0; // process CPU at tDone
     snc.subscribe('bench.ps', {
       callback: (err, m) => {
         if (err) return;
         if (m.data.length !== size) badsize++;
-        if (++received === n) tDone = now();
+        if (++received === n) {
+          tDone = now();
+          cDone = cpuNs();
+        }
       },
     });
     await snc.flush(); // barrier: the SUB is registered
 
     const data = payload(size);
     let errors = 0;
+    const c0 = cpuNs();
     const t0 = now();
     for (let i = 0; i < n; i++) {
       try {
@@ -266,18 +287,20 @@ async function runPubSub(size) {
       errors++;
     }
     let tEnd = t0;
+    let c1 = c0;
     let done = n === 0;
     if (!done) {
       let last;
       [done, last] = await waitCount(t0, () => received >= n, () => received);
       tEnd = done ? tDone : last;
+      c1 = done ? cDone : cpuNs();
     }
     const got = done ? n : Math.min(received, n);
     const secs = Math.max(tEnd - t0, 1e-9);
     errors += c.errs + badsize;
     out(`scenario=pubsub client=${CLIENT} size=${size} n=${n} received=${got} lost=${n - got} secs=${f6(secs)} ` +
         `msgs_per_s=${f1(got / secs)} mb_per_s=${f3(mbps(got, size, secs))} errors=${errors} ` +
-        `yield_every=${opt.yieldEvery}`);
+        `yield_every=${opt.yieldEvery} cpu_ns_per_msg=${cpuPerMsg(c0, c1, got)}`);
   });
 }
 
@@ -302,6 +325,7 @@ async function runReq(size) {
     c.errs = 0;
     const lat = [];
     let errors = 0;
+    const c0 = cpuNs();
     const t0 = now();
     for (let i = 0; i < opt.k; i++) {
       const a = now();
@@ -322,10 +346,12 @@ async function runReq(size) {
       }
     }
     const secs = now() - t0;
+    const c1 = cpuNs();
     errors += c.errs;
     const l = latStats(lat);
     out(`scenario=req client=${CLIENT} size=${size} n=${opt.k} secs=${f6(secs)} msgs_per_s=${f1(opt.k / secs)} ` +
-        `mean_us=${f1(l.mean)} p50_us=${f1(l.p50)} p99_us=${f1(l.p99)} errors=${errors}`);
+        `mean_us=${f1(l.mean)} p50_us=${f1(l.p50)} p99_us=${f1(l.p99)} errors=${errors} ` +
+        `cpu_ns_per_msg=${cpuPerMsg(c0, c1, opt.k)}`);
   });
 }
 
@@ -405,13 +431,15 @@ async function runJSPub(size) {
     await freshBenchStream(js);
     c.errs = 0;
     const n = opt.jsN;
+    const c0 = cpuNs();
     const t0 = now();
     const st = await publishWindowed(js, n, payload(size), t0);
+    const c1 = cpuNs(); // the clock stops at the last ack (st.tLast), when publishWindowed returns
     const secs = Math.max(st.tLast - t0, 1e-9);
     const errors = st.errors + c.errs;
     out(`scenario=jspub client=${CLIENT} size=${size} n=${n} acked=${st.acked} unacked=${n - st.acked} ` +
         `secs=${f6(secs)} msgs_per_s=${f1(st.acked / secs)} mb_per_s=${f3(mbps(st.acked, size, secs))} ` +
-        `window=${opt.window} errors=${errors}`);
+        `window=${opt.window} errors=${errors} cpu_ns_per_msg=${cpuPerMsg(c0, c1, st.acked)}`);
   });
 }
 
@@ -427,6 +455,7 @@ async function runJSPubSync(size) {
     c.errs = 0;
     const lat = [];
     let errors = 0;
+    const c0 = cpuNs();
     const t0 = now();
     for (let i = 0; i < opt.k; i++) {
       const a = now();
@@ -445,11 +474,12 @@ async function runJSPubSync(size) {
       }
     }
     const secs = now() - t0;
+    const c1 = cpuNs();
     errors += c.errs;
     const l = latStats(lat);
     out(`scenario=jspub-sync client=${CLIENT} size=${size} n=${opt.k} secs=${f6(secs)} ` +
         `msgs_per_s=${f1(opt.k / secs)} mean_us=${f1(l.mean)} p50_us=${f1(l.p50)} p99_us=${f1(l.p99)} ` +
-        `errors=${errors}`);
+        `errors=${errors} cpu_ns_per_msg=${cpuPerMsg(c0, c1, opt.k)}`);
   });
 }
 
@@ -475,10 +505,12 @@ async function freshKV(js) {
   return kv;
 }
 
-function kvLine(scenario, size, k, secs, lat, errors) {
+// A kv-put / kv-get line; cpu = the process CPU (ns) over the timed region.
+function kvLine(scenario, size, k, secs, lat, errors, cpu) {
   const l = latStats(lat);
   out(`scenario=${scenario} client=${CLIENT} size=${size} n=${k} secs=${f6(secs)} ops_per_s=${f1(k / secs)} ` +
-      `mean_us=${f1(l.mean)} p50_us=${f1(l.p50)} p99_us=${f1(l.p99)} errors=${errors}`);
+      `mean_us=${f1(l.mean)} p50_us=${f1(l.p50)} p99_us=${f1(l.p99)} errors=${errors} ` +
+      `cpu_ns_per_msg=${cpuPerMsg(0, cpu, k)}`);
 }
 
 async function runKV(size) {
@@ -496,6 +528,7 @@ async function runKV(size) {
       const lat = [];
       let errors = 0;
       let timedOut = false;
+      const c0 = cpuNs();
       const t0 = now();
       for (let i = 0; i < k; i++) {
         const key = `k${i}`;
@@ -520,8 +553,9 @@ async function runKV(size) {
         }
       }
       const secs = now() - t0;
+      const c1 = cpuNs();
       if (timedOut) status(scenario, size, 'timeout', 'max-secs');
-      else kvLine(scenario, size, k, secs, lat, errors + c.errs);
+      else kvLine(scenario, size, k, secs, lat, errors + c.errs, c1 - c0);
     }
   });
 }
@@ -554,6 +588,7 @@ async function runKVPar(size) {
     let next = 0;
     let errors = 0;
     let timedOut = false;
+    const c0 = cpuNs();
     const t0 = now();
     const worker = async () => {
       while (next < k) {
@@ -574,6 +609,7 @@ async function runKVPar(size) {
     for (let w = 0; w < Math.min(opt.par, k); w++) workers.push(worker());
     await Promise.all(workers);
     const secs = now() - t0;
+    const c1 = cpuNs();
     clearInterval(timer);
     sample();
     if (timedOut) {
@@ -581,7 +617,8 @@ async function runKVPar(size) {
       return;
     }
     out(`scenario=kv-par client=${CLIENT} size=${size} n=${k} par=${opt.par} secs=${f6(secs)} ` +
-        `ops_per_s=${f1(k / secs)} threads_peak=${peak} errors=${errors + c.errs}`);
+        `ops_per_s=${f1(k / secs)} threads_peak=${peak} errors=${errors + c.errs} ` +
+        `cpu_ns_per_msg=${cpuPerMsg(c0, c1, k)}`);
   });
 }
 
@@ -611,13 +648,18 @@ async function runJSConsume(size) {
     let consumeErrors = 0;
     let measuring = true;
     let tDone = 0;
+    let cDone = 0; // process CPU at tDone
+    const c0 = cpuNs();
     const t0 = now();
     const iter = await consumer.consume({
       callback: (m) => {
         if (m.data.length !== size) badsize++;
         if (m.redelivered) redelivered++;
         m.ack();
-        if (++received === n) tDone = now();
+        if (++received === n) {
+          tDone = now();
+          cDone = cpuNs();
+        }
       },
     });
     (async () => {
@@ -627,11 +669,13 @@ async function runJSConsume(size) {
     })().catch(() => {});
 
     let tEnd = t0;
+    let c1 = c0;
     let done = n === 0;
     if (!done) {
       let last;
       [done, last] = await waitCount(t0, () => received >= n, () => received);
       tEnd = done ? tDone : last;
+      c1 = done ? cDone : cpuNs();
     }
     const got = done ? n : Math.min(received, n);
     const secs = Math.max(tEnd - t0, 1e-9);
@@ -651,7 +695,7 @@ async function runJSConsume(size) {
     const errors = badsize + consumeErrors + c.errs;
     out(`scenario=js-consume client=${CLIENT} size=${size} n=${n} received=${got} secs=${f6(secs)} ` +
         `msgs_per_s=${f1(got / secs)} mb_per_s=${f3(mbps(got, size, secs))} redelivered=${redelivered} ` +
-        `ack_pending=${ackPending} errors=${errors}`);
+        `ack_pending=${ackPending} errors=${errors} cpu_ns_per_msg=${cpuPerMsg(c0, c1, got)}`);
   });
 }
 

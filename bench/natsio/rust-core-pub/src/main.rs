@@ -3,6 +3,10 @@
 //! line as the C harness with client=natsio-rust-core. Compared with
 //! libnatsio's pub figures it gives the cost of the C ABI boundary.
 //!
+//! The line has `cpu_ns_per_msg` like the other harnesses: user+sys CPU of
+//! the whole process (`getrusage(RUSAGE_SELF)`) over exactly the timed
+//! region, divided by the messages.
+//!
 //! Accepts the whole bench CLI so bench/run.sh can interleave it with the
 //! other harnesses; every scenario but `pub` prints status=unsupported.
 
@@ -82,6 +86,17 @@ fn emit_status(scen: &str, size: usize, status: &str, err: Option<&str>) {
     }
 }
 
+/// User+sys CPU time of the whole process (every thread), in ns.
+fn cpu_ns() -> f64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return 0.0;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 * 1e9 + t.tv_usec as f64 * 1e3;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
 fn run_pub(o: &Opts, size: usize) {
     let payload = vec![b'x'; size];
     let client = match Client::connect(Options {
@@ -93,6 +108,7 @@ fn run_pub(o: &Opts, size: usize) {
         Err(e) => return emit_status("pub", size, "failed", Some(&format!("connect:{e}"))),
     };
     let mut errors = 0u64;
+    let c0 = cpu_ns();
     let t0 = Instant::now();
     for i in 0..o.n {
         if client.publish("bench.pub", &payload).is_err() {
@@ -105,6 +121,7 @@ fn run_pub(o: &Opts, size: usize) {
     }
     let flushed = client.flush(Some(o.idle_timeout));
     let secs = t0.elapsed().as_secs_f64();
+    let c1 = cpu_ns();
     if let Err(e) = flushed {
         client.close();
         return emit_status("pub", size, "failed", Some(&format!("flush:{e}")));
@@ -113,10 +130,11 @@ fn run_pub(o: &Opts, size: usize) {
     let n = o.n as f64;
     println!(
         "scenario=pub client={CLIENT} size={size} n={} secs={secs:.6} msgs_per_s={:.1} \
-         mb_per_s={:.3} errors={errors} flush=pingpong",
+         mb_per_s={:.3} errors={errors} flush=pingpong cpu_ns_per_msg={:.1}",
         o.n,
         n / secs,
-        n * size as f64 / 1e6 / secs
+        n * size as f64 / 1e6 / secs,
+        (c1 - c0) / n.max(1.0)
     );
     client.close();
 }

@@ -3,6 +3,12 @@
 //! Implements the CLI, scenarios, clock boundaries and output lines fixed by
 //! the project's benchmark spec (shared/bench-spec.md).
 //!
+//! Every line with a message/operation count (pub, pubsub, req, jspub,
+//! jspub-sync, kv-put, kv-get, kv-par, js-consume) has `cpu_ns_per_msg`:
+//! user+sys CPU of the whole process (`getrusage(RUSAGE_SELF)`, the tokio
+//! workers included) over exactly the timed region, divided by the line's
+//! messages/operations.
+//!
 //! Notes specific to async-nats:
 //! * `Client::flush()` only drains the local write buffer, it does not do a
 //!   PING/PONG round trip, so `pub` uses the echo barrier (`flush=echo`).
@@ -282,6 +288,23 @@ fn finish(c: &Counters) {
     c.closing.store(true, Ordering::Relaxed);
 }
 
+/// User+sys CPU time of the whole process (every thread), in ns.
+fn cpu_ns() -> f64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return 0.0;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 * 1e9 + t.tv_usec as f64 * 1e3;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// cpu_ns_per_msg: the CPU between c0 and c1 (read where the clock starts
+/// and stops) divided by the line's count (0 divides by 1).
+fn cpu_per_msg(c0: f64, c1: f64, count: u64) -> f64 {
+    (c1 - c0) / count.max(1) as f64
+}
+
 fn mb(count: u64, size: usize, secs: f64) -> f64 {
     count as f64 * size as f64 / 1e6 / secs
 }
@@ -307,6 +330,7 @@ async fn run_pub(o: &Opts, size: usize) {
     };
     let data = payload(size);
     let mut errors = 0u64;
+    let c0 = cpu_ns();
     let t0 = Instant::now();
     for i in 0..o.n {
         if client.publish("bench.pub", data.clone()).await.is_err() {
@@ -323,13 +347,15 @@ async fn run_pub(o: &Opts, size: usize) {
         return emit_status("pub", size, st, Some(&e));
     }
     let secs = t0.elapsed().as_secs_f64();
+    let c1 = cpu_ns();
     errors += c.errs();
     finish(&c);
     println!(
-        "scenario=pub client={CLIENT} size={size} n={} secs={secs:.6} msgs_per_s={:.1} mb_per_s={:.3} errors={errors} flush=echo",
+        "scenario=pub client={CLIENT} size={size} n={} secs={secs:.6} msgs_per_s={:.1} mb_per_s={:.3} errors={errors} flush=echo cpu_ns_per_msg={:.1}",
         o.n,
         o.n as f64 / secs,
-        mb(o.n, size, secs)
+        mb(o.n, size, secs),
+        cpu_per_msg(c0, c1, o.n)
     );
 }
 
@@ -360,7 +386,8 @@ async fn run_pubsub(o: &Opts, size: usize) {
     let n = o.n;
     let received = Arc::new(AtomicU64::new(0));
     let badsize = Arc::new(AtomicU64::new(0));
-    let (done_tx, mut done_rx) = tokio::sync::oneshot::channel::<Instant>();
+    // the N-th message: its time and the process CPU then
+    let (done_tx, mut done_rx) = tokio::sync::oneshot::channel::<(Instant, f64)>();
     let task = {
         let received = received.clone();
         let badsize = badsize.clone();
@@ -374,7 +401,7 @@ async fn run_pubsub(o: &Opts, size: usize) {
                 let r = received.fetch_add(1, Ordering::Relaxed) + 1;
                 if r == n {
                     if let Some(tx) = done_tx.take() {
-                        let _ = tx.send(Instant::now());
+                        let _ = tx.send((Instant::now(), cpu_ns()));
                     }
                 }
             }
@@ -383,6 +410,7 @@ async fn run_pubsub(o: &Opts, size: usize) {
 
     let data = payload(size);
     let mut errors = 0u64;
+    let c0 = cpu_ns();
     let t0 = Instant::now();
     for i in 0..n {
         if pc.publish("bench.ps", data.clone()).await.is_err() {
@@ -399,20 +427,24 @@ async fn run_pubsub(o: &Opts, size: usize) {
     let mut last_seen = u64::MAX;
     let mut last_progress = Instant::now();
     let t_end;
+    let c1;
     let mut done = n == 0;
     if done {
         t_end = t0;
+        c1 = c0;
     } else {
         loop {
             match tokio::time::timeout(Duration::from_millis(10), &mut done_rx).await {
-                Ok(Ok(t)) => {
+                Ok(Ok((t, c))) => {
                     done = true;
                     t_end = t;
+                    c1 = c;
                     break;
                 }
                 Ok(Err(_)) => {
                     // subscriber task ended without reaching N
                     t_end = last_progress;
+                    c1 = cpu_ns();
                     break;
                 }
                 Err(_) => {}
@@ -425,6 +457,7 @@ async fn run_pubsub(o: &Opts, size: usize) {
             }
             if now - last_progress > o.idle_timeout || now - t0 > o.max_secs {
                 t_end = last_progress;
+                c1 = cpu_ns();
                 break;
             }
         }
@@ -436,10 +469,11 @@ async fn run_pubsub(o: &Opts, size: usize) {
     finish(&c);
     task.abort();
     println!(
-        "scenario=pubsub client={CLIENT} size={size} n={n} received={got} lost={} secs={secs:.6} msgs_per_s={:.1} mb_per_s={:.3} errors={errors}",
+        "scenario=pubsub client={CLIENT} size={size} n={n} received={got} lost={} secs={secs:.6} msgs_per_s={:.1} mb_per_s={:.3} errors={errors} cpu_ns_per_msg={:.1}",
         n - got,
         got as f64 / secs,
-        mb(got, size, secs)
+        mb(got, size, secs),
+        cpu_per_msg(c0, c1, got)
     );
 }
 
@@ -485,6 +519,7 @@ async fn run_req(o: &Opts, size: usize) {
 
     let mut lat = Vec::with_capacity(o.k as usize);
     let mut errors = 0u64;
+    let c0 = cpu_ns();
     let t0 = Instant::now();
     for _ in 0..o.k {
         let a = Instant::now();
@@ -506,17 +541,19 @@ async fn run_req(o: &Opts, size: usize) {
         }
     }
     let secs = t0.elapsed().as_secs_f64();
+    let c1 = cpu_ns();
     errors += c.errs();
     finish(&c);
     responder.abort();
     let l = lat_stats(lat);
     println!(
-        "scenario=req client={CLIENT} size={size} n={} secs={secs:.6} msgs_per_s={:.1} mean_us={:.1} p50_us={:.1} p99_us={:.1} errors={errors}",
+        "scenario=req client={CLIENT} size={size} n={} secs={secs:.6} msgs_per_s={:.1} mean_us={:.1} p50_us={:.1} p99_us={:.1} errors={errors} cpu_ns_per_msg={:.1}",
         o.k,
         o.k as f64 / secs,
         l.mean,
         l.p50,
-        l.p99
+        l.p99,
+        cpu_per_msg(c0, c1, o.k)
     );
 }
 
@@ -614,17 +651,20 @@ async fn run_jspub(o: &Opts, size: usize) {
 
     let data = payload(size);
     let n = o.js_n;
+    let c0 = cpu_ns();
     let t0 = Instant::now();
     let (acked, mut errors, t_last) = publish_windowed(&js, o, n, &data, t0).await;
+    let c1 = cpu_ns(); // the clock stops at the last ack, when publish_windowed returns
     let secs = t_last.saturating_duration_since(t0).as_secs_f64().max(1e-9);
     errors += c.errs();
     finish(&c);
     println!(
-        "scenario=jspub client={CLIENT} size={size} n={n} acked={acked} unacked={} secs={secs:.6} msgs_per_s={:.1} mb_per_s={:.3} window={} errors={errors}",
+        "scenario=jspub client={CLIENT} size={size} n={n} acked={acked} unacked={} secs={secs:.6} msgs_per_s={:.1} mb_per_s={:.3} window={} errors={errors} cpu_ns_per_msg={:.1}",
         n - acked.min(n),
         acked as f64 / secs,
         mb(acked, size, secs),
-        o.window
+        o.window,
+        cpu_per_msg(c0, c1, acked)
     );
 }
 
@@ -652,6 +692,7 @@ async fn run_jspub_sync(o: &Opts, size: usize) {
 
     let mut lat = Vec::with_capacity(o.k as usize);
     let mut errors = 0u64;
+    let c0 = cpu_ns();
     let t0 = Instant::now();
     for _ in 0..o.k {
         let a = Instant::now();
@@ -670,16 +711,18 @@ async fn run_jspub_sync(o: &Opts, size: usize) {
         }
     }
     let secs = t0.elapsed().as_secs_f64();
+    let c1 = cpu_ns();
     errors += c.errs();
     finish(&c);
     let l = lat_stats(lat);
     println!(
-        "scenario=jspub-sync client={CLIENT} size={size} n={} secs={secs:.6} msgs_per_s={:.1} mean_us={:.1} p50_us={:.1} p99_us={:.1} errors={errors}",
+        "scenario=jspub-sync client={CLIENT} size={size} n={} secs={secs:.6} msgs_per_s={:.1} mean_us={:.1} p50_us={:.1} p99_us={:.1} errors={errors} cpu_ns_per_msg={:.1}",
         o.k,
         o.k as f64 / secs,
         l.mean,
         l.p50,
-        l.p99
+        l.p99,
+        cpu_per_msg(c0, c1, o.k)
     );
 }
 
@@ -689,14 +732,16 @@ async fn run_jspub_sync(o: &Opts, size: usize) {
 static KV_NOTE: AtomicBool = AtomicBool::new(false);
 static PUB_NOTE: AtomicBool = AtomicBool::new(false);
 
-fn kv_line(scen: &str, size: usize, k: u64, secs: f64, lat: Vec<f64>, errors: u64) {
+/// A kv-put / kv-get line; `cpu` is the process CPU (ns) over the timed region.
+fn kv_line(scen: &str, size: usize, k: u64, secs: f64, lat: Vec<f64>, errors: u64, cpu: f64) {
     let l = lat_stats(lat);
     println!(
-        "scenario={scen} client={CLIENT} size={size} n={k} secs={secs:.6} ops_per_s={:.1} mean_us={:.1} p50_us={:.1} p99_us={:.1} errors={errors}",
+        "scenario={scen} client={CLIENT} size={size} n={k} secs={secs:.6} ops_per_s={:.1} mean_us={:.1} p50_us={:.1} p99_us={:.1} errors={errors} cpu_ns_per_msg={:.1}",
         k as f64 / secs,
         l.mean,
         l.p50,
-        l.p99
+        l.p99,
+        cpu_per_msg(0.0, cpu, k)
     );
 }
 
@@ -754,6 +799,7 @@ async fn run_kv(o: &Opts, size: usize) {
     let mut lat = Vec::with_capacity(k as usize);
     let mut errors = 0u64;
     let mut timed_out = false;
+    let c0 = cpu_ns();
     let t0 = Instant::now();
     for i in 0..k {
         let key = format!("k{i}");
@@ -770,10 +816,11 @@ async fn run_kv(o: &Opts, size: usize) {
         }
     }
     let secs = t0.elapsed().as_secs_f64();
+    let c1 = cpu_ns();
     if timed_out {
         emit_status("kv-put", size, "timeout", Some("max-secs"));
     } else {
-        kv_line("kv-put", size, k, secs, lat, errors + c.errs());
+        kv_line("kv-put", size, k, secs, lat, errors + c.errs(), c1 - c0);
     }
 
     // gets
@@ -781,6 +828,7 @@ async fn run_kv(o: &Opts, size: usize) {
     let mut lat = Vec::with_capacity(k as usize);
     let mut errors = 0u64;
     let mut timed_out = false;
+    let c0 = cpu_ns();
     let t0 = Instant::now();
     for i in 0..k {
         let key = format!("k{i}");
@@ -802,10 +850,11 @@ async fn run_kv(o: &Opts, size: usize) {
         }
     }
     let secs = t0.elapsed().as_secs_f64();
+    let c1 = cpu_ns();
     if timed_out {
         emit_status("kv-get", size, "timeout", Some("max-secs"));
     } else {
-        kv_line("kv-get", size, k, secs, lat, errors + c.errs());
+        kv_line("kv-get", size, k, secs, lat, errors + c.errs(), c1 - c0);
     }
     finish(&c);
 }
@@ -886,6 +935,7 @@ async fn run_kv_par(o: &Opts, size: usize) {
     let sampler = ThreadSampler::start();
     let mut errors = 0u64;
     let mut timed_out = false;
+    let c0 = cpu_ns();
     let t0 = Instant::now();
     {
         let mut gets = futures::stream::iter(keys.iter())
@@ -903,6 +953,7 @@ async fn run_kv_par(o: &Opts, size: usize) {
         }
     }
     let secs = t0.elapsed().as_secs_f64();
+    let c1 = cpu_ns();
     let peak = sampler.finish();
     errors += c.errs();
     finish(&c);
@@ -910,9 +961,10 @@ async fn run_kv_par(o: &Opts, size: usize) {
         return emit_status("kv-par", size, "timeout", Some("max-secs"));
     }
     println!(
-        "scenario=kv-par client={CLIENT} size={size} n={k} par={} secs={secs:.6} ops_per_s={:.1} threads_peak={peak} errors={errors}",
+        "scenario=kv-par client={CLIENT} size={size} n={k} par={} secs={secs:.6} ops_per_s={:.1} threads_peak={peak} errors={errors} cpu_ns_per_msg={:.1}",
         o.par,
-        k as f64 / secs
+        k as f64 / secs,
+        cpu_per_msg(c0, c1, k)
     );
 }
 
@@ -955,8 +1007,10 @@ async fn run_js_consume(o: &Opts, size: usize) {
     let mut received = 0u64;
     let mut redelivered = 0u64;
     let mut errors = 0u64;
+    let c0 = cpu_ns();
     let t0 = Instant::now();
     let mut last_progress = t0;
+    let mut c_end = c0; // process CPU where the clock stops
     let mut messages = match consumer.messages().await {
         Ok(m) => m,
         Err(e) => return fail(format!("messages: {e}")),
@@ -979,6 +1033,9 @@ async fn run_js_consume(o: &Opts, size: usize) {
                 }
                 received += 1;
                 last_progress = Instant::now();
+                if received == n {
+                    c_end = cpu_ns();
+                }
             }
             Ok(Some(Err(_))) => errors += 1, // e.g. missed heartbeats
             Ok(None) | Err(_) => break,
@@ -988,6 +1045,9 @@ async fn run_js_consume(o: &Opts, size: usize) {
         .saturating_duration_since(t0)
         .as_secs_f64()
         .max(1e-9);
+    if received < n {
+        c_end = cpu_ns(); // gave up: the CPU up to now
+    }
 
     // untimed: wait until the server has every ack
     let mut ack_pending: i64 = -1;
@@ -1005,9 +1065,10 @@ async fn run_js_consume(o: &Opts, size: usize) {
     errors += c.errs();
     finish(&c);
     println!(
-        "scenario=js-consume client={CLIENT} size={size} n={n} received={received} secs={secs:.6} msgs_per_s={:.1} mb_per_s={:.3} redelivered={redelivered} ack_pending={ack_pending} errors={errors}",
+        "scenario=js-consume client={CLIENT} size={size} n={n} received={received} secs={secs:.6} msgs_per_s={:.1} mb_per_s={:.3} redelivered={redelivered} ack_pending={ack_pending} errors={errors} cpu_ns_per_msg={:.1}",
         received as f64 / secs,
-        mb(received, size, secs)
+        mb(received, size, secs),
+        cpu_per_msg(c0, c_end, received)
     );
 }
 
