@@ -218,7 +218,10 @@ mod tests {
         // A token registered after it completed is queued at once.
         let (c, t) = token();
         c.complete(Ok(Outcome::Done));
-        assert_eq!(unsafe { natsio_token_complete_to(t, q, 7) }, natsio_status::NATSIO_OK);
+        assert_eq!(
+            unsafe { natsio_token_complete_to(t, q, 7) },
+            natsio_status::NATSIO_OK
+        );
         assert_eq!(poll_all(q), vec![7]);
         assert_eq!(notified.load(Ordering::SeqCst), 3);
         for (_, t) in toks {
@@ -260,11 +263,19 @@ mod tests {
                 natsio_status::NATSIO_ERR_NULL_ARGUMENT
             );
             assert_eq!(
-                natsio_completion_queue_new(Some(count), std::ptr::null_mut(), None, std::ptr::null_mut()),
+                natsio_completion_queue_new(
+                    Some(count),
+                    std::ptr::null_mut(),
+                    None,
+                    std::ptr::null_mut()
+                ),
                 natsio_status::NATSIO_ERR_NULL_ARGUMENT
             );
             let mut tags = [0u64; 1];
-            assert_eq!(natsio_completion_queue_poll(std::ptr::null_mut(), tags.as_mut_ptr(), 1), 0);
+            assert_eq!(
+                natsio_completion_queue_poll(std::ptr::null_mut(), tags.as_mut_ptr(), 1),
+                0
+            );
             let (_, t) = token();
             assert_eq!(
                 natsio_token_complete_to(t, std::ptr::null(), 1),

@@ -23,7 +23,10 @@ pub type natsio_token_cb =
 /// What a token's completion is reported to (one registration per token).
 enum Notice {
     /// `natsio_token_on_complete`: a callback on a dispatcher thread.
-    Callback(unsafe extern "C" fn(*mut c_void, *mut natsio_token), Released),
+    Callback(
+        unsafe extern "C" fn(*mut c_void, *mut natsio_token),
+        Released,
+    ),
     /// `natsio_token_complete_to`: a tag in a completion queue.
     Queue(Arc<QueueInner>, u64),
 }
@@ -242,7 +245,11 @@ pub unsafe extern "C" fn natsio_token_on_complete(
         let Some(f) = cb else {
             return Err(super::null("cb"));
         };
-        register(t, token, Notice::Callback(f, Released::new(user_data, release)))
+        register(
+            t,
+            token,
+            Notice::Callback(f, Released::new(user_data, release)),
+        )
     })
 }
 
