@@ -79,26 +79,25 @@ type subState struct {
 	endStatus   atomic.Int32
 }
 
-// natsioGoMsg receives each message of a callback subscription, in order,
-// one at a time, on the subscription's library thread; then once msg NULL
-// with the status that ended it.
+// natsioGoMsg receives each message of a callback subscription (its
+// fields read by go_sub_msg), in order, one at a time, on the
+// subscription's library thread; then once with v nil and the status that
+// ended it.
 //
 //export natsioGoMsg
-func natsioGoMsg(userData unsafe.Pointer, msg *C.natsio_msg, status C.natsio_status) {
+func natsioGoMsg(userData unsafe.Pointer, v *C.go_msg_view, status C.natsio_status) {
 	st := valueOf(userData).(*subState)
 	conn := st.sub.conn
 	if st.thread.Load() == 0 {
 		st.thread.Store(registerLibThread(conn.ptr))
 	}
-	if msg == nil {
+	if v == nil {
 		st.endStatus.Store(int32(status))
 		unregisterLibThread(st.thread.Load())
 		close(st.ended)
 		return
 	}
-	var v C.go_msg_view
-	C.go_msg_read(msg, &v)
-	m := msgFromView(&v, conn, &st.lastSubject)
+	m := msgFromView(v, conn, &st.lastSubject)
 	st.deliver(m)
 }
 

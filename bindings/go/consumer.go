@@ -32,7 +32,9 @@ import (
 	"iter"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -563,12 +565,13 @@ func (js *JetStream) Fetch(ctx context.Context, stream, consumer string, opts ..
 	defer C.natsio_msg_list_free(list)
 	n := int(C.natsio_msg_list_count(list))
 	msgs := make([]*Msg, 0, n)
+	var names pulledNames
 	for i := range n {
 		owned := C.gocons_clone(list, C.size_t(i))
 		if owned == nil {
 			return nil, errorOf(ErrInternal, "cannot keep a fetched message")
 		}
-		msgs = append(msgs, pulledMsg(owned, js.nc))
+		msgs = append(msgs, pulledMsg(owned, js.nc, &names))
 	}
 	return msgs, nil
 }
@@ -602,27 +605,64 @@ func (js *JetStream) Next(ctx context.Context, stream, consumer string, opts ...
 	if err != nil {
 		return nil, err
 	}
-	return pulledMsgView((*C.natsio_msg)(r.out), &r.msg, js.nc), nil
+	return pulledMsgView((*C.natsio_msg)(r.out), &r.msg, js.nc, nil), nil
 }
 
 // pulledMsg copies an owned library message into Go and keeps the handle
 // (and its metadata) for acks.
-func pulledMsg(owned *C.natsio_msg, nc *Conn) *Msg {
+func pulledMsg(owned *C.natsio_msg, nc *Conn, names *pulledNames) *Msg {
 	var v C.go_msg_view
 	C.go_msg_read_js(owned, &v)
-	return pulledMsgView(owned, &v, nc)
+	return pulledMsgView(owned, &v, nc, names)
+}
+
+// pulledNames keeps the strings that repeat from one pulled message to the
+// next (subject, stream and consumer names), so that a consumption
+// allocates them once, not per message. Safe for concurrent readers: a
+// changed name stores a new set.
+type pulledNames struct {
+	last atomic.Pointer[[3]string]
+}
+
+// strings returns subject, stream and consumer as Go strings, reusing the
+// previous message's where they are equal.
+func (p *pulledNames) strings(subject, stream, consumer string) (string, string, string) {
+	prev := p.last.Load()
+	if prev != nil && prev[0] == subject && prev[1] == stream && prev[2] == consumer {
+		return prev[0], prev[1], prev[2]
+	}
+	next := [3]string{strings.Clone(subject), strings.Clone(stream), strings.Clone(consumer)}
+	p.last.Store(&next)
+	return next[0], next[1], next[2]
+}
+
+// cView is a Go string over C bytes, valid while they are (not kept).
+func cView(p *C.char, n C.size_t) string {
+	if n == 0 {
+		return ""
+	}
+	return unsafe.String((*byte)(unsafe.Pointer(p)), int(n))
 }
 
 // pulledMsgView is pulledMsg with the message's fields and metadata read
 // already (go_msg_read_js).
-func pulledMsgView(owned *C.natsio_msg, v *C.go_msg_view, nc *Conn) *Msg {
-	m := msgFromView(v, nc, nil)
-	a := &jsAck{ptr: owned}
+func pulledMsgView(owned *C.natsio_msg, v *C.go_msg_view, nc *Conn, names *pulledNames) *Msg {
+	if names == nil {
+		names = &pulledNames{}
+	}
 	md := &v.md
+	metaOK := v.md_status == C.NATSIO_OK
+	var stream, consumer string
+	if metaOK { // else md is not to be read
+		stream, consumer = cView(md.stream, md.stream_len), cView(md.consumer, md.consumer_len)
+	}
+	subject, stream, consumer := names.strings(cView(v.subject, v.subject_len), stream, consumer)
+	m := msgFromView(v, nc, &subject)
+	a := &jsAck{ptr: owned}
 	if a.metaErr = resultError(v.md_status, v.md_detail); a.metaErr == nil {
 		a.meta = MsgMetadata{
-			Stream:       C.GoStringN(md.stream, C.int(md.stream_len)),
-			Consumer:     C.GoStringN(md.consumer, C.int(md.consumer_len)),
+			Stream:       stream,
+			Consumer:     consumer,
 			NumDelivered: uint64(md.num_delivered),
 			NumPending:   uint64(md.num_pending),
 			Sequence:     SequencePair{Stream: uint64(md.stream_seq), Consumer: uint64(md.consumer_seq)},
@@ -933,8 +973,9 @@ func ConsumeHeartbeat(d time.Duration) ConsumeOpt {
 // open, and does not depend on the JetStream that started it staying
 // open. Stop it when done (its handle is freed by a finalizer).
 type Consumption struct {
-	ptr *C.natsio_js_messages
-	nc  *Conn
+	ptr   *C.natsio_js_messages
+	nc    *Conn
+	names pulledNames
 }
 
 // Consume starts consuming the pull consumer consumer of stream
@@ -993,7 +1034,7 @@ func (c *Consumption) Next(ctx context.Context) (*Msg, error) {
 	defer runtime.KeepAlive(c)
 	return iterNext(ctx, unsafe.Pointer(c.ptr), C.GO_ITER_JS_MESSAGES,
 		func(item unsafe.Pointer, v *C.go_msg_view, _ *C.go_entry_view) *Msg {
-			return pulledMsgView((*C.natsio_msg)(item), v, c.nc)
+			return pulledMsgView((*C.natsio_msg)(item), v, c.nc, &c.names)
 		})
 }
 
