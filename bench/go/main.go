@@ -875,19 +875,42 @@ func runJSConsume(size int) {
 		return
 	}
 	defer cons.Stop()
+	// One context for the loop, as a user ranging over Msgs would have;
+	// a watchdog ends it when no message came for the idle timeout (a
+	// context per Next would add a timer per message, which nats.go's
+	// callback does not have).
+	loop, stopLoop := context.WithCancel(ctx)
+	defer stopLoop()
+	var progress atomic.Int64
+	progress.Store(time.Now().UnixNano())
+	idleStop := make(chan struct{})
+	defer close(idleStop)
+	go func() {
+		tick := time.NewTicker(opt.idleTimeout / 10)
+		defer tick.Stop()
+		for {
+			select {
+			case <-idleStop:
+				return
+			case now := <-tick.C:
+				if now.Sub(time.Unix(0, progress.Load())) > opt.idleTimeout {
+					stopLoop()
+					return
+				}
+			}
+		}
+	}()
 	for received < int64(n) {
-		// No progress for the idle timeout ends the run.
-		next, cancel := context.WithTimeout(ctx, opt.idleTimeout)
-		m, err := cons.Next(next)
-		cancel()
+		m, err := cons.Next(loop)
 		if err != nil {
-			if !errors.Is(err, natsio.ErrTimeout) {
+			if loop.Err() == nil && !errors.Is(err, natsio.ErrTimeout) {
 				failed++
 			}
 			break
 		}
 		received++
 		tLast = time.Now()
+		progress.Store(tLast.UnixNano())
 		if received == int64(n) {
 			cLast = cpuNanos() // the clock stops at the N-th message
 		}
