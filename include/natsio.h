@@ -1611,6 +1611,17 @@ typedef void (*natsio_stored_msg_cb)(void *user_data,
                                      natsio_status status);
 
 /**
+ * Called with up to the registered number of a subscription's messages
+ * at a time (`count` > 0, status NATSIO_OK; the messages are borrowed for
+ * the call, oldest first), then once with `msgs` NULL, `count` 0 and the
+ * status that ended the subscription, as for `natsio_msg_cb`.
+ */
+typedef void (*natsio_msg_batch_cb)(void *user_data,
+                                    const struct natsio_msg *const *msgs,
+                                    size_t count,
+                                    natsio_status status);
+
+/**
  * Called once when the operation completes, on a library dispatcher
  * thread. `token` is the token it was registered on; it may be freed from
  * inside the callback.
@@ -5165,6 +5176,26 @@ natsio_status natsio_sub_set_callback(const struct natsio_sub *sub,
                                       natsio_msg_cb cb,
                                       void *user_data,
                                       natsio_release_cb release);
+
+/**
+ * `natsio_sub_set_callback` for callers whose per-call cost matters
+ * (a binding entering another runtime): `cb` receives, in order, the
+ * messages queued at the time, up to `max_batch` per call, on the
+ * subscription's own library thread, then the end (see
+ * `natsio_msg_batch_cb`). The messages of one call were taken off the
+ * queue together: a `natsio_sub_stop` from another thread waits for the
+ * call to return, and the call may still hold messages when it was asked
+ * to stop (check your own flag between messages if that matters). The
+ * rest is as for `natsio_sub_set_callback`. Errors:
+ * NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (`max_batch` 0),
+ * NATSIO_ERR_ILLEGAL_STATE (a callback is set already, or
+ * `natsio_sub_next_async` tokens are pending).
+ */
+natsio_status natsio_sub_set_batch_callback(const struct natsio_sub *sub,
+                                            natsio_msg_batch_cb cb,
+                                            void *user_data,
+                                            natsio_release_cb release,
+                                            size_t max_batch);
 
 /**
  * Stops the subscription at once (unsubscribes) and discards queued

@@ -41,9 +41,13 @@ impl FeedItem for crate::message::Message {
     }
 }
 
-/// What a push-mode handler receives: each item, then the end once.
+/// What a push-mode handler receives: each item (or, for a handler set
+/// with `set_batch_handler`, the items queued at once), then the end once.
 pub enum Delivery<T> {
     Item(T),
+    /// Up to the handler's batch size of items, oldest first, taken off
+    /// the queue together.
+    Batch(Vec<T>),
     /// The feed ended: `None` without error (stopped, drained, finished).
     End(Option<Error>),
 }
@@ -256,6 +260,9 @@ pub struct Feed<T: FeedItem> {
     dropped: AtomicU64,
     stalls: AtomicU64,
     push_mode: AtomicBool,
+    /// Items per handler call in push mode: 1 (`Delivery::Item`) unless
+    /// set by `set_batch_handler`.
+    batch: AtomicUsize,
     dispatcher: Mutex<Option<JoinHandle<()>>>,
     dispatcher_id: Mutex<Option<ThreadId>>,
 }
@@ -274,6 +281,7 @@ impl<T: FeedItem> Feed<T> {
             dropped: AtomicU64::new(0),
             stalls: AtomicU64::new(0),
             push_mode: AtomicBool::new(false),
+            batch: AtomicUsize::new(1),
             dispatcher: Mutex::new(None),
             dispatcher_id: Mutex::new(None),
         }
@@ -836,8 +844,29 @@ impl<T: FeedItem> Feed<T> {
         Ok(())
     }
 
+    /// `set_handler` with up to `max` items per call (`Delivery::Batch`):
+    /// one handler call, under one lock, for what is queued at once.
+    pub(crate) fn set_batch_handler(
+        self: &Arc<Self>,
+        owner: usize,
+        name: String,
+        max: usize,
+        handler: Handler<T>,
+        on_exit: Box<dyn FnOnce() + Send>,
+    ) -> Result<()> {
+        if self.push_mode.load(Ordering::SeqCst) {
+            return Err(Error::new(
+                ErrorKind::IllegalState,
+                "this iterator already delivers to a callback",
+            ));
+        }
+        self.batch.store(max.max(1), Ordering::SeqCst);
+        self.set_handler(owner, name, handler, on_exit)
+    }
+
     /// Delivers until the end; returns its error, if any.
     fn dispatch_loop(&self, handler: &mut Handler<T>) -> Option<Error> {
+        let batch = self.batch.load(Ordering::SeqCst);
         // One lock per item: the lock taken after a callback also pops the
         // next item (the producer pushes under the same lock, so every
         // acquisition may move its cache line between threads).
@@ -863,8 +892,21 @@ impl<T: FeedItem> Feed<T> {
                 s.wakeup_sent = false;
             };
             s.in_callback = true;
-            drop(s);
-            handler(Delivery::Item(item));
+            if batch > 1 {
+                let mut items = Vec::with_capacity(batch.min(s.queue.len() + 1));
+                items.push(item);
+                while items.len() < batch {
+                    match self.pop(&mut s) {
+                        Some(it) => items.push(it),
+                        None => break,
+                    }
+                }
+                drop(s);
+                handler(Delivery::Batch(items));
+            } else {
+                drop(s);
+                handler(Delivery::Item(item));
+            }
             s = lock(&self.state);
             s.in_callback = false;
             let wake = self.maybe_finish(&mut s);

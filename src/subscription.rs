@@ -172,6 +172,23 @@ impl Subscription {
         )
     }
 
+    /// `set_handler` with up to `max` messages per call
+    /// (`Delivery::Batch`).
+    pub fn set_batch_handler(
+        &self,
+        max: usize,
+        handler: Handler<Message>,
+        on_exit: Box<dyn FnOnce() + Send>,
+    ) -> Result<()> {
+        self.shared.feed.set_batch_handler(
+            Arc::as_ptr(&self.client) as usize,
+            format!("natsio-sub-{}", self.shared.sid),
+            max,
+            handler,
+            on_exit,
+        )
+    }
+
     /// Unsubscribes at once, discarding the backlog; iteration ends.
     /// After it returns the handler runs no more (unless called from it).
     /// Stopping an ended subscription does nothing.

@@ -75,30 +75,37 @@ type subState struct {
 	// subscription), set at the first call; 0 before.
 	thread      atomic.Uintptr
 	lastSubject string // only touched by the delivering thread
+	stopping    atomic.Bool // Unsubscribe has begun: deliver no more
 	ended       chan struct{}
 	endStatus   atomic.Int32
 }
 
-// natsioGoMsg receives each message of a callback subscription (its
-// fields read by go_sub_msg), in order, one at a time, on the
-// subscription's library thread; then once with v nil and the status that
-// ended it.
+// natsioGoMsgs receives the messages of a callback subscription in
+// batches (their fields read by go_sub_msgs), in order, on the
+// subscription's library thread, and hands them to the handler one at a
+// time; then once with no views and the status that ended it. A batch is
+// cut short once Unsubscribe or Close has begun, as a per-message callback
+// would have been.
 //
-//export natsioGoMsg
-func natsioGoMsg(userData unsafe.Pointer, v *C.go_msg_view, status C.natsio_status) {
+//export natsioGoMsgs
+func natsioGoMsgs(userData unsafe.Pointer, views *C.go_msg_view, count C.size_t, status C.natsio_status) {
 	st := valueOf(userData).(*subState)
 	conn := st.sub.conn
 	if st.thread.Load() == 0 {
 		st.thread.Store(registerLibThread(conn.ptr))
 	}
-	if v == nil {
+	if views == nil {
 		st.endStatus.Store(int32(status))
 		unregisterLibThread(st.thread.Load())
 		close(st.ended)
 		return
 	}
-	m := msgFromView(v, conn, &st.lastSubject)
-	st.deliver(m)
+	for _, v := range unsafe.Slice(views, int(count)) {
+		if st.stopping.Load() || conn.closing.Load() {
+			return
+		}
+		st.deliver(msgFromView(&v, conn, &st.lastSubject))
+	}
 }
 
 func (st *subState) deliver(m *Msg) {

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"iter"
 	"runtime"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -23,6 +24,8 @@ import (
 type Conn struct {
 	ptr    *C.natsio_client
 	errors *errorSink
+	// Close has begun: handlers get no more of the batch in hand.
+	closing atomic.Bool
 }
 
 // MsgHandler receives the messages of a callback subscription, one at a
@@ -125,6 +128,7 @@ func (nc *Conn) finalize() {
 // that one finishes after it). Closing twice is harmless.
 func (nc *Conn) Close() error {
 	defer runtime.KeepAlive(nc)
+	nc.closing.Store(true)
 	var err error
 	if onLibraryThread() {
 		// From a callback: the library's own close knows not to wait for

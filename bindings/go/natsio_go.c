@@ -13,7 +13,7 @@
 // The Go exports (callbacks.go, survival.go). Their cgo-generated
 // prototypes drop const, hence the casts where they are registered.
 extern void natsioGoRelease(void *user_data);
-extern void natsioGoMsg(void *user_data, go_msg_view *view, natsio_status status);
+extern void natsioGoMsgs(void *user_data, go_msg_view *views, size_t count, natsio_status status);
 extern void natsioGoError(void *user_data, natsio_status status, char *text, uint64_t sid, char *subject);
 extern void natsioGoEvent(void *user_data, natsio_event_kind kind, natsio_status status, char *text);
 extern void natsioGoLog(void *user_data, natsio_log_level level, char *message);
@@ -401,22 +401,25 @@ go_start go_kv_get_start(const natsio_kv *kv, const char *key, size_t key_len) {
 
 // ---- callbacks ----
 
-// A callback subscription's messages reach Go with their fields already
-// read (on the library thread, in C): one C-to-Go call per message and no
-// Go-to-C call inside it; the view points into C memory, which cgo does not
-// need to check.
-static void go_sub_msg(void *user_data, const natsio_msg *msg, natsio_status status) {
-	if (msg == NULL) {
-		natsioGoMsg(user_data, NULL, status);
+// A callback subscription's messages reach Go in batches (what is queued
+// at once, up to GO_SUB_BATCH) with their fields already read, on the
+// library thread, in C: one C-to-Go call per batch, no Go-to-C call inside
+// it, and views in C memory, which cgo does not need to check.
+enum { GO_SUB_BATCH = 64 };
+
+static void go_sub_msgs(void *user_data, const natsio_msg *const *msgs, size_t count, natsio_status status) {
+	if (msgs == NULL || count == 0) {
+		natsioGoMsgs(user_data, NULL, 0, status);
 		return;
 	}
-	go_msg_view v;
-	go_msg_read(msg, &v);
-	natsioGoMsg(user_data, &v, status);
+	go_msg_view views[GO_SUB_BATCH];
+	if (count > GO_SUB_BATCH) count = GO_SUB_BATCH; // never: the library's max
+	for (size_t i = 0; i < count; i++) go_msg_read(msgs[i], &views[i]);
+	natsioGoMsgs(user_data, views, count, status);
 }
 
 natsio_status go_sub_set_callback(const natsio_sub *sub, uintptr_t h) {
-	return natsio_sub_set_callback(sub, go_sub_msg, (void *)h, natsioGoRelease);
+	return natsio_sub_set_batch_callback(sub, go_sub_msgs, (void *)h, natsioGoRelease, GO_SUB_BATCH);
 }
 
 natsio_status go_options_set_error_callback(natsio_options *opts, uintptr_t h) {

@@ -104,6 +104,11 @@ pub(crate) fn set_callback<T: FeedItem>(
     let held = Arc::clone(&ud);
     let handler: Handler<T> = Box::new(move |d| match d {
         Delivery::Item(item) => call(held.ptr(), Some(item), natsio_status::NATSIO_OK),
+        Delivery::Batch(items) => {
+            for item in items {
+                call(held.ptr(), Some(item), natsio_status::NATSIO_OK);
+            }
+        }
         Delivery::End(e) => {
             let st = match e {
                 None => natsio_status::NATSIO_DONE,

@@ -11,6 +11,8 @@ use super::status::natsio_status;
 use super::token::natsio_token;
 use super::{arg, guard, guard_value, guard_void, out_arg, timeout_arg, write_box};
 use crate::error::{Error, ErrorKind, Result};
+use crate::feed::{Delivery, Handler};
+use crate::message::Message;
 use crate::options::PendingPolicy;
 use crate::subscription::{SubOptions, Subscription};
 
@@ -221,6 +223,95 @@ pub unsafe extern "C" fn natsio_sub_set_callback(
             move |ud, m, st| super::msg::call_msg_cb(f, ud, m, &client, st),
             |h| s.sub.set_handler(h, Box::new(|| {})),
         )
+    })
+}
+
+/// Called with up to the registered number of a subscription's messages
+/// at a time (`count` > 0, status NATSIO_OK; the messages are borrowed for
+/// the call, oldest first), then once with `msgs` NULL, `count` 0 and the
+/// status that ended the subscription, as for `natsio_msg_cb`.
+pub type natsio_msg_batch_cb = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        msgs: *const *const natsio_msg,
+        count: usize,
+        status: natsio_status,
+    ),
+>;
+
+/// `natsio_sub_set_callback` for callers whose per-call cost matters
+/// (a binding entering another runtime): `cb` receives, in order, the
+/// messages queued at the time, up to `max_batch` per call, on the
+/// subscription's own library thread, then the end (see
+/// `natsio_msg_batch_cb`). The messages of one call were taken off the
+/// queue together: a `natsio_sub_stop` from another thread waits for the
+/// call to return, and the call may still hold messages when it was asked
+/// to stop (check your own flag between messages if that matters). The
+/// rest is as for `natsio_sub_set_callback`. Errors:
+/// NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (`max_batch` 0),
+/// NATSIO_ERR_ILLEGAL_STATE (a callback is set already, or
+/// `natsio_sub_next_async` tokens are pending).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_sub_set_batch_callback(
+    sub: *const natsio_sub,
+    cb: natsio_msg_batch_cb,
+    user_data: *mut c_void,
+    release: super::natsio_release_cb,
+    max_batch: usize,
+) -> natsio_status {
+    guard(|| {
+        let s = self::sub(sub)?;
+        let Some(f) = cb else {
+            return Err(super::null("cb"));
+        };
+        if max_batch == 0 {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "max_batch must be at least 1",
+            ));
+        }
+        let client = s.client_weak();
+        let ud = Arc::new(super::Released::new(user_data, release));
+        let held = Arc::clone(&ud);
+        // Reused from call to call: a batch allocates nothing once warm.
+        let mut handles: Vec<natsio_msg> = Vec::new();
+        let mut ptrs: Vec<usize> = Vec::new(); // the handles' addresses (Send)
+        let handler: Handler<Message> = Box::new(move |d| {
+            let items = match d {
+                Delivery::Item(m) => vec![m],
+                Delivery::Batch(ms) => ms,
+                Delivery::End(e) => {
+                    let st = match e {
+                        None => natsio_status::NATSIO_DONE,
+                        Some(e) => super::status::record(&e),
+                    };
+                    // SAFETY: the application registered `f` for this data.
+                    unsafe { f(held.ptr(), std::ptr::null(), 0, st) };
+                    return;
+                }
+            };
+            handles.extend(
+                items
+                    .into_iter()
+                    .map(|m| natsio_msg::new(m, client.clone())),
+            );
+            ptrs.extend(handles.iter().map(|h| h as *const natsio_msg as usize));
+            let array = ptrs.as_ptr() as *const *const natsio_msg;
+            // SAFETY: as above; the handles outlive the call.
+            unsafe { f(held.ptr(), array, ptrs.len(), natsio_status::NATSIO_OK) };
+            ptrs.clear();
+            handles.clear();
+        });
+        match s.sub.set_batch_handler(max_batch, handler, Box::new(|| {})) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                // The handler is gone: the user data stays the caller's.
+                if let Ok(r) = Arc::try_unwrap(ud) {
+                    r.disarm();
+                }
+                Err(e)
+            }
+        }
     })
 }
 

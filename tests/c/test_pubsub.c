@@ -587,6 +587,73 @@ static void test_callback_in_order_one_at_a_time(void) {
     NT_CHECK_INT_EQ(atomic_load(&g_cb.released), 1);
 }
 
+/* The batch callback: ordered_cb's checks for each message of a call,
+ * plus the batch sizes seen. */
+static atomic_long g_batch_calls, g_batch_max, g_batch_over;
+
+static void ordered_batch_cb(void *user_data, const natsio_msg *const *msgs, size_t count, natsio_status status) {
+    if (msgs == NULL) {
+        if (count != 0) atomic_fetch_add(&g_batch_over, 1);
+        ordered_cb(user_data, NULL, status);
+        return;
+    }
+    atomic_fetch_add(&g_batch_calls, 1);
+    long seen = atomic_load(&g_batch_max);
+    while ((long)count > seen && !atomic_compare_exchange_weak(&g_batch_max, &seen, (long)count)) {
+    }
+    if (count == 0 || count > 8 || status != NATSIO_OK) atomic_fetch_add(&g_batch_over, 1);
+    for (size_t i = 0; i < count; i++) ordered_cb(user_data, msgs[i], status);
+}
+
+/* Messages queued at once come in one call (up to max_batch), in order,
+ * one call at a time; the end and the release as with the per-message
+ * callback; bad arguments are refused. */
+static void test_batch_callback(void) {
+    enum { N = 400 };
+    char subj[128];
+    reset_cb_state();
+    atomic_store(&g_batch_calls, 0);
+    atomic_store(&g_batch_max, 0);
+    atomic_store(&g_batch_over, 0);
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    natsio_sub *s = NULL;
+    NT_CHECK_INT_EQ(natsio_client_subscribe(c, case_subject(subj, sizeof subj, "batch"), NULL, NULL, &s),
+                    NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_sub_set_batch_callback(s, ordered_batch_cb, NULL, count_release, 0),
+                    NATSIO_ERR_INVALID_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_sub_set_batch_callback(s, NULL, NULL, count_release, 8), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_sub_set_batch_callback(NULL, ordered_batch_cb, NULL, count_release, 8),
+                    NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.released), 0);
+    /* A backlog queued before the callback is set comes in batches. */
+    NT_CHECK_INT_EQ(publish_numbered(c, subj, N), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(c, 5000), NATSIO_OK);
+    natsio_iter_stats st;
+    int64_t deadline = nt_now_ms() + 5000;
+    do {
+        NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
+    } while (st.pending_items < N && nt_now_ms() < deadline && (nt_sleep_ms(5), 1));
+    NT_CHECK_INT_EQ(st.pending_items, N);
+    NT_CHECK_INT_EQ(natsio_sub_set_batch_callback(s, ordered_batch_cb, NULL, count_release, 8), NATSIO_OK);
+    NT_CHECK(wait_at_least(&g_cb.count, N, 5000));
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.max_in_flight), 1);
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.out_of_order), 0);
+    NT_CHECK_INT_EQ(atomic_load(&g_batch_over), 0);
+    NT_CHECK_INT_EQ(atomic_load(&g_batch_max), 8);
+    NT_CHECK_MSG(atomic_load(&g_batch_calls) >= N / 8 && atomic_load(&g_batch_calls) < N,
+                 "%ld calls for %d messages", atomic_load(&g_batch_calls), N);
+    NT_CHECK_INT_EQ(natsio_sub_set_batch_callback(s, ordered_batch_cb, NULL, count_release, 8),
+                    NATSIO_ERR_ILLEGAL_STATE);
+    NT_CHECK_INT_EQ(natsio_sub_set_callback(s, ordered_cb, NULL, count_release), NATSIO_ERR_ILLEGAL_STATE);
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.final_calls), 0);
+    NT_CHECK_INT_EQ(natsio_sub_stop(s), NATSIO_OK);
+    check_final_call(NATSIO_DONE);
+    natsio_sub_free(s);
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.released), 1);
+    NT_CHECK_INT_EQ(atomic_load(&g_batch_over), 0);
+}
+
 static void test_release_once_on_free_without_unsubscribe(void) {
     char subj[128];
     reset_cb_state();
@@ -1009,6 +1076,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_server_info_and_limits),
         NT_CASE(test_client_stats_exact),
         NT_CASE(test_callback_in_order_one_at_a_time),
+        NT_CASE(test_batch_callback),
         NT_CASE(test_release_once_on_free_without_unsubscribe),
         NT_CASE(test_msg_clone_outlives_callback),
         NT_CASE(test_free_sub_inside_its_callback),
