@@ -5183,10 +5183,12 @@ natsio_status natsio_sub_set_callback(const struct natsio_sub *sub,
  * messages queued at the time, up to `max_batch` per call, on the
  * subscription's own library thread, then the end (see
  * `natsio_msg_batch_cb`). The messages of one call were taken off the
- * queue together: a `natsio_sub_stop` from another thread waits for the
- * call to return, and the call may still hold messages when it was asked
- * to stop (check your own flag between messages if that matters). The
- * rest is as for `natsio_sub_set_callback`. Errors:
+ * queue together: when the subscription is stopped or fails during the
+ * call (another thread's `natsio_sub_stop`, which waits for the call to
+ * return, a close, a drain timeout), the call still holds messages that a
+ * per-message callback would not have received: check
+ * `natsio_sub_is_stopped` between messages and handle no more once it is
+ * true. The rest is as for `natsio_sub_set_callback`. Errors:
  * NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (`max_batch` 0),
  * NATSIO_ERR_ILLEGAL_STATE (a callback is set already, or
  * `natsio_sub_next_async` tokens are pending).
@@ -5256,6 +5258,18 @@ uint64_t natsio_sub_sid(const struct natsio_sub *sub);
  * True once the subscription has ended (also for NULL).
  */
 bool natsio_sub_is_closed(const struct natsio_sub *sub);
+
+/**
+ * True once the subscription was stopped or ended with an error, its
+ * backlog discarded (`natsio_sub_stop`, `natsio_sub_free`, the client
+ * closed, a drain timeout, a slow-consumer error); false while it
+ * delivers and after it finished normally (drained, or the
+ * auto-unsubscribe count reached), and for NULL. A batch callback checks
+ * it between the messages of a call: once true, the rest of the call's
+ * messages are not to be handled, as a per-message callback would not
+ * have been called for them. Never blocks; any thread.
+ */
+bool natsio_sub_is_stopped(const struct natsio_sub *sub);
 
 /**
  * Reads the live counters into `stats_out`.

@@ -604,6 +604,15 @@ impl<T: FeedItem> Feed<T> {
         lock(&self.state).end.is_some()
     }
 
+    /// Stopped or failed (its backlog discarded), as opposed to running or
+    /// finished normally: a batch handler stops handing out its batch then.
+    pub fn is_cut(&self) -> bool {
+        matches!(
+            lock(&self.state).end,
+            Some(End::Stopped) | Some(End::Failed(_))
+        )
+    }
+
     /// Registers a drain waiter; completes it at once if already ended.
     pub(crate) fn add_drain_waiter(&self, c: Arc<Completion>) {
         let mut s = lock(&self.state);
@@ -801,6 +810,19 @@ impl<T: FeedItem> Feed<T> {
         self: &Arc<Self>,
         owner: usize,
         name: String,
+        handler: Handler<T>,
+        on_exit: Box<dyn FnOnce() + Send>,
+    ) -> Result<()> {
+        self.set_batch_handler(owner, name, 1, handler, on_exit)
+    }
+
+    /// `set_handler` with up to `max` items per call (`Delivery::Batch`):
+    /// one handler call, under one lock, for what is queued at once.
+    pub(crate) fn set_batch_handler(
+        self: &Arc<Self>,
+        owner: usize,
+        name: String,
+        max: usize,
         mut handler: Handler<T>,
         on_exit: Box<dyn FnOnce() + Send>,
     ) -> Result<()> {
@@ -820,6 +842,8 @@ impl<T: FeedItem> Feed<T> {
                 "this iterator already delivers to a callback",
             ));
         }
+        // Read by the dispatcher thread, which starts below.
+        self.batch.store(max.max(1), Ordering::SeqCst);
         let me = Arc::clone(self);
         let mut slot = lock(&self.dispatcher);
         let spawned = std::thread::Builder::new().name(name).spawn(move || {
@@ -842,26 +866,6 @@ impl<T: FeedItem> Feed<T> {
         *lock(&self.dispatcher_id) = Some(handle.thread().id());
         *slot = Some(handle);
         Ok(())
-    }
-
-    /// `set_handler` with up to `max` items per call (`Delivery::Batch`):
-    /// one handler call, under one lock, for what is queued at once.
-    pub(crate) fn set_batch_handler(
-        self: &Arc<Self>,
-        owner: usize,
-        name: String,
-        max: usize,
-        handler: Handler<T>,
-        on_exit: Box<dyn FnOnce() + Send>,
-    ) -> Result<()> {
-        if self.push_mode.load(Ordering::SeqCst) {
-            return Err(Error::new(
-                ErrorKind::IllegalState,
-                "this iterator already delivers to a callback",
-            ));
-        }
-        self.batch.store(max.max(1), Ordering::SeqCst);
-        self.set_handler(owner, name, handler, on_exit)
     }
 
     /// Delivers until the end; returns its error, if any.

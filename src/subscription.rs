@@ -164,12 +164,7 @@ impl Subscription {
         handler: Handler<Message>,
         on_exit: Box<dyn FnOnce() + Send>,
     ) -> Result<()> {
-        self.shared.feed.set_handler(
-            Arc::as_ptr(&self.client) as usize,
-            format!("natsio-sub-{}", self.shared.sid),
-            handler,
-            on_exit,
-        )
+        self.set_batch_handler(1, handler, on_exit)
     }
 
     /// `set_handler` with up to `max` messages per call

@@ -244,10 +244,12 @@ pub type natsio_msg_batch_cb = Option<
 /// messages queued at the time, up to `max_batch` per call, on the
 /// subscription's own library thread, then the end (see
 /// `natsio_msg_batch_cb`). The messages of one call were taken off the
-/// queue together: a `natsio_sub_stop` from another thread waits for the
-/// call to return, and the call may still hold messages when it was asked
-/// to stop (check your own flag between messages if that matters). The
-/// rest is as for `natsio_sub_set_callback`. Errors:
+/// queue together: when the subscription is stopped or fails during the
+/// call (another thread's `natsio_sub_stop`, which waits for the call to
+/// return, a close, a drain timeout), the call still holds messages that a
+/// per-message callback would not have received: check
+/// `natsio_sub_is_stopped` between messages and handle no more once it is
+/// true. The rest is as for `natsio_sub_set_callback`. Errors:
 /// NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (`max_batch` 0),
 /// NATSIO_ERR_ILLEGAL_STATE (a callback is set already, or
 /// `natsio_sub_next_async` tokens are pending).
@@ -408,6 +410,19 @@ pub unsafe extern "C" fn natsio_sub_sid(sub: *const natsio_sub) -> u64 {
 #[no_mangle]
 pub unsafe extern "C" fn natsio_sub_is_closed(sub: *const natsio_sub) -> bool {
     guard_value(true, || Ok(self::sub(sub)?.sub.is_closed()))
+}
+
+/// True once the subscription was stopped or ended with an error, its
+/// backlog discarded (`natsio_sub_stop`, `natsio_sub_free`, the client
+/// closed, a drain timeout, a slow-consumer error); false while it
+/// delivers and after it finished normally (drained, or the
+/// auto-unsubscribe count reached), and for NULL. A batch callback checks
+/// it between the messages of a call: once true, the rest of the call's
+/// messages are not to be handled, as a per-message callback would not
+/// have been called for them. Never blocks; any thread.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_sub_is_stopped(sub: *const natsio_sub) -> bool {
+    guard_value(false, || Ok(self::sub(sub)?.sub.feed().is_cut()))
 }
 
 /// Reads the live counters into `stats_out`.

@@ -49,8 +49,9 @@ struct CbCell {
 pub struct natsio_token {
     completion: Arc<Completion>,
     pub(crate) client: Weak<ClientInner>,
-    /// Created by the first `natsio_token_on_complete` (most tokens are
-    /// only waited on: no allocation for them).
+    /// Created by the first `natsio_token_on_complete` or
+    /// `natsio_token_complete_to` (most tokens are only waited on: no
+    /// allocation for them).
     cb: std::sync::OnceLock<Arc<CbCell>>,
     /// An iterator's `_next_async`: freeing it before it completed gives
     /// the item back to the iterator.

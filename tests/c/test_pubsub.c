@@ -647,11 +647,30 @@ static void test_batch_callback(void) {
                     NATSIO_ERR_ILLEGAL_STATE);
     NT_CHECK_INT_EQ(natsio_sub_set_callback(s, ordered_cb, NULL, count_release), NATSIO_ERR_ILLEGAL_STATE);
     NT_CHECK_INT_EQ(atomic_load(&g_cb.final_calls), 0);
+    NT_CHECK(!natsio_sub_is_stopped(s));
     NT_CHECK_INT_EQ(natsio_sub_stop(s), NATSIO_OK);
     check_final_call(NATSIO_DONE);
+    NT_CHECK(natsio_sub_is_stopped(s));
     natsio_sub_free(s);
     NT_CHECK_INT_EQ(atomic_load(&g_cb.released), 1);
     NT_CHECK_INT_EQ(atomic_load(&g_batch_over), 0);
+    NT_CHECK(!natsio_sub_is_stopped(NULL));
+
+    /* Finished normally (the auto-unsubscribe count reached): not stopped,
+     * every message delivered. */
+    reset_cb_state();
+    natsio_sub *s2 = NULL;
+    NT_CHECK_INT_EQ(natsio_client_subscribe(c, case_subject(subj, sizeof subj, "batch2"), NULL, NULL, &s2),
+                    NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_sub_unsubscribe_after(s2, 5), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_sub_set_batch_callback(s2, ordered_batch_cb, NULL, count_release, 8), NATSIO_OK);
+    NT_CHECK_INT_EQ(publish_numbered(c, subj, 9), NATSIO_OK);
+    NT_CHECK(wait_at_least(&g_cb.final_calls, 1, 5000));
+    check_final_call(NATSIO_DONE);
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.count), 5);
+    NT_CHECK(!natsio_sub_is_stopped(s2));
+    natsio_sub_free(s2);
+    NT_CHECK_INT_EQ(atomic_load(&g_cb.released), 1);
 }
 
 static void test_release_once_on_free_without_unsubscribe(void) {

@@ -340,6 +340,7 @@ void hub_module_init(napi_env env) {
     if (napi_create_threadsafe_function(env, NULL, NULL, name, 1, 1, h, doorbell_finalize, h, doorbell_call_js,
                                         &h->doorbell) != napi_ok) {
         napi_throw_error(env, NULL, "natsio: could not create the thread-safe function");
+        natsio_completion_queue_free(h->completions); /* no token was registered */
         free(h);
         return;
     }
