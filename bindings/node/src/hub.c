@@ -42,7 +42,6 @@ void hub_retain(hub *h) {
 }
 
 void hub_event_free(hub_event *e) {
-    if (e->op) op_free(e->op);
     if (e->feed) feed_release(e->feed);
     free(e->text);
     free(e->subject);
@@ -201,10 +200,6 @@ static void doorbell_call_js(napi_env env, napi_value js_cb, void *context, void
         napi_handle_scope scope;
         napi_open_handle_scope(env, &scope);
         switch (e->kind) {
-        case HEV_OP:
-            op_settle(env, e->op);
-            e->op = NULL; /* settled and freed */
-            break;
         case HEV_FEED:
             feed_process(env, e->feed);
             break;

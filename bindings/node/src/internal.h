@@ -66,7 +66,7 @@ enum {
 };
 
 /* Kinds of events on the hub's list (internal). */
-enum { HEV_OP = 1, HEV_FEED = 2, HEV_ERROR = 3, HEV_CONN = 4, HEV_LOG = 5 };
+enum { HEV_FEED = 2, HEV_ERROR = 3, HEV_CONN = 4, HEV_LOG = 5 };
 
 struct op;
 struct feed;
@@ -75,7 +75,6 @@ struct client_wrap;
 typedef struct hub_event {
     struct hub_event *next;
     int kind;
-    struct op *op;     /* HEV_OP: a completed operation */
     struct feed *feed; /* HEV_FEED: a feed with items or its end to deliver */
     uint32_t target;   /* HEV_ERROR / HEV_CONN / HEV_LOG: the connection's JS id */
     int32_t status;
@@ -305,7 +304,6 @@ typedef struct op {
     js_handle *h;      /* counted in h->inflight until settled (may be NULL) */
     client_wrap *cw;   /* retained until settled (may be NULL) */
     int64_t t0_ns;     /* R_RTT: start */
-    int64_t elapsed_us; /* R_RTT: set on completion */
 } op;
 
 /* Starts tracking `tok` (from an _async call that returned `st`): returns

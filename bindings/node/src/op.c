@@ -87,9 +87,13 @@ static napi_value result_value(napi_env env, op *o, int32_t *st) {
     case R_NONE:
     case R_CLOSE:
         return undefined_value(env);
-    case R_RTT:
-        napi_create_double(env, (double)(o->elapsed_us > 0 ? o->elapsed_us : 1), &v);
+    case R_RTT: {
+        /* Settled from the completion queue on the JS thread: the round
+         * trip as the caller sees it (nats.js measures it there too). */
+        int64_t us = (now_ns() - o->t0_ns) / 1000;
+        napi_create_double(env, (double)(us > 0 ? us : 1), &v);
         return v;
+    }
     case R_MSG:
     case R_JS_MSG: {
         natsio_msg *m = NULL;
