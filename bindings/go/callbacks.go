@@ -75,7 +75,6 @@ type subState struct {
 	// subscription), set at the first call; 0 before.
 	thread      atomic.Uintptr
 	lastSubject string // only touched by the delivering thread
-	stopping    atomic.Bool // Unsubscribe has begun: deliver no more
 	ended       chan struct{}
 	endStatus   atomic.Int32
 }
@@ -84,9 +83,9 @@ type subState struct {
 // batches (their fields read by go_sub_msgs), in order, on the
 // subscription's library thread, and hands them to the handler one at a
 // time; then once with no views and the status that ended it. A batch is
-// cut short once Unsubscribe or Close has begun or the library has cut the
-// subscription (natsio_sub_is_stopped: a drain timeout, a close from a
-// handler), as a per-message callback would have been.
+// cut short once the library has cut the subscription
+// (natsio_sub_is_stopped: Unsubscribe, Close, a drain timeout), as a
+// per-message callback would have been.
 //
 //export natsioGoMsgs
 func natsioGoMsgs(userData unsafe.Pointer, views *C.go_msg_view, count C.size_t, status C.natsio_status) {
@@ -103,8 +102,9 @@ func natsioGoMsgs(userData unsafe.Pointer, views *C.go_msg_view, count C.size_t,
 	}
 	for i, v := range unsafe.Slice(views, int(count)) {
 		// Between messages: a stop, close or drain timeout during the
-		// handler discards the rest, as per message it would have.
-		if st.stopping.Load() || conn.closing.Load() || (i > 0 && bool(C.natsio_sub_is_stopped(st.sub.ptr))) {
+		// handler discards the rest, as per message it would have (the
+		// first was taken while the subscription was delivering).
+		if i > 0 && bool(C.natsio_sub_is_stopped(st.sub.ptr)) {
 			return
 		}
 		st.deliver(msgFromView(&v, conn, &st.lastSubject))

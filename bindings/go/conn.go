@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"iter"
 	"runtime"
-	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -24,8 +23,6 @@ import (
 type Conn struct {
 	ptr    *C.natsio_client
 	errors *errorSink
-	// Close has begun: handlers get no more of the batch in hand.
-	closing atomic.Bool
 }
 
 // MsgHandler receives the messages of a callback subscription, one at a
@@ -128,7 +125,6 @@ func (nc *Conn) finalize() {
 // that one finishes after it). Closing twice is harmless.
 func (nc *Conn) Close() error {
 	defer runtime.KeepAlive(nc)
-	nc.closing.Store(true)
 	var err error
 	if onLibraryThread() {
 		// From a callback: the library's own close knows not to wait for

@@ -536,8 +536,8 @@ func (f *PubAckFuture) Done() <-chan struct{} {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.w == nil {
-		// The completion callback only closes the channel (on a library
-		// thread); the token stays the future's.
+		// Its completion (run by runCompletions) only closes the channel;
+		// the token stays the future's.
 		f.w = &tokenWaiter{tok: f.tok}
 		if tag, registered, err := f.w.watchTag(); !registered || err != nil {
 			// Completed already (or, for a live token impossible, failed):

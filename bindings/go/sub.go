@@ -89,9 +89,6 @@ func (s *Subscription) Msgs(ctx context.Context) iter.Seq2[*Msg, error] {
 // from the handler itself, whose call then finishes): the library's
 // guarantee. Unsubscribing an ended subscription does nothing.
 func (s *Subscription) Unsubscribe() error {
-	if s.cb != nil {
-		s.cb.stopping.Store(true) // the rest of a batch in hand is not delivered
-	}
 	lockThread()
 	err := statusError(C.natsio_sub_stop(s.ptr))
 	unlockThread()

@@ -10,7 +10,7 @@ use super::status::{self, natsio_status};
 use super::token::natsio_token;
 use super::{guard, out_arg, timeout_arg, write_box, Released};
 use crate::client::ClientInner;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::feed::{Delivery, Feed, FeedItem, FeedStats, Handler};
 
 /// Live counters of an iterator (`natsio_sub_get_stats` and the like).
@@ -100,23 +100,44 @@ pub(crate) fn set_callback<T: FeedItem>(
     call: impl Fn(*mut c_void, Option<T>, natsio_status) + Send + 'static,
     install: impl FnOnce(Handler<T>) -> Result<()>,
 ) -> Result<()> {
+    install_with_user_data(
+        user_data,
+        release,
+        move |held| {
+            Box::new(move |d| match d {
+                Delivery::Item(item) => call(held.ptr(), Some(item), natsio_status::NATSIO_OK),
+                Delivery::Batch(items) => {
+                    for item in items {
+                        call(held.ptr(), Some(item), natsio_status::NATSIO_OK);
+                    }
+                }
+                Delivery::End(e) => call(held.ptr(), None, end_status(e)),
+            })
+        },
+        install,
+    )
+}
+
+/// The status a C callback gets for a feed's end: NATSIO_DONE, or the
+/// error's (its detail recorded for `natsio_last_error` on this thread).
+pub(crate) fn end_status(e: Option<Error>) -> natsio_status {
+    match e {
+        None => natsio_status::NATSIO_DONE,
+        Some(e) => status::record(&e),
+    }
+}
+
+/// Installs (through `install`) the handler `make` builds around the
+/// user data, which is released after the handler's last call; if
+/// installing fails, `release` is not called.
+pub(crate) fn install_with_user_data<T: FeedItem>(
+    user_data: *mut c_void,
+    release: super::natsio_release_cb,
+    make: impl FnOnce(Arc<Released>) -> Handler<T>,
+    install: impl FnOnce(Handler<T>) -> Result<()>,
+) -> Result<()> {
     let ud = Arc::new(Released::new(user_data, release));
-    let held = Arc::clone(&ud);
-    let handler: Handler<T> = Box::new(move |d| match d {
-        Delivery::Item(item) => call(held.ptr(), Some(item), natsio_status::NATSIO_OK),
-        Delivery::Batch(items) => {
-            for item in items {
-                call(held.ptr(), Some(item), natsio_status::NATSIO_OK);
-            }
-        }
-        Delivery::End(e) => {
-            let st = match e {
-                None => natsio_status::NATSIO_DONE,
-                Some(e) => status::record(&e),
-            };
-            call(held.ptr(), None, st);
-        }
-    });
+    let handler = make(Arc::clone(&ud));
     match install(handler) {
         Ok(()) => Ok(()),
         Err(e) => {

@@ -273,47 +273,36 @@ pub unsafe extern "C" fn natsio_sub_set_batch_callback(
             ));
         }
         let client = s.client_weak();
-        let ud = Arc::new(super::Released::new(user_data, release));
-        let held = Arc::clone(&ud);
-        // Reused from call to call: a batch allocates nothing once warm.
-        let mut handles: Vec<natsio_msg> = Vec::new();
-        let mut ptrs: Vec<usize> = Vec::new(); // the handles' addresses (Send)
-        let handler: Handler<Message> = Box::new(move |d| {
-            let items = match d {
-                Delivery::Item(m) => vec![m],
-                Delivery::Batch(ms) => ms,
-                Delivery::End(e) => {
-                    let st = match e {
-                        None => natsio_status::NATSIO_DONE,
-                        Some(e) => super::status::record(&e),
-                    };
-                    // SAFETY: the application registered `f` for this data.
-                    unsafe { f(held.ptr(), std::ptr::null(), 0, st) };
-                    return;
-                }
-            };
-            handles.extend(
-                items
-                    .into_iter()
-                    .map(|m| natsio_msg::new(m, client.clone())),
-            );
-            ptrs.extend(handles.iter().map(|h| h as *const natsio_msg as usize));
-            let array = ptrs.as_ptr() as *const *const natsio_msg;
-            // SAFETY: as above; the handles outlive the call.
-            unsafe { f(held.ptr(), array, ptrs.len(), natsio_status::NATSIO_OK) };
-            ptrs.clear();
-            handles.clear();
-        });
-        match s.sub.set_batch_handler(max_batch, handler, Box::new(|| {})) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                // The handler is gone: the user data stays the caller's.
-                if let Ok(r) = Arc::try_unwrap(ud) {
-                    r.disarm();
-                }
-                Err(e)
-            }
-        }
+        let make = move |held: Arc<super::Released>| -> Handler<Message> {
+            // Reused from call to call: a batch allocates nothing once warm.
+            let mut handles: Vec<natsio_msg> = Vec::new();
+            let mut ptrs: Vec<usize> = Vec::new(); // the handles' addresses (Send)
+            Box::new(move |d| {
+                let items = match d {
+                    Delivery::Item(m) => vec![m],
+                    Delivery::Batch(ms) => ms,
+                    Delivery::End(e) => {
+                        // SAFETY: the application registered `f` for this data.
+                        unsafe { f(held.ptr(), std::ptr::null(), 0, iter::end_status(e)) };
+                        return;
+                    }
+                };
+                handles.extend(
+                    items
+                        .into_iter()
+                        .map(|m| natsio_msg::new(m, client.clone())),
+                );
+                ptrs.extend(handles.iter().map(|h| h as *const natsio_msg as usize));
+                let array = ptrs.as_ptr() as *const *const natsio_msg;
+                // SAFETY: as above; the handles outlive the call.
+                unsafe { f(held.ptr(), array, ptrs.len(), natsio_status::NATSIO_OK) };
+                ptrs.clear();
+                handles.clear();
+            })
+        };
+        iter::install_with_user_data(user_data, release, make, |h| {
+            s.sub.set_batch_handler(max_batch, h, Box::new(|| {}))
+        })
     })
 }
 
