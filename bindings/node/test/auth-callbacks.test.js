@@ -9,6 +9,7 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const nats = require('..');
 const { startConfiguredServer, fixture } = require('./server');
+const { sleep } = require('./wait');
 
 let server;
 before(async () => {
@@ -16,7 +17,6 @@ before(async () => {
 });
 after(() => server?.stop());
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const jwt = fs.readFileSync(fixture('auth/user.jwt'), 'utf8').trim();
 
 /** The Ed25519 private key of an NKey seed ("SU..."): base32 of two prefix

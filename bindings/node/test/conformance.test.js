@@ -9,6 +9,7 @@ const os = require('node:os');
 const path = require('node:path');
 const nats = require('..');
 const { startServer } = require('./server');
+const { eventually } = require('./wait');
 
 const CASES = path.join(__dirname, '..', '..', '..', 'tests', 'conformance', 'cases.txt');
 const lines = fs
@@ -16,16 +17,6 @@ const lines = fs
   .split('\n')
   .map((l) => l.replace(/#.*/, '').trim())
   .filter((l) => l !== '');
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(what, cond, ms = 3000) {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
 
 // True once every thread of process `pid` is stopped ('T' after the last
 // ')' of /proc/<pid>/task/<tid>/stat): kill() returns before the stop takes
@@ -170,13 +161,13 @@ const defaults = {
       spyConn.subscribe('$JS.API.STREAM.MSG.DELETE.CONF_DEL', { callback: (err, m) => requests.push(m.json()) });
       await spyConn.flush();
       assert.equal(await js.streams.deleteMessage('CONF_DEL', 1), true);
-      await waitFor('the erase request', () => requests.length === 1);
+      await eventually(() => requests.length === 1, 3000, 'the erase request');
       assert.notEqual(requests[0].no_erase, true, JSON.stringify(requests[0]));
       assert.equal(requests[0].seq, 1);
       const gone = await rejection(js.streams.getMessage('CONF_DEL', 1));
       assert.ok(gone instanceof nats.MessageNotFoundError, `${gone}`);
       await js.streams.deleteMessage('CONF_DEL', 2, false);
-      await waitFor('the no-erase request', () => requests.length === 2);
+      await eventually(() => requests.length === 2, 3000, 'the no-erase request');
       assert.equal(requests[1].no_erase, true, JSON.stringify(requests[1]));
     } finally {
       await spyConn.close();
@@ -194,7 +185,7 @@ const defaults = {
       for (let i = 0; i < 50; i++) nc.publish('conf.pending', `m${i}`);
       await nc.flush();
       // The limited one drops: the client's limit of 10 is real here.
-      await waitFor('drops beyond the client limit', () => limited.stats().dropped > 0);
+      await eventually(() => limited.stats().dropped > 0, 3000, 'drops beyond the client limit');
       assert.equal(unlimited.stats().dropped, 0);
       for (let i = 0; i < 50; i++) {
         const { value: m, done } = await unlimited.next(2000);
@@ -217,7 +208,7 @@ const behaviours = {
       await nc.flush();
       process.kill(server.pid, 'SIGSTOP');
       stopped = true;
-      await waitFor('the server to stop', () => allThreadsStopped(server.pid));
+      await eventually(() => allThreadsStopped(server.pid), 3000, 'the server to stop');
       const t0 = Date.now();
       const e = await rejection(nc.flush());
       const elapsed = Date.now() - t0;
@@ -245,7 +236,7 @@ const behaviours = {
       await nc.flush();
       nc.publish('conf.cb', 'one');
       nc.publish('conf.cb', 'two');
-      await waitFor('the second message', () => got.length === 2);
+      await eventually(() => got.length === 2, 3000, 'the second message');
       assert.deepEqual(got, ['one', 'two']);
       assert.equal(errors.length, 1);
       assert.ok(errors[0] instanceof nats.CallbackError, `${errors[0]}`);

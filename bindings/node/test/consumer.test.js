@@ -4,8 +4,9 @@
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const nats = require('..');
-const { useJetStream, sleep, rejectsWith } = require('./jetstream-env');
+const { useJetStream, rejectsWith } = require('./jetstream-env');
 const { liveHandles, collectUntil, settledHandles } = require('./gc');
+const { sleep } = require('./wait');
 
 let server;
 let nc;

@@ -5,6 +5,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const nats = require('..');
 const { startServer, freePort } = require('./server');
+const { sleep } = require('./wait');
 
 let server;
 let nc;
@@ -16,8 +17,6 @@ after(async () => {
   await nc?.close();
   await server?.stop();
 });
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 test('every natsio error status has its own NatsError subclass, one to one', () => {
   const header = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'include', 'natsio.h'), 'utf8');

@@ -45,8 +45,6 @@ function useJetStream(prefix, onReady) {
   after(() => env?.stop());
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
 /** Asserts that `promise` rejects with an instance of `cls` (and, if given,
  * a message containing `text`). */
 async function rejectsWith(promise, cls, text) {
@@ -57,4 +55,4 @@ async function rejectsWith(promise, cls, text) {
   });
 }
 
-module.exports = { useJetStream, sleep, rejectsWith };
+module.exports = { useJetStream, rejectsWith };

@@ -7,8 +7,9 @@ const os = require('node:os');
 const path = require('node:path');
 const nats = require('..');
 const { startConfiguredServer } = require('./server');
-const { useJetStream, sleep, rejectsWith } = require('./jetstream-env');
+const { useJetStream, rejectsWith } = require('./jetstream-env');
 const { liveHandles, collectUntil, settledHandles } = require('./gc');
+const { sleep } = require('./wait');
 
 let server;
 let nc;

@@ -8,7 +8,8 @@ const { test, after } = require('node:test');
 const assert = require('node:assert/strict');
 const natsjs = require('@nats-io/transport-node');
 const { Kvm } = require('@nats-io/kv');
-const { useJetStream, sleep } = require('./jetstream-env');
+const { useJetStream } = require('./jetstream-env');
+const { eventually } = require('./wait');
 
 let server;
 let js;
@@ -28,15 +29,6 @@ async function natsjsKvm() {
 after(() => njs?.close());
 
 /** Polls `fn` until it returns truthy (or fails after `ms`). */
-async function eventually(fn, ms, what) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(50);
-  }
-}
 
 /** The KvStatus fields both clients report, from either side's status. */
 const STATUS_FIELDS = [

@@ -5,7 +5,8 @@
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const nats = require('..');
-const { useJetStream, sleep, rejectsWith } = require('./jetstream-env');
+const { useJetStream, rejectsWith } = require('./jetstream-env');
+const { sleep, eventually } = require('./wait');
 
 let js;
 useJetStream('natsio-node-kv-', (env) => ({ js } = env));
@@ -22,15 +23,6 @@ function within(promise, ms, what) {
 }
 
 /** Polls `fn` until it returns truthy (or fails after `ms`). */
-async function eventually(fn, ms, what) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(50);
-  }
-}
 
 /** How reading `key` ends: 'value', 'deleted' (a marker) or 'gone'. */
 async function keyState(kv, key) {

@@ -9,8 +9,9 @@ const natsjs = require('@nats-io/transport-node');
 const { jetstreamManager } = require('@nats-io/jetstream');
 const nats = require('..');
 const { runNodeFixture } = require('./server');
-const { useJetStream, sleep, rejectsWith } = require('./jetstream-env');
+const { useJetStream, rejectsWith } = require('./jetstream-env');
 const { liveHandles, collectUntil, settledHandles } = require('./gc');
+const { sleep } = require('./wait');
 
 let server;
 let nc;

@@ -3,6 +3,7 @@ const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const nats = require('..');
 const { startServer } = require('./server');
+const { sleep } = require('./wait');
 
 let server;
 let nc;
@@ -14,8 +15,6 @@ after(async () => {
   await nc?.close();
   await server?.stop();
 });
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 test('connect exposes status, maxPayload, info and connectedUrl', () => {
   assert.equal(nc.status, 'CONNECTED');

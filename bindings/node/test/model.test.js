@@ -8,8 +8,9 @@ const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const nats = require('..');
-const { useJetStream, sleep } = require('./jetstream-env');
+const { useJetStream } = require('./jetstream-env');
 const { collectUntil, settledHandles } = require('./gc');
+const { sleep, eventually } = require('./wait');
 
 let server;
 let nc;
@@ -30,15 +31,6 @@ function within(promise, ms, what) {
       timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
     }),
   ]).finally(() => clearTimeout(timer));
-}
-
-async function eventually(fn, ms, what) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (await fn()) return;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(20);
-  }
 }
 
 test('10,000 KV gets in flight at once: the thread count does not grow with them', async () => {

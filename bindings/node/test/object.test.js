@@ -8,8 +8,9 @@ const crypto = require('node:crypto');
 const { Readable, Writable } = require('node:stream');
 const { pipeline } = require('node:stream/promises');
 const nats = require('..');
-const { useJetStream, sleep, rejectsWith } = require('./jetstream-env');
+const { useJetStream, rejectsWith } = require('./jetstream-env');
 const { liveHandles, collectUntil, settledHandles } = require('./gc');
+const { eventually } = require('./wait');
 
 let nc;
 let js;
@@ -27,15 +28,6 @@ function within(promise, ms, what) {
 }
 
 /** Polls `fn` until it returns truthy (or fails after `ms`). */
-async function eventually(fn, ms, what) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(25);
-  }
-}
 
 /** `n` bytes of a deterministic pattern that differs per `seed`. */
 function pattern(n, seed = 1) {

@@ -18,6 +18,7 @@ const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const nats = require('..');
 const { startServer } = require('./server');
+const { sleep, eventually } = require('./wait');
 
 const LIMIT = 20;
 const FLOOD = 2000;
@@ -32,16 +33,6 @@ after(async () => {
   await pub?.close();
   await server?.stop();
 });
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function eventually(cond, what, detail = null) {
-  const deadline = Date.now() + 10000;
-  while (!cond()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}${detail ? ': ' + detail() : ''}`);
-    await sleep(5);
-  }
-}
 
 /** `promise`, or a failure after 10 s. */
 async function within(promise, what) {
@@ -77,6 +68,7 @@ async function setUp(subject, policy) {
           const st = sub.stats();
           return st.delivered === moved && st.pendingMsgs === 0;
         },
+        10000,
         'the window to fill',
         () => JSON.stringify(sub.stats()),
       );
@@ -109,7 +101,7 @@ async function readAll(sub) {
 }
 
 async function slowConsumerReported(reports, sub) {
-  await eventually(() => reports.length > 0, 'a slow-consumer report');
+  await eventually(() => reports.length > 0, 10000, 'a slow-consumer report');
   for (const e of reports) {
     assert.ok(e instanceof nats.SlowConsumerError, String(e));
     assert.equal(e.subject, sub.subject);
@@ -147,7 +139,7 @@ test('BLOCK holds the reader at the limit until the consumer reads, and loses no
   const { nc, sub, reports } = await setUp('pol.block', 'block');
   try {
     await flood('pol.block');
-    await eventually(() => sub.stats().pendingMsgs >= LIMIT, 'a full queue');
+    await eventually(() => sub.stats().pendingMsgs >= LIMIT, 10000, 'a full queue');
     // The reader is paused: the PONG behind the flood is not read while
     // nobody consumes (an unlimited queue would take it at once).
     let flushed = false;

@@ -8,6 +8,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const nats = require('..');
 const { startServer, startConfiguredServer, fixture, freePort } = require('./server');
+const { eventually } = require('./wait');
 
 const servers = [];
 after(async () => {
@@ -17,16 +18,6 @@ async function track(serverPromise) {
   const s = await serverPromise;
   servers.push(s);
   return s;
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(what, cond, ms = 5000) {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
 }
 
 const fastReconnect = {
@@ -74,21 +65,21 @@ test('restart mid-stream: events in order, buffered publishes arrive, subscripti
   nc.subscribe('survive.>', { callback: (err, m) => !err && got.push(m.string()) });
   nc.publish('survive.before', 'b');
   await nc.flush();
-  await waitFor('first message', () => got.length === 1);
+  await eventually(() => got.length === 1, 5000, 'first message');
 
   await s.stop();
-  await waitFor('RECONNECTING', () => nc.status === 'RECONNECTING');
+  await eventually(() => nc.status === 'RECONNECTING', 5000, 'RECONNECTING');
   const during = [];
   for (let i = 0; i < 50; i++) {
     during.push(`d${i}`);
     nc.publish('survive.during', `d${i}`);
   }
   await s.restart();
-  await waitFor('CONNECTED', () => nc.status === 'CONNECTED', 8000);
+  await eventually(() => nc.status === 'CONNECTED', 8000, 'CONNECTED');
   await nc.flush();
   nc.publish('survive.after', 'a');
   await nc.flush();
-  await waitFor('all messages', () => got.length === 52);
+  await eventually(() => got.length === 52, 5000, 'all messages');
   assert.deepEqual(got, ['b', ...during, 'a']);
   assert.equal(nc.stats().reconnects, 1);
 
@@ -114,7 +105,7 @@ test('the reconnect buffer holds exactly its wire bytes; the next publish throws
   const sub = nc.subscribe('survive.buf');
   await nc.flush();
   await s.stop();
-  await waitFor('RECONNECTING', () => nc.status === 'RECONNECTING');
+  await eventually(() => nc.status === 'RECONNECTING', 5000, 'RECONNECTING');
   // Fixed-size payloads that say which publish they are.
   const payload = (i) => String(i).padStart(100, '0');
   for (let i = 0; i < fit; i++) {
@@ -131,7 +122,7 @@ test('the reconnect buffer holds exactly its wire bytes; the next publish throws
   // Exactly the accepted publishes arrive, in order; then a marker sent
   // after the reconnect: nothing refused slipped in between.
   await s.restart();
-  await waitFor('CONNECTED', () => nc.status === 'CONNECTED', 8000);
+  await eventually(() => nc.status === 'CONNECTED', 8000, 'CONNECTED');
   nc.publish('survive.buf', 'marker');
   await nc.flush();
   const want = Array.from({ length: fit }, (_, i) => payload(i));
@@ -147,7 +138,7 @@ test('reconnect: false closes on a lost connection; reconnectBufSize -1 fails pu
   await s.stop();
   await closed;
   assert.equal(once.status, 'CLOSED');
-  await waitFor('RECONNECTING', () => noBuffer.status === 'RECONNECTING');
+  await eventually(() => noBuffer.status === 'RECONNECTING', 5000, 'RECONNECTING');
   assert.throws(() => noBuffer.publish('x', '1'), nats.ReconnectBufExceededError);
   await noBuffer.close();
 });

@@ -5,8 +5,9 @@ const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const nats = require('..');
 const { runNodeFixture } = require('./server');
-const { useJetStream, sleep, rejectsWith } = require('./jetstream-env');
+const { useJetStream, rejectsWith } = require('./jetstream-env');
 const { liveHandles, collectUntil, settledHandles } = require('./gc');
+const { sleep, eventually } = require('./wait');
 
 let server;
 let nc;
@@ -25,15 +26,6 @@ function within(promise, ms, what) {
 }
 
 /** Polls `fn` until it returns truthy (or fails after `ms`). */
-async function eventually(fn, ms, what) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(25);
-  }
-}
 
 async function streamWithConsumer(name) {
   await js.streams.add({ name, subjects: [`${name}.>`], storage: 'memory' });
