@@ -546,6 +546,19 @@ impl ClientInner {
         urgent: bool,
     ) -> Result<()> {
         subject::validate_publish(subject)?;
+        self.publish_frame_checked(subject, reply, headers, payload, urgent)
+    }
+
+    /// `publish_frame` with both subjects known to be valid (an ack
+    /// subject the server sent and `parse_metadata` accepted).
+    pub(crate) fn publish_frame_checked(
+        &self,
+        subject: &str,
+        reply: Option<&str>,
+        headers: Option<&Headers>,
+        payload: &[u8],
+        urgent: bool,
+    ) -> Result<()> {
         let hdr_len = headers.map_or(0, Headers::encoded_len);
         let max = self.max_payload.load(Ordering::Relaxed);
         if hdr_len + payload.len() > max {

@@ -759,6 +759,15 @@ impl<T: FeedItem> Feed<T> {
         }
     }
 
+    /// `recv` without waiting: `None` while nothing is there.
+    pub(crate) fn try_recv(&self) -> Option<Result<Option<T>>> {
+        let mut s = lock(&self.state);
+        let (r, wake) = self.ready(&mut s)?;
+        drop(s);
+        self.wake(wake);
+        Some(r)
+    }
+
     /// The next item for a task reading this feed: `Ok(None)` once it
     /// ended without error. Dropping the future leaves the items in the
     /// feed.

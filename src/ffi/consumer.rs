@@ -668,9 +668,12 @@ pub unsafe extern "C" fn natsio_js_next_with_options_async(
 }
 
 /// Checks an ack may be sent through this message handle and marks a
-/// terminal one; returns the client to send it with.
-fn begin_ack(m: &natsio_msg, kind: &AckKind) -> Result<std::sync::Arc<ClientInner>> {
-    crate::jetstream::ack_subject(&m.msg)?;
+/// terminal one; returns the client to send it with and the ack subject.
+fn begin_ack<'m>(
+    m: &'m natsio_msg,
+    kind: &AckKind,
+) -> Result<(std::sync::Arc<ClientInner>, &'m str)> {
+    let subject = crate::jetstream::ack_subject(&m.msg)?;
     let client = m.client.upgrade().ok_or_else(Error::closed)?;
     if kind.is_terminal() && m.acked.swap(true, Ordering::SeqCst) {
         return Err(Error::new(
@@ -678,14 +681,14 @@ fn begin_ack(m: &natsio_msg, kind: &AckKind) -> Result<std::sync::Arc<ClientInne
             "message already acknowledged or terminated",
         ));
     }
-    Ok(client)
+    Ok((client, subject))
 }
 
 fn ack(msg: *const natsio_msg, kind: AckKind) -> Result<()> {
     // SAFETY: the caller passes a live message or NULL.
     let m = unsafe { arg(msg, "msg")? };
-    let client = begin_ack(m, &kind)?;
-    let r = crate::jetstream::send_ack(&client, &m.msg, &kind);
+    let (client, subject) = begin_ack(m, &kind)?;
+    let r = crate::jetstream::send_ack_to(&client, subject, &kind);
     if r.is_err() && kind.is_terminal() {
         m.acked.store(false, Ordering::SeqCst);
     }
@@ -706,7 +709,7 @@ pub unsafe extern "C" fn natsio_msg_ack(msg: *const natsio_msg) -> natsio_status
 /// handle and yields the server's confirmation; a failure clears the mark.
 unsafe fn ack_sync_op(msg: *const natsio_msg, timeout_ms: i64) -> Result<Op<()>> {
     let m = arg(msg, "msg")?;
-    let client = begin_ack(m, &AckKind::Ack)?;
+    let (client, _) = begin_ack(m, &AckKind::Ack)?;
     let timeout = match bounded_timeout(timeout_ms, client.opts.request_timeout) {
         Ok(t) => t,
         Err(e) => {

@@ -2,6 +2,7 @@
 //! (ADR-13 pull requests and their status replies), and acknowledging
 //! messages (ADR-15 ack subjects).
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
@@ -619,11 +620,25 @@ fn not_js(reply: &str) -> Error {
 /// <account hash>.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.
 /// <pending>[.<token>...]` (11 or more; `_` is no domain).
 pub fn parse_metadata(reply: &str) -> Result<MsgMetadata<'_>> {
-    let t: Vec<&str> = reply.split('.').collect();
-    if t.len() < 9 || t[0] != "$JS" || t[1] != "ACK" || t.len() == 10 {
+    // Read once per consumed message (and per ack): the first 11 tokens go
+    // into an array, with no allocation; only the count of the rest matters.
+    let mut t = [""; 11];
+    let mut count = 0;
+    let mut start = 0;
+    // A byte scan: '.' is ASCII, so every cut is a char boundary.
+    for (i, b) in reply.bytes().chain(std::iter::once(b'.')).enumerate() {
+        if b == b'.' {
+            if count < t.len() {
+                t[count] = &reply[start..i];
+            }
+            count += 1;
+            start = i + 1;
+        }
+    }
+    if count < 9 || t[0] != "$JS" || t[1] != "ACK" || count == 10 {
         return Err(not_js(reply));
     }
-    let (domain, rest) = if t.len() == 9 {
+    let (domain, rest) = if count == 9 {
         (None, &t[2..])
     } else {
         (Some(t[2]).filter(|d| *d != "_"), &t[4..])
@@ -654,14 +669,16 @@ pub enum AckKind {
 }
 
 impl AckKind {
-    pub(crate) fn body(&self) -> Vec<u8> {
+    pub(crate) fn body(&self) -> Cow<'static, [u8]> {
         match self {
-            AckKind::Ack => b"+ACK".to_vec(),
-            AckKind::Nak(None) => b"-NAK".to_vec(),
-            AckKind::Nak(Some(d)) => format!("-NAK {}", json!({ "delay": nanos(*d) })).into_bytes(),
-            AckKind::Term(None) => b"+TERM".to_vec(),
-            AckKind::Term(Some(r)) => format!("+TERM {r}").into_bytes(),
-            AckKind::InProgress => b"+WPI".to_vec(),
+            AckKind::Ack => Cow::Borrowed(b"+ACK"),
+            AckKind::Nak(None) => Cow::Borrowed(b"-NAK"),
+            AckKind::Nak(Some(d)) => {
+                Cow::Owned(format!("-NAK {}", json!({ "delay": nanos(*d) })).into_bytes())
+            }
+            AckKind::Term(None) => Cow::Borrowed(b"+TERM"),
+            AckKind::Term(Some(r)) => Cow::Owned(format!("+TERM {r}").into_bytes()),
+            AckKind::InProgress => Cow::Borrowed(b"+WPI"),
         }
     }
 
@@ -681,8 +698,12 @@ pub(crate) fn ack_subject(msg: &Message) -> Result<&str> {
 /// Sends `kind` for `msg` through `client`, buffered like a publish.
 /// Double-ack protection is the caller's (a message handle's).
 pub(crate) fn send_ack(client: &ClientInner, msg: &Message, kind: &AckKind) -> Result<()> {
-    let subject = ack_subject(msg)?;
-    client.publish_frame(subject, None, None, &kind.body(), false)
+    send_ack_to(client, ack_subject(msg)?, kind)
+}
+
+/// `send_ack` to a subject `ack_subject` returned.
+pub(crate) fn send_ack_to(client: &ClientInner, ack_subject: &str, kind: &AckKind) -> Result<()> {
+    client.publish_frame_checked(ack_subject, None, None, &kind.body(), false)
 }
 
 /// Sends `kind` for `msg` and waits for the server to confirm it

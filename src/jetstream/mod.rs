@@ -27,7 +27,7 @@ use crate::headers::Headers;
 use crate::message::Message;
 use crate::op::Op;
 
-pub(crate) use consumer::{ack_subject, ack_sync, send_ack};
+pub(crate) use consumer::{ack_subject, ack_sync, send_ack_to};
 pub use consumer::{parse_metadata, AckKind, FetchOptions, MsgMetadata, CONSUMER_CONFIG};
 pub use last_msgs::{LastMsgsOptions, StoredMsgs};
 pub(crate) use ordered::{spawn_ordered, start_ordered, OrderedConfig, OrderedSink, Started};

@@ -202,6 +202,9 @@ pub(crate) struct Puller {
     hold_until: Option<Instant>,
     delivered_since_pull: bool,
     last_activity: Instant,
+    /// Something arrived since `last_activity` was read from the clock
+    /// (read once before waiting, not per message).
+    active: bool,
     /// The feed was full with nothing requested (counted once per stall).
     stalled: bool,
     /// A stall happened since the last message was handed out.
@@ -230,6 +233,7 @@ impl Puller {
             hold_until: None,
             delivered_since_pull: false,
             last_activity: Instant::now(),
+            active: false,
             stalled: false,
             stalled_before_next: false,
         })
@@ -345,6 +349,25 @@ impl Puller {
                 // Not sent (buffer full, reconnecting): retried below.
                 Err(_) => None,
             };
+            // A message already queued is taken without arming the wait
+            // below: its timers and clock reads would cost more than the
+            // message when they flow.
+            if let Some(r) = self.sub.feed().try_recv() {
+                match r {
+                    Ok(Some(m)) => {
+                        self.active = true;
+                        if let Some(ev) = self.on_message(m) {
+                            return ev;
+                        }
+                        continue;
+                    }
+                    Ok(None) => return PullEvent::Failed(Error::closed()),
+                    Err(e) => return PullEvent::Failed(e),
+                }
+            }
+            if std::mem::take(&mut self.active) {
+                self.last_activity = Instant::now();
+            }
             let silent_until = (self.outstanding > 0).then(|| {
                 crate::clock::tokio_instant_after(
                     self.last_activity,
@@ -375,7 +398,7 @@ impl Puller {
                 _ = out.wait_for_room(wake_at_len.unwrap_or(0)), if wake_at_len.is_some() => {}
                 r = self.sub.feed().recv() => match r {
                     Ok(Some(m)) => {
-                        self.last_activity = Instant::now();
+                        self.active = true;
                         if let Some(ev) = self.on_message(m) {
                             return ev;
                         }
