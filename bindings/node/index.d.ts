@@ -1031,8 +1031,9 @@ export class JsMsgInfo {
 }
 
 /**
- * A message from a pull consumer. It owns its library message (freed by the
- * garbage collector); a second ack, nak or term throws MessageAlreadyAckedError.
+ * A message from a pull consumer. It owns its library message (freed once an
+ * ack, nak or term is sent, else by the garbage collector with the rest of
+ * its batch); a second ack, nak or term throws MessageAlreadyAckedError.
  * ack/nak/term/working only buffer (like publish) and throw on error;
  * ackAck resolves when the server confirmed the ack.
  */

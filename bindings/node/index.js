@@ -1555,24 +1555,46 @@ function timeoutOption(opts) {
   return timeoutArg(typeof opts === 'object' && opts !== null ? opts.timeout : opts);
 }
 
+/** The messages of a batch from the addon (js_msgs_to_js in src/js.c):
+ * one handle owns their library messages, their payloads are slices of one
+ * buffer, their metadata is numbers read once in C. */
+function jsMsgsOf(batch) {
+  const count = batch.length === 0 ? 0 : batch[5].length / JS_MD_NUMS;
+  const out = new Array(count);
+  for (let i = 0; i < count; i++) out[i] = new JsMsg(batch, i);
+  return out;
+}
+
+const JS_MD_NUMS = 8;
+
 /**
  * A message consumed from a pull consumer (js.fetch / js.next / js.consume). It owns its
  * library message: acknowledgements go through the library, which refuses
- * a second ack, nak or term (MessageAlreadyAckedError); the library message
- * is freed when the JsMsg is garbage collected.
+ * a second ack, nak or term (MessageAlreadyAckedError). Messages arrive in
+ * batches: a sent ack, nak or term frees the message's library copy at
+ * once; an unacknowledged one is freed when every JsMsg of its batch has
+ * been garbage collected (and its data is a slice of the batch's buffer).
  */
 class JsMsg {
-  constructor(raw) {
-    this._handle = raw[0];
+  constructor(batch, index) {
+    const meta = batch[1];
+    const j = index * 4;
+    const x = meta[j + 3];
+    this._batch = batch;
+    this._index = index;
     /** @type {string} */
-    this.subject = raw[1];
+    this.subject = batch[3][meta[j]];
     /** The ack subject. @type {string|undefined} */
-    this.reply = raw[2] === null ? undefined : raw[2];
+    this.reply = x < 0 ? undefined : (batch[4][2 * x] ?? undefined);
     /** @type {Buffer} */
-    this.data = raw[3];
-    this._rawHeaders = raw[4];
+    this.data = batch[2].subarray(index === 0 ? 0 : meta[j - 3], meta[j + 1]);
+    this._rawHeaders = x < 0 ? null : batch[4][2 * x + 1];
     this._headers = undefined;
     this._info = undefined;
+  }
+
+  get _handle() {
+    return this._batch[0];
   }
 
   /** @returns {MsgHeaders|undefined} */
@@ -1585,7 +1607,19 @@ class JsMsg {
    * streamSequence, consumerSequence, timestamp (Date), timestampNanos
    * (bigint), pending, redelivered}. */
   get info() {
-    if (this._info === undefined) this._info = new JsMsgInfo(native.jsMsgMetadata(this._handle));
+    if (this._info === undefined) {
+      const md = this._batch[5];
+      const k = this._index * JS_MD_NUMS;
+      if (md[k] !== 0) {
+        // The batch carries no metadata for it: the addon says why (throws).
+        this._info = new JsMsgInfo(native.jsMsgMetadata(this._batch[0], this._index));
+      } else {
+        const names = this._batch[6];
+        const n = md[k + 7] * 3;
+        const nanos = BigInt(md[k + 5]) * 1000000n + BigInt(md[k + 6]);
+        this._info = new JsMsgInfo([names[n], names[n + 1], names[n + 2], md[k + 1], md[k + 2], md[k + 3], nanos, md[k + 4]]);
+      }
+    }
     return this._info;
   }
 
@@ -1600,7 +1634,9 @@ class JsMsg {
   }
 
   get redelivered() {
-    return this.info.redelivered;
+    const md = this._batch[5];
+    const k = this._index * JS_MD_NUMS;
+    return md[k] === 0 ? md[k + 1] > 1 : this.info.redelivered;
   }
 
   string() {
@@ -1614,7 +1650,7 @@ class JsMsg {
   /** Acknowledges (buffered like a publish; throws MessageAlreadyAckedError
    * after an earlier ack, nak or term of this message). */
   ack() {
-    native.jsMsgAck(this._handle, 0, null);
+    native.jsMsgAck(this._batch[0], this._index, 0, null);
   }
 
   /** Asks for redelivery, after `delay` ms if given. */
@@ -1622,24 +1658,24 @@ class JsMsg {
     if (delay !== undefined && delay !== null && (typeof delay !== 'number' || Number.isNaN(delay))) {
       throw new TypeError('delay must be a number (ms)');
     }
-    native.jsMsgAck(this._handle, 1, delay ?? 0);
+    native.jsMsgAck(this._batch[0], this._index, 1, delay ?? 0);
   }
 
   /** Stops redelivery for good; `reason` is recorded by the server. */
   term(reason) {
-    native.jsMsgAck(this._handle, 2, reason ?? null);
+    native.jsMsgAck(this._batch[0], this._index, 2, reason ?? null);
   }
 
   /** Still working on it: resets the ack wait (any number of times before the final ack). */
   working() {
-    native.jsMsgAck(this._handle, 3, null);
+    native.jsMsgAck(this._batch[0], this._index, 3, null);
   }
 
   /** Acknowledges and waits for the server to confirm it: `timeout` ms or
    * {timeout} (default: the connection's request timeout). Resolves true;
    * rejects with MessageAlreadyAckedError, TimeoutError, ... */
   async ackAck(opts) {
-    await native.jsMsgAckSync(this._handle, timeoutOption(opts));
+    await native.jsMsgAckSync(this._batch[0], this._index, timeoutOption(opts));
     return true;
   }
 }
@@ -1756,8 +1792,13 @@ class ConsumerMessages extends ItemStream {
     this.consumer = consumer;
   }
 
-  _take(raw) {
-    return new JsMsg(raw);
+  /** A batch of messages (js_msgs_to_js): queued one by one. */
+  onItems(count, batch) {
+    for (let i = 0; i < count; i++) this._deliver(new JsMsg(batch, i));
+  }
+
+  _take(msg) {
+    return msg;
   }
 }
 
@@ -2263,7 +2304,7 @@ class JetStreamClient {
    * the event loop runs on.
    */
   async fetch(stream, consumer, opts) {
-    return (await native.jsFetch(this._handle, stream, consumer, fetchOptions(opts))).map((raw) => new JsMsg(raw));
+    return jsMsgsOf(await native.jsFetch(this._handle, stream, consumer, fetchOptions(opts)));
   }
 
   /**
@@ -2293,7 +2334,7 @@ class JetStreamClient {
    * none arrives within `timeout` ms (default: the context's timeout). */
   async next(stream, consumer, opts) {
     const pull = nextPullOptions(opts);
-    return new JsMsg(await native.jsNext(this._handle, stream, consumer, timeoutOption(opts), pull));
+    return new JsMsg(await native.jsNext(this._handle, stream, consumer, timeoutOption(opts), pull), 0);
   }
 
   /** Publishes and waits for the stream's ack: {stream, seq, duplicate,

@@ -335,12 +335,27 @@ static void deliver(napi_env env, feed *f, void **items, uint32_t n) {
         hub_dispatch(env, f->hub, f->id, EV_MSG, args, 5);
         return;
     }
+    if (f->kind == FEED_CONSUME) {
+        /* One handle for the batch, which takes the messages over. */
+        natsio_msg **msgs = malloc((size_t)n * sizeof *msgs);
+        if (msgs) memcpy(msgs, items, (size_t)n * sizeof *msgs);
+        args[1] = msgs ? js_msgs_to_js(env, msgs, n) : NULL;
+        if (!msgs) {
+            for (uint32_t i = 0; i < n; i++) natsio_msg_free(items[i]);
+            throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
+        }
+        if (!args[1]) {
+            napi_value exc;
+            napi_get_and_clear_last_exception(env, &exc);
+            return;
+        }
+        hub_dispatch(env, f->hub, f->id, EV_ITEMS, args, 2);
+        return;
+    }
     napi_create_array_with_length(env, n, &args[1]);
     for (uint32_t i = 0; i < n; i++) {
         napi_value v;
-        if (f->kind == FEED_CONSUME) {
-            v = js_msg_to_js(env, items[i]); /* the JsMsg handle takes it over */
-        } else if (f->kind == FEED_OBJ_WATCH) {
+        if (f->kind == FEED_OBJ_WATCH) {
             v = obj_info_to_js(env, items[i]); /* the ObjectInfo takes it over */
         } else if (f->kind == FEED_KV_KEYS) {
             napi_create_string_utf8(env, items[i], NAPI_AUTO_LENGTH, &v);

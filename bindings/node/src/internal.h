@@ -243,7 +243,10 @@ typedef struct js_handle {
     int kind;
     natsio_js *js;
     natsio_kv *kv;
-    natsio_msg *msg;
+    /* JSH_MSG: a batch of consumed messages (owned; an entry is freed and
+     * cleared once its final ack is sent) */
+    natsio_msg **msgs;
+    uint32_t msg_count;
     void *obj;       /* JSH_OBJ*: the Object Store handle of the kind */
     natsio_ordered_consumer *oc; /* JSH_ORDERED */
     client_wrap *cw; /* JSH_JS / JSH_KV / JSH_OBJ: what feeds made from it belong to */
@@ -253,13 +256,19 @@ typedef struct js_handle {
 } js_handle;
 
 js_handle *get_jsh(napi_env env, napi_value v, int kind);
-napi_value jsh_wrap(napi_env env, int kind, natsio_js *js, natsio_kv *kv, natsio_msg *msg, client_wrap *cw);
+napi_value jsh_wrap(napi_env env, int kind, natsio_js *js, natsio_kv *kv, client_wrap *cw);
 /* Wraps an Object Store handle of kind JSH_OBJ* (taken over, also on failure). */
 napi_value jsh_wrap_obj(napi_env env, int kind, void *obj, client_wrap *cw);
 void jsh_release_op(js_handle *h);
-/* [handle, subject, reply|null, data, flatHeaders|null] for an owned
- * message; the handle takes `m` over (also on failure). */
-napi_value js_msg_to_js(napi_env env, natsio_msg *m);
+/* A batch of consumed messages for JsMsg (index.js): [handle, meta, data,
+ * subjects, extras] as batch_to_js lays them out, then md (a Float64Array
+ * of JS_MD_NUMS per message: metadata status, delivered, stream seq,
+ * consumer seq, pending, timestamp ms, its ns remainder, names index) and
+ * names ([stream, consumer, domain|null] triples, one per change). One
+ * handle owns the batch: `msgs` (malloc'ed, n >= 1) is taken over, also on
+ * failure. */
+enum { JS_MD_NUMS = 8 };
+napi_value js_msgs_to_js(napi_env env, natsio_msg **msgs, uint32_t n);
 
 /* ------------------------------------------------------------------ */
 /* operations: a promise settled from a token                           */
@@ -268,14 +277,14 @@ napi_value js_msg_to_js(napi_env env, natsio_msg *m);
 enum {
     R_NONE = 0,      /* undefined */
     R_MSG,           /* msg_to_js (a request's reply) */
-    R_JS_MSG,        /* js_msg_to_js (a pull consumer's message) */
+    R_JS_MSG,        /* js_msgs_to_js of one (a pull consumer's message) */
     R_STRING,        /* a string (JSON of an info) */
     R_U64,           /* a number */
     R_PUB_ACK,       /* {stream, seq, duplicate, domain?, val?, batch?, count?} */
     R_KV,            /* a KV handle */
     R_KV_ENTRY,      /* kv_entry_to_js */
     R_STORED_MSG,    /* stored_msg_to_js */
-    R_MSG_LIST,      /* array of js_msg_to_js (fetch) */
+    R_MSG_LIST,      /* js_msgs_to_js of the list (fetch) */
     R_KV_ENTRY_LIST, /* array of kv_entry_to_js */
     R_STRING_LIST,   /* array of strings */
     R_CLIENT,        /* a client external */

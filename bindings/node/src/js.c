@@ -35,17 +35,21 @@ static void jsh_maybe_free(js_handle *h) {
     if (h->closed || h->finalized) {
         if (h->js) live_count(LIVE_JS, -1);
         if (h->kv) live_count(LIVE_KV, -1);
-        if (h->msg) live_count(LIVE_JS_MSG, -1);
+        for (uint32_t i = 0; i < h->msg_count; i++) {
+            if (h->msgs[i]) live_count(LIVE_JS_MSG, -1);
+            natsio_msg_free(h->msgs[i]);
+        }
+        free(h->msgs);
+        h->msgs = NULL;
+        h->msg_count = 0;
         if (h->obj) live_count(obj_live_kind(h->kind), -1);
         natsio_js_free(h->js);
         natsio_kv_free(h->kv);
-        natsio_msg_free(h->msg);
         if (h->obj) obj_handle_free(h->kind, h->obj);
         natsio_ordered_consumer_free(h->oc);
         h->oc = NULL;
         h->js = NULL;
         h->kv = NULL;
-        h->msg = NULL;
         h->obj = NULL;
         if (h->cw) client_release(h->cw);
         h->cw = NULL;
@@ -66,24 +70,8 @@ static void jsh_finalize(napi_env env, void *data, void *hint) {
     jsh_maybe_free(h);
 }
 
-napi_value jsh_wrap(napi_env env, int kind, natsio_js *js, natsio_kv *kv, natsio_msg *msg, client_wrap *cw) {
-    js_handle *h = calloc(1, sizeof *h);
-    if (!h) {
-        natsio_js_free(js);
-        natsio_kv_free(kv);
-        natsio_msg_free(msg);
-        throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
-        return NULL;
-    }
-    h->kind = kind;
-    h->js = js;
-    h->kv = kv;
-    h->msg = msg;
-    if (js) live_count(LIVE_JS, 1);
-    if (kv) live_count(LIVE_KV, 1);
-    if (msg) live_count(LIVE_JS_MSG, 1);
-    h->cw = cw;
-    if (cw) client_retain(cw);
+/* The external of a filled-in handle (freed, with what it owns, on failure). */
+static napi_value jsh_external(napi_env env, js_handle *h) {
     napi_value ext;
     if (napi_create_external(env, h, jsh_finalize, NULL, &ext) != napi_ok) {
         h->finalized = true;
@@ -93,6 +81,24 @@ napi_value jsh_wrap(napi_env env, int kind, natsio_js *js, natsio_kv *kv, natsio
     }
     napi_type_tag_object(env, ext, &JS_HANDLE_TAG);
     return ext;
+}
+
+napi_value jsh_wrap(napi_env env, int kind, natsio_js *js, natsio_kv *kv, client_wrap *cw) {
+    js_handle *h = calloc(1, sizeof *h);
+    if (!h) {
+        natsio_js_free(js);
+        natsio_kv_free(kv);
+        throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
+        return NULL;
+    }
+    h->kind = kind;
+    h->js = js;
+    h->kv = kv;
+    if (js) live_count(LIVE_JS, 1);
+    if (kv) live_count(LIVE_KV, 1);
+    h->cw = cw;
+    if (cw) client_retain(cw);
+    return jsh_external(env, h);
 }
 
 /* Wraps an Object Store handle (see obj_handle_free for how it is freed). */
@@ -108,15 +114,7 @@ napi_value jsh_wrap_obj(napi_env env, int kind, void *obj, client_wrap *cw) {
     live_count(obj_live_kind(kind), 1);
     h->cw = cw;
     if (cw) client_retain(cw);
-    napi_value ext;
-    if (napi_create_external(env, h, jsh_finalize, NULL, &ext) != napi_ok) {
-        h->finalized = true;
-        jsh_maybe_free(h);
-        napi_throw_error(env, NULL, "natsio addon: napi_create_external failed");
-        return NULL;
-    }
-    napi_type_tag_object(env, ext, &JS_HANDLE_TAG);
-    return ext;
+    return jsh_external(env, h);
 }
 
 js_handle *get_jsh(napi_env env, napi_value v, int kind) {
@@ -153,25 +151,77 @@ js_handle *get_jsh(napi_env env, napi_value v, int kind) {
     return h;
 }
 
-napi_value js_msg_to_js(napi_env env, natsio_msg *m) {
-    napi_value arr, v;
-    napi_value ext = jsh_wrap(env, JSH_MSG, NULL, NULL, m, NULL);
-    if (!ext) return NULL;
-    napi_create_array_with_length(env, 5, &arr);
-    napi_set_element(env, arr, 0, ext);
-    napi_create_string_utf8(env, natsio_msg_subject(m), NAPI_AUTO_LENGTH, &v);
-    napi_set_element(env, arr, 1, v);
-    const char *reply = natsio_msg_reply(m);
-    if (reply)
-        napi_create_string_utf8(env, reply, NAPI_AUTO_LENGTH, &v);
+/* The names index of `md` in `names`, appending a triple when it differs
+ * from the last one (a batch usually has one stream and consumer). */
+static int32_t md_names_index(napi_env env, napi_value names, const natsio_js_msg_metadata *md,
+                              const natsio_js_msg_metadata **last, int32_t *count) {
+    const natsio_js_msg_metadata *l = *last;
+    if (l && l->stream_len == md->stream_len && l->consumer_len == md->consumer_len &&
+        l->domain_len == md->domain_len && (l->domain == NULL) == (md->domain == NULL) &&
+        memcmp(l->stream, md->stream, md->stream_len) == 0 &&
+        memcmp(l->consumer, md->consumer, md->consumer_len) == 0 &&
+        (!md->domain || memcmp(l->domain, md->domain, md->domain_len) == 0))
+        return *count - 1;
+    napi_value v;
+    uint32_t at = (uint32_t)*count * 3;
+    napi_create_string_utf8(env, md->stream, md->stream_len, &v);
+    napi_set_element(env, names, at, v);
+    napi_create_string_utf8(env, md->consumer, md->consumer_len, &v);
+    napi_set_element(env, names, at + 1, v);
+    if (md->domain)
+        napi_create_string_utf8(env, md->domain, md->domain_len, &v);
     else
         napi_get_null(env, &v);
-    napi_set_element(env, arr, 2, v);
-    void *copy;
-    napi_create_buffer_copy(env, natsio_msg_data_len(m), natsio_msg_data(m), &copy, &v);
-    napi_set_element(env, arr, 3, v);
-    napi_set_element(env, arr, 4, headers_to_js(env, natsio_msg_headers(m)));
-    return arr;
+    napi_set_element(env, names, at + 2, v);
+    *last = md;
+    return (*count)++;
+}
+
+napi_value js_msgs_to_js(napi_env env, natsio_msg **msgs, uint32_t n) {
+    js_handle *h = calloc(1, sizeof *h);
+    if (!h) {
+        for (uint32_t i = 0; i < n; i++) natsio_msg_free(msgs[i]);
+        free(msgs);
+        throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
+        return NULL;
+    }
+    h->kind = JSH_MSG;
+    h->msgs = msgs;
+    h->msg_count = n;
+    live_count(LIVE_JS_MSG, n);
+    napi_value out[7];
+    if (!(out[0] = jsh_external(env, h))) return NULL;
+    batch_to_js(env, (void *const *)msgs, n, &out[1]);
+    /* Metadata read here, once per message, into numbers: a JsMsg's info
+     * and redelivered need no call back into the addon. */
+    void *md_mem = NULL;
+    napi_value md_ab, v;
+    napi_create_arraybuffer(env, (size_t)n * JS_MD_NUMS * sizeof(double), &md_mem, &md_ab);
+    napi_create_typedarray(env, napi_float64_array, (size_t)n * JS_MD_NUMS, md_ab, 0, &out[5]);
+    napi_create_array(env, &out[6]);
+    double *d = md_mem;
+    natsio_js_msg_metadata *mds = malloc((size_t)n * sizeof *mds);
+    const natsio_js_msg_metadata *last = NULL;
+    int32_t names = 0;
+    for (uint32_t i = 0; i < n && mds; i++, d += JS_MD_NUMS) {
+        natsio_js_msg_metadata *md = &mds[i];
+        int32_t st = natsio_msg_js_metadata(msgs[i], md);
+        d[0] = st;
+        if (st != NATSIO_OK) continue; /* info asks jsMsgMetadata, which throws the error */
+        d[1] = (double)md->num_delivered;
+        d[2] = (double)md->stream_seq;
+        d[3] = (double)md->consumer_seq;
+        d[4] = (double)md->num_pending;
+        d[5] = (double)(md->timestamp_ns / 1000000);
+        d[6] = (double)(md->timestamp_ns % 1000000);
+        d[7] = md_names_index(env, out[6], md, &last, &names);
+    }
+    if (!mds) /* every message's info asks jsMsgMetadata */
+        for (uint32_t i = 0; i < n; i++) d[i * JS_MD_NUMS] = NATSIO_ERR_INTERNAL;
+    free(mds);
+    napi_create_array_with_length(env, 7, &v);
+    for (uint32_t i = 0; i < 7; i++) napi_set_element(env, v, i, out[i]);
+    return v;
 }
 
 /* jetstream(client, {domain, apiPrefix, timeout, publishAsyncMaxPending,
@@ -194,7 +244,7 @@ EXPORT(js_jetstream) {
         o.publish_async_timeout_ms = get_i64(env, prop(env, argv[1], "publishAsyncTimeout"), 0);
         natsio_js *js;
         if (!throw_if_failed(env, natsio_client_jetstream(cw->client, &o, &js)))
-            result = jsh_wrap(env, JSH_JS, js, NULL, NULL, cw);
+            result = jsh_wrap(env, JSH_JS, js, NULL, cw);
     }
     free(domain);
     free(prefix);
@@ -727,49 +777,80 @@ EXPORT(js_js_consume) {
 
 enum { ACK_ACK = 0, ACK_NAK = 1, ACK_TERM = 2, ACK_WPI = 3 };
 
-/* jsMsgAck(msg, kind, arg): ack (0), nak (1, arg = delay ms), term (2,
- * arg = reason|null), in progress (3). Only buffers: runs here, throws. */
-EXPORT(js_msg_ack) {
-    ARGS(3);
-    js_handle *h = get_jsh(env, argv[0], JSH_MSG);
+/* Message `index` of the batch handle `handle_v`, or NULL with an exception
+ * (a bad handle or index, or, when `acked_ok` is false, a message whose
+ * final ack was sent: the library freed it then). */
+static natsio_msg *batch_msg(napi_env env, napi_value handle_v, napi_value index_v, js_handle **hp) {
+    js_handle *h = get_jsh(env, handle_v, JSH_MSG);
     if (!h) return NULL;
+    uint32_t i = UINT32_MAX;
+    if (napi_get_value_uint32(env, index_v, &i) != napi_ok || i >= h->msg_count) {
+        napi_throw_range_error(env, NULL, "not a message of this batch");
+        return NULL;
+    }
+    if (!h->msgs[i]) {
+        throw_status(env, NATSIO_ERR_MESSAGE_ALREADY_ACKED, "message already acknowledged or terminated");
+        return NULL;
+    }
+    if (hp) *hp = h;
+    return h->msgs[i];
+}
+
+/* jsMsgAck(batch, index, kind, arg): ack (0), nak (1, arg = delay ms), term
+ * (2, arg = reason|null), in progress (3). Only buffers: runs here, throws.
+ * A sent ack, nak or term frees the library message (no later ack can
+ * succeed), so acknowledged messages do not wait for their batch's GC. */
+EXPORT(js_msg_ack) {
+    ARGS(4);
+    js_handle *h = NULL;
+    natsio_msg *m = batch_msg(env, argv[0], argv[1], &h);
+    if (!m) return NULL;
     int32_t kind = 0;
-    napi_get_value_int32(env, argv[1], &kind);
+    napi_get_value_int32(env, argv[2], &kind);
     int32_t st;
     switch (kind) {
-    case ACK_ACK: st = natsio_msg_ack(h->msg); break;
-    case ACK_NAK: st = natsio_msg_nak(h->msg, get_i64(env, argv[2], 0)); break;
+    case ACK_ACK: st = natsio_msg_ack(m); break;
+    case ACK_NAK: st = natsio_msg_nak(m, get_i64(env, argv[3], 0)); break;
     case ACK_TERM: {
         char *reason = NULL;
-        if (!get_opt_string(env, argv[2], &reason)) return NULL;
-        st = natsio_msg_term(h->msg, reason);
+        if (!get_opt_string(env, argv[3], &reason)) return NULL;
+        st = natsio_msg_term(m, reason);
         free(reason);
         break;
     }
-    default: st = natsio_msg_in_progress(h->msg); break;
+    default: st = natsio_msg_in_progress(m); break;
+    }
+    if (st == NATSIO_OK && kind != ACK_WPI) {
+        uint32_t i = 0;
+        napi_get_value_uint32(env, argv[1], &i);
+        natsio_msg_free(m);
+        h->msgs[i] = NULL;
+        live_count(LIVE_JS_MSG, -1);
     }
     throw_if_failed(env, st);
     return NULL;
 }
 
-/* jsMsgAckSync(msg, timeoutMs) -> Promise<void> */
+/* jsMsgAckSync(batch, index, timeoutMs) -> Promise<void> */
 EXPORT(js_msg_ack_sync) {
-    ARGS(2);
-    js_handle *h = get_jsh(env, argv[0], JSH_MSG);
-    if (!h) return NULL;
+    ARGS(3);
+    js_handle *h = NULL;
+    natsio_msg *m = batch_msg(env, argv[0], argv[1], &h);
+    if (!m) return NULL;
     natsio_token *tok = NULL;
-    int32_t st = natsio_msg_ack_sync_async(h->msg, get_i64(env, argv[1], NATSIO_TIMEOUT_DEFAULT), &tok);
+    int32_t st = natsio_msg_ack_sync_async(m, get_i64(env, argv[2], NATSIO_TIMEOUT_DEFAULT), &tok);
     return op_track(env, st, tok, R_NONE, h, NULL);
 }
 
-/* jsMsgMetadata(msg) -> [stream, consumer, domain|null, delivered,
- * streamSeq, consumerSeq, timestampNs (bigint), pending] */
+/* jsMsgMetadata(batch, index) -> [stream, consumer, domain|null, delivered,
+ * streamSeq, consumerSeq, timestampNs (bigint), pending]; for a message
+ * whose metadata the batch could not carry (it throws the reason). */
 EXPORT(js_msg_metadata) {
-    ARGS(1);
-    js_handle *h = get_jsh(env, argv[0], JSH_MSG);
-    if (!h) return NULL;
+    ARGS(2);
+    natsio_msg *m = batch_msg(env, argv[0], argv[1], NULL);
+    if (!m) return NULL;
     natsio_js_msg_metadata md;
-    if (throw_if_failed(env, natsio_msg_js_metadata(h->msg, &md))) return NULL;
+    if (throw_if_failed(env, natsio_msg_js_metadata(m, &md))) return NULL;
     napi_value arr, v;
     napi_create_array_with_length(env, 8, &arr);
     napi_create_string_utf8(env, md.stream, md.stream_len, &v);

@@ -98,7 +98,16 @@ static napi_value result_value(napi_env env, op *o, int32_t *st) {
     case R_JS_MSG: {
         natsio_msg *m = NULL;
         if ((*st = natsio_token_msg(t, &m)) != NATSIO_OK) return NULL;
-        if (o->result == R_JS_MSG) return js_msg_to_js(env, m);
+        if (o->result == R_JS_MSG) {
+            natsio_msg **one = malloc(sizeof *one);
+            if (!one) {
+                natsio_msg_free(m);
+                *st = NATSIO_ERR_INTERNAL;
+                return NULL;
+            }
+            one[0] = m;
+            return js_msgs_to_js(env, one, 1);
+        }
         v = msg_to_js(env, m);
         natsio_msg_free(m);
         return v;
@@ -126,7 +135,7 @@ static napi_value result_value(napi_env env, op *o, int32_t *st) {
     case R_KV: {
         natsio_kv *kv = NULL;
         if ((*st = natsio_token_kv(t, &kv)) != NATSIO_OK) return NULL;
-        return jsh_wrap(env, JSH_KV, NULL, kv, NULL, o->cw);
+        return jsh_wrap(env, JSH_KV, NULL, kv, o->cw);
     }
     case R_KV_ENTRY: {
         natsio_kv_entry *e = NULL;
@@ -146,16 +155,21 @@ static napi_value result_value(napi_env env, op *o, int32_t *st) {
         natsio_msg_list *l = NULL;
         if ((*st = natsio_token_msg_list(t, &l)) != NATSIO_OK) return NULL;
         size_t n = natsio_msg_list_count(l);
-        napi_create_array_with_length(env, n, &v);
-        for (size_t i = 0; i < n; i++) {
-            natsio_msg *m = NULL;
-            if ((*st = natsio_msg_clone(natsio_msg_list_get(l, i), &m)) != NATSIO_OK) break;
-            napi_value item = js_msg_to_js(env, m);
-            if (!item) break;
-            napi_set_element(env, v, (uint32_t)i, item);
-        }
+        natsio_msg **msgs = n ? calloc(n, sizeof *msgs) : NULL;
+        if (n && !msgs) *st = NATSIO_ERR_INTERNAL;
+        for (size_t i = 0; i < n && *st == NATSIO_OK; i++)
+            *st = natsio_msg_clone(natsio_msg_list_get(l, i), &msgs[i]);
         natsio_msg_list_free(l);
-        return *st == NATSIO_OK && !exception_pending(env) ? v : NULL;
+        if (*st != NATSIO_OK) {
+            for (size_t i = 0; msgs && i < n; i++) natsio_msg_free(msgs[i]);
+            free(msgs);
+            return NULL;
+        }
+        if (n == 0) { /* an empty batch: [] in JS */
+            napi_create_array(env, &v);
+            return v;
+        }
+        return js_msgs_to_js(env, msgs, (uint32_t)n);
     }
     case R_KV_ENTRY_LIST: {
         natsio_kv_entry_list *l = NULL;

@@ -441,6 +441,33 @@ test('messages dropped without acks are freed by the garbage collector, even wit
   }
 });
 
+test('a sent ack, nak or term frees its library message at once; working() keeps it; the batch stays readable', async () => {
+  await streamWith('AF', 4);
+  try {
+    await js.consumers.add('AF', { durable_name: 'c', ack_policy: 'explicit' });
+    const before = await settledHandles();
+    const [a, b, c, d] = await js.fetch('AF', 'c', { maxMessages: 4, expires: 1000 });
+    assert.equal(liveHandles().jsMsgs, before.jsMsgs + 4);
+    a.ack();
+    b.nak(60000);
+    c.term();
+    d.working();
+    // No garbage collection needed: only d's library copy is left.
+    assert.equal(liveHandles().jsMsgs, before.jsMsgs + 1);
+    assert.throws(() => a.ack(), nats.MessageAlreadyAckedError);
+    // What was read into JS stays: data, subject, metadata of freed ones.
+    assert.deepEqual([a, b, c, d].map((m) => m.string()), ['m0', 'm1', 'm2', 'm3']);
+    assert.deepEqual([a, b, c, d].map((m) => m.info.streamSequence), [1, 2, 3, 4]);
+    assert.equal(c.info.consumer, 'c');
+    d.ack();
+    assert.equal(liveHandles().jsMsgs, before.jsMsgs);
+    await nc.flush();
+    assert.equal((await js.consumers.info('AF', 'c')).num_ack_pending, 1); // b, nak'ed with a delay
+  } finally {
+    await js.streams.delete('AF');
+  }
+});
+
 test('after nc.close(): pulls, consumer calls, acks and KV keys/history fail cleanly with ConnectionClosedError', async () => {
   const c = await nats.connect({ servers: server.url });
   const ctx = c.jetstream();
