@@ -1729,6 +1729,21 @@ natsio_status natsio_client_publish_with(const struct natsio_client *c,
                                          size_t len);
 
 /**
+ * Publishes a response to `reply_subject` (with optional `headers`): as
+ * `natsio_client_publish_with` with no reply subject, but written at once
+ * from the calling thread when the connection's writer is idle, as a
+ * request is, instead of being batched with bulk publishes, so a
+ * responder adds no thread hop to the round trip. For a binding that
+ * copied a message out and freed it (`natsio_msg_respond` needs the
+ * message). Thread-safe. Errors: as `natsio_client_publish_with`.
+ */
+natsio_status natsio_client_respond(const struct natsio_client *c,
+                                    const char *reply_subject,
+                                    const struct natsio_headers *headers,
+                                    const void *data,
+                                    size_t len);
+
+/**
  * Subscribes to `subject` (wildcards allowed); read the messages with
  * `natsio_sub_next`, `natsio_sub_next_async`, or a callback set with
  * `natsio_sub_set_callback` (messages arriving before it is set are

@@ -1657,6 +1657,21 @@ impl Client {
         respond(&self.inner, msg, headers, payload)
     }
 
+    /// Publishes a response to `reply_subject` (a request's reply subject):
+    /// like `publish_with` without a reply, but written at once when the
+    /// connection's writer is idle, as a request is, not batched with bulk
+    /// publishes. For bindings that keep a message's reply subject but not
+    /// the message.
+    pub fn respond_to(
+        &self,
+        reply_subject: &str,
+        headers: Option<&Headers>,
+        payload: &[u8],
+    ) -> Result<()> {
+        self.inner
+            .publish_frame(reply_subject, None, headers, payload, true)
+    }
+
     /// Waits up to `timeout` (the client's flush_timeout when `None`) for
     /// the server to have processed everything sent so far.
     pub fn flush(&self, timeout: Option<Duration>) -> Result<()> {

@@ -146,7 +146,7 @@ func (nc *Conn) Close() error {
 // Publish sends data to subject. It returns once the message is buffered,
 // without waiting for the server (use Flush for that).
 func (nc *Conn) Publish(subject string, data []byte) error {
-	return nc.publish(subject, "", false, nil, data)
+	return nc.publish(subject, "", C.GO_PUB_PLAIN, nil, data)
 }
 
 // PublishMsg sends m's Data and Header to m.Subject, with m.Reply as the
@@ -159,7 +159,11 @@ func (nc *Conn) PublishMsg(m *Msg) error {
 	if hdrs != nil {
 		defer C.natsio_headers_free(hdrs)
 	}
-	return nc.publish(m.Subject, m.Reply, m.Reply != "", hdrs, m.Data)
+	mode := C.int(C.GO_PUB_PLAIN)
+	if m.Reply != "" {
+		mode = C.GO_PUB_WITH_REPLY
+	}
+	return nc.publish(m.Subject, m.Reply, mode, hdrs, m.Data)
 }
 
 // Subscribe calls handler with every message on subject (wildcards

@@ -77,20 +77,19 @@ func resultError(st C.natsio_status, detail *C.go_error) error {
 	return e
 }
 
-// publish sends data (and hdrs, and reply when hasReply) to subject.
-func (nc *Conn) publish(subject, reply string, hasReply bool, hdrs *C.natsio_headers, data []byte) error {
+// publish sends data (and hdrs, and reply with GO_PUB_WITH_REPLY) to
+// subject; mode is a GO_PUB_ value.
+func (nc *Conn) publish(subject, reply string, mode C.int, hdrs *C.natsio_headers, data []byte) error {
 	if err := checkNUL(subject); err != nil {
 		return err
 	}
-	var has C.int
-	if hasReply {
+	if mode == C.GO_PUB_WITH_REPLY {
 		if err := checkNUL(reply); err != nil {
 			return err
 		}
-		has = 1
 	}
 	r := C.go_publish(nc.ptr, strPtr(subject), C.size_t(len(subject)), strPtr(reply), C.size_t(len(reply)),
-		has, hdrs, bytesPtr(data), C.size_t(len(data)))
+		mode, hdrs, bytesPtr(data), C.size_t(len(data)))
 	runtime.KeepAlive(nc)
 	runtime.KeepAlive(data)
 	return resultError(r.status, r.detail)

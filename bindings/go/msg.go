@@ -1,7 +1,7 @@
 package natsio
 
 /*
-#include "natsio.h"
+#include "natsio_go.h"
 */
 import "C"
 
@@ -80,7 +80,8 @@ func (m *Msg) RespondMsg(reply *Msg) error {
 	if hdrs != nil {
 		defer C.natsio_headers_free(hdrs)
 	}
-	return m.conn.publish(m.Reply, "", false, hdrs, reply.Data)
+	// Sent at once, not batched: the requester is waiting for it.
+	return m.conn.publish(m.Reply, "", C.GO_PUB_RESPONSE, hdrs, reply.Data)
 }
 
 // cHeaders builds an owned C header map from h (nil for no headers); the

@@ -345,14 +345,17 @@ static go_result go_out_of_memory(void) {
 }
 
 go_result go_publish(const natsio_client *c, const char *subj, size_t subj_len,
-		const char *reply, size_t reply_len, int has_reply, const natsio_headers *hdrs,
+		const char *reply, size_t reply_len, int mode, const natsio_headers *hdrs,
 		const char *data, size_t len) {
 	char sbuf[GO_STACK_STR], rbuf[GO_STACK_STR];
+	int has_reply = mode == GO_PUB_WITH_REPLY;
 	char *s = go_cstr(subj, subj_len, sbuf);
 	char *rp = has_reply ? go_cstr(reply, reply_len, rbuf) : NULL;
 	go_result r;
 	if (s == NULL || (has_reply && rp == NULL)) {
 		r = go_out_of_memory();
+	} else if (mode == GO_PUB_RESPONSE) {
+		r = go_result_of(natsio_client_respond(c, s, hdrs, data, len));
 	} else {
 		r = go_result_of((has_reply || hdrs != NULL)
 			? natsio_client_publish_with(c, s, rp, hdrs, data, len)

@@ -156,8 +156,12 @@ go_next go_iter_next(const void *it, int kind);
 
 /* ---- hot paths ---- */
 
+/* How go_publish sends: a publish, one with a reply subject, or a response
+ * (natsio_client_respond: written at once, not batched). */
+enum { GO_PUB_PLAIN = 0, GO_PUB_WITH_REPLY = 1, GO_PUB_RESPONSE = 2 };
+
 go_result go_publish(const natsio_client *c, const char *subj, size_t subj_len,
-		const char *reply, size_t reply_len, int has_reply, const natsio_headers *hdrs,
+		const char *reply, size_t reply_len, int mode, const natsio_headers *hdrs,
 		const char *data, size_t len);
 
 typedef struct go_start {

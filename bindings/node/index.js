@@ -348,7 +348,8 @@ class Msg {
   /** Publishes `data` to this message's reply subject. */
   respond(data, opts = {}) {
     if (!this.reply) throw makeError(Status.NO_REPLY_SUBJECT, 'the message has no reply subject');
-    this._connection.publish(this.reply, data, { headers: opts.headers });
+    // Written at once, not batched: the requester is waiting for it.
+    native.publish(this._connection._handle, this.reply, toBytes(data), null, flattenHeaders(opts.headers), true);
   }
 }
 

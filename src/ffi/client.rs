@@ -226,6 +226,31 @@ pub unsafe extern "C" fn natsio_client_publish_with(
     })
 }
 
+/// Publishes a response to `reply_subject` (with optional `headers`): as
+/// `natsio_client_publish_with` with no reply subject, but written at once
+/// from the calling thread when the connection's writer is idle, as a
+/// request is, instead of being batched with bulk publishes, so a
+/// responder adds no thread hop to the round trip. For a binding that
+/// copied a message out and freed it (`natsio_msg_respond` needs the
+/// message). Thread-safe. Errors: as `natsio_client_publish_with`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_client_respond(
+    c: *const natsio_client,
+    reply_subject: *const c_char,
+    headers: *const Headers,
+    data: *const c_void,
+    len: usize,
+) -> natsio_status {
+    guard(|| {
+        let cl = client(c)?;
+        cl.respond_to(
+            str_arg(reply_subject, "reply_subject")?,
+            opt_arg_headers(headers),
+            bytes_arg(data, len, "data")?,
+        )
+    })
+}
+
 /// Subscribes to `subject` (wildcards allowed); read the messages with
 /// `natsio_sub_next`, `natsio_sub_next_async`, or a callback set with
 /// `natsio_sub_set_callback` (messages arriving before it is set are

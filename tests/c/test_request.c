@@ -200,6 +200,50 @@ static void test_respond_without_reply_subject(void) {
 
 /* ---- tokens ---------------------------------------------------------------- */
 
+/* A responder that copied the reply subject out and freed the message
+ * answers through the client: natsio_client_respond. */
+static void test_client_respond_to_a_copied_reply_subject(void) {
+    char subj[128];
+    natsio_client *c = connect_client();
+    natsio_client *svc_client = connect_client();
+    NT_CHECK(c && svc_client);
+    natsio_sub *svc = start_silent(svc_client, case_subject(subj, sizeof subj, "copied"));
+    NT_CHECK(svc != NULL);
+    natsio_token *t = NULL;
+    NT_CHECK_INT_EQ(natsio_client_request_async(c, subj, NULL, "q", 1, 5000, &t), NATSIO_OK);
+    nt_cleanup(token_free_cb, t);
+    natsio_msg *req = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_next(svc, 2000, &req), NATSIO_OK);
+    char reply[256];
+    snprintf(reply, sizeof reply, "%s", natsio_msg_reply(req));
+    natsio_msg_free(req);
+
+    natsio_headers *h = NULL;
+    NT_CHECK_INT_EQ(natsio_headers_new(&h), NATSIO_OK);
+    nt_cleanup(headers_free_cb, h);
+    NT_CHECK_INT_EQ(natsio_headers_add(h, "X-Answer", "yes"), NATSIO_OK);
+    /* Bad input is refused and sends nothing. */
+    NT_CHECK_INT_EQ(natsio_client_respond(NULL, reply, NULL, "x", 1), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_client_respond(svc_client, NULL, NULL, "x", 1), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_client_respond(svc_client, "a b", NULL, "x", 1), NATSIO_ERR_BAD_SUBJECT);
+    NT_CHECK_INT_EQ(natsio_client_respond(svc_client, "_INBOX.*", NULL, "x", 1), NATSIO_ERR_BAD_SUBJECT);
+    NT_CHECK_INT_EQ(natsio_client_respond(svc_client, reply, NULL, NULL, 1), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK(!natsio_token_is_done(t));
+
+    NT_CHECK_INT_EQ(natsio_client_respond(svc_client, reply, h, "answer", 6), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_token_wait(t, 2000), NATSIO_OK);
+    natsio_msg *m = NULL;
+    NT_CHECK_INT_EQ(natsio_token_msg(t, &m), NATSIO_OK);
+    NT_CHECK_MEM_EQ(natsio_msg_data(m), natsio_msg_data_len(m), "answer", 6);
+    const char *v = NULL;
+    NT_CHECK_INT_EQ(natsio_headers_get(natsio_msg_headers(m), "X-Answer", &v), NATSIO_OK);
+    NT_CHECK_STR_EQ(v, "yes");
+    natsio_msg_free(m);
+
+    NT_CHECK_INT_EQ(natsio_client_close(svc_client), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_respond(svc_client, reply, NULL, "late", 4), NATSIO_ERR_CONNECTION_CLOSED);
+}
+
 static void test_request_async_wait_poll_msg(void) {
     char subj[128];
     natsio_client *c = connect_client();
@@ -728,6 +772,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_timeout_when_nobody_answers),
         NT_CASE(test_request_timeout_option),
         NT_CASE(test_respond_without_reply_subject),
+        NT_CASE(test_client_respond_to_a_copied_reply_subject),
         NT_CASE(test_request_async_wait_poll_msg),
         NT_CASE(test_token_on_complete_callback),
         NT_CASE(test_token_on_complete_after_completion),

@@ -311,9 +311,12 @@ EXPORT(js_close) {
     return op_track(env, st, tok, R_CLOSE, NULL, cw);
 }
 
-/* publish(client, subject, data, reply|null, headers|null): only buffers. */
+/* publish(client, subject, data, reply|null, headers|null, respond): only
+ * buffers; with respond true, `subject` is a reply subject and the
+ * response is written at once when the writer is idle
+ * (natsio_client_respond), not batched. */
 EXPORT(js_publish) {
-    ARGS(5);
+    ARGS(6);
     client_wrap *cw = get_client(env, argv[0]);
     if (!cw) return NULL;
     char *subject = NULL, *reply = NULL;
@@ -325,8 +328,11 @@ EXPORT(js_publish) {
         if (!subject) {
             throw_status(env, NATSIO_ERR_NULL_ARGUMENT, "subject is required");
         } else {
-            int32_t st = (reply || hd) ? natsio_client_publish_with(cw->client, subject, reply, hd, data, len)
-                                       : natsio_client_publish(cw->client, subject, data, len);
+            bool respond = false;
+            napi_get_value_bool(env, argv[5], &respond); /* false when not a boolean */
+            int32_t st = respond             ? natsio_client_respond(cw->client, subject, hd, data, len)
+                         : (reply || hd) ? natsio_client_publish_with(cw->client, subject, reply, hd, data, len)
+                                         : natsio_client_publish(cw->client, subject, data, len);
             throw_if_failed(env, st);
         }
     }
