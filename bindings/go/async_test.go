@@ -309,12 +309,39 @@ func TestConsumeBuffersWhileTheReaderIsAway(t *testing.T) {
 			t.Fatalf("message %d: %q %+v", i, m.Data, meta(t, m))
 		}
 		noErr(t, m.Ack())
+		if i == 9 {
+			// Next takes messages from the library in batches; the
+			// counters still say what Next returned and what is left.
+			if st := got(c.Stats()).must(t); st.Delivered != 10 || st.PendingItems != n-10 {
+				t.Fatalf("stats after 10 of %d: %+v", n, st)
+			}
+		}
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("reading %d buffered messages took %v", n, d)
 	}
 	if st := got(c.Stats()).must(t); st.Delivered != n || st.PendingItems != 0 {
 		t.Fatalf("consume stats %+v", st)
+	}
+
+	// Stopped with messages taken ahead of Next: Next says ErrDone, and
+	// those messages are left unacknowledged for redelivery.
+	for i := range 100 {
+		got(js.PublishAsync("c.x", []byte(fmt.Sprint(n+i)))).must(t)
+	}
+	noErr(t, js.PublishAsyncComplete(ctx))
+	eventually(t, "100 more buffered", func() bool {
+		st, err := c.Stats()
+		return err == nil && st.PendingItems == 100
+	})
+	m := got(c.Next(ctx)).must(t)
+	noErr(t, m.Ack())
+	c.Stop()
+	_, err := c.Next(ctx)
+	wantErr(t, err, natsio.ErrDone)
+	info := got(js.ConsumerInfo(ctx, "C", "d")).must(t)
+	if info.NumAckPending != 99 {
+		t.Fatalf("ack pending after Stop: %d, want the 99 not returned", info.NumAckPending)
 	}
 }
 

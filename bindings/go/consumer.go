@@ -32,6 +32,7 @@ import (
 	"iter"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -564,14 +565,19 @@ func (js *JetStream) Fetch(ctx context.Context, stream, consumer string, opts ..
 	list := (*C.natsio_msg_list)(r.out)
 	defer C.natsio_msg_list_free(list)
 	n := int(C.natsio_msg_list_count(list))
-	msgs := make([]*Msg, 0, n)
-	var names pulledNames
+	ptrs := make([]*C.natsio_msg, n)
+	batch := newPulledBatch(ptrs)
 	for i := range n {
-		owned := C.gocons_clone(list, C.size_t(i))
-		if owned == nil {
+		if ptrs[i] = C.gocons_clone(list, C.size_t(i)); ptrs[i] == nil {
 			return nil, errorOf(ErrInternal, "cannot keep a fetched message")
 		}
-		msgs = append(msgs, pulledMsg(owned, js.nc, &names))
+	}
+	msgs := make([]*Msg, n)
+	var names pulledNames
+	for i := range n {
+		var v C.go_msg_view
+		C.go_msg_read_js(ptrs[i], &v)
+		msgs[i] = pulledMsgView(batch, i, &v, js.nc, &names)
 	}
 	return msgs, nil
 }
@@ -605,15 +611,12 @@ func (js *JetStream) Next(ctx context.Context, stream, consumer string, opts ...
 	if err != nil {
 		return nil, err
 	}
-	return pulledMsgView((*C.natsio_msg)(r.out), &r.msg, js.nc, nil), nil
+	return pulledOne((*C.natsio_msg)(r.out), &r.msg, js.nc, nil), nil
 }
 
-// pulledMsg copies an owned library message into Go and keeps the handle
-// (and its metadata) for acks.
-func pulledMsg(owned *C.natsio_msg, nc *Conn, names *pulledNames) *Msg {
-	var v C.go_msg_view
-	C.go_msg_read_js(owned, &v)
-	return pulledMsgView(owned, &v, nc, names)
+// pulledOne is pulledMsgView for a message taken alone.
+func pulledOne(owned *C.natsio_msg, v *C.go_msg_view, nc *Conn, names *pulledNames) *Msg {
+	return pulledMsgView(newPulledBatch([]*C.natsio_msg{owned}), 0, v, nc, names)
 }
 
 // pulledNames keeps the strings that repeat from one pulled message to the
@@ -644,9 +647,9 @@ func cView(p *C.char, n C.size_t) string {
 	return unsafe.String((*byte)(unsafe.Pointer(p)), int(n))
 }
 
-// pulledMsgView is pulledMsg with the message's fields and metadata read
-// already (go_msg_read_js).
-func pulledMsgView(owned *C.natsio_msg, v *C.go_msg_view, nc *Conn, names *pulledNames) *Msg {
+// pulledMsgView copies message index of batch into Go (its fields and
+// metadata read by go_msg_read_js into v) and keeps the batch for acks.
+func pulledMsgView(batch *pulledBatch, index int, v *C.go_msg_view, nc *Conn, names *pulledNames) *Msg {
 	if names == nil {
 		names = &pulledNames{}
 	}
@@ -658,7 +661,7 @@ func pulledMsgView(owned *C.natsio_msg, v *C.go_msg_view, nc *Conn, names *pulle
 	}
 	subject, stream, consumer := names.strings(cView(v.subject, v.subject_len), stream, consumer)
 	m := msgFromView(v, nc, &subject)
-	a := &jsAck{ptr: owned}
+	a := &jsAck{batch: batch, index: index}
 	if a.metaErr = resultError(v.md_status, v.md_detail); a.metaErr == nil {
 		a.meta = MsgMetadata{
 			Stream:       stream,
@@ -672,7 +675,6 @@ func pulledMsgView(owned *C.natsio_msg, v *C.go_msg_view, nc *Conn, names *pulle
 			a.meta.Domain = C.GoStringN(md.domain, C.int(md.domain_len))
 		}
 	}
-	runtime.SetFinalizer(a, (*jsAck).finalize)
 	m.js = a
 	return m
 }
@@ -696,49 +698,79 @@ type MsgMetadata struct {
 	Timestamp    time.Time    // when the stream stored it
 }
 
-// jsAck is the library's handle of a pulled message, shared by copies of
-// its Msg. ptr is used under mu's read lock and freed (under the write
-// lock) once a terminal ack succeeded; later acks are refused in Go as the
-// library would refuse them.
+// pulledBatch owns the library messages of Msgs pulled together (a
+// consumption's take, a fetch, a next): one finalizer frees what is left
+// once all of them are unreachable (not one per message), and a final ack
+// frees its message at once. ptrs[i] is used under mu, nil once freed;
+// later acks are then refused in Go, as the library would refuse them.
+type pulledBatch struct {
+	mu   sync.Mutex
+	ptrs []*C.natsio_msg
+}
+
+func newPulledBatch(ptrs []*C.natsio_msg) *pulledBatch {
+	b := &pulledBatch{ptrs: ptrs}
+	runtime.SetFinalizer(b, (*pulledBatch).finalize)
+	return b
+}
+
+func (b *pulledBatch) finalize() {
+	for _, p := range b.ptrs {
+		C.natsio_msg_free(p)
+	}
+}
+
+// free frees message i after its final ack (a no-op if it is freed).
+func (b *pulledBatch) free(i int) {
+	b.mu.Lock()
+	p := b.ptrs[i]
+	b.ptrs[i] = nil
+	b.mu.Unlock()
+	C.natsio_msg_free(p)
+}
+
+// jsAck is a pulled message's place in its batch, shared by copies of its
+// Msg, with the metadata read when it was pulled.
 type jsAck struct {
-	mu      sync.RWMutex
-	ptr     *C.natsio_msg // nil once freed
+	batch   *pulledBatch
+	index   int
 	meta    MsgMetadata
 	metaErr error
 }
 
-func (a *jsAck) finalize() { C.natsio_msg_free(a.ptr) }
+var errAlreadyAcked = errorOf(ErrMessageAlreadyAcked, "message already acknowledged or terminated")
 
-// ack runs call with the handle; after a successful terminal ack the
-// handle is freed.
-func (m *Msg) ack(terminal bool, call func(*C.natsio_msg) C.natsio_status) error {
-	if m == nil {
-		return errorOf(ErrNullArgument, "nil *Msg")
+// ack sends kind (a GO_ACK_ value; delay for a nak, reason for a term)
+// in one C call, which also frees the message after a final ack.
+func (m *Msg) ack(kind C.int, delay C.int64_t, reason *C.char) error {
+	a, err := m.jsAck()
+	if err != nil {
+		return err
 	}
-	a := m.js
-	if a == nil {
-		return errorOf(ErrNotJSMessage, "only messages pulled with Fetch or Next can be acknowledged")
+	b := a.batch
+	b.mu.Lock()
+	p := b.ptrs[a.index]
+	if p == nil {
+		b.mu.Unlock()
+		return errAlreadyAcked
 	}
-	a.mu.RLock()
-	if a.ptr == nil {
-		a.mu.RUnlock()
-		return errorOf(ErrMessageAlreadyAcked, "message already acknowledged or terminated")
+	r := C.go_msg_ack(p, kind, delay, reason)
+	if r.status == C.NATSIO_OK && kind != C.GO_ACK_PROGRESS {
+		b.ptrs[a.index] = nil // freed by go_msg_ack
 	}
-	err := cCall(func() C.natsio_status { return call(a.ptr) })
-	a.mu.RUnlock()
-	if err == nil && terminal {
-		a.free()
-	}
-	return err
+	b.mu.Unlock()
+	return resultError(r.status, r.detail)
 }
 
-// free frees the handle after a terminal ack (later acks are refused in Go).
-func (a *jsAck) free() {
-	a.mu.Lock()
-	p := a.ptr
-	a.ptr = nil
-	a.mu.Unlock()
-	C.natsio_msg_free(p)
+// jsAck is m's place in its batch, or the error of a message that has none.
+func (m *Msg) jsAck() (*jsAck, error) {
+	if m == nil {
+		return nil, errorOf(ErrNullArgument, "nil *Msg")
+	}
+	if m.js == nil {
+		return nil, errorOf(ErrNotJSMessage, "only messages pulled with Fetch or Next can be acknowledged")
+	}
+	return m.js, nil
 }
 
 // Ack acknowledges the message: the consumer will not deliver it again.
@@ -747,7 +779,7 @@ func (a *jsAck) free() {
 // through a copy of this Msg), ErrNotJSMessage (not pulled with Fetch or
 // Next), ErrConnectionClosed.
 func (m *Msg) Ack() error {
-	return m.ack(true, func(p *C.natsio_msg) C.natsio_status { return C.natsio_msg_ack(p) })
+	return m.ack(C.GO_ACK_ACK, 0, nil)
 }
 
 // AckSync acknowledges the message and waits until the server confirmed
@@ -760,16 +792,27 @@ func (m *Msg) AckSync(ctx context.Context) error {
 	// The library marks the message acked when the ack is sent (so a
 	// second ack is refused at once) and the token completes once the
 	// server confirmed it; the handle is freed then.
-	var tok *C.natsio_token
+	a, err := m.jsAck()
+	if err != nil {
+		return err
+	}
 	timeout := timeoutArg(ctx)
-	err := m.ack(false, func(p *C.natsio_msg) C.natsio_status { return C.natsio_msg_ack_sync_async(p, timeout, &tok) })
+	b := a.batch
+	b.mu.Lock()
+	p := b.ptrs[a.index]
+	if p == nil {
+		b.mu.Unlock()
+		return errAlreadyAcked
+	}
+	tok, err := start(func(tok **C.natsio_token) C.natsio_status { return C.natsio_msg_ack_sync_async(p, timeout, tok) })
+	b.mu.Unlock()
 	if err != nil {
 		return err
 	}
 	if _, err := awaitStarted(ctx, tok, C.GO_TAKE_STATUS); err != nil {
 		return err
 	}
-	m.js.free()
+	b.free(a.index)
 	return nil
 }
 
@@ -779,8 +822,7 @@ func (m *Msg) Nak() error { return m.NakWithDelay(0) }
 // NakWithDelay asks the server to deliver the message again after delay.
 // Errors as Ack.
 func (m *Msg) NakWithDelay(delay time.Duration) error {
-	ms := millis(delay)
-	return m.ack(true, func(p *C.natsio_msg) C.natsio_status { return C.natsio_msg_nak(p, ms) })
+	return m.ack(C.GO_ACK_NAK, millis(delay), nil)
 }
 
 // Term stops delivery of the message for good. Errors as Ack.
@@ -797,14 +839,16 @@ func (m *Msg) TermWithReason(reason string) error {
 			return err
 		}
 	}
-	return m.ack(true, func(p *C.natsio_msg) C.natsio_status { return C.natsio_msg_term(p, cPtr(creason)) })
+	err := m.ack(C.GO_ACK_TERM, 0, cPtr(creason))
+	runtime.KeepAlive(creason)
+	return err
 }
 
 // InProgress tells the server the message is still being worked on,
 // restarting its AckWait; it may be sent any number of times before the
 // final ack. Errors as Ack.
 func (m *Msg) InProgress() error {
-	return m.ack(false, func(p *C.natsio_msg) C.natsio_status { return C.natsio_msg_in_progress(p) })
+	return m.ack(C.GO_ACK_PROGRESS, 0, nil)
 }
 
 // Metadata is the message's delivery metadata (stream and consumer,
@@ -976,7 +1020,16 @@ type Consumption struct {
 	ptr   *C.natsio_js_messages
 	nc    *Conn
 	names pulledNames
+	// Messages taken from the library ahead of Next, in one C call for up
+	// to consumeTake (one batch, one finalizer), under mu.
+	mu    sync.Mutex
+	ready []*Msg
+	taken []*C.natsio_msg
+	views []C.go_msg_view
 }
+
+// consumeTake bounds the messages a Next takes from the library at once.
+const consumeTake = 64
 
 // Consume starts consuming the pull consumer consumer of stream
 // continuously. ctx bounds the start only (which looks the consumer up).
@@ -1032,10 +1085,52 @@ func (c *Consumption) Next(ctx context.Context) (*Msg, error) {
 		return nil, errorOf(ErrNullArgument, "nil *Consumption")
 	}
 	defer runtime.KeepAlive(c)
+	if ctx.Err() != nil {
+		return nil, contextError(ctx)
+	}
+	if m := c.nextReady(); m != nil {
+		return m, nil
+	}
+	// Nothing ready: wait for one (or read the end).
 	return iterNext(ctx, unsafe.Pointer(c.ptr), C.GO_ITER_JS_MESSAGES,
 		func(item unsafe.Pointer, v *C.go_msg_view, _ *C.go_entry_view) *Msg {
-			return pulledMsgView((*C.natsio_msg)(item), v, c.nc, &c.names)
+			return pulledOne((*C.natsio_msg)(item), v, c.nc, &c.names)
 		})
+}
+
+// nextReady returns a message taken ahead, taking what the library has
+// ready when there is none; nil when nothing is ready.
+func (c *Consumption) nextReady() *Msg {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.ready) == 0 {
+		if c.taken == nil {
+			c.taken = make([]*C.natsio_msg, consumeTake)
+			c.views = make([]C.go_msg_view, consumeTake)
+		}
+		r := C.go_js_messages_take(c.ptr, &c.taken[0], &c.views[0], consumeTake)
+		n := int(r.count)
+		if r.status != C.NATSIO_OK {
+			// The end or an error: Next reads it from the library.
+			C.free(unsafe.Pointer(r.detail))
+			return nil
+		}
+		if n == 0 {
+			return nil
+		}
+		batch := newPulledBatch(slices.Clone(c.taken[:n]))
+		if cap(c.ready) < n {
+			c.ready = make([]*Msg, 0, consumeTake)
+		}
+		c.ready = c.ready[:n]
+		for i := range n {
+			c.ready[i] = pulledMsgView(batch, i, &c.views[i], c.nc, &c.names)
+		}
+	}
+	m := c.ready[0]
+	c.ready[0] = nil
+	c.ready = c.ready[1:]
+	return m
 }
 
 // Msgs iterates over the consumed messages until Stop, which ends the loop
@@ -1062,6 +1157,12 @@ func (c *Consumption) Msgs(ctx context.Context) iter.Seq2[*Msg, error] {
 func (c *Consumption) Stop() {
 	if c != nil {
 		C.natsio_js_messages_stop(c.ptr)
+		// Taken ahead but not returned: dropped unacknowledged, like
+		// what the library still buffers.
+		c.mu.Lock()
+		clear(c.ready)
+		c.ready = c.ready[:0]
+		c.mu.Unlock()
 		runtime.KeepAlive(c)
 	}
 }
@@ -1092,7 +1193,14 @@ func (c *Consumption) Stats() (IterStats, error) {
 		return IterStats{}, errorOf(ErrNullArgument, "nil *Consumption")
 	}
 	var cs C.natsio_iter_stats
+	c.mu.Lock()
 	err := cCall(func() C.natsio_status { return C.natsio_js_messages_get_stats(c.ptr, &cs) })
+	// Messages taken ahead of Next count as buffered, not delivered
+	// (PendingBytes stays the library's own count).
+	ahead := C.uint64_t(len(c.ready))
+	c.mu.Unlock()
+	cs.delivered -= ahead
+	cs.pending_items += ahead
 	runtime.KeepAlive(c)
 	return iterStats(&cs), err
 }

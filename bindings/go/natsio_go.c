@@ -321,6 +321,37 @@ go_next go_iter_next(const void *it, int kind) {
 	return r;
 }
 
+go_result go_msg_ack(natsio_msg *msg, int kind, int64_t delay_ms, const char *reason) {
+	natsio_status st;
+	switch (kind) {
+	case GO_ACK_ACK: st = natsio_msg_ack(msg); break;
+	case GO_ACK_NAK: st = natsio_msg_nak(msg, delay_ms); break;
+	case GO_ACK_TERM: st = natsio_msg_term(msg, reason); break;
+	default: st = natsio_msg_in_progress(msg); break;
+	}
+	go_result r = go_result_of(st);
+	if (st == NATSIO_OK && kind != GO_ACK_PROGRESS) natsio_msg_free(msg);
+	return r;
+}
+
+go_take_many go_js_messages_take(const natsio_js_messages *it, natsio_msg **msgs, go_msg_view *views, size_t max) {
+	go_take_many r = {NATSIO_OK, NULL, 0};
+	while (r.count < max) {
+		natsio_msg *m = NULL;
+		natsio_status st = natsio_js_messages_next(it, NATSIO_NO_WAIT, &m);
+		if (st != NATSIO_OK) {
+			if (r.count == 0 && st != NATSIO_ERR_TIMEOUT) {
+				r.status = st;
+				r.detail = go_detail(st);
+			}
+			break;
+		}
+		go_msg_read_js(m, &views[r.count]);
+		msgs[r.count++] = m;
+	}
+	return r;
+}
+
 // ---- hot paths ----
 
 // Strings up to this size are made NUL-terminated on the C stack.

@@ -154,6 +154,25 @@ typedef struct go_next {
 
 go_next go_iter_next(const void *it, int kind);
 
+/* Acknowledges msg: GO_ACK_NAK waits delay_ms before redelivery (0: at
+ * once), GO_ACK_TERM records reason (may be NULL). A final ack (all but
+ * GO_ACK_PROGRESS) that was sent frees msg: one call instead of two. */
+enum { GO_ACK_ACK = 0, GO_ACK_NAK = 1, GO_ACK_TERM = 2, GO_ACK_PROGRESS = 3 };
+
+go_result go_msg_ack(natsio_msg *msg, int kind, int64_t delay_ms, const char *reason);
+
+/* What a consumption has ready, without waiting, up to max messages: each
+ * owned message in msgs[i], its fields and metadata in views[i]. count 0
+ * with NATSIO_OK: nothing ready. An end or error after some messages is
+ * left for the next call. */
+typedef struct go_take_many {
+	natsio_status status;
+	go_error *detail;
+	size_t count;
+} go_take_many;
+
+go_take_many go_js_messages_take(const natsio_js_messages *it, natsio_msg **msgs, go_msg_view *views, size_t max);
+
 /* ---- hot paths ---- */
 
 /* How go_publish sends: a publish, one with a reply subject, or a response
