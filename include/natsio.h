@@ -1717,6 +1717,19 @@ natsio_status natsio_client_publish(const struct natsio_client *c,
                                     size_t len);
 
 /**
+ * `natsio_client_publish` with the subject given by pointer and length
+ * (`subject` need not be NUL-terminated; NULL only with `subject_len` 0):
+ * for bindings whose strings carry their length, saving a copy and a
+ * strlen per publish. Errors: as `natsio_client_publish`, plus
+ * NATSIO_ERR_INVALID_ARGUMENT for a NUL byte in the subject.
+ */
+natsio_status natsio_client_publish_n(const struct natsio_client *c,
+                                      const char *subject,
+                                      size_t subject_len,
+                                      const void *data,
+                                      size_t len);
+
+/**
  * Publishes with an optional reply subject and optional headers (either
  * may be NULL). Errors: as `natsio_client_publish`; the max_payload check
  * counts headers and data together.

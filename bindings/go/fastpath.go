@@ -80,8 +80,12 @@ func resultError(st C.natsio_status, detail *C.go_error) error {
 // publish sends data (and hdrs, and reply with GO_PUB_WITH_REPLY) to
 // subject; mode is a GO_PUB_ value.
 func (nc *Conn) publish(subject, reply string, mode C.int, hdrs *C.natsio_headers, data []byte) error {
-	if err := checkNUL(subject); err != nil {
-		return err
+	// A plain publish passes the subject with its length (the library
+	// refuses a NUL byte); the others pass C strings.
+	if mode != C.GO_PUB_PLAIN || hdrs != nil {
+		if err := checkNUL(subject); err != nil {
+			return err
+		}
 	}
 	if mode == C.GO_PUB_WITH_REPLY {
 		if err := checkNUL(reply); err != nil {
@@ -92,6 +96,9 @@ func (nc *Conn) publish(subject, reply string, mode C.int, hdrs *C.natsio_header
 		mode, hdrs, bytesPtr(data), C.size_t(len(data)))
 	runtime.KeepAlive(nc)
 	runtime.KeepAlive(data)
+	if r.status == C.NATSIO_OK {
+		return nil
+	}
 	return resultError(r.status, r.detail)
 }
 

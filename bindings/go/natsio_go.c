@@ -378,6 +378,10 @@ static go_result go_out_of_memory(void) {
 go_result go_publish(const natsio_client *c, const char *subj, size_t subj_len,
 		const char *reply, size_t reply_len, int mode, const natsio_headers *hdrs,
 		const char *data, size_t len) {
+	if (mode == GO_PUB_PLAIN && hdrs == NULL) {
+		// The hot path: the subject as Go holds it (pointer and length).
+		return go_result_of(natsio_client_publish_n(c, subj, subj_len, data, len));
+	}
 	char sbuf[GO_STACK_STR], rbuf[GO_STACK_STR];
 	int has_reply = mode == GO_PUB_WITH_REPLY;
 	char *s = go_cstr(subj, subj_len, sbuf);

@@ -13,7 +13,7 @@ use super::sub::{natsio_sub, natsio_sub_options, sub_options};
 use super::token::{natsio_token, token_value};
 use super::{
     arg, bounded_timeout, bytes_arg, guard, guard_value, guard_void, opt_arg_headers, opt_str_arg,
-    options_arg, out_arg, str_arg, timeout_arg, write_box, write_string, TakeOnce,
+    options_arg, out_arg, str_arg, str_arg_n, timeout_arg, write_box, write_string, TakeOnce,
 };
 use crate::client::{Client, ConnState, RequestManyOptions};
 use crate::error::{Error, Result};
@@ -200,6 +200,28 @@ pub unsafe extern "C" fn natsio_client_publish(
     guard(|| {
         let cl = client(c)?;
         cl.publish(str_arg(subject, "subject")?, bytes_arg(data, len, "data")?)
+    })
+}
+
+/// `natsio_client_publish` with the subject given by pointer and length
+/// (`subject` need not be NUL-terminated; NULL only with `subject_len` 0):
+/// for bindings whose strings carry their length, saving a copy and a
+/// strlen per publish. Errors: as `natsio_client_publish`, plus
+/// NATSIO_ERR_INVALID_ARGUMENT for a NUL byte in the subject.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_client_publish_n(
+    c: *const natsio_client,
+    subject: *const c_char,
+    subject_len: usize,
+    data: *const c_void,
+    len: usize,
+) -> natsio_status {
+    guard(|| {
+        let cl = client(c)?;
+        cl.publish(
+            str_arg_n(subject, subject_len, "subject")?,
+            bytes_arg(data, len, "data")?,
+        )
     })
 }
 

@@ -134,7 +134,32 @@ pub(crate) unsafe fn str_arg<'a>(p: *const c_char, what: &str) -> Result<&'a str
     if p.is_null() {
         return Err(null(what));
     }
-    let bytes = CStr::from_ptr(p).to_bytes();
+    utf8_arg(CStr::from_ptr(p).to_bytes(), what)
+}
+
+/// A string argument given by pointer and length, for bindings whose
+/// strings carry their length (no copy to NUL-terminate, no strlen). NULL
+/// is accepted for the empty string only. A NUL byte is refused
+/// (InvalidArgument), as the same string could not be passed as a C string.
+pub(crate) unsafe fn str_arg_n<'a>(p: *const c_char, len: usize, what: &str) -> Result<&'a str> {
+    if len == 0 {
+        return Ok("");
+    }
+    if p.is_null() {
+        return Err(null(what));
+    }
+    let bytes = std::slice::from_raw_parts(p.cast::<u8>(), len);
+    if bytes.contains(&0) {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!("{what} contains a NUL byte"),
+        ));
+    }
+    utf8_arg(bytes, what)
+}
+
+/// `bytes` as UTF-8, or InvalidUtf8 naming `what`.
+unsafe fn utf8_arg<'a>(bytes: &'a [u8], what: &str) -> Result<&'a str> {
     if bytes.is_ascii() {
         // SAFETY: ASCII is UTF-8. (Subjects are ASCII; checked first as the
         // cheaper test, on every publish.)

@@ -76,6 +76,38 @@ static void test_roundtrip_binary_payload(void) {
     natsio_msg_free(m);
 }
 
+/* natsio_client_publish_n: the subject by pointer and length, as a
+ * binding holds it; what follows the length is not part of it. */
+static void test_publish_with_subject_length(void) {
+    char subj[128];
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    natsio_sub *s = subscribe(c, case_subject(subj, sizeof subj, "sized"), NULL);
+    NT_CHECK(s != NULL);
+    char longer[160];
+    snprintf(longer, sizeof longer, "%s.more", subj);
+    NT_CHECK_INT_EQ(natsio_client_publish_n(c, longer, strlen(subj), "n", 1), NATSIO_OK);
+    natsio_msg *m = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_next(s, 2000, &m), NATSIO_OK);
+    NT_CHECK_STR_EQ(natsio_msg_subject(m), subj);
+    NT_CHECK_MEM_EQ(natsio_msg_data(m), natsio_msg_data_len(m), "n", 1);
+    natsio_msg_free(m);
+
+    /* Refused, nothing sent: NULL client or subject, an empty subject, a
+     * NUL byte, invalid UTF-8, a wildcard. */
+    NT_CHECK_INT_EQ(natsio_client_publish_n(NULL, subj, strlen(subj), "x", 1), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_client_publish_n(c, NULL, 3, "x", 1), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_client_publish_n(c, NULL, 0, "x", 1), NATSIO_ERR_BAD_SUBJECT);
+    NT_CHECK_INT_EQ(natsio_client_publish_n(c, "a\0b", 3, "x", 1), NATSIO_ERR_INVALID_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_client_publish_n(c, "a.\xff", 3, "x", 1), NATSIO_ERR_INVALID_UTF8);
+    NT_CHECK_INT_EQ(natsio_client_publish_n(c, "a.*", 3, "x", 1), NATSIO_ERR_BAD_SUBJECT);
+    NT_CHECK_INT_EQ(natsio_client_publish_n(c, subj, strlen(subj), NULL, 1), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_sub_next(s, 200, &m), NATSIO_ERR_TIMEOUT);
+
+    NT_CHECK_INT_EQ(natsio_client_close(c), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_publish_n(c, subj, strlen(subj), "x", 1), NATSIO_ERR_CONNECTION_CLOSED);
+}
+
 static void test_empty_payload(void) {
     char subj[128];
     natsio_client *c = connect_client();
@@ -1082,6 +1114,7 @@ static void test_next_msg_timeout(void) {
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_roundtrip_binary_payload),
+        NT_CASE(test_publish_with_subject_length),
         NT_CASE(test_empty_payload),
         NT_CASE(test_subscription_accessors),
         NT_CASE(test_wildcards),
