@@ -22,8 +22,9 @@ use crate::message::Message;
 use crate::op::Op;
 
 /// Where an ordered consumer starts.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum DeliverPolicy {
+    #[default]
     All,
     Last,
     /// Only messages stored after it starts.
@@ -519,12 +520,6 @@ pub struct OrderedConsumerConfig {
     pub deliver_policy: DeliverPolicy,
     /// Deliver headers only (the payload size in `Nats-Msg-Size`).
     pub headers_only: bool,
-}
-
-impl Default for DeliverPolicy {
-    fn default() -> Self {
-        DeliverPolicy::All
-    }
 }
 
 /// Options of one `OrderedConsumer::messages` run.
