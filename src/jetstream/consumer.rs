@@ -643,7 +643,7 @@ pub fn parse_metadata(reply: &str) -> Result<MsgMetadata<'_>> {
     } else {
         (Some(t[2]).filter(|d| *d != "_"), &t[4..])
     };
-    let num = |s: &str| s.parse::<u64>().map_err(|_| not_js(reply));
+    let num = |s: &str| crate::proto::decimal(s.as_bytes()).ok_or_else(|| not_js(reply));
     Ok(MsgMetadata {
         domain,
         stream: rest[0],
@@ -651,7 +651,7 @@ pub fn parse_metadata(reply: &str) -> Result<MsgMetadata<'_>> {
         num_delivered: num(rest[2])?,
         stream_seq: num(rest[3])?,
         consumer_seq: num(rest[4])?,
-        timestamp_ns: rest[5].parse::<i64>().map_err(|_| not_js(reply))?,
+        timestamp_ns: i64::try_from(num(rest[5])?).map_err(|_| not_js(reply))?,
         num_pending: num(rest[6])?,
     })
 }

@@ -5,4 +5,4 @@ mod encode;
 mod parser;
 
 pub(crate) use encode::*;
-pub(crate) use parser::{Parser, ServerOp};
+pub(crate) use parser::{decimal, Parser, ServerOp};

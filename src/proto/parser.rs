@@ -65,20 +65,26 @@ fn split_args(line: &[u8], base: usize, out: &mut [(usize, usize); 6]) -> Result
 }
 
 fn parse_num(b: &[u8]) -> Result<usize> {
-    if b.is_empty() || b.len() > MAX_DIGITS || !b.iter().all(u8::is_ascii_digit) {
-        return Err(parser_err(format!(
-            "bad number {:?}",
-            String::from_utf8_lossy(b)
-        )));
+    let v = decimal(b)
+        .ok_or_else(|| parser_err(format!("bad number {:?}", String::from_utf8_lossy(b))))?;
+    usize::try_from(v).map_err(|_| parser_err("number too large"))
+}
+
+/// An unsigned decimal of the protocol: ASCII digits only (no sign), at
+/// most 20 of them, within u64. Shared by the parser and the ack-subject
+/// reader, both on every message.
+pub(crate) fn decimal(b: &[u8]) -> Option<u64> {
+    if b.is_empty() || b.len() > MAX_DIGITS {
+        return None;
     }
     let mut v: u64 = 0;
-    for d in b {
-        v = v
-            .checked_mul(10)
-            .and_then(|v| v.checked_add(u64::from(d - b'0')))
-            .ok_or_else(|| parser_err("number overflows"))?;
+    for &d in b {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
     }
-    usize::try_from(v).map_err(|_| parser_err("number too large"))
+    Some(v)
 }
 
 fn check_token(b: &[u8], what: &str) -> Result<()> {
