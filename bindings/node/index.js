@@ -361,6 +361,14 @@ class Msg {
 // iterators give the window back as the loop consumes (feedCredit).
 
 const DEFAULT_WINDOW = 256;
+// Callback subscriptions take more at once: their publishers often share
+// this thread, and a subscriber that drained 256 per turn fell behind one
+// that publishes a thousand per turn until the library's pending limit
+// dropped messages. (A callback runs as its batch arrives, so a drain still
+// ends after the last callback; an iterator keeps the small window, as
+// what it holds unread is outside what a drain waits for.) The addon also
+// stops at 1 MiB of payload queued (feed.c).
+const CALLBACK_SUB_WINDOW = 2048;
 const SKIP = Symbol('skip');
 
 class Feed {
@@ -589,7 +597,8 @@ class Subscription extends MessageStream {
     const limit = opts.pendingMsgsLimit ?? connection._pendingMsgsLimit;
     // The window adds to the subscription's own pending limits: kept small
     // when they are, so that those limits keep their meaning.
-    super(connection, typeof limit === 'number' && limit > 0 ? Math.min(limit, DEFAULT_WINDOW) : DEFAULT_WINDOW);
+    const window = opts.callback ? CALLBACK_SUB_WINDOW : DEFAULT_WINDOW;
+    super(connection, typeof limit === 'number' && limit > 0 ? Math.min(limit, window) : window);
     this.subject = subject;
     this.queue = opts.queue;
     if (opts.callback !== undefined && typeof opts.callback !== 'function') {

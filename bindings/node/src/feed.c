@@ -42,6 +42,9 @@ enum { BATCH_MAX_ITEMS = 256 };
 /* A callback feed hands over at most this many items per doorbell turn,
  * then yields to the event loop (timers, I/O, other feeds). */
 enum { TURN_BUDGET = 8192 };
+/* The window also stops at this many payload bytes queued here (a large
+ * item window of large messages would otherwise hold gigabytes). */
+#define WINDOW_MAX_BYTES ((size_t)1024 * 1024)
 /* How often a waiting dispatcher checks whether its client closed. */
 enum { WAIT_CHECK_MS = 50 };
 
@@ -80,6 +83,7 @@ typedef struct feed {
     pthread_cond_t cv;
     void **ring;
     size_t cap, head, count;
+    size_t queued_bytes; /* item_bytes of the queued items */
     int64_t lent; /* handed to a JS iterator, not yet consumed */
     int64_t window;
     bool auto_credit; /* callback mode: taken = consumed */
@@ -162,7 +166,8 @@ static bool ring_push(feed *f, void *item) {
 /* Dispatcher thread: keeps one item, waiting while the window is full. */
 static void feed_push(feed *f, void *item) {
     pthread_mutex_lock(&f->mu);
-    while (!f->stopping && (int64_t)f->count + f->lent >= f->window) {
+    while (!f->stopping &&
+           ((int64_t)f->count + f->lent >= f->window || (f->count > 0 && f->queued_bytes >= WINDOW_MAX_BYTES))) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += (long)WAIT_CHECK_MS * 1000000L;
@@ -182,6 +187,7 @@ static void feed_push(feed *f, void *item) {
         item_free(f->kind, item);
         return;
     }
+    f->queued_bytes += item_bytes(f->kind, item);
     bool post = !f->scheduled;
     if (post) {
         f->scheduled = true;
@@ -398,6 +404,7 @@ void feed_process(napi_env env, feed *f) {
             pthread_mutex_unlock(&f->mu);
             return;
         }
+        f->queued_bytes -= bytes;
         if (!f->auto_credit) f->lent += n;
         if (n) pthread_cond_broadcast(&f->cv);
         bool drop = f->stopping || f->js_stopped;
