@@ -286,22 +286,27 @@ type PubAck struct {
 	BatchSize uint64
 }
 
-func pubAckFrom(a *C.natsio_pub_ack) *PubAck {
+// pubAckFrom copies a publish ack read by go_pub_ack_read (r.ack) into Go
+// and frees the library's ack (r.out): one C call for its fields, one to
+// free it.
+func pubAckFrom(r *C.go_take) *PubAck {
+	v := &r.ack
 	ack := &PubAck{
-		Stream:    C.GoString(C.natsio_pub_ack_stream(a)),
-		Sequence:  uint64(C.natsio_pub_ack_seq(a)),
-		Duplicate: bool(C.natsio_pub_ack_duplicate(a)),
+		Stream:    C.GoString(v.stream),
+		Sequence:  uint64(v.seq),
+		Duplicate: bool(v.duplicate),
+		BatchSize: uint64(v.batch_size),
 	}
-	if d := C.natsio_pub_ack_domain(a); d != nil {
-		ack.Domain = C.GoString(d)
+	if v.domain != nil {
+		ack.Domain = C.GoString(v.domain)
 	}
-	if v := C.natsio_pub_ack_val(a); v != nil {
-		ack.Value = C.GoString(v)
+	if v.val != nil {
+		ack.Value = C.GoString(v.val)
 	}
-	if id := C.natsio_pub_ack_batch_id(a); id != nil {
-		ack.BatchID = C.GoString(id)
+	if v.batch_id != nil {
+		ack.BatchID = C.GoString(v.batch_id)
 	}
-	ack.BatchSize = uint64(C.natsio_pub_ack_batch_size(a))
+	C.natsio_pub_ack_free((*C.natsio_pub_ack)(r.out))
 	return ack
 }
 
@@ -478,9 +483,7 @@ func (js *JetStream) Publish(ctx context.Context, subject string, data []byte, o
 	if err != nil {
 		return nil, err
 	}
-	a := (*C.natsio_pub_ack)(r.out)
-	defer C.natsio_pub_ack_free(a)
-	return pubAckFrom(a), nil
+	return pubAckFrom(&r), nil
 }
 
 // PubAckFuture is the outcome of an asynchronous publish.
@@ -568,9 +571,7 @@ func (f *PubAckFuture) Wait(ctx context.Context) (*PubAck, error) {
 	if !f.read {
 		r := C.go_token_take(f.tok, C.GO_TAKE_PUB_ACK, 0)
 		if f.err = resultError(r.status, r.detail); f.err == nil {
-			a := (*C.natsio_pub_ack)(r.out)
-			f.ack = pubAckFrom(a)
-			C.natsio_pub_ack_free(a)
+			f.ack = pubAckFrom(&r)
 		}
 		f.read = true
 	}

@@ -72,6 +72,16 @@ void go_msg_read_js(const natsio_msg *msg, go_msg_view *v) {
 	v->md_detail = go_detail(v->md_status);
 }
 
+void go_pub_ack_read(const natsio_pub_ack *ack, go_pub_ack_view *v) {
+	v->stream = natsio_pub_ack_stream(ack);
+	v->domain = natsio_pub_ack_domain(ack);
+	v->val = natsio_pub_ack_val(ack);
+	v->batch_id = natsio_pub_ack_batch_id(ack);
+	v->seq = natsio_pub_ack_seq(ack);
+	v->batch_size = natsio_pub_ack_batch_size(ack);
+	v->duplicate = natsio_pub_ack_duplicate(ack);
+}
+
 void go_entry_read(const natsio_kv_entry *e, go_entry_view *v) {
 	v->bucket = natsio_kv_entry_bucket(e);
 	v->key = natsio_kv_entry_key(e);
@@ -156,6 +166,7 @@ go_take go_token_take(natsio_token *tok, int kind, int free_token) {
 		break;
 	case GO_TAKE_PUB_ACK:
 		r.status = natsio_token_pub_ack(tok, (natsio_pub_ack **)&r.out);
+		if (r.status == NATSIO_OK) go_pub_ack_read(r.out, &r.ack);
 		break;
 	case GO_TAKE_KV:
 		r.status = natsio_token_kv(tok, (natsio_kv **)&r.out);

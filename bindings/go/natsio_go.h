@@ -114,8 +114,17 @@ enum {
 	GO_TAKE_KV_BUCKET_STATUS_LIST
 };
 
+/* A publish ack's fields, borrowed from the ack (NULL: absent). */
+typedef struct go_pub_ack_view {
+	const char *stream, *domain, *val, *batch_id;
+	uint64_t seq, batch_size;
+	bool duplicate;
+} go_pub_ack_view;
+
+void go_pub_ack_read(const natsio_pub_ack *ack, go_pub_ack_view *v);
+
 /* A completed token's typed result: out (an owned handle or string) or
- * u64, and for a message or an entry its fields. */
+ * u64, and for a message, an entry or a publish ack its fields. */
 typedef struct go_take {
 	natsio_status status;
 	go_error *detail;
@@ -123,6 +132,7 @@ typedef struct go_take {
 	uint64_t u64;
 	go_msg_view msg;
 	go_entry_view entry;
+	go_pub_ack_view ack;
 } go_take;
 
 /* Reads the result of kind; frees the token afterwards if free_token. */
