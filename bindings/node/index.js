@@ -1603,10 +1603,6 @@ class JsMsg {
     this._info = undefined;
   }
 
-  get _handle() {
-    return this._batch[0];
-  }
-
   /** @returns {MsgHeaders|undefined} */
   get headers() {
     if (this._headers === undefined && this._rawHeaders !== null) this._headers = headersFromFlat(this._rawHeaders);
