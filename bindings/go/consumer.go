@@ -738,7 +738,9 @@ type jsAck struct {
 	metaErr error
 }
 
-var errAlreadyAcked = errorOf(ErrMessageAlreadyAcked, "message already acknowledged or terminated")
+func errAlreadyAcked() error {
+	return errorOf(ErrMessageAlreadyAcked, "message already acknowledged or terminated")
+}
 
 // ack sends kind (a GO_ACK_ value; delay for a nak, reason for a term)
 // in one C call, which also frees the message after a final ack.
@@ -752,7 +754,7 @@ func (m *Msg) ack(kind C.int, delay C.int64_t, reason *C.char) error {
 	p := b.ptrs[a.index]
 	if p == nil {
 		b.mu.Unlock()
-		return errAlreadyAcked
+		return errAlreadyAcked()
 	}
 	r := C.go_msg_ack(p, kind, delay, reason)
 	if r.status == C.NATSIO_OK && kind != C.GO_ACK_PROGRESS {
@@ -802,7 +804,7 @@ func (m *Msg) AckSync(ctx context.Context) error {
 	p := b.ptrs[a.index]
 	if p == nil {
 		b.mu.Unlock()
-		return errAlreadyAcked
+		return errAlreadyAcked()
 	}
 	tok, err := start(func(tok **C.natsio_token) C.natsio_status { return C.natsio_msg_ack_sync_async(p, timeout, tok) })
 	b.mu.Unlock()

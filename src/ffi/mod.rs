@@ -159,11 +159,11 @@ pub(crate) unsafe fn str_arg_n<'a>(p: *const c_char, len: usize, what: &str) -> 
 }
 
 /// `bytes` as UTF-8, or InvalidUtf8 naming `what`.
-unsafe fn utf8_arg<'a>(bytes: &'a [u8], what: &str) -> Result<&'a str> {
+fn utf8_arg<'a>(bytes: &'a [u8], what: &str) -> Result<&'a str> {
     if bytes.is_ascii() {
         // SAFETY: ASCII is UTF-8. (Subjects are ASCII; checked first as the
         // cheaper test, on every publish.)
-        return Ok(std::str::from_utf8_unchecked(bytes));
+        return Ok(unsafe { std::str::from_utf8_unchecked(bytes) });
     }
     std::str::from_utf8(bytes)
         .map_err(|_| Error::new(ErrorKind::InvalidUtf8, format!("{what} is not valid UTF-8")))
