@@ -535,6 +535,17 @@ impl ClientInner {
         self.publish_frame_checked_reply(subject, reply, headers, payload, urgent)
     }
 
+    /// A response: urgent, so written at once when the writer is idle
+    /// (someone waits for it).
+    pub(crate) fn respond_to(
+        &self,
+        reply_subject: &str,
+        headers: Option<&Headers>,
+        payload: &[u8],
+    ) -> Result<()> {
+        self.publish_frame(reply_subject, None, headers, payload, true)
+    }
+
     /// `publish_frame` with a reply subject known to be valid (a request's
     /// own inbox, made from the validated inbox prefix).
     fn publish_frame_checked_reply(
@@ -1668,8 +1679,7 @@ impl Client {
         headers: Option<&Headers>,
         payload: &[u8],
     ) -> Result<()> {
-        self.inner
-            .publish_frame(reply_subject, None, headers, payload, true)
+        self.inner.respond_to(reply_subject, headers, payload)
     }
 
     /// Waits up to `timeout` (the client's flush_timeout when `None`) for
@@ -1928,7 +1938,7 @@ pub(crate) fn respond(
             "message has no reply subject",
         ));
     };
-    inner.publish_frame(reply, None, headers, payload, true)
+    inner.respond_to(reply, headers, payload)
 }
 
 /// Runs `job` on a thread of its own (it joins user threads, which no

@@ -745,34 +745,35 @@ func errAlreadyAcked() error {
 // ack sends kind (a GO_ACK_ value; delay for a nak, reason for a term)
 // in one C call, which also frees the message after a final ack.
 func (m *Msg) ack(kind C.int, delay C.int64_t, reason *C.char) error {
-	a, err := m.jsAck()
-	if err != nil {
-		return err
+	return m.withLibMsg(func(p *C.natsio_msg) (bool, error) {
+		r := C.go_msg_ack(p, kind, delay, reason)
+		return r.status == C.NATSIO_OK && kind != C.GO_ACK_PROGRESS, resultError(r.status, r.detail)
+	})
+}
+
+// withLibMsg runs call with m's library message under its batch's lock;
+// call reports whether it freed the message (a final ack sent). Errors:
+// nil or not pulled, and already acknowledged (freed before).
+func (m *Msg) withLibMsg(call func(p *C.natsio_msg) (freed bool, err error)) error {
+	if m == nil {
+		return errorOf(ErrNullArgument, "nil *Msg")
+	}
+	a := m.js
+	if a == nil {
+		return errorOf(ErrNotJSMessage, "only messages pulled with Fetch or Next can be acknowledged")
 	}
 	b := a.batch
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	p := b.ptrs[a.index]
 	if p == nil {
-		b.mu.Unlock()
 		return errAlreadyAcked()
 	}
-	r := C.go_msg_ack(p, kind, delay, reason)
-	if r.status == C.NATSIO_OK && kind != C.GO_ACK_PROGRESS {
-		b.ptrs[a.index] = nil // freed by go_msg_ack
+	freed, err := call(p)
+	if freed {
+		b.ptrs[a.index] = nil
 	}
-	b.mu.Unlock()
-	return resultError(r.status, r.detail)
-}
-
-// jsAck is m's place in its batch, or the error of a message that has none.
-func (m *Msg) jsAck() (*jsAck, error) {
-	if m == nil {
-		return nil, errorOf(ErrNullArgument, "nil *Msg")
-	}
-	if m.js == nil {
-		return nil, errorOf(ErrNotJSMessage, "only messages pulled with Fetch or Next can be acknowledged")
-	}
-	return m.js, nil
+	return err
 }
 
 // Ack acknowledges the message: the consumer will not deliver it again.
@@ -794,27 +795,20 @@ func (m *Msg) AckSync(ctx context.Context) error {
 	// The library marks the message acked when the ack is sent (so a
 	// second ack is refused at once) and the token completes once the
 	// server confirmed it; the handle is freed then.
-	a, err := m.jsAck()
-	if err != nil {
-		return err
-	}
 	timeout := timeoutArg(ctx)
-	b := a.batch
-	b.mu.Lock()
-	p := b.ptrs[a.index]
-	if p == nil {
-		b.mu.Unlock()
-		return errAlreadyAcked()
-	}
-	tok, err := start(func(tok **C.natsio_token) C.natsio_status { return C.natsio_msg_ack_sync_async(p, timeout, tok) })
-	b.mu.Unlock()
+	var tok *C.natsio_token
+	err := m.withLibMsg(func(p *C.natsio_msg) (bool, error) {
+		var err error
+		tok, err = start(func(t **C.natsio_token) C.natsio_status { return C.natsio_msg_ack_sync_async(p, timeout, t) })
+		return false, err
+	})
 	if err != nil {
 		return err
 	}
 	if _, err := awaitStarted(ctx, tok, C.GO_TAKE_STATUS); err != nil {
 		return err
 	}
-	b.free(a.index)
+	m.js.batch.free(m.js.index)
 	return nil
 }
 

@@ -777,10 +777,11 @@ EXPORT(js_js_consume) {
 
 enum { ACK_ACK = 0, ACK_NAK = 1, ACK_TERM = 2, ACK_WPI = 3 };
 
-/* Message `index` of the batch handle `handle_v`, or NULL with an exception
- * (a bad handle or index, or, when `acked_ok` is false, a message whose
- * final ack was sent: the library freed it then). */
-static natsio_msg *batch_msg(napi_env env, napi_value handle_v, napi_value index_v, js_handle **hp) {
+/* Message `index_v` of the batch handle `handle_v` (its handle in *hp and
+ * index in *index_out when given), or NULL with an exception: a bad handle
+ * or index, or a message whose final ack was sent (freed then). */
+static natsio_msg *batch_msg(napi_env env, napi_value handle_v, napi_value index_v, js_handle **hp,
+                             uint32_t *index_out) {
     js_handle *h = get_jsh(env, handle_v, JSH_MSG);
     if (!h) return NULL;
     uint32_t i = UINT32_MAX;
@@ -793,6 +794,7 @@ static natsio_msg *batch_msg(napi_env env, napi_value handle_v, napi_value index
         return NULL;
     }
     if (hp) *hp = h;
+    if (index_out) *index_out = i;
     return h->msgs[i];
 }
 
@@ -803,7 +805,8 @@ static natsio_msg *batch_msg(napi_env env, napi_value handle_v, napi_value index
 EXPORT(js_msg_ack) {
     ARGS(4);
     js_handle *h = NULL;
-    natsio_msg *m = batch_msg(env, argv[0], argv[1], &h);
+    uint32_t i = 0;
+    natsio_msg *m = batch_msg(env, argv[0], argv[1], &h, &i);
     if (!m) return NULL;
     int32_t kind = 0;
     napi_get_value_int32(env, argv[2], &kind);
@@ -821,8 +824,6 @@ EXPORT(js_msg_ack) {
     default: st = natsio_msg_in_progress(m); break;
     }
     if (st == NATSIO_OK && kind != ACK_WPI) {
-        uint32_t i = 0;
-        napi_get_value_uint32(env, argv[1], &i);
         natsio_msg_free(m);
         h->msgs[i] = NULL;
         live_count(LIVE_JS_MSG, -1);
@@ -835,7 +836,7 @@ EXPORT(js_msg_ack) {
 EXPORT(js_msg_ack_sync) {
     ARGS(3);
     js_handle *h = NULL;
-    natsio_msg *m = batch_msg(env, argv[0], argv[1], &h);
+    natsio_msg *m = batch_msg(env, argv[0], argv[1], &h, NULL);
     if (!m) return NULL;
     natsio_token *tok = NULL;
     int32_t st = natsio_msg_ack_sync_async(m, get_i64(env, argv[2], NATSIO_TIMEOUT_DEFAULT), &tok);
@@ -847,7 +848,7 @@ EXPORT(js_msg_ack_sync) {
  * whose metadata the batch could not carry (it throws the reason). */
 EXPORT(js_msg_metadata) {
     ARGS(2);
-    natsio_msg *m = batch_msg(env, argv[0], argv[1], NULL);
+    natsio_msg *m = batch_msg(env, argv[0], argv[1], NULL, NULL);
     if (!m) return NULL;
     natsio_js_msg_metadata md;
     if (throw_if_failed(env, natsio_msg_js_metadata(m, &md))) return NULL;
