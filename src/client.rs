@@ -406,35 +406,46 @@ impl ClientInner {
         if !was_empty {
             return;
         }
-        // While tracing, the writer writes everything: it traces each batch
-        // just before writing it, so a frame is never traced after the
-        // server's answer to it.
-        if urgent && !w.writer_busy && !self.log.enabled(LogLevel::Trace) {
-            if let Some(fd) = w.direct_fd {
-                // SAFETY: `fd` is the live socket: the connection clears
-                // `direct_fd` under this lock before its socket can close.
-                let n = unsafe {
-                    libc::send(
-                        fd,
-                        w.buf.as_ptr().cast(),
-                        w.buf.len(),
-                        libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
-                    )
-                };
-                if n > 0 {
-                    let n = n as usize;
-                    if n == w.buf.len() {
-                        w.buf.clear();
-                        return;
-                    }
-                    w.buf.drain(..n);
-                }
-                // Partial, would block, or failed: the writer takes over
-                // (and reports a broken connection).
-            }
+        if urgent && self.send_direct(&mut w) {
+            return;
         }
         drop(w);
         self.writer_wake.notify_one();
+    }
+
+    /// Sends the buffer straight to the socket when the writer is idle;
+    /// true when all of it went. Partial, would block or failed: the rest
+    /// stays for the writer (which reports a broken connection).
+    fn send_direct(&self, w: &mut WriteState) -> bool {
+        // While tracing, the writer writes everything: it traces each batch
+        // just before writing it, so a frame is never traced after the
+        // server's answer to it.
+        if w.writer_busy || self.log.enabled(LogLevel::Trace) {
+            return false;
+        }
+        let Some(fd) = w.direct_fd else {
+            return false;
+        };
+        // SAFETY: `fd` is the live socket: the connection clears
+        // `direct_fd` under this lock before its socket can close.
+        let n = unsafe {
+            libc::send(
+                fd,
+                w.buf.as_ptr().cast(),
+                w.buf.len(),
+                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            )
+        };
+        if n <= 0 {
+            return false;
+        }
+        let n = n as usize;
+        if n == w.buf.len() {
+            w.buf.clear();
+            return true;
+        }
+        w.buf.drain(..n);
+        false
     }
 
     /// Enables (with the plain-TCP socket's fd) or disables direct writes.
@@ -1187,8 +1198,9 @@ impl ClientInner {
     }
 
     /// A request as a future of its reply (`NoResponders` when nobody
-    /// listens, `Timeout` after `timeout`). Sent when this is called (at
-    /// once when a caller blocks on it, else coalesced with other writes);
+    /// listens, `Timeout` after `timeout`). Sent when this is called: at
+    /// once when a caller blocks on it or the application just started it
+    /// with no other request in flight, else coalesced with other writes;
     /// dropping the future before the reply withdraws it.
     pub(crate) fn request_fut(
         self: &Arc<Self>,
@@ -1197,7 +1209,11 @@ impl ClientInner {
         payload: &[u8],
         timeout: Duration,
     ) -> Result<ReplyFuture> {
-        let urgent = crate::op::caller_waits();
+        let urgent = match crate::op::urgency() {
+            crate::op::Urgency::Now => true,
+            crate::op::Urgency::IfAlone => lock(&self.mux).waiters.is_empty(),
+            crate::op::Urgency::Coalesce => false,
+        };
         let (_, c) =
             self.request_with_deadline(subject, headers, payload, timeout, urgent, None)?;
         Ok(ReplyFuture {

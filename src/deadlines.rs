@@ -1,7 +1,7 @@
 //! Request deadlines of a client: one queue in deadline order and one timer
 //! task that sleeps until the first deadline, instead of a timer task per
 //! request. Requests with the same timeout arrive sorted; a shorter one is
-//! inserted in place and wakes the timer. Entries already answered are
+//! inserted in place and wakes the timer if it is due before the timer's. Entries already answered are
 //! dropped from the front as new ones arrive, so the queue stays about as
 //! long as the number of requests in flight, and the timer runs only while
 //! some are pending.
@@ -18,6 +18,8 @@ use crate::error::Error;
 struct Queue {
     entries: VecDeque<(Instant, u64, Weak<Completion>)>,
     timer_running: bool,
+    /// What the running timer sleeps until (`None`: it is about to look).
+    timer_at: Option<Instant>,
 }
 
 #[derive(Default)]
@@ -56,9 +58,11 @@ impl Deadlines {
             q.timer_running = true;
             crate::runtime::handle()
                 .spawn(Self::run_timer(Arc::downgrade(client), Arc::clone(&d.wake)));
-        } else if at == 0 {
+        } else if q.timer_at.is_some_and(|t| deadline < t) {
             // The timer sleeps until a later deadline. (A permit is kept
-            // if it is not waiting yet.)
+            // if it is not waiting yet.) Not for a deadline after the
+            // timer's: one request at a time would wake it each time.
+            q.timer_at = None;
             d.wake.notify_one();
         }
     }
@@ -74,6 +78,7 @@ impl Deadlines {
                 match q.entries.front() {
                     None => {
                         q.timer_running = false;
+                        q.timer_at = None;
                         break None;
                     }
                     Some((_, _, w)) if answered(w) => {
@@ -83,7 +88,10 @@ impl Deadlines {
                         let (_, id, _) = q.entries.pop_front().expect("front");
                         expired.push(id);
                     }
-                    Some((t, _, _)) => break Some(*t),
+                    Some(&(t, _, _)) => {
+                        q.timer_at = Some(t);
+                        break Some(t);
+                    }
                 }
             }
         };
@@ -217,6 +225,33 @@ mod tests {
         assert_timed_out(&near, "nearer request");
         assert!(!far.is_done(), "the far request expired with the near one");
         assert!(timer_running(&c), "the far request still needs the timer");
+    }
+
+    #[test]
+    fn a_later_deadline_armed_while_the_timer_sleeps_for_an_answered_one_expires_in_turn() {
+        let c = offline_client();
+        let (_, first) = armed(&c, Instant::now() + Duration::from_millis(200));
+        std::thread::sleep(Duration::from_millis(50));
+        {
+            let q = lock(&c.inner.deadlines.queue);
+            let front = q.entries.front().map(|e| e.0);
+            assert_eq!(
+                q.timer_at, front,
+                "the timer sleeps until the first deadline"
+            );
+        }
+        // Answered before its deadline, as one request at a time is: the
+        // next one, due later, lets the timer sleep on (no wake-up)...
+        first.complete(Ok(Outcome::Done));
+        let (_, second) = armed(&c, Instant::now() + Duration::from_millis(400));
+        assert!(
+            lock(&c.inner.deadlines.queue).timer_at.is_some(),
+            "a later deadline woke the timer"
+        );
+        // ...which then finds it and fails it at its own deadline.
+        let started = Instant::now();
+        assert_timed_out(&second, "second request");
+        assert!(started.elapsed() >= Duration::from_millis(300));
     }
 
     #[test]

@@ -21,16 +21,27 @@ use crate::error::{Error, Result};
 type BoxFut<T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'static>>;
 
 thread_local! {
-    /// Set while this thread runs an operation to completion (`wait`):
-    /// someone is blocked on it, so its requests go out at once.
-    static CALLER_WAITS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// How the requests of the operation polled on this thread are written.
+    static URGENCY: std::cell::Cell<Urgency> = const { std::cell::Cell::new(Urgency::Coalesce) };
 }
 
-/// Whether the operation running on this thread has a caller blocked on
-/// it. Its requests are then written at once (latency); started
-/// operations let the writer coalesce theirs (throughput: many in flight).
-pub(crate) fn caller_waits() -> bool {
-    CALLER_WAITS.with(|c| c.get())
+/// How an operation's requests are written.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Urgency {
+    /// A caller is blocked on the operation (`wait`): at once when the
+    /// writer is idle (latency).
+    Now,
+    /// The application has just started it (its first poll): at once when
+    /// no other request of the client is in flight (one operation waited
+    /// for at a time), else coalesced (many in flight: throughput).
+    IfAlone,
+    /// It runs on the runtime: the writer coalesces.
+    Coalesce,
+}
+
+/// How the operation being polled on this thread writes its requests.
+pub(crate) fn urgency() -> Urgency {
+    URGENCY.with(|c| c.get())
 }
 
 /// An operation not started yet, or the error its arguments gave.
@@ -115,9 +126,9 @@ impl<T: Send + 'static> Op<T> {
     pub fn wait(self) -> Result<T> {
         let fut = self.inner?;
         crate::runtime::ensure_may_block()?;
-        let outer = CALLER_WAITS.with(|c| c.replace(true));
+        let outer = URGENCY.with(|c| c.replace(Urgency::Now));
         let r = run_here(fut);
-        CALLER_WAITS.with(|c| c.set(outer));
+        URGENCY.with(|c| c.set(outer));
         r
     }
 
@@ -222,33 +233,228 @@ fn run_here<F: Future>(fut: F) -> F::Output {
 
 /// Runs `fut` as an operation finishing the returned completion: polled
 /// once on this thread (inside the runtime's context, so timers and I/O
-/// work), then, if not finished, handed to the runtime. Cancelling the
-/// completion aborts the task.
+/// work; on an application thread its first request is written at once
+/// when no other is in flight: `Urgency::IfAlone`), then parked until
+/// something it waits for wakes it, which hands it to the runtime. So a
+/// started request costs no runtime thread's wake-up until its reply
+/// arrives (the reading thread then runs the rest). Cancelling the
+/// completion drops a parked operation or aborts its task.
 pub(crate) fn spawn(
     fut: impl Future<Output = Result<Outcome>> + Send + 'static,
 ) -> Arc<Completion> {
     let done = Completion::new();
     let finish = Arc::clone(&done);
-    let mut task = Box::pin(async move {
+    let mut task: Task = Box::pin(async move {
         let r = fut.await;
         finish.complete(r);
     });
-    let handle = crate::runtime::handle();
+    let parked = Arc::new(Parked {
+        state: std::sync::Mutex::new(ParkState::Polling { woken: false }),
+    });
     let pending = {
-        let _ctx = handle.enter();
-        let mut cx = Context::from_waker(std::task::Waker::noop());
-        task.as_mut().poll(&mut cx).is_pending()
+        let _ctx = crate::runtime::handle().enter();
+        let urgency = if crate::runtime::on_runtime_thread() {
+            Urgency::Coalesce
+        } else {
+            Urgency::IfAlone
+        };
+        let outer = URGENCY.with(|c| c.replace(urgency));
+        let waker = std::task::Waker::from(Arc::clone(&parked));
+        let r = task.as_mut().poll(&mut Context::from_waker(&waker));
+        URGENCY.with(|c| c.set(outer));
+        r.is_pending()
     };
     if pending {
-        // The runtime polls it again at once, registering its own waker:
-        // whatever the first poll waited for is seen then.
-        let join = handle.spawn(task);
-        let abort = join.abort_handle();
-        done.set_cancel_hook(move || abort.abort());
+        parked.park(task);
+        let p = Arc::clone(&parked);
+        done.set_cancel_hook(move || p.cancel());
         if done.is_done() {
             // Cancelled between the first poll and the hook.
-            join.abort();
+            parked.cancel();
         }
     }
     done
+}
+
+type Task = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// A started operation's place between its first poll and the runtime:
+/// also the waker of that first poll.
+struct Parked {
+    state: std::sync::Mutex<ParkState>,
+}
+
+enum ParkState {
+    /// Polled for the first time on the starting thread; `woken` when a
+    /// wake-up came during that poll.
+    Polling { woken: bool },
+    /// Waiting for its first wake-up.
+    Waiting(Task),
+    /// Handed to the runtime (its abort handle, once spawned).
+    Running(Option<tokio::task::AbortHandle>),
+    /// Dropped or aborted by a cancel.
+    Cancelled,
+}
+
+impl Parked {
+    /// After the first poll: waits for a wake-up, or runs at once if one
+    /// came during the poll.
+    fn park(self: &Arc<Self>, task: Task) {
+        let mut s = crate::completion::lock(&self.state);
+        match *s {
+            ParkState::Polling { woken: false } => *s = ParkState::Waiting(task),
+            _ => {
+                *s = ParkState::Running(None);
+                drop(s);
+                self.run(task);
+            }
+        }
+    }
+
+    /// Spawns the task; the lock is not held meanwhile (a task dropped by
+    /// a runtime shutting down may wake this very waker).
+    fn run(&self, task: Task) {
+        let abort = crate::runtime::handle().spawn(task).abort_handle();
+        let mut s = crate::completion::lock(&self.state);
+        match *s {
+            ParkState::Running(None) => *s = ParkState::Running(Some(abort)),
+            // Cancelled while being spawned.
+            _ => abort.abort(),
+        }
+    }
+
+    fn cancel(&self) {
+        let prev = std::mem::replace(
+            &mut *crate::completion::lock(&self.state),
+            ParkState::Cancelled,
+        );
+        match prev {
+            ParkState::Waiting(task) => {
+                // Its drop may release runtime resources (timers).
+                let _ctx = crate::runtime::handle().enter();
+                drop(task);
+            }
+            ParkState::Running(Some(abort)) => abort.abort(),
+            _ => {}
+        }
+    }
+}
+
+impl std::task::Wake for Parked {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let mut s = crate::completion::lock(&self.state);
+        match &mut *s {
+            ParkState::Polling { woken } => *woken = true,
+            ParkState::Waiting(_) => {
+                let ParkState::Waiting(task) = std::mem::replace(&mut *s, ParkState::Running(None))
+                else {
+                    unreachable!("matched above")
+                };
+                drop(s);
+                self.run(task);
+            }
+            ParkState::Running(_) | ParkState::Cancelled => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! A started operation: first polled on the starting thread, parked
+    //! without a runtime task until woken, then finished on the runtime.
+
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    use super::*;
+    use crate::error::ErrorKind;
+
+    const PATIENCE: Duration = Duration::from_secs(20);
+
+    /// Sets its flag when dropped: shows whether a parked future is gone.
+    struct DropFlag(Arc<AtomicBool>);
+
+    impl Drop for DropFlag {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn a_parked_operation_finishes_once_what_it_waits_for_arrives() {
+        let (tx, rx) = tokio::sync::oneshot::channel::<u64>();
+        let done = Op::new(async move { rx.await.map_err(|_| Error::closed()) })
+            .start()
+            .expect("started");
+        assert!(!done.is_done(), "finished before its value was sent");
+        std::thread::spawn(move || tx.send(7).expect("receiver alive"));
+        let outcome = done.wait(Some(PATIENCE)).expect("finished").expect("ok");
+        assert_eq!(outcome.downcast::<u64>().map(|v| *v), Some(7));
+    }
+
+    #[test]
+    fn a_wake_during_the_first_poll_runs_the_operation_on() {
+        let done = Op::new(async {
+            tokio::task::yield_now().await;
+            Ok(1u8)
+        })
+        .start()
+        .expect("started");
+        let outcome = done.wait(Some(PATIENCE)).expect("finished").expect("ok");
+        assert_eq!(outcome.downcast::<u8>().map(|v| *v), Some(1));
+    }
+
+    #[test]
+    fn an_operation_finished_by_its_first_poll_needs_no_runtime_task() {
+        let done = Op::new(async { Ok(5u8) }).start().expect("started");
+        assert!(done.is_done(), "finished on the starting thread");
+    }
+
+    #[test]
+    fn cancelling_a_parked_operation_drops_it_and_fails_its_completion() {
+        let dropped = Arc::new(AtomicBool::new(false));
+        let flag = DropFlag(Arc::clone(&dropped));
+        let (_tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let done = Op::new(async move {
+            let _flag = flag;
+            rx.await.map_err(|_| Error::closed())
+        })
+        .start()
+        .expect("started");
+        assert!(done.cancel());
+        assert!(dropped.load(Ordering::SeqCst), "the parked future was kept");
+        match done.result() {
+            Some(Err(e)) => assert_eq!(e.kind(), ErrorKind::Cancelled),
+            other => panic!("not cancelled: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn cancelling_a_running_operation_aborts_its_task() {
+        let dropped = Arc::new(AtomicBool::new(false));
+        let flag = DropFlag(Arc::clone(&dropped));
+        let done = Op::new(async move {
+            let _flag = flag;
+            // Woken once (now a task on the runtime), then never again.
+            tokio::task::yield_now().await;
+            std::future::pending::<Result<()>>().await
+        })
+        .start()
+        .expect("started");
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!dropped.load(Ordering::SeqCst));
+        assert!(done.cancel());
+        let deadline = std::time::Instant::now() + PATIENCE;
+        while !dropped.load(Ordering::SeqCst) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the task was not aborted"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
 }

@@ -20,6 +20,7 @@ import "C"
 import (
 	"context"
 	"runtime"
+	"slices"
 	"strings"
 	"unsafe"
 )
@@ -118,12 +119,19 @@ func msgFromView(v *C.go_msg_view, conn *Conn, lastSubject *string) *Msg {
 		}
 	}
 	n, rn := int(v.data_len), int(v.reply_len)
-	buf := make([]byte, n+rn)
-	copy(buf, unsafe.Slice((*byte)(unsafe.Pointer(v.data)), n))
-	m.Data = buf[:n:n]
-	if rn > 0 {
-		copy(buf[n:], unsafe.Slice((*byte)(unsafe.Pointer(v.reply)), rn))
-		m.Reply = unsafe.String(&buf[n], rn)
+	data := unsafe.Slice((*byte)(unsafe.Pointer(v.data)), n)
+	if rn == 0 && n > 0 {
+		// append allocates without zeroing what it copies over (make
+		// zeroes first): the common case, a payload without reply.
+		m.Data = slices.Clip(append([]byte(nil), data...))
+	} else {
+		buf := make([]byte, n+rn)
+		copy(buf, data)
+		m.Data = buf[:n:n]
+		if rn > 0 {
+			copy(buf[n:], unsafe.Slice((*byte)(unsafe.Pointer(v.reply)), rn))
+			m.Reply = unsafe.String(&buf[n], rn)
+		}
 	}
 	if v.headers != nil {
 		m.Header = make(Header, int(v.header_count))

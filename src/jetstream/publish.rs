@@ -257,7 +257,9 @@ const NO_RESPONDERS_WAIT: Duration = Duration::from_millis(250);
 
 impl Shared {
     /// Takes a slot of the async window, waiting up to the stall wait.
-    fn reserve(&self) -> Result<()> {
+    /// Counts one more publish awaiting its ack; true when it is the only
+    /// one (no other awaits an ack).
+    fn reserve(&self) -> Result<bool> {
         let max = self.opts.publish_async_max_pending;
         let mut w = lock(&self.window);
         if w.pending >= max {
@@ -273,7 +275,7 @@ impl Shared {
             }
         }
         w.pending += 1;
-        Ok(())
+        Ok(w.pending == 1)
     }
 
     /// Waits (counted as a waiter, so `release` notifies) while `blocked`
@@ -356,7 +358,8 @@ impl JetStream {
     /// ack that does not come within the async timeout fails the completion
     /// with `AsyncPublishTimeout`.
     ///
-    /// The frame is coalesced with other writes (not flushed at once), the
+    /// The frame is coalesced with other writes unless no other publish
+    /// awaits its ack (then written at once when the writer is idle), the
     /// ack is parsed on the reading thread, and one timer per context
     /// expires late acks: no task per publish (one only for a retry).
     pub fn publish_async(
@@ -383,13 +386,16 @@ impl JetStream {
             deadline: crate::clock::deadline_in(timeout),
             id: AtomicU64::new(0),
         });
-        self.shared.reserve()?;
+        // The only publish awaiting an ack goes out at once when the
+        // writer is idle (one publish waited for at a time: latency); while
+        // others await theirs, the writer coalesces (a stream of them).
+        let alone = self.shared.reserve()?;
         let done = Completion::new();
         let id = match client.start_request_into(
             subject,
             plan.headers.as_ref(),
             payload,
-            false,
+            alone,
             &done,
             OnReply::Handle(Arc::clone(&plan) as _, NO_RESPONDERS_RETRIES),
         ) {
