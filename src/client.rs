@@ -877,6 +877,11 @@ impl ClientInner {
                 self.remove_sub(sid, true);
             }
             Pushed::Blocked => self.wait_for_room(&sub).await,
+            // Its reader lags (a handler slower than this thread reads, on
+            // a machine with fewer cores than busy threads): give up the
+            // CPU so it catches up before the pending limit drops messages.
+            // Once at the limit (dropping) this thread no longer yields.
+            Pushed::Backlogged => std::thread::yield_now(),
             _ => {}
         }
         if reached_max {

@@ -132,6 +132,8 @@ pub struct FeedStats {
 /// What happened to an item offered to a feed.
 pub(crate) enum Pushed {
     Queued,
+    /// Queued, and the backlog is over half a limit: its reader lags.
+    Backlogged,
     /// This many items were dropped (the new one or old ones).
     Dropped(u64),
     /// Queued over the limit: the producer must wait for room (BLOCK).
@@ -371,7 +373,11 @@ impl<T: FeedItem> Feed<T> {
         let outcome = if !self.over(&s, 1, size) {
             s.pending_bytes += size;
             s.queue.push_back(item);
-            Pushed::Queued
+            if s.queue.len() * 2 > self.limits.items || s.pending_bytes * 2 > self.limits.bytes {
+                Pushed::Backlogged
+            } else {
+                Pushed::Queued
+            }
         } else {
             match self.limits.policy {
                 PendingPolicy::DropNew => Pushed::Dropped(1),

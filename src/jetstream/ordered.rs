@@ -595,7 +595,7 @@ impl OrderedSink for MsgSink {
 
     fn deliver(&mut self, m: Message, md: &MsgMetadata<'_>, out: &Feed<Message>) -> Result<()> {
         let seq = md.stream_seq;
-        if let (crate::feed::Pushed::Queued, _) = out.push(m) {
+        if let (crate::feed::Pushed::Queued | crate::feed::Pushed::Backlogged, _) = out.push(m) {
             self.seqs.push_back(seq);
         }
         if self.seqs.len() > 4096 {
