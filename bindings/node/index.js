@@ -364,11 +364,13 @@ const DEFAULT_WINDOW = 256;
 // Callback subscriptions take more at once: their publishers often share
 // this thread, and a subscriber that drained 256 per turn fell behind one
 // that publishes a thousand per turn until the library's pending limit
-// dropped messages. (A callback runs as its batch arrives, so a drain still
-// ends after the last callback; an iterator keeps the small window, as
-// what it holds unread is outside what a drain waits for.) The addon also
-// stops at 1 MiB of payload queued (feed.c).
-const CALLBACK_SUB_WINDOW = 2048;
+// dropped messages; with 2,048 one run in three still did, after a stall
+// of this thread (a turn can take up to 8,192: feed.c's TURN_BUDGET). (A
+// callback runs as its batch arrives, so a drain still ends after the last
+// callback; an iterator keeps the small window, as what it holds unread is
+// outside what a drain waits for.) The addon also stops at 1 MiB of
+// payload queued (feed.c).
+const CALLBACK_SUB_WINDOW = 8192;
 const SKIP = Symbol('skip');
 
 class Feed {
