@@ -15,7 +15,7 @@ use crate::feed::{Feed, FeedItem, Limits, Pushed};
 use crate::headers::Headers;
 use crate::log::{log, LogLevel, Logger};
 use crate::message::Message;
-use crate::op::Op;
+use crate::op::{Op, Urgency};
 use crate::options::{
     ErrorCallback, ErrorEvent, Event, EventCallback, EventKind, Options, PendingPolicy,
 };
@@ -1042,7 +1042,7 @@ impl ClientInner {
         &self,
         done: Arc<Completion>,
         on_reply: OnReply,
-    ) -> Result<(u64, ReplySubject)> {
+    ) -> Result<(u64, ReplySubject, bool)> {
         let mut mux = lock(&self.mux);
         if mux.sid == 0 {
             mux.prefix = format!("{}.{}.", self.opts.inbox_prefix, new_nuid());
@@ -1055,7 +1055,12 @@ impl ClientInner {
         mux.next_id += 1;
         let id = mux.next_id;
         mux.waiters.insert(id, Waiter { done, on_reply });
-        Ok((id, ReplySubject::new(&mux.prefix, id)))
+        // Alone: no other request of this client awaits its reply.
+        Ok((
+            id,
+            ReplySubject::new(&mux.prefix, id),
+            mux.waiters.len() == 1,
+        ))
     }
 
     pub(crate) fn unregister_request(&self, id: u64) {
@@ -1095,23 +1100,23 @@ impl ClientInner {
         headers: Option<&Headers>,
         payload: &[u8],
     ) -> Result<(u64, Arc<Completion>)> {
-        self.start_request_with(subject, headers, payload, true, None)
+        self.start_request_with(subject, headers, payload, Urgency::Now, None)
     }
 
-    /// Registers a request and sends it. `urgent`: written at once when the
-    /// writer is idle (someone waits); otherwise coalesced like a publish.
+    /// Registers a request and sends it, written as `urgency` says (at
+    /// once when the writer is idle, or coalesced like a publish).
     /// No timer is armed: the caller expires it (`expire_request`).
     pub(crate) fn start_request_with(
         &self,
         subject: &str,
         headers: Option<&Headers>,
         payload: &[u8],
-        urgent: bool,
+        urgency: Urgency,
         map: Option<ReplyMap>,
     ) -> Result<(u64, Arc<Completion>)> {
         let c = Completion::new();
         let on_reply = map.map_or(OnReply::Msg, OnReply::Map);
-        let id = self.start_request_into(subject, headers, payload, urgent, &c, on_reply)?;
+        let id = self.start_request_into(subject, headers, payload, urgency, &c, on_reply)?;
         Ok((id, c))
     }
 
@@ -1122,12 +1127,17 @@ impl ClientInner {
         subject: &str,
         headers: Option<&Headers>,
         payload: &[u8],
-        urgent: bool,
+        urgency: Urgency,
         done: &Arc<Completion>,
         on_reply: OnReply,
     ) -> Result<u64> {
         // publish_frame validates the subject; a failure unregisters.
-        let (id, reply) = self.register_request(Arc::clone(done), on_reply)?;
+        let (id, reply, alone) = self.register_request(Arc::clone(done), on_reply)?;
+        let urgent = match urgency {
+            Urgency::Now => true,
+            Urgency::IfAlone => alone,
+            Urgency::Coalesce => false,
+        };
         let sent = self.publish_frame_checked_reply(
             subject,
             Some(reply.as_str()),
@@ -1175,7 +1185,7 @@ impl ClientInner {
         payload: &[u8],
         timeout: Duration,
     ) -> Result<Arc<Completion>> {
-        self.request_with_deadline(subject, headers, payload, timeout, true, None)
+        self.request_with_deadline(subject, headers, payload, timeout, Urgency::Now, None)
             .map(|(_, c)| c)
     }
 
@@ -1188,10 +1198,10 @@ impl ClientInner {
         headers: Option<&Headers>,
         payload: &[u8],
         timeout: Duration,
-        urgent: bool,
+        urgency: Urgency,
         map: Option<ReplyMap>,
     ) -> Result<(u64, Arc<Completion>)> {
-        let (id, c) = self.start_request_with(subject, headers, payload, urgent, map)?;
+        let (id, c) = self.start_request_with(subject, headers, payload, urgency, map)?;
         let weak = Arc::downgrade(self);
         c.set_cancel_hook(move || {
             if let Some(i) = weak.upgrade() {
@@ -1214,13 +1224,9 @@ impl ClientInner {
         payload: &[u8],
         timeout: Duration,
     ) -> Result<ReplyFuture> {
-        let urgent = match crate::op::urgency() {
-            crate::op::Urgency::Now => true,
-            crate::op::Urgency::IfAlone => lock(&self.mux).waiters.is_empty(),
-            crate::op::Urgency::Coalesce => false,
-        };
+        let urgency = crate::op::urgency();
         let (_, c) =
-            self.request_with_deadline(subject, headers, payload, timeout, urgent, None)?;
+            self.request_with_deadline(subject, headers, payload, timeout, urgency, None)?;
         Ok(ReplyFuture {
             fut: c.wait_async(),
         })

@@ -1,10 +1,10 @@
 //! Request deadlines of a client: one queue in deadline order and one timer
 //! task that sleeps until the first deadline, instead of a timer task per
 //! request. Requests with the same timeout arrive sorted; a shorter one is
-//! inserted in place and wakes the timer if it is due before the timer's. Entries already answered are
-//! dropped from the front as new ones arrive, so the queue stays about as
-//! long as the number of requests in flight, and the timer runs only while
-//! some are pending.
+//! inserted in place and wakes the timer if it is due before the timer's.
+//! Entries already answered are dropped from the front as new ones arrive,
+//! so the queue stays about as long as the number of requests in flight,
+//! and the timer runs only while some are pending.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
@@ -159,7 +159,13 @@ mod tests {
     /// A registered request (its reply would complete it), not armed yet.
     fn request(c: &Client) -> (u64, Arc<Completion>) {
         c.inner
-            .start_request_with("deadlines.test", None, b"", false, None)
+            .start_request_with(
+                "deadlines.test",
+                None,
+                b"",
+                crate::op::Urgency::Coalesce,
+                None,
+            )
             .expect("request buffered")
     }
 

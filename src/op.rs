@@ -31,9 +31,11 @@ pub(crate) enum Urgency {
     /// A caller is blocked on the operation (`wait`): at once when the
     /// writer is idle (latency).
     Now,
-    /// The application has just started it (its first poll): at once when
-    /// no other request of the client is in flight (one operation waited
-    /// for at a time), else coalesced (many in flight: throughput).
+    /// The application has just started it (its first poll), or an
+    /// asynchronous JetStream publish: at once when no other request of
+    /// the client awaits its reply (one operation waited for at a time),
+    /// else coalesced (many in flight: throughput). Decided where the
+    /// request is registered (`start_request_into`).
     IfAlone,
     /// It runs on the runtime: the writer coalesces.
     Coalesce,

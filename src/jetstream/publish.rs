@@ -14,6 +14,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::headers::Headers;
 use crate::message::Message;
 use crate::op::Op;
+use crate::op::Urgency;
 
 /// The server's acknowledgement of a stored message.
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
@@ -222,7 +223,7 @@ impl AsyncPublish {
             self.subject(),
             self.headers.as_ref(),
             self.payload(),
-            false,
+            Urgency::Coalesce,
             &done,
             OnReply::Handle(handler, retries),
         ) {
@@ -257,9 +258,7 @@ const NO_RESPONDERS_WAIT: Duration = Duration::from_millis(250);
 
 impl Shared {
     /// Takes a slot of the async window, waiting up to the stall wait.
-    /// Counts one more publish awaiting its ack; true when it is the only
-    /// one (no other awaits an ack).
-    fn reserve(&self) -> Result<bool> {
+    fn reserve(&self) -> Result<()> {
         let max = self.opts.publish_async_max_pending;
         let mut w = lock(&self.window);
         if w.pending >= max {
@@ -275,7 +274,7 @@ impl Shared {
             }
         }
         w.pending += 1;
-        Ok(w.pending == 1)
+        Ok(())
     }
 
     /// Waits (counted as a waiter, so `release` notifies) while `blocked`
@@ -358,8 +357,9 @@ impl JetStream {
     /// ack that does not come within the async timeout fails the completion
     /// with `AsyncPublishTimeout`.
     ///
-    /// The frame is coalesced with other writes unless no other publish
-    /// awaits its ack (then written at once when the writer is idle), the
+    /// The frame is coalesced with other writes unless no other request of
+    /// the client awaits its reply (then written at once when the writer is
+    /// idle), the
     /// ack is parsed on the reading thread, and one timer per context
     /// expires late acks: no task per publish (one only for a retry).
     pub fn publish_async(
@@ -386,16 +386,15 @@ impl JetStream {
             deadline: crate::clock::deadline_in(timeout),
             id: AtomicU64::new(0),
         });
-        // The only publish awaiting an ack goes out at once when the
-        // writer is idle (one publish waited for at a time: latency); while
-        // others await theirs, the writer coalesces (a stream of them).
-        let alone = self.shared.reserve()?;
+        self.shared.reserve()?;
         let done = Completion::new();
         let id = match client.start_request_into(
             subject,
             plan.headers.as_ref(),
             payload,
-            alone,
+            // At once when no other request (or ack) is awaited: one
+            // publish waited for at a time; a stream of them coalesces.
+            Urgency::IfAlone,
             &done,
             OnReply::Handle(Arc::clone(&plan) as _, NO_RESPONDERS_RETRIES),
         ) {
