@@ -143,8 +143,9 @@ struct Mux {
     waiters: HashMap<u64, Waiter, BuildHasherDefault<IdHasher>>,
 }
 
-/// Request ids are a counter: a multiplicative hash spreads them well and
-/// costs far less than SipHash on the request hot path.
+/// Request ids and subscription ids are counters: a multiplicative hash
+/// spreads them well and costs far less than SipHash on the hot paths
+/// (every reply, every message routed).
 #[derive(Default)]
 struct IdHasher(u64);
 
@@ -228,7 +229,7 @@ pub(crate) struct ClientInner {
     shutting_down: AtomicBool,
     pub(crate) write_error: tokio::sync::Notify,
     write_error_value: Mutex<Option<Error>>,
-    subs: Mutex<HashMap<u64, Arc<SubShared>>>,
+    subs: Mutex<HashMap<u64, Arc<SubShared>, BuildHasherDefault<IdHasher>>>,
     next_sid: AtomicU64,
     info: Mutex<(String, ServerInfo)>,
     pub(crate) max_payload: AtomicUsize,
@@ -300,7 +301,7 @@ impl ClientInner {
             shutting_down: AtomicBool::new(false),
             write_error: tokio::sync::Notify::new(),
             write_error_value: Mutex::new(None),
-            subs: Mutex::new(HashMap::new()),
+            subs: Mutex::new(HashMap::default()),
             next_sid: AtomicU64::new(1),
             info: Mutex::new((String::new(), ServerInfo::default())),
             max_payload: AtomicUsize::new(1024 * 1024),

@@ -258,7 +258,6 @@ pub struct Feed<T: FeedItem> {
     space_wanted_at: AtomicUsize,
     /// Wakes producers when the feed ends.
     ended: tokio::sync::Notify,
-    delivered: AtomicU64,
     dropped: AtomicU64,
     stalls: AtomicU64,
     push_mode: AtomicBool,
@@ -267,7 +266,32 @@ pub struct Feed<T: FeedItem> {
     batch: AtomicUsize,
     dispatcher: Mutex<Option<JoinHandle<()>>>,
     dispatcher_id: Mutex<Option<ThreadId>>,
+    /// The reader's counters: delivered, and the items the push-mode
+    /// dispatcher took off the queue together and has not handed to its
+    /// handler yet (`dispatch_loop`).
+    reader: ReaderCounters,
+    /// Set (under the lock) when the feed is stopped or failed: the
+    /// dispatcher discards the items in its hand.
+    cut: AtomicBool,
 }
+
+/// What the reader of a feed counts per item, on its own cache line: the
+/// reader (a dispatcher) writes these per item, the producer only reads
+/// the items in hand (under the feed's lock, for the limits).
+#[repr(align(128))]
+#[derive(Default)]
+struct ReaderCounters {
+    /// Items taken off the queue together, not handed out yet.
+    in_hand: AtomicUsize,
+    in_hand_bytes: AtomicUsize,
+    /// Items handed to the application.
+    delivered: AtomicU64,
+}
+
+/// Items a per-item push-mode dispatcher takes off the queue under one
+/// lock. Taking them one at a time moved the lock's cache line between
+/// the reading thread and the dispatcher twice per message.
+const HANDOFF: usize = 64;
 
 impl<T: FeedItem> Feed<T> {
     pub fn new(limits: Limits, to_outcome: ToOutcome<T>) -> Feed<T> {
@@ -279,13 +303,14 @@ impl<T: FeedItem> Feed<T> {
             space: tokio::sync::Notify::new(),
             space_wanted_at: AtomicUsize::new(usize::MAX),
             ended: tokio::sync::Notify::new(),
-            delivered: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
             stalls: AtomicU64::new(0),
             push_mode: AtomicBool::new(false),
             batch: AtomicUsize::new(1),
             dispatcher: Mutex::new(None),
             dispatcher_id: Mutex::new(None),
+            reader: ReaderCounters::default(),
+            cut: AtomicBool::new(false),
         }
     }
 
@@ -294,8 +319,16 @@ impl<T: FeedItem> Feed<T> {
     }
 
     fn over(&self, s: &State<T>, extra_items: usize, extra_bytes: usize) -> bool {
-        s.queue.len() + extra_items > self.limits.items
-            || s.pending_bytes + extra_bytes > self.limits.bytes
+        let (items, bytes) = self.pending(s);
+        items + extra_items > self.limits.items || bytes + extra_bytes > self.limits.bytes
+    }
+
+    /// Items and bytes pending: queued, or in the dispatcher's hand.
+    fn pending(&self, s: &State<T>) -> (usize, usize) {
+        (
+            s.queue.len() + self.reader.in_hand.load(Ordering::Relaxed),
+            s.pending_bytes + self.reader.in_hand_bytes.load(Ordering::Relaxed),
+        )
     }
 
     /// Completes what `w` collected; call without the lock held (hooks of
@@ -347,7 +380,7 @@ impl<T: FeedItem> Feed<T> {
         while let Some(w) = s.waiters.pop_front() {
             match w {
                 Waiter::Token(c) => {
-                    self.delivered.fetch_add(1, Ordering::Relaxed);
+                    self.reader.delivered.fetch_add(1, Ordering::Relaxed);
                     let mut wake = self.maybe_finish(&mut s);
                     drop(s);
                     wake.handed = Some((c, (self.to_outcome)(item)));
@@ -356,7 +389,7 @@ impl<T: FeedItem> Feed<T> {
                 }
                 Waiter::Task(tx) => match tx.send(Ok(Some(item))) {
                     Ok(()) => {
-                        self.delivered.fetch_add(1, Ordering::Relaxed);
+                        self.reader.delivered.fetch_add(1, Ordering::Relaxed);
                         let wake = self.maybe_finish(&mut s);
                         drop(s);
                         self.wake(wake);
@@ -373,7 +406,8 @@ impl<T: FeedItem> Feed<T> {
         let outcome = if !self.over(&s, 1, size) {
             s.pending_bytes += size;
             s.queue.push_back(item);
-            if s.queue.len() * 2 > self.limits.items || s.pending_bytes * 2 > self.limits.bytes {
+            let (items, bytes) = self.pending(&s);
+            if items * 2 > self.limits.items || bytes * 2 > self.limits.bytes {
                 Pushed::Backlogged
             } else {
                 Pushed::Queued
@@ -466,6 +500,7 @@ impl<T: FeedItem> Feed<T> {
             return false;
         }
         s.end = Some(end.clone());
+        self.cut.store(true, Ordering::Release);
         s.queue.clear();
         s.pending_bytes = 0;
         let wake = Wakeups {
@@ -637,21 +672,35 @@ impl<T: FeedItem> Feed<T> {
 
     pub fn stats(&self) -> FeedStats {
         let s = lock(&self.state);
+        // Once cut, what the dispatcher holds is discarded.
+        let (items, bytes) = if s.end.is_none() {
+            self.pending(&s)
+        } else {
+            (s.queue.len(), s.pending_bytes)
+        };
         FeedStats {
-            delivered: self.delivered.load(Ordering::Relaxed),
+            delivered: self.reader.delivered.load(Ordering::Relaxed),
             dropped: self.dropped.load(Ordering::Relaxed),
-            pending_items: s.queue.len() as u64,
-            pending_bytes: s.pending_bytes as u64,
+            pending_items: items as u64,
+            pending_bytes: bytes as u64,
             stalls: self.stalls.load(Ordering::Relaxed),
         }
     }
 
-    /// Takes the first queued item, under the lock.
+    /// Takes the first queued item, under the lock, as delivered.
     fn pop(&self, s: &mut State<T>) -> Option<T> {
+        let item = self.take(s)?;
+        self.reader.delivered.fetch_add(1, Ordering::Relaxed);
+        Some(item)
+    }
+
+    /// `pop` without counting the item as delivered.
+    fn take(&self, s: &mut State<T>) -> Option<T> {
         let item = s.queue.pop_front()?;
         s.pending_bytes -= item.pending_size();
-        self.delivered.fetch_add(1, Ordering::Relaxed);
-        if s.queue.len() <= self.space_wanted_at.load(Ordering::Relaxed)
+        let wanted_at = self.space_wanted_at.load(Ordering::Relaxed);
+        if wanted_at != usize::MAX
+            && s.queue.len() <= wanted_at
             && (self.limits.policy != PendingPolicy::Block || !self.over(s, 0, 0))
         {
             self.space.notify_waiters();
@@ -809,7 +858,7 @@ impl<T: FeedItem> Feed<T> {
         if s.end.is_some() {
             return;
         }
-        self.delivered.fetch_sub(1, Ordering::Relaxed);
+        self.reader.delivered.fetch_sub(1, Ordering::Relaxed);
         s.pending_bytes += item.pending_size();
         s.queue.push_front(item);
         if s.waiting > 0 && !s.wakeup_sent {
@@ -886,6 +935,14 @@ impl<T: FeedItem> Feed<T> {
     /// Delivers until the end; returns its error, if any.
     fn dispatch_loop(&self, handler: &mut Handler<T>) -> Option<Error> {
         let batch = self.batch.load(Ordering::SeqCst);
+        // A per-item handler takes up to HANDOFF items per lock, unless its
+        // policy evicts or waits on queued items (DROP_OLD must be able to
+        // evict the oldest pending item; BLOCK is woken by each take).
+        let handoff = match self.limits.policy {
+            PendingPolicy::DropNew | PendingPolicy::Error if batch == 1 => HANDOFF,
+            _ => 1,
+        };
+        let mut hand: VecDeque<T> = VecDeque::with_capacity(handoff - 1);
         // One lock per item: the lock taken after a callback also pops the
         // next item (the producer pushes under the same lock, so every
         // acquisition may move its cache line between threads).
@@ -923,8 +980,27 @@ impl<T: FeedItem> Feed<T> {
                 drop(s);
                 handler(Delivery::Batch(items));
             } else {
+                let mut hand_bytes = 0;
+                while hand.len() + 1 < handoff {
+                    match self.take(&mut s) {
+                        Some(it) => {
+                            hand_bytes += it.pending_size();
+                            hand.push_back(it);
+                        }
+                        None => break,
+                    }
+                }
+                if !hand.is_empty() {
+                    // Stored under the lock: the producer's limit checks
+                    // see the items either queued or in hand.
+                    self.reader.in_hand.store(hand.len(), Ordering::Relaxed);
+                    self.reader
+                        .in_hand_bytes
+                        .store(hand_bytes, Ordering::Relaxed);
+                }
                 drop(s);
                 handler(Delivery::Item(item));
+                self.hand_out(&mut hand, handler);
             }
             s = lock(&self.state);
             s.in_callback = false;
@@ -937,6 +1013,26 @@ impl<T: FeedItem> Feed<T> {
         }
     }
 
+    /// Hands the items in hand to the handler one by one, each counted as
+    /// delivered as it goes; all are discarded once the feed is cut (a
+    /// stop, a failure), as queued ones are.
+    fn hand_out(&self, hand: &mut VecDeque<T>, handler: &mut Handler<T>) {
+        while let Some(item) = hand.pop_front() {
+            if self.cut.load(Ordering::Acquire) {
+                hand.clear();
+                self.reader.in_hand.store(0, Ordering::Relaxed);
+                self.reader.in_hand_bytes.store(0, Ordering::Relaxed);
+                return;
+            }
+            self.reader.in_hand.fetch_sub(1, Ordering::Relaxed);
+            self.reader
+                .in_hand_bytes
+                .fetch_sub(item.pending_size(), Ordering::Relaxed);
+            self.reader.delivered.fetch_add(1, Ordering::Relaxed);
+            handler(Delivery::Item(item));
+        }
+    }
+
     /// Waits for the push-mode thread to end, unless called from it.
     pub(crate) fn join_dispatcher(&self) {
         if *lock(&self.dispatcher_id) == Some(std::thread::current().id()) {
@@ -945,5 +1041,80 @@ impl<T: FeedItem> Feed<T> {
         if let Some(h) = lock(&self.dispatcher).take() {
             let _ = h.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    struct Item(u32);
+
+    impl FeedItem for Item {
+        fn pending_size(&self) -> usize {
+            10
+        }
+    }
+
+    /// A per-item dispatcher takes what is queued off the queue together;
+    /// those items stay pending, for the stats and the limits, until each
+    /// is handed out, and a stop discards them as it discards queued ones.
+    #[test]
+    fn items_in_the_dispatchers_hand_count_as_pending_until_handed_out() {
+        let limits = Limits {
+            items: 11,
+            bytes: usize::MAX,
+            policy: PendingPolicy::DropNew,
+        };
+        let f = Arc::new(Feed::new(limits, |_: Item| Ok(Outcome::Done)));
+        for i in 0..10 {
+            assert!(matches!(
+                f.push(Item(i)).0,
+                Pushed::Queued | Pushed::Backlogged
+            ));
+        }
+        let (seen_tx, seen) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let handler = move |d| {
+            if let Delivery::Item(Item(n)) = d {
+                seen_tx.send(n).unwrap();
+                let _ = released.recv();
+            }
+        };
+        f.set_handler(
+            usize::MAX,
+            "test".into(),
+            Box::new(handler),
+            Box::new(|| {}),
+        )
+        .unwrap();
+        assert_eq!(seen.recv().unwrap(), 0);
+        let st = f.stats();
+        assert_eq!(
+            (st.delivered, st.pending_items, st.pending_bytes),
+            (1, 9, 90)
+        );
+
+        // The limit (11) counts the 9 in hand: two more fit, a third not.
+        assert!(!matches!(f.push(Item(10)).0, Pushed::Dropped(_)));
+        assert!(!matches!(f.push(Item(11)).0, Pushed::Dropped(_)));
+        assert!(matches!(f.push(Item(12)).0, Pushed::Dropped(1)));
+
+        release.send(()).unwrap();
+        assert_eq!(seen.recv().unwrap(), 1);
+        let st = f.stats();
+        assert_eq!((st.delivered, st.pending_items, st.dropped), (2, 10, 1));
+
+        // Stopped while item 1 is handled: nothing more is handed out.
+        assert!(f.stop());
+        drop(release);
+        f.join_dispatcher();
+        assert_eq!(seen.try_iter().collect::<Vec<_>>(), Vec::<u32>::new());
+        let st = f.stats();
+        assert_eq!(
+            (st.delivered, st.pending_items, st.pending_bytes),
+            (2, 0, 0)
+        );
     }
 }

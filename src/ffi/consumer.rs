@@ -675,7 +675,7 @@ fn begin_ack<'m>(
 ) -> Result<(std::sync::Arc<ClientInner>, &'m str)> {
     let subject = crate::jetstream::ack_subject(&m.msg)?;
     let client = m.client.upgrade().ok_or_else(Error::closed)?;
-    if kind.is_terminal() && m.acked.swap(true, Ordering::SeqCst) {
+    if kind.is_terminal() && m.acked().swap(true, Ordering::SeqCst) {
         return Err(Error::new(
             ErrorKind::MessageAlreadyAcked,
             "message already acknowledged or terminated",
@@ -690,7 +690,7 @@ fn ack(msg: *const natsio_msg, kind: AckKind) -> Result<()> {
     let (client, subject) = begin_ack(m, &kind)?;
     let r = crate::jetstream::send_ack_to(&client, subject, &kind);
     if r.is_err() && kind.is_terminal() {
-        m.acked.store(false, Ordering::SeqCst);
+        m.acked().store(false, Ordering::SeqCst);
     }
     r
 }
@@ -713,12 +713,12 @@ unsafe fn ack_sync_op(msg: *const natsio_msg, timeout_ms: i64) -> Result<Op<()>>
     let timeout = match bounded_timeout(timeout_ms, client.opts.request_timeout) {
         Ok(t) => t,
         Err(e) => {
-            m.acked.store(false, Ordering::SeqCst);
+            m.acked().store(false, Ordering::SeqCst);
             return Err(e);
         }
     };
     let op = crate::jetstream::ack_sync(&client, &m.msg, &AckKind::Ack, timeout);
-    let acked = std::sync::Arc::clone(&m.acked);
+    let acked = std::sync::Arc::clone(m.acked());
     Ok(Op::new(async move {
         let r = op.await;
         if r.is_err() {

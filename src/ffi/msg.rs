@@ -20,8 +20,10 @@ pub struct natsio_msg {
     pub(crate) msg: Message,
     pub(crate) client: Weak<ClientInner>,
     /// A JetStream message was acked, nak'ed or terminated through this
-    /// handle (a second one fails with MESSAGE_ALREADY_ACKED).
-    pub(crate) acked: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// handle (a second one fails with MESSAGE_ALREADY_ACKED). Made on first
+    /// use (`acked()`): most messages are never acknowledged, and one
+    /// allocation per message showed in the delivery path.
+    acked: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// Receives the messages of an iterator in push mode (`natsio_sub_set_callback`,
@@ -61,6 +63,11 @@ impl natsio_msg {
             client,
             acked: Default::default(),
         }
+    }
+
+    /// The acknowledged mark, shared with an acknowledgement in flight.
+    pub(crate) fn acked(&self) -> &std::sync::Arc<std::sync::atomic::AtomicBool> {
+        self.acked.get_or_init(Default::default)
     }
 }
 
@@ -170,8 +177,11 @@ pub unsafe extern "C" fn natsio_msg_clone(
         let m = arg(msg, "msg")?;
         let out = out_arg(out, "out")?;
         let copy = natsio_msg::new(m.msg.clone(), m.client.clone());
-        let acked = m.acked.load(std::sync::atomic::Ordering::SeqCst);
-        copy.acked.store(acked, std::sync::atomic::Ordering::SeqCst);
+        if let Some(acked) = m.acked.get() {
+            let acked = acked.load(std::sync::atomic::Ordering::SeqCst);
+            copy.acked()
+                .store(acked, std::sync::atomic::Ordering::SeqCst);
+        }
         write_box(out, copy);
         Ok(())
     })
