@@ -69,6 +69,18 @@ struct Counters {
     errors: AtomicU64,
 }
 
+/// A value alone on its cache line(s): written per message by one thread,
+/// it must not share a line with what another thread touches per message.
+#[repr(align(128))]
+struct CacheLine<T>(T);
+
+impl<T> std::ops::Deref for CacheLine<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
 /// The write side shared by publishers and the writer task.
 #[derive(Default)]
 struct WriteState {
@@ -222,7 +234,9 @@ pub(crate) struct ClientInner {
     pub(crate) log: Logger,
     owner_id: usize,
     state: AtomicU8,
-    write: Mutex<WriteState>,
+    /// Publishers and the writer lock it per frame: its own cache line,
+    /// apart from what the reading thread touches per message.
+    write: CacheLine<Mutex<WriteState>>,
     write_space: Condvar,
     pub(crate) writer_wake: tokio::sync::Notify,
     pub(crate) shutdown: tokio::sync::Notify,
@@ -233,7 +247,8 @@ pub(crate) struct ClientInner {
     next_sid: AtomicU64,
     info: Mutex<(String, ServerInfo)>,
     pub(crate) max_payload: AtomicUsize,
-    counters: Counters,
+    /// Counted by the reading thread per message (its own cache line).
+    counters: CacheLine<Counters>,
     mux: Mutex<Mux>,
     /// Timeouts of asynchronous requests (one timer for all).
     pub(crate) deadlines: crate::deadlines::Deadlines,
@@ -294,7 +309,7 @@ impl ClientInner {
             log,
             owner_id,
             state: AtomicU8::new(ConnState::Connecting as u8),
-            write: Mutex::new(WriteState::default()),
+            write: CacheLine(Mutex::new(WriteState::default())),
             write_space: Condvar::new(),
             writer_wake: tokio::sync::Notify::new(),
             shutdown: tokio::sync::Notify::new(),
@@ -305,7 +320,7 @@ impl ClientInner {
             next_sid: AtomicU64::new(1),
             info: Mutex::new((String::new(), ServerInfo::default())),
             max_payload: AtomicUsize::new(1024 * 1024),
-            counters: Counters::default(),
+            counters: CacheLine(Counters::default()),
             mux: Mutex::new(Mux::default()),
             deadlines: crate::deadlines::Deadlines::default(),
             mux_sid: AtomicU64::new(0),
@@ -347,7 +362,7 @@ impl ClientInner {
         urgent: bool,
         encode: impl FnOnce(&mut Vec<u8>),
     ) -> Result<()> {
-        let mut w = lock(&self.write);
+        let mut w = lock(&self.write.0);
         if let Some(e) = closed_err(&w) {
             return Err(e);
         }
@@ -451,7 +466,7 @@ impl ClientInner {
 
     /// Enables (with the plain-TCP socket's fd) or disables direct writes.
     pub(crate) fn set_direct_fd(&self, fd: Option<i32>) {
-        let mut w = lock(&self.write);
+        let mut w = lock(&self.write.0);
         w.direct_fd = fd;
         w.writer_busy = false;
     }
@@ -489,7 +504,7 @@ impl ClientInner {
     /// block; they are dropped once the connection is closed, and while
     /// reconnecting (subscriptions are re-sent from the registry).
     fn enqueue_control(&self, encode: impl FnOnce(&mut Vec<u8>)) {
-        let mut w = lock(&self.write);
+        let mut w = lock(&self.write.0);
         if w.closed.is_some() || w.reconnecting {
             return;
         }
@@ -503,7 +518,7 @@ impl ClientInner {
 
     /// The writer takes everything buffered so far.
     pub(crate) fn take_pending_writes(&self, batch: &mut Vec<u8>) {
-        let mut w = lock(&self.write);
+        let mut w = lock(&self.write.0);
         std::mem::swap(&mut w.buf, batch);
         w.writer_busy = !batch.is_empty();
         if w.space_waiters > 0 {
@@ -606,7 +621,7 @@ impl ClientInner {
     /// Queues a PING whose PONG completes the returned completion.
     pub(crate) fn flush_async(&self) -> Arc<Completion> {
         let c = Completion::new();
-        let mut w = lock(&self.write);
+        let mut w = lock(&self.write.0);
         if let Some(e) = &w.closed {
             let e = e.clone();
             drop(w);
@@ -633,7 +648,7 @@ impl ClientInner {
 
     /// Keepalive tick: fail as stale once too many PINGs went unanswered.
     pub(crate) fn send_keepalive(&self) -> Result<()> {
-        let mut w = lock(&self.write);
+        let mut w = lock(&self.write.0);
         if w.pings_outstanding >= self.opts.max_outstanding_pings {
             return Err(Error::new(
                 ErrorKind::StaleConnection,
@@ -659,7 +674,7 @@ impl ClientInner {
             ServerOp::Ping => self.enqueue_control(|b| b.extend_from_slice(proto::PONG)),
             ServerOp::Pong => {
                 let waiter = {
-                    let mut w = lock(&self.write);
+                    let mut w = lock(&self.write.0);
                     w.pings_outstanding = 0;
                     w.pongs.pop_front().flatten()
                 };
@@ -744,7 +759,7 @@ impl ClientInner {
     /// forget keepalives, and start buffering for the next connection.
     pub(crate) fn begin_reconnect(&self, cause: &Error) {
         {
-            let mut w = lock(&self.write);
+            let mut w = lock(&self.write.0);
             if w.closed.is_some() {
                 return;
             }
@@ -782,7 +797,7 @@ impl ClientInner {
             (m.sid != 0).then(|| (m.sid, format!("{}*", m.prefix)))
         };
         {
-            let mut w = lock(&self.write);
+            let mut w = lock(&self.write.0);
             if w.closed.is_some() {
                 return;
             }
@@ -858,10 +873,13 @@ impl ClientInner {
     }
 
     async fn route(self: &Arc<Self>, m: Message) {
-        self.counters.in_msgs.fetch_add(1, Ordering::Relaxed);
-        self.counters
-            .in_bytes
-            .fetch_add(m.payload().len() as u64, Ordering::Relaxed);
+        // Only the connection's reading task counts these (one connection
+        // at a time): a load and a store, not a locked add, per message.
+        let c = &self.counters;
+        c.in_msgs
+            .store(c.in_msgs.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        let bytes = c.in_bytes.load(Ordering::Relaxed) + m.payload().len() as u64;
+        c.in_bytes.store(bytes, Ordering::Relaxed);
         let sid = m.sid;
         if sid == self.mux_sid.load(Ordering::Relaxed) {
             self.route_reply(m);
@@ -1283,7 +1301,7 @@ impl ClientInner {
         });
         // Stop accepting writes; fail pending flushes.
         let pongs = {
-            let mut w = lock(&self.write);
+            let mut w = lock(&self.write.0);
             w.closed = Some(closed.clone());
             std::mem::take(&mut w.pongs)
         };
@@ -1810,7 +1828,7 @@ impl Client {
     pub fn stats(&self) -> ClientStats {
         let c = &self.inner.counters;
         let (out_msgs, out_bytes) = {
-            let w = lock(&self.inner.write);
+            let w = lock(&self.inner.write.0);
             (w.out_msgs, w.out_bytes)
         };
         ClientStats {
@@ -1935,7 +1953,7 @@ async fn establish(inner: Arc<ClientInner>) -> Result<()> {
     }
     if inner.opts.retry_on_failed_connect && inner.opts.allow_reconnect {
         // Keep trying in the background; publishes are buffered meanwhile.
-        lock(&inner.write).reconnecting = true;
+        lock(&inner.write.0).reconnecting = true;
         inner
             .state
             .store(ConnState::Reconnecting as u8, Ordering::SeqCst);
@@ -2026,7 +2044,7 @@ fn drain_begun(inner: &Arc<ClientInner>, timeout: Duration) -> Result<()> {
             break;
         }
     }
-    lock(&inner.write).publishes_blocked = true;
+    lock(&inner.write.0).publishes_blocked = true;
     if !timed_out {
         let left = deadline.saturating_duration_since(Instant::now());
         if inner.flush_async().wait(Some(left)).is_none() {
