@@ -69,6 +69,50 @@ struct Counters {
     errors: AtomicU64,
 }
 
+/// Wake-ups the reading task owes to subscriptions' readers (dispatchers,
+/// blocked `next` calls). A reader woken at the first message of a run
+/// empties the queue faster than the reading thread fills it and sleeps
+/// again: a futex wake and two context switches every few messages. Owed,
+/// the wake-up goes once the run ends (`send`: before the next socket
+/// read, before the reading task waits or yields, on its way out) or after
+/// `OWED_WAKE_MAX_MSGS` messages, which bounds the delay it adds.
+#[derive(Default)]
+pub(crate) struct OwedWakes {
+    subs: Vec<Arc<SubShared>>,
+    msgs: usize,
+}
+
+/// Messages routed at most while a wake-up is owed.
+const OWED_WAKE_MAX_MSGS: usize = 256;
+
+impl OwedWakes {
+    fn owe(&mut self, sub: Arc<SubShared>) {
+        self.subs.push(sub);
+    }
+
+    /// Counts a routed message; true when owed wake-ups are due.
+    fn due(&mut self) -> bool {
+        if self.subs.is_empty() {
+            return false;
+        }
+        self.msgs += 1;
+        self.msgs >= OWED_WAKE_MAX_MSGS
+    }
+
+    pub(crate) fn send(&mut self) {
+        for sub in self.subs.drain(..) {
+            sub.wake_reader();
+        }
+        self.msgs = 0;
+    }
+}
+
+impl Drop for OwedWakes {
+    fn drop(&mut self) {
+        self.send();
+    }
+}
+
 /// A value alone on its cache line(s): written per message by one thread,
 /// it must not share a line with what another thread touches per message.
 #[repr(align(128))]
@@ -668,9 +712,13 @@ impl ClientInner {
 
     // ---- read path --------------------------------------------------------
 
-    pub(crate) async fn handle_op(self: &Arc<Self>, op: ServerOp) -> Result<()> {
+    pub(crate) async fn handle_op(
+        self: &Arc<Self>,
+        op: ServerOp,
+        wakes: &mut OwedWakes,
+    ) -> Result<()> {
         match op {
-            ServerOp::Msg(m) => self.route(m).await,
+            ServerOp::Msg(m) => self.route(m, wakes).await,
             ServerOp::Ping => self.enqueue_control(|b| b.extend_from_slice(proto::PONG)),
             ServerOp::Pong => {
                 let waiter = {
@@ -872,7 +920,7 @@ impl ClientInner {
         *lock(&self.info) = (json, info);
     }
 
-    async fn route(self: &Arc<Self>, m: Message) {
+    async fn route(self: &Arc<Self>, m: Message, wakes: &mut OwedWakes) {
         // Only the connection's reading task counts these (one connection
         // at a time): a load and a store, not a locked add, per message.
         let c = &self.counters;
@@ -888,7 +936,14 @@ impl ClientInner {
         let Some(sub) = lock(&self.subs).get(&sid).cloned() else {
             return;
         };
-        let (pushed, reached_max) = sub.push(m);
+        let (pushed, reached_max, owed) = sub.push_owing_wake(m);
+        let blocked = matches!(pushed, Pushed::Blocked | Pushed::Backlogged);
+        if owed {
+            wakes.owe(sub.clone());
+        }
+        if blocked || wakes.due() {
+            wakes.send();
+        }
         match pushed {
             Pushed::Dropped(n) if n > 0 => self.report_slow(&sub, n),
             Pushed::Failed => {

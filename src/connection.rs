@@ -11,7 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::auth::{AuthFields, Credentials};
-use crate::client::ClientInner;
+use crate::client::{ClientInner, OwedWakes};
 use crate::completion::lock;
 use crate::error::{Error, ErrorKind, Result};
 use crate::log::{log, Logger};
@@ -376,11 +376,14 @@ async fn read_loop(inner: &Arc<ClientInner>, rd: &mut ReadHalf, mut rbuf: BytesM
     let mut parser = Parser::new(inner.opts.max_control_line);
     let period = inner.opts.ping_interval;
     let mut ticker = tokio::time::interval_at(crate::clock::tokio_deadline_in(period), period);
+    // Sent when dropped too, on every way out of this loop.
+    let mut wakes = OwedWakes::default();
     loop {
         while let Some(op) = parser.parse(&mut rbuf)? {
             inner.log.trace_received(&op);
-            inner.handle_op(op).await?;
+            inner.handle_op(op, &mut wakes).await?;
         }
+        wakes.send();
         if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
             rbuf.reserve(READ_CHUNK);
         }

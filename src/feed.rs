@@ -365,10 +365,28 @@ impl<T: FeedItem> Feed<T> {
     /// Offers an item. Never blocks. Returns what happened to it and
     /// whether the auto-finish count was reached with it.
     pub(crate) fn push(&self, item: T) -> (Pushed, bool) {
+        let (pushed, reached_max, _) = self.push_with(item, false);
+        (pushed, reached_max)
+    }
+
+    /// `push`, leaving a blocked reader's wake-up to the caller: the third
+    /// value is true when one is owed (`wake_reader`, later; until then no
+    /// other push sends one). The reading thread owes it for a run of
+    /// messages instead of waking the dispatcher at the first.
+    pub(crate) fn push_owing_wake(&self, item: T) -> (Pushed, bool, bool) {
+        self.push_with(item, true)
+    }
+
+    /// Sends the wake-up `push_owing_wake` left owed.
+    pub(crate) fn wake_reader(&self) {
+        self.cv.notify_one();
+    }
+
+    fn push_with(&self, item: T, owe_wake: bool) -> (Pushed, bool, bool) {
         let size = item.pending_size();
         let mut s = lock(&self.state);
         if s.end.is_some() || s.finished {
-            return (Pushed::Ignored, false);
+            return (Pushed::Ignored, false, false);
         }
         s.received += 1;
         let reached_max = s.max.is_some_and(|m| s.received >= m);
@@ -385,7 +403,7 @@ impl<T: FeedItem> Feed<T> {
                     drop(s);
                     wake.handed = Some((c, (self.to_outcome)(item)));
                     self.wake(wake);
-                    return (Pushed::Queued, reached_max);
+                    return (Pushed::Queued, reached_max, false);
                 }
                 Waiter::Task(tx) => match tx.send(Ok(Some(item))) {
                     Ok(()) => {
@@ -393,7 +411,7 @@ impl<T: FeedItem> Feed<T> {
                         let wake = self.maybe_finish(&mut s);
                         drop(s);
                         self.wake(wake);
-                        return (Pushed::Queued, reached_max);
+                        return (Pushed::Queued, reached_max, false);
                     }
                     // That reader gave up waiting: try the next one.
                     Err(back) => match back {
@@ -456,17 +474,17 @@ impl<T: FeedItem> Feed<T> {
                 ErrorKind::SlowConsumer,
                 "slow consumer: pending limits exceeded",
             ));
-            return (outcome, reached_max);
+            return (outcome, reached_max, false);
         }
         let notify = s.waiting > 0 && !s.wakeup_sent;
         if notify {
             s.wakeup_sent = true;
         }
         drop(s);
-        if notify {
+        if notify && !owe_wake {
             self.cv.notify_one();
         }
-        (outcome, reached_max)
+        (outcome, reached_max, notify && owe_wake)
     }
 
     /// No more items will come; the feed ends once the backlog is taken.
@@ -943,9 +961,9 @@ impl<T: FeedItem> Feed<T> {
             _ => 1,
         };
         let mut hand: VecDeque<T> = VecDeque::with_capacity(handoff - 1);
-        // One lock per item: the lock taken after a callback also pops the
-        // next item (the producer pushes under the same lock, so every
-        // acquisition may move its cache line between threads).
+        // The lock taken after a callback also takes the next items: the
+        // producer pushes under the same lock, so every acquisition may
+        // move its cache line between threads.
         let mut s = lock(&self.state);
         loop {
             let item = loop {
@@ -1116,5 +1134,46 @@ mod tests {
             (st.delivered, st.pending_items, st.pending_bytes),
             (2, 0, 0)
         );
+    }
+}
+
+#[cfg(test)]
+mod owed_wake_tests {
+    use super::*;
+
+    struct Item(u32);
+
+    impl FeedItem for Item {
+        fn pending_size(&self) -> usize {
+            1
+        }
+    }
+
+    /// The first push while a reader waits owes its wake-up (and sends
+    /// none); pushes after it owe nothing more; `wake_reader` delivers.
+    #[test]
+    fn a_push_owing_the_wake_up_leaves_it_to_wake_reader() {
+        let f = Arc::new(Feed::new(Limits::unlimited(), |_: Item| Ok(Outcome::Done)));
+        let reader = {
+            let f = Arc::clone(&f);
+            std::thread::spawn(move || {
+                let first = f
+                    .next(Some(Duration::from_secs(20)))
+                    .map(|i| i.map(|Item(n)| n));
+                let second = f.next(Some(Duration::ZERO)).map(|i| i.map(|Item(n)| n));
+                (first.ok().flatten(), second.ok().flatten())
+            })
+        };
+        while lock(&f.state).waiting == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let (_, _, owed) = f.push_owing_wake(Item(1));
+        assert!(owed, "the waiting reader's wake-up is owed");
+        let (_, _, owed) = f.push_owing_wake(Item(2));
+        assert!(!owed, "one wake-up is owed for the run");
+        f.wake_reader();
+        assert_eq!(reader.join().unwrap(), (Some(1), Some(2)));
+        // Nobody waits now: nothing is owed.
+        assert!(!f.push_owing_wake(Item(3)).2);
     }
 }

@@ -73,8 +73,14 @@ impl SubShared {
     }
 
     /// Offers a message from the read path. Never blocks.
-    pub(crate) fn push(&self, msg: Message) -> (Pushed, bool) {
-        self.feed.push(msg)
+    /// Queues a message for the reader, whose wake-up is left owed: see
+    /// `Feed::push_owing_wake`.
+    pub(crate) fn push_owing_wake(&self, msg: Message) -> (Pushed, bool, bool) {
+        self.feed.push_owing_wake(msg)
+    }
+
+    pub(crate) fn wake_reader(&self) {
+        self.feed.wake_reader()
     }
 
     pub(crate) fn must_wait_for_room(&self) -> bool {
