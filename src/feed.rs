@@ -1135,19 +1135,6 @@ mod tests {
             (2, 0, 0)
         );
     }
-}
-
-#[cfg(test)]
-mod owed_wake_tests {
-    use super::*;
-
-    struct Item(u32);
-
-    impl FeedItem for Item {
-        fn pending_size(&self) -> usize {
-            1
-        }
-    }
 
     /// The first push while a reader waits owes its wake-up (and sends
     /// none); pushes after it owe nothing more; `wake_reader` delivers.
