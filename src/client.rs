@@ -937,11 +937,12 @@ impl ClientInner {
             return;
         };
         let (pushed, reached_max, owed) = sub.push_owing_wake(m);
-        let blocked = matches!(pushed, Pushed::Blocked | Pushed::Backlogged);
+        // This task is about to wait for room or yield: its reader must run.
+        let will_wait = matches!(pushed, Pushed::Blocked | Pushed::Backlogged);
         if owed {
             wakes.owe(sub.clone());
         }
-        if blocked || wakes.due() {
+        if will_wait || wakes.due() {
             wakes.send();
         }
         match pushed {

@@ -712,6 +712,19 @@ impl<T: FeedItem> Feed<T> {
         Some(item)
     }
 
+    /// Takes up to `max` queued items, oldest first, into `put`, under the
+    /// lock, none counted as delivered; returns how many and their bytes.
+    fn take_up_to(&self, s: &mut State<T>, max: usize, mut put: impl FnMut(T)) -> (usize, usize) {
+        let (mut taken, mut bytes) = (0, 0);
+        while taken < max {
+            let Some(item) = self.take(s) else { break };
+            bytes += item.pending_size();
+            put(item);
+            taken += 1;
+        }
+        (taken, bytes)
+    }
+
     /// `pop` without counting the item as delivered.
     fn take(&self, s: &mut State<T>) -> Option<T> {
         let item = s.queue.pop_front()?;
@@ -989,32 +1002,19 @@ impl<T: FeedItem> Feed<T> {
             if batch > 1 {
                 let mut items = Vec::with_capacity(batch.min(s.queue.len() + 1));
                 items.push(item);
-                while items.len() < batch {
-                    match self.pop(&mut s) {
-                        Some(it) => items.push(it),
-                        None => break,
-                    }
-                }
+                let (taken, _) = self.take_up_to(&mut s, batch - 1, |it| items.push(it));
+                self.reader
+                    .delivered
+                    .fetch_add(taken as u64, Ordering::Relaxed);
                 drop(s);
                 handler(Delivery::Batch(items));
             } else {
-                let mut hand_bytes = 0;
-                while hand.len() + 1 < handoff {
-                    match self.take(&mut s) {
-                        Some(it) => {
-                            hand_bytes += it.pending_size();
-                            hand.push_back(it);
-                        }
-                        None => break,
-                    }
-                }
-                if !hand.is_empty() {
+                let (taken, bytes) = self.take_up_to(&mut s, handoff - 1, |it| hand.push_back(it));
+                if taken > 0 {
                     // Stored under the lock: the producer's limit checks
                     // see the items either queued or in hand.
-                    self.reader.in_hand.store(hand.len(), Ordering::Relaxed);
-                    self.reader
-                        .in_hand_bytes
-                        .store(hand_bytes, Ordering::Relaxed);
+                    self.reader.in_hand.store(taken, Ordering::Relaxed);
+                    self.reader.in_hand_bytes.store(bytes, Ordering::Relaxed);
                 }
                 drop(s);
                 handler(Delivery::Item(item));
