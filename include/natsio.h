@@ -1877,7 +1877,10 @@ natsio_status natsio_client_close_async(const struct natsio_client *c,
 /**
  * Closes (if needed) and frees the client. Accepts NULL. Subscriptions,
  * messages and tokens obtained from it stay valid (they report the closed
- * connection) and are freed separately.
+ * connection) and are freed separately. Returns once the library's own
+ * threads have let go of the client (bounded by 5 s), so a callback
+ * `release` due at this point has run (unless called from one of this
+ * client's callbacks).
  */
 void natsio_client_free(struct natsio_client *c);
 
@@ -4414,8 +4417,11 @@ natsio_status natsio_options_set_max_control_line(struct natsio_options *opts, i
  * if given, is called with `user_data` at once). `release`, if not NULL,
  * is called with `user_data` once no client or options object uses the
  * callback any more: when the options are freed (or the callback replaced)
- * and every client connected with them is closed. If this function fails,
- * `release` is not called.
+ * and every client connected with them is closed. (The log and auth
+ * callbacks of `natsio_options_set_log` and `natsio_options_set_auth_callbacks`
+ * are released when the client is freed instead, or later if a handle taken
+ * from it, such as a subscription or a JetStream context, is still alive.)
+ * If this function fails, `release` is not called.
  */
 natsio_status natsio_options_set_error_callback(struct natsio_options *opts,
                                                 natsio_error_cb cb,

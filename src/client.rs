@@ -307,6 +307,9 @@ pub(crate) struct ClientInner {
     close_cv: Condvar,
     conn_done: Mutex<bool>,
     conn_done_cv: Condvar,
+    /// The library's own tasks and threads that hold the client (see
+    /// `TaskRef`); freeing the client waits for them.
+    task_holds: Arc<TaskHolds>,
     pub(crate) connected_url: Mutex<String>,
     pub(crate) pool: Mutex<ServerPool>,
     event_cb: Mutex<Option<EventCallback>>,
@@ -331,6 +334,45 @@ fn closed_err(w: &WriteState) -> Option<Error> {
         ));
     }
     None
+}
+
+/// How many `TaskRef`s are alive.
+#[derive(Default)]
+struct TaskHolds {
+    count: Mutex<usize>,
+    released: Condvar,
+}
+
+/// A strong reference to the client held by one of the library's tasks or
+/// threads (the connection task, a closing thread), counted until it is
+/// dropped. Freeing the client waits until none is left, so that the last
+/// reference, and with it the application's log callback state, is released
+/// before `natsio_client_free` returns rather than on a runtime thread later.
+pub(crate) struct TaskRef {
+    // Declared before `_hold`, so dropped first: the count falls to zero only
+    // once this reference is gone.
+    inner: Arc<ClientInner>,
+    _hold: TaskHold,
+}
+
+struct TaskHold(Arc<TaskHolds>);
+
+impl Drop for TaskHold {
+    fn drop(&mut self) {
+        let mut n = lock(&self.0.count);
+        *n -= 1;
+        if *n == 0 {
+            self.0.released.notify_all();
+        }
+    }
+}
+
+impl std::ops::Deref for TaskRef {
+    type Target = Arc<ClientInner>;
+
+    fn deref(&self) -> &Arc<ClientInner> {
+        &self.inner
+    }
 }
 
 const DEFAULT_RECONNECT_BUF: usize = 8 * 1024 * 1024;
@@ -375,6 +417,7 @@ impl ClientInner {
             close_cv: Condvar::new(),
             conn_done: Mutex::new(false),
             conn_done_cv: Condvar::new(),
+            task_holds: Arc::default(),
             connected_url: Mutex::new(String::new()),
             pool: Mutex::new(pool),
             event_cb: Mutex::new(event_cb),
@@ -393,6 +436,25 @@ impl ClientInner {
 
     pub(crate) fn is_shutting_down(&self) -> bool {
         self.shutting_down.load(Ordering::SeqCst)
+    }
+
+    /// A reference for a library task or thread; see `TaskRef`.
+    pub(crate) fn task_ref(self: &Arc<Self>) -> TaskRef {
+        *lock(&self.task_holds.count) += 1;
+        TaskRef {
+            inner: Arc::clone(self),
+            _hold: TaskHold(Arc::clone(&self.task_holds)),
+        }
+    }
+
+    /// Waits, up to `timeout`, until no `TaskRef` is left.
+    fn wait_for_task_refs(&self, timeout: Duration) {
+        let holds = &self.task_holds;
+        let n = lock(&holds.count);
+        let _ = holds
+            .released
+            .wait_timeout_while(n, timeout, |n| *n > 0)
+            .unwrap_or_else(|p| p.into_inner());
     }
 
     // ---- write path -------------------------------------------------------
@@ -1322,7 +1384,7 @@ impl ClientInner {
         if let Some(e) = lost {
             if self.state() != ConnState::Closed {
                 // Closing joins user threads: never do that on the runtime.
-                let me = Arc::clone(self);
+                let me = self.task_ref();
                 let _ = std::thread::Builder::new()
                     .name("natsio-close".into())
                     .spawn(move || me.close_with(Some(e)));
@@ -1923,6 +1985,11 @@ impl Drop for Client {
                 .spawn(move || inner.close_with(None));
         } else {
             self.inner.close_with(None);
+            // Not when closing returned early (freed from one of this
+            // client's callbacks): the tasks may wait for that callback.
+            if *lock(&self.inner.close_state) == CloseState::Closed {
+                self.inner.wait_for_task_refs(Duration::from_secs(5));
+            }
         }
     }
 }
@@ -1997,7 +2064,7 @@ async fn establish(inner: Arc<ClientInner>) -> Result<()> {
                     None,
                     Vec::new(),
                 );
-                runtime::handle().spawn(connection::run(Arc::clone(&inner), Some(est)));
+                runtime::handle().spawn(connection::run(inner.task_ref(), Some(est)));
                 return Ok(());
             }
             Err(e) => {
@@ -2013,7 +2080,7 @@ async fn establish(inner: Arc<ClientInner>) -> Result<()> {
         inner
             .state
             .store(ConnState::Reconnecting as u8, Ordering::SeqCst);
-        runtime::handle().spawn(connection::run(Arc::clone(&inner), None));
+        runtime::handle().spawn(connection::run(inner.task_ref(), None));
         return Ok(());
     }
     Err(last)

@@ -11,7 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::auth::{AuthFields, Credentials};
-use crate::client::{ClientInner, OwedWakes};
+use crate::client::{ClientInner, OwedWakes, TaskRef};
 use crate::completion::lock;
 use crate::error::{Error, ErrorKind, Result};
 use crate::log::{log, Logger};
@@ -225,7 +225,7 @@ pub(crate) async fn handshake(
 
 /// Runs the client's connection: serves it until it is lost, then
 /// reconnects (if allowed) and serves the next one, until shutdown.
-pub(crate) async fn run(inner: Arc<ClientInner>, first: Option<Established>) {
+pub(crate) async fn run(inner: TaskRef, first: Option<Established>) {
     let mut next = first;
     let lost = loop {
         let est = match next.take() {

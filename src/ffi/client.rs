@@ -533,7 +533,10 @@ pub unsafe extern "C" fn natsio_client_close_async(
 
 /// Closes (if needed) and frees the client. Accepts NULL. Subscriptions,
 /// messages and tokens obtained from it stay valid (they report the closed
-/// connection) and are freed separately.
+/// connection) and are freed separately. Returns once the library's own
+/// threads have let go of the client (bounded by 5 s), so a callback
+/// `release` due at this point has run (unless called from one of this
+/// client's callbacks).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_free(c: *mut natsio_client) {
     guard_void(|| {

@@ -331,8 +331,11 @@ pub unsafe extern "C" fn natsio_options_set_max_control_line(
 /// if given, is called with `user_data` at once). `release`, if not NULL,
 /// is called with `user_data` once no client or options object uses the
 /// callback any more: when the options are freed (or the callback replaced)
-/// and every client connected with them is closed. If this function fails,
-/// `release` is not called.
+/// and every client connected with them is closed. (The log and auth
+/// callbacks of `natsio_options_set_log` and `natsio_options_set_auth_callbacks`
+/// are released when the client is freed instead, or later if a handle taken
+/// from it, such as a subscription or a JetStream context, is still alive.)
+/// If this function fails, `release` is not called.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_options_set_error_callback(
     opts: *mut natsio_options,
