@@ -273,6 +273,8 @@ pub struct Feed<T: FeedItem> {
     /// Set (under the lock) when the feed is stopped or failed: the
     /// dispatcher discards the items in its hand.
     cut: AtomicBool,
+    /// Run once by whoever stops or fails the feed (`on_cut`).
+    cut_hook: Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
 /// What the reader of a feed counts per item, on its own cache line: the
@@ -311,6 +313,7 @@ impl<T: FeedItem> Feed<T> {
             dispatcher_id: Mutex::new(None),
             reader: ReaderCounters::default(),
             cut: AtomicBool::new(false),
+            cut_hook: Mutex::new(None),
         }
     }
 
@@ -536,7 +539,29 @@ impl<T: FeedItem> Feed<T> {
         self.cv.notify_all();
         self.space.notify_waiters();
         self.wake(wake);
+        self.run_cut_hook();
         true
+    }
+
+    /// Makes the thread that stops or fails the feed run `hook` before that
+    /// call returns (at once if the feed has ended already), replacing an
+    /// earlier hook. For what the producer, a runtime task that learns of
+    /// the end only later, must undo in order with the caller's next
+    /// frames: a flow's interest at the server.
+    pub(crate) fn on_cut(&self, hook: Box<dyn FnOnce() + Send>) {
+        *lock(&self.cut_hook) = Some(hook);
+        // Stored before checking: either this check or the one ending the
+        // feed sees the hook.
+        if self.has_ended() {
+            self.run_cut_hook();
+        }
+    }
+
+    fn run_cut_hook(&self) {
+        let hook = lock(&self.cut_hook).take();
+        if let Some(hook) = hook {
+            hook();
+        }
     }
 
     /// Ends a finished feed whose backlog is handled.

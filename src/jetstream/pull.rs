@@ -239,6 +239,21 @@ impl Puller {
         })
     }
 
+    /// Withdraws the requests' inbox at the server on the thread that stops
+    /// or fails `out`, before that call returns, not when this puller's task
+    /// notices: what is published after `stop` returns must reach the
+    /// consumer's next reader, not a request nobody reads (the server keeps
+    /// a request only while its inbox has interest).
+    pub(crate) fn unsubscribe_on_cut<T: FeedItem>(&self, out: &Feed<T>) {
+        let client = Arc::downgrade(&self.client);
+        let sid = self.sub.sid();
+        out.on_cut(Box::new(move || {
+            if let Some(client) = client.upgrade() {
+                client.remove_sub(sid, true);
+            }
+        }));
+    }
+
     /// Sets what the requests carry besides the window.
     pub(crate) fn with_request(mut self, extras: PullRequestExtras) -> Puller {
         self.extras = extras;
@@ -772,6 +787,7 @@ impl JetStream {
                     ),
                     |m| Ok(crate::completion::Outcome::Msg(m)),
                 ));
+                puller.unsubscribe_on_cut(&out);
                 crate::runtime::handle().spawn(run_consume(
                     puller,
                     Arc::clone(&out),

@@ -1056,6 +1056,57 @@ fn consume_pulls_continuously_and_stops() {
     );
 }
 
+/// Stopping a consume withdraws its pull request before `stop` returns:
+/// a message published right after goes to the next consume of the same
+/// durable consumer, not to the abandoned request (where it would wait out
+/// the ack wait, 30 s).
+#[test]
+fn a_message_published_right_after_stop_reaches_the_next_consume() {
+    use natsio::jetstream::{AckKind, ConsumeOptions, CreateAction};
+    let s = TestServer::start();
+    let (_c, js) = setup(&s);
+    js.create_stream(r#"{"name":"S","subjects":["s.>"]}"#, CreateAction::Create)
+        .wait()
+        .unwrap();
+    js.create_consumer("S", r#"{"durable_name":"d"}"#, CreateAction::Create)
+        .wait()
+        .unwrap();
+    let opts = ConsumeOptions {
+        expires: Duration::from_secs(30),
+        ..ConsumeOptions::default()
+    };
+    for round in 0..10 {
+        let pull = js.consume("S", "d", opts.clone()).wait().unwrap();
+        // Its request waits at the server.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let info = js.consumer_info("S", "d").wait().unwrap();
+            if info["num_waiting"].as_u64().unwrap_or(0) > 0 {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no pull request: {info}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        pull.stop();
+        js.publish_async(
+            "s.x",
+            format!("{round}").as_bytes(),
+            &PublishOptions::default(),
+        )
+        .unwrap();
+        let next = js.consume("S", "d", opts.clone()).wait().unwrap();
+        let m = next
+            .next(Some(Duration::from_secs(5)))
+            .unwrap_or_else(|e| panic!("round {round}: {e}"))
+            .expect("a message");
+        assert_eq!(m.payload(), format!("{round}").as_bytes());
+        js.ack(&m, &AckKind::Ack, None).unwrap();
+    }
+}
+
 #[test]
 fn kv_watch_initial_values_updates_and_recovery() {
     use natsio::kv::{validate_key_pattern, WatchEvent, WatchOptions};
