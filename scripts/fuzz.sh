@@ -13,6 +13,9 @@
 #               normalised config normalises to itself
 #
 # Usage: scripts/fuzz.sh [seconds per target, default 60] [target...]
+#        scripts/fuzz.sh --build-only   (install cargo-fuzz, build, stop:
+#                                        scripts/test.sh runs it early, in
+#                                        the background)
 #
 # Each run starts from the committed seeds in fuzz/corpus/<target>/ (never
 # modified: new inputs go to a scratch corpus) and replays them first, so
@@ -27,6 +30,11 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+BUILD_ONLY=0
+if [ "${1:-}" = "--build-only" ]; then
+    BUILD_ONLY=1
+    shift
+fi
 SECONDS_PER_TARGET="${1:-60}"
 shift || true
 TARGETS=("$@")
@@ -48,6 +56,7 @@ FUZZ_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/fuzz/target}"
 case "$FUZZ_TARGET_DIR" in /*) ;; *) FUZZ_TARGET_DIR="$PWD/fuzz/$FUZZ_TARGET_DIR" ;; esac
 BIN_DIR="$FUZZ_TARGET_DIR/$HOST_TRIPLE/release"
 echo "built in $((SECONDS - started)) s"
+[ "$BUILD_ONLY" = 0 ] || exit 0
 
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT

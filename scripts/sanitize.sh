@@ -99,6 +99,16 @@ failures=()
 fail() {
     printf '  %-28s FAIL  %s\n' "$1" "$2"
     failures+=("$1")
+    [ -z "${NATSIO_FAILURE_DIGEST:-}" ] || printf 'sanitizers: %s FAIL %s\n' "$1" "$2" >>"$NATSIO_FAILURE_DIGEST"
+}
+
+# The lines of a failed run's log that name what failed (and the two lines
+# before each, where Go and the C harness print the failed check), for the
+# digest scripts/test.sh shows last.
+digest_failure() {
+    [ -n "${NATSIO_FAILURE_DIGEST:-}" ] || return 0
+    grep -E -B2 -m 6 -e '--- FAIL|\[ FAIL \]|\[  FAILED  \]|^not ok|panicked|ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error|ERROR SUMMARY: [1-9]' "$1" |
+        cut -c 1-200 | head -n 18 | sed 's/^/    | /' >>"$NATSIO_FAILURE_DIGEST" || true
 }
 
 # Test counts from a log, as "N passed, M failed"; empty when none are found.
@@ -139,6 +149,7 @@ run_logged() {
     else
         fail "$label" "$(printf '%3ds  %s' $((SECONDS - start)) "$("$counter" "$log" || true)")"
     fi
+    digest_failure "$log"
     sed 's/^/    | /' "$log" | tail -n 60
 }
 

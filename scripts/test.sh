@@ -17,7 +17,11 @@
 #   8. scripts/readme_blocks.py: every code block of the READMEs runs
 #   9. scripts/sanitize.sh: the suites under ASan+UBSan and valgrind
 #  10. scripts/fuzz.sh $FUZZ_SECONDS: bounded cargo-fuzz runs (default 10 s/target)
-#      (8-10 as the README's blocks say: they are read from it)
+#      (8-10 as the README's blocks say: they are read from it); the
+#      targets are built in the background (nice 19) from stage 3 on
+#
+# A failing run ends with the counts table and, when a script named the
+# cause (today: scripts/sanitize.sh), a digest of the failed checks.
 #
 # Every stage's test count is checked against its floor in
 # scripts/test-floors.txt: a stage that ran fewer tests than that fails the
@@ -54,6 +58,12 @@ COUNTS_FILE="$ROOT/$BUILD_DIR/test-counts.txt"
 case "$BUILD_DIR" in /*) LOG_DIR="$BUILD_DIR/test-logs"; COUNTS_FILE="$BUILD_DIR/test-counts.txt" ;; esac
 mkdir -p "$LOG_DIR"
 : >"$COUNTS_FILE"
+# What a failing stage's scripts name as the cause (scripts/sanitize.sh
+# writes it), repeated after the counts table: the end of a CI log is what
+# gets read.
+export NATSIO_FAILURE_DIGEST="$LOG_DIR/failure-digest.txt"
+: >"$NATSIO_FAILURE_DIGEST"
+FUZZ_BUILD_PID=""
 
 declare -A FLOOR=() COUNT=() NOTE=()
 FLOOR_KEYS=()
@@ -134,8 +144,15 @@ summary() {
         fi
         printf '%-32s %8s %8s  %s\n' "$key" "${ran:--}" "${floor:--}" "$status"
     done
+    if [ -n "$FUZZ_BUILD_PID" ]; then
+        kill -- "-$FUZZ_BUILD_PID" 2>/dev/null || true
+    fi
     if [ "$rc" -ne 0 ]; then
         echo "FAILED in stage: $STAGE (exit $rc)"
+        if [ -s "$NATSIO_FAILURE_DIGEST" ]; then
+            echo "what failed:"
+            tail -n 24 "$NATSIO_FAILURE_DIGEST"
+        fi
     fi
     exit "$rc"
 }
@@ -197,6 +214,16 @@ export LD_LIBRARY_PATH="$LIB_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 STAGE="cargo build --release"
 step "$STAGE"
 cargo build --release
+
+# The fuzz targets' build (cargo-fuzz; ASan and coverage over every
+# dependency: about 5 minutes of CPU) starts now, at the lowest priority,
+# and goes on while the suites below mostly wait on their servers. The
+# fuzzing stage waits for it; its own build step then finds nothing to do.
+# In its own process group, so that a failing run can stop all of it.
+if [ "${FUZZ_SECONDS:-10}" != "0" ]; then
+    (exec setsid nice -n 19 scripts/fuzz.sh --build-only >"$LOG_DIR/fuzz-build.log" 2>&1) &
+    FUZZ_BUILD_PID=$!
+fi
 
 # A build that changed the committed header means the header was stale.
 # (Only a git checkout can tell; an export is built as it is.)
@@ -376,6 +403,14 @@ note sanitizers "ok: scripts/sanitize.sh exited 0"
 
 STAGE="fuzzing"
 if [ "${FUZZ_SECONDS:-10}" != "0" ]; then
+    step "fuzzing: the background build of the targets"
+    if wait "$FUZZ_BUILD_PID"; then
+        tail -n 1 "$LOG_DIR/fuzz-build.log"
+    else
+        tail -n 40 "$LOG_DIR/fuzz-build.log"
+        echo "the background build failed (above); fuzz.sh builds again"
+    fi
+    FUZZ_BUILD_PID=""
     step "fuzzing: ${FUZZ_SECONDS:-10} s per target"
     bash -euo pipefail -c "$(grep '^scripts/fuzz.sh' <<<"$hardening" | sed -E "s/[0-9]+$/${FUZZ_SECONDS:-10}/")"
     note fuzzing "ok: ${FUZZ_SECONDS:-10} s per target"
