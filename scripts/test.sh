@@ -219,9 +219,12 @@ cargo build --release
 # dependency: about 5 minutes of CPU) starts now, at the lowest priority,
 # and goes on while the suites below mostly wait on their servers. The
 # fuzzing stage waits for it; its own build step then finds nothing to do.
-# In its own process group, so that a failing run can stop all of it.
+# In its own process group, so that a failing run can stop all of it, but
+# in this session: setsid would give it its own autogroup, which the
+# scheduler weighs like this whole run, whatever its nice value.
 if [ "${FUZZ_SECONDS:-10}" != "0" ]; then
-    (exec setsid nice -n 19 scripts/fuzz.sh --build-only >"$LOG_DIR/fuzz-build.log" 2>&1) &
+    (exec nice -n 19 python3 -c 'import os, sys; os.setpgid(0, 0); os.execvp(sys.argv[1], sys.argv[1:])' \
+        scripts/fuzz.sh --build-only >"$LOG_DIR/fuzz-build.log" 2>&1) &
     FUZZ_BUILD_PID=$!
 fi
 
