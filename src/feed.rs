@@ -1161,6 +1161,29 @@ mod tests {
         );
     }
 
+    /// A cut hook runs once, on the thread that stops or fails the feed,
+    /// before that call returns; a later hook replaces an earlier one, and
+    /// one set after the end runs at once.
+    #[test]
+    fn the_cut_hook_runs_once_on_the_thread_that_ends_the_feed() {
+        let f = Feed::new(Limits::unlimited(), |_: Item| Ok(Outcome::Done));
+        let (tx, ran) = mpsc::channel();
+        let hook = |name: &'static str| {
+            let tx = tx.clone();
+            Box::new(move || tx.send((name, std::thread::current().id())).unwrap())
+        };
+        f.on_cut(hook("replaced"));
+        f.on_cut(hook("current"));
+        assert!(ran.try_recv().is_err(), "ran before the end");
+        assert!(f.fail(Error::closed()));
+        let me = std::thread::current().id();
+        assert_eq!(ran.try_iter().collect::<Vec<_>>(), vec![("current", me)]);
+        assert!(!f.stop());
+        assert!(ran.try_recv().is_err(), "ran twice");
+        f.on_cut(hook("late"));
+        assert_eq!(ran.try_iter().collect::<Vec<_>>(), vec![("late", me)]);
+    }
+
     /// The first push while a reader waits owes its wake-up (and sends
     /// none); pushes after it owe nothing more; `wake_reader` delivers.
     #[test]
