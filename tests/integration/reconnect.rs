@@ -237,6 +237,12 @@ fn retry_on_failed_connect_connects_when_the_server_appears() {
         sub.next_msg(T).unwrap().expect("a message").payload(),
         b"buffered"
     );
+    // Events reach the callback on their own thread: the status can say
+    // Connected before the event is handed over.
+    assert!(wait_until(Duration::from_secs(2), || !events
+        .lock()
+        .unwrap()
+        .is_empty()));
     assert_eq!(events.lock().unwrap().first(), Some(&EventKind::Connected));
     assert_eq!(c.stats().reconnects, 0);
 }
