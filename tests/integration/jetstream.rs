@@ -21,6 +21,17 @@ fn kind<T: std::fmt::Debug>(r: natsio::Result<T>) -> ErrorKind {
     r.expect_err("expected an error").kind()
 }
 
+/// Creates the stream `name` from `config` and a durable pull consumer
+/// "d" on it.
+fn stream_with_durable(js: &JetStream, name: &str, config: &str) {
+    js.create_stream(config, CreateAction::Create)
+        .wait()
+        .unwrap();
+    js.create_consumer(name, r#"{"durable_name":"d"}"#, CreateAction::Create)
+        .wait()
+        .unwrap();
+}
+
 #[test]
 fn stream_lifecycle_and_config_validation() {
     let s = TestServer::start();
@@ -970,15 +981,10 @@ fn kv_keys_and_history() {
 
 #[test]
 fn consume_pulls_continuously_and_stops() {
-    use natsio::jetstream::{AckKind, ConsumeOptions, CreateAction};
+    use natsio::jetstream::{AckKind, ConsumeOptions};
     let s = TestServer::start();
     let (_c, js) = setup(&s);
-    js.create_stream(r#"{"name":"C","subjects":["c.>"]}"#, CreateAction::Create)
-        .wait()
-        .unwrap();
-    js.create_consumer("C", r#"{"durable_name":"d"}"#, CreateAction::Create)
-        .wait()
-        .unwrap();
+    stream_with_durable(&js, "C", r#"{"name":"C","subjects":["c.>"]}"#);
     for i in 0..1000 {
         js.publish_async("c.x", format!("{i}").as_bytes(), &PublishOptions::default())
             .unwrap();
@@ -1062,15 +1068,10 @@ fn consume_pulls_continuously_and_stops() {
 /// the ack wait, 30 s).
 #[test]
 fn a_message_published_right_after_stop_reaches_the_next_consume() {
-    use natsio::jetstream::{AckKind, ConsumeOptions, CreateAction};
+    use natsio::jetstream::{AckKind, ConsumeOptions};
     let s = TestServer::start();
     let (_c, js) = setup(&s);
-    js.create_stream(r#"{"name":"S","subjects":["s.>"]}"#, CreateAction::Create)
-        .wait()
-        .unwrap();
-    js.create_consumer("S", r#"{"durable_name":"d"}"#, CreateAction::Create)
-        .wait()
-        .unwrap();
+    stream_with_durable(&js, "S", r#"{"name":"S","subjects":["s.>"]}"#);
     let opts = ConsumeOptions {
         expires: Duration::from_secs(30),
         ..ConsumeOptions::default()
@@ -1270,12 +1271,7 @@ fn consume_and_watch_report_a_closed_client() {
     use natsio::kv::WatchOptions;
     let s = TestServer::start();
     let (c, js) = setup(&s);
-    js.create_stream(r#"{"name":"Z","subjects":["z"]}"#, CreateAction::Create)
-        .wait()
-        .unwrap();
-    js.create_consumer("Z", r#"{"durable_name":"d"}"#, CreateAction::Create)
-        .wait()
-        .unwrap();
+    stream_with_durable(&js, "Z", r#"{"name":"Z","subjects":["z"]}"#);
     let kv = js
         .create_key_value(r#"{"bucket":"ZKV"}"#, CreateAction::Create)
         .wait()
@@ -1351,15 +1347,11 @@ fn consume_and_watch_resume_soon_after_the_server_restarts() {
     use natsio::kv::{WatchEvent, WatchOptions};
     let mut s = TestServer::start();
     let (c, js) = setup(&s);
-    js.create_stream(
+    stream_with_durable(
+        &js,
+        "R",
         r#"{"name":"R","subjects":["r.>"],"storage":"file"}"#,
-        CreateAction::Create,
-    )
-    .wait()
-    .unwrap();
-    js.create_consumer("R", r#"{"durable_name":"d"}"#, CreateAction::Create)
-        .wait()
-        .unwrap();
+    );
     let kv = js
         .create_key_value(r#"{"bucket":"RKV","storage":"file"}"#, CreateAction::Create)
         .wait()
