@@ -1068,7 +1068,7 @@ fn consume_pulls_continuously_and_stops() {
 /// the ack wait, 30 s).
 #[test]
 fn a_message_published_right_after_stop_reaches_the_next_consume() {
-    use natsio::jetstream::{AckKind, ConsumeOptions};
+    use natsio::jetstream::ConsumeOptions;
     let s = TestServer::start();
     let (_c, js) = setup(&s);
     stream_with_durable(&js, "S", r#"{"name":"S","subjects":["s.>"]}"#);
@@ -1079,18 +1079,14 @@ fn a_message_published_right_after_stop_reaches_the_next_consume() {
     for round in 0..10 {
         let pull = js.consume("S", "d", opts.clone()).wait().unwrap();
         // Its request waits at the server.
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        loop {
-            let info = js.consumer_info("S", "d").wait().unwrap();
-            if info["num_waiting"].as_u64().unwrap_or(0) > 0 {
-                break;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "no pull request: {info}"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let mut info = serde_json::Value::Null;
+        assert!(
+            common::wait_until(Duration::from_secs(5), || {
+                info = js.consumer_info("S", "d").wait().unwrap();
+                info["num_waiting"].as_u64().unwrap_or(0) > 0
+            }),
+            "no pull request: {info}"
+        );
         pull.stop();
         js.publish_async(
             "s.x",
