@@ -1435,21 +1435,11 @@ impl ClientInner {
         for s in lock(&self.subs).values() {
             s.feed.space.notify_waiters();
         }
-        {
-            let deadline = Instant::now() + Duration::from_secs(5);
-            let mut done = lock(&self.conn_done);
-            while !*done {
-                let now = Instant::now();
-                if now >= deadline {
-                    break;
-                }
-                done = self
-                    .conn_done_cv
-                    .wait_timeout(done, deadline - now)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0;
-            }
-        }
+        let done = lock(&self.conn_done);
+        let _ = self
+            .conn_done_cv
+            .wait_timeout_while(done, Duration::from_secs(5), |done| !*done)
+            .unwrap_or_else(|p| p.into_inner());
         // Fail pending requests.
         let waiters: Vec<_> = lock(&self.mux).waiters.drain().map(|(_, w)| w).collect();
         for w in waiters {
