@@ -2181,6 +2181,10 @@ natsio_status natsio_js_fetch(const struct natsio_js *js,
 
 /**
  * The token form of `natsio_js_fetch` (`natsio_token_msg_list`).
+ * `natsio_token_cancel` withdraws the pull request at the server before
+ * it returns: a message published after goes to the consumer's next
+ * reader. Messages the request had received are dropped unacknowledged
+ * (the server redelivers them after the consumer's ack wait).
  */
 natsio_status natsio_js_fetch_async(const struct natsio_js *js,
                                     const char *stream,
@@ -2203,7 +2207,8 @@ natsio_status natsio_js_next(const struct natsio_js *js,
                              struct natsio_msg **msg_out);
 
 /**
- * The token form of `natsio_js_next` (`natsio_token_msg`).
+ * The token form of `natsio_js_next` (`natsio_token_msg`); a cancel
+ * withdraws the pull request as `natsio_js_fetch_async`'s does.
  */
 natsio_status natsio_js_next_async(const struct natsio_js *js,
                                    const char *stream,

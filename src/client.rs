@@ -1340,7 +1340,7 @@ impl ClientInner {
     ) -> Result<(u64, Arc<Completion>)> {
         let (id, c) = self.start_request_with(subject, headers, payload, urgency, map)?;
         let weak = Arc::downgrade(self);
-        c.set_cancel_hook(move || {
+        c.add_cancel_hook(move || {
             if let Some(i) = weak.upgrade() {
                 i.unregister_request(id);
             }

@@ -62,7 +62,8 @@ type Hook = Box<dyn FnOnce() + Send>;
 struct State {
     result: Option<Result<Outcome>>,
     on_complete: Vec<Hook>,
-    on_cancel: Option<Hook>,
+    /// What a cancel undoes, in the order added.
+    on_cancel: Vec<Hook>,
     /// Asked before a cancel: false refuses it (the result is on its way).
     cancel_guard: Option<Arc<dyn Fn() -> bool + Send + Sync>>,
     /// Threads blocked in `wait`: the condvar is only notified when there
@@ -114,7 +115,7 @@ impl Completion {
             }
             s.result = Some(r);
             self.done.store(true, Ordering::Release);
-            s.on_cancel = None;
+            s.on_cancel.clear();
             s.cancel_guard = None;
             if s.waiting > 0 {
                 self.cv.notify_all();
@@ -214,11 +215,13 @@ impl Completion {
         }
     }
 
-    /// What to undo if the operation is cancelled before it completes.
-    pub fn set_cancel_hook(&self, f: impl FnOnce() + Send + 'static) {
+    /// Adds what to undo if the operation is cancelled before it
+    /// completes; the hooks run on the cancelling thread, before `cancel`
+    /// returns, in the order added.
+    pub fn add_cancel_hook(&self, f: impl FnOnce() + Send + 'static) {
         let mut s = lock(&self.state);
         if s.result.is_none() {
-            s.on_cancel = Some(Box::new(f));
+            s.on_cancel.push(Box::new(f));
         }
     }
 
@@ -237,10 +240,10 @@ impl Completion {
         if guard.is_some_and(|g| !g()) {
             return false;
         }
-        let hook = lock(&self.state).on_cancel.take();
+        let hooks = std::mem::take(&mut lock(&self.state).on_cancel);
         let done = self.complete(Err(Error::new(ErrorKind::Cancelled, "operation cancelled")));
         if done {
-            if let Some(h) = hook {
+            for h in hooks {
                 h();
             }
         }

@@ -25,6 +25,21 @@ thread_local! {
     static URGENCY: std::cell::Cell<Urgency> = const { std::cell::Cell::new(Urgency::Coalesce) };
 }
 
+tokio::task_local! {
+    /// The completion of the started operation being polled, where its
+    /// steps add what a cancel must undo at once (`on_cancel`).
+    static STARTED: Arc<Completion>;
+}
+
+/// Runs `undo` on the cancelling thread, before the cancel returns, if the
+/// started operation polling this is cancelled before it completes. The
+/// operation's task is dropped later, on the runtime; what the server must
+/// not see after the cancel (a pull request's inbox) is undone here. No
+/// effect for an operation waited on or awaited: dropping it undoes.
+pub(crate) fn on_cancel(undo: impl FnOnce() + Send + 'static) {
+    let _ = STARTED.try_with(|c| c.add_cancel_hook(undo));
+}
+
 /// How an operation's requests are written.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Urgency {
@@ -246,6 +261,7 @@ pub(crate) fn spawn(
 ) -> Arc<Completion> {
     let done = Completion::new();
     let finish = Arc::clone(&done);
+    let fut = STARTED.scope(Arc::clone(&done), fut);
     let mut task: Task = Box::pin(async move {
         let r = fut.await;
         finish.complete(r);
@@ -269,7 +285,7 @@ pub(crate) fn spawn(
     if pending {
         parked.park(task);
         let p = Arc::clone(&parked);
-        done.set_cancel_hook(move || p.cancel());
+        done.add_cancel_hook(move || p.cancel());
         if done.is_done() {
             // Cancelled between the first poll and the hook.
             parked.cancel();

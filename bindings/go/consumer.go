@@ -534,10 +534,11 @@ func pullExpiry(ctx context.Context, want time.Duration) time.Duration {
 // ErrConsumerNotFound (no such consumer or stream), ErrConsumerDeleted
 // (deleted while the request waited), ErrJetStreamAPI (the server refused
 // the request), ErrInvalidArgument (bad names or negative options),
-// ErrConnectionClosed. If ctx is
-// cancelled Fetch returns at once; messages the abandoned request still
-// receives are dropped unacknowledged (the server redelivers them after
-// the consumer's AckWait).
+// ErrConnectionClosed. If ctx is cancelled Fetch returns at once, its
+// pull request withdrawn at the server: a message published after goes
+// to the consumer's next reader. Messages the request had received are
+// dropped unacknowledged (the server redelivers them after the
+// consumer's AckWait).
 func (js *JetStream) Fetch(ctx context.Context, stream, consumer string, opts ...FetchOpt) ([]*Msg, error) {
 	var cfg fetchConfig
 	for _, opt := range opts {

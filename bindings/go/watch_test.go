@@ -592,3 +592,35 @@ func TestKeyValueWatchAfterConnClose(t *testing.T) {
 	_, err = kv.WatchAll(ctx)
 	wantErr(t, err, natsio.ErrConnectionClosed)
 }
+
+// A Fetch whose ctx is cancelled withdraws its pull request before it
+// returns: a message published right after goes to the next Fetch, not to
+// the abandoned request (where it would wait out the 30 s AckWait).
+func TestFetchCancelledLeavesNoRequestBehind(t *testing.T) {
+	_, js := jetStream(t)
+	consumeStream(t, js, 0)
+	ctx := ctxTimeout(t, 20*time.Second)
+	for round := range 5 {
+		cctx, cancel := context.WithCancel(ctx)
+		fetched := make(chan error, 1)
+		go func() {
+			_, err := js.Fetch(cctx, "C", "d", natsio.FetchMaxMessages(2), natsio.FetchExpires(30*time.Second))
+			fetched <- err
+		}()
+		// The first message reaches the Fetch, which waits for a second.
+		got(js.Publish(ctx, "c.first", []byte("first"))).must(t)
+		eventually(t, "first message delivered", func() bool {
+			ci, err := js.ConsumerInfo(ctx, "C", "d")
+			return err == nil && ci.NumAckPending == round+1
+		})
+		cancel()
+		wantIs(t, await(t, fetched, "cancelled Fetch"), context.Canceled)
+		want := fmt.Sprint(round)
+		got(js.Publish(ctx, "c.x", []byte(want))).must(t)
+		msgs, err := js.Fetch(ctx, "C", "d", natsio.FetchMaxMessages(1), natsio.FetchExpires(5*time.Second))
+		if err != nil || len(msgs) != 1 || string(msgs[0].Data) != want {
+			t.Fatalf("round %d: Fetch after the cancel: %v, %v", round, msgs, err)
+		}
+		noErr(t, msgs[0].AckSync(ctx))
+	}
+}

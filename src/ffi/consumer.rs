@@ -518,6 +518,10 @@ pub unsafe extern "C" fn natsio_js_fetch(
 }
 
 /// The token form of `natsio_js_fetch` (`natsio_token_msg_list`).
+/// `natsio_token_cancel` withdraws the pull request at the server before
+/// it returns: a message published after goes to the consumer's next
+/// reader. Messages the request had received are dropped unacknowledged
+/// (the server redelivers them after the consumer's ack wait).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_fetch_async(
     js: *const natsio_js,
@@ -577,7 +581,8 @@ pub unsafe extern "C" fn natsio_js_next(
     })
 }
 
-/// The token form of `natsio_js_next` (`natsio_token_msg`).
+/// The token form of `natsio_js_next` (`natsio_token_msg`); a cancel
+/// withdraws the pull request as `natsio_js_fetch_async`'s does.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_next_async(
     js: *const natsio_js,

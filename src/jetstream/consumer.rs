@@ -9,8 +9,8 @@ use serde_json::{json, Map, Value};
 
 use super::config::{normalize, validate_name, Kind, Schema};
 use super::pull::{
-    bad_request, check_group_in, is_max_bytes_rejection, pull_inbox, validate_group_fields,
-    PullStatus, PIN_ID_HEADER,
+    bad_request, check_group_in, inbox_withdrawal, is_max_bytes_rejection, pull_inbox,
+    validate_group_fields, PullStatus, PIN_ID_HEADER,
 };
 use super::stream::{all_infos, all_names};
 use super::{CreateAction, JetStream};
@@ -444,6 +444,10 @@ async fn fetch(
         .as_ref()
         .map(|g| format!("{stream}.{consumer}.{g}"));
     let (inbox, sub) = pull_inbox(client)?;
+    // A cancelled fetch (a token, a Go context) withdraws its request at
+    // once: a message published after the cancel returns must go to the
+    // consumer's next reader, not wait out the ack wait here.
+    crate::op::on_cancel(inbox_withdrawal(client, &sub));
     let mut req = json!({ "batch": opts.max_messages });
     if opts.no_wait {
         req["no_wait"] = Value::from(true);

@@ -408,7 +408,7 @@ impl JetStream {
         let shared = Arc::clone(&self.shared);
         done.on_complete(move || shared.release());
         let cancel = Arc::clone(&plan);
-        done.set_cancel_hook(move || {
+        done.add_cancel_hook(move || {
             if let Some(c) = cancel.client.upgrade() {
                 c.unregister_request(cancel.id.load(Ordering::Acquire));
             }

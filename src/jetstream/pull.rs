@@ -124,6 +124,22 @@ pub(crate) fn pull_inbox(client: &Arc<ClientInner>) -> Result<(String, Subscript
     Ok((inbox, sub))
 }
 
+/// Removes a pull inbox's subscription (an UNSUB queued ahead of the
+/// caller's next frame): the server keeps a pull request only while its
+/// inbox has interest. For hooks that end a pull before its task notices.
+pub(crate) fn inbox_withdrawal(
+    client: &Arc<ClientInner>,
+    inbox_sub: &Subscription,
+) -> impl FnOnce() + Send + 'static {
+    let client = Arc::downgrade(client);
+    let sid = inbox_sub.sid();
+    move || {
+        if let Some(client) = client.upgrade() {
+            client.remove_sub(sid, true);
+        }
+    }
+}
+
 pub(crate) fn nanos(d: Duration) -> u64 {
     d.as_nanos().min(u64::MAX as u128) as u64
 }
@@ -245,13 +261,7 @@ impl Puller {
     /// consumer's next reader, not a request nobody reads (the server keeps
     /// a request only while its inbox has interest).
     pub(crate) fn unsubscribe_on_cut<T: FeedItem>(&self, out: &Feed<T>) {
-        let client = Arc::downgrade(&self.client);
-        let sid = self.sub.sid();
-        out.on_cut(Box::new(move || {
-            if let Some(client) = client.upgrade() {
-                client.remove_sub(sid, true);
-            }
-        }));
+        out.on_cut(Box::new(inbox_withdrawal(&self.client, &self.sub)));
     }
 
     /// Sets what the requests carry besides the window.

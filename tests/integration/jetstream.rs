@@ -1104,6 +1104,49 @@ fn a_message_published_right_after_stop_reaches_the_next_consume() {
     }
 }
 
+/// Cancelling a started fetch withdraws its pull request before `cancel`
+/// returns, also once the fetch runs on the runtime (a first message woke
+/// it): a message published right after goes to the next fetch of the same
+/// durable consumer, not to the abandoned request.
+#[test]
+fn a_message_published_right_after_a_fetch_is_cancelled_reaches_the_next_fetch() {
+    use natsio::jetstream::FetchOptions;
+    let s = TestServer::start();
+    let (_c, js) = setup(&s);
+    stream_with_durable(&js, "S", r#"{"name":"S","subjects":["s.>"]}"#);
+    let waiting = FetchOptions {
+        max_messages: 2,
+        expires: Duration::from_secs(30),
+        ..FetchOptions::default()
+    };
+    let ack_pending = |n: u64| {
+        common::wait_until(Duration::from_secs(5), || {
+            js.consumer_info("S", "d").wait().unwrap()["num_ack_pending"].as_u64() == Some(n)
+        })
+    };
+    for round in 0..10u64 {
+        let fetch = js.fetch("S", "d", &waiting).start().unwrap();
+        // The first message reaches the fetch, which waits for a second.
+        js.publish("s.first", b"first", &PublishOptions::default())
+            .wait()
+            .unwrap();
+        assert!(ack_pending(round + 1), "round {round}: not delivered");
+        assert!(fetch.cancel(), "round {round}: the fetch had ended");
+        js.publish_async(
+            "s.x",
+            format!("{round}").as_bytes(),
+            &PublishOptions::default(),
+        )
+        .unwrap();
+        let m = js
+            .next("S", "d", Duration::from_secs(5))
+            .wait()
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+        assert_eq!(m.payload(), format!("{round}").as_bytes());
+        js.ack(&m, &AckKind::Ack, None).unwrap();
+    }
+}
+
 #[test]
 fn kv_watch_initial_values_updates_and_recovery() {
     use natsio::kv::{validate_key_pattern, WatchEvent, WatchOptions};
