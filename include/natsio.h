@@ -1002,6 +1002,58 @@ typedef struct natsio_request_many_options {
 } natsio_request_many_options;
 
 /**
+ * A publish queue in the library's memory, for a language binding whose
+ * every call into C costs as much as a whole publish (Go's cgo): the
+ * binding writes plain publishes into it with no call, and the library
+ * sends them in order, ahead of anything the client writes later.
+ * Filled by `natsio_client_pub_ring`; every pointer stays valid until
+ * `natsio_client_free`. Most programs never need it: `natsio_client_publish`
+ * is one cheap call from C.
+ *
+ * One producer at a time (the caller serializes its threads). Positions
+ * count bytes since the ring was made and never wrap; a record starts at
+ * `position % capacity`, 8-byte aligned, and never straddles the end.
+ * A record: uint32 subject length, uint32 payload length (native byte
+ * order), the subject (no NUL), the payload, padding to a multiple of 8.
+ * Where a record does not fit before the end, the producer writes a
+ * subject length of UINT32_MAX there (the rest of the lap is skipped) and
+ * starts the record at the next lap.
+ *
+ * To publish: read `*gate` (atomically); if the payload is larger (a gate
+ * of 0: closed, draining or reconnecting), or the subject has not been
+ * accepted by `natsio_client_publish` before, or the record does not fit
+ * in [`*tail`, `*head` + capacity), call `natsio_client_publish` instead
+ * (it reports the error, or buffers, and keeps the order). Else write the
+ * record, store the new `*tail` atomically (sequentially consistent),
+ * then read `*head`: if it equals the tail before the record, call
+ * `natsio_client_pub_ring_kick`. The library checks every record again
+ * when it takes it; a refused one is dropped and reported to the error
+ * callback as NATSIO_ERR_INVALID_ARGUMENT.
+ */
+typedef struct natsio_pub_ring {
+  /**
+   * The largest payload the ring takes now; 0: use the call.
+   */
+  const uint64_t *gate;
+  /**
+   * Where the library will read next (written by the library).
+   */
+  const uint64_t *head;
+  /**
+   * Where the producer writes next (written by the producer).
+   */
+  uint64_t *tail;
+  /**
+   * The ring's bytes.
+   */
+  uint8_t *data;
+  /**
+   * The size of `data` in bytes.
+   */
+  uint64_t capacity;
+} natsio_pub_ring;
+
+/**
  * Per-subscription settings. Initialise with `natsio_sub_options_init`.
  */
 typedef struct natsio_sub_options {
@@ -1728,6 +1780,21 @@ natsio_status natsio_client_publish_n(const struct natsio_client *c,
                                       size_t subject_len,
                                       const void *data,
                                       size_t len);
+
+/**
+ * Fills `ring_out` with the client's publish queue (made on the first
+ * call; later calls return the same). Thread-safe. Errors:
+ * NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_client_pub_ring(const struct natsio_client *c,
+                                     struct natsio_pub_ring *ring_out);
+
+/**
+ * Wakes the client's writer for records queued in its publish queue (see
+ * `natsio_pub_ring` for when). Thread-safe, cheap, never blocks. Errors:
+ * NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_client_pub_ring_kick(const struct natsio_client *c);
 
 /**
  * Publishes with an optional reply subject and optional headers (either

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::cache_line::CacheLine;
 use crate::completion::{lock, Completion, Outcome};
 use crate::connection::{self, parse_info, ServerInfo};
 use crate::dispatch::{self, Dispatcher};
@@ -21,6 +22,7 @@ use crate::options::{
 };
 use crate::pool::ServerPool;
 use crate::proto::{self, ServerOp};
+use crate::pub_ring::PubRing;
 use crate::runtime;
 use crate::subject;
 use crate::subscription::{SubOptions, SubShared, Subscription};
@@ -110,18 +112,6 @@ impl OwedWakes {
 impl Drop for OwedWakes {
     fn drop(&mut self) {
         self.send();
-    }
-}
-
-/// A value alone on its cache line(s): written per message by one thread,
-/// it must not share a line with what another thread touches per message.
-#[repr(align(128))]
-struct CacheLine<T>(T);
-
-impl<T> std::ops::Deref for CacheLine<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
     }
 }
 
@@ -291,6 +281,9 @@ pub(crate) struct ClientInner {
     next_sid: AtomicU64,
     info: Mutex<(String, ServerInfo)>,
     pub(crate) max_payload: AtomicUsize,
+    /// A binding's publish queue, made on its first request
+    /// (`natsio_client_pub_ring`); drained under the write lock.
+    pub_ring: std::sync::OnceLock<PubRing>,
     /// Counted by the reading thread per message (its own cache line).
     counters: CacheLine<Counters>,
     mux: Mutex<Mux>,
@@ -406,6 +399,7 @@ impl ClientInner {
             next_sid: AtomicU64::new(1),
             info: Mutex::new((String::new(), ServerInfo::default())),
             max_payload: AtomicUsize::new(1024 * 1024),
+            pub_ring: std::sync::OnceLock::new(),
             counters: CacheLine(Counters::default()),
             mux: Mutex::new(Mux::default()),
             deadlines: crate::deadlines::Deadlines::default(),
@@ -461,6 +455,57 @@ impl ClientInner {
 
     /// Appends a frame to the write buffer, waiting up to `flush_timeout`
     /// for room when the buffer is over `max_pending_size`.
+    /// Locks the write state, first moving the binding's queued publishes
+    /// (`PubRing`) into the buffer: they keep their place before whatever
+    /// the caller adds, and the writer takes them with the rest.
+    fn lock_write(&self) -> std::sync::MutexGuard<'_, WriteState> {
+        let mut w = lock(&self.write.0);
+        if let Some(ring) = self.pub_ring.get() {
+            let max = self.max_payload.load(Ordering::Relaxed);
+            let d = ring.drain(&mut w.buf, max);
+            w.out_msgs += d.msgs;
+            w.out_bytes += d.payload_bytes;
+            if let Some(e) = d.refused {
+                // Reported on the events thread: no user code runs here.
+                self.report_error(e, None);
+            }
+        }
+        w
+    }
+
+    /// The binding's publish queue, made on the first call.
+    pub(crate) fn pub_ring(&self) -> &PubRing {
+        self.pub_ring.get_or_init(|| {
+            let ring = PubRing::new();
+            ring.set_gate(self.pub_gate(&lock(&self.write.0)));
+            ring
+        })
+    }
+
+    /// Wakes the writer for publishes queued in the ring.
+    pub(crate) fn kick_pub_ring(&self) {
+        self.writer_wake.notify_one();
+    }
+
+    /// The largest payload the ring takes now: none unless the connection
+    /// is open for publishes (closed, draining and reconnecting publishes
+    /// go through the call, for its errors and its reconnect buffer).
+    fn pub_gate(&self, w: &WriteState) -> u64 {
+        if w.closed.is_some() || w.publishes_blocked || w.reconnecting {
+            0
+        } else {
+            self.max_payload.load(Ordering::Relaxed) as u64
+        }
+    }
+
+    /// Called with the write lock held, after a change of what `pub_gate`
+    /// reads.
+    fn refresh_pub_gate(&self, w: &WriteState) {
+        if let Some(ring) = self.pub_ring.get() {
+            ring.set_gate(self.pub_gate(w));
+        }
+    }
+
     fn enqueue(
         &self,
         frame_len: usize,
@@ -468,7 +513,7 @@ impl ClientInner {
         urgent: bool,
         encode: impl FnOnce(&mut Vec<u8>),
     ) -> Result<()> {
-        let mut w = lock(&self.write.0);
+        let mut w = self.lock_write();
         if let Some(e) = closed_err(&w) {
             return Err(e);
         }
@@ -610,7 +655,7 @@ impl ClientInner {
     /// block; they are dropped once the connection is closed, and while
     /// reconnecting (subscriptions are re-sent from the registry).
     fn enqueue_control(&self, encode: impl FnOnce(&mut Vec<u8>)) {
-        let mut w = lock(&self.write.0);
+        let mut w = self.lock_write();
         if w.closed.is_some() || w.reconnecting {
             return;
         }
@@ -624,7 +669,7 @@ impl ClientInner {
 
     /// The writer takes everything buffered so far.
     pub(crate) fn take_pending_writes(&self, batch: &mut Vec<u8>) {
-        let mut w = lock(&self.write.0);
+        let mut w = self.lock_write();
         std::mem::swap(&mut w.buf, batch);
         w.writer_busy = !batch.is_empty();
         if w.space_waiters > 0 {
@@ -727,7 +772,7 @@ impl ClientInner {
     /// Queues a PING whose PONG completes the returned completion.
     pub(crate) fn flush_async(&self) -> Arc<Completion> {
         let c = Completion::new();
-        let mut w = lock(&self.write.0);
+        let mut w = self.lock_write();
         if let Some(e) = &w.closed {
             let e = e.clone();
             drop(w);
@@ -754,7 +799,7 @@ impl ClientInner {
 
     /// Keepalive tick: fail as stale once too many PINGs went unanswered.
     pub(crate) fn send_keepalive(&self) -> Result<()> {
-        let mut w = lock(&self.write.0);
+        let mut w = self.lock_write();
         if w.pings_outstanding >= self.opts.max_outstanding_pings {
             return Err(Error::new(
                 ErrorKind::StaleConnection,
@@ -869,7 +914,7 @@ impl ClientInner {
     /// forget keepalives, and start buffering for the next connection.
     pub(crate) fn begin_reconnect(&self, cause: &Error) {
         {
-            let mut w = lock(&self.write.0);
+            let mut w = self.lock_write();
             if w.closed.is_some() {
                 return;
             }
@@ -877,6 +922,7 @@ impl ClientInner {
             w.pongs.retain(Option::is_some);
             w.pings_outstanding = 0;
             w.reconnecting = true;
+            self.refresh_pub_gate(&w);
         }
         self.write_space.notify_all();
         let _ = self.state.compare_exchange(
@@ -907,7 +953,7 @@ impl ClientInner {
             (m.sid != 0).then(|| (m.sid, format!("{}*", m.prefix)))
         };
         {
-            let mut w = lock(&self.write.0);
+            let mut w = self.lock_write();
             if w.closed.is_some() {
                 return;
             }
@@ -934,6 +980,7 @@ impl ClientInner {
             }
             w.buf = frames;
             w.reconnecting = false;
+            self.refresh_pub_gate(&w);
         }
         let _ = self.state.compare_exchange(
             ConnState::Reconnecting as u8,
@@ -978,6 +1025,9 @@ impl ClientInner {
         if info.max_payload > 0 {
             self.max_payload
                 .store(info.max_payload as usize, Ordering::Relaxed);
+            if self.pub_ring.get().is_some() {
+                self.refresh_pub_gate(&lock(&self.write.0));
+            }
         }
         *lock(&self.info) = (json, info);
     }
@@ -1419,8 +1469,9 @@ impl ClientInner {
         });
         // Stop accepting writes; fail pending flushes.
         let pongs = {
-            let mut w = lock(&self.write.0);
+            let mut w = self.lock_write();
             w.closed = Some(closed.clone());
+            self.refresh_pub_gate(&w);
             std::mem::take(&mut w.pongs)
         };
         self.write_space.notify_all();
@@ -1936,7 +1987,7 @@ impl Client {
     pub fn stats(&self) -> ClientStats {
         let c = &self.inner.counters;
         let (out_msgs, out_bytes) = {
-            let w = lock(&self.inner.write.0);
+            let w = self.inner.lock_write();
             (w.out_msgs, w.out_bytes)
         };
         ClientStats {
@@ -2066,7 +2117,11 @@ async fn establish(inner: Arc<ClientInner>) -> Result<()> {
     }
     if inner.opts.retry_on_failed_connect && inner.opts.allow_reconnect {
         // Keep trying in the background; publishes are buffered meanwhile.
-        lock(&inner.write.0).reconnecting = true;
+        {
+            let mut w = inner.lock_write();
+            w.reconnecting = true;
+            inner.refresh_pub_gate(&w);
+        }
         inner
             .state
             .store(ConnState::Reconnecting as u8, Ordering::SeqCst);
@@ -2157,7 +2212,11 @@ fn drain_begun(inner: &Arc<ClientInner>, timeout: Duration) -> Result<()> {
             break;
         }
     }
-    lock(&inner.write.0).publishes_blocked = true;
+    {
+        let mut w = inner.lock_write();
+        w.publishes_blocked = true;
+        inner.refresh_pub_gate(&w);
+    }
     if !timed_out {
         let left = deadline.saturating_duration_since(Instant::now());
         if inner.flush_async().wait(Some(left)).is_none() {

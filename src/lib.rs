@@ -5,6 +5,7 @@
 //! nothing of C; `ffi` is the only place that does.
 
 pub mod auth;
+mod cache_line;
 pub mod client;
 mod clock;
 pub mod completion;
@@ -26,6 +27,7 @@ pub mod op;
 pub mod options;
 mod pool;
 mod proto;
+mod pub_ring;
 pub mod runtime;
 pub mod subject;
 pub mod subscription;

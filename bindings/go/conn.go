@@ -23,6 +23,7 @@ import (
 type Conn struct {
 	ptr    *C.natsio_client
 	errors *errorSink
+	ring   *pubRing // nil if the library gave none
 }
 
 // MsgHandler receives the messages of a callback subscription, one at a
@@ -58,6 +59,7 @@ func Connect(url string, opts ...Option) (*Conn, error) {
 		return nil, err
 	}
 	nc := &Conn{ptr: (*C.natsio_client)(r.out), errors: sink}
+	nc.ring = newPubRing(nc.ptr)
 	sink.client.Store(nc.ptr)
 	runtime.SetFinalizer(nc, (*Conn).finalize)
 	if events != nil {
@@ -125,6 +127,9 @@ func (nc *Conn) finalize() {
 // that one finishes after it). Closing twice is harmless.
 func (nc *Conn) Close() error {
 	defer runtime.KeepAlive(nc)
+	if nc.ring != nil {
+		nc.ring.close()
+	}
 	var err error
 	if onLibraryThread() {
 		// From a callback: the library's own close knows not to wait for
@@ -146,7 +151,15 @@ func (nc *Conn) Close() error {
 // Publish sends data to subject. It returns once the message is buffered,
 // without waiting for the server (use Flush for that).
 func (nc *Conn) Publish(subject string, data []byte) error {
-	return nc.publish(subject, "", C.GO_PUB_PLAIN, nil, data)
+	if nc.ring != nil && nc.ring.tryPublish(nc.ptr, subject, data) {
+		runtime.KeepAlive(nc)
+		return nil
+	}
+	err := nc.publish(subject, "", C.GO_PUB_PLAIN, nil, data)
+	if err == nil && nc.ring != nil {
+		nc.ring.accepted(subject)
+	}
+	return err
 }
 
 // PublishMsg sends m's Data and Header to m.Subject, with m.Reply as the

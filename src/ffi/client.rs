@@ -225,6 +225,81 @@ pub unsafe extern "C" fn natsio_client_publish_n(
     })
 }
 
+/// A publish queue in the library's memory, for a language binding whose
+/// every call into C costs as much as a whole publish (Go's cgo): the
+/// binding writes plain publishes into it with no call, and the library
+/// sends them in order, ahead of anything the client writes later.
+/// Filled by `natsio_client_pub_ring`; every pointer stays valid until
+/// `natsio_client_free`. Most programs never need it: `natsio_client_publish`
+/// is one cheap call from C.
+///
+/// One producer at a time (the caller serializes its threads). Positions
+/// count bytes since the ring was made and never wrap; a record starts at
+/// `position % capacity`, 8-byte aligned, and never straddles the end.
+/// A record: uint32 subject length, uint32 payload length (native byte
+/// order), the subject (no NUL), the payload, padding to a multiple of 8.
+/// Where a record does not fit before the end, the producer writes a
+/// subject length of UINT32_MAX there (the rest of the lap is skipped) and
+/// starts the record at the next lap.
+///
+/// To publish: read `*gate` (atomically); if the payload is larger (a gate
+/// of 0: closed, draining or reconnecting), or the subject has not been
+/// accepted by `natsio_client_publish` before, or the record does not fit
+/// in [`*tail`, `*head` + capacity), call `natsio_client_publish` instead
+/// (it reports the error, or buffers, and keeps the order). Else write the
+/// record, store the new `*tail` atomically (sequentially consistent),
+/// then read `*head`: if it equals the tail before the record, call
+/// `natsio_client_pub_ring_kick`. The library checks every record again
+/// when it takes it; a refused one is dropped and reported to the error
+/// callback as NATSIO_ERR_INVALID_ARGUMENT.
+#[repr(C)]
+pub struct natsio_pub_ring {
+    /// The largest payload the ring takes now; 0: use the call.
+    pub gate: *const u64,
+    /// Where the library will read next (written by the library).
+    pub head: *const u64,
+    /// Where the producer writes next (written by the producer).
+    pub tail: *mut u64,
+    /// The ring's bytes.
+    pub data: *mut u8,
+    /// The size of `data` in bytes.
+    pub capacity: u64,
+}
+
+/// Fills `ring_out` with the client's publish queue (made on the first
+/// call; later calls return the same). Thread-safe. Errors:
+/// NATSIO_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_client_pub_ring(
+    c: *const natsio_client,
+    ring_out: *mut natsio_pub_ring,
+) -> natsio_status {
+    guard(|| {
+        let cl = client(c)?;
+        let out = out_arg(ring_out, "ring_out")?;
+        let ring = cl.inner.pub_ring();
+        *out = natsio_pub_ring {
+            gate: ring.gate_ptr(),
+            head: ring.head_ptr(),
+            tail: ring.tail_ptr(),
+            data: ring.data_ptr(),
+            capacity: crate::pub_ring::CAPACITY as u64,
+        };
+        Ok(())
+    })
+}
+
+/// Wakes the client's writer for records queued in its publish queue (see
+/// `natsio_pub_ring` for when). Thread-safe, cheap, never blocks. Errors:
+/// NATSIO_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_client_pub_ring_kick(c: *const natsio_client) -> natsio_status {
+    guard(|| {
+        client(c)?.inner.kick_pub_ring();
+        Ok(())
+    })
+}
+
 /// Publishes with an optional reply subject and optional headers (either
 /// may be NULL). Errors: as `natsio_client_publish`; the max_payload check
 /// counts headers and data together.

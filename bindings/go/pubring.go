@@ -1,0 +1,117 @@
+package natsio
+
+/*
+#include "natsio_go.h"
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// pubRing is the producer side of the client's natsio_pub_ring: Publish
+// writes a plain message into the library's memory instead of crossing
+// into C (a cgo call costs about what nats.go spends on a whole publish).
+// The library moves the ring's records into its write buffer, in order,
+// before anything else is written, so a message published here keeps its
+// place before every later call (a Subscribe, a Request, a Flush, a
+// JetStream publish). What the ring cannot take synchronously goes through
+// the call, which reports its errors: a subject not accepted by the
+// library yet, a payload over the gate (0 when the connection is closed,
+// draining or reconnecting), a full ring.
+type pubRing struct {
+	mu       sync.Mutex
+	gate     *uint64
+	head     *uint64
+	tail     *uint64
+	data     []byte
+	capacity uint64
+	// subject is the last subject the library accepted through the call:
+	// the ring takes only it, so the library's validation stays the only
+	// one and its errors stay synchronous.
+	subject string
+	// closing: Close has begun; every publish goes through the call, so
+	// none lands in the ring after the library's last look at it.
+	closing bool
+}
+
+// pubRingMaxRecord keeps large messages on the call (a copy into the ring
+// buys nothing there) and a full ring rare.
+const pubRingMaxRecord = 8 << 10
+
+func newPubRing(c *C.natsio_client) *pubRing {
+	var r C.natsio_pub_ring
+	if C.natsio_client_pub_ring(c, &r) != C.NATSIO_OK {
+		return nil
+	}
+	return &pubRing{
+		gate:     (*uint64)(unsafe.Pointer(r.gate)),
+		head:     (*uint64)(unsafe.Pointer(r.head)),
+		tail:     (*uint64)(unsafe.Pointer(r.tail)),
+		data:     unsafe.Slice((*byte)(unsafe.Pointer(r.data)), int(r.capacity)),
+		capacity: uint64(r.capacity),
+	}
+}
+
+// tryPublish queues a plain publish; false: publish through the call. The
+// caller keeps the client alive across it (the ring is the client's).
+func (r *pubRing) tryPublish(c *C.natsio_client, subject string, data []byte) bool {
+	size := 8 + len(subject) + len(data)
+	if size > pubRingMaxRecord {
+		return false
+	}
+	padded := uint64(size+7) &^ 7
+	r.mu.Lock()
+	gate := atomic.LoadUint64(r.gate)
+	if r.closing || gate == 0 || uint64(len(data)) > gate || subject != r.subject || subject == "" {
+		r.mu.Unlock()
+		return false
+	}
+	tail := atomic.LoadUint64(r.tail)
+	at := tail % r.capacity
+	pos := tail
+	if r.capacity-at < padded {
+		pos += r.capacity - at // the record starts the next lap
+	}
+	if pos+padded-atomic.LoadUint64(r.head) > r.capacity {
+		r.mu.Unlock()
+		return false
+	}
+	if pos != tail {
+		binary.NativeEndian.PutUint32(r.data[at:], math.MaxUint32)
+	}
+	rec := r.data[pos%r.capacity : pos%r.capacity+padded]
+	binary.NativeEndian.PutUint32(rec, uint32(len(subject)))
+	binary.NativeEndian.PutUint32(rec[4:], uint32(len(data)))
+	copy(rec[8+copy(rec[8:], subject):], data)
+	atomic.StoreUint64(r.tail, pos+padded)
+	// The library found the ring empty up to here and may be idle: wake
+	// its writer (once per run of publishes, not per message).
+	kick := atomic.LoadUint64(r.head) == tail
+	r.mu.Unlock()
+	if kick {
+		C.natsio_client_pub_ring_kick(c)
+	}
+	return true
+}
+
+// accepted records a subject the library took through the call.
+func (r *pubRing) accepted(subject string) {
+	r.mu.Lock()
+	if r.subject != subject {
+		r.subject = strings.Clone(subject)
+	}
+	r.mu.Unlock()
+}
+
+// close sends every later publish through the call.
+func (r *pubRing) close() {
+	r.mu.Lock()
+	r.closing = true
+	r.mu.Unlock()
+}
