@@ -453,8 +453,6 @@ impl ClientInner {
 
     // ---- write path -------------------------------------------------------
 
-    /// Appends a frame to the write buffer, waiting up to `flush_timeout`
-    /// for room when the buffer is over `max_pending_size`.
     /// Locks the write state, first moving the binding's queued publishes
     /// (`PubRing`) into the buffer: they keep their place before whatever
     /// the caller adds, and the writer takes them with the rest.
@@ -506,6 +504,8 @@ impl ClientInner {
         }
     }
 
+    /// Appends a frame to the write buffer, waiting up to `flush_timeout`
+    /// for room when the buffer is over `max_pending_size`.
     fn enqueue(
         &self,
         frame_len: usize,
