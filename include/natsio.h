@@ -1020,10 +1020,11 @@ typedef struct natsio_request_many_options {
  * starts the record at the next lap.
  *
  * To publish: read `*gate` (atomically); if the payload is larger (a gate
- * of 0: closed, draining or reconnecting), or the subject has not been
- * accepted by `natsio_client_publish` before, or the record does not fit
- * in [`*tail`, `*head` + capacity), call `natsio_client_publish` instead
- * (it reports the error, or buffers, and keeps the order). Else write the
+ * of 0: closed, draining or reconnecting), or the producer cannot tell
+ * the subject is valid (queue only subjects certainly valid, such as
+ * printable ASCII without wildcards or empty tokens), or the record does
+ * not fit in [`*tail`, `*head` + capacity), call `natsio_client_publish`
+ * instead (it reports the error, or buffers, and keeps the order). Else write the
  * record, store the new `*tail` atomically (sequentially consistent),
  * then read `*head`: if it equals the tail before the record, call
  * `natsio_client_pub_ring_kick`. The library checks every record again

@@ -155,11 +155,7 @@ func (nc *Conn) Publish(subject string, data []byte) error {
 		runtime.KeepAlive(nc)
 		return nil
 	}
-	err := nc.publish(subject, "", C.GO_PUB_PLAIN, nil, data)
-	if err == nil && nc.ring != nil {
-		nc.ring.accepted(subject)
-	}
-	return err
+	return nc.publish(subject, "", C.GO_PUB_PLAIN, nil, data)
 }
 
 // PublishMsg sends m's Data and Header to m.Subject, with m.Reply as the

@@ -18,3 +18,5 @@ func SentinelCodesForTest() []int32 {
 	}
 	return codes
 }
+
+func PlainSubjectForTest(s string) bool { return plainSubject(s) }

@@ -8,7 +8,6 @@ import "C"
 import (
 	"encoding/binary"
 	"math"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -21,9 +20,9 @@ import (
 // before anything else is written, so a message published here keeps its
 // place before every later call (a Subscribe, a Request, a Flush, a
 // JetStream publish). What the ring cannot take synchronously goes through
-// the call, which reports its errors: a subject not accepted by the
-// library yet, a payload over the gate (0 when the connection is closed,
-// draining or reconnecting), a full ring.
+// the call, which reports its errors: a subject plainSubject cannot vouch
+// for, a payload over the gate (0 when the connection is closed, draining
+// or reconnecting), a full ring.
 type pubRing struct {
 	mu       sync.Mutex
 	gate     *uint64
@@ -31,10 +30,6 @@ type pubRing struct {
 	tail     *uint64
 	data     []byte
 	capacity uint64
-	// subject is the last subject the library accepted through the call:
-	// the ring takes only it, so the library's validation stays the only
-	// one and its errors stay synchronous.
-	subject string
 	// closing: Close has begun; every publish goes through the call, so
 	// none lands in the ring after the library's last look at it.
 	closing bool
@@ -62,13 +57,13 @@ func newPubRing(c *C.natsio_client) *pubRing {
 // caller keeps the client alive across it (the ring is the client's).
 func (r *pubRing) tryPublish(c *C.natsio_client, subject string, data []byte) bool {
 	size := 8 + len(subject) + len(data)
-	if size > pubRingMaxRecord {
+	if size > pubRingMaxRecord || !plainSubject(subject) {
 		return false
 	}
 	padded := uint64(size+7) &^ 7
 	r.mu.Lock()
 	gate := atomic.LoadUint64(r.gate)
-	if r.closing || gate == 0 || uint64(len(data)) > gate || subject != r.subject || subject == "" {
+	if r.closing || gate == 0 || uint64(len(data)) > gate {
 		r.mu.Unlock()
 		return false
 	}
@@ -100,13 +95,24 @@ func (r *pubRing) tryPublish(c *C.natsio_client, subject string, data []byte) bo
 	return true
 }
 
-// accepted records a subject the library took through the call.
-func (r *pubRing) accepted(subject string) {
-	r.mu.Lock()
-	if r.subject != subject {
-		r.subject = strings.Clone(subject)
+// plainSubject reports whether the library certainly takes subject as a
+// publish subject: printable ASCII, no wildcard, no empty token (the
+// library's own quick test, narrowed to ASCII). Any other subject goes
+// through the call, whose check is the rule and gives the exact error; the
+// library checks ring records again all the same.
+func plainSubject(s string) bool {
+	if len(s) == 0 || s[len(s)-1] == '.' {
+		return false
 	}
-	r.mu.Unlock()
+	afterDot := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || c == '*' || c == '>' || (c == '.' && afterDot) {
+			return false
+		}
+		afterDot = c == '.'
+	}
+	return true
 }
 
 // close sends every later publish through the call.

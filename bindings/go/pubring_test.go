@@ -30,7 +30,9 @@ func TestPublishKeepsOrderAcrossEveryWayOut(t *testing.T) {
 		switch {
 		case i%997 == 0: // headers: always the call
 			err = nc.PublishMsg(&natsio.Msg{Subject: subj + ".a", Data: data, Header: natsio.Header{"K": {"v"}}})
-		case i%1009 == 0: // another subject: the call, then the ring takes it
+		case i%1009 == 0: // a subject only the library can vouch for: the call
+			err = nc.Publish(subj+".\u00fc", data)
+		case i%101 == 0: // another plain subject: the ring
 			err = nc.Publish(subj+".b", data)
 		case i%1013 == 0: // a big message: the call
 			err = nc.Publish(subj+".a", append(data, make([]byte, 20000)...))
@@ -142,5 +144,30 @@ func TestPublishErrorsStaySynchronous(t *testing.T) {
 	defer cancel()
 	if m, err := late.NextMsg(ctx); err == nil {
 		t.Fatalf("a message published after Close arrived: %q", m.Data)
+	}
+}
+
+// The ring takes only subjects the library certainly accepts (so a bad
+// subject is still ErrBadSubject at once): every subject plainSubject
+// passes is one the library's own check (the call) accepts.
+func TestRingTakesOnlySubjectsTheLibraryAccepts(t *testing.T) {
+	nc := connect(t)
+	for _, s := range []string{
+		"a", "a.b", "$JS.API.X", "_INBOX.x.y", "a-b_c~d", "foo*", "a>b", ".a", "a.", "a..b",
+		"", " a", "a b", "a\tb", "a\x00b", "a\x7fb", "*", "a.>", "a.*.b", "\u00fc.x", "bad\xffutf8",
+	} {
+		callErr := nc.PublishMsg(&natsio.Msg{Subject: s}) // the call: the library's check
+		if natsio.PlainSubjectForTest(s) && callErr != nil {
+			t.Errorf("%q: taken by the ring, refused by the library: %v", s, callErr)
+		}
+		// Publish reports what the call reports, at once.
+		if err := nc.Publish(s, nil); (err == nil) != (callErr == nil) || (err != nil && err.Error() != callErr.Error()) {
+			t.Errorf("%q: Publish said %v, the call %v", s, err, callErr)
+		}
+	}
+	for _, s := range []string{"a", "a.b.c", "$JS.API.X", "foo-bar.baz_1"} {
+		if !natsio.PlainSubjectForTest(s) {
+			t.Errorf("%q: a plain subject left to the call", s)
+		}
 	}
 }
