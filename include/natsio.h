@@ -1716,6 +1716,20 @@ void natsio_string_free(char *s);
 natsio_status natsio_runtime_set_worker_threads(uint32_t n);
 
 /**
+ * Sets how long a thread blocked in the library for an answer (a
+ * request's reply, a JetStream or KV call, natsio_token_wait, a
+ * subscription's or iterator's blocking _next) first
+ * spins, checking for it, before it sleeps; 0 turns spinning off.
+ * An answer that comes within the spin is seen with no thread wake-up,
+ * which on a virtual machine can cost as much as the round trip itself;
+ * the price is CPU time while spinning. At most half the CPUs spin at
+ * once (none on a single-CPU machine); other waiters sleep at once.
+ * Default: 200 microseconds. Takes effect for waits that start after it;
+ * any thread, at any time; never fails.
+ */
+void natsio_runtime_set_wait_spin_us(uint32_t us);
+
+/**
  * Fills `opts` with the defaults and the version.
  * Errors: NATSIO_ERR_NULL_ARGUMENT.
  */

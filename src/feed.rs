@@ -260,6 +260,9 @@ pub struct Feed<T: FeedItem> {
     ended: tokio::sync::Notify,
     dropped: AtomicU64,
     stalls: AtomicU64,
+    /// Items offered (under the lock), read without it by a reader
+    /// spinning for the next one (`spin_for_push`).
+    pushes: AtomicU64,
     push_mode: AtomicBool,
     /// Items per handler call in push mode: 1 (`Delivery::Item`) unless
     /// set by `set_batch_handler`.
@@ -307,6 +310,7 @@ impl<T: FeedItem> Feed<T> {
             ended: tokio::sync::Notify::new(),
             dropped: AtomicU64::new(0),
             stalls: AtomicU64::new(0),
+            pushes: AtomicU64::new(0),
             push_mode: AtomicBool::new(false),
             batch: AtomicUsize::new(1),
             dispatcher: Mutex::new(None),
@@ -392,6 +396,7 @@ impl<T: FeedItem> Feed<T> {
             return (Pushed::Ignored, false, false);
         }
         s.received += 1;
+        self.pushes.fetch_add(1, Ordering::Relaxed);
         let reached_max = s.max.is_some_and(|m| s.received >= m);
         if reached_max {
             s.finished = true;
@@ -791,12 +796,31 @@ impl<T: FeedItem> Feed<T> {
         Ok(())
     }
 
+    /// Before a reader sleeps on an empty queue: unlocks and spins
+    /// (`spin::spin_until`) until an item is offered, the bound passes or
+    /// `deadline` comes, then locks again. A reply or the next message of
+    /// a conversation usually comes within it, and is then taken with no
+    /// wake-up of this thread.
+    fn spin_for_push<'a>(
+        &'a self,
+        s: std::sync::MutexGuard<'a, State<T>>,
+        deadline: Option<Instant>,
+    ) -> std::sync::MutexGuard<'a, State<T>> {
+        let seen = self.pushes.load(Ordering::Relaxed);
+        drop(s);
+        crate::spin::spin_until(deadline, || {
+            self.pushes.load(Ordering::Relaxed) != seen || self.cut.load(Ordering::Relaxed)
+        });
+        lock(&self.state)
+    }
+
     /// The next item, waiting up to `timeout` (forever if `None`; not at
     /// all if zero). `Ok(None)`: the feed ended without error.
     pub fn next(&self, timeout: Option<Duration>) -> Result<Option<T>> {
         self.check_pull_mode()?;
         let deadline = timeout.map(crate::clock::deadline_in);
         let mut s = lock(&self.state);
+        let mut spun = false;
         loop {
             if let Some((r, wake)) = self.ready(&mut s) {
                 drop(s);
@@ -806,6 +830,11 @@ impl<T: FeedItem> Feed<T> {
             let now = Instant::now();
             if deadline.is_some_and(|d| now >= d) {
                 return Err(Error::timeout("next"));
+            }
+            if !spun {
+                spun = true;
+                s = self.spin_for_push(s, deadline);
+                continue;
             }
             s.waiting += 1;
             s = match deadline {

@@ -29,6 +29,7 @@ mod pool;
 mod proto;
 mod pub_ring;
 pub mod runtime;
+mod spin;
 pub mod subject;
 pub mod subscription;
 pub mod tls;

@@ -463,3 +463,43 @@ func TestPermissionViolationIsReported(t *testing.T) {
 		t.Fatalf("status %v", nc.Status())
 	}
 }
+
+// SetWaitSpin changes how a blocked request waits, not what it gets:
+// replies with spinning off and with a spin far longer than the request's
+// deadline, and that deadline kept.
+func TestWaitSpinKeepsRepliesAndDeadlines(t *testing.T) {
+	defer natsio.SetWaitSpin(200 * time.Microsecond)
+	nc := connect(t)
+	subj := subject(t, "svc")
+	if _, err := nc.Subscribe(subj, func(m *natsio.Msg) { _ = m.Respond(m.Data) }); err != nil {
+		t.Fatal(err)
+	}
+	silent, err := nc.SubscribeSync(subj + ".silent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Unsubscribe()
+	flush(t, nc)
+	for _, spin := range []time.Duration{0, 200 * time.Microsecond, 5 * time.Second} {
+		natsio.SetWaitSpin(spin)
+		for i := range 20 {
+			want := fmt.Sprint(spin, i)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			m, err := nc.Request(ctx, subj, []byte(want))
+			cancel()
+			if err != nil || string(m.Data) != want {
+				t.Fatalf("spin %v: request %d: %v", spin, i, err)
+			}
+		}
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		_, err := nc.Request(ctx, subj+".silent", nil)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("spin %v: request to a silent subject: %v", spin, err)
+		}
+		if took := time.Since(start); took > 2*time.Second {
+			t.Fatalf("spin %v: a 100 ms deadline took %v", spin, took)
+		}
+	}
+}

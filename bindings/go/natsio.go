@@ -41,6 +41,19 @@ import (
 // Version is the version of the linked libnatsio core.
 func Version() string { return C.GoString(C.natsio_version()) }
 
+// SetWaitSpin sets how long a thread blocked in the library for an answer
+// (a request's reply, a JetStream or KV call) first spins, checking for
+// it, before it sleeps: an answer within the spin is seen with no thread
+// wake-up, which on a virtual machine can cost as much as the round trip;
+// the price is CPU time while spinning. At most half the CPUs spin at once.
+// 0 or less turns spinning off; the default is 200 microseconds. It is
+// process-wide (every Conn, and C code using the library in the same
+// process), for waits that start after it.
+func SetWaitSpin(d time.Duration) {
+	us := min(max(d.Microseconds(), 0), int64(^uint32(0)))
+	C.natsio_runtime_set_wait_spin_us(C.uint32_t(us))
+}
+
 // cString is s as a NUL-terminated byte slice in Go memory. Passing it to
 // C for the duration of a call is allowed by the cgo pointer rules and
 // saves a malloc/free pair per call. A string holding NUL cannot cross the

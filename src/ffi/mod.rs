@@ -457,6 +457,21 @@ pub extern "C" fn natsio_runtime_set_worker_threads(n: u32) -> natsio_status {
     guard(|| crate::runtime::set_worker_threads(n as usize))
 }
 
+/// Sets how long a thread blocked in the library for an answer (a
+/// request's reply, a JetStream or KV call, natsio_token_wait, a
+/// subscription's or iterator's blocking _next) first
+/// spins, checking for it, before it sleeps; 0 turns spinning off.
+/// An answer that comes within the spin is seen with no thread wake-up,
+/// which on a virtual machine can cost as much as the round trip itself;
+/// the price is CPU time while spinning. At most half the CPUs spin at
+/// once (none on a single-CPU machine); other waiters sleep at once.
+/// Default: 200 microseconds. Takes effect for waits that start after it;
+/// any thread, at any time; never fails.
+#[no_mangle]
+pub extern "C" fn natsio_runtime_set_wait_spin_us(us: u32) {
+    guard_void(|| crate::spin::set_limit_us(us))
+}
+
 /// Optional headers argument (NULL means none).
 pub(crate) unsafe fn opt_arg_headers<'a>(
     h: *const crate::headers::Headers,

@@ -692,6 +692,53 @@ static void test_concurrent_requests_get_own_replies(void) {
     }
 }
 
+/* The wait spin (natsio_runtime_set_wait_spin_us) changes how a blocked
+ * thread waits, never what it gets: with spinning off, at the default and
+ * far longer than any timeout here, requests from several threads get
+ * their own replies, and a timeout shorter than the spin is still kept
+ * (by a request, a token wait and a subscription's next). */
+static void test_wait_spin_keeps_replies_and_timeouts(void) {
+    char subj[128], silent_subj[128];
+    natsio_client *svc = connect_client();
+    natsio_client *c = connect_client();
+    NT_CHECK(svc && c);
+    NT_CHECK(start_echo(svc, case_subject(subj, sizeof subj, "echo")) != NULL);
+    natsio_sub *silent = start_silent(c, case_subject(silent_subj, sizeof silent_subj, "silent"));
+    NT_CHECK(silent != NULL);
+    static const uint32_t spins_us[] = {0, 200, 5000000};
+    for (size_t k = 0; k < sizeof spins_us / sizeof spins_us[0]; k++) {
+        natsio_runtime_set_wait_spin_us(spins_us[k]);
+        pthread_t threads[THREADS];
+        requester work[THREADS];
+        for (int i = 0; i < THREADS; i++) {
+            work[i] = (requester){c, subj, i, 0, 0, NATSIO_OK};
+            NT_CHECK(pthread_create(&threads[i], NULL, request_loop, &work[i]) == 0);
+        }
+        for (int i = 0; i < THREADS; i++) pthread_join(threads[i], NULL);
+        for (int i = 0; i < THREADS; i++) {
+            NT_CHECK_INT_EQ(work[i].first_error, NATSIO_OK);
+            NT_CHECK_INT_EQ(work[i].wrong, 0);
+            NT_CHECK_INT_EQ(work[i].ok, PER_THREAD);
+        }
+
+        natsio_msg *reply = NULL;
+        int64_t start = nt_now_ms();
+        NT_CHECK_INT_EQ(natsio_client_request(c, silent_subj, NULL, "?", 1, 100, &reply), NATSIO_ERR_TIMEOUT);
+        natsio_token *tok = NULL;
+        NT_CHECK_INT_EQ(natsio_client_request_async(c, silent_subj, NULL, "?", 1, 2000, &tok), NATSIO_OK);
+        NT_CHECK_INT_EQ(natsio_token_wait(tok, 0), NATSIO_ERR_TIMEOUT);
+        NT_CHECK_INT_EQ(natsio_token_wait(tok, 100), NATSIO_ERR_TIMEOUT);
+        natsio_token_free(tok);
+        /* The silent subscriber holds the requests above: drain them. */
+        natsio_msg *m = NULL;
+        while (natsio_sub_next(silent, 0, &m) == NATSIO_OK) natsio_msg_free(m);
+        NT_CHECK_INT_EQ(natsio_sub_next(silent, 100, &m), NATSIO_ERR_TIMEOUT);
+        /* Three 100 ms timeouts, each kept: far from a 5 s spin. */
+        NT_CHECK(nt_now_ms() - start < 2500);
+    }
+    natsio_runtime_set_wait_spin_us(200);
+}
+
 static void test_requests_after_close(void) {
     char subj[128];
     natsio_client *c = connect_client();
@@ -785,6 +832,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_request_many_no_responders),
         NT_CASE(test_request_many_default_options),
         NT_CASE(test_concurrent_requests_get_own_replies),
+        NT_CASE(test_wait_spin_keeps_replies_and_timeouts),
         NT_CASE(test_requests_after_close),
         NT_CASE(test_pending_request_fails_on_close),
         NT_CASE(test_blocking_request_inside_callback),

@@ -138,6 +138,25 @@ TEST(Verbs, RequestGetsTheResponderReply) {
     EXPECT_EQ(tagged.headers().get("X-Tag"), std::optional<std::string_view>("t1"));
 }
 
+// natsio::set_wait_spin changes how a blocked thread waits, not what it
+// gets: replies with spinning off and with a spin far longer than the
+// timeout, and that timeout kept.
+TEST(Verbs, WaitSpinKeepsRepliesAndTimeouts) {
+    natsio::Client client = connect();
+    natsio::Subscription responder =
+        client.subscribe(subject("svc"), [](MsgView msg) { msg.respond(msg.data()); });
+    natsio::Subscription silent = client.subscribe(subject("silent"));
+    client.flush();
+    for (auto spin : {0us, 200us, std::chrono::microseconds(5s)}) {
+        natsio::set_wait_spin(spin);
+        EXPECT_EQ(client.request(subject("svc"), "ping", 5s).data(), "ping");
+        auto start = std::chrono::steady_clock::now();
+        EXPECT_THROW(client.request(subject("silent"), "?", 100ms), natsio::TimeoutError);
+        EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+    }
+    natsio::set_wait_spin(200us);
+}
+
 TEST(Verbs, RequestAsyncFulfilsTheFuture) {
     natsio::Client client = connect();
     natsio::Subscription responder =

@@ -43,6 +43,7 @@
 #include <natsio.h>
 #include <natsio/errors.hpp>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -93,6 +94,15 @@ inline std::string_view version() noexcept { return natsio_version(); }
 /// connection (IllegalStateError afterwards), 1..=256.
 inline void set_worker_threads(std::uint32_t count) {
     detail::check(natsio_runtime_set_worker_threads(count));
+}
+
+/// How long a thread blocked for an answer (a request's reply, a JetStream
+/// or KV call, a blocking next) spins before it sleeps; process-wide, any
+/// thread, any time. Zero turns spinning off; the default is 200 us.
+/// Longer than 2^32-1 us is clamped. See natsio_runtime_set_wait_spin_us.
+inline void set_wait_spin(std::chrono::microseconds spin) noexcept {
+    const auto us = std::clamp<std::chrono::microseconds::rep>(spin.count(), 0, UINT32_MAX);
+    natsio_runtime_set_wait_spin_us(static_cast<std::uint32_t>(us));
 }
 
 // ---------------------------------------------------------------------------
