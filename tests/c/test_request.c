@@ -672,12 +672,8 @@ static void *request_loop(void *arg) {
     return NULL;
 }
 
-static void test_concurrent_requests_get_own_replies(void) {
-    char subj[128];
-    natsio_client *svc = connect_client();
-    natsio_client *c = connect_client();
-    NT_CHECK(svc && c);
-    NT_CHECK(start_echo(svc, case_subject(subj, sizeof subj, "echo")) != NULL);
+/* THREADS threads each make PER_THREAD requests on c; each gets its own replies. */
+static void requests_from_threads(natsio_client *c, const char *subj) {
     pthread_t threads[THREADS];
     requester work[THREADS];
     for (int i = 0; i < THREADS; i++) {
@@ -690,6 +686,15 @@ static void test_concurrent_requests_get_own_replies(void) {
         NT_CHECK_INT_EQ(work[i].wrong, 0);
         NT_CHECK_INT_EQ(work[i].ok, PER_THREAD);
     }
+}
+
+static void test_concurrent_requests_get_own_replies(void) {
+    char subj[128];
+    natsio_client *svc = connect_client();
+    natsio_client *c = connect_client();
+    NT_CHECK(svc && c);
+    NT_CHECK(start_echo(svc, case_subject(subj, sizeof subj, "echo")) != NULL);
+    requests_from_threads(c, subj);
 }
 
 /* The wait spin (natsio_runtime_set_wait_spin_us) changes how a blocked
@@ -708,18 +713,7 @@ static void test_wait_spin_keeps_replies_and_timeouts(void) {
     static const uint32_t spins_us[] = {0, 200, 5000000};
     for (size_t k = 0; k < sizeof spins_us / sizeof spins_us[0]; k++) {
         natsio_runtime_set_wait_spin_us(spins_us[k]);
-        pthread_t threads[THREADS];
-        requester work[THREADS];
-        for (int i = 0; i < THREADS; i++) {
-            work[i] = (requester){c, subj, i, 0, 0, NATSIO_OK};
-            NT_CHECK(pthread_create(&threads[i], NULL, request_loop, &work[i]) == 0);
-        }
-        for (int i = 0; i < THREADS; i++) pthread_join(threads[i], NULL);
-        for (int i = 0; i < THREADS; i++) {
-            NT_CHECK_INT_EQ(work[i].first_error, NATSIO_OK);
-            NT_CHECK_INT_EQ(work[i].wrong, 0);
-            NT_CHECK_INT_EQ(work[i].ok, PER_THREAD);
-        }
+        requests_from_threads(c, subj);
 
         natsio_msg *reply = NULL;
         int64_t start = nt_now_ms();
