@@ -260,9 +260,10 @@ pub struct Feed<T: FeedItem> {
     ended: tokio::sync::Notify,
     dropped: AtomicU64,
     stalls: AtomicU64,
-    /// Items offered (under the lock), read without it by a reader
-    /// spinning for the next one (`spin_for_push`).
-    pushes: AtomicU64,
+    /// `state.received`, mirrored for a reader spinning for the next item
+    /// without the lock (`spin_for_push`). Written only under the lock, so
+    /// a plain store.
+    received_mirror: AtomicU64,
     push_mode: AtomicBool,
     /// Items per handler call in push mode: 1 (`Delivery::Item`) unless
     /// set by `set_batch_handler`.
@@ -310,7 +311,7 @@ impl<T: FeedItem> Feed<T> {
             ended: tokio::sync::Notify::new(),
             dropped: AtomicU64::new(0),
             stalls: AtomicU64::new(0),
-            pushes: AtomicU64::new(0),
+            received_mirror: AtomicU64::new(0),
             push_mode: AtomicBool::new(false),
             batch: AtomicUsize::new(1),
             dispatcher: Mutex::new(None),
@@ -396,7 +397,7 @@ impl<T: FeedItem> Feed<T> {
             return (Pushed::Ignored, false, false);
         }
         s.received += 1;
-        self.pushes.fetch_add(1, Ordering::Relaxed);
+        self.received_mirror.store(s.received, Ordering::Relaxed);
         let reached_max = s.max.is_some_and(|m| s.received >= m);
         if reached_max {
             s.finished = true;
@@ -806,10 +807,10 @@ impl<T: FeedItem> Feed<T> {
         s: std::sync::MutexGuard<'a, State<T>>,
         deadline: Option<Instant>,
     ) -> std::sync::MutexGuard<'a, State<T>> {
-        let seen = self.pushes.load(Ordering::Relaxed);
+        let seen = self.received_mirror.load(Ordering::Relaxed);
         drop(s);
         crate::spin::spin_until(deadline, || {
-            self.pushes.load(Ordering::Relaxed) != seen || self.cut.load(Ordering::Relaxed)
+            self.received_mirror.load(Ordering::Relaxed) != seen || self.cut.load(Ordering::Relaxed)
         });
         lock(&self.state)
     }

@@ -1,7 +1,7 @@
 //! A brief spin before a thread blocks for an answer that is usually near.
 //!
 //! A thread parked on a futex is woken by another thread's syscall, and on
-//! a virtual machine an idle vCPU may take 100-200 us to run it (measured
+//! a virtual machine an idle vCPU may take 70-180 us to run it (measured
 //! with `perf sched timehist` on the project's 2-vCPU machines: a request
 //! round trip paid that for each of its thread hand-offs). A waiter that
 //! keeps checking for a short while sees the answer the moment the reading
@@ -53,16 +53,19 @@ impl Drop for Slot {
 }
 
 /// Checks `ready` until it is true, the spin bound passes or `deadline`
-/// comes; true when it became true. Returns `ready()` at once when
-/// spinning is off or every slot is taken.
+/// comes; true when it became true. Returns at once when it is true
+/// already, spinning is off or every slot is taken.
 pub(crate) fn spin_until(deadline: Option<Instant>, mut ready: impl FnMut() -> bool) -> bool {
     let mut limit = LIMIT_NS.load(Ordering::Relaxed);
     if let Some(d) = deadline {
         let left = d.saturating_duration_since(Instant::now()).as_nanos();
         limit = limit.min(left.try_into().unwrap_or(u64::MAX));
     }
-    if limit == 0 || ready() {
-        return ready();
+    if ready() {
+        return true;
+    }
+    if limit == 0 {
+        return false;
     }
     let Some(_slot) = Slot::take() else {
         return false;
