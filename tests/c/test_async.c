@@ -143,7 +143,6 @@ typedef struct {
     natsio_kv *kv_short; /* KV through js_short */
     natsio_sub *responder;
     natsio_sub *silent; /* receives svc.silent requests, never answers */
-    bool stopped;
 } fx_t;
 
 static fx_t g_fx;
@@ -156,32 +155,12 @@ static void echo_cb(void *ud, const natsio_msg *m, natsio_status st) {
     natsio_msg_respond(m, buf, (size_t)n);
 }
 
-static bool server_state_is(int pid, char want) {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return false;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')'); /* "pid (comm) S ..." */
-    return p && p[1] == ' ' && p[2] == want;
-}
-
 /* SIGSTOP the server: requests reach its socket but get no answer. */
 static void fx_stop_server(void) {
-    if (g_fx.stopped) return;
-    int pid = nt_server_pid(g_fx.srv);
-    nt_server_signal(g_fx.srv, SIGSTOP);
-    g_fx.stopped = true;
-    for (int i = 0; i < 500 && !server_state_is(pid, 'T'); i++) nt_sleep_ms(2);
+    NT_CHECK_MSG(nt_server_pause(g_fx.srv) == 0, "the server did not stop");
 }
 
-static void fx_resume_server(void) {
-    if (!g_fx.stopped) return;
-    nt_server_signal(g_fx.srv, SIGCONT);
-    g_fx.stopped = false;
-}
+static void fx_resume_server(void) { nt_server_resume(g_fx.srv); }
 
 static void fx_cleanup(void *arg) {
     (void)arg;

@@ -470,36 +470,17 @@ TEST(Conformance, Defaults) {
 // behaviour lines
 // ---------------------------------------------------------------------------
 
-/// A server of this test alone, stopped on exit (continued first if it
-/// was stopped with SIGSTOP).
+/// A server of this test alone, stopped on exit.
 struct OwnServer {
     nt_server* server = nt_server_start(nullptr);
-    bool stopped = false;
     OwnServer() = default;
     OwnServer(const OwnServer&) = delete;
     OwnServer& operator=(const OwnServer&) = delete;
-    /// SIGSTOP, then waits until the process is stopped (kill() returns
-    /// before it is, and a running server would still answer).
-    bool pause() {
-        stopped = nt_server_signal(server, SIGSTOP) == 0;
-        const std::string stat = "/proc/" + std::to_string(nt_server_pid(server)) + "/stat";
-        return stopped && wait_until([&] {
-            std::ifstream in(stat);
-            std::string line;
-            std::getline(in, line);
-            const std::size_t close = line.rfind(')');
-            return close != std::string::npos && close + 2 < line.size() &&
-                   line[close + 2] == 'T';
-        }, 2s);
-    }
-    void resume() {
-        if (stopped) {
-            nt_server_signal(server, SIGCONT);
-            stopped = false;
-        }
-    }
+    /// SIGSTOP, and every thread of the server stopped (a thread still
+    /// running would answer).
+    bool pause() { return nt_server_pause(server) == 0; }
+    void resume() { nt_server_resume(server); }
     ~OwnServer() {
-        resume();
         nt_server_stop(server);
     }
 };

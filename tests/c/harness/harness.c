@@ -35,6 +35,7 @@
 #define NT_MAX_SERVERS 256
 #define NT_READY_TIMEOUT_MS 10000
 #define NT_STOP_TIMEOUT_MS 10000
+#define NT_PAUSE_TIMEOUT_MS 5000
 #define NT_DEFAULT_CASE_TIMEOUT 60
 
 /* ================================================================== */
@@ -120,6 +121,7 @@ struct nt_server {
     char *store;  /* dir/store */
     char *conf;   /* dir/server.conf or NULL */
     char *log;    /* dir/server.log */
+    bool paused;  /* stopped by nt_server_pause, not yet resumed */
 };
 
 static nt_server *g_servers[NT_MAX_SERVERS];       /* guarded by g_lock */
@@ -618,6 +620,9 @@ static void terminate_process(nt_server *s) {
     if (s->pid <= 0) return;
     pid_t pid = s->pid;
     kill(pid, SIGTERM);
+    /* A paused process acts on SIGTERM only once continued. */
+    if (s->paused) kill(pid, SIGCONT);
+    s->paused = false;
     int64_t deadline = nt_now_ms() + NT_STOP_TIMEOUT_MS;
     for (;;) {
         pid_t r = waitpid(pid, NULL, WNOHANG);
@@ -649,6 +654,7 @@ void nt_server_kill(nt_server *s) {
     kill(s->pid, SIGKILL);
     reap(s->pid);
     set_pid(s, -1);
+    s->paused = false;
 }
 
 int nt_server_restart(nt_server *s) {
@@ -666,6 +672,40 @@ int nt_server_restart(nt_server *s) {
 int nt_server_signal(nt_server *s, int sig) {
     if (!s || s->pid <= 0) return -1;
     return kill(s->pid, sig) == 0 ? 0 : -1;
+}
+
+int nt_server_pause(nt_server *s) {
+    if (!s || s->pid <= 0) return -1;
+    if (s->paused) return 0;
+    if (kill(s->pid, SIGSTOP) != 0) return -1;
+    s->paused = true;
+    /* kill() returns once one thread is told; the others run on until the
+     * group stop completes, which waitpid reports (WUNTRACED). */
+    int64_t deadline = nt_now_ms() + NT_PAUSE_TIMEOUT_MS;
+    for (;;) {
+        int status = 0;
+        pid_t r = waitpid(s->pid, &status, WUNTRACED | WNOHANG);
+        if (r == s->pid && WIFSTOPPED(status)) return 0;
+        if (r == s->pid || (r < 0 && errno == ECHILD)) {
+            set_pid(s, -1);
+            s->paused = false;
+            fprintf(stderr, "nt_server: pid exited while being paused\n");
+            return -1;
+        }
+        if (nt_now_ms() >= deadline) {
+            fprintf(stderr, "nt_server: pid %d not stopped %d ms after SIGSTOP\n", (int)s->pid,
+                    NT_PAUSE_TIMEOUT_MS);
+            return -1;
+        }
+        nt_sleep_ms(1);
+    }
+}
+
+int nt_server_resume(nt_server *s) {
+    if (!s || s->pid <= 0) return -1;
+    if (!s->paused) return 0;
+    s->paused = false;
+    return kill(s->pid, SIGCONT) == 0 ? 0 : -1;
 }
 
 /* ================================================================== */

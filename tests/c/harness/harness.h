@@ -126,6 +126,16 @@ int nt_server_restart(nt_server *s);
  * stop. Lame duck mode lasts `lame_duck_duration` (default 2m) after a
  * `lame_duck_grace_period` (default 10s): set both in extra_config for tests. */
 int nt_server_signal(nt_server *s, int sig);
+/* SIGSTOP the server and wait (5 s at most) until every one of its threads
+ * is stopped: kill() returns before that, and a thread still running would
+ * answer. A paused server accepts TCP connections (the kernel does) but
+ * sends nothing. Returns 0 when stopped (also when already paused), -1 if
+ * not running or not stopped in time. Stop, kill and restart work on a
+ * paused server. */
+int nt_server_pause(nt_server *s);
+/* SIGCONT a paused server. Returns 0 (also when not paused), -1 if not
+ * running. */
+int nt_server_resume(nt_server *s);
 
 /* A currently free TCP port on 127.0.0.1 (bind port 0), for config files. */
 int nt_free_port(void);
