@@ -499,10 +499,14 @@ pub(crate) async fn start_ordered<S: OrderedSink>(
 ) -> Result<Started<S::Item>> {
     let mut ordered = Ordered::with_new_feed(js, cfg, sink, to_outcome);
     let out = Arc::clone(&ordered.out);
-    let puller = match ordered.create().await {
+    let mut puller = match ordered.create().await {
         Ok(p) => p,
         Err(e) => return Err(ordered.sink.map_error(e)),
     };
+    // Pulling starts before this returns, not when the task first runs (on
+    // a loaded machine, late enough for a bucket's history limit to discard
+    // changes made right after a watch returned).
+    puller.request_now(&ordered.out);
     let task = crate::runtime::handle().spawn(async move {
         ordered.run(puller).await;
     });

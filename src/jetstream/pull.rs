@@ -307,6 +307,15 @@ impl Puller {
         Ok(())
     }
 
+    /// Sends the first request now rather than when the puller's task first
+    /// runs: an operation that promises to collect from the moment it
+    /// completes (a watch) has its request queued ahead of anything its
+    /// caller does next. A request not sent (the connection is
+    /// reconnecting) is sent by `next`.
+    pub(crate) fn request_now<T: FeedItem>(&mut self, out: &Feed<T>) {
+        let _ = self.top_up(out);
+    }
+
     /// Pulls what the window and the feed's room allow. Returns the queue
     /// length at or below which pulling becomes possible again, when what
     /// stops it is the reader (`None`: waiting on the server is enough).
