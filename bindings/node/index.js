@@ -359,18 +359,11 @@ class Msg {
 // this thread in batches, at most `window` of them between the library and
 // the application (see src/feed.c). Callback feeds take a batch at once;
 // iterators give the window back as the loop consumes (feedCredit).
+// Callback subscriptions are the exception: this thread takes their
+// messages from the library's queue itself (feed.c's pull mode), so they
+// have no window and their pending limits are the only bound.
 
 const DEFAULT_WINDOW = 256;
-// Callback subscriptions take more at once: their publishers often share
-// this thread, and a subscriber that drained 256 per turn fell behind one
-// that publishes a thousand per turn until the library's pending limit
-// dropped messages; with 2,048 one run in three still did, after a stall
-// of this thread (a turn can take up to 8,192: feed.c's TURN_BUDGET). (A
-// callback runs as its batch arrives, so a drain still ends after the last
-// callback; an iterator keeps the small window, as what it holds unread is
-// outside what a drain waits for.) The addon also stops at 1 MiB of
-// payload queued (feed.c).
-const CALLBACK_SUB_WINDOW = 8192;
 const SKIP = Symbol('skip');
 
 class Feed {
@@ -597,10 +590,10 @@ class Subscription extends MessageStream {
   constructor(connection, subject, opts) {
     // The subscription's own limit, else the connection's (0 or less: none).
     const limit = opts.pendingMsgsLimit ?? connection._pendingMsgsLimit;
-    // The window adds to the subscription's own pending limits: kept small
-    // when they are, so that those limits keep their meaning.
-    const window = opts.callback ? CALLBACK_SUB_WINDOW : DEFAULT_WINDOW;
-    super(connection, typeof limit === 'number' && limit > 0 ? Math.min(limit, window) : window);
+    // An iterator's window adds to the subscription's own pending limits:
+    // kept small when they are, so that those limits keep their meaning. (A
+    // callback subscription has none: see Feeds above.)
+    super(connection, typeof limit === 'number' && limit > 0 ? Math.min(limit, DEFAULT_WINDOW) : DEFAULT_WINDOW);
     this.subject = subject;
     this.queue = opts.queue;
     if (opts.callback !== undefined && typeof opts.callback !== 'function') {

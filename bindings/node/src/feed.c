@@ -26,6 +26,10 @@
  * item): the same batching path serves every kind, one wake-up of the
  * JS thread carries many items, and the window keeps the core's limits in
  * charge. See README.md ("How it works").
+ *
+ * Callback subscriptions are read in pull mode instead (below, "Pull
+ * mode"): no dispatcher thread, no window; the JS thread takes the
+ * messages from the core's queue itself.
  */
 #include "internal.h"
 
@@ -77,6 +81,10 @@ typedef struct feed {
     uint32_t id;
     bool started;
     bool js_stopped;
+    /* Pull mode (callback subscriptions), JS thread only: the armed
+     * natsio_sub_next_async token, registered on the hub's completion
+     * queue (it holds a ref). */
+    natsio_token *armed;
     struct feed *prev, *next; /* in hub->feeds */
     /* shared with the dispatcher thread, under mu */
     pthread_mutex_t mu;
@@ -197,17 +205,33 @@ static void feed_push(feed *f, void *item) {
     if (post) feed_post(f);
 }
 
+/* How an iteration ended: its status (NATSIO_DONE for a clean end), and
+ * the error detail of the call that saw it, read at once (on the JS
+ * thread a callback may fail a call of its own before the end is
+ * delivered). */
+typedef struct end_outcome {
+    int32_t status;
+    char *text;
+    err_data data;
+} end_outcome;
+
+static end_outcome end_outcome_of(int32_t status) {
+    end_outcome o = {status == NATSIO_OK ? NATSIO_DONE : status, NULL, {0, 0, 0}};
+    if (o.status != NATSIO_DONE) {
+        o.text = dup_str(natsio_last_error());
+        o.data = last_err_data();
+    }
+    return o;
+}
+
 /* Dispatcher thread: the final call. */
 static void feed_end(feed *f, natsio_status status) {
-    bool failed = status != NATSIO_DONE && status != NATSIO_OK;
-    char *text = failed ? dup_str(natsio_last_error()) : NULL;
-    err_data data = {0, 0, 0};
-    if (failed) data = last_err_data();
+    end_outcome o = end_outcome_of(status);
     pthread_mutex_lock(&f->mu);
     f->ended = true;
-    f->end_data = data;
-    f->end_status = status == NATSIO_OK ? NATSIO_DONE : status;
-    f->end_text = text;
+    f->end_data = o.data;
+    f->end_status = o.status;
+    f->end_text = o.text;
     bool post = !f->scheduled;
     if (post) {
         f->scheduled = true;
@@ -383,6 +407,22 @@ static void deliver(napi_env env, feed *f, void **items, uint32_t n) {
     hub_dispatch(env, f->hub, f->id, EV_ITEMS, args, 2);
 }
 
+/* Hands the end to JS (takes `text`). */
+static void deliver_end(napi_env env, feed *f, int32_t status, char *text, err_data data) {
+    /* status, detail, apiCode, errCode, revision */
+    napi_value args[5];
+    napi_create_int32(env, status, &args[0]);
+    if (text)
+        napi_create_string_utf8(env, text, NAPI_AUTO_LENGTH, &args[1]);
+    else
+        napi_get_undefined(env, &args[1]);
+    free(text);
+    napi_create_int32(env, data.code, &args[2]);
+    napi_create_int32(env, data.err_code, &args[3]);
+    napi_create_double(env, (double)data.revision, &args[4]);
+    if (f->id) hub_dispatch(env, f->hub, f->id, EV_END, args, 5);
+}
+
 void feed_process(napi_env env, feed *f) {
     void *items[BATCH_MAX_ITEMS];
     int64_t budget = TURN_BUDGET;
@@ -425,18 +465,7 @@ void feed_process(napi_env env, feed *f) {
             }
         }
         if (end_now) {
-            /* status, detail, apiCode, errCode, revision */
-            napi_value args[5];
-            napi_create_int32(env, end_status, &args[0]);
-            if (end_text)
-                napi_create_string_utf8(env, end_text, NAPI_AUTO_LENGTH, &args[1]);
-            else
-                napi_get_undefined(env, &args[1]);
-            free(end_text);
-            napi_create_int32(env, end_data.code, &args[2]);
-            napi_create_int32(env, end_data.err_code, &args[3]);
-            napi_create_double(env, (double)end_data.revision, &args[4]);
-            if (f->id) hub_dispatch(env, f->hub, f->id, EV_END, args, 5);
+            deliver_end(env, f, end_status, end_text, end_data);
             return; /* nothing follows the end: scheduled stays set */
         }
         budget -= n;
@@ -452,6 +481,121 @@ void feed_process(napi_env env, feed *f) {
             if (more) feed_post(f);
             return;
         }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Pull mode: a callback subscription's messages, taken by the JS thread  */
+/*                                                                        */
+/* No dispatcher thread: a natsio_sub_next_async token on the hub's       */
+/* completion queue rings the doorbell when a message is queued in the    */
+/* core; the JS thread then takes what is queued itself (up to            */
+/* TURN_BUDGET per turn) and arms a new token. Why: the core's queue is   */
+/* then the only one, so its pending limits mean what they say, and a     */
+/* JS thread that also publishes takes everything that arrived at each    */
+/* turn. Through a dispatcher thread, which a busy 2-core machine gave    */
+/* too little CPU, the messages waited in the core while that thread      */
+/* fell behind a publisher sharing the JS thread, until the core's        */
+/* pending limit dropped some (one pubsub run in three to eight).         */
+
+static void pull_arm(napi_env env, feed *f);
+
+/* Delivers the end, unless JS is gone or has it already; takes o.text. */
+static void pull_end(napi_env env, feed *f, end_outcome o) {
+    if (env == NULL || f->handle == NULL || f->end_delivered) {
+        free(o.text);
+        return;
+    }
+    pthread_mutex_lock(&f->mu);
+    f->ended = f->end_delivered = true;
+    pthread_mutex_unlock(&f->mu);
+    deliver_end(env, f, o.status, o.text, o.data);
+}
+
+static bool pull_stopped(const feed *f) { return f->handle == NULL || f->js_stopped || f->stopping; }
+
+/* The armed token completed (its tag was polled): deliver what is queued,
+ * then arm a new token or deliver the end. env NULL: teardown, nobody to
+ * deliver to. Releases the completed token's ref. */
+void feed_pulled(napi_env env, feed *f) {
+    natsio_token *tok = f->armed;
+    f->armed = NULL;
+    natsio_msg *first = NULL;
+    int32_t st = tok ? natsio_token_msg(tok, &first) : NATSIO_DONE;
+    end_outcome end = end_outcome_of(st);
+    natsio_token_free(tok);
+    if (env == NULL || st != NATSIO_OK || pull_stopped(f)) {
+        natsio_msg_free(first);
+        pull_end(env, f, end); /* a stop or a close completes the token too */
+        feed_release(f);
+        return;
+    }
+    void *items[BATCH_MAX_ITEMS];
+    uint32_t n = 0;
+    size_t bytes = 0;
+    int64_t budget = TURN_BUDGET;
+    items[n++] = first;
+    bytes += natsio_msg_data_len(first);
+    for (;;) {
+        bool full = n == BATCH_MAX_ITEMS || bytes >= BATCH_MAX_BYTES;
+        if (!full && budget > (int64_t)n) {
+            natsio_msg *m = NULL;
+            st = natsio_sub_next(f->handle, NATSIO_NO_WAIT, &m);
+            if (st == NATSIO_OK) {
+                items[n++] = m;
+                bytes += natsio_msg_data_len(m);
+                continue;
+            }
+            if (st != NATSIO_ERR_TIMEOUT) end = end_outcome_of(st);
+        }
+        if (n) {
+            napi_handle_scope scope;
+            napi_open_handle_scope(env, &scope);
+            deliver(env, f, items, n);
+            napi_close_handle_scope(env, scope);
+            budget -= n;
+            n = 0;
+            bytes = 0;
+        }
+        if (pull_stopped(f)) {
+            /* A callback stopped the subscription (no token is armed to
+             * bring its end) or closed its client. */
+            free(end.text);
+            pull_end(env, f, end_outcome_of(NATSIO_DONE));
+            feed_release(f);
+            return;
+        }
+        if (!full || budget <= 0) break;
+    }
+    if (st != NATSIO_OK && st != NATSIO_ERR_TIMEOUT) {
+        pull_end(env, f, end);
+    } else {
+        /* Queue empty (NATSIO_ERR_TIMEOUT) or budget spent: a message
+         * queued already completes the new token at once, whose tag rings
+         * the doorbell again: the event loop runs before the next batch. */
+        pull_arm(env, f);
+    }
+    feed_release(f);
+}
+
+static void pull_arm(napi_env env, feed *f) {
+    natsio_token *tok = NULL;
+    int32_t st = natsio_sub_next_async(f->handle, &tok);
+    if (st != NATSIO_OK) {
+        pull_end(env, f, end_outcome_of(st));
+        return;
+    }
+    pthread_mutex_lock(&f->mu);
+    f->refs++; /* the token's, released when its tag is handled */
+    pthread_mutex_unlock(&f->mu);
+    f->armed = tok;
+    st = natsio_token_complete_to(tok, f->hub->completions, (uint64_t)(uintptr_t)f | HUB_TAG_FEED);
+    if (st != NATSIO_OK) {
+        end_outcome end = end_outcome_of(st);
+        f->armed = NULL;
+        natsio_token_free(tok);
+        pull_end(env, f, end);
+        feed_release(f);
     }
 }
 
@@ -586,7 +730,17 @@ EXPORT(js_feed_start) {
     pthread_mutex_unlock(&f->mu);
     int32_t st;
     switch (f->kind) {
-    case FEED_SUB: st = natsio_sub_set_callback(f->handle, on_msg, f, on_release); break;
+    case FEED_SUB:
+        if (cb) {
+            pthread_mutex_lock(&f->mu);
+            f->refs--; /* no core callback: the armed token holds the feed */
+            pthread_mutex_unlock(&f->mu);
+            f->started = true;
+            pull_arm(env, f);
+            return NULL;
+        }
+        st = natsio_sub_set_callback(f->handle, on_msg, f, on_release);
+        break;
     case FEED_REPLIES: st = natsio_replies_set_callback(f->handle, on_msg, f, on_release); break;
     case FEED_CONSUME: st = natsio_js_messages_set_callback(f->handle, on_msg, f, on_release); break;
     case FEED_OBJ_WATCH: st = natsio_obj_watcher_set_callback(f->handle, on_obj_info, f, on_release); break;

@@ -105,6 +105,10 @@ void hub_settle_completed(napi_env env, hub *h) {
     do {
         n = natsio_completion_queue_poll(h->completions, tags, 64);
         for (size_t i = 0; i < n; i++) {
+            if (tags[i] & HUB_TAG_FEED) {
+                feed_pulled(env, (struct feed *)(uintptr_t)(tags[i] & ~HUB_TAG_FEED));
+                continue;
+            }
             op *o = (op *)(uintptr_t)tags[i];
             if (env == NULL) { /* teardown: nobody to settle for */
                 op_free(o);

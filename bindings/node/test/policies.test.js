@@ -190,3 +190,39 @@ test('ERROR fails the subscription at the first message over the limit', async (
     await nc.close();
   }
 });
+
+// A callback subscription has one buffer, the library's queue: the JS
+// thread takes its messages from there itself. So while JS is busy, the
+// subscription holds its limit's worth of messages plus the one that woke
+// JS up, and drops the rest (DROP_NEW: it keeps the oldest).
+test('a callback subscription holds its pending limit and no more while the JS thread is busy', async () => {
+  const nc = await nats.connect({ servers: server.url });
+  try {
+    const got = [];
+    const sub = nc.subscribe('pol.cb', {
+      pendingMsgsLimit: LIMIT,
+      pendingBytesLimit: -1,
+      callback: (err, m) => {
+        if (!err) got.push(m.string());
+      },
+    });
+    await nc.flush();
+    for (let i = 0; i < FLOOD; i++) pub.publish('pol.cb', String(i));
+    // Keep this thread busy (no callback can run) until the library has
+    // seen the whole flood: every message kept or dropped.
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    const deadline = Date.now() + 10000;
+    let st = sub.stats();
+    while (st.delivered + st.pendingMsgs + st.dropped < FLOOD && Date.now() < deadline) {
+      Atomics.wait(pause, 0, 0, 10);
+      st = sub.stats();
+    }
+    assert.equal(st.dropped, FLOOD - LIMIT - 1, JSON.stringify(st));
+    await eventually(() => got.length === LIMIT + 1, 10000, 'the kept messages', () => String(got.length));
+    await sleep(100);
+    assert.deepEqual(got, range(0, LIMIT + 1));
+    assert.equal(sub.stats().dropped, FLOOD - LIMIT - 1);
+  } finally {
+    await nc.close();
+  }
+});
