@@ -61,9 +61,37 @@ fn check_tokens_exactly(what: &str, s: &str, allow_wildcards: bool) -> Result<()
     Ok(())
 }
 
+/// Room for the subject `validate_publish` remembers.
+const REMEMBERED_MAX: usize = 64;
+
+thread_local! {
+    /// The publish subject this thread checked last (length, bytes): a
+    /// publisher sends to the same subject over and over, and comparing
+    /// with it costs a third of the check (which was an eighth of a small
+    /// publish's CPU). Validity depends on the bytes alone.
+    static LAST_VALID: std::cell::RefCell<(usize, [u8; REMEMBERED_MAX])> =
+        const { std::cell::RefCell::new((usize::MAX, [0; REMEMBERED_MAX])) };
+}
+
 /// A subject to publish to (or a reply subject): no wildcards.
 pub fn validate_publish(subject: &str) -> Result<()> {
-    check_tokens("subject", subject, false)
+    let b = subject.as_bytes();
+    if b.len() > REMEMBERED_MAX {
+        return check_tokens("subject", subject, false);
+    }
+    if LAST_VALID.with(|l| {
+        let l = l.borrow();
+        l.0 == b.len() && &l.1[..b.len()] == b
+    }) {
+        return Ok(());
+    }
+    check_tokens("subject", subject, false)?;
+    LAST_VALID.with(|l| {
+        let mut l = l.borrow_mut();
+        l.1[..b.len()].copy_from_slice(b);
+        l.0 = b.len();
+    });
+    Ok(())
 }
 
 /// A subject to subscribe to: `*` and `>` allowed as whole tokens.
@@ -107,5 +135,27 @@ mod tests {
         assert!(validate_queue("q").is_ok());
         assert!(validate_queue("a b").is_err());
         assert!(validate_queue("").is_err());
+    }
+
+    #[test]
+    fn the_remembered_subject_never_vouches_for_another() {
+        // Each bad subject right after a good one of the same length (or
+        // a prefix of it), and the good one again after the bad one.
+        for (good, bad) in [
+            ("a.b", "a.*"),
+            ("ab.c", "ab. "),
+            ("a.b", "a.b."),
+            ("x.y", ""),
+        ] {
+            for _ in 0..2 {
+                validate_publish(good).unwrap();
+                assert!(validate_publish(bad).is_err(), "{bad:?} after {good:?}");
+            }
+        }
+        let long_good = format!("{}.end", "t".repeat(REMEMBERED_MAX));
+        let long_bad = format!("{}..end", "t".repeat(REMEMBERED_MAX));
+        validate_publish(&long_good).unwrap();
+        assert!(validate_publish(&long_bad).is_err());
+        validate_publish(&long_good).unwrap();
     }
 }

@@ -38,12 +38,12 @@ pub(crate) fn write_pub(
     payload: &[u8],
 ) {
     let hdr_len = headers.map(Headers::encoded_len);
-    out.reserve(pub_frame_len(
-        subject,
-        reply,
-        hdr_len.unwrap_or(0),
-        payload.len(),
-    ));
+    // Room for the frame: a bound, not pub_frame_len's exact count (this
+    // runs on every publish; 64 covers "HPUB ", the spaces, both counts
+    // and both CRLFs).
+    out.reserve(
+        subject.len() + reply.map_or(0, str::len) + hdr_len.unwrap_or(0) + payload.len() + 64,
+    );
     // The control line is assembled on the stack and copied once: small
     // copies are cheaper in one piece (this runs on every publish).
     let mut line = [0u8; 160];
