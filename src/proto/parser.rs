@@ -77,6 +77,20 @@ pub(crate) fn decimal(b: &[u8]) -> Option<u64> {
     if b.is_empty() || b.len() > MAX_DIGITS {
         return None;
     }
+    // Up to 19 digits cannot overflow a u64 (10^19 - 1 < 2^64): no checked
+    // arithmetic per digit on this path, which parses every message's size
+    // and every JetStream ack subject's five numbers.
+    if b.len() < MAX_DIGITS {
+        let mut v: u64 = 0;
+        for &d in b {
+            let digit = d.wrapping_sub(b'0');
+            if digit > 9 {
+                return None;
+            }
+            v = v * 10 + u64::from(digit);
+        }
+        return Some(v);
+    }
     let mut v: u64 = 0;
     for &d in b {
         if !d.is_ascii_digit() {
@@ -299,6 +313,28 @@ mod tests {
             assert_eq!(m.status(), Some(503));
             assert_eq!(m.headers().unwrap().get("K"), Some("v"));
             assert_eq!(m.payload(), b"xy");
+        }
+    }
+
+    #[test]
+    fn decimals_take_digits_only_and_never_overflow() {
+        for (text, want) in [
+            ("0", Some(0)),
+            ("007", Some(7)),
+            ("9999999999999999999", Some(9_999_999_999_999_999_999)),
+            ("18446744073709551615", Some(u64::MAX)),
+            ("18446744073709551616", None),
+            ("99999999999999999999", None),
+            ("100000000000000000000", None),
+            ("", None),
+            ("1a", None),
+            ("+1", None),
+            ("-1", None),
+            ("1/", None),
+            ("1:", None),
+            (" 1", None),
+        ] {
+            assert_eq!(decimal(text.as_bytes()), want, "{text:?}");
         }
     }
 
