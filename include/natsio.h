@@ -5361,6 +5361,20 @@ natsio_status natsio_sub_drain_async(const struct natsio_sub *sub,
                                      struct natsio_token **token_out);
 
 /**
+ * A token completing when the subscription ends, without taking a
+ * message (free with `natsio_token_free`): NATSIO_OK once it ended
+ * cleanly (its backlog handled after a drain, `natsio_sub_unsubscribe_after`
+ * or the server's end), NATSIO_ERR_SUBSCRIPTION_CLOSED once stopped (or
+ * freed), NATSIO_ERR_CONNECTION_CLOSED once its client closed, or the
+ * error that failed it (e.g. NATSIO_ERR_SLOW_CONSUMER under the ERROR
+ * policy). Completes at once for an ended subscription. For a reader
+ * that pauses taking messages (a binding whose consumer's buffer is
+ * full) and must still learn of the end. Errors (immediate):
+ * NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_sub_end_async(const struct natsio_sub *sub, struct natsio_token **token_out);
+
+/**
  * The subject subscribed to (borrowed from the handle); NULL for NULL.
  */
 const char *natsio_sub_subject(const struct natsio_sub *sub);

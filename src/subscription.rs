@@ -228,6 +228,18 @@ impl Subscription {
         self.client.drain_sub(&self.shared).within(timeout, "drain")
     }
 
+    /// A completion for the subscription's end that takes no message: done
+    /// once it ended cleanly (the backlog handled after a drain, an
+    /// unsubscribe count or the server's end), failed with
+    /// `SubscriptionClosed` once stopped, or with the error that ended it.
+    /// For a reader that stops taking messages for a while (a full window
+    /// towards another runtime) and must still learn of the end.
+    pub fn end_async(&self) -> Arc<Completion> {
+        let c = Completion::new();
+        self.shared.feed.add_drain_waiter(Arc::clone(&c));
+        c
+    }
+
     /// Drains and waits up to `timeout` for the backlog to be handled.
     pub fn drain(&self, timeout: Option<Duration>) -> Result<()> {
         crate::runtime::ensure_may_block()?;

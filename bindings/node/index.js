@@ -359,9 +359,9 @@ class Msg {
 // this thread in batches, at most `window` of them between the library and
 // the application (see src/feed.c). Callback feeds take a batch at once;
 // iterators give the window back as the loop consumes (feedCredit).
-// Callback subscriptions are the exception: this thread takes their
-// messages from the library's queue itself (feed.c's pull mode), so they
-// have no window and their pending limits are the only bound.
+// Subscriptions are the exception: this thread takes their messages from
+// the library's queue itself (feed.c's pull mode), a callback's as they
+// come, an iterator's while its window has room.
 
 const DEFAULT_WINDOW = 256;
 const SKIP = Symbol('skip');
@@ -590,9 +590,10 @@ class Subscription extends MessageStream {
   constructor(connection, subject, opts) {
     // The subscription's own limit, else the connection's (0 or less: none).
     const limit = opts.pendingMsgsLimit ?? connection._pendingMsgsLimit;
-    // An iterator's window adds to the subscription's own pending limits:
-    // kept small when they are, so that those limits keep their meaning. (A
-    // callback subscription has none: see Feeds above.)
+    // An iterator's window (what it holds unread) adds to the
+    // subscription's own pending limits: kept small when they are, so that
+    // those limits keep their meaning. (A callback subscription has none:
+    // see Feeds above.)
     super(connection, typeof limit === 'number' && limit > 0 ? Math.min(limit, DEFAULT_WINDOW) : DEFAULT_WINDOW);
     this.subject = subject;
     this.queue = opts.queue;

@@ -372,6 +372,29 @@ pub unsafe extern "C" fn natsio_sub_drain_async(
     })
 }
 
+/// A token completing when the subscription ends, without taking a
+/// message (free with `natsio_token_free`): NATSIO_OK once it ended
+/// cleanly (its backlog handled after a drain, `natsio_sub_unsubscribe_after`
+/// or the server's end), NATSIO_ERR_SUBSCRIPTION_CLOSED once stopped (or
+/// freed), NATSIO_ERR_CONNECTION_CLOSED once its client closed, or the
+/// error that failed it (e.g. NATSIO_ERR_SLOW_CONSUMER under the ERROR
+/// policy). Completes at once for an ended subscription. For a reader
+/// that pauses taking messages (a binding whose consumer's buffer is
+/// full) and must still learn of the end. Errors (immediate):
+/// NATSIO_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_sub_end_async(
+    sub: *const natsio_sub,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let s = self::sub(sub)?;
+        let out = out_arg(token_out, "token_out")?;
+        write_box(out, natsio_token::new(s.sub.end_async(), s.client_weak()));
+        Ok(())
+    })
+}
+
 /// The subject subscribed to (borrowed from the handle); NULL for NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_sub_subject(sub: *const natsio_sub) -> *const c_char {

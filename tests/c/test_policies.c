@@ -307,6 +307,79 @@ static void test_error_fails_subscription(void) {
     NT_CHECK_INT_EQ(natsio_client_flush(sc, 2000), NATSIO_OK);
 }
 
+/* natsio_sub_end_async: the end reaches a reader that takes nothing (a
+ * binding whose consumer's buffer is full), as the failure here. */
+static void test_end_token_learns_the_failure_without_a_read(void) {
+    char subj[128];
+    natsio_client *sc = connect_subscriber(0, 0);
+    natsio_client *pc = connect_client();
+    NT_CHECK(sc && pc);
+    natsio_sub *s = subscribe_limited(sc, case_subject(subj, sizeof subj, "f"), LIMIT, -1,
+                                      NATSIO_POLICY_ERROR);
+    NT_CHECK(s != NULL);
+    natsio_token *end = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_end_async(s, &end), NATSIO_OK);
+    nt_cleanup(token_free_cb, end);
+    NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, LIMIT, 0), NATSIO_OK);
+    NT_CHECK(!natsio_token_is_done(end)); /* at the limit, not over it */
+    NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, 1, 0), NATSIO_OK);
+    NT_CHECK_INT_EQ(token_outcome(end, 2000), NATSIO_ERR_SLOW_CONSUMER);
+    NT_CHECK(natsio_sub_is_closed(s));
+}
+
+/* natsio_sub_end_async after a clean end, a stop and a close, and for an
+ * ended subscription; it takes no message. */
+static void test_end_token_outcomes(void) {
+    char subj[128];
+    natsio_client *sc = connect_subscriber(0, 0);
+    natsio_client *pc = connect_client();
+    NT_CHECK(sc && pc);
+    natsio_sub *s = subscribe_limited(sc, case_subject(subj, sizeof subj, "f"), LIMIT, -1,
+                                      NATSIO_POLICY_DROP_NEW);
+    NT_CHECK(s != NULL);
+    natsio_token *end = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_end_async(s, &end), NATSIO_OK);
+    nt_cleanup(token_free_cb, end);
+    NT_CHECK_INT_EQ(natsio_sub_unsubscribe_after(s, 2), NATSIO_OK);
+    NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, 2, 0), NATSIO_OK);
+    /* Both messages are still there for the reader: the end waits. */
+    natsio_msg *m = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_next(s, 2000, &m), NATSIO_OK);
+    natsio_msg_free(m);
+    NT_CHECK(!natsio_token_is_done(end));
+    NT_CHECK_INT_EQ(natsio_sub_next(s, 2000, &m), NATSIO_OK);
+    natsio_msg_free(m);
+    NT_CHECK_INT_EQ(token_outcome(end, 2000), NATSIO_OK);
+    natsio_token *again = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_end_async(s, &again), NATSIO_OK);
+    nt_cleanup(token_free_cb, again);
+    NT_CHECK(natsio_token_is_done(again));
+    NT_CHECK_INT_EQ(natsio_token_status(again), NATSIO_OK);
+
+    natsio_sub *stopped = subscribe_limited(sc, case_subject(subj, sizeof subj, "s"), LIMIT, -1,
+                                            NATSIO_POLICY_DROP_NEW);
+    NT_CHECK(stopped != NULL);
+    natsio_token *stop_end = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_end_async(stopped, &stop_end), NATSIO_OK);
+    nt_cleanup(token_free_cb, stop_end);
+    NT_CHECK(!natsio_token_is_done(stop_end));
+    NT_CHECK_INT_EQ(natsio_sub_stop(stopped), NATSIO_OK);
+    NT_CHECK_INT_EQ(token_outcome(stop_end, 2000), NATSIO_ERR_SUBSCRIPTION_CLOSED);
+
+    natsio_sub *open = subscribe_limited(sc, case_subject(subj, sizeof subj, "c"), LIMIT, -1,
+                                         NATSIO_POLICY_DROP_NEW);
+    NT_CHECK(open != NULL);
+    natsio_token *close_end = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_end_async(open, &close_end), NATSIO_OK);
+    nt_cleanup(token_free_cb, close_end);
+    natsio_client_close(sc);
+    NT_CHECK_INT_EQ(token_outcome(close_end, 2000), NATSIO_ERR_CONNECTION_CLOSED);
+
+    natsio_token *t = NULL;
+    EXPECT_NULL_ARG("sub", natsio_sub_end_async(NULL, &t));
+    EXPECT_NULL_ARG("token_out", natsio_sub_end_async(s, NULL));
+}
+
 static void test_byte_limit_drop_new(void) {
     enum { N = 50, SIZE = 100, BYTES = 1000 };
     char subj[128];
@@ -568,6 +641,8 @@ int main(int argc, char **argv) {
         NT_CASE(test_drop_old_keeps_newest),
         NT_CASE(test_block_loses_nothing),
         NT_CASE(test_error_fails_subscription),
+        NT_CASE(test_end_token_learns_the_failure_without_a_read),
+        NT_CASE(test_end_token_outcomes),
         NT_CASE(test_byte_limit_drop_new),
         NT_CASE(test_byte_limit_drop_old),
         NT_CASE(test_option_level_default_limits),

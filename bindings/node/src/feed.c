@@ -27,9 +27,9 @@
  * JS thread carries many items, and the window keeps the core's limits in
  * charge. See README.md ("How it works").
  *
- * Callback subscriptions are read in pull mode instead (below, "Pull
- * mode"): no dispatcher thread, no window; the JS thread takes the
- * messages from the core's queue itself.
+ * Subscriptions are read in pull mode instead (below, "Pull mode"): no
+ * dispatcher thread; the JS thread takes the messages from the core's
+ * queue itself (an iterator's, within its window).
  */
 #include "internal.h"
 
@@ -81,10 +81,14 @@ typedef struct feed {
     uint32_t id;
     bool started;
     bool js_stopped;
-    /* Pull mode (callback subscriptions), JS thread only: the armed
-     * natsio_sub_next_async token, registered on the hub's completion
-     * queue (it holds a ref). */
-    natsio_token *armed;
+    /* Pull mode (subscriptions), JS thread only: the armed
+     * natsio_sub_next_async token and, for an iterator, its
+     * natsio_sub_end_async token, both registered on the hub's completion
+     * queue (each holds a ref); whether the feed is in pull mode; whether
+     * feed_pulled is running (a credit given back during its delivery
+     * leaves the next token to it). */
+    natsio_token *armed, *end_watch;
+    bool pulls, pulling;
     struct feed *prev, *next; /* in hub->feeds */
     /* shared with the dispatcher thread, under mu */
     pthread_mutex_t mu;
@@ -485,20 +489,24 @@ void feed_process(napi_env env, feed *f) {
 }
 
 /* ------------------------------------------------------------------ */
-/* Pull mode: a callback subscription's messages, taken by the JS thread  */
+/* Pull mode: a subscription's messages, taken by the JS thread          */
 /*                                                                        */
 /* No dispatcher thread: a natsio_sub_next_async token on the hub's       */
 /* completion queue rings the doorbell when a message is queued in the    */
 /* core; the JS thread then takes what is queued itself (up to            */
-/* TURN_BUDGET per turn) and arms a new token. Why: the core's queue is   */
-/* then the only one, so its pending limits mean what they say, and a     */
-/* JS thread that also publishes takes everything that arrived at each    */
-/* turn. Through a dispatcher thread, which a busy 2-core machine gave    */
-/* too little CPU, the messages waited in the core while that thread      */
-/* fell behind a publisher sharing the JS thread, until the core's        */
-/* pending limit dropped some (one pubsub run in three to eight).         */
+/* TURN_BUDGET per turn; an iterator, up to its window's room) and arms a */
+/* new token (an iterator with a full window, once its loop gives credit  */
+/* back; its natsio_sub_end_async token brings an end meanwhile). Why:    */
+/* the core's queue is then the only one, so its pending limits mean what */
+/* they say, and a JS thread that also publishes takes everything that    */
+/* arrived at each turn. Through a dispatcher thread, which a busy 2-core */
+/* machine gave too little CPU, the messages waited in the core while     */
+/* that thread fell behind a publisher sharing the JS thread, until the   */
+/* core's pending limit dropped some (a callback's pubsub run in three to */
+/* eight, an iterator's in five).                                         */
 
 static void pull_arm(napi_env env, feed *f);
+static void pull_arm_if_room(napi_env env, feed *f);
 
 /* Delivers the end, unless JS is gone or has it already; takes o.text. */
 static void pull_end(napi_env env, feed *f, end_outcome o) {
@@ -533,7 +541,17 @@ void feed_pulled(napi_env env, feed *f) {
     void *items[BATCH_MAX_ITEMS];
     uint32_t n = 0;
     size_t bytes = 0;
+    /* A callback takes what is queued (up to the turn's budget); an
+     * iterator only what its window has room for (its token is armed only
+     * while there is room, so the first message fits). */
     int64_t budget = TURN_BUDGET;
+    if (!f->auto_credit) {
+        pthread_mutex_lock(&f->mu);
+        int64_t room = f->window - f->lent;
+        pthread_mutex_unlock(&f->mu);
+        if (room < budget) budget = room < 1 ? 1 : room;
+    }
+    f->pulling = true;
     items[n++] = first;
     bytes += natsio_msg_data_len(first);
     for (;;) {
@@ -549,6 +567,11 @@ void feed_pulled(napi_env env, feed *f) {
             if (st != NATSIO_ERR_TIMEOUT) end = end_outcome_of(st);
         }
         if (n) {
+            if (!f->auto_credit) {
+                pthread_mutex_lock(&f->mu);
+                f->lent += n; /* before JS can give any of it back */
+                pthread_mutex_unlock(&f->mu);
+            }
             napi_handle_scope scope;
             napi_open_handle_scope(env, &scope);
             deliver(env, f, items, n);
@@ -560,6 +583,7 @@ void feed_pulled(napi_env env, feed *f) {
         if (pull_stopped(f)) {
             /* A callback stopped the subscription (no token is armed to
              * bring its end) or closed its client. */
+            f->pulling = false;
             free(end.text);
             pull_end(env, f, end_outcome_of(NATSIO_DONE));
             feed_release(f);
@@ -567,15 +591,62 @@ void feed_pulled(napi_env env, feed *f) {
         }
         if (!full || budget <= 0) break;
     }
+    f->pulling = false;
     if (st != NATSIO_OK && st != NATSIO_ERR_TIMEOUT) {
         pull_end(env, f, end);
     } else {
         /* Queue empty (NATSIO_ERR_TIMEOUT) or budget spent: a message
          * queued already completes the new token at once, whose tag rings
-         * the doorbell again: the event loop runs before the next batch. */
-        pull_arm(env, f);
+         * the doorbell again: the event loop runs before the next batch.
+         * An iterator with a full window waits for its credit instead. */
+        pull_arm_if_room(env, f);
     }
     feed_release(f);
+}
+
+/* Arms the next token, unless an iterator's window is full: its credit
+ * arms it then (js_feed_credit), and meanwhile its end-watch token brings
+ * an end that comes while it takes nothing. */
+static void pull_arm_if_room(napi_env env, feed *f) {
+    if (f->armed || f->pulling || f->end_delivered || pull_stopped(f)) return;
+    pthread_mutex_lock(&f->mu);
+    bool room = f->auto_credit || f->lent < f->window;
+    pthread_mutex_unlock(&f->mu);
+    if (room) pull_arm(env, f);
+}
+
+/* The end-watch token completed: the subscription ended. With a next
+ * token armed (or a delivery running), that path delivers the end after
+ * the messages before it; otherwise (a full window) it is delivered now:
+ * the iterator yields it after what it holds. */
+void feed_end_watched(napi_env env, feed *f) {
+    natsio_token *tok = f->end_watch;
+    f->end_watch = NULL;
+    int32_t st = tok ? natsio_token_status(tok) : NATSIO_OK;
+    /* A stop is a clean end here, as in the message path. */
+    end_outcome end = end_outcome_of(st == NATSIO_ERR_SUBSCRIPTION_CLOSED ? NATSIO_DONE : st);
+    natsio_token_free(tok);
+    if (env != NULL && !f->armed && !f->pulling && !pull_stopped(f))
+        pull_end(env, f, end);
+    else
+        free(end.text);
+    feed_release(f);
+}
+
+/* Registers `tok` on the hub's completion queue with `tag` (the feed and a
+ * HUB_TAG_ kind); the token holds a ref of the feed. False (the token
+ * freed, the end delivered) when the queue refuses it. */
+static bool pull_register(napi_env env, feed *f, natsio_token *tok, uint64_t kind) {
+    pthread_mutex_lock(&f->mu);
+    f->refs++; /* the token's, released when its tag is handled */
+    pthread_mutex_unlock(&f->mu);
+    int32_t st = natsio_token_complete_to(tok, f->hub->completions, (uint64_t)(uintptr_t)f | kind);
+    if (st == NATSIO_OK) return true;
+    end_outcome end = end_outcome_of(st);
+    natsio_token_free(tok);
+    pull_end(env, f, end);
+    feed_release(f);
+    return false;
 }
 
 static void pull_arm(napi_env env, feed *f) {
@@ -585,18 +656,28 @@ static void pull_arm(napi_env env, feed *f) {
         pull_end(env, f, end_outcome_of(st));
         return;
     }
-    pthread_mutex_lock(&f->mu);
-    f->refs++; /* the token's, released when its tag is handled */
-    pthread_mutex_unlock(&f->mu);
     f->armed = tok;
-    st = natsio_token_complete_to(tok, f->hub->completions, (uint64_t)(uintptr_t)f | HUB_TAG_FEED);
-    if (st != NATSIO_OK) {
-        end_outcome end = end_outcome_of(st);
-        f->armed = NULL;
-        natsio_token_free(tok);
-        pull_end(env, f, end);
-        feed_release(f);
+    if (!pull_register(env, f, tok, HUB_TAG_FEED)) f->armed = NULL;
+}
+
+/* Starts pull mode: the first next token and, for an iterator (whose
+ * next token waits for credit while its window is full), the end watch. */
+static void pull_start(napi_env env, feed *f) {
+    f->pulls = true;
+    if (!f->auto_credit) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_sub_end_async(f->handle, &tok);
+        if (st != NATSIO_OK) {
+            pull_end(env, f, end_outcome_of(st));
+            return;
+        }
+        f->end_watch = tok;
+        if (!pull_register(env, f, tok, HUB_TAG_FEED_END)) {
+            f->end_watch = NULL;
+            return;
+        }
     }
+    pull_arm(env, f);
 }
 
 static void set_stopping(feed *f) {
@@ -731,16 +812,12 @@ EXPORT(js_feed_start) {
     int32_t st;
     switch (f->kind) {
     case FEED_SUB:
-        if (cb) {
-            pthread_mutex_lock(&f->mu);
-            f->refs--; /* no core callback: the armed token holds the feed */
-            pthread_mutex_unlock(&f->mu);
-            f->started = true;
-            pull_arm(env, f);
-            return NULL;
-        }
-        st = natsio_sub_set_callback(f->handle, on_msg, f, on_release);
-        break;
+        pthread_mutex_lock(&f->mu);
+        f->refs--; /* no core callback: the armed tokens hold the feed */
+        pthread_mutex_unlock(&f->mu);
+        f->started = true;
+        pull_start(env, f);
+        return NULL;
     case FEED_REPLIES: st = natsio_replies_set_callback(f->handle, on_msg, f, on_release); break;
     case FEED_CONSUME: st = natsio_js_messages_set_callback(f->handle, on_msg, f, on_release); break;
     case FEED_OBJ_WATCH: st = natsio_obj_watcher_set_callback(f->handle, on_obj_info, f, on_release); break;
@@ -771,6 +848,7 @@ EXPORT(js_feed_credit) {
     if (f->lent < 0) f->lent = 0;
     pthread_cond_broadcast(&f->cv);
     pthread_mutex_unlock(&f->mu);
+    if (f->pulls) pull_arm_if_room(env, f);
     return NULL;
 }
 

@@ -105,8 +105,12 @@ void hub_settle_completed(napi_env env, hub *h) {
     do {
         n = natsio_completion_queue_poll(h->completions, tags, 64);
         for (size_t i = 0; i < n; i++) {
-            if (tags[i] & HUB_TAG_FEED) {
-                feed_pulled(env, (struct feed *)(uintptr_t)(tags[i] & ~HUB_TAG_FEED));
+            if (tags[i] & HUB_TAG_KINDS) {
+                struct feed *f = (struct feed *)(uintptr_t)(tags[i] & ~HUB_TAG_KINDS);
+                if ((tags[i] & HUB_TAG_KINDS) == HUB_TAG_FEED_END)
+                    feed_end_watched(env, f);
+                else
+                    feed_pulled(env, f);
                 continue;
             }
             op *o = (op *)(uintptr_t)tags[i];

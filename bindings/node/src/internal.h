@@ -343,11 +343,15 @@ napi_value feed_wrap(napi_env env, int kind, void *handle, client_wrap *cw);
  * dispatcher waits for JS any more: called before a close. JS thread. */
 void feeds_release_client(hub *h, client_wrap *cw);
 void feed_process(napi_env env, struct feed *f);
-/* A completion-queue tag with this bit set is a feed's armed token (see
- * feed.c, pull mode); any other is an op (both are calloc'ed, so the low
- * bit of their addresses is free). */
+/* A completion-queue tag with one of these in its low bits is a feed's
+ * token (see feed.c, pull mode): its next message, or its end; any other
+ * tag is an op (both are calloc'ed, so the low bits of their addresses
+ * are free). */
 #define HUB_TAG_FEED ((uint64_t)1)
+#define HUB_TAG_FEED_END ((uint64_t)2)
+#define HUB_TAG_KINDS ((uint64_t)3)
 void feed_pulled(napi_env env, struct feed *f);
+void feed_end_watched(napi_env env, struct feed *f);
 void feed_release(struct feed *f);
 
 /* ------------------------------------------------------------------ */

@@ -147,6 +147,40 @@ test('a callback subscriber keeps up with a publisher on the same thread at defa
   }
 });
 
+// The same with a `for await` loop: it reads on the JS thread too.
+test('an iterating subscriber keeps up with a publisher on the same thread at default limits', async () => {
+  const total = 300000;
+  const pnc = await nats.connect({ servers: server.url });
+  const snc = await nats.connect({ servers: server.url });
+  try {
+    const sub = snc.subscribe('keepup.iter');
+    await snc.flush();
+    let received = 0;
+    let outOfOrder = 0;
+    const reader = (async () => {
+      for await (const m of sub) {
+        if (m.data.readUInt32LE(0) !== received) outOfOrder++;
+        if (++received === total) break;
+      }
+    })();
+    const data = Buffer.alloc(16);
+    for (let i = 0; i < total; i++) {
+      data.writeUInt32LE(i, 0);
+      pnc.publish('keepup.iter', data);
+      if (i % 1000 === 999) await new Promise((r) => setImmediate(r));
+    }
+    await pnc.flush();
+    const ended = await Promise.race([reader.then(() => true), sleep(20000).then(() => false)]);
+    const st = sub.stats();
+    assert.ok(ended, `received ${received} of ${total}: ${JSON.stringify(st)}`);
+    assert.equal(st.dropped, 0);
+    assert.equal(outOfOrder, 0);
+  } finally {
+    await pnc.close();
+    await snc.close();
+  }
+});
+
 test('request/respond round trip with headers; msg.json()', async () => {
   const svc = nc.subscribe('svc.echo', {
     callback: (_err, m) => m.respond(JSON.stringify({ echo: m.string(), h: m.headers?.first('H') }), {
