@@ -27,11 +27,16 @@ impl Span {
 }
 
 /// A message delivered by the server. Cloning is cheap (reference counts).
+///
+/// Invariant (see `from_parsed`): subject and reply are UTF-8 without NUL,
+/// each followed by a NUL in the frame, which never changes. The accessors
+/// below, read per message on every delivery path, rely on it instead of
+/// checking again.
 #[derive(Debug, Clone)]
 pub struct Message {
-    pub(crate) frame: Bytes,
-    pub(crate) subject: Span,
-    pub(crate) reply: Option<Span>,
+    frame: Bytes,
+    subject: Span,
+    reply: Option<Span>,
     pub(crate) payload: Span,
     pub(crate) headers: Option<Arc<Headers>>,
     pub(crate) sid: u64,
@@ -40,14 +45,43 @@ pub struct Message {
 }
 
 impl Message {
+    /// A message over `frame`.
+    ///
+    /// # Safety
+    /// `subject` and `reply` lie inside `frame`, are valid UTF-8 without a
+    /// NUL byte, and the byte right after each is NUL (the parser checks
+    /// and writes exactly that).
+    pub(crate) unsafe fn from_parsed(
+        frame: Bytes,
+        subject: Span,
+        reply: Option<Span>,
+        payload: Span,
+        headers: Option<Arc<Headers>>,
+        sid: u64,
+        size: u32,
+    ) -> Self {
+        debug_assert!(std::iter::once(subject)
+            .chain(reply)
+            .all(|s| std::str::from_utf8(&frame[s.range()]).is_ok()
+                && frame.get((s.start + s.len) as usize) == Some(&0)
+                && !frame[s.range()].contains(&0)));
+        Message {
+            frame,
+            subject,
+            reply,
+            payload,
+            headers,
+            sid,
+            size,
+        }
+    }
+
     pub fn subject(&self) -> &str {
-        // The parser checked that subject and reply are UTF-8.
-        std::str::from_utf8(&self.frame[self.subject.range()]).unwrap_or("")
+        text(&self.frame, self.subject)
     }
 
     pub fn reply(&self) -> Option<&str> {
-        self.reply
-            .map(|r| std::str::from_utf8(&self.frame[r.range()]).unwrap_or(""))
+        self.reply.map(|r| text(&self.frame, r))
     }
 
     pub fn payload(&self) -> &[u8] {
@@ -92,8 +126,14 @@ impl Message {
     }
 }
 
+fn text(frame: &Bytes, span: Span) -> &str {
+    // SAFETY: UTF-8, as `from_parsed` requires.
+    unsafe { std::str::from_utf8_unchecked(&frame[span.range()]) }
+}
+
 fn nul_terminated(frame: &Bytes, span: Span) -> &CStr {
     let end = (span.start + span.len) as usize;
-    // The parser wrote a NUL at `end` and rejected NULs inside the span.
-    CStr::from_bytes_with_nul(&frame[span.start as usize..=end]).unwrap_or_default()
+    // SAFETY: no NUL inside the span and a NUL at `end`, as `from_parsed`
+    // requires.
+    unsafe { CStr::from_bytes_with_nul_unchecked(&frame[span.start as usize..=end]) }
 }

@@ -238,15 +238,20 @@ impl Parser {
         let headers = (with_headers && hdr_len > 0)
             .then(|| Arc::new(Headers::parse(&frame[after..after + hdr_len])));
         let payload = Span::new(after + hdr_len, total_len - hdr_len);
-        Ok(Some(ServerOp::Msg(Message {
-            frame: frame.freeze(),
-            subject,
-            reply,
-            payload,
-            headers,
-            sid,
-            size: total_len as u32,
-        })))
+        // SAFETY: check_token found subject and reply UTF-8 without NUL,
+        // and each is followed by the NUL written above.
+        let msg = unsafe {
+            Message::from_parsed(
+                frame.freeze(),
+                subject,
+                reply,
+                payload,
+                headers,
+                sid,
+                total_len as u32,
+            )
+        };
+        Ok(Some(ServerOp::Msg(msg)))
     }
 }
 
@@ -335,6 +340,38 @@ mod tests {
             (" 1", None),
         ] {
             assert_eq!(decimal(text.as_bytes()), want, "{text:?}");
+        }
+    }
+
+    // The accessors read subject and reply without checking them again:
+    // the parser is what checks, so text that is not UTF-8 (or holds a
+    // NUL) must never become a message, and what it lets through must read
+    // back exactly, as text and as C strings.
+    #[test]
+    fn subjects_are_checked_once_and_read_back_exactly() {
+        let mut p = Parser::new(4096);
+        let mut buf = BytesMut::from(
+            "MSG caf\u{e9}.\u{65e5}\u{672c} 3 r\u{e9}p.\u{1f600} 2\r\nok\r\n".as_bytes(),
+        );
+        let Some(ServerOp::Msg(m)) = p.parse(&mut buf).unwrap() else {
+            panic!()
+        };
+        assert_eq!(m.subject(), "caf\u{e9}.\u{65e5}\u{672c}");
+        assert_eq!(m.reply(), Some("r\u{e9}p.\u{1f600}"));
+        assert_eq!(m.subject_cstr().to_str(), Ok("caf\u{e9}.\u{65e5}\u{672c}"));
+        assert_eq!(
+            m.reply_cstr().map(|r| r.to_str()),
+            Some(Ok("r\u{e9}p.\u{1f600}"))
+        );
+        for bad in [
+            &b"MSG a\xff 1 2\r\nok\r\n"[..],
+            b"MSG a\xc3 1 2\r\nok\r\n",
+            b"MSG a\x00b 1 2\r\nok\r\n",
+            b"MSG a 1 r\xff 2\r\nok\r\n",
+            b"MSG a 1 r\x00 2\r\nok\r\n",
+        ] {
+            let mut buf = BytesMut::from(bad);
+            assert!(p.parse(&mut buf).is_err(), "{bad:?}");
         }
     }
 
