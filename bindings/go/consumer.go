@@ -1021,8 +1021,11 @@ type Consumption struct {
 	// to consumeTake (one batch, one finalizer), under mu.
 	mu    sync.Mutex
 	ready []*Msg
-	taken []*C.natsio_msg
-	views []C.go_msg_view
+	// What that call fills: consumeTake messages and their views, in C
+	// memory (freed with the consumption), so that cgo's pointer check
+	// has no Go array of views, each full of pointers, to walk per take.
+	taken **C.natsio_msg
+	views *C.go_msg_view
 }
 
 // consumeTake bounds the messages a Next takes from the library at once.
@@ -1064,8 +1067,24 @@ func (js *JetStream) Consume(ctx context.Context, stream, consumer string, opts 
 	if err != nil {
 		return nil, err
 	}
-	c := &Consumption{ptr: (*C.natsio_js_messages)(r.out), nc: js.nc}
-	runtime.SetFinalizer(c, func(c *Consumption) { C.natsio_js_messages_free(c.ptr) })
+	return newConsumption((*C.natsio_js_messages)(r.out), js.nc)
+}
+
+// newConsumption wraps a running consumption (Consume, an ordered
+// consumer's Messages); on failure it is stopped and freed.
+func newConsumption(ptr *C.natsio_js_messages, nc *Conn) (*Consumption, error) {
+	c := &Consumption{ptr: ptr, nc: nc,
+		taken: (**C.natsio_msg)(C.calloc(consumeTake, C.size_t(unsafe.Sizeof((*C.natsio_msg)(nil))))),
+		views: (*C.go_msg_view)(C.calloc(consumeTake, C.size_t(unsafe.Sizeof(C.go_msg_view{}))))}
+	runtime.SetFinalizer(c, func(c *Consumption) {
+		C.natsio_js_messages_free(c.ptr)
+		C.free(unsafe.Pointer(c.taken))
+		C.free(unsafe.Pointer(c.views))
+	})
+	if c.taken == nil || c.views == nil {
+		C.natsio_js_messages_stop(c.ptr) // the finalizer frees the rest
+		return nil, errorOf(ErrInternal, "out of memory for a consumption's take buffers")
+	}
 	return c, nil
 }
 
@@ -1101,11 +1120,7 @@ func (c *Consumption) nextReady() *Msg {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.ready) == 0 {
-		if c.taken == nil {
-			c.taken = make([]*C.natsio_msg, consumeTake)
-			c.views = make([]C.go_msg_view, consumeTake)
-		}
-		r := C.go_js_messages_take(c.ptr, &c.taken[0], &c.views[0], consumeTake)
+		r := C.go_js_messages_take(c.ptr, c.taken, c.views, consumeTake)
 		n := int(r.count)
 		if r.status != C.NATSIO_OK {
 			// The end or an error: Next reads it from the library.
@@ -1115,13 +1130,14 @@ func (c *Consumption) nextReady() *Msg {
 		if n == 0 {
 			return nil
 		}
-		batch := newPulledBatch(slices.Clone(c.taken[:n]))
+		batch := newPulledBatch(slices.Clone(unsafe.Slice(c.taken, n)))
+		views := unsafe.Slice(c.views, n)
 		if cap(c.ready) < n {
 			c.ready = make([]*Msg, 0, consumeTake)
 		}
 		c.ready = c.ready[:n]
 		for i := range n {
-			c.ready[i] = pulledMsgView(batch, i, &c.views[i], c.nc, &c.names)
+			c.ready[i] = pulledMsgView(batch, i, &views[i], c.nc, &c.names)
 		}
 	}
 	m := c.ready[0]

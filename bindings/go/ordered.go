@@ -219,9 +219,7 @@ func (oc *OrderedConsumer) Messages(ctx context.Context, opts ...ConsumeOpt) (*C
 	if err != nil {
 		return nil, err
 	}
-	c := &Consumption{ptr: (*C.natsio_js_messages)(r.out), nc: oc.nc}
-	runtime.SetFinalizer(c, func(c *Consumption) { C.natsio_js_messages_free(c.ptr) })
-	return c, nil
+	return newConsumption((*C.natsio_js_messages)(r.out), oc.nc)
 }
 
 // Stop ends a run (its Next returns ErrDone), deletes the server-side
