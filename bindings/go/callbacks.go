@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"runtime/cgo"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -87,6 +88,17 @@ type subState struct {
 // (natsio_sub_is_stopped: Unsubscribe, Close, a drain timeout), as a
 // per-message callback would have been.
 //
+// Asking the library between every two messages is a Go-to-C call inside
+// the C-to-Go call, which costs more than the rest of a small message's
+// delivery. So it is asked when a Go call that stops subscriptions
+// (Unsubscribe, Close) has started since the batch began, which covers a
+// handler that unsubscribes and every goroutine's stop. For what the
+// library stops by itself (a drain timeout, a slow consumer's error, a
+// connection given up) it is asked between every two messages when the
+// batch's first message took the handler subStopSlow or more (a clock
+// read per message would cost as much as the call), else every
+// subStopCheckEvery messages.
+//
 //export natsioGoMsgs
 func natsioGoMsgs(userData unsafe.Pointer, views *C.go_msg_view, count C.size_t, status C.natsio_status) {
 	st := valueOf(userData).(*subState)
@@ -100,16 +112,43 @@ func natsioGoMsgs(userData unsafe.Pointer, views *C.go_msg_view, count C.size_t,
 		close(st.ended)
 		return
 	}
+	stops := subStops.Load()
+	var began time.Time
+	slow := false
 	for i, v := range unsafe.Slice(views, int(count)) {
 		// Between messages: a stop, close or drain timeout during the
 		// handler discards the rest, as per message it would have (the
 		// first was taken while the subscription was delivering).
-		if i > 0 && bool(C.natsio_sub_is_stopped(st.sub.ptr)) {
-			return
+		switch {
+		case i == 0:
+			if count > 1 {
+				began = time.Now()
+			}
+		case i == 1:
+			slow = time.Since(began) >= subStopSlow
+			fallthrough
+		default:
+			if (slow || i%subStopCheckEvery == 0 || subStops.Load() != stops) &&
+				bool(C.natsio_sub_is_stopped(st.sub.ptr)) {
+				return
+			}
 		}
 		st.deliver(msgFromView(&v, conn, &st.lastSubject))
 	}
 }
+
+// subStops counts the Go calls that may stop callback subscriptions
+// (Unsubscribe, Close), bumped before the call: see natsioGoMsgs.
+var subStops atomic.Uint64
+
+// How often natsioGoMsgs asks the library whether the subscription was
+// stopped when no Go call may have stopped it: between every two messages
+// of a batch whose first took subStopSlow or more, else every
+// subStopCheckEvery messages.
+const (
+	subStopSlow       = 20 * time.Microsecond
+	subStopCheckEvery = 8
+)
 
 func (st *subState) deliver(m *Msg) {
 	defer func() {

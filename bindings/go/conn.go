@@ -127,6 +127,7 @@ func (nc *Conn) finalize() {
 // that one finishes after it). Closing twice is harmless.
 func (nc *Conn) Close() error {
 	defer runtime.KeepAlive(nc)
+	subStops.Add(1) // see natsioGoMsgs
 	if nc.ring != nil {
 		nc.ring.close()
 	}

@@ -21,6 +21,62 @@ import (
 	natsio "github.com/libnatsio/natsio/bindings/go"
 )
 
+// Messages queued while the handler is busy reach it together (one C-to-Go
+// call); an Unsubscribe by the handler must still drop the rest of them.
+func TestUnsubscribeInTheHandlerDropsTheRestOfItsBatch(t *testing.T) {
+	nc := connect(t)
+	subj := subject(t, "batch")
+	gate, stopped := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	var seen []string
+	var sub *natsio.Subscription
+	subscribed := make(chan struct{})
+	var err error
+	sub, err = nc.Subscribe(subj, func(m *natsio.Msg) {
+		<-subscribed
+		mu.Lock()
+		seen = append(seen, string(m.Data))
+		mu.Unlock()
+		switch string(m.Data) {
+		case "hold":
+			<-gate // the rest queue up meanwhile
+		case "stop":
+			sub.Unsubscribe()
+			close(stopped)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(subscribed)
+	nc.Publish(subj, []byte("hold"))
+	flush(t, nc)
+	eventually(t, "the first message in the handler", func() bool {
+		st, _ := sub.Stats()
+		return st.Delivered == 1
+	})
+	for _, d := range []string{"stop", "a", "b", "c", "d", "e", "f", "g", "h", "i"} {
+		nc.Publish(subj, []byte(d))
+	}
+	flush(t, nc)
+	eventually(t, "the rest queued", func() bool {
+		st, _ := sub.Stats()
+		return st.PendingMsgs == 10
+	})
+	close(gate)
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler did not unsubscribe")
+	}
+	time.Sleep(20 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.Join(seen, ","); got != "hold,stop" {
+		t.Fatalf("handled %s, want hold,stop", got)
+	}
+}
+
 func TestUnsubscribeAndCloseFromInsideTheHandler(t *testing.T) {
 	t.Run("unsubscribe", func(t *testing.T) {
 		nc := connect(t)

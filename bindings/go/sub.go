@@ -89,6 +89,7 @@ func (s *Subscription) Msgs(ctx context.Context) iter.Seq2[*Msg, error] {
 // from the handler itself, whose call then finishes): the library's
 // guarantee. Unsubscribing an ended subscription does nothing.
 func (s *Subscription) Unsubscribe() error {
+	subStops.Add(1) // see natsioGoMsgs
 	lockThread()
 	err := statusError(C.natsio_sub_stop(s.ptr))
 	unlockThread()
