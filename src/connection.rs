@@ -324,8 +324,15 @@ async fn serve(inner: &Arc<ClientInner>, est: Established) -> Result<()> {
     inner.set_direct_fd(None);
     match result {
         Ok(()) => {
-            // Shutdown: let the writer send what was accepted, bounded.
-            let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
+            // Shutdown: let the writer send what was accepted (it ends with
+            // a FIN), then read until the server closes too, all bounded.
+            // Closing a socket whose receive queue holds unread bytes (the
+            // server's messages for our subscriptions keep coming) sends a
+            // RST, and a server that gets a RST drops what it has not read
+            // yet: the last publishes before a close would be lost.
+            let until = tokio::time::Instant::now() + CLOSE_BOUND;
+            let _ = tokio::time::timeout_at(until, writer).await;
+            let _ = tokio::time::timeout_at(until, read_until_eof(&mut rd)).await;
             drop(rd);
             Ok(())
         }
@@ -333,6 +340,21 @@ async fn serve(inner: &Arc<ClientInner>, est: Established) -> Result<()> {
             writer.abort();
             drop(rd);
             Err(e)
+        }
+    }
+}
+
+/// How long a close may take to send what was accepted and see the
+/// server close its side.
+const CLOSE_BOUND: Duration = Duration::from_secs(5);
+
+/// Reads and drops everything until the server closes its side (or the
+/// connection fails).
+async fn read_until_eof(rd: &mut ReadHalf) {
+    let mut sink = vec![0u8; READ_CHUNK];
+    while let Ok(n) = rd.read(&mut sink).await {
+        if n == 0 {
+            return;
         }
     }
 }

@@ -169,6 +169,47 @@ static void test_use_after_close(void) {
     NT_CHECK(m == (natsio_msg *)&g_life);
 }
 
+/* What was published before a close reaches the server, even while the
+ * server's messages for the closing client keep arriving: closing a socket
+ * with unread bytes sends a RST, and a server that gets one drops what it
+ * has not read yet: before the close read until the server's own close,
+ * hundreds of these 1,500 publishes were lost on every run. */
+static void test_close_sends_every_publish_while_messages_arrive(void) {
+    enum { ROUNDS = 5, N = 1500, SIZE = 1024 };
+    char subj[128];
+    case_subject(subj, sizeof subj, "linger");
+    natsio_client *watcher = connect_client();
+    NT_CHECK(watcher != NULL);
+    natsio_sub *seen = subscribe_and_flush(watcher, subj);
+    NT_CHECK(seen != NULL);
+    static char payload[SIZE];
+    memset(payload, 'x', sizeof payload);
+    for (int round = 0; round < ROUNDS; round++) {
+        natsio_client *c = NULL;
+        NT_CHECK_INT_EQ(natsio_client_connect_url(nt_server_url(g_server), &c), NATSIO_OK);
+        /* The closing client hears its own publishes: the server writes
+         * them back to it while it closes. */
+        natsio_sub *echo = subscribe_and_flush(c, subj);
+        NT_CHECK(echo != NULL);
+        for (int i = 0; i < N; i++) {
+            NT_CHECK_INT_EQ(natsio_client_publish(c, subj, payload, sizeof payload), NATSIO_OK);
+        }
+        NT_CHECK_INT_EQ(natsio_client_close(c), NATSIO_OK);
+        natsio_client_free(c);
+        for (int i = 0; i < N; i++) {
+            natsio_msg *m = NULL;
+            natsio_status st = natsio_sub_next(seen, 5000, &m);
+            if (st != NATSIO_OK) {
+                fprintf(stderr, "round %d: message %d of %d published before the close: %s\n", round, i, N,
+                        natsio_status_str(st));
+            }
+            NT_CHECK_INT_EQ(st, NATSIO_OK);
+            natsio_msg_free(m);
+            if (st != NATSIO_OK) return;
+        }
+    }
+}
+
 static void test_sub_outlives_client_free(void) {
     char subj[128];
     natsio_client *c = NULL;
@@ -710,6 +751,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_token_and_user_are_exclusive),
         NT_CASE(test_close_is_idempotent),
         NT_CASE(test_use_after_close),
+        NT_CASE(test_close_sends_every_publish_while_messages_arrive),
         NT_CASE(test_sub_outlives_client_free),
         NT_CASE(test_no_callback_after_client_free),
         NT_CASE(test_close_from_inside_callback),
