@@ -348,11 +348,17 @@ async fn serve(inner: &Arc<ClientInner>, est: Established) -> Result<()> {
 /// server close its side.
 const CLOSE_BOUND: Duration = Duration::from_secs(5);
 
-/// Reads and drops everything until the server closes its side (or the
-/// connection fails).
+/// How long a closing client waits for the server's next bytes. A live
+/// server sends until it reads the FIN, then closes; one that stays silent
+/// this long is hung or has nothing for us (then no unread bytes can make
+/// a RST), and a close does not wait the whole bound for it.
+const CLOSE_IDLE: Duration = Duration::from_millis(250);
+
+/// Reads and drops everything until the server closes its side, the
+/// connection fails or the server stays silent for CLOSE_IDLE.
 async fn read_until_eof(rd: &mut ReadHalf) {
     let mut sink = vec![0u8; READ_CHUNK];
-    while let Ok(n) = rd.read(&mut sink).await {
+    while let Ok(Ok(n)) = tokio::time::timeout(CLOSE_IDLE, rd.read(&mut sink)).await {
         if n == 0 {
             return;
         }

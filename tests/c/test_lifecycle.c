@@ -210,6 +210,35 @@ static void test_close_sends_every_publish_while_messages_arrive(void) {
     }
 }
 
+/* The close waits for the server's own close only while the server talks:
+ * a hung server (stopped here) does not hold a close for its whole bound
+ * (5 s), and what was published before still arrives once it wakes. */
+static void test_close_does_not_wait_long_for_a_hung_server(void) {
+    char subj[128];
+    case_subject(subj, sizeof subj, "hung");
+    nt_server *srv = start_server(NULL);
+    NT_CHECK(srv != NULL);
+    natsio_client *watcher = connect_url(nt_server_url(srv));
+    NT_CHECK(watcher != NULL);
+    natsio_sub *seen = subscribe_and_flush(watcher, subj);
+    NT_CHECK(seen != NULL);
+    natsio_client *c = NULL;
+    NT_CHECK_INT_EQ(natsio_client_connect_url(nt_server_url(srv), &c), NATSIO_OK);
+    NT_CHECK(subscribe_and_flush(c, subj) != NULL);
+    NT_CHECK_MSG(nt_server_pause(srv) == 0, "the server did not stop");
+    NT_CHECK_INT_EQ(natsio_client_publish(c, subj, "last", 4), NATSIO_OK);
+    int64_t start = nt_now_ms();
+    NT_CHECK_INT_EQ(natsio_client_close(c), NATSIO_OK);
+    int64_t took = nt_now_ms() - start;
+    nt_server_resume(srv);
+    natsio_client_free(c);
+    NT_CHECK_MSG(took < 2500, "the close waited %lld ms for a stopped server", (long long)took);
+    natsio_msg *m = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_next(seen, 5000, &m), NATSIO_OK);
+    NT_CHECK(m != NULL && natsio_msg_data_len(m) == 4 && memcmp(natsio_msg_data(m), "last", 4) == 0);
+    natsio_msg_free(m);
+}
+
 static void test_sub_outlives_client_free(void) {
     char subj[128];
     natsio_client *c = NULL;
@@ -752,6 +781,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_close_is_idempotent),
         NT_CASE(test_use_after_close),
         NT_CASE(test_close_sends_every_publish_while_messages_arrive),
+        NT_CASE(test_close_does_not_wait_long_for_a_hung_server),
         NT_CASE(test_sub_outlives_client_free),
         NT_CASE(test_no_callback_after_client_free),
         NT_CASE(test_close_from_inside_callback),
