@@ -54,16 +54,19 @@ static go_result go_result_of(natsio_status st) {
 uintptr_t go_thread_id(void) { return (uintptr_t)pthread_self(); }
 
 void go_msg_read(const natsio_msg *msg, go_msg_view *v) {
-	v->subject = natsio_msg_subject(msg);
-	v->subject_len = v->subject ? strlen(v->subject) : 0;
-	v->reply = natsio_msg_reply(msg);
-	v->reply_len = v->reply ? strlen(v->reply) : 0;
-	v->data = natsio_msg_data(msg);
-	v->data_len = natsio_msg_data_len(msg);
-	v->headers = natsio_msg_headers(msg);
-	v->header_count = v->headers ? natsio_headers_len(v->headers) : 0;
-	v->status = natsio_msg_status(msg);
-	v->sid = natsio_msg_sid(msg);
+	// One library call per message, on every delivery path.
+	natsio_msg_fields f;
+	if (natsio_msg_get_fields(msg, &f) != NATSIO_OK) memset(&f, 0, sizeof f);
+	v->subject = f.subject;
+	v->subject_len = f.subject_len;
+	v->reply = f.reply;
+	v->reply_len = f.reply_len;
+	v->data = f.data;
+	v->data_len = f.data_len;
+	v->headers = f.headers;
+	v->header_count = f.header_count;
+	v->status = f.status;
+	v->sid = f.sid;
 }
 
 void go_msg_read_js(const natsio_msg *msg, go_msg_view *v) {

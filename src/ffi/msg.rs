@@ -130,6 +130,66 @@ pub unsafe extern "C" fn natsio_msg_sid(msg: *const natsio_msg) -> u64 {
     guard_value(0, || Ok(arg(msg, "msg")?.msg.sid()))
 }
 
+/// Every field of a message, read at once by `natsio_msg_get_fields`. The
+/// pointers are borrowed from the message: valid while it is.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct natsio_msg_fields {
+    /// The subject, NUL-terminated, `subject_len` bytes before the NUL.
+    pub subject: *const c_char,
+    /// Length of `subject`.
+    pub subject_len: usize,
+    /// The reply subject, NUL-terminated, or NULL (`reply_len` 0) when the
+    /// message has none.
+    pub reply: *const c_char,
+    /// Length of `reply` (0 without).
+    pub reply_len: usize,
+    /// The payload, `data_len` bytes (it may hold NULs), followed by a NUL.
+    pub data: *const c_char,
+    /// Length of `data`.
+    pub data_len: usize,
+    /// The headers, or NULL when the message carried no header block.
+    pub headers: *const Headers,
+    /// Header pairs in `headers` (0 without).
+    pub header_count: usize,
+    /// The inline status code of the header block (e.g. 503), or 0.
+    pub status: i32,
+    /// The subscription id the message was delivered on.
+    pub sid: u64,
+}
+
+/// Reads every field of `msg` into `*fields_out` in one call: what
+/// `natsio_msg_subject`, `_reply`, `_data`, `_data_len`, `_headers`,
+/// `natsio_headers_len`, `natsio_msg_status` and `_sid` give, with the
+/// subjects' lengths. For bindings that copy each delivered message into
+/// another runtime (one call per message instead of one per field). Any
+/// thread. Errors: NATSIO_ERR_NULL_ARGUMENT (`*fields_out` untouched).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_msg_get_fields(
+    msg: *const natsio_msg,
+    fields_out: *mut natsio_msg_fields,
+) -> natsio_status {
+    guard(|| {
+        let m = &arg(msg, "msg")?.msg;
+        let out = out_arg(fields_out, "fields_out")?;
+        let headers = m.headers();
+        *out = natsio_msg_fields {
+            subject: m.subject_cstr().as_ptr(),
+            // The spans' lengths: no scan for the NULs.
+            subject_len: m.subject().len(),
+            reply: m.reply_cstr().map_or(std::ptr::null(), |r| r.as_ptr()),
+            reply_len: m.reply().map_or(0, str::len),
+            data: m.payload_ptr().cast(),
+            data_len: m.payload().len(),
+            headers: headers.map_or(std::ptr::null(), |h| h as *const Headers),
+            header_count: headers.map_or(0, Headers::len),
+            status: m.status().map_or(0, i32::from),
+            sid: m.sid(),
+        };
+        Ok(())
+    })
+}
+
 /// Publishes `data` (and optional `headers`) to the message's reply subject
 /// through the client that received it. Thread-safe.
 /// Errors: NATSIO_ERR_NO_REPLY_SUBJECT, NATSIO_ERR_CONNECTION_CLOSED, and

@@ -358,6 +358,65 @@ static void test_headers_roundtrip(void) {
     natsio_msg_free(m);
 }
 
+/* natsio_msg_get_fields gives, in one call, what the per-field accessors
+ * give: with and without reply and headers, a payload holding NULs, a
+ * multi-byte subject; NULL arguments are refused and touch nothing. */
+static void test_msg_get_fields(void) {
+    char subj[128];
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    case_subject(subj, sizeof subj, "fields.\xc3\xa9t\xc3\xa9");
+    natsio_sub *s = subscribe_and_flush(c, subj);
+    NT_CHECK(s != NULL);
+    natsio_headers *h = NULL;
+    NT_CHECK_INT_EQ(natsio_headers_new(&h), NATSIO_OK);
+    nt_cleanup(headers_free_cb, h);
+    NT_CHECK_INT_EQ(natsio_headers_add(h, "X-A", "1"), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_headers_add(h, "X-B", "2"), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_publish_with(c, subj, "the.reply", h, "a\0b", 3), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_publish(c, subj, "plain", 5), NATSIO_OK);
+
+    for (int i = 0; i < 2; i++) {
+        natsio_msg *m = NULL;
+        NT_CHECK_INT_EQ(natsio_sub_next(s, 2000, &m), NATSIO_OK);
+        nt_cleanup(msg_free_cb, m);
+        natsio_msg_fields f;
+        memset(&f, 0xab, sizeof f);
+        NT_CHECK_INT_EQ(natsio_msg_get_fields(m, &f), NATSIO_OK);
+        NT_CHECK(f.subject == natsio_msg_subject(m));
+        NT_CHECK_INT_EQ(f.subject_len, strlen(subj));
+        NT_CHECK_STR_EQ(f.subject, subj);
+        NT_CHECK(f.data == natsio_msg_data(m));
+        NT_CHECK_INT_EQ(f.data_len, natsio_msg_data_len(m));
+        NT_CHECK_INT_EQ(f.data[f.data_len], '\0');
+        NT_CHECK(f.headers == natsio_msg_headers(m));
+        NT_CHECK_INT_EQ(f.status, natsio_msg_status(m));
+        NT_CHECK_INT_EQ(f.sid, natsio_msg_sid(m));
+        NT_CHECK_INT_EQ(f.sid, natsio_sub_sid(s));
+        if (i == 0) {
+            NT_CHECK_MEM_EQ(f.data, f.data_len, "a\0b", 3);
+            NT_CHECK(f.reply == natsio_msg_reply(m));
+            NT_CHECK_STR_EQ(f.reply, "the.reply");
+            NT_CHECK_INT_EQ(f.reply_len, 9);
+            NT_CHECK(f.headers != NULL);
+            NT_CHECK_INT_EQ(f.header_count, 2);
+        } else {
+            NT_CHECK_MEM_EQ(f.data, f.data_len, "plain", 5);
+            NT_CHECK(f.reply == NULL);
+            NT_CHECK_INT_EQ(f.reply_len, 0);
+            NT_CHECK(f.headers == NULL);
+            NT_CHECK_INT_EQ(f.header_count, 0);
+        }
+        natsio_msg_fields untouched;
+        memset(&untouched, 0x5a, sizeof untouched);
+        NT_CHECK_INT_EQ(natsio_msg_get_fields(NULL, &untouched), NATSIO_ERR_NULL_ARGUMENT);
+        NT_CHECK_INT_EQ(natsio_msg_get_fields(m, NULL), NATSIO_ERR_NULL_ARGUMENT);
+        unsigned char pattern[sizeof untouched];
+        memset(pattern, 0x5a, sizeof pattern);
+        NT_CHECK(memcmp(&untouched, pattern, sizeof pattern) == 0);
+    }
+}
+
 /* ---- options: echo, inbox prefix ----------------------------------------- */
 
 static void test_echo_off_skips_own_messages(void) {
@@ -1197,6 +1256,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_reply_subject_passthrough),
         NT_CASE(test_headers_map_api),
         NT_CASE(test_headers_roundtrip),
+        NT_CASE(test_msg_get_fields),
         NT_CASE(test_echo_off_skips_own_messages),
         NT_CASE(test_new_inbox_prefix),
         NT_CASE(test_client_status_transitions),

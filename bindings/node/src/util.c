@@ -328,21 +328,22 @@ napi_value headers_to_js(napi_env env, const natsio_headers *hd) {
 
 /* [subject, reply, data, flatHeaders|null, status] */
 napi_value msg_to_js(napi_env env, const natsio_msg *m) {
+    natsio_msg_fields f;
+    if (natsio_msg_get_fields(m, &f) != NATSIO_OK) memset(&f, 0, sizeof f);
     napi_value arr, v;
     napi_create_array_with_length(env, 5, &arr);
-    napi_create_string_utf8(env, natsio_msg_subject(m), NAPI_AUTO_LENGTH, &v);
+    napi_create_string_utf8(env, f.subject ? f.subject : "", f.subject_len, &v);
     napi_set_element(env, arr, 0, v);
-    const char *reply = natsio_msg_reply(m);
-    if (reply)
-        napi_create_string_utf8(env, reply, NAPI_AUTO_LENGTH, &v);
+    if (f.reply)
+        napi_create_string_utf8(env, f.reply, f.reply_len, &v);
     else
         napi_get_null(env, &v);
     napi_set_element(env, arr, 1, v);
     void *copy;
-    napi_create_buffer_copy(env, natsio_msg_data_len(m), natsio_msg_data(m), &copy, &v);
+    napi_create_buffer_copy(env, f.data_len, f.data, &copy, &v);
     napi_set_element(env, arr, 2, v);
-    napi_set_element(env, arr, 3, headers_to_js(env, natsio_msg_headers(m)));
-    napi_create_int32(env, natsio_msg_status(m), &v);
+    napi_set_element(env, arr, 3, headers_to_js(env, f.headers));
+    napi_create_int32(env, f.status, &v);
     napi_set_element(env, arr, 4, v);
     return arr;
 }
@@ -373,26 +374,30 @@ void batch_to_js(napi_env env, void *const *msgs, uint32_t n, napi_value out[4])
     int32_t subject_index = -1;
     int32_t extras_count = 0;
     size_t offset = 0;
+    size_t last_subject_len = 0;
     for (uint32_t i = 0; i < n; i++) {
-        const natsio_msg *m = msgs[i];
-        const char *subject = natsio_msg_subject(m);
-        if (!last_subject || strcmp(subject, last_subject) != 0) {
+        /* One library call per message for its fields. */
+        natsio_msg_fields f;
+        if (natsio_msg_get_fields(msgs[i], &f) != NATSIO_OK) memset(&f, 0, sizeof f);
+        const char *subject = f.subject ? f.subject : "";
+        if (!last_subject || f.subject_len != last_subject_len || memcmp(subject, last_subject, f.subject_len) != 0) {
             napi_value sv;
-            napi_create_string_utf8(env, subject, NAPI_AUTO_LENGTH, &sv);
+            napi_create_string_utf8(env, subject, f.subject_len, &sv);
             napi_set_element(env, out[2], (uint32_t)++subject_index, sv);
             last_subject = subject;
+            last_subject_len = f.subject_len;
         }
-        size_t len = natsio_msg_data_len(m);
-        if (len) memcpy(data_mem + offset, natsio_msg_data(m), len);
+        size_t len = f.data_len;
+        if (len) memcpy(data_mem + offset, f.data, len);
         offset += len;
-        const char *reply = natsio_msg_reply(m);
-        const natsio_headers *hd = natsio_msg_headers(m);
+        const char *reply = f.reply;
+        const natsio_headers *hd = f.headers;
         int32_t extras_index = -1;
         if (reply || hd) {
             if (extras_count == 0) napi_create_array(env, &out[3]);
             napi_value rv;
             if (reply)
-                napi_create_string_utf8(env, reply, NAPI_AUTO_LENGTH, &rv);
+                napi_create_string_utf8(env, reply, f.reply_len, &rv);
             else
                 napi_get_null(env, &rv);
             napi_set_element(env, out[3], (uint32_t)(extras_count * 2), rv);
@@ -401,7 +406,7 @@ void batch_to_js(napi_env env, void *const *msgs, uint32_t n, napi_value out[4])
         }
         meta[i * META_INTS + 0] = subject_index;
         meta[i * META_INTS + 1] = (int32_t)offset;
-        meta[i * META_INTS + 2] = natsio_msg_status(m);
+        meta[i * META_INTS + 2] = f.status;
         meta[i * META_INTS + 3] = extras_index;
     }
 }
