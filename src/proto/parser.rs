@@ -77,28 +77,22 @@ pub(crate) fn decimal(b: &[u8]) -> Option<u64> {
     if b.is_empty() || b.len() > MAX_DIGITS {
         return None;
     }
-    // Up to 19 digits cannot overflow a u64 (10^19 - 1 < 2^64): no checked
-    // arithmetic per digit on this path, which parses every message's size
-    // and every JetStream ack subject's five numbers.
-    if b.len() < MAX_DIGITS {
-        let mut v: u64 = 0;
-        for &d in b {
-            let digit = d.wrapping_sub(b'0');
-            if digit > 9 {
-                return None;
-            }
-            v = v * 10 + u64::from(digit);
-        }
-        return Some(v);
-    }
+    let digit = |d: u8| {
+        let v = d.wrapping_sub(b'0');
+        (v <= 9).then_some(u64::from(v))
+    };
+    // Up to 19 digits cannot overflow a u64 (10^19 - 1 < 2^64): only a
+    // 20th takes checked arithmetic. This parses every message's size and
+    // every JetStream ack subject's five numbers.
+    let (head, last) = b.split_at(b.len().min(MAX_DIGITS - 1));
     let mut v: u64 = 0;
-    for &d in b {
-        if !d.is_ascii_digit() {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+    for &d in head {
+        v = v * 10 + digit(d)?;
     }
-    Some(v)
+    match last.first() {
+        None => Some(v),
+        Some(&d) => v.checked_mul(10)?.checked_add(digit(d)?),
+    }
 }
 
 fn check_token(b: &[u8], what: &str) -> Result<()> {
