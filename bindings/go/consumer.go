@@ -660,7 +660,7 @@ func pulledMsgView(batch *pulledBatch, index int, v *C.go_msg_view, nc *Conn, na
 	if metaOK { // else md is not to be read
 		stream, consumer = cView(md.stream, md.stream_len), cView(md.consumer, md.consumer_len)
 	}
-	subject, stream, consumer := names.strings(cView(v.subject, v.subject_len), stream, consumer)
+	subject, stream, consumer := names.strings(cView(v.f.subject, v.f.subject_len), stream, consumer)
 	m := msgFromView(v, nc, &subject)
 	a := &jsAck{batch: batch, index: index}
 	if a.metaErr = resultError(v.md_status, v.md_detail); a.metaErr == nil {

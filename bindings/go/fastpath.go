@@ -108,8 +108,8 @@ func (nc *Conn) publish(subject, reply string, mode C.int, hdrs *C.natsio_header
 // allocation. Data is capped at its length, so appending to it never
 // reaches the reply's bytes.
 func msgFromView(v *C.go_msg_view, conn *Conn, lastSubject *string) *Msg {
-	m := &Msg{conn: conn, Status: int(v.status), Sid: uint64(v.sid)}
-	subj := unsafe.String((*byte)(unsafe.Pointer(v.subject)), int(v.subject_len))
+	m := &Msg{conn: conn, Status: int(v.f.status), Sid: uint64(v.f.sid)}
+	subj := unsafe.String((*byte)(unsafe.Pointer(v.f.subject)), int(v.f.subject_len))
 	if lastSubject != nil && *lastSubject == subj && subj != "" {
 		m.Subject = *lastSubject
 	} else {
@@ -118,8 +118,8 @@ func msgFromView(v *C.go_msg_view, conn *Conn, lastSubject *string) *Msg {
 			*lastSubject = m.Subject
 		}
 	}
-	n, rn := int(v.data_len), int(v.reply_len)
-	data := unsafe.Slice((*byte)(unsafe.Pointer(v.data)), n)
+	n, rn := int(v.f.data_len), int(v.f.reply_len)
+	data := unsafe.Slice((*byte)(unsafe.Pointer(v.f.data)), n)
 	if rn == 0 && n > 0 {
 		// append allocates without zeroing what it copies over (make
 		// zeroes first): the common case, a payload without reply.
@@ -129,15 +129,15 @@ func msgFromView(v *C.go_msg_view, conn *Conn, lastSubject *string) *Msg {
 		copy(buf, data)
 		m.Data = buf[:n:n]
 		if rn > 0 {
-			copy(buf[n:], unsafe.Slice((*byte)(unsafe.Pointer(v.reply)), rn))
+			copy(buf[n:], unsafe.Slice((*byte)(unsafe.Pointer(v.f.reply)), rn))
 			m.Reply = unsafe.String(&buf[n], rn)
 		}
 	}
-	if v.headers != nil {
-		m.Header = make(Header, int(v.header_count))
-		for i := C.size_t(0); i < v.header_count; i++ {
+	if v.f.headers != nil {
+		m.Header = make(Header, int(v.f.header_count))
+		for i := C.size_t(0); i < v.f.header_count; i++ {
 			var name, value *C.char
-			if C.natsio_headers_entry(v.headers, i, &name, &value) == C.NATSIO_OK {
+			if C.natsio_headers_entry(v.f.headers, i, &name, &value) == C.NATSIO_OK {
 				m.Header.Add(C.GoString(name), C.GoString(value))
 			}
 		}

@@ -55,18 +55,7 @@ uintptr_t go_thread_id(void) { return (uintptr_t)pthread_self(); }
 
 void go_msg_read(const natsio_msg *msg, go_msg_view *v) {
 	// One library call per message, on every delivery path.
-	natsio_msg_fields f;
-	if (natsio_msg_get_fields(msg, &f) != NATSIO_OK) memset(&f, 0, sizeof f);
-	v->subject = f.subject;
-	v->subject_len = f.subject_len;
-	v->reply = f.reply;
-	v->reply_len = f.reply_len;
-	v->data = f.data;
-	v->data_len = f.data_len;
-	v->headers = f.headers;
-	v->header_count = f.header_count;
-	v->status = f.status;
-	v->sid = f.sid;
+	if (natsio_msg_get_fields(msg, &v->f) != NATSIO_OK) memset(&v->f, 0, sizeof v->f);
 }
 
 void go_msg_read_js(const natsio_msg *msg, go_msg_view *v) {

@@ -39,16 +39,7 @@ uintptr_t go_thread_id(void);
 
 /* A message's fields. */
 typedef struct go_msg_view {
-	const char *subject;
-	size_t subject_len;
-	const char *reply;
-	size_t reply_len;
-	const char *data;
-	size_t data_len;
-	const natsio_headers *headers;
-	size_t header_count;
-	int32_t status; /* natsio_msg_status: a status message's code, 0 for none */
-	uint64_t sid;   /* natsio_msg_sid */
+	natsio_msg_fields f; /* natsio_msg_get_fields */
 	/* JetStream metadata, read by go_msg_read_js only. */
 	natsio_status md_status;
 	go_error *md_detail; /* malloc'd on failure */
