@@ -81,14 +81,13 @@ typedef struct feed {
     uint32_t id;
     bool started;
     bool js_stopped;
-    /* Pull mode (subscriptions), JS thread only: the armed
+    /* Pull mode (subscriptions, once started), JS thread only: the armed
      * natsio_sub_next_async token and, for an iterator, its
      * natsio_sub_end_async token, both registered on the hub's completion
-     * queue (each holds a ref); whether the feed is in pull mode; whether
-     * feed_pulled is running (a credit given back during its delivery
-     * leaves the next token to it). */
+     * queue (each holds a ref); whether feed_pulled is running (a credit
+     * given back during its delivery leaves the next token to it). */
     natsio_token *armed, *end_watch;
-    bool pulls, pulling;
+    bool pulling;
     struct feed *prev, *next; /* in hub->feeds */
     /* shared with the dispatcher thread, under mu */
     pthread_mutex_t mu;
@@ -155,8 +154,8 @@ static void feed_post(feed *f) {
 }
 
 static bool owner_closed(feed *f) {
-    if (f->cw && natsio_client_status(f->cw->client) == NATSIO_CONN_CLOSED) return true;
-    return f->kind == FEED_SUB && natsio_sub_is_closed(f->handle);
+    /* Subscriptions never get here: they are read in pull mode. */
+    return f->cw && natsio_client_status(f->cw->client) == NATSIO_CONN_CLOSED;
 }
 
 static bool ring_push(feed *f, void *item) {
@@ -663,7 +662,6 @@ static void pull_arm(napi_env env, feed *f) {
 /* Starts pull mode: the first next token and, for an iterator (whose
  * next token waits for credit while its window is full), the end watch. */
 static void pull_start(napi_env env, feed *f) {
-    f->pulls = true;
     if (!f->auto_credit) {
         natsio_token *tok = NULL;
         int32_t st = natsio_sub_end_async(f->handle, &tok);
@@ -848,7 +846,7 @@ EXPORT(js_feed_credit) {
     if (f->lent < 0) f->lent = 0;
     pthread_cond_broadcast(&f->cv);
     pthread_mutex_unlock(&f->mu);
-    if (f->pulls) pull_arm_if_room(env, f);
+    if (f->kind == FEED_SUB && f->started) pull_arm_if_room(env, f); /* pull mode */
     return NULL;
 }
 
