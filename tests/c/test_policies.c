@@ -307,6 +307,15 @@ static void test_error_fails_subscription(void) {
     NT_CHECK_INT_EQ(natsio_client_flush(sc, 2000), NATSIO_OK);
 }
 
+/* natsio_sub_end_async's token for `s` (NULL on failure, checked by the
+ * caller), freed when the case ends. */
+static natsio_token *end_token(natsio_sub *s) {
+    natsio_token *t = NULL;
+    if (natsio_sub_end_async(s, &t) != NATSIO_OK) return NULL;
+    nt_cleanup(token_free_cb, t);
+    return t;
+}
+
 /* natsio_sub_end_async: the end reaches a reader that takes nothing (a
  * binding whose consumer's buffer is full), as the failure here. */
 static void test_end_token_learns_the_failure_without_a_read(void) {
@@ -317,9 +326,8 @@ static void test_end_token_learns_the_failure_without_a_read(void) {
     natsio_sub *s = subscribe_limited(sc, case_subject(subj, sizeof subj, "f"), LIMIT, -1,
                                       NATSIO_POLICY_ERROR);
     NT_CHECK(s != NULL);
-    natsio_token *end = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_end_async(s, &end), NATSIO_OK);
-    nt_cleanup(token_free_cb, end);
+    natsio_token *end = end_token(s);
+    NT_CHECK(end != NULL);
     NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, LIMIT, 0), NATSIO_OK);
     NT_CHECK(!natsio_token_is_done(end)); /* at the limit, not over it */
     NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, 1, 0), NATSIO_OK);
@@ -337,9 +345,8 @@ static void test_end_token_outcomes(void) {
     natsio_sub *s = subscribe_limited(sc, case_subject(subj, sizeof subj, "f"), LIMIT, -1,
                                       NATSIO_POLICY_DROP_NEW);
     NT_CHECK(s != NULL);
-    natsio_token *end = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_end_async(s, &end), NATSIO_OK);
-    nt_cleanup(token_free_cb, end);
+    natsio_token *end = end_token(s);
+    NT_CHECK(end != NULL);
     NT_CHECK_INT_EQ(natsio_sub_unsubscribe_after(s, 2), NATSIO_OK);
     NT_CHECK_INT_EQ(flood_fully_received(pc, sc, subj, 2, 0), NATSIO_OK);
     /* Both messages are still there for the reader: the end waits. */
@@ -350,18 +357,16 @@ static void test_end_token_outcomes(void) {
     NT_CHECK_INT_EQ(natsio_sub_next(s, 2000, &m), NATSIO_OK);
     natsio_msg_free(m);
     NT_CHECK_INT_EQ(token_outcome(end, 2000), NATSIO_OK);
-    natsio_token *again = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_end_async(s, &again), NATSIO_OK);
-    nt_cleanup(token_free_cb, again);
+    natsio_token *again = end_token(s);
+    NT_CHECK(again != NULL);
     NT_CHECK(natsio_token_is_done(again));
     NT_CHECK_INT_EQ(natsio_token_status(again), NATSIO_OK);
 
     natsio_sub *stopped = subscribe_limited(sc, case_subject(subj, sizeof subj, "s"), LIMIT, -1,
                                             NATSIO_POLICY_DROP_NEW);
     NT_CHECK(stopped != NULL);
-    natsio_token *stop_end = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_end_async(stopped, &stop_end), NATSIO_OK);
-    nt_cleanup(token_free_cb, stop_end);
+    natsio_token *stop_end = end_token(stopped);
+    NT_CHECK(stop_end != NULL);
     NT_CHECK(!natsio_token_is_done(stop_end));
     NT_CHECK_INT_EQ(natsio_sub_stop(stopped), NATSIO_OK);
     NT_CHECK_INT_EQ(token_outcome(stop_end, 2000), NATSIO_ERR_SUBSCRIPTION_CLOSED);
@@ -369,9 +374,8 @@ static void test_end_token_outcomes(void) {
     natsio_sub *open = subscribe_limited(sc, case_subject(subj, sizeof subj, "c"), LIMIT, -1,
                                          NATSIO_POLICY_DROP_NEW);
     NT_CHECK(open != NULL);
-    natsio_token *close_end = NULL;
-    NT_CHECK_INT_EQ(natsio_sub_end_async(open, &close_end), NATSIO_OK);
-    nt_cleanup(token_free_cb, close_end);
+    natsio_token *close_end = end_token(open);
+    NT_CHECK(close_end != NULL);
     natsio_client_close(sc);
     NT_CHECK_INT_EQ(token_outcome(close_end, 2000), NATSIO_ERR_CONNECTION_CLOSED);
 
