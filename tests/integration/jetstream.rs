@@ -1257,11 +1257,13 @@ fn kv_watch_initial_values_updates_and_recovery() {
         ("b.2".into(), b"while gone".to_vec(), Operation::Put)
     );
     // The bucket deleted under two watches: each ends with BucketNotFound,
-    // not a plain timeout. The wait stays below two of the watch's 5 s
-    // heartbeats, so the end must come from the deletion itself, not from
-    // missed heartbeats; and it is final.
+    // not a plain timeout, and the end is final. Usually the deletion's
+    // "409 Consumer Deleted" ends it at once; but the server queues that
+    // notice on the stream's send loop and then stops the loop, which may
+    // quit first (nats-server 2.14, `stream.stop`), and then two missed 5 s
+    // heartbeats end it (5 to 10 s after the deletion). The wait covers both.
     js.delete_key_value("W").wait().unwrap();
-    let gone = Some(Duration::from_secs(8));
+    let gone = Some(Duration::from_secs(15));
     for watcher in [&u, &w] {
         let err = loop {
             match watcher.next(gone) {
