@@ -8,6 +8,10 @@ package natsio
 /*
 #include <stdlib.h>
 #include "natsio_go.h"
+// The library copies what a publish keeps and calls no Go code from it:
+// its arguments may stay on the Go stack.
+#cgo noescape go_js_publish_async
+#cgo nocallback go_js_publish_async
 */
 import "C"
 
@@ -367,11 +371,15 @@ func MsgTTLNever() PubOpt { return func(c *pubConfig) { c.ttl, c.ttlNever = 0, t
 func PubHeader(h Header) PubOpt { return func(c *pubConfig) { c.header = h } }
 
 // preparedPub is a publish ready for C: NUL-terminated strings in Go
-// memory, C headers (freed by free) and the scalars.
+// memory, C headers (freed by free) and the scalars. It lives on its
+// caller's stack: the C call is marked noescape (the library copies what
+// it keeps), and a short subject is written into subjectBuf, so that a
+// publish without options allocates nothing here.
 type preparedPub struct {
 	subject, msgID, stream, lastSubject, lastMsgID []byte
 	headers                                        *C.natsio_headers
 	scalars                                        C.go_pub_scalars
+	subjectBuf                                     [96]byte
 }
 
 func (p *preparedPub) free() {
@@ -380,23 +388,39 @@ func (p *preparedPub) free() {
 	}
 }
 
-func preparePub(subject string, opts []PubOpt) (*preparedPub, error) {
+// prepare fills p for a publish to subject with opts.
+func (p *preparedPub) prepare(subject string, opts []PubOpt) error {
+	switch {
+	case strings.IndexByte(subject, 0) >= 0:
+		_, err := cString(subject) // the error it reports
+		return err
+	case len(subject) < len(p.subjectBuf):
+		p.subject = p.subjectBuf[:len(subject)+1]
+		p.subject[copy(p.subject, subject)] = 0
+	default:
+		p.subject, _ = cString(subject)
+	}
+	if len(opts) == 0 {
+		return nil
+	}
+	return p.applyOpts(opts)
+}
+
+// applyOpts fills p's options (kept apart from prepare: the options'
+// config escapes to the heap, and a publish without options needs none).
+func (p *preparedPub) applyOpts(opts []PubOpt) error {
 	var cfg pubConfig
 	for _, opt := range opts {
 		opt(&cfg)
 	}
-	p := &preparedPub{}
 	var err error
-	if p.subject, err = cString(subject); err != nil {
-		return nil, err
-	}
 	for _, s := range []struct {
 		dst *[]byte
 		src string
 	}{{&p.msgID, cfg.msgID}, {&p.stream, cfg.stream}, {&p.lastSubject, cfg.lastSubject}, {&p.lastMsgID, cfg.lastMsgID}} {
 		if s.src != "" {
 			if *s.dst, err = cString(s.src); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
@@ -405,7 +429,7 @@ func preparePub(subject string, opts []PubOpt) (*preparedPub, error) {
 		p.scalars.ttl_s = C.NATSIO_TTL_NEVER
 	case cfg.ttl != 0:
 		if cfg.ttl < time.Second || cfg.ttl%time.Second != 0 {
-			return nil, errorOf(ErrInvalidArgument, "MsgTTL must be a positive whole number of seconds, not "+cfg.ttl.String())
+			return errorOf(ErrInvalidArgument, "MsgTTL must be a positive whole number of seconds, not "+cfg.ttl.String())
 		}
 		p.scalars.ttl_s = C.int64_t(cfg.ttl / time.Second)
 	}
@@ -415,10 +439,8 @@ func preparePub(subject string, opts []PubOpt) (*preparedPub, error) {
 	if cfg.hasLastSubjectSeq {
 		p.scalars.expected_last_subject_seq, p.scalars.has_expected_last_subject_seq = C.uint64_t(cfg.lastSubjectSeq), 1
 	}
-	if p.headers, err = cHeaders(cfg.header); err != nil {
-		return nil, err
-	}
-	return p, nil
+	p.headers, err = cHeaders(cfg.header)
+	return err
 }
 
 // start starts the publish (natsio_js_publish_async) and returns its token.
@@ -450,11 +472,11 @@ func (js *JetStream) Publish(ctx context.Context, subject string, data []byte, o
 	if ctx.Err() != nil {
 		return nil, contextError(ctx)
 	}
-	p, err := preparePub(subject, opts)
-	if err != nil {
+	var p preparedPub
+	defer p.free()
+	if err := p.prepare(subject, opts); err != nil {
 		return nil, err
 	}
-	defer p.free()
 	// The ack timeout is ctx's deadline, else the context's timeout (the
 	// async form's own default would be the async publish timeout).
 	_, hasDeadline := ctx.Deadline()
@@ -514,11 +536,11 @@ func (f *PubAckFuture) finalize() {
 // stall wait for room, then fails with ErrTooManyStalledMsgs (sending
 // nothing). data may be reused once it returns.
 func (js *JetStream) PublishAsync(subject string, data []byte, opts ...PubOpt) (*PubAckFuture, error) {
-	p, err := preparePub(subject, opts)
-	if err != nil {
+	var p preparedPub
+	defer p.free()
+	if err := p.prepare(subject, opts); err != nil {
 		return nil, err
 	}
-	defer p.free()
 	ptr, err := js.acquire()
 	if err != nil {
 		return nil, err

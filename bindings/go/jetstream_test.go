@@ -236,6 +236,36 @@ func TestPublishAcksDedupesAndExpectations(t *testing.T) {
 	wantErr(t, err, natsio.ErrNoStreamResponse)
 }
 
+// A publish writes a short subject into a buffer on its stack and a long
+// one into an allocated copy: every length around the boundary arrives
+// exact, sync and async, and a NUL byte is refused before anything is sent.
+func TestPublishSubjectsOfEveryLength(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 10*time.Second)
+	got(js.CreateStream(ctx, natsio.StreamConfig{Name: "LEN", Subjects: []string{"len.>"}, Storage: natsio.MemoryStorage})).must(t)
+	for _, n := range []int{5, 94, 95, 96, 97, 300} {
+		subject := "len." + strings.Repeat("s", n-len("len."))
+		for _, async := range []bool{false, true} {
+			data := fmt.Sprintf("%d %v", n, async)
+			if async {
+				f := got(js.PublishAsync(subject, []byte(data))).must(t)
+				got(f.Wait(ctx)).must(t)
+			} else {
+				got(js.Publish(ctx, subject, []byte(data))).must(t)
+			}
+			m := got(js.GetLastMsg(ctx, "LEN", subject)).must(t)
+			if m.Subject != subject || string(m.Data) != data {
+				t.Fatalf("%d-byte subject (async %v): stored %q on %q", n, async, m.Data, m.Subject)
+			}
+		}
+	}
+	_, err := js.PublishAsync("len.a\x00b", []byte("x"))
+	wantErr(t, err, natsio.ErrInvalidArgument, "NUL")
+	if info := got(js.StreamInfo(ctx, "LEN")).must(t); info.State.Msgs != 12 {
+		t.Fatalf("the stream holds %d messages, want 12", info.State.Msgs)
+	}
+}
+
 func TestPublishArgumentErrors(t *testing.T) {
 	_, js := jetStream(t)
 	ctx := ctxTimeout(t, 10*time.Second)
