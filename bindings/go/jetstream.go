@@ -390,15 +390,14 @@ func (p *preparedPub) free() {
 
 // prepare fills p for a publish to subject with opts.
 func (p *preparedPub) prepare(subject string, opts []PubOpt) error {
-	switch {
-	case strings.IndexByte(subject, 0) >= 0:
-		_, err := cString(subject) // the error it reports
+	if err := checkNUL(subject); err != nil {
 		return err
-	case len(subject) < len(p.subjectBuf):
+	}
+	if len(subject) < len(p.subjectBuf) {
 		p.subject = p.subjectBuf[:len(subject)+1]
 		p.subject[copy(p.subject, subject)] = 0
-	default:
-		p.subject, _ = cString(subject)
+	} else {
+		p.subject = append([]byte(subject), 0)
 	}
 	if len(opts) == 0 {
 		return nil

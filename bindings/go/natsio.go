@@ -33,7 +33,6 @@ import "C"
 
 import (
 	"runtime"
-	"strings"
 	"time"
 	"unsafe"
 )
@@ -59,8 +58,8 @@ func SetWaitSpin(d time.Duration) {
 // saves a malloc/free pair per call. A string holding NUL cannot cross the
 // C ABI intact, so it is refused rather than silently truncated.
 func cString(s string) ([]byte, error) {
-	if strings.IndexByte(s, 0) >= 0 {
-		return nil, &Error{Status: statusInvalidArgument, Detail: "string contains a NUL byte: " + strings.ReplaceAll(s, "\x00", `\0`)}
+	if err := checkNUL(s); err != nil {
+		return nil, err
 	}
 	b := make([]byte, len(s)+1)
 	copy(b, s)
