@@ -326,10 +326,16 @@ napi_value headers_to_js(napi_env env, const natsio_headers *hd) {
     return v;
 }
 
-/* [subject, reply, data, flatHeaders|null, status] */
-napi_value msg_to_js(napi_env env, const natsio_msg *m) {
+/* Every field of m in one library call; all empty if m is NULL. */
+static natsio_msg_fields msg_fields(const natsio_msg *m) {
     natsio_msg_fields f;
     if (natsio_msg_get_fields(m, &f) != NATSIO_OK) memset(&f, 0, sizeof f);
+    return f;
+}
+
+/* [subject, reply, data, flatHeaders|null, status] */
+napi_value msg_to_js(napi_env env, const natsio_msg *m) {
+    natsio_msg_fields f = msg_fields(m);
     napi_value arr, v;
     napi_create_array_with_length(env, 5, &arr);
     napi_create_string_utf8(env, f.subject ? f.subject : "", f.subject_len, &v);
@@ -376,9 +382,7 @@ void batch_to_js(napi_env env, void *const *msgs, uint32_t n, napi_value out[4])
     size_t offset = 0;
     size_t last_subject_len = 0;
     for (uint32_t i = 0; i < n; i++) {
-        /* One library call per message for its fields. */
-        natsio_msg_fields f;
-        if (natsio_msg_get_fields(msgs[i], &f) != NATSIO_OK) memset(&f, 0, sizeof f);
+        natsio_msg_fields f = msg_fields(msgs[i]);
         const char *subject = f.subject ? f.subject : "";
         if (!last_subject || f.subject_len != last_subject_len || memcmp(subject, last_subject, f.subject_len) != 0) {
             napi_value sv;
