@@ -192,7 +192,7 @@
 /**
  * `natsio_js_publish_options.version` of this header.
  */
-#define NATSIO_JS_PUBLISH_OPTIONS_VERSION 1
+#define NATSIO_JS_PUBLISH_OPTIONS_VERSION 2
 
 /**
  * `natsio_kv_watch_options.version` of this header (2 added
@@ -1433,6 +1433,21 @@ typedef struct natsio_js_publish_options {
    * asynchronous publishes its async publish timeout).
    */
   int64_t timeout_ms;
+  /**
+   * `natsio_js_publish_async` only (since version 2): true: while other
+   * publishes of the connection await their acks, this one is queued
+   * without waking the connection's writer thread, so that a run of
+   * publishes goes out in one write instead of a wake-up and a write
+   * each. It is sent within about a millisecond (the writer looks again
+   * while such publishes keep coming), or sooner: with the next frame
+   * that wakes the writer, when a publish stalls on
+   * `publish_async_max_pending`, when a thread waits on a token of the
+   * connection (`natsio_token_wait`) or for
+   * `natsio_js_publish_async_complete`, once 64 KiB are queued, or at
+   * `natsio_client_send_deferred` (call it after a run to save the
+   * millisecond).
+   */
+  bool defer_send;
 } natsio_js_publish_options;
 
 /**
@@ -1858,6 +1873,15 @@ natsio_status natsio_client_pub_ring(const struct natsio_client *c,
  * NATSIO_ERR_NULL_ARGUMENT.
  */
 natsio_status natsio_client_pub_ring_kick(const struct natsio_client *c);
+
+/**
+ * Sends now what `natsio_js_publish_options.defer_send` and
+ * `natsio_msg_ack_deferred` queued and nothing has sent yet (else it goes
+ * within about a millisecond). Call it after a run of them. Thread-safe,
+ * cheap when there are none, never blocks. Errors:
+ * NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_client_send_deferred(const struct natsio_client *c);
 
 /**
  * Publishes with an optional reply subject and optional headers (either
@@ -2379,6 +2403,19 @@ natsio_status natsio_js_next_with_options_async(const struct natsio_js *js,
  * through this handle), NATSIO_ERR_CONNECTION_CLOSED.
  */
 natsio_status natsio_msg_ack(const struct natsio_msg *msg);
+
+/**
+ * `natsio_msg_ack` for a loop that acks many messages: when the ack finds
+ * the connection's writer thread idle it is queued without waking it,
+ * like a publish with `natsio_js_publish_options.defer_send`, so that a
+ * run of acks goes out in one write. It is sent within about a
+ * millisecond, or sooner: with the next frame that wakes the writer (a
+ * consumption's next pull request among them), when a thread waits on a
+ * token of the connection, once 64 KiB are queued, or at
+ * `natsio_client_send_deferred`. Thread-safe. Errors: as
+ * `natsio_msg_ack`.
+ */
+natsio_status natsio_msg_ack_deferred(const struct natsio_msg *msg);
 
 /**
  * Acknowledges and waits up to `timeout_ms` (NATSIO_TIMEOUT_DEFAULT: the

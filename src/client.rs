@@ -137,7 +137,42 @@ struct WriteState {
     writer_busy: bool,
     /// The plain-TCP socket, for direct writes of urgent frames.
     direct_fd: Option<i32>,
+    /// `buf` holds a deferred frame (`Wake::Deferred`) that found the
+    /// writer idle and did not wake it: the next frame queued, a blocking
+    /// wait in the library, `send_deferred` or the writer's tick will.
+    wake_owed: bool,
+    /// A deferred frame was queued since the writer last found nothing to
+    /// write: it looks again after DEFERRED_TICK instead of parking.
+    deferred_queued: bool,
+    /// The writer found nothing to write and no deferred frames came: it
+    /// waits without a tick, so a deferred frame must wake it.
+    writer_parked: bool,
 }
+
+/// What a queued frame does when it finds the writer idle (an empty
+/// buffer).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Wake {
+    /// Written straight from the caller's thread (someone waits for its
+    /// answer: a request, a reply, a flush), saving a thread hop.
+    Direct,
+    /// Wakes the writer task, which batches what arrives meanwhile.
+    Writer,
+    /// Wakes nothing when the writer is ticking (deferred frames came
+    /// within the last tick): a run of frames (asynchronous publishes,
+    /// acks) goes out in one write within DEFERRED_TICK, or sooner with
+    /// any other frame, a blocking wait in the library, `send_deferred` or
+    /// DEFERRED_LIMIT queued bytes, instead of a wake-up and a write per
+    /// frame or two. The first of a run wakes a parked writer.
+    Deferred,
+}
+
+/// Deferred frames past this many queued bytes wake the writer anyway:
+/// enough to batch, far below any sensible `max_pending_size`.
+const DEFERRED_LIMIT: usize = 64 * 1024;
+
+/// How long a deferred frame may wait for the writer's next look.
+pub(crate) const DEFERRED_TICK: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// Turns a request's reply (or its failure) into the outcome its
 /// completion gets; runs on the thread that routes the reply.
@@ -314,6 +349,12 @@ pub(crate) struct ClientInner {
     /// Flows fed by this client (consume, watch, request-many): closing
     /// the client ends them before `close` returns.
     flows: Mutex<Vec<std::sync::Weak<dyn crate::feed::Endable>>>,
+}
+
+/// Whether a frame just queued must wake the writer: it found the buffer
+/// empty, or a deferred frame before it left the wake owed (now paid).
+fn owes_wake(w: &mut WriteState, was_empty: bool) -> bool {
+    std::mem::take(&mut w.wake_owed) || was_empty
 }
 
 fn closed_err(w: &WriteState) -> Option<Error> {
@@ -510,7 +551,7 @@ impl ClientInner {
         &self,
         frame_len: usize,
         payload_len: usize,
-        urgent: bool,
+        wake: Wake,
         encode: impl FnOnce(&mut Vec<u8>),
     ) -> Result<()> {
         let mut w = self.lock_write();
@@ -539,6 +580,9 @@ impl ClientInner {
                             "write buffer stayed full for flush_timeout",
                         ));
                     }
+                    if std::mem::take(&mut w.wake_owed) {
+                        self.writer_wake.notify_one();
+                    }
                     w.space_waiters += 1;
                     w = self
                         .write_space
@@ -556,28 +600,44 @@ impl ClientInner {
         encode(&mut w.buf);
         w.out_msgs += 1;
         w.out_bytes += payload_len as u64;
-        self.kick_writer(w, was_empty, urgent);
+        self.kick_writer(w, was_empty, wake);
         Ok(())
     }
 
-    /// After appending to an empty buffer: an urgent frame (a request, a
-    /// reply, a flush) is written straight from this thread when the writer
-    /// is idle, saving a thread hop of latency; otherwise the writer task is
-    /// woken. Bulk publishes always go through the writer, which batches.
+    /// After appending a frame: gets the buffer to the socket as `wake`
+    /// says when the frame found the writer idle (or a deferred frame
+    /// before it did).
     fn kick_writer(
         &self,
         mut w: std::sync::MutexGuard<'_, WriteState>,
         was_empty: bool,
-        urgent: bool,
+        wake: Wake,
     ) {
-        if !was_empty {
+        if wake == Wake::Deferred {
+            w.deferred_queued = true;
+            w.wake_owed |= was_empty;
+            if !w.wake_owed || (!w.writer_parked && w.buf.len() < DEFERRED_LIMIT) {
+                return;
+            }
+            w.wake_owed = false;
+        } else if !owes_wake(&mut w, was_empty) {
             return;
         }
-        if urgent && self.send_direct(&mut w) {
+        if wake == Wake::Direct && self.send_direct(&mut w) {
             return;
         }
         drop(w);
         self.writer_wake.notify_one();
+    }
+
+    /// Wakes the writer for deferred frames (`Wake::Deferred`) that have
+    /// not woken it. Cheap when there are none.
+    pub(crate) fn send_deferred(&self) {
+        let mut w = lock(&self.write.0);
+        if std::mem::take(&mut w.wake_owed) {
+            drop(w);
+            self.writer_wake.notify_one();
+        }
     }
 
     /// Sends the buffer straight to the socket when the writer is idle;
@@ -661,20 +721,27 @@ impl ClientInner {
         }
         let was_empty = w.buf.is_empty();
         encode(&mut w.buf);
+        let wake = owes_wake(&mut w, was_empty);
         drop(w);
-        if was_empty {
+        if wake {
             self.writer_wake.notify_one();
         }
     }
 
-    /// The writer takes everything buffered so far.
-    pub(crate) fn take_pending_writes(&self, batch: &mut Vec<u8>) {
+    /// The writer takes everything buffered so far. With nothing to take,
+    /// true: deferred frames came since it last had nothing, so it must
+    /// look again within DEFERRED_TICK (false: it may wait for a wake).
+    pub(crate) fn take_pending_writes(&self, batch: &mut Vec<u8>) -> bool {
         let mut w = self.lock_write();
         std::mem::swap(&mut w.buf, batch);
         w.writer_busy = !batch.is_empty();
+        w.wake_owed = false;
+        let tick = batch.is_empty() && std::mem::take(&mut w.deferred_queued);
+        w.writer_parked = batch.is_empty() && !tick;
         if w.space_waiters > 0 {
             self.write_space.notify_all();
         }
+        tick
     }
 
     pub(crate) fn writer_failed(&self, e: Error) {
@@ -695,22 +762,23 @@ impl ClientInner {
         headers: Option<&Headers>,
         payload: &[u8],
     ) -> Result<()> {
-        self.publish_frame(subject, reply, headers, payload, false)
+        self.publish_frame(subject, reply, headers, payload, Wake::Writer)
     }
 
-    /// `urgent`: someone waits for this frame's answer (request, reply).
+    /// `wake`: Direct when someone waits for this frame's answer (request,
+    /// reply).
     pub(crate) fn publish_frame(
         &self,
         subject: &str,
         reply: Option<&str>,
         headers: Option<&Headers>,
         payload: &[u8],
-        urgent: bool,
+        wake: Wake,
     ) -> Result<()> {
         if let Some(r) = reply {
             subject::validate_publish(r)?;
         }
-        self.publish_frame_checked_reply(subject, reply, headers, payload, urgent)
+        self.publish_frame_checked_reply(subject, reply, headers, payload, wake)
     }
 
     /// A response: urgent, so written at once when the writer is idle
@@ -721,7 +789,7 @@ impl ClientInner {
         headers: Option<&Headers>,
         payload: &[u8],
     ) -> Result<()> {
-        self.publish_frame(reply_subject, None, headers, payload, true)
+        self.publish_frame(reply_subject, None, headers, payload, Wake::Direct)
     }
 
     /// `publish_frame` with a reply subject known to be valid (a request's
@@ -732,10 +800,10 @@ impl ClientInner {
         reply: Option<&str>,
         headers: Option<&Headers>,
         payload: &[u8],
-        urgent: bool,
+        wake: Wake,
     ) -> Result<()> {
         subject::validate_publish(subject)?;
-        self.publish_frame_checked(subject, reply, headers, payload, urgent)
+        self.publish_frame_checked(subject, reply, headers, payload, wake)
     }
 
     /// `publish_frame` with both subjects known to be valid (an ack
@@ -746,7 +814,7 @@ impl ClientInner {
         reply: Option<&str>,
         headers: Option<&Headers>,
         payload: &[u8],
-        urgent: bool,
+        wake: Wake,
     ) -> Result<()> {
         let hdr_len = headers.map_or(0, Headers::encoded_len);
         let max = self.max_payload.load(Ordering::Relaxed);
@@ -760,7 +828,7 @@ impl ClientInner {
             ));
         }
         let frame_len = proto::pub_frame_len(subject, reply, hdr_len, payload.len());
-        self.enqueue(frame_len, payload.len(), urgent, |buf| {
+        self.enqueue(frame_len, payload.len(), wake, |buf| {
             proto::write_pub(buf, subject, reply, headers, payload)
         })
     }
@@ -784,7 +852,7 @@ impl ClientInner {
         if !w.reconnecting {
             let was_empty = w.buf.is_empty();
             w.buf.extend_from_slice(proto::PING);
-            self.kick_writer(w, was_empty, true);
+            self.kick_writer(w, was_empty, Wake::Direct);
         }
         c
     }
@@ -810,8 +878,9 @@ impl ClientInner {
         let was_empty = w.buf.is_empty();
         w.buf.extend_from_slice(proto::PING);
         w.pongs.push_back(None);
+        let wake = owes_wake(&mut w, was_empty);
         drop(w);
-        if was_empty {
+        if wake {
             self.writer_wake.notify_one();
         }
         Ok(())
@@ -1320,18 +1389,14 @@ impl ClientInner {
     ) -> Result<u64> {
         // publish_frame validates the subject; a failure unregisters.
         let (id, reply, alone) = self.register_request(Arc::clone(done), on_reply)?;
-        let urgent = match urgency {
-            Urgency::Now => true,
-            Urgency::IfAlone => alone,
-            Urgency::Coalesce => false,
+        let wake = match urgency {
+            Urgency::Now => Wake::Direct,
+            Urgency::IfAlone | Urgency::Deferred if alone => Wake::Direct,
+            Urgency::IfAlone | Urgency::Coalesce => Wake::Writer,
+            Urgency::Deferred => Wake::Deferred,
         };
-        let sent = self.publish_frame_checked_reply(
-            subject,
-            Some(reply.as_str()),
-            headers,
-            payload,
-            urgent,
-        );
+        let sent =
+            self.publish_frame_checked_reply(subject, Some(reply.as_str()), headers, payload, wake);
         if let Err(e) = sent {
             self.unregister_request(id);
             return Err(e);
@@ -1854,7 +1919,7 @@ impl Client {
             },
         )?;
         self.inner
-            .publish_frame(subject, Some(&inbox), headers, payload, true)?;
+            .publish_frame(subject, Some(&inbox), headers, payload, Wake::Direct)?;
         let out = Arc::new(Feed::new(
             Limits::from_config(
                 self.inner.opts.pending_msgs_limit,
@@ -1892,6 +1957,14 @@ impl Client {
     pub fn flush(&self, timeout: Option<Duration>) -> Result<()> {
         self.inner
             .flush(timeout.unwrap_or(self.inner.opts.flush_timeout))
+    }
+
+    /// Sends now the asynchronous JetStream publishes queued with
+    /// `PublishOptions::defer_send` that nothing has sent yet (else they
+    /// go within about a millisecond). Cheap when there are none; never
+    /// blocks.
+    pub fn send_deferred(&self) {
+        self.inner.send_deferred();
     }
 
     /// Like `flush`, without blocking: the completion fails with a timeout

@@ -368,7 +368,7 @@ async fn read_until_eof(rd: &mut ReadHalf) {
 async fn write_loop(inner: Arc<ClientInner>, mut wr: WriteHalf) {
     let mut batch = Vec::with_capacity(READ_CHUNK);
     loop {
-        inner.take_pending_writes(&mut batch);
+        let tick = inner.take_pending_writes(&mut batch);
         if !batch.is_empty() {
             // Before the write, so no answer to a frame is traced before it.
             inner.log.trace_sent(&batch);
@@ -395,7 +395,15 @@ async fn write_loop(inner: Arc<ClientInner>, mut wr: WriteHalf) {
             let _ = wr.shutdown().await;
             return;
         }
-        inner.writer_wake.notified().await;
+        if tick {
+            // Deferred frames keep coming, and they do not wake us.
+            tokio::select! {
+                _ = inner.writer_wake.notified() => {}
+                _ = tokio::time::sleep(crate::client::DEFERRED_TICK) => {}
+            }
+        } else {
+            inner.writer_wake.notified().await;
+        }
     }
 }
 

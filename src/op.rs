@@ -54,6 +54,10 @@ pub(crate) enum Urgency {
     IfAlone,
     /// It runs on the runtime: the writer coalesces.
     Coalesce,
+    /// An asynchronous JetStream publish whose caller batches
+    /// (`PublishOptions::defer_send`): at once when alone like `IfAlone`,
+    /// else queued without waking the writer (`client::Wake::Deferred`).
+    Deferred,
 }
 
 /// How the operation being polled on this thread writes its requests.

@@ -301,6 +301,19 @@ pub unsafe extern "C" fn natsio_client_pub_ring_kick(c: *const natsio_client) ->
     })
 }
 
+/// Sends now what `natsio_js_publish_options.defer_send` and
+/// `natsio_msg_ack_deferred` queued and nothing has sent yet (else it goes
+/// within about a millisecond). Call it after a run of them. Thread-safe,
+/// cheap when there are none, never blocks. Errors:
+/// NATSIO_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_client_send_deferred(c: *const natsio_client) -> natsio_status {
+    guard(|| {
+        client(c)?.inner.send_deferred();
+        Ok(())
+    })
+}
+
 /// Publishes with an optional reply subject and optional headers (either
 /// may be NULL). Errors: as `natsio_client_publish`; the max_payload check
 /// counts headers and data together.

@@ -16,7 +16,7 @@ use super::{
     arg, bounded_timeout, guard, opt_str_arg, options_arg, out_arg, start_op, str_arg, timeout_arg,
     write_box, TakeOnce,
 };
-use crate::client::ClientInner;
+use crate::client::{ClientInner, Wake};
 use crate::error::{Error, ErrorKind, Result};
 use crate::jetstream::{parse_metadata, AckKind, Consumption, FetchOptions};
 use crate::op::Op;
@@ -690,10 +690,14 @@ fn begin_ack<'m>(
 }
 
 fn ack(msg: *const natsio_msg, kind: AckKind) -> Result<()> {
+    ack_with(msg, kind, Wake::Writer)
+}
+
+fn ack_with(msg: *const natsio_msg, kind: AckKind, wake: Wake) -> Result<()> {
     // SAFETY: the caller passes a live message or NULL.
     let m = unsafe { arg(msg, "msg")? };
     let (client, subject) = begin_ack(m, &kind)?;
-    let r = crate::jetstream::send_ack_to(&client, subject, &kind);
+    let r = crate::jetstream::send_ack_to(&client, subject, &kind, wake);
     if r.is_err() && kind.is_terminal() {
         m.acked().store(false, Ordering::SeqCst);
     }
@@ -708,6 +712,20 @@ fn ack(msg: *const natsio_msg, kind: AckKind) -> Result<()> {
 #[no_mangle]
 pub unsafe extern "C" fn natsio_msg_ack(msg: *const natsio_msg) -> natsio_status {
     guard(|| ack(msg, AckKind::Ack))
+}
+
+/// `natsio_msg_ack` for a loop that acks many messages: when the ack finds
+/// the connection's writer thread idle it is queued without waking it,
+/// like a publish with `natsio_js_publish_options.defer_send`, so that a
+/// run of acks goes out in one write. It is sent within about a
+/// millisecond, or sooner: with the next frame that wakes the writer (a
+/// consumption's next pull request among them), when a thread waits on a
+/// token of the connection, once 64 KiB are queued, or at
+/// `natsio_client_send_deferred`. Thread-safe. Errors: as
+/// `natsio_msg_ack`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_msg_ack_deferred(msg: *const natsio_msg) -> natsio_status {
+    guard(|| ack_with(msg, AckKind::Ack, Wake::Deferred))
 }
 
 /// The ack-and-confirm operation of `msg`: marks it acked through this

@@ -104,7 +104,7 @@ pub(crate) fn ttl_arg(ttl_s: i64) -> Result<Ttl> {
 }
 
 /// `natsio_js_publish_options.version` of this header.
-pub const NATSIO_JS_PUBLISH_OPTIONS_VERSION: u32 = 1;
+pub const NATSIO_JS_PUBLISH_OPTIONS_VERSION: u32 = 2;
 
 /// Options of one JetStream publish. Initialise with
 /// `natsio_js_publish_options_init`: every zero or NULL field means "not set". Pointers are borrowed for the
@@ -137,11 +137,24 @@ pub struct natsio_js_publish_options {
     /// How long to wait for the ack; 0: the context's timeout (for
     /// asynchronous publishes its async publish timeout).
     pub timeout_ms: i64,
+    /// `natsio_js_publish_async` only (since version 2): true: while other
+    /// publishes of the connection await their acks, this one is queued
+    /// without waking the connection's writer thread, so that a run of
+    /// publishes goes out in one write instead of a wake-up and a write
+    /// each. It is sent within about a millisecond (the writer looks again
+    /// while such publishes keep coming), or sooner: with the next frame
+    /// that wakes the writer, when a publish stalls on
+    /// `publish_async_max_pending`, when a thread waits on a token of the
+    /// connection (`natsio_token_wait`) or for
+    /// `natsio_js_publish_async_complete`, once 64 KiB are queued, or at
+    /// `natsio_client_send_deferred` (call it after a run to save the
+    /// millisecond).
+    pub defer_send: bool,
 }
 
 super::versioned!(natsio_js_options, NATSIO_JS_OPTIONS_VERSION);
 
-super::versioned!(natsio_js_publish_options, NATSIO_JS_PUBLISH_OPTIONS_VERSION);
+super::versioned!(natsio_js_publish_options, NATSIO_JS_PUBLISH_OPTIONS_VERSION, older: [1 => defer_send]);
 
 /// Fills `opts` with the defaults and the version.
 /// Errors: NATSIO_ERR_NULL_ARGUMENT.
@@ -222,6 +235,7 @@ pub(crate) unsafe fn publish_options(
             s => Some(ttl_arg(s)?),
         },
         timeout: positive_ms(o.timeout_ms, "timeout_ms")?,
+        defer_send: o.defer_send,
     })
 }
 

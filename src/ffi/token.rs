@@ -109,6 +109,10 @@ pub unsafe extern "C" fn natsio_token_wait(
         let t = arg(token, "token")?;
         let timeout = timeout_arg(timeout_ms, None, true)?;
         crate::runtime::ensure_may_block()?;
+        if let Some(c) = t.client.upgrade() {
+            // What it waits for may be a deferred publish (`defer_send`).
+            c.send_deferred();
+        }
         match t.completion.wait(timeout) {
             Some(_) => Ok(()),
             None => Err(Error::new(ErrorKind::Timeout, "operation still pending")),

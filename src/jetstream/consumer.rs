@@ -14,7 +14,7 @@ use super::pull::{
 };
 use super::stream::{all_infos, all_names};
 use super::{CreateAction, JetStream};
-use crate::client::{new_nuid, ClientInner};
+use crate::client::{new_nuid, ClientInner, Wake};
 use crate::error::{Error, ErrorKind, Result};
 use crate::message::Message;
 use crate::op::Op;
@@ -250,7 +250,7 @@ impl JetStream {
         let _ = self
             .shared
             .client
-            .publish_frame(&subject, None, None, b"", false);
+            .publish_frame(&subject, None, None, b"", Wake::Writer);
     }
 
     /// Names of the consumers of `stream`, in pages.
@@ -486,7 +486,7 @@ async fn fetch(
             Some(&inbox),
             None,
             req.to_string().as_bytes(),
-            true,
+            Wake::Direct,
         )
     };
     send(&mut req)?;
@@ -708,12 +708,18 @@ pub(crate) fn ack_subject(msg: &Message) -> Result<&str> {
 /// Sends `kind` for `msg` through `client`, buffered like a publish.
 /// Double-ack protection is the caller's (a message handle's).
 pub(crate) fn send_ack(client: &ClientInner, msg: &Message, kind: &AckKind) -> Result<()> {
-    send_ack_to(client, ack_subject(msg)?, kind)
+    send_ack_to(client, ack_subject(msg)?, kind, Wake::Writer)
 }
 
-/// `send_ack` to a subject `ack_subject` returned.
-pub(crate) fn send_ack_to(client: &ClientInner, ack_subject: &str, kind: &AckKind) -> Result<()> {
-    client.publish_frame_checked(ack_subject, None, None, &kind.body(), false)
+/// `send_ack` to a subject `ack_subject` returned; `wake`: Writer, or
+/// Deferred for a caller that sends its acks in runs.
+pub(crate) fn send_ack_to(
+    client: &ClientInner,
+    ack_subject: &str,
+    kind: &AckKind,
+    wake: Wake,
+) -> Result<()> {
+    client.publish_frame_checked(ack_subject, None, None, &kind.body(), wake)
 }
 
 /// Sends `kind` for `msg` and waits for the server to confirm it

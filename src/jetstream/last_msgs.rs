@@ -11,7 +11,7 @@ use super::config::validate_name;
 use super::pull::pull_inbox;
 use super::stream::{direct_get_failed, direct_reply, DirectReply};
 use super::{JetStream, StoredMsg};
-use crate::client::Flow;
+use crate::client::{Flow, Wake};
 use crate::completion::Outcome;
 use crate::error::{Error, ErrorKind, Result};
 use crate::feed::{Feed, FeedItem, Limits};
@@ -85,7 +85,7 @@ impl JetStream {
             Some(&inbox),
             None,
             req.to_string().as_bytes(),
-            true,
+            Wake::Direct,
         )?;
         let out = Arc::new(Feed::new(Limits::unlimited(), |m| Ok(Outcome::value(m))));
         crate::runtime::handle().spawn(gather(

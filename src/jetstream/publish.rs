@@ -58,6 +58,13 @@ pub struct PublishOptions {
     pub ttl: Option<Ttl>,
     /// Ack wait (default: the context's timeout, or its async publish timeout).
     pub timeout: Option<Duration>,
+    /// Asynchronous publishes only: while others await their acks, queue
+    /// this one without waking the connection's writer; it goes out within
+    /// about a millisecond, or sooner with the next frame that wakes the
+    /// writer, at a stall in the publish window, at a blocking wait, past
+    /// 64 KiB queued, or at `Client::send_deferred`. For a batching
+    /// publisher: one write per run of publishes.
+    pub defer_send: bool,
 }
 
 impl PublishOptions {
@@ -263,6 +270,8 @@ impl Shared {
         let mut w = lock(&self.window);
         if w.pending >= max {
             crate::runtime::ensure_may_block()?;
+            // The acks awaited may be for publishes not sent yet.
+            self.client.send_deferred();
             w = self.wait_window(w, Some(self.opts.publish_async_stall_wait), |w| {
                 w.pending >= max
             });
@@ -394,7 +403,11 @@ impl JetStream {
             payload,
             // At once when no other request (or ack) is awaited: one
             // publish waited for at a time; a stream of them coalesces.
-            Urgency::IfAlone,
+            if opts.defer_send {
+                Urgency::Deferred
+            } else {
+                Urgency::IfAlone
+            },
             &done,
             OnReply::Handle(Arc::clone(&plan) as _, NO_RESPONDERS_RETRIES),
         ) {
@@ -427,6 +440,7 @@ impl JetStream {
     /// most `timeout` (`None`: as long as it takes).
     pub fn publish_async_complete(&self, timeout: Option<Duration>) -> Op<()> {
         let shared = Arc::clone(&self.shared);
+        shared.client.send_deferred();
         Op::new(async move {
             let all_done = async {
                 loop {

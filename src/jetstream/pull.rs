@@ -16,7 +16,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::JetStream;
-use crate::client::{new_nuid, ClientInner, Flow, Lifecycle};
+use crate::client::{new_nuid, ClientInner, Flow, Lifecycle, Wake};
 use crate::error::{Error, ErrorKind, Result};
 use crate::feed::{Feed, FeedItem, Limits};
 use crate::message::Message;
@@ -298,7 +298,7 @@ impl Puller {
             Some(&self.inbox),
             None,
             req.to_string().as_bytes(),
-            true,
+            Wake::Direct,
         )?;
         self.outstanding += batch;
         self.outstanding_bytes += bytes;

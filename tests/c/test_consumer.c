@@ -704,6 +704,36 @@ static void test_acks_and_double_acks(void) {
     EXPECT_OK(natsio_js_stream_delete(js, "CACK"));
 }
 
+static void test_deferred_acks_are_sent(void) {
+    natsio_client *c = connect_client_past_first_ping();
+    NT_CHECK(c != NULL);
+    natsio_js *js = new_jetstream(c, NULL);
+    NT_CHECK(js != NULL);
+    natsio_js *other = connect_js(); /* looks without sending c's queue */
+    NT_CHECK(other != NULL);
+    NT_CHECK(create_stream(js, "CDEFER", "cdefer.>"));
+    NT_CHECK(publish_n(js, "cdefer.a", "d", 4));
+    NT_CHECK(create_consumer(js, "CDEFER", "{\"durable_name\":\"q\",\"ack_policy\":\"explicit\",\"ack_wait\":\"30s\"}"));
+    natsio_msg_list *list = fetch(js, "CDEFER", "q", 4, 1000);
+    NT_CHECK(list != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(list), 4);
+    /* Acked at once for the handle (a second ack of any kind is refused)
+     * and sent by the library's own tick: no call, no wait, no other
+     * frame (the server's next PING is minutes away). */
+    for (size_t i = 0; i < 3; i++) EXPECT_OK(natsio_msg_ack_deferred(natsio_msg_list_get(list, i)));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_ack_deferred(natsio_msg_list_get(list, 0)));
+    EXPECT_FAILS(NATSIO_ERR_MESSAGE_ALREADY_ACKED, natsio_msg_ack(natsio_msg_list_get(list, 1)));
+    NT_CHECK(wait_consumer_int(other, "CDEFER", "q", "num_ack_pending", 1));
+
+    /* natsio_client_send_deferred sends at once. */
+    EXPECT_OK(natsio_msg_ack_deferred(natsio_msg_list_get(list, 3)));
+    EXPECT_OK(natsio_client_send_deferred(c));
+    NT_CHECK(wait_consumer_int(other, "CDEFER", "q", "num_ack_pending", 0));
+    NT_CHECK_INT_EQ(consumer_int(js, "CDEFER", "q", "num_redelivered"), 0);
+    EXPECT_NULL_ARG("msg", natsio_msg_ack_deferred(NULL));
+    EXPECT_OK(natsio_js_stream_delete(js, "CDEFER"));
+}
+
 static void test_in_progress_holds_a_message_past_ack_wait(void) {
     natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
@@ -1610,6 +1640,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_fetch_max_bytes),
         NT_CASE(test_no_wait_expires_and_next_on_an_empty_consumer),
         NT_CASE(test_acks_and_double_acks),
+        NT_CASE(test_deferred_acks_are_sent),
         NT_CASE(test_in_progress_holds_a_message_past_ack_wait),
         NT_CASE(test_nak_redelivers_and_nak_delay_waits),
         NT_CASE(test_term_stops_redelivery_ack_wait_does_not),

@@ -42,6 +42,22 @@ static natsio_js_publish_options pub_options(void) {
     return o;
 }
 
+/* The stream's message `seq` has payload `want`. */
+static bool stored_payload_is(natsio_js *js, const char *stream, uint64_t seq, const char *want) {
+    natsio_stored_msg *m = NULL;
+    natsio_status st = natsio_js_stream_get_msg(js, stream, seq, NULL, &m);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "get %s/%llu: %s (%s)", stream, (unsigned long long)seq,
+                   natsio_status_str(st), natsio_last_error());
+        return false;
+    }
+    bool ok = natsio_stored_msg_data_len(m) == strlen(want) &&
+              memcmp(natsio_stored_msg_data(m), want, strlen(want)) == 0;
+    natsio_stored_msg_free(m);
+    if (!ok) nt_fail_at(__FILE__, __LINE__, "%s/%llu is not %s", stream, (unsigned long long)seq, want);
+    return ok;
+}
+
 /* The stream's state.messages, or -1. */
 static int64_t stream_messages(natsio_js *js, const char *name) {
     char *info = NULL;
@@ -939,11 +955,8 @@ static void test_publish_async_window_acks_every_message(void) {
     }
     NT_CHECK_INT_EQ(stream_messages(js, "ASYNC"), N);
     /* In order on one connection: the first and last payloads. */
-    natsio_stored_msg *m = NULL;
-    EXPECT_OK(natsio_js_stream_get_msg(js, "ASYNC", N, NULL, &m));
-    bool last_ok = natsio_stored_msg_data_len(m) == 5 && memcmp(natsio_stored_msg_data(m), "m4999", 5) == 0;
-    natsio_stored_msg_free(m);
-    NT_CHECK(last_ok);
+    NT_CHECK(stored_payload_is(js, "ASYNC", 1, "m0"));
+    NT_CHECK(stored_payload_is(js, "ASYNC", N, "m4999"));
     EXPECT_OK(natsio_js_stream_delete(js, "ASYNC"));
 }
 
@@ -1082,6 +1095,123 @@ static void test_publish_async_stalls_then_times_out(void) {
     natsio_pub_ack *never = SENTINEL;
     EXPECT_FAILS(NATSIO_ERR_TIMEOUT, natsio_js_publish(js, subj, "6", 1, &po, &never));
     NT_CHECK(never == SENTINEL);
+}
+
+/* Leaves a request of `c` unanswered (its subject's one subscriber never
+ * replies) for the rest of the case, so that no asynchronous publish of
+ * `c` is the only one awaiting its reply (which is sent at once). */
+static bool hold_a_request(natsio_client *c) {
+    char subj[128];
+    if (subscribe_and_flush(c, case_subject(subj, sizeof subj, "silent")) == NULL) return false;
+    natsio_token *t = NULL;
+    natsio_status st = natsio_client_request_async(c, subj, NULL, "q", 1, 60000, &t);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "request: %s (%s)", natsio_status_str(st), natsio_last_error());
+        return false;
+    }
+    nt_cleanup(token_free_cb, t);
+    return true;
+}
+
+static bool token_done(void *t) { return natsio_token_is_done((natsio_token *)t); }
+
+/* `n` asynchronous publishes of `len` bytes with defer_send into `tokens`
+ * (freed when the case ends). */
+static bool publish_deferred(natsio_js *js, const char *subject, size_t len, natsio_token **tokens, size_t n) {
+    static char payload[1024];
+    natsio_js_publish_options po = pub_options();
+    po.defer_send = true;
+    for (size_t i = 0; i < n; i++) {
+        natsio_status st = natsio_js_publish_async(js, subject, payload, len, &po, &tokens[i]);
+        if (st != NATSIO_OK) {
+            nt_fail_at(__FILE__, __LINE__, "publish %zu: %s (%s)", i, natsio_status_str(st), natsio_last_error());
+            return false;
+        }
+        nt_cleanup(token_free_cb, tokens[i]);
+    }
+    return true;
+}
+
+static void test_deferred_publishes_arrive_in_order(void) {
+    natsio_client *c = connect_client_past_first_ping();
+    NT_CHECK(c != NULL);
+    natsio_js *js = new_jetstream(c, NULL);
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "DEFER", "defer.>"));
+    NT_CHECK(hold_a_request(c));
+    natsio_js_publish_options deferred = pub_options();
+    deferred.defer_send = true;
+
+    /* The first wakes the idle writer; the next two, 0.3 ms later, find
+     * it looking again within its tick (deferred frames came), and wake
+     * nothing: only that tick sends them (no call, no wait, no other
+     * frame; the server's next PING is minutes away). */
+    natsio_token *t[3];
+    NT_CHECK(publish_deferred(js, "defer.a", 1, t, 1));
+    nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = 300000}, NULL);
+    NT_CHECK(publish_deferred(js, "defer.a", 1, t + 1, 2));
+    NT_CHECK_MSG(nt_wait_until(token_done, t[2], 5000), "deferred publishes never sent");
+    for (int i = 0; i < 3; i++) NT_CHECK_INT_EQ(natsio_token_status(t[i]), NATSIO_OK);
+
+    /* Deferred and plain ones, then natsio_client_send_deferred: stored in
+     * the order they were published. */
+    const char *order[] = {"d1", "p2", "d3", "d4", "p5", "d6"};
+    natsio_token *u[6];
+    for (int i = 0; i < 6; i++) {
+        bool defer = order[i][0] == 'd';
+        EXPECT_OK(natsio_js_publish_async(js, "defer.b", order[i], 2, defer ? &deferred : NULL, &u[i]));
+        nt_cleanup(token_free_cb, u[i]);
+    }
+    EXPECT_OK(natsio_client_send_deferred(c));
+    EXPECT_OK(natsio_client_send_deferred(c)); /* nothing left: harmless */
+    NT_CHECK(nt_wait_until(token_done, u[5], 5000));
+    for (int i = 0; i < 6; i++) {
+        NT_CHECK_INT_EQ(natsio_token_status(u[i]), NATSIO_OK);
+        NT_CHECK(stored_payload_is(js, "DEFER", (uint64_t)(4 + i), order[i]));
+    }
+
+    /* A wait on a token of the client sends them too. */
+    natsio_token *v[2];
+    NT_CHECK(publish_deferred(js, "defer.c", 1, v, 2));
+    EXPECT_OK(natsio_token_wait(v[1], 5000));
+    NT_CHECK_INT_EQ(natsio_token_status(v[1]), NATSIO_OK);
+    NT_CHECK(nt_wait_until(token_done, v[0], 5000));
+    NT_CHECK_INT_EQ(stream_messages(js, "DEFER"), 11);
+    EXPECT_FAILS(NATSIO_ERR_NULL_ARGUMENT, natsio_client_send_deferred(NULL));
+    EXPECT_OK(natsio_js_stream_delete(js, "DEFER"));
+}
+
+static void test_deferred_publishes_go_out_when_they_must(void) {
+    enum { WINDOW = 8, STALLING = 30, BIG = 100 };
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    natsio_js *wide = new_jetstream(c, NULL);
+    NT_CHECK(wide != NULL);
+    NT_CHECK(create_stream(wide, "DEFER2", "defer2.>"));
+    NT_CHECK(hold_a_request(c));
+
+    /* Past 64 KiB queued the writer is woken anyway. */
+    natsio_token *big[BIG];
+    NT_CHECK(publish_deferred(wide, "defer2.b", 1024, big, BIG));
+    NT_CHECK_MSG(nt_wait_until(token_done, big[0], 10000), "100 KiB of deferred publishes: none sent");
+    EXPECT_OK(natsio_client_send_deferred(c));
+    NT_CHECK(nt_wait_until(token_done, big[BIG - 1], 5000));
+    for (int i = 0; i < BIG; i++) NT_CHECK_INT_EQ(natsio_token_status(big[i]), NATSIO_OK);
+
+    /* A publish stalled on the window sends the deferred ones it waits
+     * for (else the stall would end in NATSIO_ERR_TOO_MANY_STALLED). */
+    natsio_js_options jo = js_options();
+    jo.publish_async_max_pending = WINDOW;
+    jo.publish_async_stall_wait_ms = 5000;
+    natsio_js *js = new_jetstream(c, &jo);
+    NT_CHECK(js != NULL);
+    natsio_token *t[STALLING];
+    NT_CHECK(publish_deferred(js, "defer2.a", 16, t, STALLING));
+    /* natsio_js_publish_async_complete sends the rest. */
+    EXPECT_OK(natsio_js_publish_async_complete(js, 5000));
+    for (int i = 0; i < STALLING; i++) NT_CHECK_INT_EQ(natsio_token_status(t[i]), NATSIO_OK);
+    NT_CHECK_INT_EQ(stream_messages(js, "DEFER2"), STALLING + BIG);
+    EXPECT_OK(natsio_js_stream_delete(js, "DEFER2"));
 }
 
 static void test_publish_async_own_timeout_behind_a_longer_one(void) {
@@ -1601,6 +1731,8 @@ int main(int argc, char **argv) {
         NT_CASE(test_publish_async_token_callbacks),
         NT_CASE(test_publish_async_stalls_then_times_out),
         NT_CASE(test_publish_async_own_timeout_behind_a_longer_one),
+        NT_CASE(test_deferred_publishes_arrive_in_order),
+        NT_CASE(test_deferred_publishes_go_out_when_they_must),
         NT_CASE(test_token_kinds),
         NT_CASE(test_js_free_with_async_publishes_in_flight),
         NT_CASE(test_account_info),

@@ -63,6 +63,11 @@ natsio_client *connect_url(const char *url);
 natsio_client *connect_with(const natsio_options *options);
 /* A client of g_server. */
 natsio_client *connect_client(void);
+/* connect_client(), then waits until nats-server's first PING to it (2 to
+ * 2.4 s after the connect) has come and been answered: the PONG sends
+ * whatever the client queued, so cases that check what stays queued
+ * (deferred publishes and acks) wait it out. The next comes 2 min later. */
+natsio_client *connect_client_past_first_ping(void);
 
 /* An iterator subscription (queue may be NULL). */
 natsio_sub *subscribe(natsio_client *c, const char *subject, const char *queue);

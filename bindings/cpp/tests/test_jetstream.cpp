@@ -20,6 +20,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 #include <typeinfo>
 #include <vector>
@@ -371,6 +372,47 @@ TEST(JetStream, AsyncPublishOfThousands) {
     ASSERT_EQ(detached.wait_for(5s), std::future_status::ready);
     EXPECT_EQ(detached.get().seq, static_cast<std::uint64_t>(kCount + 1));
     js.delete_stream("CPP_ASYNC");
+}
+
+TEST(JetStream, DeferredPublishesAreSent) {
+    natsio::Client client = connect();
+    // nats-server's first PING comes 2 to 2.4 s after the connect, and the
+    // PONG would send what is queued: waited out (the next is 2 min away).
+    std::this_thread::sleep_for(3s);
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_DEFER","subjects":["cpp.defer.>"],"storage":"memory"})");
+    // An unanswered request: no publish is the only one awaiting a reply
+    // (that one is written at once).
+    natsio::Subscription silent = client.subscribe(subject("silent"));
+    client.flush();
+    natsio::Future<natsio::Msg> held = client.request_async(subject("silent"), "q", 60s);
+    natsio::PublishOptions deferred;
+    deferred.defer_send = true;
+    // Polled, not waited on (a wait would send them): the first three by
+    // the library's own tick, the next three by send_deferred.
+    auto poll = [](natsio::Future<natsio::PubAck>& ack) {
+        for (auto until = std::chrono::steady_clock::now() + 5s;
+             !ack.ready() && std::chrono::steady_clock::now() < until;) {
+            std::this_thread::sleep_for(1ms);
+        }
+        return ack.ready();
+    };
+    std::vector<natsio::Future<natsio::PubAck>> acks;
+    for (int i = 0; i < 6; ++i) {
+        acks.push_back(js.publish_async("cpp.defer.a", std::to_string(i), deferred));
+        if (i == 2) {
+            ASSERT_TRUE(poll(acks.back()));
+        }
+    }
+    client.send_deferred();
+    ASSERT_TRUE(poll(acks.back()));
+    std::uint64_t seq = 0;
+    for (natsio::Future<natsio::PubAck>& ack : acks) {
+        ASSERT_TRUE(ack.ready());
+        EXPECT_EQ(ack.get().seq, ++seq);
+    }
+    EXPECT_TRUE(contains(js.stream_info("CPP_DEFER"), R"("messages":6)"));
+    js.delete_stream("CPP_DEFER");
 }
 
 TEST(JetStream, AsyncPublishStallsAndTimesOut) {

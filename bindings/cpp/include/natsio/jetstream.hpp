@@ -126,6 +126,12 @@ struct PublishOptions {
     /// How long to wait for the ack; 0: the context's timeout (for
     /// publish_async its async publish timeout).
     milliseconds timeout{0};
+    /// publish_async only: while other publishes await acks, queue this
+    /// one without waking the connection's writer thread, so that a run
+    /// of publishes goes out in one write. Call Client::send_deferred after
+    /// the run; a stall, a wait on a Future of the client, a publish
+    /// without it or 64 KiB queued send them too (natsio_js_publish_options.defer_send).
+    bool defer_send = false;
 };
 
 /// A stream's acknowledgement of a publish.
@@ -222,6 +228,7 @@ struct CPublishOptions {
         c.expected_last_msg_id = expected_last_msg_id.get();
         c.ttl_s = static_cast<std::int64_t>(options.ttl.count());
         c.timeout_ms = to_ms(options.timeout);
+        c.defer_send = options.defer_send;
     }
     CPublishOptions(const CPublishOptions&) = delete;
     CPublishOptions& operator=(const CPublishOptions&) = delete;

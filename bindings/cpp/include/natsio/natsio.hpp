@@ -2228,6 +2228,11 @@ public:
         return Replies(replies, sink_);
     }
 
+    /// Sends the asynchronous JetStream publishes queued with
+    /// PublishOptions::defer_send that nothing has sent yet. Cheap when
+    /// there are none; never blocks; any thread.
+    void send_deferred() const { detail::check(natsio_client_send_deferred(client_)); }
+
     /// Waits until the server processed everything sent before (a
     /// PING/PONG round trip), up to `timeout` (default_timeout: the
     /// client's flush timeout, Options::set_flush_timeout, 10 s unless
