@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"iter"
 	"runtime"
+	"sync"
 	"time"
 	"unsafe"
 )
@@ -24,6 +25,9 @@ type Conn struct {
 	ptr    *C.natsio_client
 	errors *errorSink
 	ring   *pubRing // nil if the library gave none
+	// sender: see deferredSender; made by the first PublishAsync.
+	senderOnce sync.Once
+	sender     *deferredSender
 }
 
 // MsgHandler receives the messages of a callback subscription, one at a
@@ -116,8 +120,17 @@ func buildOptions(url string, cfg *connectConfig) (*C.natsio_options, *errorSink
 }
 
 func (nc *Conn) finalize() {
+	nc.stopDeferredSender()
 	C.natsio_client_free(nc.ptr) // closes first
 	unregisterClientThreads(nc.ptr)
+}
+
+// stopDeferredSender stops the connection's deferredSender, if it has one.
+func (nc *Conn) stopDeferredSender() {
+	nc.senderOnce.Do(func() {}) // none is started after this
+	if nc.sender != nil {
+		nc.sender.close()
+	}
 }
 
 // Close closes the connection: buffered publishes are sent (best effort),
@@ -131,6 +144,7 @@ func (nc *Conn) Close() error {
 	if nc.ring != nil {
 		nc.ring.close()
 	}
+	nc.stopDeferredSender()
 	var err error
 	if onLibraryThread() {
 		// From a callback: the library's own close knows not to wait for

@@ -578,7 +578,7 @@ func (js *JetStream) Fetch(ctx context.Context, stream, consumer string, opts ..
 	for i := range n {
 		var v C.go_msg_view
 		C.go_msg_read_js(ptrs[i], &v)
-		msgs[i] = pulledMsgView(batch, i, &v, js.nc, &names)
+		msgs[i] = pulledMsgView(batch, i, &v, js.nc, &names, nil)
 	}
 	return msgs, nil
 }
@@ -612,12 +612,12 @@ func (js *JetStream) Next(ctx context.Context, stream, consumer string, opts ...
 	if err != nil {
 		return nil, err
 	}
-	return pulledOne((*C.natsio_msg)(r.out), &r.msg, js.nc, nil), nil
+	return pulledOne((*C.natsio_msg)(r.out), &r.msg, js.nc, nil, nil), nil
 }
 
 // pulledOne is pulledMsgView for a message taken alone.
-func pulledOne(owned *C.natsio_msg, v *C.go_msg_view, nc *Conn, names *pulledNames) *Msg {
-	return pulledMsgView(newPulledBatch([]*C.natsio_msg{owned}), 0, v, nc, names)
+func pulledOne(owned *C.natsio_msg, v *C.go_msg_view, nc *Conn, names *pulledNames, acks *consumeAcks) *Msg {
+	return pulledMsgView(newPulledBatch([]*C.natsio_msg{owned}), 0, v, nc, names, acks)
 }
 
 // pulledNames keeps the strings that repeat from one pulled message to the
@@ -650,7 +650,7 @@ func cView(p *C.char, n C.size_t) string {
 
 // pulledMsgView copies message index of batch into Go (its fields and
 // metadata read by go_msg_read_js into v) and keeps the batch for acks.
-func pulledMsgView(batch *pulledBatch, index int, v *C.go_msg_view, nc *Conn, names *pulledNames) *Msg {
+func pulledMsgView(batch *pulledBatch, index int, v *C.go_msg_view, nc *Conn, names *pulledNames, acks *consumeAcks) *Msg {
 	if names == nil {
 		names = &pulledNames{}
 	}
@@ -662,7 +662,7 @@ func pulledMsgView(batch *pulledBatch, index int, v *C.go_msg_view, nc *Conn, na
 	}
 	subject, stream, consumer := names.strings(cView(v.f.subject, v.f.subject_len), stream, consumer)
 	m := msgFromView(v, nc, &subject)
-	a := &jsAck{batch: batch, index: index}
+	a := &jsAck{batch: batch, index: index, acks: acks}
 	if a.metaErr = resultError(v.md_status, v.md_detail); a.metaErr == nil {
 		a.meta = MsgMetadata{
 			Stream:       stream,
@@ -737,6 +737,31 @@ type jsAck struct {
 	index   int
 	meta    MsgMetadata
 	metaErr error
+	acks    *consumeAcks // its Consumption's, nil when fetched
+}
+
+// consumeAcks sends a consumption's acks in runs. Ack queues its ack
+// without waking the library's writer thread (natsio_msg_ack_deferred);
+// the library sends the run within about a millisecond or with the
+// consumption's next pull request, and Next sends it before it waits for
+// messages (an ack made while Next waits is sent at once). A consumer that
+// acks as it reads thus costs the writer a wake-up per run of acks, not
+// per ack or two.
+type consumeAcks struct {
+	nc      *Conn
+	waiting atomic.Int32 // Next calls waiting for a message
+}
+
+// queued is called after each deferred ack.
+func (a *consumeAcks) queued() {
+	if a.waiting.Load() > 0 {
+		a.send()
+	}
+}
+
+// send sends the acks queued so far.
+func (a *consumeAcks) send() {
+	C.natsio_client_send_deferred(a.nc.ptr)
 }
 
 func errAlreadyAcked() error {
@@ -783,6 +808,11 @@ func (m *Msg) withLibMsg(call func(p *C.natsio_msg) (freed bool, err error)) err
 // through a copy of this Msg), ErrNotJSMessage (not pulled with Fetch or
 // Next), ErrConnectionClosed.
 func (m *Msg) Ack() error {
+	if m != nil && m.js != nil && m.js.acks != nil {
+		err := m.ack(C.GO_ACK_ACK_DEFERRED, 0, nil)
+		m.js.acks.queued()
+		return err
+	}
 	return m.ack(C.GO_ACK_ACK, 0, nil)
 }
 
@@ -1017,6 +1047,7 @@ type Consumption struct {
 	ptr   *C.natsio_js_messages
 	nc    *Conn
 	names pulledNames
+	acks  *consumeAcks
 	// Messages taken from the library ahead of Next, in one C call for up
 	// to consumeTake (one batch, one finalizer), under mu.
 	mu    sync.Mutex
@@ -1073,7 +1104,7 @@ func (js *JetStream) Consume(ctx context.Context, stream, consumer string, opts 
 // newConsumption wraps a running consumption (Consume, an ordered
 // consumer's Messages); on failure it is stopped and freed.
 func newConsumption(ptr *C.natsio_js_messages, nc *Conn) (*Consumption, error) {
-	c := &Consumption{ptr: ptr, nc: nc,
+	c := &Consumption{ptr: ptr, nc: nc, acks: &consumeAcks{nc: nc},
 		taken: (**C.natsio_msg)(C.calloc(consumeTake, C.size_t(unsafe.Sizeof((*C.natsio_msg)(nil))))),
 		views: (*C.go_msg_view)(C.calloc(consumeTake, C.size_t(unsafe.Sizeof(C.go_msg_view{}))))}
 	runtime.SetFinalizer(c, func(c *Consumption) {
@@ -1107,10 +1138,14 @@ func (c *Consumption) Next(ctx context.Context) (*Msg, error) {
 	if m := c.nextReady(); m != nil {
 		return m, nil
 	}
-	// Nothing ready: wait for one (or read the end).
+	// Nothing ready: wait for one (or read the end), the acks queued so
+	// far sent first (and those made during the wait at once).
+	c.acks.waiting.Add(1)
+	defer c.acks.waiting.Add(-1)
+	c.acks.send()
 	return iterNext(ctx, unsafe.Pointer(c.ptr), C.GO_ITER_JS_MESSAGES,
 		func(item unsafe.Pointer, v *C.go_msg_view, _ *C.go_entry_view) *Msg {
-			return pulledOne((*C.natsio_msg)(item), v, c.nc, &c.names)
+			return pulledOne((*C.natsio_msg)(item), v, c.nc, &c.names, c.acks)
 		})
 }
 
@@ -1137,7 +1172,7 @@ func (c *Consumption) nextReady() *Msg {
 		}
 		c.ready = c.ready[:n]
 		for i := range n {
-			c.ready[i] = pulledMsgView(batch, i, &views[i], c.nc, &c.names)
+			c.ready[i] = pulledMsgView(batch, i, &views[i], c.nc, &c.names, c.acks)
 		}
 	}
 	m := c.ready[0]

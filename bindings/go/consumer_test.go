@@ -285,6 +285,40 @@ func TestFetchNoWaitNextAndDeadlines(t *testing.T) {
 	}
 }
 
+// A consumption's acks are queued without waking the library's writer
+// and sent in runs: with the next pull, when Next waits, or within a
+// millisecond by themselves. Here nothing else is sent after the acks
+// (the pull of the start covers every message and Next is not called
+// again), so they must go out on their own.
+func TestConsumeAcksGoOutOnTheirOwn(t *testing.T) {
+	s := startTestServer(t, "-js", "-sd", t.TempDir())
+	nc := connectPastFirstPing(t, s.url)
+	js := got(nc.JetStream()).must(t)
+	ctx := ctxTimeout(t, 20*time.Second)
+	const n = 20
+	workQueue(t, js, 2*n, natsio.ConsumerConfig{AckWait: time.Minute})
+	c := got(js.Consume(ctx, "Q", "work")).must(t)
+	defer c.Stop()
+	for i := range n {
+		m := got(c.Next(ctx)).must(t)
+		if err := m.Ack(); err != nil {
+			t.Fatalf("ack %d: %v", i, err)
+		}
+		if err := m.Ack(); !errors.Is(err, natsio.ErrMessageAlreadyAcked) {
+			t.Fatalf("second ack of %d: %v", i, err)
+		}
+	}
+	other := got(connectTo(t, s.url).JetStream()).must(t)
+	var info *natsio.ConsumerInfo
+	eventually(t, "every ack counted", func() bool {
+		info = got(other.ConsumerInfo(ctx, "Q", "work")).must(t)
+		return info.NumAckPending == 0
+	})
+	if info.AckFloor.Stream != 2*n-1 || info.NumRedelivered != 0 {
+		t.Fatalf("ack floor %d, %d redelivered", info.AckFloor.Stream, info.NumRedelivered)
+	}
+}
+
 func TestAckTwiceAndOnCopies(t *testing.T) {
 	nc, js := jetStream(t)
 	ctx := ctxTimeout(t, 10*time.Second)

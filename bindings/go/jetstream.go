@@ -533,7 +533,9 @@ func (f *PubAckFuture) finalize() {
 // ErrAsyncPublishTimeout, ErrWrongLastSequence, ErrJetStreamAPI, ...).
 // When PublishAsyncMaxPending publishes await acks it waits up to the
 // stall wait for room, then fails with ErrTooManyStalledMsgs (sending
-// nothing). data may be reused once it returns.
+// nothing). data may be reused once it returns. While others await acks
+// the publish is written together with the ones that follow it, once this
+// goroutine blocks or yields (like nats.go's buffered writes).
 func (js *JetStream) PublishAsync(subject string, data []byte, opts ...PubOpt) (*PubAckFuture, error) {
 	var p preparedPub
 	defer p.free()
@@ -544,8 +546,17 @@ func (js *JetStream) PublishAsync(subject string, data []byte, opts ...PubOpt) (
 	if err != nil {
 		return nil, err
 	}
+	// Queued without waking the library's writer; the sender wakes it
+	// once this goroutine lets it run (see deferredSender).
+	sender := js.nc.deferred()
+	if sender != nil {
+		p.scalars.defer_send = 1
+	}
 	tok, err := p.start(ptr, data)
 	js.release()
+	if sender != nil {
+		sender.kick()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -419,6 +419,53 @@ func TestPublishAsyncAcksEveryMessage(t *testing.T) {
 	wantErr(t, err, natsio.ErrNoStreamResponse)
 }
 
+// connectPastFirstPing connects to url and waits until nats-server's first
+// PING (2 to 2.4 s after the connect) has come and been answered: the PONG
+// sends whatever the client queued, so tests of what the library queues
+// without waking its writer wait it out (the next comes 2 min later).
+func connectPastFirstPing(t *testing.T, url string) *natsio.Conn {
+	nc := connectTo(t, url)
+	time.Sleep(3 * time.Second)
+	return nc
+}
+
+// While other publishes await acks, PublishAsync queues without waking the
+// library's writer, and the connection's sender goroutine sends the queue
+// once the publishing goroutine lets it run: nothing here waits in the
+// library. Close sends what is still queued.
+func TestPublishAsyncIsSentWithoutALibraryWait(t *testing.T) {
+	s := startTestServer(t, "-js", "-sd", t.TempDir())
+	nc := connectPastFirstPing(t, s.url)
+	js := got(nc.JetStream()).must(t)
+	ctx := ctxTimeout(t, 20*time.Second)
+	got(js.CreateStream(ctx, natsio.StreamConfig{Name: "DEF", Subjects: []string{"def.>"}, Storage: natsio.MemoryStorage})).must(t)
+	// An unanswered request: no publish is the only one awaiting a reply
+	// (that one is written at once).
+	silent := got(nc.SubscribeSync("silent")).must(t)
+	flush(t, nc)
+	reqCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go nc.Request(reqCtx, "silent", nil)
+	mustNext(t, silent)
+
+	const n = 100
+	for range n {
+		got(js.PublishAsync("def.a", []byte("x"))).must(t)
+	}
+	eventually(t, "every publish acked", func() bool { return js.PublishAsyncPending() == 0 })
+
+	for range n {
+		got(js.PublishAsync("def.b", []byte("y"))).must(t)
+	}
+	if err := nc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	other := got(connectTo(t, s.url).JetStream()).must(t)
+	if info := got(other.StreamInfo(ctx, "DEF")).must(t); info.State.Msgs != 2*n {
+		t.Fatalf("the stream holds %d messages, want %d", info.State.Msgs, 2*n)
+	}
+}
+
 func TestPublishAsyncStallsThenTimesOut(t *testing.T) {
 	nc, js := jetStream(t, natsio.PublishAsyncMaxPending(2), natsio.PublishAsyncStallWait(50*time.Millisecond),
 		natsio.PublishAsyncTimeout(300*time.Millisecond))

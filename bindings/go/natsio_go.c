@@ -328,6 +328,7 @@ go_result go_msg_ack(natsio_msg *msg, int kind, int64_t delay_ms, const char *re
 	natsio_status st;
 	switch (kind) {
 	case GO_ACK_ACK: st = natsio_msg_ack(msg); break;
+	case GO_ACK_ACK_DEFERRED: st = natsio_msg_ack_deferred(msg); break;
 	case GO_ACK_NAK: st = natsio_msg_nak(msg, delay_ms); break;
 	case GO_ACK_TERM: st = natsio_msg_term(msg, reason); break;
 	default: st = natsio_msg_in_progress(msg); break;
@@ -510,6 +511,7 @@ go_start go_js_publish_async(const natsio_js *js, const char *subject, const voi
 	o.expected_last_msg_id = expected_last_msg_id;
 	o.ttl_s = s->ttl_s;
 	o.timeout_ms = s->timeout_ms;
+	o.defer_send = s->defer_send != 0;
 	natsio_token *tok = NULL;
 	natsio_status st = natsio_js_publish_async(js, subject, data, len, &o, &tok);
 	return go_start_of(st, tok);

@@ -156,9 +156,10 @@ typedef struct go_next {
 go_next go_iter_next(const void *it, int kind);
 
 /* Acknowledges msg: GO_ACK_NAK waits delay_ms before redelivery (0: at
- * once), GO_ACK_TERM records reason (may be NULL). A final ack (all but
- * GO_ACK_PROGRESS) that was sent frees msg: one call instead of two. */
-enum { GO_ACK_ACK = 0, GO_ACK_NAK = 1, GO_ACK_TERM = 2, GO_ACK_PROGRESS = 3 };
+ * once), GO_ACK_TERM records reason (may be NULL), GO_ACK_ACK_DEFERRED is
+ * natsio_msg_ack_deferred. A final ack (all but GO_ACK_PROGRESS) that was
+ * sent frees msg: one call instead of two. */
+enum { GO_ACK_ACK = 0, GO_ACK_NAK = 1, GO_ACK_TERM = 2, GO_ACK_PROGRESS = 3, GO_ACK_ACK_DEFERRED = 4 };
 
 go_result go_msg_ack(natsio_msg *msg, int kind, int64_t delay_ms, const char *reason);
 
@@ -218,6 +219,7 @@ typedef struct go_pub_scalars {
 	int64_t timeout_ms;
 	int has_expected_last_seq;
 	int has_expected_last_subject_seq;
+	int defer_send;
 } go_pub_scalars;
 
 go_start go_js_publish_async(const natsio_js *js, const char *subject, const void *data, size_t len,
