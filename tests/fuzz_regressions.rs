@@ -227,3 +227,31 @@ fn unknown_config_fields_round_trip_exactly() {
     .unwrap();
     assert_eq!(normalize_config(ConfigKind::Stream, &kv).unwrap(), kv);
 }
+
+/// js_config found that a KeyValueConfig's stream fields that this library
+/// does not model as KV options ("retention") reached the stream config
+/// unchecked: a bad value passed the KV check and failed the stream's.
+#[test]
+fn kv_config_stream_fields_are_checked_as_the_stream_checks_them() {
+    use natsio::fuzzing::{normalize_config, ConfigKind};
+    let err = normalize_config(
+        ConfigKind::KeyValue,
+        r#"{"bucket":"CFS","retention":"limi|s","max_age":"old"}"#,
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("KeyValueConfig.retention"),
+        "{err}"
+    );
+    let kv = normalize_config(
+        ConfigKind::KeyValue,
+        r#"{"bucket":"CFS","retention":"limits","metadata":{"a":"b"}}"#,
+    )
+    .unwrap();
+    assert_eq!(normalize_config(ConfigKind::Stream, &kv).unwrap(), kv);
+    // The input as found (its first byte picked the KV parser).
+    let found = String::from_utf8_lossy(b"{\x22bucket\x22:\x22CFS\x22,\x22subjects\x22:[\x22o\xffders.>\x22],\x22maxga_e\x22:\x221h30m\x22,\x22duplicate_window\x22:120000000000,\x22storage\x22:\x22file\x22,\x22retention\x22:\x22limi|s\x22,\x22max_age\x22:\x22old\x22,\x22metadata\x22:{\x22a\x22:\x22b\x22},\x22sou\xe4\xe4\xe4\xe4\xe4\xe4\xe4\xe4subj\x5c\x5c\x5c\x5c\x5c\x5c\x5c\x5c\x5c\x5c\x5c\x5c\x5c\x5c\x5c\x5c\x5c\x5ce\x22:1024}");
+    if let Ok(once) = normalize_config(ConfigKind::KeyValue, &found) {
+        normalize_config(ConfigKind::Stream, &once).unwrap();
+    }
+}

@@ -14,7 +14,7 @@ use std::time::Duration;
 use crate::error::{Error, ErrorKind, Result};
 use crate::feed::Limits;
 use crate::headers::Headers;
-use crate::jetstream::config::{normalize, KV_CONFIG};
+use crate::jetstream::config::{normalize, KV_CONFIG, STREAM_CONFIG};
 use crate::jetstream::{
     start_ordered, CreateAction, DeliverPolicy, JetStream, OrderedConfig, PublishOptions, Ttl,
 };
@@ -184,10 +184,16 @@ pub fn stream_config_for(config_json: &str) -> Result<(String, Map<String, Value
         }
     }
     // placement, republish, metadata, allow_msg_ttl and fields this library
-    // does not model go to the stream unchanged.
+    // does not model go to the stream unchanged, checked as the stream's
+    // (a "retention" of "limi|s" is refused here, not by the server).
     for (k, v) in kv {
         s.entry(k).or_insert(v);
     }
+    let s = normalize(
+        "KeyValueConfig",
+        &Value::Object(s).to_string(),
+        STREAM_CONFIG,
+    )?;
     Ok((bucket, s))
 }
 
