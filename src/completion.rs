@@ -58,12 +58,43 @@ impl Outcome {
 
 type Hook = Box<dyn FnOnce() + Send>;
 
+/// Hooks to run once, in the order added. Nearly every operation has at
+/// most one of each kind, kept inline: a `Vec` would allocate for it.
+#[derive(Default)]
+enum Hooks {
+    #[default]
+    None,
+    One(Hook),
+    Many(Vec<Hook>),
+}
+
+impl Hooks {
+    fn push(&mut self, h: Hook) {
+        *self = match std::mem::take(self) {
+            Hooks::None => Hooks::One(h),
+            Hooks::One(first) => Hooks::Many(vec![first, h]),
+            Hooks::Many(mut v) => {
+                v.push(h);
+                Hooks::Many(v)
+            }
+        };
+    }
+
+    fn run(self) {
+        match self {
+            Hooks::None => {}
+            Hooks::One(h) => h(),
+            Hooks::Many(v) => v.into_iter().for_each(|h| h()),
+        }
+    }
+}
+
 #[derive(Default)]
 struct State {
     result: Option<Result<Outcome>>,
-    on_complete: Vec<Hook>,
+    on_complete: Hooks,
     /// What a cancel undoes, in the order added.
-    on_cancel: Vec<Hook>,
+    on_cancel: Hooks,
     /// Asked before a cancel: false refuses it (the result is on its way).
     cancel_guard: Option<Arc<dyn Fn() -> bool + Send + Sync>>,
     /// Threads blocked in `wait`: the condvar is only notified when there
@@ -115,7 +146,7 @@ impl Completion {
             }
             s.result = Some(r);
             self.done.store(true, Ordering::Release);
-            s.on_cancel.clear();
+            s.on_cancel = Hooks::None;
             s.cancel_guard = None;
             if s.waiting > 0 {
                 self.cv.notify_all();
@@ -128,9 +159,7 @@ impl Completion {
         for w in wakers {
             w.wake();
         }
-        for h in hooks {
-            h();
-        }
+        hooks.run();
         true
     }
 
@@ -246,9 +275,7 @@ impl Completion {
         let hooks = std::mem::take(&mut lock(&self.state).on_cancel);
         let done = self.complete(Err(Error::new(ErrorKind::Cancelled, "operation cancelled")));
         if done {
-            for h in hooks {
-                h();
-            }
+            hooks.run();
         }
         done
     }

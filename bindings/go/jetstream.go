@@ -589,25 +589,46 @@ func (f *PubAckFuture) Done() <-chan struct{} {
 // returns ctx's error and the publish goes on (Wait again later).
 func (f *PubAckFuture) Wait(ctx context.Context) (*PubAck, error) {
 	defer runtime.KeepAlive(f)
-	if !bool(C.natsio_token_is_done(f.tok)) {
-		select {
-		case <-f.Done():
-		case <-ctx.Done():
-			if !bool(C.natsio_token_is_done(f.tok)) {
-				return nil, contextError(ctx)
-			}
-		}
+	if done, ack, err := f.outcome(); done {
+		return ack, err
 	}
+	select {
+	case <-f.Done():
+	case <-ctx.Done():
+		if done, ack, err := f.outcome(); done {
+			return ack, err
+		}
+		return nil, contextError(ctx)
+	}
+	done, ack, err := f.outcome()
+	if !done {
+		// Done closed without an outcome: its watch could not be
+		// registered (the completion runner failed to start).
+		if err := waitTokenBlocking(ctx, f.tok, leaveOnEnd); err != nil {
+			return nil, err
+		}
+		_, ack, err = f.outcome()
+	}
+	return ack, err
+}
+
+// outcome reads the outcome once there is one (done false while the
+// publish awaits its ack); a pending token's read costs no more than a
+// check, so a Wait on an acked publish is a single call into C.
+func (f *PubAckFuture) outcome() (done bool, ack *PubAck, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.read {
 		r := C.go_token_take(f.tok, C.GO_TAKE_PUB_ACK, 0)
+		if r.status == C.NATSIO_PENDING {
+			return false, nil, nil
+		}
 		if f.err = resultError(r.status, r.detail); f.err == nil {
 			f.ack = pubAckFrom(&r)
 		}
 		f.read = true
 	}
-	return f.ack, f.err
+	return true, f.ack, f.err
 }
 
 // PublishAsyncPending is how many asynchronous publishes await their ack.

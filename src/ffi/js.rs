@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::client::natsio_client;
 use super::status::natsio_status;
-use super::token::{natsio_token, token_value};
+use super::token::{natsio_token, token_shared_value};
 use super::{
     arg, bytes_arg, guard, guard_value, guard_void, opt_arg_headers, opt_str_arg, options_arg,
     out_arg, start_op, str_arg, timeout_arg, write_box, write_string,
@@ -527,10 +527,8 @@ pub unsafe extern "C" fn natsio_token_pub_ack(
     token: *const natsio_token,
     ack_out: *mut *mut natsio_pub_ack,
 ) -> natsio_status {
-    token_value(token, ack_out, "ack_out", |_, a: &PubAck| {
-        Ok(Box::into_raw(Box::new(natsio_pub_ack::new(Arc::new(
-            a.clone(),
-        )))))
+    token_shared_value(token, ack_out, "ack_out", |_, a: Arc<PubAck>| {
+        Ok(Box::into_raw(Box::new(natsio_pub_ack::new(a))))
     })
 }
 

@@ -178,12 +178,26 @@ pub(crate) unsafe fn token_value<T, O>(
 where
     T: std::any::Any + Send + Sync,
 {
+    token_shared_value(token, out, what, |t, v: Arc<T>| convert(t, &v))
+}
+
+/// `token_value` handing `convert` the shared result itself, for a C
+/// handle that can keep it instead of a copy.
+pub(crate) unsafe fn token_shared_value<T, O>(
+    token: *const natsio_token,
+    out: *mut O,
+    what: &str,
+    convert: impl FnOnce(&natsio_token, Arc<T>) -> Result<O>,
+) -> natsio_status
+where
+    T: std::any::Any + Send + Sync,
+{
     if out.is_null() {
         return guard(|| Err(super::null(what)));
     }
     with_outcome(token, |t, o| {
         let v = o.downcast::<T>().ok_or_else(|| wrong_kind(what))?;
-        *out = convert(t, &v)?;
+        *out = convert(t, v)?;
         Ok(())
     })
 }
