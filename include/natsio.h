@@ -1793,6 +1793,14 @@ natsio_status natsio_runtime_set_worker_threads(uint32_t n);
 void natsio_runtime_set_wait_spin_us(uint32_t us);
 
 /**
+ * The wait spin set by `natsio_runtime_set_wait_spin_us` (default 200), in
+ * microseconds, or 0 on a single-CPU machine (where no thread spins): for
+ * a binding that waits on its own event loop and spins there by the same
+ * bound. Any thread; never fails.
+ */
+uint32_t natsio_runtime_wait_spin_us(void);
+
+/**
  * Fills `opts` with the defaults and the version.
  * Errors: NATSIO_ERR_NULL_ARGUMENT.
  */

@@ -31,6 +31,15 @@ pub fn set_limit_us(us: u32) {
     LIMIT_NS.store(u64::from(us) * 1_000, Ordering::Relaxed);
 }
 
+/// How long a waiting thread may spin before it blocks, in microseconds:
+/// the limit set, or 0 where no thread may spin (a single CPU).
+pub fn limit_us() -> u32 {
+    if max_spinners() == 0 {
+        return 0;
+    }
+    (LIMIT_NS.load(Ordering::Relaxed) / 1_000) as u32
+}
+
 /// Holds one of the spinning slots.
 struct Slot;
 
@@ -111,6 +120,15 @@ mod tests {
         let t = Instant::now();
         assert!(!spin_for(300_000, || false));
         assert!(t.elapsed() >= Duration::from_micros(300));
+    }
+
+    #[test]
+    fn the_limit_reads_back_as_set() {
+        let before = limit_us();
+        set_limit_us(1_234);
+        let expected = if max_spinners() > 0 { 1_234 } else { 0 };
+        assert_eq!(limit_us(), expected);
+        set_limit_us(before);
     }
 
     #[test]

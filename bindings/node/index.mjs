@@ -32,6 +32,7 @@ export const {
   DEFAULT_URL,
   CallbackError,
   version,
+  setWaitSpin,
   // NatsError, and one class per natsio status code (see index.js)
   NatsError,
   NullArgumentError,

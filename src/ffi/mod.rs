@@ -472,6 +472,15 @@ pub extern "C" fn natsio_runtime_set_wait_spin_us(us: u32) {
     guard_void(|| crate::spin::set_limit_us(us))
 }
 
+/// The wait spin set by `natsio_runtime_set_wait_spin_us` (default 200), in
+/// microseconds, or 0 on a single-CPU machine (where no thread spins): for
+/// a binding that waits on its own event loop and spins there by the same
+/// bound. Any thread; never fails.
+#[no_mangle]
+pub extern "C" fn natsio_runtime_wait_spin_us() -> u32 {
+    guard_value(0, || Ok(crate::spin::limit_us()))
+}
+
 /// Optional headers argument (NULL means none).
 pub(crate) unsafe fn opt_arg_headers<'a>(
     h: *const crate::headers::Headers,

@@ -701,7 +701,8 @@ static void test_concurrent_requests_get_own_replies(void) {
  * thread waits, never what it gets: with spinning off, at the default and
  * far longer than any timeout here, requests from several threads get
  * their own replies, and a timeout shorter than the spin is still kept
- * (by a request, a token wait and a subscription's next). */
+ * (by a request, a token wait and a subscription's next). The setting reads
+ * back through natsio_runtime_wait_spin_us. */
 static void test_wait_spin_keeps_replies_and_timeouts(void) {
     char subj[128], silent_subj[128];
     natsio_client *svc = connect_client();
@@ -713,6 +714,10 @@ static void test_wait_spin_keeps_replies_and_timeouts(void) {
     static const uint32_t spins_us[] = {0, 200, 5000000};
     for (size_t k = 0; k < sizeof spins_us / sizeof spins_us[0]; k++) {
         natsio_runtime_set_wait_spin_us(spins_us[k]);
+        /* Read back as set (what a binding spinning on its own loop uses),
+         * or 0 where nothing spins (a single CPU). */
+        uint32_t spin_read = natsio_runtime_wait_spin_us();
+        NT_CHECK(spin_read == spins_us[k] || (spin_read == 0 && spins_us[k] != 0));
         requests_from_threads(c, subj);
 
         natsio_msg *reply = NULL;

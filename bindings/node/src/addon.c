@@ -11,6 +11,8 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
     napi_property_descriptor props[] = {
 #define FN(js, c) {js, NULL, c, NULL, NULL, NULL, napi_default, NULL}
         FN("init", js_init),
+        FN("spinStep", js_spin_step),
+        FN("setWaitSpin", js_set_wait_spin),
         FN("setActive", js_set_active),
         FN("reportUncaught", js_report_uncaught),
         FN("statusStr", js_status_str),

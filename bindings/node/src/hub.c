@@ -27,6 +27,7 @@
 #include "internal.h"
 
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
 
 hub *get_hub(napi_env env) {
@@ -69,7 +70,7 @@ void hub_release(hub *h) {
 static void ring_locked(hub *h) {
     if (h->alive && !h->rung &&
         napi_call_threadsafe_function(h->doorbell, NULL, napi_tsfn_nonblocking) == napi_ok)
-        h->rung = true;
+        __atomic_store_n(&h->rung, true, __ATOMIC_RELEASE);
 }
 
 void hub_post(hub *h, hub_event *e) {
@@ -184,6 +185,81 @@ static void client_event_to_js(napi_env env, hub *h, hub_event *e) {
     }
 }
 
+/*
+ * Spinning for one awaited answer.
+ *
+ * A reply reaches JS through two thread wake-ups: the library's reader
+ * thread, then this JS thread (the doorbell's uv_async). On a virtual
+ * machine an idle thread's wake-up can cost as much as the round trip
+ * itself (spin.rs in the core measures it), and nats.js, reading its socket
+ * on the event loop, pays only one. So while exactly one operation is in
+ * flight, the JS thread does not go to sleep at once: it checks for the
+ * doorbell in steps of SPIN_STEP_US, each scheduled with setImmediate (so
+ * timers and other I/O are served between steps, the loop never blocked
+ * longer than a step), up to the library's wait spin
+ * (natsio_runtime_wait_spin_us: 200 us by default, 0 turns it off, none on
+ * a single CPU). A step that sees the doorbell rung returns, and the loop's
+ * next poll finds the doorbell's wake-up already there. With more than one
+ * operation in flight nothing spins: throughput does not need it, and the
+ * JS thread would take a CPU from the library's threads.
+ *
+ *   op_track: pending 0 -> 1 starts a spin budget, spin_kick
+ *   spin_kick: calls index.js's spin_fn, which setImmediate()s spinStep
+ *   spinStep (js_spin_step): one step; true when another is wanted
+ *   the doorbell: after handling its events, spin_kick again if budget is
+ *                left (a responder in this thread answered; its reply is near)
+ */
+enum { SPIN_STEP_US = 20 };
+
+static void spin_kick(napi_env env, hub *h) {
+    if (h->spin_scheduled || !h->spin_fn || h->pending != 1 || now_ns() >= h->spin_until_ns) return;
+    napi_value fn;
+    if (napi_get_reference_value(env, h->spin_fn, &fn) != napi_ok || !fn) return;
+    h->spin_scheduled = true;
+    if (napi_call_function(env, undefined_value(env), fn, 0, NULL, NULL) != napi_ok) {
+        h->spin_scheduled = false;
+        bool pending_exception = false;
+        napi_is_exception_pending(env, &pending_exception);
+        if (pending_exception) { /* never the caller's: a spin is only a hint */
+            napi_value ignored;
+            napi_get_and_clear_last_exception(env, &ignored);
+        }
+    }
+}
+
+void hub_op_started(napi_env env, hub *h) {
+    if (h->pending != 1) return;
+    uint32_t us = natsio_runtime_wait_spin_us();
+    h->spin_until_ns = us ? now_ns() + (int64_t)us * 1000 : 0;
+    spin_kick(env, h);
+}
+
+/* spinStep() -> bool: one step of the spin; true when the JS side should
+ * schedule another. */
+EXPORT(js_spin_step) {
+    hub *h = get_hub(env);
+    bool again = false;
+    h->spin_scheduled = false;
+    if (h->pending == 1) {
+        int64_t now = now_ns();
+        int64_t end = now + SPIN_STEP_US * 1000;
+        if (end > h->spin_until_ns) end = h->spin_until_ns;
+        unsigned round = 0;
+        bool rung = false;
+        while (!(rung = __atomic_load_n(&h->rung, __ATOMIC_ACQUIRE))) {
+            if (++round % 64 == 0) {
+                if ((now = now_ns()) >= end) break;
+                sched_yield(); /* the thread that answers may be waiting for this CPU */
+            }
+        }
+        again = !rung && now < h->spin_until_ns;
+    }
+    h->spin_scheduled = again;
+    napi_value v;
+    napi_get_boolean(env, again, &v);
+    return v;
+}
+
 /* The doorbell: runs on the JS thread, handles every event posted so far. */
 static void doorbell_call_js(napi_env env, napi_value js_cb, void *context, void *data) {
     (void)js_cb;
@@ -192,7 +268,7 @@ static void doorbell_call_js(napi_env env, napi_value js_cb, void *context, void
     pthread_mutex_lock(&h->mu);
     hub_event *e = h->head;
     h->head = h->tail = NULL;
-    h->rung = false;
+    __atomic_store_n(&h->rung, false, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&h->mu);
     if (env == NULL || !h->dispatch_fn) { /* the environment is going away */
         while (e) {
@@ -220,16 +296,20 @@ static void doorbell_call_js(napi_env env, napi_value js_cb, void *context, void
         e = n;
     }
     hub_update_ref(env, h);
+    spin_kick(env, h); /* an answer awaited still may be near */
 }
 
-/* init(dispatch, makeError): the JS entry points. */
+/* init(dispatch, makeError, spin): the JS entry points (spin: schedules
+ * spinStep with setImmediate). */
 EXPORT(js_init) {
-    ARGS(2);
+    ARGS(3);
     hub *h = get_hub(env);
     if (h->dispatch_fn) napi_delete_reference(env, h->dispatch_fn);
     if (h->make_error_fn) napi_delete_reference(env, h->make_error_fn);
+    if (h->spin_fn) napi_delete_reference(env, h->spin_fn);
     napi_create_reference(env, argv[0], 1, &h->dispatch_fn);
     napi_create_reference(env, argv[1], 1, &h->make_error_fn);
+    napi_create_reference(env, argv[2], 1, &h->spin_fn);
     return NULL;
 }
 
@@ -283,6 +363,14 @@ EXPORT(js_status_is) {
     return boolean(env, natsio_status_is(code, ancestor));
 }
 
+/* setWaitSpin(us): the library's wait spin, process-wide (see index.js). */
+EXPORT(js_set_wait_spin) {
+    ARGS(1);
+    int64_t us = get_i64(env, argv[0], 0);
+    natsio_runtime_set_wait_spin_us(us < 0 ? 0 : us > UINT32_MAX ? UINT32_MAX : (uint32_t)us);
+    return NULL;
+}
+
 EXPORT(js_version) {
     (void)info;
     napi_value r;
@@ -324,7 +412,8 @@ static void hub_instance_finalize(napi_env env, void *data, void *hint) {
     hub *h = data;
     if (h->dispatch_fn) napi_delete_reference(env, h->dispatch_fn);
     if (h->make_error_fn) napi_delete_reference(env, h->make_error_fn);
-    h->dispatch_fn = h->make_error_fn = NULL;
+    if (h->spin_fn) napi_delete_reference(env, h->spin_fn);
+    h->dispatch_fn = h->make_error_fn = h->spin_fn = NULL;
     hub_release(h);
 }
 

@@ -90,7 +90,7 @@ typedef struct hub {
                    callback registration that may still post */
     bool alive; /* false once the environment is torn down */
     napi_threadsafe_function doorbell;
-    bool rung;
+    bool rung; /* written under mu; read without it by hub_spin_step */
     hub_event *head, *tail;
     /* Completed operations: each op's token is registered here with the op
      * as its tag, so a completion rings the doorbell from the completing
@@ -101,6 +101,10 @@ typedef struct hub {
     napi_ref make_error_fn;
     bool js_active;  /* the JS layer has open connections */
     int64_t pending; /* operations in flight (each keeps the loop alive) */
+    /* The event-loop spin (hub.c, "Spinning for one awaited answer"). */
+    napi_ref spin_fn;      /* index.js's: schedules a spin step */
+    int64_t spin_until_ns; /* the current wait's spin ends by then */
+    bool spin_scheduled;   /* a step is scheduled */
     bool refed;
     struct client_wrap *clients; /* live clients, for teardown */
     struct feed *feeds;          /* live feeds, for teardown and close */
@@ -113,6 +117,8 @@ void hub_release(hub *h);
  * beyond the hub mutex. After teardown the event is freed instead. */
 void hub_post(hub *h, hub_event *e);
 void hub_event_free(hub_event *e);
+/* An operation has started: it may start the event-loop spin. */
+void hub_op_started(napi_env env, hub *h);
 /* Settles the operations whose tokens completed (JS thread). */
 void hub_settle_completed(napi_env env, hub *h);
 /* Keeps the event loop alive while connections are open or operations are
@@ -482,6 +488,8 @@ void obj_handle_free(int kind, void *obj);
 
 /* hub.c */
 EXPORT(js_init);
+EXPORT(js_spin_step);
+EXPORT(js_set_wait_spin);
 EXPORT(js_set_active);
 EXPORT(js_report_uncaught);
 EXPORT(js_status_str);

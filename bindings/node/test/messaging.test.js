@@ -184,6 +184,38 @@ test('request/respond round trip with headers; msg.json()', async () => {
   svc.unsubscribe();
 });
 
+test('setWaitSpin: the event loop spins while a request waits, yet timers and callbacks run; bad values throw', async () => {
+  assert.throws(() => nats.setWaitSpin(-1), TypeError);
+  assert.throws(() => nats.setWaitSpin(NaN), TypeError);
+  assert.throws(() => nats.setWaitSpin('200'), TypeError);
+  // A responder answering from a timer of this very thread: a spin that
+  // held the event loop would starve the timer until the request timed out.
+  const svc = nc.subscribe('spin.later', {
+    callback: (_err, m) => setTimeout(() => m.respond(`late ${m.string()}`), 30),
+  });
+  await nc.flush();
+  try {
+    for (const us of [0, 200, 10_000_000]) {
+      nats.setWaitSpin(us);
+      const t0 = Date.now();
+      const reply = await nc.request('spin.later', String(us), { timeout: 3000 });
+      assert.equal(reply.string(), `late ${us}`);
+      // Not a speed check: a starved timer would have taken the whole timeout.
+      assert.ok(Date.now() - t0 < 2500, `spin ${us}: the reply took ${Date.now() - t0} ms`);
+      // A request nobody answers ends at its timeout, spin or not.
+      const silent = nc.subscribe(`spin.silent.${us}`);
+      await nc.flush();
+      const t1 = Date.now();
+      await assert.rejects(nc.request(`spin.silent.${us}`, 'x', { timeout: 150 }), nats.TimeoutError);
+      assert.ok(Date.now() - t1 < 2500, `spin ${us}: the timeout came after ${Date.now() - t1} ms`);
+      silent.unsubscribe();
+    }
+  } finally {
+    nats.setWaitSpin(200);
+    svc.unsubscribe();
+  }
+});
+
 test('queue group members share the messages', async () => {
   const counts = [0, 0];
   const subs = [0, 1].map((i) => nc.subscribe('q.work', { queue: 'workers', callback: () => counts[i]++ }));
