@@ -8,6 +8,10 @@ func SentinelForTest(code int32) error { return sentinelFor(code) }
 
 func LiveHandlesForTest() int64 { return liveHandles.Load() }
 
+func FutureBlocksFreedForTest() int64 { return futureBlocksFreed.Load() }
+
+const FutureBlockForTest = futureBlock
+
 func StatusNameForTest(code int32) string { return statusName(code) }
 
 // SentinelCodesForTest are the codes that have a sentinel.

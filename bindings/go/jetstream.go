@@ -24,6 +24,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -51,6 +52,10 @@ type JetStream struct {
 	closed bool
 	// timeout is the context's request timeout (JSTimeout, default 5 s).
 	timeout time.Duration
+
+	futuresMu sync.Mutex
+	futures   *futureTokens // the block new futures take slots of
+	nextSlot  int
 }
 
 // JSOpt configures a JetStream context.
@@ -509,23 +514,56 @@ func (js *JetStream) Publish(ctx context.Context, subject string, data []byte, o
 
 // PubAckFuture is the outcome of an asynchronous publish.
 type PubAckFuture struct {
-	tok *C.natsio_token // freed by the finalizer only: waits may use it concurrently
+	tokens *futureTokens // its token is tokens.toks[slot] until the outcome is read
+	slot   int
 
 	mu   sync.Mutex
 	w    *tokenWaiter // made by Done on first use
-	tag  uint64       // its tag in the completion queue, 0 if none was registered
-	read bool
+	read bool         // the outcome is read (and the token freed)
 	ack  *PubAck
 	err  error
 }
 
-// finalize frees the token and forgets its waiter.
-func (f *PubAckFuture) finalize() {
-	C.natsio_token_free(f.tok)
-	if f.tag != 0 {
-		// A tag queued but not polled yet is skipped once its waiter is gone.
-		waiters.take(f.tag)
+// futureTokens holds the tokens of up to futureBlock futures under one
+// finalizer: a finalizer per future cost about 5% of PublishAsync's CPU
+// (the runtime keeps a span's finalizers in a sorted list). A future frees
+// its token as it reads the outcome; the block's finalizer frees those
+// never read, once no future of the block is reachable.
+type futureTokens struct {
+	toks [futureBlock]*C.natsio_token
+	tags [futureBlock]uint64 // a Done's completion-queue tag, 0 if none
+}
+
+const futureBlock = 64
+
+// futureBlocksFreed counts finalized blocks (for the tests).
+var futureBlocksFreed atomic.Int64
+
+func (b *futureTokens) finalize() {
+	futureBlocksFreed.Add(1)
+	for i, t := range b.toks {
+		if t != nil {
+			C.natsio_token_free(t)
+		}
+		if b.tags[i] != 0 {
+			// A tag queued but not polled yet is skipped once its waiter is gone.
+			waiters.take(b.tags[i])
+		}
 	}
+}
+
+// newFuture makes the future of an asynchronous publish's token.
+func (js *JetStream) newFuture(tok *C.natsio_token) *PubAckFuture {
+	js.futuresMu.Lock()
+	if js.futures == nil || js.nextSlot == futureBlock {
+		js.futures, js.nextSlot = &futureTokens{}, 0
+		runtime.SetFinalizer(js.futures, (*futureTokens).finalize)
+	}
+	f := &PubAckFuture{tokens: js.futures, slot: js.nextSlot}
+	js.futures.toks[js.nextSlot] = tok
+	js.nextSlot++
+	js.futuresMu.Unlock()
+	return f
 }
 
 // PublishAsync sends data to subject without waiting for the ack; the
@@ -560,26 +598,27 @@ func (js *JetStream) PublishAsync(subject string, data []byte, opts ...PubOpt) (
 	if err != nil {
 		return nil, err
 	}
-	f := &PubAckFuture{tok: tok}
-	runtime.SetFinalizer(f, (*PubAckFuture).finalize)
-	return f, nil
+	return js.newFuture(tok), nil
 }
 
 // Done is closed once the publish has its outcome.
 func (f *PubAckFuture) Done() <-chan struct{} {
-	defer runtime.KeepAlive(f) // its finalizer frees the token
+	defer runtime.KeepAlive(f) // its block's finalizer frees the token
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.w == nil {
 		// Its completion (run by runCompletions) only closes the channel;
 		// the token stays the future's.
-		f.w = &tokenWaiter{tok: f.tok}
-		if tag, registered, err := f.w.watchTag(); !registered || err != nil {
+		f.w = &tokenWaiter{tok: f.tokens.toks[f.slot]}
+		if f.read {
+			f.w.done = make(chan struct{})
+			close(f.w.done)
+		} else if tag, registered, err := f.w.watchTag(); !registered || err != nil {
 			// Completed already (or, for a live token impossible, failed):
 			// never leave Done hanging.
 			close(f.w.done)
 		} else {
-			f.tag = tag
+			f.tokens.tags[f.slot] = tag
 		}
 	}
 	return f.w.done
@@ -603,8 +642,14 @@ func (f *PubAckFuture) Wait(ctx context.Context) (*PubAck, error) {
 	done, ack, err := f.outcome()
 	if !done {
 		// Done closed without an outcome: its watch could not be
-		// registered (the completion runner failed to start).
-		if err := waitTokenBlocking(ctx, f.tok, leaveOnEnd); err != nil {
+		// registered (the completion runner failed to start). The wait
+		// holds f.mu: another Wait must not free the token meanwhile.
+		f.mu.Lock()
+		if !f.read {
+			err = waitTokenBlocking(ctx, f.tokens.toks[f.slot], leaveOnEnd)
+		}
+		f.mu.Unlock()
+		if err != nil {
 			return nil, err
 		}
 		_, ack, err = f.outcome()
@@ -613,16 +658,18 @@ func (f *PubAckFuture) Wait(ctx context.Context) (*PubAck, error) {
 }
 
 // outcome reads the outcome once there is one (done false while the
-// publish awaits its ack); a pending token's read costs no more than a
-// check, so a Wait on an acked publish is a single call into C.
+// publish awaits its ack) and frees the token in the same call into C; a
+// pending token's read costs no more than a check, so a Wait on an acked
+// publish is a single call into C.
 func (f *PubAckFuture) outcome() (done bool, ack *PubAck, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.read {
-		r := C.go_token_take(f.tok, C.GO_TAKE_PUB_ACK, 0)
+		r := C.go_token_take(f.tokens.toks[f.slot], C.GO_TAKE_PUB_ACK, C.GO_FREE_TOKEN_IF_DONE)
 		if r.status == C.NATSIO_PENDING {
 			return false, nil, nil
 		}
+		f.tokens.toks[f.slot] = nil
 		if f.err = resultError(r.status, r.detail); f.err == nil {
 			f.ack = pubAckFrom(&r)
 		}

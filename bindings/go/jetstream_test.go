@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -382,6 +383,11 @@ func TestPublishAsyncAcksEveryMessage(t *testing.T) {
 		if again, _ := f.Wait(context.Background()); again != ack {
 			t.Fatal("a second Wait gives another ack")
 		}
+		select {
+		case <-f.Done(): // read already: closed at once
+		default:
+			t.Fatalf("future %d: Done not closed after its Wait", i)
+		}
 	}
 	// The completion callbacks registered by Done have all been released.
 	waitHandlesReleased(t, baseline)
@@ -417,6 +423,33 @@ func TestPublishAsyncAcksEveryMessage(t *testing.T) {
 	f := got(js.PublishAsync("nostream", []byte("x"))).must(t)
 	_, err := f.Wait(ctx)
 	wantErr(t, err, natsio.ErrNoStreamResponse)
+}
+
+// Futures dropped without a Wait free their tokens: a block of them goes
+// with its finalizer once none of its futures is reachable, read or not.
+func TestDroppedPubAckFuturesAreFreed(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 20*time.Second)
+	got(js.CreateStream(ctx, natsio.StreamConfig{Name: "D", Subjects: []string{"d.>"}, Storage: natsio.MemoryStorage})).must(t)
+	before := natsio.FutureBlocksFreedForTest()
+	const blocks = 5
+	for i := range blocks * natsio.FutureBlockForTest {
+		f := got(js.PublishAsync("d.x", []byte("x"))).must(t)
+		if i%3 == 0 { // some read, the rest never
+			got(f.Wait(ctx)).must(t)
+		}
+	}
+	if err := js.PublishAsyncComplete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Every block but the one new futures still take slots of.
+	eventually(t, "blocks of dropped futures freed", func() bool {
+		runtime.GC()
+		return natsio.FutureBlocksFreedForTest()-before >= blocks-1
+	})
+	if st := got(js.StreamInfo(ctx, "D")).must(t).State; st.Msgs != blocks*natsio.FutureBlockForTest {
+		t.Fatalf("stream holds %d", st.Msgs)
+	}
 }
 
 // connectPastFirstPing connects to url and waits until nats-server's first

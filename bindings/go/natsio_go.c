@@ -135,6 +135,11 @@ go_result go_token_watch(natsio_token *tok, uint64_t tag) {
 	return go_result_of(natsio_token_complete_to(tok, go_cq, tag));
 }
 
+static void go_token_release(natsio_token *tok, int free_token, natsio_status st) {
+	if (free_token == GO_FREE_TOKEN || (free_token == GO_FREE_TOKEN_IF_DONE && st != NATSIO_PENDING))
+		natsio_token_free(tok);
+}
+
 go_take go_token_take(natsio_token *tok, int kind, int free_token) {
 	go_take r;
 	memset(&r, 0, sizeof r);
@@ -219,7 +224,7 @@ go_take go_token_take(natsio_token *tok, int kind, int free_token) {
 			if (r.out == NULL) {
 				r.status = NATSIO_ERR_INTERNAL;
 				r.detail = go_error_text("out of memory");
-				if (free_token) natsio_token_free(tok);
+				go_token_release(tok, free_token, r.status);
 				return r;
 			}
 			memcpy(r.out, data, len);
@@ -239,7 +244,7 @@ go_take go_token_take(natsio_token *tok, int kind, int free_token) {
 		return r;
 	}
 	r.detail = go_detail(r.status);
-	if (free_token) natsio_token_free(tok);
+	go_token_release(tok, free_token, r.status);
 	return r;
 }
 

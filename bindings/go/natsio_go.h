@@ -126,7 +126,11 @@ typedef struct go_take {
 	go_pub_ack_view ack;
 } go_take;
 
-/* Reads the result of kind; frees the token afterwards if free_token. */
+/* go_token_take's free_token: keep the token, free it, or free it unless
+ * its operation is still pending (NATSIO_PENDING: nothing was read). */
+enum { GO_KEEP_TOKEN = 0, GO_FREE_TOKEN = 1, GO_FREE_TOKEN_IF_DONE = 2 };
+
+/* Reads the result of kind; frees the token afterwards as free_token says. */
 go_take go_token_take(natsio_token *tok, int kind, int free_token);
 
 /* ---- iterators ---- */
