@@ -244,7 +244,14 @@ function spinStep() {
   if (native.spinStep()) setImmediate(spinStep);
 }
 
-native.init(dispatch, makeError, () => setImmediate(spinStep));
+native.init(
+  dispatch,
+  makeError,
+  () => setImmediate(spinStep),
+  // Acks and asynchronous publishes of a turn go out together after it
+  // (src/hub.c, "Acks and publishes sent once per turn").
+  () => setImmediate(native.sendDeferred),
+);
 
 /**
  * Sets how long a wait for an answer (a request's reply, a JetStream or KV

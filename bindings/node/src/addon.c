@@ -12,6 +12,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
 #define FN(js, c) {js, NULL, c, NULL, NULL, NULL, napi_default, NULL}
         FN("init", js_init),
         FN("spinStep", js_spin_step),
+        FN("sendDeferred", js_send_deferred),
         FN("setWaitSpin", js_set_wait_spin),
         FN("setActive", js_set_active),
         FN("reportUncaught", js_report_uncaught),

@@ -185,6 +185,22 @@ static void client_event_to_js(napi_env env, hub *h, hub_event *e) {
     }
 }
 
+/* Calls one of index.js's schedulers (each setImmediate()s a native step);
+ * true when it did. An exception there is never the caller's: scheduling
+ * is only a hint. */
+static bool call_scheduler(napi_env env, napi_ref fn_ref) {
+    napi_value fn;
+    if (!fn_ref || napi_get_reference_value(env, fn_ref, &fn) != napi_ok || !fn) return false;
+    if (napi_call_function(env, undefined_value(env), fn, 0, NULL, NULL) == napi_ok) return true;
+    bool pending_exception = false;
+    napi_is_exception_pending(env, &pending_exception);
+    if (pending_exception) {
+        napi_value ignored;
+        napi_get_and_clear_last_exception(env, &ignored);
+    }
+    return false;
+}
+
 /*
  * Spinning for one awaited answer.
  *
@@ -212,19 +228,8 @@ static void client_event_to_js(napi_env env, hub *h, hub_event *e) {
 enum { SPIN_STEP_US = 20 };
 
 static void spin_kick(napi_env env, hub *h) {
-    if (h->spin_scheduled || !h->spin_fn || h->pending != 1 || now_ns() >= h->spin_until_ns) return;
-    napi_value fn;
-    if (napi_get_reference_value(env, h->spin_fn, &fn) != napi_ok || !fn) return;
-    h->spin_scheduled = true;
-    if (napi_call_function(env, undefined_value(env), fn, 0, NULL, NULL) != napi_ok) {
-        h->spin_scheduled = false;
-        bool pending_exception = false;
-        napi_is_exception_pending(env, &pending_exception);
-        if (pending_exception) { /* never the caller's: a spin is only a hint */
-            napi_value ignored;
-            napi_get_and_clear_last_exception(env, &ignored);
-        }
-    }
+    if (h->spin_scheduled || h->pending != 1 || now_ns() >= h->spin_until_ns) return;
+    h->spin_scheduled = call_scheduler(env, h->spin_fn);
 }
 
 void hub_op_started(napi_env env, hub *h) {
@@ -258,6 +263,31 @@ EXPORT(js_spin_step) {
     napi_value v;
     napi_get_boolean(env, again, &v);
     return v;
+}
+
+/*
+ * Acks and publishes sent once per turn.
+ *
+ * A consumed message's ack and an asynchronous JetStream publish are
+ * queued with the library's deferred send (natsio_msg_ack_deferred,
+ * natsio_js_publish_options.defer_send): they do not wake the connection's
+ * writer thread each. The first of a turn schedules sendDeferred with
+ * setImmediate, which sends what every client of this environment queued:
+ * a loop's acks or publishes go out in one write once the loop yields, as
+ * nats.js's buffered writes do. (Without it the library sends them within
+ * about a millisecond.)
+ */
+void hub_send_after_turn(napi_env env, hub *h) {
+    if (!h->send_scheduled) h->send_scheduled = call_scheduler(env, h->send_fn);
+}
+
+/* sendDeferred(): sends what the clients of this environment deferred. */
+EXPORT(js_send_deferred) {
+    (void)info;
+    hub *h = get_hub(env);
+    h->send_scheduled = false;
+    for (client_wrap *c = h->clients; c; c = c->next) natsio_client_send_deferred(c->client);
+    return NULL;
 }
 
 /* The doorbell: runs on the JS thread, handles every event posted so far. */
@@ -299,17 +329,19 @@ static void doorbell_call_js(napi_env env, napi_value js_cb, void *context, void
     spin_kick(env, h); /* an answer awaited still may be near */
 }
 
-/* init(dispatch, makeError, spin): the JS entry points (spin: schedules
- * spinStep with setImmediate). */
+/* init(dispatch, makeError, spin, send): the JS entry points (spin and
+ * send schedule spinStep and sendDeferred with setImmediate). */
 EXPORT(js_init) {
-    ARGS(3);
+    ARGS(4);
     hub *h = get_hub(env);
     if (h->dispatch_fn) napi_delete_reference(env, h->dispatch_fn);
     if (h->make_error_fn) napi_delete_reference(env, h->make_error_fn);
     if (h->spin_fn) napi_delete_reference(env, h->spin_fn);
+    if (h->send_fn) napi_delete_reference(env, h->send_fn);
     napi_create_reference(env, argv[0], 1, &h->dispatch_fn);
     napi_create_reference(env, argv[1], 1, &h->make_error_fn);
     napi_create_reference(env, argv[2], 1, &h->spin_fn);
+    napi_create_reference(env, argv[3], 1, &h->send_fn);
     return NULL;
 }
 
@@ -413,7 +445,8 @@ static void hub_instance_finalize(napi_env env, void *data, void *hint) {
     if (h->dispatch_fn) napi_delete_reference(env, h->dispatch_fn);
     if (h->make_error_fn) napi_delete_reference(env, h->make_error_fn);
     if (h->spin_fn) napi_delete_reference(env, h->spin_fn);
-    h->dispatch_fn = h->make_error_fn = h->spin_fn = NULL;
+    if (h->send_fn) napi_delete_reference(env, h->send_fn);
+    h->dispatch_fn = h->make_error_fn = h->spin_fn = h->send_fn = NULL;
     hub_release(h);
 }
 

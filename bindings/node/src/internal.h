@@ -105,6 +105,9 @@ typedef struct hub {
     napi_ref spin_fn;      /* index.js's: schedules a spin step */
     int64_t spin_until_ns; /* the current wait's spin ends by then */
     bool spin_scheduled;   /* a step is scheduled */
+    /* Deferred sends (hub.c, "Acks and publishes sent once per turn"). */
+    napi_ref send_fn;    /* index.js's: schedules sendDeferred */
+    bool send_scheduled; /* sendDeferred is scheduled */
     bool refed;
     struct client_wrap *clients; /* live clients, for teardown */
     struct feed *feeds;          /* live feeds, for teardown and close */
@@ -119,6 +122,9 @@ void hub_post(hub *h, hub_event *e);
 void hub_event_free(hub_event *e);
 /* An operation has started: it may start the event-loop spin. */
 void hub_op_started(napi_env env, hub *h);
+/* An ack or publish was queued with the library's deferred send: have it
+ * sent once this turn of the event loop is over. */
+void hub_send_after_turn(napi_env env, hub *h);
 /* Settles the operations whose tokens completed (JS thread). */
 void hub_settle_completed(napi_env env, hub *h);
 /* Keeps the event loop alive while connections are open or operations are
@@ -489,6 +495,7 @@ void obj_handle_free(int kind, void *obj);
 /* hub.c */
 EXPORT(js_init);
 EXPORT(js_spin_step);
+EXPORT(js_send_deferred);
 EXPORT(js_set_wait_spin);
 EXPORT(js_set_active);
 EXPORT(js_report_uncaught);

@@ -329,9 +329,12 @@ static napi_value publish(napi_env env, napi_callback_info info, bool sync) {
     napi_value promise = NULL;
     if (!get_req_string(env, argv[1], "subject", &subject)) return NULL;
     if (get_bytes(env, argv[2], &data, &len) && read_pub_opts(env, argv[3], &po)) {
-        (void)sync;
+        /* An asynchronous publish is written with the turn's others (an
+         * awaited one alone is written at once by the library anyway). */
+        po.c.defer_send = !sync;
         natsio_token *tok = NULL;
         int32_t st = natsio_js_publish_async(h->js, subject, data, len, &po.c, &tok);
+        if (st == NATSIO_OK && !sync) hub_send_after_turn(env, get_hub(env));
         promise = op_track(env, st, tok, R_PUB_ACK, h, NULL);
         pub_opts_free(&po);
     }
@@ -799,7 +802,9 @@ static natsio_msg *batch_msg(napi_env env, napi_value handle_v, napi_value index
 }
 
 /* jsMsgAck(batch, index, kind, arg): ack (0), nak (1, arg = delay ms), term
- * (2, arg = reason|null), in progress (3). Only buffers: runs here, throws.
+ * (2, arg = reason|null), in progress (3). Only buffers: runs here, throws;
+ * an ack goes out with the turn's others (hub.c, "Acks and publishes sent
+ * once per turn").
  * A sent ack, nak or term frees the library message (no later ack can
  * succeed), so acknowledged messages do not wait for their batch's GC. */
 EXPORT(js_msg_ack) {
@@ -812,7 +817,10 @@ EXPORT(js_msg_ack) {
     napi_get_value_int32(env, argv[2], &kind);
     int32_t st;
     switch (kind) {
-    case ACK_ACK: st = natsio_msg_ack(m); break;
+    case ACK_ACK:
+        st = natsio_msg_ack_deferred(m); /* sent with the turn's others */
+        if (st == NATSIO_OK) hub_send_after_turn(env, get_hub(env));
+        break;
     case ACK_NAK: st = natsio_msg_nak(m, get_i64(env, argv[3], 0)); break;
     case ACK_TERM: {
         char *reason = NULL;
