@@ -67,7 +67,9 @@ func (s *deferredSender) close() {
 	})
 }
 
-// deferred is the connection's sender, started on first use.
+// deferred is the connection's sender, started on first use; nil once
+// Close has run (Close spends senderOnce, so none starts after it), and
+// PublishAsync then queues without deferral.
 func (nc *Conn) deferred() *deferredSender {
 	nc.senderOnce.Do(func() { nc.sender = newDeferredSender(nc.ptr) })
 	return nc.sender
