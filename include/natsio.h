@@ -516,6 +516,37 @@ typedef int32_t natsio_status;
 #endif // __cplusplus
 
 /**
+ * What `natsio_runtime_spin_until_set` came to.
+ */
+enum natsio_spin_result
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * The flag was set (perhaps before the call).
+   */
+  NATSIO_SPIN_SET = 0,
+  /**
+   * `max_us` or the wait spin passed first.
+   */
+  NATSIO_SPIN_TIMED_OUT = 1,
+  /**
+   * It did not spin: spinning is off (`natsio_runtime_set_wait_spin_us`
+   * 0, or a single CPU), every spinning slot is taken, or `flag` is
+   * NULL. Sleep rather than call again at once.
+   */
+  NATSIO_SPIN_DECLINED = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum natsio_spin_result natsio_spin_result;
+#else
+typedef int32_t natsio_spin_result;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * Connection states of `natsio_client_status`.
  */
 enum natsio_conn_status
@@ -1799,6 +1830,25 @@ void natsio_runtime_set_wait_spin_us(uint32_t us);
  * bound. Any thread; never fails.
  */
 uint32_t natsio_runtime_wait_spin_us(void);
+
+/**
+ * For a binding that waits on its own event loop: spins the calling
+ * thread until `*flag` is true (read with acquire ordering; set it with a
+ * release or stronger atomic store, e.g. `__atomic_store_n(flag, true,
+ * __ATOMIC_RELEASE)`), for at most `max_us` microseconds and never longer
+ * than the wait spin (`natsio_runtime_wait_spin_us`). It takes one of the
+ * spinning slots the library's own blocked waiters use, so that a process
+ * never spins on more than half its CPUs, and it yields the CPU now and
+ * then, so that the thread that will set the flag is not held up. Call it
+ * in short steps (tens of microseconds) from a loop that serves its other
+ * work between them. `flag` is borrowed for the call. Any thread; never
+ * fails.
+ *
+ * # Safety
+ * `flag` is NULL or points to a `bool` that stays valid for the call and
+ * is written only with atomic stores while it runs.
+ */
+natsio_spin_result natsio_runtime_spin_until_set(const bool *flag, uint32_t max_us);
 
 /**
  * Fills `opts` with the defaults and the version.

@@ -10,7 +10,7 @@
 //! the CPUs: never every CPU, none on a single one), and a thread that
 //! finds no free spinning slot parks at once.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -61,25 +61,57 @@ impl Drop for Slot {
     }
 }
 
+/// What a spin came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spun {
+    /// What it waited for happened (perhaps before it began).
+    Ready,
+    /// The bound or the deadline passed first.
+    TimedOut,
+    /// It did not spin: spinning is off, or every spinning slot is taken.
+    /// The caller should sleep rather than try again at once.
+    Declined,
+}
+
 /// Checks `ready` until it is true, the spin bound passes or `deadline`
 /// comes; true when it became true. Returns at once when it is true
 /// already, spinning is off or every slot is taken.
-pub(crate) fn spin_until(deadline: Option<Instant>, mut ready: impl FnMut() -> bool) -> bool {
+pub(crate) fn spin_until(deadline: Option<Instant>, ready: impl FnMut() -> bool) -> bool {
+    spin(deadline, ready) == Spun::Ready
+}
+
+/// For a thread that waits on its own loop (a binding's event loop) and
+/// spins there in steps: checks `flag` until it is set, for at most
+/// `max_us` and never longer than the wait spin, in one of the same slots
+/// as the library's own waiters.
+pub fn spin_until_set(flag: &AtomicBool, max_us: u32) -> Spun {
+    let deadline = Instant::now() + std::time::Duration::from_micros(u64::from(max_us));
+    spin(Some(deadline), || flag.load(Ordering::Acquire))
+}
+
+fn spin(deadline: Option<Instant>, mut ready: impl FnMut() -> bool) -> Spun {
     let mut limit = LIMIT_NS.load(Ordering::Relaxed);
+    if ready() {
+        return Spun::Ready;
+    }
+    if limit == 0 {
+        return Spun::Declined;
+    }
     if let Some(d) = deadline {
         let left = d.saturating_duration_since(Instant::now()).as_nanos();
         limit = limit.min(left.try_into().unwrap_or(u64::MAX));
-    }
-    if ready() {
-        return true;
-    }
-    if limit == 0 {
-        return false;
+        if limit == 0 {
+            return Spun::TimedOut;
+        }
     }
     let Some(_slot) = Slot::take() else {
-        return false;
+        return Spun::Declined;
     };
-    spin_for(limit, ready)
+    if spin_for(limit, ready) {
+        Spun::Ready
+    } else {
+        Spun::TimedOut
+    }
 }
 
 /// The spin itself. Yields the CPU now and then, so that a thread waiting
@@ -107,7 +139,23 @@ fn spin_for(limit_ns: u64, mut ready: impl FnMut() -> bool) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Mutex;
     use std::time::Duration;
+
+    /// Serializes the tests that set the process-wide limit or take slots.
+    static SETTINGS: Mutex<()> = Mutex::new(());
+
+    /// A spin on `flag`, taken again while another test's waiter holds the
+    /// only slot (a 2-CPU machine has one).
+    fn spin_with_a_slot(flag: &AtomicBool, max_us: u32) -> Spun {
+        for _ in 0..if max_spinners() > 0 { 1_000 } else { 1 } {
+            match spin_until_set(flag, max_us) {
+                Spun::Declined => std::thread::sleep(Duration::from_millis(1)),
+                spun => return spun,
+            }
+        }
+        Spun::Declined
+    }
 
     #[test]
     fn a_spin_ends_when_ready_or_at_its_bound() {
@@ -124,6 +172,7 @@ mod tests {
 
     #[test]
     fn the_limit_reads_back_as_set() {
+        let _settings = SETTINGS.lock().unwrap_or_else(|e| e.into_inner());
         let before = limit_us();
         set_limit_us(1_234);
         let expected = if max_spinners() > 0 { 1_234 } else { 0 };
@@ -132,7 +181,47 @@ mod tests {
     }
 
     #[test]
+    fn a_spin_on_a_flag_sees_it_set_and_keeps_the_bounds() {
+        let _settings = SETTINGS.lock().unwrap_or_else(|e| e.into_inner());
+        let flag = std::sync::Arc::new(AtomicBool::new(false));
+        // Not set: it spins to the step's bound.
+        let t = Instant::now();
+        let spun = spin_with_a_slot(&flag, 50);
+        if max_spinners() > 0 {
+            assert_eq!(spun, Spun::TimedOut);
+            assert!(t.elapsed() >= Duration::from_micros(50));
+        } else {
+            assert_eq!(spun, Spun::Declined);
+        }
+        // Set by another thread while spinning (a long bound: only the
+        // flag ends it early).
+        let setter = {
+            let flag = flag.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_micros(100));
+                flag.store(true, Ordering::Release);
+            })
+        };
+        let before = limit_us();
+        set_limit_us(5_000_000);
+        let t = Instant::now();
+        let spun = spin_with_a_slot(&flag, 5_000_000);
+        setter.join().unwrap();
+        if max_spinners() > 0 {
+            assert_eq!(spun, Spun::Ready);
+            assert!(t.elapsed() < Duration::from_secs(4));
+        }
+        // Set before: ready at once, even with spinning off.
+        set_limit_us(0);
+        assert_eq!(spin_until_set(&flag, 50), Spun::Ready);
+        flag.store(false, Ordering::Release);
+        assert_eq!(spin_until_set(&flag, 50), Spun::Declined);
+        set_limit_us(before);
+    }
+
+    #[test]
     fn no_more_than_half_the_cpus_spin_at_once() {
+        let _settings = SETTINGS.lock().unwrap_or_else(|e| e.into_inner());
         let slots: Vec<Slot> = std::iter::from_fn(Slot::take).take(1_000).collect();
         assert!(slots.len() <= max_spinners());
     }

@@ -481,6 +481,55 @@ pub extern "C" fn natsio_runtime_wait_spin_us() -> u32 {
     guard_value(0, || Ok(crate::spin::limit_us()))
 }
 
+/// What `natsio_runtime_spin_until_set` came to.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum natsio_spin_result {
+    /// The flag was set (perhaps before the call).
+    NATSIO_SPIN_SET = 0,
+    /// `max_us` or the wait spin passed first.
+    NATSIO_SPIN_TIMED_OUT = 1,
+    /// It did not spin: spinning is off (`natsio_runtime_set_wait_spin_us`
+    /// 0, or a single CPU), every spinning slot is taken, or `flag` is
+    /// NULL. Sleep rather than call again at once.
+    NATSIO_SPIN_DECLINED = 2,
+}
+
+/// For a binding that waits on its own event loop: spins the calling
+/// thread until `*flag` is true (read with acquire ordering; set it with a
+/// release or stronger atomic store, e.g. `__atomic_store_n(flag, true,
+/// __ATOMIC_RELEASE)`), for at most `max_us` microseconds and never longer
+/// than the wait spin (`natsio_runtime_wait_spin_us`). It takes one of the
+/// spinning slots the library's own blocked waiters use, so that a process
+/// never spins on more than half its CPUs, and it yields the CPU now and
+/// then, so that the thread that will set the flag is not held up. Call it
+/// in short steps (tens of microseconds) from a loop that serves its other
+/// work between them. `flag` is borrowed for the call. Any thread; never
+/// fails.
+///
+/// # Safety
+/// `flag` is NULL or points to a `bool` that stays valid for the call and
+/// is written only with atomic stores while it runs.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_runtime_spin_until_set(
+    flag: *const bool,
+    max_us: u32,
+) -> natsio_spin_result {
+    guard_value(natsio_spin_result::NATSIO_SPIN_DECLINED, || {
+        if flag.is_null() {
+            return Ok(natsio_spin_result::NATSIO_SPIN_DECLINED);
+        }
+        // SAFETY: AtomicBool has bool's layout; the caller writes the flag
+        // only atomically while this runs, and keeps it valid.
+        let flag = std::sync::atomic::AtomicBool::from_ptr(flag.cast_mut());
+        Ok(match crate::spin::spin_until_set(flag, max_us) {
+            crate::spin::Spun::Ready => natsio_spin_result::NATSIO_SPIN_SET,
+            crate::spin::Spun::TimedOut => natsio_spin_result::NATSIO_SPIN_TIMED_OUT,
+            crate::spin::Spun::Declined => natsio_spin_result::NATSIO_SPIN_DECLINED,
+        })
+    })
+}
+
 /// Optional headers argument (NULL means none).
 pub(crate) unsafe fn opt_arg_headers<'a>(
     h: *const crate::headers::Headers,

@@ -738,6 +738,41 @@ static void test_wait_spin_keeps_replies_and_timeouts(void) {
     natsio_runtime_set_wait_spin_us(200);
 }
 
+static void *set_flag_later(void *arg) {
+    nt_sleep_ms(20);
+    __atomic_store_n((bool *)arg, true, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* natsio_runtime_spin_until_set, the spin a binding runs in steps on its
+ * own event loop: it sees a flag another thread sets, ends at its own
+ * bound when the wait spin is longer, and declines (so the caller sleeps)
+ * with spinning off or a NULL flag. */
+static void test_spin_until_set(void) {
+    bool flag = false;
+    NT_CHECK_INT_EQ(natsio_runtime_spin_until_set(NULL, 100), NATSIO_SPIN_DECLINED);
+    natsio_runtime_set_wait_spin_us(0);
+    NT_CHECK_INT_EQ(natsio_runtime_spin_until_set(&flag, 100), NATSIO_SPIN_DECLINED);
+    __atomic_store_n(&flag, true, __ATOMIC_RELEASE);
+    NT_CHECK_INT_EQ(natsio_runtime_spin_until_set(&flag, 100), NATSIO_SPIN_SET);
+    __atomic_store_n(&flag, false, __ATOMIC_RELEASE);
+
+    natsio_runtime_set_wait_spin_us(5000000);
+    if (natsio_runtime_wait_spin_us() > 0) { /* more than one CPU */
+        int64_t start = nt_now_ms();
+        NT_CHECK_INT_EQ(natsio_runtime_spin_until_set(&flag, 50), NATSIO_SPIN_TIMED_OUT);
+        NT_CHECK(nt_now_ms() - start < 2500); /* 50 us, not the 5 s spin */
+
+        pthread_t setter;
+        NT_CHECK(pthread_create(&setter, NULL, set_flag_later, &flag) == 0);
+        start = nt_now_ms();
+        NT_CHECK_INT_EQ(natsio_runtime_spin_until_set(&flag, 5000000), NATSIO_SPIN_SET);
+        NT_CHECK(nt_now_ms() - start < 2500);
+        pthread_join(setter, NULL);
+    }
+    natsio_runtime_set_wait_spin_us(200);
+}
+
 static void test_requests_after_close(void) {
     char subj[128];
     natsio_client *c = connect_client();
@@ -832,6 +867,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_request_many_default_options),
         NT_CASE(test_concurrent_requests_get_own_replies),
         NT_CASE(test_wait_spin_keeps_replies_and_timeouts),
+        NT_CASE(test_spin_until_set),
         NT_CASE(test_requests_after_close),
         NT_CASE(test_pending_request_fails_on_close),
         NT_CASE(test_blocking_request_inside_callback),

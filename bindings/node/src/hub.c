@@ -27,7 +27,6 @@
 #include "internal.h"
 
 #include <stdlib.h>
-#include <sched.h>
 #include <string.h>
 
 hub *get_hub(napi_env env) {
@@ -210,9 +209,10 @@ static bool call_scheduler(napi_env env, napi_ref fn_ref) {
  * itself (spin.rs in the core measures it), and nats.js, reading its socket
  * on the event loop, pays only one. So while exactly one operation is in
  * flight, the JS thread does not go to sleep at once: it checks for the
- * doorbell in steps of SPIN_STEP_US, each scheduled with setImmediate (so
- * timers and other I/O are served between steps, the loop never blocked
- * longer than a step), up to the library's wait spin
+ * doorbell in steps of SPIN_STEP_US (natsio_runtime_spin_until_set: the
+ * core's spin, in its slots), each scheduled with setImmediate (so timers
+ * and other I/O are served between steps, the loop never blocked longer
+ * than a step), up to the library's wait spin
  * (natsio_runtime_wait_spin_us: 200 us by default, 0 turns it off, none on
  * a single CPU). A step that sees the doorbell rung returns, and the loop's
  * next poll finds the doorbell's wake-up already there. With more than one
@@ -245,19 +245,14 @@ EXPORT(js_spin_step) {
     hub *h = get_hub(env);
     bool again = false;
     h->spin_scheduled = false;
-    if (h->pending == 1) {
-        int64_t now = now_ns();
-        int64_t end = now + SPIN_STEP_US * 1000;
-        if (end > h->spin_until_ns) end = h->spin_until_ns;
-        unsigned round = 0;
-        bool rung = false;
-        while (!(rung = __atomic_load_n(&h->rung, __ATOMIC_ACQUIRE))) {
-            if (++round % 64 == 0) {
-                if ((now = now_ns()) >= end) break;
-                sched_yield(); /* the thread that answers may be waiting for this CPU */
-            }
-        }
-        again = !rung && now < h->spin_until_ns;
+    int64_t left_ns = h->spin_until_ns - now_ns();
+    if (h->pending == 1 && left_ns > 0) {
+        uint32_t step_us = left_ns < SPIN_STEP_US * 1000 ? (uint32_t)(left_ns / 1000) + 1 : SPIN_STEP_US;
+        /* The core spins within its policy: a spinning slot (at most half
+         * the CPUs spin, the library's own waiters included), yielding the
+         * CPU now and then to the thread that will ring. Declined: sleep. */
+        again = natsio_runtime_spin_until_set(&h->rung, step_us) == NATSIO_SPIN_TIMED_OUT &&
+                now_ns() < h->spin_until_ns;
     }
     h->spin_scheduled = again;
     napi_value v;

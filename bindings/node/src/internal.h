@@ -90,7 +90,7 @@ typedef struct hub {
                    callback registration that may still post */
     bool alive; /* false once the environment is torn down */
     napi_threadsafe_function doorbell;
-    bool rung; /* written under mu; read without it by hub_spin_step */
+    bool rung; /* written under mu (atomically); read without it while spinning */
     hub_event *head, *tail;
     /* Completed operations: each op's token is registered here with the op
      * as its tag, so a completion rings the doorbell from the completing
