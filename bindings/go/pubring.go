@@ -33,6 +33,9 @@ type pubRing struct {
 	// closing: Close has begun; every publish goes through the call, so
 	// none lands in the ring after the library's last look at it.
 	closing bool
+	// plain: the last subject plainSubject accepted (a run of publishes
+	// to one subject is checked once).
+	plain string
 }
 
 // pubRingMaxRecord keeps large messages on the call (a copy into the ring
@@ -57,11 +60,18 @@ func newPubRing(c *C.natsio_client) *pubRing {
 // caller keeps the client alive across it (the ring is the client's).
 func (r *pubRing) tryPublish(c *C.natsio_client, subject string, data []byte) bool {
 	size := 8 + len(subject) + len(data)
-	if size > pubRingMaxRecord || !plainSubject(subject) {
+	if size > pubRingMaxRecord {
 		return false
 	}
 	padded := uint64(size+7) &^ 7
 	r.mu.Lock()
+	if subject != r.plain {
+		if !plainSubject(subject) {
+			r.mu.Unlock()
+			return false
+		}
+		r.plain = subject
+	}
 	gate := atomic.LoadUint64(r.gate)
 	if r.closing || gate == 0 || uint64(len(data)) > gate {
 		r.mu.Unlock()

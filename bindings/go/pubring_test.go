@@ -160,9 +160,12 @@ func TestRingTakesOnlySubjectsTheLibraryAccepts(t *testing.T) {
 		if natsio.PlainSubjectForTest(s) && callErr != nil {
 			t.Errorf("%q: taken by the ring, refused by the library: %v", s, callErr)
 		}
-		// Publish reports what the call reports, at once.
-		if err := nc.Publish(s, nil); (err == nil) != (callErr == nil) || (err != nil && err.Error() != callErr.Error()) {
-			t.Errorf("%q: Publish said %v, the call %v", s, err, callErr)
+		// Publish reports what the call reports, at once; twice, as the
+		// ring remembers the last subject it took.
+		for range 2 {
+			if err := nc.Publish(s, nil); (err == nil) != (callErr == nil) || (err != nil && err.Error() != callErr.Error()) {
+				t.Errorf("%q: Publish said %v, the call %v", s, err, callErr)
+			}
 		}
 	}
 	for _, s := range []string{"a", "a.b.c", "$JS.API.X", "foo-bar.baz_1"} {
