@@ -34,7 +34,7 @@ type pubRing struct {
 	// none lands in the ring after the library's last look at it.
 	closing bool
 	// plain: the last subject plainSubject accepted (a run of publishes
-	// to one subject is checked once).
+	// to one subject is checked once); "" before the first.
 	plain string
 }
 
@@ -65,7 +65,7 @@ func (r *pubRing) tryPublish(c *C.natsio_client, subject string, data []byte) bo
 	}
 	padded := uint64(size+7) &^ 7
 	r.mu.Lock()
-	if subject != r.plain {
+	if subject != r.plain || subject == "" { // "": none accepted yet
 		if !plainSubject(subject) {
 			r.mu.Unlock()
 			return false
