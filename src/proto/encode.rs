@@ -38,52 +38,69 @@ pub(crate) fn write_pub(
     payload: &[u8],
 ) {
     let hdr_len = headers.map(Headers::encoded_len);
-    // Room for the frame: a bound, not pub_frame_len's exact count (this
-    // runs on every publish; 64 covers "HPUB ", the spaces, both counts
-    // and both CRLFs).
-    out.reserve(
-        subject.len() + reply.map_or(0, str::len) + hdr_len.unwrap_or(0) + payload.len() + 64,
-    );
-    // The control line is assembled on the stack and copied once: small
-    // copies are cheaper in one piece (this runs on every publish).
-    let mut line = [0u8; 160];
-    let mut n = 0;
-    let mut put = |bytes: &[u8], line: &mut [u8; 160], out: &mut Vec<u8>| {
-        if n + bytes.len() <= line.len() {
-            line[n..n + bytes.len()].copy_from_slice(bytes);
-            n += bytes.len();
-        } else {
-            out.extend_from_slice(&line[..n]);
-            n = 0;
-            out.extend_from_slice(bytes);
-        }
+    // HPUB's counts: header bytes, then header and payload bytes.
+    let (verb, count, total): (&[u8], usize, Option<usize>) = match hdr_len {
+        Some(h) => (b"HPUB ", h, Some(h + payload.len())),
+        None => (b"PUB ", payload.len(), None),
     };
-    put(
-        if hdr_len.is_some() { b"HPUB " } else { b"PUB " },
-        &mut line,
-        out,
-    );
-    put(subject.as_bytes(), &mut line, out);
-    put(b" ", &mut line, out);
-    if let Some(r) = reply {
-        put(r.as_bytes(), &mut line, out);
-        put(b" ", &mut line, out);
+    let count_digits = digits(count);
+    let total_digits = total.map_or(0, digits);
+    let line_len = verb.len()
+        + subject.len()
+        + 1
+        + reply.map_or(0, |r| r.len() + 1)
+        + count_digits
+        + total.map_or(0, |_| 1 + total_digits)
+        + 2;
+    out.reserve(line_len + hdr_len.unwrap_or(0) + payload.len() + 2);
+    // The control line is written straight into the reserved room (this
+    // runs on every publish): no staging buffer, the digits in place.
+    let start = out.len();
+    // SAFETY: `reserve` made room for `line_len` bytes past `start`, and
+    // the writes below are exactly the terms `line_len` adds up, in order;
+    // `set_len` then covers only bytes written.
+    unsafe {
+        let mut at = out.as_mut_ptr().add(start);
+        at = put(at, verb);
+        at = put(at, subject.as_bytes());
+        at = put(at, b" ");
+        if let Some(r) = reply {
+            at = put(at, r.as_bytes());
+            at = put(at, b" ");
+        }
+        at = put_digits(at, count, count_digits);
+        if let Some(t) = total {
+            at = put(at, b" ");
+            at = put_digits(at, t, total_digits);
+        }
+        put(at, b"\r\n");
+        out.set_len(start + line_len);
     }
-    let mut digits = [0u8; 20];
-    if let Some(h) = hdr_len {
-        put(num(&mut digits, h as u64), &mut line, out);
-        put(b" ", &mut line, out);
-        put(num(&mut digits, (h + payload.len()) as u64), &mut line, out);
-    } else {
-        put(num(&mut digits, payload.len() as u64), &mut line, out);
-    }
-    put(b"\r\n", &mut line, out);
-    out.extend_from_slice(&line[..n]);
     if let Some(h) = headers {
         h.encode(out);
     }
     out.extend_from_slice(payload);
     out.extend_from_slice(b"\r\n");
+}
+
+/// Copies `bytes` to `at`; returns the end. The caller guarantees room.
+#[inline(always)]
+unsafe fn put(at: *mut u8, bytes: &[u8]) -> *mut u8 {
+    std::ptr::copy_nonoverlapping(bytes.as_ptr(), at, bytes.len());
+    at.add(bytes.len())
+}
+
+/// Writes the `n` decimal digits of `v` (n == digits(v)) at `at`; returns
+/// the end. The caller guarantees room.
+#[inline(always)]
+unsafe fn put_digits(at: *mut u8, mut v: usize, n: usize) -> *mut u8 {
+    let mut i = n;
+    while i > 0 {
+        i -= 1;
+        *at.add(i) = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    at.add(n)
 }
 
 /// Decimal digits of `v`, written at the end of `buf`.
@@ -200,6 +217,37 @@ mod tests {
                         "{reply:?} {headers:?} {}",
                         payload.len()
                     );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn frames_match_the_protocol_text_at_every_digit_count() {
+        let mut h = Headers::new();
+        h.add("Key", "value").unwrap();
+        for len in [0, 1, 9, 10, 99, 100, 999, 1000, 65_535, 1_048_576] {
+            let payload = vec![b'p'; len];
+            for reply in [None, Some("_INBOX.abc")] {
+                for headers in [None, Some(&h)] {
+                    let mut out = b"before".to_vec();
+                    write_pub(&mut out, "sub.ject", reply, headers, &payload);
+                    let args = match reply {
+                        Some(r) => format!("sub.ject {r}"),
+                        None => "sub.ject".to_string(),
+                    };
+                    let mut want = b"before".to_vec();
+                    match headers {
+                        Some(h) => {
+                            let hl = h.encoded_len();
+                            want.extend(format!("HPUB {args} {hl} {}\r\n", hl + len).bytes());
+                            h.encode(&mut want);
+                        }
+                        None => want.extend(format!("PUB {args} {len}\r\n").bytes()),
+                    }
+                    want.extend_from_slice(&payload);
+                    want.extend_from_slice(b"\r\n");
+                    assert!(out == want, "{len} {reply:?} {headers:?}");
                 }
             }
         }
