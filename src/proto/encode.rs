@@ -3,7 +3,14 @@
 use crate::headers::Headers;
 
 fn put_num(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(num(&mut [0u8; 20], v));
+    let n = digits(v);
+    out.reserve(n);
+    let start = out.len();
+    // SAFETY: `reserve` made room for the `n` bytes `put_digits` writes.
+    unsafe {
+        put_digits(out.as_mut_ptr().add(start), v, n);
+        out.set_len(start + n);
+    }
 }
 
 /// Bytes a PUB/HPUB frame occupies on the wire, headers included: exact,
@@ -17,15 +24,15 @@ pub(crate) fn pub_frame_len(
     let args = subject.len() + reply.map_or(0, |r| r.len() + 1);
     let counts = if hdr_len > 0 {
         // "HPUB " args " " hdr_len " " total
-        5 + args + 1 + digits(hdr_len) + 1 + digits(hdr_len + payload_len)
+        5 + args + 1 + digits(hdr_len as u64) + 1 + digits((hdr_len + payload_len) as u64)
     } else {
         // "PUB " args " " payload_len
-        4 + args + 1 + digits(payload_len)
+        4 + args + 1 + digits(payload_len as u64)
     };
     counts + 2 + hdr_len + payload_len + 2
 }
 
-fn digits(v: usize) -> usize {
+fn digits(v: u64) -> usize {
     v.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
@@ -39,9 +46,9 @@ pub(crate) fn write_pub(
 ) {
     let hdr_len = headers.map(Headers::encoded_len);
     // HPUB's counts: header bytes, then header and payload bytes.
-    let (verb, count, total): (&[u8], usize, Option<usize>) = match hdr_len {
-        Some(h) => (b"HPUB ", h, Some(h + payload.len())),
-        None => (b"PUB ", payload.len(), None),
+    let (verb, count, total): (&[u8], u64, Option<u64>) = match hdr_len {
+        Some(h) => (b"HPUB ", h as u64, Some((h + payload.len()) as u64)),
+        None => (b"PUB ", payload.len() as u64, None),
     };
     let count_digits = digits(count);
     let total_digits = total.map_or(0, digits);
@@ -93,7 +100,7 @@ unsafe fn put(at: *mut u8, bytes: &[u8]) -> *mut u8 {
 /// Writes the `n` decimal digits of `v` (n == digits(v)) at `at`; returns
 /// the end. The caller guarantees room.
 #[inline(always)]
-unsafe fn put_digits(at: *mut u8, mut v: usize, n: usize) -> *mut u8 {
+unsafe fn put_digits(at: *mut u8, mut v: u64, n: usize) -> *mut u8 {
     let mut i = n;
     while i > 0 {
         i -= 1;
@@ -101,20 +108,6 @@ unsafe fn put_digits(at: *mut u8, mut v: usize, n: usize) -> *mut u8 {
         v /= 10;
     }
     at.add(n)
-}
-
-/// Decimal digits of `v`, written at the end of `buf`.
-fn num(buf: &mut [u8; 20], mut v: u64) -> &[u8] {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    &buf[i..]
 }
 
 pub(crate) fn write_sub(out: &mut Vec<u8>, subject: &str, queue: Option<&str>, sid: u64) {
@@ -250,6 +243,13 @@ mod tests {
                     assert!(out == want, "{len} {reply:?} {headers:?}");
                 }
             }
+        }
+        // SUB and UNSUB numbers use the same digit writer.
+        for n in [0, 9, 10, 12_345, u64::MAX] {
+            let mut out = Vec::new();
+            write_sub(&mut out, "s", None, n);
+            write_unsub(&mut out, n, Some(n));
+            assert_eq!(out, format!("SUB s {n}\r\nUNSUB {n} {n}\r\n").into_bytes());
         }
     }
 
