@@ -65,8 +65,9 @@ napi_value op_track(napi_env env, int32_t st, natsio_token *tok, int result, js_
     hb->pending++;
     hub_update_ref(env, hb);
     int32_t rs = natsio_token_complete_to(tok, hb->completions, (uint64_t)(uintptr_t)o);
-    if (rs == NATSIO_OK) hub_op_started(env, hb);
-    if (rs != NATSIO_OK) {
+    if (rs == NATSIO_OK) {
+        hub_op_started(env, hb);
+    } else {
         napi_value err = make_last_error(env, rs);
         napi_reject_deferred(env, d, err);
         o->deferred = NULL;
