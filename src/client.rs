@@ -546,7 +546,8 @@ impl ClientInner {
     }
 
     /// Appends a frame to the write buffer, waiting up to `flush_timeout`
-    /// for room when the buffer is over `max_pending_size`.
+    /// for room when the buffer is over `max_pending_size` (unless
+    /// `wait_for_write_room` is off).
     fn enqueue(
         &self,
         frame_len: usize,
@@ -562,8 +563,9 @@ impl ClientInner {
             return self.buffer_while_reconnecting(w, frame_len, payload_len, encode);
         }
         if !w.buf.is_empty() && w.buf.len() + frame_len > self.opts.max_pending_size {
-            if runtime::ensure_may_block().is_err() {
-                // Never block a runtime thread: accept the frame over the limit.
+            if !self.opts.wait_for_write_room || runtime::ensure_may_block().is_err() {
+                // The caller must not block (an event loop; a runtime
+                // thread): accept the frame over the limit.
             } else {
                 let deadline = crate::clock::deadline_in(self.opts.flush_timeout);
                 while !w.buf.is_empty() && w.buf.len() + frame_len > self.opts.max_pending_size {

@@ -84,6 +84,11 @@ pub struct Options {
     pub ping_interval: Duration,
     pub max_outstanding_pings: u32,
     pub max_pending_size: usize,
+    /// Whether a frame that finds the write buffer over `max_pending_size`
+    /// waits for room (up to `flush_timeout`), or is queued over the bound
+    /// at once: an event loop that also reads what it publishes must not
+    /// stop in a publish while its subscriptions fill up.
+    pub wait_for_write_room: bool,
     pub flush_timeout: Duration,
     pub drain_timeout: Duration,
     pub request_timeout: Duration,
@@ -161,6 +166,7 @@ impl Default for Options {
             ping_interval: Duration::from_secs(120),
             max_outstanding_pings: 2,
             max_pending_size: 2 * 1024 * 1024,
+            wait_for_write_room: true,
             flush_timeout: Duration::from_secs(10),
             drain_timeout: Duration::from_secs(30),
             request_timeout: Duration::from_secs(5),

@@ -47,7 +47,7 @@ export interface ConnectOptions {
   pendingBytesLimit?: number;
   /** Default bound of drain() and of Subscription.drain(), ms (default 30000). */
   drainTimeout?: number;
-  /** The bound of flush() without a timeout (it rejects with TimeoutError past it), and how long publish() blocks the JS thread waiting for room in a full write buffer before TimeoutError, ms (default 10000). */
+  /** The bound of flush() without a timeout (it rejects with TimeoutError past it), and, with waitForWriteRoom, how long publish() blocks the JS thread waiting for room in a full write buffer before TimeoutError, ms (default 10000). */
   flushTimeout?: number;
   /** Default request timeout, ms (default 5000). */
   requestTimeout?: number;
@@ -55,8 +55,18 @@ export interface ConnectOptions {
   pingInterval?: number;
   /** PINGs left unanswered before the connection is stale and dropped (default 2). */
   maxPingsOut?: number;
-  /** Write buffer bound in bytes (default 2 MiB); see flushTimeout. */
+  /** Write buffer bound in bytes (default 2 MiB); it bounds the buffer only with waitForWriteRoom. */
   maxPendingSize?: number;
+  /**
+   * Whether publish() (and respond, acks) waits for room when the write
+   * buffer is over maxPendingSize: it then blocks the JS thread up to
+   * flushTimeout, then throws TimeoutError. Default false: publish() never
+   * blocks and the buffer grows past maxPendingSize until the connection
+   * catches up (as nats.js's does), so that the JS thread keeps handling
+   * what its subscriptions receive; a loop that publishes without
+   * yielding grows memory (await flush() now and then paces it).
+   */
+  waitForWriteRoom?: boolean;
   /** Longest control line accepted from the server, bytes (default 4096, at least 64). */
   maxControlLine?: number;
   /** User name, with pass (credentials in the URL take precedence). */
@@ -327,7 +337,8 @@ export class Connection extends EventEmitter {
    * Publishes `data` to `subject`; returns once it is buffered, without
    * waiting for the server. Throws BadSubjectError, MaxPayloadExceededError,
    * BadHeadersError, ConnectionClosedError, ReconnectBufExceededError
-   * (while disconnected), TimeoutError (write buffer full for flushTimeout),
+   * (while disconnected), TimeoutError (only with waitForWriteRoom: write
+   * buffer full for flushTimeout),
    * TypeError for data or headers of another type.
    */
   publish(subject: string, data?: Payload, opts?: PublishOptions): void;

@@ -1082,7 +1082,9 @@ function makeLogger(opts) {
  * or string[]; none, '' or []: DEFAULT_URL), name, timeout
  * (connect, ms), noEcho, inboxPrefix, pendingMsgsLimit, pendingBytesLimit,
  * drainTimeout, flushTimeout, requestTimeout, pingInterval, maxPingsOut,
- * maxPendingSize, maxControlLine, user, pass, token; reconnect,
+ * maxPendingSize, waitForWriteRoom (default false: publish never blocks,
+ * the write buffer grows past maxPendingSize), maxControlLine, user, pass,
+ * token; reconnect,
  * maxReconnectAttempts, reconnectTimeWait, reconnectTimeWaitMax,
  * reconnectJitter, reconnectJitterTls, reconnectBufSize, noRandomize,
  * ignoreDiscoveredServers, waitOnFirstConnect / retryOnFailedConnect,

@@ -220,7 +220,8 @@ pub unsafe extern "C" fn natsio_options_set_ping(
 }
 
 /// Sets the write buffer bound in bytes: past it, publish waits up to the
-/// flush timeout for the writer, then fails with NATSIO_ERR_TIMEOUT.
+/// flush timeout for the writer, then fails with NATSIO_ERR_TIMEOUT
+/// (unless `natsio_options_set_wait_for_write_room` turned the wait off).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_options_set_max_pending_size(
     opts: *mut natsio_options,
@@ -234,6 +235,28 @@ pub unsafe extern "C" fn natsio_options_set_max_pending_size(
             ));
         }
         o.max_pending_size = bytes as usize;
+        Ok(())
+    })
+}
+
+/// Whether a publish that finds the write buffer over its bound
+/// (`natsio_options_set_max_pending_size`) waits for room.
+///
+/// `true` (the default): it waits up to the flush timeout for the writer,
+/// then fails with NATSIO_ERR_TIMEOUT (the frame is not queued). `false`:
+/// the frame is queued over the bound at once and the buffer grows until
+/// the writer catches up: for a caller that must never block, such as an
+/// event loop that also handles the messages it subscribes to (the Node
+/// binding). Memory is then bounded only by how fast the caller publishes;
+/// `natsio_client_flush` paces it. Applies to every frame the client
+/// writes (publish, request, respond, acks). Errors: NATSIO_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_wait_for_write_room(
+    opts: *mut natsio_options,
+    wait: bool,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.wait_for_write_room = wait;
         Ok(())
     })
 }

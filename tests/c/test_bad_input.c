@@ -199,6 +199,7 @@ static void test_null_arguments_of_options(void) {
     EXPECT_NULL_ARG("token", natsio_options_set_token(o, NULL));
     EXPECT_NULL_ARG("opts", natsio_options_set_ping(NULL, 1000, 2));
     EXPECT_NULL_ARG("opts", natsio_options_set_max_pending_size(NULL, 1024));
+    EXPECT_NULL_ARG("opts", natsio_options_set_wait_for_write_room(NULL, false));
     EXPECT_NULL_ARG("opts", natsio_options_set_flush_timeout_ms(NULL, 100));
     EXPECT_NULL_ARG("opts", natsio_options_set_drain_timeout_ms(NULL, 100));
     EXPECT_NULL_ARG("opts", natsio_options_set_request_timeout_ms(NULL, 100));

@@ -239,6 +239,112 @@ static void test_close_does_not_wait_long_for_a_hung_server(void) {
     natsio_msg_free(m);
 }
 
+/* ---- a full write buffer ------------------------------------------------------ */
+
+/* What the write-buffer cases publish into a stopped server: 32 MiB in
+ * 1 KiB messages, well past the buffer's 64 KiB bound plus what the
+ * kernel's socket buffers take (a few MiB here). */
+enum { FULL_SIZE = 1024, FULL_COUNT = 32768 };
+
+/* A client of `srv` whose write buffer holds 64 KiB, whose wait for room is
+ * 300 ms, and which waits for room or not. */
+static natsio_client *connect_small_buffer(nt_server *srv, bool wait_for_room) {
+    natsio_options *o = options_for_url(nt_server_url(srv), 0);
+    if (o == NULL) return NULL;
+    if (natsio_options_set_max_pending_size(o, 64 * 1024) != NATSIO_OK ||
+        natsio_options_set_flush_timeout_ms(o, 300) != NATSIO_OK ||
+        natsio_options_set_wait_for_write_room(o, wait_for_room) != NATSIO_OK)
+        return NULL;
+    return connect_with(o);
+}
+
+/* Publishes message `i` of the write-buffer cases: its number, then 'x'. */
+static natsio_status publish_full_nth(natsio_client *c, const char *subject, int i) {
+    static char payload[FULL_SIZE];
+    memset(payload, 'x', sizeof payload);
+    snprintf(payload, 16, "%d", i);
+    return natsio_client_publish(c, subject, payload, sizeof payload);
+}
+
+/* Receives messages 0..n-1 in order on `seen`; false (and says which) on
+ * the first missing or out of order. */
+static bool receive_numbered(natsio_sub *seen, int n) {
+    for (int i = 0; i < n; i++) {
+        natsio_msg *m = NULL;
+        natsio_status st = natsio_sub_next(seen, 10000, &m);
+        int got = st == NATSIO_OK ? atoi(natsio_msg_data(m)) : -1;
+        natsio_msg_free(m);
+        if (got != i) {
+            fprintf(stderr, "expected message %d of %d, got %d (%s)\n", i, n, got, natsio_status_str(st));
+            return false;
+        }
+    }
+    return true;
+}
+
+/* By default a publish that finds the write buffer over its bound waits for
+ * room up to the flush timeout, then fails with NATSIO_ERR_TIMEOUT without
+ * queueing its message; everything accepted before arrives. */
+static void test_full_write_buffer_waits_then_times_out(void) {
+    char subj[128];
+    case_subject(subj, sizeof subj, "full");
+    nt_server *srv = start_server(NULL);
+    NT_CHECK(srv != NULL);
+    natsio_client *watcher = connect_url(nt_server_url(srv));
+    NT_CHECK(watcher != NULL);
+    natsio_sub *seen = subscribe_and_flush(watcher, subj);
+    NT_CHECK(seen != NULL);
+    natsio_client *c = connect_small_buffer(srv, true);
+    NT_CHECK(c != NULL);
+    NT_CHECK_MSG(nt_server_pause(srv) == 0, "the server did not stop");
+    int accepted = 0;
+    natsio_status st = NATSIO_OK;
+    int64_t failed_after_ms = 0;
+    while (accepted < FULL_COUNT) {
+        int64_t start = nt_now_ms();
+        st = publish_full_nth(c, subj, accepted);
+        if (st != NATSIO_OK) {
+            failed_after_ms = nt_now_ms() - start;
+            break;
+        }
+        accepted++;
+    }
+    nt_server_resume(srv);
+    NT_CHECK_MSG(st == NATSIO_ERR_TIMEOUT, "publish %d of %d into a stopped server: %s", accepted, FULL_COUNT,
+                 natsio_status_str(st));
+    NT_CHECK_MSG(failed_after_ms >= 250, "the refused publish waited %lld ms, not the 300 ms flush timeout",
+                 (long long)failed_after_ms);
+    /* The refused message was not queued: the next publish follows the
+     * last accepted one. */
+    NT_CHECK_INT_EQ(publish_full_nth(c, subj, accepted), NATSIO_OK);
+    NT_CHECK(receive_numbered(seen, accepted + 1));
+}
+
+/* With the wait off (as the Node binding sets it) a publish never waits:
+ * everything published into a stopped server is accepted at once, far past
+ * the buffer's bound, and all of it arrives, in order, once the server
+ * resumes. */
+static void test_write_buffer_grows_when_publish_must_not_wait(void) {
+    char subj[128];
+    case_subject(subj, sizeof subj, "grows");
+    nt_server *srv = start_server(NULL);
+    NT_CHECK(srv != NULL);
+    natsio_client *watcher = connect_url(nt_server_url(srv));
+    NT_CHECK(watcher != NULL);
+    natsio_sub *seen = subscribe_and_flush(watcher, subj);
+    NT_CHECK(seen != NULL);
+    natsio_client *c = connect_small_buffer(srv, false);
+    NT_CHECK(c != NULL);
+    NT_CHECK_MSG(nt_server_pause(srv) == 0, "the server did not stop");
+    natsio_status st = NATSIO_OK;
+    int accepted = 0;
+    while (accepted < FULL_COUNT && (st = publish_full_nth(c, subj, accepted)) == NATSIO_OK) accepted++;
+    nt_server_resume(srv);
+    NT_CHECK_MSG(st == NATSIO_OK, "publish %d of %d into a stopped server: %s", accepted, FULL_COUNT,
+                 natsio_status_str(st));
+    NT_CHECK(receive_numbered(seen, FULL_COUNT));
+}
+
 static void test_sub_outlives_client_free(void) {
     char subj[128];
     natsio_client *c = NULL;
@@ -782,6 +888,8 @@ int main(int argc, char **argv) {
         NT_CASE(test_use_after_close),
         NT_CASE(test_close_sends_every_publish_while_messages_arrive),
         NT_CASE(test_close_does_not_wait_long_for_a_hung_server),
+        NT_CASE(test_full_write_buffer_waits_then_times_out),
+        NT_CASE(test_write_buffer_grows_when_publish_must_not_wait),
         NT_CASE(test_sub_outlives_client_free),
         NT_CASE(test_no_callback_after_client_free),
         NT_CASE(test_close_from_inside_callback),

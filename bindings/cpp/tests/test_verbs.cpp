@@ -347,6 +347,7 @@ TEST(Verbs, OptionsApplyToTheConnection) {
         .set_ping(10s, 2)
         .set_pending_limits(1000, 1 << 20)
         .set_max_pending_size(1 << 20)
+        .set_wait_for_write_room(true)
         .set_max_control_line(4096);
     natsio::Client client = natsio::Client::connect(options);
     EXPECT_EQ(client.new_inbox().rfind("_CPP_INBOX.", 0), 0u);

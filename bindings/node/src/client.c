@@ -252,6 +252,13 @@ static bool build_options(napi_env env, napi_value js, uint32_t conn_id, natsio_
         if (get_opt_bool(env, prop(env, js, "noEcho"), &b) && throw_if_failed(env, natsio_options_set_echo(o, !b)))
             return false;
     }
+    /* publish() runs on the JS thread, which also handles what the
+     * subscriptions receive: a publish that waited for room in a full write
+     * buffer would stop that too, and a subscription of the same thread
+     * could overflow meanwhile. By default the buffer grows instead (as
+     * nats.js's does); waitForWriteRoom: true bounds it and blocks. */
+    if (throw_if_failed(env, natsio_options_set_wait_for_write_room(o, opt_flag(env, js, "waitForWriteRoom"))))
+        return false;
     if (!apply_i64(env, o, js, "drainTimeout", natsio_options_set_drain_timeout_ms) ||
         !apply_i64(env, o, js, "flushTimeout", natsio_options_set_flush_timeout_ms) ||
         !apply_i64(env, o, js, "requestTimeout", natsio_options_set_request_timeout_ms) ||

@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const nats = require('..');
-const { startServer } = require('./server');
+const { startServer, allThreadsStopped, threadStates } = require('./server');
 const { eventually } = require('./wait');
 
 const CASES = path.join(__dirname, '..', '..', '..', 'tests', 'conformance', 'cases.txt');
@@ -17,23 +17,6 @@ const lines = fs
   .split('\n')
   .map((l) => l.replace(/#.*/, '').trim())
   .filter((l) => l !== '');
-
-// True once every thread of process `pid` is stopped ('T' after the last
-// ')' of /proc/<pid>/task/<tid>/stat): kill() returns before the stop takes
-// effect, and a server thread still running would answer the flush.
-// The state letter of each of the process's threads (T: stopped).
-function threadStates(pid) {
-  const dir = `/proc/${pid}/task`;
-  return fs.readdirSync(dir).map((tid) => {
-    const stat = fs.readFileSync(path.join(dir, tid, 'stat'), 'utf8');
-    return stat[stat.lastIndexOf(')') + 2];
-  });
-}
-
-function allThreadsStopped(pid) {
-  const states = threadStates(pid);
-  return states.length > 0 && states.every((s) => s === 'T');
-}
 
 // The error classes natsio exports, by status.
 const classByStatus = new Map();

@@ -2,8 +2,8 @@
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const nats = require('..');
-const { startServer } = require('./server');
-const { sleep } = require('./wait');
+const { startServer, allThreadsStopped } = require('./server');
+const { sleep, eventually } = require('./wait');
 
 let server;
 let nc;
@@ -169,6 +169,81 @@ test('an iterating subscriber keeps up with a publisher on the same thread at de
       }
     })();
     return { sub, finished };
+  }));
+
+// Publishes into a stopped server, past a 64 KiB write buffer (and the
+// few MiB the kernel's socket buffers take): 32 MiB in 1 KiB messages,
+// each numbered. A watcher on another connection checks what arrives once
+// the server resumes. `publishAll` returns how many were accepted and the
+// error that stopped it, if any.
+async function publishIntoStoppedServer(pubOpts, check) {
+  const own = await startServer();
+  const watcher = await nats.connect({ servers: own.url });
+  const pnc = await nats.connect({ servers: own.url, maxPendingSize: 64 * 1024, flushTimeout: 300, ...pubOpts });
+  let stopped = false;
+  try {
+    const got = [];
+    watcher.subscribe('full', { callback: (err, m) => err || got.push(m.data.readUInt32LE(0)) });
+    await watcher.flush();
+    await pnc.flush();
+    process.kill(own.pid, 'SIGSTOP');
+    stopped = true;
+    await eventually(() => allThreadsStopped(own.pid), 3000, 'the server to stop');
+    const total = 32768;
+    const data = Buffer.alloc(1024, 'x');
+    const publishAll = () => {
+      for (let i = 0; i < total; i++) {
+        data.writeUInt32LE(i, 0);
+        try {
+          pnc.publish('full', data);
+        } catch (err) {
+          return { accepted: i, err };
+        }
+      }
+      return { accepted: total, err: null };
+    };
+    const resume = () => {
+      process.kill(own.pid, 'SIGCONT');
+      stopped = false;
+    };
+    await check({ total, publishAll, resume, data, pnc, got });
+  } finally {
+    if (stopped) process.kill(own.pid, 'SIGCONT');
+    await pnc.close();
+    await watcher.close();
+    await own.stop();
+  }
+}
+
+// Arrival of messages 0..n-1, in order, at the watcher.
+async function arrivedInOrder(got, n) {
+  await eventually(() => got.length >= n, 20000, `${n} messages`, () => `got ${got.length}`);
+  assert.equal(got.length, n);
+  got.forEach((v, i) => assert.equal(v, i, `message ${i} of ${n}`));
+}
+
+// The JS thread also runs this thread's subscriptions: a publish that
+// waited for room would stop them, and they could overflow meanwhile.
+test('publish never blocks: past maxPendingSize into a stopped server it queues at once; all arrives once it resumes', () =>
+  publishIntoStoppedServer({}, async ({ total, publishAll, resume, got }) => {
+    const { accepted, err } = publishAll();
+    resume();
+    assert.equal(err, null, `publish ${accepted} of ${total}: ${err}`);
+    await arrivedInOrder(got, total);
+  }));
+
+test('waitForWriteRoom: publish past maxPendingSize blocks up to flushTimeout, then TimeoutError; the refused one is not sent', () =>
+  publishIntoStoppedServer({ waitForWriteRoom: true }, async ({ total, publishAll, resume, data, pnc, got }) => {
+    const t0 = Date.now();
+    const { accepted, err } = publishAll();
+    const elapsed = Date.now() - t0;
+    resume();
+    assert.ok(err instanceof nats.TimeoutError, `publish ${accepted} of ${total}: ${err}`);
+    assert.ok(elapsed >= 250, `the publishes took ${elapsed} ms, the refused one should have waited 300 ms`);
+    // The next publish follows the last accepted one.
+    data.writeUInt32LE(accepted, 0);
+    pnc.publish('full', data);
+    await arrivedInOrder(got, accepted + 1);
   }));
 
 test('request/respond round trip with headers; msg.json()', async () => {

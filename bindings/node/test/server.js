@@ -125,4 +125,22 @@ function runNodeFixture(name, args, waitMs) {
   });
 }
 
-module.exports = { startServer, startConfiguredServer, fixture, freePort, serverBinary, runNodeFixture };
+/** The state letter of each thread of process `pid` (T: stopped), read
+ * after the last ')' of /proc/<pid>/task/<tid>/stat. */
+function threadStates(pid) {
+  const dir = `/proc/${pid}/task`;
+  return fs.readdirSync(dir).map((tid) => {
+    const stat = fs.readFileSync(path.join(dir, tid, 'stat'), 'utf8');
+    return stat[stat.lastIndexOf(')') + 2];
+  });
+}
+
+/** True once every thread of process `pid` is stopped: kill() returns
+ * before a SIGSTOP takes effect, and a server thread still running would
+ * answer. */
+function allThreadsStopped(pid) {
+  const states = threadStates(pid);
+  return states.length > 0 && states.every((s) => s === 'T');
+}
+
+module.exports = { startServer, startConfiguredServer, fixture, freePort, serverBinary, runNodeFixture, threadStates, allThreadsStopped };

@@ -1773,6 +1773,14 @@ public:
         detail::check(natsio_options_set_max_pending_size(opts_, bytes));
         return *this;
     }
+    /// Whether a publish past the write buffer bound waits for room (true,
+    /// the default; see set_max_pending_size) or is queued over the bound
+    /// at once, the buffer growing until the writer catches up (false: for
+    /// a caller that must never block, such as an event loop).
+    Options& set_wait_for_write_room(bool wait) {
+        detail::check(natsio_options_set_wait_for_write_room(opts_, wait));
+        return *this;
+    }
     /// The default timeout of Client::flush and Client::rtt, and of a
     /// publish waiting on a full write buffer (default 10 s).
     Options& set_flush_timeout(milliseconds timeout) {
