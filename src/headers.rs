@@ -10,10 +10,31 @@ use crate::error::{Error, ErrorKind, Result};
 /// The first line of every header block.
 pub(crate) const VERSION_LINE: &[u8] = b"NATS/1.0";
 
+/// One name/value pair in one allocation, `name\0value\0`: a received
+/// block of n headers costs n allocations, not 2n, and both halves stay
+/// borrowable as C strings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Entry {
-    name: CString,
-    value: CString,
+    text: Box<[u8]>,
+    /// The index of the NUL ending the name.
+    split: usize,
+}
+
+impl Entry {
+    fn name(&self) -> &CStr {
+        // SAFETY: `entry` built `text` as two NUL-terminated strings with
+        // no interior NUL (validated), the first ending at `split`.
+        unsafe { CStr::from_bytes_with_nul_unchecked(&self.text[..=self.split]) }
+    }
+
+    fn value(&self) -> &CStr {
+        // SAFETY: as in `name`; the value runs to the final NUL.
+        unsafe { CStr::from_bytes_with_nul_unchecked(&self.text[self.split + 1..]) }
+    }
+
+    fn name_bytes(&self) -> &[u8] {
+        &self.text[..self.split]
+    }
 }
 
 /// Headers of a message. Lookup is by exact, case-sensitive name.
@@ -58,9 +79,14 @@ fn entry(name: &str, value: &str) -> Result<Entry> {
     validate_name(name)?;
     validate_value(value)?;
     // Validation above rules out interior NULs.
+    let mut text = Vec::with_capacity(name.len() + value.len() + 2);
+    text.extend_from_slice(name.as_bytes());
+    text.push(0);
+    text.extend_from_slice(value.as_bytes());
+    text.push(0);
     Ok(Entry {
-        name: CString::new(name).expect("validated"),
-        value: CString::new(value).expect("validated"),
+        text: text.into_boxed_slice(),
+        split: name.len(),
     })
 }
 
@@ -86,8 +112,7 @@ impl Headers {
     /// Removes every value of `name`; returns how many were removed.
     pub fn remove(&mut self, name: &str) -> usize {
         let before = self.entries.len();
-        self.entries
-            .retain(|e| e.name.as_bytes() != name.as_bytes());
+        self.entries.retain(|e| e.name_bytes() != name.as_bytes());
         before - self.entries.len()
     }
 
@@ -99,25 +124,25 @@ impl Headers {
     pub(crate) fn get_cstr(&self, name: &str) -> Option<&CStr> {
         self.entries
             .iter()
-            .find(|e| e.name.as_bytes() == name.as_bytes())
-            .map(|e| e.value.as_c_str())
+            .find(|e| e.name_bytes() == name.as_bytes())
+            .map(Entry::value)
     }
 
     /// Every value of `name`, in order.
     pub fn get_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.entries
             .iter()
-            .filter(move |e| e.name.as_bytes() == name.as_bytes())
-            .map(|e| cstr_str(&e.value))
+            .filter(move |e| e.name_bytes() == name.as_bytes())
+            .map(|e| cstr_str(e.value()))
     }
 
     /// The `index`-th value of `name`.
     pub(crate) fn get_nth_cstr(&self, name: &str, index: usize) -> Option<&CStr> {
         self.entries
             .iter()
-            .filter(|e| e.name.as_bytes() == name.as_bytes())
+            .filter(|e| e.name_bytes() == name.as_bytes())
             .nth(index)
-            .map(|e| e.value.as_c_str())
+            .map(Entry::value)
     }
 
     /// Number of name/value pairs.
@@ -131,16 +156,14 @@ impl Headers {
 
     /// The pair at `index`, in wire order.
     pub(crate) fn entry_cstr(&self, index: usize) -> Option<(&CStr, &CStr)> {
-        self.entries
-            .get(index)
-            .map(|e| (e.name.as_c_str(), e.value.as_c_str()))
+        self.entries.get(index).map(|e| (e.name(), e.value()))
     }
 
     /// Iterates name/value pairs in wire order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.entries
             .iter()
-            .map(|e| (cstr_str(&e.name), cstr_str(&e.value)))
+            .map(|e| (cstr_str(e.name()), cstr_str(e.value())))
     }
 
     /// The inline status code of the header block (e.g. 503), if any.
@@ -161,7 +184,8 @@ impl Headers {
     pub(crate) fn encoded_len(&self) -> usize {
         let mut n = VERSION_LINE.len() + 2 + 2;
         for e in &self.entries {
-            n += e.name.as_bytes().len() + 2 + e.value.as_bytes().len() + 2;
+            // "name: value\r\n" is `text` (name, value, two NULs) plus two.
+            n += e.text.len() + 2;
         }
         n
     }
@@ -171,9 +195,9 @@ impl Headers {
         out.extend_from_slice(VERSION_LINE);
         out.extend_from_slice(b"\r\n");
         for e in &self.entries {
-            out.extend_from_slice(e.name.as_bytes());
+            out.extend_from_slice(e.name_bytes());
             out.extend_from_slice(b": ");
-            out.extend_from_slice(e.value.as_bytes());
+            out.extend_from_slice(e.value().to_bytes());
             out.extend_from_slice(b"\r\n");
         }
         out.extend_from_slice(b"\r\n");
@@ -272,6 +296,43 @@ mod tests {
         assert_eq!(p.get("content-type"), None);
         assert_eq!(p.get_all("X-Tag").collect::<Vec<_>>(), vec!["red", "blue"]);
         assert!(!p.is_malformed());
+    }
+
+    #[test]
+    fn entries_read_back_as_c_strings_after_edits() {
+        let mut h = Headers::new();
+        h.add("A", "1").unwrap();
+        h.add("Empty", "").unwrap();
+        h.add("A", "two").unwrap();
+        h.add("Long-Name-Of-A-Header", "a value with spaces")
+            .unwrap();
+        assert_eq!(h.get_cstr("A"), Some(c"1"));
+        assert_eq!(h.get_nth_cstr("A", 1), Some(c"two"));
+        assert_eq!(h.get_nth_cstr("A", 2), None);
+        assert_eq!(h.get("Empty"), Some(""));
+        assert_eq!(h.entry_cstr(1), Some((c"Empty", c"")));
+        assert_eq!(
+            h.entry_cstr(3),
+            Some((c"Long-Name-Of-A-Header", c"a value with spaces"))
+        );
+        assert_eq!(h.entry_cstr(4), None);
+        assert_eq!(h.remove("A"), 2);
+        h.set("Empty", "now set").unwrap();
+        assert_eq!(
+            h.iter().collect::<Vec<_>>(),
+            vec![
+                ("Long-Name-Of-A-Header", "a value with spaces"),
+                ("Empty", "now set")
+            ]
+        );
+        let mut out = Vec::new();
+        h.encode(&mut out);
+        assert_eq!(
+            out,
+            b"NATS/1.0\r\nLong-Name-Of-A-Header: a value with spaces\r\nEmpty: now set\r\n\r\n"
+        );
+        assert_eq!(out.len(), h.encoded_len());
+        assert_eq!(Headers::parse(&out), h);
     }
 
     #[test]

@@ -545,7 +545,7 @@ pub unsafe extern "C" fn natsio_stored_msg_headers(
         Ok(arg(msg, "msg")?
             .msg
             .headers
-            .as_ref()
+            .as_deref()
             .map_or(std::ptr::null(), |h| h as *const Headers))
     })
 }

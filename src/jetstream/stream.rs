@@ -1,6 +1,8 @@
 //! Stream management: create, update, info, delete, purge, names, and
 //! reading stored messages.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use serde_json::{json, Map, Value};
 
@@ -17,7 +19,8 @@ pub struct StoredMsg {
     pub seq: u64,
     /// Nanoseconds since the Unix epoch (0 if the server sent none).
     pub time_ns: i64,
-    pub headers: Option<Headers>,
+    /// Shared with the received message when read with Direct Get.
+    pub headers: Option<Arc<Headers>>,
     pub payload: Bytes,
 }
 
@@ -36,19 +39,34 @@ pub enum MsgSelector {
 
 impl MsgSelector {
     /// The request body both `STREAM.MSG.GET` and Direct Get take.
-    fn request(&self) -> Result<Value> {
-        Ok(match self {
-            MsgSelector::Seq(seq) => json!({ "seq": seq }),
-            MsgSelector::LastBySubject(s) => {
-                crate::subject::validate_publish(s)?;
-                json!({ "last_by_subj": s })
-            }
+    fn body(&self) -> Result<Vec<u8>> {
+        match self {
+            MsgSelector::Seq(seq) => Ok(seq_body(*seq)),
+            MsgSelector::LastBySubject(s) => last_by_subject_body(s),
             MsgSelector::NextBySubject { seq, subject } => {
                 crate::subject::validate_subscribe(subject)?;
-                json!({ "seq": seq, "next_by_subj": subject })
+                Ok(json!({ "seq": seq, "next_by_subj": subject })
+                    .to_string()
+                    .into_bytes())
             }
-        })
+        }
     }
+}
+
+fn seq_body(seq: u64) -> Vec<u8> {
+    format!(r#"{{"seq":{seq}}}"#).into_bytes()
+}
+
+/// `{"last_by_subj":"<subject>"}` in one allocation (every KV get sends
+/// one; a JSON value would take five).
+fn last_by_subject_body(subject: &str) -> Result<Vec<u8>> {
+    crate::subject::validate_publish(subject)?;
+    let mut body = Vec::with_capacity(subject.len() + 24);
+    body.extend_from_slice(br#"{"last_by_subj":"#);
+    serde_json::to_writer(&mut body, subject)
+        .map_err(|e| Error::new(ErrorKind::Internal, format!("request body: {e}")))?;
+    body.push(b'}');
+    Ok(body)
 }
 
 fn stream_config(json: &str) -> Result<(String, Map<String, Value>)> {
@@ -183,7 +201,7 @@ pub(super) fn direct_reply(msg: &crate::message::Message) -> Result<DirectReply>
             .get("Nats-Time-Stamp")
             .and_then(super::time::parse_rfc3339_ns)
             .unwrap_or(0),
-        headers: Some(h.clone()),
+        headers: msg.headers.clone(),
         payload: msg.payload_bytes(),
     }))
 }
@@ -233,7 +251,7 @@ fn decode_stored(v: &Value) -> Result<StoredMsg> {
             .and_then(Value::as_str)
             .and_then(super::time::parse_rfc3339_ns)
             .unwrap_or(0),
-        headers: (!hdrs.is_empty()).then(|| Headers::parse(&hdrs)),
+        headers: (!hdrs.is_empty()).then(|| Arc::new(Headers::parse(&hdrs))),
         payload: {
             // Keep a NUL after the payload, as received messages have.
             let mut data = decode("data")?;
@@ -416,11 +434,11 @@ impl JetStream {
     pub fn get_msg(&self, stream: &str, which: MsgSelector) -> Op<StoredMsg> {
         Op::build(|| {
             validate_name("stream", stream)?;
-            let body = which.request()?.to_string();
+            let body = which.body()?;
             let (js, stream) = (self.clone(), stream.to_string());
             Ok(async move {
                 let direct = js.allows_direct(&stream).await?;
-                match js.read_stored(&stream, body.as_bytes(), direct).await {
+                match js.read_stored(&stream, &body, direct).await {
                     // Unanswered: the stream is gone or no longer allows
                     // Direct Get; read its config again next time.
                     Err(e) if direct && e.kind() == ErrorKind::JetStreamNotEnabled => {
@@ -444,12 +462,11 @@ impl JetStream {
         seq: Option<u64>,
         direct: bool,
     ) -> Result<Option<StoredMsg>> {
-        let which = match seq {
-            Some(s) => MsgSelector::Seq(s),
-            None => MsgSelector::LastBySubject(subject.to_string()),
+        let body = match seq {
+            Some(s) => seq_body(s),
+            None => last_by_subject_body(subject)?,
         };
-        let body = which.request()?.to_string();
-        match self.read_stored(stream, body.as_bytes(), direct).await {
+        match self.read_stored(stream, &body, direct).await {
             Ok(m) => Ok((m.subject == subject).then_some(m)),
             Err(e) if e.kind() == ErrorKind::MessageNotFound => Ok(None),
             Err(e) => Err(e),
@@ -525,5 +542,43 @@ impl JetStream {
                 )
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(body: &[u8]) -> Value {
+        serde_json::from_slice(body).expect("the body is JSON")
+    }
+
+    #[test]
+    fn request_bodies_are_the_json_the_server_reads() {
+        for s in ["$KV.b.k", "a.\"quoted\".b\\c", "ünï.cødé"] {
+            assert_eq!(
+                parsed(&MsgSelector::LastBySubject(s.into()).body().unwrap()),
+                json!({ "last_by_subj": s })
+            );
+        }
+        assert_eq!(
+            parsed(&MsgSelector::Seq(u64::MAX).body().unwrap()),
+            json!({ "seq": u64::MAX })
+        );
+        let next = MsgSelector::NextBySubject {
+            seq: 7,
+            subject: "a.>".into(),
+        };
+        assert_eq!(
+            parsed(&next.body().unwrap()),
+            json!({ "seq": 7, "next_by_subj": "a.>" })
+        );
+        assert_eq!(
+            MsgSelector::LastBySubject("bad subject".into())
+                .body()
+                .unwrap_err()
+                .kind(),
+            ErrorKind::BadSubject
+        );
     }
 }

@@ -690,7 +690,7 @@ impl KeyValue {
         Ok(Some(Entry {
             bucket: Arc::clone(&self.bucket),
             key: key.to_string(),
-            operation: operation_of(m.headers.as_ref())?,
+            operation: operation_of(m.headers.as_deref())?,
             value: m.payload,
             revision: m.seq,
             created_ns: m.time_ns,
