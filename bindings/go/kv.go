@@ -310,14 +310,20 @@ func entryFrom(e *C.natsio_kv_entry) *KeyValueEntry {
 
 // entryFromView copies an entry's fields into Go memory.
 func entryFromView(v *C.go_entry_view) *KeyValueEntry {
+	return entryOf(v, C.GoString(v.bucket), C.GoString(v.key))
+}
+
+// entryOf copies an entry's fields but bucket and key, given, into Go
+// memory.
+func entryOf(v *C.go_entry_view, bucket, key string) *KeyValueEntry {
 	n := int(v.value_len)
 	value := make([]byte, n)
 	if n > 0 {
 		copy(value, unsafe.Slice((*byte)(unsafe.Pointer(v.value)), n))
 	}
 	return &KeyValueEntry{
-		Bucket:    C.GoString(v.bucket),
-		Key:       C.GoString(v.key),
+		Bucket:    bucket,
+		Key:       key,
 		Value:     value,
 		Revision:  uint64(v.revision),
 		Operation: KeyValueOp(v.operation),
@@ -358,11 +364,13 @@ func (kv *KeyValue) get(ctx context.Context, key string, revision uint64, byRevi
 		tok = st.token
 	}
 	runtime.KeepAlive(kv)
-	r, err := awaitStarted(ctx, tok, C.GO_TAKE_KV_ENTRY)
+	// The entry read is key's in this bucket (the library checks the
+	// stored subject): its names are taken from here, not copied from C.
+	r, err := awaitStarted(ctx, tok, C.GO_TAKE_KV_GOT_ENTRY)
 	if err != nil {
 		return nil, err
 	}
-	e := entryFromView(&r.entry)
+	e := entryOf(&r.entry, kv.bucket, key)
 	enterLib()
 	C.natsio_kv_entry_free((*C.natsio_kv_entry)(r.out))
 	leaveLib()

@@ -75,8 +75,14 @@ void go_pub_ack_read(const natsio_pub_ack *ack, go_pub_ack_view *v) {
 }
 
 void go_entry_read(const natsio_kv_entry *e, go_entry_view *v) {
+	go_entry_read_values(e, v);
 	v->bucket = natsio_kv_entry_bucket(e);
 	v->key = natsio_kv_entry_key(e);
+}
+
+void go_entry_read_values(const natsio_kv_entry *e, go_entry_view *v) {
+	v->bucket = NULL;
+	v->key = NULL;
 	v->value = natsio_kv_entry_value(e);
 	v->value_len = natsio_kv_entry_value_len(e);
 	v->revision = natsio_kv_entry_revision(e);
@@ -169,8 +175,12 @@ go_take go_token_take(natsio_token *tok, int kind, int free_token) {
 		r.status = natsio_token_kv(tok, (natsio_kv **)&r.out);
 		break;
 	case GO_TAKE_KV_ENTRY:
+	case GO_TAKE_KV_GOT_ENTRY:
 		r.status = natsio_token_kv_entry(tok, (natsio_kv_entry **)&r.out);
-		if (r.status == NATSIO_OK) go_entry_read(r.out, &r.entry);
+		if (r.status == NATSIO_OK) {
+			if (kind == GO_TAKE_KV_GOT_ENTRY) go_entry_read_values(r.out, &r.entry);
+			else go_entry_read(r.out, &r.entry);
+		}
 		break;
 	case GO_TAKE_STORED_MSG:
 		r.status = natsio_token_stored_msg(tok, (natsio_stored_msg **)&r.out);

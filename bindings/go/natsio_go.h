@@ -64,6 +64,9 @@ typedef struct go_entry_view {
 } go_entry_view;
 
 void go_entry_read(const natsio_kv_entry *e, go_entry_view *v);
+/* go_entry_read without bucket and key (left NULL): the library makes
+ * those C strings on demand, and a get's caller knows both. */
+void go_entry_read_values(const natsio_kv_entry *e, go_entry_view *v);
 
 /* ---- tokens ---- */
 
@@ -85,6 +88,7 @@ enum {
 	GO_TAKE_PUB_ACK,
 	GO_TAKE_KV,
 	GO_TAKE_KV_ENTRY,
+	GO_TAKE_KV_GOT_ENTRY, /* a get's entry: its bucket and key are the caller's, not read */
 	GO_TAKE_STORED_MSG,
 	GO_TAKE_MSG_LIST,
 	GO_TAKE_KV_ENTRY_LIST,
