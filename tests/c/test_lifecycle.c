@@ -246,16 +246,26 @@ static void test_close_does_not_wait_long_for_a_hung_server(void) {
  * kernel's socket buffers take (a few MiB here). */
 enum { FULL_SIZE = 1024, FULL_COUNT = 32768 };
 
-/* A client of `srv` whose write buffer holds 64 KiB, whose wait for room is
- * 300 ms, and which waits for room or not. */
-static natsio_client *connect_small_buffer(nt_server *srv, bool wait_for_room) {
-    natsio_options *o = options_for_url(nt_server_url(srv), 0);
-    if (o == NULL) return NULL;
-    if (natsio_options_set_max_pending_size(o, 64 * 1024) != NATSIO_OK ||
-        natsio_options_set_flush_timeout_ms(o, 300) != NATSIO_OK ||
-        natsio_options_set_wait_for_write_room(o, wait_for_room) != NATSIO_OK)
-        return NULL;
-    return connect_with(o);
+/* The write-buffer cases' start: a server, a watcher subscribed to `subj`
+ * (*seen), and a client (*c) whose write buffer holds 64 KiB, whose wait
+ * for room is 300 ms, and which waits for room or not; then the server is
+ * stopped (*srv). The caller checks nt_failed(). */
+static void start_full_buffer_case(const char *subj, bool wait_for_room, nt_server **srv, natsio_sub **seen,
+                                   natsio_client **c) {
+    *srv = start_server(NULL);
+    NT_CHECK(*srv != NULL);
+    natsio_client *watcher = connect_url(nt_server_url(*srv));
+    NT_CHECK(watcher != NULL);
+    *seen = subscribe_and_flush(watcher, subj);
+    NT_CHECK(*seen != NULL);
+    natsio_options *o = options_for_url(nt_server_url(*srv), 0);
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_max_pending_size(o, 64 * 1024), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_flush_timeout_ms(o, 300), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_wait_for_write_room(o, wait_for_room), NATSIO_OK);
+    *c = connect_with(o);
+    NT_CHECK(*c != NULL);
+    NT_CHECK_MSG(nt_server_pause(*srv) == 0, "the server did not stop");
 }
 
 /* Publishes message `i` of the write-buffer cases: its number, then 'x'. */
@@ -287,16 +297,11 @@ static bool receive_numbered(natsio_sub *seen, int n) {
  * queueing its message; everything accepted before arrives. */
 static void test_full_write_buffer_waits_then_times_out(void) {
     char subj[128];
-    case_subject(subj, sizeof subj, "full");
-    nt_server *srv = start_server(NULL);
-    NT_CHECK(srv != NULL);
-    natsio_client *watcher = connect_url(nt_server_url(srv));
-    NT_CHECK(watcher != NULL);
-    natsio_sub *seen = subscribe_and_flush(watcher, subj);
-    NT_CHECK(seen != NULL);
-    natsio_client *c = connect_small_buffer(srv, true);
-    NT_CHECK(c != NULL);
-    NT_CHECK_MSG(nt_server_pause(srv) == 0, "the server did not stop");
+    nt_server *srv = NULL;
+    natsio_sub *seen = NULL;
+    natsio_client *c = NULL;
+    start_full_buffer_case(case_subject(subj, sizeof subj, "full"), true, &srv, &seen, &c);
+    NT_CHECK(!nt_failed());
     int accepted = 0;
     natsio_status st = NATSIO_OK;
     int64_t failed_after_ms = 0;
@@ -326,16 +331,11 @@ static void test_full_write_buffer_waits_then_times_out(void) {
  * resumes. */
 static void test_write_buffer_grows_when_publish_must_not_wait(void) {
     char subj[128];
-    case_subject(subj, sizeof subj, "grows");
-    nt_server *srv = start_server(NULL);
-    NT_CHECK(srv != NULL);
-    natsio_client *watcher = connect_url(nt_server_url(srv));
-    NT_CHECK(watcher != NULL);
-    natsio_sub *seen = subscribe_and_flush(watcher, subj);
-    NT_CHECK(seen != NULL);
-    natsio_client *c = connect_small_buffer(srv, false);
-    NT_CHECK(c != NULL);
-    NT_CHECK_MSG(nt_server_pause(srv) == 0, "the server did not stop");
+    nt_server *srv = NULL;
+    natsio_sub *seen = NULL;
+    natsio_client *c = NULL;
+    start_full_buffer_case(case_subject(subj, sizeof subj, "grows"), false, &srv, &seen, &c);
+    NT_CHECK(!nt_failed());
     natsio_status st = NATSIO_OK;
     int accepted = 0;
     while (accepted < FULL_COUNT && (st = publish_full_nth(c, subj, accepted)) == NATSIO_OK) accepted++;
