@@ -15,21 +15,61 @@ fn put_num(out: &mut Vec<u8>, v: u64) {
 
 /// Bytes a PUB/HPUB frame occupies on the wire, headers included: exact,
 /// since the reconnect buffer's documented limit counts these bytes.
+/// `hdr_len` 0: no headers (an encoded block is never empty).
 pub(crate) fn pub_frame_len(
     subject: &str,
     reply: Option<&str>,
     hdr_len: usize,
     payload_len: usize,
 ) -> usize {
-    let args = subject.len() + reply.map_or(0, |r| r.len() + 1);
-    let counts = if hdr_len > 0 {
-        // "HPUB " args " " hdr_len " " total
-        5 + args + 1 + digits(hdr_len as u64) + 1 + digits((hdr_len + payload_len) as u64)
-    } else {
-        // "PUB " args " " payload_len
-        4 + args + 1 + digits(payload_len as u64)
-    };
-    counts + 2 + hdr_len + payload_len + 2
+    let line = PubLine::new(
+        subject,
+        reply,
+        (hdr_len > 0).then_some(hdr_len),
+        payload_len,
+    );
+    line.len + hdr_len + payload_len + 2
+}
+
+/// A PUB/HPUB control line's counts and exact length: what `write_pub`
+/// writes and `pub_frame_len` counts, worked out in one place.
+struct PubLine {
+    verb: &'static [u8],
+    /// PUB's payload length, or HPUB's header length.
+    count: u64,
+    /// HPUB's header plus payload length.
+    total: Option<u64>,
+    count_digits: usize,
+    total_digits: usize,
+    /// Bytes of the line, CRLF included.
+    len: usize,
+}
+
+impl PubLine {
+    fn new(subject: &str, reply: Option<&str>, hdr_len: Option<usize>, payload_len: usize) -> Self {
+        let (verb, count, total): (&'static [u8], u64, Option<u64>) = match hdr_len {
+            Some(h) => (b"HPUB ", h as u64, Some((h + payload_len) as u64)),
+            None => (b"PUB ", payload_len as u64, None),
+        };
+        let count_digits = digits(count);
+        let total_digits = total.map_or(0, digits);
+        // verb, subject, " ", [reply " "], count, [" " total], CRLF
+        let len = verb.len()
+            + subject.len()
+            + 1
+            + reply.map_or(0, |r| r.len() + 1)
+            + count_digits
+            + total.map_or(0, |_| 1 + total_digits)
+            + 2;
+        PubLine {
+            verb,
+            count,
+            total,
+            count_digits,
+            total_digits,
+            len,
+        }
+    }
 }
 
 fn digits(v: u64) -> usize {
@@ -45,43 +85,30 @@ pub(crate) fn write_pub(
     payload: &[u8],
 ) {
     let hdr_len = headers.map(Headers::encoded_len);
-    // HPUB's counts: header bytes, then header and payload bytes.
-    let (verb, count, total): (&[u8], u64, Option<u64>) = match hdr_len {
-        Some(h) => (b"HPUB ", h as u64, Some((h + payload.len()) as u64)),
-        None => (b"PUB ", payload.len() as u64, None),
-    };
-    let count_digits = digits(count);
-    let total_digits = total.map_or(0, digits);
-    let line_len = verb.len()
-        + subject.len()
-        + 1
-        + reply.map_or(0, |r| r.len() + 1)
-        + count_digits
-        + total.map_or(0, |_| 1 + total_digits)
-        + 2;
-    out.reserve(line_len + hdr_len.unwrap_or(0) + payload.len() + 2);
+    let line = PubLine::new(subject, reply, hdr_len, payload.len());
+    out.reserve(line.len + hdr_len.unwrap_or(0) + payload.len() + 2);
     // The control line is written straight into the reserved room (this
     // runs on every publish): no staging buffer, the digits in place.
     let start = out.len();
-    // SAFETY: `reserve` made room for `line_len` bytes past `start`, and
-    // the writes below are exactly the terms `line_len` adds up, in order;
-    // `set_len` then covers only bytes written.
+    // SAFETY: `reserve` made room for `line.len` bytes past `start`, and
+    // the writes below are exactly the terms `PubLine::new` adds up, in
+    // order; `set_len` then covers only bytes written.
     unsafe {
         let mut at = out.as_mut_ptr().add(start);
-        at = put(at, verb);
+        at = put(at, line.verb);
         at = put(at, subject.as_bytes());
         at = put(at, b" ");
         if let Some(r) = reply {
             at = put(at, r.as_bytes());
             at = put(at, b" ");
         }
-        at = put_digits(at, count, count_digits);
-        if let Some(t) = total {
+        at = put_digits(at, line.count, line.count_digits);
+        if let Some(t) = line.total {
             at = put(at, b" ");
-            at = put_digits(at, t, total_digits);
+            at = put_digits(at, t, line.total_digits);
         }
         put(at, b"\r\n");
-        out.set_len(start + line_len);
+        out.set_len(start + line.len);
     }
     if let Some(h) = headers {
         h.encode(out);
@@ -241,6 +268,11 @@ mod tests {
                     want.extend_from_slice(&payload);
                     want.extend_from_slice(b"\r\n");
                     assert!(out == want, "{len} {reply:?} {headers:?}");
+                    let hl = headers.map_or(0, Headers::encoded_len);
+                    assert_eq!(
+                        pub_frame_len("sub.ject", reply, hl, len),
+                        want.len() - b"before".len()
+                    );
                 }
             }
         }
