@@ -1805,7 +1805,8 @@ void natsio_string_free(char *s);
  * Sets the number of worker threads of the library's internal runtime.
  * Only effective before the first connection; afterwards it fails with
  * NATSIO_ERR_ILLEGAL_STATE. `n` must be 1..=256 (NATSIO_ERR_INVALID_ARGUMENT).
- * Default: the number of CPUs, at most 4. Thread-safe.
+ * Default: one less than the number of CPUs, 1 to 4 (the calling threads
+ * keep a core). Thread-safe.
  */
 natsio_status natsio_runtime_set_worker_threads(uint32_t n);
 
