@@ -78,12 +78,30 @@ pub enum ErrorKind {
 }
 
 /// An error with its kind and a human-readable detail (server text included).
-#[derive(Debug, Clone, Error)]
-#[error("{detail}")]
-pub struct Error {
+///
+/// Boxed: a `Result<()>` is then one pointer wide and comes back in a
+/// register instead of through memory, on every call of the hot paths (a
+/// publish goes through five fallible calls); the box is allocated only
+/// when something fails.
+#[derive(Clone, Error)]
+#[error("{}", .0.detail)]
+pub struct Error(Box<ErrorFields>);
+
+#[derive(Debug, Clone)]
+struct ErrorFields {
     kind: ErrorKind,
     detail: String,
     data: ErrorData,
+}
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Error")
+            .field("kind", &self.0.kind)
+            .field("detail", &self.0.detail)
+            .field("data", &self.0.data)
+            .finish()
+    }
 }
 
 /// What a program may act on beyond the kind, as the reference's error
@@ -101,37 +119,37 @@ pub struct ErrorData {
 
 impl Error {
     pub fn new(kind: ErrorKind, detail: impl Into<String>) -> Self {
-        Error {
+        Error(Box::new(ErrorFields {
             kind,
             detail: detail.into(),
             data: ErrorData::default(),
-        }
+        }))
     }
 
     /// The error with the JetStream API's `code` and `err_code` attached.
     pub(crate) fn with_api_codes(mut self, code: u32, err_code: u32) -> Self {
-        self.data.code = code;
-        self.data.err_code = err_code;
+        self.0.data.code = code;
+        self.0.data.err_code = err_code;
         self
     }
 
     /// The error with the key revision it is about attached.
     pub(crate) fn with_revision(mut self, revision: u64) -> Self {
-        self.data.revision = revision;
+        self.0.data.revision = revision;
         self
     }
 
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.0.kind
     }
 
     pub fn detail(&self) -> &str {
-        &self.detail
+        &self.0.detail
     }
 
     /// The API codes and key revision the error carries (zero: none).
     pub fn data(&self) -> ErrorData {
-        self.data
+        self.0.data
     }
 
     pub(crate) fn closed() -> Self {
@@ -196,6 +214,22 @@ impl From<std::io::Error> for Error {
 mod tests {
     use super::*;
     use crate::ffi::status::natsio_status::{self, *};
+
+    #[test]
+    fn a_result_of_nothing_is_one_pointer_wide() {
+        // What keeps the hot paths' results in a register (see `Error`).
+        assert_eq!(
+            std::mem::size_of::<Result<()>>(),
+            std::mem::size_of::<usize>()
+        );
+        let e = Error::new(ErrorKind::Timeout, "flush timed out").with_api_codes(503, 10_008);
+        assert_eq!(
+            (e.kind(), e.detail(), e.data().code),
+            (ErrorKind::Timeout, "flush timed out", 503)
+        );
+        assert_eq!(e.to_string(), "flush timed out");
+        assert!(format!("{e:?}").contains("Timeout"));
+    }
 
     /// Every `-ERR` text nats-server sends that the classification tells
     /// apart, spelled as the server spells it (server/errors.go, client.go):
