@@ -87,7 +87,7 @@ pub enum ErrorKind {
 #[error("{}", .0.detail)]
 pub struct Error(Box<ErrorFields>);
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 struct ErrorFields {
     kind: ErrorKind,
     detail: String,

@@ -17,10 +17,9 @@ thread_local! {
 
 /// One core fewer than the machine has, 1 to 4: the runtime only moves
 /// bytes and routes messages, and the threads that call the library (and
-/// run its callbacks) need a core of their own. Measured on 2 cores, one
-/// worker instead of two: Go kv-par +7% gets/s at -16% CPU per get, Go
-/// pub 16 B +10%, Node kv-par +16%; request latency unchanged. A second
-/// worker there mostly hands tasks across cores and wakes for nothing.
+/// run its callbacks) need a core of their own. On 2 cores a second worker
+/// cost CPU per operation and throughput (kv-par, pub, pubsub, jspub) and
+/// did not lower latency (commit a662df6 has the figures).
 fn default_workers() -> usize {
     std::thread::available_parallelism()
         .map_or(2, |n| n.get())
