@@ -818,21 +818,18 @@ impl ClientInner {
         payload: &[u8],
         wake: Wake,
     ) -> Result<()> {
-        let hdr_len = headers.map_or(0, Headers::encoded_len);
+        let frame = proto::PubFrame::new(subject, reply, headers, payload);
         let max = self.max_payload.load(Ordering::Relaxed);
-        if hdr_len + payload.len() > max {
+        if frame.hdr_len + payload.len() > max {
             return Err(Error::new(
                 ErrorKind::MaxPayloadExceeded,
                 format!(
                     "message of {} bytes exceeds the server's max_payload of {max}",
-                    hdr_len + payload.len()
+                    frame.hdr_len + payload.len()
                 ),
             ));
         }
-        let frame_len = proto::pub_frame_len(subject, reply, hdr_len, payload.len());
-        self.enqueue(frame_len, payload.len(), wake, |buf| {
-            proto::write_pub(buf, subject, reply, headers, payload)
-        })
+        self.enqueue(frame.len(), payload.len(), wake, |buf| frame.write(buf))
     }
 
     pub(crate) fn send_unsub(&self, sid: u64, max: Option<u64>) {

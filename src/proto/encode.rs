@@ -13,26 +13,80 @@ fn put_num(out: &mut Vec<u8>, v: u64) {
     }
 }
 
-/// Bytes a PUB/HPUB frame occupies on the wire, headers included: exact,
-/// since the reconnect buffer's documented limit counts these bytes.
-/// `hdr_len` 0: no headers (an encoded block is never empty).
-pub(crate) fn pub_frame_len(
-    subject: &str,
-    reply: Option<&str>,
-    hdr_len: usize,
-    payload_len: usize,
-) -> usize {
-    let line = PubLine::new(
-        subject,
-        reply,
-        (hdr_len > 0).then_some(hdr_len),
-        payload_len,
-    );
-    line.len + hdr_len + payload_len + 2
+/// A PUB/HPUB frame measured once: its exact length on the wire, headers
+/// included (the reconnect buffer's documented limit counts these bytes),
+/// and the counts `write` puts on its control line. A publish measures
+/// before it takes the write lock and writes under it.
+pub(crate) struct PubFrame<'a> {
+    subject: &'a str,
+    reply: Option<&'a str>,
+    headers: Option<&'a Headers>,
+    payload: &'a [u8],
+    line: PubLine,
+    /// Bytes of the encoded header block (0: no headers).
+    pub(crate) hdr_len: usize,
 }
 
-/// A PUB/HPUB control line's counts and exact length: what `write_pub`
-/// writes and `pub_frame_len` counts, worked out in one place.
+impl<'a> PubFrame<'a> {
+    pub(crate) fn new(
+        subject: &'a str,
+        reply: Option<&'a str>,
+        headers: Option<&'a Headers>,
+        payload: &'a [u8],
+    ) -> Self {
+        let hdr_len = headers.map(Headers::encoded_len);
+        PubFrame {
+            subject,
+            reply,
+            headers,
+            payload,
+            line: PubLine::new(subject, reply, hdr_len, payload.len()),
+            hdr_len: hdr_len.unwrap_or(0),
+        }
+    }
+
+    /// Bytes the frame occupies on the wire.
+    pub(crate) fn len(&self) -> usize {
+        self.line.len + self.hdr_len + self.payload.len() + 2
+    }
+
+    /// `PUB subject [reply] len\r\npayload\r\n`, or HPUB with headers.
+    pub(crate) fn write(&self, out: &mut Vec<u8>) {
+        let line = &self.line;
+        out.reserve(self.len());
+        // The control line is written straight into the reserved room (this
+        // runs on every publish): no staging buffer, the digits in place.
+        let start = out.len();
+        // SAFETY: `reserve` made room for `line.len` bytes past `start`, and
+        // the writes below are exactly the terms `PubLine::new` adds up, in
+        // order; `set_len` then covers only bytes written.
+        unsafe {
+            let mut at = out.as_mut_ptr().add(start);
+            at = put(at, line.verb);
+            at = put(at, self.subject.as_bytes());
+            at = put(at, b" ");
+            if let Some(r) = self.reply {
+                at = put(at, r.as_bytes());
+                at = put(at, b" ");
+            }
+            at = put_digits(at, line.count, line.count_digits);
+            if let Some(t) = line.total {
+                at = put(at, b" ");
+                at = put_digits(at, t, line.total_digits);
+            }
+            put(at, b"\r\n");
+            out.set_len(start + line.len);
+        }
+        if let Some(h) = self.headers {
+            h.encode(out);
+        }
+        out.extend_from_slice(self.payload);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// A PUB/HPUB control line's counts and exact length: what `PubFrame`
+/// writes and counts, worked out in one place.
 struct PubLine {
     verb: &'static [u8],
     /// PUB's payload length, or HPUB's header length.
@@ -84,37 +138,7 @@ pub(crate) fn write_pub(
     headers: Option<&Headers>,
     payload: &[u8],
 ) {
-    let hdr_len = headers.map(Headers::encoded_len);
-    let line = PubLine::new(subject, reply, hdr_len, payload.len());
-    out.reserve(line.len + hdr_len.unwrap_or(0) + payload.len() + 2);
-    // The control line is written straight into the reserved room (this
-    // runs on every publish): no staging buffer, the digits in place.
-    let start = out.len();
-    // SAFETY: `reserve` made room for `line.len` bytes past `start`, and
-    // the writes below are exactly the terms `PubLine::new` adds up, in
-    // order; `set_len` then covers only bytes written.
-    unsafe {
-        let mut at = out.as_mut_ptr().add(start);
-        at = put(at, line.verb);
-        at = put(at, subject.as_bytes());
-        at = put(at, b" ");
-        if let Some(r) = reply {
-            at = put(at, r.as_bytes());
-            at = put(at, b" ");
-        }
-        at = put_digits(at, line.count, line.count_digits);
-        if let Some(t) = line.total {
-            at = put(at, b" ");
-            at = put_digits(at, t, line.total_digits);
-        }
-        put(at, b"\r\n");
-        out.set_len(start + line.len);
-    }
-    if let Some(h) = headers {
-        h.encode(out);
-    }
-    out.extend_from_slice(payload);
-    out.extend_from_slice(b"\r\n");
+    PubFrame::new(subject, reply, headers, payload).write(out);
 }
 
 /// Copies `bytes` to `at`; returns the end. The caller guarantees room.
@@ -218,7 +242,7 @@ mod tests {
         out.clear();
         write_pub(&mut out, "s", None, Some(&h), b"xy");
         assert_eq!(out, b"HPUB s 18 20\r\nNATS/1.0\r\nK: v\r\n\r\nxy\r\n");
-        assert_eq!(out.len(), pub_frame_len("s", None, h.encoded_len(), 2));
+        assert_eq!(out.len(), PubFrame::new("s", None, Some(&h), b"xy").len());
     }
 
     #[test]
@@ -230,10 +254,9 @@ mod tests {
                 for headers in [None, Some(&h)] {
                     let mut out = Vec::new();
                     write_pub(&mut out, "sub.ject", reply, headers, payload);
-                    let hdr_len = headers.map_or(0, Headers::encoded_len);
                     assert_eq!(
                         out.len(),
-                        pub_frame_len("sub.ject", reply, hdr_len, payload.len()),
+                        PubFrame::new("sub.ject", reply, headers, payload).len(),
                         "{reply:?} {headers:?} {}",
                         payload.len()
                     );
@@ -268,9 +291,8 @@ mod tests {
                     want.extend_from_slice(&payload);
                     want.extend_from_slice(b"\r\n");
                     assert!(out == want, "{len} {reply:?} {headers:?}");
-                    let hl = headers.map_or(0, Headers::encoded_len);
                     assert_eq!(
-                        pub_frame_len("sub.ject", reply, hl, len),
+                        PubFrame::new("sub.ject", reply, headers, &payload).len(),
                         want.len() - b"before".len()
                     );
                 }
