@@ -4,6 +4,7 @@
 #   1. system tools (cmake, ninja, g++, GoogleTest; apt-get only if missing)
 #   2. nats-server at the pinned version (scripts/install-nats-server.sh)
 #   3. cargo build --release, and the committed include/natsio.h is unchanged;
+#      abi/generate.py --check: the ABI description and generated glue too;
 #      scripts/docs.sh: the C API reference (doxygen, warnings are errors)
 #   4. cargo test, as a debug build (Rust core: overflow checks and debug
 #      assertions on; every later stage tests the release library)
@@ -242,6 +243,13 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1 &&
 else
     note header "not checked: not a git checkout"
 fi
+
+# The ABI's description (abi/natsio.abi.json) and the bindings' generated
+# per-verb layer follow the header: stale ones fail the run.
+STAGE="generated bindings check"
+step "abi/natsio.abi.json and the generated bindings match the header"
+python3 abi/generate.py --check
+note generated "ok: abi/generate.py --check"
 
 # The C API reference from the header: any doxygen warning (something
 # undocumented, a malformed comment) fails the run.

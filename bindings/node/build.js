@@ -48,8 +48,9 @@ const root = path.resolve(here, '..', '..');
 const pkg = require('./package.json');
 const argv = process.argv.slice(2);
 const srcDir = path.join(here, 'src');
-// Every .c file of src/ (see src/internal.h for which does what).
-const sources = fs.readdirSync(srcDir).filter((f) => f.endsWith('.c')).sort().map((f) => path.join(srcDir, f));
+// Every .c file of src/ and src/gen/ (see src/internal.h for which does what).
+const sources = ['', 'gen']
+  .flatMap((dir) => fs.readdirSync(path.join(srcDir, dir)).filter((f) => f.endsWith('.c')).sort().map((f) => path.join(srcDir, dir, f)));
 const internalHeader = path.join(srcDir, 'internal.h');
 const buildDir = process.env.NATSIO_NODE_BUILD_DIR
   ? path.resolve(process.env.NATSIO_NODE_BUILD_DIR)
@@ -287,7 +288,7 @@ function upToDate(command, lib) {
   if (!fs.existsSync(commandFile) || fs.readFileSync(commandFile, 'utf8') !== command) return false;
   const built = fs.statSync(output).mtimeMs;
   if (!fs.existsSync(statusTable)) return false;
-  const inputs = [...sources, internalHeader, ...lib.inputs, lib.header, __filename];
+  const inputs = [...sources, internalHeader, path.join(srcDir, 'gen', 'gen.h'), ...lib.inputs, lib.header, __filename];
   return inputs.every((f) => fs.statSync(f).mtimeMs <= built);
 }
 

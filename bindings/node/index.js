@@ -1362,13 +1362,13 @@ class KV {
   constructor(handle) {
     this._handle = handle;
     /** @type {string} */
-    this.bucket = native.kvBucket(handle);
+    this.bucket = native.kv_bucket(handle);
     this._closed = false;
   }
 
   /** Stores `value`; resolves with the new revision. */
   async put(key, value) {
-    return native.kvPut(this._handle, 0, key, kvValue(value), undefined);
+    return native.kv_put(this._handle, key, kvValue(value));
   }
 
   /** Stores `value` only if `key` has no live value (else KeyExistsError).
@@ -1377,30 +1377,34 @@ class KV {
    * after that long (ADR-48 per-key TTL; the bucket needs limit_marker_ttl).
    */
   async create(key, value, markerTTL) {
-    return native.kvPut(this._handle, 1, key, kvValue(value), undefined, ttlSeconds(markerTTL));
+    const ttl = ttlSeconds(markerTTL);
+    if (ttl !== 0) return native.kv_create_with_ttl(this._handle, key, kvValue(value), ttl);
+    return native.kv_create(this._handle, key, kvValue(value));
   }
 
   /** Stores `value` only if `key`'s latest revision is `last` (else WrongLastSequenceError). */
   async update(key, value, last) {
-    return native.kvPut(this._handle, 2, key, kvValue(value), last);
+    return native.kv_update(this._handle, key, kvValue(value), last);
   }
 
   /** The latest value (or, with {revision}, that revision) of `key`.
    * Rejects with KeyNotFoundError, or KeyDeletedError when the latest
    * revision is a delete or purge marker. */
   async get(key, opts) {
-    return new KvEntry(await native.kvGet(this._handle, key, revisionArg(opts?.revision)));
+    const revision = revisionArg(opts?.revision);
+    if (revision === undefined) return new KvEntry(await native.kv_get(this._handle, key));
+    return new KvEntry(await native.kv_get_revision(this._handle, key, revision));
   }
 
   /** Revision `revision` of `key` (KeyNotFoundError if it belongs to another key or is gone). */
   async getRevision(key, revision) {
     if (revision === undefined || revision === null) throw new TypeError('revision must be a non-negative integer');
-    return new KvEntry(await native.kvGet(this._handle, key, revision));
+    return new KvEntry(await native.kv_get_revision(this._handle, key, revision));
   }
 
   /** Writes a delete marker; with {last}, only if the latest revision is `last`. */
   async delete(key, opts) {
-    await native.kvDelete(this._handle, false, key, revisionArg(opts?.last ?? opts?.previousSeq));
+    await native.kv_delete(this._handle, key, revisionArg(opts?.last ?? opts?.previousSeq));
   }
 
   /** Writes a purge marker that replaces every earlier revision of `key`.
@@ -1408,7 +1412,9 @@ class KV {
    * key leaves no trace (the bucket needs limit_marker_ttl). */
   async purge(key, opts) {
     const last = revisionArg(opts?.last ?? opts?.previousSeq);
-    await native.kvDelete(this._handle, true, key, last, ttlSeconds(opts?.ttl));
+    const ttl = ttlSeconds(opts?.ttl);
+    if (ttl !== 0) await native.kv_purge_with_ttl(this._handle, key, last, ttl);
+    else await native.kv_purge(this._handle, key, last);
   }
 
   /**
@@ -1426,7 +1432,7 @@ class KV {
       }
       older = olderMillis <= 0 ? -1 : Math.ceil(olderMillis);
     }
-    return { success: true, purged: await native.kvPurgeDeletes(this._handle, older) };
+    return { success: true, purged: await native.kv_purge_deletes(this._handle, older) };
   }
 
   /** The keys that hold a value now (deleted and purged keys are left out),
@@ -1438,8 +1444,8 @@ class KV {
    * a bad filter. */
   async keys(filter) {
     const filters = watchKeys(filter);
-    if (filters === null) return native.kvKeys(this._handle);
-    return native.kvKeysFiltered(this._handle, filters);
+    if (filters === null) return native.kv_keys(this._handle);
+    return native.kv_keys_filtered(this._handle, filters);
   }
 
   /** The keys as keys(filter) lists them, as a KvKeyLister: an async
@@ -1450,14 +1456,14 @@ class KV {
    * iteration (BucketNotFoundError). */
   async listKeys(filter) {
     const filters = watchKeys(filter);
-    return new KvKeyLister(native.kvListKeys(this._handle, filters), this.bucket);
+    return new KvKeyLister(native.kv_list_keys(this._handle, filters), this.bucket);
   }
 
   /** Every kept revision of `key`, oldest first, delete and purge markers
    * included (each entry's delta counts the newer revisions). Rejects with
    * KeyNotFoundError when the key has none. */
   async history(key) {
-    return (await native.kvHistory(this._handle, key)).map((raw) => new KvEntry(raw));
+    return (await native.kv_history(this._handle, key)).map((raw) => new KvEntry(raw));
   }
 
   /**
@@ -1484,14 +1490,14 @@ class KV {
       updatesOnly: Boolean(o.updatesOnly),
       resumeFromRevision: o.resumeFromRevision,
     };
-    return new KvWatcher(await native.kvWatch(this._handle, keys, flags), this.bucket);
+    return new KvWatcher(await native.kv_watch(this._handle, keys, flags), this.bucket);
   }
 
   /** {bucket, values, history, ttl (ms), size (= bytes), storage (=
    * backingStore), replicas, compression, description, metadata, markerTTL
    * (ms), maxValueSize, max_bytes, streamInfo}: nats.js KvStatus's fields. */
   async status() {
-    return kvStatus(await native.kvStatus(this._handle));
+    return kvStatus(await native.kv_get_status(this._handle));
   }
 
   get isClosed() {
@@ -1515,7 +1521,7 @@ class KvManager {
   _open(mode, cfg, opts) {
     if (typeof cfg === 'string') cfg = { ...(opts ?? {}), bucket: cfg };
     const json = configJson(cfg, 'KV config');
-    return native.kvOpen(this._js._handle, mode, json).then((h) => new KV(h));
+    return native.js_kv_create(this._js._handle, json, mode).then((h) => new KV(h));
   }
 
   /** Creates a bucket from a KeyValueConfig ({bucket, history, ttl, ...},
@@ -1534,25 +1540,25 @@ class KvManager {
 
   /** Binds an existing bucket (BucketNotFoundError if there is none). */
   async bind(bucket) {
-    return new KV(await native.kvOpen(this._js._handle, 3, bucket));
+    return new KV(await native.js_kv_bind(this._js._handle, bucket));
   }
 
   /** Deletes a bucket with all its keys and history. */
   async delete(bucket) {
-    await native.kvDeleteBucket(this._js._handle, bucket);
+    await native.js_kv_delete(this._js._handle, bucket);
     return true;
   }
 
   /** The names of the account's Key-Value buckets (streams KV_<name> on
    * $KV.<name>.>; other streams are left out). */
   async names() {
-    return native.kvNames(this._js._handle);
+    return native.js_kv_names(this._js._handle);
   }
 
   /** The status of every Key-Value bucket (see KV.status), read from the
    * stream list without a request per bucket. */
   async statuses() {
-    return (await native.kvStatuses(this._js._handle)).map(kvStatus);
+    return (await native.js_kv_statuses(this._js._handle)).map(kvStatus);
   }
 
   /** nats.js's kvm.list(): the statuses of statuses(), as an async iterator. */

@@ -88,22 +88,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
         FN("jsMsgAckSync", js_msg_ack_sync),
         FN("jsMsgMetadata", js_msg_metadata),
         /* Key-Value */
-        FN("kvOpen", js_kv_open),
-        FN("kvDeleteBucket", js_kv_delete_bucket),
-        FN("kvBucket", js_kv_bucket),
-        FN("kvPut", js_kv_put),
-        FN("kvGet", js_kv_get),
-        FN("kvDelete", js_kv_delete),
-        FN("kvStatus", js_kv_status),
-        FN("kvNames", js_kv_names),
-        FN("kvStatuses", js_kv_statuses),
-        FN("kvPurgeDeletes", js_kv_purge_deletes),
         FN("kvClose", js_jsh_close),
-        FN("kvKeys", js_kv_keys),
-        FN("kvKeysFiltered", js_kv_keys_filtered),
-        FN("kvListKeys", js_kv_list_keys),
-        FN("kvHistory", js_kv_history),
-        FN("kvWatch", js_kv_watch),
         /* Object Store */
         FN("objOpen", js_obj_open),
         FN("objDeleteBucket", js_obj_delete_bucket),
@@ -128,6 +113,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
 #undef FN
     };
     napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+    gen_register_verbs(env, exports);
     napi_value url;
     napi_create_string_utf8(env, NATSIO_DEFAULT_URL, NAPI_AUTO_LENGTH, &url);
     napi_set_named_property(env, exports, "DEFAULT_URL", url);

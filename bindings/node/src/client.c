@@ -63,6 +63,11 @@ napi_value client_wrap_new(napi_env env, natsio_client *c) {
     return ext;
 }
 
+napi_value wrap_client(napi_env env, natsio_client *c, client_wrap *cw) {
+    (void)cw; /* a client is its own owner */
+    return client_wrap_new(env, c);
+}
+
 client_wrap *get_client(napi_env env, napi_value v) {
     void *p = NULL;
     if (napi_get_value_external(env, v, &p) != napi_ok || !p) {

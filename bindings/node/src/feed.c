@@ -107,9 +107,9 @@ typedef struct feed {
 } feed;
 
 static void item_free(int kind, void *item) {
-    if (kind == FEED_WATCH || kind == FEED_KV_KEYS) {
+    if (kind == FEED_KV_WATCHER || kind == FEED_KV_KEY_LISTER) {
         free(item);
-    } else if (kind == FEED_OBJ_WATCH) {
+    } else if (kind == FEED_OBJ_WATCHER) {
         natsio_obj_info_free(item);
     } else if (kind == FEED_STORED_MSGS) {
         natsio_headers_free(((stored_item *)item)->headers);
@@ -122,10 +122,10 @@ static void item_free(int kind, void *item) {
 /* The payload bytes of an item, for the batch byte cap. */
 static size_t item_bytes(int kind, void *item) {
     switch (kind) {
-    case FEED_WATCH: return ((kv_item *)item)->value_len;
-    case FEED_OBJ_WATCH: return 0;
+    case FEED_KV_WATCHER: return ((kv_item *)item)->value_len;
+    case FEED_OBJ_WATCHER: return 0;
     case FEED_STORED_MSGS: return ((stored_item *)item)->data_len;
-    case FEED_KV_KEYS: return strlen(item);
+    case FEED_KV_KEY_LISTER: return strlen(item);
     default: return natsio_msg_data_len(item);
     }
 }
@@ -368,7 +368,7 @@ static void deliver(napi_env env, feed *f, void **items, uint32_t n) {
         hub_dispatch(env, f->hub, f->id, EV_MSG, args, 5);
         return;
     }
-    if (f->kind == FEED_CONSUME) {
+    if (f->kind == FEED_JS_MESSAGES) {
         /* One handle for the batch, which takes the messages over. */
         natsio_msg **msgs = malloc((size_t)n * sizeof *msgs);
         if (msgs) memcpy(msgs, items, (size_t)n * sizeof *msgs);
@@ -388,9 +388,9 @@ static void deliver(napi_env env, feed *f, void **items, uint32_t n) {
     napi_create_array_with_length(env, n, &args[1]);
     for (uint32_t i = 0; i < n; i++) {
         napi_value v;
-        if (f->kind == FEED_OBJ_WATCH) {
-            v = obj_info_to_js(env, items[i]); /* the ObjectInfo takes it over */
-        } else if (f->kind == FEED_KV_KEYS) {
+        if (f->kind == FEED_OBJ_WATCHER) {
+            v = obj_info_take_js(env, items[i]); /* the ObjectInfo takes it over */
+        } else if (f->kind == FEED_KV_KEY_LISTER) {
             napi_create_string_utf8(env, items[i], NAPI_AUTO_LENGTH, &v);
             free(items[i]);
         } else if (f->kind == FEED_STORED_MSGS) {
@@ -694,10 +694,10 @@ static int32_t handle_stop(feed *f) {
     switch (f->kind) {
     case FEED_SUB: return natsio_sub_stop(f->handle);
     case FEED_REPLIES: return natsio_replies_stop(f->handle);
-    case FEED_CONSUME: return natsio_js_messages_stop(f->handle);
-    case FEED_OBJ_WATCH: return natsio_obj_watcher_stop(f->handle);
+    case FEED_JS_MESSAGES: return natsio_js_messages_stop(f->handle);
+    case FEED_OBJ_WATCHER: return natsio_obj_watcher_stop(f->handle);
     case FEED_STORED_MSGS: return natsio_stored_msgs_stop(f->handle);
-    case FEED_KV_KEYS: return natsio_kv_key_lister_stop(f->handle);
+    case FEED_KV_KEY_LISTER: return natsio_kv_key_lister_stop(f->handle);
     default: return natsio_kv_watcher_stop(f->handle);
     }
 }
@@ -706,10 +706,10 @@ static int live_kind(int feed_kind) {
     switch (feed_kind) {
     case FEED_SUB: return LIVE_SUB;
     case FEED_REPLIES: return LIVE_REPLIES;
-    case FEED_CONSUME: return LIVE_CONSUME;
-    case FEED_OBJ_WATCH: return LIVE_OBJ_WATCH;
+    case FEED_JS_MESSAGES: return LIVE_CONSUME;
+    case FEED_OBJ_WATCHER: return LIVE_OBJ_WATCH;
     case FEED_STORED_MSGS: return LIVE_STORED_MSGS;
-    case FEED_KV_KEYS: return LIVE_KV_KEYS;
+    case FEED_KV_KEY_LISTER: return LIVE_KV_KEYS;
     default: return LIVE_WATCH;
     }
 }
@@ -718,10 +718,10 @@ static void handle_free(feed *f) {
     switch (f->kind) {
     case FEED_SUB: natsio_sub_free(f->handle); break;
     case FEED_REPLIES: natsio_replies_free(f->handle); break;
-    case FEED_CONSUME: natsio_js_messages_free(f->handle); break;
-    case FEED_OBJ_WATCH: natsio_obj_watcher_free(f->handle); break;
+    case FEED_JS_MESSAGES: natsio_js_messages_free(f->handle); break;
+    case FEED_OBJ_WATCHER: natsio_obj_watcher_free(f->handle); break;
     case FEED_STORED_MSGS: natsio_stored_msgs_free(f->handle); break;
-    case FEED_KV_KEYS: natsio_kv_key_lister_free(f->handle); break;
+    case FEED_KV_KEY_LISTER: natsio_kv_key_lister_free(f->handle); break;
     default: natsio_kv_watcher_free(f->handle); break;
     }
     f->handle = NULL;
@@ -817,10 +817,10 @@ EXPORT(js_feed_start) {
         pull_start(env, f);
         return NULL;
     case FEED_REPLIES: st = natsio_replies_set_callback(f->handle, on_msg, f, on_release); break;
-    case FEED_CONSUME: st = natsio_js_messages_set_callback(f->handle, on_msg, f, on_release); break;
-    case FEED_OBJ_WATCH: st = natsio_obj_watcher_set_callback(f->handle, on_obj_info, f, on_release); break;
+    case FEED_JS_MESSAGES: st = natsio_js_messages_set_callback(f->handle, on_msg, f, on_release); break;
+    case FEED_OBJ_WATCHER: st = natsio_obj_watcher_set_callback(f->handle, on_obj_info, f, on_release); break;
     case FEED_STORED_MSGS: st = natsio_stored_msgs_set_callback(f->handle, on_stored_msg, f, on_release); break;
-    case FEED_KV_KEYS: st = natsio_kv_key_lister_set_callback(f->handle, on_key, f, on_release); break;
+    case FEED_KV_KEY_LISTER: st = natsio_kv_key_lister_set_callback(f->handle, on_key, f, on_release); break;
     default: st = natsio_kv_watcher_set_callback(f->handle, on_entry, f, on_release); break;
     }
     if (st != NATSIO_OK) {
@@ -872,10 +872,10 @@ EXPORT(js_feed_stats) {
     switch (f->kind) {
     case FEED_SUB: st = natsio_sub_get_stats(f->handle, &s); break;
     case FEED_REPLIES: st = natsio_replies_get_stats(f->handle, &s); break;
-    case FEED_CONSUME: st = natsio_js_messages_get_stats(f->handle, &s); break;
-    case FEED_OBJ_WATCH: st = natsio_obj_watcher_get_stats(f->handle, &s); break;
+    case FEED_JS_MESSAGES: st = natsio_js_messages_get_stats(f->handle, &s); break;
+    case FEED_OBJ_WATCHER: st = natsio_obj_watcher_get_stats(f->handle, &s); break;
     case FEED_STORED_MSGS: st = natsio_stored_msgs_get_stats(f->handle, &s); break;
-    case FEED_KV_KEYS: st = natsio_kv_key_lister_get_stats(f->handle, &s); break;
+    case FEED_KV_KEY_LISTER: st = natsio_kv_key_lister_get_stats(f->handle, &s); break;
     default: st = natsio_kv_watcher_get_stats(f->handle, &s); break;
     }
     if (throw_if_failed(env, st)) return NULL;

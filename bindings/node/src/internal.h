@@ -14,7 +14,9 @@
  *             consume, KV and object watch, batch reads of stored
  *             messages): delivery to JS in batches with backpressure
  *   js.c      JetStream: contexts, streams, consumers, publish, pull, acks
- *   kv.c      Key-Value buckets and watches
+ *   kv.c      Key-Value: buckets and statuses as JS values
+ *   gen/      generated from the C ABI's description (abi/generate.py):
+ *             the verbs' glue (verbs.c) and the result kinds (results.c)
  *   object.c  Object Store: buckets, objects, chunked reads and writes,
  *             watches
  *   addon.c   module registration
@@ -32,6 +34,8 @@
 #include <node_api.h>
 
 #include <natsio.h>
+
+#include "gen/gen.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -158,6 +162,8 @@ bool get_opt_string(napi_env env, napi_value v, char **out);
 bool get_req_string(napi_env env, napi_value v, const char *what, char **out);
 int64_t get_i64(napi_env env, napi_value v, int64_t dflt);
 bool get_u64(napi_env env, napi_value v, const char *what, uint64_t *out, bool *present);
+/* get_u64 where undefined and null are a TypeError too. */
+bool get_required_u64(napi_env env, napi_value v, const char *what, uint64_t *out);
 bool get_opt_bool(napi_env env, napi_value v, bool *out);
 bool opt_flag(napi_env env, napi_value obj, const char *name);
 bool is_object(napi_env env, napi_value v);
@@ -285,36 +291,15 @@ napi_value js_msgs_to_js(napi_env env, natsio_msg **msgs, uint32_t n);
 /* ------------------------------------------------------------------ */
 /* operations: a promise settled from a token                           */
 
-/* How a completed token's result becomes a JS value. */
+/* How a completed token's result becomes a JS value: the generated kinds
+ * (gen/gen.h, one per token reader of the header), then the addon's own
+ * presentations of a result, chosen by the call that starts the operation. */
 enum {
-    R_NONE = 0,      /* undefined */
-    R_MSG,           /* msg_to_js (a request's reply) */
-    R_JS_MSG,        /* js_msgs_to_js of one (a pull consumer's message) */
-    R_STRING,        /* a string (JSON of an info) */
-    R_U64,           /* a number */
-    R_PUB_ACK,       /* {stream, seq, duplicate, domain?, val?, batch?, count?} */
-    R_KV,            /* a KV handle */
-    R_KV_ENTRY,      /* kv_entry_to_js */
-    R_STORED_MSG,    /* stored_msg_to_js */
-    R_MSG_LIST,      /* js_msgs_to_js of the list (fetch) */
-    R_KV_ENTRY_LIST, /* array of kv_entry_to_js */
-    R_STRING_LIST,   /* array of strings */
-    R_CLIENT,        /* a client external */
-    R_JS_MESSAGES,   /* a consume feed (not started) */
-    R_KV_WATCHER,    /* a watch feed (not started) */
-    R_KV_STATUS,     /* kv_status_to_js */
-    R_KV_STATUS_LIST, /* array of kv_status_to_js */
-    R_RTT,           /* microseconds between start and completion */
-    R_CLOSE,         /* undefined; CONNECTION_CLOSED counts as success */
-    /* Object Store (object.c, obj_result_value) */
-    R_OBJ,             /* a bucket handle */
-    R_OBJ_INFO,        /* obj_info_to_js */
-    R_OBJ_INFO_LIST,   /* array of obj_info_to_js */
-    R_OBJ_STATUS,      /* obj_status_to_js */
-    R_OBJ_STATUS_LIST, /* array of obj_status_to_js */
-    R_OBJ_READER,      /* [reader handle, info] */
+    R_RTT = R_GEN_END, /* microseconds between start and completion */
+    R_CLOSE,           /* undefined; CONNECTION_CLOSED counts as success */
+    R_JS_MSG,          /* a message as js_msgs_to_js of one (a pull consumer's next) */
+    R_JS_MSG_LIST,     /* js_msgs_to_js of the list (fetch) */
     R_OBJ_CHUNK,       /* a Buffer, or null at the (verified) end */
-    R_OBJ_WATCHER,     /* a watch feed (not started) */
 };
 
 typedef struct op {
@@ -340,15 +325,6 @@ int64_t now_ns(void);
 /* ------------------------------------------------------------------ */
 /* feeds                                                                */
 
-enum {
-    FEED_SUB = 1,
-    FEED_REPLIES = 2,
-    FEED_CONSUME = 3,
-    FEED_WATCH = 4,
-    FEED_OBJ_WATCH = 5,
-    FEED_STORED_MSGS = 6, /* natsio_stored_msgs (a batch Direct Get) */
-    FEED_KV_KEYS = 7,     /* natsio_kv_key_lister (items: malloc'd keys) */
-};
 
 napi_value feed_wrap(napi_env env, int kind, void *handle, client_wrap *cw);
 /* Sets stopping on every feed of `cw` (or of all clients when NULL) so no
@@ -445,25 +421,6 @@ EXPORT(js_msg_metadata);
 napi_value js_ctx_call(napi_env env, napi_callback_info info,
                        natsio_status (*call)(const natsio_js *, natsio_token **), int result);
 
-/* kv.c */
-EXPORT(js_kv_open);
-EXPORT(js_kv_delete_bucket);
-EXPORT(js_kv_bucket);
-EXPORT(js_kv_put);
-EXPORT(js_kv_get);
-EXPORT(js_kv_delete);
-EXPORT(js_kv_status);
-EXPORT(js_kv_names);
-EXPORT(js_kv_statuses);
-EXPORT(js_kv_purge_deletes);
-EXPORT(js_kv_keys);
-EXPORT(js_kv_keys_filtered);
-EXPORT(js_kv_list_keys);
-EXPORT(js_kv_history);
-EXPORT(js_kv_watch);
-/* A bucket's typed status as the array kvStatus and kvStatuses give. */
-napi_value kv_status_to_js(napi_env env, const natsio_kv_bucket_status *s);
-
 /* object.c */
 EXPORT(js_obj_open);
 EXPORT(js_obj_delete_bucket);
@@ -484,11 +441,11 @@ EXPORT(js_obj_list);
 EXPORT(js_obj_add_link);
 EXPORT(js_obj_add_bucket_link);
 EXPORT(js_obj_watch);
-/* Object Store results of op.c (R_OBJ*) and watch items of feed.c. */
-napi_value obj_result_value(napi_env env, op *o, int32_t *st);
+/* An object read's chunk (op.c's R_OBJ_CHUNK): a Buffer, null at the end. */
+napi_value obj_chunk_value(napi_env env, natsio_token *t, int32_t *st);
 /* [handle, name, ...] of an info (taken over), or true for a watcher's
  * initial-values marker (freed then). NULL with a pending exception. */
-napi_value obj_info_to_js(napi_env env, natsio_obj_info *info);
+napi_value obj_info_take_js(napi_env env, natsio_obj_info *info);
 /* Frees the Object Store handle of a js_handle of kind JSH_OBJ*. */
 void obj_handle_free(int kind, void *obj);
 

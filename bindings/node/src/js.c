@@ -687,7 +687,7 @@ EXPORT(js_js_fetch) {
     if (fetch_opts(env, argc > 3 ? argv[3] : NULL, &fo, &group)) {
         natsio_token *tok = NULL;
         int32_t st = natsio_js_fetch_async(h->js, stream, consumer, &fo, &tok);
-        promise = op_track(env, st, tok, R_MSG_LIST, h, NULL);
+        promise = op_track(env, st, tok, R_JS_MSG_LIST, h, NULL);
     }
     free(group);
     free(stream);

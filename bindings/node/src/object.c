@@ -8,7 +8,7 @@
  * (natsio_obj_writer_write_async, which completes once the writer accepted
  * it): the event loop never waits, and a writer that has 8 MiB of chunks
  * awaiting acks holds its promise back, which is the backpressure of the
- * JS Writable. Watches are feeds (feed.c, FEED_OBJ_WATCH). */
+ * JS Writable. Watches are feeds (feed.c, FEED_OBJ_WATCHER). */
 #include "internal.h"
 
 #include <stdlib.h>
@@ -27,7 +27,7 @@ void obj_handle_free(int kind, void *obj) {
  * deleted, mtimeNs (bigint), flatHeaders|null, metadataJson, isLink,
  * linkBucket|null, linkName|null, maxChunkSize], or true for a watcher's
  * initial-values marker. Takes `info` over. */
-napi_value obj_info_to_js(napi_env env, natsio_obj_info *info) {
+napi_value obj_info_take_js(napi_env env, natsio_obj_info *info) {
     napi_value arr, v;
     if (natsio_obj_info_is_initial_done(info)) {
         natsio_obj_info_free(info);
@@ -57,16 +57,16 @@ napi_value obj_info_to_js(napi_env env, natsio_obj_info *info) {
     return arr;
 }
 
-/* A borrowed info, cloned for JS. */
-static napi_value obj_info_copy_to_js(napi_env env, const natsio_obj_info *info, int32_t *st) {
+/* A borrowed info, cloned for JS (a failed clone throws). */
+napi_value obj_info_to_js(napi_env env, const natsio_obj_info *info) {
     natsio_obj_info *copy = NULL;
-    if ((*st = natsio_obj_info_clone(info, &copy)) != NATSIO_OK) return NULL;
-    return obj_info_to_js(env, copy);
+    if (throw_if_failed(env, natsio_obj_info_clone(info, &copy))) return NULL;
+    return obj_info_take_js(env, copy);
 }
 
 /* [bucket, description|null, ttlNs, storage, replicas, size, sealed,
  * compression, metadataJson, streamInfoJson] */
-static napi_value obj_status_to_js(napi_env env, const struct natsio_obj_status *s) {
+napi_value obj_status_to_js(napi_env env, const natsio_obj_status *s) {
     napi_value arr;
     napi_create_array_with_length(env, 10, &arr);
     set_elem(env, arr, 0, str_or_null(env, natsio_obj_status_bucket(s)));
@@ -82,86 +82,40 @@ static napi_value obj_status_to_js(napi_env env, const struct natsio_obj_status 
     return arr;
 }
 
-napi_value obj_result_value(napi_env env, op *o, int32_t *st) {
-    natsio_token *t = o->token;
-    napi_value v = NULL;
-    switch (o->result) {
-    case R_OBJ: {
-        natsio_obj *obj = NULL;
-        if ((*st = natsio_token_obj(t, &obj)) != NATSIO_OK) return NULL;
-        return jsh_wrap_obj(env, JSH_OBJ, obj, o->cw);
+napi_value wrap_obj(napi_env env, natsio_obj *obj, client_wrap *cw) {
+    return jsh_wrap_obj(env, JSH_OBJ, obj, cw);
+}
+
+/* [reader handle, info] */
+napi_value wrap_obj_reader(napi_env env, natsio_obj_reader *r, client_wrap *cw) {
+    napi_value info = obj_info_to_js(env, natsio_obj_reader_info(r));
+    if (!info) {
+        natsio_obj_reader_free(r);
+        return NULL;
     }
-    case R_OBJ_INFO: {
-        natsio_obj_info *info = NULL;
-        if ((*st = natsio_token_obj_info(t, &info)) != NATSIO_OK) return NULL;
-        return obj_info_to_js(env, info);
-    }
-    case R_OBJ_INFO_LIST: {
-        natsio_obj_info_list *l = NULL;
-        if ((*st = natsio_token_obj_info_list(t, &l)) != NATSIO_OK) return NULL;
-        size_t n = natsio_obj_info_list_count(l);
-        napi_create_array_with_length(env, n, &v);
-        for (size_t i = 0; i < n && *st == NATSIO_OK; i++) {
-            napi_value item = obj_info_copy_to_js(env, natsio_obj_info_list_get(l, i), st);
-            if (!item) break;
-            napi_set_element(env, v, (uint32_t)i, item);
-        }
-        natsio_obj_info_list_free(l);
-        return *st == NATSIO_OK && !exception_pending(env) ? v : NULL;
-    }
-    case R_OBJ_STATUS: {
-        struct natsio_obj_status *s = NULL;
-        if ((*st = natsio_token_obj_status(t, &s)) != NATSIO_OK) return NULL;
-        v = obj_status_to_js(env, s);
-        natsio_obj_status_free(s);
+    napi_value ext = jsh_wrap_obj(env, JSH_OBJ_READER, r, cw);
+    if (!ext) return NULL;
+    napi_value v;
+    napi_create_array_with_length(env, 2, &v);
+    set_elem(env, v, 0, ext);
+    set_elem(env, v, 1, info);
+    return v;
+}
+
+/* An object read's next chunk as a Buffer; its (verified) end is null. */
+napi_value obj_chunk_value(napi_env env, natsio_token *t, int32_t *st) {
+    const void *data = NULL;
+    size_t len = 0;
+    napi_value v;
+    int32_t cs = natsio_token_obj_chunk(t, &data, &len);
+    if (cs == NATSIO_DONE) {
+        napi_get_null(env, &v);
         return v;
     }
-    case R_OBJ_STATUS_LIST: {
-        natsio_obj_status_list *l = NULL;
-        if ((*st = natsio_token_obj_status_list(t, &l)) != NATSIO_OK) return NULL;
-        size_t n = natsio_obj_status_list_count(l);
-        napi_create_array_with_length(env, n, &v);
-        for (size_t i = 0; i < n; i++)
-            napi_set_element(env, v, (uint32_t)i, obj_status_to_js(env, natsio_obj_status_list_get(l, i)));
-        natsio_obj_status_list_free(l);
-        return v;
-    }
-    case R_OBJ_READER: {
-        natsio_obj_reader *r = NULL;
-        if ((*st = natsio_token_obj_reader(t, &r)) != NATSIO_OK) return NULL;
-        napi_value info = obj_info_copy_to_js(env, natsio_obj_reader_info(r), st);
-        if (!info) {
-            natsio_obj_reader_free(r);
-            return NULL;
-        }
-        napi_value ext = jsh_wrap_obj(env, JSH_OBJ_READER, r, o->cw);
-        if (!ext) return NULL;
-        napi_create_array_with_length(env, 2, &v);
-        set_elem(env, v, 0, ext);
-        set_elem(env, v, 1, info);
-        return v;
-    }
-    case R_OBJ_CHUNK: {
-        const void *data = NULL;
-        size_t len = 0;
-        int32_t cs = natsio_token_obj_chunk(t, &data, &len);
-        if (cs == NATSIO_DONE) {
-            napi_get_null(env, &v);
-            return v;
-        }
-        if ((*st = cs) != NATSIO_OK) return NULL;
-        void *copy;
-        napi_create_buffer_copy(env, len, data, &copy, &v);
-        return v;
-    }
-    case R_OBJ_WATCHER: {
-        natsio_obj_watcher *w = NULL;
-        if ((*st = natsio_token_obj_watcher(t, &w)) != NATSIO_OK) return NULL;
-        return feed_wrap(env, FEED_OBJ_WATCH, w, o->cw);
-    }
-    }
-    *st = NATSIO_ERR_INTERNAL;
-    return NULL;
+    if ((*st = cs) != NATSIO_OK) return NULL;
+    void *copy;
+    napi_create_buffer_copy(env, len, data, &copy, &v);
+    return v;
 }
 
 /* ------------------------------------------------------------------ */

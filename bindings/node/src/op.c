@@ -81,79 +81,34 @@ napi_value op_track(napi_env env, int32_t st, natsio_token *tok, int result, js_
 }
 
 /* The JS value of a successful operation; NULL with *st set on failure (or
- * with a pending exception). */
+ * with a pending exception). The generated kinds are converted by
+ * gen/results.c; the addon's own presentations of a result here. */
 static napi_value result_value(napi_env env, op *o, int32_t *st) {
     natsio_token *t = o->token;
     napi_value v = NULL;
-    switch (o->result) {
-    case R_NONE:
-    case R_CLOSE:
-        return undefined_value(env);
-    case R_RTT: {
+    if (o->result < R_GEN_END) return gen_result_value(env, o, st);
+    if (o->result == R_CLOSE) return undefined_value(env);
+    if (o->result == R_RTT) {
         /* Settled from the completion queue on the JS thread: the round
          * trip as the caller sees it (nats.js measures it there too). */
         int64_t us = (now_ns() - o->t0_ns) / 1000;
         napi_create_double(env, (double)(us > 0 ? us : 1), &v);
         return v;
     }
-    case R_MSG:
-    case R_JS_MSG: {
+    if (o->result == R_OBJ_CHUNK) return obj_chunk_value(env, t, st);
+    if (o->result == R_JS_MSG) {
         natsio_msg *m = NULL;
         if ((*st = natsio_token_msg(t, &m)) != NATSIO_OK) return NULL;
-        if (o->result == R_JS_MSG) {
-            natsio_msg **one = malloc(sizeof *one);
-            if (!one) {
-                natsio_msg_free(m);
-                *st = NATSIO_ERR_INTERNAL;
-                return NULL;
-            }
-            one[0] = m;
-            return js_msgs_to_js(env, one, 1);
+        natsio_msg **one = malloc(sizeof *one);
+        if (!one) {
+            natsio_msg_free(m);
+            *st = NATSIO_ERR_INTERNAL;
+            return NULL;
         }
-        v = msg_to_js(env, m);
-        natsio_msg_free(m);
-        return v;
+        one[0] = m;
+        return js_msgs_to_js(env, one, 1);
     }
-    case R_STRING: {
-        char *s = NULL;
-        if ((*st = natsio_token_string(t, &s)) != NATSIO_OK) return NULL;
-        napi_create_string_utf8(env, s ? s : "", NAPI_AUTO_LENGTH, &v);
-        natsio_string_free(s);
-        return v;
-    }
-    case R_U64: {
-        uint64_t u = 0;
-        if ((*st = natsio_token_u64(t, &u)) != NATSIO_OK) return NULL;
-        napi_create_double(env, (double)u, &v);
-        return v;
-    }
-    case R_PUB_ACK: {
-        natsio_pub_ack *ack = NULL;
-        if ((*st = natsio_token_pub_ack(t, &ack)) != NATSIO_OK) return NULL;
-        v = pub_ack_to_js(env, ack);
-        natsio_pub_ack_free(ack);
-        return v;
-    }
-    case R_KV: {
-        natsio_kv *kv = NULL;
-        if ((*st = natsio_token_kv(t, &kv)) != NATSIO_OK) return NULL;
-        return jsh_wrap(env, JSH_KV, NULL, kv, o->cw);
-    }
-    case R_KV_ENTRY: {
-        natsio_kv_entry *e = NULL;
-        if ((*st = natsio_token_kv_entry(t, &e)) != NATSIO_OK) return NULL;
-        v = kv_entry_to_js(env, e);
-        natsio_kv_entry_free(e);
-        return v;
-    }
-    case R_STORED_MSG: {
-        natsio_stored_msg *m = NULL;
-        if ((*st = natsio_token_stored_msg(t, &m)) != NATSIO_OK) return NULL;
-        v = stored_msg_to_js(env, m);
-        natsio_stored_msg_free(m);
-        return v;
-    }
-    case R_MSG_LIST: {
+    if (o->result == R_JS_MSG_LIST) {
         natsio_msg_list *l = NULL;
         if ((*st = natsio_token_msg_list(t, &l)) != NATSIO_OK) return NULL;
         size_t n = natsio_msg_list_count(l);
@@ -172,65 +127,6 @@ static napi_value result_value(napi_env env, op *o, int32_t *st) {
             return v;
         }
         return js_msgs_to_js(env, msgs, (uint32_t)n);
-    }
-    case R_KV_ENTRY_LIST: {
-        natsio_kv_entry_list *l = NULL;
-        if ((*st = natsio_token_kv_entry_list(t, &l)) != NATSIO_OK) return NULL;
-        size_t n = natsio_kv_entry_list_count(l);
-        napi_create_array_with_length(env, n, &v);
-        for (size_t i = 0; i < n; i++)
-            napi_set_element(env, v, (uint32_t)i, kv_entry_to_js(env, natsio_kv_entry_list_get(l, i)));
-        natsio_kv_entry_list_free(l);
-        return v;
-    }
-    case R_STRING_LIST: {
-        natsio_string_list *l = NULL;
-        if ((*st = natsio_token_string_list(t, &l)) != NATSIO_OK) return NULL;
-        v = string_list_to_js(env, l);
-        natsio_string_list_free(l);
-        return v;
-    }
-    case R_CLIENT: {
-        natsio_client *c = NULL;
-        if ((*st = natsio_token_client(t, &c)) != NATSIO_OK) return NULL;
-        return client_wrap_new(env, c);
-    }
-    case R_JS_MESSAGES: {
-        natsio_js_messages *it = NULL;
-        if ((*st = natsio_token_js_messages(t, &it)) != NATSIO_OK) return NULL;
-        return feed_wrap(env, FEED_CONSUME, it, o->cw);
-    }
-    case R_KV_STATUS: {
-        natsio_kv_bucket_status *s = NULL;
-        if ((*st = natsio_token_kv_bucket_status(t, &s)) != NATSIO_OK) return NULL;
-        v = kv_status_to_js(env, s);
-        natsio_kv_bucket_status_free(s);
-        return v;
-    }
-    case R_KV_STATUS_LIST: {
-        natsio_kv_bucket_status_list *l = NULL;
-        if ((*st = natsio_token_kv_bucket_status_list(t, &l)) != NATSIO_OK) return NULL;
-        size_t n = natsio_kv_bucket_status_list_count(l);
-        napi_create_array_with_length(env, n, &v);
-        for (size_t i = 0; i < n; i++)
-            set_elem(env, v, (uint32_t)i, kv_status_to_js(env, natsio_kv_bucket_status_list_get(l, i)));
-        natsio_kv_bucket_status_list_free(l);
-        return v;
-    }
-    case R_KV_WATCHER: {
-        natsio_kv_watcher *w = NULL;
-        if ((*st = natsio_token_kv_watcher(t, &w)) != NATSIO_OK) return NULL;
-        return feed_wrap(env, FEED_WATCH, w, o->cw);
-    }
-    case R_OBJ:
-    case R_OBJ_INFO:
-    case R_OBJ_INFO_LIST:
-    case R_OBJ_STATUS:
-    case R_OBJ_STATUS_LIST:
-    case R_OBJ_READER:
-    case R_OBJ_CHUNK:
-    case R_OBJ_WATCHER:
-        return obj_result_value(env, o, st);
     }
     *st = NATSIO_ERR_INTERNAL;
     return NULL;

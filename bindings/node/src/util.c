@@ -170,6 +170,16 @@ bool get_u64(napi_env env, napi_value v, const char *what, uint64_t *out, bool *
     return false;
 }
 
+bool get_required_u64(napi_env env, napi_value v, const char *what, uint64_t *out) {
+    bool present = false;
+    if (!get_u64(env, v, what, out, &present)) return false;
+    if (present) return true;
+    char msg[128];
+    snprintf(msg, sizeof msg, "%s must be a non-negative integer", what);
+    napi_throw_type_error(env, NULL, msg);
+    return false;
+}
+
 /* A boolean option: true when present (value in *out). */
 bool get_opt_bool(napi_env env, napi_value v, bool *out) {
     napi_valuetype t;
