@@ -247,7 +247,7 @@ class NodeGen(Gen):
                 n, t = fld["name"], fld["type"]
                 if n == "version":
                     continue
-                p = camel(n)
+                p = n  # the raw module speaks C: the field names as they are
                 if t == "bool":
                     lines.append(f'    o->{n} = opt_flag(env, obj, "{p}");')
                 elif t == "uint64_t":

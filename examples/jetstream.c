@@ -107,8 +107,8 @@ static int key_value(natsio_js *js) {
                "create bucket"))
         return 1;
     uint64_t rev = 0;
-    natsio_kv_put(kv, "alice.color", "blue", 4, &rev);
-    natsio_kv_put(kv, "bob.color", "red", 3, NULL);
+    natsio_kv_put(kv, "alice.color", "blue", 4, NULL, &rev);
+    natsio_kv_put(kv, "bob.color", "red", 3, NULL, NULL);
     printf("alice.color = blue at revision %" PRIu64 "\n", rev);
 
     /* Compare-and-set: only if nobody changed it since `rev`. */
@@ -164,7 +164,7 @@ static int key_value(natsio_js *js) {
         natsio_kv_entry_free(ev);
         if (marker_entry) break;
     }
-    natsio_kv_put(kv, "alice.city", "Oslo", 4, NULL);
+    natsio_kv_put(kv, "alice.city", "Oslo", 4, NULL, NULL);
     natsio_kv_entry *change = NULL;
     if (!failed(natsio_kv_watcher_next(w, 2000, &change), "watch next"))
         printf("watch: changed %s = %s\n", natsio_kv_entry_key(change), natsio_kv_entry_value(change));

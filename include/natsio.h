@@ -50,7 +50,10 @@
  *   version; a struct of an older version (a program built against an
  *   older header) is still accepted, its missing fields at their defaults.
  *   A struct of an unknown version (an uninitialised one) is
- *   NATSIO_ERR_INVALID_ARGUMENT. Server configurations and infos
+ *   NATSIO_ERR_INVALID_ARGUMENT. A call gains an optional parameter only
+ *   as a field of its options struct (a call that had none gains one,
+ *   NULL meaning the defaults): there are no X_with_Y variants of a call.
+ *   Server configurations and infos
  *   (StreamConfig, ConsumerConfig, KeyValueConfig, StreamInfo, ...) are
  *   JSON text with the server's own field names.
  *
@@ -193,6 +196,11 @@
  * `natsio_js_publish_options.version` of this header.
  */
 #define NATSIO_JS_PUBLISH_OPTIONS_VERSION 2
+
+/**
+ * `natsio_kv_write_options.version` of this header.
+ */
+#define NATSIO_KV_WRITE_OPTIONS_VERSION 1
 
 /**
  * `natsio_kv_watch_options.version` of this header (2 added
@@ -1480,6 +1488,30 @@ typedef struct natsio_js_publish_options {
    */
   bool defer_send;
 } natsio_js_publish_options;
+
+/**
+ * Options of a Key-Value write (`natsio_kv_put`, `natsio_kv_create`,
+ * `natsio_kv_purge`). Initialise with `natsio_kv_write_options_init`;
+ * NULL instead of a struct means all defaults.
+ */
+typedef struct natsio_kv_write_options {
+  /**
+   * NATSIO_KV_WRITE_OPTIONS_VERSION.
+   */
+  uint32_t version;
+  /**
+   * The revision (or purge marker) expires this many seconds after it
+   * is stored (ADR-48 per-key TTL, a `Nats-TTL` header): whole seconds,
+   * at least 1, or NATSIO_TTL_NEVER (never expires, even if the bucket
+   * has a ttl); 0: no ttl of its own. The bucket needs limit_marker_ttl
+   * (which allows per-message TTLs); otherwise the server refuses the
+   * write (NATSIO_ERR_JS_API). When a value expires the server removes
+   * it and writes a purge marker (operation NATSIO_KV_PURGE) that
+   * watchers see and that expires itself after limit_marker_ttl; an
+   * expired purge marker leaves no trace of the key.
+   */
+  int64_t ttl_s;
+} natsio_kv_write_options;
 
 /**
  * A key listing in push mode (`natsio_kv_key_lister_set_callback`): each
@@ -2966,17 +2998,27 @@ natsio_status natsio_js_kv_statuses_async(const struct natsio_js *js,
 const char *natsio_kv_bucket(const struct natsio_kv *kv);
 
 /**
+ * Fills `opts` with the defaults (no ttl) and the version.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_kv_write_options_init(struct natsio_kv_write_options *opts);
+
+/**
  * Stores `len` bytes of `value` under `key`; `revision_out` (may be NULL)
- * receives the new revision. Blocks until the bucket's stream acks.
- * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
- * NATSIO_ERR_INVALID_KEY, NATSIO_ERR_MAX_PAYLOAD, NATSIO_ERR_JS_API (e.g.
- * larger than max_value_size), NATSIO_ERR_TIMEOUT,
- * NATSIO_ERR_CONNECTION_CLOSED.
+ * receives the new revision. `opts` (may be NULL) can give the revision
+ * a ttl (`natsio_kv_write_options.ttl_s`). Blocks until the bucket's
+ * stream acks; thread-safe. Errors: NATSIO_ERR_NULL_ARGUMENT,
+ * NATSIO_ERR_INVALID_UTF8, NATSIO_ERR_INVALID_KEY, NATSIO_ERR_MAX_PAYLOAD,
+ * NATSIO_ERR_INVALID_ARGUMENT (unknown options version, a ttl_s negative
+ * other than NATSIO_TTL_NEVER), NATSIO_ERR_JS_API (e.g. larger than
+ * max_value_size, or a ttl on a bucket without limit_marker_ttl),
+ * NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
  */
 natsio_status natsio_kv_put(const struct natsio_kv *kv,
                             const char *key,
                             const void *value,
                             size_t len,
+                            const struct natsio_kv_write_options *opts,
                             uint64_t *revision_out);
 
 /**
@@ -2987,17 +3029,20 @@ natsio_status natsio_kv_put_async(const struct natsio_kv *kv,
                                   const char *key,
                                   const void *value,
                                   size_t len,
+                                  const struct natsio_kv_write_options *opts,
                                   struct natsio_token **token_out);
 
 /**
  * Stores `value` only if `key` has no live value: fails with
  * NATSIO_ERR_KEY_EXISTS otherwise. A deleted or purged key can be created
- * again. Otherwise as `natsio_kv_put`.
+ * again (a create that finds a delete or purge marker retries against that
+ * marker's revision). Otherwise as `natsio_kv_put`, options included.
  */
 natsio_status natsio_kv_create(const struct natsio_kv *kv,
                                const char *key,
                                const void *value,
                                size_t len,
+                               const struct natsio_kv_write_options *opts,
                                uint64_t *revision_out);
 
 /**
@@ -3007,40 +3052,8 @@ natsio_status natsio_kv_create_async(const struct natsio_kv *kv,
                                      const char *key,
                                      const void *value,
                                      size_t len,
+                                     const struct natsio_kv_write_options *opts,
                                      struct natsio_token **token_out);
-
-/**
- * As `natsio_kv_create`, and the new revision expires `ttl_s` seconds
- * after it is stored (ADR-48 per-key TTL, a `Nats-TTL` header): whole
- * seconds, at least 1, or NATSIO_TTL_NEVER (never expires, even if the
- * bucket has a ttl). When it expires the server removes it and, if the
- * bucket's limit_marker_ttl is set, writes a purge marker (operation
- * NATSIO_KV_PURGE) that watchers see and that expires itself after
- * limit_marker_ttl. The bucket needs limit_marker_ttl (it allows
- * per-message TTLs); otherwise the server refuses the write
- * (NATSIO_ERR_JS_API). Like `natsio_kv_create`, a create that finds a
- * delete or purge marker retries against that marker's revision.
- * Blocks until the bucket's stream acks; thread-safe. Errors: as
- * `natsio_kv_create`, and NATSIO_ERR_INVALID_ARGUMENT (`ttl_s` 0 or
- * negative other than NATSIO_TTL_NEVER).
- */
-natsio_status natsio_kv_create_with_ttl(const struct natsio_kv *kv,
-                                        const char *key,
-                                        const void *value,
-                                        size_t len,
-                                        int64_t ttl_s,
-                                        uint64_t *revision_out);
-
-/**
- * The token form of `natsio_kv_create_with_ttl` (`natsio_token_u64`: the
- * new revision). Argument errors (including `ttl_s`) return at once.
- */
-natsio_status natsio_kv_create_with_ttl_async(const struct natsio_kv *kv,
-                                              const char *key,
-                                              const void *value,
-                                              size_t len,
-                                              int64_t ttl_s,
-                                              struct natsio_token **token_out);
 
 /**
  * Stores `value` only if `key`'s latest revision is `last` (compare and
@@ -3131,11 +3144,15 @@ natsio_status natsio_kv_delete_async(const struct natsio_kv *kv,
 /**
  * Purges `key`: a purge marker replaces all its earlier revisions;
  * `revision_out` (may be NULL) receives its revision. `last` as for
- * `natsio_kv_delete`.
+ * `natsio_kv_delete`. `opts` (may be NULL) can give the marker itself a
+ * ttl: then the key leaves no trace in the bucket once it expires
+ * (watchers saw the purge; `natsio_kv_get` gives NATSIO_ERR_KEY_DELETED
+ * until then, NATSIO_ERR_KEY_NOT_FOUND after). Errors as `natsio_kv_put`.
  */
 natsio_status natsio_kv_purge(const struct natsio_kv *kv,
                               const char *key,
                               const uint64_t *last,
+                              const struct natsio_kv_write_options *opts,
                               uint64_t *revision_out);
 
 /**
@@ -3144,34 +3161,8 @@ natsio_status natsio_kv_purge(const struct natsio_kv *kv,
 natsio_status natsio_kv_purge_async(const struct natsio_kv *kv,
                                     const char *key,
                                     const uint64_t *last,
+                                    const struct natsio_kv_write_options *opts,
                                     struct natsio_token **token_out);
-
-/**
- * As `natsio_kv_purge`, and the purge marker itself expires `ttl_s`
- * seconds after it is stored (ADR-48, a `Nats-TTL` header): then the key
- * leaves no trace in the bucket (watchers saw the purge; `natsio_kv_get`
- * gives NATSIO_ERR_KEY_DELETED until it expires, NATSIO_ERR_KEY_NOT_FOUND
- * after). `ttl_s`: whole seconds, at least 1, or NATSIO_TTL_NEVER. The
- * bucket needs limit_marker_ttl (otherwise NATSIO_ERR_JS_API). `last` (may
- * be NULL) as for `natsio_kv_delete`; `revision_out` (may be NULL) gets
- * the marker's revision. Blocks until the stream acks; thread-safe.
- * Errors: as `natsio_kv_purge`, and NATSIO_ERR_INVALID_ARGUMENT (`ttl_s`).
- */
-natsio_status natsio_kv_purge_with_ttl(const struct natsio_kv *kv,
-                                       const char *key,
-                                       const uint64_t *last,
-                                       int64_t ttl_s,
-                                       uint64_t *revision_out);
-
-/**
- * The token form of `natsio_kv_purge_with_ttl` (`natsio_token_u64`: the
- * marker's revision).
- */
-natsio_status natsio_kv_purge_with_ttl_async(const struct natsio_kv *kv,
-                                             const char *key,
-                                             const uint64_t *last,
-                                             int64_t ttl_s,
-                                             struct natsio_token **token_out);
 
 /**
  * Removes delete and purge markers, as nats.go's PurgeDeletes. Every key

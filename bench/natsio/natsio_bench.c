@@ -784,7 +784,7 @@ static void run_kv(long size)
     for (long i = 0; i < O.warmup; i++) {
         natsio_kv_entry *e = NULL;
         snprintf(key, sizeof key, "warm%ld", i);
-        natsio_kv_put(kv, key, data, (size_t)size, NULL);
+        natsio_kv_put(kv, key, data, (size_t)size, NULL, NULL);
         natsio_kv_get(kv, key, &e);
         natsio_kv_entry_free(e);
     }
@@ -800,7 +800,7 @@ static void run_kv(long size)
             natsio_kv_entry *e = NULL;
             snprintf(key, sizeof key, "k%ld", i);
             double a = bench_now_s();
-            s = phase == 0 ? natsio_kv_put(kv, key, data, (size_t)size, NULL)
+            s = phase == 0 ? natsio_kv_put(kv, key, data, (size_t)size, NULL, NULL)
                            : natsio_kv_get(kv, key, &e);
             double b = bench_now_s();
             if (s != NATSIO_OK || (phase == 1 && natsio_kv_entry_value_len(e) != (size_t)size))
@@ -1054,7 +1054,7 @@ static void run_kv_par(long size)
         for (long i = 0; (i < K || inflight > 0) && s == NATSIO_OK;) {
             if (i < K && inflight < par) {
                 snprintf(key, sizeof key, "k%ld", i++);
-                s = natsio_kv_put_async(kv, key, data, (size_t)size, &ring[(head + inflight) % par]);
+                s = natsio_kv_put_async(kv, key, data, (size_t)size, NULL, &ring[(head + inflight) % par]);
                 if (s == NATSIO_OK)
                     inflight++;
                 continue;

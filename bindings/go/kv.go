@@ -180,16 +180,23 @@ func (kv *KeyValue) write(ctx context.Context, key string, value []byte, call kv
 	return uint64(r.u64), err
 }
 
-// Put stores value under key and returns the new revision. Errors:
-// ErrInvalidKey, ErrMaxPayload, ErrJetStreamAPI (e.g. larger than
-// MaxValueSize), ErrTimeout, ErrConnectionClosed.
-func (kv *KeyValue) Put(ctx context.Context, key string, value []byte) (uint64, error) {
+// Put stores value under key and returns the new revision. With KeyTTL
+// the new revision expires, as Create's (nats.go's Put takes no options;
+// a call without them is the same). Errors: ErrInvalidKey, ErrMaxPayload,
+// ErrInvalidArgument (a TTL that is not a whole number of seconds),
+// ErrJetStreamAPI (e.g. larger than MaxValueSize, or a TTL on a bucket
+// without LimitMarkerTTL), ErrTimeout, ErrConnectionClosed.
+func (kv *KeyValue) Put(ctx context.Context, key string, value []byte, opts ...KVCreateOpt) (uint64, error) {
+	wo, err := createWriteOptions(opts)
+	if err != nil {
+		return 0, err
+	}
 	return kv.write(ctx, key, value, func(p *C.natsio_kv, k *C.char, v unsafe.Pointer, n C.size_t, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_kv_put_async(p, k, v, n, tok)
+		return C.natsio_kv_put_async(p, k, v, n, wo, tok)
 	})
 }
 
-// KVCreateOpt is an option of Create.
+// KVCreateOpt is an option of Create (and of Put).
 type KVCreateOpt func(*kvCreateConfig)
 
 type kvCreateConfig struct {
@@ -215,6 +222,30 @@ func KeyTTLNever() KVCreateOpt {
 	return func(c *kvCreateConfig) { c.ttl, c.ttlNever = 0, true }
 }
 
+// writeOptions is the C options of a write with ttl_s ttl (nil: no TTL).
+// The struct holds no Go pointer, so it may be passed to C as it is.
+func writeOptions(ttl C.int64_t, set bool) *C.natsio_kv_write_options {
+	if !set {
+		return nil
+	}
+	var o C.natsio_kv_write_options
+	C.natsio_kv_write_options_init(&o)
+	o.ttl_s = ttl
+	return &o
+}
+
+// createWriteOptions is the C options of Create's and Put's options.
+func createWriteOptions(opts []KVCreateOpt) (*C.natsio_kv_write_options, error) {
+	var cfg kvCreateConfig
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&cfg)
+		}
+	}
+	ttl, hasTTL, err := ttlSeconds("KeyTTL", cfg.ttl, cfg.ttlNever)
+	return writeOptions(ttl, hasTTL), err
+}
+
 // ttlSeconds is a KeyTTL or PurgeTTL duration as the library's ttl_s:
 // set is false when no TTL was asked for.
 func ttlSeconds(opt string, d time.Duration, never bool) (ttl C.int64_t, set bool, err error) {
@@ -234,23 +265,12 @@ func ttlSeconds(opt string, d time.Duration, never bool) (ttl C.int64_t, set boo
 // the new revision expires (ErrInvalidArgument for a TTL that is not a
 // whole number of seconds).
 func (kv *KeyValue) Create(ctx context.Context, key string, value []byte, opts ...KVCreateOpt) (uint64, error) {
-	var cfg kvCreateConfig
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&cfg)
-		}
-	}
-	ttl, hasTTL, err := ttlSeconds("KeyTTL", cfg.ttl, cfg.ttlNever)
+	wo, err := createWriteOptions(opts)
 	if err != nil {
 		return 0, err
 	}
-	if hasTTL {
-		return kv.write(ctx, key, value, func(p *C.natsio_kv, k *C.char, v unsafe.Pointer, n C.size_t, tok **C.natsio_token) C.natsio_status {
-			return C.natsio_kv_create_with_ttl_async(p, k, v, n, ttl, tok)
-		})
-	}
 	return kv.write(ctx, key, value, func(p *C.natsio_kv, k *C.char, v unsafe.Pointer, n C.size_t, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_kv_create_async(p, k, v, n, tok)
+		return C.natsio_kv_create_async(p, k, v, n, wo, tok)
 	})
 }
 
@@ -451,12 +471,10 @@ func (kv *KeyValue) remove(ctx context.Context, key string, opts []KVDeleteOpt, 
 		defer C.free(unsafe.Pointer(lastp))
 		*lastp = C.uint64_t(cfg.last)
 	}
+	wo := writeOptions(ttl, hasTTL)
 	_, err = kvAwait(ctx, kv, C.GO_TAKE_U64, func(p *C.natsio_kv, tok **C.natsio_token) C.natsio_status {
-		switch {
-		case hasTTL:
-			return C.natsio_kv_purge_with_ttl_async(p, cPtr(ckey), lastp, ttl, tok)
-		case purge:
-			return C.natsio_kv_purge_async(p, cPtr(ckey), lastp, tok)
+		if purge {
+			return C.natsio_kv_purge_async(p, cPtr(ckey), lastp, wo, tok)
 		}
 		return C.natsio_kv_delete_async(p, cPtr(ckey), lastp, tok)
 	})

@@ -197,6 +197,35 @@ func TestKeyValueCreateWithTTL(t *testing.T) {
 	wantErr(t, err, natsio.ErrJetStreamAPI)
 }
 
+func TestKeyValuePutWithTTL(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 30*time.Second)
+	kv := got(js.CreateKeyValue(ctx, natsio.KeyValueConfig{Bucket: "PUTT", History: 3, LimitMarkerTTL: time.Second})).must(t)
+	_, err := kv.Put(ctx, "k", []byte("v"), natsio.KeyTTL(1500*time.Millisecond))
+	wantErr(t, err, natsio.ErrInvalidArgument, "KeyTTL")
+
+	w := got(kv.Watch(ctx, "k", natsio.UpdatesOnly())).must(t)
+	defer w.Stop()
+	wantEvents(t, nextEvents(t, w, 1), initialDone)
+	rev := got(kv.Put(ctx, "k", []byte("short"), natsio.KeyTTL(time.Second))).must(t)
+	if e := got(kv.Get(ctx, "k")).must(t); string(e.Value) != "short" || e.Revision != rev {
+		t.Fatalf("entry %+v", e)
+	}
+	took := waitKeyNotFound(t, kv, "k", 5*time.Second)
+	t.Logf("k gone after %v", took)
+	if took < 500*time.Millisecond {
+		t.Fatalf("k gone after %v, before its TTL", took)
+	}
+	wantEvents(t, nextEvents(t, w, 2), put("k", "short"), purge("k"))
+	// Without options, as nats.go's Put; KeyTTLNever keeps the value.
+	got(kv.Put(ctx, "plain", []byte("v"))).must(t)
+	got(kv.Put(ctx, "forever", []byte("v"), natsio.KeyTTLNever())).must(t)
+
+	plain := got(js.CreateKeyValue(ctx, natsio.KeyValueConfig{Bucket: "NOPUTT"})).must(t)
+	_, err = plain.Put(ctx, "k", []byte("v"), natsio.KeyTTL(time.Second))
+	wantErr(t, err, natsio.ErrJetStreamAPI)
+}
+
 func TestKeyValuePurgeWithTTL(t *testing.T) {
 	_, js := jetStream(t)
 	ctx := ctxTimeout(t, 30*time.Second)

@@ -753,8 +753,8 @@ export class KV {
   readonly bucket: string;
   /** True after close(). */
   readonly isClosed: boolean;
-  /** Resolves with the new revision. */
-  put(key: string, value: KvValue): Promise<number>;
+  /** Resolves with the new revision. With `previousSeq`, only if the key's latest revision is that one (WrongLastSequenceError otherwise); with `ttl` (as create's markerTTL) the revision expires and the server writes a purge marker (the bucket needs limit_marker_ttl, else JetStreamApiError). */
+  put(key: string, value: KvValue, opts?: { previousSeq?: number; ttl?: KvTtl }): Promise<number>;
   /** KeyExistsError if the key has a live value. With `markerTTL` the revision expires after that long and the server writes a purge marker (the bucket needs limit_marker_ttl, else JetStreamApiError). */
   create(key: string, value: KvValue, markerTTL?: KvTtl): Promise<number>;
   /** WrongLastSequenceError unless the key's latest revision is `last`. */

@@ -1366,9 +1366,18 @@ class KV {
     this._closed = false;
   }
 
-  /** Stores `value`; resolves with the new revision. */
-  async put(key, value) {
-    return native.kv_put(this._handle, key, kvValue(value));
+  /** Stores `value`; resolves with the new revision. Options (nats.js's
+   * KvPutOptions): previousSeq (store only if the key's latest revision is
+   * that one: update), ttl (as create's markerTTL: the revision expires;
+   * the bucket needs limit_marker_ttl). */
+  async put(key, value, opts) {
+    const ttl = ttlSeconds(opts?.ttl);
+    const previous = revisionArg(opts?.previousSeq);
+    if (previous !== undefined) {
+      if (ttl !== 0) throw new TypeError('put: previousSeq and ttl cannot be combined');
+      return native.kv_update(this._handle, key, kvValue(value), previous);
+    }
+    return native.kv_put(this._handle, key, kvValue(value), { ttl_s: ttl });
   }
 
   /** Stores `value` only if `key` has no live value (else KeyExistsError).
@@ -1377,9 +1386,7 @@ class KV {
    * after that long (ADR-48 per-key TTL; the bucket needs limit_marker_ttl).
    */
   async create(key, value, markerTTL) {
-    const ttl = ttlSeconds(markerTTL);
-    if (ttl !== 0) return native.kv_create_with_ttl(this._handle, key, kvValue(value), ttl);
-    return native.kv_create(this._handle, key, kvValue(value));
+    return native.kv_create(this._handle, key, kvValue(value), { ttl_s: ttlSeconds(markerTTL) });
   }
 
   /** Stores `value` only if `key`'s latest revision is `last` (else WrongLastSequenceError). */
@@ -1412,9 +1419,7 @@ class KV {
    * key leaves no trace (the bucket needs limit_marker_ttl). */
   async purge(key, opts) {
     const last = revisionArg(opts?.last ?? opts?.previousSeq);
-    const ttl = ttlSeconds(opts?.ttl);
-    if (ttl !== 0) await native.kv_purge_with_ttl(this._handle, key, last, ttl);
-    else await native.kv_purge(this._handle, key, last);
+    await native.kv_purge(this._handle, key, last, { ttl_s: ttlSeconds(opts?.ttl) });
   }
 
   /**
@@ -1484,11 +1489,11 @@ class KV {
     const o = opts ?? {};
     const keys = watchKeys(o.key ?? o.keys);
     const flags = {
-      includeHistory: Boolean(o.includeHistory),
-      ignoreDeletes: Boolean(o.ignoreDeletes),
-      metaOnly: Boolean(o.metaOnly),
-      updatesOnly: Boolean(o.updatesOnly),
-      resumeFromRevision: o.resumeFromRevision,
+      include_history: Boolean(o.includeHistory),
+      ignore_deletes: Boolean(o.ignoreDeletes),
+      meta_only: Boolean(o.metaOnly),
+      updates_only: Boolean(o.updatesOnly),
+      resume_from_revision: o.resumeFromRevision,
     };
     return new KvWatcher(await native.kv_watch(this._handle, keys, flags), this.bucket);
   }

@@ -329,13 +329,57 @@ unsafe fn revision_result(op: Op<u64>, revision_out: *mut u64) -> Result<()> {
     Ok(())
 }
 
-/// Which write a `write_op` makes.
+/// Which write a `write_op` makes; a put or create whose options give a
+/// ttl stores a revision that expires.
 enum Write {
-    Put,
-    Create,
-    /// A create whose revision expires after `ttl_s` seconds.
-    CreateTtl(i64),
+    Put(*const natsio_kv_write_options),
+    Create(*const natsio_kv_write_options),
     Update(u64),
+}
+
+/// `natsio_kv_write_options.version` of this header.
+pub const NATSIO_KV_WRITE_OPTIONS_VERSION: u32 = 1;
+
+/// Options of a Key-Value write (`natsio_kv_put`, `natsio_kv_create`,
+/// `natsio_kv_purge`). Initialise with `natsio_kv_write_options_init`;
+/// NULL instead of a struct means all defaults.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct natsio_kv_write_options {
+    /// NATSIO_KV_WRITE_OPTIONS_VERSION.
+    pub version: u32,
+    /// The revision (or purge marker) expires this many seconds after it
+    /// is stored (ADR-48 per-key TTL, a `Nats-TTL` header): whole seconds,
+    /// at least 1, or NATSIO_TTL_NEVER (never expires, even if the bucket
+    /// has a ttl); 0: no ttl of its own. The bucket needs limit_marker_ttl
+    /// (which allows per-message TTLs); otherwise the server refuses the
+    /// write (NATSIO_ERR_JS_API). When a value expires the server removes
+    /// it and writes a purge marker (operation NATSIO_KV_PURGE) that
+    /// watchers see and that expires itself after limit_marker_ttl; an
+    /// expired purge marker leaves no trace of the key.
+    pub ttl_s: i64,
+}
+
+super::versioned!(natsio_kv_write_options, NATSIO_KV_WRITE_OPTIONS_VERSION);
+
+/// Fills `opts` with the defaults (no ttl) and the version.
+/// Errors: NATSIO_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_kv_write_options_init(
+    opts: *mut natsio_kv_write_options,
+) -> natsio_status {
+    guard(|| super::options_init(opts))
+}
+
+/// The ttl a write's options give (`None`: none, or no options).
+unsafe fn write_ttl(opts: *const natsio_kv_write_options) -> Result<Option<crate::jetstream::Ttl>> {
+    if opts.is_null() {
+        return Ok(None);
+    }
+    match options_arg(opts)?.ttl_s {
+        0 => Ok(None),
+        ttl_s => ttl_arg(ttl_s).map(Some),
+    }
 }
 
 unsafe fn write_op(
@@ -348,30 +392,39 @@ unsafe fn write_op(
     let key = str_arg(key, "key")?;
     let value = bytes_arg(value, len, "value")?;
     Ok(match how {
-        Write::Put => k.kv.put(key, value),
-        Write::Create => k.kv.create(key, value),
-        Write::CreateTtl(ttl_s) => k.kv.create_with_ttl(key, value, ttl_arg(ttl_s)?),
+        Write::Put(opts) => match write_ttl(opts)? {
+            None => k.kv.put(key, value),
+            Some(ttl) => k.kv.put_with_ttl(key, value, ttl),
+        },
+        Write::Create(opts) => match write_ttl(opts)? {
+            None => k.kv.create(key, value),
+            Some(ttl) => k.kv.create_with_ttl(key, value, ttl),
+        },
         Write::Update(last) => k.kv.update(key, value, last),
     })
 }
 
 /// Stores `len` bytes of `value` under `key`; `revision_out` (may be NULL)
-/// receives the new revision. Blocks until the bucket's stream acks.
-/// Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
-/// NATSIO_ERR_INVALID_KEY, NATSIO_ERR_MAX_PAYLOAD, NATSIO_ERR_JS_API (e.g.
-/// larger than max_value_size), NATSIO_ERR_TIMEOUT,
-/// NATSIO_ERR_CONNECTION_CLOSED.
+/// receives the new revision. `opts` (may be NULL) can give the revision
+/// a ttl (`natsio_kv_write_options.ttl_s`). Blocks until the bucket's
+/// stream acks; thread-safe. Errors: NATSIO_ERR_NULL_ARGUMENT,
+/// NATSIO_ERR_INVALID_UTF8, NATSIO_ERR_INVALID_KEY, NATSIO_ERR_MAX_PAYLOAD,
+/// NATSIO_ERR_INVALID_ARGUMENT (unknown options version, a ttl_s negative
+/// other than NATSIO_TTL_NEVER), NATSIO_ERR_JS_API (e.g. larger than
+/// max_value_size, or a ttl on a bucket without limit_marker_ttl),
+/// NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_put(
     kv: *const natsio_kv,
     key: *const c_char,
     value: *const c_void,
     len: usize,
+    opts: *const natsio_kv_write_options,
     revision_out: *mut u64,
 ) -> natsio_status {
     guard(|| {
         revision_result(
-            write_op(self::kv(kv)?, key, value, len, Write::Put)?,
+            write_op(self::kv(kv)?, key, value, len, Write::Put(opts))?,
             revision_out,
         )
     })
@@ -385,12 +438,13 @@ pub unsafe extern "C" fn natsio_kv_put_async(
     key: *const c_char,
     value: *const c_void,
     len: usize,
+    opts: *const natsio_kv_write_options,
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
     guard(|| {
         let k = self::kv(kv)?;
         start_op(
-            write_op(k, key, value, len, Write::Put)?,
+            write_op(k, key, value, len, Write::Put(opts))?,
             k.client_weak(),
             token_out,
         )
@@ -399,18 +453,20 @@ pub unsafe extern "C" fn natsio_kv_put_async(
 
 /// Stores `value` only if `key` has no live value: fails with
 /// NATSIO_ERR_KEY_EXISTS otherwise. A deleted or purged key can be created
-/// again. Otherwise as `natsio_kv_put`.
+/// again (a create that finds a delete or purge marker retries against that
+/// marker's revision). Otherwise as `natsio_kv_put`, options included.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_create(
     kv: *const natsio_kv,
     key: *const c_char,
     value: *const c_void,
     len: usize,
+    opts: *const natsio_kv_write_options,
     revision_out: *mut u64,
 ) -> natsio_status {
     guard(|| {
         revision_result(
-            write_op(self::kv(kv)?, key, value, len, Write::Create)?,
+            write_op(self::kv(kv)?, key, value, len, Write::Create(opts))?,
             revision_out,
         )
     })
@@ -423,63 +479,13 @@ pub unsafe extern "C" fn natsio_kv_create_async(
     key: *const c_char,
     value: *const c_void,
     len: usize,
+    opts: *const natsio_kv_write_options,
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
     guard(|| {
         let k = self::kv(kv)?;
         start_op(
-            write_op(k, key, value, len, Write::Create)?,
-            k.client_weak(),
-            token_out,
-        )
-    })
-}
-
-/// As `natsio_kv_create`, and the new revision expires `ttl_s` seconds
-/// after it is stored (ADR-48 per-key TTL, a `Nats-TTL` header): whole
-/// seconds, at least 1, or NATSIO_TTL_NEVER (never expires, even if the
-/// bucket has a ttl). When it expires the server removes it and, if the
-/// bucket's limit_marker_ttl is set, writes a purge marker (operation
-/// NATSIO_KV_PURGE) that watchers see and that expires itself after
-/// limit_marker_ttl. The bucket needs limit_marker_ttl (it allows
-/// per-message TTLs); otherwise the server refuses the write
-/// (NATSIO_ERR_JS_API). Like `natsio_kv_create`, a create that finds a
-/// delete or purge marker retries against that marker's revision.
-/// Blocks until the bucket's stream acks; thread-safe. Errors: as
-/// `natsio_kv_create`, and NATSIO_ERR_INVALID_ARGUMENT (`ttl_s` 0 or
-/// negative other than NATSIO_TTL_NEVER).
-#[no_mangle]
-pub unsafe extern "C" fn natsio_kv_create_with_ttl(
-    kv: *const natsio_kv,
-    key: *const c_char,
-    value: *const c_void,
-    len: usize,
-    ttl_s: i64,
-    revision_out: *mut u64,
-) -> natsio_status {
-    guard(|| {
-        revision_result(
-            write_op(self::kv(kv)?, key, value, len, Write::CreateTtl(ttl_s))?,
-            revision_out,
-        )
-    })
-}
-
-/// The token form of `natsio_kv_create_with_ttl` (`natsio_token_u64`: the
-/// new revision). Argument errors (including `ttl_s`) return at once.
-#[no_mangle]
-pub unsafe extern "C" fn natsio_kv_create_with_ttl_async(
-    kv: *const natsio_kv,
-    key: *const c_char,
-    value: *const c_void,
-    len: usize,
-    ttl_s: i64,
-    token_out: *mut *mut natsio_token,
-) -> natsio_status {
-    guard(|| {
-        let k = self::kv(kv)?;
-        start_op(
-            write_op(k, key, value, len, Write::CreateTtl(ttl_s))?,
+            write_op(k, key, value, len, Write::Create(opts))?,
             k.client_weak(),
             token_out,
         )
@@ -608,12 +614,11 @@ pub unsafe extern "C" fn natsio_token_kv_entry(
     })
 }
 
-/// Which marker a `marker_op` writes.
+/// Which marker a `marker_op` writes; a purge whose options give a ttl
+/// writes a marker that expires.
 enum Marker {
     Delete,
-    Purge,
-    /// A purge marker that expires after `ttl_s` seconds.
-    PurgeTtl(i64),
+    Purge(*const natsio_kv_write_options),
 }
 
 unsafe fn marker_op(
@@ -626,8 +631,10 @@ unsafe fn marker_op(
     let last = last.as_ref().copied();
     Ok(match which {
         Marker::Delete => k.kv.delete(key, last),
-        Marker::Purge => k.kv.purge(key, last),
-        Marker::PurgeTtl(ttl_s) => k.kv.purge_with_ttl(key, last, ttl_arg(ttl_s)?),
+        Marker::Purge(opts) => match write_ttl(opts)? {
+            None => k.kv.purge(key, last),
+            Some(ttl) => k.kv.purge_with_ttl(key, last, ttl),
+        },
     })
 }
 
@@ -671,17 +678,21 @@ pub unsafe extern "C" fn natsio_kv_delete_async(
 
 /// Purges `key`: a purge marker replaces all its earlier revisions;
 /// `revision_out` (may be NULL) receives its revision. `last` as for
-/// `natsio_kv_delete`.
+/// `natsio_kv_delete`. `opts` (may be NULL) can give the marker itself a
+/// ttl: then the key leaves no trace in the bucket once it expires
+/// (watchers saw the purge; `natsio_kv_get` gives NATSIO_ERR_KEY_DELETED
+/// until then, NATSIO_ERR_KEY_NOT_FOUND after). Errors as `natsio_kv_put`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_purge(
     kv: *const natsio_kv,
     key: *const c_char,
     last: *const u64,
+    opts: *const natsio_kv_write_options,
     revision_out: *mut u64,
 ) -> natsio_status {
     guard(|| {
         revision_result(
-            marker_op(self::kv(kv)?, key, last, Marker::Purge)?,
+            marker_op(self::kv(kv)?, key, last, Marker::Purge(opts))?,
             revision_out,
         )
     })
@@ -693,57 +704,13 @@ pub unsafe extern "C" fn natsio_kv_purge_async(
     kv: *const natsio_kv,
     key: *const c_char,
     last: *const u64,
+    opts: *const natsio_kv_write_options,
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
     guard(|| {
         let k = self::kv(kv)?;
         start_op(
-            marker_op(k, key, last, Marker::Purge)?,
-            k.client_weak(),
-            token_out,
-        )
-    })
-}
-
-/// As `natsio_kv_purge`, and the purge marker itself expires `ttl_s`
-/// seconds after it is stored (ADR-48, a `Nats-TTL` header): then the key
-/// leaves no trace in the bucket (watchers saw the purge; `natsio_kv_get`
-/// gives NATSIO_ERR_KEY_DELETED until it expires, NATSIO_ERR_KEY_NOT_FOUND
-/// after). `ttl_s`: whole seconds, at least 1, or NATSIO_TTL_NEVER. The
-/// bucket needs limit_marker_ttl (otherwise NATSIO_ERR_JS_API). `last` (may
-/// be NULL) as for `natsio_kv_delete`; `revision_out` (may be NULL) gets
-/// the marker's revision. Blocks until the stream acks; thread-safe.
-/// Errors: as `natsio_kv_purge`, and NATSIO_ERR_INVALID_ARGUMENT (`ttl_s`).
-#[no_mangle]
-pub unsafe extern "C" fn natsio_kv_purge_with_ttl(
-    kv: *const natsio_kv,
-    key: *const c_char,
-    last: *const u64,
-    ttl_s: i64,
-    revision_out: *mut u64,
-) -> natsio_status {
-    guard(|| {
-        revision_result(
-            marker_op(self::kv(kv)?, key, last, Marker::PurgeTtl(ttl_s))?,
-            revision_out,
-        )
-    })
-}
-
-/// The token form of `natsio_kv_purge_with_ttl` (`natsio_token_u64`: the
-/// marker's revision).
-#[no_mangle]
-pub unsafe extern "C" fn natsio_kv_purge_with_ttl_async(
-    kv: *const natsio_kv,
-    key: *const c_char,
-    last: *const u64,
-    ttl_s: i64,
-    token_out: *mut *mut natsio_token,
-) -> natsio_status {
-    guard(|| {
-        let k = self::kv(kv)?;
-        start_op(
-            marker_op(k, key, last, Marker::PurgeTtl(ttl_s))?,
+            marker_op(k, key, last, Marker::Purge(opts))?,
             k.client_weak(),
             token_out,
         )

@@ -506,6 +506,17 @@ impl KeyValue {
         self.write(key, value, &PublishOptions::default())
     }
 
+    /// As `put`, and the revision expires after `ttl` (ADR-48: the bucket
+    /// needs `limit_marker_ttl`, which allows per-message TTLs; the server
+    /// then writes a purge marker when it expires).
+    pub fn put_with_ttl(&self, key: &str, value: &[u8], ttl: Ttl) -> Op<u64> {
+        let opts = PublishOptions {
+            ttl: Some(ttl),
+            ..PublishOptions::default()
+        };
+        self.write(key, value, &opts)
+    }
+
     /// Stores `value` only if `key`'s latest revision is `last`
     /// (`WrongLastSequence` otherwise); returns the new revision.
     pub fn update(&self, key: &str, value: &[u8], last: u64) -> Op<u64> {

@@ -223,9 +223,9 @@ static bool fx_setup(void) {
     OKB(natsio_js_kv_create(g_fx.js, "{\"bucket\":\"KV\",\"history\":5,\"storage\":\"memory\"}", NATSIO_CREATE,
                             &g_fx.kv));
     OKB(natsio_js_kv_bind(g_fx.js_short, "KV", &g_fx.kv_short));
-    OKB(natsio_kv_put(g_fx.kv, "a", "va1", 3, NULL));
-    OKB(natsio_kv_put(g_fx.kv, "b", "vb1", 3, NULL));
-    OKB(natsio_kv_put(g_fx.kv, "a", "va2", 3, NULL));
+    OKB(natsio_kv_put(g_fx.kv, "a", "va1", 3, NULL, NULL));
+    OKB(natsio_kv_put(g_fx.kv, "b", "vb1", 3, NULL, NULL));
+    OKB(natsio_kv_put(g_fx.kv, "a", "va2", 3, NULL, NULL));
     OKB(natsio_client_subscribe(g_fx.c, "svc.echo", NULL, NULL, &g_fx.responder));
     OKB(natsio_sub_set_callback(g_fx.responder, echo_cb, NULL, NULL));
     OKB(natsio_client_subscribe(g_fx.c, "svc.silent", NULL, NULL, &g_fx.silent));
@@ -918,7 +918,7 @@ static void verify_kv_create_bucket(slot_t *s, natsio_token *t) {
     bucket_cfg(cfg, sizeof cfg, s->name);
     OK(natsio_js_kv_create(g_fx.js, cfg, NATSIO_CREATE, &b)); /* identical: binds */
     uint64_t rev = 0;
-    natsio_status st = natsio_kv_put(a, "k", "v", 1, &rev);
+    natsio_status st = natsio_kv_put(a, "k", "v", 1, NULL, &rev);
     natsio_kv_entry *e = NULL;
     natsio_status sg = natsio_kv_get(b, "k", &e);
     bool ok = entry_is(e, "v") && natsio_kv_entry_revision(e) == rev;
@@ -973,7 +973,7 @@ static void verify_kv_delete_bucket(slot_t *s, natsio_token *t) {
 
 static bool prepare_key(slot_t *s, const char *prefix, const char *value) {
     snprintf(s->name, sizeof s->name, "%s%d", prefix, s->idx);
-    if (value) OKB(natsio_kv_put(g_fx.kv, s->name, value, strlen(value), &s->u));
+    if (value) OKB(natsio_kv_put(g_fx.kv, s->name, value, strlen(value), NULL, &s->u));
     return true;
 }
 
@@ -991,27 +991,27 @@ static natsio_status get_rev(const char *key, uint64_t *rev, const char *value) 
 
 static bool prepare_key_p(slot_t *s) { return prepare_key(s, "p", NULL); }
 static natsio_status start_kv_put(slot_t *s, natsio_token **t) {
-    return natsio_kv_put_async(g_fx.kv, s->name, "v1", 2, t);
+    return natsio_kv_put_async(g_fx.kv, s->name, "v1", 2, NULL, t);
 }
 static void verify_kv_put(slot_t *s, natsio_token *t) {
     uint64_t rev = 0, got = 0, rev2 = 0;
     OK(natsio_token_u64(t, &rev));
     OK(get_rev(s->name, &got, "v1"));
     NT_CHECK_INT_EQ(got, rev);
-    OK(natsio_kv_put(g_fx.kv, s->name, "v2", 2, &rev2));
+    OK(natsio_kv_put(g_fx.kv, s->name, "v2", 2, NULL, &rev2));
     NT_CHECK(rev2 > rev);
 }
 
 static bool prepare_key_c(slot_t *s) { return prepare_key(s, "c", NULL); }
 static natsio_status start_kv_create(slot_t *s, natsio_token **t) {
-    return natsio_kv_create_async(g_fx.kv, s->name, "cv", 2, t);
+    return natsio_kv_create_async(g_fx.kv, s->name, "cv", 2, NULL, t);
 }
 static void verify_kv_create(slot_t *s, natsio_token *t) {
     uint64_t rev = 0, got = 0, r2 = U64_SENTINEL;
     OK(natsio_token_u64(t, &rev));
     OK(get_rev(s->name, &got, "cv"));
     NT_CHECK_INT_EQ(got, rev);
-    EXPECT(NATSIO_ERR_KEY_EXISTS, natsio_kv_create(g_fx.kv, s->name, "x", 1, &r2));
+    EXPECT(NATSIO_ERR_KEY_EXISTS, natsio_kv_create(g_fx.kv, s->name, "x", 1, NULL, &r2));
     NT_CHECK(r2 == U64_SENTINEL);
 }
 
@@ -1103,7 +1103,7 @@ static void verify_kv_delete(slot_t *s, natsio_token *t) {
 
 static bool prepare_key_pg(slot_t *s) { return prepare_key(s, "pg", "x"); }
 static natsio_status start_kv_purge(slot_t *s, natsio_token **t) {
-    return natsio_kv_purge_async(g_fx.kv, s->name, NULL, t);
+    return natsio_kv_purge_async(g_fx.kv, s->name, NULL, NULL, t);
 }
 static void verify_kv_purge(slot_t *s, natsio_token *t) {
     uint64_t rev = 0, hrev = 0, rev2 = 0;
@@ -1115,7 +1115,7 @@ static void verify_kv_purge(slot_t *s, natsio_token *t) {
     NT_CHECK_INT_EQ(hrev, rev);
     NT_CHECK_INT_EQ(op, NATSIO_KV_PURGE);
     NT_CHECK_INT_EQ(n, 1); /* the marker replaced the earlier revisions */
-    OK(natsio_kv_purge(g_fx.kv, s->name, NULL, &rev2));
+    OK(natsio_kv_purge(g_fx.kv, s->name, NULL, NULL, &rev2));
     NT_CHECK(rev2 > rev);
 }
 
@@ -1680,7 +1680,7 @@ static natsio_status e_kv_delete_bucket_missing(natsio_token **t) {
     return natsio_js_kv_delete_async(g_fx.js, "NOPE", t);
 }
 static natsio_status e_kv_create_key_exists(natsio_token **t) {
-    return natsio_kv_create_async(g_fx.kv, "a", "x", 1, t);
+    return natsio_kv_create_async(g_fx.kv, "a", "x", 1, NULL, t);
 }
 static natsio_status e_kv_update_wrong_last(natsio_token **t) {
     return natsio_kv_update_async(g_fx.kv, "a", "x", 1, 1, t);
@@ -1696,7 +1696,7 @@ static natsio_status e_kv_delete_wrong_last(natsio_token **t) {
 }
 static natsio_status e_kv_purge_wrong_last(natsio_token **t) {
     static const uint64_t last = 1;
-    return natsio_kv_purge_async(g_fx.kv, "b", &last, t);
+    return natsio_kv_purge_async(g_fx.kv, "b", &last, NULL, t);
 }
 static natsio_status e_kv_history_missing(natsio_token **t) { return natsio_kv_history_async(g_fx.kv, "nokey", t); }
 
@@ -1806,7 +1806,7 @@ static void test_error_classes(void) {
     OK(natsio_js_consumer_create(g_fx.js, "ORD",
                                  "{\"durable_name\":\"EMPTYC\",\"ack_policy\":\"none\",\"filter_subject\":\"ord.never\"}",
                                  NATSIO_CREATE, NULL));
-    OK(natsio_kv_put(g_fx.kv, "gone", "x", 1, NULL));
+    OK(natsio_kv_put(g_fx.kv, "gone", "x", 1, NULL, NULL));
     OK(natsio_kv_delete(g_fx.kv, "gone", NULL, NULL));
     OK(natsio_js_kv_create(g_fx.js, "{\"bucket\":\"DEAD\",\"storage\":\"memory\"}", NATSIO_CREATE, &g_dead_kv));
     OK(natsio_js_kv_delete(g_fx.js, "DEAD"));
@@ -1858,7 +1858,7 @@ static natsio_status t_publish_complete(natsio_token **t) {
 }
 static natsio_status t_ack_sync(natsio_token **t) { return natsio_msg_ack_sync_async(g_unacked, 300, t); }
 static natsio_status t_kv_bind(natsio_token **t) { return natsio_js_kv_bind_async(g_fx.js_short, "KV", t); }
-static natsio_status t_kv_put(natsio_token **t) { return natsio_kv_put_async(g_fx.kv_short, "a", "x", 1, t); }
+static natsio_status t_kv_put(natsio_token **t) { return natsio_kv_put_async(g_fx.kv_short, "a", "x", 1, NULL, t); }
 static natsio_status t_kv_get(natsio_token **t) { return natsio_kv_get_async(g_fx.kv_short, "a", t); }
 static natsio_status t_kv_keys(natsio_token **t) { return natsio_kv_keys_async(g_fx.kv_short, t); }
 static natsio_status t_kv_status(natsio_token **t) { return natsio_kv_status_async(g_fx.kv_short, t); }
@@ -2027,17 +2027,17 @@ static void test_argument_errors(void) {
     ARG(NATSIO_ERR_INVALID_BUCKET_NAME, natsio_js_kv_bind_async(js, "a b", &t));
     ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_kv_delete_async(NULL, "KV", &t));
     ARG(NATSIO_ERR_INVALID_BUCKET_NAME, natsio_js_kv_delete_async(js, "a*", &t));
-    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_kv_put_async(NULL, "k", "v", 1, &t));
-    ARG(NATSIO_ERR_INVALID_KEY, natsio_kv_put_async(kv, "a..b", "v", 1, &t));
-    ARG(NATSIO_ERR_INVALID_UTF8, natsio_kv_put_async(kv, "bad\xff", "v", 1, &t));
-    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_kv_put_async(kv, "k", "v", 1, NULL));
-    ARG(NATSIO_ERR_INVALID_KEY, natsio_kv_create_async(kv, "*", "v", 1, &t));
+    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_kv_put_async(NULL, "k", "v", 1, NULL, &t));
+    ARG(NATSIO_ERR_INVALID_KEY, natsio_kv_put_async(kv, "a..b", "v", 1, NULL, &t));
+    ARG(NATSIO_ERR_INVALID_UTF8, natsio_kv_put_async(kv, "bad\xff", "v", 1, NULL, &t));
+    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_kv_put_async(kv, "k", "v", 1, NULL, NULL));
+    ARG(NATSIO_ERR_INVALID_KEY, natsio_kv_create_async(kv, "*", "v", 1, NULL, &t));
     ARG(NATSIO_ERR_INVALID_KEY, natsio_kv_update_async(kv, ".a", "v", 1, 1, &t));
     ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_kv_get_async(kv, NULL, &t));
     ARG(NATSIO_ERR_INVALID_KEY, natsio_kv_get_async(kv, "a b", &t));
     ARG(NATSIO_ERR_INVALID_KEY, natsio_kv_get_revision_async(kv, "a>", 1, &t));
     ARG(NATSIO_ERR_INVALID_KEY, natsio_kv_delete_async(kv, "", NULL, &t));
-    ARG(NATSIO_ERR_INVALID_KEY, natsio_kv_purge_async(kv, "a.", NULL, &t));
+    ARG(NATSIO_ERR_INVALID_KEY, natsio_kv_purge_async(kv, "a.", NULL, NULL, &t));
     ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_kv_status_async(NULL, &t));
     ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_kv_keys_async(kv, NULL));
     ARG(NATSIO_ERR_INVALID_KEY, natsio_kv_history_async(kv, "a..b", &t));

@@ -1087,7 +1087,7 @@ static bool js_fixture_start(js_fixture *f) {
     f->msg = natsio_msg_list_get(f->list, 0);
     f->kv = create_bucket(f->js, "{\"bucket\":\"BIKV\",\"history\":5,\"storage\":\"memory\"}");
     if (f->kv == NULL) return false;
-    st = natsio_kv_put(f->kv, "k", "v", 1, NULL);
+    st = natsio_kv_put(f->kv, "k", "v", 1, NULL, NULL);
     if (st != NATSIO_OK) {
         nt_fail_at(__FILE__, __LINE__, "fixture put: %s (%s)", natsio_status_str(st), natsio_last_error());
         return false;
@@ -1410,13 +1410,13 @@ static void test_async_functions_need_token_out(void) {
     NO_TOKEN_OUT(natsio_js_kv_create_async(f.js, kc, NATSIO_CREATE, NULL));
     NO_TOKEN_OUT(natsio_js_kv_bind_async(f.js, "BIKV", NULL));
     NO_TOKEN_OUT(natsio_js_kv_delete_async(f.js, "BIKV", NULL));
-    NO_TOKEN_OUT(natsio_kv_put_async(f.kv, "k", "x", 1, NULL));
-    NO_TOKEN_OUT(natsio_kv_create_async(f.kv, "k2", "x", 1, NULL));
+    NO_TOKEN_OUT(natsio_kv_put_async(f.kv, "k", "x", 1, NULL, NULL));
+    NO_TOKEN_OUT(natsio_kv_create_async(f.kv, "k2", "x", 1, NULL, NULL));
     NO_TOKEN_OUT(natsio_kv_update_async(f.kv, "k", "x", 1, last, NULL));
     NO_TOKEN_OUT(natsio_kv_get_async(f.kv, "k", NULL));
     NO_TOKEN_OUT(natsio_kv_get_revision_async(f.kv, "k", 1, NULL));
     NO_TOKEN_OUT(natsio_kv_delete_async(f.kv, "k", NULL, NULL));
-    NO_TOKEN_OUT(natsio_kv_purge_async(f.kv, "k", &last, NULL));
+    NO_TOKEN_OUT(natsio_kv_purge_async(f.kv, "k", &last, NULL, NULL));
     NO_TOKEN_OUT(natsio_kv_status_async(f.kv, NULL));
     NO_TOKEN_OUT(natsio_kv_keys_async(f.kv, NULL));
     NO_TOKEN_OUT(natsio_kv_history_async(f.kv, "k", NULL));
@@ -1467,13 +1467,13 @@ static void test_async_functions_check_their_arguments(void) {
     EXPECT_NULL_ARG("js", natsio_js_kv_delete_async(NULL, "BIKV", &t));
     EXPECT_NULL_ARG("msg", natsio_msg_ack_sync_async(NULL, 1000, &t));
     EXPECT_NULL_ARG("messages", natsio_js_messages_next_async(NULL, &t));
-    EXPECT_NULL_ARG("kv", natsio_kv_put_async(NULL, "k", "x", 1, &t));
-    EXPECT_NULL_ARG("kv", natsio_kv_create_async(NULL, "k", "x", 1, &t));
+    EXPECT_NULL_ARG("kv", natsio_kv_put_async(NULL, "k", "x", 1, NULL, &t));
+    EXPECT_NULL_ARG("kv", natsio_kv_create_async(NULL, "k", "x", 1, NULL, &t));
     EXPECT_NULL_ARG("kv", natsio_kv_update_async(NULL, "k", "x", 1, last, &t));
     EXPECT_NULL_ARG("kv", natsio_kv_get_async(NULL, "k", &t));
     EXPECT_NULL_ARG("kv", natsio_kv_get_revision_async(NULL, "k", 1, &t));
     EXPECT_NULL_ARG("kv", natsio_kv_delete_async(NULL, "k", NULL, &t));
-    EXPECT_NULL_ARG("kv", natsio_kv_purge_async(NULL, "k", NULL, &t));
+    EXPECT_NULL_ARG("kv", natsio_kv_purge_async(NULL, "k", NULL, NULL, &t));
     EXPECT_NULL_ARG("kv", natsio_kv_status_async(NULL, &t));
     EXPECT_NULL_ARG("kv", natsio_kv_keys_async(NULL, &t));
     EXPECT_NULL_ARG("kv", natsio_kv_history_async(NULL, "k", &t));
@@ -1505,16 +1505,16 @@ static void test_async_functions_check_their_arguments(void) {
     EXPECT_NULL_ARG("bucket", natsio_js_kv_delete_async(f.js, NULL, &t));
     EXPECT_NULL_ARG("subject", natsio_js_publish_async(f.js, NULL, "x", 1, NULL, &t));
     EXPECT_NULL_ARG("data", natsio_js_publish_async(f.js, "bi.a", NULL, 1, NULL, &t));
-    EXPECT_NULL_ARG("key", natsio_kv_put_async(f.kv, NULL, "x", 1, &t));
-    EXPECT_NULL_ARG("value", natsio_kv_put_async(f.kv, "k", NULL, 1, &t));
-    EXPECT_NULL_ARG("key", natsio_kv_create_async(f.kv, NULL, "x", 1, &t));
-    EXPECT_NULL_ARG("value", natsio_kv_create_async(f.kv, "k2", NULL, 1, &t));
+    EXPECT_NULL_ARG("key", natsio_kv_put_async(f.kv, NULL, "x", 1, NULL, &t));
+    EXPECT_NULL_ARG("value", natsio_kv_put_async(f.kv, "k", NULL, 1, NULL, &t));
+    EXPECT_NULL_ARG("key", natsio_kv_create_async(f.kv, NULL, "x", 1, NULL, &t));
+    EXPECT_NULL_ARG("value", natsio_kv_create_async(f.kv, "k2", NULL, 1, NULL, &t));
     EXPECT_NULL_ARG("key", natsio_kv_update_async(f.kv, NULL, "x", 1, last, &t));
     EXPECT_NULL_ARG("value", natsio_kv_update_async(f.kv, "k", NULL, 1, last, &t));
     EXPECT_NULL_ARG("key", natsio_kv_get_async(f.kv, NULL, &t));
     EXPECT_NULL_ARG("key", natsio_kv_get_revision_async(f.kv, NULL, 1, &t));
     EXPECT_NULL_ARG("key", natsio_kv_delete_async(f.kv, NULL, NULL, &t));
-    EXPECT_NULL_ARG("key", natsio_kv_purge_async(f.kv, NULL, NULL, &t));
+    EXPECT_NULL_ARG("key", natsio_kv_purge_async(f.kv, NULL, NULL, NULL, &t));
     EXPECT_NULL_ARG("key", natsio_kv_history_async(f.kv, NULL, &t));
     EXPECT_NULL_ARG("keys", natsio_kv_watch_async(f.kv, NULL, 2, NULL, &t));
     const char *null_key[] = {"k", NULL};
@@ -1550,13 +1550,13 @@ static void test_async_functions_check_their_arguments(void) {
                         natsio_js_kv_create_async(f.js, BAD_UTF8, NATSIO_CREATE, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "bucket", natsio_js_kv_bind_async(f.js, BAD_UTF8, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "bucket", natsio_js_kv_delete_async(f.js, BAD_UTF8, &t));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_put_async(f.kv, BAD_UTF8, "x", 1, &t));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_create_async(f.kv, BAD_UTF8, "x", 1, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_put_async(f.kv, BAD_UTF8, "x", 1, NULL, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_create_async(f.kv, BAD_UTF8, "x", 1, NULL, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_update_async(f.kv, BAD_UTF8, "x", 1, last, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_get_async(f.kv, BAD_UTF8, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_get_revision_async(f.kv, BAD_UTF8, 1, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_delete_async(f.kv, BAD_UTF8, NULL, &t));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_purge_async(f.kv, BAD_UTF8, NULL, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_purge_async(f.kv, BAD_UTF8, NULL, NULL, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_history_async(f.kv, BAD_UTF8, &t));
     const char *bad_utf8_key[] = {BAD_UTF8};
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key pattern",
@@ -1584,13 +1584,13 @@ static void test_async_functions_check_their_arguments(void) {
     EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME, natsio_js_kv_delete_async(f.js, "b c", &t));
     EXPECT_FAILS(NATSIO_ERR_INVALID_BUCKET_NAME,
                  natsio_js_kv_create_async(f.js, "{\"bucket\":\"a*\"}", NATSIO_CREATE, &t));
-    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_put_async(f.kv, "a..b", "x", 1, &t));
-    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_create_async(f.kv, "a b", "x", 1, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_put_async(f.kv, "a..b", "x", 1, NULL, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_create_async(f.kv, "a b", "x", 1, NULL, &t));
     EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_update_async(f.kv, ".a", "x", 1, last, &t));
     EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_get_async(f.kv, "a*", &t));
     EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_get_revision_async(f.kv, "a>", 1, &t));
     EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_delete_async(f.kv, "", NULL, &t));
-    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_purge_async(f.kv, "a.", &last, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_purge_async(f.kv, "a.", &last, NULL, &t));
     EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_history_async(f.kv, "a.*", &t));
     const char *bad_pattern[] = {"a..b"};
     EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_watch_async(f.kv, bad_pattern, 1, NULL, &t));
@@ -1883,7 +1883,7 @@ static void test_token_accessors_of_another_kind(void) {
     CHECK_ACCESSORS("consume", t, ACC_JS_MESSAGES);
     START(t, natsio_js_kv_bind_async(f.js, "BIKV", &t));
     CHECK_ACCESSORS("kv bind", t, ACC_KV);
-    START(t, natsio_kv_put_async(f.kv, "k2", "v", 1, &t));
+    START(t, natsio_kv_put_async(f.kv, "k2", "v", 1, NULL, &t));
     CHECK_ACCESSORS("kv put", t, ACC_U64);
     START(t, natsio_kv_get_async(f.kv, "k", &t));
     CHECK_ACCESSORS("kv get", t, ACC_KV_ENTRY);
@@ -1965,13 +1965,13 @@ static void test_new_functions_after_close(void) {
     CLOSED(natsio_js_kv_create_async(f.js, kc, NATSIO_CREATE, &t));
     CLOSED(natsio_js_kv_bind_async(f.js, "BIKV", &t));
     CLOSED(natsio_js_kv_delete_async(f.js, "BIKV", &t));
-    CLOSED(natsio_kv_put_async(f.kv, "k", "x", 1, &t));
-    CLOSED(natsio_kv_create_async(f.kv, "k2", "x", 1, &t));
+    CLOSED(natsio_kv_put_async(f.kv, "k", "x", 1, NULL, &t));
+    CLOSED(natsio_kv_create_async(f.kv, "k2", "x", 1, NULL, &t));
     CLOSED(natsio_kv_update_async(f.kv, "k", "x", 1, last, &t));
     CLOSED(natsio_kv_get_async(f.kv, "k", &t));
     CLOSED(natsio_kv_get_revision_async(f.kv, "k", 1, &t));
     CLOSED(natsio_kv_delete_async(f.kv, "k", NULL, &t));
-    CLOSED(natsio_kv_purge_async(f.kv, "k", &last, &t));
+    CLOSED(natsio_kv_purge_async(f.kv, "k", &last, NULL, &t));
     CLOSED(natsio_kv_status_async(f.kv, &t));
     CLOSED(natsio_kv_keys_async(f.kv, &t));
     CLOSED(natsio_kv_history_async(f.kv, "k", &t));
@@ -1988,7 +1988,7 @@ static void test_new_functions_after_close(void) {
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_names(f.js, "BI", &names));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_keys(f.kv, &names));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_delete(f.kv, "k", NULL, &rev));
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_purge(f.kv, "k", NULL, &rev));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_purge(f.kv, "k", NULL, NULL, &rev));
     NT_CHECK(names == SENTINEL && rev == 77);
     /* The iterators' stop is fine; they stay ended with the error. */
     EXPECT_OK(natsio_replies_stop(replies));

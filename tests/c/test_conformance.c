@@ -198,9 +198,9 @@ static void test_data_key_revision(void) {
     natsio_kv *kv = create_bucket(js, "{\"bucket\":\"CONF_REV\",\"storage\":\"memory\",\"history\":5}");
     NT_CHECK(kv != NULL);
     uint64_t rev = 0;
-    EXPECT_OK(natsio_kv_put(kv, "k", "v1", 2, &rev));
+    EXPECT_OK(natsio_kv_put(kv, "k", "v1", 2, NULL, &rev));
     NT_CHECK_INT_EQ(rev, 1);
-    failure f = failure_now(natsio_kv_create(kv, "k", "v2", 2, NULL));
+    failure f = failure_now(natsio_kv_create(kv, "k", "v2", 2, NULL, NULL));
     NT_CHECK_INT_EQ(f.status, NATSIO_ERR_KEY_EXISTS);
     NT_CHECK_INT_EQ(f.revision, 1);
     NT_CHECK(f.code == 0 && f.err_code == 0);

@@ -434,7 +434,7 @@ static bool watch_create(it_fx *f) {
 static bool watch_produce(it_fx *f, const char *p) {
     char key[32];
     snprintf(key, sizeof key, "k.%d", f->produced);
-    OKB(natsio_kv_put(f->kv2, key, p, strlen(p), NULL));
+    OKB(natsio_kv_put(f->kv2, key, p, strlen(p), NULL, NULL));
     return true;
 }
 static natsio_status watch_next(it_fx *f, int64_t ms, item_t *out) {
@@ -1027,7 +1027,7 @@ static void *lag_writer_main(void *arg) {
         } else {
             w->op[i] = NATSIO_KV_PUT;
             snprintf(w->value[i], sizeof w->value[i], "v%d", i);
-            w->status = natsio_kv_put(w->kv, w->key[i], w->value[i], strlen(w->value[i]), &w->rev[i]);
+            w->status = natsio_kv_put(w->kv, w->key[i], w->value[i], strlen(w->value[i]), NULL, &w->rev[i]);
         }
     }
     w->took_ms = nt_now_ms() - t0;
@@ -1083,7 +1083,7 @@ static void test_lagging_kv_watcher_sees_every_change(void) {
     for (int k = 0; k < LAG_KEYS; k++) {
         char key[16];
         snprintf(key, sizeof key, "k%d", k);
-        OK(natsio_kv_put(kv2, key, "init", 4, NULL));
+        OK(natsio_kv_put(kv2, key, "init", 4, NULL, NULL));
     }
     natsio_kv_watcher *w = NULL;
     OK(natsio_kv_watch(kv, NULL, 0, NULL, &w));
@@ -1239,7 +1239,7 @@ static void test_consume_and_watch_resume_after_server_restart(void) {
     nt_cleanup(watcher_cleanup, w);
     OK(natsio_kv_watcher_set_callback(w, arrival_entry_cb, &arr[1], NULL));
     OK(natsio_js_publish(js, "rs.x", "before", 6, NULL, NULL));
-    OK(natsio_kv_put(kv, "k", "before", 6, NULL));
+    OK(natsio_kv_put(kv, "k", "before", 6, NULL, NULL));
     NT_CHECK_MSG(nt_wait_until(both_before, arr, 5000), "nothing arrived before the restart");
 
     natsio_client_stats st0;
@@ -1257,7 +1257,7 @@ static void test_consume_and_watch_resume_after_server_restart(void) {
     while ((t_pub == 0 || t_put == 0) && nt_now_ms() - t_reconnect < 20000) {
         tries++;
         if (t_pub == 0 && natsio_js_publish(js, "rs.x", "after", 5, NULL, NULL) == NATSIO_OK) t_pub = nt_now_ms();
-        if (t_put == 0 && natsio_kv_put(kv, "k", "after", 5, NULL) == NATSIO_OK) t_put = nt_now_ms();
+        if (t_put == 0 && natsio_kv_put(kv, "k", "after", 5, NULL, NULL) == NATSIO_OK) t_put = nt_now_ms();
         if (t_pub == 0 || t_put == 0) nt_sleep_ms(20);
     }
     NT_CHECK_MSG(t_pub && t_put, "publishing after the restart failed: %s", natsio_last_error());

@@ -6,7 +6,7 @@
  * JSON, listing keys (natsio_kv_keys, a string list; filtered with
  * natsio_kv_keys_filtered; as an iterator with natsio_kv_list_keys) and revisions
  * (natsio_kv_history), removing markers (natsio_kv_purge_deletes), per-key
- * TTLs (natsio_kv_create_with_ttl, natsio_kv_purge_with_ttl), bucket
+ * TTLs (natsio_kv_write_options.ttl_s of put, create and purge), bucket
  * listings (natsio_js_kv_names, natsio_js_kv_statuses) and the typed
  * status (natsio_kv_get_status),
  * use after the client is closed, and bad input for every function.
@@ -33,6 +33,17 @@
 #define REV_SENTINEL UINT64_C(0xDEADBEEF)
 
 /* The latest entry of `key`, freed when the case ends (NULL on failure). */
+/* Write options with a per-key TTL of `ttl_s` (each call its own struct,
+ * so that several may be used in one statement). */
+static const natsio_kv_write_options *ttl_opts(int64_t ttl_s) {
+    static natsio_kv_write_options ring[4];
+    static unsigned next;
+    natsio_kv_write_options *o = &ring[next++ % 4];
+    natsio_kv_write_options_init(o);
+    o->ttl_s = ttl_s;
+    return o;
+}
+
 static natsio_kv_entry *get_entry(natsio_kv *kv, const char *key) {
     natsio_kv_entry *e = NULL;
     natsio_status st = natsio_kv_get(kv, key, &e);
@@ -84,8 +95,8 @@ static void test_bucket_create_bind_update_delete(void) {
     NT_CHECK_MSG(strstr(status, "\"name\":\"KV_LIFE\"") != NULL, "%s", status);
     NT_CHECK_INT_EQ(status_int(kv, "\"config\"", "max_msgs_per_subject"), 5);
     NT_CHECK_INT_EQ(status_int(kv, "\"state\"", "messages"), 0);
-    EXPECT_OK(natsio_kv_put(kv, "k", "v", 1, NULL));
-    EXPECT_OK(natsio_kv_put(kv, "k2", "v", 1, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "k", "v", 1, NULL, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "k2", "v", 1, NULL, NULL));
     NT_CHECK_INT_EQ(status_int(kv, "\"state\"", "messages"), 2);
 
     /* The identical configuration binds; another one is refused. */
@@ -199,11 +210,11 @@ static void test_put_get_and_entry_fields(void) {
     NT_CHECK(kv != NULL);
 
     uint64_t r1 = 0, r2 = 0;
-    EXPECT_OK(natsio_kv_put(kv, "app.color", "red", 3, &r1));
-    EXPECT_OK(natsio_kv_put(kv, "app.color", "blue", 4, &r2));
+    EXPECT_OK(natsio_kv_put(kv, "app.color", "red", 3, NULL, &r1));
+    EXPECT_OK(natsio_kv_put(kv, "app.color", "blue", 4, NULL, &r2));
     NT_CHECK(r1 >= 1);
     NT_CHECK_MSG(r2 > r1, "revisions %llu then %llu", (unsigned long long)r1, (unsigned long long)r2);
-    EXPECT_OK(natsio_kv_put(kv, "app.size", "10", 2, NULL)); /* revision not wanted */
+    EXPECT_OK(natsio_kv_put(kv, "app.size", "10", 2, NULL, NULL)); /* revision not wanted */
 
     natsio_kv_entry *e = get_entry(kv, "app.color");
     NT_CHECK(e != NULL);
@@ -255,8 +266,8 @@ static void test_create_and_compare_and_set(void) {
     NT_CHECK(kv != NULL);
 
     uint64_t r1 = 0, r = REV_SENTINEL;
-    EXPECT_OK(natsio_kv_create(kv, "k", "first", 5, &r1));
-    EXPECT_FAILS(NATSIO_ERR_KEY_EXISTS, natsio_kv_create(kv, "k", "second", 6, &r));
+    EXPECT_OK(natsio_kv_create(kv, "k", "first", 5, NULL, &r1));
+    EXPECT_FAILS(NATSIO_ERR_KEY_EXISTS, natsio_kv_create(kv, "k", "second", 6, NULL, &r));
     NT_CHECK_INT_EQ(r, REV_SENTINEL);
     natsio_kv_entry *e = get_entry(kv, "k");
     NT_CHECK(e != NULL);
@@ -277,7 +288,7 @@ static void test_create_and_compare_and_set(void) {
     NT_CHECK_INT_EQ(natsio_kv_entry_revision(e), r2);
     /* The revision a key's CAS checks is its own, not the bucket's. */
     uint64_t other = 0;
-    EXPECT_OK(natsio_kv_put(kv, "other", "o", 1, &other));
+    EXPECT_OK(natsio_kv_put(kv, "other", "o", 1, NULL, &other));
     uint64_t r3 = 0;
     EXPECT_OK(natsio_kv_update(kv, "k", "third", 5, r2, &r3));
     NT_CHECK(r3 > other);
@@ -294,8 +305,8 @@ static void test_delete_and_purge(void) {
     natsio_kv *kv = create_bucket(js, "{\"bucket\":\"DEL\",\"history\":10,\"storage\":\"memory\"}");
     NT_CHECK(kv != NULL);
     uint64_t r1 = 0, r2 = 0;
-    EXPECT_OK(natsio_kv_put(kv, "k", "v1", 2, &r1));
-    EXPECT_OK(natsio_kv_put(kv, "k", "v2", 2, &r2));
+    EXPECT_OK(natsio_kv_put(kv, "k", "v1", 2, NULL, &r1));
+    EXPECT_OK(natsio_kv_put(kv, "k", "v2", 2, NULL, &r2));
 
     /* The delete marker's revision comes back. */
     uint64_t rdel = 0;
@@ -315,7 +326,7 @@ static void test_delete_and_purge(void) {
 
     /* A deleted key can be created again. */
     uint64_t r4 = 0;
-    EXPECT_OK(natsio_kv_create(kv, "k", "again", 5, &r4));
+    EXPECT_OK(natsio_kv_create(kv, "k", "again", 5, NULL, &r4));
     NT_CHECK_INT_EQ(r4, r2 + 2);
     natsio_kv_entry *e = get_entry(kv, "k");
     NT_CHECK(e != NULL);
@@ -326,13 +337,13 @@ static void test_delete_and_purge(void) {
     uint64_t wrong = r4 - 1;
     uint64_t untouched = REV_SENTINEL;
     EXPECT_FAILS(NATSIO_ERR_WRONG_LAST_SEQUENCE, natsio_kv_delete(kv, "k", &wrong, &untouched));
-    EXPECT_FAILS(NATSIO_ERR_WRONG_LAST_SEQUENCE, natsio_kv_purge(kv, "k", &wrong, &untouched));
+    EXPECT_FAILS(NATSIO_ERR_WRONG_LAST_SEQUENCE, natsio_kv_purge(kv, "k", &wrong, NULL, &untouched));
     NT_CHECK_INT_EQ(untouched, REV_SENTINEL);
     e = get_entry(kv, "k");
     NT_CHECK(e != NULL);
     NT_CHECK_STR_EQ(natsio_kv_entry_value(e), "again");
     uint64_t rpurge = 0;
-    EXPECT_OK(natsio_kv_purge(kv, "k", &r4, &rpurge));
+    EXPECT_OK(natsio_kv_purge(kv, "k", &r4, NULL, &rpurge));
     NT_CHECK_INT_EQ(rpurge, r4 + 1);
     EXPECT_FAILS(NATSIO_ERR_KEY_DELETED, natsio_kv_get(kv, "k", &out));
     /* The purge marker is the key's latest revision. */
@@ -348,11 +359,11 @@ static void test_delete_and_purge(void) {
     NT_CHECK_INT_EQ(status_int(kv, "\"state\"", "messages"), 1);
 
     /* Create after purge works too; deleting a key that never existed is fine. */
-    EXPECT_OK(natsio_kv_create(kv, "k", "reborn", 6, NULL));
+    EXPECT_OK(natsio_kv_create(kv, "k", "reborn", 6, NULL, NULL));
     EXPECT_OK(natsio_kv_delete(kv, "never", NULL, NULL));
     EXPECT_FAILS(NATSIO_ERR_KEY_DELETED, natsio_kv_get(kv, "never", &out));
     uint64_t zero = 0;
-    EXPECT_OK(natsio_kv_purge(kv, "never2", &zero, NULL));
+    EXPECT_OK(natsio_kv_purge(kv, "never2", &zero, NULL, NULL));
     EXPECT_OK(natsio_js_kv_delete(js, "DEL"));
 }
 
@@ -363,21 +374,21 @@ static void test_binary_empty_and_large_values(void) {
     NT_CHECK(kv != NULL);
 
     static const char bin[] = {'a', 0, 'b', 0, (char)0xff, 0, 0};
-    EXPECT_OK(natsio_kv_put(kv, "bin", bin, sizeof bin, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "bin", bin, sizeof bin, NULL, NULL));
     natsio_kv_entry *e = get_entry(kv, "bin");
     NT_CHECK(e != NULL);
     NT_CHECK_MEM_EQ(natsio_kv_entry_value(e), natsio_kv_entry_value_len(e), bin, sizeof bin);
 
     /* Empty values: a NULL pointer with length 0, and a real empty string. */
-    EXPECT_OK(natsio_kv_put(kv, "empty", NULL, 0, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "empty", NULL, 0, NULL, NULL));
     e = get_entry(kv, "empty");
     NT_CHECK(e != NULL);
     NT_CHECK_INT_EQ(natsio_kv_entry_value_len(e), 0);
     NT_CHECK(natsio_kv_entry_value(e) != NULL);
     NT_CHECK_STR_EQ(natsio_kv_entry_value(e), "");
     NT_CHECK_INT_EQ(natsio_kv_entry_operation(e), NATSIO_KV_PUT); /* not a delete marker */
-    EXPECT_OK(natsio_kv_create(kv, "empty2", "", 0, NULL));
-    EXPECT_FAILS(NATSIO_ERR_KEY_EXISTS, natsio_kv_create(kv, "empty2", "x", 1, NULL));
+    EXPECT_OK(natsio_kv_create(kv, "empty2", "", 0, NULL, NULL));
+    EXPECT_FAILS(NATSIO_ERR_KEY_EXISTS, natsio_kv_create(kv, "empty2", "x", 1, NULL, NULL));
 
     /* A large value round-trips byte for byte. */
     size_t n = 256 * 1024;
@@ -385,7 +396,7 @@ static void test_binary_empty_and_large_values(void) {
     NT_CHECK(big != NULL);
     nt_cleanup(free, big);
     for (size_t i = 0; i < n; i++) big[i] = (unsigned char)(i * 31 + 7);
-    EXPECT_OK(natsio_kv_put(kv, "big", big, n, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "big", big, n, NULL, NULL));
     e = get_entry(kv, "big");
     NT_CHECK(e != NULL);
     NT_CHECK_MEM_EQ(natsio_kv_entry_value(e), natsio_kv_entry_value_len(e), big, n);
@@ -394,9 +405,9 @@ static void test_binary_empty_and_large_values(void) {
     /* Larger than the bucket's max_value_size: rejected by the server. */
     natsio_kv *small = create_bucket(js, "{\"bucket\":\"BINSMALL\",\"max_value_size\":16,\"storage\":\"memory\"}");
     NT_CHECK(small != NULL);
-    EXPECT_OK(natsio_kv_put(small, "k", "0123456789abcdef", 16, NULL));
+    EXPECT_OK(natsio_kv_put(small, "k", "0123456789abcdef", 16, NULL, NULL));
     uint64_t r = REV_SENTINEL;
-    EXPECT_FAILS(NATSIO_ERR_JS_API, natsio_kv_put(small, "k", "0123456789abcdefg", 17, &r));
+    EXPECT_FAILS(NATSIO_ERR_JS_API, natsio_kv_put(small, "k", "0123456789abcdefg", 17, NULL, &r));
     NT_CHECK_INT_EQ(r, REV_SENTINEL);
     EXPECT_OK(natsio_js_kv_delete(js, "BIN"));
     EXPECT_OK(natsio_js_kv_delete(js, "BINSMALL"));
@@ -409,7 +420,7 @@ static void test_keys(void) {
     NT_CHECK(kv != NULL);
 
     const char *good = "a/b_c-d=e.F9";
-    EXPECT_OK(natsio_kv_put(kv, good, "g", 1, NULL));
+    EXPECT_OK(natsio_kv_put(kv, good, "g", 1, NULL, NULL));
     natsio_kv_entry *e = get_entry(kv, good);
     NT_CHECK(e != NULL);
     NT_CHECK_STR_EQ(natsio_kv_entry_key(e), good);
@@ -420,13 +431,13 @@ static void test_keys(void) {
     natsio_kv_entry *out = SENTINEL;
     for (size_t i = 0; i < NT_COUNT(bad); i++) {
         const char *k = bad[i];
-        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_put(kv, k, "x", 1, &r));
-        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_create(kv, k, "x", 1, &r));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_put(kv, k, "x", 1, NULL, &r));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_create(kv, k, "x", 1, NULL, &r));
         EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_update(kv, k, "x", 1, 1, &r));
         EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_get(kv, k, &out));
         EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_get_revision(kv, k, 1, &out));
         EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_delete(kv, k, NULL, &r));
-        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_purge(kv, k, &last, &r));
+        EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_purge(kv, k, &last, NULL, &r));
     }
     NT_CHECK_INT_EQ(r, REV_SENTINEL);
     NT_CHECK(out == SENTINEL);
@@ -443,16 +454,16 @@ static void check_kv_calls_fail_closed(natsio_js *js, natsio_kv *kv) {
     natsio_kv_entry *e = SENTINEL;
     natsio_kv *k = SENTINEL;
     char *s = SENTINEL_STR;
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_put(kv, "k", "x", 1, &r));
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_create(kv, "k2", "x", 1, &r));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_put(kv, "k", "x", 1, NULL, &r));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_create(kv, "k2", "x", 1, NULL, &r));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_update(kv, "k", "x", 1, 1, &r));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_get(kv, "k", &e));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_get_revision(kv, "k", 1, &e));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_delete(kv, "k", NULL, &r));
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_purge(kv, "k", &last, &r));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_purge(kv, "k", &last, NULL, &r));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_status(kv, &s));
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_create_with_ttl(kv, "k3", "x", 1, 5, &r));
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_purge_with_ttl(kv, "k", NULL, 5, &r));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_create(kv, "k3", "x", 1, ttl_opts(5), &r));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_purge(kv, "k", NULL, ttl_opts(5), &r));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_kv_purge_deletes(kv, -1, &r));
     natsio_kv_bucket_status *bs = SENTINEL;
     natsio_kv_bucket_status_list *bl = SENTINEL;
@@ -471,7 +482,7 @@ static void check_kv_calls_fail_closed(natsio_js *js, natsio_kv *kv) {
     NT_CHECK(e == SENTINEL && k == SENTINEL && s == SENTINEL_STR);
     /* The handle's name is still readable; argument errors stay argument errors. */
     NT_CHECK_STR_EQ(natsio_kv_bucket(kv), "CLOSED");
-    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_put(kv, "a b", "x", 1, NULL));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_put(kv, "a b", "x", 1, NULL, NULL));
 }
 
 static void test_use_after_client_close_and_free(void) {
@@ -482,7 +493,7 @@ static void test_use_after_client_close_and_free(void) {
     natsio_status st = natsio_client_jetstream(c, NULL, &js);
     if (st == NATSIO_OK) st = natsio_js_kv_create(js, "{\"bucket\":\"CLOSED\",\"storage\":\"memory\"}", NATSIO_CREATE,
                                                   &kv);
-    if (st == NATSIO_OK) st = natsio_kv_put(kv, "k", "before", 6, NULL);
+    if (st == NATSIO_OK) st = natsio_kv_put(kv, "k", "before", 6, NULL, NULL);
     if (st == NATSIO_OK) st = natsio_client_close(c);
     /* Freed at the end of the case, after the client: kv first, then js. */
     nt_cleanup(js_free_cb, js);
@@ -603,20 +614,20 @@ static void test_bad_input_key_value_functions(void) {
     natsio_kv *kv = create_bucket(js, "{\"bucket\":\"BADKV\",\"history\":5,\"storage\":\"memory\"}");
     NT_CHECK(kv != NULL);
     uint64_t rev = 0;
-    EXPECT_OK(natsio_kv_put(kv, "k", "kept", 4, &rev));
+    EXPECT_OK(natsio_kv_put(kv, "k", "kept", 4, NULL, &rev));
     uint64_t r = REV_SENTINEL;
     natsio_kv_entry *e = SENTINEL;
     char *s = SENTINEL_STR;
 
-    EXPECT_NULL_ARG("kv", natsio_kv_put(NULL, "k", "x", 1, &r));
-    EXPECT_NULL_ARG("key", natsio_kv_put(kv, NULL, "x", 1, &r));
-    EXPECT_NULL_ARG("value", natsio_kv_put(kv, "k", NULL, 1, &r));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_put(kv, BAD_UTF8, "x", 1, &r));
+    EXPECT_NULL_ARG("kv", natsio_kv_put(NULL, "k", "x", 1, NULL, &r));
+    EXPECT_NULL_ARG("key", natsio_kv_put(kv, NULL, "x", 1, NULL, &r));
+    EXPECT_NULL_ARG("value", natsio_kv_put(kv, "k", NULL, 1, NULL, &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_put(kv, BAD_UTF8, "x", 1, NULL, &r));
 
-    EXPECT_NULL_ARG("kv", natsio_kv_create(NULL, "n", "x", 1, &r));
-    EXPECT_NULL_ARG("key", natsio_kv_create(kv, NULL, "x", 1, &r));
-    EXPECT_NULL_ARG("value", natsio_kv_create(kv, "n", NULL, 1, &r));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_create(kv, BAD_UTF8, "x", 1, &r));
+    EXPECT_NULL_ARG("kv", natsio_kv_create(NULL, "n", "x", 1, NULL, &r));
+    EXPECT_NULL_ARG("key", natsio_kv_create(kv, NULL, "x", 1, NULL, &r));
+    EXPECT_NULL_ARG("value", natsio_kv_create(kv, "n", NULL, 1, NULL, &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_create(kv, BAD_UTF8, "x", 1, NULL, &r));
 
     EXPECT_NULL_ARG("kv", natsio_kv_update(NULL, "k", "x", 1, rev, &r));
     EXPECT_NULL_ARG("key", natsio_kv_update(kv, NULL, "x", 1, rev, &r));
@@ -637,9 +648,9 @@ static void test_bad_input_key_value_functions(void) {
     EXPECT_NULL_ARG("kv", natsio_kv_delete(NULL, "k", NULL, NULL));
     EXPECT_NULL_ARG("key", natsio_kv_delete(kv, NULL, NULL, NULL));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_delete(kv, BAD_UTF8, NULL, NULL));
-    EXPECT_NULL_ARG("kv", natsio_kv_purge(NULL, "k", NULL, NULL));
-    EXPECT_NULL_ARG("key", natsio_kv_purge(kv, NULL, NULL, NULL));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_purge(kv, BAD_UTF8, NULL, NULL));
+    EXPECT_NULL_ARG("kv", natsio_kv_purge(NULL, "k", NULL, NULL, NULL));
+    EXPECT_NULL_ARG("key", natsio_kv_purge(kv, NULL, NULL, NULL, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_purge(kv, BAD_UTF8, NULL, NULL, NULL));
 
     EXPECT_NULL_ARG("kv", natsio_kv_status(NULL, &s));
     EXPECT_NULL_ARG("json_out", natsio_kv_status(kv, NULL));
@@ -649,25 +660,34 @@ static void test_bad_input_key_value_functions(void) {
      * bucket has no limit_marker_ttl, so a write that got through would
      * fail on the server instead). */
     natsio_token *t = SENTINEL;
-    EXPECT_NULL_ARG("kv", natsio_kv_create_with_ttl(NULL, "n", "x", 1, 5, &r));
-    EXPECT_NULL_ARG("key", natsio_kv_create_with_ttl(kv, NULL, "x", 1, 5, &r));
-    EXPECT_NULL_ARG("value", natsio_kv_create_with_ttl(kv, "n", NULL, 1, 5, &r));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_create_with_ttl(kv, BAD_UTF8, "x", 1, 5, &r));
-    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_create_with_ttl(kv, "a..b", "x", 1, 5, &r));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_kv_create_with_ttl(kv, "n", "x", 1, 0, &r));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_kv_create_with_ttl(kv, "n", "x", 1, -5, &r));
+    EXPECT_NULL_ARG("kv", natsio_kv_create(NULL, "n", "x", 1, ttl_opts(5), &r));
+    EXPECT_NULL_ARG("key", natsio_kv_create(kv, NULL, "x", 1, ttl_opts(5), &r));
+    EXPECT_NULL_ARG("value", natsio_kv_create(kv, "n", NULL, 1, ttl_opts(5), &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_create(kv, BAD_UTF8, "x", 1, ttl_opts(5), &r));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_KEY, natsio_kv_create(kv, "a..b", "x", 1, ttl_opts(5), &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_kv_create(kv, "n", "x", 1, ttl_opts(-2), &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_kv_create(kv, "n", "x", 1, ttl_opts(-5), &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_kv_put(kv, "n", "x", 1, ttl_opts(-5), &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_kv_put_async(kv, "n", "x", 1, ttl_opts(-5), &t));
+    /* An options struct that was never initialised (version 0). */
+    natsio_kv_write_options uninit;
+    memset(&uninit, 0, sizeof uninit);
+    uninit.ttl_s = 5;
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_kv_put(kv, "n", "x", 1, &uninit, &r));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_kv_purge(kv, "n", NULL, &uninit, &r));
+    EXPECT_NULL_ARG("opts", natsio_kv_write_options_init(NULL));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s",
-                        natsio_kv_create_with_ttl(kv, "n", "x", 1, INT64_MIN, &r));
-    EXPECT_NULL_ARG("kv", natsio_kv_create_with_ttl_async(NULL, "n", "x", 1, 5, &t));
-    EXPECT_NULL_ARG("token_out", natsio_kv_create_with_ttl_async(kv, "n", "x", 1, 5, NULL));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_kv_create_with_ttl_async(kv, "n", "x", 1, 0, &t));
-    EXPECT_NULL_ARG("kv", natsio_kv_purge_with_ttl(NULL, "k", NULL, 5, &r));
-    EXPECT_NULL_ARG("key", natsio_kv_purge_with_ttl(kv, NULL, NULL, 5, &r));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_purge_with_ttl(kv, BAD_UTF8, NULL, 5, &r));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_kv_purge_with_ttl(kv, "k", NULL, 0, &r));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_kv_purge_with_ttl(kv, "k", &rev, -7, &r));
-    EXPECT_NULL_ARG("kv", natsio_kv_purge_with_ttl_async(NULL, "k", NULL, 5, &t));
-    EXPECT_NULL_ARG("token_out", natsio_kv_purge_with_ttl_async(kv, "k", NULL, 5, NULL));
+                        natsio_kv_create(kv, "n", "x", 1, ttl_opts(INT64_MIN), &r));
+    EXPECT_NULL_ARG("kv", natsio_kv_create_async(NULL, "n", "x", 1, ttl_opts(5), &t));
+    EXPECT_NULL_ARG("token_out", natsio_kv_create_async(kv, "n", "x", 1, ttl_opts(5), NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_kv_create_async(kv, "n", "x", 1, ttl_opts(-3), &t));
+    EXPECT_NULL_ARG("kv", natsio_kv_purge(NULL, "k", NULL, ttl_opts(5), &r));
+    EXPECT_NULL_ARG("key", natsio_kv_purge(kv, NULL, NULL, ttl_opts(5), &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "key", natsio_kv_purge(kv, BAD_UTF8, NULL, ttl_opts(5), &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_kv_purge(kv, "k", NULL, ttl_opts(-2), &r));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "ttl_s", natsio_kv_purge(kv, "k", &rev, ttl_opts(-7), &r));
+    EXPECT_NULL_ARG("kv", natsio_kv_purge_async(NULL, "k", NULL, ttl_opts(5), &t));
+    EXPECT_NULL_ARG("token_out", natsio_kv_purge_async(kv, "k", NULL, ttl_opts(5), NULL));
     EXPECT_NULL_ARG("kv", natsio_kv_purge_deletes(NULL, 0, &r));
     EXPECT_NULL_ARG("kv", natsio_kv_purge_deletes_async(NULL, 0, &t));
     EXPECT_NULL_ARG("token_out", natsio_kv_purge_deletes_async(kv, 0, NULL));
@@ -680,7 +700,7 @@ static void test_bad_input_key_value_functions(void) {
     NT_CHECK(bs == SENTINEL && t == SENTINEL);
     /* A token of another kind is no status. */
     natsio_token *put_t = NULL;
-    EXPECT_OK(natsio_kv_put_async(kv, "other", "x", 1, &put_t));
+    EXPECT_OK(natsio_kv_put_async(kv, "other", "x", 1, NULL, &put_t));
     nt_cleanup(token_free_cb, put_t);
     NT_CHECK_INT_EQ(token_outcome(put_t, 10000), NATSIO_OK);
     EXPECT_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_token_kv_bucket_status(put_t, &bs));
@@ -750,13 +770,13 @@ static void test_keys_lists_live_keys(void) {
     NT_CHECK_INT_EQ(natsio_string_list_count(empty), 0);
     NT_CHECK(natsio_string_list_get(empty, 0) == NULL);
 
-    for (int i = 0; i < 3; i++) EXPECT_OK(natsio_kv_put(kv, "a", "v", 1, NULL)); /* listed once */
-    EXPECT_OK(natsio_kv_put(kv, "b.c", "x", 1, NULL));
-    EXPECT_OK(natsio_kv_put(kv, "gone", "x", 1, NULL));
+    for (int i = 0; i < 3; i++) EXPECT_OK(natsio_kv_put(kv, "a", "v", 1, NULL, NULL)); /* listed once */
+    EXPECT_OK(natsio_kv_put(kv, "b.c", "x", 1, NULL, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "gone", "x", 1, NULL, NULL));
     EXPECT_OK(natsio_kv_delete(kv, "gone", NULL, NULL));
-    EXPECT_OK(natsio_kv_put(kv, "purged", "x", 1, NULL));
-    EXPECT_OK(natsio_kv_purge(kv, "purged", NULL, NULL));
-    EXPECT_OK(natsio_kv_put(kv, "empty", NULL, 0, NULL)); /* an empty value is a value */
+    EXPECT_OK(natsio_kv_put(kv, "purged", "x", 1, NULL, NULL));
+    EXPECT_OK(natsio_kv_purge(kv, "purged", NULL, NULL, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "empty", NULL, 0, NULL, NULL)); /* an empty value is a value */
     natsio_string_list *keys = keys_of(kv);
     NT_CHECK(keys != NULL);
     NT_CHECK_MSG(natsio_string_list_count(keys) == 3, "%s", joined(keys));
@@ -766,7 +786,7 @@ static void test_keys_lists_live_keys(void) {
     NT_CHECK(natsio_string_list_get(keys, 3) == NULL);
 
     /* A deleted key that gets a value again is back. */
-    EXPECT_OK(natsio_kv_put(kv, "gone", "again", 5, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "gone", "again", 5, NULL, NULL));
     natsio_string_list *back = keys_of(kv);
     NT_CHECK(back != NULL);
     NT_CHECK_MSG(natsio_string_list_count(back) == 4 && string_list_has(back, "gone"), "%s", joined(back));
@@ -776,7 +796,7 @@ static void test_keys_lists_live_keys(void) {
     for (int i = 0; i < MANY; i++) {
         char key[32];
         snprintf(key, sizeof key, "many.%d", i);
-        natsio_status st = natsio_kv_put(kv, key, "m", 1, NULL);
+        natsio_status st = natsio_kv_put(kv, key, "m", 1, NULL, NULL);
         NT_CHECK_MSG(st == NATSIO_OK, "put %s: %s", key, natsio_status_str(st));
     }
     natsio_string_list *all = keys_of(kv);
@@ -790,7 +810,7 @@ static void test_keys_lists_live_keys(void) {
     NT_CHECK(string_list_has(all, "a") && string_list_has(all, "gone") && !string_list_has(all, "purged"));
     /* Deleting some of them (across both batches) leaves them out. */
     EXPECT_OK(natsio_kv_delete(kv, "many.0", NULL, NULL));
-    EXPECT_OK(natsio_kv_purge(kv, "many.299", NULL, NULL));
+    EXPECT_OK(natsio_kv_purge(kv, "many.299", NULL, NULL, NULL));
     natsio_string_list *fewer = keys_of(kv);
     NT_CHECK(fewer != NULL);
     NT_CHECK_MSG(natsio_string_list_count(fewer) == MANY + 2, "%zu keys", natsio_string_list_count(fewer));
@@ -819,9 +839,9 @@ static void test_history_revisions_markers_and_limits(void) {
     for (int i = 0; i < 3; i++) {
         char v[8];
         int len = snprintf(v, sizeof v, "a%d", i);
-        EXPECT_OK(natsio_kv_put(kv, "a", v, (size_t)len, &revs[i]));
-        EXPECT_OK(natsio_kv_put(kv, "a.x", "other", 5, NULL));
-        EXPECT_OK(natsio_kv_put(kv, "b", "other", 5, NULL));
+        EXPECT_OK(natsio_kv_put(kv, "a", v, (size_t)len, NULL, &revs[i]));
+        EXPECT_OK(natsio_kv_put(kv, "a.x", "other", 5, NULL, NULL));
+        EXPECT_OK(natsio_kv_put(kv, "b", "other", 5, NULL, NULL));
     }
     natsio_kv_entry_list *h = history_of(kv, "a");
     NT_CHECK(h != NULL);
@@ -869,7 +889,7 @@ static void test_history_revisions_markers_and_limits(void) {
                     natsio_kv_entry_value_len(natsio_kv_entry_list_get(h, 0)), "a0", 2);
 
     /* A purge leaves only its marker. */
-    EXPECT_OK(natsio_kv_purge(kv, "a", NULL, NULL));
+    EXPECT_OK(natsio_kv_purge(kv, "a", NULL, NULL, NULL));
     natsio_kv_entry_list *p = history_of(kv, "a");
     NT_CHECK(p != NULL);
     NT_CHECK_INT_EQ(natsio_kv_entry_list_count(p), 1);
@@ -890,7 +910,7 @@ static void test_history_revisions_markers_and_limits(void) {
     for (int i = 0; i < 5; i++) {
         char v[8];
         int len = snprintf(v, sizeof v, "v%d", i);
-        EXPECT_OK(natsio_kv_put(two, "k", v, (size_t)len, NULL));
+        EXPECT_OK(natsio_kv_put(two, "k", v, (size_t)len, NULL, NULL));
     }
     natsio_kv_entry_list *kept2 = history_of(two, "k");
     NT_CHECK(kept2 != NULL);
@@ -928,7 +948,7 @@ static void test_keys_and_history_after_client_close_and_free(void) {
     natsio_status st = natsio_client_jetstream(c, NULL, &js);
     if (st == NATSIO_OK) st = natsio_js_kv_create(js, "{\"bucket\":\"KHCLOSED\",\"storage\":\"memory\"}", NATSIO_CREATE,
                                                   &kv);
-    if (st == NATSIO_OK) st = natsio_kv_put(kv, "k", "before", 6, NULL);
+    if (st == NATSIO_OK) st = natsio_kv_put(kv, "k", "before", 6, NULL, NULL);
     if (st == NATSIO_OK) st = natsio_kv_history(kv, "k", &before);
     if (st == NATSIO_OK) st = natsio_client_close(c);
     nt_cleanup(js_free_cb, js);
@@ -963,7 +983,7 @@ static void test_bad_input_keys_and_history(void) {
     NT_CHECK(js != NULL);
     natsio_kv *kv = create_bucket(js, "{\"bucket\":\"BADKH\",\"storage\":\"memory\"}");
     NT_CHECK(kv != NULL);
-    EXPECT_OK(natsio_kv_put(kv, "k", "kept", 4, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "k", "kept", 4, NULL, NULL));
     natsio_string_list *s = SENTINEL;
     natsio_kv_entry_list *l = SENTINEL;
     EXPECT_NULL_ARG("kv", natsio_kv_keys(NULL, &s));
@@ -1031,10 +1051,10 @@ static void test_keys_filtered_lists_matching_live_keys(void) {
 
     static const char *const puts[] = {"app.a", "app.b", "app.b.deep", "app.gone", "users.x.name", "users.y.mail",
                                        "other", "app.purged"};
-    for (size_t i = 0; i < sizeof puts / sizeof puts[0]; i++) EXPECT_OK(natsio_kv_put(kv, puts[i], "v", 1, NULL));
-    EXPECT_OK(natsio_kv_put(kv, "app.a", "again", 5, NULL)); /* listed once */
+    for (size_t i = 0; i < sizeof puts / sizeof puts[0]; i++) EXPECT_OK(natsio_kv_put(kv, puts[i], "v", 1, NULL, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "app.a", "again", 5, NULL, NULL)); /* listed once */
     EXPECT_OK(natsio_kv_delete(kv, "app.gone", NULL, NULL));
-    EXPECT_OK(natsio_kv_purge(kv, "app.purged", NULL, NULL));
+    EXPECT_OK(natsio_kv_purge(kv, "app.purged", NULL, NULL, NULL));
 
     /* `*`: one whole token; deleted and purged keys are left out. */
     natsio_string_list *apps = keys_matching(kv, star, 1);
@@ -1130,12 +1150,12 @@ static void test_list_keys_iterates_every_key_then_done(void) {
     for (int i = 0; i < MANY; i++) {
         char k[32];
         snprintf(k, sizeof k, "k.%d", i);
-        natsio_status st = natsio_kv_put(kv, k, "v", 1, NULL);
+        natsio_status st = natsio_kv_put(kv, k, "v", 1, NULL, NULL);
         NT_CHECK_MSG(st == NATSIO_OK, "put %s: %s", k, natsio_status_str(st));
     }
-    EXPECT_OK(natsio_kv_put(kv, "skip.me", "v", 1, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "skip.me", "v", 1, NULL, NULL));
     EXPECT_OK(natsio_kv_delete(kv, "k.7", NULL, NULL));
-    EXPECT_OK(natsio_kv_purge(kv, "k.999", NULL, NULL));
+    EXPECT_OK(natsio_kv_purge(kv, "k.999", NULL, NULL, NULL));
     static unsigned char seen[MANY];
     memset(seen, 0, sizeof seen);
     static const char *const ks[] = {"k.*"};
@@ -1214,7 +1234,7 @@ static void test_bad_input_list_keys(void) {
     NT_CHECK(js != NULL);
     natsio_kv *kv = create_bucket(js, "{\"bucket\":\"BADKL\",\"storage\":\"memory\"}");
     NT_CHECK(kv != NULL);
-    EXPECT_OK(natsio_kv_put(kv, "k", "v", 1, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "k", "v", 1, NULL, NULL));
     natsio_kv_key_lister *l = SENTINEL;
     natsio_string_list *s = SENTINEL;
     natsio_token *t = SENTINEL;
@@ -1305,13 +1325,13 @@ static void test_purge_deletes_removes_old_markers_and_keeps_young_ones(void) {
     NT_CHECK(kv != NULL);
     /* a: two values and a delete marker; b: a purge marker (the purge
      * already removed its value); c: a live value. */
-    EXPECT_OK(natsio_kv_put(kv, "a", "1", 1, NULL));
-    EXPECT_OK(natsio_kv_put(kv, "a", "2", 1, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "a", "1", 1, NULL, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "a", "2", 1, NULL, NULL));
     EXPECT_OK(natsio_kv_delete(kv, "a", NULL, NULL));
-    EXPECT_OK(natsio_kv_put(kv, "b", "1", 1, NULL));
-    EXPECT_OK(natsio_kv_purge(kv, "b", NULL, NULL));
-    EXPECT_OK(natsio_kv_put(kv, "c", "1", 1, NULL));
-    EXPECT_OK(natsio_kv_put(kv, "c", "2", 1, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "b", "1", 1, NULL, NULL));
+    EXPECT_OK(natsio_kv_purge(kv, "b", NULL, NULL, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "c", "1", 1, NULL, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "c", "2", 1, NULL, NULL));
     NT_CHECK_INT_EQ(status_int(kv, "\"state\"", "messages"), 6);
 
     /* The default threshold (30 minutes): the markers are young, so they
@@ -1330,11 +1350,11 @@ static void test_purge_deletes_removes_old_markers_and_keeps_young_ones(void) {
     /* A threshold between old and young markers (1.2 s): a's, b's and d's
      * markers are older and go with everything before them; f's is younger
      * and stays alone. Live keys are never touched. */
-    EXPECT_OK(natsio_kv_put(kv, "d", "1", 1, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "d", "1", 1, NULL, NULL));
     EXPECT_OK(natsio_kv_delete(kv, "d", NULL, NULL));
     nt_sleep_ms(2500);
-    EXPECT_OK(natsio_kv_put(kv, "f", "1", 1, NULL));
-    EXPECT_OK(natsio_kv_put(kv, "f", "2", 1, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "f", "1", 1, NULL, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "f", "2", 1, NULL, NULL));
     EXPECT_OK(natsio_kv_delete(kv, "f", NULL, NULL));
     EXPECT_OK(natsio_kv_purge_deletes(kv, 1200, &purged));
     /* a (1 marker), b (1 marker), d (value and marker) removed entirely; f keeps its marker. */
@@ -1386,7 +1406,7 @@ static bool wait_get_status(natsio_kv *kv, const char *key, natsio_status want, 
     }
 }
 
-static void test_per_key_ttl_create_and_purge(void) {
+static void test_per_key_ttl_put_create_and_purge(void) {
     natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
     natsio_kv *kv = create_bucket(
@@ -1407,13 +1427,13 @@ static void test_per_key_ttl_create_and_purge(void) {
     /* A key created with a 1 s TTL is there, then gone: the watcher sees
      * the server's purge marker, which expires in turn (limit_marker_ttl). */
     uint64_t rev = 0;
-    EXPECT_OK(natsio_kv_create_with_ttl(kv, "eph", "short", 5, 1, &rev));
+    EXPECT_OK(natsio_kv_create(kv, "eph", "short", 5, ttl_opts(1), &rev));
     NT_CHECK(rev > 0);
     natsio_kv_entry *got = get_entry(kv, "eph");
     NT_CHECK(got != NULL);
     NT_CHECK_STR_EQ(natsio_kv_entry_value(got), "short");
     /* Creating it again while it lives fails. */
-    EXPECT_FAILS(NATSIO_ERR_KEY_EXISTS, natsio_kv_create_with_ttl(kv, "eph", "again", 5, 1, NULL));
+    EXPECT_FAILS(NATSIO_ERR_KEY_EXISTS, natsio_kv_create(kv, "eph", "again", 5, ttl_opts(1), NULL));
     e = NULL;
     EXPECT_OK(natsio_kv_watcher_next(w, 5000, &e));
     NT_CHECK_INT_EQ(natsio_kv_entry_operation(e), NATSIO_KV_PUT);
@@ -1428,10 +1448,10 @@ static void test_per_key_ttl_create_and_purge(void) {
     NT_CHECK(wait_get_status(kv, "eph", NATSIO_ERR_KEY_NOT_FOUND, 10000));
 
     /* A create over a delete marker re-resolves against it, as create does. */
-    EXPECT_OK(natsio_kv_put(kv, "re", "v", 1, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "re", "v", 1, NULL, NULL));
     EXPECT_OK(natsio_kv_delete(kv, "re", NULL, NULL));
     natsio_token *ct = NULL;
-    EXPECT_OK(natsio_kv_create_with_ttl_async(kv, "re", "back", 4, 60, &ct));
+    EXPECT_OK(natsio_kv_create_async(kv, "re", "back", 4, ttl_opts(60), &ct));
     uint64_t rre = token_u64_of(ct);
     NT_CHECK(rre != UINT64_MAX && rre > 0);
     got = get_entry(kv, "re");
@@ -1439,18 +1459,51 @@ static void test_per_key_ttl_create_and_purge(void) {
     NT_CHECK_STR_EQ(natsio_kv_entry_value(got), "back");
 
     /* NATSIO_TTL_NEVER: the value stays. */
-    EXPECT_OK(natsio_kv_create_with_ttl(kv, "forever", "x", 1, NATSIO_TTL_NEVER, NULL));
+    EXPECT_OK(natsio_kv_create(kv, "forever", "x", 1, ttl_opts(NATSIO_TTL_NEVER), NULL));
+
+    /* A put with a TTL (the reference's put(key, value, ttl)): the value
+     * is there, then gone with a purge marker the watcher sees; ttl_s 0
+     * is no TTL of its own (the defaults), so that value stays. */
+    EXPECT_OK(natsio_kv_watcher_stop(w));
+    natsio_kv_watcher *pw = NULL;
+    const char *const brief[] = {"brief"};
+    EXPECT_OK(natsio_kv_watch(kv, brief, 1, &wo, &pw));
+    nt_cleanup(kv_watcher_free_cb, pw);
+    e = NULL;
+    EXPECT_OK(natsio_kv_watcher_next(pw, 5000, &e));
+    NT_CHECK_INT_EQ(natsio_kv_entry_operation(e), NATSIO_KV_INITIAL_DONE);
+    natsio_kv_entry_free(e);
+    EXPECT_OK(natsio_kv_put(kv, "stays", "long", 4, ttl_opts(0), NULL));
+    natsio_token *bt = NULL;
+    EXPECT_OK(natsio_kv_put_async(kv, "brief", "short", 5, ttl_opts(1), &bt));
+    uint64_t rb = token_u64_of(bt);
+    NT_CHECK(rb != UINT64_MAX && rb > 0);
+    got = get_entry(kv, "brief");
+    NT_CHECK(got != NULL);
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(got), "short");
+    e = NULL;
+    EXPECT_OK(natsio_kv_watcher_next(pw, 5000, &e));
+    NT_CHECK_INT_EQ(natsio_kv_entry_operation(e), NATSIO_KV_PUT);
+    NT_CHECK_INT_EQ(natsio_kv_entry_revision(e), rb);
+    natsio_kv_entry_free(e);
+    e = NULL;
+    EXPECT_OK(natsio_kv_watcher_next(pw, 10000, &e));
+    NT_CHECK_INT_EQ(natsio_kv_entry_operation(e), NATSIO_KV_PURGE);
+    NT_CHECK_STR_EQ(natsio_kv_entry_key(e), "brief");
+    NT_CHECK(natsio_kv_entry_revision(e) > rb);
+    natsio_kv_entry_free(e);
+    NT_CHECK(wait_get_status(kv, "brief", NATSIO_ERR_KEY_NOT_FOUND, 10000));
 
     /* A purge with a TTL: the marker replaces the values, then expires,
      * leaving no trace of the key. */
     uint64_t r1 = 0;
-    EXPECT_OK(natsio_kv_put(kv, "p", "1", 1, NULL));
-    EXPECT_OK(natsio_kv_put(kv, "p", "2", 1, &r1));
+    EXPECT_OK(natsio_kv_put(kv, "p", "1", 1, NULL, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "p", "2", 1, NULL, &r1));
     uint64_t wrong = r1 - 1, untouched = REV_SENTINEL;
-    EXPECT_FAILS(NATSIO_ERR_WRONG_LAST_SEQUENCE, natsio_kv_purge_with_ttl(kv, "p", &wrong, 1, &untouched));
+    EXPECT_FAILS(NATSIO_ERR_WRONG_LAST_SEQUENCE, natsio_kv_purge(kv, "p", &wrong, ttl_opts(1), &untouched));
     NT_CHECK_INT_EQ(untouched, REV_SENTINEL);
     uint64_t rp = 0;
-    EXPECT_OK(natsio_kv_purge_with_ttl(kv, "p", &r1, 1, &rp));
+    EXPECT_OK(natsio_kv_purge(kv, "p", &r1, ttl_opts(1), &rp));
     NT_CHECK_INT_EQ(rp, r1 + 1);
     natsio_kv_entry *out = SENTINEL;
     EXPECT_FAILS(NATSIO_ERR_KEY_DELETED, natsio_kv_get(kv, "p", &out));
@@ -1459,14 +1512,15 @@ static void test_per_key_ttl_create_and_purge(void) {
     NT_CHECK(wait_get_status(kv, "p", NATSIO_ERR_KEY_NOT_FOUND, 10000));
     NT_CHECK_INT_EQ(revisions_of(kv, "p"), 0);
     /* The token form. */
-    EXPECT_OK(natsio_kv_put(kv, "q", "1", 1, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "q", "1", 1, NULL, NULL));
     natsio_token *pt = NULL;
-    EXPECT_OK(natsio_kv_purge_with_ttl_async(kv, "q", NULL, 1, &pt));
+    EXPECT_OK(natsio_kv_purge_async(kv, "q", NULL, ttl_opts(1), &pt));
     NT_CHECK(token_u64_of(pt) != UINT64_MAX);
     NT_CHECK(wait_get_status(kv, "q", NATSIO_ERR_KEY_NOT_FOUND, 10000));
 
     /* The values without a TTL are still there. */
     NT_CHECK(get_entry(kv, "forever") != NULL);
+    NT_CHECK(get_entry(kv, "stays") != NULL);
     NT_CHECK(get_entry(kv, "re") != NULL);
     natsio_kv_bucket_status *st = NULL;
     EXPECT_OK(natsio_kv_get_status(kv, &st));
@@ -1478,8 +1532,9 @@ static void test_per_key_ttl_create_and_purge(void) {
     natsio_kv *plain = create_bucket(js, "{\"bucket\":\"KTTLPLAIN\",\"storage\":\"memory\"}");
     NT_CHECK(plain != NULL);
     uint64_t nr = REV_SENTINEL;
-    EXPECT_FAILS(NATSIO_ERR_JS_API, natsio_kv_create_with_ttl(plain, "k", "x", 1, 1, &nr));
-    EXPECT_FAILS(NATSIO_ERR_JS_API, natsio_kv_purge_with_ttl(plain, "k", NULL, 1, &nr));
+    EXPECT_FAILS(NATSIO_ERR_JS_API, natsio_kv_create(plain, "k", "x", 1, ttl_opts(1), &nr));
+    EXPECT_FAILS(NATSIO_ERR_JS_API, natsio_kv_put(plain, "k", "x", 1, ttl_opts(1), &nr));
+    EXPECT_FAILS(NATSIO_ERR_JS_API, natsio_kv_purge(plain, "k", NULL, ttl_opts(1), &nr));
     NT_CHECK_INT_EQ(nr, REV_SENTINEL);
     NT_CHECK_INT_EQ(status_int(plain, "\"state\"", "messages"), 0);
     EXPECT_OK(natsio_js_kv_delete(js, "KTTLPLAIN"));
@@ -1573,8 +1628,8 @@ static void test_bucket_names_statuses_and_typed_status(void) {
     NT_CHECK_MSG(bmd != NULL && bmd[0] == '{' && strstr(bmd, "team") == NULL, "%s", bmd ? bmd : "(null)");
 
     /* The typed status of one bucket follows its data. */
-    EXPECT_OK(natsio_kv_put(a, "k", "v1", 2, NULL));
-    EXPECT_OK(natsio_kv_put(a, "k", "v2", 2, NULL));
+    EXPECT_OK(natsio_kv_put(a, "k", "v1", 2, NULL, NULL));
+    EXPECT_OK(natsio_kv_put(a, "k", "v2", 2, NULL, NULL));
     EXPECT_OK(natsio_kv_delete(a, "j", NULL, NULL));
     natsio_kv_bucket_status *st = NULL;
     EXPECT_OK(natsio_kv_get_status(a, &st));
@@ -1636,7 +1691,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_list_keys_iterates_every_key_then_done),
         NT_CASE(test_bad_input_list_keys),
         NT_CASE(test_purge_deletes_removes_old_markers_and_keeps_young_ones),
-        NT_CASE(test_per_key_ttl_create_and_purge),
+        NT_CASE(test_per_key_ttl_put_create_and_purge),
         NT_CASE(test_bucket_names_statuses_and_typed_status),
     };
     return run_cases_with_shared_server(argc, argv, "kvtest", cases, NT_COUNT(cases));

@@ -628,7 +628,7 @@ static natsio_kv *new_bucket(natsio_js *js, const char *name, int history) {
  * if it cannot). */
 static uint64_t put(natsio_kv *kv, const char *key, const char *value) {
     uint64_t rev = 0;
-    natsio_status st = natsio_kv_put(kv, key, value, strlen(value), &rev);
+    natsio_status st = natsio_kv_put(kv, key, value, strlen(value), NULL, &rev);
     if (st != NATSIO_OK) {
         nt_fail_at(__FILE__, __LINE__, "put %s: %s (%s)", key, natsio_status_str(st), natsio_last_error());
         return 0;
@@ -815,7 +815,7 @@ static void test_watch_initial_values_then_done_then_changes(void) {
     EXPECT_ENTRY(w, "b.1", NATSIO_KV_PUT, 6, "y2");
     EXPECT_OK(natsio_kv_delete(kv, "a.1", NULL, NULL));
     EXPECT_ENTRY(w, "a.1", NATSIO_KV_DEL, 7, NULL);
-    EXPECT_OK(natsio_kv_purge(kv, "b.1", NULL, NULL));
+    EXPECT_OK(natsio_kv_purge(kv, "b.1", NULL, NULL, NULL));
     EXPECT_ENTRY(w, "b.1", NATSIO_KV_PURGE, 8, NULL);
     NT_CHECK_INT_EQ(put(kv, "new.key", "fresh"), 9);
     NT_CHECK_INT_EQ(put(kv, "gone", "back"), 10);
@@ -823,7 +823,7 @@ static void test_watch_initial_values_then_done_then_changes(void) {
     EXPECT_ENTRY(w, "gone", NATSIO_KV_PUT, 10, "back");
     /* Binary values come through whole. */
     uint64_t rev = 0;
-    EXPECT_OK(natsio_kv_put(kv, "bin", "a\0b", 3, &rev));
+    EXPECT_OK(natsio_kv_put(kv, "bin", "a\0b", 3, NULL, &rev));
     NT_CHECK(expect_entry_at(__LINE__, w, "bin", NATSIO_KV_PUT, rev, NULL, &e));
     NT_CHECK_MEM_EQ(natsio_kv_entry_value(e), natsio_kv_entry_value_len(e), "a\0b", 3);
     NT_CHECK_INT_EQ(natsio_kv_entry_delta(e), 0);
@@ -927,7 +927,7 @@ static void test_watch_resume_from_revision(void) {
     /* The token form takes the option too. */
     natsio_kv_watch_options last = watch_options();
     uint64_t r_e = 0;
-    EXPECT_OK(natsio_kv_put(kv, "e", "e2", 2, &r_e));
+    EXPECT_OK(natsio_kv_put(kv, "e", "e2", 2, NULL, &r_e));
     last.resume_from_revision = r_e;
     natsio_token *t = NULL;
     EXPECT_OK(natsio_kv_watch_async(kv, ALL_KEYS, &last, &t));
@@ -964,7 +964,7 @@ static void test_watch_history_ignore_deletes_and_meta_only(void) {
     EXPECT_OK(natsio_kv_delete(kv, "a.1", NULL, NULL)); /* 5 */
     NT_CHECK(put(kv, "c", "world") == 6);
     NT_CHECK(put(kv, "d", "doomed") == 7);
-    EXPECT_OK(natsio_kv_purge(kv, "d", NULL, NULL)); /* 8 */
+    EXPECT_OK(natsio_kv_purge(kv, "d", NULL, NULL, NULL)); /* 8 */
 
     /* Every kept revision, in order. */
     natsio_kv_watch_options o = watch_options();
@@ -998,7 +998,7 @@ static void test_watch_history_ignore_deletes_and_meta_only(void) {
     EXPECT_ENTRY(nd, "c", NATSIO_KV_PUT, 6, "world");
     EXPECT_MARKER(nd, "WHIST");
     EXPECT_OK(natsio_kv_delete(kv, "b", NULL, NULL));   /* 9 */
-    EXPECT_OK(natsio_kv_purge(kv, "c", NULL, NULL));    /* 10 */
+    EXPECT_OK(natsio_kv_purge(kv, "c", NULL, NULL, NULL));    /* 10 */
     NT_CHECK(put(kv, "e", "kept") == 11);
     EXPECT_ENTRY(nd, "e", NATSIO_KV_PUT, 11, "kept");
     /* The history watch saw all three. */
@@ -1302,7 +1302,7 @@ static void test_watch_and_consume_after_client_close(void) {
     natsio_status st = natsio_client_jetstream(c, NULL, &js);
     if (st == NATSIO_OK)
         st = natsio_js_kv_create(js, "{\"bucket\":\"WCLOSED\",\"storage\":\"memory\"}", NATSIO_CREATE, &kv);
-    if (st == NATSIO_OK) st = natsio_kv_put(kv, "k", "v", 1, NULL);
+    if (st == NATSIO_OK) st = natsio_kv_put(kv, "k", "v", 1, NULL, NULL);
     if (st == NATSIO_OK) st = natsio_kv_watch(kv, ALL_KEYS, NULL, &w);
     if (st == NATSIO_OK)
         st = natsio_js_stream_create(js, "{\"name\":\"WCLOSED\",\"subjects\":[\"wclosed.>\"],\"storage\":\"memory\"}",

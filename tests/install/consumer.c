@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
     natsio_kv *kv = NULL;
     TRY("kv create", natsio_js_kv_create(js, config, NATSIO_CREATE, &kv));
     uint64_t revision = 0;
-    TRY("kv put", natsio_kv_put(kv, "greeting", "hi there", 8, &revision));
+    TRY("kv put", natsio_kv_put(kv, "greeting", "hi there", 8, NULL, &revision));
     natsio_kv_entry *entry = NULL;
     TRY("kv get", natsio_kv_get(kv, "greeting", &entry));
     if (natsio_kv_entry_revision(entry) != revision || natsio_kv_entry_value_len(entry) != 8 ||

@@ -262,6 +262,41 @@ TEST(KvV2, CreateWithTtlExpiresTheKey) {
     js.delete_key_value("cppkv2_ttl");
 }
 
+TEST(KvV2, PutWithTtlExpiresTheValue) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    natsio::KeyValue kv = js.create_key_value(
+        R"({"bucket":"cppkv2_putttl","history":5,"storage":"memory","limit_marker_ttl":"1s"})");
+    natsio::KvWatchOptions updates;
+    updates.updates_only = true;
+    natsio::KvWatcher w = kv.watch("brief", updates);
+    expect_initial_done(w);
+
+    std::uint64_t rev = kv.put("brief", "short", std::chrono::seconds(1));
+    EXPECT_EQ(kv.get("brief").value(), "short");
+    EXPECT_EQ(next_rev(w), Rev("brief", "short", Put, rev));
+    // Gone with the server's purge marker, which expires in turn.
+    natsio::KvEntry marker = next_item(w, 5s);
+    EXPECT_EQ(marker.operation(), Purge);
+    EXPECT_EQ(marker.key(), "brief");
+    EXPECT_GT(marker.revision(), rev);
+    EXPECT_TRUE(wait_until(
+        [&] { return get_status_of(kv, "brief") == NATSIO_ERR_KEY_NOT_FOUND; }, 10s));
+
+    // The future form; a bad TTL is thrown at once.
+    std::uint64_t kept = kv.put_async("kept", "x", natsio::ttl_never).get();
+    EXPECT_GT(kept, rev);
+    expect_throws<natsio::InvalidArgumentError>(
+        NATSIO_ERR_INVALID_ARGUMENT, [&] { kv.put_async("k", "x", std::chrono::seconds(-5)); });
+    EXPECT_EQ(kv.get("kept").value(), "x");
+    js.delete_key_value("cppkv2_putttl");
+
+    // A bucket without limit_marker_ttl refuses it.
+    natsio::KeyValue plain = js.create_key_value(R"({"bucket":"cppkv2_putplain","storage":"memory"})");
+    expect_throws<natsio::ApiError>(NATSIO_ERR_JS_API, [&] { plain.put("k", "x", std::chrono::seconds(1)); });
+    js.delete_key_value("cppkv2_putplain");
+}
+
 TEST(KvV2, PurgeWithTtlLeavesAMarkerThatExpires) {
     natsio::Client client = connect();
     natsio::JetStream js(client);
@@ -373,16 +408,16 @@ TEST(KvV2, BadArgumentsThrowTheirClasses) {
         R"({"bucket":"cppkv2_bad","storage":"memory","limit_marker_ttl":"1s"})");
     using std::chrono::seconds;
     using natsio::InvalidArgumentError;
-    // A TTL of zero, or negative other than ttl_never: thrown at once, also
-    // by the `_async` forms.
+    // A TTL negative other than ttl_never: thrown at once, also by the
+    // `_async` forms (zero is no TTL of its own, as a write's options say).
     expect_throws<InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
-                                        [&] { kv.create("k", "x", seconds(0)); });
+                                        [&] { kv.create("k", "x", seconds(-2)); });
     expect_throws<InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
                                         [&] { kv.create("k", "x", seconds(-5)); });
     expect_throws<InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
-                                        [&] { kv.create_async("k", "x", seconds(0)); });
+                                        [&] { kv.create_async("k", "x", seconds(-3)); });
     expect_throws<InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
-                                        [&] { kv.purge("k", seconds(0)); });
+                                        [&] { kv.purge("k", seconds(-2)); });
     expect_throws<InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
                                         [&] { kv.purge_async("k", seconds(-7), 1); });
     // Bad keys.

@@ -197,6 +197,37 @@ test('create with a 1 s marker TTL: the key expires, a watcher sees the purge ma
   });
 });
 
+test('put with a TTL: the value expires with a purge marker; previousSeq is an update', async () => {
+  await withBucket({ bucket: 'TTLPUT', storage: 'memory', history: 3, limit_marker_ttl: '1s' }, async (kv) => {
+    const w = await kv.watch({ updatesOnly: true });
+    const seen = [];
+    const loop = (async () => {
+      for await (const e of w) seen.push([e.key, e.operation]);
+    })();
+    await within(w.initialized, 2000, 'initialized');
+    const stays = await kv.put('stays', 'v');
+    const rev = await kv.put('brief', 'short-lived', { ttl: '1s' });
+    assert.ok(rev > stays);
+    assert.equal((await kv.get('brief')).string(), 'short-lived');
+    await eventually(async () => (await keyState(kv, 'brief')) !== 'value', 5000, 'brief expires');
+    await eventually(() => seen.some(([k, op]) => k === 'brief' && op === 'PURGE'), 3000, 'the purge marker');
+    assert.deepEqual(seen.slice(0, 2), [
+      ['stays', 'PUT'],
+      ['brief', 'PUT'],
+    ]);
+    assert.deepEqual(await kv.keys(), ['stays']);
+    // previousSeq: nats.js's compare-and-set form of put.
+    await rejectsWith(kv.put('stays', 'x', { previousSeq: stays + 100 }), nats.WrongLastSequenceError);
+    assert.ok((await kv.put('stays', 'y', { previousSeq: stays })) > rev);
+    await rejectsWith(kv.put('k', 'v', { ttl: -5 }), nats.InvalidArgumentError);
+    w.stop();
+    await within(loop, 1000, 'loop end');
+  });
+  await withBucket({ bucket: 'NOTTLPUT', storage: 'memory' }, async (kv) => {
+    await rejectsWith(kv.put('k', 'v', { ttl: '1s' }), nats.JetStreamApiError);
+  });
+});
+
 test('purge with a TTL leaves a marker that expires, then the key leaves no trace', async () => {
   await withBucket({ bucket: 'TTLP', history: 5, storage: 'memory', limit_marker_ttl: '1s' }, async (kv) => {
     await kv.put('k', '1');

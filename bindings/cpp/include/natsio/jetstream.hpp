@@ -1429,14 +1429,42 @@ public:
     std::uint64_t put(std::string_view key, ByteView value) const {
         detail::CString c_key(key, "key");
         std::uint64_t revision = 0;
-        detail::check(natsio_kv_put(kv_, c_key.get(), value.data(), value.size(), &revision));
+        detail::check(natsio_kv_put(kv_, c_key.get(), value.data(), value.size(), nullptr, &revision));
         return revision;
     }
     /// The future form of put: the new revision.
     Future<std::uint64_t> put_async(std::string_view key, ByteView value) const {
         detail::CString c_key(key, "key");
         return detail::start_async<std::uint64_t>(sink_, natsio_kv_put_async, kv_, c_key.get(),
-                                                  value.data(), value.size());
+                                                  value.data(), value.size(), nullptr);
+    }
+
+    /// As put, and the new revision expires `ttl` after it is stored
+    /// (ADR-48 per-key TTL, a `Nats-TTL` header): whole seconds, at least
+    /// 1, or natsio::ttl_never (never expires, even if the bucket has a
+    /// ttl). When it expires the server removes it and writes a purge
+    /// marker (watchers see it) that itself expires after the bucket's
+    /// limit_marker_ttl. The bucket needs "limit_marker_ttl" in its config
+    /// (KvStatus::limit_marker_ttl not zero); otherwise the server refuses
+    /// the write (ApiError). Blocks until the stream acks; thread-safe.
+    /// Returns the new revision. InvalidArgumentError (`ttl` negative
+    /// other than ttl_never; zero is no TTL of its own; an embedded NUL),
+    /// InvalidKeyError, ApiError, TimeoutError, ConnectionClosedError.
+    std::uint64_t put(std::string_view key, ByteView value, std::chrono::seconds ttl) const {
+        detail::CString c_key(key, "key");
+        const natsio_kv_write_options opts = write_options(ttl);
+        std::uint64_t revision = 0;
+        detail::check(natsio_kv_put(kv_, c_key.get(), value.data(), value.size(), &opts, &revision));
+        return revision;
+    }
+    /// The future form of put with a TTL: the new revision (argument
+    /// errors, `ttl` included, are thrown at once).
+    Future<std::uint64_t> put_async(std::string_view key, ByteView value,
+                                    std::chrono::seconds ttl) const {
+        detail::CString c_key(key, "key");
+        const natsio_kv_write_options opts = write_options(ttl);
+        return detail::start_async<std::uint64_t>(sink_, natsio_kv_put_async, kv_, c_key.get(),
+                                                  value.data(), value.size(), &opts);
     }
 
     /// Stores `value` only if `key` has no live value (a deleted or purged
@@ -1444,14 +1472,14 @@ public:
     std::uint64_t create(std::string_view key, ByteView value) const {
         detail::CString c_key(key, "key");
         std::uint64_t revision = 0;
-        detail::check(natsio_kv_create(kv_, c_key.get(), value.data(), value.size(), &revision));
+        detail::check(natsio_kv_create(kv_, c_key.get(), value.data(), value.size(), nullptr, &revision));
         return revision;
     }
     /// The future form of create: the new revision.
     Future<std::uint64_t> create_async(std::string_view key, ByteView value) const {
         detail::CString c_key(key, "key");
         return detail::start_async<std::uint64_t>(sink_, natsio_kv_create_async, kv_,
-                                                  c_key.get(), value.data(), value.size());
+                                                  c_key.get(), value.data(), value.size(), nullptr);
     }
 
     /// As create, and the new revision expires `ttl` after it is stored
@@ -1463,13 +1491,13 @@ public:
     /// (KvStatus::limit_marker_ttl not zero); otherwise the server refuses
     /// the write (ApiError). Blocks until the stream acks; thread-safe.
     /// Returns the new revision. KeyExistsError, InvalidArgumentError
-    /// (`ttl` zero, or negative other than ttl_never; an embedded NUL),
+    /// (`ttl` negative other than ttl_never; zero is no TTL of its own; an embedded NUL),
     /// InvalidKeyError, ApiError, TimeoutError, ConnectionClosedError.
     std::uint64_t create(std::string_view key, ByteView value, std::chrono::seconds ttl) const {
         detail::CString c_key(key, "key");
+        const natsio_kv_write_options opts = write_options(ttl);
         std::uint64_t revision = 0;
-        detail::check(natsio_kv_create_with_ttl(kv_, c_key.get(), value.data(), value.size(),
-                                                ttl_s(ttl), &revision));
+        detail::check(natsio_kv_create(kv_, c_key.get(), value.data(), value.size(), &opts, &revision));
         return revision;
     }
     /// The future form of create with a TTL: the new revision (argument
@@ -1477,9 +1505,9 @@ public:
     Future<std::uint64_t> create_async(std::string_view key, ByteView value,
                                        std::chrono::seconds ttl) const {
         detail::CString c_key(key, "key");
-        return detail::start_async<std::uint64_t>(sink_, natsio_kv_create_with_ttl_async, kv_,
-                                                  c_key.get(), value.data(), value.size(),
-                                                  ttl_s(ttl));
+        const natsio_kv_write_options opts = write_options(ttl);
+        return detail::start_async<std::uint64_t>(sink_, natsio_kv_create_async, kv_, c_key.get(),
+                                                  value.data(), value.size(), &opts);
     }
 
     /// Compare and set: stores `value` only if `key`'s latest revision is
@@ -1564,7 +1592,7 @@ public:
                         std::optional<std::uint64_t> last = std::nullopt) const {
         detail::CString c_key(key, "key");
         std::uint64_t revision = 0;
-        detail::check(natsio_kv_purge(kv_, c_key.get(), last ? &*last : nullptr, &revision));
+        detail::check(natsio_kv_purge(kv_, c_key.get(), last ? &*last : nullptr, nullptr, &revision));
         return revision;
     }
     /// The future form of purge: the marker's revision.
@@ -1572,7 +1600,7 @@ public:
                                       std::optional<std::uint64_t> last = std::nullopt) const {
         detail::CString c_key(key, "key");
         return detail::start_async<std::uint64_t>(sink_, natsio_kv_purge_async, kv_,
-                                                  c_key.get(), last ? &*last : nullptr);
+                                                  c_key.get(), last ? &*last : nullptr, nullptr);
     }
 
     /// As purge, and the purge marker itself expires `ttl` after it is
@@ -1582,15 +1610,15 @@ public:
     /// natsio::ttl_never. The bucket needs "limit_marker_ttl" in its config
     /// (otherwise ApiError). `last` as for del. Returns the marker's
     /// revision. Blocks until the stream acks; thread-safe.
-    /// InvalidArgumentError (`ttl` zero or negative other than ttl_never,
+    /// InvalidArgumentError (`ttl` negative other than ttl_never (zero: no TTL),
     /// an embedded NUL), WrongLastSequenceError, InvalidKeyError, ApiError,
     /// TimeoutError, ConnectionClosedError.
     std::uint64_t purge(std::string_view key, std::chrono::seconds ttl,
                         std::optional<std::uint64_t> last = std::nullopt) const {
         detail::CString c_key(key, "key");
+        const natsio_kv_write_options opts = write_options(ttl);
         std::uint64_t revision = 0;
-        detail::check(natsio_kv_purge_with_ttl(kv_, c_key.get(), last ? &*last : nullptr,
-                                               ttl_s(ttl), &revision));
+        detail::check(natsio_kv_purge(kv_, c_key.get(), last ? &*last : nullptr, &opts, &revision));
         return revision;
     }
     /// The future form of purge with a TTL: the marker's revision
@@ -1598,9 +1626,9 @@ public:
     Future<std::uint64_t> purge_async(std::string_view key, std::chrono::seconds ttl,
                                       std::optional<std::uint64_t> last = std::nullopt) const {
         detail::CString c_key(key, "key");
-        return detail::start_async<std::uint64_t>(sink_, natsio_kv_purge_with_ttl_async, kv_,
-                                                  c_key.get(), last ? &*last : nullptr,
-                                                  ttl_s(ttl));
+        const natsio_kv_write_options opts = write_options(ttl);
+        return detail::start_async<std::uint64_t>(sink_, natsio_kv_purge_async, kv_, c_key.get(),
+                                                  last ? &*last : nullptr, &opts);
     }
 
     /// Removes delete and purge markers (as nats.go's PurgeDeletes): every
@@ -1824,9 +1852,13 @@ public:
 private:
     static const std::string_view* nullptr_range() noexcept { return nullptr; }
 
-    /// A TTL as the C `ttl_s` (the library judges the value).
-    static std::int64_t ttl_s(std::chrono::seconds ttl) noexcept {
-        return static_cast<std::int64_t>(ttl.count());
+    /// A write's options with `ttl` as the C `ttl_s` (the library judges
+    /// the value).
+    static natsio_kv_write_options write_options(std::chrono::seconds ttl) {
+        natsio_kv_write_options opts{};
+        detail::check(natsio_kv_write_options_init(&opts));
+        opts.ttl_s = static_cast<std::int64_t>(ttl.count());
+        return opts;
     }
 
     static natsio_kv_watch_options to_c(const KvWatchOptions& options) {

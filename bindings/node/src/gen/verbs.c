@@ -9,14 +9,20 @@
 
 static bool read_kv_watch_options(napi_env env, napi_value obj, natsio_kv_watch_options *o) {
     if (!is_object(env, obj)) return !exception_pending(env);
-    o->include_history = opt_flag(env, obj, "includeHistory");
-    o->ignore_deletes = opt_flag(env, obj, "ignoreDeletes");
-    o->meta_only = opt_flag(env, obj, "metaOnly");
-    o->updates_only = opt_flag(env, obj, "updatesOnly");
+    o->include_history = opt_flag(env, obj, "include_history");
+    o->ignore_deletes = opt_flag(env, obj, "ignore_deletes");
+    o->meta_only = opt_flag(env, obj, "meta_only");
+    o->updates_only = opt_flag(env, obj, "updates_only");
     {
         bool present = false;
-        if (!get_u64(env, prop(env, obj, "resumeFromRevision"), "resumeFromRevision", &o->resume_from_revision, &present)) return false;
+        if (!get_u64(env, prop(env, obj, "resume_from_revision"), "resume_from_revision", &o->resume_from_revision, &present)) return false;
     }
+    return !exception_pending(env);
+}
+
+static bool read_kv_write_options(napi_env env, napi_value obj, natsio_kv_write_options *o) {
+    if (!is_object(env, obj)) return !exception_pending(env);
+    o->ttl_s = (int64_t)get_i64(env, prop(env, obj, "ttl_s"), 0);
     return !exception_pending(env);
 }
 
@@ -106,27 +112,8 @@ static napi_value kv_bucket_js(napi_env env, napi_callback_info info) {
     return str_or_null(env, natsio_kv_bucket(h->kv));
 }
 
-/* kv_create(kv, key, value) -> Promise<u64>: natsio_kv_create_async */
+/* kv_create(kv, key, value, opts) -> Promise<u64>: natsio_kv_create_async */
 static napi_value kv_create_js(napi_env env, napi_callback_info info) {
-    ARGS(3);
-    js_handle *h = get_jsh(env, argv[0], JSH_KV);
-    if (!h) return NULL;
-    napi_value ret = NULL;
-    char *key = NULL;
-    const void *value = NULL;
-    size_t len = 0;
-    if (get_req_string(env, argv[1], "key", &key)
-        && get_bytes(env, argv[2], &value, &len)) {
-        natsio_token *tok = NULL;
-        int32_t st = natsio_kv_create_async(h->kv, key, value, len, &tok);
-        ret = op_track(env, st, tok, R_U64, h, NULL);
-    }
-    free(key);
-    return ret;
-}
-
-/* kv_create_with_ttl(kv, key, value, ttl_s) -> Promise<u64>: natsio_kv_create_with_ttl_async */
-static napi_value kv_create_with_ttl_js(napi_env env, napi_callback_info info) {
     ARGS(4);
     js_handle *h = get_jsh(env, argv[0], JSH_KV);
     if (!h) return NULL;
@@ -134,12 +121,13 @@ static napi_value kv_create_with_ttl_js(napi_env env, napi_callback_info info) {
     char *key = NULL;
     const void *value = NULL;
     size_t len = 0;
-    int64_t ttl_s = 0;
+    natsio_kv_write_options opts;
+    natsio_kv_write_options_init(&opts);
     if (get_req_string(env, argv[1], "key", &key)
         && get_bytes(env, argv[2], &value, &len)
-        && ((ttl_s = (int64_t)get_i64(env, argv[3], 0)), !exception_pending(env))) {
+        && read_kv_write_options(env, argv[3], &opts)) {
         natsio_token *tok = NULL;
-        int32_t st = natsio_kv_create_with_ttl_async(h->kv, key, value, len, ttl_s, &tok);
+        int32_t st = natsio_kv_create_async(h->kv, key, value, len, &opts, &tok);
         ret = op_track(env, st, tok, R_U64, h, NULL);
     }
     free(key);
@@ -277,19 +265,22 @@ static napi_value kv_list_keys_js(napi_env env, napi_callback_info info) {
     return ret;
 }
 
-/* kv_purge(kv, key, last) -> Promise<u64>: natsio_kv_purge_async */
+/* kv_purge(kv, key, last, opts) -> Promise<u64>: natsio_kv_purge_async */
 static napi_value kv_purge_js(napi_env env, napi_callback_info info) {
-    ARGS(3);
+    ARGS(4);
     js_handle *h = get_jsh(env, argv[0], JSH_KV);
     if (!h) return NULL;
     napi_value ret = NULL;
     char *key = NULL;
     uint64_t last_value = 0;
     bool has_last = false;
+    natsio_kv_write_options opts;
+    natsio_kv_write_options_init(&opts);
     if (get_req_string(env, argv[1], "key", &key)
-        && get_u64(env, argv[2], "last", &last_value, &has_last)) {
+        && get_u64(env, argv[2], "last", &last_value, &has_last)
+        && read_kv_write_options(env, argv[3], &opts)) {
         natsio_token *tok = NULL;
-        int32_t st = natsio_kv_purge_async(h->kv, key, has_last ? &last_value : NULL, &tok);
+        int32_t st = natsio_kv_purge_async(h->kv, key, has_last ? &last_value : NULL, &opts, &tok);
         ret = op_track(env, st, tok, R_U64, h, NULL);
     }
     free(key);
@@ -311,40 +302,22 @@ static napi_value kv_purge_deletes_js(napi_env env, napi_callback_info info) {
     return ret;
 }
 
-/* kv_purge_with_ttl(kv, key, last, ttl_s) -> Promise<u64>: natsio_kv_purge_with_ttl_async */
-static napi_value kv_purge_with_ttl_js(napi_env env, napi_callback_info info) {
-    ARGS(4);
-    js_handle *h = get_jsh(env, argv[0], JSH_KV);
-    if (!h) return NULL;
-    napi_value ret = NULL;
-    char *key = NULL;
-    uint64_t last_value = 0;
-    bool has_last = false;
-    int64_t ttl_s = 0;
-    if (get_req_string(env, argv[1], "key", &key)
-        && get_u64(env, argv[2], "last", &last_value, &has_last)
-        && ((ttl_s = (int64_t)get_i64(env, argv[3], 0)), !exception_pending(env))) {
-        natsio_token *tok = NULL;
-        int32_t st = natsio_kv_purge_with_ttl_async(h->kv, key, has_last ? &last_value : NULL, ttl_s, &tok);
-        ret = op_track(env, st, tok, R_U64, h, NULL);
-    }
-    free(key);
-    return ret;
-}
-
-/* kv_put(kv, key, value) -> Promise<u64>: natsio_kv_put_async */
+/* kv_put(kv, key, value, opts) -> Promise<u64>: natsio_kv_put_async */
 static napi_value kv_put_js(napi_env env, napi_callback_info info) {
-    ARGS(3);
+    ARGS(4);
     js_handle *h = get_jsh(env, argv[0], JSH_KV);
     if (!h) return NULL;
     napi_value ret = NULL;
     char *key = NULL;
     const void *value = NULL;
     size_t len = 0;
+    natsio_kv_write_options opts;
+    natsio_kv_write_options_init(&opts);
     if (get_req_string(env, argv[1], "key", &key)
-        && get_bytes(env, argv[2], &value, &len)) {
+        && get_bytes(env, argv[2], &value, &len)
+        && read_kv_write_options(env, argv[3], &opts)) {
         natsio_token *tok = NULL;
-        int32_t st = natsio_kv_put_async(h->kv, key, value, len, &tok);
+        int32_t st = natsio_kv_put_async(h->kv, key, value, len, &opts, &tok);
         ret = op_track(env, st, tok, R_U64, h, NULL);
     }
     free(key);
@@ -415,7 +388,6 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"js_kv_statuses", NULL, js_kv_statuses_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_bucket", NULL, kv_bucket_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_create", NULL, kv_create_js, NULL, NULL, NULL, napi_default, NULL},
-        {"kv_create_with_ttl", NULL, kv_create_with_ttl_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_delete", NULL, kv_delete_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_get", NULL, kv_get_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_get_revision", NULL, kv_get_revision_js, NULL, NULL, NULL, napi_default, NULL},
@@ -426,7 +398,6 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"kv_list_keys", NULL, kv_list_keys_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_purge", NULL, kv_purge_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_purge_deletes", NULL, kv_purge_deletes_js, NULL, NULL, NULL, napi_default, NULL},
-        {"kv_purge_with_ttl", NULL, kv_purge_with_ttl_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_put", NULL, kv_put_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_status", NULL, kv_status_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_update", NULL, kv_update_js, NULL, NULL, NULL, napi_default, NULL},

@@ -12,8 +12,7 @@ export interface GeneratedVerbs {
   js_kv_names(js: object): Promise<string[]>;
   js_kv_statuses(js: object): Promise<unknown>;
   kv_bucket(kv: object): string | null;
-  kv_create(kv: object, key: string, value: Uint8Array | string): Promise<number>;
-  kv_create_with_ttl(kv: object, key: string, value: Uint8Array | string, ttl_s: number): Promise<number>;
+  kv_create(kv: object, key: string, value: Uint8Array | string, opts: object | undefined): Promise<number>;
   kv_delete(kv: object, key: string, last: number | undefined): Promise<number>;
   kv_get(kv: object, key: string): Promise<unknown>;
   kv_get_revision(kv: object, key: string, revision: number): Promise<unknown>;
@@ -22,10 +21,9 @@ export interface GeneratedVerbs {
   kv_keys(kv: object): Promise<string[]>;
   kv_keys_filtered(kv: object, filters: string[] | null): Promise<string[]>;
   kv_list_keys(kv: object, filters: string[] | null): object;
-  kv_purge(kv: object, key: string, last: number | undefined): Promise<number>;
+  kv_purge(kv: object, key: string, last: number | undefined, opts: object | undefined): Promise<number>;
   kv_purge_deletes(kv: object, older_than_ms: number): Promise<number>;
-  kv_purge_with_ttl(kv: object, key: string, last: number | undefined, ttl_s: number): Promise<number>;
-  kv_put(kv: object, key: string, value: Uint8Array | string): Promise<number>;
+  kv_put(kv: object, key: string, value: Uint8Array | string, opts: object | undefined): Promise<number>;
   kv_status(kv: object): Promise<string>;
   kv_update(kv: object, key: string, value: Uint8Array | string, last: number): Promise<number>;
   kv_watch(kv: object, keys: string[] | null, opts: object | undefined): Promise<unknown>;
