@@ -15,10 +15,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import describe  # noqa: E402
+from gen_go import GoGen  # noqa: E402
 from gen_node import NodeGen  # noqa: E402
 
 ROOT = HERE.parent
-BACKENDS = [NodeGen]
+BACKENDS = [NodeGen, GoGen]
 
 
 def main():

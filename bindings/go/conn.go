@@ -155,7 +155,7 @@ func (nc *Conn) Close() error {
 	} else {
 		// The close (joining the library's callback threads) runs on a
 		// library thread; this goroutine waits for it.
-		_, err = await(context.Background(), C.GO_TAKE_STATUS, func(tok **C.natsio_token) C.natsio_status {
+		_, err = await(context.Background(), C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
 			return C.natsio_client_close_async(nc.ptr, tok)
 		})
 	}
@@ -343,7 +343,7 @@ func (nc *Conn) startRequestMany(ctx context.Context, subject string, data []byt
 func (nc *Conn) Flush(ctx context.Context) error {
 	defer runtime.KeepAlive(nc)
 	timeout := timeoutArg(ctx) // NATSIO_TIMEOUT_DEFAULT: the flush timeout
-	_, err := await(ctx, C.GO_TAKE_STATUS, func(tok **C.natsio_token) C.natsio_status {
+	_, err := await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
 		return C.natsio_client_flush_async(nc.ptr, timeout, tok)
 	})
 	return err
@@ -375,7 +375,7 @@ func (nc *Conn) Drain(ctx context.Context) error {
 		C.natsio_token_free(tok) // the drain goes on
 		return nil
 	}
-	_, err = awaitToken(ctx, tok, C.GO_TAKE_STATUS, leaveOnEnd)
+	_, err = awaitToken(ctx, tok, C.GO_TAKE_NONE, leaveOnEnd)
 	if ctx.Err() != nil && err != nil {
 		return err
 	}

@@ -295,7 +295,7 @@ func (js *JetStream) DeleteConsumer(ctx context.Context, stream, consumer string
 	if err != nil {
 		return err
 	}
-	_, err = jsAwait(ctx, js, C.GO_TAKE_STATUS, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+	_, err = jsAwait(ctx, js, C.GO_TAKE_NONE, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
 		return C.natsio_js_consumer_delete_async(p, cPtr(cstream), cPtr(ccons), tok)
 	})
 	return err
@@ -415,7 +415,7 @@ func (js *JetStream) UnpinConsumer(ctx context.Context, stream, consumer, group 
 	if err != nil {
 		return err
 	}
-	_, err = jsAwait(ctx, js, C.GO_TAKE_STATUS, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+	_, err = jsAwait(ctx, js, C.GO_TAKE_NONE, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
 		return C.natsio_js_consumer_unpin_async(p, cPtr(cstream), cPtr(ccons), cPtr(cgroup), tok)
 	})
 	return err
@@ -836,7 +836,7 @@ func (m *Msg) AckSync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := awaitStarted(ctx, tok, C.GO_TAKE_STATUS); err != nil {
+	if _, err := awaitStarted(ctx, tok, C.GO_TAKE_NONE); err != nil {
 		return err
 	}
 	m.js.batch.free(m.js.index)

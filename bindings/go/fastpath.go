@@ -188,17 +188,7 @@ func iterNext[T any](ctx context.Context, it unsafe.Pointer, kind C.int, keep fu
 	default:
 		return zero, resultError(n.status, n.detail)
 	}
-	takeKind := C.int(C.GO_TAKE_MSG)
-	switch kind {
-	case C.GO_ITER_KV_WATCHER:
-		takeKind = C.GO_TAKE_KV_ENTRY
-	case C.GO_ITER_JS_MESSAGES:
-		takeKind = C.GO_TAKE_JS_MSG
-	case C.GO_ITER_STORED_MSGS:
-		takeKind = C.GO_TAKE_STORED_MSG
-	case C.GO_ITER_KV_KEYS:
-		takeKind = C.GO_TAKE_STRING
-	}
+	takeKind := C.go_iter_take_kind(kind)
 	// A cancelled wait leaves the item in the iterator (the token is
 	// withdrawn); one already on its way is returned.
 	r, err := awaitToken(ctx, n.token, takeKind, cancelOnEnd)

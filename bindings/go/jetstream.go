@@ -188,6 +188,18 @@ func cCall(call func() C.natsio_status) error {
 	return err
 }
 
+// onJS makes one call on the context's C handle, which a Close in the
+// meantime frees only after it returns.
+func onJS[T any](js *JetStream, call func(p *C.natsio_js) (T, error)) (T, error) {
+	p, err := js.acquire()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer js.release()
+	return call(p)
+}
+
 // jsAwait runs one asynchronous operation on the context's handle (see
 // await). The handle is only needed to start it.
 func jsAwait(ctx context.Context, js *JetStream, kind C.int, call func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status) (C.go_take, error) {
@@ -224,14 +236,23 @@ func jsStrings(ctx context.Context, js *JetStream, call func(p *C.natsio_js, tok
 	return takeStringList(r), nil
 }
 
+// configJSON is cfg's JSON (ErrConfig when cfg does not marshal).
+func configJSON(cfg any) (string, error) {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return "", errorOf(ErrConfig, err.Error())
+	}
+	return string(b), nil
+}
+
 // configCString is cfg's JSON as a C string (ErrConfig when cfg does not
 // marshal).
 func configCString(cfg any) ([]byte, error) {
-	b, err := json.Marshal(cfg)
+	j, err := configJSON(cfg)
 	if err != nil {
-		return nil, errorOf(ErrConfig, err.Error())
+		return nil, err
 	}
-	return cString(string(b))
+	return cString(j)
 }
 
 // AccountInfo is the account's JetStream usage and limits.
@@ -697,7 +718,7 @@ func (js *JetStream) PublishAsyncComplete(ctx context.Context) error {
 	if _, ok := ctx.Deadline(); ok {
 		timeout = timeoutArg(ctx)
 	}
-	_, err := jsAwait(ctx, js, C.GO_TAKE_STATUS, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+	_, err := jsAwait(ctx, js, C.GO_TAKE_NONE, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
 		return C.natsio_js_publish_async_complete_async(p, timeout, tok)
 	})
 	return err
@@ -1131,7 +1152,7 @@ func (js *JetStream) DeleteStream(ctx context.Context, stream string) error {
 	if err != nil {
 		return err
 	}
-	_, err = jsAwait(ctx, js, C.GO_TAKE_STATUS, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+	_, err = jsAwait(ctx, js, C.GO_TAKE_NONE, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
 		return C.natsio_js_stream_delete_async(p, cPtr(cname), tok)
 	})
 	return err
@@ -1345,7 +1366,7 @@ func (js *JetStream) deleteMsg(ctx context.Context, stream string, seq uint64, e
 	if err != nil {
 		return err
 	}
-	_, err = jsAwait(ctx, js, C.GO_TAKE_STATUS, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+	_, err = jsAwait(ctx, js, C.GO_TAKE_NONE, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
 		return C.natsio_js_stream_delete_msg_async(p, cPtr(cname), C.uint64_t(seq), C.bool(erase), tok)
 	})
 	return err

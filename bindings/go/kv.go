@@ -94,13 +94,11 @@ func (kv *KeyValue) Bucket() string { return kv.bucket }
 // createKeyValue is natsio_js_kv_create_async with action (a
 // natsio_create_action).
 func (js *JetStream) createKeyValue(ctx context.Context, cfg KeyValueConfig, action C.int32_t) (*KeyValue, error) {
-	ccfg, err := configCString(cfg)
+	config, err := configJSON(cfg)
 	if err != nil {
 		return nil, err
 	}
-	r, err := jsAwait(ctx, js, C.GO_TAKE_KV, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_kv_create_async(p, cPtr(ccfg), action, tok)
-	})
+	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsKvCreate(ctx, p, config, int32(action)) })
 	if err != nil {
 		return nil, err
 	}
@@ -129,13 +127,7 @@ func (js *JetStream) CreateOrUpdateKeyValue(ctx context.Context, cfg KeyValueCon
 
 // KeyValue binds an existing bucket. ErrBucketNotFound, ErrInvalidBucketName.
 func (js *JetStream) KeyValue(ctx context.Context, bucket string) (*KeyValue, error) {
-	cname, err := cString(bucket)
-	if err != nil {
-		return nil, err
-	}
-	r, err := jsAwait(ctx, js, C.GO_TAKE_KV, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_kv_bind_async(p, cPtr(cname), tok)
-	})
+	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsKvBind(ctx, p, bucket) })
 	if err != nil {
 		return nil, err
 	}
@@ -145,39 +137,20 @@ func (js *JetStream) KeyValue(ctx context.Context, bucket string) (*KeyValue, er
 // DeleteKeyValue deletes a bucket with all its keys and history.
 // ErrBucketNotFound, ErrInvalidBucketName.
 func (js *JetStream) DeleteKeyValue(ctx context.Context, bucket string) error {
-	cname, err := cString(bucket)
-	if err != nil {
-		return err
-	}
-	_, err = jsAwait(ctx, js, C.GO_TAKE_STATUS, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_kv_delete_async(p, cPtr(cname), tok)
-	})
+	_, err := onJS(js, func(p *C.natsio_js) (struct{}, error) { return struct{}{}, rawJsKvDelete(ctx, p, bucket) })
 	return err
 }
 
-// kvAwait runs one asynchronous operation on the bucket's handle (see
-// await).
-func kvAwait(ctx context.Context, kv *KeyValue, kind C.int, call func(p *C.natsio_kv, tok **C.natsio_token) C.natsio_status) (C.go_take, error) {
+// onKV makes one call on the bucket's C handle, keeping kv (whose
+// finalizer frees the handle) alive until it returns; ErrNullArgument for
+// a nil *KeyValue.
+func onKV[T any](kv *KeyValue, call func(p *C.natsio_kv) (T, error)) (T, error) {
 	if kv == nil {
-		return C.go_take{}, errorOf(ErrNullArgument, "nil *KeyValue")
+		var zero T
+		return zero, errorOf(ErrNullArgument, "nil *KeyValue")
 	}
 	defer runtime.KeepAlive(kv)
-	return await(ctx, kind, func(tok **C.natsio_token) C.natsio_status { return call(kv.ptr, tok) })
-}
-
-type kvWrite func(p *C.natsio_kv, key *C.char, value unsafe.Pointer, n C.size_t, tok **C.natsio_token) C.natsio_status
-
-func (kv *KeyValue) write(ctx context.Context, key string, value []byte, call kvWrite) (uint64, error) {
-	ckey, err := cString(key)
-	if err != nil {
-		return 0, err
-	}
-	ptr, n := dataPtr(value)
-	r, err := kvAwait(ctx, kv, C.GO_TAKE_U64, func(p *C.natsio_kv, tok **C.natsio_token) C.natsio_status {
-		return call(p, cPtr(ckey), ptr, n, tok)
-	})
-	runtime.KeepAlive(value)
-	return uint64(r.u64), err
+	return call(kv.ptr)
 }
 
 // Put stores value under key and returns the new revision. With KeyTTL
@@ -191,9 +164,7 @@ func (kv *KeyValue) Put(ctx context.Context, key string, value []byte, opts ...K
 	if err != nil {
 		return 0, err
 	}
-	return kv.write(ctx, key, value, func(p *C.natsio_kv, k *C.char, v unsafe.Pointer, n C.size_t, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_kv_put_async(p, k, v, n, wo, tok)
-	})
+	return onKV(kv, func(p *C.natsio_kv) (uint64, error) { return rawKvPut(ctx, p, key, value, wo) })
 }
 
 // KVCreateOpt is an option of Create (and of Put).
@@ -269,17 +240,13 @@ func (kv *KeyValue) Create(ctx context.Context, key string, value []byte, opts .
 	if err != nil {
 		return 0, err
 	}
-	return kv.write(ctx, key, value, func(p *C.natsio_kv, k *C.char, v unsafe.Pointer, n C.size_t, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_kv_create_async(p, k, v, n, wo, tok)
-	})
+	return onKV(kv, func(p *C.natsio_kv) (uint64, error) { return rawKvCreate(ctx, p, key, value, wo) })
 }
 
 // Update stores value only if key's latest revision is last (compare and
 // set): ErrWrongLastSequence otherwise.
 func (kv *KeyValue) Update(ctx context.Context, key string, value []byte, last uint64) (uint64, error) {
-	return kv.write(ctx, key, value, func(p *C.natsio_kv, k *C.char, v unsafe.Pointer, n C.size_t, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_kv_update_async(p, k, v, n, C.uint64_t(last), tok)
-	})
+	return onKV(kv, func(p *C.natsio_kv) (uint64, error) { return rawKvUpdate(ctx, p, key, value, last) })
 }
 
 // KeyValueOp is what a revision of a key records.
@@ -459,24 +426,16 @@ func (kv *KeyValue) remove(ctx context.Context, key string, opts []KVDeleteOpt, 
 	if hasTTL && !purge {
 		return errorOf(ErrInvalidArgument, "PurgeTTL is an option of Purge, not Delete")
 	}
-	ckey, err := cString(key)
-	if err != nil {
-		return err
-	}
-	// The C call reads last before it returns: a C copy, as Go memory
-	// passed through a pointer field would need pinning.
-	var lastp *C.uint64_t
+	var last *uint64
 	if cfg.hasLast {
-		lastp = (*C.uint64_t)(C.malloc(C.sizeof_uint64_t))
-		defer C.free(unsafe.Pointer(lastp))
-		*lastp = C.uint64_t(cfg.last)
+		last = &cfg.last
 	}
 	wo := writeOptions(ttl, hasTTL)
-	_, err = kvAwait(ctx, kv, C.GO_TAKE_U64, func(p *C.natsio_kv, tok **C.natsio_token) C.natsio_status {
+	_, err = onKV(kv, func(p *C.natsio_kv) (uint64, error) {
 		if purge {
-			return C.natsio_kv_purge_async(p, cPtr(ckey), lastp, wo, tok)
+			return rawKvPurge(ctx, p, key, last, wo)
 		}
-		return C.natsio_kv_delete_async(p, cPtr(ckey), lastp, tok)
+		return rawKvDelete(ctx, p, key, last)
 	})
 	return err
 }
@@ -527,17 +486,14 @@ func (kv *KeyValue) PurgeDeletes(ctx context.Context, opts ...KVPurgeOpt) (uint6
 			opt(&cfg)
 		}
 	}
-	var ms C.int64_t
+	var ms int64
 	switch d := cfg.olderThan; {
 	case d < 0:
 		ms = -1
 	case d > 0:
-		ms = C.int64_t((d + time.Millisecond - 1) / time.Millisecond)
+		ms = int64((d + time.Millisecond - 1) / time.Millisecond)
 	}
-	r, err := kvAwait(ctx, kv, C.GO_TAKE_U64, func(p *C.natsio_kv, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_kv_purge_deletes_async(p, ms, tok)
-	})
-	return uint64(r.u64), err
+	return onKV(kv, func(p *C.natsio_kv) (uint64, error) { return rawKvPurgeDeletes(ctx, p, ms) })
 }
 
 // KeyValueStatus is a bucket's state, from its backing stream (the
@@ -590,9 +546,7 @@ func keyValueStatus(st *C.natsio_kv_bucket_status) (*KeyValueStatus, error) {
 // Status reads the bucket's state in one request (the backing stream's
 // info). ErrBucketNotFound once the bucket is deleted.
 func (kv *KeyValue) Status(ctx context.Context) (*KeyValueStatus, error) {
-	r, err := kvAwait(ctx, kv, C.GO_TAKE_KV_BUCKET_STATUS, func(p *C.natsio_kv, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_kv_get_status_async(p, tok)
-	})
+	r, err := onKV(kv, func(p *C.natsio_kv) (C.go_take, error) { return rawKvGetStatus(ctx, p) })
 	if err != nil {
 		return nil, err
 	}
@@ -606,18 +560,18 @@ func (kv *KeyValue) Status(ctx context.Context) (*KeyValueStatus, error) {
 // streams are left out), in no particular order; an empty slice when
 // there are none.
 func (js *JetStream) KeyValueStoreNames(ctx context.Context) ([]string, error) {
-	return jsStrings(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_kv_names_async(p, tok)
-	})
+	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsKvNames(ctx, p) })
+	if err != nil {
+		return nil, err
+	}
+	return takeStringList(r), nil
 }
 
 // KeyValueStores reads the status of every Key-Value bucket of the account
 // (as KeyValueStoreNames lists them), from the paged stream list without a
 // request per bucket; an empty slice when there are none.
 func (js *JetStream) KeyValueStores(ctx context.Context) ([]*KeyValueStatus, error) {
-	r, err := jsAwait(ctx, js, C.GO_TAKE_KV_BUCKET_STATUS_LIST, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_kv_statuses_async(p, tok)
-	})
+	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsKvStatuses(ctx, p) })
 	if err != nil {
 		return nil, err
 	}
@@ -641,9 +595,7 @@ func (js *JetStream) KeyValueStores(ctx context.Context) ([]*KeyValueStatus, err
 // are left out), in no particular order; an empty slice for an empty
 // bucket. The library reads the bucket through a short-lived consumer.
 func (kv *KeyValue) Keys(ctx context.Context) ([]string, error) {
-	r, err := kvAwait(ctx, kv, C.GO_TAKE_STRING_LIST, func(p *C.natsio_kv, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_kv_keys_async(p, tok)
-	})
+	r, err := onKV(kv, func(p *C.natsio_kv) (C.go_take, error) { return rawKvKeys(ctx, p) })
 	if err != nil {
 		return nil, err
 	}
@@ -654,13 +606,7 @@ func (kv *KeyValue) Keys(ctx context.Context) ([]string, error) {
 // markers included (each entry's Delta counts the newer revisions).
 // ErrKeyNotFound when the key has none, ErrInvalidKey.
 func (kv *KeyValue) History(ctx context.Context, key string) ([]KeyValueEntry, error) {
-	ckey, err := cString(key)
-	if err != nil {
-		return nil, err
-	}
-	r, err := kvAwait(ctx, kv, C.GO_TAKE_KV_ENTRY_LIST, func(p *C.natsio_kv, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_kv_history_async(p, cPtr(ckey), tok)
-	})
+	r, err := onKV(kv, func(p *C.natsio_kv) (C.go_take, error) { return rawKvHistory(ctx, p, key) })
 	if err != nil {
 		return nil, err
 	}

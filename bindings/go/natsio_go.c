@@ -149,82 +149,15 @@ static void go_token_release(natsio_token *tok, int free_token, natsio_status st
 go_take go_token_take(natsio_token *tok, int kind, int free_token) {
 	go_take r;
 	memset(&r, 0, sizeof r);
-	switch (kind) {
-	case GO_TAKE_STATUS:
-		r.status = natsio_token_status(tok);
-		break;
-	case GO_TAKE_MSG:
-	case GO_TAKE_JS_MSG:
+	if (kind < GO_TAKE_GEN_END) {
+		go_gen_take(&r, tok, kind);
+	} else if (kind == GO_TAKE_JS_MSG) {
 		r.status = natsio_token_msg(tok, (natsio_msg **)&r.out);
-		if (r.status == NATSIO_OK) {
-			if (kind == GO_TAKE_JS_MSG) go_msg_read_js(r.out, &r.msg);
-			else go_msg_read(r.out, &r.msg);
-		}
-		break;
-	case GO_TAKE_STRING:
-		r.status = natsio_token_string(tok, (char **)&r.out);
-		break;
-	case GO_TAKE_U64:
-		r.status = natsio_token_u64(tok, &r.u64);
-		break;
-	case GO_TAKE_PUB_ACK:
-		r.status = natsio_token_pub_ack(tok, (natsio_pub_ack **)&r.out);
-		if (r.status == NATSIO_OK) go_pub_ack_read(r.out, &r.ack);
-		break;
-	case GO_TAKE_KV:
-		r.status = natsio_token_kv(tok, (natsio_kv **)&r.out);
-		break;
-	case GO_TAKE_KV_ENTRY:
-	case GO_TAKE_KV_GOT_ENTRY:
+		if (r.status == NATSIO_OK) go_msg_read_js(r.out, &r.msg);
+	} else if (kind == GO_TAKE_KV_GOT_ENTRY) {
 		r.status = natsio_token_kv_entry(tok, (natsio_kv_entry **)&r.out);
-		if (r.status == NATSIO_OK) {
-			if (kind == GO_TAKE_KV_GOT_ENTRY) go_entry_read_values(r.out, &r.entry);
-			else go_entry_read(r.out, &r.entry);
-		}
-		break;
-	case GO_TAKE_STORED_MSG:
-		r.status = natsio_token_stored_msg(tok, (natsio_stored_msg **)&r.out);
-		break;
-	case GO_TAKE_MSG_LIST:
-		r.status = natsio_token_msg_list(tok, (natsio_msg_list **)&r.out);
-		break;
-	case GO_TAKE_KV_ENTRY_LIST:
-		r.status = natsio_token_kv_entry_list(tok, (natsio_kv_entry_list **)&r.out);
-		break;
-	case GO_TAKE_STRING_LIST:
-		r.status = natsio_token_string_list(tok, (natsio_string_list **)&r.out);
-		break;
-	case GO_TAKE_CLIENT:
-		r.status = natsio_token_client(tok, (natsio_client **)&r.out);
-		break;
-	case GO_TAKE_JS_MESSAGES:
-		r.status = natsio_token_js_messages(tok, (natsio_js_messages **)&r.out);
-		break;
-	case GO_TAKE_KV_WATCHER:
-		r.status = natsio_token_kv_watcher(tok, (natsio_kv_watcher **)&r.out);
-		break;
-	case GO_TAKE_OBJ:
-		r.status = natsio_token_obj(tok, (natsio_obj **)&r.out);
-		break;
-	case GO_TAKE_OBJ_INFO:
-		r.status = natsio_token_obj_info(tok, (natsio_obj_info **)&r.out);
-		break;
-	case GO_TAKE_OBJ_INFO_LIST:
-		r.status = natsio_token_obj_info_list(tok, (natsio_obj_info_list **)&r.out);
-		break;
-	case GO_TAKE_OBJ_STATUS:
-		r.status = natsio_token_obj_status(tok, (natsio_obj_status **)&r.out);
-		break;
-	case GO_TAKE_OBJ_STATUS_LIST:
-		r.status = natsio_token_obj_status_list(tok, (natsio_obj_status_list **)&r.out);
-		break;
-	case GO_TAKE_OBJ_READER:
-		r.status = natsio_token_obj_reader(tok, (natsio_obj_reader **)&r.out);
-		break;
-	case GO_TAKE_OBJ_WATCHER:
-		r.status = natsio_token_obj_watcher(tok, (natsio_obj_watcher **)&r.out);
-		break;
-	case GO_TAKE_OBJ_CHUNK: {
+		if (r.status == NATSIO_OK) go_entry_read_values(r.out, &r.entry);
+	} else if (kind == GO_TAKE_OBJ_CHUNK) {
 		// The piece is the token's: copied, as the token is freed at once.
 		const void *data = NULL;
 		size_t len = 0;
@@ -240,15 +173,7 @@ go_take go_token_take(natsio_token *tok, int kind, int free_token) {
 			memcpy(r.out, data, len);
 			r.u64 = len;
 		}
-		break;
-	}
-	case GO_TAKE_KV_BUCKET_STATUS:
-		r.status = natsio_token_kv_bucket_status(tok, (natsio_kv_bucket_status **)&r.out);
-		break;
-	case GO_TAKE_KV_BUCKET_STATUS_LIST:
-		r.status = natsio_token_kv_bucket_status_list(tok, (natsio_kv_bucket_status_list **)&r.out);
-		break;
-	default:
+	} else {
 		r.status = NATSIO_ERR_INTERNAL;
 		r.detail = go_error_text("unknown token result kind");
 		return r;
@@ -263,79 +188,9 @@ go_take go_token_take(natsio_token *tok, int kind, int free_token) {
 go_next go_iter_next(const void *it, int kind) {
 	go_next r;
 	memset(&r, 0, sizeof r);
-	// A ready item first: no token, no callback.
-	switch (kind) {
-	case GO_ITER_SUB:
-		r.status = natsio_sub_next(it, NATSIO_NO_WAIT, (natsio_msg **)&r.item);
-		break;
-	case GO_ITER_REPLIES:
-		r.status = natsio_replies_next(it, NATSIO_NO_WAIT, (natsio_msg **)&r.item);
-		break;
-	case GO_ITER_JS_MESSAGES:
-		r.status = natsio_js_messages_next(it, NATSIO_NO_WAIT, (natsio_msg **)&r.item);
-		break;
-	case GO_ITER_KV_WATCHER:
-		r.status = natsio_kv_watcher_next(it, NATSIO_NO_WAIT, (natsio_kv_entry **)&r.item);
-		break;
-	case GO_ITER_OBJ_WATCHER:
-		r.status = natsio_obj_watcher_next(it, NATSIO_NO_WAIT, (natsio_obj_info **)&r.item);
-		break;
-	case GO_ITER_STORED_MSGS:
-		r.status = natsio_stored_msgs_next(it, NATSIO_NO_WAIT, (natsio_stored_msg **)&r.item);
-		break;
-	case GO_ITER_KV_KEYS:
-		r.status = natsio_kv_key_lister_next(it, NATSIO_NO_WAIT, (char **)&r.item);
-		break;
-	default:
-		r.status = NATSIO_ERR_INTERNAL;
-		r.detail = go_error_text("unknown iterator kind");
-		return r;
-	}
-	if (r.status == NATSIO_OK) {
-		if (kind == GO_ITER_OBJ_WATCHER || kind == GO_ITER_STORED_MSGS || kind == GO_ITER_KV_KEYS) {
-			// The info's, stored message's or key's fields are read by Go.
-		} else if (kind == GO_ITER_KV_WATCHER) {
-			go_entry_read(r.item, &r.entry);
-		} else if (kind == GO_ITER_JS_MESSAGES) {
-			go_msg_read_js(r.item, &r.msg);
-		} else {
-			go_msg_read(r.item, &r.msg);
-		}
-		return r;
-	}
-	if (r.status != NATSIO_ERR_TIMEOUT) {
-		r.detail = go_detail(r.status);
-		return r;
-	}
-	// Nothing ready: a token for the next item.
-	switch (kind) {
-	case GO_ITER_SUB:
-		r.status = natsio_sub_next_async(it, &r.token);
-		break;
-	case GO_ITER_REPLIES:
-		r.status = natsio_replies_next_async(it, &r.token);
-		break;
-	case GO_ITER_JS_MESSAGES:
-		r.status = natsio_js_messages_next_async(it, &r.token);
-		break;
-	case GO_ITER_OBJ_WATCHER:
-		r.status = natsio_obj_watcher_next_async(it, &r.token);
-		break;
-	case GO_ITER_STORED_MSGS:
-		r.status = natsio_stored_msgs_next_async(it, &r.token);
-		break;
-	case GO_ITER_KV_KEYS:
-		r.status = natsio_kv_key_lister_next_async(it, &r.token);
-		break;
-	default:
-		r.status = natsio_kv_watcher_next_async(it, &r.token);
-		break;
-	}
-	if (r.status == NATSIO_OK) {
-		r.status = NATSIO_PENDING;
-	} else {
-		r.detail = go_detail(r.status);
-	}
+	// A ready item first (no token, no callback); otherwise a token for it.
+	go_gen_iter_next(&r, it, kind);
+	if (r.status != NATSIO_OK && r.status != NATSIO_PENDING) r.detail = go_detail(r.status);
 	return r;
 }
 

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "natsio.h"
+#include "gen_kinds.h"
 
 /* A failure's detail and error data, read on the thread that failed (one
  * malloc'd block, the text inside it: Go frees it with one free). */
@@ -79,34 +80,12 @@ size_t go_cq_poll(uint64_t *tags, size_t max);
  * completed already (nothing registered). */
 go_result go_token_watch(natsio_token *tok, uint64_t tag);
 
-/* What go_token_take reads. */
+/* What go_token_take reads: the generated kinds (gen_kinds.h: one per
+ * token reader of the header), then the binding's own presentations. */
 enum {
-	GO_TAKE_STATUS,
-	GO_TAKE_MSG,
-	GO_TAKE_STRING,
-	GO_TAKE_U64,
-	GO_TAKE_PUB_ACK,
-	GO_TAKE_KV,
-	GO_TAKE_KV_ENTRY,
+	GO_TAKE_JS_MSG = GO_TAKE_GEN_END, /* a message and its JetStream metadata */
 	GO_TAKE_KV_GOT_ENTRY, /* a get's entry: its bucket and key are the caller's, not read */
-	GO_TAKE_STORED_MSG,
-	GO_TAKE_MSG_LIST,
-	GO_TAKE_KV_ENTRY_LIST,
-	GO_TAKE_STRING_LIST,
-	GO_TAKE_CLIENT,
-	GO_TAKE_JS_MESSAGES,
-	GO_TAKE_KV_WATCHER,
-	GO_TAKE_JS_MSG, /* a message and its JetStream metadata */
-	GO_TAKE_OBJ,
-	GO_TAKE_OBJ_INFO,
-	GO_TAKE_OBJ_INFO_LIST,
-	GO_TAKE_OBJ_STATUS,
-	GO_TAKE_OBJ_STATUS_LIST,
-	GO_TAKE_OBJ_READER,
-	GO_TAKE_OBJ_WATCHER,
-	GO_TAKE_OBJ_CHUNK, /* a malloc'd copy of the piece in out, its length in u64 */
-	GO_TAKE_KV_BUCKET_STATUS,
-	GO_TAKE_KV_BUCKET_STATUS_LIST
+	GO_TAKE_OBJ_CHUNK /* a malloc'd copy of the piece in out, its length in u64 */
 };
 
 /* A publish ack's fields, borrowed from the ack (NULL: absent). */
@@ -136,18 +115,12 @@ enum { GO_KEEP_TOKEN = 0, GO_FREE_TOKEN = 1, GO_FREE_TOKEN_IF_DONE = 2 };
 
 /* Reads the result of kind; frees the token afterwards as free_token says. */
 go_take go_token_take(natsio_token *tok, int kind, int free_token);
+/* The generated kinds' part of go_token_take (gen_take.c): status, out or
+ * u64, and the view of a message, entry or ack. */
+void go_gen_take(go_take *r, natsio_token *tok, int kind);
 
 /* ---- iterators ---- */
 
-enum {
-	GO_ITER_SUB,
-	GO_ITER_REPLIES,
-	GO_ITER_JS_MESSAGES,
-	GO_ITER_KV_WATCHER,
-	GO_ITER_OBJ_WATCHER,
-	GO_ITER_STORED_MSGS, /* the item is a natsio_stored_msg, read by Go */
-	GO_ITER_KV_KEYS /* the item is a key (char *, natsio_string_free) */
-};
 
 /* The next item if one is ready (status NATSIO_OK, item and its view), the
  * end (NATSIO_DONE) or the error that ended the iteration; otherwise a
@@ -162,6 +135,10 @@ typedef struct go_next {
 } go_next;
 
 go_next go_iter_next(const void *it, int kind);
+/* gen_take.c: go_iter_next but for the failure detail; and the result kind
+ * (GO_TAKE_) of an iterator's _next_async token. */
+void go_gen_iter_next(go_next *r, const void *it, int kind);
+int go_iter_take_kind(int kind);
 
 /* Acknowledges msg: GO_ACK_NAK waits delay_ms before redelivery (0: at
  * once), GO_ACK_TERM records reason (may be NULL), GO_ACK_ACK_DEFERRED is

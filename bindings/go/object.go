@@ -276,7 +276,7 @@ func (js *JetStream) DeleteObjectStore(ctx context.Context, bucket string) error
 	if err != nil {
 		return err
 	}
-	_, err = jsAwait(ctx, js, C.GO_TAKE_STATUS, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
+	_, err = jsAwait(ctx, js, C.GO_TAKE_NONE, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
 		return C.natsio_js_obj_delete_async(p, cPtr(cname), tok)
 	})
 	return err
@@ -380,7 +380,7 @@ func (obs *ObjectStore) Status(ctx context.Context) (*ObjectStoreStatus, error) 
 // Seal makes the bucket read only: later puts, deletes and meta updates
 // fail with ErrBucketSealed. It cannot be undone.
 func (obs *ObjectStore) Seal(ctx context.Context) error {
-	_, err := objAwait(ctx, obs, C.GO_TAKE_STATUS, func(p *C.natsio_obj, tok **C.natsio_token) C.natsio_status {
+	_, err := objAwait(ctx, obs, C.GO_TAKE_NONE, func(p *C.natsio_obj, tok **C.natsio_token) C.natsio_status {
 		return C.natsio_obj_seal_async(p, tok)
 	})
 	return err
@@ -548,7 +548,7 @@ func (w *ObjectWriter) write(p []byte) error {
 	// The library copies p before the call returns; the token completes
 	// once it has accepted the bytes (at once unless 8 MiB of chunks
 	// await acks).
-	_, err := await(w.ctx, C.GO_TAKE_STATUS, func(tok **C.natsio_token) C.natsio_status {
+	_, err := await(w.ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
 		return C.natsio_obj_writer_write_async(wp, ptr, n, tok)
 	})
 	runtime.KeepAlive(p)
@@ -963,7 +963,7 @@ func (obs *ObjectStore) UpdateMeta(ctx context.Context, name string, meta Object
 	if err != nil {
 		return err
 	}
-	_, err = objAwait(ctx, obs, C.GO_TAKE_STATUS, func(p *C.natsio_obj, tok **C.natsio_token) C.natsio_status {
+	_, err = objAwait(ctx, obs, C.GO_TAKE_NONE, func(p *C.natsio_obj, tok **C.natsio_token) C.natsio_status {
 		return C.natsio_obj_update_meta_async(p, cPtr(cname), cPtr(cmeta), tok)
 	})
 	return err
@@ -976,7 +976,7 @@ func (obs *ObjectStore) Delete(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	_, err = objAwait(ctx, obs, C.GO_TAKE_STATUS, func(p *C.natsio_obj, tok **C.natsio_token) C.natsio_status {
+	_, err = objAwait(ctx, obs, C.GO_TAKE_NONE, func(p *C.natsio_obj, tok **C.natsio_token) C.natsio_status {
 		return C.natsio_obj_delete_async(p, cPtr(cname), tok)
 	})
 	return err

@@ -231,7 +231,7 @@ func (oc *OrderedConsumer) Stop(ctx context.Context) error {
 		return errorOf(ErrNullArgument, "nil *OrderedConsumer")
 	}
 	defer runtime.KeepAlive(oc)
-	_, err := await(ctx, C.GO_TAKE_STATUS, func(tok **C.natsio_token) C.natsio_status {
+	_, err := await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
 		return C.natsio_ordered_consumer_stop_async(oc.ptr, tok)
 	})
 	return err

@@ -137,7 +137,7 @@ func (s *Subscription) Drain(ctx context.Context) error {
 		C.natsio_token_free(tok) // the drain goes on
 		return nil
 	}
-	_, err = awaitToken(ctx, tok, C.GO_TAKE_STATUS, leaveOnEnd)
+	_, err = awaitToken(ctx, tok, C.GO_TAKE_NONE, leaveOnEnd)
 	return err
 }
 
