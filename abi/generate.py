@@ -15,11 +15,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import describe  # noqa: E402
+from gen_cpp import CppGen  # noqa: E402
 from gen_go import GoGen  # noqa: E402
 from gen_node import NodeGen  # noqa: E402
 
 ROOT = HERE.parent
-BACKENDS = [NodeGen, GoGen]
+BACKENDS = [NodeGen, GoGen, CppGen]
 
 
 def main():

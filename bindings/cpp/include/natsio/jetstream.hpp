@@ -1387,6 +1387,11 @@ struct TokenReader<KvWatcher> {
 /// whatever its age (any negative duration does the same).
 inline constexpr milliseconds all_markers{-1};
 
+}  // namespace natsio
+// detail::KvVerbs, the generated verb layer, needs the result types above.
+#include <natsio/gen/verbs.hpp>
+namespace natsio {
+
 /// A bound Key-Value bucket (natsio_kv_free on destruction; the bucket
 /// itself stays): a move-only RAII owner from JetStream::key_value or
 /// create_key_value. Every call has a blocking form, which waits up to the
@@ -1394,7 +1399,7 @@ inline constexpr milliseconds all_markers{-1};
 /// same result and errors (argument errors are thrown by the `_async`
 /// call itself). It does not keep the client open
 /// (ConnectionClosedError once it is closed); thread-safe.
-class KeyValue {
+class KeyValue : public detail::KvVerbs<KeyValue> {
 public:
     /// No bucket: its calls throw InvalidArgumentError.
     KeyValue() noexcept = default;
@@ -1427,16 +1432,11 @@ public:
     /// Stores `value` under `key`; returns the new revision.
     /// InvalidKeyError, ApiError (e.g. larger than max_value_size).
     std::uint64_t put(std::string_view key, ByteView value) const {
-        detail::CString c_key(key, "key");
-        std::uint64_t revision = 0;
-        detail::check(natsio_kv_put(kv_, c_key.get(), value.data(), value.size(), nullptr, &revision));
-        return revision;
+        return raw_put(key, value, nullptr);
     }
     /// The future form of put: the new revision.
     Future<std::uint64_t> put_async(std::string_view key, ByteView value) const {
-        detail::CString c_key(key, "key");
-        return detail::start_async<std::uint64_t>(sink_, natsio_kv_put_async, kv_, c_key.get(),
-                                                  value.data(), value.size(), nullptr);
+        return raw_put_async(key, value, nullptr);
     }
 
     /// As put, and the new revision expires `ttl` after it is stored
@@ -1451,35 +1451,25 @@ public:
     /// other than ttl_never; zero is no TTL of its own; an embedded NUL),
     /// InvalidKeyError, ApiError, TimeoutError, ConnectionClosedError.
     std::uint64_t put(std::string_view key, ByteView value, std::chrono::seconds ttl) const {
-        detail::CString c_key(key, "key");
         const natsio_kv_write_options opts = write_options(ttl);
-        std::uint64_t revision = 0;
-        detail::check(natsio_kv_put(kv_, c_key.get(), value.data(), value.size(), &opts, &revision));
-        return revision;
+        return raw_put(key, value, &opts);
     }
     /// The future form of put with a TTL: the new revision (argument
     /// errors, `ttl` included, are thrown at once).
     Future<std::uint64_t> put_async(std::string_view key, ByteView value,
                                     std::chrono::seconds ttl) const {
-        detail::CString c_key(key, "key");
         const natsio_kv_write_options opts = write_options(ttl);
-        return detail::start_async<std::uint64_t>(sink_, natsio_kv_put_async, kv_, c_key.get(),
-                                                  value.data(), value.size(), &opts);
+        return raw_put_async(key, value, &opts);
     }
 
     /// Stores `value` only if `key` has no live value (a deleted or purged
     /// key can be created again); KeyExistsError otherwise.
     std::uint64_t create(std::string_view key, ByteView value) const {
-        detail::CString c_key(key, "key");
-        std::uint64_t revision = 0;
-        detail::check(natsio_kv_create(kv_, c_key.get(), value.data(), value.size(), nullptr, &revision));
-        return revision;
+        return raw_create(key, value, nullptr);
     }
     /// The future form of create: the new revision.
     Future<std::uint64_t> create_async(std::string_view key, ByteView value) const {
-        detail::CString c_key(key, "key");
-        return detail::start_async<std::uint64_t>(sink_, natsio_kv_create_async, kv_,
-                                                  c_key.get(), value.data(), value.size(), nullptr);
+        return raw_create_async(key, value, nullptr);
     }
 
     /// As create, and the new revision expires `ttl` after it is stored
@@ -1494,37 +1484,26 @@ public:
     /// (`ttl` negative other than ttl_never; zero is no TTL of its own; an embedded NUL),
     /// InvalidKeyError, ApiError, TimeoutError, ConnectionClosedError.
     std::uint64_t create(std::string_view key, ByteView value, std::chrono::seconds ttl) const {
-        detail::CString c_key(key, "key");
         const natsio_kv_write_options opts = write_options(ttl);
-        std::uint64_t revision = 0;
-        detail::check(natsio_kv_create(kv_, c_key.get(), value.data(), value.size(), &opts, &revision));
-        return revision;
+        return raw_create(key, value, &opts);
     }
     /// The future form of create with a TTL: the new revision (argument
     /// errors, `ttl` included, are thrown at once).
     Future<std::uint64_t> create_async(std::string_view key, ByteView value,
                                        std::chrono::seconds ttl) const {
-        detail::CString c_key(key, "key");
         const natsio_kv_write_options opts = write_options(ttl);
-        return detail::start_async<std::uint64_t>(sink_, natsio_kv_create_async, kv_, c_key.get(),
-                                                  value.data(), value.size(), &opts);
+        return raw_create_async(key, value, &opts);
     }
 
     /// Compare and set: stores `value` only if `key`'s latest revision is
     /// `last`; WrongLastSequenceError otherwise.
     std::uint64_t update(std::string_view key, ByteView value, std::uint64_t last) const {
-        detail::CString c_key(key, "key");
-        std::uint64_t revision = 0;
-        detail::check(
-            natsio_kv_update(kv_, c_key.get(), value.data(), value.size(), last, &revision));
-        return revision;
+        return raw_update(key, value, last);
     }
     /// The future form of update: the new revision.
     Future<std::uint64_t> update_async(std::string_view key, ByteView value,
                                        std::uint64_t last) const {
-        detail::CString c_key(key, "key");
-        return detail::start_async<std::uint64_t>(sink_, natsio_kv_update_async, kv_,
-                                                  c_key.get(), value.data(), value.size(), last);
+        return raw_update_async(key, value, last);
     }
 
     /// The latest value of `key`. KeyNotFoundError, or KeyDeletedError (a
@@ -1537,8 +1516,7 @@ public:
     }
     /// The future form of get.
     Future<KvEntry> get_async(std::string_view key) const {
-        detail::CString c_key(key, "key");
-        return detail::start_async<KvEntry>(sink_, natsio_kv_get_async, kv_, c_key.get());
+        return raw_get_async(key);
     }
 
     /// Like get, but std::nullopt when the key has no live value.
@@ -1556,16 +1534,11 @@ public:
     /// Revision `revision` of `key`; KeyNotFoundError when that revision
     /// belongs to another key or is gone.
     KvEntry get_revision(std::string_view key, std::uint64_t revision) const {
-        detail::CString c_key(key, "key");
-        natsio_kv_entry* entry = nullptr;
-        detail::check(natsio_kv_get_revision(kv_, c_key.get(), revision, &entry));
-        return KvEntry(entry);
+        return raw_get_revision(key, revision);
     }
     /// The future form of get_revision.
     Future<KvEntry> get_revision_async(std::string_view key, std::uint64_t revision) const {
-        detail::CString c_key(key, "key");
-        return detail::start_async<KvEntry>(sink_, natsio_kv_get_revision_async, kv_,
-                                            c_key.get(), revision);
+        return raw_get_revision_async(key, revision);
     }
 
     /// Deletes `key` by writing a delete marker (history is kept); returns
@@ -1573,34 +1546,24 @@ public:
     /// revision is `*last` (WrongLastSequenceError otherwise).
     std::uint64_t del(std::string_view key,
                       std::optional<std::uint64_t> last = std::nullopt) const {
-        detail::CString c_key(key, "key");
-        std::uint64_t revision = 0;
-        detail::check(natsio_kv_delete(kv_, c_key.get(), last ? &*last : nullptr, &revision));
-        return revision;
+        return raw_delete(key, last);
     }
     /// The future form of del: the marker's revision.
     Future<std::uint64_t> del_async(std::string_view key,
                                     std::optional<std::uint64_t> last = std::nullopt) const {
-        detail::CString c_key(key, "key");
-        return detail::start_async<std::uint64_t>(sink_, natsio_kv_delete_async, kv_,
-                                                  c_key.get(), last ? &*last : nullptr);
+        return raw_delete_async(key, last);
     }
 
     /// Purges `key`: a purge marker replaces all its earlier revisions;
     /// returns its revision. `last` as for del.
     std::uint64_t purge(std::string_view key,
                         std::optional<std::uint64_t> last = std::nullopt) const {
-        detail::CString c_key(key, "key");
-        std::uint64_t revision = 0;
-        detail::check(natsio_kv_purge(kv_, c_key.get(), last ? &*last : nullptr, nullptr, &revision));
-        return revision;
+        return raw_purge(key, last, nullptr);
     }
     /// The future form of purge: the marker's revision.
     Future<std::uint64_t> purge_async(std::string_view key,
                                       std::optional<std::uint64_t> last = std::nullopt) const {
-        detail::CString c_key(key, "key");
-        return detail::start_async<std::uint64_t>(sink_, natsio_kv_purge_async, kv_,
-                                                  c_key.get(), last ? &*last : nullptr, nullptr);
+        return raw_purge_async(key, last, nullptr);
     }
 
     /// As purge, and the purge marker itself expires `ttl` after it is
@@ -1615,20 +1578,15 @@ public:
     /// TimeoutError, ConnectionClosedError.
     std::uint64_t purge(std::string_view key, std::chrono::seconds ttl,
                         std::optional<std::uint64_t> last = std::nullopt) const {
-        detail::CString c_key(key, "key");
         const natsio_kv_write_options opts = write_options(ttl);
-        std::uint64_t revision = 0;
-        detail::check(natsio_kv_purge(kv_, c_key.get(), last ? &*last : nullptr, &opts, &revision));
-        return revision;
+        return raw_purge(key, last, &opts);
     }
     /// The future form of purge with a TTL: the marker's revision
     /// (argument errors, `ttl` included, are thrown at once).
     Future<std::uint64_t> purge_async(std::string_view key, std::chrono::seconds ttl,
                                       std::optional<std::uint64_t> last = std::nullopt) const {
-        detail::CString c_key(key, "key");
         const natsio_kv_write_options opts = write_options(ttl);
-        return detail::start_async<std::uint64_t>(sink_, natsio_kv_purge_async, kv_, c_key.get(),
-                                                  last ? &*last : nullptr, &opts);
+        return raw_purge_async(key, last, &opts);
     }
 
     /// Removes delete and purge markers (as nats.go's PurgeDeletes): every
@@ -1646,26 +1604,19 @@ public:
     /// are already gone). Thread-safe. BucketNotFoundError, TimeoutError,
     /// ConnectionClosedError, InvalidArgumentError (no handle).
     std::uint64_t purge_deletes(milliseconds older_than = milliseconds{0}) const {
-        std::uint64_t purged = 0;
-        detail::check(natsio_kv_purge_deletes(kv_, detail::to_ms(older_than), &purged));
-        return purged;
+        return raw_purge_deletes(detail::to_ms(older_than));
     }
     /// The future form of purge_deletes: how many messages were removed.
     Future<std::uint64_t> purge_deletes_async(milliseconds older_than = milliseconds{0}) const {
-        return detail::start_async<std::uint64_t>(sink_, natsio_kv_purge_deletes_async, kv_,
-                                                  detail::to_ms(older_than));
+        return raw_purge_deletes_async(detail::to_ms(older_than));
     }
 
     /// The keys that hold a value now (deleted and purged keys are left
     /// out). Reads the bucket through a short-lived consumer.
-    std::vector<std::string> keys() const {
-        natsio_string_list* list = nullptr;
-        detail::check(natsio_kv_keys(kv_, &list));
-        return detail::take_string_list(list);
-    }
+    std::vector<std::string> keys() const { return raw_keys(); }
     /// The future form of keys.
     Future<std::vector<std::string>> keys_async() const {
-        return detail::start_async<std::vector<std::string>>(sink_, natsio_kv_keys_async, kv_);
+        return raw_keys_async();
     }
 
     /// The keys matching `filter` (key tokens, `*` as a whole token, `>` as
@@ -1742,17 +1693,9 @@ public:
     /// included (each entry's delta() counts the newer ones).
     /// KeyNotFoundError when there is none, InvalidKeyError. The entries
     /// are views into the returned list.
-    KvEntryList history(std::string_view key) const {
-        detail::CString c_key(key, "key");
-        natsio_kv_entry_list* list = nullptr;
-        detail::check(natsio_kv_history(kv_, c_key.get(), &list));
-        return KvEntryList(list);
-    }
+    KvEntryList history(std::string_view key) const { return raw_history(key); }
     /// The future form of history.
-    Future<KvEntryList> history_async(std::string_view key) const {
-        detail::CString c_key(key, "key");
-        return detail::start_async<KvEntryList>(sink_, natsio_kv_history_async, kv_, c_key.get());
-    }
+    Future<KvEntryList> history_async(std::string_view key) const { return raw_history_async(key); }
 
     /// Watches every key of the bucket: see KvWatcher. Errors as put.
     KvWatcher watch(const KvWatchOptions& options = {}) const {
@@ -1818,13 +1761,11 @@ public:
     /// values as messages and bytes). BucketNotFoundError; otherwise errors
     /// as put.
     std::string status() const {
-        char* json = nullptr;
-        detail::check(natsio_kv_status(kv_, &json));
-        return detail::take_string(json);
+        return raw_status();
     }
     /// The future form of status.
     Future<std::string> status_async() const {
-        return detail::start_async<std::string>(sink_, natsio_kv_status_async, kv_);
+        return raw_status_async();
     }
 
     /// The bucket's typed status (a copy the caller owns), read from its
@@ -1833,13 +1774,11 @@ public:
     /// BucketNotFoundError, TimeoutError, ConnectionClosedError,
     /// InvalidArgumentError (no handle).
     KvStatus get_status() const {
-        natsio_kv_bucket_status* status = nullptr;
-        detail::check(natsio_kv_get_status(kv_, &status));
-        return detail::take_kv_status(status);
+        return raw_get_status();
     }
     /// The future form of get_status: the KvStatus.
     Future<KvStatus> get_status_async() const {
-        return detail::start_async<KvStatus>(sink_, natsio_kv_get_status_async, kv_);
+        return raw_get_status_async();
     }
 
     /// True when this object holds a bucket handle.
@@ -1850,6 +1789,10 @@ public:
     natsio_kv* release() noexcept { return std::exchange(kv_, nullptr); }
 
 private:
+    friend class detail::KvVerbs<KeyValue>;
+    natsio_kv* c_handle() const noexcept { return kv_; }
+    const detail::SinkPtr& sink() const noexcept { return sink_; }
+
     static const std::string_view* nullptr_range() noexcept { return nullptr; }
 
     /// A write's options with `ttl` as the C `ttl_s` (the library judges
