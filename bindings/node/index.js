@@ -2691,7 +2691,7 @@ class ObjectWriteStream extends Writable {
   _write(chunk, encoding, callback) {
     let p;
     try {
-      p = native.objWriterWrite(this._writer, toBytes(chunk));
+      p = native.obj_writer_write(this._writer, toBytes(chunk));
     } catch (e) {
       callback(e);
       return;
@@ -2702,7 +2702,7 @@ class ObjectWriteStream extends Writable {
   _final(callback) {
     let p;
     try {
-      p = native.objWriterFinish(this._writer);
+      p = native.obj_writer_finish(this._writer);
     } catch (e) {
       callback(e);
       return;
@@ -2782,7 +2782,7 @@ class ObjectStore {
     this._handle = handle;
     this._js = js;
     /** @type {string} */
-    this.bucket = native.objBucket(handle);
+    this.bucket = native.obj_bucket(handle);
     this._closed = false;
   }
 
@@ -2816,9 +2816,9 @@ class ObjectStore {
       for await (const chunk of source) {
         const bytes = toBytes(chunk);
         if (bytes === null) throw new TypeError('data must yield bytes');
-        if (bytes.length > 0) await native.objWriterWrite(writer, bytes);
+        if (bytes.length > 0) await native.obj_writer_write(writer, bytes);
       }
-      return new ObjectInfo(await native.objWriterFinish(writer));
+      return new ObjectInfo(await native.obj_writer_finish(writer));
     } finally {
       native.objClose(writer); // unfinished (the source failed): aborted
     }
@@ -2846,14 +2846,14 @@ class ObjectStore {
    * {showDeleted}.
    */
   async get(name, opts) {
-    const [reader, raw] = await native.objGet(this._handle, name, showDeleted(opts));
+    const [reader, raw] = await native.obj_get(this._handle, name, showDeleted(opts));
     const info = new ObjectInfo(raw);
     return { info, stream: new ObjectReadStream(reader, info) };
   }
 
   /** An object's bytes as one Buffer (verified as get's stream is). */
   async getBytes(name, opts) {
-    const [reader, raw] = await native.objGet(this._handle, name, showDeleted(opts));
+    const [reader, raw] = await native.obj_get(this._handle, name, showDeleted(opts));
     try {
       // Chunks are copied into one buffer of the recorded size as they come
       // (the library fails the read before handing out more than that), so
@@ -2875,24 +2875,24 @@ class ObjectStore {
   /** An object's info (not following links); ObjectNotFoundError, or
    * ObjectDeletedError unless {showDeleted}. */
   async info(name, opts) {
-    return new ObjectInfo(await native.objInfo(this._handle, name, showDeleted(opts)));
+    return new ObjectInfo(await native.obj_get_info(this._handle, name, showDeleted(opts)));
   }
 
   /** Changes description, headers and metadata; a `name` renames the
    * object (ObjectExistsError if a live object has that name). */
   async updateMeta(name, meta) {
     if (meta === undefined || meta === null || typeof meta !== 'object') throw new TypeError('meta must be an object');
-    await native.objUpdateMeta(this._handle, name, objectMetaJson(meta, false) ?? '{}');
+    await native.obj_update_meta(this._handle, name, objectMetaJson(meta, false) ?? '{}');
   }
 
   /** Deletes an object: its chunks are purged, a deleted info stays. */
   async delete(name) {
-    await native.objDelete(this._handle, name);
+    await native.obj_delete(this._handle, name);
   }
 
   /** The infos of the bucket's objects ({includeDeleted}: deleted ones too). */
   async list(opts) {
-    return (await native.objList(this._handle, showDeleted(opts))).map((raw) => new ObjectInfo(raw));
+    return (await native.obj_list(this._handle, showDeleted(opts))).map((raw) => new ObjectInfo(raw));
   }
 
   /** Watches the bucket (see ObjectWatcher). Options: ignoreDeletes,
@@ -2903,11 +2903,11 @@ class ObjectStore {
     }
     const o = opts ?? {};
     const flags = {
-      includeHistory: Boolean(o.includeHistory),
-      ignoreDeletes: Boolean(o.ignoreDeletes),
-      updatesOnly: Boolean(o.updatesOnly),
+      include_history: Boolean(o.includeHistory),
+      ignore_deletes: Boolean(o.ignoreDeletes),
+      updates_only: Boolean(o.updatesOnly),
     };
-    return new ObjectWatcher(await native.objWatch(this._handle, flags), this.bucket);
+    return new ObjectWatcher(await native.obj_watch(this._handle, flags), this.bucket);
   }
 
   /**
@@ -2940,20 +2940,20 @@ class ObjectStore {
   /** Stores a link named `name` to a whole bucket (a name or an ObjectStore). */
   async addBucketLink(name, bucket) {
     const b = bucket instanceof ObjectStore ? bucket.bucket : bucket;
-    return new ObjectInfo(await native.objAddBucketLink(this._handle, name, b));
+    return new ObjectInfo(await native.obj_add_bucket_link(this._handle, name, b));
   }
 
   /** Seals the bucket: it can be read, no longer changed (puts, deletes and
    * meta updates reject with BucketSealedError). Resolves with its status. */
   async seal() {
-    await native.objSeal(this._handle);
+    await native.obj_seal(this._handle);
     return this.status();
   }
 
   /** {bucket, description, ttl (ms), storage, replicas, size, sealed,
    * compression, metadata, backingStore, streamInfo} */
   async status() {
-    return objectStoreStatus(await native.objStatus(this._handle));
+    return objectStoreStatus(await native.obj_get_status(this._handle));
   }
 
   get isClosed() {
@@ -2978,7 +2978,7 @@ class ObjectStoreManager {
   _open(mode, cfg, opts) {
     if (typeof cfg === 'string') cfg = { ...(opts ?? {}), bucket: cfg };
     const json = configJson(cfg, 'object store config');
-    return native.objOpen(this._js._handle, mode, json).then((h) => new ObjectStore(h, this._js));
+    return native.js_obj_create(this._js._handle, json, mode).then((h) => new ObjectStore(h, this._js));
   }
 
   /** Creates a bucket from an ObjectStoreConfig ({bucket, description, ttl,
@@ -3000,23 +3000,23 @@ class ObjectStoreManager {
 
   /** Binds an existing bucket (BucketNotFoundError if there is none). */
   async objectStore(bucket) {
-    return new ObjectStore(await native.objOpen(this._js._handle, 3, bucket), this._js);
+    return new ObjectStore(await native.js_obj_bind(this._js._handle, bucket), this._js);
   }
 
   /** Deletes a bucket with all its objects. */
   async deleteObjectStore(bucket) {
-    await native.objDeleteBucket(this._js._handle, bucket);
+    await native.js_obj_delete(this._js._handle, bucket);
     return true;
   }
 
   /** The names of the account's object store buckets. */
   async objectStoreNames() {
-    return native.objNames(this._js._handle);
+    return native.js_obj_names(this._js._handle);
   }
 
   /** The status of every object store bucket (see ObjectStore.status). */
   async objectStoreStatuses() {
-    return (await native.objStatuses(this._js._handle)).map(objectStoreStatus);
+    return (await native.js_obj_statuses(this._js._handle)).map(objectStoreStatus);
   }
 }
 

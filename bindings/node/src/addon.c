@@ -90,26 +90,10 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
         /* Key-Value */
         FN("kvClose", js_jsh_close),
         /* Object Store */
-        FN("objOpen", js_obj_open),
-        FN("objDeleteBucket", js_obj_delete_bucket),
-        FN("objNames", js_obj_names),
-        FN("objStatuses", js_obj_statuses),
-        FN("objBucket", js_obj_bucket),
-        FN("objStatus", js_obj_status),
-        FN("objSeal", js_obj_seal),
         FN("objClose", js_jsh_close),
         FN("objWriterOpen", js_obj_writer_open),
-        FN("objWriterWrite", js_obj_writer_write),
-        FN("objWriterFinish", js_obj_writer_finish),
-        FN("objGet", js_obj_get),
         FN("objReaderNext", js_obj_reader_next),
-        FN("objInfo", js_obj_info),
-        FN("objUpdateMeta", js_obj_update_meta),
-        FN("objDelete", js_obj_delete),
-        FN("objList", js_obj_list),
         FN("objAddLink", js_obj_add_link),
-        FN("objAddBucketLink", js_obj_add_bucket_link),
-        FN("objWatch", js_obj_watch),
 #undef FN
     };
     napi_define_properties(env, exports, sizeof props / sizeof props[0], props);

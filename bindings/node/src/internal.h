@@ -422,25 +422,9 @@ napi_value js_ctx_call(napi_env env, napi_callback_info info,
                        natsio_status (*call)(const natsio_js *, natsio_token **), int result);
 
 /* object.c */
-EXPORT(js_obj_open);
-EXPORT(js_obj_delete_bucket);
-EXPORT(js_obj_names);
-EXPORT(js_obj_statuses);
-EXPORT(js_obj_bucket);
-EXPORT(js_obj_status);
-EXPORT(js_obj_seal);
 EXPORT(js_obj_writer_open);
-EXPORT(js_obj_writer_write);
-EXPORT(js_obj_writer_finish);
-EXPORT(js_obj_get);
 EXPORT(js_obj_reader_next);
-EXPORT(js_obj_info);
-EXPORT(js_obj_update_meta);
-EXPORT(js_obj_delete);
-EXPORT(js_obj_list);
 EXPORT(js_obj_add_link);
-EXPORT(js_obj_add_bucket_link);
-EXPORT(js_obj_watch);
 /* An object read's chunk (op.c's R_OBJ_CHUNK): a Buffer, null at the end. */
 napi_value obj_chunk_value(napi_env env, natsio_token *t, int32_t *st);
 /* [handle, name, ...] of an info (taken over), or true for a watcher's

@@ -121,68 +121,6 @@ napi_value obj_chunk_value(napi_env env, natsio_token *t, int32_t *st) {
 /* ------------------------------------------------------------------ */
 /* buckets                                                              */
 
-/* objOpen(js, mode 0 create | 1 update | 2 createOrUpdate | 3 bind,
- * configJson | bucket) -> Promise<external> */
-EXPORT(js_obj_open) {
-    ARGS(3);
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    int32_t mode = (int32_t)get_i64(env, argv[1], 0);
-    char *s = NULL;
-    if (!get_req_string(env, argv[2], mode == 3 ? "bucket" : "object store config", &s)) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = mode == 3 ? natsio_js_obj_bind_async(h->js, s, &tok) : natsio_js_obj_create_async(h->js, s, mode, &tok);
-    free(s);
-    return op_track(env, st, tok, R_OBJ, h, h->cw);
-}
-
-/* objDeleteBucket(js, bucket) -> Promise<void> */
-EXPORT(js_obj_delete_bucket) {
-    ARGS(2);
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    char *bucket = NULL;
-    if (!get_req_string(env, argv[1], "bucket", &bucket)) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = natsio_js_obj_delete_async(h->js, bucket, &tok);
-    free(bucket);
-    return op_track(env, st, tok, R_NONE, h, NULL);
-}
-
-/* objNames(js) -> Promise<string[]> */
-EXPORT(js_obj_names) { return js_ctx_call(env, info, natsio_js_obj_names_async, R_STRING_LIST); }
-
-/* objStatuses(js) -> Promise<array of statuses> */
-EXPORT(js_obj_statuses) { return js_ctx_call(env, info, natsio_js_obj_statuses_async, R_OBJ_STATUS_LIST); }
-
-/* objBucket(obj) -> string */
-EXPORT(js_obj_bucket) {
-    ARGS(1);
-    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
-    if (!h) return NULL;
-    return str_or_null(env, natsio_obj_bucket(h->obj));
-}
-
-/* objStatus(obj) -> Promise<status array> */
-EXPORT(js_obj_status) {
-    ARGS(1);
-    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
-    if (!h) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = natsio_obj_get_status_async(h->obj, &tok);
-    return op_track(env, st, tok, R_OBJ_STATUS, h, NULL);
-}
-
-/* objSeal(obj) -> Promise<void> */
-EXPORT(js_obj_seal) {
-    ARGS(1);
-    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
-    if (!h) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = natsio_obj_seal_async(h->obj, &tok);
-    return op_track(env, st, tok, R_NONE, h, NULL);
-}
-
 /* ------------------------------------------------------------------ */
 /* writing                                                              */
 
@@ -203,73 +141,8 @@ EXPORT(js_obj_writer_open) {
     return result;
 }
 
-/* objWriterWrite(writer, data) -> Promise<void>, settled once the writer
- * accepted the bytes (copied before this returns; applied in call order). */
-EXPORT(js_obj_writer_write) {
-    ARGS(2);
-    js_handle *h = get_jsh(env, argv[0], JSH_OBJ_WRITER);
-    if (!h) return NULL;
-    const void *data;
-    size_t len;
-    if (!get_bytes(env, argv[1], &data, &len)) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = natsio_obj_writer_write_async(h->obj, data, len, &tok);
-    return op_track(env, st, tok, R_NONE, h, NULL);
-}
-
-/* objWriterFinish(writer) -> Promise<info> */
-EXPORT(js_obj_writer_finish) {
-    ARGS(1);
-    js_handle *h = get_jsh(env, argv[0], JSH_OBJ_WRITER);
-    if (!h) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = natsio_obj_writer_finish_async(h->obj, &tok);
-    return op_track(env, st, tok, R_OBJ_INFO, h, NULL);
-}
-
 /* ------------------------------------------------------------------ */
 /* reading and objects                                                  */
-
-/* (obj, name) calls */
-static napi_value obj_name_call(napi_env env, napi_callback_info info,
-                                natsio_status (*call)(const natsio_obj *, const char *, natsio_token **), int result) {
-    ARGS(2);
-    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
-    if (!h) return NULL;
-    char *name = NULL;
-    if (!get_req_string(env, argv[1], "object name", &name)) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = call(h->obj, name, &tok);
-    free(name);
-    return op_track(env, st, tok, result, h, NULL);
-}
-
-/* (obj, name, showDeleted) calls */
-static napi_value obj_name_flag_call(napi_env env, napi_callback_info info,
-                                     natsio_status (*call)(const natsio_obj *, const char *, bool, natsio_token **),
-                                     int result) {
-    ARGS(3);
-    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
-    if (!h) return NULL;
-    char *name = NULL;
-    if (!get_req_string(env, argv[1], "object name", &name)) return NULL;
-    bool flag = false;
-    get_opt_bool(env, argv[2], &flag);
-    natsio_token *tok = NULL;
-    int32_t st = call(h->obj, name, flag, &tok);
-    free(name);
-    /* A reader belongs to the client like the bucket handle. */
-    return op_track(env, st, tok, result, h, result == R_OBJ_READER ? h->cw : NULL);
-}
-
-/* objGet(obj, name, showDeleted) -> Promise<[reader, info]> */
-EXPORT(js_obj_get) { return obj_name_flag_call(env, info, natsio_obj_get_async, R_OBJ_READER); }
-
-/* objInfo(obj, name, showDeleted) -> Promise<info> */
-EXPORT(js_obj_info) { return obj_name_flag_call(env, info, natsio_obj_get_info_async, R_OBJ_INFO); }
-
-/* objDelete(obj, name) -> Promise<void> */
-EXPORT(js_obj_delete) { return obj_name_call(env, info, natsio_obj_delete_async, R_NONE); }
 
 /* objReaderNext(reader) -> Promise<Buffer|null>: the next piece, null at
  * the end once size, chunk count and digest were verified. */
@@ -280,35 +153,6 @@ EXPORT(js_obj_reader_next) {
     natsio_token *tok = NULL;
     int32_t st = natsio_obj_reader_next_async(h->obj, &tok);
     return op_track(env, st, tok, R_OBJ_CHUNK, h, NULL);
-}
-
-/* objUpdateMeta(obj, name, metaJson) -> Promise<void> */
-EXPORT(js_obj_update_meta) {
-    ARGS(3);
-    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
-    if (!h) return NULL;
-    char *name = NULL, *meta = NULL;
-    napi_value promise = NULL;
-    if (get_req_string(env, argv[1], "object name", &name) && get_req_string(env, argv[2], "object meta", &meta)) {
-        natsio_token *tok = NULL;
-        int32_t st = natsio_obj_update_meta_async(h->obj, name, meta, &tok);
-        promise = op_track(env, st, tok, R_NONE, h, NULL);
-    }
-    free(name);
-    free(meta);
-    return promise;
-}
-
-/* objList(obj, includeDeleted) -> Promise<array of infos> */
-EXPORT(js_obj_list) {
-    ARGS(2);
-    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
-    if (!h) return NULL;
-    bool deleted = false;
-    get_opt_bool(env, argv[1], &deleted);
-    natsio_token *tok = NULL;
-    int32_t st = natsio_obj_list_async(h->obj, deleted, &tok);
-    return op_track(env, st, tok, R_OBJ_INFO_LIST, h, NULL);
 }
 
 /* objAddLink(obj, name, targetInfo) -> Promise<info> */
@@ -329,37 +173,3 @@ EXPORT(js_obj_add_link) {
     return op_track(env, st, tok, R_OBJ_INFO, h, NULL);
 }
 
-/* objAddBucketLink(obj, name, bucket) -> Promise<info> */
-EXPORT(js_obj_add_bucket_link) {
-    ARGS(3);
-    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
-    if (!h) return NULL;
-    char *name = NULL, *bucket = NULL;
-    napi_value promise = NULL;
-    if (get_req_string(env, argv[1], "object name", &name) && get_req_string(env, argv[2], "bucket", &bucket)) {
-        natsio_token *tok = NULL;
-        int32_t st = natsio_obj_add_bucket_link_async(h->obj, name, bucket, &tok);
-        promise = op_track(env, st, tok, R_OBJ_INFO, h, NULL);
-    }
-    free(name);
-    free(bucket);
-    return promise;
-}
-
-/* objWatch(obj, {includeHistory, ignoreDeletes, updatesOnly}) ->
- * Promise<feed> (started by the JS layer) */
-EXPORT(js_obj_watch) {
-    ARGS(2);
-    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
-    if (!h) return NULL;
-    natsio_obj_watch_options wo;
-    natsio_obj_watch_options_init(&wo);
-    if (is_object(env, argv[1])) {
-        wo.include_history = opt_flag(env, argv[1], "includeHistory");
-        wo.ignore_deletes = opt_flag(env, argv[1], "ignoreDeletes");
-        wo.updates_only = opt_flag(env, argv[1], "updatesOnly");
-    }
-    natsio_token *tok = NULL;
-    int32_t st = natsio_obj_watch_async(h->obj, &wo, &tok);
-    return op_track(env, st, tok, R_OBJ_WATCHER, h, h->cw);
-}

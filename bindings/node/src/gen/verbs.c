@@ -26,6 +26,14 @@ static bool read_kv_write_options(napi_env env, napi_value obj, natsio_kv_write_
     return !exception_pending(env);
 }
 
+static bool read_obj_watch_options(napi_env env, napi_value obj, natsio_obj_watch_options *o) {
+    if (!is_object(env, obj)) return !exception_pending(env);
+    o->include_history = opt_flag(env, obj, "include_history");
+    o->ignore_deletes = opt_flag(env, obj, "ignore_deletes");
+    o->updates_only = opt_flag(env, obj, "updates_only");
+    return !exception_pending(env);
+}
+
 /* js_kv_bind(js, bucket) -> Promise<kv>: natsio_js_kv_bind_async */
 static napi_value js_kv_bind_js(napi_env env, napi_callback_info info) {
     ARGS(2);
@@ -100,6 +108,84 @@ static napi_value js_kv_statuses_js(napi_env env, napi_callback_info info) {
         natsio_token *tok = NULL;
         int32_t st = natsio_js_kv_statuses_async(h->js, &tok);
         ret = op_track(env, st, tok, R_KV_BUCKET_STATUS_LIST, h, NULL);
+    }
+    return ret;
+}
+
+/* js_obj_bind(js, bucket) -> Promise<obj>: natsio_js_obj_bind_async */
+static napi_value js_obj_bind_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *bucket = NULL;
+    if (get_req_string(env, argv[1], "bucket", &bucket)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_obj_bind_async(h->js, bucket, &tok);
+        ret = op_track(env, st, tok, R_OBJ, h, h->cw);
+    }
+    free(bucket);
+    return ret;
+}
+
+/* js_obj_create(js, config_json, action) -> Promise<obj>: natsio_js_obj_create_async */
+static napi_value js_obj_create_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *config_json = NULL;
+    int32_t action = 0;
+    if (get_req_string(env, argv[1], "config json", &config_json)
+        && ((action = (int32_t)get_i64(env, argv[2], 0)), !exception_pending(env))) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_obj_create_async(h->js, config_json, action, &tok);
+        ret = op_track(env, st, tok, R_OBJ, h, h->cw);
+    }
+    free(config_json);
+    return ret;
+}
+
+/* js_obj_delete(js, bucket) -> Promise<none>: natsio_js_obj_delete_async */
+static napi_value js_obj_delete_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *bucket = NULL;
+    if (get_req_string(env, argv[1], "bucket", &bucket)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_obj_delete_async(h->js, bucket, &tok);
+        ret = op_track(env, st, tok, R_NONE, h, NULL);
+    }
+    free(bucket);
+    return ret;
+}
+
+/* js_obj_names(js) -> Promise<string_list>: natsio_js_obj_names_async */
+static napi_value js_obj_names_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_obj_names_async(h->js, &tok);
+        ret = op_track(env, st, tok, R_STRING_LIST, h, NULL);
+    }
+    return ret;
+}
+
+/* js_obj_statuses(js) -> Promise<obj_status_list>: natsio_js_obj_statuses_async */
+static napi_value js_obj_statuses_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_obj_statuses_async(h->js, &tok);
+        ret = op_track(env, st, tok, R_OBJ_STATUS_LIST, h, NULL);
     }
     return ret;
 }
@@ -379,6 +465,215 @@ static napi_value kv_watch_js(napi_env env, napi_callback_info info) {
     return ret;
 }
 
+/* obj_add_bucket_link(obj, name, bucket) -> Promise<obj_info>: natsio_obj_add_bucket_link_async */
+static napi_value obj_add_bucket_link_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *name = NULL;
+    char *bucket = NULL;
+    if (get_req_string(env, argv[1], "name", &name)
+        && get_req_string(env, argv[2], "bucket", &bucket)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_obj_add_bucket_link_async(h->obj, name, bucket, &tok);
+        ret = op_track(env, st, tok, R_OBJ_INFO, h, NULL);
+    }
+    free(name);
+    free(bucket);
+    return ret;
+}
+
+/* obj_bucket(obj) -> string: natsio_obj_bucket */
+static napi_value obj_bucket_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    return str_or_null(env, natsio_obj_bucket(h->obj));
+}
+
+/* obj_delete(obj, name) -> Promise<none>: natsio_obj_delete_async */
+static napi_value obj_delete_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *name = NULL;
+    if (get_req_string(env, argv[1], "name", &name)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_obj_delete_async(h->obj, name, &tok);
+        ret = op_track(env, st, tok, R_NONE, h, NULL);
+    }
+    free(name);
+    return ret;
+}
+
+/* obj_get(obj, name, show_deleted) -> Promise<obj_reader>: natsio_obj_get_async */
+static napi_value obj_get_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *name = NULL;
+    bool show_deleted = false;
+    if (get_req_string(env, argv[1], "name", &name)
+        && (napi_get_value_bool(env, argv[2], &show_deleted), true)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_obj_get_async(h->obj, name, show_deleted, &tok);
+        ret = op_track(env, st, tok, R_OBJ_READER, h, h->cw);
+    }
+    free(name);
+    return ret;
+}
+
+/* obj_get_info(obj, name, show_deleted) -> Promise<obj_info>: natsio_obj_get_info_async */
+static napi_value obj_get_info_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *name = NULL;
+    bool show_deleted = false;
+    if (get_req_string(env, argv[1], "name", &name)
+        && (napi_get_value_bool(env, argv[2], &show_deleted), true)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_obj_get_info_async(h->obj, name, show_deleted, &tok);
+        ret = op_track(env, st, tok, R_OBJ_INFO, h, NULL);
+    }
+    free(name);
+    return ret;
+}
+
+/* obj_get_status(obj) -> Promise<obj_status>: natsio_obj_get_status_async */
+static napi_value obj_get_status_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_obj_get_status_async(h->obj, &tok);
+        ret = op_track(env, st, tok, R_OBJ_STATUS, h, NULL);
+    }
+    return ret;
+}
+
+/* obj_list(obj, include_deleted) -> Promise<obj_info_list>: natsio_obj_list_async */
+static napi_value obj_list_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    bool include_deleted = false;
+    if ((napi_get_value_bool(env, argv[1], &include_deleted), true)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_obj_list_async(h->obj, include_deleted, &tok);
+        ret = op_track(env, st, tok, R_OBJ_INFO_LIST, h, NULL);
+    }
+    return ret;
+}
+
+/* obj_put(obj, name, meta_json, data) -> Promise<obj_info>: natsio_obj_put_async */
+static napi_value obj_put_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *name = NULL;
+    char *meta_json = NULL;
+    const void *data = NULL;
+    size_t len = 0;
+    if (get_req_string(env, argv[1], "name", &name)
+        && get_req_string(env, argv[2], "meta json", &meta_json)
+        && get_bytes(env, argv[3], &data, &len)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_obj_put_async(h->obj, name, meta_json, data, len, &tok);
+        ret = op_track(env, st, tok, R_OBJ_INFO, h, NULL);
+    }
+    free(name);
+    free(meta_json);
+    return ret;
+}
+
+/* obj_seal(obj) -> Promise<none>: natsio_obj_seal_async */
+static napi_value obj_seal_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_obj_seal_async(h->obj, &tok);
+        ret = op_track(env, st, tok, R_NONE, h, NULL);
+    }
+    return ret;
+}
+
+/* obj_update_meta(obj, name, meta_json) -> Promise<none>: natsio_obj_update_meta_async */
+static napi_value obj_update_meta_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *name = NULL;
+    char *meta_json = NULL;
+    if (get_req_string(env, argv[1], "name", &name)
+        && get_req_string(env, argv[2], "meta json", &meta_json)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_obj_update_meta_async(h->obj, name, meta_json, &tok);
+        ret = op_track(env, st, tok, R_NONE, h, NULL);
+    }
+    free(name);
+    free(meta_json);
+    return ret;
+}
+
+/* obj_watch(obj, opts) -> Promise<obj_watcher>: natsio_obj_watch_async */
+static napi_value obj_watch_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    natsio_obj_watch_options opts;
+    natsio_obj_watch_options_init(&opts);
+    if (read_obj_watch_options(env, argv[1], &opts)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_obj_watch_async(h->obj, &opts, &tok);
+        ret = op_track(env, st, tok, R_OBJ_WATCHER, h, h->cw);
+    }
+    return ret;
+}
+
+/* obj_writer_finish(writer) -> Promise<obj_info>: natsio_obj_writer_finish_async */
+static napi_value obj_writer_finish_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ_WRITER);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_obj_writer_finish_async(h->obj, &tok);
+        ret = op_track(env, st, tok, R_OBJ_INFO, h, NULL);
+    }
+    return ret;
+}
+
+/* obj_writer_write(writer, data) -> Promise<none>: natsio_obj_writer_write_async */
+static napi_value obj_writer_write_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ_WRITER);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    const void *data = NULL;
+    size_t len = 0;
+    if (get_bytes(env, argv[1], &data, &len)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_obj_writer_write_async(h->obj, data, len, &tok);
+        ret = op_track(env, st, tok, R_NONE, h, NULL);
+    }
+    return ret;
+}
+
 void gen_register_verbs(napi_env env, napi_value exports) {
     napi_property_descriptor props[] = {
         {"js_kv_bind", NULL, js_kv_bind_js, NULL, NULL, NULL, napi_default, NULL},
@@ -386,6 +681,11 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"js_kv_delete", NULL, js_kv_delete_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_kv_names", NULL, js_kv_names_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_kv_statuses", NULL, js_kv_statuses_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_obj_bind", NULL, js_obj_bind_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_obj_create", NULL, js_obj_create_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_obj_delete", NULL, js_obj_delete_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_obj_names", NULL, js_obj_names_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_obj_statuses", NULL, js_obj_statuses_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_bucket", NULL, kv_bucket_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_create", NULL, kv_create_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_delete", NULL, kv_delete_js, NULL, NULL, NULL, napi_default, NULL},
@@ -402,6 +702,19 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"kv_status", NULL, kv_status_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_update", NULL, kv_update_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_watch", NULL, kv_watch_js, NULL, NULL, NULL, napi_default, NULL},
+        {"obj_add_bucket_link", NULL, obj_add_bucket_link_js, NULL, NULL, NULL, napi_default, NULL},
+        {"obj_bucket", NULL, obj_bucket_js, NULL, NULL, NULL, napi_default, NULL},
+        {"obj_delete", NULL, obj_delete_js, NULL, NULL, NULL, napi_default, NULL},
+        {"obj_get", NULL, obj_get_js, NULL, NULL, NULL, napi_default, NULL},
+        {"obj_get_info", NULL, obj_get_info_js, NULL, NULL, NULL, napi_default, NULL},
+        {"obj_get_status", NULL, obj_get_status_js, NULL, NULL, NULL, napi_default, NULL},
+        {"obj_list", NULL, obj_list_js, NULL, NULL, NULL, napi_default, NULL},
+        {"obj_put", NULL, obj_put_js, NULL, NULL, NULL, napi_default, NULL},
+        {"obj_seal", NULL, obj_seal_js, NULL, NULL, NULL, napi_default, NULL},
+        {"obj_update_meta", NULL, obj_update_meta_js, NULL, NULL, NULL, napi_default, NULL},
+        {"obj_watch", NULL, obj_watch_js, NULL, NULL, NULL, napi_default, NULL},
+        {"obj_writer_finish", NULL, obj_writer_finish_js, NULL, NULL, NULL, napi_default, NULL},
+        {"obj_writer_write", NULL, obj_writer_write_js, NULL, NULL, NULL, napi_default, NULL},
     };
     napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
 }

@@ -11,6 +11,11 @@ export interface GeneratedVerbs {
   js_kv_delete(js: object, bucket: string): Promise<void>;
   js_kv_names(js: object): Promise<string[]>;
   js_kv_statuses(js: object): Promise<unknown>;
+  js_obj_bind(js: object, bucket: string): Promise<unknown>;
+  js_obj_create(js: object, config_json: string, action: number): Promise<unknown>;
+  js_obj_delete(js: object, bucket: string): Promise<void>;
+  js_obj_names(js: object): Promise<string[]>;
+  js_obj_statuses(js: object): Promise<unknown>;
   kv_bucket(kv: object): string | null;
   kv_create(kv: object, key: string, value: Uint8Array | string, opts: object | undefined): Promise<number>;
   kv_delete(kv: object, key: string, last: number | undefined): Promise<number>;
@@ -27,4 +32,17 @@ export interface GeneratedVerbs {
   kv_status(kv: object): Promise<string>;
   kv_update(kv: object, key: string, value: Uint8Array | string, last: number): Promise<number>;
   kv_watch(kv: object, keys: string[] | null, opts: object | undefined): Promise<unknown>;
+  obj_add_bucket_link(obj: object, name: string, bucket: string): Promise<unknown>;
+  obj_bucket(obj: object): string | null;
+  obj_delete(obj: object, name: string): Promise<void>;
+  obj_get(obj: object, name: string, show_deleted: boolean): Promise<unknown>;
+  obj_get_info(obj: object, name: string, show_deleted: boolean): Promise<unknown>;
+  obj_get_status(obj: object): Promise<unknown>;
+  obj_list(obj: object, include_deleted: boolean): Promise<unknown>;
+  obj_put(obj: object, name: string, meta_json: string, data: Uint8Array | string): Promise<unknown>;
+  obj_seal(obj: object): Promise<void>;
+  obj_update_meta(obj: object, name: string, meta_json: string): Promise<void>;
+  obj_watch(obj: object, opts: object | undefined): Promise<unknown>;
+  obj_writer_finish(writer: object): Promise<unknown>;
+  obj_writer_write(writer: object, data: Uint8Array | string): Promise<void>;
 }
