@@ -66,6 +66,58 @@ func rawJsKvStatuses(ctx context.Context, p *C.natsio_js) (C.go_take, error) {
 	return r, err
 }
 
+// rawJsObjBind is natsio_js_obj_bind_async, awaited under ctx.
+func rawJsObjBind(ctx context.Context, p *C.natsio_js, bucket string) (C.go_take, error) {
+	cBucket, err := cString(bucket)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	r, err := await(ctx, C.GO_TAKE_OBJ, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_obj_bind_async(p, cPtr(cBucket), tok)
+	})
+	return r, err
+}
+
+// rawJsObjCreate is natsio_js_obj_create_async, awaited under ctx.
+func rawJsObjCreate(ctx context.Context, p *C.natsio_js, configJson string, action int32) (C.go_take, error) {
+	cConfigJson, err := cString(configJson)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	r, err := await(ctx, C.GO_TAKE_OBJ, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_obj_create_async(p, cPtr(cConfigJson), C.int32_t(action), tok)
+	})
+	return r, err
+}
+
+// rawJsObjDelete is natsio_js_obj_delete_async, awaited under ctx.
+func rawJsObjDelete(ctx context.Context, p *C.natsio_js, bucket string) error {
+	cBucket, err := cString(bucket)
+	if err != nil {
+		return err
+	}
+	_, err = await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_obj_delete_async(p, cPtr(cBucket), tok)
+	})
+	return err
+}
+
+// rawJsObjNames is natsio_js_obj_names_async, awaited under ctx.
+func rawJsObjNames(ctx context.Context, p *C.natsio_js) (C.go_take, error) {
+	r, err := await(ctx, C.GO_TAKE_STRING_LIST, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_obj_names_async(p, tok)
+	})
+	return r, err
+}
+
+// rawJsObjStatuses is natsio_js_obj_statuses_async, awaited under ctx.
+func rawJsObjStatuses(ctx context.Context, p *C.natsio_js) (C.go_take, error) {
+	r, err := await(ctx, C.GO_TAKE_OBJ_STATUS_LIST, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_obj_statuses_async(p, tok)
+	})
+	return r, err
+}
+
 // rawKvCreate is natsio_kv_create_async, awaited under ctx.
 func rawKvCreate(ctx context.Context, p *C.natsio_kv, key string, value []byte, opts *C.natsio_kv_write_options) (uint64, error) {
 	cKey, err := cString(key)
@@ -245,4 +297,140 @@ func rawKvWatch(ctx context.Context, p *C.natsio_kv, keys []string, opts *C.nats
 		return C.natsio_kv_watch_async(p, cKeys.ptr(), cKeys.count(), opts, tok)
 	})
 	return r, err
+}
+
+// rawObjAddBucketLink is natsio_obj_add_bucket_link_async, awaited under ctx.
+func rawObjAddBucketLink(ctx context.Context, p *C.natsio_obj, name string, bucket string) (C.go_take, error) {
+	cName, err := cString(name)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	cBucket, err := cString(bucket)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	r, err := await(ctx, C.GO_TAKE_OBJ_INFO, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_obj_add_bucket_link_async(p, cPtr(cName), cPtr(cBucket), tok)
+	})
+	return r, err
+}
+
+// rawObjDelete is natsio_obj_delete_async, awaited under ctx.
+func rawObjDelete(ctx context.Context, p *C.natsio_obj, name string) error {
+	cName, err := cString(name)
+	if err != nil {
+		return err
+	}
+	_, err = await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_obj_delete_async(p, cPtr(cName), tok)
+	})
+	return err
+}
+
+// rawObjGet is natsio_obj_get_async, awaited under ctx.
+func rawObjGet(ctx context.Context, p *C.natsio_obj, name string, showDeleted bool) (C.go_take, error) {
+	cName, err := cString(name)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	r, err := await(ctx, C.GO_TAKE_OBJ_READER, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_obj_get_async(p, cPtr(cName), C.bool(showDeleted), tok)
+	})
+	return r, err
+}
+
+// rawObjGetInfo is natsio_obj_get_info_async, awaited under ctx.
+func rawObjGetInfo(ctx context.Context, p *C.natsio_obj, name string, showDeleted bool) (C.go_take, error) {
+	cName, err := cString(name)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	r, err := await(ctx, C.GO_TAKE_OBJ_INFO, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_obj_get_info_async(p, cPtr(cName), C.bool(showDeleted), tok)
+	})
+	return r, err
+}
+
+// rawObjGetStatus is natsio_obj_get_status_async, awaited under ctx.
+func rawObjGetStatus(ctx context.Context, p *C.natsio_obj) (C.go_take, error) {
+	r, err := await(ctx, C.GO_TAKE_OBJ_STATUS, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_obj_get_status_async(p, tok)
+	})
+	return r, err
+}
+
+// rawObjList is natsio_obj_list_async, awaited under ctx.
+func rawObjList(ctx context.Context, p *C.natsio_obj, includeDeleted bool) (C.go_take, error) {
+	r, err := await(ctx, C.GO_TAKE_OBJ_INFO_LIST, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_obj_list_async(p, C.bool(includeDeleted), tok)
+	})
+	return r, err
+}
+
+// rawObjPut is natsio_obj_put_async, awaited under ctx.
+func rawObjPut(ctx context.Context, p *C.natsio_obj, name string, metaJson string, data []byte) (C.go_take, error) {
+	cName, err := cString(name)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	cMetaJson, err := cString(metaJson)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	dataPtr, dataLen := dataPtr(data)
+	r, err := await(ctx, C.GO_TAKE_OBJ_INFO, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_obj_put_async(p, cPtr(cName), cPtr(cMetaJson), dataPtr, dataLen, tok)
+	})
+	runtime.KeepAlive(data)
+	return r, err
+}
+
+// rawObjSeal is natsio_obj_seal_async, awaited under ctx.
+func rawObjSeal(ctx context.Context, p *C.natsio_obj) error {
+	_, err := await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_obj_seal_async(p, tok)
+	})
+	return err
+}
+
+// rawObjUpdateMeta is natsio_obj_update_meta_async, awaited under ctx.
+func rawObjUpdateMeta(ctx context.Context, p *C.natsio_obj, name string, metaJson string) error {
+	cName, err := cString(name)
+	if err != nil {
+		return err
+	}
+	cMetaJson, err := cString(metaJson)
+	if err != nil {
+		return err
+	}
+	_, err = await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_obj_update_meta_async(p, cPtr(cName), cPtr(cMetaJson), tok)
+	})
+	return err
+}
+
+// rawObjWatch is natsio_obj_watch_async, awaited under ctx.
+func rawObjWatch(ctx context.Context, p *C.natsio_obj, opts *C.natsio_obj_watch_options) (C.go_take, error) {
+	r, err := await(ctx, C.GO_TAKE_OBJ_WATCHER, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_obj_watch_async(p, opts, tok)
+	})
+	return r, err
+}
+
+// rawObjWriterFinish is natsio_obj_writer_finish_async, awaited under ctx.
+func rawObjWriterFinish(ctx context.Context, p *C.natsio_obj_writer) (C.go_take, error) {
+	r, err := await(ctx, C.GO_TAKE_OBJ_INFO, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_obj_writer_finish_async(p, tok)
+	})
+	return r, err
+}
+
+// rawObjWriterWrite is natsio_obj_writer_write_async, awaited under ctx.
+func rawObjWriterWrite(ctx context.Context, p *C.natsio_obj_writer, data []byte) error {
+	dataPtr, dataLen := dataPtr(data)
+	_, err := await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_obj_writer_write_async(p, dataPtr, dataLen, tok)
+	})
+	runtime.KeepAlive(data)
+	return err
 }

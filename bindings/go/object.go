@@ -184,6 +184,15 @@ type objMetaJSON struct {
 // metaCString is meta's JSON as a C string; withName adds the name
 // (UpdateMeta's new name), withChunk the chunk size (Put).
 func metaCString(meta ObjectMeta, withName, withChunk bool) ([]byte, error) {
+	j, err := metaJSON(meta, withName, withChunk)
+	if err != nil {
+		return nil, err
+	}
+	return cString(j)
+}
+
+// metaJSON is metaCString's JSON as a Go string.
+func metaJSON(meta ObjectMeta, withName, withChunk bool) (string, error) {
 	j := objMetaJSON{Description: meta.Description, Headers: meta.Headers, Metadata: meta.Metadata}
 	if withName {
 		j.Name = meta.Name
@@ -191,7 +200,7 @@ func metaCString(meta ObjectMeta, withName, withChunk bool) ([]byte, error) {
 	if withChunk && meta.Opts != nil {
 		j.ChunkSize = meta.Opts.ChunkSize
 	}
-	return configCString(j)
+	return configJSON(j)
 }
 
 // ---- Buckets ----
@@ -220,13 +229,11 @@ func (obs *ObjectStore) finalize() { C.natsio_obj_free(obs.ptr) }
 func (obs *ObjectStore) Bucket() string { return obs.bucket }
 
 func (js *JetStream) createObjectStore(ctx context.Context, cfg ObjectStoreConfig, action C.int32_t) (*ObjectStore, error) {
-	ccfg, err := configCString(cfg)
+	config, err := configJSON(cfg)
 	if err != nil {
 		return nil, err
 	}
-	r, err := jsAwait(ctx, js, C.GO_TAKE_OBJ, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_obj_create_async(p, cPtr(ccfg), action, tok)
-	})
+	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsObjCreate(ctx, p, config, int32(action)) })
 	if err != nil {
 		return nil, err
 	}
@@ -256,13 +263,7 @@ func (js *JetStream) CreateOrUpdateObjectStore(ctx context.Context, cfg ObjectSt
 // ObjectStore binds an existing bucket. ErrBucketNotFound,
 // ErrInvalidBucketName.
 func (js *JetStream) ObjectStore(ctx context.Context, bucket string) (*ObjectStore, error) {
-	cname, err := cString(bucket)
-	if err != nil {
-		return nil, err
-	}
-	r, err := jsAwait(ctx, js, C.GO_TAKE_OBJ, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_obj_bind_async(p, cPtr(cname), tok)
-	})
+	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsObjBind(ctx, p, bucket) })
 	if err != nil {
 		return nil, err
 	}
@@ -272,30 +273,24 @@ func (js *JetStream) ObjectStore(ctx context.Context, bucket string) (*ObjectSto
 // DeleteObjectStore deletes a bucket with all its objects.
 // ErrBucketNotFound, ErrInvalidBucketName.
 func (js *JetStream) DeleteObjectStore(ctx context.Context, bucket string) error {
-	cname, err := cString(bucket)
-	if err != nil {
-		return err
-	}
-	_, err = jsAwait(ctx, js, C.GO_TAKE_NONE, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_obj_delete_async(p, cPtr(cname), tok)
-	})
+	_, err := onJS(js, func(p *C.natsio_js) (struct{}, error) { return struct{}{}, rawJsObjDelete(ctx, p, bucket) })
 	return err
 }
 
 // ObjectStoreNames lists the names of the account's Object Store buckets
 // (an empty slice when there are none).
 func (js *JetStream) ObjectStoreNames(ctx context.Context) ([]string, error) {
-	return jsStrings(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_obj_names_async(p, tok)
-	})
+	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsObjNames(ctx, p) })
+	if err != nil {
+		return nil, err
+	}
+	return takeStringList(r), nil
 }
 
 // ObjectStores reads the status of every Object Store bucket of the
 // account (an empty slice when there are none).
 func (js *JetStream) ObjectStores(ctx context.Context) ([]*ObjectStoreStatus, error) {
-	r, err := jsAwait(ctx, js, C.GO_TAKE_OBJ_STATUS_LIST, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_obj_statuses_async(p, tok)
-	})
+	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsObjStatuses(ctx, p) })
 	if err != nil {
 		return nil, err
 	}
@@ -357,18 +352,26 @@ func objectStoreStatus(st *C.natsio_obj_status) (*ObjectStoreStatus, error) {
 // objAwait runs one asynchronous operation on the bucket's handle (see
 // await).
 func objAwait(ctx context.Context, obs *ObjectStore, kind C.int, call func(p *C.natsio_obj, tok **C.natsio_token) C.natsio_status) (C.go_take, error) {
+	return onObj(obs, func(p *C.natsio_obj) (C.go_take, error) {
+		return await(ctx, kind, func(tok **C.natsio_token) C.natsio_status { return call(p, tok) })
+	})
+}
+
+// onObj makes one call on the bucket's C handle, keeping obs (whose
+// finalizer frees the handle) alive until it returns; ErrNullArgument for
+// a nil *ObjectStore.
+func onObj[T any](obs *ObjectStore, call func(p *C.natsio_obj) (T, error)) (T, error) {
 	if obs == nil {
-		return C.go_take{}, errorOf(ErrNullArgument, "nil *ObjectStore")
+		var zero T
+		return zero, errorOf(ErrNullArgument, "nil *ObjectStore")
 	}
 	defer runtime.KeepAlive(obs)
-	return await(ctx, kind, func(tok **C.natsio_token) C.natsio_status { return call(obs.ptr, tok) })
+	return call(obs.ptr)
 }
 
 // Status reads the bucket's state.
 func (obs *ObjectStore) Status(ctx context.Context) (*ObjectStoreStatus, error) {
-	r, err := objAwait(ctx, obs, C.GO_TAKE_OBJ_STATUS, func(p *C.natsio_obj, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_obj_get_status_async(p, tok)
-	})
+	r, err := onObj(obs, func(p *C.natsio_obj) (C.go_take, error) { return rawObjGetStatus(ctx, p) })
 	if err != nil {
 		return nil, err
 	}
@@ -380,9 +383,7 @@ func (obs *ObjectStore) Status(ctx context.Context) (*ObjectStoreStatus, error) 
 // Seal makes the bucket read only: later puts, deletes and meta updates
 // fail with ErrBucketSealed. It cannot be undone.
 func (obs *ObjectStore) Seal(ctx context.Context) error {
-	_, err := objAwait(ctx, obs, C.GO_TAKE_NONE, func(p *C.natsio_obj, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_obj_seal_async(p, tok)
-	})
+	_, err := onObj(obs, func(p *C.natsio_obj) (struct{}, error) { return struct{}{}, rawObjSeal(ctx, p) })
 	return err
 }
 
@@ -936,13 +937,7 @@ func (obs *ObjectStore) GetInfo(ctx context.Context, name string, opts ...GetObj
 }
 
 func (obs *ObjectStore) getInfo(ctx context.Context, name string, showDeleted bool) (*ObjectInfo, error) {
-	cname, err := cString(name)
-	if err != nil {
-		return nil, err
-	}
-	r, err := objAwait(ctx, obs, C.GO_TAKE_OBJ_INFO, func(p *C.natsio_obj, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_obj_get_info_async(p, cPtr(cname), C.bool(showDeleted), tok)
-	})
+	r, err := onObj(obs, func(p *C.natsio_obj) (C.go_take, error) { return rawObjGetInfo(ctx, p, name, showDeleted) })
 	if err != nil {
 		return nil, err
 	}
@@ -955,30 +950,18 @@ func (obs *ObjectStore) getInfo(ctx context.Context, name string, showDeleted bo
 // ErrObjectNotFound, ErrObjectDeleted, ErrInvalidObjectName,
 // ErrBucketSealed.
 func (obs *ObjectStore) UpdateMeta(ctx context.Context, name string, meta ObjectMeta) error {
-	cname, err := cString(name)
+	j, err := metaJSON(meta, true, false)
 	if err != nil {
 		return err
 	}
-	cmeta, err := metaCString(meta, true, false)
-	if err != nil {
-		return err
-	}
-	_, err = objAwait(ctx, obs, C.GO_TAKE_NONE, func(p *C.natsio_obj, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_obj_update_meta_async(p, cPtr(cname), cPtr(cmeta), tok)
-	})
+	_, err = onObj(obs, func(p *C.natsio_obj) (struct{}, error) { return struct{}{}, rawObjUpdateMeta(ctx, p, name, j) })
 	return err
 }
 
 // Delete deletes object name: a tombstone replaces its info and its chunks
 // are purged. ErrObjectNotFound, ErrObjectDeleted, ErrBucketSealed.
 func (obs *ObjectStore) Delete(ctx context.Context, name string) error {
-	cname, err := cString(name)
-	if err != nil {
-		return err
-	}
-	_, err = objAwait(ctx, obs, C.GO_TAKE_NONE, func(p *C.natsio_obj, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_obj_delete_async(p, cPtr(cname), tok)
-	})
+	_, err := onObj(obs, func(p *C.natsio_obj) (struct{}, error) { return struct{}{}, rawObjDelete(ctx, p, name) })
 	return err
 }
 
@@ -997,9 +980,7 @@ func (obs *ObjectStore) List(ctx context.Context, opts ...ListObjectsOpt) ([]*Ob
 	for _, opt := range opts {
 		opt(&cfg)
 	}
-	r, err := objAwait(ctx, obs, C.GO_TAKE_OBJ_INFO_LIST, func(p *C.natsio_obj, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_obj_list_async(p, C.bool(cfg.showDeleted), tok)
-	})
+	r, err := onObj(obs, func(p *C.natsio_obj) (C.go_take, error) { return rawObjList(ctx, p, cfg.showDeleted) })
 	if err != nil {
 		return nil, err
 	}
@@ -1067,16 +1048,8 @@ func (obs *ObjectStore) AddBucketLink(ctx context.Context, name string, target *
 	if target == nil {
 		return nil, errorOf(ErrNullArgument, "nil target *ObjectStore")
 	}
-	cname, err := cString(name)
-	if err != nil {
-		return nil, err
-	}
-	cbucket, err := cString(target.bucket)
-	if err != nil {
-		return nil, err
-	}
-	r, err := objAwait(ctx, obs, C.GO_TAKE_OBJ_INFO, func(p *C.natsio_obj, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_obj_add_bucket_link_async(p, cPtr(cname), cPtr(cbucket), tok)
+	r, err := onObj(obs, func(p *C.natsio_obj) (C.go_take, error) {
+		return rawObjAddBucketLink(ctx, p, name, target.bucket)
 	})
 	if err != nil {
 		return nil, err
