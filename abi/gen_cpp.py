@@ -1,7 +1,8 @@
 """C++ backend: the per-handle verb layer the hand-written classes build on.
 
-Writes bindings/cpp/include/natsio/gen/verbs.hpp from abi/natsio.abi.json:
-for each handle of the overlay's cpp.handles, a class template
+Writes bindings/cpp/include/natsio/gen/<handle>_verbs.hpp from
+abi/natsio.abi.json: for each handle of the overlay's cpp.handles, a class
+template
 detail::<Name>Verbs<Self> (CRTP) with, per `_async` verb of that handle,
 raw_<verb>_async (C++ arguments to C, the call, a Future of the result
 type the overlay's cpp.types names) and raw_<verb> (the same operation,
@@ -93,13 +94,14 @@ class CppGen(Gen):
         return lines
 
     def generate(self):
-        out = self.banner("//", "//", "//")
-        out += ["#pragma once", "",
-                "// Included by the binding's headers where the result types it names are",
-                "// declared (jetstream.hpp); not a header of its own.", "",
-                "namespace natsio {", "namespace detail {", ""]
+        files = {}
         for handle, name in sorted(self.cpp.get("handles", {}).items()):
-            out += [f"/// The C verbs of {handle} as C++ calls (generated). Self provides",
+            out = self.banner("//", "//", "//")
+            out += ["#pragma once", "",
+                    "// Included by the binding's headers where the result types it names are",
+                    "// declared; not a header of its own.", "",
+                    "namespace natsio {", "namespace detail {", "",
+                    f"/// The C verbs of {handle} as C++ calls (generated). Self provides",
                     f"/// c_handle() ({handle}*) and sink().",
                     "template <class Self>",
                     f"class {name}Verbs {{",
@@ -109,6 +111,6 @@ class CppGen(Gen):
             for f in self.verbs_of(handle):
                 out += self.method(handle, f)
                 out.append("")
-            out[-1:] = ["};", ""]
-        out += ["}  // namespace detail", "}  // namespace natsio", ""]
-        return {"bindings/cpp/include/natsio/gen/verbs.hpp": "\n".join(out)}
+            out[-1:] = ["};", "", "}  // namespace detail", "}  // namespace natsio", ""]
+            files[f"bindings/cpp/include/natsio/gen/{strip_prefix(handle)}_verbs.hpp"] = "\n".join(out)
+        return files

@@ -1389,7 +1389,7 @@ inline constexpr milliseconds all_markers{-1};
 
 }  // namespace natsio
 // detail::KvVerbs, the generated verb layer, needs the result types above.
-#include <natsio/gen/verbs.hpp>
+#include <natsio/gen/kv_verbs.hpp>
 namespace natsio {
 
 /// A bound Key-Value bucket (natsio_kv_free on destruction; the bucket

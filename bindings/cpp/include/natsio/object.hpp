@@ -789,6 +789,11 @@ struct TokenReader<ObjectReader> {
 // ObjectStore
 // ---------------------------------------------------------------------------
 
+}  // namespace natsio
+// detail::ObjVerbs, the generated verb layer, needs the result types above.
+#include <natsio/gen/obj_verbs.hpp>
+namespace natsio {
+
 /// A bound Object Store bucket (natsio_obj_free on destruction; the bucket
 /// itself stays). Every request has a blocking form, which waits up to the
 /// context's timeout (a put or get as long as its chunks keep moving), and
@@ -798,7 +803,7 @@ struct TokenReader<ObjectReader> {
 /// the client open (ConnectionClosedError once it is closed);
 /// thread-safe. The `_async` forms complete with the result and errors of
 /// the blocking form (argument errors are thrown by the call itself).
-class ObjectStore {
+class ObjectStore : public detail::ObjVerbs<ObjectStore> {
 public:
     /// No bucket: its calls throw InvalidArgumentError.
     ObjectStore() noexcept = default;
@@ -835,22 +840,12 @@ public:
     /// InvalidObjectNameError, ConfigError (bad meta), BucketSealedError,
     /// BucketNotFoundError.
     ObjectInfo put(std::string_view name, ByteView data, const ObjectMeta& meta = {}) const {
-        detail::CString c_name(name, "object name");
-        detail::CString c_meta(meta.to_json(), "object meta");
-        natsio_obj_info* info = nullptr;
-        detail::check(
-            natsio_obj_put(obj_, c_name.get(), c_meta.get(), data.data(), data.size(), &info));
-        return detail::take_info(info);
+        return raw_put(name, meta.to_json(), data);
     }
     /// The future form of put: `data` is copied before it returns.
     Future<ObjectInfo> put_async(std::string_view name, ByteView data,
                                  const ObjectMeta& meta = {}) const {
-        detail::CString c_name(name, "object name");
-        detail::CString c_meta(meta.to_json(), "object meta");
-        return detail::start_async<ObjectInfo>(sink_, natsio_obj_put_async, obj_, c_name.get(),
-                                               c_meta.get(),
-                                               static_cast<const void*>(data.data()),
-                                               data.size());
+        return raw_put_async(name, meta.to_json(), data);
     }
 
     /// Stores everything `in` gives until its end as object `name`, chunk
@@ -886,9 +881,7 @@ public:
     }
     /// The future form of get: the ObjectReader (taken once).
     Future<ObjectReader> get_async(std::string_view name, bool show_deleted = false) const {
-        detail::CString c_name(name, "object name");
-        return detail::start_async<ObjectReader>(sink_, natsio_obj_get_async, obj_, c_name.get(),
-                                                 show_deleted);
+        return raw_get_async(name, show_deleted);
     }
 
     /// The whole object `name` in memory, verified. Errors as get and
@@ -903,16 +896,11 @@ public:
     /// The info of object `name` (a link's own info, not its target's).
     /// ObjectNotFoundError, ObjectDeletedError (unless `show_deleted`).
     ObjectInfo info(std::string_view name, bool show_deleted = false) const {
-        detail::CString c_name(name, "object name");
-        natsio_obj_info* info = nullptr;
-        detail::check(natsio_obj_get_info(obj_, c_name.get(), show_deleted, &info));
-        return detail::take_info(info);
+        return raw_get_info(name, show_deleted);
     }
     /// The future form of info.
     Future<ObjectInfo> info_async(std::string_view name, bool show_deleted = false) const {
-        detail::CString c_name(name, "object name");
-        return detail::start_async<ObjectInfo>(sink_, natsio_obj_get_info_async, obj_,
-                                               c_name.get(), show_deleted);
+        return raw_get_info_async(name, show_deleted);
     }
 
     /// Replaces the description, headers and metadata of object `name`
@@ -920,41 +908,31 @@ public:
     /// ObjectNotFoundError, ObjectDeletedError, ObjectExistsError (a live
     /// object has the new name), ConfigError (chunk_size set).
     void update_meta(std::string_view name, const ObjectMeta& meta) const {
-        detail::CString c_name(name, "object name");
-        detail::CString c_meta(meta.to_json(), "object meta");
-        detail::check(natsio_obj_update_meta(obj_, c_name.get(), c_meta.get()));
+        raw_update_meta(name, meta.to_json());
     }
     /// The future form of update_meta.
     Future<void> update_meta_async(std::string_view name, const ObjectMeta& meta) const {
-        detail::CString c_name(name, "object name");
-        detail::CString c_meta(meta.to_json(), "object meta");
-        return detail::start_async<void>(sink_, natsio_obj_update_meta_async, obj_, c_name.get(),
-                                         c_meta.get());
+        return raw_update_meta_async(name, meta.to_json());
     }
 
     /// Deletes object `name`: a tombstone replaces its meta and its chunks
     /// are purged. ObjectNotFoundError.
     void del(std::string_view name) const {
-        detail::CString c_name(name, "object name");
-        detail::check(natsio_obj_delete(obj_, c_name.get()));
+        raw_delete(name);
     }
     /// The future form of del.
     Future<void> del_async(std::string_view name) const {
-        detail::CString c_name(name, "object name");
-        return detail::start_async<void>(sink_, natsio_obj_delete_async, obj_, c_name.get());
+        return raw_delete_async(name);
     }
 
     /// The infos of the bucket's objects (tombstones too with
     /// `include_deleted`); empty when there are none.
     std::vector<ObjectInfo> list(bool include_deleted = false) const {
-        natsio_obj_info_list* list = nullptr;
-        detail::check(natsio_obj_list(obj_, include_deleted, &list));
-        return detail::take_info_list(list);
+        return raw_list(include_deleted);
     }
     /// The future form of list.
     Future<std::vector<ObjectInfo>> list_async(bool include_deleted = false) const {
-        return detail::start_async<std::vector<ObjectInfo>>(sink_, natsio_obj_list_async, obj_,
-                                                            include_deleted);
+        return raw_list_async(include_deleted);
     }
 
     /// Watches the bucket's objects: see ObjectWatcher.
@@ -967,9 +945,7 @@ public:
     /// The future form of watch: the ObjectWatcher (taken once).
     Future<ObjectWatcher> watch_async(const ObjectWatchOptions& options = {}) const {
         natsio_obj_watch_options c_options = to_c(options);
-        return detail::start_async<ObjectWatcher>(
-            sink_, natsio_obj_watch_async, obj_,
-            static_cast<const natsio_obj_watch_options*>(&c_options));
+        return raw_watch_async(&c_options);
     }
 
     // Links --------------------------------------------------------------------
@@ -995,40 +971,29 @@ public:
     /// Stores `name` as a link to the whole bucket `bucket`; returns the
     /// link's info. ObjectExistsError, InvalidBucketNameError.
     ObjectInfo add_bucket_link(std::string_view name, std::string_view bucket) const {
-        detail::CString c_name(name, "object name");
-        detail::CString c_bucket(bucket, "bucket");
-        natsio_obj_info* info = nullptr;
-        detail::check(natsio_obj_add_bucket_link(obj_, c_name.get(), c_bucket.get(), &info));
-        return detail::take_info(info);
+        return raw_add_bucket_link(name, bucket);
     }
     /// The future form of add_bucket_link: the link's info.
     Future<ObjectInfo> add_bucket_link_async(std::string_view name,
                                              std::string_view bucket) const {
-        detail::CString c_name(name, "object name");
-        detail::CString c_bucket(bucket, "bucket");
-        return detail::start_async<ObjectInfo>(sink_, natsio_obj_add_bucket_link_async, obj_,
-                                               c_name.get(), c_bucket.get());
+        return raw_add_bucket_link_async(name, bucket);
     }
 
     // Bucket -------------------------------------------------------------------
 
     /// Seals the bucket: it can still be read, every change throws
     /// BucketSealedError.
-    void seal() const { detail::check(natsio_obj_seal(obj_)); }
+    void seal() const { raw_seal(); }
     /// The future form of seal.
-    Future<void> seal_async() const {
-        return detail::start_async<void>(sink_, natsio_obj_seal_async, obj_);
-    }
+    Future<void> seal_async() const { return raw_seal_async(); }
 
     /// The bucket's status. BucketNotFoundError.
     ObjectStoreStatus status() const {
-        struct natsio_obj_status* status = nullptr;
-        detail::check(natsio_obj_get_status(obj_, &status));
-        return detail::take_status(status);
+        return raw_get_status();
     }
     /// The future form of status.
     Future<ObjectStoreStatus> status_async() const {
-        return detail::start_async<ObjectStoreStatus>(sink_, natsio_obj_get_status_async, obj_);
+        return raw_get_status_async();
     }
 
     /// True when this object holds a bucket handle.
@@ -1039,6 +1004,10 @@ public:
     natsio_obj* release() noexcept { return std::exchange(obj_, nullptr); }
 
 private:
+    friend class detail::ObjVerbs<ObjectStore>;
+    natsio_obj* c_handle() const noexcept { return obj_; }
+    const detail::SinkPtr& sink() const noexcept { return sink_; }
+
     static natsio_obj_watch_options to_c(const ObjectWatchOptions& options) {
         natsio_obj_watch_options c_options{};
         detail::check(natsio_obj_watch_options_init(&c_options));

@@ -6,7 +6,7 @@
 #pragma once
 
 // Included by the binding's headers where the result types it names are
-// declared (jetstream.hpp); not a header of its own.
+// declared; not a header of its own.
 
 namespace natsio {
 namespace detail {
