@@ -158,6 +158,30 @@ static void test_wss_verifies_with_the_configured_ca(void) {
     NT_CHECK(contains_ci(natsio_last_error(), "TLS"));
 }
 
+/* Authentication runs inside the websocket as over TCP: credentials in
+ * the URL or the options, a wrong password refused by the server. */
+static void test_ws_authentication(void) {
+    int port = 0;
+    nt_server *s = start_ws_server(&port, "authorization {\n users: [ { user: alice, password: s3cret } ]\n}\n");
+    NT_CHECK(s != NULL);
+    char url[128];
+    snprintf(url, sizeof url, "ws://alice:s3cret@127.0.0.1:%d", port);
+    natsio_client *in_url = connect_url(url);
+    NT_CHECK(in_url != NULL);
+    NT_CHECK(message_round_trip(in_url, "ws.auth.url", "hello"));
+
+    natsio_options *o = options_for_url(ws_url(url, sizeof url, port), 5000);
+    NT_CHECK_INT_EQ(natsio_options_set_user_password(o, "alice", "s3cret"), NATSIO_OK);
+    natsio_client *in_options = connect_with(o);
+    NT_CHECK(in_options != NULL);
+    NT_CHECK(message_round_trip(in_options, "ws.auth.options", "hello"));
+
+    natsio_options *wrong = options_for_url(ws_url(url, sizeof url, port), 5000);
+    NT_CHECK_INT_EQ(natsio_options_set_user_password(wrong, "alice", "nope"), NATSIO_OK);
+    natsio_client *refused = NULL;
+    NT_CHECK_INT_EQ(natsio_client_connect(wrong, &refused), NATSIO_ERR_AUTHORIZATION);
+}
+
 /* ---- reconnect and failover --------------------------------------------- */
 
 static natsio_options *fast_reconnect_options(const char *const *urls, size_t n, callback_log *log) {
@@ -643,6 +667,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_ws_pubsub_request_and_large_payloads),
         NT_CASE(test_ws_and_tcp_clients_exchange_messages),
         NT_CASE(test_wss_verifies_with_the_configured_ca),
+        NT_CASE(test_ws_authentication),
         NT_CASE(test_ws_reconnects_after_server_restart),
         NT_CASE(test_mixed_list_fails_over_between_ws_and_nats),
         NT_CASE(test_servers_discovered_over_ws_keep_the_scheme),
