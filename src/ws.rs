@@ -433,6 +433,8 @@ pub(crate) struct WsStream<S> {
     /// reads as ended) / ours has been queued.
     close_received: bool,
     close_sent: bool,
+    /// The reading side queued a pong or close that is not written yet.
+    control_queued: bool,
     /// The writing task waiting for `out` to drain, to wake it when the
     /// reading side drains it (the halves share `inner`'s write waker).
     write_waker: Option<Waker>,
@@ -451,6 +453,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> WsStream<S> {
             rng: seed | 1,
             close_received: false,
             close_sent: false,
+            control_queued: false,
             write_waker: None,
         }
     }
@@ -511,6 +514,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> WsStream<S> {
         }
         self.out.clear();
         self.out_pos = 0;
+        self.control_queued = false;
         if progressed {
             self.wake_writer();
         }
@@ -585,9 +589,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for WsStream<S> {
         }
         loop {
             // Pongs and a close reply go out without waiting for the writer
-            // (which may be idle); what does not fit now goes later.
-            if let Poll::Ready(Err(e)) = this.poll_drain(cx) {
-                return Poll::Ready(Err(e));
+            // (which may be idle). The halves share the socket's one
+            // write-readiness waker: when the socket is full, the writing
+            // task is woken to take it back, and it drains everything.
+            if this.control_queued {
+                match this.poll_drain(cx) {
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    Poll::Pending => this.wake_writer(),
+                    Poll::Ready(Ok(())) => {}
+                }
             }
             if this.close_received {
                 return Poll::Ready(Ok(()));
@@ -605,13 +615,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for WsStream<S> {
                 Decoded::Ping(payload) => {
                     if !this.close_sent {
                         this.queue_frame(OP_PONG, &[&payload]);
+                        this.control_queued = true;
                     }
                 }
                 Decoded::Pong => {}
                 Decoded::Close(code, reason) => {
                     this.close_received = true;
                     this.queue_close(code.unwrap_or(CLOSE_NORMAL));
-                    let _ = this.poll_drain(cx);
+                    if this.poll_drain(cx).is_pending() {
+                        this.wake_writer();
+                    }
                     return match code {
                         None | Some(CLOSE_NORMAL) | Some(CLOSE_GOING_AWAY) => Poll::Ready(Ok(())),
                         Some(c) => Poll::Ready(Err(std::io::Error::other(ws_err(format!(
