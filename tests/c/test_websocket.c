@@ -182,6 +182,23 @@ static void test_ws_authentication(void) {
     NT_CHECK_INT_EQ(natsio_client_connect(wrong, &refused), NATSIO_ERR_AUTHORIZATION);
 }
 
+/* NKey authentication: the nonce is signed inside the websocket. */
+static void test_ws_nkey_authentication(void) {
+    char seed[NT_NKEY_SEED_CAP], pub[NT_NKEY_PUBLIC_CAP];
+    NT_CHECK(nt_nkey_create('U', seed) && nt_nkey_public(seed, pub));
+    char auth[256];
+    snprintf(auth, sizeof auth, "authorization {\n users: [ { nkey: %s } ]\n}\n", pub);
+    int port = 0;
+    nt_server *s = start_ws_server(&port, auth);
+    NT_CHECK(s != NULL);
+    char url[64];
+    natsio_options *o = options_for_url(ws_url(url, sizeof url, port), 5000);
+    NT_CHECK_INT_EQ(natsio_options_set_nkey_seed(o, seed), NATSIO_OK);
+    natsio_client *c = connect_with(o);
+    NT_CHECK(c != NULL);
+    NT_CHECK(message_round_trip(c, "ws.nkey", "signed"));
+}
+
 /* ---- reconnect and failover --------------------------------------------- */
 
 static natsio_options *fast_reconnect_options(const char *const *urls, size_t n, callback_log *log) {
@@ -200,6 +217,8 @@ static natsio_options *fast_reconnect_options(const char *const *urls, size_t n,
     return o;
 }
 
+/* A restart over ws: the publish made while disconnected is buffered and
+ * delivered once reconnected, after the subscription is restored. */
 static void test_ws_reconnects_after_server_restart(void) {
     int port = 0;
     nt_server *s = start_ws_server(&port, NULL);
@@ -212,13 +231,17 @@ static void test_ws_reconnects_after_server_restart(void) {
     natsio_sub *sub = subscribe_and_flush(c, "ws.restart");
     NT_CHECK(sub != NULL);
 
+    nt_server_kill(s);
+    NT_CHECK(wait_log_events(log, NATSIO_EVENT_DISCONNECTED, 1, 15000));
+    NT_CHECK_INT_EQ(natsio_client_publish(c, "ws.restart", "buffered", 8), NATSIO_OK);
     NT_CHECK_INT_EQ(nt_server_restart(s), 0);
     NT_CHECK(wait_log_events(log, NATSIO_EVENT_RECONNECTED, 1, 15000));
     NT_CHECK(wait_status(c, NATSIO_CONN_CONNECTED, 5000));
-    /* The subscription was restored over the new websocket. */
-    NT_CHECK_INT_EQ(natsio_client_flush(c, 5000), NATSIO_OK);
-    NT_CHECK_INT_EQ(natsio_client_publish(c, "ws.restart", "again", 5), NATSIO_OK);
     natsio_msg *m = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_next(sub, 5000, &m), NATSIO_OK);
+    NT_CHECK_MEM_EQ(natsio_msg_data(m), natsio_msg_data_len(m), "buffered", 8);
+    natsio_msg_free(m);
+    NT_CHECK_INT_EQ(natsio_client_publish(c, "ws.restart", "again", 5), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_sub_next(sub, 5000, &m), NATSIO_OK);
     NT_CHECK_MEM_EQ(natsio_msg_data(m), natsio_msg_data_len(m), "again", 5);
     natsio_msg_free(m);
@@ -668,6 +691,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_ws_and_tcp_clients_exchange_messages),
         NT_CASE(test_wss_verifies_with_the_configured_ca),
         NT_CASE(test_ws_authentication),
+        NT_CASE(test_ws_nkey_authentication),
         NT_CASE(test_ws_reconnects_after_server_restart),
         NT_CASE(test_mixed_list_fails_over_between_ws_and_nats),
         NT_CASE(test_servers_discovered_over_ws_keep_the_scheme),
