@@ -375,6 +375,12 @@ enum natsio_status
    */
   NATSIO_ERR_MAX_SUBSCRIPTIONS = 309,
   /**
+   * The WebSocket upgrade failed (not a WebSocket endpoint, wrong path,
+   * bad Sec-WebSocket-Accept) or the server broke the framing (RSV bits
+   * set, a frame over 64 MiB, a masked frame).
+   */
+  NATSIO_ERR_WEBSOCKET = 310,
+  /**
    * Nobody is subscribed to the request subject (NoRespondersError, 503).
    */
   NATSIO_ERR_NO_RESPONDERS = 400,
@@ -4550,8 +4556,30 @@ void natsio_options_free(struct natsio_options *opts);
  * Sets the server URL(s): one URL, or several separated by commas
  * (`nats://host:port`, `host:port`, `nats://user:pass@host`). Servers are
  * tried in order. An empty string means NATSIO_DEFAULT_URL (as nats.go's
- * Connect("")). Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
- * NATSIO_ERR_CONFIG (a malformed URL).
+ * Connect("")).
+ *
+ * Schemes: `nats://` (TLS if the server requires it or TLS is set),
+ * `tls://` (or `nats+tls://`: TLS required), `ws://` and `wss://` (the
+ * NATS protocol inside WebSocket binary frames, for servers with a
+ * `websocket` block or behind an HTTP proxy; `wss://` runs TLS first,
+ * with the settings of `natsio_options_set_tls`, and `ws://` does too
+ * when TLS is set). Default ports: 4222, 80 for ws, 443 for wss. A
+ * WebSocket URL may carry a path (and query), sent in the upgrade request
+ * (`wss://proxy.example.com/nats`); the others may not. One list may mix
+ * the schemes (unlike the reference client, which refuses that): each
+ * server is reached its own way, and servers a server announces are
+ * reached with the scheme of the connection that learned of them (a
+ * WebSocket client learns the cluster's WebSocket URLs). Masking of
+ * WebSocket frames is on, and no compression is negotiated. A failed
+ * WebSocket upgrade (not a WebSocket endpoint, an HTTP status other than
+ * 101, a wrong Sec-WebSocket-Accept) or a framing violation by the server
+ * (RSV bits set, a frame over 64 MiB) fails the attempt with
+ * NATSIO_ERR_WEBSOCKET (a kind of NATSIO_ERR_PROTOCOL), whose detail
+ * (natsio_last_error) says which.
+ *
+ * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+ * NATSIO_ERR_CONFIG (a malformed URL, an unknown scheme, a path in a
+ * non-WebSocket URL).
  */
 natsio_status natsio_options_set_url(struct natsio_options *opts, const char *url);
 
@@ -4844,6 +4872,30 @@ natsio_status natsio_options_set_tls_hostname(struct natsio_options *opts, const
  * `handshake_first`. Requires TLS.
  */
 natsio_status natsio_options_set_tls_handshake_first(struct natsio_options *opts, bool first);
+
+/**
+ * Adds a header to the WebSocket upgrade request of `ws://` and `wss://`
+ * servers (a proxy's authorization, a routing key, ...); headers added
+ * twice are sent twice. The request's own headers (Host, Upgrade,
+ * Connection, Sec-WebSocket-*) cannot be replaced. Without effect on
+ * other servers. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+ * NATSIO_ERR_CONFIG (an empty name or one with other than letters, digits
+ * and `!#$%&'*+-.^_|~`, a value with a control character, or one of the
+ * request's own headers).
+ */
+natsio_status natsio_options_add_ws_header(struct natsio_options *opts,
+                                           const char *name,
+                                           const char *value);
+
+/**
+ * Asks `ws://` and `wss://` servers to accept unmasked frames from this
+ * client (nats-server's `Nats-No-Masking` request header; default false).
+ * The client stops masking only when the server agrees in its upgrade
+ * answer, saving a pass over every byte it sends; a proxy between them
+ * that inspects frames may refuse unmasked ones, so keep it off behind
+ * one.
+ */
+natsio_status natsio_options_set_ws_no_masking(struct natsio_options *opts, bool no_masking);
 
 /**
  * Fills `opts` with the defaults and the version.

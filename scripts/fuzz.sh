@@ -38,7 +38,7 @@ fi
 SECONDS_PER_TARGET="${1:-60}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(parser round_trip headers info_and_urls js_config)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(parser round_trip headers info_and_urls js_config ws_frames)
 
 step() { printf '\n==> %s\n' "$*"; }
 started=$SECONDS

@@ -18,7 +18,7 @@ use crate::log::{log, LogLevel, Logger};
 use crate::message::Message;
 use crate::op::{Op, Urgency};
 use crate::options::{
-    ErrorCallback, ErrorEvent, Event, EventCallback, EventKind, Options, PendingPolicy,
+    ErrorCallback, ErrorEvent, Event, EventCallback, EventKind, Options, PendingPolicy, ServerAddr,
 };
 use crate::pool::ServerPool;
 use crate::proto::{self, ServerOp};
@@ -962,8 +962,12 @@ impl ClientInner {
         if self.opts.ignore_discovered_servers || info.connect_urls.is_empty() {
             return;
         }
-        let tls = lock(&self.connected_url).starts_with("tls");
-        let added = lock(&self.pool).add_discovered(&info.connect_urls, tls);
+        // Servers tell a client the URLs of its own kind of port (a
+        // websocket client gets the cluster's websocket URLs): they are
+        // reached as the server that told of them.
+        let via = ServerAddr::parse(&lock(&self.connected_url)).ok();
+        let (tls, websocket) = via.map_or((false, false), |a| (a.tls, a.websocket));
+        let added = lock(&self.pool).add_discovered(&info.connect_urls, tls, websocket);
         if announce && !added.is_empty() {
             self.emit(EventKind::ServersDiscovered, None, None, added);
         }
@@ -2155,7 +2159,7 @@ async fn establish(inner: Arc<ClientInner>) -> Result<()> {
     let mut last = Error::new(ErrorKind::NoServers, "no servers available");
     let entries = lock(&inner.pool).entries();
     for entry in entries {
-        let attempt = connection::handshake(&inner.opts, &inner.log, &entry.addr);
+        let attempt = connection::handshake(&inner.opts, &inner.log, &entry.url, &entry.addr);
         let r = tokio::time::timeout(inner.opts.connect_timeout, attempt)
             .await
             .unwrap_or_else(|_| {

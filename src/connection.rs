@@ -18,6 +18,7 @@ use crate::log::{log, Logger};
 use crate::options::{Options, ServerAddr};
 use crate::proto::{Parser, ServerOp, PONG};
 use crate::tls::{self, ReadHalf, Transport, WriteHalf};
+use crate::ws;
 
 const READ_CHUNK: usize = 64 * 1024;
 /// Batches smaller than this make the writer yield once before the next.
@@ -142,6 +143,7 @@ async fn read_op(
 pub(crate) async fn handshake(
     opts: &Options,
     log: &Logger,
+    url: &str,
     addr: &ServerAddr,
 ) -> Result<Established> {
     log!(log, Debug, "connecting to {}:{}", addr.host, addr.port);
@@ -156,7 +158,18 @@ pub(crate) async fn handshake(
     tcp.set_nodelay(true)?;
     let tls_opts = opts.tls.clone().unwrap_or_default();
     let want_tls = addr.tls || opts.tls.is_some();
-    let mut stream = if want_tls && tls_opts.handshake_first {
+    let mut stream = if addr.websocket {
+        // TLS first for wss (and for ws when TLS is configured), then the
+        // upgrade; the NATS protocol then runs inside the frames.
+        let under = if want_tls {
+            Transport::Tls(Box::new(tls::upgrade(tcp, &addr.host, &tls_opts).await?))
+        } else {
+            Transport::Plain(tcp)
+        };
+        Transport::Ws(Box::new(
+            ws::connect(under, addr, url, &opts.websocket).await?,
+        ))
+    } else if want_tls && tls_opts.handshake_first {
         Transport::Tls(Box::new(tls::upgrade(tcp, &addr.host, &tls_opts).await?))
     } else {
         Transport::Plain(tcp)
@@ -186,7 +199,7 @@ pub(crate) async fn handshake(
             Transport::Plain(tcp)
         };
     }
-    let secure = matches!(stream, Transport::Tls(_));
+    let secure = stream.is_tls();
     let auth = auth_fields(opts, info.nonce.as_deref()).await?;
     let mut hello = format!("CONNECT {}\r\n", connect_json(opts, addr, secure, auth)).into_bytes();
     hello.extend_from_slice(crate::proto::PING);
@@ -257,7 +270,7 @@ async fn reconnect(inner: &Arc<ClientInner>) -> Result<(String, Established)> {
             return Err(Error::closed());
         }
         let candidate = {
-            let tls = lock(&inner.connected_url).starts_with("tls");
+            let tls = crate::pool::url_is_tls(&lock(&inner.connected_url));
             let jitter = if tls {
                 o.reconnect_jitter_tls
             } else {
@@ -283,8 +296,10 @@ async fn reconnect(inner: &Arc<ClientInner>) -> Result<(String, Established)> {
             }
         }
         lock(&inner.pool).record_attempt(&entry.url);
-        let attempt =
-            tokio::time::timeout(o.connect_timeout, handshake(o, &inner.log, &entry.addr));
+        let attempt = tokio::time::timeout(
+            o.connect_timeout,
+            handshake(o, &inner.log, &entry.url, &entry.addr),
+        );
         let result = tokio::select! {
             r = attempt => r.unwrap_or_else(|_| Err(Error::new(ErrorKind::Timeout, "connect timed out"))),
             _ = inner.shutdown.notified() => return Err(Error::closed()),
@@ -311,7 +326,7 @@ async fn reconnect(inner: &Arc<ClientInner>) -> Result<(String, Established)> {
 async fn serve(inner: &Arc<ClientInner>, est: Established) -> Result<()> {
     let direct_fd = match &est.stream {
         Transport::Plain(tcp) => Some(std::os::fd::AsRawFd::as_raw_fd(tcp)),
-        Transport::Tls(_) => None,
+        Transport::Tls(_) | Transport::Ws(_) => None,
     };
     let (mut rd, wr) = est.stream.split();
     let _ = inner.take_write_error();

@@ -32,6 +32,8 @@ pub enum ErrorKind {
     Parser,
     MaxControlLineExceeded,
     MaxPayloadExceeded,
+    /// A WebSocket handshake failure or framing violation.
+    Websocket,
     Server,
     StaleConnection,
     AuthorizationViolation,
@@ -202,6 +204,11 @@ impl Error {
 
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
+        // A transport (the WebSocket framing) reports its own errors
+        // through the byte stream's io::Error: they keep their kind.
+        if let Some(inner) = e.get_ref().and_then(|r| r.downcast_ref::<Error>()) {
+            return inner.clone();
+        }
         if e.kind() == std::io::ErrorKind::TimedOut {
             Error::new(ErrorKind::Timeout, e.to_string())
         } else {

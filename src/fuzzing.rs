@@ -172,3 +172,39 @@ pub fn parse_timestamp(text: &str) -> Option<i64> {
 pub fn parse_pub_ack_reply(payload: &[u8]) -> crate::Result<(String, u64)> {
     crate::jetstream::parse_pub_ack_json(payload).map(|a| (a.stream, a.seq))
 }
+
+/// What decoding a server's WebSocket byte stream gave (fuzz target
+/// `ws_frames`): the data payload reassembled, the control frames seen,
+/// and the error that stopped it, if any.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct WsDecoded {
+    pub data: Vec<u8>,
+    pub controls: Vec<String>,
+    pub error: Option<String>,
+}
+
+/// Decodes `wire` as the client reads a WebSocket stream, fed in chunks
+/// of `chunk` bytes into an output buffer of `out_cap` bytes (both at
+/// least 1), until the input runs out or a protocol error.
+pub fn decode_ws_stream(wire: &[u8], chunk: usize, out_cap: usize) -> WsDecoded {
+    use crate::ws::{Decoded, Decoder};
+    let mut d = Decoder::new();
+    let mut input = bytes::BytesMut::new();
+    let mut out = vec![0u8; out_cap.max(1)];
+    let mut result = WsDecoded::default();
+    for piece in wire.chunks(chunk.max(1)) {
+        input.extend_from_slice(piece);
+        loop {
+            match d.decode(&mut input, &mut out) {
+                Ok(Decoded::NeedMore) => break,
+                Ok(Decoded::Data(n)) => result.data.extend_from_slice(&out[..n]),
+                Ok(other) => result.controls.push(format!("{other:?}")),
+                Err(e) => {
+                    result.error = Some(e.detail().to_string());
+                    return result;
+                }
+            }
+        }
+    }
+    result
+}

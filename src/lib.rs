@@ -33,6 +33,7 @@ mod spin;
 pub mod subject;
 pub mod subscription;
 pub mod tls;
+pub mod ws;
 
 pub use client::{Client, ClientStats, ConnState, Flow, FlowStopper, Replies, RequestManyOptions};
 pub use completion::{Completion, Outcome};

@@ -8,6 +8,7 @@ use crate::auth::Credentials;
 use crate::error::{Error, ErrorKind, Result};
 use crate::log::{LogCallback, LogLevel};
 use crate::tls::TlsOptions;
+use crate::ws::WsOptions;
 
 /// An asynchronous error reported to the application (slow consumer,
 /// server -ERR, failed callback, drain timeout, lost connection).
@@ -81,6 +82,8 @@ pub struct Options {
     pub credentials: Option<Credentials>,
     /// TLS settings; `Some` requires TLS for every server.
     pub tls: Option<TlsOptions>,
+    /// The WebSocket upgrade's extra headers and masking (ws/wss servers).
+    pub websocket: WsOptions,
     pub ping_interval: Duration,
     pub max_outstanding_pings: u32,
     pub max_pending_size: usize,
@@ -163,6 +166,7 @@ impl Default for Options {
             token: None,
             credentials: None,
             tls: None,
+            websocket: WsOptions::default(),
             ping_interval: Duration::from_secs(120),
             max_outstanding_pings: 2,
             max_pending_size: 2 * 1024 * 1024,
@@ -207,7 +211,12 @@ impl fmt::Debug for Options {
 /// A parsed server address.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerAddr {
+    /// TLS: `tls://`, `nats+tls://`, `wss://` (TLS first for wss).
     pub tls: bool,
+    /// WebSocket: `ws://`, `wss://`.
+    pub websocket: bool,
+    /// The path of a WebSocket URL (with its query), "/" when none.
+    pub path: String,
     pub host: String,
     pub port: u16,
     pub user: Option<String>,
@@ -215,7 +224,9 @@ pub struct ServerAddr {
 }
 
 impl ServerAddr {
-    /// Parses `nats://[user[:pass]@]host[:port]`, `tls://...` or `host[:port]`.
+    /// Parses `nats://[user[:pass]@]host[:port]`, `tls://...`,
+    /// `ws://host[:port][/path]`, `wss://...` or `host[:port]`. Default
+    /// ports: 4222, 80 for ws, 443 for wss.
     pub fn parse(url: &str) -> Result<ServerAddr> {
         let bad = |why: &str| {
             Error::new(
@@ -228,13 +239,24 @@ impl ServerAddr {
             Some((s, r)) => (s.to_ascii_lowercase(), r),
             None => ("nats".to_string(), url),
         };
-        let tls = match scheme.as_str() {
-            "nats" => false,
-            "tls" | "nats+tls" => true,
-            "ws" | "wss" => return Err(bad("websocket URLs are not supported")),
+        let (tls, websocket) = match scheme.as_str() {
+            "nats" => (false, false),
+            "tls" | "nats+tls" => (true, false),
+            "ws" => (false, true),
+            "wss" => (true, true),
             _ => return Err(bad("unknown scheme")),
         };
-        let rest = rest.trim_end_matches('/');
+        // A WebSocket URL's authority ends at its path; other URLs have
+        // none (their credentials may hold a '/').
+        let (rest, path) = if websocket {
+            match rest.find(['/', '?']) {
+                Some(i) if rest.as_bytes()[i] == b'?' => (&rest[..i], format!("/{}", &rest[i..])),
+                Some(i) => (&rest[..i], rest[i..].to_string()),
+                None => (rest, "/".to_string()),
+            }
+        } else {
+            (rest.trim_end_matches('/'), String::new())
+        };
         let (creds, hostport) = match rest.rsplit_once('@') {
             Some((c, h)) => (Some(c), h),
             None => (None, rest),
@@ -263,10 +285,14 @@ impl ServerAddr {
         }
         let port = match port {
             Some(p) => p.parse::<u16>().map_err(|_| bad("bad port"))?,
+            None if websocket && tls => 443,
+            None if websocket => 80,
             None => 4222,
         };
         Ok(ServerAddr {
             tls,
+            websocket,
+            path,
             host,
             port,
             user,
@@ -378,5 +404,28 @@ mod tests {
         assert!(ServerAddr::parse("ftp://x").is_err());
         assert!(ServerAddr::parse("nats://:4222").is_err());
         assert!(ServerAddr::parse("nats://h:99999").is_err());
+        assert!(ServerAddr::parse("nats://h:1/").is_ok());
+    }
+
+    #[test]
+    fn websocket_urls() {
+        let a = ServerAddr::parse("ws://h").unwrap();
+        assert_eq!(
+            (a.websocket, a.tls, a.port, a.path.as_str()),
+            (true, false, 80, "/")
+        );
+        let a = ServerAddr::parse("wss://u:p@h/nats/ws?x=1").unwrap();
+        assert_eq!((a.websocket, a.tls, a.port), (true, true, 443));
+        assert_eq!(
+            (a.path.as_str(), a.user.as_deref()),
+            ("/nats/ws?x=1", Some("u"))
+        );
+        let a = ServerAddr::parse("WS://[::1]:8080?t=1").unwrap();
+        assert_eq!(
+            (a.host.as_str(), a.port, a.path.as_str()),
+            ("::1", 8080, "/?t=1")
+        );
+        // Mixed lists are allowed.
+        assert_eq!(server_list("ws://a:1,nats://b:2,wss://c").unwrap().len(), 3);
     }
 }

@@ -6,6 +6,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crate::error::{Error, ErrorKind, Result};
 use crate::options::ServerAddr;
 
+/// Whether `url` names a server reached over TLS (tls://, wss://, ...).
+pub(crate) fn url_is_tls(url: &str) -> bool {
+    ServerAddr::parse(url).is_ok_and(|a| a.tls)
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct PoolEntry {
     pub url: String,
@@ -167,8 +172,9 @@ impl ServerPool {
     }
 
     /// Adds servers from INFO connect_urls: credentials stripped, never a
-    /// downgrade from TLS. Returns the URLs that were new.
-    pub fn add_discovered(&mut self, urls: &[String], tls: bool) -> Vec<String> {
+    /// downgrade from TLS, reached over WebSocket when `websocket` (the
+    /// connection that learned them is). Returns the URLs that were new.
+    pub fn add_discovered(&mut self, urls: &[String], tls: bool, websocket: bool) -> Vec<String> {
         let mut added = Vec::new();
         for raw in urls {
             let Ok(mut addr) = ServerAddr::parse(raw) else {
@@ -177,6 +183,10 @@ impl ServerPool {
             addr.user = None;
             addr.password = None;
             addr.tls = addr.tls || tls;
+            if websocket && !addr.websocket {
+                addr.websocket = true;
+                addr.path = "/".into();
+            }
             let known = self
                 .entries
                 .iter()
@@ -184,7 +194,12 @@ impl ServerPool {
             if known {
                 continue;
             }
-            let scheme = if addr.tls { "tls" } else { "nats" };
+            let scheme = match (addr.websocket, addr.tls) {
+                (true, true) => "wss",
+                (true, false) => "ws",
+                (false, true) => "tls",
+                (false, false) => "nats",
+            };
             let host = if addr.host.contains(':') {
                 format!("[{}]", addr.host)
             } else {
@@ -215,12 +230,26 @@ mod tests {
     #[test]
     fn discovery_strips_credentials_and_keeps_tls() {
         let mut p = ServerPool::new(&urls(&["nats://a:1"]), false).unwrap();
-        let added = p.add_discovered(&urls(&["u:p@b:2", "a:1", "c:3"]), true);
+        let added = p.add_discovered(&urls(&["u:p@b:2", "a:1", "c:3"]), true, false);
         assert_eq!(added, urls(&["tls://b:2", "tls://c:3"]));
         assert_eq!(p.urls().len(), 3);
         assert!(p.entries[1..]
             .iter()
             .all(|e| e.addr.user.is_none() && e.addr.tls));
+    }
+
+    #[test]
+    fn discovery_over_websocket_keeps_the_scheme() {
+        let mut p = ServerPool::new(&urls(&["ws://a:8080", "nats://b:4222"]), false).unwrap();
+        let added = p.add_discovered(&urls(&["a:8080", "c:8081"]), false, true);
+        assert_eq!(added, urls(&["ws://c:8081"]));
+        let added = p.add_discovered(&urls(&["d:443"]), true, true);
+        assert_eq!(added, urls(&["wss://d:443"]));
+        assert!(p
+            .entries
+            .iter()
+            .all(|e| e.addr.path == "/" || !e.addr.websocket));
+        assert!(url_is_tls("wss://d") && url_is_tls("tls://d") && !url_is_tls("ws://d"));
     }
 
     #[test]

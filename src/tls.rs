@@ -15,6 +15,7 @@ use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::ws::WsStream;
 
 /// TLS settings. Setting any of them requires TLS for every server.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -120,10 +121,12 @@ pub(crate) async fn upgrade(
         })
 }
 
-/// A connection's byte stream: plain TCP or TLS over TCP.
+/// A connection's byte stream: plain TCP, TLS over TCP, or WebSocket
+/// frames over either.
 pub(crate) enum Transport {
     Plain(TcpStream),
     Tls(Box<TlsStream<TcpStream>>),
+    Ws(Box<WsStream<Transport>>),
 }
 
 impl AsyncRead for Transport {
@@ -135,6 +138,7 @@ impl AsyncRead for Transport {
         match self.get_mut() {
             Transport::Plain(s) => Pin::new(s).poll_read(cx, buf),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+            Transport::Ws(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
         }
     }
 }
@@ -148,6 +152,7 @@ impl AsyncWrite for Transport {
         match self.get_mut() {
             Transport::Plain(s) => Pin::new(s).poll_write(cx, buf),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+            Transport::Ws(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
         }
     }
 
@@ -159,6 +164,7 @@ impl AsyncWrite for Transport {
         match self.get_mut() {
             Transport::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+            Transport::Ws(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
         }
     }
 
@@ -166,6 +172,7 @@ impl AsyncWrite for Transport {
         match self {
             Transport::Plain(s) => s.is_write_vectored(),
             Transport::Tls(s) => s.is_write_vectored(),
+            Transport::Ws(s) => s.is_write_vectored(),
         }
     }
 
@@ -173,6 +180,7 @@ impl AsyncWrite for Transport {
         match self.get_mut() {
             Transport::Plain(s) => Pin::new(s).poll_flush(cx),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+            Transport::Ws(s) => Pin::new(s.as_mut()).poll_flush(cx),
         }
     }
 
@@ -180,6 +188,7 @@ impl AsyncWrite for Transport {
         match self.get_mut() {
             Transport::Plain(s) => Pin::new(s).poll_shutdown(cx),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+            Transport::Ws(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
     }
 }
@@ -188,15 +197,26 @@ impl AsyncWrite for Transport {
 pub(crate) enum ReadHalf {
     Plain(tokio::net::tcp::OwnedReadHalf),
     Tls(tokio::io::ReadHalf<TlsStream<TcpStream>>),
+    Ws(tokio::io::ReadHalf<WsStream<Transport>>),
 }
 
 /// The write half of a `Transport`.
 pub(crate) enum WriteHalf {
     Plain(tokio::net::tcp::OwnedWriteHalf),
     Tls(tokio::io::WriteHalf<TlsStream<TcpStream>>),
+    Ws(tokio::io::WriteHalf<WsStream<Transport>>),
 }
 
 impl Transport {
+    /// Whether the bytes travel over TLS (tls://, or wss://).
+    pub(crate) fn is_tls(&self) -> bool {
+        match self {
+            Transport::Plain(_) => false,
+            Transport::Tls(_) => true,
+            Transport::Ws(s) => s.inner().is_tls(),
+        }
+    }
+
     pub(crate) fn split(self) -> (ReadHalf, WriteHalf) {
         match self {
             Transport::Plain(s) => {
@@ -206,6 +226,12 @@ impl Transport {
             Transport::Tls(s) => {
                 let (r, w) = tokio::io::split(*s);
                 (ReadHalf::Tls(r), WriteHalf::Tls(w))
+            }
+            // The halves share the stream (a lock): the reading side
+            // answers pings on the writing side's connection.
+            Transport::Ws(s) => {
+                let (r, w) = tokio::io::split(*s);
+                (ReadHalf::Ws(r), WriteHalf::Ws(w))
             }
         }
     }
@@ -220,6 +246,7 @@ impl AsyncRead for ReadHalf {
         match self.get_mut() {
             ReadHalf::Plain(s) => Pin::new(s).poll_read(cx, buf),
             ReadHalf::Tls(s) => Pin::new(s).poll_read(cx, buf),
+            ReadHalf::Ws(s) => Pin::new(s).poll_read(cx, buf),
         }
     }
 }
@@ -233,6 +260,7 @@ impl AsyncWrite for WriteHalf {
         match self.get_mut() {
             WriteHalf::Plain(s) => Pin::new(s).poll_write(cx, buf),
             WriteHalf::Tls(s) => Pin::new(s).poll_write(cx, buf),
+            WriteHalf::Ws(s) => Pin::new(s).poll_write(cx, buf),
         }
     }
 
@@ -240,6 +268,7 @@ impl AsyncWrite for WriteHalf {
         match self.get_mut() {
             WriteHalf::Plain(s) => Pin::new(s).poll_flush(cx),
             WriteHalf::Tls(s) => Pin::new(s).poll_flush(cx),
+            WriteHalf::Ws(s) => Pin::new(s).poll_flush(cx),
         }
     }
 
@@ -247,6 +276,7 @@ impl AsyncWrite for WriteHalf {
         match self.get_mut() {
             WriteHalf::Plain(s) => Pin::new(s).poll_shutdown(cx),
             WriteHalf::Tls(s) => Pin::new(s).poll_shutdown(cx),
+            WriteHalf::Ws(s) => Pin::new(s).poll_shutdown(cx),
         }
     }
 }

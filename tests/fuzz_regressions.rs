@@ -161,6 +161,27 @@ fn header_seeds_re_encode_to_the_same_entries() {
     assert_eq!(status.status(), Some(503));
 }
 
+#[test]
+fn ws_frame_seeds_decode_the_same_in_any_pieces() {
+    let seeds = corpus("ws_frames");
+    assert!(seeds.len() >= 8, "the ws_frames corpus lost seeds");
+    let mut errors = 0;
+    for (name, input) in seeds {
+        let wire = &input[1..];
+        let whole = natsio::fuzzing::decode_ws_stream(wire, wire.len(), 64 * 1024);
+        for (chunk, out_cap) in [(1, 1), (3, 7), (16, 16)] {
+            let split = natsio::fuzzing::decode_ws_stream(wire, chunk, out_cap);
+            assert_eq!(
+                whole, split,
+                "seed {name}, chunk {chunk}, out_cap {out_cap}"
+            );
+        }
+        errors += usize::from(whole.error.is_some());
+    }
+    // rsv_set is the one seed the decoder refuses.
+    assert_eq!(errors, 1);
+}
+
 // ---------------------------------------------------------------------------
 // Regressions found by fuzzing
 

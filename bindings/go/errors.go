@@ -150,8 +150,8 @@ func errDone() error { return &Error{Status: statusDone} }
 // natsio_status_parent): errors.Is also matches every ancestor of the
 // code. ErrNullArgument and ErrInvalidUTF8 are ErrInvalidArgument;
 // ErrNoServers is ErrConnectionClosed; ErrDrainTimeout is ErrTimeout;
-// ErrMaxControlLine is ErrParser, which is ErrProtocol; ErrMaxPayload is
-// ErrProtocol; ErrStaleConnection, ErrAuthorization, ErrAuthExpired,
+// ErrMaxControlLine is ErrParser, which is ErrProtocol; ErrMaxPayload and
+// ErrWebsocket are ErrProtocol; ErrStaleConnection, ErrAuthorization, ErrAuthExpired,
 // ErrPermissions and ErrMaxSubscriptions are ErrServer; every 5xx, 6xx and
 // 7xx error except the name checks is ErrJetStream, and the API rejections
 // (ErrJetStreamNotEnabled, ErrStreamNotFound, ErrStreamNameInUse,
@@ -193,6 +193,7 @@ var (
 	ErrAuthExpired      = newSentinel(307, "authentication expired")
 	ErrPermissions      = newSentinel(308, "permissions violation")
 	ErrMaxSubscriptions = newSentinel(309, "max subscriptions exceeded")
+	ErrWebsocket        = newSentinel(310, "websocket error")
 
 	// 4xx: messaging.
 	ErrNoResponders       = newSentinel(400, "no responders")

@@ -1453,6 +1453,8 @@ export class AuthenticationExpiredError extends ServerError {}
 export class PermissionsViolationError extends ServerError {}
 /** The account's subscription limit was reached (code 'MAX_SUBSCRIPTIONS', status 309). */
 export class MaxSubscriptionsExceededError extends ServerError {}
+/** A ws:// or wss:// server failed the WebSocket upgrade or broke the framing (code 'WEBSOCKET', status 310). */
+export class WebsocketError extends ProtocolError {}
 /** Nobody is subscribed to the request subject (code 'NO_RESPONDERS', status 400). */
 export class NoRespondersError extends CodedError {}
 /** The message has no reply subject (code 'NO_REPLY_SUBJECT', status 401). */

@@ -73,6 +73,7 @@ const REFERENCE_NAMES = {
   AUTH_EXPIRED: 'AuthenticationExpiredError',
   PERMISSIONS: 'PermissionsViolationError',
   MAX_SUBSCRIPTIONS: 'MaxSubscriptionsExceededError',
+  WEBSOCKET: 'WebsocketError',
   JETSTREAM: 'JetStreamError',
   JS_API: 'JetStreamApiError',
   JS_NOT_ENABLED: 'JetStreamNotEnabledError',

@@ -62,6 +62,7 @@ export const {
   AuthenticationExpiredError,
   PermissionsViolationError,
   MaxSubscriptionsExceededError,
+  WebsocketError,
   NoRespondersError,
   NoReplySubjectError,
   SubscriptionClosedError,

@@ -86,8 +86,30 @@ fn ms(v: i64, field: &str) -> Result<Duration> {
 /// Sets the server URL(s): one URL, or several separated by commas
 /// (`nats://host:port`, `host:port`, `nats://user:pass@host`). Servers are
 /// tried in order. An empty string means NATSIO_DEFAULT_URL (as nats.go's
-/// Connect("")). Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
-/// NATSIO_ERR_CONFIG (a malformed URL).
+/// Connect("")).
+///
+/// Schemes: `nats://` (TLS if the server requires it or TLS is set),
+/// `tls://` (or `nats+tls://`: TLS required), `ws://` and `wss://` (the
+/// NATS protocol inside WebSocket binary frames, for servers with a
+/// `websocket` block or behind an HTTP proxy; `wss://` runs TLS first,
+/// with the settings of `natsio_options_set_tls`, and `ws://` does too
+/// when TLS is set). Default ports: 4222, 80 for ws, 443 for wss. A
+/// WebSocket URL may carry a path (and query), sent in the upgrade request
+/// (`wss://proxy.example.com/nats`); the others may not. One list may mix
+/// the schemes (unlike the reference client, which refuses that): each
+/// server is reached its own way, and servers a server announces are
+/// reached with the scheme of the connection that learned of them (a
+/// WebSocket client learns the cluster's WebSocket URLs). Masking of
+/// WebSocket frames is on, and no compression is negotiated. A failed
+/// WebSocket upgrade (not a WebSocket endpoint, an HTTP status other than
+/// 101, a wrong Sec-WebSocket-Accept) or a framing violation by the server
+/// (RSV bits set, a frame over 64 MiB) fails the attempt with
+/// NATSIO_ERR_WEBSOCKET (a kind of NATSIO_ERR_PROTOCOL), whose detail
+/// (natsio_last_error) says which.
+///
+/// Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+/// NATSIO_ERR_CONFIG (a malformed URL, an unknown scheme, a path in a
+/// non-WebSocket URL).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_options_set_url(
     opts: *mut natsio_options,
@@ -947,6 +969,48 @@ pub unsafe extern "C" fn natsio_options_set_tls_handshake_first(
         o.tls
             .get_or_insert_with(TlsOptions::default)
             .handshake_first = first;
+        Ok(())
+    })
+}
+
+/// Adds a header to the WebSocket upgrade request of `ws://` and `wss://`
+/// servers (a proxy's authorization, a routing key, ...); headers added
+/// twice are sent twice. The request's own headers (Host, Upgrade,
+/// Connection, Sec-WebSocket-*) cannot be replaced. Without effect on
+/// other servers. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+/// NATSIO_ERR_CONFIG (an empty name or one with other than letters, digits
+/// and `!#$%&'*+-.^_|~`, a value with a control character, or one of the
+/// request's own headers).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_add_ws_header(
+    opts: *mut natsio_options,
+    name: *const c_char,
+    value: *const c_char,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        let name = str_arg(name, "name")?;
+        let value = str_arg(value, "value")?;
+        crate::ws::check_header(name, value)?;
+        o.websocket
+            .headers
+            .push((name.to_string(), value.to_string()));
+        Ok(())
+    })
+}
+
+/// Asks `ws://` and `wss://` servers to accept unmasked frames from this
+/// client (nats-server's `Nats-No-Masking` request header; default false).
+/// The client stops masking only when the server agrees in its upgrade
+/// answer, saving a pass over every byte it sends; a proxy between them
+/// that inspects frames may refuse unmasked ones, so keep it off behind
+/// one.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_ws_no_masking(
+    opts: *mut natsio_options,
+    no_masking: bool,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.websocket.no_masking = no_masking;
         Ok(())
     })
 }

@@ -77,6 +77,10 @@ pub enum natsio_status {
     NATSIO_ERR_PERMISSIONS = 308,
     /// The account's subscription limit was reached (MaxSubscriptionsExceeded).
     NATSIO_ERR_MAX_SUBSCRIPTIONS = 309,
+    /// The WebSocket upgrade failed (not a WebSocket endpoint, wrong path,
+    /// bad Sec-WebSocket-Accept) or the server broke the framing (RSV bits
+    /// set, a frame over 64 MiB, a masked frame).
+    NATSIO_ERR_WEBSOCKET = 310,
 
     /// Nobody is subscribed to the request subject (NoRespondersError, 503).
     NATSIO_ERR_NO_RESPONDERS = 400,
@@ -183,6 +187,7 @@ impl From<ErrorKind> for natsio_status {
             ErrorKind::Parser => NATSIO_ERR_PARSER,
             ErrorKind::MaxControlLineExceeded => NATSIO_ERR_MAX_CONTROL_LINE,
             ErrorKind::MaxPayloadExceeded => NATSIO_ERR_MAX_PAYLOAD,
+            ErrorKind::Websocket => NATSIO_ERR_WEBSOCKET,
             ErrorKind::Server => NATSIO_ERR_SERVER,
             ErrorKind::StaleConnection => NATSIO_ERR_STALE_CONNECTION,
             ErrorKind::AuthorizationViolation => NATSIO_ERR_AUTHORIZATION,
@@ -419,6 +424,12 @@ const STATUS_TABLE: &[StatusEntry] = &[
         name: "MAX_SUBSCRIPTIONS\0",
         text: "maximum subscriptions exceeded\0",
         parents: &[NATSIO_ERR_SERVER],
+    },
+    StatusEntry {
+        status: NATSIO_ERR_WEBSOCKET,
+        name: "WEBSOCKET\0",
+        text: "websocket error\0",
+        parents: &[NATSIO_ERR_PROTOCOL],
     },
     StatusEntry {
         status: NATSIO_ERR_NO_RESPONDERS,

@@ -1,4 +1,5 @@
 /* See util.h. */
+#define _POSIX_C_SOURCE 200809L
 #include "util.h"
 
 #include <pthread.h>
@@ -8,18 +9,54 @@
 #include <time.h>
 
 nt_server *g_server;
+const char *g_server_url;
 
 static const char *g_suite = "test";
 
 int run_cases_with_shared_server(int argc, char **argv, const char *suite, const nt_case *cases,
                                  size_t count) {
     g_suite = suite;
-    g_server = nt_server_start(NULL);
+    const char *transport = getenv("NT_TRANSPORT");
+    bool ws = transport && strcmp(transport, "ws") == 0;
+    bool wss = transport && strcmp(transport, "wss") == 0;
+    if (transport && *transport && !ws && !wss) {
+        fprintf(stderr, "NT_TRANSPORT=%s: expected ws or wss\n", transport);
+        return 1;
+    }
+    static char config[4096];
+    static char url[128];
+    int ws_port = 0;
+    if (ws || wss) {
+        ws_port = nt_free_port();
+        char cert[512], key[512], ca[512];
+        nt_fixture_path(cert, sizeof cert, "tls/server-cert.pem");
+        nt_fixture_path(key, sizeof key, "tls/server-key.pem");
+        nt_fixture_path(ca, sizeof ca, "tls/ca.pem");
+        if (wss) {
+            /* Every client of the program trusts the test CA. */
+            setenv("SSL_CERT_FILE", ca, 1);
+            snprintf(config, sizeof config,
+                     "websocket {\n listen: \"127.0.0.1:%d\"\n tls {\n  cert_file: \"%s\"\n"
+                     "  key_file: \"%s\"\n }\n}\n",
+                     ws_port, cert, key);
+        } else {
+            snprintf(config, sizeof config, "websocket {\n listen: \"127.0.0.1:%d\"\n no_tls: true\n}\n",
+                     ws_port);
+        }
+    }
+    g_server = nt_server_start(ws_port ? config : NULL);
     if (g_server == NULL) {
         fprintf(stderr, "cannot start nats-server\n");
         return 1;
     }
     nt_cleanup(nt_server_stop_cb, g_server);
+    if (ws_port) {
+        snprintf(url, sizeof url, "%s://127.0.0.1:%d", wss ? "wss" : "ws", ws_port);
+        g_server_url = url;
+        fprintf(stderr, "clients connect to %s\n", url);
+    } else {
+        g_server_url = nt_server_url(g_server);
+    }
     return nt_main(argc, argv, cases, count);
 }
 
@@ -89,7 +126,7 @@ natsio_client *connect_with(const natsio_options *options) {
     return keep_connected(st, c);
 }
 
-natsio_client *connect_client(void) { return connect_url(nt_server_url(g_server)); }
+natsio_client *connect_client(void) { return connect_url(g_server_url); }
 
 natsio_client *connect_client_past_first_ping(void) {
     natsio_client *c = connect_client();

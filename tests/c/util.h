@@ -29,10 +29,17 @@
 /* The server started by run_cases_with_shared_server (NULL in programs that
  * start their own servers per case). */
 extern nt_server *g_server;
+/* The URL clients of g_server connect to: nt_server_url(g_server), or its
+ * ws:// / wss:// listener under NT_TRANSPORT. */
+extern const char *g_server_url;
 
 /* Starts g_server (stopped at exit), then runs `cases` with nt_main.
  * `suite` starts every case_subject(), so that the programs' traffic never
- * mixes. Returns nt_main's status, or 1 if the server did not start. */
+ * mixes. Returns nt_main's status, or 1 if the server did not start.
+ * NT_TRANSPORT=ws or wss in the environment gives the server a websocket
+ * listener (wss: TLS with tests/fixtures/tls, whose CA the clients then
+ * trust through SSL_CERT_FILE) and makes connect_client() and
+ * g_server_url use it: ctest runs some programs that way too. */
 int run_cases_with_shared_server(int argc, char **argv, const char *suite, const nt_case *cases,
                                  size_t count);
 

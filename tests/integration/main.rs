@@ -13,3 +13,4 @@ mod messaging;
 mod object;
 mod reconnect;
 mod tls;
+mod websocket;

@@ -59,6 +59,7 @@ TEST(Errors, EveryStatusMapsToItsClass) {
     expect_mapped<natsio::AuthExpiredError>(NATSIO_ERR_AUTH_EXPIRED);
     expect_mapped<natsio::PermissionsError>(NATSIO_ERR_PERMISSIONS);
     expect_mapped<natsio::MaxSubscriptionsError>(NATSIO_ERR_MAX_SUBSCRIPTIONS);
+    expect_mapped<natsio::WebsocketError>(NATSIO_ERR_WEBSOCKET);
     expect_mapped<natsio::NoRespondersError>(NATSIO_ERR_NO_RESPONDERS);
     expect_mapped<natsio::NoReplySubjectError>(NATSIO_ERR_NO_REPLY_SUBJECT);
     expect_mapped<natsio::SubscriptionClosedError>(NATSIO_ERR_SUBSCRIPTION_CLOSED);

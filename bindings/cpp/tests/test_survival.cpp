@@ -378,3 +378,35 @@ TEST(Secured, NkeySeedAndFile) {
     both.set_token("t");
     EXPECT_THROW(both.set_nkey_seed(read_fixture("auth/nkey-user.nk")), natsio::ConfigError);
 }
+
+// The WebSocket transport (issue 42): a ws:// URL is all it takes; a
+// restart of the server is survived over ws as over TCP.
+TEST(Survival, WebsocketMessagingAndRestart) {
+    const int ws_port = nt_free_port();
+    const std::string ws_url = "ws://127.0.0.1:" + std::to_string(ws_port);
+    ServerPtr server = start_server("websocket {\n listen: \"127.0.0.1:" + std::to_string(ws_port) +
+                                    "\"\n no_tls: true\n}\n");
+    ASSERT_TRUE(server);
+    EventLog events;
+    natsio::Client ws = natsio::Client::connect(fast_reconnect(ws_url, events));
+    natsio::Client tcp = natsio::Client::connect(nt_server_url(server.get()));
+    EXPECT_EQ(ws.connected_url(), ws_url);
+
+    natsio::Subscription sub = ws.subscribe("cpp.ws");
+    ws.flush();
+    tcp.publish("cpp.ws", "from tcp");
+    EXPECT_EQ(next_item(sub).data(), "from tcp");
+    natsio::Subscription echo = tcp.subscribe("cpp.ws.echo", [](natsio::MsgView msg) { msg.respond(msg.data()); });
+    tcp.flush();
+    EXPECT_EQ(ws.request("cpp.ws.echo", "over ws", 5s).data(), "over ws");
+
+    ASSERT_EQ(nt_server_restart(server.get()), 0);
+    ASSERT_TRUE(wait_until([&] {
+        auto kinds = events.snapshot();
+        return std::count(kinds.begin(), kinds.end(), EventKind::Reconnected) >= 1;
+    }, 15s));
+    ws.flush();
+    natsio::Client tcp_again = natsio::Client::connect(nt_server_url(server.get()));
+    tcp_again.publish("cpp.ws", "after restart");
+    EXPECT_EQ(next_item(sub).data(), "after restart");
+}

@@ -252,6 +252,9 @@ NATSIO_CPP_ERROR_CLASS(PermissionsError, ServerError);
 /// NATSIO_ERR_MAX_SUBSCRIPTIONS: the account's subscription limit was reached
 /// (a ServerError).
 NATSIO_CPP_ERROR_CLASS(MaxSubscriptionsError, ServerError);
+/// NATSIO_ERR_WEBSOCKET: a ws:// or wss:// server failed the WebSocket
+/// upgrade or broke the framing (a ProtocolError).
+NATSIO_CPP_ERROR_CLASS(WebsocketError, ProtocolError);
 // 4xx: messaging.
 /// NATSIO_ERR_NO_RESPONDERS: nobody is subscribed to the request subject
 /// (status 503).
@@ -393,6 +396,7 @@ NATSIO_CPP_ERROR_CLASS(BucketSealedError, JetStreamError);
     X(NATSIO_ERR_AUTH_EXPIRED, AuthExpiredError)                               \
     X(NATSIO_ERR_PERMISSIONS, PermissionsError)                                \
     X(NATSIO_ERR_MAX_SUBSCRIPTIONS, MaxSubscriptionsError)                     \
+    X(NATSIO_ERR_WEBSOCKET, WebsocketError)                                    \
     X(NATSIO_ERR_NO_RESPONDERS, NoRespondersError)                             \
     X(NATSIO_ERR_NO_REPLY_SUBJECT, NoReplySubjectError)                        \
     X(NATSIO_ERR_SUBSCRIPTION_CLOSED, SubscriptionClosedError)                 \
