@@ -458,7 +458,9 @@ func FetchMaxBytes(n int) FetchOpt { return func(c *fetchConfig) { c.maxBytes = 
 func FetchExpires(d time.Duration) FetchOpt { return func(c *fetchConfig) { c.expires = d } }
 
 // FetchNoWait returns at once with the messages available now (possibly
-// none) instead of waiting for them.
+// none) instead of waiting for them: when the server says nothing more is
+// available, or a second after the request if the server holds it
+// (messages pending but not deliverable yet: MaxAckPending reached).
 func FetchNoWait() FetchOpt { return func(c *fetchConfig) { c.noWait = true } }
 
 // FetchHeartbeat asks the server for idle heartbeats while the request is
@@ -532,8 +534,12 @@ func pullExpiry(ctx context.Context, want time.Duration) time.Duration {
 // slice, not an error). Acknowledge each message (Ack, Nak, Term, ...)
 // unless the consumer's AckPolicy is AckNonePolicy. Errors:
 // ErrConsumerNotFound (no such consumer or stream), ErrConsumerDeleted
-// (deleted while the request waited), ErrJetStreamAPI (the server refused
-// the request), ErrInvalidArgument (bad names or negative options),
+// (deleted while the request waited), ErrJetStream (the consumer's
+// limits refuse the request: more than its MaxRequestBatch,
+// MaxRequestExpires or MaxRequestMaxBytes, or MaxWaiting requests already
+// waiting; the error carries the server's reason, as nats.go's),
+// ErrJetStreamAPI (the server refused the request otherwise),
+// ErrInvalidArgument (bad names or negative options),
 // ErrConnectionClosed. If ctx is cancelled Fetch returns at once, its
 // pull request withdrawn at the server: a message published after goes
 // to the consumer's next reader. Messages the request had received are

@@ -824,3 +824,35 @@ func TestPriorityGroupsPinnedClientAndPullStatuses(t *testing.T) {
 	_, err = tiny.Next(ctx)
 	wantErr(t, err, natsio.ErrJetStream, "max_bytes")
 }
+
+// A pull request the consumer's limits refuse fails with the server's
+// reason instead of reading as "no messages"; a no-wait fetch the server
+// holds (messages pending, max_ack_pending reached) ends within about a
+// second, not after the context's timeout.
+func TestFetchRefusalsAndHeldNoWait(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 20*time.Second)
+	workQueue(t, js, 6, natsio.ConsumerConfig{
+		MaxRequestBatch: 10, MaxRequestExpires: time.Second, MaxRequestMaxBytes: 1000, MaxAckPending: 2,
+	})
+	_, err := js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(20), natsio.FetchExpires(500*time.Millisecond))
+	wantErr(t, err, natsio.ErrJetStream, "Exceeded MaxRequestBatch")
+	_, err = js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(5), natsio.FetchExpires(2*time.Second))
+	wantErr(t, err, natsio.ErrJetStream, "Exceeded MaxRequestExpires")
+	_, err = js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(5), natsio.FetchMaxBytes(2000), natsio.FetchExpires(500*time.Millisecond))
+	wantErr(t, err, natsio.ErrJetStream, "Exceeded MaxRequestMaxBytes")
+	_, err = js.Next(ctx, "Q", "work", natsio.FetchExpires(2*time.Second))
+	wantErr(t, err, natsio.ErrJetStream, "Exceeded MaxRequestExpires")
+
+	// Within the limits: 2 of the 3 pending come (max_ack_pending 2);
+	// then the server holds a no-wait request for the third.
+	msgs := got(js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(10), natsio.FetchExpires(500*time.Millisecond))).must(t)
+	if len(msgs) != 2 {
+		t.Fatalf("fetched %v", bodies(msgs))
+	}
+	start := time.Now()
+	held := got(js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(10), natsio.FetchNoWait())).must(t)
+	if d := time.Since(start); len(held) != 0 || d > 3*time.Second {
+		t.Fatalf("held no-wait fetch: %d messages after %v", len(held), d)
+	}
+}

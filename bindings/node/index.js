@@ -2234,7 +2234,8 @@ class Streams {
     return (await native.jsStreamInfos(this._js._handle, subject ?? null)).map((json) => JSON.parse(json));
   }
 
-  /** One message: {seq}, {lastBySubject} (alias last_by_subj), or
+  /** One message: {seq}, {lastBySubject} (alias last_by_subj; wildcards
+   * allowed: the last message on any matching subject), or
    * {seq, nextBySubject} (alias next_by_subj): the first message at or
    * after seq (default 1) on that subject. */
   async getMessage(stream, query) {

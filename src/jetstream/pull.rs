@@ -74,6 +74,15 @@ fn is_fatal_rejection(desc: &str) -> bool {
     desc.eq_ignore_ascii_case("consumer is push based")
 }
 
+/// 409s refusing a pull request outright, before anything is delivered
+/// for it: it asks beyond the consumer's `max_batch`, `max_expires` or
+/// `max_bytes` ("Exceeded MaxRequestBatch of 10", ...), or the consumer
+/// holds `max_waiting` requests already ("Exceeded MaxWaiting").
+pub(crate) fn is_refused_request(desc: &str) -> bool {
+    let d = desc.to_ascii_lowercase();
+    d.starts_with("exceeded maxrequest") || d.starts_with("exceeded maxwaiting")
+}
+
 /// 409 "Message Size Exceeds MaxBytes": the next message is bigger than
 /// what the request had left.
 pub(crate) fn is_max_bytes_rejection(desc: &str) -> bool {
@@ -509,6 +518,17 @@ impl Puller {
                             self.extras.max_bytes
                         ),
                     )));
+                }
+                if is_refused_request(desc) {
+                    // Pulling goes on (with a backoff), but the application
+                    // learns why nothing comes, as nats.go's error handler.
+                    self.client.report_error(
+                        Error::new(
+                            ErrorKind::JetStream,
+                            format!("pull request rejected: {desc}"),
+                        ),
+                        Some((self.sub.sid(), self.inbox.clone())),
+                    );
                 }
                 // That request is over; without a count, all of them.
                 self.request_ended(pending, pending_bytes);

@@ -635,6 +635,51 @@ static void test_no_wait_expires_and_next_on_an_empty_consumer(void) {
     EXPECT_OK(natsio_js_stream_delete(js, "CEMPTY"));
 }
 
+/* A pull request beyond the consumer's max_batch, max_expires or max_bytes
+ * fails with the server's reason, not as an empty batch; a no-wait fetch
+ * the server holds (messages pending, max_ack_pending reached) ends within
+ * about a second, not after the context's timeout. */
+static void test_fetch_refused_by_consumer_limits_and_held_no_wait(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CLIMITS", "climits.>"));
+    NT_CHECK(create_consumer(js, "CLIMITS",
+                             "{\"durable_name\":\"l\",\"ack_policy\":\"explicit\",\"max_batch\":10,"
+                             "\"max_expires\":1000000000,\"max_bytes\":1000,\"max_ack_pending\":2}"));
+    NT_CHECK(publish_n(js, "climits.x", "m", 3));
+
+    natsio_msg_list *list = SENTINEL;
+    natsio_fetch_options o = fetch_options();
+    o.max_messages = 20;
+    o.expires_ms = 500;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_JETSTREAM, "Exceeded MaxRequestBatch", natsio_js_fetch(js, "CLIMITS", "l", &o, &list));
+    o.max_messages = 5;
+    o.expires_ms = 2000;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_JETSTREAM, "Exceeded MaxRequestExpires",
+                        natsio_js_fetch(js, "CLIMITS", "l", &o, &list));
+    o.expires_ms = 500;
+    o.max_bytes = 2000;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_JETSTREAM, "Exceeded MaxRequestMaxBytes",
+                        natsio_js_fetch(js, "CLIMITS", "l", &o, &list));
+    NT_CHECK(list == SENTINEL);
+
+    /* Two of the three come (max_ack_pending 2); the server then holds a
+     * no-wait request for the third. */
+    natsio_msg_list *two = fetch(js, "CLIMITS", "l", 10, 500);
+    NT_CHECK(two != NULL && natsio_msg_list_count(two) == 2);
+    natsio_fetch_options nw = fetch_options();
+    nw.max_messages = 10;
+    nw.no_wait = true;
+    natsio_msg_list *held = NULL;
+    int64_t t0 = nt_now_ms();
+    EXPECT_OK(natsio_js_fetch(js, "CLIMITS", "l", &nw, &held));
+    int64_t took = nt_now_ms() - t0;
+    nt_cleanup(msg_list_free_cb, held);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(held), 0);
+    NT_CHECK_MSG(took < 3000, "a held no-wait fetch took %lld ms", (long long)took);
+    EXPECT_OK(natsio_js_stream_delete(js, "CLIMITS"));
+}
+
 /* ---- acknowledgements ------------------------------------------------------------ */
 
 static void test_acks_and_double_acks(void) {
@@ -1639,6 +1684,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_fetch_batch_order_payloads_and_metadata),
         NT_CASE(test_fetch_max_bytes),
         NT_CASE(test_no_wait_expires_and_next_on_an_empty_consumer),
+        NT_CASE(test_fetch_refused_by_consumer_limits_and_held_no_wait),
         NT_CASE(test_acks_and_double_acks),
         NT_CASE(test_deferred_acks_are_sent),
         NT_CASE(test_in_progress_holds_a_message_past_ack_wait),

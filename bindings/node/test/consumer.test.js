@@ -161,6 +161,28 @@ test('empty fetches: noWait resolves [] at once, expires bounds the wait; next r
   }
 });
 
+test('fetch: a request beyond the consumer limits rejects with the server reason; a held noWait fetch ends within a second or so', async () => {
+  await streamWith('FL', 6);
+  try {
+    await js.consumers.add('FL', {
+      durable_name: 'c', ack_policy: 'explicit', filter_subject: 'FL.0',
+      max_batch: 10, max_expires: 1_000_000_000, max_bytes: 1000, max_ack_pending: 2,
+    });
+    await rejectsWith(js.fetch('FL', 'c', { maxMessages: 20, expires: 500 }), nats.JetStreamError, 'Exceeded MaxRequestBatch');
+    await rejectsWith(js.fetch('FL', 'c', { maxMessages: 5, expires: 2000 }), nats.JetStreamError, 'Exceeded MaxRequestExpires');
+    await rejectsWith(js.fetch('FL', 'c', { maxMessages: 5, expires: 500, maxBytes: 2000 }), nats.JetStreamError,
+      'Exceeded MaxRequestMaxBytes');
+    // Two of the three on FL.0 come (max_ack_pending 2); the server then
+    // holds a noWait request for the third.
+    assert.equal((await js.fetch('FL', 'c', { maxMessages: 10, expires: 500 })).length, 2);
+    const t0 = Date.now();
+    assert.deepEqual(await js.fetch('FL', 'c', { maxMessages: 10, noWait: true }), []);
+    assert.ok(Date.now() - t0 < 3000, `a held noWait fetch took ${Date.now() - t0} ms`);
+  } finally {
+    await js.streams.delete('FL');
+  }
+});
+
 test('acks: a second ack, nak or term throws MessageAlreadyAckedError; ackAck rejects the same way', async () => {
   await streamWith('DA', 3);
   try {

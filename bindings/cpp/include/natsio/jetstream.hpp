@@ -2184,7 +2184,8 @@ public:
                                               static_cast<const char*>(nullptr));
     }
 
-    /// The last message of `stream` on `subject`. MessageNotFoundError,
+    /// The last message of `stream` on `subject`, or on any subject it
+    /// matches when it has wildcards (`s.*`, `s.>`). MessageNotFoundError,
     /// StreamNotFoundError, BadSubjectError.
     StoredMsg get_last_msg(std::string_view stream, std::string_view subject) const {
         detail::CString c_stream(stream, "stream name");
