@@ -1280,8 +1280,10 @@ typedef struct natsio_consume_options {
   uint32_t version;
   /**
    * Messages kept requested from the server and buffered, together, at
-   * most; 0: 500 (not with `max_bytes`). A new pull request goes out
-   * when that falls to `threshold`.
+   * most; 0: 500 (not with `max_bytes`). Buffered counts a message until
+   * the reader is done with it: taken by `natsio_js_messages_next`, or
+   * returned from the callback (a callback busy with a message holds
+   * it). A new pull request goes out when that falls to `threshold`.
    */
   int64_t max_messages;
   /**
@@ -1723,8 +1725,10 @@ typedef struct natsio_ordered_messages_options {
    */
   uint32_t version;
   /**
-   * Messages per pull request at most; 0: 500 (the buffer is also
-   * bounded by the client's pending limits).
+   * Messages requested from the server and buffered, together, at
+   * most; 0: 500. A reader that pauses (or a callback busy with a
+   * message: it counts until it returns) holds at most this many; the
+   * consumer pulls again as it reads, never the whole stream ahead.
    */
   int64_t max_messages;
   /**

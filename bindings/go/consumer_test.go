@@ -856,3 +856,39 @@ func TestFetchRefusalsAndHeldNoWait(t *testing.T) {
 		t.Fatalf("held no-wait fetch: %d messages after %v", len(held), d)
 	}
 }
+
+// A consumption whose reader takes one message and stalls holds at most
+// its budget: the server's unacked count, polled for two seconds, stays
+// within ConsumeMaxMessages (or PullMaxBytes), counting what the binding
+// takes ahead of Next and the library's own buffer together.
+func TestConsumeHoldsAtMostItsBudget(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 60*time.Second)
+	got(js.CreateStream(ctx, natsio.StreamConfig{Name: "B", Subjects: []string{"b.>"}, Storage: natsio.MemoryStorage})).must(t)
+	payload := make([]byte, 1000)
+	for range 400 {
+		got(js.Publish(ctx, "b.x", payload)).must(t)
+	}
+	for i, c := range []struct {
+		opt   natsio.ConsumeOpt
+		bound int
+	}{
+		{natsio.ConsumeMaxMessages(10), 10},
+		{natsio.ConsumeMaxMessages(100), 100},
+		{natsio.PullMaxBytes(10 * 1000), 10},
+	} {
+		name := fmt.Sprintf("c%d", i)
+		got(js.CreateConsumer(ctx, "B", natsio.ConsumerConfig{Durable: name, AckPolicy: natsio.AckExplicitPolicy, AckWait: time.Minute})).must(t)
+		cons := got(js.Consume(ctx, "B", name, c.opt)).must(t)
+		m := got(cons.Next(ctx)).must(t)
+		noErr(t, m.AckSync(ctx))
+		most := 0
+		for until := time.Now().Add(2 * time.Second); time.Now().Before(until); time.Sleep(50 * time.Millisecond) {
+			most = max(most, got(js.ConsumerInfo(ctx, "B", name)).must(t).NumAckPending)
+		}
+		cons.Stop()
+		if most > c.bound || most < c.bound/2 {
+			t.Fatalf("budget %d: num_ack_pending reached %d", c.bound, most)
+		}
+	}
+}

@@ -1810,6 +1810,38 @@ class ItemStream extends Feed {
   }
 }
 
+/** Items of a pull flow (consume, an ordered consume) the library asks for
+ * when the application gives none. */
+const DEFAULT_PULL_MESSAGES = 500;
+
+/**
+ * Splits a pull flow's maxMessages between this binding's window (what it
+ * takes from the library ahead of the loop: queued here, or handed to the
+ * iterator and not taken yet) and the library's own budget (requested,
+ * buffered, and the one item its dispatcher is handing over, which the
+ * window counts too: hence the + 1), so that together they hold at most
+ * maxMessages, as nats.js does. Options other than a positive
+ * maxMessages (maxBytes, bad values) go to the library as given.
+ * Returns [window, options for the library].
+ */
+function splitPullBudget(o) {
+  const given = o.maxMessages;
+  if ((given !== undefined && !(Number.isInteger(given) && given > 0)) || o.maxBytes !== undefined) {
+    return [Math.min(DEFAULT_WINDOW, given > 0 ? given : DEFAULT_WINDOW), o];
+  }
+  const total = given ?? DEFAULT_PULL_MESSAGES;
+  const window = Math.min(DEFAULT_WINDOW, Math.ceil(total / 2));
+  const library = total - window + 1;
+  const out = { ...o, maxMessages: library };
+  if (o.thresholdMessages !== undefined) {
+    // The same point of the whole budget, scaled to the library's share.
+    const t = Math.min(library - 1, Math.floor((o.thresholdMessages * library) / total));
+    if (t > 0) out.thresholdMessages = t;
+    else delete out.thresholdMessages;
+  }
+  return [window, out];
+}
+
 /**
  * A continuous pull from a consumer (js.consume): an async iterator of
  * JsMsg. The library keeps `maxMessages` requested and buffered and pulls
@@ -2036,9 +2068,8 @@ class OrderedConsumer {
    * Rejects with IllegalStateError while another consumption runs or after
    * stop(), StreamNotFoundError. */
   async consume(opts) {
-    const o = orderedMessagesOptions(opts);
+    const [window, o] = splitPullBudget(orderedMessagesOptions(opts));
     const handle = await native.ocMessages(this._handle, o);
-    const window = Math.min(DEFAULT_WINDOW, o.maxMessages > 0 ? o.maxMessages : DEFAULT_WINDOW);
     return new ConsumerMessages(handle, this.stream, this._info ? this._info.name : '', window);
   }
 
@@ -2361,8 +2392,8 @@ class JetStreamClient {
    */
   async consume(stream, consumer, opts) {
     const o = consumeOptions(opts);
-    const handle = await native.jsConsume(this._handle, stream, consumer, o);
-    const window = Math.min(DEFAULT_WINDOW, o.maxMessages > 0 ? o.maxMessages : DEFAULT_WINDOW);
+    const [window, libraryOptions] = splitPullBudget(o);
+    const handle = await native.jsConsume(this._handle, stream, consumer, libraryOptions);
     return new ConsumerMessages(handle, stream, consumer, window);
   }
 

@@ -889,8 +889,10 @@ pub struct natsio_consume_options {
     /// NATSIO_CONSUME_OPTIONS_VERSION.
     pub version: u32,
     /// Messages kept requested from the server and buffered, together, at
-    /// most; 0: 500 (not with `max_bytes`). A new pull request goes out
-    /// when that falls to `threshold`.
+    /// most; 0: 500 (not with `max_bytes`). Buffered counts a message until
+    /// the reader is done with it: taken by `natsio_js_messages_next`, or
+    /// returned from the callback (a callback busy with a message holds
+    /// it). A new pull request goes out when that falls to `threshold`.
     pub max_messages: i64,
     /// Lifetime of each pull request; 0: 30000 ms (at least 1000).
     pub expires_ms: i64,

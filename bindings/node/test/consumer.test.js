@@ -572,3 +572,33 @@ test('priority groups: validation, overflow min_pending, pinned client and consu
     await js.streams.delete('PG');
   }
 });
+
+test('consume holds at most maxMessages unacked while its loop stalls after one message, as nats.js', async () => {
+  await js.streams.add({ name: 'BUDGET', subjects: ['BUDGET.>'], storage: 'memory' });
+  try {
+    const payload = Buffer.alloc(100, 'p');
+    await Promise.all(Array.from({ length: 400 }, () => js.publishAsync('BUDGET.x', payload)));
+    for (const max of [10, 100]) {
+      const name = `c${max}`;
+      await js.consumers.add('BUDGET', { durable_name: name, ack_policy: 'explicit', ack_wait: '60s' });
+      const msgs = await js.consume('BUDGET', name, { maxMessages: max });
+      try {
+        const it = msgs[Symbol.asyncIterator]();
+        const first = await it.next();
+        assert.equal(first.done, false);
+        await first.value.ackAck();
+        // The loop stalls: the server's unacked count stays within the budget.
+        let most = 0;
+        for (const until = Date.now() + 2000; Date.now() < until; ) {
+          most = Math.max(most, (await js.consumers.info('BUDGET', name)).num_ack_pending);
+          await sleep(50);
+        }
+        assert.ok(most <= max && most >= max / 2, `maxMessages ${max}: num_ack_pending reached ${most}`);
+      } finally {
+        msgs.stop();
+      }
+    }
+  } finally {
+    await js.streams.delete('BUDGET');
+  }
+});
