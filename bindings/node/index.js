@@ -1683,7 +1683,10 @@ class JsMsg {
   }
 
   /** Acknowledges (buffered like a publish; throws MessageAlreadyAckedError
-   * after an earlier ack, nak or term of this message). */
+   * after an earlier ack, nak or term of this message). It reaches the
+   * server before anything sent on the connection after it; the server
+   * applies acks on the consumer's own queue, so a consumer info read at
+   * once may still count it as pending: ackAck() waits until it is applied. */
   ack() {
     native.jsMsgAck(this._batch[0], this._index, 0, null);
   }

@@ -602,3 +602,34 @@ test('consume holds at most maxMessages unacked while its loop stalls after one 
     await js.streams.delete('BUDGET');
   }
 });
+
+test('acks reach the server before a JetStream call made right after them: a second connection sees them first, 20 runs in a row', async () => {
+  // The server handles acks on the consumer's own queue, apart from API
+  // requests, so an info right after may still count them as pending (for
+  // nats.js too); what a client controls is the order on the wire, which a
+  // second connection subscribed to both subjects sees.
+  await js.streams.add({ name: 'ACKORD', subjects: ['ACKORD.>'], storage: 'memory' });
+  const watcher = await nats.connect({ servers: server.url });
+  try {
+    await js.consumers.add('ACKORD', { durable_name: 'c', ack_policy: 'explicit' });
+    const seen = [];
+    watcher.subscribe('$JS.ACK.ACKORD.c.>', { callback: (err, m) => seen.push(err ? 'error' : 'ack') });
+    watcher.subscribe('$JS.API.CONSUMER.INFO.ACKORD.c', { callback: (err, m) => seen.push(err ? 'error' : 'info') });
+    await watcher.flush();
+    for (let run = 0; run < 20; run++) {
+      await Promise.all(Array.from({ length: 10 }, (_, i) => js.publishAsync('ACKORD.x', `r${run}m${i}`)));
+      const batch = await js.fetch('ACKORD', 'c', { maxMessages: 10, expires: 2000 });
+      assert.equal(batch.length, 10);
+      seen.length = 0;
+      for (const m of batch) m.ack();
+      await js.consumers.info('ACKORD', 'c');
+      await eventually(() => seen.length === 11, 5000, `run ${run}: acks and info seen`, () => seen.join(','));
+      assert.deepEqual(seen, [...Array(10).fill('ack'), 'info'], `run ${run}`);
+    }
+    // And the server applies them (on its own time).
+    await eventually(async () => (await js.consumers.info('ACKORD', 'c')).num_ack_pending === 0, 5000, 'all acked');
+  } finally {
+    await watcher.close();
+    await js.streams.delete('ACKORD');
+  }
+});
