@@ -557,6 +557,39 @@ void check_callback_error() {
     EXPECT_FALSE(sub.is_closed());
 }
 
+void check_last_by_wildcard() {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    for (const bool direct : {false, true}) {
+        const std::string stream = direct ? "CPP_CONF_WILD_D" : "CPP_CONF_WILD_L";
+        const std::string prefix = direct ? "cpp.conf.wild.d" : "cpp.conf.wild.l";
+        js.create_stream(R"({"name":")" + stream + R"(","subjects":[")" + prefix +
+                         R"(.>"],"storage":"memory","allow_direct":)" + (direct ? "true" : "false") +
+                         "}");
+        for (const char* tail : {"a", "b.c", "b", "a.x"}) {
+            js.publish(prefix + "." + tail, "m");
+        }
+        EXPECT_EQ(js.get_last_msg(stream, prefix + ".*").seq(), 3u) << stream;
+        EXPECT_EQ(js.get_last_msg(stream, prefix + ".>").seq(), 4u) << stream;
+        js.delete_stream(stream);
+    }
+}
+
+void check_fetch_refused() {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    const std::string stream = "CPP_CONF_REFUSED";
+    js.create_stream(R"({"name":")" + stream + R"(","subjects":["cpp.conf.refused"],"storage":"memory"})");
+    js.create_consumer(stream, R"({"durable_name":"c","max_batch":10})");
+    natsio::FetchOptions options;
+    options.max_messages = 20;
+    options.expires = 500ms;
+    const std::string what = expect_throws<natsio::JetStreamError>(
+        NATSIO_ERR_JETSTREAM, [&] { js.fetch(stream, "c", options); });
+    EXPECT_TRUE(contains(what, "Exceeded MaxRequestBatch")) << what;
+    js.delete_stream(stream);
+}
+
 TEST(Conformance, Behaviours) {
     const std::vector<Case> lines = cases_of("behaviour");
     EXPECT_FALSE(lines.empty());
@@ -568,6 +601,10 @@ TEST(Conformance, Behaviours) {
             check_flush_bound();
         } else if (name == "callback_error") {
             check_callback_error();
+        } else if (name == "last_by_wildcard") {
+            check_last_by_wildcard();
+        } else if (name == "fetch_refused") {
+            check_fetch_refused();
         } else {
             ADD_FAILURE() << "no C++ check for behaviour '" << name << "'";
         }

@@ -189,6 +189,30 @@ const defaults = {
 };
 
 const behaviours = {
+  async last_by_wildcard() {
+    await jetstream();
+    for (const direct of [false, true]) {
+      const name = `CONF_WILD_${direct}`;
+      const prefix = `conf.wild.${direct}`;
+      await js.streams.add({ name, subjects: [`${prefix}.>`], storage: 'memory', allow_direct: direct });
+      for (const tail of ['a', 'b.c', 'b', 'a.x']) await js.publish(`${prefix}.${tail}`, 'm');
+      assert.equal((await js.streams.getMessage(name, { last_by_subj: `${prefix}.*` })).seq, 3, `${name} *`);
+      assert.equal((await js.streams.getMessage(name, { last_by_subj: `${prefix}.>` })).seq, 4, `${name} >`);
+      await js.streams.delete(name);
+    }
+  },
+  async fetch_refused() {
+    await jetstream();
+    await js.streams.add({ name: 'CONF_REFUSED', subjects: ['conf.refused'], storage: 'memory' });
+    try {
+      await js.consumers.add('CONF_REFUSED', { durable_name: 'c', max_batch: 10 });
+      const e = await rejection(js.fetch('CONF_REFUSED', 'c', { maxMessages: 20, expires: 500 }));
+      assert.ok(e instanceof nats.JetStreamError, `${e}`);
+      assert.match(e.message, /Exceeded MaxRequestBatch/);
+    } finally {
+      await js.streams.delete('CONF_REFUSED');
+    }
+  },
   async flush_bound() {
     const server = await startServer();
     const nc = await nats.connect({ servers: server.url, flushTimeout: 300, reconnect: false });
