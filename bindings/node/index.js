@@ -1823,13 +1823,15 @@ const DEFAULT_PULL_MESSAGES = 500;
  * iterator and not taken yet) and the library's own budget (requested,
  * buffered, and the one item its dispatcher is handing over, which the
  * window counts too: hence the + 1), so that together they hold at most
- * maxMessages, as nats.js does. Options other than a positive
- * maxMessages (maxBytes, bad values) go to the library as given.
- * Returns [window, options for the library].
+ * maxMessages, as nats.js does. A budget in bytes is not split (sizes
+ * are not known ahead): the window is then one message, which the library
+ * counts until the window holds it. Other options, and values the library
+ * refuses, go to it as given. Returns [window, options for the library].
  */
 function splitPullBudget(o) {
   const given = o.maxMessages;
-  if ((given !== undefined && !(Number.isInteger(given) && given > 0)) || o.maxBytes !== undefined) {
+  if (o.maxBytes !== undefined) return [1, o];
+  if (given !== undefined && !(Number.isInteger(given) && given > 0)) {
     return [Math.min(DEFAULT_WINDOW, given > 0 ? given : DEFAULT_WINDOW), o];
   }
   const total = given ?? DEFAULT_PULL_MESSAGES;

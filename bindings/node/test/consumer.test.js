@@ -573,15 +573,17 @@ test('priority groups: validation, overflow min_pending, pinned client and consu
   }
 });
 
-test('consume holds at most maxMessages unacked while its loop stalls after one message, as nats.js', async () => {
+test('consume holds at most maxMessages (or maxBytes) unacked while its loop stalls after one message, as nats.js', async () => {
   await js.streams.add({ name: 'BUDGET', subjects: ['BUDGET.>'], storage: 'memory' });
   try {
-    const payload = Buffer.alloc(100, 'p');
+    const payload = Buffer.alloc(1000, 'p');
     await Promise.all(Array.from({ length: 400 }, () => js.publishAsync('BUDGET.x', payload)));
-    for (const max of [10, 100]) {
-      const name = `c${max}`;
+    // [options, the most messages they allow]: 10,000 bytes hold at most
+    // 10 messages of 1,000 bytes of payload.
+    for (const [opts, max] of [[{ maxMessages: 10 }, 10], [{ maxMessages: 100 }, 100], [{ maxBytes: 10_000 }, 10]]) {
+      const name = `c${JSON.stringify(opts).replace(/\W/g, '')}`;
       await js.consumers.add('BUDGET', { durable_name: name, ack_policy: 'explicit', ack_wait: '60s' });
-      const msgs = await js.consume('BUDGET', name, { maxMessages: max });
+      const msgs = await js.consume('BUDGET', name, opts);
       try {
         const it = msgs[Symbol.asyncIterator]();
         const first = await it.next();
@@ -593,7 +595,7 @@ test('consume holds at most maxMessages unacked while its loop stalls after one 
           most = Math.max(most, (await js.consumers.info('BUDGET', name)).num_ack_pending);
           await sleep(50);
         }
-        assert.ok(most <= max && most >= max / 2, `maxMessages ${max}: num_ack_pending reached ${most}`);
+        assert.ok(most <= max && most >= max / 2, `${JSON.stringify(opts)}: num_ack_pending reached ${most}`);
       } finally {
         msgs.stop();
       }
