@@ -335,6 +335,24 @@ func checkBehaviourCase(t *testing.T, c conformanceCase, jetStreamServer func(*t
 		got(js.CreateConsumer(ctx, "CONF_REFUSED", natsio.ConsumerConfig{Durable: "c", MaxRequestBatch: 10})).must(t)
 		_, err := js.Fetch(ctx, "CONF_REFUSED", "c", natsio.FetchMaxMessages(20), natsio.FetchExpires(500*time.Millisecond))
 		wantErr(t, err, natsio.ErrJetStream, "Exceeded MaxRequestBatch")
+	case "consume_budget":
+		js, _ := jetStreamServer(t)
+		ctx := ctxTimeout(t, 10*time.Second)
+		got(js.CreateStream(ctx, natsio.StreamConfig{Name: "CONF_BUDGET", Subjects: []string{"conf.budget"}, Storage: natsio.MemoryStorage})).must(t)
+		for range 100 {
+			got(js.Publish(ctx, "conf.budget", []byte("m"))).must(t)
+		}
+		got(js.CreateConsumer(ctx, "CONF_BUDGET", natsio.ConsumerConfig{Durable: "c", AckPolicy: natsio.AckExplicitPolicy})).must(t)
+		cons := got(js.Consume(ctx, "CONF_BUDGET", "c", natsio.ConsumeMaxMessages(10))).must(t)
+		defer cons.Stop()
+		noErr(t, got(cons.Next(ctx)).must(t).AckSync(ctx))
+		most := 0
+		for until := time.Now().Add(1500 * time.Millisecond); time.Now().Before(until); time.Sleep(50 * time.Millisecond) {
+			most = max(most, got(js.ConsumerInfo(ctx, "CONF_BUDGET", "c")).must(t).NumAckPending)
+		}
+		if most < 5 || most > 10 {
+			t.Errorf("num_ack_pending reached %d (ConsumeMaxMessages 10)", most)
+		}
 	case "callback_error":
 		errs := make(chan error, 10)
 		nc := connect(t, natsio.ErrorHandler(func(err error) { errs <- err }))

@@ -590,6 +590,37 @@ void check_fetch_refused() {
     js.delete_stream(stream);
 }
 
+/// A number field of a JSON object, read the plain way (-1 if missing).
+long long json_number(const std::string& json, const std::string& field) {
+    const std::string key = "\"" + field + "\":";
+    const auto at = json.find(key);
+    return at == std::string::npos ? -1 : std::stoll(json.substr(at + key.size()));
+}
+
+void check_consume_budget() {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    const std::string stream = "CPP_CONF_BUDGET";
+    js.create_stream(R"({"name":")" + stream + R"(","subjects":["cpp.conf.budget"],"storage":"memory"})");
+    for (int i = 0; i < 100; ++i) {
+        js.publish("cpp.conf.budget", "m");
+    }
+    js.create_consumer(stream, R"({"durable_name":"c","ack_policy":"explicit"})");
+    natsio::ConsumeOptions options;
+    options.max_messages = 10;
+    natsio::Messages msgs = js.consume(stream, "c", options);
+    next_item(msgs).ack_sync();
+    long long most = -1;
+    for (const auto until = std::chrono::steady_clock::now() + 1500ms;
+         std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(50ms)) {
+        most = std::max(most, json_number(js.consumer_info(stream, "c"), "num_ack_pending"));
+    }
+    EXPECT_GE(most, 5);
+    EXPECT_LE(most, 10);
+    msgs.stop();
+    js.delete_stream(stream);
+}
+
 TEST(Conformance, Behaviours) {
     const std::vector<Case> lines = cases_of("behaviour");
     EXPECT_FALSE(lines.empty());
@@ -605,6 +636,8 @@ TEST(Conformance, Behaviours) {
             check_last_by_wildcard();
         } else if (name == "fetch_refused") {
             check_fetch_refused();
+        } else if (name == "consume_budget") {
+            check_consume_budget();
         } else {
             ADD_FAILURE() << "no C++ check for behaviour '" << name << "'";
         }
