@@ -288,6 +288,9 @@ pub struct Feed<T: FeedItem> {
     cut: AtomicBool,
     /// Run once by whoever stops or fails the feed (`on_cut`).
     cut_hook: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    /// Count the items in the push-mode handler's call (`in_call`), for a
+    /// producer with a budget (`counting_calls`); others skip the cost.
+    count_calls: bool,
 }
 
 /// What the reader of a feed counts per item, on its own cache line: the
@@ -333,7 +336,17 @@ impl<T: FeedItem> Feed<T> {
             reader: ReaderCounters::default(),
             cut: AtomicBool::new(false),
             cut_hook: Mutex::new(None),
+            count_calls: false,
         }
+    }
+
+    /// For a producer that fills the feed within a budget (a consume): the
+    /// items in the push-mode handler's call count as the reader's until
+    /// it returns (`fill`), and its return wakes the producer waiting for
+    /// room.
+    pub(crate) fn counting_calls(mut self) -> Feed<T> {
+        self.count_calls = true;
+        self
     }
 
     pub fn limits(&self) -> Limits {
@@ -368,6 +381,9 @@ impl<T: FeedItem> Feed<T> {
     /// The dispatcher hands items to its handler (under the lock, so that
     /// the items are never counted nowhere).
     fn call_starts(&self, items: usize, bytes: usize) {
+        if !self.count_calls {
+            return;
+        }
         self.reader.in_call.store(items, Ordering::SeqCst);
         self.reader.in_call_bytes.store(bytes, Ordering::SeqCst);
     }
@@ -375,6 +391,9 @@ impl<T: FeedItem> Feed<T> {
     /// The handler returned: its items are done with; a producer waiting
     /// for room may go on.
     fn call_returned(&self) {
+        if !self.count_calls {
+            return;
+        }
         self.reader.in_call.store(0, Ordering::SeqCst);
         self.reader.in_call_bytes.store(0, Ordering::SeqCst);
         let wanted_at = self.space_wanted_at.load(Ordering::SeqCst);
@@ -1252,6 +1271,43 @@ mod tests {
             (st.delivered, st.pending_items, st.pending_bytes),
             (2, 0, 0)
         );
+    }
+
+    /// With `counting_calls` (a consume's feed), an item in the handler's
+    /// call counts in `fill` until the call returns, beside those queued
+    /// or in hand; the stats count it as delivered.
+    #[test]
+    fn an_item_in_the_handlers_call_counts_in_fill_until_it_returns() {
+        let f =
+            Arc::new(Feed::new(Limits::unlimited(), |_: Item| Ok(Outcome::Done)).counting_calls());
+        for i in 0..3 {
+            f.push(Item(i));
+        }
+        let (seen_tx, seen) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let handler = move |d| {
+            if let Delivery::Item(Item(n)) = d {
+                seen_tx.send(n).unwrap();
+                let _ = released.recv();
+            }
+        };
+        f.set_handler(
+            usize::MAX,
+            "test".into(),
+            Box::new(handler),
+            Box::new(|| {}),
+        )
+        .unwrap();
+        assert_eq!(seen.recv().unwrap(), 0);
+        assert_eq!((f.fill().items, f.fill().bytes), (3, 30));
+        assert_eq!(f.stats().pending_items, 2);
+        release.send(()).unwrap();
+        assert_eq!(seen.recv().unwrap(), 1);
+        assert_eq!(f.fill().items, 2);
+        assert!(f.stop());
+        drop(release);
+        f.join_dispatcher();
+        assert_eq!(f.fill().items, 0);
     }
 
     /// A cut hook runs once, on the thread that stops or fails the feed,

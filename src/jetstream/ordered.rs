@@ -867,9 +867,10 @@ impl OrderedConsumer {
                     None => core.create_consumer().await?,
                 };
                 let core = st.core.take().expect("idle core");
-                let out = Arc::new(Feed::new(core.cfg.limits, |m| {
-                    Ok(crate::completion::Outcome::Msg(m))
-                }));
+                let out = Arc::new(
+                    Feed::new(core.cfg.limits, |m| Ok(crate::completion::Outcome::Msg(m)))
+                        .counting_calls(),
+                );
                 let sink = MsgSink::new(core.last_stream_seq);
                 let mut ordered = Ordered {
                     core,

@@ -832,14 +832,17 @@ impl JetStream {
                 };
                 let puller = Puller::new(&js, &stream, &consumer, window)?.with_request(extras);
                 let o = &js.client().opts;
-                let out = Arc::new(Feed::new(
-                    Limits::from_config(
-                        o.pending_msgs_limit,
-                        o.pending_bytes_limit,
-                        PendingPolicy::DropNew,
-                    ),
-                    |m| Ok(crate::completion::Outcome::Msg(m)),
-                ));
+                let out = Arc::new(
+                    Feed::new(
+                        Limits::from_config(
+                            o.pending_msgs_limit,
+                            o.pending_bytes_limit,
+                            PendingPolicy::DropNew,
+                        ),
+                        |m| Ok(crate::completion::Outcome::Msg(m)),
+                    )
+                    .counting_calls(),
+                );
                 puller.unsubscribe_on_cut(&out);
                 crate::runtime::handle().spawn(run_consume(
                     puller,
