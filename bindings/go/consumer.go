@@ -1096,7 +1096,7 @@ func pullBudget(maxMessages, maxBytes, threshold C.int64_t) (library, libThresho
 	libThreshold = threshold
 	if t := int64(threshold); t > 0 && t < total {
 		// The same point of the whole budget, in the library's share.
-		libThreshold = C.int64_t(min(lib-1, t*lib/total))
+		libThreshold = C.int64_t(min(lib-1, max(1, t*lib/total)))
 	}
 	return C.int64_t(lib), libThreshold, take
 }

@@ -1840,7 +1840,7 @@ function splitPullBudget(o) {
   const out = { ...o, maxMessages: library };
   if (o.thresholdMessages !== undefined) {
     // The same point of the whole budget, scaled to the library's share.
-    const t = Math.min(library - 1, Math.floor((o.thresholdMessages * library) / total));
+    const t = Math.min(library - 1, Math.max(1, Math.floor((o.thresholdMessages * library) / total)));
     if (t > 0) out.thresholdMessages = t;
     else delete out.thresholdMessages;
   }
