@@ -2391,8 +2391,9 @@ natsio_status natsio_fetch_options_init(struct natsio_fetch_options *opts);
  * a first message larger than `max_bytes`; a request the server refuses:
  * more than the consumer's `max_batch`, `max_expires` or `max_bytes`, or
  * `max_waiting` requests already waiting; natsio_last_error() gives the
- * server's reason, e.g. "Exceeded MaxRequestBatch of 10"), NATSIO_ERR_TIMEOUT (no
- * heartbeat within two `idle_heartbeat_ms`), NATSIO_ERR_JS_API,
+ * server's reason, e.g. "Exceeded MaxRequestBatch of 10"),
+ * NATSIO_ERR_TIMEOUT (no heartbeat within two `idle_heartbeat_ms`),
+ * NATSIO_ERR_JS_API,
  * NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_ILLEGAL_STATE (on a library
  * runtime thread).
  */
