@@ -2372,8 +2372,11 @@ class JetStreamClient {
    * for idle heartbeats (two silent intervals reject with TimeoutError).
    * `group`, `min_pending`, `min_ack_pending`: ADR-42 priority groups (a
    * group missing or not the consumer's rejects with InvalidArgumentError;
-   * a pinned client's pin is kept per context). The wait is the library's:
-   * the event loop runs on.
+   * a pinned client's pin is kept per context). A request the consumer's
+   * limits refuse (beyond its max_batch, max_expires or max_bytes, or
+   * max_waiting requests waiting) rejects with JetStreamError carrying the
+   * server's reason; a noWait fetch the server holds ends within a second.
+   * The wait is the library's: the event loop runs on.
    */
   async fetch(stream, consumer, opts) {
     return jsMsgsOf(await native.jsFetch(this._handle, stream, consumer, fetchOptions(opts)));
