@@ -1192,7 +1192,10 @@ typedef struct natsio_fetch_options {
    */
   int64_t expires_ms;
   /**
-   * Return at once with the messages available now (possibly none).
+   * Return at once with the messages available now (possibly none):
+   * the call ends when the server says nothing more is available, or
+   * one second after the request if the server holds it (messages
+   * pending but not deliverable yet: max_ack_pending reached).
    */
   bool no_wait;
   /**
@@ -1291,8 +1294,10 @@ typedef struct natsio_consume_options {
   uint32_t version;
   /**
    * Messages kept requested from the server and buffered, together, at
-   * most; 0: 500 (not with `max_bytes`). A new pull request goes out
-   * when that falls to `threshold`.
+   * most; 0: 500 (not with `max_bytes`). Buffered counts a message until
+   * the reader is done with it: taken by `natsio_js_messages_next`, or
+   * returned from the callback (a callback busy with a message holds
+   * it). A new pull request goes out when that falls to `threshold`.
    */
   int64_t max_messages;
   /**
@@ -1758,8 +1763,10 @@ typedef struct natsio_ordered_messages_options {
    */
   uint32_t version;
   /**
-   * Messages per pull request at most; 0: 500 (the buffer is also
-   * bounded by the client's pending limits).
+   * Messages requested from the server and buffered, together, at
+   * most; 0: 500. A reader that pauses (or a callback busy with a
+   * message: it counts until it returns) holds at most this many; the
+   * consumer pulls again as it reads, never the whole stream ahead.
    */
   int64_t max_messages;
   /**
@@ -2419,8 +2426,12 @@ natsio_status natsio_fetch_options_init(struct natsio_fetch_options *opts);
  * or options, a priority group missing or not the consumer's),
  * NATSIO_ERR_CONSUMER_DELETED, NATSIO_ERR_CONSUMER_NOT_FOUND
  * (no such consumer or stream), NATSIO_ERR_JETSTREAM (a push consumer;
- * a first message larger than `max_bytes`), NATSIO_ERR_TIMEOUT (no
- * heartbeat within two `idle_heartbeat_ms`), NATSIO_ERR_JS_API,
+ * a first message larger than `max_bytes`; a request the server refuses:
+ * more than the consumer's `max_batch`, `max_expires` or `max_bytes`, or
+ * `max_waiting` requests already waiting; natsio_last_error() gives the
+ * server's reason, e.g. "Exceeded MaxRequestBatch of 10"),
+ * NATSIO_ERR_TIMEOUT (no heartbeat within two `idle_heartbeat_ms`),
+ * NATSIO_ERR_JS_API,
  * NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_ILLEGAL_STATE (on a library
  * runtime thread).
  */
@@ -5353,7 +5364,8 @@ natsio_status natsio_js_api_level_async(const struct natsio_js *js,
 /**
  * Reads one message of `stream`: the one with sequence `seq` when
  * `last_by_subject` is NULL, else the last one on that subject (then `seq`
- * is ignored). The message goes to `msg_out` (free with
+ * is ignored; wildcards are allowed: the last message on any subject
+ * matching it). The message goes to `msg_out` (free with
  * `natsio_stored_msg_free`). Reads with Direct Get (ADR-31) when the
  * stream has allow_direct, else with the stream's leader
  * (`STREAM.MSG.GET`); the context reads each stream's config once to

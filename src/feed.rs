@@ -29,6 +29,15 @@ use crate::dispatch;
 use crate::error::{Error, ErrorKind, Result};
 use crate::options::PendingPolicy;
 
+/// What a reader holds of a feed (`Feed::fill`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Fill {
+    pub items: usize,
+    pub bytes: usize,
+    /// Items that fit before the feed's own limits.
+    pub room: usize,
+}
+
 /// An item a feed can hold.
 pub trait FeedItem: Send + 'static {
     /// Bytes counted against the byte limit.
@@ -279,6 +288,9 @@ pub struct Feed<T: FeedItem> {
     cut: AtomicBool,
     /// Run once by whoever stops or fails the feed (`on_cut`).
     cut_hook: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    /// Count the items in the push-mode handler's call (`in_call`), for a
+    /// producer with a budget (`counting_calls`); others skip the cost.
+    count_calls: bool,
 }
 
 /// What the reader of a feed counts per item, on its own cache line: the
@@ -290,6 +302,11 @@ struct ReaderCounters {
     /// Items taken off the queue together, not handed out yet.
     in_hand: AtomicUsize,
     in_hand_bytes: AtomicUsize,
+    /// Items in the handler's call (one, or a batch) until it returns:
+    /// not pending any more, but not done with either, so a producer that
+    /// fills the feed on demand (a consume) counts them (`fill`).
+    in_call: AtomicUsize,
+    in_call_bytes: AtomicUsize,
     /// Items handed to the application.
     delivered: AtomicU64,
 }
@@ -319,7 +336,17 @@ impl<T: FeedItem> Feed<T> {
             reader: ReaderCounters::default(),
             cut: AtomicBool::new(false),
             cut_hook: Mutex::new(None),
+            count_calls: false,
         }
+    }
+
+    /// For a producer that fills the feed within a budget (a consume): the
+    /// items in the push-mode handler's call count as the reader's until
+    /// it returns (`fill`), and its return wakes the producer waiting for
+    /// room.
+    pub(crate) fn counting_calls(mut self) -> Feed<T> {
+        self.count_calls = true;
+        self
     }
 
     pub fn limits(&self) -> Limits {
@@ -337,6 +364,43 @@ impl<T: FeedItem> Feed<T> {
             s.queue.len() + self.reader.in_hand.load(Ordering::Relaxed),
             s.pending_bytes + self.reader.in_hand_bytes.load(Ordering::Relaxed),
         )
+    }
+
+    /// Items and bytes the reader has not finished with: pending, or in
+    /// the push-mode handler's call. SeqCst against `space_wanted_at`: a
+    /// producer about to wait for room sees the call's end, or the
+    /// dispatcher sees the producer waiting (`call_returned`).
+    fn unfinished(&self, s: &State<T>) -> (usize, usize) {
+        let (items, bytes) = self.pending(s);
+        (
+            items + self.reader.in_call.load(Ordering::SeqCst),
+            bytes + self.reader.in_call_bytes.load(Ordering::SeqCst),
+        )
+    }
+
+    /// The dispatcher hands items to its handler (under the lock, so that
+    /// the items are never counted nowhere).
+    fn call_starts(&self, items: usize, bytes: usize) {
+        if !self.count_calls {
+            return;
+        }
+        self.reader.in_call.store(items, Ordering::SeqCst);
+        self.reader.in_call_bytes.store(bytes, Ordering::SeqCst);
+    }
+
+    /// The handler returned: its items are done with; a producer waiting
+    /// for room may go on.
+    fn call_returned(&self) {
+        if !self.count_calls {
+            return;
+        }
+        self.reader.in_call.store(0, Ordering::SeqCst);
+        self.reader.in_call_bytes.store(0, Ordering::SeqCst);
+        let wanted_at = self.space_wanted_at.load(Ordering::SeqCst);
+        // The items still in hand bound what can have freed up from below.
+        if wanted_at != usize::MAX && self.reader.in_hand.load(Ordering::Relaxed) <= wanted_at {
+            self.space.notify_waiters();
+        }
     }
 
     /// Completes what `w` collected; call without the lock held (hooks of
@@ -619,10 +683,11 @@ impl<T: FeedItem> Feed<T> {
             .store(items.unwrap_or(usize::MAX), Ordering::SeqCst);
     }
 
-    /// Waits until the queue holds at most `items` items and is not over
+    /// Waits until the reader holds at most `items` items and `bytes`
+    /// bytes it has not finished with (`fill`) and the queue is not over
     /// its byte limit, or the feed ended. For producers that fill it on
     /// demand.
-    pub(crate) async fn wait_for_room(&self, items: usize) {
+    pub(crate) async fn wait_for_room(&self, items: usize, bytes: usize) {
         loop {
             let notified = self.space.notified();
             tokio::pin!(notified);
@@ -630,8 +695,11 @@ impl<T: FeedItem> Feed<T> {
             self.want_room(Some(items));
             {
                 let s = lock(&self.state);
+                let (held, held_bytes) = self.unfinished(&s);
                 if s.end.is_some()
-                    || (s.queue.len() <= items && s.pending_bytes <= self.limits.bytes)
+                    || (held <= items
+                        && held_bytes <= bytes
+                        && s.pending_bytes <= self.limits.bytes)
                 {
                     break;
                 }
@@ -641,15 +709,21 @@ impl<T: FeedItem> Feed<T> {
         self.want_room(None);
     }
 
-    /// Items queued, and the room left for more (0 when full or ended).
-    pub(crate) fn fill(&self) -> (usize, usize) {
+    /// Items and bytes the reader has not finished with (queued, in the
+    /// push-mode dispatcher's hand, or in its handler's call until it
+    /// returns), and the room left for more items (0 when full or ended).
+    /// A producer that fills the feed on demand within a budget (consume's
+    /// max_messages, max_bytes) counts all of them: a callback still busy
+    /// with a message holds it.
+    pub(crate) fn fill(&self) -> Fill {
         let s = lock(&self.state);
+        let (items, bytes) = self.unfinished(&s);
         let room = if s.end.is_some() || s.pending_bytes >= self.limits.bytes {
             0
         } else {
-            self.limits.items.saturating_sub(s.queue.len())
+            self.limits.items.saturating_sub(items)
         };
-        (s.queue.len(), room)
+        Fill { items, bytes, room }
     }
 
     /// Counts items a producer knows it missed.
@@ -1056,13 +1130,16 @@ impl<T: FeedItem> Feed<T> {
             s.in_callback = true;
             if batch > 1 {
                 let mut items = Vec::with_capacity(batch.min(s.queue.len() + 1));
+                let first_bytes = item.pending_size();
                 items.push(item);
-                let (taken, _) = self.take_up_to(&mut s, batch - 1, |it| items.push(it));
+                let (taken, bytes) = self.take_up_to(&mut s, batch - 1, |it| items.push(it));
                 self.reader
                     .delivered
                     .fetch_add(taken as u64, Ordering::Relaxed);
+                self.call_starts(taken + 1, bytes + first_bytes);
                 drop(s);
                 handler(Delivery::Batch(items));
+                self.call_returned();
             } else {
                 let (taken, bytes) = self.take_up_to(&mut s, handoff - 1, |it| hand.push_back(it));
                 if taken > 0 {
@@ -1071,8 +1148,10 @@ impl<T: FeedItem> Feed<T> {
                     self.reader.in_hand.store(taken, Ordering::Relaxed);
                     self.reader.in_hand_bytes.store(bytes, Ordering::Relaxed);
                 }
+                self.call_starts(1, item.pending_size());
                 drop(s);
                 handler(Delivery::Item(item));
+                self.call_returned();
                 self.hand_out(&mut hand, handler);
             }
             s = lock(&self.state);
@@ -1097,12 +1176,15 @@ impl<T: FeedItem> Feed<T> {
                 self.reader.in_hand_bytes.store(0, Ordering::Relaxed);
                 return;
             }
+            // In the call before out of the hand: never counted nowhere.
+            self.call_starts(1, item.pending_size());
             self.reader.in_hand.fetch_sub(1, Ordering::Relaxed);
             self.reader
                 .in_hand_bytes
                 .fetch_sub(item.pending_size(), Ordering::Relaxed);
             self.reader.delivered.fetch_add(1, Ordering::Relaxed);
             handler(Delivery::Item(item));
+            self.call_returned();
         }
     }
 
@@ -1189,6 +1271,43 @@ mod tests {
             (st.delivered, st.pending_items, st.pending_bytes),
             (2, 0, 0)
         );
+    }
+
+    /// With `counting_calls` (a consume's feed), an item in the handler's
+    /// call counts in `fill` until the call returns, beside those queued
+    /// or in hand; the stats count it as delivered.
+    #[test]
+    fn an_item_in_the_handlers_call_counts_in_fill_until_it_returns() {
+        let f =
+            Arc::new(Feed::new(Limits::unlimited(), |_: Item| Ok(Outcome::Done)).counting_calls());
+        for i in 0..3 {
+            f.push(Item(i));
+        }
+        let (seen_tx, seen) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let handler = move |d| {
+            if let Delivery::Item(Item(n)) = d {
+                seen_tx.send(n).unwrap();
+                let _ = released.recv();
+            }
+        };
+        f.set_handler(
+            usize::MAX,
+            "test".into(),
+            Box::new(handler),
+            Box::new(|| {}),
+        )
+        .unwrap();
+        assert_eq!(seen.recv().unwrap(), 0);
+        assert_eq!((f.fill().items, f.fill().bytes), (3, 30));
+        assert_eq!(f.stats().pending_items, 2);
+        release.send(()).unwrap();
+        assert_eq!(seen.recv().unwrap(), 1);
+        assert_eq!(f.fill().items, 2);
+        assert!(f.stop());
+        drop(release);
+        f.join_dispatcher();
+        assert_eq!(f.fill().items, 0);
     }
 
     /// A cut hook runs once, on the thread that stops or fails the feed,

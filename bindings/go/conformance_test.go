@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -134,7 +135,7 @@ func TestConformance(t *testing.T) {
 			case "default":
 				checkDefaultCase(t, c, jetStreamServer)
 			case "behaviour":
-				checkBehaviourCase(t, c)
+				checkBehaviourCase(t, c, jetStreamServer)
 			default:
 				t.Fatalf("no Go check for %q lines", c.kind)
 			}
@@ -289,7 +290,7 @@ func checkDefaultCase(t *testing.T, c conformanceCase, jetStreamServer func(*tes
 	}
 }
 
-func checkBehaviourCase(t *testing.T, c conformanceCase) {
+func checkBehaviourCase(t *testing.T, c conformanceCase, jetStreamServer func(*testing.T) (*natsio.JetStream, string)) {
 	switch c.fields[0] {
 	case "flush_bound":
 		s := startTestServer(t)
@@ -312,6 +313,46 @@ func checkBehaviourCase(t *testing.T, c conformanceCase) {
 		}
 		resume()
 		flush(t, nc)
+	case "last_by_wildcard":
+		js, _ := jetStreamServer(t)
+		ctx := ctxTimeout(t, 10*time.Second)
+		for _, direct := range []bool{false, true} {
+			name, prefix := fmt.Sprintf("CONF_WILD_%v", direct), fmt.Sprintf("conf.wild.%v", direct)
+			got(js.CreateStream(ctx, natsio.StreamConfig{Name: name, Subjects: []string{prefix + ".>"}, Storage: natsio.MemoryStorage, AllowDirect: direct})).must(t)
+			for _, tail := range []string{"a", "b.c", "b", "a.x"} {
+				got(js.Publish(ctx, prefix+"."+tail, []byte("m"))).must(t)
+			}
+			for filter, want := range map[string]uint64{prefix + ".*": 3, prefix + ".>": 4} {
+				if m := got(js.GetLastMsg(ctx, name, filter)).must(t); m.Sequence != want {
+					t.Errorf("last by %s (allow_direct %v): %d, want %d", filter, direct, m.Sequence, want)
+				}
+			}
+		}
+	case "fetch_refused":
+		js, _ := jetStreamServer(t)
+		ctx := ctxTimeout(t, 10*time.Second)
+		got(js.CreateStream(ctx, natsio.StreamConfig{Name: "CONF_REFUSED", Subjects: []string{"conf.refused"}, Storage: natsio.MemoryStorage})).must(t)
+		got(js.CreateConsumer(ctx, "CONF_REFUSED", natsio.ConsumerConfig{Durable: "c", MaxRequestBatch: 10})).must(t)
+		_, err := js.Fetch(ctx, "CONF_REFUSED", "c", natsio.FetchMaxMessages(20), natsio.FetchExpires(500*time.Millisecond))
+		wantErr(t, err, natsio.ErrJetStream, "Exceeded MaxRequestBatch")
+	case "consume_budget":
+		js, _ := jetStreamServer(t)
+		ctx := ctxTimeout(t, 10*time.Second)
+		got(js.CreateStream(ctx, natsio.StreamConfig{Name: "CONF_BUDGET", Subjects: []string{"conf.budget"}, Storage: natsio.MemoryStorage})).must(t)
+		for range 100 {
+			got(js.Publish(ctx, "conf.budget", []byte("m"))).must(t)
+		}
+		got(js.CreateConsumer(ctx, "CONF_BUDGET", natsio.ConsumerConfig{Durable: "c", AckPolicy: natsio.AckExplicitPolicy})).must(t)
+		cons := got(js.Consume(ctx, "CONF_BUDGET", "c", natsio.ConsumeMaxMessages(10))).must(t)
+		defer cons.Stop()
+		noErr(t, got(cons.Next(ctx)).must(t).AckSync(ctx))
+		most := 0
+		for until := time.Now().Add(1500 * time.Millisecond); time.Now().Before(until); time.Sleep(50 * time.Millisecond) {
+			most = max(most, got(js.ConsumerInfo(ctx, "CONF_BUDGET", "c")).must(t).NumAckPending)
+		}
+		if most < 5 || most > 10 {
+			t.Errorf("num_ack_pending reached %d (ConsumeMaxMessages 10)", most)
+		}
 	case "callback_error":
 		errs := make(chan error, 10)
 		nc := connect(t, natsio.ErrorHandler(func(err error) { errs <- err }))

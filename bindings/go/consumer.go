@@ -458,7 +458,9 @@ func FetchMaxBytes(n int) FetchOpt { return func(c *fetchConfig) { c.maxBytes = 
 func FetchExpires(d time.Duration) FetchOpt { return func(c *fetchConfig) { c.expires = d } }
 
 // FetchNoWait returns at once with the messages available now (possibly
-// none) instead of waiting for them.
+// none) instead of waiting for them: when the server says nothing more is
+// available, or a second after the request if the server holds it
+// (messages pending but not deliverable yet: MaxAckPending reached).
 func FetchNoWait() FetchOpt { return func(c *fetchConfig) { c.noWait = true } }
 
 // FetchHeartbeat asks the server for idle heartbeats while the request is
@@ -532,8 +534,12 @@ func pullExpiry(ctx context.Context, want time.Duration) time.Duration {
 // slice, not an error). Acknowledge each message (Ack, Nak, Term, ...)
 // unless the consumer's AckPolicy is AckNonePolicy. Errors:
 // ErrConsumerNotFound (no such consumer or stream), ErrConsumerDeleted
-// (deleted while the request waited), ErrJetStreamAPI (the server refused
-// the request), ErrInvalidArgument (bad names or negative options),
+// (deleted while the request waited), ErrJetStream (the consumer's
+// limits refuse the request: more than its MaxRequestBatch,
+// MaxRequestExpires or MaxRequestMaxBytes, or MaxWaiting requests already
+// waiting; the error carries the server's reason, as nats.go's),
+// ErrJetStreamAPI (the server refused the request otherwise),
+// ErrInvalidArgument (bad names or negative options),
 // ErrConnectionClosed. If ctx is cancelled Fetch returns at once, its
 // pull request withdrawn at the server: a message published after goes
 // to the consumer's next reader. Messages the request had received are
@@ -1014,9 +1020,10 @@ func PullMinAckPending(n int64) ConsumeOpt {
 	return func(o *consumeConfig) { o.c.min_ack_pending = C.int64_t(n) }
 }
 
-// ConsumeMaxMessages is how many messages the library keeps requested from
-// the server (and buffered) at most (default 500); it asks for more once
-// half of them have arrived.
+// ConsumeMaxMessages is how many messages the consumption keeps requested
+// from the server and buffered (in the library, or taken ahead of Next),
+// together, at most (default 500): a reader that stalls holds no more, as
+// with nats.go. It asks for more once half of them have arrived.
 func ConsumeMaxMessages(n int) ConsumeOpt {
 	return func(o *consumeConfig) { o.c.max_messages = C.int64_t(n) }
 }
@@ -1057,10 +1064,42 @@ type Consumption struct {
 	// has no Go array of views, each full of pointers, to walk per take.
 	taken **C.natsio_msg
 	views *C.go_msg_view
+	// How many a Next takes ahead at most: within the message budget
+	// (pullBudget), as the library does not count what it handed over.
+	take int
 }
 
 // consumeTake bounds the messages a Next takes from the library at once.
 const consumeTake = 64
+
+// defaultPullMessages is the library's default max_messages of a pull flow.
+const defaultPullMessages = 500
+
+// pullBudget splits a pull flow's message budget (0: the default) between
+// what Next takes from the library ahead of the caller (take, at most
+// consumeTake) and the library's own share (requested and buffered), so
+// that together they hold at most the budget, as nats.go does: the
+// library stops counting a message once the binding took it. The + 1:
+// the one message Next returns is the caller's, not held ahead. A budget
+// in bytes is not split (sizes are not known ahead): Next then takes one
+// at a time. Values the library refuses pass through unchanged.
+func pullBudget(maxMessages, maxBytes, threshold C.int64_t) (library, libThreshold C.int64_t, take int) {
+	if maxBytes != 0 || maxMessages < 0 {
+		return maxMessages, threshold, 1
+	}
+	total := int64(maxMessages)
+	if total == 0 {
+		total = defaultPullMessages
+	}
+	take = int(min(consumeTake, max(1, total/2)))
+	lib := total - int64(take) + 1
+	libThreshold = threshold
+	if t := int64(threshold); t > 0 && t < total {
+		// The same point of the whole budget, in the library's share.
+		libThreshold = C.int64_t(min(lib-1, max(1, t*lib/total)))
+	}
+	return C.int64_t(lib), libThreshold, take
+}
 
 // Consume starts consuming the pull consumer consumer of stream
 // continuously. ctx bounds the start only (which looks the consumer up).
@@ -1087,6 +1126,8 @@ func (js *JetStream) Consume(ctx context.Context, stream, consumer string, opts 
 		}
 	}
 	copts := cfg.c
+	var take int
+	copts.max_messages, copts.threshold_messages, take = pullBudget(copts.max_messages, copts.max_bytes, copts.threshold_messages)
 	r, err := jsAwait(ctx, js, C.GO_TAKE_JS_MESSAGES, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
 		if cgroup != nil {
 			g := C.CString(string(cgroup[:len(cgroup)-1]))
@@ -1098,13 +1139,14 @@ func (js *JetStream) Consume(ctx context.Context, stream, consumer string, opts 
 	if err != nil {
 		return nil, err
 	}
-	return newConsumption((*C.natsio_js_messages)(r.out), js.nc)
+	return newConsumption((*C.natsio_js_messages)(r.out), js.nc, take)
 }
 
 // newConsumption wraps a running consumption (Consume, an ordered
-// consumer's Messages); on failure it is stopped and freed.
-func newConsumption(ptr *C.natsio_js_messages, nc *Conn) (*Consumption, error) {
-	c := &Consumption{ptr: ptr, nc: nc, acks: &consumeAcks{nc: nc},
+// consumer's Messages) whose Next takes up to take messages ahead; on
+// failure it is stopped and freed.
+func newConsumption(ptr *C.natsio_js_messages, nc *Conn, take int) (*Consumption, error) {
+	c := &Consumption{ptr: ptr, nc: nc, acks: &consumeAcks{nc: nc}, take: take,
 		taken: (**C.natsio_msg)(C.calloc(consumeTake, C.size_t(unsafe.Sizeof((*C.natsio_msg)(nil))))),
 		views: (*C.go_msg_view)(C.calloc(consumeTake, C.size_t(unsafe.Sizeof(C.go_msg_view{}))))}
 	runtime.SetFinalizer(c, func(c *Consumption) {
@@ -1155,7 +1197,7 @@ func (c *Consumption) nextReady() *Msg {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.ready) == 0 {
-		r := C.go_js_messages_take(c.ptr, c.taken, c.views, consumeTake)
+		r := C.go_js_messages_take(c.ptr, c.taken, c.views, C.size_t(c.take))
 		n := int(r.count)
 		if r.status != C.NATSIO_OK {
 			// The end or an error: Next reads it from the library.

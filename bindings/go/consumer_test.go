@@ -824,3 +824,71 @@ func TestPriorityGroupsPinnedClientAndPullStatuses(t *testing.T) {
 	_, err = tiny.Next(ctx)
 	wantErr(t, err, natsio.ErrJetStream, "max_bytes")
 }
+
+// A pull request the consumer's limits refuse fails with the server's
+// reason instead of reading as "no messages"; a no-wait fetch the server
+// holds (messages pending, max_ack_pending reached) ends within about a
+// second, not after the context's timeout.
+func TestFetchRefusalsAndHeldNoWait(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 20*time.Second)
+	workQueue(t, js, 6, natsio.ConsumerConfig{
+		MaxRequestBatch: 10, MaxRequestExpires: time.Second, MaxRequestMaxBytes: 1000, MaxAckPending: 2,
+	})
+	_, err := js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(20), natsio.FetchExpires(500*time.Millisecond))
+	wantErr(t, err, natsio.ErrJetStream, "Exceeded MaxRequestBatch")
+	_, err = js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(5), natsio.FetchExpires(2*time.Second))
+	wantErr(t, err, natsio.ErrJetStream, "Exceeded MaxRequestExpires")
+	_, err = js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(5), natsio.FetchMaxBytes(2000), natsio.FetchExpires(500*time.Millisecond))
+	wantErr(t, err, natsio.ErrJetStream, "Exceeded MaxRequestMaxBytes")
+	_, err = js.Next(ctx, "Q", "work", natsio.FetchExpires(2*time.Second))
+	wantErr(t, err, natsio.ErrJetStream, "Exceeded MaxRequestExpires")
+
+	// Within the limits: 2 of the 3 pending come (max_ack_pending 2);
+	// then the server holds a no-wait request for the third.
+	msgs := got(js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(10), natsio.FetchExpires(500*time.Millisecond))).must(t)
+	if len(msgs) != 2 {
+		t.Fatalf("fetched %v", bodies(msgs))
+	}
+	start := time.Now()
+	held := got(js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(10), natsio.FetchNoWait())).must(t)
+	if d := time.Since(start); len(held) != 0 || d > 3*time.Second {
+		t.Fatalf("held no-wait fetch: %d messages after %v", len(held), d)
+	}
+}
+
+// A consumption whose reader takes one message and stalls holds at most
+// its budget: the server's unacked count, polled for two seconds, stays
+// within ConsumeMaxMessages (or PullMaxBytes), counting what the binding
+// takes ahead of Next and the library's own buffer together.
+func TestConsumeHoldsAtMostItsBudget(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 60*time.Second)
+	got(js.CreateStream(ctx, natsio.StreamConfig{Name: "B", Subjects: []string{"b.>"}, Storage: natsio.MemoryStorage})).must(t)
+	payload := make([]byte, 1000)
+	for range 400 {
+		got(js.Publish(ctx, "b.x", payload)).must(t)
+	}
+	for i, c := range []struct {
+		opt   natsio.ConsumeOpt
+		bound int
+	}{
+		{natsio.ConsumeMaxMessages(10), 10},
+		{natsio.ConsumeMaxMessages(100), 100},
+		{natsio.PullMaxBytes(10 * 1000), 10},
+	} {
+		name := fmt.Sprintf("c%d", i)
+		got(js.CreateConsumer(ctx, "B", natsio.ConsumerConfig{Durable: name, AckPolicy: natsio.AckExplicitPolicy, AckWait: time.Minute})).must(t)
+		cons := got(js.Consume(ctx, "B", name, c.opt)).must(t)
+		m := got(cons.Next(ctx)).must(t)
+		noErr(t, m.AckSync(ctx))
+		most := 0
+		for until := time.Now().Add(2 * time.Second); time.Now().Before(until); time.Sleep(50 * time.Millisecond) {
+			most = max(most, got(js.ConsumerInfo(ctx, "B", name)).must(t).NumAckPending)
+		}
+		cons.Stop()
+		if most > c.bound || most < c.bound/2 {
+			t.Fatalf("budget %d: num_ack_pending reached %d", c.bound, most)
+		}
+	}
+}

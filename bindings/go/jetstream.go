@@ -1335,7 +1335,9 @@ func (js *JetStream) GetMsg(ctx context.Context, stream string, seq uint64) (*Ra
 	return js.getMsg(ctx, stream, seq, nil)
 }
 
-// GetLastMsg reads the last message on subject of stream. ErrMsgNotFound
+// GetLastMsg reads the last message on subject of stream, or on any
+// subject it matches when it has wildcards ("s.*", "s.>"), as nats.go's
+// GetLastMsgForSubject. ErrMsgNotFound
 // when there is none, ErrBadSubject, ErrStreamNotFound.
 func (js *JetStream) GetLastMsg(ctx context.Context, stream, subject string) (*RawStreamMsg, error) {
 	return js.getMsg(ctx, stream, 0, &subject)

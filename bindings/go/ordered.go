@@ -208,7 +208,8 @@ func (oc *OrderedConsumer) Messages(ctx context.Context, opts ...ConsumeOpt) (*C
 	}
 	var copts C.natsio_ordered_messages_options
 	C.natsio_ordered_messages_options_init(&copts)
-	copts.max_messages = cfg.c.max_messages
+	var take int
+	copts.max_messages, _, take = pullBudget(cfg.c.max_messages, 0, 0)
 	copts.expires_ms = cfg.c.expires_ms
 	copts.idle_heartbeat_ms = cfg.c.idle_heartbeat_ms
 	copts.idle_timeout_ms = millis(cfg.idleTimeout)
@@ -219,7 +220,7 @@ func (oc *OrderedConsumer) Messages(ctx context.Context, opts ...ConsumeOpt) (*C
 	if err != nil {
 		return nil, err
 	}
-	return newConsumption((*C.natsio_js_messages)(r.out), oc.nc)
+	return newConsumption((*C.natsio_js_messages)(r.out), oc.nc, take)
 }
 
 // Stop ends a run (its Next returns ErrDone), deletes the server-side

@@ -1695,7 +1695,10 @@ class JsMsg {
   }
 
   /** Acknowledges (buffered like a publish; throws MessageAlreadyAckedError
-   * after an earlier ack, nak or term of this message). */
+   * after an earlier ack, nak or term of this message). It reaches the
+   * server before anything sent on the connection after it; the server
+   * applies acks on the consumer's own queue, so a consumer info read at
+   * once may still count it as pending: ackAck() waits until it is applied. */
   ack() {
     native.jsMsgAck(this._batch[0], this._index, 0, null);
   }
@@ -1820,6 +1823,40 @@ class ItemStream extends Feed {
   stats() {
     return native.feedStats(this._handle);
   }
+}
+
+/** Items of a pull flow (consume, an ordered consume) the library asks for
+ * when the application gives none. */
+const DEFAULT_PULL_MESSAGES = 500;
+
+/**
+ * Splits a pull flow's maxMessages between this binding's window (what it
+ * takes from the library ahead of the loop: queued here, or handed to the
+ * iterator and not taken yet) and the library's own budget (requested,
+ * buffered, and the one item its dispatcher is handing over, which the
+ * window counts too: hence the + 1), so that together they hold at most
+ * maxMessages, as nats.js does. A budget in bytes is not split (sizes
+ * are not known ahead): the window is then one message, which the library
+ * counts until the window holds it. Other options, and values the library
+ * refuses, go to it as given. Returns [window, options for the library].
+ */
+function splitPullBudget(o) {
+  const given = o.maxMessages;
+  if (o.maxBytes !== undefined) return [1, o];
+  if (given !== undefined && !(Number.isInteger(given) && given > 0)) {
+    return [Math.min(DEFAULT_WINDOW, given > 0 ? given : DEFAULT_WINDOW), o];
+  }
+  const total = given ?? DEFAULT_PULL_MESSAGES;
+  const window = Math.min(DEFAULT_WINDOW, Math.ceil(total / 2));
+  const library = total - window + 1;
+  const out = { ...o, maxMessages: library };
+  if (o.thresholdMessages !== undefined) {
+    // The same point of the whole budget, scaled to the library's share.
+    const t = Math.min(library - 1, Math.max(1, Math.floor((o.thresholdMessages * library) / total)));
+    if (t > 0) out.thresholdMessages = t;
+    else delete out.thresholdMessages;
+  }
+  return [window, out];
 }
 
 /**
@@ -2048,9 +2085,8 @@ class OrderedConsumer {
    * Rejects with IllegalStateError while another consumption runs or after
    * stop(), StreamNotFoundError. */
   async consume(opts) {
-    const o = orderedMessagesOptions(opts);
+    const [window, o] = splitPullBudget(orderedMessagesOptions(opts));
     const handle = await native.ocMessages(this._handle, o);
-    const window = Math.min(DEFAULT_WINDOW, o.maxMessages > 0 ? o.maxMessages : DEFAULT_WINDOW);
     return new ConsumerMessages(handle, this.stream, this._info ? this._info.name : '', window);
   }
 
@@ -2246,7 +2282,8 @@ class Streams {
     return (await native.jsStreamInfos(this._js._handle, subject ?? null)).map((json) => JSON.parse(json));
   }
 
-  /** One message: {seq}, {lastBySubject} (alias last_by_subj), or
+  /** One message: {seq}, {lastBySubject} (alias last_by_subj; wildcards
+   * allowed: the last message on any matching subject), or
    * {seq, nextBySubject} (alias next_by_subj): the first message at or
    * after seq (default 1) on that subject. */
   async getMessage(stream, query) {
@@ -2347,8 +2384,11 @@ class JetStreamClient {
    * for idle heartbeats (two silent intervals reject with TimeoutError).
    * `group`, `min_pending`, `min_ack_pending`: ADR-42 priority groups (a
    * group missing or not the consumer's rejects with InvalidArgumentError;
-   * a pinned client's pin is kept per context). The wait is the library's:
-   * the event loop runs on.
+   * a pinned client's pin is kept per context). A request the consumer's
+   * limits refuse (beyond its max_batch, max_expires or max_bytes, or
+   * max_waiting requests waiting) rejects with JetStreamError carrying the
+   * server's reason; a noWait fetch the server holds ends within a second.
+   * The wait is the library's: the event loop runs on.
    */
   async fetch(stream, consumer, opts) {
     return jsMsgsOf(await native.jsFetch(this._handle, stream, consumer, fetchOptions(opts)));
@@ -2372,8 +2412,8 @@ class JetStreamClient {
    */
   async consume(stream, consumer, opts) {
     const o = consumeOptions(opts);
-    const handle = await native.jsConsume(this._handle, stream, consumer, o);
-    const window = Math.min(DEFAULT_WINDOW, o.maxMessages > 0 ? o.maxMessages : DEFAULT_WINDOW);
+    const [window, libraryOptions] = splitPullBudget(o);
+    const handle = await native.jsConsume(this._handle, stream, consumer, libraryOptions);
     return new ConsumerMessages(handle, stream, consumer, window);
   }
 

@@ -388,7 +388,10 @@ pub struct natsio_fetch_options {
     /// How long the server holds the pull request open; 0: 5000 ms. The
     /// call returns at the latest one second after that.
     pub expires_ms: i64,
-    /// Return at once with the messages available now (possibly none).
+    /// Return at once with the messages available now (possibly none):
+    /// the call ends when the server says nothing more is available, or
+    /// one second after the request if the server holds it (messages
+    /// pending but not deliverable yet: max_ack_pending reached).
     pub no_wait: bool,
     /// Server heartbeats while the request is open; 0: none. Set, two
     /// intervals without a heartbeat or message end the call with
@@ -491,8 +494,12 @@ unsafe fn fetch_op(
 /// or options, a priority group missing or not the consumer's),
 /// NATSIO_ERR_CONSUMER_DELETED, NATSIO_ERR_CONSUMER_NOT_FOUND
 /// (no such consumer or stream), NATSIO_ERR_JETSTREAM (a push consumer;
-/// a first message larger than `max_bytes`), NATSIO_ERR_TIMEOUT (no
-/// heartbeat within two `idle_heartbeat_ms`), NATSIO_ERR_JS_API,
+/// a first message larger than `max_bytes`; a request the server refuses:
+/// more than the consumer's `max_batch`, `max_expires` or `max_bytes`, or
+/// `max_waiting` requests already waiting; natsio_last_error() gives the
+/// server's reason, e.g. "Exceeded MaxRequestBatch of 10"),
+/// NATSIO_ERR_TIMEOUT (no heartbeat within two `idle_heartbeat_ms`),
+/// NATSIO_ERR_JS_API,
 /// NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_ILLEGAL_STATE (on a library
 /// runtime thread).
 #[no_mangle]
@@ -883,8 +890,10 @@ pub struct natsio_consume_options {
     /// NATSIO_CONSUME_OPTIONS_VERSION.
     pub version: u32,
     /// Messages kept requested from the server and buffered, together, at
-    /// most; 0: 500 (not with `max_bytes`). A new pull request goes out
-    /// when that falls to `threshold`.
+    /// most; 0: 500 (not with `max_bytes`). Buffered counts a message until
+    /// the reader is done with it: taken by `natsio_js_messages_next`, or
+    /// returned from the callback (a callback busy with a message holds
+    /// it). A new pull request goes out when that falls to `threshold`.
     pub max_messages: i64,
     /// Lifetime of each pull request; 0: 30000 ms (at least 1000).
     pub expires_ms: i64,

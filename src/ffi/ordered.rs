@@ -92,8 +92,10 @@ pub const NATSIO_ORDERED_MESSAGES_OPTIONS_VERSION: u32 = 1;
 pub struct natsio_ordered_messages_options {
     /// NATSIO_ORDERED_MESSAGES_OPTIONS_VERSION.
     pub version: u32,
-    /// Messages per pull request at most; 0: 500 (the buffer is also
-    /// bounded by the client's pending limits).
+    /// Messages requested from the server and buffered, together, at
+    /// most; 0: 500. A reader that pauses (or a callback busy with a
+    /// message: it counts until it returns) holds at most this many; the
+    /// consumer pulls again as it reads, never the whole stream ahead.
     pub max_messages: i64,
     /// Lifetime of each pull request; 0: 30000 ms (at least 1000).
     pub expires_ms: i64,

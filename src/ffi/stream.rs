@@ -356,7 +356,8 @@ unsafe fn get_msg_op(
 
 /// Reads one message of `stream`: the one with sequence `seq` when
 /// `last_by_subject` is NULL, else the last one on that subject (then `seq`
-/// is ignored). The message goes to `msg_out` (free with
+/// is ignored; wildcards are allowed: the last message on any subject
+/// matching it). The message goes to `msg_out` (free with
 /// `natsio_stored_msg_free`). Reads with Direct Get (ADR-31) when the
 /// stream has allow_direct, else with the stream's leader
 /// (`STREAM.MSG.GET`); the context reads each stream's config once to

@@ -9,8 +9,8 @@ use serde_json::{json, Map, Value};
 
 use super::config::{normalize, validate_name, Kind, Schema};
 use super::pull::{
-    bad_request, check_group_in, inbox_withdrawal, is_max_bytes_rejection, pull_inbox,
-    validate_group_fields, PullStatus, PIN_ID_HEADER,
+    bad_request, check_group_in, inbox_withdrawal, is_max_bytes_rejection, is_refused_request,
+    pull_inbox, validate_group_fields, PullStatus, PIN_ID_HEADER,
 };
 use super::stream::{all_infos, all_names};
 use super::{CreateAction, JetStream};
@@ -333,8 +333,11 @@ impl JetStream {
     /// Pulls up to `opts.max_messages` messages from a pull consumer. Ends
     /// when the batch is full, when the server ends the request (no
     /// messages with `no_wait`, or `expires` passed), or at `expires` plus
-    /// a second of grace. Returns what arrived, possibly nothing; a
-    /// deleted consumer fails with `ConsumerDeleted`.
+    /// a second of grace (with `no_wait`: a second after the request, if
+    /// the server holds it). Returns what arrived, possibly nothing; a
+    /// deleted consumer fails with `ConsumerDeleted`; a request the server
+    /// refuses (beyond the consumer's max_batch, max_expires, max_bytes or
+    /// max_waiting) fails with `JetStream` and the server's reason.
     pub fn fetch(&self, stream: &str, consumer: &str, opts: &FetchOptions) -> Op<Vec<Message>> {
         Op::build(|| {
             validate_name("stream", stream)?;
@@ -491,7 +494,11 @@ async fn fetch(
     };
     send(&mut req)?;
     let wait = if opts.no_wait {
-        js.options().timeout
+        // The server answers at once when nothing is available, but holds
+        // the request while messages are pending yet not deliverable (the
+        // consumer's max_ack_pending reached): a no-wait fetch gives that
+        // the grace alone (as nats.go), not the context's whole timeout.
+        FETCH_GRACE
     } else {
         opts.expires.saturating_add(FETCH_GRACE)
     };
@@ -557,15 +564,11 @@ async fn fetch(
                 ))
             }
             PullStatus::Rejected(desc, _) => {
-                let d = desc.to_ascii_lowercase();
-                if msgs.is_empty() && d.contains("exceeded maxwaiting") {
-                    return Err(Error::new(
-                        ErrorKind::JetStream,
-                        format!("pull request rejected: {desc}"),
-                    ));
-                }
-                if d == "consumer is push based"
-                    || (msgs.is_empty() && is_max_bytes_rejection(desc))
+                // A refused request is not "no messages": the caller must
+                // learn that this request can never be served as asked.
+                if desc.eq_ignore_ascii_case("consumer is push based")
+                    || (msgs.is_empty()
+                        && (is_refused_request(desc) || is_max_bytes_rejection(desc)))
                 {
                     return Err(Error::new(
                         ErrorKind::JetStream,

@@ -89,6 +89,11 @@ struct Core {
     /// policies, set once a creation found nothing pending (see
     /// `create_consumer`).
     anchor: Option<u64>,
+    /// Count what the reader has not taken yet against `cfg.batch`, as
+    /// consume does: a paused reader then holds at most `batch` messages
+    /// requested and buffered together (OrderedConsumer::messages), not
+    /// the whole stream up to the buffer's limits.
+    count_buffered: bool,
 }
 
 /// One run of an ordered consumer: its core pulling into one feed.
@@ -117,6 +122,7 @@ impl Core {
             last_stream_seq: 0,
             last_consumer_seq: 0,
             anchor: None,
+            count_buffered: false,
         }
     }
 
@@ -209,7 +215,7 @@ impl Core {
         };
         let window = PullWindow {
             messages: self.cfg.batch,
-            count_buffered: false,
+            count_buffered: self.count_buffered,
             expires: self.cfg.expires,
             idle_heartbeat: self.cfg.idle_heartbeat,
         };
@@ -388,7 +394,7 @@ impl<S: OrderedSink> Ordered<S> {
                 Some(at) => {
                     match tokio::time::timeout_at(at, puller.next(&self.out, &mut life)).await {
                         Ok(ev) => ev,
-                        Err(_) if self.out.fill().0 > 0 => {
+                        Err(_) if self.out.fill().items > 0 => {
                             // The reader has not taken what came yet: its wait
                             // for a message has not begun.
                             idle_at = idle_after(Instant::now());
@@ -529,8 +535,9 @@ pub struct OrderedConsumerConfig {
 /// Options of one `OrderedConsumer::messages` run.
 #[derive(Debug, Clone)]
 pub struct OrderedMessagesOptions {
-    /// Messages per pull request at most (the buffer is bounded by the
-    /// client's pending limits too).
+    /// Messages requested and buffered together at most: a reader that
+    /// pauses holds at most this many (as consume's `max_messages`), and
+    /// pulling resumes as it reads.
     pub max_messages: usize,
     /// Lifetime of each pull request (at least 1 s).
     pub expires: Duration,
@@ -841,6 +848,7 @@ impl OrderedConsumer {
                 let mut st = state.lock().await;
                 let core = st.idle_core().await?;
                 core.cfg.batch = opts.max_messages;
+                core.count_buffered = true;
                 core.cfg.expires = opts.expires;
                 core.cfg.idle_heartbeat = heartbeat;
                 core.cfg.until_drained = opts.until_drained;
@@ -859,9 +867,10 @@ impl OrderedConsumer {
                     None => core.create_consumer().await?,
                 };
                 let core = st.core.take().expect("idle core");
-                let out = Arc::new(Feed::new(core.cfg.limits, |m| {
-                    Ok(crate::completion::Outcome::Msg(m))
-                }));
+                let out = Arc::new(
+                    Feed::new(core.cfg.limits, |m| Ok(crate::completion::Outcome::Msg(m)))
+                        .counting_calls(),
+                );
                 let sink = MsgSink::new(core.last_stream_seq);
                 let mut ordered = Ordered {
                     core,

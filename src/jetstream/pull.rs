@@ -74,6 +74,15 @@ fn is_fatal_rejection(desc: &str) -> bool {
     desc.eq_ignore_ascii_case("consumer is push based")
 }
 
+/// 409s refusing a pull request outright, before anything is delivered
+/// for it: it asks beyond the consumer's `max_batch`, `max_expires` or
+/// `max_bytes` ("Exceeded MaxRequestBatch of 10", ...), or the consumer
+/// holds `max_waiting` requests already ("Exceeded MaxWaiting").
+pub(crate) fn is_refused_request(desc: &str) -> bool {
+    let d = desc.to_ascii_lowercase();
+    d.starts_with("exceeded maxrequest") || d.starts_with("exceeded maxwaiting")
+}
+
 /// 409 "Message Size Exceeds MaxBytes": the next message is bigger than
 /// what the request had left.
 pub(crate) fn is_max_bytes_rejection(desc: &str) -> bool {
@@ -270,14 +279,16 @@ impl Puller {
         self
     }
 
-    fn pull(&mut self, batch: usize) -> Result<()> {
+    /// Asks for `batch` messages and, with `extras.max_bytes`, the bytes
+    /// left beside the `held_bytes` requested or buffered already.
+    fn pull(&mut self, batch: usize, held_bytes: usize) -> Result<()> {
         let mut req = json!({
             "batch": batch,
             "expires": nanos(self.window.expires),
             "idle_heartbeat": nanos(self.window.idle_heartbeat),
         });
         let x = &self.extras;
-        let bytes = x.max_bytes.saturating_sub(self.outstanding_bytes);
+        let bytes = x.max_bytes.saturating_sub(held_bytes);
         if x.max_bytes > 0 {
             req["max_bytes"] = json!(bytes);
         }
@@ -316,18 +327,26 @@ impl Puller {
         let _ = self.top_up(out);
     }
 
-    /// Pulls what the window and the feed's room allow. Returns the queue
-    /// length at or below which pulling becomes possible again, when what
-    /// stops it is the reader (`None`: waiting on the server is enough).
-    fn top_up<T: FeedItem>(&mut self, out: &Feed<T>) -> Result<Option<usize>> {
+    /// Pulls what the window and the feed's room allow. Returns what the
+    /// reader must hold at most (items, bytes) for pulling to become
+    /// possible again, when what stops it is the reader (`None`: waiting
+    /// on the server is enough).
+    fn top_up<T: FeedItem>(&mut self, out: &Feed<T>) -> Result<Option<(usize, usize)>> {
         let w = self.window;
         let half = self
             .extras
             .threshold_messages
             .unwrap_or(w.messages / 2)
             .min(w.messages.saturating_sub(1));
-        let (len, room) = out.fill();
-        let buffered = if w.count_buffered { len } else { 0 };
+        let fill = out.fill();
+        let (len, room) = (fill.items, fill.room);
+        // For consume, what the reader holds (buffered, or in a callback
+        // that has not returned) counts against the window too.
+        let (buffered, buffered_bytes) = if w.count_buffered {
+            (fill.items, fill.bytes)
+        } else {
+            (0, 0)
+        };
         let in_flight = self.outstanding + buffered;
         if self.hold_until.is_some_and(|t| t > Instant::now()) {
             // Backing off after requests that ended at once.
@@ -337,21 +356,25 @@ impl Puller {
             // Bytes decide: the message window only bounds the buffer.
             let x = &self.extras;
             let at = x.threshold_bytes.unwrap_or(x.max_bytes / 2);
-            if self.outstanding_bytes > at {
-                return Ok(None);
+            if self.outstanding_bytes + buffered_bytes > at {
+                return Ok(match at.checked_sub(self.outstanding_bytes) {
+                    // Any item count (`usize::MAX` would mean "none waits").
+                    Some(bytes) if buffered_bytes > 0 => Some((usize::MAX - 1, bytes)),
+                    _ => None,
+                });
             }
         } else if in_flight > half {
             // Enough requested; for consume, what it buffered counts too,
             // so the reader must take some first.
             return Ok(match half.checked_sub(self.outstanding) {
-                Some(at) if w.count_buffered => Some(at),
+                Some(at) if w.count_buffered => Some((at, usize::MAX)),
                 _ => None,
             });
         }
         let batch = (w.messages - in_flight).min(room.saturating_sub(self.outstanding));
         if batch > 0 {
             self.stalled = false;
-            self.pull(batch)?;
+            self.pull(batch, self.outstanding_bytes + buffered_bytes)?;
             return Ok(None);
         }
         if self.outstanding > 0 {
@@ -364,7 +387,7 @@ impl Puller {
             self.stalled_before_next = true;
             out.count_stall();
         }
-        Ok(Some(len.saturating_sub(1)))
+        Ok(Some((len.saturating_sub(1), usize::MAX)))
     }
 
     /// Runs until something for the flow happens.
@@ -377,7 +400,7 @@ impl Puller {
             if out.has_ended() {
                 return PullEvent::Stopped;
             }
-            let wake_at_len = match self.top_up(out) {
+            let wake_at = match self.top_up(out) {
                 Ok(w) => w,
                 Err(e) if e.kind() == ErrorKind::ConnectionClosed => return PullEvent::Failed(e),
                 // Not sent (buffer full, reconnecting): retried below.
@@ -429,7 +452,7 @@ impl Puller {
                 _ = tokio::time::sleep_until(self.hold_until.unwrap_or_else(far_future)), if self.hold_until.is_some() => {
                     self.hold_until = None;
                 }
-                _ = out.wait_for_room(wake_at_len.unwrap_or(0)), if wake_at_len.is_some() => {}
+                _ = out.wait_for_room(wake_at.map_or(0, |w| w.0), wake_at.map_or(0, |w| w.1)), if wake_at.is_some() => {}
                 r = self.sub.feed().recv() => match r {
                     Ok(Some(m)) => {
                         self.active = true;
@@ -509,6 +532,17 @@ impl Puller {
                             self.extras.max_bytes
                         ),
                     )));
+                }
+                if is_refused_request(desc) {
+                    // Pulling goes on (with a backoff), but the application
+                    // learns why nothing comes, as nats.go's error handler.
+                    self.client.report_error(
+                        Error::new(
+                            ErrorKind::JetStream,
+                            format!("pull request rejected: {desc}"),
+                        ),
+                        Some((self.sub.sid(), self.inbox.clone())),
+                    );
                 }
                 // That request is over; without a count, all of them.
                 self.request_ended(pending, pending_bytes);
@@ -798,14 +832,17 @@ impl JetStream {
                 };
                 let puller = Puller::new(&js, &stream, &consumer, window)?.with_request(extras);
                 let o = &js.client().opts;
-                let out = Arc::new(Feed::new(
-                    Limits::from_config(
-                        o.pending_msgs_limit,
-                        o.pending_bytes_limit,
-                        PendingPolicy::DropNew,
-                    ),
-                    |m| Ok(crate::completion::Outcome::Msg(m)),
-                ));
+                let out = Arc::new(
+                    Feed::new(
+                        Limits::from_config(
+                            o.pending_msgs_limit,
+                            o.pending_bytes_limit,
+                            PendingPolicy::DropNew,
+                        ),
+                        |m| Ok(crate::completion::Outcome::Msg(m)),
+                    )
+                    .counting_calls(),
+                );
                 puller.unsubscribe_on_cut(&out);
                 crate::runtime::handle().spawn(run_consume(
                     puller,

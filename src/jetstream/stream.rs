@@ -28,6 +28,8 @@ pub struct StoredMsg {
 #[derive(Debug, Clone)]
 pub enum MsgSelector {
     Seq(u64),
+    /// The last message whose subject matches `subject` (wildcards
+    /// allowed, as the server reads `last_by_subj` as a filter).
     LastBySubject(String),
     /// The first message at or after `seq` whose subject matches `subject`
     /// (wildcards allowed).
@@ -58,9 +60,10 @@ fn seq_body(seq: u64) -> Vec<u8> {
 }
 
 /// `{"last_by_subj":"<subject>"}` in one allocation (every KV get sends
-/// one; a JSON value would take five).
+/// one; a JSON value would take five). The subject is a filter: the
+/// server answers with the last message on any matching subject.
 fn last_by_subject_body(subject: &str) -> Result<Vec<u8>> {
-    crate::subject::validate_publish(subject)?;
+    crate::subject::validate_subscribe(subject)?;
     let mut body = Vec::with_capacity(subject.len() + 24);
     body.extend_from_slice(br#"{"last_by_subj":"#);
     serde_json::to_writer(&mut body, subject)
@@ -555,7 +558,7 @@ mod tests {
 
     #[test]
     fn request_bodies_are_the_json_the_server_reads() {
-        for s in ["$KV.b.k", "a.\"quoted\".b\\c", "ünï.cødé"] {
+        for s in ["$KV.b.k", "a.\"quoted\".b\\c", "ünï.cødé", "s.*", "s.>"] {
             assert_eq!(
                 parsed(&MsgSelector::LastBySubject(s.into()).body().unwrap()),
                 json!({ "last_by_subj": s })

@@ -359,12 +359,91 @@ static void test_behaviour_flush_bound(void) {
     EXPECT_OK(natsio_client_flush(c, 5000));
 }
 
+static void test_behaviour_last_by_wildcard(void) {
+    NT_CHECK(table_case("behaviour", "last_by_wildcard") != NULL);
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    for (int direct = 0; direct < 2; direct++) {
+        char stream[32], config[160], subject[48];
+        const char *prefix = direct ? "conf.wild.d" : "conf.wild.l";
+        snprintf(stream, sizeof stream, "CONF_WILD_%d", direct);
+        snprintf(config, sizeof config, "{\"name\":\"%s\",\"subjects\":[\"%s.>\"],\"storage\":\"memory\",\"allow_direct\":%s}",
+                 stream, prefix, direct ? "true" : "false");
+        NT_CHECK(create_stream_config(js, config));
+        const char *tails[] = {"a", "b.c", "b", "a.x"};
+        for (size_t i = 0; i < NT_COUNT(tails); i++) {
+            snprintf(subject, sizeof subject, "%s.%s", prefix, tails[i]);
+            EXPECT_OK(natsio_js_publish(js, subject, "m", 1, NULL, NULL));
+        }
+        const char *filters[] = {"*", ">"};
+        const uint64_t want[] = {3, 4};
+        for (size_t i = 0; i < 2; i++) {
+            snprintf(subject, sizeof subject, "%s.%s", prefix, filters[i]);
+            natsio_stored_msg *m = NULL;
+            EXPECT_OK(natsio_js_stream_get_msg(js, stream, 0, subject, &m));
+            NT_CHECK_MSG(m != NULL && natsio_stored_msg_seq(m) == want[i], "last by %s (allow_direct %d): %llu, want %llu",
+                         subject, direct, m ? (unsigned long long)natsio_stored_msg_seq(m) : 0ULL,
+                         (unsigned long long)want[i]);
+            natsio_stored_msg_free(m);
+        }
+        EXPECT_OK(natsio_js_stream_delete(js, stream));
+    }
+}
+
+static void test_behaviour_fetch_refused(void) {
+    NT_CHECK(table_case("behaviour", "fetch_refused") != NULL);
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CONF_REFUSED", "conf.refused"));
+    EXPECT_OK(natsio_js_consumer_create(js, "CONF_REFUSED", "{\"durable_name\":\"c\",\"max_batch\":10}", NATSIO_CREATE,
+                                        NULL));
+    natsio_fetch_options o;
+    natsio_fetch_options_init(&o);
+    o.max_messages = 20;
+    o.expires_ms = 500;
+    natsio_msg_list *list = NULL;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_JETSTREAM, "Exceeded MaxRequestBatch",
+                        natsio_js_fetch(js, "CONF_REFUSED", "c", &o, &list));
+    NT_CHECK(list == NULL);
+    EXPECT_OK(natsio_js_stream_delete(js, "CONF_REFUSED"));
+}
+
+static void test_behaviour_consume_budget(void) {
+    NT_CHECK(table_case("behaviour", "consume_budget") != NULL);
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CONF_BUDGET", "conf.budget"));
+    for (int i = 0; i < 100; i++) EXPECT_OK(natsio_js_publish(js, "conf.budget", "m", 1, NULL, NULL));
+    EXPECT_OK(natsio_js_consumer_create(js, "CONF_BUDGET", "{\"durable_name\":\"c\",\"ack_policy\":\"explicit\"}",
+                                        NATSIO_CREATE, NULL));
+    natsio_consume_options co;
+    natsio_consume_options_init(&co);
+    co.max_messages = 10;
+    natsio_js_messages *it = NULL;
+    EXPECT_OK(natsio_js_consume(js, "CONF_BUDGET", "c", &co, &it));
+    nt_cleanup(js_messages_free_cb, it);
+    natsio_msg *m = NULL;
+    EXPECT_OK(natsio_js_messages_next(it, 5000, &m));
+    NT_CHECK(m != NULL);
+    EXPECT_OK(natsio_msg_ack_sync(m, NATSIO_TIMEOUT_DEFAULT));
+    natsio_msg_free(m);
+    int64_t most = INT64_MIN;
+    for (int64_t until = nt_now_ms() + 1500; nt_now_ms() < until; nt_sleep_ms(50)) {
+        int64_t n = consumer_int(js, "CONF_BUDGET", "c", "num_ack_pending");
+        if (n > most) most = n;
+    }
+    NT_CHECK_MSG(most >= 5 && most <= 10, "num_ack_pending reached %lld (max_messages 10)", (long long)most);
+    EXPECT_OK(natsio_js_messages_stop(it));
+    EXPECT_OK(natsio_js_stream_delete(js, "CONF_BUDGET"));
+}
+
 /* ---- every line has a C check ----------------------------------------------- */
 
 /* The data, default and behaviour lines this program checks, and those
  * that have no C form (a C callback cannot throw). */
 static const char *const C_CHECKS[] = {"api_error",  "key_revision",           "default_url", "delete_msg_erase",
-                                       "sub_pending_limit_zero", "flush_bound"};
+                                       "sub_pending_limit_zero", "flush_bound", "last_by_wildcard", "fetch_refused",
+                                       "consume_budget"};
 static const char *const NOT_IN_C[] = {"callback_error"};
 
 static bool listed(const char *const *names, size_t count, const char *name) {
@@ -396,6 +475,9 @@ int main(int argc, char **argv) {
         NT_CASE(test_default_delete_msg_erase),
         NT_CASE(test_default_sub_pending_limit_zero),
         NT_CASE(test_behaviour_flush_bound),
+        NT_CASE(test_behaviour_last_by_wildcard),
+        NT_CASE(test_behaviour_fetch_refused),
+        NT_CASE(test_behaviour_consume_budget),
         NT_CASE(test_every_line_has_a_c_check),
     };
     return run_cases_with_shared_server(argc, argv, "conftest", cases, NT_COUNT(cases));

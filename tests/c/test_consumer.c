@@ -635,6 +635,51 @@ static void test_no_wait_expires_and_next_on_an_empty_consumer(void) {
     EXPECT_OK(natsio_js_stream_delete(js, "CEMPTY"));
 }
 
+/* A pull request beyond the consumer's max_batch, max_expires or max_bytes
+ * fails with the server's reason, not as an empty batch; a no-wait fetch
+ * the server holds (messages pending, max_ack_pending reached) ends within
+ * about a second, not after the context's timeout. */
+static void test_fetch_refused_by_consumer_limits_and_held_no_wait(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CLIMITS", "climits.>"));
+    NT_CHECK(create_consumer(js, "CLIMITS",
+                             "{\"durable_name\":\"l\",\"ack_policy\":\"explicit\",\"max_batch\":10,"
+                             "\"max_expires\":1000000000,\"max_bytes\":1000,\"max_ack_pending\":2}"));
+    NT_CHECK(publish_n(js, "climits.x", "m", 3));
+
+    natsio_msg_list *list = SENTINEL;
+    natsio_fetch_options o = fetch_options();
+    o.max_messages = 20;
+    o.expires_ms = 500;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_JETSTREAM, "Exceeded MaxRequestBatch", natsio_js_fetch(js, "CLIMITS", "l", &o, &list));
+    o.max_messages = 5;
+    o.expires_ms = 2000;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_JETSTREAM, "Exceeded MaxRequestExpires",
+                        natsio_js_fetch(js, "CLIMITS", "l", &o, &list));
+    o.expires_ms = 500;
+    o.max_bytes = 2000;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_JETSTREAM, "Exceeded MaxRequestMaxBytes",
+                        natsio_js_fetch(js, "CLIMITS", "l", &o, &list));
+    NT_CHECK(list == SENTINEL);
+
+    /* Two of the three come (max_ack_pending 2); the server then holds a
+     * no-wait request for the third. */
+    natsio_msg_list *two = fetch(js, "CLIMITS", "l", 10, 500);
+    NT_CHECK(two != NULL && natsio_msg_list_count(two) == 2);
+    natsio_fetch_options nw = fetch_options();
+    nw.max_messages = 10;
+    nw.no_wait = true;
+    natsio_msg_list *held = NULL;
+    int64_t t0 = nt_now_ms();
+    EXPECT_OK(natsio_js_fetch(js, "CLIMITS", "l", &nw, &held));
+    int64_t took = nt_now_ms() - t0;
+    nt_cleanup(msg_list_free_cb, held);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(held), 0);
+    NT_CHECK_MSG(took < 3000, "a held no-wait fetch took %lld ms", (long long)took);
+    EXPECT_OK(natsio_js_stream_delete(js, "CLIMITS"));
+}
+
 /* ---- acknowledgements ------------------------------------------------------------ */
 
 static void test_acks_and_double_acks(void) {
@@ -1630,6 +1675,116 @@ static void test_consume_statuses_and_bytes(void) {
     EXPECT_OK(natsio_js_stream_delete(js, "CSTAT"));
 }
 
+
+/* ---- a consume holds at most its budget ----------------------------------------- */
+
+/* A callback that blocks on its first message until released. */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int seen;
+    bool released;
+} blocking_reader;
+
+static void block_on_first(void *user_data, const natsio_msg *msg, natsio_status status) {
+    (void)status;
+    blocking_reader *r = user_data;
+    if (!msg) return;
+    pthread_mutex_lock(&r->mu);
+    r->seen++;
+    pthread_cond_broadcast(&r->cv);
+    while (!r->released) pthread_cond_wait(&r->cv, &r->mu);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static bool reader_saw_one(void *arg) {
+    blocking_reader *r = arg;
+    pthread_mutex_lock(&r->mu);
+    bool seen = r->seen > 0;
+    pthread_mutex_unlock(&r->mu);
+    return seen;
+}
+
+static void release_reader(void *arg) {
+    blocking_reader *r = arg;
+    pthread_mutex_lock(&r->mu);
+    r->released = true;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* The most messages the server had delivered and not seen acked, polled
+ * over about two seconds while the reader stalls. */
+static int64_t most_ack_pending(natsio_js *js, const char *stream, const char *consumer) {
+    int64_t most = INT64_MIN;
+    for (int64_t until = nt_now_ms() + 2000; nt_now_ms() < until;) {
+        int64_t n = consumer_int(js, stream, consumer, "num_ack_pending");
+        if (n > most) most = n;
+        nt_sleep_ms(50);
+    }
+    return most;
+}
+
+/* A consume whose reader takes one message and stalls holds at most
+ * max_messages (or max_bytes) requested, buffered and in its callback
+ * together: the server's num_ack_pending stays within it, in pull mode
+ * (the message taken is acked) and in callback mode (the callback blocks
+ * on its first message, unacked), where the callback's message and those
+ * the dispatcher took off the buffer used to come on top (10 -> 19). */
+static void test_consume_holds_at_most_its_budget(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CBUDGET", "cbudget.>"));
+    char payload[1000];
+    memset(payload, 'p', sizeof payload);
+    for (int i = 0; i < 400; i++) EXPECT_OK(natsio_js_publish(js, "cbudget.x", payload, sizeof payload, NULL, NULL));
+
+    struct {
+        int64_t max_messages, max_bytes, bound;
+    } budgets[] = {{10, 0, 10}, {100, 0, 100}, {0, 10 * 1000, 10}};
+    /* Released when the case ends, pass or fail (before the consume is
+     * freed: its stop waits for the callback). */
+    static blocking_reader readers[2 * NT_COUNT(budgets)];
+    int consumer_no = 0;
+    for (size_t b = 0; b < NT_COUNT(budgets); b++) {
+        for (int callback = 0; callback < 2; callback++) {
+            char name[32];
+            snprintf(name, sizeof name, "c%d", consumer_no++);
+            char cfg[128];
+            snprintf(cfg, sizeof cfg, "{\"durable_name\":\"%s\",\"ack_policy\":\"explicit\",\"ack_wait\":\"60s\"}", name);
+            NT_CHECK(create_consumer(js, "CBUDGET", cfg));
+            natsio_consume_options co;
+            natsio_consume_options_init(&co);
+            co.max_messages = budgets[b].max_messages;
+            co.max_bytes = budgets[b].max_bytes;
+            blocking_reader *r = &readers[consumer_no - 1];
+            *r = (blocking_reader){PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, false};
+            natsio_js_messages *it = NULL;
+            EXPECT_OK(natsio_js_consume(js, "CBUDGET", name, &co, &it));
+            if (!it) continue;
+            nt_cleanup(messages_free_cb, it);
+            nt_cleanup(release_reader, r);
+            if (callback) {
+                EXPECT_OK(natsio_js_messages_set_callback(it, block_on_first, r, NULL));
+                NT_CHECK(nt_wait_until(reader_saw_one, r, 10000));
+            } else {
+                natsio_msg *m = NULL;
+                EXPECT_OK(natsio_js_messages_next(it, 10000, &m));
+                if (m) EXPECT_OK(natsio_msg_ack_sync(m, NATSIO_TIMEOUT_DEFAULT));
+                natsio_msg_free(m);
+            }
+            int64_t most = most_ack_pending(js, "CBUDGET", name);
+            NT_CHECK_MSG(most <= budgets[b].bound && most >= budgets[b].bound / 2,
+                         "max_messages %lld max_bytes %lld, %s: num_ack_pending reached %lld (budget %lld)",
+                         (long long)budgets[b].max_messages, (long long)budgets[b].max_bytes,
+                         callback ? "callback" : "next", (long long)most, (long long)budgets[b].bound);
+            release_reader(r);
+            EXPECT_OK(natsio_js_messages_stop(it));
+        }
+    }
+    EXPECT_OK(natsio_js_stream_delete(js, "CBUDGET"));
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_consumer_create_update_info_names_delete),
@@ -1639,6 +1794,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_fetch_batch_order_payloads_and_metadata),
         NT_CASE(test_fetch_max_bytes),
         NT_CASE(test_no_wait_expires_and_next_on_an_empty_consumer),
+        NT_CASE(test_fetch_refused_by_consumer_limits_and_held_no_wait),
         NT_CASE(test_acks_and_double_acks),
         NT_CASE(test_deferred_acks_are_sent),
         NT_CASE(test_in_progress_holds_a_message_past_ack_wait),
@@ -1657,6 +1813,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_priority_groups_overflow_and_validation),
         NT_CASE(test_pinned_client_and_unpin),
         NT_CASE(test_consume_statuses_and_bytes),
+        NT_CASE(test_consume_holds_at_most_its_budget),
     };
     return run_cases_with_shared_server(argc, argv, "constest", cases, NT_COUNT(cases));
 }

@@ -501,6 +501,25 @@ static void test_get_msg_with_and_without_direct_get(void) {
         NT_CHECK_INT_EQ(natsio_stored_msg_seq(next), 3);
         NT_CHECK_MEM_EQ(natsio_stored_msg_data(next), natsio_stored_msg_data_len(next), "a.2", 3);
 
+        /* The last message by a wildcard subject: the last on any subject
+         * the filter matches (as nats.go's GetLastMsgForSubject). */
+        char b_any[32], all[32], one_token[32];
+        snprintf(b_any, sizeof b_any, "%s.b.*", prefix);
+        snprintf(all, sizeof all, "%s.>", prefix);
+        snprintf(one_token, sizeof one_token, "%s.*", prefix);
+        natsio_stored_msg *last_b = NULL, *last_all = NULL, *none = SENTINEL;
+        EXPECT_OK(natsio_js_stream_get_msg(js, stream, 0, b_any, &last_b));
+        nt_cleanup(stored_msg_free_cb, last_b);
+        NT_CHECK_INT_EQ(natsio_stored_msg_seq(last_b), 4);
+        NT_CHECK_STR_EQ(natsio_stored_msg_subject(last_b), b_2);
+        EXPECT_OK(natsio_js_stream_get_msg(js, stream, 0, all, &last_all));
+        nt_cleanup(stored_msg_free_cb, last_all);
+        NT_CHECK_INT_EQ(natsio_stored_msg_seq(last_all), 5);
+        NT_CHECK_MEM_EQ(natsio_stored_msg_data(last_all), natsio_stored_msg_data_len(last_all), "a.3", 3);
+        EXPECT_FAILS(NATSIO_ERR_MESSAGE_NOT_FOUND, natsio_js_stream_get_msg(js, stream, 0, one_token, &none));
+        EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_stream_get_msg(js, stream, 0, "a.>.b", &none));
+        NT_CHECK(none == SENTINEL);
+
         /* Direct Get answers with its metadata headers; the leader's
          * MSG.GET gives the message's own headers (none here). */
         const natsio_headers *h = natsio_stored_msg_headers(by_seq);

@@ -646,6 +646,54 @@ static void test_ordered_bad_input(void) {
     EXPECT_OK(natsio_js_stream_delete(js, "OC11"));
 }
 
+
+static bool buffered_at_least_half(void *arg) {
+    natsio_iter_stats st = {0};
+    return natsio_js_messages_get_stats(arg, &st) == NATSIO_OK && st.pending_items >= 50;
+}
+
+/* A run with max_messages 100 whose reader pauses after the first message
+ * buffers at most that many (requested and buffered together), not the
+ * whole stream; then the reader gets all 5,000 in order. */
+static void test_ordered_paused_reader_holds_at_most_max_messages(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "OBOUND", "obound.>"));
+    for (int i = 0; i < 5000; i++) EXPECT_OK(natsio_js_publish(js, "obound.x", "m", 1, NULL, NULL));
+    natsio_ordered_consumer_options oo = oc_options(NATSIO_DELIVER_ALL);
+    natsio_ordered_consumer *oc = new_oc(js, "OBOUND", &oo);
+    NT_CHECK(oc != NULL);
+    natsio_ordered_messages_options mo = msg_options(false, 0);
+    mo.max_messages = 100;
+    natsio_js_messages *it = run(oc, &mo);
+    NT_CHECK(it != NULL);
+    uint64_t first = 0;
+    NT_CHECK(read_seqs(it, &first, 1));
+    NT_CHECK_INT_EQ(first, 1);
+
+    /* Paused: the buffer fills to its budget and stays there. */
+    NT_CHECK(nt_wait_until(buffered_at_least_half, it, 10000));
+    uint64_t most = 0;
+    for (int64_t until = nt_now_ms() + 1500; nt_now_ms() < until;) {
+        natsio_iter_stats st = {0};
+        EXPECT_OK(natsio_js_messages_get_stats(it, &st));
+        if (st.pending_items > most) most = st.pending_items;
+        nt_sleep_ms(50);
+    }
+    NT_CHECK_MSG(most <= 100, "a paused reader's run buffered %llu messages (max_messages 100)",
+                 (unsigned long long)most);
+
+    /* Resumed: every message, in order. */
+    for (uint64_t want = 2; want <= 5000; want++) {
+        uint64_t seq = 0;
+        NT_CHECK(read_seqs(it, &seq, 1));
+        NT_CHECK_MSG(seq == want, "message at sequence %llu, want %llu", (unsigned long long)seq,
+                     (unsigned long long)want);
+    }
+    EXPECT_OK(natsio_ordered_consumer_stop(oc));
+    EXPECT_OK(natsio_js_stream_delete(js, "OBOUND"));
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_ordered_delivers_the_stream_in_order_with_metadata),
@@ -656,6 +704,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_ordered_idle_timeout_ends_with_no_messages),
         NT_CASE(test_ordered_stop_deletes_the_consumer),
         NT_CASE(test_ordered_one_run_at_a_time_and_the_next_continues),
+        NT_CASE(test_ordered_paused_reader_holds_at_most_max_messages),
         NT_CASE(test_ordered_heals_when_its_consumer_is_deleted),
         NT_CASE(test_ordered_token_forms),
         NT_CASE(test_ordered_bad_input),

@@ -557,6 +557,70 @@ void check_callback_error() {
     EXPECT_FALSE(sub.is_closed());
 }
 
+void check_last_by_wildcard() {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    for (const bool direct : {false, true}) {
+        const std::string stream = direct ? "CPP_CONF_WILD_D" : "CPP_CONF_WILD_L";
+        const std::string prefix = direct ? "cpp.conf.wild.d" : "cpp.conf.wild.l";
+        js.create_stream(R"({"name":")" + stream + R"(","subjects":[")" + prefix +
+                         R"(.>"],"storage":"memory","allow_direct":)" + (direct ? "true" : "false") +
+                         "}");
+        for (const char* tail : {"a", "b.c", "b", "a.x"}) {
+            js.publish(prefix + "." + tail, "m");
+        }
+        EXPECT_EQ(js.get_last_msg(stream, prefix + ".*").seq(), 3u) << stream;
+        EXPECT_EQ(js.get_last_msg(stream, prefix + ".>").seq(), 4u) << stream;
+        js.delete_stream(stream);
+    }
+}
+
+void check_fetch_refused() {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    const std::string stream = "CPP_CONF_REFUSED";
+    js.create_stream(R"({"name":")" + stream + R"(","subjects":["cpp.conf.refused"],"storage":"memory"})");
+    js.create_consumer(stream, R"({"durable_name":"c","max_batch":10})");
+    natsio::FetchOptions options;
+    options.max_messages = 20;
+    options.expires = 500ms;
+    const std::string what = expect_throws<natsio::JetStreamError>(
+        NATSIO_ERR_JETSTREAM, [&] { js.fetch(stream, "c", options); });
+    EXPECT_TRUE(contains(what, "Exceeded MaxRequestBatch")) << what;
+    js.delete_stream(stream);
+}
+
+/// A number field of a JSON object, read the plain way (-1 if missing).
+long long json_number(const std::string& json, const std::string& field) {
+    const std::string key = "\"" + field + "\":";
+    const auto at = json.find(key);
+    return at == std::string::npos ? -1 : std::stoll(json.substr(at + key.size()));
+}
+
+void check_consume_budget() {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    const std::string stream = "CPP_CONF_BUDGET";
+    js.create_stream(R"({"name":")" + stream + R"(","subjects":["cpp.conf.budget"],"storage":"memory"})");
+    for (int i = 0; i < 100; ++i) {
+        js.publish("cpp.conf.budget", "m");
+    }
+    js.create_consumer(stream, R"({"durable_name":"c","ack_policy":"explicit"})");
+    natsio::ConsumeOptions options;
+    options.max_messages = 10;
+    natsio::Messages msgs = js.consume(stream, "c", options);
+    next_item(msgs).ack_sync();
+    long long most = -1;
+    for (const auto until = std::chrono::steady_clock::now() + 1500ms;
+         std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(50ms)) {
+        most = std::max(most, json_number(js.consumer_info(stream, "c"), "num_ack_pending"));
+    }
+    EXPECT_GE(most, 5);
+    EXPECT_LE(most, 10);
+    msgs.stop();
+    js.delete_stream(stream);
+}
+
 TEST(Conformance, Behaviours) {
     const std::vector<Case> lines = cases_of("behaviour");
     EXPECT_FALSE(lines.empty());
@@ -568,6 +632,12 @@ TEST(Conformance, Behaviours) {
             check_flush_bound();
         } else if (name == "callback_error") {
             check_callback_error();
+        } else if (name == "last_by_wildcard") {
+            check_last_by_wildcard();
+        } else if (name == "fetch_refused") {
+            check_fetch_refused();
+        } else if (name == "consume_budget") {
+            check_consume_budget();
         } else {
             ADD_FAILURE() << "no C++ check for behaviour '" << name << "'";
         }

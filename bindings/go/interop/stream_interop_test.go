@@ -178,3 +178,36 @@ func TestStreamConfigInterop(t *testing.T) {
 		t.Fatalf("nats.go reads natsio's stream as %+v", n)
 	}
 }
+
+// The last message by a wildcard subject: nats.go's GetLastMsgForSubject
+// and the binding's GetLastMsg answer with the same message, with and
+// without Direct Get ("*" matches one token, ">" any number).
+func TestLastMsgByWildcardInterop(t *testing.T) {
+	js, njs := clients(t)
+	ctx := ctxFor(t)
+	for _, direct := range []bool{true, false} {
+		t.Run(fmt.Sprintf("allow_direct=%v", direct), func(t *testing.T) {
+			name := fmt.Sprintf("WILD_%v", direct)
+			prefix := fmt.Sprintf("wild%v", direct)
+			got(njs.CreateStream(ctx, natsio.StreamConfig{Name: name, Subjects: []string{prefix + ".>"}, AllowDirect: direct})).must(t)
+			// "*" last matches at 3, ">" at 4.
+			for i, sub := range []string{"a", "b.x", "b", "c.y"} {
+				got(njs.Publish(ctx, prefix+"."+sub, []byte(fmt.Sprint(i)))).must(t)
+			}
+			stream := got(js.Stream(ctx, name)).must(t)
+			for filter, want := range map[string]uint64{prefix + ".*": 3, prefix + ".>": 4, prefix + ".b.*": 2} {
+				n := got(stream.GetLastMsgForSubject(ctx, filter)).must(t)
+				g := got(njs.GetLastMsg(ctx, name, filter)).must(t)
+				sameStreamMsg(t, "last on "+filter, n, g)
+				if g.Sequence != want {
+					t.Fatalf("last on %s: seq %d, want %d", filter, g.Sequence, want)
+				}
+			}
+			_, nerr := stream.GetLastMsgForSubject(ctx, prefix+".none.*")
+			_, gerr := njs.GetLastMsg(ctx, name, prefix+".none.*")
+			if !errors.Is(nerr, jetstream.ErrMsgNotFound) || !errors.Is(gerr, natsio.ErrMsgNotFound) {
+				t.Fatalf("last on none.*: nats.go %v, natsio %v", nerr, gerr)
+			}
+		})
+	}
+}

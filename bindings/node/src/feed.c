@@ -174,25 +174,15 @@ static bool ring_push(feed *f, void *item) {
     return true;
 }
 
-/* Dispatcher thread: keeps one item, waiting while the window is full. */
+/* Dispatcher thread: keeps one item, then waits while the window is full.
+ * Waiting after the item is queued, not before, keeps the library's
+ * dispatcher in its callback while the window holds the item: the library
+ * counts an item in a callback against a pull flow's budget (consume's
+ * max_messages), so the item is counted by one side or the other (for a
+ * while by both), never by neither, and what the window holds is within
+ * what index.js splits off the budget for it. */
 static void feed_push(feed *f, void *item) {
     pthread_mutex_lock(&f->mu);
-    while (!f->stopping &&
-           ((int64_t)f->count + f->lent >= f->window || (f->count > 0 && f->queued_bytes >= WINDOW_MAX_BYTES))) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += (long)WAIT_CHECK_MS * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        if (pthread_cond_timedwait(&f->cv, &f->mu, &ts) == ETIMEDOUT && owner_closed(f)) {
-            /* Closed under us (drain timeout, lost connection without
-             * reconnect): the close waits for this thread, so keep the
-             * item beyond the window rather than wait or drop it. */
-            break;
-        }
-    }
     if (f->stopping || !ring_push(f, item)) {
         pthread_mutex_unlock(&f->mu);
         item_free(f->kind, item);
@@ -206,6 +196,24 @@ static void feed_push(feed *f, void *item) {
     }
     pthread_mutex_unlock(&f->mu);
     if (post) feed_post(f);
+    pthread_mutex_lock(&f->mu);
+    while (!f->stopping &&
+           ((int64_t)f->count + f->lent >= f->window || f->queued_bytes >= WINDOW_MAX_BYTES)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += (long)WAIT_CHECK_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        if (pthread_cond_timedwait(&f->cv, &f->mu, &ts) == ETIMEDOUT && owner_closed(f)) {
+            /* Closed under us (drain timeout, lost connection without
+             * reconnect): the close waits for this thread, so leave the
+             * item beyond the window rather than wait. */
+            break;
+        }
+    }
+    pthread_mutex_unlock(&f->mu);
 }
 
 /* How an iteration ended: its status (NATSIO_DONE for a clean end), and

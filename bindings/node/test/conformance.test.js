@@ -9,7 +9,7 @@ const os = require('node:os');
 const path = require('node:path');
 const nats = require('..');
 const { startServer, allThreadsStopped, threadStates } = require('./server');
-const { eventually } = require('./wait');
+const { eventually, sleep } = require('./wait');
 
 const CASES = path.join(__dirname, '..', '..', '..', 'tests', 'conformance', 'cases.txt');
 const lines = fs
@@ -189,6 +189,52 @@ const defaults = {
 };
 
 const behaviours = {
+  async consume_budget() {
+    await jetstream();
+    await js.streams.add({ name: 'CONF_BUDGET', subjects: ['conf.budget'], storage: 'memory' });
+    try {
+      await Promise.all(Array.from({ length: 100 }, () => js.publishAsync('conf.budget', 'm')));
+      await js.consumers.add('CONF_BUDGET', { durable_name: 'c', ack_policy: 'explicit' });
+      const msgs = await js.consume('CONF_BUDGET', 'c', { maxMessages: 10 });
+      try {
+        const first = await msgs[Symbol.asyncIterator]().next();
+        await first.value.ackAck();
+        let most = 0;
+        for (const until = Date.now() + 1500; Date.now() < until; await sleep(50)) {
+          most = Math.max(most, (await js.consumers.info('CONF_BUDGET', 'c')).num_ack_pending);
+        }
+        assert.ok(most >= 5 && most <= 10, `num_ack_pending reached ${most} (maxMessages 10)`);
+      } finally {
+        msgs.stop();
+      }
+    } finally {
+      await js.streams.delete('CONF_BUDGET');
+    }
+  },
+  async last_by_wildcard() {
+    await jetstream();
+    for (const direct of [false, true]) {
+      const name = `CONF_WILD_${direct}`;
+      const prefix = `conf.wild.${direct}`;
+      await js.streams.add({ name, subjects: [`${prefix}.>`], storage: 'memory', allow_direct: direct });
+      for (const tail of ['a', 'b.c', 'b', 'a.x']) await js.publish(`${prefix}.${tail}`, 'm');
+      assert.equal((await js.streams.getMessage(name, { last_by_subj: `${prefix}.*` })).seq, 3, `${name} *`);
+      assert.equal((await js.streams.getMessage(name, { last_by_subj: `${prefix}.>` })).seq, 4, `${name} >`);
+      await js.streams.delete(name);
+    }
+  },
+  async fetch_refused() {
+    await jetstream();
+    await js.streams.add({ name: 'CONF_REFUSED', subjects: ['conf.refused'], storage: 'memory' });
+    try {
+      await js.consumers.add('CONF_REFUSED', { durable_name: 'c', max_batch: 10 });
+      const e = await rejection(js.fetch('CONF_REFUSED', 'c', { maxMessages: 20, expires: 500 }));
+      assert.ok(e instanceof nats.JetStreamError, `${e}`);
+      assert.match(e.message, /Exceeded MaxRequestBatch/);
+    } finally {
+      await js.streams.delete('CONF_REFUSED');
+    }
+  },
   async flush_bound() {
     const server = await startServer();
     const nc = await nats.connect({ servers: server.url, flushTimeout: 300, reconnect: false });

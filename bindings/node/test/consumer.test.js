@@ -161,6 +161,28 @@ test('empty fetches: noWait resolves [] at once, expires bounds the wait; next r
   }
 });
 
+test('fetch: a request beyond the consumer limits rejects with the server reason; a held noWait fetch ends within a second or so', async () => {
+  await streamWith('FL', 6);
+  try {
+    await js.consumers.add('FL', {
+      durable_name: 'c', ack_policy: 'explicit', filter_subject: 'FL.0',
+      max_batch: 10, max_expires: 1_000_000_000, max_bytes: 1000, max_ack_pending: 2,
+    });
+    await rejectsWith(js.fetch('FL', 'c', { maxMessages: 20, expires: 500 }), nats.JetStreamError, 'Exceeded MaxRequestBatch');
+    await rejectsWith(js.fetch('FL', 'c', { maxMessages: 5, expires: 2000 }), nats.JetStreamError, 'Exceeded MaxRequestExpires');
+    await rejectsWith(js.fetch('FL', 'c', { maxMessages: 5, expires: 500, maxBytes: 2000 }), nats.JetStreamError,
+      'Exceeded MaxRequestMaxBytes');
+    // Two of the three on FL.0 come (max_ack_pending 2); the server then
+    // holds a noWait request for the third.
+    assert.equal((await js.fetch('FL', 'c', { maxMessages: 10, expires: 500 })).length, 2);
+    const t0 = Date.now();
+    assert.deepEqual(await js.fetch('FL', 'c', { maxMessages: 10, noWait: true }), []);
+    assert.ok(Date.now() - t0 < 3000, `a held noWait fetch took ${Date.now() - t0} ms`);
+  } finally {
+    await js.streams.delete('FL');
+  }
+});
+
 test('acks: a second ack, nak or term throws MessageAlreadyAckedError; ackAck rejects the same way', async () => {
   await streamWith('DA', 3);
   try {
@@ -548,5 +570,74 @@ test('priority groups: validation, overflow min_pending, pinned client and consu
   } finally {
     other.close?.();
     await js.streams.delete('PG');
+  }
+});
+
+test('consume holds at most maxMessages (or maxBytes) unacked while its loop stalls after one message, as nats.js', async () => {
+  await js.streams.add({ name: 'BUDGET', subjects: ['BUDGET.>'], storage: 'memory' });
+  try {
+    const payload = Buffer.alloc(1000, 'p');
+    await Promise.all(Array.from({ length: 400 }, () => js.publishAsync('BUDGET.x', payload)));
+    // [options, the most messages they allow]: 10,000 bytes hold at most
+    // 10 messages of 1,000 bytes of payload.
+    for (const [opts, max] of [[{ maxMessages: 10 }, 10], [{ maxMessages: 100 }, 100], [{ maxBytes: 10_000 }, 10]]) {
+      const name = `c${JSON.stringify(opts).replace(/\W/g, '')}`;
+      await js.consumers.add('BUDGET', { durable_name: name, ack_policy: 'explicit', ack_wait: '60s' });
+      const msgs = await js.consume('BUDGET', name, opts);
+      try {
+        const it = msgs[Symbol.asyncIterator]();
+        const first = await it.next();
+        assert.equal(first.done, false);
+        await first.value.ackAck();
+        // The loop stalls: the server's unacked count stays within the budget.
+        let most = 0;
+        for (const until = Date.now() + 2000; Date.now() < until; ) {
+          most = Math.max(most, (await js.consumers.info('BUDGET', name)).num_ack_pending);
+          await sleep(50);
+        }
+        assert.ok(most <= max && most >= max / 2, `${JSON.stringify(opts)}: num_ack_pending reached ${most}`);
+      } finally {
+        msgs.stop();
+      }
+    }
+  } finally {
+    await js.streams.delete('BUDGET');
+  }
+});
+
+test('acks reach the server before a JetStream call made right after them: a second connection sees them first, 20 runs in a row', async () => {
+  // The server handles acks on the consumer's own queue, apart from API
+  // requests, so an info right after may still count them as pending (for
+  // nats.js too); what a client controls is the order on the wire, which a
+  // second connection subscribed to both subjects sees.
+  await js.streams.add({ name: 'ACKORD', subjects: ['ACKORD.>'], storage: 'memory' });
+  const watcher = await nats.connect({ servers: server.url });
+  try {
+    await js.consumers.add('ACKORD', { durable_name: 'c', ack_policy: 'explicit' });
+    const seen = [];
+    // One subscription for both: the order across two is not defined.
+    watcher.subscribe('$JS.>', {
+      callback: (err, m) => {
+        if (err) seen.push('error');
+        else if (m.subject.startsWith('$JS.ACK.ACKORD.c.')) seen.push('ack');
+        else if (m.subject === '$JS.API.CONSUMER.INFO.ACKORD.c') seen.push('info');
+      },
+    });
+    await watcher.flush();
+    for (let run = 0; run < 20; run++) {
+      await Promise.all(Array.from({ length: 10 }, (_, i) => js.publishAsync('ACKORD.x', `r${run}m${i}`)));
+      const batch = await js.fetch('ACKORD', 'c', { maxMessages: 10, expires: 2000 });
+      assert.equal(batch.length, 10);
+      seen.length = 0;
+      for (const m of batch) m.ack();
+      await js.consumers.info('ACKORD', 'c');
+      await eventually(() => seen.length === 11, 5000, `run ${run}: acks and info seen`, () => seen.join(','));
+      assert.deepEqual(seen, [...Array(10).fill('ack'), 'info'], `run ${run}`);
+    }
+    // And the server applies them (on its own time).
+    await eventually(async () => (await js.consumers.info('ACKORD', 'c')).num_ack_pending === 0, 5000, 'all acked');
+  } finally {
+    await watcher.close();
+    await js.streams.delete('ACKORD');
   }
 });

@@ -74,6 +74,15 @@ test('nats.js reads with last_by_subj / next_by_subj what this binding published
     for await (const si of jsm.streams.list('iop.x')) theirList.push(si.config.name);
     assert.deepEqual((await js.streams.list('iop.x')).map((si) => si.config.name), theirList);
     assert.deepEqual(theirList, ['IOP']);
+
+    // The last message by a wildcard subject: the same from both clients.
+    await js.publish('iop.deep.er', 'deeper');
+    for (const [filter, seq] of [['iop.*', 6], ['iop.>', 7], ['iop.*.er', 7]]) {
+      const theirsLast = await jsm.streams.getMessage('IOP', { last_by_subj: filter });
+      const oursLast = await js.streams.getMessage('IOP', { last_by_subj: filter });
+      assert.deepEqual([oursLast.subject, oursLast.seq], [theirsLast.subject, theirsLast.seq], filter);
+      assert.equal(oursLast.seq, seq, filter);
+    }
   } finally {
     await js.streams.delete('IOP');
   }

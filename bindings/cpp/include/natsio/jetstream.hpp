@@ -2159,7 +2159,8 @@ public:
                                               static_cast<const char*>(nullptr));
     }
 
-    /// The last message of `stream` on `subject`. MessageNotFoundError,
+    /// The last message of `stream` on `subject`, or on any subject it
+    /// matches when it has wildcards (`s.*`, `s.>`). MessageNotFoundError,
     /// StreamNotFoundError, BadSubjectError.
     StoredMsg get_last_msg(std::string_view stream, std::string_view subject) const {
         detail::CString c_stream(stream, "stream name");
@@ -2431,8 +2432,12 @@ public:
     /// the list may be empty (none before `expires`, or none now with
     /// `no_wait`). Acknowledge each message (MsgView::ack, nak, term, ...)
     /// unless the ack policy is "none". ConsumerDeletedError (deleted while
-    /// waiting), ConsumerNotFoundError, InvalidArgumentError (bad names,
-    /// negative options), ConnectionClosedError.
+    /// waiting), ConsumerNotFoundError, JetStreamError (a request the
+    /// consumer's limits refuse: beyond its max_batch, max_expires or
+    /// max_bytes, or max_waiting requests waiting; what() gives the
+    /// server's reason), InvalidArgumentError (bad names, negative
+    /// options), ConnectionClosedError. With `no_wait`, ends at the latest
+    /// a second after the request when the server holds it.
     MsgList fetch(std::string_view stream, std::string_view consumer,
                   const FetchOptions& options = {}) const {
         detail::CString c_stream(stream, "stream name");
