@@ -2160,7 +2160,7 @@ public:
     }
 
     /// The last message of `stream` on `subject`, or on any subject it
-    /// matches when it has wildcards (`s.*`, `s.>`). MessageNotFoundError,
+    /// matches when it has wildcards (such as "s.*" or "s.>"). MessageNotFoundError,
     /// StreamNotFoundError, BadSubjectError.
     StoredMsg get_last_msg(std::string_view stream, std::string_view subject) const {
         detail::CString c_stream(stream, "stream name");
