@@ -416,7 +416,8 @@ enum natsio_status
    */
   NATSIO_ERR_MESSAGE_NOT_FOUND = 507,
   /**
-   * An expected-last-sequence check failed (WrongLastSequence, 10071).
+   * An expected-last-sequence check failed (WrongLastSequence, 10071;
+   * 10164 from a replicated stream).
    */
   NATSIO_ERR_WRONG_LAST_SEQUENCE = 508,
   /**

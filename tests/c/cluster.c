@@ -231,10 +231,11 @@ int cluster_stream_leader(cluster *cl, const char *stream, int replicas, int64_t
     return await_leader(cl, subject, replicas - 1, -1, timeout_ms);
 }
 
-int cluster_consumer_leader(cluster *cl, const char *stream, const char *consumer, int64_t timeout_ms) {
+int cluster_consumer_leader(cluster *cl, const char *stream, const char *consumer, int replicas,
+                            int64_t timeout_ms) {
     char subject[256];
     snprintf(subject, sizeof subject, "$JS.API.CONSUMER.INFO.%s.%s", stream, consumer);
-    return await_leader(cl, subject, 0, -1, timeout_ms);
+    return await_leader(cl, subject, replicas - 1, -1, timeout_ms);
 }
 
 /* Asks for a step-down until one is accepted, then waits for a leader
@@ -265,13 +266,14 @@ int cluster_stream_stepdown(cluster *cl, const char *stream, int replicas, int64
     return stepdown(cl, api, info, replicas - 1, old, timeout_ms);
 }
 
-int cluster_consumer_stepdown(cluster *cl, const char *stream, const char *consumer, int64_t timeout_ms) {
-    int old = cluster_consumer_leader(cl, stream, consumer, timeout_ms);
+int cluster_consumer_stepdown(cluster *cl, const char *stream, const char *consumer, int replicas,
+                              int64_t timeout_ms) {
+    int old = cluster_consumer_leader(cl, stream, consumer, replicas, timeout_ms);
     if (old < 0) return -1;
     char api[256], info[256];
     snprintf(api, sizeof api, "$JS.API.CONSUMER.LEADER.STEPDOWN.%s.%s", stream, consumer);
     snprintf(info, sizeof info, "$JS.API.CONSUMER.INFO.%s.%s", stream, consumer);
-    return stepdown(cl, api, info, 0, old, timeout_ms);
+    return stepdown(cl, api, info, replicas - 1, old, timeout_ms);
 }
 
 void cluster_kill_node(cluster *cl, int i) { nt_server_kill(cl->node[i]); }

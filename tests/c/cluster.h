@@ -60,8 +60,10 @@ int cluster_node_of(cluster *cl, natsio_client *c);
  * current followers (asked through any running node); -1 on timeout. */
 int cluster_stream_leader(cluster *cl, const char *stream, int replicas, int64_t timeout_ms);
 
-/* The node leading the consumer once it has a leader; -1 on timeout. */
-int cluster_consumer_leader(cluster *cl, const char *stream, const char *consumer, int64_t timeout_ms);
+/* The node leading the consumer once it has a leader and `replicas - 1`
+ * current followers; -1 on timeout. */
+int cluster_consumer_leader(cluster *cl, const char *stream, const char *consumer, int replicas,
+                            int64_t timeout_ms);
 
 /* $JS.API.STREAM.LEADER.STEPDOWN.<stream>, retried while the stream has no
  * leader to answer; then waits for a different leader. Returns the new
@@ -69,7 +71,8 @@ int cluster_consumer_leader(cluster *cl, const char *stream, const char *consume
 int cluster_stream_stepdown(cluster *cl, const char *stream, int replicas, int64_t timeout_ms);
 
 /* $JS.API.CONSUMER.LEADER.STEPDOWN.<stream>.<consumer>, as above. */
-int cluster_consumer_stepdown(cluster *cl, const char *stream, const char *consumer, int64_t timeout_ms);
+int cluster_consumer_stepdown(cluster *cl, const char *stream, const char *consumer, int replicas,
+                              int64_t timeout_ms);
 
 /* SIGKILLs node i (its store is kept for cluster_restart_node). */
 void cluster_kill_node(cluster *cl, int i);

@@ -287,10 +287,607 @@ static void test_r3_publishes_across_stepdowns_and_leader_kill(void) {
     NT_CHECK_INT_EQ(msgs, 2 * rounds);
 }
 
+/* ---- faults while reading ---------------------------------------------- */
+
+static const char *g_consumer_stream;
+static const char *g_consumer_name;
+
+/* Which leader a reader's first fault kills. */
+typedef int (*leader_finder)(cluster *cl, void *arg);
+
+typedef struct {
+    cluster *cl;
+    natsio_client *reader; /* its node is killed second */
+    leader_finder find_leader;
+    leader_finder step_down;
+    void *find_arg;
+    atomic_long progress; /* items read so far */
+    long first_at, second_at;
+    atomic_bool stop;
+    atomic_bool done; /* the fault thread finished */
+    int killed_leader, stepped_to;
+    bool failed;
+} reader_faults;
+
+static void wait_progress(reader_faults *f, long at) {
+    while (atomic_load(&f->progress) < at && !atomic_load(&f->stop)) nt_sleep_ms(2);
+}
+
+/* Kills the leader (find_leader) once `first_at` items were read and
+ * restarts it; then steps the new leader down once `second_at` were
+ * read. */
+static void run_reader_faults(reader_faults *f) {
+    f->killed_leader = f->stepped_to = -1;
+    wait_progress(f, f->first_at);
+    if (atomic_load(&f->stop)) return;
+    int leader = f->find_leader(f->cl, f->find_arg);
+    if (leader < 0) {
+        f->failed = true;
+        return;
+    }
+    cluster_kill_node(f->cl, leader);
+    f->killed_leader = leader;
+    /* Back, and caught up: every replica current again (killing a second
+     * node before that would leave the group without a quorum). */
+    if (!cluster_restart_node(f->cl, leader, 30000) || f->find_leader(f->cl, f->find_arg) < 0) {
+        f->failed = true;
+        return;
+    }
+    wait_progress(f, f->second_at);
+    if (atomic_load(&f->stop)) return;
+    /* Then a step-down of the new leader. */
+    f->stepped_to = f->step_down(f->cl, f->find_arg);
+    if (f->stepped_to < 0) f->failed = true;
+    return;
+}
+
+static void *inject_reader_faults(void *arg) {
+    reader_faults *f = (reader_faults *)arg;
+    run_reader_faults(f);
+    atomic_store(&f->done, true);
+    return NULL;
+}
+
+
+static int find_consumer_leader(cluster *cl, void *arg) {
+    (void)arg;
+    return cluster_consumer_leader(cl, g_consumer_stream, g_consumer_name, 3, 20000);
+}
+
+static int find_stream_leader(cluster *cl, void *arg) {
+    return cluster_stream_leader(cl, (const char *)arg, 3, 20000);
+}
+
+static int step_down_consumer(cluster *cl, void *arg) {
+    (void)arg;
+    return cluster_consumer_stepdown(cl, g_consumer_stream, g_consumer_name, 3, 20000);
+}
+
+static int step_down_stream(cluster *cl, void *arg) {
+    return cluster_stream_stepdown(cl, (const char *)arg, 3, 20000);
+}
+
+/* Publishes `n` messages "0".."n-1" to `subject` through `js`. */
+static bool publish_n(natsio_js *js, const char *subject, int n) {
+    for (int i = 0; i < n; i++) {
+        char payload[16];
+        int len = snprintf(payload, sizeof payload, "%d", i);
+        natsio_pub_ack *ack = NULL;
+        natsio_status st = natsio_js_publish(js, subject, payload, (size_t)len, NULL, &ack);
+        natsio_pub_ack_free(ack);
+        if (st != NATSIO_OK) {
+            nt_fail_at(__FILE__, __LINE__, "publish %d: %s (%s)", i, natsio_status_str(st), natsio_last_error());
+            return false;
+        }
+    }
+    return true;
+}
+
+#define WORK_MSGS 1500
+
+/* An R3 durable consumer is consumed (explicit acks, 1 s heartbeats) while
+ * its leader is killed and restarted, then the new leader steps down:
+ * every message is acked, num_ack_pending and num_pending end at 0,
+ * redeliveries are counted, and the longest pause between two messages
+ * (the resume gap) stays under a generous bound. */
+static void test_r3_durable_consumed_across_consumer_leader_kill_and_stepdown(void) {
+    cluster *cl = cluster_start_js(NULL);
+    NT_CHECK(cl != NULL);
+    natsio_client *admin = moving_client(cl, 0);
+    NT_CHECK(admin != NULL);
+    natsio_js *ajs = js_with_timeout(admin, JS_TIMEOUT_MS);
+    NT_CHECK(ajs != NULL);
+    NT_CHECK(cluster_stream_create(ajs, "{\"name\":\"WORK\",\"subjects\":[\"work.>\"],\"num_replicas\":3}"));
+    NT_CHECK(publish_n(ajs, "work.item", WORK_MSGS));
+    char *info = NULL;
+    NT_CHECK_INT_EQ(natsio_js_consumer_create(ajs, "WORK",
+                                              "{\"durable_name\":\"proc\",\"ack_policy\":\"explicit\","
+                                              "\"ack_wait\":\"3s\",\"num_replicas\":3}",
+                                              NATSIO_CREATE_OR_UPDATE, &info),
+                    NATSIO_OK);
+    natsio_string_free(info);
+    g_consumer_stream = "WORK";
+    g_consumer_name = "proc";
+    NT_CHECK(cluster_consumer_leader(cl, "WORK", "proc", 3, 20000) >= 0);
+
+    natsio_client *c = moving_client(cl, 1);
+    NT_CHECK(c != NULL);
+    natsio_js *js = js_with_timeout(c, JS_TIMEOUT_MS);
+    NT_CHECK(js != NULL);
+    natsio_consume_options co;
+    natsio_consume_options_init(&co);
+    co.max_messages = 50;
+    co.idle_heartbeat_ms = 1000;
+    co.expires_ms = 5000;
+    natsio_js_messages *it = NULL;
+    NT_CHECK_INT_EQ(natsio_js_consume(js, "WORK", "proc", &co, &it), NATSIO_OK);
+
+    reader_faults f = {.cl = cl, .reader = c, .find_leader = find_consumer_leader, .step_down = step_down_consumer,
+                       .first_at = WORK_MSGS / 4, .second_at = WORK_MSGS / 2};
+    pthread_t faults;
+    NT_CHECK(pthread_create(&faults, NULL, inject_reader_faults, &f) == 0);
+    static unsigned char seen[WORK_MSGS + 1];
+    memset(seen, 0, sizeof seen);
+    long unique = 0, acks = 0, deliveries = 0, redelivered = 0, ack_failures = 0;
+    int64_t ack_pending = -1, pending = -1;
+    int64_t last = nt_now_ms(), longest_gap = 0, t_start = last;
+    /* Until every message came and the server holds nothing unacked (an
+     * ack that failed on our side may still have been applied: then the
+     * message does not come again). */
+    while (nt_now_ms() - t_start < 40000) {
+        natsio_msg *m = NULL;
+        if (natsio_js_messages_next(it, 1000, &m) != NATSIO_OK) {
+            if (unique < WORK_MSGS || !atomic_load(&f.done)) continue;
+            char *ci = NULL;
+            if (natsio_js_consumer_info(js, "WORK", "proc", &ci) != NATSIO_OK) continue;
+            json_int(ci, "num_ack_pending", &ack_pending);
+            json_int(ci, "num_pending", &pending);
+            natsio_string_free(ci);
+            if (ack_pending == 0 && pending == 0) break;
+            continue;
+        }
+        int64_t now = nt_now_ms();
+        if (now - last > longest_gap) longest_gap = now - last;
+        last = now;
+        deliveries++;
+        natsio_js_msg_metadata md;
+        memset(&md, 0, sizeof md);
+        natsio_msg_js_metadata(m, &md);
+        if (md.num_delivered > 1) redelivered++;
+        /* Not acked: it comes again after ack_wait. */
+        if (natsio_msg_ack_sync(m, 2000) == NATSIO_OK) acks++;
+        else ack_failures++;
+        if (md.stream_seq >= 1 && md.stream_seq <= WORK_MSGS && !seen[md.stream_seq]) {
+            seen[md.stream_seq] = 1;
+            unique++;
+            atomic_store(&f.progress, unique);
+        }
+        natsio_msg_free(m);
+    }
+    atomic_store(&f.stop, true);
+    pthread_join(faults, NULL);
+    natsio_js_messages_stop(it);
+    natsio_js_messages_free(it);
+    printf("R3 durable across a kill of the consumer leader n%d and a step-down to n%d: %ld of %d delivered, %ld "
+           "deliveries, %ld redelivered, %ld acks confirmed, %ld failed, longest resume gap %lld ms, num_ack_pending "
+           "%lld, num_pending %lld, %lld ms\n",
+           f.killed_leader, f.stepped_to, unique, WORK_MSGS, deliveries, redelivered, acks, ack_failures,
+           (long long)longest_gap, (long long)ack_pending, (long long)pending, (long long)(nt_now_ms() - t_start));
+    NT_CHECK_MSG(!f.failed, "a fault could not be injected or a node did not come back");
+    NT_CHECK(f.killed_leader >= 0 && f.stepped_to >= 0);
+    NT_CHECK_INT_EQ(unique, WORK_MSGS);
+    NT_CHECK_INT_EQ(ack_pending, 0);
+    NT_CHECK_INT_EQ(pending, 0);
+    /* Generous: an election after a kill takes several seconds. */
+    NT_CHECK_MSG(longest_gap < 30000, "resumed after %lld ms", (long long)longest_gap);
+}
+
+#define FEED_MSGS 600
+
+typedef struct {
+    natsio_js *js;
+    atomic_bool stop;
+    atomic_long attempts;
+    long errors;
+} stream_writer;
+
+/* Publishes to feed.item until stopped (errors counted, not retried). */
+static void *write_feed(void *arg) {
+    stream_writer *w = (stream_writer *)arg;
+    while (!atomic_load(&w->stop)) {
+        natsio_pub_ack *ack = NULL;
+        if (natsio_js_publish(w->js, "feed.item", "x", 1, NULL, &ack) != NATSIO_OK) w->errors++;
+        natsio_pub_ack_free(ack);
+        atomic_fetch_add(&w->attempts, 1);
+    }
+    return NULL;
+}
+
+/* An ordered consumer reads an R3 stream that another client keeps
+ * writing, while the stream leader is killed and restarted and then the
+ * new leader steps down: every sequence the stream holds comes once, in
+ * order. */
+static void test_ordered_consumer_across_stream_leader_kill_and_stepdown(void) {
+    cluster *cl = cluster_start_js(NULL);
+    NT_CHECK(cl != NULL);
+    natsio_client *admin = moving_client(cl, 0);
+    NT_CHECK(admin != NULL);
+    natsio_js *ajs = js_with_timeout(admin, JS_TIMEOUT_MS);
+    NT_CHECK(ajs != NULL);
+    NT_CHECK(cluster_stream_create(ajs, "{\"name\":\"FEED\",\"subjects\":[\"feed.>\"],\"num_replicas\":3}"));
+    NT_CHECK(cluster_stream_leader(cl, "FEED", 3, 20000) >= 0);
+
+    natsio_client *c = moving_client(cl, 2);
+    NT_CHECK(c != NULL);
+    natsio_js *js = js_with_timeout(c, JS_TIMEOUT_MS);
+    NT_CHECK(js != NULL);
+    natsio_ordered_consumer *oc = NULL;
+    NT_CHECK_INT_EQ(natsio_js_ordered_consumer(js, "FEED", NULL, &oc), NATSIO_OK);
+    natsio_ordered_messages_options mo;
+    natsio_ordered_messages_options_init(&mo);
+    mo.idle_heartbeat_ms = 1000;
+    natsio_js_messages *it = NULL;
+    natsio_status st = natsio_ordered_consumer_messages(oc, &mo, &it);
+    if (st != NATSIO_OK) natsio_ordered_consumer_free(oc);
+    NT_CHECK_INT_EQ(st, NATSIO_OK);
+
+    stream_writer w = {.js = ajs};
+    pthread_t writer;
+    NT_CHECK(pthread_create(&writer, NULL, write_feed, &w) == 0);
+    reader_faults f = {.cl = cl, .reader = c, .find_leader = find_stream_leader, .step_down = step_down_stream,
+                       .find_arg = (void *)"FEED", .first_at = FEED_MSGS / 4, .second_at = FEED_MSGS / 2};
+    pthread_t faults;
+    if (pthread_create(&faults, NULL, inject_reader_faults, &f) != 0) {
+        atomic_store(&w.stop, true);
+        pthread_join(writer, NULL);
+        NT_FAIL("pthread_create");
+    }
+    uint64_t expected = 1, final_seq = 0;
+    long gaps = 0, repeats = 0;
+    bool writer_stopped = false;
+    int64_t last = nt_now_ms(), longest_gap = 0, t_start = last;
+    while (nt_now_ms() - t_start < 40000) {
+        if (!writer_stopped && expected > FEED_MSGS && atomic_load(&f.done)) {
+            atomic_store(&w.stop, true);
+            pthread_join(writer, NULL);
+            writer_stopped = true;
+            char *si = NULL;
+            int64_t last_seq = 0;
+            while (natsio_js_stream_info(ajs, "FEED", &si) != NATSIO_OK && nt_now_ms() - t_start < 40000)
+                nt_sleep_ms(100);
+            if (si && json_int(si, "last_seq", &last_seq)) final_seq = (uint64_t)last_seq;
+            natsio_string_free(si);
+        }
+        if (writer_stopped && expected > final_seq) break;
+        natsio_msg *m = NULL;
+        if (natsio_js_messages_next(it, 500, &m) != NATSIO_OK) continue;
+        int64_t now = nt_now_ms();
+        if (now - last > longest_gap) longest_gap = now - last;
+        last = now;
+        natsio_js_msg_metadata md;
+        memset(&md, 0, sizeof md);
+        natsio_msg_js_metadata(m, &md);
+        natsio_msg_free(m);
+        if (md.stream_seq < expected) repeats++;
+        else if (md.stream_seq > expected) gaps++;
+        if (md.stream_seq >= expected) expected = md.stream_seq + 1;
+        atomic_store(&f.progress, (long)expected - 1);
+    }
+    atomic_store(&f.stop, true);
+    if (!writer_stopped) {
+        atomic_store(&w.stop, true);
+        pthread_join(writer, NULL);
+    }
+    pthread_join(faults, NULL);
+    natsio_js_messages_stop(it);
+    natsio_js_messages_free(it);
+    natsio_ordered_consumer_free(oc);
+    printf("ordered consumer across a kill of the stream leader n%d and a step-down to n%d: %ld publishes (%ld "
+           "errors), read to seq %llu, stream at %llu, %ld gaps, %ld repeats, longest resume gap %lld ms\n",
+           f.killed_leader, f.stepped_to, atomic_load(&w.attempts), w.errors, (unsigned long long)(expected - 1),
+           (unsigned long long)final_seq, gaps, repeats, (long long)longest_gap);
+    NT_CHECK_MSG(!f.failed, "a fault could not be injected or a node did not come back");
+    NT_CHECK(f.killed_leader >= 0 && f.stepped_to >= 0);
+    NT_CHECK(writer_stopped && final_seq >= FEED_MSGS);
+    NT_CHECK_INT_EQ(gaps, 0);
+    NT_CHECK_INT_EQ(repeats, 0);
+    NT_CHECK_INT_EQ(expected - 1, final_seq);
+}
+
+/* ---- KV watch across faults ------------------------------------------------ */
+
+typedef struct {
+    natsio_kv *kv;
+    atomic_bool stop;
+    atomic_long attempts;
+    long errors;
+    uint64_t last_rev; /* of the last acked put */
+} kv_writer;
+
+/* Puts keys k0, k1, ... (a new key each time: with one key, a history-1
+ * bucket would discard revisions a slower watcher has not pulled yet).
+ * Errors are counted and the next key is written. */
+static void *write_kv(void *arg) {
+    kv_writer *w = (kv_writer *)arg;
+    while (!atomic_load(&w->stop)) {
+        char key[32];
+        snprintf(key, sizeof key, "k%ld", atomic_load(&w->attempts));
+        uint64_t rev = 0;
+        if (natsio_kv_put(w->kv, key, "v", 1, &rev) != NATSIO_OK) w->errors++;
+        else w->last_rev = rev;
+        atomic_fetch_add(&w->attempts, 1);
+    }
+    return NULL;
+}
+
+#define WATCH_REVISIONS 400
+
+/* A KV watcher (its own client) follows an R3 bucket written by another
+ * client while the bucket's stream leader is killed and restarted, then the
+ * new leader steps down: every revision the stream holds comes once, in
+ * order. */
+static void test_kv_watch_across_stream_leader_kill_and_stepdown(void) {
+    cluster *cl = cluster_start_js(NULL);
+    NT_CHECK(cl != NULL);
+    natsio_client *wc = moving_client(cl, 0);
+    NT_CHECK(wc != NULL);
+    natsio_js *wjs = js_with_timeout(wc, JS_TIMEOUT_MS);
+    NT_CHECK(wjs != NULL);
+    natsio_kv *wkv = NULL;
+    NT_CHECK_INT_EQ(natsio_js_kv_create(wjs, "{\"bucket\":\"w\",\"replicas\":3}", NATSIO_CREATE_OR_UPDATE, &wkv),
+                    NATSIO_OK);
+    nt_cleanup(kv_free_cb, wkv);
+    NT_CHECK(cluster_stream_leader(cl, "KV_w", 3, 20000) >= 0);
+    natsio_client *rc = moving_client(cl, 1);
+    NT_CHECK(rc != NULL);
+    natsio_js *rjs = js_with_timeout(rc, JS_TIMEOUT_MS);
+    NT_CHECK(rjs != NULL);
+    natsio_kv *rkv = NULL;
+    NT_CHECK_INT_EQ(natsio_js_kv_bind(rjs, "w", &rkv), NATSIO_OK);
+    nt_cleanup(kv_free_cb, rkv);
+    natsio_kv_watcher *watcher = NULL;
+    NT_CHECK_INT_EQ(natsio_kv_watch(rkv, NULL, 0, NULL, &watcher), NATSIO_OK);
+
+    kv_writer w = {.kv = wkv};
+    pthread_t writer;
+    NT_CHECK(pthread_create(&writer, NULL, write_kv, &w) == 0);
+    reader_faults f = {.cl = cl, .reader = rc, .find_leader = find_stream_leader, .step_down = step_down_stream, .find_arg = (void *)"KV_w",
+                       .first_at = WATCH_REVISIONS / 4, .second_at = WATCH_REVISIONS / 2};
+    pthread_t faults;
+    if (pthread_create(&faults, NULL, inject_reader_faults, &f) != 0) {
+        atomic_store(&w.stop, true);
+        pthread_join(writer, NULL);
+        natsio_kv_watcher_free(watcher);
+        NT_FAIL("pthread_create");
+    }
+    uint64_t expected = 1;
+    long gaps = 0, repeats = 0;
+    int64_t last = nt_now_ms(), longest_gap = 0, t_start = last;
+    bool writer_stopped = false;
+    uint64_t final_rev = 0;
+    while (nt_now_ms() - t_start < 40000) {
+        if (!writer_stopped && expected > WATCH_REVISIONS && atomic_load(&f.done)) {
+            atomic_store(&w.stop, true);
+            pthread_join(writer, NULL);
+            writer_stopped = true;
+            /* The bucket's last revision: its stream's last sequence. */
+            char *si = NULL;
+            int64_t last_seq = 0;
+            while (natsio_js_stream_info(wjs, "KV_w", &si) != NATSIO_OK && nt_now_ms() - t_start < 40000)
+                nt_sleep_ms(100);
+            if (si && json_int(si, "last_seq", &last_seq)) final_rev = (uint64_t)last_seq;
+            natsio_string_free(si);
+        }
+        if (writer_stopped && expected > final_rev) break;
+        natsio_kv_entry *e = NULL;
+        if (natsio_kv_watcher_next(watcher, 500, &e) != NATSIO_OK || !e) continue;
+        if (natsio_kv_entry_operation(e) == NATSIO_KV_INITIAL_DONE) {
+            natsio_kv_entry_free(e);
+            continue;
+        }
+        uint64_t rev = natsio_kv_entry_revision(e);
+        natsio_kv_entry_free(e);
+        int64_t now = nt_now_ms();
+        if (now - last > longest_gap) longest_gap = now - last;
+        last = now;
+        if (rev < expected) repeats++;
+        else if (rev > expected) gaps++;
+        if (rev >= expected) expected = rev + 1;
+        atomic_store(&f.progress, (long)expected - 1);
+    }
+    atomic_store(&f.stop, true);
+    if (!writer_stopped) {
+        atomic_store(&w.stop, true);
+        pthread_join(writer, NULL);
+    }
+    pthread_join(faults, NULL);
+    natsio_kv_watcher_stop(watcher);
+    natsio_kv_watcher_free(watcher);
+    printf("KV watch across a kill of the stream leader n%d and a step-down to n%d: %ld puts (%ld errors), "
+           "revisions 1..%llu seen, bucket at %llu, %ld gaps, %ld repeats, longest resume gap %lld ms\n",
+           f.killed_leader, f.stepped_to, atomic_load(&w.attempts), w.errors,
+           (unsigned long long)(expected - 1), (unsigned long long)final_rev, gaps, repeats, (long long)longest_gap);
+    NT_CHECK_MSG(!f.failed, "a fault could not be injected or a node did not come back");
+    NT_CHECK(writer_stopped && final_rev >= WATCH_REVISIONS);
+    NT_CHECK_INT_EQ(gaps, 0);
+    NT_CHECK_INT_EQ(repeats, 0);
+    NT_CHECK_INT_EQ(expected - 1, final_rev);
+}
+
+/* ---- KV compare-and-set from 4 clients across a leader change ------------- */
+
+#define CAS_CLIENTS 4
+#define CAS_MIN_UPDATES 10
+#define CAS_VALUE_CAP 65536
+
+typedef struct {
+    natsio_kv *kv;
+    int id;
+    atomic_bool *faults_done;
+    int acked;     /* updates confirmed */
+    int ambiguous; /* failed without a verdict (may have been stored) */
+    int conflicts; /* wrong last sequence: lost the race, re-read */
+    int tried;
+    natsio_status last_error; /* of the last update without a verdict */
+    char last_error_text[160];
+    char acked_tags[4096]; /* " c<id>-<n>" of every acked update */
+} cas_client;
+
+/* Appends this client's tag to the key's value with compare-and-set: the
+ * value is the list of every update stored, in order. Runs until the
+ * faults are done and CAS_MIN_UPDATES were acked. */
+static void *cas_loop(void *arg) {
+    cas_client *k = (cas_client *)arg;
+    static _Thread_local char value[CAS_VALUE_CAP];
+    int64_t deadline = nt_now_ms() + 40000;
+    while ((k->acked < CAS_MIN_UPDATES || !atomic_load(k->faults_done)) && nt_now_ms() < deadline) {
+        natsio_kv_entry *e = NULL;
+        if (natsio_kv_get(k->kv, "counter", &e) != NATSIO_OK) {
+            nt_sleep_ms(50);
+            continue;
+        }
+        uint64_t last = natsio_kv_entry_revision(e);
+        size_t len = natsio_kv_entry_value_len(e);
+        char tag[32];
+        int tag_len = snprintf(tag, sizeof tag, " c%d-%d", k->id, k->tried++);
+        bool fits = len + (size_t)tag_len < sizeof value;
+        if (fits) {
+            memcpy(value, natsio_kv_entry_value(e), len);
+            memcpy(value + len, tag, (size_t)tag_len);
+        }
+        natsio_kv_entry_free(e);
+        if (!fits) break;
+        uint64_t rev = 0;
+        natsio_status st = natsio_kv_update(k->kv, "counter", value, len + (size_t)tag_len, last, &rev);
+        if (st == NATSIO_OK) {
+            k->acked++;
+            if (strlen(k->acked_tags) + (size_t)tag_len < sizeof k->acked_tags) strcat(k->acked_tags, tag);
+        } else if (st == NATSIO_ERR_WRONG_LAST_SEQUENCE) {
+            k->conflicts++;
+        } else {
+            k->ambiguous++;
+            k->last_error = st;
+            snprintf(k->last_error_text, sizeof k->last_error_text, "%s", natsio_last_error());
+        }
+    }
+    return NULL;
+}
+
+/* Occurrences of the whole tag `tag` (" c1-2") in the space-separated
+ * list `list`. */
+static int tag_count(const char *list, const char *tag) {
+    int n = 0;
+    size_t tl = strlen(tag);
+    for (const char *p = list; (p = strstr(p, tag)) != NULL; p += tl)
+        if (p[tl] == ' ' || p[tl] == '\0') n++;
+    return n;
+}
+
+typedef struct {
+    cluster *cl;
+    atomic_bool done;
+    int stepped, killed;
+} cas_faults;
+
+static void *inject_cas_faults(void *arg) {
+    cas_faults *f = (cas_faults *)arg;
+    f->stepped = cluster_stream_stepdown(f->cl, "KV_cas", 3, 20000);
+    f->killed = f->stepped >= 0 ? f->stepped : -1;
+    if (f->killed >= 0) {
+        cluster_kill_node(f->cl, f->killed);
+        /* A new leader, and a few updates on it, before the clients stop. */
+        cluster_stream_leader(f->cl, "KV_cas", 2, 20000);
+    }
+    atomic_store(&f->done, true);
+    return NULL;
+}
+
+/* Four clients (each on its own node order) append to one key's value
+ * with compare-and-set while the bucket's stream leader steps down and the
+ * new leader is killed. The final value lists every stored update once:
+ * each acked one, plus none or some of those that failed without a
+ * verdict, and the key's final revision equals that count + 1 (the
+ * create). */
+static void test_kv_cas_from_4_clients_across_a_leader_change(void) {
+    cluster *cl = cluster_start_js(NULL);
+    NT_CHECK(cl != NULL);
+    static cas_client k[CAS_CLIENTS];
+    memset(k, 0, sizeof k);
+    cas_faults f = {.cl = cl};
+    for (int i = 0; i < CAS_CLIENTS; i++) {
+        natsio_client *c = moving_client(cl, i % CLUSTER_NODES);
+        NT_CHECK(c != NULL);
+        natsio_js *js = js_with_timeout(c, JS_TIMEOUT_MS);
+        NT_CHECK(js != NULL);
+        natsio_kv *kv = NULL;
+        if (i == 0) {
+            NT_CHECK_INT_EQ(natsio_js_kv_create(js, "{\"bucket\":\"cas\",\"replicas\":3}", NATSIO_CREATE_OR_UPDATE,
+                                                &kv),
+                            NATSIO_OK);
+            uint64_t rev = 0;
+            NT_CHECK_INT_EQ(natsio_kv_create(kv, "counter", "start", 5, &rev), NATSIO_OK);
+        } else {
+            NT_CHECK_INT_EQ(natsio_js_kv_bind(js, "cas", &kv), NATSIO_OK);
+        }
+        nt_cleanup(kv_free_cb, kv);
+        k[i].kv = kv;
+        k[i].id = i;
+        k[i].faults_done = &f.done;
+    }
+    NT_CHECK(cluster_stream_leader(cl, "KV_cas", 3, 20000) >= 0);
+    pthread_t t[CAS_CLIENTS], faults;
+    for (int i = 0; i < CAS_CLIENTS; i++) NT_CHECK(pthread_create(&t[i], NULL, cas_loop, &k[i]) == 0);
+    if (pthread_create(&faults, NULL, inject_cas_faults, &f) != 0) atomic_store(&f.done, true);
+    else pthread_join(faults, NULL);
+    for (int i = 0; i < CAS_CLIENTS; i++) pthread_join(t[i], NULL);
+
+    natsio_kv_entry *e = NULL;
+    int64_t deadline = nt_now_ms() + 20000;
+    while (natsio_kv_get(k[0].kv, "counter", &e) != NATSIO_OK && nt_now_ms() < deadline) nt_sleep_ms(100);
+    NT_CHECK_MSG(e != NULL, "the key cannot be read: %s", natsio_last_error());
+    uint64_t final_rev = natsio_kv_entry_revision(e);
+    static char list[CAS_VALUE_CAP + 1];
+    size_t len = natsio_kv_entry_value_len(e);
+    memcpy(list, natsio_kv_entry_value(e), len);
+    list[len] = '\0';
+    natsio_kv_entry_free(e);
+
+    int acked = 0, ambiguous = 0, conflicts = 0, stored = 0, missing = 0, repeated = 0;
+    for (const char *p = list; (p = strchr(p, ' ')) != NULL; p++) stored++;
+    for (int i = 0; i < CAS_CLIENTS; i++) {
+        acked += k[i].acked;
+        ambiguous += k[i].ambiguous;
+        conflicts += k[i].conflicts;
+        for (int n = 0; n < k[i].tried; n++) {
+            char tag[32];
+            snprintf(tag, sizeof tag, " c%d-%d", i, n);
+            int in_value = tag_count(list, tag);
+            if (in_value > 1) repeated++;
+            if (tag_count(k[i].acked_tags, tag) == 1 && in_value != 1) missing++;
+        }
+    }
+    printf("KV CAS from %d clients across a step-down and a kill of n%d: %d acked, %d conflicts, %d without a "
+           "verdict (last: %s), %d updates stored, final revision %llu\n",
+           CAS_CLIENTS, f.killed, acked, conflicts, ambiguous, k[0].last_error_text, stored,
+           (unsigned long long)final_rev);
+    NT_CHECK(f.stepped >= 0 && f.killed >= 0);
+    NT_CHECK_INT_EQ(missing, 0);
+    NT_CHECK_INT_EQ(repeated, 0);
+    /* Only this key is written: its revision counts the create and every
+     * stored update. */
+    NT_CHECK_INT_EQ(final_rev, (uint64_t)stored + 1);
+    NT_CHECK_MSG(stored >= acked && stored <= acked + ambiguous, "%d updates stored, %d acked, %d without a verdict",
+                 stored, acked, ambiguous);
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_kv_put_during_leader_kill_fails_fast),
         NT_CASE(test_r3_publishes_across_stepdowns_and_leader_kill),
+        NT_CASE(test_r3_durable_consumed_across_consumer_leader_kill_and_stepdown),
+        NT_CASE(test_ordered_consumer_across_stream_leader_kill_and_stepdown),
+        NT_CASE(test_kv_watch_across_stream_leader_kill_and_stepdown),
+        NT_CASE(test_kv_cas_from_4_clients_across_a_leader_change),
     };
     return nt_main(argc, argv, cases, NT_COUNT(cases));
 }
