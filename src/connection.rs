@@ -231,7 +231,7 @@ enum Ended {
     Lost(Error),
     /// Its server went into lame duck mode and another one accepted us:
     /// the old connection was read to its end, this one takes over.
-    Moved(Error, String, Established),
+    Moved(Error, String, Box<Established>),
 }
 
 /// Runs the client's connection: serves it until it is lost, then
@@ -257,7 +257,7 @@ pub(crate) async fn run(inner: TaskRef, first: Option<Established>) {
             Ended::Moved(e, url, est) => {
                 inner.begin_reconnect(&e);
                 inner.finish_reconnect(&url, est.info_json.clone(), est.info.clone());
-                next = Some(est);
+                next = Some(*est);
             }
         }
     };
@@ -380,7 +380,7 @@ async fn serve(inner: &Arc<ClientInner>, est: Established) -> Ended {
         Ok(Some((url, next))) => Ended::Moved(
             Error::new(ErrorKind::Io, "server entered lame duck mode"),
             url,
-            next,
+            Box::new(next),
         ),
         Err(e) => Ended::Lost(e),
     };
