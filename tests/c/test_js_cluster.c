@@ -292,8 +292,9 @@ static void test_r3_publishes_across_stepdowns_and_leader_kill(void) {
 static const char *g_consumer_stream;
 static const char *g_consumer_name;
 
-/* Which leader a reader's first fault kills. */
-typedef int (*leader_finder)(cluster *cl, void *arg);
+/* A leader with `replicas - 1` current followers (a step-down: the new
+ * leader); -1 on timeout. */
+typedef int (*leader_finder)(cluster *cl, void *arg, int replicas);
 
 typedef struct {
     cluster *cl;
@@ -305,6 +306,8 @@ typedef struct {
     long first_at, second_at;
     atomic_bool stop;
     atomic_bool done; /* the fault thread finished */
+    atomic_llong elected_at; /* when a leader was seen after the kill (ms) */
+    int64_t killed_at, restarted_at, stepping_at, stepped_at;
     int killed_leader, stepped_to;
     bool failed;
 } reader_faults;
@@ -320,23 +323,35 @@ static void run_reader_faults(reader_faults *f) {
     f->killed_leader = f->stepped_to = -1;
     wait_progress(f, f->first_at);
     if (atomic_load(&f->stop)) return;
-    int leader = f->find_leader(f->cl, f->find_arg);
+    int leader = f->find_leader(f->cl, f->find_arg, 3);
     if (leader < 0) {
         f->failed = true;
         return;
     }
     cluster_kill_node(f->cl, leader);
+    f->killed_at = nt_now_ms();
     f->killed_leader = leader;
+    /* The election: a leader with one current follower (the other is
+     * down). */
+    if (f->find_leader(f->cl, f->find_arg, 2) < 0) {
+        f->failed = true;
+        return;
+    }
+    atomic_store(&f->elected_at, nt_now_ms());
     /* Back, and caught up: every replica current again (killing a second
      * node before that would leave the group without a quorum). */
-    if (!cluster_restart_node(f->cl, leader, 30000) || f->find_leader(f->cl, f->find_arg) < 0) {
+    bool back = cluster_restart_node(f->cl, leader, 30000);
+    f->restarted_at = nt_now_ms();
+    if (!back || f->find_leader(f->cl, f->find_arg, 3) < 0) {
         f->failed = true;
         return;
     }
     wait_progress(f, f->second_at);
     if (atomic_load(&f->stop)) return;
     /* Then a step-down of the new leader. */
-    f->stepped_to = f->step_down(f->cl, f->find_arg);
+    f->stepping_at = nt_now_ms();
+    f->stepped_to = f->step_down(f->cl, f->find_arg, 3);
+    f->stepped_at = nt_now_ms();
     if (f->stepped_to < 0) f->failed = true;
     return;
 }
@@ -349,22 +364,44 @@ static void *inject_reader_faults(void *arg) {
 }
 
 
-static int find_consumer_leader(cluster *cl, void *arg) {
+static int find_consumer_leader(cluster *cl, void *arg, int replicas) {
     (void)arg;
-    return cluster_consumer_leader(cl, g_consumer_stream, g_consumer_name, 3, 20000);
+    return cluster_consumer_leader(cl, g_consumer_stream, g_consumer_name, replicas, 20000);
 }
 
-static int find_stream_leader(cluster *cl, void *arg) {
-    return cluster_stream_leader(cl, (const char *)arg, 3, 20000);
+static int find_stream_leader(cluster *cl, void *arg, int replicas) {
+    return cluster_stream_leader(cl, (const char *)arg, replicas, 20000);
 }
 
-static int step_down_consumer(cluster *cl, void *arg) {
+static int step_down_consumer(cluster *cl, void *arg, int replicas) {
     (void)arg;
-    return cluster_consumer_stepdown(cl, g_consumer_stream, g_consumer_name, 3, 20000);
+    return cluster_consumer_stepdown(cl, g_consumer_stream, g_consumer_name, replicas, 20000);
 }
 
-static int step_down_stream(cluster *cl, void *arg) {
-    return cluster_stream_stepdown(cl, (const char *)arg, 3, 20000);
+static int step_down_stream(cluster *cl, void *arg, int replicas) {
+    return cluster_stream_stepdown(cl, (const char *)arg, replicas, 20000);
+}
+
+/* When the longest pause began, against the faults (ms from the start). */
+static void print_timeline(const reader_faults *f, int64_t t_start, int64_t gap_from) {
+    printf("  timeline (ms): longest pause from %lld; kill %lld, election seen %lld, restarted %lld, step-down "
+           "%lld..%lld\n",
+           (long long)(gap_from - t_start), (long long)(f->killed_at - t_start),
+           (long long)(atomic_load(&f->elected_at) - t_start), (long long)(f->restarted_at - t_start),
+           (long long)(f->stepping_at - t_start), (long long)(f->stepped_at - t_start));
+}
+
+/* Resumed within two heartbeat intervals of the election (the election
+ * is seen by polling, a little late: no allowance needed for that), plus
+ * one second for a loaded machine. -1 (nothing read after the election:
+ * everything had come before) passes. */
+#define RESUME_BOUND_MS(heartbeat_ms) (2 * (heartbeat_ms) + 1000)
+
+/* The first item read after the election after the kill: how long after
+ * the election it came (once; -1 until then). */
+static void note_resume(reader_faults *f, int64_t *resumed_after, int64_t now) {
+    long long elected = atomic_load(&f->elected_at);
+    if (*resumed_after < 0 && elected > 0) *resumed_after = now > elected ? now - elected : 0;
 }
 
 /* Publishes `n` messages "0".."n-1" to `subject` through `js`. */
@@ -430,7 +467,7 @@ static void test_r3_durable_consumed_across_consumer_leader_kill_and_stepdown(vo
     memset(seen, 0, sizeof seen);
     long unique = 0, acks = 0, deliveries = 0, redelivered = 0, ack_failures = 0;
     int64_t ack_pending = -1, pending = -1;
-    int64_t last = nt_now_ms(), longest_gap = 0, t_start = last;
+    int64_t last = nt_now_ms(), longest_gap = 0, t_start = last, resumed_after = -1, gap_from = 0;
     /* Until every message came and the server holds nothing unacked (an
      * ack that failed on our side may still have been applied: then the
      * message does not come again). */
@@ -447,7 +484,11 @@ static void test_r3_durable_consumed_across_consumer_leader_kill_and_stepdown(vo
             continue;
         }
         int64_t now = nt_now_ms();
-        if (now - last > longest_gap) longest_gap = now - last;
+        if (now - last > longest_gap) {
+            longest_gap = now - last;
+            gap_from = last;
+        }
+        note_resume(&f, &resumed_after, now);
         last = now;
         deliveries++;
         natsio_js_msg_metadata md;
@@ -469,10 +510,12 @@ static void test_r3_durable_consumed_across_consumer_leader_kill_and_stepdown(vo
     natsio_js_messages_stop(it);
     natsio_js_messages_free(it);
     printf("R3 durable across a kill of the consumer leader n%d and a step-down to n%d: %ld of %d delivered, %ld "
-           "deliveries, %ld redelivered, %ld acks confirmed, %ld failed, longest resume gap %lld ms, num_ack_pending "
-           "%lld, num_pending %lld, %lld ms\n",
+           "deliveries, %ld redelivered, %ld acks confirmed, %ld failed, longest resume gap %lld ms, resumed %lld ms "
+           "after the election (%lld ms after the kill), num_ack_pending %lld, num_pending %lld, %lld ms\n",
            f.killed_leader, f.stepped_to, unique, WORK_MSGS, deliveries, redelivered, acks, ack_failures,
-           (long long)longest_gap, (long long)ack_pending, (long long)pending, (long long)(nt_now_ms() - t_start));
+           (long long)longest_gap, (long long)resumed_after, (long long)(atomic_load(&f.elected_at) - f.killed_at),
+           (long long)ack_pending, (long long)pending, (long long)(nt_now_ms() - t_start));
+    print_timeline(&f, t_start, gap_from);
     NT_CHECK_MSG(!f.failed, "a fault could not be injected or a node did not come back");
     NT_CHECK(f.killed_leader >= 0 && f.stepped_to >= 0);
     NT_CHECK_INT_EQ(unique, WORK_MSGS);
@@ -480,6 +523,8 @@ static void test_r3_durable_consumed_across_consumer_leader_kill_and_stepdown(vo
     NT_CHECK_INT_EQ(pending, 0);
     /* Generous: an election after a kill takes several seconds. */
     NT_CHECK_MSG(longest_gap < 30000, "resumed after %lld ms", (long long)longest_gap);
+    NT_CHECK_MSG(resumed_after <= RESUME_BOUND_MS(1000), "resumed %lld ms after the election",
+                 (long long)resumed_after);
 }
 
 #define FEED_MSGS 600
@@ -545,7 +590,7 @@ static void test_ordered_consumer_across_stream_leader_kill_and_stepdown(void) {
     uint64_t expected = 1, final_seq = 0;
     long gaps = 0, repeats = 0;
     bool writer_stopped = false;
-    int64_t last = nt_now_ms(), longest_gap = 0, t_start = last;
+    int64_t last = nt_now_ms(), longest_gap = 0, t_start = last, resumed_after = -1, gap_from = 0;
     while (nt_now_ms() - t_start < 40000) {
         if (!writer_stopped && expected > FEED_MSGS && atomic_load(&f.done)) {
             atomic_store(&w.stop, true);
@@ -562,7 +607,11 @@ static void test_ordered_consumer_across_stream_leader_kill_and_stepdown(void) {
         natsio_msg *m = NULL;
         if (natsio_js_messages_next(it, 500, &m) != NATSIO_OK) continue;
         int64_t now = nt_now_ms();
-        if (now - last > longest_gap) longest_gap = now - last;
+        if (now - last > longest_gap) {
+            longest_gap = now - last;
+            gap_from = last;
+        }
+        note_resume(&f, &resumed_after, now);
         last = now;
         natsio_js_msg_metadata md;
         memset(&md, 0, sizeof md);
@@ -583,12 +632,17 @@ static void test_ordered_consumer_across_stream_leader_kill_and_stepdown(void) {
     natsio_js_messages_free(it);
     natsio_ordered_consumer_free(oc);
     printf("ordered consumer across a kill of the stream leader n%d and a step-down to n%d: %ld publishes (%ld "
-           "errors), read to seq %llu, stream at %llu, %ld gaps, %ld repeats, longest resume gap %lld ms\n",
+           "errors), read to seq %llu, stream at %llu, %ld gaps, %ld repeats, longest resume gap %lld ms, resumed %lld ms after the election (%lld ms after the "
+           "kill)\n",
            f.killed_leader, f.stepped_to, atomic_load(&w.attempts), w.errors, (unsigned long long)(expected - 1),
-           (unsigned long long)final_seq, gaps, repeats, (long long)longest_gap);
+           (unsigned long long)final_seq, gaps, repeats, (long long)longest_gap, (long long)resumed_after,
+           (long long)(atomic_load(&f.elected_at) - f.killed_at));
+    print_timeline(&f, t_start, gap_from);
     NT_CHECK_MSG(!f.failed, "a fault could not be injected or a node did not come back");
     NT_CHECK(f.killed_leader >= 0 && f.stepped_to >= 0);
     NT_CHECK(writer_stopped && final_seq >= FEED_MSGS);
+    NT_CHECK_MSG(resumed_after <= RESUME_BOUND_MS(1000), "resumed %lld ms after the election",
+                 (long long)resumed_after);
     NT_CHECK_INT_EQ(gaps, 0);
     NT_CHECK_INT_EQ(repeats, 0);
     NT_CHECK_INT_EQ(expected - 1, final_seq);
@@ -662,7 +716,7 @@ static void test_kv_watch_across_stream_leader_kill_and_stepdown(void) {
     }
     uint64_t expected = 1;
     long gaps = 0, repeats = 0;
-    int64_t last = nt_now_ms(), longest_gap = 0, t_start = last;
+    int64_t last = nt_now_ms(), longest_gap = 0, t_start = last, resumed_after = -1, gap_from = 0;
     bool writer_stopped = false;
     uint64_t final_rev = 0;
     while (nt_now_ms() - t_start < 40000) {
@@ -688,7 +742,11 @@ static void test_kv_watch_across_stream_leader_kill_and_stepdown(void) {
         uint64_t rev = natsio_kv_entry_revision(e);
         natsio_kv_entry_free(e);
         int64_t now = nt_now_ms();
-        if (now - last > longest_gap) longest_gap = now - last;
+        if (now - last > longest_gap) {
+            longest_gap = now - last;
+            gap_from = last;
+        }
+        note_resume(&f, &resumed_after, now);
         last = now;
         if (rev < expected) repeats++;
         else if (rev > expected) gaps++;
@@ -704,11 +762,17 @@ static void test_kv_watch_across_stream_leader_kill_and_stepdown(void) {
     natsio_kv_watcher_stop(watcher);
     natsio_kv_watcher_free(watcher);
     printf("KV watch across a kill of the stream leader n%d and a step-down to n%d: %ld puts (%ld errors), "
-           "revisions 1..%llu seen, bucket at %llu, %ld gaps, %ld repeats, longest resume gap %lld ms\n",
+           "revisions 1..%llu seen, bucket at %llu, %ld gaps, %ld repeats, longest resume gap %lld ms, resumed %lld "
+           "ms after the election (%lld ms after the kill)\n",
            f.killed_leader, f.stepped_to, atomic_load(&w.attempts), w.errors,
-           (unsigned long long)(expected - 1), (unsigned long long)final_rev, gaps, repeats, (long long)longest_gap);
+           (unsigned long long)(expected - 1), (unsigned long long)final_rev, gaps, repeats, (long long)longest_gap,
+           (long long)resumed_after, (long long)(atomic_load(&f.elected_at) - f.killed_at));
+    print_timeline(&f, t_start, gap_from);
     NT_CHECK_MSG(!f.failed, "a fault could not be injected or a node did not come back");
     NT_CHECK(writer_stopped && final_rev >= WATCH_REVISIONS);
+    /* A KV watch's heartbeat is 5 s. */
+    NT_CHECK_MSG(resumed_after <= RESUME_BOUND_MS(5000), "resumed %lld ms after the election",
+                 (long long)resumed_after);
     NT_CHECK_INT_EQ(gaps, 0);
     NT_CHECK_INT_EQ(repeats, 0);
     NT_CHECK_INT_EQ(expected - 1, final_rev);
