@@ -64,6 +64,8 @@ static bool cluster_stream_create(natsio_js *js, const char *config) {
     return true;
 }
 
+static void obj_free_cb(void *obj) { natsio_obj_free((natsio_obj *)obj); }
+
 /* A node other than `a` and `b` (which may be equal). */
 static int other_node(int a, int b) {
     for (int i = 0; i < CLUSTER_NODES; i++)
@@ -944,6 +946,99 @@ static void test_kv_cas_from_4_clients_across_a_leader_change(void) {
                  stored, acked, ambiguous);
 }
 
+/* ---- Object Store across a step-down ---------------------------------------- */
+
+#define OBJ_SIZE (32u << 20)
+
+/* A 32 MiB object is put while the bucket's stream leader steps down
+ * (retried if the put fails: a failed put leaves nothing half visible),
+ * then read back while it steps down again: every byte, and the digest
+ * verified. */
+static void test_object_store_32mib_across_stepdowns(void) {
+    cluster *cl = cluster_start_js(NULL);
+    NT_CHECK(cl != NULL);
+    natsio_client *c = moving_client(cl, 0);
+    NT_CHECK(c != NULL);
+    natsio_js *js = js_with_timeout(c, JS_TIMEOUT_MS);
+    NT_CHECK(js != NULL);
+    natsio_obj *obj = NULL;
+    NT_CHECK_INT_EQ(natsio_js_obj_create(js, "{\"bucket\":\"big\",\"replicas\":3}", NATSIO_CREATE_OR_UPDATE, &obj),
+                    NATSIO_OK);
+    nt_cleanup(obj_free_cb, obj);
+    NT_CHECK(cluster_stream_leader(cl, "OBJ_big", 3, 20000) >= 0);
+    unsigned char *data = (unsigned char *)malloc(OBJ_SIZE);
+    NT_CHECK(data != NULL);
+    nt_cleanup(free, data);
+    uint32_t x = 2463534242u;
+    for (size_t i = 0; i < OBJ_SIZE; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        data[i] = (unsigned char)x;
+    }
+
+    /* The step-down comes once some chunks are stored: mid-put. */
+    int64_t t0 = nt_now_ms();
+    natsio_token *put = NULL;
+    NT_CHECK_INT_EQ(natsio_obj_put_async(obj, "blob", NULL, data, OBJ_SIZE, &put), NATSIO_OK);
+    nt_cleanup(token_free_cb, put);
+    int64_t stored = 0;
+    while (stored < 16 && token_outcome(put, 0) == NATSIO_ERR_TIMEOUT && nt_now_ms() - t0 < 20000) {
+        char *si = NULL;
+        if (natsio_js_stream_info(js, "OBJ_big", &si) == NATSIO_OK) json_int(si, "messages", &stored);
+        natsio_string_free(si);
+    }
+    bool put_in_flight = token_outcome(put, 0) == NATSIO_ERR_TIMEOUT;
+    int first = cluster_stream_stepdown(cl, "OBJ_big", 3, 20000);
+    natsio_status st = token_outcome(put, 60000);
+    natsio_status first_put = st;
+    int attempts = 1;
+    while (st != NATSIO_OK && attempts < 3) {
+        attempts++;
+        st = natsio_obj_put(obj, "blob", NULL, data, OBJ_SIZE, NULL);
+    }
+    int64_t put_ms = nt_now_ms() - t0;
+    NT_CHECK_MSG(st == NATSIO_OK, "put: %s (%s)", natsio_status_str(st), natsio_last_error());
+    NT_CHECK_MSG(first >= 0, "the first step-down failed");
+
+    /* Right after a step-down a replica serving Direct Get may not have
+     * the description yet: wait until the object is visible (noted). */
+    t0 = nt_now_ms();
+    natsio_obj_info *oi = NULL;
+    while (natsio_obj_get_info(obj, "blob", false, &oi) != NATSIO_OK && nt_now_ms() - t0 < 10000) nt_sleep_ms(20);
+    int64_t visible_ms = nt_now_ms() - t0;
+    NT_CHECK_MSG(oi != NULL, "the object stayed invisible for 10 s after its put");
+    natsio_obj_info_free(oi);
+
+    /* Read a part, step down, read the rest. */
+    t0 = nt_now_ms();
+    natsio_obj_reader *r = NULL;
+    st = natsio_obj_get(obj, "blob", false, &r);
+    size_t got = 0;
+    bool same = true;
+    int second = -2;
+    static unsigned char buf[1 << 16];
+    while (st == NATSIO_OK) {
+        size_t n = 0;
+        st = natsio_obj_reader_read(r, buf, sizeof buf, &n, 10000);
+        if (st == NATSIO_OK) {
+            same = same && got + n <= OBJ_SIZE && memcmp(buf, data + got, n) == 0;
+            got += n;
+            if (second == -2 && got >= (4u << 20)) second = cluster_stream_stepdown(cl, "OBJ_big", 3, 20000);
+        }
+    }
+    natsio_obj_reader_free(r);
+    int64_t get_ms = nt_now_ms() - t0;
+    printf("object store: 32 MiB put in %lld ms (%d attempt(s), the first %s; %s in flight when %lld chunks were "
+           "stored) across a step-down to n%d, visible after %lld ms, read back in %lld ms across a step-down to n%d after 4 MiB: %zu bytes, %s, ended with "
+           "%s\n",
+           (long long)put_ms, attempts, natsio_status_str(first_put), put_in_flight ? "still" : "no longer",
+           (long long)stored, first, (long long)visible_ms, (long long)get_ms, second, got, same ? "identical" : "DIFFERENT", natsio_status_str(st));
+    NT_CHECK_INT_EQ(st, NATSIO_DONE); /* size, chunks and digest verified */
+    NT_CHECK(got == OBJ_SIZE && same);
+    NT_CHECK(second >= 0);
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_kv_put_during_leader_kill_fails_fast),
@@ -952,6 +1047,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_ordered_consumer_across_stream_leader_kill_and_stepdown),
         NT_CASE(test_kv_watch_across_stream_leader_kill_and_stepdown),
         NT_CASE(test_kv_cas_from_4_clients_across_a_leader_change),
+        NT_CASE(test_object_store_32mib_across_stepdowns),
     };
     return nt_main(argc, argv, cases, NT_COUNT(cases));
 }
