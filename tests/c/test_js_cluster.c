@@ -106,6 +106,19 @@ static void test_kv_put_during_leader_kill_fails_fast(void) {
 
     cluster_kill_node(cl, leader);
     int64_t killed_at = nt_now_ms();
+    /* A put routed to the dead leader before its node drops the route
+     * waits out its timeout: start once the client's node announced the
+     * route gone (its INFO no longer lists the killed node). */
+    char gone[24];
+    snprintf(gone, sizeof gone, ":%d\"", nt_server_port(cl->node[leader]));
+    bool dropped = false;
+    while (!dropped && nt_now_ms() - killed_at < 10000) {
+        char *info = NULL;
+        if (natsio_client_server_info(c, &info) == NATSIO_OK) dropped = strstr(info, gone) == NULL;
+        natsio_string_free(info);
+        if (!dropped) nt_sleep_ms(5);
+    }
+    NT_CHECK_MSG(dropped, "the killed node stayed in the cluster's INFO for 10 s");
     int ok_after = 0, no_response = 0, timeouts = 0, other = 0, puts = 0;
     int64_t slowest_failure = 0;
     natsio_status other_status = NATSIO_OK;
