@@ -430,7 +430,8 @@ enum natsio_status
    */
   NATSIO_ERR_MESSAGE_NOT_FOUND = 507,
   /**
-   * An expected-last-sequence check failed (WrongLastSequence, 10071).
+   * An expected-last-sequence check failed (WrongLastSequence, 10071;
+   * 10164 from a replicated stream).
    */
   NATSIO_ERR_WRONG_LAST_SEQUENCE = 508,
   /**
@@ -681,8 +682,12 @@ enum natsio_event_kind
    */
   NATSIO_EVENT_RECONNECTED = 2,
   /**
-   * The server entered lame-duck mode; the client moves to another
-   * server. `text` is the server URL.
+   * The server entered lame-duck mode. The client keeps receiving and
+   * publishing on this connection while it connects to another server,
+   * then lets the old one go after reading it to its end (nothing it
+   * received or sent is lost); DISCONNECTED and RECONNECTED follow. With
+   * no other server it stays until the server closes the connection.
+   * `text` is the server URL.
    */
   NATSIO_EVENT_LAME_DUCK = 3,
   /**

@@ -135,6 +135,10 @@ struct WriteState {
     reconnecting: bool,
     /// The writer task holds a batch it is writing.
     writer_busy: bool,
+    /// The connection is being let go: the writer takes nothing more and
+    /// ends once its batch is written (what is left stays for the next
+    /// connection).
+    writer_stopped: bool,
     /// The plain-TCP socket, for direct writes of urgent frames.
     direct_fd: Option<i32>,
     /// `buf` holds a deferred frame (`Wake::Deferred`) that found the
@@ -733,8 +737,13 @@ impl ClientInner {
     /// The writer takes everything buffered so far. With nothing to take,
     /// true: deferred frames came since it last had nothing, so it must
     /// look again within DEFERRED_TICK (false: it may wait for a wake).
-    pub(crate) fn take_pending_writes(&self, batch: &mut Vec<u8>) -> bool {
+    /// None once `stop_writer` was called: the writer ends.
+    pub(crate) fn take_pending_writes(&self, batch: &mut Vec<u8>) -> Option<bool> {
         let mut w = self.lock_write();
+        if w.writer_stopped {
+            w.writer_busy = false;
+            return None;
+        }
         std::mem::swap(&mut w.buf, batch);
         w.writer_busy = !batch.is_empty();
         w.wake_owed = false;
@@ -743,7 +752,18 @@ impl ClientInner {
         if w.space_waiters > 0 {
             self.write_space.notify_all();
         }
-        tick
+        Some(tick)
+    }
+
+    /// The writer of the connection being let go takes nothing more.
+    pub(crate) fn stop_writer(&self) {
+        lock(&self.write.0).writer_stopped = true;
+        self.writer_wake.notify_one();
+    }
+
+    /// A new connection's writer takes the buffer again.
+    pub(crate) fn start_writer(&self) {
+        lock(&self.write.0).writer_stopped = false;
     }
 
     pub(crate) fn writer_failed(&self, e: Error) {
@@ -919,16 +939,22 @@ impl ClientInner {
                     self.discover(&info, true);
                     self.set_info(json, info);
                     if lame_duck && !self.lame_duck_seen.swap(true, Ordering::SeqCst) {
+                        // Reported, and nothing else here: the connection
+                        // keeps reading, delivering and publishing. The read
+                        // loop connects to another server meanwhile and lets
+                        // this one go only after reading it to its end.
                         let url = lock(&self.connected_url).clone();
                         self.emit(EventKind::LameDuck, Some(url), None, Vec::new());
-                        // Move to another server now, before the server
-                        // closes the connection at the end of its grace period.
-                        return Err(Error::new(ErrorKind::Io, "server entered lame duck mode"));
                     }
                 }
             }
         }
         Ok(())
+    }
+
+    /// The server of the current connection announced lame-duck mode.
+    pub(crate) fn in_lame_duck(&self) -> bool {
+        self.lame_duck_seen.load(Ordering::SeqCst)
     }
 
     /// Delivers a lifecycle event on the events dispatcher thread.

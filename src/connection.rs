@@ -236,6 +236,17 @@ pub(crate) async fn handshake(
     })
 }
 
+/// How a served connection ended.
+enum Ended {
+    /// The client closed.
+    Shutdown,
+    /// The connection was lost (and read to its end).
+    Lost(Error),
+    /// Its server went into lame duck mode and another one accepted us:
+    /// the old connection was read to its end, this one takes over.
+    Moved(Error, String, Box<Established>),
+}
+
 /// Runs the client's connection: serves it until it is lost, then
 /// reconnects (if allowed) and serves the next one, until shutdown.
 pub(crate) async fn run(inner: TaskRef, first: Option<Established>) {
@@ -252,13 +263,40 @@ pub(crate) async fn run(inner: TaskRef, first: Option<Established>) {
             },
         };
         match serve(&inner, est).await {
-            Ok(()) => break None,
-            Err(_) if inner.is_shutting_down() => break None,
-            Err(e) if !inner.opts.allow_reconnect => break Some(e),
-            Err(e) => inner.begin_reconnect(&e),
+            Ended::Shutdown => break None,
+            _ if inner.is_shutting_down() => break None,
+            Ended::Lost(e) if !inner.opts.allow_reconnect => break Some(e),
+            Ended::Lost(e) => inner.begin_reconnect(&e),
+            Ended::Moved(e, url, est) => {
+                inner.begin_reconnect(&e);
+                inner.finish_reconnect(&url, est.info_json.clone(), est.info.clone());
+                next = Some(*est);
+            }
         }
     };
     inner.connection_ended(lost);
+}
+
+/// The server announced lame duck mode: connects to another server of the
+/// pool, in pool order, while the current connection keeps serving. None
+/// when none accepts (the connection is then served until the server
+/// closes it, and the client reconnects as after any loss).
+async fn connect_elsewhere(inner: Arc<ClientInner>) -> Option<(String, Established)> {
+    let current = lock(&inner.connected_url).clone();
+    let entries = lock(&inner.pool).entries();
+    for entry in entries.into_iter().filter(|e| e.url != current) {
+        if inner.is_shutting_down() {
+            return None;
+        }
+        lock(&inner.pool).record_attempt(&entry.url);
+        let attempt = handshake(&inner.opts, &inner.log, &entry.url, &entry.addr);
+        match tokio::time::timeout(inner.opts.connect_timeout, attempt).await {
+            Ok(Ok(est)) => return Some((entry.url, est)),
+            Ok(Err(e)) => log!(inner.log, Debug, "lame duck: {} refused: {e}", entry.url),
+            Err(_) => log!(inner.log, Debug, "lame duck: {} timed out", entry.url),
+        }
+    }
+    None
 }
 
 /// Tries the pool's servers with backoff until one accepts, the attempts
@@ -322,23 +360,27 @@ async fn reconnect(inner: &Arc<ClientInner>) -> Result<(String, Established)> {
     }
 }
 
-/// Serves one established connection until shutdown (`Ok`) or loss (`Err`).
-async fn serve(inner: &Arc<ClientInner>, est: Established) -> Result<()> {
+/// Serves one established connection until shutdown, loss or a lame-duck
+/// move.
+async fn serve(inner: &Arc<ClientInner>, est: Established) -> Ended {
     let direct_fd = match &est.stream {
         Transport::Plain(tcp) => Some(std::os::fd::AsRawFd::as_raw_fd(tcp)),
         Transport::Tls(_) | Transport::Ws(_) => None,
     };
     let (mut rd, wr) = est.stream.split();
     let _ = inner.take_write_error();
+    inner.start_writer();
     let writer = tokio::spawn(write_loop(Arc::clone(inner), wr));
     inner.set_direct_fd(direct_fd);
     // Whatever was buffered while disconnected goes out first.
     inner.writer_wake.notify_one();
-    let result = read_loop(inner, &mut rd, est.rbuf).await;
+    let mut parser = Parser::new(inner.opts.max_control_line);
+    let mut rbuf = est.rbuf;
+    let result = read_loop(inner, &mut rd, &mut parser, &mut rbuf).await;
     // Before either half can close the socket: no more direct writes.
     inner.set_direct_fd(None);
-    match result {
-        Ok(()) => {
+    let ended = match result {
+        Ok(None) => {
             // Shutdown: let the writer send what was accepted (it ends with
             // a FIN), then read until the server closes too, all bounded.
             // Closing a socket whose receive queue holds unread bytes (the
@@ -348,15 +390,17 @@ async fn serve(inner: &Arc<ClientInner>, est: Established) -> Result<()> {
             let until = tokio::time::Instant::now() + CLOSE_BOUND;
             let _ = tokio::time::timeout_at(until, writer).await;
             let _ = tokio::time::timeout_at(until, read_until_eof(&mut rd)).await;
-            drop(rd);
-            Ok(())
+            return Ended::Shutdown;
         }
-        Err(e) => {
-            writer.abort();
-            drop(rd);
-            Err(e)
-        }
-    }
+        Ok(Some((url, next))) => Ended::Moved(
+            Error::new(ErrorKind::Io, "server entered lame duck mode"),
+            url,
+            Box::new(next),
+        ),
+        Err(e) => Ended::Lost(e),
+    };
+    let_go(inner, writer, &mut rd, &mut parser, &mut rbuf).await;
+    ended
 }
 
 /// How long a close may take to send what was accepted and see the
@@ -369,6 +413,79 @@ const CLOSE_BOUND: Duration = Duration::from_secs(5);
 /// a RST), and a close does not wait the whole bound for it.
 const CLOSE_IDLE: Duration = Duration::from_millis(250);
 
+/// Lets a lost (or lame-duck) connection go without losing what crossed
+/// it: the writer finishes the batch it holds and takes nothing more (the
+/// rest goes to the next connection), a FIN tells the server we are done,
+/// and everything the server sent before it closes its side is delivered.
+/// Dropping a socket with unread bytes would send a RST, which makes the
+/// server drop the publishes it has not read yet. All bounded: a hung
+/// server costs CLOSE_IDLE, a dead one nothing.
+async fn let_go(
+    inner: &Arc<ClientInner>,
+    mut writer: tokio::task::JoinHandle<Option<WriteHalf>>,
+    rd: &mut ReadHalf,
+    parser: &mut Parser,
+    rbuf: &mut BytesMut,
+) {
+    let until = tokio::time::Instant::now() + CLOSE_BOUND;
+    inner.stop_writer();
+    let wr = match tokio::time::timeout(CLOSE_IDLE, &mut writer).await {
+        Ok(Ok(wr)) => wr,
+        _ => {
+            // Stuck writing to a server that does not read. (Dropping a
+            // plain TCP write half shuts the write side down too.)
+            writer.abort();
+            None
+        }
+    };
+    if let Some(mut wr) = wr {
+        let _ = tokio::time::timeout_at(until, wr.shutdown()).await;
+    }
+    let _ = tokio::time::timeout_at(until, deliver_until_eof(inner, rd, parser, rbuf)).await;
+}
+
+/// Handles what is buffered and what the server still sends (delivering
+/// messages, answering flushes) until it closes, the connection fails or
+/// the server stays silent for CLOSE_IDLE. Errors no longer matter: the
+/// connection is already being let go.
+async fn deliver_until_eof(
+    inner: &Arc<ClientInner>,
+    rd: &mut ReadHalf,
+    parser: &mut Parser,
+    rbuf: &mut BytesMut,
+) {
+    let mut wakes = OwedWakes::default();
+    let mut parsing = true;
+    loop {
+        while parsing {
+            match parser.parse(rbuf) {
+                Ok(Some(op)) => {
+                    inner.log.trace_received(&op);
+                    let _ = inner.handle_op(op, &mut wakes).await;
+                }
+                Ok(None) => break,
+                // Past a malformed frame nothing can be parsed: only read
+                // on, so the close sends no RST.
+                Err(_) => parsing = false,
+            }
+        }
+        wakes.send();
+        if !parsing {
+            rbuf.clear();
+        }
+        if inner.is_shutting_down() {
+            return;
+        }
+        if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
+            rbuf.reserve(READ_CHUNK);
+        }
+        match tokio::time::timeout(CLOSE_IDLE, rd.read_buf(rbuf)).await {
+            Ok(Ok(n)) if n > 0 => {}
+            _ => return,
+        }
+    }
+}
+
 /// Reads and drops everything until the server closes its side, the
 /// connection fails or the server stays silent for CLOSE_IDLE.
 async fn read_until_eof(rd: &mut ReadHalf) {
@@ -380,10 +497,14 @@ async fn read_until_eof(rd: &mut ReadHalf) {
     }
 }
 
-async fn write_loop(inner: Arc<ClientInner>, mut wr: WriteHalf) {
+/// Writes the shared buffer until shutdown (then ends with a FIN), a
+/// failed write, or `stop_writer` (then hands the write half back).
+async fn write_loop(inner: Arc<ClientInner>, mut wr: WriteHalf) -> Option<WriteHalf> {
     let mut batch = Vec::with_capacity(READ_CHUNK);
     loop {
-        let tick = inner.take_pending_writes(&mut batch);
+        let Some(tick) = inner.take_pending_writes(&mut batch) else {
+            return Some(wr);
+        };
         if !batch.is_empty() {
             // Before the write, so no answer to a frame is traced before it.
             inner.log.trace_sent(&batch);
@@ -394,7 +515,7 @@ async fn write_loop(inner: Arc<ClientInner>, mut wr: WriteHalf) {
             };
             if let Err(e) = written {
                 inner.writer_failed(e.into());
-                return;
+                return None;
             }
             let small = batch.len() < COALESCE_BELOW;
             batch.clear();
@@ -408,7 +529,7 @@ async fn write_loop(inner: Arc<ClientInner>, mut wr: WriteHalf) {
         }
         if inner.is_shutting_down() {
             let _ = wr.shutdown().await;
-            return;
+            return None;
         }
         if tick {
             // Deferred frames keep coming, and they do not wake us.
@@ -422,30 +543,63 @@ async fn write_loop(inner: Arc<ClientInner>, mut wr: WriteHalf) {
     }
 }
 
-async fn read_loop(inner: &Arc<ClientInner>, rd: &mut ReadHalf, mut rbuf: BytesMut) -> Result<()> {
+/// Ok(None) at shutdown; Ok(Some) once the server went into lame duck
+/// mode and another server accepted us; Err when the connection is lost.
+async fn read_loop(
+    inner: &Arc<ClientInner>,
+    rd: &mut ReadHalf,
+    parser: &mut Parser,
+    rbuf: &mut BytesMut,
+) -> Result<Option<(String, Established)>> {
     inner.reassert_block_pauses().await;
-    let mut parser = Parser::new(inner.opts.max_control_line);
     let period = inner.opts.ping_interval;
     let mut ticker = tokio::time::interval_at(crate::clock::tokio_deadline_in(period), period);
     // Sent when dropped too, on every way out of this loop.
     let mut wakes = OwedWakes::default();
+    // The connection to the next server, started once this one's server
+    // announced lame duck; aborted if this loop ends another way.
+    let mut elsewhere: Option<AbortOnDrop<Option<(String, Established)>>> = None;
+    let mut elsewhere_done = false;
     loop {
-        while let Some(op) = parser.parse(&mut rbuf)? {
+        while let Some(op) = parser.parse(rbuf)? {
             inner.log.trace_received(&op);
             inner.handle_op(op, &mut wakes).await?;
         }
         wakes.send();
+        if elsewhere.is_none()
+            && !elsewhere_done
+            && inner.opts.allow_reconnect
+            && inner.in_lame_duck()
+        {
+            elsewhere = Some(AbortOnDrop(tokio::spawn(connect_elsewhere(Arc::clone(
+                inner,
+            )))));
+        }
         if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
             rbuf.reserve(READ_CHUNK);
         }
+        let next = async {
+            match elsewhere.as_mut() {
+                Some(task) => (&mut task.0).await.ok().flatten(),
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
-            r = rd.read_buf(&mut rbuf) => {
+            r = rd.read_buf(rbuf) => {
                 if r? == 0 {
                     return Err(Error::new(ErrorKind::Io, "connection closed by the server"));
                 }
             }
+            moved = next => {
+                elsewhere = None;
+                elsewhere_done = true;
+                if moved.is_some() {
+                    return Ok(moved);
+                }
+                // Nobody else accepted: stay until the server closes.
+            }
             _ = ticker.tick() => inner.send_keepalive()?,
-            _ = inner.shutdown.notified() => return Ok(()),
+            _ = inner.shutdown.notified() => return Ok(None),
             _ = inner.write_error.notified() => {
                 if let Some(e) = inner.take_write_error() {
                     return Err(e);
@@ -455,5 +609,14 @@ async fn read_loop(inner: &Arc<ClientInner>, rd: &mut ReadHalf, mut rbuf: BytesM
                 return Err(Error::new(ErrorKind::Io, "reconnect forced by the application"));
             }
         }
+    }
+}
+
+/// A spawned task aborted when its handle is dropped.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }

@@ -32,7 +32,8 @@ pub enum EventKind {
     Disconnected,
     /// The client connected again and restored its subscriptions.
     Reconnected,
-    /// The server entered lame-duck mode; the client moves elsewhere.
+    /// The server entered lame-duck mode; the client keeps the connection
+    /// while it connects elsewhere, then moves without losing anything.
     LameDuck,
     /// The server announced servers the pool did not know.
     ServersDiscovered,

@@ -329,7 +329,8 @@ func DiscoveredServersHandler(h ConnHandler) Option {
 }
 
 // LameDuckModeHandler is called when the server enters lame-duck mode; the
-// client moves to another server by itself.
+// client moves to another server by itself, without losing what it
+// received or published on the old connection.
 func LameDuckModeHandler(h ConnHandler) Option {
 	return func(cfg *connectConfig) { cfg.events().lameDuck = h }
 }

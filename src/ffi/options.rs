@@ -534,8 +534,12 @@ pub enum natsio_event_kind {
     NATSIO_EVENT_DISCONNECTED = 1,
     /// Connected again, subscriptions restored; `text` is the server URL.
     NATSIO_EVENT_RECONNECTED = 2,
-    /// The server entered lame-duck mode; the client moves to another
-    /// server. `text` is the server URL.
+    /// The server entered lame-duck mode. The client keeps receiving and
+    /// publishing on this connection while it connects to another server,
+    /// then lets the old one go after reading it to its end (nothing it
+    /// received or sent is lost); DISCONNECTED and RECONNECTED follow. With
+    /// no other server it stays until the server closes the connection.
+    /// `text` is the server URL.
     NATSIO_EVENT_LAME_DUCK = 3,
     /// Servers were discovered; `text` lists the new URLs, comma-separated.
     NATSIO_EVENT_SERVERS_DISCOVERED = 4,

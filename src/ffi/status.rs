@@ -108,7 +108,8 @@ pub enum natsio_status {
     NATSIO_ERR_CONSUMER_NOT_FOUND = 506,
     /// The stream has no such message (MessageNotFound, 10037).
     NATSIO_ERR_MESSAGE_NOT_FOUND = 507,
-    /// An expected-last-sequence check failed (WrongLastSequence, 10071).
+    /// An expected-last-sequence check failed (WrongLastSequence, 10071;
+    /// 10164 from a replicated stream).
     NATSIO_ERR_WRONG_LAST_SEQUENCE = 508,
     /// Too many asynchronous publishes are awaiting acks, for longer than the
     /// stall wait (TooManyStalledMsgsError).

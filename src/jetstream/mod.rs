@@ -161,7 +161,9 @@ pub(crate) fn api_error(err: &Value) -> Error {
         10014 => ErrorKind::ConsumerNotFound,
         // 10043: "sequence not found" (deleting a message that is gone).
         10037 | 10043 => ErrorKind::MessageNotFound,
-        10071 => ErrorKind::WrongLastSequence,
+        // 10164: the same refusal from a replicated stream while an earlier
+        // write of the subject is still being proposed (no sequence to name).
+        10071 | 10164 => ErrorKind::WrongLastSequence,
         10076 | 10039 => ErrorKind::JetStreamNotEnabled,
         _ if code == 503 => ErrorKind::JetStreamNotEnabled,
         _ => ErrorKind::JetStreamApi,
@@ -320,4 +322,22 @@ pub(crate) fn merged_headers(
         h.set(name, value)?;
     }
     Ok(Some(h))
+}
+
+#[cfg(test)]
+mod api_error_tests {
+    use super::*;
+
+    #[test]
+    fn both_wrong_last_sequence_codes_are_wrong_last_sequence() {
+        for (err_code, description) in [
+            (10071, "wrong last sequence: 7"),
+            (10164, "wrong last sequence"),
+        ] {
+            let e = api_error(&serde_json::json!({
+                "code": 400, "err_code": err_code, "description": description
+            }));
+            assert_eq!(e.kind(), ErrorKind::WrongLastSequence, "{err_code}");
+        }
+    }
 }

@@ -278,18 +278,37 @@ impl<S: OrderedSink> Ordered<S> {
     /// when the flow ended meanwhile (or failed for good).
     async fn recreate(&mut self) -> Option<Puller> {
         let mut backoff = Backoff::new();
+        // A create sent while the stream has no leader is never answered:
+        // rather than wait out the API timeout, ask again after two
+        // heartbeats (longer after each miss, up to the API timeout), so a
+        // new leader is served soon after its election. A create answered
+        // too late leaves a consumer the server removes when inactive.
+        let api_timeout = self.core.js.options().timeout;
+        let mut bound = (self.core.cfg.idle_heartbeat * 2)
+            .max(Duration::from_secs(1))
+            .min(api_timeout);
         loop {
             if self.out.has_ended() {
                 return None;
             }
-            match self.create().await {
+            let r = match tokio::time::timeout(bound, self.create()).await {
+                Ok(r) => r,
+                Err(_) => {
+                    bound = (bound * 2).min(api_timeout);
+                    Err(Error::timeout("ordered consumer create"))
+                }
+            };
+            match r {
                 Ok(p) => return Some(p),
                 Err(e) if is_fatal(&e) => {
                     self.out.fail(self.sink.map_error(e));
                     return None;
                 }
                 Err(_) => {
-                    if !backoff.sleep(&self.out).await {
+                    // Within a heartbeat: a new stream leader is served
+                    // within two of its election.
+                    let cap = self.core.cfg.idle_heartbeat;
+                    if !backoff.sleep_at_most(&self.out, cap).await {
                         return None;
                     }
                 }

@@ -548,8 +548,11 @@ impl Puller {
                 self.request_ended(pending, pending_bytes);
                 if !self.delivered_since_pull && !is_max_bytes_rejection(desc) {
                     // Ended without delivering (max waiting exceeded, a
-                    // leadership change, ...): do not pull again at once.
-                    self.hold_until = Some(Instant::now() + self.backoff.next());
+                    // leadership change, ...): do not pull again at once,
+                    // nor later than a heartbeat (a new leader is served
+                    // within two).
+                    let wait = self.backoff.next().min(self.window.idle_heartbeat);
+                    self.hold_until = Some(Instant::now() + wait);
                 }
             }
             PullStatus::ConsumerDeleted => return Some(PullEvent::ConsumerDeleted),
@@ -623,9 +626,13 @@ impl Backoff {
         d
     }
 
-    /// Sleeps the next wait; false if `out` ended meanwhile.
-    pub(crate) async fn sleep<T: FeedItem>(&mut self, out: &Feed<T>) -> bool {
-        let d = self.next();
+    /// Sleeps the next wait, `cap` at most; false if `out` ended meanwhile.
+    pub(crate) async fn sleep_at_most<T: FeedItem>(
+        &mut self,
+        out: &Feed<T>,
+        cap: Duration,
+    ) -> bool {
+        let d = self.next().min(cap);
         tokio::select! {
             _ = out.until_ended() => false,
             _ = tokio::time::sleep(d) => true,
@@ -857,6 +864,10 @@ impl JetStream {
     }
 }
 
+/// How long a consume waits for the consumer info that tells a deleted
+/// consumer from one without a leader.
+const DIAGNOSE_BOUND: Duration = Duration::from_millis(500);
+
 async fn run_consume(
     mut puller: Puller,
     out: Arc<Feed<Message>>,
@@ -883,9 +894,15 @@ async fn run_consume(
             }
             PullEvent::NoResponders => {
                 // A missing consumer ends the consume; JetStream not ready
-                // yet (a restarting server) is waited out.
-                match js.consumer_info(&stream, &consumer).await {
-                    Err(e)
+                // yet (a restarting server, a consumer without a leader) is
+                // waited out. The meta leader says "not found" at once; a
+                // consumer electing a leader answers nothing, so the question
+                // is bounded and the pull repeated within a heartbeat: a new
+                // leader is served within two heartbeats of its election.
+                let heartbeat = puller.window.idle_heartbeat;
+                let info = js.consumer_info(&stream, &consumer);
+                match tokio::time::timeout(heartbeat.min(DIAGNOSE_BOUND), info).await {
+                    Ok(Err(e))
                         if matches!(
                             e.kind(),
                             ErrorKind::ConsumerNotFound | ErrorKind::StreamNotFound
@@ -898,7 +915,7 @@ async fn run_consume(
                         return;
                     }
                     _ => {
-                        if !backoff.sleep(&out).await {
+                        if !backoff.sleep_at_most(&out, heartbeat).await {
                             return;
                         }
                     }

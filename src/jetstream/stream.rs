@@ -265,6 +265,10 @@ fn decode_stored(v: &Value) -> Result<StoredMsg> {
     })
 }
 
+/// How long a diagnostic stream info may take: the meta leader says "not
+/// found" within milliseconds, also while a stream has no leader.
+const DIAGNOSE_BOUND: std::time::Duration = std::time::Duration::from_millis(500);
+
 impl JetStream {
     /// Creates, updates or creates-or-updates (per `action`) a stream from
     /// a StreamConfig JSON object; returns its StreamInfo.
@@ -300,6 +304,17 @@ impl JetStream {
                 info
             })
         })
+    }
+
+    /// The stream's "not found" error when it is gone, asked with a short
+    /// bound: this explains a write nobody answered, and during a leader
+    /// election a stream info waits as long as the write did, so a caller
+    /// would get a timeout for a cause already known (no response).
+    pub(crate) async fn stream_gone(&self, name: &str) -> Option<Error> {
+        match tokio::time::timeout(DIAGNOSE_BOUND, self.stream_info(name)).await {
+            Ok(Err(gone)) if gone.kind() == ErrorKind::StreamNotFound => Some(gone),
+            _ => None,
+        }
     }
 
     /// A stream's StreamInfo.

@@ -493,11 +493,9 @@ impl KeyValue {
         ) {
             return e;
         }
-        match self.js.stream_info(&self.stream).await {
-            Err(gone) if gone.kind() == ErrorKind::StreamNotFound => {
-                bucket_error(gone, &self.bucket)
-            }
-            _ => e,
+        match self.js.stream_gone(&self.stream).await {
+            Some(gone) => bucket_error(gone, &self.bucket),
+            None => e,
         }
     }
 

@@ -9,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "cluster.h"
 #include "harness.h"
 #include "util.h"
 
@@ -21,86 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NODES 3
-
-/* ---- cluster ------------------------------------------------------------ */
-
-typedef struct {
-    int route_port[NODES];
-    char config[NODES][1024];
-    nt_server *node[NODES];
-} cluster;
-
-static void cluster_cleanup(void *arg) {
-    cluster *cl = (cluster *)arg;
-    for (int i = 0; i < NODES; i++) {
-        nt_server_stop(cl->node[i]);
-    }
-    free(cl);
-}
-
-/* Plans a cluster: picks the route ports and writes each node's config
- * (full mesh of explicit routes). `extra` is appended to every config. */
-static cluster *cluster_plan(const char *extra) {
-    cluster *cl = (cluster *)calloc(1, sizeof(*cl));
-    if (!cl) {
-        nt_fail_at(__FILE__, __LINE__, "out of memory");
-        return NULL;
-    }
-    nt_cleanup(cluster_cleanup, cl);
-    for (int i = 0; i < NODES; i++) cl->route_port[i] = nt_free_port();
-    for (int i = 0; i < NODES; i++) {
-        char routes[256] = "";
-        for (int j = 0; j < NODES; j++) {
-            if (j == i) continue;
-            char one[64];
-            snprintf(one, sizeof one, "%s\"nats-route://127.0.0.1:%d\"", routes[0] ? ", " : "",
-                     cl->route_port[j]);
-            strncat(routes, one, sizeof routes - strlen(routes) - 1);
-        }
-        snprintf(cl->config[i], sizeof cl->config[i],
-                 "server_name: \"n%d\"\n"
-                 "cluster {\n"
-                 "  name: \"t\"\n"
-                 "  listen: \"127.0.0.1:%d\"\n"
-                 "  routes: [%s]\n"
-                 "}\n"
-                 "%s\n",
-                 i, cl->route_port[i], routes, extra ? extra : "");
-    }
-    return cl;
-}
-
-static bool cluster_start_node(cluster *cl, int i) {
-    cl->node[i] = nt_server_start(cl->config[i]);
-    if (!cl->node[i]) {
-        nt_fail_at(__FILE__, __LINE__, "node %d did not start", i);
-        return false;
-    }
-    return true;
-}
-
-static bool cluster_await_mesh(cluster *cl);
-
-/* Starts every node and waits until each one announces all of them (the
- * routes are up), so clients connecting afterwards see the whole cluster in
- * their first INFO. */
-static cluster *cluster_start(const char *extra) {
-    cluster *cl = cluster_plan(extra);
-    if (!cl) return NULL;
-    for (int i = 0; i < NODES; i++)
-        if (!cluster_start_node(cl, i)) return NULL;
-    if (!cluster_await_mesh(cl)) {
-        nt_fail_at(__FILE__, __LINE__, "the cluster did not form within 15 s");
-        return NULL;
-    }
-    return cl;
-}
-
-/* Every thread of node i stopped (it accepts TCP but answers nothing). */
-static bool cluster_pause(cluster *cl, int i) { return nt_server_pause(cl->node[i]) == 0; }
-
-static void cluster_resume(cluster *cl, int i) { nt_server_resume(cl->node[i]); }
+#define NODES CLUSTER_NODES
 
 /* ":PORT" of a node's client port, for matching URLs. */
 static const char *port_suffix(char *buf, size_t cap, const nt_server *s) {
@@ -372,38 +294,6 @@ static int current_node(natsio_client *c, cluster *cl) {
     return found;
 }
 
-static bool info_lists_all_nodes(natsio_client *c, cluster *cl) {
-    char *info = NULL;
-    if (natsio_client_server_info(c, &info) != NATSIO_OK) return false;
-    bool all = true;
-    for (int i = 0; i < NODES; i++) {
-        char port[24];
-        snprintf(port, sizeof port, "127.0.0.1:%d\"", nt_server_port(cl->node[i]));
-        all = all && strstr(info, port) != NULL;
-    }
-    natsio_string_free(info);
-    return all;
-}
-
-static bool cluster_await_mesh(cluster *cl) {
-    int64_t deadline = nt_now_ms() + 15000;
-    for (int i = 0; i < NODES; i++) {
-        natsio_options *o = NULL;
-        natsio_client *c = NULL;
-        if (natsio_options_new(&o) != NATSIO_OK) return false;
-        natsio_options_set_url(o, nt_server_url(cl->node[i]));
-        natsio_options_set_ignore_discovered_servers(o, true);
-        natsio_status st = natsio_client_connect(o, &c);
-        natsio_options_free(o);
-        if (st != NATSIO_OK) return false;
-        while (!info_lists_all_nodes(c, cl) && nt_now_ms() < deadline) nt_sleep_ms(20);
-        bool ok = info_lists_all_nodes(c, cl);
-        natsio_client_free(c);
-        if (!ok) return false;
-    }
-    return true;
-}
-
 /* ---- cases ------------------------------------------------------------ */
 
 /* The client is given node A only. Nodes B and C join the cluster after it
@@ -576,10 +466,12 @@ static void test_node_killed_client_moves_without_loss(void) {
     NT_CHECK(names_new);
 }
 
-/* Lame duck on the client's node: the client gets LAME_DUCK, moves to
- * another node at once, and a steady publisher (flushing every 10
- * messages) loses nothing: a subscriber on a third node receives every
- * accepted publish exactly once. */
+/* Lame duck on the client's node: the client gets LAME_DUCK, keeps
+ * publishing and receiving there while it connects to another node, then
+ * lets the old connection go after reading it to its end. A steady
+ * publisher (flushing every 10 messages) loses nothing: a subscriber on a
+ * third node and the client's own subscription (which moves with it)
+ * receive every accepted publish exactly once. */
 #define LDM_MAX 20000
 static void test_lame_duck_moves_steady_publisher_without_loss(void) {
     /* lame_duck_duration must be >= 30s; the grace period before the server
@@ -605,6 +497,9 @@ static void test_lame_duck_moves_steady_publisher_without_loss(void) {
     NT_CHECK(far != NULL);
     NT_CHECK_INT_EQ(natsio_client_flush(watcher, 2000), NATSIO_OK);
     NT_CHECK_MSG(await_route_interest(mover, far, "cl.ldm.probe"), "interest never crossed the route");
+    natsio_sub *own = subscribe(mover, "cl.ldm.>", NULL);
+    NT_CHECK(own != NULL);
+    NT_CHECK_INT_EQ(natsio_client_flush(mover, 2000), NATSIO_OK);
 
     int published = 0;
     int after_move = 0;
@@ -631,29 +526,37 @@ static void test_lame_duck_moves_steady_publisher_without_loss(void) {
     NT_CHECK_MSG(after_move >= 200, "no move within 20 s (events: %d)", atomic_load(&log->calls));
     NT_CHECK_INT_EQ(natsio_client_flush(mover, 5000), NATSIO_OK);
 
-    /* Every accepted publish arrives exactly once (order across the two
-     * paths, via A's route and via the new node, is not guaranteed). */
-    static unsigned char seen[LDM_MAX];
-    memset(seen, 0, sizeof seen);
-    int received = 0;
-    while (received < published) {
-        natsio_msg *m = NULL;
-        natsio_status st = natsio_sub_next(far, 5000, &m);
-        NT_CHECK_MSG(st == NATSIO_OK, "received %d of %d: %s", received, published, natsio_status_str(st));
-        if (strcmp(natsio_msg_subject(m), "cl.ldm.data") != 0) {
+    /* Every accepted publish arrives exactly once at both subscribers
+     * (order across the two paths, via A's route and via the new node, is
+     * not guaranteed at the far one). */
+    natsio_sub *subs[2] = {far, own};
+    const char *names[2] = {"far", "own"};
+    for (int s = 0; s < 2; s++) {
+        static unsigned char seen[LDM_MAX];
+        memset(seen, 0, sizeof seen);
+        int received = 0;
+        while (received < published) {
+            natsio_msg *m = NULL;
+            natsio_status st = natsio_sub_next(subs[s], 5000, &m);
+            NT_CHECK_MSG(st == NATSIO_OK, "%s: received %d of %d: %s", names[s], received, published,
+                         natsio_status_str(st));
+            if (strcmp(natsio_msg_subject(m), "cl.ldm.data") != 0) {
+                natsio_msg_free(m);
+                continue;
+            }
+            char num[16];
+            snprintf(num, sizeof num, "%.*s", (int)natsio_msg_data_len(m), natsio_msg_data(m));
             natsio_msg_free(m);
-            continue;
+            int n = atoi(num);
+            NT_CHECK_MSG(n >= 0 && n < published, "%s: unexpected payload %s", names[s], num);
+            NT_CHECK_MSG(!seen[n], "%s: message %d received twice", names[s], n);
+            seen[n] = 1;
+            received++;
         }
-        char num[16];
-        snprintf(num, sizeof num, "%.*s", (int)natsio_msg_data_len(m), natsio_msg_data(m));
-        natsio_msg_free(m);
-        int n = atoi(num);
-        NT_CHECK_MSG(n >= 0 && n < published, "unexpected payload %s", num);
-        NT_CHECK_MSG(!seen[n], "message %d received twice", n);
-        seen[n] = 1;
-        received++;
+        NT_CHECK(no_more_on(subs[s], "cl.ldm.data"));
+        printf("lame duck: %s subscriber received %d of %d published, 0 lost, 0 duplicated\n", names[s], received,
+               published);
     }
-    NT_CHECK(no_more_on(far, "cl.ldm.data"));
 
     int now_on = current_node(mover, cl);
     NT_CHECK_MSG(now_on == 1 || now_on == 2, "on node %d after lame duck of A", now_on);

@@ -560,3 +560,205 @@ fn a_consume_backs_off_after_409s_and_reports_unknown_statuses() {
     let e = flow.next(Some(Duration::from_secs(3))).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::JetStream, "{e}");
 }
+
+/// Reads protocol lines until one starts with "SUB ": its sid. Answers the
+/// PINGs met on the way.
+fn read_sub_sid(rd: &mut BufReader<TcpStream>, sock: &mut TcpStream) -> String {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(rd.read_line(&mut line).unwrap() > 0, "closed before SUB");
+        if line == "PING\r\n" {
+            sock.write_all(b"PONG\r\n").unwrap();
+        }
+        if let Some(rest) = line.strip_prefix("SUB ") {
+            return rest.split_whitespace().last().unwrap().to_string();
+        }
+    }
+}
+
+/// Reads lines until the client closes its side: the lines, and whether
+/// the close was a clean FIN (a RST, sent when a client drops a socket with
+/// unread bytes, makes the read fail instead).
+fn read_to_close(rd: &mut BufReader<TcpStream>, sock: &mut TcpStream) -> (Vec<String>, bool) {
+    let mut lines = Vec::new();
+    loop {
+        let mut line = String::new();
+        match rd.read_line(&mut line) {
+            Ok(0) => return (lines, true),
+            Ok(_) => {
+                if line == "PING\r\n" {
+                    let _ = sock.write_all(b"PONG\r\n");
+                }
+                lines.push(line);
+            }
+            Err(_) => return (lines, false),
+        }
+    }
+}
+
+fn event_recorder(o: &mut Options) -> Arc<Mutex<Vec<EventKind>>> {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let ev2 = events.clone();
+    o.event_callback = Some(Arc::new(move |ev| ev2.lock().unwrap().push(ev.kind)));
+    events
+}
+
+/// The lame-duck INFO and a message behind it come in one TCP write: the
+/// message is delivered, the event reported, and the connection kept
+/// (publishes still go out on it) until the server closes it.
+#[test]
+fn lame_duck_info_keeps_reading_and_publishing_until_the_server_closes() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let url = fake_server(move |mut rd, mut sock| {
+        let sid = read_sub_sid(&mut rd, &mut sock);
+        let ldm = INFO.replace("\"max_payload\"", "\"ldm\":true,\"max_payload\"");
+        sock.write_all(format!("{ldm}MSG ldm.x {sid} 5\r\nhello\r\n").as_bytes())
+            .unwrap();
+        // The client keeps publishing here: wait for its PUB, then close.
+        let mut line = String::new();
+        while rd.read_line(&mut line).unwrap() > 0 {
+            if line.starts_with("PUB ldm.after ") {
+                tx.send(()).unwrap();
+                return;
+            }
+            if line == "PING\r\n" {
+                sock.write_all(b"PONG\r\n").unwrap();
+            }
+            line.clear();
+        }
+    });
+    let mut o = options(&url);
+    let events = event_recorder(&mut o);
+    let c = Client::connect(o).unwrap();
+    let sub = c.subscribe("ldm.x", None, SubOptions::default()).unwrap();
+    c.flush(Some(Duration::from_secs(5))).unwrap();
+    let m = sub
+        .next_msg(Some(Duration::from_secs(5)))
+        .unwrap()
+        .expect("the message behind the lame-duck INFO");
+    assert_eq!(m.payload(), b"hello");
+    assert!(wait_until(|| events
+        .lock()
+        .unwrap()
+        .contains(&EventKind::LameDuck)));
+    assert_eq!(c.status(), ConnState::Connected);
+    c.publish("ldm.after", b"x").unwrap();
+    c.flush(Some(Duration::from_secs(5))).unwrap_or(());
+    rx.recv_timeout(Duration::from_secs(5))
+        .expect("the publish after the lame-duck INFO reached the same server");
+    assert!(wait_closed(&c), "the server's close ends the connection");
+    assert!(wait_until(|| events.lock().unwrap().len() >= 3));
+    assert_eq!(
+        events.lock().unwrap().as_slice(),
+        &[EventKind::Connected, EventKind::LameDuck, EventKind::Closed]
+    );
+}
+
+/// With another server in the pool the client connects to it, then lets
+/// the lame-duck one go cleanly: everything published before the move
+/// reaches the old server followed by a FIN (no RST), the message behind
+/// the INFO is delivered, and the subscription moves to the new server.
+#[test]
+fn lame_duck_moves_to_the_next_server_after_reading_the_old_one_to_its_end() {
+    let (old_tx, old_rx) = std::sync::mpsc::channel();
+    let old = fake_server(move |mut rd, mut sock| {
+        let sid = read_sub_sid(&mut rd, &mut sock);
+        let ldm = INFO.replace("\"max_payload\"", "\"ldm\":true,\"max_payload\"");
+        sock.write_all(format!("{ldm}MSG ldm.y {sid} 5\r\nhello\r\n").as_bytes())
+            .unwrap();
+        old_tx.send(read_to_close(&mut rd, &mut sock)).unwrap();
+    });
+    let (new_tx, new_rx) = std::sync::mpsc::channel();
+    let new = fake_server(move |mut rd, mut sock| {
+        let sid = read_sub_sid(&mut rd, &mut sock);
+        new_tx.send(sid).unwrap();
+        serve_pings(rd, sock);
+    });
+    let mut o = options(&old);
+    o.servers.push(new.clone());
+    o.no_randomize = true;
+    o.allow_reconnect = true;
+    let events = event_recorder(&mut o);
+    let c = Client::connect(o).unwrap();
+    let sub = c.subscribe("ldm.y", None, SubOptions::default()).unwrap();
+    for i in 0..200 {
+        c.publish("ldm.before", format!("{i}").as_bytes()).unwrap();
+    }
+    let m = sub
+        .next_msg(Some(Duration::from_secs(5)))
+        .unwrap()
+        .expect("the message behind the lame-duck INFO");
+    assert_eq!(m.payload(), b"hello");
+    new_rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("the subscription was re-sent to the next server");
+    let (lines, clean) = old_rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("the old connection was closed");
+    assert!(clean, "the old connection ended with a RST");
+    let pubs = lines
+        .iter()
+        .filter(|l| l.starts_with("PUB ldm.before "))
+        .count();
+    // Each publish reached exactly one server: the old one, or (made during
+    // the move) the new one. The old one saw a prefix, whole.
+    assert!(pubs <= 200, "{pubs}");
+    assert!(wait_until(
+        || c.status() == ConnState::Connected && c.connected_url().as_deref() == Some(new.as_str())
+    ));
+    assert!(wait_until(|| events.lock().unwrap().len() >= 4));
+    assert_eq!(
+        events.lock().unwrap().as_slice(),
+        &[
+            EventKind::Connected,
+            EventKind::LameDuck,
+            EventKind::Disconnected,
+            EventKind::Reconnected
+        ]
+    );
+    // "hello" came once.
+    assert_eq!(
+        sub.next_msg(Some(Duration::from_millis(100)))
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Timeout
+    );
+}
+
+/// A fatal -ERR with a message behind it in the same write: the message is
+/// delivered, and the client closes with a FIN, reading to the end.
+#[test]
+fn fatal_err_delivers_what_follows_it_and_closes_cleanly() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let url = fake_server_for(2, move |i, mut rd, mut sock| {
+        if i == 1 {
+            return serve_pings(rd, sock);
+        }
+        let sid = read_sub_sid(&mut rd, &mut sock);
+        sock.write_all(
+            format!("MSG e.x {sid} 1\r\n1\r\n-ERR 'Stale Connection'\r\nMSG e.x {sid} 1\r\n2\r\n")
+                .as_bytes(),
+        )
+        .unwrap();
+        tx.send(read_to_close(&mut rd, &mut sock).1).unwrap();
+    });
+    let mut o = options(&url);
+    o.allow_reconnect = true;
+    o.reconnect_time_wait = Duration::from_millis(10);
+    let c = Client::connect(o).unwrap();
+    let sub = c.subscribe("e.x", None, SubOptions::default()).unwrap();
+    c.flush(Some(Duration::from_secs(5))).unwrap_or(());
+    for want in [b"1", b"2"] {
+        let m = sub
+            .next_msg(Some(Duration::from_secs(5)))
+            .unwrap()
+            .expect("a message");
+        assert_eq!(m.payload(), want);
+    }
+    assert!(
+        rx.recv_timeout(Duration::from_secs(5)).unwrap(),
+        "closed with a RST"
+    );
+    assert!(wait_until(|| c.stats().reconnects == 1));
+}
