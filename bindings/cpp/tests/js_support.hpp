@@ -45,6 +45,13 @@ inline void delete_through_new_client(const std::string& stream, const std::stri
     cleanup.delete_key_value(bucket);
 }
 
+/// A number field of a JSON object, read the plain way (-1 if missing).
+inline long long json_number(const std::string& json, const std::string& field) {
+    const std::string key = "\"" + field + "\":";
+    const auto at = json.find(key);
+    return at == std::string::npos ? -1 : std::stoll(json.substr(at + key.size()));
+}
+
 }  // namespace natsio_test
 
 #endif

@@ -590,12 +590,6 @@ void check_fetch_refused() {
     js.delete_stream(stream);
 }
 
-/// A number field of a JSON object, read the plain way (-1 if missing).
-long long json_number(const std::string& json, const std::string& field) {
-    const std::string key = "\"" + field + "\":";
-    const auto at = json.find(key);
-    return at == std::string::npos ? -1 : std::stoll(json.substr(at + key.size()));
-}
 
 void check_consume_budget() {
     natsio::Client client = connect();

@@ -9,8 +9,10 @@
 #include <chrono>
 #include <future>
 #include <iterator>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
@@ -161,6 +163,67 @@ TEST(Consumer, Lifecycle) {
     expect_throws<natsio::ConsumerNotFoundError>(NATSIO_ERR_CONSUMER_NOT_FOUND,
                                                  [&] { js.fetch("CPP_CONS", "work", no_wait()); });
     js.delete_stream("CPP_CONS");
+}
+
+// A consume whose reader took one message and stalls holds at most its
+// budget unacked (requested, buffered and handed to the reader together),
+// in pull mode and in push mode with a callback that blocks; by messages
+// and by bytes (1,000-byte payloads: 10 kB is 10 messages).
+TEST(Consumer, ConsumeHoldsAtMostItsBudget) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    const std::string stream = "CPP_BUDGET";
+    js.create_stream(R"({"name":"CPP_BUDGET","subjects":["cpp.budget"],"storage":"memory"})");
+    const std::string payload(1000, 'x');
+    for (int i = 0; i < 400; ++i) {
+        js.publish("cpp.budget", payload);
+    }
+    struct Case {
+        std::int64_t max_messages;
+        std::int64_t max_bytes;
+        bool callback;
+        long long bound;
+    };
+    const Case cases[] = {{10, 0, false, 10},   {100, 0, false, 100}, {0, 10000, false, 10},
+                          {10, 0, true, 10},    {100, 0, true, 100},  {0, 10000, true, 10}};
+    int n = 0;
+    for (const Case& c : cases) {
+        const std::string name = "c" + std::to_string(n++);
+        SCOPED_TRACE(name);
+        js.create_consumer(stream, R"({"durable_name":")" + name +
+                                       R"(","ack_policy":"explicit","ack_wait":"60s"})");
+        natsio::ConsumeOptions options;
+        options.max_messages = c.max_messages;
+        options.max_bytes = c.max_bytes;
+        natsio::Messages msgs = js.consume(stream, name, options);
+        std::promise<void> release;
+        std::shared_future<void> released = release.get_future().share();
+        std::promise<void> first;
+        if (c.callback) {
+            auto taken = std::make_shared<bool>(false);
+            auto first_taken = std::make_shared<std::promise<void>>(std::move(first));
+            msgs.set_callback([taken, first_taken, released](natsio::MsgView m) {
+                if (*taken) return;  // only after release: the rest go unacked
+                *taken = true;
+                m.ack_sync();
+                first_taken->set_value();
+                released.wait();  // the reader stalls in its callback
+            });
+            ASSERT_EQ(first_taken->get_future().wait_for(5s), std::future_status::ready);
+        } else {
+            next_item(msgs).ack_sync();
+        }
+        long long most = -1;
+        for (const auto until = std::chrono::steady_clock::now() + 2s;
+             std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(50ms)) {
+            most = std::max(most, json_number(js.consumer_info(stream, name), "num_ack_pending"));
+        }
+        release.set_value();
+        msgs.stop();
+        EXPECT_LE(most, c.bound);
+        EXPECT_GE(most, c.bound / 2);
+    }
+    js.delete_stream(stream);
 }
 
 TEST(Consumer, FetchMetadataAckNakTerm) {
