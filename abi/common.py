@@ -1,7 +1,5 @@
 """What the generators share: names, the banner, the description's index."""
 
-import re
-
 
 def strip_prefix(ctype):
     """natsio_kv_entry -> kv_entry"""
@@ -14,17 +12,8 @@ def verb_name(cname):
     return n[: -len("_async")] if n.endswith("_async") else n
 
 
-def camel(snake):
-    head, *rest = snake.split("_")
-    return head + "".join(p[:1].upper() + p[1:] for p in rest)
-
-
 def pascal(snake):
     return "".join(p[:1].upper() + p[1:] for p in snake.split("_"))
-
-
-def c_out_kind(t):
-    return re.sub(r"\bconst\b|\*", "", t).strip()
 
 
 class Gen:

@@ -29,7 +29,7 @@ GO_SCALARS = {
 
 
 def go_ident(snake):
-    """A Go-style local name: config_json -> configJSON-ish camel."""
+    """A Go local name: config_json -> configJson."""
     head, *rest = snake.split("_")
     return head + "".join(p[:1].upper() + p[1:] for p in rest)
 

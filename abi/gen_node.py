@@ -17,7 +17,7 @@ converters <kind>_to_js and wrap_<handle>) is hand-written in the addon's
 other files; this file only decides which of them each verb needs.
 """
 
-from common import Gen, camel, c_out_kind, strip_prefix, verb_name
+from common import Gen, strip_prefix, verb_name
 
 ARG_READERS = {
     # role -> (declaration, read, free)
@@ -236,7 +236,8 @@ class NodeGen(Gen):
 
     def options_readers(self, verbs):
         """read_<struct>(env, obj, &opts) for each options struct a verb
-        takes: every field from the camelCase property of the same name."""
+        takes: every field from the property of the same name (the raw
+        module speaks C: snake_case, as the struct has it)."""
         out = []
         structs = sorted({a["type"].replace("const ", "").replace(" *", "")
                           for f, _ in verbs for a in f["args"] if a["role"] == "options"})
@@ -247,7 +248,7 @@ class NodeGen(Gen):
                 n, t = fld["name"], fld["type"]
                 if n == "version":
                     continue
-                p = n  # the raw module speaks C: the field names as they are
+                p = n
                 if t == "bool":
                     lines.append(f'    o->{n} = opt_flag(env, obj, "{p}");')
                 elif t == "uint64_t":
