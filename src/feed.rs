@@ -1212,6 +1212,28 @@ mod tests {
         }
     }
 
+    /// Sets a per-item handler on `f` that reports each item's number on
+    /// the first channel, then blocks until released through the second
+    /// (one send per item; dropping it releases them all).
+    fn block_in_handler(f: &Arc<Feed<Item>>) -> (mpsc::Receiver<u32>, mpsc::Sender<()>) {
+        let (seen_tx, seen) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let handler = move |d| {
+            if let Delivery::Item(Item(n)) = d {
+                seen_tx.send(n).unwrap();
+                let _ = released.recv();
+            }
+        };
+        f.set_handler(
+            usize::MAX,
+            "test".into(),
+            Box::new(handler),
+            Box::new(|| {}),
+        )
+        .unwrap();
+        (seen, release)
+    }
+
     /// A per-item dispatcher takes what is queued off the queue together;
     /// those items stay pending, for the stats and the limits, until each
     /// is handed out, and a stop discards them as it discards queued ones.
@@ -1229,21 +1251,7 @@ mod tests {
                 Pushed::Queued | Pushed::Backlogged
             ));
         }
-        let (seen_tx, seen) = mpsc::channel();
-        let (release, released) = mpsc::channel::<()>();
-        let handler = move |d| {
-            if let Delivery::Item(Item(n)) = d {
-                seen_tx.send(n).unwrap();
-                let _ = released.recv();
-            }
-        };
-        f.set_handler(
-            usize::MAX,
-            "test".into(),
-            Box::new(handler),
-            Box::new(|| {}),
-        )
-        .unwrap();
+        let (seen, release) = block_in_handler(&f);
         assert_eq!(seen.recv().unwrap(), 0);
         let st = f.stats();
         assert_eq!(
@@ -1283,21 +1291,7 @@ mod tests {
         for i in 0..3 {
             f.push(Item(i));
         }
-        let (seen_tx, seen) = mpsc::channel();
-        let (release, released) = mpsc::channel::<()>();
-        let handler = move |d| {
-            if let Delivery::Item(Item(n)) = d {
-                seen_tx.send(n).unwrap();
-                let _ = released.recv();
-            }
-        };
-        f.set_handler(
-            usize::MAX,
-            "test".into(),
-            Box::new(handler),
-            Box::new(|| {}),
-        )
-        .unwrap();
+        let (seen, release) = block_in_handler(&f);
         assert_eq!(seen.recv().unwrap(), 0);
         assert_eq!((f.fill().items, f.fill().bytes), (3, 30));
         assert_eq!(f.stats().pending_items, 2);
