@@ -15,7 +15,9 @@ use natsio::{Client, ConnState, ErrorKind, Options, SubOptions};
 const INFO: &str = "INFO {\"server_id\":\"FAKE\",\"version\":\"2.14.3\",\"proto\":1,\"headers\":true,\"max_payload\":1048576}\r\n";
 
 /// Accepts one client, completes the handshake, then runs `script`.
-fn fake_server(script: impl FnOnce(BufReader<TcpStream>, TcpStream) + Send + 'static) -> String {
+pub(super) fn fake_server(
+    script: impl FnOnce(BufReader<TcpStream>, TcpStream) + Send + 'static,
+) -> String {
     let script = Mutex::new(Some(script));
     fake_server_for(1, move |_, rd, sock| {
         let script = script.lock().unwrap().take().expect("one connection");
@@ -25,7 +27,7 @@ fn fake_server(script: impl FnOnce(BufReader<TcpStream>, TcpStream) + Send + 'st
 
 /// Accepts `connections` clients one after the other, completing each
 /// handshake, and runs `script` with each one's index.
-fn fake_server_for(
+pub(super) fn fake_server_for(
     connections: usize,
     script: impl Fn(usize, BufReader<TcpStream>, TcpStream) + Send + 'static,
 ) -> String {
@@ -61,7 +63,7 @@ fn serve_pings(mut rd: BufReader<TcpStream>, mut sock: TcpStream) {
 }
 
 /// Fake servers accept one connection: no reconnecting to them.
-fn options(url: &str) -> Options {
+pub(super) fn options(url: &str) -> Options {
     Options {
         servers: vec![url.to_string()],
         allow_reconnect: false,
@@ -80,7 +82,7 @@ fn wait_closed(c: &Client) -> bool {
     false
 }
 
-fn error_recorder(o: &mut Options) -> Arc<Mutex<Vec<ErrorKind>>> {
+pub(super) fn error_recorder(o: &mut Options) -> Arc<Mutex<Vec<ErrorKind>>> {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s2 = seen.clone();
     o.error_callback = Some(Arc::new(move |ev| s2.lock().unwrap().push(ev.error.kind())));
@@ -413,7 +415,7 @@ fn each_server_err_keeps_or_ends_the_connection_as_classified() {
     }
 }
 
-fn wait_until(mut pred: impl FnMut() -> bool) -> bool {
+pub(super) fn wait_until(mut pred: impl FnMut() -> bool) -> bool {
     let end = Instant::now() + Duration::from_secs(10);
     while Instant::now() < end {
         if pred() {
@@ -422,143 +424,6 @@ fn wait_until(mut pred: impl FnMut() -> bool) -> bool {
         thread::sleep(Duration::from_millis(5));
     }
     pred()
-}
-
-/// A fake JetStream: answers CONSUMER.INFO with a bare info, and every
-/// pull request (CONSUMER.MSG.NEXT) with `status` (a raw "NATS/1.0 ..."
-/// status line, nothing when None), counting the pulls.
-fn fake_jetstream(
-    status: Option<&'static str>,
-    pulls: Arc<std::sync::atomic::AtomicUsize>,
-) -> String {
-    fake_server(move |mut rd, mut sock| {
-        let mut subs: Vec<(String, String)> = Vec::new();
-        let sid_for = |subs: &Vec<(String, String)>, subject: &str| -> String {
-            subs.iter()
-                .rev()
-                .find(|(pat, _)| {
-                    pat == subject
-                        || pat
-                            .strip_suffix('*')
-                            .or_else(|| pat.strip_suffix('>'))
-                            .is_some_and(|p| subject.starts_with(p))
-                })
-                .map(|(_, sid)| sid.clone())
-                .unwrap_or_else(|| "1".into())
-        };
-        let mut line = String::new();
-        while rd.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
-            let parts: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-            line.clear();
-            match parts.first().map(String::as_str) {
-                Some("PING") => {
-                    let _ = sock.write_all(b"PONG\r\n");
-                }
-                Some("SUB") => subs.push((parts[1].clone(), parts.last().unwrap().clone())),
-                Some("PUB") | Some("HPUB") => {
-                    let len: usize = parts.last().unwrap().parse().unwrap();
-                    let mut body = vec![0u8; len + 2];
-                    std::io::Read::read_exact(&mut rd, &mut body).unwrap();
-                    let (subject, reply) = (&parts[1], parts.get(2).cloned().unwrap_or_default());
-                    let sid = sid_for(&subs, &reply);
-                    if subject.contains(".CONSUMER.INFO.") {
-                        let info = br#"{"stream_name":"S","name":"C","config":{"name":"C","ack_policy":"explicit"}}"#;
-                        let _ = write!(sock, "MSG {reply} {sid} {}\r\n", info.len());
-                        let _ = sock.write_all(info);
-                        let _ = sock.write_all(b"\r\n");
-                    } else if subject.contains(".CONSUMER.MSG.NEXT.") {
-                        pulls.fetch_add(1, Ordering::SeqCst);
-                        if let Some(st) = status {
-                            let hdr = format!("{st}\r\n\r\n");
-                            let _ = write!(
-                                sock,
-                                "HMSG {reply} {sid} {} {}\r\n{hdr}\r\n",
-                                hdr.len(),
-                                hdr.len()
-                            );
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-    })
-}
-
-#[test]
-fn a_fetch_with_heartbeats_ends_when_two_of_them_are_missed() {
-    use natsio::jetstream::{FetchOptions, JetStream, JetStreamOptions};
-    let pulls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let url = fake_jetstream(None, pulls.clone());
-    let c = Client::connect(options(&url)).unwrap();
-    let js = JetStream::new(&c, JetStreamOptions::default()).unwrap();
-    let opts = FetchOptions {
-        expires: Duration::from_secs(10),
-        idle_heartbeat: Duration::from_millis(100),
-        ..FetchOptions::default()
-    };
-    let start = Instant::now();
-    let e = js.fetch("S", "C", &opts).wait().unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
-    assert!(e.to_string().contains("no heartbeat"), "{e}");
-    assert!(
-        start.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        start.elapsed()
-    );
-    assert_eq!(pulls.load(Ordering::SeqCst), 1);
-}
-
-#[test]
-fn a_consume_backs_off_after_409s_and_reports_unknown_statuses() {
-    use natsio::jetstream::{ConsumeOptions, JetStream, JetStreamOptions};
-    // Every pull ends at once with "Exceeded MaxWaiting": without a
-    // backoff the consume would pull again in a tight loop.
-    let pulls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let url = fake_jetstream(Some("NATS/1.0 409 Exceeded MaxWaiting"), pulls.clone());
-    let c = Client::connect(options(&url)).unwrap();
-    let js = JetStream::new(&c, JetStreamOptions::default()).unwrap();
-    let flow = js
-        .consume("S", "C", ConsumeOptions::default())
-        .wait()
-        .unwrap();
-    let e = flow.next(Some(Duration::from_millis(1000))).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
-    let n = pulls.load(Ordering::SeqCst);
-    // 100 + 200 + 400 ms of backoff fit in the second: about 4 pulls.
-    assert!((2..=6).contains(&n), "{n} pulls in a second");
-    flow.stop();
-
-    // An unknown status goes to the error callback; the consume goes on.
-    let pulls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let url = fake_jetstream(Some("NATS/1.0 499 Something New"), pulls.clone());
-    let mut o = options(&url);
-    let seen = error_recorder(&mut o);
-    let c = Client::connect(o).unwrap();
-    let js = JetStream::new(&c, JetStreamOptions::default()).unwrap();
-    let flow = js
-        .consume("S", "C", ConsumeOptions::default())
-        .wait()
-        .unwrap();
-    assert!(wait_until(|| seen
-        .lock()
-        .unwrap()
-        .contains(&ErrorKind::JetStreamApi)));
-    let still = flow.next(Some(Duration::from_millis(200))).unwrap_err();
-    assert_eq!(still.kind(), ErrorKind::Timeout, "{still}");
-    flow.stop();
-
-    // 409 "Consumer is push based" ends it with a JetStream error.
-    let pulls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let url = fake_jetstream(Some("NATS/1.0 409 Consumer is push based"), pulls);
-    let c = Client::connect(options(&url)).unwrap();
-    let js = JetStream::new(&c, JetStreamOptions::default()).unwrap();
-    let flow = js
-        .consume("S", "C", ConsumeOptions::default())
-        .wait()
-        .unwrap();
-    let e = flow.next(Some(Duration::from_secs(3))).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::JetStream, "{e}");
 }
 
 /// Reads protocol lines until one starts with "SUB ": its sid. Answers the

@@ -7,6 +7,7 @@
 mod common;
 
 mod auth;
+mod fake_jetstream;
 mod fake_server;
 mod jetstream;
 mod messaging;
