@@ -2106,9 +2106,12 @@ natsio_status natsio_client_flush_async(const struct natsio_client *c,
  * pending publishes are flushed, then the client closes. Bounded by
  * `timeout_ms` (NATSIO_TIMEOUT_DEFAULT: the client's drain timeout); past
  * it the client closes anyway and NATSIO_ERR_DRAIN_TIMEOUT is returned
- * (and reported to the error callback). Blocks. Errors:
- * NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_ILLEGAL_STATE (already
- * draining), NATSIO_ERR_INVALID_ARGUMENT (timeout).
+ * (and reported to the error callback). A client that is reconnecting
+ * drains too: the drain completes once it has reconnected (subscriptions
+ * re-sent, the publishes buffered meanwhile delivered), within the same
+ * bound. Blocks. Errors: NATSIO_ERR_CONNECTION_CLOSED (closed),
+ * NATSIO_ERR_ILLEGAL_STATE (already draining, or the first connect has
+ * not succeeded yet), NATSIO_ERR_INVALID_ARGUMENT (timeout).
  */
 natsio_status natsio_client_drain(const struct natsio_client *c, int64_t timeout_ms);
 

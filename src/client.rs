@@ -2003,7 +2003,8 @@ impl Client {
     }
 
     /// Drains every subscription, flushes, then closes; bounded by `timeout`
-    /// (the client's drain_timeout when `None`).
+    /// (the client's drain_timeout when `None`). While reconnecting, the
+    /// drain completes after the reconnect (see `begin_drain`).
     pub fn drain(&self, timeout: Option<Duration>) -> Result<()> {
         runtime::ensure_may_block()?;
         drain(
@@ -2280,20 +2281,36 @@ fn on_library_thread(
 }
 
 /// Moves a connected client to draining (a second drain fails at once).
+/// Moves the client to Draining. A client that is reconnecting drains too:
+/// its UNSUBs and the flush wait in the reconnect buffer, behind the
+/// subscriptions it re-sends, so the drain completes once it has
+/// reconnected (the reconnect leaves a Draining state as it is), or ends
+/// with DRAIN_TIMEOUT and closes if that takes longer than the drain's
+/// bound. Nothing buffered is lost either way, where nats.go closes at once
+/// and fails with "reconnecting".
 fn begin_drain(inner: &ClientInner) -> Result<()> {
-    let prev = inner.state.compare_exchange(
-        ConnState::Connected as u8,
-        ConnState::Draining as u8,
-        Ordering::SeqCst,
-        Ordering::SeqCst,
-    );
-    if prev.is_err() {
-        return Err(match inner.state() {
-            ConnState::Draining => Error::new(ErrorKind::IllegalState, "already draining"),
-            _ => Error::closed(),
-        });
+    for from in [ConnState::Connected, ConnState::Reconnecting] {
+        if inner
+            .state
+            .compare_exchange(
+                from as u8,
+                ConnState::Draining as u8,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            )
+            .is_ok()
+        {
+            return Ok(());
+        }
     }
-    Ok(())
+    Err(match inner.state() {
+        ConnState::Draining => Error::new(ErrorKind::IllegalState, "already draining"),
+        ConnState::Connecting | ConnState::Disconnected => Error::new(
+            ErrorKind::IllegalState,
+            "not connected yet: drain once the first connect has succeeded",
+        ),
+        _ => Error::closed(),
+    })
 }
 
 fn drain(inner: &Arc<ClientInner>, timeout: Duration) -> Result<()> {

@@ -547,9 +547,12 @@ pub unsafe extern "C" fn natsio_client_flush_async(
 /// pending publishes are flushed, then the client closes. Bounded by
 /// `timeout_ms` (NATSIO_TIMEOUT_DEFAULT: the client's drain timeout); past
 /// it the client closes anyway and NATSIO_ERR_DRAIN_TIMEOUT is returned
-/// (and reported to the error callback). Blocks. Errors:
-/// NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_ILLEGAL_STATE (already
-/// draining), NATSIO_ERR_INVALID_ARGUMENT (timeout).
+/// (and reported to the error callback). A client that is reconnecting
+/// drains too: the drain completes once it has reconnected (subscriptions
+/// re-sent, the publishes buffered meanwhile delivered), within the same
+/// bound. Blocks. Errors: NATSIO_ERR_CONNECTION_CLOSED (closed),
+/// NATSIO_ERR_ILLEGAL_STATE (already draining, or the first connect has
+/// not succeeded yet), NATSIO_ERR_INVALID_ARGUMENT (timeout).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_drain(
     c: *const natsio_client,

@@ -296,3 +296,51 @@ fn block_policy_pause_holds_across_a_reconnect() {
     let m = sub.next_msg(T).unwrap().expect("a message");
     assert_eq!(m.payload(), 999u32.to_be_bytes());
 }
+
+#[test]
+fn drain_while_reconnecting_completes_after_the_reconnect_and_loses_nothing() {
+    let mut s = TestServer::start();
+    let (o, _) = fast_reconnect(&[s.url()]);
+    let c = Client::connect(o).unwrap();
+    let sub = c.subscribe("dr.>", None, SubOptions::default()).unwrap();
+    c.flush(None).unwrap();
+    s.kill();
+    assert!(wait_until(Duration::from_secs(5), || c.status()
+        == ConnState::Reconnecting));
+    for i in 0..50 {
+        c.publish("dr.during", format!("d{i}").as_bytes()).unwrap();
+    }
+    // The drain starts while there is no connection: the client drains
+    // (no CONNECTION_CLOSED for a client that is not closed) and stays
+    // draining through the reconnect.
+    let drained = c.drain_async(Some(Duration::from_secs(20)));
+    assert_eq!(c.status(), ConnState::Draining);
+    assert_eq!(
+        c.drain(None).unwrap_err().kind(),
+        ErrorKind::IllegalState,
+        "a second drain"
+    );
+    s.restart();
+    // The publishes buffered before the drain reach the subscription (a
+    // drain waits for its backlog to be read), then it ends.
+    let want: Vec<Vec<u8>> = (0..50).map(|i| format!("d{i}").into_bytes()).collect();
+    assert_eq!(recv_n(&sub, 50), want);
+    let r = drained.wait(Some(Duration::from_secs(20))).expect("drain ended");
+    assert!(r.is_ok(), "{:?}", r.err());
+    assert_eq!(c.status(), ConnState::Closed);
+    assert_eq!(c.stats().reconnects, 1);
+    assert!(sub.next_msg(T).unwrap().is_none(), "drained: the end");
+
+    // A drain bounded shorter than the outage ends with DRAIN_TIMEOUT and
+    // a closed client.
+    let (o, _) = fast_reconnect(&[s.url()]);
+    let c = Client::connect(o).unwrap();
+    let _sub = c.subscribe("dr.>", None, SubOptions::default()).unwrap();
+    c.flush(None).unwrap();
+    s.kill();
+    assert!(wait_until(Duration::from_secs(5), || c.status()
+        == ConnState::Reconnecting));
+    let e = c.drain(Some(Duration::from_millis(300))).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DrainTimeout, "{e}");
+    assert_eq!(c.status(), ConnState::Closed);
+}
