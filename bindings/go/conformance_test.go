@@ -235,13 +235,18 @@ func checkDefaultCase(t *testing.T, c conformanceCase, jetStreamServer func(*tes
 				nc.Close()
 				return "connected to " + u
 			case errors.Is(err, natsio.ErrNoServers):
-				return "no servers"
+				return "no servers: " + err.Error()
 			}
 			return "error " + err.Error()
 		}
 		empty, def := outcome(""), outcome(value)
 		if empty != def || strings.HasPrefix(empty, "error") {
 			t.Fatalf("Connect(\"\"): %s; Connect(%q): %s", empty, value, def)
+		}
+		// Proof that "" went to the default address: the connected URL, or
+		// the error naming host:port when nothing listens there.
+		if hostPort := strings.TrimPrefix(value, "nats://"); !strings.Contains(empty, hostPort) {
+			t.Fatalf("Connect(\"\"): %s, which does not name %s", empty, hostPort)
 		}
 	case "delete_msg_erase":
 		if value != "true" {

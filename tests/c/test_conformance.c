@@ -227,6 +227,19 @@ static void test_default_url(void) {
      * server there. */
     natsio_client *a = NULL, *b = NULL;
     natsio_status by_empty = natsio_client_connect_url("", &a);
+    /* Proof that "" went to the default address, whether a server listens
+     * there (the connected URL) or not (the error names host:port). */
+    const char *host_port = strstr(l->fields[2], "://") ? strstr(l->fields[2], "://") + 3 : l->fields[2];
+    if (by_empty == NATSIO_OK) {
+        char *url = NULL;
+        EXPECT_OK(natsio_client_connected_url(a, &url));
+        NT_CHECK_MSG(url != NULL && strstr(url, host_port) != NULL, "connected to %s", url ? url : "(null)");
+        natsio_string_free(url);
+    } else {
+        const char *detail = natsio_last_error();
+        NT_CHECK_MSG(detail != NULL && strstr(detail, host_port) != NULL, "connect \"\": %s",
+                     detail ? detail : "(no detail)");
+    }
     natsio_status by_default = natsio_client_connect_url(NATSIO_DEFAULT_URL, &b);
     natsio_client_free(a);
     natsio_client_free(b);

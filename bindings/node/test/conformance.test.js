@@ -121,10 +121,11 @@ const data = {
 async function outcome(promise) {
   try {
     const nc = await promise;
+    const where = nc.connectedUrl;
     await nc.close();
-    return 'connected';
+    return `connected to ${where}`;
   } catch (e) {
-    return e.name;
+    return `${e.name}: ${e.message}`;
   }
 }
 
@@ -133,7 +134,10 @@ const defaults = {
     assert.equal(nats.DEFAULT_URL, value);
     const opts = { reconnect: false, timeout: 1000 };
     const explicit = await outcome(nats.connect({ ...opts, servers: value }));
-    assert.ok(explicit === 'connected' || explicit === 'NoServersAvailableError', explicit);
+    assert.ok(/^(connected to|NoServersAvailableError:)/.test(explicit), explicit);
+    // Proof that the default address was used: the connected URL, or the
+    // error naming host:port when nothing listens there.
+    assert.ok(explicit.includes(value.replace('nats://', '')), explicit);
     assert.equal(await outcome(nats.connect({ ...opts, servers: '' })), explicit, "servers: ''");
     assert.equal(await outcome(nats.connect({ ...opts, servers: [] })), explicit, 'servers: []');
     assert.equal(await outcome(nats.connect({ ...opts })), explicit, 'no servers');
