@@ -9,6 +9,7 @@ mod common;
 mod auth;
 mod fake_jetstream;
 mod fake_server;
+mod healing;
 mod jetstream;
 mod messaging;
 mod object;

@@ -325,7 +325,9 @@ fn drain_while_reconnecting_completes_after_the_reconnect_and_loses_nothing() {
     // drain waits for its backlog to be read), then it ends.
     let want: Vec<Vec<u8>> = (0..50).map(|i| format!("d{i}").into_bytes()).collect();
     assert_eq!(recv_n(&sub, 50), want);
-    let r = drained.wait(Some(Duration::from_secs(20))).expect("drain ended");
+    let r = drained
+        .wait(Some(Duration::from_secs(20)))
+        .expect("drain ended");
     assert!(r.is_ok(), "{:?}", r.err());
     assert_eq!(c.status(), ConnState::Closed);
     assert_eq!(c.stats().reconnects, 1);
