@@ -11,6 +11,11 @@
 #   js_config   JetStream JSON configs (stream, KV, purge), Go durations,
 #               RFC 3339 timestamps, publish-ack replies: no panic, a
 #               normalised config normalises to itself
+#   ws_frames   bytes from a WebSocket server: no panic, no more payload
+#               than came in, the same frames however the reads are cut
+#
+# Without target names, every [[bin]] of fuzz/Cargo.toml is fuzzed. A target
+# that executes no input fails the run.
 #
 # Usage: scripts/fuzz.sh [seconds per target, default 60] [target...]
 #        scripts/fuzz.sh --build-only   (install cargo-fuzz, build, stop:
@@ -38,7 +43,16 @@ fi
 SECONDS_PER_TARGET="${1:-60}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(parser round_trip headers info_and_urls js_config ws_frames)
+# Every target fuzz/Cargo.toml declares ([[bin]] name = "..."): a new one is
+# fuzzed without editing this script.
+if [ ${#TARGETS[@]} -eq 0 ]; then
+    mapfile -t TARGETS < <(awk '
+        /^\[\[bin\]\]/ { in_bin = 1; next }
+        /^\[/ { in_bin = 0 }
+        in_bin && /^name *= *"/ { sub(/^name *= *"/, ""); sub(/".*/, ""); print }
+    ' fuzz/Cargo.toml)
+    [ ${#TARGETS[@]} -gt 0 ] || { echo "no [[bin]] targets in fuzz/Cargo.toml" >&2; exit 1; }
+fi
 
 step() { printf '\n==> %s\n' "$*"; }
 started=$SECONDS
@@ -82,6 +96,13 @@ for target in "${TARGETS[@]}"; do
         echo "reproduce: (cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run $target artifacts/$target/<file>)"
     fi
     execs="$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -n 1)"
+    # A run that executed nothing (a target that exits at once, a corpus
+    # it cannot read) fuzzed nothing: a failure, not a pass.
+    if [ "$result" = ok ] && [ "${execs:-0}" -eq 0 ]; then
+        result="NO RUNS"
+        status=1
+        tail -n 20 "$log"
+    fi
     corpus_size="$(find "$scratch/$target" -type f | wc -l)"
     summary+=("$(printf '%-11s %-5s %10s executions, %5s new corpus inputs' "$target" "$result" "${execs:-?}" "$corpus_size")")
 done

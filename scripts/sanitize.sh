@@ -134,15 +134,24 @@ count_go() {
 }
 
 # Runs one test program; its output goes to a log, shown only on failure.
-# A run that exits 0 but reports no passed test fails too.
+# A run that exits 0 but reports no passed test fails too. With
+# NATSIO_SANITIZE_COUNTS set, a passing run appends "<label> <passed>" to
+# that file (subtests included), for scripts/test.sh to check against the
+# floors of the same programs: a sanitizer run that ran fewer cases (a
+# filter left in the environment) fails there.
 run_logged() {
     local label="$1" counter="$2" log="$3"
     shift 3
     local start=$SECONDS counts=""
     if "$@" >"$log" 2>&1; then
         counts="$("$counter" "$log" || true)"
-        if [[ "$counts" =~ ^[1-9][0-9]*\ passed ]]; then
+        if [[ "$counts" =~ ^([1-9][0-9]*)\ passed ]]; then
             printf '  %-28s ok    %3ds  %s\n' "$label" $((SECONDS - start)) "$counts"
+            if [ -n "${NATSIO_SANITIZE_COUNTS:-}" ]; then
+                local n="${BASH_REMATCH[1]}"
+                [[ "$counts" =~ \(\+([0-9]+)\ subtests\) ]] && n=$((n + BASH_REMATCH[1]))
+                printf '%s %s\n' "${label// /:}" "$n" >>"$NATSIO_SANITIZE_COUNTS"
+            fi
             return
         fi
         fail "$label" "$(printf '%3ds  ran no tests (%s)' $((SECONDS - start)) "${counts:-no counts}")"

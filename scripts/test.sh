@@ -88,8 +88,8 @@ note() { # STAGE TEXT: a stage with no test count (ran, or skipped on purpose)
     COUNT_KEYS+=("$1")
 }
 
-# Fails the stage when a count is zero, below its floor or has no floor, or
-# a floor was not counted. A KEY ending in / stands for every key under it, counted
+# Fails the stage when a count is zero, differs from its floor (below or
+# above: floors are exact) or has no floor, or a floor was not counted. A KEY ending in / stands for every key under it, counted
 # or with a floor (ctest/: each test program).
 check_counts() { # KEY...
     local key k bad=0 keys=()
@@ -118,6 +118,11 @@ check_counts() { # KEY...
         elif [ "${COUNT[$key]}" -lt "${FLOOR[$key]}" ]; then
             echo "test counts: $key ran ${COUNT[$key]} tests, fewer than its floor ${FLOOR[$key]}" >&2
             bad=1
+        elif [ "${COUNT[$key]}" -gt "${FLOOR[$key]}" ]; then
+            # Exact: a test added in one place must not hide one lost in
+            # another behind the same total.
+            echo "test counts: $key ran ${COUNT[$key]} tests, more than its floor ${FLOOR[$key]}: set the floor to the new count" >&2
+            bad=1
         fi
     done
     [ "$bad" -eq 0 ] || exit 1
@@ -140,7 +145,7 @@ summary() {
         if [ -z "$floor" ]; then status="NO FLOOR: add it"
         elif [ -z "$ran" ]; then status="no count (stage failed or not reached)"
         elif [ "$ran" -lt "$floor" ]; then status="BELOW FLOOR"
-        elif [ "$ran" -gt "$floor" ]; then status="above: raise the floor"
+        elif [ "$ran" -gt "$floor" ]; then status="ABOVE FLOOR: set it to the count"
         else status="ok"
         fi
         printf '%-32s %8s %8s  %s\n' "$key" "${ran:--}" "${floor:--}" "$status"
@@ -159,9 +164,27 @@ summary() {
 }
 trap summary EXIT
 
-# Sum of "N passed" over every "test result:" line of a cargo test log.
-cargo_passed() {
-    sed -nE 's/^test result: [a-zA-Z]+\. ([0-9]+) passed;.*/\1/p' "$1" | awk '{ s += $1 } END { print s + 0 }'
+# "N passed" of each test binary of a cargo test log, as "name N" lines:
+# lib (the unit tests), the tests/ target's name, doc (the doc-tests). A
+# binary that passed nothing is left out: its floor then fails as not run.
+cargo_counts() {
+    awk '
+        /^ *Running unittests / { name = "lib"; next }
+        /^ *Running / { name = $2; sub(/^tests\//, "", name); sub(/(\/main)?\.rs$/, "", name); next }
+        /^ *Doc-tests / { name = "doc"; next }
+        /^test result: / { if (name != "" && $4 > 0) print name, $4; name = "" }
+    ' "$1"
+}
+
+# "--- PASS" lines (tests and subtests) of each package of a `go test -v`
+# log, as "package N" lines, the package named by its import path without
+# PREFIX: its lines come before its "ok" line.
+go_counts() { # PREFIX LOG
+    awk -v prefix="$1" '
+        /^[[:space:]]*--- PASS: / { n++ }
+        /^ok[[:space:]]/ { p = $2; if (index(p, prefix) == 1) p = substr(p, length(prefix) + 1); print p, n + 0; n = 0 }
+        /^(FAIL|\?)[[:space:]]/ { n = 0 }
+    ' "$2"
 }
 
 # The count of every ctest entry from ctest's log: the program's own
@@ -267,8 +290,10 @@ note docs "ok: doxygen built the C API reference without a warning"
 STAGE="cargo test (debug)"
 step "$STAGE"
 cargo test 2>&1 | tee "$LOG_DIR/cargo-test-debug.log"
-count cargo-test-debug "$(cargo_passed "$LOG_DIR/cargo-test-debug.log")"
-check_counts cargo-test-debug
+while read -r name n; do
+    count "cargo-test-debug/$name" "$n"
+done < <(cargo_counts "$LOG_DIR/cargo-test-debug.log")
+check_counts cargo-test-debug/
 
 # --------------------------------------------------------------------------
 # One ctest entry per test program; each program's own case count is read
@@ -346,8 +371,10 @@ case "$GO_PC_DIR" in /*) ;; *) GO_PC_DIR="$ROOT/$GO_PC_DIR" ;; esac
     go vet ./...
     go test -race -count=1 -v ./... 2>&1 | tee -a "$LOG_DIR/go-test.log"
 )
-count go-test "$(grep -cE '^[[:space:]]*--- PASS: ' "$LOG_DIR/go-test.log" || true)"
-check_counts go-test
+while read -r pkg n; do
+    count "go-test/$pkg" "$n"
+done < <(go_counts github.com/libnatsio/natsio/ "$LOG_DIR/go-test.log")
+check_counts go-test/
 
 # The binding as Go users get it: libnatsio installed from the build dir
 # into a temporary prefix, the module served as v<version> by a local
@@ -367,10 +394,19 @@ step "Node binding: npm test"
 (
     cd bindings/node
     if [ -f package-lock.json ]; then npm ci; else npm install; fi
-    npm test 2>&1 | tee "$LOG_DIR/node-test.log"
+    # npm test's command with a second reporter beside TAP: the passed
+    # tests of each file (scripts/node-test-counts.mjs).
+    npm run --silent pretest
+    test_cmd="$(node -p "require('./package.json').scripts.test")"
+    [[ "$test_cmd" == "node "*" --test "* ]] || { echo "package.json's test script is not a node --test command: $test_cmd" >&2; exit 1; }
+    reporters="--test-reporter=tap --test-reporter-destination=stdout"
+    reporters+=" --test-reporter=$ROOT/scripts/node-test-counts.mjs --test-reporter-destination=$LOG_DIR/node-test-counts.txt"
+    bash -euo pipefail -c "${test_cmd/ --test / --test $reporters } 2>&1" | tee "$LOG_DIR/node-test.log"
 )
-count node-test "$(sed -nE 's/^(# |ℹ )pass ([0-9]+)$/\2/p' "$LOG_DIR/node-test.log" | tail -n 1)"
-check_counts node-test
+while read -r file n; do
+    count "node-test/${file%.test.js}" "$n"
+done <"$LOG_DIR/node-test-counts.txt"
+check_counts node-test/
 
 # The package as npm users get it: packed (with the Rust crate), installed
 # in projects outside the tree against a prefix installed from the build
@@ -409,8 +445,31 @@ hardening="$(python3 scripts/readme_blocks.py commands README.md hardening)"
     grep -qE '^scripts/fuzz.sh [0-9]+$' <<<"$hardening" ||
     { echo "README's hardening block changed; this stage runs its two lines: $hardening" >&2; exit 1; }
 step "sanitizers: tests under ASan+UBSan and valgrind"
-env -u SANITIZE_SUITES -u VALGRIND_TESTS BUILD_DIR="$BUILD_DIR" bash -euo pipefail -c "$(grep '^scripts/sanitize.sh' <<<"$hardening")"
-note sanitizers "ok: scripts/sanitize.sh exited 0"
+SANITIZE_COUNTS="$LOG_DIR/sanitize-counts.txt"
+: >"$SANITIZE_COUNTS"
+env -u SANITIZE_SUITES -u VALGRIND_TESTS -u GTEST_FILTER -u GOFLAGS BUILD_DIR="$BUILD_DIR" \
+    NATSIO_SANITIZE_COUNTS="$SANITIZE_COUNTS" \
+    bash -euo pipefail -c "$(grep '^scripts/sanitize.sh' <<<"$hardening")"
+# Each sanitized run ran exactly the cases of the same program in the
+# stages above: its floor is that program's (node: the sum over its files).
+node_total=0
+for key in "${FLOOR_KEYS[@]}"; do
+    [[ "$key" == node-test/* ]] && node_total=$((node_total + FLOOR[$key]))
+done
+while read -r label n; do
+    tool="${label%%:*}"
+    case "$label" in
+        *:test_*) program="${label#*:}" same="${FLOOR[ctest/$program]:-}" ;;
+        asan:natsio_cpp_tests) program=cpp_binding same="${FLOOR[ctest/cpp_binding]:-}" ;;
+        asan:node:--test) program=node same="$node_total" ;;
+        asan:go:test) program=go same="${FLOOR[go-test/bindings/go]:-}" ;;
+        *) program="${label#*:}" same="" ;; # no floor: check_counts says so
+    esac
+    key="sanitize/$tool/$program"
+    [ -z "$same" ] || { FLOOR[$key]=$same; FLOOR_KEYS+=("$key"); }
+    count "$key" "$n"
+done <"$SANITIZE_COUNTS"
+check_counts sanitize/
 
 STAGE="fuzzing"
 if [ "${FUZZ_SECONDS:-10}" != "0" ]; then

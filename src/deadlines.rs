@@ -20,6 +20,9 @@ struct Queue {
     timer_running: bool,
     /// What the running timer sleeps until (`None`: it is about to look).
     timer_at: Option<Instant>,
+    /// Times `arm` woke the sleeping timer for a nearer deadline (the
+    /// tests check which deadlines do and do not).
+    early_wakes: u64,
 }
 
 #[derive(Default)]
@@ -63,6 +66,7 @@ impl Deadlines {
             // if it is not waiting yet.) Not for a deadline after the
             // timer's: one request at a time would wake it each time.
             q.timer_at = None;
+            q.early_wakes += 1;
             d.wake.notify_one();
         }
     }
@@ -186,6 +190,28 @@ mod tests {
         lock(&c.inner.deadlines.queue).timer_running
     }
 
+    /// Waits until the timer sleeps until the queue's first deadline.
+    fn wait_timer_asleep(c: &Client) {
+        let until = Instant::now() + PATIENCE;
+        loop {
+            {
+                let q = lock(&c.inner.deadlines.queue);
+                if q.timer_running
+                    && q.timer_at.is_some()
+                    && q.timer_at == q.entries.front().map(|e| e.0)
+                {
+                    return;
+                }
+            }
+            assert!(Instant::now() < until, "the timer did not go to sleep");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    fn early_wakes(c: &Client) -> u64 {
+        lock(&c.inner.deadlines.queue).early_wakes
+    }
+
     /// Waits for `done`'s result and requires a timeout.
     fn assert_timed_out(done: &Completion, what: &str) {
         match done.wait(Some(PATIENCE)) {
@@ -224,10 +250,9 @@ mod tests {
     fn a_nearer_deadline_armed_later_wakes_the_sleeping_timer() {
         let c = offline_client();
         let (_, far) = armed(&c, Instant::now() + LATER);
-        // Let the timer go to sleep until the far deadline.
-        std::thread::sleep(Duration::from_millis(100));
-        assert!(timer_running(&c));
+        wait_timer_asleep(&c);
         let (_, near) = armed(&c, Instant::now() + Duration::from_millis(50));
+        assert_eq!(early_wakes(&c), 1, "the nearer deadline woke the timer");
         assert_timed_out(&near, "nearer request");
         assert!(!far.is_done(), "the far request expired with the near one");
         assert!(timer_running(&c), "the far request still needs the timer");
@@ -237,23 +262,12 @@ mod tests {
     fn a_later_deadline_armed_while_the_timer_sleeps_for_an_answered_one_expires_in_turn() {
         let c = offline_client();
         let (_, first) = armed(&c, Instant::now() + Duration::from_millis(200));
-        std::thread::sleep(Duration::from_millis(50));
-        {
-            let q = lock(&c.inner.deadlines.queue);
-            let front = q.entries.front().map(|e| e.0);
-            assert_eq!(
-                q.timer_at, front,
-                "the timer sleeps until the first deadline"
-            );
-        }
+        wait_timer_asleep(&c);
         // Answered before its deadline, as one request at a time is: the
         // next one, due later, lets the timer sleep on (no wake-up)...
         first.complete(Ok(Outcome::Done));
         let (_, second) = armed(&c, Instant::now() + Duration::from_millis(400));
-        assert!(
-            lock(&c.inner.deadlines.queue).timer_at.is_some(),
-            "a later deadline woke the timer"
-        );
+        assert_eq!(early_wakes(&c), 0, "a later deadline woke the timer");
         // ...which then finds it and fails it at its own deadline.
         let started = Instant::now();
         assert_timed_out(&second, "second request");

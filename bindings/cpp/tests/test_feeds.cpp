@@ -496,8 +496,9 @@ TEST(FeedBuffering, LaggingKvWatcherSeesEveryChangeInOrder) {
         revisions.push_back(writer_kv.put(key, value));
         made.emplace_back(key, value);
     }
-    std::this_thread::sleep_for(2s);
-    // All of it waits in the watcher's buffer already.
+    // All of it comes into the watcher's buffer while nobody reads.
+    ASSERT_TRUE(wait_until([&] { return w.stats().pending_items >= 100; }, 10s))
+        << "buffered: " << w.stats().pending_items;
     natsio::IterStats stats = w.stats();
     EXPECT_EQ(stats.pending_items, 100u);
     EXPECT_EQ(stats.stalls, 0u);
