@@ -273,6 +273,7 @@ typedef struct {
     const char *jwt;    /* NULL: jwt_cb fails the attempt */
     const char *seed;   /* signs with this seed */
     bool corrupt;       /* flip a bit of the signature */
+    atomic_bool refuse; /* auth_sign fails while set */
     atomic_int jwt_calls;
     atomic_int sign_calls;
     atomic_size_t nonce_len;
@@ -285,6 +286,7 @@ static natsio_status auth_sign(void *user_data, const uint8_t *nonce, size_t non
     authenticator *a = (authenticator *)user_data;
     atomic_fetch_add(&a->sign_calls, 1);
     atomic_store(&a->nonce_len, nonce_len);
+    if (atomic_load(&a->refuse)) return NATSIO_ERR_INVALID_ARGUMENT;
     if (!nt_nkey_sign(a->seed, nonce, nonce_len, signature_out)) return NATSIO_ERR_INVALID_ARGUMENT;
     if (a->corrupt) signature_out[0] ^= 0x01;
     return NATSIO_OK;
@@ -361,7 +363,9 @@ static void test_callback_authenticator(void) {
     NT_CHECK(refused != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_auth_callbacks(refused, auth_jwt, auth_sign, &refusing, NULL), NATSIO_OK);
     natsio_client *never = NULL;
-    NT_CHECK(natsio_client_connect(refused, &never) != NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_connect(refused, &never), NATSIO_ERR_CONFIG);
+    NT_CHECK_MSG(strstr(natsio_last_error(), "signature callback failed with status 102") != NULL, "detail: %s",
+                 natsio_last_error());
     NT_CHECK(never == NULL);
     NT_CHECK(atomic_load(&refusing.sign_calls) >= 1);
 
@@ -370,6 +374,54 @@ static void test_callback_authenticator(void) {
     NT_CHECK(nulls != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_auth_callbacks(nulls, NULL, auth_sign, NULL, NULL), NATSIO_ERR_NULL_ARGUMENT);
     NT_CHECK_INT_EQ(natsio_options_set_auth_callbacks(nulls, auth_jwt, NULL, NULL, NULL), NATSIO_ERR_NULL_ARGUMENT);
+}
+
+static bool client_connected(void *arg) { return natsio_client_status((natsio_client *)arg) == NATSIO_CONN_CONNECTED; }
+
+typedef struct {
+    authenticator *auth;
+    int calls_before;
+} refusals;
+
+/* The signature callback has refused at least two reconnect attempts. */
+static bool refused_twice(void *arg) {
+    refusals *r = (refusals *)arg;
+    return atomic_load(&r->auth->sign_calls) >= r->calls_before + 2;
+}
+
+/* An authenticator that fails at a reconnect (a key store briefly away)
+ * does not end the client: each attempt fails, the client keeps trying, and
+ * it reconnects once the callback signs again. */
+static void test_callback_authenticator_failing_at_a_reconnect(void) {
+    nt_server *s = start_operator_server();
+    NT_CHECK(s != NULL);
+    static authenticator flaky;
+    memset(&flaky, 0, sizeof flaky);
+    flaky.jwt = read_fixture("auth/user.jwt");
+    flaky.seed = read_fixture("auth/user.nk");
+    NT_CHECK(flaky.jwt && flaky.seed);
+    natsio_options *o = fast_reconnect_options(nt_server_url(s));
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_auth_callbacks(o, auth_jwt, auth_sign, &flaky, NULL), NATSIO_OK);
+    natsio_client *c = NULL;
+    natsio_status st = natsio_client_connect(o, &c);
+    NT_CHECK_MSG(st == NATSIO_OK, "connect: %s (%s)", natsio_status_str(st), natsio_last_error());
+    nt_cleanup(client_free_cb, c);
+
+    refusals r = {&flaky, 0};
+    atomic_store(&flaky.refuse, true);
+    r.calls_before = atomic_load(&flaky.sign_calls);
+    NT_CHECK_INT_EQ(nt_server_restart(s), 0);
+    NT_CHECK_MSG(nt_wait_until(refused_twice, &r, 10000), "sign calls: %d", atomic_load(&flaky.sign_calls));
+    NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_RECONNECTING);
+
+    atomic_store(&flaky.refuse, false);
+    NT_CHECK_MSG(nt_wait_until(client_connected, c, 10000), "not reconnected: status %d",
+                 (int)natsio_client_status(c));
+    NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
+    natsio_client_stats stats;
+    NT_CHECK_INT_EQ(natsio_client_get_stats(c, &stats), NATSIO_OK);
+    NT_CHECK_INT_EQ(stats.reconnects, 1);
 }
 
 /* ---- conflicts ------------------------------------------------------------ */
@@ -765,6 +817,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_nkey_bad_seeds_are_config_errors),
         NT_CASE(test_credentials_file),
         NT_CASE(test_callback_authenticator),
+        NT_CASE(test_callback_authenticator_failing_at_a_reconnect),
         NT_CASE(test_two_auth_kinds_are_a_config_error),
         NT_CASE(test_repeated_auth_error_on_reconnect_closes),
         NT_CASE(test_ignore_auth_error_abort_keeps_trying),

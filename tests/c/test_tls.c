@@ -116,6 +116,39 @@ static void test_tls_url_with_the_right_ca(void) {
     NT_CHECK_MSG(tls_required, "server INFO does not say tls_required");
 }
 
+static bool client_connected(void *arg) { return natsio_client_status((natsio_client *)arg) == NATSIO_CONN_CONNECTED; }
+
+/* A restart of the server: the client reconnects over TLS again (the
+ * handshake and verification run anew, the files re-read), re-subscribes and
+ * sends what was published while it was away. */
+static void test_reconnect_over_tls(void) {
+    nt_server *s = start_tls_server(true, false);
+    NT_CHECK(s != NULL);
+    natsio_options *o = options_for_url(url_of(s, "tls", "127.0.0.1"), 2000);
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_tls(o, tls_file("ca.pem"), tls_file("client-cert.pem"), tls_file("client-key.pem")),
+                    NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_reconnect_wait(o, 50, 200), NATSIO_OK);
+    natsio_client *c = connect_and_use(o);
+    NT_CHECK(c != NULL);
+    natsio_sub *sub = subscribe_and_flush(c, "tls.again");
+    NT_CHECK(sub != NULL);
+    NT_CHECK_INT_EQ(nt_server_restart(s), 0);
+    NT_CHECK_INT_EQ(natsio_client_publish(c, "tls.again", "after", 5), NATSIO_OK);
+    NT_CHECK_MSG(nt_wait_until(client_connected, c, 10000), "not reconnected: %s", natsio_last_error());
+    natsio_msg *m = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_next(sub, 5000, &m), NATSIO_OK);
+    NT_CHECK_MEM_EQ(natsio_msg_data(m), natsio_msg_data_len(m), "after", 5);
+    natsio_msg_free(m);
+    natsio_client_stats st;
+    NT_CHECK_INT_EQ(natsio_client_get_stats(c, &st), NATSIO_OK);
+    NT_CHECK_INT_EQ(st.reconnects, 1);
+    char *url = NULL;
+    NT_CHECK_INT_EQ(natsio_client_connected_url(c, &url), NATSIO_OK);
+    NT_CHECK_MSG(strncmp(url, "tls://", 6) == 0, "reconnected to %s", url);
+    natsio_string_free(url);
+}
+
 /* A nats:// URL to a server that requires TLS upgrades to TLS when TLS is
  * configured (the certificate is verified as usual). */
 static void test_server_required_tls_upgrades_a_nats_url(void) {
@@ -271,6 +304,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_tls_handshake_first),
         NT_CASE(test_tls_url_to_a_plain_server_fails),
         NT_CASE(test_tls_option_validation),
+        NT_CASE(test_reconnect_over_tls),
     };
     return nt_main(argc, argv, cases, NT_COUNT(cases));
 }

@@ -1035,19 +1035,23 @@ fn consume_pulls_continuously_and_stops() {
     assert!(pull.next(None).unwrap().is_none(), "a stopped consume ends");
     t.join().unwrap();
 
-    // A deleted consumer ends the consumption.
-    let pull = js.consume("C", "d", opts.clone()).wait().unwrap();
-    let js2 = js.clone();
-    let t = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(300));
-        js2.delete_consumer("C", "d").wait().unwrap();
-    });
-    let e = pull.next(Some(Duration::from_secs(5))).unwrap_err().kind();
-    assert!(
-        matches!(e, ErrorKind::ConsumerDeleted | ErrorKind::ConsumerNotFound),
-        "{e:?}"
-    );
-    t.join().unwrap();
+    // A consumer deleted under an open pull request ends the consumption
+    // with ConsumerDeleted (the server's 409 on that request). Its requests
+    // last 30 s here, so the deletion meets one: the server lists it as
+    // waiting before the delete is sent.
+    let long = ConsumeOptions {
+        expires: Duration::from_secs(30),
+        idle_heartbeat: Duration::from_secs(5),
+        ..opts.clone()
+    };
+    let pull = js.consume("C", "d", long).wait().unwrap();
+    assert!(common::wait_until(Duration::from_secs(10), || js
+        .consumer_info("C", "d")
+        .wait()
+        .is_ok_and(|i| i["num_waiting"].as_u64() >= Some(1))));
+    js.delete_consumer("C", "d").wait().unwrap();
+    let e = pull.next(Some(Duration::from_secs(10))).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ConsumerDeleted, "{e}");
     assert_eq!(
         kind(js.consume("C", "d", opts.clone()).wait()),
         ErrorKind::ConsumerNotFound

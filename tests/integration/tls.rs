@@ -93,9 +93,13 @@ fn mutual_tls_required_and_satisfied() {
         .flush(None)
         .unwrap();
     // No client certificate: the server refuses.
-    assert!(Client::connect(tls_opts(s.url(), ca("ca.pem")))
+    let e = Client::connect(tls_opts(s.url(), ca("ca.pem")))
         .and_then(|c| c.flush(None))
-        .is_err());
+        .unwrap_err();
+    // TLS 1.3: the server's alert arrives after the client's side of the
+    // handshake, at the first read.
+    assert_eq!(e.kind(), ErrorKind::Io, "{e}");
+    assert!(e.detail().contains("CertificateRequired"), "{e}");
 }
 
 #[test]
@@ -112,7 +116,13 @@ fn hostname_override_and_tls_first() {
     let mut t = ca("ca.pem");
     t.hostname = Some("not-in-the-cert.example".into());
     t.handshake_first = true;
-    assert!(Client::connect(tls_opts(s.url(), t)).is_err());
+    let e = Client::connect(tls_opts(s.url(), t)).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::Io, "{e}");
+    assert!(
+        e.detail()
+            .contains("certificate not valid for name \"not-in-the-cert.example\""),
+        "{e}"
+    );
 }
 
 #[test]
