@@ -351,8 +351,11 @@ func TestUserJWTCallbacks(t *testing.T) {
 	_, err := natsio.Connect(s.url, natsio.NoReconnect(), natsio.UserJWT(
 		func() (string, error) { return strings.TrimSpace(string(jwt)), nil },
 		func([]byte) ([]byte, error) { return nil, errors.New("HSM unavailable") }))
-	if err == nil {
-		t.Fatal("connected although signing failed")
+	// The application's refusal is a configuration error naming the
+	// callback, as in C and Node.
+	wantIs(t, err, natsio.ErrConfig)
+	if !strings.Contains(err.Error(), "signature callback failed") {
+		t.Fatalf("error %q does not name the signature callback", err)
 	}
 }
 

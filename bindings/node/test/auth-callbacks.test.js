@@ -120,18 +120,22 @@ test('a callback that throws, answers wrongly or never answers fails the attempt
   const logged = [];
   const logger = (level, line) => logged.push([level, line]);
   const base = { servers: server.url, reconnect: false, logger };
+  // A refusal of the application's is a configuration error naming the
+  // callback, as in C (the callback's INVALID_ARGUMENT, 102).
+  const refusedBy = (what) => (e) => e instanceof nats.ConfigError && e.code === 'CONFIG' && what.test(e.message);
+  const signatureRefused = refusedBy(/the signature callback failed with status 102$/);
   await assert.rejects(
     nats.connect({ ...base, userJWT: () => jwt, signatureCB: () => { throw new Error('no key here'); } }),
-    nats.NatsError,
+    signatureRefused,
   );
   assert.ok(
     logged.some(([level, line]) => level === 'error' && /signatureCB.*no key here/.test(line)),
     JSON.stringify(logged),
   );
-  await assert.rejects(nats.connect({ ...base, userJWT: () => jwt, signatureCB: () => new Uint8Array(3) }), nats.NatsError);
+  await assert.rejects(nats.connect({ ...base, userJWT: () => jwt, signatureCB: () => new Uint8Array(3) }), signatureRefused);
   await assert.rejects(
     nats.connect({ ...base, userJWT: () => Promise.reject(new Error('no jwt')), signatureCB: (n) => sign(userKey, n) }),
-    nats.NatsError,
+    refusedBy(/the JWT callback returned NULL$/),
   );
   // Never answered: bounded by the connect timeout; timers keep running.
   // The pending promise stays reachable (its resolve is kept): one the GC
@@ -150,8 +154,9 @@ test('a callback that throws, answers wrongly or never answers fails the attempt
         signatureCB: () => new Promise((resolve) => unanswered.push(resolve)),
       }),
       // The connect timeout or the wait for the answer (the same 300 ms),
-      // whichever ends first.
-      nats.NatsError,
+      // whichever ends first: a TimeoutError, or the callback failing with
+      // TIMEOUT (200).
+      (e) => e instanceof nats.TimeoutError || refusedBy(/the signature callback failed with status 200$/)(e),
     );
   } finally {
     clearInterval(ticker);
