@@ -525,6 +525,45 @@ test('after nc.close(): pulls, consumer calls, acks and KV keys/history fail cle
   await js.kv.delete('NC');
 });
 
+test('nc.close() with operations pending: a request, a fetch and a next each reject with ConnectionClosedError at once', async () => {
+  const c = await nats.connect({ servers: server.url });
+  const ctx = c.jetstream();
+  await ctx.streams.add({ name: 'PEND', subjects: ['PEND.>'], storage: 'memory' });
+  await ctx.consumers.add('PEND', { durable_name: 'idle', ack_policy: 'explicit' });
+  // A responder that takes the request and never answers: it tells when
+  // the request has reached the server.
+  const silent = await nats.connect({ servers: server.url });
+  const taken = silent.subscribe('svc.silent');
+  await silent.flush();
+  try {
+    const outcomes = [
+      c.request('svc.silent', '?', { timeout: 60000 }),
+      ctx.fetch('PEND', 'idle', { maxMessages: 1, expires: 50000 }),
+      ctx.next('PEND', 'idle', { timeout: 50000 }),
+    ].map((p) => p.then(() => 'resolved', (e) => e));
+    for await (const m of taken) {
+      assert.equal(m.subject, 'svc.silent');
+      break;
+    }
+    // Both pull requests wait on the server.
+    const until = Date.now() + 10000;
+    while ((await js.consumers.info('PEND', 'idle')).num_waiting < 2) {
+      assert.ok(Date.now() < until, 'the pull requests never waited on the server');
+      await sleep(10);
+    }
+    const closedAt = Date.now();
+    await c.close();
+    const ended = await Promise.all(outcomes);
+    for (const [what, e] of ['request', 'fetch', 'next'].map((w, i) => [w, ended[i]])) {
+      assert.ok(e instanceof nats.ConnectionClosedError, `${what}: ${e?.name ?? e}: ${e?.message}`);
+    }
+    assert.ok(Date.now() - closedAt < 10000, 'an operation waited out its own deadline');
+  } finally {
+    await silent.close();
+    await js.streams.delete('PEND');
+  }
+});
+
 test('priority groups: validation, overflow min_pending, pinned client and consumers.unpin; max_bytes ends a consume', async () => {
   await streamWith('PG', 6);
   const other = nc.jetstream();
