@@ -4315,9 +4315,9 @@ natsio_status natsio_obj_add_bucket_link_async(const struct natsio_obj *obj,
                                                struct natsio_token **token_out);
 
 /**
- * Starts writing object `name` with `meta_json` as for `natsio_obj_put`,
- * through `writer_out` (free with `natsio_obj_writer_free`). Sends nothing
- * yet. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+ * Starts writing object `name` with `meta_json` (may be NULL) as for
+ * `natsio_obj_put`, through `writer_out` (free with `natsio_obj_writer_free`).
+ * Sends nothing yet. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
  * NATSIO_ERR_INVALID_OBJECT_NAME, NATSIO_ERR_CONFIG, NATSIO_ERR_BAD_HEADERS.
  */
 natsio_status natsio_obj_writer_open(const struct natsio_obj *obj,

@@ -633,16 +633,13 @@ class Subscription extends MessageStream {
       throw new TypeError('callback must be a function');
     }
     this._callback = opts.callback || null;
-    const handle = native.subscribe(
-      connection._handle,
-      subject,
-      opts.queue ?? null,
+    const handle = native.client_subscribe(connection._handle, subject, opts.queue ?? null, {
       // Absent: the connection's limits (NATSIO_PENDING_LIMIT_DEFAULT); 0
       // or less: no limit.
-      opts.pendingMsgsLimit ?? null,
-      opts.pendingBytesLimit ?? null,
-      policyNumber(opts.policy),
-    );
+      pending_msgs_limit: opts.pendingMsgsLimit,
+      pending_bytes_limit: opts.pendingBytesLimit,
+      policy: policyNumber(opts.policy),
+    });
     this._start(handle);
     connection._streams.add(this);
   }
@@ -701,7 +698,7 @@ class Subscription extends MessageStream {
   /** Stops new deliveries, lets the backlog be handled, then closes;
    * bounded by `timeout` ms (default: the connection's drainTimeout). */
   async drain(timeout) {
-    await native.subDrain(this._handle, timeoutArg(timeout));
+    await native.sub_drain(this._handle, timeoutArg(timeout));
     // The library has handed over the backlog; it ends after the last one.
     await this.closed;
   }
@@ -721,15 +718,11 @@ class Subscription extends MessageStream {
 class Replies extends MessageStream {
   constructor(connection, subject, data, opts) {
     super(connection, DEFAULT_WINDOW);
-    const handle = native.requestMany(
-      connection._handle,
-      subject,
-      toBytes(data),
-      flattenHeaders(opts.headers),
-      opts.maxMessages ?? 0,
-      opts.stall ?? 0,
-      opts.timeout ?? 0,
-    );
+    const handle = native.client_request_many(connection._handle, subject, flattenHeaders(opts.headers), toBytes(data), {
+      max_msgs: opts.maxMessages,
+      stall_ms: opts.stall,
+      timeout_ms: opts.timeout,
+    });
     this._start(handle);
     connection._streams.add(this);
   }
@@ -867,10 +860,12 @@ class Connection extends EventEmitter {
     native.forceReconnect(this._handle);
   }
 
-  /** One PING/PONG round trip in microseconds (a flush, timed by the
-   * library thread that completes it). */
-  rtt() {
-    return native.rtt(this._handle);
+  /** One PING/PONG round trip in microseconds: a flush, timed from its
+   * start to its settling on this thread (where nats.js measures it too). */
+  async rtt() {
+    const t0 = process.hrtime.bigint();
+    await native.client_flush(this._handle, -1);
+    return Math.max(1, Number((process.hrtime.bigint() - t0) / 1000n));
   }
 
   get isClosed() {
@@ -904,11 +899,11 @@ class Connection extends EventEmitter {
   }
 
   async request(subject, data, opts = {}) {
-    const raw = await native.request(
+    const raw = await native.client_request(
       this._handle,
       subject,
-      toBytes(data),
       flattenHeaders(opts.headers),
+      toBytes(data),
       timeoutArg(opts.timeout),
     );
     return new Msg(this, raw[0], raw[1], raw[2], raw[3], raw[4]);
@@ -924,13 +919,13 @@ class Connection extends EventEmitter {
    * with TimeoutError after `timeout` ms (default: the connection's
    * flushTimeout). */
   async flush(timeout) {
-    return native.flush(this._handle, timeoutArg(timeout));
+    return native.client_flush(this._handle, timeoutArg(timeout));
   }
 
   /** Drains every subscription, flushes, then closes. */
   async drain(timeout) {
     try {
-      await native.drain(this._handle, timeoutArg(timeout));
+      await native.client_drain(this._handle, timeoutArg(timeout));
     } finally {
       if (native.status(this._handle) === 5) {
         // Every subscription ends after its backlog: deliver it before
@@ -943,7 +938,15 @@ class Connection extends EventEmitter {
 
   close() {
     if (!this._closing) {
-      this._closing = native.close(this._handle).then(() => this._markClosed());
+      // Nothing of this connection is wanted any more: its dispatchers must
+      // not wait for JS, or the close (which waits for them) could not end.
+      native.releaseFeeds(this._handle);
+      this._closing = native
+        .client_close(this._handle)
+        .catch((e) => {
+          if (e.status !== Status.CONNECTION_CLOSED) throw e; // closing a closed connection is fine
+        })
+        .then(() => this._markClosed());
     }
     return this._closing;
   }
@@ -1772,6 +1775,36 @@ function priorityOptions(opts, out) {
 
 /** next()'s pull options when it has priority-group ones (null: a plain
  * next with its timeout); the timeout is the request's expiry. */
+// The raw verbs read an options struct by its C field names: these are the
+// pull options' (fetch, consume, the ordered consumer's messages, the
+// ordered consumer) that differ from this file's camelCase names.
+const C_FIELDS = {
+  maxMessages: 'max_messages',
+  maxBytes: 'max_bytes',
+  expires: 'expires_ms',
+  heartbeat: 'idle_heartbeat_ms',
+  noWait: 'no_wait',
+  minPending: 'min_pending',
+  minAckPending: 'min_ack_pending',
+  thresholdMessages: 'threshold_messages',
+  thresholdBytes: 'threshold_bytes',
+  idleTimeout: 'idle_timeout_ms',
+  untilDrained: 'until_drained',
+  filterSubjects: 'filter_subjects',
+  deliverPolicy: 'deliver_policy',
+  optStartSeq: 'opt_start_seq',
+  optStartTimeNs: 'opt_start_time_ns',
+  headersOnly: 'headers_only',
+};
+
+/** `o` (null: none) with C field names. */
+function cFields(o) {
+  if (o === null || o === undefined) return null;
+  const out = {};
+  for (const [k, v] of Object.entries(o)) out[C_FIELDS[k] ?? k] = v;
+  return out;
+}
+
 function nextPullOptions(opts) {
   if (typeof opts !== 'object' || opts === null) return null;
   const out = priorityOptions(opts, {});
@@ -2063,7 +2096,7 @@ function orderedMessagesOptions(opts) {
  */
 class OrderedConsumer {
   constructor(js, stream, opts) {
-    this._handle = native.jsOrderedConsumer(js._handle, stream, orderedConfig(opts));
+    this._handle = native.js_ordered_consumer(js._handle, stream, cFields(orderedConfig(opts)));
     /** @type {string} */
     this.stream = stream;
     this._info = null;
@@ -2073,7 +2106,7 @@ class OrderedConsumer {
    * there is none; `cached` resolves the last one read, if any. */
   async info(cached = false) {
     if (cached && this._info) return this._info;
-    this._info = JSON.parse(await native.ocStart(this._handle));
+    this._info = JSON.parse(await native.ordered_consumer_start(this._handle));
     return this._info;
   }
 
@@ -2086,14 +2119,14 @@ class OrderedConsumer {
    * stop(), StreamNotFoundError. */
   async consume(opts) {
     const [window, o] = splitPullBudget(orderedMessagesOptions(opts));
-    const handle = await native.ocMessages(this._handle, o);
+    const handle = await native.ordered_consumer_messages(this._handle, cFields(o));
     return new ConsumerMessages(handle, this.stream, this._info ? this._info.name : '', window);
   }
 
   /** Ends a consumption (its loop ends), deletes the server-side consumer
    * and ends the ordered consumer. Idempotent. */
   async stop() {
-    await native.ocStop(this._handle);
+    await native.ordered_consumer_stop(this._handle);
   }
 
   /** nats.js's name for stop(). */
@@ -2130,7 +2163,7 @@ class Consumers {
 
   async _put(mode, stream, cfg) {
     const json = configJson(cfg, 'consumer config');
-    return JSON.parse(await native.jsConsumerPut(this._js._handle, mode, stream, json));
+    return JSON.parse(await native.js_consumer_create(this._js._handle, stream, json, mode));
   }
 
   /** Creates a pull consumer on `stream` from a ConsumerConfig (server
@@ -2151,24 +2184,24 @@ class Consumers {
   }
 
   async info(stream, name) {
-    return JSON.parse(await native.jsConsumerInfo(this._js._handle, stream, name));
+    return JSON.parse(await native.js_consumer_info(this._js._handle, stream, name));
   }
 
   /** Deletes the consumer; a fetch waiting on it rejects with ConsumerDeletedError. */
   async delete(stream, name) {
-    await native.jsConsumerDelete(this._js._handle, stream, name);
+    await native.js_consumer_delete(this._js._handle, stream, name);
     return true;
   }
 
   /** The names of `stream`'s consumers. */
   async names(stream) {
-    return native.jsConsumerNames(this._js._handle, stream);
+    return native.js_consumer_names(this._js._handle, stream);
   }
 
   /** The ConsumerInfo of every consumer of `stream` (nats.js's
    * jsm.consumers.list(stream), here as one array). */
   async list(stream) {
-    return (await native.jsConsumerInfos(this._js._handle, stream)).map((json) => JSON.parse(json));
+    return (await native.js_consumer_infos(this._js._handle, stream)).map((json) => JSON.parse(json));
   }
 
   /** Pauses the consumer until `until` (a Date; also an RFC 3339 string,
@@ -2178,12 +2211,12 @@ class Consumers {
   async pause(stream, name, until) {
     if (until === undefined || until === null) throw new TypeError('until must be a Date');
     const ns = timeNanos(until, 'until');
-    return JSON.parse(await native.jsConsumerPause(this._js._handle, stream, name, ns));
+    return JSON.parse(await native.js_consumer_pause(this._js._handle, stream, name, ns));
   }
 
   /** Resumes a paused consumer now; resolves as pause() does (paused false). */
   async resume(stream, name) {
-    return JSON.parse(await native.jsConsumerResume(this._js._handle, stream, name));
+    return JSON.parse(await native.js_consumer_resume(this._js._handle, stream, name));
   }
 
   /** Releases the pinned client of priority group `group` (ADR-42
@@ -2192,7 +2225,7 @@ class Consumers {
    * for a group that is not one of the consumer's. */
   async unpin(stream, name, group) {
     if (typeof group !== 'string') throw new TypeError('group must be a string');
-    await native.jsConsumerUnpin(this._js._handle, stream, name, group);
+    await native.js_consumer_unpin(this._js._handle, stream, name, group);
   }
 }
 
@@ -2233,7 +2266,7 @@ class Streams {
   }
 
   async _put(mode, cfg) {
-    return JSON.parse(await native.jsStreamPut(this._js._handle, mode, configJson(cfg, 'stream config')));
+    return JSON.parse(await native.js_stream_create(this._js._handle, configJson(cfg, 'stream config'), mode));
   }
 
   /** Creates a stream from a StreamConfig (server field names); resolves with its StreamInfo. */
@@ -2261,25 +2294,25 @@ class Streams {
   }
 
   async delete(name) {
-    await native.jsStreamDelete(this._js._handle, name);
+    await native.js_stream_delete(this._js._handle, name);
     return true;
   }
 
   /** Purges all messages, or as `opts` says: {filter, seq, keep}. */
   async purge(name, opts) {
     const json = opts === undefined || opts === null ? null : configJson(opts, 'purge options');
-    const purged = await native.jsStreamPurge(this._js._handle, name, json);
+    const purged = await native.js_stream_purge(this._js._handle, name, json ?? null);
     return { success: true, purged };
   }
 
   /** The names of all streams, or of those holding `subject`. */
   async names(subject) {
-    return native.jsStreamNames(this._js._handle, subject ?? null);
+    return native.js_stream_names(this._js._handle, subject ?? null);
   }
 
   /** The StreamInfo of every stream, or of those holding `subject` (wildcards allowed). */
   async list(subject) {
-    return (await native.jsStreamInfos(this._js._handle, subject ?? null)).map((json) => JSON.parse(json));
+    return (await native.js_stream_infos(this._js._handle, subject ?? null)).map((json) => JSON.parse(json));
   }
 
   /** One message: {seq}, {lastBySubject} (alias last_by_subj; wildcards
@@ -2295,11 +2328,11 @@ class Streams {
     if (last !== undefined && next !== undefined) throw new TypeError('lastBySubject and nextBySubject exclude each other');
     if (next !== undefined) {
       if (typeof next !== 'string') throw new TypeError('nextBySubject must be a string');
-      return new StoredMsg(await native.jsStreamGetNextMsg(this._js._handle, stream, query.seq ?? 1, next));
+      return new StoredMsg(await native.js_stream_get_next_msg(this._js._handle, stream, query.seq ?? 1, next));
     }
     if (last === undefined && query.seq === undefined) throw new TypeError(usage);
     if (last !== undefined && typeof last !== 'string') throw new TypeError('lastBySubject must be a string');
-    return new StoredMsg(await native.jsStreamGetMsg(this._js._handle, stream, last === undefined ? query.seq : 0, last ?? null));
+    return new StoredMsg(await native.js_stream_get_msg(this._js._handle, stream, last === undefined ? query.seq : 0, last ?? null));
   }
 
   /**
@@ -2323,20 +2356,20 @@ class Streams {
     if (typeof opts !== 'object') throw new TypeError('getLastMessagesFor options must be an object');
     const upToSeq = opts.up_to_seq ?? opts.upToSeq ?? null;
     const upToTime = opts.up_to_time ?? opts.upToTime;
-    const handle = native.jsStreamGetLastMsgsFor(
+    const handle = native.js_stream_get_last_msgs_for(
       this._js._handle,
       stream,
       subjects,
-      opts.batch ?? null,
-      upToSeq,
-      upToTime === undefined || upToTime === null ? null : timeNanos(upToTime, 'up_to_time'),
+      opts.batch ?? 0,
+      upToSeq ?? 0,
+      upToTime === undefined || upToTime === null ? 0 : timeNanos(upToTime, 'up_to_time'),
     );
     return new StoredMsgs(handle, stream);
   }
 
   /** Deletes message `seq`; `erase` (default true) also overwrites its bytes. */
   async deleteMessage(stream, seq, erase = true) {
-    await native.jsStreamDeleteMsg(this._js._handle, stream, seq, Boolean(erase));
+    await native.js_stream_delete_msg(this._js._handle, stream, seq, Boolean(erase));
     return true;
   }
 }
@@ -2350,13 +2383,13 @@ class JetStreamClient {
   constructor(nc, opts = {}) {
     if (opts === null || typeof opts !== 'object') throw new TypeError('JetStream options must be an object');
     this.nc = nc;
-    this._handle = native.jetstream(nc._handle, {
+    this._handle = native.client_jetstream(nc._handle, {
       domain: opts.domain,
-      apiPrefix: opts.apiPrefix,
-      timeout: opts.timeout,
-      publishAsyncMaxPending: opts.publishAsyncMaxPending,
-      publishAsyncStallWait: opts.publishAsyncStallWait,
-      publishAsyncTimeout: opts.publishAsyncTimeout,
+      api_prefix: opts.apiPrefix,
+      timeout_ms: opts.timeout,
+      publish_async_max_pending: opts.publishAsyncMaxPending,
+      publish_async_stall_wait_ms: opts.publishAsyncStallWait,
+      publish_async_timeout_ms: opts.publishAsyncTimeout,
     });
     this._maxPending = opts.publishAsyncMaxPending > 0 ? opts.publishAsyncMaxPending : DEFAULT_PUBLISH_ASYNC_MAX_PENDING;
     this._stallWait = opts.publishAsyncStallWait > 0 ? opts.publishAsyncStallWait : DEFAULT_PUBLISH_ASYNC_STALL_WAIT;
@@ -2391,7 +2424,7 @@ class JetStreamClient {
    * The wait is the library's: the event loop runs on.
    */
   async fetch(stream, consumer, opts) {
-    return jsMsgsOf(await native.jsFetch(this._handle, stream, consumer, fetchOptions(opts)));
+    return jsMsgsOf(await native.js_fetch(this._handle, stream, consumer, cFields(fetchOptions(opts))));
   }
 
   /**
@@ -2413,7 +2446,7 @@ class JetStreamClient {
   async consume(stream, consumer, opts) {
     const o = consumeOptions(opts);
     const [window, libraryOptions] = splitPullBudget(o);
-    const handle = await native.jsConsume(this._handle, stream, consumer, libraryOptions);
+    const handle = await native.js_consume(this._handle, stream, consumer, cFields(libraryOptions));
     return new ConsumerMessages(handle, stream, consumer, window);
   }
 
@@ -2466,7 +2499,7 @@ class JetStreamClient {
     const left = () => (ms < 0 ? -2 : Math.max(1, ms - (Date.now() - start)));
     const what = 'asynchronous publishes still pending';
     await waitUntil(() => this._backlog.length === 0, this._backlogWaiters, ms, what);
-    await native.jsPublishAsyncComplete(this._handle, left());
+    await native.js_publish_async_complete(this._handle, left());
     // The library is done; the acks may still be on their way to JS.
     await waitUntil(() => this._outstanding === 0, this._settleWaiters, ms < 0 ? -1 : left(), what);
   }
@@ -2478,13 +2511,13 @@ class JetStreamClient {
 
   /** The account's JetStream usage and limits ($JS.API.INFO). */
   async accountInfo() {
-    return JSON.parse(await native.jsAccountInfo(this._handle));
+    return JSON.parse(await native.js_account_info(this._handle));
   }
 
   /** The JetStream API level of the server (2.11: 1, 2.12: 2, ...; 0 for
    * servers too old to report one). */
   async apiLevel() {
-    return native.jsApiLevel(this._handle);
+    return native.js_api_level(this._handle);
   }
 
   get isClosed() {
@@ -2852,7 +2885,7 @@ class ObjectStore {
   /** Writes what `source` (an (async) iterable of bytes) yields as one
    * object; a failing source or write abandons it. */
   async _putFrom(name, json, source) {
-    const writer = native.objWriterOpen(this._handle, name, json);
+    const writer = native.obj_writer_open(this._handle, name, json);
     try {
       for await (const chunk of source) {
         const bytes = toBytes(chunk);
@@ -2875,7 +2908,7 @@ class ObjectStore {
    * for put(). Throws InvalidObjectNameError at once for an empty name. */
   createWriteStream(meta) {
     const [name, json] = putArgs(meta);
-    return new ObjectWriteStream(native.objWriterOpen(this._handle, name, json), name);
+    return new ObjectWriteStream(native.obj_writer_open(this._handle, name, json), name);
   }
 
   /**
@@ -3107,4 +3140,19 @@ module.exports = {
 // by kind, process-wide ({clients, jetstream, kv, jsMsgs, subscriptions,
 // replies, consumes, watches, objectStores, objectInfos, objectReaders,
 // objectWriters, objectWatches, storedMsgs}).
-Object.defineProperty(module.exports, Symbol.for('natsio.liveHandles'), { value: native.liveHandles });
+// The addon counts iterators by their C type (feeds); the names here.
+const LIVE_FEED_NAMES = {
+  sub: 'subscriptions',
+  replies: 'replies',
+  js_messages: 'consumes',
+  kv_watcher: 'watches',
+  obj_watcher: 'objectWatches',
+  stored_msgs: 'storedMsgs',
+  kv_key_lister: 'keyListers',
+};
+function liveHandles() {
+  const { feeds, ...live } = native.liveHandles();
+  for (const [type, n] of Object.entries(feeds)) live[LIVE_FEED_NAMES[type] ?? type] = n;
+  return live;
+}
+Object.defineProperty(module.exports, Symbol.for('natsio.liveHandles'), { value: liveHandles });

@@ -1,8 +1,8 @@
 /*
- * Clients: connect (options), close, publish, request, flush, drain, rtt and
- * the non-blocking getters. Every call that waits on the server returns a
- * promise settled from its completion token (op.c); publish only buffers,
- * so it runs here and throws.
+ * Clients: connect (options), publish and the non-blocking getters. The
+ * calls that wait on the server (request, flush, drain, close) are
+ * generated (gen/verbs.c); publish only buffers, so it runs here and
+ * throws (a hot path, kept hand-written: one call, no token).
  */
 #include "internal.h"
 
@@ -310,19 +310,6 @@ EXPORT(js_connect) {
     return promise;
 }
 
-/* close(client) -> Promise<void>: the close runs on a library thread. */
-EXPORT(js_close) {
-    ARGS(1);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    /* From now on nothing of this client is wanted by JS: dispatchers must
-     * not wait for it, or the close (which waits for them) could not end. */
-    feeds_release_client(cw->hub, cw);
-    natsio_token *tok = NULL;
-    int32_t st = natsio_client_close_async(cw->client, &tok);
-    return op_track(env, st, tok, R_CLOSE, NULL, cw);
-}
-
 /* publish(client, subject, data, reply|null, headers|null, respond): only
  * buffers; with respond true, `subject` is a reply subject and the
  * response is written at once when the writer is idle
@@ -354,62 +341,14 @@ EXPORT(js_publish) {
     return NULL;
 }
 
-/* request(client, subject, data, headers|null, timeoutMs) -> Promise<raw msg> */
-EXPORT(js_request) {
-    ARGS(5);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    char *subject = NULL;
-    const void *data;
-    size_t len;
-    natsio_headers *hd = NULL;
-    napi_value promise = NULL;
-    if (get_opt_string(env, argv[1], &subject) && get_bytes(env, argv[2], &data, &len) &&
-        get_headers(env, argv[3], &hd)) {
-        if (!subject) {
-            throw_status(env, NATSIO_ERR_NULL_ARGUMENT, "subject is required");
-        } else {
-            natsio_token *tok = NULL;
-            int64_t ms = get_i64(env, argv[4], NATSIO_TIMEOUT_DEFAULT);
-            int32_t st = natsio_client_request_async(cw->client, subject, hd, data, len, ms, &tok);
-            promise = op_track(env, st, tok, R_MSG, NULL, NULL);
-        }
-    }
-    free(subject);
-    natsio_headers_free(hd);
-    return promise;
-}
-
-/* flush(client, timeoutMs) -> Promise<void>; without a timeout (-1,
- * NATSIO_TIMEOUT_DEFAULT) bounded by the client's flush timeout. */
-EXPORT(js_flush) {
-    ARGS(2);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = natsio_client_flush_async(cw->client, get_i64(env, argv[1], NATSIO_TIMEOUT_DEFAULT), &tok);
-    return op_track(env, st, tok, R_NONE, NULL, NULL);
-}
-
-/* rtt(client) -> Promise<number>: a flush timed from its start to its
- * completion (measured on the library thread that completes it). */
-EXPORT(js_rtt) {
+/* releaseFeeds(client): from now on nothing of this client is wanted by
+ * JS: its dispatchers must not wait for JS, or a close (which waits for
+ * them) could not end. Called before client_close. */
+EXPORT(js_release_feeds) {
     ARGS(1);
     client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = natsio_client_flush_async(cw->client, NATSIO_TIMEOUT_DEFAULT, &tok);
-    return op_track(env, st, tok, R_RTT, NULL, NULL);
-}
-
-/* drain(client, timeoutMs) -> Promise<void> */
-EXPORT(js_drain) {
-    ARGS(2);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = natsio_client_drain_async(cw->client, get_i64(env, argv[1], NATSIO_TIMEOUT_DEFAULT), &tok);
-    return op_track(env, st, tok, R_NONE, NULL, cw);
+    if (cw) feeds_release_client(cw->hub, cw);
+    return NULL;
 }
 
 EXPORT(js_status) {

@@ -7,6 +7,58 @@
 
 #include <stdlib.h>
 
+static bool read_consume_options(napi_env env, napi_value obj, natsio_consume_options *o) {
+    if (!is_object(env, obj)) return !exception_pending(env);
+    o->max_messages = (int64_t)get_i64(env, prop(env, obj, "max_messages"), o->max_messages);
+    o->expires_ms = (int64_t)get_i64(env, prop(env, obj, "expires_ms"), o->expires_ms);
+    o->idle_heartbeat_ms = (int64_t)get_i64(env, prop(env, obj, "idle_heartbeat_ms"), o->idle_heartbeat_ms);
+    o->max_bytes = (int64_t)get_i64(env, prop(env, obj, "max_bytes"), o->max_bytes);
+    o->threshold = get_f64(env, prop(env, obj, "threshold"), o->threshold);
+    o->threshold_messages = (int64_t)get_i64(env, prop(env, obj, "threshold_messages"), o->threshold_messages);
+    o->threshold_bytes = (int64_t)get_i64(env, prop(env, obj, "threshold_bytes"), o->threshold_bytes);
+    if (!get_opt_string(env, prop(env, obj, "group"), (char **)&o->group)) return false;
+    o->min_pending = (int64_t)get_i64(env, prop(env, obj, "min_pending"), o->min_pending);
+    o->min_ack_pending = (int64_t)get_i64(env, prop(env, obj, "min_ack_pending"), o->min_ack_pending);
+    return !exception_pending(env);
+}
+
+static void free_consume_options(natsio_consume_options *o) {
+    free((char *)o->group);
+}
+
+static bool read_fetch_options(napi_env env, napi_value obj, natsio_fetch_options *o) {
+    if (!is_object(env, obj)) return !exception_pending(env);
+    o->max_messages = (int64_t)get_i64(env, prop(env, obj, "max_messages"), o->max_messages);
+    o->max_bytes = (int64_t)get_i64(env, prop(env, obj, "max_bytes"), o->max_bytes);
+    o->expires_ms = (int64_t)get_i64(env, prop(env, obj, "expires_ms"), o->expires_ms);
+    o->no_wait = opt_flag(env, obj, "no_wait");
+    o->idle_heartbeat_ms = (int64_t)get_i64(env, prop(env, obj, "idle_heartbeat_ms"), o->idle_heartbeat_ms);
+    if (!get_opt_string(env, prop(env, obj, "group"), (char **)&o->group)) return false;
+    o->min_pending = (int64_t)get_i64(env, prop(env, obj, "min_pending"), o->min_pending);
+    o->min_ack_pending = (int64_t)get_i64(env, prop(env, obj, "min_ack_pending"), o->min_ack_pending);
+    return !exception_pending(env);
+}
+
+static void free_fetch_options(natsio_fetch_options *o) {
+    free((char *)o->group);
+}
+
+static bool read_js_options(napi_env env, napi_value obj, natsio_js_options *o) {
+    if (!is_object(env, obj)) return !exception_pending(env);
+    if (!get_opt_string(env, prop(env, obj, "domain"), (char **)&o->domain)) return false;
+    if (!get_opt_string(env, prop(env, obj, "api_prefix"), (char **)&o->api_prefix)) return false;
+    o->timeout_ms = (int64_t)get_i64(env, prop(env, obj, "timeout_ms"), o->timeout_ms);
+    o->publish_async_max_pending = (int64_t)get_i64(env, prop(env, obj, "publish_async_max_pending"), o->publish_async_max_pending);
+    o->publish_async_stall_wait_ms = (int64_t)get_i64(env, prop(env, obj, "publish_async_stall_wait_ms"), o->publish_async_stall_wait_ms);
+    o->publish_async_timeout_ms = (int64_t)get_i64(env, prop(env, obj, "publish_async_timeout_ms"), o->publish_async_timeout_ms);
+    return !exception_pending(env);
+}
+
+static void free_js_options(natsio_js_options *o) {
+    free((char *)o->domain);
+    free((char *)o->api_prefix);
+}
+
 static bool read_kv_watch_options(napi_env env, napi_value obj, natsio_kv_watch_options *o) {
     if (!is_object(env, obj)) return !exception_pending(env);
     o->include_history = opt_flag(env, obj, "include_history");
@@ -22,7 +74,7 @@ static bool read_kv_watch_options(napi_env env, napi_value obj, natsio_kv_watch_
 
 static bool read_kv_write_options(napi_env env, napi_value obj, natsio_kv_write_options *o) {
     if (!is_object(env, obj)) return !exception_pending(env);
-    o->ttl_s = (int64_t)get_i64(env, prop(env, obj, "ttl_s"), 0);
+    o->ttl_s = (int64_t)get_i64(env, prop(env, obj, "ttl_s"), o->ttl_s);
     return !exception_pending(env);
 }
 
@@ -32,6 +84,408 @@ static bool read_obj_watch_options(napi_env env, napi_value obj, natsio_obj_watc
     o->ignore_deletes = opt_flag(env, obj, "ignore_deletes");
     o->updates_only = opt_flag(env, obj, "updates_only");
     return !exception_pending(env);
+}
+
+static bool read_ordered_consumer_options(napi_env env, napi_value obj, natsio_ordered_consumer_options *o) {
+    if (!is_object(env, obj)) return !exception_pending(env);
+    if (!get_string_array(env, prop(env, obj, "filter_subjects"), "filter_subjects", (char ***)&o->filter_subjects, &o->filter_subjects_count)) return false;
+    o->deliver_policy = (int32_t)get_i64(env, prop(env, obj, "deliver_policy"), o->deliver_policy);
+    {
+        bool present = false;
+        if (!get_u64(env, prop(env, obj, "opt_start_seq"), "opt_start_seq", &o->opt_start_seq, &present)) return false;
+    }
+    o->opt_start_time_ns = (int64_t)get_i64(env, prop(env, obj, "opt_start_time_ns"), o->opt_start_time_ns);
+    o->headers_only = opt_flag(env, obj, "headers_only");
+    return !exception_pending(env);
+}
+
+static void free_ordered_consumer_options(natsio_ordered_consumer_options *o) {
+    free_strings((char **)o->filter_subjects, o->filter_subjects_count);
+}
+
+static bool read_ordered_messages_options(napi_env env, napi_value obj, natsio_ordered_messages_options *o) {
+    if (!is_object(env, obj)) return !exception_pending(env);
+    o->max_messages = (int64_t)get_i64(env, prop(env, obj, "max_messages"), o->max_messages);
+    o->expires_ms = (int64_t)get_i64(env, prop(env, obj, "expires_ms"), o->expires_ms);
+    o->idle_heartbeat_ms = (int64_t)get_i64(env, prop(env, obj, "idle_heartbeat_ms"), o->idle_heartbeat_ms);
+    o->idle_timeout_ms = (int64_t)get_i64(env, prop(env, obj, "idle_timeout_ms"), o->idle_timeout_ms);
+    o->until_drained = opt_flag(env, obj, "until_drained");
+    return !exception_pending(env);
+}
+
+static bool read_request_many_options(napi_env env, napi_value obj, natsio_request_many_options *o) {
+    if (!is_object(env, obj)) return !exception_pending(env);
+    o->max_msgs = (int64_t)get_i64(env, prop(env, obj, "max_msgs"), o->max_msgs);
+    o->stall_ms = (int64_t)get_i64(env, prop(env, obj, "stall_ms"), o->stall_ms);
+    o->timeout_ms = (int64_t)get_i64(env, prop(env, obj, "timeout_ms"), o->timeout_ms);
+    return !exception_pending(env);
+}
+
+static bool read_sub_options(napi_env env, napi_value obj, natsio_sub_options *o) {
+    if (!is_object(env, obj)) return !exception_pending(env);
+    o->pending_msgs_limit = (int64_t)get_i64(env, prop(env, obj, "pending_msgs_limit"), o->pending_msgs_limit);
+    o->pending_bytes_limit = (int64_t)get_i64(env, prop(env, obj, "pending_bytes_limit"), o->pending_bytes_limit);
+    o->policy = (int32_t)get_i64(env, prop(env, obj, "policy"), o->policy);
+    return !exception_pending(env);
+}
+
+/* client_close(c) -> Promise<none>: natsio_client_close_async */
+static napi_value client_close_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_client_close_async(cw->client, &tok);
+        ret = op_track(env, st, tok, R_NONE, NULL, cw);
+    }
+    return ret;
+}
+
+/* client_drain(c, timeout_ms) -> Promise<none>: natsio_client_drain_async */
+static napi_value client_drain_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    int64_t timeout_ms = 0;
+    if (((timeout_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_client_drain_async(cw->client, timeout_ms, &tok);
+        ret = op_track(env, st, tok, R_NONE, NULL, cw);
+    }
+    return ret;
+}
+
+/* client_flush(c, timeout_ms) -> Promise<none>: natsio_client_flush_async */
+static napi_value client_flush_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    int64_t timeout_ms = 0;
+    if (((timeout_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_client_flush_async(cw->client, timeout_ms, &tok);
+        ret = op_track(env, st, tok, R_NONE, NULL, cw);
+    }
+    return ret;
+}
+
+/* client_jetstream(client, opts) -> handle: natsio_client_jetstream */
+static napi_value client_jetstream_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    natsio_js_options opts;
+    natsio_js_options_init(&opts);
+    if (read_js_options(env, argv[1], &opts)) {
+        natsio_js *out = NULL;
+        if (!throw_if_failed(env, natsio_client_jetstream(cw->client, &opts, &out)))
+            ret = wrap_js(env, out, cw);
+    }
+    free_js_options(&opts);
+    return ret;
+}
+
+/* client_request(c, subject, headers, data, timeout_ms) -> Promise<msg>: natsio_client_request_async */
+static napi_value client_request_js(napi_env env, napi_callback_info info) {
+    ARGS(5);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    char *subject = NULL;
+    natsio_headers *headers = NULL;
+    const void *data = NULL;
+    size_t len = 0;
+    int64_t timeout_ms = 0;
+    if (get_req_string(env, argv[1], "subject", &subject)
+        && get_headers(env, argv[2], &headers)
+        && get_bytes(env, argv[3], &data, &len)
+        && ((timeout_ms = (int64_t)get_i64(env, argv[4], 0)), !exception_pending(env))) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_client_request_async(cw->client, subject, headers, data, len, timeout_ms, &tok);
+        ret = op_track(env, st, tok, R_MSG, NULL, cw);
+    }
+    free(subject);
+    natsio_headers_free(headers);
+    return ret;
+}
+
+/* client_request_many(c, subject, headers, data, opts) -> feed: natsio_client_request_many */
+static napi_value client_request_many_js(napi_env env, napi_callback_info info) {
+    ARGS(5);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    char *subject = NULL;
+    natsio_headers *headers = NULL;
+    const void *data = NULL;
+    size_t len = 0;
+    natsio_request_many_options opts;
+    natsio_request_many_options_init(&opts);
+    if (get_req_string(env, argv[1], "subject", &subject)
+        && get_headers(env, argv[2], &headers)
+        && get_bytes(env, argv[3], &data, &len)
+        && read_request_many_options(env, argv[4], &opts)) {
+        natsio_replies *out = NULL;
+        if (!throw_if_failed(env, natsio_client_request_many(cw->client, subject, headers, data, len, &opts, &out)))
+            ret = feed_wrap(env, FEED_REPLIES, out, cw);
+    }
+    free(subject);
+    natsio_headers_free(headers);
+    return ret;
+}
+
+/* client_subscribe(c, subject, queue, opts) -> feed: natsio_client_subscribe */
+static napi_value client_subscribe_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    char *subject = NULL;
+    char *queue = NULL;
+    natsio_sub_options opts;
+    natsio_sub_options_init(&opts);
+    if (get_req_string(env, argv[1], "subject", &subject)
+        && get_opt_string(env, argv[2], &queue)
+        && read_sub_options(env, argv[3], &opts)) {
+        natsio_sub *out = NULL;
+        if (!throw_if_failed(env, natsio_client_subscribe(cw->client, subject, queue, &opts, &out)))
+            ret = feed_wrap(env, FEED_SUB, out, cw);
+    }
+    free(subject);
+    free(queue);
+    return ret;
+}
+
+/* js_account_info(js) -> Promise<string>: natsio_js_account_info_async */
+static napi_value js_account_info_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_account_info_async(h->js, &tok);
+        ret = op_track(env, st, tok, R_STRING, h, NULL);
+    }
+    return ret;
+}
+
+/* js_api_level(js) -> Promise<u64>: natsio_js_api_level_async */
+static napi_value js_api_level_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_api_level_async(h->js, &tok);
+        ret = op_track(env, st, tok, R_U64, h, NULL);
+    }
+    return ret;
+}
+
+/* js_consume(js, stream, consumer, opts) -> Promise<js_messages>: natsio_js_consume_async */
+static napi_value js_consume_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char *consumer = NULL;
+    natsio_consume_options opts;
+    natsio_consume_options_init(&opts);
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_req_string(env, argv[2], "consumer", &consumer)
+        && read_consume_options(env, argv[3], &opts)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consume_async(h->js, stream, consumer, &opts, &tok);
+        ret = op_track(env, st, tok, R_JS_MESSAGES, h, h->cw);
+    }
+    free(stream);
+    free(consumer);
+    free_consume_options(&opts);
+    return ret;
+}
+
+/* js_consumer_create(js, stream, config_json, action) -> Promise<string>: natsio_js_consumer_create_async */
+static napi_value js_consumer_create_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char *config_json = NULL;
+    int32_t action = 0;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_req_string(env, argv[2], "config json", &config_json)
+        && ((action = (int32_t)get_i64(env, argv[3], 0)), !exception_pending(env))) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consumer_create_async(h->js, stream, config_json, action, &tok);
+        ret = op_track(env, st, tok, R_STRING, h, NULL);
+    }
+    free(stream);
+    free(config_json);
+    return ret;
+}
+
+/* js_consumer_delete(js, stream, consumer) -> Promise<none>: natsio_js_consumer_delete_async */
+static napi_value js_consumer_delete_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char *consumer = NULL;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_req_string(env, argv[2], "consumer", &consumer)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consumer_delete_async(h->js, stream, consumer, &tok);
+        ret = op_track(env, st, tok, R_NONE, h, NULL);
+    }
+    free(stream);
+    free(consumer);
+    return ret;
+}
+
+/* js_consumer_info(js, stream, consumer) -> Promise<string>: natsio_js_consumer_info_async */
+static napi_value js_consumer_info_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char *consumer = NULL;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_req_string(env, argv[2], "consumer", &consumer)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consumer_info_async(h->js, stream, consumer, &tok);
+        ret = op_track(env, st, tok, R_STRING, h, NULL);
+    }
+    free(stream);
+    free(consumer);
+    return ret;
+}
+
+/* js_consumer_infos(js, stream) -> Promise<string_list>: natsio_js_consumer_infos_async */
+static napi_value js_consumer_infos_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    if (get_req_string(env, argv[1], "stream", &stream)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consumer_infos_async(h->js, stream, &tok);
+        ret = op_track(env, st, tok, R_STRING_LIST, h, NULL);
+    }
+    free(stream);
+    return ret;
+}
+
+/* js_consumer_names(js, stream) -> Promise<string_list>: natsio_js_consumer_names_async */
+static napi_value js_consumer_names_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    if (get_req_string(env, argv[1], "stream", &stream)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consumer_names_async(h->js, stream, &tok);
+        ret = op_track(env, st, tok, R_STRING_LIST, h, NULL);
+    }
+    free(stream);
+    return ret;
+}
+
+/* js_consumer_pause(js, stream, consumer, pause_until_ns) -> Promise<string>: natsio_js_consumer_pause_async */
+static napi_value js_consumer_pause_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char *consumer = NULL;
+    int64_t pause_until_ns = 0;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_req_string(env, argv[2], "consumer", &consumer)
+        && ((pause_until_ns = (int64_t)get_i64(env, argv[3], 0)), !exception_pending(env))) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consumer_pause_async(h->js, stream, consumer, pause_until_ns, &tok);
+        ret = op_track(env, st, tok, R_STRING, h, NULL);
+    }
+    free(stream);
+    free(consumer);
+    return ret;
+}
+
+/* js_consumer_resume(js, stream, consumer) -> Promise<string>: natsio_js_consumer_resume_async */
+static napi_value js_consumer_resume_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char *consumer = NULL;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_req_string(env, argv[2], "consumer", &consumer)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consumer_resume_async(h->js, stream, consumer, &tok);
+        ret = op_track(env, st, tok, R_STRING, h, NULL);
+    }
+    free(stream);
+    free(consumer);
+    return ret;
+}
+
+/* js_consumer_unpin(js, stream, consumer, group) -> Promise<none>: natsio_js_consumer_unpin_async */
+static napi_value js_consumer_unpin_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char *consumer = NULL;
+    char *group = NULL;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_req_string(env, argv[2], "consumer", &consumer)
+        && get_req_string(env, argv[3], "group", &group)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consumer_unpin_async(h->js, stream, consumer, group, &tok);
+        ret = op_track(env, st, tok, R_NONE, h, NULL);
+    }
+    free(stream);
+    free(consumer);
+    free(group);
+    return ret;
+}
+
+/* js_fetch(js, stream, consumer, opts) -> Promise<msg_list>: natsio_js_fetch_async */
+static napi_value js_fetch_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char *consumer = NULL;
+    natsio_fetch_options opts;
+    natsio_fetch_options_init(&opts);
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_req_string(env, argv[2], "consumer", &consumer)
+        && read_fetch_options(env, argv[3], &opts)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_fetch_async(h->js, stream, consumer, &opts, &tok);
+        ret = op_track_with(env, st, tok, js_msg_list_value, h, NULL);
+    }
+    free(stream);
+    free(consumer);
+    free_fetch_options(&opts);
+    return ret;
 }
 
 /* js_kv_bind(js, bucket) -> Promise<kv>: natsio_js_kv_bind_async */
@@ -187,6 +641,214 @@ static napi_value js_obj_statuses_js(napi_env env, napi_callback_info info) {
         int32_t st = natsio_js_obj_statuses_async(h->js, &tok);
         ret = op_track(env, st, tok, R_OBJ_STATUS_LIST, h, NULL);
     }
+    return ret;
+}
+
+/* js_ordered_consumer(js, stream, opts) -> handle: natsio_js_ordered_consumer */
+static napi_value js_ordered_consumer_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    natsio_ordered_consumer_options opts;
+    natsio_ordered_consumer_options_init(&opts);
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && read_ordered_consumer_options(env, argv[2], &opts)) {
+        natsio_ordered_consumer *out = NULL;
+        if (!throw_if_failed(env, natsio_js_ordered_consumer(h->js, stream, &opts, &out)))
+            ret = wrap_ordered_consumer(env, out, h->cw);
+    }
+    free(stream);
+    free_ordered_consumer_options(&opts);
+    return ret;
+}
+
+/* js_publish_async_complete(js, timeout_ms) -> Promise<none>: natsio_js_publish_async_complete_async */
+static napi_value js_publish_async_complete_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    int64_t timeout_ms = 0;
+    if (((timeout_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_publish_async_complete_async(h->js, timeout_ms, &tok);
+        ret = op_track(env, st, tok, R_NONE, h, NULL);
+    }
+    return ret;
+}
+
+/* js_stream_create(js, config_json, action) -> Promise<string>: natsio_js_stream_create_async */
+static napi_value js_stream_create_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *config_json = NULL;
+    int32_t action = 0;
+    if (get_req_string(env, argv[1], "config json", &config_json)
+        && ((action = (int32_t)get_i64(env, argv[2], 0)), !exception_pending(env))) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_create_async(h->js, config_json, action, &tok);
+        ret = op_track(env, st, tok, R_STRING, h, NULL);
+    }
+    free(config_json);
+    return ret;
+}
+
+/* js_stream_delete(js, name) -> Promise<none>: natsio_js_stream_delete_async */
+static napi_value js_stream_delete_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *name = NULL;
+    if (get_req_string(env, argv[1], "name", &name)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_delete_async(h->js, name, &tok);
+        ret = op_track(env, st, tok, R_NONE, h, NULL);
+    }
+    free(name);
+    return ret;
+}
+
+/* js_stream_delete_msg(js, stream, seq, erase) -> Promise<none>: natsio_js_stream_delete_msg_async */
+static napi_value js_stream_delete_msg_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    uint64_t seq = 0;
+    bool erase = false;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_required_u64(env, argv[2], "seq", &seq)
+        && (napi_get_value_bool(env, argv[3], &erase), true)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_delete_msg_async(h->js, stream, seq, erase, &tok);
+        ret = op_track(env, st, tok, R_NONE, h, NULL);
+    }
+    free(stream);
+    return ret;
+}
+
+/* js_stream_get_last_msgs_for(js, stream, subjects, batch, up_to_seq, up_to_time_ns) -> feed: natsio_js_stream_get_last_msgs_for */
+static napi_value js_stream_get_last_msgs_for_js(napi_env env, napi_callback_info info) {
+    ARGS(6);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char **subjects = NULL;
+    size_t nsubjects = 0;
+    uint64_t batch = 0;
+    uint64_t up_to_seq = 0;
+    int64_t up_to_time_ns = 0;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_string_array(env, argv[2], "subjects", &subjects, &nsubjects)
+        && get_required_uint(env, argv[3], "batch", UINT32_MAX, &batch)
+        && get_required_u64(env, argv[4], "up to seq", &up_to_seq)
+        && ((up_to_time_ns = (int64_t)get_i64(env, argv[5], 0)), !exception_pending(env))) {
+        natsio_stored_msgs *out = NULL;
+        if (!throw_if_failed(env, natsio_js_stream_get_last_msgs_for(h->js, stream, (const char *const *)subjects, nsubjects, batch, up_to_seq, up_to_time_ns, &out)))
+            ret = feed_wrap(env, FEED_STORED_MSGS, out, h->cw);
+    }
+    free(stream);
+    free_strings(subjects, nsubjects);
+    return ret;
+}
+
+/* js_stream_get_msg(js, stream, seq, last_by_subject) -> Promise<stored_msg>: natsio_js_stream_get_msg_async */
+static napi_value js_stream_get_msg_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    uint64_t seq = 0;
+    char *last_by_subject = NULL;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_required_u64(env, argv[2], "seq", &seq)
+        && get_opt_string(env, argv[3], &last_by_subject)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_get_msg_async(h->js, stream, seq, last_by_subject, &tok);
+        ret = op_track(env, st, tok, R_STORED_MSG, h, NULL);
+    }
+    free(stream);
+    free(last_by_subject);
+    return ret;
+}
+
+/* js_stream_get_next_msg(js, stream, seq, subject) -> Promise<stored_msg>: natsio_js_stream_get_next_msg_async */
+static napi_value js_stream_get_next_msg_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    uint64_t seq = 0;
+    char *subject = NULL;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_required_u64(env, argv[2], "seq", &seq)
+        && get_req_string(env, argv[3], "subject", &subject)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_get_next_msg_async(h->js, stream, seq, subject, &tok);
+        ret = op_track(env, st, tok, R_STORED_MSG, h, NULL);
+    }
+    free(stream);
+    free(subject);
+    return ret;
+}
+
+/* js_stream_infos(js, subject) -> Promise<string_list>: natsio_js_stream_infos_async */
+static napi_value js_stream_infos_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *subject = NULL;
+    if (get_opt_string(env, argv[1], &subject)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_infos_async(h->js, subject, &tok);
+        ret = op_track(env, st, tok, R_STRING_LIST, h, NULL);
+    }
+    free(subject);
+    return ret;
+}
+
+/* js_stream_names(js, subject) -> Promise<string_list>: natsio_js_stream_names_async */
+static napi_value js_stream_names_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *subject = NULL;
+    if (get_opt_string(env, argv[1], &subject)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_names_async(h->js, subject, &tok);
+        ret = op_track(env, st, tok, R_STRING_LIST, h, NULL);
+    }
+    free(subject);
+    return ret;
+}
+
+/* js_stream_purge(js, name, options_json) -> Promise<u64>: natsio_js_stream_purge_async */
+static napi_value js_stream_purge_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *name = NULL;
+    char *options_json = NULL;
+    if (get_req_string(env, argv[1], "name", &name)
+        && get_opt_string(env, argv[2], &options_json)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_purge_async(h->js, name, options_json, &tok);
+        ret = op_track(env, st, tok, R_U64, h, NULL);
+    }
+    free(name);
+    free(options_json);
     return ret;
 }
 
@@ -584,7 +1246,7 @@ static napi_value obj_put_js(napi_env env, napi_callback_info info) {
     const void *data = NULL;
     size_t len = 0;
     if (get_req_string(env, argv[1], "name", &name)
-        && get_req_string(env, argv[2], "meta json", &meta_json)
+        && get_opt_string(env, argv[2], &meta_json)
         && get_bytes(env, argv[3], &data, &len)) {
         natsio_token *tok = NULL;
         int32_t st = natsio_obj_put_async(h->obj, name, meta_json, data, len, &tok);
@@ -658,6 +1320,25 @@ static napi_value obj_writer_finish_js(napi_env env, napi_callback_info info) {
     return ret;
 }
 
+/* obj_writer_open(obj, name, meta_json) -> handle: natsio_obj_writer_open */
+static napi_value obj_writer_open_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *name = NULL;
+    char *meta_json = NULL;
+    if (get_req_string(env, argv[1], "name", &name)
+        && get_opt_string(env, argv[2], &meta_json)) {
+        natsio_obj_writer *out = NULL;
+        if (!throw_if_failed(env, natsio_obj_writer_open(h->obj, name, meta_json, &out)))
+            ret = wrap_obj_writer(env, out, h->cw);
+    }
+    free(name);
+    free(meta_json);
+    return ret;
+}
+
 /* obj_writer_write(writer, data) -> Promise<none>: natsio_obj_writer_write_async */
 static napi_value obj_writer_write_js(napi_env env, napi_callback_info info) {
     ARGS(2);
@@ -674,8 +1355,102 @@ static napi_value obj_writer_write_js(napi_env env, napi_callback_info info) {
     return ret;
 }
 
+/* ordered_consumer_messages(oc, opts) -> Promise<js_messages>: natsio_ordered_consumer_messages_async */
+static napi_value ordered_consumer_messages_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_ORDERED);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    natsio_ordered_messages_options opts;
+    natsio_ordered_messages_options_init(&opts);
+    if (read_ordered_messages_options(env, argv[1], &opts)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_ordered_consumer_messages_async(h->oc, &opts, &tok);
+        ret = op_track(env, st, tok, R_JS_MESSAGES, h, h->cw);
+    }
+    return ret;
+}
+
+/* ordered_consumer_start(oc) -> Promise<string>: natsio_ordered_consumer_start_async */
+static napi_value ordered_consumer_start_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_ORDERED);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_ordered_consumer_start_async(h->oc, &tok);
+        ret = op_track(env, st, tok, R_STRING, h, NULL);
+    }
+    return ret;
+}
+
+/* ordered_consumer_stop(oc) -> Promise<none>: natsio_ordered_consumer_stop_async */
+static napi_value ordered_consumer_stop_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_ORDERED);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_ordered_consumer_stop_async(h->oc, &tok);
+        ret = op_track(env, st, tok, R_NONE, h, NULL);
+    }
+    return ret;
+}
+
+/* sub_drain(sub, timeout_ms) -> Promise<none>: natsio_sub_drain_async */
+static napi_value sub_drain_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_sub *recv = feed_handle(env, argv[0], FEED_SUB);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t timeout_ms = 0;
+    if (((timeout_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_sub_drain_async(recv, timeout_ms, &tok);
+        ret = op_track(env, st, tok, R_NONE, NULL, NULL);
+    }
+    return ret;
+}
+
+/* sub_queue(sub) -> string: natsio_sub_queue */
+static napi_value sub_queue_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_sub *recv = feed_handle(env, argv[0], FEED_SUB);
+    if (!recv) return NULL;
+    return str_or_null(env, natsio_sub_queue(recv));
+}
+
+/* sub_subject(sub) -> string: natsio_sub_subject */
+static napi_value sub_subject_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_sub *recv = feed_handle(env, argv[0], FEED_SUB);
+    if (!recv) return NULL;
+    return str_or_null(env, natsio_sub_subject(recv));
+}
+
 void gen_register_verbs(napi_env env, napi_value exports) {
     napi_property_descriptor props[] = {
+        {"client_close", NULL, client_close_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_drain", NULL, client_drain_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_flush", NULL, client_flush_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_jetstream", NULL, client_jetstream_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_request", NULL, client_request_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_request_many", NULL, client_request_many_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_subscribe", NULL, client_subscribe_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_account_info", NULL, js_account_info_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_api_level", NULL, js_api_level_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_consume", NULL, js_consume_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_consumer_create", NULL, js_consumer_create_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_consumer_delete", NULL, js_consumer_delete_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_consumer_info", NULL, js_consumer_info_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_consumer_infos", NULL, js_consumer_infos_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_consumer_names", NULL, js_consumer_names_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_consumer_pause", NULL, js_consumer_pause_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_consumer_resume", NULL, js_consumer_resume_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_consumer_unpin", NULL, js_consumer_unpin_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_fetch", NULL, js_fetch_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_kv_bind", NULL, js_kv_bind_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_kv_create", NULL, js_kv_create_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_kv_delete", NULL, js_kv_delete_js, NULL, NULL, NULL, napi_default, NULL},
@@ -686,6 +1461,17 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"js_obj_delete", NULL, js_obj_delete_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_obj_names", NULL, js_obj_names_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_obj_statuses", NULL, js_obj_statuses_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_ordered_consumer", NULL, js_ordered_consumer_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_publish_async_complete", NULL, js_publish_async_complete_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_stream_create", NULL, js_stream_create_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_stream_delete", NULL, js_stream_delete_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_stream_delete_msg", NULL, js_stream_delete_msg_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_stream_get_last_msgs_for", NULL, js_stream_get_last_msgs_for_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_stream_get_msg", NULL, js_stream_get_msg_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_stream_get_next_msg", NULL, js_stream_get_next_msg_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_stream_infos", NULL, js_stream_infos_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_stream_names", NULL, js_stream_names_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_stream_purge", NULL, js_stream_purge_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_bucket", NULL, kv_bucket_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_create", NULL, kv_create_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_delete", NULL, kv_delete_js, NULL, NULL, NULL, napi_default, NULL},
@@ -714,7 +1500,14 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"obj_update_meta", NULL, obj_update_meta_js, NULL, NULL, NULL, napi_default, NULL},
         {"obj_watch", NULL, obj_watch_js, NULL, NULL, NULL, napi_default, NULL},
         {"obj_writer_finish", NULL, obj_writer_finish_js, NULL, NULL, NULL, napi_default, NULL},
+        {"obj_writer_open", NULL, obj_writer_open_js, NULL, NULL, NULL, napi_default, NULL},
         {"obj_writer_write", NULL, obj_writer_write_js, NULL, NULL, NULL, napi_default, NULL},
+        {"ordered_consumer_messages", NULL, ordered_consumer_messages_js, NULL, NULL, NULL, napi_default, NULL},
+        {"ordered_consumer_start", NULL, ordered_consumer_start_js, NULL, NULL, NULL, napi_default, NULL},
+        {"ordered_consumer_stop", NULL, ordered_consumer_stop_js, NULL, NULL, NULL, napi_default, NULL},
+        {"sub_drain", NULL, sub_drain_js, NULL, NULL, NULL, napi_default, NULL},
+        {"sub_queue", NULL, sub_queue_js, NULL, NULL, NULL, napi_default, NULL},
+        {"sub_subject", NULL, sub_subject_js, NULL, NULL, NULL, napi_default, NULL},
     };
     napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
 }

@@ -6,6 +6,25 @@
 /** The raw addon's generated verbs: each the C call of the same name
  * (natsio_<name>, its _async form for a promise). Handles are opaque. */
 export interface GeneratedVerbs {
+  client_close(c: object): Promise<void>;
+  client_drain(c: object, timeout_ms: number): Promise<void>;
+  client_flush(c: object, timeout_ms: number): Promise<void>;
+  client_jetstream(client: object, opts: object | undefined): object;
+  client_request(c: object, subject: string, headers: string[] | null, data: Uint8Array | string, timeout_ms: number): Promise<unknown>;
+  client_request_many(c: object, subject: string, headers: string[] | null, data: Uint8Array | string, opts: object | undefined): object;
+  client_subscribe(c: object, subject: string, queue: string | null, opts: object | undefined): object;
+  js_account_info(js: object): Promise<string>;
+  js_api_level(js: object): Promise<number>;
+  js_consume(js: object, stream: string, consumer: string, opts: object | undefined): Promise<unknown>;
+  js_consumer_create(js: object, stream: string, config_json: string, action: number): Promise<string>;
+  js_consumer_delete(js: object, stream: string, consumer: string): Promise<void>;
+  js_consumer_info(js: object, stream: string, consumer: string): Promise<string>;
+  js_consumer_infos(js: object, stream: string): Promise<string[]>;
+  js_consumer_names(js: object, stream: string): Promise<string[]>;
+  js_consumer_pause(js: object, stream: string, consumer: string, pause_until_ns: number): Promise<string>;
+  js_consumer_resume(js: object, stream: string, consumer: string): Promise<string>;
+  js_consumer_unpin(js: object, stream: string, consumer: string, group: string): Promise<void>;
+  js_fetch(js: object, stream: string, consumer: string, opts: object | undefined): Promise<unknown>;
   js_kv_bind(js: object, bucket: string): Promise<unknown>;
   js_kv_create(js: object, config_json: string, action: number): Promise<unknown>;
   js_kv_delete(js: object, bucket: string): Promise<void>;
@@ -16,6 +35,17 @@ export interface GeneratedVerbs {
   js_obj_delete(js: object, bucket: string): Promise<void>;
   js_obj_names(js: object): Promise<string[]>;
   js_obj_statuses(js: object): Promise<unknown>;
+  js_ordered_consumer(js: object, stream: string, opts: object | undefined): object;
+  js_publish_async_complete(js: object, timeout_ms: number): Promise<void>;
+  js_stream_create(js: object, config_json: string, action: number): Promise<string>;
+  js_stream_delete(js: object, name: string): Promise<void>;
+  js_stream_delete_msg(js: object, stream: string, seq: number, erase: boolean): Promise<void>;
+  js_stream_get_last_msgs_for(js: object, stream: string, subjects: string[] | null, batch: number, up_to_seq: number, up_to_time_ns: number): object;
+  js_stream_get_msg(js: object, stream: string, seq: number, last_by_subject: string | null): Promise<unknown>;
+  js_stream_get_next_msg(js: object, stream: string, seq: number, subject: string): Promise<unknown>;
+  js_stream_infos(js: object, subject: string | null): Promise<string[]>;
+  js_stream_names(js: object, subject: string | null): Promise<string[]>;
+  js_stream_purge(js: object, name: string, options_json: string | null): Promise<number>;
   kv_bucket(kv: object): string | null;
   kv_create(kv: object, key: string, value: Uint8Array | string, opts: object | undefined): Promise<number>;
   kv_delete(kv: object, key: string, last: number | undefined): Promise<number>;
@@ -39,10 +69,17 @@ export interface GeneratedVerbs {
   obj_get_info(obj: object, name: string, show_deleted: boolean): Promise<unknown>;
   obj_get_status(obj: object): Promise<unknown>;
   obj_list(obj: object, include_deleted: boolean): Promise<unknown>;
-  obj_put(obj: object, name: string, meta_json: string, data: Uint8Array | string): Promise<unknown>;
+  obj_put(obj: object, name: string, meta_json: string | null, data: Uint8Array | string): Promise<unknown>;
   obj_seal(obj: object): Promise<void>;
   obj_update_meta(obj: object, name: string, meta_json: string): Promise<void>;
   obj_watch(obj: object, opts: object | undefined): Promise<unknown>;
   obj_writer_finish(writer: object): Promise<unknown>;
+  obj_writer_open(obj: object, name: string, meta_json: string | null): object;
   obj_writer_write(writer: object, data: Uint8Array | string): Promise<void>;
+  ordered_consumer_messages(oc: object, opts: object | undefined): Promise<unknown>;
+  ordered_consumer_start(oc: object): Promise<string>;
+  ordered_consumer_stop(oc: object): Promise<void>;
+  sub_drain(sub: object, timeout_ms: number): Promise<void>;
+  sub_queue(sub: object): string | null;
+  sub_subject(sub: object): string | null;
 }
