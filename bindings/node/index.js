@@ -479,13 +479,14 @@ class Feed {
   }
 
   /** The library's final call: DONE after the last item (stopped, drained,
-   * finished), or the error that ended it. A closed connection ends the
-   * iteration cleanly. Otherwise (an error) the backlog is dropped, as the
-   * library drops its own. */
+   * finished), or the error that ended it, CONNECTION_CLOSED included (as
+   * in C, C++ and Go; nats.js ends quietly there). After an error the
+   * backlog is dropped, as the library drops its own. A callback is not
+   * told of a closed connection (it has no loop to end). */
   onEnd(status, detail, apiCode, errCode, revision) {
-    const clean = status === Status.DONE || status === Status.CONNECTION_CLOSED;
     if (status !== Status.DONE) this._queue.length = 0;
-    this._finish(clean ? null : makeError(status, detail, apiCode, errCode, revision));
+    const quiet = status === Status.DONE || (status === Status.CONNECTION_CLOSED && this._callback);
+    this._finish(quiet ? null : makeError(status, detail, apiCode, errCode, revision));
   }
 
   /** Ends delivery on the JS side: items already queued are still iterated. */
@@ -612,9 +613,16 @@ class MessageStream extends Feed {
     this._connection._callbackError(error, { subject: this.subject, sid });
   }
 
-  /** The connection closed: this stream ends now (a drain has ended it already). */
+  /** The connection closed: this stream ends now (a drain has ended it
+   * already), an iterator with CONNECTION_CLOSED (see onEnd). */
   _connectionClosed() {
-    if (!this._done) this._abort();
+    if (this._done) return;
+    if (this._callback) {
+      this._abort();
+    } else {
+      this._queue.length = 0;
+      this._finish(makeError(Status.CONNECTION_CLOSED, 'the connection closed'));
+    }
   }
 }
 
@@ -1428,10 +1436,10 @@ class KV {
 
   /**
    * Removes delete and purge markers, as nats.js's purgeDeletes: a key whose
-   * latest revision is a marker older than `olderMillis` (default 30
-   * minutes; 0 or negative: every marker) goes entirely; a younger marker
-   * stays and only the revisions before it go. Resolves with
-   * {success: true, purged} (messages removed).
+   * latest revision is a marker older than `olderMillis` (default, and 0:
+   * 30 minutes, as in C, C++ and Go; negative: every marker) goes
+   * entirely; a younger marker stays and only the revisions before it go.
+   * Resolves with {success: true, purged} (messages removed).
    */
   async purgeDeletes(olderMillis) {
     let older = 0; // the library's default, 30 minutes
@@ -1439,7 +1447,7 @@ class KV {
       if (typeof olderMillis !== 'number' || !Number.isFinite(olderMillis)) {
         throw new TypeError('olderMillis must be a number (ms)');
       }
-      older = olderMillis <= 0 ? -1 : Math.ceil(olderMillis);
+      older = olderMillis < 0 ? -1 : Math.ceil(olderMillis);
     }
     return { success: true, purged: await native.kv_purge_deletes(this._handle, older) };
   }
