@@ -57,6 +57,16 @@ SKIP = {
 UINT_MAX_OF = {"uint32_t": "UINT32_MAX", "uint16_t": "UINT16_MAX", "uint8_t": "UINT8_MAX", "size_t": "SIZE_MAX"}
 
 
+# The hot path and mechanism the addon keeps hand-written on purpose: a
+# publish or response is one call on the JS thread with no token and is
+# hand-tuned (client.c's publish); the deferred send and the publish ring
+# are the hub's (hub.c).
+HOT = {
+    "natsio_client_publish", "natsio_client_publish_n", "natsio_client_publish_with",
+    "natsio_client_respond", "natsio_client_send_deferred", "natsio_client_pub_ring_kick",
+}
+
+
 def what(name):
     return name.replace("_", " ")
 
@@ -137,7 +147,8 @@ class NodeGen(Gen):
         hand = set(self.overlay.get("hand_written", {}).get("node", []))
         out = []
         for f in self.desc["functions"]:
-            if not any(f["name"].startswith(p) for p in areas) or f["name"] in hand or f["name"] in SKIP:
+            if (not any(f["name"].startswith(p) for p in areas) or f["name"] in hand or f["name"] in SKIP
+                    or f["name"] in HOT):
                 continue
             it = self.desc["iterators"].get(f["handle"])
             contract = (it["verbs"] + ["end_async"]) if it else []
@@ -166,7 +177,22 @@ class NodeGen(Gen):
             return "open"  # makes a handle without I/O (a context, a writer)
         if not outs and f["ret"] == "const char *" and len(args) == 1:
             return "getter"
+        if f.get("async"):
+            return None  # its token form is the verb
+        if f["ret"] == "natsio_status" and not outs:
+            return "call"  # returns at once (force_reconnect, unsubscribe_after)
+        if f["ret"] == "natsio_status" and len(outs) == 1 and outs[0]["owned"] and self.reader_of(outs[0]):
+            return "query"  # an owned value read at once (server_info, servers)
+        if len(args) == 1 and "*" not in f["ret"] and f["ret"] not in ("void", "natsio_status"):
+            return "scalar"  # a plain getter (status, max_payload, sid)
         return None
+
+    def reader_of(self, out):
+        """The token reader's kind for an output of the same type, whose
+        conversion the query shape reuses."""
+        return next((k for k, r in self.desc["token_readers"].items()
+                     if r["c_type"] == out["out_type"] and r["owned"] == out["owned"]
+                     and self.desc["types"].get(out["out_type"]) not in ("handle", "iterator")), None)
 
     def verb_fn(self, f, shape):
         name = verb_name(f["name"])
@@ -256,6 +282,11 @@ class NodeGen(Gen):
         if shape == "getter":
             body += [f"    return str_or_null(env, {f['name']}({recv}));", "}"]
             return "\n".join(body)
+        if shape == "scalar":
+            conv = "boolean" if f["ret"] == "bool" else "num"
+            cast = "" if f["ret"] == "bool" else "(double)"
+            body += [f"    return {conv}(env, {cast}{f['name']}({recv}));", "}"]
+            return "\n".join(body)
         body.append("    napi_value ret = NULL;")
         body += [f"    {d}" for d in decls]
         if reads:
@@ -271,6 +302,16 @@ class NodeGen(Gen):
             body += ["        natsio_token *tok = NULL;",
                      f"        int32_t st = {f['name']}({', '.join(cargs)});",
                      f"        ret = {track};"]
+        elif shape == "call":
+            body += [f"        throw_if_failed(env, {f['name']}({', '.join(cargs)}));"]
+        elif shape == "query":
+            out = [a for a in args if a["role"] == "out"][0]
+            conv = self.result_conversion(self.reader_of(out))
+            body += [f"        {conv[0]}",
+                     f"        if (!throw_if_failed(env, {f['name']}({', '.join(cargs).replace('&out', '&x')}))) {{",
+                     "            napi_value v = NULL;"]
+            body += [f"            {line}" for line in conv[2:]]
+            body += ["            ret = v;", "        }"]
         else:  # iterator, open
             it = [a for a in args if a["role"] == "out"][0]["out_type"]
             wrap = (f"feed_wrap(env, FEED_{strip_prefix(it).upper()}, out, {owner})" if shape == "iterator"
@@ -480,8 +521,10 @@ class NodeGen(Gen):
 
     def c_doc(self, f, shape):
         ins = [a["name"] for a in f["args"] if a["role"] not in ("token_out", "out")]
+        outs = [a for a in f["args"] if a["role"] == "out"]
         ret = {"promise": f"Promise<{f.get('result')}>", "iterator": "feed", "getter": "string",
-               "open": "handle"}[shape]
+               "open": "handle", "call": "undefined", "scalar": f["ret"],
+               "query": outs and self.reader_of(outs[0])}[shape]
         return f"/* {verb_name(f['name'])}({', '.join(ins)}) -> {ret}: {f['name']} */"
 
     def ts_sig(self, f, shape):
@@ -504,6 +547,13 @@ class NodeGen(Gen):
             ret = f"Promise<{self.ts_result(f['result'])}>"
         elif shape in ("iterator", "open"):
             ret = "object"
+        elif shape == "call":
+            ret = "void"
+        elif shape == "scalar":
+            ret = "boolean" if f["ret"] == "bool" else "number"
+        elif shape == "query":
+            out = [a for a in f["args"] if a["role"] == "out"][0]
+            ret = self.ts_result(self.reader_of(out))
         else:
             ret = "string | null"
         return f"{verb_name(f['name'])}({', '.join(params)}): {ret};"

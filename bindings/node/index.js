@@ -606,7 +606,7 @@ class MessageStream extends Feed {
   _callbackThrew(error) {
     let sid;
     try {
-      sid = native.subInfo(this._handle).sid;
+      sid = native.sub_sid(this._handle);
     } catch {
       sid = undefined;
     }
@@ -654,11 +654,11 @@ class Subscription extends MessageStream {
 
   /** The server-side subscription id. */
   get sid() {
-    return native.subInfo(this._handle).sid;
+    return native.sub_sid(this._handle);
   }
 
   get isClosed() {
-    return this._done || native.subInfo(this._handle).closed;
+    return this._done || native.sub_is_closed(this._handle);
   }
 
   /** Stops delivery at once and discards queued messages: no callback runs
@@ -669,7 +669,7 @@ class Subscription extends MessageStream {
 
   /** Closes the subscription after `max` messages in total. */
   unsubscribeAfter(max) {
-    native.subUnsubscribeAfter(this._handle, max);
+    native.sub_unsubscribe_after(this._handle, max);
   }
 
   /** The next message, as the iterator gives it; with `timeout` (ms),
@@ -789,7 +789,7 @@ class Connection extends EventEmitter {
     error.sid = info.sid;
     error.subject = info.subject ?? undefined;
     if (this.listenerCount('error') > 0) this.emit('error', error);
-    if (native.status(this._handle) === 5) this._markClosed();
+    if (native.client_status(this._handle) === 5) this._markClosed();
   }
 
   // A user callback threw (a subscription's callback, an event listener,
@@ -854,18 +854,18 @@ class Connection extends EventEmitter {
   }
 
   get status() {
-    return CONN_STATUS[native.status(this._handle)] ?? 'UNKNOWN';
+    return CONN_STATUS[native.client_status(this._handle)] ?? 'UNKNOWN';
   }
 
   /** The server pool: configured and discovered URLs. */
   get servers() {
-    return native.servers(this._handle);
+    return native.client_servers(this._handle);
   }
 
   /** Drops the connection and reconnects (to another server of the pool
    * when there is one); subscriptions are restored. Returns at once. */
   forceReconnect() {
-    native.forceReconnect(this._handle);
+    native.client_force_reconnect(this._handle);
   }
 
   /** One PING/PONG round trip in microseconds: a flush, timed from its
@@ -877,25 +877,25 @@ class Connection extends EventEmitter {
   }
 
   get isClosed() {
-    return !this._open || native.status(this._handle) === 5;
+    return !this._open || native.client_status(this._handle) === 5;
   }
 
   /** Largest payload (headers included) the server accepts. */
   get maxPayload() {
-    return native.maxPayload(this._handle);
+    return native.client_max_payload(this._handle);
   }
 
   /** The server's latest INFO. */
   get info() {
-    return JSON.parse(native.serverInfo(this._handle));
+    return JSON.parse(native.client_server_info(this._handle));
   }
 
   get connectedUrl() {
-    return native.connectedUrl(this._handle);
+    return native.client_connected_url(this._handle);
   }
 
   newInbox() {
-    return native.newInbox(this._handle);
+    return native.client_new_inbox(this._handle);
   }
 
   publish(subject, data, opts = {}) {
@@ -935,7 +935,7 @@ class Connection extends EventEmitter {
     try {
       await native.client_drain(this._handle, timeoutArg(timeout));
     } finally {
-      if (native.status(this._handle) === 5) {
+      if (native.client_status(this._handle) === 5) {
         // Every subscription ends after its backlog: deliver it before
         // closing the JS side.
         await Promise.all([...this._streams].map((stream) => stream.closed));
@@ -2514,7 +2514,7 @@ class JetStreamClient {
 
   /** How many asynchronous publishes await their ack (or room to be sent). */
   get publishAsyncPending() {
-    return native.jsPublishAsyncPending(this._handle) + this._backlog.length;
+    return native.js_publish_async_pending(this._handle) + this._backlog.length;
   }
 
   /** The account's JetStream usage and limits ($JS.API.INFO). */
@@ -2542,7 +2542,7 @@ class JetStreamClient {
   }
 
   _hasRoom() {
-    return native.jsPublishAsyncPending(this._handle) < this._maxPending;
+    return native.js_publish_async_pending(this._handle) < this._maxPending;
   }
 
   _deferred() {

@@ -351,62 +351,6 @@ EXPORT(js_release_feeds) {
     return NULL;
 }
 
-EXPORT(js_status) {
-    ARGS(1);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    napi_value r;
-    napi_create_int32(env, natsio_client_status(cw->client), &r);
-    return r;
-}
-
-EXPORT(js_max_payload) {
-    ARGS(1);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    napi_value r;
-    napi_create_int64(env, natsio_client_max_payload(cw->client), &r);
-    return r;
-}
-
-/* The getters that return a library-owned string: (client) -> string. */
-static napi_value client_string(napi_env env, napi_callback_info info,
-                                natsio_status (*get)(const natsio_client *, char **)) {
-    ARGS(1);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    char *s = NULL;
-    if (throw_if_failed(env, get(cw->client, &s))) return NULL;
-    napi_value r;
-    napi_create_string_utf8(env, s ? s : "", NAPI_AUTO_LENGTH, &r);
-    natsio_string_free(s);
-    return r;
-}
-
-EXPORT(js_server_info) { return client_string(env, info, natsio_client_server_info); }
-EXPORT(js_connected_url) { return client_string(env, info, natsio_client_connected_url); }
-EXPORT(js_new_inbox) { return client_string(env, info, natsio_client_new_inbox); }
-
-/* servers(client) -> string[] */
-EXPORT(js_servers) {
-    ARGS(1);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    natsio_string_list *l = NULL;
-    if (throw_if_failed(env, natsio_client_servers(cw->client, &l))) return NULL;
-    napi_value r = string_list_to_js(env, l);
-    natsio_string_list_free(l);
-    return r;
-}
-
-EXPORT(js_force_reconnect) {
-    ARGS(1);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    throw_if_failed(env, natsio_client_force_reconnect(cw->client));
-    return NULL;
-}
-
 EXPORT(js_stats) {
     ARGS(1);
     client_wrap *cw = get_client(env, argv[0]);

@@ -884,25 +884,3 @@ EXPORT(js_feed_stats) {
     if (throw_if_failed(env, st)) return NULL;
     return iter_stats_to_js(env, &s);
 }
-
-EXPORT(js_sub_unsubscribe_after) {
-    ARGS(2);
-    feed *f = get_feed(env, argv[0], FEED_SUB);
-    if (!f) return NULL;
-    int64_t n = get_i64(env, argv[1], 0);
-    throw_if_failed(env, natsio_sub_unsubscribe_after(f->handle, n < 0 ? 0 : (uint64_t)n));
-    return NULL;
-}
-
-/* subInfo(feed) -> {sid, closed} */
-EXPORT(js_sub_info) {
-    ARGS(1);
-    feed *f = get_feed(env, argv[0], FEED_SUB);
-    if (!f) return NULL;
-    napi_value r, v;
-    napi_create_object(env, &r);
-    set_u64(env, r, "sid", natsio_sub_sid(f->handle));
-    napi_get_boolean(env, natsio_sub_is_closed(f->handle), &v);
-    napi_set_named_property(env, r, "closed", v);
-    return r;
-}

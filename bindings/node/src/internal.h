@@ -7,16 +7,18 @@
  *   util.c    node-api helpers: arguments, errors, headers, conversions of
  *             messages, entries and batches to JS values
  *   op.c      operations: a promise settled from a completion token
- *   client.c  connect (options), close, publish, request, flush, drain, rtt
+ *   client.c  clients: connect (options), publish (the hot path), stats
  *   auth.c    authentication callbacks: the user JWT and the nonce
  *             signature asked of JS from the library thread that connects
  *   feed.c    push-mode iterators (subscriptions, request-many replies,
  *             consume, KV and object watch, batch reads of stored
  *             messages): delivery to JS in batches with backpressure
- *   js.c      JetStream: contexts, streams, consumers, publish, pull, acks
+ *   js.c      JetStream: its handles (contexts, batches of consumed
+ *             messages with their acks), publish, next and stream info
  *   kv.c      Key-Value: buckets and statuses as JS values
  *   gen/      generated from the C ABI's description (abi/generate.py):
- *             the verbs' glue (verbs.c) and the result kinds (results.c)
+ *             the verbs' glue (verbs.c), the result kinds (results.c) and
+ *             the iterator kinds' calls (feeds.c)
  *   object.c  Object Store: buckets, objects, chunked reads and writes,
  *             watches
  *   addon.c   module registration
@@ -187,7 +189,6 @@ void set_elem(napi_env env, napi_value arr, uint32_t i, napi_value v);
 napi_value num(napi_env env, double d);
 napi_value boolean(napi_env env, bool b);
 void set_u64(napi_env env, napi_value obj, const char *name, uint64_t v);
-napi_value string_list_to_js(napi_env env, const natsio_string_list *l);
 napi_value iter_stats_to_js(napi_env env, const natsio_iter_stats *s);
 napi_value pub_ack_to_js(napi_env env, const natsio_pub_ack *ack);
 napi_value kv_entry_to_js(napi_env env, const natsio_kv_entry *e);
@@ -359,13 +360,6 @@ void *feed_handle(napi_env env, napi_value v, int kind);
 /* client.c */
 EXPORT(js_connect);
 EXPORT(js_publish);
-EXPORT(js_status);
-EXPORT(js_max_payload);
-EXPORT(js_server_info);
-EXPORT(js_connected_url);
-EXPORT(js_new_inbox);
-EXPORT(js_servers);
-EXPORT(js_force_reconnect);
 EXPORT(js_stats);
 
 EXPORT(js_release_feeds);
@@ -378,14 +372,11 @@ EXPORT(js_feed_start);
 EXPORT(js_feed_credit);
 EXPORT(js_feed_stop);
 EXPORT(js_feed_stats);
-EXPORT(js_sub_unsubscribe_after);
-EXPORT(js_sub_info);
 
 /* js.c */
 EXPORT(js_jsh_close);
 EXPORT(js_js_publish);
 EXPORT(js_js_publish_async);
-EXPORT(js_js_publish_async_pending);
 EXPORT(js_js_stream_info);
 EXPORT(js_js_stream_info_with_subjects);
 EXPORT(js_js_next);

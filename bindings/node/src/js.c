@@ -1,5 +1,9 @@
 /*
- * JetStream: contexts, streams, consumers, publish, pull consumers, acks.
+ * JetStream: the js_handles (contexts, KV and object handles, ordered
+ * consumers, batches of consumed messages), acks and how a JetStream
+ * message looks in JS. The verbs' glue is generated (gen/verbs.c), but for
+ * publish, next and stream info, whose C calls are being reshaped (see
+ * abi/gen_node.py's SKIP).
  *
  * Handles: a JetStream context, a bound KV bucket or a consumed message
  * (JsMsg, an owned natsio_msg) is a js_handle behind a type-tagged
@@ -372,16 +376,6 @@ EXPORT(js_js_publish) { return publish(env, info, true); }
 /* jsPublishAsync(js, subject, data, opts) -> Promise<PubAck>. index.js
  * calls it only when the window has room, so it never stalls here. */
 EXPORT(js_js_publish_async) { return publish(env, info, false); }
-
-/* jsPublishAsyncPending(js) -> number (never blocks) */
-EXPORT(js_js_publish_async_pending) {
-    ARGS(1);
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    napi_value r;
-    napi_create_double(env, (double)natsio_js_publish_async_pending(h->js), &r);
-    return r;
-}
 
 /* (js, name) calls */
 static napi_value js_name_call(napi_env env, napi_callback_info info, const char *what,

@@ -485,17 +485,6 @@ void set_u64(napi_env env, napi_value obj, const char *name, uint64_t v) {
     napi_set_named_property(env, obj, name, x);
 }
 
-napi_value string_list_to_js(napi_env env, const natsio_string_list *l) {
-    size_t n = natsio_string_list_count(l);
-    napi_value arr, v;
-    napi_create_array_with_length(env, n, &arr);
-    for (size_t i = 0; i < n; i++) {
-        napi_create_string_utf8(env, natsio_string_list_get(l, i), NAPI_AUTO_LENGTH, &v);
-        napi_set_element(env, arr, (uint32_t)i, v);
-    }
-    return arr;
-}
-
 napi_value iter_stats_to_js(napi_env env, const natsio_iter_stats *s) {
     napi_value r;
     napi_create_object(env, &r);

@@ -143,6 +143,24 @@ static napi_value client_close_js(napi_env env, napi_callback_info info) {
     return ret;
 }
 
+/* client_connected_url(c) -> string: natsio_client_connected_url */
+static napi_value client_connected_url_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    {
+        char *x = NULL;
+        if (!throw_if_failed(env, natsio_client_connected_url(cw->client, &x))) {
+            napi_value v = NULL;
+            napi_create_string_utf8(env, x ? x : "", NAPI_AUTO_LENGTH, &v);
+            natsio_string_free(x);
+            ret = v;
+        }
+    }
+    return ret;
+}
+
 /* client_drain(c, timeout_ms) -> Promise<none>: natsio_client_drain_async */
 static napi_value client_drain_js(napi_env env, napi_callback_info info) {
     ARGS(2);
@@ -173,6 +191,18 @@ static napi_value client_flush_js(napi_env env, napi_callback_info info) {
     return ret;
 }
 
+/* client_force_reconnect(c) -> undefined: natsio_client_force_reconnect */
+static napi_value client_force_reconnect_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    {
+        throw_if_failed(env, natsio_client_force_reconnect(cw->client));
+    }
+    return ret;
+}
+
 /* client_jetstream(client, opts) -> handle: natsio_client_jetstream */
 static napi_value client_jetstream_js(napi_env env, napi_callback_info info) {
     ARGS(2);
@@ -187,6 +217,32 @@ static napi_value client_jetstream_js(napi_env env, napi_callback_info info) {
             ret = wrap_js(env, out, cw);
     }
     free_js_options(&opts);
+    return ret;
+}
+
+/* client_max_payload(c) -> int64_t: natsio_client_max_payload */
+static napi_value client_max_payload_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    return num(env, (double)natsio_client_max_payload(cw->client));
+}
+
+/* client_new_inbox(c) -> string: natsio_client_new_inbox */
+static napi_value client_new_inbox_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    {
+        char *x = NULL;
+        if (!throw_if_failed(env, natsio_client_new_inbox(cw->client, &x))) {
+            napi_value v = NULL;
+            napi_create_string_utf8(env, x ? x : "", NAPI_AUTO_LENGTH, &v);
+            natsio_string_free(x);
+            ret = v;
+        }
+    }
     return ret;
 }
 
@@ -237,6 +293,53 @@ static napi_value client_request_many_js(napi_env env, napi_callback_info info) 
     free(subject);
     natsio_headers_free(headers);
     return ret;
+}
+
+/* client_server_info(c) -> string: natsio_client_server_info */
+static napi_value client_server_info_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    {
+        char *x = NULL;
+        if (!throw_if_failed(env, natsio_client_server_info(cw->client, &x))) {
+            napi_value v = NULL;
+            napi_create_string_utf8(env, x ? x : "", NAPI_AUTO_LENGTH, &v);
+            natsio_string_free(x);
+            ret = v;
+        }
+    }
+    return ret;
+}
+
+/* client_servers(c) -> string_list: natsio_client_servers */
+static napi_value client_servers_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_string_list *x = NULL;
+        if (!throw_if_failed(env, natsio_client_servers(cw->client, &x))) {
+            napi_value v = NULL;
+            size_t n = natsio_string_list_count(x);
+            napi_create_array_with_length(env, n, &v);
+            for (size_t i = 0; i < n && !exception_pending(env); i++)
+                set_elem(env, v, (uint32_t)i, str_or_null(env, natsio_string_list_get(x, i)));
+            natsio_string_list_free(x);
+            ret = v;
+        }
+    }
+    return ret;
+}
+
+/* client_status(c) -> natsio_conn_status: natsio_client_status */
+static napi_value client_status_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    return num(env, (double)natsio_client_status(cw->client));
 }
 
 /* client_subscribe(c, subject, queue, opts) -> feed: natsio_client_subscribe */
@@ -677,6 +780,14 @@ static napi_value js_publish_async_complete_js(napi_env env, napi_callback_info 
         ret = op_track(env, st, tok, R_NONE, h, NULL);
     }
     return ret;
+}
+
+/* js_publish_async_pending(js) -> size_t: natsio_js_publish_async_pending */
+static napi_value js_publish_async_pending_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    return num(env, (double)natsio_js_publish_async_pending(h->js));
 }
 
 /* js_stream_create(js, config_json, action) -> Promise<string>: natsio_js_stream_create_async */
@@ -1306,6 +1417,18 @@ static napi_value obj_watch_js(napi_env env, napi_callback_info info) {
     return ret;
 }
 
+/* obj_writer_abort(writer) -> undefined: natsio_obj_writer_abort */
+static napi_value obj_writer_abort_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ_WRITER);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    {
+        throw_if_failed(env, natsio_obj_writer_abort(h->obj));
+    }
+    return ret;
+}
+
 /* obj_writer_finish(writer) -> Promise<obj_info>: natsio_obj_writer_finish_async */
 static napi_value obj_writer_finish_js(napi_env env, napi_callback_info info) {
     ARGS(1);
@@ -1414,12 +1537,36 @@ static napi_value sub_drain_js(napi_env env, napi_callback_info info) {
     return ret;
 }
 
+/* sub_is_closed(sub) -> bool: natsio_sub_is_closed */
+static napi_value sub_is_closed_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_sub *recv = feed_handle(env, argv[0], FEED_SUB);
+    if (!recv) return NULL;
+    return boolean(env, natsio_sub_is_closed(recv));
+}
+
+/* sub_is_stopped(sub) -> bool: natsio_sub_is_stopped */
+static napi_value sub_is_stopped_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_sub *recv = feed_handle(env, argv[0], FEED_SUB);
+    if (!recv) return NULL;
+    return boolean(env, natsio_sub_is_stopped(recv));
+}
+
 /* sub_queue(sub) -> string: natsio_sub_queue */
 static napi_value sub_queue_js(napi_env env, napi_callback_info info) {
     ARGS(1);
     natsio_sub *recv = feed_handle(env, argv[0], FEED_SUB);
     if (!recv) return NULL;
     return str_or_null(env, natsio_sub_queue(recv));
+}
+
+/* sub_sid(sub) -> uint64_t: natsio_sub_sid */
+static napi_value sub_sid_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_sub *recv = feed_handle(env, argv[0], FEED_SUB);
+    if (!recv) return NULL;
+    return num(env, (double)natsio_sub_sid(recv));
 }
 
 /* sub_subject(sub) -> string: natsio_sub_subject */
@@ -1430,14 +1577,34 @@ static napi_value sub_subject_js(napi_env env, napi_callback_info info) {
     return str_or_null(env, natsio_sub_subject(recv));
 }
 
+/* sub_unsubscribe_after(sub, max) -> undefined: natsio_sub_unsubscribe_after */
+static napi_value sub_unsubscribe_after_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_sub *recv = feed_handle(env, argv[0], FEED_SUB);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    uint64_t max = 0;
+    if (get_required_u64(env, argv[1], "max", &max)) {
+        throw_if_failed(env, natsio_sub_unsubscribe_after(recv, max));
+    }
+    return ret;
+}
+
 void gen_register_verbs(napi_env env, napi_value exports) {
     napi_property_descriptor props[] = {
         {"client_close", NULL, client_close_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_connected_url", NULL, client_connected_url_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_drain", NULL, client_drain_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_flush", NULL, client_flush_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_force_reconnect", NULL, client_force_reconnect_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_jetstream", NULL, client_jetstream_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_max_payload", NULL, client_max_payload_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_new_inbox", NULL, client_new_inbox_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_request", NULL, client_request_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_request_many", NULL, client_request_many_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_server_info", NULL, client_server_info_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_servers", NULL, client_servers_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_status", NULL, client_status_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_subscribe", NULL, client_subscribe_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_account_info", NULL, js_account_info_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_api_level", NULL, js_api_level_js, NULL, NULL, NULL, napi_default, NULL},
@@ -1463,6 +1630,7 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"js_obj_statuses", NULL, js_obj_statuses_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_ordered_consumer", NULL, js_ordered_consumer_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_publish_async_complete", NULL, js_publish_async_complete_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_publish_async_pending", NULL, js_publish_async_pending_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_stream_create", NULL, js_stream_create_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_stream_delete", NULL, js_stream_delete_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_stream_delete_msg", NULL, js_stream_delete_msg_js, NULL, NULL, NULL, napi_default, NULL},
@@ -1499,6 +1667,7 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"obj_seal", NULL, obj_seal_js, NULL, NULL, NULL, napi_default, NULL},
         {"obj_update_meta", NULL, obj_update_meta_js, NULL, NULL, NULL, napi_default, NULL},
         {"obj_watch", NULL, obj_watch_js, NULL, NULL, NULL, napi_default, NULL},
+        {"obj_writer_abort", NULL, obj_writer_abort_js, NULL, NULL, NULL, napi_default, NULL},
         {"obj_writer_finish", NULL, obj_writer_finish_js, NULL, NULL, NULL, napi_default, NULL},
         {"obj_writer_open", NULL, obj_writer_open_js, NULL, NULL, NULL, napi_default, NULL},
         {"obj_writer_write", NULL, obj_writer_write_js, NULL, NULL, NULL, napi_default, NULL},
@@ -1506,8 +1675,12 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"ordered_consumer_start", NULL, ordered_consumer_start_js, NULL, NULL, NULL, napi_default, NULL},
         {"ordered_consumer_stop", NULL, ordered_consumer_stop_js, NULL, NULL, NULL, napi_default, NULL},
         {"sub_drain", NULL, sub_drain_js, NULL, NULL, NULL, napi_default, NULL},
+        {"sub_is_closed", NULL, sub_is_closed_js, NULL, NULL, NULL, napi_default, NULL},
+        {"sub_is_stopped", NULL, sub_is_stopped_js, NULL, NULL, NULL, napi_default, NULL},
         {"sub_queue", NULL, sub_queue_js, NULL, NULL, NULL, napi_default, NULL},
+        {"sub_sid", NULL, sub_sid_js, NULL, NULL, NULL, napi_default, NULL},
         {"sub_subject", NULL, sub_subject_js, NULL, NULL, NULL, napi_default, NULL},
+        {"sub_unsubscribe_after", NULL, sub_unsubscribe_after_js, NULL, NULL, NULL, napi_default, NULL},
     };
     napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
 }

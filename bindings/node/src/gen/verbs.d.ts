@@ -7,11 +7,18 @@
  * (natsio_<name>, its _async form for a promise). Handles are opaque. */
 export interface GeneratedVerbs {
   client_close(c: object): Promise<void>;
+  client_connected_url(c: object): string;
   client_drain(c: object, timeout_ms: number): Promise<void>;
   client_flush(c: object, timeout_ms: number): Promise<void>;
+  client_force_reconnect(c: object): void;
   client_jetstream(client: object, opts: object | undefined): object;
+  client_max_payload(c: object): number;
+  client_new_inbox(c: object): string;
   client_request(c: object, subject: string, headers: string[] | null, data: Uint8Array | string, timeout_ms: number): Promise<unknown>;
   client_request_many(c: object, subject: string, headers: string[] | null, data: Uint8Array | string, opts: object | undefined): object;
+  client_server_info(c: object): string;
+  client_servers(c: object): string[];
+  client_status(c: object): number;
   client_subscribe(c: object, subject: string, queue: string | null, opts: object | undefined): object;
   js_account_info(js: object): Promise<string>;
   js_api_level(js: object): Promise<number>;
@@ -37,6 +44,7 @@ export interface GeneratedVerbs {
   js_obj_statuses(js: object): Promise<unknown>;
   js_ordered_consumer(js: object, stream: string, opts: object | undefined): object;
   js_publish_async_complete(js: object, timeout_ms: number): Promise<void>;
+  js_publish_async_pending(js: object): number;
   js_stream_create(js: object, config_json: string, action: number): Promise<string>;
   js_stream_delete(js: object, name: string): Promise<void>;
   js_stream_delete_msg(js: object, stream: string, seq: number, erase: boolean): Promise<void>;
@@ -73,6 +81,7 @@ export interface GeneratedVerbs {
   obj_seal(obj: object): Promise<void>;
   obj_update_meta(obj: object, name: string, meta_json: string): Promise<void>;
   obj_watch(obj: object, opts: object | undefined): Promise<unknown>;
+  obj_writer_abort(writer: object): void;
   obj_writer_finish(writer: object): Promise<unknown>;
   obj_writer_open(obj: object, name: string, meta_json: string | null): object;
   obj_writer_write(writer: object, data: Uint8Array | string): Promise<void>;
@@ -80,6 +89,10 @@ export interface GeneratedVerbs {
   ordered_consumer_start(oc: object): Promise<string>;
   ordered_consumer_stop(oc: object): Promise<void>;
   sub_drain(sub: object, timeout_ms: number): Promise<void>;
+  sub_is_closed(sub: object): boolean;
+  sub_is_stopped(sub: object): boolean;
   sub_queue(sub: object): string | null;
+  sub_sid(sub: object): number;
   sub_subject(sub: object): string | null;
+  sub_unsubscribe_after(sub: object, max: number): void;
 }
