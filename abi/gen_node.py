@@ -272,6 +272,9 @@ class NodeGen(Gen):
         if jsh == "CLIENT":
             body += ["    client_wrap *cw = get_client(env, argv[0]);", "    if (!cw) return NULL;"]
             recv, op_h, owner = f"cw->{field}", "NULL", "cw"
+        elif jsh == "OPTIONS":  # connect()'s options, built by index.js (client.c)
+            body += ["    natsio_options *recv = get_options(env, argv[0]);", "    if (!recv) return NULL;"]
+            recv, op_h, owner = "recv", "NULL", "NULL"
         elif jsh.startswith("FEED_"):
             body += [f"    {f['handle']} *recv = feed_handle(env, argv[0], {jsh});", "    if (!recv) return NULL;"]
             recv, op_h, owner = "recv", "NULL", "NULL"

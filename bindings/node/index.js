@@ -1024,6 +1024,75 @@ function survivalOptions(opts, nativeOpts) {
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+// The library's defaults of the other half of a pair set together.
+const DEFAULT_PING_INTERVAL_MS = 120000;
+const DEFAULT_MAX_PINGS_OUT = 2;
+const DEFAULT_PENDING_MSGS_LIMIT = 65536;
+const DEFAULT_PENDING_BYTES_LIMIT = 64 * 1024 * 1024;
+
+/** A library options handle (native.optionsNew) set from connect()'s
+ * normalized options `n`, one generated setter (options_set_*) per option;
+ * connect adds the callbacks. */
+function libraryOptions(n) {
+  const o = native.optionsNew();
+  const str = (v, set) => v !== undefined && v !== null && set(o, v);
+  const int = (v, set) => typeof v === 'number' && set(o, v);
+  const bool = (v, set) => typeof v === 'boolean' && set(o, v);
+  const num = (v, dflt) => (typeof v === 'number' ? v : dflt);
+  if (Array.isArray(n.servers)) native.options_set_servers(o, n.servers);
+  str(n.name, native.options_set_name);
+  str(n.inboxPrefix, native.options_set_inbox_prefix);
+  str(n.token, native.options_set_token);
+  str(n.user, (opts, user) => native.options_set_user_password(opts, user, n.pass ?? null));
+  int(n.timeout, native.options_set_connect_timeout_ms);
+  bool(n.noEcho, (opts, noEcho) => native.options_set_echo(opts, !noEcho));
+  // publish() runs on the JS thread, which also handles what the
+  // subscriptions receive: a publish that waited for room in a full write
+  // buffer would stop that too, and a subscription of the same thread could
+  // overflow meanwhile. By default the buffer grows instead (as nats.js's
+  // does); waitForWriteRoom: true bounds it and blocks.
+  native.options_set_wait_for_write_room(o, n.waitForWriteRoom === true);
+  int(n.drainTimeout, native.options_set_drain_timeout_ms);
+  int(n.flushTimeout, native.options_set_flush_timeout_ms);
+  int(n.requestTimeout, native.options_set_request_timeout_ms);
+  int(n.maxPendingSize, native.options_set_max_pending_size);
+  int(n.maxControlLine, native.options_set_max_control_line);
+  if (typeof n.pingInterval === 'number' || typeof n.maxPingsOut === 'number') {
+    native.options_set_ping(o, num(n.pingInterval, DEFAULT_PING_INTERVAL_MS), num(n.maxPingsOut, DEFAULT_MAX_PINGS_OUT));
+  }
+  if (typeof n.pendingMsgsLimit === 'number' || typeof n.pendingBytesLimit === 'number') {
+    native.options_set_pending_limits(
+      o,
+      num(n.pendingMsgsLimit, DEFAULT_PENDING_MSGS_LIMIT),
+      num(n.pendingBytesLimit, DEFAULT_PENDING_BYTES_LIMIT),
+    );
+  }
+  // The server's monitoring shows this binding as itself.
+  native.options_set_client_lang(o, 'natsio-node', native.version());
+  // Reconnect, auth and TLS (survivalOptions' names).
+  bool(n.allowReconnect, native.options_set_allow_reconnect);
+  int(n.maxReconnectAttempts, native.options_set_max_reconnect_attempts);
+  if (typeof n.reconnectWaitMs === 'number' && typeof n.reconnectWaitMaxMs === 'number') {
+    native.options_set_reconnect_wait(o, n.reconnectWaitMs, n.reconnectWaitMaxMs);
+  }
+  if (typeof n.reconnectJitterMs === 'number' && typeof n.reconnectJitterTlsMs === 'number') {
+    native.options_set_reconnect_jitter(o, n.reconnectJitterMs, n.reconnectJitterTlsMs);
+  }
+  int(n.reconnectBufSize, native.options_set_reconnect_buf_size);
+  bool(n.noRandomize, native.options_set_no_randomize);
+  bool(n.ignoreDiscoveredServers, native.options_set_ignore_discovered_servers);
+  bool(n.retryOnFailedConnect, native.options_set_retry_on_failed_connect);
+  bool(n.ignoreAuthErrorAbort, native.options_set_ignore_auth_error_abort);
+  str(n.nkeySeed, native.options_set_nkey_seed);
+  str(n.nkeyFile, native.options_set_nkey_file);
+  str(n.credsFile, native.options_set_credentials_file);
+  if (n.tls === true) {
+    native.options_set_tls(o, n.tlsCaFile ?? null, n.tlsCertFile ?? null, n.tlsKeyFile ?? null);
+    str(n.tlsHostname, native.options_set_tls_hostname);
+    bool(n.tlsHandshakeFirst, native.options_set_tls_handshake_first);
+  }
+  return o;
+}
 
 /** index.js's side of the authentication callbacks (src/auth.c): the
  * addon calls handler(kind, nonce, request) on the JS thread for a
@@ -1167,7 +1236,13 @@ async function connect(opts = {}) {
   survivalOptions(opts, nativeOpts);
   let handle;
   try {
-    handle = await native.connect(nativeOpts, id);
+    handle = await native.connect(
+      libraryOptions(nativeOpts),
+      id,
+      nativeOpts.logLevel,
+      nativeOpts.authHandler ?? null,
+      nativeOpts.authTimeoutMs ?? 0,
+    );
   } catch (e) {
     targets.delete(id);
     throw e;

@@ -25,6 +25,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
         FN("connect", js_connect),
         FN("authReply", js_auth_reply),
         FN("releaseFeeds", js_release_feeds),
+        FN("optionsNew", js_options_new),
         FN("publish", js_publish),
         FN("stats", js_stats),
         /* feeds: subscriptions, request-many, consume, watch */

@@ -363,6 +363,10 @@ EXPORT(js_publish);
 EXPORT(js_stats);
 
 EXPORT(js_release_feeds);
+EXPORT(js_options_new);
+/* The natsio_options of an optionsNew() external (the receiver of the
+ * generated options_set_* verbs), or NULL with a pending TypeError. */
+natsio_options *get_options(napi_env env, napi_value v);
 
 /* auth.c */
 EXPORT(js_auth_reply);

@@ -1478,6 +1478,485 @@ static napi_value obj_writer_write_js(napi_env env, napi_callback_info info) {
     return ret;
 }
 
+/* options_add_ws_header(opts, name, value) -> undefined: natsio_options_add_ws_header */
+static napi_value options_add_ws_header_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *name = NULL;
+    char *value = NULL;
+    if (get_req_string(env, argv[1], "name", &name)
+        && get_req_string(env, argv[2], "value", &value)) {
+        throw_if_failed(env, natsio_options_add_ws_header(recv, name, value));
+    }
+    free(name);
+    free(value);
+    return ret;
+}
+
+/* options_set_allow_reconnect(opts, allow) -> undefined: natsio_options_set_allow_reconnect */
+static napi_value options_set_allow_reconnect_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool allow = false;
+    if ((napi_get_value_bool(env, argv[1], &allow), true)) {
+        throw_if_failed(env, natsio_options_set_allow_reconnect(recv, allow));
+    }
+    return ret;
+}
+
+/* options_set_client_lang(opts, lang, version) -> undefined: natsio_options_set_client_lang */
+static napi_value options_set_client_lang_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *lang = NULL;
+    char *version = NULL;
+    if (get_req_string(env, argv[1], "lang", &lang)
+        && get_req_string(env, argv[2], "version", &version)) {
+        throw_if_failed(env, natsio_options_set_client_lang(recv, lang, version));
+    }
+    free(lang);
+    free(version);
+    return ret;
+}
+
+/* options_set_connect_timeout_ms(opts, timeout_ms) -> undefined: natsio_options_set_connect_timeout_ms */
+static napi_value options_set_connect_timeout_ms_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t timeout_ms = 0;
+    if (((timeout_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_connect_timeout_ms(recv, timeout_ms));
+    }
+    return ret;
+}
+
+/* options_set_credentials_file(opts, path) -> undefined: natsio_options_set_credentials_file */
+static napi_value options_set_credentials_file_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *path = NULL;
+    if (get_req_string(env, argv[1], "path", &path)) {
+        throw_if_failed(env, natsio_options_set_credentials_file(recv, path));
+    }
+    free(path);
+    return ret;
+}
+
+/* options_set_drain_timeout_ms(opts, timeout_ms) -> undefined: natsio_options_set_drain_timeout_ms */
+static napi_value options_set_drain_timeout_ms_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t timeout_ms = 0;
+    if (((timeout_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_drain_timeout_ms(recv, timeout_ms));
+    }
+    return ret;
+}
+
+/* options_set_echo(opts, echo) -> undefined: natsio_options_set_echo */
+static napi_value options_set_echo_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool echo = false;
+    if ((napi_get_value_bool(env, argv[1], &echo), true)) {
+        throw_if_failed(env, natsio_options_set_echo(recv, echo));
+    }
+    return ret;
+}
+
+/* options_set_flush_timeout_ms(opts, timeout_ms) -> undefined: natsio_options_set_flush_timeout_ms */
+static napi_value options_set_flush_timeout_ms_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t timeout_ms = 0;
+    if (((timeout_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_flush_timeout_ms(recv, timeout_ms));
+    }
+    return ret;
+}
+
+/* options_set_ignore_auth_error_abort(opts, ignore) -> undefined: natsio_options_set_ignore_auth_error_abort */
+static napi_value options_set_ignore_auth_error_abort_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool ignore = false;
+    if ((napi_get_value_bool(env, argv[1], &ignore), true)) {
+        throw_if_failed(env, natsio_options_set_ignore_auth_error_abort(recv, ignore));
+    }
+    return ret;
+}
+
+/* options_set_ignore_discovered_servers(opts, ignore) -> undefined: natsio_options_set_ignore_discovered_servers */
+static napi_value options_set_ignore_discovered_servers_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool ignore = false;
+    if ((napi_get_value_bool(env, argv[1], &ignore), true)) {
+        throw_if_failed(env, natsio_options_set_ignore_discovered_servers(recv, ignore));
+    }
+    return ret;
+}
+
+/* options_set_inbox_prefix(opts, prefix) -> undefined: natsio_options_set_inbox_prefix */
+static napi_value options_set_inbox_prefix_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *prefix = NULL;
+    if (get_req_string(env, argv[1], "prefix", &prefix)) {
+        throw_if_failed(env, natsio_options_set_inbox_prefix(recv, prefix));
+    }
+    free(prefix);
+    return ret;
+}
+
+/* options_set_max_control_line(opts, bytes) -> undefined: natsio_options_set_max_control_line */
+static napi_value options_set_max_control_line_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t bytes = 0;
+    if (((bytes = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_max_control_line(recv, bytes));
+    }
+    return ret;
+}
+
+/* options_set_max_pending_size(opts, bytes) -> undefined: natsio_options_set_max_pending_size */
+static napi_value options_set_max_pending_size_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t bytes = 0;
+    if (((bytes = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_max_pending_size(recv, bytes));
+    }
+    return ret;
+}
+
+/* options_set_max_reconnect_attempts(opts, attempts) -> undefined: natsio_options_set_max_reconnect_attempts */
+static napi_value options_set_max_reconnect_attempts_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t attempts = 0;
+    if (((attempts = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_max_reconnect_attempts(recv, attempts));
+    }
+    return ret;
+}
+
+/* options_set_name(opts, name) -> undefined: natsio_options_set_name */
+static napi_value options_set_name_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *name = NULL;
+    if (get_req_string(env, argv[1], "name", &name)) {
+        throw_if_failed(env, natsio_options_set_name(recv, name));
+    }
+    free(name);
+    return ret;
+}
+
+/* options_set_nkey_file(opts, path) -> undefined: natsio_options_set_nkey_file */
+static napi_value options_set_nkey_file_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *path = NULL;
+    if (get_req_string(env, argv[1], "path", &path)) {
+        throw_if_failed(env, natsio_options_set_nkey_file(recv, path));
+    }
+    free(path);
+    return ret;
+}
+
+/* options_set_nkey_seed(opts, seed) -> undefined: natsio_options_set_nkey_seed */
+static napi_value options_set_nkey_seed_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *seed = NULL;
+    if (get_req_string(env, argv[1], "seed", &seed)) {
+        throw_if_failed(env, natsio_options_set_nkey_seed(recv, seed));
+    }
+    free(seed);
+    return ret;
+}
+
+/* options_set_no_randomize(opts, no_randomize) -> undefined: natsio_options_set_no_randomize */
+static napi_value options_set_no_randomize_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool no_randomize = false;
+    if ((napi_get_value_bool(env, argv[1], &no_randomize), true)) {
+        throw_if_failed(env, natsio_options_set_no_randomize(recv, no_randomize));
+    }
+    return ret;
+}
+
+/* options_set_pending_limits(opts, msgs, bytes) -> undefined: natsio_options_set_pending_limits */
+static napi_value options_set_pending_limits_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t msgs = 0;
+    int64_t bytes = 0;
+    if (((msgs = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))
+        && ((bytes = (int64_t)get_i64(env, argv[2], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_pending_limits(recv, msgs, bytes));
+    }
+    return ret;
+}
+
+/* options_set_ping(opts, interval_ms, max_outstanding) -> undefined: natsio_options_set_ping */
+static napi_value options_set_ping_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t interval_ms = 0;
+    int32_t max_outstanding = 0;
+    if (((interval_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))
+        && ((max_outstanding = (int32_t)get_i64(env, argv[2], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_ping(recv, interval_ms, max_outstanding));
+    }
+    return ret;
+}
+
+/* options_set_reconnect_buf_size(opts, bytes) -> undefined: natsio_options_set_reconnect_buf_size */
+static napi_value options_set_reconnect_buf_size_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t bytes = 0;
+    if (((bytes = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_reconnect_buf_size(recv, bytes));
+    }
+    return ret;
+}
+
+/* options_set_reconnect_jitter(opts, jitter_ms, jitter_tls_ms) -> undefined: natsio_options_set_reconnect_jitter */
+static napi_value options_set_reconnect_jitter_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t jitter_ms = 0;
+    int64_t jitter_tls_ms = 0;
+    if (((jitter_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))
+        && ((jitter_tls_ms = (int64_t)get_i64(env, argv[2], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_reconnect_jitter(recv, jitter_ms, jitter_tls_ms));
+    }
+    return ret;
+}
+
+/* options_set_reconnect_wait(opts, wait_ms, wait_max_ms) -> undefined: natsio_options_set_reconnect_wait */
+static napi_value options_set_reconnect_wait_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t wait_ms = 0;
+    int64_t wait_max_ms = 0;
+    if (((wait_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))
+        && ((wait_max_ms = (int64_t)get_i64(env, argv[2], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_reconnect_wait(recv, wait_ms, wait_max_ms));
+    }
+    return ret;
+}
+
+/* options_set_request_timeout_ms(opts, timeout_ms) -> undefined: natsio_options_set_request_timeout_ms */
+static napi_value options_set_request_timeout_ms_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t timeout_ms = 0;
+    if (((timeout_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_request_timeout_ms(recv, timeout_ms));
+    }
+    return ret;
+}
+
+/* options_set_retry_on_failed_connect(opts, retry) -> undefined: natsio_options_set_retry_on_failed_connect */
+static napi_value options_set_retry_on_failed_connect_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool retry = false;
+    if ((napi_get_value_bool(env, argv[1], &retry), true)) {
+        throw_if_failed(env, natsio_options_set_retry_on_failed_connect(recv, retry));
+    }
+    return ret;
+}
+
+/* options_set_servers(opts, urls) -> undefined: natsio_options_set_servers */
+static napi_value options_set_servers_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char **urls = NULL;
+    size_t count = 0;
+    if (get_string_array(env, argv[1], "urls", &urls, &count)) {
+        throw_if_failed(env, natsio_options_set_servers(recv, (const char *const *)urls, count));
+    }
+    free_strings(urls, count);
+    return ret;
+}
+
+/* options_set_tls(opts, ca_file, cert_file, key_file) -> undefined: natsio_options_set_tls */
+static napi_value options_set_tls_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *ca_file = NULL;
+    char *cert_file = NULL;
+    char *key_file = NULL;
+    if (get_opt_string(env, argv[1], &ca_file)
+        && get_opt_string(env, argv[2], &cert_file)
+        && get_opt_string(env, argv[3], &key_file)) {
+        throw_if_failed(env, natsio_options_set_tls(recv, ca_file, cert_file, key_file));
+    }
+    free(ca_file);
+    free(cert_file);
+    free(key_file);
+    return ret;
+}
+
+/* options_set_tls_handshake_first(opts, first) -> undefined: natsio_options_set_tls_handshake_first */
+static napi_value options_set_tls_handshake_first_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool first = false;
+    if ((napi_get_value_bool(env, argv[1], &first), true)) {
+        throw_if_failed(env, natsio_options_set_tls_handshake_first(recv, first));
+    }
+    return ret;
+}
+
+/* options_set_tls_hostname(opts, hostname) -> undefined: natsio_options_set_tls_hostname */
+static napi_value options_set_tls_hostname_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *hostname = NULL;
+    if (get_req_string(env, argv[1], "hostname", &hostname)) {
+        throw_if_failed(env, natsio_options_set_tls_hostname(recv, hostname));
+    }
+    free(hostname);
+    return ret;
+}
+
+/* options_set_token(opts, token) -> undefined: natsio_options_set_token */
+static napi_value options_set_token_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *token = NULL;
+    if (get_req_string(env, argv[1], "token", &token)) {
+        throw_if_failed(env, natsio_options_set_token(recv, token));
+    }
+    free(token);
+    return ret;
+}
+
+/* options_set_url(opts, url) -> undefined: natsio_options_set_url */
+static napi_value options_set_url_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *url = NULL;
+    if (get_req_string(env, argv[1], "url", &url)) {
+        throw_if_failed(env, natsio_options_set_url(recv, url));
+    }
+    free(url);
+    return ret;
+}
+
+/* options_set_user_password(opts, user, password) -> undefined: natsio_options_set_user_password */
+static napi_value options_set_user_password_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *user = NULL;
+    char *password = NULL;
+    if (get_req_string(env, argv[1], "user", &user)
+        && get_opt_string(env, argv[2], &password)) {
+        throw_if_failed(env, natsio_options_set_user_password(recv, user, password));
+    }
+    free(user);
+    free(password);
+    return ret;
+}
+
+/* options_set_wait_for_write_room(opts, wait) -> undefined: natsio_options_set_wait_for_write_room */
+static napi_value options_set_wait_for_write_room_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool wait = false;
+    if ((napi_get_value_bool(env, argv[1], &wait), true)) {
+        throw_if_failed(env, natsio_options_set_wait_for_write_room(recv, wait));
+    }
+    return ret;
+}
+
+/* options_set_ws_no_masking(opts, no_masking) -> undefined: natsio_options_set_ws_no_masking */
+static napi_value options_set_ws_no_masking_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool no_masking = false;
+    if ((napi_get_value_bool(env, argv[1], &no_masking), true)) {
+        throw_if_failed(env, natsio_options_set_ws_no_masking(recv, no_masking));
+    }
+    return ret;
+}
+
 /* ordered_consumer_messages(oc, opts) -> Promise<js_messages>: natsio_ordered_consumer_messages_async */
 static napi_value ordered_consumer_messages_js(napi_env env, napi_callback_info info) {
     ARGS(2);
@@ -1671,6 +2150,40 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"obj_writer_finish", NULL, obj_writer_finish_js, NULL, NULL, NULL, napi_default, NULL},
         {"obj_writer_open", NULL, obj_writer_open_js, NULL, NULL, NULL, napi_default, NULL},
         {"obj_writer_write", NULL, obj_writer_write_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_add_ws_header", NULL, options_add_ws_header_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_allow_reconnect", NULL, options_set_allow_reconnect_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_client_lang", NULL, options_set_client_lang_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_connect_timeout_ms", NULL, options_set_connect_timeout_ms_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_credentials_file", NULL, options_set_credentials_file_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_drain_timeout_ms", NULL, options_set_drain_timeout_ms_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_echo", NULL, options_set_echo_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_flush_timeout_ms", NULL, options_set_flush_timeout_ms_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_ignore_auth_error_abort", NULL, options_set_ignore_auth_error_abort_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_ignore_discovered_servers", NULL, options_set_ignore_discovered_servers_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_inbox_prefix", NULL, options_set_inbox_prefix_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_max_control_line", NULL, options_set_max_control_line_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_max_pending_size", NULL, options_set_max_pending_size_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_max_reconnect_attempts", NULL, options_set_max_reconnect_attempts_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_name", NULL, options_set_name_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_nkey_file", NULL, options_set_nkey_file_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_nkey_seed", NULL, options_set_nkey_seed_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_no_randomize", NULL, options_set_no_randomize_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_pending_limits", NULL, options_set_pending_limits_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_ping", NULL, options_set_ping_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_reconnect_buf_size", NULL, options_set_reconnect_buf_size_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_reconnect_jitter", NULL, options_set_reconnect_jitter_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_reconnect_wait", NULL, options_set_reconnect_wait_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_request_timeout_ms", NULL, options_set_request_timeout_ms_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_retry_on_failed_connect", NULL, options_set_retry_on_failed_connect_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_servers", NULL, options_set_servers_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_tls", NULL, options_set_tls_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_tls_handshake_first", NULL, options_set_tls_handshake_first_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_tls_hostname", NULL, options_set_tls_hostname_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_token", NULL, options_set_token_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_url", NULL, options_set_url_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_user_password", NULL, options_set_user_password_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_wait_for_write_room", NULL, options_set_wait_for_write_room_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_ws_no_masking", NULL, options_set_ws_no_masking_js, NULL, NULL, NULL, napi_default, NULL},
         {"ordered_consumer_messages", NULL, ordered_consumer_messages_js, NULL, NULL, NULL, napi_default, NULL},
         {"ordered_consumer_start", NULL, ordered_consumer_start_js, NULL, NULL, NULL, napi_default, NULL},
         {"ordered_consumer_stop", NULL, ordered_consumer_stop_js, NULL, NULL, NULL, napi_default, NULL},
