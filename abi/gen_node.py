@@ -1,20 +1,30 @@
-"""Node backend: the addon's per-verb N-API glue and its result-kind table.
+"""Node backend: the addon's per-verb N-API glue and its kind tables.
 
 Writes, from abi/natsio.abi.json:
   bindings/node/src/gen/verbs.c    one N-API function per verb of the
-                                   areas the overlay's node.areas names
-                                   (each an `_async` call and a promise, a
-                                   call that opens an iterator, or a getter),
-                                   and their registration
+                                   areas the overlay's node.areas names,
+                                   registered under its C name, by shape:
+                                   promise (an `_async` call), iterator (a
+                                   call that opens one: a feed), open (a
+                                   handle made without I/O), call (a status
+                                   and nothing else), query (one owned
+                                   output read at once), getter and scalar
+                                   (plain getters)
   bindings/node/src/gen/results.c  how a token's result becomes a JS value,
                                    for every token reader the header has
-  bindings/node/src/gen/gen.h      the result kinds (R_<KIND>) and the
+  bindings/node/src/gen/feeds.c    per iterator kind, the iterator
+                                   contract's calls and how its items are
+                                   delivered (FEED_KINDS)
+  bindings/node/src/gen/gen.h      the result kinds (R_<KIND>), the
+                                   iterator kinds (FEED_<ITERATOR>) and the
                                    declarations the hand-written files use
-  bindings/node/gen.d.ts           the raw module's types for those verbs
+  bindings/node/src/gen/verbs.d.ts the raw module's types for those verbs
 
 The mechanism these call (op_track, feed_wrap, the argument readers, the
-converters <kind>_to_js and wrap_<handle>) is hand-written in the addon's
-other files; this file only decides which of them each verb needs.
+receivers' accessors, the converters <kind>_to_js and wrap_<handle>, the
+feed_on_<item> callbacks and feed_items_<presentation>) is hand-written in
+the addon's other files; this file only decides which of them each verb
+needs.
 """
 
 from common import Gen, strip_prefix, verb_name
