@@ -115,6 +115,14 @@ def handle_of(fname, first_arg, handles):
     return None
 
 
+def nullable(doc, name):
+    """Whether the doc lets argument `name` be NULL: "`name` is NULL",
+    "`name` (NULL: ...)", "`name` (may be NULL)", "(either may be NULL)"."""
+    flat = " ".join(doc.split())
+    return bool(re.search(rf"`{name}` (?:is NULL|\((?:may be )?NULL)", flat)) or (
+        "either may be NULL" in flat and f"`{name}`" in flat)
+
+
 def roles(f, handles, structs, callbacks):
     """Each argument's role: receiver, in (string, scalar, optional scalar,
     bytes+len, strings+count, options struct, handle), out, token_out,
@@ -144,6 +152,8 @@ def roles(f, handles, structs, callbacks):
             i += 1
         elif t == "const char *":
             a["role"] = "string"
+            if nullable(f["doc"], n):
+                a["nullable"] = True
         elif bt in structs and stars == 1 and t.startswith("const"):
             a["role"] = "options"
         elif bt in callbacks and bt == "natsio_release_cb":
@@ -217,6 +227,11 @@ def describe():
         f["blocking"] = twin["name"] if twin else None
         if twin:
             twin["async"] = f["name"]
+            # The token form's doc points at its twin's: so do its arguments.
+            nullable_args = {a["name"] for a in twin["args"] if a.get("nullable")}
+            for a in f["args"]:
+                if a["name"] in nullable_args:
+                    a["nullable"] = True
         if f["name"] in result_override:
             f["result"] = result_override[f["name"]]
             continue

@@ -4318,9 +4318,9 @@ natsio_status natsio_obj_add_bucket_link_async(const struct natsio_obj *obj,
                                                struct natsio_token **token_out);
 
 /**
- * Starts writing object `name` with `meta_json` as for `natsio_obj_put`,
- * through `writer_out` (free with `natsio_obj_writer_free`). Sends nothing
- * yet. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+ * Starts writing object `name` with `meta_json` (may be NULL) as for
+ * `natsio_obj_put`, through `writer_out` (free with `natsio_obj_writer_free`).
+ * Sends nothing yet. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
  * NATSIO_ERR_INVALID_OBJECT_NAME, NATSIO_ERR_CONFIG, NATSIO_ERR_BAD_HEADERS.
  */
 natsio_status natsio_obj_writer_open(const struct natsio_obj *obj,
@@ -4629,7 +4629,7 @@ natsio_status natsio_options_set_connect_timeout_ms(struct natsio_options *opts,
 natsio_status natsio_options_set_echo(struct natsio_options *opts, bool echo);
 
 /**
- * Sets user and password (NULL password allowed). Credentials in the URL
+ * Sets `user` and `password` (may be NULL). Credentials in the URL
  * take precedence. Errors: NATSIO_ERR_CONFIG when another auth kind is set.
  */
 natsio_status natsio_options_set_user_password(struct natsio_options *opts,
@@ -4869,8 +4869,8 @@ natsio_status natsio_options_set_auth_callbacks(struct natsio_options *opts,
 
 /**
  * Requires TLS for every server, verifying certificates against `ca_file`
- * (PEM; NULL: the system's trust roots), and presents `cert_file` with
- * `key_file` (PEM; both or neither) for mutual TLS. There is no way to
+ * (NULL: the system's trust roots; PEM), and presents `cert_file` (NULL:
+ * none) with `key_file` (NULL: none; PEM, both or neither) for mutual TLS. There is no way to
  * skip verification. Files are checked now and re-read on every connect.
  * Errors: NATSIO_ERR_CONFIG (unreadable or invalid files, a certificate
  * without its key).

@@ -389,6 +389,36 @@ func checkBehaviourCase(t *testing.T, c conformanceCase, jetStreamServer func(*t
 		case <-time.After(5 * time.Second):
 			t.Fatal("the message after the panic was not delivered")
 		}
+	case "iterator_closed":
+		nc := connect(t)
+		sub := got(nc.SubscribeSync(subject(t, "closed"))).must(t)
+		flush(t, nc)
+		noErr(t, nc.Close())
+		_, err := sub.NextMsg(ctxTimeout(t, time.Second))
+		if !errors.Is(err, natsio.ErrConnectionClosed) {
+			t.Errorf("NextMsg after Close: %v, want ErrConnectionClosed", err)
+		}
+	case "purge_deletes_zero":
+		js, _ := jetStreamServer(t)
+		ctx := ctxTimeout(t, 10*time.Second)
+		kv := got(js.CreateKeyValue(ctx, natsio.KeyValueConfig{Bucket: "CONF_PURGE", History: 5, Storage: natsio.MemoryStorage})).must(t)
+		got(kv.Put(ctx, "k", []byte("v1"))).must(t)
+		got(kv.Put(ctx, "k", []byte("v2"))).must(t)
+		noErr(t, kv.Delete(ctx, "k"))
+		// 0: the default age (30 minutes): the young marker stays, the values go.
+		if n := got(kv.PurgeDeletes(ctx, natsio.DeleteMarkersOlderThan(0))).must(t); n != 2 {
+			t.Errorf("PurgeDeletes(0) removed %d, want 2", n)
+		}
+		_, err := kv.Get(ctx, "k")
+		wantIs(t, err, natsio.ErrKeyDeleted)
+		// Below 0: every marker, whatever its age.
+		if n := got(kv.PurgeDeletes(ctx, natsio.DeleteMarkersOlderThan(-1))).must(t); n != 1 {
+			t.Errorf("PurgeDeletes(-1) removed %d, want 1", n)
+		}
+		_, err = kv.Get(ctx, "k")
+		if !errors.Is(err, natsio.ErrKeyNotFound) || errors.Is(err, natsio.ErrKeyDeleted) {
+			t.Errorf("Get after removing the marker: %v, want ErrKeyNotFound only", err)
+		}
 	default:
 		t.Fatalf("no Go check for behaviour %q", c.fields[0])
 	}

@@ -261,9 +261,10 @@ declare class MessageStream implements AsyncIterableIterator<Msg> {
   readonly closed: Promise<NatsError | undefined>;
   /**
    * The next message; done once the stream has ended (unsubscribed,
-   * drained, its unsubscribeAfter count reached, requestMany finished, the
-   * connection closed); rejects once with the error that ended it (e.g.
-   * SlowConsumerError under the 'error' policy). Rejects with
+   * drained, its unsubscribeAfter count reached, requestMany finished);
+   * rejects once with the error that ended it (e.g. SlowConsumerError
+   * under the 'error' policy, ConnectionClosedError once the connection
+   * closed: as in C, C++ and Go, where nats.js ends quietly). Rejects with
    * IllegalStateError on a callback subscription.
    */
   next(): Promise<IteratorResult<Msg, undefined>>;
@@ -276,7 +277,10 @@ declare class MessageStream implements AsyncIterableIterator<Msg> {
 /**
  * A subscription (nc.subscribe): an async iterator of Msg, or, with a
  * callback, calls to it. It ends when unsubscribed, drained, after its
- * unsubscribeAfter count, or when the connection closes.
+ * unsubscribeAfter count, or when the connection closes: then a loop
+ * throws ConnectionClosedError (as C, C++ and Go fail with
+ * CONNECTION_CLOSED; nats.js ends it quietly), a callback is not called
+ * again.
  */
 export class Subscription extends MessageStream {
   /** The subject subscribed to (wildcards included). */
@@ -535,7 +539,8 @@ export interface LastMessagesForRequest extends LastMessagesForOptions {
  * throws the error that ended the batch: NoRespondersError when no stream
  * answered (no such stream, or it does not allow direct get),
  * JetStreamApiError for another server status, TimeoutError when the batch
- * stalled for the context's timeout. A closed connection ends it cleanly.
+ * stalled for the context's timeout. A closed connection ends it with
+ * ConnectionClosedError (unless it had finished).
  */
 export class StoredMsgs implements AsyncIterableIterator<StoredMsg> {
   /** The stream read. */
@@ -767,7 +772,7 @@ export class KV {
   delete(key: string, opts?: { last?: number | bigint; previousSeq?: number | bigint }): Promise<void>;
   /** Writes a purge marker that replaces every earlier revision of `key`; `last` as for delete; with `ttl` the marker itself expires (the bucket needs limit_marker_ttl). */
   purge(key: string, opts?: { last?: number | bigint; previousSeq?: number | bigint; ttl?: KvTtl }): Promise<void>;
-  /** Removes delete and purge markers older than `olderMillis` (default 30 minutes; 0 or negative: all) with their keys' history; younger markers stay, their earlier revisions go. */
+  /** Removes delete and purge markers older than `olderMillis` (default, and 0: 30 minutes, as in C, C++ and Go; negative: all) with their keys' history; younger markers stay, their earlier revisions go. */
   purgeDeletes(olderMillis?: number): Promise<KvPurgeResponse>;
   /** The bucket's status. */
   status(): Promise<KvStatus>;
@@ -1157,7 +1162,8 @@ export interface ConsumeOptions {
 
 /**
  * A continuous pull (js.consume): an async iterator of JsMsg that goes on
- * across idle periods until stop(), `break`, nc.close() (the loop ends) or
+ * across idle periods until stop(), `break`, nc.close() (the loop throws
+ * ConnectionClosedError, as every iterator does; nats.js ends quietly) or
  * the consumer's deletion (the loop throws ConsumerDeletedError or
  * ConsumerNotFoundError). The library keeps maxMessages pulled and
  * buffered from the moment js.consume() resolves, whether or not the loop

@@ -479,13 +479,14 @@ class Feed {
   }
 
   /** The library's final call: DONE after the last item (stopped, drained,
-   * finished), or the error that ended it. A closed connection ends the
-   * iteration cleanly. Otherwise (an error) the backlog is dropped, as the
-   * library drops its own. */
+   * finished), or the error that ended it, CONNECTION_CLOSED included (as
+   * in C, C++ and Go; nats.js ends quietly there). After an error the
+   * backlog is dropped, as the library drops its own. A callback is not
+   * told of a closed connection (it has no loop to end). */
   onEnd(status, detail, apiCode, errCode, revision) {
-    const clean = status === Status.DONE || status === Status.CONNECTION_CLOSED;
     if (status !== Status.DONE) this._queue.length = 0;
-    this._finish(clean ? null : makeError(status, detail, apiCode, errCode, revision));
+    const quiet = status === Status.DONE || (status === Status.CONNECTION_CLOSED && this._callback);
+    this._finish(quiet ? null : makeError(status, detail, apiCode, errCode, revision));
   }
 
   /** Ends delivery on the JS side: items already queued are still iterated. */
@@ -605,16 +606,23 @@ class MessageStream extends Feed {
   _callbackThrew(error) {
     let sid;
     try {
-      sid = native.subInfo(this._handle).sid;
+      sid = native.sub_sid(this._handle);
     } catch {
       sid = undefined;
     }
     this._connection._callbackError(error, { subject: this.subject, sid });
   }
 
-  /** The connection closed: this stream ends now (a drain has ended it already). */
+  /** The connection closed: this stream ends now (a drain has ended it
+   * already), an iterator with CONNECTION_CLOSED (see onEnd). */
   _connectionClosed() {
-    if (!this._done) this._abort();
+    if (this._done) return;
+    if (this._callback) {
+      this._abort();
+    } else {
+      this._queue.length = 0;
+      this._finish(makeError(Status.CONNECTION_CLOSED, 'the connection closed'));
+    }
   }
 }
 
@@ -633,27 +641,24 @@ class Subscription extends MessageStream {
       throw new TypeError('callback must be a function');
     }
     this._callback = opts.callback || null;
-    const handle = native.subscribe(
-      connection._handle,
-      subject,
-      opts.queue ?? null,
+    const handle = native.client_subscribe(connection._handle, subject, opts.queue ?? null, {
       // Absent: the connection's limits (NATSIO_PENDING_LIMIT_DEFAULT); 0
       // or less: no limit.
-      opts.pendingMsgsLimit ?? null,
-      opts.pendingBytesLimit ?? null,
-      policyNumber(opts.policy),
-    );
+      pending_msgs_limit: opts.pendingMsgsLimit,
+      pending_bytes_limit: opts.pendingBytesLimit,
+      policy: policyNumber(opts.policy),
+    });
     this._start(handle);
     connection._streams.add(this);
   }
 
   /** The server-side subscription id. */
   get sid() {
-    return native.subInfo(this._handle).sid;
+    return native.sub_sid(this._handle);
   }
 
   get isClosed() {
-    return this._done || native.subInfo(this._handle).closed;
+    return this._done || native.sub_is_closed(this._handle);
   }
 
   /** Stops delivery at once and discards queued messages: no callback runs
@@ -664,7 +669,7 @@ class Subscription extends MessageStream {
 
   /** Closes the subscription after `max` messages in total. */
   unsubscribeAfter(max) {
-    native.subUnsubscribeAfter(this._handle, max);
+    native.sub_unsubscribe_after(this._handle, max);
   }
 
   /** The next message, as the iterator gives it; with `timeout` (ms),
@@ -701,7 +706,7 @@ class Subscription extends MessageStream {
   /** Stops new deliveries, lets the backlog be handled, then closes;
    * bounded by `timeout` ms (default: the connection's drainTimeout). */
   async drain(timeout) {
-    await native.subDrain(this._handle, timeoutArg(timeout));
+    await native.sub_drain(this._handle, timeoutArg(timeout));
     // The library has handed over the backlog; it ends after the last one.
     await this.closed;
   }
@@ -721,15 +726,11 @@ class Subscription extends MessageStream {
 class Replies extends MessageStream {
   constructor(connection, subject, data, opts) {
     super(connection, DEFAULT_WINDOW);
-    const handle = native.requestMany(
-      connection._handle,
-      subject,
-      toBytes(data),
-      flattenHeaders(opts.headers),
-      opts.maxMessages ?? 0,
-      opts.stall ?? 0,
-      opts.timeout ?? 0,
-    );
+    const handle = native.client_request_many(connection._handle, subject, flattenHeaders(opts.headers), toBytes(data), {
+      max_msgs: opts.maxMessages,
+      stall_ms: opts.stall,
+      timeout_ms: opts.timeout,
+    });
     this._start(handle);
     connection._streams.add(this);
   }
@@ -788,7 +789,7 @@ class Connection extends EventEmitter {
     error.sid = info.sid;
     error.subject = info.subject ?? undefined;
     if (this.listenerCount('error') > 0) this.emit('error', error);
-    if (native.status(this._handle) === 5) this._markClosed();
+    if (native.client_status(this._handle) === 5) this._markClosed();
   }
 
   // A user callback threw (a subscription's callback, an event listener,
@@ -853,46 +854,48 @@ class Connection extends EventEmitter {
   }
 
   get status() {
-    return CONN_STATUS[native.status(this._handle)] ?? 'UNKNOWN';
+    return CONN_STATUS[native.client_status(this._handle)] ?? 'UNKNOWN';
   }
 
   /** The server pool: configured and discovered URLs. */
   get servers() {
-    return native.servers(this._handle);
+    return native.client_servers(this._handle);
   }
 
   /** Drops the connection and reconnects (to another server of the pool
    * when there is one); subscriptions are restored. Returns at once. */
   forceReconnect() {
-    native.forceReconnect(this._handle);
+    native.client_force_reconnect(this._handle);
   }
 
-  /** One PING/PONG round trip in microseconds (a flush, timed by the
-   * library thread that completes it). */
-  rtt() {
-    return native.rtt(this._handle);
+  /** One PING/PONG round trip in microseconds: a flush, timed from its
+   * start to its settling on this thread (where nats.js measures it too). */
+  async rtt() {
+    const t0 = process.hrtime.bigint();
+    await native.client_flush(this._handle, -1);
+    return Math.max(1, Number((process.hrtime.bigint() - t0) / 1000n));
   }
 
   get isClosed() {
-    return !this._open || native.status(this._handle) === 5;
+    return !this._open || native.client_status(this._handle) === 5;
   }
 
   /** Largest payload (headers included) the server accepts. */
   get maxPayload() {
-    return native.maxPayload(this._handle);
+    return native.client_max_payload(this._handle);
   }
 
   /** The server's latest INFO. */
   get info() {
-    return JSON.parse(native.serverInfo(this._handle));
+    return JSON.parse(native.client_server_info(this._handle));
   }
 
   get connectedUrl() {
-    return native.connectedUrl(this._handle);
+    return native.client_connected_url(this._handle);
   }
 
   newInbox() {
-    return native.newInbox(this._handle);
+    return native.client_new_inbox(this._handle);
   }
 
   publish(subject, data, opts = {}) {
@@ -904,11 +907,11 @@ class Connection extends EventEmitter {
   }
 
   async request(subject, data, opts = {}) {
-    const raw = await native.request(
+    const raw = await native.client_request(
       this._handle,
       subject,
-      toBytes(data),
       flattenHeaders(opts.headers),
+      toBytes(data),
       timeoutArg(opts.timeout),
     );
     return new Msg(this, raw[0], raw[1], raw[2], raw[3], raw[4]);
@@ -924,15 +927,15 @@ class Connection extends EventEmitter {
    * with TimeoutError after `timeout` ms (default: the connection's
    * flushTimeout). */
   async flush(timeout) {
-    return native.flush(this._handle, timeoutArg(timeout));
+    return native.client_flush(this._handle, timeoutArg(timeout));
   }
 
   /** Drains every subscription, flushes, then closes. */
   async drain(timeout) {
     try {
-      await native.drain(this._handle, timeoutArg(timeout));
+      await native.client_drain(this._handle, timeoutArg(timeout));
     } finally {
-      if (native.status(this._handle) === 5) {
+      if (native.client_status(this._handle) === 5) {
         // Every subscription ends after its backlog: deliver it before
         // closing the JS side.
         await Promise.all([...this._streams].map((stream) => stream.closed));
@@ -943,7 +946,15 @@ class Connection extends EventEmitter {
 
   close() {
     if (!this._closing) {
-      this._closing = native.close(this._handle).then(() => this._markClosed());
+      // Nothing of this connection is wanted any more: its dispatchers must
+      // not wait for JS, or the close (which waits for them) could not end.
+      native.releaseFeeds(this._handle);
+      this._closing = native
+        .client_close(this._handle)
+        .catch((e) => {
+          if (e.status !== Status.CONNECTION_CLOSED) throw e; // closing a closed connection is fine
+        })
+        .then(() => this._markClosed());
     }
     return this._closing;
   }
@@ -1013,6 +1024,75 @@ function survivalOptions(opts, nativeOpts) {
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+// The library's defaults of the other half of a pair set together.
+const DEFAULT_PING_INTERVAL_MS = 120000;
+const DEFAULT_MAX_PINGS_OUT = 2;
+const DEFAULT_PENDING_MSGS_LIMIT = 65536;
+const DEFAULT_PENDING_BYTES_LIMIT = 64 * 1024 * 1024;
+
+/** A library options handle (native.optionsNew) set from connect()'s
+ * normalized options `n`, one generated setter (options_set_*) per option;
+ * connect adds the callbacks. */
+function libraryOptions(n) {
+  const o = native.optionsNew();
+  const str = (v, set) => v !== undefined && v !== null && set(o, v);
+  const int = (v, set) => typeof v === 'number' && set(o, v);
+  const bool = (v, set) => typeof v === 'boolean' && set(o, v);
+  const num = (v, dflt) => (typeof v === 'number' ? v : dflt);
+  if (Array.isArray(n.servers)) native.options_set_servers(o, n.servers);
+  str(n.name, native.options_set_name);
+  str(n.inboxPrefix, native.options_set_inbox_prefix);
+  str(n.token, native.options_set_token);
+  str(n.user, (opts, user) => native.options_set_user_password(opts, user, n.pass ?? null));
+  int(n.timeout, native.options_set_connect_timeout_ms);
+  bool(n.noEcho, (opts, noEcho) => native.options_set_echo(opts, !noEcho));
+  // publish() runs on the JS thread, which also handles what the
+  // subscriptions receive: a publish that waited for room in a full write
+  // buffer would stop that too, and a subscription of the same thread could
+  // overflow meanwhile. By default the buffer grows instead (as nats.js's
+  // does); waitForWriteRoom: true bounds it and blocks.
+  native.options_set_wait_for_write_room(o, n.waitForWriteRoom === true);
+  int(n.drainTimeout, native.options_set_drain_timeout_ms);
+  int(n.flushTimeout, native.options_set_flush_timeout_ms);
+  int(n.requestTimeout, native.options_set_request_timeout_ms);
+  int(n.maxPendingSize, native.options_set_max_pending_size);
+  int(n.maxControlLine, native.options_set_max_control_line);
+  if (typeof n.pingInterval === 'number' || typeof n.maxPingsOut === 'number') {
+    native.options_set_ping(o, num(n.pingInterval, DEFAULT_PING_INTERVAL_MS), num(n.maxPingsOut, DEFAULT_MAX_PINGS_OUT));
+  }
+  if (typeof n.pendingMsgsLimit === 'number' || typeof n.pendingBytesLimit === 'number') {
+    native.options_set_pending_limits(
+      o,
+      num(n.pendingMsgsLimit, DEFAULT_PENDING_MSGS_LIMIT),
+      num(n.pendingBytesLimit, DEFAULT_PENDING_BYTES_LIMIT),
+    );
+  }
+  // The server's monitoring shows this binding as itself.
+  native.options_set_client_lang(o, 'natsio-node', native.version());
+  // Reconnect, auth and TLS (survivalOptions' names).
+  bool(n.allowReconnect, native.options_set_allow_reconnect);
+  int(n.maxReconnectAttempts, native.options_set_max_reconnect_attempts);
+  if (typeof n.reconnectWaitMs === 'number' && typeof n.reconnectWaitMaxMs === 'number') {
+    native.options_set_reconnect_wait(o, n.reconnectWaitMs, n.reconnectWaitMaxMs);
+  }
+  if (typeof n.reconnectJitterMs === 'number' && typeof n.reconnectJitterTlsMs === 'number') {
+    native.options_set_reconnect_jitter(o, n.reconnectJitterMs, n.reconnectJitterTlsMs);
+  }
+  int(n.reconnectBufSize, native.options_set_reconnect_buf_size);
+  bool(n.noRandomize, native.options_set_no_randomize);
+  bool(n.ignoreDiscoveredServers, native.options_set_ignore_discovered_servers);
+  bool(n.retryOnFailedConnect, native.options_set_retry_on_failed_connect);
+  bool(n.ignoreAuthErrorAbort, native.options_set_ignore_auth_error_abort);
+  str(n.nkeySeed, native.options_set_nkey_seed);
+  str(n.nkeyFile, native.options_set_nkey_file);
+  str(n.credsFile, native.options_set_credentials_file);
+  if (n.tls === true) {
+    native.options_set_tls(o, n.tlsCaFile ?? null, n.tlsCertFile ?? null, n.tlsKeyFile ?? null);
+    str(n.tlsHostname, native.options_set_tls_hostname);
+    bool(n.tlsHandshakeFirst, native.options_set_tls_handshake_first);
+  }
+  return o;
+}
 
 /** index.js's side of the authentication callbacks (src/auth.c): the
  * addon calls handler(kind, nonce, request) on the JS thread for a
@@ -1156,7 +1236,13 @@ async function connect(opts = {}) {
   survivalOptions(opts, nativeOpts);
   let handle;
   try {
-    handle = await native.connect(nativeOpts, id);
+    handle = await native.connect(
+      libraryOptions(nativeOpts),
+      id,
+      nativeOpts.logLevel,
+      nativeOpts.authHandler ?? null,
+      nativeOpts.authTimeoutMs ?? 0,
+    );
   } catch (e) {
     targets.delete(id);
     throw e;
@@ -1425,10 +1511,10 @@ class KV {
 
   /**
    * Removes delete and purge markers, as nats.js's purgeDeletes: a key whose
-   * latest revision is a marker older than `olderMillis` (default 30
-   * minutes; 0 or negative: every marker) goes entirely; a younger marker
-   * stays and only the revisions before it go. Resolves with
-   * {success: true, purged} (messages removed).
+   * latest revision is a marker older than `olderMillis` (default, and 0:
+   * 30 minutes, as in C, C++ and Go; negative: every marker) goes
+   * entirely; a younger marker stays and only the revisions before it go.
+   * Resolves with {success: true, purged} (messages removed).
    */
   async purgeDeletes(olderMillis) {
     let older = 0; // the library's default, 30 minutes
@@ -1436,7 +1522,7 @@ class KV {
       if (typeof olderMillis !== 'number' || !Number.isFinite(olderMillis)) {
         throw new TypeError('olderMillis must be a number (ms)');
       }
-      older = olderMillis <= 0 ? -1 : Math.ceil(olderMillis);
+      older = olderMillis < 0 ? -1 : Math.ceil(olderMillis);
     }
     return { success: true, purged: await native.kv_purge_deletes(this._handle, older) };
   }
@@ -1772,6 +1858,36 @@ function priorityOptions(opts, out) {
 
 /** next()'s pull options when it has priority-group ones (null: a plain
  * next with its timeout); the timeout is the request's expiry. */
+// The raw verbs read an options struct by its C field names: these are the
+// pull options' (fetch, consume, the ordered consumer's messages, the
+// ordered consumer) that differ from this file's camelCase names.
+const C_FIELDS = {
+  maxMessages: 'max_messages',
+  maxBytes: 'max_bytes',
+  expires: 'expires_ms',
+  heartbeat: 'idle_heartbeat_ms',
+  noWait: 'no_wait',
+  minPending: 'min_pending',
+  minAckPending: 'min_ack_pending',
+  thresholdMessages: 'threshold_messages',
+  thresholdBytes: 'threshold_bytes',
+  idleTimeout: 'idle_timeout_ms',
+  untilDrained: 'until_drained',
+  filterSubjects: 'filter_subjects',
+  deliverPolicy: 'deliver_policy',
+  optStartSeq: 'opt_start_seq',
+  optStartTimeNs: 'opt_start_time_ns',
+  headersOnly: 'headers_only',
+};
+
+/** `o` (null: none) with C field names. */
+function cFields(o) {
+  if (o === null || o === undefined) return null;
+  const out = {};
+  for (const [k, v] of Object.entries(o)) out[C_FIELDS[k] ?? k] = v;
+  return out;
+}
+
 function nextPullOptions(opts) {
   if (typeof opts !== 'object' || opts === null) return null;
   const out = priorityOptions(opts, {});
@@ -2063,7 +2179,7 @@ function orderedMessagesOptions(opts) {
  */
 class OrderedConsumer {
   constructor(js, stream, opts) {
-    this._handle = native.jsOrderedConsumer(js._handle, stream, orderedConfig(opts));
+    this._handle = native.js_ordered_consumer(js._handle, stream, cFields(orderedConfig(opts)));
     /** @type {string} */
     this.stream = stream;
     this._info = null;
@@ -2073,7 +2189,7 @@ class OrderedConsumer {
    * there is none; `cached` resolves the last one read, if any. */
   async info(cached = false) {
     if (cached && this._info) return this._info;
-    this._info = JSON.parse(await native.ocStart(this._handle));
+    this._info = JSON.parse(await native.ordered_consumer_start(this._handle));
     return this._info;
   }
 
@@ -2086,14 +2202,14 @@ class OrderedConsumer {
    * stop(), StreamNotFoundError. */
   async consume(opts) {
     const [window, o] = splitPullBudget(orderedMessagesOptions(opts));
-    const handle = await native.ocMessages(this._handle, o);
+    const handle = await native.ordered_consumer_messages(this._handle, cFields(o));
     return new ConsumerMessages(handle, this.stream, this._info ? this._info.name : '', window);
   }
 
   /** Ends a consumption (its loop ends), deletes the server-side consumer
    * and ends the ordered consumer. Idempotent. */
   async stop() {
-    await native.ocStop(this._handle);
+    await native.ordered_consumer_stop(this._handle);
   }
 
   /** nats.js's name for stop(). */
@@ -2130,7 +2246,7 @@ class Consumers {
 
   async _put(mode, stream, cfg) {
     const json = configJson(cfg, 'consumer config');
-    return JSON.parse(await native.jsConsumerPut(this._js._handle, mode, stream, json));
+    return JSON.parse(await native.js_consumer_create(this._js._handle, stream, json, mode));
   }
 
   /** Creates a pull consumer on `stream` from a ConsumerConfig (server
@@ -2151,24 +2267,24 @@ class Consumers {
   }
 
   async info(stream, name) {
-    return JSON.parse(await native.jsConsumerInfo(this._js._handle, stream, name));
+    return JSON.parse(await native.js_consumer_info(this._js._handle, stream, name));
   }
 
   /** Deletes the consumer; a fetch waiting on it rejects with ConsumerDeletedError. */
   async delete(stream, name) {
-    await native.jsConsumerDelete(this._js._handle, stream, name);
+    await native.js_consumer_delete(this._js._handle, stream, name);
     return true;
   }
 
   /** The names of `stream`'s consumers. */
   async names(stream) {
-    return native.jsConsumerNames(this._js._handle, stream);
+    return native.js_consumer_names(this._js._handle, stream);
   }
 
   /** The ConsumerInfo of every consumer of `stream` (nats.js's
    * jsm.consumers.list(stream), here as one array). */
   async list(stream) {
-    return (await native.jsConsumerInfos(this._js._handle, stream)).map((json) => JSON.parse(json));
+    return (await native.js_consumer_infos(this._js._handle, stream)).map((json) => JSON.parse(json));
   }
 
   /** Pauses the consumer until `until` (a Date; also an RFC 3339 string,
@@ -2178,12 +2294,12 @@ class Consumers {
   async pause(stream, name, until) {
     if (until === undefined || until === null) throw new TypeError('until must be a Date');
     const ns = timeNanos(until, 'until');
-    return JSON.parse(await native.jsConsumerPause(this._js._handle, stream, name, ns));
+    return JSON.parse(await native.js_consumer_pause(this._js._handle, stream, name, ns));
   }
 
   /** Resumes a paused consumer now; resolves as pause() does (paused false). */
   async resume(stream, name) {
-    return JSON.parse(await native.jsConsumerResume(this._js._handle, stream, name));
+    return JSON.parse(await native.js_consumer_resume(this._js._handle, stream, name));
   }
 
   /** Releases the pinned client of priority group `group` (ADR-42
@@ -2192,7 +2308,7 @@ class Consumers {
    * for a group that is not one of the consumer's. */
   async unpin(stream, name, group) {
     if (typeof group !== 'string') throw new TypeError('group must be a string');
-    await native.jsConsumerUnpin(this._js._handle, stream, name, group);
+    await native.js_consumer_unpin(this._js._handle, stream, name, group);
   }
 }
 
@@ -2233,7 +2349,7 @@ class Streams {
   }
 
   async _put(mode, cfg) {
-    return JSON.parse(await native.jsStreamPut(this._js._handle, mode, configJson(cfg, 'stream config')));
+    return JSON.parse(await native.js_stream_create(this._js._handle, configJson(cfg, 'stream config'), mode));
   }
 
   /** Creates a stream from a StreamConfig (server field names); resolves with its StreamInfo. */
@@ -2261,25 +2377,25 @@ class Streams {
   }
 
   async delete(name) {
-    await native.jsStreamDelete(this._js._handle, name);
+    await native.js_stream_delete(this._js._handle, name);
     return true;
   }
 
   /** Purges all messages, or as `opts` says: {filter, seq, keep}. */
   async purge(name, opts) {
     const json = opts === undefined || opts === null ? null : configJson(opts, 'purge options');
-    const purged = await native.jsStreamPurge(this._js._handle, name, json);
+    const purged = await native.js_stream_purge(this._js._handle, name, json ?? null);
     return { success: true, purged };
   }
 
   /** The names of all streams, or of those holding `subject`. */
   async names(subject) {
-    return native.jsStreamNames(this._js._handle, subject ?? null);
+    return native.js_stream_names(this._js._handle, subject ?? null);
   }
 
   /** The StreamInfo of every stream, or of those holding `subject` (wildcards allowed). */
   async list(subject) {
-    return (await native.jsStreamInfos(this._js._handle, subject ?? null)).map((json) => JSON.parse(json));
+    return (await native.js_stream_infos(this._js._handle, subject ?? null)).map((json) => JSON.parse(json));
   }
 
   /** One message: {seq}, {lastBySubject} (alias last_by_subj; wildcards
@@ -2295,11 +2411,11 @@ class Streams {
     if (last !== undefined && next !== undefined) throw new TypeError('lastBySubject and nextBySubject exclude each other');
     if (next !== undefined) {
       if (typeof next !== 'string') throw new TypeError('nextBySubject must be a string');
-      return new StoredMsg(await native.jsStreamGetNextMsg(this._js._handle, stream, query.seq ?? 1, next));
+      return new StoredMsg(await native.js_stream_get_next_msg(this._js._handle, stream, query.seq ?? 1, next));
     }
     if (last === undefined && query.seq === undefined) throw new TypeError(usage);
     if (last !== undefined && typeof last !== 'string') throw new TypeError('lastBySubject must be a string');
-    return new StoredMsg(await native.jsStreamGetMsg(this._js._handle, stream, last === undefined ? query.seq : 0, last ?? null));
+    return new StoredMsg(await native.js_stream_get_msg(this._js._handle, stream, last === undefined ? query.seq : 0, last ?? null));
   }
 
   /**
@@ -2323,20 +2439,20 @@ class Streams {
     if (typeof opts !== 'object') throw new TypeError('getLastMessagesFor options must be an object');
     const upToSeq = opts.up_to_seq ?? opts.upToSeq ?? null;
     const upToTime = opts.up_to_time ?? opts.upToTime;
-    const handle = native.jsStreamGetLastMsgsFor(
+    const handle = native.js_stream_get_last_msgs_for(
       this._js._handle,
       stream,
       subjects,
-      opts.batch ?? null,
-      upToSeq,
-      upToTime === undefined || upToTime === null ? null : timeNanos(upToTime, 'up_to_time'),
+      opts.batch ?? 0,
+      upToSeq ?? 0,
+      upToTime === undefined || upToTime === null ? 0 : timeNanos(upToTime, 'up_to_time'),
     );
     return new StoredMsgs(handle, stream);
   }
 
   /** Deletes message `seq`; `erase` (default true) also overwrites its bytes. */
   async deleteMessage(stream, seq, erase = true) {
-    await native.jsStreamDeleteMsg(this._js._handle, stream, seq, Boolean(erase));
+    await native.js_stream_delete_msg(this._js._handle, stream, seq, Boolean(erase));
     return true;
   }
 }
@@ -2350,13 +2466,13 @@ class JetStreamClient {
   constructor(nc, opts = {}) {
     if (opts === null || typeof opts !== 'object') throw new TypeError('JetStream options must be an object');
     this.nc = nc;
-    this._handle = native.jetstream(nc._handle, {
+    this._handle = native.client_jetstream(nc._handle, {
       domain: opts.domain,
-      apiPrefix: opts.apiPrefix,
-      timeout: opts.timeout,
-      publishAsyncMaxPending: opts.publishAsyncMaxPending,
-      publishAsyncStallWait: opts.publishAsyncStallWait,
-      publishAsyncTimeout: opts.publishAsyncTimeout,
+      api_prefix: opts.apiPrefix,
+      timeout_ms: opts.timeout,
+      publish_async_max_pending: opts.publishAsyncMaxPending,
+      publish_async_stall_wait_ms: opts.publishAsyncStallWait,
+      publish_async_timeout_ms: opts.publishAsyncTimeout,
     });
     this._maxPending = opts.publishAsyncMaxPending > 0 ? opts.publishAsyncMaxPending : DEFAULT_PUBLISH_ASYNC_MAX_PENDING;
     this._stallWait = opts.publishAsyncStallWait > 0 ? opts.publishAsyncStallWait : DEFAULT_PUBLISH_ASYNC_STALL_WAIT;
@@ -2391,7 +2507,7 @@ class JetStreamClient {
    * The wait is the library's: the event loop runs on.
    */
   async fetch(stream, consumer, opts) {
-    return jsMsgsOf(await native.jsFetch(this._handle, stream, consumer, fetchOptions(opts)));
+    return jsMsgsOf(await native.js_fetch(this._handle, stream, consumer, cFields(fetchOptions(opts))));
   }
 
   /**
@@ -2413,7 +2529,7 @@ class JetStreamClient {
   async consume(stream, consumer, opts) {
     const o = consumeOptions(opts);
     const [window, libraryOptions] = splitPullBudget(o);
-    const handle = await native.jsConsume(this._handle, stream, consumer, libraryOptions);
+    const handle = await native.js_consume(this._handle, stream, consumer, cFields(libraryOptions));
     return new ConsumerMessages(handle, stream, consumer, window);
   }
 
@@ -2466,25 +2582,25 @@ class JetStreamClient {
     const left = () => (ms < 0 ? -2 : Math.max(1, ms - (Date.now() - start)));
     const what = 'asynchronous publishes still pending';
     await waitUntil(() => this._backlog.length === 0, this._backlogWaiters, ms, what);
-    await native.jsPublishAsyncComplete(this._handle, left());
+    await native.js_publish_async_complete(this._handle, left());
     // The library is done; the acks may still be on their way to JS.
     await waitUntil(() => this._outstanding === 0, this._settleWaiters, ms < 0 ? -1 : left(), what);
   }
 
   /** How many asynchronous publishes await their ack (or room to be sent). */
   get publishAsyncPending() {
-    return native.jsPublishAsyncPending(this._handle) + this._backlog.length;
+    return native.js_publish_async_pending(this._handle) + this._backlog.length;
   }
 
   /** The account's JetStream usage and limits ($JS.API.INFO). */
   async accountInfo() {
-    return JSON.parse(await native.jsAccountInfo(this._handle));
+    return JSON.parse(await native.js_account_info(this._handle));
   }
 
   /** The JetStream API level of the server (2.11: 1, 2.12: 2, ...; 0 for
    * servers too old to report one). */
   async apiLevel() {
-    return native.jsApiLevel(this._handle);
+    return native.js_api_level(this._handle);
   }
 
   get isClosed() {
@@ -2501,7 +2617,7 @@ class JetStreamClient {
   }
 
   _hasRoom() {
-    return native.jsPublishAsyncPending(this._handle) < this._maxPending;
+    return native.js_publish_async_pending(this._handle) < this._maxPending;
   }
 
   _deferred() {
@@ -2852,7 +2968,7 @@ class ObjectStore {
   /** Writes what `source` (an (async) iterable of bytes) yields as one
    * object; a failing source or write abandons it. */
   async _putFrom(name, json, source) {
-    const writer = native.objWriterOpen(this._handle, name, json);
+    const writer = native.obj_writer_open(this._handle, name, json);
     try {
       for await (const chunk of source) {
         const bytes = toBytes(chunk);
@@ -2875,7 +2991,7 @@ class ObjectStore {
    * for put(). Throws InvalidObjectNameError at once for an empty name. */
   createWriteStream(meta) {
     const [name, json] = putArgs(meta);
-    return new ObjectWriteStream(native.objWriterOpen(this._handle, name, json), name);
+    return new ObjectWriteStream(native.obj_writer_open(this._handle, name, json), name);
   }
 
   /**
@@ -3107,4 +3223,19 @@ module.exports = {
 // by kind, process-wide ({clients, jetstream, kv, jsMsgs, subscriptions,
 // replies, consumes, watches, objectStores, objectInfos, objectReaders,
 // objectWriters, objectWatches, storedMsgs}).
-Object.defineProperty(module.exports, Symbol.for('natsio.liveHandles'), { value: native.liveHandles });
+// The addon counts iterators by their C type (feeds); the names here.
+const LIVE_FEED_NAMES = {
+  sub: 'subscriptions',
+  replies: 'replies',
+  js_messages: 'consumes',
+  kv_watcher: 'watches',
+  obj_watcher: 'objectWatches',
+  stored_msgs: 'storedMsgs',
+  kv_key_lister: 'keyListers',
+};
+function liveHandles() {
+  const { feeds, ...live } = native.liveHandles();
+  for (const [type, n] of Object.entries(feeds)) live[LIVE_FEED_NAMES[type] ?? type] = n;
+  return live;
+}
+Object.defineProperty(module.exports, Symbol.for('natsio.liveHandles'), { value: liveHandles });

@@ -1137,9 +1137,9 @@ fn writer<'a>(p: *const natsio_obj_writer) -> Result<&'a natsio_obj_writer> {
     unsafe { arg(p, "writer") }
 }
 
-/// Starts writing object `name` with `meta_json` as for `natsio_obj_put`,
-/// through `writer_out` (free with `natsio_obj_writer_free`). Sends nothing
-/// yet. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
+/// Starts writing object `name` with `meta_json` (may be NULL) as for
+/// `natsio_obj_put`, through `writer_out` (free with `natsio_obj_writer_free`).
+/// Sends nothing yet. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
 /// NATSIO_ERR_INVALID_OBJECT_NAME, NATSIO_ERR_CONFIG, NATSIO_ERR_BAD_HEADERS.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_obj_writer_open(

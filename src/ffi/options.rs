@@ -186,7 +186,7 @@ pub unsafe extern "C" fn natsio_options_set_echo(
     })
 }
 
-/// Sets user and password (NULL password allowed). Credentials in the URL
+/// Sets `user` and `password` (may be NULL). Credentials in the URL
 /// take precedence. Errors: NATSIO_ERR_CONFIG when another auth kind is set.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_options_set_user_password(
@@ -919,8 +919,8 @@ pub unsafe extern "C" fn natsio_options_set_auth_callbacks(
 }
 
 /// Requires TLS for every server, verifying certificates against `ca_file`
-/// (PEM; NULL: the system's trust roots), and presents `cert_file` with
-/// `key_file` (PEM; both or neither) for mutual TLS. There is no way to
+/// (NULL: the system's trust roots; PEM), and presents `cert_file` (NULL:
+/// none) with `key_file` (NULL: none; PEM, both or neither) for mutual TLS. There is no way to
 /// skip verification. Files are checked now and re-read on every connect.
 /// Errors: NATSIO_ERR_CONFIG (unreadable or invalid files, a certificate
 /// without its key).

@@ -450,13 +450,49 @@ static void test_behaviour_consume_budget(void) {
     EXPECT_OK(natsio_js_stream_delete(js, "CONF_BUDGET"));
 }
 
+static void test_behaviour_iterator_closed(void) {
+    NT_CHECK(table_case("behaviour", "iterator_closed") != NULL);
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    char subj[128];
+    case_subject(subj, sizeof subj, "closed");
+    natsio_sub *sub = subscribe_and_flush(c, subj);
+    NT_CHECK(sub != NULL);
+    EXPECT_OK(natsio_client_close(c));
+    natsio_msg *m = NULL;
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_sub_next(sub, 1000, &m));
+    NT_CHECK(m == NULL);
+}
+
+static void test_behaviour_purge_deletes_zero(void) {
+    NT_CHECK(table_case("behaviour", "purge_deletes_zero") != NULL);
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *kv = create_bucket(js, "{\"bucket\":\"CONF_PURGE\",\"storage\":\"memory\",\"history\":5}");
+    NT_CHECK(kv != NULL);
+    EXPECT_OK(natsio_kv_put(kv, "k", "v1", 2, NULL, NULL));
+    EXPECT_OK(natsio_kv_put(kv, "k", "v2", 2, NULL, NULL));
+    EXPECT_OK(natsio_kv_delete(kv, "k", NULL, NULL));
+    /* 0: the default age (30 minutes): the young marker stays, the values go. */
+    uint64_t purged = 0;
+    EXPECT_OK(natsio_kv_purge_deletes(kv, 0, &purged));
+    NT_CHECK_INT_EQ(purged, 2);
+    natsio_kv_entry *e = NULL;
+    EXPECT_FAILS(NATSIO_ERR_KEY_DELETED, natsio_kv_get(kv, "k", &e));
+    /* Below 0: every marker, whatever its age. */
+    EXPECT_OK(natsio_kv_purge_deletes(kv, -1, &purged));
+    NT_CHECK_INT_EQ(purged, 1);
+    EXPECT_FAILS(NATSIO_ERR_KEY_NOT_FOUND, natsio_kv_get(kv, "k", &e));
+    EXPECT_OK(natsio_js_kv_delete(js, "CONF_PURGE"));
+}
+
 /* ---- every line has a C check ----------------------------------------------- */
 
 /* The data, default and behaviour lines this program checks, and those
  * that have no C form (a C callback cannot throw). */
 static const char *const C_CHECKS[] = {"api_error",  "key_revision",           "default_url", "delete_msg_erase",
                                        "sub_pending_limit_zero", "flush_bound", "last_by_wildcard", "fetch_refused",
-                                       "consume_budget"};
+                                       "consume_budget", "iterator_closed", "purge_deletes_zero"};
 static const char *const NOT_IN_C[] = {"callback_error"};
 
 static bool listed(const char *const *names, size_t count, const char *name) {
@@ -491,6 +527,8 @@ int main(int argc, char **argv) {
         NT_CASE(test_behaviour_last_by_wildcard),
         NT_CASE(test_behaviour_fetch_refused),
         NT_CASE(test_behaviour_consume_budget),
+        NT_CASE(test_behaviour_iterator_closed),
+        NT_CASE(test_behaviour_purge_deletes_zero),
         NT_CASE(test_every_line_has_a_c_check),
     };
     return run_cases_with_shared_server(argc, argv, "conftest", cases, NT_COUNT(cases));

@@ -615,6 +615,31 @@ void check_consume_budget() {
     js.delete_stream(stream);
 }
 
+void check_iterator_closed() {
+    natsio::Client client = connect();
+    natsio::Subscription sub = client.subscribe(subject("closed"));
+    client.flush();
+    client.close();
+    expect_throws<natsio::ConnectionClosedError>(NATSIO_ERR_CONNECTION_CLOSED, [&] { sub.next(1s); });
+}
+
+void check_purge_deletes_zero() {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    const std::string bucket = "cppconf_purge";
+    natsio::KeyValue kv = js.create_key_value(R"({"bucket":")" + bucket + R"(","storage":"memory","history":5})");
+    kv.put("k", "v1");
+    kv.put("k", "v2");
+    kv.del("k");
+    // 0: the default age (30 minutes): the young marker stays, the values go.
+    EXPECT_EQ(kv.purge_deletes(0ms), 2u);
+    expect_throws<natsio::KeyDeletedError>(NATSIO_ERR_KEY_DELETED, [&] { kv.get("k"); });
+    // Below 0: every marker, whatever its age.
+    EXPECT_EQ(kv.purge_deletes(natsio::all_markers), 1u);
+    expect_throws<natsio::KeyNotFoundError>(NATSIO_ERR_KEY_NOT_FOUND, [&] { kv.get("k"); });
+    js.delete_key_value(bucket);
+}
+
 TEST(Conformance, Behaviours) {
     const std::vector<Case> lines = cases_of("behaviour");
     EXPECT_FALSE(lines.empty());
@@ -632,6 +657,10 @@ TEST(Conformance, Behaviours) {
             check_fetch_refused();
         } else if (name == "consume_budget") {
             check_consume_budget();
+        } else if (name == "iterator_closed") {
+            check_iterator_closed();
+        } else if (name == "purge_deletes_zero") {
+            check_purge_deletes_zero();
         } else {
             ADD_FAILURE() << "no C++ check for behaviour '" << name << "'";
         }

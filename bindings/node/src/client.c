@@ -1,8 +1,8 @@
 /*
- * Clients: connect (options), close, publish, request, flush, drain, rtt and
- * the non-blocking getters. Every call that waits on the server returns a
- * promise settled from its completion token (op.c); publish only buffers,
- * so it runs here and throws.
+ * Clients: connect (its options and callbacks), publish and stats. The
+ * calls that wait on the server (request, flush, drain, close) are
+ * generated (gen/verbs.c); publish only buffers, so it runs here and
+ * throws (a hot path, kept hand-written: one call, no token).
  */
 #include "internal.h"
 
@@ -133,68 +133,52 @@ static void release_event_cb(void *user_data) {
 /* ------------------------------------------------------------------ */
 /* options                                                              */
 
-/* One string option; false with a pending exception. */
-static bool apply_str(napi_env env, natsio_options *o, napi_value js, const char *name,
-                      natsio_status (*set)(natsio_options *, const char *)) {
-    char *s;
-    if (!get_opt_string(env, prop(env, js, name), &s)) return false;
-    if (!s) return true;
-    int32_t st = set(o, s);
-    free(s);
-    return !throw_if_failed(env, st);
+/* The connection's options: an external owning a natsio_options (in a
+ * box, freed with it or by the connect that used it), which index.js fills
+ * with the generated setters (options_set_*, gen/verbs.c) and hands to
+ * connect. */
+static const napi_type_tag OPTIONS_TAG = {0x6e617473696f4f70ULL, 0x74696f6e73303031ULL};
+
+static void options_finalize(napi_env env, void *data, void *hint) {
+    (void)env;
+    (void)hint;
+    natsio_options **box = data;
+    natsio_options_free(*box);
+    free(box);
 }
 
-static bool apply_i64(napi_env env, natsio_options *o, napi_value js, const char *name,
-                      natsio_status (*set)(natsio_options *, int64_t)) {
-    int64_t v = get_i64(env, prop(env, js, name), INT64_MIN);
-    return v == INT64_MIN || !throw_if_failed(env, set(o, v));
-}
-
-static bool apply_bool(napi_env env, natsio_options *o, napi_value js, const char *name,
-                       natsio_status (*set)(natsio_options *, bool)) {
-    bool b;
-    return !get_opt_bool(env, prop(env, js, name), &b) || !throw_if_failed(env, set(o, b));
-}
-
-/* Reconnect, auth and TLS options, already normalized by index.js. */
-static bool apply_survival_options(napi_env env, natsio_options *o, napi_value js) {
-    bool b;
-    int64_t v, w;
-    if (!apply_bool(env, o, js, "allowReconnect", natsio_options_set_allow_reconnect) ||
-        !apply_i64(env, o, js, "maxReconnectAttempts", natsio_options_set_max_reconnect_attempts))
-        return false;
-    v = get_i64(env, prop(env, js, "reconnectWaitMs"), INT64_MIN);
-    w = get_i64(env, prop(env, js, "reconnectWaitMaxMs"), INT64_MIN);
-    if (v != INT64_MIN && w != INT64_MIN && throw_if_failed(env, natsio_options_set_reconnect_wait(o, v, w)))
-        return false;
-    v = get_i64(env, prop(env, js, "reconnectJitterMs"), INT64_MIN);
-    w = get_i64(env, prop(env, js, "reconnectJitterTlsMs"), INT64_MIN);
-    if (v != INT64_MIN && w != INT64_MIN && throw_if_failed(env, natsio_options_set_reconnect_jitter(o, v, w)))
-        return false;
-    if (!apply_i64(env, o, js, "reconnectBufSize", natsio_options_set_reconnect_buf_size) ||
-        !apply_bool(env, o, js, "noRandomize", natsio_options_set_no_randomize) ||
-        !apply_bool(env, o, js, "ignoreDiscoveredServers", natsio_options_set_ignore_discovered_servers) ||
-        !apply_bool(env, o, js, "retryOnFailedConnect", natsio_options_set_retry_on_failed_connect) ||
-        !apply_bool(env, o, js, "ignoreAuthErrorAbort", natsio_options_set_ignore_auth_error_abort) ||
-        !apply_str(env, o, js, "nkeySeed", natsio_options_set_nkey_seed) ||
-        !apply_str(env, o, js, "nkeyFile", natsio_options_set_nkey_file) ||
-        !apply_str(env, o, js, "credsFile", natsio_options_set_credentials_file))
-        return false;
-    if (get_opt_bool(env, prop(env, js, "tls"), &b) && b) {
-        char *ca = NULL, *cert = NULL, *key = NULL;
-        bool ok = get_opt_string(env, prop(env, js, "tlsCaFile"), &ca) &&
-                  get_opt_string(env, prop(env, js, "tlsCertFile"), &cert) &&
-                  get_opt_string(env, prop(env, js, "tlsKeyFile"), &key);
-        int32_t st = ok ? natsio_options_set_tls(o, ca, cert, key) : NATSIO_OK;
-        free(ca);
-        free(cert);
-        free(key);
-        if (!ok || throw_if_failed(env, st)) return false;
-        if (!apply_str(env, o, js, "tlsHostname", natsio_options_set_tls_hostname) ||
-            !apply_bool(env, o, js, "tlsHandshakeFirst", natsio_options_set_tls_handshake_first))
-            return false;
+natsio_options *get_options(napi_env env, napi_value v) {
+    bool tagged = false;
+    void *p = NULL;
+    if (!v || napi_check_object_type_tag(env, v, &OPTIONS_TAG, &tagged) != napi_ok || !tagged ||
+        napi_get_value_external(env, v, &p) != napi_ok || !p) {
+        napi_throw_type_error(env, NULL, "not natsio connection options");
+        return NULL;
     }
-    return true;
+    natsio_options *o = *(natsio_options **)p;
+    if (!o) throw_status(env, NATSIO_ERR_ILLEGAL_STATE, "the options were used by a connect");
+    return o;
+}
+
+/* optionsNew() -> external: the library's defaults. */
+EXPORT(js_options_new) {
+    natsio_options **box = calloc(1, sizeof *box);
+    if (!box) {
+        throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
+        return NULL;
+    }
+    if (throw_if_failed(env, natsio_options_new(box))) {
+        free(box);
+        return NULL;
+    }
+    napi_value ext;
+    if (napi_create_external(env, box, options_finalize, NULL, &ext) != napi_ok) {
+        options_finalize(env, box, NULL);
+        napi_throw_error(env, NULL, "natsio addon: napi_create_external failed");
+        return NULL;
+    }
+    napi_type_tag_object(env, ext, &OPTIONS_TAG);
+    return ext;
 }
 
 /* Error and event callbacks always; the log callback when index.js asked
@@ -223,104 +207,28 @@ static bool set_callbacks(napi_env env, natsio_options *o, uint32_t conn_id, int
     return true;
 }
 
-static bool build_options(napi_env env, napi_value js, uint32_t conn_id, natsio_options *o) {
-    napi_value servers = prop(env, js, "servers");
-    bool is_arr = false;
-    napi_is_array(env, servers, &is_arr);
-    if (is_arr) {
-        char **urls;
-        size_t n;
-        if (!get_string_array(env, servers, "servers", &urls, &n)) return false;
-        int32_t st = natsio_options_set_servers(o, (const char *const *)urls, n);
-        free_strings(urls, n);
-        if (throw_if_failed(env, st)) return false;
-    }
-    if (!apply_str(env, o, js, "name", natsio_options_set_name) ||
-        !apply_str(env, o, js, "inboxPrefix", natsio_options_set_inbox_prefix) ||
-        !apply_str(env, o, js, "token", natsio_options_set_token))
-        return false;
-    {
-        char *user = NULL, *pass = NULL;
-        if (!get_opt_string(env, prop(env, js, "user"), &user)) return false;
-        if (!get_opt_string(env, prop(env, js, "pass"), &pass)) {
-            free(user);
-            return false;
-        }
-        int32_t st = user ? natsio_options_set_user_password(o, user, pass) : NATSIO_OK;
-        free(user);
-        free(pass);
-        if (throw_if_failed(env, st)) return false;
-    }
-    if (!apply_i64(env, o, js, "timeout", natsio_options_set_connect_timeout_ms)) return false;
-    {
-        bool b = false;
-        if (get_opt_bool(env, prop(env, js, "noEcho"), &b) && throw_if_failed(env, natsio_options_set_echo(o, !b)))
-            return false;
-    }
-    /* publish() runs on the JS thread, which also handles what the
-     * subscriptions receive: a publish that waited for room in a full write
-     * buffer would stop that too, and a subscription of the same thread
-     * could overflow meanwhile. By default the buffer grows instead (as
-     * nats.js's does); waitForWriteRoom: true bounds it and blocks. */
-    if (throw_if_failed(env, natsio_options_set_wait_for_write_room(o, opt_flag(env, js, "waitForWriteRoom"))))
-        return false;
-    if (!apply_i64(env, o, js, "drainTimeout", natsio_options_set_drain_timeout_ms) ||
-        !apply_i64(env, o, js, "flushTimeout", natsio_options_set_flush_timeout_ms) ||
-        !apply_i64(env, o, js, "requestTimeout", natsio_options_set_request_timeout_ms) ||
-        !apply_i64(env, o, js, "maxPendingSize", natsio_options_set_max_pending_size) ||
-        !apply_i64(env, o, js, "maxControlLine", natsio_options_set_max_control_line))
-        return false;
-    int64_t iv = get_i64(env, prop(env, js, "pingInterval"), INT64_MIN);
-    int64_t mo = get_i64(env, prop(env, js, "maxPingsOut"), INT64_MIN);
-    if ((iv != INT64_MIN || mo != INT64_MIN) &&
-        throw_if_failed(env, natsio_options_set_ping(o, iv == INT64_MIN ? 120000 : iv, mo == INT64_MIN ? 2 : (int32_t)mo)))
-        return false;
-    int64_t pm = get_i64(env, prop(env, js, "pendingMsgsLimit"), INT64_MIN);
-    int64_t pb = get_i64(env, prop(env, js, "pendingBytesLimit"), INT64_MIN);
-    if ((pm != INT64_MIN || pb != INT64_MIN) &&
-        throw_if_failed(env, natsio_options_set_pending_limits(o, pm == INT64_MIN ? 65536 : pm,
-                                                               pb == INT64_MIN ? 64 * 1024 * 1024 : pb)))
-        return false;
-    napi_value auth = prop(env, js, "authHandler");
-    napi_valuetype auth_t = napi_undefined;
-    napi_typeof(env, auth, &auth_t);
-    if (auth_t == napi_function &&
-        !set_auth_callbacks(env, o, auth, get_i64(env, prop(env, js, "authTimeoutMs"), 0)))
-        return false;
-    int64_t log_level = get_i64(env, prop(env, js, "logLevel"), 0);
-    /* The server's monitoring shows this binding as itself. */
-    if (throw_if_failed(env, natsio_options_set_client_lang(o, "natsio-node", natsio_version()))) return false;
-    return set_callbacks(env, o, conn_id, log_level) && apply_survival_options(env, o, js);
-}
-
-/* connect(optionsObject, connId) -> Promise<external> */
+/* connect(options, connId, logLevel, authHandler|null, authTimeoutMs) ->
+ * Promise<external>: the callbacks (this connection's events, errors, log
+ * lines and authentication, each towards JS through the hub) are set here,
+ * then the connect runs on a library thread. */
 EXPORT(js_connect) {
-    ARGS(2);
+    ARGS(5);
+    natsio_options *o = get_options(env, argv[0]);
+    if (!o) return NULL;
     uint32_t conn_id = 0;
     napi_get_value_uint32(env, argv[1], &conn_id);
-    natsio_options *o;
-    if (throw_if_failed(env, natsio_options_new(&o))) return NULL;
-    napi_value promise = NULL;
-    if (build_options(env, argv[0], conn_id, o)) {
-        natsio_token *tok = NULL;
-        int32_t st = natsio_client_connect_async(o, &tok); /* copies the options */
-        promise = op_track(env, st, tok, R_CLIENT, NULL, NULL);
-    }
-    natsio_options_free(o);
-    return promise;
-}
-
-/* close(client) -> Promise<void>: the close runs on a library thread. */
-EXPORT(js_close) {
-    ARGS(1);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    /* From now on nothing of this client is wanted by JS: dispatchers must
-     * not wait for it, or the close (which waits for them) could not end. */
-    feeds_release_client(cw->hub, cw);
+    napi_valuetype auth_t = napi_undefined;
+    napi_typeof(env, argv[3], &auth_t);
+    if (auth_t == napi_function && !set_auth_callbacks(env, o, argv[3], get_i64(env, argv[4], 0))) return NULL;
+    if (!set_callbacks(env, o, conn_id, get_i64(env, argv[2], 0))) return NULL;
     natsio_token *tok = NULL;
-    int32_t st = natsio_client_close_async(cw->client, &tok);
-    return op_track(env, st, tok, R_CLOSE, NULL, cw);
+    int32_t st = natsio_client_connect_async(o, &tok); /* copies the options */
+    /* Used up: their callbacks' references go with them now, not at GC. */
+    void *box = NULL;
+    napi_get_value_external(env, argv[0], &box);
+    natsio_options_free(o);
+    *(natsio_options **)box = NULL;
+    return op_track(env, st, tok, R_CLIENT, NULL, NULL);
 }
 
 /* publish(client, subject, data, reply|null, headers|null, respond): only
@@ -354,117 +262,13 @@ EXPORT(js_publish) {
     return NULL;
 }
 
-/* request(client, subject, data, headers|null, timeoutMs) -> Promise<raw msg> */
-EXPORT(js_request) {
-    ARGS(5);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    char *subject = NULL;
-    const void *data;
-    size_t len;
-    natsio_headers *hd = NULL;
-    napi_value promise = NULL;
-    if (get_opt_string(env, argv[1], &subject) && get_bytes(env, argv[2], &data, &len) &&
-        get_headers(env, argv[3], &hd)) {
-        if (!subject) {
-            throw_status(env, NATSIO_ERR_NULL_ARGUMENT, "subject is required");
-        } else {
-            natsio_token *tok = NULL;
-            int64_t ms = get_i64(env, argv[4], NATSIO_TIMEOUT_DEFAULT);
-            int32_t st = natsio_client_request_async(cw->client, subject, hd, data, len, ms, &tok);
-            promise = op_track(env, st, tok, R_MSG, NULL, NULL);
-        }
-    }
-    free(subject);
-    natsio_headers_free(hd);
-    return promise;
-}
-
-/* flush(client, timeoutMs) -> Promise<void>; without a timeout (-1,
- * NATSIO_TIMEOUT_DEFAULT) bounded by the client's flush timeout. */
-EXPORT(js_flush) {
-    ARGS(2);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = natsio_client_flush_async(cw->client, get_i64(env, argv[1], NATSIO_TIMEOUT_DEFAULT), &tok);
-    return op_track(env, st, tok, R_NONE, NULL, NULL);
-}
-
-/* rtt(client) -> Promise<number>: a flush timed from its start to its
- * completion (measured on the library thread that completes it). */
-EXPORT(js_rtt) {
+/* releaseFeeds(client): from now on nothing of this client is wanted by
+ * JS: its dispatchers must not wait for JS, or a close (which waits for
+ * them) could not end. Called before client_close. */
+EXPORT(js_release_feeds) {
     ARGS(1);
     client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = natsio_client_flush_async(cw->client, NATSIO_TIMEOUT_DEFAULT, &tok);
-    return op_track(env, st, tok, R_RTT, NULL, NULL);
-}
-
-/* drain(client, timeoutMs) -> Promise<void> */
-EXPORT(js_drain) {
-    ARGS(2);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = natsio_client_drain_async(cw->client, get_i64(env, argv[1], NATSIO_TIMEOUT_DEFAULT), &tok);
-    return op_track(env, st, tok, R_NONE, NULL, cw);
-}
-
-EXPORT(js_status) {
-    ARGS(1);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    napi_value r;
-    napi_create_int32(env, natsio_client_status(cw->client), &r);
-    return r;
-}
-
-EXPORT(js_max_payload) {
-    ARGS(1);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    napi_value r;
-    napi_create_int64(env, natsio_client_max_payload(cw->client), &r);
-    return r;
-}
-
-/* The getters that return a library-owned string: (client) -> string. */
-static napi_value client_string(napi_env env, napi_callback_info info,
-                                natsio_status (*get)(const natsio_client *, char **)) {
-    ARGS(1);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    char *s = NULL;
-    if (throw_if_failed(env, get(cw->client, &s))) return NULL;
-    napi_value r;
-    napi_create_string_utf8(env, s ? s : "", NAPI_AUTO_LENGTH, &r);
-    natsio_string_free(s);
-    return r;
-}
-
-EXPORT(js_server_info) { return client_string(env, info, natsio_client_server_info); }
-EXPORT(js_connected_url) { return client_string(env, info, natsio_client_connected_url); }
-EXPORT(js_new_inbox) { return client_string(env, info, natsio_client_new_inbox); }
-
-/* servers(client) -> string[] */
-EXPORT(js_servers) {
-    ARGS(1);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    natsio_string_list *l = NULL;
-    if (throw_if_failed(env, natsio_client_servers(cw->client, &l))) return NULL;
-    napi_value r = string_list_to_js(env, l);
-    natsio_string_list_free(l);
-    return r;
-}
-
-EXPORT(js_force_reconnect) {
-    ARGS(1);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    throw_if_failed(env, natsio_client_force_reconnect(cw->client));
+    if (cw) feeds_release_client(cw->hub, cw);
     return NULL;
 }
 

@@ -106,29 +106,10 @@ typedef struct feed {
     int refs; /* JS external, core registration, each posted event */
 } feed;
 
-static void item_free(int kind, void *item) {
-    if (kind == FEED_KV_WATCHER || kind == FEED_KV_KEY_LISTER) {
-        free(item);
-    } else if (kind == FEED_OBJ_WATCHER) {
-        natsio_obj_info_free(item);
-    } else if (kind == FEED_STORED_MSGS) {
-        natsio_headers_free(((stored_item *)item)->headers);
-        free(item);
-    } else {
-        natsio_msg_free(item);
-    }
-}
+static void item_free(int kind, void *item) { FEED_KINDS[kind].items->free(item); }
 
 /* The payload bytes of an item, for the batch byte cap. */
-static size_t item_bytes(int kind, void *item) {
-    switch (kind) {
-    case FEED_KV_WATCHER: return ((kv_item *)item)->value_len;
-    case FEED_OBJ_WATCHER: return 0;
-    case FEED_STORED_MSGS: return ((stored_item *)item)->data_len;
-    case FEED_KV_KEY_LISTER: return strlen(item);
-    default: return natsio_msg_data_len(item);
-    }
-}
+static size_t item_bytes(int kind, void *item) { return FEED_KINDS[kind].items->bytes(item); }
 
 void feed_release(feed *f) {
     pthread_mutex_lock(&f->mu);
@@ -252,7 +233,7 @@ static void feed_end(feed *f, natsio_status status) {
     if (post) feed_post(f);
 }
 
-static void on_msg(void *user_data, const natsio_msg *msg, natsio_status status) {
+void feed_on_msg(void *user_data, const natsio_msg *msg, natsio_status status) {
     feed *f = user_data;
     if (!msg) {
         feed_end(f, status);
@@ -262,7 +243,7 @@ static void on_msg(void *user_data, const natsio_msg *msg, natsio_status status)
     if (natsio_msg_clone(msg, &m) == NATSIO_OK) feed_push(f, m);
 }
 
-static void on_entry(void *user_data, const natsio_kv_entry *e, natsio_status status) {
+void feed_on_kv_entry(void *user_data, const natsio_kv_entry *e, natsio_status status) {
     feed *f = user_data;
     if (!e) {
         feed_end(f, status);
@@ -287,7 +268,7 @@ static void on_entry(void *user_data, const natsio_kv_entry *e, natsio_status st
     feed_push(f, it);
 }
 
-static void on_obj_info(void *user_data, const natsio_obj_info *info, natsio_status status) {
+void feed_on_obj_info(void *user_data, const natsio_obj_info *info, natsio_status status) {
     feed *f = user_data;
     if (!info) {
         feed_end(f, status);
@@ -297,7 +278,7 @@ static void on_obj_info(void *user_data, const natsio_obj_info *info, natsio_sta
     if (natsio_obj_info_clone(info, &copy) == NATSIO_OK) feed_push(f, copy);
 }
 
-static void on_stored_msg(void *user_data, const natsio_stored_msg *m, natsio_status status) {
+void feed_on_stored_msg(void *user_data, const natsio_stored_msg *m, natsio_status status) {
     feed *f = user_data;
     if (!m) {
         feed_end(f, status);
@@ -324,7 +305,7 @@ static void on_stored_msg(void *user_data, const natsio_stored_msg *m, natsio_st
     feed_push(f, it);
 }
 
-static void on_key(void *user_data, const char *key, natsio_status status) {
+void feed_on_string(void *user_data, const char *key, natsio_status status) {
     feed *f = user_data;
     if (!key) {
         feed_end(f, status);
@@ -366,49 +347,48 @@ static napi_value kv_item_to_js(napi_env env, const kv_item *e) {
     return arr;
 }
 
-/* Hands a batch to JS (and frees or hands over the items). */
-static void deliver(napi_env env, feed *f, void **items, uint32_t n) {
+/* ---- how the items of each presentation reach JS (gen/gen.h's feed_items) ---- */
+
+static void msg_free(void *item) { natsio_msg_free(item); }
+static size_t msg_bytes(const void *item) { return natsio_msg_data_len(item); }
+
+/* Messages of a subscription or request-many: one batch_to_js call. */
+static void deliver_msgs(napi_env env, feed *f, void **items, uint32_t n) {
     napi_value args[5];
     napi_create_uint32(env, n, &args[0]);
-    if (f->kind == FEED_SUB || f->kind == FEED_REPLIES) {
-        batch_to_js(env, items, n, &args[1]);
+    batch_to_js(env, items, n, &args[1]);
+    for (uint32_t i = 0; i < n; i++) natsio_msg_free(items[i]);
+    hub_dispatch(env, f->hub, f->id, EV_MSG, args, 5);
+}
+const feed_items feed_items_msg = {msg_free, msg_bytes, deliver_msgs};
+
+/* JetStream messages: one handle for the batch, which takes them over. */
+static void deliver_js_msgs(napi_env env, feed *f, void **items, uint32_t n) {
+    napi_value args[2];
+    napi_create_uint32(env, n, &args[0]);
+    natsio_msg **msgs = malloc((size_t)n * sizeof *msgs);
+    if (msgs) memcpy(msgs, items, (size_t)n * sizeof *msgs);
+    args[1] = msgs ? js_msgs_to_js(env, msgs, n) : NULL;
+    if (!msgs) {
         for (uint32_t i = 0; i < n; i++) natsio_msg_free(items[i]);
-        hub_dispatch(env, f->hub, f->id, EV_MSG, args, 5);
+        throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
+    }
+    if (!args[1]) {
+        napi_value exc;
+        napi_get_and_clear_last_exception(env, &exc);
         return;
     }
-    if (f->kind == FEED_JS_MESSAGES) {
-        /* One handle for the batch, which takes the messages over. */
-        natsio_msg **msgs = malloc((size_t)n * sizeof *msgs);
-        if (msgs) memcpy(msgs, items, (size_t)n * sizeof *msgs);
-        args[1] = msgs ? js_msgs_to_js(env, msgs, n) : NULL;
-        if (!msgs) {
-            for (uint32_t i = 0; i < n; i++) natsio_msg_free(items[i]);
-            throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
-        }
-        if (!args[1]) {
-            napi_value exc;
-            napi_get_and_clear_last_exception(env, &exc);
-            return;
-        }
-        hub_dispatch(env, f->hub, f->id, EV_ITEMS, args, 2);
-        return;
-    }
+    hub_dispatch(env, f->hub, f->id, EV_ITEMS, args, 2);
+}
+const feed_items feed_items_js_msg = {msg_free, msg_bytes, deliver_js_msgs};
+
+/* Items that become one JS value each, in an array: `to_js` takes the item. */
+static void deliver_values(napi_env env, feed *f, void **items, uint32_t n, napi_value (*to_js)(napi_env, void *)) {
+    napi_value args[2];
+    napi_create_uint32(env, n, &args[0]);
     napi_create_array_with_length(env, n, &args[1]);
     for (uint32_t i = 0; i < n; i++) {
-        napi_value v;
-        if (f->kind == FEED_OBJ_WATCHER) {
-            v = obj_info_take_js(env, items[i]); /* the ObjectInfo takes it over */
-        } else if (f->kind == FEED_KV_KEY_LISTER) {
-            napi_create_string_utf8(env, items[i], NAPI_AUTO_LENGTH, &v);
-            free(items[i]);
-        } else if (f->kind == FEED_STORED_MSGS) {
-            const stored_item *it = items[i];
-            v = stored_fields_to_js(env, it->subject, it->seq, it->time_ns, it->data, it->data_len, it->headers);
-            item_free(f->kind, items[i]);
-        } else {
-            v = kv_item_to_js(env, items[i]);
-            free(items[i]);
-        }
+        napi_value v = to_js(env, items[i]);
         if (v) napi_set_element(env, args[1], i, v);
     }
     if (exception_pending(env)) {
@@ -417,6 +397,59 @@ static void deliver(napi_env env, feed *f, void **items, uint32_t n) {
     }
     hub_dispatch(env, f->hub, f->id, EV_ITEMS, args, 2);
 }
+
+static size_t kv_item_bytes(const void *item) { return ((const kv_item *)item)->value_len; }
+static napi_value kv_item_take_js(napi_env env, void *item) {
+    napi_value v = kv_item_to_js(env, item);
+    free(item);
+    return v;
+}
+static void deliver_kv_items(napi_env env, feed *f, void **items, uint32_t n) {
+    deliver_values(env, f, items, n, kv_item_take_js);
+}
+const feed_items feed_items_kv_entry = {free, kv_item_bytes, deliver_kv_items};
+
+static void obj_info_free(void *item) { natsio_obj_info_free(item); }
+static size_t no_bytes(const void *item) {
+    (void)item;
+    return 0;
+}
+static napi_value obj_info_item_js(napi_env env, void *item) { return obj_info_take_js(env, item); }
+static void deliver_obj_infos(napi_env env, feed *f, void **items, uint32_t n) {
+    deliver_values(env, f, items, n, obj_info_item_js);
+}
+const feed_items feed_items_obj_info = {obj_info_free, no_bytes, deliver_obj_infos};
+
+static void stored_item_free(void *item) {
+    natsio_headers_free(((stored_item *)item)->headers);
+    free(item);
+}
+static size_t stored_item_bytes(const void *item) { return ((const stored_item *)item)->data_len; }
+static napi_value stored_item_take_js(napi_env env, void *item) {
+    const stored_item *it = item;
+    napi_value v = stored_fields_to_js(env, it->subject, it->seq, it->time_ns, it->data, it->data_len, it->headers);
+    stored_item_free(item);
+    return v;
+}
+static void deliver_stored_items(napi_env env, feed *f, void **items, uint32_t n) {
+    deliver_values(env, f, items, n, stored_item_take_js);
+}
+const feed_items feed_items_stored_msg = {stored_item_free, stored_item_bytes, deliver_stored_items};
+
+static size_t string_bytes(const void *item) { return strlen(item); }
+static napi_value string_take_js(napi_env env, void *item) {
+    napi_value v;
+    napi_create_string_utf8(env, item, NAPI_AUTO_LENGTH, &v);
+    free(item);
+    return v;
+}
+static void deliver_strings(napi_env env, feed *f, void **items, uint32_t n) {
+    deliver_values(env, f, items, n, string_take_js);
+}
+const feed_items feed_items_string = {free, string_bytes, deliver_strings};
+
+/* Hands a batch to JS (and frees or hands over the items). */
+static void deliver(napi_env env, feed *f, void **items, uint32_t n) { FEED_KINDS[f->kind].items->deliver(env, f, items, n); }
 
 /* Hands the end to JS (takes `text`). */
 static void deliver_end(napi_env env, feed *f, int32_t status, char *text, err_data data) {
@@ -698,40 +731,8 @@ void feeds_release_client(hub *h, client_wrap *cw) {
         if (!cw || f->cw == cw) set_stopping(f);
 }
 
-static int32_t handle_stop(feed *f) {
-    switch (f->kind) {
-    case FEED_SUB: return natsio_sub_stop(f->handle);
-    case FEED_REPLIES: return natsio_replies_stop(f->handle);
-    case FEED_JS_MESSAGES: return natsio_js_messages_stop(f->handle);
-    case FEED_OBJ_WATCHER: return natsio_obj_watcher_stop(f->handle);
-    case FEED_STORED_MSGS: return natsio_stored_msgs_stop(f->handle);
-    case FEED_KV_KEY_LISTER: return natsio_kv_key_lister_stop(f->handle);
-    default: return natsio_kv_watcher_stop(f->handle);
-    }
-}
-
-static int live_kind(int feed_kind) {
-    switch (feed_kind) {
-    case FEED_SUB: return LIVE_SUB;
-    case FEED_REPLIES: return LIVE_REPLIES;
-    case FEED_JS_MESSAGES: return LIVE_CONSUME;
-    case FEED_OBJ_WATCHER: return LIVE_OBJ_WATCH;
-    case FEED_STORED_MSGS: return LIVE_STORED_MSGS;
-    case FEED_KV_KEY_LISTER: return LIVE_KV_KEYS;
-    default: return LIVE_WATCH;
-    }
-}
-
 static void handle_free(feed *f) {
-    switch (f->kind) {
-    case FEED_SUB: natsio_sub_free(f->handle); break;
-    case FEED_REPLIES: natsio_replies_free(f->handle); break;
-    case FEED_JS_MESSAGES: natsio_js_messages_free(f->handle); break;
-    case FEED_OBJ_WATCHER: natsio_obj_watcher_free(f->handle); break;
-    case FEED_STORED_MSGS: natsio_stored_msgs_free(f->handle); break;
-    case FEED_KV_KEY_LISTER: natsio_kv_key_lister_free(f->handle); break;
-    default: natsio_kv_watcher_free(f->handle); break;
-    }
+    FEED_KINDS[f->kind].free(f->handle);
     f->handle = NULL;
 }
 
@@ -748,7 +749,7 @@ static void feed_finalize(napi_env env, void *data, void *hint) {
         h->feeds = f->next;
     if (f->next) f->next->prev = f->prev;
     f->prev = f->next = NULL;
-    if (f->handle) live_count(live_kind(f->kind), -1);
+    if (f->handle) live_count_feed(f->kind, -1);
     handle_free(f); /* stops; waits for the dispatcher's final call */
     if (f->cw) client_release(f->cw);
     f->cw = NULL;
@@ -768,7 +769,7 @@ napi_value feed_wrap(napi_env env, int kind, void *handle, client_wrap *cw) {
     hub_retain(h);
     f->kind = kind;
     f->handle = handle;
-    live_count(live_kind(kind), 1);
+    live_count_feed(kind, 1);
     f->cw = cw;
     if (cw) client_retain(cw);
     f->window = 256;
@@ -796,6 +797,15 @@ static feed *get_feed(napi_env env, napi_value v, int kind) {
     return p;
 }
 
+void *feed_handle(napi_env env, napi_value v, int kind) {
+    feed *f = get_feed(env, v, kind);
+    if (f && !f->handle) {
+        throw_status(env, NATSIO_ERR_ILLEGAL_STATE, "the iterator is freed");
+        return NULL;
+    }
+    return f ? f->handle : NULL;
+}
+
 /* feedStart(feed, id, window, callbackMode): switches the core iterator to
  * push mode; items flow to dispatch(id, ...) from now on. */
 EXPORT(js_feed_start) {
@@ -815,22 +825,16 @@ EXPORT(js_feed_start) {
     f->auto_credit = cb;
     f->refs++; /* the core's, released by on_release */
     pthread_mutex_unlock(&f->mu);
-    int32_t st;
-    switch (f->kind) {
-    case FEED_SUB:
+    if (f->kind == FEED_SUB) {
+        /* Pull mode (above): no core callback, the armed tokens hold the feed. */
         pthread_mutex_lock(&f->mu);
-        f->refs--; /* no core callback: the armed tokens hold the feed */
+        f->refs--;
         pthread_mutex_unlock(&f->mu);
         f->started = true;
         pull_start(env, f);
         return NULL;
-    case FEED_REPLIES: st = natsio_replies_set_callback(f->handle, on_msg, f, on_release); break;
-    case FEED_JS_MESSAGES: st = natsio_js_messages_set_callback(f->handle, on_msg, f, on_release); break;
-    case FEED_OBJ_WATCHER: st = natsio_obj_watcher_set_callback(f->handle, on_obj_info, f, on_release); break;
-    case FEED_STORED_MSGS: st = natsio_stored_msgs_set_callback(f->handle, on_stored_msg, f, on_release); break;
-    case FEED_KV_KEY_LISTER: st = natsio_kv_key_lister_set_callback(f->handle, on_key, f, on_release); break;
-    default: st = natsio_kv_watcher_set_callback(f->handle, on_entry, f, on_release); break;
     }
+    int32_t st = FEED_KINDS[f->kind].set_callback(f->handle, f, on_release);
     if (st != NATSIO_OK) {
         napi_value err = make_last_error(env, st);
         pthread_mutex_lock(&f->mu);
@@ -866,7 +870,7 @@ EXPORT(js_feed_stop) {
     if (!f) return NULL;
     f->js_stopped = true;
     set_stopping(f);
-    if (f->handle) throw_if_failed(env, handle_stop(f));
+    if (f->handle) throw_if_failed(env, FEED_KINDS[f->kind].stop(f->handle));
     return NULL;
 }
 
@@ -876,110 +880,7 @@ EXPORT(js_feed_stats) {
     feed *f = get_feed(env, argv[0], 0);
     if (!f) return NULL;
     natsio_iter_stats s;
-    int32_t st;
-    switch (f->kind) {
-    case FEED_SUB: st = natsio_sub_get_stats(f->handle, &s); break;
-    case FEED_REPLIES: st = natsio_replies_get_stats(f->handle, &s); break;
-    case FEED_JS_MESSAGES: st = natsio_js_messages_get_stats(f->handle, &s); break;
-    case FEED_OBJ_WATCHER: st = natsio_obj_watcher_get_stats(f->handle, &s); break;
-    case FEED_STORED_MSGS: st = natsio_stored_msgs_get_stats(f->handle, &s); break;
-    case FEED_KV_KEY_LISTER: st = natsio_kv_key_lister_get_stats(f->handle, &s); break;
-    default: st = natsio_kv_watcher_get_stats(f->handle, &s); break;
-    }
+    int32_t st = FEED_KINDS[f->kind].get_stats(f->handle, &s);
     if (throw_if_failed(env, st)) return NULL;
     return iter_stats_to_js(env, &s);
-}
-
-/* subscribe(client, subject, queue|null, pendingMsgs, pendingBytes, policy)
- * -> feed (not started) */
-EXPORT(js_subscribe) {
-    ARGS(6);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    char *subject = NULL, *queue = NULL;
-    napi_value result = NULL;
-    if (!get_opt_string(env, argv[1], &subject) || !get_opt_string(env, argv[2], &queue)) goto out;
-    if (!subject) {
-        throw_status(env, NATSIO_ERR_NULL_ARGUMENT, "subject is required");
-        goto out;
-    }
-    natsio_sub_options so;
-    natsio_sub_options_init(&so);
-    /* Absent (null): NATSIO_PENDING_LIMIT_DEFAULT, the client's limits; 0
-     * or less: no limit. */
-    so.pending_msgs_limit = get_i64(env, argv[3], so.pending_msgs_limit);
-    so.pending_bytes_limit = get_i64(env, argv[4], so.pending_bytes_limit);
-    so.policy = (int32_t)get_i64(env, argv[5], so.policy);
-    natsio_sub *sub;
-    if (throw_if_failed(env, natsio_client_subscribe(cw->client, subject, queue, &so, &sub))) goto out;
-    result = feed_wrap(env, FEED_SUB, sub, cw);
-out:
-    free(subject);
-    free(queue);
-    return result;
-}
-
-/* requestMany(client, subject, data, headers|null, maxMsgs, stallMs,
- * timeoutMs) -> feed (not started) */
-EXPORT(js_request_many) {
-    ARGS(7);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    char *subject = NULL;
-    const void *data;
-    size_t len;
-    natsio_headers *hd = NULL;
-    napi_value result = NULL;
-    if (!get_opt_string(env, argv[1], &subject) || !get_bytes(env, argv[2], &data, &len) ||
-        !get_headers(env, argv[3], &hd))
-        goto out;
-    if (!subject) {
-        throw_status(env, NATSIO_ERR_NULL_ARGUMENT, "subject is required");
-        goto out;
-    }
-    natsio_request_many_options ro;
-    natsio_request_many_options_init(&ro);
-    ro.max_msgs = get_i64(env, argv[4], 0);
-    ro.stall_ms = get_i64(env, argv[5], 0);
-    ro.timeout_ms = get_i64(env, argv[6], 0);
-    natsio_replies *rep;
-    if (throw_if_failed(env, natsio_client_request_many(cw->client, subject, hd, data, len, &ro, &rep))) goto out;
-    result = feed_wrap(env, FEED_REPLIES, rep, cw);
-out:
-    free(subject);
-    natsio_headers_free(hd);
-    return result;
-}
-
-EXPORT(js_sub_unsubscribe_after) {
-    ARGS(2);
-    feed *f = get_feed(env, argv[0], FEED_SUB);
-    if (!f) return NULL;
-    int64_t n = get_i64(env, argv[1], 0);
-    throw_if_failed(env, natsio_sub_unsubscribe_after(f->handle, n < 0 ? 0 : (uint64_t)n));
-    return NULL;
-}
-
-/* subDrain(feed, timeoutMs) -> Promise<void>; -1 (NATSIO_TIMEOUT_DEFAULT):
- * the client's drain timeout. */
-EXPORT(js_sub_drain) {
-    ARGS(2);
-    feed *f = get_feed(env, argv[0], FEED_SUB);
-    if (!f) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = natsio_sub_drain_async(f->handle, get_i64(env, argv[1], NATSIO_TIMEOUT_DEFAULT), &tok);
-    return op_track(env, st, tok, R_NONE, NULL, NULL);
-}
-
-/* subInfo(feed) -> {sid, closed} */
-EXPORT(js_sub_info) {
-    ARGS(1);
-    feed *f = get_feed(env, argv[0], FEED_SUB);
-    if (!f) return NULL;
-    napi_value r, v;
-    napi_create_object(env, &r);
-    set_u64(env, r, "sid", natsio_sub_sid(f->handle));
-    napi_get_boolean(env, natsio_sub_is_closed(f->handle), &v);
-    napi_set_named_property(env, r, "closed", v);
-    return r;
 }

@@ -7,16 +7,18 @@
  *   util.c    node-api helpers: arguments, errors, headers, conversions of
  *             messages, entries and batches to JS values
  *   op.c      operations: a promise settled from a completion token
- *   client.c  connect (options), close, publish, request, flush, drain, rtt
+ *   client.c  clients: connect (options), publish (the hot path), stats
  *   auth.c    authentication callbacks: the user JWT and the nonce
  *             signature asked of JS from the library thread that connects
  *   feed.c    push-mode iterators (subscriptions, request-many replies,
  *             consume, KV and object watch, batch reads of stored
  *             messages): delivery to JS in batches with backpressure
- *   js.c      JetStream: contexts, streams, consumers, publish, pull, acks
+ *   js.c      JetStream: its handles (contexts, batches of consumed
+ *             messages with their acks), publish, next and stream info
  *   kv.c      Key-Value: buckets and statuses as JS values
  *   gen/      generated from the C ABI's description (abi/generate.py):
- *             the verbs' glue (verbs.c) and the result kinds (results.c)
+ *             the verbs' glue (verbs.c), the result kinds (results.c) and
+ *             the iterator kinds' calls (feeds.c)
  *   object.c  Object Store: buckets, objects, chunked reads and writes,
  *             watches
  *   addon.c   module registration
@@ -160,10 +162,15 @@ bool throw_if_failed(napi_env env, int32_t status);
 bool exception_pending(napi_env env);
 bool get_opt_string(napi_env env, napi_value v, char **out);
 bool get_req_string(napi_env env, napi_value v, const char *what, char **out);
+/* A number or bigint (out of range: INVALID_ARGUMENT pending); anything
+ * else: dflt. */
 int64_t get_i64(napi_env env, napi_value v, int64_t dflt);
+double get_f64(napi_env env, napi_value v, double dflt);
 bool get_u64(napi_env env, napi_value v, const char *what, uint64_t *out, bool *present);
 /* get_u64 where undefined and null are a TypeError too. */
 bool get_required_u64(napi_env env, napi_value v, const char *what, uint64_t *out);
+/* get_required_u64 at most `max` (beyond: INVALID_ARGUMENT). */
+bool get_required_uint(napi_env env, napi_value v, const char *what, uint64_t max, uint64_t *out);
 bool get_opt_bool(napi_env env, napi_value v, bool *out);
 bool opt_flag(napi_env env, napi_value obj, const char *name);
 bool is_object(napi_env env, napi_value v);
@@ -182,7 +189,6 @@ void set_elem(napi_env env, napi_value arr, uint32_t i, napi_value v);
 napi_value num(napi_env env, double d);
 napi_value boolean(napi_env env, bool b);
 void set_u64(napi_env env, napi_value obj, const char *name, uint64_t v);
-napi_value string_list_to_js(napi_env env, const natsio_string_list *l);
 napi_value iter_stats_to_js(napi_env env, const natsio_iter_stats *s);
 napi_value pub_ack_to_js(napi_env env, const natsio_pub_ack *ack);
 napi_value kv_entry_to_js(napi_env env, const natsio_kv_entry *e);
@@ -199,20 +205,15 @@ enum {
     LIVE_JS,
     LIVE_KV,
     LIVE_JS_MSG,
-    LIVE_SUB,
-    LIVE_REPLIES,
-    LIVE_CONSUME,
-    LIVE_WATCH,
     LIVE_OBJ,
     LIVE_OBJ_INFO,
     LIVE_OBJ_READER,
     LIVE_OBJ_WRITER,
-    LIVE_OBJ_WATCH,
-    LIVE_STORED_MSGS,
-    LIVE_KV_KEYS,
     LIVE_KINDS
 };
 void live_count(int kind, int delta);
+/* The same for the iterators, by feed kind (FEED_<ITERATOR>). */
+void live_count_feed(int feed_kind, int delta);
 
 /* A batch of messages for ONE JS call (see batch_to_js in util.c). */
 enum { META_INTS = 4 };
@@ -291,25 +292,28 @@ napi_value js_msgs_to_js(napi_env env, natsio_msg **msgs, uint32_t n);
 /* ------------------------------------------------------------------ */
 /* operations: a promise settled from a token                           */
 
-/* How a completed token's result becomes a JS value: the generated kinds
- * (gen/gen.h, one per token reader of the header), then the addon's own
- * presentations of a result, chosen by the call that starts the operation. */
-enum {
-    R_RTT = R_GEN_END, /* microseconds between start and completion */
-    R_CLOSE,           /* undefined; CONNECTION_CLOSED counts as success */
-    R_JS_MSG,          /* a message as js_msgs_to_js of one (a pull consumer's next) */
-    R_JS_MSG_LIST,     /* js_msgs_to_js of the list (fetch) */
-    R_OBJ_CHUNK,       /* a Buffer, or null at the (verified) end */
-};
+/* How a completed token's result becomes a JS value: one of the generated
+ * kinds (gen/gen.h: R_<KIND>, one per token reader of the header), or a
+ * presentation of the addon's own, a present_fn: it reads the token itself
+ * (its status too: a presentation also gets a token that ended with
+ * NATSIO_DONE, and may make that a value) and returns NULL with *st set on
+ * failure. The addon's own are binding choices: a JetStream message is
+ * one of a batch with an ack handle (js_msg_value, js_msg_list_value in
+ * js.c), an object read's chunk is a Buffer and its end null
+ * (obj_chunk_value in object.c, a token with two outputs). */
+typedef napi_value (*present_fn)(napi_env env, natsio_token *t, int32_t *st);
+napi_value js_msg_value(napi_env env, natsio_token *t, int32_t *st);
+napi_value js_msg_list_value(napi_env env, natsio_token *t, int32_t *st);
+napi_value obj_chunk_value(napi_env env, natsio_token *t, int32_t *st);
 
 typedef struct op {
     hub *hub;
     natsio_token *token;
     napi_deferred deferred;
-    int result;
-    js_handle *h;      /* counted in h->inflight until settled (may be NULL) */
-    client_wrap *cw;   /* retained until settled (may be NULL) */
-    int64_t t0_ns;     /* R_RTT: start */
+    int result;         /* a generated kind, when present is NULL */
+    present_fn present; /* the addon's own presentation, or NULL */
+    js_handle *h;       /* counted in h->inflight until settled (may be NULL) */
+    client_wrap *cw;    /* retained until settled (may be NULL) */
 } op;
 
 /* Starts tracking `tok` (from an _async call that returned `st`): returns
@@ -317,6 +321,9 @@ typedef struct op {
  * failed `st` the promise is rejected at once with its error (detail from
  * natsio_last_error). `h` and `cw` are kept until settled. */
 napi_value op_track(napi_env env, int32_t st, natsio_token *tok, int result, js_handle *h, client_wrap *cw);
+/* op_track with one of the addon's own presentations. */
+napi_value op_track_with(napi_env env, int32_t st, natsio_token *tok, present_fn present, js_handle *h,
+                         client_wrap *cw);
 /* Settles a completed operation (JS thread) and frees it. */
 void op_settle(napi_env env, op *o);
 void op_free(op *o);
@@ -341,6 +348,9 @@ void feed_process(napi_env env, struct feed *f);
 void feed_pulled(napi_env env, struct feed *f);
 void feed_end_watched(napi_env env, struct feed *f);
 void feed_release(struct feed *f);
+/* The C handle of a feed of `kind` (a JS argument), or NULL with a pending
+ * TypeError: the receiver of the generated verbs of an iterator (sub_drain). */
+void *feed_handle(napi_env env, napi_value v, int kind);
 
 /* ------------------------------------------------------------------ */
 /* exported functions (registered in addon.c)                           */
@@ -349,84 +359,39 @@ void feed_release(struct feed *f);
 
 /* client.c */
 EXPORT(js_connect);
-EXPORT(js_close);
 EXPORT(js_publish);
-EXPORT(js_request);
-EXPORT(js_flush);
-EXPORT(js_drain);
-EXPORT(js_rtt);
-EXPORT(js_status);
-EXPORT(js_max_payload);
-EXPORT(js_server_info);
-EXPORT(js_connected_url);
-EXPORT(js_new_inbox);
-EXPORT(js_servers);
-EXPORT(js_force_reconnect);
 EXPORT(js_stats);
+
+EXPORT(js_release_feeds);
+EXPORT(js_options_new);
+/* The natsio_options of an optionsNew() external (the receiver of the
+ * generated options_set_* verbs), or NULL with a pending TypeError. */
+natsio_options *get_options(napi_env env, napi_value v);
 
 /* auth.c */
 EXPORT(js_auth_reply);
 
 /* feed.c */
-EXPORT(js_subscribe);
-EXPORT(js_request_many);
 EXPORT(js_feed_start);
 EXPORT(js_feed_credit);
 EXPORT(js_feed_stop);
 EXPORT(js_feed_stats);
-EXPORT(js_sub_unsubscribe_after);
-EXPORT(js_sub_drain);
-EXPORT(js_sub_info);
 
 /* js.c */
-EXPORT(js_jetstream);
 EXPORT(js_jsh_close);
 EXPORT(js_js_publish);
 EXPORT(js_js_publish_async);
-EXPORT(js_js_publish_async_complete);
-EXPORT(js_js_publish_async_pending);
-EXPORT(js_js_account_info);
-EXPORT(js_js_stream_put);
 EXPORT(js_js_stream_info);
-EXPORT(js_js_stream_delete);
-EXPORT(js_js_stream_purge);
-EXPORT(js_js_stream_names);
-EXPORT(js_js_stream_get_msg);
-EXPORT(js_js_stream_get_next_msg);
 EXPORT(js_js_stream_info_with_subjects);
-EXPORT(js_js_stream_infos);
-EXPORT(js_js_api_level);
-EXPORT(js_js_stream_delete_msg);
-EXPORT(js_js_stream_get_last_msgs_for);
-EXPORT(js_js_consumer_put);
-EXPORT(js_js_consumer_info);
-EXPORT(js_js_consumer_delete);
-EXPORT(js_js_consumer_names);
-EXPORT(js_js_consumer_infos);
-EXPORT(js_js_consumer_pause);
-EXPORT(js_js_consumer_unpin);
-EXPORT(js_js_consumer_resume);
-EXPORT(js_js_fetch);
 EXPORT(js_js_next);
-EXPORT(js_js_consume);
-EXPORT(js_js_ordered_consumer);
-EXPORT(js_oc_start);
-EXPORT(js_oc_messages);
-EXPORT(js_oc_stop);
 EXPORT(js_msg_ack);
 EXPORT(js_msg_ack_sync);
 EXPORT(js_msg_metadata);
 
-/* A call on a JetStream context alone, (js) -> Promise of `result` (js.c). */
-napi_value js_ctx_call(napi_env env, napi_callback_info info,
-                       natsio_status (*call)(const natsio_js *, natsio_token **), int result);
 
 /* object.c */
-EXPORT(js_obj_writer_open);
 EXPORT(js_obj_reader_next);
 EXPORT(js_obj_add_link);
-/* An object read's chunk (op.c's R_OBJ_CHUNK): a Buffer, null at the end. */
-napi_value obj_chunk_value(napi_env env, natsio_token *t, int32_t *st);
 /* [handle, name, ...] of an info (taken over), or true for a watcher's
  * initial-values marker (freed then). NULL with a pending exception. */
 napi_value obj_info_take_js(napi_env env, natsio_obj_info *info);

@@ -1,5 +1,9 @@
 /*
- * JetStream: contexts, streams, consumers, publish, pull consumers, acks.
+ * JetStream: the js_handles (contexts, KV and object handles, ordered
+ * consumers, batches of consumed messages), acks and how a JetStream
+ * message looks in JS. The verbs' glue is generated (gen/verbs.c), but for
+ * publish, next and stream info, whose C calls are being reshaped (see
+ * abi/gen_node.py's SKIP).
  *
  * Handles: a JetStream context, a bound KV bucket or a consumed message
  * (JsMsg, an owned natsio_msg) is a js_handle behind a type-tagged
@@ -224,31 +228,56 @@ napi_value js_msgs_to_js(napi_env env, natsio_msg **msgs, uint32_t n) {
     return v;
 }
 
-/* jetstream(client, {domain, apiPrefix, timeout, publishAsyncMaxPending,
- * publishAsyncStallWait, publishAsyncTimeout}) -> external. Sends nothing. */
-EXPORT(js_jetstream) {
-    ARGS(2);
-    client_wrap *cw = get_client(env, argv[0]);
-    if (!cw) return NULL;
-    char *domain = NULL, *prefix = NULL;
-    napi_value result = NULL;
-    if (get_opt_string(env, prop(env, argv[1], "domain"), &domain) &&
-        get_opt_string(env, prop(env, argv[1], "apiPrefix"), &prefix)) {
-        natsio_js_options o;
-        natsio_js_options_init(&o);
-        o.domain = domain;
-        o.api_prefix = prefix;
-        o.timeout_ms = get_i64(env, prop(env, argv[1], "timeout"), 0);
-        o.publish_async_max_pending = get_i64(env, prop(env, argv[1], "publishAsyncMaxPending"), 0);
-        o.publish_async_stall_wait_ms = get_i64(env, prop(env, argv[1], "publishAsyncStallWait"), 0);
-        o.publish_async_timeout_ms = get_i64(env, prop(env, argv[1], "publishAsyncTimeout"), 0);
-        natsio_js *js;
-        if (!throw_if_failed(env, natsio_client_jetstream(cw->client, &o, &js)))
-            result = jsh_wrap(env, JSH_JS, js, NULL, cw);
+napi_value wrap_js(napi_env env, natsio_js *js, client_wrap *cw) { return jsh_wrap(env, JSH_JS, js, NULL, cw); }
+
+napi_value wrap_ordered_consumer(napi_env env, natsio_ordered_consumer *oc, client_wrap *cw) {
+    js_handle *h = calloc(1, sizeof *h);
+    if (!h) {
+        natsio_ordered_consumer_free(oc);
+        throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
+        return NULL;
     }
-    free(domain);
-    free(prefix);
-    return result;
+    h->kind = JSH_ORDERED;
+    h->oc = oc;
+    h->cw = cw;
+    if (cw) client_retain(cw);
+    return jsh_external(env, h);
+}
+
+/* A pull consumer's next message: a batch of one (js_msgs_to_js). */
+napi_value js_msg_value(napi_env env, natsio_token *t, int32_t *st) {
+    natsio_msg *m = NULL;
+    if ((*st = natsio_token_msg(t, &m)) != NATSIO_OK) return NULL;
+    natsio_msg **one = malloc(sizeof *one);
+    if (!one) {
+        natsio_msg_free(m);
+        *st = NATSIO_ERR_INTERNAL;
+        return NULL;
+    }
+    one[0] = m;
+    return js_msgs_to_js(env, one, 1);
+}
+
+/* A fetch's messages: one batch (js_msgs_to_js), [] when empty. */
+napi_value js_msg_list_value(napi_env env, natsio_token *t, int32_t *st) {
+    natsio_msg_list *l = NULL;
+    if ((*st = natsio_token_msg_list(t, &l)) != NATSIO_OK) return NULL;
+    size_t n = natsio_msg_list_count(l);
+    natsio_msg **msgs = n ? calloc(n, sizeof *msgs) : NULL;
+    if (n && !msgs) *st = NATSIO_ERR_INTERNAL;
+    for (size_t i = 0; i < n && *st == NATSIO_OK; i++) *st = natsio_msg_clone(natsio_msg_list_get(l, i), &msgs[i]);
+    natsio_msg_list_free(l);
+    if (*st != NATSIO_OK) {
+        for (size_t i = 0; msgs && i < n; i++) natsio_msg_free(msgs[i]);
+        free(msgs);
+        return NULL;
+    }
+    if (n == 0) {
+        napi_value v;
+        napi_create_array(env, &v);
+        return v;
+    }
+    return js_msgs_to_js(env, msgs, (uint32_t)n);
 }
 
 /* jsClose(js) / kvClose(kv) / objClose(handle): frees the C handle once no
@@ -348,54 +377,6 @@ EXPORT(js_js_publish) { return publish(env, info, true); }
  * calls it only when the window has room, so it never stalls here. */
 EXPORT(js_js_publish_async) { return publish(env, info, false); }
 
-/* jsPublishAsyncComplete(js, timeoutMs) -> Promise<void> */
-EXPORT(js_js_publish_async_complete) {
-    ARGS(2);
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    natsio_token *tok = NULL;
-    int64_t ms = get_i64(env, argv[1], NATSIO_TIMEOUT_DEFAULT);
-    int32_t st = natsio_js_publish_async_complete_async(h->js, ms, &tok);
-    return op_track(env, st, tok, R_NONE, h, NULL);
-}
-
-/* jsPublishAsyncPending(js) -> number (never blocks) */
-EXPORT(js_js_publish_async_pending) {
-    ARGS(1);
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    napi_value r;
-    napi_create_double(env, (double)natsio_js_publish_async_pending(h->js), &r);
-    return r;
-}
-
-/* (js) calls: the context alone */
-napi_value js_ctx_call(napi_env env, napi_callback_info info,
-                       natsio_status (*call)(const natsio_js *, natsio_token **), int result) {
-    ARGS(1);
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = call(h->js, &tok);
-    return op_track(env, st, tok, result, h, NULL);
-}
-
-/* jsAccountInfo(js) -> Promise<string JSON> */
-EXPORT(js_js_account_info) { return js_ctx_call(env, info, natsio_js_account_info_async, R_STRING); }
-
-/* jsStreamPut(js, action (natsio_create_action), configJson) -> Promise<string> */
-EXPORT(js_js_stream_put) {
-    ARGS(3);
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    char *cfg = NULL;
-    if (!get_req_string(env, argv[2], "stream config", &cfg)) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = natsio_js_stream_create_async(h->js, cfg, (int32_t)get_i64(env, argv[1], 0), &tok);
-    free(cfg);
-    return op_track(env, st, tok, R_STRING, h, NULL);
-}
-
 /* (js, name) calls */
 static napi_value js_name_call(napi_env env, napi_callback_info info, const char *what,
                                natsio_status (*call)(const natsio_js *, const char *, natsio_token **), int result) {
@@ -411,52 +392,6 @@ static napi_value js_name_call(napi_env env, napi_callback_info info, const char
 }
 
 EXPORT(js_js_stream_info) { return js_name_call(env, info, "stream name", natsio_js_stream_info_async, R_STRING); }
-EXPORT(js_js_stream_delete) { return js_name_call(env, info, "stream name", natsio_js_stream_delete_async, R_NONE); }
-EXPORT(js_js_consumer_names) {
-    return js_name_call(env, info, "stream name", natsio_js_consumer_names_async, R_STRING_LIST);
-}
-/* jsConsumerInfos(js, stream) -> Promise<string[]>, one ConsumerInfo JSON each */
-EXPORT(js_js_consumer_infos) {
-    return js_name_call(env, info, "stream name", natsio_js_consumer_infos_async, R_STRING_LIST);
-}
-EXPORT(js_kv_delete_bucket) { return js_name_call(env, info, "bucket", natsio_js_kv_delete_async, R_NONE); }
-
-/* jsStreamPurge(js, name, optionsJson|null) -> Promise<number purged> */
-EXPORT(js_js_stream_purge) {
-    ARGS(3);
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    char *name = NULL, *opts = NULL;
-    napi_value promise = NULL;
-    if (get_req_string(env, argv[1], "stream name", &name) && get_opt_string(env, argv[2], &opts)) {
-        natsio_token *tok = NULL;
-        int32_t st = natsio_js_stream_purge_async(h->js, name, opts, &tok);
-        promise = op_track(env, st, tok, R_U64, h, NULL);
-    }
-    free(name);
-    free(opts);
-    return promise;
-}
-
-/* (js, subject|null) calls resolving with a list of strings */
-static napi_value js_subject_list_call(napi_env env, napi_callback_info info,
-                                       natsio_status (*call)(const natsio_js *, const char *, natsio_token **)) {
-    ARGS(2);
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    char *subject = NULL;
-    if (!get_opt_string(env, argv[1], &subject)) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = call(h->js, subject, &tok);
-    free(subject);
-    return op_track(env, st, tok, R_STRING_LIST, h, NULL);
-}
-
-/* jsStreamNames(js, subject|null) -> Promise<string[]> */
-EXPORT(js_js_stream_names) { return js_subject_list_call(env, info, natsio_js_stream_names_async); }
-
-/* jsStreamInfos(js, subject|null) -> Promise<string[]>, one StreamInfo JSON each */
-EXPORT(js_js_stream_infos) { return js_subject_list_call(env, info, natsio_js_stream_infos_async); }
 
 /* jsStreamInfoWithSubjects(js, name, subjectsFilter) -> Promise<string JSON> */
 EXPORT(js_js_stream_info_with_subjects) {
@@ -476,130 +411,6 @@ EXPORT(js_js_stream_info_with_subjects) {
     return promise;
 }
 
-/* jsApiLevel(js) -> Promise<number> */
-EXPORT(js_js_api_level) { return js_ctx_call(env, info, natsio_js_api_level_async, R_U64); }
-
-/* jsStreamGetMsg(js, stream, seq, lastBySubject|null) -> Promise<array> */
-EXPORT(js_js_stream_get_msg) {
-    ARGS(4);
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    char *stream = NULL, *last = NULL;
-    uint64_t seq = 0;
-    bool has_seq = false;
-    napi_value promise = NULL;
-    if (get_req_string(env, argv[1], "stream name", &stream) && get_u64(env, argv[2], "seq", &seq, &has_seq) &&
-        get_opt_string(env, argv[3], &last)) {
-        natsio_token *tok = NULL;
-        int32_t st = natsio_js_stream_get_msg_async(h->js, stream, seq, last, &tok);
-        promise = op_track(env, st, tok, R_STORED_MSG, h, NULL);
-    }
-    free(stream);
-    free(last);
-    return promise;
-}
-
-/* jsStreamGetNextMsg(js, stream, seq, subject) -> Promise<array>: the first
- * message at or after `seq` on `subject` (wildcards allowed). */
-EXPORT(js_js_stream_get_next_msg) {
-    ARGS(4);
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    char *stream = NULL, *subject = NULL;
-    uint64_t seq = 0;
-    bool has_seq = false;
-    napi_value promise = NULL;
-    if (get_req_string(env, argv[1], "stream name", &stream) && get_u64(env, argv[2], "seq", &seq, &has_seq) &&
-        get_req_string(env, argv[3], "nextBySubject", &subject)) {
-        natsio_token *tok = NULL;
-        int32_t st = natsio_js_stream_get_next_msg_async(h->js, stream, seq, subject, &tok);
-        promise = op_track(env, st, tok, R_STORED_MSG, h, NULL);
-    }
-    free(stream);
-    free(subject);
-    return promise;
-}
-
-/* jsStreamDeleteMsg(js, stream, seq, erase) -> Promise<void> */
-EXPORT(js_js_stream_delete_msg) {
-    ARGS(4);
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    char *stream = NULL;
-    uint64_t seq = 0;
-    bool has_seq = false, erase = false;
-    napi_value promise = NULL;
-    if (get_req_string(env, argv[1], "stream name", &stream) && get_u64(env, argv[2], "seq", &seq, &has_seq)) {
-        if (!has_seq) {
-            napi_throw_type_error(env, NULL, "seq must be a non-negative integer");
-        } else {
-            napi_get_value_bool(env, argv[3], &erase);
-            natsio_token *tok = NULL;
-            int32_t st = natsio_js_stream_delete_msg_async(h->js, stream, seq, erase, &tok);
-            promise = op_track(env, st, tok, R_NONE, h, NULL);
-        }
-    }
-    free(stream);
-    return promise;
-}
-
-/* jsStreamGetLastMsgsFor(js, stream, subjects: string[], batch, upToSeq,
- * upToTimeNs) -> feed (not started): the last message of each subject
- * matching one of `subjects`, read with one batch Direct Get. Sends at once
- * and does not block; the messages flow through the feed. Numbers are
- * numbers or bigints; null/undefined means 0 (none). */
-EXPORT(js_js_stream_get_last_msgs_for) {
-    ARGS(6);
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    char *stream = NULL, **subjects = NULL;
-    size_t n = 0;
-    uint64_t batch = 0, up_to_seq = 0, up_to_time = 0;
-    bool present;
-    napi_value result = NULL;
-    if (!get_req_string(env, argv[1], "stream name", &stream) ||
-        !get_string_array(env, argv[2], "subjects", &subjects, &n) ||
-        !get_u64(env, argv[3], "batch", &batch, &present) ||
-        !get_u64(env, argv[4], "up_to_seq", &up_to_seq, &present) ||
-        !get_u64(env, argv[5], "up_to_time", &up_to_time, &present))
-        goto out;
-    if (batch > UINT32_MAX) {
-        throw_status(env, NATSIO_ERR_INVALID_ARGUMENT, "batch must be at most 4294967295");
-        goto out;
-    }
-    if (up_to_time > INT64_MAX) {
-        throw_status(env, NATSIO_ERR_INVALID_ARGUMENT, "up_to_time is out of range");
-        goto out;
-    }
-    natsio_stored_msgs *msgs;
-    if (throw_if_failed(env, natsio_js_stream_get_last_msgs_for(h->js, stream, (const char *const *)subjects, n,
-                                                                (uint32_t)batch, up_to_seq, (int64_t)up_to_time,
-                                                                &msgs)))
-        goto out;
-    result = feed_wrap(env, FEED_STORED_MSGS, msgs, h->cw);
-out:
-    free(stream);
-    free_strings(subjects, n);
-    return result;
-}
-
-/* jsConsumerPut(js, action, stream, configJson) -> Promise<string> */
-EXPORT(js_js_consumer_put) {
-    ARGS(4);
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    char *stream = NULL, *cfg = NULL;
-    napi_value promise = NULL;
-    if (get_req_string(env, argv[2], "stream name", &stream) && get_req_string(env, argv[3], "consumer config", &cfg)) {
-        natsio_token *tok = NULL;
-        int32_t st = natsio_js_consumer_create_async(h->js, stream, cfg, (int32_t)get_i64(env, argv[1], 0), &tok);
-        promise = op_track(env, st, tok, R_STRING, h, NULL);
-    }
-    free(stream);
-    free(cfg);
-    return promise;
-}
-
 /* The start of (js, stream, consumer, ...) calls. */
 static js_handle *consumer_args(napi_env env, napi_value *argv, char **stream, char **consumer) {
     js_handle *h = get_jsh(env, argv[0], JSH_JS);
@@ -611,49 +422,6 @@ static js_handle *consumer_args(napi_env env, napi_value *argv, char **stream, c
         return NULL;
     }
     return h;
-}
-
-static napi_value consumer_call(napi_env env, napi_callback_info info,
-                                natsio_status (*call)(const natsio_js *, const char *, const char *, natsio_token **),
-                                int result) {
-    ARGS(3);
-    char *stream = NULL, *consumer = NULL;
-    js_handle *h = consumer_args(env, argv, &stream, &consumer);
-    if (!h) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = call(h->js, stream, consumer, &tok);
-    free(stream);
-    free(consumer);
-    return op_track(env, st, tok, result, h, NULL);
-}
-
-EXPORT(js_js_consumer_info) { return consumer_call(env, info, natsio_js_consumer_info_async, R_STRING); }
-EXPORT(js_js_consumer_delete) { return consumer_call(env, info, natsio_js_consumer_delete_async, R_NONE); }
-/* jsConsumerResume(js, stream, consumer) -> Promise<string JSON {paused, pause_until, pause_remaining}> */
-EXPORT(js_js_consumer_resume) { return consumer_call(env, info, natsio_js_consumer_resume_async, R_STRING); }
-
-/* jsConsumerPause(js, stream, consumer, untilNs (bigint or number)) ->
- * Promise<string JSON {paused, pause_until, pause_remaining}> */
-EXPORT(js_js_consumer_pause) {
-    ARGS(4);
-    char *stream = NULL, *consumer = NULL;
-    js_handle *h = consumer_args(env, argv, &stream, &consumer);
-    if (!h) return NULL;
-    napi_value promise = NULL;
-    uint64_t until = 0;
-    bool present = false;
-    if (get_u64(env, argv[3], "pause until", &until, &present)) {
-        if (until > INT64_MAX) {
-            throw_status(env, NATSIO_ERR_INVALID_ARGUMENT, "pause until is out of range");
-        } else {
-            natsio_token *tok = NULL;
-            int32_t st = natsio_js_consumer_pause_async(h->js, stream, consumer, (int64_t)until, &tok);
-            promise = op_track(env, st, tok, R_STRING, h, NULL);
-        }
-    }
-    free(stream);
-    free(consumer);
-    return promise;
 }
 
 /* Fills fetch options from {maxMessages, maxBytes, expires, noWait,
@@ -675,26 +443,6 @@ static bool fetch_opts(napi_env env, napi_value o, natsio_fetch_options *fo, cha
     return true;
 }
 
-/* jsFetch(js, stream, consumer, {maxMessages, maxBytes, expires, noWait,
- * heartbeat, group, minPending, minAckPending}) -> Promise<array of messages> */
-EXPORT(js_js_fetch) {
-    ARGS(4);
-    char *stream = NULL, *consumer = NULL, *group = NULL;
-    js_handle *h = consumer_args(env, argv, &stream, &consumer);
-    if (!h) return NULL;
-    natsio_fetch_options fo;
-    napi_value promise = NULL;
-    if (fetch_opts(env, argc > 3 ? argv[3] : NULL, &fo, &group)) {
-        natsio_token *tok = NULL;
-        int32_t st = natsio_js_fetch_async(h->js, stream, consumer, &fo, &tok);
-        promise = op_track(env, st, tok, R_JS_MSG_LIST, h, NULL);
-    }
-    free(group);
-    free(stream);
-    free(consumer);
-    return promise;
-}
-
 /* jsNext(js, stream, consumer, timeoutMs, fetchOpts|null) -> Promise<message>;
  * with fetch options (natsio_js_next_with_options) their expires is the
  * wait, else timeoutMs. */
@@ -709,68 +457,11 @@ EXPORT(js_js_next) {
         natsio_fetch_options fo;
         if (fetch_opts(env, argv[4], &fo, &group)) {
             int32_t st = natsio_js_next_with_options_async(h->js, stream, consumer, &fo, &tok);
-            promise = op_track(env, st, tok, R_JS_MSG, h, NULL);
+            promise = op_track_with(env, st, tok, js_msg_value, h, NULL);
         }
     } else {
         int32_t st = natsio_js_next_async(h->js, stream, consumer, get_i64(env, argv[3], NATSIO_TIMEOUT_DEFAULT), &tok);
-        promise = op_track(env, st, tok, R_JS_MSG, h, NULL);
-    }
-    free(group);
-    free(stream);
-    free(consumer);
-    return promise;
-}
-
-/* jsConsumerUnpin(js, stream, consumer, group) -> Promise<undefined> */
-EXPORT(js_js_consumer_unpin) {
-    ARGS(4);
-    char *stream = NULL, *consumer = NULL, *group = NULL;
-    js_handle *h = consumer_args(env, argv, &stream, &consumer);
-    if (!h) return NULL;
-    napi_value promise = NULL;
-    if (get_opt_string(env, argv[3], &group)) {
-        natsio_token *tok = NULL;
-        int32_t st = natsio_js_consumer_unpin_async(h->js, stream, consumer, group, &tok);
-        promise = op_track(env, st, tok, R_NONE, h, NULL);
-    }
-    free(group);
-    free(stream);
-    free(consumer);
-    return promise;
-}
-
-/* jsConsume(js, stream, consumer, {maxMessages, maxBytes, expires,
- * heartbeat, threshold, thresholdMessages, thresholdBytes, group,
- * minPending, minAckPending}) -> Promise<feed> (started by the JS layer) */
-EXPORT(js_js_consume) {
-    ARGS(4);
-    char *stream = NULL, *consumer = NULL, *group = NULL;
-    js_handle *h = consumer_args(env, argv, &stream, &consumer);
-    if (!h) return NULL;
-    natsio_consume_options co;
-    natsio_consume_options_init(&co);
-    bool ok = true;
-    if (argc > 3 && is_object(env, argv[3])) {
-        co.max_messages = get_i64(env, prop(env, argv[3], "maxMessages"), 0);
-        co.max_bytes = get_i64(env, prop(env, argv[3], "maxBytes"), 0);
-        co.expires_ms = get_i64(env, prop(env, argv[3], "expires"), 0);
-        co.idle_heartbeat_ms = get_i64(env, prop(env, argv[3], "heartbeat"), 0);
-        co.threshold_messages = get_i64(env, prop(env, argv[3], "thresholdMessages"), 0);
-        co.threshold_bytes = get_i64(env, prop(env, argv[3], "thresholdBytes"), 0);
-        co.min_pending = get_i64(env, prop(env, argv[3], "minPending"), 0);
-        co.min_ack_pending = get_i64(env, prop(env, argv[3], "minAckPending"), 0);
-        napi_value t = prop(env, argv[3], "threshold");
-        napi_valuetype tt = napi_undefined;
-        if (t) napi_typeof(env, t, &tt);
-        if (tt == napi_number) napi_get_value_double(env, t, &co.threshold);
-        ok = get_opt_string(env, prop(env, argv[3], "group"), &group);
-        co.group = group;
-    }
-    napi_value promise = NULL;
-    if (ok) {
-        natsio_token *tok = NULL;
-        int32_t st = natsio_js_consume_async(h->js, stream, consumer, &co, &tok);
-        promise = op_track(env, st, tok, R_JS_MESSAGES, h, h->cw);
+        promise = op_track_with(env, st, tok, js_msg_value, h, NULL);
     }
     free(group);
     free(stream);
@@ -885,101 +576,3 @@ EXPORT(js_msg_metadata) {
 }
 
 /* ---- the ordered consumer (ADR-17) ---- */
-
-/* jsOrderedConsumer(js, stream, {filterSubjects: string[], deliverPolicy:
- * natsio_deliver_policy, optStartSeq, optStartTimeNs, headersOnly}) ->
- * external (JSH_ORDERED). Checks the arguments only (throws). */
-EXPORT(js_js_ordered_consumer) {
-    ARGS(3);
-    js_handle *h = get_jsh(env, argv[0], JSH_JS);
-    if (!h) return NULL;
-    char *stream = NULL, **subjects = NULL;
-    size_t n = 0;
-    uint64_t seq = 0, time_ns = 0;
-    bool present = false;
-    napi_value result = NULL;
-    natsio_ordered_consumer_options o;
-    natsio_ordered_consumer_options_init(&o);
-    if (!get_req_string(env, argv[1], "stream name", &stream)) goto out;
-    if (is_object(env, argv[2])) {
-        napi_value o_filters = prop(env, argv[2], "filterSubjects");
-        if (!get_string_array(env, o_filters, "filter_subjects", &subjects, &n) ||
-            !get_u64(env, prop(env, argv[2], "optStartSeq"), "opt_start_seq", &seq, &present) ||
-            !get_u64(env, prop(env, argv[2], "optStartTimeNs"), "opt_start_time", &time_ns, &present))
-            goto out;
-        if (time_ns > INT64_MAX) {
-            throw_status(env, NATSIO_ERR_INVALID_ARGUMENT, "opt_start_time is out of range");
-            goto out;
-        }
-        o.deliver_policy = (int32_t)get_i64(env, prop(env, argv[2], "deliverPolicy"), 0);
-        o.headers_only = opt_flag(env, argv[2], "headersOnly");
-    }
-    o.filter_subjects = (const char *const *)subjects;
-    o.filter_subjects_count = n;
-    o.opt_start_seq = seq;
-    o.opt_start_time_ns = (int64_t)time_ns;
-    natsio_ordered_consumer *oc = NULL;
-    if (throw_if_failed(env, natsio_js_ordered_consumer(h->js, stream, &o, &oc))) goto out;
-    js_handle *w = calloc(1, sizeof *w);
-    if (!w) {
-        natsio_ordered_consumer_free(oc);
-        throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
-        goto out;
-    }
-    w->kind = JSH_ORDERED;
-    w->oc = oc;
-    w->cw = h->cw;
-    if (w->cw) client_retain(w->cw);
-    if (napi_create_external(env, w, jsh_finalize, NULL, &result) != napi_ok) {
-        w->finalized = true;
-        jsh_maybe_free(w);
-        napi_throw_error(env, NULL, "natsio addon: napi_create_external failed");
-        result = NULL;
-        goto out;
-    }
-    napi_type_tag_object(env, result, &JS_HANDLE_TAG);
-out:
-    free(stream);
-    free_strings(subjects, n);
-    return result;
-}
-
-/* ocStart(oc) -> Promise<string ConsumerInfo JSON> */
-EXPORT(js_oc_start) {
-    ARGS(1);
-    js_handle *h = get_jsh(env, argv[0], JSH_ORDERED);
-    if (!h) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = natsio_ordered_consumer_start_async(h->oc, &tok);
-    return op_track(env, st, tok, R_STRING, h, NULL);
-}
-
-/* ocMessages(oc, {maxMessages, expires, heartbeat, idleTimeout,
- * untilDrained}) -> Promise<feed external (FEED_JS_MESSAGES)> */
-EXPORT(js_oc_messages) {
-    ARGS(2);
-    js_handle *h = get_jsh(env, argv[0], JSH_ORDERED);
-    if (!h) return NULL;
-    natsio_ordered_messages_options mo;
-    natsio_ordered_messages_options_init(&mo);
-    if (argc > 1 && is_object(env, argv[1])) {
-        mo.max_messages = get_i64(env, prop(env, argv[1], "maxMessages"), 0);
-        mo.expires_ms = get_i64(env, prop(env, argv[1], "expires"), 0);
-        mo.idle_heartbeat_ms = get_i64(env, prop(env, argv[1], "heartbeat"), 0);
-        mo.idle_timeout_ms = get_i64(env, prop(env, argv[1], "idleTimeout"), 0);
-        mo.until_drained = opt_flag(env, argv[1], "untilDrained");
-    }
-    natsio_token *tok = NULL;
-    int32_t st = natsio_ordered_consumer_messages_async(h->oc, &mo, &tok);
-    return op_track(env, st, tok, R_JS_MESSAGES, h, h->cw);
-}
-
-/* ocStop(oc) -> Promise<undefined> */
-EXPORT(js_oc_stop) {
-    ARGS(1);
-    js_handle *h = get_jsh(env, argv[0], JSH_ORDERED);
-    if (!h) return NULL;
-    natsio_token *tok = NULL;
-    int32_t st = natsio_ordered_consumer_stop_async(h->oc, &tok);
-    return op_track(env, st, tok, R_NONE, h, NULL);
-}

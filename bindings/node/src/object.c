@@ -86,6 +86,10 @@ napi_value wrap_obj(napi_env env, natsio_obj *obj, client_wrap *cw) {
     return jsh_wrap_obj(env, JSH_OBJ, obj, cw);
 }
 
+napi_value wrap_obj_writer(napi_env env, natsio_obj_writer *w, client_wrap *cw) {
+    return jsh_wrap_obj(env, JSH_OBJ_WRITER, w, cw);
+}
+
 /* [reader handle, info] */
 napi_value wrap_obj_reader(napi_env env, natsio_obj_reader *r, client_wrap *cw) {
     napi_value info = obj_info_to_js(env, natsio_obj_reader_info(r));
@@ -124,23 +128,6 @@ napi_value obj_chunk_value(napi_env env, natsio_token *t, int32_t *st) {
 /* ------------------------------------------------------------------ */
 /* writing                                                              */
 
-/* objWriterOpen(obj, name, metaJson|null) -> writer external. No I/O. */
-EXPORT(js_obj_writer_open) {
-    ARGS(3);
-    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
-    if (!h) return NULL;
-    char *name = NULL, *meta = NULL;
-    napi_value result = NULL;
-    if (get_req_string(env, argv[1], "object name", &name) && get_opt_string(env, argv[2], &meta)) {
-        natsio_obj_writer *w = NULL;
-        if (!throw_if_failed(env, natsio_obj_writer_open(h->obj, name, meta, &w)))
-            result = jsh_wrap_obj(env, JSH_OBJ_WRITER, w, h->cw);
-    }
-    free(name);
-    free(meta);
-    return result;
-}
-
 /* ------------------------------------------------------------------ */
 /* reading and objects                                                  */
 
@@ -152,7 +139,7 @@ EXPORT(js_obj_reader_next) {
     if (!h) return NULL;
     natsio_token *tok = NULL;
     int32_t st = natsio_obj_reader_next_async(h->obj, &tok);
-    return op_track(env, st, tok, R_OBJ_CHUNK, h, NULL);
+    return op_track_with(env, st, tok, obj_chunk_value, h, NULL);
 }
 
 /* objAddLink(obj, name, targetInfo) -> Promise<info> */

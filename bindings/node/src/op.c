@@ -34,7 +34,8 @@ static void reject_last(napi_env env, napi_deferred d, int32_t st) {
     napi_reject_deferred(env, d, make_last_error(env, st));
 }
 
-napi_value op_track(napi_env env, int32_t st, natsio_token *tok, int result, js_handle *h, client_wrap *cw) {
+static napi_value op_start(napi_env env, int32_t st, natsio_token *tok, int result, present_fn present, js_handle *h,
+                           client_wrap *cw) {
     hub *hb = get_hub(env);
     napi_value promise;
     napi_deferred d;
@@ -57,9 +58,9 @@ napi_value op_track(napi_env env, int32_t st, natsio_token *tok, int result, js_
     o->token = tok;
     o->deferred = d;
     o->result = result;
+    o->present = present;
     o->h = h;
     o->cw = cw;
-    if (result == R_RTT) o->t0_ns = now_ns();
     if (h) h->inflight++;
     if (cw) client_retain(cw);
     hb->pending++;
@@ -80,56 +81,13 @@ napi_value op_track(napi_env env, int32_t st, natsio_token *tok, int result, js_
     return promise;
 }
 
-/* The JS value of a successful operation; NULL with *st set on failure (or
- * with a pending exception). The generated kinds are converted by
- * gen/results.c; the addon's own presentations of a result here. */
-static napi_value result_value(napi_env env, op *o, int32_t *st) {
-    natsio_token *t = o->token;
-    napi_value v = NULL;
-    if (o->result < R_GEN_END) return gen_result_value(env, o, st);
-    if (o->result == R_CLOSE) return undefined_value(env);
-    if (o->result == R_RTT) {
-        /* Settled from the completion queue on the JS thread: the round
-         * trip as the caller sees it (nats.js measures it there too). */
-        int64_t us = (now_ns() - o->t0_ns) / 1000;
-        napi_create_double(env, (double)(us > 0 ? us : 1), &v);
-        return v;
-    }
-    if (o->result == R_OBJ_CHUNK) return obj_chunk_value(env, t, st);
-    if (o->result == R_JS_MSG) {
-        natsio_msg *m = NULL;
-        if ((*st = natsio_token_msg(t, &m)) != NATSIO_OK) return NULL;
-        natsio_msg **one = malloc(sizeof *one);
-        if (!one) {
-            natsio_msg_free(m);
-            *st = NATSIO_ERR_INTERNAL;
-            return NULL;
-        }
-        one[0] = m;
-        return js_msgs_to_js(env, one, 1);
-    }
-    if (o->result == R_JS_MSG_LIST) {
-        natsio_msg_list *l = NULL;
-        if ((*st = natsio_token_msg_list(t, &l)) != NATSIO_OK) return NULL;
-        size_t n = natsio_msg_list_count(l);
-        natsio_msg **msgs = n ? calloc(n, sizeof *msgs) : NULL;
-        if (n && !msgs) *st = NATSIO_ERR_INTERNAL;
-        for (size_t i = 0; i < n && *st == NATSIO_OK; i++)
-            *st = natsio_msg_clone(natsio_msg_list_get(l, i), &msgs[i]);
-        natsio_msg_list_free(l);
-        if (*st != NATSIO_OK) {
-            for (size_t i = 0; msgs && i < n; i++) natsio_msg_free(msgs[i]);
-            free(msgs);
-            return NULL;
-        }
-        if (n == 0) { /* an empty batch: [] in JS */
-            napi_create_array(env, &v);
-            return v;
-        }
-        return js_msgs_to_js(env, msgs, (uint32_t)n);
-    }
-    *st = NATSIO_ERR_INTERNAL;
-    return NULL;
+napi_value op_track(napi_env env, int32_t st, natsio_token *tok, int result, js_handle *h, client_wrap *cw) {
+    return op_start(env, st, tok, result, NULL, h, cw);
+}
+
+napi_value op_track_with(napi_env env, int32_t st, natsio_token *tok, present_fn present, js_handle *h,
+                         client_wrap *cw) {
+    return op_start(env, st, tok, 0, present, h, cw);
 }
 
 void op_settle(napi_env env, op *o) {
@@ -138,10 +96,10 @@ void op_settle(napi_env env, op *o) {
     const char *detail = NULL;
     err_data data = {0, 0, 0};
     napi_value v = NULL;
-    if (st == NATSIO_OK || (st == NATSIO_DONE && o->result == R_OBJ_CHUNK)) {
-        /* An object read's end (DONE) is a value: null. */
+    if (st == NATSIO_OK || (st == NATSIO_DONE && o->present)) {
+        /* A presentation may make an end (DONE) a value. */
         st = NATSIO_OK;
-        v = result_value(env, o, &st);
+        v = o->present ? o->present(env, o->token, &st) : gen_result_value(env, o, &st);
         if (st != NATSIO_OK) {
             detail = natsio_last_error();
             data = last_err_data();
@@ -149,10 +107,6 @@ void op_settle(napi_env env, op *o) {
     } else {
         detail = natsio_last_error();
         data = last_err_data();
-        if (o->result == R_CLOSE && st == NATSIO_ERR_CONNECTION_CLOSED) {
-            st = NATSIO_OK; /* closing a closed client is fine */
-            v = undefined_value(env);
-        }
     }
     if (exception_pending(env)) {
         napi_value exc;

@@ -7,26 +7,35 @@
 #include <string.h>
 
 static _Atomic int64_t live_handles[LIVE_KINDS];
+static _Atomic int64_t live_feeds[FEED_KIND_END];
 
 void live_count(int kind, int delta) {
     atomic_fetch_add_explicit(&live_handles[kind], delta, memory_order_relaxed);
 }
 
-/* liveHandles(): {clients, jetstream, kv, jsMsgs, subscriptions, replies,
- * consumes, watches, objectStores, objectInfos, objectReaders,
- * objectWriters, objectWatches, storedMsgs}, the C handles not freed yet. */
+void live_count_feed(int feed_kind, int delta) {
+    atomic_fetch_add_explicit(&live_feeds[feed_kind], delta, memory_order_relaxed);
+}
+
+/* liveHandles(): {clients, jetstream, kv, jsMsgs, objectStores,
+ * objectInfos, objectReaders, objectWriters, feeds: {<iterator type>:
+ * n}}, the C handles not freed yet (index.js names the feeds). */
 EXPORT(js_live_handles) {
     (void)info;
-    static const char *const names[LIVE_KINDS] = {
-        "clients",  "jetstream",    "kv",          "jsMsgs",        "subscriptions", "replies",      "consumes",
-        "watches",  "objectStores", "objectInfos", "objectReaders", "objectWriters", "objectWatches",
-        "storedMsgs", "keyListers"};
-    napi_value r, v;
+    static const char *const names[LIVE_KINDS] = {"clients",      "jetstream",   "kv",            "jsMsgs",
+                                                  "objectStores", "objectInfos", "objectReaders", "objectWriters"};
+    napi_value r, feeds, v;
     CHECK_NAPI(env, napi_create_object(env, &r));
     for (int k = 0; k < LIVE_KINDS; k++) {
         napi_create_int64(env, atomic_load_explicit(&live_handles[k], memory_order_relaxed), &v);
         napi_set_named_property(env, r, names[k], v);
     }
+    CHECK_NAPI(env, napi_create_object(env, &feeds));
+    for (int k = 1; k < FEED_KIND_END; k++) {
+        napi_create_int64(env, atomic_load_explicit(&live_feeds[k], memory_order_relaxed), &v);
+        napi_set_named_property(env, feeds, FEED_KINDS[k].name, v);
+    }
+    napi_set_named_property(env, r, "feeds", feeds);
     return r;
 }
 
@@ -135,9 +144,22 @@ bool get_req_string(napi_env env, napi_value v, const char *what, char **out) {
 
 int64_t get_i64(napi_env env, napi_value v, int64_t dflt) {
     napi_valuetype t;
-    if (!v || napi_typeof(env, v, &t) != napi_ok || t != napi_number) return dflt;
-    int64_t r;
-    napi_get_value_int64(env, v, &r);
+    if (!v || napi_typeof(env, v, &t) != napi_ok) return dflt;
+    int64_t r = dflt;
+    if (t == napi_number) {
+        napi_get_value_int64(env, v, &r);
+    } else if (t == napi_bigint) { /* ns times come as bigints */
+        bool lossless = false;
+        napi_get_value_bigint_int64(env, v, &r, &lossless);
+        if (!lossless) throw_status(env, NATSIO_ERR_INVALID_ARGUMENT, "a bigint argument is out of range");
+    }
+    return r;
+}
+
+double get_f64(napi_env env, napi_value v, double dflt) {
+    napi_valuetype t;
+    double r = dflt;
+    if (v && napi_typeof(env, v, &t) == napi_ok && t == napi_number) napi_get_value_double(env, v, &r);
     return r;
 }
 
@@ -177,6 +199,15 @@ bool get_required_u64(napi_env env, napi_value v, const char *what, uint64_t *ou
     char msg[128];
     snprintf(msg, sizeof msg, "%s must be a non-negative integer", what);
     napi_throw_type_error(env, NULL, msg);
+    return false;
+}
+
+bool get_required_uint(napi_env env, napi_value v, const char *what, uint64_t max, uint64_t *out) {
+    if (!get_required_u64(env, v, what, out)) return false;
+    if (*out <= max) return true;
+    char msg[128];
+    snprintf(msg, sizeof msg, "%s must be at most %llu", what, (unsigned long long)max);
+    throw_status(env, NATSIO_ERR_INVALID_ARGUMENT, msg);
     return false;
 }
 
@@ -452,17 +483,6 @@ void set_u64(napi_env env, napi_value obj, const char *name, uint64_t v) {
     napi_value x;
     napi_create_double(env, (double)v, &x);
     napi_set_named_property(env, obj, name, x);
-}
-
-napi_value string_list_to_js(napi_env env, const natsio_string_list *l) {
-    size_t n = natsio_string_list_count(l);
-    napi_value arr, v;
-    napi_create_array_with_length(env, n, &arr);
-    for (size_t i = 0; i < n; i++) {
-        napi_create_string_utf8(env, natsio_string_list_get(l, i), NAPI_AUTO_LENGTH, &v);
-        napi_set_element(env, arr, (uint32_t)i, v);
-    }
-    return arr;
 }
 
 napi_value iter_stats_to_js(napi_env env, const natsio_iter_stats *s) {

@@ -193,6 +193,35 @@ const defaults = {
 };
 
 const behaviours = {
+  async iterator_closed() {
+    const { server } = await jetstream();
+    const nc = await nats.connect({ servers: server.url });
+    const sub = nc.subscribe('conf.closed');
+    await nc.flush();
+    const waiting = rejection(sub[Symbol.asyncIterator]().next()); // a loop waiting for its next message
+    await nc.close();
+    const e = await waiting;
+    assert.ok(e instanceof nats.ConnectionClosedError, `${e}`);
+  },
+  async purge_deletes_zero() {
+    await jetstream();
+    const kv = await js.kv.create('CONF_PURGE', { history: 5, storage: 'memory' });
+    try {
+      await kv.put('k', 'v1');
+      await kv.put('k', 'v2');
+      await kv.delete('k');
+      // 0: the default age (30 minutes): the young marker stays, the values go.
+      assert.deepEqual(await kv.purgeDeletes(0), { success: true, purged: 2 });
+      assert.ok((await rejection(kv.get('k'))) instanceof nats.KeyDeletedError);
+      // Below 0: every marker, whatever its age.
+      assert.deepEqual(await kv.purgeDeletes(-1), { success: true, purged: 1 });
+      const gone = await rejection(kv.get('k'));
+      assert.ok(gone instanceof nats.KeyNotFoundError && !(gone instanceof nats.KeyDeletedError), `${gone}`);
+    } finally {
+      kv.close();
+      await js.kv.delete('CONF_PURGE');
+    }
+  },
   async consume_budget() {
     await jetstream();
     await js.streams.add({ name: 'CONF_BUDGET', subjects: ['conf.budget'], storage: 'memory' });

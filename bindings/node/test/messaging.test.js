@@ -558,14 +558,16 @@ test('connection drain flushes, delivers the backlog and closes', async () => {
   assert.equal(c.status, 'CLOSED');
 });
 
-test('close ends iterators and rejects later calls with CONNECTION_CLOSED', async () => {
+test('close ends iterators with CONNECTION_CLOSED and rejects later calls with it', async () => {
   const c = await nats.connect({ servers: server.url });
   const sub = c.subscribe('close.it');
-  const next = sub.next();
+  // As C, C++ and Go (the conformance line iterator_closed); once thrown, done.
+  const next = assert.rejects(sub.next(), nats.ConnectionClosedError);
   let callbacks = 0;
   c.subscribe('close.cb', { callback: () => callbacks++ });
   await c.close();
-  assert.deepEqual(await next, { value: undefined, done: true });
+  await next;
+  assert.deepEqual(await sub.next(), { value: undefined, done: true });
   assert.equal(c.isClosed, true);
   assert.throws(() => c.publish('x', 'y'), { code: 'CONNECTION_CLOSED', status: 201 });
   await assert.rejects(c.request('x', 'y'), nats.ConnectionClosedError);

@@ -471,7 +471,7 @@ test('several consumes and watches waiting at once leave other calls free to run
   }
 });
 
-test('after nc.close(): running loops end cleanly, consume and watch reject with ConnectionClosedError', async () => {
+test('after nc.close(): running loops throw ConnectionClosedError, consume and watch reject with it', async () => {
   const c = await nats.connect({ servers: server.url });
   const ctx = c.jetstream();
   await ctx.streams.add({ name: 'NCW', subjects: ['NCW.>'], storage: 'memory' });
@@ -484,25 +484,32 @@ test('after nc.close(): running loops end cleanly, consume and watch reject with
     const w = await kv.watch();
     const idle = await kv.watch(); // never iterated
     const got = [];
+    // What each loop threw (as C, C++ and Go: the conformance line iterator_closed).
+    const thrown = (loop) => loop.then(() => null, (e) => e);
     const loops = [
-      (async () => {
-        for await (const m of msgs) got.push(m.string());
-      })(),
-      (async () => {
-        for await (const e of w) got.push(e.key);
-      })(),
+      thrown(
+        (async () => {
+          for await (const m of msgs) got.push(m.string());
+        })(),
+      ),
+      thrown(
+        (async () => {
+          for await (const e of w) got.push(e.key);
+        })(),
+      ),
     ];
     await within(w.initialized, 2000, 'initialized');
     await eventually(() => got.length === 2, 2000, 'both delivered');
     const t0 = Date.now();
     await c.close();
-    await within(Promise.all(loops), 2000, 'loops end after close');
+    const errors = await within(Promise.all(loops), 2000, 'loops end after close');
     assert.ok(Date.now() - t0 < 2000);
-    assert.equal(await msgs.closed, undefined);
-    assert.equal(await w.closed, undefined);
+    for (const e of errors) assert.ok(e instanceof nats.ConnectionClosedError, `${e}`);
+    assert.ok((await msgs.closed) instanceof nats.ConnectionClosedError);
+    assert.ok((await w.closed) instanceof nats.ConnectionClosedError);
     assert.equal(await w.initialized, true);
-    // A watch that never iterated ends cleanly too, before its initial values.
-    assert.deepEqual(await idle.next(), { value: undefined, done: true });
+    // A watch that never iterated ends so too, before its initial values.
+    await assert.rejects(idle.next(), nats.ConnectionClosedError);
     assert.equal(await idle.initialized, false);
     await rejectsWith(ctx.consume('NCW', 'c'), nats.ConnectionClosedError);
     await rejectsWith(kv.watch(), nats.ConnectionClosedError);

@@ -39,22 +39,64 @@ enum {
 /* The iterator kinds of the header, each a feed (feed.c). */
 enum {
     FEED_JS_MESSAGES = 1,
-    FEED_KV_KEY_LISTER,
-    FEED_KV_WATCHER,
-    FEED_OBJ_WATCHER,
-    FEED_REPLIES,
-    FEED_STORED_MSGS,
-    FEED_SUB,
+    FEED_KV_KEY_LISTER = 2,
+    FEED_KV_WATCHER = 3,
+    FEED_OBJ_WATCHER = 4,
+    FEED_REPLIES = 5,
+    FEED_STORED_MSGS = 6,
+    FEED_SUB = 7,
+    FEED_KIND_END
 };
+
+struct feed;
+/* How a feed delivers the items of one presentation, hand-written in
+ * feed.c: frees an item it drops, counts an item's payload bytes
+ * (the batch byte cap), hands a batch to JS (and frees or hands over
+ * the items). */
+typedef struct feed_items {
+    void (*free)(void *item);
+    size_t (*bytes)(const void *item);
+    void (*deliver)(napi_env env, struct feed *f, void **items, uint32_t n);
+} feed_items;
+extern const feed_items feed_items_js_msg;
+extern const feed_items feed_items_kv_entry;
+extern const feed_items feed_items_msg;
+extern const feed_items feed_items_obj_info;
+extern const feed_items feed_items_stored_msg;
+extern const feed_items feed_items_string;
+
+/* The push-mode callbacks of feed.c, one per item type: each keeps the
+ * item (a clone or a copy) in the feed `user_data`. */
+void feed_on_kv_entry(void *user_data, const natsio_kv_entry *item, natsio_status status);
+void feed_on_string(void *user_data, const char *item, natsio_status status);
+void feed_on_msg(void *user_data, const natsio_msg *item, natsio_status status);
+void feed_on_obj_info(void *user_data, const natsio_obj_info *item, natsio_status status);
+void feed_on_stored_msg(void *user_data, const natsio_stored_msg *item, natsio_status status);
+
+/* One iterator kind: the iterator contract's calls on its handle, and
+ * how its items are delivered. */
+typedef struct feed_kind {
+    const char *name; /* the C type without natsio_ */
+    natsio_status (*stop)(void *handle);
+    void (*free)(void *handle);
+    natsio_status (*get_stats)(void *handle, natsio_iter_stats *out);
+    /* push mode towards feed_on_<item>(user_data, ...) */
+    natsio_status (*set_callback)(void *handle, void *user_data, natsio_release_cb release);
+    const feed_items *items;
+} feed_kind;
+extern const feed_kind FEED_KINDS[FEED_KIND_END];
 
 struct op;
 struct client_wrap;
 /* What each result kind is converted with, hand-written in the addon:
  * wrap_<handle> takes the handle over, <value>_to_js borrows. */
 napi_value wrap_client(napi_env env, natsio_client *x, struct client_wrap *cw);
+napi_value wrap_js(napi_env env, natsio_js *x, struct client_wrap *cw);
 napi_value wrap_kv(napi_env env, natsio_kv *x, struct client_wrap *cw);
 napi_value wrap_obj(napi_env env, natsio_obj *x, struct client_wrap *cw);
 napi_value wrap_obj_reader(napi_env env, natsio_obj_reader *x, struct client_wrap *cw);
+napi_value wrap_obj_writer(napi_env env, natsio_obj_writer *x, struct client_wrap *cw);
+napi_value wrap_ordered_consumer(napi_env env, natsio_ordered_consumer *x, struct client_wrap *cw);
 napi_value kv_bucket_status_to_js(napi_env env, const natsio_kv_bucket_status *x);
 napi_value kv_entry_to_js(napi_env env, const natsio_kv_entry *x);
 napi_value msg_to_js(napi_env env, const natsio_msg *x);

@@ -7,6 +7,58 @@
 
 #include <stdlib.h>
 
+static bool read_consume_options(napi_env env, napi_value obj, natsio_consume_options *o) {
+    if (!is_object(env, obj)) return !exception_pending(env);
+    o->max_messages = (int64_t)get_i64(env, prop(env, obj, "max_messages"), o->max_messages);
+    o->expires_ms = (int64_t)get_i64(env, prop(env, obj, "expires_ms"), o->expires_ms);
+    o->idle_heartbeat_ms = (int64_t)get_i64(env, prop(env, obj, "idle_heartbeat_ms"), o->idle_heartbeat_ms);
+    o->max_bytes = (int64_t)get_i64(env, prop(env, obj, "max_bytes"), o->max_bytes);
+    o->threshold = get_f64(env, prop(env, obj, "threshold"), o->threshold);
+    o->threshold_messages = (int64_t)get_i64(env, prop(env, obj, "threshold_messages"), o->threshold_messages);
+    o->threshold_bytes = (int64_t)get_i64(env, prop(env, obj, "threshold_bytes"), o->threshold_bytes);
+    if (!get_opt_string(env, prop(env, obj, "group"), (char **)&o->group)) return false;
+    o->min_pending = (int64_t)get_i64(env, prop(env, obj, "min_pending"), o->min_pending);
+    o->min_ack_pending = (int64_t)get_i64(env, prop(env, obj, "min_ack_pending"), o->min_ack_pending);
+    return !exception_pending(env);
+}
+
+static void free_consume_options(natsio_consume_options *o) {
+    free((char *)o->group);
+}
+
+static bool read_fetch_options(napi_env env, napi_value obj, natsio_fetch_options *o) {
+    if (!is_object(env, obj)) return !exception_pending(env);
+    o->max_messages = (int64_t)get_i64(env, prop(env, obj, "max_messages"), o->max_messages);
+    o->max_bytes = (int64_t)get_i64(env, prop(env, obj, "max_bytes"), o->max_bytes);
+    o->expires_ms = (int64_t)get_i64(env, prop(env, obj, "expires_ms"), o->expires_ms);
+    o->no_wait = opt_flag(env, obj, "no_wait");
+    o->idle_heartbeat_ms = (int64_t)get_i64(env, prop(env, obj, "idle_heartbeat_ms"), o->idle_heartbeat_ms);
+    if (!get_opt_string(env, prop(env, obj, "group"), (char **)&o->group)) return false;
+    o->min_pending = (int64_t)get_i64(env, prop(env, obj, "min_pending"), o->min_pending);
+    o->min_ack_pending = (int64_t)get_i64(env, prop(env, obj, "min_ack_pending"), o->min_ack_pending);
+    return !exception_pending(env);
+}
+
+static void free_fetch_options(natsio_fetch_options *o) {
+    free((char *)o->group);
+}
+
+static bool read_js_options(napi_env env, napi_value obj, natsio_js_options *o) {
+    if (!is_object(env, obj)) return !exception_pending(env);
+    if (!get_opt_string(env, prop(env, obj, "domain"), (char **)&o->domain)) return false;
+    if (!get_opt_string(env, prop(env, obj, "api_prefix"), (char **)&o->api_prefix)) return false;
+    o->timeout_ms = (int64_t)get_i64(env, prop(env, obj, "timeout_ms"), o->timeout_ms);
+    o->publish_async_max_pending = (int64_t)get_i64(env, prop(env, obj, "publish_async_max_pending"), o->publish_async_max_pending);
+    o->publish_async_stall_wait_ms = (int64_t)get_i64(env, prop(env, obj, "publish_async_stall_wait_ms"), o->publish_async_stall_wait_ms);
+    o->publish_async_timeout_ms = (int64_t)get_i64(env, prop(env, obj, "publish_async_timeout_ms"), o->publish_async_timeout_ms);
+    return !exception_pending(env);
+}
+
+static void free_js_options(natsio_js_options *o) {
+    free((char *)o->domain);
+    free((char *)o->api_prefix);
+}
+
 static bool read_kv_watch_options(napi_env env, napi_value obj, natsio_kv_watch_options *o) {
     if (!is_object(env, obj)) return !exception_pending(env);
     o->include_history = opt_flag(env, obj, "include_history");
@@ -22,7 +74,7 @@ static bool read_kv_watch_options(napi_env env, napi_value obj, natsio_kv_watch_
 
 static bool read_kv_write_options(napi_env env, napi_value obj, natsio_kv_write_options *o) {
     if (!is_object(env, obj)) return !exception_pending(env);
-    o->ttl_s = (int64_t)get_i64(env, prop(env, obj, "ttl_s"), 0);
+    o->ttl_s = (int64_t)get_i64(env, prop(env, obj, "ttl_s"), o->ttl_s);
     return !exception_pending(env);
 }
 
@@ -32,6 +84,511 @@ static bool read_obj_watch_options(napi_env env, napi_value obj, natsio_obj_watc
     o->ignore_deletes = opt_flag(env, obj, "ignore_deletes");
     o->updates_only = opt_flag(env, obj, "updates_only");
     return !exception_pending(env);
+}
+
+static bool read_ordered_consumer_options(napi_env env, napi_value obj, natsio_ordered_consumer_options *o) {
+    if (!is_object(env, obj)) return !exception_pending(env);
+    if (!get_string_array(env, prop(env, obj, "filter_subjects"), "filter_subjects", (char ***)&o->filter_subjects, &o->filter_subjects_count)) return false;
+    o->deliver_policy = (int32_t)get_i64(env, prop(env, obj, "deliver_policy"), o->deliver_policy);
+    {
+        bool present = false;
+        if (!get_u64(env, prop(env, obj, "opt_start_seq"), "opt_start_seq", &o->opt_start_seq, &present)) return false;
+    }
+    o->opt_start_time_ns = (int64_t)get_i64(env, prop(env, obj, "opt_start_time_ns"), o->opt_start_time_ns);
+    o->headers_only = opt_flag(env, obj, "headers_only");
+    return !exception_pending(env);
+}
+
+static void free_ordered_consumer_options(natsio_ordered_consumer_options *o) {
+    free_strings((char **)o->filter_subjects, o->filter_subjects_count);
+}
+
+static bool read_ordered_messages_options(napi_env env, napi_value obj, natsio_ordered_messages_options *o) {
+    if (!is_object(env, obj)) return !exception_pending(env);
+    o->max_messages = (int64_t)get_i64(env, prop(env, obj, "max_messages"), o->max_messages);
+    o->expires_ms = (int64_t)get_i64(env, prop(env, obj, "expires_ms"), o->expires_ms);
+    o->idle_heartbeat_ms = (int64_t)get_i64(env, prop(env, obj, "idle_heartbeat_ms"), o->idle_heartbeat_ms);
+    o->idle_timeout_ms = (int64_t)get_i64(env, prop(env, obj, "idle_timeout_ms"), o->idle_timeout_ms);
+    o->until_drained = opt_flag(env, obj, "until_drained");
+    return !exception_pending(env);
+}
+
+static bool read_request_many_options(napi_env env, napi_value obj, natsio_request_many_options *o) {
+    if (!is_object(env, obj)) return !exception_pending(env);
+    o->max_msgs = (int64_t)get_i64(env, prop(env, obj, "max_msgs"), o->max_msgs);
+    o->stall_ms = (int64_t)get_i64(env, prop(env, obj, "stall_ms"), o->stall_ms);
+    o->timeout_ms = (int64_t)get_i64(env, prop(env, obj, "timeout_ms"), o->timeout_ms);
+    return !exception_pending(env);
+}
+
+static bool read_sub_options(napi_env env, napi_value obj, natsio_sub_options *o) {
+    if (!is_object(env, obj)) return !exception_pending(env);
+    o->pending_msgs_limit = (int64_t)get_i64(env, prop(env, obj, "pending_msgs_limit"), o->pending_msgs_limit);
+    o->pending_bytes_limit = (int64_t)get_i64(env, prop(env, obj, "pending_bytes_limit"), o->pending_bytes_limit);
+    o->policy = (int32_t)get_i64(env, prop(env, obj, "policy"), o->policy);
+    return !exception_pending(env);
+}
+
+/* client_close(c) -> Promise<none>: natsio_client_close_async */
+static napi_value client_close_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_client_close_async(cw->client, &tok);
+        ret = op_track(env, st, tok, R_NONE, NULL, cw);
+    }
+    return ret;
+}
+
+/* client_connected_url(c) -> string: natsio_client_connected_url */
+static napi_value client_connected_url_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    {
+        char *x = NULL;
+        if (!throw_if_failed(env, natsio_client_connected_url(cw->client, &x))) {
+            napi_value v = NULL;
+            napi_create_string_utf8(env, x ? x : "", NAPI_AUTO_LENGTH, &v);
+            natsio_string_free(x);
+            ret = v;
+        }
+    }
+    return ret;
+}
+
+/* client_drain(c, timeout_ms) -> Promise<none>: natsio_client_drain_async */
+static napi_value client_drain_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    int64_t timeout_ms = 0;
+    if (((timeout_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_client_drain_async(cw->client, timeout_ms, &tok);
+        ret = op_track(env, st, tok, R_NONE, NULL, cw);
+    }
+    return ret;
+}
+
+/* client_flush(c, timeout_ms) -> Promise<none>: natsio_client_flush_async */
+static napi_value client_flush_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    int64_t timeout_ms = 0;
+    if (((timeout_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_client_flush_async(cw->client, timeout_ms, &tok);
+        ret = op_track(env, st, tok, R_NONE, NULL, cw);
+    }
+    return ret;
+}
+
+/* client_force_reconnect(c) -> undefined: natsio_client_force_reconnect */
+static napi_value client_force_reconnect_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    {
+        throw_if_failed(env, natsio_client_force_reconnect(cw->client));
+    }
+    return ret;
+}
+
+/* client_jetstream(client, opts) -> handle: natsio_client_jetstream */
+static napi_value client_jetstream_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    natsio_js_options opts;
+    natsio_js_options_init(&opts);
+    if (read_js_options(env, argv[1], &opts)) {
+        natsio_js *out = NULL;
+        if (!throw_if_failed(env, natsio_client_jetstream(cw->client, &opts, &out)))
+            ret = wrap_js(env, out, cw);
+    }
+    free_js_options(&opts);
+    return ret;
+}
+
+/* client_max_payload(c) -> int64_t: natsio_client_max_payload */
+static napi_value client_max_payload_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    return num(env, (double)natsio_client_max_payload(cw->client));
+}
+
+/* client_new_inbox(c) -> string: natsio_client_new_inbox */
+static napi_value client_new_inbox_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    {
+        char *x = NULL;
+        if (!throw_if_failed(env, natsio_client_new_inbox(cw->client, &x))) {
+            napi_value v = NULL;
+            napi_create_string_utf8(env, x ? x : "", NAPI_AUTO_LENGTH, &v);
+            natsio_string_free(x);
+            ret = v;
+        }
+    }
+    return ret;
+}
+
+/* client_request(c, subject, headers, data, timeout_ms) -> Promise<msg>: natsio_client_request_async */
+static napi_value client_request_js(napi_env env, napi_callback_info info) {
+    ARGS(5);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    char *subject = NULL;
+    natsio_headers *headers = NULL;
+    const void *data = NULL;
+    size_t len = 0;
+    int64_t timeout_ms = 0;
+    if (get_req_string(env, argv[1], "subject", &subject)
+        && get_headers(env, argv[2], &headers)
+        && get_bytes(env, argv[3], &data, &len)
+        && ((timeout_ms = (int64_t)get_i64(env, argv[4], 0)), !exception_pending(env))) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_client_request_async(cw->client, subject, headers, data, len, timeout_ms, &tok);
+        ret = op_track(env, st, tok, R_MSG, NULL, cw);
+    }
+    free(subject);
+    natsio_headers_free(headers);
+    return ret;
+}
+
+/* client_request_many(c, subject, headers, data, opts) -> feed: natsio_client_request_many */
+static napi_value client_request_many_js(napi_env env, napi_callback_info info) {
+    ARGS(5);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    char *subject = NULL;
+    natsio_headers *headers = NULL;
+    const void *data = NULL;
+    size_t len = 0;
+    natsio_request_many_options opts;
+    natsio_request_many_options_init(&opts);
+    if (get_req_string(env, argv[1], "subject", &subject)
+        && get_headers(env, argv[2], &headers)
+        && get_bytes(env, argv[3], &data, &len)
+        && read_request_many_options(env, argv[4], &opts)) {
+        natsio_replies *out = NULL;
+        if (!throw_if_failed(env, natsio_client_request_many(cw->client, subject, headers, data, len, &opts, &out)))
+            ret = feed_wrap(env, FEED_REPLIES, out, cw);
+    }
+    free(subject);
+    natsio_headers_free(headers);
+    return ret;
+}
+
+/* client_server_info(c) -> string: natsio_client_server_info */
+static napi_value client_server_info_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    {
+        char *x = NULL;
+        if (!throw_if_failed(env, natsio_client_server_info(cw->client, &x))) {
+            napi_value v = NULL;
+            napi_create_string_utf8(env, x ? x : "", NAPI_AUTO_LENGTH, &v);
+            natsio_string_free(x);
+            ret = v;
+        }
+    }
+    return ret;
+}
+
+/* client_servers(c) -> string_list: natsio_client_servers */
+static napi_value client_servers_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_string_list *x = NULL;
+        if (!throw_if_failed(env, natsio_client_servers(cw->client, &x))) {
+            napi_value v = NULL;
+            size_t n = natsio_string_list_count(x);
+            napi_create_array_with_length(env, n, &v);
+            for (size_t i = 0; i < n && !exception_pending(env); i++)
+                set_elem(env, v, (uint32_t)i, str_or_null(env, natsio_string_list_get(x, i)));
+            natsio_string_list_free(x);
+            ret = v;
+        }
+    }
+    return ret;
+}
+
+/* client_status(c) -> natsio_conn_status: natsio_client_status */
+static napi_value client_status_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    return num(env, (double)natsio_client_status(cw->client));
+}
+
+/* client_subscribe(c, subject, queue, opts) -> feed: natsio_client_subscribe */
+static napi_value client_subscribe_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    char *subject = NULL;
+    char *queue = NULL;
+    natsio_sub_options opts;
+    natsio_sub_options_init(&opts);
+    if (get_req_string(env, argv[1], "subject", &subject)
+        && get_opt_string(env, argv[2], &queue)
+        && read_sub_options(env, argv[3], &opts)) {
+        natsio_sub *out = NULL;
+        if (!throw_if_failed(env, natsio_client_subscribe(cw->client, subject, queue, &opts, &out)))
+            ret = feed_wrap(env, FEED_SUB, out, cw);
+    }
+    free(subject);
+    free(queue);
+    return ret;
+}
+
+/* js_account_info(js) -> Promise<string>: natsio_js_account_info_async */
+static napi_value js_account_info_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_account_info_async(h->js, &tok);
+        ret = op_track(env, st, tok, R_STRING, h, NULL);
+    }
+    return ret;
+}
+
+/* js_api_level(js) -> Promise<u64>: natsio_js_api_level_async */
+static napi_value js_api_level_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_api_level_async(h->js, &tok);
+        ret = op_track(env, st, tok, R_U64, h, NULL);
+    }
+    return ret;
+}
+
+/* js_consume(js, stream, consumer, opts) -> Promise<js_messages>: natsio_js_consume_async */
+static napi_value js_consume_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char *consumer = NULL;
+    natsio_consume_options opts;
+    natsio_consume_options_init(&opts);
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_req_string(env, argv[2], "consumer", &consumer)
+        && read_consume_options(env, argv[3], &opts)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consume_async(h->js, stream, consumer, &opts, &tok);
+        ret = op_track(env, st, tok, R_JS_MESSAGES, h, h->cw);
+    }
+    free(stream);
+    free(consumer);
+    free_consume_options(&opts);
+    return ret;
+}
+
+/* js_consumer_create(js, stream, config_json, action) -> Promise<string>: natsio_js_consumer_create_async */
+static napi_value js_consumer_create_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char *config_json = NULL;
+    int32_t action = 0;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_req_string(env, argv[2], "config json", &config_json)
+        && ((action = (int32_t)get_i64(env, argv[3], 0)), !exception_pending(env))) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consumer_create_async(h->js, stream, config_json, action, &tok);
+        ret = op_track(env, st, tok, R_STRING, h, NULL);
+    }
+    free(stream);
+    free(config_json);
+    return ret;
+}
+
+/* js_consumer_delete(js, stream, consumer) -> Promise<none>: natsio_js_consumer_delete_async */
+static napi_value js_consumer_delete_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char *consumer = NULL;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_req_string(env, argv[2], "consumer", &consumer)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consumer_delete_async(h->js, stream, consumer, &tok);
+        ret = op_track(env, st, tok, R_NONE, h, NULL);
+    }
+    free(stream);
+    free(consumer);
+    return ret;
+}
+
+/* js_consumer_info(js, stream, consumer) -> Promise<string>: natsio_js_consumer_info_async */
+static napi_value js_consumer_info_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char *consumer = NULL;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_req_string(env, argv[2], "consumer", &consumer)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consumer_info_async(h->js, stream, consumer, &tok);
+        ret = op_track(env, st, tok, R_STRING, h, NULL);
+    }
+    free(stream);
+    free(consumer);
+    return ret;
+}
+
+/* js_consumer_infos(js, stream) -> Promise<string_list>: natsio_js_consumer_infos_async */
+static napi_value js_consumer_infos_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    if (get_req_string(env, argv[1], "stream", &stream)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consumer_infos_async(h->js, stream, &tok);
+        ret = op_track(env, st, tok, R_STRING_LIST, h, NULL);
+    }
+    free(stream);
+    return ret;
+}
+
+/* js_consumer_names(js, stream) -> Promise<string_list>: natsio_js_consumer_names_async */
+static napi_value js_consumer_names_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    if (get_req_string(env, argv[1], "stream", &stream)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consumer_names_async(h->js, stream, &tok);
+        ret = op_track(env, st, tok, R_STRING_LIST, h, NULL);
+    }
+    free(stream);
+    return ret;
+}
+
+/* js_consumer_pause(js, stream, consumer, pause_until_ns) -> Promise<string>: natsio_js_consumer_pause_async */
+static napi_value js_consumer_pause_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char *consumer = NULL;
+    int64_t pause_until_ns = 0;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_req_string(env, argv[2], "consumer", &consumer)
+        && ((pause_until_ns = (int64_t)get_i64(env, argv[3], 0)), !exception_pending(env))) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consumer_pause_async(h->js, stream, consumer, pause_until_ns, &tok);
+        ret = op_track(env, st, tok, R_STRING, h, NULL);
+    }
+    free(stream);
+    free(consumer);
+    return ret;
+}
+
+/* js_consumer_resume(js, stream, consumer) -> Promise<string>: natsio_js_consumer_resume_async */
+static napi_value js_consumer_resume_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char *consumer = NULL;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_req_string(env, argv[2], "consumer", &consumer)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consumer_resume_async(h->js, stream, consumer, &tok);
+        ret = op_track(env, st, tok, R_STRING, h, NULL);
+    }
+    free(stream);
+    free(consumer);
+    return ret;
+}
+
+/* js_consumer_unpin(js, stream, consumer, group) -> Promise<none>: natsio_js_consumer_unpin_async */
+static napi_value js_consumer_unpin_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char *consumer = NULL;
+    char *group = NULL;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_req_string(env, argv[2], "consumer", &consumer)
+        && get_req_string(env, argv[3], "group", &group)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_consumer_unpin_async(h->js, stream, consumer, group, &tok);
+        ret = op_track(env, st, tok, R_NONE, h, NULL);
+    }
+    free(stream);
+    free(consumer);
+    free(group);
+    return ret;
+}
+
+/* js_fetch(js, stream, consumer, opts) -> Promise<msg_list>: natsio_js_fetch_async */
+static napi_value js_fetch_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char *consumer = NULL;
+    natsio_fetch_options opts;
+    natsio_fetch_options_init(&opts);
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_req_string(env, argv[2], "consumer", &consumer)
+        && read_fetch_options(env, argv[3], &opts)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_fetch_async(h->js, stream, consumer, &opts, &tok);
+        ret = op_track_with(env, st, tok, js_msg_list_value, h, NULL);
+    }
+    free(stream);
+    free(consumer);
+    free_fetch_options(&opts);
+    return ret;
 }
 
 /* js_kv_bind(js, bucket) -> Promise<kv>: natsio_js_kv_bind_async */
@@ -187,6 +744,222 @@ static napi_value js_obj_statuses_js(napi_env env, napi_callback_info info) {
         int32_t st = natsio_js_obj_statuses_async(h->js, &tok);
         ret = op_track(env, st, tok, R_OBJ_STATUS_LIST, h, NULL);
     }
+    return ret;
+}
+
+/* js_ordered_consumer(js, stream, opts) -> handle: natsio_js_ordered_consumer */
+static napi_value js_ordered_consumer_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    natsio_ordered_consumer_options opts;
+    natsio_ordered_consumer_options_init(&opts);
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && read_ordered_consumer_options(env, argv[2], &opts)) {
+        natsio_ordered_consumer *out = NULL;
+        if (!throw_if_failed(env, natsio_js_ordered_consumer(h->js, stream, &opts, &out)))
+            ret = wrap_ordered_consumer(env, out, h->cw);
+    }
+    free(stream);
+    free_ordered_consumer_options(&opts);
+    return ret;
+}
+
+/* js_publish_async_complete(js, timeout_ms) -> Promise<none>: natsio_js_publish_async_complete_async */
+static napi_value js_publish_async_complete_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    int64_t timeout_ms = 0;
+    if (((timeout_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_publish_async_complete_async(h->js, timeout_ms, &tok);
+        ret = op_track(env, st, tok, R_NONE, h, NULL);
+    }
+    return ret;
+}
+
+/* js_publish_async_pending(js) -> size_t: natsio_js_publish_async_pending */
+static napi_value js_publish_async_pending_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    return num(env, (double)natsio_js_publish_async_pending(h->js));
+}
+
+/* js_stream_create(js, config_json, action) -> Promise<string>: natsio_js_stream_create_async */
+static napi_value js_stream_create_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *config_json = NULL;
+    int32_t action = 0;
+    if (get_req_string(env, argv[1], "config json", &config_json)
+        && ((action = (int32_t)get_i64(env, argv[2], 0)), !exception_pending(env))) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_create_async(h->js, config_json, action, &tok);
+        ret = op_track(env, st, tok, R_STRING, h, NULL);
+    }
+    free(config_json);
+    return ret;
+}
+
+/* js_stream_delete(js, name) -> Promise<none>: natsio_js_stream_delete_async */
+static napi_value js_stream_delete_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *name = NULL;
+    if (get_req_string(env, argv[1], "name", &name)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_delete_async(h->js, name, &tok);
+        ret = op_track(env, st, tok, R_NONE, h, NULL);
+    }
+    free(name);
+    return ret;
+}
+
+/* js_stream_delete_msg(js, stream, seq, erase) -> Promise<none>: natsio_js_stream_delete_msg_async */
+static napi_value js_stream_delete_msg_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    uint64_t seq = 0;
+    bool erase = false;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_required_u64(env, argv[2], "seq", &seq)
+        && (napi_get_value_bool(env, argv[3], &erase), true)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_delete_msg_async(h->js, stream, seq, erase, &tok);
+        ret = op_track(env, st, tok, R_NONE, h, NULL);
+    }
+    free(stream);
+    return ret;
+}
+
+/* js_stream_get_last_msgs_for(js, stream, subjects, batch, up_to_seq, up_to_time_ns) -> feed: natsio_js_stream_get_last_msgs_for */
+static napi_value js_stream_get_last_msgs_for_js(napi_env env, napi_callback_info info) {
+    ARGS(6);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char **subjects = NULL;
+    size_t nsubjects = 0;
+    uint64_t batch = 0;
+    uint64_t up_to_seq = 0;
+    int64_t up_to_time_ns = 0;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_string_array(env, argv[2], "subjects", &subjects, &nsubjects)
+        && get_required_uint(env, argv[3], "batch", UINT32_MAX, &batch)
+        && get_required_u64(env, argv[4], "up to seq", &up_to_seq)
+        && ((up_to_time_ns = (int64_t)get_i64(env, argv[5], 0)), !exception_pending(env))) {
+        natsio_stored_msgs *out = NULL;
+        if (!throw_if_failed(env, natsio_js_stream_get_last_msgs_for(h->js, stream, (const char *const *)subjects, nsubjects, batch, up_to_seq, up_to_time_ns, &out)))
+            ret = feed_wrap(env, FEED_STORED_MSGS, out, h->cw);
+    }
+    free(stream);
+    free_strings(subjects, nsubjects);
+    return ret;
+}
+
+/* js_stream_get_msg(js, stream, seq, last_by_subject) -> Promise<stored_msg>: natsio_js_stream_get_msg_async */
+static napi_value js_stream_get_msg_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    uint64_t seq = 0;
+    char *last_by_subject = NULL;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_required_u64(env, argv[2], "seq", &seq)
+        && get_opt_string(env, argv[3], &last_by_subject)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_get_msg_async(h->js, stream, seq, last_by_subject, &tok);
+        ret = op_track(env, st, tok, R_STORED_MSG, h, NULL);
+    }
+    free(stream);
+    free(last_by_subject);
+    return ret;
+}
+
+/* js_stream_get_next_msg(js, stream, seq, subject) -> Promise<stored_msg>: natsio_js_stream_get_next_msg_async */
+static napi_value js_stream_get_next_msg_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    uint64_t seq = 0;
+    char *subject = NULL;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_required_u64(env, argv[2], "seq", &seq)
+        && get_req_string(env, argv[3], "subject", &subject)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_get_next_msg_async(h->js, stream, seq, subject, &tok);
+        ret = op_track(env, st, tok, R_STORED_MSG, h, NULL);
+    }
+    free(stream);
+    free(subject);
+    return ret;
+}
+
+/* js_stream_infos(js, subject) -> Promise<string_list>: natsio_js_stream_infos_async */
+static napi_value js_stream_infos_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *subject = NULL;
+    if (get_opt_string(env, argv[1], &subject)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_infos_async(h->js, subject, &tok);
+        ret = op_track(env, st, tok, R_STRING_LIST, h, NULL);
+    }
+    free(subject);
+    return ret;
+}
+
+/* js_stream_names(js, subject) -> Promise<string_list>: natsio_js_stream_names_async */
+static napi_value js_stream_names_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *subject = NULL;
+    if (get_opt_string(env, argv[1], &subject)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_names_async(h->js, subject, &tok);
+        ret = op_track(env, st, tok, R_STRING_LIST, h, NULL);
+    }
+    free(subject);
+    return ret;
+}
+
+/* js_stream_purge(js, name, options_json) -> Promise<u64>: natsio_js_stream_purge_async */
+static napi_value js_stream_purge_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *name = NULL;
+    char *options_json = NULL;
+    if (get_req_string(env, argv[1], "name", &name)
+        && get_opt_string(env, argv[2], &options_json)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_purge_async(h->js, name, options_json, &tok);
+        ret = op_track(env, st, tok, R_U64, h, NULL);
+    }
+    free(name);
+    free(options_json);
     return ret;
 }
 
@@ -584,7 +1357,7 @@ static napi_value obj_put_js(napi_env env, napi_callback_info info) {
     const void *data = NULL;
     size_t len = 0;
     if (get_req_string(env, argv[1], "name", &name)
-        && get_req_string(env, argv[2], "meta json", &meta_json)
+        && get_opt_string(env, argv[2], &meta_json)
         && get_bytes(env, argv[3], &data, &len)) {
         natsio_token *tok = NULL;
         int32_t st = natsio_obj_put_async(h->obj, name, meta_json, data, len, &tok);
@@ -644,6 +1417,18 @@ static napi_value obj_watch_js(napi_env env, napi_callback_info info) {
     return ret;
 }
 
+/* obj_writer_abort(writer) -> undefined: natsio_obj_writer_abort */
+static napi_value obj_writer_abort_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ_WRITER);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    {
+        throw_if_failed(env, natsio_obj_writer_abort(h->obj));
+    }
+    return ret;
+}
+
 /* obj_writer_finish(writer) -> Promise<obj_info>: natsio_obj_writer_finish_async */
 static napi_value obj_writer_finish_js(napi_env env, napi_callback_info info) {
     ARGS(1);
@@ -655,6 +1440,25 @@ static napi_value obj_writer_finish_js(napi_env env, napi_callback_info info) {
         int32_t st = natsio_obj_writer_finish_async(h->obj, &tok);
         ret = op_track(env, st, tok, R_OBJ_INFO, h, NULL);
     }
+    return ret;
+}
+
+/* obj_writer_open(obj, name, meta_json) -> handle: natsio_obj_writer_open */
+static napi_value obj_writer_open_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_OBJ);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *name = NULL;
+    char *meta_json = NULL;
+    if (get_req_string(env, argv[1], "name", &name)
+        && get_opt_string(env, argv[2], &meta_json)) {
+        natsio_obj_writer *out = NULL;
+        if (!throw_if_failed(env, natsio_obj_writer_open(h->obj, name, meta_json, &out)))
+            ret = wrap_obj_writer(env, out, h->cw);
+    }
+    free(name);
+    free(meta_json);
     return ret;
 }
 
@@ -674,8 +1478,625 @@ static napi_value obj_writer_write_js(napi_env env, napi_callback_info info) {
     return ret;
 }
 
+/* options_add_ws_header(opts, name, value) -> undefined: natsio_options_add_ws_header */
+static napi_value options_add_ws_header_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *name = NULL;
+    char *value = NULL;
+    if (get_req_string(env, argv[1], "name", &name)
+        && get_req_string(env, argv[2], "value", &value)) {
+        throw_if_failed(env, natsio_options_add_ws_header(recv, name, value));
+    }
+    free(name);
+    free(value);
+    return ret;
+}
+
+/* options_set_allow_reconnect(opts, allow) -> undefined: natsio_options_set_allow_reconnect */
+static napi_value options_set_allow_reconnect_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool allow = false;
+    if ((napi_get_value_bool(env, argv[1], &allow), true)) {
+        throw_if_failed(env, natsio_options_set_allow_reconnect(recv, allow));
+    }
+    return ret;
+}
+
+/* options_set_client_lang(opts, lang, version) -> undefined: natsio_options_set_client_lang */
+static napi_value options_set_client_lang_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *lang = NULL;
+    char *version = NULL;
+    if (get_req_string(env, argv[1], "lang", &lang)
+        && get_req_string(env, argv[2], "version", &version)) {
+        throw_if_failed(env, natsio_options_set_client_lang(recv, lang, version));
+    }
+    free(lang);
+    free(version);
+    return ret;
+}
+
+/* options_set_connect_timeout_ms(opts, timeout_ms) -> undefined: natsio_options_set_connect_timeout_ms */
+static napi_value options_set_connect_timeout_ms_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t timeout_ms = 0;
+    if (((timeout_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_connect_timeout_ms(recv, timeout_ms));
+    }
+    return ret;
+}
+
+/* options_set_credentials_file(opts, path) -> undefined: natsio_options_set_credentials_file */
+static napi_value options_set_credentials_file_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *path = NULL;
+    if (get_req_string(env, argv[1], "path", &path)) {
+        throw_if_failed(env, natsio_options_set_credentials_file(recv, path));
+    }
+    free(path);
+    return ret;
+}
+
+/* options_set_drain_timeout_ms(opts, timeout_ms) -> undefined: natsio_options_set_drain_timeout_ms */
+static napi_value options_set_drain_timeout_ms_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t timeout_ms = 0;
+    if (((timeout_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_drain_timeout_ms(recv, timeout_ms));
+    }
+    return ret;
+}
+
+/* options_set_echo(opts, echo) -> undefined: natsio_options_set_echo */
+static napi_value options_set_echo_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool echo = false;
+    if ((napi_get_value_bool(env, argv[1], &echo), true)) {
+        throw_if_failed(env, natsio_options_set_echo(recv, echo));
+    }
+    return ret;
+}
+
+/* options_set_flush_timeout_ms(opts, timeout_ms) -> undefined: natsio_options_set_flush_timeout_ms */
+static napi_value options_set_flush_timeout_ms_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t timeout_ms = 0;
+    if (((timeout_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_flush_timeout_ms(recv, timeout_ms));
+    }
+    return ret;
+}
+
+/* options_set_ignore_auth_error_abort(opts, ignore) -> undefined: natsio_options_set_ignore_auth_error_abort */
+static napi_value options_set_ignore_auth_error_abort_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool ignore = false;
+    if ((napi_get_value_bool(env, argv[1], &ignore), true)) {
+        throw_if_failed(env, natsio_options_set_ignore_auth_error_abort(recv, ignore));
+    }
+    return ret;
+}
+
+/* options_set_ignore_discovered_servers(opts, ignore) -> undefined: natsio_options_set_ignore_discovered_servers */
+static napi_value options_set_ignore_discovered_servers_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool ignore = false;
+    if ((napi_get_value_bool(env, argv[1], &ignore), true)) {
+        throw_if_failed(env, natsio_options_set_ignore_discovered_servers(recv, ignore));
+    }
+    return ret;
+}
+
+/* options_set_inbox_prefix(opts, prefix) -> undefined: natsio_options_set_inbox_prefix */
+static napi_value options_set_inbox_prefix_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *prefix = NULL;
+    if (get_req_string(env, argv[1], "prefix", &prefix)) {
+        throw_if_failed(env, natsio_options_set_inbox_prefix(recv, prefix));
+    }
+    free(prefix);
+    return ret;
+}
+
+/* options_set_max_control_line(opts, bytes) -> undefined: natsio_options_set_max_control_line */
+static napi_value options_set_max_control_line_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t bytes = 0;
+    if (((bytes = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_max_control_line(recv, bytes));
+    }
+    return ret;
+}
+
+/* options_set_max_pending_size(opts, bytes) -> undefined: natsio_options_set_max_pending_size */
+static napi_value options_set_max_pending_size_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t bytes = 0;
+    if (((bytes = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_max_pending_size(recv, bytes));
+    }
+    return ret;
+}
+
+/* options_set_max_reconnect_attempts(opts, attempts) -> undefined: natsio_options_set_max_reconnect_attempts */
+static napi_value options_set_max_reconnect_attempts_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t attempts = 0;
+    if (((attempts = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_max_reconnect_attempts(recv, attempts));
+    }
+    return ret;
+}
+
+/* options_set_name(opts, name) -> undefined: natsio_options_set_name */
+static napi_value options_set_name_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *name = NULL;
+    if (get_req_string(env, argv[1], "name", &name)) {
+        throw_if_failed(env, natsio_options_set_name(recv, name));
+    }
+    free(name);
+    return ret;
+}
+
+/* options_set_nkey_file(opts, path) -> undefined: natsio_options_set_nkey_file */
+static napi_value options_set_nkey_file_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *path = NULL;
+    if (get_req_string(env, argv[1], "path", &path)) {
+        throw_if_failed(env, natsio_options_set_nkey_file(recv, path));
+    }
+    free(path);
+    return ret;
+}
+
+/* options_set_nkey_seed(opts, seed) -> undefined: natsio_options_set_nkey_seed */
+static napi_value options_set_nkey_seed_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *seed = NULL;
+    if (get_req_string(env, argv[1], "seed", &seed)) {
+        throw_if_failed(env, natsio_options_set_nkey_seed(recv, seed));
+    }
+    free(seed);
+    return ret;
+}
+
+/* options_set_no_randomize(opts, no_randomize) -> undefined: natsio_options_set_no_randomize */
+static napi_value options_set_no_randomize_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool no_randomize = false;
+    if ((napi_get_value_bool(env, argv[1], &no_randomize), true)) {
+        throw_if_failed(env, natsio_options_set_no_randomize(recv, no_randomize));
+    }
+    return ret;
+}
+
+/* options_set_pending_limits(opts, msgs, bytes) -> undefined: natsio_options_set_pending_limits */
+static napi_value options_set_pending_limits_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t msgs = 0;
+    int64_t bytes = 0;
+    if (((msgs = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))
+        && ((bytes = (int64_t)get_i64(env, argv[2], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_pending_limits(recv, msgs, bytes));
+    }
+    return ret;
+}
+
+/* options_set_ping(opts, interval_ms, max_outstanding) -> undefined: natsio_options_set_ping */
+static napi_value options_set_ping_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t interval_ms = 0;
+    int32_t max_outstanding = 0;
+    if (((interval_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))
+        && ((max_outstanding = (int32_t)get_i64(env, argv[2], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_ping(recv, interval_ms, max_outstanding));
+    }
+    return ret;
+}
+
+/* options_set_reconnect_buf_size(opts, bytes) -> undefined: natsio_options_set_reconnect_buf_size */
+static napi_value options_set_reconnect_buf_size_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t bytes = 0;
+    if (((bytes = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_reconnect_buf_size(recv, bytes));
+    }
+    return ret;
+}
+
+/* options_set_reconnect_jitter(opts, jitter_ms, jitter_tls_ms) -> undefined: natsio_options_set_reconnect_jitter */
+static napi_value options_set_reconnect_jitter_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t jitter_ms = 0;
+    int64_t jitter_tls_ms = 0;
+    if (((jitter_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))
+        && ((jitter_tls_ms = (int64_t)get_i64(env, argv[2], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_reconnect_jitter(recv, jitter_ms, jitter_tls_ms));
+    }
+    return ret;
+}
+
+/* options_set_reconnect_wait(opts, wait_ms, wait_max_ms) -> undefined: natsio_options_set_reconnect_wait */
+static napi_value options_set_reconnect_wait_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t wait_ms = 0;
+    int64_t wait_max_ms = 0;
+    if (((wait_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))
+        && ((wait_max_ms = (int64_t)get_i64(env, argv[2], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_reconnect_wait(recv, wait_ms, wait_max_ms));
+    }
+    return ret;
+}
+
+/* options_set_request_timeout_ms(opts, timeout_ms) -> undefined: natsio_options_set_request_timeout_ms */
+static napi_value options_set_request_timeout_ms_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t timeout_ms = 0;
+    if (((timeout_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_request_timeout_ms(recv, timeout_ms));
+    }
+    return ret;
+}
+
+/* options_set_retry_on_failed_connect(opts, retry) -> undefined: natsio_options_set_retry_on_failed_connect */
+static napi_value options_set_retry_on_failed_connect_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool retry = false;
+    if ((napi_get_value_bool(env, argv[1], &retry), true)) {
+        throw_if_failed(env, natsio_options_set_retry_on_failed_connect(recv, retry));
+    }
+    return ret;
+}
+
+/* options_set_servers(opts, urls) -> undefined: natsio_options_set_servers */
+static napi_value options_set_servers_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char **urls = NULL;
+    size_t count = 0;
+    if (get_string_array(env, argv[1], "urls", &urls, &count)) {
+        throw_if_failed(env, natsio_options_set_servers(recv, (const char *const *)urls, count));
+    }
+    free_strings(urls, count);
+    return ret;
+}
+
+/* options_set_tls(opts, ca_file, cert_file, key_file) -> undefined: natsio_options_set_tls */
+static napi_value options_set_tls_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *ca_file = NULL;
+    char *cert_file = NULL;
+    char *key_file = NULL;
+    if (get_opt_string(env, argv[1], &ca_file)
+        && get_opt_string(env, argv[2], &cert_file)
+        && get_opt_string(env, argv[3], &key_file)) {
+        throw_if_failed(env, natsio_options_set_tls(recv, ca_file, cert_file, key_file));
+    }
+    free(ca_file);
+    free(cert_file);
+    free(key_file);
+    return ret;
+}
+
+/* options_set_tls_handshake_first(opts, first) -> undefined: natsio_options_set_tls_handshake_first */
+static napi_value options_set_tls_handshake_first_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool first = false;
+    if ((napi_get_value_bool(env, argv[1], &first), true)) {
+        throw_if_failed(env, natsio_options_set_tls_handshake_first(recv, first));
+    }
+    return ret;
+}
+
+/* options_set_tls_hostname(opts, hostname) -> undefined: natsio_options_set_tls_hostname */
+static napi_value options_set_tls_hostname_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *hostname = NULL;
+    if (get_req_string(env, argv[1], "hostname", &hostname)) {
+        throw_if_failed(env, natsio_options_set_tls_hostname(recv, hostname));
+    }
+    free(hostname);
+    return ret;
+}
+
+/* options_set_token(opts, token) -> undefined: natsio_options_set_token */
+static napi_value options_set_token_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *token = NULL;
+    if (get_req_string(env, argv[1], "token", &token)) {
+        throw_if_failed(env, natsio_options_set_token(recv, token));
+    }
+    free(token);
+    return ret;
+}
+
+/* options_set_url(opts, url) -> undefined: natsio_options_set_url */
+static napi_value options_set_url_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *url = NULL;
+    if (get_req_string(env, argv[1], "url", &url)) {
+        throw_if_failed(env, natsio_options_set_url(recv, url));
+    }
+    free(url);
+    return ret;
+}
+
+/* options_set_user_password(opts, user, password) -> undefined: natsio_options_set_user_password */
+static napi_value options_set_user_password_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *user = NULL;
+    char *password = NULL;
+    if (get_req_string(env, argv[1], "user", &user)
+        && get_opt_string(env, argv[2], &password)) {
+        throw_if_failed(env, natsio_options_set_user_password(recv, user, password));
+    }
+    free(user);
+    free(password);
+    return ret;
+}
+
+/* options_set_wait_for_write_room(opts, wait) -> undefined: natsio_options_set_wait_for_write_room */
+static napi_value options_set_wait_for_write_room_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool wait = false;
+    if ((napi_get_value_bool(env, argv[1], &wait), true)) {
+        throw_if_failed(env, natsio_options_set_wait_for_write_room(recv, wait));
+    }
+    return ret;
+}
+
+/* options_set_ws_no_masking(opts, no_masking) -> undefined: natsio_options_set_ws_no_masking */
+static napi_value options_set_ws_no_masking_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool no_masking = false;
+    if ((napi_get_value_bool(env, argv[1], &no_masking), true)) {
+        throw_if_failed(env, natsio_options_set_ws_no_masking(recv, no_masking));
+    }
+    return ret;
+}
+
+/* ordered_consumer_messages(oc, opts) -> Promise<js_messages>: natsio_ordered_consumer_messages_async */
+static napi_value ordered_consumer_messages_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    js_handle *h = get_jsh(env, argv[0], JSH_ORDERED);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    natsio_ordered_messages_options opts;
+    natsio_ordered_messages_options_init(&opts);
+    if (read_ordered_messages_options(env, argv[1], &opts)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_ordered_consumer_messages_async(h->oc, &opts, &tok);
+        ret = op_track(env, st, tok, R_JS_MESSAGES, h, h->cw);
+    }
+    return ret;
+}
+
+/* ordered_consumer_start(oc) -> Promise<string>: natsio_ordered_consumer_start_async */
+static napi_value ordered_consumer_start_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_ORDERED);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_ordered_consumer_start_async(h->oc, &tok);
+        ret = op_track(env, st, tok, R_STRING, h, NULL);
+    }
+    return ret;
+}
+
+/* ordered_consumer_stop(oc) -> Promise<none>: natsio_ordered_consumer_stop_async */
+static napi_value ordered_consumer_stop_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    js_handle *h = get_jsh(env, argv[0], JSH_ORDERED);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_ordered_consumer_stop_async(h->oc, &tok);
+        ret = op_track(env, st, tok, R_NONE, h, NULL);
+    }
+    return ret;
+}
+
+/* sub_drain(sub, timeout_ms) -> Promise<none>: natsio_sub_drain_async */
+static napi_value sub_drain_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_sub *recv = feed_handle(env, argv[0], FEED_SUB);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t timeout_ms = 0;
+    if (((timeout_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_sub_drain_async(recv, timeout_ms, &tok);
+        ret = op_track(env, st, tok, R_NONE, NULL, NULL);
+    }
+    return ret;
+}
+
+/* sub_is_closed(sub) -> bool: natsio_sub_is_closed */
+static napi_value sub_is_closed_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_sub *recv = feed_handle(env, argv[0], FEED_SUB);
+    if (!recv) return NULL;
+    return boolean(env, natsio_sub_is_closed(recv));
+}
+
+/* sub_is_stopped(sub) -> bool: natsio_sub_is_stopped */
+static napi_value sub_is_stopped_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_sub *recv = feed_handle(env, argv[0], FEED_SUB);
+    if (!recv) return NULL;
+    return boolean(env, natsio_sub_is_stopped(recv));
+}
+
+/* sub_queue(sub) -> string: natsio_sub_queue */
+static napi_value sub_queue_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_sub *recv = feed_handle(env, argv[0], FEED_SUB);
+    if (!recv) return NULL;
+    return str_or_null(env, natsio_sub_queue(recv));
+}
+
+/* sub_sid(sub) -> uint64_t: natsio_sub_sid */
+static napi_value sub_sid_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_sub *recv = feed_handle(env, argv[0], FEED_SUB);
+    if (!recv) return NULL;
+    return num(env, (double)natsio_sub_sid(recv));
+}
+
+/* sub_subject(sub) -> string: natsio_sub_subject */
+static napi_value sub_subject_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_sub *recv = feed_handle(env, argv[0], FEED_SUB);
+    if (!recv) return NULL;
+    return str_or_null(env, natsio_sub_subject(recv));
+}
+
+/* sub_unsubscribe_after(sub, max) -> undefined: natsio_sub_unsubscribe_after */
+static napi_value sub_unsubscribe_after_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_sub *recv = feed_handle(env, argv[0], FEED_SUB);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    uint64_t max = 0;
+    if (get_required_u64(env, argv[1], "max", &max)) {
+        throw_if_failed(env, natsio_sub_unsubscribe_after(recv, max));
+    }
+    return ret;
+}
+
 void gen_register_verbs(napi_env env, napi_value exports) {
     napi_property_descriptor props[] = {
+        {"client_close", NULL, client_close_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_connected_url", NULL, client_connected_url_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_drain", NULL, client_drain_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_flush", NULL, client_flush_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_force_reconnect", NULL, client_force_reconnect_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_jetstream", NULL, client_jetstream_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_max_payload", NULL, client_max_payload_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_new_inbox", NULL, client_new_inbox_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_request", NULL, client_request_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_request_many", NULL, client_request_many_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_server_info", NULL, client_server_info_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_servers", NULL, client_servers_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_status", NULL, client_status_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_subscribe", NULL, client_subscribe_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_account_info", NULL, js_account_info_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_api_level", NULL, js_api_level_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_consume", NULL, js_consume_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_consumer_create", NULL, js_consumer_create_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_consumer_delete", NULL, js_consumer_delete_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_consumer_info", NULL, js_consumer_info_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_consumer_infos", NULL, js_consumer_infos_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_consumer_names", NULL, js_consumer_names_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_consumer_pause", NULL, js_consumer_pause_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_consumer_resume", NULL, js_consumer_resume_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_consumer_unpin", NULL, js_consumer_unpin_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_fetch", NULL, js_fetch_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_kv_bind", NULL, js_kv_bind_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_kv_create", NULL, js_kv_create_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_kv_delete", NULL, js_kv_delete_js, NULL, NULL, NULL, napi_default, NULL},
@@ -686,6 +2107,18 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"js_obj_delete", NULL, js_obj_delete_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_obj_names", NULL, js_obj_names_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_obj_statuses", NULL, js_obj_statuses_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_ordered_consumer", NULL, js_ordered_consumer_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_publish_async_complete", NULL, js_publish_async_complete_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_publish_async_pending", NULL, js_publish_async_pending_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_stream_create", NULL, js_stream_create_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_stream_delete", NULL, js_stream_delete_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_stream_delete_msg", NULL, js_stream_delete_msg_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_stream_get_last_msgs_for", NULL, js_stream_get_last_msgs_for_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_stream_get_msg", NULL, js_stream_get_msg_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_stream_get_next_msg", NULL, js_stream_get_next_msg_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_stream_infos", NULL, js_stream_infos_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_stream_names", NULL, js_stream_names_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_stream_purge", NULL, js_stream_purge_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_bucket", NULL, kv_bucket_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_create", NULL, kv_create_js, NULL, NULL, NULL, napi_default, NULL},
         {"kv_delete", NULL, kv_delete_js, NULL, NULL, NULL, napi_default, NULL},
@@ -713,8 +2146,54 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"obj_seal", NULL, obj_seal_js, NULL, NULL, NULL, napi_default, NULL},
         {"obj_update_meta", NULL, obj_update_meta_js, NULL, NULL, NULL, napi_default, NULL},
         {"obj_watch", NULL, obj_watch_js, NULL, NULL, NULL, napi_default, NULL},
+        {"obj_writer_abort", NULL, obj_writer_abort_js, NULL, NULL, NULL, napi_default, NULL},
         {"obj_writer_finish", NULL, obj_writer_finish_js, NULL, NULL, NULL, napi_default, NULL},
+        {"obj_writer_open", NULL, obj_writer_open_js, NULL, NULL, NULL, napi_default, NULL},
         {"obj_writer_write", NULL, obj_writer_write_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_add_ws_header", NULL, options_add_ws_header_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_allow_reconnect", NULL, options_set_allow_reconnect_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_client_lang", NULL, options_set_client_lang_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_connect_timeout_ms", NULL, options_set_connect_timeout_ms_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_credentials_file", NULL, options_set_credentials_file_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_drain_timeout_ms", NULL, options_set_drain_timeout_ms_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_echo", NULL, options_set_echo_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_flush_timeout_ms", NULL, options_set_flush_timeout_ms_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_ignore_auth_error_abort", NULL, options_set_ignore_auth_error_abort_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_ignore_discovered_servers", NULL, options_set_ignore_discovered_servers_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_inbox_prefix", NULL, options_set_inbox_prefix_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_max_control_line", NULL, options_set_max_control_line_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_max_pending_size", NULL, options_set_max_pending_size_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_max_reconnect_attempts", NULL, options_set_max_reconnect_attempts_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_name", NULL, options_set_name_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_nkey_file", NULL, options_set_nkey_file_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_nkey_seed", NULL, options_set_nkey_seed_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_no_randomize", NULL, options_set_no_randomize_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_pending_limits", NULL, options_set_pending_limits_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_ping", NULL, options_set_ping_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_reconnect_buf_size", NULL, options_set_reconnect_buf_size_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_reconnect_jitter", NULL, options_set_reconnect_jitter_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_reconnect_wait", NULL, options_set_reconnect_wait_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_request_timeout_ms", NULL, options_set_request_timeout_ms_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_retry_on_failed_connect", NULL, options_set_retry_on_failed_connect_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_servers", NULL, options_set_servers_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_tls", NULL, options_set_tls_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_tls_handshake_first", NULL, options_set_tls_handshake_first_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_tls_hostname", NULL, options_set_tls_hostname_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_token", NULL, options_set_token_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_url", NULL, options_set_url_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_user_password", NULL, options_set_user_password_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_wait_for_write_room", NULL, options_set_wait_for_write_room_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_ws_no_masking", NULL, options_set_ws_no_masking_js, NULL, NULL, NULL, napi_default, NULL},
+        {"ordered_consumer_messages", NULL, ordered_consumer_messages_js, NULL, NULL, NULL, napi_default, NULL},
+        {"ordered_consumer_start", NULL, ordered_consumer_start_js, NULL, NULL, NULL, napi_default, NULL},
+        {"ordered_consumer_stop", NULL, ordered_consumer_stop_js, NULL, NULL, NULL, napi_default, NULL},
+        {"sub_drain", NULL, sub_drain_js, NULL, NULL, NULL, napi_default, NULL},
+        {"sub_is_closed", NULL, sub_is_closed_js, NULL, NULL, NULL, napi_default, NULL},
+        {"sub_is_stopped", NULL, sub_is_stopped_js, NULL, NULL, NULL, napi_default, NULL},
+        {"sub_queue", NULL, sub_queue_js, NULL, NULL, NULL, napi_default, NULL},
+        {"sub_sid", NULL, sub_sid_js, NULL, NULL, NULL, napi_default, NULL},
+        {"sub_subject", NULL, sub_subject_js, NULL, NULL, NULL, napi_default, NULL},
+        {"sub_unsubscribe_after", NULL, sub_unsubscribe_after_js, NULL, NULL, NULL, napi_default, NULL},
     };
     napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
 }
