@@ -236,6 +236,15 @@ def describe():
             problems.append(f"{f['name']}: {len(outs)} outputs; say its result in the overlay")
             f["result"] = None
 
+    # A string argument the doc (its own or its blocking twin's) lets be
+    # NULL: "`subject` (NULL: all)", "`meta_json` may be NULL", ...
+    for f in funcs.values():
+        docs = f["doc"] + "\n" + funcs[f["blocking"]]["doc"] if f.get("blocking") else f["doc"]
+        docs = re.sub(r"\s+", " ", docs)
+        for a in f["args"]:
+            if a["role"] == "string" and re.search(rf"`{a['name']}` (\(NULL|is NULL|may be NULL|\(may be NULL)", docs):
+                a["nullable"] = True
+
     for name in overlay.get("hand_written", {}):
         if name not in funcs:
             problems.append(f"overlay names {name}, which the header does not declare")
