@@ -59,29 +59,35 @@ class GoGen(Gen):
             "#define NATSIO_GO_GEN_KINDS_H",
             "",
             "/* What go_token_take reads: one kind per token reader of the header",
-            " * (GO_TAKE_NONE: only the status), then the binding's own",
-            " * presentations (natsio_go.h) from GO_TAKE_GEN_END on. */",
+            " * (GO_TAKE_NONE: only the status), then the overlay's presentations",
+            " * (a reader's result with another view), then the binding's own",
+            " * (natsio_go.h) from GO_TAKE_GEN_END on. */",
             "enum {",
             "\tGO_TAKE_NONE,",
         ]
         out += [f"\t{self.take_kind(k)}," for k in sorted(self.desc["token_readers"])]
+        out += [f"\t{self.take_kind(k)}," for k in sorted(self.go.get("presentations", {}))]
         out += ["\tGO_TAKE_GEN_END", "};", "", "/* The iterator kinds of the header (go_iter_next). */", "enum {"]
         out += [f"\t{self.iter_kind(it)}," for it in sorted(self.desc["iterators"])]
         out += ["};", "", "#endif", ""]
         return out
 
     def take_c(self):
-        views = self.go.get("take_views", {})
+        views = dict(self.go.get("take_views", {}))
         out = self.banner("/*", " *", " */") + ['#include "natsio_go.h"', "",
                                                  "void go_gen_take(go_take *r, natsio_token *tok, int kind) {",
                                                  "\tswitch (kind) {",
                                                  "\tcase GO_TAKE_NONE:",
                                                  "\t\tr->status = natsio_token_status(tok);",
                                                  "\t\treturn;"]
-        for kind, rd in sorted(self.desc["token_readers"].items()):
+        readers = sorted(self.desc["token_readers"].items())
+        for name, p in sorted(self.go.get("presentations", {}).items()):
+            readers.append((name, self.desc["token_readers"][p["reader"]]))
+            views[name] = p["view"]
+        for kind, rd in readers:
             ctype = rd["c_type"]
             out.append(f"\tcase {self.take_kind(kind)}:")
-            if kind == "u64":
+            if rd["kind"] == "u64":
                 out.append(f"\t\tr->status = {rd['reader']}(tok, &r->u64);")
             else:
                 out.append(f"\t\tr->status = {rd['reader']}(tok, ({ctype} **)&r->out);")

@@ -151,12 +151,6 @@ go_take go_token_take(natsio_token *tok, int kind, int free_token) {
 	memset(&r, 0, sizeof r);
 	if (kind < GO_TAKE_GEN_END) {
 		go_gen_take(&r, tok, kind);
-	} else if (kind == GO_TAKE_JS_MSG) {
-		r.status = natsio_token_msg(tok, (natsio_msg **)&r.out);
-		if (r.status == NATSIO_OK) go_msg_read_js(r.out, &r.msg);
-	} else if (kind == GO_TAKE_KV_GOT_ENTRY) {
-		r.status = natsio_token_kv_entry(tok, (natsio_kv_entry **)&r.out);
-		if (r.status == NATSIO_OK) go_entry_read_values(r.out, &r.entry);
 	} else if (kind == GO_TAKE_OBJ_CHUNK) {
 		// The piece is the token's: copied, as the token is freed at once.
 		const void *data = NULL;

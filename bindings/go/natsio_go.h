@@ -81,11 +81,12 @@ size_t go_cq_poll(uint64_t *tags, size_t max);
 go_result go_token_watch(natsio_token *tok, uint64_t tag);
 
 /* What go_token_take reads: the generated kinds (gen_kinds.h: one per
- * token reader of the header), then the binding's own presentations. */
+ * token reader of the header and the overlay's presentations, e.g.
+ * GO_TAKE_JS_MSG), then this one of the binding's own: an Object Store
+ * piece is read by a reader with two outputs (natsio_token_obj_chunk)
+ * and copied out of the token, which is freed at once. */
 enum {
-	GO_TAKE_JS_MSG = GO_TAKE_GEN_END, /* a message and its JetStream metadata */
-	GO_TAKE_KV_GOT_ENTRY, /* a get's entry: its bucket and key are the caller's, not read */
-	GO_TAKE_OBJ_CHUNK /* a malloc'd copy of the piece in out, its length in u64 */
+	GO_TAKE_OBJ_CHUNK = GO_TAKE_GEN_END /* a malloc'd copy of the piece in out, its length in u64 */
 };
 
 /* A publish ack's fields, borrowed from the ack (NULL: absent). */
