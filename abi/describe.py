@@ -117,9 +117,11 @@ def handle_of(fname, first_arg, handles):
 
 def nullable(doc, name):
     """Whether the doc lets argument `name` be NULL: "`name` is NULL",
-    "`name` (NULL: ...)", "`name` (may be NULL)", "(either may be NULL)"."""
+    "`name` may be NULL", "`name` (NULL: ...)", "`name` (may be NULL)",
+    "(either may be NULL)". A token form's arguments follow its blocking
+    twin's doc (see the pairing below)."""
     flat = " ".join(doc.split())
-    return bool(re.search(rf"`{name}` (?:is NULL|\((?:may be )?NULL)", flat)) or (
+    return bool(re.search(rf"`{name}` (?:is NULL|may be NULL|\((?:may be )?NULL)", flat)) or (
         "either may be NULL" in flat and f"`{name}`" in flat)
 
 

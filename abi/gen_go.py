@@ -6,10 +6,11 @@ Writes, from abi/natsio.abi.json:
   bindings/go/gen_take.c     reading a token's result of each kind, an
                              iterator's ready item or its _next_async token,
                              and which result kind an iterator's token holds
-  bindings/go/gen_verbs.go   one raw Go function per verb of the areas the
-                             overlay's go.areas names: Go arguments to C,
-                             the `_async` call, the token awaited under ctx
-                             (token.go's await), status to error
+  bindings/go/gen_verbs.go   one raw Go function per request-shaped verb
+                             (an `X_async` with a result kind): Go arguments
+                             to C (a string the header lets be NULL as a
+                             *string), the `_async` call, the token awaited
+                             under ctx (token.go's await), status to error
 
 The mechanism (await, the completion queue, views of messages and entries)
 and the nats.go-shaped facade that calls the raw functions are hand-written.
@@ -58,29 +59,35 @@ class GoGen(Gen):
             "#define NATSIO_GO_GEN_KINDS_H",
             "",
             "/* What go_token_take reads: one kind per token reader of the header",
-            " * (GO_TAKE_NONE: only the status), then the binding's own",
-            " * presentations (natsio_go.h) from GO_TAKE_GEN_END on. */",
+            " * (GO_TAKE_NONE: only the status), then the overlay's presentations",
+            " * (a reader's result with another view), then the binding's own",
+            " * (natsio_go.h) from GO_TAKE_GEN_END on. */",
             "enum {",
             "\tGO_TAKE_NONE,",
         ]
         out += [f"\t{self.take_kind(k)}," for k in sorted(self.desc["token_readers"])]
+        out += [f"\t{self.take_kind(k)}," for k in sorted(self.go.get("presentations", {}))]
         out += ["\tGO_TAKE_GEN_END", "};", "", "/* The iterator kinds of the header (go_iter_next). */", "enum {"]
         out += [f"\t{self.iter_kind(it)}," for it in sorted(self.desc["iterators"])]
         out += ["};", "", "#endif", ""]
         return out
 
     def take_c(self):
-        views = self.go.get("take_views", {})
+        views = dict(self.go.get("take_views", {}))
         out = self.banner("/*", " *", " */") + ['#include "natsio_go.h"', "",
                                                  "void go_gen_take(go_take *r, natsio_token *tok, int kind) {",
                                                  "\tswitch (kind) {",
                                                  "\tcase GO_TAKE_NONE:",
                                                  "\t\tr->status = natsio_token_status(tok);",
                                                  "\t\treturn;"]
-        for kind, rd in sorted(self.desc["token_readers"].items()):
+        readers = sorted(self.desc["token_readers"].items())
+        for name, p in sorted(self.go.get("presentations", {}).items()):
+            readers.append((name, self.desc["token_readers"][p["reader"]]))
+            views[name] = p["view"]
+        for kind, rd in readers:
             ctype = rd["c_type"]
             out.append(f"\tcase {self.take_kind(kind)}:")
-            if kind == "u64":
+            if rd["kind"] == "u64":
                 out.append(f"\t\tr->status = {rd['reader']}(tok, &r->u64);")
             else:
                 out.append(f"\t\tr->status = {rd['reader']}(tok, ({ctype} **)&r->out);")
@@ -116,17 +123,26 @@ class GoGen(Gen):
         return out
 
     # -- Go: raw verbs --
+    # Exports left out of the raw layer for now, with their Go callers as
+    # they are: their C ABI is being changed on another branch (the next
+    # options, the stream info options, the synchronous publish). Temporary:
+    # remove an entry once that change is merged and its caller moved.
+    SKIP = {
+        "natsio_js_next_async", "natsio_js_next_with_options_async",
+        "natsio_js_stream_info_async", "natsio_js_stream_info_with_subjects_async",
+        "natsio_js_publish_async",
+    }
+
     def verbs(self):
-        areas = self.go.get("areas", [])
+        """Every request-shaped verb: an `X_async` with a result kind (an
+        iterator's `_next_async` aside: go_iter_next reads those)."""
         out = []
         for f in self.desc["functions"]:
-            if not any(f["name"].startswith(p) for p in areas):
-                continue
             if not f["name"].endswith("_async") or f["name"].endswith("_next_async") or f.get("result") is None:
                 continue
-            if f["handle"] in self.desc["iterators"] or not f["args"] or f["args"][0]["role"] != "receiver":
+            if f["name"] in self.SKIP:
                 continue
-            if any(a["role"] in ("callback", "user_data", "release", "other", "handle") for a in f["args"]):
+            if any(a["role"] in ("callback", "user_data", "release", "other") for a in f["args"]):
                 continue
             out.append(f)
         return out
@@ -155,14 +171,20 @@ class GoGen(Gen):
                 cargs.append("p")
             elif role == "token_out":
                 cargs.append("tok")
+            elif role == "string" and a.get("nullable"):
+                # nil: NULL, which the C call gives its own meaning.
+                params.append(f"{n} *string")
+                pre += [f"var c{pascal(n)} []byte", f"if {n} != nil {{",
+                        f"\tif c{pascal(n)}, err = cString(*{n}); err != nil {{", f"\t\t{fail}", "\t}", "}"]
+                cargs.append(f"cPtr(c{pascal(n)})")
             elif role == "string":
                 params.append(f"{n} string")
                 pre += [f"c{pascal(n)}, err := cString({n})", "if err != nil {", f"\t{fail}", "}"]
                 cargs.append(f"cPtr(c{pascal(n)})")
             elif role == "bytes":
                 params.append(f"{n} []byte")
-                pre.append(f"{n}Ptr, {n}Len := dataPtr({n})")
-                cargs += [f"{n}Ptr", f"{n}Len"]
+                pre.append(f"c{pascal(n)}, c{pascal(n)}Len := dataPtr({n})")
+                cargs += [f"c{pascal(n)}", f"c{pascal(n)}Len"]
                 keep.append(n)
             elif role == "strings":
                 params.append(f"{n} []string")
@@ -178,6 +200,9 @@ class GoGen(Gen):
                 gt, ct = GO_SCALARS[t]
                 params.append(f"{n} *{gt}")
                 cargs.append(f"(*{ct})(unsafe.Pointer({n}))")
+            elif role == "handle":
+                params.append(f"{n} *C.{a['type'].replace('const ', '').replace(' *', '')}")
+                cargs.append(n)
             elif role == "options":
                 st = a["type"].replace("const ", "").replace(" *", "")
                 params.append(f"{n} *C.{st}")
@@ -187,8 +212,10 @@ class GoGen(Gen):
         ret = f"({rtype}, error)" if rtype else "error"
         lines = [f"// {name} is {f['name']}, awaited under ctx.",
                  f"func {name}(ctx context.Context, {', '.join(params)}) {ret} {{"]
+        if any(a.get("nullable") for a in f["args"]):
+            pre.insert(0, "var err error")
         lines += [f"\t{p}" for p in pre]
-        declared = any("err :=" in p for p in pre)
+        declared = any("err :=" in p or p == "var err error" for p in pre)
         got = ("_, err " + ("=" if declared else ":=")) if rtype is None else "r, err :="
         lines += [f"\t{got} await(ctx, C.{self.take_kind(f['result']) if f['result'] != 'none' else 'GO_TAKE_NONE'}, "
                   "func(tok **C.natsio_token) C.natsio_status {",

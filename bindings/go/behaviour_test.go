@@ -175,6 +175,37 @@ func collect(t *testing.T, seq func(func(*natsio.Msg, error) bool)) ([]string, e
 	return got, lastErr
 }
 
+// A connection's iterators fail with ErrConnectionClosed when it closes,
+// rather than ending quietly (conformance: every binding, as the
+// reference's request_many raises): RequestMany's replies, closed while
+// the request waits for more, and a synchronous subscription.
+func TestIteratorsFailWithConnectionClosed(t *testing.T) {
+	nc := connect(t)
+	subj := subject(t, "one-reply")
+	responders(t, nc, subj, 1)
+	quiet := got(nc.SubscribeSync(subject(t, "quiet"))).must(t)
+	ctx := ctxTimeout(t, 10*time.Second)
+	var replies int
+	var last error
+	for m, err := range nc.RequestMany(ctx, subj, nil) {
+		if err != nil {
+			last = err
+			break
+		}
+		replies++
+		if string(m.Data) != "0" {
+			t.Fatalf("reply %q", m.Data)
+		}
+		noErr(t, nc.Close()) // the request still waits for more replies
+	}
+	if replies != 1 {
+		t.Fatalf("%d replies before the close", replies)
+	}
+	wantIs(t, last, natsio.ErrConnectionClosed)
+	_, err := quiet.NextMsg(ctx)
+	wantIs(t, err, natsio.ErrConnectionClosed)
+}
+
 func TestRequestMany(t *testing.T) {
 	nc := connect(t)
 	subj := subject(t, "scatter")

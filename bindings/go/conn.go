@@ -56,9 +56,7 @@ func Connect(url string, opts ...Option) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := await(context.Background(), C.GO_TAKE_CLIENT, func(tok **C.natsio_token) C.natsio_status {
-		return C.natsio_client_connect_async(copts, tok)
-	})
+	r, err := rawClientConnect(context.Background(), copts)
 	if err != nil {
 		return nil, err
 	}
@@ -155,9 +153,7 @@ func (nc *Conn) Close() error {
 	} else {
 		// The close (joining the library's callback threads) runs on a
 		// library thread; this goroutine waits for it.
-		_, err = await(context.Background(), C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
-			return C.natsio_client_close_async(nc.ptr, tok)
-		})
+		err = rawClientClose(context.Background(), nc.ptr)
 	}
 	unregisterClientThreads(nc.ptr)
 	return err
@@ -343,10 +339,7 @@ func (nc *Conn) startRequestMany(ctx context.Context, subject string, data []byt
 func (nc *Conn) Flush(ctx context.Context) error {
 	defer runtime.KeepAlive(nc)
 	timeout := timeoutArg(ctx) // NATSIO_TIMEOUT_DEFAULT: the flush timeout
-	_, err := await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
-		return C.natsio_client_flush_async(nc.ptr, timeout, tok)
-	})
-	return err
+	return rawClientFlush(ctx, nc.ptr, int64(timeout))
 }
 
 // Drain stops every subscription from receiving, lets the handlers finish
@@ -365,17 +358,11 @@ func (nc *Conn) Drain(ctx context.Context) error {
 	if _, ok := ctx.Deadline(); ok {
 		timeout = timeoutArg(ctx)
 	}
-	tok, err := start(func(tok **C.natsio_token) C.natsio_status {
-		return C.natsio_client_drain_async(nc.ptr, timeout, tok)
-	})
-	if err != nil {
-		return err
-	}
 	if inCallbackOf(nc.ptr) {
-		C.natsio_token_free(tok) // the drain goes on
-		return nil
+		// The drain waits for this handler: start it and return.
+		return rawClientDrain(waitingBy(ctx, startOnly), nc.ptr, int64(timeout))
 	}
-	_, err = awaitToken(ctx, tok, C.GO_TAKE_NONE, leaveOnEnd)
+	err := rawClientDrain(waitingBy(ctx, leaveOnEnd), nc.ptr, int64(timeout))
 	if ctx.Err() != nil && err != nil {
 		return err
 	}

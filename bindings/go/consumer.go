@@ -233,16 +233,12 @@ func parseConsumerInfo(raw string) (*ConsumerInfo, error) {
 // createConsumer is natsio_js_consumer_create_async with action (a
 // natsio_create_action).
 func (js *JetStream) createConsumer(ctx context.Context, stream string, cfg ConsumerConfig, action C.int32_t) (*ConsumerInfo, error) {
-	cstream, err := cString(stream)
+	config, err := configJSON(cfg)
 	if err != nil {
 		return nil, err
 	}
-	ccfg, err := configCString(cfg)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := jsString(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_consumer_create_async(p, cPtr(cstream), cPtr(ccfg), action, tok)
+	raw, err := onJS(js, func(p *C.natsio_js) (string, error) {
+		return rawJsConsumerCreate(ctx, p, stream, config, int32(action))
 	})
 	if err != nil {
 		return nil, err
@@ -275,13 +271,7 @@ func (js *JetStream) CreateOrUpdateConsumer(ctx context.Context, stream string, 
 // ConsumerInfo reads a consumer's configuration and state.
 // ErrConsumerNotFound, ErrStreamNotFound.
 func (js *JetStream) ConsumerInfo(ctx context.Context, stream, consumer string) (*ConsumerInfo, error) {
-	cstream, ccons, err := cNames(stream, consumer)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := jsString(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_consumer_info_async(p, cPtr(cstream), cPtr(ccons), tok)
-	})
+	raw, err := onJS(js, func(p *C.natsio_js) (string, error) { return rawJsConsumerInfo(ctx, p, stream, consumer) })
 	if err != nil {
 		return nil, err
 	}
@@ -291,38 +281,19 @@ func (js *JetStream) ConsumerInfo(ctx context.Context, stream, consumer string) 
 // DeleteConsumer deletes a consumer; a Fetch waiting on it ends with
 // ErrConsumerDeleted. ErrConsumerNotFound, ErrStreamNotFound.
 func (js *JetStream) DeleteConsumer(ctx context.Context, stream, consumer string) error {
-	cstream, ccons, err := cNames(stream, consumer)
-	if err != nil {
-		return err
-	}
-	_, err = jsAwait(ctx, js, C.GO_TAKE_NONE, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_consumer_delete_async(p, cPtr(cstream), cPtr(ccons), tok)
-	})
-	return err
+	return jsDo(js, func(p *C.natsio_js) error { return rawJsConsumerDelete(ctx, p, stream, consumer) })
 }
 
 // ConsumerNames lists the names of stream's consumers. ErrStreamNotFound.
 func (js *JetStream) ConsumerNames(ctx context.Context, stream string) ([]string, error) {
-	cstream, err := cString(stream)
-	if err != nil {
-		return nil, err
-	}
-	return jsStrings(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_consumer_names_async(p, cPtr(cstream), tok)
-	})
+	return jsStrings(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsConsumerNames(ctx, p, stream) })
 }
 
 // Consumers reads the configuration and state of all of stream's
 // consumers (paging through the server's list as needed).
 // ErrStreamNotFound.
 func (js *JetStream) Consumers(ctx context.Context, stream string) ([]*ConsumerInfo, error) {
-	cstream, err := cString(stream)
-	if err != nil {
-		return nil, err
-	}
-	raws, err := jsStrings(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_consumer_infos_async(p, cPtr(cstream), tok)
-	})
+	raws, err := jsStrings(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsConsumerInfos(ctx, p, stream) })
 	if err != nil {
 		return nil, err
 	}
@@ -371,13 +342,8 @@ func (js *JetStream) PauseConsumer(ctx context.Context, stream, consumer string,
 	if until.IsZero() || !until.After(time.Unix(0, 0)) || until.After(time.Unix(0, math.MaxInt64)) {
 		return nil, errorOf(ErrInvalidArgument, "PauseConsumer needs a time after the Unix epoch (and before 2262), not "+until.String())
 	}
-	cstream, ccons, err := cNames(stream, consumer)
-	if err != nil {
-		return nil, err
-	}
-	ns := C.int64_t(until.UnixNano())
-	raw, err := jsString(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_consumer_pause_async(p, cPtr(cstream), cPtr(ccons), ns, tok)
+	raw, err := onJS(js, func(p *C.natsio_js) (string, error) {
+		return rawJsConsumerPause(ctx, p, stream, consumer, until.UnixNano())
 	})
 	if err != nil {
 		return nil, err
@@ -388,13 +354,7 @@ func (js *JetStream) PauseConsumer(ctx context.Context, stream, consumer string,
 // ResumeConsumer resumes a paused consumer now (a running one stays
 // running). Errors as PauseConsumer.
 func (js *JetStream) ResumeConsumer(ctx context.Context, stream, consumer string) (*ConsumerPauseResponse, error) {
-	cstream, ccons, err := cNames(stream, consumer)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := jsString(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_consumer_resume_async(p, cPtr(cstream), cPtr(ccons), tok)
-	})
+	raw, err := onJS(js, func(p *C.natsio_js) (string, error) { return rawJsConsumerResume(ctx, p, stream, consumer) })
 	if err != nil {
 		return nil, err
 	}
@@ -407,18 +367,7 @@ func (js *JetStream) ResumeConsumer(ctx context.Context, stream, consumer string
 // ErrStreamNotFound, ErrInvalidArgument (bad names, a group that is not
 // one of the consumer's), and those of ConsumerInfo.
 func (js *JetStream) UnpinConsumer(ctx context.Context, stream, consumer, group string) error {
-	cstream, ccons, err := cNames(stream, consumer)
-	if err != nil {
-		return err
-	}
-	cgroup, err := cString(group)
-	if err != nil {
-		return err
-	}
-	_, err = jsAwait(ctx, js, C.GO_TAKE_NONE, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_consumer_unpin_async(p, cPtr(cstream), cPtr(ccons), cPtr(cgroup), tok)
-	})
-	return err
+	return jsDo(js, func(p *C.natsio_js) error { return rawJsConsumerUnpin(ctx, p, stream, consumer, group) })
 }
 
 func cNames(stream, consumer string) ([]byte, []byte, error) {
@@ -550,22 +499,16 @@ func (js *JetStream) Fetch(ctx context.Context, stream, consumer string, opts ..
 	for _, opt := range opts {
 		opt(&cfg)
 	}
-	cstream, ccons, err := cNames(stream, consumer)
-	if err != nil {
-		return nil, err
-	}
 	copts, cgroup, err := cfg.cOptions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r, err := jsAwait(ctx, js, C.GO_TAKE_MSG_LIST, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		if cgroup != nil {
-			g := C.CString(string(cgroup[:len(cgroup)-1]))
-			defer C.free(unsafe.Pointer(g))
-			copts.group = g
-		}
-		return C.natsio_js_fetch_async(p, cPtr(cstream), cPtr(ccons), &copts, tok)
-	})
+	if cgroup != nil {
+		g := C.CString(string(cgroup[:len(cgroup)-1]))
+		defer C.free(unsafe.Pointer(g))
+		copts.group = g
+	}
+	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsFetch(ctx, p, stream, consumer, &copts) })
 	if err != nil {
 		return nil, err
 	}
@@ -832,6 +775,8 @@ func (m *Msg) AckSync(ctx context.Context) error {
 	// The library marks the message acked when the ack is sent (so a
 	// second ack is refused at once) and the token completes once the
 	// server confirmed it; the handle is freed then.
+	// Not rawMsgAckSync: the ack starts under the batch's lock (which keeps
+	// the handle from another ack's free) and is waited for outside it.
 	timeout := timeoutArg(ctx)
 	var tok *C.natsio_token
 	err := m.withLibMsg(func(p *C.natsio_msg) (bool, error) {
@@ -1115,27 +1060,18 @@ func (js *JetStream) Consume(ctx context.Context, stream, consumer string, opts 
 	if name := cfg.orderedOnly(); name != "" {
 		return nil, errorOf(ErrInvalidArgument, name+" is an option of an ordered consumer's Messages, not of Consume")
 	}
-	cstream, ccons, err := cNames(stream, consumer)
-	if err != nil {
-		return nil, err
-	}
-	var cgroup []byte
+	copts := cfg.c
 	if cfg.group != "" {
-		if cgroup, err = cString(cfg.group); err != nil {
+		if err := checkNUL(cfg.group); err != nil {
 			return nil, err
 		}
+		g := C.CString(cfg.group)
+		defer C.free(unsafe.Pointer(g))
+		copts.group = g
 	}
-	copts := cfg.c
 	var take int
 	copts.max_messages, copts.threshold_messages, take = pullBudget(copts.max_messages, copts.max_bytes, copts.threshold_messages)
-	r, err := jsAwait(ctx, js, C.GO_TAKE_JS_MESSAGES, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		if cgroup != nil {
-			g := C.CString(string(cgroup[:len(cgroup)-1]))
-			defer C.free(unsafe.Pointer(g))
-			copts.group = g
-		}
-		return C.natsio_js_consume_async(p, cPtr(cstream), cPtr(ccons), &copts, tok)
-	})
+	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsConsume(ctx, p, stream, consumer, &copts) })
 	if err != nil {
 		return nil, err
 	}

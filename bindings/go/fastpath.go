@@ -45,20 +45,6 @@ func checkNUL(s string) error {
 	return nil
 }
 
-// nulJoined packs strings for natsio_go.c, which makes the C array of
-// them: each NUL-terminated, end to end. A string holding a NUL is
-// ErrInvalidArgument.
-func nulJoined(ss []string) ([]byte, error) {
-	var buf []byte
-	for _, s := range ss {
-		if err := checkNUL(s); err != nil {
-			return nil, err
-		}
-		buf = append(append(buf, s...), 0)
-	}
-	return buf, nil
-}
-
 // resultError turns a wrapper's status and detail (go_detail: the text
 // and the error data) into an error, freeing the detail.
 func resultError(st C.natsio_status, detail *C.go_error) error {

@@ -7,8 +7,9 @@
 #define NATSIO_GO_GEN_KINDS_H
 
 /* What go_token_take reads: one kind per token reader of the header
- * (GO_TAKE_NONE: only the status), then the binding's own
- * presentations (natsio_go.h) from GO_TAKE_GEN_END on. */
+ * (GO_TAKE_NONE: only the status), then the overlay's presentations
+ * (a reader's result with another view), then the binding's own
+ * (natsio_go.h) from GO_TAKE_GEN_END on. */
 enum {
 	GO_TAKE_NONE,
 	GO_TAKE_CLIENT,
@@ -33,6 +34,8 @@ enum {
 	GO_TAKE_STRING,
 	GO_TAKE_STRING_LIST,
 	GO_TAKE_U64,
+	GO_TAKE_JS_MSG,
+	GO_TAKE_KV_GOT_ENTRY,
 	GO_TAKE_GEN_END
 };
 

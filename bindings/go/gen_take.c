@@ -79,6 +79,14 @@ void go_gen_take(go_take *r, natsio_token *tok, int kind) {
 	case GO_TAKE_U64:
 		r->status = natsio_token_u64(tok, &r->u64);
 		return;
+	case GO_TAKE_JS_MSG:
+		r->status = natsio_token_msg(tok, (natsio_msg **)&r->out);
+		if (r->status == NATSIO_OK) go_msg_read_js(r->out, &r->msg);
+		return;
+	case GO_TAKE_KV_GOT_ENTRY:
+		r->status = natsio_token_kv_entry(tok, (natsio_kv_entry **)&r->out);
+		if (r->status == NATSIO_OK) go_entry_read_values(r->out, &r->entry);
+		return;
 	}
 	r->status = NATSIO_ERR_INTERNAL;
 }

@@ -14,6 +14,242 @@ import (
 	"unsafe"
 )
 
+// rawClientClose is natsio_client_close_async, awaited under ctx.
+func rawClientClose(ctx context.Context, p *C.natsio_client) error {
+	_, err := await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_client_close_async(p, tok)
+	})
+	return err
+}
+
+// rawClientConnect is natsio_client_connect_async, awaited under ctx.
+func rawClientConnect(ctx context.Context, opts *C.natsio_options) (C.go_take, error) {
+	r, err := await(ctx, C.GO_TAKE_CLIENT, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_client_connect_async(opts, tok)
+	})
+	return r, err
+}
+
+// rawClientDrain is natsio_client_drain_async, awaited under ctx.
+func rawClientDrain(ctx context.Context, p *C.natsio_client, timeoutMs int64) error {
+	_, err := await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_client_drain_async(p, C.int64_t(timeoutMs), tok)
+	})
+	return err
+}
+
+// rawClientFlush is natsio_client_flush_async, awaited under ctx.
+func rawClientFlush(ctx context.Context, p *C.natsio_client, timeoutMs int64) error {
+	_, err := await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_client_flush_async(p, C.int64_t(timeoutMs), tok)
+	})
+	return err
+}
+
+// rawClientRequest is natsio_client_request_async, awaited under ctx.
+func rawClientRequest(ctx context.Context, p *C.natsio_client, subject string, headers *C.natsio_headers, data []byte, timeoutMs int64) (C.go_take, error) {
+	cSubject, err := cString(subject)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	cData, cDataLen := dataPtr(data)
+	r, err := await(ctx, C.GO_TAKE_MSG, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_client_request_async(p, cPtr(cSubject), headers, cData, cDataLen, C.int64_t(timeoutMs), tok)
+	})
+	runtime.KeepAlive(data)
+	return r, err
+}
+
+// rawJsAccountInfo is natsio_js_account_info_async, awaited under ctx.
+func rawJsAccountInfo(ctx context.Context, p *C.natsio_js) (string, error) {
+	r, err := await(ctx, C.GO_TAKE_STRING, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_account_info_async(p, tok)
+	})
+	if err != nil {
+		return "", err
+	}
+	return takeString(r), nil
+}
+
+// rawJsApiLevel is natsio_js_api_level_async, awaited under ctx.
+func rawJsApiLevel(ctx context.Context, p *C.natsio_js) (uint64, error) {
+	r, err := await(ctx, C.GO_TAKE_U64, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_api_level_async(p, tok)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return uint64(r.u64), nil
+}
+
+// rawJsConsume is natsio_js_consume_async, awaited under ctx.
+func rawJsConsume(ctx context.Context, p *C.natsio_js, stream string, consumer string, opts *C.natsio_consume_options) (C.go_take, error) {
+	cStream, err := cString(stream)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	cConsumer, err := cString(consumer)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	r, err := await(ctx, C.GO_TAKE_JS_MESSAGES, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_consume_async(p, cPtr(cStream), cPtr(cConsumer), opts, tok)
+	})
+	return r, err
+}
+
+// rawJsConsumerCreate is natsio_js_consumer_create_async, awaited under ctx.
+func rawJsConsumerCreate(ctx context.Context, p *C.natsio_js, stream string, configJson string, action int32) (string, error) {
+	cStream, err := cString(stream)
+	if err != nil {
+		return "", err
+	}
+	cConfigJson, err := cString(configJson)
+	if err != nil {
+		return "", err
+	}
+	r, err := await(ctx, C.GO_TAKE_STRING, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_consumer_create_async(p, cPtr(cStream), cPtr(cConfigJson), C.int32_t(action), tok)
+	})
+	if err != nil {
+		return "", err
+	}
+	return takeString(r), nil
+}
+
+// rawJsConsumerDelete is natsio_js_consumer_delete_async, awaited under ctx.
+func rawJsConsumerDelete(ctx context.Context, p *C.natsio_js, stream string, consumer string) error {
+	cStream, err := cString(stream)
+	if err != nil {
+		return err
+	}
+	cConsumer, err := cString(consumer)
+	if err != nil {
+		return err
+	}
+	_, err = await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_consumer_delete_async(p, cPtr(cStream), cPtr(cConsumer), tok)
+	})
+	return err
+}
+
+// rawJsConsumerInfo is natsio_js_consumer_info_async, awaited under ctx.
+func rawJsConsumerInfo(ctx context.Context, p *C.natsio_js, stream string, consumer string) (string, error) {
+	cStream, err := cString(stream)
+	if err != nil {
+		return "", err
+	}
+	cConsumer, err := cString(consumer)
+	if err != nil {
+		return "", err
+	}
+	r, err := await(ctx, C.GO_TAKE_STRING, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_consumer_info_async(p, cPtr(cStream), cPtr(cConsumer), tok)
+	})
+	if err != nil {
+		return "", err
+	}
+	return takeString(r), nil
+}
+
+// rawJsConsumerInfos is natsio_js_consumer_infos_async, awaited under ctx.
+func rawJsConsumerInfos(ctx context.Context, p *C.natsio_js, stream string) (C.go_take, error) {
+	cStream, err := cString(stream)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	r, err := await(ctx, C.GO_TAKE_STRING_LIST, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_consumer_infos_async(p, cPtr(cStream), tok)
+	})
+	return r, err
+}
+
+// rawJsConsumerNames is natsio_js_consumer_names_async, awaited under ctx.
+func rawJsConsumerNames(ctx context.Context, p *C.natsio_js, stream string) (C.go_take, error) {
+	cStream, err := cString(stream)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	r, err := await(ctx, C.GO_TAKE_STRING_LIST, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_consumer_names_async(p, cPtr(cStream), tok)
+	})
+	return r, err
+}
+
+// rawJsConsumerPause is natsio_js_consumer_pause_async, awaited under ctx.
+func rawJsConsumerPause(ctx context.Context, p *C.natsio_js, stream string, consumer string, pauseUntilNs int64) (string, error) {
+	cStream, err := cString(stream)
+	if err != nil {
+		return "", err
+	}
+	cConsumer, err := cString(consumer)
+	if err != nil {
+		return "", err
+	}
+	r, err := await(ctx, C.GO_TAKE_STRING, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_consumer_pause_async(p, cPtr(cStream), cPtr(cConsumer), C.int64_t(pauseUntilNs), tok)
+	})
+	if err != nil {
+		return "", err
+	}
+	return takeString(r), nil
+}
+
+// rawJsConsumerResume is natsio_js_consumer_resume_async, awaited under ctx.
+func rawJsConsumerResume(ctx context.Context, p *C.natsio_js, stream string, consumer string) (string, error) {
+	cStream, err := cString(stream)
+	if err != nil {
+		return "", err
+	}
+	cConsumer, err := cString(consumer)
+	if err != nil {
+		return "", err
+	}
+	r, err := await(ctx, C.GO_TAKE_STRING, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_consumer_resume_async(p, cPtr(cStream), cPtr(cConsumer), tok)
+	})
+	if err != nil {
+		return "", err
+	}
+	return takeString(r), nil
+}
+
+// rawJsConsumerUnpin is natsio_js_consumer_unpin_async, awaited under ctx.
+func rawJsConsumerUnpin(ctx context.Context, p *C.natsio_js, stream string, consumer string, group string) error {
+	cStream, err := cString(stream)
+	if err != nil {
+		return err
+	}
+	cConsumer, err := cString(consumer)
+	if err != nil {
+		return err
+	}
+	cGroup, err := cString(group)
+	if err != nil {
+		return err
+	}
+	_, err = await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_consumer_unpin_async(p, cPtr(cStream), cPtr(cConsumer), cPtr(cGroup), tok)
+	})
+	return err
+}
+
+// rawJsFetch is natsio_js_fetch_async, awaited under ctx.
+func rawJsFetch(ctx context.Context, p *C.natsio_js, stream string, consumer string, opts *C.natsio_fetch_options) (C.go_take, error) {
+	cStream, err := cString(stream)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	cConsumer, err := cString(consumer)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	r, err := await(ctx, C.GO_TAKE_MSG_LIST, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_fetch_async(p, cPtr(cStream), cPtr(cConsumer), opts, tok)
+	})
+	return r, err
+}
+
 // rawJsKvBind is natsio_js_kv_bind_async, awaited under ctx.
 func rawJsKvBind(ctx context.Context, p *C.natsio_js, bucket string) (C.go_take, error) {
 	cBucket, err := cString(bucket)
@@ -118,15 +354,149 @@ func rawJsObjStatuses(ctx context.Context, p *C.natsio_js) (C.go_take, error) {
 	return r, err
 }
 
+// rawJsPublishAsyncComplete is natsio_js_publish_async_complete_async, awaited under ctx.
+func rawJsPublishAsyncComplete(ctx context.Context, p *C.natsio_js, timeoutMs int64) error {
+	_, err := await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_publish_async_complete_async(p, C.int64_t(timeoutMs), tok)
+	})
+	return err
+}
+
+// rawJsStreamCreate is natsio_js_stream_create_async, awaited under ctx.
+func rawJsStreamCreate(ctx context.Context, p *C.natsio_js, configJson string, action int32) (string, error) {
+	cConfigJson, err := cString(configJson)
+	if err != nil {
+		return "", err
+	}
+	r, err := await(ctx, C.GO_TAKE_STRING, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_stream_create_async(p, cPtr(cConfigJson), C.int32_t(action), tok)
+	})
+	if err != nil {
+		return "", err
+	}
+	return takeString(r), nil
+}
+
+// rawJsStreamDelete is natsio_js_stream_delete_async, awaited under ctx.
+func rawJsStreamDelete(ctx context.Context, p *C.natsio_js, name string) error {
+	cName, err := cString(name)
+	if err != nil {
+		return err
+	}
+	_, err = await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_stream_delete_async(p, cPtr(cName), tok)
+	})
+	return err
+}
+
+// rawJsStreamDeleteMsg is natsio_js_stream_delete_msg_async, awaited under ctx.
+func rawJsStreamDeleteMsg(ctx context.Context, p *C.natsio_js, stream string, seq uint64, erase bool) error {
+	cStream, err := cString(stream)
+	if err != nil {
+		return err
+	}
+	_, err = await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_stream_delete_msg_async(p, cPtr(cStream), C.uint64_t(seq), C.bool(erase), tok)
+	})
+	return err
+}
+
+// rawJsStreamGetMsg is natsio_js_stream_get_msg_async, awaited under ctx.
+func rawJsStreamGetMsg(ctx context.Context, p *C.natsio_js, stream string, seq uint64, lastBySubject *string) (C.go_take, error) {
+	var err error
+	cStream, err := cString(stream)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	var cLastBySubject []byte
+	if lastBySubject != nil {
+		if cLastBySubject, err = cString(*lastBySubject); err != nil {
+			return C.go_take{}, err
+		}
+	}
+	r, err := await(ctx, C.GO_TAKE_STORED_MSG, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_stream_get_msg_async(p, cPtr(cStream), C.uint64_t(seq), cPtr(cLastBySubject), tok)
+	})
+	return r, err
+}
+
+// rawJsStreamGetNextMsg is natsio_js_stream_get_next_msg_async, awaited under ctx.
+func rawJsStreamGetNextMsg(ctx context.Context, p *C.natsio_js, stream string, seq uint64, subject string) (C.go_take, error) {
+	cStream, err := cString(stream)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	cSubject, err := cString(subject)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	r, err := await(ctx, C.GO_TAKE_STORED_MSG, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_stream_get_next_msg_async(p, cPtr(cStream), C.uint64_t(seq), cPtr(cSubject), tok)
+	})
+	return r, err
+}
+
+// rawJsStreamInfos is natsio_js_stream_infos_async, awaited under ctx.
+func rawJsStreamInfos(ctx context.Context, p *C.natsio_js, subject *string) (C.go_take, error) {
+	var err error
+	var cSubject []byte
+	if subject != nil {
+		if cSubject, err = cString(*subject); err != nil {
+			return C.go_take{}, err
+		}
+	}
+	r, err := await(ctx, C.GO_TAKE_STRING_LIST, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_stream_infos_async(p, cPtr(cSubject), tok)
+	})
+	return r, err
+}
+
+// rawJsStreamNames is natsio_js_stream_names_async, awaited under ctx.
+func rawJsStreamNames(ctx context.Context, p *C.natsio_js, subject *string) (C.go_take, error) {
+	var err error
+	var cSubject []byte
+	if subject != nil {
+		if cSubject, err = cString(*subject); err != nil {
+			return C.go_take{}, err
+		}
+	}
+	r, err := await(ctx, C.GO_TAKE_STRING_LIST, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_stream_names_async(p, cPtr(cSubject), tok)
+	})
+	return r, err
+}
+
+// rawJsStreamPurge is natsio_js_stream_purge_async, awaited under ctx.
+func rawJsStreamPurge(ctx context.Context, p *C.natsio_js, name string, optionsJson *string) (uint64, error) {
+	var err error
+	cName, err := cString(name)
+	if err != nil {
+		return 0, err
+	}
+	var cOptionsJson []byte
+	if optionsJson != nil {
+		if cOptionsJson, err = cString(*optionsJson); err != nil {
+			return 0, err
+		}
+	}
+	r, err := await(ctx, C.GO_TAKE_U64, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_stream_purge_async(p, cPtr(cName), cPtr(cOptionsJson), tok)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return uint64(r.u64), nil
+}
+
 // rawKvCreate is natsio_kv_create_async, awaited under ctx.
 func rawKvCreate(ctx context.Context, p *C.natsio_kv, key string, value []byte, opts *C.natsio_kv_write_options) (uint64, error) {
 	cKey, err := cString(key)
 	if err != nil {
 		return 0, err
 	}
-	valuePtr, valueLen := dataPtr(value)
+	cValue, cValueLen := dataPtr(value)
 	r, err := await(ctx, C.GO_TAKE_U64, func(tok **C.natsio_token) C.natsio_status {
-		return C.natsio_kv_create_async(p, cPtr(cKey), valuePtr, valueLen, opts, tok)
+		return C.natsio_kv_create_async(p, cPtr(cKey), cValue, cValueLen, opts, tok)
 	})
 	runtime.KeepAlive(value)
 	if err != nil {
@@ -247,9 +617,9 @@ func rawKvPut(ctx context.Context, p *C.natsio_kv, key string, value []byte, opt
 	if err != nil {
 		return 0, err
 	}
-	valuePtr, valueLen := dataPtr(value)
+	cValue, cValueLen := dataPtr(value)
 	r, err := await(ctx, C.GO_TAKE_U64, func(tok **C.natsio_token) C.natsio_status {
-		return C.natsio_kv_put_async(p, cPtr(cKey), valuePtr, valueLen, opts, tok)
+		return C.natsio_kv_put_async(p, cPtr(cKey), cValue, cValueLen, opts, tok)
 	})
 	runtime.KeepAlive(value)
 	if err != nil {
@@ -275,9 +645,9 @@ func rawKvUpdate(ctx context.Context, p *C.natsio_kv, key string, value []byte, 
 	if err != nil {
 		return 0, err
 	}
-	valuePtr, valueLen := dataPtr(value)
+	cValue, cValueLen := dataPtr(value)
 	r, err := await(ctx, C.GO_TAKE_U64, func(tok **C.natsio_token) C.natsio_status {
-		return C.natsio_kv_update_async(p, cPtr(cKey), valuePtr, valueLen, C.uint64_t(last), tok)
+		return C.natsio_kv_update_async(p, cPtr(cKey), cValue, cValueLen, C.uint64_t(last), tok)
 	})
 	runtime.KeepAlive(value)
 	if err != nil {
@@ -299,6 +669,14 @@ func rawKvWatch(ctx context.Context, p *C.natsio_kv, keys []string, opts *C.nats
 	return r, err
 }
 
+// rawMsgAckSync is natsio_msg_ack_sync_async, awaited under ctx.
+func rawMsgAckSync(ctx context.Context, p *C.natsio_msg, timeoutMs int64) error {
+	_, err := await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_msg_ack_sync_async(p, C.int64_t(timeoutMs), tok)
+	})
+	return err
+}
+
 // rawObjAddBucketLink is natsio_obj_add_bucket_link_async, awaited under ctx.
 func rawObjAddBucketLink(ctx context.Context, p *C.natsio_obj, name string, bucket string) (C.go_take, error) {
 	cName, err := cString(name)
@@ -311,6 +689,18 @@ func rawObjAddBucketLink(ctx context.Context, p *C.natsio_obj, name string, buck
 	}
 	r, err := await(ctx, C.GO_TAKE_OBJ_INFO, func(tok **C.natsio_token) C.natsio_status {
 		return C.natsio_obj_add_bucket_link_async(p, cPtr(cName), cPtr(cBucket), tok)
+	})
+	return r, err
+}
+
+// rawObjAddLink is natsio_obj_add_link_async, awaited under ctx.
+func rawObjAddLink(ctx context.Context, p *C.natsio_obj, name string, target *C.natsio_obj_info) (C.go_take, error) {
+	cName, err := cString(name)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	r, err := await(ctx, C.GO_TAKE_OBJ_INFO, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_obj_add_link_async(p, cPtr(cName), target, tok)
 	})
 	return r, err
 }
@@ -368,18 +758,21 @@ func rawObjList(ctx context.Context, p *C.natsio_obj, includeDeleted bool) (C.go
 }
 
 // rawObjPut is natsio_obj_put_async, awaited under ctx.
-func rawObjPut(ctx context.Context, p *C.natsio_obj, name string, metaJson string, data []byte) (C.go_take, error) {
+func rawObjPut(ctx context.Context, p *C.natsio_obj, name string, metaJson *string, data []byte) (C.go_take, error) {
+	var err error
 	cName, err := cString(name)
 	if err != nil {
 		return C.go_take{}, err
 	}
-	cMetaJson, err := cString(metaJson)
-	if err != nil {
-		return C.go_take{}, err
+	var cMetaJson []byte
+	if metaJson != nil {
+		if cMetaJson, err = cString(*metaJson); err != nil {
+			return C.go_take{}, err
+		}
 	}
-	dataPtr, dataLen := dataPtr(data)
+	cData, cDataLen := dataPtr(data)
 	r, err := await(ctx, C.GO_TAKE_OBJ_INFO, func(tok **C.natsio_token) C.natsio_status {
-		return C.natsio_obj_put_async(p, cPtr(cName), cPtr(cMetaJson), dataPtr, dataLen, tok)
+		return C.natsio_obj_put_async(p, cPtr(cName), cPtr(cMetaJson), cData, cDataLen, tok)
 	})
 	runtime.KeepAlive(data)
 	return r, err
@@ -427,10 +820,53 @@ func rawObjWriterFinish(ctx context.Context, p *C.natsio_obj_writer) (C.go_take,
 
 // rawObjWriterWrite is natsio_obj_writer_write_async, awaited under ctx.
 func rawObjWriterWrite(ctx context.Context, p *C.natsio_obj_writer, data []byte) error {
-	dataPtr, dataLen := dataPtr(data)
+	cData, cDataLen := dataPtr(data)
 	_, err := await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
-		return C.natsio_obj_writer_write_async(p, dataPtr, dataLen, tok)
+		return C.natsio_obj_writer_write_async(p, cData, cDataLen, tok)
 	})
 	runtime.KeepAlive(data)
+	return err
+}
+
+// rawOrderedConsumerMessages is natsio_ordered_consumer_messages_async, awaited under ctx.
+func rawOrderedConsumerMessages(ctx context.Context, p *C.natsio_ordered_consumer, opts *C.natsio_ordered_messages_options) (C.go_take, error) {
+	r, err := await(ctx, C.GO_TAKE_JS_MESSAGES, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_ordered_consumer_messages_async(p, opts, tok)
+	})
+	return r, err
+}
+
+// rawOrderedConsumerStart is natsio_ordered_consumer_start_async, awaited under ctx.
+func rawOrderedConsumerStart(ctx context.Context, p *C.natsio_ordered_consumer) (string, error) {
+	r, err := await(ctx, C.GO_TAKE_STRING, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_ordered_consumer_start_async(p, tok)
+	})
+	if err != nil {
+		return "", err
+	}
+	return takeString(r), nil
+}
+
+// rawOrderedConsumerStop is natsio_ordered_consumer_stop_async, awaited under ctx.
+func rawOrderedConsumerStop(ctx context.Context, p *C.natsio_ordered_consumer) error {
+	_, err := await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_ordered_consumer_stop_async(p, tok)
+	})
+	return err
+}
+
+// rawSubDrain is natsio_sub_drain_async, awaited under ctx.
+func rawSubDrain(ctx context.Context, p *C.natsio_sub, timeoutMs int64) error {
+	_, err := await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_sub_drain_async(p, C.int64_t(timeoutMs), tok)
+	})
+	return err
+}
+
+// rawSubEnd is natsio_sub_end_async, awaited under ctx.
+func rawSubEnd(ctx context.Context, p *C.natsio_sub) error {
+	_, err := await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_sub_end_async(p, tok)
+	})
 	return err
 }

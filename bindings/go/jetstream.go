@@ -200,8 +200,16 @@ func onJS[T any](js *JetStream, call func(p *C.natsio_js) (T, error)) (T, error)
 	return call(p)
 }
 
+// jsDo is onJS for a call without a result.
+func jsDo(js *JetStream, call func(p *C.natsio_js) error) error {
+	_, err := onJS(js, func(p *C.natsio_js) (struct{}, error) { return struct{}{}, call(p) })
+	return err
+}
+
 // jsAwait runs one asynchronous operation on the context's handle (see
-// await). The handle is only needed to start it.
+// await). The handle is only needed to start it. Only for the calls the
+// raw layer leaves out for now (gen_go.py's SKIP: Next, StreamInfo,
+// StreamInfoWithSubjects); the others call their raw verb through onJS.
 func jsAwait(ctx context.Context, js *JetStream, kind C.int, call func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status) (C.go_take, error) {
 	if ctx.Err() != nil {
 		return C.go_take{}, contextError(ctx)
@@ -227,9 +235,9 @@ func jsString(ctx context.Context, js *JetStream, call func(p *C.natsio_js, tok 
 	return takeString(r), nil
 }
 
-// jsStrings runs an operation whose result is a list of names.
-func jsStrings(ctx context.Context, js *JetStream, call func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status) ([]string, error) {
-	r, err := jsAwait(ctx, js, C.GO_TAKE_STRING_LIST, call)
+// jsStrings runs a raw verb whose result is a list of strings.
+func jsStrings(js *JetStream, call func(p *C.natsio_js) (C.go_take, error)) ([]string, error) {
+	r, err := onJS(js, call)
 	if err != nil {
 		return nil, err
 	}
@@ -286,9 +294,7 @@ type AccountLimits struct {
 // AccountInfo reads the account's JetStream usage and limits.
 // ErrJetStreamNotEnabled when the account has no JetStream.
 func (js *JetStream) AccountInfo(ctx context.Context) (*AccountInfo, error) {
-	raw, err := jsString(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_account_info_async(p, tok)
-	})
+	raw, err := onJS(js, func(p *C.natsio_js) (string, error) { return rawJsAccountInfo(ctx, p) })
 	if err != nil {
 		return nil, err
 	}
@@ -714,14 +720,11 @@ func (js *JetStream) PublishAsyncPending() int {
 func (js *JetStream) PublishAsyncComplete(ctx context.Context) error {
 	// Without a deadline: as long as it takes (each publish has its own
 	// ack timeout), as before; the library's default would be JSTimeout.
-	timeout := C.int64_t(C.NATSIO_WAIT_FOREVER)
+	timeout := int64(C.NATSIO_WAIT_FOREVER)
 	if _, ok := ctx.Deadline(); ok {
-		timeout = timeoutArg(ctx)
+		timeout = int64(timeoutArg(ctx))
 	}
-	_, err := jsAwait(ctx, js, C.GO_TAKE_NONE, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_publish_async_complete_async(p, timeout, tok)
-	})
-	return err
+	return jsDo(js, func(p *C.natsio_js) error { return rawJsPublishAsyncComplete(ctx, p, timeout) })
 }
 
 // ---- Streams ----
@@ -1068,12 +1071,12 @@ func parseStreamInfo(raw string) (*StreamInfo, error) {
 // createStream is natsio_js_stream_create_async with action (a
 // natsio_create_action).
 func (js *JetStream) createStream(ctx context.Context, cfg StreamConfig, action C.int32_t) (*StreamInfo, error) {
-	ccfg, err := configCString(cfg)
+	config, err := configJSON(cfg)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := jsString(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_stream_create_async(p, cPtr(ccfg), action, tok)
+	raw, err := onJS(js, func(p *C.natsio_js) (string, error) {
+		return rawJsStreamCreate(ctx, p, config, int32(action))
 	})
 	if err != nil {
 		return nil, err
@@ -1148,14 +1151,7 @@ func (js *JetStream) StreamInfoWithSubjects(ctx context.Context, stream, subject
 // DeleteStream deletes a stream and its messages. ErrStreamNotFound when
 // there is none.
 func (js *JetStream) DeleteStream(ctx context.Context, stream string) error {
-	cname, err := cString(stream)
-	if err != nil {
-		return err
-	}
-	_, err = jsAwait(ctx, js, C.GO_TAKE_NONE, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_stream_delete_async(p, cPtr(cname), tok)
-	})
-	return err
+	return jsDo(js, func(p *C.natsio_js) error { return rawJsStreamDelete(ctx, p, stream) })
 }
 
 // PurgeOpt narrows a PurgeStream.
@@ -1179,11 +1175,7 @@ func PurgeKeep(n uint64) PurgeOpt { return func(r *purgeRequest) { r.Keep = n } 
 // PurgeStream removes a stream's messages (all of them without options) and
 // returns how many it removed.
 func (js *JetStream) PurgeStream(ctx context.Context, stream string, opts ...PurgeOpt) (uint64, error) {
-	cname, err := cString(stream)
-	if err != nil {
-		return 0, err
-	}
-	var copts []byte
+	var optionsJSON *string // nil: purge everything
 	if len(opts) > 0 {
 		var req purgeRequest
 		for _, opt := range opts {
@@ -1193,45 +1185,23 @@ func (js *JetStream) PurgeStream(ctx context.Context, stream string, opts ...Pur
 		if err != nil {
 			return 0, err
 		}
-		if copts, err = cString(string(b)); err != nil {
-			return 0, err
-		}
+		s := string(b)
+		optionsJSON = &s
 	}
-	r, err := jsAwait(ctx, js, C.GO_TAKE_U64, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_stream_purge_async(p, cPtr(cname), cPtr(copts), tok)
-	})
-	return uint64(r.u64), err
+	return onJS(js, func(p *C.natsio_js) (uint64, error) { return rawJsStreamPurge(ctx, p, stream, optionsJSON) })
 }
 
 // StreamNames lists the names of all streams, or with subject not "" of
 // those holding subject.
 func (js *JetStream) StreamNames(ctx context.Context, subject string) ([]string, error) {
-	var csubj []byte
-	if subject != "" {
-		var err error
-		if csubj, err = cString(subject); err != nil {
-			return nil, err
-		}
-	}
-	return jsStrings(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_stream_names_async(p, cPtr(csubj), tok)
-	})
+	return jsStrings(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsStreamNames(ctx, p, nonEmpty(subject)) })
 }
 
 // Streams reads the configuration and state of all streams, or with
 // subject not "" (wildcards allowed) of those holding subject.
 // ErrBadSubject for a bad subject.
 func (js *JetStream) Streams(ctx context.Context, subject string) ([]*StreamInfo, error) {
-	var csubj []byte
-	if subject != "" {
-		var err error
-		if csubj, err = cString(subject); err != nil {
-			return nil, err
-		}
-	}
-	raws, err := jsStrings(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_stream_infos_async(p, cPtr(csubj), tok)
-	})
+	raws, err := jsStrings(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsStreamInfos(ctx, p, nonEmpty(subject)) })
 	if err != nil {
 		return nil, err
 	}
@@ -1249,10 +1219,7 @@ func (js *JetStream) Streams(ctx context.Context, subject string) ([]*StreamInfo
 // APILevel is the JetStream API level the server implements (2.11
 // reports 1, 2.12 reports 2, ...; 0 for servers too old to report one).
 func (js *JetStream) APILevel(ctx context.Context) (uint64, error) {
-	r, err := jsAwait(ctx, js, C.GO_TAKE_U64, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_api_level_async(p, tok)
-	})
-	return uint64(r.u64), err
+	return onJS(js, func(p *C.natsio_js) (uint64, error) { return rawJsApiLevel(ctx, p) })
 }
 
 // RawStreamMsg is a message read back from a stream.
@@ -1300,24 +1267,12 @@ func copyHeaders(h *C.natsio_headers) Header {
 }
 
 func (js *JetStream) getMsg(ctx context.Context, stream string, seq uint64, last *string) (*RawStreamMsg, error) {
-	cname, err := cString(stream)
-	if err != nil {
-		return nil, err
-	}
-	var clast []byte
-	if last != nil {
-		if clast, err = cString(*last); err != nil {
-			return nil, err
-		}
-	}
-	return jsStoredMsg(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_stream_get_msg_async(p, cPtr(cname), C.uint64_t(seq), cPtr(clast), tok)
-	})
+	return jsStoredMsg(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsStreamGetMsg(ctx, p, stream, seq, last) })
 }
 
-// jsStoredMsg runs an operation whose result is a stored message.
-func jsStoredMsg(ctx context.Context, js *JetStream, call func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status) (*RawStreamMsg, error) {
-	r, err := jsAwait(ctx, js, C.GO_TAKE_STORED_MSG, call)
+// jsStoredMsg runs a raw verb whose result is a stored message.
+func jsStoredMsg(js *JetStream, call func(p *C.natsio_js) (C.go_take, error)) (*RawStreamMsg, error) {
+	r, err := onJS(js, call)
 	if err != nil {
 		return nil, err
 	}
@@ -1350,28 +1305,11 @@ func (js *JetStream) GetLastMsg(ctx context.Context, stream, subject string) (*R
 // Direct Get when the stream has AllowDirect. Errors: ErrMsgNotFound,
 // ErrBadSubject, ErrStreamNotFound.
 func (js *JetStream) GetNextMsg(ctx context.Context, stream string, seq uint64, subject string) (*RawStreamMsg, error) {
-	cname, err := cString(stream)
-	if err != nil {
-		return nil, err
-	}
-	csubj, err := cString(subject)
-	if err != nil {
-		return nil, err
-	}
-	return jsStoredMsg(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_stream_get_next_msg_async(p, cPtr(cname), C.uint64_t(seq), cPtr(csubj), tok)
-	})
+	return jsStoredMsg(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsStreamGetNextMsg(ctx, p, stream, seq, subject) })
 }
 
 func (js *JetStream) deleteMsg(ctx context.Context, stream string, seq uint64, erase bool) error {
-	cname, err := cString(stream)
-	if err != nil {
-		return err
-	}
-	_, err = jsAwait(ctx, js, C.GO_TAKE_NONE, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_stream_delete_msg_async(p, cPtr(cname), C.uint64_t(seq), C.bool(erase), tok)
-	})
-	return err
+	return jsDo(js, func(p *C.natsio_js) error { return rawJsStreamDeleteMsg(ctx, p, stream, seq, erase) })
 }
 
 // DeleteMsgOpt configures DeleteMsg.

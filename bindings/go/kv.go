@@ -711,23 +711,11 @@ func (kv *KeyValue) watch(ctx context.Context, keys []string, opts []WatchOpt) (
 	for _, opt := range opts {
 		opt(&copts)
 	}
-	buf, err := nulJoined(keys)
-	if err != nil {
-		return nil, err
-	}
 	if kv == nil {
 		return nil, errorOf(ErrNullArgument, "nil *KeyValue")
 	}
-	if ctx.Err() != nil {
-		return nil, contextError(ctx)
-	}
-	st := C.go_kv_watch_async(kv.ptr, bytesPtr(buf), C.size_t(len(keys)), &copts)
+	r, err := rawKvWatch(ctx, kv.ptr, keys, &copts)
 	runtime.KeepAlive(kv)
-	runtime.KeepAlive(buf)
-	if err := resultError(st.status, st.detail); err != nil {
-		return nil, err
-	}
-	r, err := awaitStarted(ctx, st.token, C.GO_TAKE_KV_WATCHER)
 	if err != nil {
 		return nil, err
 	}

@@ -63,10 +63,11 @@ func (kv *KeyValue) ListKeysFiltered(ctx context.Context, filters ...string) (*K
 }
 
 func (kv *KeyValue) listKeys(ctx context.Context, filters []string) (*KeyLister, error) {
-	buf, err := nulJoined(filters)
+	cFilters, err := newCStrings(filters)
 	if err != nil {
 		return nil, err
 	}
+	defer cFilters.free()
 	if kv == nil {
 		return nil, errorOf(ErrNullArgument, "nil *KeyValue")
 	}
@@ -74,10 +75,11 @@ func (kv *KeyValue) listKeys(ctx context.Context, filters []string) (*KeyLister,
 		return nil, contextError(ctx)
 	}
 	var ptr *C.natsio_kv_key_lister
-	r := C.go_kv_list_keys(kv.ptr, bytesPtr(buf), C.size_t(len(filters)), &ptr)
+	err = cCall(func() C.natsio_status {
+		return C.natsio_kv_list_keys(kv.ptr, cFilters.ptr(), cFilters.count(), &ptr)
+	})
 	runtime.KeepAlive(kv)
-	runtime.KeepAlive(buf)
-	if err := resultError(r.status, r.detail); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	l := &KeyLister{ptr: ptr, stopped: make(chan struct{})}

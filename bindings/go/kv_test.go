@@ -84,6 +84,23 @@ func TestKeyValueWatchResumeFromRevision(t *testing.T) {
 	wantErr(t, err, natsio.ErrInvalidArgument)
 }
 
+// DeleteMarkersOlderThan(0) is the default threshold (30 minutes), not
+// "every marker" (conformance: the same in every binding): a young marker
+// stays, only the revisions before it go.
+func TestKeyValuePurgeDeletesZeroIsTheDefault(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 20*time.Second)
+	kv := got(js.CreateKeyValue(ctx, natsio.KeyValueConfig{Bucket: "PZ", History: 5, Storage: natsio.MemoryStorage})).must(t)
+	got(kv.Put(ctx, "a", []byte("a1"))).must(t)
+	noErr(t, kv.Delete(ctx, "a"))
+	if n := got(kv.PurgeDeletes(ctx, natsio.DeleteMarkersOlderThan(0))).must(t); n != 1 {
+		t.Fatalf("PurgeDeletes(0) removed %d, want a1 only", n)
+	}
+	if h := got(kv.History(ctx, "a")).must(t); len(h) != 1 || h[0].Operation != natsio.KeyValueDelete {
+		t.Fatalf("a's history after PurgeDeletes(0) %+v, want its marker", h)
+	}
+}
+
 func TestKeyValuePurgeDeletes(t *testing.T) {
 	_, js := jetStream(t)
 	ctx := ctxTimeout(t, 20*time.Second)

@@ -88,10 +88,11 @@ func (js *JetStream) GetLastMsgsFor(ctx context.Context, stream string, subjects
 	if err != nil {
 		return nil, err
 	}
-	buf, err := nulJoined(subjects)
+	cSubjects, err := newCStrings(subjects)
 	if err != nil {
 		return nil, err
 	}
+	defer cSubjects.free()
 	if ctx.Err() != nil {
 		return nil, contextError(ctx)
 	}
@@ -100,11 +101,12 @@ func (js *JetStream) GetLastMsgsFor(ctx context.Context, stream string, subjects
 		return nil, err
 	}
 	var ptr *C.natsio_stored_msgs
-	r := C.go_js_get_last_msgs_for(p, cPtr(cstream), bytesPtr(buf), C.size_t(len(subjects)),
-		C.uint32_t(cfg.batch), C.uint64_t(cfg.upToSeq), C.int64_t(upToTime), &ptr)
+	err = cCall(func() C.natsio_status {
+		return C.natsio_js_stream_get_last_msgs_for(p, cPtr(cstream), cSubjects.ptr(), cSubjects.count(),
+			C.uint32_t(cfg.batch), C.uint64_t(cfg.upToSeq), C.int64_t(upToTime), &ptr)
+	})
 	js.release()
-	runtime.KeepAlive(buf)
-	if err := resultError(r.status, r.detail); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	m := &StoredMsgs{ptr: ptr, nc: js.nc}

@@ -66,6 +66,14 @@ func cString(s string) ([]byte, error) {
 	return b, nil
 }
 
+// nonEmpty is s, or nil for "" (a C argument that may be NULL).
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
 func cPtr(b []byte) *C.char {
 	if b == nil {
 		return nil

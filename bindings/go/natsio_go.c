@@ -151,12 +151,6 @@ go_take go_token_take(natsio_token *tok, int kind, int free_token) {
 	memset(&r, 0, sizeof r);
 	if (kind < GO_TAKE_GEN_END) {
 		go_gen_take(&r, tok, kind);
-	} else if (kind == GO_TAKE_JS_MSG) {
-		r.status = natsio_token_msg(tok, (natsio_msg **)&r.out);
-		if (r.status == NATSIO_OK) go_msg_read_js(r.out, &r.msg);
-	} else if (kind == GO_TAKE_KV_GOT_ENTRY) {
-		r.status = natsio_token_kv_entry(tok, (natsio_kv_entry **)&r.out);
-		if (r.status == NATSIO_OK) go_entry_read_values(r.out, &r.entry);
 	} else if (kind == GO_TAKE_OBJ_CHUNK) {
 		// The piece is the token's: copied, as the token is freed at once.
 		const void *data = NULL;
@@ -385,57 +379,6 @@ go_start go_js_publish_async(const natsio_js *js, const char *subject, const voi
 	natsio_token *tok = NULL;
 	natsio_status st = natsio_js_publish_async(js, subject, data, len, &o, &tok);
 	return go_start_of(st, tok);
-}
-
-// The array of the n NUL-terminated strings laid end to end in p, in
-// *list_out (malloc'd; NULL when n is 0). 0 when out of memory.
-static int go_split_list(const char *p, size_t n, const char ***list_out) {
-	const char **list = NULL;
-	if (n > 0) {
-		list = malloc(n * sizeof *list);
-		if (list == NULL) return 0;
-		for (size_t i = 0; i < n; i++) {
-			list[i] = p;
-			p += strlen(p) + 1;
-		}
-	}
-	*list_out = list;
-	return 1;
-}
-
-go_start go_kv_watch_async(const natsio_kv *kv, const char *keys, size_t nkeys,
-		const natsio_kv_watch_options *opts) {
-	const char **list;
-	if (!go_split_list(keys, nkeys, &list)) {
-		go_result oom = go_out_of_memory();
-		go_start r = {oom.status, oom.detail, NULL};
-		return r;
-	}
-	natsio_token *tok = NULL;
-	natsio_status st = natsio_kv_watch_async(kv, list, nkeys, opts, &tok);
-	go_start r = go_start_of(st, tok);
-	free(list);
-	return r;
-}
-
-go_result go_kv_list_keys(const natsio_kv *kv, const char *filters, size_t nfilters,
-		natsio_kv_key_lister **lister_out) {
-	const char **list;
-	if (!go_split_list(filters, nfilters, &list)) return go_out_of_memory();
-	go_result r = go_result_of(natsio_kv_list_keys(kv, list, nfilters, lister_out));
-	free(list);
-	return r;
-}
-
-go_result go_js_get_last_msgs_for(const natsio_js *js, const char *stream, const char *subjects,
-		size_t nsubjects, uint32_t batch, uint64_t up_to_seq, int64_t up_to_time_ns,
-		natsio_stored_msgs **msgs_out) {
-	const char **list;
-	if (!go_split_list(subjects, nsubjects, &list)) return go_out_of_memory();
-	go_result r = go_result_of(natsio_js_stream_get_last_msgs_for(js, stream, list, nsubjects, batch,
-		up_to_seq, up_to_time_ns, msgs_out));
-	free(list);
-	return r;
 }
 
 // ---- Object Store ----

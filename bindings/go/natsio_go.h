@@ -81,11 +81,12 @@ size_t go_cq_poll(uint64_t *tags, size_t max);
 go_result go_token_watch(natsio_token *tok, uint64_t tag);
 
 /* What go_token_take reads: the generated kinds (gen_kinds.h: one per
- * token reader of the header), then the binding's own presentations. */
+ * token reader of the header and the overlay's presentations, e.g.
+ * GO_TAKE_JS_MSG), then this one of the binding's own: an Object Store
+ * piece is read by a reader with two outputs (natsio_token_obj_chunk)
+ * and copied out of the token, which is freed at once. */
 enum {
-	GO_TAKE_JS_MSG = GO_TAKE_GEN_END, /* a message and its JetStream metadata */
-	GO_TAKE_KV_GOT_ENTRY, /* a get's entry: its bucket and key are the caller's, not read */
-	GO_TAKE_OBJ_CHUNK /* a malloc'd copy of the piece in out, its length in u64 */
+	GO_TAKE_OBJ_CHUNK = GO_TAKE_GEN_END /* a malloc'd copy of the piece in out, its length in u64 */
 };
 
 /* A publish ack's fields, borrowed from the ack (NULL: absent). */
@@ -211,11 +212,6 @@ go_start go_js_publish_async(const natsio_js *js, const char *subject, const voi
 		const natsio_headers *headers, const char *msg_id, const char *expected_stream,
 		const char *expected_subject, const char *expected_last_msg_id, const go_pub_scalars *s);
 
-/* natsio_kv_watch_async with nkeys NUL-terminated patterns laid end to end
- * in keys. */
-go_start go_kv_watch_async(const natsio_kv *kv, const char *keys, size_t nkeys,
-		const natsio_kv_watch_options *opts);
-
 /* A Key-Value bucket status's fields (borrowed from the status). */
 typedef struct go_kv_status_view {
 	const char *bucket;
@@ -233,17 +229,6 @@ typedef struct go_kv_status_view {
 } go_kv_status_view;
 
 void go_kv_status_read(const natsio_kv_bucket_status *st, go_kv_status_view *v);
-
-/* natsio_js_stream_get_last_msgs_for with nsubjects NUL-terminated
- * filters laid end to end in subjects. */
-/* natsio_kv_list_keys with nfilters NUL-terminated patterns laid end to
- * end in filters. */
-go_result go_kv_list_keys(const natsio_kv *kv, const char *filters, size_t nfilters,
-		natsio_kv_key_lister **lister_out);
-
-go_result go_js_get_last_msgs_for(const natsio_js *js, const char *stream, const char *subjects,
-		size_t nsubjects, uint32_t batch, uint64_t up_to_seq, int64_t up_to_time_ns,
-		natsio_stored_msgs **msgs_out);
 
 /* ---- Object Store ---- */
 

@@ -349,14 +349,6 @@ func objectStoreStatus(st *C.natsio_obj_status) (*ObjectStoreStatus, error) {
 	return s, nil
 }
 
-// objAwait runs one asynchronous operation on the bucket's handle (see
-// await).
-func objAwait(ctx context.Context, obs *ObjectStore, kind C.int, call func(p *C.natsio_obj, tok **C.natsio_token) C.natsio_status) (C.go_take, error) {
-	return onObj(obs, func(p *C.natsio_obj) (C.go_take, error) {
-		return await(ctx, kind, func(tok **C.natsio_token) C.natsio_status { return call(p, tok) })
-	})
-}
-
 // onObj makes one call on the bucket's C handle, keeping obs (whose
 // finalizer frees the handle) alive until it returns; ErrNullArgument for
 // a nil *ObjectStore.
@@ -544,15 +536,10 @@ func (w *ObjectWriter) write(p []byte) error {
 	if len(p) == 0 {
 		return nil
 	}
-	ptr, n := dataPtr(p)
-	wp := w.ptr
 	// The library copies p before the call returns; the token completes
 	// once it has accepted the bytes (at once unless 8 MiB of chunks
 	// await acks).
-	_, err := await(w.ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
-		return C.natsio_obj_writer_write_async(wp, ptr, n, tok)
-	})
-	runtime.KeepAlive(p)
+	err := rawObjWriterWrite(w.ctx, w.ptr, p)
 	if err != nil {
 		w.fail(err)
 	}
@@ -637,10 +624,7 @@ func (w *ObjectWriter) Close() error {
 		}
 		return w.err
 	}
-	wp := w.ptr
-	r, err := await(w.ctx, C.GO_TAKE_OBJ_INFO, func(tok **C.natsio_token) C.natsio_status {
-		return C.natsio_obj_writer_finish_async(wp, tok)
-	})
+	r, err := rawObjWriterFinish(w.ctx, w.ptr)
 	w.release()
 	if err != nil {
 		w.err = err
@@ -725,13 +709,7 @@ func (obs *ObjectStore) Get(ctx context.Context, name string, opts ...GetObjectO
 	for _, opt := range opts {
 		opt(&cfg)
 	}
-	cname, err := cString(name)
-	if err != nil {
-		return nil, err
-	}
-	r, err := objAwait(ctx, obs, C.GO_TAKE_OBJ_READER, func(p *C.natsio_obj, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_obj_get_async(p, cPtr(cname), C.bool(cfg.showDeleted), tok)
-	})
+	r, err := onObj(obs, func(p *C.natsio_obj) (C.go_take, error) { return rawObjGet(ctx, p, name, cfg.showDeleted) })
 	if err != nil {
 		return nil, err
 	}
@@ -1024,17 +1002,14 @@ func (obs *ObjectStore) AddLink(ctx context.Context, name string, obj *ObjectInf
 	if obs == nil {
 		return nil, errorOf(ErrNullArgument, "nil *ObjectStore")
 	}
-	cname, err := cString(name)
-	if err != nil {
+	if err := checkNUL(name); err != nil {
 		return nil, err
 	}
 	h, err := obs.targetHandle(ctx, obj)
 	if err != nil {
 		return nil, err
 	}
-	r, err := objAwait(ctx, obs, C.GO_TAKE_OBJ_INFO, func(p *C.natsio_obj, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_obj_add_link_async(p, cPtr(cname), h.ptr, tok)
-	})
+	r, err := onObj(obs, func(p *C.natsio_obj) (C.go_take, error) { return rawObjAddLink(ctx, p, name, h.ptr) })
 	runtime.KeepAlive(h)
 	if err != nil {
 		return nil, err
@@ -1098,9 +1073,7 @@ func (obs *ObjectStore) Watch(ctx context.Context, opts ...WatchOpt) (*ObjectWat
 	copts.include_history = kvOpts.include_history
 	copts.ignore_deletes = kvOpts.ignore_deletes
 	copts.updates_only = kvOpts.updates_only
-	r, err := objAwait(ctx, obs, C.GO_TAKE_OBJ_WATCHER, func(p *C.natsio_obj, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_obj_watch_async(p, &copts, tok)
-	})
+	r, err := onObj(obs, func(p *C.natsio_obj) (C.go_take, error) { return rawObjWatch(ctx, p, &copts) })
 	if err != nil {
 		return nil, err
 	}

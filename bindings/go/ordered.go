@@ -5,37 +5,7 @@ package natsio
 // (natsio_js_messages), as Consume's.
 
 /*
-#include <stdlib.h>
 #include "natsio_go.h"
-
-// natsio_js_ordered_consumer with the filters given as NUL-terminated
-// strings end to end (Go memory holds no C pointer array).
-static natsio_status goord_new(const natsio_js *js, const char *stream, const char *subjects,
-		size_t nsubjects, int32_t policy, uint64_t seq, int64_t time_ns, bool headers_only,
-		natsio_ordered_consumer **out) {
-	const char **list = NULL;
-	if (nsubjects > 0) {
-		list = malloc(nsubjects * sizeof *list);
-		if (list == NULL) return NATSIO_ERR_INTERNAL;
-		const char *p = subjects;
-		for (size_t i = 0; i < nsubjects; i++) {
-			list[i] = p;
-			while (*p) p++;
-			p++;
-		}
-	}
-	natsio_ordered_consumer_options o;
-	natsio_ordered_consumer_options_init(&o);
-	o.filter_subjects = list;
-	o.filter_subjects_count = nsubjects;
-	o.deliver_policy = policy;
-	o.opt_start_seq = seq;
-	o.opt_start_time_ns = time_ns;
-	o.headers_only = headers_only;
-	natsio_status st = natsio_js_ordered_consumer(js, stream, &o, out);
-	free(list);
-	return st;
-}
 */
 import "C"
 
@@ -123,24 +93,29 @@ func (js *JetStream) OrderedConsumer(ctx context.Context, stream string, cfg Ord
 	if err != nil {
 		return nil, err
 	}
-	buf, err := nulJoined(cfg.FilterSubjects)
+	filters, err := newCStrings(cfg.FilterSubjects)
 	if err != nil {
 		return nil, err
 	}
+	defer filters.free()
 	if ctx.Err() != nil {
 		return nil, contextError(ctx)
 	}
+	var o C.natsio_ordered_consumer_options
+	C.natsio_ordered_consumer_options_init(&o)
+	o.filter_subjects = filters.ptr()
+	o.filter_subjects_count = filters.count()
+	o.deliver_policy = policy
+	o.opt_start_seq = C.uint64_t(cfg.OptStartSeq)
+	o.opt_start_time_ns = C.int64_t(startNs)
+	o.headers_only = C.bool(cfg.HeadersOnly)
 	p, err := js.acquire()
 	if err != nil {
 		return nil, err
 	}
 	var ptr *C.natsio_ordered_consumer
-	err = cCall(func() C.natsio_status {
-		return C.goord_new(p, cPtr(cstream), bytesPtr(buf), C.size_t(len(cfg.FilterSubjects)), policy,
-			C.uint64_t(cfg.OptStartSeq), C.int64_t(startNs), C.bool(cfg.HeadersOnly), &ptr)
-	})
+	err = cCall(func() C.natsio_status { return C.natsio_js_ordered_consumer(p, cPtr(cstream), &o, &ptr) })
 	js.release()
-	runtime.KeepAlive(buf)
 	if err != nil {
 		return nil, err
 	}
@@ -162,13 +137,11 @@ func (oc *OrderedConsumer) Info(ctx context.Context) (*ConsumerInfo, error) {
 		return nil, errorOf(ErrNullArgument, "nil *OrderedConsumer")
 	}
 	defer runtime.KeepAlive(oc)
-	r, err := await(ctx, C.GO_TAKE_STRING, func(tok **C.natsio_token) C.natsio_status {
-		return C.natsio_ordered_consumer_start_async(oc.ptr, tok)
-	})
+	raw, err := rawOrderedConsumerStart(ctx, oc.ptr)
 	if err != nil {
 		return nil, err
 	}
-	info, err := parseConsumerInfo(takeString(r))
+	info, err := parseConsumerInfo(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -214,9 +187,7 @@ func (oc *OrderedConsumer) Messages(ctx context.Context, opts ...ConsumeOpt) (*C
 	copts.idle_heartbeat_ms = cfg.c.idle_heartbeat_ms
 	copts.idle_timeout_ms = millis(cfg.idleTimeout)
 	copts.until_drained = C.bool(cfg.untilDrained)
-	r, err := await(ctx, C.GO_TAKE_JS_MESSAGES, func(tok **C.natsio_token) C.natsio_status {
-		return C.natsio_ordered_consumer_messages_async(oc.ptr, &copts, tok)
-	})
+	r, err := rawOrderedConsumerMessages(ctx, oc.ptr, &copts)
 	if err != nil {
 		return nil, err
 	}
@@ -232,8 +203,5 @@ func (oc *OrderedConsumer) Stop(ctx context.Context) error {
 		return errorOf(ErrNullArgument, "nil *OrderedConsumer")
 	}
 	defer runtime.KeepAlive(oc)
-	_, err := await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
-		return C.natsio_ordered_consumer_stop_async(oc.ptr, tok)
-	})
-	return err
+	return rawOrderedConsumerStop(ctx, oc.ptr)
 }

@@ -127,18 +127,11 @@ func (s *Subscription) Drain(ctx context.Context) error {
 	}
 	defer runtime.KeepAlive(s)
 	timeout := timeoutArg(ctx) // NATSIO_TIMEOUT_DEFAULT: the drain timeout
-	tok, err := start(func(tok **C.natsio_token) C.natsio_status {
-		return C.natsio_sub_drain_async(s.ptr, timeout, tok)
-	})
-	if err != nil {
-		return err
-	}
 	if s.cb != nil && s.cb.calledFromHandler() {
-		C.natsio_token_free(tok) // the drain goes on
-		return nil
+		// The drain ends after this handler: start it and return.
+		return rawSubDrain(waitingBy(ctx, startOnly), s.ptr, int64(timeout))
 	}
-	_, err = awaitToken(ctx, tok, C.GO_TAKE_NONE, leaveOnEnd)
-	return err
+	return rawSubDrain(waitingBy(ctx, leaveOnEnd), s.ptr, int64(timeout))
 }
 
 // SubStats are a subscription's live counters.

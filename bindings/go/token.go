@@ -376,7 +376,9 @@ func start(call func(tok **C.natsio_token) C.natsio_status) (*C.natsio_token, er
 // await runs one asynchronous operation: starts it with call, waits for it
 // in this goroutine (ctx's end cancels it) and reads its result of kind;
 // the caller frees what r.out holds. A library timeout or cancellation
-// while ctx has ended is reported as ctx's error.
+// while ctx has ended is reported as ctx's error. A ctx made by
+// waitingBy asks for another wait (the generated raw verbs all come here,
+// and the facade knows which operation is waited for how).
 func await(ctx context.Context, kind C.int, call func(tok **C.natsio_token) C.natsio_status) (C.go_take, error) {
 	var r C.go_take
 	if ctx.Err() != nil {
@@ -386,7 +388,27 @@ func await(ctx context.Context, kind C.int, call func(tok **C.natsio_token) C.na
 	if err != nil {
 		return r, err
 	}
+	switch mode, _ := ctx.Value(waitModeKey{}).(int); mode {
+	case leaveOnEnd:
+		return awaitToken(ctx, tok, kind, leaveOnEnd)
+	case startOnly:
+		C.natsio_token_free(tok) // the operation goes on
+		return r, nil
+	}
 	return awaitStarted(ctx, tok, kind)
+}
+
+// startOnly, as a wait mode of waitingBy: start the operation and return
+// at once; it goes on (a drain started from a handler that it waits for).
+const startOnly = leaveOnEnd + 1
+
+type waitModeKey struct{}
+
+// waitingBy is ctx asking await for mode (leaveOnEnd: ctx's end leaves
+// the operation running and awaitToken's outcome is returned as it is;
+// startOnly) instead of cancelOnEnd.
+func waitingBy(ctx context.Context, mode int) context.Context {
+	return context.WithValue(ctx, waitModeKey{}, mode)
 }
 
 // awaitStarted is await for an operation already started.
