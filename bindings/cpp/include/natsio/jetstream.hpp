@@ -194,14 +194,6 @@ struct TokenReader<PubAck> {
     }
 };
 
-/// Starts `fn(args..., &token)` and wraps the token in a Future<T>.
-template <class T, class Fn, class... Args>
-Future<T> start_async(const SinkPtr& sink, Fn fn, Args... args) {
-    natsio_token* token = nullptr;
-    check(fn(args..., &token));
-    return Future<T>(token, sink);
-}
-
 inline std::chrono::system_clock::time_point time_from_ns(std::int64_t ns) noexcept {
     return std::chrono::system_clock::time_point(
         std::chrono::duration_cast<std::chrono::system_clock::duration>(
@@ -1386,6 +1378,23 @@ struct TokenReader<KvWatcher> {
 /// KeyValue::purge_deletes value: remove every delete and purge marker,
 /// whatever its age (any negative duration does the same).
 inline constexpr milliseconds all_markers{-1};
+
+namespace detail {
+// The Key-Value results as C++ values (see from_c in natsio.hpp).
+inline KvEntry from_c(natsio_kv_entry* entry, const SinkPtr&) noexcept { return KvEntry(entry); }
+inline KvEntryList from_c(natsio_kv_entry_list* list, const SinkPtr&) noexcept {
+    return KvEntryList(list);
+}
+inline KvStatus from_c(natsio_kv_bucket_status* status, const SinkPtr&) {
+    return take_kv_status(status);
+}
+inline std::vector<KvStatus> from_c(natsio_kv_bucket_status_list* list, const SinkPtr&) {
+    return take_kv_status_list(list);
+}
+inline KvWatcher from_c(natsio_kv_watcher* watcher, const SinkPtr& sink) noexcept {
+    return KvWatcher(watcher, sink);
+}
+}  // namespace detail
 
 }  // namespace natsio
 // detail::KvVerbs, the generated verb layer, needs the result types above.

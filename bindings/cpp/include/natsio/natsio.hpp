@@ -763,8 +763,20 @@ private:
 // ---------------------------------------------------------------------------
 
 class Msg;
+class MsgView;
 template <class T>
 class Future;
+
+namespace detail {
+/// Starts `fn(args..., &token)` and wraps the token in a Future<T>.
+template <class T, class Fn, class... Args>
+Future<T> start_async(const SinkPtr& sink, Fn fn, Args... args);
+}  // namespace detail
+
+}  // namespace natsio
+// detail::MsgVerbs, the generated verb layer of natsio_msg.
+#include <natsio/gen/msg_verbs.hpp>
+namespace natsio {
 
 /// Delivery metadata of a message consumed from a JetStream consumer
 /// (MsgView::js_metadata), parsed from its ack subject. The views point into
@@ -797,7 +809,7 @@ struct JsMsgMetadata {
 /// ack/nak/term through the same handle throws MessageAlreadyAckedError (a
 /// clone() copies that state as it is when cloned); ConnectionClosedError
 /// once the client is closed.
-class MsgView {
+class MsgView : public detail::MsgVerbs<MsgView> {
 public:
     /// No message (operator bool is false).
     MsgView() noexcept = default;
@@ -860,7 +872,7 @@ public:
     /// Acknowledges and waits up to `timeout` (default: the client's
     /// request timeout) for the server to confirm it; TimeoutError.
     void ack_sync(milliseconds timeout = default_timeout) const {
-        detail::check(natsio_msg_ack_sync(msg_, detail::to_ms(timeout)));
+        raw_ack_sync(detail::to_ms(timeout));
     }
     /// The future form of ack_sync: completes once the server confirmed the
     /// ack (the message may be destroyed meanwhile).
@@ -908,6 +920,16 @@ public:
 protected:
     /// The viewed message; Msg owns it.
     const natsio_msg* msg_ = nullptr;
+
+private:
+    friend class detail::MsgVerbs<MsgView>;
+    // natsio_msg_ack_sync takes the message as const.
+    const natsio_msg* c_handle() const noexcept { return msg_; }
+    // A view reports to no client's error handler.
+    static const detail::SinkPtr& sink() noexcept {
+        static const detail::SinkPtr none;
+        return none;
+    }
 };
 
 /// An owned message (natsio_msg_free on destruction): a move-only RAII
@@ -1222,11 +1244,36 @@ private:
     detail::SinkPtr sink_;
 };
 
-inline Future<void> MsgView::ack_sync_async(milliseconds timeout) const {
+namespace detail {
+
+template <class T, class Fn, class... Args>
+Future<T> start_async(const SinkPtr& sink, Fn fn, Args... args) {
     natsio_token* token = nullptr;
-    detail::check(natsio_msg_ack_sync_async(msg_, detail::to_ms(timeout), &token));
-    return Future<void>(token);
+    check(fn(args..., &token));
+    return Future<T>(token, sink);
 }
+
+// How a C result becomes its C++ value (the generated verbs' blocking
+// forms and token readers call these): one overload per C type.
+inline std::uint64_t from_c(std::uint64_t value, const SinkPtr&) noexcept { return value; }
+inline std::string from_c(char* text, const SinkPtr&) { return take_string(text); }
+inline std::vector<std::string> from_c(natsio_string_list* list, const SinkPtr&) {
+    return take_string_list(list);
+}
+inline Msg from_c(natsio_msg* msg, const SinkPtr&) noexcept { return Msg(msg); }
+
+}  // namespace detail
+
+inline Future<void> MsgView::ack_sync_async(milliseconds timeout) const {
+    return raw_ack_sync_async(detail::to_ms(timeout));
+}
+
+}  // namespace natsio
+// detail::ClientVerbs and detail::SubVerbs, the generated verb layers of
+// natsio_client and natsio_sub.
+#include <natsio/gen/client_verbs.hpp>
+#include <natsio/gen/sub_verbs.hpp>
+namespace natsio {
 
 // ---------------------------------------------------------------------------
 // Feed: one template over the C iterator contract
@@ -1588,7 +1635,7 @@ struct SubscribeOptions {
 /// ConnectionClosedError when the client closes and SlowConsumerError
 /// under the Error policy. next() throws NoRespondersError for a 503
 /// status message (a callback receives it as a message).
-class Subscription : public Feed<detail::SubFeed> {
+class Subscription : public Feed<detail::SubFeed>, private detail::SubVerbs<Subscription> {
 public:
     /// Feed's constructors: none, or ownership of a natsio_sub.
     using Feed::Feed;
@@ -1606,15 +1653,13 @@ public:
     /// before draining finished), SlowConsumerError,
     /// ConnectionClosedError.
     void drain(milliseconds timeout = default_timeout) const {
-        detail::check(natsio_sub_drain(c_handle(), detail::to_ms(timeout)));
+        raw_drain(detail::to_ms(timeout));
     }
     /// The future form of drain: completes when the backlog is handled,
     /// or with TimeoutError after `timeout` (default: the client's drain
     /// timeout; the drain goes on); other errors as drain.
     Future<void> drain_async(milliseconds timeout = default_timeout) const {
-        natsio_token* token = nullptr;
-        detail::check(natsio_sub_drain_async(c_handle(), detail::to_ms(timeout), &token));
-        return Future<void>(token, sink());
+        return raw_drain_async(detail::to_ms(timeout));
     }
 
     /// The subject subscribed to ("" without a handle).
@@ -1633,6 +1678,9 @@ public:
     std::uint64_t sid() const noexcept { return natsio_sub_sid(c_handle()); }
     /// True once the iteration has ended.
     bool is_closed() const noexcept { return natsio_sub_is_closed(c_handle()); }
+
+private:
+    friend class detail::SubVerbs<Subscription>;
 };
 
 // ---------------------------------------------------------------------------
@@ -2089,7 +2137,7 @@ struct TokenReader<Client> {
 /// obtained from it do not keep it open: once it is closed or destroyed
 /// their calls throw ConnectionClosedError. A default-built or moved-from
 /// Client holds no connection and its calls throw InvalidArgumentError.
-class Client {
+class Client : private detail::ClientVerbs<Client> {
 public:
     /// Connects to `url` (comma-separated URLs allowed; "", the default:
     /// natsio::default_url, as nats.go's Connect("")) with default
@@ -2196,12 +2244,7 @@ public:
     /// request timeout) for one reply. NoRespondersError, TimeoutError.
     Msg request(std::string_view subject, ByteView data = {},
                 milliseconds timeout = default_timeout, HeadersView headers = {}) const {
-        detail::CString c_subject(subject, "subject");
-        natsio_msg* reply = nullptr;
-        detail::check(natsio_client_request(client_, c_subject.get(), headers.c_headers(),
-                                            data.data(), data.size(), detail::to_ms(timeout),
-                                            &reply));
-        return Msg(reply);
+        return raw_request(subject, headers.c_headers(), data, detail::to_ms(timeout));
     }
     /// The future form of request: completes with the reply,
     /// NoRespondersError, TimeoutError or CancelledError. Argument errors
@@ -2209,12 +2252,7 @@ public:
     Future<Msg> request_async(std::string_view subject, ByteView data = {},
                               milliseconds timeout = default_timeout,
                               HeadersView headers = {}) const {
-        detail::CString c_subject(subject, "subject");
-        natsio_token* token = nullptr;
-        detail::check(natsio_client_request_async(client_, c_subject.get(), headers.c_headers(),
-                                                  data.data(), data.size(),
-                                                  detail::to_ms(timeout), &token));
-        return Future<Msg>(token, sink_);
+        return raw_request_async(subject, headers.c_headers(), data, detail::to_ms(timeout));
     }
 
     /// Sends one request; its replies are gathered from now on and read
@@ -2246,17 +2284,13 @@ public:
     /// client's flush timeout, Options::set_flush_timeout, 10 s unless
     /// set; never longer). TimeoutError past it (e.g. a stopped server),
     /// ConnectionClosedError.
-    void flush(milliseconds timeout = default_timeout) const {
-        detail::check(natsio_client_flush(client_, detail::to_ms(timeout)));
-    }
+    void flush(milliseconds timeout = default_timeout) const { raw_flush(detail::to_ms(timeout)); }
     /// The future form of flush: completes once the server processed
     /// everything sent before, or with TimeoutError after `timeout`
     /// (default_timeout: the client's flush timeout, as flush(); forever:
     /// no bound).
     Future<void> flush_async(milliseconds timeout = default_timeout) const {
-        natsio_token* token = nullptr;
-        detail::check(natsio_client_flush_async(client_, detail::to_ms(timeout), &token));
-        return Future<void>(token, sink_);
+        return raw_flush_async(detail::to_ms(timeout));
     }
 
     /// Drains and closes: every subscription stops receiving and handles
@@ -2265,14 +2299,10 @@ public:
     /// DrainTimeoutError when it took longer (closed anyway; also reported
     /// to the error handler), IllegalStateError when already draining,
     /// ConnectionClosedError.
-    void drain(milliseconds timeout = default_timeout) const {
-        detail::check(natsio_client_drain(client_, detail::to_ms(timeout)));
-    }
+    void drain(milliseconds timeout = default_timeout) const { raw_drain(detail::to_ms(timeout)); }
     /// The future form of drain (the drain runs on a library thread).
     Future<void> drain_async(milliseconds timeout = default_timeout) const {
-        natsio_token* token = nullptr;
-        detail::check(natsio_client_drain_async(client_, detail::to_ms(timeout), &token));
-        return Future<void>(token, sink_);
+        return raw_drain_async(detail::to_ms(timeout));
     }
 
     /// Closes the connection (idempotent): buffered publishes are sent
@@ -2281,13 +2311,9 @@ public:
     /// Once it returns no handler of this client runs again (unless called
     /// from one); blocks while they finish. The object stays usable for
     /// queries, and later calls throw ConnectionClosedError.
-    void close() const { detail::check(natsio_client_close(client_)); }
+    void close() const { raw_close(); }
     /// The future form of close: the close runs on a library thread.
-    Future<void> close_async() const {
-        natsio_token* token = nullptr;
-        detail::check(natsio_client_close_async(client_, &token));
-        return Future<void>(token, sink_);
-    }
+    Future<void> close_async() const { return raw_close_async(); }
 
     /// The connection state (Closed without a handle).
     ConnStatus status() const noexcept {
@@ -2351,6 +2377,9 @@ public:
 private:
     friend struct detail::TokenReader<Client>;
     friend class JetStream;
+    friend class detail::ClientVerbs<Client>;
+    natsio_client* c_handle() const noexcept { return client_; }
+    const detail::SinkPtr& sink() const noexcept { return sink_; }
 
     Client(natsio_client* client, detail::SinkPtr sink) noexcept
         : client_(client), sink_(std::move(sink)) {}

@@ -789,6 +789,26 @@ struct TokenReader<ObjectReader> {
 // ObjectStore
 // ---------------------------------------------------------------------------
 
+namespace detail {
+// The Object Store results as C++ values (see from_c in natsio.hpp).
+inline ObjectInfo from_c(natsio_obj_info* info, const SinkPtr&) { return take_info(info); }
+inline std::vector<ObjectInfo> from_c(natsio_obj_info_list* list, const SinkPtr&) {
+    return take_info_list(list);
+}
+inline ObjectStoreStatus from_c(natsio_obj_status* status, const SinkPtr&) {
+    return take_status(status);
+}
+inline std::vector<ObjectStoreStatus> from_c(natsio_obj_status_list* list, const SinkPtr&) {
+    return take_status_list(list);
+}
+inline ObjectReader from_c(natsio_obj_reader* reader, const SinkPtr& sink) noexcept {
+    return ObjectReader(reader, sink);
+}
+inline ObjectWatcher from_c(natsio_obj_watcher* watcher, const SinkPtr& sink) noexcept {
+    return ObjectWatcher(watcher, sink);
+}
+}  // namespace detail
+
 }  // namespace natsio
 // detail::ObjVerbs, the generated verb layer, needs the result types above.
 #include <natsio/gen/obj_verbs.hpp>
