@@ -1652,9 +1652,7 @@ public:
     /// TimeoutError (the drain goes on), SubscriptionClosedError (stopped
     /// before draining finished), SlowConsumerError,
     /// ConnectionClosedError.
-    void drain(milliseconds timeout = default_timeout) const {
-        raw_drain(detail::to_ms(timeout));
-    }
+    void drain(milliseconds timeout = default_timeout) const { raw_drain(detail::to_ms(timeout)); }
     /// The future form of drain: completes when the backlog is handled,
     /// or with TimeoutError after `timeout` (default: the client's drain
     /// timeout; the drain goes on); other errors as drain.

@@ -421,6 +421,18 @@ inline ObjectInfo take_info(natsio_obj_info* info) {
     return info != nullptr ? ObjectInfo(info) : ObjectInfo();
 }
 
+// The Object Store results as C++ values (see from_c in natsio.hpp).
+inline ObjectInfo from_c(natsio_obj_info* info, const SinkPtr&) { return take_info(info); }
+inline std::vector<ObjectInfo> from_c(natsio_obj_info_list* list, const SinkPtr&) {
+    return take_info_list(list);
+}
+inline ObjectStoreStatus from_c(natsio_obj_status* status, const SinkPtr&) {
+    return take_status(status);
+}
+inline std::vector<ObjectStoreStatus> from_c(natsio_obj_status_list* list, const SinkPtr&) {
+    return take_status_list(list);
+}
+
 template <>
 struct TokenReader<ObjectInfo> {
     static Status read(const natsio_token* token, const SinkPtr&, std::optional<ObjectInfo>& out) {
@@ -535,6 +547,11 @@ struct TokenReader<ObjectWatcher> {
 // Writer
 // ---------------------------------------------------------------------------
 
+}  // namespace natsio
+// detail::ObjWriterVerbs, the generated verb layer of natsio_obj_writer.
+#include <natsio/gen/obj_writer_verbs.hpp>
+namespace natsio {
+
 /// Puts one object from data fed in pieces (ObjectStore::writer; owns a
 /// natsio_obj_writer). write() publishes each full chunk as it fills
 /// (waiting only while 8 MiB of chunks await their acks); finish() writes
@@ -543,7 +560,7 @@ struct TokenReader<ObjectWatcher> {
 /// readable; destroying an unfinished writer aborts it in the background.
 /// After finish or abort every call throws IllegalStateError. A move-only
 /// RAII owner, meant to be driven by one thread at a time.
-class ObjectWriter {
+class ObjectWriter : private detail::ObjWriterVerbs<ObjectWriter> {
 public:
     /// No writer: its calls throw InvalidArgumentError.
     ObjectWriter() noexcept = default;
@@ -575,16 +592,11 @@ public:
     /// their acks. Throws what failed the put so far, again on every later
     /// call (BucketNotFoundError, BucketSealedError, TimeoutError,
     /// ConnectionClosedError, ...).
-    void write(ByteView data) {
-        detail::check(natsio_obj_writer_write(writer_, data.data(), data.size()));
-    }
+    void write(ByteView data) { raw_write(data); }
     /// The future form of write: `data` is copied before it returns; the
     /// Future completes once the data is accepted. Writes are applied in
     /// call order.
-    Future<void> write_async(ByteView data) {
-        return detail::start_async<void>(sink_, natsio_obj_writer_write_async, writer_,
-                                         static_cast<const void*>(data.data()), data.size());
-    }
+    Future<void> write_async(ByteView data) { return raw_write_async(data); }
 
     /// Appends everything `in` gives until its end; returns the byte count.
     /// IoError (the writer is then aborted) when `in` fails other than at
@@ -613,15 +625,9 @@ public:
 
     /// Publishes the meta: the object is stored; returns its info. Throws
     /// what failed the put.
-    ObjectInfo finish() {
-        natsio_obj_info* info = nullptr;
-        detail::check(natsio_obj_writer_finish(writer_, &info));
-        return detail::take_info(info);
-    }
+    ObjectInfo finish() { return raw_finish(); }
     /// The future form of finish: the stored object's info.
-    Future<ObjectInfo> finish_async() {
-        return detail::start_async<ObjectInfo>(sink_, natsio_obj_writer_finish_async, writer_);
-    }
+    Future<ObjectInfo> finish_async() { return raw_finish_async(); }
 
     /// Abandons the put: its chunks are purged, the previous version (if
     /// any) stays readable.
@@ -636,6 +642,10 @@ public:
     natsio_obj_writer* release() noexcept { return std::exchange(writer_, nullptr); }
 
 private:
+    friend class detail::ObjWriterVerbs<ObjectWriter>;
+    natsio_obj_writer* c_handle() const noexcept { return writer_; }
+    const detail::SinkPtr& sink() const noexcept { return sink_; }
+
     natsio_obj_writer* writer_ = nullptr;
     detail::SinkPtr sink_;
 };
@@ -790,17 +800,6 @@ struct TokenReader<ObjectReader> {
 // ---------------------------------------------------------------------------
 
 namespace detail {
-// The Object Store results as C++ values (see from_c in natsio.hpp).
-inline ObjectInfo from_c(natsio_obj_info* info, const SinkPtr&) { return take_info(info); }
-inline std::vector<ObjectInfo> from_c(natsio_obj_info_list* list, const SinkPtr&) {
-    return take_info_list(list);
-}
-inline ObjectStoreStatus from_c(natsio_obj_status* status, const SinkPtr&) {
-    return take_status(status);
-}
-inline std::vector<ObjectStoreStatus> from_c(natsio_obj_status_list* list, const SinkPtr&) {
-    return take_status_list(list);
-}
 inline ObjectReader from_c(natsio_obj_reader* reader, const SinkPtr& sink) noexcept {
     return ObjectReader(reader, sink);
 }
@@ -937,13 +936,9 @@ public:
 
     /// Deletes object `name`: a tombstone replaces its meta and its chunks
     /// are purged. ObjectNotFoundError.
-    void del(std::string_view name) const {
-        raw_delete(name);
-    }
+    void del(std::string_view name) const { raw_delete(name); }
     /// The future form of del.
-    Future<void> del_async(std::string_view name) const {
-        return raw_delete_async(name);
-    }
+    Future<void> del_async(std::string_view name) const { return raw_delete_async(name); }
 
     /// The infos of the bucket's objects (tombstones too with
     /// `include_deleted`); empty when there are none.
@@ -976,16 +971,11 @@ public:
     /// target is deleted or itself a link), ObjectExistsError (a live
     /// object that is not a link has `name`).
     ObjectInfo add_link(std::string_view name, const ObjectInfo& target) const {
-        detail::CString c_name(name, "object name");
-        natsio_obj_info* info = nullptr;
-        detail::check(natsio_obj_add_link(obj_, c_name.get(), target.c_info(), &info));
-        return detail::take_info(info);
+        return raw_add_link(name, target.c_info());
     }
     /// The future form of add_link: the link's info.
     Future<ObjectInfo> add_link_async(std::string_view name, const ObjectInfo& target) const {
-        detail::CString c_name(name, "object name");
-        return detail::start_async<ObjectInfo>(sink_, natsio_obj_add_link_async, obj_,
-                                               c_name.get(), target.c_info());
+        return raw_add_link_async(name, target.c_info());
     }
 
     /// Stores `name` as a link to the whole bucket `bucket`; returns the
@@ -1008,13 +998,9 @@ public:
     Future<void> seal_async() const { return raw_seal_async(); }
 
     /// The bucket's status. BucketNotFoundError.
-    ObjectStoreStatus status() const {
-        return raw_get_status();
-    }
+    ObjectStoreStatus status() const { return raw_get_status(); }
     /// The future form of status.
-    Future<ObjectStoreStatus> status_async() const {
-        return raw_get_status_async();
-    }
+    Future<ObjectStoreStatus> status_async() const { return raw_get_status_async(); }
 
     /// True when this object holds a bucket handle.
     explicit operator bool() const noexcept { return obj_ != nullptr; }
@@ -1054,6 +1040,10 @@ struct TokenReader<ObjectStore> {
         return status;
     }
 };
+
+inline ObjectStore from_c(natsio_obj* obj, const SinkPtr& sink) noexcept {
+    return ObjectStore(obj, sink);
+}
 }  // namespace detail
 
 // ---------------------------------------------------------------------------
@@ -1062,61 +1052,44 @@ struct TokenReader<ObjectStore> {
 
 inline ObjectStore JetStream::create_object_store(std::string_view config_json,
                                                   CreateAction action) const {
-    detail::CString c_config(config_json, "ObjectStore config");
-    natsio_obj* obj = nullptr;
-    detail::check(natsio_js_obj_create(js_, c_config.get(), action_of(action), &obj));
-    return ObjectStore(obj, sink_);
+    return raw_obj_create(config_json, action_of(action));
 }
 
 inline Future<ObjectStore> JetStream::create_object_store_async(std::string_view config_json,
                                                                 CreateAction action) const {
-    detail::CString c_config(config_json, "ObjectStore config");
-    return detail::start_async<ObjectStore>(sink_, natsio_js_obj_create_async, js_,
-                                            c_config.get(), action_of(action));
+    return raw_obj_create_async(config_json, action_of(action));
 }
 
 inline ObjectStore JetStream::object_store(std::string_view bucket) const {
-    detail::CString c_bucket(bucket, "bucket");
-    natsio_obj* obj = nullptr;
-    detail::check(natsio_js_obj_bind(js_, c_bucket.get(), &obj));
-    return ObjectStore(obj, sink_);
+    return raw_obj_bind(bucket);
 }
 
 inline Future<ObjectStore> JetStream::object_store_async(std::string_view bucket) const {
-    detail::CString c_bucket(bucket, "bucket");
-    return detail::start_async<ObjectStore>(sink_, natsio_js_obj_bind_async, js_,
-                                            c_bucket.get());
+    return raw_obj_bind_async(bucket);
 }
 
 inline void JetStream::delete_object_store(std::string_view bucket) const {
-    detail::CString c_bucket(bucket, "bucket");
-    detail::check(natsio_js_obj_delete(js_, c_bucket.get()));
+    raw_obj_delete(bucket);
 }
 
 inline Future<void> JetStream::delete_object_store_async(std::string_view bucket) const {
-    detail::CString c_bucket(bucket, "bucket");
-    return detail::start_async<void>(sink_, natsio_js_obj_delete_async, js_, c_bucket.get());
+    return raw_obj_delete_async(bucket);
 }
 
 inline std::vector<std::string> JetStream::object_store_names() const {
-    natsio_string_list* list = nullptr;
-    detail::check(natsio_js_obj_names(js_, &list));
-    return detail::take_string_list(list);
+    return raw_obj_names();
 }
 
 inline Future<std::vector<std::string>> JetStream::object_store_names_async() const {
-    return detail::start_async<std::vector<std::string>>(sink_, natsio_js_obj_names_async, js_);
+    return raw_obj_names_async();
 }
 
 inline std::vector<ObjectStoreStatus> JetStream::object_store_statuses() const {
-    natsio_obj_status_list* list = nullptr;
-    detail::check(natsio_js_obj_statuses(js_, &list));
-    return detail::take_status_list(list);
+    return raw_obj_statuses();
 }
 
 inline Future<std::vector<ObjectStoreStatus>> JetStream::object_store_statuses_async() const {
-    return detail::start_async<std::vector<ObjectStoreStatus>>(
-        sink_, natsio_js_obj_statuses_async, js_);
+    return raw_obj_statuses_async();
 }
 
 }  // namespace natsio
