@@ -199,4 +199,7 @@ class CppGen(Gen):
         base = "bindings/cpp/include/natsio/gen"
         files = {f"{base}/{strip_prefix(h)}_verbs.hpp": self.verbs_file(h)
                  for h in self.cpp.get("handles", [])}
+        for header, kinds in self.cpp.get("results", {}).items():
+            files[f"{base}/{header.removesuffix('.hpp')}_results.hpp"] = self.results_file(header, kinds)
+        files[f"{base}/feeds.hpp"] = self.feeds_file()
         return files

@@ -182,18 +182,6 @@ inline PubAck take_pub_ack(natsio_pub_ack* ack) {
     return out;
 }
 
-template <>
-struct TokenReader<PubAck> {
-    static Status read(const natsio_token* token, const SinkPtr&, std::optional<PubAck>& out) {
-        natsio_pub_ack* ack = nullptr;
-        Status status = natsio_token_pub_ack(token, &ack);
-        if (status == NATSIO_OK) {
-            out.emplace(take_pub_ack(ack));
-        }
-        return status;
-    }
-};
-
 inline std::chrono::system_clock::time_point time_from_ns(std::int64_t ns) noexcept {
     return std::chrono::system_clock::time_point(
         std::chrono::duration_cast<std::chrono::system_clock::duration>(
@@ -531,35 +519,6 @@ struct ConsumeOptions {
     std::int64_t min_ack_pending = 0;
 };
 
-namespace detail {
-
-template <>
-struct TokenReader<StoredMsg> {
-    static Status read(const natsio_token* token, const SinkPtr&,
-                       std::optional<StoredMsg>& out) {
-        return read_owned<StoredMsg, natsio_stored_msg>(natsio_token_stored_msg, token, out);
-    }
-};
-
-template <>
-struct TokenReader<MsgList> {
-    static Status read(const natsio_token* token, const SinkPtr&, std::optional<MsgList>& out) {
-        return read_owned<MsgList, natsio_msg_list>(natsio_token_msg_list, token, out);
-    }
-};
-
-struct JsMessagesFeed : MsgFeedBase {
-    using Handle = natsio_js_messages;
-    static constexpr auto next = &natsio_js_messages_next;
-    static constexpr auto next_async = &natsio_js_messages_next_async;
-    static constexpr auto set_callback = &natsio_js_messages_set_callback;
-    static constexpr auto stop = &natsio_js_messages_stop;
-    static constexpr auto get_stats = &natsio_js_messages_get_stats;
-    static constexpr auto free = &natsio_js_messages_free;
-};
-
-}  // namespace detail
-
 /// A continuous pull from one consumer (JetStream::consume): a Feed of Msg.
 /// The library keeps up to ConsumeOptions::max_messages requested and
 /// buffered on its own threads, re-pulls at half, and pulls again at once
@@ -572,19 +531,6 @@ struct JsMessagesFeed : MsgFeedBase {
 using Messages = Feed<detail::JsMessagesFeed>;
 
 namespace detail {
-template <>
-struct TokenReader<Messages> {
-    static Status read(const natsio_token* token, const SinkPtr& sink,
-                       std::optional<Messages>& out) {
-        natsio_js_messages* messages = nullptr;
-        Status status = natsio_token_js_messages(token, &messages);
-        if (status == NATSIO_OK) {
-            out.emplace(messages, sink);
-        }
-        return status;
-    }
-};
-
 // The JetStream results as C++ values (see from_c in natsio.hpp).
 inline PubAck from_c(natsio_pub_ack* ack, const SinkPtr&) { return take_pub_ack(ack); }
 inline StoredMsg from_c(natsio_stored_msg* msg, const SinkPtr&) noexcept { return StoredMsg(msg); }
@@ -770,17 +716,11 @@ inline std::int64_t ns_from_time(std::chrono::system_clock::time_point time) noe
         std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count());
 }
 
-struct StoredMsgsFeed {
-    using Handle = natsio_stored_msgs;
-    using CItem = natsio_stored_msg;
+/// The items of a batch read (StoredMsgs).
+template <>
+struct FeedItem<natsio_stored_msg> {
     using Item = StoredMsg;
     using View = StoredMsgView;
-    static constexpr auto next = &natsio_stored_msgs_next;
-    static constexpr auto next_async = &natsio_stored_msgs_next_async;
-    static constexpr auto set_callback = &natsio_stored_msgs_set_callback;
-    static constexpr auto stop = &natsio_stored_msgs_stop;
-    static constexpr auto get_stats = &natsio_stored_msgs_get_stats;
-    static constexpr auto free = &natsio_stored_msgs_free;
     // What a throwing callback is reported with: no subscription id; the
     // message's subject.
     static std::uint64_t sid(const natsio_stored_msg*) noexcept { return 0; }
@@ -1265,48 +1205,11 @@ inline std::vector<KvStatus> take_kv_status_list(natsio_kv_bucket_status_list* l
                      natsio_kv_bucket_status_list_free, kv_status_of);
 }
 
+/// The items of a watch (KvWatcher).
 template <>
-struct TokenReader<KvStatus> {
-    static Status read(const natsio_token* token, const SinkPtr&, std::optional<KvStatus>& out) {
-        return read_taken(natsio_token_kv_bucket_status, take_kv_status, token, out);
-    }
-};
-
-template <>
-struct TokenReader<std::vector<KvStatus>> {
-    static Status read(const natsio_token* token, const SinkPtr&,
-                       std::optional<std::vector<KvStatus>>& out) {
-        return read_taken(natsio_token_kv_bucket_status_list, take_kv_status_list, token, out);
-    }
-};
-
-template <>
-struct TokenReader<KvEntry> {
-    static Status read(const natsio_token* token, const SinkPtr&, std::optional<KvEntry>& out) {
-        return read_owned<KvEntry, natsio_kv_entry>(natsio_token_kv_entry, token, out);
-    }
-};
-
-template <>
-struct TokenReader<KvEntryList> {
-    static Status read(const natsio_token* token, const SinkPtr&,
-                       std::optional<KvEntryList>& out) {
-        return read_owned<KvEntryList, natsio_kv_entry_list>(natsio_token_kv_entry_list, token,
-                                                             out);
-    }
-};
-
-struct KvWatcherFeed {
-    using Handle = natsio_kv_watcher;
-    using CItem = natsio_kv_entry;
+struct FeedItem<natsio_kv_entry> {
     using Item = KvEntry;
     using View = KvEntryView;
-    static constexpr auto next = &natsio_kv_watcher_next;
-    static constexpr auto next_async = &natsio_kv_watcher_next_async;
-    static constexpr auto set_callback = &natsio_kv_watcher_set_callback;
-    static constexpr auto stop = &natsio_kv_watcher_stop;
-    static constexpr auto get_stats = &natsio_kv_watcher_get_stats;
-    static constexpr auto free = &natsio_kv_watcher_free;
     // What a throwing callback is reported with: no subscription id; the key.
     static std::uint64_t sid(const natsio_kv_entry*) noexcept { return 0; }
     static const char* subject(const natsio_kv_entry* entry) noexcept {
@@ -1314,17 +1217,11 @@ struct KvWatcherFeed {
     }
 };
 
-struct KvKeyListerFeed {
-    using Handle = natsio_kv_key_lister;
-    using CItem = char;
+/// The items of a key listing (KvKeyLister): keys.
+template <>
+struct FeedItem<char> {
     using Item = std::string;
     using View = std::string_view;
-    static constexpr auto next = &natsio_kv_key_lister_next;
-    static constexpr auto next_async = &natsio_kv_key_lister_next_async;
-    static constexpr auto set_callback = &natsio_kv_key_lister_set_callback;
-    static constexpr auto stop = &natsio_kv_key_lister_stop;
-    static constexpr auto get_stats = &natsio_kv_key_lister_get_stats;
-    static constexpr auto free = &natsio_kv_key_lister_free;
     // The key, copied into a std::string; the C string is freed.
     static std::string take(char* key) { return take_string(key); }
     // What a throwing callback is reported with: no subscription id; the key.
@@ -1365,21 +1262,6 @@ using KvWatcher = Feed<detail::KvWatcherFeed>;
 
 /// Receives each entry of a KvWatcher in push mode (the marker included).
 using KvEntryHandler = KvWatcher::ItemHandler;
-
-namespace detail {
-template <>
-struct TokenReader<KvWatcher> {
-    static Status read(const natsio_token* token, const SinkPtr& sink,
-                       std::optional<KvWatcher>& out) {
-        natsio_kv_watcher* watcher = nullptr;
-        Status status = natsio_token_kv_watcher(token, &watcher);
-        if (status == NATSIO_OK) {
-            out.emplace(watcher, sink);
-        }
-        return status;
-    }
-};
-}  // namespace detail
 
 /// KeyValue::purge_deletes value: remove every delete and purge marker,
 /// whatever its age (any negative duration does the same).
@@ -1844,19 +1726,6 @@ private:
 };
 
 namespace detail {
-template <>
-struct TokenReader<KeyValue> {
-    static Status read(const natsio_token* token, const SinkPtr& sink,
-                       std::optional<KeyValue>& out) {
-        natsio_kv* kv = nullptr;
-        Status status = natsio_token_kv(token, &kv);
-        if (status == NATSIO_OK) {
-            out.emplace(kv, sink);
-        }
-        return status;
-    }
-};
-
 inline KeyValue from_c(natsio_kv* kv, const SinkPtr& sink) noexcept { return KeyValue(kv, sink); }
 }  // namespace detail
 
@@ -2598,6 +2467,9 @@ private:
 };
 
 }  // namespace natsio
+
+// detail::TokenReader of the results above (generated).
+#include <natsio/gen/jetstream_results.hpp>
 
 // Object Store: ObjectStore and the definitions of JetStream's bucket calls.
 #include <natsio/object.hpp>

@@ -997,7 +997,8 @@ struct TokenHandle {
 };
 
 /// Reads a completed token's typed result: one specialisation per C++
-/// result type, each calling the matching natsio_token_* accessor.
+/// result type, generated (gen/<header>_results.hpp) from the ABI's result
+/// kinds; each calls the matching natsio_token_* accessor (read_as).
 /// `read` returns the accessor's status and sets `out` only on NATSIO_OK;
 /// `sink` is the error sink owners built from the result report to.
 template <class T>
@@ -1008,27 +1009,16 @@ struct is_optional : std::false_type {};
 template <class T>
 struct is_optional<std::optional<T>> : std::true_type {};
 
-/// Reader of an owned C handle through `accessor`, wrapped in Owner.
-template <class Owner, class CHandle>
-Status read_owned(Status (*accessor)(const natsio_token*, CHandle**), const natsio_token* token,
-                  std::optional<Owner>& out) {
-    CHandle* handle = nullptr;
-    Status status = accessor(token, &handle);
+/// What every generated TokenReader does: reads the C result through
+/// `reader` (natsio_token_<kind>) and, on NATSIO_OK, makes it the C++
+/// value with from_c (the overload for its C type).
+template <class T, class C>
+Status read_as(Status (*reader)(const natsio_token*, C*), const natsio_token* token,
+               const SinkPtr& sink, std::optional<T>& out) {
+    C value{};
+    Status status = reader(token, &value);
     if (status == NATSIO_OK) {
-        out.emplace(handle);
-    }
-    return status;
-}
-
-/// Reader of a C handle through `accessor`, converted and freed by
-/// `take` (take_string_list, a status's take function, ...).
-template <class T, class CHandle, class Take>
-Status read_taken(Status (*accessor)(const natsio_token*, CHandle**), Take take,
-                  const natsio_token* token, std::optional<T>& out) {
-    CHandle* handle = nullptr;
-    Status status = accessor(token, &handle);
-    if (status == NATSIO_OK) {
-        out.emplace(take(handle));
+        out.emplace(from_c(value, sink));
     }
     return status;
 }
@@ -1055,50 +1045,6 @@ T read_result(const natsio_token* token, const SinkPtr& sink) {
         return std::move(*out);
     }
 }
-
-template <>
-struct TokenReader<Msg> {
-    static Status read(const natsio_token* token, const SinkPtr&, std::optional<Msg>& out) {
-        return read_owned<Msg, natsio_msg>(natsio_token_msg, token, out);
-    }
-};
-
-/// JSON results (infos, account info, KV status).
-template <>
-struct TokenReader<std::string> {
-    static Status read(const natsio_token* token, const SinkPtr&,
-                       std::optional<std::string>& out) {
-        char* text = nullptr;
-        Status status = natsio_token_string(token, &text);
-        if (status == NATSIO_OK) {
-            out.emplace(take_string(text));
-        }
-        return status;
-    }
-};
-
-/// Revisions, sequences, counts.
-template <>
-struct TokenReader<std::uint64_t> {
-    static Status read(const natsio_token* token, const SinkPtr&,
-                       std::optional<std::uint64_t>& out) {
-        std::uint64_t value = 0;
-        Status status = natsio_token_u64(token, &value);
-        if (status == NATSIO_OK) {
-            out.emplace(value);
-        }
-        return status;
-    }
-};
-
-/// Name and key listings.
-template <>
-struct TokenReader<std::vector<std::string>> {
-    static Status read(const natsio_token* token, const SinkPtr&,
-                       std::optional<std::vector<std::string>>& out) {
-        return read_taken(natsio_token_string_list, take_string_list, token, out);
-    }
-};
 
 }  // namespace detail
 
@@ -1273,6 +1219,8 @@ inline Future<void> MsgView::ack_sync_async(milliseconds timeout) const {
 // natsio_client and natsio_sub.
 #include <natsio/gen/client_verbs.hpp>
 #include <natsio/gen/sub_verbs.hpp>
+// detail::<Iterator>Feed, the C functions of each iterator kind (generated).
+#include <natsio/gen/feeds.hpp>
 namespace natsio {
 
 // ---------------------------------------------------------------------------
@@ -1290,13 +1238,21 @@ using IterStats = natsio_iter_stats;
 using EndHandler = std::function<void(std::exception_ptr error)>;
 
 namespace detail {
-/// True when an iterator's Traits converts its C item itself
-/// (`static Item take(CItem*)`, which also frees it), as for items that
-/// are not handles: a key listing's strings.
-template <class Traits, class = void>
+/// What an iterator's C item (natsio_msg, natsio_kv_entry, ...) is in C++:
+/// Item (owned, what next() returns), View (borrowed, what a callback
+/// gets), and sid/subject (what a throwing callback is reported with).
+/// Written by hand per item type; the iterator side (the C functions) is
+/// generated (gen/feeds.hpp).
+template <class CItem>
+struct FeedItem;
+
+/// True when a FeedItem converts its C item itself (`static Item
+/// take(CItem*)`, which also frees it), as for items that are not
+/// handles: a key listing's strings.
+template <class Items, class = void>
 struct has_take : std::false_type {};
-template <class Traits>
-struct has_take<Traits, std::void_t<decltype(Traits::take(nullptr))>> : std::true_type {};
+template <class Items>
+struct has_take<Items, std::void_t<decltype(Items::take(nullptr))>> : std::true_type {};
 
 /// True when an iterator's Traits names the subject its handle is about
 /// (`static const char* owner_subject(const Handle*)`: a subscription's
@@ -1329,15 +1285,17 @@ struct has_owner_subject<Traits, std::void_t<decltype(Traits::owner_subject(null
 /// a Feed while another thread is inside next() is the caller's error.
 template <class Traits>
 class Feed {
+    using Items = detail::FeedItem<typename Traits::CItem>;
+
 public:
     /// The C iterator handle (natsio_sub, natsio_replies,
     /// natsio_stored_msgs, ...).
     using handle_type = typename Traits::Handle;
     /// What next() returns: an owned item (Msg, KvEntry, StoredMsg,
     /// ObjectInfo, or a key as std::string).
-    using value_type = typename Traits::Item;
+    using value_type = typename Items::Item;
     /// What a callback receives: a view borrowed for the call.
-    using view_type = typename Traits::View;
+    using view_type = typename Items::View;
     /// Receives each item in push mode. May throw: the exception goes to
     /// the client's error handler and delivery goes on.
     using ItemHandler = std::function<void(view_type)>;
@@ -1350,7 +1308,7 @@ public:
         /// A single-pass input iterator.
         using iterator_category = std::input_iterator_tag;
         /// The owned item (Msg, KvEntry, StoredMsg, ObjectInfo).
-        using value_type = typename Traits::Item;
+        using value_type = typename Feed::value_type;
         /// Distance between two iterators.
         using difference_type = std::ptrdiff_t;
         /// Pointer to the current item.
@@ -1430,8 +1388,8 @@ public:
             return std::nullopt;
         }
         detail::check(status);
-        if constexpr (detail::has_take<Traits>::value) {
-            return Traits::take(item);  // an item that is not a handle (a key)
+        if constexpr (detail::has_take<Items>::value) {
+            return Items::take(item);  // an item that is not a handle (a key)
         } else {
             return value_type(item);
         }
@@ -1510,8 +1468,8 @@ private:
             try {
                 slot.on_item(view_type(item));
             } catch (...) {
-                detail::report_thrown(slot.sink, std::current_exception(), Traits::sid(item),
-                                      slot.owner_subject.empty() ? Traits::subject(item)
+                detail::report_thrown(slot.sink, std::current_exception(), Items::sid(item),
+                                      slot.owner_subject.empty() ? Items::subject(item)
                                                                  : slot.owner_subject.c_str());
             }
             return;
@@ -1537,37 +1495,13 @@ private:
 
 namespace detail {
 
-/// The C functions of the message iterators (sub, replies, js_messages)
-/// share their item type; each Traits just names its handle's functions.
-struct MsgFeedBase {
-    using CItem = natsio_msg;
+/// The items of the message iterators (sub, replies, js_messages).
+template <>
+struct FeedItem<natsio_msg> {
     using Item = Msg;
     using View = MsgView;
     static std::uint64_t sid(const natsio_msg* msg) noexcept { return natsio_msg_sid(msg); }
     static const char* subject(const natsio_msg* msg) noexcept { return natsio_msg_subject(msg); }
-};
-
-struct SubFeed : MsgFeedBase {
-    using Handle = natsio_sub;
-    static const char* owner_subject(const natsio_sub* sub) noexcept {
-        return natsio_sub_subject(sub);
-    }
-    static constexpr auto next = &natsio_sub_next;
-    static constexpr auto next_async = &natsio_sub_next_async;
-    static constexpr auto set_callback = &natsio_sub_set_callback;
-    static constexpr auto stop = &natsio_sub_stop;
-    static constexpr auto get_stats = &natsio_sub_get_stats;
-    static constexpr auto free = &natsio_sub_free;
-};
-
-struct RepliesFeed : MsgFeedBase {
-    using Handle = natsio_replies;
-    static constexpr auto next = &natsio_replies_next;
-    static constexpr auto next_async = &natsio_replies_next_async;
-    static constexpr auto set_callback = &natsio_replies_set_callback;
-    static constexpr auto stop = &natsio_replies_stop;
-    static constexpr auto get_stats = &natsio_replies_get_stats;
-    static constexpr auto free = &natsio_replies_free;
 };
 
 }  // namespace detail
@@ -2122,11 +2056,7 @@ class Client;
 class JetStream;
 
 namespace detail {
-template <>
-struct TokenReader<Client> {
-    static Status read(const natsio_token* token, const SinkPtr& sink,
-                       std::optional<Client>& out);
-};
+Client from_c(natsio_client* client, const SinkPtr& sink);
 }  // namespace detail
 
 /// An owned connection (natsio_client_free on destruction: closes it; after
@@ -2373,7 +2303,7 @@ public:
     explicit operator bool() const noexcept { return client_ != nullptr; }
 
 private:
-    friend struct detail::TokenReader<Client>;
+    friend Client detail::from_c(natsio_client* client, const detail::SinkPtr& sink);
     friend class JetStream;
     friend class detail::ClientVerbs<Client>;
     natsio_client* c_handle() const noexcept { return client_; }
@@ -2401,16 +2331,15 @@ private:
     detail::SinkPtr sink_;
 };
 
-inline Status detail::TokenReader<Client>::read(const natsio_token* token, const SinkPtr& sink,
-                                                std::optional<Client>& out) {
-    natsio_client* client = nullptr;
-    Status status = natsio_token_client(token, &client);
-    if (status == NATSIO_OK) {
-        out.emplace(Client(client, sink ? sink : std::make_shared<ErrorSink>()));
-    }
-    return status;
+/// A connected client (connect_async's result) reports to its own error
+/// sink when the options had none.
+inline Client detail::from_c(natsio_client* client, const SinkPtr& sink) {
+    return Client(client, sink ? sink : std::make_shared<ErrorSink>());
 }
 
 }  // namespace natsio
+
+// detail::TokenReader of the results above (generated).
+#include <natsio/gen/natsio_results.hpp>
 
 #endif  // NATSIO_CPP_NATSIO_HPP

@@ -433,42 +433,6 @@ inline std::vector<ObjectStoreStatus> from_c(natsio_obj_status_list* list, const
     return take_status_list(list);
 }
 
-template <>
-struct TokenReader<ObjectInfo> {
-    static Status read(const natsio_token* token, const SinkPtr&, std::optional<ObjectInfo>& out) {
-        natsio_obj_info* info = nullptr;
-        Status status = natsio_token_obj_info(token, &info);
-        if (status == NATSIO_OK) {
-            out.emplace(take_info(info));
-        }
-        return status;
-    }
-};
-
-template <>
-struct TokenReader<std::vector<ObjectInfo>> {
-    static Status read(const natsio_token* token, const SinkPtr&,
-                       std::optional<std::vector<ObjectInfo>>& out) {
-        return read_taken(natsio_token_obj_info_list, take_info_list, token, out);
-    }
-};
-
-template <>
-struct TokenReader<ObjectStoreStatus> {
-    static Status read(const natsio_token* token, const SinkPtr&,
-                       std::optional<ObjectStoreStatus>& out) {
-        return read_taken(natsio_token_obj_status, take_status, token, out);
-    }
-};
-
-template <>
-struct TokenReader<std::vector<ObjectStoreStatus>> {
-    static Status read(const natsio_token* token, const SinkPtr&,
-                       std::optional<std::vector<ObjectStoreStatus>>& out) {
-        return read_taken(natsio_token_obj_status_list, take_status_list, token, out);
-    }
-};
-
 /// A reader's next piece (ObjectReader::next_async), copied out of the
 /// token.
 template <>
@@ -486,19 +450,13 @@ struct TokenReader<ObjectChunk> {
     }
 };
 
-struct ObjectWatcherFeed {
-    using Handle = natsio_obj_watcher;
-    using CItem = natsio_obj_info;
+/// The items of an Object Store watch (ObjectWatcher).
+template <>
+struct FeedItem<natsio_obj_info> {
     // next() adopts the info it is given; a callback's borrowed one is
     // copied (the two ObjectInfo constructors).
     using Item = ObjectInfo;
     using View = ObjectInfo;
-    static constexpr auto next = &natsio_obj_watcher_next;
-    static constexpr auto next_async = &natsio_obj_watcher_next_async;
-    static constexpr auto set_callback = &natsio_obj_watcher_set_callback;
-    static constexpr auto stop = &natsio_obj_watcher_stop;
-    static constexpr auto get_stats = &natsio_obj_watcher_get_stats;
-    static constexpr auto free = &natsio_obj_watcher_free;
     // What a throwing callback is reported with: no subscription id; the
     // object's name.
     static std::uint64_t sid(const natsio_obj_info*) noexcept { return 0; }
@@ -522,26 +480,11 @@ struct ObjectWatcherFeed {
 /// threads whether or not anyone reads. The iteration ends after stop() and
 /// fails with BucketNotFoundError when the bucket is deleted,
 /// ConnectionClosedError when the client closes.
-using ObjectWatcher = Feed<detail::ObjectWatcherFeed>;
+using ObjectWatcher = Feed<detail::ObjWatcherFeed>;
 
 /// Receives each info of an ObjectWatcher in push mode (the marker
 /// included).
 using ObjectInfoHandler = ObjectWatcher::ItemHandler;
-
-namespace detail {
-template <>
-struct TokenReader<ObjectWatcher> {
-    static Status read(const natsio_token* token, const SinkPtr& sink,
-                       std::optional<ObjectWatcher>& out) {
-        natsio_obj_watcher* watcher = nullptr;
-        Status status = natsio_token_obj_watcher(token, &watcher);
-        if (status == NATSIO_OK) {
-            out.emplace(watcher, sink);
-        }
-        return status;
-    }
-};
-}  // namespace detail
 
 // ---------------------------------------------------------------------------
 // Writer
@@ -780,21 +723,6 @@ private:
     detail::SinkPtr sink_;
 };
 
-namespace detail {
-template <>
-struct TokenReader<ObjectReader> {
-    static Status read(const natsio_token* token, const SinkPtr& sink,
-                       std::optional<ObjectReader>& out) {
-        natsio_obj_reader* reader = nullptr;
-        Status status = natsio_token_obj_reader(token, &reader);
-        if (status == NATSIO_OK) {
-            out.emplace(reader, sink);
-        }
-        return status;
-    }
-};
-}  // namespace detail
-
 // ---------------------------------------------------------------------------
 // ObjectStore
 // ---------------------------------------------------------------------------
@@ -1028,19 +956,6 @@ private:
 };
 
 namespace detail {
-template <>
-struct TokenReader<ObjectStore> {
-    static Status read(const natsio_token* token, const SinkPtr& sink,
-                       std::optional<ObjectStore>& out) {
-        natsio_obj* obj = nullptr;
-        Status status = natsio_token_obj(token, &obj);
-        if (status == NATSIO_OK) {
-            out.emplace(obj, sink);
-        }
-        return status;
-    }
-};
-
 inline ObjectStore from_c(natsio_obj* obj, const SinkPtr& sink) noexcept {
     return ObjectStore(obj, sink);
 }
@@ -1093,5 +1008,8 @@ inline Future<std::vector<ObjectStoreStatus>> JetStream::object_store_statuses_a
 }
 
 }  // namespace natsio
+
+// detail::TokenReader of the results above (generated).
+#include <natsio/gen/object_results.hpp>
 
 #endif  // NATSIO_CPP_OBJECT_HPP
