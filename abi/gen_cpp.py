@@ -70,6 +70,24 @@ class CppGen(Gen):
             out.append(f)
         return out
 
+    def sync_verbs_of(self, handle):
+        """The calls of a handle without a token form (publish, subscribe,
+        rtt, ...): a status, at most one output (a scalar or an owned
+        handle), no callback, not part of the iterator contract."""
+        contract = {f"{handle}_{v}" for v in self.desc["iterators"].get(handle, {}).get("verbs", [])}
+        out = []
+        for f in self.desc["functions"]:
+            if (f["handle"] != handle or f["name"].endswith("_async") or f.get("async")
+                    or f["ret"] != "natsio_status" or f["name"] in SKIP | contract):
+                continue
+            if any(a["role"] in ("callback", "user_data", "release", "other") for a in f["args"]):
+                continue
+            outs = [a for a in f["args"] if a["role"] == "out"]
+            if len(outs) > 1 or any(not o["owned"] and o["out_type"] not in CPP_SCALARS for o in outs):
+                continue
+            out.append(f)
+        return out
+
     @staticmethod
     def params(f):
         """The C++ parameters of f's inputs, the statements that convert
@@ -122,20 +140,27 @@ class CppGen(Gen):
             return lines
         if self.params(twin)[0] != params:
             raise SystemExit(f"gen_cpp: {twin['name']} and {f['name']} take different inputs")
-        outs = [a for a in twin["args"] if a["role"] == "out"]
-        lines += [f"    /// {twin['name']}: the blocking form ({rtype}).",
-                  f"    auto raw_{verb}({plist}) const {{"]
+        if f["result"] == "none" and any(a["role"] == "out" for a in twin["args"]):
+            raise SystemExit(f"gen_cpp: {twin['name']}: an output for result none")
+        return lines + self.blocking(handle, twin, f"the blocking form ({rtype})")
+
+    def blocking(self, handle, f, what):
+        """raw_<verb>: the C call, its output (if any) made a C++ value."""
+        verb = f["name"][len(handle) + 1:]
+        params, pre, cargs = self.params(f)
+        call = ", ".join(["self().c_handle()"] + cargs)
+        outs = [a for a in f["args"] if a["role"] == "out"]
+        lines = [f"    /// {f['name']}: {what}.",
+                 f"    auto raw_{verb}({', '.join(params)}) const {{"]
         lines += [f"        {p}" for p in pre]
-        if f["result"] == "none" or not outs:
-            lines.append(f"        check({twin['name']}({call}));")
-            if rtype != "void":
-                raise SystemExit(f"gen_cpp: {twin['name']}: no output for result {f['result']}")
+        if not outs:
+            lines.append(f"        check({f['name']}({call}));")
         else:
             o = outs[0]
             ctype = o["out_type"] + (" *" if o["owned"] else "")
             init = "nullptr" if o["owned"] else "0"
             lines += [f"        {ctype} out = {init};",
-                      f"        check({twin['name']}({call}, &out));",
+                      f"        check({f['name']}({call}, &out));",
                       "        return from_c(out, self().sink());"]
         lines.append("    }")
         return lines
@@ -154,6 +179,11 @@ class CppGen(Gen):
             ""]
         for f in self.verbs_of(handle):
             out += self.method(handle, f)
+            out.append("")
+        # Bodies of unused ones are never instantiated: a call whose result
+        # has no from_c yet costs nothing until a class uses it.
+        for f in self.sync_verbs_of(handle):
+            out += self.blocking(handle, f, "no token form")
             out.append("")
         out[-1:] = ["};", "", "}  // namespace detail", "}  // namespace natsio", ""]
         return "\n".join(out)

@@ -688,6 +688,12 @@ private:
     detail::SinkPtr sink_;
 };
 
+namespace detail {
+inline OrderedConsumer from_c(natsio_ordered_consumer* oc, const SinkPtr& sink) noexcept {
+    return OrderedConsumer(oc, sink);
+}
+}  // namespace detail
+
 // ---------------------------------------------------------------------------
 // Batch reads of stored messages (get_last_msgs_for)
 // ---------------------------------------------------------------------------
@@ -747,6 +753,12 @@ struct FeedItem<natsio_stored_msg> {
 /// throw it, again on every later call. Destroying it stops the read; once
 /// the destructor or stop() returns, no callback runs again. Thread-safe.
 using StoredMsgs = Feed<detail::StoredMsgsFeed>;
+
+namespace detail {
+inline StoredMsgs from_c(natsio_stored_msgs* msgs, const SinkPtr& sink) noexcept {
+    return StoredMsgs(msgs, sink);
+}
+}  // namespace detail
 
 /// Receives each message of a StoredMsgs in push mode (a view borrowed for
 /// the call).
@@ -1248,6 +1260,12 @@ struct FeedItem<char> {
 /// the client closes. Destroying it stops the listing. Thread-safe.
 using KvKeyLister = Feed<detail::KvKeyListerFeed>;
 
+namespace detail {
+inline KvKeyLister from_c(natsio_kv_key_lister* lister, const SinkPtr& sink) noexcept {
+    return KvKeyLister(lister, sink);
+}
+}  // namespace detail
+
 /// A running watch of a bucket (KeyValue::watch): a Feed of KvEntry. It
 /// delivers the current value of each watched key (or its history, or
 /// nothing with updates_only), then one marker entry whose initial_done()
@@ -1704,9 +1722,7 @@ private:
     }
 
     KvKeyLister list_keys_of(const detail::CStringArray& filters) const {
-        natsio_kv_key_lister* lister = nullptr;
-        detail::check(natsio_kv_list_keys(kv_, filters.data(), filters.size(), &lister));
-        return KvKeyLister(lister, sink_);
+        return raw_list_keys(filters);
     }
 
     KvWatcher watch_list(const detail::CStringArray& patterns,
@@ -2277,7 +2293,6 @@ public:
             throw InvalidArgumentError(NATSIO_ERR_INVALID_ARGUMENT,
                                        "opt_start_time must not be the epoch itself");
         }
-        detail::CString c_stream(stream, "stream name");
         detail::CStringArray filters(config.filter_subjects.begin(), config.filter_subjects.end(),
                                      "filter subject");
         natsio_ordered_consumer_options c{};
@@ -2288,9 +2303,7 @@ public:
         c.opt_start_seq = config.opt_start_seq.value_or(0);
         c.opt_start_time_ns = start_ns;
         c.headers_only = config.headers_only;
-        natsio_ordered_consumer* oc = nullptr;
-        detail::check(natsio_js_ordered_consumer(js_, c_stream.get(), &c, &oc));
-        return OrderedConsumer(oc, sink_);
+        return raw_ordered_consumer(stream, &c);
     }
 
     // Key-Value buckets --------------------------------------------------------
@@ -2454,12 +2467,8 @@ private:
             throw InvalidArgumentError(NATSIO_ERR_INVALID_ARGUMENT,
                                        "up_to_time must not be the epoch itself");
         }
-        detail::CString c_stream(stream, "stream name");
-        natsio_stored_msgs* msgs = nullptr;
-        detail::check(natsio_js_stream_get_last_msgs_for(
-            js_, c_stream.get(), subjects.data(), subjects.size(), options.batch,
-            options.up_to_seq.value_or(0), up_to_time_ns, &msgs));
-        return StoredMsgs(msgs, sink_);
+        return raw_stream_get_last_msgs_for(stream, subjects, options.batch,
+                                            options.up_to_seq.value_or(0), up_to_time_ns);
     }
 
     natsio_js* js_ = nullptr;

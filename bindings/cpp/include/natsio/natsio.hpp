@@ -851,13 +851,10 @@ public:
     /// Publishes a reply to the message's reply subject, through the
     /// client that received it (NoReplySubjectError when it has none;
     /// ConnectionClosedError, and the errors of Client::publish).
-    void respond(ByteView data) const {
-        detail::check(natsio_msg_respond(msg_, data.data(), data.size()));
-    }
+    void respond(ByteView data) const { raw_respond(data); }
     /// Publishes a reply with `headers`; errors as respond(data).
     void respond(HeadersView headers, ByteView data) const {
-        detail::check(
-            natsio_msg_respond_with(msg_, headers.c_headers(), data.data(), data.size()));
+        raw_respond_with(headers.c_headers(), data);
     }
 
     /// An owned copy that outlives the handler or list it came from
@@ -868,7 +865,7 @@ public:
 
     /// Acknowledges the message (`+ACK`), buffered like a publish; errors
     /// as described for the class.
-    void ack() const { detail::check(natsio_msg_ack(msg_)); }
+    void ack() const { raw_ack(); }
     /// Acknowledges and waits up to `timeout` (default: the client's
     /// request timeout) for the server to confirm it; TimeoutError.
     void ack_sync(milliseconds timeout = default_timeout) const {
@@ -879,18 +876,13 @@ public:
     inline Future<void> ack_sync_async(milliseconds timeout = default_timeout) const;
     /// Negative acknowledgement (`-NAK`): redelivered, after `delay` if
     /// positive.
-    void nak(milliseconds delay = milliseconds{0}) const {
-        detail::check(natsio_msg_nak(msg_, detail::to_ms(delay)));
-    }
+    void nak(milliseconds delay = milliseconds{0}) const { raw_nak(detail::to_ms(delay)); }
     /// Terminates delivery (`+TERM`): never redelivered; the server records
     /// `reason`.
-    void term(std::optional<std::string_view> reason = std::nullopt) const {
-        detail::OptionalCString c_reason(reason, "reason");
-        detail::check(natsio_msg_term(msg_, c_reason.get()));
-    }
+    void term(std::optional<std::string_view> reason = std::nullopt) const { raw_term(reason); }
     /// Still being worked on (`+WPI`): resets the ack wait; any number of
     /// times before the final ack.
-    void in_progress() const { detail::check(natsio_msg_in_progress(msg_)); }
+    void in_progress() const { raw_in_progress(); }
     /// The delivery metadata; NotJsMessageError for a message that did not
     /// come from a JetStream consumer.
     JsMsgMetadata js_metadata() const {
@@ -965,10 +957,13 @@ private:
     natsio_msg* mutable_msg() const noexcept { return const_cast<natsio_msg*>(msg_); }
 };
 
+namespace detail {
+// A message result (see the other from_c overloads below).
+inline Msg from_c(natsio_msg* msg, const SinkPtr&) noexcept { return Msg(msg); }
+}  // namespace detail
+
 inline Msg MsgView::clone() const {
-    natsio_msg* copy = nullptr;
-    detail::check(natsio_msg_clone(msg_, &copy));
-    return Msg(copy);
+    return raw_clone();
 }
 
 /// Receives messages of a callback subscription, on the subscription's
@@ -1202,11 +1197,11 @@ Future<T> start_async(const SinkPtr& sink, Fn fn, Args... args) {
 // How a C result becomes its C++ value (the generated verbs' blocking
 // forms and token readers call these): one overload per C type.
 inline std::uint64_t from_c(std::uint64_t value, const SinkPtr&) noexcept { return value; }
+inline std::int64_t from_c(std::int64_t value, const SinkPtr&) noexcept { return value; }
 inline std::string from_c(char* text, const SinkPtr&) { return take_string(text); }
 inline std::vector<std::string> from_c(natsio_string_list* list, const SinkPtr&) {
     return take_string_list(list);
 }
-inline Msg from_c(natsio_msg* msg, const SinkPtr&) noexcept { return Msg(msg); }
 
 }  // namespace detail
 
@@ -1526,6 +1521,12 @@ struct RequestManyOptions {
 /// overall timeout, no responders, or stop().
 using Replies = Feed<detail::RepliesFeed>;
 
+namespace detail {
+inline Replies from_c(natsio_replies* replies, const SinkPtr& sink) noexcept {
+    return Replies(replies, sink);
+}
+}  // namespace detail
+
 // ---------------------------------------------------------------------------
 // Subscriptions
 // ---------------------------------------------------------------------------
@@ -1577,9 +1578,7 @@ public:
     /// Ends after `max` messages in total (counting those received), once
     /// they are handled. InvalidArgumentError for 0,
     /// SubscriptionClosedError when it has ended.
-    void unsubscribe_after(std::uint64_t max) const {
-        detail::check(natsio_sub_unsubscribe_after(c_handle(), max));
-    }
+    void unsubscribe_after(std::uint64_t max) const { raw_unsubscribe_after(max); }
     /// Graceful end: new deliveries stop, the backlog is handled, then the
     /// iteration ends. Waits up to `timeout` (default: the client's drain
     /// timeout). In iterator mode another thread must read the backlog.
@@ -1614,6 +1613,12 @@ public:
 private:
     friend class detail::SubVerbs<Subscription>;
 };
+
+namespace detail {
+inline Subscription from_c(natsio_sub* sub, const SinkPtr& sink) noexcept {
+    return Subscription(sub, sink);
+}
+}  // namespace detail
 
 // ---------------------------------------------------------------------------
 // Options
@@ -2135,10 +2140,7 @@ public:
     /// counting headers and data together.
     void publish_with(std::string_view subject, std::optional<std::string_view> reply,
                       HeadersView headers, ByteView data) const {
-        detail::CString c_subject(subject, "subject");
-        detail::OptionalCString c_reply(reply, "reply");
-        detail::check(natsio_client_publish_with(client_, c_subject.get(), c_reply.get(),
-                                                 headers.c_headers(), data.data(), data.size()));
+        raw_publish_with(subject, reply, headers.c_headers(), data);
     }
 
     /// Subscribes to `subject` (wildcards allowed); read the messages with
@@ -2149,13 +2151,8 @@ public:
     /// BadQueueNameError, InvalidArgumentError (options),
     /// ConnectionClosedError.
     Subscription subscribe(std::string_view subject, const SubscribeOptions& options = {}) const {
-        detail::CString c_subject(subject, "subject");
-        detail::OptionalCString c_queue(options.queue, "queue");
         natsio_sub_options c_options = to_c(options);
-        natsio_sub* sub = nullptr;
-        detail::check(
-            natsio_client_subscribe(client_, c_subject.get(), c_queue.get(), &c_options, &sub));
-        return Subscription(sub, sink_);
+        return raw_subscribe(subject, options.queue, &c_options);
     }
 
     /// Subscribes in push mode: subscribe() then set_callback(handler).
@@ -2189,23 +2186,18 @@ public:
     Replies request_many(std::string_view subject, ByteView data = {},
                          const RequestManyOptions& options = {},
                          HeadersView headers = {}) const {
-        detail::CString c_subject(subject, "subject");
         natsio_request_many_options c_options{};
         detail::check(natsio_request_many_options_init(&c_options));
         c_options.max_msgs = options.max_msgs;
         c_options.stall_ms = detail::to_ms(options.stall);
         c_options.timeout_ms = detail::to_ms(options.timeout);
-        natsio_replies* replies = nullptr;
-        detail::check(natsio_client_request_many(client_, c_subject.get(), headers.c_headers(),
-                                                 data.data(), data.size(), &c_options,
-                                                 &replies));
-        return Replies(replies, sink_);
+        return raw_request_many(subject, headers.c_headers(), data, &c_options);
     }
 
     /// Sends the asynchronous JetStream publishes queued with
     /// PublishOptions::defer_send that nothing has sent yet. Cheap when
     /// there are none; never blocks; any thread.
-    void send_deferred() const { detail::check(natsio_client_send_deferred(client_)); }
+    void send_deferred() const { raw_send_deferred(); }
 
     /// Waits until the server processed everything sent before (a
     /// PING/PONG round trip), up to `timeout` (default_timeout: the
@@ -2252,24 +2244,12 @@ public:
     std::int64_t max_payload() const noexcept { return natsio_client_max_payload(client_); }
 
     /// The server's latest INFO, as JSON.
-    std::string server_info() const {
-        char* json = nullptr;
-        detail::check(natsio_client_server_info(client_, &json));
-        return detail::take_string(json);
-    }
+    std::string server_info() const { return raw_server_info(); }
     /// The URL of the server currently connected to.
     /// ConnectionClosedError.
-    std::string connected_url() const {
-        char* url = nullptr;
-        detail::check(natsio_client_connected_url(client_, &url));
-        return detail::take_string(url);
-    }
+    std::string connected_url() const { return raw_connected_url(); }
     /// A new unique inbox subject under the inbox prefix.
-    std::string new_inbox() const {
-        char* inbox = nullptr;
-        detail::check(natsio_client_new_inbox(client_, &inbox));
-        return detail::take_string(inbox);
-    }
+    std::string new_inbox() const { return raw_new_inbox(); }
     /// The traffic counters.
     ClientStats stats() const {
         ClientStats stats{};
@@ -2280,22 +2260,16 @@ public:
     /// Drops the connection and reconnects (to another server of the pool
     /// when there is one); returns at once. IllegalStateError when not
     /// connected right now.
-    void force_reconnect() const { detail::check(natsio_client_force_reconnect(client_)); }
+    void force_reconnect() const { raw_force_reconnect(); }
 
     /// The time of one PING/PONG round trip, within `timeout` (default: the
     /// flush timeout); errors as flush.
     std::chrono::microseconds rtt(milliseconds timeout = default_timeout) const {
-        std::int64_t rtt_us = 0;
-        detail::check(natsio_client_rtt(client_, detail::to_ms(timeout), &rtt_us));
-        return std::chrono::microseconds(rtt_us);
+        return std::chrono::microseconds(raw_rtt(detail::to_ms(timeout)));
     }
 
     /// The server pool, configured and discovered.
-    std::vector<std::string> servers() const {
-        natsio_string_list* list = nullptr;
-        detail::check(natsio_client_servers(client_, &list));
-        return detail::take_string_list(list);
-    }
+    std::vector<std::string> servers() const { return raw_servers(); }
 
     /// The C client (null for none), still owned by this object.
     natsio_client* c_client() const noexcept { return client_; }

@@ -574,7 +574,7 @@ public:
 
     /// Abandons the put: its chunks are purged, the previous version (if
     /// any) stays readable.
-    void abort() { detail::check(natsio_obj_writer_abort(writer_)); }
+    void abort() { raw_abort(); }
 
     /// True when this object holds a writer.
     explicit operator bool() const noexcept { return writer_ != nullptr; }
@@ -592,6 +592,12 @@ private:
     natsio_obj_writer* writer_ = nullptr;
     detail::SinkPtr sink_;
 };
+
+namespace detail {
+inline ObjectWriter from_c(natsio_obj_writer* writer, const SinkPtr& sink) noexcept {
+    return ObjectWriter(writer, sink);
+}
+}  // namespace detail
 
 // ---------------------------------------------------------------------------
 // Reader
@@ -807,11 +813,7 @@ public:
     /// A writer for object `name` (no I/O until data is written): see
     /// ObjectWriter. InvalidObjectNameError, ConfigError.
     ObjectWriter writer(std::string_view name, const ObjectMeta& meta = {}) const {
-        detail::CString c_name(name, "object name");
-        detail::CString c_meta(meta.to_json(), "object meta");
-        natsio_obj_writer* w = nullptr;
-        detail::check(natsio_obj_writer_open(obj_, c_name.get(), c_meta.get(), &w));
-        return ObjectWriter(w, sink_);
+        return raw_writer_open(name, meta.to_json());
     }
 
     // Get ----------------------------------------------------------------------

@@ -57,6 +57,105 @@ protected:
         check(natsio_client_request(self().c_handle(), c_subject.get(), headers, data.data(), data.size(), timeout_ms, &out));
         return from_c(out, self().sink());
     }
+
+    /// natsio_client_connected_url: no token form.
+    auto raw_connected_url() const {
+        char * out = nullptr;
+        check(natsio_client_connected_url(self().c_handle(), &out));
+        return from_c(out, self().sink());
+    }
+
+    /// natsio_client_force_reconnect: no token form.
+    auto raw_force_reconnect() const {
+        check(natsio_client_force_reconnect(self().c_handle()));
+    }
+
+    /// natsio_client_jetstream: no token form.
+    auto raw_jetstream(const natsio_js_options * opts) const {
+        natsio_js * out = nullptr;
+        check(natsio_client_jetstream(self().c_handle(), opts, &out));
+        return from_c(out, self().sink());
+    }
+
+    /// natsio_client_new_inbox: no token form.
+    auto raw_new_inbox() const {
+        char * out = nullptr;
+        check(natsio_client_new_inbox(self().c_handle(), &out));
+        return from_c(out, self().sink());
+    }
+
+    /// natsio_client_pub_ring_kick: no token form.
+    auto raw_pub_ring_kick() const {
+        check(natsio_client_pub_ring_kick(self().c_handle()));
+    }
+
+    /// natsio_client_publish: no token form.
+    auto raw_publish(std::optional<std::string_view> subject, ByteView data) const {
+        OptionalCString c_subject(subject, "subject");
+        check(natsio_client_publish(self().c_handle(), c_subject.get(), data.data(), data.size()));
+    }
+
+    /// natsio_client_publish_n: no token form.
+    auto raw_publish_n(std::optional<std::string_view> subject, std::size_t subject_len, ByteView data) const {
+        OptionalCString c_subject(subject, "subject");
+        check(natsio_client_publish_n(self().c_handle(), c_subject.get(), subject_len, data.data(), data.size()));
+    }
+
+    /// natsio_client_publish_with: no token form.
+    auto raw_publish_with(std::optional<std::string_view> subject, std::optional<std::string_view> reply, const natsio_headers * headers, ByteView data) const {
+        OptionalCString c_subject(subject, "subject");
+        OptionalCString c_reply(reply, "reply");
+        check(natsio_client_publish_with(self().c_handle(), c_subject.get(), c_reply.get(), headers, data.data(), data.size()));
+    }
+
+    /// natsio_client_request_many: no token form.
+    auto raw_request_many(std::optional<std::string_view> subject, const natsio_headers * headers, ByteView data, const natsio_request_many_options * opts) const {
+        OptionalCString c_subject(subject, "subject");
+        natsio_replies * out = nullptr;
+        check(natsio_client_request_many(self().c_handle(), c_subject.get(), headers, data.data(), data.size(), opts, &out));
+        return from_c(out, self().sink());
+    }
+
+    /// natsio_client_respond: no token form.
+    auto raw_respond(std::optional<std::string_view> reply_subject, const natsio_headers * headers, ByteView data) const {
+        OptionalCString c_reply_subject(reply_subject, "reply_subject");
+        check(natsio_client_respond(self().c_handle(), c_reply_subject.get(), headers, data.data(), data.size()));
+    }
+
+    /// natsio_client_rtt: no token form.
+    auto raw_rtt(std::int64_t timeout_ms) const {
+        int64_t out = 0;
+        check(natsio_client_rtt(self().c_handle(), timeout_ms, &out));
+        return from_c(out, self().sink());
+    }
+
+    /// natsio_client_send_deferred: no token form.
+    auto raw_send_deferred() const {
+        check(natsio_client_send_deferred(self().c_handle()));
+    }
+
+    /// natsio_client_server_info: no token form.
+    auto raw_server_info() const {
+        char * out = nullptr;
+        check(natsio_client_server_info(self().c_handle(), &out));
+        return from_c(out, self().sink());
+    }
+
+    /// natsio_client_servers: no token form.
+    auto raw_servers() const {
+        natsio_string_list * out = nullptr;
+        check(natsio_client_servers(self().c_handle(), &out));
+        return from_c(out, self().sink());
+    }
+
+    /// natsio_client_subscribe: no token form.
+    auto raw_subscribe(std::optional<std::string_view> subject, std::optional<std::string_view> queue, const natsio_sub_options * opts) const {
+        OptionalCString c_subject(subject, "subject");
+        OptionalCString c_queue(queue, "queue");
+        natsio_sub * out = nullptr;
+        check(natsio_client_subscribe(self().c_handle(), c_subject.get(), c_queue.get(), opts, &out));
+        return from_c(out, self().sink());
+    }
 };
 
 }  // namespace detail

@@ -416,6 +416,22 @@ protected:
         check(natsio_js_stream_purge(self().c_handle(), c_name.get(), c_options_json.get(), &out));
         return from_c(out, self().sink());
     }
+
+    /// natsio_js_ordered_consumer: no token form.
+    auto raw_ordered_consumer(std::optional<std::string_view> stream, const natsio_ordered_consumer_options * opts) const {
+        OptionalCString c_stream(stream, "stream");
+        natsio_ordered_consumer * out = nullptr;
+        check(natsio_js_ordered_consumer(self().c_handle(), c_stream.get(), opts, &out));
+        return from_c(out, self().sink());
+    }
+
+    /// natsio_js_stream_get_last_msgs_for: no token form.
+    auto raw_stream_get_last_msgs_for(std::optional<std::string_view> stream, const CStringArray& subjects, std::uint32_t batch, std::uint64_t up_to_seq, std::int64_t up_to_time_ns) const {
+        OptionalCString c_stream(stream, "stream");
+        natsio_stored_msgs * out = nullptr;
+        check(natsio_js_stream_get_last_msgs_for(self().c_handle(), c_stream.get(), subjects.data(), subjects.size(), batch, up_to_seq, up_to_time_ns, &out));
+        return from_c(out, self().sink());
+    }
 };
 
 }  // namespace detail

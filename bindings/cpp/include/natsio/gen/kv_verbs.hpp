@@ -187,6 +187,13 @@ protected:
         check(natsio_kv_watch(self().c_handle(), keys.data(), keys.size(), opts, &out));
         return from_c(out, self().sink());
     }
+
+    /// natsio_kv_list_keys: no token form.
+    auto raw_list_keys(const CStringArray& filters) const {
+        natsio_kv_key_lister * out = nullptr;
+        check(natsio_kv_list_keys(self().c_handle(), filters.data(), filters.size(), &out));
+        return from_c(out, self().sink());
+    }
 };
 
 }  // namespace detail

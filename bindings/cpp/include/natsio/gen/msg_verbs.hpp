@@ -26,6 +26,49 @@ protected:
     auto raw_ack_sync(std::int64_t timeout_ms) const {
         check(natsio_msg_ack_sync(self().c_handle(), timeout_ms));
     }
+
+    /// natsio_msg_ack: no token form.
+    auto raw_ack() const {
+        check(natsio_msg_ack(self().c_handle()));
+    }
+
+    /// natsio_msg_ack_deferred: no token form.
+    auto raw_ack_deferred() const {
+        check(natsio_msg_ack_deferred(self().c_handle()));
+    }
+
+    /// natsio_msg_clone: no token form.
+    auto raw_clone() const {
+        natsio_msg * out = nullptr;
+        check(natsio_msg_clone(self().c_handle(), &out));
+        return from_c(out, self().sink());
+    }
+
+    /// natsio_msg_in_progress: no token form.
+    auto raw_in_progress() const {
+        check(natsio_msg_in_progress(self().c_handle()));
+    }
+
+    /// natsio_msg_nak: no token form.
+    auto raw_nak(std::int64_t delay_ms) const {
+        check(natsio_msg_nak(self().c_handle(), delay_ms));
+    }
+
+    /// natsio_msg_respond: no token form.
+    auto raw_respond(ByteView data) const {
+        check(natsio_msg_respond(self().c_handle(), data.data(), data.size()));
+    }
+
+    /// natsio_msg_respond_with: no token form.
+    auto raw_respond_with(const natsio_headers * headers, ByteView data) const {
+        check(natsio_msg_respond_with(self().c_handle(), headers, data.data(), data.size()));
+    }
+
+    /// natsio_msg_term: no token form.
+    auto raw_term(std::optional<std::string_view> reason) const {
+        OptionalCString c_reason(reason, "reason");
+        check(natsio_msg_term(self().c_handle(), c_reason.get()));
+    }
 };
 
 }  // namespace detail

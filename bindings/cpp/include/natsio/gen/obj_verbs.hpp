@@ -152,6 +152,15 @@ protected:
         check(natsio_obj_watch(self().c_handle(), opts, &out));
         return from_c(out, self().sink());
     }
+
+    /// natsio_obj_writer_open: no token form.
+    auto raw_writer_open(std::optional<std::string_view> name, std::optional<std::string_view> meta_json) const {
+        OptionalCString c_name(name, "name");
+        OptionalCString c_meta_json(meta_json, "meta_json");
+        natsio_obj_writer * out = nullptr;
+        check(natsio_obj_writer_open(self().c_handle(), c_name.get(), c_meta_json.get(), &out));
+        return from_c(out, self().sink());
+    }
 };
 
 }  // namespace detail

@@ -37,6 +37,11 @@ protected:
     auto raw_write(ByteView data) const {
         check(natsio_obj_writer_write(self().c_handle(), data.data(), data.size()));
     }
+
+    /// natsio_obj_writer_abort: no token form.
+    auto raw_abort() const {
+        check(natsio_obj_writer_abort(self().c_handle()));
+    }
 };
 
 }  // namespace detail

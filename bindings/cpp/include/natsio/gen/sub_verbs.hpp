@@ -31,6 +31,11 @@ protected:
     auto raw_end_async() const {
         return start_async<void>(self().sink(), natsio_sub_end_async, self().c_handle());
     }
+
+    /// natsio_sub_unsubscribe_after: no token form.
+    auto raw_unsubscribe_after(std::uint64_t max) const {
+        check(natsio_sub_unsubscribe_after(self().c_handle(), max));
+    }
 };
 
 }  // namespace detail
