@@ -182,26 +182,6 @@ inline PubAck take_pub_ack(natsio_pub_ack* ack) {
     return out;
 }
 
-template <>
-struct TokenReader<PubAck> {
-    static Status read(const natsio_token* token, const SinkPtr&, std::optional<PubAck>& out) {
-        natsio_pub_ack* ack = nullptr;
-        Status status = natsio_token_pub_ack(token, &ack);
-        if (status == NATSIO_OK) {
-            out.emplace(take_pub_ack(ack));
-        }
-        return status;
-    }
-};
-
-/// Starts `fn(args..., &token)` and wraps the token in a Future<T>.
-template <class T, class Fn, class... Args>
-Future<T> start_async(const SinkPtr& sink, Fn fn, Args... args) {
-    natsio_token* token = nullptr;
-    check(fn(args..., &token));
-    return Future<T>(token, sink);
-}
-
 inline std::chrono::system_clock::time_point time_from_ns(std::int64_t ns) noexcept {
     return std::chrono::system_clock::time_point(
         std::chrono::duration_cast<std::chrono::system_clock::duration>(
@@ -539,35 +519,6 @@ struct ConsumeOptions {
     std::int64_t min_ack_pending = 0;
 };
 
-namespace detail {
-
-template <>
-struct TokenReader<StoredMsg> {
-    static Status read(const natsio_token* token, const SinkPtr&,
-                       std::optional<StoredMsg>& out) {
-        return read_owned<StoredMsg, natsio_stored_msg>(natsio_token_stored_msg, token, out);
-    }
-};
-
-template <>
-struct TokenReader<MsgList> {
-    static Status read(const natsio_token* token, const SinkPtr&, std::optional<MsgList>& out) {
-        return read_owned<MsgList, natsio_msg_list>(natsio_token_msg_list, token, out);
-    }
-};
-
-struct JsMessagesFeed : MsgFeedBase {
-    using Handle = natsio_js_messages;
-    static constexpr auto next = &natsio_js_messages_next;
-    static constexpr auto next_async = &natsio_js_messages_next_async;
-    static constexpr auto set_callback = &natsio_js_messages_set_callback;
-    static constexpr auto stop = &natsio_js_messages_stop;
-    static constexpr auto get_stats = &natsio_js_messages_get_stats;
-    static constexpr auto free = &natsio_js_messages_free;
-};
-
-}  // namespace detail
-
 /// A continuous pull from one consumer (JetStream::consume): a Feed of Msg.
 /// The library keeps up to ConsumeOptions::max_messages requested and
 /// buffered on its own threads, re-pulls at half, and pulls again at once
@@ -580,19 +531,20 @@ struct JsMessagesFeed : MsgFeedBase {
 using Messages = Feed<detail::JsMessagesFeed>;
 
 namespace detail {
-template <>
-struct TokenReader<Messages> {
-    static Status read(const natsio_token* token, const SinkPtr& sink,
-                       std::optional<Messages>& out) {
-        natsio_js_messages* messages = nullptr;
-        Status status = natsio_token_js_messages(token, &messages);
-        if (status == NATSIO_OK) {
-            out.emplace(messages, sink);
-        }
-        return status;
-    }
-};
+// The JetStream results as C++ values (see from_c in natsio.hpp).
+inline PubAck from_c(natsio_pub_ack* ack, const SinkPtr&) { return take_pub_ack(ack); }
+inline StoredMsg from_c(natsio_stored_msg* msg, const SinkPtr&) noexcept { return StoredMsg(msg); }
+inline MsgList from_c(natsio_msg_list* list, const SinkPtr&) noexcept { return MsgList(list); }
+inline Messages from_c(natsio_js_messages* messages, const SinkPtr& sink) noexcept {
+    return Messages(messages, sink);
+}
 }  // namespace detail
+
+}  // namespace natsio
+// detail::OrderedConsumerVerbs, the generated verb layer of
+// natsio_ordered_consumer.
+#include <natsio/gen/ordered_consumer_verbs.hpp>
+namespace natsio {
 
 // ---------------------------------------------------------------------------
 // The ordered consumer (ADR-17)
@@ -661,7 +613,7 @@ struct OrderedMessagesOptions {
 /// consumer (start() and messages() then throw IllegalStateError).
 /// Move-only; destroying it deletes an unused consumer without waiting (a
 /// run's Messages still alive goes on). Thread-safe.
-class OrderedConsumer {
+class OrderedConsumer : private detail::OrderedConsumerVerbs<OrderedConsumer> {
 public:
     /// No ordered consumer: its calls throw InvalidArgumentError.
     OrderedConsumer() noexcept = default;
@@ -690,45 +642,37 @@ public:
     /// ConsumerInfo JSON ("name", "num_pending"). StreamNotFoundError,
     /// IllegalStateError (after stop()), TimeoutError,
     /// ConnectionClosedError.
-    std::string start() const {
-        char* json = nullptr;
-        detail::check(natsio_ordered_consumer_start(oc_, &json));
-        return detail::take_string(json);
-    }
+    std::string start() const { return raw_start(); }
     /// The future form of start.
-    Future<std::string> start_async() const {
-        return detail::start_async<std::string>(sink_, natsio_ordered_consumer_start_async, oc_);
-    }
+    Future<std::string> start_async() const { return raw_start_async(); }
 
     /// Starts a run: the ordered messages as a Messages feed (each with its
     /// js_metadata; no acknowledgement needed). Throws as start() and
     /// InvalidArgumentError for bad options.
     Messages messages(const OrderedMessagesOptions& options = {}) const {
         natsio_ordered_messages_options c_options = to_c(options);
-        natsio_js_messages* messages = nullptr;
-        detail::check(natsio_ordered_consumer_messages(oc_, &c_options, &messages));
-        return Messages(messages, sink_);
+        return raw_messages(&c_options);
     }
     /// The future form of messages: the Messages (taken once).
     Future<Messages> messages_async(const OrderedMessagesOptions& options = {}) const {
         natsio_ordered_messages_options c_options = to_c(options);
-        return detail::start_async<Messages>(
-            sink_, natsio_ordered_consumer_messages_async, oc_,
-            static_cast<const natsio_ordered_messages_options*>(&c_options));
+        return raw_messages_async(&c_options);
     }
 
     /// Ends a run, deletes the server-side consumer and ends the ordered
     /// consumer. Idempotent. TimeoutError, ConnectionClosedError.
-    void stop() const { detail::check(natsio_ordered_consumer_stop(oc_)); }
+    void stop() const { raw_stop(); }
     /// The future form of stop.
-    Future<void> stop_async() const {
-        return detail::start_async<void>(sink_, natsio_ordered_consumer_stop_async, oc_);
-    }
+    Future<void> stop_async() const { return raw_stop_async(); }
 
     /// The C handle (still owned by this object).
     natsio_ordered_consumer* c_ordered_consumer() const noexcept { return oc_; }
 
 private:
+    friend class detail::OrderedConsumerVerbs<OrderedConsumer>;
+    natsio_ordered_consumer* c_handle() const noexcept { return oc_; }
+    const detail::SinkPtr& sink() const noexcept { return sink_; }
+
     static natsio_ordered_messages_options to_c(const OrderedMessagesOptions& options) {
         natsio_ordered_messages_options c{};
         detail::check(natsio_ordered_messages_options_init(&c));
@@ -743,6 +687,12 @@ private:
     natsio_ordered_consumer* oc_ = nullptr;
     detail::SinkPtr sink_;
 };
+
+namespace detail {
+inline OrderedConsumer from_c(natsio_ordered_consumer* oc, const SinkPtr& sink) noexcept {
+    return OrderedConsumer(oc, sink);
+}
+}  // namespace detail
 
 // ---------------------------------------------------------------------------
 // Batch reads of stored messages (get_last_msgs_for)
@@ -772,17 +722,11 @@ inline std::int64_t ns_from_time(std::chrono::system_clock::time_point time) noe
         std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count());
 }
 
-struct StoredMsgsFeed {
-    using Handle = natsio_stored_msgs;
-    using CItem = natsio_stored_msg;
+/// The items of a batch read (StoredMsgs).
+template <>
+struct FeedItem<natsio_stored_msg> {
     using Item = StoredMsg;
     using View = StoredMsgView;
-    static constexpr auto next = &natsio_stored_msgs_next;
-    static constexpr auto next_async = &natsio_stored_msgs_next_async;
-    static constexpr auto set_callback = &natsio_stored_msgs_set_callback;
-    static constexpr auto stop = &natsio_stored_msgs_stop;
-    static constexpr auto get_stats = &natsio_stored_msgs_get_stats;
-    static constexpr auto free = &natsio_stored_msgs_free;
     // What a throwing callback is reported with: no subscription id; the
     // message's subject.
     static std::uint64_t sid(const natsio_stored_msg*) noexcept { return 0; }
@@ -809,6 +753,12 @@ struct StoredMsgsFeed {
 /// throw it, again on every later call. Destroying it stops the read; once
 /// the destructor or stop() returns, no callback runs again. Thread-safe.
 using StoredMsgs = Feed<detail::StoredMsgsFeed>;
+
+namespace detail {
+inline StoredMsgs from_c(natsio_stored_msgs* msgs, const SinkPtr& sink) noexcept {
+    return StoredMsgs(msgs, sink);
+}
+}  // namespace detail
 
 /// Receives each message of a StoredMsgs in push mode (a view borrowed for
 /// the call).
@@ -1267,48 +1217,11 @@ inline std::vector<KvStatus> take_kv_status_list(natsio_kv_bucket_status_list* l
                      natsio_kv_bucket_status_list_free, kv_status_of);
 }
 
+/// The items of a watch (KvWatcher).
 template <>
-struct TokenReader<KvStatus> {
-    static Status read(const natsio_token* token, const SinkPtr&, std::optional<KvStatus>& out) {
-        return read_taken(natsio_token_kv_bucket_status, take_kv_status, token, out);
-    }
-};
-
-template <>
-struct TokenReader<std::vector<KvStatus>> {
-    static Status read(const natsio_token* token, const SinkPtr&,
-                       std::optional<std::vector<KvStatus>>& out) {
-        return read_taken(natsio_token_kv_bucket_status_list, take_kv_status_list, token, out);
-    }
-};
-
-template <>
-struct TokenReader<KvEntry> {
-    static Status read(const natsio_token* token, const SinkPtr&, std::optional<KvEntry>& out) {
-        return read_owned<KvEntry, natsio_kv_entry>(natsio_token_kv_entry, token, out);
-    }
-};
-
-template <>
-struct TokenReader<KvEntryList> {
-    static Status read(const natsio_token* token, const SinkPtr&,
-                       std::optional<KvEntryList>& out) {
-        return read_owned<KvEntryList, natsio_kv_entry_list>(natsio_token_kv_entry_list, token,
-                                                             out);
-    }
-};
-
-struct KvWatcherFeed {
-    using Handle = natsio_kv_watcher;
-    using CItem = natsio_kv_entry;
+struct FeedItem<natsio_kv_entry> {
     using Item = KvEntry;
     using View = KvEntryView;
-    static constexpr auto next = &natsio_kv_watcher_next;
-    static constexpr auto next_async = &natsio_kv_watcher_next_async;
-    static constexpr auto set_callback = &natsio_kv_watcher_set_callback;
-    static constexpr auto stop = &natsio_kv_watcher_stop;
-    static constexpr auto get_stats = &natsio_kv_watcher_get_stats;
-    static constexpr auto free = &natsio_kv_watcher_free;
     // What a throwing callback is reported with: no subscription id; the key.
     static std::uint64_t sid(const natsio_kv_entry*) noexcept { return 0; }
     static const char* subject(const natsio_kv_entry* entry) noexcept {
@@ -1316,17 +1229,11 @@ struct KvWatcherFeed {
     }
 };
 
-struct KvKeyListerFeed {
-    using Handle = natsio_kv_key_lister;
-    using CItem = char;
+/// The items of a key listing (KvKeyLister): keys.
+template <>
+struct FeedItem<char> {
     using Item = std::string;
     using View = std::string_view;
-    static constexpr auto next = &natsio_kv_key_lister_next;
-    static constexpr auto next_async = &natsio_kv_key_lister_next_async;
-    static constexpr auto set_callback = &natsio_kv_key_lister_set_callback;
-    static constexpr auto stop = &natsio_kv_key_lister_stop;
-    static constexpr auto get_stats = &natsio_kv_key_lister_get_stats;
-    static constexpr auto free = &natsio_kv_key_lister_free;
     // The key, copied into a std::string; the C string is freed.
     static std::string take(char* key) { return take_string(key); }
     // What a throwing callback is reported with: no subscription id; the key.
@@ -1353,6 +1260,12 @@ struct KvKeyListerFeed {
 /// the client closes. Destroying it stops the listing. Thread-safe.
 using KvKeyLister = Feed<detail::KvKeyListerFeed>;
 
+namespace detail {
+inline KvKeyLister from_c(natsio_kv_key_lister* lister, const SinkPtr& sink) noexcept {
+    return KvKeyLister(lister, sink);
+}
+}  // namespace detail
+
 /// A running watch of a bucket (KeyValue::watch): a Feed of KvEntry. It
 /// delivers the current value of each watched key (or its history, or
 /// nothing with updates_only), then one marker entry whose initial_done()
@@ -1368,24 +1281,26 @@ using KvWatcher = Feed<detail::KvWatcherFeed>;
 /// Receives each entry of a KvWatcher in push mode (the marker included).
 using KvEntryHandler = KvWatcher::ItemHandler;
 
-namespace detail {
-template <>
-struct TokenReader<KvWatcher> {
-    static Status read(const natsio_token* token, const SinkPtr& sink,
-                       std::optional<KvWatcher>& out) {
-        natsio_kv_watcher* watcher = nullptr;
-        Status status = natsio_token_kv_watcher(token, &watcher);
-        if (status == NATSIO_OK) {
-            out.emplace(watcher, sink);
-        }
-        return status;
-    }
-};
-}  // namespace detail
-
 /// KeyValue::purge_deletes value: remove every delete and purge marker,
 /// whatever its age (any negative duration does the same).
 inline constexpr milliseconds all_markers{-1};
+
+namespace detail {
+// The Key-Value results as C++ values (see from_c in natsio.hpp).
+inline KvEntry from_c(natsio_kv_entry* entry, const SinkPtr&) noexcept { return KvEntry(entry); }
+inline KvEntryList from_c(natsio_kv_entry_list* list, const SinkPtr&) noexcept {
+    return KvEntryList(list);
+}
+inline KvStatus from_c(natsio_kv_bucket_status* status, const SinkPtr&) {
+    return take_kv_status(status);
+}
+inline std::vector<KvStatus> from_c(natsio_kv_bucket_status_list* list, const SinkPtr&) {
+    return take_kv_status_list(list);
+}
+inline KvWatcher from_c(natsio_kv_watcher* watcher, const SinkPtr& sink) noexcept {
+    return KvWatcher(watcher, sink);
+}
+}  // namespace detail
 
 }  // namespace natsio
 // detail::KvVerbs, the generated verb layer, needs the result types above.
@@ -1515,9 +1430,7 @@ public:
         return KvEntry(entry);
     }
     /// The future form of get.
-    Future<KvEntry> get_async(std::string_view key) const {
-        return raw_get_async(key);
-    }
+    Future<KvEntry> get_async(std::string_view key) const { return raw_get_async(key); }
 
     /// Like get, but std::nullopt when the key has no live value.
     std::optional<KvEntry> try_get(std::string_view key) const {
@@ -1615,9 +1528,7 @@ public:
     /// out). Reads the bucket through a short-lived consumer.
     std::vector<std::string> keys() const { return raw_keys(); }
     /// The future form of keys.
-    Future<std::vector<std::string>> keys_async() const {
-        return raw_keys_async();
-    }
+    Future<std::vector<std::string>> keys_async() const { return raw_keys_async(); }
 
     /// The keys matching `filter` (key tokens, `*` as a whole token, `>` as
     /// the last one, as for watch; ">" is every key) that hold a value now,
@@ -1625,7 +1536,8 @@ public:
     /// otherwise errors as keys().
     std::vector<std::string> keys(std::string_view filter) const {
         const std::string_view one[] = {filter};
-        return keys_list(detail::CStringArray(std::begin(one), std::end(one), "key filter"));
+        return raw_keys_filtered(
+            detail::CStringArray(std::begin(one), std::end(one), "key filter"));
     }
     /// The keys matching any of `filters` (a std::vector, std::array, ...
     /// of strings or string views; every key when there are none), read
@@ -1636,16 +1548,17 @@ public:
     std::vector<std::string> keys(const Filters& filters) const {
         using std::begin;
         using std::end;
-        return keys_list(detail::CStringArray(begin(filters), end(filters), "key filter"));
+        return raw_keys_filtered(detail::CStringArray(begin(filters), end(filters), "key filter"));
     }
     /// `kv.keys({"a.*", "b.>"})`: as the range overload.
     std::vector<std::string> keys(std::initializer_list<std::string_view> filters) const {
-        return keys_list(detail::CStringArray(filters.begin(), filters.end(), "key filter"));
+        return raw_keys_filtered(
+            detail::CStringArray(filters.begin(), filters.end(), "key filter"));
     }
     /// The future form of keys(filter).
     Future<std::vector<std::string>> keys_async(std::string_view filter) const {
         const std::string_view one[] = {filter};
-        return keys_list_async(
+        return raw_keys_filtered_async(
             detail::CStringArray(std::begin(one), std::end(one), "key filter"));
     }
     /// The future form of keys(filters).
@@ -1653,12 +1566,13 @@ public:
     Future<std::vector<std::string>> keys_async(const Filters& filters) const {
         using std::begin;
         using std::end;
-        return keys_list_async(detail::CStringArray(begin(filters), end(filters), "key filter"));
+        return raw_keys_filtered_async(
+            detail::CStringArray(begin(filters), end(filters), "key filter"));
     }
     /// The future form of `keys({"a.*", "b.>"})`.
     Future<std::vector<std::string>> keys_async(
         std::initializer_list<std::string_view> filters) const {
-        return keys_list_async(
+        return raw_keys_filtered_async(
             detail::CStringArray(filters.begin(), filters.end(), "key filter"));
     }
 
@@ -1760,26 +1674,18 @@ public:
     /// with history as max_msgs_per_subject, ttl as max_age; state with the
     /// values as messages and bytes). BucketNotFoundError; otherwise errors
     /// as put.
-    std::string status() const {
-        return raw_status();
-    }
+    std::string status() const { return raw_status(); }
     /// The future form of status.
-    Future<std::string> status_async() const {
-        return raw_status_async();
-    }
+    Future<std::string> status_async() const { return raw_status_async(); }
 
     /// The bucket's typed status (a copy the caller owns), read from its
     /// stream's info in one request; status() gives the same as JSON.
     /// Blocks up to the context's timeout; thread-safe.
     /// BucketNotFoundError, TimeoutError, ConnectionClosedError,
     /// InvalidArgumentError (no handle).
-    KvStatus get_status() const {
-        return raw_get_status();
-    }
+    KvStatus get_status() const { return raw_get_status(); }
     /// The future form of get_status: the KvStatus.
-    Future<KvStatus> get_status_async() const {
-        return raw_get_status_async();
-    }
+    Future<KvStatus> get_status_async() const { return raw_get_status_async(); }
 
     /// True when this object holds a bucket handle.
     explicit operator bool() const noexcept { return kv_ != nullptr; }
@@ -1815,39 +1721,20 @@ private:
         return c_options;
     }
 
-    std::vector<std::string> keys_list(const detail::CStringArray& filters) const {
-        natsio_string_list* list = nullptr;
-        detail::check(natsio_kv_keys_filtered(kv_, filters.data(), filters.size(), &list));
-        return detail::take_string_list(list);
-    }
-
-    Future<std::vector<std::string>> keys_list_async(const detail::CStringArray& filters) const {
-        return detail::start_async<std::vector<std::string>>(
-            sink_, natsio_kv_keys_filtered_async, kv_, filters.data(), filters.size());
-    }
-
     KvKeyLister list_keys_of(const detail::CStringArray& filters) const {
-        natsio_kv_key_lister* lister = nullptr;
-        detail::check(natsio_kv_list_keys(kv_, filters.data(), filters.size(), &lister));
-        return KvKeyLister(lister, sink_);
+        return raw_list_keys(filters);
     }
 
     KvWatcher watch_list(const detail::CStringArray& patterns,
                          const KvWatchOptions& options) const {
         natsio_kv_watch_options c_options = to_c(options);
-        natsio_kv_watcher* watcher = nullptr;
-        detail::check(
-            natsio_kv_watch(kv_, patterns.data(), patterns.size(), &c_options, &watcher));
-        return KvWatcher(watcher, sink_);
+        return raw_watch(patterns, &c_options);
     }
 
     Future<KvWatcher> watch_list_async(const detail::CStringArray& patterns,
                                        const KvWatchOptions& options) const {
         natsio_kv_watch_options c_options = to_c(options);
-        return detail::start_async<KvWatcher>(sink_, natsio_kv_watch_async, kv_, patterns.data(),
-                                              patterns.size(),
-                                              static_cast<const natsio_kv_watch_options*>(
-                                                  &c_options));
+        return raw_watch_async(patterns, &c_options);
     }
 
     natsio_kv* kv_ = nullptr;
@@ -1855,18 +1742,7 @@ private:
 };
 
 namespace detail {
-template <>
-struct TokenReader<KeyValue> {
-    static Status read(const natsio_token* token, const SinkPtr& sink,
-                       std::optional<KeyValue>& out) {
-        natsio_kv* kv = nullptr;
-        Status status = natsio_token_kv(token, &kv);
-        if (status == NATSIO_OK) {
-            out.emplace(kv, sink);
-        }
-        return status;
-    }
-};
+inline KeyValue from_c(natsio_kv* kv, const SinkPtr& sink) noexcept { return KeyValue(kv, sink); }
 }  // namespace detail
 
 // ---------------------------------------------------------------------------
@@ -1876,6 +1752,12 @@ struct TokenReader<KeyValue> {
 class ObjectStore;
 struct ObjectStoreStatus;
 
+}  // namespace natsio
+// detail::JsVerbs, the generated verb layer of natsio_js (its Object Store
+// results are defined in object.hpp).
+#include <natsio/gen/js_verbs.hpp>
+namespace natsio {
+
 /// An owned JetStream context (natsio_js_free on destruction; pending
 /// asynchronous publishes go on and their futures stay valid): a
 /// move-only RAII owner. Every call has a blocking form, which waits up to
@@ -1883,7 +1765,7 @@ struct ObjectStoreStatus;
 /// returning a Future with the same result and errors (argument errors
 /// are thrown by the `_async` call itself). It does not keep its Client
 /// open (ConnectionClosedError once the client is closed); thread-safe.
-class JetStream {
+class JetStream : private detail::JsVerbs<JetStream> {
 public:
     /// No context: its calls throw InvalidArgumentError.
     JetStream() noexcept = default;
@@ -1961,12 +1843,11 @@ public:
     /// asynchronous publish of this context completed (acked or failed);
     /// TimeoutError when some are still pending.
     void publish_async_complete(milliseconds timeout = default_timeout) const {
-        detail::check(natsio_js_publish_async_complete(js_, detail::to_ms(timeout)));
+        raw_publish_async_complete(detail::to_ms(timeout));
     }
     /// The future form of publish_async_complete.
     Future<void> publish_async_complete_async(milliseconds timeout = default_timeout) const {
-        return detail::start_async<void>(sink_, natsio_js_publish_async_complete_async, js_,
-                                         detail::to_ms(timeout));
+        return raw_publish_async_complete_async(detail::to_ms(timeout));
     }
 
     /// How many asynchronous publishes await their ack.
@@ -1978,32 +1859,20 @@ public:
 
     /// The account's JetStream usage and limits, as JSON.
     /// JetStreamNotEnabledError.
-    std::string account_info() const {
-        char* json = nullptr;
-        detail::check(natsio_js_account_info(js_, &json));
-        return detail::take_string(json);
-    }
+    std::string account_info() const { return raw_account_info(); }
     /// The future form of account_info.
-    Future<std::string> account_info_async() const {
-        return detail::start_async<std::string>(sink_, natsio_js_account_info_async, js_);
-    }
+    Future<std::string> account_info_async() const { return raw_account_info_async(); }
 
     /// The JetStream API level the server implements (2.11 reports 1, 2.12
     /// reports 2, ...; 0 for a server too old to report one), read from
     /// the account info. Blocks up to the context's timeout; thread-safe.
     /// JetStreamNotEnabledError, TimeoutError, ConnectionClosedError,
     /// InvalidArgumentError (no context).
-    std::uint64_t api_level() const {
-        std::uint64_t level = 0;
-        detail::check(natsio_js_api_level(js_, &level));
-        return level;
-    }
+    std::uint64_t api_level() const { return raw_api_level(); }
     /// The future form of api_level: the level, or api_level's errors
     /// through the future (InvalidArgumentError for no context is thrown
     /// at once).
-    Future<std::uint64_t> api_level_async() const {
-        return detail::start_async<std::uint64_t>(sink_, natsio_js_api_level_async, js_);
-    }
+    Future<std::uint64_t> api_level_async() const { return raw_api_level_async(); }
 
     /// Creates, updates or creates-or-updates (per `action`) a stream from
     /// a StreamConfig JSON object ("name" required); returns its StreamInfo
@@ -2014,17 +1883,12 @@ public:
     /// server rejections).
     std::string create_stream(std::string_view config_json,
                               CreateAction action = CreateAction::Create) const {
-        detail::CString c_config(config_json, "stream config");
-        char* json = nullptr;
-        detail::check(natsio_js_stream_create(js_, c_config.get(), action_of(action), &json));
-        return detail::take_string(json);
+        return raw_stream_create(config_json, action_of(action));
     }
     /// The future form of create_stream: the StreamInfo JSON.
     Future<std::string> create_stream_async(std::string_view config_json,
                                             CreateAction action = CreateAction::Create) const {
-        detail::CString c_config(config_json, "stream config");
-        return detail::start_async<std::string>(sink_, natsio_js_stream_create_async, js_,
-                                                c_config.get(), action_of(action));
+        return raw_stream_create_async(config_json, action_of(action));
     }
 
     /// The StreamInfo JSON of stream `name`. StreamNotFoundError.
@@ -2078,30 +1942,21 @@ public:
     /// JetStreamNotEnabledError, TimeoutError, ConnectionClosedError.
     std::vector<std::string> stream_infos(
         std::optional<std::string_view> subject = std::nullopt) const {
-        detail::OptionalCString c_subject(subject, "subject");
-        natsio_string_list* list = nullptr;
-        detail::check(natsio_js_stream_infos(js_, c_subject.get(), &list));
-        return detail::take_string_list(list);
+        return raw_stream_infos(subject);
     }
     /// The future form of stream_infos: one StreamInfo JSON per stream
     /// (argument errors are thrown at once, the others come through the
     /// future).
     Future<std::vector<std::string>> stream_infos_async(
         std::optional<std::string_view> subject = std::nullopt) const {
-        detail::OptionalCString c_subject(subject, "subject");
-        return detail::start_async<std::vector<std::string>>(
-            sink_, natsio_js_stream_infos_async, js_, c_subject.get());
+        return raw_stream_infos_async(subject);
     }
 
     /// Deletes stream `name` and its messages. StreamNotFoundError.
-    void delete_stream(std::string_view name) const {
-        detail::CString c_name(name, "stream name");
-        detail::check(natsio_js_stream_delete(js_, c_name.get()));
-    }
+    void delete_stream(std::string_view name) const { raw_stream_delete(name); }
     /// The future form of delete_stream.
     Future<void> delete_stream_async(std::string_view name) const {
-        detail::CString c_name(name, "stream name");
-        return detail::start_async<void>(sink_, natsio_js_stream_delete_async, js_, c_name.get());
+        return raw_stream_delete_async(name);
     }
 
     /// Purges stream `name`: every message, or as `options_json` says
@@ -2109,35 +1964,23 @@ public:
     /// keep}). Returns how many messages were removed. ConfigError.
     std::uint64_t purge_stream(std::string_view name,
                                std::optional<std::string_view> options_json = std::nullopt) const {
-        detail::CString c_name(name, "stream name");
-        detail::OptionalCString c_options(options_json, "purge options");
-        std::uint64_t purged = 0;
-        detail::check(natsio_js_stream_purge(js_, c_name.get(), c_options.get(), &purged));
-        return purged;
+        return raw_stream_purge(name, options_json);
     }
     /// The future form of purge_stream: how many messages were removed.
     Future<std::uint64_t> purge_stream_async(
         std::string_view name, std::optional<std::string_view> options_json = std::nullopt) const {
-        detail::CString c_name(name, "stream name");
-        detail::OptionalCString c_options(options_json, "purge options");
-        return detail::start_async<std::uint64_t>(sink_, natsio_js_stream_purge_async, js_,
-                                                  c_name.get(), c_options.get());
+        return raw_stream_purge_async(name, options_json);
     }
 
     /// The names of all streams, or of those holding `subject`.
     std::vector<std::string> stream_names(
         std::optional<std::string_view> subject = std::nullopt) const {
-        detail::OptionalCString c_subject(subject, "subject");
-        natsio_string_list* list = nullptr;
-        detail::check(natsio_js_stream_names(js_, c_subject.get(), &list));
-        return detail::take_string_list(list);
+        return raw_stream_names(subject);
     }
     /// The future form of stream_names.
     Future<std::vector<std::string>> stream_names_async(
         std::optional<std::string_view> subject = std::nullopt) const {
-        detail::OptionalCString c_subject(subject, "subject");
-        return detail::start_async<std::vector<std::string>>(
-            sink_, natsio_js_stream_names_async, js_, c_subject.get());
+        return raw_stream_names_async(subject);
     }
 
     /// Message `seq` of `stream`, read with Direct Get when the stream has
@@ -2146,36 +1989,23 @@ public:
     /// stream deleted since, when a Direct Get gets no answer),
     /// StreamNotFoundError.
     StoredMsg get_msg(std::string_view stream, std::uint64_t seq) const {
-        detail::CString c_stream(stream, "stream name");
-        natsio_stored_msg* msg = nullptr;
-        detail::check(natsio_js_stream_get_msg(js_, c_stream.get(), seq, nullptr, &msg));
-        return StoredMsg(msg);
+        return raw_stream_get_msg(stream, seq, std::nullopt);
     }
     /// The future form of get_msg.
     Future<StoredMsg> get_msg_async(std::string_view stream, std::uint64_t seq) const {
-        detail::CString c_stream(stream, "stream name");
-        return detail::start_async<StoredMsg>(sink_, natsio_js_stream_get_msg_async, js_,
-                                              c_stream.get(), seq,
-                                              static_cast<const char*>(nullptr));
+        return raw_stream_get_msg_async(stream, seq, std::nullopt);
     }
 
     /// The last message of `stream` on `subject`, or on any subject it
     /// matches when it has wildcards (such as "s.*" or "s.>"). MessageNotFoundError,
     /// StreamNotFoundError, BadSubjectError.
     StoredMsg get_last_msg(std::string_view stream, std::string_view subject) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_subject(subject, "subject");
-        natsio_stored_msg* msg = nullptr;
-        detail::check(natsio_js_stream_get_msg(js_, c_stream.get(), 0, c_subject.get(), &msg));
-        return StoredMsg(msg);
+        return raw_stream_get_msg(stream, 0, subject);
     }
     /// The future form of get_last_msg.
     Future<StoredMsg> get_last_msg_async(std::string_view stream,
                                          std::string_view subject) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_subject(subject, "subject");
-        return detail::start_async<StoredMsg>(sink_, natsio_js_stream_get_msg_async, js_,
-                                              c_stream.get(), std::uint64_t{0}, c_subject.get());
+        return raw_stream_get_msg_async(stream, 0, subject);
     }
 
     /// The first message of `stream` at or after sequence `seq` whose
@@ -2190,21 +2020,13 @@ public:
     /// TimeoutError, ConnectionClosedError.
     StoredMsg get_next_msg(std::string_view stream, std::uint64_t seq,
                            std::string_view subject) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_subject(subject, "subject");
-        natsio_stored_msg* msg = nullptr;
-        detail::check(
-            natsio_js_stream_get_next_msg(js_, c_stream.get(), seq, c_subject.get(), &msg));
-        return StoredMsg(msg);
+        return raw_stream_get_next_msg(stream, seq, subject);
     }
     /// The future form of get_next_msg: the message, or get_next_msg's
     /// errors through the future (argument errors are thrown at once).
     Future<StoredMsg> get_next_msg_async(std::string_view stream, std::uint64_t seq,
                                          std::string_view subject) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_subject(subject, "subject");
-        return detail::start_async<StoredMsg>(sink_, natsio_js_stream_get_next_msg_async, js_,
-                                              c_stream.get(), seq, c_subject.get());
+        return raw_stream_get_next_msg_async(stream, seq, subject);
     }
 
     /// The last message of every subject of `stream` that matches one of
@@ -2251,15 +2073,12 @@ public:
     /// (the request carries "no_erase": true, nats.go's DeleteMsg).
     /// MessageNotFoundError.
     void delete_msg(std::string_view stream, std::uint64_t seq, bool erase = true) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::check(natsio_js_stream_delete_msg(js_, c_stream.get(), seq, erase));
+        raw_stream_delete_msg(stream, seq, erase);
     }
     /// The future form of delete_msg (erases by default, as delete_msg).
     Future<void> delete_msg_async(std::string_view stream, std::uint64_t seq,
                                   bool erase = true) const {
-        detail::CString c_stream(stream, "stream name");
-        return detail::start_async<void>(sink_, natsio_js_stream_delete_msg_async, js_,
-                                         c_stream.get(), seq, erase);
+        return raw_stream_delete_msg_async(stream, seq, erase);
     }
 
     // Pull consumers -----------------------------------------------------------
@@ -2277,70 +2096,44 @@ public:
     /// exists with another configuration).
     std::string create_consumer(std::string_view stream, std::string_view config_json,
                                 CreateAction action = CreateAction::Create) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_config(config_json, "consumer config");
-        char* json = nullptr;
-        detail::check(natsio_js_consumer_create(js_, c_stream.get(), c_config.get(),
-                                                action_of(action), &json));
-        return detail::take_string(json);
+        return raw_consumer_create(stream, config_json, action_of(action));
     }
     /// The future form of create_consumer: the ConsumerInfo JSON.
     Future<std::string> create_consumer_async(std::string_view stream,
                                               std::string_view config_json,
                                               CreateAction action = CreateAction::Create) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_config(config_json, "consumer config");
-        return detail::start_async<std::string>(sink_, natsio_js_consumer_create_async, js_,
-                                                c_stream.get(), c_config.get(),
-                                                action_of(action));
+        return raw_consumer_create_async(stream, config_json, action_of(action));
     }
 
     /// The ConsumerInfo JSON of `consumer` on `stream` (config, delivered,
     /// ack_floor, num_pending, num_ack_pending, num_waiting, ...).
     /// ConsumerNotFoundError, StreamNotFoundError.
     std::string consumer_info(std::string_view stream, std::string_view consumer) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_consumer(consumer, "consumer name");
-        char* json = nullptr;
-        detail::check(natsio_js_consumer_info(js_, c_stream.get(), c_consumer.get(), &json));
-        return detail::take_string(json);
+        return raw_consumer_info(stream, consumer);
     }
     /// The future form of consumer_info.
     Future<std::string> consumer_info_async(std::string_view stream,
                                             std::string_view consumer) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_consumer(consumer, "consumer name");
-        return detail::start_async<std::string>(sink_, natsio_js_consumer_info_async, js_,
-                                                c_stream.get(), c_consumer.get());
+        return raw_consumer_info_async(stream, consumer);
     }
 
     /// Deletes `consumer` of `stream`; a fetch waiting on it throws
     /// ConsumerDeletedError. ConsumerNotFoundError, StreamNotFoundError.
     void delete_consumer(std::string_view stream, std::string_view consumer) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_consumer(consumer, "consumer name");
-        detail::check(natsio_js_consumer_delete(js_, c_stream.get(), c_consumer.get()));
+        raw_consumer_delete(stream, consumer);
     }
     /// The future form of delete_consumer.
     Future<void> delete_consumer_async(std::string_view stream, std::string_view consumer) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_consumer(consumer, "consumer name");
-        return detail::start_async<void>(sink_, natsio_js_consumer_delete_async, js_,
-                                         c_stream.get(), c_consumer.get());
+        return raw_consumer_delete_async(stream, consumer);
     }
 
     /// The names of `stream`'s consumers. StreamNotFoundError.
     std::vector<std::string> consumer_names(std::string_view stream) const {
-        detail::CString c_stream(stream, "stream name");
-        natsio_string_list* list = nullptr;
-        detail::check(natsio_js_consumer_names(js_, c_stream.get(), &list));
-        return detail::take_string_list(list);
+        return raw_consumer_names(stream);
     }
     /// The future form of consumer_names.
     Future<std::vector<std::string>> consumer_names_async(std::string_view stream) const {
-        detail::CString c_stream(stream, "stream name");
-        return detail::start_async<std::vector<std::string>>(
-            sink_, natsio_js_consumer_names_async, js_, c_stream.get());
+        return raw_consumer_names_async(stream);
     }
 
     /// The ConsumerInfo JSON of every consumer of `stream`, one per
@@ -2349,16 +2142,11 @@ public:
     /// StreamNotFoundError, InvalidArgumentError (bad name),
     /// TimeoutError, ConnectionClosedError.
     std::vector<std::string> consumer_infos(std::string_view stream) const {
-        detail::CString c_stream(stream, "stream name");
-        natsio_string_list* list = nullptr;
-        detail::check(natsio_js_consumer_infos(js_, c_stream.get(), &list));
-        return detail::take_string_list(list);
+        return raw_consumer_infos(stream);
     }
     /// The future form of consumer_infos.
     Future<std::vector<std::string>> consumer_infos_async(std::string_view stream) const {
-        detail::CString c_stream(stream, "stream name");
-        return detail::start_async<std::vector<std::string>>(
-            sink_, natsio_js_consumer_infos_async, js_, c_stream.get());
+        return raw_consumer_infos_async(stream);
     }
 
     /// Pauses consumer `consumer` of `stream` until `until`: it delivers
@@ -2371,38 +2159,23 @@ public:
     /// ConnectionClosedError.
     std::string pause_consumer(std::string_view stream, std::string_view consumer,
                                std::chrono::system_clock::time_point until) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_consumer(consumer, "consumer name");
-        char* json = nullptr;
-        detail::check(natsio_js_consumer_pause(js_, c_stream.get(), c_consumer.get(),
-                                               detail::ns_from_time(until), &json));
-        return detail::take_string(json);
+        return raw_consumer_pause(stream, consumer, detail::ns_from_time(until));
     }
     /// The future form of pause_consumer.
     Future<std::string> pause_consumer_async(std::string_view stream, std::string_view consumer,
                                              std::chrono::system_clock::time_point until) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_consumer(consumer, "consumer name");
-        return detail::start_async<std::string>(sink_, natsio_js_consumer_pause_async, js_,
-                                                c_stream.get(), c_consumer.get(), detail::ns_from_time(until));
+        return raw_consumer_pause_async(stream, consumer, detail::ns_from_time(until));
     }
     /// Resumes a paused consumer now (a running one stays running);
     /// returns the answer as pause_consumer does ("paused": false). Throws
     /// as pause_consumer.
     std::string resume_consumer(std::string_view stream, std::string_view consumer) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_consumer(consumer, "consumer name");
-        char* json = nullptr;
-        detail::check(natsio_js_consumer_resume(js_, c_stream.get(), c_consumer.get(), &json));
-        return detail::take_string(json);
+        return raw_consumer_resume(stream, consumer);
     }
     /// The future form of resume_consumer.
     Future<std::string> resume_consumer_async(std::string_view stream,
                                               std::string_view consumer) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_consumer(consumer, "consumer name");
-        return detail::start_async<std::string>(sink_, natsio_js_consumer_resume_async, js_,
-                                                c_stream.get(), c_consumer.get());
+        return raw_consumer_resume_async(stream, consumer);
     }
 
     /// Releases the pinned client of priority group `group` (ADR-42
@@ -2412,19 +2185,12 @@ public:
     /// among the consumer's), TimeoutError, ConnectionClosedError.
     void unpin_consumer(std::string_view stream, std::string_view consumer,
                         std::string_view group) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_consumer(consumer, "consumer name");
-        detail::CString c_group(group, "group");
-        detail::check(natsio_js_consumer_unpin(js_, c_stream.get(), c_consumer.get(), c_group.get()));
+        raw_consumer_unpin(stream, consumer, group);
     }
     /// The future form of unpin_consumer.
     Future<void> unpin_consumer_async(std::string_view stream, std::string_view consumer,
                                       std::string_view group) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_consumer(consumer, "consumer name");
-        detail::CString c_group(group, "group");
-        return detail::start_async<void>(sink_, natsio_js_consumer_unpin_async, js_, c_stream.get(),
-                                         c_consumer.get(), c_group.get());
+        return raw_consumer_unpin_async(stream, consumer, group);
     }
 
     /// Pulls up to `options.max_messages` messages from the pull consumer
@@ -2440,23 +2206,14 @@ public:
     /// a second after the request when the server holds it.
     MsgList fetch(std::string_view stream, std::string_view consumer,
                   const FetchOptions& options = {}) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_consumer(consumer, "consumer name");
         natsio_fetch_options c_options = to_c(options);
-        natsio_msg_list* list = nullptr;
-        detail::check(
-            natsio_js_fetch(js_, c_stream.get(), c_consumer.get(), &c_options, &list));
-        return MsgList(list);
+        return raw_fetch(stream, consumer, &c_options);
     }
     /// The future form of fetch: the MsgList.
     Future<MsgList> fetch_async(std::string_view stream, std::string_view consumer,
                                 const FetchOptions& options = {}) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_consumer(consumer, "consumer name");
         natsio_fetch_options c_options = to_c(options);
-        return detail::start_async<MsgList>(sink_, natsio_js_fetch_async, js_, c_stream.get(),
-                                            c_consumer.get(),
-                                            static_cast<const natsio_fetch_options*>(&c_options));
+        return raw_fetch_async(stream, consumer, &c_options);
     }
 
     /// One message from the pull consumer, waiting up to `timeout`
@@ -2509,23 +2266,14 @@ public:
     /// TimeoutError, ConnectionClosedError.
     Messages consume(std::string_view stream, std::string_view consumer,
                      const ConsumeOptions& options = {}) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_consumer(consumer, "consumer name");
         natsio_consume_options c_options = to_c(options);
-        natsio_js_messages* messages = nullptr;
-        detail::check(
-            natsio_js_consume(js_, c_stream.get(), c_consumer.get(), &c_options, &messages));
-        return Messages(messages, sink_);
+        return raw_consume(stream, consumer, &c_options);
     }
     /// The future form of consume: the Messages (taken once).
     Future<Messages> consume_async(std::string_view stream, std::string_view consumer,
                                    const ConsumeOptions& options = {}) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_consumer(consumer, "consumer name");
         natsio_consume_options c_options = to_c(options);
-        return detail::start_async<Messages>(
-            sink_, natsio_js_consume_async, js_, c_stream.get(), c_consumer.get(),
-            static_cast<const natsio_consume_options*>(&c_options));
+        return raw_consume_async(stream, consumer, &c_options);
     }
 
     /// An ordered consumer on `stream` reading what `config` says (see
@@ -2545,7 +2293,6 @@ public:
             throw InvalidArgumentError(NATSIO_ERR_INVALID_ARGUMENT,
                                        "opt_start_time must not be the epoch itself");
         }
-        detail::CString c_stream(stream, "stream name");
         detail::CStringArray filters(config.filter_subjects.begin(), config.filter_subjects.end(),
                                      "filter subject");
         natsio_ordered_consumer_options c{};
@@ -2556,9 +2303,7 @@ public:
         c.opt_start_seq = config.opt_start_seq.value_or(0);
         c.opt_start_time_ns = start_ns;
         c.headers_only = config.headers_only;
-        natsio_ordered_consumer* oc = nullptr;
-        detail::check(natsio_js_ordered_consumer(js_, c_stream.get(), &c, &oc));
-        return OrderedConsumer(oc, sink_);
+        return raw_ordered_consumer(stream, &c);
     }
 
     // Key-Value buckets --------------------------------------------------------
@@ -2572,43 +2317,28 @@ public:
     /// missing bucket).
     KeyValue create_key_value(std::string_view config_json,
                               CreateAction action = CreateAction::Create) const {
-        detail::CString c_config(config_json, "KeyValue config");
-        natsio_kv* kv = nullptr;
-        detail::check(natsio_js_kv_create(js_, c_config.get(), action_of(action), &kv));
-        return KeyValue(kv, sink_);
+        return raw_kv_create(config_json, action_of(action));
     }
     /// The future form of create_key_value: the bound KeyValue.
     Future<KeyValue> create_key_value_async(std::string_view config_json,
                                             CreateAction action = CreateAction::Create) const {
-        detail::CString c_config(config_json, "KeyValue config");
-        return detail::start_async<KeyValue>(sink_, natsio_js_kv_create_async, js_,
-                                             c_config.get(), action_of(action));
+        return raw_kv_create_async(config_json, action_of(action));
     }
 
     /// Binds the existing bucket `bucket`. BucketNotFoundError,
     /// InvalidBucketNameError.
-    KeyValue key_value(std::string_view bucket) const {
-        detail::CString c_bucket(bucket, "bucket");
-        natsio_kv* kv = nullptr;
-        detail::check(natsio_js_kv_bind(js_, c_bucket.get(), &kv));
-        return KeyValue(kv, sink_);
-    }
+    KeyValue key_value(std::string_view bucket) const { return raw_kv_bind(bucket); }
     /// The future form of key_value: the bound KeyValue.
     Future<KeyValue> key_value_async(std::string_view bucket) const {
-        detail::CString c_bucket(bucket, "bucket");
-        return detail::start_async<KeyValue>(sink_, natsio_js_kv_bind_async, js_, c_bucket.get());
+        return raw_kv_bind_async(bucket);
     }
 
     /// Deletes bucket `bucket` with all its keys and history.
     /// BucketNotFoundError.
-    void delete_key_value(std::string_view bucket) const {
-        detail::CString c_bucket(bucket, "bucket");
-        detail::check(natsio_js_kv_delete(js_, c_bucket.get()));
-    }
+    void delete_key_value(std::string_view bucket) const { raw_kv_delete(bucket); }
     /// The future form of delete_key_value.
     Future<void> delete_key_value_async(std::string_view bucket) const {
-        detail::CString c_bucket(bucket, "bucket");
-        return detail::start_async<void>(sink_, natsio_js_kv_delete_async, js_, c_bucket.get());
+        return raw_kv_delete_async(bucket);
     }
 
     /// The names of every Key-Value bucket: streams named "KV_" and the
@@ -2617,29 +2347,17 @@ public:
     /// the context's timeout per page; thread-safe.
     /// JetStreamNotEnabledError, TimeoutError, ConnectionClosedError,
     /// InvalidArgumentError (no context).
-    std::vector<std::string> key_value_names() const {
-        natsio_string_list* list = nullptr;
-        detail::check(natsio_js_kv_names(js_, &list));
-        return detail::take_string_list(list);
-    }
+    std::vector<std::string> key_value_names() const { return raw_kv_names(); }
     /// The future form of key_value_names.
-    Future<std::vector<std::string>> key_value_names_async() const {
-        return detail::start_async<std::vector<std::string>>(sink_, natsio_js_kv_names_async,
-                                                             js_);
-    }
+    Future<std::vector<std::string>> key_value_names_async() const { return raw_kv_names_async(); }
 
     /// The status of every Key-Value bucket (those key_value_names lists),
     /// built from the paged stream list without a request per bucket.
     /// Blocks and throws as key_value_names; thread-safe.
-    std::vector<KvStatus> key_value_statuses() const {
-        natsio_kv_bucket_status_list* list = nullptr;
-        detail::check(natsio_js_kv_statuses(js_, &list));
-        return detail::take_kv_status_list(list);
-    }
+    std::vector<KvStatus> key_value_statuses() const { return raw_kv_statuses(); }
     /// The future form of key_value_statuses.
     Future<std::vector<KvStatus>> key_value_statuses_async() const {
-        return detail::start_async<std::vector<KvStatus>>(sink_, natsio_js_kv_statuses_async,
-                                                          js_);
+        return raw_kv_statuses_async();
     }
 
     // Object Store buckets (defined in natsio/object.hpp) ----------------------
@@ -2688,6 +2406,10 @@ public:
     natsio_js* release() noexcept { return std::exchange(js_, nullptr); }
 
 private:
+    friend class detail::JsVerbs<JetStream>;
+    natsio_js* c_handle() const noexcept { return js_; }
+    const detail::SinkPtr& sink() const noexcept { return sink_; }
+
     static std::int32_t action_of(CreateAction action) noexcept {
         return static_cast<std::int32_t>(action);
     }
@@ -2745,12 +2467,8 @@ private:
             throw InvalidArgumentError(NATSIO_ERR_INVALID_ARGUMENT,
                                        "up_to_time must not be the epoch itself");
         }
-        detail::CString c_stream(stream, "stream name");
-        natsio_stored_msgs* msgs = nullptr;
-        detail::check(natsio_js_stream_get_last_msgs_for(
-            js_, c_stream.get(), subjects.data(), subjects.size(), options.batch,
-            options.up_to_seq.value_or(0), up_to_time_ns, &msgs));
-        return StoredMsgs(msgs, sink_);
+        return raw_stream_get_last_msgs_for(stream, subjects, options.batch,
+                                            options.up_to_seq.value_or(0), up_to_time_ns);
     }
 
     natsio_js* js_ = nullptr;
@@ -2758,6 +2476,9 @@ private:
 };
 
 }  // namespace natsio
+
+// detail::TokenReader of the results above (generated).
+#include <natsio/gen/jetstream_results.hpp>
 
 // Object Store: ObjectStore and the definitions of JetStream's bucket calls.
 #include <natsio/object.hpp>

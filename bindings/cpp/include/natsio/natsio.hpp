@@ -763,8 +763,20 @@ private:
 // ---------------------------------------------------------------------------
 
 class Msg;
+class MsgView;
 template <class T>
 class Future;
+
+namespace detail {
+/// Starts `fn(args..., &token)` and wraps the token in a Future<T>.
+template <class T, class Fn, class... Args>
+Future<T> start_async(const SinkPtr& sink, Fn fn, Args... args);
+}  // namespace detail
+
+}  // namespace natsio
+// detail::MsgVerbs, the generated verb layer of natsio_msg.
+#include <natsio/gen/msg_verbs.hpp>
+namespace natsio {
 
 /// Delivery metadata of a message consumed from a JetStream consumer
 /// (MsgView::js_metadata), parsed from its ack subject. The views point into
@@ -797,7 +809,7 @@ struct JsMsgMetadata {
 /// ack/nak/term through the same handle throws MessageAlreadyAckedError (a
 /// clone() copies that state as it is when cloned); ConnectionClosedError
 /// once the client is closed.
-class MsgView {
+class MsgView : public detail::MsgVerbs<MsgView> {
 public:
     /// No message (operator bool is false).
     MsgView() noexcept = default;
@@ -839,13 +851,10 @@ public:
     /// Publishes a reply to the message's reply subject, through the
     /// client that received it (NoReplySubjectError when it has none;
     /// ConnectionClosedError, and the errors of Client::publish).
-    void respond(ByteView data) const {
-        detail::check(natsio_msg_respond(msg_, data.data(), data.size()));
-    }
+    void respond(ByteView data) const { raw_respond(data); }
     /// Publishes a reply with `headers`; errors as respond(data).
     void respond(HeadersView headers, ByteView data) const {
-        detail::check(
-            natsio_msg_respond_with(msg_, headers.c_headers(), data.data(), data.size()));
+        raw_respond_with(headers.c_headers(), data);
     }
 
     /// An owned copy that outlives the handler or list it came from
@@ -856,29 +865,24 @@ public:
 
     /// Acknowledges the message (`+ACK`), buffered like a publish; errors
     /// as described for the class.
-    void ack() const { detail::check(natsio_msg_ack(msg_)); }
+    void ack() const { raw_ack(); }
     /// Acknowledges and waits up to `timeout` (default: the client's
     /// request timeout) for the server to confirm it; TimeoutError.
     void ack_sync(milliseconds timeout = default_timeout) const {
-        detail::check(natsio_msg_ack_sync(msg_, detail::to_ms(timeout)));
+        raw_ack_sync(detail::to_ms(timeout));
     }
     /// The future form of ack_sync: completes once the server confirmed the
     /// ack (the message may be destroyed meanwhile).
     inline Future<void> ack_sync_async(milliseconds timeout = default_timeout) const;
     /// Negative acknowledgement (`-NAK`): redelivered, after `delay` if
     /// positive.
-    void nak(milliseconds delay = milliseconds{0}) const {
-        detail::check(natsio_msg_nak(msg_, detail::to_ms(delay)));
-    }
+    void nak(milliseconds delay = milliseconds{0}) const { raw_nak(detail::to_ms(delay)); }
     /// Terminates delivery (`+TERM`): never redelivered; the server records
     /// `reason`.
-    void term(std::optional<std::string_view> reason = std::nullopt) const {
-        detail::OptionalCString c_reason(reason, "reason");
-        detail::check(natsio_msg_term(msg_, c_reason.get()));
-    }
+    void term(std::optional<std::string_view> reason = std::nullopt) const { raw_term(reason); }
     /// Still being worked on (`+WPI`): resets the ack wait; any number of
     /// times before the final ack.
-    void in_progress() const { detail::check(natsio_msg_in_progress(msg_)); }
+    void in_progress() const { raw_in_progress(); }
     /// The delivery metadata; NotJsMessageError for a message that did not
     /// come from a JetStream consumer.
     JsMsgMetadata js_metadata() const {
@@ -908,6 +912,16 @@ public:
 protected:
     /// The viewed message; Msg owns it.
     const natsio_msg* msg_ = nullptr;
+
+private:
+    friend class detail::MsgVerbs<MsgView>;
+    // natsio_msg_ack_sync takes the message as const.
+    const natsio_msg* c_handle() const noexcept { return msg_; }
+    // A view reports to no client's error handler.
+    static const detail::SinkPtr& sink() noexcept {
+        static const detail::SinkPtr none;
+        return none;
+    }
 };
 
 /// An owned message (natsio_msg_free on destruction): a move-only RAII
@@ -943,10 +957,13 @@ private:
     natsio_msg* mutable_msg() const noexcept { return const_cast<natsio_msg*>(msg_); }
 };
 
+namespace detail {
+// A message result (see the other from_c overloads below).
+inline Msg from_c(natsio_msg* msg, const SinkPtr&) noexcept { return Msg(msg); }
+}  // namespace detail
+
 inline Msg MsgView::clone() const {
-    natsio_msg* copy = nullptr;
-    detail::check(natsio_msg_clone(msg_, &copy));
-    return Msg(copy);
+    return raw_clone();
 }
 
 /// Receives messages of a callback subscription, on the subscription's
@@ -975,7 +992,8 @@ struct TokenHandle {
 };
 
 /// Reads a completed token's typed result: one specialisation per C++
-/// result type, each calling the matching natsio_token_* accessor.
+/// result type, generated (gen/<header>_results.hpp) from the ABI's result
+/// kinds; each calls the matching natsio_token_* accessor (read_as).
 /// `read` returns the accessor's status and sets `out` only on NATSIO_OK;
 /// `sink` is the error sink owners built from the result report to.
 template <class T>
@@ -986,27 +1004,16 @@ struct is_optional : std::false_type {};
 template <class T>
 struct is_optional<std::optional<T>> : std::true_type {};
 
-/// Reader of an owned C handle through `accessor`, wrapped in Owner.
-template <class Owner, class CHandle>
-Status read_owned(Status (*accessor)(const natsio_token*, CHandle**), const natsio_token* token,
-                  std::optional<Owner>& out) {
-    CHandle* handle = nullptr;
-    Status status = accessor(token, &handle);
+/// What every generated TokenReader does: reads the C result through
+/// `reader` (natsio_token_<kind>) and, on NATSIO_OK, makes it the C++
+/// value with from_c (the overload for its C type).
+template <class T, class C>
+Status read_as(Status (*reader)(const natsio_token*, C*), const natsio_token* token,
+               const SinkPtr& sink, std::optional<T>& out) {
+    C value{};
+    Status status = reader(token, &value);
     if (status == NATSIO_OK) {
-        out.emplace(handle);
-    }
-    return status;
-}
-
-/// Reader of a C handle through `accessor`, converted and freed by
-/// `take` (take_string_list, a status's take function, ...).
-template <class T, class CHandle, class Take>
-Status read_taken(Status (*accessor)(const natsio_token*, CHandle**), Take take,
-                  const natsio_token* token, std::optional<T>& out) {
-    CHandle* handle = nullptr;
-    Status status = accessor(token, &handle);
-    if (status == NATSIO_OK) {
-        out.emplace(take(handle));
+        out.emplace(from_c(value, sink));
     }
     return status;
 }
@@ -1033,50 +1040,6 @@ T read_result(const natsio_token* token, const SinkPtr& sink) {
         return std::move(*out);
     }
 }
-
-template <>
-struct TokenReader<Msg> {
-    static Status read(const natsio_token* token, const SinkPtr&, std::optional<Msg>& out) {
-        return read_owned<Msg, natsio_msg>(natsio_token_msg, token, out);
-    }
-};
-
-/// JSON results (infos, account info, KV status).
-template <>
-struct TokenReader<std::string> {
-    static Status read(const natsio_token* token, const SinkPtr&,
-                       std::optional<std::string>& out) {
-        char* text = nullptr;
-        Status status = natsio_token_string(token, &text);
-        if (status == NATSIO_OK) {
-            out.emplace(take_string(text));
-        }
-        return status;
-    }
-};
-
-/// Revisions, sequences, counts.
-template <>
-struct TokenReader<std::uint64_t> {
-    static Status read(const natsio_token* token, const SinkPtr&,
-                       std::optional<std::uint64_t>& out) {
-        std::uint64_t value = 0;
-        Status status = natsio_token_u64(token, &value);
-        if (status == NATSIO_OK) {
-            out.emplace(value);
-        }
-        return status;
-    }
-};
-
-/// Name and key listings.
-template <>
-struct TokenReader<std::vector<std::string>> {
-    static Status read(const natsio_token* token, const SinkPtr&,
-                       std::optional<std::vector<std::string>>& out) {
-        return read_taken(natsio_token_string_list, take_string_list, token, out);
-    }
-};
 
 }  // namespace detail
 
@@ -1222,11 +1185,38 @@ private:
     detail::SinkPtr sink_;
 };
 
-inline Future<void> MsgView::ack_sync_async(milliseconds timeout) const {
+namespace detail {
+
+template <class T, class Fn, class... Args>
+Future<T> start_async(const SinkPtr& sink, Fn fn, Args... args) {
     natsio_token* token = nullptr;
-    detail::check(natsio_msg_ack_sync_async(msg_, detail::to_ms(timeout), &token));
-    return Future<void>(token);
+    check(fn(args..., &token));
+    return Future<T>(token, sink);
 }
+
+// How a C result becomes its C++ value (the generated verbs' blocking
+// forms and token readers call these): one overload per C type.
+inline std::uint64_t from_c(std::uint64_t value, const SinkPtr&) noexcept { return value; }
+inline std::int64_t from_c(std::int64_t value, const SinkPtr&) noexcept { return value; }
+inline std::string from_c(char* text, const SinkPtr&) { return take_string(text); }
+inline std::vector<std::string> from_c(natsio_string_list* list, const SinkPtr&) {
+    return take_string_list(list);
+}
+
+}  // namespace detail
+
+inline Future<void> MsgView::ack_sync_async(milliseconds timeout) const {
+    return raw_ack_sync_async(detail::to_ms(timeout));
+}
+
+}  // namespace natsio
+// detail::ClientVerbs and detail::SubVerbs, the generated verb layers of
+// natsio_client and natsio_sub.
+#include <natsio/gen/client_verbs.hpp>
+#include <natsio/gen/sub_verbs.hpp>
+// detail::<Iterator>Feed, the C functions of each iterator kind (generated).
+#include <natsio/gen/feeds.hpp>
+namespace natsio {
 
 // ---------------------------------------------------------------------------
 // Feed: one template over the C iterator contract
@@ -1243,13 +1233,21 @@ using IterStats = natsio_iter_stats;
 using EndHandler = std::function<void(std::exception_ptr error)>;
 
 namespace detail {
-/// True when an iterator's Traits converts its C item itself
-/// (`static Item take(CItem*)`, which also frees it), as for items that
-/// are not handles: a key listing's strings.
-template <class Traits, class = void>
+/// What an iterator's C item (natsio_msg, natsio_kv_entry, ...) is in C++:
+/// Item (owned, what next() returns), View (borrowed, what a callback
+/// gets), and sid/subject (what a throwing callback is reported with).
+/// Written by hand per item type; the iterator side (the C functions) is
+/// generated (gen/feeds.hpp).
+template <class CItem>
+struct FeedItem;
+
+/// True when a FeedItem converts its C item itself (`static Item
+/// take(CItem*)`, which also frees it), as for items that are not
+/// handles: a key listing's strings.
+template <class Items, class = void>
 struct has_take : std::false_type {};
-template <class Traits>
-struct has_take<Traits, std::void_t<decltype(Traits::take(nullptr))>> : std::true_type {};
+template <class Items>
+struct has_take<Items, std::void_t<decltype(Items::take(nullptr))>> : std::true_type {};
 
 /// True when an iterator's Traits names the subject its handle is about
 /// (`static const char* owner_subject(const Handle*)`: a subscription's
@@ -1282,15 +1280,17 @@ struct has_owner_subject<Traits, std::void_t<decltype(Traits::owner_subject(null
 /// a Feed while another thread is inside next() is the caller's error.
 template <class Traits>
 class Feed {
+    using Items = detail::FeedItem<typename Traits::CItem>;
+
 public:
     /// The C iterator handle (natsio_sub, natsio_replies,
     /// natsio_stored_msgs, ...).
     using handle_type = typename Traits::Handle;
     /// What next() returns: an owned item (Msg, KvEntry, StoredMsg,
     /// ObjectInfo, or a key as std::string).
-    using value_type = typename Traits::Item;
+    using value_type = typename Items::Item;
     /// What a callback receives: a view borrowed for the call.
-    using view_type = typename Traits::View;
+    using view_type = typename Items::View;
     /// Receives each item in push mode. May throw: the exception goes to
     /// the client's error handler and delivery goes on.
     using ItemHandler = std::function<void(view_type)>;
@@ -1303,7 +1303,7 @@ public:
         /// A single-pass input iterator.
         using iterator_category = std::input_iterator_tag;
         /// The owned item (Msg, KvEntry, StoredMsg, ObjectInfo).
-        using value_type = typename Traits::Item;
+        using value_type = typename Feed::value_type;
         /// Distance between two iterators.
         using difference_type = std::ptrdiff_t;
         /// Pointer to the current item.
@@ -1383,8 +1383,8 @@ public:
             return std::nullopt;
         }
         detail::check(status);
-        if constexpr (detail::has_take<Traits>::value) {
-            return Traits::take(item);  // an item that is not a handle (a key)
+        if constexpr (detail::has_take<Items>::value) {
+            return Items::take(item);  // an item that is not a handle (a key)
         } else {
             return value_type(item);
         }
@@ -1463,8 +1463,8 @@ private:
             try {
                 slot.on_item(view_type(item));
             } catch (...) {
-                detail::report_thrown(slot.sink, std::current_exception(), Traits::sid(item),
-                                      slot.owner_subject.empty() ? Traits::subject(item)
+                detail::report_thrown(slot.sink, std::current_exception(), Items::sid(item),
+                                      slot.owner_subject.empty() ? Items::subject(item)
                                                                  : slot.owner_subject.c_str());
             }
             return;
@@ -1490,37 +1490,13 @@ private:
 
 namespace detail {
 
-/// The C functions of the message iterators (sub, replies, js_messages)
-/// share their item type; each Traits just names its handle's functions.
-struct MsgFeedBase {
-    using CItem = natsio_msg;
+/// The items of the message iterators (sub, replies, js_messages).
+template <>
+struct FeedItem<natsio_msg> {
     using Item = Msg;
     using View = MsgView;
     static std::uint64_t sid(const natsio_msg* msg) noexcept { return natsio_msg_sid(msg); }
     static const char* subject(const natsio_msg* msg) noexcept { return natsio_msg_subject(msg); }
-};
-
-struct SubFeed : MsgFeedBase {
-    using Handle = natsio_sub;
-    static const char* owner_subject(const natsio_sub* sub) noexcept {
-        return natsio_sub_subject(sub);
-    }
-    static constexpr auto next = &natsio_sub_next;
-    static constexpr auto next_async = &natsio_sub_next_async;
-    static constexpr auto set_callback = &natsio_sub_set_callback;
-    static constexpr auto stop = &natsio_sub_stop;
-    static constexpr auto get_stats = &natsio_sub_get_stats;
-    static constexpr auto free = &natsio_sub_free;
-};
-
-struct RepliesFeed : MsgFeedBase {
-    using Handle = natsio_replies;
-    static constexpr auto next = &natsio_replies_next;
-    static constexpr auto next_async = &natsio_replies_next_async;
-    static constexpr auto set_callback = &natsio_replies_set_callback;
-    static constexpr auto stop = &natsio_replies_stop;
-    static constexpr auto get_stats = &natsio_replies_get_stats;
-    static constexpr auto free = &natsio_replies_free;
 };
 
 }  // namespace detail
@@ -1544,6 +1520,12 @@ struct RequestManyOptions {
 /// (std::nullopt, the end of a range-for) after max_msgs, a stall, the
 /// overall timeout, no responders, or stop().
 using Replies = Feed<detail::RepliesFeed>;
+
+namespace detail {
+inline Replies from_c(natsio_replies* replies, const SinkPtr& sink) noexcept {
+    return Replies(replies, sink);
+}
+}  // namespace detail
 
 // ---------------------------------------------------------------------------
 // Subscriptions
@@ -1588,7 +1570,7 @@ struct SubscribeOptions {
 /// ConnectionClosedError when the client closes and SlowConsumerError
 /// under the Error policy. next() throws NoRespondersError for a 503
 /// status message (a callback receives it as a message).
-class Subscription : public Feed<detail::SubFeed> {
+class Subscription : public Feed<detail::SubFeed>, private detail::SubVerbs<Subscription> {
 public:
     /// Feed's constructors: none, or ownership of a natsio_sub.
     using Feed::Feed;
@@ -1596,25 +1578,19 @@ public:
     /// Ends after `max` messages in total (counting those received), once
     /// they are handled. InvalidArgumentError for 0,
     /// SubscriptionClosedError when it has ended.
-    void unsubscribe_after(std::uint64_t max) const {
-        detail::check(natsio_sub_unsubscribe_after(c_handle(), max));
-    }
+    void unsubscribe_after(std::uint64_t max) const { raw_unsubscribe_after(max); }
     /// Graceful end: new deliveries stop, the backlog is handled, then the
     /// iteration ends. Waits up to `timeout` (default: the client's drain
     /// timeout). In iterator mode another thread must read the backlog.
     /// TimeoutError (the drain goes on), SubscriptionClosedError (stopped
     /// before draining finished), SlowConsumerError,
     /// ConnectionClosedError.
-    void drain(milliseconds timeout = default_timeout) const {
-        detail::check(natsio_sub_drain(c_handle(), detail::to_ms(timeout)));
-    }
+    void drain(milliseconds timeout = default_timeout) const { raw_drain(detail::to_ms(timeout)); }
     /// The future form of drain: completes when the backlog is handled,
     /// or with TimeoutError after `timeout` (default: the client's drain
     /// timeout; the drain goes on); other errors as drain.
     Future<void> drain_async(milliseconds timeout = default_timeout) const {
-        natsio_token* token = nullptr;
-        detail::check(natsio_sub_drain_async(c_handle(), detail::to_ms(timeout), &token));
-        return Future<void>(token, sink());
+        return raw_drain_async(detail::to_ms(timeout));
     }
 
     /// The subject subscribed to ("" without a handle).
@@ -1633,7 +1609,16 @@ public:
     std::uint64_t sid() const noexcept { return natsio_sub_sid(c_handle()); }
     /// True once the iteration has ended.
     bool is_closed() const noexcept { return natsio_sub_is_closed(c_handle()); }
+
+private:
+    friend class detail::SubVerbs<Subscription>;
 };
+
+namespace detail {
+inline Subscription from_c(natsio_sub* sub, const SinkPtr& sink) noexcept {
+    return Subscription(sub, sink);
+}
+}  // namespace detail
 
 // ---------------------------------------------------------------------------
 // Options
@@ -2076,11 +2061,7 @@ class Client;
 class JetStream;
 
 namespace detail {
-template <>
-struct TokenReader<Client> {
-    static Status read(const natsio_token* token, const SinkPtr& sink,
-                       std::optional<Client>& out);
-};
+Client from_c(natsio_client* client, const SinkPtr& sink);
 }  // namespace detail
 
 /// An owned connection (natsio_client_free on destruction: closes it; after
@@ -2089,7 +2070,7 @@ struct TokenReader<Client> {
 /// obtained from it do not keep it open: once it is closed or destroyed
 /// their calls throw ConnectionClosedError. A default-built or moved-from
 /// Client holds no connection and its calls throw InvalidArgumentError.
-class Client {
+class Client : private detail::ClientVerbs<Client> {
 public:
     /// Connects to `url` (comma-separated URLs allowed; "", the default:
     /// natsio::default_url, as nats.go's Connect("")) with default
@@ -2159,10 +2140,7 @@ public:
     /// counting headers and data together.
     void publish_with(std::string_view subject, std::optional<std::string_view> reply,
                       HeadersView headers, ByteView data) const {
-        detail::CString c_subject(subject, "subject");
-        detail::OptionalCString c_reply(reply, "reply");
-        detail::check(natsio_client_publish_with(client_, c_subject.get(), c_reply.get(),
-                                                 headers.c_headers(), data.data(), data.size()));
+        raw_publish_with(subject, reply, headers.c_headers(), data);
     }
 
     /// Subscribes to `subject` (wildcards allowed); read the messages with
@@ -2173,13 +2151,8 @@ public:
     /// BadQueueNameError, InvalidArgumentError (options),
     /// ConnectionClosedError.
     Subscription subscribe(std::string_view subject, const SubscribeOptions& options = {}) const {
-        detail::CString c_subject(subject, "subject");
-        detail::OptionalCString c_queue(options.queue, "queue");
         natsio_sub_options c_options = to_c(options);
-        natsio_sub* sub = nullptr;
-        detail::check(
-            natsio_client_subscribe(client_, c_subject.get(), c_queue.get(), &c_options, &sub));
-        return Subscription(sub, sink_);
+        return raw_subscribe(subject, options.queue, &c_options);
     }
 
     /// Subscribes in push mode: subscribe() then set_callback(handler).
@@ -2196,12 +2169,7 @@ public:
     /// request timeout) for one reply. NoRespondersError, TimeoutError.
     Msg request(std::string_view subject, ByteView data = {},
                 milliseconds timeout = default_timeout, HeadersView headers = {}) const {
-        detail::CString c_subject(subject, "subject");
-        natsio_msg* reply = nullptr;
-        detail::check(natsio_client_request(client_, c_subject.get(), headers.c_headers(),
-                                            data.data(), data.size(), detail::to_ms(timeout),
-                                            &reply));
-        return Msg(reply);
+        return raw_request(subject, headers.c_headers(), data, detail::to_ms(timeout));
     }
     /// The future form of request: completes with the reply,
     /// NoRespondersError, TimeoutError or CancelledError. Argument errors
@@ -2209,12 +2177,7 @@ public:
     Future<Msg> request_async(std::string_view subject, ByteView data = {},
                               milliseconds timeout = default_timeout,
                               HeadersView headers = {}) const {
-        detail::CString c_subject(subject, "subject");
-        natsio_token* token = nullptr;
-        detail::check(natsio_client_request_async(client_, c_subject.get(), headers.c_headers(),
-                                                  data.data(), data.size(),
-                                                  detail::to_ms(timeout), &token));
-        return Future<Msg>(token, sink_);
+        return raw_request_async(subject, headers.c_headers(), data, detail::to_ms(timeout));
     }
 
     /// Sends one request; its replies are gathered from now on and read
@@ -2223,40 +2186,31 @@ public:
     Replies request_many(std::string_view subject, ByteView data = {},
                          const RequestManyOptions& options = {},
                          HeadersView headers = {}) const {
-        detail::CString c_subject(subject, "subject");
         natsio_request_many_options c_options{};
         detail::check(natsio_request_many_options_init(&c_options));
         c_options.max_msgs = options.max_msgs;
         c_options.stall_ms = detail::to_ms(options.stall);
         c_options.timeout_ms = detail::to_ms(options.timeout);
-        natsio_replies* replies = nullptr;
-        detail::check(natsio_client_request_many(client_, c_subject.get(), headers.c_headers(),
-                                                 data.data(), data.size(), &c_options,
-                                                 &replies));
-        return Replies(replies, sink_);
+        return raw_request_many(subject, headers.c_headers(), data, &c_options);
     }
 
     /// Sends the asynchronous JetStream publishes queued with
     /// PublishOptions::defer_send that nothing has sent yet. Cheap when
     /// there are none; never blocks; any thread.
-    void send_deferred() const { detail::check(natsio_client_send_deferred(client_)); }
+    void send_deferred() const { raw_send_deferred(); }
 
     /// Waits until the server processed everything sent before (a
     /// PING/PONG round trip), up to `timeout` (default_timeout: the
     /// client's flush timeout, Options::set_flush_timeout, 10 s unless
     /// set; never longer). TimeoutError past it (e.g. a stopped server),
     /// ConnectionClosedError.
-    void flush(milliseconds timeout = default_timeout) const {
-        detail::check(natsio_client_flush(client_, detail::to_ms(timeout)));
-    }
+    void flush(milliseconds timeout = default_timeout) const { raw_flush(detail::to_ms(timeout)); }
     /// The future form of flush: completes once the server processed
     /// everything sent before, or with TimeoutError after `timeout`
     /// (default_timeout: the client's flush timeout, as flush(); forever:
     /// no bound).
     Future<void> flush_async(milliseconds timeout = default_timeout) const {
-        natsio_token* token = nullptr;
-        detail::check(natsio_client_flush_async(client_, detail::to_ms(timeout), &token));
-        return Future<void>(token, sink_);
+        return raw_flush_async(detail::to_ms(timeout));
     }
 
     /// Drains and closes: every subscription stops receiving and handles
@@ -2265,14 +2219,10 @@ public:
     /// DrainTimeoutError when it took longer (closed anyway; also reported
     /// to the error handler), IllegalStateError when already draining,
     /// ConnectionClosedError.
-    void drain(milliseconds timeout = default_timeout) const {
-        detail::check(natsio_client_drain(client_, detail::to_ms(timeout)));
-    }
+    void drain(milliseconds timeout = default_timeout) const { raw_drain(detail::to_ms(timeout)); }
     /// The future form of drain (the drain runs on a library thread).
     Future<void> drain_async(milliseconds timeout = default_timeout) const {
-        natsio_token* token = nullptr;
-        detail::check(natsio_client_drain_async(client_, detail::to_ms(timeout), &token));
-        return Future<void>(token, sink_);
+        return raw_drain_async(detail::to_ms(timeout));
     }
 
     /// Closes the connection (idempotent): buffered publishes are sent
@@ -2281,13 +2231,9 @@ public:
     /// Once it returns no handler of this client runs again (unless called
     /// from one); blocks while they finish. The object stays usable for
     /// queries, and later calls throw ConnectionClosedError.
-    void close() const { detail::check(natsio_client_close(client_)); }
+    void close() const { raw_close(); }
     /// The future form of close: the close runs on a library thread.
-    Future<void> close_async() const {
-        natsio_token* token = nullptr;
-        detail::check(natsio_client_close_async(client_, &token));
-        return Future<void>(token, sink_);
-    }
+    Future<void> close_async() const { return raw_close_async(); }
 
     /// The connection state (Closed without a handle).
     ConnStatus status() const noexcept {
@@ -2298,24 +2244,12 @@ public:
     std::int64_t max_payload() const noexcept { return natsio_client_max_payload(client_); }
 
     /// The server's latest INFO, as JSON.
-    std::string server_info() const {
-        char* json = nullptr;
-        detail::check(natsio_client_server_info(client_, &json));
-        return detail::take_string(json);
-    }
+    std::string server_info() const { return raw_server_info(); }
     /// The URL of the server currently connected to.
     /// ConnectionClosedError.
-    std::string connected_url() const {
-        char* url = nullptr;
-        detail::check(natsio_client_connected_url(client_, &url));
-        return detail::take_string(url);
-    }
+    std::string connected_url() const { return raw_connected_url(); }
     /// A new unique inbox subject under the inbox prefix.
-    std::string new_inbox() const {
-        char* inbox = nullptr;
-        detail::check(natsio_client_new_inbox(client_, &inbox));
-        return detail::take_string(inbox);
-    }
+    std::string new_inbox() const { return raw_new_inbox(); }
     /// The traffic counters.
     ClientStats stats() const {
         ClientStats stats{};
@@ -2326,22 +2260,16 @@ public:
     /// Drops the connection and reconnects (to another server of the pool
     /// when there is one); returns at once. IllegalStateError when not
     /// connected right now.
-    void force_reconnect() const { detail::check(natsio_client_force_reconnect(client_)); }
+    void force_reconnect() const { raw_force_reconnect(); }
 
     /// The time of one PING/PONG round trip, within `timeout` (default: the
     /// flush timeout); errors as flush.
     std::chrono::microseconds rtt(milliseconds timeout = default_timeout) const {
-        std::int64_t rtt_us = 0;
-        detail::check(natsio_client_rtt(client_, detail::to_ms(timeout), &rtt_us));
-        return std::chrono::microseconds(rtt_us);
+        return std::chrono::microseconds(raw_rtt(detail::to_ms(timeout)));
     }
 
     /// The server pool, configured and discovered.
-    std::vector<std::string> servers() const {
-        natsio_string_list* list = nullptr;
-        detail::check(natsio_client_servers(client_, &list));
-        return detail::take_string_list(list);
-    }
+    std::vector<std::string> servers() const { return raw_servers(); }
 
     /// The C client (null for none), still owned by this object.
     natsio_client* c_client() const noexcept { return client_; }
@@ -2349,8 +2277,11 @@ public:
     explicit operator bool() const noexcept { return client_ != nullptr; }
 
 private:
-    friend struct detail::TokenReader<Client>;
+    friend Client detail::from_c(natsio_client* client, const detail::SinkPtr& sink);
     friend class JetStream;
+    friend class detail::ClientVerbs<Client>;
+    natsio_client* c_handle() const noexcept { return client_; }
+    const detail::SinkPtr& sink() const noexcept { return sink_; }
 
     Client(natsio_client* client, detail::SinkPtr sink) noexcept
         : client_(client), sink_(std::move(sink)) {}
@@ -2374,16 +2305,15 @@ private:
     detail::SinkPtr sink_;
 };
 
-inline Status detail::TokenReader<Client>::read(const natsio_token* token, const SinkPtr& sink,
-                                                std::optional<Client>& out) {
-    natsio_client* client = nullptr;
-    Status status = natsio_token_client(token, &client);
-    if (status == NATSIO_OK) {
-        out.emplace(Client(client, sink ? sink : std::make_shared<ErrorSink>()));
-    }
-    return status;
+/// A connected client (connect_async's result) reports to its own error
+/// sink when the options had none.
+inline Client detail::from_c(natsio_client* client, const SinkPtr& sink) {
+    return Client(client, sink ? sink : std::make_shared<ErrorSink>());
 }
 
 }  // namespace natsio
+
+// detail::TokenReader of the results above (generated).
+#include <natsio/gen/natsio_results.hpp>
 
 #endif  // NATSIO_CPP_NATSIO_HPP

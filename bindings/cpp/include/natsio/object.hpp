@@ -421,41 +421,17 @@ inline ObjectInfo take_info(natsio_obj_info* info) {
     return info != nullptr ? ObjectInfo(info) : ObjectInfo();
 }
 
-template <>
-struct TokenReader<ObjectInfo> {
-    static Status read(const natsio_token* token, const SinkPtr&, std::optional<ObjectInfo>& out) {
-        natsio_obj_info* info = nullptr;
-        Status status = natsio_token_obj_info(token, &info);
-        if (status == NATSIO_OK) {
-            out.emplace(take_info(info));
-        }
-        return status;
-    }
-};
-
-template <>
-struct TokenReader<std::vector<ObjectInfo>> {
-    static Status read(const natsio_token* token, const SinkPtr&,
-                       std::optional<std::vector<ObjectInfo>>& out) {
-        return read_taken(natsio_token_obj_info_list, take_info_list, token, out);
-    }
-};
-
-template <>
-struct TokenReader<ObjectStoreStatus> {
-    static Status read(const natsio_token* token, const SinkPtr&,
-                       std::optional<ObjectStoreStatus>& out) {
-        return read_taken(natsio_token_obj_status, take_status, token, out);
-    }
-};
-
-template <>
-struct TokenReader<std::vector<ObjectStoreStatus>> {
-    static Status read(const natsio_token* token, const SinkPtr&,
-                       std::optional<std::vector<ObjectStoreStatus>>& out) {
-        return read_taken(natsio_token_obj_status_list, take_status_list, token, out);
-    }
-};
+// The Object Store results as C++ values (see from_c in natsio.hpp).
+inline ObjectInfo from_c(natsio_obj_info* info, const SinkPtr&) { return take_info(info); }
+inline std::vector<ObjectInfo> from_c(natsio_obj_info_list* list, const SinkPtr&) {
+    return take_info_list(list);
+}
+inline ObjectStoreStatus from_c(natsio_obj_status* status, const SinkPtr&) {
+    return take_status(status);
+}
+inline std::vector<ObjectStoreStatus> from_c(natsio_obj_status_list* list, const SinkPtr&) {
+    return take_status_list(list);
+}
 
 /// A reader's next piece (ObjectReader::next_async), copied out of the
 /// token.
@@ -474,19 +450,13 @@ struct TokenReader<ObjectChunk> {
     }
 };
 
-struct ObjectWatcherFeed {
-    using Handle = natsio_obj_watcher;
-    using CItem = natsio_obj_info;
+/// The items of an Object Store watch (ObjectWatcher).
+template <>
+struct FeedItem<natsio_obj_info> {
     // next() adopts the info it is given; a callback's borrowed one is
     // copied (the two ObjectInfo constructors).
     using Item = ObjectInfo;
     using View = ObjectInfo;
-    static constexpr auto next = &natsio_obj_watcher_next;
-    static constexpr auto next_async = &natsio_obj_watcher_next_async;
-    static constexpr auto set_callback = &natsio_obj_watcher_set_callback;
-    static constexpr auto stop = &natsio_obj_watcher_stop;
-    static constexpr auto get_stats = &natsio_obj_watcher_get_stats;
-    static constexpr auto free = &natsio_obj_watcher_free;
     // What a throwing callback is reported with: no subscription id; the
     // object's name.
     static std::uint64_t sid(const natsio_obj_info*) noexcept { return 0; }
@@ -510,30 +480,20 @@ struct ObjectWatcherFeed {
 /// threads whether or not anyone reads. The iteration ends after stop() and
 /// fails with BucketNotFoundError when the bucket is deleted,
 /// ConnectionClosedError when the client closes.
-using ObjectWatcher = Feed<detail::ObjectWatcherFeed>;
+using ObjectWatcher = Feed<detail::ObjWatcherFeed>;
 
 /// Receives each info of an ObjectWatcher in push mode (the marker
 /// included).
 using ObjectInfoHandler = ObjectWatcher::ItemHandler;
 
-namespace detail {
-template <>
-struct TokenReader<ObjectWatcher> {
-    static Status read(const natsio_token* token, const SinkPtr& sink,
-                       std::optional<ObjectWatcher>& out) {
-        natsio_obj_watcher* watcher = nullptr;
-        Status status = natsio_token_obj_watcher(token, &watcher);
-        if (status == NATSIO_OK) {
-            out.emplace(watcher, sink);
-        }
-        return status;
-    }
-};
-}  // namespace detail
-
 // ---------------------------------------------------------------------------
 // Writer
 // ---------------------------------------------------------------------------
+
+}  // namespace natsio
+// detail::ObjWriterVerbs, the generated verb layer of natsio_obj_writer.
+#include <natsio/gen/obj_writer_verbs.hpp>
+namespace natsio {
 
 /// Puts one object from data fed in pieces (ObjectStore::writer; owns a
 /// natsio_obj_writer). write() publishes each full chunk as it fills
@@ -543,7 +503,7 @@ struct TokenReader<ObjectWatcher> {
 /// readable; destroying an unfinished writer aborts it in the background.
 /// After finish or abort every call throws IllegalStateError. A move-only
 /// RAII owner, meant to be driven by one thread at a time.
-class ObjectWriter {
+class ObjectWriter : private detail::ObjWriterVerbs<ObjectWriter> {
 public:
     /// No writer: its calls throw InvalidArgumentError.
     ObjectWriter() noexcept = default;
@@ -575,16 +535,11 @@ public:
     /// their acks. Throws what failed the put so far, again on every later
     /// call (BucketNotFoundError, BucketSealedError, TimeoutError,
     /// ConnectionClosedError, ...).
-    void write(ByteView data) {
-        detail::check(natsio_obj_writer_write(writer_, data.data(), data.size()));
-    }
+    void write(ByteView data) { raw_write(data); }
     /// The future form of write: `data` is copied before it returns; the
     /// Future completes once the data is accepted. Writes are applied in
     /// call order.
-    Future<void> write_async(ByteView data) {
-        return detail::start_async<void>(sink_, natsio_obj_writer_write_async, writer_,
-                                         static_cast<const void*>(data.data()), data.size());
-    }
+    Future<void> write_async(ByteView data) { return raw_write_async(data); }
 
     /// Appends everything `in` gives until its end; returns the byte count.
     /// IoError (the writer is then aborted) when `in` fails other than at
@@ -613,19 +568,13 @@ public:
 
     /// Publishes the meta: the object is stored; returns its info. Throws
     /// what failed the put.
-    ObjectInfo finish() {
-        natsio_obj_info* info = nullptr;
-        detail::check(natsio_obj_writer_finish(writer_, &info));
-        return detail::take_info(info);
-    }
+    ObjectInfo finish() { return raw_finish(); }
     /// The future form of finish: the stored object's info.
-    Future<ObjectInfo> finish_async() {
-        return detail::start_async<ObjectInfo>(sink_, natsio_obj_writer_finish_async, writer_);
-    }
+    Future<ObjectInfo> finish_async() { return raw_finish_async(); }
 
     /// Abandons the put: its chunks are purged, the previous version (if
     /// any) stays readable.
-    void abort() { detail::check(natsio_obj_writer_abort(writer_)); }
+    void abort() { raw_abort(); }
 
     /// True when this object holds a writer.
     explicit operator bool() const noexcept { return writer_ != nullptr; }
@@ -636,9 +585,19 @@ public:
     natsio_obj_writer* release() noexcept { return std::exchange(writer_, nullptr); }
 
 private:
+    friend class detail::ObjWriterVerbs<ObjectWriter>;
+    natsio_obj_writer* c_handle() const noexcept { return writer_; }
+    const detail::SinkPtr& sink() const noexcept { return sink_; }
+
     natsio_obj_writer* writer_ = nullptr;
     detail::SinkPtr sink_;
 };
+
+namespace detail {
+inline ObjectWriter from_c(natsio_obj_writer* writer, const SinkPtr& sink) noexcept {
+    return ObjectWriter(writer, sink);
+}
+}  // namespace detail
 
 // ---------------------------------------------------------------------------
 // Reader
@@ -770,24 +729,18 @@ private:
     detail::SinkPtr sink_;
 };
 
-namespace detail {
-template <>
-struct TokenReader<ObjectReader> {
-    static Status read(const natsio_token* token, const SinkPtr& sink,
-                       std::optional<ObjectReader>& out) {
-        natsio_obj_reader* reader = nullptr;
-        Status status = natsio_token_obj_reader(token, &reader);
-        if (status == NATSIO_OK) {
-            out.emplace(reader, sink);
-        }
-        return status;
-    }
-};
-}  // namespace detail
-
 // ---------------------------------------------------------------------------
 // ObjectStore
 // ---------------------------------------------------------------------------
+
+namespace detail {
+inline ObjectReader from_c(natsio_obj_reader* reader, const SinkPtr& sink) noexcept {
+    return ObjectReader(reader, sink);
+}
+inline ObjectWatcher from_c(natsio_obj_watcher* watcher, const SinkPtr& sink) noexcept {
+    return ObjectWatcher(watcher, sink);
+}
+}  // namespace detail
 
 }  // namespace natsio
 // detail::ObjVerbs, the generated verb layer, needs the result types above.
@@ -860,11 +813,7 @@ public:
     /// A writer for object `name` (no I/O until data is written): see
     /// ObjectWriter. InvalidObjectNameError, ConfigError.
     ObjectWriter writer(std::string_view name, const ObjectMeta& meta = {}) const {
-        detail::CString c_name(name, "object name");
-        detail::CString c_meta(meta.to_json(), "object meta");
-        natsio_obj_writer* w = nullptr;
-        detail::check(natsio_obj_writer_open(obj_, c_name.get(), c_meta.get(), &w));
-        return ObjectWriter(w, sink_);
+        return raw_writer_open(name, meta.to_json());
     }
 
     // Get ----------------------------------------------------------------------
@@ -917,13 +866,9 @@ public:
 
     /// Deletes object `name`: a tombstone replaces its meta and its chunks
     /// are purged. ObjectNotFoundError.
-    void del(std::string_view name) const {
-        raw_delete(name);
-    }
+    void del(std::string_view name) const { raw_delete(name); }
     /// The future form of del.
-    Future<void> del_async(std::string_view name) const {
-        return raw_delete_async(name);
-    }
+    Future<void> del_async(std::string_view name) const { return raw_delete_async(name); }
 
     /// The infos of the bucket's objects (tombstones too with
     /// `include_deleted`); empty when there are none.
@@ -956,16 +901,11 @@ public:
     /// target is deleted or itself a link), ObjectExistsError (a live
     /// object that is not a link has `name`).
     ObjectInfo add_link(std::string_view name, const ObjectInfo& target) const {
-        detail::CString c_name(name, "object name");
-        natsio_obj_info* info = nullptr;
-        detail::check(natsio_obj_add_link(obj_, c_name.get(), target.c_info(), &info));
-        return detail::take_info(info);
+        return raw_add_link(name, target.c_info());
     }
     /// The future form of add_link: the link's info.
     Future<ObjectInfo> add_link_async(std::string_view name, const ObjectInfo& target) const {
-        detail::CString c_name(name, "object name");
-        return detail::start_async<ObjectInfo>(sink_, natsio_obj_add_link_async, obj_,
-                                               c_name.get(), target.c_info());
+        return raw_add_link_async(name, target.c_info());
     }
 
     /// Stores `name` as a link to the whole bucket `bucket`; returns the
@@ -988,13 +928,9 @@ public:
     Future<void> seal_async() const { return raw_seal_async(); }
 
     /// The bucket's status. BucketNotFoundError.
-    ObjectStoreStatus status() const {
-        return raw_get_status();
-    }
+    ObjectStoreStatus status() const { return raw_get_status(); }
     /// The future form of status.
-    Future<ObjectStoreStatus> status_async() const {
-        return raw_get_status_async();
-    }
+    Future<ObjectStoreStatus> status_async() const { return raw_get_status_async(); }
 
     /// True when this object holds a bucket handle.
     explicit operator bool() const noexcept { return obj_ != nullptr; }
@@ -1022,18 +958,9 @@ private:
 };
 
 namespace detail {
-template <>
-struct TokenReader<ObjectStore> {
-    static Status read(const natsio_token* token, const SinkPtr& sink,
-                       std::optional<ObjectStore>& out) {
-        natsio_obj* obj = nullptr;
-        Status status = natsio_token_obj(token, &obj);
-        if (status == NATSIO_OK) {
-            out.emplace(obj, sink);
-        }
-        return status;
-    }
-};
+inline ObjectStore from_c(natsio_obj* obj, const SinkPtr& sink) noexcept {
+    return ObjectStore(obj, sink);
+}
 }  // namespace detail
 
 // ---------------------------------------------------------------------------
@@ -1042,63 +969,49 @@ struct TokenReader<ObjectStore> {
 
 inline ObjectStore JetStream::create_object_store(std::string_view config_json,
                                                   CreateAction action) const {
-    detail::CString c_config(config_json, "ObjectStore config");
-    natsio_obj* obj = nullptr;
-    detail::check(natsio_js_obj_create(js_, c_config.get(), action_of(action), &obj));
-    return ObjectStore(obj, sink_);
+    return raw_obj_create(config_json, action_of(action));
 }
 
 inline Future<ObjectStore> JetStream::create_object_store_async(std::string_view config_json,
                                                                 CreateAction action) const {
-    detail::CString c_config(config_json, "ObjectStore config");
-    return detail::start_async<ObjectStore>(sink_, natsio_js_obj_create_async, js_,
-                                            c_config.get(), action_of(action));
+    return raw_obj_create_async(config_json, action_of(action));
 }
 
 inline ObjectStore JetStream::object_store(std::string_view bucket) const {
-    detail::CString c_bucket(bucket, "bucket");
-    natsio_obj* obj = nullptr;
-    detail::check(natsio_js_obj_bind(js_, c_bucket.get(), &obj));
-    return ObjectStore(obj, sink_);
+    return raw_obj_bind(bucket);
 }
 
 inline Future<ObjectStore> JetStream::object_store_async(std::string_view bucket) const {
-    detail::CString c_bucket(bucket, "bucket");
-    return detail::start_async<ObjectStore>(sink_, natsio_js_obj_bind_async, js_,
-                                            c_bucket.get());
+    return raw_obj_bind_async(bucket);
 }
 
 inline void JetStream::delete_object_store(std::string_view bucket) const {
-    detail::CString c_bucket(bucket, "bucket");
-    detail::check(natsio_js_obj_delete(js_, c_bucket.get()));
+    raw_obj_delete(bucket);
 }
 
 inline Future<void> JetStream::delete_object_store_async(std::string_view bucket) const {
-    detail::CString c_bucket(bucket, "bucket");
-    return detail::start_async<void>(sink_, natsio_js_obj_delete_async, js_, c_bucket.get());
+    return raw_obj_delete_async(bucket);
 }
 
 inline std::vector<std::string> JetStream::object_store_names() const {
-    natsio_string_list* list = nullptr;
-    detail::check(natsio_js_obj_names(js_, &list));
-    return detail::take_string_list(list);
+    return raw_obj_names();
 }
 
 inline Future<std::vector<std::string>> JetStream::object_store_names_async() const {
-    return detail::start_async<std::vector<std::string>>(sink_, natsio_js_obj_names_async, js_);
+    return raw_obj_names_async();
 }
 
 inline std::vector<ObjectStoreStatus> JetStream::object_store_statuses() const {
-    natsio_obj_status_list* list = nullptr;
-    detail::check(natsio_js_obj_statuses(js_, &list));
-    return detail::take_status_list(list);
+    return raw_obj_statuses();
 }
 
 inline Future<std::vector<ObjectStoreStatus>> JetStream::object_store_statuses_async() const {
-    return detail::start_async<std::vector<ObjectStoreStatus>>(
-        sink_, natsio_js_obj_statuses_async, js_);
+    return raw_obj_statuses_async();
 }
 
 }  // namespace natsio
+
+// detail::TokenReader of the results above (generated).
+#include <natsio/gen/object_results.hpp>
 
 #endif  // NATSIO_CPP_OBJECT_HPP

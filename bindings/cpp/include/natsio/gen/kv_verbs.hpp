@@ -5,7 +5,7 @@
 
 #pragma once
 
-// Included by the binding's headers where the result types it names are
+// Included by the binding's headers where the types it names are
 // declared; not a header of its own.
 
 namespace natsio {
@@ -18,138 +18,181 @@ class KvVerbs {
 protected:
     const Self& self() const noexcept { return static_cast<const Self&>(*this); }
 
-    /// natsio_kv_create_async: a Future of its result (u64).
-    Future<std::uint64_t> raw_create_async(std::string_view key, ByteView value, const natsio_kv_write_options * opts) const {
-        CString c_key(key, "key");
+    /// natsio_kv_create_async: a Future<std::uint64_t>.
+    auto raw_create_async(std::optional<std::string_view> key, ByteView value, const natsio_kv_write_options * opts) const {
+        OptionalCString c_key(key, "key");
         return start_async<std::uint64_t>(self().sink(), natsio_kv_create_async, self().c_handle(), c_key.get(), value.data(), value.size(), opts);
     }
-    /// natsio_kv_create: raw_create_async, waited for.
-    std::uint64_t raw_create(std::string_view key, ByteView value, const natsio_kv_write_options * opts) const {
-        return raw_create_async(key, value, opts).get();
+    /// natsio_kv_create: the blocking form (std::uint64_t).
+    auto raw_create(std::optional<std::string_view> key, ByteView value, const natsio_kv_write_options * opts) const {
+        OptionalCString c_key(key, "key");
+        uint64_t out = 0;
+        check(natsio_kv_create(self().c_handle(), c_key.get(), value.data(), value.size(), opts, &out));
+        return from_c(out, self().sink());
     }
 
-    /// natsio_kv_delete_async: a Future of its result (u64).
-    Future<std::uint64_t> raw_delete_async(std::string_view key, std::optional<std::uint64_t> last) const {
-        CString c_key(key, "key");
+    /// natsio_kv_delete_async: a Future<std::uint64_t>.
+    auto raw_delete_async(std::optional<std::string_view> key, std::optional<std::uint64_t> last) const {
+        OptionalCString c_key(key, "key");
         return start_async<std::uint64_t>(self().sink(), natsio_kv_delete_async, self().c_handle(), c_key.get(), last ? &*last : nullptr);
     }
-    /// natsio_kv_delete: raw_delete_async, waited for.
-    std::uint64_t raw_delete(std::string_view key, std::optional<std::uint64_t> last) const {
-        return raw_delete_async(key, last).get();
+    /// natsio_kv_delete: the blocking form (std::uint64_t).
+    auto raw_delete(std::optional<std::string_view> key, std::optional<std::uint64_t> last) const {
+        OptionalCString c_key(key, "key");
+        uint64_t out = 0;
+        check(natsio_kv_delete(self().c_handle(), c_key.get(), last ? &*last : nullptr, &out));
+        return from_c(out, self().sink());
     }
 
-    /// natsio_kv_get_async: a Future of its result (kv_entry).
-    Future<KvEntry> raw_get_async(std::string_view key) const {
-        CString c_key(key, "key");
+    /// natsio_kv_get_async: a Future<KvEntry>.
+    auto raw_get_async(std::optional<std::string_view> key) const {
+        OptionalCString c_key(key, "key");
         return start_async<KvEntry>(self().sink(), natsio_kv_get_async, self().c_handle(), c_key.get());
     }
-    /// natsio_kv_get: raw_get_async, waited for.
-    KvEntry raw_get(std::string_view key) const {
-        return raw_get_async(key).get();
+    /// natsio_kv_get: the blocking form (KvEntry).
+    auto raw_get(std::optional<std::string_view> key) const {
+        OptionalCString c_key(key, "key");
+        natsio_kv_entry * out = nullptr;
+        check(natsio_kv_get(self().c_handle(), c_key.get(), &out));
+        return from_c(out, self().sink());
     }
 
-    /// natsio_kv_get_revision_async: a Future of its result (kv_entry).
-    Future<KvEntry> raw_get_revision_async(std::string_view key, std::uint64_t revision) const {
-        CString c_key(key, "key");
+    /// natsio_kv_get_revision_async: a Future<KvEntry>.
+    auto raw_get_revision_async(std::optional<std::string_view> key, std::uint64_t revision) const {
+        OptionalCString c_key(key, "key");
         return start_async<KvEntry>(self().sink(), natsio_kv_get_revision_async, self().c_handle(), c_key.get(), revision);
     }
-    /// natsio_kv_get_revision: raw_get_revision_async, waited for.
-    KvEntry raw_get_revision(std::string_view key, std::uint64_t revision) const {
-        return raw_get_revision_async(key, revision).get();
+    /// natsio_kv_get_revision: the blocking form (KvEntry).
+    auto raw_get_revision(std::optional<std::string_view> key, std::uint64_t revision) const {
+        OptionalCString c_key(key, "key");
+        natsio_kv_entry * out = nullptr;
+        check(natsio_kv_get_revision(self().c_handle(), c_key.get(), revision, &out));
+        return from_c(out, self().sink());
     }
 
-    /// natsio_kv_get_status_async: a Future of its result (kv_bucket_status).
-    Future<KvStatus> raw_get_status_async() const {
+    /// natsio_kv_get_status_async: a Future<KvStatus>.
+    auto raw_get_status_async() const {
         return start_async<KvStatus>(self().sink(), natsio_kv_get_status_async, self().c_handle());
     }
-    /// natsio_kv_get_status: raw_get_status_async, waited for.
-    KvStatus raw_get_status() const {
-        return raw_get_status_async().get();
+    /// natsio_kv_get_status: the blocking form (KvStatus).
+    auto raw_get_status() const {
+        natsio_kv_bucket_status * out = nullptr;
+        check(natsio_kv_get_status(self().c_handle(), &out));
+        return from_c(out, self().sink());
     }
 
-    /// natsio_kv_history_async: a Future of its result (kv_entry_list).
-    Future<KvEntryList> raw_history_async(std::string_view key) const {
-        CString c_key(key, "key");
+    /// natsio_kv_history_async: a Future<KvEntryList>.
+    auto raw_history_async(std::optional<std::string_view> key) const {
+        OptionalCString c_key(key, "key");
         return start_async<KvEntryList>(self().sink(), natsio_kv_history_async, self().c_handle(), c_key.get());
     }
-    /// natsio_kv_history: raw_history_async, waited for.
-    KvEntryList raw_history(std::string_view key) const {
-        return raw_history_async(key).get();
+    /// natsio_kv_history: the blocking form (KvEntryList).
+    auto raw_history(std::optional<std::string_view> key) const {
+        OptionalCString c_key(key, "key");
+        natsio_kv_entry_list * out = nullptr;
+        check(natsio_kv_history(self().c_handle(), c_key.get(), &out));
+        return from_c(out, self().sink());
     }
 
-    /// natsio_kv_keys_async: a Future of its result (string_list).
-    Future<std::vector<std::string>> raw_keys_async() const {
+    /// natsio_kv_keys_async: a Future<std::vector<std::string>>.
+    auto raw_keys_async() const {
         return start_async<std::vector<std::string>>(self().sink(), natsio_kv_keys_async, self().c_handle());
     }
-    /// natsio_kv_keys: raw_keys_async, waited for.
-    std::vector<std::string> raw_keys() const {
-        return raw_keys_async().get();
+    /// natsio_kv_keys: the blocking form (std::vector<std::string>).
+    auto raw_keys() const {
+        natsio_string_list * out = nullptr;
+        check(natsio_kv_keys(self().c_handle(), &out));
+        return from_c(out, self().sink());
     }
 
-    /// natsio_kv_keys_filtered_async: a Future of its result (string_list).
-    Future<std::vector<std::string>> raw_keys_filtered_async(const CStringArray& filters) const {
+    /// natsio_kv_keys_filtered_async: a Future<std::vector<std::string>>.
+    auto raw_keys_filtered_async(const CStringArray& filters) const {
         return start_async<std::vector<std::string>>(self().sink(), natsio_kv_keys_filtered_async, self().c_handle(), filters.data(), filters.size());
     }
-    /// natsio_kv_keys_filtered: raw_keys_filtered_async, waited for.
-    std::vector<std::string> raw_keys_filtered(const CStringArray& filters) const {
-        return raw_keys_filtered_async(filters).get();
+    /// natsio_kv_keys_filtered: the blocking form (std::vector<std::string>).
+    auto raw_keys_filtered(const CStringArray& filters) const {
+        natsio_string_list * out = nullptr;
+        check(natsio_kv_keys_filtered(self().c_handle(), filters.data(), filters.size(), &out));
+        return from_c(out, self().sink());
     }
 
-    /// natsio_kv_purge_async: a Future of its result (u64).
-    Future<std::uint64_t> raw_purge_async(std::string_view key, std::optional<std::uint64_t> last, const natsio_kv_write_options * opts) const {
-        CString c_key(key, "key");
+    /// natsio_kv_purge_async: a Future<std::uint64_t>.
+    auto raw_purge_async(std::optional<std::string_view> key, std::optional<std::uint64_t> last, const natsio_kv_write_options * opts) const {
+        OptionalCString c_key(key, "key");
         return start_async<std::uint64_t>(self().sink(), natsio_kv_purge_async, self().c_handle(), c_key.get(), last ? &*last : nullptr, opts);
     }
-    /// natsio_kv_purge: raw_purge_async, waited for.
-    std::uint64_t raw_purge(std::string_view key, std::optional<std::uint64_t> last, const natsio_kv_write_options * opts) const {
-        return raw_purge_async(key, last, opts).get();
+    /// natsio_kv_purge: the blocking form (std::uint64_t).
+    auto raw_purge(std::optional<std::string_view> key, std::optional<std::uint64_t> last, const natsio_kv_write_options * opts) const {
+        OptionalCString c_key(key, "key");
+        uint64_t out = 0;
+        check(natsio_kv_purge(self().c_handle(), c_key.get(), last ? &*last : nullptr, opts, &out));
+        return from_c(out, self().sink());
     }
 
-    /// natsio_kv_purge_deletes_async: a Future of its result (u64).
-    Future<std::uint64_t> raw_purge_deletes_async(std::int64_t older_than_ms) const {
+    /// natsio_kv_purge_deletes_async: a Future<std::uint64_t>.
+    auto raw_purge_deletes_async(std::int64_t older_than_ms) const {
         return start_async<std::uint64_t>(self().sink(), natsio_kv_purge_deletes_async, self().c_handle(), older_than_ms);
     }
-    /// natsio_kv_purge_deletes: raw_purge_deletes_async, waited for.
-    std::uint64_t raw_purge_deletes(std::int64_t older_than_ms) const {
-        return raw_purge_deletes_async(older_than_ms).get();
+    /// natsio_kv_purge_deletes: the blocking form (std::uint64_t).
+    auto raw_purge_deletes(std::int64_t older_than_ms) const {
+        uint64_t out = 0;
+        check(natsio_kv_purge_deletes(self().c_handle(), older_than_ms, &out));
+        return from_c(out, self().sink());
     }
 
-    /// natsio_kv_put_async: a Future of its result (u64).
-    Future<std::uint64_t> raw_put_async(std::string_view key, ByteView value, const natsio_kv_write_options * opts) const {
-        CString c_key(key, "key");
+    /// natsio_kv_put_async: a Future<std::uint64_t>.
+    auto raw_put_async(std::optional<std::string_view> key, ByteView value, const natsio_kv_write_options * opts) const {
+        OptionalCString c_key(key, "key");
         return start_async<std::uint64_t>(self().sink(), natsio_kv_put_async, self().c_handle(), c_key.get(), value.data(), value.size(), opts);
     }
-    /// natsio_kv_put: raw_put_async, waited for.
-    std::uint64_t raw_put(std::string_view key, ByteView value, const natsio_kv_write_options * opts) const {
-        return raw_put_async(key, value, opts).get();
+    /// natsio_kv_put: the blocking form (std::uint64_t).
+    auto raw_put(std::optional<std::string_view> key, ByteView value, const natsio_kv_write_options * opts) const {
+        OptionalCString c_key(key, "key");
+        uint64_t out = 0;
+        check(natsio_kv_put(self().c_handle(), c_key.get(), value.data(), value.size(), opts, &out));
+        return from_c(out, self().sink());
     }
 
-    /// natsio_kv_status_async: a Future of its result (string).
-    Future<std::string> raw_status_async() const {
+    /// natsio_kv_status_async: a Future<std::string>.
+    auto raw_status_async() const {
         return start_async<std::string>(self().sink(), natsio_kv_status_async, self().c_handle());
     }
-    /// natsio_kv_status: raw_status_async, waited for.
-    std::string raw_status() const {
-        return raw_status_async().get();
+    /// natsio_kv_status: the blocking form (std::string).
+    auto raw_status() const {
+        char * out = nullptr;
+        check(natsio_kv_status(self().c_handle(), &out));
+        return from_c(out, self().sink());
     }
 
-    /// natsio_kv_update_async: a Future of its result (u64).
-    Future<std::uint64_t> raw_update_async(std::string_view key, ByteView value, std::uint64_t last) const {
-        CString c_key(key, "key");
+    /// natsio_kv_update_async: a Future<std::uint64_t>.
+    auto raw_update_async(std::optional<std::string_view> key, ByteView value, std::uint64_t last) const {
+        OptionalCString c_key(key, "key");
         return start_async<std::uint64_t>(self().sink(), natsio_kv_update_async, self().c_handle(), c_key.get(), value.data(), value.size(), last);
     }
-    /// natsio_kv_update: raw_update_async, waited for.
-    std::uint64_t raw_update(std::string_view key, ByteView value, std::uint64_t last) const {
-        return raw_update_async(key, value, last).get();
+    /// natsio_kv_update: the blocking form (std::uint64_t).
+    auto raw_update(std::optional<std::string_view> key, ByteView value, std::uint64_t last) const {
+        OptionalCString c_key(key, "key");
+        uint64_t out = 0;
+        check(natsio_kv_update(self().c_handle(), c_key.get(), value.data(), value.size(), last, &out));
+        return from_c(out, self().sink());
     }
 
-    /// natsio_kv_watch_async: a Future of its result (kv_watcher).
-    Future<KvWatcher> raw_watch_async(const CStringArray& keys, const natsio_kv_watch_options * opts) const {
+    /// natsio_kv_watch_async: a Future<KvWatcher>.
+    auto raw_watch_async(const CStringArray& keys, const natsio_kv_watch_options * opts) const {
         return start_async<KvWatcher>(self().sink(), natsio_kv_watch_async, self().c_handle(), keys.data(), keys.size(), opts);
     }
-    /// natsio_kv_watch: raw_watch_async, waited for.
-    KvWatcher raw_watch(const CStringArray& keys, const natsio_kv_watch_options * opts) const {
-        return raw_watch_async(keys, opts).get();
+    /// natsio_kv_watch: the blocking form (KvWatcher).
+    auto raw_watch(const CStringArray& keys, const natsio_kv_watch_options * opts) const {
+        natsio_kv_watcher * out = nullptr;
+        check(natsio_kv_watch(self().c_handle(), keys.data(), keys.size(), opts, &out));
+        return from_c(out, self().sink());
+    }
+
+    /// natsio_kv_list_keys: no token form.
+    auto raw_list_keys(const CStringArray& filters) const {
+        natsio_kv_key_lister * out = nullptr;
+        check(natsio_kv_list_keys(self().c_handle(), filters.data(), filters.size(), &out));
+        return from_c(out, self().sink());
     }
 };
 

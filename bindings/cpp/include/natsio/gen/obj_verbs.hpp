@@ -5,7 +5,7 @@
 
 #pragma once
 
-// Included by the binding's headers where the result types it names are
+// Included by the binding's headers where the types it names are
 // declared; not a header of its own.
 
 namespace natsio {
@@ -18,103 +18,148 @@ class ObjVerbs {
 protected:
     const Self& self() const noexcept { return static_cast<const Self&>(*this); }
 
-    /// natsio_obj_add_bucket_link_async: a Future of its result (obj_info).
-    Future<ObjectInfo> raw_add_bucket_link_async(std::string_view name, std::string_view bucket) const {
-        CString c_name(name, "name");
-        CString c_bucket(bucket, "bucket");
+    /// natsio_obj_add_bucket_link_async: a Future<ObjectInfo>.
+    auto raw_add_bucket_link_async(std::optional<std::string_view> name, std::optional<std::string_view> bucket) const {
+        OptionalCString c_name(name, "name");
+        OptionalCString c_bucket(bucket, "bucket");
         return start_async<ObjectInfo>(self().sink(), natsio_obj_add_bucket_link_async, self().c_handle(), c_name.get(), c_bucket.get());
     }
-    /// natsio_obj_add_bucket_link: raw_add_bucket_link_async, waited for.
-    ObjectInfo raw_add_bucket_link(std::string_view name, std::string_view bucket) const {
-        return raw_add_bucket_link_async(name, bucket).get();
+    /// natsio_obj_add_bucket_link: the blocking form (ObjectInfo).
+    auto raw_add_bucket_link(std::optional<std::string_view> name, std::optional<std::string_view> bucket) const {
+        OptionalCString c_name(name, "name");
+        OptionalCString c_bucket(bucket, "bucket");
+        natsio_obj_info * out = nullptr;
+        check(natsio_obj_add_bucket_link(self().c_handle(), c_name.get(), c_bucket.get(), &out));
+        return from_c(out, self().sink());
     }
 
-    /// natsio_obj_delete_async: a Future of its result (none).
-    Future<void> raw_delete_async(std::string_view name) const {
-        CString c_name(name, "name");
+    /// natsio_obj_add_link_async: a Future<ObjectInfo>.
+    auto raw_add_link_async(std::optional<std::string_view> name, const natsio_obj_info * target) const {
+        OptionalCString c_name(name, "name");
+        return start_async<ObjectInfo>(self().sink(), natsio_obj_add_link_async, self().c_handle(), c_name.get(), target);
+    }
+    /// natsio_obj_add_link: the blocking form (ObjectInfo).
+    auto raw_add_link(std::optional<std::string_view> name, const natsio_obj_info * target) const {
+        OptionalCString c_name(name, "name");
+        natsio_obj_info * out = nullptr;
+        check(natsio_obj_add_link(self().c_handle(), c_name.get(), target, &out));
+        return from_c(out, self().sink());
+    }
+
+    /// natsio_obj_delete_async: a Future<void>.
+    auto raw_delete_async(std::optional<std::string_view> name) const {
+        OptionalCString c_name(name, "name");
         return start_async<void>(self().sink(), natsio_obj_delete_async, self().c_handle(), c_name.get());
     }
-    /// natsio_obj_delete: raw_delete_async, waited for.
-    void raw_delete(std::string_view name) const {
-        return raw_delete_async(name).get();
+    /// natsio_obj_delete: the blocking form (void).
+    auto raw_delete(std::optional<std::string_view> name) const {
+        OptionalCString c_name(name, "name");
+        check(natsio_obj_delete(self().c_handle(), c_name.get()));
     }
 
-    /// natsio_obj_get_async: a Future of its result (obj_reader).
-    Future<ObjectReader> raw_get_async(std::string_view name, bool show_deleted) const {
-        CString c_name(name, "name");
+    /// natsio_obj_get_async: a Future<ObjectReader>.
+    auto raw_get_async(std::optional<std::string_view> name, bool show_deleted) const {
+        OptionalCString c_name(name, "name");
         return start_async<ObjectReader>(self().sink(), natsio_obj_get_async, self().c_handle(), c_name.get(), show_deleted);
     }
-    /// natsio_obj_get: raw_get_async, waited for.
-    ObjectReader raw_get(std::string_view name, bool show_deleted) const {
-        return raw_get_async(name, show_deleted).get();
+    /// natsio_obj_get: the blocking form (ObjectReader).
+    auto raw_get(std::optional<std::string_view> name, bool show_deleted) const {
+        OptionalCString c_name(name, "name");
+        natsio_obj_reader * out = nullptr;
+        check(natsio_obj_get(self().c_handle(), c_name.get(), show_deleted, &out));
+        return from_c(out, self().sink());
     }
 
-    /// natsio_obj_get_info_async: a Future of its result (obj_info).
-    Future<ObjectInfo> raw_get_info_async(std::string_view name, bool show_deleted) const {
-        CString c_name(name, "name");
+    /// natsio_obj_get_info_async: a Future<ObjectInfo>.
+    auto raw_get_info_async(std::optional<std::string_view> name, bool show_deleted) const {
+        OptionalCString c_name(name, "name");
         return start_async<ObjectInfo>(self().sink(), natsio_obj_get_info_async, self().c_handle(), c_name.get(), show_deleted);
     }
-    /// natsio_obj_get_info: raw_get_info_async, waited for.
-    ObjectInfo raw_get_info(std::string_view name, bool show_deleted) const {
-        return raw_get_info_async(name, show_deleted).get();
+    /// natsio_obj_get_info: the blocking form (ObjectInfo).
+    auto raw_get_info(std::optional<std::string_view> name, bool show_deleted) const {
+        OptionalCString c_name(name, "name");
+        natsio_obj_info * out = nullptr;
+        check(natsio_obj_get_info(self().c_handle(), c_name.get(), show_deleted, &out));
+        return from_c(out, self().sink());
     }
 
-    /// natsio_obj_get_status_async: a Future of its result (obj_status).
-    Future<ObjectStoreStatus> raw_get_status_async() const {
+    /// natsio_obj_get_status_async: a Future<ObjectStoreStatus>.
+    auto raw_get_status_async() const {
         return start_async<ObjectStoreStatus>(self().sink(), natsio_obj_get_status_async, self().c_handle());
     }
-    /// natsio_obj_get_status: raw_get_status_async, waited for.
-    ObjectStoreStatus raw_get_status() const {
-        return raw_get_status_async().get();
+    /// natsio_obj_get_status: the blocking form (ObjectStoreStatus).
+    auto raw_get_status() const {
+        natsio_obj_status * out = nullptr;
+        check(natsio_obj_get_status(self().c_handle(), &out));
+        return from_c(out, self().sink());
     }
 
-    /// natsio_obj_list_async: a Future of its result (obj_info_list).
-    Future<std::vector<ObjectInfo>> raw_list_async(bool include_deleted) const {
+    /// natsio_obj_list_async: a Future<std::vector<ObjectInfo>>.
+    auto raw_list_async(bool include_deleted) const {
         return start_async<std::vector<ObjectInfo>>(self().sink(), natsio_obj_list_async, self().c_handle(), include_deleted);
     }
-    /// natsio_obj_list: raw_list_async, waited for.
-    std::vector<ObjectInfo> raw_list(bool include_deleted) const {
-        return raw_list_async(include_deleted).get();
+    /// natsio_obj_list: the blocking form (std::vector<ObjectInfo>).
+    auto raw_list(bool include_deleted) const {
+        natsio_obj_info_list * out = nullptr;
+        check(natsio_obj_list(self().c_handle(), include_deleted, &out));
+        return from_c(out, self().sink());
     }
 
-    /// natsio_obj_put_async: a Future of its result (obj_info).
-    Future<ObjectInfo> raw_put_async(std::string_view name, std::string_view meta_json, ByteView data) const {
-        CString c_name(name, "name");
-        CString c_meta_json(meta_json, "meta_json");
+    /// natsio_obj_put_async: a Future<ObjectInfo>.
+    auto raw_put_async(std::optional<std::string_view> name, std::optional<std::string_view> meta_json, ByteView data) const {
+        OptionalCString c_name(name, "name");
+        OptionalCString c_meta_json(meta_json, "meta_json");
         return start_async<ObjectInfo>(self().sink(), natsio_obj_put_async, self().c_handle(), c_name.get(), c_meta_json.get(), data.data(), data.size());
     }
-    /// natsio_obj_put: raw_put_async, waited for.
-    ObjectInfo raw_put(std::string_view name, std::string_view meta_json, ByteView data) const {
-        return raw_put_async(name, meta_json, data).get();
+    /// natsio_obj_put: the blocking form (ObjectInfo).
+    auto raw_put(std::optional<std::string_view> name, std::optional<std::string_view> meta_json, ByteView data) const {
+        OptionalCString c_name(name, "name");
+        OptionalCString c_meta_json(meta_json, "meta_json");
+        natsio_obj_info * out = nullptr;
+        check(natsio_obj_put(self().c_handle(), c_name.get(), c_meta_json.get(), data.data(), data.size(), &out));
+        return from_c(out, self().sink());
     }
 
-    /// natsio_obj_seal_async: a Future of its result (none).
-    Future<void> raw_seal_async() const {
+    /// natsio_obj_seal_async: a Future<void>.
+    auto raw_seal_async() const {
         return start_async<void>(self().sink(), natsio_obj_seal_async, self().c_handle());
     }
-    /// natsio_obj_seal: raw_seal_async, waited for.
-    void raw_seal() const {
-        return raw_seal_async().get();
+    /// natsio_obj_seal: the blocking form (void).
+    auto raw_seal() const {
+        check(natsio_obj_seal(self().c_handle()));
     }
 
-    /// natsio_obj_update_meta_async: a Future of its result (none).
-    Future<void> raw_update_meta_async(std::string_view name, std::string_view meta_json) const {
-        CString c_name(name, "name");
-        CString c_meta_json(meta_json, "meta_json");
+    /// natsio_obj_update_meta_async: a Future<void>.
+    auto raw_update_meta_async(std::optional<std::string_view> name, std::optional<std::string_view> meta_json) const {
+        OptionalCString c_name(name, "name");
+        OptionalCString c_meta_json(meta_json, "meta_json");
         return start_async<void>(self().sink(), natsio_obj_update_meta_async, self().c_handle(), c_name.get(), c_meta_json.get());
     }
-    /// natsio_obj_update_meta: raw_update_meta_async, waited for.
-    void raw_update_meta(std::string_view name, std::string_view meta_json) const {
-        return raw_update_meta_async(name, meta_json).get();
+    /// natsio_obj_update_meta: the blocking form (void).
+    auto raw_update_meta(std::optional<std::string_view> name, std::optional<std::string_view> meta_json) const {
+        OptionalCString c_name(name, "name");
+        OptionalCString c_meta_json(meta_json, "meta_json");
+        check(natsio_obj_update_meta(self().c_handle(), c_name.get(), c_meta_json.get()));
     }
 
-    /// natsio_obj_watch_async: a Future of its result (obj_watcher).
-    Future<ObjectWatcher> raw_watch_async(const natsio_obj_watch_options * opts) const {
+    /// natsio_obj_watch_async: a Future<ObjectWatcher>.
+    auto raw_watch_async(const natsio_obj_watch_options * opts) const {
         return start_async<ObjectWatcher>(self().sink(), natsio_obj_watch_async, self().c_handle(), opts);
     }
-    /// natsio_obj_watch: raw_watch_async, waited for.
-    ObjectWatcher raw_watch(const natsio_obj_watch_options * opts) const {
-        return raw_watch_async(opts).get();
+    /// natsio_obj_watch: the blocking form (ObjectWatcher).
+    auto raw_watch(const natsio_obj_watch_options * opts) const {
+        natsio_obj_watcher * out = nullptr;
+        check(natsio_obj_watch(self().c_handle(), opts, &out));
+        return from_c(out, self().sink());
+    }
+
+    /// natsio_obj_writer_open: no token form.
+    auto raw_writer_open(std::optional<std::string_view> name, std::optional<std::string_view> meta_json) const {
+        OptionalCString c_name(name, "name");
+        OptionalCString c_meta_json(meta_json, "meta_json");
+        natsio_obj_writer * out = nullptr;
+        check(natsio_obj_writer_open(self().c_handle(), c_name.get(), c_meta_json.get(), &out));
+        return from_c(out, self().sink());
     }
 };
 
