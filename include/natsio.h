@@ -35,9 +35,9 @@
  *
  * Timeouts. Every timeout_ms parameter takes a positive number of
  *   milliseconds or one of: NATSIO_NO_WAIT (0: do not wait; accepted where
- *   that makes sense: an iterator's _next, natsio_token_wait,
- *   natsio_js_next), NATSIO_TIMEOUT_DEFAULT (-1: the default of the handle
- *   the call is made on, which each function names; an iterator's and a
+ *   that makes sense: an iterator's _next, natsio_token_wait),
+ *   NATSIO_TIMEOUT_DEFAULT (-1: the default of the handle the call is
+ *   made on, which each function names; an iterator's and a
  *   token's default is to wait as long as it takes), NATSIO_WAIT_FOREVER
  *   (-2). Anything else is NATSIO_ERR_INVALID_ARGUMENT. Durations inside
  *   option structs are fields where 0 means the default.
@@ -144,8 +144,8 @@
 
 /**
  * `timeout_ms` value: do not wait; only what is ready now. Accepted where
- * not waiting makes sense (an iterator's `_next`, `natsio_token_wait`,
- * `natsio_js_next`); elsewhere it is NATSIO_ERR_INVALID_ARGUMENT.
+ * not waiting makes sense (an iterator's `_next`, `natsio_token_wait`);
+ * elsewhere it is NATSIO_ERR_INVALID_ARGUMENT.
  */
 #define NATSIO_NO_WAIT 0
 
@@ -1174,7 +1174,7 @@ typedef void (*natsio_completion_notify_cb)(void *user_data);
 typedef void (*natsio_release_cb)(void *user_data);
 
 /**
- * Options of `natsio_js_fetch` and `natsio_js_next_with_options`.
+ * Options of `natsio_js_fetch` and `natsio_js_next` (a fetch of one).
  * Initialise with `natsio_fetch_options_init`: every zero field (NULL
  * pointer) means the default.
  */
@@ -2460,17 +2460,23 @@ natsio_status natsio_js_fetch_async(const struct natsio_js *js,
                                     struct natsio_token **token_out);
 
 /**
- * One message from the pull consumer, waiting up to `timeout_ms`
- * (NATSIO_TIMEOUT_DEFAULT: the context's timeout; NATSIO_NO_WAIT: only a
- * message available now); it goes to `msg_out` (free with
- * `natsio_msg_free`). Errors: NATSIO_ERR_NO_MESSAGES when none came in
- * time, NATSIO_ERR_INVALID_ARGUMENT (NATSIO_WAIT_FOREVER), else as
- * `natsio_js_fetch`.
+ * One message from the pull consumer `consumer` of `stream` (a fetch of
+ * one), with a fetch's options; `opts` may be NULL (the defaults below).
+ * The wait: `expires_ms` (0: the context's timeout, what
+ * NATSIO_TIMEOUT_DEFAULT meant before the options struct); `no_wait`
+ * true: only a message available now (what NATSIO_NO_WAIT meant).
+ * `idle_heartbeat_ms` and the priority-group fields `group`,
+ * `min_pending`, `min_ack_pending` are as for `natsio_js_fetch`;
+ * `max_messages` must be 0 or 1 and `max_bytes` bounds the one message.
+ * The message goes to `msg_out` (free with `natsio_msg_free`). Blocks the
+ * calling thread. Errors: NATSIO_ERR_NO_MESSAGES when none came in time,
+ * NATSIO_ERR_INVALID_ARGUMENT (`max_messages` above 1, a negative field),
+ * NATSIO_ERR_TIMEOUT (no heartbeat), else as `natsio_js_fetch`.
  */
 natsio_status natsio_js_next(const struct natsio_js *js,
                              const char *stream,
                              const char *consumer,
-                             int64_t timeout_ms,
+                             const struct natsio_fetch_options *opts,
                              struct natsio_msg **msg_out);
 
 /**
@@ -2480,33 +2486,8 @@ natsio_status natsio_js_next(const struct natsio_js *js,
 natsio_status natsio_js_next_async(const struct natsio_js *js,
                                    const char *stream,
                                    const char *consumer,
-                                   int64_t timeout_ms,
+                                   const struct natsio_fetch_options *opts,
                                    struct natsio_token **token_out);
-
-/**
- * `natsio_js_next` with the options of a fetch (`opts` may be NULL):
- * `expires_ms` is the wait (0: the context's timeout), `no_wait`,
- * `idle_heartbeat_ms`, and the priority-group fields `group`,
- * `min_pending`, `min_ack_pending` as for `natsio_js_fetch`;
- * `max_messages` must be 0 or 1 and `max_bytes` bounds the one message.
- * The message goes to `msg_out` (free with `natsio_msg_free`). Errors:
- * NATSIO_ERR_NO_MESSAGES when none came in time, NATSIO_ERR_TIMEOUT (no
- * heartbeat), else as `natsio_js_fetch`. Blocks the calling thread.
- */
-natsio_status natsio_js_next_with_options(const struct natsio_js *js,
-                                          const char *stream,
-                                          const char *consumer,
-                                          const struct natsio_fetch_options *opts,
-                                          struct natsio_msg **msg_out);
-
-/**
- * The token form of `natsio_js_next_with_options` (`natsio_token_msg`).
- */
-natsio_status natsio_js_next_with_options_async(const struct natsio_js *js,
-                                                const char *stream,
-                                                const char *consumer,
-                                                const struct natsio_fetch_options *opts,
-                                                struct natsio_token **token_out);
 
 /**
  * Acknowledges a consumed JetStream message (`+ACK`); buffered like a

@@ -210,8 +210,8 @@ pub(crate) unsafe fn write_box<T>(out: *mut *mut T, value: T) {
 }
 
 /// `timeout_ms` value: do not wait; only what is ready now. Accepted where
-/// not waiting makes sense (an iterator's `_next`, `natsio_token_wait`,
-/// `natsio_js_next`); elsewhere it is NATSIO_ERR_INVALID_ARGUMENT.
+/// not waiting makes sense (an iterator's `_next`, `natsio_token_wait`);
+/// elsewhere it is NATSIO_ERR_INVALID_ARGUMENT.
 pub const NATSIO_NO_WAIT: i64 = 0;
 /// `timeout_ms` value: the default of the handle the call is made on (the
 /// client's request, flush or drain timeout, the JetStream context's

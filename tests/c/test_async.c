@@ -29,6 +29,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "call_options.h"
 #include "harness.h"
 
 #include <natsio.h>
@@ -773,12 +774,12 @@ static void verify_fetch(slot_t *s, natsio_token *t) {
 
 static bool prepare_consumer_n(slot_t *s) { return prepare_consumer(s, "N", "none"); }
 static natsio_status start_next(slot_t *s, natsio_token **t) {
-    return natsio_js_next_async(g_fx.js, "ORD", s->name, NATSIO_TIMEOUT_DEFAULT, t);
+    return natsio_js_next_async(g_fx.js, "ORD", s->name, NEXT_WAIT(NATSIO_TIMEOUT_DEFAULT), t);
 }
 static void verify_next(slot_t *s, natsio_token *t) {
     natsio_msg *a = NULL, *b = NULL;
     OK(natsio_token_msg(t, &a));
-    natsio_status st = natsio_js_next(g_fx.js, "ORD", s->name, NATSIO_TIMEOUT_DEFAULT, &b);
+    natsio_status st = natsio_js_next(g_fx.js, "ORD", s->name, NEXT_WAIT(NATSIO_TIMEOUT_DEFAULT), &b);
     bool ok = msg_is(a, "m1") && msg_is(b, "m2");
     natsio_msg_free(a);
     natsio_msg_free(b);
@@ -1646,11 +1647,11 @@ static natsio_status e_fetch_missing_consumer(natsio_token **t) {
     return natsio_js_fetch_async(g_fx.js, "ORD", "NOPE", NULL, t);
 }
 static natsio_status e_next_missing_consumer(natsio_token **t) {
-    return natsio_js_next_async(g_fx.js, "ORD", "NOPE", 500, t);
+    return natsio_js_next_async(g_fx.js, "ORD", "NOPE", NEXT_WAIT(500), t);
 }
 static natsio_status e_next_no_messages(natsio_token **t) {
     /* EMPTYC: a consumer of ORD filtered on a subject nobody publishes to. */
-    return natsio_js_next_async(g_fx.js, "ORD", "EMPTYC", 300, t);
+    return natsio_js_next_async(g_fx.js, "ORD", "EMPTYC", NEXT_WAIT(300), t);
 }
 static natsio_status e_publish_no_stream(natsio_token **t) {
     return natsio_js_publish_async(g_fx.js, "nostream.here", "x", 1, NULL, t);
@@ -2007,8 +2008,8 @@ static void test_argument_errors(void) {
     ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_consumer_names_async(js, NULL, &t));
     ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_fetch_async(js, "ORD", NULL, NULL, &t));
     ARG(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_fetch_async(js, "ORD", "ACK", &bad_fetch, &t));
-    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_next_async(js, NULL, "ACK", -1, &t));
-    ARG(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_next_async(js, "ORD", "ACK", NATSIO_WAIT_FOREVER, &t));
+    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_next_async(js, NULL, "ACK", NULL, &t));
+    ARG(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_next_async(js, "ORD", "ACK", &bad_fetch, &t));
     ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_publish_async(js, NULL, "x", 1, NULL, &t));
     ARG(NATSIO_ERR_BAD_SUBJECT, natsio_js_publish_async(js, "ord.>", "x", 1, NULL, &t));
     ARG(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_publish_async(js, "ord.x", "x", 1, &bad_pub, &t));

@@ -1277,8 +1277,6 @@ static void test_timeouts_outside_the_rule(void) {
         EXPECT_BAD_TIMEOUT(natsio_sub_drain(sub, ms));
         EXPECT_BAD_TIMEOUT(natsio_replies_next(replies, ms, &m));
         EXPECT_BAD_TIMEOUT(natsio_token_wait(flush, ms));
-        EXPECT_BAD_TIMEOUT(natsio_js_next(f.js, "BI", "c", ms, &m));
-        EXPECT_BAD_TIMEOUT(natsio_js_next_async(f.js, "BI", "c", ms, &t));
         EXPECT_BAD_TIMEOUT(natsio_msg_ack_sync(f.msg, ms));
         EXPECT_BAD_TIMEOUT(natsio_msg_ack_sync_async(f.msg, ms, &t));
         EXPECT_BAD_TIMEOUT(natsio_js_publish_async_complete(f.js, ms));
@@ -1299,9 +1297,14 @@ static void test_timeouts_outside_the_rule(void) {
     EXPECT_BAD_TIMEOUT(natsio_msg_ack_sync_async(f.msg, NATSIO_NO_WAIT, &t));
     EXPECT_BAD_TIMEOUT(natsio_js_publish_async_complete(f.js, NATSIO_NO_WAIT));
     EXPECT_BAD_TIMEOUT(natsio_js_publish_async_complete_async(f.js, NATSIO_NO_WAIT, &t));
-    /* A pull request has to end. */
-    EXPECT_BAD_TIMEOUT(natsio_js_next(f.js, "BI", "c", NATSIO_WAIT_FOREVER, &m));
-    EXPECT_BAD_TIMEOUT(natsio_js_next_async(f.js, "BI", "c", NATSIO_WAIT_FOREVER, &t));
+    /* natsio_js_next takes its wait in its options (expires_ms, a pull
+     * request has to end): a negative one is refused, naming the field. */
+    natsio_fetch_options negative_wait;
+    natsio_fetch_options_init(&negative_wait);
+    negative_wait.expires_ms = -3;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "expires_ms", natsio_js_next(f.js, "BI", "c", &negative_wait, &m));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "expires_ms",
+                        natsio_js_next_async(f.js, "BI", "c", &negative_wait, &t));
     NT_CHECK(m == SENTINEL && e == SENTINEL && t == SENTINEL && rtt == -7);
 
     /* Nothing happened: the client is connected, the subscriptions and
@@ -1322,7 +1325,7 @@ static void test_timeouts_outside_the_rule(void) {
     EXPECT_OK(natsio_token_wait(flush, NATSIO_TIMEOUT_DEFAULT));
     EXPECT_OK(natsio_token_wait(flush, NATSIO_WAIT_FOREVER));
     EXPECT_OK(natsio_js_publish_async_complete(f.js, NATSIO_TIMEOUT_DEFAULT));
-    EXPECT_FAILS(NATSIO_ERR_NO_MESSAGES, natsio_js_next(f.js, "BI", "c", NATSIO_NO_WAIT, &m));
+    EXPECT_FAILS(NATSIO_ERR_NO_MESSAGES, natsio_js_next(f.js, "BI", "c", NEXT_WAIT(NATSIO_NO_WAIT), &m));
     NT_CHECK(m == SENTINEL);
 }
 
@@ -1403,7 +1406,7 @@ static void test_async_functions_need_token_out(void) {
     NO_TOKEN_OUT(natsio_js_consumer_delete_async(f.js, "BI", "c", NULL));
     NO_TOKEN_OUT(natsio_js_consumer_names_async(f.js, "BI", NULL));
     NO_TOKEN_OUT(natsio_js_fetch_async(f.js, "BI", "c", NULL, NULL));
-    NO_TOKEN_OUT(natsio_js_next_async(f.js, "BI", "c", 1000, NULL));
+    NO_TOKEN_OUT(natsio_js_next_async(f.js, "BI", "c", NEXT_WAIT(1000), NULL));
     NO_TOKEN_OUT(natsio_msg_ack_sync_async(f.msg, 1000, NULL));
     NO_TOKEN_OUT(natsio_js_consume_async(f.js, "BI", "c", NULL, NULL));
     NO_TOKEN_OUT(natsio_js_messages_next_async(it, NULL));
@@ -1460,7 +1463,7 @@ static void test_async_functions_check_their_arguments(void) {
     EXPECT_NULL_ARG("js", natsio_js_consumer_delete_async(NULL, "BI", "c", &t));
     EXPECT_NULL_ARG("js", natsio_js_consumer_names_async(NULL, "BI", &t));
     EXPECT_NULL_ARG("js", natsio_js_fetch_async(NULL, "BI", "c", NULL, &t));
-    EXPECT_NULL_ARG("js", natsio_js_next_async(NULL, "BI", "c", 1000, &t));
+    EXPECT_NULL_ARG("js", natsio_js_next_async(NULL, "BI", "c", NEXT_WAIT(1000), &t));
     EXPECT_NULL_ARG("js", natsio_js_consume_async(NULL, "BI", "c", NULL, &t));
     EXPECT_NULL_ARG("js", natsio_js_kv_create_async(NULL, kc, NATSIO_CREATE, &t));
     EXPECT_NULL_ARG("js", natsio_js_kv_bind_async(NULL, "BIKV", &t));
@@ -1496,8 +1499,8 @@ static void test_async_functions_check_their_arguments(void) {
     EXPECT_NULL_ARG("stream", natsio_js_consumer_names_async(f.js, NULL, &t));
     EXPECT_NULL_ARG("stream", natsio_js_fetch_async(f.js, NULL, "c", NULL, &t));
     EXPECT_NULL_ARG("consumer", natsio_js_fetch_async(f.js, "BI", NULL, NULL, &t));
-    EXPECT_NULL_ARG("stream", natsio_js_next_async(f.js, NULL, "c", 1000, &t));
-    EXPECT_NULL_ARG("consumer", natsio_js_next_async(f.js, "BI", NULL, 1000, &t));
+    EXPECT_NULL_ARG("stream", natsio_js_next_async(f.js, NULL, "c", NEXT_WAIT(1000), &t));
+    EXPECT_NULL_ARG("consumer", natsio_js_next_async(f.js, "BI", NULL, NEXT_WAIT(1000), &t));
     EXPECT_NULL_ARG("stream", natsio_js_consume_async(f.js, NULL, "c", NULL, &t));
     EXPECT_NULL_ARG("consumer", natsio_js_consume_async(f.js, "BI", NULL, NULL, &t));
     EXPECT_NULL_ARG("config_json", natsio_js_kv_create_async(f.js, NULL, NATSIO_CREATE, &t));
@@ -1544,7 +1547,7 @@ static void test_async_functions_check_their_arguments(void) {
                         natsio_js_consumer_delete_async(f.js, "BI", BAD_UTF8, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_consumer_names_async(f.js, BAD_UTF8, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "consumer", natsio_js_fetch_async(f.js, "BI", BAD_UTF8, NULL, &t));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_next_async(f.js, BAD_UTF8, "c", 1000, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_next_async(f.js, BAD_UTF8, "c", NEXT_WAIT(1000), &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "consumer", natsio_js_consume_async(f.js, "BI", BAD_UTF8, NULL, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json",
                         natsio_js_kv_create_async(f.js, BAD_UTF8, NATSIO_CREATE, &t));
@@ -1576,7 +1579,7 @@ static void test_async_functions_check_their_arguments(void) {
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT,
                  natsio_js_consumer_create_async(f.js, "BI", "{\"durable_name\":\"a b\"}", NATSIO_CREATE, &t));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_fetch_async(f.js, "BI", "c*", NULL, &t));
-    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_next_async(f.js, "B I", "c", 1000, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_next_async(f.js, "B I", "c", NEXT_WAIT(1000), &t));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consume_async(f.js, "BI", "", NULL, &t));
     EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_stream_get_msg_async(f.js, "BI", 0, "bi..a", &t));
     EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_publish_async(f.js, "bi.*", "x", 1, NULL, &t));
@@ -1960,7 +1963,7 @@ static void test_new_functions_after_close(void) {
     CLOSED(natsio_js_consumer_delete_async(f.js, "BI", "c", &t));
     CLOSED(natsio_js_consumer_names_async(f.js, "BI", &t));
     CLOSED(natsio_js_fetch_async(f.js, "BI", "c", NULL, &t));
-    CLOSED(natsio_js_next_async(f.js, "BI", "c", 1000, &t));
+    CLOSED(natsio_js_next_async(f.js, "BI", "c", NEXT_WAIT(1000), &t));
     CLOSED(natsio_js_consume_async(f.js, "BI", "c", NULL, &t));
     CLOSED(natsio_js_kv_create_async(f.js, kc, NATSIO_CREATE, &t));
     CLOSED(natsio_js_kv_bind_async(f.js, "BIKV", &t));

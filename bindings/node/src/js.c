@@ -696,8 +696,10 @@ EXPORT(js_js_fetch) {
 }
 
 /* jsNext(js, stream, consumer, timeoutMs, fetchOpts|null) -> Promise<message>;
- * with fetch options (natsio_js_next_with_options) their expires is the
- * wait, else timeoutMs. */
+ * with fetch options their expires is the wait, else timeoutMs
+ * (NATSIO_TIMEOUT_DEFAULT: expires 0, the context's timeout; NATSIO_NO_WAIT:
+ * no_wait; another negative one goes on as expires, which the library
+ * refuses). */
 EXPORT(js_js_next) {
     ARGS(5);
     char *stream = NULL, *consumer = NULL, *group = NULL;
@@ -705,14 +707,18 @@ EXPORT(js_js_next) {
     if (!h) return NULL;
     napi_value promise = NULL;
     natsio_token *tok = NULL;
+    natsio_fetch_options fo;
+    bool ok = true;
     if (argc > 4 && is_object(env, argv[4])) {
-        natsio_fetch_options fo;
-        if (fetch_opts(env, argv[4], &fo, &group)) {
-            int32_t st = natsio_js_next_with_options_async(h->js, stream, consumer, &fo, &tok);
-            promise = op_track(env, st, tok, R_JS_MSG, h, NULL);
-        }
+        ok = fetch_opts(env, argv[4], &fo, &group);
     } else {
-        int32_t st = natsio_js_next_async(h->js, stream, consumer, get_i64(env, argv[3], NATSIO_TIMEOUT_DEFAULT), &tok);
+        natsio_fetch_options_init(&fo);
+        int64_t ms = get_i64(env, argv[3], NATSIO_TIMEOUT_DEFAULT);
+        fo.no_wait = ms == NATSIO_NO_WAIT;
+        fo.expires_ms = ms == NATSIO_TIMEOUT_DEFAULT ? 0 : ms;
+    }
+    if (ok) {
+        int32_t st = natsio_js_next_async(h->js, stream, consumer, &fo, &tok);
         promise = op_track(env, st, tok, R_JS_MSG, h, NULL);
     }
     free(group);

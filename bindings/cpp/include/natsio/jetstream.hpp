@@ -2467,9 +2467,9 @@ public:
              milliseconds timeout = default_timeout) const {
         detail::CString c_stream(stream, "stream name");
         detail::CString c_consumer(consumer, "consumer name");
+        natsio_fetch_options c_options = next_wait(timeout);
         natsio_msg* msg = nullptr;
-        detail::check(natsio_js_next(js_, c_stream.get(), c_consumer.get(),
-                                     detail::to_ms(timeout), &msg));
+        detail::check(natsio_js_next(js_, c_stream.get(), c_consumer.get(), &c_options, &msg));
         return Msg(msg);
     }
     /// The future form of next: the message, or NoMessagesError.
@@ -2477,10 +2477,24 @@ public:
                            milliseconds timeout = default_timeout) const {
         detail::CString c_stream(stream, "stream name");
         detail::CString c_consumer(consumer, "consumer name");
+        natsio_fetch_options c_options = next_wait(timeout);
         return detail::start_async<Msg>(sink_, natsio_js_next_async, js_, c_stream.get(),
-                                        c_consumer.get(), detail::to_ms(timeout));
+                                        c_consumer.get(),
+                                        static_cast<const natsio_fetch_options*>(&c_options));
     }
-    /// next with a fetch's options (natsio_js_next_with_options): `expires`
+    /// next's wait as natsio_js_next's options: default_timeout is
+    /// expires 0 (the context's timeout), no_wait is no_wait, a positive
+    /// wait is expires; anything else (forever) goes on as a negative
+    /// expires, which the library refuses (InvalidArgumentError).
+    static natsio_fetch_options next_wait(milliseconds timeout) {
+        natsio_fetch_options c_options;
+        natsio_fetch_options_init(&c_options);
+        const int64_t ms = detail::to_ms(timeout);
+        c_options.no_wait = ms == NATSIO_NO_WAIT;
+        c_options.expires_ms = ms == NATSIO_TIMEOUT_DEFAULT ? 0 : ms;
+        return c_options;
+    }
+    /// next with a fetch's options (natsio_js_next's): `expires`
     /// is the wait (0: the context's timeout), plus no_wait,
     /// idle_heartbeat and the priority-group fields; max_messages 0 or 1.
     /// Throws as next.
@@ -2489,7 +2503,7 @@ public:
         detail::CString c_consumer(consumer, "consumer name");
         natsio_fetch_options c_options = to_c(options);
         natsio_msg* msg = nullptr;
-        detail::check(natsio_js_next_with_options(js_, c_stream.get(), c_consumer.get(), &c_options, &msg));
+        detail::check(natsio_js_next(js_, c_stream.get(), c_consumer.get(), &c_options, &msg));
         return Msg(msg);
     }
     /// The future form of next with options.
@@ -2498,7 +2512,7 @@ public:
         detail::CString c_stream(stream, "stream name");
         detail::CString c_consumer(consumer, "consumer name");
         natsio_fetch_options c_options = to_c(options);
-        return detail::start_async<Msg>(sink_, natsio_js_next_with_options_async, js_, c_stream.get(),
+        return detail::start_async<Msg>(sink_, natsio_js_next_async, js_, c_stream.get(),
                                         c_consumer.get(),
                                         static_cast<const natsio_fetch_options*>(&c_options));
     }
