@@ -224,6 +224,11 @@
 #define NATSIO_ORDERED_MESSAGES_OPTIONS_VERSION 1
 
 /**
+ * `natsio_stream_info_options.version` of this header.
+ */
+#define NATSIO_STREAM_INFO_OPTIONS_VERSION 1
+
+/**
  * `natsio_sub_options.version` of this header. Version 2 gave the limits
  * the reference's meaning (0 disables); a version-1 struct keeps its own
  * (0: the client's default).
@@ -1806,6 +1811,25 @@ typedef struct natsio_ordered_messages_options {
 typedef void (*natsio_stored_msg_cb)(void *user_data,
                                      const struct natsio_stored_msg *msg,
                                      natsio_status status);
+
+/**
+ * Options of `natsio_js_stream_info`. Initialise with
+ * `natsio_stream_info_options_init` (nothing set).
+ */
+typedef struct natsio_stream_info_options {
+  /**
+   * NATSIO_STREAM_INFO_OPTIONS_VERSION.
+   */
+  uint32_t version;
+  /**
+   * Also give "state"."subjects": an object mapping each stored subject
+   * that matches this filter (wildcards allowed, e.g. "orders.>") to its
+   * message count (the reference's `subjects_filter`). The server sends
+   * large maps in pages; all are merged. NULL: no subjects. Copied
+   * during the call.
+   */
+  const char *subjects_filter;
+} natsio_stream_info_options;
 
 /**
  * Called with up to the registered number of a subscription's messages
@@ -5229,13 +5253,22 @@ natsio_status natsio_js_stream_create_async(const struct natsio_js *js,
                                             struct natsio_token **token_out);
 
 /**
+ * Fills `opts` with the defaults (nothing set) and the version.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_stream_info_options_init(struct natsio_stream_info_options *opts);
+
+/**
  * The StreamInfo JSON of stream `name` (config, state, created, cluster),
- * through `info_json_out` (free with `natsio_string_free`).
+ * through `info_json_out` (free with `natsio_string_free`). `opts` may be
+ * NULL (no subjects); its `subjects_filter` adds the subjects' counts.
  * Errors: NATSIO_ERR_STREAM_NOT_FOUND, NATSIO_ERR_INVALID_ARGUMENT (bad
- * name), and the request errors of `natsio_js_stream_create`.
+ * name, an uninitialised `opts`), NATSIO_ERR_BAD_SUBJECT (bad filter),
+ * and the request errors of `natsio_js_stream_create`.
  */
 natsio_status natsio_js_stream_info(const struct natsio_js *js,
                                     const char *name,
+                                    const struct natsio_stream_info_options *opts,
                                     char **info_json_out);
 
 /**
@@ -5243,28 +5276,8 @@ natsio_status natsio_js_stream_info(const struct natsio_js *js,
  */
 natsio_status natsio_js_stream_info_async(const struct natsio_js *js,
                                           const char *name,
+                                          const struct natsio_stream_info_options *opts,
                                           struct natsio_token **token_out);
-
-/**
- * The StreamInfo JSON of stream `name`, as `natsio_js_stream_info` gives
- * it, with "state"."subjects": an object mapping each stored subject that
- * matches `subjects_filter` (wildcards allowed, e.g. "orders.>") to its
- * message count. The server sends large maps in pages; all are merged.
- * Errors: NATSIO_ERR_BAD_SUBJECT (bad filter), as `natsio_js_stream_info`.
- */
-natsio_status natsio_js_stream_info_with_subjects(const struct natsio_js *js,
-                                                  const char *name,
-                                                  const char *subjects_filter,
-                                                  char **info_json_out);
-
-/**
- * The token form of `natsio_js_stream_info_with_subjects`
- * (`natsio_token_string`).
- */
-natsio_status natsio_js_stream_info_with_subjects_async(const struct natsio_js *js,
-                                                        const char *name,
-                                                        const char *subjects_filter,
-                                                        struct natsio_token **token_out);
 
 /**
  * Deletes stream `name` and all its messages.

@@ -18,4 +18,10 @@
                              .expires_ms = (timeout_ms) > 0 ? (timeout_ms) : 0,          \
                              .no_wait = (timeout_ms) == NATSIO_NO_WAIT})
 
+/* natsio_js_stream_info's options asking for the subjects matching
+ * `filter`. */
+#define STREAM_SUBJECTS(filter)                                                          \
+    (&(natsio_stream_info_options){.version = NATSIO_STREAM_INFO_OPTIONS_VERSION,        \
+                                   .subjects_filter = (filter)})
+
 #endif

@@ -577,13 +577,13 @@ static void verify_stream_create(slot_t *s, natsio_token *t) {
 
 static natsio_status start_stream_info(slot_t *s, natsio_token **t) {
     (void)s;
-    return natsio_js_stream_info_async(g_fx.js, "ORD", t);
+    return natsio_js_stream_info_async(g_fx.js, "ORD", NULL, t);
 }
 static void verify_stream_info(slot_t *s, natsio_token *t) {
     (void)s;
     char *a = NULL, *b = NULL;
     OK(natsio_token_string(t, &a));
-    natsio_status st = natsio_js_stream_info(g_fx.js, "ORD", &b);
+    natsio_status st = natsio_js_stream_info(g_fx.js, "ORD", NULL, &b);
     int64_t na = -1, nb = -2;
     bool ok = json_i64(a, "messages", &na) && json_i64(b, "messages", &nb) && json_has(a, "name", "ORD");
     natsio_string_free(a);
@@ -606,7 +606,7 @@ static natsio_status start_stream_delete(slot_t *s, natsio_token **t) {
 static void verify_stream_delete(slot_t *s, natsio_token *t) {
     OK(natsio_token_status(t));
     char *info = SENTINEL;
-    EXPECT(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(g_fx.js, s->name, &info));
+    EXPECT(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(g_fx.js, s->name, NULL, &info));
     EXPECT(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_delete(g_fx.js, s->name));
 }
 
@@ -1602,7 +1602,7 @@ static natsio_status e_stream_update_missing(natsio_token **t) {
     return natsio_js_stream_create_async(g_fx.js, "{\"name\":\"NOPE\",\"subjects\":[\"nope.>\"]}", NATSIO_UPDATE, t);
 }
 static natsio_status e_stream_info_missing(natsio_token **t) {
-    return natsio_js_stream_info_async(g_fx.js, "NOPE", t);
+    return natsio_js_stream_info_async(g_fx.js, "NOPE", NULL, t);
 }
 static natsio_status e_stream_delete_missing(natsio_token **t) {
     return natsio_js_stream_delete_async(g_fx.js, "NOPE", t);
@@ -1836,7 +1836,7 @@ static natsio_status t_connect(natsio_token **t) {
     return st;
 }
 static natsio_status t_account_info(natsio_token **t) { return natsio_js_account_info_async(g_fx.js_short, t); }
-static natsio_status t_stream_info(natsio_token **t) { return natsio_js_stream_info_async(g_fx.js_short, "ORD", t); }
+static natsio_status t_stream_info(natsio_token **t) { return natsio_js_stream_info_async(g_fx.js_short, "ORD", NULL, t); }
 static natsio_status t_stream_names(natsio_token **t) {
     return natsio_js_stream_names_async(g_fx.js_short, NULL, t);
 }
@@ -1990,8 +1990,8 @@ static void test_argument_errors(void) {
     ARG(NATSIO_ERR_CONFIG, natsio_js_stream_create_async(js, "{not json", NATSIO_CREATE, &t));
     ARG(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_create_async(js, "{\"name\":\"X\"}", 7, &t));
     ARG(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_create_async(js, "{\"name\":\"a.b\"}", NATSIO_CREATE, &t));
-    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_stream_info_async(js, NULL, &t));
-    ARG(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_info_async(js, "a b", &t));
+    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_stream_info_async(js, NULL, NULL, &t));
+    ARG(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_info_async(js, "a b", NULL, &t));
     ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_stream_delete_async(js, NULL, &t));
     ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_stream_purge_async(js, NULL, NULL, &t));
     ARG(NATSIO_ERR_CONFIG, natsio_js_stream_purge_async(js, "ORD", "{\"seq\":1,\"keep\":1}", &t));

@@ -1101,7 +1101,7 @@ static void check_fixture_untouched(js_fixture *f) {
     NT_CHECK_INT_EQ(consumer_int(f->js, "BI", "c", "num_ack_pending"), 1);
     NT_CHECK_INT_EQ(consumer_int(f->js, "BI", "c", "num_pending"), 0);
     char *info = NULL;
-    EXPECT_OK(natsio_js_stream_info(f->js, "BI", &info));
+    EXPECT_OK(natsio_js_stream_info(f->js, "BI", NULL, &info));
     int64_t msgs = -1;
     const char *state = strstr(info, "\"state\"");
     bool found = state != NULL && json_int(state, "messages", &msgs);
@@ -1395,7 +1395,7 @@ static void test_async_functions_need_token_out(void) {
     NO_TOKEN_OUT(natsio_js_publish_async(f.js, "bi.a", "x", 1, NULL, NULL));
     NO_TOKEN_OUT(natsio_js_publish_async_complete_async(f.js, 1000, NULL));
     NO_TOKEN_OUT(natsio_js_stream_create_async(f.js, sc, NATSIO_CREATE, NULL));
-    NO_TOKEN_OUT(natsio_js_stream_info_async(f.js, "BI", NULL));
+    NO_TOKEN_OUT(natsio_js_stream_info_async(f.js, "BI", NULL, NULL));
     NO_TOKEN_OUT(natsio_js_stream_delete_async(f.js, "BI", NULL));
     NO_TOKEN_OUT(natsio_js_stream_purge_async(f.js, "BI", NULL, NULL));
     NO_TOKEN_OUT(natsio_js_stream_names_async(f.js, NULL, NULL));
@@ -1452,7 +1452,7 @@ static void test_async_functions_check_their_arguments(void) {
     EXPECT_NULL_ARG("js", natsio_js_account_info_async(NULL, &t));
     EXPECT_NULL_ARG("js", natsio_js_publish_async_complete_async(NULL, 1000, &t));
     EXPECT_NULL_ARG("js", natsio_js_stream_create_async(NULL, sc, NATSIO_CREATE, &t));
-    EXPECT_NULL_ARG("js", natsio_js_stream_info_async(NULL, "BI", &t));
+    EXPECT_NULL_ARG("js", natsio_js_stream_info_async(NULL, "BI", NULL, &t));
     EXPECT_NULL_ARG("js", natsio_js_stream_delete_async(NULL, "BI", &t));
     EXPECT_NULL_ARG("js", natsio_js_stream_purge_async(NULL, "BI", NULL, &t));
     EXPECT_NULL_ARG("js", natsio_js_stream_names_async(NULL, NULL, &t));
@@ -1485,7 +1485,7 @@ static void test_async_functions_check_their_arguments(void) {
 
     /* NULL strings, payloads and lists. */
     EXPECT_NULL_ARG("config_json", natsio_js_stream_create_async(f.js, NULL, NATSIO_CREATE, &t));
-    EXPECT_NULL_ARG("name", natsio_js_stream_info_async(f.js, NULL, &t));
+    EXPECT_NULL_ARG("name", natsio_js_stream_info_async(f.js, NULL, NULL, &t));
     EXPECT_NULL_ARG("name", natsio_js_stream_delete_async(f.js, NULL, &t));
     EXPECT_NULL_ARG("name", natsio_js_stream_purge_async(f.js, NULL, NULL, &t));
     EXPECT_NULL_ARG("stream", natsio_js_stream_get_msg_async(f.js, NULL, 1, NULL, &t));
@@ -1526,7 +1526,7 @@ static void test_async_functions_check_their_arguments(void) {
     /* Invalid UTF-8. */
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json",
                         natsio_js_stream_create_async(f.js, BAD_UTF8, NATSIO_CREATE, &t));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "name", natsio_js_stream_info_async(f.js, BAD_UTF8, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "name", natsio_js_stream_info_async(f.js, BAD_UTF8, NULL, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "name", natsio_js_stream_delete_async(f.js, BAD_UTF8, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "name", natsio_js_stream_purge_async(f.js, BAD_UTF8, NULL, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "options_json",
@@ -1566,7 +1566,7 @@ static void test_async_functions_check_their_arguments(void) {
                         natsio_kv_watch_async(f.kv, bad_utf8_key, 1, NULL, &t));
 
     /* Bad names, subjects, keys and configs. */
-    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_info_async(f.js, "B.I", &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_info_async(f.js, "B.I", NULL, &t));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_delete_async(f.js, "B I", &t));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_purge_async(f.js, "", NULL, &t));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_get_msg_async(f.js, "B*", 1, NULL, &t));
@@ -1865,7 +1865,7 @@ static void test_token_accessors_of_another_kind(void) {
     CHECK_ACCESSORS("publish", t, ACC_PUB_ACK);
     START(t, natsio_js_publish_async_complete_async(f.js, 5000, &t));
     CHECK_ACCESSORS("publish_async_complete", t, ACC_NONE);
-    START(t, natsio_js_stream_info_async(f.js, "BI", &t));
+    START(t, natsio_js_stream_info_async(f.js, "BI", NULL, &t));
     CHECK_ACCESSORS("stream info", t, ACC_STRING);
     START(t, natsio_js_stream_names_async(f.js, NULL, &t));
     CHECK_ACCESSORS("stream names", t, ACC_STRING_LIST);
@@ -1952,7 +1952,7 @@ static void test_new_functions_after_close(void) {
     CLOSED(natsio_js_stream_create_async(f.js, sc, NATSIO_CREATE, &t));
     CLOSED(natsio_js_stream_create_async(f.js, sc, NATSIO_UPDATE, &t));
     CLOSED(natsio_js_stream_create_async(f.js, sc, NATSIO_CREATE_OR_UPDATE, &t));
-    CLOSED(natsio_js_stream_info_async(f.js, "BI", &t));
+    CLOSED(natsio_js_stream_info_async(f.js, "BI", NULL, &t));
     CLOSED(natsio_js_stream_delete_async(f.js, "BI", &t));
     CLOSED(natsio_js_stream_purge_async(f.js, "BI", NULL, &t));
     CLOSED(natsio_js_stream_names_async(f.js, NULL, &t));

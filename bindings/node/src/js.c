@@ -410,7 +410,11 @@ static napi_value js_name_call(napi_env env, napi_callback_info info, const char
     return op_track(env, st, tok, result, h, NULL);
 }
 
-EXPORT(js_js_stream_info) { return js_name_call(env, info, "stream name", natsio_js_stream_info_async, R_STRING); }
+/* natsio_js_stream_info_async without options: no subjects. */
+static natsio_status stream_info_async(const natsio_js *js, const char *name, natsio_token **tok) {
+    return natsio_js_stream_info_async(js, name, NULL, tok);
+}
+EXPORT(js_js_stream_info) { return js_name_call(env, info, "stream name", stream_info_async, R_STRING); }
 EXPORT(js_js_stream_delete) { return js_name_call(env, info, "stream name", natsio_js_stream_delete_async, R_NONE); }
 EXPORT(js_js_consumer_names) {
     return js_name_call(env, info, "stream name", natsio_js_consumer_names_async, R_STRING_LIST);
@@ -467,8 +471,11 @@ EXPORT(js_js_stream_info_with_subjects) {
     napi_value promise = NULL;
     if (get_req_string(env, argv[1], "stream name", &name) &&
         get_req_string(env, argv[2], "subjects_filter", &filter)) {
+        natsio_stream_info_options opts;
+        natsio_stream_info_options_init(&opts);
+        opts.subjects_filter = filter;
         natsio_token *tok = NULL;
-        int32_t st = natsio_js_stream_info_with_subjects_async(h->js, name, filter, &tok);
+        int32_t st = natsio_js_stream_info_async(h->js, name, &opts, &tok);
         promise = op_track(env, st, tok, R_STRING, h, NULL);
     }
     free(name);

@@ -2031,14 +2031,15 @@ public:
     std::string stream_info(std::string_view name) const {
         detail::CString c_name(name, "stream name");
         char* json = nullptr;
-        detail::check(natsio_js_stream_info(js_, c_name.get(), &json));
+        detail::check(natsio_js_stream_info(js_, c_name.get(), nullptr, &json));
         return detail::take_string(json);
     }
     /// The future form of stream_info.
     Future<std::string> stream_info_async(std::string_view name) const {
         detail::CString c_name(name, "stream name");
         return detail::start_async<std::string>(sink_, natsio_js_stream_info_async, js_,
-                                                c_name.get());
+                                                c_name.get(),
+                                                static_cast<const natsio_stream_info_options*>(nullptr));
     }
 
     /// The StreamInfo JSON of stream `name`, as stream_info returns it, with
@@ -2054,9 +2055,9 @@ public:
                                           std::string_view subjects_filter) const {
         detail::CString c_name(name, "stream name");
         detail::CString c_filter(subjects_filter, "subjects filter");
+        natsio_stream_info_options c_options = subjects_options(c_filter.get());
         char* json = nullptr;
-        detail::check(
-            natsio_js_stream_info_with_subjects(js_, c_name.get(), c_filter.get(), &json));
+        detail::check(natsio_js_stream_info(js_, c_name.get(), &c_options, &json));
         return detail::take_string(json);
     }
     /// The future form of stream_info_with_subjects: the StreamInfo JSON
@@ -2066,8 +2067,18 @@ public:
                                                         std::string_view subjects_filter) const {
         detail::CString c_name(name, "stream name");
         detail::CString c_filter(subjects_filter, "subjects filter");
-        return detail::start_async<std::string>(sink_, natsio_js_stream_info_with_subjects_async,
-                                                js_, c_name.get(), c_filter.get());
+        natsio_stream_info_options c_options = subjects_options(c_filter.get());
+        return detail::start_async<std::string>(
+            sink_, natsio_js_stream_info_async, js_, c_name.get(),
+            static_cast<const natsio_stream_info_options*>(&c_options));
+    }
+    /// natsio_js_stream_info's options asking for the subjects matching
+    /// `filter` (borrowed: keep it alive for the call).
+    static natsio_stream_info_options subjects_options(const char* filter) {
+        natsio_stream_info_options c_options;
+        natsio_stream_info_options_init(&c_options);
+        c_options.subjects_filter = filter;
+        return c_options;
     }
 
     /// The StreamInfo JSON of every stream, or of those holding `subject`
