@@ -206,16 +206,23 @@ def describe():
 
     # Pairs and result kinds: X_async's result is what X writes to its
     # outputs; with one output of a type a token reader reads, that reader.
+    # A token form named apart from its blocking call is paired by the
+    # overlay's "blocking"; the `_async` that would have been the twin by
+    # name is then no token form of it (its result is still read off the
+    # blocking call's output).
     result_override = overlay.get("result", {})
+    blocking_override = overlay.get("blocking", {})
+    claimed = {b: a for a, b in blocking_override.items()}
     problems = []
     for f in funcs.values():
         if not f["name"].endswith("_async") or f["name"].endswith("_next_async"):
             continue
         if not any(a["role"] == "token_out" for a in f["args"]):
             continue
-        twin = funcs.get(f["name"][: -len("_async")])
-        f["blocking"] = twin["name"] if twin else None
-        if twin:
+        twin = funcs.get(blocking_override.get(f["name"], f["name"][: -len("_async")]))
+        paired = twin is not None and claimed.get(twin["name"], f["name"]) == f["name"]
+        f["blocking"] = twin["name"] if paired else None
+        if paired:
             twin["async"] = f["name"]
         if f["name"] in result_override:
             f["result"] = result_override[f["name"]]
@@ -239,6 +246,9 @@ def describe():
     for name in overlay.get("hand_written", {}):
         if name not in funcs:
             problems.append(f"overlay names {name}, which the header does not declare")
+    for name, blocking in blocking_override.items():
+        if name not in funcs or blocking not in funcs:
+            problems.append(f"overlay pairs {name} with {blocking}, which the header does not declare")
     for name in result_override:
         if name not in funcs:
             problems.append(f"overlay's result names {name}, which the header does not declare")

@@ -73,6 +73,9 @@
  *   polled, given a completion callback, cancelled and freed. The blocking
  *   form X runs the very same operation on the calling thread; on one of
  *   the library's runtime threads it fails with NATSIO_ERR_ILLEGAL_STATE.
+ *   One name differs: natsio_js_publish's token form is
+ *   natsio_js_publish_request_async, since natsio_js_publish_async is the
+ *   reference's publish_async (a window of pending acks that stalls).
  *
  * Iterators. Subscriptions (natsio_sub), request-many replies
  *   (natsio_replies), consume and ordered consumer runs
@@ -2806,9 +2809,12 @@ natsio_status natsio_js_account_info_async(const struct natsio_js *js,
 
 /**
  * Publishes `len` bytes of `data` to `subject` and waits for the stream's
- * acknowledgement. `opts` may be NULL. `ack_out` may be NULL when the ack
- * is not needed; otherwise it receives a `natsio_pub_ack` to free with
- * `natsio_pub_ack_free`. "No responders" is retried twice 250 ms apart.
+ * acknowledgement (the reference's `publish`: one request, outside the
+ * window of `natsio_js_publish_async`). `opts` may be NULL. `ack_out` may
+ * be NULL when the ack is not needed; otherwise it receives a
+ * `natsio_pub_ack` to free with `natsio_pub_ack_free`. "No responders" is
+ * retried twice 250 ms apart. Its token form is
+ * `natsio_js_publish_request_async`.
  * Blocks the calling thread (not allowed on a library runtime thread).
  * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
  * NATSIO_ERR_BAD_SUBJECT, NATSIO_ERR_BAD_HEADERS, NATSIO_ERR_MAX_PAYLOAD,
@@ -2825,7 +2831,28 @@ natsio_status natsio_js_publish(const struct natsio_js *js,
                                 struct natsio_pub_ack **ack_out);
 
 /**
- * Publishes without waiting for the ack: `token_out` receives a token that
+ * The token form of `natsio_js_publish`: the very same publish, one
+ * request whose token completes with the ack (`natsio_token_pub_ack`) or
+ * the error `natsio_js_publish` would return. It is not the windowed
+ * `natsio_js_publish_async`: it takes no slot of
+ * `publish_async_max_pending` (it never stalls and never fails with
+ * NATSIO_ERR_TOO_MANY_STALLED), does not count in
+ * `natsio_js_publish_async_pending` or `_complete`, and waits for its ack
+ * up to `opts->timeout_ms` (0: the context's timeout), then fails with
+ * NATSIO_ERR_TIMEOUT, never NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT. A cancel
+ * stops the wait, not the message (the stream may store it). Argument
+ * errors come back from the call, as for `natsio_js_publish`.
+ */
+natsio_status natsio_js_publish_request_async(const struct natsio_js *js,
+                                              const char *subject,
+                                              const void *data,
+                                              size_t len,
+                                              const struct natsio_js_publish_options *opts,
+                                              struct natsio_token **token_out);
+
+/**
+ * The reference's `publish_async`: publishes within the context's async
+ * window without waiting for the ack: `token_out` receives a token that
  * completes with the ack (`natsio_token_pub_ack`) or the publish's error
  * (NATSIO_ERR_NO_STREAM_RESPONSE, NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT,
  * NATSIO_ERR_WRONG_LAST_SEQUENCE, NATSIO_ERR_JS_API, ...). Free the token
@@ -2833,7 +2860,8 @@ natsio_status natsio_js_publish(const struct natsio_js *js,
  * When `publish_async_max_pending` publishes await acks, this call waits
  * up to the stall wait for one to complete, then fails with
  * NATSIO_ERR_TOO_MANY_STALLED (sending nothing). Argument errors as for
- * `natsio_js_publish`.
+ * `natsio_js_publish`. The token form of `natsio_js_publish` itself,
+ * outside this window, is `natsio_js_publish_request_async`.
  */
 natsio_status natsio_js_publish_async(const struct natsio_js *js,
                                       const char *subject,

@@ -1121,6 +1121,77 @@ static void test_publish_async_stalls_then_times_out(void) {
     NT_CHECK(never == SENTINEL);
 }
 
+/* natsio_js_publish_request_async is natsio_js_publish as a token, not the
+ * windowed natsio_js_publish_async: a full window neither stalls nor
+ * refuses it, and it waits for its ack up to the context's timeout, past
+ * the async publish timeout that fails a windowed publish. */
+static void test_publish_request_async_is_the_synchronous_publish(void) {
+    char subj[128], stored[128];
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    /* A plain subscriber that never acks stands in for a stuck stream. */
+    natsio_sub *stuck = subscribe_and_flush(c, case_subject(subj, sizeof subj, "stuck"));
+    NT_CHECK(stuck != NULL);
+    natsio_js_options jo = js_options();
+    jo.publish_async_max_pending = 1;
+    jo.publish_async_stall_wait_ms = 200;
+    jo.publish_async_timeout_ms = 1500;
+    jo.timeout_ms = 30000;
+    natsio_js *js = new_jetstream(c, &jo);
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "PUBREQ", case_subject(stored, sizeof stored, "stored")));
+
+    /* A token-form publish to the stuck subject, then a windowed one that
+     * fills the window of one. */
+    natsio_token *slow = NULL, *windowed = NULL;
+    EXPECT_OK(natsio_js_publish_request_async(js, subj, "slow", 4, NULL, &slow));
+    nt_cleanup(token_free_cb, slow);
+    EXPECT_OK(natsio_js_publish_async(js, subj, "w", 1, NULL, &windowed));
+    nt_cleanup(token_free_cb, windowed);
+    NT_CHECK_INT_EQ(natsio_js_publish_async_pending(js), 1);
+    natsio_token *refused = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_TOO_MANY_STALLED, natsio_js_publish_async(js, stored, "x", 1, NULL, &refused));
+    NT_CHECK(refused == SENTINEL);
+
+    /* The full window does not hold the token form: it completes with the
+     * stream's ack, and takes no slot. */
+    natsio_token *acked = NULL;
+    EXPECT_OK(natsio_js_publish_request_async(js, stored, "s", 1, NULL, &acked));
+    nt_cleanup(token_free_cb, acked);
+    EXPECT_OK(natsio_token_wait(acked, 10000));
+    natsio_pub_ack *ack = NULL;
+    EXPECT_OK(natsio_token_pub_ack(acked, &ack));
+    NT_CHECK_STR_EQ(natsio_pub_ack_stream(ack), "PUBREQ");
+    NT_CHECK_INT_EQ(natsio_pub_ack_seq(ack), 1);
+    natsio_pub_ack_free(ack);
+    NT_CHECK_INT_EQ(natsio_js_publish_async_pending(js), 1);
+
+    /* The windowed publish fails with ASYNC_PUBLISH_TIMEOUT; the older
+     * token-form one still waits, and takes the ack given late. */
+    EXPECT_OK(natsio_token_wait(windowed, 10000));
+    EXPECT_FAILS(NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT, natsio_token_status(windowed));
+    NT_CHECK_INT_EQ(natsio_token_status(slow), NATSIO_PENDING);
+    natsio_msg *request = NULL;
+    for (int i = 0; i < 2 && request == NULL; i++) {
+        natsio_msg *m = NULL;
+        EXPECT_OK(natsio_sub_next(stuck, 5000, &m));
+        if (payload_is(m, "slow"))
+            request = m;
+        else
+            natsio_msg_free(m);
+    }
+    NT_CHECK(request != NULL);
+    nt_cleanup(msg_free_cb, request);
+    const char *late = "{\"stream\":\"LATE\",\"seq\":7}";
+    EXPECT_OK(natsio_client_publish(c, natsio_msg_reply(request), late, strlen(late)));
+    EXPECT_OK(natsio_token_wait(slow, 10000));
+    EXPECT_OK(natsio_token_pub_ack(slow, &ack));
+    NT_CHECK_STR_EQ(natsio_pub_ack_stream(ack), "LATE");
+    NT_CHECK_INT_EQ(natsio_pub_ack_seq(ack), 7);
+    natsio_pub_ack_free(ack);
+    EXPECT_OK(natsio_js_stream_delete(js, "PUBREQ"));
+}
+
 /* Leaves a request of `c` unanswered (its subject's one subscriber never
  * replies) for the rest of the case, so that no asynchronous publish of
  * `c` is the only one awaiting its reply (which is sent at once). */
@@ -1579,6 +1650,10 @@ static void test_bad_input_publishing(void) {
     EXPECT_NULL_ARG("subject", natsio_js_publish_async(js, NULL, "x", 1, NULL, &t));
     EXPECT_NULL_ARG("data", natsio_js_publish_async(js, "badpub.a", NULL, 1, NULL, &t));
     EXPECT_NULL_ARG("token_out", natsio_js_publish_async(js, "badpub.a", "x", 1, NULL, NULL));
+    EXPECT_NULL_ARG("js", natsio_js_publish_request_async(NULL, "badpub.a", "x", 1, NULL, &t));
+    EXPECT_NULL_ARG("subject", natsio_js_publish_request_async(js, NULL, "x", 1, NULL, &t));
+    EXPECT_NULL_ARG("data", natsio_js_publish_request_async(js, "badpub.a", NULL, 1, NULL, &t));
+    EXPECT_NULL_ARG("token_out", natsio_js_publish_request_async(js, "badpub.a", "x", 1, NULL, NULL));
     EXPECT_NULL_ARG("js", natsio_js_publish_async_complete(NULL, NATSIO_TIMEOUT_DEFAULT));
 
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "subject", natsio_js_publish(js, BAD_UTF8, "x", 1, NULL, &ack));
@@ -1589,6 +1664,8 @@ static void test_bad_input_publishing(void) {
     for (size_t i = 0; i < NT_COUNT(bad_subjects); i++) {
         EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_publish(js, bad_subjects[i], "x", 1, NULL, &ack));
         EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_publish_async(js, bad_subjects[i], "x", 1, NULL, &t));
+        EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT,
+                     natsio_js_publish_request_async(js, bad_subjects[i], "x", 1, NULL, &t));
     }
 
     /* Bad option fields. */
@@ -1596,6 +1673,8 @@ static void test_bad_input_publishing(void) {
     o.msg_id = BAD_UTF8;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "msg_id", natsio_js_publish(js, "badpub.a", "x", 1, &o, &ack));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "msg_id", natsio_js_publish_async(js, "badpub.a", "x", 1, &o, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "msg_id",
+                        natsio_js_publish_request_async(js, "badpub.a", "x", 1, &o, &t));
     o = pub_options();
     o.expected_stream = BAD_UTF8;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "expected_stream",
@@ -1758,6 +1837,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_publish_async_window_acks_every_message),
         NT_CASE(test_publish_async_token_callbacks),
         NT_CASE(test_publish_async_stalls_then_times_out),
+        NT_CASE(test_publish_request_async_is_the_synchronous_publish),
         NT_CASE(test_publish_async_own_timeout_behind_a_longer_one),
         NT_CASE(test_deferred_publishes_arrive_in_order),
         NT_CASE(test_deferred_publishes_go_out_when_they_must),
