@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Describes the C ABI once, for the bindings' generators.
 
-Reads the headers cbindgen writes from src/ffi (include/natsio.h) and the
+Reads the headers cbindgen writes from src/ffi (include/natsio.h, the
+user's API, and include/natsio_sys.h, binding support) and the
 overlay (abi/overlay.json), and writes abi/natsio.abi.json: for every export
 its handle, its arguments with their roles, its blocking/_async pairing and
 result kind, and its doc; the iterator kinds with their item types; the
@@ -24,7 +25,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-HEADERS = [ROOT / "include" / "natsio.h"]
+HEADERS = [ROOT / "include" / "natsio.h", ROOT / "include" / "natsio_sys.h"]
+# The second header's exports are binding support (a binding's mechanism,
+# not its per-verb glue): described too, marked "sys".
+SYS_HEADER = HEADERS[1]
 OVERLAY = ROOT / "abi" / "overlay.json"
 OUT = ROOT / "abi" / "natsio.abi.json"
 
@@ -173,6 +177,10 @@ def roles(f, handles, structs, callbacks):
 def describe():
     text = "\n".join(h.read_text() for h in HEADERS)
     funcs, structs, opaque, callbacks, enums = parse(text)
+    sys_funcs, sys_structs, sys_opaque, sys_callbacks, sys_enums = parse(SYS_HEADER.read_text())
+    for name in sys_funcs:
+        funcs[name]["sys"] = True
+    sys_types = sorted(set(sys_structs) | set(sys_opaque) | set(sys_callbacks) | set(sys_enums))
     overlay = json.loads(OVERLAY.read_text()) if OVERLAY.exists() else {}
     handles = set(opaque)
 
@@ -273,6 +281,7 @@ def describe():
     desc = {
         "generated": "by abi/describe.py from include/natsio.h and abi/overlay.json; do not edit",
         "types": kinds,
+        "sys_types": sys_types,
         "callbacks": callbacks,
         "enums": enums,
         "structs": {k: v for k, v in sorted(structs.items())},

@@ -477,12 +477,16 @@ pub extern "C" fn natsio_runtime_set_wait_spin_us(us: u32) {
 /// microseconds, or 0 on a single-CPU machine (where no thread spins): for
 /// a binding that waits on its own event loop and spins there by the same
 /// bound. Any thread; never fails.
+///
+/// Binding support (natsio_sys.h).
 #[no_mangle]
 pub extern "C" fn natsio_runtime_wait_spin_us() -> u32 {
     guard_value(0, || Ok(crate::spin::limit_us()))
 }
 
 /// What `natsio_runtime_spin_until_set` came to.
+///
+/// Binding support (natsio_sys.h).
 #[repr(i32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum natsio_spin_result {
@@ -511,6 +515,8 @@ pub enum natsio_spin_result {
 /// # Safety
 /// `flag` is NULL or points to a `bool` that stays valid for the call and
 /// is written only with atomic stores while it runs.
+///
+/// Binding support (natsio_sys.h).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_runtime_spin_until_set(
     flag: *const bool,

@@ -132,6 +132,8 @@ pub unsafe extern "C" fn natsio_msg_sid(msg: *const natsio_msg) -> u64 {
 
 /// Every field of a message, read at once by `natsio_msg_get_fields`. The
 /// pointers are borrowed from the message: valid while it is.
+///
+/// Binding support (natsio_sys.h).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct natsio_msg_fields {
@@ -164,6 +166,8 @@ pub struct natsio_msg_fields {
 /// subjects' lengths. For bindings that copy each delivered message into
 /// another runtime (one call per message instead of one per field). Any
 /// thread. Errors: NATSIO_ERR_NULL_ARGUMENT (`*fields_out` untouched).
+///
+/// Binding support (natsio_sys.h).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_msg_get_fields(
     msg: *const natsio_msg,

@@ -32,7 +32,7 @@
 #include "call_options.h"
 #include "harness.h"
 
-#include <natsio.h>
+#include <natsio_sys.h> /* the completion queue */
 
 #include <poll.h>
 #include <pthread.h>
