@@ -31,7 +31,8 @@
  *   borrowed until the list is freed) and _free: natsio_msg_list,
  *   natsio_kv_entry_list, natsio_string_list, natsio_obj_info_list,
  *   natsio_obj_status_list. A list argument is an array
- *   and its length (`const char *const *items, size_t count`).
+ *   and its length (`const char *const *items, size_t count`; items may be
+ *   NULL when count is 0), of at most NATSIO_LIST_MAX_ITEMS items.
  *
  * Timeouts. Every timeout_ms parameter takes a positive number of
  *   milliseconds or one of: NATSIO_NO_WAIT (0: do not wait; accepted where
@@ -149,6 +150,14 @@
  * hold after natsio_options_new, and what an empty URL means (as in
  * nats.go). src/options.rs DEFAULT_URL; a unit test keeps them equal. */
 #define NATSIO_DEFAULT_URL "nats://127.0.0.1:4222"
+
+/**
+ * The most items a list argument (`const char *const *items, size_t
+ * count`) may have: a larger count is taken for a mistake (an
+ * uninitialised count) and refused with NATSIO_ERR_INVALID_ARGUMENT before
+ * any item is read.
+ */
+#define NATSIO_LIST_MAX_ITEMS 65536
 
 /**
  * `timeout_ms` value: do not wait; only what is ready now. Accepted where

@@ -12,7 +12,7 @@ use super::status::natsio_status;
 use super::sub::{natsio_sub, natsio_sub_options, sub_options};
 use super::token::{natsio_token, token_value};
 use super::{
-    arg, bounded_timeout, bytes_arg, guard, guard_value, guard_void, opt_arg_headers, opt_str_arg,
+    arg, bounded_timeout, bytes_arg, free_box, guard, guard_value, opt_arg_headers, opt_str_arg,
     options_arg, out_arg, str_arg, str_arg_n, timeout_arg, write_box, write_string, TakeOnce,
 };
 use crate::client::{Client, ConnState, RequestManyOptions};
@@ -636,11 +636,7 @@ pub unsafe extern "C" fn natsio_client_close_async(
 /// client's callbacks).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_free(c: *mut natsio_client) {
-    guard_void(|| {
-        if !c.is_null() {
-            drop(Box::from_raw(c));
-        }
-    })
+    free_box(c)
 }
 
 /// The connection state (NATSIO_CONN_CLOSED for NULL).

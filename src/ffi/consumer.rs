@@ -13,8 +13,8 @@ use super::msg::{natsio_msg, natsio_msg_cb, natsio_msg_list};
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value};
 use super::{
-    arg, bounded_timeout, guard, opt_str_arg, options_arg, out_arg, start_op, str_arg, write_box,
-    TakeOnce,
+    arg, bounded_timeout, free_box, guard, opt_str_arg, options_arg, out_arg, start_op, str_arg,
+    write_box, TakeOnce,
 };
 use crate::client::{ClientInner, Wake};
 use crate::error::{Error, ErrorKind, Result};
@@ -1144,9 +1144,5 @@ pub unsafe extern "C" fn natsio_js_messages_get_stats(
 /// Stops (if needed) and frees a consumption. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_messages_free(messages: *mut natsio_js_messages) {
-    super::guard_void(|| {
-        if !messages.is_null() {
-            drop(Box::from_raw(messages));
-        }
-    })
+    free_box(messages)
 }

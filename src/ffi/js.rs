@@ -9,7 +9,7 @@ use super::client::natsio_client;
 use super::status::natsio_status;
 use super::token::{natsio_token, token_shared_value};
 use super::{
-    arg, bytes_arg, guard, guard_value, guard_void, opt_arg_headers, opt_str_arg, options_arg,
+    arg, bytes_arg, free_box, guard, guard_value, opt_arg_headers, opt_str_arg, options_arg,
     out_arg, start_op, str_arg, timeout_arg, write_box, write_string,
 };
 use crate::client::ClientInner;
@@ -297,11 +297,7 @@ pub unsafe extern "C" fn natsio_client_jetstream(
 /// go on; their tokens stay valid.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_free(js: *mut natsio_js) {
-    guard_void(|| {
-        if !js.is_null() {
-            drop(Box::from_raw(js));
-        }
-    })
+    free_box(js)
 }
 
 /// The account's JetStream usage and limits (`$JS.API.INFO`) as JSON,
@@ -575,9 +571,5 @@ pub unsafe extern "C" fn natsio_token_pub_ack(
 /// Frees an ack. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_pub_ack_free(ack: *mut natsio_pub_ack) {
-    guard_void(|| {
-        if !ack.is_null() {
-            drop(Box::from_raw(ack));
-        }
-    })
+    free_box(ack)
 }

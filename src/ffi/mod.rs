@@ -209,6 +209,50 @@ pub(crate) unsafe fn write_box<T>(out: *mut *mut T, value: T) {
     *out = Box::into_raw(Box::new(value));
 }
 
+/// Frees a handle handed to C by `write_box`: NULL is accepted, and its
+/// drop (which may stop, close or wait) runs behind the panic boundary.
+/// Every plain `_free` export is this.
+pub(crate) unsafe fn free_box<T>(handle: *mut T) {
+    guard_void(|| {
+        if !handle.is_null() {
+            drop(Box::from_raw(handle));
+        }
+    })
+}
+
+/// The most items a list argument (`const char *const *items, size_t
+/// count`) may have: a larger count is taken for a mistake (an
+/// uninitialised count) and refused with NATSIO_ERR_INVALID_ARGUMENT before
+/// any item is read.
+pub const NATSIO_LIST_MAX_ITEMS: usize = 65536;
+
+/// A list argument, `const char *const *items` and `count` (the header's
+/// list encoding): each item a string argument named `item` in errors.
+/// `items` may be NULL only when `count` is 0; a count above
+/// NATSIO_LIST_MAX_ITEMS is NATSIO_ERR_INVALID_ARGUMENT naming `what`.
+pub(crate) unsafe fn strings_arg<'a>(
+    items: *const *const c_char,
+    count: usize,
+    what: &str,
+    item: &str,
+) -> Result<Vec<&'a str>> {
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    if count > NATSIO_LIST_MAX_ITEMS {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!(
+                "{what}: {count} items, more than NATSIO_LIST_MAX_ITEMS ({NATSIO_LIST_MAX_ITEMS})"
+            ),
+        ));
+    }
+    std::slice::from_raw_parts(arg(items, what)?, count)
+        .iter()
+        .map(|&p| str_arg(p, item))
+        .collect()
+}
+
 /// `timeout_ms` value: do not wait; only what is ready now. Accepted where
 /// not waiting makes sense (an iterator's `_next`, `natsio_token_wait`);
 /// elsewhere it is NATSIO_ERR_INVALID_ARGUMENT.

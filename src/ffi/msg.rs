@@ -7,7 +7,7 @@ use std::sync::Weak;
 use super::list::count;
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value, with_outcome, wrong_kind};
-use super::{arg, bytes_arg, guard, guard_value, guard_void, opt_arg_headers, out_arg, write_box};
+use super::{arg, bytes_arg, free_box, guard, guard_value, opt_arg_headers, out_arg, write_box};
 use crate::client::{respond, ClientInner};
 use crate::error::Error;
 use crate::headers::Headers;
@@ -255,11 +255,7 @@ pub unsafe extern "C" fn natsio_msg_clone(
 /// callback.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_msg_free(msg: *mut natsio_msg) {
-    guard_void(|| {
-        if !msg.is_null() {
-            drop(Box::from_raw(msg));
-        }
-    })
+    free_box(msg)
 }
 
 /// Messages returned by `natsio_js_fetch`. Owned by the caller, freed with
@@ -293,11 +289,7 @@ pub unsafe extern "C" fn natsio_msg_list_get(
 /// Frees a list and its messages. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_msg_list_free(list: *mut natsio_msg_list) {
-    guard_void(|| {
-        if !list.is_null() {
-            drop(Box::from_raw(list));
-        }
-    })
+    free_box(list)
 }
 
 /// The messages a fetch produced, as a new list freed with

@@ -10,7 +10,7 @@ use super::list::{json_texts, natsio_string_list, string_list_result};
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value};
 use super::{
-    arg, guard, guard_value, guard_void, opt_str_arg, options_arg, out_arg, start_op, str_arg,
+    arg, free_box, guard, guard_value, opt_str_arg, options_arg, out_arg, start_op, str_arg,
     write_box,
 };
 use crate::error::Result;
@@ -560,9 +560,5 @@ pub unsafe extern "C" fn natsio_stored_msg_headers(
 /// Frees a stored message. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_stored_msg_free(msg: *mut natsio_stored_msg) {
-    guard_void(|| {
-        if !msg.is_null() {
-            drop(Box::from_raw(msg));
-        }
-    })
+    free_box(msg)
 }

@@ -9,7 +9,7 @@ use super::iter::{self, natsio_iter_stats};
 use super::msg::{natsio_msg, natsio_msg_cb};
 use super::status::natsio_status;
 use super::token::natsio_token;
-use super::{arg, guard, guard_value, guard_void, out_arg, timeout_arg, write_box};
+use super::{arg, free_box, guard, guard_value, out_arg, timeout_arg, write_box};
 use crate::error::{Error, ErrorKind, Result};
 use crate::feed::{Delivery, Handler};
 use crate::message::Message;
@@ -455,9 +455,5 @@ pub unsafe extern "C" fn natsio_sub_get_stats(
 /// its release function runs after that call.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_sub_free(sub: *mut natsio_sub) {
-    guard_void(|| {
-        if !sub.is_null() {
-            drop(Box::from_raw(sub));
-        }
-    })
+    free_box(sub)
 }

@@ -390,6 +390,10 @@ static void test_options_out_of_range_are_config_errors(void) {
     const char *urls[] = {"nats://127.0.0.1:4222", "gopher://x"};
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_options_set_servers(o, urls, 0));
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_options_set_servers(o, urls, 2));
+    /* A list argument has at most NATSIO_LIST_MAX_ITEMS items: a larger
+     * count is refused before any item is read. */
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "urls",
+                        natsio_options_set_servers(o, urls, (size_t)NATSIO_LIST_MAX_ITEMS + 1));
 
     /* One auth kind only, in either order. */
     natsio_options *auth = NULL;
