@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Describes the C ABI once, for the bindings' generators.
 
-Reads the headers cbindgen writes from src/ffi (include/natsio.h) and the
+Reads the headers cbindgen writes from src/ffi (include/natsio.h, the
+user's API, and include/natsio_sys.h, binding support) and the
 overlay (abi/overlay.json), and writes abi/natsio.abi.json: for every export
 its handle, its arguments with their roles, its blocking/_async pairing and
 result kind, and its doc; the iterator kinds with their item types; the
@@ -24,7 +25,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-HEADERS = [ROOT / "include" / "natsio.h"]
+HEADERS = [ROOT / "include" / "natsio.h", ROOT / "include" / "natsio_sys.h"]
+# The second header's exports are binding support (a binding's mechanism,
+# not its per-verb glue): described too, marked "sys".
+SYS_HEADER = HEADERS[1]
 OVERLAY = ROOT / "abi" / "overlay.json"
 OUT = ROOT / "abi" / "natsio.abi.json"
 
@@ -185,6 +189,10 @@ def roles(f, handles, structs, callbacks):
 def describe():
     text = "\n".join(h.read_text() for h in HEADERS)
     funcs, structs, opaque, callbacks, enums = parse(text)
+    sys_funcs, sys_structs, sys_opaque, sys_callbacks, sys_enums = parse(SYS_HEADER.read_text())
+    for name in sys_funcs:
+        funcs[name]["sys"] = True
+    sys_types = sorted(set(sys_structs) | set(sys_opaque) | set(sys_callbacks) | set(sys_enums))
     overlay = json.loads(OVERLAY.read_text()) if OVERLAY.exists() else {}
     handles = set(opaque)
 
@@ -218,16 +226,23 @@ def describe():
 
     # Pairs and result kinds: X_async's result is what X writes to its
     # outputs; with one output of a type a token reader reads, that reader.
+    # A token form named apart from its blocking call is paired by the
+    # overlay's "blocking"; the `_async` that would have been the twin by
+    # name is then no token form of it (its result is still read off the
+    # blocking call's output).
     result_override = overlay.get("result", {})
+    blocking_override = overlay.get("blocking", {})
+    claimed = {b: a for a, b in blocking_override.items()}
     problems = []
     for f in funcs.values():
         if not f["name"].endswith("_async") or f["name"].endswith("_next_async"):
             continue
         if not any(a["role"] == "token_out" for a in f["args"]):
             continue
-        twin = funcs.get(f["name"][: -len("_async")])
-        f["blocking"] = twin["name"] if twin else None
-        if twin:
+        twin = funcs.get(blocking_override.get(f["name"], f["name"][: -len("_async")]))
+        paired = twin is not None and claimed.get(twin["name"], f["name"]) == f["name"]
+        f["blocking"] = twin["name"] if paired else None
+        if paired:
             twin["async"] = f["name"]
             # The token form's doc points at its twin's: so do its arguments.
             nullable_args = {a["name"] for a in twin["args"] if a.get("nullable")}
@@ -256,6 +271,9 @@ def describe():
     for name in overlay.get("hand_written", {}):
         if name not in funcs:
             problems.append(f"overlay names {name}, which the header does not declare")
+    for name, blocking in blocking_override.items():
+        if name not in funcs or blocking not in funcs:
+            problems.append(f"overlay pairs {name} with {blocking}, which the header does not declare")
     for name in result_override:
         if name not in funcs:
             problems.append(f"overlay's result names {name}, which the header does not declare")
@@ -280,6 +298,7 @@ def describe():
     desc = {
         "generated": "by abi/describe.py from include/natsio.h and abi/overlay.json; do not edit",
         "types": kinds,
+        "sys_types": sys_types,
         "callbacks": callbacks,
         "enums": enums,
         "structs": {k: v for k, v in sorted(structs.items())},

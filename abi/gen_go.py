@@ -130,7 +130,7 @@ class GoGen(Gen):
     SKIP = {
         "natsio_js_next_async", "natsio_js_next_with_options_async",
         "natsio_js_stream_info_async", "natsio_js_stream_info_with_subjects_async",
-        "natsio_js_publish_async",
+        "natsio_js_publish_async", "natsio_js_publish_request_async",
     }
 
     def verbs(self):

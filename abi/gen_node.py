@@ -59,7 +59,7 @@ SKIP = {
     "natsio_js_next_with_options", "natsio_js_next_with_options_async",
     "natsio_js_stream_info", "natsio_js_stream_info_async",
     "natsio_js_stream_info_with_subjects", "natsio_js_stream_info_with_subjects_async",
-    "natsio_js_publish", "natsio_js_publish_async",
+    "natsio_js_publish", "natsio_js_publish_async", "natsio_js_publish_request_async",
 }
 
 

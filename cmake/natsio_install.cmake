@@ -4,6 +4,7 @@
 #   lib/libnatsio.so.<major>, .so         symlinks to it (runtime and link-time names)
 #   lib/libnatsio.a                       the static library, debug info stripped
 #   include/natsio.h                      the C API (with NATSIO_VERSION_* macros)
+#   include/natsio_sys.h                  binding support (includes natsio.h)
 #   include/natsio/*.hpp                  the C++ binding (one include dir for both)
 #   lib/cmake/natsio/                     find_package(natsio): natsio::natsio,
 #                                         natsio::natsio_static, natsio::cpp
@@ -46,7 +47,7 @@ if(CMAKE_STRIP)
           COMPONENT development)
 endif()
 
-install(FILES "${NATSIO_INCLUDE_DIR}/natsio.h"
+install(FILES "${NATSIO_INCLUDE_DIR}/natsio.h" "${NATSIO_INCLUDE_DIR}/natsio_sys.h"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}" COMPONENT development)
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/bindings/cpp/include/natsio"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}" COMPONENT development

@@ -93,7 +93,10 @@ static int streams_and_consumers(natsio_js *js) {
     }
     natsio_msg_list_free(list);
     natsio_msg *again = NULL;
-    if (failed(natsio_js_next(js, "ORDERS", "kitchen", 2000, &again), "next")) return 1;
+    natsio_fetch_options one; /* next: a fetch of one message */
+    natsio_fetch_options_init(&one);
+    one.expires_ms = 2000;
+    if (failed(natsio_js_next(js, "ORDERS", "kitchen", &one, &again), "next")) return 1;
     printf("redelivered: %s\n", natsio_msg_data(again));
     failed(natsio_msg_ack_sync(again, 2000), "ack_sync");
     natsio_msg_free(again);

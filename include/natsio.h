@@ -31,13 +31,14 @@
  *   borrowed until the list is freed) and _free: natsio_msg_list,
  *   natsio_kv_entry_list, natsio_string_list, natsio_obj_info_list,
  *   natsio_obj_status_list. A list argument is an array
- *   and its length (`const char *const *items, size_t count`).
+ *   and its length (`const char *const *items, size_t count`; items may be
+ *   NULL when count is 0), of at most NATSIO_LIST_MAX_ITEMS items.
  *
  * Timeouts. Every timeout_ms parameter takes a positive number of
  *   milliseconds or one of: NATSIO_NO_WAIT (0: do not wait; accepted where
- *   that makes sense: an iterator's _next, natsio_token_wait,
- *   natsio_js_next), NATSIO_TIMEOUT_DEFAULT (-1: the default of the handle
- *   the call is made on, which each function names; an iterator's and a
+ *   that makes sense: an iterator's _next, natsio_token_wait),
+ *   NATSIO_TIMEOUT_DEFAULT (-1: the default of the handle the call is
+ *   made on, which each function names; an iterator's and a
  *   token's default is to wait as long as it takes), NATSIO_WAIT_FOREVER
  *   (-2). Anything else is NATSIO_ERR_INVALID_ARGUMENT. Durations inside
  *   option structs are fields where 0 means the default.
@@ -73,6 +74,9 @@
  *   polled, given a completion callback, cancelled and freed. The blocking
  *   form X runs the very same operation on the calling thread; on one of
  *   the library's runtime threads it fails with NATSIO_ERR_ILLEGAL_STATE.
+ *   One name differs: natsio_js_publish's token form is
+ *   natsio_js_publish_request_async, since natsio_js_publish_async is the
+ *   reference's publish_async (a window of pending acks that stalls).
  *
  * Iterators. Subscriptions (natsio_sub), request-many replies
  *   (natsio_replies), consume and ordered consumer runs
@@ -113,6 +117,11 @@
  *
  * Threads. Every function is safe to call from any thread unless it says
  *   otherwise.
+ *
+ * Binding support. Exports that exist for a language binding's mechanism
+ *   rather than for a C program (the publish ring, the completion queue,
+ *   spinning on an event loop, batch callbacks, field structs) are
+ *   declared in natsio_sys.h, which includes this header.
  */
 
 #ifndef NATSIO_H
@@ -143,9 +152,17 @@
 #define NATSIO_DEFAULT_URL "nats://127.0.0.1:4222"
 
 /**
+ * The most items a list argument (`const char *const *items, size_t
+ * count`) may have: a larger count is taken for a mistake (an
+ * uninitialised count) and refused with NATSIO_ERR_INVALID_ARGUMENT before
+ * any item is read.
+ */
+#define NATSIO_LIST_MAX_ITEMS 65536
+
+/**
  * `timeout_ms` value: do not wait; only what is ready now. Accepted where
- * not waiting makes sense (an iterator's `_next`, `natsio_token_wait`,
- * `natsio_js_next`); elsewhere it is NATSIO_ERR_INVALID_ARGUMENT.
+ * not waiting makes sense (an iterator's `_next`, `natsio_token_wait`);
+ * elsewhere it is NATSIO_ERR_INVALID_ARGUMENT.
  */
 #define NATSIO_NO_WAIT 0
 
@@ -222,6 +239,11 @@
  * `natsio_ordered_messages_options.version` of this header.
  */
 #define NATSIO_ORDERED_MESSAGES_OPTIONS_VERSION 1
+
+/**
+ * `natsio_stream_info_options.version` of this header.
+ */
+#define NATSIO_STREAM_INFO_OPTIONS_VERSION 1
 
 /**
  * `natsio_sub_options.version` of this header. Version 2 gave the limits
@@ -531,37 +553,6 @@ typedef int32_t natsio_status;
 #endif // __cplusplus
 
 /**
- * What `natsio_runtime_spin_until_set` came to.
- */
-enum natsio_spin_result
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : int32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
-  /**
-   * The flag was set (perhaps before the call).
-   */
-  NATSIO_SPIN_SET = 0,
-  /**
-   * `max_us` or the wait spin passed first.
-   */
-  NATSIO_SPIN_TIMED_OUT = 1,
-  /**
-   * It did not spin: spinning is off (`natsio_runtime_set_wait_spin_us`
-   * 0, or a single CPU), every spinning slot is taken, or `flag` is
-   * NULL. Sleep rather than call again at once.
-   */
-  NATSIO_SPIN_DECLINED = 2,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum natsio_spin_result natsio_spin_result;
-#else
-typedef int32_t natsio_spin_result;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
-
-/**
  * Connection states of `natsio_client_status`.
  */
 enum natsio_conn_status
@@ -830,13 +821,6 @@ typedef struct natsio_headers natsio_headers;
 typedef struct natsio_client natsio_client;
 
 /**
- * A queue of completed tokens' tags. Created by
- * `natsio_completion_queue_new`, freed by `natsio_completion_queue_free`;
- * all functions are thread-safe.
- */
-typedef struct natsio_completion_queue natsio_completion_queue;
-
-/**
  * A JetStream context. Created with `natsio_client_jetstream`, freed with
  * `natsio_js_free`. It does not keep its client open: after the client is
  * closed or freed every call fails with NATSIO_ERR_CONNECTION_CLOSED.
@@ -1052,59 +1036,6 @@ typedef struct natsio_request_many_options {
 } natsio_request_many_options;
 
 /**
- * A publish queue in the library's memory, for a language binding whose
- * every call into C costs as much as a whole publish (Go's cgo): the
- * binding writes plain publishes into it with no call, and the library
- * sends them in order, ahead of anything the client writes later.
- * Filled by `natsio_client_pub_ring`; every pointer stays valid until
- * `natsio_client_free`. Most programs never need it: `natsio_client_publish`
- * is one cheap call from C.
- *
- * One producer at a time (the caller serializes its threads). Positions
- * count bytes since the ring was made and never wrap; a record starts at
- * `position % capacity`, 8-byte aligned, and never straddles the end.
- * A record: uint32 subject length, uint32 payload length (native byte
- * order), the subject (no NUL), the payload, padding to a multiple of 8.
- * Where a record does not fit before the end, the producer writes a
- * subject length of UINT32_MAX there (the rest of the lap is skipped) and
- * starts the record at the next lap.
- *
- * To publish: read `*gate` (atomically); if the payload is larger (a gate
- * of 0: closed, draining or reconnecting), or the producer cannot tell
- * the subject is valid (queue only subjects certainly valid, such as
- * printable ASCII without wildcards or empty tokens), or the record does
- * not fit in [`*tail`, `*head` + capacity), call `natsio_client_publish`
- * instead (it reports the error, or buffers, and keeps the order). Else write the
- * record, store the new `*tail` atomically (sequentially consistent),
- * then read `*head`: if it equals the tail before the record, call
- * `natsio_client_pub_ring_kick`. The library checks every record again
- * when it takes it; a refused one is dropped and reported to the error
- * callback as NATSIO_ERR_INVALID_ARGUMENT.
- */
-typedef struct natsio_pub_ring {
-  /**
-   * The largest payload the ring takes now; 0: use the call.
-   */
-  const uint64_t *gate;
-  /**
-   * Where the library will read next (written by the library).
-   */
-  const uint64_t *head;
-  /**
-   * Where the producer writes next (written by the producer).
-   */
-  uint64_t *tail;
-  /**
-   * The ring's bytes.
-   */
-  uint8_t *data;
-  /**
-   * The size of `data` in bytes.
-   */
-  uint64_t capacity;
-} natsio_pub_ring;
-
-/**
  * Per-subscription settings. Initialise with `natsio_sub_options_init`.
  */
 typedef struct natsio_sub_options {
@@ -1160,21 +1091,12 @@ typedef struct natsio_client_stats {
 } natsio_client_stats;
 
 /**
- * Called on the thread that completed an operation (a library thread, or
- * the application's own when it registers a token that has completed
- * already, or cancels one) when the queue goes from empty to non-empty. It
- * must return quickly and must not call the library: write to an eventfd
- * or a pipe, `uv_async_send`, signal a condition variable.
- */
-typedef void (*natsio_completion_notify_cb)(void *user_data);
-
-/**
  * Called with the user data when the library no longer needs it.
  */
 typedef void (*natsio_release_cb)(void *user_data);
 
 /**
- * Options of `natsio_js_fetch` and `natsio_js_next_with_options`.
+ * Options of `natsio_js_fetch` and `natsio_js_next` (a fetch of one).
  * Initialise with `natsio_fetch_options_init`: every zero field (NULL
  * pointer) means the default.
  */
@@ -1587,54 +1509,6 @@ typedef void (*natsio_kv_entry_cb)(void *user_data,
                                    natsio_status status);
 
 /**
- * Every field of a message, read at once by `natsio_msg_get_fields`. The
- * pointers are borrowed from the message: valid while it is.
- */
-typedef struct natsio_msg_fields {
-  /**
-   * The subject, NUL-terminated, `subject_len` bytes before the NUL.
-   */
-  const char *subject;
-  /**
-   * Length of `subject`.
-   */
-  size_t subject_len;
-  /**
-   * The reply subject, NUL-terminated, or NULL (`reply_len` 0) when the
-   * message has none.
-   */
-  const char *reply;
-  /**
-   * Length of `reply` (0 without).
-   */
-  size_t reply_len;
-  /**
-   * The payload, `data_len` bytes (it may hold NULs), followed by a NUL.
-   */
-  const char *data;
-  /**
-   * Length of `data`.
-   */
-  size_t data_len;
-  /**
-   * The headers, or NULL when the message carried no header block.
-   */
-  const struct natsio_headers *headers;
-  /**
-   * Header pairs in `headers` (0 without).
-   */
-  size_t header_count;
-  /**
-   * The inline status code of the header block (e.g. 503), or 0.
-   */
-  int32_t status;
-  /**
-   * The subscription id the message was delivered on.
-   */
-  uint64_t sid;
-} natsio_msg_fields;
-
-/**
  * Options of `natsio_obj_watch`. Initialise with
  * `natsio_obj_watch_options_init` (all false).
  */
@@ -1808,15 +1682,23 @@ typedef void (*natsio_stored_msg_cb)(void *user_data,
                                      natsio_status status);
 
 /**
- * Called with up to the registered number of a subscription's messages
- * at a time (`count` > 0, status NATSIO_OK; the messages are borrowed for
- * the call, oldest first), then once with `msgs` NULL, `count` 0 and the
- * status that ended the subscription, as for `natsio_msg_cb`.
+ * Options of `natsio_js_stream_info`. Initialise with
+ * `natsio_stream_info_options_init` (nothing set).
  */
-typedef void (*natsio_msg_batch_cb)(void *user_data,
-                                    const struct natsio_msg *const *msgs,
-                                    size_t count,
-                                    natsio_status status);
+typedef struct natsio_stream_info_options {
+  /**
+   * NATSIO_STREAM_INFO_OPTIONS_VERSION.
+   */
+  uint32_t version;
+  /**
+   * Also give "state"."subjects": an object mapping each stored subject
+   * that matches this filter (wildcards allowed, e.g. "orders.>") to its
+   * message count (the reference's `subjects_filter`). The server sends
+   * large maps in pages; all are merged. NULL: no subjects. Copied
+   * during the call.
+   */
+  const char *subjects_filter;
+} natsio_stream_info_options;
 
 /**
  * Called once when the operation completes, on a library dispatcher
@@ -1875,33 +1757,6 @@ natsio_status natsio_runtime_set_worker_threads(uint32_t n);
 void natsio_runtime_set_wait_spin_us(uint32_t us);
 
 /**
- * The wait spin set by `natsio_runtime_set_wait_spin_us` (default 200), in
- * microseconds, or 0 on a single-CPU machine (where no thread spins): for
- * a binding that waits on its own event loop and spins there by the same
- * bound. Any thread; never fails.
- */
-uint32_t natsio_runtime_wait_spin_us(void);
-
-/**
- * For a binding that waits on its own event loop: spins the calling
- * thread until `*flag` is true (read with acquire ordering; set it with a
- * release or stronger atomic store, e.g. `__atomic_store_n(flag, true,
- * __ATOMIC_RELEASE)`), for at most `max_us` microseconds and never longer
- * than the wait spin (`natsio_runtime_wait_spin_us`). It takes one of the
- * spinning slots the library's own blocked waiters use, so that a process
- * never spins on more than half its CPUs, and it yields the CPU now and
- * then, so that the thread that will set the flag is not held up. Call it
- * in short steps (tens of microseconds) from a loop that serves its other
- * work between them. `flag` is borrowed for the call. Any thread; never
- * fails.
- *
- * # Safety
- * `flag` is NULL or points to a `bool` that stays valid for the call and
- * is written only with atomic stores while it runs.
- */
-natsio_spin_result natsio_runtime_spin_until_set(const bool *flag, uint32_t max_us);
-
-/**
  * Fills `opts` with the defaults and the version.
  * Errors: NATSIO_ERR_NULL_ARGUMENT.
  */
@@ -1954,34 +1809,6 @@ natsio_status natsio_client_publish(const struct natsio_client *c,
                                     const char *subject,
                                     const void *data,
                                     size_t len);
-
-/**
- * `natsio_client_publish` with the subject given by pointer and length
- * (`subject` need not be NUL-terminated; NULL only with `subject_len` 0):
- * for bindings whose strings carry their length, saving a copy and a
- * strlen per publish. Errors: as `natsio_client_publish`, plus
- * NATSIO_ERR_INVALID_ARGUMENT for a NUL byte in the subject.
- */
-natsio_status natsio_client_publish_n(const struct natsio_client *c,
-                                      const char *subject,
-                                      size_t subject_len,
-                                      const void *data,
-                                      size_t len);
-
-/**
- * Fills `ring_out` with the client's publish queue (made on the first
- * call; later calls return the same). Thread-safe. Errors:
- * NATSIO_ERR_NULL_ARGUMENT.
- */
-natsio_status natsio_client_pub_ring(const struct natsio_client *c,
-                                     struct natsio_pub_ring *ring_out);
-
-/**
- * Wakes the client's writer for records queued in its publish queue (see
- * `natsio_pub_ring` for when). Thread-safe, cheap, never blocks. Errors:
- * NATSIO_ERR_NULL_ARGUMENT.
- */
-natsio_status natsio_client_pub_ring_kick(const struct natsio_client *c);
 
 /**
  * Sends now what `natsio_js_publish_options.defer_send` and
@@ -2210,40 +2037,6 @@ natsio_status natsio_client_servers(const struct natsio_client *c,
                                     struct natsio_string_list **list_out);
 
 /**
- * Creates a completion queue. `notify` (required) is called with
- * `user_data` each time the queue goes from empty to non-empty, that is,
- * once after each `natsio_completion_queue_poll` that left it empty (see
- * `natsio_completion_notify_cb` for where it runs and what it may do).
- * `release`, if not NULL, is called with `user_data` when the queue is
- * freed. The caller frees `*queue_out` with `natsio_completion_queue_free`.
- * Errors: NATSIO_ERR_NULL_ARGUMENT.
- */
-natsio_status natsio_completion_queue_new(natsio_completion_notify_cb notify,
-                                          void *user_data,
-                                          natsio_release_cb release,
-                                          struct natsio_completion_queue **queue_out);
-
-/**
- * Takes up to `max` tags of completed tokens, oldest first, into `tags`
- * and returns how many it took (0 for a NULL queue or array). Never
- * blocks. The notify function is called again only after a poll that
- * leaves the queue empty, so after a wake-up poll until it returns fewer
- * than `max`. Any thread may poll; the tags of one token are delivered
- * once.
- */
-size_t natsio_completion_queue_poll(struct natsio_completion_queue *queue,
-                                    uint64_t *tags,
-                                    size_t max);
-
-/**
- * Frees a queue. Accepts NULL. Once it returns, `notify` is never called
- * again and `release` has been called; tokens registered on the queue and
- * still pending complete as usual, but their tags are dropped, as are
- * tags not yet polled.
- */
-void natsio_completion_queue_free(struct natsio_completion_queue *queue);
-
-/**
  * Creates, updates or creates-or-updates (per `action`, a
  * `natsio_create_action` value) a pull consumer on `stream` from
  * `config_json`, a ConsumerConfig object (server field names:
@@ -2463,17 +2256,23 @@ natsio_status natsio_js_fetch_async(const struct natsio_js *js,
                                     struct natsio_token **token_out);
 
 /**
- * One message from the pull consumer, waiting up to `timeout_ms`
- * (NATSIO_TIMEOUT_DEFAULT: the context's timeout; NATSIO_NO_WAIT: only a
- * message available now); it goes to `msg_out` (free with
- * `natsio_msg_free`). Errors: NATSIO_ERR_NO_MESSAGES when none came in
- * time, NATSIO_ERR_INVALID_ARGUMENT (NATSIO_WAIT_FOREVER), else as
- * `natsio_js_fetch`.
+ * One message from the pull consumer `consumer` of `stream` (a fetch of
+ * one), with a fetch's options; `opts` may be NULL (the defaults below).
+ * The wait: `expires_ms` (0: the context's timeout, what
+ * NATSIO_TIMEOUT_DEFAULT meant before the options struct); `no_wait`
+ * true: only a message available now (what NATSIO_NO_WAIT meant).
+ * `idle_heartbeat_ms` and the priority-group fields `group`,
+ * `min_pending`, `min_ack_pending` are as for `natsio_js_fetch`;
+ * `max_messages` must be 0 or 1 and `max_bytes` bounds the one message.
+ * The message goes to `msg_out` (free with `natsio_msg_free`). Blocks the
+ * calling thread. Errors: NATSIO_ERR_NO_MESSAGES when none came in time,
+ * NATSIO_ERR_INVALID_ARGUMENT (`max_messages` above 1, a negative field),
+ * NATSIO_ERR_TIMEOUT (no heartbeat), else as `natsio_js_fetch`.
  */
 natsio_status natsio_js_next(const struct natsio_js *js,
                              const char *stream,
                              const char *consumer,
-                             int64_t timeout_ms,
+                             const struct natsio_fetch_options *opts,
                              struct natsio_msg **msg_out);
 
 /**
@@ -2483,33 +2282,8 @@ natsio_status natsio_js_next(const struct natsio_js *js,
 natsio_status natsio_js_next_async(const struct natsio_js *js,
                                    const char *stream,
                                    const char *consumer,
-                                   int64_t timeout_ms,
+                                   const struct natsio_fetch_options *opts,
                                    struct natsio_token **token_out);
-
-/**
- * `natsio_js_next` with the options of a fetch (`opts` may be NULL):
- * `expires_ms` is the wait (0: the context's timeout), `no_wait`,
- * `idle_heartbeat_ms`, and the priority-group fields `group`,
- * `min_pending`, `min_ack_pending` as for `natsio_js_fetch`;
- * `max_messages` must be 0 or 1 and `max_bytes` bounds the one message.
- * The message goes to `msg_out` (free with `natsio_msg_free`). Errors:
- * NATSIO_ERR_NO_MESSAGES when none came in time, NATSIO_ERR_TIMEOUT (no
- * heartbeat), else as `natsio_js_fetch`. Blocks the calling thread.
- */
-natsio_status natsio_js_next_with_options(const struct natsio_js *js,
-                                          const char *stream,
-                                          const char *consumer,
-                                          const struct natsio_fetch_options *opts,
-                                          struct natsio_msg **msg_out);
-
-/**
- * The token form of `natsio_js_next_with_options` (`natsio_token_msg`).
- */
-natsio_status natsio_js_next_with_options_async(const struct natsio_js *js,
-                                                const char *stream,
-                                                const char *consumer,
-                                                const struct natsio_fetch_options *opts,
-                                                struct natsio_token **token_out);
 
 /**
  * Acknowledges a consumed JetStream message (`+ACK`); buffered like a
@@ -2804,9 +2578,12 @@ natsio_status natsio_js_account_info_async(const struct natsio_js *js,
 
 /**
  * Publishes `len` bytes of `data` to `subject` and waits for the stream's
- * acknowledgement. `opts` may be NULL. `ack_out` may be NULL when the ack
- * is not needed; otherwise it receives a `natsio_pub_ack` to free with
- * `natsio_pub_ack_free`. "No responders" is retried twice 250 ms apart.
+ * acknowledgement (the reference's `publish`: one request, outside the
+ * window of `natsio_js_publish_async`). `opts` may be NULL. `ack_out` may
+ * be NULL when the ack is not needed; otherwise it receives a
+ * `natsio_pub_ack` to free with `natsio_pub_ack_free`. "No responders" is
+ * retried twice 250 ms apart. Its token form is
+ * `natsio_js_publish_request_async`.
  * Blocks the calling thread (not allowed on a library runtime thread).
  * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
  * NATSIO_ERR_BAD_SUBJECT, NATSIO_ERR_BAD_HEADERS, NATSIO_ERR_MAX_PAYLOAD,
@@ -2823,7 +2600,28 @@ natsio_status natsio_js_publish(const struct natsio_js *js,
                                 struct natsio_pub_ack **ack_out);
 
 /**
- * Publishes without waiting for the ack: `token_out` receives a token that
+ * The token form of `natsio_js_publish`: the very same publish, one
+ * request whose token completes with the ack (`natsio_token_pub_ack`) or
+ * the error `natsio_js_publish` would return. It is not the windowed
+ * `natsio_js_publish_async`: it takes no slot of
+ * `publish_async_max_pending` (it never stalls and never fails with
+ * NATSIO_ERR_TOO_MANY_STALLED), does not count in
+ * `natsio_js_publish_async_pending` or `_complete`, and waits for its ack
+ * up to `opts->timeout_ms` (0: the context's timeout), then fails with
+ * NATSIO_ERR_TIMEOUT, never NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT. A cancel
+ * stops the wait, not the message (the stream may store it). Argument
+ * errors come back from the call, as for `natsio_js_publish`.
+ */
+natsio_status natsio_js_publish_request_async(const struct natsio_js *js,
+                                              const char *subject,
+                                              const void *data,
+                                              size_t len,
+                                              const struct natsio_js_publish_options *opts,
+                                              struct natsio_token **token_out);
+
+/**
+ * The reference's `publish_async`: publishes within the context's async
+ * window without waiting for the ack: `token_out` receives a token that
  * completes with the ack (`natsio_token_pub_ack`) or the publish's error
  * (NATSIO_ERR_NO_STREAM_RESPONSE, NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT,
  * NATSIO_ERR_WRONG_LAST_SEQUENCE, NATSIO_ERR_JS_API, ...). Free the token
@@ -2831,7 +2629,8 @@ natsio_status natsio_js_publish(const struct natsio_js *js,
  * When `publish_async_max_pending` publishes await acks, this call waits
  * up to the stall wait for one to complete, then fails with
  * NATSIO_ERR_TOO_MANY_STALLED (sending nothing). Argument errors as for
- * `natsio_js_publish`.
+ * `natsio_js_publish`. The token form of `natsio_js_publish` itself,
+ * outside this window, is `natsio_js_publish_request_async`.
  */
 natsio_status natsio_js_publish_async(const struct natsio_js *js,
                                       const char *subject,
@@ -3735,17 +3534,6 @@ int32_t natsio_msg_status(const struct natsio_msg *msg);
  * The subscription id the message was delivered on (0 for NULL).
  */
 uint64_t natsio_msg_sid(const struct natsio_msg *msg);
-
-/**
- * Reads every field of `msg` into `*fields_out` in one call: what
- * `natsio_msg_subject`, `_reply`, `_data`, `_data_len`, `_headers`,
- * `natsio_headers_len`, `natsio_msg_status` and `_sid` give, with the
- * subjects' lengths. For bindings that copy each delivered message into
- * another runtime (one call per message instead of one per field). Any
- * thread. Errors: NATSIO_ERR_NULL_ARGUMENT (`*fields_out` untouched).
- */
-natsio_status natsio_msg_get_fields(const struct natsio_msg *msg,
-                                    struct natsio_msg_fields *fields_out);
 
 /**
  * Publishes `data` (and optional `headers`) to the message's reply subject
@@ -5251,13 +5039,22 @@ natsio_status natsio_js_stream_create_async(const struct natsio_js *js,
                                             struct natsio_token **token_out);
 
 /**
+ * Fills `opts` with the defaults (nothing set) and the version.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_stream_info_options_init(struct natsio_stream_info_options *opts);
+
+/**
  * The StreamInfo JSON of stream `name` (config, state, created, cluster),
- * through `info_json_out` (free with `natsio_string_free`).
+ * through `info_json_out` (free with `natsio_string_free`). `opts` may be
+ * NULL (no subjects); its `subjects_filter` adds the subjects' counts.
  * Errors: NATSIO_ERR_STREAM_NOT_FOUND, NATSIO_ERR_INVALID_ARGUMENT (bad
- * name), and the request errors of `natsio_js_stream_create`.
+ * name, an uninitialised `opts`), NATSIO_ERR_BAD_SUBJECT (bad filter),
+ * and the request errors of `natsio_js_stream_create`.
  */
 natsio_status natsio_js_stream_info(const struct natsio_js *js,
                                     const char *name,
+                                    const struct natsio_stream_info_options *opts,
                                     char **info_json_out);
 
 /**
@@ -5265,28 +5062,8 @@ natsio_status natsio_js_stream_info(const struct natsio_js *js,
  */
 natsio_status natsio_js_stream_info_async(const struct natsio_js *js,
                                           const char *name,
+                                          const struct natsio_stream_info_options *opts,
                                           struct natsio_token **token_out);
-
-/**
- * The StreamInfo JSON of stream `name`, as `natsio_js_stream_info` gives
- * it, with "state"."subjects": an object mapping each stored subject that
- * matches `subjects_filter` (wildcards allowed, e.g. "orders.>") to its
- * message count. The server sends large maps in pages; all are merged.
- * Errors: NATSIO_ERR_BAD_SUBJECT (bad filter), as `natsio_js_stream_info`.
- */
-natsio_status natsio_js_stream_info_with_subjects(const struct natsio_js *js,
-                                                  const char *name,
-                                                  const char *subjects_filter,
-                                                  char **info_json_out);
-
-/**
- * The token form of `natsio_js_stream_info_with_subjects`
- * (`natsio_token_string`).
- */
-natsio_status natsio_js_stream_info_with_subjects_async(const struct natsio_js *js,
-                                                        const char *name,
-                                                        const char *subjects_filter,
-                                                        struct natsio_token **token_out);
 
 /**
  * Deletes stream `name` and all its messages.
@@ -5533,28 +5310,6 @@ natsio_status natsio_sub_set_callback(const struct natsio_sub *sub,
                                       natsio_release_cb release);
 
 /**
- * `natsio_sub_set_callback` for callers whose per-call cost matters
- * (a binding entering another runtime): `cb` receives, in order, the
- * messages queued at the time, up to `max_batch` per call, on the
- * subscription's own library thread, then the end (see
- * `natsio_msg_batch_cb`). The messages of one call were taken off the
- * queue together: when the subscription is stopped or fails during the
- * call (another thread's `natsio_sub_stop`, which waits for the call to
- * return, a close, a drain timeout), the call still holds messages that a
- * per-message callback would not have received: check
- * `natsio_sub_is_stopped` between messages and handle no more once it is
- * true. The rest is as for `natsio_sub_set_callback`. Errors:
- * NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (`max_batch` 0),
- * NATSIO_ERR_ILLEGAL_STATE (a callback is set already, or
- * `natsio_sub_next_async` tokens are pending).
- */
-natsio_status natsio_sub_set_batch_callback(const struct natsio_sub *sub,
-                                            natsio_msg_batch_cb cb,
-                                            void *user_data,
-                                            natsio_release_cb release,
-                                            size_t max_batch);
-
-/**
  * Stops the subscription at once (unsubscribes) and discards queued
  * messages: `natsio_sub_next` returns NATSIO_DONE. After it returns the
  * callback runs no more, except its final call, made before this returns
@@ -5709,21 +5464,6 @@ natsio_status natsio_token_on_complete(struct natsio_token *token,
                                        natsio_token_cb cb,
                                        void *user_data,
                                        natsio_release_cb release);
-
-/**
- * Registers the token with a completion queue: once the operation
- * completes (at once if it has), `tag` is appended to `queue`, on the
- * completing thread, and the queue's notify function is called if the
- * queue was empty. The token stays the caller's: read its result and free
- * it after polling its tag. If the token is freed first, its tag is never
- * delivered. One registration per token, this or
- * `natsio_token_on_complete`: a second fails with
- * NATSIO_ERR_ILLEGAL_STATE. The queue may be freed before the token
- * completes (the tag is then dropped). Errors: NATSIO_ERR_NULL_ARGUMENT.
- */
-natsio_status natsio_token_complete_to(struct natsio_token *token,
-                                       const struct natsio_completion_queue *queue,
-                                       uint64_t tag);
 
 /**
  * Frees a token. Accepts NULL. A pending operation goes on (except an

@@ -68,7 +68,7 @@ TARBALL="$WORK/natsio-$VERSION.tgz"
 [ ! -e bindings/node/crate ] && [ ! -e bindings/node/LICENSE ] || die "postpack left bindings/node/crate or LICENSE behind"
 tar -tzf "$TARBALL" | sort >"$WORK/contents.txt"
 for f in package.json README.md LICENSE index.js index.mjs index.d.ts build.js src/addon.c src/internal.h \
-    crate/Cargo.toml crate/Cargo.lock crate/build.rs crate/cbindgen.toml crate/LICENSE crate/src/lib.rs crate/include/natsio.h; do
+    crate/Cargo.toml crate/Cargo.lock crate/build.rs crate/cbindgen.toml crate/LICENSE crate/src/lib.rs crate/include/natsio.h crate/include/natsio_sys.h; do
     grep -qx "package/$f" "$WORK/contents.txt" || die "$f not in the tarball"
 done
 if grep -E '^package/(build|test|node_modules|examples|crate/target)/' "$WORK/contents.txt"; then die "the tarball ships the files above"; fi

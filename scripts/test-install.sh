@@ -70,7 +70,7 @@ for f in "$so" "$LIBDIR/libnatsio.a"; do
     if readelf -S -W "$f" 2>/dev/null | grep -q '\.debug_info'; then die "$(basename "$f") carries debug info"; fi
 done
 ok "no debug info in the .so ($(du -h "$so" | cut -f1)) or the .a ($(du -h "$LIBDIR/libnatsio.a" | cut -f1))"
-for f in include/natsio.h include/natsio/natsio.hpp include/natsio/jetstream.hpp include/natsio/object.hpp \
+for f in include/natsio.h include/natsio_sys.h include/natsio/natsio.hpp include/natsio/jetstream.hpp include/natsio/object.hpp \
     include/natsio/errors.hpp; do
     [ -f "$PREFIX/$f" ] || die "$f not installed"
 done

@@ -3,7 +3,7 @@
 #
 #   1. system tools (cmake, ninja, g++, GoogleTest; apt-get only if missing)
 #   2. nats-server at the pinned version (scripts/install-nats-server.sh)
-#   3. cargo build --release, and the committed include/natsio.h is unchanged;
+#   3. cargo build --release, and the committed include/natsio{,_sys}.h are unchanged;
 #      abi/generate.py --check: the ABI description and generated glue too;
 #      scripts/docs.sh: the C API reference (doxygen, warnings are errors)
 #   4. cargo test, as a debug build (Rust core: overflow checks and debug
@@ -252,17 +252,17 @@ if [ "${FUZZ_SECONDS:-10}" != "0" ]; then
     FUZZ_BUILD_PID=$!
 fi
 
-# A build that changed the committed header means the header was stale.
+# A build that changed a committed header means the header was stale.
 # (Only a git checkout can tell; an export is built as it is.)
 STAGE="header check"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1 &&
-    git ls-files --error-unmatch include/natsio.h >/dev/null 2>&1; then
-    step "include/natsio.h matches the generated header"
-    if ! git diff --exit-code include/natsio.h; then
-        echo "include/natsio.h changed during the build: commit the regenerated header" >&2
+    git ls-files --error-unmatch include/natsio.h include/natsio_sys.h >/dev/null 2>&1; then
+    step "include/natsio.h and include/natsio_sys.h match the generated headers"
+    if ! git diff --exit-code include/natsio.h include/natsio_sys.h; then
+        echo "include/natsio.h or include/natsio_sys.h changed during the build: commit the regenerated headers" >&2
         exit 1
     fi
-    note header "ok: include/natsio.h unchanged"
+    note header "ok: include/natsio.h and include/natsio_sys.h unchanged"
 else
     note header "not checked: not a git checkout"
 fi

@@ -1268,7 +1268,7 @@ static natsio_status fill_bench_stream(natsio_js *js, const char *data, long siz
     if (s != NATSIO_OK)
         return s;
     char *info = NULL;
-    s = natsio_js_stream_info(js, "BENCH", &info);
+    s = natsio_js_stream_info(js, "BENCH", NULL, &info);
     if (s == NATSIO_OK && json_long(info, "\"state\"", "messages") != n)
         s = NATSIO_ERR_JETSTREAM;
     natsio_string_free(info);

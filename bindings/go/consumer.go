@@ -556,7 +556,7 @@ func (js *JetStream) Next(ctx context.Context, stream, consumer string, opts ...
 			defer C.free(unsafe.Pointer(g))
 			copts.group = g
 		}
-		return C.natsio_js_next_with_options_async(p, cPtr(cstream), cPtr(ccons), &copts, tok)
+		return C.natsio_js_next_async(p, cPtr(cstream), cPtr(ccons), &copts, tok)
 	})
 	if err != nil {
 		return nil, err

@@ -1113,7 +1113,7 @@ func (js *JetStream) StreamInfo(ctx context.Context, stream string) (*StreamInfo
 		return nil, err
 	}
 	raw, err := jsString(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_stream_info_async(p, cPtr(cname), tok)
+		return C.natsio_js_stream_info_async(p, cPtr(cname), nil, tok)
 	})
 	if err != nil {
 		return nil, err
@@ -1136,7 +1136,13 @@ func (js *JetStream) StreamInfoWithSubjects(ctx context.Context, stream, subject
 		return nil, err
 	}
 	raw, err := jsString(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_stream_info_with_subjects_async(p, cPtr(cname), cPtr(cfilter), tok)
+		// C memory: a struct handed to C may not point into Go memory.
+		filter := C.CString(string(cfilter[:len(cfilter)-1]))
+		defer C.free(unsafe.Pointer(filter))
+		var opts C.natsio_stream_info_options
+		C.natsio_stream_info_options_init(&opts)
+		opts.subjects_filter = filter
+		return C.natsio_js_stream_info_async(p, cPtr(cname), &opts, tok)
 	})
 	if err != nil {
 		return nil, err

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "natsio.h"
+#include "natsio_sys.h" // natsio.h and the binding-support calls
 #include "gen_kinds.h"
 
 /* A failure's detail and error data, read on the thread that failed (one

@@ -12,7 +12,7 @@ use super::status::natsio_status;
 use super::sub::{natsio_sub, natsio_sub_options, sub_options};
 use super::token::{natsio_token, token_value};
 use super::{
-    arg, bounded_timeout, bytes_arg, guard, guard_value, guard_void, opt_arg_headers, opt_str_arg,
+    arg, bounded_timeout, bytes_arg, free_box, guard, guard_value, opt_arg_headers, opt_str_arg,
     options_arg, out_arg, str_arg, str_arg_n, timeout_arg, write_box, write_string, TakeOnce,
 };
 use crate::client::{Client, ConnState, RequestManyOptions};
@@ -208,6 +208,8 @@ pub unsafe extern "C" fn natsio_client_publish(
 /// for bindings whose strings carry their length, saving a copy and a
 /// strlen per publish. Errors: as `natsio_client_publish`, plus
 /// NATSIO_ERR_INVALID_ARGUMENT for a NUL byte in the subject.
+///
+/// Binding support (natsio_sys.h).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_publish_n(
     c: *const natsio_client,
@@ -253,6 +255,8 @@ pub unsafe extern "C" fn natsio_client_publish_n(
 /// `natsio_client_pub_ring_kick`. The library checks every record again
 /// when it takes it; a refused one is dropped and reported to the error
 /// callback as NATSIO_ERR_INVALID_ARGUMENT.
+///
+/// Binding support (natsio_sys.h).
 #[repr(C)]
 pub struct natsio_pub_ring {
     /// The largest payload the ring takes now; 0: use the call.
@@ -270,6 +274,8 @@ pub struct natsio_pub_ring {
 /// Fills `ring_out` with the client's publish queue (made on the first
 /// call; later calls return the same). Thread-safe. Errors:
 /// NATSIO_ERR_NULL_ARGUMENT.
+///
+/// Binding support (natsio_sys.h).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_pub_ring(
     c: *const natsio_client,
@@ -293,6 +299,8 @@ pub unsafe extern "C" fn natsio_client_pub_ring(
 /// Wakes the client's writer for records queued in its publish queue (see
 /// `natsio_pub_ring` for when). Thread-safe, cheap, never blocks. Errors:
 /// NATSIO_ERR_NULL_ARGUMENT.
+///
+/// Binding support (natsio_sys.h).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_pub_ring_kick(c: *const natsio_client) -> natsio_status {
     guard(|| {
@@ -631,11 +639,7 @@ pub unsafe extern "C" fn natsio_client_close_async(
 /// client's callbacks).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_free(c: *mut natsio_client) {
-    guard_void(|| {
-        if !c.is_null() {
-            drop(Box::from_raw(c));
-        }
-    })
+    free_box(c)
 }
 
 /// The connection state (NATSIO_CONN_CLOSED for NULL).

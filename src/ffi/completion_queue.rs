@@ -24,6 +24,8 @@ use crate::completion::lock;
 /// already, or cancels one) when the queue goes from empty to non-empty. It
 /// must return quickly and must not call the library: write to an eventfd
 /// or a pipe, `uv_async_send`, signal a condition variable.
+///
+/// Binding support (natsio_sys.h).
 pub type natsio_completion_notify_cb = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 
 struct QueueState {
@@ -68,6 +70,8 @@ impl QueueInner {
 /// A queue of completed tokens' tags. Created by
 /// `natsio_completion_queue_new`, freed by `natsio_completion_queue_free`;
 /// all functions are thread-safe.
+///
+/// Binding support (natsio_sys.h).
 pub struct natsio_completion_queue {
     pub(crate) inner: Arc<QueueInner>,
 }
@@ -79,6 +83,8 @@ pub struct natsio_completion_queue {
 /// `release`, if not NULL, is called with `user_data` when the queue is
 /// freed. The caller frees `*queue_out` with `natsio_completion_queue_free`.
 /// Errors: NATSIO_ERR_NULL_ARGUMENT.
+///
+/// Binding support (natsio_sys.h).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_completion_queue_new(
     notify: natsio_completion_notify_cb,
@@ -112,6 +118,8 @@ pub unsafe extern "C" fn natsio_completion_queue_new(
 /// leaves the queue empty, so after a wake-up poll until it returns fewer
 /// than `max`. Any thread may poll; the tags of one token are delivered
 /// once.
+///
+/// Binding support (natsio_sys.h).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_completion_queue_poll(
     queue: *mut natsio_completion_queue,
@@ -140,6 +148,8 @@ pub unsafe extern "C" fn natsio_completion_queue_poll(
 /// again and `release` has been called; tokens registered on the queue and
 /// still pending complete as usual, but their tags are dropped, as are
 /// tags not yet polled.
+///
+/// Binding support (natsio_sys.h).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_completion_queue_free(queue: *mut natsio_completion_queue) {
     super::guard_void(|| {

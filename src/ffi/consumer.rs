@@ -13,7 +13,7 @@ use super::msg::{natsio_msg, natsio_msg_cb, natsio_msg_list};
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value};
 use super::{
-    arg, bounded_timeout, guard, opt_str_arg, options_arg, out_arg, start_op, str_arg, timeout_arg,
+    arg, bounded_timeout, free_box, guard, opt_str_arg, options_arg, out_arg, start_op, str_arg,
     write_box, TakeOnce,
 };
 use crate::client::{ClientInner, Wake};
@@ -373,7 +373,7 @@ pub unsafe extern "C" fn natsio_js_consumer_unpin_async(
 /// without them).
 pub const NATSIO_FETCH_OPTIONS_VERSION: u32 = 2;
 
-/// Options of `natsio_js_fetch` and `natsio_js_next_with_options`.
+/// Options of `natsio_js_fetch` and `natsio_js_next` (a fetch of one).
 /// Initialise with `natsio_fetch_options_init`: every zero field (NULL
 /// pointer) means the default.
 #[repr(C)]
@@ -551,37 +551,51 @@ unsafe fn next_op(
     h: &natsio_js,
     stream: *const c_char,
     consumer: *const c_char,
-    timeout_ms: i64,
+    opts: *const natsio_fetch_options,
 ) -> Result<Op<crate::message::Message>> {
     let stream = str_arg(stream, "stream")?;
     let consumer = str_arg(consumer, "consumer")?;
-    let timeout =
-        timeout_arg(timeout_ms, Some(h.js.options().timeout), true)?.ok_or_else(|| {
-            Error::new(
-                ErrorKind::InvalidArgument,
-                "timeout_ms: a pull request needs a bound (not NATSIO_WAIT_FOREVER)",
-            )
-        })?;
-    Ok(h.js.next(stream, consumer, timeout))
+    let mut o = fetch_options(opts)?;
+    let given = if opts.is_null() {
+        None
+    } else {
+        Some(options_arg(opts)?)
+    };
+    if given.is_some_and(|g| g.max_messages > 1) {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            "max_messages: next takes one message (0 or 1; use natsio_js_fetch for more)",
+        ));
+    }
+    if given.is_none_or(|g| g.expires_ms == 0) {
+        o.expires = h.js.options().timeout;
+    }
+    Ok(h.js.next_with(stream, consumer, o))
 }
 
-/// One message from the pull consumer, waiting up to `timeout_ms`
-/// (NATSIO_TIMEOUT_DEFAULT: the context's timeout; NATSIO_NO_WAIT: only a
-/// message available now); it goes to `msg_out` (free with
-/// `natsio_msg_free`). Errors: NATSIO_ERR_NO_MESSAGES when none came in
-/// time, NATSIO_ERR_INVALID_ARGUMENT (NATSIO_WAIT_FOREVER), else as
-/// `natsio_js_fetch`.
+/// One message from the pull consumer `consumer` of `stream` (a fetch of
+/// one), with a fetch's options; `opts` may be NULL (the defaults below).
+/// The wait: `expires_ms` (0: the context's timeout, what
+/// NATSIO_TIMEOUT_DEFAULT meant before the options struct); `no_wait`
+/// true: only a message available now (what NATSIO_NO_WAIT meant).
+/// `idle_heartbeat_ms` and the priority-group fields `group`,
+/// `min_pending`, `min_ack_pending` are as for `natsio_js_fetch`;
+/// `max_messages` must be 0 or 1 and `max_bytes` bounds the one message.
+/// The message goes to `msg_out` (free with `natsio_msg_free`). Blocks the
+/// calling thread. Errors: NATSIO_ERR_NO_MESSAGES when none came in time,
+/// NATSIO_ERR_INVALID_ARGUMENT (`max_messages` above 1, a negative field),
+/// NATSIO_ERR_TIMEOUT (no heartbeat), else as `natsio_js_fetch`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_next(
     js: *const natsio_js,
     stream: *const c_char,
     consumer: *const c_char,
-    timeout_ms: i64,
+    opts: *const natsio_fetch_options,
     msg_out: *mut *mut natsio_msg,
 ) -> natsio_status {
     guard(|| {
         let h = self::js(js)?;
-        let op = next_op(h, stream, consumer, timeout_ms)?;
+        let op = next_op(h, stream, consumer, opts)?;
         let out = out_arg(msg_out, "msg_out")?;
         write_box(out, natsio_msg::new(op.wait()?, h.client_weak()));
         Ok(())
@@ -595,83 +609,12 @@ pub unsafe extern "C" fn natsio_js_next_async(
     js: *const natsio_js,
     stream: *const c_char,
     consumer: *const c_char,
-    timeout_ms: i64,
-    token_out: *mut *mut natsio_token,
-) -> natsio_status {
-    guard(|| {
-        let h = self::js(js)?;
-        let op = next_op(h, stream, consumer, timeout_ms)?;
-        let out = out_arg(token_out, "token_out")?;
-        let c = op.start_with(crate::completion::Outcome::Msg)?;
-        write_box(out, natsio_token::new(c, h.client_weak()));
-        Ok(())
-    })
-}
-
-unsafe fn next_with_op(
-    h: &natsio_js,
-    stream: *const c_char,
-    consumer: *const c_char,
-    opts: *const natsio_fetch_options,
-) -> Result<Op<crate::message::Message>> {
-    let stream = str_arg(stream, "stream")?;
-    let consumer = str_arg(consumer, "consumer")?;
-    let mut o = fetch_options(opts)?;
-    let given = if opts.is_null() {
-        0
-    } else {
-        options_arg(opts)?.max_messages
-    };
-    if given > 1 {
-        return Err(Error::new(
-            ErrorKind::InvalidArgument,
-            "max_messages: next takes one message (0 or 1; use natsio_js_fetch for more)",
-        ));
-    }
-    let expires_given = !opts.is_null() && options_arg(opts)?.expires_ms != 0;
-    if !expires_given {
-        o.expires = h.js.options().timeout;
-    }
-    Ok(h.js.next_with(stream, consumer, o))
-}
-
-/// `natsio_js_next` with the options of a fetch (`opts` may be NULL):
-/// `expires_ms` is the wait (0: the context's timeout), `no_wait`,
-/// `idle_heartbeat_ms`, and the priority-group fields `group`,
-/// `min_pending`, `min_ack_pending` as for `natsio_js_fetch`;
-/// `max_messages` must be 0 or 1 and `max_bytes` bounds the one message.
-/// The message goes to `msg_out` (free with `natsio_msg_free`). Errors:
-/// NATSIO_ERR_NO_MESSAGES when none came in time, NATSIO_ERR_TIMEOUT (no
-/// heartbeat), else as `natsio_js_fetch`. Blocks the calling thread.
-#[no_mangle]
-pub unsafe extern "C" fn natsio_js_next_with_options(
-    js: *const natsio_js,
-    stream: *const c_char,
-    consumer: *const c_char,
-    opts: *const natsio_fetch_options,
-    msg_out: *mut *mut natsio_msg,
-) -> natsio_status {
-    guard(|| {
-        let h = self::js(js)?;
-        let op = next_with_op(h, stream, consumer, opts)?;
-        let out = out_arg(msg_out, "msg_out")?;
-        write_box(out, natsio_msg::new(op.wait()?, h.client_weak()));
-        Ok(())
-    })
-}
-
-/// The token form of `natsio_js_next_with_options` (`natsio_token_msg`).
-#[no_mangle]
-pub unsafe extern "C" fn natsio_js_next_with_options_async(
-    js: *const natsio_js,
-    stream: *const c_char,
-    consumer: *const c_char,
     opts: *const natsio_fetch_options,
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
     guard(|| {
         let h = self::js(js)?;
-        let op = next_with_op(h, stream, consumer, opts)?;
+        let op = next_op(h, stream, consumer, opts)?;
         let out = out_arg(token_out, "token_out")?;
         let c = op.start_with(crate::completion::Outcome::Msg)?;
         write_box(out, natsio_token::new(c, h.client_weak()));
@@ -1201,9 +1144,5 @@ pub unsafe extern "C" fn natsio_js_messages_get_stats(
 /// Stops (if needed) and frees a consumption. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_messages_free(messages: *mut natsio_js_messages) {
-    super::guard_void(|| {
-        if !messages.is_null() {
-            drop(Box::from_raw(messages));
-        }
-    })
+    free_box(messages)
 }

@@ -3,7 +3,7 @@
 use std::ffi::c_char;
 
 use super::status::natsio_status;
-use super::{arg, arg_mut, guard, guard_value, guard_void, out_arg, str_arg, write_box};
+use super::{arg, arg_mut, free_box, guard, guard_value, out_arg, str_arg, write_box};
 use crate::error::{Error, ErrorKind};
 use crate::headers::Headers;
 
@@ -41,11 +41,7 @@ pub unsafe extern "C" fn natsio_headers_clone(
 /// Never pass a message's borrowed headers here.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_headers_free(headers: *mut Headers) {
-    guard_void(|| {
-        if !headers.is_null() {
-            drop(Box::from_raw(headers));
-        }
-    })
+    free_box(headers)
 }
 
 /// Appends a value to `name` (multi-value). Errors: NATSIO_ERR_NULL_ARGUMENT,

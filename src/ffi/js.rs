@@ -9,7 +9,7 @@ use super::client::natsio_client;
 use super::status::natsio_status;
 use super::token::{natsio_token, token_shared_value};
 use super::{
-    arg, bytes_arg, guard, guard_value, guard_void, opt_arg_headers, opt_str_arg, options_arg,
+    arg, bytes_arg, free_box, guard, guard_value, opt_arg_headers, opt_str_arg, options_arg,
     out_arg, start_op, str_arg, timeout_arg, write_box, write_string,
 };
 use crate::client::ClientInner;
@@ -297,11 +297,7 @@ pub unsafe extern "C" fn natsio_client_jetstream(
 /// go on; their tokens stay valid.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_free(js: *mut natsio_js) {
-    guard_void(|| {
-        if !js.is_null() {
-            drop(Box::from_raw(js));
-        }
-    })
+    free_box(js)
 }
 
 /// The account's JetStream usage and limits (`$JS.API.INFO`) as JSON,
@@ -337,10 +333,25 @@ pub unsafe extern "C" fn natsio_js_account_info_async(
     })
 }
 
+unsafe fn publish_op(
+    js: &JetStream,
+    subject: *const c_char,
+    data: *const c_void,
+    len: usize,
+    opts: *const natsio_js_publish_options,
+) -> Result<Op<PubAck>> {
+    let subject = str_arg(subject, "subject")?;
+    let data = bytes_arg(data, len, "data")?;
+    Ok(js.publish(subject, data, &publish_options(opts)?))
+}
+
 /// Publishes `len` bytes of `data` to `subject` and waits for the stream's
-/// acknowledgement. `opts` may be NULL. `ack_out` may be NULL when the ack
-/// is not needed; otherwise it receives a `natsio_pub_ack` to free with
-/// `natsio_pub_ack_free`. "No responders" is retried twice 250 ms apart.
+/// acknowledgement (the reference's `publish`: one request, outside the
+/// window of `natsio_js_publish_async`). `opts` may be NULL. `ack_out` may
+/// be NULL when the ack is not needed; otherwise it receives a
+/// `natsio_pub_ack` to free with `natsio_pub_ack_free`. "No responders" is
+/// retried twice 250 ms apart. Its token form is
+/// `natsio_js_publish_request_async`.
 /// Blocks the calling thread (not allowed on a library runtime thread).
 /// Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
 /// NATSIO_ERR_BAD_SUBJECT, NATSIO_ERR_BAD_HEADERS, NATSIO_ERR_MAX_PAYLOAD,
@@ -358,11 +369,7 @@ pub unsafe extern "C" fn natsio_js_publish(
     ack_out: *mut *mut natsio_pub_ack,
 ) -> natsio_status {
     guard(|| {
-        let j = self::js(js)?;
-        let subject = str_arg(subject, "subject")?;
-        let data = bytes_arg(data, len, "data")?;
-        let opts = publish_options(opts)?;
-        let ack = j.publish(subject, data, &opts).wait()?;
+        let ack = publish_op(self::js(js)?, subject, data, len, opts)?.wait()?;
         if !ack_out.is_null() {
             write_box(ack_out, natsio_pub_ack::new(Arc::new(ack)));
         }
@@ -370,7 +377,35 @@ pub unsafe extern "C" fn natsio_js_publish(
     })
 }
 
-/// Publishes without waiting for the ack: `token_out` receives a token that
+/// The token form of `natsio_js_publish`: the very same publish, one
+/// request whose token completes with the ack (`natsio_token_pub_ack`) or
+/// the error `natsio_js_publish` would return. It is not the windowed
+/// `natsio_js_publish_async`: it takes no slot of
+/// `publish_async_max_pending` (it never stalls and never fails with
+/// NATSIO_ERR_TOO_MANY_STALLED), does not count in
+/// `natsio_js_publish_async_pending` or `_complete`, and waits for its ack
+/// up to `opts->timeout_ms` (0: the context's timeout), then fails with
+/// NATSIO_ERR_TIMEOUT, never NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT. A cancel
+/// stops the wait, not the message (the stream may store it). Argument
+/// errors come back from the call, as for `natsio_js_publish`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_publish_request_async(
+    js: *const natsio_js,
+    subject: *const c_char,
+    data: *const c_void,
+    len: usize,
+    opts: *const natsio_js_publish_options,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let h = arg(js, "js")?;
+        let op = publish_op(&h.js, subject, data, len, opts)?;
+        start_op(op, h.client_weak(), token_out)
+    })
+}
+
+/// The reference's `publish_async`: publishes within the context's async
+/// window without waiting for the ack: `token_out` receives a token that
 /// completes with the ack (`natsio_token_pub_ack`) or the publish's error
 /// (NATSIO_ERR_NO_STREAM_RESPONSE, NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT,
 /// NATSIO_ERR_WRONG_LAST_SEQUENCE, NATSIO_ERR_JS_API, ...). Free the token
@@ -378,7 +413,8 @@ pub unsafe extern "C" fn natsio_js_publish(
 /// When `publish_async_max_pending` publishes await acks, this call waits
 /// up to the stall wait for one to complete, then fails with
 /// NATSIO_ERR_TOO_MANY_STALLED (sending nothing). Argument errors as for
-/// `natsio_js_publish`.
+/// `natsio_js_publish`. The token form of `natsio_js_publish` itself,
+/// outside this window, is `natsio_js_publish_request_async`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_publish_async(
     js: *const natsio_js,
@@ -535,9 +571,5 @@ pub unsafe extern "C" fn natsio_token_pub_ack(
 /// Frees an ack. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_pub_ack_free(ack: *mut natsio_pub_ack) {
-    guard_void(|| {
-        if !ack.is_null() {
-            drop(Box::from_raw(ack));
-        }
-    })
+    free_box(ack)
 }

@@ -10,8 +10,8 @@ use super::list::{count, natsio_string_list, string_list_result, write_list};
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value, with_outcome, wrong_kind};
 use super::{
-    arg, bytes_arg, cstring, guard, guard_value, guard_void, options_arg, out_arg, start_op,
-    str_arg, write_box, TakeOnce,
+    arg, bytes_arg, cstring, free_box, guard, guard_value, options_arg, out_arg, start_op, str_arg,
+    write_box, TakeOnce,
 };
 use crate::client::ClientInner;
 use crate::error::Result;
@@ -856,13 +856,7 @@ pub unsafe extern "C" fn natsio_kv_keys_async(
 
 /// The `nfilters` key patterns in `filters` (NULL allowed when 0).
 unsafe fn key_patterns<'a>(filters: *const *const c_char, nfilters: usize) -> Result<Vec<&'a str>> {
-    let mut patterns = Vec::with_capacity(nfilters);
-    if nfilters > 0 {
-        for &p in std::slice::from_raw_parts(arg(filters, "filters")?, nfilters) {
-            patterns.push(str_arg(p, "key filter")?);
-        }
-    }
-    Ok(patterns)
+    super::strings_arg(filters, nfilters, "filters", "key filter")
 }
 
 /// The keys matching one of the `nfilters` patterns in `filters` (none:
@@ -1063,11 +1057,7 @@ pub unsafe extern "C" fn natsio_kv_key_lister_get_stats(
 /// Stops (if needed) and frees a key listing. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_key_lister_free(lister: *mut natsio_kv_key_lister) {
-    guard_void(|| {
-        if !lister.is_null() {
-            drop(Box::from_raw(lister));
-        }
-    })
+    free_box(lister)
 }
 
 /// Every kept revision of `key`, oldest first, delete and purge markers
@@ -1114,11 +1104,7 @@ pub unsafe extern "C" fn natsio_kv_history_async(
 /// Frees a bucket handle (the bucket itself stays). Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_free(kv: *mut natsio_kv) {
-    guard_void(|| {
-        if !kv.is_null() {
-            drop(Box::from_raw(kv));
-        }
-    })
+    free_box(kv)
 }
 
 fn entry<'a>(e: *const natsio_kv_entry) -> Result<&'a natsio_kv_entry> {
@@ -1224,11 +1210,7 @@ pub unsafe extern "C" fn natsio_kv_entry_clone(
 /// Frees an entry. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_entry_free(e: *mut natsio_kv_entry) {
-    guard_void(|| {
-        if !e.is_null() {
-            drop(Box::from_raw(e));
-        }
-    })
+    free_box(e)
 }
 
 /// `natsio_kv_watch_options.version` of this header (2 added
@@ -1302,12 +1284,7 @@ unsafe fn watch_op(
     nkeys: usize,
     opts: *const natsio_kv_watch_options,
 ) -> Result<Op<Watcher>> {
-    let mut patterns = Vec::with_capacity(nkeys);
-    if nkeys > 0 {
-        for &p in std::slice::from_raw_parts(arg(keys, "keys")?, nkeys) {
-            patterns.push(str_arg(p, "key pattern")?);
-        }
-    }
+    let patterns = super::strings_arg(keys, nkeys, "keys", "key pattern")?;
     let o = if opts.is_null() {
         crate::kv::WatchOptions::default()
     } else {
@@ -1486,11 +1463,7 @@ pub unsafe extern "C" fn natsio_kv_watcher_get_stats(
 /// Stops (if needed) and frees a watch. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_watcher_free(watcher: *mut natsio_kv_watcher) {
-    guard_void(|| {
-        if !watcher.is_null() {
-            drop(Box::from_raw(watcher));
-        }
-    })
+    free_box(watcher)
 }
 
 /// Revisions returned by `natsio_kv_history`. Owned by the caller, freed
@@ -1523,11 +1496,7 @@ pub unsafe extern "C" fn natsio_kv_entry_list_get(
 /// Frees a list and its entries. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_entry_list_free(list: *mut natsio_kv_entry_list) {
-    guard_void(|| {
-        if !list.is_null() {
-            drop(Box::from_raw(list));
-        }
-    })
+    free_box(list)
 }
 
 /// The entries a history produced, as a new list freed with
@@ -1683,11 +1652,7 @@ pub unsafe extern "C" fn natsio_kv_bucket_status_stream_info_json(
 /// Frees a status. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_bucket_status_free(s: *mut natsio_kv_bucket_status) {
-    guard_void(|| {
-        if !s.is_null() {
-            drop(Box::from_raw(s));
-        }
-    })
+    free_box(s)
 }
 
 /// The status a `natsio_kv_get_status_async` produced, as a new
@@ -1739,11 +1704,7 @@ pub unsafe extern "C" fn natsio_kv_bucket_status_list_get(
 pub unsafe extern "C" fn natsio_kv_bucket_status_list_free(
     list: *mut natsio_kv_bucket_status_list,
 ) {
-    guard_void(|| {
-        if !list.is_null() {
-            drop(Box::from_raw(list));
-        }
-    })
+    free_box(list)
 }
 
 /// The statuses a `natsio_js_kv_statuses_async` produced, as a new list

@@ -8,7 +8,7 @@ use std::ffi::{c_char, CString};
 
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value};
-use super::{arg, guard_value, guard_void, out_arg, write_box};
+use super::{arg, free_box, guard_value, out_arg, write_box};
 use crate::error::Result;
 use crate::op::Op;
 
@@ -79,11 +79,7 @@ pub unsafe extern "C" fn natsio_string_list_get(
 /// Frees a list and its strings. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_string_list_free(list: *mut natsio_string_list) {
-    guard_void(|| {
-        if !list.is_null() {
-            drop(Box::from_raw(list));
-        }
-    })
+    free_box(list)
 }
 
 /// The strings an operation produced (stream, consumer or key names), as a

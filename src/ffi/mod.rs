@@ -209,9 +209,53 @@ pub(crate) unsafe fn write_box<T>(out: *mut *mut T, value: T) {
     *out = Box::into_raw(Box::new(value));
 }
 
+/// Frees a handle handed to C by `write_box`: NULL is accepted, and its
+/// drop (which may stop, close or wait) runs behind the panic boundary.
+/// Every plain `_free` export is this.
+pub(crate) unsafe fn free_box<T>(handle: *mut T) {
+    guard_void(|| {
+        if !handle.is_null() {
+            drop(Box::from_raw(handle));
+        }
+    })
+}
+
+/// The most items a list argument (`const char *const *items, size_t
+/// count`) may have: a larger count is taken for a mistake (an
+/// uninitialised count) and refused with NATSIO_ERR_INVALID_ARGUMENT before
+/// any item is read.
+pub const NATSIO_LIST_MAX_ITEMS: usize = 65536;
+
+/// A list argument, `const char *const *items` and `count` (the header's
+/// list encoding): each item a string argument named `item` in errors.
+/// `items` may be NULL only when `count` is 0; a count above
+/// NATSIO_LIST_MAX_ITEMS is NATSIO_ERR_INVALID_ARGUMENT naming `what`.
+pub(crate) unsafe fn strings_arg<'a>(
+    items: *const *const c_char,
+    count: usize,
+    what: &str,
+    item: &str,
+) -> Result<Vec<&'a str>> {
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    if count > NATSIO_LIST_MAX_ITEMS {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!(
+                "{what}: {count} items, more than NATSIO_LIST_MAX_ITEMS ({NATSIO_LIST_MAX_ITEMS})"
+            ),
+        ));
+    }
+    std::slice::from_raw_parts(arg(items, what)?, count)
+        .iter()
+        .map(|&p| str_arg(p, item))
+        .collect()
+}
+
 /// `timeout_ms` value: do not wait; only what is ready now. Accepted where
-/// not waiting makes sense (an iterator's `_next`, `natsio_token_wait`,
-/// `natsio_js_next`); elsewhere it is NATSIO_ERR_INVALID_ARGUMENT.
+/// not waiting makes sense (an iterator's `_next`, `natsio_token_wait`);
+/// elsewhere it is NATSIO_ERR_INVALID_ARGUMENT.
 pub const NATSIO_NO_WAIT: i64 = 0;
 /// `timeout_ms` value: the default of the handle the call is made on (the
 /// client's request, flush or drain timeout, the JetStream context's
@@ -477,12 +521,16 @@ pub extern "C" fn natsio_runtime_set_wait_spin_us(us: u32) {
 /// microseconds, or 0 on a single-CPU machine (where no thread spins): for
 /// a binding that waits on its own event loop and spins there by the same
 /// bound. Any thread; never fails.
+///
+/// Binding support (natsio_sys.h).
 #[no_mangle]
 pub extern "C" fn natsio_runtime_wait_spin_us() -> u32 {
     guard_value(0, || Ok(crate::spin::limit_us()))
 }
 
 /// What `natsio_runtime_spin_until_set` came to.
+///
+/// Binding support (natsio_sys.h).
 #[repr(i32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum natsio_spin_result {
@@ -511,6 +559,8 @@ pub enum natsio_spin_result {
 /// # Safety
 /// `flag` is NULL or points to a `bool` that stays valid for the call and
 /// is written only with atomic stores while it runs.
+///
+/// Binding support (natsio_sys.h).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_runtime_spin_until_set(
     flag: *const bool,

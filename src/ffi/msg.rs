@@ -7,7 +7,7 @@ use std::sync::Weak;
 use super::list::count;
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value, with_outcome, wrong_kind};
-use super::{arg, bytes_arg, guard, guard_value, guard_void, opt_arg_headers, out_arg, write_box};
+use super::{arg, bytes_arg, free_box, guard, guard_value, opt_arg_headers, out_arg, write_box};
 use crate::client::{respond, ClientInner};
 use crate::error::Error;
 use crate::headers::Headers;
@@ -132,6 +132,8 @@ pub unsafe extern "C" fn natsio_msg_sid(msg: *const natsio_msg) -> u64 {
 
 /// Every field of a message, read at once by `natsio_msg_get_fields`. The
 /// pointers are borrowed from the message: valid while it is.
+///
+/// Binding support (natsio_sys.h).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct natsio_msg_fields {
@@ -164,6 +166,8 @@ pub struct natsio_msg_fields {
 /// subjects' lengths. For bindings that copy each delivered message into
 /// another runtime (one call per message instead of one per field). Any
 /// thread. Errors: NATSIO_ERR_NULL_ARGUMENT (`*fields_out` untouched).
+///
+/// Binding support (natsio_sys.h).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_msg_get_fields(
     msg: *const natsio_msg,
@@ -251,11 +255,7 @@ pub unsafe extern "C" fn natsio_msg_clone(
 /// callback.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_msg_free(msg: *mut natsio_msg) {
-    guard_void(|| {
-        if !msg.is_null() {
-            drop(Box::from_raw(msg));
-        }
-    })
+    free_box(msg)
 }
 
 /// Messages returned by `natsio_js_fetch`. Owned by the caller, freed with
@@ -289,11 +289,7 @@ pub unsafe extern "C" fn natsio_msg_list_get(
 /// Frees a list and its messages. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_msg_list_free(list: *mut natsio_msg_list) {
-    guard_void(|| {
-        if !list.is_null() {
-            drop(Box::from_raw(list));
-        }
-    })
+    free_box(list)
 }
 
 /// The messages a fetch produced, as a new list freed with

@@ -12,8 +12,8 @@ use super::list::{count, natsio_string_list, string_list_result, write_list};
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value, with_outcome, wrong_kind};
 use super::{
-    arg, bytes_arg, cstring, guard, guard_value, guard_void, opt_str_arg, options_arg, out_arg,
-    start_op, str_arg, timeout_arg, write_box, TakeOnce,
+    arg, bytes_arg, cstring, free_box, guard, guard_value, guard_void, opt_str_arg, options_arg,
+    out_arg, start_op, str_arg, timeout_arg, write_box, TakeOnce,
 };
 use crate::client::ClientInner;
 use crate::error::{Error, ErrorKind, Result};
@@ -267,11 +267,7 @@ pub unsafe extern "C" fn natsio_obj_bucket(obj: *const natsio_obj) -> *const c_c
 /// Frees a bucket handle (the bucket itself stays). Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_obj_free(obj: *mut natsio_obj) {
-    guard_void(|| {
-        if !obj.is_null() {
-            drop(Box::from_raw(obj));
-        }
-    })
+    free_box(obj)
 }
 
 /// The bucket's status through `status_out` (free with
@@ -431,11 +427,7 @@ pub unsafe extern "C" fn natsio_obj_status_stream_info_json(
 /// Frees a status. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_obj_status_free(s: *mut natsio_obj_status) {
-    guard_void(|| {
-        if !s.is_null() {
-            drop(Box::from_raw(s));
-        }
-    })
+    free_box(s)
 }
 
 /// The status a `natsio_obj_get_status_async` produced, as a new
@@ -485,11 +477,7 @@ pub unsafe extern "C" fn natsio_obj_status_list_get(
 /// Frees a list and its statuses. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_obj_status_list_free(list: *mut natsio_obj_status_list) {
-    guard_void(|| {
-        if !list.is_null() {
-            drop(Box::from_raw(list));
-        }
-    })
+    free_box(list)
 }
 
 /// The statuses a `natsio_js_obj_statuses_async` produced, as a new list.
@@ -716,11 +704,7 @@ pub unsafe extern "C" fn natsio_obj_info_clone(
 /// Frees an info. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_obj_info_free(info: *mut natsio_obj_info) {
-    guard_void(|| {
-        if !info.is_null() {
-            drop(Box::from_raw(info));
-        }
-    })
+    free_box(info)
 }
 
 /// The info an operation produced (a put, `natsio_obj_get_info_async`, a
@@ -799,11 +783,7 @@ pub unsafe extern "C" fn natsio_obj_info_list_get(
 /// Frees a list and its infos. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_obj_info_list_free(list: *mut natsio_obj_info_list) {
-    guard_void(|| {
-        if !list.is_null() {
-            drop(Box::from_raw(list));
-        }
-    })
+    free_box(list)
 }
 
 /// The infos a `natsio_obj_list_async` produced, as a new list. Returns as
@@ -1434,11 +1414,7 @@ pub unsafe extern "C" fn natsio_token_obj_chunk(
 /// consumer goes away). Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_obj_reader_free(reader: *mut natsio_obj_reader) {
-    guard_void(|| {
-        if !reader.is_null() {
-            drop(Box::from_raw(reader));
-        }
-    })
+    free_box(reader)
 }
 
 // ---- watcher ---------------------------------------------------------------
@@ -1662,9 +1638,5 @@ pub unsafe extern "C" fn natsio_obj_watcher_get_stats(
 /// Stops (if needed) and frees a watch. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_obj_watcher_free(watcher: *mut natsio_obj_watcher) {
-    guard_void(|| {
-        if !watcher.is_null() {
-            drop(Box::from_raw(watcher));
-        }
-    })
+    free_box(watcher)
 }

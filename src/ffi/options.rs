@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::status::natsio_status;
-use super::{arg, arg_mut, guard, guard_void, opt_str_arg, out_arg, str_arg, write_box, Released};
+use super::{arg_mut, free_box, guard, opt_str_arg, out_arg, str_arg, write_box, Released};
 use crate::error::{Error, ErrorKind, Result};
 use base64::Engine;
 
@@ -59,11 +59,7 @@ pub unsafe extern "C" fn natsio_options_new(out: *mut *mut natsio_options) -> na
 /// not affected.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_options_free(opts: *mut natsio_options) {
-    guard_void(|| {
-        if !opts.is_null() {
-            drop(Box::from_raw(opts));
-        }
-    })
+    free_box(opts)
 }
 
 unsafe fn with_opts(
@@ -136,14 +132,11 @@ pub unsafe extern "C" fn natsio_options_set_servers(
                 "servers: at least one URL is required",
             ));
         }
-        let urls = std::slice::from_raw_parts(arg(urls, "urls")?, count);
-        let mut servers = Vec::with_capacity(count);
-        for &u in urls {
-            let s = str_arg(u, "url")?;
-            crate::options::ServerAddr::parse(s)?;
-            servers.push(s.to_string());
+        let urls = super::strings_arg(urls, count, "urls", "url")?;
+        for url in &urls {
+            crate::options::ServerAddr::parse(url)?;
         }
-        o.servers = servers;
+        o.servers = urls.into_iter().map(str::to_string).collect();
         Ok(())
     })
 }

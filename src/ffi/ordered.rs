@@ -10,7 +10,7 @@ use super::consumer::natsio_js_messages;
 use super::js::{json_result, natsio_js};
 use super::status::natsio_status;
 use super::token::natsio_token;
-use super::{arg, guard, options_arg, out_arg, start_op, str_arg, write_box, TakeOnce};
+use super::{arg, free_box, guard, options_arg, out_arg, start_op, str_arg, write_box, TakeOnce};
 use crate::client::ClientInner;
 use crate::error::{Error, ErrorKind, Result};
 use crate::jetstream::{
@@ -159,13 +159,15 @@ unsafe fn consumer_config(
     o: *const natsio_ordered_consumer_options,
 ) -> Result<OrderedConsumerConfig> {
     let c = options_arg(o)?;
-    let mut filter_subjects = Vec::with_capacity(c.filter_subjects_count.min(1024));
-    if c.filter_subjects_count > 0 {
-        let list = arg(c.filter_subjects, "filter_subjects")?;
-        for &p in std::slice::from_raw_parts(list, c.filter_subjects_count) {
-            filter_subjects.push(str_arg(p, "filter subject")?.to_string());
-        }
-    }
+    let filter_subjects: Vec<String> = super::strings_arg(
+        c.filter_subjects,
+        c.filter_subjects_count,
+        "filter_subjects",
+        "filter subject",
+    )?
+    .into_iter()
+    .map(str::to_string)
+    .collect();
     let want = |ok: bool, what: &str| {
         if ok {
             Ok(())
@@ -405,9 +407,5 @@ pub unsafe extern "C" fn natsio_ordered_consumer_stop_async(
 /// Call `natsio_ordered_consumer_stop` first to end everything and wait.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_ordered_consumer_free(oc: *mut natsio_ordered_consumer) {
-    super::guard_void(|| {
-        if !oc.is_null() {
-            drop(Box::from_raw(oc));
-        }
-    })
+    free_box(oc)
 }

@@ -8,7 +8,7 @@ use super::iter::{self, natsio_iter_stats};
 use super::msg::{natsio_msg, natsio_msg_cb};
 use super::status::natsio_status;
 use super::token::natsio_token;
-use super::{arg, guard, guard_void};
+use super::{arg, free_box, guard};
 use crate::client::{ClientInner, Replies};
 use crate::error::Result;
 
@@ -107,9 +107,5 @@ pub unsafe extern "C" fn natsio_replies_get_stats(
 /// Stops (if needed) and frees the iterator. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_replies_free(replies: *mut natsio_replies) {
-    guard_void(|| {
-        if !replies.is_null() {
-            drop(Box::from_raw(replies));
-        }
-    })
+    free_box(replies)
 }

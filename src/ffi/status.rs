@@ -164,473 +164,123 @@ pub enum natsio_status {
 
 use natsio_status::*;
 
-impl From<ErrorKind> for natsio_status {
-    fn from(k: ErrorKind) -> Self {
-        match k {
-            ErrorKind::NullArgument => NATSIO_ERR_NULL_ARGUMENT,
-            ErrorKind::InvalidUtf8 => NATSIO_ERR_INVALID_UTF8,
-            ErrorKind::InvalidArgument => NATSIO_ERR_INVALID_ARGUMENT,
-            ErrorKind::NotFound => NATSIO_ERR_NOT_FOUND,
-            ErrorKind::Internal => NATSIO_ERR_INTERNAL,
-            ErrorKind::BadSubject => NATSIO_ERR_BAD_SUBJECT,
-            ErrorKind::BadQueueName => NATSIO_ERR_BAD_QUEUE_NAME,
-            ErrorKind::BadHeaders => NATSIO_ERR_BAD_HEADERS,
-            ErrorKind::Config => NATSIO_ERR_CONFIG,
-            ErrorKind::IllegalState => NATSIO_ERR_ILLEGAL_STATE,
-            ErrorKind::Timeout => NATSIO_ERR_TIMEOUT,
-            ErrorKind::ConnectionClosed => NATSIO_ERR_CONNECTION_CLOSED,
-            ErrorKind::NoServers => NATSIO_ERR_NO_SERVERS,
-            ErrorKind::Io => NATSIO_ERR_IO,
-            ErrorKind::DrainTimeout => NATSIO_ERR_DRAIN_TIMEOUT,
-            ErrorKind::Cancelled => NATSIO_ERR_CANCELLED,
-            ErrorKind::ReconnectBufExceeded => NATSIO_ERR_RECONNECT_BUF_EXCEEDED,
-            ErrorKind::Protocol => NATSIO_ERR_PROTOCOL,
-            ErrorKind::Parser => NATSIO_ERR_PARSER,
-            ErrorKind::MaxControlLineExceeded => NATSIO_ERR_MAX_CONTROL_LINE,
-            ErrorKind::MaxPayloadExceeded => NATSIO_ERR_MAX_PAYLOAD,
-            ErrorKind::Websocket => NATSIO_ERR_WEBSOCKET,
-            ErrorKind::Server => NATSIO_ERR_SERVER,
-            ErrorKind::StaleConnection => NATSIO_ERR_STALE_CONNECTION,
-            ErrorKind::AuthorizationViolation => NATSIO_ERR_AUTHORIZATION,
-            ErrorKind::AuthenticationExpired => NATSIO_ERR_AUTH_EXPIRED,
-            ErrorKind::PermissionsViolation => NATSIO_ERR_PERMISSIONS,
-            ErrorKind::MaxSubscriptionsExceeded => NATSIO_ERR_MAX_SUBSCRIPTIONS,
-            ErrorKind::NoResponders => NATSIO_ERR_NO_RESPONDERS,
-            ErrorKind::NoReplySubject => NATSIO_ERR_NO_REPLY_SUBJECT,
-            ErrorKind::SubscriptionClosed => NATSIO_ERR_SUBSCRIPTION_CLOSED,
-            ErrorKind::SlowConsumer => NATSIO_ERR_SLOW_CONSUMER,
-            ErrorKind::JetStream => NATSIO_ERR_JETSTREAM,
-            ErrorKind::JetStreamApi => NATSIO_ERR_JS_API,
-            ErrorKind::JetStreamNotEnabled => NATSIO_ERR_JS_NOT_ENABLED,
-            ErrorKind::NoStreamResponse => NATSIO_ERR_NO_STREAM_RESPONSE,
-            ErrorKind::StreamNotFound => NATSIO_ERR_STREAM_NOT_FOUND,
-            ErrorKind::StreamNameInUse => NATSIO_ERR_STREAM_NAME_IN_USE,
-            ErrorKind::ConsumerNotFound => NATSIO_ERR_CONSUMER_NOT_FOUND,
-            ErrorKind::MessageNotFound => NATSIO_ERR_MESSAGE_NOT_FOUND,
-            ErrorKind::WrongLastSequence => NATSIO_ERR_WRONG_LAST_SEQUENCE,
-            ErrorKind::TooManyStalledMsgs => NATSIO_ERR_TOO_MANY_STALLED,
-            ErrorKind::AsyncPublishTimeout => NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT,
-            ErrorKind::NoMessages => NATSIO_ERR_NO_MESSAGES,
-            ErrorKind::ConsumerDeleted => NATSIO_ERR_CONSUMER_DELETED,
-            ErrorKind::MessageAlreadyAcked => NATSIO_ERR_MESSAGE_ALREADY_ACKED,
-            ErrorKind::NotJsMessage => NATSIO_ERR_NOT_JS_MESSAGE,
-            ErrorKind::BucketNotFound => NATSIO_ERR_BUCKET_NOT_FOUND,
-            ErrorKind::BucketExists => NATSIO_ERR_BUCKET_EXISTS,
-            ErrorKind::KeyNotFound => NATSIO_ERR_KEY_NOT_FOUND,
-            ErrorKind::KeyDeleted => NATSIO_ERR_KEY_DELETED,
-            ErrorKind::KeyExists => NATSIO_ERR_KEY_EXISTS,
-            ErrorKind::InvalidBucketName => NATSIO_ERR_INVALID_BUCKET_NAME,
-            ErrorKind::InvalidKey => NATSIO_ERR_INVALID_KEY,
-            ErrorKind::ObjectNotFound => NATSIO_ERR_OBJECT_NOT_FOUND,
-            ErrorKind::ObjectDeleted => NATSIO_ERR_OBJECT_DELETED,
-            ErrorKind::ObjectExists => NATSIO_ERR_OBJECT_EXISTS,
-            ErrorKind::DigestMismatch => NATSIO_ERR_DIGEST_MISMATCH,
-            ErrorKind::ObjectLink => NATSIO_ERR_OBJECT_LINK,
-            ErrorKind::InvalidObjectName => NATSIO_ERR_INVALID_OBJECT_NAME,
-            ErrorKind::BucketSealed => NATSIO_ERR_BUCKET_SEALED,
-        }
-    }
-}
-
-/// One row of the status table: the code, its name without the
-/// `NATSIO_ERR_` prefix, its description and its parents in the reference
-/// client's error tree (`ConfigError` above the bad-name errors,
-/// `TimeoutError` and `JetStreamError` above `NoMessagesError`, ...). The
-/// one table every binding's error classes follow: C++ is checked against
-/// it, Go and Node build their class trees from it at load.
+/// One row of the status table: the code, its description and its
+/// parents in the reference client's error tree (`ConfigError` above the
+/// bad-name errors, `TimeoutError` and `JetStreamError` above
+/// `NoMessagesError`, ...). The one table every binding's error classes
+/// follow: C++ is checked against it, Go and Node build their class trees
+/// from it at load.
 struct StatusEntry {
     status: natsio_status,
-    name: &'static str,
+    /// The variant's name, NUL-terminated (`name` strips its prefix).
+    full_name: &'static str,
     text: &'static str,
     parents: &'static [natsio_status],
 }
 
-const STATUS_TABLE: &[StatusEntry] = &[
-    StatusEntry {
-        status: NATSIO_OK,
-        name: "OK\0",
-        text: "ok\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_DONE,
-        name: "DONE\0",
-        text: "done: no more items\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_PENDING,
-        name: "PENDING\0",
-        text: "pending: the operation has not completed\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_NULL_ARGUMENT,
-        name: "NULL_ARGUMENT\0",
-        text: "a required pointer argument was NULL\0",
-        parents: &[NATSIO_ERR_INVALID_ARGUMENT],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_INVALID_UTF8,
-        name: "INVALID_UTF8\0",
-        text: "a string argument was not valid UTF-8\0",
-        parents: &[NATSIO_ERR_INVALID_ARGUMENT],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_INVALID_ARGUMENT,
-        name: "INVALID_ARGUMENT\0",
-        text: "invalid argument\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_BAD_SUBJECT,
-        name: "BAD_SUBJECT\0",
-        text: "invalid subject\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_BAD_QUEUE_NAME,
-        name: "BAD_QUEUE_NAME\0",
-        text: "invalid queue group name\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_BAD_HEADERS,
-        name: "BAD_HEADERS\0",
-        text: "invalid header name or value\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_CONFIG,
-        name: "CONFIG\0",
-        text: "invalid configuration\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_ILLEGAL_STATE,
-        name: "ILLEGAL_STATE\0",
-        text: "not allowed in the current state\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_NOT_FOUND,
-        name: "NOT_FOUND\0",
-        text: "not found\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_INTERNAL,
-        name: "INTERNAL\0",
-        text: "internal error\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_TIMEOUT,
-        name: "TIMEOUT\0",
-        text: "timeout\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_CONNECTION_CLOSED,
-        name: "CONNECTION_CLOSED\0",
-        text: "connection closed\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_NO_SERVERS,
-        name: "NO_SERVERS\0",
-        text: "no servers available\0",
-        parents: &[NATSIO_ERR_CONNECTION_CLOSED],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_IO,
-        name: "IO\0",
-        text: "I/O error\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_DRAIN_TIMEOUT,
-        name: "DRAIN_TIMEOUT\0",
-        text: "drain timeout\0",
-        parents: &[NATSIO_ERR_TIMEOUT],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_CANCELLED,
-        name: "CANCELLED\0",
-        text: "cancelled\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_RECONNECT_BUF_EXCEEDED,
-        name: "RECONNECT_BUF_EXCEEDED\0",
-        text: "reconnect buffer exceeded\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_PROTOCOL,
-        name: "PROTOCOL\0",
-        text: "protocol error\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_PARSER,
-        name: "PARSER\0",
-        text: "parser error\0",
-        parents: &[NATSIO_ERR_PROTOCOL],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_MAX_CONTROL_LINE,
-        name: "MAX_CONTROL_LINE\0",
-        text: "maximum control line exceeded\0",
-        parents: &[NATSIO_ERR_PARSER],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_MAX_PAYLOAD,
-        name: "MAX_PAYLOAD\0",
-        text: "maximum payload exceeded\0",
-        parents: &[NATSIO_ERR_PROTOCOL],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_SERVER,
-        name: "SERVER\0",
-        text: "server error\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_STALE_CONNECTION,
-        name: "STALE_CONNECTION\0",
-        text: "stale connection\0",
-        parents: &[NATSIO_ERR_SERVER],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_AUTHORIZATION,
-        name: "AUTHORIZATION\0",
-        text: "authorization violation\0",
-        parents: &[NATSIO_ERR_SERVER],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_AUTH_EXPIRED,
-        name: "AUTH_EXPIRED\0",
-        text: "authentication expired\0",
-        parents: &[NATSIO_ERR_SERVER],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_PERMISSIONS,
-        name: "PERMISSIONS\0",
-        text: "permissions violation\0",
-        parents: &[NATSIO_ERR_SERVER],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_MAX_SUBSCRIPTIONS,
-        name: "MAX_SUBSCRIPTIONS\0",
-        text: "maximum subscriptions exceeded\0",
-        parents: &[NATSIO_ERR_SERVER],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_WEBSOCKET,
-        name: "WEBSOCKET\0",
-        text: "websocket error\0",
-        parents: &[NATSIO_ERR_PROTOCOL],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_NO_RESPONDERS,
-        name: "NO_RESPONDERS\0",
-        text: "no responders\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_NO_REPLY_SUBJECT,
-        name: "NO_REPLY_SUBJECT\0",
-        text: "message has no reply subject\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_SUBSCRIPTION_CLOSED,
-        name: "SUBSCRIPTION_CLOSED\0",
-        text: "subscription closed\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_SLOW_CONSUMER,
-        name: "SLOW_CONSUMER\0",
-        text: "slow consumer\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_JETSTREAM,
-        name: "JETSTREAM\0",
-        text: "JetStream error\0",
-        parents: &[],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_JS_API,
-        name: "JS_API\0",
-        text: "JetStream API error\0",
-        parents: &[NATSIO_ERR_JETSTREAM],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_JS_NOT_ENABLED,
-        name: "JS_NOT_ENABLED\0",
-        text: "JetStream not enabled\0",
-        parents: &[NATSIO_ERR_JS_API],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_NO_STREAM_RESPONSE,
-        name: "NO_STREAM_RESPONSE\0",
-        text: "no response from stream\0",
-        parents: &[NATSIO_ERR_JETSTREAM],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_STREAM_NOT_FOUND,
-        name: "STREAM_NOT_FOUND\0",
-        text: "stream not found\0",
-        parents: &[NATSIO_ERR_JS_API],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_STREAM_NAME_IN_USE,
-        name: "STREAM_NAME_IN_USE\0",
-        text: "stream name already in use\0",
-        parents: &[NATSIO_ERR_JS_API],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_CONSUMER_NOT_FOUND,
-        name: "CONSUMER_NOT_FOUND\0",
-        text: "consumer not found\0",
-        parents: &[NATSIO_ERR_JS_API],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_MESSAGE_NOT_FOUND,
-        name: "MESSAGE_NOT_FOUND\0",
-        text: "message not found\0",
-        parents: &[NATSIO_ERR_JS_API],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_WRONG_LAST_SEQUENCE,
-        name: "WRONG_LAST_SEQUENCE\0",
-        text: "wrong last sequence\0",
-        parents: &[NATSIO_ERR_JS_API],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_TOO_MANY_STALLED,
-        name: "TOO_MANY_STALLED\0",
-        text: "too many stalled async publishes\0",
-        parents: &[NATSIO_ERR_JETSTREAM],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT,
-        name: "ASYNC_PUBLISH_TIMEOUT\0",
-        text: "async publish timed out\0",
-        parents: &[NATSIO_ERR_JETSTREAM, NATSIO_ERR_TIMEOUT],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_NO_MESSAGES,
-        name: "NO_MESSAGES\0",
-        text: "no messages\0",
-        parents: &[NATSIO_ERR_JETSTREAM, NATSIO_ERR_TIMEOUT],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_CONSUMER_DELETED,
-        name: "CONSUMER_DELETED\0",
-        text: "consumer deleted\0",
-        parents: &[NATSIO_ERR_JETSTREAM],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_MESSAGE_ALREADY_ACKED,
-        name: "MESSAGE_ALREADY_ACKED\0",
-        text: "message already acknowledged\0",
-        parents: &[NATSIO_ERR_JETSTREAM],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_NOT_JS_MESSAGE,
-        name: "NOT_JS_MESSAGE\0",
-        text: "not a JetStream message\0",
-        parents: &[NATSIO_ERR_JETSTREAM],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_BUCKET_NOT_FOUND,
-        name: "BUCKET_NOT_FOUND\0",
-        text: "bucket not found\0",
-        parents: &[NATSIO_ERR_JETSTREAM],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_BUCKET_EXISTS,
-        name: "BUCKET_EXISTS\0",
-        text: "bucket exists\0",
-        parents: &[NATSIO_ERR_JETSTREAM],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_KEY_NOT_FOUND,
-        name: "KEY_NOT_FOUND\0",
-        text: "key not found\0",
-        parents: &[NATSIO_ERR_JETSTREAM],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_KEY_DELETED,
-        name: "KEY_DELETED\0",
-        text: "key deleted\0",
-        parents: &[NATSIO_ERR_KEY_NOT_FOUND],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_KEY_EXISTS,
-        name: "KEY_EXISTS\0",
-        text: "key exists\0",
-        parents: &[NATSIO_ERR_JETSTREAM],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_INVALID_BUCKET_NAME,
-        name: "INVALID_BUCKET_NAME\0",
-        text: "invalid bucket name\0",
-        parents: &[NATSIO_ERR_CONFIG],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_INVALID_KEY,
-        name: "INVALID_KEY\0",
-        text: "invalid key\0",
-        parents: &[NATSIO_ERR_CONFIG],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_OBJECT_NOT_FOUND,
-        name: "OBJECT_NOT_FOUND\0",
-        text: "object not found\0",
-        parents: &[NATSIO_ERR_JETSTREAM],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_OBJECT_DELETED,
-        name: "OBJECT_DELETED\0",
-        text: "object deleted\0",
-        parents: &[NATSIO_ERR_OBJECT_NOT_FOUND],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_OBJECT_EXISTS,
-        name: "OBJECT_EXISTS\0",
-        text: "object exists\0",
-        parents: &[NATSIO_ERR_JETSTREAM],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_DIGEST_MISMATCH,
-        name: "DIGEST_MISMATCH\0",
-        text: "object digest mismatch\0",
-        parents: &[NATSIO_ERR_JETSTREAM],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_OBJECT_LINK,
-        name: "OBJECT_LINK\0",
-        text: "invalid object link\0",
-        parents: &[NATSIO_ERR_JETSTREAM],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_INVALID_OBJECT_NAME,
-        name: "INVALID_OBJECT_NAME\0",
-        text: "invalid object name\0",
-        parents: &[NATSIO_ERR_CONFIG],
-    },
-    StatusEntry {
-        status: NATSIO_ERR_BUCKET_SEALED,
-        name: "BUCKET_SEALED\0",
-        text: "bucket is sealed\0",
-        parents: &[NATSIO_ERR_JETSTREAM],
-    },
-];
+impl StatusEntry {
+    /// The name without `NATSIO_ERR_` (or `NATSIO_`), NUL-terminated.
+    fn name(&self) -> &'static str {
+        let n = self.full_name;
+        n.strip_prefix("NATSIO_ERR_")
+            .or_else(|| n.strip_prefix("NATSIO_"))
+            .unwrap_or(n)
+    }
+}
+
+/// The one list of statuses: each variant of `natsio_status` with the
+/// `ErrorKind` it reports (none for OK, DONE and PENDING), its text and its
+/// parents. It makes `STATUS_TABLE` and `From<ErrorKind>` (whose match is
+/// exhaustive: a kind without a status does not compile). The enum stays
+/// written out above, for cbindgen, which expands no macros;
+/// `every_status_is_in_the_table_once` ties the two.
+macro_rules! statuses {
+    ($($status:ident $(<= $kind:ident)? : $text:literal $(, parents: [$($parent:ident),+])? ;)+) => {
+        const STATUS_TABLE: &[StatusEntry] = &[$(
+            StatusEntry {
+                status: $status,
+                full_name: concat!(stringify!($status), "\0"),
+                text: concat!($text, "\0"),
+                parents: &[$($($parent),+)?],
+            },
+        )+];
+
+        impl From<ErrorKind> for natsio_status {
+            fn from(k: ErrorKind) -> Self {
+                match k {
+                    $($(ErrorKind::$kind => $status,)?)+
+                }
+            }
+        }
+    };
+}
+
+statuses! {
+    NATSIO_OK: "ok";
+    NATSIO_DONE: "done: no more items";
+    NATSIO_PENDING: "pending: the operation has not completed";
+    NATSIO_ERR_NULL_ARGUMENT <= NullArgument: "a required pointer argument was NULL", parents: [NATSIO_ERR_INVALID_ARGUMENT];
+    NATSIO_ERR_INVALID_UTF8 <= InvalidUtf8: "a string argument was not valid UTF-8", parents: [NATSIO_ERR_INVALID_ARGUMENT];
+    NATSIO_ERR_INVALID_ARGUMENT <= InvalidArgument: "invalid argument";
+    NATSIO_ERR_BAD_SUBJECT <= BadSubject: "invalid subject";
+    NATSIO_ERR_BAD_QUEUE_NAME <= BadQueueName: "invalid queue group name";
+    NATSIO_ERR_BAD_HEADERS <= BadHeaders: "invalid header name or value";
+    NATSIO_ERR_CONFIG <= Config: "invalid configuration";
+    NATSIO_ERR_ILLEGAL_STATE <= IllegalState: "not allowed in the current state";
+    NATSIO_ERR_NOT_FOUND <= NotFound: "not found";
+    NATSIO_ERR_INTERNAL <= Internal: "internal error";
+    NATSIO_ERR_TIMEOUT <= Timeout: "timeout";
+    NATSIO_ERR_CONNECTION_CLOSED <= ConnectionClosed: "connection closed";
+    NATSIO_ERR_NO_SERVERS <= NoServers: "no servers available", parents: [NATSIO_ERR_CONNECTION_CLOSED];
+    NATSIO_ERR_IO <= Io: "I/O error";
+    NATSIO_ERR_DRAIN_TIMEOUT <= DrainTimeout: "drain timeout", parents: [NATSIO_ERR_TIMEOUT];
+    NATSIO_ERR_CANCELLED <= Cancelled: "cancelled";
+    NATSIO_ERR_RECONNECT_BUF_EXCEEDED <= ReconnectBufExceeded: "reconnect buffer exceeded";
+    NATSIO_ERR_PROTOCOL <= Protocol: "protocol error";
+    NATSIO_ERR_PARSER <= Parser: "parser error", parents: [NATSIO_ERR_PROTOCOL];
+    NATSIO_ERR_MAX_CONTROL_LINE <= MaxControlLineExceeded: "maximum control line exceeded", parents: [NATSIO_ERR_PARSER];
+    NATSIO_ERR_MAX_PAYLOAD <= MaxPayloadExceeded: "maximum payload exceeded", parents: [NATSIO_ERR_PROTOCOL];
+    NATSIO_ERR_SERVER <= Server: "server error";
+    NATSIO_ERR_STALE_CONNECTION <= StaleConnection: "stale connection", parents: [NATSIO_ERR_SERVER];
+    NATSIO_ERR_AUTHORIZATION <= AuthorizationViolation: "authorization violation", parents: [NATSIO_ERR_SERVER];
+    NATSIO_ERR_AUTH_EXPIRED <= AuthenticationExpired: "authentication expired", parents: [NATSIO_ERR_SERVER];
+    NATSIO_ERR_PERMISSIONS <= PermissionsViolation: "permissions violation", parents: [NATSIO_ERR_SERVER];
+    NATSIO_ERR_MAX_SUBSCRIPTIONS <= MaxSubscriptionsExceeded: "maximum subscriptions exceeded", parents: [NATSIO_ERR_SERVER];
+    NATSIO_ERR_WEBSOCKET <= Websocket: "websocket error", parents: [NATSIO_ERR_PROTOCOL];
+    NATSIO_ERR_NO_RESPONDERS <= NoResponders: "no responders";
+    NATSIO_ERR_NO_REPLY_SUBJECT <= NoReplySubject: "message has no reply subject";
+    NATSIO_ERR_SUBSCRIPTION_CLOSED <= SubscriptionClosed: "subscription closed";
+    NATSIO_ERR_SLOW_CONSUMER <= SlowConsumer: "slow consumer";
+    NATSIO_ERR_JETSTREAM <= JetStream: "JetStream error";
+    NATSIO_ERR_JS_API <= JetStreamApi: "JetStream API error", parents: [NATSIO_ERR_JETSTREAM];
+    NATSIO_ERR_JS_NOT_ENABLED <= JetStreamNotEnabled: "JetStream not enabled", parents: [NATSIO_ERR_JS_API];
+    NATSIO_ERR_NO_STREAM_RESPONSE <= NoStreamResponse: "no response from stream", parents: [NATSIO_ERR_JETSTREAM];
+    NATSIO_ERR_STREAM_NOT_FOUND <= StreamNotFound: "stream not found", parents: [NATSIO_ERR_JS_API];
+    NATSIO_ERR_STREAM_NAME_IN_USE <= StreamNameInUse: "stream name already in use", parents: [NATSIO_ERR_JS_API];
+    NATSIO_ERR_CONSUMER_NOT_FOUND <= ConsumerNotFound: "consumer not found", parents: [NATSIO_ERR_JS_API];
+    NATSIO_ERR_MESSAGE_NOT_FOUND <= MessageNotFound: "message not found", parents: [NATSIO_ERR_JS_API];
+    NATSIO_ERR_WRONG_LAST_SEQUENCE <= WrongLastSequence: "wrong last sequence", parents: [NATSIO_ERR_JS_API];
+    NATSIO_ERR_TOO_MANY_STALLED <= TooManyStalledMsgs: "too many stalled async publishes", parents: [NATSIO_ERR_JETSTREAM];
+    NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT <= AsyncPublishTimeout: "async publish timed out", parents: [NATSIO_ERR_JETSTREAM, NATSIO_ERR_TIMEOUT];
+    NATSIO_ERR_NO_MESSAGES <= NoMessages: "no messages", parents: [NATSIO_ERR_JETSTREAM, NATSIO_ERR_TIMEOUT];
+    NATSIO_ERR_CONSUMER_DELETED <= ConsumerDeleted: "consumer deleted", parents: [NATSIO_ERR_JETSTREAM];
+    NATSIO_ERR_MESSAGE_ALREADY_ACKED <= MessageAlreadyAcked: "message already acknowledged", parents: [NATSIO_ERR_JETSTREAM];
+    NATSIO_ERR_NOT_JS_MESSAGE <= NotJsMessage: "not a JetStream message", parents: [NATSIO_ERR_JETSTREAM];
+    NATSIO_ERR_BUCKET_NOT_FOUND <= BucketNotFound: "bucket not found", parents: [NATSIO_ERR_JETSTREAM];
+    NATSIO_ERR_BUCKET_EXISTS <= BucketExists: "bucket exists", parents: [NATSIO_ERR_JETSTREAM];
+    NATSIO_ERR_KEY_NOT_FOUND <= KeyNotFound: "key not found", parents: [NATSIO_ERR_JETSTREAM];
+    NATSIO_ERR_KEY_DELETED <= KeyDeleted: "key deleted", parents: [NATSIO_ERR_KEY_NOT_FOUND];
+    NATSIO_ERR_KEY_EXISTS <= KeyExists: "key exists", parents: [NATSIO_ERR_JETSTREAM];
+    NATSIO_ERR_INVALID_BUCKET_NAME <= InvalidBucketName: "invalid bucket name", parents: [NATSIO_ERR_CONFIG];
+    NATSIO_ERR_INVALID_KEY <= InvalidKey: "invalid key", parents: [NATSIO_ERR_CONFIG];
+    NATSIO_ERR_OBJECT_NOT_FOUND <= ObjectNotFound: "object not found", parents: [NATSIO_ERR_JETSTREAM];
+    NATSIO_ERR_OBJECT_DELETED <= ObjectDeleted: "object deleted", parents: [NATSIO_ERR_OBJECT_NOT_FOUND];
+    NATSIO_ERR_OBJECT_EXISTS <= ObjectExists: "object exists", parents: [NATSIO_ERR_JETSTREAM];
+    NATSIO_ERR_DIGEST_MISMATCH <= DigestMismatch: "object digest mismatch", parents: [NATSIO_ERR_JETSTREAM];
+    NATSIO_ERR_OBJECT_LINK <= ObjectLink: "invalid object link", parents: [NATSIO_ERR_JETSTREAM];
+    NATSIO_ERR_INVALID_OBJECT_NAME <= InvalidObjectName: "invalid object name", parents: [NATSIO_ERR_CONFIG];
+    NATSIO_ERR_BUCKET_SEALED <= BucketSealed: "bucket is sealed", parents: [NATSIO_ERR_JETSTREAM];
+}
 
 fn entry(code: i32) -> Option<&'static StatusEntry> {
     STATUS_TABLE.iter().find(|e| e.status as i32 == code)
@@ -667,7 +317,7 @@ pub extern "C" fn natsio_status_str(status: i32) -> *const c_char {
 /// their error classes after it.
 #[no_mangle]
 pub extern "C" fn natsio_status_name(status: i32) -> *const c_char {
-    entry(status).map_or("\0", |e| e.name).as_ptr().cast()
+    entry(status).map_or("\0", |e| e.name()).as_ptr().cast()
 }
 
 /// The `index`-th (0 or 1) parent of `status` in the error tree of the
@@ -737,4 +387,48 @@ pub extern "C" fn natsio_last_error_err_code() -> i32 {
 #[no_mangle]
 pub extern "C" fn natsio_last_error_revision() -> u64 {
     LAST_ERROR_DATA.with(|d| d.get().revision)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every variant of the enum (read from this file, as cbindgen reads
+    /// it) is in STATUS_TABLE exactly once, and nothing else is.
+    #[test]
+    fn every_status_is_in_the_table_once() {
+        let source = include_str!("status.rs");
+        let start = source.find("pub enum natsio_status {").expect("the enum");
+        let body = &source[start..start + source[start..].find("\n}").expect("its end")];
+        let variants: Vec<&str> = body
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.starts_with("//"))
+            .filter_map(|l| l.split_once(" = ").map(|(name, _)| name))
+            .collect();
+        assert!(variants.len() > 60, "read {} variants", variants.len());
+        for v in &variants {
+            let rows = STATUS_TABLE
+                .iter()
+                .filter(|e| e.full_name.trim_end_matches('\0') == *v)
+                .count();
+            assert_eq!(rows, 1, "{v} is in STATUS_TABLE {rows} times");
+        }
+        assert_eq!(STATUS_TABLE.len(), variants.len());
+        for e in STATUS_TABLE {
+            assert_eq!(
+                format!("{:?}\0", e.status),
+                e.full_name,
+                "a row names its own status"
+            );
+        }
+    }
+
+    #[test]
+    fn names_drop_the_prefix() {
+        let name = |s: natsio_status| entry(s as i32).map(StatusEntry::name);
+        assert_eq!(name(NATSIO_ERR_TIMEOUT), Some("TIMEOUT\0"));
+        assert_eq!(name(NATSIO_OK), Some("OK\0"));
+        assert_eq!(name(NATSIO_PENDING), Some("PENDING\0"));
+    }
 }

@@ -10,7 +10,7 @@ use super::js::natsio_js;
 use super::status::natsio_status;
 use super::stream::natsio_stored_msg;
 use super::token::natsio_token;
-use super::{arg, guard, guard_void, out_arg, str_arg, write_box};
+use super::{arg, free_box, guard, out_arg, str_arg, write_box};
 use crate::client::ClientInner;
 use crate::error::Result;
 use crate::jetstream::{LastMsgsOptions, StoredMsgs};
@@ -65,12 +65,7 @@ pub unsafe extern "C" fn natsio_js_stream_get_last_msgs_for(
     guard(|| {
         let h: &natsio_js = arg(js, "js")?;
         let stream = str_arg(stream, "stream")?;
-        let mut filters = Vec::with_capacity(nsubjects);
-        if nsubjects > 0 {
-            for &p in std::slice::from_raw_parts(arg(subjects, "subjects")?, nsubjects) {
-                filters.push(str_arg(p, "subject")?);
-            }
-        }
+        let filters = super::strings_arg(subjects, nsubjects, "subjects", "subject")?;
         let out = out_arg(msgs_out, "msgs_out")?;
         let opts = LastMsgsOptions {
             batch: (batch > 0).then_some(batch),
@@ -175,9 +170,5 @@ pub unsafe extern "C" fn natsio_stored_msgs_get_stats(
 /// Stops (if needed) and frees the iterator. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_stored_msgs_free(msgs: *mut natsio_stored_msgs) {
-    guard_void(|| {
-        if !msgs.is_null() {
-            drop(Box::from_raw(msgs));
-        }
-    })
+    free_box(msgs)
 }

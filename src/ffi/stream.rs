@@ -10,7 +10,8 @@ use super::list::{json_texts, natsio_string_list, string_list_result};
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value};
 use super::{
-    arg, guard, guard_value, guard_void, opt_str_arg, out_arg, start_op, str_arg, write_box,
+    arg, free_box, guard, guard_value, opt_str_arg, options_arg, out_arg, start_op, str_arg,
+    write_box,
 };
 use crate::error::Result;
 use crate::headers::Headers;
@@ -75,18 +76,70 @@ pub unsafe extern "C" fn natsio_js_stream_create_async(
     })
 }
 
+/// `natsio_stream_info_options.version` of this header.
+pub const NATSIO_STREAM_INFO_OPTIONS_VERSION: u32 = 1;
+
+/// Options of `natsio_js_stream_info`. Initialise with
+/// `natsio_stream_info_options_init` (nothing set).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct natsio_stream_info_options {
+    /// NATSIO_STREAM_INFO_OPTIONS_VERSION.
+    pub version: u32,
+    /// Also give "state"."subjects": an object mapping each stored subject
+    /// that matches this filter (wildcards allowed, e.g. "orders.>") to its
+    /// message count (the reference's `subjects_filter`). The server sends
+    /// large maps in pages; all are merged. NULL: no subjects. Copied
+    /// during the call.
+    pub subjects_filter: *const c_char,
+}
+
+super::versioned!(
+    natsio_stream_info_options,
+    NATSIO_STREAM_INFO_OPTIONS_VERSION
+);
+
+/// Fills `opts` with the defaults (nothing set) and the version.
+/// Errors: NATSIO_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_stream_info_options_init(
+    opts: *mut natsio_stream_info_options,
+) -> natsio_status {
+    guard(|| super::options_init(opts))
+}
+
+unsafe fn info_op(
+    h: &natsio_js,
+    name: *const c_char,
+    opts: *const natsio_stream_info_options,
+) -> Result<Op<serde_json::Value>> {
+    let name = str_arg(name, "name")?;
+    let filter = if opts.is_null() {
+        None
+    } else {
+        opt_str_arg(options_arg(opts)?.subjects_filter, "subjects_filter")?
+    };
+    Ok(match filter {
+        None => h.js.stream_info(name),
+        Some(filter) => h.js.stream_info_with_subjects(name, filter),
+    })
+}
+
 /// The StreamInfo JSON of stream `name` (config, state, created, cluster),
-/// through `info_json_out` (free with `natsio_string_free`).
+/// through `info_json_out` (free with `natsio_string_free`). `opts` may be
+/// NULL (no subjects); its `subjects_filter` adds the subjects' counts.
 /// Errors: NATSIO_ERR_STREAM_NOT_FOUND, NATSIO_ERR_INVALID_ARGUMENT (bad
-/// name), and the request errors of `natsio_js_stream_create`.
+/// name, an uninitialised `opts`), NATSIO_ERR_BAD_SUBJECT (bad filter),
+/// and the request errors of `natsio_js_stream_create`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_stream_info(
     js: *const natsio_js,
     name: *const c_char,
+    opts: *const natsio_stream_info_options,
     info_json_out: *mut *mut c_char,
 ) -> natsio_status {
     guard(|| {
-        let op = self::js(js)?.js.stream_info(str_arg(name, "name")?);
+        let op = info_op(self::js(js)?, name, opts)?;
         json_result(op, info_json_out, false)
     })
 }
@@ -96,59 +149,12 @@ pub unsafe extern "C" fn natsio_js_stream_info(
 pub unsafe extern "C" fn natsio_js_stream_info_async(
     js: *const natsio_js,
     name: *const c_char,
+    opts: *const natsio_stream_info_options,
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
     guard(|| {
         let h = self::js(js)?;
-        json_token(h, h.js.stream_info(str_arg(name, "name")?), token_out)
-    })
-}
-
-unsafe fn info_with_subjects_op(
-    h: &natsio_js,
-    name: *const c_char,
-    subjects_filter: *const c_char,
-) -> Result<Op<serde_json::Value>> {
-    Ok(h.js.stream_info_with_subjects(
-        str_arg(name, "name")?,
-        str_arg(subjects_filter, "subjects_filter")?,
-    ))
-}
-
-/// The StreamInfo JSON of stream `name`, as `natsio_js_stream_info` gives
-/// it, with "state"."subjects": an object mapping each stored subject that
-/// matches `subjects_filter` (wildcards allowed, e.g. "orders.>") to its
-/// message count. The server sends large maps in pages; all are merged.
-/// Errors: NATSIO_ERR_BAD_SUBJECT (bad filter), as `natsio_js_stream_info`.
-#[no_mangle]
-pub unsafe extern "C" fn natsio_js_stream_info_with_subjects(
-    js: *const natsio_js,
-    name: *const c_char,
-    subjects_filter: *const c_char,
-    info_json_out: *mut *mut c_char,
-) -> natsio_status {
-    guard(|| {
-        let op = info_with_subjects_op(self::js(js)?, name, subjects_filter)?;
-        json_result(op, info_json_out, false)
-    })
-}
-
-/// The token form of `natsio_js_stream_info_with_subjects`
-/// (`natsio_token_string`).
-#[no_mangle]
-pub unsafe extern "C" fn natsio_js_stream_info_with_subjects_async(
-    js: *const natsio_js,
-    name: *const c_char,
-    subjects_filter: *const c_char,
-    token_out: *mut *mut natsio_token,
-) -> natsio_status {
-    guard(|| {
-        let h = self::js(js)?;
-        json_token(
-            h,
-            info_with_subjects_op(h, name, subjects_filter)?,
-            token_out,
-        )
+        json_token(h, info_op(h, name, opts)?, token_out)
     })
 }
 
@@ -554,9 +560,5 @@ pub unsafe extern "C" fn natsio_stored_msg_headers(
 /// Frees a stored message. Accepts NULL.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_stored_msg_free(msg: *mut natsio_stored_msg) {
-    guard_void(|| {
-        if !msg.is_null() {
-            drop(Box::from_raw(msg));
-        }
-    })
+    free_box(msg)
 }

@@ -9,7 +9,7 @@ use super::iter::{self, natsio_iter_stats};
 use super::msg::{natsio_msg, natsio_msg_cb};
 use super::status::natsio_status;
 use super::token::natsio_token;
-use super::{arg, guard, guard_value, guard_void, out_arg, timeout_arg, write_box};
+use super::{arg, free_box, guard, guard_value, out_arg, timeout_arg, write_box};
 use crate::error::{Error, ErrorKind, Result};
 use crate::feed::{Delivery, Handler};
 use crate::message::Message;
@@ -230,6 +230,8 @@ pub unsafe extern "C" fn natsio_sub_set_callback(
 /// at a time (`count` > 0, status NATSIO_OK; the messages are borrowed for
 /// the call, oldest first), then once with `msgs` NULL, `count` 0 and the
 /// status that ended the subscription, as for `natsio_msg_cb`.
+///
+/// Binding support (natsio_sys.h).
 pub type natsio_msg_batch_cb = Option<
     unsafe extern "C" fn(
         user_data: *mut c_void,
@@ -253,6 +255,8 @@ pub type natsio_msg_batch_cb = Option<
 /// NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (`max_batch` 0),
 /// NATSIO_ERR_ILLEGAL_STATE (a callback is set already, or
 /// `natsio_sub_next_async` tokens are pending).
+///
+/// Binding support (natsio_sys.h).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_sub_set_batch_callback(
     sub: *const natsio_sub,
@@ -451,9 +455,5 @@ pub unsafe extern "C" fn natsio_sub_get_stats(
 /// its release function runs after that call.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_sub_free(sub: *mut natsio_sub) {
-    guard_void(|| {
-        if !sub.is_null() {
-            drop(Box::from_raw(sub));
-        }
-    })
+    free_box(sub)
 }

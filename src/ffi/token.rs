@@ -330,6 +330,8 @@ fn register(t: &natsio_token, token: *mut natsio_token, notice: Notice) -> Resul
 /// `natsio_token_on_complete`: a second fails with
 /// NATSIO_ERR_ILLEGAL_STATE. The queue may be freed before the token
 /// completes (the tag is then dropped). Errors: NATSIO_ERR_NULL_ARGUMENT.
+///
+/// Binding support (natsio_sys.h).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_token_complete_to(
     token: *mut natsio_token,

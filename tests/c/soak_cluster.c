@@ -311,7 +311,7 @@ static void soak(void) {
     int64_t msgs = -1, last_seq = -1;
     int64_t ask_until = nt_now_ms() + 30000;
     while (last_seq < 0 && nt_now_ms() < ask_until) {
-        if (natsio_js_stream_info(ajs, "SOAK", &info) == NATSIO_OK) {
+        if (natsio_js_stream_info(ajs, "SOAK", NULL, &info) == NATSIO_OK) {
             msgs = json_number(info, "messages");
             last_seq = json_number(info, "last_seq");
             natsio_string_free(info);
@@ -326,7 +326,7 @@ static void soak(void) {
     int64_t kv_last = -1;
     ask_until = nt_now_ms() + 30000;
     while (kv_last < 0 && nt_now_ms() < ask_until) {
-        if (natsio_js_stream_info(ajs, "KV_soak", &info) == NATSIO_OK) {
+        if (natsio_js_stream_info(ajs, "KV_soak", NULL, &info) == NATSIO_OK) {
             kv_last = json_number(info, "last_seq");
             natsio_string_free(info);
         }

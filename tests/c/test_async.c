@@ -29,9 +29,10 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "call_options.h"
 #include "harness.h"
 
-#include <natsio.h>
+#include <natsio_sys.h> /* the completion queue */
 
 #include <poll.h>
 #include <pthread.h>
@@ -576,13 +577,13 @@ static void verify_stream_create(slot_t *s, natsio_token *t) {
 
 static natsio_status start_stream_info(slot_t *s, natsio_token **t) {
     (void)s;
-    return natsio_js_stream_info_async(g_fx.js, "ORD", t);
+    return natsio_js_stream_info_async(g_fx.js, "ORD", NULL, t);
 }
 static void verify_stream_info(slot_t *s, natsio_token *t) {
     (void)s;
     char *a = NULL, *b = NULL;
     OK(natsio_token_string(t, &a));
-    natsio_status st = natsio_js_stream_info(g_fx.js, "ORD", &b);
+    natsio_status st = natsio_js_stream_info(g_fx.js, "ORD", NULL, &b);
     int64_t na = -1, nb = -2;
     bool ok = json_i64(a, "messages", &na) && json_i64(b, "messages", &nb) && json_has(a, "name", "ORD");
     natsio_string_free(a);
@@ -605,7 +606,7 @@ static natsio_status start_stream_delete(slot_t *s, natsio_token **t) {
 static void verify_stream_delete(slot_t *s, natsio_token *t) {
     OK(natsio_token_status(t));
     char *info = SENTINEL;
-    EXPECT(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(g_fx.js, s->name, &info));
+    EXPECT(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(g_fx.js, s->name, NULL, &info));
     EXPECT(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_delete(g_fx.js, s->name));
 }
 
@@ -773,12 +774,12 @@ static void verify_fetch(slot_t *s, natsio_token *t) {
 
 static bool prepare_consumer_n(slot_t *s) { return prepare_consumer(s, "N", "none"); }
 static natsio_status start_next(slot_t *s, natsio_token **t) {
-    return natsio_js_next_async(g_fx.js, "ORD", s->name, NATSIO_TIMEOUT_DEFAULT, t);
+    return natsio_js_next_async(g_fx.js, "ORD", s->name, NEXT_WAIT(NATSIO_TIMEOUT_DEFAULT), t);
 }
 static void verify_next(slot_t *s, natsio_token *t) {
     natsio_msg *a = NULL, *b = NULL;
     OK(natsio_token_msg(t, &a));
-    natsio_status st = natsio_js_next(g_fx.js, "ORD", s->name, NATSIO_TIMEOUT_DEFAULT, &b);
+    natsio_status st = natsio_js_next(g_fx.js, "ORD", s->name, NEXT_WAIT(NATSIO_TIMEOUT_DEFAULT), &b);
     bool ok = msg_is(a, "m1") && msg_is(b, "m2");
     natsio_msg_free(a);
     natsio_msg_free(b);
@@ -1601,7 +1602,7 @@ static natsio_status e_stream_update_missing(natsio_token **t) {
     return natsio_js_stream_create_async(g_fx.js, "{\"name\":\"NOPE\",\"subjects\":[\"nope.>\"]}", NATSIO_UPDATE, t);
 }
 static natsio_status e_stream_info_missing(natsio_token **t) {
-    return natsio_js_stream_info_async(g_fx.js, "NOPE", t);
+    return natsio_js_stream_info_async(g_fx.js, "NOPE", NULL, t);
 }
 static natsio_status e_stream_delete_missing(natsio_token **t) {
     return natsio_js_stream_delete_async(g_fx.js, "NOPE", t);
@@ -1646,11 +1647,11 @@ static natsio_status e_fetch_missing_consumer(natsio_token **t) {
     return natsio_js_fetch_async(g_fx.js, "ORD", "NOPE", NULL, t);
 }
 static natsio_status e_next_missing_consumer(natsio_token **t) {
-    return natsio_js_next_async(g_fx.js, "ORD", "NOPE", 500, t);
+    return natsio_js_next_async(g_fx.js, "ORD", "NOPE", NEXT_WAIT(500), t);
 }
 static natsio_status e_next_no_messages(natsio_token **t) {
     /* EMPTYC: a consumer of ORD filtered on a subject nobody publishes to. */
-    return natsio_js_next_async(g_fx.js, "ORD", "EMPTYC", 300, t);
+    return natsio_js_next_async(g_fx.js, "ORD", "EMPTYC", NEXT_WAIT(300), t);
 }
 static natsio_status e_publish_no_stream(natsio_token **t) {
     return natsio_js_publish_async(g_fx.js, "nostream.here", "x", 1, NULL, t);
@@ -1835,7 +1836,7 @@ static natsio_status t_connect(natsio_token **t) {
     return st;
 }
 static natsio_status t_account_info(natsio_token **t) { return natsio_js_account_info_async(g_fx.js_short, t); }
-static natsio_status t_stream_info(natsio_token **t) { return natsio_js_stream_info_async(g_fx.js_short, "ORD", t); }
+static natsio_status t_stream_info(natsio_token **t) { return natsio_js_stream_info_async(g_fx.js_short, "ORD", NULL, t); }
 static natsio_status t_stream_names(natsio_token **t) {
     return natsio_js_stream_names_async(g_fx.js_short, NULL, t);
 }
@@ -1989,8 +1990,8 @@ static void test_argument_errors(void) {
     ARG(NATSIO_ERR_CONFIG, natsio_js_stream_create_async(js, "{not json", NATSIO_CREATE, &t));
     ARG(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_create_async(js, "{\"name\":\"X\"}", 7, &t));
     ARG(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_create_async(js, "{\"name\":\"a.b\"}", NATSIO_CREATE, &t));
-    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_stream_info_async(js, NULL, &t));
-    ARG(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_info_async(js, "a b", &t));
+    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_stream_info_async(js, NULL, NULL, &t));
+    ARG(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_info_async(js, "a b", NULL, &t));
     ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_stream_delete_async(js, NULL, &t));
     ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_stream_purge_async(js, NULL, NULL, &t));
     ARG(NATSIO_ERR_CONFIG, natsio_js_stream_purge_async(js, "ORD", "{\"seq\":1,\"keep\":1}", &t));
@@ -2007,8 +2008,8 @@ static void test_argument_errors(void) {
     ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_consumer_names_async(js, NULL, &t));
     ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_fetch_async(js, "ORD", NULL, NULL, &t));
     ARG(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_fetch_async(js, "ORD", "ACK", &bad_fetch, &t));
-    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_next_async(js, NULL, "ACK", -1, &t));
-    ARG(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_next_async(js, "ORD", "ACK", NATSIO_WAIT_FOREVER, &t));
+    ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_next_async(js, NULL, "ACK", NULL, &t));
+    ARG(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_next_async(js, "ORD", "ACK", &bad_fetch, &t));
     ARG(NATSIO_ERR_NULL_ARGUMENT, natsio_js_publish_async(js, NULL, "x", 1, NULL, &t));
     ARG(NATSIO_ERR_BAD_SUBJECT, natsio_js_publish_async(js, "ord.>", "x", 1, NULL, &t));
     ARG(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_publish_async(js, "ord.x", "x", 1, &bad_pub, &t));

@@ -390,6 +390,10 @@ static void test_options_out_of_range_are_config_errors(void) {
     const char *urls[] = {"nats://127.0.0.1:4222", "gopher://x"};
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_options_set_servers(o, urls, 0));
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_options_set_servers(o, urls, 2));
+    /* A list argument has at most NATSIO_LIST_MAX_ITEMS items: a larger
+     * count is refused before any item is read. */
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "urls",
+                        natsio_options_set_servers(o, urls, (size_t)NATSIO_LIST_MAX_ITEMS + 1));
 
     /* One auth kind only, in either order. */
     natsio_options *auth = NULL;
@@ -1101,7 +1105,7 @@ static void check_fixture_untouched(js_fixture *f) {
     NT_CHECK_INT_EQ(consumer_int(f->js, "BI", "c", "num_ack_pending"), 1);
     NT_CHECK_INT_EQ(consumer_int(f->js, "BI", "c", "num_pending"), 0);
     char *info = NULL;
-    EXPECT_OK(natsio_js_stream_info(f->js, "BI", &info));
+    EXPECT_OK(natsio_js_stream_info(f->js, "BI", NULL, &info));
     int64_t msgs = -1;
     const char *state = strstr(info, "\"state\"");
     bool found = state != NULL && json_int(state, "messages", &msgs);
@@ -1277,8 +1281,6 @@ static void test_timeouts_outside_the_rule(void) {
         EXPECT_BAD_TIMEOUT(natsio_sub_drain(sub, ms));
         EXPECT_BAD_TIMEOUT(natsio_replies_next(replies, ms, &m));
         EXPECT_BAD_TIMEOUT(natsio_token_wait(flush, ms));
-        EXPECT_BAD_TIMEOUT(natsio_js_next(f.js, "BI", "c", ms, &m));
-        EXPECT_BAD_TIMEOUT(natsio_js_next_async(f.js, "BI", "c", ms, &t));
         EXPECT_BAD_TIMEOUT(natsio_msg_ack_sync(f.msg, ms));
         EXPECT_BAD_TIMEOUT(natsio_msg_ack_sync_async(f.msg, ms, &t));
         EXPECT_BAD_TIMEOUT(natsio_js_publish_async_complete(f.js, ms));
@@ -1299,9 +1301,14 @@ static void test_timeouts_outside_the_rule(void) {
     EXPECT_BAD_TIMEOUT(natsio_msg_ack_sync_async(f.msg, NATSIO_NO_WAIT, &t));
     EXPECT_BAD_TIMEOUT(natsio_js_publish_async_complete(f.js, NATSIO_NO_WAIT));
     EXPECT_BAD_TIMEOUT(natsio_js_publish_async_complete_async(f.js, NATSIO_NO_WAIT, &t));
-    /* A pull request has to end. */
-    EXPECT_BAD_TIMEOUT(natsio_js_next(f.js, "BI", "c", NATSIO_WAIT_FOREVER, &m));
-    EXPECT_BAD_TIMEOUT(natsio_js_next_async(f.js, "BI", "c", NATSIO_WAIT_FOREVER, &t));
+    /* natsio_js_next takes its wait in its options (expires_ms, a pull
+     * request has to end): a negative one is refused, naming the field. */
+    natsio_fetch_options negative_wait;
+    natsio_fetch_options_init(&negative_wait);
+    negative_wait.expires_ms = -3;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "expires_ms", natsio_js_next(f.js, "BI", "c", &negative_wait, &m));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "expires_ms",
+                        natsio_js_next_async(f.js, "BI", "c", &negative_wait, &t));
     NT_CHECK(m == SENTINEL && e == SENTINEL && t == SENTINEL && rtt == -7);
 
     /* Nothing happened: the client is connected, the subscriptions and
@@ -1322,7 +1329,7 @@ static void test_timeouts_outside_the_rule(void) {
     EXPECT_OK(natsio_token_wait(flush, NATSIO_TIMEOUT_DEFAULT));
     EXPECT_OK(natsio_token_wait(flush, NATSIO_WAIT_FOREVER));
     EXPECT_OK(natsio_js_publish_async_complete(f.js, NATSIO_TIMEOUT_DEFAULT));
-    EXPECT_FAILS(NATSIO_ERR_NO_MESSAGES, natsio_js_next(f.js, "BI", "c", NATSIO_NO_WAIT, &m));
+    EXPECT_FAILS(NATSIO_ERR_NO_MESSAGES, natsio_js_next(f.js, "BI", "c", NEXT_WAIT(NATSIO_NO_WAIT), &m));
     NT_CHECK(m == SENTINEL);
 }
 
@@ -1392,7 +1399,7 @@ static void test_async_functions_need_token_out(void) {
     NO_TOKEN_OUT(natsio_js_publish_async(f.js, "bi.a", "x", 1, NULL, NULL));
     NO_TOKEN_OUT(natsio_js_publish_async_complete_async(f.js, 1000, NULL));
     NO_TOKEN_OUT(natsio_js_stream_create_async(f.js, sc, NATSIO_CREATE, NULL));
-    NO_TOKEN_OUT(natsio_js_stream_info_async(f.js, "BI", NULL));
+    NO_TOKEN_OUT(natsio_js_stream_info_async(f.js, "BI", NULL, NULL));
     NO_TOKEN_OUT(natsio_js_stream_delete_async(f.js, "BI", NULL));
     NO_TOKEN_OUT(natsio_js_stream_purge_async(f.js, "BI", NULL, NULL));
     NO_TOKEN_OUT(natsio_js_stream_names_async(f.js, NULL, NULL));
@@ -1403,7 +1410,7 @@ static void test_async_functions_need_token_out(void) {
     NO_TOKEN_OUT(natsio_js_consumer_delete_async(f.js, "BI", "c", NULL));
     NO_TOKEN_OUT(natsio_js_consumer_names_async(f.js, "BI", NULL));
     NO_TOKEN_OUT(natsio_js_fetch_async(f.js, "BI", "c", NULL, NULL));
-    NO_TOKEN_OUT(natsio_js_next_async(f.js, "BI", "c", 1000, NULL));
+    NO_TOKEN_OUT(natsio_js_next_async(f.js, "BI", "c", NEXT_WAIT(1000), NULL));
     NO_TOKEN_OUT(natsio_msg_ack_sync_async(f.msg, 1000, NULL));
     NO_TOKEN_OUT(natsio_js_consume_async(f.js, "BI", "c", NULL, NULL));
     NO_TOKEN_OUT(natsio_js_messages_next_async(it, NULL));
@@ -1449,7 +1456,7 @@ static void test_async_functions_check_their_arguments(void) {
     EXPECT_NULL_ARG("js", natsio_js_account_info_async(NULL, &t));
     EXPECT_NULL_ARG("js", natsio_js_publish_async_complete_async(NULL, 1000, &t));
     EXPECT_NULL_ARG("js", natsio_js_stream_create_async(NULL, sc, NATSIO_CREATE, &t));
-    EXPECT_NULL_ARG("js", natsio_js_stream_info_async(NULL, "BI", &t));
+    EXPECT_NULL_ARG("js", natsio_js_stream_info_async(NULL, "BI", NULL, &t));
     EXPECT_NULL_ARG("js", natsio_js_stream_delete_async(NULL, "BI", &t));
     EXPECT_NULL_ARG("js", natsio_js_stream_purge_async(NULL, "BI", NULL, &t));
     EXPECT_NULL_ARG("js", natsio_js_stream_names_async(NULL, NULL, &t));
@@ -1460,7 +1467,7 @@ static void test_async_functions_check_their_arguments(void) {
     EXPECT_NULL_ARG("js", natsio_js_consumer_delete_async(NULL, "BI", "c", &t));
     EXPECT_NULL_ARG("js", natsio_js_consumer_names_async(NULL, "BI", &t));
     EXPECT_NULL_ARG("js", natsio_js_fetch_async(NULL, "BI", "c", NULL, &t));
-    EXPECT_NULL_ARG("js", natsio_js_next_async(NULL, "BI", "c", 1000, &t));
+    EXPECT_NULL_ARG("js", natsio_js_next_async(NULL, "BI", "c", NEXT_WAIT(1000), &t));
     EXPECT_NULL_ARG("js", natsio_js_consume_async(NULL, "BI", "c", NULL, &t));
     EXPECT_NULL_ARG("js", natsio_js_kv_create_async(NULL, kc, NATSIO_CREATE, &t));
     EXPECT_NULL_ARG("js", natsio_js_kv_bind_async(NULL, "BIKV", &t));
@@ -1482,7 +1489,7 @@ static void test_async_functions_check_their_arguments(void) {
 
     /* NULL strings, payloads and lists. */
     EXPECT_NULL_ARG("config_json", natsio_js_stream_create_async(f.js, NULL, NATSIO_CREATE, &t));
-    EXPECT_NULL_ARG("name", natsio_js_stream_info_async(f.js, NULL, &t));
+    EXPECT_NULL_ARG("name", natsio_js_stream_info_async(f.js, NULL, NULL, &t));
     EXPECT_NULL_ARG("name", natsio_js_stream_delete_async(f.js, NULL, &t));
     EXPECT_NULL_ARG("name", natsio_js_stream_purge_async(f.js, NULL, NULL, &t));
     EXPECT_NULL_ARG("stream", natsio_js_stream_get_msg_async(f.js, NULL, 1, NULL, &t));
@@ -1496,8 +1503,8 @@ static void test_async_functions_check_their_arguments(void) {
     EXPECT_NULL_ARG("stream", natsio_js_consumer_names_async(f.js, NULL, &t));
     EXPECT_NULL_ARG("stream", natsio_js_fetch_async(f.js, NULL, "c", NULL, &t));
     EXPECT_NULL_ARG("consumer", natsio_js_fetch_async(f.js, "BI", NULL, NULL, &t));
-    EXPECT_NULL_ARG("stream", natsio_js_next_async(f.js, NULL, "c", 1000, &t));
-    EXPECT_NULL_ARG("consumer", natsio_js_next_async(f.js, "BI", NULL, 1000, &t));
+    EXPECT_NULL_ARG("stream", natsio_js_next_async(f.js, NULL, "c", NEXT_WAIT(1000), &t));
+    EXPECT_NULL_ARG("consumer", natsio_js_next_async(f.js, "BI", NULL, NEXT_WAIT(1000), &t));
     EXPECT_NULL_ARG("stream", natsio_js_consume_async(f.js, NULL, "c", NULL, &t));
     EXPECT_NULL_ARG("consumer", natsio_js_consume_async(f.js, "BI", NULL, NULL, &t));
     EXPECT_NULL_ARG("config_json", natsio_js_kv_create_async(f.js, NULL, NATSIO_CREATE, &t));
@@ -1523,7 +1530,7 @@ static void test_async_functions_check_their_arguments(void) {
     /* Invalid UTF-8. */
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json",
                         natsio_js_stream_create_async(f.js, BAD_UTF8, NATSIO_CREATE, &t));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "name", natsio_js_stream_info_async(f.js, BAD_UTF8, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "name", natsio_js_stream_info_async(f.js, BAD_UTF8, NULL, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "name", natsio_js_stream_delete_async(f.js, BAD_UTF8, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "name", natsio_js_stream_purge_async(f.js, BAD_UTF8, NULL, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "options_json",
@@ -1544,7 +1551,7 @@ static void test_async_functions_check_their_arguments(void) {
                         natsio_js_consumer_delete_async(f.js, "BI", BAD_UTF8, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_consumer_names_async(f.js, BAD_UTF8, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "consumer", natsio_js_fetch_async(f.js, "BI", BAD_UTF8, NULL, &t));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_next_async(f.js, BAD_UTF8, "c", 1000, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_next_async(f.js, BAD_UTF8, "c", NEXT_WAIT(1000), &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "consumer", natsio_js_consume_async(f.js, "BI", BAD_UTF8, NULL, &t));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "config_json",
                         natsio_js_kv_create_async(f.js, BAD_UTF8, NATSIO_CREATE, &t));
@@ -1563,7 +1570,7 @@ static void test_async_functions_check_their_arguments(void) {
                         natsio_kv_watch_async(f.kv, bad_utf8_key, 1, NULL, &t));
 
     /* Bad names, subjects, keys and configs. */
-    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_info_async(f.js, "B.I", &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_info_async(f.js, "B.I", NULL, &t));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_delete_async(f.js, "B I", &t));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_purge_async(f.js, "", NULL, &t));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_get_msg_async(f.js, "B*", 1, NULL, &t));
@@ -1576,7 +1583,7 @@ static void test_async_functions_check_their_arguments(void) {
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT,
                  natsio_js_consumer_create_async(f.js, "BI", "{\"durable_name\":\"a b\"}", NATSIO_CREATE, &t));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_fetch_async(f.js, "BI", "c*", NULL, &t));
-    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_next_async(f.js, "B I", "c", 1000, &t));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_next_async(f.js, "B I", "c", NEXT_WAIT(1000), &t));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_consume_async(f.js, "BI", "", NULL, &t));
     EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_stream_get_msg_async(f.js, "BI", 0, "bi..a", &t));
     EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_publish_async(f.js, "bi.*", "x", 1, NULL, &t));
@@ -1862,7 +1869,7 @@ static void test_token_accessors_of_another_kind(void) {
     CHECK_ACCESSORS("publish", t, ACC_PUB_ACK);
     START(t, natsio_js_publish_async_complete_async(f.js, 5000, &t));
     CHECK_ACCESSORS("publish_async_complete", t, ACC_NONE);
-    START(t, natsio_js_stream_info_async(f.js, "BI", &t));
+    START(t, natsio_js_stream_info_async(f.js, "BI", NULL, &t));
     CHECK_ACCESSORS("stream info", t, ACC_STRING);
     START(t, natsio_js_stream_names_async(f.js, NULL, &t));
     CHECK_ACCESSORS("stream names", t, ACC_STRING_LIST);
@@ -1949,7 +1956,7 @@ static void test_new_functions_after_close(void) {
     CLOSED(natsio_js_stream_create_async(f.js, sc, NATSIO_CREATE, &t));
     CLOSED(natsio_js_stream_create_async(f.js, sc, NATSIO_UPDATE, &t));
     CLOSED(natsio_js_stream_create_async(f.js, sc, NATSIO_CREATE_OR_UPDATE, &t));
-    CLOSED(natsio_js_stream_info_async(f.js, "BI", &t));
+    CLOSED(natsio_js_stream_info_async(f.js, "BI", NULL, &t));
     CLOSED(natsio_js_stream_delete_async(f.js, "BI", &t));
     CLOSED(natsio_js_stream_purge_async(f.js, "BI", NULL, &t));
     CLOSED(natsio_js_stream_names_async(f.js, NULL, &t));
@@ -1960,7 +1967,7 @@ static void test_new_functions_after_close(void) {
     CLOSED(natsio_js_consumer_delete_async(f.js, "BI", "c", &t));
     CLOSED(natsio_js_consumer_names_async(f.js, "BI", &t));
     CLOSED(natsio_js_fetch_async(f.js, "BI", "c", NULL, &t));
-    CLOSED(natsio_js_next_async(f.js, "BI", "c", 1000, &t));
+    CLOSED(natsio_js_next_async(f.js, "BI", "c", NEXT_WAIT(1000), &t));
     CLOSED(natsio_js_consume_async(f.js, "BI", "c", NULL, &t));
     CLOSED(natsio_js_kv_create_async(f.js, kc, NATSIO_CREATE, &t));
     CLOSED(natsio_js_kv_bind_async(f.js, "BIKV", &t));

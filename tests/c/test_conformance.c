@@ -177,16 +177,16 @@ static void test_data_api_error(void) {
         js, "{\"name\":\"CONF_API\",\"subjects\":[\"conf.other.>\"],\"storage\":\"memory\"}", NATSIO_CREATE, NULL));
     check_api_failure(f, NATSIO_ERR_STREAM_NAME_IN_USE, 400, 10058, "create with another config");
     char *info = NULL;
-    f = failure_now(natsio_js_stream_info(js, "CONF_MISSING", &info));
+    f = failure_now(natsio_js_stream_info(js, "CONF_MISSING", NULL, &info));
     check_api_failure(f, NATSIO_ERR_STREAM_NOT_FOUND, 404, 10059, "info of a missing stream");
     /* The token form: the reader of the outcome gets the same data. */
     natsio_token *t = NULL;
-    EXPECT_OK(natsio_js_stream_info_async(js, "CONF_MISSING", &t));
+    EXPECT_OK(natsio_js_stream_info_async(js, "CONF_MISSING", NULL, &t));
     nt_cleanup(token_free_cb, t);
     f = failure_now(token_outcome(t, 5000));
     check_api_failure(f, NATSIO_ERR_STREAM_NOT_FOUND, 404, 10059, "token of info of a missing stream");
     /* A failure that is no API rejection carries none. */
-    f = failure_now(natsio_js_stream_info(js, "bad.name", &info));
+    f = failure_now(natsio_js_stream_info(js, "bad.name", NULL, &info));
     check_api_failure(f, NATSIO_ERR_INVALID_ARGUMENT, 0, 0, "bad stream name");
     EXPECT_OK(natsio_js_stream_delete(js, "CONF_API"));
 }

@@ -496,11 +496,11 @@ static void test_fetch_batch_order_payloads_and_metadata(void) {
     NT_CHECK(natsio_msg_list_get(dflt, 100) == NULL);
     for (size_t i = 0; i < 100; i++) EXPECT_OK(natsio_msg_ack(natsio_msg_list_get(dflt, i)));
 
-    /* natsio_js_next: one owned message (NATSIO_TIMEOUT_DEFAULT: the
-     * context's timeout, and a message is there at once). */
+    /* natsio_js_next: one owned message (NULL options: the context's
+     * timeout, and a message is there at once). */
     natsio_msg *m = NULL;
     t0 = nt_now_ms();
-    EXPECT_OK(natsio_js_next(js, "CFETCH", "f", NATSIO_TIMEOUT_DEFAULT, &m));
+    EXPECT_OK(natsio_js_next(js, "CFETCH", "f", NULL, &m));
     nt_cleanup(msg_free_cb, m);
     NT_CHECK_MSG(nt_now_ms() - t0 < 2000, "next took %lld ms", (long long)(nt_now_ms() - t0));
     NT_CHECK(payload_is(m, "n100"));
@@ -594,13 +594,13 @@ static void test_no_wait_expires_and_next_on_an_empty_consumer(void) {
     /* next: NO_MESSAGES after its timeout; the out stays put. */
     natsio_msg *m = SENTINEL;
     t0 = nt_now_ms();
-    EXPECT_FAILS(NATSIO_ERR_NO_MESSAGES, natsio_js_next(js, "CEMPTY", "e", 300, &m));
+    EXPECT_FAILS(NATSIO_ERR_NO_MESSAGES, natsio_js_next(js, "CEMPTY", "e", NEXT_WAIT(300), &m));
     took = nt_now_ms() - t0;
     NT_CHECK(m == SENTINEL);
     NT_CHECK_MSG(took >= 200 && took < 1800, "a 300 ms next took %lld ms", (long long)took);
     /* NATSIO_NO_WAIT: a no-wait pull, NO_MESSAGES at once. */
     t0 = nt_now_ms();
-    EXPECT_FAILS(NATSIO_ERR_NO_MESSAGES, natsio_js_next(js, "CEMPTY", "e", NATSIO_NO_WAIT, &m));
+    EXPECT_FAILS(NATSIO_ERR_NO_MESSAGES, natsio_js_next(js, "CEMPTY", "e", NEXT_WAIT(NATSIO_NO_WAIT), &m));
     took = nt_now_ms() - t0;
     NT_CHECK(m == SENTINEL);
     NT_CHECK_MSG(took < 1000, "a no-wait next took %lld ms", (long long)took);
@@ -628,7 +628,7 @@ static void test_no_wait_expires_and_next_on_an_empty_consumer(void) {
     EXPECT_OK(natsio_js_publish(other, "cempty.x", "now", 3, NULL, NULL));
     NT_CHECK(wait_consumer_int(js, "CEMPTY", "e", "num_pending", 1));
     natsio_msg *now = NULL;
-    EXPECT_OK(natsio_js_next(js, "CEMPTY", "e", NATSIO_NO_WAIT, &now));
+    EXPECT_OK(natsio_js_next(js, "CEMPTY", "e", NEXT_WAIT(NATSIO_NO_WAIT), &now));
     nt_cleanup(msg_free_cb, now);
     NT_CHECK(payload_is(now, "now"));
     EXPECT_OK(natsio_msg_ack_sync(now, NATSIO_TIMEOUT_DEFAULT));
@@ -992,7 +992,7 @@ static void test_acks_through_borrowed_and_cloned_messages(void) {
      * freed. */
     natsio_msg *owned = NULL;
     EXPECT_OK(natsio_js_publish(js, "cclone.b", "d", 1, NULL, NULL));
-    EXPECT_OK(natsio_js_next(js, "CCLONE", "c", 1000, &owned));
+    EXPECT_OK(natsio_js_next(js, "CCLONE", "c", NEXT_WAIT(1000), &owned));
     natsio_msg *copy = NULL;
     natsio_status st = natsio_msg_clone(owned, &copy);
     natsio_msg_free(owned);
@@ -1141,7 +1141,7 @@ static void test_fetch_ends_when_its_consumer_is_deleted(void) {
     EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_fetch(js, "CDEL", "d", &o, &list));
     NT_CHECK(list == SENTINEL);
     natsio_msg *m = SENTINEL;
-    EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_next(js, "CDEL", "d", 300, &m));
+    EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_next(js, "CDEL", "d", NEXT_WAIT(300), &m));
     NT_CHECK(m == SENTINEL);
     EXPECT_OK(natsio_js_stream_delete(js, "CDEL"));
 }
@@ -1170,7 +1170,7 @@ static void check_consumer_calls_fail_closed(natsio_js *js, const natsio_msg *m)
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_consumer_delete(js, "CCLOSED", "x"));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_fetch(js, "CCLOSED", "x", &o, &list));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_fetch(js, "CCLOSED", "x", NULL, &list));
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_next(js, "CCLOSED", "x", 200, &msg));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_next(js, "CCLOSED", "x", NEXT_WAIT(200), &msg));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_msg_ack(m));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_msg_ack_sync(m, 200));
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_msg_nak(m, 0));
@@ -1352,25 +1352,27 @@ static void test_bad_input_fetch_and_next(void) {
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "expires_ms", natsio_js_fetch(js, "CBADF", "ok", &neg, &list));
     NT_CHECK(list == SENTINEL);
 
-    EXPECT_NULL_ARG("js", natsio_js_next(NULL, "CBADF", "ok", 200, &m));
-    EXPECT_NULL_ARG("stream", natsio_js_next(js, NULL, "ok", 200, &m));
-    EXPECT_NULL_ARG("consumer", natsio_js_next(js, "CBADF", NULL, 200, &m));
-    EXPECT_NULL_ARG("msg_out", natsio_js_next(js, "CBADF", "ok", 200, NULL));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_next(js, BAD_UTF8, "ok", 200, &m));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "consumer", natsio_js_next(js, "CBADF", BAD_UTF8, 200, &m));
-    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_next(js, "CBADF", "o.k", 200, &m));
-    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_next(js, "CB>", "ok", 200, &m));
-    /* A pull has to end: no waiting forever, nor another negative value. */
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "timeout", natsio_js_next(js, "CBADF", "ok", NATSIO_WAIT_FOREVER,
-                                                                               &m));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "timeout", natsio_js_next(js, "CBADF", "ok", -3, &m));
+    EXPECT_NULL_ARG("js", natsio_js_next(NULL, "CBADF", "ok", NEXT_WAIT(200), &m));
+    EXPECT_NULL_ARG("stream", natsio_js_next(js, NULL, "ok", NEXT_WAIT(200), &m));
+    EXPECT_NULL_ARG("consumer", natsio_js_next(js, "CBADF", NULL, NEXT_WAIT(200), &m));
+    EXPECT_NULL_ARG("msg_out", natsio_js_next(js, "CBADF", "ok", NEXT_WAIT(200), NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "stream", natsio_js_next(js, BAD_UTF8, "ok", NEXT_WAIT(200), &m));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "consumer", natsio_js_next(js, "CBADF", BAD_UTF8, NEXT_WAIT(200), &m));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_next(js, "CBADF", "o.k", NEXT_WAIT(200), &m));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_next(js, "CB>", "ok", NEXT_WAIT(200), &m));
+    /* A pull has to end: its wait is expires_ms, never negative, and next
+     * takes one message. */
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "expires_ms", natsio_js_next(js, "CBADF", "ok", &neg, &m));
+    natsio_fetch_options two = fetch_options();
+    two.max_messages = 2;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "max_messages", natsio_js_next(js, "CBADF", "ok", &two, &m));
     NT_CHECK(m == SENTINEL);
 
     /* A missing stream or consumer is an error, not an empty batch. */
     EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_fetch(js, "CBADF_NONE", "ok", &o, &list));
     EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_fetch(js, "CBADF", "none", &o, &list));
     EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_fetch(js, "CBADF", "none", NULL, &list));
-    EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_next(js, "CBADF", "none", 200, &m));
+    EXPECT_FAILS(NATSIO_ERR_CONSUMER_NOT_FOUND, natsio_js_next(js, "CBADF", "none", NEXT_WAIT(200), &m));
     /* A request the server refuses: heartbeats longer than half of expires. */
     natsio_fetch_options hb = o;
     hb.idle_heartbeat_ms = 1000;
@@ -1497,15 +1499,15 @@ static void test_priority_groups_overflow_and_validation(void) {
     o.min_pending = 3;
     o.expires_ms = 300;
     natsio_msg *m = SENTINEL;
-    EXPECT_FAILS(NATSIO_ERR_NO_MESSAGES, natsio_js_next_with_options(js, "CPRIO", "ov", &o, &m));
+    EXPECT_FAILS(NATSIO_ERR_NO_MESSAGES, natsio_js_next(js, "CPRIO", "ov", &o, &m));
     o.min_pending = 2;
     o.expires_ms = 2000;
-    EXPECT_OK(natsio_js_next_with_options(js, "CPRIO", "ov", &o, &m));
+    EXPECT_OK(natsio_js_next(js, "CPRIO", "ov", &o, &m));
     nt_cleanup(msg_free_cb, m);
     NT_CHECK(span_eq(natsio_msg_data(m), natsio_msg_data_len(m), "m1"));
     EXPECT_OK(natsio_msg_ack(m));
     o.max_messages = 2;
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "max_messages", natsio_js_next_with_options(js, "CPRIO", "ov", &o, &m));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "max_messages", natsio_js_next(js, "CPRIO", "ov", &o, &m));
 
     /* consume with the group gets the last one. */
     co.group = "A";

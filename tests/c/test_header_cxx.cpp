@@ -1,11 +1,12 @@
-// Proves include/natsio.h is usable from C++17: the tree compiles this file
+// Proves include/natsio.h and include/natsio_sys.h (which includes it) are
+// usable from C++17: the tree compiles this file
 // with -Wall -Wextra -Werror -pedantic, so any C-only construct in the
 // generated header (designated initializers, implicit void* conversions,
 // enum underlying types that differ from C) fails the build. It also links and
 // calls a few functions so a missing `extern "C"` shows up as a link error.
 // No server is needed; the output ends with the harness-style summary line.
 
-#include "natsio.h"
+#include "natsio_sys.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -81,6 +82,8 @@ int main() {
 
     const char *version = natsio_version();
     check(version != nullptr && std::strlen(version) > 0, "natsio_version() is a non-empty string");
+    natsio_spin_result declined = natsio_runtime_spin_until_set(nullptr, 1);
+    check(declined == NATSIO_SPIN_DECLINED, "natsio_sys.h: spinning on no flag is declined");
 
     check(std::strcmp(natsio_status_str(NATSIO_OK), natsio_status_str(NATSIO_ERR_TIMEOUT)) != 0,
           "natsio_status_str distinguishes codes");

@@ -61,7 +61,7 @@ static bool stored_payload_is(natsio_js *js, const char *stream, uint64_t seq, c
 /* The stream's state.messages, or -1. */
 static int64_t stream_messages(natsio_js *js, const char *name) {
     char *info = NULL;
-    if (natsio_js_stream_info(js, name, &info) != NATSIO_OK) return -1;
+    if (natsio_js_stream_info(js, name, NULL, &info) != NATSIO_OK) return -1;
     int64_t n = -1;
     const char *state = strstr(info, "\"state\"");
     if (!state || !json_int(state, "messages", &n)) n = -1;
@@ -125,7 +125,7 @@ static void test_stream_create_update_info_names_delete(void) {
 
     /* Info reads the current configuration and state. */
     char *got = NULL;
-    EXPECT_OK(natsio_js_stream_info(js, "LIFE", &got));
+    EXPECT_OK(natsio_js_stream_info(js, "LIFE", NULL, &got));
     kept(got);
     NT_CHECK_MSG(strstr(got, "\"name\":\"LIFE\"") != NULL, "%s", got);
     NT_CHECK(json_int(got, "max_age", &max_age));
@@ -153,7 +153,7 @@ static void test_stream_create_update_info_names_delete(void) {
 
     /* Delete; then it is gone. */
     EXPECT_OK(natsio_js_stream_delete(js, "LIFE"));
-    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(js, "LIFE", &out));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(js, "LIFE", NULL, &out));
     NT_CHECK(out == SENTINEL_STR);
     EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_delete(js, "LIFE"));
     natsio_string_list *after = NULL;
@@ -190,13 +190,13 @@ static void test_stream_config_errors_name_the_field(void) {
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_create(js, "{\"name\":\"a.b\"}", NATSIO_CREATE, &out));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_create(js, "{\"name\":\"a b\"}", NATSIO_CREATE, &out));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_create(js, "{\"name\":\"\"}", NATSIO_CREATE, &out));
-    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_info(js, "a.b", &out));
-    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_info(js, "a*", &out));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_info(js, "a.b", NULL, &out));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_info(js, "a*", NULL, &out));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_delete(js, "a>"));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_purge(js, "", NULL, NULL));
     NT_CHECK(out == SENTINEL_STR);
     /* Nothing was created by the rejected calls. */
-    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(js, "CFGERR", &out));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(js, "CFGERR", NULL, &out));
 
     /* A field the library does not model reaches the server unchanged. */
     EXPECT_FAILS_NAMING(NATSIO_ERR_JS_API, "x_unknown",
@@ -773,7 +773,7 @@ static void test_stream_infos_subjects_and_api_level(void) {
 
     /* Per-subject counts for a filter. */
     char *info = NULL;
-    EXPECT_OK(natsio_js_stream_info_with_subjects(js, "LISTA", "lista.a.>", &info));
+    EXPECT_OK(natsio_js_stream_info(js, "LISTA", STREAM_SUBJECTS("lista.a.>"), &info));
     nt_cleanup(string_free_cb, info);
     const char *subjects = strstr(info, "\"subjects\":{");
     NT_CHECK_MSG(subjects != NULL, "no subjects map in %s", info);
@@ -782,12 +782,17 @@ static void test_stream_infos_subjects_and_api_level(void) {
              json_int(subjects, "lista.a.3", &a3));
     NT_CHECK(a1 == 2 && a2 == 1 && a3 == 1);
     NT_CHECK(subjects && strstr(subjects, "lista.b.") == NULL);
-    /* Without the filter the info has no subject map. */
+    /* Without the filter (NULL options, or a NULL filter) the info has no
+     * subject map. */
     char *plain = NULL;
-    EXPECT_OK(natsio_js_stream_info(js, "LISTA", &plain));
+    EXPECT_OK(natsio_js_stream_info(js, "LISTA", NULL, &plain));
     NT_CHECK(strstr(plain, "\"subjects\":{") == NULL);
     natsio_string_free(plain);
-    EXPECT_OK(natsio_js_stream_info_with_subjects_async(js, "LISTA", "lista.b.2", &tok));
+    plain = NULL;
+    EXPECT_OK(natsio_js_stream_info(js, "LISTA", STREAM_SUBJECTS(NULL), &plain));
+    NT_CHECK(plain != NULL && strstr(plain, "\"subjects\":{") == NULL);
+    natsio_string_free(plain);
+    EXPECT_OK(natsio_js_stream_info_async(js, "LISTA", STREAM_SUBJECTS("lista.b.2"), &tok));
     EXPECT_OK(natsio_token_wait(tok, 5000));
     char *b_info = NULL;
     EXPECT_OK(natsio_token_string(tok, &b_info));
@@ -892,7 +897,7 @@ static void test_concurrent_create_or_update_all_succeed(void) {
             }
             /* One of them won last; the resource exists with its config. */
             char *info = NULL;
-            EXPECT_OK(natsio_js_stream_info(js, bucket ? "KV_racing" : "RACING", &info));
+            EXPECT_OK(natsio_js_stream_info(js, bucket ? "KV_racing" : "RACING", NULL, &info));
             NT_CHECK(info && strstr(info, "\"description\":\"asserter ") != NULL);
             natsio_string_free(info);
             EXPECT_OK(bucket ? natsio_js_kv_delete(js, "racing") : natsio_js_stream_delete(js, "RACING"));
@@ -1114,6 +1119,77 @@ static void test_publish_async_stalls_then_times_out(void) {
     natsio_pub_ack *never = SENTINEL;
     EXPECT_FAILS(NATSIO_ERR_TIMEOUT, natsio_js_publish(js, subj, "6", 1, &po, &never));
     NT_CHECK(never == SENTINEL);
+}
+
+/* natsio_js_publish_request_async is natsio_js_publish as a token, not the
+ * windowed natsio_js_publish_async: a full window neither stalls nor
+ * refuses it, and it waits for its ack up to the context's timeout, past
+ * the async publish timeout that fails a windowed publish. */
+static void test_publish_request_async_is_the_synchronous_publish(void) {
+    char subj[128], stored[128];
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    /* A plain subscriber that never acks stands in for a stuck stream. */
+    natsio_sub *stuck = subscribe_and_flush(c, case_subject(subj, sizeof subj, "stuck"));
+    NT_CHECK(stuck != NULL);
+    natsio_js_options jo = js_options();
+    jo.publish_async_max_pending = 1;
+    jo.publish_async_stall_wait_ms = 200;
+    jo.publish_async_timeout_ms = 1500;
+    jo.timeout_ms = 30000;
+    natsio_js *js = new_jetstream(c, &jo);
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "PUBREQ", case_subject(stored, sizeof stored, "stored")));
+
+    /* A token-form publish to the stuck subject, then a windowed one that
+     * fills the window of one. */
+    natsio_token *slow = NULL, *windowed = NULL;
+    EXPECT_OK(natsio_js_publish_request_async(js, subj, "slow", 4, NULL, &slow));
+    nt_cleanup(token_free_cb, slow);
+    EXPECT_OK(natsio_js_publish_async(js, subj, "w", 1, NULL, &windowed));
+    nt_cleanup(token_free_cb, windowed);
+    NT_CHECK_INT_EQ(natsio_js_publish_async_pending(js), 1);
+    natsio_token *refused = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_TOO_MANY_STALLED, natsio_js_publish_async(js, stored, "x", 1, NULL, &refused));
+    NT_CHECK(refused == SENTINEL);
+
+    /* The full window does not hold the token form: it completes with the
+     * stream's ack, and takes no slot. */
+    natsio_token *acked = NULL;
+    EXPECT_OK(natsio_js_publish_request_async(js, stored, "s", 1, NULL, &acked));
+    nt_cleanup(token_free_cb, acked);
+    EXPECT_OK(natsio_token_wait(acked, 10000));
+    natsio_pub_ack *ack = NULL;
+    EXPECT_OK(natsio_token_pub_ack(acked, &ack));
+    NT_CHECK_STR_EQ(natsio_pub_ack_stream(ack), "PUBREQ");
+    NT_CHECK_INT_EQ(natsio_pub_ack_seq(ack), 1);
+    natsio_pub_ack_free(ack);
+    NT_CHECK_INT_EQ(natsio_js_publish_async_pending(js), 1);
+
+    /* The windowed publish fails with ASYNC_PUBLISH_TIMEOUT; the older
+     * token-form one still waits, and takes the ack given late. */
+    EXPECT_OK(natsio_token_wait(windowed, 10000));
+    EXPECT_FAILS(NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT, natsio_token_status(windowed));
+    NT_CHECK_INT_EQ(natsio_token_status(slow), NATSIO_PENDING);
+    natsio_msg *request = NULL;
+    for (int i = 0; i < 2 && request == NULL; i++) {
+        natsio_msg *m = NULL;
+        EXPECT_OK(natsio_sub_next(stuck, 5000, &m));
+        if (payload_is(m, "slow"))
+            request = m;
+        else
+            natsio_msg_free(m);
+    }
+    NT_CHECK(request != NULL);
+    nt_cleanup(msg_free_cb, request);
+    const char *late = "{\"stream\":\"LATE\",\"seq\":7}";
+    EXPECT_OK(natsio_client_publish(c, natsio_msg_reply(request), late, strlen(late)));
+    EXPECT_OK(natsio_token_wait(slow, 10000));
+    EXPECT_OK(natsio_token_pub_ack(slow, &ack));
+    NT_CHECK_STR_EQ(natsio_pub_ack_stream(ack), "LATE");
+    NT_CHECK_INT_EQ(natsio_pub_ack_seq(ack), 7);
+    natsio_pub_ack_free(ack);
+    EXPECT_OK(natsio_js_stream_delete(js, "PUBREQ"));
 }
 
 /* Leaves a request of `c` unanswered (its subject's one subscriber never
@@ -1425,7 +1501,7 @@ static void check_js_calls_fail_closed(natsio_js *js) {
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED,
                  natsio_js_stream_create(js, "{\"name\":\"CLOSED\",\"subjects\":[\"closed.>\"]}",
                                          NATSIO_CREATE_OR_UPDATE, &s));
-    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_stream_info(js, "CLOSED", &s));
+    EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_stream_info(js, "CLOSED", NULL, &s));
     natsio_string_list *names = SENTINEL;
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_js_stream_names(js, NULL, &names));
     NT_CHECK(names == SENTINEL);
@@ -1574,6 +1650,10 @@ static void test_bad_input_publishing(void) {
     EXPECT_NULL_ARG("subject", natsio_js_publish_async(js, NULL, "x", 1, NULL, &t));
     EXPECT_NULL_ARG("data", natsio_js_publish_async(js, "badpub.a", NULL, 1, NULL, &t));
     EXPECT_NULL_ARG("token_out", natsio_js_publish_async(js, "badpub.a", "x", 1, NULL, NULL));
+    EXPECT_NULL_ARG("js", natsio_js_publish_request_async(NULL, "badpub.a", "x", 1, NULL, &t));
+    EXPECT_NULL_ARG("subject", natsio_js_publish_request_async(js, NULL, "x", 1, NULL, &t));
+    EXPECT_NULL_ARG("data", natsio_js_publish_request_async(js, "badpub.a", NULL, 1, NULL, &t));
+    EXPECT_NULL_ARG("token_out", natsio_js_publish_request_async(js, "badpub.a", "x", 1, NULL, NULL));
     EXPECT_NULL_ARG("js", natsio_js_publish_async_complete(NULL, NATSIO_TIMEOUT_DEFAULT));
 
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "subject", natsio_js_publish(js, BAD_UTF8, "x", 1, NULL, &ack));
@@ -1584,6 +1664,8 @@ static void test_bad_input_publishing(void) {
     for (size_t i = 0; i < NT_COUNT(bad_subjects); i++) {
         EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_publish(js, bad_subjects[i], "x", 1, NULL, &ack));
         EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_publish_async(js, bad_subjects[i], "x", 1, NULL, &t));
+        EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT,
+                     natsio_js_publish_request_async(js, bad_subjects[i], "x", 1, NULL, &t));
     }
 
     /* Bad option fields. */
@@ -1591,6 +1673,8 @@ static void test_bad_input_publishing(void) {
     o.msg_id = BAD_UTF8;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "msg_id", natsio_js_publish(js, "badpub.a", "x", 1, &o, &ack));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "msg_id", natsio_js_publish_async(js, "badpub.a", "x", 1, &o, &t));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "msg_id",
+                        natsio_js_publish_request_async(js, "badpub.a", "x", 1, &o, &t));
     o = pub_options();
     o.expected_stream = BAD_UTF8;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "expected_stream",
@@ -1667,10 +1751,10 @@ static void test_bad_input_stream_functions(void) {
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "action", natsio_js_stream_create(js, cfg, 3, &s));
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "action", natsio_js_stream_create(js, cfg, -1, &s));
 
-    EXPECT_NULL_ARG("js", natsio_js_stream_info(NULL, "BADSTR", &s));
-    EXPECT_NULL_ARG("name", natsio_js_stream_info(js, NULL, &s));
-    EXPECT_NULL_ARG("info_json_out", natsio_js_stream_info(js, "BADSTR", NULL));
-    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "name", natsio_js_stream_info(js, BAD_UTF8, &s));
+    EXPECT_NULL_ARG("js", natsio_js_stream_info(NULL, "BADSTR", NULL, &s));
+    EXPECT_NULL_ARG("name", natsio_js_stream_info(js, NULL, NULL, &s));
+    EXPECT_NULL_ARG("info_json_out", natsio_js_stream_info(js, "BADSTR", NULL, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "name", natsio_js_stream_info(js, BAD_UTF8, NULL, &s));
 
     EXPECT_NULL_ARG("js", natsio_js_stream_delete(NULL, "BADSTR"));
     EXPECT_NULL_ARG("name", natsio_js_stream_delete(js, NULL));
@@ -1704,12 +1788,16 @@ static void test_bad_input_stream_functions(void) {
     EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_stream_get_next_msg(js, "BADSTR", 1, "", &m));
     EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_get_next_msg(js, "BAD.STR", 1, "badstr.a", &m));
 
-    EXPECT_NULL_ARG("js", natsio_js_stream_info_with_subjects(NULL, "BADSTR", ">", &s));
-    EXPECT_NULL_ARG("name", natsio_js_stream_info_with_subjects(js, NULL, ">", &s));
-    EXPECT_NULL_ARG("subjects_filter", natsio_js_stream_info_with_subjects(js, "BADSTR", NULL, &s));
-    EXPECT_NULL_ARG("info_json_out", natsio_js_stream_info_with_subjects(js, "BADSTR", ">", NULL));
-    EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_stream_info_with_subjects(js, "BADSTR", "a b", &s));
-    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info_with_subjects(js, "NOSUCH", ">", &s));
+    EXPECT_NULL_ARG("js", natsio_js_stream_info(NULL, "BADSTR", STREAM_SUBJECTS(">"), &s));
+    EXPECT_NULL_ARG("name", natsio_js_stream_info(js, NULL, STREAM_SUBJECTS(">"), &s));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_UTF8, "subjects_filter",
+                        natsio_js_stream_info(js, "BADSTR", STREAM_SUBJECTS(BAD_UTF8), &s));
+    natsio_stream_info_options uninitialised;
+    memset(&uninitialised, 0, sizeof uninitialised); /* version 0 */
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_stream_info(js, "BADSTR", &uninitialised, &s));
+    EXPECT_NULL_ARG("info_json_out", natsio_js_stream_info(js, "BADSTR", STREAM_SUBJECTS(">"), NULL));
+    EXPECT_FAILS(NATSIO_ERR_BAD_SUBJECT, natsio_js_stream_info(js, "BADSTR", STREAM_SUBJECTS("a b"), &s));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(js, "NOSUCH", STREAM_SUBJECTS(">"), &s));
 
     EXPECT_NULL_ARG("js", natsio_js_stream_infos(NULL, NULL, &names));
     EXPECT_NULL_ARG("list_out", natsio_js_stream_infos(js, NULL, NULL));
@@ -1749,6 +1837,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_publish_async_window_acks_every_message),
         NT_CASE(test_publish_async_token_callbacks),
         NT_CASE(test_publish_async_stalls_then_times_out),
+        NT_CASE(test_publish_request_async_is_the_synchronous_publish),
         NT_CASE(test_publish_async_own_timeout_behind_a_longer_one),
         NT_CASE(test_deferred_publishes_arrive_in_order),
         NT_CASE(test_deferred_publishes_go_out_when_they_must),

@@ -273,7 +273,7 @@ static void test_r3_publishes_across_stepdowns_and_leader_kill(void) {
 
     /* The stream holds each message exactly once. */
     char *info = NULL;
-    NT_CHECK_INT_EQ(natsio_js_stream_info(js, "ORDERS", &info), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_js_stream_info(js, "ORDERS", NULL, &info), NATSIO_OK);
     int64_t msgs = -1;
     bool have = json_int(info, "messages", &msgs);
     natsio_string_free(info);
@@ -613,7 +613,7 @@ static void test_ordered_consumer_across_stream_leader_kill_and_stepdown(void) {
             writer_stopped = true;
             char *si = NULL;
             int64_t last_seq = 0;
-            while (natsio_js_stream_info(ajs, "FEED", &si) != NATSIO_OK && nt_now_ms() - t_start < 40000)
+            while (natsio_js_stream_info(ajs, "FEED", NULL, &si) != NATSIO_OK && nt_now_ms() - t_start < 40000)
                 nt_sleep_ms(100);
             if (si && json_int(si, "last_seq", &last_seq)) final_seq = (uint64_t)last_seq;
             natsio_string_free(si);
@@ -742,7 +742,7 @@ static void test_kv_watch_across_stream_leader_kill_and_stepdown(void) {
             /* The bucket's last revision: its stream's last sequence. */
             char *si = NULL;
             int64_t last_seq = 0;
-            while (natsio_js_stream_info(wjs, "KV_w", &si) != NATSIO_OK && nt_now_ms() - t_start < 40000)
+            while (natsio_js_stream_info(wjs, "KV_w", NULL, &si) != NATSIO_OK && nt_now_ms() - t_start < 40000)
                 nt_sleep_ms(100);
             if (si && json_int(si, "last_seq", &last_seq)) final_rev = (uint64_t)last_seq;
             natsio_string_free(si);
@@ -998,7 +998,7 @@ static void test_object_store_32mib_across_stepdowns(void) {
     int64_t stored = 0;
     while (stored < 16 && token_outcome(put, 0) == NATSIO_ERR_TIMEOUT && nt_now_ms() - t0 < 20000) {
         char *si = NULL;
-        if (natsio_js_stream_info(js, "OBJ_big", &si) == NATSIO_OK) json_int(si, "messages", &stored);
+        if (natsio_js_stream_info(js, "OBJ_big", NULL, &si) == NATSIO_OK) json_int(si, "messages", &stored);
         natsio_string_free(si);
     }
     bool put_in_flight = token_outcome(put, 0) == NATSIO_ERR_TIMEOUT;

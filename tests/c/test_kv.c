@@ -78,7 +78,7 @@ static void test_bucket_create_bind_update_delete(void) {
 
     /* Its backing stream, as the server has it. */
     char *info = NULL;
-    EXPECT_OK(natsio_js_stream_info(js, "KV_LIFE", &info));
+    EXPECT_OK(natsio_js_stream_info(js, "KV_LIFE", NULL, &info));
     nt_cleanup(string_free_cb, info);
     int64_t v = 0;
     NT_CHECK(json_int(info, "max_msgs_per_subject", &v));
@@ -123,7 +123,7 @@ static void test_bucket_create_bind_update_delete(void) {
                                                                   &out));
     NT_CHECK(out == SENTINEL);
     char *none_info = SENTINEL_STR;
-    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(js, "KV_LIFE_NONE", &none_info));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(js, "KV_LIFE_NONE", NULL, &none_info));
     NT_CHECK(none_info == SENTINEL_STR);
 
     /* NATSIO_CREATE_OR_UPDATE: creates, then updates. */
@@ -154,7 +154,7 @@ static void test_bucket_create_bind_update_delete(void) {
     EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_js_kv_bind(js, "LIFE", &out));
     EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_js_kv_delete(js, "LIFE"));
     char *gone = SENTINEL_STR;
-    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(js, "KV_LIFE", &gone));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(js, "KV_LIFE", NULL, &gone));
     NT_CHECK(out == SENTINEL && gone == SENTINEL_STR);
     /* A handle of a deleted bucket fails cleanly. */
     natsio_kv_entry *ge = SENTINEL;

@@ -213,7 +213,7 @@ static bool reads_back_at(int line, const natsio_obj *obj, const char *name, con
 /* The integer `key` of the "state" of stream `stream`; INT64_MIN if none. */
 static int64_t stream_state_int(natsio_js *js, const char *stream, const char *key) {
     char *info = NULL;
-    if (natsio_js_stream_info(js, stream, &info) != NATSIO_OK) return INT64_MIN;
+    if (natsio_js_stream_info(js, stream, NULL, &info) != NATSIO_OK) return INT64_MIN;
     int64_t v = INT64_MIN;
     const char *state = strstr(info, "\"state\"");
     if (!state || !json_int(state, key, &v)) v = INT64_MIN;
@@ -358,7 +358,7 @@ static void test_bucket_create_bind_update_delete(void) {
 
     /* The backing stream, as ADR-20 lays it out. */
     char *info = NULL;
-    EXPECT_OK(natsio_js_stream_info(js, "OBJ_OLIFE", &info));
+    EXPECT_OK(natsio_js_stream_info(js, "OBJ_OLIFE", NULL, &info));
     kept(info);
     NT_CHECK_MSG(strstr(info, "\"$O.OLIFE.C.>\"") != NULL && strstr(info, "\"$O.OLIFE.M.>\"") != NULL, "%s", info);
     NT_CHECK_MSG(strstr(info, "\"allow_rollup_hdrs\":true") != NULL, "%s", info);
@@ -393,7 +393,7 @@ static void test_bucket_create_bind_update_delete(void) {
                  natsio_js_obj_create(js, "{\"bucket\":\"OLIFE_NONE\"}", NATSIO_UPDATE, &out));
     NT_CHECK(out == SENTINEL);
     char *none = SENTINEL_STR;
-    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(js, "OBJ_OLIFE_NONE", &none));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(js, "OBJ_OLIFE_NONE", NULL, &none));
     NT_CHECK(none == SENTINEL_STR);
 
     /* Create-or-update: creates, then updates. */
@@ -461,7 +461,7 @@ static void test_bucket_create_bind_update_delete(void) {
     EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_js_obj_delete(js, "OLIFE3"));
     NT_CHECK(out == SENTINEL);
     char *gone = SENTINEL_STR;
-    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(js, "OBJ_OLIFE", &gone));
+    EXPECT_FAILS(NATSIO_ERR_STREAM_NOT_FOUND, natsio_js_stream_info(js, "OBJ_OLIFE", NULL, &gone));
     NT_CHECK(gone == SENTINEL_STR);
     natsio_obj_reader *r = SENTINEL;
     natsio_status st = natsio_obj_get(obj, "hello", false, &r);

@@ -12,7 +12,7 @@
 #include "harness.h"
 #include "util.h"
 
-#include <natsio.h>
+#include <natsio_sys.h> /* the publish ring, publish_n, message fields, batch callbacks */
 
 #include <stdatomic.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
 #include "harness.h"
 #include "util.h"
 
-#include <natsio.h>
+#include <natsio_sys.h> /* spinning on an event loop */
 
 #include <pthread.h>
 #include <stdint.h>

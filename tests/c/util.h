@@ -18,6 +18,8 @@
 
 #include <natsio.h>
 
+#include "call_options.h"
+
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -129,6 +131,7 @@ bool json_int(const char *json, const char *key, int64_t *out);
 
 void msg_list_free_cb(void *list);
 void kv_entry_list_free_cb(void *list);
+
 
 /* The string after the first `"key":"` in `json` into buf (NUL-terminated;
  * no escapes are undone); false if there is none or it does not fit. Enough

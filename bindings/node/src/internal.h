@@ -35,7 +35,7 @@
 #define NAPI_VERSION 8
 #include <node_api.h>
 
-#include <natsio.h>
+#include <natsio_sys.h> /* natsio.h and the binding-support calls */
 
 #include "gen/gen.h"
 

@@ -391,7 +391,11 @@ static napi_value js_name_call(napi_env env, napi_callback_info info, const char
     return op_track(env, st, tok, result, h, NULL);
 }
 
-EXPORT(js_js_stream_info) { return js_name_call(env, info, "stream name", natsio_js_stream_info_async, R_STRING); }
+/* natsio_js_stream_info_async without options: no subjects. */
+static natsio_status stream_info_async(const natsio_js *js, const char *name, natsio_token **tok) {
+    return natsio_js_stream_info_async(js, name, NULL, tok);
+}
+EXPORT(js_js_stream_info) { return js_name_call(env, info, "stream name", stream_info_async, R_STRING); }
 
 /* jsStreamInfoWithSubjects(js, name, subjectsFilter) -> Promise<string JSON> */
 EXPORT(js_js_stream_info_with_subjects) {
@@ -402,8 +406,11 @@ EXPORT(js_js_stream_info_with_subjects) {
     napi_value promise = NULL;
     if (get_req_string(env, argv[1], "stream name", &name) &&
         get_req_string(env, argv[2], "subjects_filter", &filter)) {
+        natsio_stream_info_options opts;
+        natsio_stream_info_options_init(&opts);
+        opts.subjects_filter = filter;
         natsio_token *tok = NULL;
-        int32_t st = natsio_js_stream_info_with_subjects_async(h->js, name, filter, &tok);
+        int32_t st = natsio_js_stream_info_async(h->js, name, &opts, &tok);
         promise = op_track(env, st, tok, R_STRING, h, NULL);
     }
     free(name);
@@ -444,8 +451,10 @@ static bool fetch_opts(napi_env env, napi_value o, natsio_fetch_options *fo, cha
 }
 
 /* jsNext(js, stream, consumer, timeoutMs, fetchOpts|null) -> Promise<message>;
- * with fetch options (natsio_js_next_with_options) their expires is the
- * wait, else timeoutMs. */
+ * with fetch options their expires is the wait, else timeoutMs
+ * (NATSIO_TIMEOUT_DEFAULT: expires 0, the context's timeout; NATSIO_NO_WAIT:
+ * no_wait; another negative one goes on as expires, which the library
+ * refuses). */
 EXPORT(js_js_next) {
     ARGS(5);
     char *stream = NULL, *consumer = NULL, *group = NULL;
@@ -453,14 +462,18 @@ EXPORT(js_js_next) {
     if (!h) return NULL;
     napi_value promise = NULL;
     natsio_token *tok = NULL;
+    natsio_fetch_options fo;
+    bool ok = true;
     if (argc > 4 && is_object(env, argv[4])) {
-        natsio_fetch_options fo;
-        if (fetch_opts(env, argv[4], &fo, &group)) {
-            int32_t st = natsio_js_next_with_options_async(h->js, stream, consumer, &fo, &tok);
-            promise = op_track_with(env, st, tok, js_msg_value, h, NULL);
-        }
+        ok = fetch_opts(env, argv[4], &fo, &group);
     } else {
-        int32_t st = natsio_js_next_async(h->js, stream, consumer, get_i64(env, argv[3], NATSIO_TIMEOUT_DEFAULT), &tok);
+        natsio_fetch_options_init(&fo);
+        int64_t ms = get_i64(env, argv[3], NATSIO_TIMEOUT_DEFAULT);
+        fo.no_wait = ms == NATSIO_NO_WAIT;
+        fo.expires_ms = ms == NATSIO_TIMEOUT_DEFAULT ? 0 : ms;
+    }
+    if (ok) {
+        int32_t st = natsio_js_next_async(h->js, stream, consumer, &fo, &tok);
         promise = op_track_with(env, st, tok, js_msg_value, h, NULL);
     }
     free(group);

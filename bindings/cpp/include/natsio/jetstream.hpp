@@ -1895,14 +1895,15 @@ public:
     std::string stream_info(std::string_view name) const {
         detail::CString c_name(name, "stream name");
         char* json = nullptr;
-        detail::check(natsio_js_stream_info(js_, c_name.get(), &json));
+        detail::check(natsio_js_stream_info(js_, c_name.get(), nullptr, &json));
         return detail::take_string(json);
     }
     /// The future form of stream_info.
     Future<std::string> stream_info_async(std::string_view name) const {
         detail::CString c_name(name, "stream name");
         return detail::start_async<std::string>(sink_, natsio_js_stream_info_async, js_,
-                                                c_name.get());
+                                                c_name.get(),
+                                                static_cast<const natsio_stream_info_options*>(nullptr));
     }
 
     /// The StreamInfo JSON of stream `name`, as stream_info returns it, with
@@ -1918,9 +1919,9 @@ public:
                                           std::string_view subjects_filter) const {
         detail::CString c_name(name, "stream name");
         detail::CString c_filter(subjects_filter, "subjects filter");
+        natsio_stream_info_options c_options = subjects_options(c_filter.get());
         char* json = nullptr;
-        detail::check(
-            natsio_js_stream_info_with_subjects(js_, c_name.get(), c_filter.get(), &json));
+        detail::check(natsio_js_stream_info(js_, c_name.get(), &c_options, &json));
         return detail::take_string(json);
     }
     /// The future form of stream_info_with_subjects: the StreamInfo JSON
@@ -1930,8 +1931,18 @@ public:
                                                         std::string_view subjects_filter) const {
         detail::CString c_name(name, "stream name");
         detail::CString c_filter(subjects_filter, "subjects filter");
-        return detail::start_async<std::string>(sink_, natsio_js_stream_info_with_subjects_async,
-                                                js_, c_name.get(), c_filter.get());
+        natsio_stream_info_options c_options = subjects_options(c_filter.get());
+        return detail::start_async<std::string>(
+            sink_, natsio_js_stream_info_async, js_, c_name.get(),
+            static_cast<const natsio_stream_info_options*>(&c_options));
+    }
+    /// natsio_js_stream_info's options asking for the subjects matching
+    /// `filter` (borrowed: keep it alive for the call).
+    static natsio_stream_info_options subjects_options(const char* filter) {
+        natsio_stream_info_options c_options;
+        natsio_stream_info_options_init(&c_options);
+        c_options.subjects_filter = filter;
+        return c_options;
     }
 
     /// The StreamInfo JSON of every stream, or of those holding `subject`
@@ -2224,9 +2235,9 @@ public:
              milliseconds timeout = default_timeout) const {
         detail::CString c_stream(stream, "stream name");
         detail::CString c_consumer(consumer, "consumer name");
+        natsio_fetch_options c_options = next_wait(timeout);
         natsio_msg* msg = nullptr;
-        detail::check(natsio_js_next(js_, c_stream.get(), c_consumer.get(),
-                                     detail::to_ms(timeout), &msg));
+        detail::check(natsio_js_next(js_, c_stream.get(), c_consumer.get(), &c_options, &msg));
         return Msg(msg);
     }
     /// The future form of next: the message, or NoMessagesError.
@@ -2234,10 +2245,24 @@ public:
                            milliseconds timeout = default_timeout) const {
         detail::CString c_stream(stream, "stream name");
         detail::CString c_consumer(consumer, "consumer name");
+        natsio_fetch_options c_options = next_wait(timeout);
         return detail::start_async<Msg>(sink_, natsio_js_next_async, js_, c_stream.get(),
-                                        c_consumer.get(), detail::to_ms(timeout));
+                                        c_consumer.get(),
+                                        static_cast<const natsio_fetch_options*>(&c_options));
     }
-    /// next with a fetch's options (natsio_js_next_with_options): `expires`
+    /// next's wait as natsio_js_next's options: default_timeout is
+    /// expires 0 (the context's timeout), no_wait is no_wait, a positive
+    /// wait is expires; anything else (forever) goes on as a negative
+    /// expires, which the library refuses (InvalidArgumentError).
+    static natsio_fetch_options next_wait(milliseconds timeout) {
+        natsio_fetch_options c_options;
+        natsio_fetch_options_init(&c_options);
+        const int64_t ms = detail::to_ms(timeout);
+        c_options.no_wait = ms == NATSIO_NO_WAIT;
+        c_options.expires_ms = ms == NATSIO_TIMEOUT_DEFAULT ? 0 : ms;
+        return c_options;
+    }
+    /// next with a fetch's options (natsio_js_next's): `expires`
     /// is the wait (0: the context's timeout), plus no_wait,
     /// idle_heartbeat and the priority-group fields; max_messages 0 or 1.
     /// Throws as next.
@@ -2246,7 +2271,7 @@ public:
         detail::CString c_consumer(consumer, "consumer name");
         natsio_fetch_options c_options = to_c(options);
         natsio_msg* msg = nullptr;
-        detail::check(natsio_js_next_with_options(js_, c_stream.get(), c_consumer.get(), &c_options, &msg));
+        detail::check(natsio_js_next(js_, c_stream.get(), c_consumer.get(), &c_options, &msg));
         return Msg(msg);
     }
     /// The future form of next with options.
@@ -2255,7 +2280,7 @@ public:
         detail::CString c_stream(stream, "stream name");
         detail::CString c_consumer(consumer, "consumer name");
         natsio_fetch_options c_options = to_c(options);
-        return detail::start_async<Msg>(sink_, natsio_js_next_with_options_async, js_, c_stream.get(),
+        return detail::start_async<Msg>(sink_, natsio_js_next_async, js_, c_stream.get(),
                                         c_consumer.get(),
                                         static_cast<const natsio_fetch_options*>(&c_options));
     }

@@ -302,6 +302,12 @@ protected:
         return from_c(out, self().sink());
     }
 
+    /// natsio_js_publish_async: a Future<PubAck>.
+    auto raw_publish_async(std::optional<std::string_view> subject, ByteView data, const natsio_js_publish_options * opts) const {
+        OptionalCString c_subject(subject, "subject");
+        return start_async<PubAck>(self().sink(), natsio_js_publish_async, self().c_handle(), c_subject.get(), data.data(), data.size(), opts);
+    }
+
     /// natsio_js_publish_async_complete_async: a Future<void>.
     auto raw_publish_async_complete_async(std::int64_t timeout_ms) const {
         return start_async<void>(self().sink(), natsio_js_publish_async_complete_async, self().c_handle(), timeout_ms);
