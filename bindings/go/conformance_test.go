@@ -419,6 +419,31 @@ func checkBehaviourCase(t *testing.T, c conformanceCase, jetStreamServer func(*t
 		if !errors.Is(err, natsio.ErrKeyNotFound) || errors.Is(err, natsio.ErrKeyDeleted) {
 			t.Errorf("Get after removing the marker: %v, want ErrKeyNotFound only", err)
 		}
+	case "sync_publish":
+		js, url := jetStreamServer(t)
+		ctx := ctxTimeout(t, 10*time.Second)
+		// A plain subscriber takes the asynchronous publish and never acks.
+		holder := connectTo(t, url)
+		held := subject(t, "held")
+		got(holder.SubscribeSync(held)).must(t)
+		flush(t, holder)
+		nc := connectTo(t, url)
+		window := got(nc.JetStream(natsio.PublishAsyncMaxPending(1), natsio.PublishAsyncStallWait(100*time.Millisecond))).must(t)
+		stored := subject(t, "stored")
+		got(js.CreateStream(ctx, natsio.StreamConfig{Name: "CONF_SYNC", Subjects: []string{stored}, Storage: natsio.MemoryStorage})).must(t)
+		got(window.PublishAsync(held, []byte("a"))).must(t)
+		if n := window.PublishAsyncPending(); n != 1 {
+			t.Fatalf("pending %d, want 1", n)
+		}
+		_, err := window.PublishAsync(stored, []byte("x"))
+		wantIs(t, err, natsio.ErrTooManyStalledMsgs)
+		ack := got(window.Publish(ctx, stored, []byte("s"))).must(t)
+		if ack.Stream != "CONF_SYNC" || ack.Sequence != 1 {
+			t.Errorf("ack %+v, want CONF_SYNC sequence 1", ack)
+		}
+		if n := window.PublishAsyncPending(); n != 1 {
+			t.Errorf("pending %d after the synchronous publish, want 1", n)
+		}
 	default:
 		t.Fatalf("no Go check for behaviour %q", c.fields[0])
 	}

@@ -10,8 +10,8 @@ package natsio
 #include "natsio_go.h"
 // The library copies what a publish keeps and calls no Go code from it:
 // its arguments may stay on the Go stack.
-#cgo noescape go_js_publish_async
-#cgo nocallback go_js_publish_async
+#cgo noescape go_js_publish_start
+#cgo nocallback go_js_publish_start
 */
 import "C"
 
@@ -474,10 +474,16 @@ func (p *preparedPub) applyOpts(opts []PubOpt) error {
 	return err
 }
 
-// start starts the publish (natsio_js_publish_async) and returns its token.
-func (p *preparedPub) start(js *C.natsio_js, data []byte) (*C.natsio_token, error) {
+// start starts the publish and returns its token: the synchronous
+// request's token form when request is set (Publish), else the windowed
+// asynchronous publish (PublishAsync).
+func (p *preparedPub) start(js *C.natsio_js, data []byte, request bool) (*C.natsio_token, error) {
 	ptr, n := dataPtr(data)
-	r := C.go_js_publish_async(js, cPtr(p.subject), ptr, n, p.headers, cPtr(p.msgID), cPtr(p.stream),
+	var req C.int
+	if request {
+		req = 1
+	}
+	r := C.go_js_publish_start(js, req, cPtr(p.subject), ptr, n, p.headers, cPtr(p.msgID), cPtr(p.stream),
 		cPtr(p.lastSubject), cPtr(p.lastMsgID), &p.scalars)
 	runtime.KeepAlive(data)
 	return r.token, resultError(r.status, r.detail)
@@ -490,12 +496,11 @@ func (p *preparedPub) start(js *C.natsio_js, data []byte) (*C.natsio_token, erro
 // library's ErrAsyncPublishTimeout, which it also matches),
 // ErrConnectionClosed.
 //
-// It is the library's asynchronous publish waited for in this goroutine
-// (the synchronous natsio_js_publish has no token form): so while it waits
-// it counts among PublishAsyncPending (and PublishAsyncComplete waits for
-// it), it stalls like PublishAsync when PublishAsyncMaxPending publishes
-// await acks, and "no responders" fails at once with ErrNoStreamResponse
-// (the synchronous form retries it twice, 250 ms apart).
+// It is the synchronous publish of every binding (the token form of
+// natsio_js_publish) waited for in this goroutine: it does not count among
+// PublishAsyncPending, never stalls behind PublishAsyncMaxPending and never
+// fails with ErrAsyncPublishTimeout; "no responders" is retried twice,
+// 250 ms apart, as in C.
 func (js *JetStream) Publish(ctx context.Context, subject string, data []byte, opts ...PubOpt) (*PubAck, error) {
 	if js == nil {
 		return nil, errorOf(ErrNullArgument, "nil *JetStream")
@@ -508,8 +513,7 @@ func (js *JetStream) Publish(ctx context.Context, subject string, data []byte, o
 	if err := p.prepare(subject, opts); err != nil {
 		return nil, err
 	}
-	// The ack timeout is ctx's deadline, else the context's timeout (the
-	// async form's own default would be the async publish timeout).
+	// The ack timeout is ctx's deadline, else the context's timeout.
 	_, hasDeadline := ctx.Deadline()
 	p.scalars.timeout_ms = millis(js.timeout)
 	if hasDeadline {
@@ -519,19 +523,15 @@ func (js *JetStream) Publish(ctx context.Context, subject string, data []byte, o
 	if err != nil {
 		return nil, err
 	}
-	tok, err := p.start(ptr, data)
+	tok, err := p.start(ptr, data, true)
 	js.release()
 	if err != nil {
 		return nil, err
 	}
 	r, err := awaitStarted(ctx, tok, C.GO_TAKE_PUB_ACK)
-	if e, ok := err.(*Error); ok && e.Status == Status(ErrAsyncPublishTimeout.(*sentinel).code) && e.cause == nil {
-		// A synchronous publish that got no ack in time is a timeout (at
-		// ctx's deadline, that deadline).
-		e.cause = ErrTimeout
-		if hasDeadline {
-			e.cause = errors.Join(ErrTimeout, context.DeadlineExceeded)
-		}
+	if e, ok := err.(*Error); ok && hasDeadline && e.Status == Status(ErrTimeout.(*sentinel).code) && e.cause == nil {
+		// No ack by ctx's deadline: that deadline too.
+		e.cause = errors.Join(ErrTimeout, context.DeadlineExceeded)
 	}
 	if err != nil {
 		return nil, err
@@ -617,7 +617,7 @@ func (js *JetStream) PublishAsync(subject string, data []byte, opts ...PubOpt) (
 	if sender != nil {
 		p.scalars.defer_send = 1
 	}
-	tok, err := p.start(ptr, data)
+	tok, err := p.start(ptr, data, false)
 	js.release()
 	if sender != nil {
 		sender.kick()

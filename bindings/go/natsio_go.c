@@ -361,7 +361,7 @@ go_result go_js_new(const natsio_client *c, const char *domain, const char *pref
 	return go_result_of(natsio_client_jetstream(c, &o, js_out));
 }
 
-go_start go_js_publish_async(const natsio_js *js, const char *subject, const void *data, size_t len,
+go_start go_js_publish_start(const natsio_js *js, int request, const char *subject, const void *data, size_t len,
 		const natsio_headers *headers, const char *msg_id, const char *expected_stream,
 		const char *expected_subject, const char *expected_last_msg_id, const go_pub_scalars *s) {
 	natsio_js_publish_options o;
@@ -377,7 +377,8 @@ go_start go_js_publish_async(const natsio_js *js, const char *subject, const voi
 	o.timeout_ms = s->timeout_ms;
 	o.defer_send = s->defer_send != 0;
 	natsio_token *tok = NULL;
-	natsio_status st = natsio_js_publish_async(js, subject, data, len, &o, &tok);
+	natsio_status st = request ? natsio_js_publish_request_async(js, subject, data, len, &o, &tok)
+				   : natsio_js_publish_async(js, subject, data, len, &o, &tok);
 	return go_start_of(st, tok);
 }
 

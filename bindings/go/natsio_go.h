@@ -208,7 +208,10 @@ typedef struct go_pub_scalars {
 	int defer_send;
 } go_pub_scalars;
 
-go_start go_js_publish_async(const natsio_js *js, const char *subject, const void *data, size_t len,
+/* Starts a JetStream publish: the synchronous request's token form
+ * (natsio_js_publish_request_async) when `request` is set, else the
+ * windowed asynchronous publish (natsio_js_publish_async). */
+go_start go_js_publish_start(const natsio_js *js, int request, const char *subject, const void *data, size_t len,
 		const natsio_headers *headers, const char *msg_id, const char *expected_stream,
 		const char *expected_subject, const char *expected_last_msg_id, const go_pub_scalars *s);
 

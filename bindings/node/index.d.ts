@@ -1306,7 +1306,7 @@ export class JetStreamClient {
   readonly isClosed: boolean;
   /** Asynchronous publishes awaiting their ack or room to be sent. */
   readonly publishAsyncPending: number;
-  /** Publishes and waits for the ack (default timeout: the context's); "no responders" is retried twice 250 ms apart, then NoStreamResponseError. It goes through the publishAsync window (TooManyStalledMsgsError if that stays full). */
+  /** Publishes and waits for the ack (default timeout: the context's); "no responders" is retried twice 250 ms apart, then NoStreamResponseError. It is not in the publishAsync window: it never stalls, is not counted in publishAsyncPending and never rejects with AsyncPublishTimeoutError. */
   publish(subject: string, data?: Payload, opts?: JetStreamPublishOptions): Promise<PubAck>;
   /**
    * Publishes without waiting; resolves with the ack. Never throws: every

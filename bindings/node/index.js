@@ -2545,12 +2545,13 @@ class JetStreamClient {
    * Options: msgID, expect {stream, lastSequence, lastSubjectSequence,
    * lastSubjectSequenceSubject, lastMsgID}, ttl, headers, timeout (ms,
    * default the context's timeout). "No responders" is retried twice
-   * 250 ms apart, then rejects with NoStreamResponseError. */
+   * 250 ms apart, then rejects with NoStreamResponseError. It is the
+   * synchronous publish of every binding: not in the asynchronous window
+   * (no stall, not counted in publishAsyncPending, never
+   * AsyncPublishTimeoutError). */
   async publish(subject, data, opts) {
     if (typeof subject !== 'string') throw new TypeError('subject must be a string');
-    // The token form of a publish is the asynchronous publish, which also
-    // retries "no responders" in the core; it counts in the async window.
-    return this._enqueue([subject, toBytes(data), jsPublishOptions(opts, this._timeout)]);
+    return native.jsPublish(this._handle, subject, toBytes(data), jsPublishOptions(opts, this._timeout));
   }
 
   /**

@@ -486,13 +486,44 @@ static void test_behaviour_purge_deletes_zero(void) {
     EXPECT_OK(natsio_js_kv_delete(js, "CONF_PURGE"));
 }
 
+static void test_behaviour_sync_publish(void) {
+    NT_CHECK(table_case("behaviour", "sync_publish") != NULL);
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    char held[128], stored[128];
+    /* A plain subscriber takes the asynchronous publish and never acks. */
+    natsio_sub *holder = subscribe_and_flush(c, case_subject(held, sizeof held, "held"));
+    NT_CHECK(holder != NULL);
+    natsio_js_options jo;
+    natsio_js_options_init(&jo);
+    jo.publish_async_max_pending = 1;
+    jo.publish_async_stall_wait_ms = 100;
+    natsio_js *js = new_jetstream(c, &jo);
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CONF_SYNC", case_subject(stored, sizeof stored, "stored")));
+    natsio_token *pending = NULL;
+    EXPECT_OK(natsio_js_publish_async(js, held, "a", 1, NULL, &pending));
+    nt_cleanup(token_free_cb, pending);
+    NT_CHECK_INT_EQ(natsio_js_publish_async_pending(js), 1);
+    natsio_token *stalled = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_TOO_MANY_STALLED, natsio_js_publish_async(js, stored, "x", 1, NULL, &stalled));
+    natsio_pub_ack *ack = NULL;
+    EXPECT_OK(natsio_js_publish(js, stored, "s", 1, NULL, &ack));
+    NT_CHECK(ack != NULL);
+    NT_CHECK_INT_EQ(natsio_pub_ack_seq(ack), 1);
+    natsio_pub_ack_free(ack);
+    NT_CHECK_INT_EQ(natsio_js_publish_async_pending(js), 1);
+    EXPECT_OK(natsio_js_stream_delete(js, "CONF_SYNC"));
+}
+
 /* ---- every line has a C check ----------------------------------------------- */
 
 /* The data, default and behaviour lines this program checks, and those
  * that have no C form (a C callback cannot throw). */
 static const char *const C_CHECKS[] = {"api_error",  "key_revision",           "default_url", "delete_msg_erase",
                                        "sub_pending_limit_zero", "flush_bound", "last_by_wildcard", "fetch_refused",
-                                       "consume_budget", "iterator_closed", "purge_deletes_zero"};
+                                       "consume_budget", "iterator_closed", "purge_deletes_zero",
+                                       "sync_publish"};
 static const char *const NOT_IN_C[] = {"callback_error"};
 
 static bool listed(const char *const *names, size_t count, const char *name) {
@@ -529,6 +560,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_behaviour_consume_budget),
         NT_CASE(test_behaviour_iterator_closed),
         NT_CASE(test_behaviour_purge_deletes_zero),
+        NT_CASE(test_behaviour_sync_publish),
         NT_CASE(test_every_line_has_a_c_check),
     };
     return run_cases_with_shared_server(argc, argv, "conftest", cases, NT_COUNT(cases));

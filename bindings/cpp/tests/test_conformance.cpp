@@ -640,6 +640,30 @@ void check_purge_deletes_zero() {
     js.delete_key_value(bucket);
 }
 
+void check_sync_publish() {
+    natsio::Client client = connect();
+    // A plain subscriber takes the asynchronous publish and never acks.
+    const std::string held = subject("held");
+    natsio::Subscription holder = client.subscribe(held);
+    client.flush();
+    natsio::JetStreamOptions options;
+    options.publish_async_max_pending = 1;
+    options.publish_async_stall_wait = 100ms;
+    natsio::JetStream js(client, options);
+    const std::string stream = "CPPCONF_SYNC";
+    const std::string stored = subject("stored");
+    js.create_stream(R"({"name":")" + stream + R"(","subjects":[")" + stored + R"("],"storage":"memory"})");
+    natsio::Future<natsio::PubAck> pending = js.publish_async(held, "a");
+    EXPECT_EQ(js.publish_async_pending(), 1u);
+    expect_throws<natsio::TooManyStalledMsgsError>(NATSIO_ERR_TOO_MANY_STALLED,
+                                                   [&] { js.publish_async(stored, "x"); });
+    natsio::PubAck ack = js.publish(stored, "s");
+    EXPECT_EQ(ack.stream, stream);
+    EXPECT_EQ(ack.seq, 1u);
+    EXPECT_EQ(js.publish_async_pending(), 1u);
+    js.delete_stream(stream);
+}
+
 TEST(Conformance, Behaviours) {
     const std::vector<Case> lines = cases_of("behaviour");
     EXPECT_FALSE(lines.empty());
@@ -661,6 +685,8 @@ TEST(Conformance, Behaviours) {
             check_iterator_closed();
         } else if (name == "purge_deletes_zero") {
             check_purge_deletes_zero();
+        } else if (name == "sync_publish") {
+            check_sync_publish();
         } else {
             ADD_FAILURE() << "no C++ check for behaviour '" << name << "'";
         }

@@ -344,9 +344,10 @@ static bool read_pub_opts(napi_env env, napi_value v, pub_opts *o) {
     return true;
 }
 
-/* jsPublish(js, subject, data, opts) -> Promise<PubAck>: the ack's wait is
- * the async publish's, so the synchronous publish is a publish_async with
- * the context's (or opts.timeout) timeout. */
+/* jsPublish(js, subject, data, opts) -> Promise<PubAck>: the synchronous
+ * publish's token form (natsio_js_publish_request_async: no window, no
+ * stall, "no responders" retried as in C); jsPublishAsync: the windowed
+ * asynchronous publish. */
 static napi_value publish(napi_env env, napi_callback_info info, bool sync) {
     ARGS(4);
     js_handle *h = get_jsh(env, argv[0], JSH_JS);
@@ -362,7 +363,8 @@ static napi_value publish(napi_env env, napi_callback_info info, bool sync) {
          * awaited one alone is written at once by the library anyway). */
         po.c.defer_send = !sync;
         natsio_token *tok = NULL;
-        int32_t st = natsio_js_publish_async(h->js, subject, data, len, &po.c, &tok);
+        int32_t st = sync ? natsio_js_publish_request_async(h->js, subject, data, len, &po.c, &tok)
+                          : natsio_js_publish_async(h->js, subject, data, len, &po.c, &tok);
         if (st == NATSIO_OK && !sync) hub_send_after_turn(env, get_hub(env));
         promise = op_track(env, st, tok, R_PUB_ACK, h, NULL);
         pub_opts_free(&po);

@@ -222,6 +222,32 @@ const behaviours = {
       await js.kv.delete('CONF_PURGE');
     }
   },
+  async sync_publish() {
+    const { server } = await jetstream();
+    // A plain subscriber takes the asynchronous publish and never acks.
+    const holder = await nats.connect({ servers: server.url });
+    const nc = await nats.connect({ servers: server.url });
+    holder.subscribe('conf.sync.held');
+    await holder.flush();
+    const windowed = nc.jetstream({ publishAsyncMaxPending: 1, publishAsyncStallWait: 100 });
+    await js.streams.add({ name: 'CONF_SYNC', subjects: ['conf.sync.stored'], storage: 'memory' });
+    try {
+      const held = windowed.publishAsync('conf.sync.held', 'a');
+      held.catch(() => {}); // no ack ever comes; it fails at its timeout or at close
+      assert.equal(windowed.publishAsyncPending, 1);
+      const stalled = await rejection(windowed.publishAsync('conf.sync.stored', 'x'));
+      assert.ok(stalled instanceof nats.TooManyStalledMsgsError, `${stalled}`);
+      const ack = await windowed.publish('conf.sync.stored', 's');
+      assert.equal(ack.stream, 'CONF_SYNC');
+      assert.equal(ack.seq, 1);
+      assert.equal(windowed.publishAsyncPending, 1);
+    } finally {
+      windowed.close();
+      await nc.close();
+      await holder.close();
+      await js.streams.delete('CONF_SYNC');
+    }
+  },
   async consume_budget() {
     await jetstream();
     await js.streams.add({ name: 'CONF_BUDGET', subjects: ['conf.budget'], storage: 'memory' });
