@@ -234,8 +234,16 @@ def describe():
     blocking_override = overlay.get("blocking", {})
     claimed = {b: a for a, b in blocking_override.items()}
     problems = []
+    # The next item of an iterator or a reader (`<handle>_next_async`, its
+    # only input the handle: natsio_obj_reader_next_async) is the feed
+    # mechanism's, not a request (natsio_js_next_async is one).
     for f in funcs.values():
-        if not f["name"].endswith("_async") or f["name"].endswith("_next_async"):
+        h = f.get("handle")
+        if h and f["name"] == f"{h}_next_async" and (
+                h in iterators or all(a["role"] in ("receiver", "token_out") for a in f["args"])):
+            f["feed_next"] = True
+    for f in funcs.values():
+        if not f["name"].endswith("_async") or f.get("feed_next"):
             continue
         if not any(a["role"] == "token_out" for a in f["args"]):
             continue

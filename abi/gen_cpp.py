@@ -29,16 +29,7 @@ CPP_SCALARS = {
     "double": "double",
 }
 
-# Temporary: these exports are changing shape in another branch (the
-# `_with_X` variants fold into option structs); their C++ callers stay
-# hand-written until that lands, then this list goes.
-SKIP = {
-    "natsio_js_next",
-    "natsio_js_next_with_options",
-    "natsio_js_stream_info",
-    "natsio_js_stream_info_with_subjects",
-    "natsio_js_publish",
-}
+SKIP = set()
 
 INCLUDED = ["// Included by the binding's headers where the types it names are",
             "// declared; not a header of its own.", ""]
@@ -61,7 +52,7 @@ class CppGen(Gen):
     def verbs_of(self, handle):
         out = []
         for f in self.desc["functions"]:
-            if f["handle"] != handle or not f["name"].endswith("_async") or f["name"].endswith("_next_async"):
+            if f["handle"] != handle or not f["name"].endswith("_async") or self.is_iterator_next(f):
                 continue
             if f.get("result") is None or f.get("blocking") in SKIP:
                 continue

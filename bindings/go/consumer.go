@@ -537,10 +537,6 @@ func (js *JetStream) Fetch(ctx context.Context, stream, consumer string, opts ..
 // deadline: ErrNoMessages when none came. opts as for Fetch
 // (FetchMaxMessages aside: one message). Otherwise as Fetch.
 func (js *JetStream) Next(ctx context.Context, stream, consumer string, opts ...FetchOpt) (*Msg, error) {
-	cstream, ccons, err := cNames(stream, consumer)
-	if err != nil {
-		return nil, err
-	}
 	var cfg fetchConfig
 	for _, opt := range opts {
 		opt(&cfg)
@@ -550,18 +546,20 @@ func (js *JetStream) Next(ctx context.Context, stream, consumer string, opts ...
 	if err != nil {
 		return nil, err
 	}
-	r, err := jsAwait(ctx, js, C.GO_TAKE_JS_MSG, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		if cgroup != nil {
-			g := C.CString(string(cgroup[:len(cgroup)-1]))
-			defer C.free(unsafe.Pointer(g))
-			copts.group = g
-		}
-		return C.natsio_js_next_async(p, cPtr(cstream), cPtr(ccons), &copts, tok)
-	})
+	if cgroup != nil {
+		g := C.CString(string(cgroup[:len(cgroup)-1]))
+		defer C.free(unsafe.Pointer(g))
+		copts.group = g
+	}
+	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsNext(ctx, p, stream, consumer, &copts) })
 	if err != nil {
 		return nil, err
 	}
-	return pulledOne((*C.natsio_msg)(r.out), &r.msg, js.nc, nil, nil), nil
+	// Read again with its JetStream metadata, as Fetch reads each message.
+	owned := (*C.natsio_msg)(r.out)
+	var v C.go_msg_view
+	C.go_msg_read_js(owned, &v)
+	return pulledOne(owned, &v, js.nc, nil, nil), nil
 }
 
 // pulledOne is pulledMsgView for a message taken alone.

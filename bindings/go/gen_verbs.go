@@ -302,6 +302,22 @@ func rawJsKvStatuses(ctx context.Context, p *C.natsio_js) (C.go_take, error) {
 	return r, err
 }
 
+// rawJsNext is natsio_js_next_async, awaited under ctx.
+func rawJsNext(ctx context.Context, p *C.natsio_js, stream string, consumer string, opts *C.natsio_fetch_options) (C.go_take, error) {
+	cStream, err := cString(stream)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	cConsumer, err := cString(consumer)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	r, err := await(ctx, C.GO_TAKE_MSG, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_next_async(p, cPtr(cStream), cPtr(cConsumer), opts, tok)
+	})
+	return r, err
+}
+
 // rawJsObjBind is natsio_js_obj_bind_async, awaited under ctx.
 func rawJsObjBind(ctx context.Context, p *C.natsio_js, bucket string) (C.go_take, error) {
 	cBucket, err := cString(bucket)
@@ -434,6 +450,21 @@ func rawJsStreamGetNextMsg(ctx context.Context, p *C.natsio_js, stream string, s
 		return C.natsio_js_stream_get_next_msg_async(p, cPtr(cStream), C.uint64_t(seq), cPtr(cSubject), tok)
 	})
 	return r, err
+}
+
+// rawJsStreamInfo is natsio_js_stream_info_async, awaited under ctx.
+func rawJsStreamInfo(ctx context.Context, p *C.natsio_js, name string, opts *C.natsio_stream_info_options) (string, error) {
+	cName, err := cString(name)
+	if err != nil {
+		return "", err
+	}
+	r, err := await(ctx, C.GO_TAKE_STRING, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_stream_info_async(p, cPtr(cName), opts, tok)
+	})
+	if err != nil {
+		return "", err
+	}
+	return takeString(r), nil
 }
 
 // rawJsStreamInfos is natsio_js_stream_infos_async, awaited under ctx.

@@ -206,35 +206,6 @@ func jsDo(js *JetStream, call func(p *C.natsio_js) error) error {
 	return err
 }
 
-// jsAwait runs one asynchronous operation on the context's handle (see
-// await). The handle is only needed to start it. Only for the calls the
-// raw layer leaves out for now (gen_go.py's SKIP: Next, StreamInfo,
-// StreamInfoWithSubjects); the others call their raw verb through onJS.
-func jsAwait(ctx context.Context, js *JetStream, kind C.int, call func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status) (C.go_take, error) {
-	if ctx.Err() != nil {
-		return C.go_take{}, contextError(ctx)
-	}
-	p, err := js.acquire()
-	if err != nil {
-		return C.go_take{}, err
-	}
-	tok, err := start(func(tok **C.natsio_token) C.natsio_status { return call(p, tok) })
-	js.release()
-	if err != nil {
-		return C.go_take{}, err
-	}
-	return awaitStarted(ctx, tok, kind)
-}
-
-// jsString runs an operation whose result is a string (JSON).
-func jsString(ctx context.Context, js *JetStream, call func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status) (string, error) {
-	r, err := jsAwait(ctx, js, C.GO_TAKE_STRING, call)
-	if err != nil {
-		return "", err
-	}
-	return takeString(r), nil
-}
-
 // jsStrings runs a raw verb whose result is a list of strings.
 func jsStrings(js *JetStream, call func(p *C.natsio_js) (C.go_take, error)) ([]string, error) {
 	r, err := onJS(js, call)
@@ -1108,13 +1079,7 @@ func (js *JetStream) CreateOrUpdateStream(ctx context.Context, cfg StreamConfig)
 // StreamInfo reads a stream's configuration and state. ErrStreamNotFound
 // when there is none.
 func (js *JetStream) StreamInfo(ctx context.Context, stream string) (*StreamInfo, error) {
-	cname, err := cString(stream)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := jsString(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		return C.natsio_js_stream_info_async(p, cPtr(cname), nil, tok)
-	})
+	raw, err := onJS(js, func(p *C.natsio_js) (string, error) { return rawJsStreamInfo(ctx, p, stream, nil) })
 	if err != nil {
 		return nil, err
 	}
@@ -1127,23 +1092,17 @@ func (js *JetStream) StreamInfo(ctx context.Context, stream string) (*StreamInfo
 // map when no subject matches. ErrBadSubject for a bad filter,
 // ErrStreamNotFound.
 func (js *JetStream) StreamInfoWithSubjects(ctx context.Context, stream, subjectsFilter string) (*StreamInfo, error) {
-	cname, err := cString(stream)
-	if err != nil {
-		return nil, err
-	}
 	cfilter, err := cString(subjectsFilter)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := jsString(ctx, js, func(p *C.natsio_js, tok **C.natsio_token) C.natsio_status {
-		// C memory: a struct handed to C may not point into Go memory.
-		filter := C.CString(string(cfilter[:len(cfilter)-1]))
-		defer C.free(unsafe.Pointer(filter))
-		var opts C.natsio_stream_info_options
-		C.natsio_stream_info_options_init(&opts)
-		opts.subjects_filter = filter
-		return C.natsio_js_stream_info_async(p, cPtr(cname), &opts, tok)
-	})
+	// C memory: a struct handed to C may not point into Go memory.
+	filter := C.CString(string(cfilter[:len(cfilter)-1]))
+	defer C.free(unsafe.Pointer(filter))
+	var opts C.natsio_stream_info_options
+	C.natsio_stream_info_options_init(&opts)
+	opts.subjects_filter = filter
+	raw, err := onJS(js, func(p *C.natsio_js) (string, error) { return rawJsStreamInfo(ctx, p, stream, &opts) })
 	if err != nil {
 		return nil, err
 	}

@@ -2371,9 +2371,11 @@ class Streams {
   async info(name, opts) {
     if (opts !== undefined && opts !== null && typeof opts !== 'object') throw new TypeError('stream info options must be an object');
     const filter = opts?.subjects_filter ?? opts?.subjectsFilter;
-    if (filter === undefined || filter === null) return JSON.parse(await native.jsStreamInfo(this._js._handle, name));
-    if (typeof filter !== 'string') throw new TypeError('subjects_filter must be a string');
-    return JSON.parse(await native.jsStreamInfoWithSubjects(this._js._handle, name, filter));
+    if (filter !== undefined && filter !== null && typeof filter !== 'string') {
+      throw new TypeError('subjects_filter must be a string');
+    }
+    const c = filter === undefined || filter === null ? null : { subjects_filter: filter };
+    return JSON.parse(await native.js_stream_info(this._js._handle, name, c));
   }
 
   async delete(name) {
@@ -2537,7 +2539,16 @@ class JetStreamClient {
    * none arrives within `timeout` ms (default: the context's timeout). */
   async next(stream, consumer, opts) {
     const pull = nextPullOptions(opts);
-    return new JsMsg(await native.jsNext(this._handle, stream, consumer, timeoutOption(opts), pull), 0);
+    // The wait: the pull options' (their timeout), else `timeout` (default
+    // the context's: expires 0; 0: no_wait; a negative one goes on as
+    // expires, which the library refuses).
+    const c = pull ?? {};
+    if (pull === null) {
+      const timeout = timeoutOption(opts);
+      if (timeout === 0) c.noWait = true;
+      else if (timeout !== -1) c.expires = timeout;
+    }
+    return new JsMsg(await native.js_next(this._handle, stream, consumer, cFields(c)), 0);
   }
 
   /** Publishes and waits for the stream's ack: {stream, seq, duplicate,

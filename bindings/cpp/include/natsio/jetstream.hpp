@@ -1816,12 +1816,8 @@ public:
     /// wrong expected stream), TimeoutError, ConnectionClosedError.
     PubAck publish(std::string_view subject, ByteView data = {},
                    const PublishOptions& options = {}) const {
-        detail::CString c_subject(subject, "subject");
         detail::CPublishOptions c_options(options);
-        natsio_pub_ack* ack = nullptr;
-        detail::check(natsio_js_publish(js_, c_subject.get(), data.data(), data.size(),
-                                        &c_options.c, &ack));
-        return detail::take_pub_ack(ack);
+        return raw_publish(subject, data, &c_options.c);
     }
 
     /// Publishes without waiting: the Future completes with the PubAck or
@@ -1892,18 +1888,10 @@ public:
     }
 
     /// The StreamInfo JSON of stream `name`. StreamNotFoundError.
-    std::string stream_info(std::string_view name) const {
-        detail::CString c_name(name, "stream name");
-        char* json = nullptr;
-        detail::check(natsio_js_stream_info(js_, c_name.get(), nullptr, &json));
-        return detail::take_string(json);
-    }
+    std::string stream_info(std::string_view name) const { return raw_stream_info(name, nullptr); }
     /// The future form of stream_info.
     Future<std::string> stream_info_async(std::string_view name) const {
-        detail::CString c_name(name, "stream name");
-        return detail::start_async<std::string>(sink_, natsio_js_stream_info_async, js_,
-                                                c_name.get(),
-                                                static_cast<const natsio_stream_info_options*>(nullptr));
+        return raw_stream_info_async(name, nullptr);
     }
 
     /// The StreamInfo JSON of stream `name`, as stream_info returns it, with
@@ -1917,24 +1905,18 @@ public:
     /// ConnectionClosedError.
     std::string stream_info_with_subjects(std::string_view name,
                                           std::string_view subjects_filter) const {
-        detail::CString c_name(name, "stream name");
         detail::CString c_filter(subjects_filter, "subjects filter");
         natsio_stream_info_options c_options = subjects_options(c_filter.get());
-        char* json = nullptr;
-        detail::check(natsio_js_stream_info(js_, c_name.get(), &c_options, &json));
-        return detail::take_string(json);
+        return raw_stream_info(name, &c_options);
     }
     /// The future form of stream_info_with_subjects: the StreamInfo JSON
     /// (argument errors are thrown at once, the others come through the
     /// future).
     Future<std::string> stream_info_with_subjects_async(std::string_view name,
                                                         std::string_view subjects_filter) const {
-        detail::CString c_name(name, "stream name");
         detail::CString c_filter(subjects_filter, "subjects filter");
         natsio_stream_info_options c_options = subjects_options(c_filter.get());
-        return detail::start_async<std::string>(
-            sink_, natsio_js_stream_info_async, js_, c_name.get(),
-            static_cast<const natsio_stream_info_options*>(&c_options));
+        return raw_stream_info_async(name, &c_options);
     }
     /// natsio_js_stream_info's options asking for the subjects matching
     /// `filter` (borrowed: keep it alive for the call).
@@ -2233,22 +2215,14 @@ public:
     /// TimeoutError) when none came in time; otherwise as fetch.
     Msg next(std::string_view stream, std::string_view consumer,
              milliseconds timeout = default_timeout) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_consumer(consumer, "consumer name");
         natsio_fetch_options c_options = next_wait(timeout);
-        natsio_msg* msg = nullptr;
-        detail::check(natsio_js_next(js_, c_stream.get(), c_consumer.get(), &c_options, &msg));
-        return Msg(msg);
+        return raw_next(stream, consumer, &c_options);
     }
     /// The future form of next: the message, or NoMessagesError.
     Future<Msg> next_async(std::string_view stream, std::string_view consumer,
                            milliseconds timeout = default_timeout) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_consumer(consumer, "consumer name");
         natsio_fetch_options c_options = next_wait(timeout);
-        return detail::start_async<Msg>(sink_, natsio_js_next_async, js_, c_stream.get(),
-                                        c_consumer.get(),
-                                        static_cast<const natsio_fetch_options*>(&c_options));
+        return raw_next_async(stream, consumer, &c_options);
     }
     /// next's wait as natsio_js_next's options: default_timeout is
     /// expires 0 (the context's timeout), no_wait is no_wait, a positive
@@ -2267,22 +2241,14 @@ public:
     /// idle_heartbeat and the priority-group fields; max_messages 0 or 1.
     /// Throws as next.
     Msg next(std::string_view stream, std::string_view consumer, const FetchOptions& options) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_consumer(consumer, "consumer name");
         natsio_fetch_options c_options = to_c(options);
-        natsio_msg* msg = nullptr;
-        detail::check(natsio_js_next(js_, c_stream.get(), c_consumer.get(), &c_options, &msg));
-        return Msg(msg);
+        return raw_next(stream, consumer, &c_options);
     }
     /// The future form of next with options.
     Future<Msg> next_async(std::string_view stream, std::string_view consumer,
                            const FetchOptions& options) const {
-        detail::CString c_stream(stream, "stream name");
-        detail::CString c_consumer(consumer, "consumer name");
         natsio_fetch_options c_options = to_c(options);
-        return detail::start_async<Msg>(sink_, natsio_js_next_async, js_, c_stream.get(),
-                                        c_consumer.get(),
-                                        static_cast<const natsio_fetch_options*>(&c_options));
+        return raw_next_async(stream, consumer, &c_options);
     }
 
     /// Consumes the pull consumer `consumer` of `stream` continuously (see

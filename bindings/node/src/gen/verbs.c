@@ -121,6 +121,16 @@ static bool read_request_many_options(napi_env env, napi_value obj, natsio_reque
     return !exception_pending(env);
 }
 
+static bool read_stream_info_options(napi_env env, napi_value obj, natsio_stream_info_options *o) {
+    if (!is_object(env, obj)) return !exception_pending(env);
+    if (!get_opt_string(env, prop(env, obj, "subjects_filter"), (char **)&o->subjects_filter)) return false;
+    return !exception_pending(env);
+}
+
+static void free_stream_info_options(natsio_stream_info_options *o) {
+    free((char *)o->subjects_filter);
+}
+
 static bool read_sub_options(napi_env env, napi_value obj, natsio_sub_options *o) {
     if (!is_object(env, obj)) return !exception_pending(env);
     o->pending_msgs_limit = (int64_t)get_i64(env, prop(env, obj, "pending_msgs_limit"), o->pending_msgs_limit);
@@ -669,6 +679,29 @@ static napi_value js_kv_statuses_js(napi_env env, napi_callback_info info) {
     return ret;
 }
 
+/* js_next(js, stream, consumer, opts) -> Promise<msg>: natsio_js_next_async */
+static napi_value js_next_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char *consumer = NULL;
+    natsio_fetch_options opts;
+    natsio_fetch_options_init(&opts);
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_req_string(env, argv[2], "consumer", &consumer)
+        && read_fetch_options(env, argv[3], &opts)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_next_async(h->js, stream, consumer, &opts, &tok);
+        ret = op_track_with(env, st, tok, js_msg_value, h, NULL);
+    }
+    free(stream);
+    free(consumer);
+    free_fetch_options(&opts);
+    return ret;
+}
+
 /* js_obj_bind(js, bucket) -> Promise<obj>: natsio_js_obj_bind_async */
 static napi_value js_obj_bind_js(napi_env env, napi_callback_info info) {
     ARGS(2);
@@ -909,6 +942,26 @@ static napi_value js_stream_get_next_msg_js(napi_env env, napi_callback_info inf
     }
     free(stream);
     free(subject);
+    return ret;
+}
+
+/* js_stream_info(js, name, opts) -> Promise<string>: natsio_js_stream_info_async */
+static napi_value js_stream_info_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *name = NULL;
+    natsio_stream_info_options opts;
+    natsio_stream_info_options_init(&opts);
+    if (get_req_string(env, argv[1], "name", &name)
+        && read_stream_info_options(env, argv[2], &opts)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_stream_info_async(h->js, name, &opts, &tok);
+        ret = op_track(env, st, tok, R_STRING, h, NULL);
+    }
+    free(name);
+    free_stream_info_options(&opts);
     return ret;
 }
 
@@ -2102,6 +2155,7 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"js_kv_delete", NULL, js_kv_delete_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_kv_names", NULL, js_kv_names_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_kv_statuses", NULL, js_kv_statuses_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_next", NULL, js_next_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_obj_bind", NULL, js_obj_bind_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_obj_create", NULL, js_obj_create_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_obj_delete", NULL, js_obj_delete_js, NULL, NULL, NULL, napi_default, NULL},
@@ -2116,6 +2170,7 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"js_stream_get_last_msgs_for", NULL, js_stream_get_last_msgs_for_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_stream_get_msg", NULL, js_stream_get_msg_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_stream_get_next_msg", NULL, js_stream_get_next_msg_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_stream_info", NULL, js_stream_info_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_stream_infos", NULL, js_stream_infos_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_stream_names", NULL, js_stream_names_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_stream_purge", NULL, js_stream_purge_js, NULL, NULL, NULL, napi_default, NULL},

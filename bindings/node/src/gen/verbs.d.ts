@@ -37,6 +37,7 @@ export interface GeneratedVerbs {
   js_kv_delete(js: object, bucket: string): Promise<void>;
   js_kv_names(js: object): Promise<string[]>;
   js_kv_statuses(js: object): Promise<unknown>;
+  js_next(js: object, stream: string, consumer: string, opts: object | undefined): Promise<unknown>;
   js_obj_bind(js: object, bucket: string): Promise<unknown>;
   js_obj_create(js: object, config_json: string, action: number): Promise<unknown>;
   js_obj_delete(js: object, bucket: string): Promise<void>;
@@ -51,6 +52,7 @@ export interface GeneratedVerbs {
   js_stream_get_last_msgs_for(js: object, stream: string, subjects: string[] | null, batch: number, up_to_seq: number, up_to_time_ns: number): object;
   js_stream_get_msg(js: object, stream: string, seq: number, last_by_subject: string | null): Promise<unknown>;
   js_stream_get_next_msg(js: object, stream: string, seq: number, subject: string): Promise<unknown>;
+  js_stream_info(js: object, name: string, opts: object | undefined): Promise<string>;
   js_stream_infos(js: object, subject: string | null): Promise<string[]>;
   js_stream_names(js: object, subject: string | null): Promise<string[]>;
   js_stream_purge(js: object, name: string, options_json: string | null): Promise<number>;

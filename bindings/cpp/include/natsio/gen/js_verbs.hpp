@@ -243,6 +243,21 @@ protected:
         return from_c(out, self().sink());
     }
 
+    /// natsio_js_next_async: a Future<Msg>.
+    auto raw_next_async(std::optional<std::string_view> stream, std::optional<std::string_view> consumer, const natsio_fetch_options * opts) const {
+        OptionalCString c_stream(stream, "stream");
+        OptionalCString c_consumer(consumer, "consumer");
+        return start_async<Msg>(self().sink(), natsio_js_next_async, self().c_handle(), c_stream.get(), c_consumer.get(), opts);
+    }
+    /// natsio_js_next: the blocking form (Msg).
+    auto raw_next(std::optional<std::string_view> stream, std::optional<std::string_view> consumer, const natsio_fetch_options * opts) const {
+        OptionalCString c_stream(stream, "stream");
+        OptionalCString c_consumer(consumer, "consumer");
+        natsio_msg * out = nullptr;
+        check(natsio_js_next(self().c_handle(), c_stream.get(), c_consumer.get(), opts, &out));
+        return from_c(out, self().sink());
+    }
+
     /// natsio_js_obj_bind_async: a Future<ObjectStore>.
     auto raw_obj_bind_async(std::optional<std::string_view> bucket) const {
         OptionalCString c_bucket(bucket, "bucket");
@@ -317,6 +332,19 @@ protected:
         check(natsio_js_publish_async_complete(self().c_handle(), timeout_ms));
     }
 
+    /// natsio_js_publish_request_async: a Future<PubAck>.
+    auto raw_publish_request_async(std::optional<std::string_view> subject, ByteView data, const natsio_js_publish_options * opts) const {
+        OptionalCString c_subject(subject, "subject");
+        return start_async<PubAck>(self().sink(), natsio_js_publish_request_async, self().c_handle(), c_subject.get(), data.data(), data.size(), opts);
+    }
+    /// natsio_js_publish: the blocking form (PubAck).
+    auto raw_publish(std::optional<std::string_view> subject, ByteView data, const natsio_js_publish_options * opts) const {
+        OptionalCString c_subject(subject, "subject");
+        natsio_pub_ack * out = nullptr;
+        check(natsio_js_publish(self().c_handle(), c_subject.get(), data.data(), data.size(), opts, &out));
+        return from_c(out, self().sink());
+    }
+
     /// natsio_js_stream_create_async: a Future<std::string>.
     auto raw_stream_create_async(std::optional<std::string_view> config_json, std::int32_t action) const {
         OptionalCString c_config_json(config_json, "config_json");
@@ -379,6 +407,19 @@ protected:
         OptionalCString c_subject(subject, "subject");
         natsio_stored_msg * out = nullptr;
         check(natsio_js_stream_get_next_msg(self().c_handle(), c_stream.get(), seq, c_subject.get(), &out));
+        return from_c(out, self().sink());
+    }
+
+    /// natsio_js_stream_info_async: a Future<std::string>.
+    auto raw_stream_info_async(std::optional<std::string_view> name, const natsio_stream_info_options * opts) const {
+        OptionalCString c_name(name, "name");
+        return start_async<std::string>(self().sink(), natsio_js_stream_info_async, self().c_handle(), c_name.get(), opts);
+    }
+    /// natsio_js_stream_info: the blocking form (std::string).
+    auto raw_stream_info(std::optional<std::string_view> name, const natsio_stream_info_options * opts) const {
+        OptionalCString c_name(name, "name");
+        char * out = nullptr;
+        check(natsio_js_stream_info(self().c_handle(), c_name.get(), opts, &out));
         return from_c(out, self().sink());
     }
 
