@@ -532,7 +532,12 @@ static void test_consumed_messages_ack_nak_term_and_redelivery(void) {
         NT_CHECK_INT_EQ(md.stream_seq, i + 1);
         NT_CHECK_INT_EQ(md.consumer_seq, i + 1);
         NT_CHECK_INT_EQ(md.num_delivered, 1);
-        NT_CHECK_INT_EQ(md.num_pending, 3 - i);
+        /* The server counts what it has not sent yet when it sends: the
+         * rest of the stream, or fewer when it has already queued more of
+         * the same pull (a clean-clone CI run saw 0 for the first of four). */
+        NT_CHECK_MSG(md.num_pending <= (uint64_t)(3 - i), "num_pending %llu at message %d",
+                     (unsigned long long)md.num_pending, i);
+        if (i == 3) NT_CHECK_INT_EQ(md.num_pending, 0);
         NT_CHECK(md.timestamp_ns > 0);
     }
     EXPECT_OK(natsio_msg_ack_sync(m[0], 2000));
