@@ -376,8 +376,6 @@ static void test_callback_authenticator(void) {
     NT_CHECK_INT_EQ(natsio_options_set_auth_callbacks(nulls, auth_jwt, NULL, NULL, NULL), NATSIO_ERR_NULL_ARGUMENT);
 }
 
-static bool client_connected(void *arg) { return natsio_client_status((natsio_client *)arg) == NATSIO_CONN_CONNECTED; }
-
 typedef struct {
     authenticator *auth;
     int calls_before;

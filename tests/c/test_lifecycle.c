@@ -564,7 +564,6 @@ static void record_event(void *user_data, natsio_event_kind kind, natsio_status 
     pthread_mutex_unlock(&g_events.lock);
 }
 
-static bool client_connected(void *arg) { return natsio_client_status((natsio_client *)arg) == NATSIO_CONN_CONNECTED; }
 static bool client_reconnecting(void *arg) {
     return natsio_client_status((natsio_client *)arg) == NATSIO_CONN_RECONNECTING;
 }

@@ -116,8 +116,6 @@ static void test_tls_url_with_the_right_ca(void) {
     NT_CHECK_MSG(tls_required, "server INFO does not say tls_required");
 }
 
-static bool client_connected(void *arg) { return natsio_client_status((natsio_client *)arg) == NATSIO_CONN_CONNECTED; }
-
 /* A restart of the server: the client reconnects over TLS again (the
  * handshake and verification run anew, the files re-read), re-subscribes and
  * sends what was published while it was away. */

@@ -381,6 +381,8 @@ natsio_js *connect_js_with(const natsio_js_options *opts) {
 
 natsio_js *connect_js(void) { return connect_js_with(NULL); }
 
+bool client_connected(void *arg) { return natsio_client_status((natsio_client *)arg) == NATSIO_CONN_CONNECTED; }
+
 bool create_stream_config(natsio_js *js, const char *config) {
     natsio_status st = natsio_js_stream_create(js, config, NATSIO_CREATE, NULL);
     if (st != NATSIO_OK) {

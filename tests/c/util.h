@@ -72,6 +72,8 @@ natsio_client *connect_url(const char *url);
 natsio_client *connect_with(const natsio_options *options);
 /* A client of g_server. */
 natsio_client *connect_client(void);
+/* For nt_wait_until: whether client `arg` is connected (not reconnecting). */
+bool client_connected(void *arg);
 /* connect_client(), then waits until nats-server's first PING to it (2 to
  * 2.4 s after the connect) has come and been answered: the PONG sends
  * whatever the client queued, so cases that check what stays queued
