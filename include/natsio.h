@@ -543,6 +543,12 @@ enum natsio_status
    * The bucket is sealed: it can be read but no longer changed.
    */
   NATSIO_ERR_BUCKET_SEALED = 706,
+  /**
+   * A service, group or endpoint configuration ADR-32 refuses: a name
+   * outside [A-Za-z0-9_-]+, a version that is not SemVer, a bad subject
+   * or queue group (ServiceConfigError).
+   */
+  NATSIO_ERR_SERVICE_CONFIG = 800,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -821,6 +827,13 @@ typedef struct natsio_headers natsio_headers;
 typedef struct natsio_client natsio_client;
 
 /**
+ * An endpoint of a service: an iterator of requests. Owned, freed with
+ * `natsio_endpoint_free` (the endpoint keeps running until the service
+ * stops); every function is thread-safe.
+ */
+typedef struct natsio_endpoint natsio_endpoint;
+
+/**
  * A JetStream context. Created with `natsio_client_jetstream`, freed with
  * `natsio_js_free`. It does not keep its client open: after the client is
  * closed or freed every call fails with NATSIO_ERR_CONNECTION_CLOSED.
@@ -981,6 +994,28 @@ typedef struct natsio_pub_ack natsio_pub_ack;
  * `natsio_replies_free`; every function is thread-safe.
  */
 typedef struct natsio_replies natsio_replies;
+
+/**
+ * A running service. Owned, freed with `natsio_service_free`; every
+ * function is thread-safe.
+ */
+typedef struct natsio_service natsio_service;
+
+/**
+ * A group of endpoints (a subject prefix and a queue group). Owned,
+ * freed with `natsio_service_group_free` (the group's endpoints keep
+ * running).
+ */
+typedef struct natsio_service_group natsio_service_group;
+
+/**
+ * A request to an endpoint. One handed to a callback is borrowed for the
+ * call (`natsio_service_request_clone` keeps it); one returned through
+ * `natsio_service_request **` is owned and freed with
+ * `natsio_service_request_free`. Thread-safe: it may be answered from any
+ * thread, later.
+ */
+typedef struct natsio_service_request natsio_service_request;
 
 /**
  * A message read back from a stream. Owned by the caller, freed with
@@ -1670,6 +1705,40 @@ typedef struct natsio_ordered_messages_options {
    */
   bool until_drained;
 } natsio_ordered_messages_options;
+
+/**
+ * Gives an endpoint's `data` for STATS: JSON text allocated with
+ * `malloc` (the library frees it with `free`), or NULL to leave the field
+ * out. Called on a library thread for every STATS request and
+ * `natsio_service_stats_json`, possibly from several threads at once.
+ */
+typedef char *(*natsio_service_stats_cb)(void *user_data,
+                                         const char *endpoint_name,
+                                         const char *endpoint_subject);
+
+/**
+ * Told of a handler failure (code 500) or an answer that could not be
+ * sent, on the thread that saw it. The strings are borrowed for the call.
+ */
+typedef void (*natsio_service_error_cb)(void *user_data,
+                                        const char *endpoint_name,
+                                        const char *subject,
+                                        int32_t code,
+                                        const char *description);
+
+/**
+ * Receives an endpoint's requests in push mode
+ * (`natsio_endpoint_set_callback`): each request with NATSIO_OK (`req`
+ * borrowed for the call), then once `req` NULL with the status that ended
+ * the endpoint (NATSIO_DONE after the service's stop). A status other
+ * than NATSIO_OK returned for a request is a handler failure: the
+ * requester gets a 500 error reply (unless answered already), the
+ * endpoint counts an error and the service's error callback is called.
+ * The return value of the final call is ignored.
+ */
+typedef natsio_status (*natsio_service_request_cb)(void *user_data,
+                                                   const struct natsio_service_request *req,
+                                                   natsio_status status);
 
 /**
  * A batch read's messages in push mode (`natsio_stored_msgs_set_callback`):
@@ -4862,6 +4931,330 @@ natsio_status natsio_replies_get_stats(const struct natsio_replies *replies,
  * Stops (if needed) and frees the iterator. Accepts NULL.
  */
 void natsio_replies_free(struct natsio_replies *replies);
+
+/**
+ * Starts a service on `c` from `config_json`: {"name" (required,
+ * [A-Za-z0-9_-]+), "version" (required, SemVer 2.0), "description",
+ * "metadata" (object of strings), "queue_group" (the endpoints' default;
+ * "q" when absent), "queue_group_disabled" (true: endpoints without a
+ * queue group, every instance gets every request)}, the field names of
+ * nats.go's micro.Config. It answers `$SRV.PING|INFO|STATS` (bare, by
+ * name, by name and id) from now on; add endpoints with
+ * `natsio_service_add_endpoint`. The service runs until
+ * `natsio_service_stop` or the client's close; `*service_out` (free with
+ * `natsio_service_free`). Does not block. Errors: NATSIO_ERR_NULL_ARGUMENT,
+ * NATSIO_ERR_SERVICE_CONFIG (bad JSON, name, version or queue group:
+ * nothing is sent), NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_client_add_service(const struct natsio_client *c,
+                                        const char *config_json,
+                                        struct natsio_service **service_out);
+
+/**
+ * Asks services for their PING, INFO or STATS response
+ * (`$SRV.<verb>[.<name>[.<id>]]`; `name` and `id` may be NULL, an id
+ * needs a name) and returns the replies, one JSON document per instance,
+ * as `natsio_client_request_many` does (`opts` may be NULL: the client's
+ * request timeout; set `stall_ms` to end soon after the last answer).
+ * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_SERVICE_CONFIG (name, id),
+ * NATSIO_ERR_INVALID_ARGUMENT (verb, options),
+ * NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_client_service_discover(const struct natsio_client *c,
+                                             int32_t verb,
+                                             const char *name,
+                                             const char *id,
+                                             const struct natsio_request_many_options *opts,
+                                             struct natsio_replies **replies_out);
+
+/**
+ * The service's id (a NUID), borrowed from the handle. NULL for NULL.
+ */
+const char *natsio_service_id(const struct natsio_service *s);
+
+/**
+ * The service's name, borrowed from the handle. NULL for NULL.
+ */
+const char *natsio_service_name(const struct natsio_service *s);
+
+/**
+ * The service's version, borrowed from the handle. NULL for NULL.
+ */
+const char *natsio_service_version(const struct natsio_service *s);
+
+/**
+ * Adds a group under `parent` (NULL: the service itself) from
+ * `config_json`: {"name" (a subject prefix, `*` allowed, no `>`),
+ * "queue_group", "queue_group_disabled"}; an absent queue group is the
+ * parent's. Endpoints added to it listen on `<prefix>.<subject>`. Free
+ * `*group_out` with `natsio_service_group_free`. Errors:
+ * NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_SERVICE_CONFIG.
+ */
+natsio_status natsio_service_add_group(const struct natsio_service *s,
+                                       const struct natsio_service_group *parent,
+                                       const char *config_json,
+                                       struct natsio_service_group **group_out);
+
+/**
+ * Frees a group handle (its endpoints keep running). NULL is ignored.
+ */
+void natsio_service_group_free(struct natsio_service_group *group);
+
+/**
+ * Adds an endpoint to `group` (NULL: the service itself) from
+ * `config_json`: {"name" (required, [A-Za-z0-9_-]+), "subject" (default:
+ * the name; wildcards allowed, `>` last), "metadata" (object of strings),
+ * "queue_group", "queue_group_disabled"}; an absent queue group is the
+ * group's or service's. It subscribes at once: requests queue until read
+ * with `natsio_endpoint_next`, `natsio_endpoint_next_async` or a callback
+ * (`natsio_endpoint_set_callback`). Free `*endpoint_out` with
+ * `natsio_endpoint_free`. Errors: NATSIO_ERR_NULL_ARGUMENT,
+ * NATSIO_ERR_SERVICE_CONFIG (nothing is sent), NATSIO_ERR_ILLEGAL_STATE
+ * (the service has stopped), NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_service_add_endpoint(const struct natsio_service *s,
+                                          const struct natsio_service_group *group,
+                                          const char *config_json,
+                                          struct natsio_endpoint **endpoint_out);
+
+/**
+ * The INFO response (`io.nats.micro.v1.info_response` JSON) through
+ * `*json_out` (free with `natsio_string_free`). Errors:
+ * NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_service_info_json(const struct natsio_service *s, char **json_out);
+
+/**
+ * The STATS response (`io.nats.micro.v1.stats_response` JSON, times in
+ * nanoseconds) through `*json_out` (free with `natsio_string_free`).
+ * Calls the stats callback, if any, on this thread. Errors:
+ * NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_service_stats_json(const struct natsio_service *s, char **json_out);
+
+/**
+ * Zeroes every endpoint's counters and restarts the service's `started`
+ * clock. Errors: NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_service_reset(const struct natsio_service *s);
+
+/**
+ * Sets (or with `cb` NULL removes) the callback that gives each
+ * endpoint's STATS `data` (see `natsio_service_stats_cb`); without one,
+ * an endpoint reports what `natsio_endpoint_set_stats_data` set. The
+ * previous callback's `release` runs once no call of it is running.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_service_set_stats_callback(const struct natsio_service *s,
+                                                natsio_service_stats_cb cb,
+                                                void *user_data,
+                                                natsio_release_cb release);
+
+/**
+ * Sets (or with `cb` NULL removes) the callback told of handler failures
+ * and answers that could not be sent (see `natsio_service_error_cb`).
+ * The previous callback's `release` runs once no call of it is running.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_service_set_error_callback(const struct natsio_service *s,
+                                                natsio_service_error_cb cb,
+                                                void *user_data,
+                                                natsio_release_cb release);
+
+/**
+ * Stops the service: every endpoint and monitoring subscription drains
+ * (requests already received are still delivered and may be answered;
+ * new ones find no responder), then waits up to `timeout_ms`
+ * (NATSIO_TIMEOUT_DEFAULT or NATSIO_WAIT_FOREVER: as long as it takes)
+ * for the drain. Endpoint callbacks get their final call (NATSIO_DONE)
+ * before it returns. Stopping a stopped service returns at once. Blocks.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_TIMEOUT (still draining),
+ * NATSIO_ERR_ILLEGAL_STATE (runtime thread).
+ */
+natsio_status natsio_service_stop(const struct natsio_service *s, int64_t timeout_ms);
+
+/**
+ * The token form of `natsio_service_stop`: starts the stop and completes
+ * once every subscription has drained.
+ */
+natsio_status natsio_service_stop_async(const struct natsio_service *s,
+                                        struct natsio_token **token_out);
+
+/**
+ * A token that completes once the service has stopped, by
+ * `natsio_service_stop` or its client's close, without stopping it.
+ */
+natsio_status natsio_service_end_async(const struct natsio_service *s,
+                                       struct natsio_token **token_out);
+
+/**
+ * Whether the service has stopped (a stop completed, or the client
+ * closed). False for NULL.
+ */
+bool natsio_service_is_stopped(const struct natsio_service *s);
+
+/**
+ * Frees the handle. A service not stopped stops at once (no drain:
+ * queued requests are dropped). NULL is ignored.
+ */
+void natsio_service_free(struct natsio_service *s);
+
+/**
+ * The endpoint's name, borrowed from the handle. NULL for NULL.
+ */
+const char *natsio_endpoint_name(const struct natsio_endpoint *ep);
+
+/**
+ * The endpoint's full subject (group prefix included), borrowed from the
+ * handle. NULL for NULL.
+ */
+const char *natsio_endpoint_subject(const struct natsio_endpoint *ep);
+
+/**
+ * The endpoint's queue group, borrowed from the handle; NULL when it has
+ * none (disabled) or for NULL.
+ */
+const char *natsio_endpoint_queue_group(const struct natsio_endpoint *ep);
+
+/**
+ * The endpoint's STATS entry (JSON, as in `natsio_service_stats_json`)
+ * through `*json_out` (free with `natsio_string_free`). Errors:
+ * NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_endpoint_stats_json(const struct natsio_endpoint *ep, char **json_out);
+
+/**
+ * Sets the endpoint's STATS `data` (JSON text; NULL removes it), used
+ * when the service has no stats callback. Errors:
+ * NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (not JSON).
+ */
+natsio_status natsio_endpoint_set_stats_data(const struct natsio_endpoint *ep, const char *json);
+
+/**
+ * The next request (owned; free with `natsio_service_request_free`),
+ * waiting up to `timeout_ms` (NATSIO_TIMEOUT_DEFAULT or
+ * NATSIO_WAIT_FOREVER: as long as it takes; NATSIO_NO_WAIT: only one
+ * already received). NATSIO_DONE (`*req_out` set to NULL) once the
+ * endpoint has ended (the service stopped and the backlog was read).
+ * Blocks. Errors: NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED,
+ * NATSIO_ERR_ILLEGAL_STATE (callback mode, runtime thread).
+ */
+natsio_status natsio_endpoint_next(const struct natsio_endpoint *ep,
+                                   int64_t timeout_ms,
+                                   struct natsio_service_request **req_out);
+
+/**
+ * A token for the next request, read with `natsio_token_service_request`
+ * (NATSIO_DONE once the endpoint has ended). Errors:
+ * NATSIO_ERR_ILLEGAL_STATE (callback mode).
+ */
+natsio_status natsio_endpoint_next_async(const struct natsio_endpoint *ep,
+                                         struct natsio_token **token_out);
+
+/**
+ * The request a `natsio_endpoint_next_async` token produced, as a new
+ * owned request (free with `natsio_service_request_free`). Returns
+ * NATSIO_PENDING while waiting, NATSIO_DONE when the endpoint ended, its
+ * error status if it failed, NATSIO_ERR_ILLEGAL_STATE if the token is not
+ * an endpoint's.
+ */
+natsio_status natsio_token_service_request(const struct natsio_token *token,
+                                           struct natsio_service_request **req_out);
+
+/**
+ * Switches the endpoint to push mode: `cb` receives every request
+ * (borrowed for the call), in order, one at a time, on the endpoint's own
+ * library thread, then the end (see `natsio_service_request_cb`). It may
+ * block and may call any natsio function. Requests queued before the call
+ * are delivered first. `release` (may be NULL) is called with
+ * `user_data` after the last call; if this function fails it is not.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_ILLEGAL_STATE (a callback
+ * is set already, or tokens are pending).
+ */
+natsio_status natsio_endpoint_set_callback(const struct natsio_endpoint *ep,
+                                           natsio_service_request_cb cb,
+                                           void *user_data,
+                                           natsio_release_cb release);
+
+/**
+ * Stops this endpoint alone at once (unsubscribes, drops its queued
+ * requests): `natsio_endpoint_next` returns NATSIO_DONE; it stays in the
+ * service's INFO and STATS. Errors: NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_endpoint_stop(const struct natsio_endpoint *ep);
+
+/**
+ * The endpoint's iterator counters (requests delivered and queued).
+ * Errors: NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_endpoint_get_stats(const struct natsio_endpoint *ep,
+                                        struct natsio_iter_stats *stats_out);
+
+/**
+ * Frees the handle; the endpoint keeps running until the service stops.
+ * NULL is ignored.
+ */
+void natsio_endpoint_free(struct natsio_endpoint *ep);
+
+/**
+ * The request's message (subject, reply, data, headers), borrowed from
+ * the request. NULL for NULL.
+ */
+const struct natsio_msg *natsio_service_request_msg(const struct natsio_service_request *req);
+
+/**
+ * Answers the request with `data` (`len` bytes; NULL with 0 for none)
+ * and `headers` (may be NULL). The first answer ends its processing
+ * time; a failure to send counts as an error. Does not block. Errors:
+ * NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_NO_REPLY_SUBJECT,
+ * NATSIO_ERR_MAX_PAYLOAD, NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_service_request_respond(const struct natsio_service_request *req,
+                                             const struct natsio_headers *headers,
+                                             const void *data,
+                                             size_t len);
+
+/**
+ * Answers with an error: headers `Nats-Service-Error: <description>` and
+ * `Nats-Service-Error-Code: <code>` (beside `headers`, which may be
+ * NULL), `data` as the body. Counts as an error; the endpoint's
+ * `last_error` becomes "<code>:<description>". Errors:
+ * NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (empty
+ * description), NATSIO_ERR_BAD_HEADERS (a description with CR or LF),
+ * NATSIO_ERR_NO_REPLY_SUBJECT, NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_service_request_respond_error(const struct natsio_service_request *req,
+                                                   int32_t code,
+                                                   const char *description,
+                                                   const struct natsio_headers *headers,
+                                                   const void *data,
+                                                   size_t len);
+
+/**
+ * Reports that the handler failed with `description` (NULL: "handler
+ * error"): what an endpoint callback's error status does, for handlers
+ * run by a binding (an exception, a panic, a rejected promise). Sends a
+ * 500 error reply unless the request was answered, counts the error and
+ * calls the service's error callback on this thread. Errors:
+ * NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_service_request_fail(const struct natsio_service_request *req,
+                                          const char *description);
+
+/**
+ * A new owned handle to the same request (to answer it after a callback
+ * returns, from any thread). Free with `natsio_service_request_free`.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_service_request_clone(const struct natsio_service_request *req,
+                                           struct natsio_service_request **req_out);
+
+/**
+ * Frees a request handle. The last handle of a request never answered
+ * ends its processing time (it counts as a request, not an error). NULL
+ * is ignored.
+ */
+void natsio_service_request_free(struct natsio_service_request *req);
 
 /**
  * A short English description of a status code (never NULL; unknown codes

@@ -77,6 +77,10 @@ pub enum ErrorKind {
     ObjectLink,
     InvalidObjectName,
     BucketSealed,
+    // Services (ADR-32).
+    /// A service, group or endpoint configuration that ADR-32 refuses
+    /// (name, version, subject, queue group).
+    ServiceConfig,
 }
 
 /// An error with its kind and a human-readable detail (server text included).

@@ -29,6 +29,7 @@ mod pool;
 mod proto;
 mod pub_ring;
 pub mod runtime;
+pub mod service;
 mod spin;
 pub mod subject;
 pub mod subscription;

@@ -67,6 +67,9 @@ void go_gen_take(go_take *r, natsio_token *tok, int kind) {
 		r->status = natsio_token_pub_ack(tok, (natsio_pub_ack **)&r->out);
 		if (r->status == NATSIO_OK) go_pub_ack_read(r->out, &r->ack);
 		return;
+	case GO_TAKE_SERVICE_REQUEST:
+		r->status = natsio_token_service_request(tok, (natsio_service_request **)&r->out);
+		return;
 	case GO_TAKE_STORED_MSG:
 		r->status = natsio_token_stored_msg(tok, (natsio_stored_msg **)&r->out);
 		return;
@@ -93,6 +96,9 @@ void go_gen_take(go_take *r, natsio_token *tok, int kind) {
 
 void go_gen_iter_next(go_next *r, const void *it, int kind) {
 	switch (kind) {
+	case GO_ITER_ENDPOINT:
+		r->status = natsio_endpoint_next(it, NATSIO_NO_WAIT, (natsio_service_request **)&r->item);
+		break;
 	case GO_ITER_JS_MESSAGES:
 		r->status = natsio_js_messages_next(it, NATSIO_NO_WAIT, (natsio_msg **)&r->item);
 		if (r->status == NATSIO_OK) go_msg_read_js(r->item, &r->msg);
@@ -125,6 +131,9 @@ void go_gen_iter_next(go_next *r, const void *it, int kind) {
 	if (r->status != NATSIO_ERR_TIMEOUT) return;
 	/* Nothing ready: a token for the next item. */
 	switch (kind) {
+	case GO_ITER_ENDPOINT:
+		r->status = natsio_endpoint_next_async(it, &r->token);
+		break;
 	case GO_ITER_JS_MESSAGES:
 		r->status = natsio_js_messages_next_async(it, &r->token);
 		break;
@@ -152,6 +161,8 @@ void go_gen_iter_next(go_next *r, const void *it, int kind) {
 
 int go_iter_take_kind(int kind) {
 	switch (kind) {
+	case GO_ITER_ENDPOINT:
+		return GO_TAKE_SERVICE_REQUEST;
 	case GO_ITER_JS_MESSAGES:
 		return GO_TAKE_JS_MSG;
 	case GO_ITER_KV_KEY_LISTER:

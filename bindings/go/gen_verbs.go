@@ -886,6 +886,22 @@ func rawOrderedConsumerStop(ctx context.Context, p *C.natsio_ordered_consumer) e
 	return err
 }
 
+// rawServiceEnd is natsio_service_end_async, awaited under ctx.
+func rawServiceEnd(ctx context.Context, p *C.natsio_service) error {
+	_, err := await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_service_end_async(p, tok)
+	})
+	return err
+}
+
+// rawServiceStop is natsio_service_stop_async, awaited under ctx.
+func rawServiceStop(ctx context.Context, p *C.natsio_service) error {
+	_, err := await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_service_stop_async(p, tok)
+	})
+	return err
+}
+
 // rawSubDrain is natsio_sub_drain_async, awaited under ctx.
 func rawSubDrain(ctx context.Context, p *C.natsio_sub, timeoutMs int64) error {
 	_, err := await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {

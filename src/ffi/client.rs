@@ -94,7 +94,7 @@ impl natsio_client {
     }
 }
 
-fn client<'a>(c: *const natsio_client) -> Result<&'a Client> {
+pub(crate) fn client<'a>(c: *const natsio_client) -> Result<&'a Client> {
     // SAFETY: the caller passes a live handle or NULL.
     unsafe { arg(c, "client").map(|c| &c.client) }
 }
@@ -464,6 +464,21 @@ pub unsafe extern "C" fn natsio_client_request_async(
     })
 }
 
+/// `natsio_request_many_options` (NULL: the defaults) for the core.
+pub(crate) fn request_many_options(
+    cl: &Client,
+    opts: *const natsio_request_many_options,
+) -> Result<RequestManyOptions> {
+    // SAFETY: the caller passes valid options or NULL.
+    let o = unsafe { options_arg(opts)? };
+    let positive = |v: i64| (v > 0).then_some(v as u64);
+    Ok(RequestManyOptions {
+        max_msgs: positive(o.max_msgs),
+        stall: positive(o.stall_ms).map(Duration::from_millis),
+        timeout: positive(o.timeout_ms).map_or(cl.options().request_timeout, Duration::from_millis),
+    })
+}
+
 /// Sends one request and returns an iterator over its replies (ADR-47),
 /// gathered on the runtime from now on; read them with the
 /// `natsio_replies_` functions. `opts` may be NULL (no count limit, no
@@ -482,14 +497,7 @@ pub unsafe extern "C" fn natsio_client_request_many(
     guard(|| {
         let cl = client(c)?;
         let out = out_arg(replies_out, "replies_out")?;
-        let o = options_arg(opts)?;
-        let positive = |v: i64| (v > 0).then_some(v as u64);
-        let rm = RequestManyOptions {
-            max_msgs: positive(o.max_msgs),
-            stall: positive(o.stall_ms).map(Duration::from_millis),
-            timeout: positive(o.timeout_ms)
-                .map_or(cl.options().request_timeout, Duration::from_millis),
-        };
+        let rm = request_many_options(cl, opts)?;
         let it = cl.request_many(
             str_arg(subject, "subject")?,
             opt_arg_headers(headers),

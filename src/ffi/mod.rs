@@ -17,6 +17,7 @@ pub mod object;
 pub mod options;
 pub mod ordered;
 pub mod replies;
+pub mod service;
 pub mod status;
 pub mod stored_msgs;
 pub mod stream;

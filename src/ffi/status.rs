@@ -160,6 +160,11 @@ pub enum natsio_status {
     NATSIO_ERR_INVALID_OBJECT_NAME = 705,
     /// The bucket is sealed: it can be read but no longer changed.
     NATSIO_ERR_BUCKET_SEALED = 706,
+
+    /// A service, group or endpoint configuration ADR-32 refuses: a name
+    /// outside [A-Za-z0-9_-]+, a version that is not SemVer, a bad subject
+    /// or queue group (ServiceConfigError).
+    NATSIO_ERR_SERVICE_CONFIG = 800,
 }
 
 use natsio_status::*;
@@ -280,6 +285,7 @@ statuses! {
     NATSIO_ERR_OBJECT_LINK <= ObjectLink: "invalid object link", parents: [NATSIO_ERR_JETSTREAM];
     NATSIO_ERR_INVALID_OBJECT_NAME <= InvalidObjectName: "invalid object name", parents: [NATSIO_ERR_CONFIG];
     NATSIO_ERR_BUCKET_SEALED <= BucketSealed: "bucket is sealed", parents: [NATSIO_ERR_JETSTREAM];
+    NATSIO_ERR_SERVICE_CONFIG <= ServiceConfig: "invalid service configuration", parents: [NATSIO_ERR_CONFIG];
 }
 
 fn entry(code: i32) -> Option<&'static StatusEntry> {
@@ -293,6 +299,13 @@ fn describe(code: i32) -> &'static str {
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
     static LAST_ERROR_DATA: Cell<ErrorData> = Cell::new(ErrorData::default());
+}
+
+/// The description a callback's failing status gives a service's error
+/// reply ("handler failed: timeout").
+pub(crate) fn failure_text(status: natsio_status) -> String {
+    let text = describe(status as i32).trim_end_matches('\0');
+    format!("handler failed: {text}")
 }
 
 /// Records `e` as this thread's last error and returns its status.

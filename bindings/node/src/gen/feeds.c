@@ -5,6 +5,13 @@
 
 #include "../internal.h"
 
+static natsio_status endpoint_stop(void *h) { return natsio_endpoint_stop(h); }
+static void endpoint_free(void *h) { natsio_endpoint_free(h); }
+static natsio_status endpoint_get_stats(void *h, natsio_iter_stats *s) { return natsio_endpoint_get_stats(h, s); }
+static natsio_status endpoint_set_callback(void *h, void *user_data, natsio_release_cb release) {
+    return natsio_endpoint_set_callback(h, feed_on_service_request, user_data, release);
+}
+
 static natsio_status js_messages_stop(void *h) { return natsio_js_messages_stop(h); }
 static void js_messages_free(void *h) { natsio_js_messages_free(h); }
 static natsio_status js_messages_get_stats(void *h, natsio_iter_stats *s) { return natsio_js_messages_get_stats(h, s); }
@@ -55,6 +62,7 @@ static natsio_status sub_set_callback(void *h, void *user_data, natsio_release_c
 }
 
 const feed_kind FEED_KINDS[FEED_KIND_END] = {
+    [FEED_ENDPOINT] = {"endpoint", endpoint_stop, endpoint_free, endpoint_get_stats, endpoint_set_callback, &feed_items_service_request},
     [FEED_JS_MESSAGES] = {"js_messages", js_messages_stop, js_messages_free, js_messages_get_stats, js_messages_set_callback, &feed_items_js_msg},
     [FEED_KV_KEY_LISTER] = {"kv_key_lister", kv_key_lister_stop, kv_key_lister_free, kv_key_lister_get_stats, kv_key_lister_set_callback, &feed_items_string},
     [FEED_KV_WATCHER] = {"kv_watcher", kv_watcher_stop, kv_watcher_free, kv_watcher_get_stats, kv_watcher_set_callback, &feed_items_kv_entry},

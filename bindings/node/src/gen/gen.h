@@ -29,6 +29,7 @@ enum {
     R_OBJ_STATUS_LIST,
     R_OBJ_WATCHER,
     R_PUB_ACK,
+    R_SERVICE_REQUEST,
     R_STORED_MSG,
     R_STRING,
     R_STRING_LIST,
@@ -38,13 +39,14 @@ enum {
 
 /* The iterator kinds of the header, each a feed (feed.c). */
 enum {
-    FEED_JS_MESSAGES = 1,
-    FEED_KV_KEY_LISTER = 2,
-    FEED_KV_WATCHER = 3,
-    FEED_OBJ_WATCHER = 4,
-    FEED_REPLIES = 5,
-    FEED_STORED_MSGS = 6,
-    FEED_SUB = 7,
+    FEED_ENDPOINT = 1,
+    FEED_JS_MESSAGES = 2,
+    FEED_KV_KEY_LISTER = 3,
+    FEED_KV_WATCHER = 4,
+    FEED_OBJ_WATCHER = 5,
+    FEED_REPLIES = 6,
+    FEED_STORED_MSGS = 7,
+    FEED_SUB = 8,
     FEED_KIND_END
 };
 
@@ -62,6 +64,7 @@ extern const feed_items feed_items_js_msg;
 extern const feed_items feed_items_kv_entry;
 extern const feed_items feed_items_msg;
 extern const feed_items feed_items_obj_info;
+extern const feed_items feed_items_service_request;
 extern const feed_items feed_items_stored_msg;
 extern const feed_items feed_items_string;
 
@@ -71,6 +74,7 @@ void feed_on_kv_entry(void *user_data, const natsio_kv_entry *item, natsio_statu
 void feed_on_string(void *user_data, const char *item, natsio_status status);
 void feed_on_msg(void *user_data, const natsio_msg *item, natsio_status status);
 void feed_on_obj_info(void *user_data, const natsio_obj_info *item, natsio_status status);
+void feed_on_service_request(void *user_data, const natsio_service_request *item, natsio_status status);
 void feed_on_stored_msg(void *user_data, const natsio_stored_msg *item, natsio_status status);
 
 /* One iterator kind: the iterator contract's calls on its handle, and
@@ -97,12 +101,14 @@ napi_value wrap_obj(napi_env env, natsio_obj *x, struct client_wrap *cw);
 napi_value wrap_obj_reader(napi_env env, natsio_obj_reader *x, struct client_wrap *cw);
 napi_value wrap_obj_writer(napi_env env, natsio_obj_writer *x, struct client_wrap *cw);
 napi_value wrap_ordered_consumer(napi_env env, natsio_ordered_consumer *x, struct client_wrap *cw);
+napi_value wrap_service(napi_env env, natsio_service *x, struct client_wrap *cw);
 napi_value kv_bucket_status_to_js(napi_env env, const natsio_kv_bucket_status *x);
 napi_value kv_entry_to_js(napi_env env, const natsio_kv_entry *x);
 napi_value msg_to_js(napi_env env, const natsio_msg *x);
 napi_value obj_info_to_js(napi_env env, const natsio_obj_info *x);
 napi_value obj_status_to_js(napi_env env, const natsio_obj_status *x);
 napi_value pub_ack_to_js(napi_env env, const natsio_pub_ack *x);
+napi_value service_request_to_js(napi_env env, const natsio_service_request *x);
 napi_value stored_msg_to_js(napi_env env, const natsio_stored_msg *x);
 
 /* The JS value of a generated kind's result; NULL with *st set on

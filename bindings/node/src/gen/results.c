@@ -145,6 +145,13 @@ napi_value gen_result_value(napi_env env, op *o, int32_t *st) {
         natsio_pub_ack_free(x);
         return v;
     }
+    case R_SERVICE_REQUEST: {
+        natsio_service_request *x = NULL;
+        if ((*st = natsio_token_service_request(t, &x)) != NATSIO_OK) return NULL;
+        v = service_request_to_js(env, x);
+        natsio_service_request_free(x);
+        return v;
+    }
     case R_STORED_MSG: {
         natsio_stored_msg *x = NULL;
         if ((*st = natsio_token_stored_msg(t, &x)) != NATSIO_OK) return NULL;

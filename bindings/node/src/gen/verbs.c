@@ -139,6 +139,22 @@ static bool read_sub_options(napi_env env, napi_value obj, natsio_sub_options *o
     return !exception_pending(env);
 }
 
+/* client_add_service(c, config_json) -> handle: natsio_client_add_service */
+static napi_value client_add_service_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    char *config_json = NULL;
+    if (get_req_string(env, argv[1], "config json", &config_json)) {
+        natsio_service *out = NULL;
+        if (!throw_if_failed(env, natsio_client_add_service(cw->client, config_json, &out)))
+            ret = wrap_service(env, out, cw);
+    }
+    free(config_json);
+    return ret;
+}
+
 /* client_close(c) -> Promise<none>: natsio_client_close_async */
 static napi_value client_close_js(napi_env env, napi_callback_info info) {
     ARGS(1);
@@ -341,6 +357,30 @@ static napi_value client_servers_js(napi_env env, napi_callback_info info) {
             ret = v;
         }
     }
+    return ret;
+}
+
+/* client_service_discover(c, verb, name, id, opts) -> feed: natsio_client_service_discover */
+static napi_value client_service_discover_js(napi_env env, napi_callback_info info) {
+    ARGS(5);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    int32_t verb = 0;
+    char *name = NULL;
+    char *id = NULL;
+    natsio_request_many_options opts;
+    natsio_request_many_options_init(&opts);
+    if (((verb = (int32_t)get_i64(env, argv[1], 0)), !exception_pending(env))
+        && get_req_string(env, argv[2], "name", &name)
+        && get_opt_string(env, argv[3], &id)
+        && read_request_many_options(env, argv[4], &opts)) {
+        natsio_replies *out = NULL;
+        if (!throw_if_failed(env, natsio_client_service_discover(cw->client, verb, name, id, &opts, &out)))
+            ret = feed_wrap(env, FEED_REPLIES, out, cw);
+    }
+    free(name);
+    free(id);
     return ret;
 }
 
@@ -2124,6 +2164,7 @@ static napi_value sub_unsubscribe_after_js(napi_env env, napi_callback_info info
 
 void gen_register_verbs(napi_env env, napi_value exports) {
     napi_property_descriptor props[] = {
+        {"client_add_service", NULL, client_add_service_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_close", NULL, client_close_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_connected_url", NULL, client_connected_url_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_drain", NULL, client_drain_js, NULL, NULL, NULL, napi_default, NULL},
@@ -2136,6 +2177,7 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"client_request_many", NULL, client_request_many_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_server_info", NULL, client_server_info_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_servers", NULL, client_servers_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_service_discover", NULL, client_service_discover_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_status", NULL, client_status_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_subscribe", NULL, client_subscribe_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_account_info", NULL, js_account_info_js, NULL, NULL, NULL, napi_default, NULL},

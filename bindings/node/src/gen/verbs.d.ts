@@ -6,6 +6,7 @@
 /** The raw addon's generated verbs: each the C call of the same name
  * (natsio_<name>, its _async form for a promise). Handles are opaque. */
 export interface GeneratedVerbs {
+  client_add_service(c: object, config_json: string): object;
   client_close(c: object): Promise<void>;
   client_connected_url(c: object): string;
   client_drain(c: object, timeout_ms: number): Promise<void>;
@@ -18,6 +19,7 @@ export interface GeneratedVerbs {
   client_request_many(c: object, subject: string, headers: string[] | null, data: Uint8Array | string, opts: object | undefined): object;
   client_server_info(c: object): string;
   client_servers(c: object): string[];
+  client_service_discover(c: object, verb: number, name: string, id: string | null, opts: object | undefined): object;
   client_status(c: object): number;
   client_subscribe(c: object, subject: string, queue: string | null, opts: object | undefined): object;
   js_account_info(js: object): Promise<string>;

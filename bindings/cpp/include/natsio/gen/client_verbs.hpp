@@ -58,6 +58,14 @@ protected:
         return from_c(out, self().sink());
     }
 
+    /// natsio_client_add_service: no token form.
+    auto raw_add_service(std::optional<std::string_view> config_json) const {
+        OptionalCString c_config_json(config_json, "config_json");
+        natsio_service * out = nullptr;
+        check(natsio_client_add_service(self().c_handle(), c_config_json.get(), &out));
+        return from_c(out, self().sink());
+    }
+
     /// natsio_client_connected_url: no token form.
     auto raw_connected_url() const {
         char * out = nullptr;
@@ -145,6 +153,15 @@ protected:
     auto raw_servers() const {
         natsio_string_list * out = nullptr;
         check(natsio_client_servers(self().c_handle(), &out));
+        return from_c(out, self().sink());
+    }
+
+    /// natsio_client_service_discover: no token form.
+    auto raw_service_discover(std::int32_t verb, std::optional<std::string_view> name, std::optional<std::string_view> id, const natsio_request_many_options * opts) const {
+        OptionalCString c_name(name, "name");
+        OptionalCString c_id(id, "id");
+        natsio_replies * out = nullptr;
+        check(natsio_client_service_discover(self().c_handle(), verb, c_name.get(), c_id.get(), opts, &out));
         return from_c(out, self().sink());
     }
 

@@ -10,6 +10,22 @@
 namespace natsio {
 namespace detail {
 
+/// The iterator contract of natsio_endpoint: items of natsio_service_request
+/// (detail::FeedItem says what they are in C++).
+struct EndpointFeed {
+    using Handle = natsio_endpoint;
+    using CItem = natsio_service_request;
+    static constexpr auto next = &natsio_endpoint_next;
+    static constexpr auto next_async = &natsio_endpoint_next_async;
+    static constexpr auto set_callback = &natsio_endpoint_set_callback;
+    static constexpr auto stop = &natsio_endpoint_stop;
+    static constexpr auto get_stats = &natsio_endpoint_get_stats;
+    static constexpr auto free = &natsio_endpoint_free;
+    static const char* owner_subject(const natsio_endpoint* handle) noexcept {
+        return natsio_endpoint_subject(handle);
+    }
+};
+
 /// The iterator contract of natsio_js_messages: items of natsio_msg
 /// (detail::FeedItem says what they are in C++).
 struct JsMessagesFeed {
