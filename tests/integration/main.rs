@@ -14,5 +14,6 @@ mod jetstream;
 mod messaging;
 mod object;
 mod reconnect;
+mod service;
 mod tls;
 mod websocket;
