@@ -30,6 +30,7 @@ use crate::service::{
 /// function is thread-safe.
 pub struct natsio_service {
     svc: Service,
+    client: Weak<ClientInner>,
     id: CString,
     name: CString,
     version: CString,
@@ -160,6 +161,7 @@ pub unsafe extern "C" fn natsio_client_add_service(
         write_box(
             out,
             natsio_service {
+                client: Arc::downgrade(cl.inner_for_ffi()),
                 id: cstring(svc.id()),
                 name: cstring(svc.name()),
                 version: cstring(svc.version()),
@@ -467,16 +469,9 @@ pub unsafe extern "C" fn natsio_service_stop_async(
         let sv = svc(s)?;
         let out = out_arg(token_out, "token_out")?;
         let c = sv.svc.stop_async();
-        write_box(out, natsio_token::new(c, service_client(&sv.svc)));
+        write_box(out, natsio_token::new(c, sv.client.clone()));
         Ok(())
     })
-}
-
-fn service_client(svc: &Service) -> Weak<ClientInner> {
-    svc.endpoints()
-        .first()
-        .map(|e| Arc::downgrade(&e.subscription().client))
-        .unwrap_or_default()
 }
 
 /// A token that completes once the service has stopped, by
@@ -491,7 +486,7 @@ pub unsafe extern "C" fn natsio_service_end_async(
         let out = out_arg(token_out, "token_out")?;
         write_box(
             out,
-            natsio_token::new(sv.svc.stopped_async(), service_client(&sv.svc)),
+            natsio_token::new(sv.svc.stopped_async(), sv.client.clone()),
         );
         Ok(())
     })
