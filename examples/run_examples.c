@@ -190,6 +190,38 @@ static void request_and_reply_examples(void) {
     CHECK_OUTPUT_HAS(responder, "served 1 request(s)");
 }
 
+static void service_example(void) {
+    nt_server *s = start_server();
+    NT_CHECK(s != NULL);
+    char *url = (char *)nt_server_url(s);
+    char *service_argv[] = {EXAMPLE_SERVICE, url, "3", NULL};
+    child *service = spawn_example(service_argv);
+    NT_CHECK(service != NULL);
+    NT_CHECK_MSG(read_until(service, "serving [echo.v1.echo] and [echo.v1.upper]", 10000),
+                 "service did not start:\n%s", service->output);
+
+    char *echo_argv[] = {EXAMPLE_REQUEST, url, "echo.v1.echo", "hello", "5000", NULL};
+    for (int i = 0; i < 2; i++) {
+        child *req = run_to_end(echo_argv);
+        NT_CHECK(req != NULL);
+        CHECK_EXIT(req, 0);
+        CHECK_OUTPUT_HAS(req, "hello");
+    }
+    char *upper_argv[] = {EXAMPLE_REQUEST, url, "echo.v1.upper", "quiet", "5000", NULL};
+    child *shout = run_to_end(upper_argv);
+    NT_CHECK(shout != NULL);
+    CHECK_EXIT(shout, 0);
+    CHECK_OUTPUT_HAS(shout, "QUIET");
+
+    NT_CHECK(finish(service, 10000));
+    CHECK_EXIT(service, 0);
+    CHECK_OUTPUT_HAS(service, "served 3 request(s)");
+    CHECK_OUTPUT_HAS(service, "\"name\":\"echo\",\"subject\":\"echo.v1.echo\",\"queue_group\":\"q\","
+                              "\"num_requests\":2,\"num_errors\":0");
+    CHECK_OUTPUT_HAS(service, "\"name\":\"upper\",\"subject\":\"echo.v1.upper\",\"queue_group\":\"q\","
+                              "\"num_requests\":1,\"num_errors\":0");
+}
+
 static void publish_and_subscribe_examples(void) {
     nt_server *s = start_server();
     NT_CHECK(s != NULL);
@@ -315,6 +347,7 @@ int main(int argc, char **argv) {
         NT_CASE(demo_runs_against_a_live_server),
         NT_CASE(demo_reports_a_missing_server),
         NT_CASE(request_and_reply_examples),
+        NT_CASE(service_example),
         NT_CASE(publish_and_subscribe_examples),
     };
     return nt_main(argc, argv, cases, NT_COUNT(cases));

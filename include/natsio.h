@@ -816,6 +816,26 @@ typedef int32_t natsio_deliver_policy;
 #endif // __cplusplus
 
 /**
+ * A monitoring verb of `natsio_client_service_discover`.
+ */
+enum natsio_service_verb
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  NATSIO_SERVICE_PING = 0,
+  NATSIO_SERVICE_INFO = 1,
+  NATSIO_SERVICE_STATS = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum natsio_service_verb natsio_service_verb;
+#else
+typedef int32_t natsio_service_verb;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * Headers of a message. Lookup is by exact, case-sensitive name.
  */
 typedef struct natsio_headers natsio_headers;
