@@ -497,6 +497,49 @@ static void req_on_msg(void *user_data, const natsio_msg *msg, natsio_status sta
         atomic_fetch_add(&ctx->errors, 1);
 }
 
+/* One timed request loop (req and svc): --warmup untimed requests, then
+ * O.k timed ones to `subject`, each reply's length checked. */
+typedef struct {
+    long errors, nlat;
+    double secs, cpu0, cpu1;
+    bool timed_out;
+} request_loop_t;
+
+static request_loop_t request_loop(natsio_client *qnc, const char *subject, const char *data,
+                                   long size, double *lat)
+{
+    request_loop_t r = {0};
+    for (long i = 0; i < O.warmup; i++) {
+        natsio_msg *m = NULL;
+        natsio_client_request(qnc, subject, NULL, data, (size_t)size, bench_idle_ms(&O), &m);
+        natsio_msg_free(m);
+    }
+    r.cpu0 = cpu_ns();
+    double t0 = bench_now_s();
+    for (long i = 0; i < O.k; i++) {
+        natsio_msg *m = NULL;
+        double a = bench_now_s();
+        natsio_status s = natsio_client_request(qnc, subject, NULL, data, (size_t)size,
+                                                bench_idle_ms(&O), &m);
+        double b = bench_now_s();
+        if (s != NATSIO_OK) {
+            r.errors++;
+        } else {
+            if ((long)natsio_msg_data_len(m) != size)
+                r.errors++;
+            lat[r.nlat++] = (b - a) * 1e6;
+        }
+        natsio_msg_free(m);
+        if (b - t0 > O.max_secs) {
+            r.timed_out = true;
+            break;
+        }
+    }
+    r.secs = bench_now_s() - t0;
+    r.cpu1 = cpu_ns();
+    return r;
+}
+
 static void run_req(long size)
 {
     natsio_client *rnc = NULL, *qnc = NULL;
@@ -504,8 +547,6 @@ static void run_req(long size)
     char *data = bench_make_payload(size);
     double *lat = calloc((size_t)(O.k > 0 ? O.k : 1), sizeof(double));
     err_ctx_t *ctx = err_ctx_new();
-    long errors = 0, nlat = 0;
-    bool timed_out = false;
     natsio_status s;
 
     s = connect_client(ctx, "natsio-bench-responder", &rnc);
@@ -524,51 +565,114 @@ static void run_req(long size)
         emit_failure("req", size, "failed", "subscribe", s);
         goto out;
     }
-    for (long i = 0; i < O.warmup; i++) {
-        natsio_msg *m = NULL;
-        natsio_client_request(qnc, "bench.req", NULL, data, (size_t)size,
-                              bench_idle_ms(&O), &m);
-        natsio_msg_free(m);
-    }
-    atomic_store(&ctx->errors, 0);
-
-    double c0 = cpu_ns();
-    double t0 = bench_now_s();
-    for (long i = 0; i < O.k; i++) {
-        natsio_msg *m = NULL;
-        double a = bench_now_s();
-        s = natsio_client_request(qnc, "bench.req", NULL, data, (size_t)size,
-                                  bench_idle_ms(&O), &m);
-        double b = bench_now_s();
-        if (s != NATSIO_OK) {
-            errors++;
-        } else {
-            if ((long)natsio_msg_data_len(m) != size)
-                errors++;
-            lat[nlat++] = (b - a) * 1e6;
-        }
-        natsio_msg_free(m);
-        if (b - t0 > O.max_secs) {
-            timed_out = true;
-            break;
-        }
-    }
-    double secs = bench_now_s() - t0;
-    double c1 = cpu_ns();
-    if (timed_out) {
+    request_loop_t r = request_loop(qnc, "bench.req", data, size, lat);
+    if (r.timed_out) {
         bench_emit_status("req", size, "timeout", "max-secs");
         goto out;
     }
-    errors += atomic_load(&ctx->errors);
-    bench_latency L = bench_latency_stats(lat, nlat);
+    /* Responder errors of the warmup do not count. */
+    long errors = r.errors + atomic_load(&ctx->errors);
+    bench_latency L = bench_latency_stats(lat, r.nlat);
     printf("scenario=req client=%s size=%ld n=%ld secs=%.6f msgs_per_s=%.1f "
            "mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%ld cpu_ns_per_msg=%.1f\n",
-           CLIENT, size, O.k, secs, (double)O.k / secs, L.mean, L.p50, L.p99,
-           errors, bench_cpu_per_msg(c0, c1, O.k));
+           CLIENT, size, O.k, r.secs, (double)O.k / r.secs, L.mean, L.p50, L.p99,
+           errors, bench_cpu_per_msg(r.cpu0, r.cpu1, O.k));
     fflush(stdout);
 out:
     atomic_store(&ctx->closing, 1);
     natsio_sub_free(sub);
+    close_client(ctx, qnc);
+    close_client(ctx, rnc);
+    err_ctx_release(ctx);
+    free(lat);
+    free(data);
+}
+
+/* ------------------------------------------------------------------------ */
+/* svc: request/reply through a service endpoint (ADR-32)                   */
+
+static natsio_status svc_echo(void *user_data, const natsio_service_request *req,
+                              natsio_status status)
+{
+    err_ctx_t *ctx = user_data;
+    if (req == NULL)
+        return status;
+    const natsio_msg *m = natsio_service_request_msg(req);
+    natsio_status s = natsio_service_request_respond(req, NULL, natsio_msg_data(m),
+                                                     natsio_msg_data_len(m));
+    if (s != NATSIO_OK)
+        atomic_fetch_add(&ctx->errors, 1);
+    return s;
+}
+
+/* The service's num_requests as read by a $SRV.STATS.bench request. */
+static long svc_stats_requests(natsio_client *qnc)
+{
+    natsio_msg *m = NULL;
+    long n = -1;
+    if (natsio_client_request(qnc, "$SRV.STATS.bench", NULL, NULL, 0, bench_idle_ms(&O), &m) ==
+        NATSIO_OK) {
+        size_t len = natsio_msg_data_len(m);
+        char *json = malloc(len + 1);
+        if (json != NULL) {
+            memcpy(json, natsio_msg_data(m), len);
+            json[len] = '\0';
+            const char *p = strstr(json, "\"num_requests\":");
+            if (p != NULL)
+                n = strtol(p + strlen("\"num_requests\":"), NULL, 10);
+            free(json);
+        }
+    }
+    natsio_msg_free(m);
+    return n;
+}
+
+static void run_svc(long size)
+{
+    natsio_client *rnc = NULL, *qnc = NULL;
+    natsio_service *svc = NULL;
+    natsio_endpoint *ep = NULL;
+    char *data = bench_make_payload(size);
+    double *lat = calloc((size_t)(O.k > 0 ? O.k : 1), sizeof(double));
+    err_ctx_t *ctx = err_ctx_new();
+    natsio_status s;
+
+    s = connect_client(ctx, "natsio-bench-service", &rnc);
+    if (s == NATSIO_OK)
+        s = connect_client(ctx, "natsio-bench-requester", &qnc);
+    if (s != NATSIO_OK) {
+        emit_failure("svc", size, "failed", "connect", s);
+        goto out;
+    }
+    s = natsio_client_add_service(rnc, "{\"name\":\"bench\",\"version\":\"1.0.0\"}", &svc);
+    if (s == NATSIO_OK)
+        s = natsio_service_add_endpoint(svc, NULL,
+                                        "{\"name\":\"echo\",\"subject\":\"bench.svc.echo\"}", &ep);
+    if (s == NATSIO_OK)
+        s = natsio_endpoint_set_callback(ep, svc_echo, ctx, NULL);
+    if (s == NATSIO_OK)
+        s = natsio_client_flush(rnc, bench_idle_ms(&O));
+    if (s != NATSIO_OK) {
+        emit_failure("svc", size, "failed", "service", s);
+        goto out;
+    }
+    request_loop_t r = request_loop(qnc, "bench.svc.echo", data, size, lat);
+    if (r.timed_out) {
+        bench_emit_status("svc", size, "timeout", "max-secs");
+        goto out;
+    }
+    long counted = svc_stats_requests(qnc);
+    long errors = r.errors + atomic_load(&ctx->errors);
+    bench_latency L = bench_latency_stats(lat, r.nlat);
+    printf("scenario=svc client=%s size=%ld n=%ld secs=%.6f msgs_per_s=%.1f "
+           "mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%ld stats_ok=%d cpu_ns_per_msg=%.1f\n",
+           CLIENT, size, O.k, r.secs, (double)O.k / r.secs, L.mean, L.p50, L.p99, errors,
+           counted == O.warmup + O.k, bench_cpu_per_msg(r.cpu0, r.cpu1, O.k));
+    fflush(stdout);
+out:
+    atomic_store(&ctx->closing, 1);
+    natsio_endpoint_free(ep);
+    natsio_service_free(svc);
     close_client(ctx, qnc);
     close_client(ctx, rnc);
     err_ctx_release(ctx);
@@ -1822,7 +1926,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: natsio_bench [--url URL] [--scenarios pub,pubsub,req,jspub,"
-            "jspub-sync,kv,kv-par,js-consume,obj-put,obj-get,pub4]\n"
+            "jspub-sync,kv,kv-par,js-consume,obj-put,obj-get,svc,pub4]\n"
             "                    [--sizes 16,1024] [--n N] [--js-n N] [--k K] "
             "[--kv-k K]\n"
             "                    [--window W] [--par P] [--obj-mb MiB] "
@@ -1880,7 +1984,7 @@ int main(int argc, char **argv)
     bench_options_init(&O);
     free(O.scenarios); /* the spec's full list by default */
     O.scenarios = strdup("pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,"
-                         "obj-put,obj-get");
+                         "obj-put,obj-get,svc");
     int rc = bench_parse_args(argc, argv, &O, usage, parse_natsio_option);
     if (rc >= 0)
         return rc;
@@ -1910,6 +2014,7 @@ int main(int argc, char **argv)
             else if (!strcmp(sc, "pub4")) run_pub(size, g_threads);
             else if (!strcmp(sc, "pubsub")) run_pubsub(size);
             else if (!strcmp(sc, "req")) run_req(size);
+            else if (!strcmp(sc, "svc")) run_svc(size);
             else if (!strcmp(sc, "jspub")) run_jspub(size);
             else if (!strcmp(sc, "jspub-sync")) run_jspub_sync(size);
             else if (!strcmp(sc, "kv")) run_kv(size);
