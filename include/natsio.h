@@ -1143,6 +1143,11 @@ typedef struct natsio_client_stats {
    * Asynchronous errors reported (slow consumers, server -ERR, ...).
    */
   uint64_t errors;
+  /**
+   * PINGs the server sent, each answered with a PONG (nats-server sends
+   * its first about 2 s after the connect, then one per ping interval).
+   */
+  uint64_t server_pings;
 } natsio_client_stats;
 
 /**

@@ -61,6 +61,8 @@ pub struct ClientStats {
     pub out_bytes: u64,
     pub reconnects: u64,
     pub errors: u64,
+    /// PINGs the server sent (each answered with a PONG).
+    pub server_pings: u64,
 }
 
 #[derive(Default)]
@@ -69,6 +71,7 @@ struct Counters {
     in_bytes: AtomicU64,
     reconnects: AtomicU64,
     errors: AtomicU64,
+    server_pings: AtomicU64,
 }
 
 /// Wake-ups the reading task owes to subscriptions' readers (dispatchers,
@@ -914,7 +917,10 @@ impl ClientInner {
     ) -> Result<()> {
         match op {
             ServerOp::Msg(m) => self.route(m, wakes).await,
-            ServerOp::Ping => self.enqueue_control(|b| b.extend_from_slice(proto::PONG)),
+            ServerOp::Ping => {
+                self.enqueue_control(|b| b.extend_from_slice(proto::PONG));
+                self.counters.server_pings.fetch_add(1, Ordering::Relaxed);
+            }
             ServerOp::Pong => {
                 let waiter = {
                     let mut w = lock(&self.write.0);
@@ -2100,6 +2106,7 @@ impl Client {
             out_bytes,
             reconnects: c.reconnects.load(Ordering::Relaxed),
             errors: c.errors.load(Ordering::Relaxed),
+            server_pings: c.server_pings.load(Ordering::Relaxed),
         }
     }
 

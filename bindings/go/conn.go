@@ -433,6 +433,7 @@ type Stats struct {
 	InBytes, OutBytes uint64 // payload bytes
 	Reconnects        uint64 // successful reconnects since Connect
 	Errors            uint64 // asynchronous errors reported
+	ServerPings       uint64 // PINGs the server sent (each answered)
 }
 
 // Stats reads the traffic counters.
@@ -444,6 +445,7 @@ func (nc *Conn) Stats() Stats {
 		InMsgs: uint64(cs.in_msgs), OutMsgs: uint64(cs.out_msgs),
 		InBytes: uint64(cs.in_bytes), OutBytes: uint64(cs.out_bytes),
 		Reconnects: uint64(cs.reconnects), Errors: uint64(cs.errors),
+		ServerPings: uint64(cs.server_pings),
 	}
 }
 

@@ -453,12 +453,22 @@ func TestDroppedPubAckFuturesAreFreed(t *testing.T) {
 }
 
 // connectPastFirstPing connects to url and waits until nats-server's first
-// PING (2 to 2.4 s after the connect) has come and been answered: the PONG
-// sends whatever the client queued, so tests of what the library queues
-// without waking its writer wait it out (the next comes 2 min later).
+// PING (2 to 2.4 s after the connect) has come (Stats().ServerPings) and
+// been answered (a flush after it): the PONG sends whatever the client
+// queued, so tests of what the library queues without waking its writer
+// wait it out (the next comes 2 min later).
 func connectPastFirstPing(t *testing.T, url string) *natsio.Conn {
 	nc := connectTo(t, url)
-	time.Sleep(3 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for nc.Stats().ServerPings == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("nats-server sent no PING within 10 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := nc.Flush(context.Background()); err != nil {
+		t.Fatalf("flush after the first PING: %v", err)
+	}
 	return nc
 }
 

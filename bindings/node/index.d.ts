@@ -211,6 +211,8 @@ export interface ConnectionStats {
   reconnects: number;
   /** Asynchronous errors reported (slow consumers, server -ERR, ...). */
   errors: number;
+  /** PINGs the server sent (each answered with a PONG). */
+  serverPings: number;
 }
 
 /** Counters of the library's iterator (subscription, consume, watch). */

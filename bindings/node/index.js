@@ -959,7 +959,7 @@ class Connection extends EventEmitter {
     return this._closing;
   }
 
-  /** {inMsgs, outMsgs, inBytes, outBytes, reconnects, errors} */
+  /** {inMsgs, outMsgs, inBytes, outBytes, reconnects, errors, serverPings} */
   stats() {
     return native.stats(this._handle);
   }

@@ -54,6 +54,9 @@ pub struct natsio_client_stats {
     pub reconnects: u64,
     /// Asynchronous errors reported (slow consumers, server -ERR, ...).
     pub errors: u64,
+    /// PINGs the server sent, each answered with a PONG (nats-server sends
+    /// its first about 2 s after the connect, then one per ping interval).
+    pub server_pings: u64,
 }
 
 /// `natsio_request_many_options.version` of this header.
@@ -732,6 +735,7 @@ pub unsafe extern "C" fn natsio_client_get_stats(
             out_bytes: s.out_bytes,
             reconnects: s.reconnects,
             errors: s.errors,
+            server_pings: s.server_pings,
         };
         Ok(())
     })

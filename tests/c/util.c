@@ -128,11 +128,25 @@ natsio_client *connect_with(const natsio_options *options) {
 
 natsio_client *connect_client(void) { return connect_url(g_server_url); }
 
+static bool server_pinged(void *client) {
+    natsio_client_stats s;
+    return natsio_client_get_stats(client, &s) == NATSIO_OK && s.server_pings > 0;
+}
+
 natsio_client *connect_client_past_first_ping(void) {
     natsio_client *c = connect_client();
-    /* 2 s, plus the server's jitter of up to a fifth, plus a margin for
-     * the PONG under valgrind. */
-    if (c) nt_sleep_ms(3000);
+    if (c == NULL) return NULL;
+    /* The PING comes about 2 s after the connect (plus up to a fifth of
+     * jitter); the flush's own PING follows the PONG on the wire. */
+    if (!nt_wait_until(server_pinged, c, 10000)) {
+        nt_fail_at(__FILE__, __LINE__, "nats-server sent no PING within 10 s");
+        return NULL;
+    }
+    natsio_status st = natsio_client_flush(c, 5000);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "flush after the first PING: %s", natsio_status_str(st));
+        return NULL;
+    }
     return c;
 }
 

@@ -75,9 +75,10 @@ natsio_client *connect_client(void);
 /* For nt_wait_until: whether client `arg` is connected (not reconnecting). */
 bool client_connected(void *arg);
 /* connect_client(), then waits until nats-server's first PING to it (2 to
- * 2.4 s after the connect) has come and been answered: the PONG sends
- * whatever the client queued, so cases that check what stays queued
- * (deferred publishes and acks) wait it out. The next comes 2 min later. */
+ * 2.4 s after the connect) has come (natsio_client_stats.server_pings) and
+ * been answered (a flush after it): the PONG sends whatever the client
+ * queued, so cases that check what stays queued (deferred publishes and
+ * acks) wait it out. The next comes 2 min later. */
 natsio_client *connect_client_past_first_ping(void);
 
 /* An iterator subscription (queue may be NULL). */

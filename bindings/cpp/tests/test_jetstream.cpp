@@ -377,8 +377,13 @@ TEST(JetStream, AsyncPublishOfThousands) {
 TEST(JetStream, DeferredPublishesAreSent) {
     natsio::Client client = connect();
     // nats-server's first PING comes 2 to 2.4 s after the connect, and the
-    // PONG would send what is queued: waited out (the next is 2 min away).
-    std::this_thread::sleep_for(3s);
+    // PONG would send what is queued: waited out (the next is 2 min away),
+    // then a flush, whose PING follows the PONG.
+    for (auto until = std::chrono::steady_clock::now() + 10s; client.stats().server_pings == 0;) {
+        ASSERT_LT(std::chrono::steady_clock::now(), until) << "nats-server sent no PING within 10 s";
+        std::this_thread::sleep_for(10ms);
+    }
+    client.flush();
     natsio::JetStream js(client);
     js.create_stream(R"({"name":"CPP_DEFER","subjects":["cpp.defer.>"],"storage":"memory"})");
     // An unanswered request: no publish is the only one awaiting a reply

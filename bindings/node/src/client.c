@@ -286,5 +286,6 @@ EXPORT(js_stats) {
     set_u64(env, r, "outBytes", s.out_bytes);
     set_u64(env, r, "reconnects", s.reconnects);
     set_u64(env, r, "errors", s.errors);
+    set_u64(env, r, "serverPings", s.server_pings);
     return r;
 }

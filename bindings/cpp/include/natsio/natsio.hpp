@@ -2054,7 +2054,7 @@ enum class ConnStatus : std::int32_t {
 };
 
 /// A client's traffic counters: in_msgs, out_msgs, in_bytes, out_bytes,
-/// reconnects, errors (natsio_client_stats; Client::stats).
+/// reconnects, errors, server_pings (natsio_client_stats; Client::stats).
 using ClientStats = natsio_client_stats;
 
 class Client;
