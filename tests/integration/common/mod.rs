@@ -15,7 +15,7 @@
 //! ```
 //!
 //! `TestServer` spawns `nats-server -a 127.0.0.1 -p <free port> -js -sd <tmp>/store
-//! [-c <tmp>/server.conf]` and waits (up to 30 s) until its log says it is
+//! [-c <tmp>/server.conf]` (`without_jetstream`: no `-js -sd`) and waits (up to 30 s) until its log says it is
 //! ready and the port accepts a TCP connect.
 //! Binary: env `NATS_SERVER_BIN`, else
 //! `$CARGO_MANIFEST_DIR/.tools/nats-server-2.14.3/nats-server` (installed by
@@ -57,6 +57,7 @@ pub struct TestServer {
     store: PathBuf,
     conf: Option<PathBuf>,
     log: PathBuf,
+    jetstream: bool,
 }
 
 impl TestServer {
@@ -71,8 +72,17 @@ impl TestServer {
         Self::try_start(Some(cfg)).unwrap_or_else(|e| panic!("{e}"))
     }
 
+    /// Start a server without JetStream; panics on failure.
+    pub fn without_jetstream() -> TestServer {
+        Self::try_start_with(None, false).unwrap_or_else(|e| panic!("{e}"))
+    }
+
     /// Fallible start.
     pub fn try_start(cfg: Option<&str>) -> Result<TestServer, String> {
+        Self::try_start_with(cfg, true)
+    }
+
+    fn try_start_with(cfg: Option<&str>, jetstream: bool) -> Result<TestServer, String> {
         let bin = server_binary()?;
         let dir = make_temp_dir()?;
         let store = dir.join("store");
@@ -85,6 +95,7 @@ impl TestServer {
             store,
             conf: None,
             log,
+            jetstream,
         };
         fs::create_dir(&srv.store).map_err(|e| format!("create {}: {e}", srv.store.display()))?;
         if let Some(cfg) = cfg {
@@ -242,18 +253,13 @@ impl TestServer {
             .map_err(|e| format!("open {}: {e}", self.log.display()))?;
         let log2 = log.try_clone().map_err(|e| format!("dup log fd: {e}"))?;
         let mut cmd = Command::new(&self.bin);
-        cmd.args([
-            "-a",
-            "127.0.0.1",
-            "-p",
-            &self.port.to_string(),
-            "-js",
-            "-sd",
-        ])
-        .arg(&self.store)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(log))
-        .stderr(Stdio::from(log2));
+        cmd.args(["-a", "127.0.0.1", "-p", &self.port.to_string()]);
+        if self.jetstream {
+            cmd.arg("-js").arg("-sd").arg(&self.store);
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::from(log))
+            .stderr(Stdio::from(log2));
         if let Some(conf) = &self.conf {
             cmd.arg("-c").arg(conf);
         }
