@@ -408,7 +408,7 @@ fn async_publish_stalls_then_times_out() {
 
 #[test]
 fn a_server_without_jetstream_is_not_enabled_for_account_info_and_unanswered_for_other_calls() {
-    let s = TestServer::without_jetstream();
+    let s = TestServer::without_jetstream(None);
     let c = Client::connect_url(&s.url()).unwrap();
     let js = JetStream::new(&c, JetStreamOptions::default()).unwrap();
     let e = js.account_info().wait().unwrap_err();

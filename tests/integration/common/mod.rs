@@ -72,9 +72,10 @@ impl TestServer {
         Self::try_start(Some(cfg)).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    /// Start a server without JetStream; panics on failure.
-    pub fn without_jetstream() -> TestServer {
-        Self::try_start_with(None, false).unwrap_or_else(|e| panic!("{e}"))
+    /// Start a server without JetStream (and with extra config text, if
+    /// any); panics on failure.
+    pub fn without_jetstream(cfg: Option<&str>) -> TestServer {
+        Self::try_start_with(cfg, false).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Fallible start.
@@ -344,6 +345,27 @@ impl Drop for TestServer {
         self.kill();
         let _ = fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Three servers without JetStream, routed to each other on loopback
+/// (cluster "t", server names n0..n2), each with `extra` config text.
+/// Returns once they are started; a caller waits for the routes (for
+/// instance until a client's INFO lists every node).
+pub fn start_cluster(extra: &str) -> Vec<TestServer> {
+    let route_ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    (0..3)
+        .map(|i| {
+            let routes: Vec<String> = (0..3)
+                .filter(|&j| j != i)
+                .map(|j| format!("\"nats-route://127.0.0.1:{}\"", route_ports[j]))
+                .collect();
+            TestServer::without_jetstream(Some(&format!(
+                "server_name: \"n{i}\"\ncluster {{\n  name: \"t\"\n  listen: \"127.0.0.1:{}\"\n  routes: [{}]\n}}\n{extra}",
+                route_ports[i],
+                routes.join(", ")
+            )))
+        })
+        .collect()
 }
 
 /// A currently free TCP port on 127.0.0.1 (bind port 0), e.g. for cluster or
