@@ -404,6 +404,9 @@ enum natsio_status
   NATSIO_ERR_WEBSOCKET = 310,
   /**
    * Nobody is subscribed to the request subject (NoRespondersError, 503).
+   * From a JetStream call: nobody answered its API request, e.g. a
+   * stream or consumer without a leader during an election (retry), or
+   * a server without JetStream.
    */
   NATSIO_ERR_NO_RESPONDERS = 400,
   /**
@@ -428,7 +431,9 @@ enum natsio_status
    */
   NATSIO_ERR_JS_API = 501,
   /**
-   * JetStream is not enabled for the account or server (JetStreamNotEnabled).
+   * JetStream is not enabled for the account or server (JetStreamNotEnabled):
+   * the server says so (err_code 10039 or 10076), or nobody answers
+   * natsio_js_account_info.
    */
   NATSIO_ERR_JS_NOT_ENABLED = 502,
   /**
@@ -2658,8 +2663,11 @@ void natsio_js_free(struct natsio_js *js);
 /**
  * The account's JetStream usage and limits (`$JS.API.INFO`) as JSON,
  * returned through `json_out` (free with `natsio_string_free`). Blocks up
- * to the context's timeout. Errors: NATSIO_ERR_JS_NOT_ENABLED,
- * NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_JS_API.
+ * to the context's timeout. Errors: NATSIO_ERR_JS_NOT_ENABLED (the
+ * account has no JetStream, or nobody answers: the server has none; every
+ * other JetStream call reports nobody answering as
+ * NATSIO_ERR_NO_RESPONDERS), NATSIO_ERR_TIMEOUT,
+ * NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_JS_API.
  */
 natsio_status natsio_js_account_info(const struct natsio_js *js, char **json_out);
 
@@ -2826,8 +2834,10 @@ void natsio_pub_ack_free(struct natsio_pub_ack *ack);
  * NATSIO_ERR_INVALID_BUCKET_NAME, NATSIO_ERR_INVALID_ARGUMENT (action),
  * NATSIO_ERR_BUCKET_EXISTS (exists with another configuration),
  * NATSIO_ERR_BUCKET_NOT_FOUND (NATSIO_UPDATE of a missing bucket),
- * NATSIO_ERR_JS_NOT_ENABLED, NATSIO_ERR_JS_API, NATSIO_ERR_TIMEOUT,
- * NATSIO_ERR_CONNECTION_CLOSED.
+ * NATSIO_ERR_JS_NOT_ENABLED (the account has no JetStream),
+ * NATSIO_ERR_NO_RESPONDERS (nobody answered: no leader during an election,
+ * retry; or the server has no JetStream),
+ * NATSIO_ERR_JS_API, NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
  */
 natsio_status natsio_js_kv_create(const struct natsio_js *js,
                                   const char *config_json,
@@ -3705,8 +3715,10 @@ natsio_status natsio_token_msg(const struct natsio_token *token, struct natsio_m
  * the field), NATSIO_ERR_INVALID_BUCKET_NAME, NATSIO_ERR_INVALID_ARGUMENT
  * (action), NATSIO_ERR_BUCKET_EXISTS (exists with another configuration),
  * NATSIO_ERR_BUCKET_NOT_FOUND (NATSIO_UPDATE of a missing bucket),
- * NATSIO_ERR_JS_NOT_ENABLED, NATSIO_ERR_JS_API, NATSIO_ERR_TIMEOUT,
- * NATSIO_ERR_CONNECTION_CLOSED.
+ * NATSIO_ERR_JS_NOT_ENABLED (the account has no JetStream),
+ * NATSIO_ERR_NO_RESPONDERS (nobody answered: no leader during an election,
+ * retry; or the server has no JetStream),
+ * NATSIO_ERR_JS_API, NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
  */
 natsio_status natsio_js_obj_create(const struct natsio_js *js,
                                    const char *config_json,
@@ -5439,7 +5451,9 @@ void natsio_stored_msgs_free(struct natsio_stored_msgs *msgs);
  * (bad stream name or action), NATSIO_ERR_STREAM_NAME_IN_USE (exists with
  * another configuration), NATSIO_ERR_STREAM_NOT_FOUND (NATSIO_UPDATE of a
  * missing stream), NATSIO_ERR_JS_API (other server rejections, e.g.
- * subjects overlapping another stream), NATSIO_ERR_JS_NOT_ENABLED,
+ * subjects overlapping another stream), NATSIO_ERR_JS_NOT_ENABLED (the account has no JetStream),
+ * NATSIO_ERR_NO_RESPONDERS (nobody answered: no leader during an election,
+ * retry; or the server has no JetStream),
  * NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
  */
 natsio_status natsio_js_stream_create(const struct natsio_js *js,

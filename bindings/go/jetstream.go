@@ -263,7 +263,8 @@ type AccountLimits struct {
 }
 
 // AccountInfo reads the account's JetStream usage and limits.
-// ErrJetStreamNotEnabled when the account has no JetStream.
+// ErrJetStreamNotEnabled when the account or the server has no JetStream
+// (other calls report a server without JetStream as ErrNoResponders).
 func (js *JetStream) AccountInfo(ctx context.Context) (*AccountInfo, error) {
 	raw, err := onJS(js, func(p *C.natsio_js) (string, error) { return rawJsAccountInfo(ctx, p) })
 	if err != nil {
@@ -1059,7 +1060,9 @@ func (js *JetStream) createStream(ctx context.Context, cfg StreamConfig, action 
 // configuration succeeds). Errors: ErrConfig (the detail names the field),
 // ErrInvalidArgument (bad name), ErrStreamNameInUse (exists with another
 // configuration), ErrJetStreamAPI (other rejections, e.g. overlapping
-// subjects), ErrJetStreamNotEnabled.
+// subjects), ErrJetStreamNotEnabled (the account has no JetStream),
+// ErrNoResponders (nobody answered: no leader during an election, retry;
+// or the server has no JetStream).
 func (js *JetStream) CreateStream(ctx context.Context, cfg StreamConfig) (*StreamInfo, error) {
 	return js.createStream(ctx, cfg, C.NATSIO_CREATE)
 }

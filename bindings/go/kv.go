@@ -108,7 +108,9 @@ func (js *JetStream) createKeyValue(ctx context.Context, cfg KeyValueConfig, act
 // CreateKeyValue creates a bucket and binds it (an identical existing
 // bucket is simply bound). Errors: ErrConfig (the detail names the field),
 // ErrInvalidBucketName, ErrBucketExists (exists with another
-// configuration), ErrJetStreamNotEnabled.
+// configuration), ErrJetStreamNotEnabled (the account has no JetStream),
+// ErrNoResponders (nobody answered: no leader during an election, retry;
+// or the server has no JetStream).
 func (js *JetStream) CreateKeyValue(ctx context.Context, cfg KeyValueConfig) (*KeyValue, error) {
 	return js.createKeyValue(ctx, cfg, C.NATSIO_CREATE)
 }

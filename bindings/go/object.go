@@ -243,7 +243,9 @@ func (js *JetStream) createObjectStore(ctx context.Context, cfg ObjectStoreConfi
 // CreateObjectStore creates a bucket (stream OBJ_<bucket>) and binds it; an
 // identical existing bucket is simply bound. Errors: ErrConfig (the detail
 // names the field), ErrInvalidBucketName, ErrBucketExists (exists with
-// another configuration), ErrJetStreamNotEnabled.
+// another configuration), ErrJetStreamNotEnabled (the account has no
+// JetStream), ErrNoResponders (nobody answered: no leader during an
+// election, retry; or the server has no JetStream).
 func (js *JetStream) CreateObjectStore(ctx context.Context, cfg ObjectStoreConfig) (*ObjectStore, error) {
 	return js.createObjectStore(ctx, cfg, C.NATSIO_CREATE)
 }

@@ -1463,7 +1463,7 @@ export class PermissionsViolationError extends ServerError {}
 export class MaxSubscriptionsExceededError extends ServerError {}
 /** A ws:// or wss:// server failed the WebSocket upgrade or broke the framing (code 'WEBSOCKET', status 310). */
 export class WebsocketError extends ProtocolError {}
-/** Nobody is subscribed to the request subject (code 'NO_RESPONDERS', status 400). */
+/** Nobody is subscribed to the request subject; from JetStream, nobody answered its API request (a leader election: retry; or no JetStream on the server) (code 'NO_RESPONDERS', status 400). */
 export class NoRespondersError extends CodedError {}
 /** The message has no reply subject (code 'NO_REPLY_SUBJECT', status 401). */
 export class NoReplySubjectError extends CodedError {}
@@ -1475,7 +1475,7 @@ export class SlowConsumerError extends CodedError {}
 export class JetStreamError extends CodedError {}
 /** The JetStream API returned an error no other class covers; the message gives its code, err_code and description (code 'JS_API', status 501). */
 export class JetStreamApiError extends JetStreamError {}
-/** JetStream is not enabled for the account or server (code 'JS_NOT_ENABLED', status 502). */
+/** JetStream is not enabled for the account or server: the server says so, or nobody answers accountInfo (code 'JS_NOT_ENABLED', status 502). */
 export class JetStreamNotEnabledError extends JetStreamApiError {}
 /** No stream answered a JetStream publish: none holds the subject (code 'NO_STREAM_RESPONSE', status 503). */
 export class NoStreamResponseError extends JetStreamError {}

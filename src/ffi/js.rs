@@ -302,8 +302,11 @@ pub unsafe extern "C" fn natsio_js_free(js: *mut natsio_js) {
 
 /// The account's JetStream usage and limits (`$JS.API.INFO`) as JSON,
 /// returned through `json_out` (free with `natsio_string_free`). Blocks up
-/// to the context's timeout. Errors: NATSIO_ERR_JS_NOT_ENABLED,
-/// NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_JS_API.
+/// to the context's timeout. Errors: NATSIO_ERR_JS_NOT_ENABLED (the
+/// account has no JetStream, or nobody answers: the server has none; every
+/// other JetStream call reports nobody answering as
+/// NATSIO_ERR_NO_RESPONDERS), NATSIO_ERR_TIMEOUT,
+/// NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_JS_API.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_account_info(
     js: *const natsio_js,

@@ -146,8 +146,10 @@ unsafe fn create_op(
 /// NATSIO_ERR_INVALID_BUCKET_NAME, NATSIO_ERR_INVALID_ARGUMENT (action),
 /// NATSIO_ERR_BUCKET_EXISTS (exists with another configuration),
 /// NATSIO_ERR_BUCKET_NOT_FOUND (NATSIO_UPDATE of a missing bucket),
-/// NATSIO_ERR_JS_NOT_ENABLED, NATSIO_ERR_JS_API, NATSIO_ERR_TIMEOUT,
-/// NATSIO_ERR_CONNECTION_CLOSED.
+/// NATSIO_ERR_JS_NOT_ENABLED (the account has no JetStream),
+/// NATSIO_ERR_NO_RESPONDERS (nobody answered: no leader during an election,
+/// retry; or the server has no JetStream),
+/// NATSIO_ERR_JS_API, NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_kv_create(
     js: *const natsio_js,

@@ -83,6 +83,9 @@ pub enum natsio_status {
     NATSIO_ERR_WEBSOCKET = 310,
 
     /// Nobody is subscribed to the request subject (NoRespondersError, 503).
+    /// From a JetStream call: nobody answered its API request, e.g. a
+    /// stream or consumer without a leader during an election (retry), or
+    /// a server without JetStream.
     NATSIO_ERR_NO_RESPONDERS = 400,
     /// The message has no reply subject (NoReplySubjectError).
     NATSIO_ERR_NO_REPLY_SUBJECT = 401,
@@ -96,7 +99,9 @@ pub enum natsio_status {
     /// The JetStream API returned an error not covered below (APIError);
     /// `natsio_last_error` gives its code, err_code and description.
     NATSIO_ERR_JS_API = 501,
-    /// JetStream is not enabled for the account or server (JetStreamNotEnabled).
+    /// JetStream is not enabled for the account or server (JetStreamNotEnabled):
+    /// the server says so (err_code 10039 or 10076), or nobody answers
+    /// natsio_js_account_info.
     NATSIO_ERR_JS_NOT_ENABLED = 502,
     /// No stream answered a JetStream publish (NoStreamResponseError).
     NATSIO_ERR_NO_STREAM_RESPONSE = 503,

@@ -43,7 +43,9 @@ unsafe fn create_op(
 /// (bad stream name or action), NATSIO_ERR_STREAM_NAME_IN_USE (exists with
 /// another configuration), NATSIO_ERR_STREAM_NOT_FOUND (NATSIO_UPDATE of a
 /// missing stream), NATSIO_ERR_JS_API (other server rejections, e.g.
-/// subjects overlapping another stream), NATSIO_ERR_JS_NOT_ENABLED,
+/// subjects overlapping another stream), NATSIO_ERR_JS_NOT_ENABLED (the account has no JetStream),
+/// NATSIO_ERR_NO_RESPONDERS (nobody answered: no leader during an election,
+/// retry; or the server has no JetStream),
 /// NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_stream_create(

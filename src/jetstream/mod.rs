@@ -164,8 +164,10 @@ pub(crate) fn api_error(err: &Value) -> Error {
         // 10164: the same refusal from a replicated stream while an earlier
         // write of the subject is still being proposed (no sequence to name).
         10071 | 10164 => ErrorKind::WrongLastSequence,
+        // Only the server saying so: other 503s (10008, "JetStream system
+        // temporarily unavailable" while a stream or the meta group has no
+        // leader) are rejections a caller can retry.
         10076 | 10039 => ErrorKind::JetStreamNotEnabled,
-        _ if code == 503 => ErrorKind::JetStreamNotEnabled,
         _ => ErrorKind::JetStreamApi,
     };
     Error::new(
@@ -175,6 +177,14 @@ pub(crate) fn api_error(err: &Value) -> Error {
     .with_api_codes(
         u32::try_from(code).unwrap_or(u32::MAX),
         u32::try_from(err_code).unwrap_or(u32::MAX),
+    )
+}
+
+/// The detail of a JetStream API request nobody answered.
+pub(crate) fn no_api_responders(subject: &str) -> String {
+    format!(
+        "no responders on {subject}: no leader for the stream or consumer \
+         yet (an election), or no JetStream on the server"
     )
 }
 
@@ -243,8 +253,10 @@ impl JetStream {
     }
 
     /// A request to the JetStream API (`<prefix>.<api>`), sent when this
-    /// is called; the future yields the reply message. No responders
-    /// means JetStream is not enabled.
+    /// is called; the future yields the reply message. Nobody answering is
+    /// `NoResponders` (as nats.go reports it): a stream or consumer without
+    /// a leader during an election, or a server without JetStream. Only
+    /// the account-info call reads it as JetStream not enabled.
     pub(crate) fn api_msg(
         &self,
         api: &str,
@@ -258,10 +270,7 @@ impl JetStream {
         Ok(async move {
             reply.await.map_err(|e| {
                 if e.kind() == ErrorKind::NoResponders {
-                    Error::new(
-                        ErrorKind::JetStreamNotEnabled,
-                        format!("JetStream not enabled: no responders on {subject}"),
-                    )
+                    Error::new(ErrorKind::NoResponders, no_api_responders(&subject))
                 } else {
                     e
                 }
@@ -292,9 +301,30 @@ impl JetStream {
     }
 
     /// Account usage and limits (`INFO`), as the server's JSON.
+    /// `JetStreamNotEnabled` when the account or the server has no JetStream.
     pub fn account_info(&self) -> Op<Value> {
         let js = self.clone();
-        Op::new(async move { js.api_info("INFO", b"").await })
+        Op::new(async move {
+            let mut v = js.account_info_json().await?;
+            strip_type(&mut v);
+            Ok(v)
+        })
+    }
+
+    /// The `INFO` response. Unlike other API calls, nobody answering it
+    /// means the server has no JetStream (nats.go's AccountInfo reads it
+    /// so): every server with JetStream serves it, whatever the leaders.
+    pub(crate) async fn account_info_json(&self) -> Result<Value> {
+        match self.api("INFO", b"").await {
+            Err(e) if e.kind() == ErrorKind::NoResponders => Err(Error::new(
+                ErrorKind::JetStreamNotEnabled,
+                format!(
+                    "JetStream not enabled: no responders on {}.INFO",
+                    self.shared.prefix
+                ),
+            )),
+            r => r,
+        }
     }
 
     pub(crate) fn client(&self) -> &Arc<ClientInner> {

@@ -381,7 +381,7 @@ impl JetStream {
     pub fn api_level(&self) -> Op<u64> {
         let js = self.clone();
         Op::new(async move {
-            let info = js.api("INFO", b"").await?;
+            let info = js.account_info_json().await?;
             Ok(info
                 .pointer("/api/level")
                 .and_then(Value::as_u64)
@@ -459,7 +459,7 @@ impl JetStream {
                 match js.read_stored(&stream, &body, direct).await {
                     // Unanswered: the stream is gone or no longer allows
                     // Direct Get; read its config again next time.
-                    Err(e) if direct && e.kind() == ErrorKind::JetStreamNotEnabled => {
+                    Err(e) if direct && e.kind() == ErrorKind::NoResponders => {
                         js.forget_direct(&stream);
                         Err(no_such_message(&stream))
                     }
@@ -528,15 +528,15 @@ impl JetStream {
     }
 
     /// One Direct Get: the message, or `None` when there is none (404).
-    /// Nobody answering (503) is `JetStreamNotEnabled`, which callers read
-    /// in their own terms (bucket gone, message not found).
+    /// Nobody answering (503) is `NoResponders`, which callers read in
+    /// their own terms (bucket gone, message not found).
     async fn direct_get(&self, stream: &str, body: &[u8]) -> Result<Option<StoredMsg>> {
         let msg = self.api_msg(&format!("DIRECT.GET.{stream}"), body)?.await?;
         match direct_reply(&msg)? {
             DirectReply::Msg(m) => Ok(Some(m)),
             DirectReply::Status(404, _) => Ok(None),
             DirectReply::Status(503, _) => Err(Error::new(
-                ErrorKind::JetStreamNotEnabled,
+                ErrorKind::NoResponders,
                 format!("no Direct Get responders for stream {stream}"),
             )),
             DirectReply::Status(code, text) => Err(direct_get_failed(code, &text)),

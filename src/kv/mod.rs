@@ -489,7 +489,7 @@ impl KeyValue {
     async fn explain(&self, e: Error) -> Error {
         if !matches!(
             e.kind(),
-            ErrorKind::NoStreamResponse | ErrorKind::JetStreamNotEnabled
+            ErrorKind::NoStreamResponse | ErrorKind::NoResponders
         ) {
             return e;
         }

@@ -223,7 +223,7 @@ impl ObjectStore {
         let e = bucket_error(e, &self.bucket);
         if !matches!(
             e.kind(),
-            ErrorKind::NoStreamResponse | ErrorKind::JetStreamNotEnabled | ErrorKind::NoResponders
+            ErrorKind::NoStreamResponse | ErrorKind::NoResponders
         ) {
             return e;
         }

@@ -196,13 +196,14 @@ static void *inject_stream_faults(void *arg) {
 }
 
 /* Stream message `seq`, asked again while the stream cannot answer yet (a
- * leader election after a kill: no responders, reported as
- * JS_NOT_ENABLED, or a timeout), for up to 20 s. */
+ * leader election after a kill: no responders, the API's 10008 "JetStream
+ * system temporarily unavailable", or a timeout), for up to 20 s. */
 static natsio_status get_msg_when_answered(natsio_js *js, const char *stream, uint64_t seq, natsio_stored_msg **m) {
     int64_t until = nt_now_ms() + 20000;
     for (;;) {
         natsio_status st = natsio_js_stream_get_msg(js, stream, seq, NULL, m);
-        bool transient = st == NATSIO_ERR_JS_NOT_ENABLED || st == NATSIO_ERR_TIMEOUT;
+        bool transient = st == NATSIO_ERR_NO_RESPONDERS || st == NATSIO_ERR_TIMEOUT ||
+                         (st == NATSIO_ERR_JS_API && natsio_last_error_err_code() == 10008);
         if (!transient || nt_now_ms() >= until) return st;
         nt_sleep_ms(100);
     }

@@ -3,19 +3,20 @@
 //! request the server forgot, a stream of 409s) is scripted here per pull
 //! request, so each healing path runs every time.
 
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use natsio::jetstream::{
-    ConsumeOptions, Consumption, FetchOptions, JetStream, JetStreamOptions, OrderedConsumer,
-    OrderedConsumerConfig, OrderedMessagesOptions,
+    ConsumeOptions, Consumption, CreateAction, FetchOptions, JetStream, JetStreamOptions,
+    MsgSelector, OrderedConsumer, OrderedConsumerConfig, OrderedMessagesOptions,
 };
 use natsio::{Client, ErrorKind, Message};
 use serde_json::{json, Value};
 
 use super::fake_server::{error_recorder, fake_server, options, wait_until};
+use super::jetstream::kind;
 
 /// What the fake sends in answer to one pull request.
 enum Pull {
@@ -37,6 +38,75 @@ struct Seen {
     pulls: usize,
 }
 
+/// One publish the client sent the fake, with the means to answer it.
+struct Request<'a> {
+    subject: &'a str,
+    reply: &'a str,
+    body: &'a [u8],
+    /// The sid of the client's subscription to `reply`.
+    reply_sid: String,
+}
+
+impl Request<'_> {
+    /// Sends `payload` to the reply subject (nothing when there is none).
+    fn answer(&self, sock: &mut TcpStream, payload: &[u8]) {
+        if self.reply.is_empty() {
+            return;
+        }
+        let (reply, sid) = (self.reply, &self.reply_sid);
+        let _ = write!(sock, "MSG {reply} {sid} {}\r\n", payload.len());
+        let _ = sock.write_all(payload);
+        let _ = sock.write_all(b"\r\n");
+    }
+
+    /// Sends a status message ("NATS/1.0 503") to the reply subject.
+    fn answer_status(&self, sock: &mut TcpStream, status_line: &str) {
+        let (reply, sid) = (self.reply, &self.reply_sid);
+        let hdr = format!("{status_line}\r\n\r\n");
+        let n = hdr.len();
+        let _ = write!(sock, "HMSG {reply} {sid} {n} {n}\r\n{hdr}\r\n");
+    }
+}
+
+/// Serves one client until it goes away: answers PINGs, records its
+/// subscriptions and hands each publish to `on_request`.
+fn serve_requests(
+    mut rd: BufReader<TcpStream>,
+    mut sock: TcpStream,
+    mut on_request: impl FnMut(&mut TcpStream, &Request),
+) {
+    let mut subs: Vec<(String, String)> = Vec::new();
+    let mut line = String::new();
+    while rd.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+        let parts: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        line.clear();
+        match parts.first().map(String::as_str) {
+            Some("PING") => {
+                let _ = sock.write_all(b"PONG\r\n");
+            }
+            Some("SUB") => subs.push((parts[1].clone(), parts.last().unwrap().clone())),
+            Some("PUB") | Some("HPUB") => {
+                let len: usize = parts.last().unwrap().parse().unwrap();
+                let mut body = vec![0u8; len + 2];
+                rd.read_exact(&mut body).unwrap();
+                let reply = if parts.len() > 3 {
+                    parts[2].as_str()
+                } else {
+                    ""
+                };
+                let request = Request {
+                    subject: &parts[1],
+                    reply,
+                    body: &body[..len],
+                    reply_sid: sid_for(&subs, reply),
+                };
+                on_request(&mut sock, &request);
+            }
+            _ => {}
+        }
+    }
+}
+
 /// A fake JetStream holding stream `S`. Consumers are numbered in the order
 /// the client creates them (a consumer it only names, never creates, gets
 /// the next number at its first pull); `plan(consumer, pull)` says what the
@@ -47,90 +117,55 @@ fn scripted_jetstream(
 ) -> (String, Arc<Mutex<Seen>>) {
     let seen = Arc::new(Mutex::new(Seen::default()));
     let seen2 = seen.clone();
-    let url = fake_server(move |mut rd, mut sock| {
-        let mut subs: Vec<(String, String)> = Vec::new();
+    let url = fake_server(move |rd, sock| {
         let mut consumers: Vec<(String, usize)> = Vec::new(); // name, pulls so far
-        let mut line = String::new();
-        while rd.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
-            let parts: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-            line.clear();
-            match parts.first().map(String::as_str) {
-                Some("PING") => {
-                    let _ = sock.write_all(b"PONG\r\n");
-                }
-                Some("SUB") => subs.push((parts[1].clone(), parts.last().unwrap().clone())),
-                Some("PUB") | Some("HPUB") => {
-                    let len: usize = parts.last().unwrap().parse().unwrap();
-                    let mut body = vec![0u8; len + 2];
-                    rd.read_exact(&mut body).unwrap();
-                    let subject = parts[1].as_str();
-                    let reply = if parts.len() > 3 {
-                        parts[2].as_str()
-                    } else {
-                        ""
-                    };
-                    let api = |what: &str| {
-                        subject
-                            .strip_prefix("$JS.API.CONSUMER.")
-                            .and_then(|r| r.strip_prefix(what))
-                            .and_then(|r| r.strip_prefix(".S."))
-                            .map(|name| name.split('.').next().unwrap_or(name).to_string())
-                    };
-                    let answer = |sock: &mut TcpStream, payload: &[u8]| {
-                        if reply.is_empty() {
-                            return;
-                        }
-                        let sid = sid_for(&subs, reply);
-                        let _ = write!(sock, "MSG {reply} {sid} {}\r\n", payload.len());
-                        let _ = sock.write_all(payload);
-                        let _ = sock.write_all(b"\r\n");
-                    };
-                    if api("CREATE").is_some() {
-                        let req: Value = serde_json::from_slice(&body[..len]).unwrap();
-                        let cfg = req["config"].clone();
-                        let name = cfg["name"].as_str().unwrap().to_string();
-                        seen2.lock().unwrap().creates.push(cfg.clone());
+        serve_requests(rd, sock, |sock, req| {
+            let api = |what: &str| {
+                req.subject
+                    .strip_prefix("$JS.API.CONSUMER.")
+                    .and_then(|r| r.strip_prefix(what))
+                    .and_then(|r| r.strip_prefix(".S."))
+                    .map(|name| name.split('.').next().unwrap_or(name).to_string())
+            };
+            if api("CREATE").is_some() {
+                let req_json: Value = serde_json::from_slice(req.body).unwrap();
+                let cfg = req_json["config"].clone();
+                let name = cfg["name"].as_str().unwrap().to_string();
+                seen2.lock().unwrap().creates.push(cfg.clone());
+                consumers.push((name.clone(), 0));
+                req.answer(sock, info(&name, cfg).as_bytes());
+            } else if let Some(name) = api("INFO") {
+                req.answer(sock, info(&name, json!({"name": name})).as_bytes());
+            } else if api("DELETE").is_some() {
+                req.answer(sock, br#"{"success":true}"#);
+            } else if let Some(name) = api("MSG.NEXT") {
+                let index = match consumers.iter().position(|(n, _)| *n == name) {
+                    Some(i) => i,
+                    None => {
                         consumers.push((name.clone(), 0));
-                        answer(&mut sock, info(&name, cfg).as_bytes());
-                    } else if let Some(name) = api("INFO") {
-                        answer(&mut sock, info(&name, json!({"name": name})).as_bytes());
-                    } else if api("DELETE").is_some() {
-                        answer(&mut sock, br#"{"success":true}"#);
-                    } else if let Some(name) = api("MSG.NEXT") {
-                        let index = match consumers.iter().position(|(n, _)| *n == name) {
-                            Some(i) => i,
-                            None => {
-                                consumers.push((name.clone(), 0));
-                                consumers.len() - 1
-                            }
-                        };
-                        let pull = consumers[index].1;
-                        consumers[index].1 += 1;
-                        seen2.lock().unwrap().pulls += 1;
-                        let sid = sid_for(&subs, reply);
-                        match plan(index, pull) {
-                            Pull::Silent => {}
-                            Pull::Status(st) => {
-                                let hdr = format!("{st}\r\n\r\n");
-                                let n = hdr.len();
-                                let _ = write!(sock, "HMSG {reply} {sid} {n} {n}\r\n{hdr}\r\n");
-                            }
-                            Pull::Deliver(msgs) => {
-                                for (sseq, cseq) in msgs {
-                                    let data = format!("m{sseq}");
-                                    let _ = write!(
-                                        sock,
-                                        "MSG orders.{sseq} {sid} $JS.ACK.S.{name}.1.{sseq}.{cseq}.0.0 {}\r\n{data}\r\n",
-                                        data.len()
-                                    );
-                                }
-                            }
+                        consumers.len() - 1
+                    }
+                };
+                let pull = consumers[index].1;
+                consumers[index].1 += 1;
+                seen2.lock().unwrap().pulls += 1;
+                match plan(index, pull) {
+                    Pull::Silent => {}
+                    Pull::Status(st) => req.answer_status(sock, st),
+                    Pull::Deliver(msgs) => {
+                        let sid = &req.reply_sid;
+                        for (sseq, cseq) in msgs {
+                            let data = format!("m{sseq}");
+                            let _ = write!(
+                                sock,
+                                "MSG orders.{sseq} {sid} $JS.ACK.S.{name}.1.{sseq}.{cseq}.0.0 {}\r\n{data}\r\n",
+                                data.len()
+                            );
                         }
                     }
                 }
-                _ => {}
             }
-        }
+        });
     });
     (url, seen)
 }
@@ -352,4 +387,75 @@ fn a_consume_backs_off_after_409s_and_reports_unknown_statuses() {
         .unwrap();
     let e = flow.next(Some(Duration::from_secs(3))).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::JetStream, "{e}");
+}
+
+/// A fake JetStream whose API answers each request as `answer` does.
+fn jetstream_answering(answer: impl Fn(&mut TcpStream, &Request) + Send + 'static) -> String {
+    fake_server(move |rd, sock| {
+        serve_requests(rd, sock, |sock, req| {
+            if req.subject.starts_with("$JS.API.") {
+                answer(sock, req);
+            }
+        })
+    })
+}
+
+#[test]
+fn a_jetstream_request_nobody_answers_is_no_responders_and_account_info_is_not_enabled() {
+    // The status a server sends when nothing serves the subject, as for a
+    // stream without a leader during an election: a caller may retry, and
+    // JetStream is not reported missing (as nats.go does it).
+    let url = jetstream_answering(|sock, req| req.answer_status(sock, "NATS/1.0 503"));
+    let (_c, js) = js_on(&url);
+    let e = js.stream_info("S").wait().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoResponders, "{e}");
+    assert!(e.detail().contains("$JS.API.STREAM.INFO.S"), "{e}");
+    assert_eq!(
+        kind(
+            js.create_stream(r#"{"name":"S"}"#, CreateAction::Create)
+                .wait()
+        ),
+        ErrorKind::NoResponders
+    );
+    assert_eq!(kind(js.stream_names(None).wait()), ErrorKind::NoResponders);
+    assert_eq!(kind(js.delete_stream("S").wait()), ErrorKind::NoResponders);
+    assert_eq!(
+        kind(js.get_msg("S", MsgSelector::Seq(1)).wait()),
+        ErrorKind::NoResponders
+    );
+    assert_eq!(
+        kind(js.consumer_info("S", "C").wait()),
+        ErrorKind::NoResponders
+    );
+    assert_eq!(kind(js.key_value("B").wait()), ErrorKind::NoResponders);
+    // The account-info check alone reads it as JetStream missing.
+    let e = js.account_info().wait().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::JetStreamNotEnabled, "{e}");
+    assert!(e.detail().contains("no responders on $JS.API.INFO"), "{e}");
+    assert_eq!(kind(js.api_level().wait()), ErrorKind::JetStreamNotEnabled);
+}
+
+#[test]
+fn only_the_not_enabled_err_codes_are_jetstream_not_enabled() {
+    // STREAM.INFO.E<err_code> is answered with that API error, code 503.
+    let url = jetstream_answering(|sock, req| {
+        let err_code: u32 = req
+            .subject
+            .strip_prefix("$JS.API.STREAM.INFO.E")
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        let body = json!({"error": {"code": 503, "err_code": err_code, "description": "refused"}});
+        req.answer(sock, body.to_string().as_bytes());
+    });
+    let (_c, js) = js_on(&url);
+    for (err_code, want) in [
+        (10039, ErrorKind::JetStreamNotEnabled), // not enabled for the account
+        (10076, ErrorKind::JetStreamNotEnabled), // not enabled on the server
+        (10008, ErrorKind::JetStreamApi),        // temporarily unavailable (an election)
+        (10023, ErrorKind::JetStreamApi),        // insufficient resources
+    ] {
+        let e = js.stream_info(&format!("E{err_code}")).wait().unwrap_err();
+        assert_eq!(e.kind(), want, "err_code {err_code}: {e}");
+        assert_eq!((e.data().code, e.data().err_code), (503, err_code), "{e}");
+    }
 }

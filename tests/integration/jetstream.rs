@@ -17,7 +17,7 @@ fn setup(s: &TestServer) -> (Client, JetStream) {
     (c, js)
 }
 
-fn kind<T: std::fmt::Debug>(r: natsio::Result<T>) -> ErrorKind {
+pub(super) fn kind<T: std::fmt::Debug>(r: natsio::Result<T>) -> ErrorKind {
     r.expect_err("expected an error").kind()
 }
 
@@ -404,6 +404,23 @@ fn async_publish_stalls_then_times_out() {
         .unwrap();
     assert!(t3.cancel());
     assert_eq!(js.publish_async_pending(), 0);
+}
+
+#[test]
+fn a_server_without_jetstream_is_not_enabled_for_account_info_and_unanswered_for_other_calls() {
+    let s = TestServer::without_jetstream(None);
+    let c = Client::connect_url(&s.url()).unwrap();
+    let js = JetStream::new(&c, JetStreamOptions::default()).unwrap();
+    let e = js.account_info().wait().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::JetStreamNotEnabled, "{e}");
+    // Nobody serves the API: as nats.go reports it, what a leaderless
+    // stream in a cluster also gives.
+    let e = js
+        .create_stream(r#"{"name":"S"}"#, CreateAction::Create)
+        .wait()
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoResponders, "{e}");
+    assert!(e.detail().contains("no JetStream on the server"), "{e}");
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 use crate::common;
 
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -345,4 +346,149 @@ fn drain_while_reconnecting_completes_after_the_reconnect_and_loses_nothing() {
     let e = c.drain(Some(Duration::from_millis(300))).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::DrainTimeout, "{e}");
     assert_eq!(c.status(), ConnState::Closed);
+}
+
+/// Lame duck of the node a subscriber is on, while a publisher on another
+/// node publishes steadily (flushing every 10): the subscriber moves to
+/// another node and receives, in order and once each, every message the
+/// publisher had flushed before the signal and every one after its move.
+/// Core NATS loses what is published while no node holds the moving
+/// subscription's interest (between the old node closing it and the new
+/// node's interest crossing the route), nats.go too: at most one run of
+/// messages, inside the move, printed.
+#[test]
+fn lame_duck_of_a_subscribers_node_moves_it_and_loses_nothing_that_reached_the_node() {
+    // lame_duck_duration must be >= 30s; clients get INFO ldm at once and
+    // the server starts closing them after the grace period.
+    let nodes =
+        common::start_cluster("lame_duck_duration: \"30s\"\nlame_duck_grace_period: \"1s\"");
+    let (o, events) = fast_reconnect(&[nodes[0].url()]);
+    let subscriber = Client::connect(o).unwrap();
+    let sub = subscriber
+        .subscribe("ldm.>", None, SubOptions::default())
+        .unwrap();
+    subscriber.flush(T).unwrap();
+    // A's INFO lists B and C once its routes are up.
+    assert!(
+        wait_until(Duration::from_secs(15), || subscriber.servers().len() == 3),
+        "{:?}",
+        subscriber.servers()
+    );
+    let publisher = Client::connect(Options {
+        servers: vec![nodes[1].url()],
+        ignore_discovered_servers: true,
+        ..Options::default()
+    })
+    .unwrap();
+    // The subscription's interest has crossed the route from A to B.
+    assert!(wait_until(Duration::from_secs(15), || {
+        publisher.publish("ldm.probe", b"p").unwrap();
+        publisher.flush(T).unwrap();
+        matches!(sub.next_msg(Some(Duration::from_millis(50))), Ok(Some(_)))
+    }));
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let flushed = Arc::new(AtomicU32::new(0)); // published and flushed to B
+    let (stop2, flushed2) = (stop.clone(), flushed.clone());
+    let publishing = std::thread::spawn(move || {
+        let mut published = 0u32;
+        while !stop2.load(Ordering::SeqCst) {
+            publisher
+                .publish("ldm.data", published.to_string().as_bytes())
+                .unwrap();
+            published += 1;
+            if published % 10 == 0 {
+                publisher.flush(T).unwrap();
+                flushed2.store(published, Ordering::SeqCst);
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // After every data message on the same path: the end.
+        publisher.publish("ldm.end", b"").unwrap();
+        publisher.flush(T).unwrap();
+        published
+    });
+
+    let mut received: Vec<u32> = Vec::new();
+    let next_data = || loop {
+        let m = sub.next_msg(T).unwrap().expect("a message");
+        if m.subject() == "ldm.data" {
+            return std::str::from_utf8(m.payload())
+                .unwrap()
+                .parse::<u32>()
+                .unwrap();
+        }
+    };
+    while received.len() < 200 {
+        received.push(next_data());
+    }
+    let flushed_at_signal = flushed.load(Ordering::SeqCst);
+    nodes[0].signal("ldm").unwrap();
+    let signalled = std::time::Instant::now();
+    assert!(wait_until(Duration::from_secs(20), || events
+        .lock()
+        .unwrap()
+        .contains(&EventKind::Reconnected)));
+    let move_took = signalled.elapsed();
+    let moved_at = received.len();
+    while received.len() < moved_at + 200 {
+        received.push(next_data());
+    }
+    stop.store(true, Ordering::SeqCst);
+    let published = publishing.join().unwrap();
+    loop {
+        let m = sub.next_msg(T).unwrap().expect("a message");
+        if m.subject() == "ldm.end" {
+            break;
+        }
+        received.push(std::str::from_utf8(m.payload()).unwrap().parse().unwrap());
+    }
+
+    // In order, once each, and the same run with at most one gap.
+    assert!(
+        received.windows(2).all(|w| w[0] < w[1]),
+        "out of order or repeated: {received:?}"
+    );
+    let gaps: Vec<(u32, u32)> = received
+        .windows(2)
+        .filter(|w| w[1] != w[0] + 1)
+        .map(|w| (w[0] + 1, w[1]))
+        .collect();
+    println!(
+        "lame duck: published {published}, received {} in order once each, flushed before the signal {flushed_at_signal}, lost in the move {:?} (half-open ranges), moved within {move_took:?} of the signal",
+        received.len(),
+        gaps
+    );
+    assert_eq!(received.first(), Some(&0));
+    assert_eq!(received.last(), Some(&(published - 1)));
+    assert!(gaps.len() <= 1, "{gaps:?}");
+    if let Some(&(from, _)) = gaps.first() {
+        assert!(
+            from >= flushed_at_signal,
+            "lost {gaps:?}, flushed before the signal {flushed_at_signal}"
+        );
+    }
+    let lifecycle: Vec<EventKind> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .copied()
+        .filter(|k| *k != EventKind::ServersDiscovered)
+        .collect();
+    assert_eq!(
+        lifecycle,
+        [
+            EventKind::Connected,
+            EventKind::LameDuck,
+            EventKind::Disconnected,
+            EventKind::Reconnected
+        ]
+    );
+    let now_on = subscriber.connected_url().unwrap();
+    assert!(
+        now_on.ends_with(&format!(":{}", nodes[1].port()))
+            || now_on.ends_with(&format!(":{}", nodes[2].port())),
+        "on {now_on} after lame duck of {}",
+        nodes[0].url()
+    );
 }

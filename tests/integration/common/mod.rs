@@ -15,7 +15,7 @@
 //! ```
 //!
 //! `TestServer` spawns `nats-server -a 127.0.0.1 -p <free port> -js -sd <tmp>/store
-//! [-c <tmp>/server.conf]` and waits (up to 30 s) until its log says it is
+//! [-c <tmp>/server.conf]` (`without_jetstream`: no `-js -sd`) and waits (up to 30 s) until its log says it is
 //! ready and the port accepts a TCP connect.
 //! Binary: env `NATS_SERVER_BIN`, else
 //! `$CARGO_MANIFEST_DIR/.tools/nats-server-2.14.3/nats-server` (installed by
@@ -57,6 +57,7 @@ pub struct TestServer {
     store: PathBuf,
     conf: Option<PathBuf>,
     log: PathBuf,
+    jetstream: bool,
 }
 
 impl TestServer {
@@ -71,8 +72,18 @@ impl TestServer {
         Self::try_start(Some(cfg)).unwrap_or_else(|e| panic!("{e}"))
     }
 
+    /// Start a server without JetStream (and with extra config text, if
+    /// any); panics on failure.
+    pub fn without_jetstream(cfg: Option<&str>) -> TestServer {
+        Self::try_start_with(cfg, false).unwrap_or_else(|e| panic!("{e}"))
+    }
+
     /// Fallible start.
     pub fn try_start(cfg: Option<&str>) -> Result<TestServer, String> {
+        Self::try_start_with(cfg, true)
+    }
+
+    fn try_start_with(cfg: Option<&str>, jetstream: bool) -> Result<TestServer, String> {
         let bin = server_binary()?;
         let dir = make_temp_dir()?;
         let store = dir.join("store");
@@ -85,6 +96,7 @@ impl TestServer {
             store,
             conf: None,
             log,
+            jetstream,
         };
         fs::create_dir(&srv.store).map_err(|e| format!("create {}: {e}", srv.store.display()))?;
         if let Some(cfg) = cfg {
@@ -242,18 +254,13 @@ impl TestServer {
             .map_err(|e| format!("open {}: {e}", self.log.display()))?;
         let log2 = log.try_clone().map_err(|e| format!("dup log fd: {e}"))?;
         let mut cmd = Command::new(&self.bin);
-        cmd.args([
-            "-a",
-            "127.0.0.1",
-            "-p",
-            &self.port.to_string(),
-            "-js",
-            "-sd",
-        ])
-        .arg(&self.store)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(log))
-        .stderr(Stdio::from(log2));
+        cmd.args(["-a", "127.0.0.1", "-p", &self.port.to_string()]);
+        if self.jetstream {
+            cmd.arg("-js").arg("-sd").arg(&self.store);
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::from(log))
+            .stderr(Stdio::from(log2));
         if let Some(conf) = &self.conf {
             cmd.arg("-c").arg(conf);
         }
@@ -338,6 +345,27 @@ impl Drop for TestServer {
         self.kill();
         let _ = fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Three servers without JetStream, routed to each other on loopback
+/// (cluster "t", server names n0..n2), each with `extra` config text.
+/// Returns once they are started; a caller waits for the routes (for
+/// instance until a client's INFO lists every node).
+pub fn start_cluster(extra: &str) -> Vec<TestServer> {
+    let route_ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    (0..3)
+        .map(|i| {
+            let routes: Vec<String> = (0..3)
+                .filter(|&j| j != i)
+                .map(|j| format!("\"nats-route://127.0.0.1:{}\"", route_ports[j]))
+                .collect();
+            TestServer::without_jetstream(Some(&format!(
+                "server_name: \"n{i}\"\ncluster {{\n  name: \"t\"\n  listen: \"127.0.0.1:{}\"\n  routes: [{}]\n}}\n{extra}",
+                route_ports[i],
+                routes.join(", ")
+            )))
+        })
+        .collect()
 }
 
 /// A currently free TCP port on 127.0.0.1 (bind port 0), e.g. for cluster or

@@ -257,7 +257,8 @@ NATSIO_CPP_ERROR_CLASS(MaxSubscriptionsError, ServerError);
 NATSIO_CPP_ERROR_CLASS(WebsocketError, ProtocolError);
 // 4xx: messaging.
 /// NATSIO_ERR_NO_RESPONDERS: nobody is subscribed to the request subject
-/// (status 503).
+/// (status 503). From a JetStream call: nobody answered its API request
+/// (no leader during an election, retry; or a server without JetStream).
 NATSIO_CPP_ERROR_CLASS(NoRespondersError, Error);
 /// NATSIO_ERR_NO_REPLY_SUBJECT: the message has no reply subject.
 NATSIO_CPP_ERROR_CLASS(NoReplySubjectError, Error);
@@ -277,7 +278,8 @@ NATSIO_CPP_ERROR_CLASS_VIRTUAL(JetStreamError, NATSIO_ERR_JETSTREAM);
 /// the description.
 NATSIO_CPP_ERROR_CLASS(ApiError, JetStreamError);
 /// NATSIO_ERR_JS_NOT_ENABLED: JetStream is not enabled for the account or
-/// server (an ApiError).
+/// server (an ApiError): the server says so, or nobody answers
+/// account_info.
 NATSIO_CPP_ERROR_CLASS(JetStreamNotEnabledError, ApiError);
 /// NATSIO_ERR_NO_STREAM_RESPONSE: no stream answered a JetStream publish.
 NATSIO_CPP_ERROR_CLASS(NoStreamResponseError, JetStreamError);

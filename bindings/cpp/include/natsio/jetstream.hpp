@@ -1854,7 +1854,9 @@ public:
     // Account and streams ------------------------------------------------------
 
     /// The account's JetStream usage and limits, as JSON.
-    /// JetStreamNotEnabledError.
+    /// JetStreamNotEnabledError when the account or the server has no
+    /// JetStream (other calls report a server without it as
+    /// NoRespondersError).
     std::string account_info() const { return raw_account_info(); }
     /// The future form of account_info.
     Future<std::string> account_info_async() const { return raw_account_info_async(); }
@@ -1932,7 +1934,9 @@ public:
     /// stream; empty when there is none. Pages through the server's stream
     /// list as needed, each page waiting up to the context's timeout;
     /// thread-safe. BadSubjectError, InvalidArgumentError (embedded NUL),
-    /// JetStreamNotEnabledError, TimeoutError, ConnectionClosedError.
+    /// JetStreamNotEnabledError (the account has no JetStream),
+    /// NoRespondersError (nobody answered: no JetStream on the server),
+    /// TimeoutError, ConnectionClosedError.
     std::vector<std::string> stream_infos(
         std::optional<std::string_view> subject = std::nullopt) const {
         return raw_stream_infos(subject);
@@ -2336,7 +2340,9 @@ public:
     /// bucket's name that hold the bucket's `$KV` subjects (other streams,
     /// even on `$KV` subjects, are left out), from the paged stream names. Blocks up to
     /// the context's timeout per page; thread-safe.
-    /// JetStreamNotEnabledError, TimeoutError, ConnectionClosedError,
+    /// JetStreamNotEnabledError (the account has no JetStream),
+    /// NoRespondersError (nobody answered: no JetStream on the server),
+    /// TimeoutError, ConnectionClosedError,
     /// InvalidArgumentError (no context).
     std::vector<std::string> key_value_names() const { return raw_kv_names(); }
     /// The future form of key_value_names.
