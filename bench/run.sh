@@ -8,7 +8,12 @@
 #
 # Run options (consumed here):
 #   --repeats R        repeats of the whole interleaved set (default 3)
-#   --clients a,b      only these harnesses, by name (default: all found)
+#   --clients a,b      only these harnesses, by name (default: all of them;
+#                      each is built or installed here: nats.c from Debian's
+#                      libnats-dev when the system has none, see
+#                      peers/natsc/build.sh; a peer that cannot be had
+#                      stops the run)
+#   --skip-missing     go on without a harness that cannot be built
 #   --harness NAME=CMD add a harness (CMD is split on spaces); repeatable
 #   --out FILE         results file (default bench/results/run-<time>.txt)
 #   --no-build         use already built harnesses
@@ -158,13 +163,14 @@ OUT=""
 BUILD=1
 EXTRAS=1
 PASS=()
+SKIP_MISSING=0
 URL=""
 SCENARIOS="pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get"
 SIZES="16,1024"
 MAX_SECS=120
 OBJ_MB=64
 
-usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     arg="$1"; val=""
@@ -172,6 +178,7 @@ while [ $# -gt 0 ]; do
         -h|--help) usage; exit 0 ;;
         --no-build) BUILD=0; shift; continue ;;
         --no-extras) EXTRAS=0; shift; continue ;;
+        --skip-missing) SKIP_MISSING=1; shift; continue ;;
         --*=*) val="${arg#*=}"; arg="${arg%%=*}"; shift ;;
         --*)
             [ $# -ge 2 ] || { log "missing value for $arg"; exit 2; }
@@ -214,8 +221,14 @@ for h in "${HARNESSES[@]}"; do
     if [ "$BUILD" = 1 ] && [ -n "$buildfn" ]; then
         log "building $name"
         if ! "$buildfn"; then
-            log "build of $name failed or not available; skipping it"
-            continue
+            # A table without a peer reads as a comparison with it: refuse,
+            # unless asked to go on without it.
+            if [ "$SKIP_MISSING" = 1 ]; then
+                log "build of $name failed or not available; skipping it (--skip-missing)"
+                continue
+            fi
+            log "build of $name failed or not available (--skip-missing runs the others)"
+            exit 1
         fi
     fi
     if [ "$cmd" = "@natsio" ]; then
