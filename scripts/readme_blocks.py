@@ -366,13 +366,23 @@ def run_shell(block, work):
     server = Server(work, False)
     background = [w for w in block.attrs.get("background", "").split(",") if w]
     script = ["set -euo pipefail"]
+    started = 0
     for line in substitute(block.text, block.subs, server).split("\n"):
         if line.strip() and any(w in line for w in background):
             # { } on their own lines: a trailing comment cannot swallow the &.
-            script += ["{ " + line, "} &", "sleep 0.5  # subscribed before the next line publishes"]
+            # Ready when it has printed its first line (the examples print
+            # one once subscribed and flushed): waited for, not slept on.
+            started += 1
+            out = os.path.join(work, f"background-{started}.log")
+            script += ["{ " + line, f"}} >{shlex.quote(out)} 2>&1 &",
+                       f"until [ -s {shlex.quote(out)} ]; do",
+                       f"  kill -0 $! 2>/dev/null || {{ echo 'exited before printing:'; cat {shlex.quote(out)}; exit 1; }}",
+                       "  sleep 0.01",
+                       "done"]
         else:
             script.append(line)
     script.append("kill $(jobs -p) 2>/dev/null || true")
+    script += [f"cat {shlex.quote(os.path.join(work, f'background-{i}.log'))}" for i in range(1, started + 1)]
     path = os.path.join(work, "block.sh")
     with open(path, "w") as f:
         f.write("\n".join(script) + "\n")
