@@ -279,6 +279,9 @@ class NodeGen(Gen):
         elif jsh == "OPTIONS":  # connect()'s options, built by index.js (client.c)
             body += ["    natsio_options *recv = get_options(env, argv[0]);", "    if (!recv) return NULL;"]
             recv, op_h, owner = "recv", "NULL", "NULL"
+        elif jsh.startswith("GET:"):  # a hand-written accessor of the JS value (service.c)
+            body += [f"    {f['handle']} *recv = {jsh[4:]}(env, argv[0]);", "    if (!recv) return NULL;"]
+            recv, op_h, owner = "recv", "NULL", "NULL"
         elif jsh.startswith("FEED_"):
             body += [f"    {f['handle']} *recv = feed_handle(env, argv[0], {jsh});", "    if (!recv) return NULL;"]
             recv, op_h, owner = "recv", "NULL", "NULL"
@@ -489,9 +492,12 @@ class NodeGen(Gen):
         lines += ["",
                   "/* The push-mode callbacks of feed.c, one per item type: each keeps the",
                   " * item (a clone or a copy) in the feed `user_data`. */"]
-        for cb, item in sorted({(self.desc["iterators"][it]["callback"], self.desc["iterators"][it]["item"]) for it in its}):
+        for ret, item in sorted({(self.desc["iterators"][it].get("callback_ret", "void"), self.desc["iterators"][it]["item"])
+                                 for it in its}):
+            # A callback that returns a status (an endpoint's: a failed
+            # handler) returns NATSIO_OK from here: the JS handler runs later.
             ctype = "const char *" if item == "char" else f"const {item} *"
-            lines.append(f"void feed_on_{self.item_name(item)}(void *user_data, {ctype}item, natsio_status status);")
+            lines.append(f"{ret} feed_on_{self.item_name(item)}(void *user_data, {ctype}item, natsio_status status);")
         lines += ["",
                   "/* One iterator kind: the iterator contract's calls on its handle, and",
                   " * how its items are delivered. */",

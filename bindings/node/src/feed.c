@@ -315,6 +315,19 @@ void feed_on_string(void *user_data, const char *key, natsio_status status) {
     if (copy) feed_push(f, copy);
 }
 
+/* An endpoint's request: its handler runs later on the JS thread, which
+ * reports a failure itself (service_request_fail), so this one succeeds. */
+natsio_status feed_on_service_request(void *user_data, const natsio_service_request *req, natsio_status status) {
+    feed *f = user_data;
+    if (!req) {
+        feed_end(f, status);
+        return NATSIO_OK;
+    }
+    natsio_service_request *own = NULL;
+    if (natsio_service_request_clone(req, &own) == NATSIO_OK) feed_push(f, own);
+    return NATSIO_OK;
+}
+
 static void on_release(void *user_data) { feed_release(user_data); }
 
 /* ------------------------------------------------------------------ */
@@ -447,6 +460,16 @@ static void deliver_strings(napi_env env, feed *f, void **items, uint32_t n) {
     deliver_values(env, f, items, n, string_take_js);
 }
 const feed_items feed_items_string = {free, string_bytes, deliver_strings};
+
+static void service_request_free(void *item) { natsio_service_request_free(item); }
+static size_t service_request_bytes(const void *item) {
+    return natsio_msg_data_len(natsio_service_request_msg(item));
+}
+static napi_value service_request_item_js(napi_env env, void *item) { return service_request_take_js(env, item); }
+static void deliver_service_requests(napi_env env, feed *f, void **items, uint32_t n) {
+    deliver_values(env, f, items, n, service_request_item_js);
+}
+const feed_items feed_items_service_request = {service_request_free, service_request_bytes, deliver_service_requests};
 
 /* Hands a batch to JS (and frees or hands over the items). */
 static void deliver(napi_env env, feed *f, void **items, uint32_t n) { FEED_KINDS[f->kind].items->deliver(env, f, items, n); }
