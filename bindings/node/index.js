@@ -1007,9 +1007,12 @@ class Service {
     this._endpoints = new Set();
     this._error = null;
     this._id = register(this);
-    this.stopped = native.service_end(handle).then(() => {
-      this._ended();
-      return this._error;
+    // A service stops by stop() or its connection's close, the two paths
+    // that resolve this. (Not natsio_service_end_async: an operation that
+    // stays in flight would keep the event loop from spinning for others.)
+    this._stoppedResolve = null;
+    this.stopped = new Promise((resolve) => {
+      this._stoppedResolve = resolve;
     });
     native.serviceSetHandlers(
       handle,
@@ -1094,6 +1097,7 @@ class Service {
   async stop(err) {
     if (err !== undefined && this._error === null) this._error = err;
     await native.service_stop(this._handle);
+    this._ended();
     return this.stopped;
   }
 
@@ -1104,9 +1108,10 @@ class Service {
     const endpoint = { name: key.slice(0, at), subject: key.slice(at + 1) };
     Promise.resolve()
       .then(() => this._config.statsHandler(endpoint))
+      .then((data) => (data === undefined || data === null ? undefined : JSON.stringify(data)))
       .then(
-        (data) => native.authReply(request, data === undefined || data === null ? undefined : JSON.stringify(data)),
-        () => native.authReply(request, undefined),
+        (json) => native.authReply(request, json),
+        () => native.authReply(request, undefined), // the handler failed: no data
       );
   }
 
@@ -1125,11 +1130,13 @@ class Service {
 
   _connectionClosed() {
     for (const e of [...this._endpoints]) e._abort();
+    this._ended();
   }
 
   _ended() {
     targets.delete(this._id);
     this._connection._services.delete(this);
+    this._stoppedResolve(this._error);
   }
 }
 
