@@ -87,6 +87,13 @@ typedef struct feed_kind {
     /* push mode towards feed_on_<item>(user_data, ...) */
     natsio_status (*set_callback)(void *handle, void *user_data, natsio_release_cb release);
     const feed_items *items;
+    /* pull mode (feed.c): the next item's token, the item a completed
+     * token holds (owned), an item already queued (NATSIO_NO_WAIT), and
+     * the end's token (NULL: the kind has none) */
+    natsio_status (*next_async)(void *handle, natsio_token **token_out);
+    natsio_status (*take)(const natsio_token *token, void **item_out);
+    natsio_status (*next_now)(void *handle, void **item_out);
+    natsio_status (*end_async)(void *handle, natsio_token **token_out);
 } feed_kind;
 extern const feed_kind FEED_KINDS[FEED_KIND_END];
 
