@@ -82,9 +82,9 @@ typedef struct feed {
     uint32_t id;
     bool started;
     bool js_stopped;
-    /* Pull mode (subscriptions, once started), JS thread only: the armed
-     * natsio_sub_next_async token and, for an iterator, its
-     * natsio_sub_end_async token, both registered on the hub's completion
+    /* Pull mode (subscriptions and endpoints, once started), JS thread
+     * only: the armed next token and, for an iterator of a kind that has
+     * one, its end token, both registered on the hub's completion
      * queue (each holds a ref); whether feed_pulled is running (a credit
      * given back during its delivery leaves the next token to it). */
     natsio_token *armed, *end_watch;

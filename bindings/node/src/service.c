@@ -2,11 +2,11 @@
  * Services (ADR-32): the handles index.js's Service, ServiceGroup and
  * ServiceMsg hold, and the service's callbacks.
  *
- *   an endpoint is a feed (feed.c, FEED_ENDPOINT): its requests reach JS
- *   the way a consume's messages do, in batches from the endpoint's library
- *   thread; each is [request handle, msg_to_js fields]. The handler runs
- *   later on the JS thread, so the library's callback returns NATSIO_OK and
- *   index.js reports a failed handler with service_request_fail.
+ *   an endpoint is a feed (feed.c, FEED_ENDPOINT) read in pull mode as a
+ *   subscription is: the JS thread takes the requests from the library's
+ *   queue in batches; each is [request handle, msg_to_js fields]. The
+ *   handler runs on the JS thread, and index.js reports a failed one with
+ *   service_request_fail.
  *   the error callback is posted to the hub (HEV_SVC_ERROR), so it reaches
  *   JS in order on the JS thread, also when service_request_fail called it
  *   there.

@@ -346,6 +346,7 @@ test('an endpoint without a handler is an async iterator of requests', async () 
     for (const word of ['a', 'bc', 'def']) assert.equal((await njs.request('upper', word)).string(), word.toUpperCase());
     assert.equal(await served, 3);
     assert.equal(ep.isClosed, true);
+    await nc.flush(); // the unsubscribe reached the server before the other connection asks
     // Breaking out stopped the endpoint alone; it stays in INFO.
     await assert.rejects(njs.request('upper', 'x', { timeout: 2000 }), (e) => /503|no responders/i.test(String(e.message ?? e.code)));
     assert.deepEqual(svc.info().endpoints.map((e) => e.name), ['upper']);
