@@ -437,6 +437,33 @@ test('bad names, versions, subjects and queue groups are refused before anything
   }
 });
 
+test('a statsHandler that never answers leaves its data out after the bounded wait; the event loop keeps running meanwhile', async () => {
+  const svc = await new Svcm(nc).add({
+    name: 'node-stalled-stats',
+    version: '1.0.0',
+    statsHandler: (endpoint) => (endpoint.name === 'stuck' ? new Promise(() => {}) : { ok: true }),
+  });
+  try {
+    svc.addEndpoint('stuck', (err, msg) => msg.respond(''));
+    svc.addEndpoint('fine', (err, msg) => msg.respond(''));
+    await nc.flush();
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 10);
+    const asked = Date.now();
+    const [stats] = await all(new njsServices.Svcm(njs).client({ strategy: 'stall', maxWait: 5000 }).stats('node-stalled-stats'));
+    clearInterval(ticker);
+    assert.ok(stats, 'a STATS answer');
+    const byName = Object.fromEntries(stats.endpoints.map((e) => [e.name, e]));
+    assert.equal('data' in byName.stuck, false);
+    assert.deepEqual(byName.fine.data, { ok: true });
+    // The answer waited for the bound on the library's thread, not on this one.
+    assert.ok(Date.now() - asked >= 900, `answered after ${Date.now() - asked} ms`);
+    assert.ok(ticks >= 20, `the event loop ran ${ticks} timer ticks meanwhile`);
+  } finally {
+    await svc.stop();
+  }
+});
+
 test('ServiceVerb and the error headers are those of nats.js', () => {
   assert.deepEqual({ ...ServiceVerb }, { ...njsServices.ServiceVerb });
   assert.equal(ServiceErrorHeader, njsServices.ServiceErrorHeader);
