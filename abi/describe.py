@@ -43,6 +43,8 @@ STRUCT = re.compile(
 OPAQUE = re.compile(r"^typedef struct (natsio_\w+) \1;", re.M)
 ENUM = re.compile(r"^typedef int32_t (natsio_\w+);", re.M)
 CALLBACK = re.compile(r"^typedef [\w \*]+\(\*(natsio_\w+)\)\(", re.M)
+# A callback's return type: what a binding's function for it returns.
+CALLBACK_RET = re.compile(r"^typedef (?P<ret>[\w \*]+?)\s*\(\*(?P<name>natsio_\w+)\)\(", re.M)
 FIELD = re.compile(r"^\s*(?P<type>[A-Za-z_][\w \*]*?)\s*\b(?P<name>\w+)(?:\[(?P<n>\w+)\])?;", re.M)
 
 SCALARS = {
@@ -122,10 +124,11 @@ def handle_of(fname, first_arg, handles):
 def nullable(doc, name):
     """Whether the doc lets argument `name` be NULL: "`name` is NULL",
     "`name` may be NULL", "`name` (NULL: ...)", "`name` (may be NULL)",
-    "(either may be NULL)". A token form's arguments follow its blocking
-    twin's doc (see the pairing below)."""
+    "(either may be NULL)", "`name` and `other` may be NULL". A token form's
+    arguments follow its blocking twin's doc (see the pairing below)."""
     flat = " ".join(doc.split())
-    return bool(re.search(rf"`{name}` (?:is NULL|may be NULL|\((?:may be )?NULL)", flat)) or (
+    return bool(re.search(rf"`{name}` (?:is NULL|may be NULL|\((?:may be )?NULL)", flat)) or bool(
+        re.search(rf"`{name}` and `\w+` may be NULL", flat)) or (
         "either may be NULL" in flat and f"`{name}`" in flat)
 
 
@@ -211,6 +214,7 @@ def describe():
                           "c_type": a[1]["out_type"], "owned": a[1]["owned"]}
 
     # Iterators: a handle with _next(it, timeout, &item) and _next_async.
+    callback_rets = {m.group("name"): norm_type(m.group("ret")) for m in CALLBACK_RET.finditer(text)}
     iterators = {}
     for h in sorted(handles):
         nx = funcs.get(h + "_next")
@@ -223,6 +227,7 @@ def describe():
                 "callback": next((a["type"] for a in funcs.get(h + "_set_callback", {"args": []})["args"]
                                   if a["role"] == "callback"), None),
             }
+            iterators[h]["callback_ret"] = callback_rets.get(iterators[h]["callback"], "void")
 
     # Pairs and result kinds: X_async's result is what X writes to its
     # outputs; with one output of a type a token reader reads, that reader.

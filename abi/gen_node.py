@@ -279,6 +279,9 @@ class NodeGen(Gen):
         elif jsh == "OPTIONS":  # connect()'s options, built by index.js (client.c)
             body += ["    natsio_options *recv = get_options(env, argv[0]);", "    if (!recv) return NULL;"]
             recv, op_h, owner = "recv", "NULL", "NULL"
+        elif jsh.startswith("GET:"):  # a hand-written accessor of the JS value (service.c)
+            body += [f"    {f['handle']} *recv = {jsh[4:]}(env, argv[0]);", "    if (!recv) return NULL;"]
+            recv, op_h, owner = "recv", "NULL", "NULL"
         elif jsh.startswith("FEED_"):
             body += [f"    {f['handle']} *recv = feed_handle(env, argv[0], {jsh});", "    if (!recv) return NULL;"]
             recv, op_h, owner = "recv", "NULL", "NULL"
@@ -489,9 +492,12 @@ class NodeGen(Gen):
         lines += ["",
                   "/* The push-mode callbacks of feed.c, one per item type: each keeps the",
                   " * item (a clone or a copy) in the feed `user_data`. */"]
-        for cb, item in sorted({(self.desc["iterators"][it]["callback"], self.desc["iterators"][it]["item"]) for it in its}):
+        for ret, item in sorted({(self.desc["iterators"][it].get("callback_ret", "void"), self.desc["iterators"][it]["item"])
+                                 for it in its}):
+            # A callback that returns a status (an endpoint's: a failed
+            # handler) returns NATSIO_OK from here: the JS handler runs later.
             ctype = "const char *" if item == "char" else f"const {item} *"
-            lines.append(f"void feed_on_{self.item_name(item)}(void *user_data, {ctype}item, natsio_status status);")
+            lines.append(f"{ret} feed_on_{self.item_name(item)}(void *user_data, {ctype}item, natsio_status status);")
         lines += ["",
                   "/* One iterator kind: the iterator contract's calls on its handle, and",
                   " * how its items are delivered. */",
@@ -503,6 +509,13 @@ class NodeGen(Gen):
                   "    /* push mode towards feed_on_<item>(user_data, ...) */",
                   "    natsio_status (*set_callback)(void *handle, void *user_data, natsio_release_cb release);",
                   "    const feed_items *items;",
+                  "    /* pull mode (feed.c): the next item's token, the item a completed",
+                  "     * token holds (owned), an item already queued (NATSIO_NO_WAIT), and",
+                  "     * the end's token (NULL: the kind has none) */",
+                  "    natsio_status (*next_async)(void *handle, natsio_token **token_out);",
+                  "    natsio_status (*take)(const natsio_token *token, void **item_out);",
+                  "    natsio_status (*next_now)(void *handle, void **item_out);",
+                  "    natsio_status (*end_async)(void *handle, natsio_token **token_out);",
                   "} feed_kind;",
                   "extern const feed_kind FEED_KINDS[FEED_KIND_END];"]
         return lines
@@ -516,14 +529,30 @@ class NodeGen(Gen):
             for v in ("stop", "free", "get_stats", "set_callback"):
                 if v not in d["verbs"]:
                     raise SystemExit(f"gen_node: iterator {it} has no _{v}")
+            item = d["item"]
+            ctype = "char" if item == "char" else item
+            reader = next((r["reader"] for r in self.desc["token_readers"].values()
+                           if r["c_type"] == item and r["owned"]), None)
+            if reader is None:
+                raise SystemExit(f"gen_node: iterator {it} has no token reader of its item")
+            has_end = f"{it}_end_async" in self.funcs
+            out += [f"static natsio_status {short}_next_async(void *h, natsio_token **t) {{ return {it}_next_async(h, t); }}",
+                    f"static natsio_status {short}_take(const natsio_token *t, void **x) {{ return {reader}(t, ({ctype} **)x); }}",
+                    f"static natsio_status {short}_next_now(void *h, void **x) {{",
+                    f"    return {it}_next(h, NATSIO_NO_WAIT, ({ctype} **)x);",
+                    "}"]
+            if has_end:
+                out.append(f"static natsio_status {short}_end_async(void *h, natsio_token **t) {{ return {it}_end_async(h, t); }}")
             out += [f"static natsio_status {short}_stop(void *h) {{ return {it}_stop(h); }}",
                     f"static void {short}_free(void *h) {{ {it}_free(h); }}",
                     f"static natsio_status {short}_get_stats(void *h, natsio_iter_stats *s) {{ return {it}_get_stats(h, s); }}",
                     f"static natsio_status {short}_set_callback(void *h, void *user_data, natsio_release_cb release) {{",
                     f"    return {it}_set_callback(h, feed_on_{self.item_name(d['item'])}, user_data, release);",
                     "}", ""]
+            end = f"{short}_end_async" if has_end else "NULL"
             table.append(f'    [FEED_{short.upper()}] = {{"{short}", {short}_stop, {short}_free, {short}_get_stats, '
-                         f"{short}_set_callback, &feed_items_{self.presentation(it)}}},")
+                         f"{short}_set_callback, &feed_items_{self.presentation(it)}, {short}_next_async, "
+                         f"{short}_take, {short}_next_now, {end}}},")
         return out + table + ["};", ""]
 
     def c_doc(self, f, shape):

@@ -15,6 +15,10 @@
 //           core queue the whole run (and drop past its pending limit).
 //   req     responder: callback subscription answering with msg.respond()
 //           on its own connection; requester: await request(), one at a time
+//   svc     service `bench` (new Svcm(nc).add, nats.js's shape) with endpoint
+//           `echo` on bench.svc.echo answering msg.respond(msg.data) from its
+//           handler; requester as for req; then $SRV.STATS.bench requested
+//           and its num_requests checked against warmup + K (stats_ok=1)
 //   jspub   nc.jetstream() with publishAsyncMaxPending = --window (and
 //           timeout / publishAsyncStallWait = --idle-timeout, as the C
 //           harness): a ring of at most --window publishAsync() promises;
@@ -68,7 +72,7 @@ let CLIENT = 'libnatsio-node';
 
 const opt = {
   url: 'nats://127.0.0.1:4222',
-  scenarios: 'pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get',
+  scenarios: 'pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get,svc',
   sizes: '16,1024',
   n: 1000000,
   jsN: 200000,
@@ -403,6 +407,92 @@ async function runReq(size) {
     errs.closing = true;
     if (sub && !sub.isClosed) sub.unsubscribe();
     await errs.closeAll(qnc, rnc);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// svc
+
+async function runSvc(size) {
+  const errs = new ErrorCounter();
+  let snc, qnc, svc;
+  try {
+    snc = await connect(errs, 'natsio-node-bench-service');
+    qnc = await connect(errs, 'natsio-node-bench-requester');
+  } catch (err) {
+    emitFailure('svc', size, 'connect', err);
+    await errs.closeAll(snc, qnc);
+    return;
+  }
+  try {
+    const data = Buffer.alloc(size, 'x');
+    let respondFailed = 0;
+    try {
+      svc = await new natsio.Svcm(snc).add({ name: 'bench', version: '1.0.0' });
+      svc.addEndpoint('echo', {
+        subject: 'bench.svc.echo',
+        handler: (err, m) => {
+          try {
+            m.respond(m.data);
+          } catch {
+            respondFailed++;
+          }
+        },
+      });
+      await flush(snc);
+    } catch (err) {
+      emitFailure('svc', size, 'service', err);
+      return;
+    }
+    const reqOpts = { timeout: Math.round(opt.idleTimeout * 1000) };
+    for (let i = 0; i < opt.warmup; i++) {
+      try {
+        await qnc.request('bench.svc.echo', data, reqOpts);
+      } catch {
+        // warmup failures are not counted
+      }
+    }
+    errs.count = 0;
+    respondFailed = 0;
+
+    const lat = [];
+    let failed = 0;
+    const c0 = cpuNs();
+    const t0 = nowS();
+    for (let i = 0; i < opt.k; i++) {
+      const a = nowS();
+      let m = null;
+      try {
+        m = await qnc.request('bench.svc.echo', data, reqOpts);
+      } catch {
+        failed++;
+      }
+      const b = nowS();
+      if (m) {
+        if (m.data.length !== size) failed++;
+        else lat.push((b - a) * 1e6);
+      }
+      if (b - t0 > opt.maxSecs) {
+        emitStatus('svc', size, 'timeout', 'max-secs');
+        return;
+      }
+    }
+    const secs = nowS() - t0;
+    const c1 = cpuNs();
+    let statsOk = 0;
+    try {
+      const stats = (await qnc.request('$SRV.STATS.bench', null, reqOpts)).json();
+      const echo = (stats.endpoints || []).find((e) => e.name === 'echo');
+      statsOk = echo && echo.num_requests === opt.warmup + opt.k ? 1 : 0;
+    } catch {
+      statsOk = 0;
+    }
+    emitLatency('svc', 'msgs_per_s', size, opt.k, secs, lat, failed + errs.count + respondFailed, c1 - c0,
+      ` stats_ok=${statsOk}`);
+  } finally {
+    errs.closing = true;
+    if (svc) await svc.stop().catch(() => {});
+    await errs.closeAll(qnc, snc);
   }
 }
 
@@ -1008,7 +1098,7 @@ async function objChild(spec) {
 // main
 
 const USAGE = `usage: natsio-node-bench.js [--url URL]
-                           [--scenarios pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get]
+                           [--scenarios pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get,svc]
                            [--sizes 16,1024] [--n N] [--js-n N] [--k K] [--kv-k K]
                            [--window W] [--par P] [--obj-mb MiB] [--obj-small N]
                            [--warmup W] [--idle-timeout S] [--max-secs S]
@@ -1105,6 +1195,7 @@ async function main() {
         case 'kv': await runKv(size); break;
         case 'kv-par': await runKvPar(size); break;
         case 'js-consume': await runJsConsume(size); break;
+        case 'svc': await runSvc(size); break;
         default:
           emitStatus(scenario, size, 'unsupported');
       }

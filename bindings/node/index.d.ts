@@ -1529,3 +1529,262 @@ export class ObjectLinkError extends JetStreamError {}
 export class InvalidObjectNameError extends ConfigError {}
 /** The bucket is sealed: readable, no longer changeable (code 'BUCKET_SEALED', status 706). */
 export class BucketSealedError extends JetStreamError {}
+/** A service's configuration was refused (bad name, version, subject or queue group): nothing was sent; a kind of ConfigError (code 'SERVICE_CONFIG', status 800). */
+export class ServiceConfigError extends ConfigError {}
+
+// ---------------------------------------------------------------------------
+// Services (ADR-32), in the shape of nats.js's @nats-io/services
+
+/** The header of an error reply that carries its description. */
+export const ServiceErrorHeader: 'Nats-Service-Error';
+/** The header of an error reply that carries its code. */
+export const ServiceErrorCodeHeader: 'Nats-Service-Error-Code';
+
+/** The monitoring verbs ($SRV.PING|INFO|STATS). */
+export const ServiceVerb: Readonly<{ PING: 'PING'; STATS: 'STATS'; INFO: 'INFO' }>;
+/** One of the monitoring verbs. */
+export type ServiceVerb = 'PING' | 'STATS' | 'INFO';
+
+/** The `type` of the monitoring responses. */
+export const ServiceResponseType: Readonly<{
+  STATS: 'io.nats.micro.v1.stats_response';
+  INFO: 'io.nats.micro.v1.info_response';
+  PING: 'io.nats.micro.v1.ping_response';
+}>;
+
+/** An error reply of a service, or an error a handler throws to answer with its code. */
+export class ServiceError extends Error {
+  /** The error's code (Nats-Service-Error-Code). */
+  code: number;
+  /** For the errorHandler: the endpoint's name. */
+  endpoint?: string;
+  /** For the errorHandler: the request's subject. */
+  subject?: string;
+  /** An error of `code` with `message` as its description. */
+  constructor(code: number, message: string);
+  /** Whether `msg` is an error reply (it has Nats-Service-Error-Code). */
+  static isServiceError(msg: Msg): boolean;
+  /** The ServiceError an error reply carries, or null. */
+  static toServiceError(msg: Msg): ServiceError | null;
+}
+
+/** A service's configuration (nats.js's ServiceConfig). */
+export interface ServiceConfig {
+  /** The service's name: letters, digits, `-` and `_`. */
+  name: string;
+  /** Its SemVer 2.0 version. */
+  version: string;
+  /** A description for INFO. */
+  description?: string;
+  /** Metadata for PING, INFO and STATS. */
+  metadata?: Record<string, string>;
+  /** The endpoints' default queue group: "q" when absent, "" for none (every instance gets every request). */
+  queue?: string;
+  /**
+   * An endpoint's STATS `data`. For a STATS request the library waits for
+   * it on its own thread (at most 1 s, then the data is left out); the
+   * event loop is never blocked.
+   */
+  statsHandler?: (endpoint: { name: string; subject: string }) => unknown | Promise<unknown>;
+  /** Told of handler failures (a throw or rejection: code 500) and answers that could not be sent. An extension of nats.js's shape (nats.go's ErrorHandler). */
+  errorHandler?: (err: ServiceError) => void;
+}
+
+/** An endpoint's handler: `err` is always null here (nats.js's signature); it may return a promise. A throw or rejection answers 500 (a ServiceError: its code), counts an error and calls the errorHandler; the endpoint keeps serving. */
+export type ServiceHandler = (err: Error | null, msg: ServiceMsg) => void | Promise<void>;
+
+/** How an endpoint is added. */
+export interface EndpointOptions {
+  /** The handler; without one the endpoint is an async iterator of ServiceMsg. */
+  handler?: ServiceHandler;
+  /** The subject (under the group's prefix); default: the name. */
+  subject?: string;
+  /** Its queue group; absent: the group's or service's, "": none. */
+  queue?: string;
+  /** Metadata for INFO. */
+  metadata?: Record<string, string>;
+}
+
+/** A request to an endpoint. */
+export class ServiceMsg {
+  /** The subject it was sent to. */
+  readonly subject: string;
+  /** Its reply subject ("" without one). */
+  readonly reply: string;
+  /** The payload. */
+  readonly data: Uint8Array;
+  /** Its headers, parsed on first access; undefined without any. */
+  readonly headers: MsgHeaders | undefined;
+  /** The payload decoded as UTF-8. */
+  string(): string;
+  /** The payload parsed as JSON. */
+  json<T = unknown>(reviver?: (key: string, value: unknown) => unknown): T;
+  /** Answers (the first answer ends its processing time); false without a reply subject. */
+  respond(data?: Payload, opts?: { headers?: HeadersInit }): boolean;
+  /** Answers with an error (Nats-Service-Error / Nats-Service-Error-Code, `data` as the body); counts as an error. */
+  respondError(code: number, description: string, data?: Payload, opts?: { headers?: HeadersInit }): boolean;
+}
+
+/** An endpoint: with a handler its requests go there; without one it is an async iterator of ServiceMsg. */
+export class ServiceEndpoint implements AsyncIterableIterator<ServiceMsg> {
+  /** Its name. */
+  readonly name: string;
+  /** Its full subject (group prefix included). */
+  readonly subject: string;
+  /** Its queue group ("" for none). */
+  readonly queue: string;
+  /** Its metadata, as given. */
+  readonly metadata: Record<string, string> | undefined;
+  /** True once it has ended (stopped, or the service stopped). */
+  readonly isClosed: boolean;
+  /** Resolves once it has ended. */
+  readonly closed: Promise<NatsError | undefined>;
+  /** The next request (iterator form); done once the endpoint has ended. */
+  next(): Promise<IteratorResult<ServiceMsg, undefined>>;
+  /** Stops this endpoint (`break` in `for await` calls it). */
+  return(): Promise<IteratorResult<ServiceMsg, undefined>>;
+  /** The endpoint is its own iterator. */
+  [Symbol.asyncIterator](): this;
+  /** Stops this endpoint alone; it stays in INFO and STATS. */
+  stop(): void;
+  /** This endpoint's STATS entry. */
+  stats(): NamedEndpointStats;
+}
+
+/** A subject prefix, with its queue group, for endpoints. */
+export class ServiceGroup {
+  /** Adds an endpoint (see EndpointOptions); throws ServiceConfigError for a bad name or subject. */
+  addEndpoint(name: string, opts?: ServiceHandler | EndpointOptions): ServiceEndpoint;
+  /** A group below this one; `queue` undefined keeps this group's queue group, "" none. */
+  addGroup(name?: string, queue?: string): ServiceGroup;
+}
+
+/** PING's answer. */
+export interface ServiceIdentity {
+  /** The response type. */
+  type: string;
+  /** The service's name. */
+  name: string;
+  /** The instance's id. */
+  id: string;
+  /** The service's version. */
+  version: string;
+  /** Its metadata. */
+  metadata: Record<string, string>;
+}
+
+/** An endpoint in INFO. */
+export interface EndpointInfo {
+  /** Its name. */
+  name: string;
+  /** Its subject. */
+  subject: string;
+  /** Its queue group ("" for none). */
+  queue_group: string;
+  /** Its metadata, null without any. */
+  metadata: Record<string, string> | null;
+}
+
+/** INFO's answer. */
+export interface ServiceInfo extends ServiceIdentity {
+  /** The description. */
+  description: string;
+  /** The endpoints. */
+  endpoints: EndpointInfo[];
+}
+
+/** An endpoint in STATS. */
+export interface NamedEndpointStats {
+  /** Its name. */
+  name: string;
+  /** Its subject. */
+  subject: string;
+  /** Its queue group ("" for none). */
+  queue_group: string;
+  /** Requests answered (or dropped unanswered). */
+  num_requests: number;
+  /** Error replies and failed handlers. */
+  num_errors: number;
+  /** The last error, "code:description" ("" for none). */
+  last_error: string;
+  /** Nanoseconds from delivery to the first answer, summed. */
+  processing_time: number;
+  /** processing_time / num_requests. */
+  average_processing_time: number;
+  /** The statsHandler's data, if any. */
+  data?: unknown;
+}
+
+/** STATS's answer. */
+export interface ServiceStats extends ServiceIdentity {
+  /** When the service started (or was reset), RFC 3339. */
+  started: string;
+  /** The endpoints. */
+  endpoints: NamedEndpointStats[];
+}
+
+/** A running service (Svcm.add). It keeps running until stop() or its connection's close. */
+export class Service {
+  /** Adds an endpoint at the root (see ServiceGroup.addEndpoint). */
+  addEndpoint(name: string, opts?: ServiceHandler | EndpointOptions): ServiceEndpoint;
+  /** A group of endpoints under prefix `name`; `queue` undefined: the service's queue group, "" none. */
+  addGroup(name?: string, queue?: string): ServiceGroup;
+  /** The instance's id (a NUID). */
+  readonly id: string;
+  /** The service's name. */
+  readonly name: string;
+  /** Its version. */
+  readonly version: string;
+  /** Its description. */
+  readonly description: string;
+  /** Its metadata, as given. */
+  readonly metadata: Record<string, string> | undefined;
+  /** Resolves once stopped (by stop() or the connection's close): null, or the error given to stop(). */
+  readonly stopped: Promise<Error | null>;
+  /** True once stopped. */
+  readonly isStopped: boolean;
+  /** The INFO response. */
+  info(): ServiceInfo;
+  /** The PING response. */
+  ping(): ServiceIdentity;
+  /** The STATS response, each endpoint's data from the statsHandler. */
+  stats(): Promise<ServiceStats>;
+  /** Zeroes every endpoint's counters and restarts `started`. */
+  reset(): void;
+  /** Drains every endpoint (requests received are still handled; new ones find no responder); resolves as `stopped` does. */
+  stop(err?: Error): Promise<Error | null>;
+}
+
+/** How a ServiceClient waits for answers (nats.js's RequestManyOptions). */
+export interface ServiceClientOptions {
+  /** Overall wait in ms (default 2000). */
+  maxWait?: number;
+  /** "stall" (default): end `stall` ms after the last answer; "count": after maxMessages; "timer": at maxWait. */
+  strategy?: 'stall' | 'count' | 'timer';
+  /** For "count". */
+  maxMessages?: number;
+  /** For "stall", in ms (default 300). */
+  stall?: number;
+}
+
+/** Asks services for PING, INFO or STATS: each an async iterator of every instance's answer. */
+export class ServiceClient {
+  /** PING of every service, those named `name`, or one instance. */
+  ping(name?: string, id?: string): Promise<AsyncIterableIterator<ServiceIdentity>>;
+  /** STATS, as ping. */
+  stats(name?: string, id?: string): Promise<AsyncIterableIterator<ServiceStats>>;
+  /** INFO, as ping. */
+  info(name?: string, id?: string): Promise<AsyncIterableIterator<ServiceInfo>>;
+}
+
+/** nats.js's Svcm: services over a connection. */
+export class Svcm {
+  /** The connection. */
+  readonly nc: Connection;
+  /** Services over `nc`. */
+  constructor(nc: Connection);
+  /** Starts a service; rejects with ServiceConfigError (bad name, version, queue group) before anything is sent. */
+  add(config: ServiceConfig): Promise<Service>;
+  /** A client for discovery; `prefix` replaces "$SRV". */
+  client(opts?: ServiceClientOptions, prefix?: string): ServiceClient;
+}

@@ -184,6 +184,7 @@ const EV_ERROR = 4;
 const EV_CONN = 5;
 const EV_ITEMS = 6;
 const EV_LOG = 7;
+const EV_SVC_ERROR = 8;
 
 // id -> target, or a WeakRef to it for targets the garbage collector may
 // take (consume and watch iterators dropped without stop()).
@@ -234,6 +235,9 @@ function dispatch(id, kind, a, b, c, d, e) {
       break;
     case EV_LOG:
       target.onLog(a, b);
+      break;
+    case EV_SVC_ERROR:
+      target.onServiceError(a, b, c, d);
       break;
   }
 }
@@ -742,6 +746,493 @@ class Replies extends MessageStream {
   }
 }
 
+// ---------------------------------------------------------------------------
+// Services (ADR-32), in the shape of nats.js's @nats-io/services: new
+// Svcm(nc).add(config) starts a service that PING/INFO/STATS discover
+// (answered by the library); each endpoint is a feed of requests (src/
+// service.c), handed to its handler or yielded by its iterator.
+
+const ServiceErrorHeader = 'Nats-Service-Error';
+const ServiceErrorCodeHeader = 'Nats-Service-Error-Code';
+const ServiceVerb = Object.freeze({ PING: 'PING', STATS: 'STATS', INFO: 'INFO' });
+const SERVICE_VERB_NUMBER = { PING: 0, INFO: 1, STATS: 2 };
+const ServiceResponseType = Object.freeze({
+  STATS: 'io.nats.micro.v1.stats_response',
+  INFO: 'io.nats.micro.v1.info_response',
+  PING: 'io.nats.micro.v1.ping_response',
+});
+/** How long the library waits for a statsHandler's answer to one STATS
+ * request (on its own thread) before it leaves that endpoint's data out. */
+const STATS_HANDLER_TIMEOUT_MS = 1000;
+
+/** An error reply of a service (the Nats-Service-Error headers), or an
+ * error a handler throws to answer with its code. */
+class ServiceError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.name = 'ServiceError';
+    /** @type {number} */
+    this.code = code;
+  }
+
+  static isServiceError(msg) {
+    return ServiceError.toServiceError(msg) !== null;
+  }
+
+  /** The ServiceError a reply carries, or null. */
+  static toServiceError(msg) {
+    const h = msg?.headers;
+    const first = (name) => {
+      const v = h?.get(name);
+      return Array.isArray(v) ? v[0] : v;
+    };
+    const scode = first(ServiceErrorCodeHeader) || '';
+    if (scode === '') return null;
+    const description = first(ServiceErrorHeader) || '';
+    return new ServiceError(parseInt(scode, 10) || 400, description.length ? description : scode);
+  }
+}
+
+/** A request to an endpoint: the message, and its answers. */
+class ServiceMsg {
+  constructor(connection, raw) {
+    this._connection = connection;
+    this._req = raw[0];
+    const [subject, reply, data, rawHeaders] = raw[1];
+    /** @type {string} */
+    this.subject = subject;
+    /** @type {string} ("" when the request has no reply subject) */
+    this.reply = reply ?? '';
+    /** @type {Buffer} */
+    this.data = data;
+    this._rawHeaders = rawHeaders;
+    this._headers = undefined;
+    this._answered = false;
+  }
+
+  /** @returns {MsgHeaders|undefined} */
+  get headers() {
+    if (this._headers === undefined && this._rawHeaders !== null) this._headers = headersFromFlat(this._rawHeaders);
+    return this._headers;
+  }
+
+  string() {
+    return this.data.toString('utf8');
+  }
+
+  json(reviver) {
+    return JSON.parse(this.string(), reviver);
+  }
+
+  /** The first answer goes through the library (it ends the request's
+   * processing time) and frees its handle; a later one is a plain publish
+   * to the reply subject. */
+  _answer(first) {
+    if (!this.reply) return false;
+    if (this._answered) return null;
+    this._answered = true;
+    try {
+      first();
+    } finally {
+      native.serviceRequestRelease(this._req);
+    }
+    return true;
+  }
+
+  /** Answers with `data`; false when the request has no reply subject. */
+  respond(data, opts = {}) {
+    const bytes = toBytes(data);
+    const headers = flattenHeaders(opts?.headers);
+    const r = this._answer(() => native.service_request_respond(this._req, headers, bytes));
+    if (r === null) native.publish(this._connection._handle, this.reply, bytes, null, headers, true);
+    return r !== false;
+  }
+
+  /** Answers with an error: the Nats-Service-Error and
+   * Nats-Service-Error-Code headers, `data` as the body; counts as an
+   * error of the endpoint. */
+  respondError(code, description, data, opts = {}) {
+    const bytes = toBytes(data);
+    const headers = flattenHeaders(opts?.headers);
+    const r = this._answer(() =>
+      native.service_request_respond_error(this._req, code, String(description), headers, bytes),
+    );
+    if (r === null) {
+      const flat = [...(headers ?? []), ServiceErrorHeader, String(description), ServiceErrorCodeHeader, String(code)];
+      native.publish(this._connection._handle, this.reply, bytes, null, flat, true);
+    }
+    return r !== false;
+  }
+
+  /** The handler failed with `error`: a ServiceError answers with its
+   * code; anything else is the library's handler failure (a 500 reply
+   * unless answered, an error counted, the error handler called). */
+  _fail(error) {
+    if (error instanceof ServiceError && !this._answered) {
+      try {
+        this.respondError(error.code, error.message || 'handler error');
+        return;
+      } catch {
+        // not a valid error reply: the library's failure below
+      }
+    }
+    this._answered = true;
+    try {
+      native.service_request_fail(this._req, String(error?.message ?? error ?? 'handler error'));
+    } catch {
+      // released already: answered, and its error is counted there
+    } finally {
+      native.serviceRequestRelease(this._req);
+    }
+  }
+}
+
+function queueConfig(queue, out) {
+  if (queue === undefined || queue === null) return out;
+  if (queue === '') out.queue_group_disabled = true;
+  else out.queue_group = queue;
+  return out;
+}
+
+/**
+ * An endpoint of a service: its requests go to its handler, or, without
+ * one, it is an async iterator of ServiceMsg. A handler's throw or
+ * rejected promise answers 500 (a ServiceError: its code), counts an
+ * error and calls the service's errorHandler; the endpoint keeps serving.
+ */
+class ServiceEndpoint extends Feed {
+  constructor(service, group, name, opts) {
+    super(DEFAULT_WINDOW);
+    if (typeof opts === 'function') opts = { handler: opts };
+    opts = opts ?? {};
+    if (opts.handler !== undefined && opts.handler !== null && typeof opts.handler !== 'function') {
+      throw new TypeError('handler must be a function');
+    }
+    const cfg = queueConfig(opts.queue, { name });
+    if (opts.subject !== undefined && opts.subject !== null) cfg.subject = opts.subject;
+    if (opts.metadata !== undefined && opts.metadata !== null) cfg.metadata = opts.metadata;
+    this._service = service;
+    this._handler = opts.handler ?? null;
+    const handle = native.serviceAddEndpoint(service._handle, group, JSON.stringify(cfg));
+    /** @type {string} */
+    this.name = native.endpoint_name(handle);
+    /** @type {string} the full subject (group prefix included) */
+    this.subject = native.endpoint_subject(handle);
+    /** @type {string} ("" without a queue group) */
+    this.queue = native.endpoint_queue_group(handle) ?? '';
+    /** @type {Record<string, string>|undefined} */
+    this.metadata = opts.metadata;
+    if (this._handler) this._callback = () => {};
+    this._start(handle);
+    service._endpoints.add(this);
+  }
+
+  onItems(count, items) {
+    for (let i = 0; i < count; i++) {
+      if (this._done) return;
+      if (this._handler) this._serve(items[i]);
+      else this._deliver(items[i]);
+    }
+  }
+
+  _take(raw) {
+    return new ServiceMsg(this._service._connection, raw);
+  }
+
+  _serve(raw) {
+    const msg = new ServiceMsg(this._service._connection, raw);
+    let result;
+    try {
+      result = this._handler(null, msg);
+    } catch (error) {
+      msg._fail(error);
+      return;
+    }
+    if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
+      result.then(undefined, (error) => msg._fail(error));
+    }
+  }
+
+  _onFinish() {
+    this._service._endpoints.delete(this);
+  }
+
+  get isClosed() {
+    return this._done;
+  }
+
+  /** Stops this endpoint alone (it stays in INFO and STATS). */
+  stop() {
+    this._stop();
+  }
+
+  /** Breaking out of `for await` stops the endpoint. */
+  return() {
+    this._stop();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  /** This endpoint's STATS entry ({name, subject, num_requests, ...}). */
+  stats() {
+    return JSON.parse(native.endpoint_stats_json(this._handle));
+  }
+}
+
+/** A subject prefix (and queue group) for endpoints. */
+class ServiceGroup {
+  constructor(service, parent, name, queue) {
+    this._service = service;
+    this._handle = native.serviceAddGroup(service._handle, parent, JSON.stringify(queueConfig(queue, { name })));
+  }
+
+  /** Adds an endpoint: `opts` a handler(err, msg), or {handler, subject,
+   * queue, metadata}; without a handler the endpoint is an async iterator. */
+  addEndpoint(name, opts) {
+    return new ServiceEndpoint(this._service, this._handle, name, opts);
+  }
+
+  /** A group under this one: `queue` undefined keeps this group's queue
+   * group, "" none. */
+  addGroup(name = '', queue) {
+    return new ServiceGroup(this._service, this._handle, name, queue);
+  }
+}
+
+/** A running service (Svcm.add). */
+class Service {
+  constructor(connection, handle, config) {
+    this._connection = connection;
+    this._handle = handle;
+    this._config = config;
+    this._endpoints = new Set();
+    this._error = null;
+    this._id = register(this);
+    // A service stops by stop() or its connection's close, the two paths
+    // that resolve this. (Not natsio_service_end_async: an operation that
+    // stays in flight would keep the event loop from spinning for others.)
+    this._stoppedResolve = null;
+    this.stopped = new Promise((resolve) => {
+      this._stoppedResolve = resolve;
+    });
+    native.serviceSetHandlers(
+      handle,
+      this._id,
+      typeof config.statsHandler === 'function' ? (kind, key, request) => this._statsAsked(key, request) : null,
+      STATS_HANDLER_TIMEOUT_MS,
+    );
+    connection._services.add(this);
+  }
+
+  get id() {
+    return native.service_id(this._handle);
+  }
+
+  get name() {
+    return native.service_name(this._handle);
+  }
+
+  get version() {
+    return native.service_version(this._handle);
+  }
+
+  get description() {
+    return this._config.description ?? '';
+  }
+
+  get metadata() {
+    return this._config.metadata;
+  }
+
+  get isStopped() {
+    return native.service_is_stopped(this._handle);
+  }
+
+  /** Adds an endpoint to the service's root (see ServiceGroup.addEndpoint). */
+  addEndpoint(name, opts) {
+    return new ServiceEndpoint(this, null, name, opts);
+  }
+
+  /** A group of endpoints under subject prefix `name`; `queue` undefined:
+   * the service's queue group, "": none. */
+  addGroup(name = '', queue) {
+    return new ServiceGroup(this, null, name, queue);
+  }
+
+  /** The INFO response (io.nats.micro.v1.info_response). */
+  info() {
+    return JSON.parse(native.service_info_json(this._handle));
+  }
+
+  /** The PING response. */
+  ping() {
+    const { name, id, version, metadata } = this.info();
+    return { type: ServiceResponseType.PING, name, id, version, metadata };
+  }
+
+  /** The STATS response; each endpoint's `data` from the statsHandler. */
+  async stats() {
+    const stats = JSON.parse(native.service_stats_json(this._handle));
+    const handler = this._config.statsHandler;
+    if (typeof handler === 'function') {
+      for (const e of stats.endpoints ?? []) {
+        try {
+          const data = await handler(e);
+          if (data !== undefined && data !== null) e.data = data;
+        } catch {
+          // no data for this endpoint
+        }
+      }
+    }
+    return stats;
+  }
+
+  /** Zeroes every endpoint's counters and restarts `started`. */
+  reset() {
+    native.service_reset(this._handle);
+  }
+
+  /** Stops: every endpoint drains (requests received are still handled and
+   * may be answered; new ones find no responder). Resolves with `err`
+   * (or null) once stopped, as `stopped` does. */
+  async stop(err) {
+    if (err !== undefined && this._error === null) this._error = err;
+    await native.service_stop(this._handle);
+    this._ended();
+    return this.stopped;
+  }
+
+  // The library asks for an endpoint's STATS data on its own thread
+  // (src/auth.c): key is "<name> <subject>".
+  _statsAsked(key, request) {
+    const at = key.indexOf(' ');
+    const endpoint = { name: key.slice(0, at), subject: key.slice(at + 1) };
+    Promise.resolve()
+      .then(() => this._config.statsHandler(endpoint))
+      .then((data) => (data === undefined || data === null ? undefined : JSON.stringify(data)))
+      .then(
+        (json) => native.authReply(request, json),
+        () => native.authReply(request, undefined), // the handler failed: no data
+      );
+  }
+
+  onServiceError(code, endpoint, subject, description) {
+    const handler = this._config.errorHandler;
+    if (typeof handler !== 'function') return;
+    const error = new ServiceError(code, description);
+    error.endpoint = endpoint;
+    error.subject = subject;
+    try {
+      handler(error);
+    } catch (e) {
+      native.reportUncaught(e);
+    }
+  }
+
+  _connectionClosed() {
+    for (const e of [...this._endpoints]) e._abort();
+    this._ended();
+  }
+
+  _ended() {
+    targets.delete(this._id);
+    this._connection._services.delete(this);
+    this._stoppedResolve(this._error);
+  }
+}
+
+function serviceConfigJson(config) {
+  if (config === null || typeof config !== 'object') throw new TypeError('service config must be an object');
+  const out = queueConfig(config.queue, { name: config.name, version: config.version });
+  if (config.description !== undefined) out.description = config.description;
+  if (config.metadata !== undefined && config.metadata !== null) out.metadata = config.metadata;
+  return JSON.stringify(out);
+}
+
+/** Asks services for their PING, INFO or STATS responses. */
+class ServiceClient {
+  /** `opts`: {maxWait (ms, default 2000), strategy ("stall" by default:
+   * ends `stall` ms, default 300, after the last answer; "count": after
+   * maxMessages), maxMessages, stall}; `prefix` replaces "$SRV". */
+  constructor(connection, opts, prefix) {
+    this._connection = connection;
+    this._opts = opts ?? { strategy: 'stall', maxWait: 2000 };
+    this._prefix = prefix;
+  }
+
+  ping(name = '', id = '') {
+    return this._q(ServiceVerb.PING, name, id);
+  }
+
+  stats(name = '', id = '') {
+    return this._q(ServiceVerb.STATS, name, id);
+  }
+
+  info(name = '', id = '') {
+    return this._q(ServiceVerb.INFO, name, id);
+  }
+
+  /** An async iterator of the decoded responses. */
+  async _q(verb, name, id) {
+    const o = this._opts;
+    const strategy = o.strategy ?? 'stall';
+    const opts = {
+      timeout_ms: o.maxWait ?? 2000,
+      stall_ms: strategy === 'stall' ? (o.stall ?? o.jitter ?? 300) : undefined,
+      max_msgs: strategy === 'count' ? o.maxMessages : undefined,
+    };
+    let replies;
+    if (this._prefix !== undefined) {
+      const subject = [this._prefix, verb, name, id].filter((t) => t !== '').join('.');
+      replies = this._connection.requestMany(subject, null, {
+        timeout: opts.timeout_ms,
+        stall: opts.stall_ms,
+        maxMessages: opts.max_msgs,
+      });
+    } else {
+      replies = new ServiceReplies(this._connection, SERVICE_VERB_NUMBER[verb], name || null, id || null, opts);
+    }
+    return (async function* decoded() {
+      for await (const m of replies) yield m.json();
+    })();
+  }
+}
+
+/** Discovery replies (natsio_client_service_discover), read as requestMany's. */
+class ServiceReplies extends MessageStream {
+  constructor(connection, verb, name, id, opts) {
+    super(connection, DEFAULT_WINDOW);
+    this._start(native.client_service_discover(connection._handle, verb, name, id, opts));
+    connection._streams.add(this);
+  }
+
+  return() {
+    this._stop();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+}
+
+/** nats.js's Svcm: services over a connection. */
+class Svcm {
+  constructor(nc) {
+    this.nc = nc;
+  }
+
+  /** Starts a service from {name, version, description, metadata, queue
+   * ("" for none; default "q"), statsHandler(endpoint) (async: an
+   * endpoint's STATS data), errorHandler(err) (told of handler failures)};
+   * a bad name or version rejects with ServiceConfigError before anything
+   * is sent. */
+  async add(config) {
+    const handle = native.client_add_service(this.nc._handle, serviceConfigJson(config));
+    return new Service(this.nc, handle, { ...config });
+  }
+
+  /** A client that pings/infos/stats services (see ServiceClient). */
+  client(opts, prefix) {
+    return new ServiceClient(this.nc, opts, prefix);
+  }
+}
+
 const POLICIES = {
   dropNew: 0,
   drop_new: 0,
@@ -776,6 +1267,7 @@ class Connection extends EventEmitter {
     this._log = log;
     this._pendingMsgsLimit = pendingMsgsLimit;
     this._streams = new Set();
+    this._services = new Set();
     this._open = true;
     this._closing = null;
     holdEventLoop();
@@ -969,6 +1461,7 @@ class Connection extends EventEmitter {
     this._open = false;
     // Iterators end; no callback of this connection runs again.
     for (const stream of [...this._streams]) stream._connectionClosed();
+    for (const service of [...this._services]) service._connectionClosed();
     targets.delete(this._id);
     releaseEventLoop();
     this._emitEvent('close');
@@ -3226,6 +3719,17 @@ module.exports = {
   Status,
   DEFAULT_URL,
   CallbackError,
+  Svcm,
+  Service,
+  ServiceGroup,
+  ServiceEndpoint,
+  ServiceMsg,
+  ServiceClient,
+  ServiceError,
+  ServiceErrorHeader,
+  ServiceErrorCodeHeader,
+  ServiceVerb,
+  ServiceResponseType,
   version: native.version(),
   setWaitSpin,
   ...errors,
@@ -3244,6 +3748,7 @@ const LIVE_FEED_NAMES = {
   obj_watcher: 'objectWatches',
   stored_msgs: 'storedMsgs',
   kv_key_lister: 'keyListers',
+  endpoint: 'endpoints',
 };
 function liveHandles() {
   const { feeds, ...live } = native.liveHandles();

@@ -31,6 +31,17 @@ export const {
   Status,
   DEFAULT_URL,
   CallbackError,
+  Svcm,
+  Service,
+  ServiceGroup,
+  ServiceEndpoint,
+  ServiceMsg,
+  ServiceClient,
+  ServiceError,
+  ServiceErrorHeader,
+  ServiceErrorCodeHeader,
+  ServiceVerb,
+  ServiceResponseType,
   version,
   setWaitSpin,
   // NatsError, and one class per natsio status code (see index.js)
@@ -96,4 +107,5 @@ export const {
   ObjectLinkError,
   InvalidObjectNameError,
   BucketSealedError,
+  ServiceConfigError,
 } = natsio;

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // natsjs-bench: peer benchmark harness over nats.js v3 (@nats-io/transport-node
-// with @nats-io/jetstream, @nats-io/kv and @nats-io/obj): the CLI, scenarios,
-// clock boundaries and output lines of the shared bench spec, with
-// client=nats.js. Its rows are the reference for the Node binding's
+// with @nats-io/jetstream, @nats-io/kv, @nats-io/obj and @nats-io/services):
+// the CLI, scenarios, clock boundaries and output lines of the shared bench
+// spec, with client=nats.js. Its rows are the reference for the Node binding's
 // (client=libnatsio-node).
 //
 //   pub         nc.publish() N times (a synchronous loop), then await
@@ -15,6 +15,10 @@
 //   req         responder: callback subscription answering with
 //               msg.respond() on its own connection; requester: await
 //               nc.request(), one at a time
+//   svc         @nats-io/services: service `bench` (new Svcm(nc).add) with
+//               endpoint `echo` on bench.svc.echo answering msg.respond(
+//               msg.data); requester as for req; then $SRV.STATS.bench
+//               requested, num_requests checked against warmup + K (stats_ok)
 //   jspub       nats.js has no publishAsync: a ring of at most --window
 //               js.publish() promises, the oldest awaited when it is full
 //               (a `# note` line says so); the clock stops at the last ack
@@ -51,12 +55,13 @@ const { connect } = require('@nats-io/transport-node');
 const { jetstream, jetstreamManager, AckPolicy, RetentionPolicy, StorageType } = require('@nats-io/jetstream');
 const { Kvm } = require('@nats-io/kv');
 const { Objm } = require('@nats-io/obj');
+const { Svcm } = require('@nats-io/services');
 
 const CLIENT = 'nats.js';
 
 const opt = {
   url: 'nats://127.0.0.1:4222',
-  scenarios: 'pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get',
+  scenarios: 'pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get,svc',
   sizes: '16,1024',
   n: 1000000,
   jsN: 200000,
@@ -75,7 +80,7 @@ const opt = {
 };
 
 const USAGE = `usage: natsjs-bench.js [--url URL]
-        [--scenarios pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get]
+        [--scenarios pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get,svc]
         [--sizes 16,1024] [--n N] [--js-n N] [--k K] [--kv-k K] [--window W]
         [--par P] [--obj-mb MiB] [--obj-small N] [--warmup W]
         [--idle-timeout S] [--max-secs S]
@@ -352,6 +357,71 @@ async function runReq(size) {
     out(`scenario=req client=${CLIENT} size=${size} n=${opt.k} secs=${f6(secs)} msgs_per_s=${f1(opt.k / secs)} ` +
         `mean_us=${f1(l.mean)} p50_us=${f1(l.p50)} p99_us=${f1(l.p99)} errors=${errors} ` +
         `cpu_ns_per_msg=${cpuPerMsg(c0, c1, opt.k)}`);
+  });
+}
+
+// ---------------------------------------------------------------------------
+// svc
+
+async function runSvc(size) {
+  await withConns(['svc'], size, async (c) => {
+    const snc = await c.connect();
+    const qnc = await c.connect();
+    const svc = await new Svcm(snc).add({ name: 'bench', version: '1.0.0' });
+    try {
+      svc.addEndpoint('echo', {
+        subject: 'bench.svc.echo',
+        handler: (err, m) => {
+          if (!err) m.respond(m.data);
+        },
+      });
+      await snc.flush();
+      const data = payload(size);
+      const ropts = { timeout: idleMs() };
+      for (let i = 0; i < opt.warmup; i++) {
+        await qnc.request('bench.svc.echo', data, ropts).catch(() => {});
+      }
+      c.errs = 0;
+      const lat = [];
+      let errors = 0;
+      const c0 = cpuNs();
+      const t0 = now();
+      for (let i = 0; i < opt.k; i++) {
+        const a = now();
+        let m = null;
+        try {
+          m = await qnc.request('bench.svc.echo', data, ropts);
+        } catch (_) {
+          errors++;
+        }
+        const b = now();
+        if (m) {
+          if (m.data.length !== size) errors++;
+          lat.push((b - a) * 1e6);
+        }
+        if (b - t0 > opt.maxSecs) {
+          status('svc', size, 'timeout', 'max-secs');
+          return;
+        }
+      }
+      const secs = now() - t0;
+      const c1 = cpuNs();
+      errors += c.errs;
+      let statsOk = 0;
+      try {
+        const stats = (await qnc.request('$SRV.STATS.bench', '', ropts)).json();
+        const echo = (stats.endpoints || []).find((e) => e.name === 'echo');
+        statsOk = echo && echo.num_requests === opt.warmup + opt.k ? 1 : 0;
+      } catch (_) {
+        statsOk = 0;
+      }
+      const l = latStats(lat);
+      out(`scenario=svc client=${CLIENT} size=${size} n=${opt.k} secs=${f6(secs)} msgs_per_s=${f1(opt.k / secs)} ` +
+          `mean_us=${f1(l.mean)} p50_us=${f1(l.p50)} p99_us=${f1(l.p99)} errors=${errors} ` +
+          `cpu_ns_per_msg=${cpuPerMsg(c0, c1, opt.k)} stats_ok=${statsOk}`);
+    } finally {
+      await svc.stop().catch(() => {});
+    }
   });
 }
 
@@ -963,6 +1033,7 @@ async function main() {
     kv: runKV,
     'kv-par': runKVPar,
     'js-consume': runJSConsume,
+    svc: runSvc,
   };
   for (const scenario of opt.scenarios.split(',').filter((s) => s !== '')) {
     if (scenario === 'obj-put' || scenario === 'obj-get') {

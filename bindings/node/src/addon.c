@@ -47,6 +47,11 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
         FN("objClose", js_jsh_close),
         FN("objReaderNext", js_obj_reader_next),
         FN("objAddLink", js_obj_add_link),
+        /* services */
+        FN("serviceAddGroup", js_service_add_group),
+        FN("serviceAddEndpoint", js_service_add_endpoint),
+        FN("serviceRequestRelease", js_service_request_release),
+        FN("serviceSetHandlers", js_service_set_handlers),
 #undef FN
     };
     napi_define_properties(env, exports, sizeof props / sizeof props[0], props);

@@ -13,6 +13,9 @@
  *          calls the user's function, awaits it if it returns a promise,
  *          and answers with authReply(request, value) (undefined: failed).
  *
+ * A service's stats callback (set_stats_callback) asks JS the same way,
+ * for an endpoint's STATS data.
+ *
  * The event loop is never blocked: only the library thread waits. A
  * request is shared by the waiting thread and its JS external (reference
  * counted under its mutex), so either may go first.
@@ -24,13 +27,14 @@
 #include <string.h>
 #include <time.h>
 
-enum { AUTH_JWT = 0, AUTH_SIGN = 1 };
+enum { AUTH_JWT = 0, AUTH_SIGN = 1, ASK_STATS = 2 };
 
 typedef struct auth_cb {
     pthread_mutex_t mu;
     napi_threadsafe_function tsfn; /* NULL once finalized (environment gone) */
     int refs;                      /* the library's registration, the tsfn */
     int64_t timeout_ms;
+    pthread_t js_thread; /* where no call may wait for JS */
     char *jwt; /* the last JWT returned to the library (valid until the next call) */
 } auth_cb;
 
@@ -207,6 +211,8 @@ static void call_js(napi_env env, napi_value js_cb, void *context, void *data) {
     if (r->kind == AUTH_SIGN) {
         void *copy;
         napi_create_buffer_copy(env, r->nonce_len, r->nonce, &copy, &args[1]);
+    } else if (r->kind == ASK_STATS) {
+        napi_create_string_utf8(env, (const char *)r->nonce, r->nonce_len, &args[1]);
     } else {
         napi_get_null(env, &args[1]);
     }
@@ -239,7 +245,14 @@ EXPORT(js_auth_reply) {
     r->answered = true;
     napi_valuetype t = napi_undefined;
     napi_typeof(env, argv[1], &t);
-    if (r->kind == AUTH_JWT) {
+    if (r->kind == ASK_STATS) {
+        /* JSON text, or no data (undefined: none, or the handler failed) */
+        char *json = NULL;
+        if (t == napi_string && get_opt_string(env, argv[1], &json) && json)
+            req_complete(r, NATSIO_OK, json, NULL);
+        else
+            req_complete(r, NATSIO_ERR_NOT_FOUND, NULL, NULL);
+    } else if (r->kind == AUTH_JWT) {
         char *jwt = NULL;
         if (t == napi_string && get_opt_string(env, argv[1], &jwt) && jwt && *jwt) {
             req_complete(r, NATSIO_OK, jwt, NULL);
@@ -264,36 +277,79 @@ EXPORT(js_auth_reply) {
     return NULL;
 }
 
-bool set_auth_callbacks(napi_env env, natsio_options *o, napi_value handler, int64_t timeout_ms) {
+/* A registration whose callbacks ask `handler`; NULL with a pending
+ * exception. Its two references are the library's (on_release) and the
+ * tsfn's. */
+static auth_cb *ask_cb_new(napi_env env, napi_value handler, int64_t timeout_ms, const char *name) {
     auth_cb *a = calloc(1, sizeof *a);
     if (!a) {
         throw_status(env, NATSIO_ERR_INTERNAL, "out of memory");
-        return false;
+        return NULL;
     }
     pthread_mutex_init(&a->mu, NULL);
     a->refs = 2;
     a->timeout_ms = timeout_ms;
-    napi_value name;
-    napi_create_string_utf8(env, "natsio.auth", NAPI_AUTO_LENGTH, &name);
-    if (napi_create_threadsafe_function(env, handler, NULL, name, 0, 1, a, tsfn_finalize, NULL, call_js, &a->tsfn) !=
+    a->js_thread = pthread_self();
+    napi_value js_name;
+    napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &js_name);
+    if (napi_create_threadsafe_function(env, handler, NULL, js_name, 0, 1, a, tsfn_finalize, NULL, call_js, &a->tsfn) !=
         napi_ok) {
         pthread_mutex_destroy(&a->mu);
         free(a);
         if (!exception_pending(env)) napi_throw_error(env, NULL, "natsio: could not create the thread-safe function");
-        return false;
+        return NULL;
     }
     /* Waiting for an answer is what keeps the loop alive (a connect in
      * flight, an open connection), not this function. */
     napi_unref_threadsafe_function(env, a->tsfn);
+    return a;
+}
+
+/* The registration failed (release is not called then): give the tsfn
+ * back ourselves (its finalizer drops one reference), then the
+ * registration's, and throw. */
+static bool ask_cb_failed(napi_env env, auth_cb *a, int32_t st) {
+    napi_value err = make_last_error(env, st);
+    napi_release_threadsafe_function(a->tsfn, napi_tsfn_release);
+    auth_cb_unref(a);
+    napi_throw(env, err);
+    return false;
+}
+
+bool set_auth_callbacks(napi_env env, natsio_options *o, napi_value handler, int64_t timeout_ms) {
+    auth_cb *a = ask_cb_new(env, handler, timeout_ms, "natsio.auth");
+    if (!a) return false;
     int32_t st = natsio_options_set_auth_callbacks(o, on_jwt, on_sign, a, on_release);
-    if (st != NATSIO_OK) {
-        napi_value err = make_last_error(env, st);
-        /* release is not called on failure: give the tsfn back ourselves
-         * (its finalizer drops one reference), then the registration's. */
-        napi_release_threadsafe_function(a->tsfn, napi_tsfn_release);
-        auth_cb_unref(a);
-        napi_throw(env, err);
-        return false;
+    return st == NATSIO_OK || ask_cb_failed(env, a, st);
+}
+
+/* natsio_service_stats_cb: the endpoint's data from JS (malloc'ed JSON),
+ * or NULL when JS gave none in time. On the JS thread (the service's
+ * stats() in index.js reads the handler itself) nothing is asked. */
+static char *on_stats(void *user_data, const char *endpoint_name, const char *endpoint_subject) {
+    auth_cb *a = user_data;
+    if (pthread_equal(pthread_self(), a->js_thread)) return NULL;
+    size_t nl = strlen(endpoint_name), sl = strlen(endpoint_subject);
+    char *key = malloc(nl + 1 + sl + 1);
+    if (!key) return NULL;
+    memcpy(key, endpoint_name, nl);
+    key[nl] = ' ';
+    memcpy(key + nl + 1, endpoint_subject, sl + 1);
+    auth_req *r = ask_js(a, ASK_STATS, (const uint8_t *)key, nl + 1 + sl);
+    free(key);
+    if (!r) return NULL;
+    char *json = NULL;
+    if (r->status == NATSIO_OK) {
+        json = r->jwt; /* malloc'ed: the library frees it with free() */
+        r->jwt = NULL;
     }
-    return true;
+    req_unref(r);
+    return json;
+}
+
+bool set_stats_callback(napi_env env, natsio_service *s, napi_value handler, int64_t timeout_ms) {
+    auth_cb *a = ask_cb_new(env, handler, timeout_ms, "natsio.serviceStats");
+    if (!a) return false;
+    int32_t st = natsio_service_set_stats_callback(s, on_stats, a, on_release);
+    return st == NATSIO_OK || ask_cb_failed(env, a, st);
 }

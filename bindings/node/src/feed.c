@@ -27,9 +27,10 @@
  * JS thread carries many items, and the window keeps the core's limits in
  * charge. See README.md ("How it works").
  *
- * Subscriptions are read in pull mode instead (below, "Pull mode"): no
- * dispatcher thread; the JS thread takes the messages from the core's
- * queue itself (an iterator's, within its window).
+ * Subscriptions and service endpoints are read in pull mode instead
+ * (below, "Pull mode"): no dispatcher thread; the JS thread takes the
+ * messages (requests) from the core's queue itself (an iterator's, within
+ * its window).
  */
 #include "internal.h"
 
@@ -81,9 +82,9 @@ typedef struct feed {
     uint32_t id;
     bool started;
     bool js_stopped;
-    /* Pull mode (subscriptions, once started), JS thread only: the armed
-     * natsio_sub_next_async token and, for an iterator, its
-     * natsio_sub_end_async token, both registered on the hub's completion
+    /* Pull mode (subscriptions and endpoints, once started), JS thread
+     * only: the armed next token and, for an iterator of a kind that has
+     * one, its end token, both registered on the hub's completion
      * queue (each holds a ref); whether feed_pulled is running (a credit
      * given back during its delivery leaves the next token to it). */
     natsio_token *armed, *end_watch;
@@ -134,8 +135,12 @@ static void feed_post(feed *f) {
     hub_post(f->hub, e);
 }
 
+/* The kinds read in pull mode: those whose pushed items are the library's
+ * own (a clone), so that a pulled item is delivered the same way. */
+static bool pulled(int kind) { return kind == FEED_SUB || kind == FEED_ENDPOINT; }
+
 static bool owner_closed(feed *f) {
-    /* Subscriptions never get here: they are read in pull mode. */
+    /* Pulled kinds never get here: no dispatcher thread waits. */
     return f->cw && natsio_client_status(f->cw->client) == NATSIO_CONN_CLOSED;
 }
 
@@ -315,6 +320,19 @@ void feed_on_string(void *user_data, const char *key, natsio_status status) {
     if (copy) feed_push(f, copy);
 }
 
+/* An endpoint's request: its handler runs later on the JS thread, which
+ * reports a failure itself (service_request_fail), so this one succeeds. */
+natsio_status feed_on_service_request(void *user_data, const natsio_service_request *req, natsio_status status) {
+    feed *f = user_data;
+    if (!req) {
+        feed_end(f, status);
+        return NATSIO_OK;
+    }
+    natsio_service_request *own = NULL;
+    if (natsio_service_request_clone(req, &own) == NATSIO_OK) feed_push(f, own);
+    return NATSIO_OK;
+}
+
 static void on_release(void *user_data) { feed_release(user_data); }
 
 /* ------------------------------------------------------------------ */
@@ -448,6 +466,16 @@ static void deliver_strings(napi_env env, feed *f, void **items, uint32_t n) {
 }
 const feed_items feed_items_string = {free, string_bytes, deliver_strings};
 
+static void service_request_free(void *item) { natsio_service_request_free(item); }
+static size_t service_request_bytes(const void *item) {
+    return natsio_msg_data_len(natsio_service_request_msg(item));
+}
+static napi_value service_request_item_js(napi_env env, void *item) { return service_request_take_js(env, item); }
+static void deliver_service_requests(napi_env env, feed *f, void **items, uint32_t n) {
+    deliver_values(env, f, items, n, service_request_item_js);
+}
+const feed_items feed_items_service_request = {service_request_free, service_request_bytes, deliver_service_requests};
+
 /* Hands a batch to JS (and frees or hands over the items). */
 static void deliver(napi_env env, feed *f, void **items, uint32_t n) { FEED_KINDS[f->kind].items->deliver(env, f, items, n); }
 
@@ -566,14 +594,15 @@ static bool pull_stopped(const feed *f) { return f->handle == NULL || f->js_stop
  * then arm a new token or deliver the end. env NULL: teardown, nobody to
  * deliver to. Releases the completed token's ref. */
 void feed_pulled(napi_env env, feed *f) {
+    const feed_kind *k = &FEED_KINDS[f->kind];
     natsio_token *tok = f->armed;
     f->armed = NULL;
-    natsio_msg *first = NULL;
-    int32_t st = tok ? natsio_token_msg(tok, &first) : NATSIO_DONE;
+    void *first = NULL;
+    int32_t st = tok ? k->take(tok, &first) : NATSIO_DONE;
     end_outcome end = end_outcome_of(st);
     natsio_token_free(tok);
     if (env == NULL || st != NATSIO_OK || pull_stopped(f)) {
-        natsio_msg_free(first);
+        if (first) item_free(f->kind, first);
         pull_end(env, f, end); /* a stop or a close completes the token too */
         feed_release(f);
         return;
@@ -593,15 +622,15 @@ void feed_pulled(napi_env env, feed *f) {
     }
     f->pulling = true;
     items[n++] = first;
-    bytes += natsio_msg_data_len(first);
+    bytes += item_bytes(f->kind, first);
     for (;;) {
         bool full = n == BATCH_MAX_ITEMS || bytes >= BATCH_MAX_BYTES;
         if (!full && budget > (int64_t)n) {
-            natsio_msg *m = NULL;
-            st = natsio_sub_next(f->handle, NATSIO_NO_WAIT, &m);
+            void *m = NULL;
+            st = k->next_now(f->handle, &m);
             if (st == NATSIO_OK) {
                 items[n++] = m;
-                bytes += natsio_msg_data_len(m);
+                bytes += item_bytes(f->kind, m);
                 continue;
             }
             if (st != NATSIO_ERR_TIMEOUT) end = end_outcome_of(st);
@@ -691,7 +720,7 @@ static bool pull_register(napi_env env, feed *f, natsio_token *tok, uint64_t kin
 
 static void pull_arm(napi_env env, feed *f) {
     natsio_token *tok = NULL;
-    int32_t st = natsio_sub_next_async(f->handle, &tok);
+    int32_t st = FEED_KINDS[f->kind].next_async(f->handle, &tok);
     if (st != NATSIO_OK) {
         pull_end(env, f, end_outcome_of(st));
         return;
@@ -703,9 +732,11 @@ static void pull_arm(napi_env env, feed *f) {
 /* Starts pull mode: the first next token and, for an iterator (whose
  * next token waits for credit while its window is full), the end watch. */
 static void pull_start(napi_env env, feed *f) {
-    if (!f->auto_credit) {
+    /* Without an end token (an endpoint), an end that comes while the
+     * window is full is seen once the loop gives credit back. */
+    if (!f->auto_credit && FEED_KINDS[f->kind].end_async) {
         natsio_token *tok = NULL;
-        int32_t st = natsio_sub_end_async(f->handle, &tok);
+        int32_t st = FEED_KINDS[f->kind].end_async(f->handle, &tok);
         if (st != NATSIO_OK) {
             pull_end(env, f, end_outcome_of(st));
             return;
@@ -825,7 +856,7 @@ EXPORT(js_feed_start) {
     f->auto_credit = cb;
     f->refs++; /* the core's, released by on_release */
     pthread_mutex_unlock(&f->mu);
-    if (f->kind == FEED_SUB) {
+    if (pulled(f->kind)) {
         /* Pull mode (above): no core callback, the armed tokens hold the feed. */
         pthread_mutex_lock(&f->mu);
         f->refs--;
@@ -858,7 +889,7 @@ EXPORT(js_feed_credit) {
     if (f->lent < 0) f->lent = 0;
     pthread_cond_broadcast(&f->cv);
     pthread_mutex_unlock(&f->mu);
-    if (f->kind == FEED_SUB && f->started) pull_arm_if_room(env, f); /* pull mode */
+    if (pulled(f->kind) && f->started) pull_arm_if_room(env, f); /* pull mode */
     return NULL;
 }
 

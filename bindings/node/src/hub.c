@@ -45,6 +45,7 @@ void hub_event_free(hub_event *e) {
     if (e->feed) feed_release(e->feed);
     free(e->text);
     free(e->subject);
+    free(e->detail);
     free(e);
 }
 
@@ -168,6 +169,13 @@ static void client_event_to_js(napi_env env, hub *h, hub_event *e) {
         args[1] = info;
         args[2] = make_error(env, e->status, e->text);
         hub_dispatch(env, h, e->target, EV_ERROR, args, 3);
+    } else if (e->kind == HEV_SVC_ERROR) {
+        napi_value a[4];
+        napi_create_int32(env, e->status, &a[0]); /* the reply's code */
+        a[1] = str_or_null(env, e->text);
+        a[2] = str_or_null(env, e->subject);
+        a[3] = str_or_null(env, e->detail);
+        hub_dispatch(env, h, e->target, EV_SVC_ERROR, a, 4);
     } else if (e->kind == HEV_LOG) {
         napi_create_int32(env, e->status, &args[0]); /* the natsio_log_level */
         napi_create_string_utf8(env, e->text ? e->text : "", NAPI_AUTO_LENGTH, &args[1]);

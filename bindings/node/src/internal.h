@@ -21,6 +21,8 @@
  *             the iterator kinds' calls (feeds.c)
  *   object.c  Object Store: buckets, objects, chunked reads and writes,
  *             watches
+ *   service.c services: service, group and request handles, the error
+ *             and stats callbacks (an endpoint is a feed)
  *   addon.c   module registration
  *
  * Threads: only the hub's event list, an operation's completion, a
@@ -69,10 +71,11 @@ enum {
     EV_CONN = 5,  /* a connection lifecycle event */
     EV_ITEMS = 6, /* an array of consumed messages or watch entries */
     EV_LOG = 7,   /* a log line of the client: level, text */
+    EV_SVC_ERROR = 8, /* a service's error callback: code, endpoint, subject, description */
 };
 
 /* Kinds of events on the hub's list (internal). */
-enum { HEV_FEED = 2, HEV_ERROR = 3, HEV_CONN = 4, HEV_LOG = 5 };
+enum { HEV_FEED = 2, HEV_ERROR = 3, HEV_CONN = 4, HEV_LOG = 5, HEV_SVC_ERROR = 6 };
 
 struct op;
 struct feed;
@@ -87,6 +90,7 @@ typedef struct hub_event {
     int32_t conn_kind;
     char *text;
     char *subject;
+    char *detail; /* HEV_SVC_ERROR: the description */
     uint64_t sid;
 } hub_event;
 
@@ -243,6 +247,18 @@ napi_value client_wrap_new(napi_env env, natsio_client *c);
  * exception. */
 bool set_auth_callbacks(napi_env env, natsio_options *o, napi_value handler, int64_t timeout_ms);
 
+/* The same bounded wait for a service's STATS data: handler(2, "<endpoint
+ * name> <subject>", request) answers with authReply(request, json|undefined).
+ * Never waits on the JS thread (natsio_service_stats_json called there gets
+ * no data). False with a pending exception. */
+bool set_stats_callback(napi_env env, natsio_service *s, napi_value handler, int64_t timeout_ms);
+
+/* service.c: the C handles of index.js's service and request values (NULL
+ * with a pending exception), and a request delivered to JS (taken over). */
+natsio_service *service_of(napi_env env, napi_value v);
+natsio_service_request *service_request_of(napi_env env, napi_value v);
+napi_value service_request_take_js(napi_env env, natsio_service_request *req);
+
 /* ------------------------------------------------------------------ */
 /* JetStream handles (contexts, buckets, consumed messages, and the
  * Object Store's buckets, infos, readers and writers)                  */
@@ -394,6 +410,12 @@ EXPORT(js_obj_add_link);
 napi_value obj_info_take_js(napi_env env, natsio_obj_info *info);
 /* Frees the Object Store handle of a js_handle of kind JSH_OBJ*. */
 void obj_handle_free(int kind, void *obj);
+
+/* service.c */
+EXPORT(js_service_add_group);
+EXPORT(js_service_add_endpoint);
+EXPORT(js_service_request_release);
+EXPORT(js_service_set_handlers);
 
 /* hub.c */
 EXPORT(js_init);

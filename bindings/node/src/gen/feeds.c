@@ -5,6 +5,11 @@
 
 #include "../internal.h"
 
+static natsio_status endpoint_next_async(void *h, natsio_token **t) { return natsio_endpoint_next_async(h, t); }
+static natsio_status endpoint_take(const natsio_token *t, void **x) { return natsio_token_service_request(t, (natsio_service_request **)x); }
+static natsio_status endpoint_next_now(void *h, void **x) {
+    return natsio_endpoint_next(h, NATSIO_NO_WAIT, (natsio_service_request **)x);
+}
 static natsio_status endpoint_stop(void *h) { return natsio_endpoint_stop(h); }
 static void endpoint_free(void *h) { natsio_endpoint_free(h); }
 static natsio_status endpoint_get_stats(void *h, natsio_iter_stats *s) { return natsio_endpoint_get_stats(h, s); }
@@ -12,6 +17,11 @@ static natsio_status endpoint_set_callback(void *h, void *user_data, natsio_rele
     return natsio_endpoint_set_callback(h, feed_on_service_request, user_data, release);
 }
 
+static natsio_status js_messages_next_async(void *h, natsio_token **t) { return natsio_js_messages_next_async(h, t); }
+static natsio_status js_messages_take(const natsio_token *t, void **x) { return natsio_token_msg(t, (natsio_msg **)x); }
+static natsio_status js_messages_next_now(void *h, void **x) {
+    return natsio_js_messages_next(h, NATSIO_NO_WAIT, (natsio_msg **)x);
+}
 static natsio_status js_messages_stop(void *h) { return natsio_js_messages_stop(h); }
 static void js_messages_free(void *h) { natsio_js_messages_free(h); }
 static natsio_status js_messages_get_stats(void *h, natsio_iter_stats *s) { return natsio_js_messages_get_stats(h, s); }
@@ -19,6 +29,11 @@ static natsio_status js_messages_set_callback(void *h, void *user_data, natsio_r
     return natsio_js_messages_set_callback(h, feed_on_msg, user_data, release);
 }
 
+static natsio_status kv_key_lister_next_async(void *h, natsio_token **t) { return natsio_kv_key_lister_next_async(h, t); }
+static natsio_status kv_key_lister_take(const natsio_token *t, void **x) { return natsio_token_string(t, (char **)x); }
+static natsio_status kv_key_lister_next_now(void *h, void **x) {
+    return natsio_kv_key_lister_next(h, NATSIO_NO_WAIT, (char **)x);
+}
 static natsio_status kv_key_lister_stop(void *h) { return natsio_kv_key_lister_stop(h); }
 static void kv_key_lister_free(void *h) { natsio_kv_key_lister_free(h); }
 static natsio_status kv_key_lister_get_stats(void *h, natsio_iter_stats *s) { return natsio_kv_key_lister_get_stats(h, s); }
@@ -26,6 +41,11 @@ static natsio_status kv_key_lister_set_callback(void *h, void *user_data, natsio
     return natsio_kv_key_lister_set_callback(h, feed_on_string, user_data, release);
 }
 
+static natsio_status kv_watcher_next_async(void *h, natsio_token **t) { return natsio_kv_watcher_next_async(h, t); }
+static natsio_status kv_watcher_take(const natsio_token *t, void **x) { return natsio_token_kv_entry(t, (natsio_kv_entry **)x); }
+static natsio_status kv_watcher_next_now(void *h, void **x) {
+    return natsio_kv_watcher_next(h, NATSIO_NO_WAIT, (natsio_kv_entry **)x);
+}
 static natsio_status kv_watcher_stop(void *h) { return natsio_kv_watcher_stop(h); }
 static void kv_watcher_free(void *h) { natsio_kv_watcher_free(h); }
 static natsio_status kv_watcher_get_stats(void *h, natsio_iter_stats *s) { return natsio_kv_watcher_get_stats(h, s); }
@@ -33,6 +53,11 @@ static natsio_status kv_watcher_set_callback(void *h, void *user_data, natsio_re
     return natsio_kv_watcher_set_callback(h, feed_on_kv_entry, user_data, release);
 }
 
+static natsio_status obj_watcher_next_async(void *h, natsio_token **t) { return natsio_obj_watcher_next_async(h, t); }
+static natsio_status obj_watcher_take(const natsio_token *t, void **x) { return natsio_token_obj_info(t, (natsio_obj_info **)x); }
+static natsio_status obj_watcher_next_now(void *h, void **x) {
+    return natsio_obj_watcher_next(h, NATSIO_NO_WAIT, (natsio_obj_info **)x);
+}
 static natsio_status obj_watcher_stop(void *h) { return natsio_obj_watcher_stop(h); }
 static void obj_watcher_free(void *h) { natsio_obj_watcher_free(h); }
 static natsio_status obj_watcher_get_stats(void *h, natsio_iter_stats *s) { return natsio_obj_watcher_get_stats(h, s); }
@@ -40,6 +65,11 @@ static natsio_status obj_watcher_set_callback(void *h, void *user_data, natsio_r
     return natsio_obj_watcher_set_callback(h, feed_on_obj_info, user_data, release);
 }
 
+static natsio_status replies_next_async(void *h, natsio_token **t) { return natsio_replies_next_async(h, t); }
+static natsio_status replies_take(const natsio_token *t, void **x) { return natsio_token_msg(t, (natsio_msg **)x); }
+static natsio_status replies_next_now(void *h, void **x) {
+    return natsio_replies_next(h, NATSIO_NO_WAIT, (natsio_msg **)x);
+}
 static natsio_status replies_stop(void *h) { return natsio_replies_stop(h); }
 static void replies_free(void *h) { natsio_replies_free(h); }
 static natsio_status replies_get_stats(void *h, natsio_iter_stats *s) { return natsio_replies_get_stats(h, s); }
@@ -47,6 +77,11 @@ static natsio_status replies_set_callback(void *h, void *user_data, natsio_relea
     return natsio_replies_set_callback(h, feed_on_msg, user_data, release);
 }
 
+static natsio_status stored_msgs_next_async(void *h, natsio_token **t) { return natsio_stored_msgs_next_async(h, t); }
+static natsio_status stored_msgs_take(const natsio_token *t, void **x) { return natsio_token_stored_msg(t, (natsio_stored_msg **)x); }
+static natsio_status stored_msgs_next_now(void *h, void **x) {
+    return natsio_stored_msgs_next(h, NATSIO_NO_WAIT, (natsio_stored_msg **)x);
+}
 static natsio_status stored_msgs_stop(void *h) { return natsio_stored_msgs_stop(h); }
 static void stored_msgs_free(void *h) { natsio_stored_msgs_free(h); }
 static natsio_status stored_msgs_get_stats(void *h, natsio_iter_stats *s) { return natsio_stored_msgs_get_stats(h, s); }
@@ -54,6 +89,12 @@ static natsio_status stored_msgs_set_callback(void *h, void *user_data, natsio_r
     return natsio_stored_msgs_set_callback(h, feed_on_stored_msg, user_data, release);
 }
 
+static natsio_status sub_next_async(void *h, natsio_token **t) { return natsio_sub_next_async(h, t); }
+static natsio_status sub_take(const natsio_token *t, void **x) { return natsio_token_msg(t, (natsio_msg **)x); }
+static natsio_status sub_next_now(void *h, void **x) {
+    return natsio_sub_next(h, NATSIO_NO_WAIT, (natsio_msg **)x);
+}
+static natsio_status sub_end_async(void *h, natsio_token **t) { return natsio_sub_end_async(h, t); }
 static natsio_status sub_stop(void *h) { return natsio_sub_stop(h); }
 static void sub_free(void *h) { natsio_sub_free(h); }
 static natsio_status sub_get_stats(void *h, natsio_iter_stats *s) { return natsio_sub_get_stats(h, s); }
@@ -62,12 +103,12 @@ static natsio_status sub_set_callback(void *h, void *user_data, natsio_release_c
 }
 
 const feed_kind FEED_KINDS[FEED_KIND_END] = {
-    [FEED_ENDPOINT] = {"endpoint", endpoint_stop, endpoint_free, endpoint_get_stats, endpoint_set_callback, &feed_items_service_request},
-    [FEED_JS_MESSAGES] = {"js_messages", js_messages_stop, js_messages_free, js_messages_get_stats, js_messages_set_callback, &feed_items_js_msg},
-    [FEED_KV_KEY_LISTER] = {"kv_key_lister", kv_key_lister_stop, kv_key_lister_free, kv_key_lister_get_stats, kv_key_lister_set_callback, &feed_items_string},
-    [FEED_KV_WATCHER] = {"kv_watcher", kv_watcher_stop, kv_watcher_free, kv_watcher_get_stats, kv_watcher_set_callback, &feed_items_kv_entry},
-    [FEED_OBJ_WATCHER] = {"obj_watcher", obj_watcher_stop, obj_watcher_free, obj_watcher_get_stats, obj_watcher_set_callback, &feed_items_obj_info},
-    [FEED_REPLIES] = {"replies", replies_stop, replies_free, replies_get_stats, replies_set_callback, &feed_items_msg},
-    [FEED_STORED_MSGS] = {"stored_msgs", stored_msgs_stop, stored_msgs_free, stored_msgs_get_stats, stored_msgs_set_callback, &feed_items_stored_msg},
-    [FEED_SUB] = {"sub", sub_stop, sub_free, sub_get_stats, sub_set_callback, &feed_items_msg},
+    [FEED_ENDPOINT] = {"endpoint", endpoint_stop, endpoint_free, endpoint_get_stats, endpoint_set_callback, &feed_items_service_request, endpoint_next_async, endpoint_take, endpoint_next_now, NULL},
+    [FEED_JS_MESSAGES] = {"js_messages", js_messages_stop, js_messages_free, js_messages_get_stats, js_messages_set_callback, &feed_items_js_msg, js_messages_next_async, js_messages_take, js_messages_next_now, NULL},
+    [FEED_KV_KEY_LISTER] = {"kv_key_lister", kv_key_lister_stop, kv_key_lister_free, kv_key_lister_get_stats, kv_key_lister_set_callback, &feed_items_string, kv_key_lister_next_async, kv_key_lister_take, kv_key_lister_next_now, NULL},
+    [FEED_KV_WATCHER] = {"kv_watcher", kv_watcher_stop, kv_watcher_free, kv_watcher_get_stats, kv_watcher_set_callback, &feed_items_kv_entry, kv_watcher_next_async, kv_watcher_take, kv_watcher_next_now, NULL},
+    [FEED_OBJ_WATCHER] = {"obj_watcher", obj_watcher_stop, obj_watcher_free, obj_watcher_get_stats, obj_watcher_set_callback, &feed_items_obj_info, obj_watcher_next_async, obj_watcher_take, obj_watcher_next_now, NULL},
+    [FEED_REPLIES] = {"replies", replies_stop, replies_free, replies_get_stats, replies_set_callback, &feed_items_msg, replies_next_async, replies_take, replies_next_now, NULL},
+    [FEED_STORED_MSGS] = {"stored_msgs", stored_msgs_stop, stored_msgs_free, stored_msgs_get_stats, stored_msgs_set_callback, &feed_items_stored_msg, stored_msgs_next_async, stored_msgs_take, stored_msgs_next_now, NULL},
+    [FEED_SUB] = {"sub", sub_stop, sub_free, sub_get_stats, sub_set_callback, &feed_items_msg, sub_next_async, sub_take, sub_next_now, sub_end_async},
 };

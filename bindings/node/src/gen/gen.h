@@ -70,11 +70,11 @@ extern const feed_items feed_items_string;
 
 /* The push-mode callbacks of feed.c, one per item type: each keeps the
  * item (a clone or a copy) in the feed `user_data`. */
-void feed_on_kv_entry(void *user_data, const natsio_kv_entry *item, natsio_status status);
+natsio_status feed_on_service_request(void *user_data, const natsio_service_request *item, natsio_status status);
 void feed_on_string(void *user_data, const char *item, natsio_status status);
+void feed_on_kv_entry(void *user_data, const natsio_kv_entry *item, natsio_status status);
 void feed_on_msg(void *user_data, const natsio_msg *item, natsio_status status);
 void feed_on_obj_info(void *user_data, const natsio_obj_info *item, natsio_status status);
-void feed_on_service_request(void *user_data, const natsio_service_request *item, natsio_status status);
 void feed_on_stored_msg(void *user_data, const natsio_stored_msg *item, natsio_status status);
 
 /* One iterator kind: the iterator contract's calls on its handle, and
@@ -87,6 +87,13 @@ typedef struct feed_kind {
     /* push mode towards feed_on_<item>(user_data, ...) */
     natsio_status (*set_callback)(void *handle, void *user_data, natsio_release_cb release);
     const feed_items *items;
+    /* pull mode (feed.c): the next item's token, the item a completed
+     * token holds (owned), an item already queued (NATSIO_NO_WAIT), and
+     * the end's token (NULL: the kind has none) */
+    natsio_status (*next_async)(void *handle, natsio_token **token_out);
+    natsio_status (*take)(const natsio_token *token, void **item_out);
+    natsio_status (*next_now)(void *handle, void **item_out);
+    natsio_status (*end_async)(void *handle, natsio_token **token_out);
 } feed_kind;
 extern const feed_kind FEED_KINDS[FEED_KIND_END];
 

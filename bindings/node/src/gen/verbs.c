@@ -372,7 +372,7 @@ static napi_value client_service_discover_js(napi_env env, napi_callback_info in
     natsio_request_many_options opts;
     natsio_request_many_options_init(&opts);
     if (((verb = (int32_t)get_i64(env, argv[1], 0)), !exception_pending(env))
-        && get_req_string(env, argv[2], "name", &name)
+        && get_opt_string(env, argv[2], &name)
         && get_opt_string(env, argv[3], &id)
         && read_request_many_options(env, argv[4], &opts)) {
         natsio_replies *out = NULL;
@@ -412,6 +412,62 @@ static napi_value client_subscribe_js(napi_env env, napi_callback_info info) {
     free(subject);
     free(queue);
     return ret;
+}
+
+/* endpoint_name(ep) -> string: natsio_endpoint_name */
+static napi_value endpoint_name_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_endpoint *recv = feed_handle(env, argv[0], FEED_ENDPOINT);
+    if (!recv) return NULL;
+    return str_or_null(env, natsio_endpoint_name(recv));
+}
+
+/* endpoint_queue_group(ep) -> string: natsio_endpoint_queue_group */
+static napi_value endpoint_queue_group_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_endpoint *recv = feed_handle(env, argv[0], FEED_ENDPOINT);
+    if (!recv) return NULL;
+    return str_or_null(env, natsio_endpoint_queue_group(recv));
+}
+
+/* endpoint_set_stats_data(ep, json) -> undefined: natsio_endpoint_set_stats_data */
+static napi_value endpoint_set_stats_data_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_endpoint *recv = feed_handle(env, argv[0], FEED_ENDPOINT);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *json = NULL;
+    if (get_req_string(env, argv[1], "json", &json)) {
+        throw_if_failed(env, natsio_endpoint_set_stats_data(recv, json));
+    }
+    free(json);
+    return ret;
+}
+
+/* endpoint_stats_json(ep) -> string: natsio_endpoint_stats_json */
+static napi_value endpoint_stats_json_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_endpoint *recv = feed_handle(env, argv[0], FEED_ENDPOINT);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    {
+        char *x = NULL;
+        if (!throw_if_failed(env, natsio_endpoint_stats_json(recv, &x))) {
+            napi_value v = NULL;
+            napi_create_string_utf8(env, x ? x : "", NAPI_AUTO_LENGTH, &v);
+            natsio_string_free(x);
+            ret = v;
+        }
+    }
+    return ret;
+}
+
+/* endpoint_subject(ep) -> string: natsio_endpoint_subject */
+static napi_value endpoint_subject_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_endpoint *recv = feed_handle(env, argv[0], FEED_ENDPOINT);
+    if (!recv) return NULL;
+    return str_or_null(env, natsio_endpoint_subject(recv));
 }
 
 /* js_account_info(js) -> Promise<string>: natsio_js_account_info_async */
@@ -2094,6 +2150,185 @@ static napi_value ordered_consumer_stop_js(napi_env env, napi_callback_info info
     return ret;
 }
 
+/* service_end(s) -> Promise<none>: natsio_service_end_async */
+static napi_value service_end_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_service *recv = service_of(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_service_end_async(recv, &tok);
+        ret = op_track(env, st, tok, R_NONE, NULL, NULL);
+    }
+    return ret;
+}
+
+/* service_id(s) -> string: natsio_service_id */
+static napi_value service_id_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_service *recv = service_of(env, argv[0]);
+    if (!recv) return NULL;
+    return str_or_null(env, natsio_service_id(recv));
+}
+
+/* service_info_json(s) -> string: natsio_service_info_json */
+static napi_value service_info_json_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_service *recv = service_of(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    {
+        char *x = NULL;
+        if (!throw_if_failed(env, natsio_service_info_json(recv, &x))) {
+            napi_value v = NULL;
+            napi_create_string_utf8(env, x ? x : "", NAPI_AUTO_LENGTH, &v);
+            natsio_string_free(x);
+            ret = v;
+        }
+    }
+    return ret;
+}
+
+/* service_is_stopped(s) -> bool: natsio_service_is_stopped */
+static napi_value service_is_stopped_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_service *recv = service_of(env, argv[0]);
+    if (!recv) return NULL;
+    return boolean(env, natsio_service_is_stopped(recv));
+}
+
+/* service_name(s) -> string: natsio_service_name */
+static napi_value service_name_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_service *recv = service_of(env, argv[0]);
+    if (!recv) return NULL;
+    return str_or_null(env, natsio_service_name(recv));
+}
+
+/* service_request_clone(req) -> service_request: natsio_service_request_clone */
+static napi_value service_request_clone_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_service_request *recv = service_request_of(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_service_request *x = NULL;
+        if (!throw_if_failed(env, natsio_service_request_clone(recv, &x))) {
+            napi_value v = NULL;
+            v = service_request_to_js(env, x);
+            natsio_service_request_free(x);
+            ret = v;
+        }
+    }
+    return ret;
+}
+
+/* service_request_fail(req, description) -> undefined: natsio_service_request_fail */
+static napi_value service_request_fail_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_service_request *recv = service_request_of(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    char *description = NULL;
+    if (get_opt_string(env, argv[1], &description)) {
+        throw_if_failed(env, natsio_service_request_fail(recv, description));
+    }
+    free(description);
+    return ret;
+}
+
+/* service_request_respond(req, headers, data) -> undefined: natsio_service_request_respond */
+static napi_value service_request_respond_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    natsio_service_request *recv = service_request_of(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    natsio_headers *headers = NULL;
+    const void *data = NULL;
+    size_t len = 0;
+    if (get_headers(env, argv[1], &headers)
+        && get_bytes(env, argv[2], &data, &len)) {
+        throw_if_failed(env, natsio_service_request_respond(recv, headers, data, len));
+    }
+    natsio_headers_free(headers);
+    return ret;
+}
+
+/* service_request_respond_error(req, code, description, headers, data) -> undefined: natsio_service_request_respond_error */
+static napi_value service_request_respond_error_js(napi_env env, napi_callback_info info) {
+    ARGS(5);
+    natsio_service_request *recv = service_request_of(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int32_t code = 0;
+    char *description = NULL;
+    natsio_headers *headers = NULL;
+    const void *data = NULL;
+    size_t len = 0;
+    if (((code = (int32_t)get_i64(env, argv[1], 0)), !exception_pending(env))
+        && get_req_string(env, argv[2], "description", &description)
+        && get_headers(env, argv[3], &headers)
+        && get_bytes(env, argv[4], &data, &len)) {
+        throw_if_failed(env, natsio_service_request_respond_error(recv, code, description, headers, data, len));
+    }
+    free(description);
+    natsio_headers_free(headers);
+    return ret;
+}
+
+/* service_reset(s) -> undefined: natsio_service_reset */
+static napi_value service_reset_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_service *recv = service_of(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    {
+        throw_if_failed(env, natsio_service_reset(recv));
+    }
+    return ret;
+}
+
+/* service_stats_json(s) -> string: natsio_service_stats_json */
+static napi_value service_stats_json_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_service *recv = service_of(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    {
+        char *x = NULL;
+        if (!throw_if_failed(env, natsio_service_stats_json(recv, &x))) {
+            napi_value v = NULL;
+            napi_create_string_utf8(env, x ? x : "", NAPI_AUTO_LENGTH, &v);
+            natsio_string_free(x);
+            ret = v;
+        }
+    }
+    return ret;
+}
+
+/* service_stop(s) -> Promise<none>: natsio_service_stop_async */
+static napi_value service_stop_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_service *recv = service_of(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_service_stop_async(recv, &tok);
+        ret = op_track(env, st, tok, R_NONE, NULL, NULL);
+    }
+    return ret;
+}
+
+/* service_version(s) -> string: natsio_service_version */
+static napi_value service_version_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_service *recv = service_of(env, argv[0]);
+    if (!recv) return NULL;
+    return str_or_null(env, natsio_service_version(recv));
+}
+
 /* sub_drain(sub, timeout_ms) -> Promise<none>: natsio_sub_drain_async */
 static napi_value sub_drain_js(napi_env env, napi_callback_info info) {
     ARGS(2);
@@ -2180,6 +2415,11 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"client_service_discover", NULL, client_service_discover_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_status", NULL, client_status_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_subscribe", NULL, client_subscribe_js, NULL, NULL, NULL, napi_default, NULL},
+        {"endpoint_name", NULL, endpoint_name_js, NULL, NULL, NULL, napi_default, NULL},
+        {"endpoint_queue_group", NULL, endpoint_queue_group_js, NULL, NULL, NULL, napi_default, NULL},
+        {"endpoint_set_stats_data", NULL, endpoint_set_stats_data_js, NULL, NULL, NULL, napi_default, NULL},
+        {"endpoint_stats_json", NULL, endpoint_stats_json_js, NULL, NULL, NULL, napi_default, NULL},
+        {"endpoint_subject", NULL, endpoint_subject_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_account_info", NULL, js_account_info_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_api_level", NULL, js_api_level_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_consume", NULL, js_consume_js, NULL, NULL, NULL, napi_default, NULL},
@@ -2284,6 +2524,19 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"ordered_consumer_messages", NULL, ordered_consumer_messages_js, NULL, NULL, NULL, napi_default, NULL},
         {"ordered_consumer_start", NULL, ordered_consumer_start_js, NULL, NULL, NULL, napi_default, NULL},
         {"ordered_consumer_stop", NULL, ordered_consumer_stop_js, NULL, NULL, NULL, napi_default, NULL},
+        {"service_end", NULL, service_end_js, NULL, NULL, NULL, napi_default, NULL},
+        {"service_id", NULL, service_id_js, NULL, NULL, NULL, napi_default, NULL},
+        {"service_info_json", NULL, service_info_json_js, NULL, NULL, NULL, napi_default, NULL},
+        {"service_is_stopped", NULL, service_is_stopped_js, NULL, NULL, NULL, napi_default, NULL},
+        {"service_name", NULL, service_name_js, NULL, NULL, NULL, napi_default, NULL},
+        {"service_request_clone", NULL, service_request_clone_js, NULL, NULL, NULL, napi_default, NULL},
+        {"service_request_fail", NULL, service_request_fail_js, NULL, NULL, NULL, napi_default, NULL},
+        {"service_request_respond", NULL, service_request_respond_js, NULL, NULL, NULL, napi_default, NULL},
+        {"service_request_respond_error", NULL, service_request_respond_error_js, NULL, NULL, NULL, napi_default, NULL},
+        {"service_reset", NULL, service_reset_js, NULL, NULL, NULL, napi_default, NULL},
+        {"service_stats_json", NULL, service_stats_json_js, NULL, NULL, NULL, napi_default, NULL},
+        {"service_stop", NULL, service_stop_js, NULL, NULL, NULL, napi_default, NULL},
+        {"service_version", NULL, service_version_js, NULL, NULL, NULL, napi_default, NULL},
         {"sub_drain", NULL, sub_drain_js, NULL, NULL, NULL, napi_default, NULL},
         {"sub_is_closed", NULL, sub_is_closed_js, NULL, NULL, NULL, napi_default, NULL},
         {"sub_is_stopped", NULL, sub_is_stopped_js, NULL, NULL, NULL, napi_default, NULL},
