@@ -243,6 +243,11 @@ var (
 	ErrBucketSealed      = newSentinel(706, "bucket is sealed")
 )
 
+// ErrServiceConfig (8xx: services) is a refused service, group or
+// endpoint configuration (bad name, version, subject or queue group); it
+// is also a configuration error: errors.Is matches it with ErrConfig.
+var ErrServiceConfig = newSentinel(800, "invalid service configuration")
+
 // ErrHandlerPanic is matched by the error reported to the ErrorHandler when
 // a message handler or a lifecycle handler (ConnectedHandler, ...) panics;
 // the AsyncError's Err wraps it, its message giving the panic value.
