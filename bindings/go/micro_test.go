@@ -523,3 +523,61 @@ func TestMicroDiscover(t *testing.T) {
 		t.Fatalf("absent service: %v %v", none, err)
 	}
 }
+
+func TestMicroStopFromHandlerAndClose(t *testing.T) {
+	name := serviceName(t)
+	subj := subject(t, "quit")
+	done := make(chan struct{}, 2)
+	nc := connect(t)
+	var svc micro.Service
+	stopErr := make(chan error, 1)
+	svc = addService(t, nc, micro.Config{
+		Name: name, Version: "1.0.0",
+		DoneHandler: func(micro.Service) { done <- struct{}{} },
+		Endpoint: &micro.EndpointConfig{Subject: subj, Handler: micro.HandlerFunc(func(r micro.Request) {
+			_ = r.Respond([]byte("bye"))
+			// From its own handler Stop starts the stop and returns (the
+			// stop waits for this handler).
+			stopErr <- svc.Stop()
+		})},
+	})
+	client := connect(t)
+	if m := mustRequest(t, client, subj, nil); string(m.Data) != "bye" {
+		t.Fatalf("reply %q", m.Data)
+	}
+	select {
+	case err := <-stopErr:
+		if err != nil {
+			t.Fatalf("Stop from the handler: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Stop from the handler did not return")
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("DoneHandler not called after a stop from the handler")
+	}
+	if !svc.Stopped() {
+		t.Fatal("Stopped() is false")
+	}
+
+	// A service stops when its connection closes.
+	nc2 := connect(t)
+	svc2 := addService(t, nc2, micro.Config{Name: name, Version: "1.0.0",
+		DoneHandler: func(micro.Service) { done <- struct{}{} }})
+	if svc2.Stopped() {
+		t.Fatal("a new service is stopped")
+	}
+	if err := nc2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("DoneHandler not called after the connection's close")
+	}
+	if !svc2.Stopped() {
+		t.Fatal("Stopped() is false after the connection's close")
+	}
+}
