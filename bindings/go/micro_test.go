@@ -452,18 +452,28 @@ func TestMicroStatsHandlerAndLaterAnswer(t *testing.T) {
 	}), micro.WithEndpointSubject(subj)); err != nil {
 		t.Fatal(err)
 	}
+	// The same name in a group: the StatsHandler tells them apart.
+	if err := svc.AddGroup(subj).AddEndpoint("later", echo); err != nil {
+		t.Fatal(err)
+	}
 	client := connect(t)
 	if m := mustRequest(t, client, subj, []byte("x")); string(m.Data) != "later:x" {
 		t.Fatalf("reply %q", m.Data)
 	}
 	kept.Wait()
-	st := endpointStats(t, svc.Stats(), "later")
-	var data map[string]string
-	if err := json.Unmarshal(st.Data, &data); err != nil || data["endpoint"] != "later" || data["subject"] != subj {
-		t.Fatalf("stats data %s (%v)", st.Data, err)
+	stats := svc.Stats()
+	if len(stats.Endpoints) != 2 {
+		t.Fatalf("endpoints %+v", stats.Endpoints)
 	}
-	if st.NumRequests != 1 {
-		t.Fatalf("num_requests %d", st.NumRequests)
+	for i, want := range []string{subj, subj + ".later"} {
+		st := stats.Endpoints[i]
+		var data map[string]string
+		if err := json.Unmarshal(st.Data, &data); err != nil || data["endpoint"] != "later" || data["subject"] != want || st.Subject != want {
+			t.Fatalf("endpoint %d: stats data %s (%v)", i, st.Data, err)
+		}
+	}
+	if n := stats.Endpoints[0].NumRequests; n != 1 {
+		t.Fatalf("num_requests %d", n)
 	}
 }
 

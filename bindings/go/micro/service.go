@@ -260,7 +260,7 @@ type svc struct {
 	lib service.Service
 
 	mu        sync.Mutex
-	endpoints map[string]*Endpoint // by name, for the StatsHandler
+	endpoints map[endpointKey]*Endpoint // for the StatsHandler
 }
 
 // AddService starts a service on nc. It answers PING, INFO and STATS from
@@ -272,7 +272,7 @@ func AddService(nc *natsio.Conn, config Config) (Service, error) {
 	if config.Metadata == nil {
 		config.Metadata = map[string]string{}
 	}
-	s := &svc{Config: config, endpoints: map[string]*Endpoint{}}
+	s := &svc{Config: config, endpoints: map[endpointKey]*Endpoint{}}
 	cfg, err := json.Marshal(libServiceConfig{
 		Name: config.Name, Version: config.Version, Description: config.Description,
 		Metadata: config.Metadata, QueueGroup: config.QueueGroup, QueueGroupDisabled: config.QueueGroupDisabled,
@@ -369,7 +369,7 @@ func (s *svc) addEndpoint(g service.Group, name string, handler Handler, opts []
 		return configError(err)
 	}
 	s.mu.Lock()
-	s.endpoints[name] = &Endpoint{
+	s.endpoints[endpointKey{name, subject}] = &Endpoint{
 		Name: name,
 		EndpointConfig: EndpointConfig{
 			Subject: subject, Handler: handler, Metadata: o.metadata,
@@ -380,11 +380,14 @@ func (s *svc) addEndpoint(g service.Group, name string, handler Handler, opts []
 	return nil
 }
 
+// endpointKey names an endpoint: names may repeat across groups.
+type endpointKey struct{ name, subject string }
+
 // endpointData is the library's stats callback: the StatsHandler's value
 // as JSON.
-func (s *svc) endpointData(name, _ string) []byte {
+func (s *svc) endpointData(name, subject string) []byte {
 	s.mu.Lock()
-	ep := s.endpoints[name]
+	ep := s.endpoints[endpointKey{name, subject}]
 	s.mu.Unlock()
 	if ep == nil {
 		return nil
