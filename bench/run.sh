@@ -22,7 +22,7 @@
 #                      when pub is among the scenarios)
 #   -h | --help
 # Harness options (passed unchanged to every harness, see shared bench spec):
-#   --scenarios pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get
+#   --scenarios pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get,svc
 #   --sizes 16,1024 --n N --js-n N --k K --kv-k K --window W --par P
 #   --obj-mb MiB --obj-small N --warmup W --idle-timeout S --max-secs S
 #   --obj-mode memory|stream   obj-put/obj-get from/into one buffer (the
@@ -165,7 +165,7 @@ EXTRAS=1
 PASS=()
 SKIP_MISSING=0
 URL=""
-SCENARIOS="pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get"
+SCENARIOS="pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get,svc"
 SIZES="16,1024"
 MAX_SECS=120
 OBJ_MB=64

@@ -78,8 +78,8 @@ EXTRA_MEDIANS = [("rss_kb", "peak_rss_kb"),
                  ("rss_start_kb", "rss_start_kb"), ("rss_end_kb", "rss_end_kb"),
                  ("threads_peak", "threads_peak"), ("rss_peak_mb", "rss_peak_mb")]
 SCEN_ORDER = ["pub", "pubsub", "req", "jspub", "jspub-sync", "kv-put", "kv-get", "kv-par",
-              "js-consume", "obj-put", "obj-get", "obj-put/stream", "obj-get/stream"]
-LATENCY_SCENARIOS = {"req", "jspub-sync", "kv-put", "kv-get"}
+              "js-consume", "obj-put", "obj-get", "obj-put/stream", "obj-get/stream", "svc"]
+LATENCY_SCENARIOS = {"req", "jspub-sync", "kv-put", "kv-get", "svc"}
 # Scenarios whose rate is MB/s (mb_per_s) rather than messages or operations.
 MB_SCENARIOS = {"obj-put", "obj-get"}
 # Mode suffix of the obj scenarios' --obj-mode stream runs.
@@ -192,6 +192,8 @@ class Cell:
         for k in ("lib_log_errors", "wedged"):
             if k in rec:
                 self.extra[k] += int(num(rec, k) or 0)
+        if rec.get("stats_ok") == "0":  # svc: the service's STATS did not count every request
+            self.extra["stats_wrong"] += 1
         sc = rec["scenario"]
         if sc == "pubsub" and (num(rec, "lost") or 0) > 0:
             self.incomplete += 1

@@ -2,7 +2,9 @@
 # The one command that runs the whole libnatsio test suite:
 #
 #   1. system tools (cmake, ninja, g++, GoogleTest; apt-get only if missing)
-#   2. nats-server at the pinned version (scripts/install-nats-server.sh)
+#   2. nats-server at the pinned version (scripts/install-nats-server.sh),
+#      the nats CLI too (scripts/install-natscli.sh: the Go interop tests
+#      run `nats micro`)
 #   3. cargo build --release, and the committed include/natsio{,_sys}.h are unchanged;
 #      abi/generate.py --check: the ABI description and generated glue too;
 #      scripts/docs.sh: the C API reference (doxygen, warnings are errors)
@@ -35,6 +37,7 @@
 #   CARGO_TARGET_DIR     honoured; the C/C++ build links <it>/release/libnatsio.so
 #   BUILD_DIR            CMake build dir (default: build)
 #   NATS_SERVER_VERSION  / NATS_SERVER_BIN: see scripts/install-nats-server.sh
+#   NATS_CLI_VERSION / NATS_CLI_BIN: see scripts/install-natscli.sh
 #   FUZZ_SECONDS         seconds of fuzzing per target (default 10: a smoke run that keeps CI short; longer runs by hand; 0 skips it)
 #   CTEST_JOBS           ctest programs at once (default 2); scripts/sanitize.sh has SANITIZE_JOBS, scripts/readme_blocks.py README_JOBS
 set -euo pipefail
@@ -230,6 +233,9 @@ step "$STAGE"
 NATS_SERVER_BIN="$(scripts/install-nats-server.sh | tail -n 1)"
 export NATS_SERVER_BIN
 "$NATS_SERVER_BIN" --version
+# The nats CLI (natscli, built from the Go module proxy, cached under .tools/).
+NATS_CLI_BIN="$(scripts/install-natscli.sh | tail -n 1)"
+export NATS_CLI_BIN
 
 # Bindings and examples load libnatsio.so from the cargo output in place.
 export LD_LIBRARY_PATH="$LIB_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

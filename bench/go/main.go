@@ -8,6 +8,10 @@
 //	pubsub  callback subscription (Conn.Subscribe) counting messages
 //	req     responder: callback subscription answering with Msg.Respond on
 //	        its own connection; requester: Conn.Request, one at a time
+//	svc     req through a service endpoint (package micro: service bench,
+//	        endpoint echo on bench.svc.echo, Request.Respond), then the
+//	        service's STATS read with a $SRV.STATS.bench request: stats_ok=1
+//	        when num_requests is warmup + K
 //
 //	jspub       JetStream.PublishAsync with at most --window futures
 //	            unacked (a ring of PubAckFutures; PublishAsyncMaxPending is
@@ -53,6 +57,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -68,6 +73,7 @@ import (
 	"time"
 
 	natsio "github.com/libnatsio/natsio/bindings/go"
+	"github.com/libnatsio/natsio/bindings/go/micro"
 )
 
 // client is the client= value; "libnatsio-go:unlimited" with
@@ -98,7 +104,7 @@ type options struct {
 
 var opt = options{
 	url:         "nats://127.0.0.1:4222",
-	scenarios:   "pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get",
+	scenarios:   "pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get,svc",
 	sizes:       "16,1024",
 	n:           1000000,
 	jsN:         200000,
@@ -373,19 +379,76 @@ wait:
 }
 
 // ---------------------------------------------------------------------------
-// req
+// req and svc
+
+// connectPair connects req's and svc's responder and requester.
+func connectPair(scenario string, size int, errs *errorCounter) (rnc, qnc *natsio.Conn, ok bool) {
+	rnc, err := connect(errs, "natsio-go-bench-responder")
+	if err != nil {
+		emitFailure(scenario, size, "connect", err)
+		return nil, nil, false
+	}
+	qnc, err = connect(errs, "natsio-go-bench-requester")
+	if err != nil {
+		closeAll(errs, rnc)
+		emitFailure(scenario, size, "connect", err)
+		return nil, nil, false
+	}
+	return rnc, qnc, true
+}
+
+// requestRun is what requestLoop measured.
+type requestRun struct {
+	lat    []float64 // microseconds, of the successful requests
+	failed int64     // failed requests and wrong-size replies
+	secs   float64
+	c0, c1 float64 // process CPU (ns) at the clock's start and stop
+}
+
+// requestLoop is req's and svc's timed part: --warmup untimed requests,
+// afterWarmup, then K sequential requests to subject, each timed and
+// bounded by the idle timeout (as in the C harness). false when
+// --max-secs ran out (the timeout line is printed).
+func requestLoop(scenario string, qnc *natsio.Conn, subject string, data []byte, afterWarmup func()) (requestRun, bool) {
+	request := func() (*natsio.Msg, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), opt.idleTimeout)
+		defer cancel()
+		return qnc.Request(ctx, subject, data)
+	}
+	for i := 0; i < opt.warmup; i++ {
+		_, _ = request()
+	}
+	afterWarmup()
+
+	r := requestRun{lat: make([]float64, 0, opt.k)}
+	r.c0 = cpuNanos()
+	t0 := time.Now()
+	for i := 0; i < opt.k; i++ {
+		a := time.Now()
+		m, err := request()
+		us := float64(time.Since(a).Nanoseconds()) / 1e3
+		switch {
+		case err != nil:
+			r.failed++
+		case len(m.Data) != len(data):
+			r.failed++
+		default:
+			r.lat = append(r.lat, us)
+		}
+		if time.Since(t0) > opt.maxSecs {
+			emitStatus(scenario, len(data), "timeout", errors.New("max-secs"))
+			return r, false
+		}
+	}
+	r.secs = time.Since(t0).Seconds()
+	r.c1 = cpuNanos()
+	return r, true
+}
 
 func runReq(size int) {
 	errs := &errorCounter{}
-	rnc, err := connect(errs, "natsio-go-bench-responder")
-	if err != nil {
-		emitFailure("req", size, "connect", err)
-		return
-	}
-	qnc, err := connect(errs, "natsio-go-bench-requester")
-	if err != nil {
-		closeAll(errs, rnc)
-		emitFailure("req", size, "connect", err)
+	rnc, qnc, ok := connectPair("req", size, errs)
+	if !ok {
 		return
 	}
 	defer closeAll(errs, qnc, rnc)
@@ -406,46 +469,84 @@ func runReq(size int) {
 	}
 	defer sub.Unsubscribe()
 
-	// Each request is bounded by the idle timeout, as in the C harness.
-	request := func() (*natsio.Msg, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), opt.idleTimeout)
-		defer cancel()
-		return qnc.Request(ctx, "bench.req", data)
+	r, ok := requestLoop("req", qnc, "bench.req", data, func() {
+		errs.count.Store(0)
+		respondFailed.Store(0)
+	})
+	if !ok {
+		return
 	}
-	for i := 0; i < opt.warmup; i++ {
-		_, _ = request()
-	}
-	errs.count.Store(0)
-	respondFailed.Store(0)
-
-	lat := make([]float64, 0, opt.k)
-	var failed int64
-	c0 := cpuNanos()
-	t0 := time.Now()
-	for i := 0; i < opt.k; i++ {
-		a := time.Now()
-		m, err := request()
-		us := float64(time.Since(a).Nanoseconds()) / 1e3
-		switch {
-		case err != nil:
-			failed++
-		case len(m.Data) != size:
-			failed++
-		default:
-			lat = append(lat, us)
-		}
-		if time.Since(t0) > opt.maxSecs {
-			emitStatus("req", size, "timeout", errors.New("max-secs"))
-			return
-		}
-	}
-	secs := time.Since(t0).Seconds()
-	c1 := cpuNanos()
-
-	mean, p50, p99 := latencyStats(lat)
+	mean, p50, p99 := latencyStats(r.lat)
 	fmt.Printf("scenario=req client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f\n",
-		client, size, opt.k, secs, float64(opt.k)/secs, mean, p50, p99,
-		failed+errs.count.Load()+respondFailed.Load(), cpuPerMsg(c0, c1, int64(opt.k)))
+		client, size, opt.k, r.secs, float64(opt.k)/r.secs, mean, p50, p99,
+		r.failed+errs.count.Load()+respondFailed.Load(), cpuPerMsg(r.c0, r.c1, int64(opt.k)))
+}
+
+// runSvc is req through a service endpoint (package micro): service
+// bench, endpoint echo on bench.svc.echo (default queue group), then the
+// service's num_requests read with a $SRV.STATS.bench request and
+// checked to be warmup + K (stats_ok=1).
+func runSvc(size int) {
+	errs := &errorCounter{}
+	rnc, qnc, ok := connectPair("svc", size, errs)
+	if !ok {
+		return
+	}
+	defer closeAll(errs, qnc, rnc)
+	data := bytes.Repeat([]byte{'x'}, size)
+
+	var respondFailed atomic.Int64
+	svc, err := micro.AddService(rnc, micro.Config{Name: "bench", Version: "1.0.0"})
+	if err == nil {
+		defer svc.Stop()
+		err = svc.AddEndpoint("echo", micro.HandlerFunc(func(r micro.Request) {
+			if r.Respond(r.Data()) != nil {
+				respondFailed.Add(1)
+			}
+		}), micro.WithEndpointSubject("bench.svc.echo"))
+	}
+	if err == nil {
+		err = flush(rnc)
+	}
+	if err != nil {
+		emitFailure("svc", size, "service", err)
+		return
+	}
+
+	r, ok := requestLoop("svc", qnc, "bench.svc.echo", data, func() {
+		errs.count.Store(0)
+		respondFailed.Store(0)
+	})
+	if !ok {
+		return
+	}
+	statsOK := 0
+	if n, err := svcStatsRequests(qnc); err == nil && n == opt.warmup+opt.k {
+		statsOK = 1
+	}
+	mean, p50, p99 := latencyStats(r.lat)
+	fmt.Printf("scenario=svc client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d stats_ok=%d cpu_ns_per_msg=%.1f\n",
+		client, size, opt.k, r.secs, float64(opt.k)/r.secs, mean, p50, p99,
+		r.failed+errs.count.Load()+respondFailed.Load(), statsOK, cpuPerMsg(r.c0, r.c1, int64(opt.k)))
+}
+
+// svcStatsRequests is the bench service's num_requests (its one
+// endpoint's) as a $SRV.STATS.bench request reads it.
+func svcStatsRequests(qnc *natsio.Conn) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opt.idleTimeout)
+	defer cancel()
+	m, err := qnc.Request(ctx, "$SRV.STATS.bench", nil)
+	if err != nil {
+		return 0, err
+	}
+	var stats micro.Stats
+	if err := json.Unmarshal(m.Data, &stats); err != nil {
+		return 0, err
+	}
+	if len(stats.Endpoints) != 1 {
+		return 0, fmt.Errorf("%d endpoints in STATS", len(stats.Endpoints))
+	}
+	return stats.Endpoints[0].NumRequests, nil
 }
 
 // ---------------------------------------------------------------------------
@@ -1220,7 +1321,7 @@ func objChild(spec string) int {
 
 func usage() string {
 	return `usage: natsio-go-bench [--url URL]
-                       [--scenarios pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get]
+                       [--scenarios pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get,svc]
                        [--sizes 16,1024] [--n N] [--js-n N] [--k K] [--kv-k K]
                        [--window W] [--par P] [--obj-mb MiB] [--obj-small N] [--warmup W]
                        [--idle-timeout S] [--max-secs S] [--pubsub-limits default|unlimited]
@@ -1347,6 +1448,8 @@ func main() {
 				runPubSub(size)
 			case "req":
 				runReq(size)
+			case "svc":
+				runSvc(size)
 			case "jspub":
 				runJSPub(size)
 			case "jspub-sync":

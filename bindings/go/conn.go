@@ -291,18 +291,24 @@ func (nc *Conn) RequestMany(ctx context.Context, subject string, data []byte, op
 			yield(nil, err)
 			return
 		}
-		// The replies are gathered by the library; each is read here, and
-		// a wait for one is a token that ctx's end withdraws.
-		defer C.natsio_replies_free(replies)
-		defer runtime.KeepAlive(nc)
-		for {
-			m, err := iterNext(ctx, unsafe.Pointer(replies), C.GO_ITER_REPLIES, keepMsg(nc))
-			if isDone(err) {
-				return
-			}
-			if !yield(m, err) || err != nil {
-				return
-			}
+		nc.yieldReplies(ctx, replies, yield)
+	}
+}
+
+// yieldReplies yields the replies a request-many iterator (owned, freed
+// here) gathers until it ends; an error is yielded once, last.
+func (nc *Conn) yieldReplies(ctx context.Context, replies *C.natsio_replies, yield func(*Msg, error) bool) {
+	// The replies are gathered by the library; each is read here, and
+	// a wait for one is a token that ctx's end withdraws.
+	defer C.natsio_replies_free(replies)
+	defer runtime.KeepAlive(nc)
+	for {
+		m, err := iterNext(ctx, unsafe.Pointer(replies), C.GO_ITER_REPLIES, keepMsg(nc))
+		if isDone(err) {
+			return
+		}
+		if !yield(m, err) || err != nil {
+			return
 		}
 	}
 }
@@ -315,12 +321,7 @@ func (nc *Conn) startRequestMany(ctx context.Context, subject string, data []byt
 	if err != nil {
 		return nil, err
 	}
-	var copts C.natsio_request_many_options
-	C.natsio_request_many_options_init(&copts)
-	copts.timeout_ms = timeoutField(ctx)
-	for _, opt := range opts {
-		opt(&copts)
-	}
+	copts := requestManyOptions(ctx, opts)
 	p, n := dataPtr(data)
 	var replies *C.natsio_replies
 	lockThread()
@@ -329,6 +330,17 @@ func (nc *Conn) startRequestMany(ctx context.Context, subject string, data []byt
 	runtime.KeepAlive(nc)
 	runtime.KeepAlive(data)
 	return replies, err
+}
+
+// requestManyOptions are opts over the defaults, the timeout ctx's deadline.
+func requestManyOptions(ctx context.Context, opts []RequestManyOption) C.natsio_request_many_options {
+	var copts C.natsio_request_many_options
+	C.natsio_request_many_options_init(&copts)
+	copts.timeout_ms = timeoutField(ctx)
+	for _, opt := range opts {
+		opt(&copts)
+	}
+	return copts
 }
 
 // Flush waits until the server has processed everything sent before it

@@ -243,9 +243,9 @@ var (
 	ErrBucketSealed      = newSentinel(706, "bucket is sealed")
 )
 
-// 8xx: services. A service, group or endpoint configuration ADR-32 refuses
-// (name, version, subject, queue group); also a configuration error
-// (errors.Is matches it with ErrConfig).
+// ErrServiceConfig (8xx: services) is a refused service, group or
+// endpoint configuration (bad name, version, subject or queue group); it
+// is also a configuration error: errors.Is matches it with ErrConfig.
 var ErrServiceConfig = newSentinel(800, "invalid service configuration")
 
 // ErrHandlerPanic is matched by the error reported to the ErrorHandler when

@@ -19,6 +19,9 @@ extern void natsioGoEvent(void *user_data, natsio_event_kind kind, natsio_status
 extern void natsioGoLog(void *user_data, natsio_log_level level, char *message);
 extern char *natsioGoJWT(void *user_data);
 extern natsio_status natsioGoSign(void *user_data, uint8_t *nonce, size_t nonce_len, uint8_t *signature_out);
+extern natsio_status natsioGoServiceRequest(void *user_data, natsio_service_request *req, natsio_status status);
+extern void natsioGoServiceError(void *user_data, char *endpoint, char *subject, int32_t code, char *description);
+extern char *natsioGoServiceStats(void *user_data, char *endpoint, char *subject);
 
 // A go_error holding text and no error data (NULL when out of memory).
 static go_error *go_error_text(const char *text) {
@@ -343,6 +346,22 @@ natsio_status go_options_set_event_callback(natsio_options *opts, uintptr_t h) {
 natsio_status go_options_set_auth_callbacks(natsio_options *opts, uintptr_t h) {
 	return natsio_options_set_auth_callbacks(opts, (natsio_jwt_cb)natsioGoJWT, (natsio_sign_cb)natsioGoSign,
 		(void *)h, natsioGoRelease);
+}
+
+natsio_status go_endpoint_set_callback(const natsio_endpoint *ep, uintptr_t h) {
+	return natsio_endpoint_set_callback(ep, (natsio_service_request_cb)natsioGoServiceRequest, (void *)h, natsioGoRelease);
+}
+
+natsio_status go_service_set_error_callback(const natsio_service *s, uintptr_t h) {
+	return natsio_service_set_error_callback(s, (natsio_service_error_cb)natsioGoServiceError, (void *)h, natsioGoRelease);
+}
+
+natsio_status go_service_set_stats_callback(const natsio_service *s, uintptr_t h) {
+	return natsio_service_set_stats_callback(s, (natsio_service_stats_cb)natsioGoServiceStats, (void *)h, natsioGoRelease);
+}
+
+void go_service_request_read(const natsio_service_request *req, go_msg_view *v) {
+	go_msg_read(natsio_service_request_msg(req), v);
 }
 
 // ---- calls whose arguments Go cannot pass as they are ----

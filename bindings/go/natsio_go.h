@@ -189,6 +189,14 @@ natsio_status go_options_set_error_callback(natsio_options *opts, uintptr_t h);
 natsio_status go_options_set_event_callback(natsio_options *opts, uintptr_t h);
 natsio_status go_options_set_log(natsio_options *opts, int32_t level, uintptr_t h);
 natsio_status go_options_set_auth_callbacks(natsio_options *opts, uintptr_t h);
+/* Services: an endpoint's push mode, the service's error and stats
+ * callbacks. */
+natsio_status go_endpoint_set_callback(const natsio_endpoint *ep, uintptr_t h);
+natsio_status go_service_set_error_callback(const natsio_service *s, uintptr_t h);
+natsio_status go_service_set_stats_callback(const natsio_service *s, uintptr_t h);
+/* A service request's message fields (natsio_service_request_msg, then
+ * go_msg_read): one call. */
+void go_service_request_read(const natsio_service_request *req, go_msg_view *v);
 
 /* ---- calls whose arguments Go cannot pass as they are ---- */
 

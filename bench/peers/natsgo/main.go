@@ -10,6 +10,10 @@
 //	            publisher on a second connection
 //	req         responder: callback subscription answering with Msg.Respond
 //	            on its own connection; requester: Conn.Request, one at a time
+//	svc         req through a micro service (service bench, endpoint echo on
+//	            bench.svc.echo, Request.Respond), then the service's STATS
+//	            read with a $SRV.STATS.bench request: stats_ok=1 when
+//	            num_requests is warmup + K
 //	jspub       JetStream.PublishAsync with at most --window futures unacked
 //	            (a ring; PublishAsyncMaxPending = window, stall wait and async
 //	            ack timeout = idle timeout), waiting on the oldest when full
@@ -44,6 +48,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -60,6 +65,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go/micro"
 )
 
 const client = "nats.go"
@@ -85,7 +91,7 @@ type options struct {
 
 var opt = options{
 	url:         "nats://127.0.0.1:4222",
-	scenarios:   "pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get",
+	scenarios:   "pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get,svc",
 	sizes:       "16,1024",
 	n:           1000000,
 	jsN:         200000,
@@ -103,7 +109,7 @@ var opt = options{
 
 func usage() string {
 	return `usage: natsgo-bench [--url URL]
-        [--scenarios pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get]
+        [--scenarios pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get,svc]
         [--sizes 16,1024] [--n N] [--js-n N] [--k K] [--kv-k K] [--window W]
         [--par P] [--obj-mb MiB] [--obj-small N] [--warmup W]
         [--idle-timeout S] [--max-secs S] [--obj-mode memory|stream]`
@@ -398,21 +404,74 @@ func runPubSub(size int) {
 // ---------------------------------------------------------------------------
 // req
 
-func runReq(size int) {
-	c := &counters{}
+// connectPair connects req's and svc's responder and requester.
+func connectPair(scenario string, size int, c *counters) (rnc, qnc *nats.Conn, ok bool) {
 	rnc, err := connect(c)
 	if err != nil {
-		failed("req", size, "connect", err)
-		return
+		failed(scenario, size, "connect", err)
+		return nil, nil, false
 	}
-	qnc, err := connect(c)
+	qnc, err = connect(c)
 	if err != nil {
 		closeConns(c, rnc)
-		failed("req", size, "connect", err)
+		failed(scenario, size, "connect", err)
+		return nil, nil, false
+	}
+	return rnc, qnc, true
+}
+
+// requestRun is what requestLoop measured.
+type requestRun struct {
+	lat    []float64 // microseconds
+	errs   int       // failed requests and wrong-size replies
+	secs   float64
+	c0, c1 float64 // process CPU (ns) at the clock's start and stop
+}
+
+// requestLoop is req's and svc's timed part: --warmup untimed requests
+// (then the asynchronous error count is reset), then K sequential
+// requests to subject, each timed. false when --max-secs ran out (the
+// timeout line is printed).
+func requestLoop(scenario string, c *counters, qnc *nats.Conn, subject string, data []byte) (requestRun, bool) {
+	for i := 0; i < opt.warmup; i++ {
+		_, _ = qnc.Request(subject, data, opt.idleTimeout)
+	}
+	c.errs.Store(0)
+
+	r := requestRun{lat: make([]float64, 0, opt.k)}
+	r.c0 = cpuNanos()
+	t0 := time.Now()
+	for i := 0; i < opt.k; i++ {
+		a := time.Now()
+		m, err := qnc.Request(subject, data, opt.idleTimeout)
+		b := time.Now()
+		if err != nil {
+			r.errs++
+		} else {
+			if len(m.Data) != len(data) {
+				r.errs++
+			}
+			r.lat = append(r.lat, us(b.Sub(a)))
+		}
+		if b.Sub(t0) > opt.maxSecs {
+			status(scenario, len(data), "timeout", errors.New("max-secs"))
+			return r, false
+		}
+	}
+	r.secs = time.Since(t0).Seconds()
+	r.c1 = cpuNanos()
+	r.errs += int(c.errs.Load())
+	return r, true
+}
+
+func runReq(size int) {
+	c := &counters{}
+	rnc, qnc, ok := connectPair("req", size, c)
+	if !ok {
 		return
 	}
 	defer closeConns(c, qnc, rnc)
-	_, err = rnc.Subscribe("bench.req", func(m *nats.Msg) { _ = m.Respond(m.Data) })
+	_, err := rnc.Subscribe("bench.req", func(m *nats.Msg) { _ = m.Respond(m.Data) })
 	if err == nil {
 		err = rnc.FlushTimeout(opt.idleTimeout)
 	}
@@ -420,39 +479,57 @@ func runReq(size int) {
 		failed("req", size, "subscribe", err)
 		return
 	}
-	data := payload(size)
-	for i := 0; i < opt.warmup; i++ {
-		_, _ = qnc.Request("bench.req", data, opt.idleTimeout)
+	r, ok := requestLoop("req", c, qnc, "bench.req", payload(size))
+	if !ok {
+		return
 	}
-	c.errs.Store(0)
-
-	lat := make([]float64, 0, opt.k)
-	errs := 0
-	c0 := cpuNanos()
-	t0 := time.Now()
-	for i := 0; i < opt.k; i++ {
-		a := time.Now()
-		m, err := qnc.Request("bench.req", data, opt.idleTimeout)
-		b := time.Now()
-		if err != nil {
-			errs++
-		} else {
-			if len(m.Data) != size {
-				errs++
-			}
-			lat = append(lat, us(b.Sub(a)))
-		}
-		if b.Sub(t0) > opt.maxSecs {
-			status("req", size, "timeout", errors.New("max-secs"))
-			return
-		}
-	}
-	secs := time.Since(t0).Seconds()
-	c1 := cpuNanos()
-	errs += int(c.errs.Load())
-	l := latStats(lat)
+	l := latStats(r.lat)
 	fmt.Printf("scenario=req client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f\n",
-		client, size, opt.k, secs, float64(opt.k)/secs, l.mean, l.p50, l.p99, errs, cpuPerMsg(c0, c1, int64(opt.k)))
+		client, size, opt.k, r.secs, float64(opt.k)/r.secs, l.mean, l.p50, l.p99, r.errs, cpuPerMsg(r.c0, r.c1, int64(opt.k)))
+}
+
+// runSvc is req through a nats.go micro service: service bench, endpoint
+// echo on bench.svc.echo (default queue group), then the service's
+// num_requests read with a $SRV.STATS.bench request and checked to be
+// warmup + K (stats_ok=1).
+func runSvc(size int) {
+	c := &counters{}
+	rnc, qnc, ok := connectPair("svc", size, c)
+	if !ok {
+		return
+	}
+	defer closeConns(c, qnc, rnc)
+	svc, err := micro.AddService(rnc, micro.Config{Name: "bench", Version: "1.0.0"})
+	if err == nil {
+		defer svc.Stop()
+		err = svc.AddEndpoint("echo", micro.HandlerFunc(func(r micro.Request) {
+			if r.Respond(r.Data()) != nil {
+				c.errs.Add(1)
+			}
+		}), micro.WithEndpointSubject("bench.svc.echo"))
+	}
+	if err == nil {
+		err = rnc.FlushTimeout(opt.idleTimeout)
+	}
+	if err != nil {
+		failed("svc", size, "service", err)
+		return
+	}
+	r, ok := requestLoop("svc", c, qnc, "bench.svc.echo", payload(size))
+	if !ok {
+		return
+	}
+	statsOK := 0
+	if m, err := qnc.Request("$SRV.STATS.bench", nil, opt.idleTimeout); err == nil {
+		var stats micro.Stats
+		if json.Unmarshal(m.Data, &stats) == nil && len(stats.Endpoints) == 1 &&
+			stats.Endpoints[0].NumRequests == opt.warmup+opt.k {
+			statsOK = 1
+		}
+	}
+	l := latStats(r.lat)
+	fmt.Printf("scenario=svc client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d stats_ok=%d cpu_ns_per_msg=%.1f\n",
+		client, size, opt.k, r.secs, float64(opt.k)/r.secs, l.mean, l.p50, l.p99, r.errs, statsOK, cpuPerMsg(r.c0, r.c1, int64(opt.k)))
 }
 
 // ---------------------------------------------------------------------------
@@ -1344,6 +1421,8 @@ func main() {
 				runPubSub(size)
 			case "req":
 				runReq(size)
+			case "svc":
+				runSvc(size)
 			case "jspub":
 				runJSPub(size)
 			case "jspub-sync":
