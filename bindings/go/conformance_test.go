@@ -19,6 +19,7 @@ import (
 	"time"
 
 	natsio "github.com/libnatsio/natsio/bindings/go"
+	"github.com/libnatsio/natsio/bindings/go/micro"
 )
 
 const casesFile = "../../tests/conformance/cases.txt"
@@ -443,6 +444,44 @@ func checkBehaviourCase(t *testing.T, c conformanceCase, jetStreamServer func(*t
 		}
 		if n := window.PublishAsyncPending(); n != 1 {
 			t.Errorf("pending %d after the synchronous publish, want 1", n)
+		}
+	case "service_handler_failure":
+		nc := connect(t)
+		subj := subject(t, "svc")
+		errs := make(chan *micro.NATSError, 4)
+		svc := addService(t, nc, micro.Config{
+			Name: "conf", Version: "1.0.0",
+			ErrorHandler: func(_ micro.Service, e *micro.NATSError) { errs <- e },
+		})
+		if err := svc.AddEndpoint("op", micro.HandlerFunc(func(r micro.Request) {
+			if string(r.Data()) == "fail" {
+				panic("failing handler")
+			}
+			_ = r.Respond(r.Data())
+		}), micro.WithEndpointSubject(subj)); err != nil {
+			t.Fatal(err)
+		}
+		flush(t, nc)
+		if m := mustRequest(t, nc, subj, []byte("fail")); m.Header.Get(micro.ErrorCodeHeader) != "500" {
+			t.Fatalf("failing handler's reply: headers %v", m.Header)
+		}
+		if m := mustRequest(t, nc, subj, []byte("next")); string(m.Data) != "next" {
+			t.Fatalf("next request: %q", m.Data)
+		}
+		select {
+		case e := <-errs:
+			if e.Subject != subj {
+				t.Errorf("ErrorHandler got %+v", e)
+			}
+		case <-time.After(5 * time.Second):
+			t.Error("ErrorHandler not called")
+		}
+		if len(errs) != 0 {
+			t.Errorf("ErrorHandler called %d more times", len(errs))
+		}
+		st := endpointStats(t, svc.Stats(), "op")
+		if st.NumRequests != 2 || st.NumErrors != 1 {
+			t.Errorf("stats: %d requests, %d errors; want 2 and 1", st.NumRequests, st.NumErrors)
 		}
 	default:
 		t.Fatalf("no Go check for behaviour %q", c.fields[0])

@@ -516,6 +516,71 @@ static void test_behaviour_sync_publish(void) {
     EXPECT_OK(natsio_js_stream_delete(js, "CONF_SYNC"));
 }
 
+static struct {
+    atomic_int calls, code;
+    char endpoint[64];
+} g_svc_errors;
+
+static void svc_on_error(void *ud, const char *endpoint, const char *subject, int32_t code, const char *description) {
+    (void)ud;
+    (void)subject;
+    (void)description;
+    snprintf(g_svc_errors.endpoint, sizeof g_svc_errors.endpoint, "%s", endpoint);
+    atomic_store(&g_svc_errors.code, code);
+    atomic_fetch_add(&g_svc_errors.calls, 1);
+}
+
+/* Fails the request "fail", echoes the others. */
+static natsio_status svc_fail_or_echo(void *ud, const natsio_service_request *req, natsio_status status) {
+    (void)ud;
+    if (req == NULL) return status;
+    const natsio_msg *m = natsio_service_request_msg(req);
+    if (span_eq(natsio_msg_data(m), natsio_msg_data_len(m), "fail")) return NATSIO_ERR_INVALID_ARGUMENT;
+    return natsio_service_request_respond(req, NULL, natsio_msg_data(m), natsio_msg_data_len(m));
+}
+
+static void service_free_cb(void *s) { natsio_service_free(s); }
+static void endpoint_free_cb(void *e) { natsio_endpoint_free(e); }
+
+static void test_behaviour_service_handler_failure(void) {
+    NT_CHECK(table_case("behaviour", "service_handler_failure") != NULL);
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    char subj[128];
+    case_subject(subj, sizeof subj, "svc");
+    natsio_service *svc = NULL;
+    EXPECT_OK(natsio_client_add_service(c, "{\"name\":\"conf\",\"version\":\"1.0.0\"}", &svc));
+    nt_cleanup(service_free_cb, svc);
+    atomic_store(&g_svc_errors.calls, 0);
+    EXPECT_OK(natsio_service_set_error_callback(svc, svc_on_error, NULL, NULL));
+    char config[256];
+    snprintf(config, sizeof config, "{\"name\":\"op\",\"subject\":\"%s\"}", subj);
+    natsio_endpoint *ep = NULL;
+    EXPECT_OK(natsio_service_add_endpoint(svc, NULL, config, &ep));
+    nt_cleanup(endpoint_free_cb, ep);
+    EXPECT_OK(natsio_endpoint_set_callback(ep, svc_fail_or_echo, NULL, NULL));
+    EXPECT_OK(natsio_client_flush(c, 5000));
+
+    natsio_msg *r = NULL;
+    const char *code = NULL;
+    EXPECT_OK(natsio_client_request(c, subj, NULL, "fail", 4, 5000, &r));
+    EXPECT_OK(natsio_headers_get(natsio_msg_headers(r), "Nats-Service-Error-Code", &code));
+    NT_CHECK_STR_EQ(code, "500");
+    natsio_msg_free(r);
+    EXPECT_OK(natsio_client_request(c, subj, NULL, "next", 4, 5000, &r));
+    NT_CHECK(span_eq(natsio_msg_data(r), natsio_msg_data_len(r), "next"));
+    natsio_msg_free(r);
+    NT_CHECK_INT_EQ(atomic_load(&g_svc_errors.calls), 1);
+    NT_CHECK_STR_EQ(g_svc_errors.endpoint, "op");
+    NT_CHECK_INT_EQ(atomic_load(&g_svc_errors.code), 500);
+    char *json = NULL;
+    int64_t n = 0;
+    EXPECT_OK(natsio_endpoint_stats_json(ep, &json));
+    NT_CHECK(json_int(json, "num_requests", &n) && n == 2);
+    NT_CHECK(json_int(json, "num_errors", &n) && n == 1);
+    natsio_string_free(json);
+}
+
 /* ---- every line has a C check ----------------------------------------------- */
 
 /* The data, default and behaviour lines this program checks, and those
@@ -523,7 +588,7 @@ static void test_behaviour_sync_publish(void) {
 static const char *const C_CHECKS[] = {"api_error",  "key_revision",           "default_url", "delete_msg_erase",
                                        "sub_pending_limit_zero", "flush_bound", "last_by_wildcard", "fetch_refused",
                                        "consume_budget", "iterator_closed", "purge_deletes_zero",
-                                       "sync_publish"};
+                                       "sync_publish", "service_handler_failure"};
 static const char *const NOT_IN_C[] = {"callback_error"};
 
 static bool listed(const char *const *names, size_t count, const char *name) {
@@ -561,6 +626,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_behaviour_iterator_closed),
         NT_CASE(test_behaviour_purge_deletes_zero),
         NT_CASE(test_behaviour_sync_publish),
+        NT_CASE(test_behaviour_service_handler_failure),
         NT_CASE(test_every_line_has_a_c_check),
     };
     return run_cases_with_shared_server(argc, argv, "conftest", cases, NT_COUNT(cases));

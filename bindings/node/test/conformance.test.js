@@ -248,6 +248,37 @@ const behaviours = {
       await js.streams.delete('CONF_SYNC');
     }
   },
+  async service_handler_failure() {
+    const { server } = await jetstream();
+    const nc = await nats.connect({ servers: server.url });
+    const reported = [];
+    const svc = await new nats.Svcm(nc).add({
+      name: 'conf',
+      version: '1.0.0',
+      errorHandler: (err) => reported.push(err),
+    });
+    try {
+      svc.addEndpoint('op', {
+        subject: 'conf.svc.op',
+        handler: (err, msg) => {
+          if (msg.string() === 'fail') throw new Error('failing handler');
+          msg.respond(msg.data);
+        },
+      });
+      await nc.flush();
+      const failed = await nc.request('conf.svc.op', 'fail');
+      assert.equal(failed.headers.first(nats.ServiceErrorCodeHeader), '500');
+      assert.equal((await nc.request('conf.svc.op', 'next')).string(), 'next');
+      await eventually(() => reported.length === 1, 5000, 'the error handler called');
+      assert.equal(reported[0].code, 500);
+      const { endpoints } = await svc.stats();
+      assert.deepEqual([endpoints[0].num_requests, endpoints[0].num_errors], [2, 1]);
+      assert.equal(reported.length, 1);
+    } finally {
+      await svc.stop();
+      await nc.close();
+    }
+  },
   async consume_budget() {
     await jetstream();
     await js.streams.add({ name: 'CONF_BUDGET', subjects: ['conf.budget'], storage: 'memory' });
