@@ -277,12 +277,13 @@ TEST(Service, AnEndpointIsAFeedOfRequests) {
 }
 
 TEST(Service, ARequestIsAnsweredLaterFromAnotherThread) {
-    natsio::Client client = connect();
-    natsio::Service svc = natsio::add_service(client, config_for(service_name()));
-
+    // What the handler uses outlives the service (destroyed first).
     std::mutex mutex;
     std::condition_variable ready;
     std::vector<natsio::Request> kept;
+    natsio::Client client = connect();
+    natsio::Service svc = natsio::add_service(client, config_for(service_name()));
+
     natsio::EndpointConfig config;
     config.name = "later";
     config.subject = subject("later");
@@ -638,11 +639,11 @@ TEST(Service, BadNamesAndVersionsAreRefusedBeforeAnythingIsSent) {
 // ---------------------------------------------------------------------------
 
 TEST(Service, StopFinishesInFlightRequestsThenNoResponders) {
-    natsio::Client client = connect();
-    natsio::Service svc = natsio::add_service(client, config_for(service_name()));
     std::atomic<bool> entered{false};
     std::atomic<bool> release{false};
     std::atomic<bool> ended{false};
+    natsio::Client client = connect();
+    natsio::Service svc = natsio::add_service(client, config_for(service_name()));
     natsio::EndpointConfig config;
     config.name = "slow";
     config.subject = subject("slow");

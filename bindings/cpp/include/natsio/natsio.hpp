@@ -10,7 +10,8 @@
 ///     ready(), cancel(), then(callback), to_std_future();
 ///   - every stream of items (Subscription, Replies of request_many, and in
 ///     jetstream.hpp Messages of consume, KvWatcher and StoredMsgs of
-///     get_last_msgs_for; in object.hpp ObjectWatcher) is one template,
+///     get_last_msgs_for; in object.hpp ObjectWatcher; in service.hpp a
+///     service's Endpoint of Request) is one template,
 ///     natsio::Feed, over the C iterator contract: next(timeout) returning
 ///     std::optional (std::nullopt once the iteration ended), next_async(),
 ///     a push mode set_callback(on_item, on_end), stop(), stats(), and
@@ -1106,8 +1107,8 @@ T read_result(const natsio_token* token, const SinkPtr& sink) {
 /// ObjectInfo, std::vector<ObjectInfo>, ObjectStoreStatus,
 /// std::vector<ObjectStoreStatus>, ObjectReader, ObjectWatcher;
 /// std::optional<Msg> / std::optional<KvEntry> / std::optional<StoredMsg> /
-/// std::optional<ObjectInfo> / std::optional<std::string> (a key) for an
-/// iterator's next_async and std::optional<ObjectChunk> for
+/// std::optional<ObjectInfo> / std::optional<std::string> (a key) /
+/// std::optional<Request> (service.hpp) for an iterator's next_async and std::optional<ObjectChunk> for
 /// ObjectReader::next_async (std::nullopt: the iteration ended).
 /// Move-only; destroying a pending Future lets the operation run on (an
 /// iterator's next_async is withdrawn and its item stays in the iterator),
