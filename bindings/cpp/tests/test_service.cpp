@@ -589,6 +589,66 @@ TEST(Service, AThrowingHandlerAnswers500AndTheServiceGoesOn) {
     EXPECT_EQ(errors.size(), 1u);
 }
 
+TEST(Service, AHandlerThrowingAfterItAnsweredOnlyCountsTheError) {
+    natsio::Client client = connect();
+    natsio::Service svc = natsio::add_service(client, config_for(service_name()));
+    natsio::EndpointConfig config;
+    config.name = "odd";
+    config.subject = subject("odd");
+    natsio::Endpoint ep = svc.add_endpoint(config, [](natsio::RequestView req) {
+        if (req.data() == "answered") {
+            req.respond("fine");
+            throw std::runtime_error("after the answer");
+        }
+        throw 7;  // not a std::exception
+    });
+
+    // The answer stands: no second (500) reply follows it.
+    natsio::Client requester = connect();
+    natsio::Subscription replies = requester.subscribe(subject("replies"));
+    requester.publish_with(subject("odd"), subject("replies"), {}, "answered");
+    natsio::Msg answer = next_item(replies);
+    EXPECT_EQ(answer.data(), "fine");
+    EXPECT_FALSE(answer.headers().get("Nats-Service-Error-Code").has_value());
+
+    natsio::Msg unknown = requester.request(subject("odd"), "other", 2s);
+    EXPECT_EQ(unknown.headers().get("Nats-Service-Error-Code"), std::optional<std::string_view>("500"));
+    EXPECT_EQ(unknown.headers().get("Nats-Service-Error"),
+              std::optional<std::string_view>("unknown exception"));
+    expect_quiet(replies);
+
+    const Json& counted = endpoint_of(parse(svc.stats()), "odd");
+    EXPECT_EQ(counted["num_requests"].number, 2);
+    EXPECT_EQ(counted["num_errors"].number, 2);
+    EXPECT_EQ(counted["last_error"].text, "500:unknown exception");
+}
+
+TEST(Service, AnUnansweredRequestCountsWhenItsLastHandleGoes) {
+    natsio::Client client = connect();
+    natsio::Service svc = natsio::add_service(client, config_for(service_name()));
+    natsio::EndpointConfig config;
+    config.name = "drop";
+    config.subject = subject("drop");
+    natsio::Endpoint ep = svc.add_endpoint(config);
+    auto requests = [&] {
+        return endpoint_of(parse(svc.stats()), "drop")["num_requests"].number;
+    };
+
+    client.publish_with(subject("drop"), subject("nobody"), {}, "never answered");
+    std::optional<natsio::Request> req = ep.next(5s);
+    ASSERT_TRUE(req.has_value());
+    EXPECT_EQ(req->reply(), std::optional<std::string_view>(subject("nobody")));
+    EXPECT_EQ(requests(), 0);
+
+    // A copy is a second handle: the request ends with the last one.
+    natsio::Request copy = *req;
+    req.reset();
+    EXPECT_EQ(requests(), 0);
+    copy = natsio::Request();
+    EXPECT_EQ(requests(), 1);
+    EXPECT_EQ(endpoint_of(parse(svc.stats()), "drop")["num_errors"].number, 0);
+}
+
 TEST(Service, BadNamesAndVersionsAreRefusedBeforeAnythingIsSent) {
     natsio::Client client = connect();
     for (const char* name : {"", "has space", "dotted.name", "star*", "gt>"}) {
