@@ -505,13 +505,22 @@ TEST(Service, InstancesShareTheQueueGroupUnlessItIsDisabled) {
     }
     EXPECT_EQ(fanned, 2);
 
+    // 1,000 more, all in flight at once: each answered once.
+    std::vector<natsio::Future<natsio::Msg>> pending;
+    for (int i = 0; i < 1000; ++i) {
+        pending.push_back(client.request_async(subject("shared"), numbered("r", i), 10s));
+    }
+    for (int i = 0; i < 1000; ++i) {
+        EXPECT_EQ(pending[static_cast<std::size_t>(i)].get().data(), echo_prefix(numbered("r", i)));
+    }
+
     // The queue group's requests add up across its instances.
     std::int64_t total = 0;
     for (const Json& stats :
          discover(client, natsio::ServiceVerb::Stats, service_name(), std::nullopt, 2)) {
         total += endpoint_of(stats, "shared")["num_requests"].number;
     }
-    EXPECT_EQ(total, 10);
+    EXPECT_EQ(total, 1010);
     EXPECT_EQ(
         discover(client, natsio::ServiceVerb::Ping, service_name() + "_all", std::nullopt, 2).size(),
         2u);
