@@ -5,6 +5,8 @@
 // case added to the table must be added here too.
 #include "js_support.hpp"
 
+#include <natsio/service.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -16,11 +18,13 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <typeinfo>
 #include <vector>
 
@@ -664,6 +668,50 @@ void check_sync_publish() {
     js.delete_stream(stream);
 }
 
+// The number after `"key":` in a flat part of `json` (enough for one
+// endpoint's stats); -1 if there is none.
+long long json_number(const std::string& json, const std::string& key) {
+    const std::string needle = "\"" + key + "\":";
+    const std::size_t at = json.find(needle);
+    return at == std::string::npos ? -1 : std::atoll(json.c_str() + at + needle.size());
+}
+
+void check_service_handler_failure() {
+    natsio::Client client = connect();
+    std::mutex mutex;
+    std::vector<natsio::ServiceError> errors;
+    natsio::ServiceConfig config;
+    config.name = "cppconf";
+    config.version = "1.0.0";
+    config.on_error = [&](const natsio::ServiceError& e) {
+        std::lock_guard<std::mutex> lock(mutex);
+        errors.push_back(e);
+    };
+    natsio::Service svc = natsio::add_service(client, config);
+    natsio::EndpointConfig ep_config;
+    ep_config.name = "op";
+    ep_config.subject = subject("svc");
+    natsio::Endpoint ep = svc.add_endpoint(ep_config, [](natsio::RequestView req) {
+        if (req.data() == "fail") throw std::runtime_error("failing handler");
+        req.respond(req.data());
+    });
+    client.flush();
+    natsio::Msg failed = client.request(subject("svc"), "fail", 5s);
+    EXPECT_EQ(failed.headers().get("Nats-Service-Error-Code"), std::optional<std::string_view>("500"));
+    EXPECT_EQ(client.request(subject("svc"), "next", 5s).data(), "next");
+    ASSERT_TRUE(wait_until([&] {
+        std::lock_guard<std::mutex> lock(mutex);
+        return !errors.empty();
+    }));
+    const std::string stats = ep.stats_json();
+    EXPECT_EQ(json_number(stats, "num_requests"), 2);
+    EXPECT_EQ(json_number(stats, "num_errors"), 1);
+    std::lock_guard<std::mutex> lock(mutex);
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].endpoint, "op");
+    EXPECT_EQ(errors[0].code, 500);
+}
+
 TEST(Conformance, Behaviours) {
     const std::vector<Case> lines = cases_of("behaviour");
     EXPECT_FALSE(lines.empty());
@@ -687,6 +735,8 @@ TEST(Conformance, Behaviours) {
             check_purge_deletes_zero();
         } else if (name == "sync_publish") {
             check_sync_publish();
+        } else if (name == "service_handler_failure") {
+            check_service_handler_failure();
         } else {
             ADD_FAILURE() << "no C++ check for behaviour '" << name << "'";
         }

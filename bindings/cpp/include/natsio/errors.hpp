@@ -362,6 +362,12 @@ NATSIO_CPP_ERROR_CLASS(InvalidObjectNameError, ConfigError);
 /// NATSIO_ERR_BUCKET_SEALED: the bucket is sealed; it can be read but no longer
 /// changed.
 NATSIO_CPP_ERROR_CLASS(BucketSealedError, JetStreamError);
+// 8xx: services.
+/// NATSIO_ERR_SERVICE_CONFIG: a service, group or endpoint configuration
+/// ADR-32 refuses (a name outside `[A-Za-z0-9_-]+`, a version that is not
+/// SemVer, a bad subject or queue group; the reference's ServiceConfigError;
+/// a ConfigError).
+NATSIO_CPP_ERROR_CLASS(ServiceConfigError, ConfigError);
 
 #undef NATSIO_CPP_ERROR_CLASS
 #undef NATSIO_CPP_ERROR_CLASS_VIRTUAL
@@ -431,7 +437,8 @@ NATSIO_CPP_ERROR_CLASS(BucketSealedError, JetStreamError);
     X(NATSIO_ERR_DIGEST_MISMATCH, DigestMismatchError)                         \
     X(NATSIO_ERR_OBJECT_LINK, ObjectLinkError)                                 \
     X(NATSIO_ERR_INVALID_OBJECT_NAME, InvalidObjectNameError)                  \
-    X(NATSIO_ERR_BUCKET_SEALED, BucketSealedError)
+    X(NATSIO_ERR_BUCKET_SEALED, BucketSealedError)                             \
+    X(NATSIO_ERR_SERVICE_CONFIG, ServiceConfigError)
 
 /// The exception for `status` with `detail` and error `data`, as an
 /// exception_ptr (for promises and error handlers). Every natsio_status

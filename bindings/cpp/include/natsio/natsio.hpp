@@ -10,7 +10,8 @@
 ///     ready(), cancel(), then(callback), to_std_future();
 ///   - every stream of items (Subscription, Replies of request_many, and in
 ///     jetstream.hpp Messages of consume, KvWatcher and StoredMsgs of
-///     get_last_msgs_for; in object.hpp ObjectWatcher) is one template,
+///     get_last_msgs_for; in object.hpp ObjectWatcher; in service.hpp a
+///     service's Endpoint of Request) is one template,
 ///     natsio::Feed, over the C iterator contract: next(timeout) returning
 ///     std::optional (std::nullopt once the iteration ended), next_async(),
 ///     a push mode set_callback(on_item, on_end), stop(), stats(), and
@@ -221,6 +222,60 @@ private:
     CString value_;
     bool present_;
 };
+
+/// Appends `text` to `out` as a JSON string literal (the configuration
+/// JSON the binding writes: object metadata, service configurations).
+inline void append_json_string(std::string& out, std::string_view text) {
+    static const char hex[] = "0123456789abcdef";
+    out += '"';
+    for (char c : text) {
+        unsigned char u = static_cast<unsigned char>(c);
+        switch (c) {
+        case '"':
+            out += "\\\"";
+            break;
+        case '\\':
+            out += "\\\\";
+            break;
+        case '\n':
+            out += "\\n";
+            break;
+        case '\r':
+            out += "\\r";
+            break;
+        case '\t':
+            out += "\\t";
+            break;
+        default:
+            if (u < 0x20) {
+                out += "\\u00";
+                out += hex[u >> 4];
+                out += hex[u & 0xF];
+            } else {
+                out += c;
+            }
+        }
+    }
+    out += '"';
+}
+
+/// Appends the (name, value) pairs of `pairs` (a std::map of strings, ...)
+/// to `out` as a JSON object of strings.
+template <class Pairs>
+void append_json_string_map(std::string& out, const Pairs& pairs) {
+    out += '{';
+    bool first = true;
+    for (const auto& pair : pairs) {
+        if (!first) {
+            out += ',';
+        }
+        first = false;
+        append_json_string(out, pair.first);
+        out += ':';
+        append_json_string(out, pair.second);
+    }
+    out += '}';
+}
 
 /// Takes a string the library returned through `char **`.
 inline std::string take_string(char* s) {
@@ -1052,8 +1107,8 @@ T read_result(const natsio_token* token, const SinkPtr& sink) {
 /// ObjectInfo, std::vector<ObjectInfo>, ObjectStoreStatus,
 /// std::vector<ObjectStoreStatus>, ObjectReader, ObjectWatcher;
 /// std::optional<Msg> / std::optional<KvEntry> / std::optional<StoredMsg> /
-/// std::optional<ObjectInfo> / std::optional<std::string> (a key) for an
-/// iterator's next_async and std::optional<ObjectChunk> for
+/// std::optional<ObjectInfo> / std::optional<std::string> (a key) /
+/// std::optional<Request> (service.hpp) for an iterator's next_async and std::optional<ObjectChunk> for
 /// ObjectReader::next_async (std::nullopt: the iteration ended).
 /// Move-only; destroying a pending Future lets the operation run on (an
 /// iterator's next_async is withdrawn and its item stays in the iterator),
@@ -2059,6 +2114,9 @@ using ClientStats = natsio_client_stats;
 
 class Client;
 class JetStream;
+class Service;
+struct ServiceConfig;
+enum class ServiceVerb : std::int32_t;
 
 namespace detail {
 Client from_c(natsio_client* client, const SinkPtr& sink);
@@ -2186,11 +2244,7 @@ public:
     Replies request_many(std::string_view subject, ByteView data = {},
                          const RequestManyOptions& options = {},
                          HeadersView headers = {}) const {
-        natsio_request_many_options c_options{};
-        detail::check(natsio_request_many_options_init(&c_options));
-        c_options.max_msgs = options.max_msgs;
-        c_options.stall_ms = detail::to_ms(options.stall);
-        c_options.timeout_ms = detail::to_ms(options.timeout);
+        natsio_request_many_options c_options = to_c(options);
         return raw_request_many(subject, headers.c_headers(), data, &c_options);
     }
 
@@ -2280,11 +2334,26 @@ private:
     friend Client detail::from_c(natsio_client* client, const detail::SinkPtr& sink);
     friend class JetStream;
     friend class detail::ClientVerbs<Client>;
+    // natsio/service.hpp
+    friend Service add_service(const Client& client, const ServiceConfig& config);
+    friend Replies discover_services(const Client& client, ServiceVerb verb,
+                                     std::optional<std::string_view> name,
+                                     std::optional<std::string_view> id,
+                                     const RequestManyOptions& options);
     natsio_client* c_handle() const noexcept { return client_; }
     const detail::SinkPtr& sink() const noexcept { return sink_; }
 
     Client(natsio_client* client, detail::SinkPtr sink) noexcept
         : client_(client), sink_(std::move(sink)) {}
+
+    static natsio_request_many_options to_c(const RequestManyOptions& options) {
+        natsio_request_many_options c_options{};
+        detail::check(natsio_request_many_options_init(&c_options));
+        c_options.max_msgs = options.max_msgs;
+        c_options.stall_ms = detail::to_ms(options.stall);
+        c_options.timeout_ms = detail::to_ms(options.timeout);
+        return c_options;
+    }
 
     static natsio_sub_options to_c(const SubscribeOptions& options) {
         natsio_sub_options c_options{};

@@ -63,45 +63,11 @@
 namespace natsio {
 
 // ---------------------------------------------------------------------------
-// JSON helpers (meta out; metadata in: detail::MetadataParser, jetstream.hpp)
+// Buffers (meta out: detail::append_json_string, natsio.hpp; metadata in:
+// detail::MetadataParser, jetstream.hpp)
 // ---------------------------------------------------------------------------
 
 namespace detail {
-
-/// Appends `text` to `out` as a JSON string literal.
-inline void append_json_string(std::string& out, std::string_view text) {
-    static const char hex[] = "0123456789abcdef";
-    out += '"';
-    for (char c : text) {
-        unsigned char u = static_cast<unsigned char>(c);
-        switch (c) {
-        case '"':
-            out += "\\\"";
-            break;
-        case '\\':
-            out += "\\\\";
-            break;
-        case '\n':
-            out += "\\n";
-            break;
-        case '\r':
-            out += "\\r";
-            break;
-        case '\t':
-            out += "\\t";
-            break;
-        default:
-            if (u < 0x20) {
-                out += "\\u00";
-                out += hex[u >> 4];
-                out += hex[u & 0xF];
-            } else {
-                out += c;
-            }
-        }
-    }
-    out += '"';
-}
 
 /// Enabled for a mutable contiguous buffer of char, unsigned char or
 /// std::byte (std::span<std::byte>, std::vector<std::byte>&, std::string&,
@@ -217,18 +183,7 @@ struct ObjectMeta {
         }
         if (!metadata.empty()) {
             field("metadata");
-            out += '{';
-            bool first_pair = true;
-            for (const auto& pair : metadata) {
-                if (!first_pair) {
-                    out += ',';
-                }
-                first_pair = false;
-                detail::append_json_string(out, pair.first);
-                out += ':';
-                detail::append_json_string(out, pair.second);
-            }
-            out += '}';
+            detail::append_json_string_map(out, metadata);
         }
         if (chunk_size) {
             field("chunk_size");
