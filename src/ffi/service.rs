@@ -85,8 +85,8 @@ pub enum natsio_service_verb {
 /// borrowed for the call), then once `req` NULL with the status that ended
 /// the endpoint (NATSIO_DONE after the service's stop). A status other
 /// than NATSIO_OK returned for a request is a handler failure: the
-/// requester gets a 500 error reply (unless answered already), the
-/// endpoint counts an error and the service's error callback is called.
+/// service's error callback is called, then the requester gets a 500
+/// error reply (unless answered already) and the endpoint counts an error.
 /// The return value of the final call is ignored.
 pub type natsio_service_request_cb = Option<
     unsafe extern "C" fn(
@@ -713,7 +713,8 @@ pub unsafe extern "C" fn natsio_service_request_msg(
 
 /// Answers the request with `data` (`len` bytes; NULL with 0 for none)
 /// and `headers` (may be NULL). The first answer ends its processing
-/// time; a failure to send counts as an error. Does not block. Errors:
+/// time and is counted before it is sent (a requester that has it reads
+/// stats that include it); a failure to send counts as an error. Does not block. Errors:
 /// NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_NO_REPLY_SUBJECT,
 /// NATSIO_ERR_MAX_PAYLOAD, NATSIO_ERR_CONNECTION_CLOSED.
 #[no_mangle]
@@ -759,9 +760,10 @@ pub unsafe extern "C" fn natsio_service_request_respond_error(
 
 /// Reports that the handler failed with `description` (NULL: "handler
 /// error"): what an endpoint callback's error status does, for handlers
-/// run by a binding (an exception, a panic, a rejected promise). Sends a
-/// 500 error reply unless the request was answered, counts the error and
-/// calls the service's error callback on this thread. Errors:
+/// run by a binding (an exception, a panic, a rejected promise). Calls the
+/// service's error callback on this thread, then sends a 500 error reply
+/// unless the request was answered, and counts the error: a requester
+/// that has the 500 knows the callback ran. Errors:
 /// NATSIO_ERR_NULL_ARGUMENT.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_service_request_fail(

@@ -4,6 +4,7 @@
 //! A `JetStream` context does not keep its client open: once the client is
 //! closed every operation fails with `ConnectionClosed`.
 
+pub(crate) mod bucket;
 pub mod config;
 mod consumer;
 pub mod duration;

@@ -14,6 +14,8 @@ use std::time::Duration;
 use crate::error::{Error, ErrorKind, Result};
 use crate::feed::Limits;
 use crate::headers::Headers;
+pub use crate::jetstream::bucket::validate_bucket;
+use crate::jetstream::bucket::{bucket_error, metadata_to_json, BucketKind, StreamStatusFields};
 use crate::jetstream::config::{normalize, KV_CONFIG, STREAM_CONFIG};
 use crate::jetstream::{
     start_ordered, CreateAction, DeliverPolicy, JetStream, OrderedConfig, PublishOptions, Ttl,
@@ -60,23 +62,10 @@ const CREATE_RETRIES: usize = 4;
 /// nats.go).
 pub const DEFAULT_PURGE_DELETES_OLDER_THAN: Duration = Duration::from_secs(30 * 60);
 /// The subjects every bucket's stream holds, and its stream name's prefix.
-const KV_STREAMS_SUBJECT: &str = "$KV.*.>";
-const KV_STREAM_PREFIX: &str = "KV_";
-
-/// Bucket names: `[A-Za-z0-9_-]+`.
-pub fn validate_bucket(name: &str) -> Result<()> {
-    if name.is_empty()
-        || !name
-            .bytes()
-            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
-    {
-        return Err(Error::new(
-            ErrorKind::InvalidBucketName,
-            format!("invalid bucket name {name:?}: use [A-Za-z0-9_-]+"),
-        ));
-    }
-    Ok(())
-}
+const KV_BUCKETS: BucketKind = BucketKind {
+    stream_prefix: "KV_",
+    streams_subject: "$KV.*.>",
+};
 
 /// Keys: `[-/_=.A-Za-z0-9]+` without leading, trailing or empty tokens.
 pub fn validate_key(key: &str) -> Result<()> {
@@ -197,106 +186,6 @@ pub fn stream_config_for(config_json: &str) -> Result<(String, Map<String, Value
     Ok((bucket, s))
 }
 
-/// A stream error in bucket terms (Key-Value and Object Store).
-pub(crate) fn bucket_error(e: Error, bucket: &str) -> Error {
-    /// The JetStream API error of a write to a sealed stream.
-    const SEALED_ERR_CODE: &str = "err_code 10109)";
-    match e.kind() {
-        ErrorKind::StreamNotFound => Error::new(
-            ErrorKind::BucketNotFound,
-            format!("bucket {bucket:?} not found"),
-        ),
-        ErrorKind::StreamNameInUse => Error::new(
-            ErrorKind::BucketExists,
-            format!("bucket {bucket:?} exists with another configuration"),
-        ),
-        ErrorKind::JetStreamApi if e.detail().ends_with(SEALED_ERR_CODE) => Error::new(
-            ErrorKind::BucketSealed,
-            format!("bucket {bucket:?} is sealed"),
-        ),
-        _ => e,
-    }
-}
-
-/// The names of the buckets of one kind: streams holding `subject` and
-/// named `<prefix><bucket>` (a plain stream that merely takes such subjects
-/// is no bucket), from the paged `STREAM.NAMES`, as nats.go filters them.
-pub(crate) async fn bucket_names(
-    js: &JetStream,
-    subject: &str,
-    prefix: &str,
-) -> Result<Vec<String>> {
-    let names =
-        crate::jetstream::all_names(js, "STREAM.NAMES", "streams", Some(("subject", subject)))
-            .await?;
-    Ok(names
-        .into_iter()
-        .filter_map(|n| n.strip_prefix(prefix).map(str::to_string))
-        .collect())
-}
-
-/// Each bucket of one kind (filtered as `bucket_names`) with its stream's
-/// StreamInfo, from the paged `STREAM.LIST` (no request per bucket).
-pub(crate) async fn bucket_stream_infos(
-    js: &JetStream,
-    subject: &str,
-    prefix: &str,
-) -> Result<Vec<(String, Value)>> {
-    let infos = crate::jetstream::all_stream_infos(js, Some(subject)).await?;
-    Ok(infos
-        .into_iter()
-        .filter_map(|info| {
-            let name = info.pointer("/config/name")?.as_str()?;
-            let bucket = name.strip_prefix(prefix)?.to_string();
-            Some((bucket, info))
-        })
-        .collect())
-}
-
-/// What Key-Value and Object Store statuses read alike from a bucket's
-/// StreamInfo.
-#[derive(Debug, Clone)]
-pub(crate) struct StreamStatusFields {
-    pub description: Option<String>,
-    /// The stream's max_age, nanoseconds (0: none).
-    pub ttl_ns: i64,
-    /// "file" or "memory".
-    pub storage: String,
-    pub replicas: i64,
-    pub compression: bool,
-    pub metadata: std::collections::BTreeMap<String, String>,
-    /// state.bytes.
-    pub bytes: u64,
-}
-
-impl StreamStatusFields {
-    pub(crate) fn of(info: &Value) -> Self {
-        let cfg = |k: &str| info.pointer(&format!("/config/{k}"));
-        StreamStatusFields {
-            description: cfg("description")
-                .and_then(Value::as_str)
-                .filter(|d| !d.is_empty())
-                .map(str::to_string),
-            ttl_ns: cfg("max_age").and_then(Value::as_i64).unwrap_or(0),
-            storage: cfg("storage")
-                .and_then(Value::as_str)
-                .unwrap_or("file")
-                .to_string(),
-            replicas: cfg("num_replicas").and_then(Value::as_i64).unwrap_or(1),
-            compression: cfg("compression")
-                .and_then(Value::as_str)
-                .is_some_and(|c| c != "none"),
-            metadata: cfg("metadata")
-                .map(crate::object::metadata_of)
-                .unwrap_or_default(),
-            bytes: info
-                .pointer("/state/bytes")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-        }
-    }
-}
-
 /// A bucket's status, read from its stream's info.
 #[derive(Debug, Clone)]
 pub struct KeyValueStatus {
@@ -351,7 +240,7 @@ impl KeyValueStatus {
 
     /// The metadata as a JSON object of strings.
     pub fn metadata_json(&self) -> String {
-        crate::object::metadata_json_of(&self.metadata)
+        metadata_to_json(&self.metadata)
     }
 }
 
@@ -395,63 +284,39 @@ impl JetStream {
     /// same configuration returns it; another configuration fails with
     /// `BucketExists`; updating a missing one with `BucketNotFound`.
     pub fn create_key_value(&self, config_json: &str, action: CreateAction) -> Op<KeyValue> {
-        Op::build(|| {
-            let (bucket, cfg) = stream_config_for(config_json)?;
-            let config = Value::Object(cfg).to_string();
-            let js = self.clone();
-            Ok(async move {
-                let info = js
-                    .create_stream(&config, action)
-                    .await
-                    .map_err(|e| bucket_error(e, &bucket))?;
-                Ok(js.kv_handle(&bucket, &info))
-            })
-        })
+        let (bucket, cfg) = match stream_config_for(config_json) {
+            Ok(c) => c,
+            Err(e) => return Op::fail(e),
+        };
+        let js = self.clone();
+        KV_BUCKETS
+            .create(self, &bucket, cfg, action)
+            .map(move |info| js.kv_handle(&bucket, &info))
     }
 
     /// Binds an existing bucket.
     pub fn key_value(&self, bucket: &str) -> Op<KeyValue> {
-        Op::build(|| {
-            validate_bucket(bucket)?;
-            let info = self.stream_info(&format!("KV_{bucket}"));
-            let (js, bucket) = (self.clone(), bucket.to_string());
-            Ok(async move {
-                let info = info.await.map_err(|e| bucket_error(e, &bucket))?;
-                Ok(js.kv_handle(&bucket, &info))
-            })
-        })
+        let (js, name) = (self.clone(), bucket.to_string());
+        KV_BUCKETS
+            .bind(self, bucket)
+            .map(move |info| js.kv_handle(&name, &info))
     }
 
     /// Names of every bucket: streams holding `$KV.*.>` and named
     /// `KV_<bucket>`.
     pub fn key_value_names(&self) -> Op<Vec<String>> {
-        let js = self.clone();
-        Op::new(async move { bucket_names(&js, KV_STREAMS_SUBJECT, KV_STREAM_PREFIX).await })
+        KV_BUCKETS.names(self)
     }
 
     /// The status of every bucket, from the paged stream list (no request
     /// per bucket); filtered as `key_value_names`.
     pub fn key_values(&self) -> Op<Vec<KeyValueStatus>> {
-        let js = self.clone();
-        Op::new(async move {
-            Ok(
-                bucket_stream_infos(&js, KV_STREAMS_SUBJECT, KV_STREAM_PREFIX)
-                    .await?
-                    .into_iter()
-                    .map(|(bucket, info)| KeyValueStatus::from_stream_info(&bucket, info))
-                    .collect(),
-            )
-        })
+        KV_BUCKETS.statuses(self, KeyValueStatus::from_stream_info)
     }
 
     /// Deletes a bucket and all its keys.
     pub fn delete_key_value(&self, bucket: &str) -> Op<()> {
-        Op::build(|| {
-            validate_bucket(bucket)?;
-            let op = self.delete_stream(&format!("KV_{bucket}"));
-            let bucket = bucket.to_string();
-            Ok(async move { op.await.map_err(|e| bucket_error(e, &bucket)) })
-        })
+        KV_BUCKETS.delete(self, bucket)
     }
 }
 

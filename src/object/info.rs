@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::headers::Headers;
+use crate::jetstream::bucket::{self, metadata_to_json};
 use crate::jetstream::time::{format_rfc3339_ns, parse_rfc3339_ns};
 
 /// What a writer says about an object (and `update_meta` changes).
@@ -69,40 +70,10 @@ fn headers_to_json(h: &Headers) -> Value {
     Value::Object(map)
 }
 
+/// A metadata object of strings, refused in ObjectMeta's terms.
 fn metadata_from_json(v: &Value, strict: bool) -> Result<BTreeMap<String, String>> {
-    let mut out = BTreeMap::new();
-    match v {
-        Value::Object(m) => {
-            for (k, v) in m {
-                match v.as_str() {
-                    Some(s) => {
-                        out.insert(k.clone(), s.to_string());
-                    }
-                    None if strict => return Err(meta_error("metadata", "an object of strings")),
-                    None => {}
-                }
-            }
-        }
-        Value::Null => {}
-        _ if strict => return Err(meta_error("metadata", "an object of strings")),
-        _ => {}
-    }
-    Ok(out)
-}
-
-/// A stream's or bucket's metadata (an object of strings; anything else
-/// is left out).
-pub(crate) fn metadata_of(v: &Value) -> BTreeMap<String, String> {
-    metadata_from_json(v, false).unwrap_or_default()
-}
-
-pub(crate) fn metadata_to_json(m: &BTreeMap<String, String>) -> String {
-    Value::Object(
-        m.iter()
-            .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
-            .collect(),
-    )
-    .to_string()
+    bucket::metadata_from_json(v, strict)
+        .map_err(|()| meta_error("metadata", "an object of strings"))
 }
 
 impl ObjectMeta {
@@ -340,7 +311,7 @@ pub struct ObjectStoreStatus {
 
 impl ObjectStoreStatus {
     pub(crate) fn from_stream_info(bucket: &str, info: Value) -> ObjectStoreStatus {
-        let f = crate::kv::StreamStatusFields::of(&info);
+        let f = bucket::StreamStatusFields::of(&info);
         ObjectStoreStatus {
             bucket: bucket.to_string(),
             description: f.description,

@@ -23,18 +23,12 @@ use crate::jetstream::{CreateAction, JetStream, PublishOptions, StoredMsg};
 use crate::op::Op;
 
 pub use get::{Chunk, ObjectReader};
-pub(crate) use info::{metadata_of, metadata_to_json as metadata_json_of};
 pub use info::{ObjectInfo, ObjectLink, ObjectMeta, ObjectStoreStatus};
 pub use put::ObjectWriter;
 pub use watch::{ObjectWatchEvent, ObjectWatchOptions, ObjectWatcher};
 
 /// Chunk size when the meta sets none (ADR-20).
 pub const DEFAULT_CHUNK_SIZE: usize = 128 * 1024;
-
-/// Bucket names: `[A-Za-z0-9_-]+`, as for Key-Value.
-pub fn validate_bucket(name: &str) -> Result<()> {
-    crate::kv::validate_bucket(name)
-}
 
 /// Object names: any non-empty text.
 pub fn validate_name(name: &str) -> Result<()> {
@@ -92,12 +86,15 @@ pub fn stream_config_for(config_json: &str) -> Result<(String, Map<String, Value
     Ok((bucket, s))
 }
 
-use crate::kv::{bucket_error, bucket_names, bucket_stream_infos};
+pub use crate::jetstream::bucket::validate_bucket;
+use crate::jetstream::bucket::{bucket_error, BucketKind};
 
-/// The subjects every bucket's stream holds (its chunks), and its stream
-/// name's prefix.
-const OBJ_STREAMS_SUBJECT: &str = "$O.*.C.>";
-const OBJ_STREAM_PREFIX: &str = "OBJ_";
+/// Object Store buckets: streams `OBJ_<bucket>` holding their chunks'
+/// keyspace `$O.*.C.>`.
+const OBJ_BUCKETS: BucketKind = BucketKind {
+    stream_prefix: "OBJ_",
+    streams_subject: "$O.*.C.>",
+};
 
 /// A bound Object Store bucket. Cheap to clone; thread-safe.
 #[derive(Clone)]
@@ -134,64 +131,40 @@ impl JetStream {
     /// same configuration binds it; another configuration fails with
     /// `BucketExists`; updating a missing one with `BucketNotFound`.
     pub fn create_object_store(&self, config_json: &str, action: CreateAction) -> Op<ObjectStore> {
-        Op::build(|| {
-            let (bucket, cfg) = stream_config_for(config_json)?;
-            let config = Value::Object(cfg).to_string();
-            let js = self.clone();
-            Ok(async move {
-                let info = js
-                    .create_stream(&config, action)
-                    .await
-                    .map_err(|e| bucket_error(e, &bucket))?;
-                Ok(js.object_store_handle(&bucket, &info))
-            })
-        })
+        let (bucket, cfg) = match stream_config_for(config_json) {
+            Ok(c) => c,
+            Err(e) => return Op::fail(e),
+        };
+        let js = self.clone();
+        OBJ_BUCKETS
+            .create(self, &bucket, cfg, action)
+            .map(move |info| js.object_store_handle(&bucket, &info))
     }
 
     /// Binds an existing bucket.
     pub fn object_store(&self, bucket: &str) -> Op<ObjectStore> {
-        Op::build(|| {
-            validate_bucket(bucket)?;
-            let info = self.stream_info(&format!("OBJ_{bucket}"));
-            let (js, bucket) = (self.clone(), bucket.to_string());
-            Ok(async move {
-                let info = info.await.map_err(|e| bucket_error(e, &bucket))?;
-                Ok(js.object_store_handle(&bucket, &info))
-            })
-        })
+        let (js, name) = (self.clone(), bucket.to_string());
+        OBJ_BUCKETS
+            .bind(self, bucket)
+            .map(move |info| js.object_store_handle(&name, &info))
     }
 
     /// Deletes a bucket and every object in it.
     pub fn delete_object_store(&self, bucket: &str) -> Op<()> {
-        Op::build(|| {
-            validate_bucket(bucket)?;
-            let op = self.delete_stream(&format!("OBJ_{bucket}"));
-            let bucket = bucket.to_string();
-            Ok(async move { op.await.map_err(|e| bucket_error(e, &bucket)) })
-        })
+        OBJ_BUCKETS.delete(self, bucket)
     }
 
     /// Names of every bucket: streams holding the chunk keyspace
     /// `$O.*.C.>` and named `OBJ_<bucket>` (a plain stream that merely
     /// takes `$O` subjects is no bucket), as nats.go filters them.
     pub fn object_store_names(&self) -> Op<Vec<String>> {
-        let js = self.clone();
-        Op::new(async move { bucket_names(&js, OBJ_STREAMS_SUBJECT, OBJ_STREAM_PREFIX).await })
+        OBJ_BUCKETS.names(self)
     }
 
     /// The status of every bucket, from the paged stream list (no request
     /// per bucket); filtered as `object_store_names`.
     pub fn object_stores(&self) -> Op<Vec<ObjectStoreStatus>> {
-        let js = self.clone();
-        Op::new(async move {
-            Ok(
-                bucket_stream_infos(&js, OBJ_STREAMS_SUBJECT, OBJ_STREAM_PREFIX)
-                    .await?
-                    .into_iter()
-                    .map(|(bucket, info)| ObjectStoreStatus::from_stream_info(&bucket, info))
-                    .collect(),
-            )
-        })
+        OBJ_BUCKETS.statuses(self, ObjectStoreStatus::from_stream_info)
     }
 }
 

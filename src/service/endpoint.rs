@@ -339,9 +339,16 @@ impl Request {
     }
 
     /// Answers the request. A failure to send counts as an error.
+    /// Counted before it is sent: a requester that has the answer reads
+    /// stats that include it.
     pub fn respond(&self, headers: Option<&Headers>, payload: &[u8]) -> Result<()> {
+        self.finish(None);
         let r = self.send(headers, payload);
-        self.finish(r.as_ref().err().map(|e| format!("respond: {e}")));
+        if let Err(e) = &r {
+            self.state
+                .endpoint
+                .record(false, Duration::ZERO, Some(format!("respond: {e}")));
+        }
         r
     }
 
@@ -364,18 +371,15 @@ impl Request {
         let mut h = headers.cloned().unwrap_or_default();
         h.set(ERROR_HEADER, description)?;
         h.set(ERROR_CODE_HEADER, &code.to_string())?;
-        let r = self.send(Some(&h), payload);
-        self.finish(Some(match &r {
-            Ok(()) => format!("{code}:{description}"),
-            Err(e) => format!("respond: {e}"),
-        }));
-        r
+        // Counted before it is sent, as `respond`.
+        self.finish(Some(format!("{code}:{description}")));
+        self.send(Some(&h), payload)
     }
 
     /// The handler failed (a C status, an exception, a panic, a rejected
-    /// promise): answers 500 with `description` unless answered already,
-    /// counts the error, and tells the service's error handler, on this
-    /// thread.
+    /// promise): tells the service's error handler, on this thread, then
+    /// answers 500 with `description` unless answered already, and counts
+    /// the error.
     pub fn fail(&self, description: &str) {
         let description = if description.is_empty() {
             "handler error"
@@ -388,25 +392,30 @@ impl Request {
             .chars()
             .map(|c| if c.is_control() { ' ' } else { c })
             .collect();
-        if self.state.counted.load(Ordering::Acquire) {
+        let answered = self.state.counted.load(Ordering::Acquire);
+        if answered {
             self.state
                 .endpoint
                 .record(false, Duration::ZERO, Some(format!("500:{safe}")));
-        } else if self.respond_error(500, &safe, None, &[]).is_err()
-            && !self.state.counted.load(Ordering::Acquire)
-        {
-            // Refused before sending: still an error.
-            self.finish(Some(format!("500:{safe}")));
         }
+        // Before the 500 goes out: a requester that has it knows the
+        // handler was told.
         if let Some(s) = self.state.endpoint.service.upgrade() {
             if let Some(h) = s.error_handler() {
                 h(&ServiceError {
                     endpoint: self.state.endpoint.name.clone(),
                     subject: self.state.msg.subject().to_string(),
                     code: 500,
-                    description: safe,
+                    description: safe.clone(),
                 });
             }
+        }
+        if !answered
+            && self.respond_error(500, &safe, None, &[]).is_err()
+            && !self.state.counted.load(Ordering::Acquire)
+        {
+            // Refused before sending: still an error.
+            self.finish(Some(format!("500:{safe}")));
         }
     }
 }
