@@ -299,9 +299,9 @@ fi
 # run
 # ---------------------------------------------------------------------------
 if [ -z "$OUT" ]; then
-    mkdir -p "$BENCH/results"
     OUT="$BENCH/results/run-$(date +%Y%m%d-%H%M%S).txt"
 fi
+mkdir -p "$(dirname "$OUT")"
 : >"$OUT"
 {
     echo "# bench/run.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) host=$(hostname) cpus=$(nproc) load=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ',')"
