@@ -2,7 +2,10 @@
 # One-command benchmark run: builds the harnesses, starts a fresh nats-server
 # with JetStream on a free loopback port, runs every scenario for every client
 # interleaved (A B A B ...) for R repeats, collects all result lines into one
-# file and prints the median table (bench/summarize.py).
+# file and prints the median table (bench/summarize.py). Each scenario and
+# size runs in a fresh harness process, so a line's rss_peak_kb (VmHWM) is
+# that run's peak alone (obj-put/obj-get: one process per scenario, which
+# runs each measurement in a child of its own).
 #
 #   bench/run.sh [run options] [harness options]
 #
@@ -15,7 +18,9 @@
 #                      stops the run)
 #   --skip-missing     go on without a harness that cannot be built
 #   --harness NAME=CMD add a harness (CMD is split on spaces); repeatable
-#   --out FILE         results file (default bench/results/run-<time>.txt)
+#   --out FILE         results file (default bench/results/run-<time>.txt); the
+#                      ratio chart goes beside it (same name, .png; matplotlib
+#                      installed by bench/install-plot.sh)
 #   --no-build         use already built harnesses
 #   --no-extras        skip the libnatsio-only extras (pub4: --threads 4
 #                      publishers on one client, run after each repeat
@@ -195,7 +200,7 @@ while [ $# -gt 0 ]; do
             HARNESSES+=("$name|$cmd|") ;;
         --url) URL="$val" ;;
         --scenarios) SCENARIOS="$val" ;;
-        --sizes) SIZES="$val"; PASS+=("$arg" "$val") ;;
+        --sizes) SIZES="$val" ;;
         --max-secs) MAX_SECS="$val"; PASS+=("$arg" "$val") ;;
         --obj-mb) OBJ_MB="$val"; PASS+=("$arg" "$val") ;;
         --n|--js-n|--k|--kv-k|--window|--par|--obj-small|--obj-mode|--warmup|--idle-timeout) PASS+=("$arg" "$val") ;;
@@ -244,6 +249,8 @@ for h in "${HARNESSES[@]}"; do
 done
 [ ${#NAMES[@]} -gt 0 ] || { log "no harness to run"; exit 1; }
 log "clients: ${NAMES[*]}"
+# the chart's plotting library (pinned, in a venv under .tools/)
+PLOT_PYTHON="$("$BENCH/install-plot.sh")" || { log "could not install matplotlib (bench/install-plot.sh)"; exit 1; }
 
 # ---------------------------------------------------------------------------
 # nats-server
@@ -292,23 +299,23 @@ fi
 # run
 # ---------------------------------------------------------------------------
 if [ -z "$OUT" ]; then
-    mkdir -p "$BENCH/results"
     OUT="$BENCH/results/run-$(date +%Y%m%d-%H%M%S).txt"
 fi
+mkdir -p "$(dirname "$OUT")"
 : >"$OUT"
 {
     echo "# bench/run.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) host=$(hostname) cpus=$(nproc) load=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ',')"
     echo "# server=$SERVER_VERSION url=$URL repeats=$REPEATS clients=$(IFS=,; echo "${NAMES[*]}")"
-    echo "# args: --scenarios $SCENARIOS ${PASS[*]}"
+    echo "# args: --scenarios $SCENARIOS --sizes $SIZES ${PASS[*]}"
 } | tee -a "$OUT"
 
 IFS=',' read -r -a SCEN_LIST <<<"$SCENARIOS"
-nsizes=$(awk -F, '{print NF}' <<<"$SIZES")
-# hard guard per harness invocation: kv has two timed phases per size
-# (js-consume: the fill and the consume); obj-put/obj-get run twice (the
-# large object, the small ones) whatever the sizes, each with an untimed
-# put (obj-get) and a timed part
-guard_sizes=$(python3 -c "import math; print(math.ceil((2*float('$MAX_SECS')+60)*$nsizes))")
+IFS=',' read -r -a SIZE_LIST <<<"$SIZES"
+# hard guard per harness invocation: kv has two timed phases (js-consume:
+# the fill and the consume); obj-put/obj-get run twice (the large object,
+# the small ones) whatever the sizes, each with an untimed put (obj-get)
+# and a timed part
+guard_size=$(python3 -c "import math; print(math.ceil(2*float('$MAX_SECS')+60))")
 guard_obj=$(python3 -c "import math; print(math.ceil(4*float('$MAX_SECS')+60))")
 
 # libnatsio-only figures that have no peer counterpart: pub4 (the pub
@@ -319,13 +326,16 @@ run_extras() {
     case ",$SCENARIOS," in *",pub,"*) ;; *) return 0 ;; esac
     for i in "${!NAMES[@]}"; do
         [ "${NAMES[$i]}" = libnatsio ] || continue
-        echo "# repeat=$r scenario=pub4 client=libnatsio" >>"$OUT"
-        log "repeat $r/$REPEATS: pub4 libnatsio"
-        # shellcheck disable=SC2086
-        timeout -k 10 "$guard_sizes" ${CMDS[$i]} --url "$URL" --scenarios pub4 --threads 4 "${PASS[@]}" \
-            >"$TMPD/out.txt" 2>"$TMPD/err.txt" || log "libnatsio pub4: exit $?"
-        cat "$TMPD/out.txt" >>"$OUT"
-        grep -v '^#' "$TMPD/out.txt" | grep -v '^$' >&2 || true
+        for sz in "${SIZE_LIST[@]}"; do
+            echo "# repeat=$r scenario=pub4 client=libnatsio size=$sz" >>"$OUT"
+            log "repeat $r/$REPEATS: pub4 $sz libnatsio"
+            # shellcheck disable=SC2086
+            timeout -k 10 "$guard_size" ${CMDS[$i]} --url "$URL" --scenarios pub4 --threads 4 \
+                --sizes "$sz" "${PASS[@]}" >"$TMPD/out.txt" 2>"$TMPD/err.txt" ||
+                log "libnatsio pub4 $sz: exit $?"
+            cat "$TMPD/out.txt" >>"$OUT"
+            grep -v '^#' "$TMPD/out.txt" | grep -v '^$' >&2 || true
+        done
     done
 }
 
@@ -337,45 +347,58 @@ server_cpu() {
     awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$SERVER_PID/stat"
 }
 
+# One harness invocation: client $1 (index), scenario $2, sizes $3 (one
+# size; obj-put/obj-get: all of them, their runs have sizes of their own),
+# its lines appended to $OUT; a run that ends badly gets a status=failed line
+# for every size it printed nothing for.
+run_one() {
+    local i="$1" sc="$2" sizes="$3" name="${NAMES[$1]}" guard="$guard_size" rc cpu0 cpu1 t0 t1
+    case "$sc" in obj-put|obj-get) guard="$guard_obj" ;; esac
+    echo "# repeat=$r scenario=$sc client=$name size=$sizes" >>"$OUT"
+    log "repeat $r/$REPEATS: $sc $sizes $name"
+    set +e
+    cpu0="$(server_cpu)"; t0="$(date +%s.%N)"
+    # shellcheck disable=SC2086
+    timeout -k 10 "$guard" ${CMDS[$i]} --url "$URL" --scenarios "$sc" --sizes "$sizes" "${PASS[@]}" \
+        >"$TMPD/out.txt" 2>"$TMPD/err.txt"
+    rc=$?
+    cpu1="$(server_cpu)"; t1="$(date +%s.%N)"
+    set -e
+    cat "$TMPD/out.txt" >>"$OUT"
+    if [ -n "$cpu0" ]; then
+        awk -v sc="$sc" -v n="$name" -v sz="$sizes" -v t0="$t0" -v t1="$t1" -v c0="$cpu0" -v c1="$cpu1" \
+            'BEGIN {printf "# server_cpu scenario=%s client=%s size=%s wall_s=%.2f server_cpu_s=%.2f\n", sc, n, sz, t1 - t0, c1 - c0}' >>"$OUT"
+    fi
+    grep -v '^#' "$TMPD/out.txt" | grep -v '^$' >&2 || true
+    if [ "$rc" -ne 0 ]; then
+        local why err1 sz s2 SZ scs
+        why="exit_$rc"; [ "$rc" -eq 124 ] && why="killed_after_${guard}s"
+        err1="$(head -c 200 "$TMPD/err.txt" | tr -s ' \t\n\r' '____')"
+        log "$name $sc $sizes: $why ${err1}"
+        # (obj-put/obj-get: the --obj-mb object and the 1 KiB ones)
+        IFS=',' read -r -a SZ <<<"$sizes"
+        case "$sc" in obj-put|obj-get) SZ=("$((OBJ_MB * 1048576))" 1024) ;; esac
+        for sz in "${SZ[@]}"; do
+            scs=("$sc"); [ "$sc" = kv ] && scs=(kv-put kv-get)
+            for s2 in "${scs[@]}"; do
+                if ! grep -q "^scenario=$s2 .*size=$sz " "$TMPD/out.txt"; then
+                    echo "scenario=$s2 client=$name size=$sz n=- status=failed error=$why${err1:+:$err1}" >>"$OUT"
+                fi
+            done
+        done
+    fi
+}
+
 for r in $(seq 1 "$REPEATS"); do
     for sc in "${SCEN_LIST[@]}"; do
-        guard="$guard_sizes"
-        case "$sc" in obj-put|obj-get) guard="$guard_obj" ;; esac
-        for i in "${!NAMES[@]}"; do
-            name="${NAMES[$i]}"
-            echo "# repeat=$r scenario=$sc client=$name" >>"$OUT"
-            log "repeat $r/$REPEATS: $sc $name"
-            # shellcheck disable=SC2086
-            set +e
-            cpu0="$(server_cpu)"; t0="$(date +%s.%N)"
-            timeout -k 10 "$guard" ${CMDS[$i]} --url "$URL" --scenarios "$sc" "${PASS[@]}" \
-                >"$TMPD/out.txt" 2>"$TMPD/err.txt"
-            rc=$?
-            cpu1="$(server_cpu)"; t1="$(date +%s.%N)"
-            set -e
-            cat "$TMPD/out.txt" >>"$OUT"
-            if [ -n "$cpu0" ]; then
-                awk -v sc="$sc" -v n="$name" -v t0="$t0" -v t1="$t1" -v c0="$cpu0" -v c1="$cpu1" \
-                    'BEGIN {printf "# server_cpu scenario=%s client=%s wall_s=%.2f server_cpu_s=%.2f\n", sc, n, t1 - t0, c1 - c0}' >>"$OUT"
-            fi
-            grep -v '^#' "$TMPD/out.txt" | grep -v '^$' >&2 || true
-            if [ "$rc" -ne 0 ]; then
-                why="exit_$rc"; [ "$rc" -eq 124 ] && why="killed_after_${guard}s"
-                err1="$(head -c 200 "$TMPD/err.txt" | tr -s ' \t\n\r' '____')"
-                log "$name $sc: $why ${err1}"
-                # mark every size of this invocation that printed no line
-                # (obj-put/obj-get: the --obj-mb object and the 1 KiB ones)
-                IFS=',' read -r -a SZ <<<"$SIZES"
-                case "$sc" in obj-put|obj-get) SZ=("$((OBJ_MB * 1048576))" 1024) ;; esac
-                for sz in "${SZ[@]}"; do
-                    scs=("$sc"); [ "$sc" = kv ] && scs=(kv-put kv-get)
-                    for s2 in "${scs[@]}"; do
-                        if ! grep -q "^scenario=$s2 .*size=$sz " "$TMPD/out.txt"; then
-                            echo "scenario=$s2 client=$name size=$sz n=- status=failed error=$why${err1:+:$err1}" >>"$OUT"
-                        fi
-                    done
-                done
-            fi
+        case "$sc" in
+            obj-put|obj-get) run_sizes=("$SIZES") ;;
+            *) run_sizes=("${SIZE_LIST[@]}") ;;
+        esac
+        for sz in "${run_sizes[@]}"; do
+            for i in "${!NAMES[@]}"; do
+                run_one "$i" "$sc" "$sz"
+            done
         done
     done
     run_extras "$r"
@@ -383,4 +406,4 @@ done
 
 log "results: $OUT"
 echo
-python3 "$BENCH/summarize.py" "$OUT"
+"$PLOT_PYTHON" "$BENCH/summarize.py" --chart "${OUT%.txt}.png" "$OUT"

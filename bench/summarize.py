@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Median table over benchmark result lines (shared bench spec format).
 
-    bench/summarize.py RESULTS [RESULTS...]      (or lines on stdin)
+    bench/summarize.py [--chart FILE.png] RESULTS [RESULTS...]   (or lines on stdin)
 
 One row per scenario / size / client with the median over all runs of the
 rate (msgs_per_s, ops_per_s for kv-put/kv-get/kv-par, mb_per_s for
@@ -14,10 +14,14 @@ message and includes the work on the lost ones, so, like the rate, it is
 not comparable: when any run of a client is lossy/incomplete the column
 shows the median in parentheses, and no ratio uses it. The notes column has the medians of the
 scenario's extra figures (kv-par: par and threads_peak; obj-put/obj-get:
-rss_peak_mb; js-consume: redelivered and ack_pending when not 0). For
-every client other than `libnatsio` the ratio column shows libnatsio's
-median divided by that client's: rate ratio > 1 means libnatsio is faster;
-p50 ratio < 1 means libnatsio has lower latency.
+js-consume: redelivered and ack_pending when not 0). "peak RSS MB" is the
+median of rss_peak_kb, which every harness prints on every result line:
+VmHWM of the process, which bench/run.sh starts afresh for each scenario
+and size (Object Store lines written before rss_peak_kb existed: their
+rss_peak_mb). For every client other than `libnatsio` the ratio columns
+show libnatsio's median divided by that client's: rate ratio > 1 means
+libnatsio is faster; rss and p50 ratios < 1 mean libnatsio uses less
+memory / has lower latency.
 
 The bindings' harnesses (`libnatsio-go`, `libnatsio-node`, and variants
 named `libnatsio-<binding>:<variant>`) run the same
@@ -29,8 +33,14 @@ ABI): rate binding/C (<1: the binding is slower), p50 and p99 binding/C
 A third table, "bindings vs their ecosystem's client", compares each
 binding with the official client of its language, same scenario and size:
 `libnatsio-go` / `nats.go` and `libnatsio-node` / `nats.js` (rate: >1 the
-binding is faster; p50/p99, CPU per message and rss: <1 the binding is
-lower, i.e. better).
+binding is faster; peak RSS, p50/p99 and CPU per message: <1 the binding
+is lower, i.e. better).
+
+--chart FILE.png also draws, as one image, the rate and peak-RSS ratios of
+each of ours against the client it would replace (libnatsio / nats.c,
+libnatsio / async-nats, libnatsio-go / nats.go, libnatsio-node / nats.js)
+per scenario and size; it needs matplotlib, which bench/install-plot.sh
+installs (bench/run.sh runs this script with that python).
 
 Then the issue's targets for the C ABI (issue 17): per pub and pubsub size,
 libnatsio's cpu_ns/msg divided by nats.c's (target <= 0.7x), and per
@@ -74,9 +84,9 @@ def is_binding(client):
     return client.startswith(BINDING_PREFIX)
 # Optional per-run figures shown (as medians) in the notes column
 # (cpu_ns_per_msg has a column of its own).
-EXTRA_MEDIANS = [("rss_kb", "peak_rss_kb"),
-                 ("rss_start_kb", "rss_start_kb"), ("rss_end_kb", "rss_end_kb"),
-                 ("threads_peak", "threads_peak"), ("rss_peak_mb", "rss_peak_mb")]
+# (The peak RSS, rss_peak_kb, has columns of its own.)
+EXTRA_MEDIANS = [("rss_start_kb", "rss_start_kb"), ("rss_end_kb", "rss_end_kb"),
+                 ("threads_peak", "threads_peak")]
 SCEN_ORDER = ["pub", "pubsub", "req", "jspub", "jspub-sync", "kv-put", "kv-get", "kv-par",
               "js-consume", "obj-put", "obj-get", "obj-put/stream", "obj-get/stream", "svc"]
 LATENCY_SCENARIOS = {"req", "jspub-sync", "kv-put", "kv-get", "svc"}
@@ -159,6 +169,10 @@ def fmt_ratio(x):
     return "n/a" if x is None or math.isnan(x) else f"x{x:.2f}"
 
 
+def fmt_mb(x):
+    return "-" if x is None else f"{x:,.1f}"
+
+
 def fmt_cpu(x):
     """cpu_ns/msg: whole ns from 100 up, one decimal below"""
     if x is None:
@@ -218,6 +232,16 @@ class Cell:
             return None
         return median(num(r, key) for r in self.runs)
 
+    def rss_mb(self):
+        """Median peak RSS in MB (10^6 bytes): rss_peak_kb, which every
+        harness prints on every result line (VmHWM of a process that ran
+        this scenario and size alone); rss_peak_mb on the Object Store lines
+        of files written before it."""
+        def one(r):
+            kb = num(r, "rss_peak_kb")
+            return kb * 1024 / 1e6 if kb is not None else num(r, "rss_peak_mb")
+        return median(one(r) for r in self.runs)
+
     def cpu(self):
         """Median cpu_ns_per_msg over the runs; None when a run was
         lossy/incomplete (not comparable, like the rate) or none has it."""
@@ -267,6 +291,10 @@ class Cell:
 
 def main(argv):
     lines = []
+    chart = None
+    if len(argv) > 2 and argv[1] == "--chart":
+        chart = argv[2]
+        argv = argv[:1] + argv[3:]
     if len(argv) > 1:
         for p in argv[1:]:
             with open(p, encoding="utf-8", errors="replace") as f:
@@ -312,7 +340,8 @@ def main(argv):
 
     have_ours = any(OURS in c for c in cells.values())
     header = ["scenario", "size", "client", "runs", "rate/s (median)", "p50_us", "p99_us",
-              "errors", "cpu_ns/msg", f"{OURS}/client rate", f"{OURS}/client p50", "notes"]
+              "errors", "cpu_ns/msg", "peak RSS MB", f"{OURS}/client rate", f"{OURS}/client rss",
+              f"{OURS}/client p50", "notes"]
     rows = []
     for key in sorted(cells, key=sort_key):
         sc, size = key
@@ -320,6 +349,7 @@ def main(argv):
         ours = clients.get(OURS)
         our_rate = ours.rate() if ours else None
         our_p50 = ours.lat("p50_us") if ours and sc in LATENCY_SCENARIOS else None
+        our_rss = ours.rss_mb() if ours else None
         order = ([OURS] if OURS in clients else []) + [c for c in clients if c != OURS]
         for cl in order:
             cell = clients[cl]
@@ -327,25 +357,27 @@ def main(argv):
             has_lat = sc in LATENCY_SCENARIOS
             p50 = cell.lat("p50_us") if has_lat else None
             p99 = cell.lat("p99_us") if has_lat else None
-            r_rate = r_p50 = ""
+            rss = cell.rss_mb()
+            r_rate = r_rss = r_p50 = ""
             if ours is not None and cl != OURS:
-                r_rate = fmt_ratio(our_rate / rate if our_rate and rate else None)
+                r_rate = fmt_ratio(_ratio(our_rate, rate))
+                r_rss = fmt_ratio(_ratio(our_rss, rss))
                 if has_lat:
                     r_p50 = fmt_ratio(our_p50 / p50 if our_p50 and p50 else None)
             rows.append([sc, size, cl, str(len(cell.runs)),
                          fmt_rate(rate) if cell.runs else "-",
                          fmt_us(p50), fmt_us(p99), str(cell.errors) if cell.runs else "-",
-                         cell.cpu_text(), r_rate, r_p50, cell.notes(sc)])
+                         cell.cpu_text(), fmt_mb(rss), r_rate, r_rss, r_p50, cell.notes(sc)])
         rows.append(None)  # group separator
 
     if not have_ours:  # no ratio columns without our own client
-        header = header[:9] + header[11:]
-        rows = [r[:9] + r[11:] if r else r for r in rows]
+        header = header[:10] + header[13:]
+        rows = [r[:10] + r[13:] if r else r for r in rows]
     widths = [len(h) for h in header]
     for r in rows:
         if r:
             widths = [max(w, len(c)) for w, c in zip(widths, r)]
-    right = {3, 4, 5, 6, 7, 8, 9, 10} if have_ours else {3, 4, 5, 6, 7, 8}
+    right = set(range(3, 13)) if have_ours else set(range(3, 10))
 
     def fmt_row(r):
         cells_ = []
@@ -364,12 +396,14 @@ def main(argv):
     print("rate = msgs_per_s (pub, pubsub, req, jspub, jspub-sync, js-consume), ops_per_s"
           " (kv-put, kv-get, kv-par) or MB/s = mb_per_s (obj-put, obj-get); medians over runs.")
     if have_ours:
-        print(f"{OURS}/client: ratio of medians; rate >1 = {OURS} faster, p50 <1 = {OURS} lower"
-              " latency; n/a: lossy/incomplete or missing.")
+        print(f"{OURS}/client: ratio of medians; rate >1 = {OURS} faster, rss and p50 <1 ="
+              f" {OURS} uses less memory / has lower latency; n/a: lossy/incomplete or missing.")
     else:
         print(f"no {OURS} results: ratio columns omitted.")
     print("n/a rate: at least one lossy pubsub (lost>0), unacked jspub or short js-consume"
           " (received<n) run; not comparable.")
+    print("peak RSS MB: rss_peak_kb (VmHWM of a process that ran only this scenario and size;"
+          " kv-get's includes the kv-put run before it), median over runs, MB = 10^6 bytes.")
     print("cpu_ns/msg: user+sys CPU of the client's whole process over the timed region per"
           " message/operation, median over runs; (x): at least one lossy/incomplete run (CPU per"
           " received message, the lost ones' work included), not comparable.")
@@ -377,6 +411,8 @@ def main(argv):
     print_ecosystem(cells, sort_key)
     print_c_abi_targets(cells, sort_key)
     print_object_store(cells, sort_key)
+    if chart:
+        draw_chart(cells, sort_key, chart, [p for p in argv[1:]])
     return 0
 
 
@@ -449,14 +485,13 @@ def print_ecosystem(cells, sort_key):
                 p50 = fmt_ratio(_ratio(cell.lat("p50_us"), peer.lat("p50_us")))
                 p99 = fmt_ratio(_ratio(cell.lat("p99_us"), peer.lat("p99_us")))
             notes = []
-            for k, label in (("rss_peak_mb", "rss_peak_mb"), ("threads_peak", "threads_peak")):
-                mine = median(num(r, k) for r in cell.runs if k in r)
-                theirs = median(num(r, k) for r in peer.runs if k in r)
-                if mine is not None and theirs is not None:
-                    fmt = (lambda x: f"{x:,.0f}") if k == "threads_peak" else (lambda x: f"{x:,.1f}")
-                    notes.append(f"{label} {fmt(mine)} vs {fmt(theirs)}")
-                    if k == "rss_peak_mb":
-                        notes[-1] += f" ({fmt_ratio(_ratio(mine, theirs))})"
+            rss_mine, rss_theirs = cell.rss_mb(), peer.rss_mb()
+            if rss_mine is not None and rss_theirs is not None:
+                notes.append(f"peak RSS MB {fmt_mb(rss_mine)} vs {fmt_mb(rss_theirs)}")
+            mine = median(num(r, "threads_peak") for r in cell.runs if "threads_peak" in r)
+            theirs = median(num(r, "threads_peak") for r in peer.runs if "threads_peak" in r)
+            if mine is not None and theirs is not None:
+                notes.append(f"threads_peak {mine:,.0f} vs {theirs:,.0f}")
             for who, c in ((b, cell), (peer_name, peer)):
                 if c.incomplete:
                     notes.append(f"{who} {incomplete_word(sc)} {c.incomplete}/{len(c.runs)}")
@@ -465,13 +500,13 @@ def print_ecosystem(cells, sort_key):
             if cell.cpu() is not None or peer.cpu() is not None:
                 cpu = fmt_ratio(_ratio(cell.cpu(), peer.cpu()))
             rows.append([sc, size, b, peer_name, unit, fmt_ratio(_ratio(cell.rate(), peer.rate())),
-                         p50, p99, cpu, ", ".join(notes)])
+                         fmt_ratio(_ratio(rss_mine, rss_theirs)), p50, p99, cpu, ", ".join(notes)])
     if not rows:
         return
     header = ["scenario", "size", "binding", "peer", "rate unit", "rate b/peer (>1 better)",
-              "p50 b/peer (<1 better)", "p99 b/peer (<1 better)", "cpu/msg b/peer (<1 better)", "notes"]
+              "rss b/peer (<1 better)", "p50 b/peer (<1 better)", "p99 b/peer (<1 better)", "cpu/msg b/peer (<1 better)", "notes"]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    right = {5, 6, 7, 8}
+    right = {5, 6, 7, 8, 9}
 
     def fmt_row(r):
         out = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
@@ -484,7 +519,7 @@ def print_ecosystem(cells, sort_key):
     for r in rows:
         print(fmt_row(r))
     print("rate (msgs/s, ops/s or MB/s): higher is better, so >1 = the binding is faster;"
-          " p50/p99 latency, cpu/msg (cpu_ns_per_msg) and rss_peak_mb: lower is"
+          " peak RSS (rss_peak_kb), p50/p99 latency and cpu/msg (cpu_ns_per_msg): lower is"
           " better, so <1 = the binding is better (uses less CPU per message);"
           " n/a: lossy/incomplete run or missing.")
 
@@ -615,6 +650,86 @@ def print_object_store(cells, sort_key):
           " rss growth: rss_peak_mb - rss_start_mb (the RSS when the clock started: memory mode's"
           " put has its whole object in it). Targets (libnatsio and bindings): MB/s >= best peer;"
           " peak RSS < 64 MiB for a >= 256 MiB object in stream mode.")
+
+
+# The pairs the chart draws: each of ours against the client it would replace.
+CHART_PAIRS = [(OURS, "nats.c"), (OURS, "async-nats")] + list(ECOSYSTEM_PEERS.items())
+CHART_COLORS = ["#1f77b4", "#9ecae1", "#2ca02c", "#ff7f0e"]
+
+
+def draw_chart(cells, sort_key, path, sources):
+    """One PNG: per scenario and size, the rate ratio and the peak-RSS ratio
+    of each pair of CHART_PAIRS (ours / theirs, medians), as horizontal bars
+    on a log scale around 1. matplotlib comes from bench/install-plot.sh."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = []  # (label, {pair index: (rate ratio, rss ratio)})
+    for key in sorted(cells, key=sort_key):
+        clients = cells[key]
+        got = {}
+        for i, (mine, theirs) in enumerate(CHART_PAIRS):
+            a, b = clients.get(mine), clients.get(theirs)
+            if a is None or b is None or not a.runs or not b.runs:
+                continue
+            got[i] = (_ratio(a.rate(), b.rate()), _ratio(a.rss_mb(), b.rss_mb()))
+        if got:
+            size = key[1]
+            if size.isdigit() and int(size) >= 1048576 and int(size) % 1048576 == 0:
+                size = f"{int(size) // 1048576} MiB"
+            rows.append((f"{key[0]} {size}", got))
+    if not rows:
+        print(f"summarize.py: nothing to chart for {path}", file=sys.stderr)
+        return
+    used = sorted({i for _, got in rows for i in got})
+    bar_h = 0.8 / len(used)
+    fig, axes = plt.subplots(1, 2, sharey=True, figsize=(12, 1.0 + 0.22 * len(rows) * len(used) + 0.6))
+    titles = ("rate, ours / theirs (>1: ours faster)", "peak RSS, ours / theirs (<1: ours smaller)")
+    for panel, (ax, title) in enumerate(zip(axes, titles)):
+        values = []
+        for slot, i in enumerate(used):
+            ys, xs, missing = [], [], []
+            for y, (_, got) in enumerate(rows):
+                v = got.get(i, (None, None))[panel]
+                yy = y + (slot - (len(used) - 1) / 2) * bar_h
+                if v is None:
+                    if i in got:
+                        missing.append(yy)
+                    continue
+                ys.append(yy)
+                xs.append(v)
+                values.append(v)
+            mine, theirs = CHART_PAIRS[i]
+            bars = ax.barh(ys, [math.log2(x) for x in xs], height=bar_h, color=CHART_COLORS[i],
+                           label=f"{mine} / {theirs}")
+            ax.bar_label(bars, labels=[f"x{x:.2f}" for x in xs], fontsize=6, padding=2)
+            for yy in missing:  # lossy or incomplete: no comparable figure
+                ax.text(0, yy, " n/a", va="center", fontsize=7, color="gray")
+        lim = max([1.0] + [abs(math.log2(v)) for v in values]) * 1.25
+        ax.set_xlim(-lim, lim)
+        fine = lim < 1.5  # within x0.35..x2.8: finer ticks
+        candidates = (0.5, 0.67, 1, 1.5, 2) if fine else (1 / 16, 0.125, 0.25, 0.5, 1, 2, 4, 8, 16)
+        ticks = [t for t in candidates if abs(math.log2(t)) <= lim]
+        ax.set_xticks([math.log2(t) for t in ticks])
+        ax.set_xticklabels([f"x{t:.2g}" for t in ticks])
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_title(title, fontsize=10)
+        ax.grid(axis="x", linestyle=":", linewidth=0.5)
+    axes[0].set_yticks(range(len(rows)))
+    axes[0].set_yticklabels([label for label, _ in rows])
+    axes[0].invert_yaxis()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.965), ncol=len(used),
+               fontsize=8, frameon=False)
+    names = ", ".join(p.rsplit("/", 1)[-1] for p in sources) or "stdin"
+    fig.suptitle(f"libnatsio and its bindings against the official clients (medians; {names};"
+                 " drawn by bench/summarize.py --chart)", fontsize=9, y=0.995)
+    top = 1 - 0.4 / fig.get_figheight()
+    fig.tight_layout(rect=(0, 0, 1, top))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    print(f"chart: {path}")
 
 
 def _ratio(a, b):

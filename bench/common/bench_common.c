@@ -203,6 +203,30 @@ bench_latency bench_latency_stats(double *us, long cnt)
     return r;
 }
 
+long bench_proc_status(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    size_t fl = strlen(field);
+    long v = -1;
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, field, fl) == 0 && line[fl] == ':') {
+            v = strtol(line + fl + 1, NULL, 10);
+            break;
+        }
+    }
+    fclose(f);
+    return v;
+}
+
+void bench_end_result_line(void)
+{
+    printf(" rss_peak_kb=%ld\n", bench_proc_status("VmHWM"));
+    fflush(stdout);
+}
+
 void bench_emit_status(const char *scenario, long size, const char *status, const char *err)
 {
     printf("scenario=%s client=%s size=%ld n=- status=%s%s%s\n", scenario, g_client, size, status,

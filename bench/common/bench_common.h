@@ -74,6 +74,14 @@ bench_latency bench_latency_stats(double *us, long cnt);
 /* Nearest rank of an ascending array: sorted[ceil(p/100*cnt)-1]. */
 double bench_percentile(const double *sorted, long cnt, double p);
 
+/* A numeric field of /proc/self/status ("Threads"; "VmHWM", "VmRSS" in
+ * kB), or -1. */
+long bench_proc_status(const char *field);
+/* Ends a result line: appends " rss_peak_kb=N" (VmHWM, the process's peak
+ * resident set so far: run.sh runs one process per scenario and size, so it
+ * is that run's peak) and a newline, and flushes stdout. */
+void bench_end_result_line(void);
+
 /* "scenario=S client=C size=N n=- status=STATUS[ error=ERR]" */
 void bench_emit_status(const char *scenario, long size, const char *status, const char *err);
 /* As bench_emit_status with error=WHAT:STATUS_TEXT[:LAST_ERROR], blanks

@@ -43,8 +43,8 @@
 // with a message/operation count (pub, pubsub, req, jspub, jspub-sync,
 // kv-put, kv-get, kv-par, js-consume) cpu_ns_per_msg (user+sys of the whole
 // process, from getrusage, over exactly the timed region, divided by the
-// line's messages/operations) and, on pubsub, rss_kb (peak RSS) with
-// rss_start_kb and rss_end_kb.
+// line's messages/operations), on every result line rss_peak_kb (VmHWM) and,
+// on pubsub, rss_start_kb and rss_end_kb.
 //
 // --pubsub-limits unlimited subscribes without pending limits (the default
 // limits drop messages when the Go handler cannot keep up) and reports as
@@ -137,31 +137,6 @@ func cpuNanos() float64 {
 // clock starts and stops) divided by the line's count (0 divides by 1).
 func cpuPerMsg(c0, c1 float64, count int64) float64 {
 	return (c1 - c0) / float64(max(count, 1))
-}
-
-func peakRSSKB() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return -1
-	}
-	return ru.Maxrss // kilobytes on Linux
-}
-
-// currentRSSKB reads the resident set from /proc/self/statm.
-func currentRSSKB() int64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return -1
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return -1
-	}
-	pages, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
-		return -1
-	}
-	return pages * int64(os.Getpagesize()) / 1024
 }
 
 // percentile by nearest rank: sorted[ceil(p/100*K)-1].
@@ -268,7 +243,7 @@ func runPub(size int) {
 		return
 	}
 	n := float64(opt.n)
-	fmt.Printf("scenario=pub client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%d flush=pingpong cpu_ns_per_msg=%.1f\n",
+	printResult("scenario=pub client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%d flush=pingpong cpu_ns_per_msg=%.1f",
 		client, size, opt.n, secs, n/secs, n*float64(size)/1e6/secs, failed+errs.count.Load(), cpuPerMsg(c0, c1, int64(opt.n)))
 }
 
@@ -321,7 +296,7 @@ func runPubSub(size int) {
 	defer sub.Unsubscribe()
 
 	var failed int64
-	rssStart := currentRSSKB()
+	rssStart := procStatus("VmRSS")
 	c0 := cpuNanos()
 	t0 = time.Now()
 	for i := 0; i < opt.n; i++ {
@@ -359,7 +334,7 @@ wait:
 		}
 	}
 	c1 := cpuNanos()
-	rssEnd := currentRSSKB()
+	rssEnd := procStatus("VmRSS")
 
 	got := min(received.Load(), target)
 	elapsed := lastProgress
@@ -372,10 +347,10 @@ wait:
 	if st, err := sub.Stats(); err == nil {
 		dropped = st.Dropped
 	}
-	fmt.Printf("scenario=pubsub client=%s size=%d n=%d received=%d lost=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%d mode=callback dropped=%d cpu_ns_per_msg=%.1f rss_kb=%d rss_start_kb=%d rss_end_kb=%d\n",
+	printResult("scenario=pubsub client=%s size=%d n=%d received=%d lost=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%d mode=callback dropped=%d cpu_ns_per_msg=%.1f rss_start_kb=%d rss_end_kb=%d",
 		client, size, opt.n, got, target-got, secs, float64(got)/secs, float64(got)*float64(size)/1e6/secs,
 		failed+errs.count.Load()+badSize.Load(), dropped, cpuPerMsg(c0, c1, got),
-		peakRSSKB(), rssStart, rssEnd)
+		rssStart, rssEnd)
 }
 
 // ---------------------------------------------------------------------------
@@ -477,7 +452,7 @@ func runReq(size int) {
 		return
 	}
 	mean, p50, p99 := latencyStats(r.lat)
-	fmt.Printf("scenario=req client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f\n",
+	printResult("scenario=req client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f",
 		client, size, opt.k, r.secs, float64(opt.k)/r.secs, mean, p50, p99,
 		r.failed+errs.count.Load()+respondFailed.Load(), cpuPerMsg(r.c0, r.c1, int64(opt.k)))
 }
@@ -525,7 +500,7 @@ func runSvc(size int) {
 		statsOK = 1
 	}
 	mean, p50, p99 := latencyStats(r.lat)
-	fmt.Printf("scenario=svc client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d stats_ok=%d cpu_ns_per_msg=%.1f\n",
+	printResult("scenario=svc client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d stats_ok=%d cpu_ns_per_msg=%.1f",
 		client, size, opt.k, r.secs, float64(opt.k)/r.secs, mean, p50, p99,
 		r.failed+errs.count.Load()+respondFailed.Load(), statsOK, cpuPerMsg(r.c0, r.c1, int64(opt.k)))
 }
@@ -657,7 +632,7 @@ func runJSPub(size int) {
 		t1 = tLast // time of the last observed progress
 	}
 	secs := max(t1.Sub(t0).Seconds(), 1e-9)
-	fmt.Printf("scenario=jspub client=%s size=%d n=%d acked=%d unacked=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f window=%d errors=%d cpu_ns_per_msg=%.1f\n",
+	printResult("scenario=jspub client=%s size=%d n=%d acked=%d unacked=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f window=%d errors=%d cpu_ns_per_msg=%.1f",
 		client, size, opt.jsN, acked, opt.jsN-acked, secs, float64(acked)/secs,
 		float64(acked)*float64(size)/1e6/secs, max(opt.window, 1), failed+errs.count.Load(),
 		cpuPerMsg(c0, c1, int64(acked)))
@@ -683,7 +658,7 @@ func latencyStats(lat []float64) (mean, p50, p99 float64) {
 func emitLatency(scenario, rateKey string, size, n int, secs float64, lat []float64, errCount int64, cpu float64) {
 	secs = max(secs, 1e-9)
 	mean, p50, p99 := latencyStats(lat)
-	fmt.Printf("scenario=%s client=%s size=%d n=%d secs=%.6f %s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f\n",
+	printResult("scenario=%s client=%s size=%d n=%d secs=%.6f %s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f",
 		scenario, client, size, n, secs, rateKey, float64(n)/secs, mean, p50, p99, errCount,
 		cpuPerMsg(0, cpu, int64(n)))
 }
@@ -826,6 +801,14 @@ func procStatus(field string) int64 {
 	return -1
 }
 
+// printResult prints a result line (format without its newline) and ends it
+// with rss_peak_kb: VmHWM, the process's peak resident set so far (run.sh
+// runs one process per scenario and size, so it is that run's peak).
+func printResult(format string, args ...any) {
+	fmt.Printf(format, args...)
+	fmt.Printf(" rss_peak_kb=%d\n", procStatus("VmHWM"))
+}
+
 // threadSampler records the highest Threads: of /proc/self/status, read
 // every 2 ms until finish.
 type threadSampler struct {
@@ -928,7 +911,7 @@ func runKVPar(size int) {
 		emitStatus("kv-par", size, "timeout", errors.New("max-secs"))
 		return
 	}
-	fmt.Printf("scenario=kv-par client=%s size=%d n=%d par=%d secs=%.6f ops_per_s=%.1f threads_peak=%d errors=%d cpu_ns_per_msg=%.1f\n",
+	printResult("scenario=kv-par client=%s size=%d n=%d par=%d secs=%.6f ops_per_s=%.1f threads_peak=%d errors=%d cpu_ns_per_msg=%.1f",
 		client, size, K, opt.par, secs, float64(K)/secs, peak, failed.Load()+errs.count.Load(),
 		cpuPerMsg(c0, c1, int64(K)))
 }
@@ -1045,7 +1028,7 @@ func runJSConsume(size int) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	fmt.Printf("scenario=js-consume client=%s size=%d n=%d received=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f redelivered=%d ack_pending=%d errors=%d cpu_ns_per_msg=%.1f\n",
+	printResult("scenario=js-consume client=%s size=%d n=%d received=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f redelivered=%d ack_pending=%d errors=%d cpu_ns_per_msg=%.1f",
 		client, size, n, received, secs, float64(received)/secs, float64(received)*float64(size)/1e6/secs,
 		redelivered, ackPending, failed+errs.count.Load(), cpuPerMsg(c0, cLast, received))
 }
@@ -1310,7 +1293,7 @@ func objChild(spec string) int {
 		fmt.Printf("# note client=%s obj: object %s digest=%s mode=%s (%s)\n", client, objName(r, 0), digest, opt.objMode, objNote)
 	}
 	total := float64(r.size) * float64(r.count)
-	fmt.Printf("scenario=%s client=%s size=%d n=%d secs=%.6f mb_per_s=%.3f rss_peak_mb=%.1f rss_start_mb=%.1f mode=%s cpu_s=%.3f errors=%d\n",
+	printResult("scenario=%s client=%s size=%d n=%d secs=%.6f mb_per_s=%.3f rss_peak_mb=%.1f rss_start_mb=%.1f mode=%s cpu_s=%.3f errors=%d",
 		scenario, client, r.size, r.count, secs, total/1e6/secs, float64(hwm)*1024/1e6,
 		float64(rssStart)*1024/1e6, opt.objMode, cpu/1e9, int64(failed)+errs.count.Load())
 	return 0

@@ -11,9 +11,9 @@
  *     pubsub, req, jspub, jspub-sync, kv-put, kv-get, kv-par, js-consume,
  *     pub4): user+sys CPU of the whole process over exactly the timed
  *     region, divided by the messages/operations of the line;
- *   - on pubsub, rss_kb (peak RSS, getrusage ru_maxrss) with rss_start_kb and
- *     rss_end_kb (current RSS sampled before and after the run) to show
- *     that memory stays bounded.
+ *   - on pubsub, rss_start_kb and rss_end_kb (current RSS sampled before
+ *     and after the run) beside every line's rss_peak_kb, to show that
+ *     memory stays bounded.
  * jspub keeps a ring of --window publish tokens (the library's own
  * publish_async_max_pending is set to the same value) and waits on the
  * oldest when the ring is full; it publishes with defer_send (a run of
@@ -82,25 +82,6 @@ static const char *g_obj_child;       /* internal: --obj-child SCENARIO:big|smal
 /* user+sys CPU of the whole process (library threads included), in ns */
 static double cpu_ns(void) { return bench_cpu_ns(); }
 
-static long peak_rss_kb(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss;
-}
-
-/* current resident set size, from /proc/self/statm */
-static long current_rss_kb(void)
-{
-    long pages_total = 0, pages_resident = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (f == NULL)
-        return -1;
-    if (fscanf(f, "%ld %ld", &pages_total, &pages_resident) != 2)
-        pages_resident = -1;
-    fclose(f);
-    return pages_resident < 0 ? -1 : pages_resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
 
 static void emit_failure(const char *scen, long size, const char *status,
                          const char *what, natsio_status s)
@@ -292,8 +273,7 @@ static void run_pub(long size, long threads)
            bench_cpu_per_msg(c0, c1, O.n));
     if (threads > 0)
         printf(" threads=%ld", nthreads);
-    printf("\n");
-    fflush(stdout);
+    bench_end_result_line();
 out:
     close_client(ctx, nc);
     err_ctx_release(ctx);
@@ -402,7 +382,7 @@ static void run_pubsub(long size)
         goto out;
     }
 
-    long rss_start = current_rss_kb();
+    long rss_start = bench_proc_status("VmRSS");
     double c0 = cpu_ns();
     double t0 = bench_now_s();
     for (long i = 0; i < O.n; i++) {
@@ -442,7 +422,7 @@ static void run_pubsub(long size)
     double t_done = st.t_done;
     pthread_mutex_unlock(&st.mu);
     double c1 = done ? st.c_done : cpu_ns();
-    long rss_end = current_rss_kb();
+    long rss_end = bench_proc_status("VmRSS");
 
     long received = atomic_load(&st.received);
     if (received > O.n)
@@ -457,13 +437,13 @@ static void run_pubsub(long size)
     errors += atomic_load(&ctx->errors) + atomic_load(&st.badsize);
     printf("scenario=pubsub client=%s size=%ld n=%ld received=%ld lost=%ld "
            "secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%ld mode=%s "
-           "dropped=%ld cpu_ns_per_msg=%.1f rss_kb=%ld rss_start_kb=%ld "
-           "rss_end_kb=%ld\n",
+           "dropped=%ld cpu_ns_per_msg=%.1f rss_start_kb=%ld rss_end_kb=%ld",
            CLIENT, size, O.n, received, O.n - received, secs,
            (double)received / secs, (double)received * (double)size / 1e6 / secs,
            errors, g_pubsub_mode == PUBSUB_CALLBACK ? "callback" : "iterator",
            dropped, bench_cpu_per_msg(c0, c1, received),
-           peak_rss_kb(), rss_start, rss_end);
+           rss_start, rss_end);
+    bench_end_result_line();
     fflush(stdout);
 out:
     atomic_store(&ctx->closing, 1);
@@ -574,9 +554,10 @@ static void run_req(long size)
     long errors = r.errors + atomic_load(&ctx->errors);
     bench_latency L = bench_latency_stats(lat, r.nlat);
     printf("scenario=req client=%s size=%ld n=%ld secs=%.6f msgs_per_s=%.1f "
-           "mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%ld cpu_ns_per_msg=%.1f\n",
+           "mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%ld cpu_ns_per_msg=%.1f",
            CLIENT, size, O.k, r.secs, (double)O.k / r.secs, L.mean, L.p50, L.p99,
            errors, bench_cpu_per_msg(r.cpu0, r.cpu1, O.k));
+    bench_end_result_line();
     fflush(stdout);
 out:
     atomic_store(&ctx->closing, 1);
@@ -665,9 +646,10 @@ static void run_svc(long size)
     long errors = r.errors + atomic_load(&ctx->errors);
     bench_latency L = bench_latency_stats(lat, r.nlat);
     printf("scenario=svc client=%s size=%ld n=%ld secs=%.6f msgs_per_s=%.1f "
-           "mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%ld stats_ok=%d cpu_ns_per_msg=%.1f\n",
+           "mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%ld stats_ok=%d cpu_ns_per_msg=%.1f",
            CLIENT, size, O.k, r.secs, (double)O.k / r.secs, L.mean, L.p50, L.p99, errors,
            counted == O.warmup + O.k, bench_cpu_per_msg(r.cpu0, r.cpu1, O.k));
+    bench_end_result_line();
     fflush(stdout);
 out:
     atomic_store(&ctx->closing, 1);
@@ -779,10 +761,11 @@ static void run_jspub(long size)
         secs = 1e-9;
     printf("scenario=jspub client=%s size=%ld n=%ld acked=%ld unacked=%ld "
            "secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f window=%ld errors=%ld "
-           "cpu_ns_per_msg=%.1f\n",
+           "cpu_ns_per_msg=%.1f",
            CLIENT, size, O.js_n, acked, O.js_n - acked, secs,
            (double)acked / secs, (double)acked * (double)size / 1e6 / secs,
            window, errors, bench_cpu_per_msg(c0, c1, acked));
+    bench_end_result_line();
     fflush(stdout);
 out:
     natsio_js_free(js);
@@ -798,9 +781,10 @@ static void emit_latency(const char *scen, const char *rate_key, long size, long
 {
     bench_latency L = bench_latency_stats(lat, nlat);
     printf("scenario=%s client=%s size=%ld n=%ld secs=%.6f %s=%.1f mean_us=%.1f "
-           "p50_us=%.1f p99_us=%.1f errors=%ld cpu_ns_per_msg=%.1f\n",
+           "p50_us=%.1f p99_us=%.1f errors=%ld cpu_ns_per_msg=%.1f",
            scen, CLIENT, size, n, secs, rate_key, (double)n / secs, L.mean, L.p50,
            L.p99, errors, bench_cpu_per_msg(0, cpu, n));
+    bench_end_result_line();
     fflush(stdout);
 }
 
@@ -937,25 +921,6 @@ out:
 /* ------------------------------------------------------------------------ */
 /* kv-par                                                                   */
 
-/* A numeric field of /proc/self/status ("Threads", "VmHWM" in kB), or -1. */
-static long proc_status(const char *field)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    size_t fl = strlen(field);
-    long v = -1;
-    if (f == NULL)
-        return -1;
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, field, fl) == 0 && line[fl] == ':') {
-            v = strtol(line + fl + 1, NULL, 10);
-            break;
-        }
-    }
-    fclose(f);
-    return v;
-}
-
 /*
  * The highest Threads: of /proc/self/status, sampled every 2 ms by a
  * thread of its own. That thread is part of the process it measures, so
@@ -979,7 +944,7 @@ static void *sample_threads(void *arg)
 {
     thread_sampler_t *ts = arg;
     while (!atomic_load(&ts->stop)) {
-        long t = proc_status("Threads");
+        long t = bench_proc_status("Threads");
         if (t > 0)
             sampler_note(ts, t - 1); /* without this sampling thread */
         struct timespec d = {0, 2 * 1000000L};
@@ -1004,7 +969,7 @@ static long sampler_finish(thread_sampler_t *ts, bool started)
     atomic_store(&ts->stop, 1);
     if (started)
         pthread_join(ts->thread, NULL);
-    sampler_note(ts, proc_status("Threads"));
+    sampler_note(ts, bench_proc_status("Threads"));
     return atomic_load(&ts->peak);
 }
 
@@ -1188,7 +1153,7 @@ static void run_kv_par(long size)
     atomic_store(&ctx->errors, 0);
 
     thread_sampler_t sampler;
-    long threads_start = proc_status("Threads");
+    long threads_start = bench_proc_status("Threads");
     bool sampling = sampler_start(&sampler, threads_start);
     double c0 = cpu_ns();
     double t0 = bench_now_s();
@@ -1241,10 +1206,11 @@ static void run_kv_par(long size)
         secs = 1e-9;
     long errors = atomic_load(&p->errors) + atomic_load(&ctx->errors);
     printf("scenario=kv-par client=%s size=%ld n=%ld par=%ld secs=%.6f ops_per_s=%.1f "
-           "threads_peak=%ld errors=%ld mode=%s threads_start=%ld cpu_ns_per_msg=%.1f\n",
+           "threads_peak=%ld errors=%ld mode=%s threads_start=%ld cpu_ns_per_msg=%.1f",
            CLIENT, size, K, par, secs, (double)K / secs, threads_peak, errors,
            g_par_mode == PAR_WINDOW ? "window" : "callback", threads_start,
            bench_cpu_per_msg(c0, c_done, K));
+    bench_end_result_line();
     fflush(stdout);
 out:
     atomic_store(&p->stop, 1);
@@ -1508,11 +1474,12 @@ static void run_js_consume(long size)
     long errors = atomic_load(&st.errors) + atomic_load(&ctx->errors);
     printf("scenario=js-consume client=%s size=%ld n=%ld received=%ld secs=%.6f "
            "msgs_per_s=%.1f mb_per_s=%.3f redelivered=%ld ack_pending=%ld errors=%ld mode=%s "
-           "cpu_ns_per_msg=%.1f\n",
+           "cpu_ns_per_msg=%.1f",
            CLIENT, size, N, received, secs, (double)received / secs,
            (double)received * (double)size / 1e6 / secs, atomic_load(&st.redelivered), ack_pending,
            errors, g_consume_mode == PUBSUB_CALLBACK ? "callback" : "iterator",
            bench_cpu_per_msg(c0, c1, received));
+    bench_end_result_line();
     fflush(stdout);
 out:
     natsio_js_messages_free(it);
@@ -1811,7 +1778,7 @@ static int obj_child(const char *spec)
         goto out;
     }
     atomic_store(&ctx->errors, 0);
-    long rss_start_kb = proc_status("VmRSS");
+    long rss_start_kb = bench_proc_status("VmRSS");
     double cpu0 = cpu_ns();
     bool fatal = false;
     double t0 = bench_now_s();
@@ -1824,7 +1791,7 @@ static int obj_child(const char *spec)
         bench_emit_status(scenario, (long)r.size, "timeout", "max-secs_or_connection_closed");
         goto out;
     }
-    long hwm_kb = proc_status("VmHWM");
+    long hwm_kb = bench_proc_status("VmHWM");
     if (put && !strcmp(r.name, "big"))
         printf("# note client=%s obj: object big digest=%s mode=%s (" OBJ_NOTE ")\n", CLIENT,
                digest, g_obj_stream ? "stream" : "memory");
@@ -1832,10 +1799,11 @@ static int obj_child(const char *spec)
     if (secs <= 0)
         secs = 1e-9;
     printf("scenario=%s client=%s size=%zu n=%ld secs=%.6f mb_per_s=%.3f rss_peak_mb=%.1f "
-           "rss_start_mb=%.1f mode=%s cpu_s=%.3f errors=%ld\n",
+           "rss_start_mb=%.1f mode=%s cpu_s=%.3f errors=%ld",
            scenario, CLIENT, r.size, r.count, secs, total / 1e6 / secs,
            (double)hwm_kb * 1024 / 1e6, (double)rss_start_kb * 1024 / 1e6,
            g_obj_stream ? "stream" : "memory", cpu / 1e9, errors + atomic_load(&ctx->errors));
+    bench_end_result_line();
 out:
     fflush(stdout);
     natsio_obj_free(obj);

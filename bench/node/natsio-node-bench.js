@@ -51,8 +51,9 @@
 // count (pub, pubsub, req, jspub, jspub-sync, kv-put, kv-get, kv-par,
 // js-consume) cpu_ns_per_msg (user+sys of the whole process, every thread,
 // from process.cpuUsage(), over exactly the timed region, divided by the
-// line's messages/operations) and, on pubsub, rss_kb (peak RSS) with
-// rss_start_kb and rss_end_kb.
+// line's messages/operations), on every result line rss_peak_kb (VmHWM of
+// /proc/self/status, the same figure as process.resourceUsage().maxRSS)
+// and, on pubsub, rss_start_kb and rss_end_kb.
 //
 // --pubsub-limits unlimited subscribes without pending limits and reports as
 // client=libnatsio-node:unlimited.
@@ -104,8 +105,6 @@ function cpuNs() {
   return (u.user + u.system) * 1e3;
 }
 
-const peakRssKb = () => process.resourceUsage().maxRSS; // kilobytes
-const currentRssKb = () => Math.round(process.memoryUsage.rss() / 1024);
 
 /** nearest rank: sorted[ceil(p/100*K)-1] */
 function percentile(sorted, p) {
@@ -119,6 +118,13 @@ const f1 = (x) => x.toFixed(1);
 /** cpu_ns_per_msg: the CPU between c0 and c1 (read where the clock starts
  * and stops) divided by the line's count (0 divides by 1) */
 const cpuPerMsg = (c0, c1, count) => f1((c1 - c0) / Math.max(count, 1));
+
+/** Prints a result line ended by rss_peak_kb: VmHWM of /proc/self/status,
+ * the process's peak resident set so far (run.sh runs one process per
+ * scenario and size, so it is that run's peak). */
+function emitResult(line) {
+  console.log(`${line} rss_peak_kb=${procStatus('VmHWM')}`);
+}
 
 function emitStatus(scenario, size, status, err) {
   let line = `scenario=${scenario} client=${CLIENT} size=${size} n=- status=${status}`;
@@ -172,7 +178,7 @@ const yieldToEventLoop = () => new Promise((resolve) => setImmediate(resolve));
 function emitLatency(scenario, rateKey, size, n, secs, lat, errors, cpu, extra = '') {
   const mean = lat.length ? lat.reduce((s, x) => s + x, 0) / lat.length : 0;
   const sorted = Float64Array.from(lat).sort();
-  console.log(
+  emitResult(
     `scenario=${scenario} client=${CLIENT} size=${size} n=${n} secs=${secs.toFixed(6)} ${rateKey}=${f1(n / secs)} ` +
       `mean_us=${f1(mean)} p50_us=${f1(percentile(sorted, 50))} p99_us=${f1(percentile(sorted, 99))} ` +
       `errors=${errors} cpu_ns_per_msg=${cpuPerMsg(0, cpu, n)}${extra}`,
@@ -216,7 +222,7 @@ async function runPub(size) {
     const secs = nowS() - t0;
     const c1 = cpuNs();
     const n = opt.n;
-    console.log(
+    emitResult(
       `scenario=pub client=${CLIENT} size=${size} n=${n} secs=${secs.toFixed(6)} msgs_per_s=${f1(n / secs)} ` +
         `mb_per_s=${((n * size) / 1e6 / secs).toFixed(3)} errors=${failed + errs.count} flush=pingpong ` +
         `cpu_ns_per_msg=${cpuPerMsg(c0, c1, n)}`,
@@ -269,7 +275,7 @@ async function runPubSub(size) {
     }
 
     let failed = 0;
-    const rssStart = currentRssKb();
+    const rssStart = procStatus('VmRSS');
     const c0 = cpuNs();
     const t0 = nowS();
     for (let i = 0; i < opt.n; i++) {
@@ -309,7 +315,7 @@ async function runPubSub(size) {
     ]);
     clearInterval(timer);
     const c1 = complete ? cDone : cpuNs();
-    const rssEnd = currentRssKb();
+    const rssEnd = procStatus('VmRSS');
 
     const got = Math.min(received, target);
     const secs = Math.max((complete ? tDone : lastProgress) - t0, 1e-9);
@@ -319,11 +325,11 @@ async function runPubSub(size) {
     } catch {
       // stats of an ended subscription: leave 0
     }
-    console.log(
+    emitResult(
       `scenario=pubsub client=${CLIENT} size=${size} n=${target} received=${got} lost=${target - got} ` +
         `secs=${secs.toFixed(6)} msgs_per_s=${f1(got / secs)} mb_per_s=${((got * size) / 1e6 / secs).toFixed(3)} ` +
         `errors=${failed + errs.count + badSize} mode=callback dropped=${dropped} ` +
-        `cpu_ns_per_msg=${cpuPerMsg(c0, c1, got)} rss_kb=${peakRssKb()} ` +
+        `cpu_ns_per_msg=${cpuPerMsg(c0, c1, got)} ` +
         `rss_start_kb=${rssStart} rss_end_kb=${rssEnd} yield_every=${opt.yieldEvery}`,
     );
   } finally {
@@ -591,7 +597,7 @@ async function runJsPub(size) {
     const c1 = cpuNs();
     const secs = Math.max(t1 - t0, 1e-9);
     errors += errs.count;
-    console.log(
+    emitResult(
       `scenario=jspub client=${CLIENT} size=${size} n=${N} acked=${acked} unacked=${N - acked} ` +
         `secs=${secs.toFixed(6)} msgs_per_s=${f1(acked / secs)} mb_per_s=${((acked * size) / 1e6 / secs).toFixed(3)} ` +
         `window=${window} errors=${errors} cpu_ns_per_msg=${cpuPerMsg(c0, c1, acked)}`,
@@ -729,7 +735,7 @@ async function runKv(size) {
 // ---------------------------------------------------------------------------
 // kv-par
 
-/** A numeric field of /proc/self/status ("Threads"), or -1. */
+/** A numeric field of /proc/self/status ("Threads"; "VmHWM", "VmRSS" in kB), or -1. */
 function procStatus(field) {
   try {
     const m = fs.readFileSync('/proc/self/status', 'latin1').match(new RegExp(`^${field}:\\s+(\\d+)`, 'm'));
@@ -806,7 +812,7 @@ async function runKvPar(size) {
       emitStatus('kv-par', size, 'timeout', 'max-secs');
       return;
     }
-    console.log(
+    emitResult(
       `scenario=kv-par client=${CLIENT} size=${size} n=${K} par=${opt.par} secs=${secs.toFixed(6)} ` +
         `ops_per_s=${f1(K / secs)} threads_peak=${peak} errors=${failed + errs.count} ` +
         `cpu_ns_per_msg=${cpuPerMsg(c0, c1, K)}`,
@@ -899,7 +905,7 @@ async function runJsConsume(size) {
       if (ackPending === 0 || nowS() > deadline) break;
       await new Promise((r) => setTimeout(r, 5));
     }
-    console.log(
+    emitResult(
       `scenario=js-consume client=${CLIENT} size=${size} n=${N} received=${got} secs=${secs.toFixed(6)} ` +
         `msgs_per_s=${f1(got / secs)} mb_per_s=${((got * size) / 1e6 / secs).toFixed(3)} ` +
         `redelivered=${redelivered} ack_pending=${ackPending} errors=${badSize + errs.count} ` +
@@ -1080,7 +1086,7 @@ async function objChild(spec) {
     if (scenario === 'obj-put' && r.name === 'big') {
       console.log(`# note client=${CLIENT} obj: object big digest=${digest} mode=${opt.objMode} (${OBJ_NOTE})`);
     }
-    console.log(
+    emitResult(
       `scenario=${scenario} client=${CLIENT} size=${r.size} n=${r.count} secs=${secs.toFixed(6)} ` +
         `mb_per_s=${((r.size * r.count) / 1e6 / secs).toFixed(3)} rss_peak_mb=${f1((hwm * 1024) / 1e6)} ` +
         `rss_start_mb=${f1((rssStart * 1024) / 1e6)} mode=${opt.objMode} cpu_s=${(cpu / 1e9).toFixed(3)} ` +

@@ -9,6 +9,7 @@
  * jspub-sync, kv-put, kv-get, kv-par, js-consume) has cpu_ns_per_msg: user+sys
  * CPU of the whole process (getrusage RUSAGE_SELF, nats.c's threads included)
  * over exactly the timed region, divided by the line's messages/operations.
+ * Every result line ends with rss_peak_kb (VmHWM, bench_end_result_line).
  *
  * Scenarios nats.c 3.4 has no API for (each says so in a `# note=` line):
  *   kv-par      no asynchronous KV get: the row is K sequential kvStore_Get
@@ -200,9 +201,10 @@ static void run_pub(long size)
     errors += ASYNC_ERRS();
     double secs = t1 - t0;
     printf("scenario=pub client=%s size=%ld n=%ld secs=%.6f msgs_per_s=%.1f "
-           "mb_per_s=%.3f errors=%ld flush=pingpong cpu_ns_per_msg=%.1f\n",
+           "mb_per_s=%.3f errors=%ld flush=pingpong cpu_ns_per_msg=%.1f",
            CLIENT, size, O.n, secs, (double)O.n / secs,
            (double)O.n * (double)size / 1e6 / secs, errors, bench_cpu_per_msg(c0, c1, O.n));
+    bench_end_result_line();
     fflush(stdout);
 out:
     close_nc(nc);
@@ -330,10 +332,11 @@ static void run_pubsub(long size)
         secs = 1e-9;
     errors += ASYNC_ERRS() + atomic_load(&st.badsize);
     printf("scenario=pubsub client=%s size=%ld n=%ld received=%ld lost=%ld "
-           "secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%ld cpu_ns_per_msg=%.1f\n",
+           "secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%ld cpu_ns_per_msg=%.1f",
            CLIENT, size, O.n, received, O.n - received, secs,
            (double)received / secs, (double)received * (double)size / 1e6 / secs,
            errors, bench_cpu_per_msg(c0, c1, received));
+    bench_end_result_line();
     fflush(stdout);
 out:
     if (sub) {
@@ -423,9 +426,10 @@ static void run_req(long size)
     errors += ASYNC_ERRS();
     bench_latency L = bench_latency_stats(lat, nlat);
     printf("scenario=req client=%s size=%ld n=%ld secs=%.6f msgs_per_s=%.1f "
-           "mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%ld cpu_ns_per_msg=%.1f\n",
+           "mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%ld cpu_ns_per_msg=%.1f",
            CLIENT, size, O.k, secs, (double)O.k / secs, L.mean, L.p50, L.p99,
            errors, bench_cpu_per_msg(c0, c1, O.k));
+    bench_end_result_line();
     fflush(stdout);
 out:
     if (sub) {
@@ -557,10 +561,11 @@ static void run_jspub(long size)
         secs = 1e-9;
     printf("scenario=jspub client=%s size=%ld n=%ld acked=%ld unacked=%ld "
            "secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f window=%ld errors=%ld "
-           "cpu_ns_per_msg=%.1f\n",
+           "cpu_ns_per_msg=%.1f",
            CLIENT, size, O.js_n, acked, O.js_n - acked, secs,
            (double)acked / secs, (double)acked * (double)size / 1e6 / secs,
            O.window, errors, bench_cpu_per_msg(c0, c1, acked));
+    bench_end_result_line();
     fflush(stdout);
 out:
     if (js) {
@@ -638,9 +643,10 @@ static void run_jspub_sync(long size)
     bench_latency L = bench_latency_stats(lat, nlat);
     printf("scenario=jspub-sync client=%s size=%ld n=%ld secs=%.6f "
            "msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%ld "
-           "cpu_ns_per_msg=%.1f\n",
+           "cpu_ns_per_msg=%.1f",
            CLIENT, size, O.k, secs, (double)O.k / secs, L.mean, L.p50, L.p99,
            errors, bench_cpu_per_msg(c0, c1, O.k));
+    bench_end_result_line();
     fflush(stdout);
 out:
     jsCtx_Destroy(js);
@@ -760,9 +766,10 @@ static void run_kv(long size)
         bench_latency L = bench_latency_stats(lat, nlat);
         printf("scenario=kv-put client=%s size=%ld n=%ld secs=%.6f "
                "ops_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f "
-               "errors=%ld cpu_ns_per_msg=%.1f\n",
+               "errors=%ld cpu_ns_per_msg=%.1f",
                CLIENT, size, K, secs, (double)K / secs, L.mean, L.p50, L.p99,
                errors, bench_cpu_per_msg(c0, c1, K));
+        bench_end_result_line();
         fflush(stdout);
     }
 
@@ -801,9 +808,10 @@ static void run_kv(long size)
         bench_latency L = bench_latency_stats(lat, nlat);
         printf("scenario=kv-get client=%s size=%ld n=%ld secs=%.6f "
                "ops_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f "
-               "errors=%ld cpu_ns_per_msg=%.1f\n",
+               "errors=%ld cpu_ns_per_msg=%.1f",
                CLIENT, size, K, secs, (double)K / secs, L.mean, L.p50, L.p99,
                errors, bench_cpu_per_msg(c0, c1, K));
+        bench_end_result_line();
         fflush(stdout);
     }
 out:
@@ -816,25 +824,6 @@ out:
 
 /* ------------------------------------------------------------------------ */
 /* kv-par                                                                   */
-
-/* A numeric field of /proc/self/status ("Threads", "VmHWM" in kB), or -1. */
-static long proc_status(const char *field)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    size_t fl = strlen(field);
-    long v = -1;
-    if (f == NULL)
-        return -1;
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, field, fl) == 0 && line[fl] == ':') {
-            v = strtol(line + fl + 1, NULL, 10);
-            break;
-        }
-    }
-    fclose(f);
-    return v;
-}
 
 static bool g_kvpar_note_printed;
 
@@ -883,7 +872,7 @@ static void run_kv_par(long size)
     ASYNC_RESET();
 
     long errors = 0;
-    long peak = proc_status("Threads");
+    long peak = bench_proc_status("Threads");
     double c0 = bench_cpu_ns();
     double t0 = bench_now_s(), last_sample = t0;
     bool timed_out = false;
@@ -896,7 +885,7 @@ static void run_kv_par(long size)
         kvEntry_Destroy(e);
         double b = bench_now_s();
         if (b - last_sample >= 0.002) {
-            long t = proc_status("Threads");
+            long t = bench_proc_status("Threads");
             if (t > peak)
                 peak = t;
             last_sample = b;
@@ -908,7 +897,7 @@ static void run_kv_par(long size)
     }
     double secs = bench_now_s() - t0;
     double c1 = bench_cpu_ns();
-    long t = proc_status("Threads");
+    long t = bench_proc_status("Threads");
     if (t > peak)
         peak = t;
     if (timed_out) {
@@ -917,9 +906,10 @@ static void run_kv_par(long size)
     }
     errors += ASYNC_ERRS();
     printf("scenario=kv-par client=%s size=%ld n=%ld par=1 secs=%.6f "
-           "ops_per_s=%.1f threads_peak=%ld errors=%ld cpu_ns_per_msg=%.1f\n",
+           "ops_per_s=%.1f threads_peak=%ld errors=%ld cpu_ns_per_msg=%.1f",
            CLIENT, size, K, secs, (double)K / secs, peak, errors,
            bench_cpu_per_msg(c0, c1, K));
+    bench_end_result_line();
     fflush(stdout);
 out:
     kvStore_Destroy(kv);
@@ -1065,10 +1055,11 @@ static void run_js_consume(long size)
     errors += ASYNC_ERRS();
     printf("scenario=js-consume client=%s size=%ld n=%ld received=%ld secs=%.6f "
            "msgs_per_s=%.1f mb_per_s=%.3f redelivered=%ld ack_pending=%ld "
-           "errors=%ld cpu_ns_per_msg=%.1f\n",
+           "errors=%ld cpu_ns_per_msg=%.1f",
            CLIENT, size, N, received, secs, (double)received / secs,
            (double)received * (double)size / 1e6 / secs, redelivered, ack_pending,
            errors, bench_cpu_per_msg(c0, c_progress, received));
+    bench_end_result_line();
     fflush(stdout);
 out:
     natsSubscription_Destroy(sub);

@@ -195,6 +195,14 @@ func mbps(count, size int, secs float64) float64 {
 	return float64(count) * float64(size) / 1e6 / secs
 }
 
+// printResult prints a result line (format without its newline) and ends it
+// with rss_peak_kb: VmHWM, the process's peak resident set so far (run.sh
+// runs one process per scenario and size, so it is that run's peak).
+func printResult(format string, args ...any) {
+	fmt.Printf(format, args...)
+	fmt.Printf(" rss_peak_kb=%d\n", procStatus("VmHWM"))
+}
+
 // procStatus returns the value of a numeric field of /proc/self/status
 // ("Threads", "VmHWM" in kB), or -1.
 func procStatus(field string) int64 {
@@ -291,7 +299,7 @@ func runPub(size int) {
 	secs := time.Since(t0).Seconds()
 	c1 := cpuNanos()
 	errs += int(c.errs.Load())
-	fmt.Printf("scenario=pub client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%d flush=pingpong cpu_ns_per_msg=%.1f\n",
+	printResult("scenario=pub client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%d flush=pingpong cpu_ns_per_msg=%.1f",
 		client, size, opt.n, secs, float64(opt.n)/secs, mbps(opt.n, size, secs), errs, cpuPerMsg(c0, c1, int64(opt.n)))
 }
 
@@ -397,7 +405,7 @@ func runPubSub(size int) {
 	}
 	secs := math.Max(tEnd.Sub(t0).Seconds(), 1e-9)
 	errs += int(c.errs.Load() + badsize.Load())
-	fmt.Printf("scenario=pubsub client=%s size=%d n=%d received=%d lost=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%d cpu_ns_per_msg=%.1f\n",
+	printResult("scenario=pubsub client=%s size=%d n=%d received=%d lost=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f errors=%d cpu_ns_per_msg=%.1f",
 		client, size, n, got, n-got, secs, float64(got)/secs, mbps(int(got), size, secs), errs, cpuPerMsg(c0, c1, got))
 }
 
@@ -484,7 +492,7 @@ func runReq(size int) {
 		return
 	}
 	l := latStats(r.lat)
-	fmt.Printf("scenario=req client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f\n",
+	printResult("scenario=req client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f",
 		client, size, opt.k, r.secs, float64(opt.k)/r.secs, l.mean, l.p50, l.p99, r.errs, cpuPerMsg(r.c0, r.c1, int64(opt.k)))
 }
 
@@ -528,7 +536,7 @@ func runSvc(size int) {
 		}
 	}
 	l := latStats(r.lat)
-	fmt.Printf("scenario=svc client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d stats_ok=%d cpu_ns_per_msg=%.1f\n",
+	printResult("scenario=svc client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d stats_ok=%d cpu_ns_per_msg=%.1f",
 		client, size, opt.k, r.secs, float64(opt.k)/r.secs, l.mean, l.p50, l.p99, r.errs, statsOK, cpuPerMsg(r.c0, r.c1, int64(opt.k)))
 }
 
@@ -629,7 +637,7 @@ func runJSPub(size int) {
 	c1 := cpuNanos() // the clock stops at the last ack (tLast), when the windowed publish returns
 	secs := math.Max(tLast.Sub(t0).Seconds(), 1e-9)
 	errs += int(c.errs.Load())
-	fmt.Printf("scenario=jspub client=%s size=%d n=%d acked=%d unacked=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f window=%d errors=%d cpu_ns_per_msg=%.1f\n",
+	printResult("scenario=jspub client=%s size=%d n=%d acked=%d unacked=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f window=%d errors=%d cpu_ns_per_msg=%.1f",
 		client, size, n, acked, n-acked, secs, float64(acked)/secs, mbps(acked, size, secs), opt.window, errs,
 		cpuPerMsg(c0, c1, int64(acked)))
 }
@@ -678,7 +686,7 @@ func runJSPubSync(size int) {
 	c1 := cpuNanos()
 	errs += int(c.errs.Load())
 	l := latStats(lat)
-	fmt.Printf("scenario=jspub-sync client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f\n",
+	printResult("scenario=jspub-sync client=%s size=%d n=%d secs=%.6f msgs_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f",
 		client, size, opt.k, secs, float64(opt.k)/secs, l.mean, l.p50, l.p99, errs, cpuPerMsg(c0, c1, int64(opt.k)))
 }
 
@@ -718,7 +726,7 @@ func freshKV(js jetstream.JetStream) (jetstream.KeyValue, error) {
 // the timed region.
 func kvLine(scenario string, size, k int, secs float64, lat []float64, errs int, cpu float64) {
 	l := latStats(lat)
-	fmt.Printf("scenario=%s client=%s size=%d n=%d secs=%.6f ops_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f\n",
+	printResult("scenario=%s client=%s size=%d n=%d secs=%.6f ops_per_s=%.1f mean_us=%.1f p50_us=%.1f p99_us=%.1f errors=%d cpu_ns_per_msg=%.1f",
 		scenario, client, size, k, secs, float64(k)/secs, l.mean, l.p50, l.p99, errs, cpuPerMsg(0, cpu, int64(k)))
 }
 
@@ -907,7 +915,7 @@ func runKVPar(size int) {
 		status("kv-par", size, "timeout", errors.New("max-secs"))
 		return
 	}
-	fmt.Printf("scenario=kv-par client=%s size=%d n=%d par=%d secs=%.6f ops_per_s=%.1f threads_peak=%d errors=%d cpu_ns_per_msg=%.1f\n",
+	printResult("scenario=kv-par client=%s size=%d n=%d par=%d secs=%.6f ops_per_s=%.1f threads_peak=%d errors=%d cpu_ns_per_msg=%.1f",
 		client, size, k, opt.par, secs, float64(k)/secs, peak, errs.Load()+c.errs.Load(), cpuPerMsg(c0, c1, int64(k)))
 }
 
@@ -1021,7 +1029,7 @@ func runJSConsume(size int) {
 	measuring.Store(false)
 	cc.Stop()
 	errs := badsize.Load() + ackErrs.Load() + consumeErrs.Load() + c.errs.Load()
-	fmt.Printf("scenario=js-consume client=%s size=%d n=%d received=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f redelivered=%d ack_pending=%d errors=%d cpu_ns_per_msg=%.1f\n",
+	printResult("scenario=js-consume client=%s size=%d n=%d received=%d secs=%.6f msgs_per_s=%.1f mb_per_s=%.3f redelivered=%d ack_pending=%d errors=%d cpu_ns_per_msg=%.1f",
 		client, size, n, got, secs, float64(got)/secs, mbps(int(got), size, secs), redelivered.Load(), ackPending, errs,
 		cpuPerMsg(c0, c1, got))
 }
@@ -1302,7 +1310,7 @@ func objChild(spec string) int {
 		fmt.Printf("# note client=%s obj: object %s digest=%s mode=%s (data: xorshift32 seed 0x2545F491)\n", client, objName(r, 0), digest, opt.objMode)
 	}
 	total := r.size * r.count
-	fmt.Printf("scenario=%s client=%s size=%d n=%d secs=%.6f mb_per_s=%.3f rss_peak_mb=%.1f rss_start_mb=%.1f mode=%s errors=%d\n",
+	printResult("scenario=%s client=%s size=%d n=%d secs=%.6f mb_per_s=%.3f rss_peak_mb=%.1f rss_start_mb=%.1f mode=%s errors=%d",
 		scenario, client, r.size, r.count, secs, mbps(total, 1, secs), float64(hwm)*1024/1e6,
 		float64(rssStart)*1024/1e6, opt.objMode, errs+int(c.errs.Load()))
 	return 0

@@ -96,6 +96,10 @@ function fail(msg) {
 // output helpers
 
 const out = (line) => process.stdout.write(line + '\n');
+// A result line ends with rss_peak_kb: VmHWM of /proc/self/status, the
+// process's peak resident set so far (run.sh runs one process per scenario
+// and size, so it is that run's peak).
+const outResult = (line) => out(`${line} rss_peak_kb=${procStatus('VmHWM')}`);
 const sanitize = (s) => String(s).replace(/[\s]+/g, '_');
 
 function status(scenario, size, st, err) {
@@ -241,7 +245,7 @@ async function runPub(size) {
     const secs = now() - t0;
     const c1 = cpuNs();
     errors += c.errs;
-    out(`scenario=pub client=${CLIENT} size=${size} n=${opt.n} secs=${f6(secs)} msgs_per_s=${f1(opt.n / secs)} ` +
+    outResult(`scenario=pub client=${CLIENT} size=${size} n=${opt.n} secs=${f6(secs)} msgs_per_s=${f1(opt.n / secs)} ` +
         `mb_per_s=${f3(mbps(opt.n, size, secs))} errors=${errors} flush=pingpong ` +
         `cpu_ns_per_msg=${cpuPerMsg(c0, c1, opt.n)}`);
   });
@@ -303,7 +307,7 @@ async function runPubSub(size) {
     const got = done ? n : Math.min(received, n);
     const secs = Math.max(tEnd - t0, 1e-9);
     errors += c.errs + badsize;
-    out(`scenario=pubsub client=${CLIENT} size=${size} n=${n} received=${got} lost=${n - got} secs=${f6(secs)} ` +
+    outResult(`scenario=pubsub client=${CLIENT} size=${size} n=${n} received=${got} lost=${n - got} secs=${f6(secs)} ` +
         `msgs_per_s=${f1(got / secs)} mb_per_s=${f3(mbps(got, size, secs))} errors=${errors} ` +
         `yield_every=${opt.yieldEvery} cpu_ns_per_msg=${cpuPerMsg(c0, c1, got)}`);
   });
@@ -354,7 +358,7 @@ async function runReq(size) {
     const c1 = cpuNs();
     errors += c.errs;
     const l = latStats(lat);
-    out(`scenario=req client=${CLIENT} size=${size} n=${opt.k} secs=${f6(secs)} msgs_per_s=${f1(opt.k / secs)} ` +
+    outResult(`scenario=req client=${CLIENT} size=${size} n=${opt.k} secs=${f6(secs)} msgs_per_s=${f1(opt.k / secs)} ` +
         `mean_us=${f1(l.mean)} p50_us=${f1(l.p50)} p99_us=${f1(l.p99)} errors=${errors} ` +
         `cpu_ns_per_msg=${cpuPerMsg(c0, c1, opt.k)}`);
   });
@@ -416,7 +420,7 @@ async function runSvc(size) {
         statsOk = 0;
       }
       const l = latStats(lat);
-      out(`scenario=svc client=${CLIENT} size=${size} n=${opt.k} secs=${f6(secs)} msgs_per_s=${f1(opt.k / secs)} ` +
+      outResult(`scenario=svc client=${CLIENT} size=${size} n=${opt.k} secs=${f6(secs)} msgs_per_s=${f1(opt.k / secs)} ` +
           `mean_us=${f1(l.mean)} p50_us=${f1(l.p50)} p99_us=${f1(l.p99)} errors=${errors} ` +
           `cpu_ns_per_msg=${cpuPerMsg(c0, c1, opt.k)} stats_ok=${statsOk}`);
     } finally {
@@ -507,7 +511,7 @@ async function runJSPub(size) {
     const c1 = cpuNs(); // the clock stops at the last ack (st.tLast), when publishWindowed returns
     const secs = Math.max(st.tLast - t0, 1e-9);
     const errors = st.errors + c.errs;
-    out(`scenario=jspub client=${CLIENT} size=${size} n=${n} acked=${st.acked} unacked=${n - st.acked} ` +
+    outResult(`scenario=jspub client=${CLIENT} size=${size} n=${n} acked=${st.acked} unacked=${n - st.acked} ` +
         `secs=${f6(secs)} msgs_per_s=${f1(st.acked / secs)} mb_per_s=${f3(mbps(st.acked, size, secs))} ` +
         `window=${opt.window} errors=${errors} cpu_ns_per_msg=${cpuPerMsg(c0, c1, st.acked)}`);
   });
@@ -547,7 +551,7 @@ async function runJSPubSync(size) {
     const c1 = cpuNs();
     errors += c.errs;
     const l = latStats(lat);
-    out(`scenario=jspub-sync client=${CLIENT} size=${size} n=${opt.k} secs=${f6(secs)} ` +
+    outResult(`scenario=jspub-sync client=${CLIENT} size=${size} n=${opt.k} secs=${f6(secs)} ` +
         `msgs_per_s=${f1(opt.k / secs)} mean_us=${f1(l.mean)} p50_us=${f1(l.p50)} p99_us=${f1(l.p99)} ` +
         `errors=${errors} cpu_ns_per_msg=${cpuPerMsg(c0, c1, opt.k)}`);
   });
@@ -578,7 +582,7 @@ async function freshKV(js) {
 // A kv-put / kv-get line; cpu = the process CPU (ns) over the timed region.
 function kvLine(scenario, size, k, secs, lat, errors, cpu) {
   const l = latStats(lat);
-  out(`scenario=${scenario} client=${CLIENT} size=${size} n=${k} secs=${f6(secs)} ops_per_s=${f1(k / secs)} ` +
+  outResult(`scenario=${scenario} client=${CLIENT} size=${size} n=${k} secs=${f6(secs)} ops_per_s=${f1(k / secs)} ` +
       `mean_us=${f1(l.mean)} p50_us=${f1(l.p50)} p99_us=${f1(l.p99)} errors=${errors} ` +
       `cpu_ns_per_msg=${cpuPerMsg(0, cpu, k)}`);
 }
@@ -686,7 +690,7 @@ async function runKVPar(size) {
       status('kv-par', size, 'timeout', 'max-secs');
       return;
     }
-    out(`scenario=kv-par client=${CLIENT} size=${size} n=${k} par=${opt.par} secs=${f6(secs)} ` +
+    outResult(`scenario=kv-par client=${CLIENT} size=${size} n=${k} par=${opt.par} secs=${f6(secs)} ` +
         `ops_per_s=${f1(k / secs)} threads_peak=${peak} errors=${errors + c.errs} ` +
         `cpu_ns_per_msg=${cpuPerMsg(c0, c1, k)}`);
   });
@@ -763,7 +767,7 @@ async function runJSConsume(size) {
     measuring = false;
     await iter.close().catch(() => {});
     const errors = badsize + consumeErrors + c.errs;
-    out(`scenario=js-consume client=${CLIENT} size=${size} n=${n} received=${got} secs=${f6(secs)} ` +
+    outResult(`scenario=js-consume client=${CLIENT} size=${size} n=${n} received=${got} secs=${f6(secs)} ` +
         `msgs_per_s=${f1(got / secs)} mb_per_s=${f3(mbps(got, size, secs))} redelivered=${redelivered} ` +
         `ack_pending=${ackPending} errors=${errors} cpu_ns_per_msg=${cpuPerMsg(c0, c1, got)}`);
   });
@@ -951,7 +955,7 @@ async function objChild(spec) {
     if (scenario === 'obj-put' && r.name === 'big') {
       out(`# note client=${CLIENT} obj: object big digest=${digest} mode=${opt.objMode} (${OBJ_NOTE})`);
     }
-    out(`scenario=${scenario} client=${CLIENT} size=${r.size} n=${r.count} secs=${f6(secs)} ` +
+    outResult(`scenario=${scenario} client=${CLIENT} size=${r.size} n=${r.count} secs=${f6(secs)} ` +
         `mb_per_s=${f3(mbps(r.size * r.count, 1, secs))} rss_peak_mb=${f1((hwm * 1024) / 1e6)} ` +
         `rss_start_mb=${f1((rssStart * 1024) / 1e6)} mode=${opt.objMode} errors=${errors + c.errs}`);
   });

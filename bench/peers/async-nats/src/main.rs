@@ -7,7 +7,7 @@
 //! jspub-sync, kv-put, kv-get, kv-par, js-consume) has `cpu_ns_per_msg`:
 //! user+sys CPU of the whole process (`getrusage(RUSAGE_SELF)`, the tokio
 //! workers included) over exactly the timed region, divided by the line's
-//! messages/operations.
+//! messages/operations. Every result line ends with `rss_peak_kb` (VmHWM).
 //!
 //! Notes specific to async-nats:
 //! * `Client::flush()` only drains the local write buffer, it does not do a
@@ -101,6 +101,19 @@ const USAGE: &str = "usage: async-nats-bench [--url URL]
                         [--window W] [--par P] [--obj-mb MiB] [--obj-small N]
                         [--warmup W] [--idle-timeout S] [--max-secs S]
                         [--obj-mode memory|stream]";
+
+/// println! of a result line, ended by `rss_peak_kb`: VmHWM, the process's
+/// peak resident set so far (run.sh runs one process per scenario and size,
+/// so it is that run's peak).
+macro_rules! println_result {
+    ($($arg:tt)*) => {
+        println!(
+            "{} rss_peak_kb={}",
+            format_args!($($arg)*),
+            proc_status("VmHWM").map_or(-1, |kb| kb as i64)
+        )
+    };
+}
 
 fn parse_args() -> Result<Opts, String> {
     fn num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
@@ -350,7 +363,7 @@ async fn run_pub(o: &Opts, size: usize) {
     let c1 = cpu_ns();
     errors += c.errs();
     finish(&c);
-    println!(
+    println_result!(
         "scenario=pub client={CLIENT} size={size} n={} secs={secs:.6} msgs_per_s={:.1} mb_per_s={:.3} errors={errors} flush=echo cpu_ns_per_msg={:.1}",
         o.n,
         o.n as f64 / secs,
@@ -468,7 +481,7 @@ async fn run_pubsub(o: &Opts, size: usize) {
     errors += c.errs() + badsize.load(Ordering::Relaxed);
     finish(&c);
     task.abort();
-    println!(
+    println_result!(
         "scenario=pubsub client={CLIENT} size={size} n={n} received={got} lost={} secs={secs:.6} msgs_per_s={:.1} mb_per_s={:.3} errors={errors} cpu_ns_per_msg={:.1}",
         n - got,
         got as f64 / secs,
@@ -546,7 +559,7 @@ async fn run_req(o: &Opts, size: usize) {
     finish(&c);
     responder.abort();
     let l = lat_stats(lat);
-    println!(
+    println_result!(
         "scenario=req client={CLIENT} size={size} n={} secs={secs:.6} msgs_per_s={:.1} mean_us={:.1} p50_us={:.1} p99_us={:.1} errors={errors} cpu_ns_per_msg={:.1}",
         o.k,
         o.k as f64 / secs,
@@ -658,7 +671,7 @@ async fn run_jspub(o: &Opts, size: usize) {
     let secs = t_last.saturating_duration_since(t0).as_secs_f64().max(1e-9);
     errors += c.errs();
     finish(&c);
-    println!(
+    println_result!(
         "scenario=jspub client={CLIENT} size={size} n={n} acked={acked} unacked={} secs={secs:.6} msgs_per_s={:.1} mb_per_s={:.3} window={} errors={errors} cpu_ns_per_msg={:.1}",
         n - acked.min(n),
         acked as f64 / secs,
@@ -715,7 +728,7 @@ async fn run_jspub_sync(o: &Opts, size: usize) {
     errors += c.errs();
     finish(&c);
     let l = lat_stats(lat);
-    println!(
+    println_result!(
         "scenario=jspub-sync client={CLIENT} size={size} n={} secs={secs:.6} msgs_per_s={:.1} mean_us={:.1} p50_us={:.1} p99_us={:.1} errors={errors} cpu_ns_per_msg={:.1}",
         o.k,
         o.k as f64 / secs,
@@ -735,7 +748,7 @@ static PUB_NOTE: AtomicBool = AtomicBool::new(false);
 /// A kv-put / kv-get line; `cpu` is the process CPU (ns) over the timed region.
 fn kv_line(scen: &str, size: usize, k: u64, secs: f64, lat: Vec<f64>, errors: u64, cpu: f64) {
     let l = lat_stats(lat);
-    println!(
+    println_result!(
         "scenario={scen} client={CLIENT} size={size} n={k} secs={secs:.6} ops_per_s={:.1} mean_us={:.1} p50_us={:.1} p99_us={:.1} errors={errors} cpu_ns_per_msg={:.1}",
         k as f64 / secs,
         l.mean,
@@ -960,7 +973,7 @@ async fn run_kv_par(o: &Opts, size: usize) {
     if timed_out {
         return emit_status("kv-par", size, "timeout", Some("max-secs"));
     }
-    println!(
+    println_result!(
         "scenario=kv-par client={CLIENT} size={size} n={k} par={} secs={secs:.6} ops_per_s={:.1} threads_peak={peak} errors={errors} cpu_ns_per_msg={:.1}",
         o.par,
         k as f64 / secs,
@@ -1064,7 +1077,7 @@ async fn run_js_consume(o: &Opts, size: usize) {
     drop(messages);
     errors += c.errs();
     finish(&c);
-    println!(
+    println_result!(
         "scenario=js-consume client={CLIENT} size={size} n={n} received={received} secs={secs:.6} msgs_per_s={:.1} mb_per_s={:.3} redelivered={redelivered} ack_pending={ack_pending} errors={errors} cpu_ns_per_msg={:.1}",
         received as f64 / secs,
         mb(received, size, secs),
@@ -1337,7 +1350,7 @@ async fn obj_child(o: &Opts, spec: &str) -> ExitCode {
     }
     let errors = errors + c.errs();
     finish(&c);
-    println!(
+    println_result!(
         "scenario={scen} client={CLIENT} size={} n={} secs={secs:.6} mb_per_s={:.3} rss_peak_mb={:.1} rss_start_mb={:.1} mode={} errors={errors}",
         r.size,
         r.count,
