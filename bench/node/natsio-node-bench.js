@@ -340,7 +340,49 @@ async function runPubSub(size) {
 }
 
 // ---------------------------------------------------------------------------
-// req
+// req and svc
+
+/**
+ * The timed part of req and svc: --warmup untimed requests to `subject`
+ * (then `afterWarmup`), then K sequential ones, each timed and its reply's
+ * length checked. Null when --max-secs passed (the status line emitted).
+ */
+async function timedRequests(qnc, scenario, subject, size, data, afterWarmup) {
+  // each request is bounded by the idle timeout, as in the C harness
+  const reqOpts = { timeout: Math.round(opt.idleTimeout * 1000) };
+  for (let i = 0; i < opt.warmup; i++) {
+    try {
+      await qnc.request(subject, data, reqOpts);
+    } catch {
+      // warmup failures are not counted
+    }
+  }
+  afterWarmup();
+  const lat = [];
+  let failed = 0;
+  const c0 = cpuNs();
+  const t0 = nowS();
+  for (let i = 0; i < opt.k; i++) {
+    const a = nowS();
+    let m = null;
+    try {
+      m = await qnc.request(subject, data, reqOpts);
+    } catch {
+      failed++;
+    }
+    const b = nowS();
+    if (m) {
+      if (m.data.length !== size) failed++;
+      else lat.push((b - a) * 1e6);
+    }
+    if (b - t0 > opt.maxSecs) {
+      emitStatus(scenario, size, 'timeout', 'max-secs');
+      return null;
+    }
+  }
+  return { secs: nowS() - t0, cpu: cpuNs() - c0, lat, failed, reqOpts };
+}
+
 
 async function runReq(size) {
   const errs = new ErrorCounter();
@@ -372,43 +414,12 @@ async function runReq(size) {
       emitFailure('req', size, 'subscribe', err);
       return;
     }
-    // each request is bounded by the idle timeout, as in the C harness
-    const reqOpts = { timeout: Math.round(opt.idleTimeout * 1000) };
-    for (let i = 0; i < opt.warmup; i++) {
-      try {
-        await qnc.request('bench.req', data, reqOpts);
-      } catch {
-        // warmup failures are not counted
-      }
-    }
-    errs.count = 0;
-    respondFailed = 0;
-
-    const lat = [];
-    let failed = 0;
-    const c0 = cpuNs();
-    const t0 = nowS();
-    for (let i = 0; i < opt.k; i++) {
-      const a = nowS();
-      let m = null;
-      try {
-        m = await qnc.request('bench.req', data, reqOpts);
-      } catch {
-        failed++;
-      }
-      const b = nowS();
-      if (m) {
-        if (m.data.length !== size) failed++;
-        else lat.push((b - a) * 1e6);
-      }
-      if (b - t0 > opt.maxSecs) {
-        emitStatus('req', size, 'timeout', 'max-secs');
-        return;
-      }
-    }
-    const secs = nowS() - t0;
-    const c1 = cpuNs();
-    emitLatency('req', 'msgs_per_s', size, opt.k, secs, lat, failed + errs.count + respondFailed, c1 - c0);
+    const r = await timedRequests(qnc, 'req', 'bench.req', size, data, () => {
+      errs.count = 0;
+      respondFailed = 0;
+    });
+    if (!r) return;
+    emitLatency('req', 'msgs_per_s', size, opt.k, r.secs, r.lat, r.failed + errs.count + respondFailed, r.cpu);
   } finally {
     errs.closing = true;
     if (sub && !sub.isClosed) sub.unsubscribe();
@@ -450,50 +461,20 @@ async function runSvc(size) {
       emitFailure('svc', size, 'service', err);
       return;
     }
-    const reqOpts = { timeout: Math.round(opt.idleTimeout * 1000) };
-    for (let i = 0; i < opt.warmup; i++) {
-      try {
-        await qnc.request('bench.svc.echo', data, reqOpts);
-      } catch {
-        // warmup failures are not counted
-      }
-    }
-    errs.count = 0;
-    respondFailed = 0;
-
-    const lat = [];
-    let failed = 0;
-    const c0 = cpuNs();
-    const t0 = nowS();
-    for (let i = 0; i < opt.k; i++) {
-      const a = nowS();
-      let m = null;
-      try {
-        m = await qnc.request('bench.svc.echo', data, reqOpts);
-      } catch {
-        failed++;
-      }
-      const b = nowS();
-      if (m) {
-        if (m.data.length !== size) failed++;
-        else lat.push((b - a) * 1e6);
-      }
-      if (b - t0 > opt.maxSecs) {
-        emitStatus('svc', size, 'timeout', 'max-secs');
-        return;
-      }
-    }
-    const secs = nowS() - t0;
-    const c1 = cpuNs();
+    const r = await timedRequests(qnc, 'svc', 'bench.svc.echo', size, data, () => {
+      errs.count = 0;
+      respondFailed = 0;
+    });
+    if (!r) return;
     let statsOk = 0;
     try {
-      const stats = (await qnc.request('$SRV.STATS.bench', null, reqOpts)).json();
+      const stats = (await qnc.request('$SRV.STATS.bench', null, r.reqOpts)).json();
       const echo = (stats.endpoints || []).find((e) => e.name === 'echo');
       statsOk = echo && echo.num_requests === opt.warmup + opt.k ? 1 : 0;
     } catch {
       statsOk = 0;
     }
-    emitLatency('svc', 'msgs_per_s', size, opt.k, secs, lat, failed + errs.count + respondFailed, c1 - c0,
+    emitLatency('svc', 'msgs_per_s', size, opt.k, r.secs, r.lat, r.failed + errs.count + respondFailed, r.cpu,
       ` stats_ok=${statsOk}`);
   } finally {
     errs.closing = true;

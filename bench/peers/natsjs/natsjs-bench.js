@@ -314,7 +314,53 @@ async function runPubSub(size) {
 }
 
 // ---------------------------------------------------------------------------
-// req
+// req and svc
+
+/**
+ * The timed part of req and svc: --warmup untimed requests to `subject`
+ * (the connections' error count reset after them), then K sequential ones,
+ * each timed and its reply's length checked. Null when --max-secs passed
+ * (the status line printed).
+ */
+async function timedRequests(c, qnc, scenario, subject, size) {
+  const data = payload(size);
+  const ropts = { timeout: idleMs() };
+  for (let i = 0; i < opt.warmup; i++) {
+    await qnc.request(subject, data, ropts).catch(() => {});
+  }
+  c.errs = 0;
+  const lat = [];
+  let errors = 0;
+  const c0 = cpuNs();
+  const t0 = now();
+  for (let i = 0; i < opt.k; i++) {
+    const a = now();
+    let m = null;
+    try {
+      m = await qnc.request(subject, data, ropts);
+    } catch (_) {
+      errors++;
+    }
+    const b = now();
+    if (m) {
+      if (m.data.length !== size) errors++;
+      lat.push((b - a) * 1e6);
+    }
+    if (b - t0 > opt.maxSecs) {
+      status(scenario, size, 'timeout', 'max-secs');
+      return null;
+    }
+  }
+  return { secs: now() - t0, c0, c1: cpuNs(), lat, errors: errors + c.errs, ropts };
+}
+
+/** The result line of req and svc (`extra`: more fields at its end). */
+function requestLine(scenario, size, r, extra = '') {
+  const l = latStats(r.lat);
+  outResult(`scenario=${scenario} client=${CLIENT} size=${size} n=${opt.k} secs=${f6(r.secs)} ` +
+      `msgs_per_s=${f1(opt.k / r.secs)} mean_us=${f1(l.mean)} p50_us=${f1(l.p50)} p99_us=${f1(l.p99)} ` +
+      `errors=${r.errors} cpu_ns_per_msg=${cpuPerMsg(r.c0, r.c1, opt.k)}${extra}`);
+}
 
 async function runReq(size) {
   await withConns(['req'], size, async (c) => {
@@ -326,46 +372,10 @@ async function runReq(size) {
       },
     });
     await rnc.flush();
-    const data = payload(size);
-    const ropts = { timeout: idleMs() };
-    for (let i = 0; i < opt.warmup; i++) {
-      await qnc.request('bench.req', data, ropts).catch(() => {});
-    }
-    c.errs = 0;
-    const lat = [];
-    let errors = 0;
-    const c0 = cpuNs();
-    const t0 = now();
-    for (let i = 0; i < opt.k; i++) {
-      const a = now();
-      let m = null;
-      try {
-        m = await qnc.request('bench.req', data, ropts);
-      } catch (_) {
-        errors++;
-      }
-      const b = now();
-      if (m) {
-        if (m.data.length !== size) errors++;
-        lat.push((b - a) * 1e6);
-      }
-      if (b - t0 > opt.maxSecs) {
-        status('req', size, 'timeout', 'max-secs');
-        return;
-      }
-    }
-    const secs = now() - t0;
-    const c1 = cpuNs();
-    errors += c.errs;
-    const l = latStats(lat);
-    outResult(`scenario=req client=${CLIENT} size=${size} n=${opt.k} secs=${f6(secs)} msgs_per_s=${f1(opt.k / secs)} ` +
-        `mean_us=${f1(l.mean)} p50_us=${f1(l.p50)} p99_us=${f1(l.p99)} errors=${errors} ` +
-        `cpu_ns_per_msg=${cpuPerMsg(c0, c1, opt.k)}`);
+    const r = await timedRequests(c, qnc, 'req', 'bench.req', size);
+    if (r) requestLine('req', size, r);
   });
 }
-
-// ---------------------------------------------------------------------------
-// svc
 
 async function runSvc(size) {
   await withConns(['svc'], size, async (c) => {
@@ -380,49 +390,17 @@ async function runSvc(size) {
         },
       });
       await snc.flush();
-      const data = payload(size);
-      const ropts = { timeout: idleMs() };
-      for (let i = 0; i < opt.warmup; i++) {
-        await qnc.request('bench.svc.echo', data, ropts).catch(() => {});
-      }
-      c.errs = 0;
-      const lat = [];
-      let errors = 0;
-      const c0 = cpuNs();
-      const t0 = now();
-      for (let i = 0; i < opt.k; i++) {
-        const a = now();
-        let m = null;
-        try {
-          m = await qnc.request('bench.svc.echo', data, ropts);
-        } catch (_) {
-          errors++;
-        }
-        const b = now();
-        if (m) {
-          if (m.data.length !== size) errors++;
-          lat.push((b - a) * 1e6);
-        }
-        if (b - t0 > opt.maxSecs) {
-          status('svc', size, 'timeout', 'max-secs');
-          return;
-        }
-      }
-      const secs = now() - t0;
-      const c1 = cpuNs();
-      errors += c.errs;
+      const r = await timedRequests(c, qnc, 'svc', 'bench.svc.echo', size);
+      if (!r) return;
       let statsOk = 0;
       try {
-        const stats = (await qnc.request('$SRV.STATS.bench', '', ropts)).json();
+        const stats = (await qnc.request('$SRV.STATS.bench', '', r.ropts)).json();
         const echo = (stats.endpoints || []).find((e) => e.name === 'echo');
         statsOk = echo && echo.num_requests === opt.warmup + opt.k ? 1 : 0;
       } catch (_) {
         statsOk = 0;
       }
-      const l = latStats(lat);
-      outResult(`scenario=svc client=${CLIENT} size=${size} n=${opt.k} secs=${f6(secs)} msgs_per_s=${f1(opt.k / secs)} ` +
-          `mean_us=${f1(l.mean)} p50_us=${f1(l.p50)} p99_us=${f1(l.p99)} errors=${errors} ` +
-          `cpu_ns_per_msg=${cpuPerMsg(c0, c1, opt.k)} stats_ok=${statsOk}`);
+      requestLine('svc', size, r, ` stats_ok=${statsOk}`);
     } finally {
       await svc.stop().catch(() => {});
     }
