@@ -4,10 +4,15 @@
 #include "cluster.h"
 #include "util.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 static void cluster_cleanup(void *arg) {
     cluster *cl = (cluster *)arg;
@@ -22,7 +27,10 @@ cluster *cluster_plan(const char *extra) {
         return NULL;
     }
     nt_cleanup(cluster_cleanup, cl);
-    for (int i = 0; i < CLUSTER_NODES; i++) cl->route_port[i] = nt_free_port();
+    for (int i = 0; i < CLUSTER_NODES; i++) {
+        cl->route_port[i] = nt_free_port();
+        cl->monitor_port[i] = nt_free_port();
+    }
     for (int i = 0; i < CLUSTER_NODES; i++) {
         char routes[256] = "";
         for (int j = 0; j < CLUSTER_NODES; j++) {
@@ -34,13 +42,14 @@ cluster *cluster_plan(const char *extra) {
         }
         snprintf(cl->config[i], sizeof cl->config[i],
                  "server_name: \"n%d\"\n"
+                 "http: \"127.0.0.1:%d\"\n"
                  "cluster {\n"
                  "  name: \"t\"\n"
                  "  listen: \"127.0.0.1:%d\"\n"
                  "  routes: [%s]\n"
                  "}\n"
                  "%s\n",
-                 i, cl->route_port[i], routes, extra ? extra : "");
+                 i, cl->monitor_port[i], cl->route_port[i], routes, extra ? extra : "");
     }
     return cl;
 }
@@ -165,6 +174,69 @@ bool cluster_await_meta_leader(cluster *cl, int64_t timeout_ms) {
     return true;
 }
 
+static int occurrences(const char *s, const char *needle);
+
+/* GET `path` from node i's monitoring port: the body (free with free()),
+ * or NULL. */
+static char *monitor_get(cluster *cl, int i, const char *path) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return NULL;
+    struct timeval tv = {.tv_sec = 1};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cl->monitor_port[i])};
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    char req[256];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
+    bool ok = connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0 && write(fd, req, (size_t)n) == n;
+    while (ok) { /* HTTP/1.0: the body ends at EOF */
+        if (cap - len < 4096) {
+            char *grown = (char *)realloc(buf, cap + 65536);
+            if (!grown) break;
+            buf = grown;
+            cap += 65536;
+        }
+        ssize_t got = read(fd, buf + len, cap - len - 1);
+        if (got <= 0) {
+            ok = got == 0;
+            break;
+        }
+        len += (size_t)got;
+    }
+    close(fd);
+    char *body = ok && buf ? (buf[len] = '\0', strstr(buf, "\r\n\r\n")) : NULL;
+    char *out = body ? strdup(body + 4) : NULL;
+    free(buf);
+    return out;
+}
+
+/* Whether node i leads the meta group and reports `others` peers
+ * current in it. */
+static bool meta_leader_with_current(cluster *cl, int i, int others) {
+    char *jsz = monitor_get(cl, i, "/jsz"); /* pretty-printed */
+    const char *meta = jsz ? strstr(jsz, "\"meta_cluster\"") : NULL;
+    char me[32];
+    snprintf(me, sizeof me, "\"leader\": \"n%d\"", i);
+    bool ok = meta && strstr(meta, me) && occurrences(meta, "\"current\": true") >= others;
+    free(jsz);
+    return ok;
+}
+
+bool cluster_await_meta_current(cluster *cl, int64_t timeout_ms) {
+    int64_t deadline = nt_now_ms() + timeout_ms;
+    while (nt_now_ms() < deadline) {
+        int running = 0;
+        for (int i = 0; i < CLUSTER_NODES; i++) running += cl->node[i] && nt_server_running(cl->node[i]);
+        for (int i = 0; i < CLUSTER_NODES; i++)
+            if (cl->node[i] && nt_server_running(cl->node[i]) && meta_leader_with_current(cl, i, running - 1))
+                return true;
+        nt_sleep_ms(50);
+    }
+    return false;
+}
+
 cluster *cluster_start_js(const char *extra) {
     cluster *cl = cluster_start(extra);
     if (!cl) return NULL;
@@ -283,7 +355,9 @@ bool cluster_restart_node(cluster *cl, int i, int64_t timeout_ms) {
     int64_t deadline = nt_now_ms() + timeout_ms;
     if (!await_routes_of(cl, i, deadline)) return false;
     int64_t left = deadline - nt_now_ms();
-    return cluster_await_meta_leader(cl, left > 0 ? left : 0);
+    if (!cluster_await_meta_leader(cl, left > 0 ? left : 0)) return false;
+    left = deadline - nt_now_ms();
+    return cluster_await_meta_current(cl, left > 0 ? left : 0);
 }
 
 bool cluster_lame_duck(cluster *cl, int i) { return nt_server_signal(cl->node[i], SIGUSR2) == 0; }

@@ -21,6 +21,7 @@
 
 typedef struct {
     int route_port[CLUSTER_NODES];
+    int monitor_port[CLUSTER_NODES]; /* HTTP monitoring (/jsz) */
     char config[CLUSTER_NODES][1024];
     nt_server *node[CLUSTER_NODES];
 } cluster;
@@ -45,6 +46,12 @@ cluster *cluster_start_js(const char *extra);
 /* Waits until $JS.API.INFO answers without error on every running node
  * (a meta leader is elected and known). */
 bool cluster_await_meta_leader(cluster *cl, int64_t timeout_ms);
+
+/* Waits until a node reports itself meta leader with every other running
+ * node current (its /jsz on the monitoring port): the meta group's
+ * election as the servers see it, where $JS.API.INFO may still be answered
+ * by a leader about to lose its quorum. */
+bool cluster_await_meta_current(cluster *cl, int64_t timeout_ms);
 
 /* A client pinned to node i (ignores discovered servers, never moves),
  * freed when the case ends. */
@@ -78,7 +85,8 @@ int cluster_consumer_stepdown(cluster *cl, const char *stream, const char *consu
 void cluster_kill_node(cluster *cl, int i);
 
 /* Starts node i again (same port, config, store) and waits until it has
- * its routes and knows the meta leader. */
+ * its routes, knows the meta leader and is current in the meta group
+ * (cluster_await_meta_current). */
 bool cluster_restart_node(cluster *cl, int i, int64_t timeout_ms);
 
 /* Puts node i into lame duck mode (`nats-server --signal ldm`, SIGUSR2). */

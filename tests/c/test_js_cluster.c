@@ -329,7 +329,7 @@ typedef int (*leader_finder)(cluster *cl, void *arg, int replicas);
 
 typedef struct {
     cluster *cl;
-    natsio_client *reader; /* its node is killed second */
+    natsio_client *reader; /* connected to the leader: killed with it */
     leader_finder find_leader;
     leader_finder step_down;
     void *find_arg;
@@ -337,9 +337,11 @@ typedef struct {
     long first_at, second_at;
     atomic_bool stop;
     atomic_bool done; /* the fault thread finished */
-    atomic_llong elected_at; /* when a leader was seen after the kill (ms) */
-    int64_t killed_at, restarted_at, stepping_at, stepped_at;
-    int killed_leader, stepped_to;
+    /* When, after the kill, the reader was on another node and the group
+     * and the meta group had a leader with a current follower (ms). */
+    atomic_llong elected_at;
+    int64_t killed_at, moved_at, restarted_at, stepping_at, stepped_at;
+    int killed_leader, reader_node, moved_to, stepped_to;
     bool failed;
 } reader_faults;
 
@@ -347,11 +349,11 @@ static void wait_progress(reader_faults *f, long at) {
     while (atomic_load(&f->progress) < at && !atomic_load(&f->stop)) nt_sleep_ms(2);
 }
 
-/* Kills the leader (find_leader) once `first_at` items were read and
- * restarts it; then steps the new leader down once `second_at` were
- * read. */
+/* Kills the leader (find_leader) once `first_at` items were read (the
+ * reader's node: the reader moves) and restarts it; then steps the new
+ * leader down once `second_at` were read. */
 static void run_reader_faults(reader_faults *f) {
-    f->killed_leader = f->stepped_to = -1;
+    f->killed_leader = f->reader_node = f->moved_to = f->stepped_to = -1;
     wait_progress(f, f->first_at);
     if (atomic_load(&f->stop)) return;
     int leader = f->find_leader(f->cl, f->find_arg, 3);
@@ -359,12 +361,23 @@ static void run_reader_faults(reader_faults *f) {
         f->failed = true;
         return;
     }
+    f->reader_node = cluster_node_of(f->cl, f->reader);
     cluster_kill_node(f->cl, leader);
     f->killed_at = nt_now_ms();
     f->killed_leader = leader;
+    /* The reader on another node (when it was on the leader's). */
+    while (f->reader_node == leader && ((f->moved_to = cluster_node_of(f->cl, f->reader)) < 0 || f->moved_to == leader)) {
+        if (nt_now_ms() - f->killed_at > 20000) {
+            f->failed = true;
+            return;
+        }
+        nt_sleep_ms(5);
+    }
+    f->moved_at = nt_now_ms();
     /* The election: a leader with one current follower (the other is
-     * down). */
-    if (f->find_leader(f->cl, f->find_arg, 2) < 0) {
+     * down), and a meta leader reporting a current follower (an ordered
+     * consumer is created through it), as the servers see it. */
+    if (f->find_leader(f->cl, f->find_arg, 2) < 0 || !cluster_await_meta_current(f->cl, 30000)) {
         f->failed = true;
         return;
     }
@@ -415,11 +428,12 @@ static int step_down_stream(cluster *cl, void *arg, int replicas) {
 
 /* When the longest pause began, against the faults (ms from the start). */
 static void print_timeline(const reader_faults *f, int64_t t_start, int64_t gap_from) {
-    printf("  timeline (ms): longest pause from %lld; kill %lld, election seen %lld, restarted %lld, step-down "
-           "%lld..%lld\n",
-           (long long)(gap_from - t_start), (long long)(f->killed_at - t_start),
-           (long long)(atomic_load(&f->elected_at) - t_start), (long long)(f->restarted_at - t_start),
-           (long long)(f->stepping_at - t_start), (long long)(f->stepped_at - t_start));
+    printf("  timeline (ms): longest pause from %lld; kill %lld (the reader on n%d), reader on n%d %lld, election seen "
+           "%lld, restarted %lld, step-down %lld..%lld\n",
+           (long long)(gap_from - t_start), (long long)(f->killed_at - t_start), f->reader_node, f->moved_to,
+           (long long)(f->moved_at - t_start), (long long)(atomic_load(&f->elected_at) - t_start),
+           (long long)(f->restarted_at - t_start), (long long)(f->stepping_at - t_start),
+           (long long)(f->stepped_at - t_start));
 }
 
 /* Resumed within two heartbeat intervals of the election (the election
@@ -427,6 +441,16 @@ static void print_timeline(const reader_faults *f, int64_t t_start, int64_t gap_
  * one second for a loaded machine. -1 (nothing read after the election:
  * everything had come before) passes. */
 #define RESUME_BOUND_MS(heartbeat_ms) (2 * (heartbeat_ms) + 1000)
+
+/* A reader's longest pause after the election (the step-down's): the
+ * step-down itself and the writer's longest call meanwhile, then two missed
+ * heartbeats, one create the server leaves unanswered (an API timeout) and
+ * a second for a loaded machine. The ordered consumer recreates on the new
+ * leader's advisory, so the pause is usually far shorter; a consumer that
+ * stalls on a follower after that (seen: 10-15 s for a KV watch) is healed
+ * by its heartbeats. */
+#define STEPDOWN_PAUSE_BOUND_MS(f, longest_write_ms, heartbeat_ms)                                                  \
+    ((f)->stepped_at - (f)->stepping_at + (longest_write_ms) + 2 * (heartbeat_ms) + JS_TIMEOUT_MS + 1000)
 
 /* The first item read after the election after the kill: how long after
  * the election it came (once; -1 until then). */
@@ -453,8 +477,10 @@ static bool publish_n(natsio_js *js, const char *subject, int n) {
 
 #define WORK_MSGS 1500
 
-/* An R3 durable consumer is consumed (explicit acks, 1 s heartbeats) while
- * its leader is killed and restarted, then the new leader steps down:
+/* An R3 durable consumer is consumed (explicit acks, 1 s heartbeats) by a
+ * client connected to the consumer leader's node while that node is killed
+ * (the client moves to another) and restarted, then the new leader steps
+ * down:
  * every message is acked, num_ack_pending and num_pending end at 0,
  * redeliveries are counted, and the longest pause between two messages
  * (the resume gap) stays under a generous bound. */
@@ -476,9 +502,12 @@ static void test_r3_durable_consumed_across_consumer_leader_kill_and_stepdown(vo
     natsio_string_free(info);
     g_consumer_stream = "WORK";
     g_consumer_name = "proc";
-    NT_CHECK(cluster_consumer_leader(cl, "WORK", "proc", 3, 20000) >= 0);
+    int leader = cluster_consumer_leader(cl, "WORK", "proc", 3, 20000);
+    NT_CHECK(leader >= 0);
 
-    natsio_client *c = moving_client(cl, 1);
+    /* On the leader's node: the kill of the consumer leader is the kill of
+     * the consuming client's node too. */
+    natsio_client *c = moving_client(cl, leader);
     NT_CHECK(c != NULL);
     natsio_js *js = js_with_timeout(c, JS_TIMEOUT_MS);
     NT_CHECK(js != NULL);
@@ -540,15 +569,18 @@ static void test_r3_durable_consumed_across_consumer_leader_kill_and_stepdown(vo
     pthread_join(faults, NULL);
     natsio_js_messages_stop(it);
     natsio_js_messages_free(it);
-    printf("R3 durable across a kill of the consumer leader n%d and a step-down to n%d: %ld of %d delivered, %ld "
+    printf("R3 durable across a kill of the consumer leader n%d (the consumer's node; moved to n%d) and a step-down to "
+           "n%d: %ld of %d delivered, %ld "
            "deliveries, %ld redelivered, %ld acks confirmed, %ld failed, longest resume gap %lld ms, resumed %lld ms "
            "after the election (%lld ms after the kill), num_ack_pending %lld, num_pending %lld, %lld ms\n",
-           f.killed_leader, f.stepped_to, unique, WORK_MSGS, deliveries, redelivered, acks, ack_failures,
+           f.killed_leader, f.moved_to, f.stepped_to, unique, WORK_MSGS, deliveries, redelivered, acks, ack_failures,
            (long long)longest_gap, (long long)resumed_after, (long long)(atomic_load(&f.elected_at) - f.killed_at),
            (long long)ack_pending, (long long)pending, (long long)(nt_now_ms() - t_start));
     print_timeline(&f, t_start, gap_from);
     NT_CHECK_MSG(!f.failed, "a fault could not be injected or a node did not come back");
     NT_CHECK(f.killed_leader >= 0 && f.stepped_to >= 0);
+    NT_CHECK_INT_EQ(f.reader_node, f.killed_leader);
+    NT_CHECK(f.moved_to >= 0 && f.moved_to != f.killed_leader);
     NT_CHECK_INT_EQ(unique, WORK_MSGS);
     NT_CHECK_INT_EQ(ack_pending, 0);
     NT_CHECK_INT_EQ(pending, 0);
@@ -560,11 +592,29 @@ static void test_r3_durable_consumed_across_consumer_leader_kill_and_stepdown(vo
 
 #define FEED_MSGS 600
 
+/* A writer's call begun at `t0` just returned: the longest of those begun
+ * after `*since` (once set) is kept in `*longest`. A reader's pause after
+ * the election is bounded by the writer's. */
+static void note_call(int64_t *longest, atomic_llong *since, int64_t t0) {
+    long long at = atomic_load(since);
+    int64_t took = nt_now_ms() - t0;
+    if (at > 0 && t0 >= at && took > *longest) *longest = took;
+}
+
+/* The longest pause between two items that began after `*since` (once
+ * set): a step-down's, not the kill's election's. */
+static void note_gap_after(int64_t *longest, atomic_llong *since, int64_t last, int64_t now) {
+    long long at = atomic_load(since);
+    if (at > 0 && last >= at && now - last > *longest) *longest = now - last;
+}
+
 typedef struct {
     natsio_js *js;
     atomic_bool stop;
     atomic_long attempts;
     long errors;
+    atomic_llong *since;        /* the election after the kill */
+    int64_t longest_call_after; /* the longest publish begun after it (ms) */
 } stream_writer;
 
 /* Publishes to feed.item until stopped (errors counted, not retried). */
@@ -572,7 +622,9 @@ static void *write_feed(void *arg) {
     stream_writer *w = (stream_writer *)arg;
     while (!atomic_load(&w->stop)) {
         natsio_pub_ack *ack = NULL;
+        int64_t t0 = nt_now_ms();
         if (natsio_js_publish(w->js, "feed.item", "x", 1, NULL, &ack) != NATSIO_OK) w->errors++;
+        note_call(&w->longest_call_after, w->since, t0);
         natsio_pub_ack_free(ack);
         atomic_fetch_add(&w->attempts, 1);
     }
@@ -591,9 +643,10 @@ static void test_ordered_consumer_across_stream_leader_kill_and_stepdown(void) {
     natsio_js *ajs = js_with_timeout(admin, JS_TIMEOUT_MS);
     NT_CHECK(ajs != NULL);
     NT_CHECK(cluster_stream_create(ajs, "{\"name\":\"FEED\",\"subjects\":[\"feed.>\"],\"num_replicas\":3}"));
-    NT_CHECK(cluster_stream_leader(cl, "FEED", 3, 20000) >= 0);
+    int leader = cluster_stream_leader(cl, "FEED", 3, 20000);
+    NT_CHECK(leader >= 0);
 
-    natsio_client *c = moving_client(cl, 2);
+    natsio_client *c = moving_client(cl, leader); /* killed with the leader */
     NT_CHECK(c != NULL);
     natsio_js *js = js_with_timeout(c, JS_TIMEOUT_MS);
     NT_CHECK(js != NULL);
@@ -607,11 +660,11 @@ static void test_ordered_consumer_across_stream_leader_kill_and_stepdown(void) {
     if (st != NATSIO_OK) natsio_ordered_consumer_free(oc);
     NT_CHECK_INT_EQ(st, NATSIO_OK);
 
-    stream_writer w = {.js = ajs};
-    pthread_t writer;
-    NT_CHECK(pthread_create(&writer, NULL, write_feed, &w) == 0);
     reader_faults f = {.cl = cl, .reader = c, .find_leader = find_stream_leader, .step_down = step_down_stream,
                        .find_arg = (void *)"FEED", .first_at = FEED_MSGS / 4, .second_at = FEED_MSGS / 2};
+    stream_writer w = {.js = ajs, .since = &f.elected_at};
+    pthread_t writer;
+    NT_CHECK(pthread_create(&writer, NULL, write_feed, &w) == 0);
     pthread_t faults;
     if (pthread_create(&faults, NULL, inject_reader_faults, &f) != 0) {
         atomic_store(&w.stop, true);
@@ -621,7 +674,7 @@ static void test_ordered_consumer_across_stream_leader_kill_and_stepdown(void) {
     uint64_t expected = 1, final_seq = 0;
     long gaps = 0, repeats = 0;
     bool writer_stopped = false;
-    int64_t last = nt_now_ms(), longest_gap = 0, t_start = last, resumed_after = -1, gap_from = 0;
+    int64_t last = nt_now_ms(), longest_gap = 0, t_start = last, resumed_after = -1, gap_from = 0, gap_after_election = 0;
     while (nt_now_ms() - t_start < 40000) {
         if (!writer_stopped && expected > FEED_MSGS && atomic_load(&f.done)) {
             atomic_store(&w.stop, true);
@@ -642,6 +695,7 @@ static void test_ordered_consumer_across_stream_leader_kill_and_stepdown(void) {
             longest_gap = now - last;
             gap_from = last;
         }
+        note_gap_after(&gap_after_election, &f.elected_at, last, now);
         note_resume(&f, &resumed_after, now);
         last = now;
         natsio_js_msg_metadata md;
@@ -662,18 +716,24 @@ static void test_ordered_consumer_across_stream_leader_kill_and_stepdown(void) {
     natsio_js_messages_stop(it);
     natsio_js_messages_free(it);
     natsio_ordered_consumer_free(oc);
-    printf("ordered consumer across a kill of the stream leader n%d and a step-down to n%d: %ld publishes (%ld "
-           "errors), read to seq %llu, stream at %llu, %ld gaps, %ld repeats, longest resume gap %lld ms, resumed %lld ms after the election (%lld ms after the "
-           "kill)\n",
-           f.killed_leader, f.stepped_to, atomic_load(&w.attempts), w.errors, (unsigned long long)(expected - 1),
-           (unsigned long long)final_seq, gaps, repeats, (long long)longest_gap, (long long)resumed_after,
-           (long long)(atomic_load(&f.elected_at) - f.killed_at));
+    printf("ordered consumer across a kill of the stream leader n%d (the reader's node; moved to n%d) and a step-down "
+           "to n%d: %ld publishes (%ld errors), read to seq %llu, stream at %llu, %ld gaps, %ld repeats, longest resume "
+           "gap %lld ms, resumed %lld ms after the election (%lld ms after the kill); after the election, longest pause "
+           "%lld ms, longest publish %lld ms\n",
+           f.killed_leader, f.moved_to, f.stepped_to, atomic_load(&w.attempts), w.errors,
+           (unsigned long long)(expected - 1), (unsigned long long)final_seq, gaps, repeats, (long long)longest_gap,
+           (long long)resumed_after, (long long)(atomic_load(&f.elected_at) - f.killed_at),
+           (long long)gap_after_election, (long long)w.longest_call_after);
     print_timeline(&f, t_start, gap_from);
     NT_CHECK_MSG(!f.failed, "a fault could not be injected or a node did not come back");
     NT_CHECK(f.killed_leader >= 0 && f.stepped_to >= 0);
+    NT_CHECK_INT_EQ(f.reader_node, f.killed_leader);
+    NT_CHECK(f.moved_to >= 0 && f.moved_to != f.killed_leader);
     NT_CHECK(writer_stopped && final_seq >= FEED_MSGS);
     NT_CHECK_MSG(resumed_after <= RESUME_BOUND_MS(1000), "resumed %lld ms after the election",
                  (long long)resumed_after);
+    NT_CHECK_MSG(gap_after_election <= STEPDOWN_PAUSE_BOUND_MS(&f, w.longest_call_after, 1000),
+                 "paused %lld ms after the election", (long long)gap_after_election);
     NT_CHECK_INT_EQ(gaps, 0);
     NT_CHECK_INT_EQ(repeats, 0);
     NT_CHECK_INT_EQ(expected - 1, final_seq);
@@ -687,6 +747,8 @@ typedef struct {
     atomic_long attempts;
     long errors;
     uint64_t last_rev; /* of the last acked put */
+    atomic_llong *since;        /* the election after the kill */
+    int64_t longest_call_after; /* the longest put begun after it (ms) */
 } kv_writer;
 
 /* Puts keys k0, k1, ... (a new key each time: with one key, a history-1
@@ -698,8 +760,10 @@ static void *write_kv(void *arg) {
         char key[32];
         snprintf(key, sizeof key, "k%ld", atomic_load(&w->attempts));
         uint64_t rev = 0;
+        int64_t t0 = nt_now_ms();
         if (natsio_kv_put(w->kv, key, "v", 1, NULL, &rev) != NATSIO_OK) w->errors++;
         else w->last_rev = rev;
+        note_call(&w->longest_call_after, w->since, t0);
         atomic_fetch_add(&w->attempts, 1);
     }
     return NULL;
@@ -722,8 +786,9 @@ static void test_kv_watch_across_stream_leader_kill_and_stepdown(void) {
     NT_CHECK_INT_EQ(natsio_js_kv_create(wjs, "{\"bucket\":\"w\",\"replicas\":3}", NATSIO_CREATE_OR_UPDATE, &wkv),
                     NATSIO_OK);
     nt_cleanup(kv_free_cb, wkv);
-    NT_CHECK(cluster_stream_leader(cl, "KV_w", 3, 20000) >= 0);
-    natsio_client *rc = moving_client(cl, 1);
+    int leader = cluster_stream_leader(cl, "KV_w", 3, 20000);
+    NT_CHECK(leader >= 0);
+    natsio_client *rc = moving_client(cl, leader); /* killed with the leader */
     NT_CHECK(rc != NULL);
     natsio_js *rjs = js_with_timeout(rc, JS_TIMEOUT_MS);
     NT_CHECK(rjs != NULL);
@@ -733,11 +798,11 @@ static void test_kv_watch_across_stream_leader_kill_and_stepdown(void) {
     natsio_kv_watcher *watcher = NULL;
     NT_CHECK_INT_EQ(natsio_kv_watch(rkv, NULL, 0, NULL, &watcher), NATSIO_OK);
 
-    kv_writer w = {.kv = wkv};
-    pthread_t writer;
-    NT_CHECK(pthread_create(&writer, NULL, write_kv, &w) == 0);
     reader_faults f = {.cl = cl, .reader = rc, .find_leader = find_stream_leader, .step_down = step_down_stream, .find_arg = (void *)"KV_w",
                        .first_at = WATCH_REVISIONS / 4, .second_at = WATCH_REVISIONS / 2};
+    kv_writer w = {.kv = wkv, .since = &f.elected_at};
+    pthread_t writer;
+    NT_CHECK(pthread_create(&writer, NULL, write_kv, &w) == 0);
     pthread_t faults;
     if (pthread_create(&faults, NULL, inject_reader_faults, &f) != 0) {
         atomic_store(&w.stop, true);
@@ -747,7 +812,7 @@ static void test_kv_watch_across_stream_leader_kill_and_stepdown(void) {
     }
     uint64_t expected = 1;
     long gaps = 0, repeats = 0;
-    int64_t last = nt_now_ms(), longest_gap = 0, t_start = last, resumed_after = -1, gap_from = 0;
+    int64_t last = nt_now_ms(), longest_gap = 0, t_start = last, resumed_after = -1, gap_from = 0, gap_after_election = 0;
     bool writer_stopped = false;
     uint64_t final_rev = 0;
     while (nt_now_ms() - t_start < 40000) {
@@ -777,6 +842,7 @@ static void test_kv_watch_across_stream_leader_kill_and_stepdown(void) {
             longest_gap = now - last;
             gap_from = last;
         }
+        note_gap_after(&gap_after_election, &f.elected_at, last, now);
         note_resume(&f, &resumed_after, now);
         last = now;
         if (rev < expected) repeats++;
@@ -792,18 +858,24 @@ static void test_kv_watch_across_stream_leader_kill_and_stepdown(void) {
     pthread_join(faults, NULL);
     natsio_kv_watcher_stop(watcher);
     natsio_kv_watcher_free(watcher);
-    printf("KV watch across a kill of the stream leader n%d and a step-down to n%d: %ld puts (%ld errors), "
-           "revisions 1..%llu seen, bucket at %llu, %ld gaps, %ld repeats, longest resume gap %lld ms, resumed %lld "
-           "ms after the election (%lld ms after the kill)\n",
-           f.killed_leader, f.stepped_to, atomic_load(&w.attempts), w.errors,
+    printf("KV watch across a kill of the stream leader n%d (the watcher's node; moved to n%d) and a step-down to "
+           "n%d: %ld puts (%ld errors), revisions 1..%llu seen, bucket at %llu, %ld gaps, %ld repeats, longest resume "
+           "gap %lld ms, resumed %lld ms after the election (%lld ms after the kill); after the election, longest "
+           "pause %lld ms, longest put %lld ms\n",
+           f.killed_leader, f.moved_to, f.stepped_to, atomic_load(&w.attempts), w.errors,
            (unsigned long long)(expected - 1), (unsigned long long)final_rev, gaps, repeats, (long long)longest_gap,
-           (long long)resumed_after, (long long)(atomic_load(&f.elected_at) - f.killed_at));
+           (long long)resumed_after, (long long)(atomic_load(&f.elected_at) - f.killed_at),
+           (long long)gap_after_election, (long long)w.longest_call_after);
     print_timeline(&f, t_start, gap_from);
     NT_CHECK_MSG(!f.failed, "a fault could not be injected or a node did not come back");
+    NT_CHECK_INT_EQ(f.reader_node, f.killed_leader);
+    NT_CHECK(f.moved_to >= 0 && f.moved_to != f.killed_leader);
     NT_CHECK(writer_stopped && final_rev >= WATCH_REVISIONS);
     /* A KV watch's heartbeat is 5 s. */
     NT_CHECK_MSG(resumed_after <= RESUME_BOUND_MS(5000), "resumed %lld ms after the election",
                  (long long)resumed_after);
+    NT_CHECK_MSG(gap_after_election <= STEPDOWN_PAUSE_BOUND_MS(&f, w.longest_call_after, 5000),
+                 "paused %lld ms after the election", (long long)gap_after_election);
     NT_CHECK_INT_EQ(gaps, 0);
     NT_CHECK_INT_EQ(repeats, 0);
     NT_CHECK_INT_EQ(expected - 1, final_rev);
