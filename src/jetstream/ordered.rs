@@ -21,7 +21,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::feed::{Feed, FeedItem, Limits, ToOutcome};
 use crate::message::Message;
 use crate::op::Op;
-use crate::subscription::{SubOptions, Subscription};
+use crate::subscription::Subscription;
 
 /// Where an ordered consumer starts.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -413,11 +413,9 @@ impl<S: OrderedSink> Ordered<S> {
             "$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.{}",
             self.core.cfg.stream
         );
-        self.core
-            .js
-            .client()
-            .subscribe(&subject, None, SubOptions::default())
-            .ok()
+        // Optional: a user without permission for `$JS.EVENT.>` still
+        // watches, resuming after two missed heartbeats instead.
+        self.core.js.client().subscribe_optional(&subject).ok()
     }
 
     /// Runs until the flow ends; then deletes the consumer and hands back
