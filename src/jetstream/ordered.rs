@@ -21,7 +21,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::feed::{Feed, FeedItem, Limits, ToOutcome};
 use crate::message::Message;
 use crate::op::Op;
-use crate::subscription::Subscription;
+use crate::subscription::{SubOptions, Subscription};
 
 /// Where an ordered consumer starts.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -413,9 +413,11 @@ impl<S: OrderedSink> Ordered<S> {
             "$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.{}",
             self.core.cfg.stream
         );
-        // Optional: a user without permission for `$JS.EVENT.>` still
-        // watches, resuming after two missed heartbeats instead.
-        self.core.js.client().subscribe_optional(&subject).ok()
+        self.core
+            .js
+            .client()
+            .subscribe(&subject, None, SubOptions::default())
+            .ok()
     }
 
     /// Runs until the flow ends; then deletes the consumer and hands back
