@@ -8,7 +8,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::watch;
 use tokio::time::Instant;
 
 use serde_json::{json, Value};
@@ -16,12 +15,11 @@ use serde_json::{json, Value};
 use super::consumer::{parse_metadata, MsgMetadata};
 use super::pull::{nanos, Backoff, Consumption, PullEvent, PullWindow, Puller};
 use super::{CreateAction, JetStream};
-use crate::client::{new_nuid, Flow, Lifecycle};
+use crate::client::{new_nuid, Flow};
 use crate::error::{Error, ErrorKind, Result};
 use crate::feed::{Feed, FeedItem, Limits, ToOutcome};
 use crate::message::Message;
 use crate::op::Op;
-use crate::subscription::{SubOptions, Subscription};
 
 /// Where an ordered consumer starts.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -280,16 +278,13 @@ impl<S: OrderedSink> Ordered<S> {
     /// when the flow ended meanwhile (or failed for good).
     async fn recreate(&mut self) -> Option<Puller> {
         let mut backoff = Backoff::new();
-        // A create sent while the stream or the meta group has no leader
-        // is never answered: rather than wait out the API timeout, ask
-        // again after two heartbeats (at least 1 s, at most the API
-        // timeout), so a new leader is served within about two heartbeats
-        // of its election (a bound growing after each miss let an election
-        // of a few seconds cost the 5 s of a whole API timeout more). A
-        // create answered too late leaves a consumer the server removes
-        // when inactive.
+        // A create sent while the stream has no leader is never answered:
+        // rather than wait out the API timeout, ask again after two
+        // heartbeats (longer after each miss, up to the API timeout), so a
+        // new leader is served soon after its election. A create answered
+        // too late leaves a consumer the server removes when inactive.
         let api_timeout = self.core.js.options().timeout;
-        let bound = (self.core.cfg.idle_heartbeat * 2)
+        let mut bound = (self.core.cfg.idle_heartbeat * 2)
             .max(Duration::from_secs(1))
             .min(api_timeout);
         loop {
@@ -298,7 +293,10 @@ impl<S: OrderedSink> Ordered<S> {
             }
             let r = match tokio::time::timeout(bound, self.create()).await {
                 Ok(r) => r,
-                Err(_) => Err(Error::timeout("ordered consumer create")),
+                Err(_) => {
+                    bound = (bound * 2).min(api_timeout);
+                    Err(Error::timeout("ordered consumer create"))
+                }
             };
             match r {
                 Ok(p) => return Some(p),
@@ -402,42 +400,18 @@ impl<S: OrderedSink> Ordered<S> {
         )
     }
 
-    /// A subscription to the stream's leader-elected advisories, where the
-    /// API is this account's own (`$JS.API` or a domain's): an API imported
-    /// from another account has its advisories there.
-    fn leader_elections(&self) -> Option<Subscription> {
-        if !self.core.js.api_prefix().starts_with("$JS.") {
-            return None;
-        }
-        let subject = format!(
-            "$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.{}",
-            self.core.cfg.stream
-        );
-        self.core
-            .js
-            .client()
-            .subscribe(&subject, None, SubOptions::default())
-            .ok()
-    }
-
     /// Runs until the flow ends; then deletes the consumer and hands back
     /// the core (its position, for a later run) and the sink.
     async fn run(mut self, mut puller: Puller) -> (Core, S) {
         let mut life = self.core.js.client().lifecycle();
-        // A new stream leader: the consumer (one replica) may stop without a
-        // word when its server loses the stream's leadership; waiting for
-        // two missed heartbeats (10 s for a KV watch) would be the pause.
-        // It is recreated at once instead.
-        let elections = self.leader_elections();
         let idle_timeout = self.idle_timeout;
         let idle_after = move |from: Instant| idle_timeout.map(|t| from + t);
         let mut idle_at = idle_after(Instant::now());
         loop {
-            let next = next_or_election(&mut puller, &self.out, &mut life, elections.as_ref());
             let event = match idle_at {
-                None => next.await,
+                None => puller.next(&self.out, &mut life).await,
                 Some(at) => {
-                    match tokio::time::timeout_at(at, next).await {
+                    match tokio::time::timeout_at(at, puller.next(&self.out, &mut life)).await {
                         Ok(ev) => ev,
                         Err(_) if self.out.fill().items > 0 => {
                             // The reader has not taken what came yet: its wait
@@ -499,22 +473,6 @@ impl<S: OrderedSink> Ordered<S> {
         // Memory-only and short-lived anyway: a failure is harmless.
         let _ = self.core.delete_consumer().await;
         (self.core, self.sink)
-    }
-}
-
-/// The puller's next event, or `Lost` when a stream leader was elected.
-async fn next_or_election<T: FeedItem>(
-    puller: &mut Puller,
-    out: &Feed<T>,
-    life: &mut watch::Receiver<Lifecycle>,
-    elections: Option<&Subscription>,
-) -> PullEvent {
-    match elections {
-        Some(sub) => tokio::select! {
-            ev = puller.next(out, life) => ev,
-            Ok(Some(_)) = sub.feed().recv() => PullEvent::Lost,
-        },
-        None => puller.next(out, life).await,
     }
 }
 
