@@ -445,10 +445,9 @@ static void print_timeline(const reader_faults *f, int64_t t_start, int64_t gap_
 /* A reader's longest pause after the election (the step-down's): the
  * step-down itself and the writer's longest call meanwhile, then two missed
  * heartbeats, one create the server leaves unanswered (an API timeout) and
- * a second for a loaded machine. The ordered consumer recreates on the new
- * leader's advisory, so the pause is usually far shorter; a consumer that
- * stalls on a follower after that (seen: 10-15 s for a KV watch) is healed
- * by its heartbeats. */
+ * a second for a loaded machine. A consumer that stalls on a follower after
+ * a step-down (seen: 10-15 s for a KV watch, its heartbeat being 5 s) is
+ * healed by its heartbeats. */
 #define STEPDOWN_PAUSE_BOUND_MS(f, longest_write_ms, heartbeat_ms)                                                  \
     ((f)->stepped_at - (f)->stepping_at + (longest_write_ms) + 2 * (heartbeat_ms) + JS_TIMEOUT_MS + 1000)
 
