@@ -447,12 +447,14 @@ static void print_timeline(const reader_faults *f, int64_t t_start, int64_t gap_
 
 /* A reader's longest pause after the election (the step-down's): the
  * step-down itself and the writer's longest call meanwhile, then two missed
- * heartbeats, one create the server leaves unanswered (an API timeout) and
+ * heartbeats, the creates the server leaves unanswered while the stream
+ * settles (the retry waits 2, 4, then 5 s: three API timeouts' worth) and
  * a second for a loaded machine. A consumer that stalls on a follower after
- * a step-down (seen: 10-15 s for a KV watch, its heartbeat being 5 s) is
- * healed by its heartbeats. */
+ * a step-down (seen: 10-15 s, with a 1 s and with a 5 s heartbeat) is
+ * healed by its heartbeats and those retries; the bound says it resumes,
+ * the printed pause how soon. */
 #define STEPDOWN_PAUSE_BOUND_MS(f, longest_write_ms, heartbeat_ms)                                                  \
-    ((f)->stepped_at - (f)->stepping_at + (longest_write_ms) + 2 * (heartbeat_ms) + JS_TIMEOUT_MS + 1000)
+    ((f)->stepped_at - (f)->stepping_at + (longest_write_ms) + 2 * (heartbeat_ms) + 3 * JS_TIMEOUT_MS + 1000)
 
 /* The first item read after the election after the kill: how long after
  * the election it came (once; -1 until then). */
