@@ -7,6 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -35,7 +38,37 @@ func serverBinary() (string, error) {
 	return bin, nil
 }
 
+// nextPort walks this process's stretch of the ports below the kernel's
+// ephemeral range (see freePort).
+var nextPort atomic.Uint32
+
+// freePort returns a currently free loopback port for a server's listener,
+// picked below the kernel's ephemeral range: a port from listening on port 0
+// lies inside it, where any outgoing connection (a test's own client) may
+// take it as its local port before the server binds it. Each process walks
+// its own stretch of [10000, ephemeral low) from a pid-derived start, so
+// ports never repeat within a process; only another process's server can
+// collide, which the probe and the start retries absorb.
 func freePort() (int, error) {
+	const base = 10000
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			if v, err := strconv.Atoi(f[0]); err == nil {
+				low = v
+			}
+		}
+	}
+	if span := uint32(low - base); low > base+1000 {
+		start := uint32(os.Getpid()) * 2654435761
+		for tries := 0; tries < 200; tries++ {
+			port := base + int((start+nextPort.Add(1))%span)
+			if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+				l.Close()
+				return port, nil
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

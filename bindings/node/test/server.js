@@ -13,7 +13,41 @@ function serverBinary() {
   throw new Error('nats-server not found: set NATS_SERVER_BIN or run scripts/install-nats-server.sh');
 }
 
-function freePort() {
+function listensOn(port) {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+// Walks this process's stretch of the ports below the ephemeral range.
+let nextPort = 0;
+
+/** A currently free loopback port for a server's listener, picked below the
+ * kernel's ephemeral range: a port from listening on port 0 lies inside it,
+ * where any outgoing connection (a test's own client) may take it as its
+ * local port before the server binds it. Each process walks its own stretch
+ * of [10000, ephemeral low) from a pid-derived start, so ports never repeat
+ * within a process; only another process's server can collide, which the
+ * probe absorbs. */
+async function freePort() {
+  const base = 10000;
+  let low = 32768;
+  try {
+    low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || low;
+  } catch {
+    /* not Linux: keep the default */
+  }
+  if (low > base + 1000) {
+    const span = low - base;
+    const start = Math.imul(process.pid, 2654435761) >>> 0;
+    for (let tries = 0; tries < 200; tries++) {
+      const port = base + ((start + nextPort++) % span);
+      if (await listensOn(port)) return port;
+    }
+  }
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();

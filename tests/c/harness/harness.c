@@ -357,7 +357,56 @@ static char *resolve_server_binary(void) {
     return NULL;
 }
 
+/* The kernel's ephemeral range (ports bind(0) and outgoing connections get),
+ * from /proc on Linux, else Linux's default. */
+static void ephemeral_range(int *low, int *high) {
+    *low = 32768;
+    *high = 60999;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (!f) return;
+    int lo = 0, hi = 0;
+    if (fscanf(f, "%d %d", &lo, &hi) == 2 && lo > 0 && hi >= lo) {
+        *low = lo;
+        *high = hi;
+    }
+    fclose(f);
+}
+
+static bool port_binds(int port) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof(addr));
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons((uint16_t)port);
+    bool ok = bind(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0;
+    close(fd);
+    return ok;
+}
+
+/* A port for a server to listen on, picked below the ephemeral range: a port
+ * from bind(0) lies inside it, where any outgoing connection (a test's own
+ * client) may take it as its local port before the server binds it (a
+ * cluster once failed to form that way). Each process walks its own stretch
+ * of [NT_PORT_BASE, ephemeral low) from a pid-derived start, so ports never
+ * repeat within a process and only another process's server can collide,
+ * which the probe and nt_server_start's retry absorb. */
+#define NT_PORT_BASE 10000
 int nt_free_port(void) {
+    int low, high;
+    ephemeral_range(&low, &high);
+    int span = low - NT_PORT_BASE;
+    if (span >= 1000) {
+        static unsigned next;
+        unsigned start = (unsigned)getpid() * 2654435761u;
+        for (int tries = 0; tries < 200; tries++) {
+            unsigned n = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
+            int port = NT_PORT_BASE + (int)((start + n) % (unsigned)span);
+            if (port_binds(port)) return port;
+        }
+    }
+    /* No room below the ephemeral range: let the kernel pick. */
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return -1;
     struct sockaddr_in addr;

@@ -137,7 +137,9 @@ int nt_server_pause(nt_server *s);
  * running. */
 int nt_server_resume(nt_server *s);
 
-/* A currently free TCP port on 127.0.0.1 (bind port 0), for config files. */
+/* A currently free TCP port on 127.0.0.1 below the kernel's ephemeral range
+ * (where no outgoing connection can take it), for a server's listeners;
+ * never the same port twice in one process. -1 if none. */
 int nt_free_port(void);
 
 /* ------------------------------------------------------------------ */

@@ -368,9 +368,32 @@ pub fn start_cluster(extra: &str) -> Vec<TestServer> {
         .collect()
 }
 
-/// A currently free TCP port on 127.0.0.1 (bind port 0), e.g. for cluster or
-/// leafnode listeners in a config.
+/// A currently free TCP port on 127.0.0.1 for a server's listener (client,
+/// cluster, websocket, ... ports in a config), picked below the kernel's
+/// ephemeral range: a port from binding port 0 lies inside it, where any
+/// outgoing connection (a test's own client) may take it as its local port
+/// before the server binds it. Each process walks its own stretch of
+/// [10000, ephemeral low) from a pid-derived start, so ports never repeat
+/// within a process; only another process's server can collide, which the
+/// probe and the start retries absorb.
 pub fn free_port() -> u16 {
+    const BASE: u32 = 10_000;
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let low = fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u32>().ok())
+        .unwrap_or(32_768);
+    if low > BASE + 1000 {
+        let span = low - BASE;
+        let start = std::process::id().wrapping_mul(2_654_435_761);
+        for _ in 0..200 {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed) as u32;
+            let port = (BASE + start.wrapping_add(n) % span) as u16;
+            if TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok() {
+                return port;
+            }
+        }
+    }
     TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
