@@ -371,8 +371,9 @@ async fn answer_monitoring(
         let Some(shared) = service.upgrade() else {
             return;
         };
+        let client = Arc::clone(&shared.client);
+        let runs_user_code = verb == Verb::Stats && shared.stats_handler().is_some();
         let svc = Service { shared };
-        let client = Arc::clone(&svc.shared.client);
         let answer = move || {
             let body = match verb {
                 Verb::Ping => serde_json::to_vec(&svc.ping()),
@@ -380,15 +381,12 @@ async fn answer_monitoring(
                 Verb::Stats => serde_json::to_vec(&svc.stats()),
             };
             if let (Ok(body), Some(reply)) = (body, msg.reply()) {
-                let _ = client.respond_to(reply, None, &body);
+                let _ = svc.shared.client.respond_to(reply, None, &body);
             }
         };
-        if verb == Verb::Stats && svc_has_stats_handler(&service) {
-            // User code: off the runtime.
-            let client = service.upgrade().map(|s| Arc::clone(&s.client));
-            if let Some(c) = client {
-                c.post_completion(Box::new(answer));
-            }
+        if runs_user_code {
+            // The stats handler is user code: off the runtime.
+            client.post_completion(Box::new(answer));
         } else {
             answer();
         }
@@ -396,12 +394,6 @@ async fn answer_monitoring(
     if let Some(shared) = service.upgrade() {
         begin_stop(&shared);
     }
-}
-
-fn svc_has_stats_handler(service: &Weak<ServiceShared>) -> bool {
-    service
-        .upgrade()
-        .is_some_and(|s| s.stats_handler().is_some())
 }
 
 /// A group of endpoints: a subject prefix and a queue group.
