@@ -257,7 +257,7 @@ class JsMsgImpl {
     try {
       fn();
     } catch (e) {
-      if (e.code !== 'MSG_ALREADY_ACKED' && !(e instanceof natsio.NatsError && /already acknowledged/i.test(e.message))) throw jsError(e);
+      if (e.code !== 'MESSAGE_ALREADY_ACKED') throw jsError(e);
     }
   }
 
@@ -281,7 +281,7 @@ class JsMsgImpl {
     try {
       return await this._m.ackAck(opts?.timeout);
     } catch (e) {
-      if (e.code === 'MSG_ALREADY_ACKED' || /already acknowledged/i.test(e.message ?? '')) return false;
+      if (e.code === 'MESSAGE_ALREADY_ACKED') return false;
       throw jsError(e);
     }
   }
@@ -619,7 +619,7 @@ async function getMessage(bjs, stream, query) {
     return new StoredMsgImpl(await bjs.streams.getMessage(stream, q));
   } catch (e) {
     // nats.js: null when there is no such message.
-    if (e.errCode === JetStreamApiCodes.NoMessageFound || e.code === 'NOT_FOUND' || e.code === 'MSG_NOT_FOUND') return null;
+    if (e.code === 'MESSAGE_NOT_FOUND') return null;
     throw jsError(e);
   }
 }

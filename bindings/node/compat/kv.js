@@ -298,8 +298,15 @@ class Kvm {
     this.js = nc instanceof JetStreamClientImpl ? nc : undefined;
   }
 
+  /** Creates the bucket, or opens it when it exists (whatever its
+   * configuration: as nats.js's create). */
   async create(name, opts) {
-    return new Bucket(await jsCall(this._js.kv.create(kvConfig(name, opts))), this._js);
+    try {
+      return new Bucket(await this._js.kv.create(kvConfig(name, opts)), this._js);
+    } catch (e) {
+      if (e instanceof natsio.BucketExistsError) return this.open(name);
+      throw jsError(e);
+    }
   }
 
   async open(name) {

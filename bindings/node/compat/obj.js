@@ -205,8 +205,15 @@ class Objm {
     this._js = bindingJs(nc);
   }
 
+  /** Creates the bucket, or opens it when it exists (whatever its
+   * configuration: as nats.js's create). */
   async create(name, opts) {
-    return new ObjectStoreImpl(await jsCall(this._js.objectStores.createObjectStore(objConfig(name, opts))), this._js);
+    try {
+      return new ObjectStoreImpl(await this._js.objectStores.createObjectStore(objConfig(name, opts)), this._js);
+    } catch (e) {
+      if (e instanceof natsio.BucketExistsError) return this.open(name);
+      throw jsError(e);
+    }
   }
 
   async open(name) {

@@ -641,6 +641,11 @@ class NatsConnectionImpl {
     for (const [event, make] of Object.entries(STATUS_TYPES)) {
       nc.on(event, (...args) => this._status(make(...args, this)));
     }
+    // nats.js reports each reconnect attempt; the binding reports none:
+    // one "reconnecting" after the disconnect stands for them.
+    nc.on('disconnect', () => {
+      if (options.reconnect !== false) this._status({ type: 'reconnecting' });
+    });
     nc.on('connect', () => {
       this._lastServer = this.getServer();
     });
@@ -798,6 +803,7 @@ class NatsConnectionImpl {
 
   async reconnect() {
     if (this.isClosed()) throw new ClosedConnectionError();
+    this._status({ type: 'forceReconnect' });
     this._nc.forceReconnect();
   }
 }

@@ -16,7 +16,7 @@ for await (const c of jsm.consumers.list("C")) names.push(c.name);
 console.log("consumers:", names.sort().join(","));
 const until = new Date(Date.now() + 60000);
 const paused = await jsm.consumers.pause("C", "one", until);
-console.log("paused:", paused.paused, paused.pause_until === until.toISOString());
+console.log("paused:", paused.paused, new Date(paused.pause_until).getTime() === until.getTime());
 const resumed = await jsm.consumers.resume("C", "one");
 console.log("resumed, paused:", resumed.paused);
 console.log("deleted:", await jsm.consumers.delete("C", "two"));

@@ -13,6 +13,8 @@ const s = await kv.status();
 console.log(s.bucket, s.values, s.history, s.backingStore, s.storage, s.replicas, s.description);
 const again = await kvm.open("settings");
 console.log("opened:", (await again.get("a"))?.string());
+const same = await kvm.create("settings", { history: 10 }); // exists: opened as it is
+console.log("created again, history:", (await same.status()).history);
 await kvm.create("other");
 const buckets = [];
 for await (const st of kvm.list()) buckets.push(st.bucket);

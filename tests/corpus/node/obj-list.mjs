@@ -15,6 +15,8 @@ console.log("deleted info:", gone.name, gone.deleted, gone.size);
 console.log("get deleted:", await os.get("b.txt"));
 list = await os.list();
 console.log("objects:", list.map((i) => i.name).sort().join(" "));
+const again = await new Objm(nc).create("docs", { description: "other" }); // exists: opened
+console.log("opened again:", (await again.list()).length);
 const st = await os.status();
 console.log("status:", st.bucket, st.sealed, st.backingStore, st.storage);
 await nc.close();

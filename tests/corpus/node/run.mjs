@@ -144,6 +144,10 @@ function describe(r) {
 async function main() {
   const names = process.argv.slice(2).map((a) => path.basename(a));
   const programs = (names.length ? names : fs.readdirSync(here).filter((f) => f.endsWith('.mjs') && f !== 'run.mjs')).sort();
+  if (!fs.existsSync(serverBin)) {
+    console.error(`nats-server not found at ${serverBin}: set NATS_SERVER_BIN or run scripts/install-nats-server.sh`);
+    process.exit(2);
+  }
   fs.rmSync(workDir, { recursive: true, force: true });
   fs.mkdirSync(workDir, { recursive: true });
   let passed = 0;
