@@ -169,7 +169,11 @@ function jsError(e, subject) {
     if (e.errCode === JetStreamApiCodes.StreamNotFound) return new StreamNotFoundError(api, { cause: e });
     return new JetStreamApiError(api, { cause: e });
   }
-  if (e.code === 'JS_NOT_ENABLED') return new JetStreamNotEnabled('jetstream is not enabled', { cause: e });
+  // nats.js reads a JetStream request nobody answered (a publish to a
+  // subject no stream holds included) as JetStream not being enabled.
+  if (e.code === 'JS_NOT_ENABLED' || e.code === 'NO_STREAM_RESPONSE' || e.code === 'NO_RESPONDERS') {
+    return new JetStreamNotEnabled('jetstream is not enabled', { cause: e });
+  }
   return coreError(e, subject);
 }
 
@@ -312,6 +316,7 @@ class ConsumerMessagesImpl {
       this._closedResolve = resolve;
     });
     this._limit = opts.limit ?? Infinity;
+    this._onYield = opts.onYield;
     if (opts.callback) {
       const cb = opts.callback;
       (async () => {
@@ -348,7 +353,9 @@ class ConsumerMessagesImpl {
     }
     this._received++;
     this._processed++;
-    return { value: new JsMsgImpl(r.value), done: false };
+    const m = new JsMsgImpl(r.value);
+    this._onYield?.(m);
+    return { value: m, done: false };
   }
 
   return() {
@@ -484,16 +491,38 @@ class PullConsumerImpl {
 }
 
 /** An ordered consumer (js.consumers.get(stream[, opts])). */
+/** An ordered consumer (js.consumers.get(stream[, opts])). Each
+ * consumption (consume, fetch, next) reads through a binding ordered
+ * consumer that starts after the last stream sequence this one yielded,
+ * so a fetch after a fetch goes on where the first stopped whatever the
+ * binding kept buffered. */
 class OrderedConsumerImpl {
   constructor(js, stream, opts) {
     this._js = js;
     this.stream = stream;
     this._opts = opts ?? {};
     this._oc = null;
+    this._lastSeq = 0;
+    this._used = false;
   }
 
-  async _consumer() {
-    if (!this._oc) this._oc = await this._js._js.consumers.get(this.stream, this._opts);
+  /** The binding's ordered consumer for the next consumption: a new one
+   * after a consumption has yielded messages. */
+  async _consumer(fresh = false) {
+    if (this._oc && fresh && this._used) {
+      this._oc.close();
+      this._oc = null;
+    }
+    if (!this._oc) {
+      const o = { ...this._opts };
+      if (this._lastSeq > 0) {
+        o.deliver_policy = 'by_start_sequence';
+        o.opt_start_seq = this._lastSeq + 1;
+        delete o.opt_start_time;
+      }
+      this._oc = await jsCall(this._js._js.consumers.get(this.stream, o));
+      this._used = false;
+    }
     return this._oc;
   }
 
@@ -517,13 +546,20 @@ class OrderedConsumerImpl {
     const o = {};
     if (opts.max_messages !== undefined) o.max_messages = opts.max_messages;
     if (opts.expires !== undefined) o.expires = opts.expires;
-    return this._consumer().then((oc) => jsCall(oc.consume(o)));
+    return this._consumer(true).then((oc) => {
+      this._used = true;
+      return jsCall(oc.consume(o));
+    });
+  }
+
+  _yielded(m) {
+    this._lastSeq = m.info.streamSequence;
   }
 
   async consume(opts = {}) {
     const source = this._messages(opts);
     await source;
-    return new ConsumerMessagesImpl(source, { callback: opts.callback });
+    return new ConsumerMessagesImpl(source, { callback: opts.callback, onYield: (m) => this._yielded(m) });
   }
 
   /** Up to max_messages (default 100) within expires (default 30 s). */
@@ -531,7 +567,7 @@ class OrderedConsumerImpl {
     const max = opts.max_messages ?? 100;
     const source = this._messages({ max_messages: max });
     await source;
-    const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback, limit: max });
+    const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback, limit: max, onYield: (m) => this._yielded(m) });
     const timer = setTimeout(() => msgs.stop(), opts.expires ?? 30000);
     msgs.closed().then(() => clearTimeout(timer));
     return msgs;

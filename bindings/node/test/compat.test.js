@@ -11,7 +11,8 @@ const nats = require('..');
 const { startServer, startConfiguredServer } = require('./server');
 
 const pkg = require('../package.json');
-const SUBPATHS = ['transport-node', 'jetstream', 'kv', 'obj', 'services'];
+// nats-core: the same module as transport-node (which re-exports it).
+const SUBPATHS = ['transport-node', 'nats-core', 'jetstream', 'kv', 'obj', 'services'];
 
 let server;
 before(async () => {

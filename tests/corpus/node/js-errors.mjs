@@ -27,4 +27,9 @@ try {
 } catch (err) {
   console.log(err.name, err.apiError().err_code, err.apiError().code);
 }
+try {
+  await js.publish("no.stream.here", "lost");
+} catch (err) {
+  console.log("publish without a stream:", err.name, err.message);
+}
 await nc.close();

@@ -33,7 +33,7 @@ const serverBin =
 
 /** The program with its @nats-io/* import specifiers pointed at natsio. */
 export function rewriteImports(source) {
-  return source.replace(/(["'])@nats-io\/(transport-node|jetstream|kv|obj|services)\1/g, '$1natsio/$2$1');
+  return source.replace(/(["'])@nats-io\/(transport-node|nats-core|jetstream|kv|obj|services)\1/g, '$1natsio/$2$1');
 }
 
 /** Output lines, the [unordered] sections sorted. */
@@ -157,7 +157,7 @@ async function main() {
     const rewritten = rewriteImports(source);
     if (rewritten === source || /@nats-io\//.test(rewritten)) {
       failed.push(name);
-      console.log(`FAIL ${name}: its imports are not all @nats-io/{transport-node,jetstream,kv,obj,services}`);
+      console.log(`FAIL ${name}: its imports are not all @nats-io/{transport-node,nats-core,jetstream,kv,obj,services}`);
       continue;
     }
     const official = path.join(workDir, `official-${name}`);
