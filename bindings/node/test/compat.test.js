@@ -15,11 +15,14 @@ const pkg = require('../package.json');
 const SUBPATHS = ['transport-node', 'nats-core', 'jetstream', 'kv', 'obj', 'services'];
 
 let server;
+let store;
 before(async () => {
-  server = await startServer(['-js', '-sd', fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'natsio-compat-'))]);
+  store = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'natsio-compat-'));
+  server = await startServer(['-js', '-sd', store]);
 });
 after(async () => {
   await server?.stop();
+  fs.rmSync(store, { recursive: true, force: true });
 });
 
 test('each facade resolves by its subpath from CommonJS and ES modules, with the same exports, types and files shipped', async () => {
