@@ -152,7 +152,8 @@ function coreError(e, subject) {
     case 'CONNECTION_CLOSED':
       return new ClosedConnectionError();
     case 'NO_SERVERS':
-      return new ConnectionError(e.message, options);
+      // nats.js names a refused connection so, without the address.
+      return new ConnectionError(/connection refused/i.test(e.message) ? 'connection refused' : e.message, options);
     case 'BAD_SUBJECT':
       return new InvalidSubjectError(subject ?? '', options);
     case 'AUTHORIZATION':

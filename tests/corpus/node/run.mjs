@@ -10,7 +10,7 @@
 //
 // Both variants are resolved from bindings/node (the official packages are
 // its devDependencies; natsio is the package itself): they are written to
-// bindings/node/.corpus/ and run from there. nats-server comes from
+// a bindings/node/.corpus-XXXXXX/ directory and run from there. nats-server comes from
 // NATS_SERVER_BIN, else .tools/nats-server-2.14.3/nats-server. Prints
 // "corpus programs passed: N" and exits non-zero if any program differs
 // or fails.
@@ -25,7 +25,9 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..', '..');
 const pkgDir = path.join(root, 'bindings', 'node');
-const workDir = path.join(pkgDir, '.corpus');
+// Set by main(): its own directory per run (runs may overlap), inside the
+// package so that both variants resolve from it.
+let workDir;
 const PROGRAM_TIMEOUT_MS = 60000;
 
 const serverBin =
@@ -148,8 +150,7 @@ async function main() {
     console.error(`nats-server not found at ${serverBin}: set NATS_SERVER_BIN or run scripts/install-nats-server.sh`);
     process.exit(2);
   }
-  fs.rmSync(workDir, { recursive: true, force: true });
-  fs.mkdirSync(workDir, { recursive: true });
+  workDir = fs.mkdtempSync(path.join(pkgDir, '.corpus-'));
   let passed = 0;
   const failed = [];
   for (const name of programs) {
