@@ -638,7 +638,14 @@ class NatsConnectionImpl {
     this._statusIters = new Set();
     this._lastServer = this.getServer();
     this._closedD = deferred();
-    nc.on('error', (err) => this._status({ type: 'error', error: coreError(err) }));
+    nc.on('error', (err) => {
+      // What a program's callback threw: reported, as the binding does
+      // when nobody listens, unless a status() iterator takes it.
+      if (err instanceof natsio.CallbackError && this._statusIters.size === 0) {
+        process.stderr.write(`natsio ERROR: ${err.message}\n${err.cause?.stack ?? ''}\n`);
+      }
+      this._status({ type: 'error', error: coreError(err) });
+    });
     for (const [event, make] of Object.entries(STATUS_TYPES)) {
       nc.on(event, (...args) => this._status(make(...args, this)));
     }
