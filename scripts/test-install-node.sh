@@ -68,6 +68,7 @@ TARBALL="$WORK/natsio-$VERSION.tgz"
 [ ! -e bindings/node/crate ] && [ ! -e bindings/node/LICENSE ] || die "postpack left bindings/node/crate or LICENSE behind"
 tar -tzf "$TARBALL" | sort >"$WORK/contents.txt"
 for f in package.json README.md LICENSE index.js index.mjs index.d.ts build.js src/addon.c src/internal.h \
+    compat/transport-node.js compat/transport-node.mjs compat/transport-node.d.ts compat/jetstream.js compat/kv.js compat/obj.js compat/services.js \
     crate/Cargo.toml crate/Cargo.lock crate/build.rs crate/cbindgen.toml crate/LICENSE crate/src/lib.rs crate/include/natsio.h crate/include/natsio_sys.h; do
     grep -qx "package/$f" "$WORK/contents.txt" || die "$f not in the tarball"
 done
@@ -245,6 +246,20 @@ try {
 const err: NatsError = new natsio.TimeoutError('t');
 console.log(bytes?.length, err, natsio.version);
 await nc.close();
+// The nats.js facades' types (natsio/transport-node, natsio/jetstream, natsio/kv).
+import { connect as jsConnect, headers, type NatsConnection } from 'natsio/transport-node';
+import { jetstream, type JsMsg } from 'natsio/jetstream';
+import { Kvm } from 'natsio/kv';
+async function moved(): Promise<void> {
+  const c: NatsConnection = await jsConnect({ servers: 'nats://127.0.0.1:4222' });
+  const h = headers();
+  h.set('a', 'b');
+  const one: string = h.get('a');
+  const m: JsMsg | null = await (await jetstream(c).consumers.get('S', 'c')).next();
+  const v = await (await new Kvm(c).open('b')).get('k');
+  console.log(one, m?.info.deliverySequence, v?.string());
+}
+void moved;
 EOF
 cat >"$APP/types.cts" <<'EOF'
 import natsio = require('natsio');

@@ -15,7 +15,8 @@
 #      then scripts/test-install.sh: install into a prefix, use it from outside
 #   6. go test -race in bindings/go (cgo flags from $BUILD_DIR/pkgconfig),
 #      then scripts/test-install-go.sh: the module used from outside the tree
-#   7. npm test in bindings/node
+#   7. npm test in bindings/node, then the nats.js corpus (tests/corpus/node:
+#      nats.js programs run as written and with natsio's imports, compared)
 #      then scripts/test-install-node.sh: npm pack, install outside the tree, use
 #   8. scripts/readme_blocks.py: every code block of the READMEs runs
 #   9. scripts/sanitize.sh: the suites under ASan+UBSan and valgrind
@@ -413,6 +414,17 @@ while read -r file n; do
     count "node-test/${file%.test.js}" "$n"
 done <"$LOG_DIR/node-test-counts.txt"
 check_counts node-test/
+
+# nats.js programs moved by their import lines (issue 44): each program of
+# tests/corpus/node runs against the official @nats-io/* packages (the
+# devDependencies installed above) and again with its imports rewritten
+# to natsio/*, each time on a fresh nats-server; the outputs must match.
+# Counted: the programs that matched.
+STAGE="node corpus"
+step "$STAGE (tests/corpus/node/run.mjs)"
+node tests/corpus/node/run.mjs 2>&1 | tee "$LOG_DIR/corpus-node.log"
+count corpus-node "$(sed -nE 's/^corpus programs passed: ([0-9]+)$/\1/p' "$LOG_DIR/corpus-node.log")"
+check_counts corpus-node
 
 # The package as npm users get it: packed (with the Rust crate), installed
 # in projects outside the tree against a prefix installed from the build

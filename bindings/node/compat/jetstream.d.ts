@@ -1,0 +1,253 @@
+// Types of natsio/jetstream: nats.js 3.x's @nats-io/jetstream shapes (see
+// jetstream.js). Configurations and infos are the server's JSON.
+/// <reference types="node" />
+import type { MsgHdrs, NatsConnection, Payload, QueuedIterator } from './transport-node';
+
+export declare const RetentionPolicy: { readonly Limits: 'limits'; readonly Interest: 'interest'; readonly Workqueue: 'workqueue' };
+export type RetentionPolicy = (typeof RetentionPolicy)[keyof typeof RetentionPolicy];
+export declare const DiscardPolicy: { readonly Old: 'old'; readonly New: 'new' };
+export type DiscardPolicy = (typeof DiscardPolicy)[keyof typeof DiscardPolicy];
+export declare const StorageType: { readonly File: 'file'; readonly Memory: 'memory' };
+export type StorageType = (typeof StorageType)[keyof typeof StorageType];
+export declare const DeliverPolicy: {
+  readonly All: 'all';
+  readonly Last: 'last';
+  readonly New: 'new';
+  readonly StartSequence: 'by_start_sequence';
+  readonly StartTime: 'by_start_time';
+  readonly LastPerSubject: 'last_per_subject';
+};
+export type DeliverPolicy = (typeof DeliverPolicy)[keyof typeof DeliverPolicy];
+export declare const AckPolicy: {
+  readonly None: 'none';
+  readonly All: 'all';
+  readonly Explicit: 'explicit';
+  readonly FlowControl: 'flow_control';
+  readonly NotSet: '';
+};
+export type AckPolicy = (typeof AckPolicy)[keyof typeof AckPolicy];
+export declare const ReplayPolicy: { readonly Instant: 'instant'; readonly Original: 'original' };
+export type ReplayPolicy = (typeof ReplayPolicy)[keyof typeof ReplayPolicy];
+export declare const StoreCompression: { readonly None: 'none'; readonly S2: 's2' };
+export type StoreCompression = (typeof StoreCompression)[keyof typeof StoreCompression];
+export declare const PersistMode: { readonly Default: 'default'; readonly Async: 'async' };
+export declare const PriorityPolicy: {
+  readonly None: 'none';
+  readonly Overflow: 'overflow';
+  readonly PinnedClient: 'pinned_client';
+  readonly Prioritized: 'prioritized';
+};
+export type PriorityPolicy = (typeof PriorityPolicy)[keyof typeof PriorityPolicy];
+export declare const PubHeaders: Readonly<Record<string, string>>;
+export declare const JsHeaders: Readonly<Record<string, string>>;
+export declare const DirectMsgHeaders: Readonly<Record<string, string>>;
+export declare const RepublishHeaders: Readonly<Record<string, string>>;
+export declare const AdvisoryKind: Readonly<Record<string, string>>;
+export declare const JetStreamApiCodes: {
+  readonly ConsumerNotFound: 10014;
+  readonly StreamNotFound: 10059;
+  readonly JetStreamNotEnabledForAccount: 10039;
+  readonly StreamWrongLastSequence: 10071;
+  readonly StreamWrongLastSequenceUnknown: 10164;
+  readonly NoMessageFound: 10037;
+};
+
+export interface ApiError {
+  code: number;
+  err_code?: number;
+  description: string;
+}
+export declare class JetStreamError extends Error {
+  constructor(message: string, options?: ErrorOptions);
+}
+export declare class JetStreamApiError extends Error {
+  constructor(jsErr: ApiError, options?: ErrorOptions);
+  get code(): number;
+  get status(): number;
+  apiError(): ApiError;
+}
+
+/** A stream's or consumer's configuration or info: the server's JSON. */
+export type StreamConfig = { name: string; [k: string]: any };
+export type StreamInfo = { config: StreamConfig; state: { messages: number; bytes: number; first_seq: number; last_seq: number; [k: string]: any }; [k: string]: any };
+export type ConsumerConfig = { [k: string]: any };
+export type ConsumerInfo = { name: string; stream_name: string; config: ConsumerConfig; num_pending: number; [k: string]: any };
+
+export interface PubAck {
+  stream: string;
+  domain?: string;
+  seq: number;
+  duplicate: boolean;
+}
+
+export interface JetStreamPublishOptions {
+  msgID: string;
+  timeout: number;
+  headers: MsgHdrs;
+  ttl: string;
+  expect: Partial<{ lastMsgID: string; streamName: string; lastSequence: number; lastSubjectSequence: number }>;
+}
+
+export interface DeliveryInfo {
+  domain: string;
+  stream: string;
+  consumer: string;
+  deliveryCount: number;
+  redeliveryCount: number;
+  streamSequence: number;
+  deliverySequence: number;
+  timestampNanos: number;
+  pending: number;
+  redelivered: boolean;
+}
+
+export interface JsMsg {
+  redelivered: boolean;
+  info: DeliveryInfo;
+  seq: number;
+  headers: MsgHdrs | undefined;
+  data: Uint8Array;
+  subject: string;
+  sid: number;
+  time: Date;
+  timestamp: string;
+  timestampNanos: bigint;
+  ack(): void;
+  nak(millis?: number): void;
+  working(): void;
+  term(reason?: string): void;
+  ackAck(opts?: { timeout?: number }): Promise<boolean>;
+  json<T = unknown>(reviver?: (this: unknown, key: string, value: unknown) => unknown): T;
+  string(): string;
+}
+
+export interface StoredMsg {
+  subject: string;
+  seq: number;
+  header: MsgHdrs;
+  data: Uint8Array;
+  time: Date;
+  timestamp: string;
+  lastSequence: number;
+  pending: number;
+  json<T = unknown>(reviver?: (this: unknown, key: string, value: unknown) => unknown): T;
+  string(): string;
+}
+
+export interface ConsumerMessages extends AsyncIterable<JsMsg> {
+  next(): Promise<IteratorResult<JsMsg>>;
+  stop(err?: Error): void;
+  close(): Promise<void | Error>;
+  closed(): Promise<void | Error>;
+  getProcessed(): number;
+  getPending(): number;
+  getReceived(): number;
+  status(): AsyncIterable<unknown>;
+}
+
+export interface PullOptions {
+  max_messages: number;
+  max_bytes: number;
+  expires: number;
+  idle_heartbeat: number;
+  threshold_messages: number;
+  threshold_bytes: number;
+  callback: (m: JsMsg) => void;
+}
+
+export interface Consumer {
+  isPullConsumer(): boolean;
+  isPushConsumer(): boolean;
+  info(cached?: boolean): Promise<ConsumerInfo>;
+  delete(): Promise<boolean>;
+  consume(opts?: Partial<PullOptions>): Promise<ConsumerMessages>;
+  fetch(opts?: Partial<PullOptions>): Promise<ConsumerMessages>;
+  next(opts?: Partial<{ expires: number }>): Promise<JsMsg | null>;
+}
+
+export interface OrderedConsumerOptions {
+  filter_subjects: string[] | string;
+  deliver_policy: DeliverPolicy;
+  opt_start_seq: number;
+  opt_start_time: string;
+  headers_only: boolean;
+}
+
+export interface MsgRequest {
+  seq?: number;
+  last_by_subj?: string;
+  next_by_subj?: string;
+}
+
+export interface Stream {
+  name: string;
+  info(cached?: boolean, opts?: { subjects_filter?: string }): Promise<StreamInfo>;
+  getConsumer(name?: string | Partial<OrderedConsumerOptions>): Promise<Consumer>;
+  getMessage(query: MsgRequest): Promise<StoredMsg | null>;
+  deleteMessage(seq: number, erase?: boolean): Promise<boolean>;
+  alternates(): Promise<unknown[]>;
+  best(): Promise<Stream>;
+}
+
+export interface Lister<T> extends AsyncIterable<T> {
+  next(): Promise<T[]>;
+}
+
+export interface PurgeResponse {
+  success: boolean;
+  purged: number;
+}
+
+export interface StreamAPI {
+  add(cfg: StreamConfig): Promise<StreamInfo>;
+  update(name: string, cfg?: Partial<StreamConfig>): Promise<StreamInfo>;
+  info(name: string, opts?: { subjects_filter?: string }): Promise<StreamInfo>;
+  delete(name: string): Promise<boolean>;
+  purge(name: string, opts?: { filter?: string; seq?: number; keep?: number }): Promise<PurgeResponse>;
+  list(subject?: string): Lister<StreamInfo>;
+  names(subject?: string): Lister<string>;
+  find(subject: string): Promise<string>;
+  getMessage(stream: string, query: MsgRequest): Promise<StoredMsg | null>;
+  deleteMessage(stream: string, seq: number, erase?: boolean): Promise<boolean>;
+  get(name: string): Promise<Stream>;
+}
+
+export interface ConsumerAPI {
+  add(stream: string, cfg: ConsumerConfig): Promise<ConsumerInfo>;
+  update(stream: string, name: string, cfg: Partial<ConsumerConfig>): Promise<ConsumerInfo>;
+  info(stream: string, name: string): Promise<ConsumerInfo>;
+  delete(stream: string, name: string): Promise<boolean>;
+  list(stream: string): Lister<ConsumerInfo>;
+  pause(stream: string, name: string, until: Date): Promise<{ paused: boolean; pause_until?: string }>;
+  resume(stream: string, name: string): Promise<{ paused: boolean; pause_until?: string }>;
+  unpin(stream: string, name: string, group: string): Promise<void>;
+}
+
+export interface JetStreamOptions {
+  apiPrefix?: string;
+  domain?: string;
+  timeout?: number;
+}
+
+export interface JetStreamClient {
+  nc: NatsConnection;
+  consumers: { get(stream: string, name?: string | Partial<OrderedConsumerOptions>): Promise<Consumer>; getConsumerFromInfo(ci: ConsumerInfo): Consumer };
+  streams: { get(name: string): Promise<Stream> };
+  publish(subj: string, payload?: Payload, options?: Partial<JetStreamPublishOptions>): Promise<PubAck>;
+  jetstreamManager(checkAPI?: boolean): Promise<JetStreamManager>;
+  getOptions(): JetStreamOptions;
+}
+
+export interface JetStreamManager {
+  streams: StreamAPI;
+  consumers: ConsumerAPI;
+  getAccountInfo(): Promise<{ [k: string]: any }>;
+  jetstream(): JetStreamClient;
+  getOptions(): JetStreamOptions;
+}
+
+export declare function jetstream(nc: NatsConnection, opts?: JetStreamOptions): JetStreamClient;
+export declare function jetstreamManager(nc: NatsConnection, opts?: JetStreamOptions & { checkAPI?: boolean }): Promise<JetStreamManager>;
+export declare function isPullConsumer(v: unknown): boolean;
+export declare function isPushConsumer(v: unknown): boolean;
+export type { QueuedIterator };

@@ -1,0 +1,906 @@
+'use strict';
+// natsio/jetstream: the shapes of nats.js 3.x's @nats-io/jetstream over
+// this package's binding (see transport-node.js): jetstream(nc) and
+// jetstreamManager(nc), Stream and Consumer handles, JsMsg, the enum
+// objects, and JetStreamApiError with the API's error code.
+
+const natsio = require('../index.js');
+
+const INTERNAL = Symbol.for('natsio.compat.internal');
+const core = require('./transport-node.js');
+
+const { coreError, bindingConnection, hdrsFrom, hdrsTo, u8, decoder, QueuedIterator } = core[INTERNAL];
+
+// ---------------------------------------------------------------------------
+// Enums, with nats.js's values (the server's strings).
+
+const RetentionPolicy = Object.freeze({ Limits: 'limits', Interest: 'interest', Workqueue: 'workqueue' });
+const DiscardPolicy = Object.freeze({ Old: 'old', New: 'new' });
+const StorageType = Object.freeze({ File: 'file', Memory: 'memory' });
+const DeliverPolicy = Object.freeze({
+  All: 'all',
+  Last: 'last',
+  New: 'new',
+  StartSequence: 'by_start_sequence',
+  StartTime: 'by_start_time',
+  LastPerSubject: 'last_per_subject',
+});
+const AckPolicy = Object.freeze({ None: 'none', All: 'all', Explicit: 'explicit', FlowControl: 'flow_control', NotSet: '' });
+const ReplayPolicy = Object.freeze({ Instant: 'instant', Original: 'original' });
+const StoreCompression = Object.freeze({ None: 'none', S2: 's2' });
+const PersistMode = Object.freeze({ Default: 'default', Async: 'async' });
+const PriorityPolicy = Object.freeze({ None: 'none', Overflow: 'overflow', PinnedClient: 'pinned_client', Prioritized: 'prioritized' });
+const PubHeaders = Object.freeze({
+  MsgIdHdr: 'Nats-Msg-Id',
+  ExpectedStreamHdr: 'Nats-Expected-Stream',
+  ExpectedLastSeqHdr: 'Nats-Expected-Last-Sequence',
+  ExpectedLastMsgIdHdr: 'Nats-Expected-Last-Msg-Id',
+  ExpectedLastSubjectSequenceHdr: 'Nats-Expected-Last-Subject-Sequence',
+  ExpectedLastSubjectSequenceSubjectHdr: 'Nats-Expected-Last-Subject-Sequence-Subject',
+  MessageTTL: 'Nats-TTL',
+});
+const JsHeaders = Object.freeze({
+  StreamSourceHdr: 'Nats-Stream-Source',
+  LastConsumerSeqHdr: 'Nats-Last-Consumer',
+  LastStreamSeqHdr: 'Nats-Last-Stream',
+  ConsumerStalledHdr: 'Nats-Consumer-Stalled',
+  MessageSizeHdr: 'Nats-Msg-Size',
+  RollupHdr: 'Nats-Rollup',
+  RollupValueSubject: 'sub',
+  RollupValueAll: 'all',
+  PendingMessagesHdr: 'Nats-Pending-Messages',
+  PendingBytesHdr: 'Nats-Pending-Bytes',
+  RequiredApiLevel: 'Nats-Required-Api-Level',
+});
+const DirectMsgHeaders = Object.freeze({
+  Stream: 'Nats-Stream',
+  Sequence: 'Nats-Sequence',
+  TimeStamp: 'Nats-Time-Stamp',
+  Subject: 'Nats-Subject',
+  LastSequence: 'Nats-Last-Sequence',
+  NumPending: 'Nats-Num-Pending',
+});
+const RepublishHeaders = Object.freeze({
+  Stream: 'Nats-Stream',
+  Subject: 'Nats-Subject',
+  Sequence: 'Nats-Sequence',
+  LastSequence: 'Nats-Last-Sequence',
+  Size: 'Nats-Msg-Size',
+});
+const AdvisoryKind = Object.freeze({
+  API: 'api_audit',
+  StreamAction: 'stream_action',
+  ConsumerAction: 'consumer_action',
+  SnapshotCreate: 'snapshot_create',
+  SnapshotComplete: 'snapshot_complete',
+  RestoreCreate: 'restore_create',
+  RestoreComplete: 'restore_complete',
+  MaxDeliver: 'max_deliver',
+  Terminated: 'terminated',
+  Ack: 'consumer_ack',
+  StreamLeaderElected: 'stream_leader_elected',
+  StreamQuorumLost: 'stream_quorum_lost',
+  ConsumerLeaderElected: 'consumer_leader_elected',
+  ConsumerQuorumLost: 'consumer_quorum_lost',
+});
+const JetStreamApiCodes = Object.freeze({
+  ConsumerNotFound: 10014,
+  StreamNotFound: 10059,
+  JetStreamNotEnabledForAccount: 10039,
+  StreamWrongLastSequence: 10071,
+  StreamWrongLastSequenceUnknown: 10164,
+  NoMessageFound: 10037,
+});
+
+// ---------------------------------------------------------------------------
+// Errors
+
+class JetStreamError extends Error {
+  constructor(message, options) {
+    super(message, options);
+    this.name = 'JetStreamError';
+  }
+}
+
+class JetStreamNotEnabled extends Error {
+  constructor(message, options) {
+    super(message, options);
+    this.name = 'JetStreamNotEnabled';
+  }
+}
+
+/** A JetStream API error: `code` is the API's err_code (10071, ...),
+ * `status` its HTTP-like code, the message the server's description. */
+class JetStreamApiError extends Error {
+  #apiError;
+
+  constructor(jsErr, options) {
+    super(jsErr.description, options);
+    this.#apiError = jsErr;
+    this.name = 'JetStreamApiError';
+  }
+
+  get code() {
+    return this.#apiError.err_code;
+  }
+
+  get status() {
+    return this.#apiError.code;
+  }
+
+  apiError() {
+    return { ...this.#apiError };
+  }
+}
+
+class ConsumerNotFoundError extends JetStreamApiError {
+  constructor(jsErr, options) {
+    super(jsErr, options);
+    this.name = 'ConsumerNotFoundError';
+  }
+}
+
+class StreamNotFoundError extends JetStreamApiError {
+  constructor(jsErr, options) {
+    super(jsErr, options);
+    this.name = 'StreamNotFoundError';
+  }
+}
+
+
+/** The server's description in a binding error's message. The binding
+ * writes "<status text>: <description> (code N, err_code M)", or the
+ * description alone when it starts with the status text ("wrong last
+ * sequence: 1 (code 400, err_code 10071)"): a part after ": " that starts
+ * with a digit is the description's own. */
+function apiDescription(e) {
+  const m = e.message.replace(/\s*\(code \d+, err_code \d+\)\s*$/, '');
+  const at = m.indexOf(': ');
+  if (at < 0 || /^\d/.test(m.slice(at + 2))) return m;
+  return m.slice(at + 2);
+}
+
+/** The nats.js error for a binding error of a JetStream call. */
+function jsError(e, subject) {
+  if (!(e instanceof natsio.NatsError)) return e;
+  if (e.errCode) {
+    const api = { code: e.apiCode ?? 0, err_code: e.errCode, description: apiDescription(e) };
+    if (e.errCode === JetStreamApiCodes.ConsumerNotFound) return new ConsumerNotFoundError(api, { cause: e });
+    if (e.errCode === JetStreamApiCodes.StreamNotFound) return new StreamNotFoundError(api, { cause: e });
+    return new JetStreamApiError(api, { cause: e });
+  }
+  // nats.js reads a JetStream request nobody answered (a publish to a
+  // subject no stream holds included) as JetStream not being enabled.
+  if (e.code === 'JS_NOT_ENABLED' || e.code === 'NO_STREAM_RESPONSE' || e.code === 'NO_RESPONDERS') {
+    return new JetStreamNotEnabled('jetstream is not enabled', { cause: e });
+  }
+  return coreError(e, subject);
+}
+
+async function jsCall(p, subject) {
+  try {
+    return await p;
+  } catch (e) {
+    throw jsError(e, subject);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Messages
+
+/** A message read back from a stream (nats.js's StoredMsg: `header`). */
+class StoredMsgImpl {
+  constructor(sm) {
+    this.subject = sm.subject;
+    this.seq = sm.seq;
+    this.header = hdrsFrom(sm.headers) ?? core.headers();
+    this.data = u8(sm.data);
+    this.time = sm.time;
+    this.timestamp = sm.time.toISOString();
+    this.lastSequence = 0;
+    this.pending = 0;
+  }
+
+  string() {
+    return decoder.decode(this.data);
+  }
+
+  json(reviver) {
+    return JSON.parse(this.string(), reviver);
+  }
+}
+
+class JsMsgImpl {
+  constructor(m) {
+    this._m = m;
+    this.subject = m.subject;
+    this.reply = m.reply ?? '';
+    this.data = u8(m.data);
+    this.headers = hdrsFrom(m.headers);
+    this.sid = 0;
+  }
+
+  get info() {
+    const i = this._m.info;
+    return {
+      domain: i.domain ?? '',
+      stream: i.stream,
+      consumer: i.consumer,
+      deliveryCount: i.deliveryCount,
+      redeliveryCount: i.deliveryCount,
+      streamSequence: i.streamSequence,
+      deliverySequence: i.consumerSequence,
+      timestampNanos: Number(i.timestampNanos),
+      pending: i.pending,
+      redelivered: i.deliveryCount > 1,
+    };
+  }
+
+  get seq() {
+    return this._m.seq;
+  }
+
+  get redelivered() {
+    return this._m.redelivered;
+  }
+
+  get timestampNanos() {
+    return this._m.info.timestampNanos;
+  }
+
+  get time() {
+    return this._m.info.timestamp;
+  }
+
+  get timestamp() {
+    return this.time.toISOString();
+  }
+
+  // nats.js sends a message's first acknowledgement and ignores later ones.
+  _ack(fn) {
+    try {
+      fn();
+    } catch (e) {
+      if (e.code !== 'MESSAGE_ALREADY_ACKED') throw jsError(e);
+    }
+  }
+
+  ack() {
+    this._ack(() => this._m.ack());
+  }
+
+  nak(millis) {
+    this._ack(() => this._m.nak(millis));
+  }
+
+  working() {
+    this._ack(() => this._m.working());
+  }
+
+  term(reason) {
+    this._ack(() => this._m.term(reason));
+  }
+
+  async ackAck(opts) {
+    try {
+      return await this._m.ackAck(opts?.timeout);
+    } catch (e) {
+      if (e.code === 'MESSAGE_ALREADY_ACKED') return false;
+      throw jsError(e);
+    }
+  }
+
+  string() {
+    return decoder.decode(this.data);
+  }
+
+  json(reviver) {
+    return JSON.parse(this.string(), reviver);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// ConsumerMessages: nats.js's iterator of JsMsg (or a callback), over the
+// binding's ConsumerMessages or a fetched batch. It reads from the binding
+// as the program reads, so the binding's flow control stays.
+
+class ConsumerMessagesImpl {
+  constructor(source, opts = {}) {
+    this._source = source; // a promise of an async iterator of binding JsMsg
+    this._inner = null;
+    this._processed = 0;
+    this._received = 0;
+    this._done = false;
+    this._closedResolve = null;
+    this._closed = new Promise((resolve) => {
+      this._closedResolve = resolve;
+    });
+    this._limit = opts.limit ?? Infinity;
+    this._onYield = opts.onYield;
+    if (opts.callback) {
+      const cb = opts.callback;
+      (async () => {
+        try {
+          for await (const m of this) await cb(m);
+        } catch (e) {
+          this._end(e);
+        }
+      })();
+    }
+  }
+
+  async _iter() {
+    if (!this._inner) this._inner = await this._source;
+    return this._inner;
+  }
+
+  async next() {
+    if (this._done) return { value: undefined, done: true };
+    if (this._received >= this._limit) {
+      await this.close();
+      return { value: undefined, done: true };
+    }
+    let r;
+    try {
+      r = await (await this._iter()).next();
+    } catch (e) {
+      this._end();
+      throw jsError(e);
+    }
+    if (r.done || this._done) {
+      this._end();
+      return { value: undefined, done: true };
+    }
+    this._received++;
+    this._processed++;
+    const m = new JsMsgImpl(r.value);
+    this._onYield?.(m);
+    return { value: m, done: false };
+  }
+
+  return() {
+    this.stop();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  _end(err) {
+    if (this._done) return;
+    this._done = true;
+    this._closedResolve(err);
+  }
+
+  stop(err) {
+    const inner = this._inner;
+    this._end(err);
+    if (inner?.stop) inner.stop();
+    else if (!inner) Promise.resolve(this._source).then((i) => i?.stop?.(), () => {});
+  }
+
+  async close() {
+    this.stop();
+    return this._closed;
+  }
+
+  closed() {
+    return this._closed;
+  }
+
+  getProcessed() {
+    return this._processed;
+  }
+
+  getReceived() {
+    return this._received;
+  }
+
+  getPending() {
+    return 0;
+  }
+
+  status() {
+    const it = new QueuedIterator();
+    this._closed.then(() => it._stop());
+    return it;
+  }
+}
+
+/** An array as an async iterator (a fetched batch). */
+function arrayIterator(promise) {
+  return promise.then((msgs) => {
+    let i = 0;
+    return {
+      next: async () => (i < msgs.length ? { value: msgs[i++], done: false } : { value: undefined, done: true }),
+      stop() {},
+    };
+  });
+}
+
+function pullOptions(opts = {}) {
+  const o = {};
+  const max = opts.max_messages ?? opts.maxMessages;
+  if (max !== undefined) o.max_messages = max;
+  const bytes = opts.max_bytes ?? opts.maxBytes;
+  if (bytes !== undefined) o.max_bytes = bytes;
+  o.expires = opts.expires ?? 30000;
+  if (o.expires < 1000) throw core.InvalidArgumentError.format('expires', 'must be at least 1000ms');
+  const hb = opts.idle_heartbeat ?? opts.heartbeat;
+  if (hb !== undefined) o.idle_heartbeat = hb;
+  for (const k of ['threshold_messages', 'threshold_bytes', 'group', 'min_pending', 'min_ack_pending']) {
+    if (opts[k] !== undefined) o[k] = opts[k];
+  }
+  return o;
+}
+
+// ---------------------------------------------------------------------------
+// Consumers
+
+/** A named pull consumer (js.consumers.get(stream, name)). */
+class PullConsumerImpl {
+  constructor(js, info) {
+    this._js = js;
+    this.stream = info.stream_name;
+    this.name = info.name;
+    this._info = info;
+  }
+
+  isPullConsumer() {
+    return true;
+  }
+
+  isPushConsumer() {
+    return false;
+  }
+
+  async info(cached = false) {
+    if (cached && this._info) return this._info;
+    this._info = await jsCall(this._js._js.consumers.info(this.stream, this.name));
+    return this._info;
+  }
+
+  async delete() {
+    return jsCall(this._js._js.consumers.delete(this.stream, this.name));
+  }
+
+  async consume(opts = {}) {
+    const source = jsCall(this._js._js.consume(this.stream, this.name, pullOptions(opts)));
+    await source; // a missing consumer rejects here, as nats.js's does
+    return new ConsumerMessagesImpl(source, { callback: opts.callback });
+  }
+
+  async fetch(opts = {}) {
+    const o = pullOptions(opts);
+    if (o.max_messages === undefined && o.max_bytes === undefined) o.max_messages = 100;
+    const batch = jsCall(this._js._js.fetch(this.stream, this.name, o));
+    return new ConsumerMessagesImpl(arrayIterator(batch), { callback: opts.callback });
+  }
+
+  async next(opts = {}) {
+    const { expires } = pullOptions(opts);
+    try {
+      const m = await this._js._js.next(this.stream, this.name, { timeout: expires });
+      return new JsMsgImpl(m);
+    } catch (e) {
+      if (e instanceof natsio.TimeoutError) return null; // NoMessagesError is one
+      throw jsError(e);
+    }
+  }
+}
+
+/** An ordered consumer (js.consumers.get(stream[, opts])). */
+/** An ordered consumer (js.consumers.get(stream[, opts])). Each
+ * consumption (consume, fetch, next) reads through a binding ordered
+ * consumer that starts after the last stream sequence this one yielded,
+ * so a fetch after a fetch goes on where the first stopped whatever the
+ * binding kept buffered. */
+class OrderedConsumerImpl {
+  constructor(js, stream, opts) {
+    this._js = js;
+    this.stream = stream;
+    this._opts = opts ?? {};
+    this._oc = null;
+    this._lastSeq = 0;
+    this._used = false;
+  }
+
+  /** The binding's ordered consumer for the next consumption: a new one
+   * after a consumption has yielded messages. */
+  async _consumer(fresh = false) {
+    if (this._oc && fresh && this._used) {
+      this._oc.close();
+      this._oc = null;
+    }
+    if (!this._oc) {
+      const o = { ...this._opts };
+      if (this._lastSeq > 0) {
+        o.deliver_policy = 'by_start_sequence';
+        o.opt_start_seq = this._lastSeq + 1;
+        delete o.opt_start_time;
+      }
+      this._oc = await jsCall(this._js._js.consumers.get(this.stream, o));
+      this._used = false;
+    }
+    return this._oc;
+  }
+
+  isPullConsumer() {
+    return true;
+  }
+
+  isPushConsumer() {
+    return false;
+  }
+
+  async info(cached = false) {
+    return jsCall((await this._consumer()).info(cached));
+  }
+
+  async delete() {
+    return jsCall((await this._consumer()).delete());
+  }
+
+  _messages(opts) {
+    const o = {};
+    if (opts.max_messages !== undefined) o.max_messages = opts.max_messages;
+    if (opts.expires !== undefined) o.expires = opts.expires;
+    return this._consumer(true).then((oc) => {
+      this._used = true;
+      return jsCall(oc.consume(o));
+    });
+  }
+
+  _yielded(m) {
+    this._lastSeq = m.info.streamSequence;
+  }
+
+  async consume(opts = {}) {
+    const source = this._messages(opts);
+    await source;
+    return new ConsumerMessagesImpl(source, { callback: opts.callback, onYield: (m) => this._yielded(m) });
+  }
+
+  /** Up to max_messages (default 100) within expires (default 30 s). */
+  async fetch(opts = {}) {
+    const max = opts.max_messages ?? 100;
+    const source = this._messages({ max_messages: max });
+    await source;
+    const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback, limit: max, onYield: (m) => this._yielded(m) });
+    const timer = setTimeout(() => msgs.stop(), opts.expires ?? 30000);
+    msgs.closed().then(() => clearTimeout(timer));
+    return msgs;
+  }
+
+  async next(opts = {}) {
+    const msgs = await this.fetch({ max_messages: 1, expires: opts.expires ?? 30000 });
+    for await (const m of msgs) {
+      msgs.stop();
+      return m;
+    }
+    return null;
+  }
+}
+
+class ConsumersImpl {
+  constructor(js) {
+    this._js = js;
+  }
+
+  async get(stream, name) {
+    if (typeof name === 'string') {
+      const info = await jsCall(this._js._js.consumers.info(stream, name));
+      return new PullConsumerImpl(this._js, info);
+    }
+    return new OrderedConsumerImpl(this._js, stream, name);
+  }
+
+  getConsumerFromInfo(ci) {
+    return new PullConsumerImpl(this._js, ci);
+  }
+}
+
+/** A stream handle (js.streams.get(name), jsm.streams.get(name)). */
+class StreamImpl {
+  constructor(js, info) {
+    this._js = js;
+    this.name = info.config.name;
+    this._info = info;
+  }
+
+  async info(cached = false, opts) {
+    if (cached && this._info) return this._info;
+    this._info = await jsCall(this._js._js.streams.info(this.name, opts));
+    return this._info;
+  }
+
+  async getConsumer(name) {
+    return this._js.consumers.get(this.name, name);
+  }
+
+  async getMessage(query) {
+    return getMessage(this._js._js, this.name, query);
+  }
+
+  async deleteMessage(seq, erase) {
+    return jsCall(this._js._js.streams.deleteMessage(this.name, seq, erase ?? true));
+  }
+
+  async alternates() {
+    return [];
+  }
+
+  async best() {
+    return this;
+  }
+}
+
+class StreamsImpl {
+  constructor(js) {
+    this._js = js;
+  }
+
+  async get(name) {
+    return new StreamImpl(this._js, await jsCall(this._js._js.streams.info(name)));
+  }
+}
+
+async function getMessage(bjs, stream, query) {
+  const q = {};
+  if (query.seq !== undefined) q.seq = query.seq;
+  if (query.last_by_subj !== undefined) q.lastBySubject = query.last_by_subj;
+  if (query.next_by_subj !== undefined) q.nextBySubject = query.next_by_subj;
+  try {
+    return new StoredMsgImpl(await bjs.streams.getMessage(stream, q));
+  } catch (e) {
+    // nats.js: null when there is no such message.
+    if (e.code === 'MESSAGE_NOT_FOUND') return null;
+    throw jsError(e);
+  }
+}
+
+/** nats.js's Lister: `for await` over the items, or next() for a page. */
+class ListerImpl {
+  constructor(load) {
+    this._load = load;
+    this._done = false;
+  }
+
+  async next() {
+    if (this._done) return [];
+    this._done = true;
+    return jsCall(this._load());
+  }
+
+  async *[Symbol.asyncIterator]() {
+    yield* await this.next();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Clients
+
+function jsOptions(opts = {}) {
+  const o = {};
+  if (opts.apiPrefix !== undefined) o.apiPrefix = opts.apiPrefix;
+  if (opts.domain !== undefined) o.domain = opts.domain;
+  if (opts.timeout !== undefined) o.timeout = opts.timeout;
+  return o;
+}
+
+function publishAck(a) {
+  const out = { stream: a.stream };
+  if (a.domain) out.domain = a.domain;
+  out.seq = a.seq;
+  out.duplicate = Boolean(a.duplicate);
+  if (a.val !== undefined) out.val = a.val;
+  return out;
+}
+
+function publishOptions(opts) {
+  if (!opts) return undefined;
+  const o = { headers: hdrsTo(opts.headers), msgID: opts.msgID, timeout: opts.timeout, ttl: opts.ttl };
+  if (opts.expect) {
+    o.expect = {
+      stream: opts.expect.streamName,
+      lastSequence: opts.expect.lastSequence,
+      lastSubjectSequence: opts.expect.lastSubjectSequence,
+      lastMsgID: opts.expect.lastMsgID,
+    };
+  }
+  return o;
+}
+
+class JetStreamClientImpl {
+  constructor(nc, opts = {}) {
+    this.nc = nc;
+    this._opts = { ...opts };
+    this._js = bindingConnection(nc).jetstream(jsOptions(opts));
+    this.consumers = new ConsumersImpl(this);
+    this.streams = new StreamsImpl(this);
+  }
+
+  getOptions() {
+    return { ...this._opts };
+  }
+
+  async publish(subj, data = core.Empty, opts) {
+    return publishAck(await jsCall(this._js.publish(subj, data ?? core.Empty, publishOptions(opts)), subj));
+  }
+
+  async jetstreamManager(checkAPI) {
+    return jetstreamManager(this.nc, { ...this._opts, checkAPI });
+  }
+}
+
+class StreamAPIImpl {
+  constructor(jsm) {
+    this._jsm = jsm;
+  }
+
+  get _b() {
+    return this._jsm._js.streams;
+  }
+
+  async add(cfg) {
+    return jsCall(this._b.add(cfg));
+  }
+
+  async update(name, cfg = {}) {
+    const old = await jsCall(this._b.info(name));
+    return jsCall(this._b.update(Object.assign(old.config, cfg)));
+  }
+
+  async info(name, opts) {
+    return jsCall(this._b.info(name, opts));
+  }
+
+  async delete(name) {
+    return jsCall(this._b.delete(name));
+  }
+
+  async purge(name, opts) {
+    return jsCall(this._b.purge(name, opts));
+  }
+
+  list(subject) {
+    return new ListerImpl(() => this._b.list(subject));
+  }
+
+  names(subject) {
+    return new ListerImpl(() => this._b.names(subject));
+  }
+
+  async find(subject) {
+    const names = await jsCall(this._b.names(subject));
+    if (names.length !== 1) throw new JetStreamError('no stream matches subject');
+    return names[0];
+  }
+
+  async getMessage(stream, query) {
+    return getMessage(this._jsm._js, stream, query);
+  }
+
+  async deleteMessage(stream, seq, erase = true) {
+    return jsCall(this._b.deleteMessage(stream, seq, erase));
+  }
+
+  async get(name) {
+    return new StreamImpl(this._jsm._client, await jsCall(this._b.info(name)));
+  }
+}
+
+class ConsumerAPIImpl {
+  constructor(jsm) {
+    this._jsm = jsm;
+  }
+
+  get _b() {
+    return this._jsm._js.consumers;
+  }
+
+  async add(stream, cfg) {
+    return jsCall(this._b.add(stream, cfg));
+  }
+
+  async update(stream, name, cfg) {
+    const old = await jsCall(this._b.info(stream, name));
+    return jsCall(this._b.update(stream, Object.assign(old.config, cfg)));
+  }
+
+  async info(stream, name) {
+    return jsCall(this._b.info(stream, name));
+  }
+
+  async delete(stream, name) {
+    return jsCall(this._b.delete(stream, name));
+  }
+
+  list(stream) {
+    return new ListerImpl(() => this._b.list(stream));
+  }
+
+  async pause(stream, name, until) {
+    return jsCall(this._b.pause(stream, name, until));
+  }
+
+  async resume(stream, name) {
+    return jsCall(this._b.resume(stream, name));
+  }
+
+  async unpin(stream, name, group) {
+    return jsCall(this._b.unpin(stream, name, group));
+  }
+}
+
+class JetStreamManagerImpl {
+  constructor(nc, opts = {}) {
+    this.nc = nc;
+    this._opts = { ...opts };
+    this._client = new JetStreamClientImpl(nc, opts);
+    this._js = this._client._js;
+    this.streams = new StreamAPIImpl(this);
+    this.consumers = new ConsumerAPIImpl(this);
+  }
+
+  async getAccountInfo() {
+    return jsCall(this._js.accountInfo());
+  }
+
+  jetstream() {
+    return this._client;
+  }
+
+  getOptions() {
+    return { ...this._opts };
+  }
+}
+
+function jetstream(nc, opts = {}) {
+  return new JetStreamClientImpl(nc, opts);
+}
+
+/** Resolves with a JetStreamManager; as nats.js's, it first asks the
+ * server for the account's JetStream info (checkAPI false: not). */
+async function jetstreamManager(nc, opts = {}) {
+  const jsm = new JetStreamManagerImpl(nc, opts);
+  if (opts.checkAPI !== false) await jsm.getAccountInfo();
+  return jsm;
+}
+
+function isPullConsumer(v) {
+  return typeof v?.isPullConsumer === 'function' && v.isPullConsumer();
+}
+
+function isPushConsumer(v) {
+  return typeof v?.isPushConsumer === 'function' && v.isPushConsumer();
+}
+
+module.exports = {
+  // @nats-io/jetstream's exports (its error subclasses are not among them:
+  // programs tell them by name and code).
+  jetstream,
+  jetstreamManager,
+  AckPolicy,
+  AdvisoryKind,
+  DeliverPolicy,
+  DirectMsgHeaders,
+  DiscardPolicy,
+  isPullConsumer,
+  isPushConsumer,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  JetStreamError,
+  JsHeaders,
+  PersistMode,
+  PriorityPolicy,
+  PubHeaders,
+  ReplayPolicy,
+  RepublishHeaders,
+  RetentionPolicy,
+  StorageType,
+  StoreCompression,
+};
+// For the other compat modules; not nats.js API.
+Object.defineProperty(module.exports, INTERNAL, { value: { jsError, jsCall, JetStreamClientImpl, JsMsgImpl, StoredMsgImpl, ListerImpl } });

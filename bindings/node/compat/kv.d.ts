@@ -1,0 +1,95 @@
+// Types of natsio/kv: nats.js 3.x's @nats-io/kv shapes (see kv.js).
+import type { NatsConnection, Payload, QueuedIterator } from './transport-node';
+import type { JetStreamClient, Lister, StreamInfo } from './jetstream';
+
+export declare const KvWatchInclude: { readonly LastValue: ''; readonly AllHistory: 'history'; readonly UpdatesOnly: 'updates' };
+export type KvWatchInclude = (typeof KvWatchInclude)[keyof typeof KvWatchInclude];
+
+export interface KvEntry {
+  bucket: string;
+  key: string;
+  rawKey: string;
+  value: Uint8Array;
+  created: Date;
+  revision: number;
+  delta?: number;
+  operation: 'PUT' | 'DEL' | 'PURGE';
+  length: number;
+  json<T = unknown>(): T;
+  string(): string;
+}
+export type KvWatchEntry = KvEntry & { isUpdate: boolean };
+
+export interface KvWatchOptions {
+  key?: string | string[];
+  headers_only?: boolean;
+  ignoreDeletes?: boolean;
+  include?: KvWatchInclude;
+  resumeFromRevision?: number;
+}
+
+export interface KvStatus {
+  bucket: string;
+  values: number;
+  history: number;
+  ttl: number;
+  backingStore: string;
+  storage: string;
+  replicas: number;
+  description: string;
+  size: number;
+  streamInfo: StreamInfo;
+  [k: string]: unknown;
+}
+
+export interface KvOptions {
+  history: number;
+  ttl: number;
+  max_bytes: number;
+  maxValueSize: number;
+  storage: 'file' | 'memory';
+  replicas: number;
+  description: string;
+  compression: boolean;
+  metadata: Record<string, string>;
+  markerTTL: number;
+  [k: string]: unknown;
+}
+
+export interface KV {
+  get(k: string, opts?: { revision: number }): Promise<KvEntry | null>;
+  put(k: string, data: Payload, opts?: Partial<{ previousSeq: number; timeout: number }>): Promise<number>;
+  create(k: string, data: Payload, markerTTL?: string): Promise<number>;
+  update(k: string, data: Payload, version: number): Promise<number>;
+  delete(k: string, opts?: Partial<{ previousSeq: number }>): Promise<void>;
+  purge(k: string, opts?: Partial<{ previousSeq: number; ttl: string }>): Promise<void>;
+  keys(filter?: string | string[]): Promise<QueuedIterator<string>>;
+  history(opts?: { key?: string | string[] }): Promise<QueuedIterator<KvWatchEntry>>;
+  watch(opts?: KvWatchOptions): Promise<QueuedIterator<KvWatchEntry>>;
+  status(): Promise<KvStatus>;
+  destroy(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export declare class Bucket implements KV {
+  readonly bucket: string;
+  get(k: string, opts?: { revision: number }): Promise<KvEntry | null>;
+  put(k: string, data: Payload, opts?: Partial<{ previousSeq: number; timeout: number }>): Promise<number>;
+  create(k: string, data: Payload, markerTTL?: string): Promise<number>;
+  update(k: string, data: Payload, version: number): Promise<number>;
+  delete(k: string, opts?: Partial<{ previousSeq: number }>): Promise<void>;
+  purge(k: string, opts?: Partial<{ previousSeq: number; ttl: string }>): Promise<void>;
+  keys(filter?: string | string[]): Promise<QueuedIterator<string>>;
+  history(opts?: { key?: string | string[] }): Promise<QueuedIterator<KvWatchEntry>>;
+  watch(opts?: KvWatchOptions): Promise<QueuedIterator<KvWatchEntry>>;
+  status(): Promise<KvStatus>;
+  destroy(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export declare class Kvm {
+  constructor(nc: JetStreamClient | NatsConnection);
+  create(name: string, opts?: Partial<KvOptions>): Promise<KV>;
+  open(name: string, opts?: Partial<KvOptions>): Promise<KV>;
+  list(): Lister<KvStatus>;
+}

@@ -1,0 +1,9 @@
+// ES module entry point of natsio/obj: the CommonJS module (obj.js)
+// under its named exports (one instance, so instanceof holds across
+// import and require). test/compat.test.js checks the list.
+import m from './obj.js';
+
+export const {
+  Objm,
+  StorageType,
+} = m;

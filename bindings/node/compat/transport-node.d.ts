@@ -1,0 +1,282 @@
+// Types of natsio/transport-node: nats.js 3.x's @nats-io/transport-node
+// shapes (see transport-node.js). The names follow nats.js.
+/// <reference types="node" />
+
+export type Payload = Uint8Array | string;
+
+export declare const Match: { readonly Exact: 'exact'; readonly CanonicalMIME: 'canonical'; readonly IgnoreCase: 'insensitive' };
+export type Match = (typeof Match)[keyof typeof Match];
+
+export interface MsgHdrs extends Iterable<[string, string[]]> {
+  readonly hasError: boolean;
+  readonly status: string;
+  readonly code: number;
+  readonly description: string;
+  get(k: string, match?: Match): string;
+  last(k: string, match?: Match): string;
+  set(k: string, v: string, match?: Match): void;
+  append(k: string, v: string, match?: Match): void;
+  has(k: string, match?: Match): boolean;
+  keys(): string[];
+  values(k: string, match?: Match): string[];
+  delete(k: string, match?: Match): void;
+  toRecord(): Record<string, string[]>;
+}
+
+export declare class MsgHdrsImpl implements MsgHdrs {
+  constructor(code?: number, description?: string);
+  headers: Map<string, string[]>;
+  [Symbol.iterator](): IterableIterator<[string, string[]]>;
+  readonly hasError: boolean;
+  readonly status: string;
+  readonly code: number;
+  readonly description: string;
+  size(): number;
+  findKeys(k: string, match?: Match): string[];
+  get(k: string, match?: Match): string;
+  last(k: string, match?: Match): string;
+  set(k: string, v: string, match?: Match): void;
+  append(k: string, v: string, match?: Match): void;
+  has(k: string, match?: Match): boolean;
+  keys(): string[];
+  values(k: string, match?: Match): string[];
+  delete(k: string, match?: Match): void;
+  toRecord(): Record<string, string[]>;
+  static fromRecord(r: Record<string, string[]>): MsgHdrs;
+}
+
+export declare function headers(code?: number, description?: string): MsgHdrs;
+export declare function canonicalMIMEHeaderKey(k: string): string;
+
+export interface PublishOptions {
+  reply?: string;
+  headers?: MsgHdrs;
+}
+
+export interface Msg {
+  subject: string;
+  sid: number;
+  reply?: string;
+  data: Uint8Array;
+  headers?: MsgHdrs;
+  respond(payload?: Payload, opts?: PublishOptions): boolean;
+  string(): string;
+  json<T = unknown>(reviver?: (this: unknown, key: string, value: unknown) => unknown): T;
+}
+
+export type MsgCallback<T> = (err: Error | null, msg: T) => void;
+
+export interface SubscriptionOptions {
+  queue?: string;
+  max?: number;
+  timeout?: number;
+  callback?: MsgCallback<Msg>;
+}
+
+export interface QueuedIterator<T> extends AsyncIterable<T> {
+  next(): Promise<IteratorResult<T>>;
+  getProcessed(): number;
+  getPending(): number;
+  getReceived(): number;
+  stop?(err?: Error): void;
+}
+
+export interface Subscription extends AsyncIterable<Msg> {
+  closed: Promise<void | Error>;
+  unsubscribe(max?: number): void;
+  drain(): Promise<void>;
+  isDraining(): boolean;
+  isClosed(): boolean;
+  getSubject(): string;
+  getReceived(): number;
+  getProcessed(): number;
+  getPending(): number;
+  getID(): number;
+  getMax(): number | undefined;
+}
+
+export interface RequestOptions {
+  timeout: number;
+  headers?: MsgHdrs;
+}
+
+export interface RequestManyOptions {
+  strategy: 'timer' | 'count' | 'stall' | 'sentinel';
+  maxWait: number;
+  headers?: MsgHdrs;
+  maxMessages?: number;
+  stall?: number;
+}
+
+export interface Stats {
+  inBytes: number;
+  outBytes: number;
+  inMsgs: number;
+  outMsgs: number;
+}
+
+export type Status =
+  | { type: 'disconnect'; server: string }
+  | { type: 'reconnect'; server: string }
+  | { type: 'update'; added?: string[]; deleted?: string[] }
+  | { type: 'ldm'; server: string }
+  | { type: 'error'; error: Error }
+  | { type: 'close' };
+
+export interface ServerInfo {
+  server_id: string;
+  server_name: string;
+  version: string;
+  host: string;
+  port: number;
+  max_payload: number;
+  headers?: boolean;
+  jetstream?: boolean;
+  [k: string]: unknown;
+}
+
+export interface NatsConnection {
+  readonly info?: ServerInfo;
+  closed(): Promise<void | Error>;
+  close(): Promise<void>;
+  publish(subject: string, payload?: Payload, options?: PublishOptions): void;
+  publishMessage(msg: Msg): void;
+  respondMessage(msg: Msg): boolean;
+  subscribe(subject: string, opts?: SubscriptionOptions): Subscription;
+  request(subject: string, payload?: Payload, opts?: Partial<RequestOptions>): Promise<Msg>;
+  requestMany(subject: string, payload?: Payload, opts?: Partial<RequestManyOptions>): Promise<QueuedIterator<Msg>>;
+  flush(): Promise<void>;
+  drain(): Promise<void>;
+  isClosed(): boolean;
+  isDraining(): boolean;
+  getServer(): string;
+  status(): QueuedIterator<Status>;
+  stats(): Stats;
+  rtt(): Promise<number>;
+  reconnect(): Promise<void>;
+}
+
+export type Authenticator = (nonce?: string) => unknown;
+
+export interface TlsOptions {
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+  handshakeFirst?: boolean;
+}
+
+export interface ConnectionOptions {
+  servers?: string | string[];
+  port?: number;
+  name?: string;
+  user?: string;
+  pass?: string;
+  token?: string;
+  authenticator?: Authenticator | Authenticator[];
+  noEcho?: boolean;
+  timeout?: number;
+  reconnect?: boolean;
+  maxReconnectAttempts?: number;
+  reconnectTimeWait?: number;
+  reconnectJitter?: number;
+  reconnectJitterTLS?: number;
+  pingInterval?: number;
+  maxPingOut?: number;
+  noRandomize?: boolean;
+  waitOnFirstConnect?: boolean;
+  ignoreClusterUpdates?: boolean;
+  inboxPrefix?: string;
+  ignoreAuthErrorAbort?: boolean;
+  tls?: TlsOptions | null;
+  debug?: boolean;
+}
+
+export declare function connect(opts?: ConnectionOptions): Promise<NatsConnection>;
+
+export declare function usernamePasswordAuthenticator(user: string | (() => string), pass?: string | (() => string)): Authenticator;
+export declare function tokenAuthenticator(token: string | (() => string)): Authenticator;
+export declare function nkeyAuthenticator(seed?: Uint8Array | (() => Uint8Array)): Authenticator;
+export declare function credsAuthenticator(creds: Uint8Array | (() => Uint8Array)): Authenticator;
+export declare function jwtAuthenticator(ajwt: string | (() => string), seed?: Uint8Array | (() => Uint8Array)): Authenticator;
+
+export declare const Empty: Uint8Array;
+
+export declare class Nuid {
+  reset(): void;
+  next(): string;
+}
+export declare const nuid: Nuid;
+export declare function createInbox(prefix?: string): string;
+export declare function nanos(millis: number): number;
+export declare function millis(ns: number): number;
+
+export interface Deferred<T> extends Promise<T> {
+  resolve: (value?: T | PromiseLike<T>) => void;
+  reject: (reason?: unknown) => void;
+}
+export declare function deferred<T = void>(): Deferred<T>;
+export interface Delay extends Promise<void> {
+  cancel: () => void;
+}
+export declare function delay(ms?: number): Delay;
+
+export declare class InvalidSubjectError extends Error {
+  constructor(subject: string, options?: ErrorOptions);
+}
+export declare class InvalidArgumentError extends Error {
+  constructor(message: string, options?: ErrorOptions);
+  static format(property: string | string[], message: string, options?: ErrorOptions): InvalidArgumentError;
+}
+export declare class InvalidOperationError extends Error {
+  constructor(message: string, options?: ErrorOptions);
+}
+export declare class UserAuthenticationExpiredError extends Error {
+  constructor(message: string, options?: ErrorOptions);
+}
+export declare class AuthorizationError extends Error {
+  constructor(message: string, options?: ErrorOptions);
+}
+export declare class ClosedConnectionError extends Error {
+  constructor();
+}
+export declare class DrainingConnectionError extends Error {
+  constructor();
+}
+export declare class ConnectionError extends Error {
+  constructor(message: string, options?: ErrorOptions);
+}
+export declare class ProtocolError extends Error {
+  constructor(message: string, options?: ErrorOptions);
+}
+export declare class RequestError extends Error {
+  constructor(message?: string, options?: ErrorOptions);
+  isNoResponders(): boolean;
+}
+export declare class TimeoutError extends Error {
+  constructor(options?: ErrorOptions);
+}
+export declare class NoRespondersError extends Error {
+  subject: string;
+  constructor(subject: string, options?: ErrorOptions);
+}
+export declare class PermissionViolationError extends Error {
+  operation: 'publish' | 'subscription';
+  subject: string;
+  queue?: string;
+  constructor(message: string, operation: 'publish' | 'subscription', subject: string, queue?: string, options?: ErrorOptions);
+}
+export declare const errors: {
+  AuthorizationError: typeof AuthorizationError;
+  ClosedConnectionError: typeof ClosedConnectionError;
+  ConnectionError: typeof ConnectionError;
+  DrainingConnectionError: typeof DrainingConnectionError;
+  InvalidArgumentError: typeof InvalidArgumentError;
+  InvalidOperationError: typeof InvalidOperationError;
+  InvalidSubjectError: typeof InvalidSubjectError;
+  NoRespondersError: typeof NoRespondersError;
+  PermissionViolationError: typeof PermissionViolationError;
+  ProtocolError: typeof ProtocolError;
+  RequestError: typeof RequestError;
+  TimeoutError: typeof TimeoutError;
+  UserAuthenticationExpiredError: typeof UserAuthenticationExpiredError;
+};

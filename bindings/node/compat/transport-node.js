@@ -1,0 +1,959 @@
+'use strict';
+// natsio/transport-node: the shapes of nats.js 3.x's @nats-io/transport-node
+// (and @nats-io/nats-core, which it re-exports) over this package's
+// binding, so that a nats.js program moves by changing its import lines.
+// A thin facade: the work is done by index.js and its addon; this file
+// renames, reshapes and maps errors to nats.js's classes. Where nats.js's
+// observable behaviour differs from the binding's and a program can depend
+// on it, this follows nats.js (see the README's "Moving from nats.js").
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const crypto = require('node:crypto');
+const natsio = require('../index.js');
+
+const INTERNAL = Symbol.for('natsio.compat.internal');
+
+// ---------------------------------------------------------------------------
+// Errors: nats-core's classes, names and messages.
+
+class InvalidSubjectError extends Error {
+  constructor(subject, options) {
+    super(`illegal subject: '${subject}'`, options);
+    this.name = 'InvalidSubjectError';
+  }
+}
+
+class InvalidArgumentError extends Error {
+  constructor(message, options) {
+    super(message, options);
+    this.name = 'InvalidArgumentError';
+  }
+
+  static format(property, message, options) {
+    const names = Array.isArray(property) ? property.map((n) => `'${n}'`).join(',') : `'${property}'`;
+    return new InvalidArgumentError(`${names} ${message}`, options);
+  }
+}
+
+class InvalidOperationError extends Error {
+  constructor(message, options) {
+    super(message, options);
+    this.name = 'InvalidOperationError';
+  }
+}
+
+class UserAuthenticationExpiredError extends Error {
+  constructor(message, options) {
+    super(message, options);
+    this.name = 'UserAuthenticationExpiredError';
+  }
+}
+
+class AuthorizationError extends Error {
+  constructor(message, options) {
+    super(message, options);
+    this.name = 'AuthorizationError';
+  }
+}
+
+class ClosedConnectionError extends Error {
+  constructor() {
+    super('closed connection');
+    this.name = 'ClosedConnectionError';
+  }
+}
+
+class DrainingConnectionError extends Error {
+  constructor() {
+    super('connection draining');
+    this.name = 'DrainingConnectionError';
+  }
+}
+
+class ConnectionError extends Error {
+  constructor(message, options) {
+    super(message, options);
+    this.name = 'ConnectionError';
+  }
+}
+
+class ProtocolError extends Error {
+  constructor(message, options) {
+    super(message, options);
+    this.name = 'ProtocolError';
+  }
+}
+
+class RequestError extends Error {
+  constructor(message = '', options) {
+    super(message, options);
+    this.name = 'RequestError';
+  }
+
+  isNoResponders() {
+    return this.cause instanceof NoRespondersError;
+  }
+}
+
+class TimeoutError extends Error {
+  constructor(options) {
+    super('timeout', options);
+    this.name = 'TimeoutError';
+  }
+}
+
+class NoRespondersError extends Error {
+  constructor(subject, options) {
+    super(`no responders: '${subject}'`, options);
+    this.subject = subject;
+    // nats.js's own spelling.
+    this.name = 'NoResponders';
+  }
+}
+
+class PermissionViolationError extends Error {
+  constructor(message, operation, subject, queue, options) {
+    super(message, options);
+    this.name = 'PermissionViolationError';
+    this.operation = operation;
+    this.subject = subject;
+    this.queue = queue;
+  }
+}
+
+const errors = {
+  AuthorizationError,
+  ClosedConnectionError,
+  ConnectionError,
+  DrainingConnectionError,
+  InvalidArgumentError,
+  InvalidOperationError,
+  InvalidSubjectError,
+  NoRespondersError,
+  PermissionViolationError,
+  ProtocolError,
+  RequestError,
+  TimeoutError,
+  UserAuthenticationExpiredError,
+};
+
+/** The nats.js error for a binding error `e` (others are returned as
+ * they are); `subject` names what a request or publish was about. */
+function coreError(e, subject) {
+  if (!(e instanceof natsio.NatsError)) return e;
+  const options = { cause: e };
+  switch (e.code) {
+    case 'TIMEOUT':
+      return new TimeoutError(options);
+    case 'NO_RESPONDERS':
+      return new RequestError(`no responders: '${subject}'`, { cause: new NoRespondersError(subject, options) });
+    case 'CONNECTION_CLOSED':
+      return new ClosedConnectionError();
+    case 'NO_SERVERS':
+      // nats.js names a refused connection so, without the address.
+      return new ConnectionError(/connection refused/i.test(e.message) ? 'connection refused' : e.message, options);
+    case 'BAD_SUBJECT':
+      return new InvalidSubjectError(subject ?? '', options);
+    case 'AUTHORIZATION':
+      return new AuthorizationError(e.message, options);
+    case 'AUTH_EXPIRED':
+      return new UserAuthenticationExpiredError(e.message, options);
+    case 'PERMISSIONS':
+      return new PermissionViolationError(e.message, 'publish', subject ?? '', undefined, options);
+    case 'INVALID_ARGUMENT':
+    case 'BAD_QUEUE_NAME':
+      return new InvalidArgumentError(e.message, options);
+    case 'PROTOCOL':
+    case 'PARSER':
+      return new ProtocolError(e.message, options);
+    default:
+      return e;
+  }
+}
+
+/** Calls `fn`, throwing its error as nats.js's. */
+function mapped(fn, subject) {
+  try {
+    return fn();
+  } catch (e) {
+    throw coreError(e, subject);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Small helpers nats-core exports.
+
+const Empty = new Uint8Array(0);
+
+const NUID_DIGITS = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** nats.js's Nuid: 22 base-62 digits, a random prefix and a sequence. */
+class Nuid {
+  constructor() {
+    this.reset();
+  }
+
+  reset() {
+    this._prefix = Array.from(crypto.randomBytes(12), (b) => NUID_DIGITS[b % 62]).join('');
+    this._seq = crypto.randomInt(0, 62 ** 8);
+    this._inc = 33 + crypto.randomInt(0, 300);
+  }
+
+  next() {
+    this._seq += this._inc;
+    if (this._seq >= 62 ** 10) this.reset();
+    let n = this._seq;
+    let tail = '';
+    for (let i = 0; i < 10; i++) {
+      tail = NUID_DIGITS[n % 62] + tail;
+      n = Math.floor(n / 62);
+    }
+    return this._prefix + tail;
+  }
+}
+
+const nuid = new Nuid();
+
+function createInbox(prefix = '') {
+  return `${prefix || '_INBOX'}.${nuid.next()}`;
+}
+
+function nanos(millis) {
+  return millis * 1000000;
+}
+
+function millis(ns) {
+  return Math.floor(ns / 1000000);
+}
+
+function deferred() {
+  let resolve;
+  let reject;
+  const promise = new Promise((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return Object.assign(promise, { resolve, reject });
+}
+
+function delay(ms = 0) {
+  let timer;
+  const d = deferred();
+  timer = setTimeout(() => d.resolve(), ms);
+  d.cancel = () => {
+    clearTimeout(timer);
+    d.resolve();
+  };
+  return d;
+}
+
+const Match = Object.freeze({ Exact: 'exact', CanonicalMIME: 'canonical', IgnoreCase: 'insensitive' });
+
+function canonicalMIMEHeaderKey(k) {
+  return k
+    .split('-')
+    .map((w) => (w.length ? w[0].toUpperCase() + w.slice(1).toLowerCase() : w))
+    .join('-');
+}
+
+// ---------------------------------------------------------------------------
+// Headers: nats.js's MsgHdrs (get returns one string, '' when absent).
+
+class MsgHdrsImpl {
+  constructor(code = 0, description = '') {
+    this._code = code;
+    this._description = description;
+    this.headers = new Map();
+  }
+
+  [Symbol.iterator]() {
+    return this.headers.entries();
+  }
+
+  size() {
+    return this.headers.size;
+  }
+
+  keys() {
+    return [...this.headers.keys()];
+  }
+
+  findKeys(k, match = Match.Exact) {
+    const keys = this.keys();
+    if (match === Match.Exact) return keys.filter((v) => v === k);
+    if (match === Match.CanonicalMIME) {
+      const ck = canonicalMIMEHeaderKey(k);
+      return keys.filter((v) => v === ck);
+    }
+    const lk = k.toLowerCase();
+    return keys.filter((v) => v.toLowerCase() === lk);
+  }
+
+  get(k, match = Match.Exact) {
+    const keys = this.findKeys(k, match);
+    return keys.length ? (this.headers.get(keys[0])?.[0] ?? '') : '';
+  }
+
+  last(k, match = Match.Exact) {
+    const keys = this.findKeys(k, match);
+    const v = keys.length ? this.headers.get(keys[0]) : undefined;
+    return v && v.length ? v[v.length - 1] : '';
+  }
+
+  has(k, match = Match.Exact) {
+    return this.findKeys(k, match).length > 0;
+  }
+
+  set(k, v, match = Match.Exact) {
+    this.delete(k, match);
+    this.append(k, v, match);
+  }
+
+  append(k, v, match = Match.Exact) {
+    if (match === Match.CanonicalMIME) k = canonicalMIMEHeaderKey(k);
+    const keys = this.findKeys(k, match);
+    const key = keys.length ? keys[0] : k;
+    const value = String(v).trim();
+    if (/[\r\n]/.test(value)) throw InvalidArgumentError.format('value', 'invalid header value - \\r and \\n are not allowed');
+    const values = this.headers.get(key);
+    if (values) values.push(value);
+    else this.headers.set(key, [value]);
+  }
+
+  values(k, match = Match.Exact) {
+    return this.findKeys(k, match).flatMap((key) => this.headers.get(key) ?? []);
+  }
+
+  delete(k, match = Match.Exact) {
+    for (const key of this.findKeys(k, match)) this.headers.delete(key);
+  }
+
+  get hasError() {
+    return this._code >= 300;
+  }
+
+  get status() {
+    return `${this._code} ${this._description}`.trim();
+  }
+
+  get code() {
+    return this._code;
+  }
+
+  get description() {
+    return this._description;
+  }
+
+  toRecord() {
+    return Object.fromEntries([...this.headers].map(([k, v]) => [k, [...v]]));
+  }
+
+  static fromRecord(r) {
+    const h = new MsgHdrsImpl();
+    for (const [k, v] of Object.entries(r)) h.headers.set(k, [...v]);
+    return h;
+  }
+}
+
+function headers(code = 0, description = '') {
+  if (code === 0 && description !== '') throw InvalidArgumentError.format('code', 'is required');
+  if (code > 0 && description === '') throw InvalidArgumentError.format('description', 'is required');
+  return new MsgHdrsImpl(code, description);
+}
+
+/** MsgHdrs from the binding's MsgHeaders (a Map of string[]) and inline
+ * status; undefined when the message has neither. */
+function hdrsFrom(map, status = 0) {
+  if (!map && !status) return undefined;
+  const h = new MsgHdrsImpl(status, '');
+  if (map) for (const [k, v] of map) h.headers.set(k, [...v]);
+  return h;
+}
+
+/** What the binding takes as headers: MsgHdrs become a Map. */
+function hdrsTo(h) {
+  if (h === undefined || h === null) return undefined;
+  if (h instanceof MsgHdrsImpl) return h.headers;
+  return h;
+}
+
+/** A payload as nats.js types it: Uint8Array (not Buffer, which prints
+ * and compares differently). */
+function u8(buf) {
+  if (!buf) return Empty;
+  return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+}
+
+const decoder = new TextDecoder();
+
+// ---------------------------------------------------------------------------
+// Msg
+
+class MsgImpl {
+  constructor(nc, m, sid) {
+    this._nc = nc;
+    this.subject = m.subject;
+    this.reply = m.reply || undefined;
+    this.data = u8(m.data);
+    this.headers = hdrsFrom(m.headers, m.status);
+    this.sid = sid;
+  }
+
+  respond(data = Empty, opts) {
+    if (!this.reply) return false;
+    this._nc.publish(this.reply, data, opts);
+    return true;
+  }
+
+  string() {
+    return decoder.decode(this.data);
+  }
+
+  json(reviver) {
+    return JSON.parse(this.string(), reviver);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// A queued iterator: what nats.js's QueuedIterator does for a
+// subscription: messages received are yielded even after unsubscribe()
+// until the queue is empty; a callback gets them instead.
+
+class QueuedIterator {
+  constructor(callback) {
+    this._callback = callback ?? null;
+    this._queue = [];
+    this._waiters = [];
+    this._done = false;
+    this._error = null;
+    this._processed = 0;
+    this._received = 0;
+    this._closedD = deferred();
+  }
+
+  _push(v) {
+    if (this._done) return;
+    this._received++;
+    if (this._callback) {
+      this._processed++;
+      this._callback(null, v);
+      return;
+    }
+    if (this._waiters.length) {
+      this._processed++;
+      this._waiters.shift().resolve({ value: v, done: false });
+    } else {
+      this._queue.push(v);
+    }
+  }
+
+  /** Ends: what is queued is still yielded, then `err` is thrown (or the
+   * iteration ends). */
+  _stop(err) {
+    if (this._done) return;
+    this._done = true;
+    this._error = err ?? null;
+    if (this._callback) {
+      if (err) this._callback(err, {});
+    } else if (this._queue.length === 0) {
+      this._flushWaiters();
+    }
+    this._closedD.resolve(err ?? undefined);
+  }
+
+  _flushWaiters() {
+    const waiters = this._waiters.splice(0);
+    const err = this._error;
+    this._error = null;
+    waiters.forEach((w, i) => (err && i === 0 ? w.reject(err) : w.resolve({ value: undefined, done: true })));
+  }
+
+  next() {
+    if (this._callback) return Promise.reject(new InvalidOperationError('iterator cannot be used when a callback is registered'));
+    if (this._queue.length) {
+      this._processed++;
+      return Promise.resolve({ value: this._queue.shift(), done: false });
+    }
+    if (this._done) {
+      const err = this._error;
+      this._error = null;
+      return err ? Promise.reject(err) : Promise.resolve({ value: undefined, done: true });
+    }
+    return new Promise((resolve, reject) => this._waiters.push({ resolve, reject }));
+  }
+
+  return() {
+    this._onBreak();
+    this._queue.length = 0;
+    this._stop();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  _onBreak() {}
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  getProcessed() {
+    return this._processed;
+  }
+
+  getReceived() {
+    return this._received;
+  }
+
+  getPending() {
+    return this._queue.length;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Subscription
+
+class SubscriptionImpl extends QueuedIterator {
+  constructor(nc, subject, opts = {}) {
+    const callback = opts.callback;
+    super(callback ? (err, m) => callback(err, m) : null);
+    this._nc = nc;
+    this._subject = subject;
+    this._max = opts.max > 0 ? opts.max : undefined;
+    this._draining = false;
+    this.requestSubject = undefined;
+    const queue = opts.queue === '' ? undefined : opts.queue;
+    // The binding's callback mode: this object keeps what the program has
+    // not read yet (nats.js's unbounded queue), so unsubscribe() keeps it.
+    this._sub = mapped(
+      () =>
+        nc._nc.subscribe(subject, {
+          queue,
+          callback: (err, m) => {
+            if (err) return;
+            this._clearTimer();
+            this._push(new MsgImpl(nc, m, this._sid));
+          },
+        }),
+      subject,
+    );
+    this._sid = this._sub.sid;
+    if (this._max) this._sub.unsubscribeAfter(this._max);
+    this._timer = null;
+    if (opts.timeout > 0) {
+      this._timer = setTimeout(() => {
+        this._timer = null;
+        if (this._received === 0) {
+          this._sub.unsubscribe();
+          this._stop(new TimeoutError());
+        }
+      }, opts.timeout);
+    }
+    this._sub.closed.then((err) => {
+      this._clearTimer();
+      this._stop(err ? coreError(err, subject) : undefined);
+    });
+    this.closed = this._closedD.then((err) => err);
+  }
+
+  _clearTimer() {
+    if (this._timer) {
+      clearTimeout(this._timer);
+      this._timer = null;
+    }
+  }
+
+  _onBreak() {
+    this._clearTimer();
+    this._sub.unsubscribe();
+  }
+
+  get callback() {
+    return this._callback;
+  }
+
+  unsubscribe(max) {
+    if (this._done) return;
+    if (max > 0) {
+      this._max = max;
+      this._sub.unsubscribeAfter(max);
+      return;
+    }
+    this._clearTimer();
+    this._sub.unsubscribe();
+    this._stop();
+  }
+
+  async drain() {
+    if (this._done) return;
+    this._draining = true;
+    this._clearTimer();
+    await this._sub.drain().catch((e) => {
+      throw coreError(e, this._subject);
+    });
+    await this._closedD;
+  }
+
+  isDraining() {
+    return this._draining && !this._done;
+  }
+
+  isClosed() {
+    return this._done;
+  }
+
+  getSubject() {
+    return this._subject;
+  }
+
+  getID() {
+    return this._sid;
+  }
+
+  getMax() {
+    return this._max;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Connection
+
+const STATUS_TYPES = {
+  disconnect: (err, nc) => ({ type: 'disconnect', server: nc._lastServer }),
+  reconnect: (url) => ({ type: 'reconnect', server: hostPort(url) }),
+  ldm: (url) => ({ type: 'ldm', server: hostPort(url) }),
+  servers: (added) => ({ type: 'update', added: added.map(hostPort), deleted: [] }),
+};
+
+function hostPort(url) {
+  if (!url) return '';
+  return String(url).replace(/^[a-z]+:\/\//i, '').replace(/\/.*$/, '');
+}
+
+class NatsConnectionImpl {
+  constructor(nc, options) {
+    this._nc = nc;
+    this.options = options;
+    this._draining = false;
+    this._statusIters = new Set();
+    this._lastServer = this.getServer();
+    this._closedD = deferred();
+    nc.on('error', (err) => {
+      // What a program's callback threw: reported, as the binding does
+      // when nobody listens, unless a status() iterator takes it.
+      if (err instanceof natsio.CallbackError && this._statusIters.size === 0) {
+        process.stderr.write(`natsio ERROR: ${err.message}\n${err.cause?.stack ?? ''}\n`);
+      }
+      this._status({ type: 'error', error: coreError(err) });
+    });
+    for (const [event, make] of Object.entries(STATUS_TYPES)) {
+      nc.on(event, (...args) => this._status(make(...args, this)));
+    }
+    // nats.js reports each reconnect attempt; the binding reports none:
+    // one "reconnecting" after the disconnect stands for them.
+    nc.on('disconnect', () => {
+      if (options.reconnect !== false) this._status({ type: 'reconnecting' });
+    });
+    nc.on('connect', () => {
+      this._lastServer = this.getServer();
+    });
+    nc.on('reconnect', () => {
+      this._lastServer = this.getServer();
+    });
+    nc.on('close', () => {
+      this._status({ type: 'close' });
+      for (const it of this._statusIters) it._stop();
+      this._closedD.resolve();
+    });
+  }
+
+  _status(s) {
+    for (const it of this._statusIters) it._push(s);
+  }
+
+  get info() {
+    try {
+      return this._nc.info;
+    } catch {
+      return undefined;
+    }
+  }
+
+  closed() {
+    return this._closedD;
+  }
+
+  async close() {
+    await this._nc.close();
+    await this._closedD;
+  }
+
+  publish(subject, data = Empty, options = {}) {
+    mapped(() => this._nc.publish(subject, data ?? Empty, { reply: options?.reply, headers: hdrsTo(options?.headers) }), subject);
+  }
+
+  publishMessage(msg) {
+    this.publish(msg.subject, msg.data, { reply: msg.reply, headers: msg.headers });
+  }
+
+  respondMessage(msg) {
+    if (!msg.reply) return false;
+    this.publish(msg.reply, msg.data, { headers: msg.headers });
+    return true;
+  }
+
+  subscribe(subject, opts = {}) {
+    if (this.isClosed()) throw new ClosedConnectionError();
+    if (this._draining) throw new DrainingConnectionError();
+    return new SubscriptionImpl(this, subject, opts ?? {});
+  }
+
+  async request(subject, data = Empty, opts = { timeout: 1000 }) {
+    const timeout = opts?.timeout ?? 1000;
+    if (timeout < 1) throw InvalidArgumentError.format('timeout', 'must be greater than 0');
+    if (this.isClosed()) throw new ClosedConnectionError();
+    try {
+      const m = await this._nc.request(subject, data ?? Empty, { timeout, headers: hdrsTo(opts?.headers) });
+      return new MsgImpl(this, m, 0);
+    } catch (e) {
+      throw coreError(e, subject);
+    }
+  }
+
+  /** nats.js's strategies: timer (all replies within maxWait), count
+   * (maxMessages), stall (300 ms after the last), sentinel (up to an empty
+   * reply, yielded). */
+  async requestMany(subject, data = Empty, opts = {}) {
+    const strategy = opts.strategy || 'timer';
+    const maxWait = opts.maxWait || 1000;
+    if (maxWait < 1) throw InvalidArgumentError.format('timeout', 'must be greater than 0');
+    const o = { timeout: maxWait, headers: hdrsTo(opts.headers) };
+    if (strategy === 'count' && opts.maxMessages > 0) o.maxMessages = opts.maxMessages;
+    if (strategy === 'stall') o.stall = opts.stall || 300;
+    const replies = mapped(() => this._nc.requestMany(subject, data ?? Empty, o), subject);
+    const out = new QueuedIterator();
+    out._onBreak = () => replies.return();
+    (async () => {
+      try {
+        for await (const m of replies) {
+          out._push(new MsgImpl(this, m, 0));
+          if (strategy === 'sentinel' && m.data.length === 0) break;
+        }
+        out._stop();
+      } catch (e) {
+        // The timer's end is not an error in nats.js; no responders is.
+        if (e.code === 'TIMEOUT') out._stop();
+        else out._stop(coreError(e, subject));
+      }
+    })();
+    return out;
+  }
+
+  async flush() {
+    if (this.isClosed()) throw new ClosedConnectionError();
+    try {
+      await this._nc.flush();
+    } catch (e) {
+      throw coreError(e);
+    }
+  }
+
+  async drain() {
+    if (this.isClosed()) throw new ClosedConnectionError();
+    if (this._draining) throw new DrainingConnectionError();
+    this._draining = true;
+    try {
+      await this._nc.drain();
+    } catch (e) {
+      throw coreError(e);
+    }
+    await this._closedD;
+  }
+
+  isClosed() {
+    return this._nc.isClosed;
+  }
+
+  isDraining() {
+    return this._draining && !this.isClosed();
+  }
+
+  getServer() {
+    try {
+      return this.isClosed() ? '' : hostPort(this._nc.connectedUrl);
+    } catch {
+      return '';
+    }
+  }
+
+  getServers() {
+    return this._nc.servers.map((url) => ({ listen: hostPort(url), hostname: hostPort(url).split(':')[0], port: Number(hostPort(url).split(':')[1]) }));
+  }
+
+  status() {
+    const it = new QueuedIterator();
+    it._onBreak = () => this._statusIters.delete(it);
+    if (this.isClosed()) it._stop();
+    else this._statusIters.add(it);
+    return it;
+  }
+
+  stats() {
+    const s = this._nc.stats();
+    return { inBytes: s.inBytes, outBytes: s.outBytes, inMsgs: s.inMsgs, outMsgs: s.outMsgs };
+  }
+
+  async rtt() {
+    if (this.isClosed()) throw new ClosedConnectionError();
+    // The binding measures microseconds; nats.js gives milliseconds.
+    return Math.round((await this._nc.rtt()) / 1000);
+  }
+
+  async reconnect() {
+    if (this.isClosed()) throw new ClosedConnectionError();
+    this._status({ type: 'forceReconnect' });
+    this._nc.forceReconnect();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Authenticators: nats.js's factories return functions of the nonce; these
+// carry what connect() hands to the binding's own options.
+
+const AUTH = Symbol('natsio.auth');
+
+function authenticator(opts) {
+  const fn = () => {
+    throw new InvalidOperationError('natsio authenticators are read by connect(), not called');
+  };
+  fn[AUTH] = opts;
+  return fn;
+}
+
+function text(v) {
+  return typeof v === 'string' ? v : decoder.decode(v);
+}
+
+function usernamePasswordAuthenticator(user, pass) {
+  return authenticator({ user: typeof user === 'function' ? user() : user, pass: typeof pass === 'function' ? pass() : pass });
+}
+
+function tokenAuthenticator(token) {
+  return authenticator({ token: typeof token === 'function' ? token() : token });
+}
+
+function nkeyAuthenticator(seed) {
+  return authenticator({ nkeySeed: text(typeof seed === 'function' ? seed() : seed) });
+}
+
+function credsAuthenticator(creds) {
+  return authenticator({ creds: text(typeof creds === 'function' ? creds() : creds) });
+}
+
+function jwtAuthenticator(jwt, seed) {
+  const j = text(typeof jwt === 'function' ? jwt() : jwt);
+  const s = seed ? text(typeof seed === 'function' ? seed() : seed) : '';
+  const creds = `-----BEGIN NATS USER JWT-----\n${j}\n------END NATS USER JWT------\n\n-----BEGIN USER NKEY SEED-----\n${s}\n------END USER NKEY SEED------\n`;
+  return authenticator({ creds });
+}
+
+/** The binding's options for nats.js's ConnectionOptions. */
+function bindingOptions(opts) {
+  const o = {};
+  let servers = opts.servers ?? (opts.port ? `127.0.0.1:${opts.port}` : undefined);
+  if (typeof servers === 'string') servers = [servers];
+  if (Array.isArray(servers)) o.servers = servers.map((s) => (/^[a-z]+:\/\//i.test(s) ? s : `nats://${s}`));
+  for (const k of [
+    'name',
+    'user',
+    'pass',
+    'token',
+    'noEcho',
+    'timeout',
+    'maxReconnectAttempts',
+    'reconnectTimeWait',
+    'reconnect',
+    'reconnectJitter',
+    'pingInterval',
+    'noRandomize',
+    'waitOnFirstConnect',
+    'inboxPrefix',
+    'ignoreAuthErrorAbort',
+  ]) {
+    if (opts[k] !== undefined) o[k] = opts[k];
+  }
+  if (opts.reconnectJitterTLS !== undefined) o.reconnectJitterTls = opts.reconnectJitterTLS;
+  if (opts.maxPingOut !== undefined) o.maxPingsOut = opts.maxPingOut;
+  if (opts.ignoreClusterUpdates !== undefined) o.ignoreDiscoveredServers = opts.ignoreClusterUpdates;
+  if (opts.tls) {
+    const t = opts.tls;
+    if (t.ca || t.cert || t.key) {
+      throw new InvalidArgumentError('natsio: tls.ca, tls.cert and tls.key (in-memory PEM) are not supported yet; use caFile, certFile, keyFile');
+    }
+    o.tls = { caFile: t.caFile, certFile: t.certFile, keyFile: t.keyFile, handshakeFirst: t.handshakeFirst };
+  }
+  let tmpCreds;
+  const auths = opts.authenticator === undefined ? [] : [].concat(opts.authenticator);
+  for (const a of auths) {
+    const given = a?.[AUTH];
+    if (!given) throw new InvalidArgumentError('natsio: authenticator must come from one of natsio/transport-node\'s authenticator factories');
+    if (given.creds !== undefined) {
+      // The binding reads credentials from a file (on every connect).
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'natsio-creds-'));
+      tmpCreds = path.join(dir, 'user.creds');
+      fs.writeFileSync(tmpCreds, given.creds, { mode: 0o600 });
+      o.credsFile = tmpCreds;
+    } else {
+      Object.assign(o, given);
+    }
+  }
+  return { o, tmpCreds };
+}
+
+/** nats.js's connect(): resolves with a NatsConnection. */
+async function connect(opts = {}) {
+  const { o, tmpCreds } = bindingOptions(opts ?? {});
+  let nc;
+  try {
+    nc = await natsio.connect(o);
+  } catch (e) {
+    if (tmpCreds) fs.rmSync(path.dirname(tmpCreds), { recursive: true, force: true });
+    throw coreError(e);
+  }
+  const conn = new NatsConnectionImpl(nc, { ...opts });
+  if (tmpCreds) conn.closed().then(() => fs.rmSync(path.dirname(tmpCreds), { recursive: true, force: true }));
+  return conn;
+}
+
+/** The binding's Connection under a NatsConnection of this facade (or a
+ * binding Connection given as is). */
+function bindingConnection(nc) {
+  if (nc instanceof NatsConnectionImpl) return nc._nc;
+  if (nc instanceof natsio.Connection) return nc;
+  throw new TypeError('expected a NatsConnection from natsio/transport-node');
+}
+
+module.exports = {
+  connect,
+  headers,
+  MsgHdrsImpl,
+  Match,
+  canonicalMIMEHeaderKey,
+  Empty,
+  nuid,
+  Nuid,
+  createInbox,
+  nanos,
+  millis,
+  deferred,
+  delay,
+  errors,
+  ...errors,
+  usernamePasswordAuthenticator,
+  tokenAuthenticator,
+  nkeyAuthenticator,
+  credsAuthenticator,
+  jwtAuthenticator,
+};
+// For the other compat modules; not nats.js API.
+Object.defineProperty(module.exports, INTERNAL, { value: { coreError, mapped, bindingConnection, hdrsFrom, hdrsTo, u8, decoder, QueuedIterator, NatsConnectionImpl } });

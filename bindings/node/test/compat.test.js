@@ -1,0 +1,136 @@
+'use strict';
+// The nats.js facades (natsio/transport-node, /jetstream, /kv, /obj,
+// /services): what the corpus (tests/corpus/node) cannot show by comparing
+// outputs: the package's subpath entry points, the error classes a
+// binding error becomes, header values as single strings, authenticators.
+const { test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const nats = require('..');
+const { startServer, startConfiguredServer } = require('./server');
+
+const pkg = require('../package.json');
+// nats-core: the same module as transport-node (which re-exports it).
+const SUBPATHS = ['transport-node', 'nats-core', 'jetstream', 'kv', 'obj', 'services'];
+
+let server;
+let store;
+before(async () => {
+  store = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'natsio-compat-'));
+  server = await startServer(['-js', '-sd', store]);
+});
+after(async () => {
+  await server?.stop();
+  fs.rmSync(store, { recursive: true, force: true });
+});
+
+test('each facade resolves by its subpath from CommonJS and ES modules, with the same exports, types and files shipped', async () => {
+  const dir = path.join(__dirname, '..');
+  const shipped = (f) => pkg.files.some((p) => (p.endsWith('/') ? f.startsWith(p) : f === p));
+  for (const sub of SUBPATHS) {
+    const entry = pkg.exports[`./${sub}`];
+    assert.deepEqual(Object.keys(entry), ['types', 'import', 'require'], sub);
+    for (const f of Object.values(entry).map((f) => path.normalize(f))) {
+      assert.ok(fs.existsSync(path.join(dir, f)), `${f} exists`);
+      assert.ok(shipped(f), `${f} is in "files"`);
+    }
+    const cjs = require(`natsio/${sub}`);
+    const esm = await import(`natsio/${sub}`);
+    assert.deepEqual(Object.keys(esm).sort(), Object.keys(cjs).sort(), `compat/${sub}.mjs names every export`);
+    for (const k of Object.keys(cjs)) assert.equal(esm[k], cjs[k], `${sub}: ${k}`);
+    const dts = fs.readFileSync(path.join(dir, entry.types), 'utf8');
+    const declared = new Set([...dts.matchAll(/export (?:declare )?(?:class|function|const) (\w+)|export \{([^}]*)\}/g)].flatMap((m) => (m[1] ? [m[1]] : m[2].split(',').map((s) => s.trim()))));
+    assert.deepEqual(Object.keys(cjs).filter((k) => !declared.has(k)), [], `${entry.types} declares every export`);
+  }
+});
+
+test('binding errors become nats.js classes: RequestError(NoResponders), TimeoutError, JetStreamApiError with the API code', async () => {
+  const { connect, errors } = require('natsio/transport-node');
+  const { jetstreamManager, jetstream, JetStreamApiError } = require('natsio/jetstream');
+  const nc = await connect({ servers: server.url });
+  try {
+    const noone = await nc.request('compat.nobody', 'x').catch((e) => e);
+    assert.ok(noone instanceof errors.RequestError);
+    assert.ok(!(noone instanceof nats.NatsError), 'not the binding class');
+    assert.equal(noone.isNoResponders(), true);
+    assert.ok(noone.cause instanceof errors.NoRespondersError);
+    assert.equal(noone.message, "no responders: 'compat.nobody'");
+    nc.subscribe('compat.silent', { callback: () => {} });
+    await nc.flush();
+    const late = await nc.request('compat.silent', 'x', { timeout: 100 }).catch((e) => e);
+    assert.ok(late instanceof errors.TimeoutError);
+    assert.equal(late.message, 'timeout');
+    assert.throws(() => nc.publish('bad subject', 'x'), errors.InvalidSubjectError);
+
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({ name: 'COMPAT', subjects: ['compat.js'] });
+    const missing = await jsm.streams.info('COMPAT_MISSING').catch((e) => e);
+    assert.equal(missing.name, 'StreamNotFoundError');
+    assert.ok(missing instanceof JetStreamApiError);
+    assert.equal(missing.code, 10059);
+    assert.equal(missing.status, 404);
+    assert.equal(missing.message, 'stream not found');
+    const js = jetstream(nc);
+    await js.publish('compat.js', 'one');
+    const wrong = await js.publish('compat.js', 'two', { expect: { lastSequence: 5 } }).catch((e) => e);
+    assert.ok(wrong instanceof JetStreamApiError);
+    assert.equal(wrong.code, 10071);
+    assert.equal(wrong.message, 'wrong last sequence: 1');
+    const noConsumer = await js.consumers.get('COMPAT', 'nope').catch((e) => e);
+    assert.equal(noConsumer.name, 'ConsumerNotFoundError');
+    assert.ok(noConsumer instanceof JetStreamApiError);
+    assert.equal(noConsumer.code, 10014);
+  } finally {
+    await nc.close();
+  }
+});
+
+test('headers: get() is one string (empty when absent), values() every one; received headers too', async () => {
+  const { connect, headers, errors } = require('natsio/transport-node');
+  const h = headers();
+  h.append('A', '1');
+  h.append('A', '2');
+  assert.equal(h.get('A'), '1');
+  assert.equal(h.last('A'), '2');
+  assert.deepEqual(h.values('A'), ['1', '2']);
+  assert.equal(h.get('a'), '');
+  assert.equal(h.get('a', 'insensitive'), '1');
+  assert.throws(() => headers(0, 'no code'), errors.InvalidArgumentError);
+  const nc = await connect({ servers: server.url });
+  try {
+    const sub = nc.subscribe('compat.h', { max: 1 });
+    nc.publish('compat.h', 'x', { headers: h });
+    for await (const m of sub) {
+      assert.equal(typeof m.headers.get('A'), 'string');
+      assert.deepEqual(m.headers.values('A'), ['1', '2']);
+      assert.ok(m.data instanceof Uint8Array && !Buffer.isBuffer(m.data), 'data is a plain Uint8Array');
+    }
+  } finally {
+    await nc.close();
+  }
+});
+
+test('authenticators: user/password and token reach the server; a wrong password is an AuthorizationError', async () => {
+  const { connect, usernamePasswordAuthenticator, tokenAuthenticator, errors } = require('natsio/transport-node');
+  const users = await startConfiguredServer('authorization { users: [ { user: "ann", password: "s3cret" } ] }\n');
+  const tokens = await startConfiguredServer('authorization { token: "t0ken" }\n');
+  try {
+    const a = await connect({ servers: users.url, authenticator: usernamePasswordAuthenticator('ann', 's3cret') });
+    await a.flush();
+    await a.close();
+    const b = await connect({ servers: tokens.url, authenticator: tokenAuthenticator('t0ken') });
+    await b.flush();
+    await b.close();
+    const bad = await connect({
+      servers: users.url,
+      authenticator: usernamePasswordAuthenticator('ann', 'wrong'),
+      maxReconnectAttempts: 0,
+    }).catch((e) => e);
+    assert.ok(bad instanceof errors.AuthorizationError, `${bad?.name}: ${bad?.message}`);
+    await assert.rejects(connect({ servers: users.url, authenticator: () => ({}) }), errors.InvalidArgumentError);
+  } finally {
+    await users.stop();
+    await tokens.stop();
+  }
+});
