@@ -169,7 +169,9 @@ test('deleting the consumer ends the iteration with ConsumerDeletedError (or Con
       }
     })();
     loop.catch(() => {}); // it may reject before the delete call returns
-    await sleep(300);
+    // Delete once the loop has the message and the pull waits on the server.
+    await eventually(async () => got.length === 1 && (await js.consumers.info('CD', 'c')).num_waiting >= 1, 10000,
+      'the message read and the pull waiting on the server');
     await js.consumers.delete('CD', 'c');
     await assert.rejects(within(loop, 4000, 'loop end after the deletion'), (e) => {
       assert.ok(e instanceof nats.ConsumerDeletedError || e instanceof nats.ConsumerNotFoundError, `${e?.name}: ${e?.message}`);
