@@ -678,7 +678,7 @@ static void check_callback_final_before_stop_returns(const it_kind *k) {
     OK(k->stop(f));
     NT_CHECK(produce(k, f, 2));
     NT_CHECK_MSG(nt_wait_until(rec_has_release, r, 2000), "%s: release never ran", k->name);
-    nt_sleep_ms(300);
+    nt_sleep_ms(300); /* an absence: no call within 300 ms */
     NT_CHECK_INT_EQ(atomic_load(&r->total_calls), calls);
     k->free_it(f);
     NT_CHECK_INT_EQ(rec_releases(r), 1);
@@ -728,7 +728,7 @@ static void no_callback_after(const it_kind *k, bool use_free) {
         k->stop(f);
     int finals = rec_finals(r);
     int calls = atomic_load(&r->total_calls);
-    nt_sleep_ms(300);
+    nt_sleep_ms(300); /* an absence: no call within 300 ms */
     int calls_later = atomic_load(&r->total_calls);
     bool released = nt_wait_until(rec_has_release, r, 2000);
     atomic_store(&p.stop, true);

@@ -95,7 +95,7 @@ test('callback delivery in batches: order, per-message fields, no callback after
   }
   await finished;
   await nc.flush();
-  await sleep(50);
+  await sleep(50); // an absence: nothing more within 50 ms
   assert.equal(seen.length, stopAt);
   assert.equal(afterUnsubscribe, 0);
   seen.forEach((m, i) => {
@@ -590,7 +590,7 @@ test('close ends iterators with CONNECTION_CLOSED and rejects later calls with i
   await assert.rejects(c.flush(), { code: 'CONNECTION_CLOSED' });
   nc.publish('close.cb', 'late');
   await nc.flush();
-  await sleep(50);
+  await sleep(50); // an absence: no callback within 50 ms
   assert.equal(callbacks, 0);
   await c.close(); // idempotent
 });

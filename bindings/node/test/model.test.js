@@ -205,7 +205,7 @@ test('no callback runs after unsubscribe() returns, while messages keep coming',
     publishing = false;
     await publisher;
     await pub.flush();
-    await sleep(50);
+    await sleep(50); // an absence: no callback within 50 ms
     assert.equal(after, 0, `${after} callbacks after unsubscribe returned`);
     assert.equal(sub.isClosed, true);
   } finally {
@@ -247,7 +247,7 @@ test('no item is yielded after stop() of a consume or watch that is receiving', 
     ];
     await Promise.all(pubs);
     await within(Promise.all(loops), 3000, 'loops end');
-    await sleep(100);
+    await sleep(100); // an absence: no item after stop within 100 ms
     assert.deepEqual(seen, stoppedAt);
     assert.equal(await msgs.closed, undefined);
     assert.equal(await w.closed, undefined);

@@ -373,7 +373,7 @@ test('watch patterns: one, several, and invalid ones (InvalidKeyError)', async (
     await kv.put('b.3.z', 'n');
     await kv.put('e', 'n');
     await eventually(() => one.keys.length === 2 && many.keys.length === 4, 2000, 'live changes');
-    await sleep(100);
+    await sleep(100); // an absence: no other change within 100 ms
     assert.deepEqual(one.keys, ['a.1', 'a.3']);
     assert.deepEqual(many.keys, ['b.1', 'b.2.y', 'c', 'b.3.z']);
     assert.deepEqual(comma.keys, ['a.1', 'b.1', 'd']);
