@@ -361,7 +361,7 @@ mod tests {
         let (_, f2) = armed(&c, largest);
         // The timer sleeps until the far deadline (a panic there would
         // end its task and leave every later request without a timeout).
-        std::thread::sleep(Duration::from_millis(100));
+        wait_timer_asleep(&c);
         let (_, near) = armed(&c, Instant::now() + Duration::from_millis(50));
         assert_timed_out(&near, "near request after far ones");
         assert!(!f1.is_done() && !f2.is_done());
@@ -413,6 +413,7 @@ mod tests {
                 },
             )
             .expect("publish started");
+        // An absence: neither ends within 100 ms.
         std::thread::sleep(Duration::from_millis(100));
         assert!(!r.is_done() && !p.is_done());
         c.close();

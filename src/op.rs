@@ -467,6 +467,7 @@ mod tests {
         })
         .start()
         .expect("started");
+        // An absence: not ended within 50 ms.
         std::thread::sleep(Duration::from_millis(50));
         assert!(!dropped.load(Ordering::SeqCst));
         assert!(done.cancel());

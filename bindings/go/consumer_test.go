@@ -239,7 +239,9 @@ func TestFetchNoWaitNextAndDeadlines(t *testing.T) {
 	if none == nil || len(none) != 0 {
 		t.Fatalf("no-wait fetch on an empty consumer: %#v", none)
 	}
-	if d := time.Since(start); d > time.Second {
+	// Not a wait for the request's expiry; 3 s leaves room for a loaded
+	// machine, as the other bounds here.
+	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("no-wait fetch took %v", d)
 	}
 
@@ -281,7 +283,7 @@ func TestFetchNoWaitNextAndDeadlines(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled fetch: %v", err)
 	}
-	if d := time.Since(start); d > time.Second {
+	if d := time.Since(start); d > 3*time.Second { // not its 5 s expiry
 		t.Fatalf("cancelled fetch returned after %v", d)
 	}
 	_, err = js.Next(cctx, "Q", "work")

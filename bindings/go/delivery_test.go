@@ -69,7 +69,7 @@ func TestUnsubscribeInTheHandlerDropsTheRestOfItsBatch(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the handler did not unsubscribe")
 	}
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // an absence: no further call within 20 ms
 	mu.Lock()
 	defer mu.Unlock()
 	if got := strings.Join(seen, ","); got != "hold,stop" {
@@ -108,7 +108,7 @@ func TestUnsubscribeAndCloseFromInsideTheHandler(t *testing.T) {
 			t.Fatal("Unsubscribe from the handler deadlocked")
 		}
 		flush(t, nc)
-		time.Sleep(30 * time.Millisecond)
+		time.Sleep(30 * time.Millisecond) // an absence: no further call within 30 ms
 		if n := calls.Load(); n != 1 {
 			t.Fatalf("handler ran %d times, want 1", n)
 		}

@@ -716,8 +716,10 @@ func TestUseAfterClose(t *testing.T) {
 }
 
 func TestCloseWhileCallsRun(t *testing.T) {
-	nc, js := jetStream(t, natsio.JSTimeout(300*time.Millisecond))
-	got(nc.SubscribeSync("stuck")).must(t)
+	// Long enough for the publishes still to wait for their acks when Close
+	// comes, however slowly the goroutines start.
+	nc, js := jetStream(t, natsio.JSTimeout(time.Second))
+	stuck := got(nc.SubscribeSync("stuck")).must(t)
 	flush(t, nc)
 	var wg sync.WaitGroup
 	for range 4 {
@@ -730,7 +732,12 @@ func TestCloseWhileCallsRun(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(50 * time.Millisecond)
+	// Every publish has been sent (and waits for its ack) once the
+	// subscription has its message.
+	eventually(t, "the four publishes", func() bool {
+		st, err := stuck.Stats()
+		return err == nil && st.PendingMsgs == 4
+	})
 	js.Close() // the running publishes keep the handle until they end
 	wg.Wait()
 	_, err := js.Publish(context.Background(), "stuck", nil)

@@ -473,7 +473,7 @@ func TestNoHandlerRunsAfterUnsubscribeReturns(t *testing.T) {
 		nc.Publish(subj, nil)
 	}
 	flush(t, nc)
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // an absence: no call within 50 ms
 	if calls.Load() != after {
 		t.Fatalf("handler ran %d times after Unsubscribe", calls.Load()-after)
 	}
@@ -518,7 +518,7 @@ func TestCloseStopsHandlersAndIsIdempotent(t *testing.T) {
 		t.Fatal("handler still running after Close returned")
 	}
 	after := calls.Load()
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // an absence: no call within 50 ms
 	if calls.Load() != after {
 		t.Fatal("handler ran after Close")
 	}

@@ -710,7 +710,7 @@ func TestObjectContextCancel(t *testing.T) {
 	// A deadline is reported as a timeout too.
 	short, cancelShort := context.WithTimeout(ctx, time.Nanosecond)
 	defer cancelShort()
-	time.Sleep(time.Millisecond)
+	<-short.Done()
 	_, err = obs.GetInfo(short, "doc")
 	wantIs(t, err, context.DeadlineExceeded)
 	wantIs(t, err, natsio.ErrTimeout)

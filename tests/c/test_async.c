@@ -1374,7 +1374,7 @@ static void test_pending_then_cancel_all_ops(void) {
         cb_rec rec;
         rec_init(&rec, t);
         natsio_status reg = natsio_token_on_complete(t, rec_cb, &rec, rec_release);
-        nt_sleep_ms(20);
+        nt_sleep_ms(20); /* an absence: no call while pending */
         int calls_before = atomic_load(&rec.calls);
         natsio_status c1 = natsio_token_cancel(t);
         natsio_status wc = natsio_token_wait(t, 5000);
@@ -2233,7 +2233,7 @@ static void test_callback_frees_its_token(void) {
     for (int i = 0; i < 8; i++) {
         NT_CHECK_MSG(nt_wait_until(reached_101, &hits[i], 5000), "token %d: %d", i, atomic_load(&hits[i]));
     }
-    nt_sleep_ms(100);
+    nt_sleep_ms(100); /* an absence: no more calls within 100 ms */
     for (int i = 0; i < 8; i++) NT_CHECK_INT_EQ(atomic_load(&hits[i]), 101);
 }
 

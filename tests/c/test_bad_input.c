@@ -734,7 +734,7 @@ static void test_bad_subjects_and_queues_in_callback_mode(void) {
     NT_CHECK(sub == SENTINEL);
     EXPECT_OK(natsio_client_publish(c, "q.subj", "x", 1));
     EXPECT_OK(natsio_client_flush(c, 5000));
-    nt_sleep_ms(50);
+    nt_sleep_ms(50); /* an absence: no call within 50 ms */
     NT_CHECK_INT_EQ(__atomic_load_n(&calls, __ATOMIC_SEQ_CST), 0);
 }
 
@@ -994,7 +994,7 @@ static void test_token_illegal_states(void) {
     EXPECT_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_token_on_complete(t, on_token_done, &second, NULL));
     EXPECT_OK(natsio_token_wait(t, 5000));
     for (int i = 0; i < 500 && __atomic_load_n(&first, __ATOMIC_SEQ_CST) < 1; i++) nt_sleep_ms(10);
-    nt_sleep_ms(20);
+    nt_sleep_ms(20); /* an absence: no second call within 20 ms */
     NT_CHECK_INT_EQ(__atomic_load_n(&first, __ATOMIC_SEQ_CST), 1);
     NT_CHECK_INT_EQ(__atomic_load_n(&second, __ATOMIC_SEQ_CST), 0);
     EXPECT_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_token_on_complete(t, on_token_done, &second, NULL));

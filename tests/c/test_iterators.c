@@ -678,7 +678,7 @@ static void check_callback_final_before_stop_returns(const it_kind *k) {
     OK(k->stop(f));
     NT_CHECK(produce(k, f, 2));
     NT_CHECK_MSG(nt_wait_until(rec_has_release, r, 2000), "%s: release never ran", k->name);
-    nt_sleep_ms(300);
+    nt_sleep_ms(300); /* an absence: no call within 300 ms */
     NT_CHECK_INT_EQ(atomic_load(&r->total_calls), calls);
     k->free_it(f);
     NT_CHECK_INT_EQ(rec_releases(r), 1);
@@ -728,7 +728,7 @@ static void no_callback_after(const it_kind *k, bool use_free) {
         k->stop(f);
     int finals = rec_finals(r);
     int calls = atomic_load(&r->total_calls);
-    nt_sleep_ms(300);
+    nt_sleep_ms(300); /* an absence: no call within 300 ms */
     int calls_later = atomic_load(&r->total_calls);
     bool released = nt_wait_until(rec_has_release, r, 2000);
     atomic_store(&p.stop, true);
@@ -1100,25 +1100,25 @@ static void test_lagging_kv_watcher_sees_every_change(void) {
         NT_CHECK(initial <= LAG_KEYS);
     }
     NT_CHECK_INT_EQ(initial, LAG_KEYS);
-    /* The reader pauses 2 s; the other client changes 100 times meanwhile. */
+    /* The reader reads nothing while the other client changes 100 times. */
     static lag_writer lw;
     memset(&lw, 0, sizeof lw);
     lw.kv = kv2;
     lw.status = NATSIO_OK;
     pthread_t th;
     NT_CHECK(pthread_create(&th, NULL, lag_writer_main, &lw) == 0);
-    nt_sleep_ms(2000);
     pthread_join(th, NULL);
     OK(lw.status);
-    /* The watch pulled them in the background, while nobody read. */
+    /* The watch pulls them in the background, while nobody reads: wait until
+     * all are buffered. */
     natsio_iter_stats buffered;
-    int64_t deadline = nt_now_ms() + 3000;
+    int64_t deadline = nt_now_ms() + 20000;
     do {
         OK(natsio_kv_watcher_get_stats(w, &buffered));
     } while (buffered.pending_items < LAG_CHANGES && nt_now_ms() < deadline && (nt_sleep_ms(10), true));
-    NT_CHECK_MSG(buffered.pending_items == LAG_CHANGES, "%llu changes buffered while the reader slept",
+    NT_CHECK_MSG(buffered.pending_items == LAG_CHANGES, "%llu changes buffered while the reader read nothing",
                  (unsigned long long)buffered.pending_items);
-    printf("  writer made %d changes in %lld ms while the reader slept 2000 ms\n", LAG_CHANGES,
+    printf("  writer made %d changes in %lld ms while the reader read nothing\n", LAG_CHANGES,
            (long long)lw.took_ms);
     int got = 0;
     for (int i = 0; i < LAG_CHANGES; i++) {
@@ -1225,8 +1225,9 @@ static void test_consume_and_watch_resume_after_server_restart(void) {
     nt_cleanup(kv_cleanup, kv);
     static arrivals arr[2]; /* 0: consume, 1: watch */
     memset(arr, 0, sizeof arr);
-    /* Pull requests live 30 s and heartbeats are 15 s apart: only a re-pull
-     * on reconnect can bring the first message back within 2 s. */
+    /* Pull requests live 30 s and heartbeats are 15 s apart: without a
+     * re-pull on reconnect the first message would come back only after two
+     * missed heartbeats (30 s). */
     natsio_consume_options co;
     natsio_consume_options_init(&co);
     co.expires_ms = 30000;
@@ -1262,18 +1263,28 @@ static void test_consume_and_watch_resume_after_server_restart(void) {
     }
     NT_CHECK_MSG(t_pub && t_put, "publishing after the restart failed: %s", natsio_last_error());
     bool arrived = nt_wait_until(both_after, arr, 20000);
-    int64_t consume_ms = atomic_load(&arr[0].after_ms) ? atomic_load(&arr[0].after_ms) - t_reconnect : -1;
-    int64_t watch_ms = atomic_load(&arr[1].after_ms) ? atomic_load(&arr[1].after_ms) - t_reconnect : -1;
+    /* Latencies count from each write's ack, as the Rust twin does: what lies
+     * before it is JetStream recovering its file store, which a loaded
+     * machine (or valgrind) stretches to seconds and which says nothing of
+     * the library. */
+    int64_t consume_ms = atomic_load(&arr[0].after_ms) ? atomic_load(&arr[0].after_ms) - t_pub : -1;
+    int64_t watch_ms = atomic_load(&arr[1].after_ms) ? atomic_load(&arr[1].after_ms) - t_put : -1;
     printf("  restart: kill -> server up %lld ms, up -> client reconnected %lld ms\n",
            (long long)(t_up - t_kill), (long long)(t_reconnect - t_up));
     printf("  after the reconnect: publish accepted at +%lld ms, put at +%lld ms (%d tries)\n",
            (long long)(t_pub - t_reconnect), (long long)(t_put - t_reconnect), tries);
-    printf("  first message through the running consume at +%lld ms, first entry through the watch at +%lld ms\n",
+    printf("  first message through the running consume %lld ms after its ack, first entry through the watch "
+           "%lld ms after its ack\n",
            (long long)consume_ms, (long long)watch_ms);
     NT_CHECK_MSG(arrived, "consume %lld ms, watch %lld ms: not both arrived in 20 s", (long long)consume_ms,
                  (long long)watch_ms);
-    NT_CHECK_MSG(consume_ms < 2000, "consume resumed %lld ms after the reconnect", (long long)consume_ms);
-    NT_CHECK_MSG(watch_ms < 2000, "watch resumed %lld ms after the reconnect", (long long)watch_ms);
+    /* While JetStream recovers, the consume's and the watch's attempts fail
+     * and are retried with a backoff that grows to 5 s (ADR-17): the first
+     * attempt after the ack may come that late. 6 s, as the Rust twin. */
+    NT_CHECK_MSG(consume_ms < 6000, "consume resumed %lld ms after the publish's ack", (long long)consume_ms);
+    NT_CHECK_MSG(watch_ms < 6000, "watch resumed %lld ms after the put's ack", (long long)watch_ms);
+    /* An absence: no second "after" through the watch (no replay) within
+     * 200 ms. */
     nt_sleep_ms(200);
     NT_CHECK_INT_EQ(atomic_load(&arr[1].after), 1); /* the watch: once, no replay */
     NT_CHECK_INT_EQ(atomic_load(&arr[0].final_calls), 0);

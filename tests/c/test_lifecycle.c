@@ -422,7 +422,7 @@ static void test_no_callback_after_client_free(void) {
      * ended with the closed connection. */
     NT_CHECK_INT_EQ(atomic_load(&g_life.final_calls), 1);
     NT_CHECK_INT_EQ(atomic_load(&g_life.final_status), NATSIO_ERR_CONNECTION_CLOSED);
-    nt_sleep_ms(200);
+    nt_sleep_ms(200); /* an absence: no call within 200 ms */
     NT_CHECK_INT_EQ(atomic_load(&g_life.calls), after_free);
     /* The sub is closed with its client: its user data is released once. */
     NT_CHECK(nt_wait_until(life_released, NULL, 2000));
@@ -467,7 +467,7 @@ static void test_close_from_inside_callback(void) {
     NT_CHECK(wait_at_least(&g_life.closed_from_callback, 1, 5000));
     NT_CHECK_INT_EQ(atomic_load(&g_life.closed_status), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CLOSED);
-    nt_sleep_ms(100);
+    nt_sleep_ms(100); /* an absence: no more calls within 100 ms */
     /* Closed by the first message: the second never reaches the callback;
      * the final call, made once the callback returned, says why it ended. */
     NT_CHECK_INT_EQ(atomic_load(&g_life.closed_from_callback), 1);

@@ -206,7 +206,7 @@ static void test_free_subscription_inside_its_own_callback(void) {
     NT_CHECK_INT_EQ(natsio_client_flush(c, 5000), NATSIO_OK);
     NT_CHECK(nt_wait_until(flag_set, &g_own.finished, 5000));
     NT_CHECK(nt_wait_until(flag_set, &g_own.released, 5000));
-    nt_sleep_ms(100);
+    nt_sleep_ms(100); /* an absence: no more calls within 100 ms */
     NT_CHECK_INT_EQ(atomic_load(&g_own.calls), 1);
     NT_CHECK_INT_EQ(atomic_load(&g_own.released), 1);
     /* The final call came once, after the freeing callback returned. */
@@ -247,7 +247,7 @@ static void test_close_and_free_client_from_message_callback(void) {
     NT_CHECK_INT_EQ(natsio_client_flush(pub, 5000), NATSIO_OK);
     NT_CHECK(nt_wait_until(flag_set, &g_own.finished, 5000));
     NT_CHECK_INT_EQ(g_own.close_status, NATSIO_OK);
-    nt_sleep_ms(100);
+    nt_sleep_ms(100); /* an absence: no more calls within 100 ms */
     NT_CHECK_INT_EQ(atomic_load(&g_own.calls), 1);
     NT_CHECK(natsio_sub_is_closed(s));
     /* It ended with its client: one final call saying so. */
@@ -343,7 +343,7 @@ static void test_free_token_while_operation_pending(void) {
     /* Every user data released at the free; no callback ever runs, even
      * after the requests' timeouts passed. */
     NT_CHECK_INT_EQ(atomic_load(&g_tok.released), 20);
-    nt_sleep_ms(600);
+    nt_sleep_ms(600); /* an absence, past the 300 ms timeouts */
     NT_CHECK_INT_EQ(atomic_load(&g_tok.calls), 0);
     NT_CHECK_INT_EQ(atomic_load(&g_tok.released), 20);
     NT_CHECK_INT_EQ(natsio_client_flush(c, 5000), NATSIO_OK);
@@ -467,7 +467,7 @@ static void test_free_with_requests_in_flight(void) {
     NT_CHECK(nt_now_ms() - before < 5000);
     /* Completion callbacks run on a dispatcher, maybe after the waits. */
     NT_CHECK(nt_wait_until(half_the_callbacks_ran, NULL, 5000));
-    nt_sleep_ms(50);
+    nt_sleep_ms(50); /* an absence: no more calls within 50 ms */
     NT_CHECK_INT_EQ(atomic_load(&g_tok.calls), IN_FLIGHT / 2);
     NT_CHECK_INT_EQ(atomic_load(&g_tok.released), IN_FLIGHT / 2);
 }

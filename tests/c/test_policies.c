@@ -224,6 +224,12 @@ static void test_drop_old_keeps_newest(void) {
     check_slow_consumer_reported(s);
 }
 
+/* For nt_wait_until: whether subscription `arg` has LIMIT messages queued. */
+static bool queue_at_limit(void *arg) {
+    natsio_iter_stats st;
+    return natsio_sub_get_stats((natsio_sub *)arg, &st) == NATSIO_OK && st.pending_items >= LIMIT;
+}
+
 static void test_block_loses_nothing(void) {
     char subj[128];
     natsio_client *sc = connect_subscriber(0, 0);
@@ -238,13 +244,8 @@ static void test_block_loses_nothing(void) {
      * found the queue full is already off the socket, so it is queued and
      * the reader pauses after it: at most LIMIT + 1 are pending. */
     natsio_iter_stats st;
-    int64_t deadline = nt_now_ms() + 3000;
-    do {
-        NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
-        if (st.pending_items >= LIMIT) break;
-        nt_sleep_ms(5);
-    } while (nt_now_ms() < deadline);
-    NT_CHECK(st.pending_items >= LIMIT);
+    NT_CHECK_MSG(nt_wait_until(queue_at_limit, s, 10000), "the queue never reached its limit");
+    /* An absence: no more than one over the limit is queued within 100 ms. */
     nt_sleep_ms(100);
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
     NT_CHECK_MSG(st.pending_items <= LIMIT + 1, "pending %llu", (unsigned long long)st.pending_items);
@@ -624,7 +625,11 @@ static void test_callback_block_loses_nothing(void) {
     natsio_sub *s = subscribe_gated(sc, case_subject(subj, sizeof subj, "f"), NATSIO_POLICY_BLOCK);
     NT_CHECK(s != NULL);
     NT_CHECK_INT_EQ(flood(pc, subj, FLOOD, 0), NATSIO_OK);
-    nt_sleep_ms(100); /* let the reader hit the limit while the gate is shut */
+    /* The callback holds the first message at the shut gate; the reader
+     * queues up to the limit. Then an absence: no more than one over the
+     * limit within 100 ms. */
+    NT_CHECK_MSG(nt_wait_until(queue_at_limit, s, 10000), "the queue never reached its limit");
+    nt_sleep_ms(100);
     natsio_iter_stats st;
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
     NT_CHECK(st.pending_items <= LIMIT + 1); /* see test_block_loses_nothing */

@@ -672,7 +672,7 @@ static void test_callback_in_order_one_at_a_time(void) {
     /* Nothing more arrives after free. */
     NT_CHECK_INT_EQ(publish_str(c, subj, "late"), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
-    nt_sleep_ms(100);
+    nt_sleep_ms(100); /* an absence: nothing more comes within 100 ms */
     NT_CHECK_INT_EQ(atomic_load(&g_cb.count), N);
     NT_CHECK_INT_EQ(atomic_load(&g_cb.released), 1);
 }
@@ -833,7 +833,7 @@ static void test_free_sub_inside_its_callback(void) {
     NT_CHECK_INT_EQ(publish_numbered(c, subj, 5), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
     NT_CHECK(wait_at_least(&g_cb.released, 1, 5000));
-    nt_sleep_ms(100);
+    nt_sleep_ms(100); /* an absence: no second call within 100 ms */
     NT_CHECK_INT_EQ(atomic_load(&g_cb.count), 1);
     NT_CHECK_INT_EQ(atomic_load(&g_cb.released), 1);
     /* Freed from its own callback: the final call still comes, once,
@@ -956,7 +956,7 @@ static void test_sub_drain_callback_backlog(void) {
     /* Nothing new is delivered after the drain. */
     NT_CHECK_INT_EQ(publish_str(c, subj, "late"), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
-    nt_sleep_ms(100);
+    nt_sleep_ms(100); /* an absence: nothing more comes within 100 ms */
     NT_CHECK_INT_EQ(atomic_load(&g_cb.count), N);
 }
 

@@ -330,7 +330,7 @@ static void test_token_on_complete_callback(void) {
     /* One callback per token. */
     NT_CHECK_INT_EQ(natsio_token_on_complete(t, on_done, NULL, NULL), NATSIO_ERR_ILLEGAL_STATE);
     NT_CHECK(nt_wait_until(done_released, NULL, 5000));
-    nt_sleep_ms(50);
+    nt_sleep_ms(50); /* an absence: no second call within 50 ms */
     NT_CHECK_INT_EQ(atomic_load(&g_done.calls), 1);
     NT_CHECK_INT_EQ(atomic_load(&g_done.released), 1);
     NT_CHECK_INT_EQ(atomic_load(&g_done.status), NATSIO_OK);
@@ -398,7 +398,7 @@ static void test_token_free_with_pending_callback(void) {
     natsio_token_free(t);
     /* Freed before completion: user data released, callback never runs. */
     NT_CHECK(nt_wait_until(done_released, NULL, 2000));
-    nt_sleep_ms(500); /* past the request's 200 ms timeout */
+    nt_sleep_ms(500); /* an absence, past the request's 200 ms timeout */
     NT_CHECK_INT_EQ(atomic_load(&g_done.calls), 0);
     NT_CHECK_INT_EQ(atomic_load(&g_done.released), 1);
 }

@@ -155,6 +155,7 @@ fn repeated_auth_error_on_reconnect_aborts_unless_ignored() {
     assert!(common::wait_until(Duration::from_secs(10), || aborting
         .status()
         == ConnState::Closed));
+    // An absence: it neither gives up nor connects within 300 ms.
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(persistent.status(), ConnState::Reconnecting);
 }

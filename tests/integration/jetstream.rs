@@ -905,7 +905,11 @@ fn pull_consumer_fetch_ack_nak_term() {
         )
         .wait()
     });
-    std::thread::sleep(Duration::from_millis(300));
+    // Delete once the fetch's pull request is waiting on the server.
+    assert!(common::wait_until(Duration::from_secs(10), || js
+        .consumer_info("Q", "work")
+        .wait()
+        .is_ok_and(|i| i["num_waiting"].as_u64() >= Some(1))));
     js.delete_consumer("Q", "work").wait().unwrap();
     assert_eq!(kind(waiter.join().unwrap()), ErrorKind::ConsumerDeleted);
     assert_eq!(
@@ -1380,8 +1384,8 @@ fn a_lagging_watcher_sees_every_change_made_after_watch_returned() {
         w.next(t).unwrap().expect("an item"),
         WatchEvent::InitialDone(_)
     ));
-    // Another client changes 7 keys 100 times while this reader sleeps;
-    // the bucket keeps only 10 revisions per key.
+    // Another client changes 7 keys 100 times while this reader reads
+    // nothing; the bucket keeps only 10 revisions per key.
     let other = Client::connect_url(&s.url()).unwrap();
     let okv = JetStream::new(&other, JetStreamOptions::default())
         .unwrap()
@@ -1393,7 +1397,12 @@ fn a_lagging_watcher_sees_every_change_made_after_watch_returned() {
             .wait()
             .unwrap();
     }
-    std::thread::sleep(Duration::from_secs(2));
+    // The watch pulls them in the background meanwhile.
+    assert!(
+        common::wait_until(Duration::from_secs(20), || w.stats().pending_items == 100),
+        "{:?}",
+        w.stats()
+    );
     let mut got = Vec::new();
     while let Ok(Some(WatchEvent::Entry(e))) = w.next(Some(Duration::from_millis(500))) {
         got.push(String::from_utf8(e.value.to_vec()).unwrap());

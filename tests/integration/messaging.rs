@@ -200,7 +200,21 @@ fn pending_policies_under_overload() {
             p.publish(&subj, &i.to_be_bytes()).unwrap();
         }
         p.flush(None).unwrap();
-        std::thread::sleep(Duration::from_millis(100));
+        // Read only once the subscriber has dealt with the burst: all 100
+        // queued or dropped, or (Block) the queue at its limit, where the
+        // reader pauses, or (Error) the subscription failed.
+        assert!(
+            common::wait_until(Duration::from_secs(10), || {
+                let st = sub.stats();
+                match policy {
+                    PendingPolicy::Block => st.pending_items >= 10,
+                    PendingPolicy::Error => sub.is_closed(),
+                    _ => st.dropped + st.pending_items == 100,
+                }
+            }),
+            "{policy:?}: {:?}",
+            sub.stats()
+        );
         let mut got = Vec::new();
         loop {
             match sub.next_msg(Some(Duration::from_millis(200))) {

@@ -385,7 +385,7 @@ TYPED_TEST(FeedContract, CallbackGetsBufferedItemsFirstThenOneEnd) {
         EXPECT_FALSE(keep->end_error);
     }
     this->kind.produce("c3");
-    std::this_thread::sleep_for(200ms);
+    std::this_thread::sleep_for(200ms); // an absence: no call within 200 ms
     EXPECT_EQ(keep->snapshot().size(), 3u) << "no callback after stop returned";
     EXPECT_FALSE(keep->after_end);
     {
@@ -619,7 +619,7 @@ TEST(FeedBuffering, ConsumeBufferIsBoundedAndLosesNothing) {
     natsio::Messages msgs = js.consume("CPPF_CNSTALL", "d", options);
     // The buffer fills up to the window and pulling pauses.
     ASSERT_TRUE(wait_until([&] { return msgs.stats().pending_items == 10; }));
-    std::this_thread::sleep_for(300ms);
+    std::this_thread::sleep_for(300ms); // an absence: no more pulled within 300 ms
     EXPECT_EQ(msgs.stats().pending_items, 10u) << "bounded by max_messages";
     for (int i = 0; i < 40; ++i) {
         ASSERT_EQ(next_item(msgs).data(), std::to_string(i));

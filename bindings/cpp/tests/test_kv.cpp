@@ -257,7 +257,7 @@ TEST(KvV2, CreateWithTtlExpiresTheKey) {
     // natsio::ttl_never (the future form): the value stays.
     std::uint64_t kept = kv.create_async("forever", "x", natsio::ttl_never).get();
     EXPECT_GT(kept, rev);
-    std::this_thread::sleep_for(1500ms);
+    std::this_thread::sleep_for(1500ms); // an absence: the value does not expire
     EXPECT_EQ(kv.get("forever").value(), "x");
     js.delete_key_value("cppkv2_ttl");
 }

@@ -50,7 +50,7 @@ TEST(Lifetime, NoHandlerRunsAfterSubscriptionIsDestroyed) {
         client.publish(subject("l"), "x");
     }
     client.flush();
-    std::this_thread::sleep_for(100ms);
+    std::this_thread::sleep_for(100ms); // an absence: no call within 100 ms
     EXPECT_EQ(probe.entered, after_destroy);
 }
 
@@ -75,7 +75,7 @@ TEST(Lifetime, NoHandlerRunsAfterClientIsDestroyed) {
         publisher.publish(subject("l"), "x");
     }
     publisher.flush();
-    std::this_thread::sleep_for(100ms);
+    std::this_thread::sleep_for(100ms); // an absence: no call within 100 ms
     EXPECT_EQ(probe.entered, after_destroy);
     EXPECT_TRUE(sub.is_closed());
 }
@@ -201,7 +201,7 @@ TEST(Lifetime, HandlerMayUnsubscribeItsOwnSubscription) {
     }
     client.flush();
     ASSERT_TRUE(wait_until([&] { return sub.is_closed(); }));
-    std::this_thread::sleep_for(50ms);
+    std::this_thread::sleep_for(50ms); // an absence: no call within 50 ms
     EXPECT_EQ(handled, 3);
 }
 

@@ -61,7 +61,7 @@ TEST(Threads, ConcurrentPublishersDeliverExactCounts) {
     EXPECT_EQ(failures, 0);
     ASSERT_TRUE(wait_until([&] { return total == kThreads * kPerThread; }, 20s))
         << "received " << total;
-    std::this_thread::sleep_for(50ms);
+    std::this_thread::sleep_for(50ms); // an absence: no duplicate within 50 ms
     EXPECT_EQ(total, kThreads * kPerThread) << "no duplicates";
     std::lock_guard<std::mutex> lock(mutex);
     for (int t = 0; t < kThreads; ++t) {

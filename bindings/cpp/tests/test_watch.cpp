@@ -216,7 +216,9 @@ TEST(Consume, ConsumerDeletedEndsConsumption) {
 
     auto t0 = std::chrono::steady_clock::now();
     std::thread deleter([&js] {
-        std::this_thread::sleep_for(300ms);
+        // Delete once the consume's pull request is waiting on the server.
+        EXPECT_TRUE(wait_until(
+            [&] { return !contains(js.consumer_info("CPP_CNDEL", "d"), R"("num_waiting":0)"); }, 10s));
         js.delete_consumer("CPP_CNDEL", "d");
     });
     try {

@@ -292,7 +292,7 @@ test('a fetch waiting on a consumer that gets deleted rejects with ConsumerDelet
     const t0 = Date.now();
     // The rejection may come before the delete call's own reply.
     const waiting = rejectsWith(js.fetch('CD', 'c', { maxMessages: 5, expires: 5000 }), nats.ConsumerDeletedError);
-    await sleep(300);
+    await eventually(async () => (await js.consumers.info('CD', 'c')).num_waiting === 1, 10000, 'the fetch waiting on the server');
     await js.consumers.delete('CD', 'c');
     await waiting;
     assert.ok(Date.now() - t0 < 4000, 'ended by the deletion, not the expiry');

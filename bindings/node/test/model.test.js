@@ -117,7 +117,7 @@ test('a watcher that pauses after the initial values still gets every change, in
     const it = w[Symbol.asyncIterator]();
     const first = it.next(); // passes the (empty) initial values
     assert.equal(await within(w.initialized, 2000, 'initialized'), true);
-    // Another client makes 100 changes while the reader sleeps.
+    // Another client makes 100 changes while the reader reads nothing.
     const wkv = await writer.jetstream().kv.bind('LAG');
     const expected = [];
     for (let i = 0; i < 100; i++) {
@@ -126,7 +126,11 @@ test('a watcher that pauses after the initial values still gets every change, in
       expected.push([key, `v${i}`, rev]);
     }
     wkv.close();
-    await sleep(2000);
+    // The library pulls them in the background meanwhile.
+    await eventually(() => {
+      const st = w.stats();
+      return st.delivered + st.pendingMsgs >= 100;
+    }, 20000, 'the 100 changes pulled', () => JSON.stringify(w.stats()));
     const got = [];
     const e0 = (await within(first, 2000, 'first change')).value;
     got.push([e0.key, e0.string(), e0.revision]);
@@ -201,7 +205,7 @@ test('no callback runs after unsubscribe() returns, while messages keep coming',
     publishing = false;
     await publisher;
     await pub.flush();
-    await sleep(50);
+    await sleep(50); // an absence: no callback within 50 ms
     assert.equal(after, 0, `${after} callbacks after unsubscribe returned`);
     assert.equal(sub.isClosed, true);
   } finally {
@@ -243,7 +247,7 @@ test('no item is yielded after stop() of a consume or watch that is receiving', 
     ];
     await Promise.all(pubs);
     await within(Promise.all(loops), 3000, 'loops end');
-    await sleep(100);
+    await sleep(100); // an absence: no item after stop within 100 ms
     assert.deepEqual(seen, stoppedAt);
     assert.equal(await msgs.closed, undefined);
     assert.equal(await w.closed, undefined);

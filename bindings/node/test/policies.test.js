@@ -215,7 +215,7 @@ test('a callback subscription holds its pending limit and no more while the JS t
     }
     assert.equal(st.dropped, FLOOD - LIMIT - 1, JSON.stringify(st));
     await eventually(() => got.length === LIMIT + 1, 10000, 'the kept messages', () => String(got.length));
-    await sleep(100);
+    await sleep(100); // an absence: nothing more within 100 ms
     assert.deepEqual(got, range(0, LIMIT + 1));
     assert.equal(sub.stats().dropped, FLOOD - LIMIT - 1);
   } finally {

@@ -169,7 +169,9 @@ test('deleting the consumer ends the iteration with ConsumerDeletedError (or Con
       }
     })();
     loop.catch(() => {}); // it may reject before the delete call returns
-    await sleep(300);
+    // Delete once the loop has the message and the pull waits on the server.
+    await eventually(async () => got.length === 1 && (await js.consumers.info('CD', 'c')).num_waiting >= 1, 10000,
+      'the message read and the pull waiting on the server');
     await js.consumers.delete('CD', 'c');
     await assert.rejects(within(loop, 4000, 'loop end after the deletion'), (e) => {
       assert.ok(e instanceof nats.ConsumerDeletedError || e instanceof nats.ConsumerNotFoundError, `${e?.name}: ${e?.message}`);
@@ -371,7 +373,7 @@ test('watch patterns: one, several, and invalid ones (InvalidKeyError)', async (
     await kv.put('b.3.z', 'n');
     await kv.put('e', 'n');
     await eventually(() => one.keys.length === 2 && many.keys.length === 4, 2000, 'live changes');
-    await sleep(100);
+    await sleep(100); // an absence: no other change within 100 ms
     assert.deepEqual(one.keys, ['a.1', 'a.3']);
     assert.deepEqual(many.keys, ['b.1', 'b.2.y', 'c', 'b.3.z']);
     assert.deepEqual(comma.keys, ['a.1', 'b.1', 'd']);
