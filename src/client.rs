@@ -937,7 +937,9 @@ impl ClientInner {
                 if fatal {
                     return Err(e);
                 }
-                self.report_error(e, None);
+                if !self.end_optional_subs(&e, &text) {
+                    self.report_error(e, None);
+                }
             }
             ServerOp::Info(json) => {
                 if let Ok(info) = parse_info(&json) {
@@ -1295,6 +1297,41 @@ impl ClientInner {
             shared,
             client: Arc::clone(self),
         })
+    }
+
+    /// A subscription the library makes for itself and does without (see
+    /// `SubShared::optional`).
+    pub(crate) fn subscribe_optional(self: &Arc<Self>, subject: &str) -> Result<Subscription> {
+        let sub = self.subscribe(subject, None, SubOptions::default())?;
+        sub.shared.optional.store(true, Ordering::Relaxed);
+        Ok(sub)
+    }
+
+    /// A permissions violation for a subject only optional subscriptions
+    /// take ends them, unreported: true when `text` was one.
+    fn end_optional_subs(&self, e: &Error, text: &str) -> bool {
+        const PREFIX: &str = "permissions violation for subscription to \"";
+        if e.kind() != ErrorKind::PermissionsViolation
+            || !text.to_ascii_lowercase().starts_with(PREFIX)
+        {
+            return false;
+        }
+        let Some(subject) = text[PREFIX.len()..].split('"').next() else {
+            return false;
+        };
+        let subs: Vec<Arc<SubShared>> = lock(&self.subs)
+            .values()
+            .filter(|s| s.subject == subject)
+            .cloned()
+            .collect();
+        if subs.is_empty() || !subs.iter().all(|s| s.optional.load(Ordering::Relaxed)) {
+            return false;
+        }
+        for s in subs {
+            self.remove_sub(s.sid, false);
+            s.fail(e.clone());
+        }
+        true
     }
 
     pub(crate) fn remove_sub(&self, sid: u64, send_unsub: bool) {

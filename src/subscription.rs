@@ -49,6 +49,10 @@ pub(crate) struct SubShared {
     pub queue_group: Option<String>,
     pub policy: PendingPolicy,
     pub(crate) feed: Arc<Feed<Message>>,
+    /// A subscription the library makes for itself, which works without
+    /// (a leader-elected advisory): a permissions violation for it is not
+    /// the application's error; it ends the subscription quietly.
+    pub(crate) optional: std::sync::atomic::AtomicBool,
 }
 
 impl SubShared {
@@ -69,6 +73,7 @@ impl SubShared {
                 Limits::from_config(msgs, bytes, policy),
                 sub_outcome,
             )),
+            optional: std::sync::atomic::AtomicBool::new(false),
         }
     }
 

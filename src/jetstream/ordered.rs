@@ -20,6 +20,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::feed::{Feed, FeedItem, Limits, ToOutcome};
 use crate::message::Message;
 use crate::op::Op;
+use crate::subscription::Subscription;
 
 /// Where an ordered consumer starts.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -89,6 +90,9 @@ struct Core {
     /// policies, set once a creation found nothing pending (see
     /// `create_consumer`).
     anchor: Option<u64>,
+    /// A consumer asked for and not answered (the create was given up): the
+    /// next create deletes it, in case the server makes it late.
+    unanswered: Option<String>,
     /// Count what the reader has not taken yet against `cfg.batch`, as
     /// consume does: a paused reader then holds at most `batch` messages
     /// requested and buffered together (OrderedConsumer::messages), not
@@ -122,6 +126,7 @@ impl Core {
             last_stream_seq: 0,
             last_consumer_seq: 0,
             anchor: None,
+            unanswered: None,
             count_buffered: false,
         }
     }
@@ -152,11 +157,15 @@ impl Core {
     /// Creates the next server-side consumer (deleting the previous one);
     /// returns its info.
     async fn create_consumer(&mut self) -> Result<Value> {
-        if let Some(old) = self.consumer.take() {
+        for old in [self.consumer.take(), self.unanswered.take()]
+            .into_iter()
+            .flatten()
+        {
             self.js.delete_consumer_nowait(&self.cfg.stream, &old);
         }
+        let name = format!("oc_{}", new_nuid());
         let mut cfg = json!({
-            "name": format!("oc_{}", new_nuid()),
+            "name": name,
             "ack_policy": "none",
             "headers_only": self.cfg.headers_only,
             "mem_storage": true,
@@ -171,10 +180,13 @@ impl Core {
         for (k, v) in self.deliver_config().as_object().into_iter().flatten() {
             cfg[k] = v.clone();
         }
+        self.unanswered = Some(name);
         let info = self
             .js
             .create_consumer(&self.cfg.stream, &cfg.to_string(), CreateAction::Create)
-            .await?;
+            .await;
+        self.unanswered = None;
+        let info = info?;
         let name = info
             .get("name")
             .and_then(Value::as_str)
@@ -278,38 +290,47 @@ impl<S: OrderedSink> Ordered<S> {
     /// when the flow ended meanwhile (or failed for good).
     async fn recreate(&mut self) -> Option<Puller> {
         let mut backoff = Backoff::new();
-        // A create sent while the stream has no leader is never answered:
-        // rather than wait out the API timeout, ask again after two
-        // heartbeats (longer after each miss, up to the API timeout), so a
-        // new leader is served soon after its election. A create answered
-        // too late leaves a consumer the server removes when inactive.
+        // A create sent while the stream or the meta group has no leader, or
+        // placed on a server that was killed and is not yet known offline,
+        // is never answered (a healthy one is answered in milliseconds):
+        // rather than wait out the API timeout, ask again after a heartbeat,
+        // 1 to 2 s, so the first create after an election goes out within
+        // 2 s of it (a bound doubling after each miss let an election of a
+        // few seconds cost up to a whole API timeout more). Only after five
+        // misses in a row, longer than an election lasts, does the bound
+        // double (up to the API timeout), for a server that answers slowly.
+        // A create given up is deleted by the next one.
         let api_timeout = self.core.js.options().timeout;
-        let mut bound = (self.core.cfg.idle_heartbeat * 2)
-            .max(Duration::from_secs(1))
+        let mut bound = self
+            .core
+            .cfg
+            .idle_heartbeat
+            .clamp(Duration::from_secs(1), Duration::from_secs(2))
             .min(api_timeout);
+        let mut misses = 0u32;
         loop {
             if self.out.has_ended() {
                 return None;
             }
-            let r = match tokio::time::timeout(bound, self.create()).await {
-                Ok(r) => r,
-                Err(_) => {
-                    bound = (bound * 2).min(api_timeout);
-                    Err(Error::timeout("ordered consumer create"))
-                }
-            };
-            match r {
-                Ok(p) => return Some(p),
-                Err(e) if is_fatal(&e) => {
+            match tokio::time::timeout(bound, self.create()).await {
+                Ok(Ok(p)) => return Some(p),
+                Ok(Err(e)) if is_fatal(&e) => {
                     self.out.fail(self.sink.map_error(e));
                     return None;
                 }
-                Err(_) => {
-                    // Within a heartbeat: a new stream leader is served
-                    // within two of its election.
+                Ok(Err(_)) => {
+                    // Answered with an error (no responders, 10008 during
+                    // an election): wait a little, a heartbeat at most.
                     let cap = self.core.cfg.idle_heartbeat;
                     if !backoff.sleep_at_most(&self.out, cap).await {
                         return None;
+                    }
+                }
+                // Unanswered: the bound was the wait.
+                Err(_) => {
+                    misses += 1;
+                    if misses % 5 == 0 {
+                        bound = (bound * 2).min(api_timeout);
                     }
                 }
             }
@@ -400,9 +421,34 @@ impl<S: OrderedSink> Ordered<S> {
         )
     }
 
+    /// A subscription to the stream's leader-elected advisories, where the
+    /// API is this account's own (`$JS.API` or a domain's: an API imported
+    /// from another account has its advisories there). Optional: a user
+    /// not allowed `$JS.EVENT.>` still reads, healing after two missed
+    /// heartbeats instead.
+    fn leader_elections(&self) -> Option<Subscription> {
+        if !self.core.js.api_prefix().starts_with("$JS.") {
+            return None;
+        }
+        let subject = format!(
+            "$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.{}",
+            self.core.cfg.stream
+        );
+        self.core.js.client().subscribe_optional(&subject).ok()
+    }
+
     /// Runs until the flow ends; then deletes the consumer and hands back
     /// the core (its position, for a later run) and the sink.
-    async fn run(mut self, mut puller: Puller) -> (Core, S) {
+    ///
+    /// When the stream elects a leader, the consumer (one replica) may stop
+    /// without a word (seen after step-downs): rather than wait for two
+    /// missed heartbeats (10 s for a KV watch), it is recreated at once,
+    /// after the last message delivered. The puller tells an election
+    /// between messages only, so none is taken and dropped; one before the
+    /// first delivery is ignored (the stream's creation sends one, and
+    /// there is no position to resume from yet: heartbeats heal that case).
+    async fn run(mut self, puller: Puller) -> (Core, S) {
+        let mut puller = puller.watching_elections(self.leader_elections());
         let mut life = self.core.js.client().lifecycle();
         let idle_timeout = self.idle_timeout;
         let idle_after = move |from: Instant| idle_timeout.map(|t| from + t);
@@ -443,6 +489,7 @@ impl<S: OrderedSink> Ordered<S> {
                     }
                 }
                 PullEvent::Lost | PullEvent::ConsumerDeleted | PullEvent::NoResponders => false,
+                PullEvent::LeaderElected => self.core.last_stream_seq == 0,
                 PullEvent::Stopped => break,
                 PullEvent::Failed(e) => {
                     self.out.fail(e);
@@ -453,6 +500,7 @@ impl<S: OrderedSink> Ordered<S> {
                 break;
             }
             if !keep {
+                let elections = puller.take_elections();
                 drop(puller);
                 let healed = match idle_at {
                     None => self.recreate().await,
@@ -465,7 +513,14 @@ impl<S: OrderedSink> Ordered<S> {
                     },
                 };
                 match healed {
-                    Some(p) => puller = p,
+                    Some(p) => {
+                        // Elections told while the new consumer was being
+                        // created are behind it: not a reason to heal again.
+                        if let Some(e) = &elections {
+                            while let Some(Ok(Some(_))) = e.feed().try_recv() {}
+                        }
+                        puller = p.watching_elections(elections);
+                    }
                     None => break,
                 }
             }

@@ -166,6 +166,9 @@ pub(crate) enum PullEvent {
     Stopped,
     /// The client closed (or the inbox failed).
     Failed(Error),
+    /// The stream elected a leader (`Puller::watching_elections`): told
+    /// between two messages, never with one taken and not handed out.
+    LeaderElected,
 }
 
 /// How a puller sizes its requests.
@@ -234,6 +237,10 @@ pub(crate) struct Puller {
     stalled: bool,
     /// A stall happened since the last message was handed out.
     stalled_before_next: bool,
+    /// The stream's leader-elected advisories, for a flow that heals its
+    /// consumer when the stream's leadership moves (the ordered consumer);
+    /// dropped once refused (no permission) or ended.
+    elections: Option<Subscription>,
 }
 
 impl Puller {
@@ -261,7 +268,20 @@ impl Puller {
             active: false,
             stalled: false,
             stalled_before_next: false,
+            elections: None,
         })
+    }
+
+    /// Ends `next` with `LeaderElected` when `elections` (a subscription to
+    /// the stream's leader-elected advisory) receives one.
+    pub(crate) fn watching_elections(mut self, elections: Option<Subscription>) -> Puller {
+        self.elections = elections;
+        self
+    }
+
+    /// The subscription `watching_elections` gave, for the next puller.
+    pub(crate) fn take_elections(&mut self) -> Option<Subscription> {
+        self.elections.take()
     }
 
     /// Withdraws the requests' inbox at the server on the thread that stops
@@ -453,6 +473,13 @@ impl Puller {
                     self.hold_until = None;
                 }
                 _ = out.wait_for_room(wake_at.map_or(0, |w| w.0), wake_at.map_or(0, |w| w.1)), if wake_at.is_some() => {}
+                // Like the branches above, it wins only while no message is
+                // taken: a message received is handed out before it is seen.
+                elected = recv_advisory(self.elections.as_ref()), if self.elections.is_some() => match elected {
+                    Ok(Some(_)) => return PullEvent::LeaderElected,
+                    // Refused (no permission) or closed: heartbeats alone.
+                    _ => self.elections = None,
+                },
                 r = self.sub.feed().recv() => match r {
                     Ok(Some(m)) => {
                         self.active = true;
@@ -601,6 +628,13 @@ pub(crate) fn bad_request(desc: &str) -> Error {
             ErrorKind::JetStreamApi,
             format!("pull request failed: 400 {desc}"),
         )
+    }
+}
+
+async fn recv_advisory(sub: Option<&Subscription>) -> Result<Option<Message>> {
+    match sub {
+        Some(sub) => sub.feed().recv().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -883,8 +917,8 @@ async fn run_consume(
                 backoff.reset();
                 out.push(m);
             }
-            // The next round pulls again.
-            PullEvent::Lost => {}
+            // The next round pulls again (consume does not watch elections).
+            PullEvent::Lost | PullEvent::LeaderElected => {}
             PullEvent::ConsumerDeleted => {
                 out.fail(Error::new(
                     ErrorKind::ConsumerDeleted,

@@ -151,7 +151,8 @@ static natsio_options *moving_client_options_owned(const char *url, event_log *l
               natsio_options_set_max_reconnect_attempts(o, -1) == NATSIO_OK &&
               natsio_options_set_reconnect_wait(o, 50, 200) == NATSIO_OK &&
               natsio_options_set_reconnect_jitter(o, 10, 10) == NATSIO_OK &&
-              natsio_options_set_connect_timeout_ms(o, 1000) == NATSIO_OK;
+              natsio_options_set_connect_timeout_ms(o, 1000) == NATSIO_OK &&
+              natsio_options_set_name(o, "mover") == NATSIO_OK;
     if (ok && log)
         ok = natsio_options_set_event_callback(o, on_event, log, on_event_release) == NATSIO_OK;
     if (!ok) {
@@ -176,6 +177,7 @@ static natsio_client *connect_pinned(const nt_server *node) {
     if (natsio_options_new(&o) != NATSIO_OK) return NULL;
     natsio_options_set_url(o, nt_server_url(node));
     natsio_options_set_ignore_discovered_servers(o, true);
+    natsio_options_set_name(o, "watcher");
     natsio_client *c = connect_with(o);
     natsio_options_free(o);
     return c;

@@ -1657,3 +1657,59 @@ fn consume_delivers_every_message_in_order_across_many_pulls() {
         }
     }
 }
+
+/// A watch subscribes to its stream's leader-elected advisories to resume
+/// at once after a leader change; a user not allowed `$JS.EVENT.>` still
+/// watches, and that refused subscription is not reported as an error.
+#[test]
+fn a_watch_without_permission_for_advisories_works_and_reports_nothing() {
+    use natsio::kv::{WatchEvent, WatchOptions};
+    use natsio::Options;
+    use std::sync::{Arc, Mutex};
+    let s = TestServer::with_config(
+        r#"authorization { users = [ { user: w, password: w, permissions: {
+            publish: ">", subscribe: { allow: ">", deny: "$JS.EVENT.>" } } } ] }"#,
+    );
+    let reports = Arc::new(Mutex::new(Vec::new()));
+    let r2 = Arc::clone(&reports);
+    let c = Client::connect(Options {
+        servers: vec![s.url()],
+        user: Some("w".into()),
+        password: Some("w".into()),
+        error_callback: Some(Arc::new(move |ev: &natsio::ErrorEvent| {
+            r2.lock().unwrap().push(ev.error.detail().to_string());
+        })),
+        ..Options::default()
+    })
+    .unwrap();
+    let js = JetStream::new(&c, JetStreamOptions::default()).unwrap();
+    let kv = js
+        .create_key_value(r#"{"bucket":"QUIET"}"#, CreateAction::Create)
+        .wait()
+        .unwrap();
+    let w = kv.watch(&[], WatchOptions::default()).wait().unwrap();
+    let t = Some(Duration::from_secs(5));
+    assert!(matches!(
+        w.next(t).unwrap().expect("an item"),
+        WatchEvent::InitialDone(_)
+    ));
+    kv.put("k", b"v").wait().unwrap();
+    match w.next(t).unwrap().expect("an entry") {
+        WatchEvent::Entry(e) => assert_eq!((e.key.as_str(), e.revision), ("k", 1)),
+        other => panic!("{other:?}"),
+    }
+    // The server has answered everything sent, the refused SUB included.
+    c.flush(None).unwrap();
+    // A user's own subscription to a subject it may not take is reported.
+    let _own = c
+        .subscribe("$JS.EVENT.ADVISORY.>", None, SubOptions::default())
+        .unwrap();
+    c.flush(None).unwrap();
+    assert!(common::wait_until(Duration::from_secs(5), || !reports
+        .lock()
+        .unwrap()
+        .is_empty()));
+    let reports = reports.lock().unwrap();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert!(reports[0].contains("$JS.EVENT.ADVISORY.>"), "{reports:?}");
+}
