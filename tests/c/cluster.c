@@ -244,6 +244,12 @@ cluster *cluster_start_js(const char *extra) {
         nt_fail_at(__FILE__, __LINE__, "no JetStream meta leader within 30 s");
         return NULL;
     }
+    /* Every peer current in the meta group: an R3 create placed before that
+     * can be refused (a case once began with a failed KV create). */
+    if (!cluster_await_meta_current(cl, 30000)) {
+        nt_fail_at(__FILE__, __LINE__, "the meta group's peers were not all current within 30 s");
+        return NULL;
+    }
     return cl;
 }
 

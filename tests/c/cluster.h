@@ -40,7 +40,8 @@ bool cluster_start_node(cluster *cl, int i);
 cluster *cluster_start(const char *extra);
 
 /* As cluster_start, then waits until JetStream has a meta leader that
- * every node knows ($JS.API.INFO answers on each). */
+ * every node knows ($JS.API.INFO answers on each) and every peer is
+ * current in the meta group. */
 cluster *cluster_start_js(const char *extra);
 
 /* Waits until $JS.API.INFO answers without error on every running node
