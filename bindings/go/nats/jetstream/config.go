@@ -245,12 +245,23 @@ type PeerInfo struct {
 }
 
 type StreamInfo struct {
-	Config    StreamConfig `json:"config"`
-	Created   time.Time    `json:"created"`
-	State     StreamState  `json:"state"`
-	Domain    string       `json:"domain,omitempty"`
-	Cluster   *ClusterInfo `json:"cluster,omitempty"`
-	TimeStamp time.Time    `json:"ts"`
+	Config    StreamConfig        `json:"config"`
+	Created   time.Time           `json:"created"`
+	State     StreamState         `json:"state"`
+	Domain    string              `json:"domain,omitempty"`
+	Cluster   *ClusterInfo        `json:"cluster,omitempty"`
+	Mirror    *StreamSourceInfo   `json:"mirror,omitempty"`
+	Sources   []*StreamSourceInfo `json:"sources,omitempty"`
+	TimeStamp time.Time           `json:"ts"`
+}
+
+// StreamSourceInfo is the state of a mirror or source of a stream.
+type StreamSourceInfo struct {
+	Name              string                   `json:"name"`
+	Lag               uint64                   `json:"lag"`
+	Active            time.Duration            `json:"active"`
+	FilterSubject     string                   `json:"filter_subject"`
+	SubjectTransforms []SubjectTransformConfig `json:"subject_transforms"`
 }
 
 // ConsumerConfig is a consumer's configuration, with nats.go's field
