@@ -119,7 +119,11 @@ def run(binary, server_binary, tmp):
     server = Server(server_binary, tmp)
     try:
         env = dict(os.environ, NATS_URL=server.url())
-        p = subprocess.run([binary], env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+        try:
+            p = subprocess.run([binary], env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+        except subprocess.TimeoutExpired as e:
+            out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+            return "timeout (%d s)" % RUN_TIMEOUT, out, ""
         return p.returncode, p.stdout, p.stderr
     finally:
         server.stop()
@@ -154,9 +158,9 @@ def main():
             a, b = normalize(out_a), normalize(out_b)
             problems = []
             if rc_a != 0:
-                problems.append("nats.go run exited %d: %s" % (rc_a, err_a.strip()))
+                problems.append("nats.go run exited %s: %s" % (rc_a, err_a.strip()))
             if rc_b != 0:
-                problems.append("libnatsio run exited %d: %s" % (rc_b, err_b.strip()))
+                problems.append("libnatsio run exited %s: %s" % (rc_b, err_b.strip()))
             if not a:
                 problems.append("nats.go run printed nothing")
             if a != b:
