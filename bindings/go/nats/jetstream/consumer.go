@@ -110,6 +110,29 @@ func (js *jetStream) DeleteConsumer(ctx context.Context, stream, name string) er
 	return translate(js.inner.DeleteConsumer(ctx, stream, name))
 }
 
+// ConsumerPauseResponse is the server's answer to PauseConsumer and
+// ResumeConsumer.
+type ConsumerPauseResponse struct {
+	Paused         bool          `json:"paused"`
+	PauseUntil     time.Time     `json:"pause_until"`
+	PauseRemaining time.Duration `json:"pause_remaining,omitempty"`
+}
+
+func pauseResponse(r *natsio.ConsumerPauseResponse, err error) (*ConsumerPauseResponse, error) {
+	if err != nil {
+		return nil, translate(err)
+	}
+	return &ConsumerPauseResponse{Paused: r.Paused, PauseUntil: r.PauseUntil, PauseRemaining: r.PauseRemaining}, nil
+}
+
+func (js *jetStream) PauseConsumer(ctx context.Context, stream, consumer string, pauseUntil time.Time) (*ConsumerPauseResponse, error) {
+	return pauseResponse(js.inner.PauseConsumer(ctx, stream, consumer, pauseUntil))
+}
+
+func (js *jetStream) ResumeConsumer(ctx context.Context, stream, consumer string) (*ConsumerPauseResponse, error) {
+	return pauseResponse(js.inner.ResumeConsumer(ctx, stream, consumer))
+}
+
 func (c *pullConsumer) Info(ctx context.Context) (*ConsumerInfo, error) {
 	info, err := consumerInfo(c.js.inner.ConsumerInfo(ctx, c.stream, c.name))
 	if err == nil {

@@ -27,12 +27,16 @@ type JetStream interface {
 	ListStreams(ctx context.Context, opts ...StreamListOpt) StreamInfoLister
 	StreamNames(ctx context.Context, opts ...StreamListOpt) StreamNameLister
 
+	StreamNameBySubject(ctx context.Context, subject string) (string, error)
+
 	CreateOrUpdateConsumer(ctx context.Context, stream string, cfg ConsumerConfig) (Consumer, error)
 	CreateConsumer(ctx context.Context, stream string, cfg ConsumerConfig) (Consumer, error)
 	UpdateConsumer(ctx context.Context, stream string, cfg ConsumerConfig) (Consumer, error)
 	OrderedConsumer(ctx context.Context, stream string, cfg OrderedConsumerConfig) (Consumer, error)
 	Consumer(ctx context.Context, stream string, consumer string) (Consumer, error)
 	DeleteConsumer(ctx context.Context, stream string, consumer string) error
+	PauseConsumer(ctx context.Context, stream string, consumer string, pauseUntil time.Time) (*ConsumerPauseResponse, error)
+	ResumeConsumer(ctx context.Context, stream string, consumer string) (*ConsumerPauseResponse, error)
 
 	Publish(ctx context.Context, subject string, payload []byte, opts ...PublishOpt) (*PubAck, error)
 	PublishMsg(ctx context.Context, msg *nats.Msg, opts ...PublishOpt) (*PubAck, error)
@@ -229,6 +233,10 @@ func (l *lister[T]) Info() <-chan T { return l.ch }
 func (l *lister[T]) Name() <-chan T { return l.ch }
 func (l *lister[T]) Err() error     { return l.err }
 
+// Status and Error are the Key-Value and Object Store listers' names.
+func (l *lister[T]) Status() <-chan T { return l.ch }
+func (l *lister[T]) Error() error     { return l.err }
+
 func listSubject(opts []StreamListOpt) string {
 	var subject string
 	for _, o := range opts {
@@ -254,6 +262,19 @@ func (js *jetStream) ListStreams(ctx context.Context, opts ...StreamListOpt) Str
 func (js *jetStream) StreamNames(ctx context.Context, opts ...StreamListOpt) StreamNameLister {
 	names, err := js.inner.StreamNames(ctx, listSubject(opts))
 	return newLister(names, translate(err))
+}
+
+// StreamNameBySubject is the stream holding subject (ErrStreamNotFound when
+// none does).
+func (js *jetStream) StreamNameBySubject(ctx context.Context, subject string) (string, error) {
+	names, err := js.inner.StreamNames(ctx, subject)
+	if err != nil {
+		return "", translate(err)
+	}
+	if len(names) == 0 {
+		return "", ErrStreamNotFound
+	}
+	return names[0], nil
 }
 
 func (s *stream) Info(ctx context.Context, opts ...StreamInfoOpt) (*StreamInfo, error) {

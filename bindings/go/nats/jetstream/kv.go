@@ -16,6 +16,34 @@ type KeyValueManager interface {
 	UpdateKeyValue(ctx context.Context, cfg KeyValueConfig) (KeyValue, error)
 	CreateOrUpdateKeyValue(ctx context.Context, cfg KeyValueConfig) (KeyValue, error)
 	DeleteKeyValue(ctx context.Context, bucket string) error
+	KeyValueStoreNames(ctx context.Context) KeyValueNamesLister
+	KeyValueStores(ctx context.Context) KeyValueLister
+}
+
+// KeyValueNamesLister yields the buckets' names on Name, then Error.
+type KeyValueNamesLister interface {
+	Name() <-chan string
+	Error() error
+}
+
+// KeyValueLister yields the buckets' status on Status, then Error.
+type KeyValueLister interface {
+	Status() <-chan KeyValueStatus
+	Error() error
+}
+
+func (js *jetStream) KeyValueStoreNames(ctx context.Context) KeyValueNamesLister {
+	names, err := js.inner.KeyValueStoreNames(ctx)
+	return newLister(names, translate(err))
+}
+
+func (js *jetStream) KeyValueStores(ctx context.Context) KeyValueLister {
+	stores, err := js.inner.KeyValueStores(ctx)
+	out := make([]KeyValueStatus, len(stores))
+	for i, st := range stores {
+		out[i] = kvStatus{st}
+	}
+	return newLister(out, translate(err))
 }
 
 // KeyValueConfig is a bucket's configuration, with nats.go's field names.

@@ -15,6 +15,34 @@ type ObjectStoreManager interface {
 	UpdateObjectStore(ctx context.Context, cfg ObjectStoreConfig) (ObjectStore, error)
 	CreateOrUpdateObjectStore(ctx context.Context, cfg ObjectStoreConfig) (ObjectStore, error)
 	DeleteObjectStore(ctx context.Context, bucket string) error
+	ObjectStoreNames(ctx context.Context) ObjectStoreNamesLister
+	ObjectStores(ctx context.Context) ObjectStoresLister
+}
+
+// ObjectStoreNamesLister yields the buckets' names on Name, then Error.
+type ObjectStoreNamesLister interface {
+	Name() <-chan string
+	Error() error
+}
+
+// ObjectStoresLister yields the buckets' status on Status, then Error.
+type ObjectStoresLister interface {
+	Status() <-chan ObjectStoreStatus
+	Error() error
+}
+
+func (js *jetStream) ObjectStoreNames(ctx context.Context) ObjectStoreNamesLister {
+	names, err := js.inner.ObjectStoreNames(ctx)
+	return newLister(names, translate(err))
+}
+
+func (js *jetStream) ObjectStores(ctx context.Context) ObjectStoresLister {
+	stores, err := js.inner.ObjectStores(ctx)
+	out := make([]ObjectStoreStatus, len(stores))
+	for i, st := range stores {
+		out[i] = objStatus{st}
+	}
+	return newLister(out, translate(err))
 }
 
 // ObjectStoreConfig is a bucket's configuration, with nats.go's field names.
