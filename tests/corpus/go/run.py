@@ -2,7 +2,7 @@
 """Runs the Go corpus: each program here is written for nats.go; it is run
 once as written (nats.go from the module proxy, the version in go.mod) and
 once with only its import lines pointed at libnatsio's facade
-(bindings/go/nats and .../nats/jetstream), each run against a fresh
+(bindings/go/nats, .../nats/jetstream and .../nats/micro), each run against a fresh
 nats-server. The two outputs must match line for line; the lines between
 "--- unordered" and "--- end unordered" are sorted first (their order is
 not defined). Exit status 0 when every program matched, and the last line
@@ -29,6 +29,7 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 FACADE = "github.com/libnatsio/natsio/bindings/go"
 IMPORTS = [
     ('"github.com/nats-io/nats.go/jetstream"', '"%s/nats/jetstream"' % FACADE),
+    ('"github.com/nats-io/nats.go/micro"', '"%s/nats/micro"' % FACADE),
     ('"github.com/nats-io/nats.go"', '"%s/nats"' % FACADE),
 ]
 RUN_TIMEOUT = 120
