@@ -322,6 +322,24 @@ func (nc *Conn) HeadersSupported() bool {
 
 func (nc *Conn) MaxPayload() int64 { return nc.conn().MaxPayload() }
 
+// ForceReconnect drops the connection and reconnects.
+func (nc *Conn) ForceReconnect() error { return Translate(nc.conn().ForceReconnect()) }
+
+// AuthRequired and TLSRequired are what the server's INFO says.
+func (nc *Conn) AuthRequired() bool { return nc.infoFlag("auth_required") }
+func (nc *Conn) TLSRequired() bool  { return nc.infoFlag("tls_required") }
+
+func (nc *Conn) infoFlag(name string) bool {
+	info, ok := nc.serverInfo()
+	if !ok {
+		return false
+	}
+	var fields map[string]any
+	_ = json.Unmarshal(info.Raw, &fields)
+	flag, _ := fields[name].(bool)
+	return flag
+}
+
 func (nc *Conn) RTT() (time.Duration, error) {
 	d, err := nc.conn().RTT()
 	return d, Translate(err)

@@ -30,6 +30,7 @@ func main() {
 	fmt.Println("max payload:", nc.MaxPayload())
 	fmt.Println("inbox:", strings.HasPrefix(nc.NewRespInbox(), "_INBOX."), strings.HasPrefix(nats.NewInbox(), "_INBOX."))
 	fmt.Println("last error:", nc.LastError())
+	fmt.Println("auth required:", nc.AuthRequired(), "tls required:", nc.TLSRequired())
 	nc.Close()
 	<-closed
 	fmt.Println("status:", nc.Status(), nc.IsConnected(), nc.IsClosed())
