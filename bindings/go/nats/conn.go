@@ -64,7 +64,12 @@ type Conn struct {
 	inner   atomic.Pointer[natsio.Conn]
 	lastErr atomic.Pointer[error]
 	subs    sync.Map // sid -> *Subscription, for the error handler
+	// subscribes counts Subscribe calls: every subsSweep of them, the
+	// ended subscriptions (AutoUnsubscribe, Drain) leave subs.
+	subscribes atomic.Uint64
 }
+
+const subsSweep = 1024
 
 // Connect connects to url (several separated by commas) with opts.
 func Connect(url string, options ...Option) (*Conn, error) {

@@ -73,6 +73,14 @@ func (nc *Conn) subscribe(subj, queue string, cb MsgHandler) (*Subscription, err
 	s.inner = inner
 	close(s.ready)
 	nc.subs.Store(inner.SID(), s)
+	if nc.subscribes.Add(1)%subsSweep == 0 {
+		nc.subs.Range(func(sid, sub any) bool {
+			if sub.(*Subscription).inner.IsClosed() {
+				nc.subs.Delete(sid)
+			}
+			return true
+		})
+	}
 	return s, nil
 }
 
