@@ -15,6 +15,8 @@
 #      then scripts/test-install.sh: install into a prefix, use it from outside
 #   6. go test -race in bindings/go (cgo flags from $BUILD_DIR/pkgconfig),
 #      then scripts/test-install-go.sh: the module used from outside the tree
+#      then tests/corpus/go/run.py: nats.go programs run as written and with
+#      their imports pointed at the facade (bindings/go/nats), outputs compared
 #   7. npm test in bindings/node, then the nats.js corpus (tests/corpus/node:
 #      nats.js programs run as written and with natsio's imports, compared)
 #      then scripts/test-install-node.sh: npm pack, install outside the tree, use
@@ -364,12 +366,16 @@ STAGE="go test"
 step "Go binding: go vet, go test -race"
 GO_PC_DIR="$BUILD_DIR/pkgconfig"
 case "$GO_PC_DIR" in /*) ;; *) GO_PC_DIR="$ROOT/$GO_PC_DIR" ;; esac
-(
-    cd bindings/go
+# The cgo settings that build the Go binding against $BUILD_DIR (in a subshell).
+go_binding_env() {
     export CGO_ENABLED=1
     export PKG_CONFIG_PATH="$GO_PC_DIR${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
     pc_id="$(pkg-config --cflags --libs natsio-static natsio | cksum | cut -d ' ' -f 1)"
     export CGO_CPPFLAGS="-DNATSIO_PKG_CONFIG_ID=$pc_id${CGO_CPPFLAGS:+ $CGO_CPPFLAGS}"
+}
+(
+    cd bindings/go
+    go_binding_env
     go vet ./...
     go build -o /dev/null ./examples/pubsub
     go build -tags natsio_shared -o /dev/null ./examples/pubsub
@@ -392,6 +398,18 @@ step "$STAGE (scripts/test-install-go.sh)"
 BUILD_DIR="$BUILD_DIR" scripts/test-install-go.sh 2>&1 | tee "$LOG_DIR/install-go.log"
 count install-go "$(sed -nE 's/^go install checks passed: ([0-9]+)$/\1/p' "$LOG_DIR/install-go.log")"
 check_counts install-go
+
+# nats.go programs (tests/corpus/go), each built as written (nats.go from the
+# module proxy) and with only its imports pointed at the facade, run against
+# fresh nats-servers: the outputs must match. Counted: the programs that did.
+STAGE="go corpus"
+step "$STAGE (tests/corpus/go/run.py)"
+(
+    go_binding_env
+    python3 tests/corpus/go/run.py
+) 2>&1 | tee "$LOG_DIR/go-corpus.log"
+count go-corpus "$(sed -nE 's/^go corpus programs passed: ([0-9]+)$/\1/p' "$LOG_DIR/go-corpus.log")"
+check_counts go-corpus
 
 # --------------------------------------------------------------------------
 # Node binding (node --test via npm test). Counted: the runner's "pass N"
@@ -469,10 +487,13 @@ env -u SANITIZE_SUITES -u VALGRIND_TESTS -u GTEST_FILTER -u GOFLAGS BUILD_DIR="$
     NATSIO_SANITIZE_COUNTS="$SANITIZE_COUNTS" \
     bash -euo pipefail -c "$(grep '^scripts/sanitize.sh' <<<"$hardening")"
 # Each sanitized run ran exactly the cases of the same program in the
-# stages above: its floor is that program's (node: the sum over its files).
-node_total=0
+# stages above: its floor is that program's (node: the sum over its files; go: over
+# bindings/go's packages).
+node_total=0 go_total=0
 for key in "${FLOOR_KEYS[@]}"; do
     [[ "$key" == node-test/* ]] && node_total=$((node_total + FLOOR[$key]))
+    # bindings/go's packages (interop/ is a module of its own, not run there)
+    [[ "$key" == go-test/bindings/go || "$key" == go-test/bindings/go/nats* ]] && go_total=$((go_total + FLOOR[$key]))
 done
 while read -r label n; do
     tool="${label%%:*}"
@@ -480,7 +501,7 @@ while read -r label n; do
         *:test_*) program="${label#*:}" same="${FLOOR[ctest/$program]:-}" ;;
         asan:natsio_cpp_tests) program=cpp_binding same="${FLOOR[ctest/cpp_binding]:-}" ;;
         asan:node:--test) program=node same="$node_total" ;;
-        asan:go:test) program=go same="${FLOOR[go-test/bindings/go]:-}" ;;
+        asan:go:test) program=go same="$go_total" ;;
         *) program="${label#*:}" same="" ;; # no floor: check_counts says so
     esac
     key="sanitize/$tool/$program"

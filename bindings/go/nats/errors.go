@@ -1,0 +1,110 @@
+package nats
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	natsio "github.com/libnatsio/natsio/bindings/go"
+)
+
+// The errors nats.go returns, with its texts: programs compare them with
+// errors.Is and print them.
+var (
+	ErrConnectionClosed         = errors.New("nats: connection closed")
+	ErrConnectionDraining       = errors.New("nats: connection draining")
+	ErrDrainTimeout             = errors.New("nats: draining connection timed out")
+	ErrConnectionReconnecting   = errors.New("nats: connection reconnecting")
+	ErrSecureConnRequired       = errors.New("nats: secure connection required")
+	ErrSecureConnWanted         = errors.New("nats: secure connection not available")
+	ErrBadSubscription          = errors.New("nats: invalid subscription")
+	ErrTypeSubscription         = errors.New("nats: invalid subscription type")
+	ErrBadSubject               = errors.New("nats: invalid subject")
+	ErrBadQueueName             = errors.New("nats: invalid queue name")
+	ErrSlowConsumer             = errors.New("nats: slow consumer, messages dropped")
+	ErrTimeout                  = errors.New("nats: timeout")
+	ErrBadTimeout               = errors.New("nats: timeout invalid")
+	ErrAuthorization            = errors.New("nats: authorization violation")
+	ErrAuthExpired              = errors.New("nats: authentication expired")
+	ErrAuthRevoked              = errors.New("nats: authentication revoked")
+	ErrPermissionViolation      = errors.New("nats: permissions violation")
+	ErrNoServers                = errors.New("nats: no servers available for connection")
+	ErrMaxPayload               = errors.New("nats: maximum payload exceeded")
+	ErrMaxMessages              = errors.New("nats: maximum messages delivered")
+	ErrSyncSubRequired          = errors.New("nats: illegal call on an async subscription")
+	ErrReconnectBufExceeded     = errors.New("nats: outbound buffer limit exceeded")
+	ErrInvalidConnection        = errors.New("nats: invalid connection")
+	ErrInvalidMsg               = errors.New("nats: invalid message or message nil")
+	ErrInvalidArg               = errors.New("nats: invalid argument")
+	ErrInvalidContext           = errors.New("nats: invalid context")
+	ErrStaleConnection          = errors.New("nats: stale connection")
+	ErrMsgNotBound              = errors.New("nats: message is not bound to subscription/connection")
+	ErrMsgNoReply               = errors.New("nats: message does not have a reply")
+	ErrDisconnected             = errors.New("nats: server is disconnected")
+	ErrBadHeaderMsg             = errors.New("nats: message could not decode headers")
+	ErrNoResponders             = errors.New("nats: no responders available for request")
+	ErrMaxSubscriptionsExceeded = errors.New("nats: server maximum subscriptions exceeded")
+	ErrTLS                      = errors.New("nats: tls error")
+)
+
+// errorPairs maps the binding's sentinels to nats.go's, most specific
+// first: the first the binding's error matches is the one returned.
+var errorPairs = []struct{ from, to error }{
+	{natsio.ErrNoResponders, ErrNoResponders},
+	{natsio.ErrDrainTimeout, ErrDrainTimeout},
+	{natsio.ErrTimeout, ErrTimeout},
+	{natsio.ErrNoServers, ErrNoServers},
+	{natsio.ErrConnectionClosed, ErrConnectionClosed},
+	{natsio.ErrBadSubject, ErrBadSubject},
+	{natsio.ErrBadQueueName, ErrBadQueueName},
+	{natsio.ErrMaxPayload, ErrMaxPayload},
+	{natsio.ErrSlowConsumer, ErrSlowConsumer},
+	{natsio.ErrAuthExpired, ErrAuthExpired},
+	{natsio.ErrAuthorization, ErrAuthorization},
+	{natsio.ErrPermissions, ErrPermissionViolation},
+	{natsio.ErrStaleConnection, ErrStaleConnection},
+	{natsio.ErrMaxSubscriptions, ErrMaxSubscriptionsExceeded},
+	{natsio.ErrReconnectBufExceeded, ErrReconnectBufExceeded},
+	{natsio.ErrNoReplySubject, ErrMsgNoReply},
+	{natsio.ErrSubscriptionClosed, ErrBadSubscription},
+	{natsio.ErrBadHeaders, ErrBadHeaderMsg},
+	{natsio.ErrInvalidArgument, ErrInvalidArg},
+}
+
+// Translate turns an error of the binding into the error nats.go returns
+// in its place (its sentinel, with its text), so a program comparing or
+// printing errors sees what it saw with nats.go. A context's own error is
+// returned as it is, as nats.go's *WithContext calls do; an error with no
+// nats.go counterpart keeps its cause (errors.Is still matches the
+// binding's sentinels) and reads "nats: ..." instead of "natsio: ...".
+// The jetstream package uses it for the errors it does not map itself.
+func Translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, p := range errorPairs {
+		if errors.Is(err, p.from) {
+			return p.to
+		}
+	}
+	if errors.Is(err, context.Canceled) {
+		return context.Canceled
+	}
+	return &renamedError{err}
+}
+
+// contextError is what a *WithContext call returns: the context's error
+// once ctx has ended (nats.go returns ctx.Err() then), else Translate(err).
+func contextError(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return Translate(err)
+}
+
+type renamedError struct{ err error }
+
+func (e *renamedError) Error() string {
+	return "nats: " + strings.TrimPrefix(e.err.Error(), "natsio: ")
+}
+func (e *renamedError) Unwrap() error { return e.err }

@@ -1,0 +1,86 @@
+package jetstream
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+
+	natsio "github.com/libnatsio/natsio/bindings/go"
+	"github.com/libnatsio/natsio/bindings/go/nats"
+)
+
+// The sentinels match by API error code through wrapping, as nats.go's do,
+// and print nats.go's texts.
+func TestErrorsIs(t *testing.T) {
+	refused := fmt.Errorf("nats: %w", &APIError{Code: 404, ErrorCode: JSErrCodeStreamNotFound, Description: "stream not found"})
+	if !errors.Is(refused, ErrStreamNotFound) || errors.Is(refused, ErrConsumerNotFound) {
+		t.Errorf("code matching: %v", refused)
+	}
+	if ErrStreamNotFound.Error() != "nats: API error: code=404 err_code=10059 description=stream not found" {
+		t.Errorf("text: %q", ErrStreamNotFound.Error())
+	}
+	if ErrKeyNotFound.Error() != "nats: key not found" || ErrNoObjectsFound.Error() != "nats: no objects found" {
+		t.Errorf("texts: %q %q", ErrKeyNotFound, ErrNoObjectsFound)
+	}
+	if ErrKeyExists.Error() != "nats: key exists" || ErrKeyExists.APIError().ErrorCode != JSErrCodeStreamWrongLastSequence {
+		t.Errorf("ErrKeyExists: %q", ErrKeyExists)
+	}
+	var apiErr *APIError
+	if !errors.As(refused, &apiErr) || apiErr.Code != 404 {
+		t.Errorf("errors.As: %v", apiErr)
+	}
+}
+
+// The binding's sentinels become this package's; the core ones the nats
+// package's.
+func TestTranslate(t *testing.T) {
+	for _, p := range errorPairs {
+		if got := translate(p.from); got != p.to {
+			t.Errorf("translate(%v) = %v, want %v", p.from, got, p.to)
+		}
+	}
+	if got := translate(natsio.ErrTimeout); got != nats.ErrTimeout {
+		t.Errorf("timeout: %v", got)
+	}
+	if translate(nil) != nil {
+		t.Error("translate(nil) is not nil")
+	}
+}
+
+// The enums print as nats.go prints them and travel as the server's names.
+func TestEnums(t *testing.T) {
+	texts := []struct {
+		got, want string
+	}{
+		{LimitsPolicy.String(), "Limits"}, {WorkQueuePolicy.String(), "WorkQueue"},
+		{DiscardNew.String(), "DiscardNew"}, {FileStorage.String(), "File"}, {MemoryStorage.String(), "Memory"},
+		{S2Compression.String(), "S2"}, {AckExplicitPolicy.String(), "AckExplicit"}, {AckNonePolicy.String(), "AckNone"},
+		{DeliverLastPerSubjectPolicy.String(), "last_per_subject"}, {ReplayOriginalPolicy.String(), "original"},
+		{StorageType(7).String(), "Unknown Storage Type"},
+	}
+	for _, tt := range texts {
+		if tt.got != tt.want {
+			t.Errorf("%q, want %q", tt.got, tt.want)
+		}
+	}
+	b, err := json.Marshal(ConsumerConfig{Durable: "d", PriorityPolicy: PriorityPolicyPinned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wire map[string]any
+	json.Unmarshal(b, &wire)
+	if wire["ack_policy"] != "explicit" || wire["deliver_policy"] != "all" || wire["priority_policy"] != "pinned_client" {
+		t.Errorf("consumer config JSON: %s", b)
+	}
+	var cfg StreamConfig
+	if err := json.Unmarshal([]byte(`{"name":"S","retention":"workqueue","storage":"memory","discard":"new"}`), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Retention != WorkQueuePolicy || cfg.Storage != MemoryStorage || cfg.Discard != DiscardNew {
+		t.Errorf("stream config from JSON: %+v", cfg)
+	}
+	if err := json.Unmarshal([]byte(`{"storage":"tape"}`), &cfg); err == nil {
+		t.Error("an unknown storage was accepted")
+	}
+}

@@ -1,0 +1,498 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	natsio "github.com/libnatsio/natsio/bindings/go"
+)
+
+// KeyValueManager creates, binds and deletes Key-Value buckets.
+type KeyValueManager interface {
+	KeyValue(ctx context.Context, bucket string) (KeyValue, error)
+	CreateKeyValue(ctx context.Context, cfg KeyValueConfig) (KeyValue, error)
+	UpdateKeyValue(ctx context.Context, cfg KeyValueConfig) (KeyValue, error)
+	CreateOrUpdateKeyValue(ctx context.Context, cfg KeyValueConfig) (KeyValue, error)
+	DeleteKeyValue(ctx context.Context, bucket string) error
+	KeyValueStoreNames(ctx context.Context) KeyValueNamesLister
+	KeyValueStores(ctx context.Context) KeyValueLister
+}
+
+// KeyValueNamesLister yields the buckets' names on Name, then Error.
+type KeyValueNamesLister interface {
+	Name() <-chan string
+	Error() error
+}
+
+// KeyValueLister yields the buckets' status on Status, then Error.
+type KeyValueLister interface {
+	Status() <-chan KeyValueStatus
+	Error() error
+}
+
+func (js *jetStream) KeyValueStoreNames(ctx context.Context) KeyValueNamesLister {
+	names, err := js.inner.KeyValueStoreNames(ctx)
+	return newLister(names, translate(err))
+}
+
+func (js *jetStream) KeyValueStores(ctx context.Context) KeyValueLister {
+	stores, err := js.inner.KeyValueStores(ctx)
+	out := make([]KeyValueStatus, len(stores))
+	for i, st := range stores {
+		out[i] = kvStatus{st}
+	}
+	return newLister(out, translate(err))
+}
+
+// KeyValueConfig is a bucket's configuration, with nats.go's field names.
+type KeyValueConfig struct {
+	Bucket         string            `json:"bucket"`
+	Description    string            `json:"description,omitempty"`
+	MaxValueSize   int32             `json:"max_value_size,omitempty"`
+	History        uint8             `json:"history,omitempty"`
+	TTL            time.Duration     `json:"ttl,omitempty"`
+	MaxBytes       int64             `json:"max_bytes,omitempty"`
+	Storage        StorageType       `json:"storage,omitempty"`
+	Replicas       int               `json:"num_replicas,omitempty"`
+	Placement      *Placement        `json:"placement,omitempty"`
+	RePublish      *RePublish        `json:"republish,omitempty"`
+	Compression    bool              `json:"compression,omitempty"`
+	LimitMarkerTTL time.Duration     `json:"limit_marker_ttl,omitempty"`
+	Metadata       map[string]string `json:"metadata,omitempty"`
+}
+
+func (c KeyValueConfig) binding() natsio.KeyValueConfig {
+	out := natsio.KeyValueConfig{
+		Bucket: c.Bucket, Description: c.Description, History: c.History, TTL: c.TTL,
+		MaxValueSize: c.MaxValueSize, MaxBytes: c.MaxBytes, Storage: natsio.StorageType(storageEnum.wire[c.Storage]),
+		Replicas: c.Replicas, Compression: c.Compression, LimitMarkerTTL: c.LimitMarkerTTL, Metadata: c.Metadata,
+	}
+	if c.Placement != nil || c.RePublish != nil {
+		out.Extra = map[string]any{}
+		if c.Placement != nil {
+			out.Extra["placement"] = c.Placement
+		}
+		if c.RePublish != nil {
+			out.Extra["republish"] = c.RePublish
+		}
+	}
+	return out
+}
+
+type KeyValueOp uint8
+
+const (
+	KeyValuePut KeyValueOp = iota
+	KeyValueDelete
+	KeyValuePurge
+)
+
+func (op KeyValueOp) String() string {
+	switch op {
+	case KeyValuePut:
+		return "KeyValuePutOp"
+	case KeyValueDelete:
+		return "KeyValueDeleteOp"
+	case KeyValuePurge:
+		return "KeyValuePurgeOp"
+	}
+	return "Unknown Operation"
+}
+
+// KeyValueEntry is one revision of a key.
+type KeyValueEntry interface {
+	Bucket() string
+	Key() string
+	Value() []byte
+	Revision() uint64
+	Created() time.Time
+	Delta() uint64
+	Operation() KeyValueOp
+}
+
+type kvEntry struct{ e *natsio.KeyValueEntry }
+
+func (e kvEntry) Bucket() string     { return e.e.Bucket }
+func (e kvEntry) Key() string        { return e.e.Key }
+func (e kvEntry) Value() []byte      { return e.e.Value }
+func (e kvEntry) Revision() uint64   { return e.e.Revision }
+func (e kvEntry) Created() time.Time { return e.e.Created }
+func (e kvEntry) Delta() uint64      { return e.e.Delta }
+func (e kvEntry) Operation() KeyValueOp {
+	switch e.e.Operation {
+	case natsio.KeyValueDelete:
+		return KeyValueDelete
+	case natsio.KeyValuePurge:
+		return KeyValuePurge
+	}
+	return KeyValuePut
+}
+
+// KeyValueStatus is a bucket's state.
+type KeyValueStatus interface {
+	Bucket() string
+	Values() uint64
+	History() int64
+	TTL() time.Duration
+	BackingStore() string
+	Bytes() uint64
+	IsCompressed() bool
+	LimitMarkerTTL() time.Duration
+	Metadata() map[string]string
+}
+
+type kvStatus struct{ s *natsio.KeyValueStatus }
+
+func (s kvStatus) Bucket() string                { return s.s.Bucket }
+func (s kvStatus) Values() uint64                { return s.s.Values }
+func (s kvStatus) History() int64                { return s.s.History }
+func (s kvStatus) TTL() time.Duration            { return s.s.TTL }
+func (s kvStatus) BackingStore() string          { return "JetStream" }
+func (s kvStatus) Bytes() uint64                 { return s.s.Bytes }
+func (s kvStatus) IsCompressed() bool            { return s.s.IsCompressed }
+func (s kvStatus) LimitMarkerTTL() time.Duration { return s.s.LimitMarkerTTL }
+func (s kvStatus) Metadata() map[string]string   { return s.s.Metadata }
+
+// KeyWatcher is a running watch: entries on Updates (a nil entry marks the
+// end of the initial values), until Stop.
+type KeyWatcher interface {
+	Updates() <-chan KeyValueEntry
+	Stop() error
+}
+
+// KeyLister is a running listing of keys.
+type KeyLister interface {
+	Keys() <-chan string
+	Stop() error
+}
+
+// KVCreateOpt configures Create.
+type KVCreateOpt func(*[]natsio.KVCreateOpt) error
+
+// KeyTTL makes the created revision expire after ttl.
+func KeyTTL(ttl time.Duration) KVCreateOpt {
+	return func(o *[]natsio.KVCreateOpt) error { *o = append(*o, natsio.KeyTTL(ttl)); return nil }
+}
+
+// KVDeleteOpt configures Delete and Purge.
+type KVDeleteOpt func(*[]natsio.KVDeleteOpt) error
+
+func LastRevision(revision uint64) KVDeleteOpt {
+	return func(o *[]natsio.KVDeleteOpt) error { *o = append(*o, natsio.LastRevision(revision)); return nil }
+}
+
+func PurgeTTL(ttl time.Duration) KVDeleteOpt {
+	return func(o *[]natsio.KVDeleteOpt) error { *o = append(*o, natsio.PurgeTTL(ttl)); return nil }
+}
+
+// KVPurgeOpt configures PurgeDeletes.
+type KVPurgeOpt func(*[]natsio.KVPurgeOpt) error
+
+func DeleteMarkersOlderThan(d time.Duration) KVPurgeOpt {
+	return func(o *[]natsio.KVPurgeOpt) error { *o = append(*o, natsio.DeleteMarkersOlderThan(d)); return nil }
+}
+
+// WatchOpt configures a watch (Key-Value and Object Store) and Keys.
+type WatchOpt func(*watchConfig) error
+
+type watchConfig struct {
+	opts        []natsio.WatchOpt
+	updatesOnly bool
+}
+
+func watchOpt(o natsio.WatchOpt) WatchOpt {
+	return func(c *watchConfig) error { c.opts = append(c.opts, o); return nil }
+}
+
+func IncludeHistory() WatchOpt { return watchOpt(natsio.IncludeHistory()) }
+func IgnoreDeletes() WatchOpt  { return watchOpt(natsio.IgnoreDeletes()) }
+func MetaOnly() WatchOpt       { return watchOpt(natsio.MetaOnly()) }
+func ResumeFromRevision(revision uint64) WatchOpt {
+	return watchOpt(natsio.ResumeFromRevision(revision))
+}
+
+// UpdatesOnly watches only the changes made from now on.
+func UpdatesOnly() WatchOpt {
+	return func(c *watchConfig) error {
+		c.opts, c.updatesOnly = append(c.opts, natsio.UpdatesOnly()), true
+		return nil
+	}
+}
+
+func watchOptions(opts []WatchOpt) (watchConfig, error) {
+	var cfg watchConfig
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+type kv struct{ inner *natsio.KeyValue }
+
+func (js *jetStream) KeyValue(ctx context.Context, bucket string) (KeyValue, error) {
+	return bindKV(js.inner.KeyValue(ctx, bucket))
+}
+
+func (js *jetStream) CreateKeyValue(ctx context.Context, cfg KeyValueConfig) (KeyValue, error) {
+	return bindKV(js.inner.CreateKeyValue(ctx, cfg.binding()))
+}
+
+func (js *jetStream) UpdateKeyValue(ctx context.Context, cfg KeyValueConfig) (KeyValue, error) {
+	return bindKV(js.inner.UpdateKeyValue(ctx, cfg.binding()))
+}
+
+func (js *jetStream) CreateOrUpdateKeyValue(ctx context.Context, cfg KeyValueConfig) (KeyValue, error) {
+	return bindKV(js.inner.CreateOrUpdateKeyValue(ctx, cfg.binding()))
+}
+
+func (js *jetStream) DeleteKeyValue(ctx context.Context, bucket string) error {
+	return translate(js.inner.DeleteKeyValue(ctx, bucket))
+}
+
+func bindKV(inner *natsio.KeyValue, err error) (KeyValue, error) {
+	if err != nil {
+		return nil, translate(err)
+	}
+	return &kv{inner}, nil
+}
+
+// KeyValue is a bound bucket.
+type KeyValue interface {
+	Get(ctx context.Context, key string) (KeyValueEntry, error)
+	GetRevision(ctx context.Context, key string, revision uint64) (KeyValueEntry, error)
+	Put(ctx context.Context, key string, value []byte) (uint64, error)
+	PutString(ctx context.Context, key string, value string) (uint64, error)
+	Create(ctx context.Context, key string, value []byte, opts ...KVCreateOpt) (uint64, error)
+	Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error)
+	Delete(ctx context.Context, key string, opts ...KVDeleteOpt) error
+	Purge(ctx context.Context, key string, opts ...KVDeleteOpt) error
+	Watch(ctx context.Context, keys string, opts ...WatchOpt) (KeyWatcher, error)
+	WatchAll(ctx context.Context, opts ...WatchOpt) (KeyWatcher, error)
+	WatchFiltered(ctx context.Context, keys []string, opts ...WatchOpt) (KeyWatcher, error)
+	Keys(ctx context.Context, opts ...WatchOpt) ([]string, error)
+	ListKeys(ctx context.Context, opts ...WatchOpt) (KeyLister, error)
+	ListKeysFiltered(ctx context.Context, filters ...string) (KeyLister, error)
+	History(ctx context.Context, key string, opts ...WatchOpt) ([]KeyValueEntry, error)
+	Bucket() string
+	PurgeDeletes(ctx context.Context, opts ...KVPurgeOpt) error
+	Status(ctx context.Context) (KeyValueStatus, error)
+}
+
+func entry(e *natsio.KeyValueEntry, err error) (KeyValueEntry, error) {
+	if err != nil {
+		return nil, translate(err)
+	}
+	return kvEntry{e}, nil
+}
+
+func (k *kv) Bucket() string { return k.inner.Bucket() }
+
+func (k *kv) Get(ctx context.Context, key string) (KeyValueEntry, error) {
+	return entry(k.inner.Get(ctx, key))
+}
+
+func (k *kv) GetRevision(ctx context.Context, key string, revision uint64) (KeyValueEntry, error) {
+	return entry(k.inner.GetRevision(ctx, key, revision))
+}
+
+func (k *kv) Put(ctx context.Context, key string, value []byte) (uint64, error) {
+	rev, err := k.inner.Put(ctx, key, value)
+	return rev, translate(err)
+}
+
+func (k *kv) PutString(ctx context.Context, key string, value string) (uint64, error) {
+	return k.Put(ctx, key, []byte(value))
+}
+
+func (k *kv) Create(ctx context.Context, key string, value []byte, opts ...KVCreateOpt) (uint64, error) {
+	var createOpts []natsio.KVCreateOpt
+	for _, o := range opts {
+		if err := o(&createOpts); err != nil {
+			return 0, err
+		}
+	}
+	rev, err := k.inner.Create(ctx, key, value, createOpts...)
+	var e *natsio.Error
+	if errors.As(err, &e) && errors.Is(err, natsio.ErrKeyExists) {
+		// nats.go's Create reports the refused publish, naming the key's
+		// live revision, and adds "key exists".
+		refusal := &APIError{Code: 400, ErrorCode: JSErrCodeStreamWrongLastSequence,
+			Description: fmt.Sprintf("wrong last sequence: %d", e.Revision)}
+		return 0, fmt.Errorf("nats: %w: key exists", refusal)
+	}
+	return rev, translate(err)
+}
+
+func (k *kv) Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error) {
+	rev, err := k.inner.Update(ctx, key, value, revision)
+	return rev, revisionMismatch(err)
+}
+
+// revisionMismatch is the error of a write that expected another
+// revision: nats.go adds ErrKeyRevisionMismatch to the refused publish.
+func revisionMismatch(err error) error {
+	err = publishError(err)
+	var apiErr *APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == JSErrCodeStreamWrongLastSequence {
+		return fmt.Errorf("%w: %w", err, ErrKeyRevisionMismatch)
+	}
+	return err
+}
+
+func deleteOptions(opts []KVDeleteOpt) ([]natsio.KVDeleteOpt, error) {
+	var out []natsio.KVDeleteOpt
+	for _, o := range opts {
+		if err := o(&out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (k *kv) Delete(ctx context.Context, key string, opts ...KVDeleteOpt) error {
+	o, err := deleteOptions(opts)
+	if err != nil {
+		return err
+	}
+	return revisionMismatch(k.inner.Delete(ctx, key, o...))
+}
+
+func (k *kv) Purge(ctx context.Context, key string, opts ...KVDeleteOpt) error {
+	o, err := deleteOptions(opts)
+	if err != nil {
+		return err
+	}
+	return revisionMismatch(k.inner.Purge(ctx, key, o...))
+}
+
+func (k *kv) PurgeDeletes(ctx context.Context, opts ...KVPurgeOpt) error {
+	var purgeOpts []natsio.KVPurgeOpt
+	for _, o := range opts {
+		if err := o(&purgeOpts); err != nil {
+			return err
+		}
+	}
+	_, err := k.inner.PurgeDeletes(ctx, purgeOpts...)
+	return translate(err)
+}
+
+func (k *kv) Status(ctx context.Context) (KeyValueStatus, error) {
+	st, err := k.inner.Status(ctx)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return kvStatus{st}, nil
+}
+
+// Keys lists the keys holding a value: ErrNoKeysFound when there are none,
+// as nats.go.
+func (k *kv) Keys(ctx context.Context, opts ...WatchOpt) ([]string, error) {
+	keys, err := k.inner.Keys(ctx)
+	if err != nil {
+		return nil, translate(err)
+	}
+	if len(keys) == 0 {
+		return nil, ErrNoKeysFound
+	}
+	return keys, nil
+}
+
+type keyLister struct{ inner *natsio.KeyLister }
+
+func (l keyLister) Keys() <-chan string { return l.inner.Keys() }
+func (l keyLister) Stop() error         { return translate(l.inner.Stop()) }
+
+func (k *kv) ListKeys(ctx context.Context, opts ...WatchOpt) (KeyLister, error) {
+	cfg, err := watchOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	l, err := k.inner.ListKeys(ctx, cfg.opts...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return keyLister{l}, nil
+}
+
+func (k *kv) ListKeysFiltered(ctx context.Context, filters ...string) (KeyLister, error) {
+	l, err := k.inner.ListKeysFiltered(ctx, filters...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return keyLister{l}, nil
+}
+
+func (k *kv) History(ctx context.Context, key string, opts ...WatchOpt) ([]KeyValueEntry, error) {
+	history, err := k.inner.History(ctx, key)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]KeyValueEntry, len(history))
+	for i := range history {
+		out[i] = kvEntry{&history[i]}
+	}
+	return out, nil
+}
+
+type keyWatcher struct {
+	inner   *natsio.KeyWatcher
+	updates chan KeyValueEntry
+}
+
+func (w *keyWatcher) Updates() <-chan KeyValueEntry { return w.updates }
+func (w *keyWatcher) Stop() error                   { w.inner.Stop(); return nil }
+
+func watchKV(ctx context.Context, opts []WatchOpt, start func(context.Context, ...natsio.WatchOpt) (*natsio.KeyWatcher, error)) (KeyWatcher, error) {
+	cfg, err := watchOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	inner, err := start(ctx, cfg.opts...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	w := &keyWatcher{inner: inner, updates: make(chan KeyValueEntry, 256)}
+	stopWithContext(ctx, inner.Stop)
+	go func() {
+		defer close(w.updates)
+		for e := range inner.Updates() {
+			switch {
+			case e != nil:
+				w.updates <- kvEntry{e}
+			// nats.go sends no end-of-initial-values marker to an
+			// UpdatesOnly watch.
+			case !cfg.updatesOnly:
+				w.updates <- nil
+			}
+		}
+	}()
+	return w, nil
+}
+
+func (k *kv) Watch(ctx context.Context, keys string, opts ...WatchOpt) (KeyWatcher, error) {
+	return watchKV(ctx, opts, func(ctx context.Context, o ...natsio.WatchOpt) (*natsio.KeyWatcher, error) {
+		return k.inner.Watch(ctx, keys, o...)
+	})
+}
+
+func (k *kv) WatchAll(ctx context.Context, opts ...WatchOpt) (KeyWatcher, error) {
+	return watchKV(ctx, opts, k.inner.WatchAll)
+}
+
+func (k *kv) WatchFiltered(ctx context.Context, keys []string, opts ...WatchOpt) (KeyWatcher, error) {
+	return watchKV(ctx, opts, func(ctx context.Context, o ...natsio.WatchOpt) (*natsio.KeyWatcher, error) {
+		return k.inner.WatchFiltered(ctx, keys, o...)
+	})
+}
+
+// stopWithContext stops a watch when ctx ends, as nats.go's watches do.
+func stopWithContext(ctx context.Context, stop func()) {
+	if ctx.Done() == nil {
+		return
+	}
+	context.AfterFunc(ctx, stop)
+}

@@ -1,0 +1,348 @@
+package jetstream
+
+import (
+	"context"
+	"io"
+	"time"
+
+	natsio "github.com/libnatsio/natsio/bindings/go"
+)
+
+// ObjectStoreManager creates, binds and deletes Object Store buckets.
+type ObjectStoreManager interface {
+	ObjectStore(ctx context.Context, bucket string) (ObjectStore, error)
+	CreateObjectStore(ctx context.Context, cfg ObjectStoreConfig) (ObjectStore, error)
+	UpdateObjectStore(ctx context.Context, cfg ObjectStoreConfig) (ObjectStore, error)
+	CreateOrUpdateObjectStore(ctx context.Context, cfg ObjectStoreConfig) (ObjectStore, error)
+	DeleteObjectStore(ctx context.Context, bucket string) error
+	ObjectStoreNames(ctx context.Context) ObjectStoreNamesLister
+	ObjectStores(ctx context.Context) ObjectStoresLister
+}
+
+// ObjectStoreNamesLister yields the buckets' names on Name, then Error.
+type ObjectStoreNamesLister interface {
+	Name() <-chan string
+	Error() error
+}
+
+// ObjectStoresLister yields the buckets' status on Status, then Error.
+type ObjectStoresLister interface {
+	Status() <-chan ObjectStoreStatus
+	Error() error
+}
+
+func (js *jetStream) ObjectStoreNames(ctx context.Context) ObjectStoreNamesLister {
+	names, err := js.inner.ObjectStoreNames(ctx)
+	return newLister(names, translate(err))
+}
+
+func (js *jetStream) ObjectStores(ctx context.Context) ObjectStoresLister {
+	stores, err := js.inner.ObjectStores(ctx)
+	out := make([]ObjectStoreStatus, len(stores))
+	for i, st := range stores {
+		out[i] = objStatus{st}
+	}
+	return newLister(out, translate(err))
+}
+
+// ObjectStoreConfig is a bucket's configuration, with nats.go's field names.
+type ObjectStoreConfig struct {
+	Bucket      string            `json:"bucket"`
+	Description string            `json:"description,omitempty"`
+	TTL         time.Duration     `json:"max_age,omitempty"`
+	MaxBytes    int64             `json:"max_bytes,omitempty"`
+	Storage     StorageType       `json:"storage,omitempty"`
+	Replicas    int               `json:"num_replicas,omitempty"`
+	Placement   *Placement        `json:"placement,omitempty"`
+	Compression bool              `json:"compression,omitempty"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+}
+
+func (c ObjectStoreConfig) binding() natsio.ObjectStoreConfig {
+	out := natsio.ObjectStoreConfig{
+		Bucket: c.Bucket, Description: c.Description, TTL: c.TTL, MaxBytes: c.MaxBytes,
+		Storage: natsio.StorageType(storageEnum.wire[c.Storage]), Replicas: c.Replicas,
+		Compression: c.Compression, Metadata: c.Metadata,
+	}
+	if c.Placement != nil {
+		out.Placement = &natsio.Placement{Cluster: c.Placement.Cluster, Tags: c.Placement.Tags}
+	}
+	return out
+}
+
+// The object types are the binding's: they have nats.go's fields.
+type (
+	ObjectMeta        = natsio.ObjectMeta
+	ObjectMetaOptions = natsio.ObjectMetaOptions
+	ObjectLink        = natsio.ObjectLink
+	ObjectInfo        = natsio.ObjectInfo
+)
+
+// ObjectStore is a bound bucket.
+type ObjectStore interface {
+	Put(ctx context.Context, obj ObjectMeta, reader io.Reader) (*ObjectInfo, error)
+	PutBytes(ctx context.Context, name string, data []byte) (*ObjectInfo, error)
+	PutString(ctx context.Context, name string, data string) (*ObjectInfo, error)
+	Get(ctx context.Context, name string, opts ...GetObjectOpt) (ObjectResult, error)
+	GetBytes(ctx context.Context, name string, opts ...GetObjectOpt) ([]byte, error)
+	GetString(ctx context.Context, name string, opts ...GetObjectOpt) (string, error)
+	GetInfo(ctx context.Context, name string, opts ...GetObjectInfoOpt) (*ObjectInfo, error)
+	UpdateMeta(ctx context.Context, name string, meta ObjectMeta) error
+	Delete(ctx context.Context, name string) error
+	AddLink(ctx context.Context, name string, obj *ObjectInfo) (*ObjectInfo, error)
+	AddBucketLink(ctx context.Context, name string, bucket ObjectStore) (*ObjectInfo, error)
+	Seal(ctx context.Context) error
+	Watch(ctx context.Context, opts ...WatchOpt) (ObjectWatcher, error)
+	List(ctx context.Context, opts ...ListObjectsOpt) ([]*ObjectInfo, error)
+	Status(ctx context.Context) (ObjectStoreStatus, error)
+}
+
+// ObjectResult reads an object's content.
+type ObjectResult interface {
+	io.ReadCloser
+	Info() (*ObjectInfo, error)
+	Error() error
+}
+
+// ObjectWatcher is a running watch: infos on Updates (a nil info marks the
+// end of the current objects), until Stop.
+type ObjectWatcher interface {
+	Updates() <-chan *ObjectInfo
+	Stop() error
+}
+
+// ObjectStoreStatus is a bucket's state.
+type ObjectStoreStatus interface {
+	Bucket() string
+	Description() string
+	TTL() time.Duration
+	Storage() StorageType
+	Replicas() int
+	Sealed() bool
+	Size() uint64
+	BackingStore() string
+	Metadata() map[string]string
+	IsCompressed() bool
+}
+
+type GetObjectOpt func(*[]natsio.GetObjectOpt) error
+type GetObjectInfoOpt func(*[]natsio.GetObjectInfoOpt) error
+type ListObjectsOpt func(*[]natsio.ListObjectsOpt) error
+
+func GetObjectShowDeleted() GetObjectOpt {
+	return func(o *[]natsio.GetObjectOpt) error { *o = append(*o, natsio.GetObjectShowDeleted()); return nil }
+}
+
+func GetObjectInfoShowDeleted() GetObjectInfoOpt {
+	return func(o *[]natsio.GetObjectInfoOpt) error {
+		*o = append(*o, natsio.GetObjectInfoShowDeleted())
+		return nil
+	}
+}
+
+func ListObjectsShowDeleted() ListObjectsOpt {
+	return func(o *[]natsio.ListObjectsOpt) error { *o = append(*o, natsio.ListObjectsShowDeleted()); return nil }
+}
+
+func collect[T any](opts []func(*[]T) error) ([]T, error) {
+	var out []T
+	for _, o := range opts {
+		if err := o(&out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+type objStore struct{ inner *natsio.ObjectStore }
+
+func bindObjectStore(inner *natsio.ObjectStore, err error) (ObjectStore, error) {
+	if err != nil {
+		return nil, translate(err)
+	}
+	return &objStore{inner}, nil
+}
+
+func (js *jetStream) ObjectStore(ctx context.Context, bucket string) (ObjectStore, error) {
+	return bindObjectStore(js.inner.ObjectStore(ctx, bucket))
+}
+
+func (js *jetStream) CreateObjectStore(ctx context.Context, cfg ObjectStoreConfig) (ObjectStore, error) {
+	return bindObjectStore(js.inner.CreateObjectStore(ctx, cfg.binding()))
+}
+
+func (js *jetStream) UpdateObjectStore(ctx context.Context, cfg ObjectStoreConfig) (ObjectStore, error) {
+	return bindObjectStore(js.inner.UpdateObjectStore(ctx, cfg.binding()))
+}
+
+func (js *jetStream) CreateOrUpdateObjectStore(ctx context.Context, cfg ObjectStoreConfig) (ObjectStore, error) {
+	return bindObjectStore(js.inner.CreateOrUpdateObjectStore(ctx, cfg.binding()))
+}
+
+func (js *jetStream) DeleteObjectStore(ctx context.Context, bucket string) error {
+	return translate(js.inner.DeleteObjectStore(ctx, bucket))
+}
+
+func info(i *ObjectInfo, err error) (*ObjectInfo, error) { return i, translate(err) }
+
+func (o *objStore) Put(ctx context.Context, meta ObjectMeta, r io.Reader) (*ObjectInfo, error) {
+	return info(o.inner.Put(ctx, meta, r))
+}
+
+func (o *objStore) PutBytes(ctx context.Context, name string, data []byte) (*ObjectInfo, error) {
+	return info(o.inner.PutBytes(ctx, name, data))
+}
+
+func (o *objStore) PutString(ctx context.Context, name string, data string) (*ObjectInfo, error) {
+	return info(o.inner.PutString(ctx, name, data))
+}
+
+type objectResult struct{ inner *natsio.ObjectResult }
+
+func (r objectResult) Read(p []byte) (int, error) {
+	n, err := r.inner.Read(p)
+	if err == io.EOF {
+		return n, err
+	}
+	return n, translate(err)
+}
+func (r objectResult) Close() error               { return translate(r.inner.Close()) }
+func (r objectResult) Info() (*ObjectInfo, error) { return info(r.inner.Info()) }
+func (r objectResult) Error() error               { return nil }
+
+func (o *objStore) Get(ctx context.Context, name string, opts ...GetObjectOpt) (ObjectResult, error) {
+	getOpts, err := collect(convertOpts(opts))
+	if err != nil {
+		return nil, err
+	}
+	r, err := o.inner.Get(ctx, name, getOpts...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return objectResult{r}, nil
+}
+
+func convertOpts[T any, O ~func(*[]T) error](opts []O) []func(*[]T) error {
+	out := make([]func(*[]T) error, len(opts))
+	for i, o := range opts {
+		out[i] = o
+	}
+	return out
+}
+
+func (o *objStore) GetBytes(ctx context.Context, name string, opts ...GetObjectOpt) ([]byte, error) {
+	getOpts, err := collect(convertOpts(opts))
+	if err != nil {
+		return nil, err
+	}
+	b, err := o.inner.GetBytes(ctx, name, getOpts...)
+	return b, translate(err)
+}
+
+func (o *objStore) GetString(ctx context.Context, name string, opts ...GetObjectOpt) (string, error) {
+	b, err := o.GetBytes(ctx, name, opts...)
+	return string(b), err
+}
+
+func (o *objStore) GetInfo(ctx context.Context, name string, opts ...GetObjectInfoOpt) (*ObjectInfo, error) {
+	infoOpts, err := collect(convertOpts(opts))
+	if err != nil {
+		return nil, err
+	}
+	return info(o.inner.GetInfo(ctx, name, infoOpts...))
+}
+
+func (o *objStore) UpdateMeta(ctx context.Context, name string, meta ObjectMeta) error {
+	return translate(o.inner.UpdateMeta(ctx, name, meta))
+}
+
+func (o *objStore) Delete(ctx context.Context, name string) error {
+	return translate(o.inner.Delete(ctx, name))
+}
+
+func (o *objStore) AddLink(ctx context.Context, name string, obj *ObjectInfo) (*ObjectInfo, error) {
+	return info(o.inner.AddLink(ctx, name, obj))
+}
+
+func (o *objStore) AddBucketLink(ctx context.Context, name string, bucket ObjectStore) (*ObjectInfo, error) {
+	target, ok := bucket.(*objStore)
+	if !ok {
+		return nil, ErrBadObjectMeta
+	}
+	return info(o.inner.AddBucketLink(ctx, name, target.inner))
+}
+
+func (o *objStore) Seal(ctx context.Context) error { return translate(o.inner.Seal(ctx)) }
+
+// List lists the bucket's objects: ErrNoObjectsFound when there are none,
+// as nats.go.
+func (o *objStore) List(ctx context.Context, opts ...ListObjectsOpt) ([]*ObjectInfo, error) {
+	listOpts, err := collect(convertOpts(opts))
+	if err != nil {
+		return nil, err
+	}
+	infos, err := o.inner.List(ctx, listOpts...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	if len(infos) == 0 {
+		return nil, ErrNoObjectsFound
+	}
+	return infos, nil
+}
+
+type objStatus struct{ s *natsio.ObjectStoreStatus }
+
+func (s objStatus) Bucket() string              { return s.s.Bucket }
+func (s objStatus) Description() string         { return s.s.Description }
+func (s objStatus) TTL() time.Duration          { return s.s.TTL }
+func (s objStatus) Replicas() int               { return s.s.Replicas }
+func (s objStatus) Sealed() bool                { return s.s.Sealed }
+func (s objStatus) Size() uint64                { return s.s.Size }
+func (s objStatus) BackingStore() string        { return "JetStream" }
+func (s objStatus) Metadata() map[string]string { return s.s.Metadata }
+func (s objStatus) IsCompressed() bool          { return s.s.Compressed }
+func (s objStatus) Storage() StorageType {
+	if s.s.Storage == natsio.MemoryStorage {
+		return MemoryStorage
+	}
+	return FileStorage
+}
+
+func (o *objStore) Status(ctx context.Context) (ObjectStoreStatus, error) {
+	st, err := o.inner.Status(ctx)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return objStatus{st}, nil
+}
+
+type objWatcher struct {
+	inner   *natsio.ObjectWatcher
+	updates chan *ObjectInfo
+}
+
+func (w *objWatcher) Updates() <-chan *ObjectInfo { return w.updates }
+func (w *objWatcher) Stop() error                 { w.inner.Stop(); return nil }
+
+func (o *objStore) Watch(ctx context.Context, opts ...WatchOpt) (ObjectWatcher, error) {
+	cfg, err := watchOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	inner, err := o.inner.Watch(ctx, cfg.opts...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	w := &objWatcher{inner: inner, updates: make(chan *ObjectInfo, 256)}
+	stopWithContext(ctx, inner.Stop)
+	go func() {
+		defer close(w.updates)
+		for i := range inner.Updates() {
+			if i != nil || !cfg.updatesOnly {
+				w.updates <- i
+			}
+		}
+	}()
+	return w, nil
+}

@@ -1,0 +1,309 @@
+package nats
+
+import (
+	"crypto/tls"
+	"os"
+	"time"
+
+	natsio "github.com/libnatsio/natsio/bindings/go"
+)
+
+// Defaults nats.go connects with; Connect passes them to the binding so a
+// program sees nats.go's timing unless it sets its own.
+const (
+	DefaultURL              = "nats://127.0.0.1:4222"
+	DefaultPort             = 4222
+	DefaultMaxReconnect     = 60
+	DefaultReconnectWait    = 2 * time.Second
+	DefaultTimeout          = 2 * time.Second
+	DefaultDrainTimeout     = 30 * time.Second
+	DefaultFlusherTimeout   = time.Minute
+	DefaultPingInterval     = 2 * time.Minute
+	DefaultMaxPingOut       = 2
+	DefaultReconnectBufSize = 8 * 1024 * 1024
+)
+
+// ConnHandler receives connection events (ClosedHandler, ReconnectHandler...).
+type ConnHandler func(*Conn)
+
+// ConnErrHandler receives a disconnection with its cause (nil if none).
+type ConnErrHandler func(*Conn, error)
+
+// ErrHandler receives asynchronous errors, with the subscription concerned
+// (nil when none).
+type ErrHandler func(*Conn, *Subscription, error)
+
+// Option sets a field of Options (nats.go's functional option).
+type Option func(*Options) error
+
+// Options are a connection's settings, by nats.go's names. The fields the
+// binding has no counterpart for are not listed.
+type Options struct {
+	Url                  string
+	Servers              []string
+	NoRandomize          bool
+	NoEcho               bool
+	Name                 string
+	Secure               bool
+	TLSHandshakeFirst    bool
+	AllowReconnect       bool
+	MaxReconnect         int
+	ReconnectWait        time.Duration
+	ReconnectJitter      time.Duration
+	ReconnectJitterTLS   time.Duration
+	Timeout              time.Duration
+	DrainTimeout         time.Duration
+	FlusherTimeout       time.Duration
+	PingInterval         time.Duration
+	MaxPingsOut          int
+	ReconnectBufSize     int
+	User                 string
+	Password             string
+	Token                string
+	RetryOnFailedConnect bool
+	IgnoreAuthErrorAbort bool
+	InboxPrefix          string
+
+	ClosedCB            ConnHandler
+	DisconnectedErrCB   ConnErrHandler
+	ConnectedCB         ConnHandler
+	ReconnectedCB       ConnHandler
+	DiscoveredServersCB ConnHandler
+	LameDuckModeHandler ConnHandler
+	AsyncErrorCB        ErrHandler
+
+	credsFile    string
+	nkeySeedFile string
+	tls          natsio.TLSFiles
+	tlsHostname  string
+}
+
+// GetDefaultOptions returns nats.go's default settings.
+func GetDefaultOptions() Options {
+	return Options{
+		AllowReconnect:   true,
+		MaxReconnect:     DefaultMaxReconnect,
+		ReconnectWait:    DefaultReconnectWait,
+		Timeout:          DefaultTimeout,
+		DrainTimeout:     DefaultDrainTimeout,
+		FlusherTimeout:   DefaultFlusherTimeout,
+		PingInterval:     DefaultPingInterval,
+		MaxPingsOut:      DefaultMaxPingOut,
+		ReconnectBufSize: DefaultReconnectBufSize,
+	}
+}
+
+func Name(name string) Option { return func(o *Options) error { o.Name = name; return nil } }
+
+func UserInfo(user, password string) Option {
+	return func(o *Options) error { o.User, o.Password = user, password; return nil }
+}
+
+func Token(token string) Option { return func(o *Options) error { o.Token = token; return nil } }
+
+// UserCredentials authenticates with a .creds file (JWT and seed). A
+// separate seed file (nats.go's optional second argument) is not supported.
+func UserCredentials(userOrChainedFile string, seedFiles ...string) Option {
+	return func(o *Options) error {
+		if len(seedFiles) > 0 {
+			return ErrInvalidArg
+		}
+		o.credsFile = userOrChainedFile
+		return nil
+	}
+}
+
+// NkeyOptionFromSeed authenticates with the nkey whose seed is in seedFile;
+// the file is read now, as nats.go does, so a missing file fails here.
+func NkeyOptionFromSeed(seedFile string) (Option, error) {
+	if _, err := os.ReadFile(seedFile); err != nil {
+		return nil, err
+	}
+	return func(o *Options) error { o.nkeySeedFile = seedFile; return nil }, nil
+}
+
+func NoEcho() Option        { return func(o *Options) error { o.NoEcho = true; return nil } }
+func DontRandomize() Option { return func(o *Options) error { o.NoRandomize = true; return nil } }
+func NoReconnect() Option   { return func(o *Options) error { o.AllowReconnect = false; return nil } }
+func TLSHandshakeFirst() Option {
+	return func(o *Options) error { o.TLSHandshakeFirst, o.Secure = true, true; return nil }
+}
+
+func MaxReconnects(max int) Option {
+	return func(o *Options) error { o.MaxReconnect = max; return nil }
+}
+
+func ReconnectWait(t time.Duration) Option {
+	return func(o *Options) error { o.ReconnectWait = t; return nil }
+}
+
+func ReconnectJitter(jitter, jitterForTLS time.Duration) Option {
+	return func(o *Options) error { o.ReconnectJitter, o.ReconnectJitterTLS = jitter, jitterForTLS; return nil }
+}
+
+func ReconnectBufSize(size int) Option {
+	return func(o *Options) error { o.ReconnectBufSize = size; return nil }
+}
+
+func Timeout(t time.Duration) Option { return func(o *Options) error { o.Timeout = t; return nil } }
+func DrainTimeout(t time.Duration) Option {
+	return func(o *Options) error { o.DrainTimeout = t; return nil }
+}
+func FlusherTimeout(t time.Duration) Option {
+	return func(o *Options) error { o.FlusherTimeout = t; return nil }
+}
+func PingInterval(t time.Duration) Option {
+	return func(o *Options) error { o.PingInterval = t; return nil }
+}
+func MaxPingsOutstanding(max int) Option {
+	return func(o *Options) error { o.MaxPingsOut = max; return nil }
+}
+
+func RetryOnFailedConnect(retry bool) Option {
+	return func(o *Options) error { o.RetryOnFailedConnect = retry; return nil }
+}
+
+func IgnoreAuthErrorAbort() Option {
+	return func(o *Options) error { o.IgnoreAuthErrorAbort = true; return nil }
+}
+
+func CustomInboxPrefix(p string) Option {
+	return func(o *Options) error { o.InboxPrefix = p; return nil }
+}
+
+// Secure requires TLS. A tls.Config's ServerName is honoured; its other
+// fields are not (the binding takes PEM files: RootCAs, ClientCert).
+func Secure(tlsConfigs ...*tls.Config) Option {
+	return func(o *Options) error {
+		o.Secure = true
+		for _, c := range tlsConfigs {
+			if c != nil && c.ServerName != "" {
+				o.tlsHostname = c.ServerName
+			}
+		}
+		return nil
+	}
+}
+
+// RootCAs verifies servers with the CA certificates of file (one file).
+func RootCAs(file ...string) Option {
+	return func(o *Options) error {
+		if len(file) != 1 {
+			return ErrInvalidArg
+		}
+		o.tls.CA, o.Secure = file[0], true
+		return nil
+	}
+}
+
+func ClientCert(certFile, keyFile string) Option {
+	return func(o *Options) error { o.tls.Cert, o.tls.Key, o.Secure = certFile, keyFile, true; return nil }
+}
+
+func ClosedHandler(cb ConnHandler) Option {
+	return func(o *Options) error { o.ClosedCB = cb; return nil }
+}
+func DisconnectErrHandler(cb ConnErrHandler) Option {
+	return func(o *Options) error { o.DisconnectedErrCB = cb; return nil }
+}
+func ConnectHandler(cb ConnHandler) Option {
+	return func(o *Options) error { o.ConnectedCB = cb; return nil }
+}
+func ReconnectHandler(cb ConnHandler) Option {
+	return func(o *Options) error { o.ReconnectedCB = cb; return nil }
+}
+func DiscoveredServersHandler(cb ConnHandler) Option {
+	return func(o *Options) error { o.DiscoveredServersCB = cb; return nil }
+}
+func LameDuckModeHandler(cb ConnHandler) Option {
+	return func(o *Options) error { o.LameDuckModeHandler = cb; return nil }
+}
+func ErrorHandler(cb ErrHandler) Option {
+	return func(o *Options) error { o.AsyncErrorCB = cb; return nil }
+}
+
+// bindingOptions are the binding's options for o, with the handlers
+// calling back with nc.
+func (o *Options) bindingOptions(nc *Conn) []natsio.Option {
+	opts := []natsio.Option{
+		natsio.MaxReconnects(o.MaxReconnect),
+		// nats.go waits the same time between attempts, without doubling.
+		natsio.ReconnectWait(o.ReconnectWait, o.ReconnectWait),
+		natsio.ConnectTimeout(o.Timeout),
+		natsio.DrainTimeout(o.DrainTimeout),
+		natsio.PingInterval(o.PingInterval, o.MaxPingsOut),
+		natsio.ReconnectBufSize(o.ReconnectBufSize),
+		natsio.RetryOnFailedConnect(o.RetryOnFailedConnect),
+		natsio.ErrorHandler(nc.asyncError),
+		natsio.DisconnectErrHandler(func(inner *natsio.Conn, err error) {
+			nc.bind(inner)
+			if err != nil {
+				nc.setLastError(err)
+			}
+			if o.DisconnectedErrCB != nil {
+				o.DisconnectedErrCB(nc, Translate(err))
+			}
+		}),
+	}
+	if o.Name != "" {
+		opts = append(opts, natsio.Name(o.Name))
+	}
+	if !o.AllowReconnect {
+		opts = append(opts, natsio.NoReconnect())
+	}
+	if o.NoEcho {
+		opts = append(opts, natsio.NoEcho())
+	}
+	if o.NoRandomize {
+		opts = append(opts, natsio.DontRandomize())
+	}
+	if o.ReconnectJitter > 0 || o.ReconnectJitterTLS > 0 {
+		opts = append(opts, natsio.ReconnectJitter(o.ReconnectJitter, o.ReconnectJitterTLS))
+	}
+	if o.User != "" || o.Password != "" {
+		opts = append(opts, natsio.UserInfo(o.User, o.Password))
+	}
+	if o.Token != "" {
+		opts = append(opts, natsio.Token(o.Token))
+	}
+	if o.credsFile != "" {
+		opts = append(opts, natsio.UserCredentials(o.credsFile))
+	}
+	if o.nkeySeedFile != "" {
+		opts = append(opts, natsio.NkeyFromFile(o.nkeySeedFile))
+	}
+	if o.Secure {
+		opts = append(opts, natsio.Secure(o.tls))
+	}
+	if o.TLSHandshakeFirst {
+		opts = append(opts, natsio.TLSHandshakeFirst())
+	}
+	if o.tlsHostname != "" {
+		opts = append(opts, natsio.TLSHostname(o.tlsHostname))
+	}
+	if o.IgnoreAuthErrorAbort {
+		opts = append(opts, natsio.IgnoreAuthErrorAbort())
+	}
+	if o.InboxPrefix != "" {
+		opts = append(opts, natsio.InboxPrefix(o.InboxPrefix))
+	}
+	handler := func(cb ConnHandler) natsio.ConnHandler {
+		return func(inner *natsio.Conn) { nc.bind(inner); cb(nc) }
+	}
+	if o.ClosedCB != nil {
+		opts = append(opts, natsio.ClosedHandler(handler(o.ClosedCB)))
+	}
+	if o.ConnectedCB != nil {
+		opts = append(opts, natsio.ConnectedHandler(handler(o.ConnectedCB)))
+	}
+	if o.ReconnectedCB != nil {
+		opts = append(opts, natsio.ReconnectHandler(handler(o.ReconnectedCB)))
+	}
+	if o.DiscoveredServersCB != nil {
+		opts = append(opts, natsio.DiscoveredServersHandler(handler(o.DiscoveredServersCB)))
+	}
+	if o.LameDuckModeHandler != nil {
+		opts = append(opts, natsio.LameDuckModeHandler(handler(o.LameDuckModeHandler)))
+	}
+	return opts
+}
