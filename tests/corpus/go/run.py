@@ -55,19 +55,30 @@ class Server:
     """A fresh nats-server with JetStream in its own store directory."""
 
     def __init__(self, binary, tmp):
-        self.port = free_port()
         self.store = tempfile.mkdtemp(dir=tmp, prefix="js-")
-        self.proc = subprocess.Popen(
-            [binary, "-a", "127.0.0.1", "-p", str(self.port), "-js", "-sd", self.store],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # A port from bind(0) may be taken before the server binds it (by any
+        # outgoing connection): a server that exits at once is started again
+        # on another port.
+        for _ in range(5):
+            self.port = free_port()
+            self.proc = subprocess.Popen(
+                [binary, "-a", "127.0.0.1", "-p", str(self.port), "-js", "-sd", self.store],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if self._await_ready():
+                return
+        raise RuntimeError("nats-server did not start")
+
+    def _await_ready(self):
         deadline = time.monotonic() + 20
         while True:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
+                return True
             except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("nats-server did not start")
+                if self.proc.poll() is not None:
+                    return False
+                if time.monotonic() > deadline:
+                    raise RuntimeError("nats-server did not start within 20 s")
                 time.sleep(0.02)
 
     def url(self):

@@ -20,9 +20,13 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+// The Node suite's port picker: below the ephemeral range, where no outgoing
+// connection can take the port before the server binds it.
+const { freePort } = createRequire(import.meta.url)('../../../bindings/node/test/server.js');
 const root = path.resolve(here, '..', '..', '..');
 const pkgDir = path.join(root, 'bindings', 'node');
 // Set by main(): its own directory per run (runs may overlap), inside the
@@ -57,17 +61,6 @@ export function normalize(text) {
   }
   if (section) out.push(...section.sort());
   return out;
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 function canConnect(port) {
