@@ -154,6 +154,12 @@ struct WriteState {
     /// The writer found nothing to write and no deferred frames came: it
     /// waits without a tick, so a deferred frame must wake it.
     writer_parked: bool,
+    /// Buffers the writer has taken to write: it counts the writer's
+    /// progress, which is what makes room.
+    batches_taken: u64,
+    /// `batches_taken` when a `write_room_pause` last ran out: until the
+    /// writer takes another buffer, frames are queued without a pause.
+    pause_expired_at: Option<u64>,
 }
 
 /// What a queued frame does when it finds the writer idle (an empty
@@ -554,7 +560,8 @@ impl ClientInner {
 
     /// Appends a frame to the write buffer, waiting up to `flush_timeout`
     /// for room when the buffer is over `max_pending_size` (unless
-    /// `wait_for_write_room` is off).
+    /// `wait_for_write_room` is off: then up to `write_room_pause`, if
+    /// set, after which the frame is queued over the bound).
     fn enqueue(
         &self,
         frame_len: usize,
@@ -570,11 +577,19 @@ impl ClientInner {
             return self.buffer_while_reconnecting(w, frame_len, payload_len, encode);
         }
         if !w.buf.is_empty() && w.buf.len() + frame_len > self.opts.max_pending_size {
-            if !self.opts.wait_for_write_room || runtime::ensure_may_block().is_err() {
-                // The caller must not block (an event loop; a runtime
-                // thread): accept the frame over the limit.
+            // How long to wait for room, and whether to fail after it.
+            let wait = if self.opts.wait_for_write_room {
+                Some((self.opts.flush_timeout, true))
             } else {
-                let deadline = crate::clock::deadline_in(self.opts.flush_timeout);
+                // A pause that ran out without the writer moving (a
+                // stopped server) is not repeated for every frame.
+                self.opts
+                    .write_room_pause
+                    .filter(|_| w.pause_expired_at != Some(w.batches_taken))
+                    .map(|pause| (pause, false))
+            };
+            if let Some((limit, fail)) = wait.filter(|_| runtime::ensure_may_block().is_ok()) {
+                let deadline = crate::clock::deadline_in(limit);
                 while !w.buf.is_empty() && w.buf.len() + frame_len > self.opts.max_pending_size {
                     if let Some(e) = closed_err(&w) {
                         return Err(e);
@@ -584,6 +599,11 @@ impl ClientInner {
                     }
                     let now = Instant::now();
                     if now >= deadline {
+                        if !fail {
+                            // The pause is over: queue over the bound.
+                            w.pause_expired_at = Some(w.batches_taken);
+                            break;
+                        }
                         return Err(Error::new(
                             ErrorKind::Timeout,
                             "write buffer stayed full for flush_timeout",
@@ -749,6 +769,7 @@ impl ClientInner {
         }
         std::mem::swap(&mut w.buf, batch);
         w.writer_busy = !batch.is_empty();
+        w.batches_taken += u64::from(w.writer_busy);
         w.wake_owed = false;
         let tick = batch.is_empty() && std::mem::take(&mut w.deferred_queued);
         w.writer_parked = batch.is_empty() && !tick;

@@ -102,7 +102,22 @@ pub struct Limits {
     pub policy: PendingPolicy,
 }
 
+/// A backlog past this many bytes (or half the byte limit, if less) makes
+/// the producer give way to the consumer (`Pushed::Backlogged`): what a
+/// consumer that keeps up on average needs queued, far below the default
+/// limit, which bounds what a stalled one may hold. (Half the limit, as
+/// for items, let a Go handler's backlog sit at 32 MiB, issue 45.)
+const BACKLOG_BYTES: usize = 1024 * 1024;
+
 impl Limits {
+    /// Whether a backlog of `items` and `bytes` is one the consumer lags
+    /// behind (the producer should give way to it). Items: half the limit
+    /// (a lower count cost small messages their rate: a yield per message
+    /// on a loaded machine gives a whole time slice away).
+    fn backlogged(&self, items: usize, bytes: usize) -> bool {
+        items > self.items / 2 || bytes > (self.bytes / 2).min(BACKLOG_BYTES)
+    }
+
     /// Limits by the reference's convention: a value <= 0 disables one.
     pub fn from_config(items: i64, bytes: i64, policy: PendingPolicy) -> Limits {
         let lim = |v: i64| if v <= 0 { usize::MAX } else { v as usize };
@@ -141,7 +156,8 @@ pub struct FeedStats {
 /// What happened to an item offered to a feed.
 pub(crate) enum Pushed {
     Queued,
-    /// Queued, and the backlog is over half a limit: its reader lags.
+    /// Queued, and the backlog is over half a limit (or `BACKLOG_BYTES`):
+    /// its reader lags.
     Backlogged,
     /// This many items were dropped (the new one or old ones).
     Dropped(u64),
@@ -498,7 +514,7 @@ impl<T: FeedItem> Feed<T> {
             s.pending_bytes += size;
             s.queue.push_back(item);
             let (items, bytes) = self.pending(&s);
-            if items * 2 > self.limits.items || bytes * 2 > self.limits.bytes {
+            if self.limits.backlogged(items, bytes) {
                 Pushed::Backlogged
             } else {
                 Pushed::Queued
