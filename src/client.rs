@@ -180,6 +180,10 @@ pub(crate) enum Wake {
     Deferred,
 }
 
+/// How long the reader waits at most for a lagging consumer
+/// (`ClientInner::give_way`).
+const GIVE_WAY_MAX: Duration = Duration::from_millis(20);
+
 /// Deferred frames past this many queued bytes wake the writer anyway:
 /// enough to batch, far below any sensible `max_pending_size`.
 const DEFERRED_LIMIT: usize = 64 * 1024;
@@ -1189,16 +1193,49 @@ impl ClientInner {
                 self.remove_sub(sid, true);
             }
             Pushed::Blocked => self.wait_for_room(&sub).await,
-            // Its reader lags (a handler slower than this thread reads, on
-            // a machine with fewer cores than busy threads): give up the
-            // CPU so it catches up before the pending limit drops messages.
-            // Once at the limit (dropping) this thread no longer yields.
-            Pushed::Backlogged => std::thread::yield_now(),
+            // Its reader lags (a handler slower than this thread reads):
+            // let it catch up before the backlog grows further.
+            Pushed::Backlogged => self.give_way(&sub).await,
             _ => {}
         }
         if reached_max {
             sub.finish();
         }
+    }
+
+    /// A subscription's consumer lags (its backlog is past the bound of
+    /// `Pushed::Backlogged`): for a push-mode handler, stop reading until
+    /// it has taken half of what is queued, for GIVE_WAY_MAX at most, so
+    /// that a handler that keeps up on average holds a bounded backlog
+    /// (issue 45: a Go handler's sat at 32 MiB). One that took less in
+    /// that time lags for good: it is not waited for again until its
+    /// backlog falls under the bound, so it cannot pace the connection's
+    /// other subscriptions. Otherwise this thread only gives up the CPU
+    /// (a handler slower than this thread reads, on a machine with fewer
+    /// cores than busy threads), and the pending limits apply as before.
+    async fn give_way(&self, sub: &SubShared) {
+        let feed = &sub.feed;
+        let (queued, may_wait) = feed.give_way_state();
+        if !may_wait {
+            std::thread::yield_now();
+            return;
+        }
+        let target = queued / 2;
+        let deadline = tokio::time::Instant::now() + GIVE_WAY_MAX;
+        loop {
+            let notified = feed.space.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            feed.want_room(Some(target));
+            if feed.give_way_state().0 <= target || self.is_shutting_down() {
+                break;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                feed.give_way_ran_out();
+                break;
+            }
+        }
+        feed.want_room(None);
     }
 
     /// BLOCK policy: stop reading until the consumer makes room.

@@ -281,6 +281,9 @@ pub struct Feed<T: FeedItem> {
     /// A producer waits for the queue to shrink to this many items
     /// (`usize::MAX`: none waits).
     space_wanted_at: AtomicUsize,
+    /// A producer's wait for a lagging consumer (`Pushed::Backlogged`)
+    /// ran out: it does not wait again until the backlog falls back.
+    give_way_ran_out: AtomicBool,
     /// Wakes producers when the feed ends.
     ended: tokio::sync::Notify,
     dropped: AtomicU64,
@@ -341,6 +344,7 @@ impl<T: FeedItem> Feed<T> {
             cv: Condvar::new(),
             space: tokio::sync::Notify::new(),
             space_wanted_at: AtomicUsize::new(usize::MAX),
+            give_way_ran_out: AtomicBool::new(false),
             ended: tokio::sync::Notify::new(),
             dropped: AtomicU64::new(0),
             stalls: AtomicU64::new(0),
@@ -517,6 +521,9 @@ impl<T: FeedItem> Feed<T> {
             if self.limits.backlogged(items, bytes) {
                 Pushed::Backlogged
             } else {
+                if self.give_way_ran_out.load(Ordering::Relaxed) {
+                    self.give_way_ran_out.store(false, Ordering::Relaxed);
+                }
                 Pushed::Queued
             }
         } else {
@@ -684,6 +691,23 @@ impl<T: FeedItem> Feed<T> {
             return None;
         }
         Some(s.max.map(|m| m.saturating_sub(s.received)))
+    }
+
+    /// Queued items, and whether the producer may wait for this lagging
+    /// consumer (`give_way`): only for a push-mode handler (its own
+    /// thread; a pull-mode reader may be the very thread the producer's
+    /// connection waits on, such as Node's JS thread publishing) and
+    /// unless a wait ran out since its backlog last fell under the bound.
+    pub(crate) fn give_way_state(&self) -> (usize, bool) {
+        let s = lock(&self.state);
+        let may_wait = self.push_mode.load(Ordering::Relaxed)
+            && !self.give_way_ran_out.load(Ordering::Relaxed);
+        (s.queue.len(), may_wait)
+    }
+
+    /// A wait for this lagging consumer ran out (see `give_way_state`).
+    pub(crate) fn give_way_ran_out(&self) {
+        self.give_way_ran_out.store(true, Ordering::Relaxed);
     }
 
     /// True while a BLOCK-policy queue is over its limits.
