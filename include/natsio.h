@@ -4568,6 +4568,27 @@ natsio_status natsio_options_set_max_pending_size(struct natsio_options *opts, i
 natsio_status natsio_options_set_wait_for_write_room(struct natsio_options *opts, bool wait);
 
 /**
+ * How long a frame that finds the write buffer over its bound
+ * (`natsio_options_set_max_pending_size`) pauses for room when
+ * `natsio_options_set_wait_for_write_room` is off; 0 (the default): no
+ * pause.
+ *
+ * After the pause the frame is queued over the bound: a publish never
+ * fails for lack of room, yet while the server keeps reading, a caller
+ * that publishes faster than the connection writes is paced by it and the
+ * buffer stays near the bound (the Node binding's default, 500 ms, for
+ * an event loop that may pause briefly but must not stall). Once a pause
+ * ran out without the connection writing anything meanwhile (a server
+ * that stopped reading), frames are queued at once, as with no pause,
+ * until it writes again; so a stalled server costs the caller one pause,
+ * not one per frame. A caller on one of the library's own threads (a
+ * callback) never pauses. Ignored while `wait_for_write_room` is on.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT; NATSIO_ERR_CONFIG for a negative
+ * `pause_ms`.
+ */
+natsio_status natsio_options_set_write_room_pause_ms(struct natsio_options *opts, int64_t pause_ms);
+
+/**
  * Default timeout of `natsio_client_flush` (and of a full write buffer).
  */
 natsio_status natsio_options_set_flush_timeout_ms(struct natsio_options *opts, int64_t timeout_ms);

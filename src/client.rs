@@ -154,6 +154,12 @@ struct WriteState {
     /// The writer found nothing to write and no deferred frames came: it
     /// waits without a tick, so a deferred frame must wake it.
     writer_parked: bool,
+    /// Buffers the writer has taken to write: it counts the writer's
+    /// progress, which is what makes room.
+    batches_taken: u64,
+    /// `batches_taken` when a `write_room_pause` last ran out: until the
+    /// writer takes another buffer, frames are queued without a pause.
+    pause_expired_at: Option<u64>,
 }
 
 /// What a queued frame does when it finds the writer idle (an empty
@@ -173,6 +179,10 @@ pub(crate) enum Wake {
     /// frame or two. The first of a run wakes a parked writer.
     Deferred,
 }
+
+/// How long the reader waits at most for a lagging consumer
+/// (`ClientInner::give_way`).
+const GIVE_WAY_MAX: Duration = Duration::from_millis(20);
 
 /// Deferred frames past this many queued bytes wake the writer anyway:
 /// enough to batch, far below any sensible `max_pending_size`.
@@ -554,7 +564,8 @@ impl ClientInner {
 
     /// Appends a frame to the write buffer, waiting up to `flush_timeout`
     /// for room when the buffer is over `max_pending_size` (unless
-    /// `wait_for_write_room` is off).
+    /// `wait_for_write_room` is off: then up to `write_room_pause`, if
+    /// set, after which the frame is queued over the bound).
     fn enqueue(
         &self,
         frame_len: usize,
@@ -570,11 +581,19 @@ impl ClientInner {
             return self.buffer_while_reconnecting(w, frame_len, payload_len, encode);
         }
         if !w.buf.is_empty() && w.buf.len() + frame_len > self.opts.max_pending_size {
-            if !self.opts.wait_for_write_room || runtime::ensure_may_block().is_err() {
-                // The caller must not block (an event loop; a runtime
-                // thread): accept the frame over the limit.
+            // How long to wait for room, and whether to fail after it.
+            let wait = if self.opts.wait_for_write_room {
+                Some((self.opts.flush_timeout, true))
             } else {
-                let deadline = crate::clock::deadline_in(self.opts.flush_timeout);
+                // A pause that ran out without the writer moving (a
+                // stopped server) is not repeated for every frame.
+                self.opts
+                    .write_room_pause
+                    .filter(|_| w.pause_expired_at != Some(w.batches_taken))
+                    .map(|pause| (pause, false))
+            };
+            if let Some((limit, fail)) = wait.filter(|_| runtime::ensure_may_block().is_ok()) {
+                let deadline = crate::clock::deadline_in(limit);
                 while !w.buf.is_empty() && w.buf.len() + frame_len > self.opts.max_pending_size {
                     if let Some(e) = closed_err(&w) {
                         return Err(e);
@@ -584,6 +603,11 @@ impl ClientInner {
                     }
                     let now = Instant::now();
                     if now >= deadline {
+                        if !fail {
+                            // The pause is over: queue over the bound.
+                            w.pause_expired_at = Some(w.batches_taken);
+                            break;
+                        }
                         return Err(Error::new(
                             ErrorKind::Timeout,
                             "write buffer stayed full for flush_timeout",
@@ -749,6 +773,7 @@ impl ClientInner {
         }
         std::mem::swap(&mut w.buf, batch);
         w.writer_busy = !batch.is_empty();
+        w.batches_taken += u64::from(w.writer_busy);
         w.wake_owed = false;
         let tick = batch.is_empty() && std::mem::take(&mut w.deferred_queued);
         w.writer_parked = batch.is_empty() && !tick;
@@ -1170,16 +1195,49 @@ impl ClientInner {
                 self.remove_sub(sid, true);
             }
             Pushed::Blocked => self.wait_for_room(&sub).await,
-            // Its reader lags (a handler slower than this thread reads, on
-            // a machine with fewer cores than busy threads): give up the
-            // CPU so it catches up before the pending limit drops messages.
-            // Once at the limit (dropping) this thread no longer yields.
-            Pushed::Backlogged => std::thread::yield_now(),
+            // Its reader lags (a handler slower than this thread reads):
+            // let it catch up before the backlog grows further.
+            Pushed::Backlogged => self.give_way(&sub).await,
             _ => {}
         }
         if reached_max {
             sub.finish();
         }
+    }
+
+    /// A subscription's consumer lags (its backlog is past the bound of
+    /// `Pushed::Backlogged`): for a push-mode handler, stop reading until
+    /// it has taken half of what is queued, for GIVE_WAY_MAX at most, so
+    /// that a handler that keeps up on average holds a bounded backlog
+    /// (issue 45: a Go handler's sat at 32 MiB). One that took less in
+    /// that time lags for good: it is not waited for again until its
+    /// backlog falls under the bound, so it cannot pace the connection's
+    /// other subscriptions. Otherwise this thread only gives up the CPU
+    /// (a handler slower than this thread reads, on a machine with fewer
+    /// cores than busy threads), and the pending limits apply as before.
+    async fn give_way(&self, sub: &SubShared) {
+        let feed = &sub.feed;
+        let (queued, may_wait) = feed.give_way_state();
+        if !may_wait {
+            std::thread::yield_now();
+            return;
+        }
+        let target = queued / 2;
+        let deadline = tokio::time::Instant::now() + GIVE_WAY_MAX;
+        loop {
+            let notified = feed.space.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            feed.want_room(Some(target));
+            if feed.give_way_state().0 <= target || self.is_shutting_down() {
+                break;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                feed.give_way_ran_out();
+                break;
+            }
+        }
+        feed.want_room(None);
     }
 
     /// BLOCK policy: stop reading until the consumer makes room.

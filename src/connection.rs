@@ -519,6 +519,11 @@ async fn write_loop(inner: Arc<ClientInner>, mut wr: WriteHalf) -> Option<WriteH
             }
             let small = batch.len() < COALESCE_BELOW;
             batch.clear();
+            if batch.capacity() > 2 * inner.opts.max_pending_size {
+                // Grown past the bound (publishes that did not wait for
+                // room): give it back rather than keep it for good.
+                batch = Vec::with_capacity(READ_CHUNK);
+            }
             if small {
                 // Give publishers a moment to add more before the next
                 // write: fewer, larger writes and fewer wake-ups. Frames

@@ -102,7 +102,22 @@ pub struct Limits {
     pub policy: PendingPolicy,
 }
 
+/// A backlog past this many bytes (or half the byte limit, if less) makes
+/// the producer give way to the consumer (`Pushed::Backlogged`): what a
+/// consumer that keeps up on average needs queued, far below the default
+/// limit, which bounds what a stalled one may hold. (Half the limit, as
+/// for items, let a Go handler's backlog sit at 32 MiB, issue 45.)
+const BACKLOG_BYTES: usize = 1024 * 1024;
+
 impl Limits {
+    /// Whether a backlog of `items` and `bytes` is one the consumer lags
+    /// behind (the producer should give way to it). Items: half the limit
+    /// (a lower count cost small messages their rate: a yield per message
+    /// on a loaded machine gives a whole time slice away).
+    fn backlogged(&self, items: usize, bytes: usize) -> bool {
+        items > self.items / 2 || bytes > (self.bytes / 2).min(BACKLOG_BYTES)
+    }
+
     /// Limits by the reference's convention: a value <= 0 disables one.
     pub fn from_config(items: i64, bytes: i64, policy: PendingPolicy) -> Limits {
         let lim = |v: i64| if v <= 0 { usize::MAX } else { v as usize };
@@ -141,7 +156,8 @@ pub struct FeedStats {
 /// What happened to an item offered to a feed.
 pub(crate) enum Pushed {
     Queued,
-    /// Queued, and the backlog is over half a limit: its reader lags.
+    /// Queued, and the backlog is over half a limit (or `BACKLOG_BYTES`):
+    /// its reader lags.
     Backlogged,
     /// This many items were dropped (the new one or old ones).
     Dropped(u64),
@@ -265,6 +281,9 @@ pub struct Feed<T: FeedItem> {
     /// A producer waits for the queue to shrink to this many items
     /// (`usize::MAX`: none waits).
     space_wanted_at: AtomicUsize,
+    /// A producer's wait for a lagging consumer (`Pushed::Backlogged`)
+    /// ran out: it does not wait again until the backlog falls back.
+    give_way_ran_out: AtomicBool,
     /// Wakes producers when the feed ends.
     ended: tokio::sync::Notify,
     dropped: AtomicU64,
@@ -325,6 +344,7 @@ impl<T: FeedItem> Feed<T> {
             cv: Condvar::new(),
             space: tokio::sync::Notify::new(),
             space_wanted_at: AtomicUsize::new(usize::MAX),
+            give_way_ran_out: AtomicBool::new(false),
             ended: tokio::sync::Notify::new(),
             dropped: AtomicU64::new(0),
             stalls: AtomicU64::new(0),
@@ -498,9 +518,12 @@ impl<T: FeedItem> Feed<T> {
             s.pending_bytes += size;
             s.queue.push_back(item);
             let (items, bytes) = self.pending(&s);
-            if items * 2 > self.limits.items || bytes * 2 > self.limits.bytes {
+            if self.limits.backlogged(items, bytes) {
                 Pushed::Backlogged
             } else {
+                if self.give_way_ran_out.load(Ordering::Relaxed) {
+                    self.give_way_ran_out.store(false, Ordering::Relaxed);
+                }
                 Pushed::Queued
             }
         } else {
@@ -668,6 +691,23 @@ impl<T: FeedItem> Feed<T> {
             return None;
         }
         Some(s.max.map(|m| m.saturating_sub(s.received)))
+    }
+
+    /// Queued items, and whether the producer may wait for this lagging
+    /// consumer (`give_way`): only for a push-mode handler (its own
+    /// thread; a pull-mode reader may be the very thread the producer's
+    /// connection waits on, such as Node's JS thread publishing) and
+    /// unless a wait ran out since its backlog last fell under the bound.
+    pub(crate) fn give_way_state(&self) -> (usize, bool) {
+        let s = lock(&self.state);
+        let may_wait = self.push_mode.load(Ordering::Relaxed)
+            && !self.give_way_ran_out.load(Ordering::Relaxed);
+        (s.queue.len(), may_wait)
+    }
+
+    /// A wait for this lagging consumer ran out (see `give_way_state`).
+    pub(crate) fn give_way_ran_out(&self) {
+        self.give_way_ran_out.store(true, Ordering::Relaxed);
     }
 
     /// True while a BLOCK-policy queue is over its limits.

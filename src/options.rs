@@ -93,6 +93,14 @@ pub struct Options {
     /// at once: an event loop that also reads what it publishes must not
     /// stop in a publish while its subscriptions fill up.
     pub wait_for_write_room: bool,
+    /// With `wait_for_write_room` off: how long a frame that finds the
+    /// write buffer over `max_pending_size` waits for room before it is
+    /// queued over the bound anyway (`None`: not at all). Publishing is
+    /// paced by the connection while the server keeps reading, and never
+    /// fails for lack of room; once a pause ran out without the writer
+    /// taking anything (a stopped server), frames are queued at once until
+    /// it does.
+    pub write_room_pause: Option<Duration>,
     pub flush_timeout: Duration,
     pub drain_timeout: Duration,
     pub request_timeout: Duration,
@@ -172,6 +180,7 @@ impl Default for Options {
             max_outstanding_pings: 2,
             max_pending_size: 2 * 1024 * 1024,
             wait_for_write_room: true,
+            write_room_pause: None,
             flush_timeout: Duration::from_secs(10),
             drain_timeout: Duration::from_secs(30),
             request_timeout: Duration::from_secs(5),

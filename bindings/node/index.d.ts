@@ -55,16 +55,28 @@ export interface ConnectOptions {
   pingInterval?: number;
   /** PINGs left unanswered before the connection is stale and dropped (default 2). */
   maxPingsOut?: number;
-  /** Write buffer bound in bytes (default 2 MiB); it bounds the buffer only with waitForWriteRoom. */
+  /** Write buffer bound in bytes (default 2 MiB): past it publish() pauses (writeRoomPause) or, with waitForWriteRoom, blocks. */
   maxPendingSize?: number;
+  /**
+   * How long publish() (and respond, acks) pauses the JS thread for room
+   * when the write buffer is over maxPendingSize, ms (default 500; 0: no
+   * pause). After the pause the message is queued over the bound: a
+   * publish never throws or drops for lack of room. While the server
+   * keeps reading, a loop that publishes faster than the connection
+   * writes is paced by it and the buffer stays near maxPendingSize; once
+   * a pause ran out with nothing written meanwhile (a server that stopped
+   * reading), publishes queue at once until the connection writes again,
+   * so a stalled server costs one pause, and the buffer grows as without
+   * a pause. Ignored with waitForWriteRoom.
+   */
+  writeRoomPause?: number;
   /**
    * Whether publish() (and respond, acks) waits for room when the write
    * buffer is over maxPendingSize: it then blocks the JS thread up to
-   * flushTimeout, then throws TimeoutError. Default false: publish() never
-   * blocks and the buffer grows past maxPendingSize until the connection
-   * catches up (as nats.js's does), so that the JS thread keeps handling
-   * what its subscriptions receive; a loop that publishes without
-   * yielding grows memory (await flush() now and then paces it).
+   * flushTimeout, then throws TimeoutError. Default false: publish()
+   * pauses at most writeRoomPause, then queues past maxPendingSize (as
+   * nats.js's socket buffer grows), so that the JS thread keeps handling
+   * what its subscriptions receive.
    */
   waitForWriteRoom?: boolean;
   /** Longest control line accepted from the server, bytes (default 4096, at least 64). */

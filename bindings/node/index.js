@@ -1522,6 +1522,9 @@ const DEFAULT_PING_INTERVAL_MS = 120000;
 const DEFAULT_MAX_PINGS_OUT = 2;
 const DEFAULT_PENDING_MSGS_LIMIT = 65536;
 const DEFAULT_PENDING_BYTES_LIMIT = 64 * 1024 * 1024;
+// The Node binding's own default: a publish past maxPendingSize pauses the
+// JS thread at most this long for room (the library's default is none).
+const DEFAULT_WRITE_ROOM_PAUSE_MS = 500;
 
 /** A library options handle (native.optionsNew) set from connect()'s
  * normalized options `n`, one generated setter (options_set_*) per option;
@@ -1540,11 +1543,14 @@ function libraryOptions(n) {
   int(n.timeout, native.options_set_connect_timeout_ms);
   bool(n.noEcho, (opts, noEcho) => native.options_set_echo(opts, !noEcho));
   // publish() runs on the JS thread, which also handles what the
-  // subscriptions receive: a publish that waited for room in a full write
-  // buffer would stop that too, and a subscription of the same thread could
-  // overflow meanwhile. By default the buffer grows instead (as nats.js's
-  // does); waitForWriteRoom: true bounds it and blocks.
+  // subscriptions receive: a publish that waited long for room in a full
+  // write buffer would stop that too, and a subscription of the same thread
+  // could overflow meanwhile. By default it pauses briefly (writeRoomPause)
+  // and then queues over the bound: paced by a server that keeps reading,
+  // never stalled by one that does not. waitForWriteRoom: true bounds the
+  // buffer and blocks up to flushTimeout.
   native.options_set_wait_for_write_room(o, n.waitForWriteRoom === true);
+  native.options_set_write_room_pause_ms(o, num(n.writeRoomPause, DEFAULT_WRITE_ROOM_PAUSE_MS));
   int(n.drainTimeout, native.options_set_drain_timeout_ms);
   int(n.flushTimeout, native.options_set_flush_timeout_ms);
   int(n.requestTimeout, native.options_set_request_timeout_ms);
@@ -1656,8 +1662,10 @@ function makeLogger(opts) {
  * or string[]; none, '' or []: DEFAULT_URL), name, timeout
  * (connect, ms), noEcho, inboxPrefix, pendingMsgsLimit, pendingBytesLimit,
  * drainTimeout, flushTimeout, requestTimeout, pingInterval, maxPingsOut,
- * maxPendingSize, waitForWriteRoom (default false: publish never blocks,
- * the write buffer grows past maxPendingSize), maxControlLine, user, pass,
+ * maxPendingSize, writeRoomPause (ms, default 500: how long a publish
+ * past maxPendingSize pauses for room before it queues over the bound; 0:
+ * never), waitForWriteRoom (default false; true: publish blocks up to
+ * flushTimeout, then throws), maxControlLine, user, pass,
  * token; reconnect,
  * maxReconnectAttempts, reconnectTimeWait, reconnectTimeWaitMax,
  * reconnectJitter, reconnectJitterTls, reconnectBufSize, noRandomize,

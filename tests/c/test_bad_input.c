@@ -200,6 +200,7 @@ static void test_null_arguments_of_options(void) {
     EXPECT_NULL_ARG("opts", natsio_options_set_ping(NULL, 1000, 2));
     EXPECT_NULL_ARG("opts", natsio_options_set_max_pending_size(NULL, 1024));
     EXPECT_NULL_ARG("opts", natsio_options_set_wait_for_write_room(NULL, false));
+    EXPECT_NULL_ARG("opts", natsio_options_set_write_room_pause_ms(NULL, 0));
     EXPECT_NULL_ARG("opts", natsio_options_set_flush_timeout_ms(NULL, 100));
     EXPECT_NULL_ARG("opts", natsio_options_set_drain_timeout_ms(NULL, 100));
     EXPECT_NULL_ARG("opts", natsio_options_set_request_timeout_ms(NULL, 100));
@@ -373,6 +374,7 @@ static void test_options_out_of_range_are_config_errors(void) {
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_options_set_ping(o, 0, 2));
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_options_set_ping(o, 1000, 0));
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_options_set_ping(o, -1000, 2));
+    EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_options_set_write_room_pause_ms(o, -1));
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_options_set_max_pending_size(o, 0));
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_options_set_max_pending_size(o, -1));
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_options_set_flush_timeout_ms(o, 0));

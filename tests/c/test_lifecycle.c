@@ -248,10 +248,11 @@ enum { FULL_SIZE = 1024, FULL_COUNT = 32768 };
 
 /* The write-buffer cases' start: a server, a watcher subscribed to `subj`
  * (*seen), and a client (*c) whose write buffer holds 64 KiB, whose wait
- * for room is 300 ms, and which waits for room or not; then the server is
- * stopped (*srv). The caller checks nt_failed(). */
-static void start_full_buffer_case(const char *subj, bool wait_for_room, nt_server **srv, natsio_sub **seen,
-                                   natsio_client **c) {
+ * for room is 300 ms, and which waits for room or not (then pausing
+ * room_pause_ms, 0: not at all); then the server is stopped (*srv). The
+ * caller checks nt_failed(). */
+static void start_full_buffer_case(const char *subj, bool wait_for_room, int64_t room_pause_ms, nt_server **srv,
+                                   natsio_sub **seen, natsio_client **c) {
     *srv = start_server(NULL);
     NT_CHECK(*srv != NULL);
     natsio_client *watcher = connect_url(nt_server_url(*srv));
@@ -263,6 +264,7 @@ static void start_full_buffer_case(const char *subj, bool wait_for_room, nt_serv
     NT_CHECK_INT_EQ(natsio_options_set_max_pending_size(o, 64 * 1024), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_options_set_flush_timeout_ms(o, 300), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_options_set_wait_for_write_room(o, wait_for_room), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_write_room_pause_ms(o, room_pause_ms), NATSIO_OK);
     *c = connect_with(o);
     NT_CHECK(*c != NULL);
     NT_CHECK_MSG(nt_server_pause(*srv) == 0, "the server did not stop");
@@ -300,7 +302,7 @@ static void test_full_write_buffer_waits_then_times_out(void) {
     nt_server *srv = NULL;
     natsio_sub *seen = NULL;
     natsio_client *c = NULL;
-    start_full_buffer_case(case_subject(subj, sizeof subj, "full"), true, &srv, &seen, &c);
+    start_full_buffer_case(case_subject(subj, sizeof subj, "full"), true, 0, &srv, &seen, &c);
     NT_CHECK(!nt_failed());
     int accepted = 0;
     natsio_status st = NATSIO_OK;
@@ -334,7 +336,7 @@ static void test_write_buffer_grows_when_publish_must_not_wait(void) {
     nt_server *srv = NULL;
     natsio_sub *seen = NULL;
     natsio_client *c = NULL;
-    start_full_buffer_case(case_subject(subj, sizeof subj, "grows"), false, &srv, &seen, &c);
+    start_full_buffer_case(case_subject(subj, sizeof subj, "grows"), false, 0, &srv, &seen, &c);
     NT_CHECK(!nt_failed());
     natsio_status st = NATSIO_OK;
     int accepted = 0;
@@ -342,6 +344,38 @@ static void test_write_buffer_grows_when_publish_must_not_wait(void) {
     nt_server_resume(srv);
     NT_CHECK_MSG(st == NATSIO_OK, "publish %d of %d into a stopped server: %s", accepted, FULL_COUNT,
                  natsio_status_str(st));
+    NT_CHECK(receive_numbered(seen, FULL_COUNT));
+}
+
+/* With the wait off and a pause for room (the Node binding's default), a
+ * publish into a stopped server pauses once, for the pause: then, nothing
+ * having been written meanwhile, the rest are queued at once, far past the
+ * bound, none refused; all of it arrives, in order, once the server
+ * resumes. */
+static void test_write_room_pause_runs_out_once_for_a_stopped_server(void) {
+    char subj[128];
+    nt_server *srv = NULL;
+    natsio_sub *seen = NULL;
+    natsio_client *c = NULL;
+    start_full_buffer_case(case_subject(subj, sizeof subj, "pause"), false, 300, &srv, &seen, &c);
+    NT_CHECK(!nt_failed());
+    natsio_status st = NATSIO_OK;
+    int accepted = 0, paused = 0;
+    int64_t longest_ms = 0;
+    /* A pause per publish would take hours: stop at the fourth. */
+    while (accepted < FULL_COUNT && paused < 4) {
+        int64_t start = nt_now_ms();
+        if ((st = publish_full_nth(c, subj, accepted)) != NATSIO_OK) break;
+        int64_t took = nt_now_ms() - start;
+        if (took > longest_ms) longest_ms = took;
+        paused += took >= 250;
+        accepted++;
+    }
+    nt_server_resume(srv);
+    NT_CHECK_MSG(st == NATSIO_OK, "publish %d of %d into a stopped server: %s", accepted, FULL_COUNT,
+                 natsio_status_str(st));
+    NT_CHECK_MSG(longest_ms >= 250, "no publish paused (longest %lld ms) for the 300 ms pause", (long long)longest_ms);
+    NT_CHECK_MSG(paused < 4, "%d publishes paused (of %d): the pause ran out more than once", paused, accepted);
     NT_CHECK(receive_numbered(seen, FULL_COUNT));
 }
 
@@ -888,6 +922,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_close_sends_every_publish_while_messages_arrive),
         NT_CASE(test_close_does_not_wait_long_for_a_hung_server),
         NT_CASE(test_full_write_buffer_waits_then_times_out),
+        NT_CASE(test_write_room_pause_runs_out_once_for_a_stopped_server),
         NT_CASE(test_write_buffer_grows_when_publish_must_not_wait),
         NT_CASE(test_sub_outlives_client_free),
         NT_CASE(test_no_callback_after_client_free),

@@ -568,6 +568,20 @@ static bool all_accounted(void *arg) {
            atomic_load(&g_gate.count) == (long)st.delivered;
 }
 
+/* all_accounted for a subscription that gets `n` messages. */
+typedef struct accounted {
+    natsio_sub *sub;
+    long n;
+} accounted;
+
+static bool all_accounted_of(void *arg) {
+    const accounted *a = (const accounted *)arg;
+    natsio_iter_stats st;
+    if (natsio_sub_get_stats(a->sub, &st) != NATSIO_OK) return false;
+    return (long)(st.delivered + st.dropped) >= a->n && st.pending_items == 0 &&
+           atomic_load(&g_gate.count) == (long)st.delivered;
+}
+
 static void test_callback_drop_new_slow_consumer(void) {
     char subj[128];
     reset_gate();
@@ -644,6 +658,52 @@ static void test_callback_block_loses_nothing(void) {
     NT_CHECK_INT_EQ(st.dropped, 0);
 }
 
+/* A callback subscription whose handler lags makes the connection's reader
+ * wait for it (past a backlog of 1 MiB), but at most once (20 ms) while the
+ * handler does not catch up: a stalled handler does not pace the other
+ * subscriptions of its connection, and under its limits it loses nothing. */
+static void test_stalled_handler_does_not_pace_other_subscriptions(void) {
+    char subj[128], other[160];
+    enum { STALLED = 4000, OTHERS = 200, SIZE = 500 }; /* 2 MB for the stalled one */
+    reset_gate();
+    natsio_client *sc = connect_subscriber(0, 0);
+    natsio_client *pc = connect_client();
+    NT_CHECK(sc && pc);
+    case_subject(subj, sizeof subj, "stalled");
+    snprintf(other, sizeof other, "%s.other", subj);
+    natsio_sub_options so;
+    natsio_sub_options_init(&so); /* the default limits: 65,536 messages, 64 MiB */
+    natsio_sub *stalled = NULL;
+    NT_CHECK_INT_EQ(subscribe_callback(sc, subj, NULL, &so, gated_cb, NULL, NULL, &stalled), NATSIO_OK);
+    nt_cleanup(sub_free_cb, stalled);
+    nt_cleanup(open_gate, NULL); /* runs first: never leave a callback stuck */
+    natsio_sub *live = subscribe_limited(sc, other, 0, 0, NATSIO_POLICY_DROP_NEW);
+    NT_CHECK(live != NULL);
+    NT_CHECK_INT_EQ(flood(pc, subj, STALLED, SIZE), NATSIO_OK);
+    NT_CHECK_INT_EQ(flood(pc, other, OTHERS, 0), NATSIO_OK);
+    /* Waiting 20 ms per message of the stalled one (2,000 past the 1 MiB)
+     * would hold these back for 40 s. */
+    for (int i = 0; i < OTHERS; i++) {
+        natsio_msg *m = NULL;
+        natsio_status st = natsio_sub_next(live, 5000, &m);
+        NT_CHECK_MSG(st == NATSIO_OK, "message %d of %d on the other subscription: %s", i, OTHERS,
+                     natsio_status_str(st));
+        if (st != NATSIO_OK) break;
+        NT_CHECK_INT_EQ(msg_number(m), i);
+        natsio_msg_free(m);
+    }
+    NT_CHECK_INT_EQ(atomic_load(&g_gate.count), 0); /* the handler is still stalled */
+    atomic_store(&g_gate.open, true);
+    NT_CHECK(nt_wait_until(all_accounted_of, &(accounted){stalled, STALLED}, 10000));
+    natsio_iter_stats st;
+    NT_CHECK_INT_EQ(natsio_sub_get_stats(stalled, &st), NATSIO_OK);
+    NT_CHECK_INT_EQ(st.dropped, 0);
+    NT_CHECK_INT_EQ(atomic_load(&g_gate.count), STALLED);
+    NT_CHECK_INT_EQ(atomic_load(&g_gate.first), 0);
+    NT_CHECK_INT_EQ(atomic_load(&g_gate.last), STALLED - 1);
+    NT_CHECK_INT_EQ(atomic_load(&g_gate.out_of_order), 0);
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_drop_new_keeps_first),
@@ -660,6 +720,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_callback_drop_new_slow_consumer),
         NT_CASE(test_callback_drop_old_slow_consumer),
         NT_CASE(test_callback_block_loses_nothing),
+        NT_CASE(test_stalled_handler_does_not_pace_other_subscriptions),
     };
     return run_cases_with_shared_server(argc, argv, "policies", cases, NT_COUNT(cases));
 }

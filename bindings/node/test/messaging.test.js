@@ -4,6 +4,7 @@ const assert = require('node:assert/strict');
 const nats = require('..');
 const { startServer, allThreadsStopped } = require('./server');
 const { sleep, eventually } = require('./wait');
+const { spawn } = require('node:child_process');
 
 let server;
 let nc;
@@ -219,7 +220,7 @@ async function publishIntoStoppedServer(pubOpts, check) {
       process.kill(own.pid, 'SIGCONT');
       stopped = false;
     };
-    await check({ total, publishAll, resume, data, pnc, got });
+    await check({ total, publishAll, resume, data, pnc, got, pid: own.pid });
   } finally {
     if (stopped) process.kill(own.pid, 'SIGCONT');
     await pnc.close();
@@ -237,11 +238,44 @@ async function arrivedInOrder(got, n) {
 
 // The JS thread also runs this thread's subscriptions: a publish that
 // waited for room would stop them, and they could overflow meanwhile.
-test('publish never blocks: past maxPendingSize into a stopped server it queues at once; all arrives once it resumes', () =>
-  publishIntoStoppedServer({}, async ({ total, publishAll, resume, got }) => {
+test('writeRoomPause: 0: publish never blocks: past maxPendingSize into a stopped server it queues at once; all arrives once it resumes', () =>
+  publishIntoStoppedServer({ writeRoomPause: 0 }, async ({ total, publishAll, resume, got }) => {
     const { accepted, err } = publishAll();
     resume();
     assert.equal(err, null, `publish ${accepted} of ${total}: ${err}`);
+    await arrivedInOrder(got, total);
+  }));
+
+// The default: a publish past the bound pauses for room (500 ms at most).
+// A stopped server writes nothing during the pause, so the next publishes
+// queue at once: one pause in all, not one per message (32768 of them).
+test('by default a publish past maxPendingSize into a stopped server pauses once, then the rest queue at once; all arrives once it resumes', () =>
+  publishIntoStoppedServer({}, async ({ total, publishAll, resume, got }) => {
+    const t0 = Date.now();
+    const { accepted, err } = publishAll();
+    const elapsed = Date.now() - t0;
+    resume();
+    assert.equal(err, null, `publish ${accepted} of ${total}: ${err}`);
+    assert.ok(elapsed >= 450, `the publishes took ${elapsed} ms: none paused for the 500 ms writeRoomPause`);
+    assert.ok(elapsed < 5 * 500, `the publishes took ${elapsed} ms: the pause ran out more than a few times`);
+    await arrivedInOrder(got, total);
+  }));
+
+// A server that starts reading again within the pause: the publisher waits
+// for it and is then paced by the connection (nothing runs out, nothing is
+// refused or lost); with writeRoomPause: 0 the same loop returns at once.
+test('writeRoomPause: a publish past maxPendingSize waits for a server that resumes within the pause; all arrives', () =>
+  publishIntoStoppedServer({ writeRoomPause: 10000 }, async ({ total, publishAll, resume, got, pid }) => {
+    // Resumed by another process: this thread is in publish meanwhile.
+    const resumer = spawn('sh', ['-c', `sleep 0.3; kill -CONT ${pid}`], { stdio: 'ignore' });
+    const t0 = Date.now();
+    const { accepted, err } = publishAll();
+    const elapsed = Date.now() - t0;
+    resume();
+    await new Promise((r) => (resumer.exitCode !== null ? r() : resumer.on('exit', r)));
+    assert.equal(err, null, `publish ${accepted} of ${total}: ${err}`);
+    assert.ok(elapsed >= 250, `the publishes took ${elapsed} ms: they did not wait for the stopped server`);
+    assert.ok(elapsed < 10000, `the publishes took ${elapsed} ms: the 10 s pause ran out`);
     await arrivedInOrder(got, total);
   }));
 

@@ -2093,6 +2093,19 @@ static napi_value options_set_wait_for_write_room_js(napi_env env, napi_callback
     return ret;
 }
 
+/* options_set_write_room_pause_ms(opts, pause_ms) -> undefined: natsio_options_set_write_room_pause_ms */
+static napi_value options_set_write_room_pause_ms_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t pause_ms = 0;
+    if (((pause_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        throw_if_failed(env, natsio_options_set_write_room_pause_ms(recv, pause_ms));
+    }
+    return ret;
+}
+
 /* options_set_ws_no_masking(opts, no_masking) -> undefined: natsio_options_set_ws_no_masking */
 static napi_value options_set_ws_no_masking_js(napi_env env, napi_callback_info info) {
     ARGS(2);
@@ -2520,6 +2533,7 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"options_set_url", NULL, options_set_url_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_user_password", NULL, options_set_user_password_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_wait_for_write_room", NULL, options_set_wait_for_write_room_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_write_room_pause_ms", NULL, options_set_write_room_pause_ms_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_ws_no_masking", NULL, options_set_ws_no_masking_js, NULL, NULL, NULL, napi_default, NULL},
         {"ordered_consumer_messages", NULL, ordered_consumer_messages_js, NULL, NULL, NULL, napi_default, NULL},
         {"ordered_consumer_start", NULL, ordered_consumer_start_js, NULL, NULL, NULL, napi_default, NULL},

@@ -127,6 +127,7 @@ export interface GeneratedVerbs {
   options_set_url(opts: object, url: string): void;
   options_set_user_password(opts: object, user: string, password: string | null): void;
   options_set_wait_for_write_room(opts: object, wait: boolean): void;
+  options_set_write_room_pause_ms(opts: object, pause_ms: number): void;
   options_set_ws_no_masking(opts: object, no_masking: boolean): void;
   ordered_consumer_messages(oc: object, opts: object | undefined): Promise<unknown>;
   ordered_consumer_start(oc: object): Promise<string>;
