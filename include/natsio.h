@@ -11,7 +11,8 @@
  *   messaging, 5xx JetStream, 6xx Key-Value, 7xx Object Store; buckets of
  *   both share 600, 601 and 605). On failure natsio_last_error()
  *   gives this thread's detail text, and outputs (*_out) are left untouched.
- *   The codes form the reference client's error tree: test a family with
+ *   The codes form the error tree of the reference client (the natsio
+ *   Python package 1.0.1): test a family with
  *   natsio_status_is (NATSIO_ERR_NO_MESSAGES is also a
  *   NATSIO_ERR_TIMEOUT); natsio_last_error_code, _err_code and _revision
  *   give the JetStream API codes and the key revision a failure carries.

@@ -1488,7 +1488,7 @@ const DEFAULT_JITTER_MS = 100;
 const DEFAULT_JITTER_TLS_MS = 1000;
 
 /** Maps the reconnect, auth and TLS options onto the addon's flat names. */
-function survivalOptions(opts, nativeOpts) {
+function reconnectAuthTlsOptions(opts, nativeOpts) {
   if (opts.reconnect !== undefined) nativeOpts.allowReconnect = Boolean(opts.reconnect);
   if (opts.reconnectTimeWait !== undefined || opts.reconnectTimeWaitMax !== undefined) {
     const wait = opts.reconnectTimeWait ?? DEFAULT_RECONNECT_WAIT_MS;
@@ -1562,7 +1562,7 @@ function libraryOptions(n) {
   }
   // The server's monitoring shows this binding as itself.
   native.options_set_client_lang(o, 'natsio-node', native.version());
-  // Reconnect, auth and TLS (survivalOptions' names).
+  // Reconnect, auth and TLS (reconnectAuthTlsOptions' names).
   bool(n.allowReconnect, native.options_set_allow_reconnect);
   int(n.maxReconnectAttempts, native.options_set_max_reconnect_attempts);
   if (typeof n.reconnectWaitMs === 'number' && typeof n.reconnectWaitMaxMs === 'number') {
@@ -1726,7 +1726,7 @@ async function connect(opts = {}) {
     nativeOpts.pendingMsgsLimit = opts.pendingLimits.msgs;
     nativeOpts.pendingBytesLimit = opts.pendingLimits.bytes;
   }
-  survivalOptions(opts, nativeOpts);
+  reconnectAuthTlsOptions(opts, nativeOpts);
   let handle;
   try {
     handle = await native.connect(
