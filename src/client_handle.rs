@@ -12,7 +12,6 @@ use crate::error::{Error, Result};
 use crate::headers::Headers;
 use crate::message::Message;
 use crate::op::Op;
-use crate::service::Request;
 
 /// A client that may have been closed and dropped meanwhile: every
 /// operation fails with `ConnectionClosed` then (or, where nothing can
@@ -26,7 +25,9 @@ impl ClientHandle {
         Self::from(client.inner_for_ffi())
     }
 
-    fn live(&self) -> Result<Arc<ClientInner>> {
+    /// The client, for the core's own modules (`ConnectionClosed` once it
+    /// is gone).
+    pub(crate) fn live(&self) -> Result<Arc<ClientInner>> {
         self.0.upgrade().ok_or_else(Error::closed)
     }
 
@@ -92,11 +93,6 @@ impl ClientHandle {
     /// The client's request timeout (what NATSIO_TIMEOUT_DEFAULT stands for).
     pub(crate) fn request_timeout(&self) -> Result<Duration> {
         Ok(self.live()?.opts.request_timeout)
-    }
-
-    /// A service request for a message delivered to one of its endpoints.
-    pub(crate) fn service_request(&self, msg: Message) -> Result<Request> {
-        crate::service::request_for_message(&self.live()?, msg)
     }
 }
 

@@ -613,7 +613,7 @@ pub unsafe extern "C" fn natsio_token_service_request(
     }
     with_outcome(token, |t, o| match o {
         Outcome::Msg(m) => {
-            let req = t.client.service_request(m)?;
+            let req = service::request_for_message(&t.client, m)?;
             write_box(req_out, natsio_service_request::new(req, t.client.clone()));
             Ok(())
         }
