@@ -5,13 +5,11 @@
 //! keeps no connection alive and names none of the client's internals.
 
 use std::sync::{Arc, Weak};
-use std::time::Duration;
 
-use crate::client::{respond, Client, ClientInner, Wake};
+use crate::client::{respond, Client, ClientInner};
 use crate::error::{Error, Result};
 use crate::headers::Headers;
 use crate::message::Message;
-use crate::op::Op;
 
 /// A client that may have been closed and dropped meanwhile: every
 /// operation fails with `ConnectionClosed` then (or, where nothing can
@@ -29,11 +27,6 @@ impl ClientHandle {
     /// is gone).
     pub(crate) fn live(&self) -> Result<Arc<ClientInner>> {
         self.0.upgrade().ok_or_else(Error::closed)
-    }
-
-    /// Fails with `ConnectionClosed` once the client is gone.
-    pub(crate) fn check_open(&self) -> Result<()> {
-        self.live().map(drop)
     }
 
     /// Wakes the writer for frames queued without waking it
@@ -65,34 +58,6 @@ impl ClientHandle {
         payload: &[u8],
     ) -> Result<()> {
         respond(&*self.live()?, msg, headers, payload)
-    }
-
-    /// Sends `body` to `subject` without headers or reply, buffered like a
-    /// publish (`wake` as for a publish): a JetStream acknowledgement.
-    pub(crate) fn send(&self, subject: &str, body: &[u8], wake: Wake) -> Result<()> {
-        self.live()?
-            .publish_frame_checked(subject, None, None, body, wake)
-    }
-
-    /// A request of `body` to `subject`, answered within `timeout`. Only a
-    /// client gone fails at once; what sending meets (a closed connection
-    /// among them) is the operation's result, as for every token form.
-    pub(crate) fn request(
-        &self,
-        subject: &str,
-        body: &[u8],
-        timeout: Duration,
-    ) -> Result<Op<Message>> {
-        let client = self.live()?;
-        let (subject, body) = (subject.to_string(), body.to_vec());
-        Ok(Op::new(async move {
-            client.request_fut(&subject, None, &body, timeout)?.await
-        }))
-    }
-
-    /// The client's request timeout (what NATSIO_TIMEOUT_DEFAULT stands for).
-    pub(crate) fn request_timeout(&self) -> Result<Duration> {
-        Ok(self.live()?.opts.request_timeout)
     }
 }
 

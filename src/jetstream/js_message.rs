@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use super::consumer::{ack_subject, AckKind};
-use crate::client::Wake;
+use super::consumer::{ack_subject, ack_sync, send_ack_to, AckKind};
+use crate::client::{ClientInner, Wake};
 use crate::client_handle::ClientHandle;
 use crate::error::{Error, ErrorKind, Result};
 use crate::message::Message;
@@ -51,24 +51,24 @@ impl JsMessage {
         self.acked.get_or_init(Default::default)
     }
 
-    /// Checks an acknowledgement may be sent and marks a terminal one;
-    /// the ack subject.
-    fn begin(&self, kind: &AckKind) -> Result<&str> {
+    /// Checks an acknowledgement may be sent and marks a terminal one:
+    /// the client to send it with and the ack subject.
+    fn begin(&self, kind: &AckKind) -> Result<(Arc<ClientInner>, &str)> {
         let subject = ack_subject(&self.msg)?;
-        self.client.check_open()?;
+        let client = self.client.live()?;
         if kind.is_terminal() && self.acked().swap(true, Ordering::SeqCst) {
             return Err(Error::new(
                 ErrorKind::MessageAlreadyAcked,
                 "message already acknowledged or terminated",
             ));
         }
-        Ok(subject)
+        Ok((client, subject))
     }
 
     /// Sends `kind`, buffered like a publish (`wake` as for a publish).
     pub(crate) fn ack(&self, kind: &AckKind, wake: Wake) -> Result<()> {
-        let subject = self.begin(kind)?;
-        let r = self.client.send(subject, &kind.body(), wake);
+        let (client, subject) = self.begin(kind)?;
+        let r = send_ack_to(&client, subject, kind, wake);
         if r.is_err() && kind.is_terminal() {
             self.acked().store(false, Ordering::SeqCst);
         }
@@ -82,22 +82,17 @@ impl JsMessage {
         &self,
         timeout: impl FnOnce(Duration) -> Result<Duration>,
     ) -> Result<Op<()>> {
-        let subject = self.begin(&AckKind::Ack)?;
+        let (client, _) = self.begin(&AckKind::Ack)?;
         let acked = Arc::clone(self.acked());
-        let sent = self
-            .client
-            .request_timeout()
-            .and_then(timeout)
-            .and_then(|t| self.client.request(subject, &AckKind::Ack.body(), t));
-        let op = match sent {
-            Ok(op) => op,
+        let op = match timeout(client.opts.request_timeout) {
+            Ok(t) => ack_sync(&client, &self.msg, &AckKind::Ack, t),
             Err(e) => {
                 acked.store(false, Ordering::SeqCst);
                 return Err(e);
             }
         };
         Ok(Op::new(async move {
-            let r = op.await.map(drop);
+            let r = op.await;
             if r.is_err() {
                 acked.store(false, Ordering::SeqCst);
             }
