@@ -3,6 +3,8 @@
 #   lib/libnatsio.so.<version>            the shared library (SONAME libnatsio.so.<major>)
 #   lib/libnatsio.so.<major>, .so         symlinks to it (runtime and link-time names)
 #   lib/libnatsio.a                       the static library, debug info stripped
+#     (macOS: libnatsio.<version>.dylib, install name @rpath/libnatsio.<major>.dylib;
+#      Windows: bin/natsio.dll, lib/natsio.dll.lib, lib/natsio.lib)
 #   include/natsio.h                      the C API (with NATSIO_VERSION_* macros)
 #   include/natsio_sys.h                  binding support (includes natsio.h)
 #   include/natsio/*.hpp                  the C++ binding (one include dir for both)
@@ -19,30 +21,54 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(natsio_so_real "libnatsio.so.${PROJECT_VERSION}")
-set(natsio_so_major "libnatsio.so.${PROJECT_VERSION_MAJOR}")
-
-# The library is cargo's file; the versioned name and its symlinks are made
-# here and installed as they are (symlinks stay symlinks).
+# The names of the installed shared library, per platform (build.rs gives
+# the library the same SONAME / install name): the file itself, the
+# runtime name programs record, and the link-time name.
 set(natsio_stage "${CMAKE_CURRENT_BINARY_DIR}/natsio-install")
 file(MAKE_DIRECTORY "${natsio_stage}")
-file(CREATE_LINK "${natsio_so_real}" "${natsio_stage}/${natsio_so_major}" SYMBOLIC)
-file(CREATE_LINK "${natsio_so_major}" "${natsio_stage}/libnatsio.so" SYMBOLIC)
-
-install(FILES "${NATSIO_BUILT_LIB_DIR}/libnatsio.so"
-        DESTINATION "${CMAKE_INSTALL_LIBDIR}" RENAME "${natsio_so_real}"
-        PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
-                    WORLD_READ WORLD_EXECUTE
-        COMPONENT runtime)
-install(FILES "${natsio_stage}/${natsio_so_major}"
-        DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT runtime)
-install(FILES "${natsio_stage}/libnatsio.so" "${NATSIO_BUILT_LIB_DIR}/libnatsio.a"
-        DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT development)
+if(WIN32)
+  # No versioned names: the DLL goes beside programs (bin), its import
+  # library and the static library into lib.
+  install(FILES "${NATSIO_BUILT_LIB_DIR}/${NATSIO_SHARED_FILE}"
+          DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT runtime)
+  install(FILES "${NATSIO_BUILT_LIB_DIR}/${NATSIO_LINK_FILE}"
+                "${NATSIO_BUILT_LIB_DIR}/${NATSIO_STATIC_FILE}"
+          DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT development)
+  set(NATSIO_INSTALLED_SHARED_PROPERTIES
+      "IMPORTED_LOCATION \"\${PACKAGE_PREFIX_DIR}/${CMAKE_INSTALL_BINDIR}/${NATSIO_SHARED_FILE}\"
+    IMPORTED_IMPLIB \"\${NATSIO_LIBRARY_DIR}/${NATSIO_LINK_FILE}\"")
+else()
+  if(APPLE)
+    set(natsio_so_real "libnatsio.${PROJECT_VERSION}.dylib")
+    set(natsio_so_major "libnatsio.${PROJECT_VERSION_MAJOR}.dylib")
+    set(natsio_soname "@rpath/${natsio_so_major}")
+  else()
+    set(natsio_so_real "libnatsio.so.${PROJECT_VERSION}")
+    set(natsio_so_major "libnatsio.so.${PROJECT_VERSION_MAJOR}")
+    set(natsio_soname "${natsio_so_major}")
+  endif()
+  # The library is cargo's file; the versioned name and its symlinks are
+  # made here and installed as they are (symlinks stay symlinks).
+  file(CREATE_LINK "${natsio_so_real}" "${natsio_stage}/${natsio_so_major}" SYMBOLIC)
+  file(CREATE_LINK "${natsio_so_major}" "${natsio_stage}/${NATSIO_SHARED_FILE}" SYMBOLIC)
+  install(FILES "${NATSIO_BUILT_LIB_DIR}/${NATSIO_SHARED_FILE}"
+          DESTINATION "${CMAKE_INSTALL_LIBDIR}" RENAME "${natsio_so_real}"
+          PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+                      WORLD_READ WORLD_EXECUTE
+          COMPONENT runtime)
+  install(FILES "${natsio_stage}/${natsio_so_major}"
+          DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT runtime)
+  install(FILES "${natsio_stage}/${NATSIO_SHARED_FILE}" "${NATSIO_BUILT_LIB_DIR}/${NATSIO_STATIC_FILE}"
+          DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT development)
+  set(NATSIO_INSTALLED_SHARED_PROPERTIES
+      "IMPORTED_LOCATION \"\${NATSIO_LIBRARY_DIR}/${natsio_so_real}\"
+    IMPORTED_SONAME \"${natsio_soname}\"")
+endif()
 # The Rust standard library's objects in the archive carry their debug
 # info (three quarters of its size): users of a release get it stripped.
-if(CMAKE_STRIP)
+if(CMAKE_STRIP AND NOT MSVC)
   install(CODE "execute_process(COMMAND \"${CMAKE_STRIP}\" --strip-debug
-                \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/libnatsio.a\"
+                \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/${NATSIO_STATIC_FILE}\"
                 COMMAND_ERROR_IS_FATAL ANY)"
           COMPONENT development)
 endif()

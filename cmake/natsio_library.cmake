@@ -1,7 +1,8 @@
 # The Rust library as CMake targets, for this tree and for projects that
 # add_subdirectory() or FetchContent it:
 #
-#   natsio::natsio         the shared library (libnatsio.so, SONAME libnatsio.so.<major>)
+#   natsio::natsio         the shared library (libnatsio.so, SONAME libnatsio.so.<major>;
+#                          libnatsio.dylib on macOS, natsio.dll on Windows)
 #   natsio::natsio_static  the static library and the system libraries it needs
 #
 # Both carry include/ (natsio.h). With NATSIO_LIB_DIR they import a prebuilt
@@ -15,18 +16,51 @@ set(NATSIO_CARGO_TARGET_DIR "${PROJECT_SOURCE_DIR}/target" CACHE PATH
     "cargo's target directory when cargo builds the library")
 set(NATSIO_INCLUDE_DIR "${PROJECT_SOURCE_DIR}/include")
 
-# What the Rust standard library needs from the system when linked
-# statically (`cargo rustc -- --print native-static-libs`); the .pc files
-# and the installed CMake package say the same.
-set(NATSIO_STATIC_SYSTEM_LIBS gcc_s util rt pthread m dl)
-# The same as linker flags ("-lgcc_s -lutil ..."), for the .pc files.
-list(TRANSFORM NATSIO_STATIC_SYSTEM_LIBS PREPEND "-l" OUTPUT_VARIABLE NATSIO_STATIC_SYSTEM_LIBS_FLAGS)
+# The library's file names and what the Rust standard library needs from
+# the system when linked statically (`cargo rustc --release --lib
+# --crate-type staticlib -- --print native-static-libs` on each platform),
+# per platform; the .pc files and the installed CMake package say the same.
+#   NATSIO_SHARED_FILE  what cargo writes (and the build tree loads)
+#   NATSIO_LINK_FILE    what a program links against: the shared library,
+#                       or on Windows its import library
+#   NATSIO_STATIC_FILE  the static library
+if(WIN32)
+  set(NATSIO_SHARED_FILE "natsio.dll")
+  set(NATSIO_LINK_FILE "natsio.dll.lib")
+  set(NATSIO_STATIC_FILE "natsio.lib")
+  set(NATSIO_STATIC_SYSTEM_LIBS advapi32 bcrypt crypt32 kernel32 ntdll secur32 userenv ws2_32)
+elseif(APPLE)
+  set(NATSIO_SHARED_FILE "libnatsio.dylib")
+  set(NATSIO_LINK_FILE "libnatsio.dylib")
+  set(NATSIO_STATIC_FILE "libnatsio.a")
+  # rustls-native-certs reads the keychain through Security.framework.
+  set(NATSIO_STATIC_SYSTEM_LIBS "-framework Security" "-framework CoreFoundation" iconv System c m)
+else()
+  set(NATSIO_SHARED_FILE "libnatsio.so")
+  set(NATSIO_LINK_FILE "libnatsio.so")
+  set(NATSIO_STATIC_FILE "libnatsio.a")
+  if(CMAKE_SYSTEM_NAME MATCHES "BSD")
+    set(NATSIO_STATIC_SYSTEM_LIBS execinfo pthread gcc_s c m rt util)
+  else()
+    set(NATSIO_STATIC_SYSTEM_LIBS gcc_s util rt pthread m dl)
+  endif()
+endif()
+# The same as linker flags ("-lgcc_s -lutil ...", "-framework Security"),
+# for the .pc files.
+set(NATSIO_STATIC_SYSTEM_LIBS_FLAGS "")
+foreach(lib IN LISTS NATSIO_STATIC_SYSTEM_LIBS)
+  if(lib MATCHES "^-")
+    list(APPEND NATSIO_STATIC_SYSTEM_LIBS_FLAGS "${lib}")
+  else()
+    list(APPEND NATSIO_STATIC_SYSTEM_LIBS_FLAGS "-l${lib}")
+  endif()
+endforeach()
 list(JOIN NATSIO_STATIC_SYSTEM_LIBS_FLAGS " " NATSIO_STATIC_SYSTEM_LIBS_FLAGS)
 
 if(NATSIO_LIB_DIR)
-  if(NOT EXISTS "${NATSIO_LIB_DIR}/libnatsio.so")
+  if(NOT EXISTS "${NATSIO_LIB_DIR}/${NATSIO_SHARED_FILE}")
     message(FATAL_ERROR
-      "libnatsio: ${NATSIO_LIB_DIR}/libnatsio.so not found.\n"
+      "libnatsio: ${NATSIO_LIB_DIR}/${NATSIO_SHARED_FILE} not found.\n"
       "Build it first with `cargo build --release`, point -DNATSIO_LIB_DIR "
       "at the cargo output holding it, or leave NATSIO_LIB_DIR empty to let "
       "the build run cargo.")
@@ -43,7 +77,7 @@ else()
   add_custom_target(natsio_cargo_build
     COMMAND "${CMAKE_COMMAND}" -E env "CARGO_TARGET_DIR=${NATSIO_CARGO_TARGET_DIR}"
             "${NATSIO_CARGO}" build --release --manifest-path "${PROJECT_SOURCE_DIR}/Cargo.toml"
-    BYPRODUCTS "${natsio_lib_dir}/libnatsio.so" "${natsio_lib_dir}/libnatsio.a"
+    BYPRODUCTS "${natsio_lib_dir}/${NATSIO_LINK_FILE}" "${natsio_lib_dir}/${NATSIO_STATIC_FILE}"
     WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}"
     COMMENT "cargo build --release (libnatsio)"
     USES_TERMINAL VERBATIM)
@@ -54,13 +88,13 @@ set(NATSIO_BUILT_LIB_DIR "${natsio_lib_dir}")
 # INTERFACE libraries rather than IMPORTED ones: they can depend on the
 # cargo target, so nothing links before cargo is done.
 add_library(natsio_shared INTERFACE)
-target_link_libraries(natsio_shared INTERFACE "${natsio_lib_dir}/libnatsio.so")
+target_link_libraries(natsio_shared INTERFACE "${natsio_lib_dir}/${NATSIO_LINK_FILE}")
 target_include_directories(natsio_shared INTERFACE "$<BUILD_INTERFACE:${NATSIO_INCLUDE_DIR}>")
 add_library(natsio::natsio ALIAS natsio_shared)
 
 find_package(Threads REQUIRED)
 add_library(natsio_static INTERFACE)
-target_link_libraries(natsio_static INTERFACE "${natsio_lib_dir}/libnatsio.a"
+target_link_libraries(natsio_static INTERFACE "${natsio_lib_dir}/${NATSIO_STATIC_FILE}"
                       Threads::Threads ${NATSIO_STATIC_SYSTEM_LIBS})
 target_include_directories(natsio_static INTERFACE "$<BUILD_INTERFACE:${NATSIO_INCLUDE_DIR}>")
 add_library(natsio::natsio_static ALIAS natsio_static)

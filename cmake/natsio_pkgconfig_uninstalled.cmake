@@ -3,7 +3,7 @@
 #
 #   <build>/pkgconfig/natsio.pc          -L<cargo output> -lnatsio, with an
 #                                        RPATH to it (programs run in place)
-#   <build>/pkgconfig/natsio-static.pc   <cargo output>/libnatsio.a and the
+#   <build>/pkgconfig/natsio-static.pc   <cargo output>/libnatsio.a (per platform) and the
 #                                        system libraries it needs
 #
 # Both point at the cargo output this build uses (NATSIO_LIB_DIR, or the
@@ -38,6 +38,6 @@ includedir=@NATSIO_INCLUDE_DIR@
 Name: natsio-static
 Description: NATS client with one native core, linked statically (uninstalled: build tree)
 Version: @PROJECT_VERSION@
-Libs: ${libdir}/libnatsio.a @NATSIO_STATIC_SYSTEM_LIBS_FLAGS@
+Libs: ${libdir}/@NATSIO_STATIC_FILE@ @NATSIO_STATIC_SYSTEM_LIBS_FLAGS@
 Cflags: -I${includedir}
 ]=])

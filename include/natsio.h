@@ -11,7 +11,8 @@
  *   messaging, 5xx JetStream, 6xx Key-Value, 7xx Object Store; buckets of
  *   both share 600, 601 and 605). On failure natsio_last_error()
  *   gives this thread's detail text, and outputs (*_out) are left untouched.
- *   The codes form the reference client's error tree: test a family with
+ *   The codes form the error tree of the reference client (the natsio
+ *   Python package 1.0.1): test a family with
  *   natsio_status_is (NATSIO_ERR_NO_MESSAGES is also a
  *   NATSIO_ERR_TIMEOUT); natsio_last_error_code, _err_code and _revision
  *   give the JetStream API codes and the key revision a failure carries.
@@ -258,6 +259,13 @@
  * puts in both limits.
  */
 #define NATSIO_PENDING_LIMIT_DEFAULT INT64_MIN
+
+/**
+ * The most messages one pull request asks for: a larger `max_messages`
+ * of a fetch, a consumption or an ordered consumer is lowered to it (the
+ * server takes any count, but what is asked for is buffered).
+ */
+#define NATSIO_MAX_BATCH (1 << 20)
 
 /**
  * Chunk size when the meta sets none (ADR-20).
@@ -1171,7 +1179,8 @@ typedef struct natsio_fetch_options {
    */
   uint32_t version;
   /**
-   * Messages to fetch at most; 0: 100.
+   * Messages to fetch at most; 0: 100; above NATSIO_MAX_BATCH:
+   * NATSIO_MAX_BATCH.
    */
   int64_t max_messages;
   /**
@@ -1290,6 +1299,7 @@ typedef struct natsio_consume_options {
    * the reader is done with it: taken by `natsio_js_messages_next`, or
    * returned from the callback (a callback busy with a message holds
    * it). A new pull request goes out when that falls to `threshold`.
+   * Above NATSIO_MAX_BATCH: NATSIO_MAX_BATCH.
    */
   int64_t max_messages;
   /**
@@ -1711,6 +1721,7 @@ typedef struct natsio_ordered_messages_options {
    * most; 0: 500. A reader that pauses (or a callback busy with a
    * message: it counts until it returns) holds at most this many; the
    * consumer pulls again as it reads, never the whole stream ahead.
+   * Above NATSIO_MAX_BATCH: NATSIO_MAX_BATCH.
    */
   int64_t max_messages;
   /**

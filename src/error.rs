@@ -1,5 +1,6 @@
 //! Error kinds of the core. Each maps one to one onto an error class of the
-//! reference client and onto a C status code (see `ffi::status`).
+//! reference client (the `natsio` Python package 1.0.1, whose documents
+//! libnatsio translates) and onto a C status code (see `ffi::status`).
 
 use thiserror::Error;
 

@@ -7,6 +7,7 @@
 pub mod auth;
 mod cache_line;
 pub mod client;
+mod client_handle;
 mod clock;
 pub mod completion;
 mod connection;

@@ -311,17 +311,19 @@ impl ServerAddr {
     }
 }
 
+/// Two authentication kinds set at once: one kind only.
+fn auth_conflict(setting: &str, set: &str) -> Error {
+    Error::new(
+        ErrorKind::Config,
+        format!("{setting}: {set} is already set (one authentication kind only)"),
+    )
+}
+
 impl Options {
-    /// Checks the options together, naming the offending field.
-    pub fn validate(&self) -> Result<()> {
-        let cfg = |m: &str| Err(Error::new(ErrorKind::Config, m.to_string()));
-        if self.servers.is_empty() {
-            return cfg("servers: at least one server URL is required");
-        }
-        for s in &self.servers {
-            ServerAddr::parse(s)?;
-        }
-        let kinds: Vec<&str> = [
+    /// The authentication kinds set: "user/password", "token", or the
+    /// credentials' kind (`Credentials::kind_name`).
+    fn auth_kinds(&self) -> Vec<&'static str> {
+        [
             (
                 self.user.is_some() || self.password.is_some(),
                 "user/password",
@@ -334,15 +336,30 @@ impl Options {
         ]
         .into_iter()
         .filter_map(|(set, name)| set.then_some(name))
-        .collect();
-        if kinds.len() > 1 {
-            return Err(Error::new(
-                ErrorKind::Config,
-                format!(
-                    "authentication: {} and {} are both set (one kind only)",
-                    kinds[0], kinds[1]
-                ),
-            ));
+        .collect()
+    }
+
+    /// Fails with a config error naming both kinds when an authentication
+    /// kind other than `setting` (a name `auth_kinds` gives) is set
+    /// already: one kind only, as `validate` checks of the whole.
+    pub fn check_auth_kind(&self, setting: &str) -> Result<()> {
+        match self.auth_kinds().into_iter().find(|k| *k != setting) {
+            Some(set) => Err(auth_conflict(setting, set)),
+            None => Ok(()),
+        }
+    }
+
+    /// Checks the options together, naming the offending field.
+    pub fn validate(&self) -> Result<()> {
+        let cfg = |m: &str| Err(Error::new(ErrorKind::Config, m.to_string()));
+        if self.servers.is_empty() {
+            return cfg("servers: at least one server URL is required");
+        }
+        for s in &self.servers {
+            ServerAddr::parse(s)?;
+        }
+        if let [first, second, ..] = self.auth_kinds()[..] {
+            return Err(auth_conflict(second, first));
         }
         if let Some(c) = &self.credentials {
             c.validate()?;

@@ -1,7 +1,7 @@
 package natsio
 
 // The functions exported here are the only way C reaches Go (with those of
-// survival.go). Each receives its user_data as a runtime/cgo.Handle (never
+// reconnect_auth_tls.go). Each receives its user_data as a runtime/cgo.Handle (never
 // a Go pointer); the handle is deleted by natsioGoRelease, which the
 // library calls once it will not call back with that user_data again (or,
 // for token callbacks, see tokenWaiter).

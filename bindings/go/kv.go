@@ -91,18 +91,26 @@ func (kv *KeyValue) finalize() { C.natsio_kv_free(kv.ptr) }
 // Bucket is the bucket's name.
 func (kv *KeyValue) Bucket() string { return kv.bucket }
 
-// createKeyValue is natsio_js_kv_create_async with action (a
-// natsio_create_action).
-func (js *JetStream) createKeyValue(ctx context.Context, cfg KeyValueConfig, action C.int32_t) (*KeyValue, error) {
-	config, err := configJSON(cfg)
-	if err != nil {
-		return nil, err
-	}
-	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsKvCreate(ctx, p, config, int32(action)) })
-	if err != nil {
-		return nil, err
-	}
-	return newKeyValue((*C.natsio_kv)(r.out), js.nc), nil
+// kvBuckets: the shared bucket calls (bucket.go) for Key-Value.
+var kvBuckets = bucketKind[*KeyValue, *KeyValueStatus]{
+	create:   rawJsKvCreate,
+	bind:     rawJsKvBind,
+	delete:   rawJsKvDelete,
+	names:    rawJsKvNames,
+	statuses: rawJsKvStatuses,
+	wrap:     func(p unsafe.Pointer, nc *Conn) *KeyValue { return newKeyValue((*C.natsio_kv)(p), nc) },
+	readStatuses: func(p unsafe.Pointer) ([]*KeyValueStatus, error) {
+		list := (*C.natsio_kv_bucket_status_list)(p)
+		defer C.natsio_kv_bucket_status_list_free(list)
+		return readList(int(C.natsio_kv_bucket_status_list_count(list)), func(i int) (*KeyValueStatus, bool, error) {
+			st := C.natsio_kv_bucket_status_list_get(list, C.size_t(i))
+			if st == nil {
+				return nil, false, nil
+			}
+			s, err := keyValueStatus(st)
+			return s, true, err
+		})
+	},
 }
 
 // CreateKeyValue creates a bucket and binds it (an identical existing
@@ -112,35 +120,30 @@ func (js *JetStream) createKeyValue(ctx context.Context, cfg KeyValueConfig, act
 // ErrNoResponders (nobody answered: no leader during an election, retry;
 // or the server has no JetStream).
 func (js *JetStream) CreateKeyValue(ctx context.Context, cfg KeyValueConfig) (*KeyValue, error) {
-	return js.createKeyValue(ctx, cfg, C.NATSIO_CREATE)
+	return kvBuckets.createBucket(ctx, js, cfg, C.NATSIO_CREATE)
 }
 
 // UpdateKeyValue changes an existing bucket's configuration
 // (ErrBucketNotFound if there is none). Otherwise as CreateKeyValue.
 func (js *JetStream) UpdateKeyValue(ctx context.Context, cfg KeyValueConfig) (*KeyValue, error) {
-	return js.createKeyValue(ctx, cfg, C.NATSIO_UPDATE)
+	return kvBuckets.createBucket(ctx, js, cfg, C.NATSIO_UPDATE)
 }
 
 // CreateOrUpdateKeyValue updates the bucket, or creates it when it does not
 // exist. Otherwise as CreateKeyValue.
 func (js *JetStream) CreateOrUpdateKeyValue(ctx context.Context, cfg KeyValueConfig) (*KeyValue, error) {
-	return js.createKeyValue(ctx, cfg, C.NATSIO_CREATE_OR_UPDATE)
+	return kvBuckets.createBucket(ctx, js, cfg, C.NATSIO_CREATE_OR_UPDATE)
 }
 
 // KeyValue binds an existing bucket. ErrBucketNotFound, ErrInvalidBucketName.
 func (js *JetStream) KeyValue(ctx context.Context, bucket string) (*KeyValue, error) {
-	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsKvBind(ctx, p, bucket) })
-	if err != nil {
-		return nil, err
-	}
-	return newKeyValue((*C.natsio_kv)(r.out), js.nc), nil
+	return kvBuckets.bindBucket(ctx, js, bucket)
 }
 
 // DeleteKeyValue deletes a bucket with all its keys and history.
 // ErrBucketNotFound, ErrInvalidBucketName.
 func (js *JetStream) DeleteKeyValue(ctx context.Context, bucket string) error {
-	_, err := onJS(js, func(p *C.natsio_js) (struct{}, error) { return struct{}{}, rawJsKvDelete(ctx, p, bucket) })
-	return err
+	return kvBuckets.deleteBucket(ctx, js, bucket)
 }
 
 // onKV makes one call on the bucket's C handle, keeping kv (whose
@@ -562,35 +565,14 @@ func (kv *KeyValue) Status(ctx context.Context) (*KeyValueStatus, error) {
 // streams are left out), in no particular order; an empty slice when
 // there are none.
 func (js *JetStream) KeyValueStoreNames(ctx context.Context) ([]string, error) {
-	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsKvNames(ctx, p) })
-	if err != nil {
-		return nil, err
-	}
-	return takeStringList(r), nil
+	return kvBuckets.bucketNames(ctx, js)
 }
 
 // KeyValueStores reads the status of every Key-Value bucket of the account
 // (as KeyValueStoreNames lists them), from the paged stream list without a
 // request per bucket; an empty slice when there are none.
 func (js *JetStream) KeyValueStores(ctx context.Context) ([]*KeyValueStatus, error) {
-	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsKvStatuses(ctx, p) })
-	if err != nil {
-		return nil, err
-	}
-	list := (*C.natsio_kv_bucket_status_list)(r.out)
-	defer C.natsio_kv_bucket_status_list_free(list)
-	n := int(C.natsio_kv_bucket_status_list_count(list))
-	out := make([]*KeyValueStatus, 0, n)
-	for i := range n {
-		if st := C.natsio_kv_bucket_status_list_get(list, C.size_t(i)); st != nil {
-			s, err := keyValueStatus(st)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, s)
-		}
-	}
-	return out, nil
+	return kvBuckets.bucketStatuses(ctx, js)
 }
 
 // Keys lists the keys that currently hold a value (deleted and purged keys

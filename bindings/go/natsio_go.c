@@ -10,7 +10,7 @@
 #include <string.h>
 #include "natsio_go.h"
 
-// The Go exports (callbacks.go, survival.go). Their cgo-generated
+// The Go exports (callbacks.go, reconnect_auth_tls.go). Their cgo-generated
 // prototypes drop const, hence the casts where they are registered.
 extern void natsioGoRelease(void *user_data);
 extern void natsioGoMsgs(void *user_data, go_msg_view *views, size_t count, natsio_status status);

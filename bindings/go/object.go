@@ -228,16 +228,26 @@ func (obs *ObjectStore) finalize() { C.natsio_obj_free(obs.ptr) }
 // Bucket is the bucket's name.
 func (obs *ObjectStore) Bucket() string { return obs.bucket }
 
-func (js *JetStream) createObjectStore(ctx context.Context, cfg ObjectStoreConfig, action C.int32_t) (*ObjectStore, error) {
-	config, err := configJSON(cfg)
-	if err != nil {
-		return nil, err
-	}
-	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsObjCreate(ctx, p, config, int32(action)) })
-	if err != nil {
-		return nil, err
-	}
-	return newObjectStore((*C.natsio_obj)(r.out), js.nc), nil
+// objBuckets: the shared bucket calls (bucket.go) for Object Store.
+var objBuckets = bucketKind[*ObjectStore, *ObjectStoreStatus]{
+	create:   rawJsObjCreate,
+	bind:     rawJsObjBind,
+	delete:   rawJsObjDelete,
+	names:    rawJsObjNames,
+	statuses: rawJsObjStatuses,
+	wrap:     func(p unsafe.Pointer, nc *Conn) *ObjectStore { return newObjectStore((*C.natsio_obj)(p), nc) },
+	readStatuses: func(p unsafe.Pointer) ([]*ObjectStoreStatus, error) {
+		list := (*C.natsio_obj_status_list)(p)
+		defer C.natsio_obj_status_list_free(list)
+		return readList(int(C.natsio_obj_status_list_count(list)), func(i int) (*ObjectStoreStatus, bool, error) {
+			st := C.natsio_obj_status_list_get(list, C.size_t(i))
+			if st == nil {
+				return nil, false, nil
+			}
+			s, err := objectStoreStatus(st)
+			return s, true, err
+		})
+	},
 }
 
 // CreateObjectStore creates a bucket (stream OBJ_<bucket>) and binds it; an
@@ -247,69 +257,43 @@ func (js *JetStream) createObjectStore(ctx context.Context, cfg ObjectStoreConfi
 // JetStream), ErrNoResponders (nobody answered: no leader during an
 // election, retry; or the server has no JetStream).
 func (js *JetStream) CreateObjectStore(ctx context.Context, cfg ObjectStoreConfig) (*ObjectStore, error) {
-	return js.createObjectStore(ctx, cfg, C.NATSIO_CREATE)
+	return objBuckets.createBucket(ctx, js, cfg, C.NATSIO_CREATE)
 }
 
 // UpdateObjectStore changes an existing bucket's configuration
 // (ErrBucketNotFound if there is none). Otherwise as CreateObjectStore.
 func (js *JetStream) UpdateObjectStore(ctx context.Context, cfg ObjectStoreConfig) (*ObjectStore, error) {
-	return js.createObjectStore(ctx, cfg, C.NATSIO_UPDATE)
+	return objBuckets.createBucket(ctx, js, cfg, C.NATSIO_UPDATE)
 }
 
 // CreateOrUpdateObjectStore updates the bucket, or creates it when it does
 // not exist. Otherwise as CreateObjectStore.
 func (js *JetStream) CreateOrUpdateObjectStore(ctx context.Context, cfg ObjectStoreConfig) (*ObjectStore, error) {
-	return js.createObjectStore(ctx, cfg, C.NATSIO_CREATE_OR_UPDATE)
+	return objBuckets.createBucket(ctx, js, cfg, C.NATSIO_CREATE_OR_UPDATE)
 }
 
 // ObjectStore binds an existing bucket. ErrBucketNotFound,
 // ErrInvalidBucketName.
 func (js *JetStream) ObjectStore(ctx context.Context, bucket string) (*ObjectStore, error) {
-	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsObjBind(ctx, p, bucket) })
-	if err != nil {
-		return nil, err
-	}
-	return newObjectStore((*C.natsio_obj)(r.out), js.nc), nil
+	return objBuckets.bindBucket(ctx, js, bucket)
 }
 
 // DeleteObjectStore deletes a bucket with all its objects.
 // ErrBucketNotFound, ErrInvalidBucketName.
 func (js *JetStream) DeleteObjectStore(ctx context.Context, bucket string) error {
-	_, err := onJS(js, func(p *C.natsio_js) (struct{}, error) { return struct{}{}, rawJsObjDelete(ctx, p, bucket) })
-	return err
+	return objBuckets.deleteBucket(ctx, js, bucket)
 }
 
 // ObjectStoreNames lists the names of the account's Object Store buckets
 // (an empty slice when there are none).
 func (js *JetStream) ObjectStoreNames(ctx context.Context) ([]string, error) {
-	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsObjNames(ctx, p) })
-	if err != nil {
-		return nil, err
-	}
-	return takeStringList(r), nil
+	return objBuckets.bucketNames(ctx, js)
 }
 
 // ObjectStores reads the status of every Object Store bucket of the
 // account (an empty slice when there are none).
 func (js *JetStream) ObjectStores(ctx context.Context) ([]*ObjectStoreStatus, error) {
-	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsObjStatuses(ctx, p) })
-	if err != nil {
-		return nil, err
-	}
-	list := (*C.natsio_obj_status_list)(r.out)
-	defer C.natsio_obj_status_list_free(list)
-	n := int(C.natsio_obj_status_list_count(list))
-	out := make([]*ObjectStoreStatus, 0, n)
-	for i := range n {
-		if st := C.natsio_obj_status_list_get(list, C.size_t(i)); st != nil {
-			s, err := objectStoreStatus(st)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, s)
-		}
-	}
-	return out, nil
+	return objBuckets.bucketStatuses(ctx, js)
 }
 
 // ObjectStoreStatus is a bucket's state.

@@ -23,7 +23,9 @@
 //   Outside the repository a plain `node build.js` works as --install.
 //
 // Environment:
-//   CC                     the C compiler (default cc)
+//   CC                     the C compiler, with any arguments of its own
+//                          ("ccache gcc", "clang --target=..."; default cc)
+//   CFLAGS, LDFLAGS        more compiler and linker flags, after the build's own
 //   PKG_CONFIG             pkg-config program (default pkg-config); its
 //                          PKG_CONFIG_PATH / PKG_CONFIG_LIBDIR apply
 //   CARGO                  cargo program (default cargo, then ~/.cargo/bin/cargo)
@@ -148,9 +150,9 @@ function fromPkgConfig(notes) {
       inputs = [archive];
       linkArgs = [...cflags.filter((f) => !f.startsWith('-I')), ...libs];
     } else {
-      const shared = path.join(libdir, 'libnatsio.so');
+      const shared = path.join(libdir, process.platform === 'darwin' ? 'libnatsio.dylib' : 'libnatsio.so');
       inputs = fs.existsSync(shared) ? [shared] : [];
-      // The addon finds libnatsio.so where it was installed.
+      // The addon finds the shared library where it was installed.
       linkArgs = [...cflags.filter((f) => !f.startsWith('-I')), ...libs, `-Wl,-rpath,${libdir}`];
     }
     return { what: `${name} ${version} (pkg-config: ${inputs[0] || libdir})`, header, includeDirs, linkArgs, inputs };
@@ -292,30 +294,65 @@ function upToDate(command, lib) {
   return inputs.every((f) => fs.statSync(f).mtimeMs <= built);
 }
 
-const cc = process.env.CC || 'cc';
-if (run(cc, ['--version']) === null) {
-  fail(`no C compiler: ${cc} not found (install gcc or clang, or set CC)`);
+/** Splits a flags variable on white space (no shell quoting, as make's $(CC)). */
+function words(value) {
+  return (value || '').trim().split(/\s+/).filter(Boolean);
+}
+
+const [cc = 'cc', ...ccArgs] = words(process.env.CC);
+
+/**
+ * How a Node addon links on this platform: Node-API's symbols come from the
+ * node binary at load time, and what the Rust standard library needs from
+ * the system when linked statically (`--print native-static-libs`).
+ */
+function platformLinkArgs(platform) {
+  if (platform === 'darwin') {
+    return [
+      '-undefined', 'dynamic_lookup',
+      '-Wl,-dead_strip',
+      // rustls-native-certs reads the keychain through Security.framework.
+      '-framework', 'Security', '-framework', 'CoreFoundation',
+      '-liconv', '-lm',
+    ];
+  }
+  if (platform === 'win32') {
+    fail('building the addon on Windows is not supported by build.js (it drives a Unix cc)');
+  }
+  // ELF: Linux and the BSDs.
+  return [
+    // Keep the Rust library's symbols private to the addon.
+    '-Wl,--exclude-libs,ALL',
+    '-Wl,--gc-sections',
+    // Resolve every symbol at load time, so a missing one fails require()
+    // loudly instead of the first call.
+    '-Wl,-z,now',
+    // What the Rust standard library needs from the system (unwinding, time, threads).
+    ...(platform === 'linux'
+      ? ['-lgcc_s', '-lrt', '-lutil', '-lm', '-ldl', '-lpthread']
+      : ['-lexecinfo', '-lgcc_s', '-lrt', '-lutil', '-lm', '-lpthread']),
+  ];
+}
+
+if (run(cc, [...ccArgs, '--version']) === null) {
+  fail(`no C compiler: ${[cc, ...ccArgs].join(' ')} not found (install gcc or clang, or set CC)`);
 }
 const lib = findLibnatsio();
 if (installMode) console.log(`natsio: linking libnatsio from ${lib.what}`);
 const args = [
+  ...ccArgs,
   '-shared', '-fPIC', '-O2', '-std=c11', '-Wall', '-Wextra', '-Wno-unused-parameter',
   // Sanitized: readable stacks, and the first UB report is fatal like ASan's.
   ...(sanitize ? [`-fsanitize=${sanitize}`, '-fno-sanitize-recover=all', '-fno-omit-frame-pointer', '-g'] : []),
   '-D_GNU_SOURCE', '-Werror=implicit-function-declaration',
   '-fvisibility=hidden',
+  ...words(process.env.CFLAGS),
   `-I${nodeApiIncludeDir()}`,
   ...lib.includeDirs.map((d) => `-I${d}`),
   ...sources,
   ...lib.linkArgs,
-  // Keep the Rust library's symbols private to the addon.
-  '-Wl,--exclude-libs,ALL',
-  '-Wl,--gc-sections',
-  // Resolve every symbol at load time, so a missing one fails require()
-  // loudly instead of the first call.
-  '-Wl,-z,now',
-  // What the Rust standard library needs from the system (unwinding, time, threads).
-  '-lgcc_s', '-lrt', '-lutil', '-lm', '-ldl', '-lpthread',
+  ...platformLinkArgs(process.platform),
+  ...words(process.env.LDFLAGS),
   '-o', output,
 ];
 const command = [cc, ...args].join(' ');

@@ -1488,7 +1488,7 @@ const DEFAULT_JITTER_MS = 100;
 const DEFAULT_JITTER_TLS_MS = 1000;
 
 /** Maps the reconnect, auth and TLS options onto the addon's flat names. */
-function survivalOptions(opts, nativeOpts) {
+function reconnectAuthTlsOptions(opts, nativeOpts) {
   if (opts.reconnect !== undefined) nativeOpts.allowReconnect = Boolean(opts.reconnect);
   if (opts.reconnectTimeWait !== undefined || opts.reconnectTimeWaitMax !== undefined) {
     const wait = opts.reconnectTimeWait ?? DEFAULT_RECONNECT_WAIT_MS;
@@ -1568,7 +1568,7 @@ function libraryOptions(n) {
   }
   // The server's monitoring shows this binding as itself.
   native.options_set_client_lang(o, 'natsio-node', native.version());
-  // Reconnect, auth and TLS (survivalOptions' names).
+  // Reconnect, auth and TLS (reconnectAuthTlsOptions' names).
   bool(n.allowReconnect, native.options_set_allow_reconnect);
   int(n.maxReconnectAttempts, native.options_set_max_reconnect_attempts);
   if (typeof n.reconnectWaitMs === 'number' && typeof n.reconnectWaitMaxMs === 'number') {
@@ -1734,7 +1734,7 @@ async function connect(opts = {}) {
     nativeOpts.pendingMsgsLimit = opts.pendingLimits.msgs;
     nativeOpts.pendingBytesLimit = opts.pendingLimits.bytes;
   }
-  survivalOptions(opts, nativeOpts);
+  reconnectAuthTlsOptions(opts, nativeOpts);
   let handle;
   try {
     handle = await native.connect(
@@ -2105,16 +2105,58 @@ class KV {
   }
 }
 
-/** js.kv: bucket management. */
-class KvManager {
-  constructor(js) {
+/**
+ * What the Key-Value and Object Store managers share: one kind's bucket
+ * create, bind, delete, names and statuses over the addon's js_<kind>_*
+ * verbs (`kind`: {create, bind, delete, names, statuses} verbs, `config`
+ * the name config errors give, `wrap(handle, js)`, `status(raw)`).
+ */
+class BucketManager {
+  constructor(js, kind) {
     this._js = js;
+    this._kind = kind;
   }
 
-  _open(mode, cfg, opts) {
+  /** mode: a natsio_create_action (0 create, 1 update, 2 create or update). */
+  async _open(mode, cfg, opts) {
     if (typeof cfg === 'string') cfg = { ...(opts ?? {}), bucket: cfg };
-    const json = configJson(cfg, 'KV config');
-    return native.js_kv_create(this._js._handle, json, mode).then((h) => new KV(h));
+    const json = configJson(cfg, this._kind.config);
+    return this._kind.wrap(await this._kind.create(this._js._handle, json, mode), this._js);
+  }
+
+  async _bind(bucket) {
+    return this._kind.wrap(await this._kind.bind(this._js._handle, bucket), this._js);
+  }
+
+  async _delete(bucket) {
+    await this._kind.delete(this._js._handle, bucket);
+    return true;
+  }
+
+  async _names() {
+    return this._kind.names(this._js._handle);
+  }
+
+  async _statuses() {
+    return (await this._kind.statuses(this._js._handle)).map(this._kind.status);
+  }
+}
+
+const KV_BUCKETS = {
+  create: (js, json, mode) => native.js_kv_create(js, json, mode),
+  bind: (js, bucket) => native.js_kv_bind(js, bucket),
+  delete: (js, bucket) => native.js_kv_delete(js, bucket),
+  names: (js) => native.js_kv_names(js),
+  statuses: (js) => native.js_kv_statuses(js),
+  config: 'KV config',
+  wrap: (h) => new KV(h),
+  status: (raw) => kvStatus(raw),
+};
+
+/** js.kv: bucket management. */
+class KvManager extends BucketManager {
+  constructor(js) {
+    super(js, KV_BUCKETS);
   }
 
   /** Creates a bucket from a KeyValueConfig ({bucket, history, ttl, ...},
@@ -2133,25 +2175,24 @@ class KvManager {
 
   /** Binds an existing bucket (BucketNotFoundError if there is none). */
   async bind(bucket) {
-    return new KV(await native.js_kv_bind(this._js._handle, bucket));
+    return this._bind(bucket);
   }
 
   /** Deletes a bucket with all its keys and history. */
   async delete(bucket) {
-    await native.js_kv_delete(this._js._handle, bucket);
-    return true;
+    return this._delete(bucket);
   }
 
   /** The names of the account's Key-Value buckets (streams KV_<name> on
    * $KV.<name>.>; other streams are left out). */
   async names() {
-    return native.js_kv_names(this._js._handle);
+    return this._names();
   }
 
   /** The status of every Key-Value bucket (see KV.status), read from the
    * stream list without a request per bucket. */
   async statuses() {
-    return (await native.js_kv_statuses(this._js._handle)).map(kvStatus);
+    return this._statuses();
   }
 
   /** nats.js's kvm.list(): the statuses of statuses(), as an async iterator. */
@@ -3638,17 +3679,22 @@ class ObjectStore {
   }
 }
 
+const OBJECT_BUCKETS = {
+  create: (js, json, mode) => native.js_obj_create(js, json, mode),
+  bind: (js, bucket) => native.js_obj_bind(js, bucket),
+  delete: (js, bucket) => native.js_obj_delete(js, bucket),
+  names: (js) => native.js_obj_names(js),
+  statuses: (js) => native.js_obj_statuses(js),
+  config: 'object store config',
+  wrap: (h, js) => new ObjectStore(h, js),
+  status: (raw) => objectStoreStatus(raw),
+};
+
 /** js.objectStores: object store bucket management (also on the context:
  * js.createObjectStore(...) and so on). */
-class ObjectStoreManager {
+class ObjectStoreManager extends BucketManager {
   constructor(js) {
-    this._js = js;
-  }
-
-  _open(mode, cfg, opts) {
-    if (typeof cfg === 'string') cfg = { ...(opts ?? {}), bucket: cfg };
-    const json = configJson(cfg, 'object store config');
-    return native.js_obj_create(this._js._handle, json, mode).then((h) => new ObjectStore(h, this._js));
+    super(js, OBJECT_BUCKETS);
   }
 
   /** Creates a bucket from an ObjectStoreConfig ({bucket, description, ttl,
@@ -3670,23 +3716,22 @@ class ObjectStoreManager {
 
   /** Binds an existing bucket (BucketNotFoundError if there is none). */
   async objectStore(bucket) {
-    return new ObjectStore(await native.js_obj_bind(this._js._handle, bucket), this._js);
+    return this._bind(bucket);
   }
 
   /** Deletes a bucket with all its objects. */
   async deleteObjectStore(bucket) {
-    await native.js_obj_delete(this._js._handle, bucket);
-    return true;
+    return this._delete(bucket);
   }
 
   /** The names of the account's object store buckets. */
   async objectStoreNames() {
-    return native.js_obj_names(this._js._handle);
+    return this._names();
   }
 
   /** The status of every object store bucket (see ObjectStore.status). */
   async objectStoreStatuses() {
-    return (await native.js_obj_statuses(this._js._handle)).map(objectStoreStatus);
+    return this._statuses();
   }
 }
 

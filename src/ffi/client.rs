@@ -1,7 +1,6 @@
 //! `natsio_client`: a connection to a NATS server and the core verbs.
 
 use std::ffi::{c_char, c_void};
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::list::{natsio_string_list, write_list};
@@ -16,6 +15,7 @@ use super::{
     options_arg, out_arg, str_arg, str_arg_n, timeout_arg, write_box, write_string, TakeOnce,
 };
 use crate::client::{Client, ConnState, RequestManyOptions};
+use crate::client_handle::ClientHandle;
 use crate::error::{Error, Result};
 use crate::headers::Headers;
 use crate::options::Options;
@@ -91,12 +91,6 @@ pub unsafe extern "C" fn natsio_request_many_options_init(
     guard(|| super::options_init(opts))
 }
 
-impl natsio_client {
-    pub(crate) fn inner(&self) -> &Arc<crate::client::ClientInner> {
-        self.client.inner_for_ffi()
-    }
-}
-
 pub(crate) fn client<'a>(c: *const natsio_client) -> Result<&'a Client> {
     // SAFETY: the caller passes a live handle or NULL.
     unsafe { arg(c, "client").map(|c| &c.client) }
@@ -146,7 +140,7 @@ pub unsafe extern "C" fn natsio_client_connect_async(
 ) -> natsio_status {
     guard(|| {
         let op = Client::connect_op(client_options(opts)).map(TakeOnce::new);
-        super::start_op(op, std::sync::Weak::new(), token_out)
+        super::start_op(op, ClientHandle::default(), token_out)
     })
 }
 
@@ -431,7 +425,7 @@ pub unsafe extern "C" fn natsio_client_request(
             bytes_arg(data, len, "data")?,
             Some(request_timeout(cl, timeout_ms)?),
         )?;
-        write_box(out, natsio_msg::new(m, Arc::downgrade(cl.inner_for_ffi())));
+        write_box(out, natsio_msg::new(m, ClientHandle::of(cl)));
         Ok(())
     })
 }
@@ -459,10 +453,7 @@ pub unsafe extern "C" fn natsio_client_request_async(
             bytes_arg(data, len, "data")?,
             Some(request_timeout(cl, timeout_ms)?),
         )?;
-        write_box(
-            out,
-            natsio_token::new(comp, Arc::downgrade(cl.inner_for_ffi())),
-        );
+        write_box(out, natsio_token::new(comp, ClientHandle::of(cl)));
         Ok(())
     })
 }
@@ -511,7 +502,7 @@ pub unsafe extern "C" fn natsio_client_request_many(
             out,
             natsio_replies {
                 it,
-                client: Arc::downgrade(cl.inner_for_ffi()),
+                client: ClientHandle::of(cl),
             },
         );
         Ok(())
@@ -556,7 +547,7 @@ pub unsafe extern "C" fn natsio_client_flush_async(
         ensure_open(cl)?;
         write_box(
             out,
-            natsio_token::new(cl.flush_async(timeout), Arc::downgrade(cl.inner_for_ffi())),
+            natsio_token::new(cl.flush_async(timeout), ClientHandle::of(cl)),
         );
         Ok(())
     })
@@ -601,10 +592,7 @@ pub unsafe extern "C" fn natsio_client_drain_async(
         ensure_open(cl)?;
         write_box(
             out,
-            natsio_token::new(
-                cl.drain_async(Some(timeout)),
-                Arc::downgrade(cl.inner_for_ffi()),
-            ),
+            natsio_token::new(cl.drain_async(Some(timeout)), ClientHandle::of(cl)),
         );
         Ok(())
     })
@@ -636,7 +624,7 @@ pub unsafe extern "C" fn natsio_client_close_async(
         let out = out_arg(token_out, "token_out")?;
         write_box(
             out,
-            natsio_token::new(cl.close_async(), Arc::downgrade(cl.inner_for_ffi())),
+            natsio_token::new(cl.close_async(), ClientHandle::of(cl)),
         );
         Ok(())
     })

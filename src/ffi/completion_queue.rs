@@ -171,10 +171,10 @@ pub unsafe extern "C" fn natsio_completion_queue_free(queue: *mut natsio_complet
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client_handle::ClientHandle;
     use crate::completion::{Completion, Outcome};
     use crate::ffi::token::{natsio_token, natsio_token_complete_to, natsio_token_free};
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Weak;
 
     unsafe extern "C" fn count(ud: *mut c_void) {
         (*(ud as *const AtomicUsize)).fetch_add(1, Ordering::SeqCst);
@@ -186,7 +186,10 @@ mod tests {
 
     fn token() -> (Arc<Completion>, *mut natsio_token) {
         let c = Completion::new();
-        let t = Box::into_raw(Box::new(natsio_token::new(Arc::clone(&c), Weak::new())));
+        let t = Box::into_raw(Box::new(natsio_token::new(
+            Arc::clone(&c),
+            ClientHandle::default(),
+        )));
         (c, t)
     }
 

@@ -2,8 +2,6 @@
 //! (`natsio_msg_list`), and acknowledging consumed messages.
 
 use std::ffi::{c_char, c_void};
-use std::sync::atomic::Ordering;
-use std::sync::Weak;
 use std::time::Duration;
 
 use super::iter::{self, natsio_iter_stats};
@@ -16,9 +14,10 @@ use super::{
     arg, bounded_timeout, free_box, guard, opt_str_arg, options_arg, out_arg, start_op, str_arg,
     write_box, TakeOnce,
 };
-use crate::client::{ClientInner, Wake};
+use crate::client::Wake;
+use crate::client_handle::ClientHandle;
 use crate::error::{Error, ErrorKind, Result};
-use crate::jetstream::{parse_metadata, AckKind, Consumption, FetchOptions};
+use crate::jetstream::{batch_size, parse_metadata, AckKind, Consumption, FetchOptions};
 use crate::op::Op;
 
 fn js<'a>(p: *const natsio_js) -> Result<&'a natsio_js> {
@@ -158,7 +157,11 @@ pub unsafe extern "C" fn natsio_js_consumer_delete_async(
 ) -> natsio_status {
     guard(|| {
         let h = self::js(js)?;
-        start_op(delete_op(h, stream, consumer)?, h.client_weak(), token_out)
+        start_op(
+            delete_op(h, stream, consumer)?,
+            h.client_handle(),
+            token_out,
+        )
     })
 }
 
@@ -186,7 +189,7 @@ pub unsafe extern "C" fn natsio_js_consumer_names_async(
     guard(|| {
         let h = self::js(js)?;
         let op = h.js.consumer_names(str_arg(stream, "stream")?);
-        start_op(op, h.client_weak(), token_out)
+        start_op(op, h.client_handle(), token_out)
     })
 }
 
@@ -221,7 +224,7 @@ pub unsafe extern "C" fn natsio_js_consumer_infos_async(
         let op =
             h.js.consumer_infos(str_arg(stream, "stream")?)
                 .map(json_texts);
-        start_op(op, h.client_weak(), token_out)
+        start_op(op, h.client_handle(), token_out)
     })
 }
 
@@ -362,7 +365,7 @@ pub unsafe extern "C" fn natsio_js_consumer_unpin_async(
         let h = self::js(js)?;
         start_op(
             unpin_op(h, stream, consumer, group)?,
-            h.client_weak(),
+            h.client_handle(),
             token_out,
         )
     })
@@ -381,7 +384,8 @@ pub const NATSIO_FETCH_OPTIONS_VERSION: u32 = 2;
 pub struct natsio_fetch_options {
     /// NATSIO_FETCH_OPTIONS_VERSION.
     pub version: u32,
-    /// Messages to fetch at most; 0: 100.
+    /// Messages to fetch at most; 0: 100; above NATSIO_MAX_BATCH:
+    /// NATSIO_MAX_BATCH.
     pub max_messages: i64,
     /// Payload bytes to fetch at most; 0: no limit.
     pub max_bytes: i64,
@@ -448,16 +452,19 @@ pub unsafe extern "C" fn natsio_fetch_options_init(
     guard(|| super::options_init(opts))
 }
 
-unsafe fn fetch_options(o: *const natsio_fetch_options) -> Result<FetchOptions> {
-    let mut opts = FetchOptions::default();
+/// The options `o` gives over `opts` (its zero fields keep them).
+unsafe fn fetch_options(
+    o: *const natsio_fetch_options,
+    mut opts: FetchOptions,
+) -> Result<FetchOptions> {
     if o.is_null() {
         return Ok(opts);
     }
     let o = options_arg(o)?;
-    match non_negative(o.max_messages, "max_messages")? {
-        0 => {}
-        n => opts.max_messages = n.min(1 << 20) as usize,
-    }
+    opts.max_messages = batch_size(
+        non_negative(o.max_messages, "max_messages")?,
+        opts.max_messages,
+    );
     opts.max_bytes = non_negative(o.max_bytes, "max_bytes")? as usize;
     match non_negative(o.expires_ms, "expires_ms")? {
         0 => {}
@@ -480,7 +487,11 @@ unsafe fn fetch_op(
 ) -> Result<Op<Vec<crate::message::Message>>> {
     let stream = str_arg(stream, "stream")?;
     let consumer = str_arg(consumer, "consumer")?;
-    Ok(h.js.fetch(stream, consumer, &fetch_options(opts)?))
+    Ok(h.js.fetch(
+        stream,
+        consumer,
+        &fetch_options(opts, FetchOptions::default())?,
+    ))
 }
 
 /// Pulls up to `max_messages` messages from the pull consumer `consumer`
@@ -514,7 +525,7 @@ pub unsafe extern "C" fn natsio_js_fetch(
         let h = self::js(js)?;
         let op = fetch_op(h, stream, consumer, opts)?;
         out_arg(list_out, "list_out")?;
-        let client = h.client_weak();
+        let client = h.client_handle();
         let items = op
             .wait()?
             .into_iter()
@@ -541,7 +552,7 @@ pub unsafe extern "C" fn natsio_js_fetch_async(
         let h = self::js(js)?;
         start_op(
             fetch_op(h, stream, consumer, opts)?,
-            h.client_weak(),
+            h.client_handle(),
             token_out,
         )
     })
@@ -555,22 +566,10 @@ unsafe fn next_op(
 ) -> Result<Op<crate::message::Message>> {
     let stream = str_arg(stream, "stream")?;
     let consumer = str_arg(consumer, "consumer")?;
-    let mut o = fetch_options(opts)?;
-    let given = if opts.is_null() {
-        None
-    } else {
-        Some(options_arg(opts)?)
-    };
-    if given.is_some_and(|g| g.max_messages > 1) {
-        return Err(Error::new(
-            ErrorKind::InvalidArgument,
-            "max_messages: next takes one message (0 or 1; use natsio_js_fetch for more)",
-        ));
-    }
-    if given.is_none_or(|g| g.expires_ms == 0) {
-        o.expires = h.js.options().timeout;
-    }
-    Ok(h.js.next_with(stream, consumer, o))
+    let o = fetch_options(opts, h.js.next_options())?;
+    let op = h.js.next_with(stream, consumer, o);
+    op.check()?;
+    Ok(op)
 }
 
 /// One message from the pull consumer `consumer` of `stream` (a fetch of
@@ -597,7 +596,7 @@ pub unsafe extern "C" fn natsio_js_next(
         let h = self::js(js)?;
         let op = next_op(h, stream, consumer, opts)?;
         let out = out_arg(msg_out, "msg_out")?;
-        write_box(out, natsio_msg::new(op.wait()?, h.client_weak()));
+        write_box(out, natsio_msg::new(op.wait()?, h.client_handle()));
         Ok(())
     })
 }
@@ -617,26 +616,9 @@ pub unsafe extern "C" fn natsio_js_next_async(
         let op = next_op(h, stream, consumer, opts)?;
         let out = out_arg(token_out, "token_out")?;
         let c = op.start_with(crate::completion::Outcome::Msg)?;
-        write_box(out, natsio_token::new(c, h.client_weak()));
+        write_box(out, natsio_token::new(c, h.client_handle()));
         Ok(())
     })
-}
-
-/// Checks an ack may be sent through this message handle and marks a
-/// terminal one; returns the client to send it with and the ack subject.
-fn begin_ack<'m>(
-    m: &'m natsio_msg,
-    kind: &AckKind,
-) -> Result<(std::sync::Arc<ClientInner>, &'m str)> {
-    let subject = crate::jetstream::ack_subject(&m.msg)?;
-    let client = m.client.upgrade().ok_or_else(Error::closed)?;
-    if kind.is_terminal() && m.acked().swap(true, Ordering::SeqCst) {
-        return Err(Error::new(
-            ErrorKind::MessageAlreadyAcked,
-            "message already acknowledged or terminated",
-        ));
-    }
-    Ok((client, subject))
 }
 
 fn ack(msg: *const natsio_msg, kind: AckKind) -> Result<()> {
@@ -645,13 +627,7 @@ fn ack(msg: *const natsio_msg, kind: AckKind) -> Result<()> {
 
 fn ack_with(msg: *const natsio_msg, kind: AckKind, wake: Wake) -> Result<()> {
     // SAFETY: the caller passes a live message or NULL.
-    let m = unsafe { arg(msg, "msg")? };
-    let (client, subject) = begin_ack(m, &kind)?;
-    let r = crate::jetstream::send_ack_to(&client, subject, &kind, wake);
-    if r.is_err() && kind.is_terminal() {
-        m.acked().store(false, Ordering::SeqCst);
-    }
-    r
+    unsafe { arg(msg, "msg")? }.ack(&kind, wake)
 }
 
 /// Acknowledges a consumed JetStream message (`+ACK`); buffered like a
@@ -678,27 +654,9 @@ pub unsafe extern "C" fn natsio_msg_ack_deferred(msg: *const natsio_msg) -> nats
     guard(|| ack_with(msg, AckKind::Ack, Wake::Deferred))
 }
 
-/// The ack-and-confirm operation of `msg`: marks it acked through this
-/// handle and yields the server's confirmation; a failure clears the mark.
+/// The ack-and-confirm operation of `msg` (`JsMessage::ack_sync`).
 unsafe fn ack_sync_op(msg: *const natsio_msg, timeout_ms: i64) -> Result<Op<()>> {
-    let m = arg(msg, "msg")?;
-    let (client, _) = begin_ack(m, &AckKind::Ack)?;
-    let timeout = match bounded_timeout(timeout_ms, client.opts.request_timeout) {
-        Ok(t) => t,
-        Err(e) => {
-            m.acked().store(false, Ordering::SeqCst);
-            return Err(e);
-        }
-    };
-    let op = crate::jetstream::ack_sync(&client, &m.msg, &AckKind::Ack, timeout);
-    let acked = std::sync::Arc::clone(m.acked());
-    Ok(Op::new(async move {
-        let r = op.await;
-        if r.is_err() {
-            acked.store(false, Ordering::SeqCst);
-        }
-        r
-    }))
+    arg(msg, "msg")?.ack_sync(|default| bounded_timeout(timeout_ms, default))
 }
 
 /// Acknowledges and waits up to `timeout_ms` (NATSIO_TIMEOUT_DEFAULT: the
@@ -837,6 +795,7 @@ pub struct natsio_consume_options {
     /// the reader is done with it: taken by `natsio_js_messages_next`, or
     /// returned from the callback (a callback busy with a message holds
     /// it). A new pull request goes out when that falls to `threshold`.
+    /// Above NATSIO_MAX_BATCH: NATSIO_MAX_BATCH.
     pub max_messages: i64,
     /// Lifetime of each pull request; 0: 30000 ms (at least 1000).
     pub expires_ms: i64,
@@ -897,7 +856,7 @@ pub unsafe extern "C" fn natsio_consume_options_init(
 /// `natsio_js_messages_free`; every function is thread-safe.
 pub struct natsio_js_messages {
     pub(crate) it: Consumption,
-    pub(crate) client: Weak<ClientInner>,
+    pub(crate) client: ClientHandle,
 }
 
 unsafe fn consume_op(
@@ -911,10 +870,10 @@ unsafe fn consume_op(
     let mut o = crate::jetstream::ConsumeOptions::default();
     if !opts.is_null() {
         let c = options_arg(opts)?;
-        match non_negative(c.max_messages, "max_messages")? {
-            0 => {}
-            n => o.max_messages = n.min(1 << 20) as usize,
-        }
+        o.max_messages = batch_size(
+            non_negative(c.max_messages, "max_messages")?,
+            o.max_messages,
+        );
         match non_negative(c.expires_ms, "expires_ms")? {
             0 => {}
             ms => o.expires = Duration::from_millis(ms),
@@ -996,7 +955,7 @@ pub unsafe extern "C" fn natsio_js_consume(
             out,
             natsio_js_messages {
                 it,
-                client: h.client_weak(),
+                client: h.client_handle(),
             },
         );
         Ok(())
@@ -1016,7 +975,7 @@ pub unsafe extern "C" fn natsio_js_consume_async(
     guard(|| {
         let h = self::js(js)?;
         let op = consume_op(h, stream, consumer, opts)?.map(TakeOnce::new);
-        start_op(op, h.client_weak(), token_out)
+        start_op(op, h.client_handle(), token_out)
     })
 }
 

@@ -4,12 +4,12 @@
 //! `_get_stats`; each handle's module adds `_stop` and `_free`.
 
 use std::ffi::c_void;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use super::status::{self, natsio_status};
 use super::token::natsio_token;
 use super::{guard, out_arg, timeout_arg, write_box, Released};
-use crate::client::ClientInner;
+use crate::client_handle::ClientHandle;
 use crate::error::{Error, Result};
 use crate::feed::{Delivery, Feed, FeedItem, FeedStats, Handler};
 
@@ -77,7 +77,7 @@ pub(crate) unsafe fn next_ptr<T: FeedItem, H>(
 /// `_next_async`: a token for the next item.
 pub(crate) unsafe fn next_async<T: FeedItem>(
     feed: &Arc<Feed<T>>,
-    client: Weak<ClientInner>,
+    client: ClientHandle,
     out: *mut *mut natsio_token,
 ) -> natsio_status {
     guard(|| {

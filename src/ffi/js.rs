@@ -2,7 +2,7 @@
 //! `natsio_pub_ack`.
 
 use std::ffi::{c_char, c_void, CString};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::client::natsio_client;
@@ -12,7 +12,7 @@ use super::{
     arg, bytes_arg, free_box, guard, guard_value, opt_arg_headers, opt_str_arg, options_arg,
     out_arg, start_op, str_arg, timeout_arg, write_box, write_string,
 };
-use crate::client::ClientInner;
+use crate::client_handle::ClientHandle;
 use crate::error::{Error, ErrorKind, Result};
 use crate::jetstream::{JetStream, JetStreamOptions, PubAck, PublishOptions, Ttl};
 use crate::op::Op;
@@ -26,8 +26,8 @@ pub struct natsio_js {
 }
 
 impl natsio_js {
-    pub(crate) fn client_weak(&self) -> Weak<ClientInner> {
-        Arc::downgrade(&self.js.shared.client)
+    pub(crate) fn client_handle(&self) -> ClientHandle {
+        ClientHandle::from(&self.js.shared.client)
     }
 }
 
@@ -264,7 +264,7 @@ pub(crate) unsafe fn json_token(
     op: Op<serde_json::Value>,
     token_out: *mut *mut natsio_token,
 ) -> Result<()> {
-    start_op(op.map(|v| v.to_string()), h.client_weak(), token_out)
+    start_op(op.map(|v| v.to_string()), h.client_handle(), token_out)
 }
 
 pub(crate) fn js<'a>(p: *const natsio_js) -> Result<&'a JetStream> {
@@ -284,10 +284,10 @@ pub unsafe extern "C" fn natsio_client_jetstream(
     js_out: *mut *mut natsio_js,
 ) -> natsio_status {
     guard(|| {
-        let c = arg(client, "client")?;
+        let client = super::client::client(client)?;
         let out = out_arg(js_out, "js_out")?;
         let opts = js_options(opts)?;
-        let js = JetStream::from_inner(Arc::clone(c.inner()), opts)?;
+        let js = JetStream::new(client, opts)?;
         write_box(out, natsio_js { js });
         Ok(())
     })
@@ -330,7 +330,7 @@ pub unsafe extern "C" fn natsio_js_account_info_async(
         let h = arg(js, "js")?;
         start_op(
             h.js.account_info().map(|v| v.to_string()),
-            h.client_weak(),
+            h.client_handle(),
             token_out,
         )
     })
@@ -403,7 +403,7 @@ pub unsafe extern "C" fn natsio_js_publish_request_async(
     guard(|| {
         let h = arg(js, "js")?;
         let op = publish_op(&h.js, subject, data, len, opts)?;
-        start_op(op, h.client_weak(), token_out)
+        start_op(op, h.client_handle(), token_out)
     })
 }
 
@@ -434,7 +434,7 @@ pub unsafe extern "C" fn natsio_js_publish_async(
         let data = bytes_arg(data, len, "data")?;
         let opts = publish_options(opts)?;
         let c = h.js.publish_async(subject, data, &opts)?;
-        write_box(out, natsio_token::new(c, h.client_weak()));
+        write_box(out, natsio_token::new(c, h.client_handle()));
         Ok(())
     })
 }
@@ -468,7 +468,7 @@ pub unsafe extern "C" fn natsio_js_publish_async_complete_async(
         let timeout = timeout_arg(timeout_ms, Some(h.js.options().timeout), false)?;
         start_op(
             h.js.publish_async_complete(timeout),
-            h.client_weak(),
+            h.client_handle(),
             token_out,
         )
     })

@@ -2,10 +2,11 @@
 //! `natsio_kv_watcher` and the key listing `natsio_kv_key_lister`. Every request-shaped call has a token form.
 
 use std::ffi::{c_char, c_void, CString};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, OnceLock};
 
+use super::bucket;
 use super::iter::{self, natsio_iter_stats};
-use super::js::{create_action, json_result, natsio_js, ttl_arg};
+use super::js::{json_result, natsio_js, ttl_arg};
 use super::list::{count, natsio_string_list, string_list_result, write_list};
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value, with_outcome, wrong_kind};
@@ -13,8 +14,9 @@ use super::{
     arg, bytes_arg, cstring, free_box, guard, guard_value, options_arg, out_arg, start_op, str_arg,
     write_box, TakeOnce,
 };
-use crate::client::ClientInner;
+use crate::client_handle::ClientHandle;
 use crate::error::Result;
+use crate::jetstream::{CreateAction, JetStream};
 use crate::kv::{Entry, KeyLister, KeyValue, KeyValueStatus, Operation, WatchEvent, Watcher};
 use crate::op::Op;
 
@@ -32,8 +34,8 @@ impl natsio_kv {
         natsio_kv { kv, bucket }
     }
 
-    fn client_weak(&self) -> Weak<ClientInner> {
-        std::sync::Arc::downgrade(self.kv.client())
+    fn client_handle(&self) -> ClientHandle {
+        ClientHandle::from(self.kv.client())
     }
 }
 
@@ -106,30 +108,46 @@ impl natsio_kv_entry {
     }
 }
 
+impl bucket::BucketKind for natsio_kv {
+    type Bucket = KeyValue;
+    type Status = KeyValueStatus;
+    type Handle = natsio_kv;
+    type StatusHandle = natsio_kv_bucket_status;
+    type StatusList = natsio_kv_bucket_status_list;
+    const OUT: &'static str = "kv_out";
+
+    fn create(js: &JetStream, config_json: &str, action: CreateAction) -> Op<KeyValue> {
+        js.create_key_value(config_json, action)
+    }
+    fn bind(js: &JetStream, bucket: &str) -> Op<KeyValue> {
+        js.key_value(bucket)
+    }
+    fn delete(js: &JetStream, bucket: &str) -> Op<()> {
+        js.delete_key_value(bucket)
+    }
+    fn names(js: &JetStream) -> Op<Vec<String>> {
+        js.key_value_names()
+    }
+    fn statuses(js: &JetStream) -> Op<Vec<KeyValueStatus>> {
+        js.key_values()
+    }
+    fn handle(kv: KeyValue) -> natsio_kv {
+        natsio_kv::new(kv)
+    }
+    fn status_handle(status: KeyValueStatus) -> natsio_kv_bucket_status {
+        natsio_kv_bucket_status::new(status)
+    }
+    fn status_list(items: Vec<natsio_kv_bucket_status>) -> natsio_kv_bucket_status_list {
+        natsio_kv_bucket_status_list { items }
+    }
+    fn status_items(list: &natsio_kv_bucket_status_list) -> &Vec<natsio_kv_bucket_status> {
+        &list.items
+    }
+}
+
 fn kv<'a>(p: *const natsio_kv) -> Result<&'a natsio_kv> {
     // SAFETY: the caller passes a live handle or NULL.
     unsafe { arg(p, "kv") }
-}
-
-fn js<'a>(p: *const natsio_js) -> Result<&'a natsio_js> {
-    // SAFETY: the caller passes a live handle or NULL.
-    unsafe { arg(p, "js") }
-}
-
-/// Runs a bucket-producing operation into `kv_out`.
-unsafe fn bucket_result(op: Op<KeyValue>, kv_out: *mut *mut natsio_kv) -> Result<()> {
-    let out = out_arg(kv_out, "kv_out")?;
-    write_box(out, natsio_kv::new(op.wait()?));
-    Ok(())
-}
-
-unsafe fn create_op(
-    h: &natsio_js,
-    config_json: *const c_char,
-    action: i32,
-) -> Result<Op<KeyValue>> {
-    let action = create_action(action)?;
-    Ok(h.js.create_key_value(str_arg(config_json, "config_json")?, action))
 }
 
 /// Creates, updates or creates-or-updates (per `action`, a
@@ -157,7 +175,7 @@ pub unsafe extern "C" fn natsio_js_kv_create(
     action: i32,
     kv_out: *mut *mut natsio_kv,
 ) -> natsio_status {
-    guard(|| bucket_result(create_op(self::js(js)?, config_json, action)?, kv_out))
+    bucket::create::<natsio_kv>(js, config_json, action, kv_out)
 }
 
 /// The token form of `natsio_js_kv_create`; the bucket handle is read with
@@ -169,14 +187,7 @@ pub unsafe extern "C" fn natsio_js_kv_create_async(
     action: i32,
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
-    guard(|| {
-        let h = self::js(js)?;
-        start_op(
-            create_op(h, config_json, action)?,
-            h.client_weak(),
-            token_out,
-        )
-    })
+    bucket::create_async::<natsio_kv>(js, config_json, action, token_out)
 }
 
 /// Binds the existing bucket `bucket` through `kv_out`.
@@ -188,12 +199,7 @@ pub unsafe extern "C" fn natsio_js_kv_bind(
     bucket: *const c_char,
     kv_out: *mut *mut natsio_kv,
 ) -> natsio_status {
-    guard(|| {
-        bucket_result(
-            self::js(js)?.js.key_value(str_arg(bucket, "bucket")?),
-            kv_out,
-        )
-    })
+    bucket::bind::<natsio_kv>(js, bucket, kv_out)
 }
 
 /// The token form of `natsio_js_kv_bind` (`natsio_token_kv`).
@@ -203,14 +209,7 @@ pub unsafe extern "C" fn natsio_js_kv_bind_async(
     bucket: *const c_char,
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
-    guard(|| {
-        let h = self::js(js)?;
-        start_op(
-            h.js.key_value(str_arg(bucket, "bucket")?),
-            h.client_weak(),
-            token_out,
-        )
-    })
+    bucket::bind_async::<natsio_kv>(js, bucket, token_out)
 }
 
 /// The bucket a `natsio_js_kv_create_async` or `natsio_js_kv_bind_async`
@@ -221,9 +220,7 @@ pub unsafe extern "C" fn natsio_token_kv(
     token: *const natsio_token,
     kv_out: *mut *mut natsio_kv,
 ) -> natsio_status {
-    token_value(token, kv_out, "kv_out", |_, kv: &KeyValue| {
-        Ok(Box::into_raw(Box::new(natsio_kv::new(kv.clone()))))
-    })
+    bucket::token_bucket::<natsio_kv>(token, kv_out)
 }
 
 /// Deletes bucket `bucket` with all its keys and history.
@@ -233,12 +230,7 @@ pub unsafe extern "C" fn natsio_js_kv_delete(
     js: *const natsio_js,
     bucket: *const c_char,
 ) -> natsio_status {
-    guard(|| {
-        self::js(js)?
-            .js
-            .delete_key_value(str_arg(bucket, "bucket")?)
-            .wait()
-    })
+    bucket::delete::<natsio_kv>(js, bucket)
 }
 
 /// The token form of `natsio_js_kv_delete`.
@@ -248,11 +240,7 @@ pub unsafe extern "C" fn natsio_js_kv_delete_async(
     bucket: *const c_char,
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
-    guard(|| {
-        let h = self::js(js)?;
-        let op = h.js.delete_key_value(str_arg(bucket, "bucket")?);
-        start_op(op, h.client_weak(), token_out)
-    })
+    bucket::delete_async::<natsio_kv>(js, bucket, token_out)
 }
 
 /// The names of every Key-Value bucket through `list_out` (free with
@@ -266,7 +254,7 @@ pub unsafe extern "C" fn natsio_js_kv_names(
     js: *const natsio_js,
     list_out: *mut *mut natsio_string_list,
 ) -> natsio_status {
-    guard(|| string_list_result(self::js(js)?.js.key_value_names(), list_out))
+    bucket::names::<natsio_kv>(js, list_out)
 }
 
 /// The token form of `natsio_js_kv_names` (`natsio_token_string_list`).
@@ -275,10 +263,7 @@ pub unsafe extern "C" fn natsio_js_kv_names_async(
     js: *const natsio_js,
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
-    guard(|| {
-        let h = self::js(js)?;
-        start_op(h.js.key_value_names(), h.client_weak(), token_out)
-    })
+    bucket::names_async::<natsio_kv>(js, token_out)
 }
 
 /// The status of every Key-Value bucket (as `natsio_js_kv_names` filters
@@ -290,17 +275,7 @@ pub unsafe extern "C" fn natsio_js_kv_statuses(
     js: *const natsio_js,
     list_out: *mut *mut natsio_kv_bucket_status_list,
 ) -> natsio_status {
-    guard(|| {
-        let h = self::js(js)?;
-        out_arg(list_out, "list_out")?;
-        let items =
-            h.js.key_values()
-                .wait()?
-                .into_iter()
-                .map(natsio_kv_bucket_status::new)
-                .collect();
-        write_list(list_out, natsio_kv_bucket_status_list { items })
-    })
+    bucket::statuses::<natsio_kv>(js, list_out)
 }
 
 /// The token form of `natsio_js_kv_statuses`
@@ -310,10 +285,7 @@ pub unsafe extern "C" fn natsio_js_kv_statuses_async(
     js: *const natsio_js,
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
-    guard(|| {
-        let h = self::js(js)?;
-        start_op(h.js.key_values(), h.client_weak(), token_out)
-    })
+    bucket::statuses_async::<natsio_kv>(js, token_out)
 }
 
 /// The bucket's name (borrowed from the handle; NULL for NULL).
@@ -447,7 +419,7 @@ pub unsafe extern "C" fn natsio_kv_put_async(
         let k = self::kv(kv)?;
         start_op(
             write_op(k, key, value, len, Write::Put(opts))?,
-            k.client_weak(),
+            k.client_handle(),
             token_out,
         )
     })
@@ -488,7 +460,7 @@ pub unsafe extern "C" fn natsio_kv_create_async(
         let k = self::kv(kv)?;
         start_op(
             write_op(k, key, value, len, Write::Create(opts))?,
-            k.client_weak(),
+            k.client_handle(),
             token_out,
         )
     })
@@ -525,7 +497,7 @@ pub unsafe extern "C" fn natsio_kv_update_async(
     guard(|| {
         let k = self::kv(kv)?;
         let op = write_op(k, key, value, len, Write::Update(last))?;
-        start_op(op, k.client_weak(), token_out)
+        start_op(op, k.client_handle(), token_out)
     })
 }
 
@@ -563,7 +535,7 @@ pub unsafe extern "C" fn natsio_kv_get_async(
 ) -> natsio_status {
     guard(|| {
         let k = self::kv(kv)?;
-        start_op(get_op(k, key, None)?, k.client_weak(), token_out)
+        start_op(get_op(k, key, None)?, k.client_handle(), token_out)
     })
 }
 
@@ -589,7 +561,11 @@ pub unsafe extern "C" fn natsio_kv_get_revision_async(
 ) -> natsio_status {
     guard(|| {
         let k = self::kv(kv)?;
-        start_op(get_op(k, key, Some(revision))?, k.client_weak(), token_out)
+        start_op(
+            get_op(k, key, Some(revision))?,
+            k.client_handle(),
+            token_out,
+        )
     })
 }
 
@@ -672,7 +648,7 @@ pub unsafe extern "C" fn natsio_kv_delete_async(
         let k = self::kv(kv)?;
         start_op(
             marker_op(k, key, last, Marker::Delete)?,
-            k.client_weak(),
+            k.client_handle(),
             token_out,
         )
     })
@@ -713,7 +689,7 @@ pub unsafe extern "C" fn natsio_kv_purge_async(
         let k = self::kv(kv)?;
         start_op(
             marker_op(k, key, last, Marker::Purge(opts))?,
-            k.client_weak(),
+            k.client_handle(),
             token_out,
         )
     })
@@ -764,7 +740,7 @@ pub unsafe extern "C" fn natsio_kv_purge_deletes_async(
         let k = self::kv(kv)?;
         start_op(
             purge_deletes_op(k, older_than_ms),
-            k.client_weak(),
+            k.client_handle(),
             token_out,
         )
     })
@@ -792,7 +768,7 @@ pub unsafe extern "C" fn natsio_kv_status_async(
         let k = self::kv(kv)?;
         start_op(
             k.kv.status().map(|v| v.to_string()),
-            k.client_weak(),
+            k.client_handle(),
             token_out,
         )
     })
@@ -828,7 +804,7 @@ pub unsafe extern "C" fn natsio_kv_get_status_async(
 ) -> natsio_status {
     guard(|| {
         let k = self::kv(kv)?;
-        start_op(k.kv.bucket_status(), k.client_weak(), token_out)
+        start_op(k.kv.bucket_status(), k.client_handle(), token_out)
     })
 }
 
@@ -852,7 +828,7 @@ pub unsafe extern "C" fn natsio_kv_keys_async(
 ) -> natsio_status {
     guard(|| {
         let k = self::kv(kv)?;
-        start_op(k.kv.keys(), k.client_weak(), token_out)
+        start_op(k.kv.keys(), k.client_handle(), token_out)
     })
 }
 
@@ -903,7 +879,7 @@ pub unsafe extern "C" fn natsio_kv_keys_filtered_async(
         let k = self::kv(kv)?;
         let patterns = key_patterns(filters, nfilters)?;
         out_arg(token_out, "token_out")?;
-        start_op(k.kv.keys_filtered(&patterns), k.client_weak(), token_out)
+        start_op(k.kv.keys_filtered(&patterns), k.client_handle(), token_out)
     })
 }
 
@@ -912,7 +888,7 @@ pub unsafe extern "C" fn natsio_kv_keys_filtered_async(
 /// freed with `natsio_kv_key_lister_free`; every function is thread-safe.
 pub struct natsio_kv_key_lister {
     it: KeyLister,
-    client: Weak<ClientInner>,
+    client: ClientHandle,
 }
 
 fn lister<'a>(p: *const natsio_kv_key_lister) -> Result<&'a natsio_kv_key_lister> {
@@ -958,7 +934,7 @@ pub unsafe extern "C" fn natsio_kv_list_keys(
             out,
             natsio_kv_key_lister {
                 it,
-                client: k.client_weak(),
+                client: k.client_handle(),
             },
         );
         Ok(())
@@ -1097,7 +1073,7 @@ pub unsafe extern "C" fn natsio_kv_history_async(
         let k = self::kv(kv)?;
         start_op(
             k.kv.history(str_arg(key, "key")?),
-            k.client_weak(),
+            k.client_handle(),
             token_out,
         )
     })
@@ -1350,7 +1326,7 @@ pub unsafe extern "C" fn natsio_kv_watch_async(
     guard(|| {
         let k = self::kv(kv)?;
         let op = watch_op(k, keys, nkeys, opts)?.map(TakeOnce::new);
-        start_op(op, k.client_weak(), token_out)
+        start_op(op, k.client_handle(), token_out)
     })
 }
 
@@ -1410,7 +1386,7 @@ pub unsafe extern "C" fn natsio_kv_watcher_next_async(
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
     match self::watcher(watcher) {
-        Ok(w) => iter::next_async(&w.it.feed, Weak::new(), token_out),
+        Ok(w) => iter::next_async(&w.it.feed, ClientHandle::default(), token_out),
         Err(e) => super::status::record(&e),
     }
 }
@@ -1664,11 +1640,7 @@ pub unsafe extern "C" fn natsio_token_kv_bucket_status(
     token: *const natsio_token,
     status_out: *mut *mut natsio_kv_bucket_status,
 ) -> natsio_status {
-    token_value(token, status_out, "status_out", |_, s: &KeyValueStatus| {
-        Ok(Box::into_raw(Box::new(natsio_kv_bucket_status::new(
-            s.clone(),
-        ))))
-    })
+    bucket::token_status::<natsio_kv>(token, status_out)
 }
 
 /// Statuses returned by `natsio_js_kv_statuses`. Owned by the caller,
@@ -1683,7 +1655,7 @@ pub struct natsio_kv_bucket_status_list {
 pub unsafe extern "C" fn natsio_kv_bucket_status_list_count(
     list: *const natsio_kv_bucket_status_list,
 ) -> usize {
-    count(list.as_ref().map(|l| &l.items))
+    bucket::status_list_count::<natsio_kv>(list)
 }
 
 /// Status `index` of the list, borrowed until the list is freed (NULL if
@@ -1693,12 +1665,7 @@ pub unsafe extern "C" fn natsio_kv_bucket_status_list_get(
     list: *const natsio_kv_bucket_status_list,
     index: usize,
 ) -> *const natsio_kv_bucket_status {
-    guard_value(std::ptr::null(), || {
-        Ok(arg(list, "list")?
-            .items
-            .get(index)
-            .map_or(std::ptr::null(), |s| s as *const natsio_kv_bucket_status))
-    })
+    bucket::status_list_get::<natsio_kv>(list, index)
 }
 
 /// Frees a list and its statuses. Accepts NULL.
@@ -1717,14 +1684,5 @@ pub unsafe extern "C" fn natsio_token_kv_bucket_status_list(
     token: *const natsio_token,
     list_out: *mut *mut natsio_kv_bucket_status_list,
 ) -> natsio_status {
-    token_value(token, list_out, "list_out", |_, v: &Vec<KeyValueStatus>| {
-        let items = v
-            .iter()
-            .cloned()
-            .map(natsio_kv_bucket_status::new)
-            .collect();
-        Ok(Box::into_raw(Box::new(natsio_kv_bucket_status_list {
-            items,
-        })))
-    })
+    bucket::token_status_list::<natsio_kv>(token, list_out)
 }

@@ -4,6 +4,7 @@
 #![allow(non_camel_case_types)]
 #![allow(clippy::missing_safety_doc)]
 
+mod bucket;
 pub mod client;
 pub mod completion_queue;
 pub mod consumer;
@@ -28,6 +29,7 @@ use std::ffi::{c_char, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
+use crate::client_handle::ClientHandle;
 use crate::error::{Error, ErrorKind, Result};
 use status::natsio_status;
 
@@ -405,7 +407,7 @@ pub(crate) unsafe fn options_init<T: Versioned>(p: *mut T) -> Result<()> {
 /// Starts `op` and hands its token to C through `out`.
 pub(crate) unsafe fn start_op<T: std::any::Any + Send + Sync>(
     op: crate::op::Op<T>,
-    client: std::sync::Weak<crate::client::ClientInner>,
+    client: ClientHandle,
     out: *mut *mut token::natsio_token,
 ) -> Result<()> {
     let out = out_arg(out, "token_out")?;

@@ -2,28 +2,32 @@
 //! from the message's single shared buffer.
 
 use std::ffi::{c_char, c_void};
-use std::sync::Weak;
 
 use super::list::count;
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value, with_outcome, wrong_kind};
 use super::{arg, bytes_arg, free_box, guard, guard_value, opt_arg_headers, out_arg, write_box};
-use crate::client::{respond, ClientInner};
+use crate::client_handle::ClientHandle;
 use crate::error::Error;
 use crate::headers::Headers;
+use crate::jetstream::JsMessage;
 use crate::message::Message;
 
 /// A received message. A message handed to a callback is borrowed for the
 /// call; one returned through `natsio_msg **` is owned and freed with
 /// `natsio_msg_free`. Read-only: safe to read from several threads.
 pub struct natsio_msg {
-    pub(crate) msg: Message,
-    pub(crate) client: Weak<ClientInner>,
-    /// A JetStream message was acked, nak'ed or terminated through this
-    /// handle (a second one fails with MESSAGE_ALREADY_ACKED). Made on first
-    /// use (`acked()`): most messages are never acknowledged, and one
-    /// allocation per message showed in the delivery path.
-    acked: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// The message, its client and its acknowledgement state (a second
+    /// ack, nak or term through this handle fails with
+    /// MESSAGE_ALREADY_ACKED).
+    js: JsMessage,
+}
+
+impl std::ops::Deref for natsio_msg {
+    type Target = JsMessage;
+    fn deref(&self) -> &JsMessage {
+        &self.js
+    }
 }
 
 /// Receives the messages of an iterator in push mode (`natsio_sub_set_callback`,
@@ -42,7 +46,7 @@ pub(crate) fn call_msg_cb(
     f: unsafe extern "C" fn(*mut c_void, *const natsio_msg, natsio_status),
     user_data: *mut c_void,
     msg: Option<Message>,
-    client: &Weak<ClientInner>,
+    client: &ClientHandle,
     status: natsio_status,
 ) {
     match msg {
@@ -57,17 +61,10 @@ pub(crate) fn call_msg_cb(
 }
 
 impl natsio_msg {
-    pub(crate) fn new(msg: Message, client: Weak<ClientInner>) -> Self {
+    pub(crate) fn new(msg: Message, client: ClientHandle) -> Self {
         natsio_msg {
-            msg,
-            client,
-            acked: Default::default(),
+            js: JsMessage::new(msg, client),
         }
-    }
-
-    /// The acknowledged mark, shared with an acknowledgement in flight.
-    pub(crate) fn acked(&self) -> &std::sync::Arc<std::sync::atomic::AtomicBool> {
-        self.acked.get_or_init(Default::default)
     }
 }
 
@@ -215,8 +212,7 @@ pub unsafe extern "C" fn natsio_msg_respond_with(
                 "message has no reply subject",
             ));
         }
-        let client = m.client.upgrade().ok_or_else(Error::closed)?;
-        respond(&client, &m.msg, headers, data)
+        m.client.respond(&m.msg, headers, data)
     })
 }
 
@@ -240,13 +236,7 @@ pub unsafe extern "C" fn natsio_msg_clone(
     guard(|| {
         let m = arg(msg, "msg")?;
         let out = out_arg(out, "out")?;
-        let copy = natsio_msg::new(m.msg.clone(), m.client.clone());
-        if let Some(acked) = m.acked.get() {
-            let acked = acked.load(std::sync::atomic::Ordering::SeqCst);
-            copy.acked()
-                .store(acked, std::sync::atomic::Ordering::SeqCst);
-        }
-        write_box(out, copy);
+        write_box(out, natsio_msg { js: m.copy() });
         Ok(())
     })
 }

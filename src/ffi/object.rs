@@ -4,20 +4,22 @@
 //! watcher `natsio_obj_watcher`. Every request-shaped call has a token form.
 
 use std::ffi::{c_char, c_void, CString};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, OnceLock};
 
+use super::bucket;
 use super::iter::{self, natsio_iter_stats};
-use super::js::{create_action, natsio_js};
-use super::list::{count, natsio_string_list, string_list_result, write_list};
+use super::js::natsio_js;
+use super::list::{count, natsio_string_list, write_list};
 use super::status::natsio_status;
 use super::token::{natsio_token, token_value, with_outcome, wrong_kind};
 use super::{
     arg, bytes_arg, cstring, free_box, guard, guard_value, guard_void, opt_str_arg, options_arg,
     out_arg, start_op, str_arg, timeout_arg, write_box, TakeOnce,
 };
-use crate::client::ClientInner;
+use crate::client_handle::ClientHandle;
 use crate::error::{Error, ErrorKind, Result};
 use crate::headers::Headers;
+use crate::jetstream::{CreateAction, JetStream};
 use crate::object::{
     Chunk, ObjectInfo, ObjectMeta, ObjectReader, ObjectStore, ObjectStoreStatus, ObjectWatchEvent,
     ObjectWatchOptions, ObjectWatcher, ObjectWriter,
@@ -48,34 +50,51 @@ impl natsio_obj {
         natsio_obj { os, bucket }
     }
 
-    fn client_weak(&self) -> Weak<ClientInner> {
-        Arc::downgrade(self.os.client())
+    fn client_handle(&self) -> ClientHandle {
+        ClientHandle::from(self.os.client())
+    }
+}
+
+impl bucket::BucketKind for natsio_obj {
+    type Bucket = ObjectStore;
+    type Status = ObjectStoreStatus;
+    type Handle = natsio_obj;
+    type StatusHandle = natsio_obj_status;
+    type StatusList = natsio_obj_status_list;
+    const OUT: &'static str = "obj_out";
+
+    fn create(js: &JetStream, config_json: &str, action: CreateAction) -> Op<ObjectStore> {
+        js.create_object_store(config_json, action)
+    }
+    fn bind(js: &JetStream, bucket: &str) -> Op<ObjectStore> {
+        js.object_store(bucket)
+    }
+    fn delete(js: &JetStream, bucket: &str) -> Op<()> {
+        js.delete_object_store(bucket)
+    }
+    fn names(js: &JetStream) -> Op<Vec<String>> {
+        js.object_store_names()
+    }
+    fn statuses(js: &JetStream) -> Op<Vec<ObjectStoreStatus>> {
+        js.object_stores()
+    }
+    fn handle(os: ObjectStore) -> natsio_obj {
+        natsio_obj::new(os)
+    }
+    fn status_handle(status: ObjectStoreStatus) -> natsio_obj_status {
+        natsio_obj_status::new(status)
+    }
+    fn status_list(items: Vec<natsio_obj_status>) -> natsio_obj_status_list {
+        natsio_obj_status_list { items }
+    }
+    fn status_items(list: &natsio_obj_status_list) -> &Vec<natsio_obj_status> {
+        &list.items
     }
 }
 
 fn obj<'a>(p: *const natsio_obj) -> Result<&'a natsio_obj> {
     // SAFETY: the caller passes a live handle or NULL.
     unsafe { arg(p, "obj") }
-}
-
-fn js<'a>(p: *const natsio_js) -> Result<&'a natsio_js> {
-    // SAFETY: the caller passes a live handle or NULL.
-    unsafe { arg(p, "js") }
-}
-
-unsafe fn bucket_result(op: Op<ObjectStore>, obj_out: *mut *mut natsio_obj) -> Result<()> {
-    let out = out_arg(obj_out, "obj_out")?;
-    write_box(out, natsio_obj::new(op.wait()?));
-    Ok(())
-}
-
-unsafe fn create_op(
-    h: &natsio_js,
-    config_json: *const c_char,
-    action: i32,
-) -> Result<Op<ObjectStore>> {
-    let action = create_action(action)?;
-    Ok(h.js.create_object_store(str_arg(config_json, "config_json")?, action))
 }
 
 /// Creates, updates or creates-or-updates (per `action`, a
@@ -103,7 +122,7 @@ pub unsafe extern "C" fn natsio_js_obj_create(
     action: i32,
     obj_out: *mut *mut natsio_obj,
 ) -> natsio_status {
-    guard(|| bucket_result(create_op(self::js(js)?, config_json, action)?, obj_out))
+    bucket::create::<natsio_obj>(js, config_json, action, obj_out)
 }
 
 /// The token form of `natsio_js_obj_create`; the bucket handle is read
@@ -115,14 +134,7 @@ pub unsafe extern "C" fn natsio_js_obj_create_async(
     action: i32,
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
-    guard(|| {
-        let h = self::js(js)?;
-        start_op(
-            create_op(h, config_json, action)?,
-            h.client_weak(),
-            token_out,
-        )
-    })
+    bucket::create_async::<natsio_obj>(js, config_json, action, token_out)
 }
 
 /// Binds the existing bucket `bucket` through `obj_out`. Errors:
@@ -134,12 +146,7 @@ pub unsafe extern "C" fn natsio_js_obj_bind(
     bucket: *const c_char,
     obj_out: *mut *mut natsio_obj,
 ) -> natsio_status {
-    guard(|| {
-        bucket_result(
-            self::js(js)?.js.object_store(str_arg(bucket, "bucket")?),
-            obj_out,
-        )
-    })
+    bucket::bind::<natsio_obj>(js, bucket, obj_out)
 }
 
 /// The token form of `natsio_js_obj_bind` (`natsio_token_obj`).
@@ -149,14 +156,7 @@ pub unsafe extern "C" fn natsio_js_obj_bind_async(
     bucket: *const c_char,
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
-    guard(|| {
-        let h = self::js(js)?;
-        start_op(
-            h.js.object_store(str_arg(bucket, "bucket")?),
-            h.client_weak(),
-            token_out,
-        )
-    })
+    bucket::bind_async::<natsio_obj>(js, bucket, token_out)
 }
 
 /// The bucket a `natsio_js_obj_create_async` or `natsio_js_obj_bind_async`
@@ -167,9 +167,7 @@ pub unsafe extern "C" fn natsio_token_obj(
     token: *const natsio_token,
     obj_out: *mut *mut natsio_obj,
 ) -> natsio_status {
-    token_value(token, obj_out, "obj_out", |_, os: &ObjectStore| {
-        Ok(Box::into_raw(Box::new(natsio_obj::new(os.clone()))))
-    })
+    bucket::token_bucket::<natsio_obj>(token, obj_out)
 }
 
 /// Deletes bucket `bucket` with every object in it. Errors:
@@ -179,12 +177,7 @@ pub unsafe extern "C" fn natsio_js_obj_delete(
     js: *const natsio_js,
     bucket: *const c_char,
 ) -> natsio_status {
-    guard(|| {
-        self::js(js)?
-            .js
-            .delete_object_store(str_arg(bucket, "bucket")?)
-            .wait()
-    })
+    bucket::delete::<natsio_obj>(js, bucket)
 }
 
 /// The token form of `natsio_js_obj_delete` (`natsio_token_status`).
@@ -194,11 +187,7 @@ pub unsafe extern "C" fn natsio_js_obj_delete_async(
     bucket: *const c_char,
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
-    guard(|| {
-        let h = self::js(js)?;
-        let op = h.js.delete_object_store(str_arg(bucket, "bucket")?);
-        start_op(op, h.client_weak(), token_out)
-    })
+    bucket::delete_async::<natsio_obj>(js, bucket, token_out)
 }
 
 /// The names of every Object Store bucket through `list_out` (free with
@@ -210,7 +199,7 @@ pub unsafe extern "C" fn natsio_js_obj_names(
     js: *const natsio_js,
     list_out: *mut *mut natsio_string_list,
 ) -> natsio_status {
-    guard(|| string_list_result(self::js(js)?.js.object_store_names(), list_out))
+    bucket::names::<natsio_obj>(js, list_out)
 }
 
 /// The token form of `natsio_js_obj_names` (`natsio_token_string_list`).
@@ -219,10 +208,7 @@ pub unsafe extern "C" fn natsio_js_obj_names_async(
     js: *const natsio_js,
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
-    guard(|| {
-        let h = self::js(js)?;
-        start_op(h.js.object_store_names(), h.client_weak(), token_out)
-    })
+    bucket::names_async::<natsio_obj>(js, token_out)
 }
 
 /// The status of every Object Store bucket (as `natsio_js_obj_names`
@@ -234,17 +220,7 @@ pub unsafe extern "C" fn natsio_js_obj_statuses(
     js: *const natsio_js,
     list_out: *mut *mut natsio_obj_status_list,
 ) -> natsio_status {
-    guard(|| {
-        let h = self::js(js)?;
-        out_arg(list_out, "list_out")?;
-        let items =
-            h.js.object_stores()
-                .wait()?
-                .into_iter()
-                .map(natsio_obj_status::new)
-                .collect();
-        write_list(list_out, natsio_obj_status_list { items })
-    })
+    bucket::statuses::<natsio_obj>(js, list_out)
 }
 
 /// The token form of `natsio_js_obj_statuses`
@@ -254,10 +230,7 @@ pub unsafe extern "C" fn natsio_js_obj_statuses_async(
     js: *const natsio_js,
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
-    guard(|| {
-        let h = self::js(js)?;
-        start_op(h.js.object_stores(), h.client_weak(), token_out)
-    })
+    bucket::statuses_async::<natsio_obj>(js, token_out)
 }
 
 /// The bucket's name (borrowed from the handle; NULL for NULL).
@@ -296,7 +269,7 @@ pub unsafe extern "C" fn natsio_obj_get_status_async(
 ) -> natsio_status {
     guard(|| {
         let o = self::obj(obj)?;
-        start_op(o.os.status(), o.client_weak(), token_out)
+        start_op(o.os.status(), o.client_handle(), token_out)
     })
 }
 
@@ -315,7 +288,7 @@ pub unsafe extern "C" fn natsio_obj_seal_async(
 ) -> natsio_status {
     guard(|| {
         let o = self::obj(obj)?;
-        start_op(o.os.seal(), o.client_weak(), token_out)
+        start_op(o.os.seal(), o.client_handle(), token_out)
     })
 }
 
@@ -439,12 +412,7 @@ pub unsafe extern "C" fn natsio_token_obj_status(
     token: *const natsio_token,
     status_out: *mut *mut natsio_obj_status,
 ) -> natsio_status {
-    token_value(
-        token,
-        status_out,
-        "status_out",
-        |_, s: &ObjectStoreStatus| Ok(Box::into_raw(Box::new(natsio_obj_status::new(s.clone())))),
-    )
+    bucket::token_status::<natsio_obj>(token, status_out)
 }
 
 /// Statuses returned by `natsio_js_obj_statuses`. Owned by the caller,
@@ -458,7 +426,7 @@ pub struct natsio_obj_status_list {
 pub unsafe extern "C" fn natsio_obj_status_list_count(
     list: *const natsio_obj_status_list,
 ) -> usize {
-    count(list.as_ref().map(|l| &l.items))
+    bucket::status_list_count::<natsio_obj>(list)
 }
 
 /// Status `index` of the list, borrowed until the list is freed (NULL if
@@ -468,12 +436,7 @@ pub unsafe extern "C" fn natsio_obj_status_list_get(
     list: *const natsio_obj_status_list,
     index: usize,
 ) -> *const natsio_obj_status {
-    guard_value(std::ptr::null(), || {
-        Ok(arg(list, "list")?
-            .items
-            .get(index)
-            .map_or(std::ptr::null(), |s| s as *const natsio_obj_status))
-    })
+    bucket::status_list_get::<natsio_obj>(list, index)
 }
 
 /// Frees a list and its statuses. Accepts NULL.
@@ -489,15 +452,7 @@ pub unsafe extern "C" fn natsio_token_obj_status_list(
     token: *const natsio_token,
     list_out: *mut *mut natsio_obj_status_list,
 ) -> natsio_status {
-    token_value(
-        token,
-        list_out,
-        "list_out",
-        |_, v: &Vec<ObjectStoreStatus>| {
-            let items = v.iter().cloned().map(natsio_obj_status::new).collect();
-            Ok(Box::into_raw(Box::new(natsio_obj_status_list { items })))
-        },
-    )
+    bucket::token_status_list::<natsio_obj>(token, list_out)
 }
 
 // ---- object info -----------------------------------------------------------
@@ -869,7 +824,7 @@ pub unsafe extern "C" fn natsio_obj_put_async(
         let o = self::obj(obj)?;
         start_op(
             put_op(o, name, meta_json, data, len)?,
-            o.client_weak(),
+            o.client_handle(),
             token_out,
         )
     })
@@ -907,7 +862,7 @@ pub unsafe extern "C" fn natsio_obj_get_info_async(
     guard(|| {
         let o = self::obj(obj)?;
         let op = o.os.info(str_arg(name, "name")?, show_deleted);
-        start_op(op, o.client_weak(), token_out)
+        start_op(op, o.client_handle(), token_out)
     })
 }
 
@@ -955,7 +910,7 @@ pub unsafe extern "C" fn natsio_obj_update_meta_async(
         let o = self::obj(obj)?;
         start_op(
             update_meta_op(o, name, meta_json)?,
-            o.client_weak(),
+            o.client_handle(),
             token_out,
         )
     })
@@ -983,7 +938,7 @@ pub unsafe extern "C" fn natsio_obj_delete_async(
         let o = self::obj(obj)?;
         start_op(
             o.os.delete(str_arg(name, "name")?),
-            o.client_weak(),
+            o.client_handle(),
             token_out,
         )
     })
@@ -1016,7 +971,7 @@ pub unsafe extern "C" fn natsio_obj_list_async(
 ) -> natsio_status {
     guard(|| {
         let o = self::obj(obj)?;
-        start_op(o.os.list(include_deleted), o.client_weak(), token_out)
+        start_op(o.os.list(include_deleted), o.client_handle(), token_out)
     })
 }
 
@@ -1064,7 +1019,7 @@ pub unsafe extern "C" fn natsio_obj_add_link_async(
 ) -> natsio_status {
     guard(|| {
         let o = self::obj(obj)?;
-        start_op(link_op(o, name, target)?, o.client_weak(), token_out)
+        start_op(link_op(o, name, target)?, o.client_handle(), token_out)
     })
 }
 
@@ -1100,7 +1055,11 @@ pub unsafe extern "C" fn natsio_obj_add_bucket_link_async(
 ) -> natsio_status {
     guard(|| {
         let o = self::obj(obj)?;
-        start_op(bucket_link_op(o, name, bucket)?, o.client_weak(), token_out)
+        start_op(
+            bucket_link_op(o, name, bucket)?,
+            o.client_handle(),
+            token_out,
+        )
     })
 }
 
@@ -1111,7 +1070,7 @@ pub unsafe extern "C" fn natsio_obj_add_bucket_link_async(
 /// (and their tokens) take effect in call order.
 pub struct natsio_obj_writer {
     w: ObjectWriter,
-    client: Weak<ClientInner>,
+    client: ClientHandle,
 }
 
 fn writer<'a>(p: *const natsio_obj_writer) -> Result<&'a natsio_obj_writer> {
@@ -1138,7 +1097,7 @@ pub unsafe extern "C" fn natsio_obj_writer_open(
             out,
             natsio_obj_writer {
                 w,
-                client: o.client_weak(),
+                client: o.client_handle(),
             },
         );
         Ok(())
@@ -1290,7 +1249,7 @@ pub unsafe extern "C" fn natsio_obj_get_async(
     guard(|| {
         let o = self::obj(obj)?;
         let op = get_op(o, name, show_deleted)?.map(TakeOnce::new);
-        start_op(op, o.client_weak(), token_out)
+        start_op(op, o.client_handle(), token_out)
     })
 }
 
@@ -1383,7 +1342,7 @@ pub unsafe extern "C" fn natsio_obj_reader_next_async(
         let r = self::reader(reader)?;
         let out = out_arg(token_out, "token_out")?;
         let c = r.r.next_chunk_async()?;
-        write_box(out, natsio_token::for_next(c, Weak::new()));
+        write_box(out, natsio_token::for_next(c, ClientHandle::default()));
         Ok(())
     })
 }
@@ -1523,7 +1482,7 @@ pub unsafe extern "C" fn natsio_obj_watch_async(
     guard(|| {
         let o = self::obj(obj)?;
         let op = watch_op(o, opts)?.map(TakeOnce::new);
-        start_op(op, o.client_weak(), token_out)
+        start_op(op, o.client_handle(), token_out)
     })
 }
 
@@ -1586,7 +1545,7 @@ pub unsafe extern "C" fn natsio_obj_watcher_next_async(
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
     match self::watcher(watcher) {
-        Ok(w) => iter::next_async(&w.it.feed, Weak::new(), token_out),
+        Ok(w) => iter::next_async(&w.it.feed, ClientHandle::default(), token_out),
         Err(e) => super::status::record(&e),
     }
 }

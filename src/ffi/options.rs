@@ -190,7 +190,7 @@ pub unsafe extern "C" fn natsio_options_set_user_password(
     with_opts(opts, |o| {
         let user = str_arg(user, "user")?;
         let password = opt_str_arg(password, "password")?;
-        check_one_auth_kind(o, "user/password")?;
+        o.check_auth_kind("user/password")?;
         o.user = Some(user.into());
         o.password = password.map(Into::into);
         Ok(())
@@ -206,7 +206,7 @@ pub unsafe extern "C" fn natsio_options_set_token(
 ) -> natsio_status {
     with_opts(opts, |o| {
         let token = str_arg(token, "token")?;
-        check_one_auth_kind(o, "token")?;
+        o.check_auth_kind("token")?;
         o.token = Some(token.into());
         Ok(())
     })
@@ -787,31 +787,8 @@ pub unsafe extern "C" fn natsio_options_set_ignore_auth_error_abort(
     })
 }
 
-/// The auth kind already configured, other than `setting`.
-fn other_auth_kind(o: &Options, setting: &str) -> Option<&'static str> {
-    let set = if o.user.is_some() {
-        Some("user/password")
-    } else if o.token.is_some() {
-        Some("token")
-    } else {
-        o.credentials.as_ref().map(Credentials::kind_name)
-    };
-    set.filter(|k| *k != setting)
-}
-
-/// Fails with a config error naming both kinds when another is set.
-fn check_one_auth_kind(o: &Options, setting: &str) -> Result<()> {
-    match other_auth_kind(o, setting) {
-        Some(prev) => Err(Error::new(
-            ErrorKind::Config,
-            format!("{setting}: {prev} is already set (one authentication kind only)"),
-        )),
-        None => Ok(()),
-    }
-}
-
 fn set_credentials(o: &mut Options, c: Credentials) -> Result<()> {
-    check_one_auth_kind(o, c.kind_name())?;
+    o.check_auth_kind(c.kind_name())?;
     c.validate()?;
     o.credentials = Some(c);
     Ok(())
@@ -931,7 +908,7 @@ pub unsafe extern "C" fn natsio_options_set_auth_callbacks(
     with_opts(opts, |o| {
         let jwt = jwt_cb.ok_or_else(|| super::null("jwt_cb"))?;
         let sign = sign_cb.ok_or_else(|| super::null("sign_cb"))?;
-        check_one_auth_kind(o, "authenticator")?;
+        o.check_auth_kind("authenticator")?;
         let auth = CallbackAuth {
             jwt,
             sign,

@@ -3,7 +3,6 @@
 //! `natsio_js_messages` iterators.
 
 use std::ffi::c_char;
-use std::sync::Weak;
 use std::time::Duration;
 
 use super::consumer::natsio_js_messages;
@@ -11,7 +10,7 @@ use super::js::{json_result, natsio_js};
 use super::status::natsio_status;
 use super::token::natsio_token;
 use super::{arg, free_box, guard, options_arg, out_arg, start_op, str_arg, write_box, TakeOnce};
-use crate::client::ClientInner;
+use crate::client_handle::ClientHandle;
 use crate::error::{Error, ErrorKind, Result};
 use crate::jetstream::{
     Consumption, DeliverPolicy, OrderedConsumer, OrderedConsumerConfig, OrderedMessagesOptions,
@@ -96,6 +95,7 @@ pub struct natsio_ordered_messages_options {
     /// most; 0: 500. A reader that pauses (or a callback busy with a
     /// message: it counts until it returns) holds at most this many; the
     /// consumer pulls again as it reads, never the whole stream ahead.
+    /// Above NATSIO_MAX_BATCH: NATSIO_MAX_BATCH.
     pub max_messages: i64,
     /// Lifetime of each pull request; 0: 30000 ms (at least 1000).
     pub expires_ms: i64,
@@ -138,7 +138,7 @@ pub unsafe extern "C" fn natsio_ordered_messages_options_init(
 /// `natsio_ordered_consumer_free`; every function is thread-safe.
 pub struct natsio_ordered_consumer {
     oc: OrderedConsumer,
-    client: Weak<ClientInner>,
+    client: ClientHandle,
 }
 
 fn oc<'a>(p: *const natsio_ordered_consumer) -> Result<&'a natsio_ordered_consumer> {
@@ -247,7 +247,7 @@ pub unsafe extern "C" fn natsio_js_ordered_consumer(
             out,
             natsio_ordered_consumer {
                 oc,
-                client: h.client_weak(),
+                client: h.client_handle(),
             },
         );
         Ok(())
@@ -295,10 +295,10 @@ unsafe fn messages_op(
 ) -> Result<Op<Consumption>> {
     let c = options_arg(opts)?;
     let mut o = OrderedMessagesOptions::default();
-    match non_negative(c.max_messages, "max_messages")? {
-        0 => {}
-        n => o.max_messages = n.min(1 << 20) as usize,
-    }
+    o.max_messages = crate::jetstream::batch_size(
+        non_negative(c.max_messages, "max_messages")?,
+        o.max_messages,
+    );
     match non_negative(c.expires_ms, "expires_ms")? {
         0 => {}
         ms => o.expires = Duration::from_millis(ms),

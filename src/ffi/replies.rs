@@ -2,21 +2,21 @@
 //! on the runtime and read through the iterator contract.
 
 use std::ffi::c_void;
-use std::sync::Weak;
 
 use super::iter::{self, natsio_iter_stats};
 use super::msg::{natsio_msg, natsio_msg_cb};
 use super::status::natsio_status;
 use super::token::natsio_token;
 use super::{arg, free_box, guard};
-use crate::client::{ClientInner, Replies};
+use crate::client::Replies;
+use crate::client_handle::ClientHandle;
 use crate::error::Result;
 
 /// An iterator over the replies to one request. Owned, freed with
 /// `natsio_replies_free`; every function is thread-safe.
 pub struct natsio_replies {
     pub(crate) it: Replies,
-    pub(crate) client: Weak<ClientInner>,
+    pub(crate) client: ClientHandle,
 }
 
 fn replies<'a>(p: *const natsio_replies) -> Result<&'a natsio_replies> {

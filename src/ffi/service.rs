@@ -4,7 +4,7 @@
 //! owns what it needs to be answered later, from any thread.
 
 use std::ffi::{c_char, c_void, CStr, CString};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use super::client::{client, natsio_client, request_many_options};
 use super::iter::{self, natsio_iter_stats};
@@ -16,7 +16,7 @@ use super::{
     arg, bytes_arg, cstring, free_box, guard, guard_value, opt_arg_headers, opt_str_arg, out_arg,
     str_arg, write_box, write_string, Released,
 };
-use crate::client::ClientInner;
+use crate::client_handle::ClientHandle;
 use crate::completion::Outcome;
 use crate::error::{Error, ErrorKind, Result};
 use crate::feed::Delivery;
@@ -30,7 +30,7 @@ use crate::service::{
 /// function is thread-safe.
 pub struct natsio_service {
     svc: Service,
-    client: Weak<ClientInner>,
+    client: ClientHandle,
     id: CString,
     name: CString,
     version: CString,
@@ -48,7 +48,7 @@ pub struct natsio_service_group {
 /// stops); every function is thread-safe.
 pub struct natsio_endpoint {
     ep: service::Endpoint,
-    client: Weak<ClientInner>,
+    client: ClientHandle,
     name: CString,
     subject: CString,
     queue_group: Option<CString>,
@@ -65,7 +65,7 @@ pub struct natsio_service_request {
 }
 
 impl natsio_service_request {
-    fn new(req: Request, client: Weak<ClientInner>) -> Self {
+    fn new(req: Request, client: ClientHandle) -> Self {
         let msg = natsio_msg::new(req.message().clone(), client);
         natsio_service_request { req, msg }
     }
@@ -161,7 +161,7 @@ pub unsafe extern "C" fn natsio_client_add_service(
         write_box(
             out,
             natsio_service {
-                client: Arc::downgrade(cl.inner_for_ffi()),
+                client: ClientHandle::of(cl),
                 id: cstring(svc.id()),
                 name: cstring(svc.name()),
                 version: cstring(svc.version()),
@@ -214,7 +214,7 @@ pub unsafe extern "C" fn natsio_client_service_discover(
             out,
             natsio_replies {
                 it,
-                client: Arc::downgrade(cl.inner_for_ffi()),
+                client: ClientHandle::of(cl),
             },
         );
         Ok(())
@@ -299,7 +299,7 @@ pub unsafe extern "C" fn natsio_service_add_endpoint(
         write_box(
             out,
             natsio_endpoint {
-                client: Arc::downgrade(&ep.subscription().client),
+                client: ClientHandle::from(&ep.subscription().client),
                 name: cstring(ep.name()),
                 subject: cstring(ep.subject()),
                 queue_group: ep.queue_group().map(cstring),
@@ -613,8 +613,7 @@ pub unsafe extern "C" fn natsio_token_service_request(
     }
     with_outcome(token, |t, o| match o {
         Outcome::Msg(m) => {
-            let client = t.client.upgrade().ok_or_else(Error::closed)?;
-            let req = service::request_for_message(&client, m)?;
+            let req = service::request_for_message(&t.client, m)?;
             write_box(req_out, natsio_service_request::new(req, t.client.clone()));
             Ok(())
         }

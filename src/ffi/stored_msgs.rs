@@ -3,7 +3,6 @@
 //! iterator contract.
 
 use std::ffi::{c_char, c_void};
-use std::sync::Weak;
 
 use super::iter::{self, natsio_iter_stats};
 use super::js::natsio_js;
@@ -11,7 +10,7 @@ use super::status::natsio_status;
 use super::stream::natsio_stored_msg;
 use super::token::natsio_token;
 use super::{arg, free_box, guard, out_arg, str_arg, write_box};
-use crate::client::ClientInner;
+use crate::client_handle::ClientHandle;
 use crate::error::Result;
 use crate::jetstream::{LastMsgsOptions, StoredMsgs};
 
@@ -19,7 +18,7 @@ use crate::jetstream::{LastMsgsOptions, StoredMsgs};
 /// `natsio_stored_msgs_free`; every function is thread-safe.
 pub struct natsio_stored_msgs {
     it: StoredMsgs,
-    client: Weak<ClientInner>,
+    client: ClientHandle,
 }
 
 fn msgs<'a>(p: *const natsio_stored_msgs) -> Result<&'a natsio_stored_msgs> {
@@ -77,7 +76,7 @@ pub unsafe extern "C" fn natsio_js_stream_get_last_msgs_for(
             out,
             natsio_stored_msgs {
                 it,
-                client: h.client_weak(),
+                client: h.client_handle(),
             },
         );
         Ok(())

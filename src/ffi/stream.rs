@@ -186,7 +186,7 @@ pub unsafe extern "C" fn natsio_js_stream_delete_async(
         let h = self::js(js)?;
         start_op(
             h.js.delete_stream(str_arg(name, "name")?),
-            h.client_weak(),
+            h.client_handle(),
             token_out,
         )
     })
@@ -235,7 +235,11 @@ pub unsafe extern "C" fn natsio_js_stream_purge_async(
 ) -> natsio_status {
     guard(|| {
         let h = self::js(js)?;
-        start_op(purge_op(h, name, options_json)?, h.client_weak(), token_out)
+        start_op(
+            purge_op(h, name, options_json)?,
+            h.client_handle(),
+            token_out,
+        )
     })
 }
 
@@ -266,7 +270,7 @@ pub unsafe extern "C" fn natsio_js_stream_names_async(
     guard(|| {
         let h = self::js(js)?;
         let op = h.js.stream_names(opt_str_arg(subject, "subject")?);
-        start_op(op, h.client_weak(), token_out)
+        start_op(op, h.client_handle(), token_out)
     })
 }
 
@@ -302,7 +306,7 @@ pub unsafe extern "C" fn natsio_js_stream_infos_async(
         let op =
             h.js.stream_infos(opt_str_arg(subject, "subject")?)
                 .map(json_texts);
-        start_op(op, h.client_weak(), token_out)
+        start_op(op, h.client_handle(), token_out)
     })
 }
 
@@ -330,7 +334,7 @@ pub unsafe extern "C" fn natsio_js_api_level_async(
 ) -> natsio_status {
     guard(|| {
         let h = self::js(js)?;
-        start_op(h.js.api_level(), h.client_weak(), token_out)
+        start_op(h.js.api_level(), h.client_handle(), token_out)
     })
 }
 
@@ -402,7 +406,7 @@ pub unsafe extern "C" fn natsio_js_stream_get_msg_async(
         let h = self::js(js)?;
         start_op(
             get_msg_op(h, stream, seq, last_by_subject)?,
-            h.client_weak(),
+            h.client_handle(),
             token_out,
         )
     })
@@ -457,7 +461,7 @@ pub unsafe extern "C" fn natsio_js_stream_get_next_msg_async(
         let h = self::js(js)?;
         start_op(
             next_msg_op(h, stream, seq, subject)?,
-            h.client_weak(),
+            h.client_handle(),
             token_out,
         )
     })
@@ -503,7 +507,7 @@ pub unsafe extern "C" fn natsio_js_stream_delete_msg_async(
     guard(|| {
         let h = self::js(js)?;
         let op = h.js.delete_msg(str_arg(stream, "stream")?, seq, erase);
-        start_op(op, h.client_weak(), token_out)
+        start_op(op, h.client_handle(), token_out)
     })
 }
 

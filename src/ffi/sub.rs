@@ -10,6 +10,7 @@ use super::msg::{natsio_msg, natsio_msg_cb};
 use super::status::natsio_status;
 use super::token::natsio_token;
 use super::{arg, free_box, guard, guard_value, out_arg, timeout_arg, write_box};
+use crate::client_handle::ClientHandle;
 use crate::error::{Error, ErrorKind, Result};
 use crate::feed::{Delivery, Handler};
 use crate::message::Message;
@@ -35,8 +36,8 @@ impl natsio_sub {
         }
     }
 
-    fn client_weak(&self) -> std::sync::Weak<crate::client::ClientInner> {
-        Arc::downgrade(&self.sub.client)
+    fn client_handle(&self) -> ClientHandle {
+        ClientHandle::from(&self.sub.client)
     }
 }
 
@@ -165,7 +166,7 @@ pub unsafe extern "C" fn natsio_sub_next(
         Ok(s) => s,
         Err(e) => return super::status::record(&e),
     };
-    let client = s.client_weak();
+    let client = s.client_handle();
     iter::next(s.sub.feed(), timeout_ms, msg_out, "msg_out", |m| {
         if m.is_no_responders() {
             return Err(Error::new(
@@ -188,7 +189,7 @@ pub unsafe extern "C" fn natsio_sub_next_async(
     token_out: *mut *mut natsio_token,
 ) -> natsio_status {
     match self::sub(sub) {
-        Ok(s) => iter::next_async(s.sub.feed(), s.client_weak(), token_out),
+        Ok(s) => iter::next_async(s.sub.feed(), s.client_handle(), token_out),
         Err(e) => super::status::record(&e),
     }
 }
@@ -216,7 +217,7 @@ pub unsafe extern "C" fn natsio_sub_set_callback(
         let Some(f) = cb else {
             return Err(super::null("cb"));
         };
-        let client = s.client_weak();
+        let client = s.client_handle();
         iter::set_callback(
             user_data,
             release,
@@ -276,7 +277,7 @@ pub unsafe extern "C" fn natsio_sub_set_batch_callback(
                 "max_batch must be at least 1",
             ));
         }
-        let client = s.client_weak();
+        let client = s.client_handle();
         let make = move |held: Arc<super::Released>| -> Handler<Message> {
             // Reused from call to call: a batch allocates nothing once warm.
             let mut handles: Vec<natsio_msg> = Vec::new();
@@ -371,7 +372,7 @@ pub unsafe extern "C" fn natsio_sub_drain_async(
         let out = out_arg(token_out, "token_out")?;
         let timeout = timeout_arg(timeout_ms, Some(s.sub.client.opts.drain_timeout), false)?;
         let c = s.sub.drain_async(timeout);
-        write_box(out, natsio_token::new(c, s.client_weak()));
+        write_box(out, natsio_token::new(c, s.client_handle()));
         Ok(())
     })
 }
@@ -394,7 +395,7 @@ pub unsafe extern "C" fn natsio_sub_end_async(
     guard(|| {
         let s = self::sub(sub)?;
         let out = out_arg(token_out, "token_out")?;
-        write_box(out, natsio_token::new(s.sub.end_async(), s.client_weak()));
+        write_box(out, natsio_token::new(s.sub.end_async(), s.client_handle()));
         Ok(())
     })
 }

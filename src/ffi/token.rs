@@ -4,13 +4,13 @@
 //! promises are built on it.
 
 use std::ffi::{c_char, c_void};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::ThreadId;
 
 use super::completion_queue::{natsio_completion_queue, QueueInner};
 use super::status::natsio_status;
 use super::{arg, guard, guard_value, guard_void, timeout_arg, Released};
-use crate::client::ClientInner;
+use crate::client_handle::ClientHandle;
 use crate::completion::{lock, Completion, Outcome};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -48,7 +48,7 @@ struct CbCell {
 /// with `natsio_token_free`; all functions are thread-safe.
 pub struct natsio_token {
     completion: Arc<Completion>,
-    pub(crate) client: Weak<ClientInner>,
+    pub(crate) client: ClientHandle,
     /// Created by the first `natsio_token_on_complete` or
     /// `natsio_token_complete_to` (most tokens are only waited on: no
     /// allocation for them).
@@ -59,7 +59,7 @@ pub struct natsio_token {
 }
 
 impl natsio_token {
-    pub(crate) fn new(completion: Arc<Completion>, client: Weak<ClientInner>) -> Self {
+    pub(crate) fn new(completion: Arc<Completion>, client: ClientHandle) -> Self {
         natsio_token {
             completion,
             client,
@@ -69,7 +69,7 @@ impl natsio_token {
     }
 
     /// The token of an iterator's `_next_async`.
-    pub(crate) fn for_next(completion: Arc<Completion>, client: Weak<ClientInner>) -> Self {
+    pub(crate) fn for_next(completion: Arc<Completion>, client: ClientHandle) -> Self {
         natsio_token {
             cancel_on_free: true,
             ..natsio_token::new(completion, client)
@@ -109,10 +109,8 @@ pub unsafe extern "C" fn natsio_token_wait(
         let t = arg(token, "token")?;
         let timeout = timeout_arg(timeout_ms, None, true)?;
         crate::runtime::ensure_may_block()?;
-        if let Some(c) = t.client.upgrade() {
-            // What it waits for may be a deferred publish (`defer_send`).
-            c.send_deferred();
-        }
+        // What it waits for may be a deferred publish (`defer_send`).
+        t.client.send_deferred();
         match t.completion.wait(timeout) {
             Some(_) => Ok(()),
             None => Err(Error::new(ErrorKind::Timeout, "operation still pending")),
@@ -309,14 +307,7 @@ fn register(t: &natsio_token, token: *mut natsio_token, notice: Notice) -> Resul
             return;
         }
         let job = Box::new(move || run_callback(&cell, token_addr));
-        match client.upgrade() {
-            Some(c) => c.post_completion(job),
-            None => {
-                let _ = std::thread::Builder::new()
-                    .name("natsio-token-cb".into())
-                    .spawn(job);
-            }
-        }
+        client.post_completion(job);
     });
     Ok(())
 }

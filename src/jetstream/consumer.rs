@@ -64,6 +64,20 @@ pub const CONSUMER_CONFIG: Schema = &[
     ("pause_until", Kind::Str),
 ];
 
+/// The most messages one pull request asks for: a larger `max_messages`
+/// of a fetch, a consumption or an ordered consumer is lowered to it (the
+/// server takes any count, but what is asked for is buffered).
+pub const MAX_BATCH: usize = 1 << 20;
+
+/// A `max_messages` given as a count: 0 keeps `default`, a count above
+/// `MAX_BATCH` is lowered to it.
+pub fn batch_size(count: u64, default: usize) -> usize {
+    match count {
+        0 => default,
+        n => n.min(MAX_BATCH as u64) as usize,
+    }
+}
+
 /// Options of one fetch (a pull request).
 #[derive(Debug, Clone)]
 pub struct FetchOptions {
@@ -101,6 +115,19 @@ impl Default for FetchOptions {
             group: None,
             min_pending: 0,
             min_ack_pending: 0,
+        }
+    }
+}
+
+impl FetchOptions {
+    /// The options of `next`: one message, waiting up to `timeout` (the
+    /// JetStream context's timeout when the caller names none).
+    pub fn for_next(timeout: Duration) -> Self {
+        FetchOptions {
+            max_messages: 1,
+            expires: timeout,
+            no_wait: timeout.is_zero(),
+            ..FetchOptions::default()
         }
     }
 }
@@ -378,17 +405,25 @@ impl JetStream {
     /// One message from a pull consumer, waiting up to `timeout`;
     /// `NoMessages` if none came.
     pub fn next(&self, stream: &str, consumer: &str, timeout: Duration) -> Op<Message> {
-        let opts = FetchOptions {
-            expires: timeout,
-            no_wait: timeout.is_zero(),
-            ..FetchOptions::default()
-        };
-        self.next_with(stream, consumer, opts)
+        self.next_with(stream, consumer, FetchOptions::for_next(timeout))
+    }
+
+    /// The options `next_with` starts from: `FetchOptions::for_next` with
+    /// this context's timeout.
+    pub fn next_options(&self) -> FetchOptions {
+        FetchOptions::for_next(self.shared.opts.timeout)
     }
 
     /// `next` with the options of a fetch (`expires` is the wait; group,
-    /// min_pending, min_ack_pending, idle_heartbeat); `max_messages` is 1.
+    /// min_pending, min_ack_pending, idle_heartbeat); `max_messages` must
+    /// be 1 (`InvalidArgument` otherwise: `fetch` takes more).
     pub fn next_with(&self, stream: &str, consumer: &str, opts: FetchOptions) -> Op<Message> {
+        if opts.max_messages > 1 {
+            return Op::fail(Error::new(
+                ErrorKind::InvalidArgument,
+                "max_messages: next takes one message (0 or 1; fetch takes more)",
+            ));
+        }
         let opts = FetchOptions {
             max_messages: 1,
             ..opts

@@ -8,6 +8,7 @@ pub(crate) mod bucket;
 pub mod config;
 mod consumer;
 pub mod duration;
+mod js_message;
 mod last_msgs;
 mod ordered;
 mod publish;
@@ -28,8 +29,10 @@ use crate::headers::Headers;
 use crate::message::Message;
 use crate::op::Op;
 
-pub(crate) use consumer::{ack_subject, ack_sync, send_ack_to};
-pub use consumer::{parse_metadata, AckKind, FetchOptions, MsgMetadata, CONSUMER_CONFIG};
+pub use consumer::{
+    batch_size, parse_metadata, AckKind, FetchOptions, MsgMetadata, CONSUMER_CONFIG, MAX_BATCH,
+};
+pub use js_message::JsMessage;
 pub use last_msgs::{LastMsgsOptions, StoredMsgs};
 pub(crate) use ordered::{spawn_ordered, start_ordered, OrderedConfig, OrderedSink, Started};
 pub use ordered::{DeliverPolicy, OrderedConsumer, OrderedConsumerConfig, OrderedMessagesOptions};

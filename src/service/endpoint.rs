@@ -11,6 +11,7 @@ use super::config::{EndpointRef, QueueGroup, ServiceError};
 use super::wire;
 use super::ServiceShared;
 use crate::client::ClientInner;
+use crate::client_handle::ClientHandle;
 use crate::completion::{lock, Completion};
 use crate::error::{Error, ErrorKind, Result};
 use crate::feed::{Delivery, Handler};
@@ -259,7 +260,8 @@ impl Endpoint {
 
 /// The request a message delivered to an endpoint of `client` is, found
 /// by its subscription (a message read through an endpoint's token).
-pub(crate) fn request_for_message(client: &Arc<ClientInner>, msg: Message) -> Result<Request> {
+pub(crate) fn request_for_message(client: &ClientHandle, msg: Message) -> Result<Request> {
+    let client = &client.live()?;
     let ep = lock(registry())
         .get(&registry_key(client, msg.sid()))
         .and_then(Weak::upgrade)

@@ -1,6 +1,6 @@
 package natsio_test
 
-// Tests of issue 15's additions that the conformance table does not cover:
+// What the conformance table does not cover of messages, limits and configs:
 // Msg.Status and Msg.Sid, MaxControlLine, the JetStream config fields and
 // DeleteMsg's NoErase.
 

@@ -1,5 +1,5 @@
 'use strict';
-// Connections that survive: restart mid-stream with lifecycle events in
+// Reconnect, auth and TLS: restart mid-stream with lifecycle events in
 // order, the reconnect buffer, forceReconnect/rtt/servers, and secured
 // servers (TLS with the fixture CA, creds in operator mode, NKeys). Each test
 // runs its own nats-server.

@@ -1,6 +1,6 @@
 package natsio
 
-// Connections that survive: reconnect, auth and TLS options, lifecycle
+// Reconnect, auth and TLS options, lifecycle
 // handlers (all fed from the one C event callback), ForceReconnect, RTT and
 // Servers. Every semantic is the core's; this file only translates.
 

@@ -1,6 +1,6 @@
 package natsio_test
 
-// Connections that survive: restart mid-stream with lifecycle handlers in
+// Reconnect, auth and TLS: restart mid-stream with lifecycle handlers in
 // order, the reconnect buffer, ForceReconnect/RTT/Servers, and secured
 // servers (TLS with the fixture CA, creds in operator mode, NKeys, UserJWT
 // callbacks). Each test runs its own nats-server.

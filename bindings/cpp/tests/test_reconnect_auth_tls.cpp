@@ -1,4 +1,4 @@
-// Connections that survive: server restart with reconnect and lifecycle
+// Reconnect, auth and TLS: server restart with reconnect and lifecycle
 // events, the reconnect buffer, force_reconnect, rtt and the server pool, and
 // secured servers (TLS with the test CA, credentials in operator mode, NKeys,
 // auth callbacks). Each test starts its own nats-server (tests that kill or
@@ -104,7 +104,7 @@ void expect_round_trip(const natsio::Client& client, const std::string& subject)
 
 }  // namespace
 
-TEST(Survival, RestartMidStreamResumesWithEventsInOrder) {
+TEST(Reconnect, RestartMidStreamResumesWithEventsInOrder) {
     ServerPtr server = start_server();
     ASSERT_TRUE(server);
     EventLog events;
@@ -147,7 +147,7 @@ TEST(Survival, RestartMidStreamResumesWithEventsInOrder) {
 // The reconnect buffer counts wire bytes, as the header documents: each
 // publish takes its whole frame, "PUB survive.buf 100\r\n" + 100 payload
 // bytes + "\r\n" = 123 bytes.
-TEST(Survival, ReconnectBufferHoldsExactlyItsWireBytes) {
+TEST(Reconnect, ReconnectBufferHoldsExactlyItsWireBytes) {
     constexpr int kFrame = 21 + 100 + 2;
     constexpr int kFit = 16;
     ServerPtr server = start_server();
@@ -190,7 +190,7 @@ TEST(Survival, ReconnectBufferHoldsExactlyItsWireBytes) {
     EXPECT_EQ(next_item(sub).data(), "marker");
 }
 
-TEST(Survival, DisabledBufferingThrowsWhileDisconnected) {
+TEST(Reconnect, DisabledBufferingThrowsWhileDisconnected) {
     ServerPtr server = start_server();
     ASSERT_TRUE(server);
     EventLog events;
@@ -202,7 +202,7 @@ TEST(Survival, DisabledBufferingThrowsWhileDisconnected) {
     EXPECT_THROW(client.publish("survive.nobuf", "x"), natsio::ReconnectBufExceededError);
 }
 
-TEST(Survival, ForceReconnectRttAndServers) {
+TEST(Reconnect, ForceReconnectRttAndServers) {
     ServerPtr server = start_server();
     ASSERT_TRUE(server);
     const std::string url = nt_server_url(server.get());
@@ -234,7 +234,7 @@ TEST(Survival, ForceReconnectRttAndServers) {
     EXPECT_THROW(client.force_reconnect(), natsio::ConnectionClosedError);
 }
 
-TEST(Survival, ThrowingEventHandlerIsReportedToTheErrorHandler) {
+TEST(Reconnect, ThrowingEventHandlerIsReportedToTheErrorHandler) {
     ServerPtr server = start_server();
     ASSERT_TRUE(server);
     std::mutex mutex;
@@ -381,7 +381,7 @@ TEST(Secured, NkeySeedAndFile) {
 
 // The WebSocket transport (issue 42): a ws:// URL is all it takes; a
 // restart of the server is survived over ws as over TCP.
-TEST(Survival, WebsocketMessagingAndRestart) {
+TEST(Reconnect, WebsocketMessagingAndRestart) {
     const int ws_port = nt_free_port();
     const std::string ws_url = "ws://127.0.0.1:" + std::to_string(ws_port);
     ServerPtr server = start_server("websocket {\n listen: \"127.0.0.1:" + std::to_string(ws_port) +
