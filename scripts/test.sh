@@ -370,7 +370,10 @@ case "$GO_PC_DIR" in /*) ;; *) GO_PC_DIR="$ROOT/$GO_PC_DIR" ;; esac
 go_binding_env() {
     export CGO_ENABLED=1
     export PKG_CONFIG_PATH="$GO_PC_DIR${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-    pc_id="$(pkg-config --cflags --libs natsio-static natsio | cksum | cut -d ' ' -f 1)"
+    # Go's build cache sees neither pkg-config's output nor the contents of
+    # the static library it links: both go into the flags it does see.
+    pc_id="$({ pkg-config --cflags --libs natsio-static natsio
+        cat "$(pkg-config --variable=libdir natsio)/libnatsio.a" 2>/dev/null || true; } | cksum | cut -d ' ' -f 1)"
     export CGO_CPPFLAGS="-DNATSIO_PKG_CONFIG_ID=$pc_id${CGO_CPPFLAGS:+ $CGO_CPPFLAGS}"
 }
 (
