@@ -59,6 +59,22 @@ func NoEcho() Option {
 	}
 }
 
+// Verbose has the server acknowledge every protocol operation with +OK
+// (nats.go's Options.Verbose); the connection reads past the acks.
+func Verbose() Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status { return C.natsio_options_set_verbose(o, true) })
+	}
+}
+
+// Pedantic has the server check this connection's protocol strictly
+// (nats.go's Options.Pedantic).
+func Pedantic() Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status { return C.natsio_options_set_pedantic(o, true) })
+	}
+}
+
 // InboxPrefix sets the prefix of reply inboxes (default "_INBOX").
 func InboxPrefix(prefix string) Option {
 	return func(cfg *connectConfig) {

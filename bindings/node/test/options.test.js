@@ -102,3 +102,36 @@ test('requestTimeout is the default of request()', async () => {
   assert.ok(Date.now() - started < 4000, 'used the 100 ms option, not the 5 s default');
   await nc.close();
 });
+
+test('verbose and pedantic are sent; the +OK acks verbose brings are read past', async () => {
+  const s = await server([]);
+  const lines = [];
+  const nc = await nats.connect({ servers: s.url, verbose: true, pedantic: true, logLevel: 'trace', logger: (level, m) => lines.push(m) });
+  const sub = nc.subscribe('verbose.x');
+  for (let i = 0; i < 3; i++) nc.publish('verbose.x', `m${i}`);
+  let n = 0;
+  for await (const m of sub) {
+    assert.equal(m.string(), `m${n}`);
+    if (++n === 3) break;
+  }
+  await nc.flush();
+  assert.equal(nc.isClosed, false);
+  const text = lines.join('\n');
+  assert.ok(text.includes('"verbose":true'), text);
+  assert.ok(text.includes('"pedantic":true'), text);
+  assert.ok(text.includes('<<< +OK'), text);
+  assert.ok(!text.includes('<<< -ERR'), text);
+  await nc.close();
+});
+
+test('inboxPrefix reads back, also after close', async () => {
+  const s = await server([]);
+  const plain = await nats.connect({ servers: s.url });
+  assert.equal(plain.inboxPrefix, '_INBOX');
+  await plain.close();
+  const nc = await nats.connect({ servers: s.url, inboxPrefix: '_NODE_INBOX' });
+  assert.equal(nc.inboxPrefix, '_NODE_INBOX');
+  assert.ok(nc.newInbox().startsWith('_NODE_INBOX.'));
+  await nc.close();
+  assert.equal(nc.inboxPrefix, '_NODE_INBOX');
+});

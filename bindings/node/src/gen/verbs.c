@@ -229,6 +229,24 @@ static napi_value client_force_reconnect_js(napi_env env, napi_callback_info inf
     return ret;
 }
 
+/* client_inbox_prefix(c) -> string: natsio_client_inbox_prefix */
+static napi_value client_inbox_prefix_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    {
+        char *x = NULL;
+        if (!throw_if_failed(env, natsio_client_inbox_prefix(cw->client, &x))) {
+            napi_value v = NULL;
+            napi_create_string_utf8(env, x ? x : "", NAPI_AUTO_LENGTH, &v);
+            natsio_string_free(x);
+            ret = v;
+        }
+    }
+    return ret;
+}
+
 /* client_jetstream(client, opts) -> handle: natsio_client_jetstream */
 static napi_value client_jetstream_js(napi_env env, napi_callback_info info) {
     ARGS(2);
@@ -1874,6 +1892,19 @@ static napi_value options_set_no_randomize_js(napi_env env, napi_callback_info i
     return ret;
 }
 
+/* options_set_pedantic(opts, pedantic) -> undefined: natsio_options_set_pedantic */
+static napi_value options_set_pedantic_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool pedantic = false;
+    if ((napi_get_value_bool(env, argv[1], &pedantic), true)) {
+        throw_if_failed(env, natsio_options_set_pedantic(recv, pedantic));
+    }
+    return ret;
+}
+
 /* options_set_pending_limits(opts, msgs, bytes) -> undefined: natsio_options_set_pending_limits */
 static napi_value options_set_pending_limits_js(napi_env env, napi_callback_info info) {
     ARGS(3);
@@ -2077,6 +2108,19 @@ static napi_value options_set_user_password_js(napi_env env, napi_callback_info 
     }
     free(user);
     free(password);
+    return ret;
+}
+
+/* options_set_verbose(opts, verbose) -> undefined: natsio_options_set_verbose */
+static napi_value options_set_verbose_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool verbose = false;
+    if ((napi_get_value_bool(env, argv[1], &verbose), true)) {
+        throw_if_failed(env, natsio_options_set_verbose(recv, verbose));
+    }
     return ret;
 }
 
@@ -2405,6 +2449,7 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"client_drain", NULL, client_drain_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_flush", NULL, client_flush_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_force_reconnect", NULL, client_force_reconnect_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_inbox_prefix", NULL, client_inbox_prefix_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_jetstream", NULL, client_jetstream_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_max_payload", NULL, client_max_payload_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_new_inbox", NULL, client_new_inbox_js, NULL, NULL, NULL, napi_default, NULL},
@@ -2505,6 +2550,7 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"options_set_nkey_file", NULL, options_set_nkey_file_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_nkey_seed", NULL, options_set_nkey_seed_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_no_randomize", NULL, options_set_no_randomize_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_pedantic", NULL, options_set_pedantic_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_pending_limits", NULL, options_set_pending_limits_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_ping", NULL, options_set_ping_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_reconnect_buf_size", NULL, options_set_reconnect_buf_size_js, NULL, NULL, NULL, napi_default, NULL},
@@ -2519,6 +2565,7 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"options_set_token", NULL, options_set_token_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_url", NULL, options_set_url_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_user_password", NULL, options_set_user_password_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_verbose", NULL, options_set_verbose_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_wait_for_write_room", NULL, options_set_wait_for_write_room_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_ws_no_masking", NULL, options_set_ws_no_masking_js, NULL, NULL, NULL, napi_default, NULL},
         {"ordered_consumer_messages", NULL, ordered_consumer_messages_js, NULL, NULL, NULL, napi_default, NULL},
