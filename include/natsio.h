@@ -4743,6 +4743,15 @@ natsio_status natsio_options_set_request_timeout_ms(struct natsio_options *opts,
 natsio_status natsio_options_set_inbox_prefix(struct natsio_options *opts, const char *prefix);
 
 /**
+ * Whether a subscription the server refuses for lack of permission ends
+ * with NATSIO_ERR_PERMISSIONS (its `_next` returns it, a callback gets it
+ * as its final status) besides the error callback's report (default
+ * false: only reported, the subscription stays open and receives nothing).
+ */
+natsio_status natsio_options_set_permission_err_on_subscribe(struct natsio_options *opts,
+                                                             bool enabled);
+
+/**
  * Sets the default pending limits of new subscriptions; 0 or less
  * disables a limit.
  */

@@ -937,6 +937,9 @@ impl ClientInner {
                 if fatal {
                     return Err(e);
                 }
+                if self.opts.permission_err_on_subscribe {
+                    self.end_refused_subscriptions(&text, &e);
+                }
                 self.report_error(e, None);
             }
             ServerOp::Info(json) => {
@@ -1295,6 +1298,30 @@ impl ClientInner {
             shared,
             client: Arc::clone(self),
         })
+    }
+
+    /// Ends the subscriptions a "Permissions Violation for Subscription to
+    /// "<subject>" [using queue "<queue>"]" error names, with that error.
+    fn end_refused_subscriptions(&self, text: &str, error: &Error) {
+        let Some(refused) = text
+            .trim_matches(|c| c == '\'' || c == ' ')
+            .strip_prefix("Permissions Violation for Subscription to \"")
+        else {
+            return;
+        };
+        let (subject, queue) = match refused.split_once("\" using queue \"") {
+            Some((subject, queue)) => (subject, Some(queue.trim_end_matches('"'))),
+            None => (refused.trim_end_matches('"'), None),
+        };
+        let ended: Vec<_> = lock(&self.subs)
+            .values()
+            .filter(|s| s.subject == subject && s.queue_group.as_deref() == queue)
+            .cloned()
+            .collect();
+        for s in ended {
+            self.remove_sub(s.sid, false);
+            s.fail(error.clone());
+        }
     }
 
     pub(crate) fn remove_sub(&self, sid: u64, send_unsub: bool) {

@@ -75,6 +75,17 @@ func Pedantic() Option {
 	}
 }
 
+// PermissionErrOnSubscribe makes a subscription the server refuses for
+// lack of permission end with ErrPermissions (NextMsg returns it), besides
+// the error handler's report (nats.go's PermissionErrOnSubscribe).
+func PermissionErrOnSubscribe(enabled bool) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status {
+			return C.natsio_options_set_permission_err_on_subscribe(o, C.bool(enabled))
+		})
+	}
+}
+
 // InboxPrefix sets the prefix of reply inboxes (default "_INBOX").
 func InboxPrefix(prefix string) Option {
 	return func(cfg *connectConfig) {

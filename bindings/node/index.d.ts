@@ -41,6 +41,8 @@ export interface ConnectOptions {
   verbose?: boolean;
   /** The server checks this connection's protocol strictly (default false). */
   pedantic?: boolean;
+  /** A subscription the server refuses for lack of permission ends with PermissionsError (besides the 'error' event; default false). */
+  permissionErrOnSubscribe?: boolean;
   /** Prefix of reply inboxes (default "_INBOX"). */
   inboxPrefix?: string;
   /** Default pending limits of new subscriptions (0 or less: unlimited). */

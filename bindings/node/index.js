@@ -1562,6 +1562,7 @@ function libraryOptions(n) {
   bool(n.noEcho, (opts, noEcho) => native.options_set_echo(opts, !noEcho));
   bool(n.verbose, native.options_set_verbose);
   bool(n.pedantic, native.options_set_pedantic);
+  bool(n.permissionErrOnSubscribe, native.options_set_permission_err_on_subscribe);
   // publish() runs on the JS thread, which also handles what the
   // subscriptions receive: a publish that waited for room in a full write
   // buffer would stop that too, and a subscription of the same thread could
@@ -1677,7 +1678,8 @@ function makeLogger(opts) {
 /**
  * Connects to NATS (`opts` may be a URL string). Options: servers (string
  * or string[]; none, '' or []: DEFAULT_URL), name, timeout
- * (connect, ms), noEcho, verbose, pedantic, inboxPrefix, pendingMsgsLimit, pendingBytesLimit,
+ * (connect, ms), noEcho, verbose, pedantic, permissionErrOnSubscribe,
+ * inboxPrefix, pendingMsgsLimit, pendingBytesLimit,
  * drainTimeout, flushTimeout, requestTimeout, pingInterval, maxPingsOut,
  * maxPendingSize, waitForWriteRoom (default false: publish never blocks,
  * the write buffer grows past maxPendingSize), maxControlLine, user, pass,

@@ -361,6 +361,21 @@ pub unsafe extern "C" fn natsio_options_set_inbox_prefix(
     })
 }
 
+/// Whether a subscription the server refuses for lack of permission ends
+/// with NATSIO_ERR_PERMISSIONS (its `_next` returns it, a callback gets it
+/// as its final status) besides the error callback's report (default
+/// false: only reported, the subscription stays open and receives nothing).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_permission_err_on_subscribe(
+    opts: *mut natsio_options,
+    enabled: bool,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.permission_err_on_subscribe = enabled;
+        Ok(())
+    })
+}
+
 /// Sets the default pending limits of new subscriptions; 0 or less
 /// disables a limit.
 #[no_mangle]

@@ -2,7 +2,7 @@
 const { test, after } = require('node:test');
 const assert = require('node:assert/strict');
 const nats = require('..');
-const { startServer, freePort } = require('./server');
+const { startServer, startConfiguredServer, freePort } = require('./server');
 const { eventually } = require('./wait');
 
 const servers = [];
@@ -134,4 +134,27 @@ test('inboxPrefix reads back, also after close', async () => {
   assert.ok(nc.newInbox().startsWith('_NODE_INBOX.'));
   await nc.close();
   assert.equal(nc.inboxPrefix, '_NODE_INBOX');
+});
+
+test('permissionErrOnSubscribe: a refused subscription ends with PermissionsViolationError', async () => {
+  const s = await startConfiguredServer(
+    'authorization { users = [ { user: bob, password: pw, permissions: { subscribe: { deny: ["hidden.>"] } } } ] }\n',
+  );
+  servers.push(s);
+  const nc = await nats.connect({ servers: s.url, user: 'bob', pass: 'pw', permissionErrOnSubscribe: true });
+  nc.on('error', () => {});
+  const allowed = nc.subscribe('open.x');
+  const denied = nc.subscribe('hidden.x');
+  await assert.rejects(
+    (async () => {
+      for await (const m of denied) assert.fail(`got ${m.subject}`);
+    })(),
+    nats.PermissionsViolationError,
+  );
+  nc.publish('open.x', 'hi');
+  for await (const m of allowed) {
+    assert.equal(m.string(), 'hi');
+    break;
+  }
+  await nc.close();
 });

@@ -1802,6 +1802,13 @@ public:
         detail::check(natsio_options_set_pedantic(opts_, pedantic));
         return *this;
     }
+    /// Whether a subscription the server refuses for lack of permission
+    /// ends with PermissionsError (besides the error callback's report;
+    /// default false: only reported).
+    Options& set_permission_err_on_subscribe(bool enabled) {
+        detail::check(natsio_options_set_permission_err_on_subscribe(opts_, enabled));
+        return *this;
+    }
     /// User and password (the password may be absent). Credentials in the
     /// URL take precedence. ConfigError when another kind of
     /// authentication is set.

@@ -1920,6 +1920,19 @@ static napi_value options_set_pending_limits_js(napi_env env, napi_callback_info
     return ret;
 }
 
+/* options_set_permission_err_on_subscribe(opts, enabled) -> undefined: natsio_options_set_permission_err_on_subscribe */
+static napi_value options_set_permission_err_on_subscribe_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool enabled = false;
+    if ((napi_get_value_bool(env, argv[1], &enabled), true)) {
+        throw_if_failed(env, natsio_options_set_permission_err_on_subscribe(recv, enabled));
+    }
+    return ret;
+}
+
 /* options_set_ping(opts, interval_ms, max_outstanding) -> undefined: natsio_options_set_ping */
 static napi_value options_set_ping_js(napi_env env, napi_callback_info info) {
     ARGS(3);
@@ -2552,6 +2565,7 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"options_set_no_randomize", NULL, options_set_no_randomize_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_pedantic", NULL, options_set_pedantic_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_pending_limits", NULL, options_set_pending_limits_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_permission_err_on_subscribe", NULL, options_set_permission_err_on_subscribe_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_ping", NULL, options_set_ping_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_reconnect_buf_size", NULL, options_set_reconnect_buf_size_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_reconnect_jitter", NULL, options_set_reconnect_jitter_js, NULL, NULL, NULL, napi_default, NULL},

@@ -115,6 +115,7 @@ export interface GeneratedVerbs {
   options_set_no_randomize(opts: object, no_randomize: boolean): void;
   options_set_pedantic(opts: object, pedantic: boolean): void;
   options_set_pending_limits(opts: object, msgs: number, bytes: number): void;
+  options_set_permission_err_on_subscribe(opts: object, enabled: boolean): void;
   options_set_ping(opts: object, interval_ms: number, max_outstanding: number): void;
   options_set_reconnect_buf_size(opts: object, bytes: number): void;
   options_set_reconnect_jitter(opts: object, jitter_ms: number, jitter_tls_ms: number): void;
