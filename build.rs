@@ -11,6 +11,7 @@ const DEFAULT_URL: &str = "nats://127.0.0.1:4222";
 fn main() {
     println!("cargo:rerun-if-changed=src/ffi");
     println!("cargo:rerun-if-changed=cbindgen.toml");
+    println!("cargo:rerun-if-changed={JS_HEADER_NAMES}");
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("manifest dir"));
     let version = |part: &str| {
         std::env::var(format!("CARGO_PKG_VERSION_{part}")).expect("cargo sets the version parts")
@@ -40,7 +41,8 @@ fn main() {
          /* The server a client connects to when given none: what the options\n \
          * hold after natsio_options_new, and what an empty URL means (as in\n \
          * nats.go). src/options.rs DEFAULT_URL; a unit test keeps them equal. */\n\
-         #define NATSIO_DEFAULT_URL \"{DEFAULT_URL}\""
+         #define NATSIO_DEFAULT_URL \"{DEFAULT_URL}\"\n\n{js_headers}",
+        js_headers = js_header_defines(&root.join(JS_HEADER_NAMES)),
     ));
     // A failure must fail the build: going on would leave the committed
     // header stale, and the C, C++, Go and Node builds would compile
@@ -66,6 +68,63 @@ fn main() {
     std::fs::create_dir_all(&include).expect("create include/");
     write_if_changed(&include.join("natsio.h"), &user);
     write_if_changed(&include.join("natsio_sys.h"), &sys);
+}
+
+/// The JetStream header names, one `pub const` each (see that file).
+const JS_HEADER_NAMES: &str = "src/jetstream/header_names.rs";
+
+/// `#define NATSIO_JS_HEADER_<NAME> "<value>"` for every `pub const` of
+/// JS_HEADER_NAMES, its `///` lines as the comment, then
+/// `NATSIO_JS_HEADERS(X)`, which applies X to every suffix (for bindings
+/// that export them all).
+fn js_header_defines(path: &Path) -> String {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let (mut out, mut doc, mut names) = (String::new(), Vec::new(), Vec::new());
+    // rustfmt may break a long constant after `=`: join each statement.
+    let mut statement = String::new();
+    for line in text.lines().map(str::trim) {
+        if let Some(d) = line.strip_prefix("///") {
+            doc.push(d.trim().to_string());
+        } else if line.starts_with("pub const") || !statement.is_empty() {
+            statement.push_str(line);
+            if !statement.ends_with(';') {
+                continue;
+            }
+            let parsed = statement
+                .strip_prefix("pub const ")
+                .and_then(|rest| rest.split_once(": &str ="))
+                .and_then(|(name, value)| {
+                    let value = value.trim().strip_suffix(';')?.trim();
+                    Some((
+                        name.trim().to_string(),
+                        value.strip_prefix('"')?.strip_suffix('"')?.to_string(),
+                    ))
+                });
+            let Some((name, value)) = parsed else {
+                panic!(
+                    "{}: not `pub const NAME: &str = \"...\";`: {statement}",
+                    path.display()
+                );
+            };
+            out.push_str(&format!(
+                "/* {} */\n#define NATSIO_JS_HEADER_{name} \"{value}\"\n",
+                doc.join("\n * ")
+            ));
+            names.push(format!("X({name})"));
+            doc.clear();
+            statement.clear();
+        }
+    }
+    format!(
+        "/* The JetStream header names and Nats-Rollup's values (src/jetstream/header_names.rs). */\n\
+         {out}\n\
+         /* Applies X to the suffix of every NATSIO_JS_HEADER_ name, for code\n \
+         * that lists them all: `#define NAME(s) #s, ` then\n \
+         * `NATSIO_JS_HEADERS(NAME)`. */\n\
+         #define NATSIO_JS_HEADERS(X) \\\n  {}",
+        names.join(" \\\n  ")
+    )
 }
 
 /// The line that marks an export's doc comment (in src/ffi, as `///`) as

@@ -152,6 +152,121 @@
  * nats.go). src/options.rs DEFAULT_URL; a unit test keeps them equal. */
 #define NATSIO_DEFAULT_URL "nats://127.0.0.1:4222"
 
+/* The JetStream header names and Nats-Rollup's values (src/jetstream/header_names.rs). */
+/* Publish: a deduplication id; the stream drops a second message with
+ * this id within its duplicate window. */
+#define NATSIO_JS_HEADER_MSG_ID "Nats-Msg-Id"
+/* Publish: the stream that must store the message. */
+#define NATSIO_JS_HEADER_EXPECTED_STREAM "Nats-Expected-Stream"
+/* Publish: the sequence the stream's last message must have. */
+#define NATSIO_JS_HEADER_EXPECTED_LAST_SEQUENCE "Nats-Expected-Last-Sequence"
+/* Publish: the sequence the last message on the subject must have. */
+#define NATSIO_JS_HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE "Nats-Expected-Last-Subject-Sequence"
+/* Publish: the subject filter EXPECTED_LAST_SUBJECT_SEQUENCE applies to
+ * (server 2.12+). */
+#define NATSIO_JS_HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT "Nats-Expected-Last-Subject-Sequence-Subject"
+/* Publish: the Msg-Id the stream's last message must have. */
+#define NATSIO_JS_HEADER_EXPECTED_LAST_MSG_ID "Nats-Expected-Last-Msg-Id"
+/* Publish: the message's own time to live (whole seconds with a unit,
+ * or "never"); the stream must allow per-message TTLs. */
+#define NATSIO_JS_HEADER_TTL "Nats-TTL"
+/* Publish: replaces earlier messages (ROLLUP_SUBJECT or ROLLUP_ALL). */
+#define NATSIO_JS_HEADER_ROLLUP "Nats-Rollup"
+/* Value of ROLLUP: keep only this message on its subject. */
+#define NATSIO_JS_HEADER_ROLLUP_SUBJECT "sub"
+/* Value of ROLLUP: keep only this message in the stream. */
+#define NATSIO_JS_HEADER_ROLLUP_ALL "all"
+/* Publish: a message schedule's pattern ("@at ...", "@every ...", cron). */
+#define NATSIO_JS_HEADER_SCHEDULE "Nats-Schedule"
+/* Publish: the subject a schedule publishes to. */
+#define NATSIO_JS_HEADER_SCHEDULE_TARGET "Nats-Schedule-Target"
+/* Publish: the subject whose last message a schedule publishes. */
+#define NATSIO_JS_HEADER_SCHEDULE_SOURCE "Nats-Schedule-Source"
+/* Publish: the TTL of the messages a schedule produces. */
+#define NATSIO_JS_HEADER_SCHEDULE_TTL "Nats-Schedule-TTL"
+/* Publish: the time zone of a cron schedule. */
+#define NATSIO_JS_HEADER_SCHEDULE_TIME_ZONE "Nats-Schedule-Time-Zone"
+/* Publish: a rollup the schedule's messages apply to their target. */
+#define NATSIO_JS_HEADER_SCHEDULE_ROLLUP "Nats-Schedule-Rollup"
+/* Set by the server on a scheduled message: the schedule's subject. */
+#define NATSIO_JS_HEADER_SCHEDULER "Nats-Scheduler"
+/* Set by the server on a scheduled message: the next firing. */
+#define NATSIO_JS_HEADER_SCHEDULE_NEXT "Nats-Schedule-Next"
+/* Publish: adds this value to a counter stream's subject. */
+#define NATSIO_JS_HEADER_INCR "Nats-Incr"
+/* On a counter message: the sources' contributions. */
+#define NATSIO_JS_HEADER_COUNTER_SOURCES "Nats-Counter-Sources"
+/* Atomic batch publish: the batch's id. */
+#define NATSIO_JS_HEADER_BATCH_ID "Nats-Batch-Id"
+/* Atomic batch publish: the message's place in its batch. */
+#define NATSIO_JS_HEADER_BATCH_SEQUENCE "Nats-Batch-Sequence"
+/* Atomic batch publish: the batch's last message. */
+#define NATSIO_JS_HEADER_BATCH_COMMIT "Nats-Batch-Commit"
+/* Direct get and republish: the stream the message came from. */
+#define NATSIO_JS_HEADER_STREAM "Nats-Stream"
+/* Direct get and republish: the message's subject. */
+#define NATSIO_JS_HEADER_SUBJECT "Nats-Subject"
+/* Direct get and republish: the message's stream sequence. */
+#define NATSIO_JS_HEADER_SEQUENCE "Nats-Sequence"
+/* Direct get: when the message was stored (RFC 3339). */
+#define NATSIO_JS_HEADER_TIME_STAMP "Nats-Time-Stamp"
+/* Direct get and republish: the sequence of the stream's message before. */
+#define NATSIO_JS_HEADER_LAST_SEQUENCE "Nats-Last-Sequence"
+/* Direct get (batch): how many matching messages remain. */
+#define NATSIO_JS_HEADER_NUM_PENDING "Nats-Num-Pending"
+/* Direct get and headers-only delivery: the payload's size in bytes. */
+#define NATSIO_JS_HEADER_MSG_SIZE "Nats-Msg-Size"
+/* Pull status: the messages of a request that were not delivered. */
+#define NATSIO_JS_HEADER_PENDING_MESSAGES "Nats-Pending-Messages"
+/* Pull status: the bytes of a request that were not delivered. */
+#define NATSIO_JS_HEADER_PENDING_BYTES "Nats-Pending-Bytes"
+/* Pinned-client priority group: the id the pinned client fetches with. */
+#define NATSIO_JS_HEADER_PIN_ID "Nats-Pin-Id"
+/* On a delete marker: why the message went ("MaxAge", "Purge", "Remove"). */
+#define NATSIO_JS_HEADER_MARKER_REASON "Nats-Marker-Reason"
+/* JetStream API request: the API level the server must have. */
+#define NATSIO_JS_HEADER_REQUIRED_API_LEVEL "Nats-Required-Api-Level"
+
+/* Applies X to the suffix of every NATSIO_JS_HEADER_ name, for code
+ * that lists them all: `#define NAME(s) #s, ` then
+ * `NATSIO_JS_HEADERS(NAME)`. */
+#define NATSIO_JS_HEADERS(X) \
+  X(MSG_ID) \
+  X(EXPECTED_STREAM) \
+  X(EXPECTED_LAST_SEQUENCE) \
+  X(EXPECTED_LAST_SUBJECT_SEQUENCE) \
+  X(EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT) \
+  X(EXPECTED_LAST_MSG_ID) \
+  X(TTL) \
+  X(ROLLUP) \
+  X(ROLLUP_SUBJECT) \
+  X(ROLLUP_ALL) \
+  X(SCHEDULE) \
+  X(SCHEDULE_TARGET) \
+  X(SCHEDULE_SOURCE) \
+  X(SCHEDULE_TTL) \
+  X(SCHEDULE_TIME_ZONE) \
+  X(SCHEDULE_ROLLUP) \
+  X(SCHEDULER) \
+  X(SCHEDULE_NEXT) \
+  X(INCR) \
+  X(COUNTER_SOURCES) \
+  X(BATCH_ID) \
+  X(BATCH_SEQUENCE) \
+  X(BATCH_COMMIT) \
+  X(STREAM) \
+  X(SUBJECT) \
+  X(SEQUENCE) \
+  X(TIME_STAMP) \
+  X(LAST_SEQUENCE) \
+  X(NUM_PENDING) \
+  X(MSG_SIZE) \
+  X(PENDING_MESSAGES) \
+  X(PENDING_BYTES) \
+  X(PIN_ID) \
+  X(MARKER_REASON) \
+  X(REQUIRED_API_LEVEL)
+
 /**
  * The most items a list argument (`const char *const *items, size_t
  * count`) may have: a larger count is taken for a mistake (an
@@ -2117,6 +2232,14 @@ natsio_status natsio_client_connected_url(const struct natsio_client *c, char **
 natsio_status natsio_client_new_inbox(const struct natsio_client *c, char **inbox_out);
 
 /**
+ * The prefix of this client's reply inboxes, as set with
+ * `natsio_options_set_inbox_prefix` (default "_INBOX"), freed with
+ * `natsio_string_free`. Readable after the client is closed too.
+ * Thread-safe.
+ */
+natsio_status natsio_client_inbox_prefix(const struct natsio_client *c, char **prefix_out);
+
+/**
  * Reads the traffic counters into `stats_out`.
  */
 natsio_status natsio_client_get_stats(const struct natsio_client *c,
@@ -2627,6 +2750,14 @@ natsio_status natsio_headers_get(const struct natsio_headers *headers,
  * How many values `name` has (0 when absent or on a NULL argument).
  */
 size_t natsio_headers_count(const struct natsio_headers *headers, const char *name);
+
+/**
+ * The description beside the inline status on the header block's first
+ * line (e.g. "Request Timeout" in "NATS/1.0 408 Request Timeout"),
+ * borrowed like `natsio_headers_get`; NULL when there is none or
+ * `headers` is NULL. The code is `natsio_msg_status`.
+ */
+const char *natsio_headers_status_description(const struct natsio_headers *headers);
 
 /**
  * Number of name/value pairs (0 for NULL).
@@ -3646,6 +3777,13 @@ const struct natsio_headers *natsio_msg_headers(const struct natsio_msg *msg);
 int32_t natsio_msg_status(const struct natsio_msg *msg);
 
 /**
+ * The description beside the message's inline status (e.g. "Request
+ * Timeout" for 408), borrowed from the message; NULL when there is none
+ * or `msg` is NULL. See `natsio_headers_status_description`.
+ */
+const char *natsio_msg_status_description(const struct natsio_msg *msg);
+
+/**
  * The subscription id the message was delivered on (0 for NULL).
  */
 uint64_t natsio_msg_sid(const struct natsio_msg *msg);
@@ -4534,6 +4672,21 @@ natsio_status natsio_options_set_connect_timeout_ms(struct natsio_options *opts,
 natsio_status natsio_options_set_echo(struct natsio_options *opts, bool echo);
 
 /**
+ * Whether the server acknowledges every protocol operation with `+OK`
+ * (the CONNECT field `verbose`, default false). The client reads and
+ * ignores the acknowledgements; errors still arrive as `-ERR`.
+ */
+natsio_status natsio_options_set_verbose(struct natsio_options *opts, bool verbose);
+
+/**
+ * Whether the server checks this connection's protocol strictly (the
+ * CONNECT field `pedantic`, default false): it then also validates the
+ * subjects of publishes and subscriptions, which the client validates
+ * anyway.
+ */
+natsio_status natsio_options_set_pedantic(struct natsio_options *opts, bool pedantic);
+
+/**
  * Sets `user` and `password` (may be NULL). Credentials in the URL
  * take precedence. Errors: NATSIO_ERR_CONFIG when another auth kind is set.
  */
@@ -4620,6 +4773,15 @@ natsio_status natsio_options_set_request_timeout_ms(struct natsio_options *opts,
  * Errors: NATSIO_ERR_CONFIG when not a valid subject without wildcards.
  */
 natsio_status natsio_options_set_inbox_prefix(struct natsio_options *opts, const char *prefix);
+
+/**
+ * Whether a subscription the server refuses for lack of permission ends
+ * with NATSIO_ERR_PERMISSIONS (its `_next` returns it, a callback gets it
+ * as its final status) besides the error callback's report (default
+ * false: only reported, the subscription stays open and receives nothing).
+ */
+natsio_status natsio_options_set_permission_err_on_subscribe(struct natsio_options *opts,
+                                                             bool enabled);
 
 /**
  * Sets the default pending limits of new subscriptions; 0 or less

@@ -963,6 +963,9 @@ impl ClientInner {
                     return Err(e);
                 }
                 if !self.end_optional_subs(&e, &text) {
+                    if self.opts.permission_err_on_subscribe {
+                        self.end_refused_subscriptions(&text, &e);
+                    }
                     self.report_error(e, None);
                 }
             }
@@ -1368,13 +1371,10 @@ impl ClientInner {
     /// A permissions violation for a subject only optional subscriptions
     /// take ends them, unreported: true when `text` was one.
     fn end_optional_subs(&self, e: &Error, text: &str) -> bool {
-        const PREFIX: &str = "permissions violation for subscription to \"";
-        if e.kind() != ErrorKind::PermissionsViolation
-            || !text.to_ascii_lowercase().starts_with(PREFIX)
-        {
+        if e.kind() != ErrorKind::PermissionsViolation {
             return false;
         }
-        let Some(subject) = text[PREFIX.len()..].split('"').next() else {
+        let Some((subject, _)) = refused_subscription(text) else {
             return false;
         };
         let subs: Vec<Arc<SubShared>> = lock(&self.subs)
@@ -1390,6 +1390,23 @@ impl ClientInner {
             s.fail(e.clone());
         }
         true
+    }
+
+    /// Ends the subscriptions a refused-subscription error names (subject
+    /// and queue group), with that error.
+    fn end_refused_subscriptions(&self, text: &str, error: &Error) {
+        let Some((subject, queue)) = refused_subscription(text) else {
+            return;
+        };
+        let ended: Vec<_> = lock(&self.subs)
+            .values()
+            .filter(|s| s.subject == subject && s.queue_group.as_deref() == queue)
+            .cloned()
+            .collect();
+        for s in ended {
+            self.remove_sub(s.sid, false);
+            s.fail(error.clone());
+        }
     }
 
     pub(crate) fn remove_sub(&self, sid: u64, send_unsub: bool) {
@@ -1720,6 +1737,22 @@ impl ClientInner {
         *lock(&self.close_state) = CloseState::Closed;
         self.close_cv.notify_all();
     }
+}
+
+/// The subject and queue group a server's "Permissions Violation for
+/// Subscription to "<subject>" [using queue "<queue>"]" error names (the
+/// text as the server sends it, quoted or not, in any case).
+fn refused_subscription(text: &str) -> Option<(&str, Option<&str>)> {
+    const PREFIX: &str = "permissions violation for subscription to \"";
+    let text = text.trim_matches(|c| c == '\'' || c == ' ');
+    if !text.get(..PREFIX.len())?.eq_ignore_ascii_case(PREFIX) {
+        return None;
+    }
+    let refused = &text[PREFIX.len()..];
+    Some(match refused.split_once("\" using queue \"") {
+        Some((subject, queue)) => (subject, Some(queue.trim_end_matches('"'))),
+        None => (refused.trim_end_matches('"'), None),
+    })
 }
 
 /// The reply of a request started by `ClientInner::request_fut`.

@@ -171,8 +171,14 @@ impl Headers {
         self.status
     }
 
+    /// The text beside the inline status (e.g. "Request Timeout"), if any.
     pub fn description(&self) -> Option<&str> {
         self.description.as_deref().map(cstr_str)
+    }
+
+    /// `description` NUL-terminated, for handing out borrowed.
+    pub(crate) fn description_cstr(&self) -> Option<&CStr> {
+        self.description.as_deref()
     }
 
     /// True when some line of the received block was malformed and skipped.

@@ -105,6 +105,10 @@ pub struct Options {
     pub drain_timeout: Duration,
     pub request_timeout: Duration,
     pub inbox_prefix: String,
+    /// A subscription the server refuses (a permissions violation) ends
+    /// with that error instead of only reporting it (nats.go's
+    /// PermissionErrOnSubscribe).
+    pub permission_err_on_subscribe: bool,
     /// Default per-subscription limits; 0 or less disables a limit.
     pub pending_msgs_limit: i64,
     pub pending_bytes_limit: i64,
@@ -185,6 +189,7 @@ impl Default for Options {
             drain_timeout: Duration::from_secs(30),
             request_timeout: Duration::from_secs(5),
             inbox_prefix: "_INBOX".into(),
+            permission_err_on_subscribe: false,
             pending_msgs_limit: 65_536,
             pending_bytes_limit: 64 * 1024 * 1024,
             max_control_line: 4096,

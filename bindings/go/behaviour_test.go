@@ -495,6 +495,38 @@ func TestPermissionViolationIsReported(t *testing.T) {
 	}
 }
 
+// PermissionErrOnSubscribe: a refused subscription ends with
+// ErrPermissions; an allowed one keeps receiving.
+func TestPermissionErrOnSubscribeEndsTheSubscription(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "server.conf")
+	err := os.WriteFile(conf, []byte(`authorization {
+  users = [ { user: bob, password: pw, permissions: { subscribe: { deny: ["hidden.>"] } } } ]
+}
+`), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startTestServer(t, "-c", conf)
+	nc := connectTo(t, srv.url, natsio.UserInfo("bob", "pw"), natsio.PermissionErrOnSubscribe(true),
+		natsio.ErrorHandler(func(error) {}))
+	allowed, err := nc.SubscribeSync("open.x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	denied, err := nc.SubscribeSync("hidden.x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = denied.NextMsg(ctxTimeout(t, 5*time.Second))
+	wantIs(t, err, natsio.ErrPermissions)
+	if err := nc.Publish("open.x", []byte("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := allowed.NextMsg(ctxTimeout(t, 5*time.Second)); err != nil || string(m.Data) != "hi" {
+		t.Fatalf("allowed subscription: %v, %v", m, err)
+	}
+}
+
 // SetWaitSpin changes how a blocked request waits, not what it gets:
 // replies with spinning off and with a spin far longer than the request's
 // deadline, and that deadline kept.

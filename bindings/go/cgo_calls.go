@@ -119,6 +119,11 @@ func msgFromView(v *C.go_msg_view, conn *Conn, lastSubject *string) *Msg {
 			m.Reply = unsafe.String(&buf[n], rn)
 		}
 	}
+	if v.f.status != 0 {
+		if d := C.natsio_headers_status_description(v.f.headers); d != nil {
+			m.StatusDescription = C.GoString(d)
+		}
+	}
 	if v.f.headers != nil {
 		m.Header = make(Header, int(v.f.header_count))
 		for i := C.size_t(0); i < v.f.header_count; i++ {

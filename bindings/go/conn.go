@@ -504,6 +504,12 @@ func (nc *Conn) ConnectedURL() (string, error) {
 	return nc.ownedString(func(out **C.char) C.natsio_status { return C.natsio_client_connected_url(nc.ptr, out) })
 }
 
+// InboxPrefix is the prefix of this connection's reply inboxes (the
+// InboxPrefix option, default "_INBOX"); readable after Close too.
+func (nc *Conn) InboxPrefix() (string, error) {
+	return nc.ownedString(func(out **C.char) C.natsio_status { return C.natsio_client_inbox_prefix(nc.ptr, out) })
+}
+
 // NewInbox is a new unique subject under the inbox prefix.
 func (nc *Conn) NewInbox() (string, error) {
 	return nc.ownedString(func(out **C.char) C.natsio_status { return C.natsio_client_new_inbox(nc.ptr, out) })

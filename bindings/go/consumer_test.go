@@ -899,3 +899,41 @@ func TestConsumeHoldsAtMostItsBudget(t *testing.T) {
 		}
 	}
 }
+
+// A pull request answered by the server itself ("NATS/1.0 404 No
+// Messages", "NATS/1.0 408 Request Timeout") reaches a plain subscription
+// with both the code and the description.
+func TestInlineStatusCodeAndDescription(t *testing.T) {
+	nc, js := jetStream(t)
+	workQueue(t, js, 0, natsio.ConsumerConfig{})
+	inbox, err := nc.NewInbox()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flush(t, nc)
+	pull := func(body string) *natsio.Msg {
+		t.Helper()
+		if err := nc.PublishMsg(&natsio.Msg{Subject: "$JS.API.CONSUMER.MSG.NEXT.Q.work", Reply: inbox, Data: []byte(body)}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := sub.NextMsg(ctxTimeout(t, 5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if m := pull(`{"batch":1,"no_wait":true}`); m.Status != 404 || m.StatusDescription != "No Messages" {
+		t.Fatalf("no_wait: %d %q", m.Status, m.StatusDescription)
+	}
+	if m := pull(`{"batch":1,"expires":50000000}`); m.Status != 408 || m.StatusDescription != "Request Timeout" {
+		t.Fatalf("expires: %d %q", m.Status, m.StatusDescription)
+	}
+	got(js.Publish(ctxTimeout(t, 5*time.Second), "q.0", []byte("m0"))).must(t)
+	if m := pull(`{"batch":1,"no_wait":true}`); m.Status != 0 || m.StatusDescription != "" || string(m.Data) != "m0" {
+		t.Fatalf("message: %d %q %q", m.Status, m.StatusDescription, m.Data)
+	}
+}

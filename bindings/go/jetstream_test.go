@@ -752,3 +752,37 @@ func TestJetStreamNotEnabled(t *testing.T) {
 	_, err := js.AccountInfo(ctx)
 	wantErr(t, err, natsio.ErrJetStreamNotEnabled, "no responders")
 }
+
+// The header name constants are natsio.h's, and the server acts on them.
+func TestJSHeaderConstants(t *testing.T) {
+	for name, want := range map[string]string{
+		natsio.JSHeaderMsgID:                       "Nats-Msg-Id",
+		natsio.JSHeaderExpectedStream:              "Nats-Expected-Stream",
+		natsio.JSHeaderExpectedLastSubjectSequence: "Nats-Expected-Last-Subject-Sequence",
+		natsio.JSHeaderRollup:                      "Nats-Rollup",
+		natsio.JSHeaderRollupSubject:               "sub",
+		natsio.JSHeaderRollupAll:                   "all",
+		natsio.JSHeaderPinID:                       "Nats-Pin-Id",
+		natsio.JSHeaderRequiredAPILevel:            "Nats-Required-Api-Level",
+	} {
+		if name != want {
+			t.Errorf("%q, want %q", name, want)
+		}
+	}
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 10*time.Second)
+	got(js.CreateStream(ctx, natsio.StreamConfig{Name: "HDRS", Subjects: []string{"hdrs.>"}, Storage: natsio.MemoryStorage, AllowRollup: true})).must(t)
+	once := natsio.PubHeader(natsio.Header{natsio.JSHeaderMsgID: {"once"}})
+	if ack := got(js.Publish(ctx, "hdrs.a", []byte("1"), once)).must(t); ack.Duplicate {
+		t.Fatal("first publish is a duplicate")
+	}
+	if ack := got(js.Publish(ctx, "hdrs.a", []byte("1"), once)).must(t); !ack.Duplicate {
+		t.Fatal("second publish with the same Nats-Msg-Id is not a duplicate")
+	}
+	got(js.Publish(ctx, "hdrs.b", []byte("b1"))).must(t)
+	rollup := natsio.PubHeader(natsio.Header{natsio.JSHeaderRollup: {natsio.JSHeaderRollupSubject}})
+	got(js.Publish(ctx, "hdrs.b", []byte("b2"), rollup)).must(t)
+	if info := got(js.StreamInfo(ctx, "HDRS")).must(t); info.State.Msgs != 2 {
+		t.Fatalf("%d messages after the rollup, want 2", info.State.Msgs)
+	}
+}

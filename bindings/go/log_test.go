@@ -92,3 +92,51 @@ func TestLoggerTracesFramesAndNamesTheBinding(t *testing.T) {
 		t.Errorf("frames or debug lines logged at Info: %v", info.lines)
 	}
 }
+
+func TestVerboseAndPedanticAreSentAndVerboseAcksAreHarmless(t *testing.T) {
+	h := &recordHandler{level: natsio.LevelTrace}
+	nc, err := natsio.Connect(shared.url, natsio.Verbose(), natsio.Pedantic(), natsio.Logger(slog.New(h)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	responders(t, connect(t), subject(t, "svc"), 1)
+	for i := 0; i < 3; i++ {
+		reply, err := nc.Request(ctxTimeout(t, 5*time.Second), subject(t, "svc"), []byte("ping"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(reply.Data) != "0" {
+			t.Fatalf("reply %q", reply.Data)
+		}
+	}
+	if err := nc.Flush(ctxTimeout(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if nc.Status() != natsio.Connected {
+		t.Fatalf("status %v", nc.Status())
+	}
+	trace := natsio.LevelTrace.String()
+	for _, part := range []string{`"verbose":true`, `"pedantic":true`, "<<< +OK"} {
+		if !h.has(trace, part) {
+			t.Errorf("no trace line with %q", part)
+		}
+	}
+	if h.has(trace, "<<< -ERR") {
+		t.Error("the server sent -ERR")
+	}
+}
+
+func TestInboxPrefixReadsBack(t *testing.T) {
+	if p, err := connect(t).InboxPrefix(); err != nil || p != "_INBOX" {
+		t.Fatalf("default prefix %q, %v", p, err)
+	}
+	nc := connect(t, natsio.InboxPrefix("_GO_INBOX"))
+	if p, err := nc.InboxPrefix(); err != nil || p != "_GO_INBOX" {
+		t.Fatalf("prefix %q, %v", p, err)
+	}
+	nc.Close()
+	if p, err := nc.InboxPrefix(); err != nil || p != "_GO_INBOX" {
+		t.Fatalf("prefix after close %q, %v", p, err)
+	}
+}

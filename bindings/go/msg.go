@@ -49,6 +49,10 @@ type Msg struct {
 	// for a pull request's end), 0 for an ordinary message. Ignored by
 	// PublishMsg.
 	Status int
+	// StatusDescription is the text beside Status on the header block's
+	// first line (e.g. "Request Timeout" for 408), "" when there is none.
+	// Ignored by PublishMsg.
+	StatusDescription string
 	// Sid is the id of the subscription the message was delivered on
 	// (Subscription.SID), 0 for a message not received from the server.
 	// Ignored by PublishMsg.

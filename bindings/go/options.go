@@ -59,6 +59,33 @@ func NoEcho() Option {
 	}
 }
 
+// Verbose has the server acknowledge every protocol operation with +OK
+// (nats.go's Options.Verbose); the connection reads past the acks.
+func Verbose() Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status { return C.natsio_options_set_verbose(o, true) })
+	}
+}
+
+// Pedantic has the server check this connection's protocol strictly
+// (nats.go's Options.Pedantic).
+func Pedantic() Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status { return C.natsio_options_set_pedantic(o, true) })
+	}
+}
+
+// PermissionErrOnSubscribe makes a subscription the server refuses for
+// lack of permission end with ErrPermissions (NextMsg returns it), besides
+// the error handler's report (nats.go's PermissionErrOnSubscribe).
+func PermissionErrOnSubscribe(enabled bool) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status {
+			return C.natsio_options_set_permission_err_on_subscribe(o, C.bool(enabled))
+		})
+	}
+}
+
 // InboxPrefix sets the prefix of reply inboxes (default "_INBOX").
 func InboxPrefix(prefix string) Option {
 	return func(cfg *connectConfig) {

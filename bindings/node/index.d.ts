@@ -37,6 +37,12 @@ export interface ConnectOptions {
   timeout?: number;
   /** Do not receive this connection's own publishes. */
   noEcho?: boolean;
+  /** The server acknowledges every operation with +OK (default false); the client reads past them. */
+  verbose?: boolean;
+  /** The server checks this connection's protocol strictly (default false). */
+  pedantic?: boolean;
+  /** A subscription the server refuses for lack of permission ends with PermissionsError (besides the 'error' event; default false). */
+  permissionErrOnSubscribe?: boolean;
   /** Prefix of reply inboxes (default "_INBOX"). */
   inboxPrefix?: string;
   /** Default pending limits of new subscriptions (0 or less: unlimited). */
@@ -261,6 +267,10 @@ export class Msg {
   readonly headers: MsgHeaders | undefined;
   /** Inline status of the header block (e.g. 503), or 0. */
   readonly status: number;
+  /** The text beside the inline status (e.g. "Request Timeout" for 408), "" when none. */
+  readonly statusDescription: string;
+  /** The id of the subscription it was delivered on (Subscription.sid). */
+  readonly sid: number;
   /** The payload decoded as UTF-8. */
   string(): string;
   /** The payload parsed as JSON (throws SyntaxError if it is not). */
@@ -351,6 +361,8 @@ export class Connection extends EventEmitter {
   readonly connectedUrl: string;
   /** A new unique subject under the inbox prefix, to receive replies on. */
   newInbox(): string;
+  /** The prefix of reply inboxes (inboxPrefix, default "_INBOX"); readable after close too. */
+  readonly inboxPrefix: string;
   /**
    * Publishes `data` to `subject`; returns once it is buffered, without
    * waiting for the server. Throws BadSubjectError, MaxPayloadExceededError,
@@ -1361,6 +1373,8 @@ export const version: string;
 
 /** The URL a connection given none uses: 'nats://127.0.0.1:4222' (NATSIO_DEFAULT_URL). connect(), connect(''), and servers '' or [] connect there. */
 export const DEFAULT_URL: string;
+/** The names of the headers JetStream reads and writes, and Nats-Rollup's values, keyed by natsio.h's NATSIO_JS_HEADER_ suffixes: JS_HEADERS.MSG_ID is 'Nats-Msg-Id', JS_HEADERS.ROLLUP_SUBJECT 'sub'. */
+export const JS_HEADERS: Readonly<Record<string, string>>;
 
 /**
  * What a user callback threw, as the Connection's 'error' event carries

@@ -95,6 +95,10 @@ const STATUS_CODES = require(path.join(buildDir, 'status-codes.json'));
 /** The URL a connection without one uses (NATSIO_DEFAULT_URL). */
 const DEFAULT_URL = native.DEFAULT_URL;
 
+/** The names of the headers JetStream reads and writes, and Nats-Rollup's
+ * values, keyed by natsio.h's NATSIO_JS_HEADER_ suffixes (frozen). */
+const JS_HEADERS = native.JS_HEADERS;
+
 // The error tree is the library's (natsio_status_parent): each class
 // extends its first parent's class (NatsError at the top), so stack traces
 // and names read as usual, and `instanceof` asks the library
@@ -351,7 +355,7 @@ function headersFromFlat(flat) {
 // Msg
 
 class Msg {
-  constructor(connection, subject, reply, data, rawHeaders, status) {
+  constructor(connection, subject, reply, data, rawHeaders, status, sid) {
     this._connection = connection;
     /** @type {string} */
     this.subject = subject;
@@ -363,6 +367,13 @@ class Msg {
     this._headers = undefined;
     /** inline status of the header block (e.g. 503), or 0 */
     this.status = status;
+    /** the id of the subscription it was delivered on (Subscription.sid) */
+    this.sid = sid;
+  }
+
+  /** The text beside the inline status (e.g. 'Request Timeout' for 408), '' when none. */
+  get statusDescription() {
+    return this._rawHeaders?.statusDescription ?? '';
   }
 
   /** @returns {MsgHeaders|undefined} */
@@ -578,6 +589,10 @@ class Feed {
   }
 }
 
+/** Numbers per message in a batch's meta array (src/internal.h META_INTS):
+ * subject index, data end, status, extras index, sid. */
+const META_INTS = 5;
+
 /** Subscriptions and requestMany: messages arrive as batches (layout: see
  * batch_to_js in src/util.c); each message's data is a slice of `data`. */
 class MessageStream extends Feed {
@@ -589,14 +604,14 @@ class MessageStream extends Feed {
   onBatch(count, meta, data, subjects, extras) {
     const connection = this._connection;
     let start = 0;
-    for (let i = 0, j = 0; i < count; i++, j += 4) {
+    for (let i = 0, j = 0; i < count; i++, j += META_INTS) {
       if (this._done) return;
       const end = meta[j + 1];
       const x = meta[j + 3];
       const msg =
         x < 0
-          ? new Msg(connection, subjects[meta[j]], null, data.subarray(start, end), null, meta[j + 2])
-          : new Msg(connection, subjects[meta[j]], extras[2 * x], data.subarray(start, end), extras[2 * x + 1], meta[j + 2]);
+          ? new Msg(connection, subjects[meta[j]], null, data.subarray(start, end), null, meta[j + 2], meta[j + 4])
+          : new Msg(connection, subjects[meta[j]], extras[2 * x], data.subarray(start, end), extras[2 * x + 1], meta[j + 2], meta[j + 4]);
       start = end;
       this._deliver(msg);
     }
@@ -1390,6 +1405,12 @@ class Connection extends EventEmitter {
     return native.client_new_inbox(this._handle);
   }
 
+  /** The prefix of this connection's reply inboxes (inboxPrefix, default
+   * '_INBOX'); readable after close too. */
+  get inboxPrefix() {
+    return native.client_inbox_prefix(this._handle);
+  }
+
   publish(subject, data, opts = {}) {
     native.publish(this._handle, subject, toBytes(data), opts.reply ?? null, flattenHeaders(opts.headers));
   }
@@ -1406,7 +1427,7 @@ class Connection extends EventEmitter {
       toBytes(data),
       timeoutArg(opts.timeout),
     );
-    return new Msg(this, raw[0], raw[1], raw[2], raw[3], raw[4]);
+    return new Msg(this, raw[0], raw[1], raw[2], raw[3], raw[4], raw[5]);
   }
 
   /** Replies to one request, as an async iterator. Options: maxMessages,
@@ -1542,6 +1563,9 @@ function libraryOptions(n) {
   str(n.user, (opts, user) => native.options_set_user_password(opts, user, n.pass ?? null));
   int(n.timeout, native.options_set_connect_timeout_ms);
   bool(n.noEcho, (opts, noEcho) => native.options_set_echo(opts, !noEcho));
+  bool(n.verbose, native.options_set_verbose);
+  bool(n.pedantic, native.options_set_pedantic);
+  bool(n.permissionErrOnSubscribe, native.options_set_permission_err_on_subscribe);
   // publish() runs on the JS thread, which also handles what the
   // subscriptions receive: a publish that waited long for room in a full
   // write buffer would stop that too, and a subscription of the same thread
@@ -1660,7 +1684,8 @@ function makeLogger(opts) {
 /**
  * Connects to NATS (`opts` may be a URL string). Options: servers (string
  * or string[]; none, '' or []: DEFAULT_URL), name, timeout
- * (connect, ms), noEcho, inboxPrefix, pendingMsgsLimit, pendingBytesLimit,
+ * (connect, ms), noEcho, verbose, pedantic, permissionErrOnSubscribe,
+ * inboxPrefix, pendingMsgsLimit, pendingBytesLimit,
  * drainTimeout, flushTimeout, requestTimeout, pingInterval, maxPingsOut,
  * maxPendingSize, writeRoomPause (ms, default 500: how long a publish
  * past maxPendingSize pauses for room before it queues over the bound; 0:
@@ -2257,7 +2282,7 @@ const JS_MD_NUMS = 8;
 class JsMsg {
   constructor(batch, index) {
     const meta = batch[1];
-    const j = index * 4;
+    const j = index * META_INTS;
     const x = meta[j + 3];
     this._batch = batch;
     this._index = index;
@@ -2266,7 +2291,7 @@ class JsMsg {
     /** The ack subject. @type {string|undefined} */
     this.reply = x < 0 ? undefined : (batch[4][2 * x] ?? undefined);
     /** @type {Buffer} */
-    this.data = batch[2].subarray(index === 0 ? 0 : meta[j - 3], meta[j + 1]);
+    this.data = batch[2].subarray(index === 0 ? 0 : meta[j - META_INTS + 1], meta[j + 1]);
     this._rawHeaders = x < 0 ? null : batch[4][2 * x + 1];
     this._headers = undefined;
     this._info = undefined;
@@ -3771,6 +3796,7 @@ module.exports = {
   ObjectWriteStream,
   Status,
   DEFAULT_URL,
+  JS_HEADERS,
   CallbackError,
   Svcm,
   Service,

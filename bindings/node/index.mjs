@@ -30,6 +30,7 @@ export const {
   ObjectWriteStream,
   Status,
   DEFAULT_URL,
+  JS_HEADERS,
   CallbackError,
   Svcm,
   Service,

@@ -706,6 +706,22 @@ pub unsafe extern "C" fn natsio_client_new_inbox(
     })
 }
 
+/// The prefix of this client's reply inboxes, as set with
+/// `natsio_options_set_inbox_prefix` (default "_INBOX"), freed with
+/// `natsio_string_free`. Readable after the client is closed too.
+/// Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_client_inbox_prefix(
+    c: *const natsio_client,
+    prefix_out: *mut *mut c_char,
+) -> natsio_status {
+    guard(|| {
+        let cl = client(c)?;
+        let out = out_arg(prefix_out, "prefix_out")?;
+        write_string(out, &cl.options().inbox_prefix)
+    })
+}
+
 /// Reads the traffic counters into `stats_out`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_get_stats(

@@ -137,6 +137,21 @@ pub unsafe extern "C" fn natsio_headers_count(
     })
 }
 
+/// The description beside the inline status on the header block's first
+/// line (e.g. "Request Timeout" in "NATS/1.0 408 Request Timeout"),
+/// borrowed like `natsio_headers_get`; NULL when there is none or
+/// `headers` is NULL. The code is `natsio_msg_status`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_headers_status_description(
+    headers: *const Headers,
+) -> *const c_char {
+    guard_value(std::ptr::null(), || {
+        Ok(arg(headers, "headers")?
+            .description_cstr()
+            .map_or(std::ptr::null(), |d| d.as_ptr()))
+    })
+}
+
 /// Number of name/value pairs (0 for NULL).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_headers_len(headers: *const Headers) -> usize {

@@ -121,6 +121,20 @@ pub unsafe extern "C" fn natsio_msg_status(msg: *const natsio_msg) -> i32 {
     guard_value(0, || Ok(arg(msg, "msg")?.msg.status().map_or(0, i32::from)))
 }
 
+/// The description beside the message's inline status (e.g. "Request
+/// Timeout" for 408), borrowed from the message; NULL when there is none
+/// or `msg` is NULL. See `natsio_headers_status_description`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_msg_status_description(msg: *const natsio_msg) -> *const c_char {
+    guard_value(std::ptr::null(), || {
+        Ok(arg(msg, "msg")?
+            .msg
+            .headers()
+            .and_then(|h| h.description_cstr())
+            .map_or(std::ptr::null(), |d| d.as_ptr()))
+    })
+}
+
 /// The subscription id the message was delivered on (0 for NULL).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_msg_sid(msg: *const natsio_msg) -> u64 {

@@ -179,6 +179,35 @@ pub unsafe extern "C" fn natsio_options_set_echo(
     })
 }
 
+/// Whether the server acknowledges every protocol operation with `+OK`
+/// (the CONNECT field `verbose`, default false). The client reads and
+/// ignores the acknowledgements; errors still arrive as `-ERR`.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_verbose(
+    opts: *mut natsio_options,
+    verbose: bool,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.verbose = verbose;
+        Ok(())
+    })
+}
+
+/// Whether the server checks this connection's protocol strictly (the
+/// CONNECT field `pedantic`, default false): it then also validates the
+/// subjects of publishes and subscriptions, which the client validates
+/// anyway.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_pedantic(
+    opts: *mut natsio_options,
+    pedantic: bool,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.pedantic = pedantic;
+        Ok(())
+    })
+}
+
 /// Sets `user` and `password` (may be NULL). Credentials in the URL
 /// take precedence. Errors: NATSIO_ERR_CONFIG when another auth kind is set.
 #[no_mangle]
@@ -359,6 +388,21 @@ pub unsafe extern "C" fn natsio_options_set_inbox_prefix(
             ));
         }
         o.inbox_prefix = p.into();
+        Ok(())
+    })
+}
+
+/// Whether a subscription the server refuses for lack of permission ends
+/// with NATSIO_ERR_PERMISSIONS (its `_next` returns it, a callback gets it
+/// as its final status) besides the error callback's report (default
+/// false: only reported, the subscription stays open and receives nothing).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_permission_err_on_subscribe(
+    opts: *mut natsio_options,
+    enabled: bool,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        o.permission_err_on_subscribe = enabled;
         Ok(())
     })
 }

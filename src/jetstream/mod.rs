@@ -8,6 +8,7 @@ pub(crate) mod bucket;
 pub mod config;
 mod consumer;
 pub mod duration;
+pub mod header_names;
 mod js_message;
 mod last_msgs;
 mod ordered;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
+use super::header_names as names;
 use super::{merged_headers, JetStream, Shared};
 use crate::client::{ClientInner, OnReply, ReplyHandler};
 use crate::completion::{lock, Completion, Outcome};
@@ -86,16 +87,16 @@ impl PublishOptions {
         }
         let mut extra: Vec<(&str, String)> = Vec::new();
         if let Some(v) = &self.msg_id {
-            extra.push(("Nats-Msg-Id", v.clone()));
+            extra.push((names::MSG_ID, v.clone()));
         }
         if let Some(v) = &self.expected_stream {
-            extra.push(("Nats-Expected-Stream", v.clone()));
+            extra.push((names::EXPECTED_STREAM, v.clone()));
         }
         if let Some(v) = self.expected_last_seq {
-            extra.push(("Nats-Expected-Last-Sequence", v.to_string()));
+            extra.push((names::EXPECTED_LAST_SEQUENCE, v.to_string()));
         }
         if let Some(v) = self.expected_last_subject_seq {
-            extra.push(("Nats-Expected-Last-Subject-Sequence", v.to_string()));
+            extra.push((names::EXPECTED_LAST_SUBJECT_SEQUENCE, v.to_string()));
         }
         if let Some(v) = &self.expected_last_subject_seq_subject {
             if self.expected_last_subject_seq.is_none() {
@@ -104,20 +105,20 @@ impl PublishOptions {
                     "expected_last_subject_seq_subject needs expected_last_subject_seq",
                 ));
             }
-            extra.push(("Nats-Expected-Last-Subject-Sequence-Subject", v.clone()));
+            extra.push((names::EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT, v.clone()));
         }
         if let Some(v) = &self.expected_last_msg_id {
-            extra.push(("Nats-Expected-Last-Msg-Id", v.clone()));
+            extra.push((names::EXPECTED_LAST_MSG_ID, v.clone()));
         }
         match self.ttl {
-            Some(Ttl::Never) => extra.push(("Nats-TTL", "never".into())),
+            Some(Ttl::Never) => extra.push((names::TTL, "never".into())),
             Some(Ttl::Seconds(0)) => {
                 return Err(Error::new(
                     ErrorKind::InvalidArgument,
                     "ttl must be at least 1 second (or never)",
                 ))
             }
-            Some(Ttl::Seconds(s)) => extra.push(("Nats-TTL", format!("{s}s"))),
+            Some(Ttl::Seconds(s)) => extra.push((names::TTL, format!("{s}s"))),
             None => {}
         }
         merged_headers(self.headers.as_ref(), &extra)

@@ -51,7 +51,7 @@ pub(crate) enum PullStatus<'a> {
 }
 
 /// The pin id the server puts on messages of a pinned_client group.
-pub(crate) const PIN_ID_HEADER: &str = "Nats-Pin-Id";
+pub(crate) const PIN_ID_HEADER: &str = super::header_names::PIN_ID;
 
 /// Bytes a message counts against a pull request's `max_bytes`, as the
 /// server counts them (subject, reply, headers, payload).
@@ -64,7 +64,7 @@ pub(crate) fn msg_size(m: &Message) -> usize {
 
 fn pending_bytes_in(m: &Message) -> usize {
     m.headers()
-        .and_then(|h| h.get("Nats-Pending-Bytes"))
+        .and_then(|h| h.get(super::header_names::PENDING_BYTES))
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0)
 }
@@ -91,7 +91,7 @@ pub(crate) fn is_max_bytes_rejection(desc: &str) -> bool {
 
 fn pending_in(m: &Message) -> usize {
     m.headers()
-        .and_then(|h| h.get("Nats-Pending-Messages"))
+        .and_then(|h| h.get(super::header_names::PENDING_MESSAGES))
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0)
 }

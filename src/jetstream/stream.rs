@@ -193,15 +193,15 @@ pub(super) fn direct_reply(msg: &crate::message::Message) -> Result<DirectReply>
     }
     Ok(DirectReply::Msg(StoredMsg {
         subject: h
-            .get("Nats-Subject")
+            .get(super::header_names::SUBJECT)
             .ok_or_else(|| bad("no Nats-Subject"))?
             .to_string(),
         seq: h
-            .get("Nats-Sequence")
+            .get(super::header_names::SEQUENCE)
             .and_then(|s| s.parse().ok())
             .ok_or_else(|| bad("no Nats-Sequence"))?,
         time_ns: h
-            .get("Nats-Time-Stamp")
+            .get(super::header_names::TIME_STAMP)
             .and_then(super::time::parse_rfc3339_ns)
             .unwrap_or(0),
         headers: msg.headers.clone(),

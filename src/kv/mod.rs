@@ -50,7 +50,7 @@ pub use watch::{validate_key_pattern, WatchEvent, WatchOptions, Watcher};
 use watch::{watch_outcome, EntrySink};
 
 const OPERATION_HEADER: &str = "KV-Operation";
-const MARKER_REASON_HEADER: &str = "Nats-Marker-Reason";
+const MARKER_REASON_HEADER: &str = crate::jetstream::header_names::MARKER_REASON;
 const MAX_HISTORY: u64 = 64;
 const DEFAULT_DUPLICATE_WINDOW_NS: i64 = 120_000_000_000;
 const MIN_TTL_NS: i64 = 100_000_000;
@@ -450,7 +450,10 @@ impl KeyValue {
         let mut h = Headers::new();
         let headers = h.set(OPERATION_HEADER, op).and_then(|_| {
             if rollup {
-                h.set("Nats-Rollup", "sub")
+                h.set(
+                    crate::jetstream::header_names::ROLLUP,
+                    crate::jetstream::header_names::ROLLUP_SUBJECT,
+                )
             } else {
                 Ok(())
             }

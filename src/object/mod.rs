@@ -269,7 +269,10 @@ impl ObjectStore {
     /// at that sequence (0: there is none).
     async fn publish_meta(&self, info: &ObjectInfo, expect: Option<u64>) -> Result<()> {
         let mut h = Headers::new();
-        h.set("Nats-Rollup", "sub")?;
+        h.set(
+            crate::jetstream::header_names::ROLLUP,
+            crate::jetstream::header_names::ROLLUP_SUBJECT,
+        )?;
         let opts = PublishOptions {
             headers: Some(h),
             expected_last_subject_seq: expect,

@@ -2181,6 +2181,44 @@ static void test_permissions_violation_keeps_the_connection(void) {
     NT_CHECK_INT_EQ(log_events_any(cb, NATSIO_EVENT_DISCONNECTED), 0);
 }
 
+/* With permission_err_on_subscribe a refused subscription ends with
+ * NATSIO_ERR_PERMISSIONS (its queue twin too, each by its own error); the
+ * error callback still hears of it and the connection keeps working. */
+static void test_permission_err_on_subscribe_ends_the_subscription(void) {
+    nt_server *s = start_server(PERMISSIONS_CONFIG);
+    NT_CHECK(s != NULL);
+    callback_log *cb = new_callback_log();
+    NT_CHECK(cb != NULL);
+    natsio_options *o = reconnecting_options(nt_server_url(s), cb);
+    NT_CHECK(o != NULL);
+    EXPECT_OK(natsio_options_set_user_password(o, "limited", "pw"));
+    NT_CHECK_INT_EQ(natsio_options_set_permission_err_on_subscribe(NULL, true), NATSIO_ERR_NULL_ARGUMENT);
+    EXPECT_OK(natsio_options_set_permission_err_on_subscribe(o, true));
+    natsio_client *c = connect_with(o);
+    NT_CHECK(c != NULL);
+    natsio_sub *allowed = subscribe_and_flush(c, "ok.sub");
+    NT_CHECK(allowed != NULL);
+    natsio_sub *denied = NULL;
+    EXPECT_OK(natsio_client_subscribe(c, "deny.sub", NULL, NULL, &denied));
+    nt_cleanup(sub_free_cb, denied);
+    natsio_sub *denied_queue = NULL;
+    EXPECT_OK(natsio_client_subscribe(c, "deny.sub", "workers", NULL, &denied_queue));
+    nt_cleanup(sub_free_cb, denied_queue);
+    natsio_msg *m = NULL;
+    NT_CHECK_INT_EQ(natsio_sub_next(denied, 5000, &m), NATSIO_ERR_PERMISSIONS);
+    NT_CHECK_INT_EQ(natsio_sub_next(denied_queue, 5000, &m), NATSIO_ERR_PERMISSIONS);
+    NT_CHECK(m == NULL);
+    char dump[4096];
+    NT_CHECK_MSG(wait_log_errors(cb, NATSIO_ERR_PERMISSIONS, 2, 10000), "not 2 permissions errors:\n%s",
+                 log_dump(cb, dump, sizeof dump));
+    /* The allowed subscription and the connection go on. */
+    NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CONNECTED);
+    EXPECT_OK(natsio_client_publish(c, "ok.sub", "hi", 2));
+    EXPECT_OK(natsio_sub_next(allowed, 5000, &m));
+    NT_CHECK(payload_is(m, "hi"));
+    natsio_msg_free(m);
+}
+
 /* The server's max_subscriptions refuses a subscription beyond the limit
  * with -ERR 'maximum subscriptions exceeded': reported to the error
  * callback as NATSIO_ERR_MAX_SUBSCRIPTIONS, not fatal; once a subscription
@@ -2274,6 +2312,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_new_functions_after_close),
         NT_CASE(test_reconnect_buffer_exceeded),
         NT_CASE(test_permissions_violation_keeps_the_connection),
+        NT_CASE(test_permission_err_on_subscribe_ends_the_subscription),
         NT_CASE(test_max_subscriptions_keeps_the_connection),
     };
     return nt_main(argc, argv, cases, NT_COUNT(cases));

@@ -1092,6 +1092,60 @@ static void test_push_consumer_messages_on_a_plain_subscription_ack(void) {
     EXPECT_OK(natsio_js_stream_delete(js, "CPUSH"));
 }
 
+/* ---- inline status messages --------------------------------------------------- */
+
+/* Sends a raw pull request `body` for CSTAT's consumer "s" with replies to
+ * `inbox` and reads the one status message the server answers with. */
+static natsio_msg *pull_status(natsio_client *c, natsio_sub *sub, const char *inbox, const char *body) {
+    natsio_status st = natsio_client_publish_with(c, "$JS.API.CONSUMER.MSG.NEXT.CSTAT.s", inbox, NULL, body,
+                                                  strlen(body));
+    natsio_msg *m = NULL;
+    if (st == NATSIO_OK) st = natsio_sub_next(sub, 5000, &m);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "pull %s: %s (%s)", body, natsio_status_str(st), natsio_last_error());
+        return NULL;
+    }
+    nt_cleanup(msg_free_cb, m);
+    return m;
+}
+
+static void test_inline_status_code_and_description(void) {
+    /* A pull request answered by the server itself: "NATS/1.0 404 No
+     * Messages" and "NATS/1.0 408 Request Timeout" on a plain
+     * subscription, both parts readable. */
+    char inbox[128];
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    natsio_js *js = new_jetstream(c, NULL);
+    NT_CHECK(js != NULL);
+    natsio_sub *sub = subscribe_and_flush(c, case_subject(inbox, sizeof inbox, "inbox"));
+    NT_CHECK(sub != NULL);
+    NT_CHECK(create_stream(js, "CSTAT", "cstat.>"));
+    NT_CHECK(create_consumer(js, "CSTAT", "{\"durable_name\":\"s\",\"ack_policy\":\"explicit\"}"));
+
+    natsio_msg *none = pull_status(c, sub, inbox, "{\"batch\":1,\"no_wait\":true}");
+    NT_CHECK(none != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_status(none), 404);
+    NT_CHECK_STR_EQ(natsio_msg_status_description(none), "No Messages");
+    NT_CHECK_STR_EQ(natsio_headers_status_description(natsio_msg_headers(none)), "No Messages");
+
+    natsio_msg *expired = pull_status(c, sub, inbox, "{\"batch\":1,\"expires\":50000000}");
+    NT_CHECK(expired != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_status(expired), 408);
+    NT_CHECK_STR_EQ(natsio_msg_status_description(expired), "Request Timeout");
+
+    /* An ordinary message has neither; NULL arguments read as none. */
+    NT_CHECK(publish_n(js, "cstat.a", "m", 1));
+    natsio_msg *plain = pull_status(c, sub, inbox, "{\"batch\":1,\"no_wait\":true}");
+    NT_CHECK(plain != NULL);
+    NT_CHECK_INT_EQ(natsio_msg_status(plain), 0);
+    NT_CHECK(payload_is(plain, "m0"));
+    NT_CHECK(natsio_msg_status_description(plain) == NULL);
+    NT_CHECK(natsio_msg_status_description(NULL) == NULL);
+    NT_CHECK(natsio_headers_status_description(NULL) == NULL);
+    EXPECT_OK(natsio_js_stream_delete(js, "CSTAT"));
+}
+
 /* ---- a fetch whose consumer goes away ------------------------------------------- */
 
 typedef struct {
@@ -1806,6 +1860,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_acks_through_borrowed_and_cloned_messages),
         NT_CASE(test_messages_that_are_not_jetstream_messages),
         NT_CASE(test_push_consumer_messages_on_a_plain_subscription_ack),
+        NT_CASE(test_inline_status_code_and_description),
         NT_CASE(test_fetch_ends_when_its_consumer_is_deleted),
         NT_CASE(test_use_after_client_close_and_free),
         NT_CASE(test_null_tolerant_list_functions),

@@ -350,6 +350,67 @@ static void test_publish_acks_and_expectations(void) {
     EXPECT_OK(natsio_js_stream_delete(js, "PUB"));
 }
 
+/* The header name constants: every one listed once, and the server acts
+ * on them (a duplicate Msg-Id, a wrong Expected-Stream, a rollup; the
+ * stored message's Nats-TTL). */
+static void test_js_header_constants(void) {
+#define JS_HEADER_VALUE(suffix) NATSIO_JS_HEADER_##suffix,
+    static const char *const values[] = {NATSIO_JS_HEADERS(JS_HEADER_VALUE)};
+#undef JS_HEADER_VALUE
+    const size_t count = sizeof values / sizeof values[0];
+    NT_CHECK_INT_EQ(count, 35);
+    for (size_t i = 0; i < count; i++) {
+        bool rollup_value = strcmp(values[i], "sub") == 0 || strcmp(values[i], "all") == 0;
+        NT_CHECK_MSG(rollup_value || strncmp(values[i], "Nats-", 5) == 0, "%s", values[i]);
+        for (size_t j = i + 1; j < count; j++) NT_CHECK_MSG(strcmp(values[i], values[j]) != 0, "%s twice", values[i]);
+    }
+
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream_config(js, "{\"name\":\"HDRS\",\"subjects\":[\"hdrs.>\"],\"storage\":\"memory\","
+                                      "\"allow_rollup_hdrs\":true,\"allow_msg_ttl\":true}"));
+    natsio_headers *h = NULL;
+    EXPECT_OK(natsio_headers_new(&h));
+    nt_cleanup(headers_free_cb, h);
+    EXPECT_OK(natsio_headers_set(h, NATSIO_JS_HEADER_MSG_ID, "once"));
+    EXPECT_OK(natsio_headers_set(h, NATSIO_JS_HEADER_TTL, "90s"));
+    natsio_js_publish_options o = pub_options();
+    o.headers = h;
+    natsio_pub_ack *ack = NULL;
+    EXPECT_OK(natsio_js_publish(js, "hdrs.a", "1", 1, &o, &ack));
+    NT_CHECK(!natsio_pub_ack_duplicate(ack));
+    natsio_pub_ack_free(ack);
+    ack = NULL;
+    EXPECT_OK(natsio_js_publish(js, "hdrs.a", "1", 1, &o, &ack));
+    NT_CHECK(natsio_pub_ack_duplicate(ack));
+    natsio_pub_ack_free(ack);
+    natsio_stored_msg *m = NULL;
+    EXPECT_OK(natsio_js_stream_get_msg(js, "HDRS", 1, NULL, &m));
+    nt_cleanup(stored_msg_free_cb, m);
+    const char *v = NULL;
+    EXPECT_OK(natsio_headers_get(natsio_stored_msg_headers(m), NATSIO_JS_HEADER_TTL, &v));
+    NT_CHECK_STR_EQ(v, "90s");
+
+    natsio_headers *wrong = NULL;
+    EXPECT_OK(natsio_headers_new(&wrong));
+    nt_cleanup(headers_free_cb, wrong);
+    EXPECT_OK(natsio_headers_set(wrong, NATSIO_JS_HEADER_EXPECTED_STREAM, "OTHER"));
+    o.headers = wrong;
+    EXPECT_FAILS(NATSIO_ERR_JS_API, natsio_js_publish(js, "hdrs.a", "2", 1, &o, NULL));
+
+    /* Rollup of the subject: hdrs.b keeps only its last message. */
+    EXPECT_OK(natsio_js_publish(js, "hdrs.b", "b1", 2, NULL, NULL));
+    EXPECT_OK(natsio_js_publish(js, "hdrs.b", "b2", 2, NULL, NULL));
+    natsio_headers *rollup = NULL;
+    EXPECT_OK(natsio_headers_new(&rollup));
+    nt_cleanup(headers_free_cb, rollup);
+    EXPECT_OK(natsio_headers_set(rollup, NATSIO_JS_HEADER_ROLLUP, NATSIO_JS_HEADER_ROLLUP_SUBJECT));
+    o.headers = rollup;
+    EXPECT_OK(natsio_js_publish(js, "hdrs.b", "b3", 2, &o, NULL));
+    NT_CHECK_INT_EQ(stream_messages(js, "HDRS"), 2);
+    EXPECT_OK(natsio_js_stream_delete(js, "HDRS"));
+}
+
 static void test_publish_with_headers_then_get_and_delete_msg(void) {
     natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
@@ -1827,6 +1888,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_stream_create_update_info_names_delete),
         NT_CASE(test_stream_config_errors_name_the_field),
         NT_CASE(test_stream_purge),
+        NT_CASE(test_js_header_constants),
         NT_CASE(test_publish_acks_and_expectations),
         NT_CASE(test_publish_with_headers_then_get_and_delete_msg),
         NT_CASE(test_get_msg_with_and_without_direct_get),

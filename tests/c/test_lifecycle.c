@@ -911,6 +911,81 @@ static void test_client_lang_is_what_connect_says(void) {
     NT_CHECK_MSG(log_has(&rec, "\"version\":\"9.8.7\""), "%s", rec.text);
 }
 
+/* verbose and pedantic go into CONNECT; with verbose the server answers
+ * every operation with +OK, which the client reads past while it keeps
+ * publishing, subscribing and requesting. */
+static void test_verbose_and_pedantic_are_sent_and_verbose_acks_are_harmless(void) {
+    static log_lines plain = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    natsio_options *o = new_options();
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_url(o, nt_server_url(g_server)), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_log(o, NATSIO_LOG_TRACE, record_log, &plain, NULL), NATSIO_OK);
+    NT_CHECK_INT_EQ(round_trip_and_close(o), NATSIO_OK);
+    NT_CHECK_MSG(log_has(&plain, "\"verbose\":false"), "%s", plain.text);
+    NT_CHECK_MSG(log_has(&plain, "\"pedantic\":false"), "%s", plain.text);
+    NT_CHECK_MSG(!log_has(&plain, "<<< +OK"), "%s", plain.text);
+
+    static log_lines verbose = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    o = new_options();
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_verbose(NULL, true), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_options_set_pedantic(NULL, true), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_options_set_url(o, nt_server_url(g_server)), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_verbose(o, true), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_pedantic(o, true), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_log(o, NATSIO_LOG_TRACE, record_log, &verbose, NULL), NATSIO_OK);
+    natsio_client *c = connect_with(o);
+    NT_CHECK(c != NULL);
+    NT_CHECK(message_round_trip(c, "verbose.round", "hello"));
+    NT_CHECK(start_responder(c, "verbose.echo", echo_cb) != NULL);
+    for (int i = 0; i < 3; i++) {
+        natsio_msg *reply = NULL;
+        NT_CHECK_INT_EQ(natsio_client_request(c, "verbose.echo", NULL, "ping", 4, 5000, &reply), NATSIO_OK);
+        NT_CHECK(reply != NULL);
+        NT_CHECK_MEM_EQ(natsio_msg_data(reply), natsio_msg_data_len(reply), "ping", 4);
+        natsio_msg_free(reply);
+    }
+    NT_CHECK_INT_EQ(natsio_client_flush(c, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CONNECTED);
+    NT_CHECK_MSG(log_has(&verbose, "\"verbose\":true"), "%s", verbose.text);
+    NT_CHECK_MSG(log_has(&verbose, "\"pedantic\":true"), "%s", verbose.text);
+    /* The server took verbose: it acknowledged. */
+    NT_CHECK_MSG(log_has(&verbose, "<<< +OK"), "%s", verbose.text);
+    NT_CHECK_MSG(!log_has(&verbose, "<<< -ERR"), "%s", verbose.text);
+}
+
+/* The inbox prefix reads back from the client, default or set. */
+static void test_inbox_prefix_reads_back(void) {
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    char *prefix = NULL;
+    NT_CHECK_INT_EQ(natsio_client_inbox_prefix(c, NULL), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_client_inbox_prefix(NULL, &prefix), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_client_inbox_prefix(c, &prefix), NATSIO_OK);
+    NT_CHECK_STR_EQ(prefix, "_INBOX");
+    natsio_string_free(prefix);
+
+    natsio_options *o = options_for_url(g_server_url, 0);
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_inbox_prefix(o, "app.replies"), NATSIO_OK);
+    natsio_client *d = connect_with(o);
+    NT_CHECK(d != NULL);
+    prefix = NULL;
+    NT_CHECK_INT_EQ(natsio_client_inbox_prefix(d, &prefix), NATSIO_OK);
+    NT_CHECK_STR_EQ(prefix, "app.replies");
+    natsio_string_free(prefix);
+    char *inbox = NULL;
+    NT_CHECK_INT_EQ(natsio_client_new_inbox(d, &inbox), NATSIO_OK);
+    NT_CHECK_MSG(strncmp(inbox, "app.replies.", 12) == 0, "%s", inbox);
+    natsio_string_free(inbox);
+    /* Still readable once closed. */
+    NT_CHECK_INT_EQ(natsio_client_close(d), NATSIO_OK);
+    prefix = NULL;
+    NT_CHECK_INT_EQ(natsio_client_inbox_prefix(d, &prefix), NATSIO_OK);
+    NT_CHECK_STR_EQ(prefix, "app.replies");
+    natsio_string_free(prefix);
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_connect_to_closed_port_fails),
@@ -934,6 +1009,8 @@ int main(int argc, char **argv) {
         NT_CASE(test_version),
         NT_CASE(test_log_callback_traces_the_protocol),
         NT_CASE(test_client_lang_is_what_connect_says),
+        NT_CASE(test_verbose_and_pedantic_are_sent_and_verbose_acks_are_harmless),
+        NT_CASE(test_inbox_prefix_reads_back),
     };
     return run_cases_with_shared_server(argc, argv, "lifecycle", cases, NT_COUNT(cases));
 }

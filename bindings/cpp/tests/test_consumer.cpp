@@ -84,6 +84,34 @@ TEST(ConsumerErrors, EveryStatusMapsToItsClass) {
     }
 }
 
+// A pull request answered by the server itself reaches a plain
+// subscription with the inline status's code and description.
+TEST(Consumer, InlineStatusCodeAndDescription) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_STATUS","subjects":["cpp.status.>"],"storage":"memory"})");
+    js.create_consumer("CPP_STATUS", R"({"durable_name":"s","ack_policy":"explicit"})");
+    const std::string inbox = client.new_inbox();
+    natsio::Subscription sub = client.subscribe(inbox);
+    client.flush();
+    auto pull = [&](const std::string& body) {
+        client.publish_with("$JS.API.CONSUMER.MSG.NEXT.CPP_STATUS.s", inbox, natsio::HeadersView(), body);
+        return next_item(sub);
+    };
+    natsio::Msg none = pull(R"({"batch":1,"no_wait":true})");
+    EXPECT_EQ(none.status(), 404);
+    EXPECT_EQ(none.status_description(), "No Messages");
+    natsio::Msg expired = pull(R"({"batch":1,"expires":50000000})");
+    EXPECT_EQ(expired.status(), 408);
+    EXPECT_EQ(expired.status_description(), "Request Timeout");
+    js.publish("cpp.status.a", "m0");
+    natsio::Msg plain = pull(R"({"batch":1,"no_wait":true})");
+    EXPECT_EQ(plain.status(), 0);
+    EXPECT_EQ(plain.status_description(), "");
+    EXPECT_EQ(plain.data(), "m0");
+    js.delete_stream("CPP_STATUS");
+}
+
 TEST(Consumer, Lifecycle) {
     natsio::Client client = connect();
     natsio::JetStream js(client);

@@ -382,3 +382,28 @@ TEST(Errors, AuthorizationAndPermissions) {
     EXPECT_EQ(error.status, NATSIO_ERR_PERMISSIONS);
     EXPECT_THROW(error.rethrow(), natsio::PermissionsError);
 }
+
+TEST(Errors, PermissionErrOnSubscribeEndsTheSubscription) {
+    nt_server* server = nt_server_start(
+        "authorization {\n"
+        "  users = [\n"
+        "    { user: \"cpp\", password: \"secret\",\n"
+        "      permissions: { subscribe: { deny: [\"hidden.>\"] } } }\n"
+        "  ]\n"
+        "}\n");
+    ASSERT_NE(server, nullptr);
+    std::unique_ptr<nt_server, void (*)(nt_server*)> stop(server, nt_server_stop);
+    natsio::Options options;
+    options.set_url(nt_server_url(server))
+        .set_user_password("cpp", "secret")
+        .set_permission_err_on_subscribe(true)
+        .on_error([](const natsio::AsyncError&) {});
+    natsio::Client client = natsio::Client::connect(options);
+    natsio::Subscription allowed = client.subscribe("open.x");
+    natsio::Subscription denied = client.subscribe("hidden.x");
+    EXPECT_THROW(denied.next(5s), natsio::PermissionsError);
+    client.publish("open.x", "hi");
+    auto msg = allowed.next(5s);
+    ASSERT_TRUE(msg.has_value());
+    EXPECT_EQ(msg->data(), "hi");
+}

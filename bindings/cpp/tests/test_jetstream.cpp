@@ -324,6 +324,31 @@ TEST(JetStream, PublishAcksDedupesAndChecksExpectations) {
     js.delete_stream("CPP_PUB");
 }
 
+TEST(JetStream, HeaderConstantsAreNatsioHsAndTheServerActsOnThem) {
+    static_assert(natsio::js_headers::MSG_ID == "Nats-Msg-Id");
+    static_assert(natsio::js_headers::ROLLUP_SUBJECT == "sub");
+    EXPECT_EQ(natsio::js_headers::EXPECTED_STREAM, "Nats-Expected-Stream");
+    EXPECT_EQ(natsio::js_headers::REQUIRED_API_LEVEL, "Nats-Required-Api-Level");
+
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_HDRS","subjects":["cpp.hdrs.>"],"storage":"memory","allow_rollup_hdrs":true})");
+    natsio::Headers once;
+    once.set(natsio::js_headers::MSG_ID, "once");
+    natsio::PublishOptions dedupe;
+    dedupe.headers = once;
+    EXPECT_FALSE(js.publish("cpp.hdrs.a", "1", dedupe).duplicate);
+    EXPECT_TRUE(js.publish("cpp.hdrs.a", "1", dedupe).duplicate);
+    js.publish("cpp.hdrs.b", "b1");
+    natsio::Headers rollup;
+    rollup.set(natsio::js_headers::ROLLUP, natsio::js_headers::ROLLUP_SUBJECT);
+    natsio::PublishOptions roll;
+    roll.headers = rollup;
+    js.publish("cpp.hdrs.b", "b2", roll);
+    EXPECT_EQ(json_number(js.stream_info("CPP_HDRS"), "messages"), 2);
+    js.delete_stream("CPP_HDRS");
+}
+
 TEST(JetStream, PublishWithoutStreamThrows) {
     natsio::Client client = connect();
     natsio::JetStream js(client);

@@ -364,6 +364,43 @@ TEST(Verbs, OptionsApplyToTheConnection) {
     EXPECT_EQ(natsio::Client::connect(servers).status(), natsio::ConnStatus::Connected);
 }
 
+TEST(Verbs, VerboseAndPedanticAreSentAndVerboseAcksAreHarmless) {
+    std::mutex mu;
+    std::vector<std::string> lines;
+    natsio::Options options;
+    options.set_url(server_url()).set_verbose(true).set_pedantic(true).on_log(
+        natsio::LogLevel::Trace, [&](natsio::LogLevel, std::string_view text) {
+            std::lock_guard<std::mutex> lock(mu);
+            lines.emplace_back(text);
+        });
+    {
+        natsio::Client client = natsio::Client::connect(options);
+        natsio::Subscription sub = client.subscribe(subject("verbose"));
+        client.publish(subject("verbose"), "hi");
+        EXPECT_EQ(next_item(sub).data(), "hi");
+        client.flush();
+        EXPECT_EQ(client.status(), natsio::ConnStatus::Connected);
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    auto has = [&](const std::string& part) {
+        return std::any_of(lines.begin(), lines.end(), [&](const auto& l) { return l.find(part) != std::string::npos; });
+    };
+    EXPECT_TRUE(has("\"verbose\":true"));
+    EXPECT_TRUE(has("\"pedantic\":true"));
+    EXPECT_TRUE(has("<<< +OK"));
+    EXPECT_FALSE(has("<<< -ERR"));
+}
+
+TEST(Verbs, InboxPrefixReadsBack) {
+    EXPECT_EQ(connect().inbox_prefix(), "_INBOX");
+    natsio::Options options;
+    options.set_url(server_url()).set_inbox_prefix("_CPP_INBOX");
+    natsio::Client client = natsio::Client::connect(options);
+    EXPECT_EQ(client.inbox_prefix(), "_CPP_INBOX");
+    client.close();
+    EXPECT_EQ(client.inbox_prefix(), "_CPP_INBOX");
+}
+
 TEST(Verbs, RequestManyClosedFromAnotherThread) {
     natsio::Client client = connect();
     natsio::Subscription silent = client.subscribe(subject("silent"));  // never answers

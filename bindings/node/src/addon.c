@@ -59,5 +59,15 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
     napi_value url;
     napi_create_string_utf8(env, NATSIO_DEFAULT_URL, NAPI_AUTO_LENGTH, &url);
     napi_set_named_property(env, exports, "DEFAULT_URL", url);
+    /* JS_HEADERS: { MSG_ID: "Nats-Msg-Id", ... }, every NATSIO_JS_HEADER_. */
+    napi_value headers, name;
+    napi_create_object(env, &headers);
+#define JS_HEADER(suffix)                                                                          \
+    napi_create_string_utf8(env, NATSIO_JS_HEADER_##suffix, NAPI_AUTO_LENGTH, &name);              \
+    napi_set_named_property(env, headers, #suffix, name);
+    NATSIO_JS_HEADERS(JS_HEADER)
+#undef JS_HEADER
+    napi_object_freeze(env, headers);
+    napi_set_named_property(env, exports, "JS_HEADERS", headers);
     return exports;
 }

@@ -220,7 +220,7 @@ void live_count(int kind, int delta);
 void live_count_feed(int feed_kind, int delta);
 
 /* A batch of messages for ONE JS call (see batch_to_js in util.c). */
-enum { META_INTS = 4 };
+enum { META_INTS = 5 }; /* subject index, data end, status, extras index, sid */
 void batch_to_js(napi_env env, void *const *msgs, uint32_t n, napi_value out[4]);
 
 /* ------------------------------------------------------------------ */

@@ -346,7 +346,8 @@ void free_strings(char **s, size_t n) {
     free(s);
 }
 
-/* A header block as [name, value, name, value, ...], or null. */
+/* A header block as [name, value, name, value, ...], or null; the array's
+ * `statusDescription` property holds the text beside an inline status. */
 napi_value headers_to_js(napi_env env, const natsio_headers *hd) {
     napi_value v;
     if (!hd) {
@@ -364,6 +365,12 @@ napi_value headers_to_js(napi_env env, const natsio_headers *hd) {
         napi_set_element(env, v, (uint32_t)(i * 2), kv);
         napi_set_element(env, v, (uint32_t)(i * 2 + 1), vv);
     }
+    const char *description = natsio_headers_status_description(hd);
+    if (description) {
+        napi_value dv;
+        napi_create_string_utf8(env, description, NAPI_AUTO_LENGTH, &dv);
+        napi_set_named_property(env, v, "statusDescription", dv);
+    }
     return v;
 }
 
@@ -374,11 +381,11 @@ static natsio_msg_fields msg_fields(const natsio_msg *m) {
     return f;
 }
 
-/* [subject, reply, data, flatHeaders|null, status] */
+/* [subject, reply, data, flatHeaders|null, status, sid] */
 napi_value msg_to_js(napi_env env, const natsio_msg *m) {
     natsio_msg_fields f = msg_fields(m);
     napi_value arr, v;
-    napi_create_array_with_length(env, 5, &arr);
+    napi_create_array_with_length(env, 6, &arr);
     napi_create_string_utf8(env, f.subject ? f.subject : "", f.subject_len, &v);
     napi_set_element(env, arr, 0, v);
     if (f.reply)
@@ -392,6 +399,8 @@ napi_value msg_to_js(napi_env env, const natsio_msg *m) {
     napi_set_element(env, arr, 3, headers_to_js(env, f.headers));
     napi_create_int32(env, f.status, &v);
     napi_set_element(env, arr, 4, v);
+    napi_create_double(env, (double)f.sid, &v);
+    napi_set_element(env, arr, 5, v);
     return arr;
 }
 
@@ -453,6 +462,8 @@ void batch_to_js(napi_env env, void *const *msgs, uint32_t n, napi_value out[4])
         meta[i * META_INTS + 1] = (int32_t)offset;
         meta[i * META_INTS + 2] = f.status;
         meta[i * META_INTS + 3] = extras_index;
+        /* Subscription ids count the connection's subscriptions from 1. */
+        meta[i * META_INTS + 4] = (int32_t)f.sid;
     }
 }
 

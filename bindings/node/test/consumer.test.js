@@ -680,3 +680,33 @@ test('acks reach the server before a JetStream call made right after them: a sec
     await js.streams.delete('ACKORD');
   }
 });
+
+test('an inline status reaches a plain subscription with its code and description', async () => {
+  await streamWith('CSTAT', 0);
+  try {
+    await js.consumers.add('CSTAT', { durable_name: 's', ack_policy: 'explicit' });
+    const inbox = nc.newInbox();
+    const sub = nc.subscribe(inbox);
+    await nc.flush();
+    const it = sub[Symbol.asyncIterator]();
+    const pull = async (body) => {
+      nc.publish('$JS.API.CONSUMER.MSG.NEXT.CSTAT.s', body, { reply: inbox });
+      const { value } = await it.next();
+      return value;
+    };
+    const none = await pull('{"batch":1,"no_wait":true}');
+    assert.equal(none.status, 404);
+    assert.equal(none.statusDescription, 'No Messages');
+    const expired = await pull('{"batch":1,"expires":50000000}');
+    assert.equal(expired.status, 408);
+    assert.equal(expired.statusDescription, 'Request Timeout');
+    await js.publish('CSTAT.a', 'm0');
+    const plain = await pull('{"batch":1,"no_wait":true}');
+    assert.equal(plain.status, 0);
+    assert.equal(plain.statusDescription, '');
+    assert.equal(plain.string(), 'm0');
+    sub.unsubscribe();
+  } finally {
+    await js.streams.delete('CSTAT');
+  }
+});

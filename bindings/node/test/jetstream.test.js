@@ -389,3 +389,28 @@ test('after nc.close() every call rejects cleanly with ConnectionClosedError', a
   await js.streams.delete('NCC');
   await js.kv.delete('NCC');
 });
+
+test('JS_HEADERS are natsio.h\'s header names, and the server acts on them', async () => {
+  assert.equal(nats.JS_HEADERS.MSG_ID, 'Nats-Msg-Id');
+  assert.equal(nats.JS_HEADERS.EXPECTED_LAST_SUBJECT_SEQUENCE, 'Nats-Expected-Last-Subject-Sequence');
+  assert.equal(nats.JS_HEADERS.ROLLUP, 'Nats-Rollup');
+  assert.equal(nats.JS_HEADERS.ROLLUP_SUBJECT, 'sub');
+  assert.equal(nats.JS_HEADERS.ROLLUP_ALL, 'all');
+  assert.equal(nats.JS_HEADERS.REQUIRED_API_LEVEL, 'Nats-Required-Api-Level');
+  const values = Object.values(nats.JS_HEADERS);
+  assert.equal(values.length, 35);
+  assert.equal(new Set(values).size, 35);
+  assert.ok(Object.isFrozen(nats.JS_HEADERS));
+
+  await js.streams.add({ name: 'HDRS', subjects: ['hdrs.>'], storage: 'memory', allow_rollup_hdrs: true });
+  try {
+    const once = { headers: { [nats.JS_HEADERS.MSG_ID]: 'once' } };
+    assert.equal((await js.publish('hdrs.a', '1', once)).duplicate, false);
+    assert.equal((await js.publish('hdrs.a', '1', once)).duplicate, true);
+    await js.publish('hdrs.b', 'b1');
+    await js.publish('hdrs.b', 'b2', { headers: { [nats.JS_HEADERS.ROLLUP]: nats.JS_HEADERS.ROLLUP_SUBJECT } });
+    assert.equal((await js.streams.info('HDRS')).state.messages, 2);
+  } finally {
+    await js.streams.delete('HDRS');
+  }
+});

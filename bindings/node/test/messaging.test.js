@@ -628,3 +628,25 @@ test('close ends iterators with CONNECTION_CLOSED and rejects later calls with i
   assert.equal(callbacks, 0);
   await c.close(); // idempotent
 });
+
+test('a message carries the sid of the subscription it was delivered on', async () => {
+  const a = nc.subscribe('sid.a');
+  const b = nc.subscribe('sid.>', { callback: () => {} });
+  const replies = nc.subscribe('sid.echo', { callback: (err, m) => m.respond('pong') });
+  await nc.flush();
+  assert.notEqual(a.sid, b.sid);
+  nc.publish('sid.a', 'x');
+  const it = a[Symbol.asyncIterator]();
+  const { value } = await it.next();
+  assert.equal(typeof value.sid, 'number');
+  assert.equal(value.sid, a.sid);
+  // A request's reply comes through the connection's reply subscription:
+  // a sid of its own, not one of ours.
+  const reply = await nc.request('sid.echo', 'ping');
+  assert.equal(reply.string(), 'pong');
+  assert.ok(reply.sid > 0);
+  assert.ok(![a.sid, b.sid, replies.sid].includes(reply.sid), String(reply.sid));
+  a.unsubscribe();
+  b.unsubscribe();
+  replies.unsubscribe();
+});

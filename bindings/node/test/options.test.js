@@ -2,7 +2,7 @@
 const { test, after } = require('node:test');
 const assert = require('node:assert/strict');
 const nats = require('..');
-const { startServer, freePort } = require('./server');
+const { startServer, startConfiguredServer, freePort } = require('./server');
 const { eventually } = require('./wait');
 
 const servers = [];
@@ -100,5 +100,61 @@ test('requestTimeout is the default of request()', async () => {
   const started = Date.now();
   await assert.rejects(nc.request('silent', 'x'), nats.TimeoutError);
   assert.ok(Date.now() - started < 4000, 'used the 100 ms option, not the 5 s default');
+  await nc.close();
+});
+
+test('verbose and pedantic are sent; the +OK acks verbose brings are read past', async () => {
+  const s = await server([]);
+  const lines = [];
+  const nc = await nats.connect({ servers: s.url, verbose: true, pedantic: true, logLevel: 'trace', logger: (level, m) => lines.push(m) });
+  const sub = nc.subscribe('verbose.x');
+  for (let i = 0; i < 3; i++) nc.publish('verbose.x', `m${i}`);
+  let n = 0;
+  for await (const m of sub) {
+    assert.equal(m.string(), `m${n}`);
+    if (++n === 3) break;
+  }
+  await nc.flush();
+  assert.equal(nc.isClosed, false);
+  const text = lines.join('\n');
+  assert.ok(text.includes('"verbose":true'), text);
+  assert.ok(text.includes('"pedantic":true'), text);
+  assert.ok(text.includes('<<< +OK'), text);
+  assert.ok(!text.includes('<<< -ERR'), text);
+  await nc.close();
+});
+
+test('inboxPrefix reads back, also after close', async () => {
+  const s = await server([]);
+  const plain = await nats.connect({ servers: s.url });
+  assert.equal(plain.inboxPrefix, '_INBOX');
+  await plain.close();
+  const nc = await nats.connect({ servers: s.url, inboxPrefix: '_NODE_INBOX' });
+  assert.equal(nc.inboxPrefix, '_NODE_INBOX');
+  assert.ok(nc.newInbox().startsWith('_NODE_INBOX.'));
+  await nc.close();
+  assert.equal(nc.inboxPrefix, '_NODE_INBOX');
+});
+
+test('permissionErrOnSubscribe: a refused subscription ends with PermissionsViolationError', async () => {
+  const s = await startConfiguredServer(
+    'authorization { users = [ { user: bob, password: pw, permissions: { subscribe: { deny: ["hidden.>"] } } } ] }\n',
+  );
+  servers.push(s);
+  const nc = await nats.connect({ servers: s.url, user: 'bob', pass: 'pw', permissionErrOnSubscribe: true });
+  nc.on('error', () => {});
+  const allowed = nc.subscribe('open.x');
+  const denied = nc.subscribe('hidden.x');
+  await assert.rejects(
+    (async () => {
+      for await (const m of denied) assert.fail(`got ${m.subject}`);
+    })(),
+    nats.PermissionsViolationError,
+  );
+  nc.publish('open.x', 'hi');
+  for await (const m of allowed) {
+    assert.equal(m.string(), 'hi');
+    break;
+  }
   await nc.close();
 });

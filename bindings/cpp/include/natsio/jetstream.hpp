@@ -100,6 +100,16 @@ struct JetStreamOptions {
 /// has a max age.
 inline constexpr std::chrono::seconds ttl_never{NATSIO_TTL_NEVER};
 
+/// The names of the headers JetStream reads and writes, and Nats-Rollup's
+/// values: js_headers::MSG_ID is NATSIO_JS_HEADER_MSG_ID ("Nats-Msg-Id"),
+/// one constant per name natsio.h lists (NATSIO_JS_HEADERS).
+namespace js_headers {
+/// One constant: `suffix` is NATSIO_JS_HEADER_`suffix` (undefined again below).
+#define NATSIO_CPP_JS_HEADER(suffix) inline constexpr std::string_view suffix{NATSIO_JS_HEADER_##suffix};
+NATSIO_JS_HEADERS(NATSIO_CPP_JS_HEADER)
+#undef NATSIO_CPP_JS_HEADER
+}  // namespace js_headers
+
 /// Options of one JetStream publish (natsio_js_publish_options); unset
 /// fields are not sent. Views are borrowed for the call only.
 struct PublishOptions {

@@ -900,6 +900,13 @@ public:
     /// The inline status of the header block (e.g. 503), or 0.
     std::int32_t status() const noexcept { return natsio_msg_status(msg_); }
 
+    /// The description beside the inline status (e.g. "Request Timeout"
+    /// for 408); empty when there is none.
+    std::string_view status_description() const noexcept {
+        const char* description = natsio_msg_status_description(msg_);
+        return description != nullptr ? std::string_view(description) : std::string_view();
+    }
+
     /// The id of the subscription it was delivered on (0 for no message).
     std::uint64_t sid() const noexcept { return natsio_msg_sid(msg_); }
 
@@ -1783,6 +1790,25 @@ public:
         detail::check(natsio_options_set_echo(opts_, echo));
         return *this;
     }
+    /// Whether the server acknowledges every protocol operation with +OK
+    /// (default false); the client reads past the acknowledgements.
+    Options& set_verbose(bool verbose) {
+        detail::check(natsio_options_set_verbose(opts_, verbose));
+        return *this;
+    }
+    /// Whether the server checks this connection's protocol strictly
+    /// (default false).
+    Options& set_pedantic(bool pedantic) {
+        detail::check(natsio_options_set_pedantic(opts_, pedantic));
+        return *this;
+    }
+    /// Whether a subscription the server refuses for lack of permission
+    /// ends with PermissionsError (besides the error callback's report;
+    /// default false: only reported).
+    Options& set_permission_err_on_subscribe(bool enabled) {
+        detail::check(natsio_options_set_permission_err_on_subscribe(opts_, enabled));
+        return *this;
+    }
     /// User and password (the password may be absent). Credentials in the
     /// URL take precedence. ConfigError when another kind of
     /// authentication is set.
@@ -2304,6 +2330,9 @@ public:
     std::string connected_url() const { return raw_connected_url(); }
     /// A new unique inbox subject under the inbox prefix.
     std::string new_inbox() const { return raw_new_inbox(); }
+    /// The prefix of this client's reply inboxes (set_inbox_prefix,
+    /// default "_INBOX"); readable after close too.
+    std::string inbox_prefix() const { return raw_inbox_prefix(); }
     /// The traffic counters.
     ClientStats stats() const {
         ClientStats stats{};

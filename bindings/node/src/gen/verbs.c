@@ -229,6 +229,24 @@ static napi_value client_force_reconnect_js(napi_env env, napi_callback_info inf
     return ret;
 }
 
+/* client_inbox_prefix(c) -> string: natsio_client_inbox_prefix */
+static napi_value client_inbox_prefix_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    {
+        char *x = NULL;
+        if (!throw_if_failed(env, natsio_client_inbox_prefix(cw->client, &x))) {
+            napi_value v = NULL;
+            napi_create_string_utf8(env, x ? x : "", NAPI_AUTO_LENGTH, &v);
+            natsio_string_free(x);
+            ret = v;
+        }
+    }
+    return ret;
+}
+
 /* client_jetstream(client, opts) -> handle: natsio_client_jetstream */
 static napi_value client_jetstream_js(napi_env env, napi_callback_info info) {
     ARGS(2);
@@ -1874,6 +1892,19 @@ static napi_value options_set_no_randomize_js(napi_env env, napi_callback_info i
     return ret;
 }
 
+/* options_set_pedantic(opts, pedantic) -> undefined: natsio_options_set_pedantic */
+static napi_value options_set_pedantic_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool pedantic = false;
+    if ((napi_get_value_bool(env, argv[1], &pedantic), true)) {
+        throw_if_failed(env, natsio_options_set_pedantic(recv, pedantic));
+    }
+    return ret;
+}
+
 /* options_set_pending_limits(opts, msgs, bytes) -> undefined: natsio_options_set_pending_limits */
 static napi_value options_set_pending_limits_js(napi_env env, napi_callback_info info) {
     ARGS(3);
@@ -1885,6 +1916,19 @@ static napi_value options_set_pending_limits_js(napi_env env, napi_callback_info
     if (((msgs = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))
         && ((bytes = (int64_t)get_i64(env, argv[2], 0)), !exception_pending(env))) {
         throw_if_failed(env, natsio_options_set_pending_limits(recv, msgs, bytes));
+    }
+    return ret;
+}
+
+/* options_set_permission_err_on_subscribe(opts, enabled) -> undefined: natsio_options_set_permission_err_on_subscribe */
+static napi_value options_set_permission_err_on_subscribe_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool enabled = false;
+    if ((napi_get_value_bool(env, argv[1], &enabled), true)) {
+        throw_if_failed(env, natsio_options_set_permission_err_on_subscribe(recv, enabled));
     }
     return ret;
 }
@@ -2077,6 +2121,19 @@ static napi_value options_set_user_password_js(napi_env env, napi_callback_info 
     }
     free(user);
     free(password);
+    return ret;
+}
+
+/* options_set_verbose(opts, verbose) -> undefined: natsio_options_set_verbose */
+static napi_value options_set_verbose_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    bool verbose = false;
+    if ((napi_get_value_bool(env, argv[1], &verbose), true)) {
+        throw_if_failed(env, natsio_options_set_verbose(recv, verbose));
+    }
     return ret;
 }
 
@@ -2418,6 +2475,7 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"client_drain", NULL, client_drain_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_flush", NULL, client_flush_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_force_reconnect", NULL, client_force_reconnect_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_inbox_prefix", NULL, client_inbox_prefix_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_jetstream", NULL, client_jetstream_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_max_payload", NULL, client_max_payload_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_new_inbox", NULL, client_new_inbox_js, NULL, NULL, NULL, napi_default, NULL},
@@ -2518,7 +2576,9 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"options_set_nkey_file", NULL, options_set_nkey_file_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_nkey_seed", NULL, options_set_nkey_seed_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_no_randomize", NULL, options_set_no_randomize_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_pedantic", NULL, options_set_pedantic_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_pending_limits", NULL, options_set_pending_limits_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_permission_err_on_subscribe", NULL, options_set_permission_err_on_subscribe_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_ping", NULL, options_set_ping_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_reconnect_buf_size", NULL, options_set_reconnect_buf_size_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_reconnect_jitter", NULL, options_set_reconnect_jitter_js, NULL, NULL, NULL, napi_default, NULL},
@@ -2532,6 +2592,7 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"options_set_token", NULL, options_set_token_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_url", NULL, options_set_url_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_user_password", NULL, options_set_user_password_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_verbose", NULL, options_set_verbose_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_wait_for_write_room", NULL, options_set_wait_for_write_room_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_write_room_pause_ms", NULL, options_set_write_room_pause_ms_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_ws_no_masking", NULL, options_set_ws_no_masking_js, NULL, NULL, NULL, napi_default, NULL},

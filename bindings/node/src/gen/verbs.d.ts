@@ -12,6 +12,7 @@ export interface GeneratedVerbs {
   client_drain(c: object, timeout_ms: number): Promise<void>;
   client_flush(c: object, timeout_ms: number): Promise<void>;
   client_force_reconnect(c: object): void;
+  client_inbox_prefix(c: object): string;
   client_jetstream(client: object, opts: object | undefined): object;
   client_max_payload(c: object): number;
   client_new_inbox(c: object): string;
@@ -112,7 +113,9 @@ export interface GeneratedVerbs {
   options_set_nkey_file(opts: object, path: string): void;
   options_set_nkey_seed(opts: object, seed: string): void;
   options_set_no_randomize(opts: object, no_randomize: boolean): void;
+  options_set_pedantic(opts: object, pedantic: boolean): void;
   options_set_pending_limits(opts: object, msgs: number, bytes: number): void;
+  options_set_permission_err_on_subscribe(opts: object, enabled: boolean): void;
   options_set_ping(opts: object, interval_ms: number, max_outstanding: number): void;
   options_set_reconnect_buf_size(opts: object, bytes: number): void;
   options_set_reconnect_jitter(opts: object, jitter_ms: number, jitter_tls_ms: number): void;
@@ -126,6 +129,7 @@ export interface GeneratedVerbs {
   options_set_token(opts: object, token: string): void;
   options_set_url(opts: object, url: string): void;
   options_set_user_password(opts: object, user: string, password: string | null): void;
+  options_set_verbose(opts: object, verbose: boolean): void;
   options_set_wait_for_write_room(opts: object, wait: boolean): void;
   options_set_write_room_pause_ms(opts: object, pause_ms: number): void;
   options_set_ws_no_masking(opts: object, no_masking: boolean): void;

@@ -78,6 +78,13 @@ protected:
         check(natsio_client_force_reconnect(self().c_handle()));
     }
 
+    /// natsio_client_inbox_prefix: no token form.
+    auto raw_inbox_prefix() const {
+        char * out = nullptr;
+        check(natsio_client_inbox_prefix(self().c_handle(), &out));
+        return from_c(out, self().sink());
+    }
+
     /// natsio_client_jetstream: no token form.
     auto raw_jetstream(const natsio_js_options * opts) const {
         natsio_js * out = nullptr;
