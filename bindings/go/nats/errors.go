@@ -96,8 +96,17 @@ func Translate(err error) error {
 // contextError is what a *WithContext call returns: the context's error
 // once ctx has ended (nats.go returns ctx.Err() then), else Translate(err).
 func contextError(ctx context.Context, err error) error {
-	if err != nil && ctx.Err() != nil {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	// The binding bounds the call by the context's deadline and may time it
+	// out a moment before the context's own timer fires: that timeout is
+	// the deadline passing, which nats.go reports as the context's error.
+	if _, bounded := ctx.Deadline(); bounded && errors.Is(err, natsio.ErrTimeout) {
+		return context.DeadlineExceeded
 	}
 	return Translate(err)
 }
