@@ -1136,7 +1136,9 @@ static void test_inline_status_code_and_description(void) {
 
     /* An ordinary message has neither; NULL arguments read as none. */
     NT_CHECK(publish_n(js, "cstat.a", "m", 1));
-    natsio_msg *plain = pull_status(c, sub, inbox, "{\"batch\":1,\"no_wait\":true}");
+    /* A pull that waits: right after the publish's ack the consumer may not
+     * have seen the message yet, and a no-wait pull would answer 404. */
+    natsio_msg *plain = pull_status(c, sub, inbox, "{\"batch\":1,\"expires\":5000000000}");
     NT_CHECK(plain != NULL);
     NT_CHECK_INT_EQ(natsio_msg_status(plain), 0);
     NT_CHECK(payload_is(plain, "m0"));
