@@ -370,8 +370,11 @@ async fn serve(inner: &Arc<ClientInner>, est: Established) -> Ended {
     let (mut rd, wr) = est.stream.split();
     let _ = inner.take_write_error();
     inner.start_writer();
-    let writer = tokio::spawn(write_loop(Arc::clone(inner), wr));
+    // Before the writer runs: enabling direct writes marks the writer idle,
+    // which must not undo its taking a batch (a direct write would then
+    // overtake or split that batch on the socket).
     inner.set_direct_fd(direct_fd);
+    let writer = tokio::spawn(write_loop(Arc::clone(inner), wr));
     // Whatever was buffered while disconnected goes out first.
     inner.writer_wake.notify_one();
     let mut parser = Parser::new(inner.opts.max_control_line);

@@ -18,6 +18,7 @@ use super::{CreateAction, JetStream};
 use crate::client::{new_nuid, Flow};
 use crate::error::{Error, ErrorKind, Result};
 use crate::feed::{Feed, FeedItem, Limits, ToOutcome};
+use crate::log::log;
 use crate::message::Message;
 use crate::op::Op;
 use crate::subscription::Subscription;
@@ -283,6 +284,18 @@ impl<S: OrderedSink> Ordered<S> {
     /// Creates the next consumer (deleting the previous one) and its puller.
     async fn create(&mut self) -> Result<Puller> {
         let info = self.core.create_consumer().await?;
+        let client = self.core.js.client();
+        log!(
+            client.log,
+            Debug,
+            "ordered consumer on {}: {} created on {}, {} pending",
+            self.core.cfg.stream,
+            info.get("name").and_then(Value::as_str).unwrap_or("?"),
+            info.pointer("/cluster/leader")
+                .and_then(Value::as_str)
+                .unwrap_or("?"),
+            pending_of(&info)
+        );
         self.attach(pending_of(&info))
     }
 
@@ -472,6 +485,14 @@ impl<S: OrderedSink> Ordered<S> {
                     }
                 }
             };
+            // Why the consumer is recreated, when it is (debug log).
+            let why = match &event {
+                PullEvent::Msg(_) => "a delivery out of consumer sequence",
+                PullEvent::Lost => "its requests were lost (heartbeats missed or a reconnect)",
+                PullEvent::ConsumerDeleted => "the consumer was deleted",
+                PullEvent::NoResponders => "no responders to a pull",
+                _ => "the stream elected a leader",
+            };
             let keep = match event {
                 PullEvent::Msg(m) => {
                     let delivered = self.core.last_stream_seq;
@@ -500,6 +521,14 @@ impl<S: OrderedSink> Ordered<S> {
                 break;
             }
             if !keep {
+                let client = self.core.js.client();
+                log!(
+                    client.log,
+                    Debug,
+                    "ordered consumer on {}: recreated after stream sequence {}: {why}",
+                    self.core.cfg.stream,
+                    self.core.last_stream_seq
+                );
                 let elections = puller.take_elections();
                 drop(puller);
                 let healed = match idle_at {

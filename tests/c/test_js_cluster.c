@@ -53,15 +53,55 @@ static natsio_js *js_with_timeout(natsio_client *c, int64_t timeout_ms) {
     return new_jetstream(c, &jo);
 }
 
-static bool cluster_stream_create(natsio_js *js, const char *config) {
+/* What a cluster case creates before its faults begin. */
+typedef enum { MAKE_STREAM, MAKE_CONSUMER, MAKE_KV, MAKE_OBJ } made_kind;
+
+static natsio_status make_once(natsio_js *js, made_kind kind, const char *stream, const char *config, void **out) {
     char *info = NULL;
-    natsio_status st = natsio_js_stream_create(js, config, NATSIO_CREATE_OR_UPDATE, &info);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "stream create: %s (%s)", natsio_status_str(st), natsio_last_error());
-        return false;
+    natsio_status st;
+    switch (kind) {
+    case MAKE_STREAM:
+        st = natsio_js_stream_create(js, config, NATSIO_CREATE_OR_UPDATE, &info);
+        break;
+    case MAKE_CONSUMER:
+        st = natsio_js_consumer_create(js, stream, config, NATSIO_CREATE_OR_UPDATE, &info);
+        break;
+    case MAKE_KV:
+        st = natsio_js_kv_create(js, config, NATSIO_CREATE_OR_UPDATE, (natsio_kv **)out);
+        break;
+    default:
+        st = natsio_js_obj_create(js, config, NATSIO_CREATE_OR_UPDATE, (natsio_obj **)out);
+        break;
     }
     natsio_string_free(info);
-    return true;
+    return st;
+}
+
+/* Creates a stream, consumer, bucket or object store (`out`: the bucket
+ * handle) for a case. Right after the cluster starts, on a loaded machine,
+ * the servers may still refuse it (a JetStream API error while the meta
+ * group settles; seen once in a CI-like run of three) or leave it
+ * unanswered: it is asked for again (CREATE_OR_UPDATE, so a create that was
+ * made but not answered is no error the second time), with a growing
+ * pause, for 60 s at most; each refusal is printed. */
+static bool make_for_case(natsio_js *js, made_kind kind, const char *stream, const char *config, void **out) {
+    int64_t deadline = nt_now_ms() + 60000, pause_ms = 100;
+    for (int attempt = 1;; attempt++) {
+        natsio_status st = make_once(js, kind, stream, config, out);
+        if (st == NATSIO_OK) return true;
+        printf("  create %s refused (attempt %d): %s (%s)\n", config, attempt, natsio_status_str(st),
+               natsio_last_error());
+        if (nt_now_ms() + pause_ms >= deadline) {
+            nt_fail_at(__FILE__, __LINE__, "create %s: %s (%s)", config, natsio_status_str(st), natsio_last_error());
+            return false;
+        }
+        nt_sleep_ms(pause_ms); /* a backoff between attempts, not a wait for an event */
+        pause_ms = pause_ms < 1000 ? pause_ms * 2 : 1000;
+    }
+}
+
+static bool cluster_stream_create(natsio_js *js, const char *config) {
+    return make_for_case(js, MAKE_STREAM, NULL, config, NULL);
 }
 
 static void obj_free_cb(void *obj) { natsio_obj_free((natsio_obj *)obj); }
@@ -88,8 +128,7 @@ static void test_kv_put_during_leader_kill_fails_fast(void) {
     natsio_js *ajs = js_with_timeout(admin, JS_TIMEOUT_MS);
     NT_CHECK(ajs != NULL);
     natsio_kv *akv = NULL;
-    NT_CHECK_INT_EQ(natsio_js_kv_create(ajs, "{\"bucket\":\"fast\",\"replicas\":3}", NATSIO_CREATE_OR_UPDATE, &akv),
-                    NATSIO_OK);
+    NT_CHECK(make_for_case(ajs, MAKE_KV, NULL, "{\"bucket\":\"fast\",\"replicas\":3}", (void **)&akv));
     natsio_kv_free(akv);
     int leader = cluster_stream_leader(cl, "KV_fast", 3, 20000);
     NT_CHECK_MSG(leader >= 0, "KV_fast has no leader with two current followers");
@@ -436,6 +475,14 @@ static void print_timeline(const reader_faults *f, int64_t t_start, int64_t gap_
            (long long)(f->stepped_at - t_start));
 }
 
+/* When the longest pause after the election began (ms from the start, and
+ * the start on the monotonic clock, to line it up with a NATSIO_LOG=debug
+ * log timestamped by the caller). */
+static void print_pause_after(int64_t t_start, int64_t pause_from) {
+    printf("  after the election, longest pause from %lld (start at %lld ms monotonic)\n",
+           pause_from > 0 ? (long long)(pause_from - t_start) : -1LL, (long long)t_start);
+}
+
 /* How long the ordered consumer waits for a create the server leaves
  * unanswered (a stream or meta group without a leader, or a consumer placed
  * on the killed server while it is not yet known offline) before asking
@@ -456,10 +503,14 @@ static void print_timeline(const reader_faults *f, int64_t t_start, int64_t gap_
  * step-down itself and the writer's longest call meanwhile (nothing new to
  * read while it waits), then what RESUME_BOUND_MS allows. The ordered
  * consumer recreates its consumer when the stream's leader-elected advisory
- * comes; a consumer that stops later without a word (seen: right after a
- * step-down, the last messages not delivered) is healed by its missed
- * heartbeats. The time the test itself does not read (stopping the writer,
- * asking for the stream's last sequence) is not counted. */
+ * comes; a consumer that stops later without a word is healed by its
+ * missed heartbeats. The longest pauses seen (2.0-2.6 s, in 2 of 22 runs
+ * with NATSIO_LOG=debug) were a second election some 5 s after a step-down
+ * onto the node just restarted: the advisory came, the consumer's create
+ * went unanswered for 2 s (the writer's call meanwhile took 4.6-4.8 s) and
+ * the reader resumed within milliseconds of the answer. The time the test
+ * itself does not read (stopping the writer, asking for the stream's last
+ * sequence) is not counted. */
 #define STEPDOWN_PAUSE_BOUND_MS(f, longest_write_ms, heartbeat_ms)                                                  \
     ((f)->stepped_at - (f)->stepping_at + (longest_write_ms) + RESUME_BOUND_MS(heartbeat_ms))
 
@@ -510,13 +561,10 @@ static void test_r3_durable_consumed_across_consumer_leader_kill_and_stepdown(vo
     NT_CHECK(ajs != NULL);
     NT_CHECK(cluster_stream_create(ajs, "{\"name\":\"WORK\",\"subjects\":[\"work.>\"],\"num_replicas\":3}"));
     NT_CHECK(publish_n(ajs, "work.item", WORK_MSGS));
-    char *info = NULL;
-    NT_CHECK_INT_EQ(natsio_js_consumer_create(ajs, "WORK",
-                                              "{\"durable_name\":\"proc\",\"ack_policy\":\"explicit\","
-                                              "\"ack_wait\":\"3s\",\"num_replicas\":3}",
-                                              NATSIO_CREATE_OR_UPDATE, &info),
-                    NATSIO_OK);
-    natsio_string_free(info);
+    NT_CHECK(make_for_case(ajs, MAKE_CONSUMER, "WORK",
+                           "{\"durable_name\":\"proc\",\"ack_policy\":\"explicit\",\"ack_wait\":\"3s\","
+                           "\"num_replicas\":3}",
+                           NULL));
     g_consumer_stream = "WORK";
     g_consumer_name = "proc";
     int leader = cluster_consumer_leader(cl, "WORK", "proc", 3, 20000);
@@ -620,9 +668,12 @@ static void note_call(int64_t *longest, atomic_llong *since, int64_t t0) {
 
 /* The longest pause between two items that began after `*since` (once
  * set): a step-down's, not the kill's election's. */
-static void note_gap_after(int64_t *longest, atomic_llong *since, int64_t last, int64_t now) {
+static void note_gap_after(int64_t *longest, int64_t *from, atomic_llong *since, int64_t last, int64_t now) {
     long long at = atomic_load(since);
-    if (at > 0 && last >= at && now - last > *longest) *longest = now - last;
+    if (at > 0 && last >= at && now - last > *longest) {
+        *longest = now - last;
+        *from = last;
+    }
 }
 
 typedef struct {
@@ -691,7 +742,8 @@ static void test_ordered_consumer_across_stream_leader_kill_and_stepdown(void) {
     uint64_t expected = 1, final_seq = 0;
     long gaps = 0, repeats = 0;
     bool writer_stopped = false;
-    int64_t last = nt_now_ms(), longest_gap = 0, t_start = last, resumed_after = -1, gap_from = 0, gap_after_election = 0;
+    int64_t last = nt_now_ms(), longest_gap = 0, t_start = last, resumed_after = -1, gap_from = 0, gap_after_election = 0,
+            gap_after_election_from = 0;
     while (nt_now_ms() - t_start < 40000) {
         if (!writer_stopped && expected > FEED_MSGS && atomic_load(&f.done)) {
             int64_t stopping = nt_now_ms();
@@ -714,7 +766,7 @@ static void test_ordered_consumer_across_stream_leader_kill_and_stepdown(void) {
             longest_gap = now - last;
             gap_from = last;
         }
-        note_gap_after(&gap_after_election, &f.elected_at, last, now);
+        note_gap_after(&gap_after_election, &gap_after_election_from, &f.elected_at, last, now);
         note_resume(&f, &resumed_after, now);
         last = now;
         natsio_js_msg_metadata md;
@@ -744,6 +796,7 @@ static void test_ordered_consumer_across_stream_leader_kill_and_stepdown(void) {
            (long long)resumed_after, (long long)(atomic_load(&f.elected_at) - f.killed_at),
            (long long)gap_after_election, (long long)w.longest_call_after);
     print_timeline(&f, t_start, gap_from);
+    print_pause_after(t_start, gap_after_election_from);
     NT_CHECK_MSG(!f.failed, "a fault could not be injected or a node did not come back");
     NT_CHECK(f.killed_leader >= 0 && f.stepped_to >= 0);
     NT_CHECK_INT_EQ(f.reader_node, f.killed_leader);
@@ -802,8 +855,7 @@ static void test_kv_watch_across_stream_leader_kill_and_stepdown(void) {
     natsio_js *wjs = js_with_timeout(wc, JS_TIMEOUT_MS);
     NT_CHECK(wjs != NULL);
     natsio_kv *wkv = NULL;
-    NT_CHECK_INT_EQ(natsio_js_kv_create(wjs, "{\"bucket\":\"w\",\"replicas\":3}", NATSIO_CREATE_OR_UPDATE, &wkv),
-                    NATSIO_OK);
+    NT_CHECK(make_for_case(wjs, MAKE_KV, NULL, "{\"bucket\":\"w\",\"replicas\":3}", (void **)&wkv));
     nt_cleanup(kv_free_cb, wkv);
     int leader = cluster_stream_leader(cl, "KV_w", 3, 20000);
     NT_CHECK(leader >= 0);
@@ -831,7 +883,8 @@ static void test_kv_watch_across_stream_leader_kill_and_stepdown(void) {
     }
     uint64_t expected = 1;
     long gaps = 0, repeats = 0;
-    int64_t last = nt_now_ms(), longest_gap = 0, t_start = last, resumed_after = -1, gap_from = 0, gap_after_election = 0;
+    int64_t last = nt_now_ms(), longest_gap = 0, t_start = last, resumed_after = -1, gap_from = 0, gap_after_election = 0,
+            gap_after_election_from = 0;
     bool writer_stopped = false;
     uint64_t final_rev = 0;
     while (nt_now_ms() - t_start < 40000) {
@@ -863,7 +916,7 @@ static void test_kv_watch_across_stream_leader_kill_and_stepdown(void) {
             longest_gap = now - last;
             gap_from = last;
         }
-        note_gap_after(&gap_after_election, &f.elected_at, last, now);
+        note_gap_after(&gap_after_election, &gap_after_election_from, &f.elected_at, last, now);
         note_resume(&f, &resumed_after, now);
         last = now;
         if (rev < expected) repeats++;
@@ -888,6 +941,7 @@ static void test_kv_watch_across_stream_leader_kill_and_stepdown(void) {
            (long long)resumed_after, (long long)(atomic_load(&f.elected_at) - f.killed_at),
            (long long)gap_after_election, (long long)w.longest_call_after);
     print_timeline(&f, t_start, gap_from);
+    print_pause_after(t_start, gap_after_election_from);
     NT_CHECK_MSG(!f.failed, "a fault could not be injected or a node did not come back");
     NT_CHECK_INT_EQ(f.reader_node, f.killed_leader);
     NT_CHECK(f.moved_to >= 0 && f.moved_to != f.killed_leader);
@@ -1009,9 +1063,7 @@ static void test_kv_cas_from_4_clients_across_a_leader_change(void) {
         NT_CHECK(js != NULL);
         natsio_kv *kv = NULL;
         if (i == 0) {
-            NT_CHECK_INT_EQ(natsio_js_kv_create(js, "{\"bucket\":\"cas\",\"replicas\":3}", NATSIO_CREATE_OR_UPDATE,
-                                                &kv),
-                            NATSIO_OK);
+            NT_CHECK(make_for_case(js, MAKE_KV, NULL, "{\"bucket\":\"cas\",\"replicas\":3}", (void **)&kv));
             uint64_t rev = 0;
             NT_CHECK_INT_EQ(natsio_kv_create(kv, "counter", "start", 5, NULL, &rev), NATSIO_OK);
         } else {
@@ -1084,8 +1136,7 @@ static void test_object_store_32mib_across_stepdowns(void) {
     natsio_js *js = js_with_timeout(c, JS_TIMEOUT_MS);
     NT_CHECK(js != NULL);
     natsio_obj *obj = NULL;
-    NT_CHECK_INT_EQ(natsio_js_obj_create(js, "{\"bucket\":\"big\",\"replicas\":3}", NATSIO_CREATE_OR_UPDATE, &obj),
-                    NATSIO_OK);
+    NT_CHECK(make_for_case(js, MAKE_OBJ, NULL, "{\"bucket\":\"big\",\"replicas\":3}", (void **)&obj));
     nt_cleanup(obj_free_cb, obj);
     NT_CHECK(cluster_stream_leader(cl, "OBJ_big", 3, 20000) >= 0);
     unsigned char *data = (unsigned char *)malloc(OBJ_SIZE);
