@@ -8,9 +8,8 @@
 #             -fsanitize=address,undefined (+ LeakSanitizer) in their own
 #             CMake build dir ($ASAN_BUILD_DIR); every one is run.
 #   cpp       the C++17 GoogleTest program (natsio_cpp_tests: every C++ test
-#             file but test_cxx20.cpp; the C++20 program compiles the same
-#             files again and runs in ctest, so it is left out here to keep
-#             CI short) in the same build dir, at -O0 with
+#             file but test_cxx20.cpp, whose two cases run in ctest) in the
+#             same build dir, at -O0 with
 #             line tables only (-g1): sanitized template-heavy C++ takes ~5x
 #             as long to compile at -O2 -g, and the tests wait on the
 #             network, not the CPU.
@@ -25,7 +24,10 @@
 #             and Go's own memory accesses instrumented, LeakSanitizer at
 #             exit (-race, its alternative, runs in scripts/test.sh).
 #   valgrind  C tests under valgrind memcheck on the normal build
-#             (--leak-check=full, zero definite leaks, zero errors).
+#             (--leak-check=full, zero definite leaks, zero errors), but
+#             test_js_cluster and test_stress (VALGRIND_SKIP below: the
+#             slowest under memcheck, 2 of its 5 minutes, for library paths
+#             the other programs take too; both run under ASan).
 #             scripts/valgrind.supp holds the few justified suppressions
 #             (today: memcheck cannot follow ring's AES-GCM assembly in the
 #             TLS tests); the Rust runtime's one-time allocations stay
@@ -44,7 +46,7 @@
 #   SANITIZE_SUITES    which of "c cpp node go valgrind" to run (default: all;
 #                      node and go only when bindings/node, bindings/go exist)
 #   VALGRIND_TESTS     space-separated test names to run under valgrind
-#                      (default: every C test; each takes seconds)
+#                      (default: every C test but VALGRIND_SKIP's)
 #   SANITIZE_JOBS      C test programs run at once, under ASan and under
 #                      valgrind (default 2: they mostly wait on servers and
 #                      timers; each has its own server, port and temp dir)
@@ -207,6 +209,15 @@ if want c; then
     step "C tests under ASan + UBSan"
     [ ${#C_TESTS[@]} -gt 0 ] || fail "asan C tests" "no tests/c/test_*.c"
     cmake --build "$ASAN_BUILD_DIR" --target "${C_TESTS[@]}"
+    # The C++ program's build (about 2 minutes of CPU) goes on meanwhile,
+    # at the lowest priority: the C programs mostly wait on their servers.
+    # (After the C build: two builds in one ninja dir must not overlap.)
+    CPP_BUILD_PID=""
+    if want cpp; then
+        nice -n 19 cmake --build "$ASAN_BUILD_DIR" --target natsio_cpp_tests \
+            >"$ASAN_BUILD_DIR/logs/cpp-build.log" 2>&1 &
+        CPP_BUILD_PID=$!
+    fi
     run_programs asan count_c "$ASAN_BUILD_DIR/logs" "${C_TESTS[@]/#/$ASAN_BUILD_DIR/tests/c/}" -- \
         env ASAN_OPTIONS="$ASAN_OPTS" UBSAN_OPTIONS="$UBSAN_OPTS"
 fi
@@ -216,8 +227,13 @@ if want cpp; then
     CPP_TESTS=(natsio_cpp_tests)
     # A target CMake left out (no GoogleTest, no libnatsio) is an error here.
     start=$SECONDS
+    # Built in the background during the C tests (then this finds nothing
+    # to do; a failure there is reported by building again here).
+    if [ -n "${CPP_BUILD_PID:-}" ] && ! wait "$CPP_BUILD_PID"; then
+        tail -n 40 "$ASAN_BUILD_DIR/logs/cpp-build.log"
+    fi
     if cmake --build "$ASAN_BUILD_DIR" --target "${CPP_TESTS[@]}"; then
-        echo "  (built in $((SECONDS - start)) s)"
+        echo "  (built in $((SECONDS - start)) s after the C tests)"
         for t in "${CPP_TESTS[@]}"; do
             ASAN_OPTIONS="$ASAN_OPTS" UBSAN_OPTIONS="$UBSAN_OPTS" \
                 run_logged "asan $t" count_gtest "$ASAN_BUILD_DIR/logs/$t.log" \
@@ -297,7 +313,16 @@ if want valgrind; then
     if [ ! -f "$BUILD_DIR/build.ninja" ] && [ ! -f "$BUILD_DIR/Makefile" ]; then
         cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNATSIO_LIB_DIR="$LIB_DIR" >/dev/null
     fi
-    read -r -a VG_TESTS <<<"${VALGRIND_TESTS:-${C_TESTS[*]}}"
+    # Left out of the default: JetStream clusters (elections, step-downs:
+    # 90 s under memcheck) and the stress program (load, RSS and CPU
+    # figures: what valgrind would measure is valgrind). Their library
+    # paths are the other programs' too; ctest and ASan run both.
+    VALGRIND_SKIP=(test_js_cluster test_stress)
+    vg_default=()
+    for t in "${C_TESTS[@]}"; do
+        [[ " ${VALGRIND_SKIP[*]} " == *" $t "* ]] || vg_default+=("$t")
+    done
+    read -r -a VG_TESTS <<<"${VALGRIND_TESTS:-${vg_default[*]}}"
     cmake --build "$BUILD_DIR" --target "${VG_TESTS[@]}"
     mkdir -p "$BUILD_DIR/valgrind-logs"
     VALGRIND_ARGS=(--leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite
