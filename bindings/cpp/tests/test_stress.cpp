@@ -81,7 +81,6 @@ TEST(Stress, FutureCallbacksRunOnceWhileCancelAndCloseRace) {
             continue;
         }
         future.then([&, i, payload](natsio::Future<natsio::Msg> done) {
-            calls[i].fetch_add(1);
             try {
                 outcomes[i] = done.get().data() == payload ? Outcome::Reply : Outcome::Wrong;
                 replies.fetch_add(1);
@@ -92,6 +91,7 @@ TEST(Stress, FutureCallbacksRunOnceWhileCancelAndCloseRace) {
             } catch (...) {
                 outcomes[i] = Outcome::Wrong;
             }
+            calls[i].fetch_add(1);  // last: the outcome is in place once counted
         });
         if (i % 3 != 0) {
             // Kept (and maybe cancelled); every third is dropped at once.
