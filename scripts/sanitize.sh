@@ -238,11 +238,19 @@ if want c; then
     # The C++ program's build (about 2 minutes of CPU) goes on meanwhile,
     # at the lowest priority: the C programs mostly wait on their servers.
     # (After the C build: two builds in one ninja dir must not overlap.)
-    CPP_BUILD_PID=""
+    # Disowned, so that run_programs' job slots count only the C programs;
+    # it writes its exit status to CPP_BUILD_STATUS when done.
+    CPP_BUILD_STATUS=""
     if want cpp; then
-        nice -n 19 cmake --build "$ASAN_BUILD_DIR" --target natsio_cpp_tests \
-            >"$ASAN_BUILD_DIR/logs/cpp-build.log" 2>&1 &
-        CPP_BUILD_PID=$!
+        CPP_BUILD_STATUS="$ASAN_BUILD_DIR/logs/cpp-build.status"
+        rm -f "$CPP_BUILD_STATUS"
+        (
+            rc=0
+            nice -n 19 cmake --build "$ASAN_BUILD_DIR" --target natsio_cpp_tests \
+                >"$ASAN_BUILD_DIR/logs/cpp-build.log" 2>&1 || rc=$?
+            echo "$rc" >"$CPP_BUILD_STATUS"
+        ) &
+        disown $!
     fi
     run_programs asan count_c "$ASAN_BUILD_DIR/logs" "${ASAN_C_TESTS[@]/#/$ASAN_BUILD_DIR/tests/c/}" -- \
         env ASAN_OPTIONS="$ASAN_OPTS" UBSAN_OPTIONS="$UBSAN_OPTS"
@@ -253,10 +261,12 @@ if want cpp; then
     CPP_TESTS=(natsio_cpp_tests)
     # A target CMake left out (no GoogleTest, no libnatsio) is an error here.
     start=$SECONDS
-    # Built in the background during the C tests (then this finds nothing
-    # to do; a failure there is reported by building again here).
-    if [ -n "${CPP_BUILD_PID:-}" ] && ! wait "$CPP_BUILD_PID"; then
-        tail -n 40 "$ASAN_BUILD_DIR/logs/cpp-build.log"
+    # Built in the background during the C tests: wait for its status
+    # (then the build below finds nothing to do; a failure there is
+    # reported by building again here).
+    if [ -n "${CPP_BUILD_STATUS:-}" ]; then
+        while [ ! -s "$CPP_BUILD_STATUS" ]; do sleep 1; done
+        [ "$(cat "$CPP_BUILD_STATUS")" = 0 ] || tail -n 40 "$ASAN_BUILD_DIR/logs/cpp-build.log"
     fi
     if cmake --build "$ASAN_BUILD_DIR" --target "${CPP_TESTS[@]}"; then
         echo "  (built in $((SECONDS - start)) s after the C tests)"
