@@ -15,7 +15,9 @@
 #               than came in, the same frames however the reads are cut
 #
 # Without target names, every [[bin]] of fuzz/Cargo.toml is fuzzed. A target
-# that executes no input fails the run.
+# that executes no input fails the run. With NATSIO_FUZZ_COUNTS set, the
+# number of targets that ran clean (executions, no crash) is written there,
+# for scripts/test.sh to check against its floor ("fuzz").
 #
 # Usage: scripts/fuzz.sh [seconds per target, default 60] [target...]
 #        scripts/fuzz.sh --build-only   (install cargo-fuzz, build, stop:
@@ -76,6 +78,7 @@ scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 summary=()
 status=0
+fuzzed=0
 for target in "${TARGETS[@]}"; do
     step "fuzzing $target for ${SECONDS_PER_TARGET} s"
     mkdir -p "$scratch/$target"
@@ -103,10 +106,12 @@ for target in "${TARGETS[@]}"; do
         status=1
         tail -n 20 "$log"
     fi
+    [ "$result" != ok ] || fuzzed=$((fuzzed + 1))
     corpus_size="$(find "$scratch/$target" -type f | wc -l)"
     summary+=("$(printf '%-11s %-5s %10s executions, %5s new corpus inputs' "$target" "$result" "${execs:-?}" "$corpus_size")")
 done
 
 step "fuzz summary (${SECONDS_PER_TARGET} s per target, $((SECONDS - started)) s in all)"
 printf '  %s\n' "${summary[@]}"
+[ -z "${NATSIO_FUZZ_COUNTS:-}" ] || echo "$fuzzed" >"$NATSIO_FUZZ_COUNTS"
 exit $status

@@ -11,8 +11,9 @@ import (
 
 // Closing a connection with operations in flight ends each of them with
 // ErrConnectionClosed, promptly and once: a request nobody answers, a fetch
-// waiting on an empty consumer, a KV watcher waiting for a change. None
-// keeps its goroutine, and none waits out its own (long) deadline.
+// waiting on an empty consumer, a KV watcher waiting for a change, a flush
+// the (stopped) server cannot answer. None keeps its goroutine, and none
+// waits out its own (long) deadline.
 func TestCloseEndsEveryPendingOperation(t *testing.T) {
 	s := startTestServer(t, "-js", "-sd", t.TempDir())
 	nc := connectTo(t, s.url)
@@ -36,7 +37,7 @@ func TestCloseEndsEveryPendingOperation(t *testing.T) {
 
 	long, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	results := make(chan string, 3)
+	results := make(chan string, 4)
 	ended := func(what string, err error) {
 		if err == nil {
 			t.Errorf("%s: succeeded after close", what)
@@ -62,18 +63,24 @@ func TestCloseEndsEveryPendingOperation(t *testing.T) {
 		return err == nil && info.NumWaiting >= 1
 	})
 
+	// A flush the server cannot answer: stopped (SIGSTOP) with everything
+	// above in flight.
+	resume := s.pause(t)
+	defer resume()
+	go func() { ended("flush", nc.Flush(long)) }()
+
 	start := time.Now()
 	if err := nc.Close(); err != nil {
 		t.Fatalf("close: %v", err)
 	}
-	for range 3 {
+	for range 4 {
 		select {
 		case <-results:
 		case <-time.After(10 * time.Second):
 			t.Fatalf("an operation still pending 10 s after close")
 		}
 	}
-	t.Logf("all three ended %v after close", time.Since(start))
+	t.Logf("all four ended %v after close", time.Since(start))
 }
 
 func isClosed(err error) bool { return errors.Is(err, natsio.ErrConnectionClosed) }

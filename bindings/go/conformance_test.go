@@ -445,6 +445,30 @@ func checkBehaviourCase(t *testing.T, c conformanceCase, jetStreamServer func(*t
 		if n := window.PublishAsyncPending(); n != 1 {
 			t.Errorf("pending %d after the synchronous publish, want 1", n)
 		}
+	case "ack_bodies":
+		js, url := jetStreamServer(t)
+		ctx := ctxTimeout(t, 10*time.Second)
+		got(js.CreateStream(ctx, natsio.StreamConfig{Name: "CONF_ACKS", Subjects: []string{"conf.acks"}, Storage: natsio.MemoryStorage})).must(t)
+		for range 4 {
+			got(js.Publish(ctx, "conf.acks", []byte("m"))).must(t)
+		}
+		got(js.CreateConsumer(ctx, "CONF_ACKS", natsio.ConsumerConfig{Durable: "c", AckWait: 30 * time.Second})).must(t)
+		spyConn := connectTo(t, url)
+		spy := got(spyConn.SubscribeSync("$JS.ACK.CONF_ACKS.>")).must(t)
+		flush(t, spyConn)
+		batch := got(js.Fetch(ctx, "CONF_ACKS", "c", natsio.FetchMaxMessages(4), natsio.FetchExpires(5*time.Second))).must(t)
+		if len(batch) != 4 {
+			t.Fatalf("fetched %d, want 4", len(batch))
+		}
+		noErr(t, batch[0].InProgress())
+		noErr(t, batch[1].NakWithDelay(2*time.Second))
+		noErr(t, batch[2].TermWithReason("bad"))
+		noErr(t, batch[3].Ack())
+		for i, want := range []string{"+WPI", `-NAK {"delay":2000000000}`, "+TERM bad", "+ACK"} {
+			if got := string(mustNext(t, spy).Data); got != want {
+				t.Errorf("ack %d: %q, want %q", i, got, want)
+			}
+		}
 	case "service_handler_failure":
 		nc := connect(t)
 		subj := subject(t, "svc")

@@ -245,12 +245,16 @@ func TestFetchNoWaitNextAndDeadlines(t *testing.T) {
 		t.Fatalf("no-wait fetch took %v", d)
 	}
 
+	// A 2 s deadline, as the fetch below: the pull request expires a tenth
+	// of it (200 ms) before the deadline, room for the server's answer to
+	// come back on a loaded machine (with 300 ms it had 50 ms, and a run
+	// under load got the deadline's timeout instead of ErrNoMessages).
 	start = time.Now()
-	_, err := js.Next(ctxTimeout(t, 300*time.Millisecond), "Q", "work")
+	_, err := js.Next(ctxTimeout(t, 2*time.Second), "Q", "work")
 	wantErr(t, err, natsio.ErrNoMessages)
 	// Not early (the deadline is the wait), and not never: the upper bound
 	// leaves room for a loaded machine.
-	if d := time.Since(start); d < 150*time.Millisecond || d > 5*time.Second {
+	if d := time.Since(start); d < 1500*time.Millisecond || d > 5*time.Second {
 		t.Fatalf("Next returned after %v", d)
 	}
 
@@ -410,10 +414,11 @@ func TestAckTwiceAndOnCopies(t *testing.T) {
 	wantErr(t, err, natsio.ErrNullArgument)
 }
 
-func TestNakTermAndInProgress(t *testing.T) {
+func TestNakAndTerm(t *testing.T) {
 	_, js := jetStream(t)
 	ctx := ctxTimeout(t, 20*time.Second)
-	workQueue(t, js, 10, natsio.ConsumerConfig{AckWait: time.Second})
+	// No redelivery by ack wait during the test: only naks redeliver.
+	workQueue(t, js, 10, natsio.ConsumerConfig{AckWait: 30 * time.Second})
 	batch := got(js.Fetch(ctx, "Q", "work", natsio.FetchMaxMessages(3), natsio.FetchExpires(2*time.Second))).must(t)
 	if fmt.Sprint(bodies(batch)) != "[m0 m2 m4]" {
 		t.Fatalf("batch %v", bodies(batch))
@@ -456,23 +461,10 @@ func TestNakTermAndInProgress(t *testing.T) {
 		t.Fatalf("redelivered %v after a 700ms nak delay", d)
 	}
 
-	// InProgress restarts the ack wait (1 s): no redelivery while the work
-	// goes on, a redelivery once it stops.
-	start = time.Now()
-	time.Sleep(600 * time.Millisecond)
-	noErr(t, again.InProgress())
-	time.Sleep(600 * time.Millisecond) // 1.2 s after delivery, 0.6 s after InProgress
-	if early := got(js.Fetch(ctx, "Q", "work", natsio.FetchNoWait())).must(t); len(early) != 0 {
-		t.Fatalf("redelivered despite InProgress: %v (%.0f ms %+v)", bodies(early), time.Since(start).Seconds()*1000, meta(t, early[0]))
-	}
-	third := got(js.Next(ctx, "Q", "work")).must(t)
-	if string(third.Data) != "m6" || meta(t, third).NumDelivered != 3 {
-		t.Fatalf("after the ack wait %q %+v", third.Data, meta(t, third))
-	}
-	noErr(t, third.AckSync(ctx))
-	// The old copy of the same message has its own handle: the server
-	// ignores its late ack, and nothing is left.
-	noErr(t, again.Ack())
+	// (InProgress holding a message past its ack wait is the C suite's
+	// test_in_progress_holds_a_message_past_ack_wait: the Go call only
+	// translates.)
+	noErr(t, again.AckSync(ctx))
 	ci := got(js.ConsumerInfo(ctx, "Q", "work")).must(t)
 	if ci.NumAckPending != 0 || ci.NumPending != 0 || ci.NumRedelivered != 0 {
 		t.Fatalf("consumer at the end %+v", ci)

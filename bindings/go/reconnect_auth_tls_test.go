@@ -137,49 +137,6 @@ func TestRestartMidStreamResumesWithEventsInOrder(t *testing.T) {
 	}
 }
 
-// The reconnect buffer counts wire bytes, as the header documents: each
-// publish takes its whole frame, "PUB survive.buf 100\r\n" + 100 payload
-// bytes + "\r\n" = 123 bytes.
-func TestReconnectBufferHoldsExactlyItsWireBytes(t *testing.T) {
-	const frame = len("PUB survive.buf 100\r\n") + 100 + len("\r\n")
-	// Room for exactly 16 frames; counting payload bytes only, 19 would fit.
-	const fit = 16
-	s := startTestServer(t)
-	var log eventLog
-	nc := connectTo(t, s.url, append(log.options(), natsio.ReconnectBufSize(fit*frame))...)
-	sub, err := nc.SubscribeSync("survive.buf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	flush(t, nc)
-	s.stop()
-	waitStatus(t, nc, natsio.Reconnecting)
-	// Fixed-size payloads that say which publish they are.
-	payload := func(i int) []byte { return fmt.Appendf(nil, "%0100d", i) }
-	for i := range fit {
-		if err := nc.Publish("survive.buf", payload(i)); err != nil {
-			t.Fatalf("publish %d of %d did not fit: %v", i, fit, err)
-		}
-	}
-	wantIs(t, nc.Publish("survive.buf", payload(fit)), natsio.ErrReconnectBufExceeded)
-	// Exactly the accepted publishes arrive, in order; then a marker sent
-	// after the reconnect: nothing refused slipped in between.
-	s.restart(t)
-	waitStatus(t, nc, natsio.Connected)
-	if err := nc.Publish("survive.buf", []byte("marker")); err != nil {
-		t.Fatal(err)
-	}
-	flush(t, nc)
-	for i := range fit {
-		if got := mustNext(t, sub).Data; string(got) != string(payload(i)) {
-			t.Fatalf("message %d: %q, want %q", i, got, payload(i))
-		}
-	}
-	if got := mustNext(t, sub).Data; string(got) != "marker" {
-		t.Fatalf("after the %d buffered: %q, want the marker", fit, got)
-	}
-}
-
 func TestNoBufferingFailsPublishesWhileDisconnected(t *testing.T) {
 	s := startTestServer(t)
 	var log eventLog

@@ -516,6 +516,42 @@ static void test_behaviour_sync_publish(void) {
     EXPECT_OK(natsio_js_stream_delete(js, "CONF_SYNC"));
 }
 
+static void test_behaviour_ack_bodies(void) {
+    NT_CHECK(table_case("behaviour", "ack_bodies") != NULL);
+    natsio_js *js = connect_js();
+    natsio_client *spy_client = connect_client();
+    NT_CHECK(js && spy_client);
+    NT_CHECK(create_stream(js, "CONF_ACKS", "conf.acks"));
+    for (int i = 0; i < 4; i++) EXPECT_OK(natsio_js_publish(js, "conf.acks", "m", 1, NULL, NULL));
+    EXPECT_OK(natsio_js_consumer_create(js, "CONF_ACKS",
+                                        "{\"durable_name\":\"c\",\"ack_policy\":\"explicit\",\"ack_wait\":\"30s\"}",
+                                        NATSIO_CREATE, NULL));
+    natsio_sub *spy = subscribe_and_flush(spy_client, "$JS.ACK.CONF_ACKS.>");
+    NT_CHECK(spy != NULL);
+    natsio_fetch_options o;
+    natsio_fetch_options_init(&o);
+    o.max_messages = 4;
+    o.expires_ms = 5000;
+    natsio_msg_list *list = NULL;
+    EXPECT_OK(natsio_js_fetch(js, "CONF_ACKS", "c", &o, &list));
+    nt_cleanup(msg_list_free_cb, list);
+    NT_CHECK_INT_EQ(natsio_msg_list_count(list), 4);
+    EXPECT_OK(natsio_msg_in_progress(natsio_msg_list_get(list, 0)));
+    EXPECT_OK(natsio_msg_nak(natsio_msg_list_get(list, 1), 2000));
+    EXPECT_OK(natsio_msg_term(natsio_msg_list_get(list, 2), "bad"));
+    EXPECT_OK(natsio_msg_ack(natsio_msg_list_get(list, 3)));
+    const char *const want[] = {"+WPI", "-NAK {\"delay\":2000000000}", "+TERM bad", "+ACK"};
+    for (int i = 0; i < 4; i++) {
+        natsio_msg *m = NULL;
+        EXPECT_OK(natsio_sub_next(spy, 10000, &m));
+        NT_CHECK(m != NULL);
+        NT_CHECK_MSG(span_eq(natsio_msg_data(m), natsio_msg_data_len(m), want[i]), "ack %d: \"%.*s\", want \"%s\"",
+                     i, (int)natsio_msg_data_len(m), (const char *)natsio_msg_data(m), want[i]);
+        natsio_msg_free(m);
+    }
+    EXPECT_OK(natsio_js_stream_delete(js, "CONF_ACKS"));
+}
+
 static struct {
     atomic_int calls, code;
     char endpoint[64];
@@ -588,7 +624,7 @@ static void test_behaviour_service_handler_failure(void) {
 static const char *const C_CHECKS[] = {"api_error",  "key_revision",           "default_url", "delete_msg_erase",
                                        "sub_pending_limit_zero", "flush_bound", "last_by_wildcard", "fetch_refused",
                                        "consume_budget", "iterator_closed", "purge_deletes_zero",
-                                       "sync_publish", "service_handler_failure"};
+                                       "sync_publish", "ack_bodies", "service_handler_failure"};
 static const char *const NOT_IN_C[] = {"callback_error"};
 
 static bool listed(const char *const *names, size_t count, const char *name) {
@@ -626,6 +662,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_behaviour_iterator_closed),
         NT_CASE(test_behaviour_purge_deletes_zero),
         NT_CASE(test_behaviour_sync_publish),
+        NT_CASE(test_behaviour_ack_bodies),
         NT_CASE(test_behaviour_service_handler_failure),
         NT_CASE(test_every_line_has_a_c_check),
     };

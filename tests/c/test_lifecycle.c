@@ -664,6 +664,72 @@ static void test_server_restart_reconnects(void) {
     NT_CHECK_MSG(same, "events: %d recorded, not CONNECTED, DISCONNECTED, RECONNECTED, CLOSED", count);
 }
 
+/* A drain that starts while the client is reconnecting is a drain, not
+ * NATSIO_ERR_CONNECTION_CLOSED (the client is not closed): it waits for the
+ * reconnect (the server restarted while the drain waits), the publishes
+ * buffered before it are delivered to the subscription, and then it
+ * completes with NATSIO_OK and a closed client. A drain bounded shorter
+ * than the outage closes the client with NATSIO_ERR_DRAIN_TIMEOUT. */
+static void test_drain_while_reconnecting_completes_after_the_reconnect(void) {
+    char subj[128];
+    nt_server *own = nt_server_start(NULL);
+    NT_CHECK(own != NULL);
+    nt_cleanup(nt_server_stop_cb, own);
+    natsio_options *o = new_options();
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_url(o, nt_server_url(own)), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_reconnect_wait(o, 50, 200), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_reconnect_jitter(o, 10, 10), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_max_reconnect_attempts(o, -1), NATSIO_OK);
+    natsio_client *c = connect_with(o);
+    NT_CHECK(c != NULL);
+    natsio_sub *sub = subscribe_and_flush(c, case_subject(subj, sizeof subj, "dr"));
+    NT_CHECK(sub != NULL);
+
+    nt_server_kill(own);
+    NT_CHECK(nt_wait_until(client_reconnecting, c, 10000));
+    enum { BUFFERED = 20 };
+    for (int i = 0; i < BUFFERED; i++) {
+        char body[16];
+        int n = snprintf(body, sizeof body, "d%d", i);
+        NT_CHECK_INT_EQ(natsio_client_publish(c, subj, body, (size_t)n), NATSIO_OK);
+    }
+    natsio_token *drained = NULL;
+    NT_CHECK_INT_EQ(natsio_client_drain_async(c, 60000, &drained), NATSIO_OK);
+    nt_cleanup(token_free_cb, drained);
+    /* No connection yet: the drain waits, the client drains (not closed). */
+    NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_DRAINING);
+    NT_CHECK(!natsio_token_is_done(drained));
+    EXPECT_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_client_drain(c, 1000));
+
+    NT_CHECK_INT_EQ(nt_server_restart(own), 0);
+    for (int i = 0; i < BUFFERED; i++) {
+        char want[16];
+        int n = snprintf(want, sizeof want, "d%d", i);
+        natsio_msg *m = NULL;
+        natsio_status st = natsio_sub_next(sub, 30000, &m);
+        NT_CHECK_MSG(st == NATSIO_OK, "buffered message %d of %d: %s", i, BUFFERED, natsio_status_str(st));
+        NT_CHECK_MEM_EQ(natsio_msg_data(m), natsio_msg_data_len(m), want, (size_t)n);
+        natsio_msg_free(m);
+    }
+    NT_CHECK_INT_EQ(natsio_token_wait(drained, 60000), NATSIO_OK);
+    NT_CHECK_MSG(natsio_token_status(drained) == NATSIO_OK, "drain: %s (%s)",
+                 natsio_status_str(natsio_token_status(drained)), natsio_last_error());
+    NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CLOSED);
+    natsio_client_stats st;
+    NT_CHECK_INT_EQ(natsio_client_get_stats(c, &st), NATSIO_OK);
+    NT_CHECK_INT_EQ(st.reconnects, 1);
+
+    /* Bounded shorter than the outage: closed with DRAIN_TIMEOUT. */
+    natsio_client *short_bound = connect_with(o);
+    NT_CHECK(short_bound != NULL);
+    NT_CHECK(subscribe_and_flush(short_bound, subj) != NULL);
+    nt_server_kill(own);
+    NT_CHECK(nt_wait_until(client_reconnecting, short_bound, 10000));
+    EXPECT_FAILS(NATSIO_ERR_DRAIN_TIMEOUT, natsio_client_drain(short_bound, 300));
+    NT_CHECK_INT_EQ(natsio_client_status(short_bound), NATSIO_CONN_CLOSED);
+}
+
 /* ---- status strings, last error, version ------------------------------------------- */
 
 /* A status code the header declares: one "NATSIO_<NAME> = <value>," line
@@ -1004,6 +1070,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_close_from_inside_callback),
         NT_CASE(test_server_killed_without_reconnect_closes),
         NT_CASE(test_server_restart_reconnects),
+        NT_CASE(test_drain_while_reconnecting_completes_after_the_reconnect),
         NT_CASE(test_status_str_every_code),
         NT_CASE(test_last_error_detail),
         NT_CASE(test_version),

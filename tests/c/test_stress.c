@@ -10,8 +10,8 @@
  * - idle clients use no CPU;
  * - connections cut by a loopback TCP proxy the test controls (mid-frame
  *   resets, refused reconnects, stalls): the client reconnects, restores its
- *   subscriptions, and nothing it accepted is lost; its reconnect buffer
- *   holds exactly the wire bytes it is given.
+ *   subscriptions, and nothing it accepted is lost (that the reconnect
+ *   buffer holds exactly its wire bytes is tests/integration/reconnect.rs's).
  *
  * Figures (RSS, CPU, counts) are printed as "# ..." lines. Memory and CPU
  * bounds are generous resource checks (a leak or a busy loop is orders of
@@ -848,60 +848,6 @@ static void test_proxy_outage_publishes_are_buffered_not_lost(void) {
            DURING, refused);
 }
 
-/* The reconnect buffer counts wire bytes, as the header documents: each
- * publish takes its whole frame, "PUB <subject> <size>\r\n<payload>\r\n".
- * With room for FIT frames and one byte short of another, exactly FIT
- * publishes are accepted while the proxy refuses reconnects, the next one
- * fails with NATSIO_ERR_RECONNECT_BUF_EXCEEDED, and exactly the FIT arrive
- * after the reconnect, in order, before a marker published after it. */
-static void test_proxy_outage_reconnect_buffer_holds_exactly_its_wire_bytes(void) {
-    enum { FIT = 16, PAYLOAD = 100 };
-    char subj[128];
-    case_subject(subj, sizeof subj, "buf");
-    const int frame = snprintf(NULL, 0, "PUB %s %d\r\n", subj, PAYLOAD) + PAYLOAD + 2;
-    proxy *p = proxy_start(nt_server_port(g_server));
-    NT_CHECK(p != NULL);
-    static conn_events events;
-    memset(&events, 0, sizeof events);
-    /* Counting payload bytes only, (FIT + 1) * frame - 1 would hold more
-     * than FIT + 1 publishes of PAYLOAD bytes. */
-    natsio_client *publisher = connect_through(p, &events, 0, (int64_t)(FIT + 1) * frame - 1);
-    natsio_client *subscriber = connect_client();
-    NT_CHECK(publisher && subscriber);
-    natsio_sub *s = subscribe_and_flush(subscriber, subj);
-    NT_CHECK(s != NULL);
-
-    atomic_store(&p->mode, PROXY_REFUSE);
-    atomic_store(&p->cut_now, 1);
-    reconnect_wait w = {publisher, &events, 1};
-    NT_CHECK_MSG(nt_wait_until(disconnected, &w, 5000), "the client never noticed the reset");
-    NT_CHECK(wait_status(publisher, NATSIO_CONN_RECONNECTING, 5000));
-    /* Fixed-size payloads that say which publish they are. */
-    char body[PAYLOAD + 1];
-    for (int i = 0; i < FIT; i++) {
-        snprintf(body, sizeof body, "%0*d", PAYLOAD, i);
-        natsio_status st = natsio_client_publish(publisher, subj, body, PAYLOAD);
-        NT_CHECK_MSG(st == NATSIO_OK, "publish %d of %d (frames of %d bytes): %s", i, FIT, frame,
-                     natsio_status_str(st));
-    }
-    snprintf(body, sizeof body, "%0*d", PAYLOAD, FIT);
-    NT_CHECK_INT_EQ(natsio_client_publish(publisher, subj, body, PAYLOAD), NATSIO_ERR_RECONNECT_BUF_EXCEEDED);
-
-    atomic_store(&p->mode, PROXY_FORWARD);
-    NT_CHECK_MSG(nt_wait_until(reconnected, &w, 10000), "no reconnect after the outage");
-    NT_CHECK_INT_EQ(natsio_client_publish(publisher, subj, "marker", 6), NATSIO_OK);
-    NT_CHECK_INT_EQ(natsio_client_flush(publisher, 5000), NATSIO_OK);
-    for (int i = 0; i <= FIT; i++) {
-        natsio_msg *m = NULL;
-        natsio_status st = natsio_sub_next(s, 5000, &m);
-        NT_CHECK_MSG(st == NATSIO_OK, "message %d of %d: %s", i, FIT + 1, natsio_status_str(st));
-        nt_cleanup(msg_free_cb, m);
-        if (i < FIT) snprintf(body, sizeof body, "%0*d", PAYLOAD, i);
-        NT_CHECK_MSG(payload_is(m, i < FIT ? body : "marker"), "message %d: \"%.*s\"", i, (int)natsio_msg_data_len(m),
-                     (const char *)natsio_msg_data(m));
-    }
-}
-
 static void test_proxy_stall_detected_and_recovered(void) {
     char subj[128], echo_subj[128];
     memset(&g_px, 0, sizeof g_px);
@@ -960,7 +906,6 @@ int main(int argc, char **argv) {
         NT_CASE(test_idle_clients_use_no_cpu),
         NT_CASE(test_proxy_cut_mid_frame_subscriber_reconnects),
         NT_CASE(test_proxy_outage_publishes_are_buffered_not_lost),
-        NT_CASE(test_proxy_outage_reconnect_buffer_holds_exactly_its_wire_bytes),
         NT_CASE(test_proxy_stall_detected_and_recovered),
     };
     return run_cases_with_shared_server(argc, argv, "stress", cases, NT_COUNT(cases));

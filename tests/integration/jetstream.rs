@@ -1370,49 +1370,6 @@ fn consume_and_watch_report_a_closed_client() {
 }
 
 #[test]
-fn a_lagging_watcher_sees_every_change_made_after_watch_returned() {
-    use natsio::kv::{WatchEvent, WatchOptions};
-    let s = TestServer::start();
-    let (_c, js) = setup(&s);
-    let kv = js
-        .create_key_value(r#"{"bucket":"LAG","history":10}"#, CreateAction::Create)
-        .wait()
-        .unwrap();
-    let w = kv.watch(&[], WatchOptions::default()).wait().unwrap();
-    let t = Some(Duration::from_secs(5));
-    assert!(matches!(
-        w.next(t).unwrap().expect("an item"),
-        WatchEvent::InitialDone(_)
-    ));
-    // Another client changes 7 keys 100 times while this reader reads
-    // nothing; the bucket keeps only 10 revisions per key.
-    let other = Client::connect_url(&s.url()).unwrap();
-    let okv = JetStream::new(&other, JetStreamOptions::default())
-        .unwrap()
-        .key_value("LAG")
-        .wait()
-        .unwrap();
-    for i in 0..100u32 {
-        okv.put(&format!("k{}", i % 7), i.to_string().as_bytes())
-            .wait()
-            .unwrap();
-    }
-    // The watch pulls them in the background meanwhile.
-    assert!(
-        common::wait_until(Duration::from_secs(20), || w.stats().pending_items == 100),
-        "{:?}",
-        w.stats()
-    );
-    let mut got = Vec::new();
-    while let Ok(Some(WatchEvent::Entry(e))) = w.next(Some(Duration::from_millis(500))) {
-        got.push(String::from_utf8(e.value.to_vec()).unwrap());
-    }
-    let want: Vec<String> = (0..100).map(|i| i.to_string()).collect();
-    assert_eq!(got, want, "every change, in order");
-    assert_eq!(w.stats().stalls, 0);
-}
-
-#[test]
 fn consume_and_watch_resume_soon_after_the_server_restarts() {
     use natsio::jetstream::ConsumeOptions;
     use natsio::kv::{WatchEvent, WatchOptions};

@@ -668,6 +668,31 @@ void check_sync_publish() {
     js.delete_stream(stream);
 }
 
+void check_ack_bodies() {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    const std::string stream = "CPP_CONF_ACKS";
+    js.create_stream(R"({"name":")" + stream + R"(","subjects":["cpp.conf.acks"],"storage":"memory"})");
+    for (int i = 0; i < 4; ++i) js.publish("cpp.conf.acks", "m");
+    js.create_consumer(stream, R"({"durable_name":"c","ack_policy":"explicit","ack_wait":"30s"})");
+    natsio::Client spy_client = connect();
+    natsio::Subscription spy = spy_client.subscribe("$JS.ACK." + stream + ".>");
+    spy_client.flush();
+    natsio::FetchOptions options;
+    options.max_messages = 4;
+    options.expires = 5s;
+    natsio::MsgList batch = js.fetch(stream, "c", options);
+    ASSERT_EQ(batch.size(), 4u);
+    batch[0].in_progress();
+    batch[1].nak(2s);
+    batch[2].term(std::string_view("bad"));
+    batch[3].ack();
+    for (const char* want : {"+WPI", R"(-NAK {"delay":2000000000})", "+TERM bad", "+ACK"}) {
+        EXPECT_EQ(next_item(spy, 10s).data(), want);
+    }
+    js.delete_stream(stream);
+}
+
 // The number after `"key":` in a flat part of `json` (enough for one
 // endpoint's stats); -1 if there is none.
 long long json_number(const std::string& json, const std::string& key) {
@@ -735,6 +760,8 @@ TEST(Conformance, Behaviours) {
             check_purge_deletes_zero();
         } else if (name == "sync_publish") {
             check_sync_publish();
+        } else if (name == "ack_bodies") {
+            check_ack_bodies();
         } else if (name == "service_handler_failure") {
             check_service_handler_failure();
         } else {

@@ -474,48 +474,6 @@ TYPED_TEST(FeedContract, CallbackEndCarriesTheError) {
 // Consume and watch deliver what the library buffered while nobody read
 // ---------------------------------------------------------------------------
 
-TEST(FeedBuffering, LaggingKvWatcherSeesEveryChangeInOrder) {
-    natsio::Client client = connect();
-    natsio::Client writer = connect();
-    natsio::JetStream js(client);
-    natsio::JetStream writer_js(writer);
-    natsio::KeyValue kv =
-        js.create_key_value(R"({"bucket":"CPPF_LAG","history":10,"storage":"memory"})");
-    natsio::KeyValue writer_kv = writer_js.key_value("CPPF_LAG");
-    natsio::KvWatcher w = kv.watch();
-    natsio::KvEntry marker = next_item(w);
-    ASSERT_TRUE(marker.initial_done());
-
-    // The reader is away while another client makes 100 changes on 7 keys
-    // (with history 10 the server keeps only 70 of them by the end).
-    std::vector<std::pair<std::string, std::string>> made;
-    std::vector<std::uint64_t> revisions;
-    for (int i = 0; i < 100; ++i) {
-        std::string key = numbered("k", i % 7);
-        std::string value = numbered("v", i);
-        revisions.push_back(writer_kv.put(key, value));
-        made.emplace_back(key, value);
-    }
-    // All of it comes into the watcher's buffer while nobody reads.
-    ASSERT_TRUE(wait_until([&] { return w.stats().pending_items >= 100; }, 10s))
-        << "buffered: " << w.stats().pending_items;
-    natsio::IterStats stats = w.stats();
-    EXPECT_EQ(stats.pending_items, 100u);
-    EXPECT_EQ(stats.stalls, 0u);
-
-    for (int i = 0; i < 100; ++i) {
-        natsio::KvEntry entry = next_item(w, 5s);
-        ASSERT_EQ(entry.key(), made[static_cast<std::size_t>(i)].first) << "change " << i;
-        ASSERT_EQ(entry.value(), made[static_cast<std::size_t>(i)].second) << "change " << i;
-        ASSERT_EQ(entry.revision(), revisions[static_cast<std::size_t>(i)]) << "change " << i;
-        ASSERT_EQ(entry.operation(), natsio::KvOperation::Put);
-    }
-    expect_quiet(w);
-    EXPECT_EQ(w.stats().delivered, 101u);  // the marker and 100 changes
-    w.stop();
-    js.delete_key_value("CPPF_LAG");
-}
-
 TEST(FeedBuffering, LaggingKvWatcherInPushModeGetsTheBacklogFirst) {
     natsio::Client client = connect();
     natsio::JetStream js(client);

@@ -9,7 +9,7 @@ const os = require('node:os');
 const path = require('node:path');
 const nats = require('..');
 const { startServer, allThreadsStopped, threadStates } = require('./server');
-const { eventually, sleep } = require('./wait');
+const { eventually, sleep, within } = require('./wait');
 
 const CASES = path.join(__dirname, '..', '..', '..', 'tests', 'conformance', 'cases.txt');
 const lines = fs
@@ -246,6 +246,38 @@ const behaviours = {
       await nc.close();
       await holder.close();
       await js.streams.delete('CONF_SYNC');
+    }
+  },
+  async ack_bodies() {
+    const { server } = await jetstream();
+    const spyConn = await nats.connect({ servers: server.url });
+    await js.streams.add({ name: 'CONF_ACKS', subjects: ['conf.acks'], storage: 'memory' });
+    try {
+      for (let i = 0; i < 4; i++) await js.publish('conf.acks', 'm');
+      await js.consumers.add('CONF_ACKS', { durable_name: 'c', ack_policy: 'explicit', ack_wait: '30s' });
+      const spy = spyConn.subscribe('$JS.ACK.CONF_ACKS.>');
+      await spyConn.flush();
+      const batch = await js.fetch('CONF_ACKS', 'c', { maxMessages: 4, expires: 5000 });
+      assert.equal(batch.length, 4);
+      batch[0].working();
+      batch[1].nak(2000);
+      batch[2].term('bad');
+      batch[3].ack();
+      const seen = [];
+      await within(
+        (async () => {
+          for await (const m of spy) {
+            seen.push(m.string());
+            if (seen.length === 4) break;
+          }
+        })(),
+        10000,
+        'the four acknowledgements',
+      );
+      assert.deepEqual(seen, ['+WPI', '-NAK {"delay":2000000000}', '+TERM bad', '+ACK']);
+    } finally {
+      await spyConn.close();
+      await js.streams.delete('CONF_ACKS');
     }
   },
   async service_handler_failure() {

@@ -109,48 +109,6 @@ test('more waiting consume and watch loops than the libuv threadpool has threads
   }
 });
 
-test('a watcher that pauses after the initial values still gets every change, in order (history 10, 100 changes on 7 keys)', async () => {
-  const kv = await js.kv.create({ bucket: 'LAG', history: 10, storage: 'memory' });
-  const writer = await nats.connect({ servers: server.url });
-  try {
-    const w = await kv.watch();
-    const it = w[Symbol.asyncIterator]();
-    const first = it.next(); // passes the (empty) initial values
-    assert.equal(await within(w.initialized, 2000, 'initialized'), true);
-    // Another client makes 100 changes while the reader reads nothing.
-    const wkv = await writer.jetstream().kv.bind('LAG');
-    const expected = [];
-    for (let i = 0; i < 100; i++) {
-      const key = `key${i % 7}`;
-      const rev = await wkv.put(key, `v${i}`);
-      expected.push([key, `v${i}`, rev]);
-    }
-    wkv.close();
-    // The library pulls them in the background meanwhile.
-    await eventually(() => {
-      const st = w.stats();
-      return st.delivered + st.pendingMsgs >= 100;
-    }, 20000, 'the 100 changes pulled', () => JSON.stringify(w.stats()));
-    const got = [];
-    const e0 = (await within(first, 2000, 'first change')).value;
-    got.push([e0.key, e0.string(), e0.revision]);
-    while (got.length < 100) {
-      const { value, done } = await within(it.next(), 2000, `change ${got.length + 1}`);
-      assert.equal(done, false);
-      got.push([value.key, value.string(), value.revision]);
-    }
-    assert.deepEqual(got, expected, 'all 100 changes, in order');
-    const stats = w.stats();
-    assert.equal(stats.dropped, 0);
-    w.stop();
-    assert.deepEqual(await it.next(), { value: undefined, done: true });
-  } finally {
-    await writer.close();
-    kv.close();
-    await js.kv.delete('LAG');
-  }
-});
-
 test('consume delivers what was published while the reader was away, in order', async () => {
   await js.streams.add({ name: 'AWAY', subjects: ['AWAY.>'], storage: 'memory' });
   try {
@@ -246,7 +204,8 @@ test('no item is yielded after stop() of a consume or watch that is receiving', 
       })(),
     ];
     await Promise.all(pubs);
-    await within(Promise.all(loops), 3000, 'loops end');
+    // A generous bound on the event (a loaded CI machine took more than 3 s).
+    await within(Promise.all(loops), 20000, 'loops end');
     await sleep(100); // an absence: no item after stop within 100 ms
     assert.deepEqual(seen, stoppedAt);
     assert.equal(await msgs.closed, undefined);

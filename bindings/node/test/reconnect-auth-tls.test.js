@@ -93,43 +93,6 @@ test('restart mid-stream: events in order, buffered publishes arrive, subscripti
   assert.match(events[2].arg, new RegExp(`:${s.port}$`));
 });
 
-// The reconnect buffer counts wire bytes, as the header documents: each
-// publish takes its whole frame, "PUB survive.buf 100\r\n" + 100 payload
-// bytes + "\r\n" = 123 bytes.
-test('the reconnect buffer holds exactly its wire bytes; the next publish throws ReconnectBufExceededError', async (t) => {
-  const frame = 'PUB survive.buf 100\r\n'.length + 100 + 2;
-  const fit = 16;
-  const s = await track(startServer());
-  // One byte short of room for a 17th frame (payload bytes alone: 20 fit).
-  const nc = await connectFor(t, { servers: s.url, ...fastReconnect, reconnectBufSize: fit * frame + frame - 1 });
-  const sub = nc.subscribe('survive.buf');
-  await nc.flush();
-  await s.stop();
-  await eventually(() => nc.status === 'RECONNECTING', 5000, 'RECONNECTING');
-  // Fixed-size payloads that say which publish they are.
-  const payload = (i) => String(i).padStart(100, '0');
-  for (let i = 0; i < fit; i++) {
-    assert.doesNotThrow(() => nc.publish('survive.buf', payload(i)), `publish ${i} of ${fit}`);
-  }
-  let error;
-  try {
-    nc.publish('survive.buf', payload(fit));
-  } catch (e) {
-    error = e;
-  }
-  assert.ok(error instanceof nats.ReconnectBufExceededError, `publish ${fit}: ${error}`);
-  assert.equal(error.status, 206);
-  // Exactly the accepted publishes arrive, in order; then a marker sent
-  // after the reconnect: nothing refused slipped in between.
-  await s.restart();
-  await eventually(() => nc.status === 'CONNECTED', 8000, 'CONNECTED');
-  nc.publish('survive.buf', 'marker');
-  await nc.flush();
-  const want = Array.from({ length: fit }, (_, i) => payload(i));
-  assert.deepEqual(await take(sub, fit + 1), [...want, 'marker']);
-  await nc.close();
-});
-
 test('reconnect: false closes on a lost connection; reconnectBufSize -1 fails publishes', async (t) => {
   const s = await track(startServer());
   const noBuffer = await connectFor(t, { servers: s.url, ...fastReconnect, reconnectBufSize: -1 });

@@ -17,4 +17,14 @@ async function eventually(fn, ms, what, detail = null) {
   }
 }
 
-module.exports = { sleep, eventually };
+// Resolves as `promise` does; rejects naming `what` if it has not settled
+// after `ms` (a generous bound on an event, not a measurement).
+function within(promise, ms, what) {
+  let timer;
+  const bound = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, bound]).finally(() => clearTimeout(timer));
+}
+
+module.exports = { sleep, eventually, within };
