@@ -25,6 +25,10 @@
 #   --no-extras        skip the libnatsio-only extras (pub4: --threads 4
 #                      publishers on one client, run after each repeat
 #                      when pub is among the scenarios)
+#   --contention N     N CPU hogs (busy loops, ordinary priority) run beside
+#                      the server and the harnesses for the whole run, so
+#                      tail latencies are measured on a machine with other
+#                      work on it (the results file says contention=N)
 #   -h | --help
 # Harness options (passed unchanged to every harness, see shared bench spec):
 #   --scenarios pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get,svc
@@ -169,6 +173,7 @@ BUILD=1
 EXTRAS=1
 PASS=()
 SKIP_MISSING=0
+CONTENTION=0
 URL=""
 SCENARIOS="pub,pubsub,req,jspub,jspub-sync,kv,kv-par,js-consume,obj-put,obj-get,svc"
 SIZES="16,1024"
@@ -199,6 +204,7 @@ while [ $# -gt 0 ]; do
             [ -n "$name" ] && [ "$name" != "$val" ] || { log "--harness wants NAME=CMD"; exit 2; }
             HARNESSES+=("$name|$cmd|") ;;
         --url) URL="$val" ;;
+        --contention) CONTENTION="$val" ;;
         --scenarios) SCENARIOS="$val" ;;
         --sizes) SIZES="$val" ;;
         --max-secs) MAX_SECS="$val"; PASS+=("$arg" "$val") ;;
@@ -209,6 +215,7 @@ while [ $# -gt 0 ]; do
 done
 [[ "$REPEATS" =~ ^[0-9]+$ ]] && [ "$REPEATS" -ge 1 ] || { log "bad --repeats: $REPEATS"; exit 2; }
 [[ "$OBJ_MB" =~ ^[0-9]+$ ]] || { log "bad --obj-mb: $OBJ_MB"; exit 2; }
+[[ "$CONTENTION" =~ ^[0-9]+$ ]] || { log "bad --contention: $CONTENTION"; exit 2; }
 
 # ---------------------------------------------------------------------------
 # build and select harnesses
@@ -256,8 +263,11 @@ PLOT_PYTHON="$("$BENCH/install-plot.sh")" || { log "could not install matplotlib
 # nats-server
 # ---------------------------------------------------------------------------
 SERVER_PID=""
+HOG_PIDS=()
 TMPD="$(mktemp -d "${TMPDIR:-/tmp}/natsio-bench.XXXXXX")"
 cleanup() {
+    local p
+    for p in "${HOG_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
     if [ -n "$SERVER_PID" ]; then
         kill "$SERVER_PID" 2>/dev/null || true
         wait "$SERVER_PID" 2>/dev/null || true
@@ -295,6 +305,15 @@ if [ -z "$URL" ]; then
     log "nats-server ($SERVER_VERSION) pid $SERVER_PID at $URL"
 fi
 
+# --contention: busy loops competing for the CPUs with the server and the
+# harness (each a subshell spinning on a shell builtin: no allocation, no
+# I/O, only CPU time taken from the others by the scheduler).
+for _ in $(seq 1 "$CONTENTION"); do
+    (trap - INT TERM EXIT; while :; do :; done) &
+    HOG_PIDS+=("$!")
+done
+[ "$CONTENTION" -gt 0 ] && log "contention: ${#HOG_PIDS[@]} CPU hogs (pids ${HOG_PIDS[*]})"
+
 # ---------------------------------------------------------------------------
 # run
 # ---------------------------------------------------------------------------
@@ -305,7 +324,7 @@ mkdir -p "$(dirname "$OUT")"
 : >"$OUT"
 {
     echo "# bench/run.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) host=$(hostname) cpus=$(nproc) load=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ',')"
-    echo "# server=$SERVER_VERSION url=$URL repeats=$REPEATS clients=$(IFS=,; echo "${NAMES[*]}")"
+    echo "# server=$SERVER_VERSION url=$URL repeats=$REPEATS clients=$(IFS=,; echo "${NAMES[*]}") contention=$CONTENTION"
     echo "# args: --scenarios $SCENARIOS --sizes $SIZES ${PASS[*]}"
 } | tee -a "$OUT"
 

@@ -93,6 +93,9 @@ func buildOptions(url string, cfg *connectConfig) (*C.natsio_options, *errorSink
 	if err := statusError(C.natsio_options_set_url(copts, cPtr(curl))); err != nil {
 		return copts, nil, nil, err
 	}
+	if err := statusError(C.natsio_options_set_max_pending_size(copts, defaultMaxPendingSize)); err != nil {
+		return copts, nil, nil, err
+	}
 	for _, set := range cfg.settings {
 		if err := statusError(set(copts)); err != nil {
 			return copts, nil, nil, err

@@ -145,7 +145,9 @@ func PingInterval(d time.Duration, maxOutstanding int) Option {
 	}
 }
 
-// MaxPendingSize bounds the write buffer in bytes (default 2 MiB).
+// MaxPendingSize bounds the write buffer in bytes (default 256 KiB): a
+// publish that finds it full waits for the connection to write, up to
+// FlushTimeout, as nats.go's Publish waits for its socket.
 func MaxPendingSize(bytes int64) Option {
 	return func(cfg *connectConfig) {
 		cfg.add(func(o *C.natsio_options) C.natsio_status {
@@ -153,6 +155,13 @@ func MaxPendingSize(bytes int64) Option {
 		})
 	}
 }
+
+// defaultMaxPendingSize is the binding's write buffer bound, below the
+// library's 2 MiB: the writer swaps two buffers, each growing to the bound
+// under a fast publisher, and 2 x 2 MiB was most of what a Go publisher
+// held over nats.go's (pub 16 B peaked at 13.7 MB, 10.3 MB with 256 KiB,
+// nats.go 8.8 MB; rate within noise; issue 45).
+const defaultMaxPendingSize = 256 * 1024
 
 // MaxControlLine sets the longest protocol control line (a MSG, HMSG or
 // -ERR line, without its payload) accepted from the server, in bytes
