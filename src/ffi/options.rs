@@ -932,6 +932,7 @@ impl Authenticator for CallbackAuth {
             jwt: Some(jwt),
             nkey: None,
             sig: Some(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sig)),
+            ..AuthFields::default()
         })
     }
 }
