@@ -268,6 +268,29 @@ func Secure(files TLSFiles) Option {
 	}
 }
 
+// TLSPEM holds PEM text for SecurePEM, as TLSFiles names files: an empty CA
+// means the system's trust roots; Cert and Key (both or neither) are the
+// client's, for mutual TLS.
+type TLSPEM struct {
+	CA   []byte // the CA certificates servers are verified with
+	Cert []byte // the client's certificate (chain)
+	Key  []byte // the client certificate's private key
+}
+
+// SecurePEM is Secure with certificates and key from memory instead of
+// files (they are copied at Connect). It replaces Secure's files, and the
+// other way round.
+func SecurePEM(pem TLSPEM) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status {
+			ca, caLen := dataPtr(pem.CA)
+			cert, certLen := dataPtr(pem.Cert)
+			key, keyLen := dataPtr(pem.Key)
+			return C.natsio_options_set_tls_pem(o, ca, caLen, cert, certLen, key, keyLen)
+		})
+	}
+}
+
 // TLSHostname verifies the server certificate against hostname instead of
 // the URL's host. Requires Secure or a tls:// URL.
 func TLSHostname(hostname string) Option {

@@ -301,6 +301,30 @@ func TestMutualTLSWithHostname(t *testing.T) {
 	wantIs(t, err, natsio.ErrConfig)
 }
 
+func TestMutualTLSFromMemory(t *testing.T) {
+	s := startConfiguredServer(t, tlsServerConfig(t, true))
+	tlsURL := strings.Replace(s.url, "nats://", "tls://", 1)
+	read := func(name string) []byte {
+		b, err := os.ReadFile(fixture(t, "tls/"+name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	pem := natsio.TLSPEM{CA: read("ca.pem"), Cert: read("client-cert.pem"), Key: read("client-key.pem")}
+	nc := connectTo(t, tlsURL, natsio.NoReconnect(), natsio.SecurePEM(pem))
+	roundTrip(t, nc)
+
+	// Without the client certificate the server refuses; with another CA
+	// the client refuses the server; a key that is no PEM is refused at once.
+	_, err := natsio.Connect(tlsURL, natsio.NoReconnect(), natsio.SecurePEM(natsio.TLSPEM{CA: pem.CA}))
+	wantIs(t, err, natsio.ErrIO)
+	_, err = natsio.Connect(tlsURL, natsio.NoReconnect(), natsio.SecurePEM(natsio.TLSPEM{CA: read("other-ca.pem")}))
+	wantIs(t, err, natsio.ErrIO)
+	_, err = natsio.Connect(tlsURL, natsio.NoReconnect(), natsio.SecurePEM(natsio.TLSPEM{CA: pem.CA, Cert: pem.Cert, Key: []byte("not a key")}))
+	wantIs(t, err, natsio.ErrConfig)
+}
+
 func operatorServer(t *testing.T) *natsServer {
 	conf, err := os.ReadFile(fixture(t, "auth/operator.conf"))
 	if err != nil {

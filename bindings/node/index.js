@@ -376,6 +376,11 @@ class Msg {
     return this._rawHeaders?.statusDescription ?? '';
   }
 
+  /** True when the received header block had corrupt lines (skipped: headers holds the good ones); the message is delivered anyway. */
+  get headersMalformed() {
+    return this._rawHeaders?.malformed === true;
+  }
+
   /** @returns {MsgHeaders|undefined} */
   get headers() {
     if (this._headers === undefined && this._rawHeaders !== null) {
@@ -1529,6 +1534,18 @@ function reconnectAuthTlsOptions(opts, nativeOpts) {
       nativeOpts.tlsCaFile = tls.caFile;
       nativeOpts.tlsCertFile = tls.certFile;
       nativeOpts.tlsKeyFile = tls.keyFile;
+      if (tls.ca !== undefined || tls.cert !== undefined || tls.key !== undefined) {
+        // In-memory PEM (nats.js's ca, cert, key); a file given beside
+        // them is read now, once.
+        const pem = (text, file, name) => {
+          if (text !== undefined && file !== undefined) throw new TypeError(`tls: give ${name} or ${name}File, not both`);
+          if (text === undefined) return file === undefined ? null : require('node:fs').readFileSync(file);
+          if (typeof text === 'string') return Buffer.from(text);
+          if (text instanceof Uint8Array) return text;
+          throw new TypeError(`tls.${name} must be PEM text (a string or bytes)`);
+        };
+        nativeOpts.tlsPem = [pem(tls.ca, tls.caFile, 'ca'), pem(tls.cert, tls.certFile, 'cert'), pem(tls.key, tls.keyFile, 'key')];
+      }
       nativeOpts.tlsHostname = tls.hostname;
       if (tls.handshakeFirst !== undefined) nativeOpts.tlsHandshakeFirst = Boolean(tls.handshakeFirst);
     }
@@ -1610,7 +1627,8 @@ function libraryOptions(n) {
   str(n.nkeyFile, native.options_set_nkey_file);
   str(n.credsFile, native.options_set_credentials_file);
   if (n.tls === true) {
-    native.options_set_tls(o, n.tlsCaFile ?? null, n.tlsCertFile ?? null, n.tlsKeyFile ?? null);
+    if (n.tlsPem) native.options_set_tls_pem(o, ...n.tlsPem);
+    else native.options_set_tls(o, n.tlsCaFile ?? null, n.tlsCertFile ?? null, n.tlsKeyFile ?? null);
     str(n.tlsHostname, native.options_set_tls_hostname);
     bool(n.tlsHandshakeFirst, native.options_set_tls_handshake_first);
   }
@@ -1697,7 +1715,7 @@ function makeLogger(opts) {
  * ignoreDiscoveredServers, waitOnFirstConnect / retryOnFailedConnect,
  * ignoreAuthErrorAbort; nkeySeed, nkeyFile, credsFile; userJWT with
  * signatureCB (see makeAuthHandler); tls: {caFile,
- * certFile, keyFile, hostname, handshakeFirst}; logLevel ('off', 'error',
+ * certFile, keyFile, or ca, cert, key as PEM text, hostname, handshakeFirst}; logLevel ('off', 'error',
  * 'warn', 'info', 'debug', 'trace': every protocol frame) or debug: true
  * (= 'trace'), with logger(level, message) (default: standard error). The
  * environment variable NATSIO_LOG=<level> turns logging on without code.

@@ -887,10 +887,15 @@ function bindingOptions(opts) {
   if (opts.ignoreClusterUpdates !== undefined) o.ignoreDiscoveredServers = opts.ignoreClusterUpdates;
   if (opts.tls) {
     const t = opts.tls;
-    if (t.ca || t.cert || t.key) {
-      throw new InvalidArgumentError('natsio: tls.ca, tls.cert and tls.key (in-memory PEM) are not supported yet; use caFile, certFile, keyFile');
-    }
-    o.tls = { caFile: t.caFile, certFile: t.certFile, keyFile: t.keyFile, handshakeFirst: t.handshakeFirst };
+    o.tls = {
+      caFile: t.caFile,
+      certFile: t.certFile,
+      keyFile: t.keyFile,
+      ca: t.ca,
+      cert: t.cert,
+      key: t.key,
+      handshakeFirst: t.handshakeFirst,
+    };
   }
   let tmpCreds;
   const auths = opts.authenticator === undefined ? [] : [].concat(opts.authenticator);

@@ -225,6 +225,24 @@ test('mutual TLS with a hostname override', async (t) => {
   );
 });
 
+test('mutual TLS from PEM text in memory (tls.ca, cert, key)', async (t) => {
+  const s = await track(startConfiguredServer(tlsConfig(true)));
+  const url = `tls://127.0.0.1:${s.port}`;
+  const read = (name) => fs.readFileSync(fixture(`tls/${name}`), 'utf8');
+  const tls = { ca: read('ca.pem'), cert: read('client-cert.pem'), key: Buffer.from(read('client-key.pem')) };
+  const nc = await connectFor(t, { servers: url, reconnect: false, tls });
+  await roundTrip(nc, 'secured.mtls.memory');
+  await nc.close();
+  // Without the certificate the server refuses; another CA refuses the
+  // server; a key that is no PEM is a ConfigError.
+  await assert.rejects(nats.connect({ servers: url, reconnect: false, tls: { ca: tls.ca } }), nats.IoError);
+  await assert.rejects(nats.connect({ servers: url, reconnect: false, tls: { ca: read('other-ca.pem') } }), nats.IoError);
+  await assert.rejects(
+    nats.connect({ servers: url, reconnect: false, tls: { ...tls, key: 'not a key' } }),
+    nats.ConfigError,
+  );
+});
+
 test('credsFile in operator mode; a stranger is rejected', async (t) => {
   const s = await track(startConfiguredServer(fs.readFileSync(fixture('auth/operator.conf'), 'utf8')));
   const nc = await connectFor(t, { servers: s.url, reconnect: false, credsFile: fixture('auth/user.creds') });
