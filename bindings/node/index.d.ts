@@ -87,12 +87,12 @@ export interface ConnectOptions {
   waitForWriteRoom?: boolean;
   /** Longest control line accepted from the server, bytes (default 4096, at least 64). */
   maxControlLine?: number;
-  /** User name, with pass (credentials in the URL take precedence). */
-  user?: string;
-  /** Password of user. */
-  pass?: string;
-  /** Authentication token. */
-  token?: string;
+  /** User name, with pass (credentials in the URL take precedence); a function (returning a string or a promise of one) is called on every connect and reconnect. */
+  user?: string | (() => string | Promise<string>);
+  /** Password of user; a function as for user. */
+  pass?: string | (() => string | Promise<string>);
+  /** Authentication token; a function (returning a string or a promise of one) is called on every connect and reconnect. */
+  token?: string | (() => string | Promise<string>);
 
   /** Reconnect after losing the connection (default true). */
   reconnect?: boolean;

@@ -1576,8 +1576,11 @@ function libraryOptions(n) {
   if (Array.isArray(n.servers)) native.options_set_servers(o, n.servers);
   str(n.name, native.options_set_name);
   str(n.inboxPrefix, native.options_set_inbox_prefix);
-  str(n.token, native.options_set_token);
-  str(n.user, (opts, user) => native.options_set_user_password(opts, user, n.pass ?? null));
+  // A function (called on every connect) goes through the auth handler.
+  if (typeof n.token !== 'function') str(n.token, native.options_set_token);
+  if (typeof n.user !== 'function' && typeof n.pass !== 'function') {
+    str(n.user, (opts, user) => native.options_set_user_password(opts, user, n.pass ?? null));
+  }
   int(n.timeout, native.options_set_connect_timeout_ms);
   bool(n.noEcho, (opts, noEcho) => native.options_set_echo(opts, !noEcho));
   bool(n.verbose, native.options_set_verbose);
@@ -1644,6 +1647,8 @@ function libraryOptions(n) {
  * a rejection or a wrong value fails that connection attempt. */
 function makeAuthHandler(opts, relay) {
   const { userJWT, signatureCB } = opts;
+  const credentials = credentialsHandler(opts, relay);
+  if (credentials) return credentials;
   if (userJWT === undefined && signatureCB === undefined) return undefined;
   if (typeof userJWT !== 'string' && typeof userJWT !== 'function') {
     throw new TypeError('userJWT must be a string or a function returning one (with signatureCB)');
@@ -1670,6 +1675,31 @@ function makeAuthHandler(opts, relay) {
       native.authReply(request, answer);
     }
   };
+}
+
+/** The handler of callable credentials (src/auth.c's kinds 3 and 4):
+ * `user`/`pass` or `token` given as functions (returning a string or a
+ * promise of one) are called on every connect and reconnect, so rotated
+ * secrets are picked up. Its `kind` tells native.connect which to register. */
+function credentialsHandler(opts, relay) {
+  const { user, pass, token } = opts;
+  const userPassword = typeof user === 'function' || typeof pass === 'function';
+  if (!userPassword && typeof token !== 'function') return undefined;
+  const call = (v) => (typeof v === 'function' ? v() : v);
+  const handler = (kind, nonce, request) => {
+    const failed = (thrown) => {
+      native.authReply(request, undefined);
+      relay.callbackError(thrown, { event: kind === 3 ? 'user' : 'token' });
+    };
+    try {
+      const answer = kind === 3 ? Promise.all([call(user), call(pass)]) : Promise.resolve(call(token));
+      answer.then((value) => native.authReply(request, value), failed);
+    } catch (thrown) {
+      failed(thrown);
+    }
+  };
+  handler.kind = userPassword ? 3 : 4;
+  return handler;
 }
 
 const LOG_LEVELS = ['off', 'error', 'warn', 'info', 'debug', 'trace'];
@@ -1786,6 +1816,7 @@ async function connect(opts = {}) {
       nativeOpts.logLevel,
       nativeOpts.authHandler ?? null,
       nativeOpts.authTimeoutMs ?? 0,
+      nativeOpts.authHandler?.kind ?? 0,
     );
   } catch (e) {
     targets.delete(id);

@@ -834,12 +834,14 @@ function text(v) {
   return typeof v === 'string' ? v : decoder.decode(v);
 }
 
+// A function is passed on: the binding calls it on every connect and
+// reconnect, as nats.js does.
 function usernamePasswordAuthenticator(user, pass) {
-  return authenticator({ user: typeof user === 'function' ? user() : user, pass: typeof pass === 'function' ? pass() : pass });
+  return authenticator({ user, pass });
 }
 
 function tokenAuthenticator(token) {
-  return authenticator({ token: typeof token === 'function' ? token() : token });
+  return authenticator({ token });
 }
 
 function nkeyAuthenticator(seed) {

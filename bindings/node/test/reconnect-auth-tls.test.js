@@ -255,6 +255,33 @@ test('credsFile in operator mode; a stranger is rejected', async (t) => {
   await assert.rejects(nats.connect({ servers: s.url, credsFile: fixture('auth/missing.creds') }), nats.ConfigError);
 });
 
+test('user/pass and token as functions: called again at a reconnect, the new value is used', async (t) => {
+  for (const { before, after, opts } of [
+    {
+      before: 'authorization { user: alice, password: "s3cret" }',
+      after: 'authorization { user: alice, password: "changed" }',
+      opts: (calls) => ({ user: 'alice', pass: () => (calls.n++ === 0 ? 's3cret' : 'changed') }),
+    },
+    {
+      before: 'authorization { token: "t1" }',
+      after: 'authorization { token: "t2" }',
+      opts: (calls) => ({ token: async () => (calls.n++ === 0 ? 't1' : 't2') }),
+    },
+  ]) {
+    const s = await track(startConfiguredServer(before));
+    const calls = { n: 0 };
+    const nc = await connectFor(t, { servers: s.url, reconnectTimeWait: 20, maxReconnectAttempts: -1, ...opts(calls) });
+    assert.equal(calls.n, 1);
+    await roundTrip(nc, 'secured.rotate.before');
+    fs.writeFileSync(s.configFile, after);
+    await s.restart();
+    await eventually(() => nc.stats().reconnects === 1 && nc.status === 'CONNECTED', 10000, 'a reconnect with the new secret');
+    assert.ok(calls.n >= 2);
+    await roundTrip(nc, 'secured.rotate.after');
+    await nc.close();
+  }
+});
+
 test('nkeySeed and nkeyFile; two auth kinds are a ConfigError', async (t) => {
   const pub = fs.readFileSync(fixture('auth/nkey-user.pub'), 'utf8').trim();
   const seed = fs.readFileSync(fixture('auth/nkey-user.nk'), 'utf8').trim();
