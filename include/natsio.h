@@ -537,7 +537,11 @@ enum natsio_status
    */
   NATSIO_ERR_NO_REPLY_SUBJECT = 401,
   /**
-   * The subscription is closed, or in callback mode (SubscriptionClosedError).
+   * The subscription or iterator was stopped (SubscriptionClosedError):
+   * a drain cut short by a stop, an end token or an unsubscribe count
+   * asked of a stopped one. Reading a stopped iterator is no error (it
+   * ends: NATSIO_DONE); reading one in callback mode is
+   * NATSIO_ERR_ILLEGAL_STATE.
    */
   NATSIO_ERR_SUBSCRIPTION_CLOSED = 402,
   /**
@@ -871,7 +875,8 @@ typedef int32_t natsio_pending_policy;
 /**
  * How a create call treats an existing resource (stream, consumer,
  * bucket): the `action` argument of `natsio_js_stream_create`,
- * `natsio_js_consumer_create` and `natsio_js_kv_create`.
+ * `natsio_js_consumer_create`, `natsio_js_kv_create` and
+ * `natsio_js_obj_create` (and their `_async` forms).
  */
 enum natsio_create_action
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -1780,6 +1785,24 @@ typedef natsio_status (*natsio_sign_cb)(void *user_data,
                                         const uint8_t *nonce,
                                         size_t nonce_len,
                                         uint8_t *signature_out);
+
+/**
+ * Gives the user and password to present on a connect: writes the user
+ * (NUL-terminated, not NULL) to `user_out` and the password (may be NULL)
+ * to `password_out`; both must stay valid until the callback is called
+ * again or released. Returns NATSIO_OK, or an error status to fail the
+ * connection attempt.
+ */
+typedef natsio_status (*natsio_user_password_cb)(void *user_data,
+                                                 const char **user_out,
+                                                 const char **password_out);
+
+/**
+ * Returns the token to present on a connect (NUL-terminated; it must stay
+ * valid until the callback is called again or released). NULL fails the
+ * connection attempt.
+ */
+typedef const char *(*natsio_auth_token_cb)(void *user_data);
 
 /**
  * What a `natsio_js_ordered_consumer` reads. Initialise with
@@ -2760,6 +2783,15 @@ size_t natsio_headers_count(const struct natsio_headers *headers, const char *na
 const char *natsio_headers_status_description(const struct natsio_headers *headers);
 
 /**
+ * Whether the received header block was corrupt: a first line that is not
+ * `NATS/1.0 [code [description]]`, or a line without a colon or with an
+ * invalid name or value. Such lines are skipped and the message is still
+ * delivered (as the reference client delivers it with `headers_error`
+ * set). False for a block that parsed cleanly, one built locally, or NULL.
+ */
+bool natsio_headers_malformed(const struct natsio_headers *headers);
+
+/**
  * Number of name/value pairs (0 for NULL).
  */
 size_t natsio_headers_len(const struct natsio_headers *headers);
@@ -2997,7 +3029,9 @@ natsio_status natsio_js_kv_create_async(const struct natsio_js *js,
 
 /**
  * Binds the existing bucket `bucket` through `kv_out`.
- * Errors: NATSIO_ERR_BUCKET_NOT_FOUND, NATSIO_ERR_INVALID_BUCKET_NAME, and
+ * Errors: NATSIO_ERR_BUCKET_NOT_FOUND (no stream `KV_<bucket>`, or one
+ * whose subjects do not cover `$KV.<bucket>.>`: no bucket),
+ * NATSIO_ERR_INVALID_BUCKET_NAME, and
  * the request errors of `natsio_js_kv_create`.
  */
 natsio_status natsio_js_kv_bind(const struct natsio_js *js,
@@ -3782,6 +3816,13 @@ int32_t natsio_msg_status(const struct natsio_msg *msg);
  * or `msg` is NULL. See `natsio_headers_status_description`.
  */
 const char *natsio_msg_status_description(const struct natsio_msg *msg);
+
+/**
+ * Whether the message arrived with a corrupt header block (see
+ * `natsio_headers_malformed`; its good lines are in
+ * `natsio_msg_headers`). False without headers or for NULL.
+ */
+bool natsio_msg_headers_malformed(const struct natsio_msg *msg);
 
 /**
  * The subscription id the message was delivered on (0 for NULL).
@@ -4956,10 +4997,38 @@ natsio_status natsio_options_set_auth_callbacks(struct natsio_options *opts,
                                                 natsio_release_cb release);
 
 /**
+ * Takes the user and password from `cb`, called on every connect and
+ * reconnect (on a library thread, never on two at once for one client),
+ * so rotated credentials are picked up: the callable form of
+ * `natsio_options_set_user_password`. Credentials in the URL take
+ * precedence. `release` follows the rules of
+ * `natsio_options_set_error_callback`. A failing callback fails that
+ * connection attempt (NATSIO_ERR_CONFIG). Errors: NATSIO_ERR_NULL_ARGUMENT
+ * (`cb`), NATSIO_ERR_CONFIG (another auth kind is set).
+ */
+natsio_status natsio_options_set_user_password_callback(struct natsio_options *opts,
+                                                        natsio_user_password_cb cb,
+                                                        void *user_data,
+                                                        natsio_release_cb release);
+
+/**
+ * Takes the token from `cb`, called on every connect and reconnect: the
+ * callable form of `natsio_options_set_token`, otherwise as
+ * `natsio_options_set_user_password_callback`. Errors:
+ * NATSIO_ERR_NULL_ARGUMENT (`cb`), NATSIO_ERR_CONFIG (another auth kind
+ * is set).
+ */
+natsio_status natsio_options_set_token_callback(struct natsio_options *opts,
+                                                natsio_auth_token_cb cb,
+                                                void *user_data,
+                                                natsio_release_cb release);
+
+/**
  * Requires TLS for every server, verifying certificates against `ca_file`
  * (NULL: the system's trust roots; PEM), and presents `cert_file` (NULL:
  * none) with `key_file` (NULL: none; PEM, both or neither) for mutual TLS. There is no way to
  * skip verification. Files are checked now and re-read on every connect.
+ * Replaces what `natsio_options_set_tls_pem` set.
  * Errors: NATSIO_ERR_CONFIG (unreadable or invalid files, a certificate
  * without its key).
  */
@@ -4967,6 +5036,25 @@ natsio_status natsio_options_set_tls(struct natsio_options *opts,
                                      const char *ca_file,
                                      const char *cert_file,
                                      const char *key_file);
+
+/**
+ * Requires TLS for every server, as `natsio_options_set_tls` does, from
+ * PEM text in memory instead of files: `ca_pem` (length 0: the system's
+ * trust roots) holds the trusted CA certificates, `cert_pem` the client's
+ * certificate chain and `key_pem` its private key (both of length 0, or
+ * neither) for mutual TLS. The bytes are copied: the buffers may be freed
+ * when this returns. Replaces what `natsio_options_set_tls` set, and the
+ * other way round. Errors: NATSIO_ERR_CONFIG (no certificate or an invalid
+ * one, an invalid key, a certificate without its key),
+ * NATSIO_ERR_NULL_ARGUMENT (a NULL buffer with a length above 0).
+ */
+natsio_status natsio_options_set_tls_pem(struct natsio_options *opts,
+                                         const void *ca_pem,
+                                         size_t ca_pem_len,
+                                         const void *cert_pem,
+                                         size_t cert_pem_len,
+                                         const void *key_pem,
+                                         size_t key_pem_len);
 
 /**
  * Verifies the server certificate against `hostname` instead of the URL's

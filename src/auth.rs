@@ -10,7 +10,7 @@ use base64::Engine;
 
 use crate::error::{Error, ErrorKind, Result};
 
-/// What goes into CONNECT besides user/password/token.
+/// What goes into CONNECT for the credentials.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AuthFields {
     pub jwt: Option<String>,
@@ -18,6 +18,12 @@ pub struct AuthFields {
     pub nkey: Option<String>,
     /// URL-safe base64 (no padding) of the Ed25519 signature of the nonce.
     pub sig: Option<String>,
+    /// User and password, or a token, computed for this connection (by an
+    /// application callback): they take the place of the options' `user`,
+    /// `password` and `token`. Credentials in the URL still win.
+    pub user: Option<String>,
+    pub pass: Option<String>,
+    pub auth_token: Option<String>,
 }
 
 /// An application-provided authenticator (e.g. keys held in an HSM).
@@ -113,6 +119,7 @@ impl Credentials {
                     jwt: None,
                     nkey: Some(nkey),
                     sig: Some(sig),
+                    ..AuthFields::default()
                 })
             }
             Credentials::NKeyFile(path) => {
@@ -124,6 +131,7 @@ impl Credentials {
                     jwt: None,
                     nkey: Some(nkey),
                     sig: Some(sig),
+                    ..AuthFields::default()
                 })
             }
             Credentials::CredsFile(path) => {
@@ -133,6 +141,7 @@ impl Credentials {
                     jwt: Some(jwt),
                     nkey: None,
                     sig: Some(sig),
+                    ..AuthFields::default()
                 })
             }
             Credentials::Custom(a) => a.authenticate(nonce_bytes),

@@ -76,9 +76,9 @@ fn connect_json(opts: &Options, addr: &ServerAddr, tls: bool, auth: AuthFields) 
         }
         (Some(t), None) => put("auth_token", Some(t.clone())),
         _ => {
-            put("user", opts.user.clone());
-            put("pass", opts.password.clone());
-            put("auth_token", opts.token.clone());
+            put("user", auth.user.or_else(|| opts.user.clone()));
+            put("pass", auth.pass.or_else(|| opts.password.clone()));
+            put("auth_token", auth.auth_token.or_else(|| opts.token.clone()));
         }
     }
     put("jwt", auth.jwt);

@@ -114,6 +114,24 @@ pub fn validate_queue(queue: &str) -> Result<()> {
     Ok(())
 }
 
+/// Whether every subject `inner` matches is matched by `outer` (both
+/// valid subscription subjects): `$KV.>` and `$KV.*.>` cover `$KV.b.>`,
+/// `$KV.b.x` does not.
+pub(crate) fn covers(outer: &str, inner: &str) -> bool {
+    let mut inner_tokens = inner.split('.');
+    for o in outer.split('.') {
+        if o == ">" {
+            return inner_tokens.next().is_some();
+        }
+        match inner_tokens.next() {
+            None | Some(">") => return false,
+            Some(i) if o != "*" && (i == "*" || i != o) => return false,
+            Some(_) => {}
+        }
+    }
+    inner_tokens.next().is_none()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +175,18 @@ mod tests {
         validate_publish(&long_good).unwrap();
         assert!(validate_publish(&long_bad).is_err());
         validate_publish(&long_good).unwrap();
+    }
+
+    #[test]
+    fn covering_subjects() {
+        for outer in ["$KV.b.>", "$KV.>", "$KV.*.>", ">", "*.b.>", "$KV.b.*.>"] {
+            let want = outer != "$KV.b.*.>";
+            assert_eq!(covers(outer, "$KV.b.>"), want, "{outer:?}");
+        }
+        for outer in ["$KV.b", "$KV.b.x", "$KV.c.>", "$KV.b.*", "KV.b.>"] {
+            assert!(!covers(outer, "$KV.b.>"), "{outer:?}");
+        }
+        assert!(covers("a.*", "a.b") && covers("a.*", "a.*") && !covers("a.b", "a.*"));
+        assert!(!covers("a.*", "a.b.c") && !covers("a.b.c", "a.b"));
     }
 }

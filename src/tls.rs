@@ -1,7 +1,7 @@
-//! TLS with rustls: client configuration from files, verified by default
+//! TLS with rustls: client configuration from files or memory, verified by default
 //! (there is no insecure mode), and the upgrade of a TCP stream.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -17,14 +17,32 @@ use tokio_rustls::TlsConnector;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ws::WsStream;
 
-/// TLS settings. Setting any of them requires TLS for every server.
+/// PEM text held in memory (certificates or a private key). Its bytes
+/// are never printed.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Pem(pub Arc<[u8]>);
+
+impl std::fmt::Debug for Pem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Pem({} bytes)", self.0.len())
+    }
+}
+
+/// TLS settings. Setting any of them requires TLS for every server. Each
+/// of the CA, the certificate chain and the key comes from a file or from
+/// memory, not both.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TlsOptions {
-    /// PEM file of trusted CAs; the system's roots when `None`.
+    /// PEM file of trusted CAs; the system's roots when neither it nor
+    /// `ca_pem` is set.
     pub ca_file: Option<PathBuf>,
     /// PEM certificate chain and key for mutual TLS.
     pub cert_file: Option<PathBuf>,
     pub key_file: Option<PathBuf>,
+    /// The same three as PEM text in memory.
+    pub ca_pem: Option<Pem>,
+    pub cert_pem: Option<Pem>,
+    pub key_pem: Option<Pem>,
     /// Name to verify the server certificate against instead of the URL host.
     pub hostname: Option<String>,
     /// Start TLS before the server's INFO (server `handshake_first`).
@@ -35,10 +53,64 @@ fn tls_err(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::Config, msg)
 }
 
+/// Where one PEM item comes from: a file (read on every connect) or memory.
+enum PemSource<'a> {
+    File(&'a Path),
+    Memory(&'a [u8]),
+}
+
+impl<'a> PemSource<'a> {
+    /// The source of an item set as `file` or `pem`; `None` when neither
+    /// is; a config error when both are.
+    fn of(file: &'a Option<PathBuf>, pem: &'a Option<Pem>, what: &str) -> Result<Option<Self>> {
+        match (file, pem) {
+            (Some(_), Some(_)) => Err(tls_err(format!(
+                "tls: the {what} is set both as a file and in memory"
+            ))),
+            (Some(f), None) => Ok(Some(PemSource::File(f))),
+            (None, Some(p)) => Ok(Some(PemSource::Memory(&p.0))),
+            (None, None) => Ok(None),
+        }
+    }
+
+    fn name(&self) -> String {
+        match self {
+            PemSource::File(f) => f.display().to_string(),
+            PemSource::Memory(_) => "memory".to_string(),
+        }
+    }
+
+    fn certs(&self) -> Result<Vec<CertificateDer<'static>>> {
+        let bad = |e: rustls::pki_types::pem::Error| {
+            tls_err(format!("tls: bad certificate in {}: {e}", self.name()))
+        };
+        match self {
+            PemSource::File(f) => CertificateDer::pem_file_iter(f)
+                .map_err(|e| tls_err(format!("tls: cannot read {}: {e}", f.display())))?
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(bad),
+            PemSource::Memory(b) => CertificateDer::pem_slice_iter(b)
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(bad),
+        }
+    }
+
+    fn key(&self) -> Result<PrivateKeyDer<'static>> {
+        match self {
+            PemSource::File(f) => PrivateKeyDer::from_pem_file(f)
+                .map_err(|e| tls_err(format!("tls: cannot read key {}: {e}", f.display()))),
+            PemSource::Memory(b) => PrivateKeyDer::from_pem_slice(b)
+                .map_err(|e| tls_err(format!("tls: bad key in memory: {e}"))),
+        }
+    }
+}
+
 impl TlsOptions {
     pub(crate) fn validate(&self) -> Result<()> {
-        if self.cert_file.is_some() != self.key_file.is_some() {
-            return Err(tls_err("tls: cert_file and key_file go together"));
+        let cert = self.cert_file.is_some() || self.cert_pem.is_some();
+        let key = self.key_file.is_some() || self.key_pem.is_some();
+        if cert != key {
+            return Err(tls_err("tls: the certificate and its key go together"));
         }
         self.client_config().map(|_| ())
     }
@@ -47,27 +119,18 @@ impl TlsOptions {
     /// rotated files are picked up).
     pub(crate) fn client_config(&self) -> Result<Arc<ClientConfig>> {
         let mut roots = RootCertStore::empty();
-        match &self.ca_file {
+        match PemSource::of(&self.ca_file, &self.ca_pem, "CA")? {
             Some(ca) => {
-                let certs = CertificateDer::pem_file_iter(ca).map_err(|e| {
-                    tls_err(format!("tls: cannot read CA file {}: {e}", ca.display()))
-                })?;
-                for c in certs {
-                    let c = c.map_err(|e| {
-                        tls_err(format!("tls: bad certificate in {}: {e}", ca.display()))
-                    })?;
+                for c in ca.certs()? {
                     roots.add(c).map_err(|e| {
                         tls_err(format!(
                             "tls: unusable CA certificate in {}: {e}",
-                            ca.display()
+                            ca.name()
                         ))
                     })?;
                 }
                 if roots.is_empty() {
-                    return Err(tls_err(format!(
-                        "tls: no certificate in CA file {}",
-                        ca.display()
-                    )));
+                    return Err(tls_err(format!("tls: no CA certificate in {}", ca.name())));
                 }
             }
             None => {
@@ -81,20 +144,12 @@ impl TlsOptions {
             .with_safe_default_protocol_versions()
             .map_err(|e| tls_err(format!("tls: {e}")))?
             .with_root_certificates(roots);
-        let config = match (&self.cert_file, &self.key_file) {
-            (Some(cert), Some(key)) => {
-                let chain = CertificateDer::pem_file_iter(cert)
-                    .map_err(|e| tls_err(format!("tls: cannot read {}: {e}", cert.display())))?
-                    .collect::<std::result::Result<Vec<_>, _>>()
-                    .map_err(|e| {
-                        tls_err(format!("tls: bad certificate in {}: {e}", cert.display()))
-                    })?;
-                let key = PrivateKeyDer::from_pem_file(key)
-                    .map_err(|e| tls_err(format!("tls: cannot read key {}: {e}", key.display())))?;
-                builder
-                    .with_client_auth_cert(chain, key)
-                    .map_err(|e| tls_err(format!("tls: client certificate rejected: {e}")))?
-            }
+        let cert = PemSource::of(&self.cert_file, &self.cert_pem, "certificate")?;
+        let key = PemSource::of(&self.key_file, &self.key_pem, "key")?;
+        let config = match (cert, key) {
+            (Some(cert), Some(key)) => builder
+                .with_client_auth_cert(cert.certs()?, key.key()?)
+                .map_err(|e| tls_err(format!("tls: client certificate rejected: {e}")))?,
             _ => builder.with_no_client_auth(),
         };
         Ok(Arc::new(config))

@@ -125,6 +125,7 @@ func msgFromView(v *C.go_msg_view, conn *Conn, lastSubject *string) *Msg {
 		}
 	}
 	if v.f.headers != nil {
+		m.HeadersMalformed = bool(C.natsio_headers_malformed(v.f.headers))
 		m.Header = make(Header, int(v.f.header_count))
 		for i := C.size_t(0); i < v.f.header_count; i++ {
 			var name, value *C.char

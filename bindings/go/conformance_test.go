@@ -33,7 +33,7 @@ type conformanceCase struct {
 // default_default_url).
 func (c conformanceCase) name() string {
 	n := 1
-	if c.kind == "error" {
+	if c.kind == "error" || c.kind == "facade" {
 		n = 2
 	}
 	return c.kind + "_" + strings.Join(c.fields[:min(n, len(c.fields))], "_")
@@ -126,6 +126,9 @@ func TestConformance(t *testing.T) {
 	}
 
 	for _, c := range cases {
+		if c.kind == "facade" && (len(c.fields) == 0 || c.fields[0] != "go") {
+			continue // another language's facade
+		}
 		t.Run(c.name(), func(t *testing.T) {
 			switch c.kind {
 			case "error":
@@ -137,6 +140,9 @@ func TestConformance(t *testing.T) {
 				checkDefaultCase(t, c, jetStreamServer)
 			case "behaviour":
 				checkBehaviourCase(t, c, jetStreamServer)
+			case "facade":
+				_, url := jetStreamServer(t)
+				checkFacadeCase(t, c, url)
 			default:
 				t.Fatalf("no Go check for %q lines", c.kind)
 			}
@@ -506,6 +512,16 @@ func checkBehaviourCase(t *testing.T, c conformanceCase, jetStreamServer func(*t
 		st := endpointStats(t, svc.Stats(), "op")
 		if st.NumRequests != 2 || st.NumErrors != 1 {
 			t.Errorf("stats: %d requests, %d errors; want 2 and 1", st.NumRequests, st.NumErrors)
+		}
+	case "kv_bind_subjects":
+		js, _ := jetStreamServer(t)
+		ctx := ctxTimeout(t, 10*time.Second)
+		got(js.CreateStream(ctx, natsio.StreamConfig{Name: "KV_CONF_PLAIN", Subjects: []string{"conf.plain.>"}, Storage: natsio.MemoryStorage})).must(t)
+		_, err := js.KeyValue(ctx, "CONF_PLAIN")
+		wantIs(t, err, natsio.ErrBucketNotFound)
+		got(js.CreateStream(ctx, natsio.StreamConfig{Name: "KV_CONF_WIDE", Subjects: []string{"$KV.CONF_WIDE.>"}, Storage: natsio.MemoryStorage})).must(t)
+		if kv := got(js.KeyValue(ctx, "CONF_WIDE")).must(t); kv.Bucket() != "CONF_WIDE" {
+			t.Errorf("bound bucket %q", kv.Bucket())
 		}
 	default:
 		t.Fatalf("no Go check for behaviour %q", c.fields[0])

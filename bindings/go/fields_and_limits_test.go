@@ -1,13 +1,16 @@
 package natsio_test
 
 // What the conformance table does not cover of messages, limits and configs:
-// Msg.Status and Msg.Sid, MaxControlLine, the JetStream config fields and
+// Msg.Status and Msg.Sid, Msg.HeadersMalformed, MaxControlLine, the JetStream config fields and
 // DeleteMsg's NoErase.
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +50,43 @@ func TestMsgStatusAndSid(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("no callback message")
 		}
+	}
+}
+
+// A message whose header block has a corrupt line, published by a raw
+// client, is delivered with HeadersMalformed and its good headers; a clean
+// block is not flagged.
+func TestCorruptHeaderBlockIsFlagged(t *testing.T) {
+	nc := connect(t)
+	subj := subject(t, "hdr")
+	sub, err := nc.SubscribeSync(subj + ".>")
+	noErr(t, err)
+	flush(t, nc)
+	raw, err := net.Dial("tcp", strings.TrimPrefix(shared.url, "nats://"))
+	noErr(t, err)
+	defer raw.Close()
+	frames := "CONNECT {\"verbose\":false,\"headers\":true}\r\n"
+	for _, hp := range []struct{ tail, block string }{
+		{"bad", "NATS/1.0\r\nGood: yes\r\nno colon here\r\n\r\n"},
+		{"good", "NATS/1.0\r\nGood: yes\r\n\r\n"},
+	} {
+		frames += fmt.Sprintf("HPUB %s.%s %d %d\r\n%sdata\r\n", subj, hp.tail, len(hp.block), len(hp.block)+4, hp.block)
+	}
+	_, err = raw.Write([]byte(frames + "PING\r\n"))
+	noErr(t, err)
+	for r := bufio.NewReader(raw); ; {
+		line, err := r.ReadString('\n')
+		noErr(t, err)
+		if strings.HasPrefix(line, "PONG") {
+			break
+		}
+	}
+	bad, good := mustNext(t, sub), mustNext(t, sub)
+	if bad.Subject != subj+".bad" || !bad.HeadersMalformed || bad.Header.Get("Good") != "yes" || len(bad.Header) != 1 || string(bad.Data) != "data" {
+		t.Errorf("corrupt block: %s malformed=%v %v %q", bad.Subject, bad.HeadersMalformed, bad.Header, bad.Data)
+	}
+	if good.Subject != subj+".good" || good.HeadersMalformed {
+		t.Errorf("clean block: %s malformed=%v", good.Subject, good.HeadersMalformed)
 	}
 }
 

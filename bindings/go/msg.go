@@ -53,6 +53,10 @@ type Msg struct {
 	// first line (e.g. "Request Timeout" for 408), "" when there is none.
 	// Ignored by PublishMsg.
 	StatusDescription string
+	// HeadersMalformed is true when the received header block had corrupt
+	// lines (skipped: Header holds the good ones); the message is still
+	// delivered. Ignored by PublishMsg.
+	HeadersMalformed bool
 	// Sid is the id of the subscription the message was delivered on
 	// (Subscription.SID), 0 for a message not received from the server.
 	// Ignored by PublishMsg.

@@ -22,6 +22,8 @@ extern void natsioGoEvent(void *user_data, natsio_event_kind kind, natsio_status
 extern void natsioGoLog(void *user_data, natsio_log_level level, char *message);
 extern char *natsioGoJWT(void *user_data);
 extern natsio_status natsioGoSign(void *user_data, uint8_t *nonce, size_t nonce_len, uint8_t *signature_out);
+extern natsio_status natsioGoUserPassword(void *user_data, const char **user_out, const char **password_out);
+extern char *natsioGoToken(void *user_data);
 extern natsio_status natsioGoServiceRequest(void *user_data, natsio_service_request *req, natsio_status status);
 extern void natsioGoServiceError(void *user_data, char *endpoint, char *subject, int32_t code, char *description);
 extern char *natsioGoServiceStats(void *user_data, char *endpoint, char *subject);
@@ -363,6 +365,15 @@ natsio_status go_options_set_event_callback(natsio_options *opts, uintptr_t h) {
 natsio_status go_options_set_auth_callbacks(natsio_options *opts, uintptr_t h) {
 	return natsio_options_set_auth_callbacks(opts, (natsio_jwt_cb)natsioGoJWT, (natsio_sign_cb)natsioGoSign,
 		(void *)h, natsioGoRelease);
+}
+
+natsio_status go_options_set_user_password_callback(natsio_options *opts, uintptr_t h) {
+	return natsio_options_set_user_password_callback(opts, (natsio_user_password_cb)natsioGoUserPassword, (void *)h,
+		natsioGoRelease);
+}
+
+natsio_status go_options_set_token_callback(natsio_options *opts, uintptr_t h) {
+	return natsio_options_set_token_callback(opts, (natsio_auth_token_cb)natsioGoToken, (void *)h, natsioGoRelease);
 }
 
 natsio_status go_endpoint_set_callback(const natsio_endpoint *ep, uintptr_t h) {

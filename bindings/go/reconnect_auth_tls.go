@@ -234,6 +234,122 @@ func natsioGoSign(userData unsafe.Pointer, nonce *C.uint8_t, nonceLen C.size_t, 
 	return C.NATSIO_OK
 }
 
+// UserInfoHandler gives the user and password to present.
+type UserInfoHandler func() (user, password string, err error)
+
+// TokenHandler gives the token to present.
+type TokenHandler func() (string, error)
+
+// UserInfoCallback authenticates with the user and password handler gives,
+// called on every connect and reconnect (on a library thread), so rotated
+// credentials are picked up: the callable form of UserInfo. An error or a
+// panic fails that connection attempt (ErrConfig, or the *Error's status).
+func UserInfoCallback(handler UserInfoHandler) Option {
+	return credentialsCallback(&credentialsState{userInfo: handler}, handler == nil)
+}
+
+// TokenCallback authenticates with the token handler gives, called on
+// every connect and reconnect: the callable form of Token, otherwise as
+// UserInfoCallback.
+func TokenCallback(handler TokenHandler) Option {
+	return credentialsCallback(&credentialsState{token: handler}, handler == nil)
+}
+
+func credentialsCallback(state *credentialsState, missing bool) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status {
+			if missing {
+				return C.NATSIO_ERR_NULL_ARGUMENT
+			}
+			h, box := newHandle(state)
+			var st C.natsio_status
+			if state.token != nil {
+				st = C.go_options_set_token_callback(o, C.uintptr_t(h))
+			} else {
+				st = C.go_options_set_user_password_callback(o, C.uintptr_t(h))
+			}
+			if st != C.NATSIO_OK {
+				discardHandle(h, box)
+			}
+			return st
+		})
+	}
+}
+
+// credentialsState is the user data of a credentials callback; the C
+// contract wants the strings it returns valid until the next call or the
+// release, so the last ones are kept in C memory here.
+type credentialsState struct {
+	userInfo UserInfoHandler
+	token    TokenHandler
+	mu       sync.Mutex
+	last     [2]*C.char
+}
+
+// keep replaces the kept strings by s (C copies).
+func (c *credentialsState) keep(s ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range c.last {
+		C.free(unsafe.Pointer(c.last[i]))
+		c.last[i] = nil
+		if i < len(s) {
+			c.last[i] = C.CString(s[i])
+		}
+	}
+}
+
+func (c *credentialsState) released() { c.keep() }
+
+// statusOf is the status a failed credentials callback reports.
+func statusOf(err error) C.natsio_status {
+	var e *Error
+	if errors.As(err, &e) {
+		return C.natsio_status(e.Status)
+	}
+	return C.NATSIO_ERR_CONFIG
+}
+
+//export natsioGoUserPassword
+func natsioGoUserPassword(userData unsafe.Pointer, userOut, passwordOut **C.char) (status C.natsio_status) {
+	c := valueOf(userData).(*credentialsState)
+	defer func() {
+		if recover() != nil {
+			status = C.NATSIO_ERR_INTERNAL
+		}
+	}()
+	user, password, err := c.userInfo()
+	if err != nil {
+		return statusOf(err)
+	}
+	if strings.IndexByte(user, 0) >= 0 || strings.IndexByte(password, 0) >= 0 {
+		return C.NATSIO_ERR_INVALID_ARGUMENT
+	}
+	c.keep(user, password)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	*userOut, *passwordOut = c.last[0], c.last[1]
+	return C.NATSIO_OK
+}
+
+//export natsioGoToken
+func natsioGoToken(userData unsafe.Pointer) (out *C.char) {
+	c := valueOf(userData).(*credentialsState)
+	defer func() {
+		if recover() != nil {
+			out = nil
+		}
+	}()
+	token, err := c.token()
+	if err != nil || strings.IndexByte(token, 0) >= 0 {
+		return nil
+	}
+	c.keep(token)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last[0]
+}
+
 // ---------------------------------------------------------------------------
 // TLS
 // ---------------------------------------------------------------------------
@@ -264,6 +380,29 @@ func Secure(files TLSFiles) Option {
 				cs[i] = b
 			}
 			return C.natsio_options_set_tls(o, cPtr(cs[0]), cPtr(cs[1]), cPtr(cs[2]))
+		})
+	}
+}
+
+// TLSPEM holds PEM text for SecurePEM, as TLSFiles names files: an empty CA
+// means the system's trust roots; Cert and Key (both or neither) are the
+// client's, for mutual TLS.
+type TLSPEM struct {
+	CA   []byte // the CA certificates servers are verified with
+	Cert []byte // the client's certificate (chain)
+	Key  []byte // the client certificate's private key
+}
+
+// SecurePEM is Secure with certificates and key from memory instead of
+// files (they are copied at Connect). It replaces Secure's files, and the
+// other way round.
+func SecurePEM(pem TLSPEM) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status {
+			ca, caLen := dataPtr(pem.CA)
+			cert, certLen := dataPtr(pem.Cert)
+			key, keyLen := dataPtr(pem.Key)
+			return C.natsio_options_set_tls_pem(o, ca, caLen, cert, certLen, key, keyLen)
 		})
 	}
 }

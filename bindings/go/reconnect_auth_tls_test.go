@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -256,6 +257,82 @@ func TestMutualTLSWithHostname(t *testing.T) {
 	}
 	_, err := natsio.Connect(tlsURL, natsio.Secure(natsio.TLSFiles{CA: fixture(t, "tls/ca.pem"), Cert: fixture(t, "tls/client-cert.pem")}))
 	wantIs(t, err, natsio.ErrConfig)
+}
+
+func TestMutualTLSFromMemory(t *testing.T) {
+	s := startConfiguredServer(t, tlsServerConfig(t, true))
+	tlsURL := strings.Replace(s.url, "nats://", "tls://", 1)
+	read := func(name string) []byte {
+		b, err := os.ReadFile(fixture(t, "tls/"+name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	pem := natsio.TLSPEM{CA: read("ca.pem"), Cert: read("client-cert.pem"), Key: read("client-key.pem")}
+	nc := connectTo(t, tlsURL, natsio.NoReconnect(), natsio.SecurePEM(pem))
+	roundTrip(t, nc)
+
+	// Without the client certificate the server refuses; with another CA
+	// the client refuses the server; a key that is no PEM is refused at once.
+	_, err := natsio.Connect(tlsURL, natsio.NoReconnect(), natsio.SecurePEM(natsio.TLSPEM{CA: pem.CA}))
+	wantIs(t, err, natsio.ErrIO)
+	_, err = natsio.Connect(tlsURL, natsio.NoReconnect(), natsio.SecurePEM(natsio.TLSPEM{CA: read("other-ca.pem")}))
+	wantIs(t, err, natsio.ErrIO)
+	_, err = natsio.Connect(tlsURL, natsio.NoReconnect(), natsio.SecurePEM(natsio.TLSPEM{CA: pem.CA, Cert: pem.Cert, Key: []byte("not a key")}))
+	wantIs(t, err, natsio.ErrConfig)
+}
+
+// The credentials callbacks are called again at a reconnect, and their new
+// value is what the restarted server (password or token changed) accepts.
+func TestCredentialsCallbacksAtEveryConnect(t *testing.T) {
+	for _, tc := range []struct {
+		name, before, after string
+		option              func(calls *atomic.Int32) natsio.Option
+	}{
+		{"user/password", `authorization { user: alice, password: "s3cret" }`, `authorization { user: alice, password: "changed" }`,
+			func(calls *atomic.Int32) natsio.Option {
+				return natsio.UserInfoCallback(func() (string, string, error) {
+					if calls.Add(1) == 1 {
+						return "alice", "s3cret", nil
+					}
+					return "alice", "changed", nil
+				})
+			}},
+		{"token", `authorization { token: "t1" }`, `authorization { token: "t2" }`,
+			func(calls *atomic.Int32) natsio.Option {
+				return natsio.TokenCallback(func() (string, error) {
+					if calls.Add(1) == 1 {
+						return "t1", nil
+					}
+					return "t2", nil
+				})
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startConfiguredServer(t, tc.before)
+			var calls atomic.Int32
+			nc := connectTo(t, s.url, tc.option(&calls), natsio.ReconnectWait(20*time.Millisecond, 100*time.Millisecond))
+			if calls.Load() != 1 {
+				t.Fatalf("%d calls at connect", calls.Load())
+			}
+			roundTrip(t, nc)
+			conf := s.args[slices.Index(s.args, "-c")+1]
+			if err := os.WriteFile(conf, []byte(tc.after), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s.restart(t)
+			eventually(t, "a reconnect with the new secret", func() bool {
+				return nc.Stats().Reconnects == 1 && nc.Status() == natsio.Connected
+			})
+			if calls.Load() < 2 {
+				t.Fatalf("%d calls", calls.Load())
+			}
+			roundTrip(t, nc)
+		})
+	}
+	_, err := natsio.Connect(shared.url, natsio.TokenCallback(nil))
+	wantIs(t, err, natsio.ErrNullArgument)
 }
 
 func operatorServer(t *testing.T) *natsServer {

@@ -87,12 +87,12 @@ export interface ConnectOptions {
   waitForWriteRoom?: boolean;
   /** Longest control line accepted from the server, bytes (default 4096, at least 64). */
   maxControlLine?: number;
-  /** User name, with pass (credentials in the URL take precedence). */
-  user?: string;
-  /** Password of user. */
-  pass?: string;
-  /** Authentication token. */
-  token?: string;
+  /** User name, with pass (credentials in the URL take precedence); a function (returning a string or a promise of one) is called on every connect and reconnect. */
+  user?: string | (() => string | Promise<string>);
+  /** Password of user; a function as for user. */
+  pass?: string | (() => string | Promise<string>);
+  /** Authentication token; a function (returning a string or a promise of one) is called on every connect and reconnect. */
+  token?: string | (() => string | Promise<string>);
 
   /** Reconnect after losing the connection (default true). */
   reconnect?: boolean;
@@ -168,6 +168,13 @@ export interface TlsOptions {
   certFile?: string;
   /** The private key of certFile (PEM). */
   keyFile?: string;
+  /** caFile's PEM text itself, in memory (nats.js's `ca`); a file given
+   * beside in-memory items is read once, at connect. */
+  ca?: string | Uint8Array;
+  /** certFile's PEM text itself, in memory. */
+  cert?: string | Uint8Array;
+  /** keyFile's PEM text itself, in memory. */
+  key?: string | Uint8Array;
   /** Verify the server certificate against this name instead of the URL's host. */
   hostname?: string;
   /** Start TLS before the server's INFO (servers with handshake_first). */
@@ -269,6 +276,8 @@ export class Msg {
   readonly status: number;
   /** The text beside the inline status (e.g. "Request Timeout" for 408), "" when none. */
   readonly statusDescription: string;
+  /** True when the received header block had corrupt lines (skipped: headers holds the good ones); the message is delivered anyway. */
+  readonly headersMalformed: boolean;
   /** The id of the subscription it was delivered on (Subscription.sid). */
   readonly sid: number;
   /** The payload decoded as UTF-8. */

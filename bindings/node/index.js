@@ -376,6 +376,11 @@ class Msg {
     return this._rawHeaders?.statusDescription ?? '';
   }
 
+  /** True when the received header block had corrupt lines (skipped: headers holds the good ones); the message is delivered anyway. */
+  get headersMalformed() {
+    return this._rawHeaders?.malformed === true;
+  }
+
   /** @returns {MsgHeaders|undefined} */
   get headers() {
     if (this._headers === undefined && this._rawHeaders !== null) {
@@ -1529,6 +1534,18 @@ function reconnectAuthTlsOptions(opts, nativeOpts) {
       nativeOpts.tlsCaFile = tls.caFile;
       nativeOpts.tlsCertFile = tls.certFile;
       nativeOpts.tlsKeyFile = tls.keyFile;
+      if (tls.ca !== undefined || tls.cert !== undefined || tls.key !== undefined) {
+        // In-memory PEM (nats.js's ca, cert, key); a file given beside
+        // them is read now, once.
+        const pem = (text, file, name) => {
+          if (text !== undefined && file !== undefined) throw new TypeError(`tls: give ${name} or ${name}File, not both`);
+          if (text === undefined) return file === undefined ? null : require('node:fs').readFileSync(file);
+          if (typeof text === 'string') return Buffer.from(text);
+          if (text instanceof Uint8Array) return text;
+          throw new TypeError(`tls.${name} must be PEM text (a string or bytes)`);
+        };
+        nativeOpts.tlsPem = [pem(tls.ca, tls.caFile, 'ca'), pem(tls.cert, tls.certFile, 'cert'), pem(tls.key, tls.keyFile, 'key')];
+      }
       nativeOpts.tlsHostname = tls.hostname;
       if (tls.handshakeFirst !== undefined) nativeOpts.tlsHandshakeFirst = Boolean(tls.handshakeFirst);
     }
@@ -1559,8 +1576,11 @@ function libraryOptions(n) {
   if (Array.isArray(n.servers)) native.options_set_servers(o, n.servers);
   str(n.name, native.options_set_name);
   str(n.inboxPrefix, native.options_set_inbox_prefix);
-  str(n.token, native.options_set_token);
-  str(n.user, (opts, user) => native.options_set_user_password(opts, user, n.pass ?? null));
+  // A function (called on every connect) goes through the auth handler.
+  if (typeof n.token !== 'function') str(n.token, native.options_set_token);
+  if (typeof n.user !== 'function' && typeof n.pass !== 'function') {
+    str(n.user, (opts, user) => native.options_set_user_password(opts, user, n.pass ?? null));
+  }
   int(n.timeout, native.options_set_connect_timeout_ms);
   bool(n.noEcho, (opts, noEcho) => native.options_set_echo(opts, !noEcho));
   bool(n.verbose, native.options_set_verbose);
@@ -1610,7 +1630,8 @@ function libraryOptions(n) {
   str(n.nkeyFile, native.options_set_nkey_file);
   str(n.credsFile, native.options_set_credentials_file);
   if (n.tls === true) {
-    native.options_set_tls(o, n.tlsCaFile ?? null, n.tlsCertFile ?? null, n.tlsKeyFile ?? null);
+    if (n.tlsPem) native.options_set_tls_pem(o, ...n.tlsPem);
+    else native.options_set_tls(o, n.tlsCaFile ?? null, n.tlsCertFile ?? null, n.tlsKeyFile ?? null);
     str(n.tlsHostname, native.options_set_tls_hostname);
     bool(n.tlsHandshakeFirst, native.options_set_tls_handshake_first);
   }
@@ -1626,6 +1647,8 @@ function libraryOptions(n) {
  * a rejection or a wrong value fails that connection attempt. */
 function makeAuthHandler(opts, relay) {
   const { userJWT, signatureCB } = opts;
+  const credentials = credentialsHandler(opts, relay);
+  if (credentials) return credentials;
   if (userJWT === undefined && signatureCB === undefined) return undefined;
   if (typeof userJWT !== 'string' && typeof userJWT !== 'function') {
     throw new TypeError('userJWT must be a string or a function returning one (with signatureCB)');
@@ -1652,6 +1675,31 @@ function makeAuthHandler(opts, relay) {
       native.authReply(request, answer);
     }
   };
+}
+
+/** The handler of callable credentials (src/auth.c's kinds 3 and 4):
+ * `user`/`pass` or `token` given as functions (returning a string or a
+ * promise of one) are called on every connect and reconnect, so rotated
+ * secrets are picked up. Its `kind` tells native.connect which to register. */
+function credentialsHandler(opts, relay) {
+  const { user, pass, token } = opts;
+  const userPassword = typeof user === 'function' || typeof pass === 'function';
+  if (!userPassword && typeof token !== 'function') return undefined;
+  const call = (v) => (typeof v === 'function' ? v() : v);
+  const handler = (kind, nonce, request) => {
+    const failed = (thrown) => {
+      native.authReply(request, undefined);
+      relay.callbackError(thrown, { event: kind === 3 ? 'user' : 'token' });
+    };
+    try {
+      const answer = kind === 3 ? Promise.all([call(user), call(pass)]) : Promise.resolve(call(token));
+      answer.then((value) => native.authReply(request, value), failed);
+    } catch (thrown) {
+      failed(thrown);
+    }
+  };
+  handler.kind = userPassword ? 3 : 4;
+  return handler;
 }
 
 const LOG_LEVELS = ['off', 'error', 'warn', 'info', 'debug', 'trace'];
@@ -1697,7 +1745,7 @@ function makeLogger(opts) {
  * ignoreDiscoveredServers, waitOnFirstConnect / retryOnFailedConnect,
  * ignoreAuthErrorAbort; nkeySeed, nkeyFile, credsFile; userJWT with
  * signatureCB (see makeAuthHandler); tls: {caFile,
- * certFile, keyFile, hostname, handshakeFirst}; logLevel ('off', 'error',
+ * certFile, keyFile, or ca, cert, key as PEM text, hostname, handshakeFirst}; logLevel ('off', 'error',
  * 'warn', 'info', 'debug', 'trace': every protocol frame) or debug: true
  * (= 'trace'), with logger(level, message) (default: standard error). The
  * environment variable NATSIO_LOG=<level> turns logging on without code.
@@ -1768,6 +1816,7 @@ async function connect(opts = {}) {
       nativeOpts.logLevel,
       nativeOpts.authHandler ?? null,
       nativeOpts.authTimeoutMs ?? 0,
+      nativeOpts.authHandler?.kind ?? 0,
     );
   } catch (e) {
     targets.delete(id);

@@ -152,6 +152,16 @@ pub unsafe extern "C" fn natsio_headers_status_description(
     })
 }
 
+/// Whether the received header block was corrupt: a first line that is not
+/// `NATS/1.0 [code [description]]`, or a line without a colon or with an
+/// invalid name or value. Such lines are skipped and the message is still
+/// delivered (as the reference client delivers it with `headers_error`
+/// set). False for a block that parsed cleanly, one built locally, or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_headers_malformed(headers: *const Headers) -> bool {
+    guard_value(false, || Ok(arg(headers, "headers")?.is_malformed()))
+}
+
 /// Number of name/value pairs (0 for NULL).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_headers_len(headers: *const Headers) -> usize {

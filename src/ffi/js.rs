@@ -60,7 +60,8 @@ pub struct natsio_js_options {
 
 /// How a create call treats an existing resource (stream, consumer,
 /// bucket): the `action` argument of `natsio_js_stream_create`,
-/// `natsio_js_consumer_create` and `natsio_js_kv_create`.
+/// `natsio_js_consumer_create`, `natsio_js_kv_create` and
+/// `natsio_js_obj_create` (and their `_async` forms).
 #[repr(i32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum natsio_create_action {

@@ -191,7 +191,9 @@ pub unsafe extern "C" fn natsio_js_kv_create_async(
 }
 
 /// Binds the existing bucket `bucket` through `kv_out`.
-/// Errors: NATSIO_ERR_BUCKET_NOT_FOUND, NATSIO_ERR_INVALID_BUCKET_NAME, and
+/// Errors: NATSIO_ERR_BUCKET_NOT_FOUND (no stream `KV_<bucket>`, or one
+/// whose subjects do not cover `$KV.<bucket>.>`: no bucket),
+/// NATSIO_ERR_INVALID_BUCKET_NAME, and
 /// the request errors of `natsio_js_kv_create`.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_kv_bind(

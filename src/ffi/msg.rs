@@ -135,6 +135,19 @@ pub unsafe extern "C" fn natsio_msg_status_description(msg: *const natsio_msg) -
     })
 }
 
+/// Whether the message arrived with a corrupt header block (see
+/// `natsio_headers_malformed`; its good lines are in
+/// `natsio_msg_headers`). False without headers or for NULL.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_msg_headers_malformed(msg: *const natsio_msg) -> bool {
+    guard_value(false, || {
+        Ok(arg(msg, "msg")?
+            .msg
+            .headers()
+            .is_some_and(|h| h.is_malformed()))
+    })
+}
+
 /// The subscription id the message was delivered on (0 for NULL).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_msg_sid(msg: *const natsio_msg) -> u64 {

@@ -5,14 +5,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::status::natsio_status;
-use super::{arg_mut, free_box, guard, opt_str_arg, out_arg, str_arg, write_box, Released};
+use super::{
+    arg_mut, bytes_arg, free_box, guard, opt_str_arg, out_arg, str_arg, write_box, Released,
+};
 use crate::error::{Error, ErrorKind, Result};
 use base64::Engine;
 
 use crate::auth::{AuthFields, Authenticator, Credentials};
 use crate::log::LogLevel;
 use crate::options::{ErrorEvent, Event, EventKind, Options};
-use crate::tls::TlsOptions;
+use crate::tls::{Pem, TlsOptions};
 
 /// Connection options. Create with `natsio_options_new`, free with
 /// `natsio_options_free`. Not thread-safe: configure from one thread.
@@ -932,6 +934,7 @@ impl Authenticator for CallbackAuth {
             jwt: Some(jwt),
             nkey: None,
             sig: Some(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sig)),
+            ..AuthFields::default()
         })
     }
 }
@@ -963,10 +966,152 @@ pub unsafe extern "C" fn natsio_options_set_auth_callbacks(
     })
 }
 
+/// Gives the user and password to present on a connect: writes the user
+/// (NUL-terminated, not NULL) to `user_out` and the password (may be NULL)
+/// to `password_out`; both must stay valid until the callback is called
+/// again or released. Returns NATSIO_OK, or an error status to fail the
+/// connection attempt.
+pub type natsio_user_password_cb = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        user_out: *mut *const c_char,
+        password_out: *mut *const c_char,
+    ) -> natsio_status,
+>;
+
+/// Returns the token to present on a connect (NUL-terminated; it must stay
+/// valid until the callback is called again or released). NULL fails the
+/// connection attempt.
+pub type natsio_auth_token_cb =
+    Option<unsafe extern "C" fn(user_data: *mut c_void) -> *const c_char>;
+
+/// A string a credentials callback returned.
+unsafe fn callback_string(p: *const c_char, what: &str) -> Result<String> {
+    if p.is_null() {
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!("the {what} callback returned NULL"),
+        ));
+    }
+    Ok(CStr::from_ptr(p)
+        .to_str()
+        .map_err(|_| {
+            Error::new(
+                ErrorKind::InvalidUtf8,
+                format!("the {what} callback returned invalid UTF-8"),
+            )
+        })?
+        .to_string())
+}
+
+/// User and password from an application callback, on every connect.
+struct UserPasswordCallback {
+    cb: unsafe extern "C" fn(*mut c_void, *mut *const c_char, *mut *const c_char) -> natsio_status,
+    ud: Released,
+}
+
+impl Authenticator for UserPasswordCallback {
+    fn authenticate(&self, _nonce: &[u8]) -> Result<AuthFields> {
+        let (mut user, mut password) = (std::ptr::null(), std::ptr::null());
+        // SAFETY: the application registered the callback with this data.
+        let st = unsafe { (self.cb)(self.ud.ptr(), &mut user, &mut password) };
+        if st != natsio_status::NATSIO_OK {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!(
+                    "the user/password callback failed with status {}",
+                    st as i32
+                ),
+            ));
+        }
+        // SAFETY: documented as NUL-terminated strings (password may be NULL).
+        unsafe {
+            Ok(AuthFields {
+                user: Some(callback_string(user, "user/password")?),
+                pass: match password.is_null() {
+                    true => None,
+                    false => Some(callback_string(password, "user/password")?),
+                },
+                ..AuthFields::default()
+            })
+        }
+    }
+}
+
+/// A token from an application callback, on every connect.
+struct TokenCallback {
+    cb: unsafe extern "C" fn(*mut c_void) -> *const c_char,
+    ud: Released,
+}
+
+impl Authenticator for TokenCallback {
+    fn authenticate(&self, _nonce: &[u8]) -> Result<AuthFields> {
+        // SAFETY: the application registered the callback with this data;
+        // it returns a NUL-terminated string or NULL.
+        let token = unsafe { callback_string((self.cb)(self.ud.ptr()), "token")? };
+        Ok(AuthFields {
+            auth_token: Some(token),
+            ..AuthFields::default()
+        })
+    }
+}
+
+/// Takes the user and password from `cb`, called on every connect and
+/// reconnect (on a library thread, never on two at once for one client),
+/// so rotated credentials are picked up: the callable form of
+/// `natsio_options_set_user_password`. Credentials in the URL take
+/// precedence. `release` follows the rules of
+/// `natsio_options_set_error_callback`. A failing callback fails that
+/// connection attempt (NATSIO_ERR_CONFIG). Errors: NATSIO_ERR_NULL_ARGUMENT
+/// (`cb`), NATSIO_ERR_CONFIG (another auth kind is set).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_user_password_callback(
+    opts: *mut natsio_options,
+    cb: natsio_user_password_cb,
+    user_data: *mut c_void,
+    release: super::natsio_release_cb,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        let cb = cb.ok_or_else(|| super::null("cb"))?;
+        o.check_auth_kind("authenticator")?;
+        let auth = UserPasswordCallback {
+            cb,
+            ud: Released::new(user_data, release),
+        };
+        o.credentials = Some(Credentials::Custom(Arc::new(auth)));
+        Ok(())
+    })
+}
+
+/// Takes the token from `cb`, called on every connect and reconnect: the
+/// callable form of `natsio_options_set_token`, otherwise as
+/// `natsio_options_set_user_password_callback`. Errors:
+/// NATSIO_ERR_NULL_ARGUMENT (`cb`), NATSIO_ERR_CONFIG (another auth kind
+/// is set).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_token_callback(
+    opts: *mut natsio_options,
+    cb: natsio_auth_token_cb,
+    user_data: *mut c_void,
+    release: super::natsio_release_cb,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        let cb = cb.ok_or_else(|| super::null("cb"))?;
+        o.check_auth_kind("authenticator")?;
+        let auth = TokenCallback {
+            cb,
+            ud: Released::new(user_data, release),
+        };
+        o.credentials = Some(Credentials::Custom(Arc::new(auth)));
+        Ok(())
+    })
+}
+
 /// Requires TLS for every server, verifying certificates against `ca_file`
 /// (NULL: the system's trust roots; PEM), and presents `cert_file` (NULL:
 /// none) with `key_file` (NULL: none; PEM, both or neither) for mutual TLS. There is no way to
 /// skip verification. Files are checked now and re-read on every connect.
+/// Replaces what `natsio_options_set_tls_pem` set.
 /// Errors: NATSIO_ERR_CONFIG (unreadable or invalid files, a certificate
 /// without its key).
 #[no_mangle]
@@ -981,6 +1126,42 @@ pub unsafe extern "C" fn natsio_options_set_tls(
         t.ca_file = opt_str_arg(ca_file, "ca_file")?.map(Into::into);
         t.cert_file = opt_str_arg(cert_file, "cert_file")?.map(Into::into);
         t.key_file = opt_str_arg(key_file, "key_file")?.map(Into::into);
+        (t.ca_pem, t.cert_pem, t.key_pem) = (None, None, None);
+        t.validate()?;
+        o.tls = Some(t);
+        Ok(())
+    })
+}
+
+/// Requires TLS for every server, as `natsio_options_set_tls` does, from
+/// PEM text in memory instead of files: `ca_pem` (length 0: the system's
+/// trust roots) holds the trusted CA certificates, `cert_pem` the client's
+/// certificate chain and `key_pem` its private key (both of length 0, or
+/// neither) for mutual TLS. The bytes are copied: the buffers may be freed
+/// when this returns. Replaces what `natsio_options_set_tls` set, and the
+/// other way round. Errors: NATSIO_ERR_CONFIG (no certificate or an invalid
+/// one, an invalid key, a certificate without its key),
+/// NATSIO_ERR_NULL_ARGUMENT (a NULL buffer with a length above 0).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_tls_pem(
+    opts: *mut natsio_options,
+    ca_pem: *const c_void,
+    ca_pem_len: usize,
+    cert_pem: *const c_void,
+    cert_pem_len: usize,
+    key_pem: *const c_void,
+    key_pem_len: usize,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        let pem = |p, len, what| -> Result<Option<Pem>> {
+            let b = bytes_arg(p, len, what)?;
+            Ok((!b.is_empty()).then(|| Pem(Arc::from(b))))
+        };
+        let mut t = o.tls.clone().unwrap_or_default();
+        t.ca_pem = pem(ca_pem, ca_pem_len, "ca_pem")?;
+        t.cert_pem = pem(cert_pem, cert_pem_len, "cert_pem")?;
+        t.key_pem = pem(key_pem, key_pem_len, "key_pem")?;
+        (t.ca_file, t.cert_file, t.key_file) = (None, None, None);
         t.validate()?;
         o.tls = Some(t);
         Ok(())

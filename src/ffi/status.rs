@@ -89,7 +89,11 @@ pub enum natsio_status {
     NATSIO_ERR_NO_RESPONDERS = 400,
     /// The message has no reply subject (NoReplySubjectError).
     NATSIO_ERR_NO_REPLY_SUBJECT = 401,
-    /// The subscription is closed, or in callback mode (SubscriptionClosedError).
+    /// The subscription or iterator was stopped (SubscriptionClosedError):
+    /// a drain cut short by a stop, an end token or an unsubscribe count
+    /// asked of a stopped one. Reading a stopped iterator is no error (it
+    /// ends: NATSIO_DONE); reading one in callback mode is
+    /// NATSIO_ERR_ILLEGAL_STATE.
     NATSIO_ERR_SUBSCRIPTION_CLOSED = 402,
     /// Pending limits were exceeded (SlowConsumerError).
     NATSIO_ERR_SLOW_CONSUMER = 403,

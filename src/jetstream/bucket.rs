@@ -18,6 +18,10 @@ pub(crate) struct BucketKind {
     /// The subjects every bucket's stream of this kind holds (a plain
     /// stream that merely takes such subjects is no bucket).
     pub streams_subject: &'static str,
+    /// The subjects the stream of bucket `b` must cover to be bound as
+    /// one (a stream of the bucket's name holding other subjects is no
+    /// bucket); `None`: not checked.
+    pub bucket_subjects: Option<fn(&str) -> String>,
 }
 
 /// Bucket names: `[A-Za-z0-9_-]+`.
@@ -56,6 +60,21 @@ pub(crate) fn bucket_error(e: Error, bucket: &str) -> Error {
     }
 }
 
+/// Whether a StreamInfo's stream holds every subject `required` matches,
+/// or mirrors another stream.
+fn holds_subjects(info: &Value, required: &str) -> bool {
+    info.pointer("/config/mirror").is_some_and(|m| !m.is_null())
+        || info
+            .pointer("/config/subjects")
+            .and_then(Value::as_array)
+            .is_some_and(|subjects| {
+                subjects
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .any(|s| crate::subject::covers(s, required))
+            })
+}
+
 /// `op` with its errors in bucket terms (an error before it started too).
 fn in_bucket_terms<T: Send + 'static>(op: Op<T>, bucket: &str) -> Op<T> {
     let bucket = bucket.to_string();
@@ -85,12 +104,23 @@ impl BucketKind {
         in_bucket_terms(op, bucket)
     }
 
-    /// The StreamInfo of an existing bucket.
+    /// The StreamInfo of an existing bucket. A stream of the bucket's
+    /// name whose subjects do not cover `bucket_subjects` fails with
+    /// `BucketNotFound` (a mirror, holding no subjects of its own, is not
+    /// checked).
     pub(crate) fn bind(&self, js: &JetStream, bucket: &str) -> Op<Value> {
-        match validate_bucket(bucket) {
-            Ok(()) => in_bucket_terms(js.stream_info(&self.stream_name(bucket)), bucket),
-            Err(e) => Op::fail(e),
+        if let Err(e) = validate_bucket(bucket) {
+            return Op::fail(e);
         }
+        let stream = self.stream_name(bucket);
+        let required = self.bucket_subjects.map(|subjects| subjects(bucket));
+        in_bucket_terms(js.stream_info(&stream), bucket).and_then(move |info| match required {
+            Some(required) if !holds_subjects(&info, &required) => Err(Error::new(
+                ErrorKind::BucketNotFound,
+                format!("stream {stream:?} is no bucket: its subjects do not cover {required:?}"),
+            )),
+            _ => Ok(info),
+        })
     }
 
     /// Deletes a bucket and everything in it.

@@ -65,6 +65,7 @@ pub const DEFAULT_PURGE_DELETES_OLDER_THAN: Duration = Duration::from_secs(30 * 
 const KV_BUCKETS: BucketKind = BucketKind {
     stream_prefix: "KV_",
     streams_subject: "$KV.*.>",
+    bucket_subjects: Some(|bucket| format!("$KV.{bucket}.>")),
 };
 
 /// Keys: `[-/_=.A-Za-z0-9]+` without leading, trailing or empty tokens.

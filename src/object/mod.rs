@@ -94,6 +94,7 @@ use crate::jetstream::bucket::{bucket_error, BucketKind};
 const OBJ_BUCKETS: BucketKind = BucketKind {
     stream_prefix: "OBJ_",
     streams_subject: "$O.*.C.>",
+    bucket_subjects: None,
 };
 
 /// A bound Object Store bucket. Cheap to clone; thread-safe.

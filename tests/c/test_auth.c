@@ -422,6 +422,95 @@ static void test_callback_authenticator_failing_at_a_reconnect(void) {
     NT_CHECK_INT_EQ(stats.reconnects, 1);
 }
 
+/* ---- callable user/password and token ------------------------------------------------------------ */
+
+static bool rewrite_config(nt_server *s, const char *config);
+
+/* Credentials given by callbacks: the first call gives the first value,
+ * every later call the second (a rotated secret). */
+typedef struct {
+    atomic_int calls;
+    const char *first, *later;
+} rotating_secret;
+
+static natsio_status rotating_user_password(void *ud, const char **user_out, const char **password_out) {
+    rotating_secret *r = (rotating_secret *)ud;
+    *user_out = "alice";
+    *password_out = atomic_fetch_add(&r->calls, 1) == 0 ? r->first : r->later;
+    return NATSIO_OK;
+}
+
+static const char *rotating_token(void *ud) {
+    rotating_secret *r = (rotating_secret *)ud;
+    return atomic_fetch_add(&r->calls, 1) == 0 ? r->first : r->later;
+}
+
+static const char *null_token(void *ud) {
+    (void)ud;
+    return NULL;
+}
+
+/* Connects with `o` (its callback set), then restarts the server with
+ * `new_config`: the client reconnects only if the callback, called again,
+ * gives the new secret. */
+static void check_rotation(nt_server *s, natsio_options *o, rotating_secret *r, const char *new_config) {
+    natsio_client *c = NULL;
+    natsio_status st = natsio_client_connect(o, &c);
+    NT_CHECK_MSG(st == NATSIO_OK, "connect: %s (%s)", natsio_status_str(st), natsio_last_error());
+    nt_cleanup(client_free_cb, c);
+    NT_CHECK_INT_EQ(atomic_load(&r->calls), 1);
+    NT_CHECK(message_round_trip(c, "auth.rotate", "before"));
+    NT_CHECK(rewrite_config(s, new_config));
+    NT_CHECK_INT_EQ(nt_server_restart(s), 0);
+    NT_CHECK_MSG(nt_wait_until(client_connected, c, 10000) && natsio_client_flush(c, 2000) == NATSIO_OK,
+                 "not reconnected: status %d (%s)", (int)natsio_client_status(c), natsio_last_error());
+    NT_CHECK(atomic_load(&r->calls) >= 2);
+    NT_CHECK(message_round_trip(c, "auth.rotate", "after"));
+    natsio_client_stats stats;
+    NT_CHECK_INT_EQ(natsio_client_get_stats(c, &stats), NATSIO_OK);
+    NT_CHECK_INT_EQ(stats.reconnects, 1);
+}
+
+static void test_user_password_callback_at_every_connect(void) {
+    nt_server *s = start_server(USER_PASSWORD_CONFIG);
+    NT_CHECK(s != NULL);
+    static rotating_secret r;
+    r.first = "s3cret";
+    r.later = "changed";
+    atomic_store(&r.calls, 0);
+    natsio_options *o = fast_reconnect_options(nt_server_url(s));
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_user_password_callback(o, rotating_user_password, &r, NULL), NATSIO_OK);
+    check_rotation(s, o, &r, "authorization { user: alice, password: \"changed\" }");
+
+    /* Argument and conflict errors. */
+    natsio_options *bad = fast_reconnect_options(nt_server_url(s));
+    NT_CHECK(bad != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_user_password_callback(bad, NULL, NULL, NULL), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_options_set_user_password(bad, "alice", "x"), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_user_password_callback(bad, rotating_user_password, &r, NULL), NATSIO_ERR_CONFIG);
+}
+
+static void test_token_callback_at_every_connect(void) {
+    nt_server *s = start_server("authorization { token: \"t1\" }");
+    NT_CHECK(s != NULL);
+    static rotating_secret r;
+    r.first = "t1";
+    r.later = "t2";
+    atomic_store(&r.calls, 0);
+    natsio_options *o = fast_reconnect_options(nt_server_url(s));
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_token_callback(o, rotating_token, &r, NULL), NATSIO_OK);
+    check_rotation(s, o, &r, "authorization { token: \"t2\" }");
+
+    /* A callback giving no token fails the attempt. */
+    natsio_options *none = fast_reconnect_options(nt_server_url(s));
+    NT_CHECK(none != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_token_callback(none, null_token, NULL, NULL), NATSIO_OK);
+    CHECK_CONNECT_FAILS(none, NATSIO_ERR_CONFIG);
+    NT_CHECK_INT_EQ(natsio_options_set_token_callback(none, NULL, NULL, NULL), NATSIO_ERR_NULL_ARGUMENT);
+}
+
 /* ---- conflicts ------------------------------------------------------------ */
 
 /* Records (without returning) a failure unless the last error names both
@@ -821,6 +910,8 @@ int main(int argc, char **argv) {
         NT_CASE(test_ignore_auth_error_abort_keeps_trying),
         NT_CASE(test_user_jwt_expiry_reconnects_with_a_renewed_jwt),
         NT_CASE(test_user_jwt_expiry_closes_when_not_renewed),
+        NT_CASE(test_user_password_callback_at_every_connect),
+        NT_CASE(test_token_callback_at_every_connect),
     };
     return nt_main(argc, argv, cases, NT_COUNT(cases));
 }

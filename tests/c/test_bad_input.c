@@ -24,11 +24,15 @@
 #include "util.h"
 #include "natsio.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
@@ -2278,6 +2282,75 @@ static void test_max_subscriptions_keeps_the_connection(void) {
     NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CONNECTED);
 }
 
+/* Sends `frames` to the server on `port` as a raw client (CONNECT with
+ * headers first) and waits for the PONG of a PING sent after them: the
+ * server has handled them then. */
+static bool raw_client_send(int port, const char *frames) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return false;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    char out[1024];
+    int n = snprintf(out, sizeof out, "CONNECT {\"verbose\":false,\"headers\":true}\r\n%sPING\r\n", frames);
+    bool ok = connect(fd, (struct sockaddr *)&a, sizeof a) == 0 && n > 0 && (size_t)n < sizeof out &&
+              send(fd, out, (size_t)n, MSG_NOSIGNAL) == n;
+    char in[4096];
+    size_t got = 0;
+    while (ok) {
+        ssize_t r = recv(fd, in + got, sizeof in - 1 - got, 0);
+        if (r <= 0) {
+            ok = false;
+            break;
+        }
+        got += (size_t)r;
+        in[got] = 0;
+        if (strstr(in, "PONG\r\n")) break;
+        if (strstr(in, "-ERR") || got == sizeof in - 1) ok = false;
+    }
+    close(fd);
+    return ok;
+}
+
+/* A message whose header block has a corrupt line is delivered, its good
+ * lines readable, and flagged (the reference client's headers_error); a
+ * clean block is not flagged. */
+static void test_corrupt_header_block_is_flagged(void) {
+    nt_server *s = start_server(NULL);
+    NT_CHECK(s != NULL);
+    natsio_client *c = connect_url(nt_server_url(s));
+    NT_CHECK(c != NULL);
+    natsio_sub *sub = subscribe_and_flush(c, "hdr.>");
+    NT_CHECK(sub != NULL);
+    const char *bad = "NATS/1.0\r\nGood: yes\r\nno colon here\r\n\r\n";
+    const char *good = "NATS/1.0\r\nGood: yes\r\n\r\n";
+    char frames[512];
+    snprintf(frames, sizeof frames, "HPUB hdr.bad %zu %zu\r\n%sdata\r\nHPUB hdr.good %zu %zu\r\n%sdata\r\n",
+             strlen(bad), strlen(bad) + 4, bad, strlen(good), strlen(good) + 4, good);
+    NT_CHECK(raw_client_send(nt_server_port(s), frames));
+
+    natsio_msg *m = NULL;
+    EXPECT_OK(natsio_sub_next(sub, 5000, &m));
+    NT_CHECK(m != NULL);
+    NT_CHECK_STR_EQ(natsio_msg_subject(m), "hdr.bad");
+    NT_CHECK(span_eq(natsio_msg_data(m), natsio_msg_data_len(m), "data"));
+    NT_CHECK(natsio_msg_headers_malformed(m));
+    NT_CHECK(natsio_headers_malformed(natsio_msg_headers(m)));
+    const char *v = NULL;
+    EXPECT_OK(natsio_headers_get(natsio_msg_headers(m), "Good", &v));
+    NT_CHECK_STR_EQ(v, "yes");
+    NT_CHECK_INT_EQ(natsio_headers_len(natsio_msg_headers(m)), 1);
+    natsio_msg_free(m);
+
+    m = NULL;
+    EXPECT_OK(natsio_sub_next(sub, 5000, &m));
+    NT_CHECK(m != NULL);
+    NT_CHECK_STR_EQ(natsio_msg_subject(m), "hdr.good");
+    NT_CHECK(!natsio_msg_headers_malformed(m));
+    natsio_msg_free(m);
+    NT_CHECK(!natsio_msg_headers_malformed(NULL));
+    NT_CHECK(!natsio_headers_malformed(NULL));
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_status_str_and_last_error_fallbacks),
@@ -2314,6 +2387,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_permissions_violation_keeps_the_connection),
         NT_CASE(test_permission_err_on_subscribe_ends_the_subscription),
         NT_CASE(test_max_subscriptions_keeps_the_connection),
+        NT_CASE(test_corrupt_header_block_is_flagged),
     };
     return nt_main(argc, argv, cases, NT_COUNT(cases));
 }

@@ -617,6 +617,23 @@ static void test_behaviour_service_handler_failure(void) {
     natsio_string_free(json);
 }
 
+static void test_behaviour_kv_bind_subjects(void) {
+    NT_CHECK(table_case("behaviour", "kv_bind_subjects") != NULL);
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "KV_CONF_PLAIN", "conf.plain.>"));
+    natsio_kv *kv = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_BUCKET_NOT_FOUND, natsio_js_kv_bind(js, "CONF_PLAIN", &kv));
+    NT_CHECK(kv == SENTINEL);
+    NT_CHECK(create_stream(js, "KV_CONF_WIDE", "$KV.CONF_WIDE.>"));
+    kv = NULL;
+    EXPECT_OK(natsio_js_kv_bind(js, "CONF_WIDE", &kv));
+    NT_CHECK(kv != NULL);
+    natsio_kv_free(kv);
+    EXPECT_OK(natsio_js_stream_delete(js, "KV_CONF_PLAIN"));
+    EXPECT_OK(natsio_js_stream_delete(js, "KV_CONF_WIDE"));
+}
+
 /* ---- every line has a C check ----------------------------------------------- */
 
 /* The data, default and behaviour lines this program checks, and those
@@ -624,7 +641,7 @@ static void test_behaviour_service_handler_failure(void) {
 static const char *const C_CHECKS[] = {"api_error",  "key_revision",           "default_url", "delete_msg_erase",
                                        "sub_pending_limit_zero", "flush_bound", "last_by_wildcard", "fetch_refused",
                                        "consume_budget", "iterator_closed", "purge_deletes_zero",
-                                       "sync_publish", "ack_bodies", "service_handler_failure"};
+                                       "sync_publish", "ack_bodies", "service_handler_failure", "kv_bind_subjects"};
 static const char *const NOT_IN_C[] = {"callback_error"};
 
 static bool listed(const char *const *names, size_t count, const char *name) {
@@ -639,6 +656,11 @@ static void test_every_line_has_a_c_check(void) {
         const table_line *l = &g_lines[i];
         const char *kind = l->fields[0];
         if (strcmp(kind, "error") == 0) continue; /* test_error_tree */
+        if (strcmp(kind, "facade") == 0) {        /* Go's and Node's facades only */
+            NT_CHECK_MSG(l->nfields >= 3 && (strcmp(l->fields[1], "go") == 0 || strcmp(l->fields[1], "node") == 0),
+                         "line %d: a facade line names go or node, then the case", l->line_no);
+            continue;
+        }
         NT_CHECK_MSG(strcmp(kind, "data") == 0 || strcmp(kind, "default") == 0 || strcmp(kind, "behaviour") == 0,
                      "line %d: unknown kind \"%s\"", l->line_no, kind);
         NT_CHECK_MSG(l->nfields >= 2 && (listed(C_CHECKS, NT_COUNT(C_CHECKS), l->fields[1]) ||
@@ -664,6 +686,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_behaviour_sync_publish),
         NT_CASE(test_behaviour_ack_bodies),
         NT_CASE(test_behaviour_service_handler_failure),
+        NT_CASE(test_behaviour_kv_bind_subjects),
         NT_CASE(test_every_line_has_a_c_check),
     };
     return run_cases_with_shared_server(argc, argv, "conftest", cases, NT_COUNT(cases));

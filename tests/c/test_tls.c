@@ -197,6 +197,53 @@ static void test_mutual_tls_required_and_satisfied(void) {
     NT_CHECK(connect_and_use(o) != NULL);
 }
 
+/* A fixture's contents in a heap buffer (freed at the end of the test). */
+static char *read_tls_file(const char *name, size_t *len_out) {
+    FILE *f = fopen(tls_file(name), "rb");
+    if (!f) return NULL;
+    char *buf = malloc(16384);
+    size_t n = buf ? fread(buf, 1, 16384, f) : 0;
+    fclose(f);
+    if (buf) nt_cleanup(free, buf);
+    *len_out = n;
+    return buf;
+}
+
+static void test_mutual_tls_from_memory(void) {
+    nt_server *s = start_tls_server(true, false);
+    NT_CHECK(s != NULL);
+    size_t ca_len = 0, cert_len = 0, key_len = 0, other_len = 0;
+    char *ca = read_tls_file("ca.pem", &ca_len);
+    char *cert = read_tls_file("client-cert.pem", &cert_len);
+    char *key = read_tls_file("client-key.pem", &key_len);
+    char *other = read_tls_file("other-ca.pem", &other_len);
+    NT_CHECK(ca && cert && key && other && ca_len && cert_len && key_len && other_len);
+    natsio_options *o = options_for_url(url_of(s, "tls", "127.0.0.1"), 2000);
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_tls_pem(o, ca, ca_len, cert, cert_len, key, key_len), NATSIO_OK);
+    /* The buffers are copied: scribbling on them changes nothing. */
+    memset(key, 'x', key_len);
+    NT_CHECK(connect_and_use(o) != NULL);
+
+    /* Without the client's certificate the server refuses; with another
+     * CA the client refuses the server. */
+    natsio_options *without = options_for_url(url_of(s, "tls", "127.0.0.1"), 2000);
+    NT_CHECK(without != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_tls_pem(without, ca, ca_len, NULL, 0, NULL, 0), NATSIO_OK);
+    CHECK_CONNECT_REFUSED(without, NATSIO_ERR_IO, "CertificateRequired");
+    natsio_options *foreign = options_for_url(url_of(s, "tls", "127.0.0.1"), 2000);
+    NT_CHECK(foreign != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_tls_pem(foreign, other, other_len, NULL, 0, NULL, 0), NATSIO_OK);
+    CHECK_CONNECT_REFUSED(foreign, NATSIO_ERR_IO, "UnknownIssuer");
+
+    /* Invalid input: a key that is no PEM, a certificate without its key,
+     * a NULL buffer with a length. */
+    NT_CHECK_INT_EQ(natsio_options_set_tls_pem(foreign, ca, ca_len, cert, cert_len, key, key_len), NATSIO_ERR_CONFIG);
+    NT_CHECK_INT_EQ(natsio_options_set_tls_pem(foreign, ca, ca_len, cert, cert_len, NULL, 0), NATSIO_ERR_CONFIG);
+    NT_CHECK_INT_EQ(natsio_options_set_tls_pem(foreign, NULL, 5, NULL, 0, NULL, 0), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_options_set_tls_pem(NULL, ca, ca_len, NULL, 0, NULL, 0), NATSIO_ERR_NULL_ARGUMENT);
+}
+
 static void test_mutual_tls_required_and_missing_or_wrong(void) {
     nt_server *s = start_tls_server(true, false);
     NT_CHECK(s != NULL);
@@ -298,6 +345,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_system_roots_reject_the_test_ca),
         NT_CASE(test_mutual_tls_required_and_satisfied),
         NT_CASE(test_mutual_tls_required_and_missing_or_wrong),
+        NT_CASE(test_mutual_tls_from_memory),
         NT_CASE(test_hostname_override),
         NT_CASE(test_tls_handshake_first),
         NT_CASE(test_tls_url_to_a_plain_server_fails),

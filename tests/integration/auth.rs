@@ -93,6 +93,7 @@ impl Authenticator for SeedAuthenticator {
             jwt: None,
             nkey: Some(nkey),
             sig: Some(sig),
+            ..AuthFields::default()
         })
     }
 }

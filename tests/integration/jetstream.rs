@@ -595,6 +595,34 @@ fn kv_put_get_cas_delete_purge() {
 }
 
 #[test]
+fn kv_bind_refuses_a_stream_that_is_no_bucket() {
+    let s = TestServer::start();
+    let (_c, js) = setup(&s);
+    // A stream named as a bucket's but holding other subjects is no bucket.
+    js.create_stream(
+        r#"{"name":"KV_PLAIN","subjects":["plain.>"],"storage":"memory"}"#,
+        CreateAction::Create,
+    )
+    .wait()
+    .unwrap();
+    let e = js
+        .key_value("PLAIN")
+        .wait()
+        .expect_err("bound a plain stream");
+    assert_eq!(e.kind(), ErrorKind::BucketNotFound);
+    assert!(e.detail().contains("$KV.PLAIN.>"), "{}", e.detail());
+    // Subjects that cover the bucket's keyspace bind.
+    js.create_stream(
+        r#"{"name":"KV_WIDE","subjects":["$KV.*.>"],"storage":"memory"}"#,
+        CreateAction::Create,
+    )
+    .wait()
+    .unwrap();
+    let kv = js.key_value("WIDE").wait().unwrap();
+    kv.put("k", b"v").wait().unwrap();
+}
+
+#[test]
 fn kv_buckets_bind_and_msg_get_fallback() {
     let s = TestServer::start();
     let (_c, js) = setup(&s);

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use common::TestServer;
-use natsio::tls::TlsOptions;
+use natsio::tls::{Pem, TlsOptions};
 use natsio::{Client, ErrorKind, Options};
 
 fn fixture(name: &str) -> PathBuf {
@@ -100,6 +100,43 @@ fn mutual_tls_required_and_satisfied() {
     // handshake, at the first read.
     assert_eq!(e.kind(), ErrorKind::Io, "{e}");
     assert!(e.detail().contains("CertificateRequired"), "{e}");
+}
+
+#[test]
+fn mutual_tls_from_certificates_in_memory() {
+    let s = tls_server(", verify: true");
+    let pem = |name: &str| Some(Pem(std::fs::read(fixture(name)).unwrap().into()));
+    let t = TlsOptions {
+        ca_pem: pem("ca.pem"),
+        cert_pem: pem("client-cert.pem"),
+        key_pem: pem("client-key.pem"),
+        ..TlsOptions::default()
+    };
+    Client::connect(tls_opts(s.url(), t.clone()))
+        .unwrap()
+        .flush(None)
+        .unwrap();
+    // Another CA in memory does not verify the server.
+    let other = TlsOptions {
+        ca_pem: pem("other-ca.pem"),
+        ..t.clone()
+    };
+    let e = Client::connect(tls_opts(s.url(), other)).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::Io, "{e}");
+    // A file and memory for the same item, or text that is no PEM, are
+    // config errors.
+    let both = TlsOptions {
+        ca_file: Some(fixture("ca.pem")),
+        ..t.clone()
+    };
+    let e = Client::connect(tls_opts(s.url(), both)).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+    let garbage = TlsOptions {
+        key_pem: Some(Pem(b"not a key".to_vec().into())),
+        ..t
+    };
+    let e = Client::connect(tls_opts(s.url(), garbage)).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::Config, "{e}");
 }
 
 #[test]

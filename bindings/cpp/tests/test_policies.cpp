@@ -11,6 +11,11 @@
 // second flush cannot complete until the consumer reads: that is the test.
 #include "support.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -198,4 +203,54 @@ TEST(Policies, ErrorFailsTheSubscription) {
     expect_slow_consumer_reported(reports, sub);
     // The connection itself is unaffected.
     client.flush(10s);
+}
+
+namespace {
+
+// Sends `frames` as a raw client of the shared server and waits for the
+// PONG of a PING sent after them (the server has handled them then).
+bool raw_client_send(const std::string& frames) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<std::uint16_t>(nt_server_port(shared_server())));
+    const std::string out = "CONNECT {\"verbose\":false,\"headers\":true}\r\n" + frames + "PING\r\n";
+    bool ok = fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+              ::send(fd, out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size());
+    std::string in;
+    while (ok && in.find("PONG\r\n") == std::string::npos) {
+        char buf[512];
+        const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        ok = n > 0 && in.find("-ERR") == std::string::npos;
+        if (n > 0) in.append(buf, static_cast<std::size_t>(n));
+    }
+    if (fd >= 0) ::close(fd);
+    return ok;
+}
+
+}  // namespace
+
+// A header block with a corrupt line is delivered with its good lines and
+// flagged (the reference client's headers_error); a clean one is not.
+TEST(Messages, CorruptHeaderBlockIsFlagged) {
+    natsio::Client client = connect();
+    natsio::Subscription sub = client.subscribe("cpp.hdr.>");
+    client.flush();
+    const std::string bad = "NATS/1.0\r\nGood: yes\r\nno colon here\r\n\r\n";
+    const std::string good = "NATS/1.0\r\nGood: yes\r\n\r\n";
+    std::string frames;
+    for (const auto& [tail, block] : {std::pair{"bad", bad}, std::pair{"good", good}}) {
+        frames += std::string("HPUB cpp.hdr.") + tail + " " + std::to_string(block.size()) + " " +
+                  std::to_string(block.size() + 4) + "\r\n" + block + "data\r\n";
+    }
+    ASSERT_TRUE(raw_client_send(frames));
+    natsio::Msg first = next_item(sub);
+    EXPECT_EQ(first.subject(), "cpp.hdr.bad");
+    EXPECT_TRUE(first.headers_malformed());
+    EXPECT_EQ(first.headers().get("Good"), std::optional<std::string_view>("yes"));
+    EXPECT_EQ(first.data(), "data");
+    natsio::Msg second = next_item(sub);
+    EXPECT_EQ(second.subject(), "cpp.hdr.good");
+    EXPECT_FALSE(second.headers_malformed());
 }

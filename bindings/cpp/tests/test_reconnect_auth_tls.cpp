@@ -6,7 +6,9 @@
 #include "support.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -249,6 +251,54 @@ TEST(Secured, MutualTlsWithHostnameOverride) {
     natsio::Options cert_without_key;
     EXPECT_THROW(cert_without_key.set_tls(fixture("tls/ca.pem"), fixture("tls/client-cert.pem")),
                  natsio::ConfigError);
+}
+
+TEST(Secured, MutualTlsFromMemory) {
+    ServerPtr server = start_server(tls_server_config(true));
+    ASSERT_TRUE(server);
+    const std::string ca = read_fixture("tls/ca.pem");
+    natsio::Options options = no_reconnect(tls_url(server.get()));
+    options.set_tls_pem(ca, read_fixture("tls/client-cert.pem"), read_fixture("tls/client-key.pem"));
+    natsio::Client client = natsio::Client::connect(options);
+    expect_round_trip(client, "secured.mtls.memory");
+
+    natsio::Options without_cert = no_reconnect(tls_url(server.get()));
+    without_cert.set_tls_pem(ca);
+    EXPECT_THROW(natsio::Client::connect(without_cert), natsio::IoError);
+    natsio::Options wrong_ca = no_reconnect(tls_url(server.get()));
+    wrong_ca.set_tls_pem(read_fixture("tls/other-ca.pem"));
+    EXPECT_THROW(natsio::Client::connect(wrong_ca), natsio::IoError);
+
+    natsio::Options bad_key;
+    EXPECT_THROW(bad_key.set_tls_pem(ca, read_fixture("tls/client-cert.pem"), "not a key"), natsio::ConfigError);
+}
+
+// The user/password callback is called again at a reconnect, and its new
+// value is what the restarted server (with a changed password) accepts.
+TEST(Secured, UserPasswordCallbackAtEveryConnect) {
+    ServerPtr server = start_server("authorization { user: alice, password: \"s3cret\" }");
+    ASSERT_TRUE(server);
+    std::atomic<int> calls{0};
+    EventLog events;
+    natsio::Options options = fast_reconnect(nt_server_url(server.get()), events);
+    options.set_user_password_callback([&] {
+        return std::pair<std::string, std::string>("alice", calls++ == 0 ? "s3cret" : "changed");
+    });
+    natsio::Client client = natsio::Client::connect(options);
+    EXPECT_EQ(calls.load(), 1);
+    expect_round_trip(client, "cpp.rotate.before");
+
+    const std::string conf = std::string(nt_server_dir(server.get())) + "/server.conf";
+    std::ofstream(conf) << "authorization { user: alice, password: \"changed\" }\n";
+    ASSERT_EQ(nt_server_restart(server.get()), 0);
+    ASSERT_TRUE(wait_until([&] { return client.status() == natsio::ConnStatus::Connected && calls.load() >= 2; }, 8s));
+    expect_round_trip(client, "cpp.rotate.after");
+    EXPECT_EQ(client.stats().reconnects, 1u);
+
+    natsio::Options token;
+    EXPECT_THROW(token.set_token_callback(nullptr), natsio::NullArgumentError);
+    token.set_user_password("alice", "x");
+    EXPECT_THROW(token.set_token_callback([] { return std::string("t"); }), natsio::ConfigError);
 }
 
 TEST(Secured, CredentialsFileInOperatorMode) {

@@ -88,3 +88,28 @@ func TestStatusString(t *testing.T) {
 		}
 	}
 }
+
+// The legacy JetStream header constants carry nats.go's names and values.
+func TestJetStreamHeaderNames(t *testing.T) {
+	for got, want := range map[string]string{
+		MsgIdHdr:               "Nats-Msg-Id",
+		ExpectedStreamHdr:      "Nats-Expected-Stream",
+		ExpectedLastSeqHdr:     "Nats-Expected-Last-Sequence",
+		ExpectedLastSubjSeqHdr: "Nats-Expected-Last-Subject-Sequence",
+		ExpectedLastMsgIdHdr:   "Nats-Expected-Last-Msg-Id",
+		MsgRollup:              "Nats-Rollup",
+		MsgTTLHdr:              "Nats-TTL",
+		JSStream:               "Nats-Stream",
+		JSSequence:             "Nats-Sequence",
+		JSTimeStamp:            "Nats-Time-Stamp",
+		JSSubject:              "Nats-Subject",
+		JSLastSequence:         "Nats-Last-Sequence",
+		MsgSize:                "Nats-Msg-Size",
+		MsgRollupSubject:       "sub",
+		MsgRollupAll:           "all",
+	} {
+		if got != want {
+			t.Errorf("%q, want %q", got, want)
+		}
+	}
+}

@@ -30,42 +30,54 @@ const ReplayPolicy = Object.freeze({ Instant: 'instant', Original: 'original' })
 const StoreCompression = Object.freeze({ None: 'none', S2: 's2' });
 const PersistMode = Object.freeze({ Default: 'default', Async: 'async' });
 const PriorityPolicy = Object.freeze({ None: 'none', Overflow: 'overflow', PinnedClient: 'pinned_client', Prioritized: 'prioritized' });
+// Header names: nats.js's objects over the core's names (natsio.h's
+// NATSIO_JS_HEADER_ defines, natsio.JS_HEADERS); the consumer-status ones
+// the core does not name are nats.js's own.
+const H = natsio.JS_HEADERS;
 const PubHeaders = Object.freeze({
-  MsgIdHdr: 'Nats-Msg-Id',
-  ExpectedStreamHdr: 'Nats-Expected-Stream',
-  ExpectedLastSeqHdr: 'Nats-Expected-Last-Sequence',
-  ExpectedLastMsgIdHdr: 'Nats-Expected-Last-Msg-Id',
-  ExpectedLastSubjectSequenceHdr: 'Nats-Expected-Last-Subject-Sequence',
-  ExpectedLastSubjectSequenceSubjectHdr: 'Nats-Expected-Last-Subject-Sequence-Subject',
-  MessageTTL: 'Nats-TTL',
+  MsgIdHdr: H.MSG_ID,
+  ExpectedStreamHdr: H.EXPECTED_STREAM,
+  ExpectedLastSeqHdr: H.EXPECTED_LAST_SEQUENCE,
+  ExpectedLastMsgIdHdr: H.EXPECTED_LAST_MSG_ID,
+  ExpectedLastSubjectSequenceHdr: H.EXPECTED_LAST_SUBJECT_SEQUENCE,
+  ExpectedLastSubjectSequenceSubjectHdr: H.EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
+  MessageTTL: H.TTL,
+  Schedule: H.SCHEDULE,
+  ScheduleTarget: H.SCHEDULE_TARGET,
+  ScheduleSource: H.SCHEDULE_SOURCE,
+  ScheduleTTL: H.SCHEDULE_TTL,
+  ScheduleTimeZone: H.SCHEDULE_TIME_ZONE,
+  ScheduleRollup: H.SCHEDULE_ROLLUP,
+  Scheduler: H.SCHEDULER,
+  ScheduleNext: H.SCHEDULE_NEXT,
 });
 const JsHeaders = Object.freeze({
   StreamSourceHdr: 'Nats-Stream-Source',
   LastConsumerSeqHdr: 'Nats-Last-Consumer',
   LastStreamSeqHdr: 'Nats-Last-Stream',
   ConsumerStalledHdr: 'Nats-Consumer-Stalled',
-  MessageSizeHdr: 'Nats-Msg-Size',
-  RollupHdr: 'Nats-Rollup',
-  RollupValueSubject: 'sub',
-  RollupValueAll: 'all',
-  PendingMessagesHdr: 'Nats-Pending-Messages',
-  PendingBytesHdr: 'Nats-Pending-Bytes',
-  RequiredApiLevel: 'Nats-Required-Api-Level',
+  MessageSizeHdr: H.MSG_SIZE,
+  RollupHdr: H.ROLLUP,
+  RollupValueSubject: H.ROLLUP_SUBJECT,
+  RollupValueAll: H.ROLLUP_ALL,
+  PendingMessagesHdr: H.PENDING_MESSAGES,
+  PendingBytesHdr: H.PENDING_BYTES,
+  RequiredApiLevel: H.REQUIRED_API_LEVEL,
 });
 const DirectMsgHeaders = Object.freeze({
-  Stream: 'Nats-Stream',
-  Sequence: 'Nats-Sequence',
-  TimeStamp: 'Nats-Time-Stamp',
-  Subject: 'Nats-Subject',
-  LastSequence: 'Nats-Last-Sequence',
-  NumPending: 'Nats-Num-Pending',
+  Stream: H.STREAM,
+  Sequence: H.SEQUENCE,
+  TimeStamp: H.TIME_STAMP,
+  Subject: H.SUBJECT,
+  LastSequence: H.LAST_SEQUENCE,
+  NumPending: H.NUM_PENDING,
 });
 const RepublishHeaders = Object.freeze({
-  Stream: 'Nats-Stream',
-  Subject: 'Nats-Subject',
-  Sequence: 'Nats-Sequence',
-  LastSequence: 'Nats-Last-Sequence',
-  Size: 'Nats-Msg-Size',
+  Stream: H.STREAM,
+  Subject: H.SUBJECT,
+  Sequence: H.SEQUENCE,
+  LastSequence: H.LAST_SEQUENCE,
+  Size: H.MSG_SIZE,
 });
 const AdvisoryKind = Object.freeze({
   API: 'api_audit',

@@ -162,6 +162,9 @@ export interface TlsOptions {
   caFile?: string;
   certFile?: string;
   keyFile?: string;
+  ca?: string;
+  cert?: string;
+  key?: string;
   handshakeFirst?: boolean;
 }
 

@@ -834,12 +834,14 @@ function text(v) {
   return typeof v === 'string' ? v : decoder.decode(v);
 }
 
+// A function is passed on: the binding calls it on every connect and
+// reconnect, as nats.js does.
 function usernamePasswordAuthenticator(user, pass) {
-  return authenticator({ user: typeof user === 'function' ? user() : user, pass: typeof pass === 'function' ? pass() : pass });
+  return authenticator({ user, pass });
 }
 
 function tokenAuthenticator(token) {
-  return authenticator({ token: typeof token === 'function' ? token() : token });
+  return authenticator({ token });
 }
 
 function nkeyAuthenticator(seed) {
@@ -887,10 +889,15 @@ function bindingOptions(opts) {
   if (opts.ignoreClusterUpdates !== undefined) o.ignoreDiscoveredServers = opts.ignoreClusterUpdates;
   if (opts.tls) {
     const t = opts.tls;
-    if (t.ca || t.cert || t.key) {
-      throw new InvalidArgumentError('natsio: tls.ca, tls.cert and tls.key (in-memory PEM) are not supported yet; use caFile, certFile, keyFile');
-    }
-    o.tls = { caFile: t.caFile, certFile: t.certFile, keyFile: t.keyFile, handshakeFirst: t.handshakeFirst };
+    o.tls = {
+      caFile: t.caFile,
+      certFile: t.certFile,
+      keyFile: t.keyFile,
+      ca: t.ca,
+      cert: t.cert,
+      key: t.key,
+      handshakeFirst: t.handshakeFirst,
+    };
   }
   let tmpCreds;
   const auths = opts.authenticator === undefined ? [] : [].concat(opts.authenticator);

@@ -1,6 +1,7 @@
 /*
- * Authentication callbacks (natsio_options_set_auth_callbacks): the user
- * JWT and the nonce signature come from JavaScript.
+ * Authentication callbacks (natsio_options_set_auth_callbacks, and the
+ * user/password and token callbacks): the user JWT and the nonce
+ * signature, or the user and password, or the token, come from JavaScript.
  *
  *   library thread, during a (re)connect (jwt_cb / sign_cb)
  *       -> a request is handed to the JS thread through this connection's
@@ -27,7 +28,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { AUTH_JWT = 0, AUTH_SIGN = 1, ASK_STATS = 2 };
+enum { AUTH_JWT = 0, AUTH_SIGN = 1, ASK_STATS = 2, AUTH_USER_PASSWORD = 3, AUTH_TOKEN = 4 };
 
 typedef struct auth_cb {
     pthread_mutex_t mu;
@@ -157,6 +158,48 @@ static const char *on_jwt(void *user_data) {
     return jwt;
 }
 
+/* natsio_user_password_cb: the answer is "user\0password\0" in one buffer,
+ * kept (as a JWT is) until the next call or the release. */
+static natsio_status on_user_password(void *user_data, const char **user_out, const char **password_out) {
+    auth_cb *a = user_data;
+    auth_req *r = ask_js(a, AUTH_USER_PASSWORD, NULL, 0);
+    if (!r) return NATSIO_ERR_INTERNAL;
+    int32_t st = r->status;
+    char *both = NULL;
+    if (st == NATSIO_OK) {
+        both = r->jwt;
+        r->jwt = NULL;
+    }
+    req_unref(r);
+    if (!both) return st == NATSIO_OK ? NATSIO_ERR_AUTHORIZATION : st;
+    pthread_mutex_lock(&a->mu);
+    free(a->jwt);
+    a->jwt = both;
+    pthread_mutex_unlock(&a->mu);
+    *user_out = both;
+    *password_out = both + strlen(both) + 1;
+    return NATSIO_OK;
+}
+
+/* natsio_auth_token_cb: as on_jwt, for a token. */
+static const char *on_token(void *user_data) {
+    auth_cb *a = user_data;
+    auth_req *r = ask_js(a, AUTH_TOKEN, NULL, 0);
+    if (!r) return NULL;
+    char *token = NULL;
+    if (r->status == NATSIO_OK) {
+        token = r->jwt;
+        r->jwt = NULL;
+    }
+    req_unref(r);
+    if (!token) return NULL;
+    pthread_mutex_lock(&a->mu);
+    free(a->jwt);
+    a->jwt = token;
+    pthread_mutex_unlock(&a->mu);
+    return token;
+}
+
 /* natsio_sign_cb */
 static natsio_status on_sign(void *user_data, const uint8_t *nonce, size_t nonce_len, uint8_t *signature_out) {
     auth_cb *a = user_data;
@@ -252,7 +295,29 @@ EXPORT(js_auth_reply) {
             req_complete(r, NATSIO_OK, json, NULL);
         else
             req_complete(r, NATSIO_ERR_NOT_FOUND, NULL, NULL);
-    } else if (r->kind == AUTH_JWT) {
+    } else if (r->kind == AUTH_USER_PASSWORD) {
+        /* [user, password] */
+        bool is_array = false;
+        napi_is_array(env, argv[1], &is_array);
+        napi_value uv, pv;
+        char *user = NULL, *password = NULL;
+        if (is_array && napi_get_element(env, argv[1], 0, &uv) == napi_ok &&
+            napi_get_element(env, argv[1], 1, &pv) == napi_ok && get_opt_string(env, uv, &user) && user && *user &&
+            get_opt_string(env, pv, &password)) {
+            size_t ul = strlen(user), pl = password ? strlen(password) : 0;
+            char *both = malloc(ul + 1 + pl + 1);
+            if (both) {
+                memcpy(both, user, ul + 1);
+                if (pl) memcpy(both + ul + 1, password, pl);
+                both[ul + 1 + pl] = 0;
+            }
+            req_complete(r, both ? NATSIO_OK : NATSIO_ERR_INTERNAL, both, NULL);
+        } else {
+            req_complete(r, NATSIO_ERR_AUTHORIZATION, NULL, NULL);
+        }
+        free(user);
+        free(password);
+    } else if (r->kind == AUTH_JWT || r->kind == AUTH_TOKEN) {
         char *jwt = NULL;
         if (t == napi_string && get_opt_string(env, argv[1], &jwt) && jwt && *jwt) {
             req_complete(r, NATSIO_OK, jwt, NULL);
@@ -316,10 +381,12 @@ static bool ask_cb_failed(napi_env env, auth_cb *a, int32_t st) {
     return false;
 }
 
-bool set_auth_callbacks(napi_env env, natsio_options *o, napi_value handler, int64_t timeout_ms) {
+bool set_auth_callbacks(napi_env env, natsio_options *o, napi_value handler, int64_t timeout_ms, int32_t kind) {
     auth_cb *a = ask_cb_new(env, handler, timeout_ms, "natsio.auth");
     if (!a) return false;
-    int32_t st = natsio_options_set_auth_callbacks(o, on_jwt, on_sign, a, on_release);
+    int32_t st = kind == AUTH_USER_PASSWORD ? natsio_options_set_user_password_callback(o, on_user_password, a, on_release)
+                 : kind == AUTH_TOKEN       ? natsio_options_set_token_callback(o, on_token, a, on_release)
+                                            : natsio_options_set_auth_callbacks(o, on_jwt, on_sign, a, on_release);
     return st == NATSIO_OK || ask_cb_failed(env, a, st);
 }
 

@@ -207,19 +207,21 @@ static bool set_callbacks(napi_env env, natsio_options *o, uint32_t conn_id, int
     return true;
 }
 
-/* connect(options, connId, logLevel, authHandler|null, authTimeoutMs) ->
+/* connect(options, connId, logLevel, authHandler|null, authTimeoutMs, authKind) ->
  * Promise<external>: the callbacks (this connection's events, errors, log
  * lines and authentication, each towards JS through the hub) are set here,
  * then the connect runs on a library thread. */
 EXPORT(js_connect) {
-    ARGS(5);
+    ARGS(6);
     natsio_options *o = get_options(env, argv[0]);
     if (!o) return NULL;
     uint32_t conn_id = 0;
     napi_get_value_uint32(env, argv[1], &conn_id);
     napi_valuetype auth_t = napi_undefined;
     napi_typeof(env, argv[3], &auth_t);
-    if (auth_t == napi_function && !set_auth_callbacks(env, o, argv[3], get_i64(env, argv[4], 0))) return NULL;
+    if (auth_t == napi_function &&
+        !set_auth_callbacks(env, o, argv[3], get_i64(env, argv[4], 0), (int32_t)get_i64(env, argv[5], 0)))
+        return NULL;
     if (!set_callbacks(env, o, conn_id, get_i64(env, argv[2], 0))) return NULL;
     natsio_token *tok = NULL;
     int32_t st = natsio_client_connect_async(o, &tok); /* copies the options */

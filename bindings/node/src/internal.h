@@ -245,7 +245,8 @@ napi_value client_wrap_new(napi_env env, natsio_client *c);
  * options' JWT and signature callbacks; an answer is awaited at most
  * timeout_ms (0: 5000) on the library thread. False with a pending
  * exception. */
-bool set_auth_callbacks(napi_env env, natsio_options *o, napi_value handler, int64_t timeout_ms);
+/* kind: 0 the JWT and signature callbacks, 3 user/password, 4 token. */
+bool set_auth_callbacks(napi_env env, natsio_options *o, napi_value handler, int64_t timeout_ms, int32_t kind);
 
 /* The same bounded wait for a service's STATS data: handler(2, "<endpoint
  * name> <subject>", request) answers with authReply(request, json|undefined).

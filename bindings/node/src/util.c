@@ -347,7 +347,8 @@ void free_strings(char **s, size_t n) {
 }
 
 /* A header block as [name, value, name, value, ...], or null; the array's
- * `statusDescription` property holds the text beside an inline status. */
+ * `statusDescription` property holds the text beside an inline status, and
+ * `malformed` (true) says corrupt lines were skipped. */
 napi_value headers_to_js(napi_env env, const natsio_headers *hd) {
     napi_value v;
     if (!hd) {
@@ -370,6 +371,11 @@ napi_value headers_to_js(napi_env env, const natsio_headers *hd) {
         napi_value dv;
         napi_create_string_utf8(env, description, NAPI_AUTO_LENGTH, &dv);
         napi_set_named_property(env, v, "statusDescription", dv);
+    }
+    if (natsio_headers_malformed(hd)) {
+        napi_value t;
+        napi_get_boolean(env, true, &t);
+        napi_set_named_property(env, v, "malformed", t);
     }
     return v;
 }

@@ -134,3 +134,12 @@ test('authenticators: user/password and token reach the server; a wrong password
     await tokens.stop();
   }
 });
+
+test("header names: natsio/jetstream's objects are nats.js's, from the core's names", () => {
+  const ours = require('../compat/jetstream.js');
+  const theirs = require('@nats-io/jetstream');
+  for (const name of ['PubHeaders', 'JsHeaders', 'DirectMsgHeaders', 'RepublishHeaders']) {
+    assert.deepEqual({ ...ours[name] }, { ...theirs[name] }, name);
+  }
+  assert.equal(ours.PubHeaders.MsgIdHdr, nats.JS_HEADERS.MSG_ID);
+});

@@ -280,6 +280,21 @@ const behaviours = {
       await js.streams.delete('CONF_ACKS');
     }
   },
+  async kv_bind_subjects() {
+    await jetstream();
+    await js.streams.add({ name: 'KV_CONF_PLAIN', subjects: ['conf.plain.>'], storage: 'memory' });
+    await js.streams.add({ name: 'KV_CONF_WIDE', subjects: ['$KV.CONF_WIDE.>'], storage: 'memory' });
+    try {
+      const e = await rejection(js.kv.bind('CONF_PLAIN'));
+      assert.ok(e instanceof nats.BucketNotFoundError, `${e}`);
+      const kv = await js.kv.bind('CONF_WIDE');
+      assert.equal(kv.bucket, 'CONF_WIDE');
+      kv.close();
+    } finally {
+      await js.streams.delete('KV_CONF_PLAIN');
+      await js.streams.delete('KV_CONF_WIDE');
+    }
+  },
   async service_handler_failure() {
     const { server } = await jetstream();
     const nc = await nats.connect({ servers: server.url });
@@ -413,7 +428,65 @@ const behaviours = {
   },
 };
 
+// The "facade node" lines: where the nats.js-shaped facades (natsio/
+// transport-node, /jetstream, /kv) follow nats.js rather than the core.
+const facades = {
+  async kv_get_missing_null(nc) {
+    const { Kvm } = require('../compat/kv.js');
+    const kv = await new Kvm(nc).create('FACADE_KV_NULL', { storage: 'memory' });
+    try {
+      assert.equal(await kv.get('missing'), null);
+    } finally {
+      await kv.destroy();
+    }
+  },
+  async request_no_responders(nc) {
+    const compat = require('../compat/transport-node.js');
+    const e = await rejection(nc.request('conf.facade.nobody', 'x', { timeout: 2000 }));
+    assert.ok(e instanceof compat.RequestError, `${e}`);
+    assert.ok(e.cause instanceof compat.NoRespondersError, `${e.cause}`);
+  },
+  async api_error_code(nc) {
+    const { jetstreamManager, JetStreamApiError } = require('../compat/jetstream.js');
+    const jsm = await jetstreamManager(nc);
+    const e = await rejection(jsm.streams.info('FACADE_MISSING'));
+    assert.ok(e instanceof JetStreamApiError, `${e}`); // nats.js's StreamNotFoundError
+    assert.equal(e.code, 10059);
+  },
+  async queue_empty(nc) {
+    const a = nc.subscribe('conf.facade.queue', { queue: '' });
+    const b = nc.subscribe('conf.facade.queue', { queue: '' });
+    await nc.flush();
+    nc.publish('conf.facade.queue', 'both');
+    // No queue group: each subscription gets the message.
+    for (const sub of [a, b]) {
+      const { value } = await sub[Symbol.asyncIterator]().next();
+      assert.equal(value.string(), 'both');
+    }
+  },
+  async second_ack_ignored(nc) {
+    const { jetstream, jetstreamManager } = require('../compat/jetstream.js');
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({ name: 'FACADE_ACK', subjects: ['conf.facade.ack'], storage: 'memory' });
+    try {
+      await jsm.consumers.add('FACADE_ACK', { durable_name: 'c', ack_policy: 'explicit' });
+      const js = jetstream(nc);
+      await js.publish('conf.facade.ack', 'm');
+      const c = await js.consumers.get('FACADE_ACK', 'c');
+      const m = await c.next({ expires: 5000 });
+      assert.ok(m);
+      m.ack();
+      m.ack(); // nats.js ignores it; the core refuses it (MESSAGE_ALREADY_ACKED)
+      assert.equal(await m.ackAck(), false);
+    } finally {
+      await jsm.streams.delete('FACADE_ACK');
+    }
+  },
+};
+
 for (const line of lines) {
+  const [lineKind, language] = line.split(/\s+/);
+  if (lineKind === 'facade' && language !== 'node') continue; // another language's facade
   test(line, { timeout: 10000 }, async () => {
     const [kind, a, b, ...rest] = line.split(/\s+/);
     switch (kind) {
@@ -428,6 +501,17 @@ for (const line of lines) {
       case 'behaviour':
         assert.ok(behaviours[a], `no Node check for behaviour ${a}`);
         return behaviours[a]();
+      case 'facade': {
+        assert.ok(facades[b], `no Node check for facade ${b}`);
+        const { server } = await jetstream();
+        const { connect } = require('../compat/transport-node.js');
+        const nc = await connect({ servers: server.url });
+        try {
+          return await facades[b](nc);
+        } finally {
+          await nc.close();
+        }
+      }
       default:
         assert.fail(`no Node check for "${kind}" lines`);
     }

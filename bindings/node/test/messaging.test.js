@@ -650,3 +650,35 @@ test('a message carries the sid of the subscription it was delivered on', async 
   b.unsubscribe();
   replies.unsubscribe();
 });
+
+test('a corrupt header block is delivered with headersMalformed and its good lines (raw HPUB)', async () => {
+  const sub = nc.subscribe('hdr.>');
+  await nc.flush();
+  const blocks = { bad: 'NATS/1.0\r\nGood: yes\r\nno colon here\r\n\r\n', good: 'NATS/1.0\r\nGood: yes\r\n\r\n' };
+  let frames = 'CONNECT {"verbose":false,"headers":true}\r\n';
+  for (const [tail, block] of Object.entries(blocks)) {
+    frames += `HPUB hdr.${tail} ${block.length} ${block.length + 4}\r\n${block}data\r\n`;
+  }
+  // The server answers the PING after it has handled the frames before it.
+  await new Promise((resolve, reject) => {
+    const raw = require('node:net').connect(server.port, '127.0.0.1', () => raw.write(`${frames}PING\r\n`));
+    let seen = '';
+    raw.on('data', (d) => {
+      seen += d;
+      if (seen.includes('PONG\r\n')) raw.end(resolve);
+    });
+    raw.on('error', reject);
+  });
+  const got = [];
+  for await (const m of sub) {
+    got.push(m);
+    if (got.length === 2) break;
+  }
+  const [bad, good] = got;
+  assert.equal(bad.subject, 'hdr.bad');
+  assert.equal(bad.headersMalformed, true);
+  assert.deepEqual(bad.headers.get('Good'), ['yes']);
+  assert.equal(bad.string(), 'data');
+  assert.equal(good.subject, 'hdr.good');
+  assert.equal(good.headersMalformed, false);
+});

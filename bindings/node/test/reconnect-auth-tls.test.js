@@ -188,6 +188,24 @@ test('mutual TLS with a hostname override', async (t) => {
   );
 });
 
+test('mutual TLS from PEM text in memory (tls.ca, cert, key)', async (t) => {
+  const s = await track(startConfiguredServer(tlsConfig(true)));
+  const url = `tls://127.0.0.1:${s.port}`;
+  const read = (name) => fs.readFileSync(fixture(`tls/${name}`), 'utf8');
+  const tls = { ca: read('ca.pem'), cert: read('client-cert.pem'), key: Buffer.from(read('client-key.pem')) };
+  const nc = await connectFor(t, { servers: url, reconnect: false, tls });
+  await roundTrip(nc, 'secured.mtls.memory');
+  await nc.close();
+  // Without the certificate the server refuses; another CA refuses the
+  // server; a key that is no PEM is a ConfigError.
+  await assert.rejects(nats.connect({ servers: url, reconnect: false, tls: { ca: tls.ca } }), nats.IoError);
+  await assert.rejects(nats.connect({ servers: url, reconnect: false, tls: { ca: read('other-ca.pem') } }), nats.IoError);
+  await assert.rejects(
+    nats.connect({ servers: url, reconnect: false, tls: { ...tls, key: 'not a key' } }),
+    nats.ConfigError,
+  );
+});
+
 test('credsFile in operator mode; a stranger is rejected', async (t) => {
   const s = await track(startConfiguredServer(fs.readFileSync(fixture('auth/operator.conf'), 'utf8')));
   const nc = await connectFor(t, { servers: s.url, reconnect: false, credsFile: fixture('auth/user.creds') });
@@ -198,6 +216,33 @@ test('credsFile in operator mode; a stranger is rejected', async (t) => {
     nats.AuthorizationViolationError,
   );
   await assert.rejects(nats.connect({ servers: s.url, credsFile: fixture('auth/missing.creds') }), nats.ConfigError);
+});
+
+test('user/pass and token as functions: called again at a reconnect, the new value is used', async (t) => {
+  for (const { before, after, opts } of [
+    {
+      before: 'authorization { user: alice, password: "s3cret" }',
+      after: 'authorization { user: alice, password: "changed" }',
+      opts: (calls) => ({ user: 'alice', pass: () => (calls.n++ === 0 ? 's3cret' : 'changed') }),
+    },
+    {
+      before: 'authorization { token: "t1" }',
+      after: 'authorization { token: "t2" }',
+      opts: (calls) => ({ token: async () => (calls.n++ === 0 ? 't1' : 't2') }),
+    },
+  ]) {
+    const s = await track(startConfiguredServer(before));
+    const calls = { n: 0 };
+    const nc = await connectFor(t, { servers: s.url, reconnectTimeWait: 20, maxReconnectAttempts: -1, ...opts(calls) });
+    assert.equal(calls.n, 1);
+    await roundTrip(nc, 'secured.rotate.before');
+    fs.writeFileSync(s.configFile, after);
+    await s.restart();
+    await eventually(() => nc.stats().reconnects === 1 && nc.status === 'CONNECTED', 10000, 'a reconnect with the new secret');
+    assert.ok(calls.n >= 2);
+    await roundTrip(nc, 'secured.rotate.after');
+    await nc.close();
+  }
 });
 
 test('nkeySeed and nkeyFile; two auth kinds are a ConfigError', async (t) => {

@@ -125,6 +125,7 @@ async function startConfiguredServer(config) {
   const file = path.join(dir, 'server.conf');
   fs.writeFileSync(file, config);
   const s = await startServer(['-c', file]);
+  s.configFile = file; // rewritten by a test before restart()
   const stop = s.stop;
   s.stop = async () => {
     await stop();

@@ -596,6 +596,55 @@ struct AuthSlot {
     }
 };
 
+/// The user/password or token callback of Options (the callable forms of
+/// set_user_password and set_token), called on every connect.
+struct CredentialSlot {
+    std::function<std::pair<std::string, std::string>()> user_password;
+    std::function<std::string()> token;
+    std::shared_ptr<ErrorSink> sink;
+    // The C contract: the returned strings stay valid until the next call.
+    std::unique_ptr<std::mutex> mutex;
+    std::pair<std::string, std::string> last;
+
+    static natsio_status on_user_password(void* user_data, const char** user_out,
+                                          const char** password_out) noexcept {
+        auto& slot = static_cast<CallbackBox<CredentialSlot>*>(user_data)->value;
+        try {
+            std::pair<std::string, std::string> given = slot.user_password();
+            std::lock_guard<std::mutex> lock(*slot.mutex);
+            slot.last = std::move(given);
+            *user_out = slot.last.first.c_str();
+            *password_out = slot.last.second.c_str();
+            return NATSIO_OK;
+        } catch (const Error& e) {
+            slot.report(std::current_exception());
+            return e.status();
+        } catch (...) {
+            slot.report(std::current_exception());
+            return NATSIO_ERR_INTERNAL;
+        }
+    }
+
+    static const char* on_token(void* user_data) noexcept {
+        auto& slot = static_cast<CallbackBox<CredentialSlot>*>(user_data)->value;
+        try {
+            std::string token = slot.token();
+            std::lock_guard<std::mutex> lock(*slot.mutex);
+            slot.last.first = std::move(token);
+            return slot.last.first.c_str();
+        } catch (...) {
+            slot.report(std::current_exception());
+            return nullptr;  // fails this connection attempt
+        }
+    }
+
+    void report(std::exception_ptr thrown) const noexcept {
+        if (sink) {
+            sink->report_handler_exception(std::move(thrown), 0, nullptr);
+        }
+    }
+};
+
 }  // namespace detail
 
 // ---------------------------------------------------------------------------
@@ -906,6 +955,10 @@ public:
         const char* description = natsio_msg_status_description(msg_);
         return description != nullptr ? std::string_view(description) : std::string_view();
     }
+
+    /// Whether the received header block had corrupt lines (skipped:
+    /// headers() holds the good ones); the message is delivered anyway.
+    bool headers_malformed() const noexcept { return natsio_msg_headers_malformed(msg_); }
 
     /// The id of the subscription it was delivered on (0 for no message).
     std::uint64_t sid() const noexcept { return natsio_msg_sid(msg_); }
@@ -1730,7 +1783,9 @@ public:
           sink_(std::move(other.sink_)),
           event_handler_(std::move(other.event_handler_)),
           auth_jwt_(std::move(other.auth_jwt_)),
-          auth_sign_(std::move(other.auth_sign_)) {}
+          auth_sign_(std::move(other.auth_sign_)),
+          user_password_cb_(std::move(other.user_password_cb_)),
+          token_cb_(std::move(other.token_cb_)) {}
     /// Frees these options and takes over those of `other`.
     Options& operator=(Options&& other) noexcept {
         if (this != &other) {
@@ -1740,6 +1795,8 @@ public:
             event_handler_ = std::move(other.event_handler_);
             auth_jwt_ = std::move(other.auth_jwt_);
             auth_sign_ = std::move(other.auth_sign_);
+            user_password_cb_ = std::move(other.user_password_cb_);
+            token_cb_ = std::move(other.token_cb_);
         }
         return *this;
     }
@@ -1914,6 +1971,9 @@ public:
         if (auth_jwt_) {
             register_auth_callbacks(auth_jwt_, auth_sign_);
         }
+        if (user_password_cb_ || token_cb_) {
+            register_credential_callback(user_password_cb_, token_cb_);
+        }
         return *this;
     }
 
@@ -2034,6 +2094,33 @@ public:
         detail::check(natsio_options_set_nkey_file(opts_, c_path.get()));
         return *this;
     }
+    /// Gives {user, password} (set_user_password_callback).
+    using UserPasswordHandler = std::function<std::pair<std::string, std::string>()>;
+    /// Gives the token (set_token_callback).
+    using TokenHandler = std::function<std::string()>;
+    /// Gives {user, password} on every connect and reconnect (on a library
+    /// thread), so rotated credentials are picked up: the callable form of
+    /// set_user_password. An exception fails that connection attempt (a
+    /// natsio::Error's status is passed on) and is reported to the error
+    /// handler; it never reaches the library.
+    Options& set_user_password_callback(UserPasswordHandler handler) {
+        if (!handler) {
+            throw NullArgumentError(NATSIO_ERR_NULL_ARGUMENT, "the user/password callback is required");
+        }
+        register_credential_callback(handler, nullptr);
+        user_password_cb_ = std::move(handler);
+        return *this;
+    }
+    /// Gives the token on every connect and reconnect: the callable form of
+    /// set_token, otherwise as set_user_password_callback.
+    Options& set_token_callback(TokenHandler handler) {
+        if (!handler) {
+            throw NullArgumentError(NATSIO_ERR_NULL_ARGUMENT, "the token callback is required");
+        }
+        register_credential_callback(nullptr, handler);
+        token_cb_ = std::move(handler);
+        return *this;
+    }
     /// A .creds file (user JWT + NKey seed), read on every connect.
     Options& set_credentials_file(std::string_view path) {
         detail::CString c_path(path, "credentials file");
@@ -2067,6 +2154,15 @@ public:
         detail::OptionalCString c_cert(cert_file, "certificate file");
         detail::OptionalCString c_key(key_file, "key file");
         detail::check(natsio_options_set_tls(opts_, c_ca.get(), c_cert.get(), c_key.get()));
+        return *this;
+    }
+    /// set_tls from PEM text in memory instead of files (copied now): `ca_pem`
+    /// empty means the system roots; `cert_pem` + `key_pem` (both empty or
+    /// neither) for mutual TLS. Replaces set_tls's files, and the other way round.
+    Options& set_tls_pem(std::string_view ca_pem, std::string_view cert_pem = {},
+                         std::string_view key_pem = {}) {
+        detail::check(natsio_options_set_tls_pem(opts_, ca_pem.data(), ca_pem.size(), cert_pem.data(),
+                                                  cert_pem.size(), key_pem.data(), key_pem.size()));
         return *this;
     }
     /// Verify the server certificate against `hostname` instead of the URL's.
@@ -2107,11 +2203,25 @@ private:
         Box::settle(box, status);
     }
 
+    void register_credential_callback(UserPasswordHandler user_password, TokenHandler token) {
+        using Box = detail::CallbackBox<detail::CredentialSlot>;
+        const bool is_token = static_cast<bool>(token);
+        auto* box = new Box(detail::CredentialSlot{std::move(user_password), std::move(token), sink_,
+                                                   std::make_unique<std::mutex>(), {}});
+        Status status = is_token ? natsio_options_set_token_callback(opts_, &detail::CredentialSlot::on_token,
+                                                                     box, &Box::release)
+                                 : natsio_options_set_user_password_callback(
+                                       opts_, &detail::CredentialSlot::on_user_password, box, &Box::release);
+        Box::settle(box, status);
+    }
+
     natsio_options* opts_ = nullptr;
     std::shared_ptr<detail::ErrorSink> sink_;
     EventHandler event_handler_;
     JwtHandler auth_jwt_;
     SignHandler auth_sign_;
+    UserPasswordHandler user_password_cb_;
+    TokenHandler token_cb_;
 };
 
 // ---------------------------------------------------------------------------

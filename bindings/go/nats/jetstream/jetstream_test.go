@@ -84,3 +84,38 @@ func TestEnums(t *testing.T) {
 		t.Error("an unknown storage was accepted")
 	}
 }
+
+// The header constants carry nats.go jetstream's names and values, so a
+// program that sets or reads them talks to the server as nats.go's does.
+func TestHeaderNames(t *testing.T) {
+	for got, want := range map[string]string{
+		MsgIDHeader:                   "Nats-Msg-Id",
+		ExpectedStreamHeader:          "Nats-Expected-Stream",
+		ExpectedLastSeqHeader:         "Nats-Expected-Last-Sequence",
+		ExpectedLastSubjSeqHeader:     "Nats-Expected-Last-Subject-Sequence",
+		ExpectedLastSubjSeqSubjHeader: "Nats-Expected-Last-Subject-Sequence-Subject",
+		ExpectedLastMsgIDHeader:       "Nats-Expected-Last-Msg-Id",
+		MsgTTLHeader:                  "Nats-TTL",
+		MsgRollup:                     "Nats-Rollup",
+		MarkerReasonHeader:            "Nats-Marker-Reason",
+		ScheduleHeader:                "Nats-Schedule",
+		ScheduleTargetHeader:          "Nats-Schedule-Target",
+		ScheduleSourceHeader:          "Nats-Schedule-Source",
+		ScheduleTTLHeader:             "Nats-Schedule-TTL",
+		ScheduleTimeZoneHeader:        "Nats-Schedule-Time-Zone",
+		ScheduleRollupHeader:          "Nats-Schedule-Rollup",
+		StreamHeader:                  "Nats-Stream",
+		SequenceHeader:                "Nats-Sequence",
+		TimeStampHeaer:                "Nats-Time-Stamp",
+		SubjectHeader:                 "Nats-Subject",
+		SchedulerHeader:               "Nats-Scheduler",
+		ScheduleNextHeader:            "Nats-Schedule-Next",
+		LastSequenceHeader:            "Nats-Last-Sequence",
+		MsgRollupSubject:              "sub",
+		MsgRollupAll:                  "all",
+	} {
+		if got != want {
+			t.Errorf("%q, want %q", got, want)
+		}
+	}
+}

@@ -2079,6 +2079,26 @@ static napi_value options_set_tls_hostname_js(napi_env env, napi_callback_info i
     return ret;
 }
 
+/* options_set_tls_pem(opts, ca_pem, cert_pem, key_pem) -> undefined: natsio_options_set_tls_pem */
+static napi_value options_set_tls_pem_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    natsio_options *recv = get_options(env, argv[0]);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    const void *ca_pem = NULL;
+    size_t ca_pem_len = 0;
+    const void *cert_pem = NULL;
+    size_t cert_pem_len = 0;
+    const void *key_pem = NULL;
+    size_t key_pem_len = 0;
+    if (get_bytes(env, argv[1], &ca_pem, &ca_pem_len)
+        && get_bytes(env, argv[2], &cert_pem, &cert_pem_len)
+        && get_bytes(env, argv[3], &key_pem, &key_pem_len)) {
+        throw_if_failed(env, natsio_options_set_tls_pem(recv, ca_pem, ca_pem_len, cert_pem, cert_pem_len, key_pem, key_pem_len));
+    }
+    return ret;
+}
+
 /* options_set_token(opts, token) -> undefined: natsio_options_set_token */
 static napi_value options_set_token_js(napi_env env, napi_callback_info info) {
     ARGS(2);
@@ -2589,6 +2609,7 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"options_set_tls", NULL, options_set_tls_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_tls_handshake_first", NULL, options_set_tls_handshake_first_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_tls_hostname", NULL, options_set_tls_hostname_js, NULL, NULL, NULL, napi_default, NULL},
+        {"options_set_tls_pem", NULL, options_set_tls_pem_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_token", NULL, options_set_token_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_url", NULL, options_set_url_js, NULL, NULL, NULL, napi_default, NULL},
         {"options_set_user_password", NULL, options_set_user_password_js, NULL, NULL, NULL, napi_default, NULL},

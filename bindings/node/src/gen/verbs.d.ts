@@ -126,6 +126,7 @@ export interface GeneratedVerbs {
   options_set_tls(opts: object, ca_file: string | null, cert_file: string | null, key_file: string | null): void;
   options_set_tls_handshake_first(opts: object, first: boolean): void;
   options_set_tls_hostname(opts: object, hostname: string): void;
+  options_set_tls_pem(opts: object, ca_pem: Uint8Array | string, cert_pem: Uint8Array | string, key_pem: Uint8Array | string): void;
   options_set_token(opts: object, token: string): void;
   options_set_url(opts: object, url: string): void;
   options_set_user_password(opts: object, user: string, password: string | null): void;
