@@ -231,7 +231,11 @@ export interface JetStreamOptions {
 
 export interface JetStreamClient {
   nc: NatsConnection;
-  consumers: { get(stream: string, name?: string | Partial<OrderedConsumerOptions>): Promise<Consumer>; getConsumerFromInfo(ci: ConsumerInfo): Consumer };
+  consumers: {
+    get(stream: string, name?: string | Partial<OrderedConsumerOptions>): Promise<Consumer>;
+    getPushConsumer(stream: string, name: string): Promise<PushConsumer>;
+    getConsumerFromInfo(ci: ConsumerInfo): Consumer;
+  };
   streams: { get(name: string): Promise<Stream> };
   publish(subj: string, payload?: Payload, options?: Partial<JetStreamPublishOptions>): Promise<PubAck>;
   jetstreamManager(checkAPI?: boolean): Promise<JetStreamManager>;

@@ -583,6 +583,52 @@ class OrderedConsumerImpl {
   }
 }
 
+/** A push consumer (js.consumers.getPushConsumer(stream, name)): the
+ * server sends its messages to its deliver subject; consume() subscribes
+ * there. */
+class PushConsumerImpl {
+  constructor(js, info) {
+    this._js = js;
+    this.stream = info.stream_name;
+    this.name = info.name;
+    this._info = info;
+    this._consuming = false;
+  }
+
+  isPullConsumer() {
+    return false;
+  }
+
+  isPushConsumer() {
+    return true;
+  }
+
+  async info(cached = false) {
+    if (cached && this._info) return this._info;
+    this._info = await jsCall(this._js._js.consumers.info(this.stream, this.name));
+    return this._info;
+  }
+
+  async delete() {
+    return jsCall(this._js._js.consumers.delete(this.stream, this.name));
+  }
+
+  async consume(opts = {}) {
+    if (this._consuming) throw new Error('consumer already started');
+    if (!this._info.config.deliver_group && this._info.push_bound) {
+      throw new Error('consumer is already bound');
+    }
+    const source = jsCall(this._js._js.pushConsume(this.stream, this.name));
+    await source;
+    this._consuming = true;
+    const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback });
+    msgs.closed().then(() => {
+      this._consuming = false;
+    });
+    return msgs;
+  }
+}
+
 class ConsumersImpl {
   constructor(js) {
     this._js = js;
@@ -594,6 +640,19 @@ class ConsumersImpl {
       return new PullConsumerImpl(this._js, info);
     }
     return new OrderedConsumerImpl(this._js, stream, name);
+  }
+
+  /** The push consumer `name` of `stream` (nats.js 3.x: a named one; the
+   * ordered push consumer of an options object is not supported here). */
+  async getPushConsumer(stream, name) {
+    if (typeof name !== 'string') {
+      throw new Error('getPushConsumer: only named push consumers are supported');
+    }
+    const info = await jsCall(this._js._js.consumers.info(stream, name));
+    if (!info.config.deliver_subject) {
+      throw new Error('not a push consumer');
+    }
+    return new PushConsumerImpl(this._js, info);
   }
 
   getConsumerFromInfo(ci) {
