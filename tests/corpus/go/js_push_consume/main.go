@@ -81,7 +81,7 @@ func main() {
 		log.Fatal(err)
 	}
 	info, _ := again.Info(ctx)
-	fmt.Println("delivered:", info.Delivered.Stream, "ack pending:", info.NumAckPending)
+	fmt.Println("delivered:", info.Delivered.Stream, "flow control:", info.Config.FlowControl)
 	if _, err := js.PushConsumer(ctx, "ORDERS", "pull"); err != nil {
 		fmt.Println("pull consumer as push:", err)
 	}
