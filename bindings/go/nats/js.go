@@ -46,6 +46,7 @@ var (
 	ErrNotJSMessage           = errors.New("nats: not a jetstream message")
 	ErrJetStreamNotEnabled    = errors.New("nats: jetstream not enabled")
 	ErrStreamNameAlreadyInUse = errors.New("nats: stream name already in use")
+	ErrConsumerNotActive      = errors.New("nats: consumer not active")
 )
 
 // jsTranslate maps the binding's JetStream errors to the legacy API's.
@@ -439,6 +440,10 @@ func (js *jsContext) subscribe(subj, queue string, cb MsgHandler, opts []SubOpt)
 		}
 		created = true
 	}
+	info, err := consumerInfo(js.inner.ConsumerInfo(ctx, stream, name))
+	if err != nil {
+		return nil, err
+	}
 	inner, err := js.inner.PushConsume(ctx, stream, name)
 	if err != nil {
 		return nil, jsTranslate(err)
@@ -446,6 +451,13 @@ func (js *jsContext) subscribe(subj, queue string, cb MsgHandler, opts []SubOpt)
 	s := &Subscription{Subject: subj, Queue: queue, nc: js.nc, ready: make(chan struct{}), sync: cb == nil,
 		push: &pushSub{js: js, inner: inner, stream: stream, consumer: name, created: created,
 			done: make(chan struct{})}}
+	// Missed heartbeats reach the AsyncErrorCB as ErrConsumerNotActive,
+	// with this subscription, as in nats.go.
+	s.push.unroute = js.nc.RouteMissedHeartbeats(info.Config.DeliverSubject, func() {
+		if cb := js.nc.Opts.AsyncErrorCB; cb != nil {
+			cb(js.nc, s, ErrConsumerNotActive)
+		}
+	})
 	close(s.ready)
 	if cb != nil {
 		autoAck := !o.manualAck && o.cfg.AckPolicy != AckNonePolicy
@@ -483,10 +495,12 @@ type pushSub struct {
 	done     chan struct{}
 	// isStopped is set by the first Unsubscribe or Drain.
 	isStopped atomic.Bool
+	unroute   func() // ends RouteMissedHeartbeats
 }
 
 func (p *pushSub) run(s *Subscription, cb MsgHandler, autoAck bool) {
 	defer close(p.done)
+	defer p.unroute()
 	for {
 		m, err := p.inner.Next(context.Background())
 		if err != nil {
@@ -535,6 +549,7 @@ func (p *pushSub) stop() error {
 		return ErrBadSubscription
 	}
 	p.inner.Stop()
+	p.unroute()
 	if !p.created {
 		return nil
 	}

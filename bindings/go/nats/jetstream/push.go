@@ -115,8 +115,8 @@ func (c *pushConsumer) CachedInfo() *ConsumerInfo { return c.info.Load() }
 // Consume hands every message to handler, one at a time on a goroutine of
 // its own, until the returned context is stopped. One Consume at a time:
 // ErrConsumerAlreadyConsuming while one runs. The handler of opts'
-// ConsumeErrHandler gets what ends the consumption (ErrConsumerDeleted);
-// missed heartbeats go to the connection's error handler.
+// ConsumeErrHandler gets missed heartbeats (ErrNoHeartbeat) and what ends
+// the consumption (ErrConsumerDeleted).
 func (c *pushConsumer) Consume(handler MessageHandler, opts ...PushConsumeOpt) (ConsumeContext, error) {
 	if handler == nil {
 		return nil, ErrHandlerRequired
@@ -136,8 +136,15 @@ func (c *pushConsumer) Consume(handler MessageHandler, opts ...PushConsumeOpt) (
 		return nil, translate(err)
 	}
 	cc := &consumption{inner: inner, closed: make(chan struct{})}
+	// Missed heartbeats reach the ConsumeErrHandler, as in nats.go.
+	unroute := c.js.nc.RouteMissedHeartbeats(c.CachedInfo().Config.DeliverSubject, func() {
+		if o.errHandler != nil {
+			o.errHandler(cc, ErrNoHeartbeat)
+		}
+	})
 	go func() {
 		cc.run(handler, o.errHandler)
+		unroute()
 		c.started.Store(false)
 	}()
 	return cc, nil
