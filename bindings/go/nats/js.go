@@ -393,6 +393,13 @@ func (js *jsContext) subscribe(subj, queue string, cb MsgHandler, opts []SubOpt)
 			return nil, err
 		}
 	}
+	if subj == "" && o.stream == "" {
+		return nil, errors.New("nats: subject required")
+	}
+	if queue != "" && (o.cfg.Heartbeat > 0 || o.cfg.FlowControl) {
+		// nats.go's text: the members of a group would share the heartbeats.
+		return nil, errors.New("nats: queue subscription doesn't support idle heartbeat nor flow control")
+	}
 	ctx, cancel := js.context(o.ctx)
 	defer cancel()
 	stream := o.stream

@@ -31,6 +31,13 @@ func main() {
 		log.Fatal(err)
 	}
 
+	if _, err := js.QueueSubscribe("tasks.>", "beating", func(*nats.Msg) {}, nats.IdleHeartbeat(time.Second)); err != nil {
+		fmt.Println("queue with heartbeats:", err)
+	}
+	if _, err := js.SubscribeSync(""); err != nil {
+		fmt.Println("no subject:", err)
+	}
+
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	seen := map[string]int{}
