@@ -403,8 +403,14 @@ class ConsumerMessagesImpl {
 
   status() {
     const it = new QueuedIterator();
+    (this._statusIters ??= new Set()).add(it);
     this._closed.then(() => it._stop());
     return it;
+  }
+
+  /** Hands a notification to the status() iterators. */
+  _notify(n) {
+    for (const it of this._statusIters ?? []) it._push(n);
   }
 }
 
@@ -622,7 +628,21 @@ class PushConsumerImpl {
     await source;
     this._consuming = true;
     const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback });
+    // The library reports two heartbeat intervals without a word from the
+    // server to the connection, with the deliver subject: a status here
+    // ("heartbeats_missed", as nats.js; its count grows by two per report).
+    const bnc = bindingConnection(this._js.nc);
+    const deliver = this._info.config.deliver_subject;
+    let missed = 0;
+    const onError = (err) => {
+      if (err instanceof natsio.TimeoutError && err.subject === deliver) {
+        missed += 2;
+        msgs._notify({ type: 'heartbeats_missed', count: missed });
+      }
+    };
+    bnc.on('error', onError);
     msgs.closed().then(() => {
+      bnc.off('error', onError);
       this._consuming = false;
     });
     return msgs;
