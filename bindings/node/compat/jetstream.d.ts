@@ -244,7 +244,7 @@ export interface JetStreamClient {
   nc: NatsConnection;
   consumers: {
     get(stream: string, name?: string | Partial<OrderedConsumerOptions>): Promise<Consumer>;
-    getPushConsumer(stream: string, name: string): Promise<PushConsumer>;
+    getPushConsumer(stream: string, name?: string | Partial<OrderedConsumerOptions & { deliver_prefix: string }>): Promise<PushConsumer>;
     getConsumerFromInfo(ci: ConsumerInfo): Consumer;
   };
   streams: { get(name: string): Promise<Stream> };

@@ -649,6 +649,36 @@ class PushConsumerImpl {
   }
 }
 
+/** nats.js's ordered push consumer (getPushConsumer(stream[, opts])): read
+ * through the binding's ordered consumer, which delivers the same
+ * messages in the same order (it pulls; deliver_prefix has no use). */
+class OrderedPushConsumerImpl {
+  constructor(js, stream, opts = {}) {
+    const { deliver_prefix: _unused, ...rest } = opts;
+    this._ordered = new OrderedConsumerImpl(js, stream, rest);
+  }
+
+  isPullConsumer() {
+    return false;
+  }
+
+  isPushConsumer() {
+    return true;
+  }
+
+  info(cached = false) {
+    return this._ordered.info(cached);
+  }
+
+  delete() {
+    return this._ordered.delete();
+  }
+
+  consume(opts = {}) {
+    return this._ordered.consume({ callback: opts.callback });
+  }
+}
+
 class ConsumersImpl {
   constructor(js) {
     this._js = js;
@@ -662,12 +692,13 @@ class ConsumersImpl {
     return new OrderedConsumerImpl(this._js, stream, name);
   }
 
-  /** The push consumer `name` of `stream` (nats.js 3.x: a named one; the
-   * ordered push consumer of an options object is not supported here). */
+  /** The push consumer `name` of `stream`; without a name (or with
+   * OrderedPushConsumerOptions) an ordered one. */
   async getPushConsumer(stream, name) {
-    if (typeof name !== 'string') {
-      throw new Error('getPushConsumer: only named push consumers are supported');
+    if (name === undefined || (typeof name === 'object' && name !== null)) {
+      return new OrderedPushConsumerImpl(this._js, stream, name);
     }
+    if (typeof name !== 'string') throw new Error('unsupported push consumer type');
     const info = await jsCall(this._js._js.consumers.info(stream, name));
     if (!info.config.deliver_subject) {
       throw new Error('not a push consumer');
