@@ -152,6 +152,11 @@ func StartSequence(seq uint64) SubOpt {
 	return subOpt(func(o *subOpts) { o.cfg.DeliverPolicy, o.cfg.OptStartSeq = DeliverByStartSequencePolicy, seq })
 }
 
+// OrderedConsumer reads the subject's messages in order with an ordered
+// consumer (the library's: it recreates its consumer after a gap, missed
+// heartbeats or a reconnect); no acks. Not with Durable, Bind or a queue.
+func OrderedConsumer() SubOpt { return subOpt(func(o *subOpts) { o.ordered = true }) }
+
 // Bind binds to the existing consumer consumer of stream.
 func Bind(stream, consumer string) SubOpt {
 	return subOpt(func(o *subOpts) { o.stream, o.consumer = stream, consumer })
@@ -358,6 +363,7 @@ type subOpts struct {
 	stream    string
 	consumer  string
 	manualAck bool
+	ordered   bool
 }
 
 func (js *jsContext) Subscribe(subj string, cb MsgHandler, opts ...SubOpt) (*Subscription, error) {
@@ -400,6 +406,9 @@ func (js *jsContext) subscribe(subj, queue string, cb MsgHandler, opts []SubOpt)
 		// nats.go's text: the members of a group would share the heartbeats.
 		return nil, errors.New("nats: queue subscription doesn't support idle heartbeat nor flow control")
 	}
+	if o.ordered && (o.cfg.Durable != "" || o.consumer != "" || queue != "") {
+		return nil, errors.New("nats: an ordered consumer can not be durable, bound or in a queue group")
+	}
 	ctx, cancel := js.context(o.ctx)
 	defer cancel()
 	stream := o.stream
@@ -412,6 +421,9 @@ func (js *jsContext) subscribe(subj, queue string, cb MsgHandler, opts []SubOpt)
 			return nil, ErrNoMatchingStream
 		}
 		stream = names[0]
+	}
+	if o.ordered {
+		return js.subscribeOrdered(ctx, stream, subj, cb, &o)
 	}
 	name := o.consumer
 	if name == "" {
@@ -475,6 +487,39 @@ func (js *jsContext) subscribe(subj, queue string, cb MsgHandler, opts []SubOpt)
 	return s, nil
 }
 
+// subscribeOrdered reads subj of stream through the library's ordered
+// consumer, which Unsubscribe stops (deleting its server-side consumer).
+func (js *jsContext) subscribeOrdered(ctx context.Context, stream, subj string, cb MsgHandler, o *subOpts) (*Subscription, error) {
+	cfg := natsio.OrderedConsumerConfig{
+		DeliverPolicy: natsio.DeliverPolicy(deliverNames.json[o.cfg.DeliverPolicy]),
+		OptStartSeq:   o.cfg.OptStartSeq,
+		OptStartTime:  o.cfg.OptStartTime,
+		HeadersOnly:   o.cfg.HeadersOnly,
+	}
+	if subj != "" {
+		cfg.FilterSubjects = []string{subj}
+	}
+	oc, err := js.inner.OrderedConsumer(ctx, stream, cfg)
+	if err != nil {
+		return nil, jsTranslate(err)
+	}
+	inner, err := oc.Messages(ctx)
+	if err != nil {
+		_ = oc.Stop(ctx)
+		return nil, jsTranslate(err)
+	}
+	s := &Subscription{Subject: subj, nc: js.nc, ready: make(chan struct{}), sync: cb == nil,
+		push: &pushSub{js: js, inner: inner, stream: stream, ordered: oc, done: make(chan struct{}),
+			unroute: func() {}}}
+	close(s.ready)
+	if cb != nil {
+		go s.push.run(s, cb, false)
+	} else {
+		close(s.push.done)
+	}
+	return s, nil
+}
+
 func (js *jsContext) createPushConsumer(ctx context.Context, stream, subj, queue, durable string, o *subOpts) (string, error) {
 	cfg := o.cfg
 	cfg.Durable = durable
@@ -502,7 +547,8 @@ type pushSub struct {
 	done     chan struct{}
 	// isStopped is set by the first Unsubscribe or Drain.
 	isStopped atomic.Bool
-	unroute   func() // ends RouteMissedHeartbeats
+	unroute   func()                  // ends RouteMissedHeartbeats
+	ordered   *natsio.OrderedConsumer // OrderedConsumer(): stopped by stop
 }
 
 func (p *pushSub) run(s *Subscription, cb MsgHandler, autoAck bool) {
@@ -557,11 +603,14 @@ func (p *pushSub) stop() error {
 	}
 	p.inner.Stop()
 	p.unroute()
+	ctx, cancel := context.WithTimeout(context.Background(), p.js.maxWait)
+	defer cancel()
+	if p.ordered != nil {
+		return jsTranslate(p.ordered.Stop(ctx))
+	}
 	if !p.created {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), p.js.maxWait)
-	defer cancel()
 	err := p.js.inner.DeleteConsumer(ctx, p.stream, p.consumer)
 	if errors.Is(err, natsio.ErrConsumerNotFound) {
 		return nil
