@@ -33,6 +33,8 @@ type JetStreamContext interface {
 	SubscribeSync(subj string, opts ...SubOpt) (*Subscription, error)
 	QueueSubscribe(subj, queue string, cb MsgHandler, opts ...SubOpt) (*Subscription, error)
 	QueueSubscribeSync(subj, queue string, opts ...SubOpt) (*Subscription, error)
+	ChanSubscribe(subj string, ch chan *Msg, opts ...SubOpt) (*Subscription, error)
+	ChanQueueSubscribe(subj, queue string, ch chan *Msg, opts ...SubOpt) (*Subscription, error)
 }
 
 // The errors of the legacy JetStream API, with nats.go's texts.
@@ -386,6 +388,16 @@ func (js *jsContext) QueueSubscribe(subj, queue string, cb MsgHandler, opts ...S
 
 func (js *jsContext) QueueSubscribeSync(subj, queue string, opts ...SubOpt) (*Subscription, error) {
 	return js.subscribe(subj, queue, nil, opts)
+}
+
+// ChanSubscribe delivers to ch; the messages are acknowledged by the
+// program, as in nats.go.
+func (js *jsContext) ChanSubscribe(subj string, ch chan *Msg, opts ...SubOpt) (*Subscription, error) {
+	return js.ChanQueueSubscribe(subj, "", ch, opts...)
+}
+
+func (js *jsContext) ChanQueueSubscribe(subj, queue string, ch chan *Msg, opts ...SubOpt) (*Subscription, error) {
+	return js.subscribe(subj, queue, func(m *Msg) { ch <- m }, append(opts, ManualAck()))
 }
 
 // subscribe binds to the consumer the options name, or creates one (as

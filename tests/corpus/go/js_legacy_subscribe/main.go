@@ -89,6 +89,20 @@ func main() {
 	if _, err := sync.NextMsg(200 * time.Millisecond); err != nil {
 		fmt.Println("then:", err)
 	}
+	ch := make(chan *nats.Msg, 8)
+	csub, err := js.ChanSubscribe("foo", ch, nats.DeliverNew())
+	if err != nil {
+		log.Fatal(err)
+	}
+	js.Publish("foo", []byte("hello 5"))
+	select {
+	case cm := <-ch:
+		fmt.Println("channel:", string(cm.Data))
+		cm.Ack()
+	case <-time.After(5 * time.Second):
+		log.Fatal("timed out")
+	}
+	csub.Unsubscribe()
 	ci, err := js.ConsumerInfo("FOO", "MONITOR")
 	if err != nil {
 		log.Fatal(err)
