@@ -261,3 +261,38 @@ impl Pusher {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn push_delivery_reads_the_consumer_config() {
+        let info = json!({"config": {
+            "deliver_subject": "in.1", "deliver_group": "g",
+            "idle_heartbeat": 1_500_000_000u64, "flow_control": true
+        }});
+        let d = push_delivery(&info, "c").unwrap();
+        assert_eq!(d.subject, "in.1");
+        assert_eq!(d.group.as_deref(), Some("g"));
+        assert_eq!(d.idle_heartbeat, Duration::from_millis(1500));
+        assert!(d.flow_control);
+
+        // No group, no heartbeats, no flow control: all optional.
+        let d = push_delivery(
+            &json!({"config": {"deliver_subject": "in.2", "deliver_group": ""}}),
+            "c",
+        )
+        .unwrap();
+        assert_eq!(d.group, None);
+        assert!(d.idle_heartbeat.is_zero() && !d.flow_control);
+
+        // A pull consumer is refused, naming it.
+        let e = push_delivery(&json!({"config": {"durable_name": "p"}}), "p")
+            .err()
+            .unwrap();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.to_string().contains("\"p\" is not a push consumer"));
+    }
+}
