@@ -5206,6 +5206,52 @@ natsio_status natsio_ordered_consumer_stop_async(const struct natsio_ordered_con
 void natsio_ordered_consumer_free(struct natsio_ordered_consumer *oc);
 
 /**
+ * Starts consuming the push consumer `consumer` of `stream` (one created
+ * with a "deliver_subject" in its config, durable or not) once its info
+ * shows it exists: the library subscribes to its deliver subject (in its
+ * "deliver_group" queue group when it has one, so that the members of the
+ * group share the messages) and buffers what the server sends, bounded by
+ * the client's pending limits. With the consumer's "flow_control", each
+ * flow-control request is answered once the reader has finished with
+ * every message delivered before it, so the server sends no faster than
+ * the application reads and nothing is dropped; without it, what arrives
+ * while the buffer is full waits in the subscription, bounded by the
+ * client's pending limits again (beyond them a slow consumer is reported
+ * to the error callback, and what is dropped the server redelivers after
+ * the consumer's ack wait unless its ack policy is "none"). An idle heartbeat
+ * naming a stalled flow-control reply gets that reply answered at once.
+ * With its "idle_heartbeat", two intervals without a word from the server
+ * are reported to the client's error callback (NATSIO_ERR_TIMEOUT, "no
+ * heartbeat received", with the deliver subject) and consuming goes on.
+ * Status messages never reach the reader. Read with the
+ * `natsio_js_messages_` functions (iterator or callback); messages are
+ * acknowledged with `natsio_msg_ack` etc. and carry
+ * `natsio_msg_js_metadata`. `natsio_js_messages_stop` withdraws the
+ * subscription before it returns. The consumer deleted ends the
+ * iteration with NATSIO_ERR_CONSUMER_DELETED. The result goes to
+ * `messages_out` (free with `natsio_js_messages_free`). Thread-safe;
+ * blocks up to the context's timeout. Errors: NATSIO_ERR_NULL_ARGUMENT,
+ * NATSIO_ERR_INVALID_UTF8, NATSIO_ERR_INVALID_ARGUMENT (bad names; a
+ * consumer without a deliver subject, i.e. a pull consumer),
+ * NATSIO_ERR_CONSUMER_NOT_FOUND, NATSIO_ERR_STREAM_NOT_FOUND,
+ * NATSIO_ERR_TIMEOUT, NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_js_push_consume(const struct natsio_js *js,
+                                     const char *stream,
+                                     const char *consumer,
+                                     struct natsio_js_messages **messages_out);
+
+/**
+ * The token form of `natsio_js_push_consume`; the iterator is taken
+ * (once) with `natsio_token_js_messages`. A token freed without taking it
+ * stops the consumption.
+ */
+natsio_status natsio_js_push_consume_async(const struct natsio_js *js,
+                                           const char *stream,
+                                           const char *consumer,
+                                           struct natsio_token **token_out);
+
+/**
  * The next reply (owned; free with `natsio_msg_free`), waiting up to
  * `timeout_ms` (NATSIO_TIMEOUT_DEFAULT or NATSIO_WAIT_FOREVER: as the
  * request's own stall and timeout allow; NATSIO_NO_WAIT: only one already

@@ -1076,6 +1076,29 @@ func (js *JetStream) Consume(ctx context.Context, stream, consumer string, opts 
 	return newConsumption((*C.natsio_js_messages)(r.out), js.nc, take)
 }
 
+// PushConsume starts consuming the push consumer consumer of stream (one
+// created with a DeliverSubject in its config, in ConsumerConfig.Extra as
+// "deliver_subject"): the library subscribes to its deliver subject (in
+// its deliver group's queue group when it has one) and buffers what the
+// server sends, bounded by the connection's pending limits. With the
+// consumer's flow control, each flow-control request is answered once
+// the reader has finished with what came before it; missed idle
+// heartbeats are reported to the connection's error handler. Read and
+// stop it as a Consume. ctx bounds the start only (which looks the
+// consumer up). Errors: ErrInvalidArgument (bad names; not a push
+// consumer), ErrConsumerNotFound, ErrStreamNotFound, ErrTimeout,
+// ErrConnectionClosed, ErrIllegalState (JetStream closed).
+func (js *JetStream) PushConsume(ctx context.Context, stream, consumer string) (*Consumption, error) {
+	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsPushConsume(ctx, p, stream, consumer) })
+	if err != nil {
+		return nil, err
+	}
+	// One message at a time from the library: what the binding held ahead
+	// would not count for flow control, which answers once the library's
+	// buffer is empty.
+	return newConsumption((*C.natsio_js_messages)(r.out), js.nc, 1)
+}
+
 // newConsumption wraps a running consumption (Consume, an ordered
 // consumer's Messages) whose Next takes up to take messages ahead; on
 // failure it is stopped and freed.

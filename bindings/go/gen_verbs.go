@@ -378,6 +378,22 @@ func rawJsPublishAsyncComplete(ctx context.Context, p *C.natsio_js, timeoutMs in
 	return err
 }
 
+// rawJsPushConsume is natsio_js_push_consume_async, awaited under ctx.
+func rawJsPushConsume(ctx context.Context, p *C.natsio_js, stream string, consumer string) (C.go_take, error) {
+	cStream, err := cString(stream)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	cConsumer, err := cString(consumer)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	r, err := await(ctx, C.GO_TAKE_JS_MESSAGES, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_push_consume_async(p, cPtr(cStream), cPtr(cConsumer), tok)
+	})
+	return r, err
+}
+
 // rawJsStreamCreate is natsio_js_stream_create_async, awaited under ctx.
 func rawJsStreamCreate(ctx context.Context, p *C.natsio_js, configJson string, action int32) (string, error) {
 	cConfigJson, err := cString(configJson)

@@ -1362,6 +1362,8 @@ export class JetStreamClient {
   next(stream: string, consumer: string, opts?: number | NextOptions): Promise<JsMsg>;
   /** Consumes continuously (see ConsumerMessages); ConsumerNotFoundError if there is no such consumer. */
   consume(stream: string, consumer: string, opts?: ConsumeOptions): Promise<ConsumerMessages>;
+  /** Consumes a push consumer (one with a deliver_subject); ConsumerNotFoundError if there is none, InvalidArgumentError if it is a pull consumer. */
+  pushConsume(stream: string, consumer: string): Promise<ConsumerMessages>;
   /** Frees the context (acks of sent publishes still arrive; KV handles live on). Idempotent. */
   close(): void;
 }

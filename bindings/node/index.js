@@ -3151,6 +3151,21 @@ class JetStreamClient {
     return new ConsumerMessages(handle, stream, consumer, window);
   }
 
+  /**
+   * Consumes the push consumer `consumer` of `stream` (one created with a
+   * deliver_subject): the library subscribes to its deliver subject (in
+   * its deliver_group's queue group when it has one) and buffers what the
+   * server sends; resolves with a ConsumerMessages as consume() does.
+   * Flow-control requests are answered once what came before them was
+   * read; missed heartbeats are reported to the connection's error
+   * status. Rejects with ConsumerNotFoundError when there is no such
+   * consumer, InvalidArgumentError when it is not a push consumer.
+   */
+  async pushConsume(stream, consumer) {
+    const handle = await native.js_push_consume(this._handle, stream, consumer);
+    return new ConsumerMessages(handle, stream, consumer, DEFAULT_WINDOW);
+  }
+
   /** One message from the pull consumer; rejects with NoMessagesError when
    * none arrives within `timeout` ms (default: the context's timeout). */
   async next(stream, consumer, opts) {

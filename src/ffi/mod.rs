@@ -17,6 +17,7 @@ pub mod msg;
 pub mod object;
 pub mod options;
 pub mod ordered;
+pub mod push;
 pub mod replies;
 pub mod service;
 pub mod status;

@@ -31,8 +31,7 @@ const ACK: &[&str] = &["none", "all", "explicit"];
 const REPLAY: &[&str] = &["instant", "original"];
 const PRIORITY: &[&str] = &["none", "overflow", "pinned_client", "prioritized"];
 
-/// ConsumerConfig (ADR-37 field names; push-only fields are not modelled
-/// but pass through).
+/// ConsumerConfig (ADR-37 field names; unknown fields pass through).
 pub const CONSUMER_CONFIG: Schema = &[
     ("name", Kind::Str),
     ("durable_name", Kind::Str),
@@ -62,6 +61,12 @@ pub const CONSUMER_CONFIG: Schema = &[
     ("priority_policy", Kind::Enum(PRIORITY)),
     ("priority_timeout", Kind::Duration),
     ("pause_until", Kind::Str),
+    // Push consumers (ADR-9, ADR-15).
+    ("deliver_subject", Kind::Str),
+    ("deliver_group", Kind::Str),
+    ("idle_heartbeat", Kind::Duration),
+    ("flow_control", Kind::Bool),
+    ("rate_limit_bps", Kind::UInt),
 ];
 
 /// The most messages one pull request asks for: a larger `max_messages`

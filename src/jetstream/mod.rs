@@ -14,6 +14,7 @@ mod last_msgs;
 mod ordered;
 mod publish;
 mod pull;
+mod push;
 mod stream;
 #[doc(hidden)]
 pub mod time;

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,6 +68,9 @@ type Conn struct {
 	// subscribes counts Subscribe calls: every subsSweep of them, the
 	// ended subscriptions (AutoUnsubscribe, Drain) leave subs.
 	subscribes atomic.Uint64
+	// heartbeatRoutes maps a push consumer's deliver subject to what
+	// handles its missed heartbeats (RouteMissedHeartbeats).
+	heartbeatRoutes sync.Map
 }
 
 const subsSweep = 1024
@@ -125,6 +129,12 @@ func (nc *Conn) setLastError(err error) {
 }
 
 func (nc *Conn) asyncError(err error) {
+	if ae, ok := err.(*natsio.AsyncError); ok && ae.Subject != "" && errors.Is(ae.Err, natsio.ErrTimeout) {
+		if route, ok := nc.heartbeatRoutes.Load(ae.Subject); ok {
+			route.(*heartbeatRoute).handle()
+			return
+		}
+	}
 	nc.setLastError(err)
 	cb := nc.Opts.AsyncErrorCB
 	if cb == nil {
@@ -138,6 +148,19 @@ func (nc *Conn) asyncError(err error) {
 	}
 	cb(nc, sub, Translate(err))
 }
+
+// RouteMissedHeartbeats hands the missed heartbeats the library reports
+// for the push consumer delivering to subject to route instead of the
+// AsyncErrorCB, until the returned function is called. A libnatsio extra
+// (nats.go has no such call): the jetstream package's push consumers give
+// them to their ConsumeErrHandler as ErrNoHeartbeat, as nats.go's do.
+func (nc *Conn) RouteMissedHeartbeats(subject string, route func()) (remove func()) {
+	r := &heartbeatRoute{route}
+	nc.heartbeatRoutes.Store(subject, r)
+	return func() { nc.heartbeatRoutes.CompareAndDelete(subject, r) }
+}
+
+type heartbeatRoute struct{ handle func() }
 
 // LastError is the last asynchronous error or disconnection cause.
 func (nc *Conn) LastError() error {

@@ -2,6 +2,7 @@ package nats
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -111,5 +112,36 @@ func TestJetStreamHeaderNames(t *testing.T) {
 		if got != want {
 			t.Errorf("%q, want %q", got, want)
 		}
+	}
+}
+
+// The legacy JetStream API's enums print as nats.go prints them and
+// travel as the server's names, both ways.
+func TestLegacyJetStreamEnums(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{FileStorage.String(), "File"}, {MemoryStorage.String(), "Memory"}, {StorageType(9).String(), "Unknown Storage Type"},
+		{WorkQueuePolicy.String(), "WorkQueue"}, {DiscardNew.String(), "DiscardNew"},
+		{AckExplicitPolicy.String(), "AckExplicit"}, {AckPolicy(7).String(), "Unknown AckPolicy"},
+		{fmt.Sprint(DeliverLastPolicy), "1"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+	cfg := ConsumerConfig{DeliverPolicy: DeliverNewPolicy, AckPolicy: AckAllPolicy, Heartbeat: 5_000_000_000, DeliverSubject: "in"}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"deliver_policy":"new","ack_policy":"all","replay_policy":"instant","idle_heartbeat":5000000000,"deliver_subject":"in","num_replicas":0}`
+	if string(b) != want {
+		t.Errorf("marshalled %s\nwant        %s", b, want)
+	}
+	var back ConsumerConfig
+	if err := json.Unmarshal(b, &back); err != nil || back != cfg {
+		t.Errorf("round trip %+v (%v)", back, err)
+	}
+	if err := json.Unmarshal([]byte(`{"ack_policy":"sometimes"}`), &back); err == nil {
+		t.Error("an unknown ack policy is accepted")
 	}
 }

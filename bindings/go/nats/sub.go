@@ -19,6 +19,9 @@ type Subscription struct {
 	ready chan struct{} // closed once inner is set: handlers wait for it
 	sync  bool
 	max   atomic.Int64 // AutoUnsubscribe's count, 0 when none
+	// push is set instead of inner for a subscription of the legacy
+	// JetStream API (JetStreamContext.Subscribe and the like).
+	push *pushSub
 }
 
 func (nc *Conn) Subscribe(subj string, cb MsgHandler) (*Subscription, error) {
@@ -91,6 +94,9 @@ func (s *Subscription) Unsubscribe() error {
 	if s.nc.IsClosed() {
 		return ErrConnectionClosed
 	}
+	if s.push != nil {
+		return s.push.stop()
+	}
 	if s.inner.IsClosed() {
 		return ErrBadSubscription
 	}
@@ -100,7 +106,7 @@ func (s *Subscription) Unsubscribe() error {
 
 // AutoUnsubscribe ends the subscription after max messages in all.
 func (s *Subscription) AutoUnsubscribe(max int) error {
-	if s == nil || s.inner.IsClosed() {
+	if s == nil || s.push != nil || s.inner.IsClosed() {
 		return ErrBadSubscription
 	}
 	s.max.Store(int64(max))
@@ -110,11 +116,14 @@ func (s *Subscription) AutoUnsubscribe(max int) error {
 // Drain stops the subscription's interest and lets its handler finish what
 // arrived; it returns at once, as nats.go's does.
 func (s *Subscription) Drain() error {
-	if s == nil || s.inner.IsClosed() {
+	if s == nil || !s.IsValid() {
 		return ErrBadSubscription
 	}
 	if s.nc.IsClosed() {
 		return ErrConnectionClosed
+	}
+	if s.push != nil {
+		return s.push.stop()
 	}
 	go func() { _ = s.inner.Drain(context.Background()) }()
 	return nil
@@ -146,6 +155,9 @@ func (s *Subscription) nextMsg(ctx context.Context) (*Msg, error) {
 	if !s.sync {
 		return nil, ErrSyncSubRequired
 	}
+	if s.push != nil {
+		return s.push.next(ctx, s)
+	}
 	m, err := s.inner.NextMsg(ctx)
 	switch {
 	case err == nil:
@@ -167,7 +179,12 @@ func (s *Subscription) nextMsg(ctx context.Context) (*Msg, error) {
 }
 
 // IsValid reports whether the subscription is still active.
-func (s *Subscription) IsValid() bool { return s != nil && !s.inner.IsClosed() }
+func (s *Subscription) IsValid() bool {
+	if s != nil && s.push != nil {
+		return !s.push.stopped()
+	}
+	return s != nil && !s.inner.IsClosed()
+}
 
 // Pending is how many messages and bytes are queued, not yet delivered.
 func (s *Subscription) Pending() (int, int, error) {
@@ -190,6 +207,9 @@ func (s *Subscription) Dropped() (int, error) {
 func (s *Subscription) stats() (natsio.SubStats, error) {
 	if s == nil {
 		return natsio.SubStats{}, ErrBadSubscription
+	}
+	if s.push != nil {
+		return s.push.stats()
 	}
 	st, err := s.inner.Stats()
 	if err != nil {

@@ -165,6 +165,17 @@ export interface Consumer {
   next(opts?: Partial<{ expires: number }>): Promise<JsMsg | null>;
 }
 
+/** A push consumer (js.consumers.getPushConsumer): the server sends its
+ * messages to its deliver subject; consume() subscribes there (one at a
+ * time). */
+export interface PushConsumer {
+  isPullConsumer(): boolean;
+  isPushConsumer(): boolean;
+  info(cached?: boolean): Promise<ConsumerInfo>;
+  delete(): Promise<boolean>;
+  consume(opts?: Partial<{ callback: (m: JsMsg) => void }>): Promise<ConsumerMessages>;
+}
+
 export interface OrderedConsumerOptions {
   filter_subjects: string[] | string;
   deliver_policy: DeliverPolicy;
@@ -231,7 +242,11 @@ export interface JetStreamOptions {
 
 export interface JetStreamClient {
   nc: NatsConnection;
-  consumers: { get(stream: string, name?: string | Partial<OrderedConsumerOptions>): Promise<Consumer>; getConsumerFromInfo(ci: ConsumerInfo): Consumer };
+  consumers: {
+    get(stream: string, name?: string | Partial<OrderedConsumerOptions>): Promise<Consumer>;
+    getPushConsumer(stream: string, name?: string | Partial<OrderedConsumerOptions & { deliver_prefix: string }>): Promise<PushConsumer>;
+    getConsumerFromInfo(ci: ConsumerInfo): Consumer;
+  };
   streams: { get(name: string): Promise<Stream> };
   publish(subj: string, payload?: Payload, options?: Partial<JetStreamPublishOptions>): Promise<PubAck>;
   jetstreamManager(checkAPI?: boolean): Promise<JetStreamManager>;

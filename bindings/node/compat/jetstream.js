@@ -415,8 +415,14 @@ class ConsumerMessagesImpl {
 
   status() {
     const it = new QueuedIterator();
+    (this._statusIters ??= new Set()).add(it);
     this._closed.then(() => it._stop());
     return it;
+  }
+
+  /** Hands a notification to the status() iterators. */
+  _notify(n) {
+    for (const it of this._statusIters ?? []) it._push(n);
   }
 }
 
@@ -595,6 +601,96 @@ class OrderedConsumerImpl {
   }
 }
 
+/** A push consumer (js.consumers.getPushConsumer(stream, name)): the
+ * server sends its messages to its deliver subject; consume() subscribes
+ * there. */
+class PushConsumerImpl {
+  constructor(js, info) {
+    this._js = js;
+    this.stream = info.stream_name;
+    this.name = info.name;
+    this._info = info;
+    this._consuming = false;
+  }
+
+  isPullConsumer() {
+    return false;
+  }
+
+  isPushConsumer() {
+    return true;
+  }
+
+  async info(cached = false) {
+    if (cached && this._info) return this._info;
+    this._info = await jsCall(this._js._js.consumers.info(this.stream, this.name));
+    return this._info;
+  }
+
+  async delete() {
+    return jsCall(this._js._js.consumers.delete(this.stream, this.name));
+  }
+
+  async consume(opts = {}) {
+    if (this._consuming) throw new Error('consumer already started');
+    if (!this._info.config.deliver_group && this._info.push_bound) {
+      throw new Error('consumer is already bound');
+    }
+    const source = jsCall(this._js._js.pushConsume(this.stream, this.name));
+    await source;
+    this._consuming = true;
+    const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback });
+    // The library reports two heartbeat intervals without a word from the
+    // server to the connection, with the deliver subject: a status here
+    // ("heartbeats_missed", as nats.js; its count grows by two per report).
+    const bnc = bindingConnection(this._js.nc);
+    const deliver = this._info.config.deliver_subject;
+    let missed = 0;
+    const onError = (err) => {
+      if (err instanceof natsio.TimeoutError && err.subject === deliver) {
+        missed += 2;
+        msgs._notify({ type: 'heartbeats_missed', count: missed });
+      }
+    };
+    bnc.on('error', onError);
+    msgs.closed().then(() => {
+      bnc.off('error', onError);
+      this._consuming = false;
+    });
+    return msgs;
+  }
+}
+
+/** nats.js's ordered push consumer (getPushConsumer(stream[, opts])): read
+ * through the binding's ordered consumer, which delivers the same
+ * messages in the same order (it pulls; deliver_prefix has no use). */
+class OrderedPushConsumerImpl {
+  constructor(js, stream, opts = {}) {
+    const { deliver_prefix: _unused, ...rest } = opts;
+    this._ordered = new OrderedConsumerImpl(js, stream, rest);
+  }
+
+  isPullConsumer() {
+    return false;
+  }
+
+  isPushConsumer() {
+    return true;
+  }
+
+  info(cached = false) {
+    return this._ordered.info(cached);
+  }
+
+  delete() {
+    return this._ordered.delete();
+  }
+
+  consume(opts = {}) {
+    return this._ordered.consume({ callback: opts.callback });
+  }
+}
+
 class ConsumersImpl {
   constructor(js) {
     this._js = js;
@@ -606,6 +702,20 @@ class ConsumersImpl {
       return new PullConsumerImpl(this._js, info);
     }
     return new OrderedConsumerImpl(this._js, stream, name);
+  }
+
+  /** The push consumer `name` of `stream`; without a name (or with
+   * OrderedPushConsumerOptions) an ordered one. */
+  async getPushConsumer(stream, name) {
+    if (name === undefined || (typeof name === 'object' && name !== null)) {
+      return new OrderedPushConsumerImpl(this._js, stream, name);
+    }
+    if (typeof name !== 'string') throw new Error('unsupported push consumer type');
+    const info = await jsCall(this._js._js.consumers.info(stream, name));
+    if (!info.config.deliver_subject) {
+      throw new Error('not a push consumer');
+    }
+    return new PushConsumerImpl(this._js, info);
   }
 
   getConsumerFromInfo(ci) {

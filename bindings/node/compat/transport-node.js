@@ -639,6 +639,10 @@ class NatsConnectionImpl {
     this._lastServer = this.getServer();
     this._closedD = deferred();
     nc.on('error', (err) => {
+      // A push consumer's missed heartbeats (a timeout naming its deliver
+      // subject) are its consumption's status (compat/jetstream.js), not
+      // the connection's, as in nats.js.
+      if (err instanceof natsio.TimeoutError && err.subject) return;
       // What a program's callback threw: reported, as the binding does
       // when nobody listens, unless a status() iterator takes it.
       if (err instanceof natsio.CallbackError && this._statusIters.size === 0) {

@@ -279,6 +279,10 @@ type ConsumerConfig struct {
 	BackOff            []time.Duration   `json:"backoff,omitempty"`
 	FilterSubject      string            `json:"filter_subject,omitempty"`
 	ReplayPolicy       ReplayPolicy      `json:"replay_policy"`
+	DeliverSubject     string            `json:"deliver_subject,omitempty"`
+	DeliverGroup       string            `json:"deliver_group,omitempty"`
+	FlowControl        bool              `json:"flow_control,omitempty"`
+	IdleHeartbeat      time.Duration     `json:"idle_heartbeat,omitempty"`
 	RateLimit          uint64            `json:"rate_limit_bps,omitempty"`
 	SampleFrequency    string            `json:"sample_freq,omitempty"`
 	MaxWaiting         int               `json:"max_waiting,omitempty"`

@@ -35,6 +35,10 @@ type JetStream interface {
 	OrderedConsumer(ctx context.Context, stream string, cfg OrderedConsumerConfig) (Consumer, error)
 	Consumer(ctx context.Context, stream string, consumer string) (Consumer, error)
 	DeleteConsumer(ctx context.Context, stream string, consumer string) error
+	CreateOrUpdatePushConsumer(ctx context.Context, stream string, cfg ConsumerConfig) (PushConsumer, error)
+	CreatePushConsumer(ctx context.Context, stream string, cfg ConsumerConfig) (PushConsumer, error)
+	UpdatePushConsumer(ctx context.Context, stream string, cfg ConsumerConfig) (PushConsumer, error)
+	PushConsumer(ctx context.Context, stream string, consumer string) (PushConsumer, error)
 	PauseConsumer(ctx context.Context, stream string, consumer string, pauseUntil time.Time) (*ConsumerPauseResponse, error)
 	ResumeConsumer(ctx context.Context, stream string, consumer string) (*ConsumerPauseResponse, error)
 
@@ -127,6 +131,10 @@ type Stream interface {
 	OrderedConsumer(ctx context.Context, cfg OrderedConsumerConfig) (Consumer, error)
 	Consumer(ctx context.Context, consumer string) (Consumer, error)
 	DeleteConsumer(ctx context.Context, consumer string) error
+	CreateOrUpdatePushConsumer(ctx context.Context, cfg ConsumerConfig) (PushConsumer, error)
+	CreatePushConsumer(ctx context.Context, cfg ConsumerConfig) (PushConsumer, error)
+	UpdatePushConsumer(ctx context.Context, cfg ConsumerConfig) (PushConsumer, error)
+	PushConsumer(ctx context.Context, consumer string) (PushConsumer, error)
 	ListConsumers(ctx context.Context) ConsumerInfoLister
 	ConsumerNames(ctx context.Context) ConsumerNameLister
 }

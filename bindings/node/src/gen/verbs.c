@@ -937,6 +937,25 @@ static napi_value js_publish_async_pending_js(napi_env env, napi_callback_info i
     return num(env, (double)natsio_js_publish_async_pending(h->js));
 }
 
+/* js_push_consume(js, stream, consumer) -> Promise<js_messages>: natsio_js_push_consume_async */
+static napi_value js_push_consume_js(napi_env env, napi_callback_info info) {
+    ARGS(3);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char *consumer = NULL;
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_req_string(env, argv[2], "consumer", &consumer)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_push_consume_async(h->js, stream, consumer, &tok);
+        ret = op_track(env, st, tok, R_JS_MESSAGES, h, h->cw);
+    }
+    free(stream);
+    free(consumer);
+    return ret;
+}
+
 /* js_stream_create(js, config_json, action) -> Promise<string>: natsio_js_stream_create_async */
 static napi_value js_stream_create_js(napi_env env, napi_callback_info info) {
     ARGS(3);
@@ -2537,6 +2556,7 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"js_ordered_consumer", NULL, js_ordered_consumer_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_publish_async_complete", NULL, js_publish_async_complete_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_publish_async_pending", NULL, js_publish_async_pending_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_push_consume", NULL, js_push_consume_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_stream_create", NULL, js_stream_create_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_stream_delete", NULL, js_stream_delete_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_stream_delete_msg", NULL, js_stream_delete_msg_js, NULL, NULL, NULL, napi_default, NULL},

@@ -54,6 +54,7 @@ export interface GeneratedVerbs {
   js_ordered_consumer(js: object, stream: string, opts: object | undefined): object;
   js_publish_async_complete(js: object, timeout_ms: number): Promise<void>;
   js_publish_async_pending(js: object): number;
+  js_push_consume(js: object, stream: string, consumer: string): Promise<unknown>;
   js_stream_create(js: object, config_json: string, action: number): Promise<string>;
   js_stream_delete(js: object, name: string): Promise<void>;
   js_stream_delete_msg(js: object, stream: string, seq: number, erase: boolean): Promise<void>;

@@ -345,6 +345,21 @@ protected:
         return from_c(out, self().sink());
     }
 
+    /// natsio_js_push_consume_async: a Future<Messages>.
+    auto raw_push_consume_async(std::optional<std::string_view> stream, std::optional<std::string_view> consumer) const {
+        OptionalCString c_stream(stream, "stream");
+        OptionalCString c_consumer(consumer, "consumer");
+        return start_async<Messages>(self().sink(), natsio_js_push_consume_async, self().c_handle(), c_stream.get(), c_consumer.get());
+    }
+    /// natsio_js_push_consume: the blocking form (Messages).
+    auto raw_push_consume(std::optional<std::string_view> stream, std::optional<std::string_view> consumer) const {
+        OptionalCString c_stream(stream, "stream");
+        OptionalCString c_consumer(consumer, "consumer");
+        natsio_js_messages * out = nullptr;
+        check(natsio_js_push_consume(self().c_handle(), c_stream.get(), c_consumer.get(), &out));
+        return from_c(out, self().sink());
+    }
+
     /// natsio_js_stream_create_async: a Future<std::string>.
     auto raw_stream_create_async(std::optional<std::string_view> config_json, std::int32_t action) const {
         OptionalCString c_config_json(config_json, "config_json");

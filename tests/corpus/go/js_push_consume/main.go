@@ -1,0 +1,88 @@
+// A push consumer (jetstream package): the server delivers to a subject,
+// Consume handles each message; heartbeats and flow control on.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func main() {
+	url := os.Getenv("NATS_URL")
+	if url == "" {
+		url = nats.DefaultURL
+	}
+	nc, err := nats.Connect(url)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	s, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.*"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i := 1; i <= 5; i++ {
+		if _, err := js.Publish(ctx, "orders.new", []byte(fmt.Sprintf("order %d", i))); err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	// Not a push consumer: refused.
+	if _, err := s.CreateOrUpdatePushConsumer(ctx, jetstream.ConsumerConfig{Durable: "pull"}); err != nil {
+		fmt.Println("without a deliver subject:", err)
+	}
+
+	cons, err := s.CreateOrUpdatePushConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:        "shipping",
+		DeliverSubject: nats.NewInbox(),
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		IdleHeartbeat:  time.Second,
+		FlowControl:    true,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("consumer:", cons.CachedInfo().Name, "ack policy:", cons.CachedInfo().Config.AckPolicy)
+
+	done := make(chan struct{})
+	count := 0
+	cc, err := cons.Consume(func(msg jetstream.Msg) {
+		count++
+		md, _ := msg.Metadata()
+		fmt.Printf("got %s on %s (stream seq %d, delivered %d)\n", msg.Data(), msg.Subject(), md.Sequence.Stream, md.NumDelivered)
+		msg.Ack()
+		if count == 5 {
+			close(done)
+		}
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := cons.Consume(func(jetstream.Msg) {}); err != nil {
+		fmt.Println("second consume:", err)
+	}
+	<-done
+	cc.Stop()
+	<-cc.Closed()
+
+	// The same consumer, looked up by name.
+	again, err := js.PushConsumer(ctx, "ORDERS", "shipping")
+	if err != nil {
+		log.Fatal(err)
+	}
+	info, _ := again.Info(ctx)
+	fmt.Println("delivered:", info.Delivered.Stream, "flow control:", info.Config.FlowControl)
+	if _, err := js.PushConsumer(ctx, "ORDERS", "pull"); err != nil {
+		fmt.Println("pull consumer as push:", err)
+	}
+}
