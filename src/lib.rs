@@ -30,6 +30,7 @@ mod pool;
 mod proto;
 mod pub_ring;
 pub mod runtime;
+mod server_addr;
 pub mod service;
 mod spin;
 pub mod subject;
