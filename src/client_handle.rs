@@ -6,9 +6,10 @@
 
 use std::sync::{Arc, Weak};
 
-use crate::client::{respond, Client, ClientInner};
+use crate::client::{Client, ClientInner};
 use crate::error::{Error, Result};
 use crate::headers::Headers;
+use crate::library_thread;
 use crate::message::Message;
 
 /// A client that may have been closed and dropped meanwhile: every
@@ -20,7 +21,7 @@ pub struct ClientHandle(Weak<ClientInner>);
 impl ClientHandle {
     /// A handle to `client`.
     pub(crate) fn of(client: &Client) -> Self {
-        Self::from(client.inner_for_ffi())
+        Self::from(&client.inner)
     }
 
     /// The client, for the core's own modules (`ConnectionClosed` once it
@@ -43,9 +44,7 @@ impl ClientHandle {
         match self.0.upgrade() {
             Some(c) => c.post_completion(job),
             None => {
-                let _ = std::thread::Builder::new()
-                    .name("natsio-token-cb".into())
-                    .spawn(job);
+                let _ = library_thread::spawn("natsio-token-cb", job);
             }
         }
     }
@@ -57,7 +56,7 @@ impl ClientHandle {
         headers: Option<&Headers>,
         payload: &[u8],
     ) -> Result<()> {
-        respond(&*self.live()?, msg, headers, payload)
+        self.live()?.respond(msg, headers, payload)
     }
 }
 

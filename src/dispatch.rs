@@ -61,9 +61,7 @@ impl Dispatcher {
             },
             None => job,
         };
-        let _ = std::thread::Builder::new()
-            .name("natsio-late-cb".into())
-            .spawn(job);
+        let _ = crate::library_thread::spawn("natsio-late-cb", job);
     }
 
     /// Runs the queued jobs, then ends the thread; waits for it unless called

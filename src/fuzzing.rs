@@ -127,7 +127,7 @@ pub fn encode_headers(h: &Headers) -> Vec<u8> {
 
 /// Parses a server INFO JSON document (fuzz target `info_and_urls`).
 pub fn parse_info(json: &str) -> Result<crate::ServerInfo, crate::Error> {
-    crate::connection::parse_info(json)
+    crate::client::connector::parse_info(json)
 }
 
 /// Parses a server URL as the options do (fuzz target `info_and_urls`).

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::options::ServerAddr;
+use crate::server_addr::ServerAddr;
 
 /// Whether `url` names a server reached over TLS (tls://, wss://, ...).
 pub(crate) fn url_is_tls(url: &str) -> bool {

@@ -3,7 +3,7 @@
 //! publish of the official Go client). The binding writes plain publishes
 //! (subject, payload) into a ring of bytes the library owns, with no call;
 //! the library moves them into the write buffer, in order, whenever it
-//! takes the write lock (`ClientInner::lock_write`): before any other frame
+//! takes the write lock (`WriteSide::lock_write`): before any other frame
 //! is added and before the writer takes the buffer. So a publish through
 //! the ring keeps its place before every later call of the binding's.
 //!

@@ -5,12 +5,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::client::ClientInner;
-use crate::completion::{Completion, Outcome};
+use std::sync::atomic::Ordering;
+
+use crate::client::inner::ClientInner;
+use crate::client::routing::{no_responders, SubShared};
+use crate::client::state::ConnState;
+use crate::completion::Completion;
 use crate::error::{Error, ErrorKind, Result};
-use crate::feed::{Feed, FeedStats, Handler, Limits, Pushed};
+use crate::feed::{Feed, FeedStats, Handler};
 use crate::message::Message;
 use crate::options::PendingPolicy;
+use crate::proto;
+use crate::subject;
 
 /// Per-subscription overrides of the client's pending limits.
 #[derive(Debug, Clone, Copy, Default)]
@@ -24,97 +30,55 @@ pub struct SubOptions {
 /// Live counters of a subscription.
 pub type SubStats = FeedStats;
 
-fn no_responders() -> Error {
-    Error::new(
-        ErrorKind::NoResponders,
-        "no responders available for request",
-    )
-}
-
-/// What a subscription's `next_async` completes with: the message, or
-/// `NoResponders` for a no-responders status (iterator semantics; push
-/// mode hands the status message itself to the handler).
-fn sub_outcome(m: Message) -> Result<Outcome> {
-    if m.is_no_responders() {
-        Err(no_responders())
-    } else {
-        Ok(Outcome::Msg(m))
-    }
-}
-
-/// The subscription's state shared with the client's read path.
-pub(crate) struct SubShared {
-    pub sid: u64,
-    pub subject: String,
-    pub queue_group: Option<String>,
-    pub policy: PendingPolicy,
-    pub(crate) feed: Arc<Feed<Message>>,
-    /// A subscription the library makes for itself, which works without
-    /// (a leader-elected advisory): a permissions violation for it is not
-    /// the application's error; it ends the subscription quietly.
-    pub(crate) optional: std::sync::atomic::AtomicBool,
-}
-
-impl SubShared {
-    pub(crate) fn new(
-        sid: u64,
-        subject: String,
-        queue_group: Option<String>,
-        msgs: i64,
-        bytes: i64,
-        policy: PendingPolicy,
-    ) -> Self {
-        SubShared {
-            sid,
-            subject,
-            queue_group,
-            policy,
-            feed: Arc::new(Feed::new(
-                Limits::from_config(msgs, bytes, policy),
-                sub_outcome,
-            )),
-            optional: std::sync::atomic::AtomicBool::new(false),
+impl ClientInner {
+    pub(crate) fn subscribe(
+        self: &Arc<Self>,
+        subject: &str,
+        queue: Option<&str>,
+        o: SubOptions,
+    ) -> Result<Subscription> {
+        subject::validate_subscribe(subject)?;
+        if let Some(q) = queue {
+            subject::validate_queue(q)?;
         }
+        if self.state() == ConnState::Closed {
+            return Err(Error::closed());
+        }
+        if self.state() == ConnState::Draining {
+            return Err(Error::new(
+                ErrorKind::ConnectionClosed,
+                "connection is draining",
+            ));
+        }
+        let sid = self.routing.next_sid();
+        let shared = Arc::new(SubShared::new(
+            sid,
+            subject.to_string(),
+            queue.map(str::to_string),
+            o.pending_msgs_limit.unwrap_or(self.opts.pending_msgs_limit),
+            o.pending_bytes_limit
+                .unwrap_or(self.opts.pending_bytes_limit),
+            o.policy,
+        ));
+        self.routing.insert(Arc::clone(&shared));
+        self.write
+            .enqueue_control(|b| proto::write_sub(b, subject, queue, sid));
+        if self.state() == ConnState::Closed {
+            self.routing.remove(sid);
+            return Err(Error::closed());
+        }
+        Ok(Subscription {
+            shared,
+            client: Arc::clone(self),
+        })
     }
 
-    /// Offers a message from the read path. Never blocks.
-    /// Queues a message for the reader, whose wake-up is left owed: see
-    /// `Feed::push_owing_wake`.
-    pub(crate) fn push_owing_wake(&self, msg: Message) -> (Pushed, bool, bool) {
-        self.feed.push_owing_wake(msg)
-    }
-
-    pub(crate) fn wake_reader(&self) {
-        self.feed.wake_reader()
-    }
-
-    pub(crate) fn must_wait_for_room(&self) -> bool {
-        self.feed.must_wait_for_room()
-    }
-
-    pub(crate) fn should_report_slow(&self) -> bool {
-        self.feed.should_report_slow()
-    }
-
-    /// No more messages will arrive (auto-unsubscribe reached, drain
-    /// flushed). Returns true once the subscription has ended.
-    pub(crate) fn finish(&self) -> bool {
-        self.feed.finish()
-    }
-
-    /// Ends the subscription now with `reason`, discarding the backlog.
-    pub(crate) fn fail(&self, reason: Error) -> bool {
-        self.feed.fail(reason)
-    }
-
-    /// For re-subscribing after a reconnect: `None` if the subscription no
-    /// longer wants messages, else what remains of its auto-unsubscribe count.
-    pub(crate) fn resend_state(&self) -> Option<Option<u64>> {
-        self.feed.remaining()
-    }
-
-    pub(crate) fn stats(&self) -> SubStats {
-        self.feed.stats()
+    /// A subscription the library makes for itself and does without (see
+    /// `SubShared::optional`).
+    pub(crate) fn subscribe_optional(self: &Arc<Self>, subject: &str) -> Result<Subscription> {
+        let sub = self.subscribe(subject, None, SubOptions::default())?;
+        sub.shared.optional.store(true, Ordering::Relaxed);
+        Ok(sub)
     }
 }
 

@@ -21,7 +21,7 @@ use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::options::ServerAddr;
+use crate::server_addr::ServerAddr;
 
 /// The largest frame accepted from the server, and the largest the client
 /// writes (a write past it goes out in several frames).

@@ -281,7 +281,7 @@ pub unsafe extern "C" fn natsio_client_pub_ring(
     guard(|| {
         let cl = client(c)?;
         let out = out_arg(ring_out, "ring_out")?;
-        let ring = cl.inner.pub_ring();
+        let ring = cl.pub_ring();
         *out = natsio_pub_ring {
             gate: ring.gate_ptr(),
             head: ring.head_ptr(),
@@ -301,7 +301,7 @@ pub unsafe extern "C" fn natsio_client_pub_ring(
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_pub_ring_kick(c: *const natsio_client) -> natsio_status {
     guard(|| {
-        client(c)?.inner.kick_pub_ring();
+        client(c)?.kick_pub_ring();
         Ok(())
     })
 }
@@ -314,7 +314,7 @@ pub unsafe extern "C" fn natsio_client_pub_ring_kick(c: *const natsio_client) ->
 #[no_mangle]
 pub unsafe extern "C" fn natsio_client_send_deferred(c: *const natsio_client) -> natsio_status {
     guard(|| {
-        client(c)?.inner.send_deferred();
+        client(c)?.send_deferred();
         Ok(())
     })
 }

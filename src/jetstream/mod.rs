@@ -217,7 +217,7 @@ pub fn parse_response(payload: &[u8]) -> Result<Value> {
 impl JetStream {
     /// A JetStream context over `client`.
     pub fn new(client: &Client, opts: JetStreamOptions) -> Result<JetStream> {
-        Self::from_inner(Arc::clone(client.inner_for_ffi()), opts)
+        Self::from_inner(Arc::clone(&client.inner), opts)
     }
 
     pub(crate) fn from_inner(

@@ -237,7 +237,7 @@ impl AsyncPublish {
         ) {
             Ok(id) => {
                 self.id.store(id, Ordering::Release);
-                crate::deadlines::Deadlines::arm(&client, self.deadline, id, &done);
+                crate::client::requests::Deadlines::arm(&client, self.deadline, id, &done);
             }
             Err(e) => {
                 done.complete(Err(e));
@@ -428,7 +428,7 @@ impl JetStream {
             }
         });
         // Late acks time out through the client's one deadline timer.
-        crate::deadlines::Deadlines::arm(client, plan.deadline, id, &done);
+        crate::client::requests::Deadlines::arm(client, plan.deadline, id, &done);
         Ok(done)
     }
 

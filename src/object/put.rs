@@ -74,10 +74,7 @@ impl ObjectStore {
     pub fn writer(&self, meta: ObjectMeta) -> Result<ObjectWriter> {
         validate_name(&meta.name)?;
         let chunk_size = meta.chunk_size.unwrap_or(DEFAULT_CHUNK_SIZE);
-        let max = self
-            .client()
-            .max_payload
-            .load(std::sync::atomic::Ordering::Relaxed);
+        let max = self.client().max_payload();
         if chunk_size == 0 || chunk_size > max {
             return Err(Error::new(
                 ErrorKind::Config,

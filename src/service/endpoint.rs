@@ -337,7 +337,7 @@ impl Request {
 
     fn send(&self, headers: Option<&Headers>, payload: &[u8]) -> Result<()> {
         let client = self.state.endpoint.sub.client.as_ref();
-        crate::client::respond(client, &self.state.msg, headers, payload)
+        client.respond(&self.state.msg, headers, payload)
     }
 
     /// Answers the request. A failure to send counts as an error.

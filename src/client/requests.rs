@@ -1,4 +1,7 @@
-//! Request deadlines of a client: one queue in deadline order and one timer
+//! Requests: the reply mux (one wildcard subscription on a per-client
+//! inbox prefix, each request a token under it), what becomes of each
+//! reply (`OnReply`), the verbs that send a request and wait for its
+//! reply, and their deadlines: one queue in deadline order and one timer
 //! task that sleeps until the first deadline, instead of a timer task per
 //! request. Requests with the same timeout arrive sorted; a shorter one is
 //! inserted in place and wakes the timer if it is due before the timer's.
@@ -6,13 +9,383 @@
 //! so the queue stays about as long as the number of requests in flight,
 //! and the timer runs only while some are pending.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
+use std::hash::BuildHasherDefault;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use crate::client::ClientInner;
-use crate::completion::{lock, Completion};
-use crate::error::Error;
+use crate::client::routing::IdHasher;
+use crate::client::write_side::Wake;
+use crate::completion::{lock, Completion, Outcome};
+use crate::error::{Error, ErrorKind, Result};
+use crate::headers::Headers;
+use crate::message::Message;
+use crate::op::Urgency;
+use crate::runtime;
+
+pub(crate) fn new_nuid() -> String {
+    nuid::next().to_string()
+}
+
+/// Turns a request's reply (or its failure) into the outcome its
+/// completion gets; runs on the thread that routes the reply.
+pub(crate) type ReplyMap = fn(Result<Message>) -> Result<Outcome>;
+
+/// What becomes of a request's reply (or its failure), on the thread that
+/// routes it.
+pub(crate) enum OnReply {
+    /// The completion gets the message.
+    Msg,
+    /// The completion gets what this makes of the reply.
+    Map(ReplyMap),
+    /// This decides; it may complete the completion later (a retry). The
+    /// number is the handler's own (e.g. retries left): no allocation per
+    /// request beyond the handler's `Arc`.
+    Handle(Arc<dyn ReplyHandler>, u32),
+}
+
+/// Handles the replies of requests it sent (`OnReply::Handle`).
+pub(crate) trait ReplyHandler: Send + Sync {
+    fn on_reply(self: Arc<Self>, reply: Result<Message>, done: Arc<Completion>, n: u32);
+}
+
+/// A request awaiting its reply.
+struct Waiter {
+    done: Arc<Completion>,
+    on_reply: OnReply,
+}
+
+impl Waiter {
+    fn finish(self, r: Result<Message>) {
+        match self.on_reply {
+            OnReply::Msg => {
+                self.done.complete(r.map(Outcome::Msg));
+            }
+            OnReply::Map(map) => {
+                self.done.complete(map(r));
+            }
+            OnReply::Handle(handler, n) => handler.on_reply(r, self.done, n),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Mux {
+    prefix: String,
+    sid: u64,
+    next_id: u64,
+    waiters: HashMap<u64, Waiter, BuildHasherDefault<IdHasher>>,
+}
+
+/// What requests need of their client: its requests, a way to send a
+/// request's frame, and the reply mux's subscription.
+pub(crate) trait RequestHost: Send + Sync + 'static {
+    fn requests(&self) -> &Requests;
+    /// Sends `subject` with reply subject `reply` (a request's own inbox,
+    /// valid by construction), written as `wake` says.
+    fn send_request(
+        &self,
+        subject: &str,
+        reply: &str,
+        headers: Option<&Headers>,
+        payload: &[u8],
+        wake: Wake,
+    ) -> Result<()>;
+    /// Subscribes the reply mux to `wildcard`; its sid.
+    fn subscribe_mux(&self, wildcard: &str) -> u64;
+}
+
+/// A client's requests in flight and their deadlines.
+pub(crate) struct Requests {
+    inbox_prefix: String,
+    mux: Mutex<Mux>,
+    /// The reply mux's sid (0 until the first request), read per routed
+    /// message.
+    mux_sid: AtomicU64,
+    /// Timeouts of asynchronous requests (one timer for all).
+    pub(crate) deadlines: Deadlines,
+}
+
+impl Requests {
+    pub(crate) fn new(inbox_prefix: &str) -> Requests {
+        Requests {
+            inbox_prefix: inbox_prefix.to_string(),
+            mux: Mutex::new(Mux::default()),
+            mux_sid: AtomicU64::new(0),
+            deadlines: Deadlines::default(),
+        }
+    }
+
+    fn register(
+        &self,
+        host: &(impl RequestHost + ?Sized),
+        done: Arc<Completion>,
+        on_reply: OnReply,
+    ) -> Result<(u64, ReplySubject, bool)> {
+        let mut mux = lock(&self.mux);
+        if mux.sid == 0 {
+            mux.prefix = format!("{}.{}.", self.inbox_prefix, new_nuid());
+            let wildcard = format!("{}*", mux.prefix);
+            let sid = host.subscribe_mux(&wildcard);
+            mux.sid = sid;
+            self.mux_sid.store(sid, Ordering::Relaxed);
+        }
+        mux.next_id += 1;
+        let id = mux.next_id;
+        mux.waiters.insert(id, Waiter { done, on_reply });
+        // Alone: no other request of this client awaits its reply.
+        Ok((
+            id,
+            ReplySubject::new(&mux.prefix, id),
+            mux.waiters.len() == 1,
+        ))
+    }
+
+    pub(crate) fn unregister(&self, id: u64) {
+        lock(&self.mux).waiters.remove(&id);
+    }
+
+    /// Fails request `id` with `e` (through its reply map) if it still waits.
+    pub(crate) fn expire(&self, id: u64, e: Error) {
+        let waiter = lock(&self.mux).waiters.remove(&id);
+        if let Some(w) = waiter {
+            w.finish(Err(e));
+        }
+    }
+
+    /// Whether a message with this sid is a reply to a request.
+    pub(crate) fn is_reply(&self, sid: u64) -> bool {
+        sid == self.mux_sid.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn route_reply(&self, m: Message) {
+        let id = m
+            .subject()
+            .rsplit('.')
+            .next()
+            .and_then(|t| t.parse::<u64>().ok());
+        let Some(w) = id.and_then(|id| lock(&self.mux).waiters.remove(&id)) else {
+            return;
+        };
+        if m.is_no_responders() {
+            w.finish(Err(Error::new(
+                ErrorKind::NoResponders,
+                "no responders available for request",
+            )));
+        } else {
+            w.finish(Ok(m));
+        }
+    }
+
+    /// The reply mux's SUB for a new connection (none before the first
+    /// request).
+    pub(crate) fn write_resubscribe(&self, frames: &mut Vec<u8>) {
+        let m = lock(&self.mux);
+        if m.sid != 0 {
+            crate::proto::write_sub(frames, &format!("{}*", m.prefix), None, m.sid);
+        }
+    }
+
+    /// Fails every request still waiting (the client closes).
+    pub(crate) fn fail_all(&self, e: &Error) {
+        let waiters: Vec<_> = lock(&self.mux).waiters.drain().map(|(_, w)| w).collect();
+        for w in waiters {
+            w.finish(Err(e.clone()));
+        }
+    }
+}
+
+/// Registers a request and sends it, written as `urgency` says (at once
+/// when the writer is idle, or coalesced like a publish), for a given
+/// completion and reply handling (a retry re-sends a request for the same
+/// completion). No timer is armed: the caller expires it (`expire`).
+pub(crate) fn start_request_into(
+    host: &(impl RequestHost + ?Sized),
+    subject: &str,
+    headers: Option<&Headers>,
+    payload: &[u8],
+    urgency: Urgency,
+    done: &Arc<Completion>,
+    on_reply: OnReply,
+) -> Result<u64> {
+    let requests = host.requests();
+    // send_request validates the subject; a failure unregisters.
+    let (id, reply, alone) = requests.register(host, Arc::clone(done), on_reply)?;
+    let wake = match urgency {
+        Urgency::Now => Wake::Direct,
+        Urgency::IfAlone | Urgency::Deferred if alone => Wake::Direct,
+        Urgency::IfAlone | Urgency::Coalesce => Wake::Writer,
+        Urgency::Deferred => Wake::Deferred,
+    };
+    let sent = host.send_request(subject, reply.as_str(), headers, payload, wake);
+    if let Err(e) = sent {
+        requests.unregister(id);
+        return Err(e);
+    }
+    Ok(id)
+}
+
+/// Like `start_request_into`, for a new completion.
+pub(crate) fn start_request_with(
+    host: &(impl RequestHost + ?Sized),
+    subject: &str,
+    headers: Option<&Headers>,
+    payload: &[u8],
+    urgency: Urgency,
+    map: Option<ReplyMap>,
+) -> Result<(u64, Arc<Completion>)> {
+    let c = Completion::new();
+    let on_reply = map.map_or(OnReply::Msg, OnReply::Map);
+    let id = start_request_into(host, subject, headers, payload, urgency, &c, on_reply)?;
+    Ok((id, c))
+}
+
+/// Sends a request and waits up to `timeout` for its reply (blocking).
+pub(crate) fn request(
+    host: &(impl RequestHost + ?Sized),
+    subject: &str,
+    headers: Option<&Headers>,
+    payload: &[u8],
+    timeout: Duration,
+) -> Result<Message> {
+    runtime::ensure_may_block()?;
+    let (id, c) = start_request_with(host, subject, headers, payload, Urgency::Now, None)?;
+    let r = match c.wait(Some(timeout)) {
+        Some(r) => r,
+        None => {
+            host.requests().unregister(id);
+            c.complete(Err(Error::timeout("request")));
+            c.result().expect("completed")
+        }
+    };
+    match r? {
+        Outcome::Msg(m) => Ok(m),
+        _ => Err(Error::new(
+            ErrorKind::Protocol,
+            "request completed without a reply",
+        )),
+    }
+}
+
+/// Starts a request whose reply (or failure) completes the returned
+/// completion, timed out by the client's deadline queue; cancelling the
+/// completion withdraws the request.
+pub(crate) fn request_with_deadline<H: RequestHost>(
+    host: &Arc<H>,
+    subject: &str,
+    headers: Option<&Headers>,
+    payload: &[u8],
+    timeout: Duration,
+    urgency: Urgency,
+    map: Option<ReplyMap>,
+) -> Result<(u64, Arc<Completion>)> {
+    let (id, c) = start_request_with(&**host, subject, headers, payload, urgency, map)?;
+    let weak = Arc::downgrade(host);
+    c.add_cancel_hook(move || {
+        if let Some(h) = weak.upgrade() {
+            h.requests().unregister(id);
+        }
+    });
+    Deadlines::arm(host, crate::clock::deadline_in(timeout), id, &c);
+    Ok((id, c))
+}
+
+/// A request as a future of its reply (`NoResponders` when nobody
+/// listens, `Timeout` after `timeout`). Sent when this is called: at once
+/// when a caller blocks on it or the application just started it with no
+/// other request in flight, else coalesced with other writes; dropping the
+/// future before the reply withdraws it.
+pub(crate) fn request_fut<H: RequestHost>(
+    host: &Arc<H>,
+    subject: &str,
+    headers: Option<&Headers>,
+    payload: &[u8],
+    timeout: Duration,
+) -> Result<ReplyFuture> {
+    let urgency = crate::op::urgency();
+    let (_, c) = request_with_deadline(host, subject, headers, payload, timeout, urgency, None)?;
+    Ok(ReplyFuture {
+        fut: c.wait_async(),
+    })
+}
+
+/// A reply subject `<prefix><id>`, built on the stack when it fits.
+struct ReplySubject {
+    buf: [u8; 120],
+    len: usize,
+    heap: Option<String>,
+}
+
+impl ReplySubject {
+    fn new(prefix: &str, id: u64) -> Self {
+        let mut r = ReplySubject {
+            buf: [0; 120],
+            len: 0,
+            heap: None,
+        };
+        let mut digits = [0u8; 20];
+        let mut n = id;
+        let mut i = digits.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let digits = &digits[i..];
+        let len = prefix.len() + digits.len();
+        if len <= r.buf.len() {
+            r.buf[..prefix.len()].copy_from_slice(prefix.as_bytes());
+            r.buf[prefix.len()..len].copy_from_slice(digits);
+            r.len = len;
+        } else {
+            r.heap = Some(format!("{prefix}{id}"));
+        }
+        r
+    }
+
+    fn as_str(&self) -> &str {
+        match &self.heap {
+            Some(h) => h,
+            // ASCII digits after a UTF-8 prefix.
+            None => std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default(),
+        }
+    }
+}
+
+/// The reply of a request started by `request_fut`.
+pub(crate) struct ReplyFuture {
+    fut: crate::completion::CompletionFuture,
+}
+
+impl std::future::Future for ReplyFuture {
+    type Output = Result<Message>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<Message>> {
+        std::pin::Pin::new(&mut self.fut)
+            .poll(cx)
+            .map(|r| match r? {
+                Outcome::Msg(m) => Ok(m),
+                _ => Err(Error::new(
+                    ErrorKind::Protocol,
+                    "request completed without a reply",
+                )),
+            })
+    }
+}
+
+impl Drop for ReplyFuture {
+    fn drop(&mut self) {
+        // Withdraws the request if no reply came (a no-op otherwise).
+        self.fut.completion().cancel();
+    }
+}
 
 #[derive(Default)]
 struct Queue {
@@ -38,13 +411,13 @@ fn answered(w: &Weak<Completion>) -> bool {
 impl Deadlines {
     /// Fails request `id` of `client` with a timeout at `deadline` unless
     /// `done` has completed by then.
-    pub(crate) fn arm(
-        client: &Arc<ClientInner>,
+    pub(crate) fn arm<H: RequestHost>(
+        client: &Arc<H>,
         deadline: Instant,
         id: u64,
         done: &Arc<Completion>,
     ) {
-        let d = &client.deadlines;
+        let d = &client.requests().deadlines;
         let mut q = lock(&d.queue);
         while q.entries.front().is_some_and(|(_, _, w)| answered(w)) {
             q.entries.pop_front();
@@ -73,11 +446,11 @@ impl Deadlines {
 
     /// Expires due entries; the next deadline, or `None` once none is left
     /// (the timer then stops; the next `arm` starts another).
-    fn expire_due(client: &ClientInner) -> Option<Instant> {
+    fn expire_due(requests: &Requests) -> Option<Instant> {
         let mut expired = Vec::new();
         let now = Instant::now();
         let next = {
-            let mut q = lock(&client.deadlines.queue);
+            let mut q = lock(&requests.deadlines.queue);
             loop {
                 match q.entries.front() {
                     None => {
@@ -100,17 +473,17 @@ impl Deadlines {
             }
         };
         for id in expired {
-            client.expire_request(id, Error::timeout("request"));
+            requests.expire(id, Error::timeout("request"));
         }
         next
     }
 
     /// Holds the client weakly: a closed client has failed every request,
     /// so a timer that finds it gone has nothing left to do.
-    async fn run_timer(client: Weak<ClientInner>, wake: Arc<tokio::sync::Notify>) {
+    async fn run_timer<H: RequestHost>(client: Weak<H>, wake: Arc<tokio::sync::Notify>) {
         loop {
             let next = match client.upgrade() {
-                Some(c) => Self::expire_due(&c),
+                Some(c) => Self::expire_due(c.requests()),
                 None => return,
             };
             let Some(next) = next else {
@@ -162,15 +535,15 @@ mod tests {
 
     /// A registered request (its reply would complete it), not armed yet.
     fn request(c: &Client) -> (u64, Arc<Completion>) {
-        c.inner
-            .start_request_with(
-                "deadlines.test",
-                None,
-                b"",
-                crate::op::Urgency::Coalesce,
-                None,
-            )
-            .expect("request buffered")
+        start_request_with(
+            &*c.inner,
+            "deadlines.test",
+            None,
+            b"",
+            crate::op::Urgency::Coalesce,
+            None,
+        )
+        .expect("request buffered")
     }
 
     /// Arms a new request at `deadline`.
@@ -182,12 +555,12 @@ mod tests {
 
     /// The ids in the queue, front first.
     fn queued(c: &Client) -> Vec<u64> {
-        let q = lock(&c.inner.deadlines.queue);
+        let q = lock(&c.inner.requests.deadlines.queue);
         q.entries.iter().map(|(_, id, _)| *id).collect()
     }
 
     fn timer_running(c: &Client) -> bool {
-        lock(&c.inner.deadlines.queue).timer_running
+        lock(&c.inner.requests.deadlines.queue).timer_running
     }
 
     /// Waits until the timer sleeps until the queue's first deadline.
@@ -195,7 +568,7 @@ mod tests {
         let until = Instant::now() + PATIENCE;
         loop {
             {
-                let q = lock(&c.inner.deadlines.queue);
+                let q = lock(&c.inner.requests.deadlines.queue);
                 if q.timer_running
                     && q.timer_at.is_some()
                     && q.timer_at == q.entries.front().map(|e| e.0)
@@ -209,7 +582,7 @@ mod tests {
     }
 
     fn early_wakes(c: &Client) -> u64 {
-        lock(&c.inner.deadlines.queue).early_wakes
+        lock(&c.inner.requests.deadlines.queue).early_wakes
     }
 
     /// Waits for `done`'s result and requires a timeout.
@@ -289,7 +662,7 @@ mod tests {
         let (g, _g) = armed(&c, at(5));
         let (h, _h) = armed(&c, at(3));
         assert_eq!(queued(&c), vec![b, f, e, a, d, h, g]);
-        let q = lock(&c.inner.deadlines.queue);
+        let q = lock(&c.inner.requests.deadlines.queue);
         assert!(
             q.entries
                 .iter()
@@ -331,7 +704,7 @@ mod tests {
     fn the_timer_stops_when_the_queue_empties_and_the_next_request_restarts_it() {
         let c = offline_client();
         assert!(!timer_running(&c), "a timer before any request");
-        let wake = Arc::clone(&c.inner.deadlines.wake);
+        let wake = Arc::clone(&c.inner.requests.deadlines.wake);
         let (_, first) = armed(&c, Instant::now() + Duration::from_millis(50));
         assert_timed_out(&first, "first request");
         // The timer marks itself stopped before it fails the last request,
@@ -374,7 +747,7 @@ mod tests {
     fn a_closed_client_ends_its_timer() {
         let c = offline_client();
         let (_, done) = armed(&c, Instant::now() + Duration::from_millis(200));
-        let wake = Arc::clone(&c.inner.deadlines.wake);
+        let wake = Arc::clone(&c.inner.requests.deadlines.wake);
         assert_eq!(
             Arc::strong_count(&wake),
             3,
