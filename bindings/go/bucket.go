@@ -12,6 +12,7 @@ import "C"
 
 import (
 	"context"
+	"sync"
 	"unsafe"
 )
 
@@ -87,4 +88,76 @@ func readList[S any](n int, read func(i int) (item S, ok bool, err error)) ([]S,
 		}
 	}
 	return out, nil
+}
+
+// watchFeed is what a Key-Value and an Object Store watcher share: Next
+// refused once Updates feeds a channel, the goroutine that feeds it, and
+// Stop's bookkeeping. T is the item (an entry or an object's info).
+type watchFeed[T any] struct {
+	mu      sync.Mutex
+	updates chan T        // nil until Updates
+	stopped chan struct{} // closed by Stop
+	fed     chan struct{} // closed when the Updates goroutine has ended
+}
+
+// feeding reports whether Updates took the watch over.
+func (f *watchFeed[T]) feeding() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.updates != nil
+}
+
+// channel starts the feeding goroutine on the first call and returns its
+// channel (the same one every time).
+func (f *watchFeed[T]) channel(next func(context.Context) (T, error)) <-chan T {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.updates == nil {
+		f.updates = make(chan T, 64)
+		f.fed = make(chan struct{})
+		go f.feed(next, f.updates, f.fed)
+	}
+	return f.updates
+}
+
+func (f *watchFeed[T]) feed(next func(context.Context) (T, error), ch chan<- T, fed chan<- struct{}) {
+	defer close(fed)
+	defer close(ch)
+	for {
+		select {
+		case <-f.stopped:
+			return
+		default:
+		}
+		item, err := next(context.Background())
+		if err != nil {
+			return // stopped (ErrDone), or the watch failed
+		}
+		select {
+		case ch <- item:
+		case <-f.stopped:
+			return
+		}
+	}
+}
+
+// stop marks the watch stopped (once) and returns what to wait on for the
+// feeding goroutine to end, nil when Updates was never called. The caller
+// stops the library's watch in between, which wakes a waiting next.
+func (f *watchFeed[T]) stop() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	select {
+	case <-f.stopped:
+	default:
+		close(f.stopped)
+	}
+	return f.fed
+}
+
+// closedChannel is what Updates returns on a nil watcher.
+func closedChannel[T any]() <-chan T {
+	ch := make(chan T)
+	close(ch)
+	return ch
 }

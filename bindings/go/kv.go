@@ -13,7 +13,6 @@ import (
 	"context"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 	"unsafe"
 )
@@ -662,10 +661,7 @@ func ResumeFromRevision(rev uint64) WatchOpt {
 type KeyWatcher struct {
 	ptr *C.natsio_kv_watcher
 
-	mu      sync.Mutex
-	updates chan *KeyValueEntry // nil until Updates
-	stopped chan struct{}       // closed by Stop
-	fed     chan struct{}       // closed when the Updates goroutine has ended
+	watchFeed[*KeyValueEntry]
 }
 
 // Watch watches the keys matching keys: one pattern, or several separated
@@ -703,7 +699,7 @@ func (kv *KeyValue) watch(ctx context.Context, keys []string, opts []WatchOpt) (
 	if err != nil {
 		return nil, err
 	}
-	w := &KeyWatcher{ptr: (*C.natsio_kv_watcher)(r.out), stopped: make(chan struct{})}
+	w := &KeyWatcher{ptr: (*C.natsio_kv_watcher)(r.out), watchFeed: watchFeed[*KeyValueEntry]{stopped: make(chan struct{})}}
 	runtime.SetFinalizer(w, func(w *KeyWatcher) { C.natsio_kv_watcher_free(w.ptr) })
 	return w, nil
 }
@@ -735,10 +731,7 @@ func (w *KeyWatcher) Next(ctx context.Context) (*KeyValueEntry, error) {
 	if w == nil {
 		return nil, errorOf(ErrNullArgument, "nil *KeyWatcher")
 	}
-	w.mu.Lock()
-	feeding := w.updates != nil
-	w.mu.Unlock()
-	if feeding {
+	if w.feeding() {
 		return nil, errorOf(ErrIllegalState, "the watch is read through Updates")
 	}
 	return w.next(ctx)
@@ -753,39 +746,9 @@ func (w *KeyWatcher) Next(ctx context.Context) (*KeyValueEntry, error) {
 // closed one.
 func (w *KeyWatcher) Updates() <-chan *KeyValueEntry {
 	if w == nil {
-		ch := make(chan *KeyValueEntry)
-		close(ch)
-		return ch
+		return closedChannel[*KeyValueEntry]()
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.updates == nil {
-		w.updates = make(chan *KeyValueEntry, 64)
-		w.fed = make(chan struct{})
-		go w.feed(w.updates, w.fed)
-	}
-	return w.updates
-}
-
-func (w *KeyWatcher) feed(ch chan<- *KeyValueEntry, fed chan<- struct{}) {
-	defer close(fed)
-	defer close(ch)
-	for {
-		select {
-		case <-w.stopped:
-			return
-		default:
-		}
-		e, err := w.next(context.Background())
-		if err != nil {
-			return // stopped (ErrDone), or the watch failed
-		}
-		select {
-		case ch <- e:
-		case <-w.stopped:
-			return
-		}
-	}
+	return w.channel(w.next)
 }
 
 // Stop ends the watch: a Next waiting on another goroutine returns
@@ -796,14 +759,7 @@ func (w *KeyWatcher) Stop() {
 	if w == nil {
 		return
 	}
-	w.mu.Lock()
-	select {
-	case <-w.stopped:
-	default:
-		close(w.stopped)
-	}
-	fed := w.fed
-	w.mu.Unlock()
+	fed := w.stop()
 	C.natsio_kv_watcher_stop(w.ptr)
 	runtime.KeepAlive(w)
 	if fed != nil {

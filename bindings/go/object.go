@@ -1035,10 +1035,7 @@ func (obs *ObjectStore) AddBucketLink(ctx context.Context, name string, target *
 type ObjectWatcher struct {
 	ptr *C.natsio_obj_watcher
 
-	mu      sync.Mutex
-	updates chan *ObjectInfo // nil until Updates
-	stopped chan struct{}    // closed by Stop
-	fed     chan struct{}    // closed when the Updates goroutine has ended
+	watchFeed[*ObjectInfo]
 }
 
 // Watch watches the bucket's objects. It takes the Key-Value watch
@@ -1063,7 +1060,7 @@ func (obs *ObjectStore) Watch(ctx context.Context, opts ...WatchOpt) (*ObjectWat
 	if err != nil {
 		return nil, err
 	}
-	w := &ObjectWatcher{ptr: (*C.natsio_obj_watcher)(r.out), stopped: make(chan struct{})}
+	w := &ObjectWatcher{ptr: (*C.natsio_obj_watcher)(r.out), watchFeed: watchFeed[*ObjectInfo]{stopped: make(chan struct{})}}
 	runtime.SetFinalizer(w, func(w *ObjectWatcher) { C.natsio_obj_watcher_free(w.ptr) })
 	return w, nil
 }
@@ -1115,10 +1112,7 @@ func (w *ObjectWatcher) Next(ctx context.Context) (*ObjectInfo, error) {
 	if w == nil {
 		return nil, errorOf(ErrNullArgument, "nil *ObjectWatcher")
 	}
-	w.mu.Lock()
-	feeding := w.updates != nil
-	w.mu.Unlock()
-	if feeding {
+	if w.feeding() {
 		return nil, errorOf(ErrIllegalState, "the watch is read through Updates")
 	}
 	return w.next(ctx)
@@ -1131,39 +1125,9 @@ func (w *ObjectWatcher) Next(ctx context.Context) (*ObjectInfo, error) {
 // returns the same channel; after Stop a closed one.
 func (w *ObjectWatcher) Updates() <-chan *ObjectInfo {
 	if w == nil {
-		ch := make(chan *ObjectInfo)
-		close(ch)
-		return ch
+		return closedChannel[*ObjectInfo]()
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.updates == nil {
-		w.updates = make(chan *ObjectInfo, 64)
-		w.fed = make(chan struct{})
-		go w.feed(w.updates, w.fed)
-	}
-	return w.updates
-}
-
-func (w *ObjectWatcher) feed(ch chan<- *ObjectInfo, fed chan<- struct{}) {
-	defer close(fed)
-	defer close(ch)
-	for {
-		select {
-		case <-w.stopped:
-			return
-		default:
-		}
-		info, err := w.next(context.Background())
-		if err != nil {
-			return // stopped (ErrDone), or the watch failed
-		}
-		select {
-		case ch <- info:
-		case <-w.stopped:
-			return
-		}
-	}
+	return w.channel(w.next)
 }
 
 // Stop ends the watch: a Next waiting on another goroutine returns
@@ -1174,14 +1138,7 @@ func (w *ObjectWatcher) Stop() {
 	if w == nil {
 		return
 	}
-	w.mu.Lock()
-	select {
-	case <-w.stopped:
-	default:
-		close(w.stopped)
-	}
-	fed := w.fed
-	w.mu.Unlock()
+	fed := w.stop()
 	C.natsio_obj_watcher_stop(w.ptr)
 	runtime.KeepAlive(w)
 	if fed != nil {
