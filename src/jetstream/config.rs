@@ -149,7 +149,8 @@ pub fn validate_name(what: &str, name: &str) -> Result<()> {
 }
 
 const RETENTION: &[&str] = &["limits", "interest", "workqueue"];
-const STORAGE: &[&str] = &["file", "memory"];
+/// Storage types, shared with the KV and Object Store schemas.
+pub const STORAGE: &[&str] = &["file", "memory"];
 const DISCARD: &[&str] = &["old", "new"];
 const COMPRESSION: &[&str] = &["none", "s2"];
 
@@ -191,37 +192,6 @@ pub const STREAM_CONFIG: Schema = &[
     ("allow_atomic", Kind::Bool),
     ("allow_msg_counter", Kind::Bool),
     ("allow_msg_schedules", Kind::Bool),
-];
-
-/// KeyValueConfig (the reference client's fields).
-pub const KV_CONFIG: Schema = &[
-    ("bucket", Kind::Str),
-    ("description", Kind::Str),
-    ("history", Kind::UInt),
-    ("ttl", Kind::Duration),
-    ("max_value_size", Kind::Int),
-    ("max_bytes", Kind::Int),
-    ("storage", Kind::Enum(STORAGE)),
-    ("replicas", Kind::UInt),
-    ("placement", Kind::Object),
-    ("republish", Kind::Object),
-    ("compression", Kind::Bool),
-    ("allow_msg_ttl", Kind::Bool),
-    ("limit_marker_ttl", Kind::Duration),
-    ("metadata", Kind::StrMap),
-];
-
-/// ObjectStoreConfig (the reference's fields).
-pub const OBJ_CONFIG: Schema = &[
-    ("bucket", Kind::Str),
-    ("description", Kind::Str),
-    ("ttl", Kind::Duration),
-    ("max_bytes", Kind::Int),
-    ("storage", Kind::Enum(STORAGE)),
-    ("replicas", Kind::UInt),
-    ("placement", Kind::Object),
-    ("compression", Kind::Bool),
-    ("metadata", Kind::StrMap),
 ];
 
 /// Options of a stream purge.

@@ -16,7 +16,7 @@ use crate::feed::Limits;
 use crate::headers::Headers;
 pub use crate::jetstream::bucket::validate_bucket;
 use crate::jetstream::bucket::{bucket_error, metadata_to_json, BucketKind, StreamStatusFields};
-use crate::jetstream::config::{normalize, KV_CONFIG, STREAM_CONFIG};
+use crate::jetstream::config::{normalize, Kind, Schema, STORAGE, STREAM_CONFIG};
 use crate::jetstream::{
     start_ordered, CreateAction, DeliverPolicy, JetStream, OrderedConfig, PublishOptions, Ttl,
 };
@@ -48,6 +48,24 @@ pub struct Entry {
 pub use keys::KeyLister;
 pub use watch::{validate_key_pattern, WatchEvent, WatchOptions, Watcher};
 use watch::{watch_outcome, EntrySink};
+
+/// KeyValueConfig (the reference client's fields).
+const KV_CONFIG: Schema = &[
+    ("bucket", Kind::Str),
+    ("description", Kind::Str),
+    ("history", Kind::UInt),
+    ("ttl", Kind::Duration),
+    ("max_value_size", Kind::Int),
+    ("max_bytes", Kind::Int),
+    ("storage", Kind::Enum(STORAGE)),
+    ("replicas", Kind::UInt),
+    ("placement", Kind::Object),
+    ("republish", Kind::Object),
+    ("compression", Kind::Bool),
+    ("allow_msg_ttl", Kind::Bool),
+    ("limit_marker_ttl", Kind::Duration),
+    ("metadata", Kind::StrMap),
+];
 
 const OPERATION_HEADER: &str = "KV-Operation";
 const MARKER_REASON_HEADER: &str = crate::jetstream::header_names::MARKER_REASON;

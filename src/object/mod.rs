@@ -18,7 +18,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::headers::Headers;
-use crate::jetstream::config::{normalize, OBJ_CONFIG};
+use crate::jetstream::config::{normalize, Kind, Schema, STORAGE};
 use crate::jetstream::{CreateAction, JetStream, PublishOptions, StoredMsg};
 use crate::op::Op;
 
@@ -26,6 +26,19 @@ pub use get::{Chunk, ObjectReader};
 pub use info::{ObjectInfo, ObjectLink, ObjectMeta, ObjectStoreStatus};
 pub use put::ObjectWriter;
 pub use watch::{ObjectWatchEvent, ObjectWatchOptions, ObjectWatcher};
+
+/// ObjectStoreConfig (the reference's fields).
+const OBJ_CONFIG: Schema = &[
+    ("bucket", Kind::Str),
+    ("description", Kind::Str),
+    ("ttl", Kind::Duration),
+    ("max_bytes", Kind::Int),
+    ("storage", Kind::Enum(STORAGE)),
+    ("replicas", Kind::UInt),
+    ("placement", Kind::Object),
+    ("compression", Kind::Bool),
+    ("metadata", Kind::StrMap),
+];
 
 /// Chunk size when the meta sets none (ADR-20).
 pub const DEFAULT_CHUNK_SIZE: usize = 128 * 1024;
