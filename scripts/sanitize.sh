@@ -56,6 +56,8 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT="$(pwd)"
+# shellcheck source=scripts/lib/background-build.sh
+. scripts/lib/background-build.sh
 BUILD_DIR="${BUILD_DIR:-build}"
 ASAN_BUILD_DIR="${ASAN_BUILD_DIR:-build-asan}"
 case "$ASAN_BUILD_DIR" in /*) ;; *) ASAN_BUILD_DIR="$ROOT/$ASAN_BUILD_DIR" ;; esac
@@ -236,21 +238,16 @@ if want c; then
     read -r -a ASAN_C_TESTS <<<"$(c_tests_but "${ASAN_SKIP[@]}")"
     cmake --build "$ASAN_BUILD_DIR" --target "${ASAN_C_TESTS[@]}"
     # The C++ program's build (about 2 minutes of CPU) goes on meanwhile,
-    # at the lowest priority: the C programs mostly wait on their servers.
-    # (After the C build: two builds in one ninja dir must not overlap.)
-    # Disowned, so that run_programs' job slots count only the C programs;
-    # it writes its exit status to CPP_BUILD_STATUS when done.
+    # at the lowest priority (scripts/lib/background-build.sh): the C
+    # programs mostly wait on their servers. (After the C build: two
+    # builds in one ninja dir must not overlap.) Its own process group,
+    # so that run_programs' job slots count only the C programs.
     CPP_BUILD_STATUS=""
     if want cpp; then
         CPP_BUILD_STATUS="$ASAN_BUILD_DIR/logs/cpp-build.status"
-        rm -f "$CPP_BUILD_STATUS"
-        (
-            rc=0
-            nice -n 19 cmake --build "$ASAN_BUILD_DIR" --target natsio_cpp_tests \
-                >"$ASAN_BUILD_DIR/logs/cpp-build.log" 2>&1 || rc=$?
-            echo "$rc" >"$CPP_BUILD_STATUS"
-        ) &
-        disown $!
+        background_build_start "$ASAN_BUILD_DIR/logs/cpp-build.log" "$CPP_BUILD_STATUS" \
+            cmake --build "$ASAN_BUILD_DIR" --target natsio_cpp_tests
+        CPP_BUILD_PGID=$BACKGROUND_PGID
     fi
     run_programs asan count_c "$ASAN_BUILD_DIR/logs" "${ASAN_C_TESTS[@]/#/$ASAN_BUILD_DIR/tests/c/}" -- \
         env ASAN_OPTIONS="$ASAN_OPTS" UBSAN_OPTIONS="$UBSAN_OPTS"
@@ -265,8 +262,8 @@ if want cpp; then
     # (then the build below finds nothing to do; a failure there is
     # reported by building again here).
     if [ -n "${CPP_BUILD_STATUS:-}" ]; then
-        while [ ! -s "$CPP_BUILD_STATUS" ]; do sleep 1; done
-        [ "$(cat "$CPP_BUILD_STATUS")" = 0 ] || tail -n 40 "$ASAN_BUILD_DIR/logs/cpp-build.log"
+        background_build_finish "$CPP_BUILD_PGID" "$CPP_BUILD_STATUS" ||
+            tail -n 40 "$ASAN_BUILD_DIR/logs/cpp-build.log"
     fi
     if cmake --build "$ASAN_BUILD_DIR" --target "${CPP_TESTS[@]}"; then
         echo "  (built in $((SECONDS - start)) s after the C tests)"

@@ -24,7 +24,8 @@
 #   9. scripts/sanitize.sh: the suites under ASan+UBSan and valgrind
 #  10. scripts/fuzz.sh $FUZZ_SECONDS: bounded cargo-fuzz runs (default 10 s/target)
 #      (8-10 as the README's blocks say: they are read from it); the
-#      targets are built in the background (nice 19) from stage 3 on
+#      targets are built in the background (nice 19, raised when the
+#      stage needs them) from stage 3 on
 #
 # A failing run ends with the counts table and, when a script named the
 # cause (today: scripts/sanitize.sh), a digest of the failed checks.
@@ -70,6 +71,8 @@ mkdir -p "$LOG_DIR"
 # gets read.
 export NATSIO_FAILURE_DIGEST="$LOG_DIR/failure-digest.txt"
 : >"$NATSIO_FAILURE_DIGEST"
+# shellcheck source=scripts/lib/background-build.sh
+. scripts/lib/background-build.sh
 FUZZ_BUILD_PID=""
 
 declare -A FLOOR=() COUNT=() NOTE=()
@@ -251,14 +254,11 @@ cargo build --release
 # The fuzz targets' build (cargo-fuzz; ASan and coverage over every
 # dependency: about 5 minutes of CPU) starts now, at the lowest priority,
 # and goes on while the suites below mostly wait on their servers. The
-# fuzzing stage waits for it; its own build step then finds nothing to do.
-# In its own process group, so that a failing run can stop all of it, but
-# in this session: setsid would give it its own autogroup, which the
-# scheduler weighs like this whole run, whatever its nice value.
+# fuzzing stage waits for it (scripts/lib/background-build.sh); its own
+# build step then finds nothing, or only the rest, to do.
 if [ "${FUZZ_SECONDS:-10}" != "0" ]; then
-    (exec nice -n 19 python3 -c 'import os, sys; os.setpgid(0, 0); os.execvp(sys.argv[1], sys.argv[1:])' \
-        scripts/fuzz.sh --build-only >"$LOG_DIR/fuzz-build.log" 2>&1) &
-    FUZZ_BUILD_PID=$!
+    background_build_start "$LOG_DIR/fuzz-build.log" "$LOG_DIR/fuzz-build.status" scripts/fuzz.sh --build-only
+    FUZZ_BUILD_PID=$BACKGROUND_PGID
 fi
 
 # A build that changed a committed header means the header was stale.
@@ -516,11 +516,11 @@ check_counts sanitize/
 STAGE="fuzzing"
 if [ "${FUZZ_SECONDS:-10}" != "0" ]; then
     step "fuzzing: the background build of the targets"
-    if wait "$FUZZ_BUILD_PID"; then
+    if background_build_finish "$FUZZ_BUILD_PID" "$LOG_DIR/fuzz-build.status"; then
         tail -n 1 "$LOG_DIR/fuzz-build.log"
     else
         tail -n 40 "$LOG_DIR/fuzz-build.log"
-        echo "the background build failed (above); fuzz.sh builds again"
+        echo "the background build failed or was stopped (above); fuzz.sh builds again"
     fi
     FUZZ_BUILD_PID=""
     step "fuzzing: ${FUZZ_SECONDS:-10} s per target"
