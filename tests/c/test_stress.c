@@ -648,9 +648,9 @@ static void record_conn_event(void *user_data, natsio_event_kind kind, natsio_st
     if (kind == NATSIO_EVENT_RECONNECTED) atomic_fetch_add(&e->reconnected, 1);
 }
 
-/* A client through the proxy that reconnects quickly and forever
- * (reconnect_buf: its reconnect buffer in bytes, 0 for the default). */
-static natsio_client *connect_through(proxy *p, conn_events *events, int64_t ping_ms, int64_t reconnect_buf) {
+/* A client through the proxy that reconnects quickly and forever, with the
+ * default reconnect buffer (ping_ms > 0: its ping interval, 2 outstanding). */
+static natsio_client *connect_through(proxy *p, conn_events *events, int64_t ping_ms) {
     char url[64];
     snprintf(url, sizeof url, "nats://127.0.0.1:%d", p->port);
     natsio_options *o = NULL;
@@ -663,7 +663,6 @@ static natsio_client *connect_through(proxy *p, conn_events *events, int64_t pin
     if (st == NATSIO_OK) st = natsio_options_set_max_reconnect_attempts(o, -1);
     if (st == NATSIO_OK) st = natsio_options_set_connect_timeout_ms(o, 1000);
     if (st == NATSIO_OK && ping_ms > 0) st = natsio_options_set_ping(o, ping_ms, 2);
-    if (st == NATSIO_OK) st = natsio_options_set_reconnect_buf_size(o, reconnect_buf);
     if (st == NATSIO_OK) st = natsio_client_connect(o, &c);
     if (o) nt_cleanup(options_free_cb, o);
     if (st != NATSIO_OK) {
@@ -735,7 +734,7 @@ static void test_proxy_cut_mid_frame_subscriber_reconnects(void) {
     NT_CHECK(p != NULL);
     static conn_events events;
     memset(&events, 0, sizeof events);
-    natsio_client *subscriber = connect_through(p, &events, 0, 0);
+    natsio_client *subscriber = connect_through(p, &events, 0);
     natsio_client *publisher = connect_client();
     NT_CHECK(subscriber && publisher);
     natsio_sub *s = NULL;
@@ -800,7 +799,7 @@ static void test_proxy_outage_publishes_are_buffered_not_lost(void) {
     NT_CHECK(p != NULL);
     static conn_events events;
     memset(&events, 0, sizeof events);
-    natsio_client *publisher = connect_through(p, &events, 0, 0);
+    natsio_client *publisher = connect_through(p, &events, 0);
     natsio_client *subscriber = connect_client();
     NT_CHECK(publisher && subscriber);
     natsio_sub *s = NULL;
@@ -856,7 +855,7 @@ static void test_proxy_stall_detected_and_recovered(void) {
     static conn_events events;
     memset(&events, 0, sizeof events);
     /* PINGs every 100 ms, 2 outstanding: a stall is noticed in ~300 ms. */
-    natsio_client *c = connect_through(p, &events, 100, 0);
+    natsio_client *c = connect_through(p, &events, 100);
     natsio_client *other = connect_client();
     NT_CHECK(c && other);
     natsio_sub *s = NULL, *echo = NULL;
