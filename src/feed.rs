@@ -39,14 +39,26 @@ pub(crate) struct Fill {
 }
 
 /// An item a feed can hold.
-pub trait FeedItem: Send + 'static {
+pub trait FeedItem: Send + Sized + 'static {
     /// Bytes counted against the byte limit.
     fn pending_size(&self) -> usize;
+
+    /// Memory the item takes beyond `pending_size` (its own struct, what
+    /// else it carries): counted, per item, in the backlog a producer
+    /// gives way at, so that small items do not pile up by the thousand
+    /// before it does.
+    fn overhead(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
 }
 
 impl FeedItem for crate::message::Message {
     fn pending_size(&self) -> usize {
         self.size as usize
+    }
+
+    fn overhead(&self) -> usize {
+        self.memory_overhead()
     }
 }
 
@@ -102,20 +114,25 @@ pub struct Limits {
     pub policy: PendingPolicy,
 }
 
-/// A backlog past this many bytes (or half the byte limit, if less) makes
-/// the producer give way to the consumer (`Pushed::Backlogged`): what a
-/// consumer that keeps up on average needs queued, far below the default
-/// limit, which bounds what a stalled one may hold. (Half the limit, as
-/// for items, let a Go handler's backlog sit at 32 MiB, issue 45.)
+/// A backlog taking more than this much memory (its bytes and each item's
+/// overhead), or over half the byte limit, makes the producer give way
+/// to the consumer (`Pushed::Backlogged`): what a consumer that keeps up
+/// on average needs queued, far below the default limit, which bounds
+/// what a stalled one may hold. (Half the limit, as for items, let a Go
+/// handler's backlog sit at 32 MiB, issue 45; payload bytes alone let
+/// 16-byte messages pile up to half the item limit, 32k of them.)
 const BACKLOG_BYTES: usize = 1024 * 1024;
 
 impl Limits {
-    /// Whether a backlog of `items` and `bytes` is one the consumer lags
-    /// behind (the producer should give way to it). Items: half the limit
-    /// (a lower count cost small messages their rate: a yield per message
-    /// on a loaded machine gives a whole time slice away).
-    fn backlogged(&self, items: usize, bytes: usize) -> bool {
-        items > self.items / 2 || bytes > (self.bytes / 2).min(BACKLOG_BYTES)
+    /// Whether a backlog of `items` and `bytes`, each item taking about
+    /// `overhead` more, is one the consumer lags behind (the producer
+    /// should give way to it). Items: half the limit (a lower count cost
+    /// small messages their rate: a yield per message on a loaded machine
+    /// gives a whole time slice away).
+    fn backlogged(&self, items: usize, bytes: usize, overhead: usize) -> bool {
+        items > self.items / 2
+            || bytes > self.bytes / 2
+            || bytes.saturating_add(items.saturating_mul(overhead)) > BACKLOG_BYTES
     }
 
     /// Limits by the reference's convention: a value <= 0 disables one.
@@ -476,6 +493,8 @@ impl<T: FeedItem> Feed<T> {
 
     fn push_with(&self, item: T, owe_wake: bool) -> (Pushed, bool, bool) {
         let size = item.pending_size();
+        // A feed's items are alike: this one's overhead stands for each.
+        let overhead = item.overhead();
         let mut s = lock(&self.state);
         if s.end.is_some() || s.finished {
             return (Pushed::Ignored, false, false);
@@ -518,7 +537,7 @@ impl<T: FeedItem> Feed<T> {
             s.pending_bytes += size;
             s.queue.push_back(item);
             let (items, bytes) = self.pending(&s);
-            if self.limits.backlogged(items, bytes) {
+            if self.limits.backlogged(items, bytes, overhead) {
                 Pushed::Backlogged
             } else {
                 if self.give_way_ran_out.load(Ordering::Relaxed) {
@@ -1272,6 +1291,36 @@ mod tests {
         )
         .unwrap();
         (seen, release)
+    }
+
+    /// A 16-byte message taking 112 bytes more (its struct, its MSG line).
+    struct Small;
+
+    impl FeedItem for Small {
+        fn pending_size(&self) -> usize {
+            16
+        }
+
+        fn overhead(&self) -> usize {
+            112
+        }
+    }
+
+    /// The producer is told to give way once the backlog's memory, each
+    /// item's overhead counted, passes BACKLOG_BYTES: small messages no
+    /// longer pile up to half the item limit (32k) first.
+    #[test]
+    fn small_items_are_backlogged_by_their_memory_not_their_payload() {
+        let limits = Limits {
+            items: 65536,
+            bytes: 64 << 20,
+            policy: PendingPolicy::DropNew,
+        };
+        let f = Feed::new(limits, |_: Small| Ok(Outcome::Done));
+        let first_backlogged = (1..=limits.items)
+            .find(|_| matches!(f.push(Small).0, Pushed::Backlogged))
+            .unwrap();
+        assert_eq!(first_backlogged, BACKLOG_BYTES / (16 + 112) + 1);
     }
 
     /// A per-item dispatcher takes what is queued off the queue together;

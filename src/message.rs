@@ -45,6 +45,21 @@ pub struct Message {
 }
 
 impl Message {
+    /// Memory this message takes beyond its `size`: the struct, the rest
+    /// of its frame (the MSG line with subject, sid and reply, the CRLFs)
+    /// and the parsed copy of its header block.
+    pub(crate) fn memory_overhead(&self) -> usize {
+        let header_block = (self.size as usize).saturating_sub(self.payload.len as usize);
+        let parsed_headers = if self.headers.is_some() {
+            header_block
+        } else {
+            0
+        };
+        std::mem::size_of::<Message>()
+            + self.frame.len().saturating_sub(self.size as usize)
+            + parsed_headers
+    }
+
     /// A message over `frame`.
     ///
     /// # Safety
