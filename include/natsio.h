@@ -995,9 +995,11 @@ typedef struct natsio_endpoint natsio_endpoint;
 typedef struct natsio_js natsio_js;
 
 /**
- * A continuous pull from one consumer (`natsio_js_consume`) or a run of
- * an ordered consumer (`natsio_ordered_consumer_messages`), read through
- * the iterator contract. Owned by the caller, freed with
+ * A continuous pull from one consumer (`natsio_js_consume`,
+ * `natsio_js_push_consume`), the messages of one fetch
+ * (`natsio_js_fetch_messages`) or a run of an ordered consumer
+ * (`natsio_ordered_consumer_messages`), read through the iterator
+ * contract. Owned by the caller, freed with
  * `natsio_js_messages_free`; every function is thread-safe.
  */
 typedef struct natsio_js_messages natsio_js_messages;
@@ -2477,7 +2479,8 @@ natsio_status natsio_fetch_options_init(struct natsio_fetch_options *opts);
  * order, through `list_out` (free with `natsio_msg_list_free`; possibly
  * empty: the server had none before `expires`, or none at all with
  * `no_wait`). Blocks the calling thread until the batch is full or the
- * request ends. Acknowledge each message with `natsio_msg_ack` (or
+ * request ends (`natsio_js_fetch_messages` hands each message out as it
+ * arrives instead). Acknowledge each message with `natsio_msg_ack` (or
  * nak/term/in_progress) unless the consumer's ack policy is "none".
  * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (bad names
  * or options, a priority group missing or not the consumer's),
@@ -2510,6 +2513,52 @@ natsio_status natsio_js_fetch_async(const struct natsio_js *js,
                                     const char *consumer,
                                     const struct natsio_fetch_options *opts,
                                     struct natsio_token **token_out);
+
+/**
+ * The messages of one fetch (a pull request with the options of
+ * `natsio_js_fetch`; `opts` may be NULL), handed out one by one as they
+ * arrive instead of once the batch is complete, through `messages_out`
+ * (free with `natsio_js_messages_free`; read with
+ * `natsio_js_messages_next`, `_next_async` or `_set_callback`). Returns
+ * once the pull request is sent, without waiting for messages (first
+ * reading the consumer's info when `group` names a priority group the
+ * context does not know yet). The iterator ends with NATSIO_DONE where
+ * `natsio_js_fetch` returns its batch: `max_messages` delivered,
+ * `max_bytes` reached, the request expired or ended by the server (a 408
+ * or 404 status: nothing more with `no_wait`, or `expires_ms` passed; at
+ * the latest one second after), and with `natsio_js_fetch`'s error
+ * (NATSIO_ERR_CONSUMER_DELETED, NATSIO_ERR_JETSTREAM, NATSIO_ERR_TIMEOUT
+ * for missed heartbeats, ...) after the messages that came before it.
+ * Nothing is dropped: the buffer is bounded by `max_messages` alone.
+ * `natsio_js_messages_stop` (or `_free`) withdraws the request at the
+ * server before it returns: a message published after goes to the
+ * consumer's next reader; messages received but not taken are not
+ * acknowledged (redelivered after the consumer's ack wait). Every
+ * function of the iterator is thread-safe; a callback runs on a library
+ * dispatcher thread. Errors: NATSIO_ERR_NULL_ARGUMENT,
+ * NATSIO_ERR_INVALID_ARGUMENT (bad names or options, a priority group
+ * missing or not the consumer's), NATSIO_ERR_CONSUMER_NOT_FOUND (only
+ * when reading the consumer's info for its priority groups; otherwise a
+ * missing consumer ends the iterator with it), NATSIO_ERR_TIMEOUT,
+ * NATSIO_ERR_CONNECTION_CLOSED, NATSIO_ERR_ILLEGAL_STATE (on a library
+ * runtime thread).
+ */
+natsio_status natsio_js_fetch_messages(const struct natsio_js *js,
+                                       const char *stream,
+                                       const char *consumer,
+                                       const struct natsio_fetch_options *opts,
+                                       struct natsio_js_messages **messages_out);
+
+/**
+ * The token form of `natsio_js_fetch_messages`; the iterator is taken
+ * (once) with `natsio_token_js_messages`. A token cancelled or freed
+ * without taking it withdraws the request.
+ */
+natsio_status natsio_js_fetch_messages_async(const struct natsio_js *js,
+                                             const char *stream,
+                                             const char *consumer,
+                                             const struct natsio_fetch_options *opts,
+                                             struct natsio_token **token_out);
 
 /**
  * One message from the pull consumer `consumer` of `stream` (a fetch of
@@ -2649,7 +2698,8 @@ natsio_status natsio_js_consume_async(const struct natsio_js *js,
                                       struct natsio_token **token_out);
 
 /**
- * The iterator a `natsio_js_consume_async` started, through
+ * The iterator a `natsio_js_consume_async` (or
+ * `natsio_js_fetch_messages_async`, ...) started, through
  * `messages_out` (free with `natsio_js_messages_free`). It can be taken
  * once (NATSIO_ERR_ILLEGAL_STATE after). Returns as `natsio_token_msg`.
  * A token freed without taking it stops the consume.
@@ -2663,7 +2713,7 @@ natsio_status natsio_token_js_messages(const struct natsio_token *token,
  * NATSIO_NO_WAIT: only one already buffered); it goes to `msg_out` (free
  * with `natsio_msg_free`; acknowledge it with `natsio_msg_ack` etc.).
  * NATSIO_DONE (`*msg_out` set to NULL) once stopped (or, for an ordered
- * run, drained). An ordered run's messages need no acknowledgement; it
+ * run, drained; for a fetch, once its request ended). An ordered run's messages need no acknowledgement; it
  * ends as `natsio_ordered_consumer_messages` says (NATSIO_ERR_NO_MESSAGES
  * after its idle timeout, NATSIO_ERR_STREAM_NOT_FOUND). Errors:
  * NATSIO_ERR_TIMEOUT (nothing in time; consumption goes on),

@@ -204,6 +204,8 @@ struct State<T> {
     max: Option<u64>,
     /// No more items will arrive; end once the queue is empty.
     finished: bool,
+    /// What the feed ends with once finished and empty (`finish_failing`).
+    finish_error: Option<Error>,
     end: Option<End>,
     in_callback: bool,
     /// Threads blocked on `cv`; notifying costs a syscall, so only when > 0.
@@ -224,6 +226,7 @@ impl<T> Default for State<T> {
             received: 0,
             max: None,
             finished: false,
+            finish_error: None,
             end: None,
             in_callback: false,
             waiting: 0,
@@ -615,6 +618,18 @@ impl<T: FeedItem> Feed<T> {
         ended
     }
 
+    /// `finish`, ending with `e` once the backlog is taken: the reader
+    /// gets every item, then the error (a fetch's messages, then why it
+    /// ended early).
+    pub(crate) fn finish_failing(&self, e: Error) -> bool {
+        let mut s = lock(&self.state);
+        if s.end.is_none() && !s.finished {
+            s.finish_error = Some(e);
+        }
+        drop(s);
+        self.finish()
+    }
+
     /// Ends the feed now with `e`, discarding the backlog. Returns false if
     /// it had ended already.
     pub(crate) fn fail(&self, e: Error) -> bool {
@@ -679,13 +694,17 @@ impl<T: FeedItem> Feed<T> {
     /// Ends a finished feed whose backlog is handled.
     fn maybe_finish(&self, s: &mut State<T>) -> Wakeups<T> {
         if s.finished && s.queue.is_empty() && !s.in_callback && s.end.is_none() {
-            s.end = Some(End::Finished);
+            let end = s.finish_error.take().map_or(End::Finished, End::Failed);
+            s.end = Some(end.clone());
             self.cv.notify_all();
             return Wakeups {
                 handed: None,
                 drains: std::mem::take(&mut s.drain_waiters),
-                drain_result: Some(Ok(Outcome::Done)),
-                ended: Some((std::mem::take(&mut s.waiters), End::Finished)),
+                drain_result: Some(match end.error() {
+                    Some(e) => Err(e),
+                    None => Ok(Outcome::Done),
+                }),
+                ended: Some((std::mem::take(&mut s.waiters), end)),
             };
         }
         Wakeups::default()
@@ -1414,6 +1433,56 @@ mod tests {
         assert!(ran.try_recv().is_err(), "ran twice");
         f.on_cut(hook("late"));
         assert_eq!(ran.try_iter().collect::<Vec<_>>(), vec![("late", me)]);
+    }
+
+    /// `finish_failing` hands out the backlog first, to a reader and to a
+    /// push-mode handler alike, then ends with the error, for good; a feed
+    /// that ended already keeps its end.
+    #[test]
+    fn finish_failing_ends_with_the_error_after_the_backlog() {
+        let pulled = Feed::new(Limits::unlimited(), |_: Item| Ok(Outcome::Done));
+        pulled.push(Item(1));
+        pulled.push(Item(2));
+        assert!(!pulled.finish_failing(Error::new(ErrorKind::ConsumerDeleted, "gone")));
+        pulled.push(Item(3));
+        let n = |r: Result<Option<Item>>| r.map(|i| i.map(|Item(n)| n));
+        assert_eq!(n(pulled.next(Some(Duration::ZERO))).ok(), Some(Some(1)));
+        assert_eq!(n(pulled.next(Some(Duration::ZERO))).ok(), Some(Some(2)));
+        for _ in 0..2 {
+            let end = pulled.next(Some(Duration::ZERO)).map(|_| ()).unwrap_err();
+            assert_eq!(end.kind(), ErrorKind::ConsumerDeleted);
+        }
+
+        let pushed = Arc::new(Feed::new(Limits::unlimited(), |_: Item| Ok(Outcome::Done)));
+        pushed.push(Item(7));
+        let (tx, seen) = mpsc::channel();
+        let handler = move |d| {
+            tx.send(match d {
+                Delivery::Item(Item(n)) => Ok(n),
+                Delivery::End(e) => Err(e.map(|e| e.kind())),
+                Delivery::Batch(_) => unreachable!("a per-item handler"),
+            })
+            .unwrap()
+        };
+        pushed
+            .set_handler(
+                usize::MAX,
+                "test".into(),
+                Box::new(handler),
+                Box::new(|| {}),
+            )
+            .unwrap();
+        pushed.finish_failing(Error::new(ErrorKind::Timeout, "no heartbeat"));
+        pushed.join_dispatcher();
+        assert_eq!(
+            seen.try_iter().collect::<Vec<_>>(),
+            vec![Ok(7), Err(Some(ErrorKind::Timeout))]
+        );
+
+        let stopped = Feed::new(Limits::unlimited(), |_: Item| Ok(Outcome::Done));
+        assert!(stopped.stop());
+        assert!(stopped.finish_failing(Error::closed()));
+        assert_eq!(n(stopped.next(Some(Duration::ZERO))).ok(), Some(None));
     }
 
     /// The first push while a reader waits owes its wake-up (and sends

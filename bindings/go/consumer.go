@@ -458,6 +458,21 @@ func (cfg *fetchConfig) cOptions(ctx context.Context) (C.natsio_fetch_options, [
 	return copts, cgroup, nil
 }
 
+// withCOptions calls call with cfg's C options for ctx, the group's C
+// string alive during the call.
+func (cfg *fetchConfig) withCOptions(ctx context.Context, call func(*C.natsio_fetch_options) (C.go_take, error)) (C.go_take, error) {
+	copts, cgroup, err := cfg.cOptions(ctx)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	if cgroup != nil {
+		g := C.CString(string(cgroup[:len(cgroup)-1]))
+		defer C.free(unsafe.Pointer(g))
+		copts.group = g
+	}
+	return call(&copts)
+}
+
 const defaultPullExpiry = 5 * time.Second
 
 // pullExpiry is how long a pull request may stay open: want (0: the
@@ -499,16 +514,9 @@ func (js *JetStream) Fetch(ctx context.Context, stream, consumer string, opts ..
 	for _, opt := range opts {
 		opt(&cfg)
 	}
-	copts, cgroup, err := cfg.cOptions(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if cgroup != nil {
-		g := C.CString(string(cgroup[:len(cgroup)-1]))
-		defer C.free(unsafe.Pointer(g))
-		copts.group = g
-	}
-	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsFetch(ctx, p, stream, consumer, &copts) })
+	r, err := cfg.withCOptions(ctx, func(copts *C.natsio_fetch_options) (C.go_take, error) {
+		return onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsFetch(ctx, p, stream, consumer, copts) })
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -532,6 +540,36 @@ func (js *JetStream) Fetch(ctx context.Context, stream, consumer string, opts ..
 	return msgs, nil
 }
 
+// FetchMessages is Fetch with the messages handed out one by one as they
+// arrive instead of once the batch is complete: read them with the
+// returned Consumption's Next or Msgs (acknowledge each as one returned by
+// Fetch). Its end is Fetch's: Next returns ErrDone once FetchMaxMessages
+// were delivered, FetchMaxBytes was reached or the request ended (it
+// expired, or with FetchNoWait nothing more was available), and Fetch's
+// error (ErrConsumerDeleted, ErrConsumerNotFound, ErrJetStream, ErrTimeout
+// for missed heartbeats, ...) after the messages that came before it. opts
+// as for Fetch; ctx bounds the start only (the request is sent when
+// FetchMessages returns; a FetchPriorityGroup the JetStream does not know
+// yet reads the consumer's info first) and does not shorten FetchExpires.
+// Stop withdraws the request at the server: a message published after
+// goes to the consumer's next reader. Errors: ErrInvalidArgument (bad
+// names or options), ErrConsumerNotFound (reading the consumer's info for
+// its priority groups), ErrTimeout, ErrConnectionClosed.
+func (js *JetStream) FetchMessages(ctx context.Context, stream, consumer string, opts ...FetchOpt) (*Consumption, error) {
+	var cfg fetchConfig
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	r, err := cfg.withCOptions(context.Background(), func(copts *C.natsio_fetch_options) (C.go_take, error) {
+		return onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsFetchMessages(ctx, p, stream, consumer, copts) })
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The request bounds what comes: Next may take all that is ready.
+	return newConsumption((*C.natsio_js_messages)(r.out), js.nc, consumeTake)
+}
+
 // Next pulls one message from the pull consumer consumer of stream,
 // waiting up to 5 s (FetchExpires), or until a little before ctx's
 // deadline: ErrNoMessages when none came. opts as for Fetch
@@ -542,16 +580,9 @@ func (js *JetStream) Next(ctx context.Context, stream, consumer string, opts ...
 		opt(&cfg)
 	}
 	cfg.maxMessages = 1
-	copts, cgroup, err := cfg.cOptions(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if cgroup != nil {
-		g := C.CString(string(cgroup[:len(cgroup)-1]))
-		defer C.free(unsafe.Pointer(g))
-		copts.group = g
-	}
-	r, err := onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsNext(ctx, p, stream, consumer, &copts) })
+	r, err := cfg.withCOptions(ctx, func(copts *C.natsio_fetch_options) (C.go_take, error) {
+		return onJS(js, func(p *C.natsio_js) (C.go_take, error) { return rawJsNext(ctx, p, stream, consumer, copts) })
+	})
 	if err != nil {
 		return nil, err
 	}

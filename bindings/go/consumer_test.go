@@ -229,6 +229,70 @@ func TestFetchBatchAndMetadata(t *testing.T) {
 	wantErr(t, err, natsio.ErrConsumerNotFound, "missing")
 }
 
+// FetchMessages hands each message out as it arrives: one message on a
+// consumer asked for ten within 2 s comes while the request is open (a
+// short Next after it times out rather than ending), one published after
+// comes through the same request, and the end (ErrDone) is the expiry; an
+// error ends it after the messages before it.
+func TestFetchMessagesHandsOutEachMessageAsItArrives(t *testing.T) {
+	nc, js := jetStream(t)
+	ctx := ctxTimeout(t, 10*time.Second)
+	workQueue(t, js, 1, natsio.ConsumerConfig{AckWait: 30 * time.Second})
+
+	it := got(js.FetchMessages(ctx, "Q", "work", natsio.FetchMaxMessages(10), natsio.FetchExpires(2*time.Second))).must(t)
+	defer it.Stop()
+	first := got(it.Next(ctx)).must(t)
+	if string(first.Data) != "m0" || meta(t, first).Stream != "Q" {
+		t.Fatalf("first %q", first.Data)
+	}
+	noErr(t, first.Ack())
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	_, err := it.Next(short)
+	cancel()
+	if !errors.Is(err, natsio.ErrTimeout) || errors.Is(err, natsio.ErrDone) {
+		t.Fatalf("a short Next right after the first message: %v, want a timeout (the fetch still open)", err)
+	}
+	got(js.Publish(ctx, "q.0", []byte("late"))).must(t)
+	late := got(it.Next(ctx)).must(t)
+	if string(late.Data) != "late" {
+		t.Fatalf("second %q", late.Data)
+	}
+	noErr(t, late.Ack())
+	if _, err = it.Next(ctx); !errors.Is(err, natsio.ErrDone) {
+		t.Fatalf("after the expiry: %v, want ErrDone", err)
+	}
+	if st := got(it.Stats()).must(t); st.Delivered != 2 || st.PendingItems != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+
+	// An error after a message: the message, then the error.
+	got(js.Publish(ctx, "q.0", []byte("last"))).must(t)
+	doomed := got(js.FetchMessages(ctx, "Q", "work", natsio.FetchMaxMessages(5), natsio.FetchExpires(30*time.Second))).must(t)
+	defer doomed.Stop()
+	eventually(t, "the message delivered to the fetch", func() bool {
+		ci, err := js.ConsumerInfo(ctx, "Q", "work")
+		return err == nil && ci.NumAckPending == 1
+	})
+	noErr(t, js.DeleteConsumer(ctx, "Q", "work"))
+	var seen []string
+	for m, err := range doomed.Msgs(ctx) {
+		if err != nil {
+			wantErr(t, err, natsio.ErrConsumerDeleted)
+			break
+		}
+		seen = append(seen, string(m.Data))
+	}
+	if fmt.Sprint(seen) != "[last]" {
+		t.Fatalf("before the error: %v", seen)
+	}
+	flush(t, nc)
+
+	_, err = js.FetchMessages(ctx, "Q", "a b")
+	wantErr(t, err, natsio.ErrInvalidArgument)
+	_, err = js.FetchMessages(ctx, "Q", "work", natsio.FetchMaxMessages(-1))
+	wantErr(t, err, natsio.ErrInvalidArgument)
+}
+
 func TestFetchNoWaitNextAndDeadlines(t *testing.T) {
 	_, js := jetStream(t)
 	ctx := ctxTimeout(t, 10*time.Second)

@@ -6,6 +6,7 @@ package natsio_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -14,6 +15,34 @@ import (
 	"github.com/libnatsio/natsio/bindings/go/nats"
 	"github.com/libnatsio/natsio/bindings/go/nats/jetstream"
 )
+
+// wireRequest returns the JSON body of the first request on subject that
+// act makes, seen by a second connection.
+func wireRequest(t *testing.T, ctx context.Context, url, subject string, act func()) map[string]any {
+	t.Helper()
+	spy, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer spy.Close()
+	sub, err := spy.SubscribeSync(subject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spy.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	act()
+	m, err := sub.NextMsgWithContext(ctx)
+	if err != nil {
+		t.Fatalf("no request on %s: %v", subject, err)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(m.Data, &body); err != nil {
+		t.Fatalf("request body %q: %v", m.Data, err)
+	}
+	return body
+}
 
 func checkFacadeCase(t *testing.T, c conformanceCase, url string) {
 	nc, err := nats.Connect(url)
@@ -83,6 +112,86 @@ func checkFacadeCase(t *testing.T, c conformanceCase, url string) {
 			}
 		case <-ctx.Done():
 			t.Fatal("no entry")
+		}
+	case "drain_async":
+		closed := make(chan struct{})
+		dc, err := nats.Connect(url, nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dc.Close()
+		inHandler, release := make(chan struct{}, 1), make(chan struct{})
+		if _, err := dc.Subscribe("conf.facade.drain", func(*nats.Msg) {
+			inHandler <- struct{}{}
+			<-release
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := dc.Publish("conf.facade.drain", []byte("held")); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-inHandler:
+		case <-ctx.Done():
+			t.Fatal("the message never reached its handler")
+		}
+		// The handler holds a message: the drain cannot finish, yet Drain
+		// returns (nats.go's is asynchronous) before the closed handler.
+		if err := dc.Drain(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-closed:
+			t.Error("Drain returned after the connection closed: nats.go's Drain returns at once")
+		default:
+		}
+		close(release)
+		select {
+		case <-closed:
+		case <-ctx.Done():
+			t.Fatal("the drained connection never closed")
+		}
+	case "delete_msg_no_erase":
+		s, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "FACADE_DEL", Subjects: []string{"conf.facade.del"}, Storage: jetstream.MemoryStorage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = js.DeleteStream(context.Background(), "FACADE_DEL") })
+		body := wireRequest(t, ctx, url, "$JS.API.STREAM.MSG.DELETE.FACADE_DEL", func() {
+			if _, err := js.Publish(ctx, "conf.facade.del", []byte("m")); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.DeleteMsg(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if body["no_erase"] != true {
+			t.Errorf("DeleteMsg sent %v, want no_erase true (nats.go's DeleteMsg never erases)", body)
+		}
+	case "fetch_default_expires":
+		s, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "FACADE_FE", Subjects: []string{"conf.facade.fe"}, Storage: jetstream.MemoryStorage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = js.DeleteStream(context.Background(), "FACADE_FE") })
+		cons, err := s.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "c", AckPolicy: jetstream.AckExplicitPolicy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.Publish(ctx, "conf.facade.fe", []byte("m")); err != nil {
+			t.Fatal(err)
+		}
+		body := wireRequest(t, ctx, url, "$JS.API.CONSUMER.MSG.NEXT.FACADE_FE.c", func() {
+			batch, err := cons.Fetch(1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for m := range batch.Messages() {
+				_ = m.Ack()
+			}
+		})
+		if body["expires"] != float64(30*time.Second) {
+			t.Errorf("Fetch without FetchMaxWait asked for %v, want expires 30 s (nats.go's default)", body)
 		}
 	default:
 		t.Fatalf("no Go check for facade %q", c.fields[1])

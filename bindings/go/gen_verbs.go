@@ -250,6 +250,22 @@ func rawJsFetch(ctx context.Context, p *C.natsio_js, stream string, consumer str
 	return r, err
 }
 
+// rawJsFetchMessages is natsio_js_fetch_messages_async, awaited under ctx.
+func rawJsFetchMessages(ctx context.Context, p *C.natsio_js, stream string, consumer string, opts *C.natsio_fetch_options) (C.go_take, error) {
+	cStream, err := cString(stream)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	cConsumer, err := cString(consumer)
+	if err != nil {
+		return C.go_take{}, err
+	}
+	r, err := await(ctx, C.GO_TAKE_JS_MESSAGES, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_fetch_messages_async(p, cPtr(cStream), cPtr(cConsumer), opts, tok)
+	})
+	return r, err
+}
+
 // rawJsKvBind is natsio_js_kv_bind_async, awaited under ctx.
 func rawJsKvBind(ctx context.Context, p *C.natsio_js, bucket string) (C.go_take, error) {
 	cBucket, err := cString(bucket)

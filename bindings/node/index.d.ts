@@ -1358,6 +1358,8 @@ export class JetStreamClient {
   apiLevel(): Promise<number>;
   /** Pulls a batch (possibly empty) from a pull consumer. */
   fetch(stream: string, consumer: string, opts?: FetchOptions): Promise<JsMsg[]>;
+  /** The messages of one fetch (fetch()'s options and ends), yielded as they arrive; the loop throws fetch()'s error after the messages before it; stop() withdraws the request. */
+  fetchMessages(stream: string, consumer: string, opts?: FetchOptions): Promise<ConsumerMessages>;
   /** One message; NoMessagesError when none arrives within `timeout` ms (default: the context's timeout; 0: only one available now). */
   next(stream: string, consumer: string, opts?: number | NextOptions): Promise<JsMsg>;
   /** Consumes continuously (see ConsumerMessages); ConsumerNotFoundError if there is no such consumer. */

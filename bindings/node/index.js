@@ -427,6 +427,8 @@ class Feed {
     this._waiters = [];
     this._done = false;
     this._error = null;
+    // Iterate what is queued before the error that ended the feed.
+    this._itemsBeforeError = false;
     this._callback = null;
     this._handle = null;
     this._id = 0;
@@ -502,9 +504,11 @@ class Feed {
    * finished), or the error that ended it, CONNECTION_CLOSED included (as
    * in C, C++ and Go; nats.js ends quietly there). After an error the
    * backlog is dropped, as the library drops its own. A callback is not
-   * told of a closed connection (it has no loop to end). */
+   * told of a closed connection (it has no loop to end). A fetch's feed
+   * (`_itemsBeforeError`) keeps it: its library hands out every message
+   * before the error. */
   onEnd(status, detail, apiCode, errCode, revision) {
-    if (status !== Status.DONE) this._queue.length = 0;
+    if (status !== Status.DONE && !this._itemsBeforeError) this._queue.length = 0;
     const quiet = status === Status.DONE || (status === Status.CONNECTION_CLOSED && this._callback);
     this._finish(quiet ? null : makeError(status, detail, apiCode, errCode, revision));
   }
@@ -3126,6 +3130,22 @@ class JetStreamClient {
    */
   async fetch(stream, consumer, opts) {
     return jsMsgsOf(await native.js_fetch(this._handle, stream, consumer, cFields(fetchOptions(opts))));
+  }
+
+  /**
+   * The messages of one fetch (fetch()'s options), yielded one by one as
+   * they arrive rather than once the batch is complete: resolves, once the
+   * pull request is sent, with a ConsumerMessages whose loop ends where
+   * fetch() would resolve (maxMessages delivered, maxBytes reached, the
+   * request expired or, with noWait, nothing more there) and throws
+   * fetch()'s error after the messages that came before it. stop() or
+   * `break` withdraws the request at the server.
+   */
+  async fetchMessages(stream, consumer, opts) {
+    const handle = await native.js_fetch_messages(this._handle, stream, consumer, cFields(fetchOptions(opts)));
+    const msgs = new ConsumerMessages(handle, stream, consumer, DEFAULT_WINDOW);
+    msgs._itemsBeforeError = true;
+    return msgs;
   }
 
   /**

@@ -3,6 +3,7 @@
 //! messages (ADR-15 ack subjects).
 
 use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
@@ -13,11 +14,14 @@ use super::pull::{
     pull_inbox, validate_group_fields, PullStatus, PIN_ID_HEADER,
 };
 use super::stream::{all_infos, all_names};
-use super::{CreateAction, JetStream};
-use crate::client::{new_nuid, ClientInner, Wake};
+use super::{Consumption, CreateAction, JetStream};
+use crate::client::{new_nuid, ClientInner, Flow, Wake};
+use crate::completion::Outcome;
 use crate::error::{Error, ErrorKind, Result};
+use crate::feed::{Feed, Limits};
 use crate::message::Message;
 use crate::op::Op;
+use crate::subscription::Subscription;
 
 const DELIVER: &[&str] = &[
     "all",
@@ -372,28 +376,66 @@ impl JetStream {
     /// max_waiting) fails with `JetStream` and the server's reason.
     pub fn fetch(&self, stream: &str, consumer: &str, opts: &FetchOptions) -> Op<Vec<Message>> {
         Op::build(|| {
-            validate_name("stream", stream)?;
-            validate_name("consumer", consumer)?;
-            if opts.max_messages == 0 {
-                return Err(Error::new(
-                    ErrorKind::InvalidArgument,
-                    "max_messages must be at least 1",
-                ));
-            }
-            if !opts.no_wait && opts.expires < Duration::from_millis(1) {
-                return Err(Error::new(
-                    ErrorKind::InvalidArgument,
-                    "expires must be at least 1 ms (or use no_wait)",
-                ));
-            }
-            validate_group_fields(
-                opts.group.as_deref(),
-                opts.min_pending,
-                opts.min_ack_pending,
-            )?;
-            let (js, opts) = (self.clone(), opts.clone());
-            let (stream, consumer) = (stream.to_string(), consumer.to_string());
-            Ok(async move { fetch(&js, &stream, &consumer, &opts).await })
+            FetchRequest::check(stream, consumer, opts)?;
+            let sent = FetchRequest::send(
+                self.clone(),
+                stream.to_string(),
+                consumer.to_string(),
+                opts.clone(),
+            );
+            Ok(async move {
+                let request = sent.await?;
+                // A cancelled fetch (a token, a Go context) withdraws its
+                // request at once: a message published after the cancel
+                // returns must go to the consumer's next reader, not wait
+                // out the ack wait here.
+                crate::op::on_cancel(request.withdrawal());
+                let batch = Feed::new(Limits::unlimited(), message_outcome);
+                request.run(&batch).await?;
+                batch.finish();
+                Ok(
+                    std::iter::from_fn(|| batch.try_recv().and_then(|r| r.ok().flatten()))
+                        .collect(),
+                )
+            })
+        })
+    }
+
+    /// The messages of one pull request (a fetch, with the same options
+    /// and ends), handed out as they arrive rather than once the batch is
+    /// complete: the iterator ends without error when `fetch` would return
+    /// its batch, and with `fetch`'s error after the messages that came
+    /// before it. Completes once the request is sent (after the consumer's
+    /// info when a priority group is named and not known yet). Stopping
+    /// the iterator withdraws the request at the server.
+    pub fn fetch_messages(
+        &self,
+        stream: &str,
+        consumer: &str,
+        opts: &FetchOptions,
+    ) -> Op<Consumption> {
+        Op::build(|| {
+            FetchRequest::check(stream, consumer, opts)?;
+            let sent = FetchRequest::send(
+                self.clone(),
+                stream.to_string(),
+                consumer.to_string(),
+                opts.clone(),
+            );
+            let js = self.clone();
+            Ok(async move {
+                let request = sent.await?;
+                let out = Arc::new(Feed::new(Limits::unlimited(), message_outcome));
+                out.on_cut(Box::new(request.withdrawal()));
+                let flow = Flow::new(Arc::clone(&out), js.client(), "natsio-fetch");
+                crate::runtime::handle().spawn(async move {
+                    match request.run(&out).await {
+                        Ok(()) => out.finish(),
+                        Err(e) => out.finish_failing(e),
+                    };
+                });
+                Ok(flow)
+            })
         })
     }
 
@@ -472,173 +514,254 @@ async fn check_fetch_group(
     r
 }
 
-async fn fetch(
-    js: &JetStream,
-    stream: &str,
-    consumer: &str,
-    opts: &FetchOptions,
-) -> Result<Vec<Message>> {
-    let client = js.client();
-    if let Some(g) = &opts.group {
-        check_fetch_group(js, stream, consumer, g).await?;
-    }
-    let pin_key = opts
-        .group
-        .as_ref()
-        .map(|g| format!("{stream}.{consumer}.{g}"));
-    let (inbox, sub) = pull_inbox(client)?;
-    // A cancelled fetch (a token, a Go context) withdraws its request at
-    // once: a message published after the cancel returns must go to the
-    // consumer's next reader, not wait out the ack wait here.
-    crate::op::on_cancel(inbox_withdrawal(client, &sub));
-    let mut req = json!({ "batch": opts.max_messages });
-    if opts.no_wait {
-        req["no_wait"] = Value::from(true);
-    } else {
-        req["expires"] = Value::from(nanos(opts.expires));
-    }
-    if opts.max_bytes > 0 {
-        req["max_bytes"] = Value::from(opts.max_bytes);
-    }
-    if !opts.idle_heartbeat.is_zero() {
-        req["idle_heartbeat"] = Value::from(nanos(opts.idle_heartbeat));
-    }
-    if let Some(g) = &opts.group {
-        req["group"] = Value::from(g.as_str());
-        if opts.min_pending > 0 {
-            req["min_pending"] = Value::from(opts.min_pending);
+/// One pull request of a fetch: sent, its messages handed out as they
+/// arrive until it ends. The one code of both the batch (`fetch`) and the
+/// iterator (`fetch_messages`).
+struct FetchRequest {
+    js: JetStream,
+    stream: String,
+    consumer: String,
+    opts: FetchOptions,
+    inbox: String,
+    sub: Subscription,
+    req: Value,
+    next_subject: String,
+    /// Where the context keeps the pin id of a pinned_client group.
+    pin_key: Option<String>,
+}
+
+impl FetchRequest {
+    /// Checks the arguments that need no server.
+    fn check(stream: &str, consumer: &str, opts: &FetchOptions) -> Result<()> {
+        validate_name("stream", stream)?;
+        validate_name("consumer", consumer)?;
+        if opts.max_messages == 0 {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "max_messages must be at least 1",
+            ));
         }
-        if opts.min_ack_pending > 0 {
-            req["min_ack_pending"] = Value::from(opts.min_ack_pending);
+        if !opts.no_wait && opts.expires < Duration::from_millis(1) {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "expires must be at least 1 ms (or use no_wait)",
+            ));
         }
+        validate_group_fields(
+            opts.group.as_deref(),
+            opts.min_pending,
+            opts.min_ack_pending,
+        )
     }
-    let next_subject = format!("{}.CONSUMER.MSG.NEXT.{stream}.{consumer}", js.api_prefix());
-    let send = |req: &mut Value| -> Result<()> {
-        if let Some(k) = &pin_key {
-            match crate::completion::lock(&js.shared.pins).get(k) {
-                Some(id) => req["id"] = Value::from(id.as_str()),
+
+    /// Checks the priority group (the context's cache, or the consumer's
+    /// info once), subscribes the inbox and sends the request.
+    async fn send(
+        js: JetStream,
+        stream: String,
+        consumer: String,
+        opts: FetchOptions,
+    ) -> Result<FetchRequest> {
+        if let Some(g) = &opts.group {
+            check_fetch_group(&js, &stream, &consumer, g).await?;
+        }
+        let (inbox, sub) = pull_inbox(js.client())?;
+        let mut req = json!({ "batch": opts.max_messages });
+        if opts.no_wait {
+            req["no_wait"] = Value::from(true);
+        } else {
+            req["expires"] = Value::from(nanos(opts.expires));
+        }
+        if opts.max_bytes > 0 {
+            req["max_bytes"] = Value::from(opts.max_bytes);
+        }
+        if !opts.idle_heartbeat.is_zero() {
+            req["idle_heartbeat"] = Value::from(nanos(opts.idle_heartbeat));
+        }
+        if let Some(g) = &opts.group {
+            req["group"] = Value::from(g.as_str());
+            if opts.min_pending > 0 {
+                req["min_pending"] = Value::from(opts.min_pending);
+            }
+            if opts.min_ack_pending > 0 {
+                req["min_ack_pending"] = Value::from(opts.min_ack_pending);
+            }
+        }
+        let mut r = FetchRequest {
+            next_subject: format!("{}.CONSUMER.MSG.NEXT.{stream}.{consumer}", js.api_prefix()),
+            pin_key: opts
+                .group
+                .as_ref()
+                .map(|g| format!("{stream}.{consumer}.{g}")),
+            js,
+            stream,
+            consumer,
+            opts,
+            inbox,
+            sub,
+            req,
+        };
+        r.publish()?;
+        Ok(r)
+    }
+
+    /// Withdraws the request at the server (its inbox's interest), on the
+    /// thread that calls it: what is published after goes to the
+    /// consumer's next reader.
+    fn withdrawal(&self) -> impl FnOnce() + Send + 'static {
+        inbox_withdrawal(self.js.client(), &self.sub)
+    }
+
+    /// Sends the request, with the pin id the context holds, if any.
+    fn publish(&mut self) -> Result<()> {
+        if let Some(k) = &self.pin_key {
+            match crate::completion::lock(&self.js.shared.pins).get(k) {
+                Some(id) => self.req["id"] = Value::from(id.as_str()),
                 None => {
-                    if let Some(o) = req.as_object_mut() {
+                    if let Some(o) = self.req.as_object_mut() {
                         o.remove("id");
                     }
                 }
             }
         }
-        client.publish_frame(
-            &next_subject,
-            Some(&inbox),
+        self.js.client().publish_frame(
+            &self.next_subject,
+            Some(&self.inbox),
             None,
-            req.to_string().as_bytes(),
+            self.req.to_string().as_bytes(),
             Wake::Direct,
         )
-    };
-    send(&mut req)?;
-    let wait = if opts.no_wait {
-        // The server answers at once when nothing is available, but holds
-        // the request while messages are pending yet not deliverable (the
-        // consumer's max_ack_pending reached): a no-wait fetch gives that
-        // the grace alone (as nats.go), not the context's whole timeout.
-        FETCH_GRACE
-    } else {
-        opts.expires.saturating_add(FETCH_GRACE)
-    };
-    let deadline = crate::clock::tokio_deadline_in(wait);
-    // Two heartbeat intervals without a word: the request is gone.
-    let silence = opts.idle_heartbeat.saturating_mul(2);
-    let mut resent = false;
-    let mut msgs = Vec::new();
-    let mut bytes = 0usize;
-    while msgs.len() < opts.max_messages {
-        let until = if silence.is_zero() {
-            deadline
+    }
+
+    /// Hands each message to `out` as it arrives, until the request ends:
+    /// `Ok` when the batch is complete, the server ended the request (it
+    /// expired, nothing more with `no_wait`, a limit such as max_bytes),
+    /// or `expires` plus a grace passed; the error otherwise. Returns at
+    /// once when `out` ends (its reader stopped it).
+    async fn run(mut self, out: &Feed<Message>) -> Result<()> {
+        let wait = if self.opts.no_wait {
+            // The server answers at once when nothing is available, but
+            // holds the request while messages are pending yet not
+            // deliverable (the consumer's max_ack_pending reached): a
+            // no-wait fetch gives that the grace alone (as nats.go), not
+            // the context's whole timeout.
+            FETCH_GRACE
         } else {
-            deadline.min(crate::clock::tokio_deadline_in(silence))
+            self.opts.expires.saturating_add(FETCH_GRACE)
         };
-        let m = match tokio::time::timeout_at(until, sub.feed().recv()).await {
-            Err(_) if until < deadline => {
-                return Err(Error::new(
-                    ErrorKind::Timeout,
-                    format!(
-                        "no heartbeat received: the server sent nothing for {} ms (idle_heartbeat {} ms)",
-                        silence.as_millis(),
-                        opts.idle_heartbeat.as_millis()
-                    ),
-                ))
-            }
-            Err(_) => break,
-            Ok(Ok(Some(m))) => m,
-            Ok(Ok(None)) => break,
-            Ok(Err(e)) => return Err(e),
-        };
-        match PullStatus::of(&m) {
-            PullStatus::Msg => {
-                if let (Some(k), Some(id)) =
-                    (&pin_key, m.headers().and_then(|h| h.get(PIN_ID_HEADER)))
-                {
-                    crate::completion::lock(&js.shared.pins).insert(k.clone(), id.to_string());
-                }
-                bytes += m.payload().len();
-                msgs.push(m);
-                if opts.max_bytes > 0 && bytes >= opts.max_bytes {
-                    break;
-                }
-            }
-            PullStatus::Heartbeat => {}
-            PullStatus::RequestEnded { .. } => break,
-            PullStatus::PinMismatch => {
-                // The pin moved on (unpinned, or timed out): forget it and
-                // ask once more without it, if nothing came yet.
-                if let Some(k) = &pin_key {
-                    crate::completion::lock(&js.shared.pins).remove(k);
-                }
-                if resent || !msgs.is_empty() {
-                    break;
-                }
-                resent = true;
-                send(&mut req)?;
-            }
-            PullStatus::ConsumerDeleted => {
-                return Err(Error::new(
-                    ErrorKind::ConsumerDeleted,
-                    format!("consumer {consumer:?} was deleted"),
-                ))
-            }
-            PullStatus::Rejected(desc, _) => {
-                // A refused request is not "no messages": the caller must
-                // learn that this request can never be served as asked.
-                if desc.eq_ignore_ascii_case("consumer is push based")
-                    || (msgs.is_empty()
-                        && (is_refused_request(desc) || is_max_bytes_rejection(desc)))
-                {
+        let deadline = crate::clock::tokio_deadline_in(wait);
+        // Two heartbeat intervals without a word: the request is gone.
+        let silence = self.opts.idle_heartbeat.saturating_mul(2);
+        let mut resent = false;
+        let (mut count, mut bytes) = (0usize, 0usize);
+        while count < self.opts.max_messages {
+            let until = if silence.is_zero() {
+                deadline
+            } else {
+                deadline.min(crate::clock::tokio_deadline_in(silence))
+            };
+            let received = tokio::select! {
+                biased;
+                _ = out.until_ended() => return Ok(()),
+                r = tokio::time::timeout_at(until, self.sub.feed().recv()) => r,
+            };
+            let m = match received {
+                Err(_) if until < deadline => {
                     return Err(Error::new(
-                        ErrorKind::JetStream,
-                        format!("pull request rejected: {desc}"),
+                        ErrorKind::Timeout,
+                        format!(
+                            "no heartbeat received: the server sent nothing for {} ms (idle_heartbeat {} ms)",
+                            silence.as_millis(),
+                            self.opts.idle_heartbeat.as_millis()
+                        ),
+                    ))
+                }
+                Err(_) | Ok(Ok(None)) => return Ok(()),
+                Ok(Ok(Some(m))) => m,
+                Ok(Err(e)) => return Err(e),
+            };
+            match PullStatus::of(&m) {
+                PullStatus::Msg => {
+                    if let (Some(k), Some(id)) = (
+                        &self.pin_key,
+                        m.headers().and_then(|h| h.get(PIN_ID_HEADER)),
+                    ) {
+                        crate::completion::lock(&self.js.shared.pins)
+                            .insert(k.clone(), id.to_string());
+                    }
+                    count += 1;
+                    bytes += m.payload().len();
+                    out.push(m);
+                    if self.opts.max_bytes > 0 && bytes >= self.opts.max_bytes {
+                        return Ok(());
+                    }
+                }
+                PullStatus::Heartbeat => {}
+                PullStatus::RequestEnded { .. } => return Ok(()),
+                PullStatus::PinMismatch => {
+                    // The pin moved on (unpinned, or timed out): forget it
+                    // and ask once more without it, if nothing came yet.
+                    if let Some(k) = &self.pin_key {
+                        crate::completion::lock(&self.js.shared.pins).remove(k);
+                    }
+                    if resent || count > 0 {
+                        return Ok(());
+                    }
+                    resent = true;
+                    self.publish()?;
+                }
+                PullStatus::ConsumerDeleted => {
+                    return Err(Error::new(
+                        ErrorKind::ConsumerDeleted,
+                        format!("consumer {:?} was deleted", self.consumer),
+                    ))
+                }
+                PullStatus::Rejected(desc, _) => {
+                    // A refused request is not "no messages": the caller
+                    // must learn that this request can never be served as
+                    // asked.
+                    if desc.eq_ignore_ascii_case("consumer is push based")
+                        || (count == 0
+                            && (is_refused_request(desc) || is_max_bytes_rejection(desc)))
+                    {
+                        return Err(Error::new(
+                            ErrorKind::JetStream,
+                            format!("pull request rejected: {desc}"),
+                        ));
+                    }
+                    return Ok(()); // batch or byte limits reached, leadership change, ...
+                }
+                PullStatus::NoResponders => {
+                    // The server answers a pull on a missing consumer so.
+                    return Err(Error::new(
+                        ErrorKind::ConsumerNotFound,
+                        format!(
+                            "no responders for the pull request: consumer {:?} not found on stream {:?} (or JetStream is not enabled)",
+                            self.consumer, self.stream
+                        ),
                     ));
                 }
-                break; // batch or byte limits reached, leadership change, ...
-            }
-            PullStatus::NoResponders => {
-                // The server answers a pull on a missing consumer so.
-                return Err(Error::new(
-                    ErrorKind::ConsumerNotFound,
-                    format!("no responders for the pull request: consumer {consumer:?} not found on stream {stream:?} (or JetStream is not enabled)"),
-                ));
-            }
-            PullStatus::Other(400, desc) => {
-                // The consumer's groups changed under the cache.
-                crate::completion::lock(&js.shared.priority_groups)
-                    .remove(&format!("{stream}.{consumer}"));
-                return Err(bad_request(desc));
-            }
-            PullStatus::Other(code, desc) => {
-                return Err(Error::new(
-                    ErrorKind::JetStreamApi,
-                    format!("pull request failed: {code} {desc}"),
-                ));
+                PullStatus::Other(400, desc) => {
+                    // The consumer's groups changed under the cache.
+                    crate::completion::lock(&self.js.shared.priority_groups)
+                        .remove(&format!("{}.{}", self.stream, self.consumer));
+                    return Err(bad_request(desc));
+                }
+                PullStatus::Other(code, desc) => {
+                    return Err(Error::new(
+                        ErrorKind::JetStreamApi,
+                        format!("pull request failed: {code} {desc}"),
+                    ));
+                }
             }
         }
+        Ok(())
     }
-    Ok(msgs)
+}
+
+/// A feed's items as `next_async` completions carry them.
+fn message_outcome(m: Message) -> Result<Outcome> {
+    Ok(Outcome::Msg(m))
 }
 
 /// Where a consumed message stands, read from its ack subject.

@@ -680,6 +680,245 @@ static void test_fetch_refused_by_consumer_limits_and_held_no_wait(void) {
     EXPECT_OK(natsio_js_stream_delete(js, "CLIMITS"));
 }
 
+/* ---- fetching message by message ------------------------------------------------ */
+
+/* Fetch options for `max` messages within `expires_ms`. */
+static natsio_fetch_options fetch_of(int64_t max, int64_t expires_ms) {
+    natsio_fetch_options o = fetch_options();
+    o.max_messages = max;
+    o.expires_ms = expires_ms;
+    return o;
+}
+
+/* A fetch iterator, freed when the case ends (NULL on failure). */
+static natsio_js_messages *fetch_messages(natsio_js *js, const char *stream, const char *consumer,
+                                          const natsio_fetch_options *o) {
+    natsio_js_messages *it = NULL;
+    natsio_status st = natsio_js_fetch_messages(js, stream, consumer, o, &it);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "fetch_messages %s/%s: %s (%s)", stream, consumer,
+                   natsio_status_str(st), natsio_last_error());
+        return NULL;
+    }
+    nt_cleanup(js_messages_free_cb, it);
+    return it;
+}
+
+/* The next message of `it` within `timeout_ms`, freed when the case ends;
+ * its payload must be `payload`. */
+static void expect_next(natsio_js_messages *it, int64_t timeout_ms, const char *payload) {
+    natsio_msg *m = NULL;
+    natsio_status st = natsio_js_messages_next(it, timeout_ms, &m);
+    NT_CHECK_MSG(st == NATSIO_OK, "next (want %s): %s (%s)", payload, natsio_status_str(st), natsio_last_error());
+    if (m == NULL) return;
+    nt_cleanup(msg_free_cb, m);
+    NT_CHECK_MSG(payload_is(m, payload), "want payload %s", payload);
+    EXPECT_OK(natsio_msg_ack(m));
+}
+
+/* The iterator's end: `want` (NATSIO_DONE or the error), *out NULL. */
+static void expect_end(natsio_js_messages *it, natsio_status want) {
+    natsio_msg *m = SENTINEL;
+    natsio_status st = natsio_js_messages_next(it, 10000, &m);
+    NT_CHECK_MSG(st == want, "end: got %s (%s), want %s", natsio_status_str(st), natsio_last_error(),
+                 natsio_status_str(want));
+    NT_CHECK(m == NULL || m == SENTINEL);
+    if (m != NULL && m != SENTINEL) natsio_msg_free(m);
+}
+
+/* A fetch hands out each message as it arrives: one message published to
+ * a consumer asked for ten within 2 s comes out of the iterator while the
+ * request is still open (a no-wait next after it times out rather than
+ * ending), one published after that comes out of the same request, and
+ * only then does the iterator end, without error, at the expiry. */
+static void test_fetch_messages_hands_out_each_message_as_it_arrives(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CFITER", "cfiter.>"));
+    NT_CHECK(create_consumer(js, "CFITER", "{\"durable_name\":\"f\",\"ack_policy\":\"explicit\"}"));
+    NT_CHECK(publish_n(js, "cfiter.a", "m", 1));
+
+    natsio_fetch_options o = fetch_of(10, 2000);
+    natsio_js_messages *it = fetch_messages(js, "CFITER", "f", &o);
+    NT_CHECK(it != NULL);
+    expect_next(it, 10000, "m0");
+    /* Handed out while the fetch is open: not ended, just nothing yet. */
+    natsio_msg *m = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_TIMEOUT, natsio_js_messages_next(it, NATSIO_NO_WAIT, &m));
+    NT_CHECK(m == SENTINEL);
+    NT_CHECK(publish_n(js, "cfiter.a", "late", 1));
+    expect_next(it, 10000, "late0");
+    /* Then the request expires: the end, without error, for good. */
+    expect_end(it, NATSIO_DONE);
+    expect_end(it, NATSIO_DONE);
+    natsio_iter_stats stats;
+    EXPECT_OK(natsio_js_messages_get_stats(it, &stats));
+    NT_CHECK_INT_EQ(stats.delivered, 2);
+    NT_CHECK_INT_EQ(stats.pending_items, 0);
+    EXPECT_OK(natsio_js_stream_delete(js, "CFITER"));
+}
+
+/* What a callback of a fetch iterator saw. */
+typedef struct {
+    pthread_mutex_t mu;
+    int msgs;
+    char first[16];
+    natsio_status end;
+    bool ended;
+} fetch_log;
+
+static void fetch_log_cb(void *user_data, const natsio_msg *msg, natsio_status status) {
+    fetch_log *l = user_data;
+    pthread_mutex_lock(&l->mu);
+    if (msg != NULL) {
+        if (l->msgs++ == 0) {
+            size_t n = natsio_msg_data_len(msg) < sizeof l->first - 1 ? natsio_msg_data_len(msg) : sizeof l->first - 1;
+            memcpy(l->first, natsio_msg_data(msg), n);
+            l->first[n] = '\0';
+        }
+        natsio_msg_ack(msg);
+    } else {
+        l->end = status;
+        l->ended = true;
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
+static bool fetch_log_ended(void *arg) {
+    fetch_log *l = arg;
+    pthread_mutex_lock(&l->mu);
+    bool ended = l->ended;
+    pthread_mutex_unlock(&l->mu);
+    return ended;
+}
+
+/* The ends of a fetch iterator are those of natsio_js_fetch: the batch
+ * complete, no_wait with nothing left, max_bytes reached, an error after
+ * the messages before it; a callback gets the messages then the end; the
+ * token form hands the iterator over once; stop withdraws the request. */
+static void test_fetch_messages_ends_callback_token_and_stop(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CFENDS", "cfends.>"));
+    NT_CHECK(create_consumer(js, "CFENDS",
+                             "{\"durable_name\":\"e\",\"ack_policy\":\"explicit\",\"filter_subject\":\"cfends.a\"}"));
+    NT_CHECK(publish_n(js, "cfends.a", "m", 3));
+
+    /* The batch complete: two of three, then the end long before expires. */
+    natsio_fetch_options two = fetch_of(2, 30000);
+    natsio_js_messages *batch = fetch_messages(js, "CFENDS", "e", &two);
+    NT_CHECK(batch != NULL);
+    expect_next(batch, 10000, "m0");
+    expect_next(batch, 10000, "m1");
+    int64_t t0 = nt_now_ms();
+    expect_end(batch, NATSIO_DONE);
+    NT_CHECK_MSG(nt_now_ms() - t0 < 10000, "a complete batch ended after %lld ms", (long long)(nt_now_ms() - t0));
+
+    /* no_wait: what is there, then the end (the server's 404). */
+    natsio_fetch_options nw = fetch_of(10, 0);
+    nw.no_wait = true;
+    /* (The consumer's own view first: a no-wait pull the server takes
+     * before its pending count caught up is told 404, as above.) */
+    NT_CHECK(wait_consumer_int(js, "CFENDS", "e", "num_pending", 1));
+    natsio_js_messages *now = fetch_messages(js, "CFENDS", "e", &nw);
+    NT_CHECK(now != NULL);
+    expect_next(now, 10000, "m2");
+    expect_end(now, NATSIO_DONE);
+
+    /* max_bytes: 250 bytes hold at most two of the 100-byte messages (as
+     * the server counts them, with subject and reply); the iterator ends
+     * then, long before the request's 30 s expiry. */
+    NT_CHECK(create_consumer(js, "CFENDS",
+                             "{\"durable_name\":\"b\",\"ack_policy\":\"explicit\",\"filter_subject\":\"cfends.b\"}"));
+    char payload[100];
+    memset(payload, 'p', sizeof payload);
+    for (int i = 0; i < 5; i++) EXPECT_OK(natsio_js_publish(js, "cfends.b", payload, sizeof payload, NULL, NULL));
+    natsio_fetch_options by = fetch_of(10, 30000);
+    by.max_bytes = 250;
+    natsio_js_messages *bytes = fetch_messages(js, "CFENDS", "b", &by);
+    NT_CHECK(bytes != NULL);
+    int got_bytes = 0;
+    natsio_status st;
+    for (;;) {
+        natsio_msg *bm = NULL;
+        st = natsio_js_messages_next(bytes, 10000, &bm);
+        if (st != NATSIO_OK) break;
+        got_bytes++;
+        natsio_msg_free(bm);
+    }
+    NT_CHECK_MSG(st == NATSIO_DONE, "max_bytes end: %s (%s)", natsio_status_str(st), natsio_last_error());
+    NT_CHECK_MSG(got_bytes >= 1 && got_bytes <= 2, "%d messages within max_bytes 250", got_bytes);
+
+    /* Push mode through the token form: the messages, then NATSIO_DONE. */
+    NT_CHECK(create_consumer(js, "CFENDS",
+                             "{\"durable_name\":\"p\",\"ack_policy\":\"explicit\",\"filter_subject\":\"cfends.p\"}"));
+    NT_CHECK(publish_n(js, "cfends.p", "cb", 3));
+    natsio_token *tok = NULL;
+    natsio_fetch_options cb = fetch_of(2, 30000);
+    EXPECT_OK(natsio_js_fetch_messages_async(js, "CFENDS", "p", &cb, &tok));
+    nt_cleanup(token_free_cb, tok);
+    EXPECT_OK(token_outcome(tok, 10000));
+    natsio_js_messages *pushed = NULL;
+    EXPECT_OK(natsio_token_js_messages(tok, &pushed));
+    nt_cleanup(js_messages_free_cb, pushed);
+    natsio_js_messages *again = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_ILLEGAL_STATE, natsio_token_js_messages(tok, &again));
+    NT_CHECK(again == SENTINEL);
+    fetch_log log = {PTHREAD_MUTEX_INITIALIZER, 0, "", NATSIO_OK, false};
+    EXPECT_OK(natsio_js_messages_set_callback(pushed, fetch_log_cb, &log, NULL));
+    NT_CHECK(nt_wait_until(fetch_log_ended, &log, 10000));
+    pthread_mutex_lock(&log.mu);
+    NT_CHECK_INT_EQ(log.msgs, 2);
+    NT_CHECK_STR_EQ(log.first, "cb0");
+    NT_CHECK_MSG(log.end == NATSIO_DONE, "callback end: %s", natsio_status_str(log.end));
+    pthread_mutex_unlock(&log.mu);
+
+    /* Stop withdraws the request: a message published after it goes to
+     * the next fetch at once (not after the ack wait of one nobody read). */
+    NT_CHECK(create_consumer(js, "CFENDS",
+                             "{\"durable_name\":\"s\",\"ack_policy\":\"explicit\",\"filter_subject\":\"cfends.s\","
+                             "\"ack_wait\":\"60s\"}"));
+    natsio_fetch_options wait = fetch_of(5, 30000);
+    natsio_js_messages *stopped = fetch_messages(js, "CFENDS", "s", &wait);
+    NT_CHECK(stopped != NULL);
+    NT_CHECK(wait_consumer_int(js, "CFENDS", "s", "num_waiting", 1));
+    EXPECT_OK(natsio_js_messages_stop(stopped));
+    expect_end(stopped, NATSIO_DONE);
+    NT_CHECK(publish_n(js, "cfends.s", "after", 1));
+    natsio_js_messages *next = fetch_messages(js, "CFENDS", "s", &wait);
+    NT_CHECK(next != NULL);
+    expect_next(next, 10000, "after0");
+    EXPECT_OK(natsio_js_messages_stop(next));
+
+    /* An error after a message: the message first, then the error. */
+    NT_CHECK(create_consumer(js, "CFENDS",
+                             "{\"durable_name\":\"d\",\"ack_policy\":\"explicit\",\"filter_subject\":\"cfends.d\"}"));
+    NT_CHECK(publish_n(js, "cfends.d", "last", 1));
+    natsio_js_messages *doomed = fetch_messages(js, "CFENDS", "d", &wait);
+    NT_CHECK(doomed != NULL);
+    NT_CHECK(wait_consumer_int(js, "CFENDS", "d", "num_ack_pending", 1));
+    EXPECT_OK(natsio_js_consumer_delete(js, "CFENDS", "d"));
+    natsio_msg *m = NULL;
+    EXPECT_OK(natsio_js_messages_next(doomed, 10000, &m));
+    nt_cleanup(msg_free_cb, m);
+    NT_CHECK(payload_is(m, "last0"));
+    expect_end(doomed, NATSIO_ERR_CONSUMER_DELETED);
+
+    /* Argument errors at the call; a missing consumer ends the iterator. */
+    natsio_js_messages *bad = SENTINEL;
+    EXPECT_NULL_ARG("messages_out", natsio_js_fetch_messages(js, "CFENDS", "e", NULL, NULL));
+    EXPECT_NULL_ARG("stream", natsio_js_fetch_messages(js, NULL, "e", NULL, &bad));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_fetch_messages(js, "CFENDS", "a b", NULL, &bad));
+    natsio_fetch_options neg = fetch_of(-1, 0);
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_fetch_messages(js, "CFENDS", "e", &neg, &bad));
+    NT_CHECK(bad == SENTINEL);
+    natsio_fetch_options brief = fetch_of(1, 300);
+    natsio_js_messages *gone = fetch_messages(js, "CFENDS", "d", &brief);
+    NT_CHECK(gone != NULL);
+    expect_end(gone, NATSIO_ERR_CONSUMER_NOT_FOUND);
+    EXPECT_OK(natsio_js_stream_delete(js, "CFENDS"));
+}
+
 /* ---- acknowledgements ------------------------------------------------------------ */
 
 static void test_acks_and_double_acks(void) {
@@ -1853,6 +2092,8 @@ int main(int argc, char **argv) {
         NT_CASE(test_fetch_max_bytes),
         NT_CASE(test_no_wait_expires_and_next_on_an_empty_consumer),
         NT_CASE(test_fetch_refused_by_consumer_limits_and_held_no_wait),
+        NT_CASE(test_fetch_messages_hands_out_each_message_as_it_arrives),
+        NT_CASE(test_fetch_messages_ends_callback_token_and_stop),
         NT_CASE(test_acks_and_double_acks),
         NT_CASE(test_deferred_acks_are_sent),
         NT_CASE(test_in_progress_holds_a_message_past_ack_wait),

@@ -105,7 +105,11 @@ func (o Options) connect(options []Option) (*Conn, error) {
 		url = DefaultURL
 	}
 	nc := &Conn{Opts: o}
-	inner, err := natsio.Connect(url, o.bindingOptions(nc)...)
+	bopts, err := o.bindingOptions(nc)
+	if err != nil {
+		return nil, err
+	}
+	inner, err := natsio.Connect(url, bopts...)
 	if err != nil {
 		return nil, Translate(err)
 	}

@@ -45,6 +45,8 @@ var (
 	ErrNoResponders             = errors.New("nats: no responders available for request")
 	ErrMaxSubscriptionsExceeded = errors.New("nats: server maximum subscriptions exceeded")
 	ErrTLS                      = errors.New("nats: tls error")
+	ErrTokenAlreadySet          = errors.New("nats: token and token handler both set")
+	ErrMultipleTLSConfigs       = errors.New("nats: multiple tls.Configs not allowed")
 )
 
 // errorPairs maps the binding's sentinels to nats.go's, most specific

@@ -1,7 +1,11 @@
 package nats
 
 import (
+	"bytes"
 	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
 	"os"
 	"time"
 
@@ -72,10 +76,17 @@ type Options struct {
 	LameDuckModeHandler ConnHandler
 	AsyncErrorCB        ErrHandler
 
+	// UserInfo gives the user and password on every connect
+	// (UserInfoHandler); TokenHandler the token (TokenHandler).
+	UserInfo     UserInfoCB
+	TokenHandler AuthTokenHandler
+
 	credsFile    string
 	nkeySeedFile string
 	tls          natsio.TLSFiles
 	tlsHostname  string
+	// The client certificate and key a tls.Config of Secure carries, as PEM.
+	tlsConfigCert, tlsConfigKey []byte
 }
 
 // GetDefaultOptions returns nats.go's default settings.
@@ -99,7 +110,41 @@ func UserInfo(user, password string) Option {
 	return func(o *Options) error { o.User, o.Password = user, password; return nil }
 }
 
-func Token(token string) Option { return func(o *Options) error { o.Token = token; return nil } }
+// UserInfoCB gives the user and password to present (UserInfoHandler).
+type UserInfoCB func() (string, string)
+
+// AuthTokenHandler gives the token to present (TokenHandler).
+type AuthTokenHandler func() string
+
+// UserInfoHandler authenticates with the user and password cb gives, asked
+// on every connect and reconnect (on a library thread), so rotated
+// credentials are picked up. It takes the place of UserInfo.
+func UserInfoHandler(cb UserInfoCB) Option {
+	return func(o *Options) error { o.UserInfo = cb; return nil }
+}
+
+// Token authenticates with token; ErrTokenAlreadySet after TokenHandler.
+func Token(token string) Option {
+	return func(o *Options) error {
+		if o.TokenHandler != nil {
+			return ErrTokenAlreadySet
+		}
+		o.Token = token
+		return nil
+	}
+}
+
+// TokenHandler authenticates with the token cb gives, asked on every
+// connect and reconnect; ErrTokenAlreadySet after Token.
+func TokenHandler(cb AuthTokenHandler) Option {
+	return func(o *Options) error {
+		if o.Token != "" {
+			return ErrTokenAlreadySet
+		}
+		o.TokenHandler = cb
+		return nil
+	}
+}
 
 // UserCredentials authenticates with a .creds file (JWT and seed). A
 // separate seed file (nats.go's optional second argument) is not supported.
@@ -171,18 +216,105 @@ func CustomInboxPrefix(p string) Option {
 	return func(o *Options) error { o.InboxPrefix = p; return nil }
 }
 
-// Secure requires TLS. A tls.Config's ServerName is honoured; its other
-// fields are not (the binding takes PEM files: RootCAs, ClientCert).
+// Secure requires TLS, configured by at most one tls.Config (more:
+// ErrMultipleTLSConfigs). What the library's TLS can take from it is
+// used: ServerName (the name the server's certificate is verified
+// against) and the first of Certificates (the client's chain and key, for
+// mutual TLS, handed over as PEM); RootCAs only when it is the system's
+// pool, as an x509.CertPool cannot be read back (give the CA file with
+// RootCAs instead). What cannot be mapped fails here with ErrInvalidArg and
+// the field named: other RootCAs, InsecureSkipVerify (the library always
+// verifies the server), custom verification (VerifyPeerCertificate,
+// VerifyConnection) and certificate callbacks (GetClientCertificate). The
+// other fields (versions, cipher suites, ...) are the library's choice.
 func Secure(tlsConfigs ...*tls.Config) Option {
 	return func(o *Options) error {
-		o.Secure = true
-		for _, c := range tlsConfigs {
-			if c != nil && c.ServerName != "" {
-				o.tlsHostname = c.ServerName
-			}
+		if len(tlsConfigs) > 1 {
+			return ErrMultipleTLSConfigs
 		}
-		return nil
+		o.Secure = true
+		if len(tlsConfigs) == 0 || tlsConfigs[0] == nil {
+			return nil
+		}
+		return o.useTLSConfig(tlsConfigs[0])
 	}
+}
+
+// unmapped is the error of a tls.Config field Secure cannot hand over.
+func unmapped(field, why string) error {
+	return fmt.Errorf("%w: tls.Config.%s is not supported by libnatsio (%s)", ErrInvalidArg, field, why)
+}
+
+func (o *Options) useTLSConfig(c *tls.Config) error {
+	switch {
+	case c.InsecureSkipVerify:
+		return unmapped("InsecureSkipVerify", "the server's certificate is always verified")
+	case c.VerifyPeerCertificate != nil || c.VerifyConnection != nil:
+		return unmapped("VerifyPeerCertificate/VerifyConnection", "custom verification cannot run in the library")
+	case c.GetClientCertificate != nil:
+		return unmapped("GetClientCertificate", "give the certificate in Certificates or with ClientCert")
+	case len(c.Certificates) > 1:
+		return unmapped("Certificates", "one client certificate at most")
+	}
+	if c.RootCAs != nil {
+		system, err := x509.SystemCertPool()
+		if err != nil || !c.RootCAs.Equal(system) {
+			return unmapped("RootCAs", "an x509.CertPool cannot be read back: give the CA file with nats.RootCAs")
+		}
+	}
+	if c.ServerName != "" {
+		o.tlsHostname = c.ServerName
+	}
+	if len(c.Certificates) == 1 {
+		cert, key, err := certificatePEM(c.Certificates[0])
+		if err != nil {
+			return err
+		}
+		o.tlsConfigCert, o.tlsConfigKey = cert, key
+	}
+	return nil
+}
+
+// certificatePEM is c's chain and private key as PEM.
+func certificatePEM(c tls.Certificate) (chain, key []byte, err error) {
+	if len(c.Certificate) == 0 || c.PrivateKey == nil {
+		return nil, nil, unmapped("Certificates", "a certificate without its DER chain or private key")
+	}
+	var out bytes.Buffer
+	for _, der := range c.Certificate {
+		if err := pem.Encode(&out, &pem.Block{Type: "CERTIFICATE", Bytes: der}); err != nil {
+			return nil, nil, err
+		}
+	}
+	pkcs8, err := x509.MarshalPKCS8PrivateKey(c.PrivateKey)
+	if err != nil {
+		return nil, nil, unmapped("Certificates", "its private key cannot be marshalled: "+err.Error())
+	}
+	return out.Bytes(), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}), nil
+}
+
+// tlsOption is the library's TLS option for o: the files, or PEM when a
+// tls.Config gave a certificate (the files RootCAs and ClientCert name
+// are read into it then, ClientCert's in place of the config's).
+func (o *Options) tlsOption() (natsio.Option, error) {
+	if o.tlsConfigCert == nil {
+		return natsio.Secure(o.tls), nil
+	}
+	p := natsio.TLSPEM{Cert: o.tlsConfigCert, Key: o.tlsConfigKey}
+	for _, f := range []struct {
+		name string
+		into *[]byte
+	}{{o.tls.CA, &p.CA}, {o.tls.Cert, &p.Cert}, {o.tls.Key, &p.Key}} {
+		if f.name == "" {
+			continue
+		}
+		b, err := os.ReadFile(f.name)
+		if err != nil {
+			return nil, err
+		}
+		*f.into = b
+	}
+	return natsio.SecurePEM(p), nil
 }
 
 // RootCAs verifies servers with the CA certificates of file (one file).
@@ -224,7 +356,7 @@ func ErrorHandler(cb ErrHandler) Option {
 
 // bindingOptions are the binding's options for o, with the handlers
 // calling back with nc.
-func (o *Options) bindingOptions(nc *Conn) []natsio.Option {
+func (o *Options) bindingOptions(nc *Conn) ([]natsio.Option, error) {
 	opts := []natsio.Option{
 		natsio.MaxReconnects(o.MaxReconnect),
 		// nats.go waits the same time between attempts, without doubling.
@@ -260,10 +392,19 @@ func (o *Options) bindingOptions(nc *Conn) []natsio.Option {
 	if o.ReconnectJitter > 0 || o.ReconnectJitterTLS > 0 {
 		opts = append(opts, natsio.ReconnectJitter(o.ReconnectJitter, o.ReconnectJitterTLS))
 	}
-	if o.User != "" || o.Password != "" {
+	if o.UserInfo != nil {
+		cb := o.UserInfo
+		opts = append(opts, natsio.UserInfoCallback(func() (string, string, error) {
+			user, password := cb()
+			return user, password, nil
+		}))
+	} else if o.User != "" || o.Password != "" {
 		opts = append(opts, natsio.UserInfo(o.User, o.Password))
 	}
-	if o.Token != "" {
+	if o.TokenHandler != nil {
+		cb := o.TokenHandler
+		opts = append(opts, natsio.TokenCallback(func() (string, error) { return cb(), nil }))
+	} else if o.Token != "" {
 		opts = append(opts, natsio.Token(o.Token))
 	}
 	if o.credsFile != "" {
@@ -273,7 +414,11 @@ func (o *Options) bindingOptions(nc *Conn) []natsio.Option {
 		opts = append(opts, natsio.NkeyFromFile(o.nkeySeedFile))
 	}
 	if o.Secure {
-		opts = append(opts, natsio.Secure(o.tls))
+		tlsOpt, err := o.tlsOption()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, tlsOpt)
 	}
 	if o.TLSHandshakeFirst {
 		opts = append(opts, natsio.TLSHandshakeFirst())
@@ -305,5 +450,5 @@ func (o *Options) bindingOptions(nc *Conn) []natsio.Option {
 	if o.LameDuckModeHandler != nil {
 		opts = append(opts, natsio.LameDuckModeHandler(handler(o.LameDuckModeHandler)))
 	}
-	return opts
+	return opts, nil
 }

@@ -313,7 +313,7 @@ class JsMsgImpl {
 
 // ---------------------------------------------------------------------------
 // ConsumerMessages: nats.js's iterator of JsMsg (or a callback), over the
-// binding's ConsumerMessages or a fetched batch. It reads from the binding
+// binding's ConsumerMessages (a consume, or one fetch). It reads from the binding
 // as the program reads, so the binding's flow control stays.
 
 class ConsumerMessagesImpl {
@@ -426,17 +426,6 @@ class ConsumerMessagesImpl {
   }
 }
 
-/** An array as an async iterator (a fetched batch). */
-function arrayIterator(promise) {
-  return promise.then((msgs) => {
-    let i = 0;
-    return {
-      next: async () => (i < msgs.length ? { value: msgs[i++], done: false } : { value: undefined, done: true }),
-      stop() {},
-    };
-  });
-}
-
 function pullOptions(opts = {}) {
   const o = {};
   const max = opts.max_messages ?? opts.maxMessages;
@@ -492,8 +481,10 @@ class PullConsumerImpl {
   async fetch(opts = {}) {
     const o = pullOptions(opts);
     if (o.max_messages === undefined && o.max_bytes === undefined) o.max_messages = 100;
-    const batch = jsCall(this._js._js.fetch(this.stream, this.name, o));
-    return new ConsumerMessagesImpl(arrayIterator(batch), { callback: opts.callback });
+    // Yielded as they arrive, as nats.js's fetch does.
+    const source = jsCall(this._js._js.fetchMessages(this.stream, this.name, o));
+    await source;
+    return new ConsumerMessagesImpl(source, { callback: opts.callback });
   }
 
   async next(opts = {}) {

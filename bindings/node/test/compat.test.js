@@ -86,6 +86,31 @@ test('binding errors become nats.js classes: RequestError(NoResponders), Timeout
   }
 });
 
+test("consumer.fetch() yields each message as it arrives, as nats.js's: the first while the fetch is open, the end at the expiry", async () => {
+  const { connect } = require('natsio/transport-node');
+  const { jetstreamManager, jetstream } = require('natsio/jetstream');
+  const nc = await connect({ servers: server.url });
+  try {
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({ name: 'COMPAT_FETCH', subjects: ['compat.fetch'] });
+    await jsm.consumers.add('COMPAT_FETCH', { durable_name: 'c', ack_policy: 'explicit' });
+    const js = jetstream(nc);
+    await js.publish('compat.fetch', 'first');
+    const c = await js.consumers.get('COMPAT_FETCH', 'c');
+    const events = [];
+    for await (const m of await c.fetch({ max_messages: 10, expires: 2000 })) {
+      events.push(m.string());
+      m.ack();
+      // Published after the first came: the same fetch, still open, yields it.
+      if (events.length === 1) await js.publish('compat.fetch', 'second');
+    }
+    events.push('end');
+    assert.deepEqual(events, ['first', 'second', 'end']);
+  } finally {
+    await nc.close();
+  }
+});
+
 test('headers: get() is one string (empty when absent), values() every one; received headers too', async () => {
   const { connect, headers, errors } = require('natsio/transport-node');
   const h = headers();

@@ -482,6 +482,64 @@ const facades = {
       await jsm.streams.delete('FACADE_ACK');
     }
   },
+  async unsubscribe_keeps_received(nc) {
+    const sub = nc.subscribe('conf.facade.unsub');
+    await nc.flush();
+    nc.publish('conf.facade.unsub', 'one');
+    nc.publish('conf.facade.unsub', 'two');
+    await nc.flush();
+    while (sub.getReceived() < 2) await new Promise((resolve) => setImmediate(resolve));
+    sub.unsubscribe();
+    const got = [];
+    for await (const m of sub) got.push(m.string());
+    assert.deepEqual(got, ['one', 'two']);
+  },
+  async watch_include_updates(nc) {
+    const { Kvm } = require('../compat/kv.js');
+    const kv = await new Kvm(nc).create('FACADE_KV_UPD', { storage: 'memory' });
+    try {
+      await kv.put('before', 'old');
+      const w = await kv.watch({ include: 'updates' });
+      await kv.put('after', 'new');
+      const { value } = await w[Symbol.asyncIterator]().next();
+      assert.equal(value.key, 'after');
+      w.stop();
+    } finally {
+      await kv.destroy();
+    }
+  },
+  async os_watch_no_history(nc) {
+    const { Objm } = require('../compat/obj.js');
+    const os = await new Objm(nc).create('FACADE_OS_WATCH', { storage: 'memory' });
+    try {
+      await os.putBlob({ name: 'before' }, new TextEncoder().encode('old'));
+      const w = await os.watch();
+      await os.putBlob({ name: 'after' }, new TextEncoder().encode('new'));
+      const { value } = await w[Symbol.asyncIterator]().next();
+      assert.equal(value.name, 'after');
+      w.stop();
+    } finally {
+      await os.destroy();
+    }
+  },
+  async fetch_default_expires(nc) {
+    const { jetstream, jetstreamManager } = require('../compat/jetstream.js');
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({ name: 'FACADE_FE', subjects: ['conf.facade.fe'], storage: 'memory' });
+    try {
+      await jsm.consumers.add('FACADE_FE', { durable_name: 'c', ack_policy: 'explicit' });
+      const js = jetstream(nc);
+      await js.publish('conf.facade.fe', 'm');
+      const spy = nc.subscribe('$JS.API.CONSUMER.MSG.NEXT.FACADE_FE.c', { max: 1 });
+      await nc.flush();
+      const c = await js.consumers.get('FACADE_FE', 'c');
+      for await (const m of await c.fetch({ max_messages: 1 })) m.ack();
+      const { value } = await spy[Symbol.asyncIterator]().next();
+      assert.equal(value.json().expires, 30_000_000_000);
+    } finally {
+      await jsm.streams.delete('FACADE_FE');
+    }
+  },
 };
 
 for (const line of lines) {

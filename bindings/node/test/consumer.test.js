@@ -289,6 +289,45 @@ test('a fetch waiting on a consumer that gets deleted rejects with ConsumerDelet
   }
 });
 
+test('fetchMessages yields each message as it arrives, ends at the expiry, and throws an error after the messages before it', async () => {
+  await streamWith('FM', 1);
+  try {
+    await js.consumers.add('FM', { durable_name: 'c', ack_policy: 'explicit' });
+    const msgs = await js.fetchMessages('FM', 'c', { maxMessages: 10, expires: 2000 });
+    const it = msgs[Symbol.asyncIterator]();
+    const events = [];
+    let r = await it.next();
+    events.push(r.done ? 'end' : r.value.string());
+    r.value.ack();
+    // Still open: a message published now comes through the same request.
+    await js.publish('FM.0', 'late');
+    r = await it.next();
+    events.push(r.done ? 'end' : r.value.string());
+    r.value.ack();
+    r = await it.next();
+    events.push(r.done ? 'end' : r.value.string());
+    assert.deepEqual(events, ['m0', 'late', 'end']);
+    assert.equal(msgs.stats().delivered, 2);
+
+    // An error after a message: the message, then ConsumerDeletedError.
+    await js.publish('FM.0', 'last');
+    const doomed = await js.fetchMessages('FM', 'c', { maxMessages: 5, expires: 30000 });
+    await eventually(async () => (await js.consumers.info('FM', 'c')).num_ack_pending === 1, 10000, 'the message delivered');
+    await js.consumers.delete('FM', 'c');
+    const seen = [];
+    await assert.rejects(
+      (async () => {
+        for await (const m of doomed) seen.push(m.string());
+      })(),
+      nats.ConsumerDeletedError,
+    );
+    assert.deepEqual(seen, ['last']);
+    await assert.rejects(js.fetchMessages('FM', 'a b'), nats.InvalidArgumentError);
+  } finally {
+    await js.streams.delete('FM');
+  }
+});
+
 test('consumers.list: the ConsumerInfo of each consumer, with names and num_pending', async () => {
   await streamWith('LS', 4);
   try {

@@ -185,46 +185,61 @@ type fetchResult struct {
 func (b *fetchResult) Messages() <-chan Msg { return b.msgs }
 func (b *fetchResult) Error() error         { return b.err }
 
-// fetch runs the binding's Fetch in the background and hands its messages
-// out on the batch's channel, as nats.go's Fetch returns at once.
-func (c *pullConsumer) fetch(opts []natsio.FetchOpt, maxWait time.Duration) MessageBatch {
-	b := &fetchResult{msgs: make(chan Msg)}
+// fetchBuffer bounds the channel of a batch, which holds up to its count:
+// the reading goroutine never waits on a program that stops reading, as
+// nats.go's never does, without FetchBytes's million messages allocating
+// 16 MB ahead.
+const fetchBuffer = 4096
+
+// fetch starts the binding's streamed fetch and hands each message out on
+// the batch's channel as it arrives, as nats.go's Fetch returns at once.
+func (c *pullConsumer) fetch(opts []natsio.FetchOpt, batch int) (MessageBatch, error) {
+	inner, err := c.js.inner.FetchMessages(context.Background(), c.stream, c.name, opts...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	b := &fetchResult{msgs: make(chan Msg, min(max(batch, 1), fetchBuffer))}
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), maxWait+5*time.Second)
-		defer cancel()
-		msgs, err := c.js.inner.Fetch(ctx, c.stream, c.name, opts...)
-		for _, m := range msgs {
-			b.msgs <- &jsMsg{m}
+		defer close(b.msgs)
+		for {
+			m, err := inner.Next(context.Background())
+			switch {
+			case err == nil:
+				b.msgs <- &jsMsg{m}
+				continue
+			case errors.Is(err, natsio.ErrTimeout):
+				// Only missed heartbeats end a fetch with a timeout; an
+				// expiry is the batch's end, as in nats.go.
+				b.err = ErrNoHeartbeat
+			case !errors.Is(err, natsio.ErrDone):
+				b.err = translate(err)
+			}
+			return
 		}
-		// An expiry with fewer messages than asked is the batch's end in
-		// nats.go, not an error.
-		if err != nil && !errors.Is(err, natsio.ErrNoMessages) && !errors.Is(err, natsio.ErrTimeout) {
-			b.err = translate(err)
-		}
-		close(b.msgs)
 	}()
-	return b
+	return b, nil
 }
 
 func (c *pullConsumer) Fetch(batch int, opts ...FetchOpt) (MessageBatch, error) {
-	o, wait, err := fetchOptions(opts, natsio.FetchMaxMessages(batch))
+	o, _, err := fetchOptions(opts, natsio.FetchMaxMessages(batch))
 	if err != nil {
 		return nil, err
 	}
-	return c.fetch(o, wait), nil
+	return c.fetch(o, batch)
 }
 
 func (c *pullConsumer) FetchBytes(maxBytes int, opts ...FetchOpt) (MessageBatch, error) {
-	o, wait, err := fetchOptions(opts, natsio.FetchMaxBytes(maxBytes), natsio.FetchMaxMessages(1000000))
+	const batch = 1000000
+	o, _, err := fetchOptions(opts, natsio.FetchMaxBytes(maxBytes), natsio.FetchMaxMessages(batch))
 	if err != nil {
 		return nil, err
 	}
-	return c.fetch(o, wait), nil
+	return c.fetch(o, batch)
 }
 
 func (c *pullConsumer) FetchNoWait(batch int) (MessageBatch, error) {
-	o, wait, _ := fetchOptions(nil, natsio.FetchMaxMessages(batch), natsio.FetchNoWait())
-	return c.fetch(o, wait), nil
+	o, _, _ := fetchOptions(nil, natsio.FetchMaxMessages(batch), natsio.FetchNoWait())
+	return c.fetch(o, batch)
 }
 
 // Next waits for one message (FetchMaxWait, default 30 s): nats.ErrTimeout

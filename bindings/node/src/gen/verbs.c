@@ -715,6 +715,29 @@ static napi_value js_fetch_js(napi_env env, napi_callback_info info) {
     return ret;
 }
 
+/* js_fetch_messages(js, stream, consumer, opts) -> Promise<js_messages>: natsio_js_fetch_messages_async */
+static napi_value js_fetch_messages_js(napi_env env, napi_callback_info info) {
+    ARGS(4);
+    js_handle *h = get_jsh(env, argv[0], JSH_JS);
+    if (!h) return NULL;
+    napi_value ret = NULL;
+    char *stream = NULL;
+    char *consumer = NULL;
+    natsio_fetch_options opts;
+    natsio_fetch_options_init(&opts);
+    if (get_req_string(env, argv[1], "stream", &stream)
+        && get_req_string(env, argv[2], "consumer", &consumer)
+        && read_fetch_options(env, argv[3], &opts)) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_fetch_messages_async(h->js, stream, consumer, &opts, &tok);
+        ret = op_track(env, st, tok, R_JS_MESSAGES, h, h->cw);
+    }
+    free(stream);
+    free(consumer);
+    free_fetch_options(&opts);
+    return ret;
+}
+
 /* js_kv_bind(js, bucket) -> Promise<kv>: natsio_js_kv_bind_async */
 static napi_value js_kv_bind_js(napi_env env, napi_callback_info info) {
     ARGS(2);
@@ -2542,6 +2565,7 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"js_consumer_resume", NULL, js_consumer_resume_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_consumer_unpin", NULL, js_consumer_unpin_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_fetch", NULL, js_fetch_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_fetch_messages", NULL, js_fetch_messages_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_kv_bind", NULL, js_kv_bind_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_kv_create", NULL, js_kv_create_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_kv_delete", NULL, js_kv_delete_js, NULL, NULL, NULL, napi_default, NULL},

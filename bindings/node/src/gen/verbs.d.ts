@@ -40,6 +40,7 @@ export interface GeneratedVerbs {
   js_consumer_resume(js: object, stream: string, consumer: string): Promise<string>;
   js_consumer_unpin(js: object, stream: string, consumer: string, group: string): Promise<void>;
   js_fetch(js: object, stream: string, consumer: string, opts: object | undefined): Promise<unknown>;
+  js_fetch_messages(js: object, stream: string, consumer: string, opts: object | undefined): Promise<unknown>;
   js_kv_bind(js: object, bucket: string): Promise<unknown>;
   js_kv_create(js: object, config_json: string, action: number): Promise<unknown>;
   js_kv_delete(js: object, bucket: string): Promise<void>;

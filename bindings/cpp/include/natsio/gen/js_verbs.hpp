@@ -184,6 +184,21 @@ protected:
         return from_c(out, self().sink());
     }
 
+    /// natsio_js_fetch_messages_async: a Future<Messages>.
+    auto raw_fetch_messages_async(std::optional<std::string_view> stream, std::optional<std::string_view> consumer, const natsio_fetch_options * opts) const {
+        OptionalCString c_stream(stream, "stream");
+        OptionalCString c_consumer(consumer, "consumer");
+        return start_async<Messages>(self().sink(), natsio_js_fetch_messages_async, self().c_handle(), c_stream.get(), c_consumer.get(), opts);
+    }
+    /// natsio_js_fetch_messages: the blocking form (Messages).
+    auto raw_fetch_messages(std::optional<std::string_view> stream, std::optional<std::string_view> consumer, const natsio_fetch_options * opts) const {
+        OptionalCString c_stream(stream, "stream");
+        OptionalCString c_consumer(consumer, "consumer");
+        natsio_js_messages * out = nullptr;
+        check(natsio_js_fetch_messages(self().c_handle(), c_stream.get(), c_consumer.get(), opts, &out));
+        return from_c(out, self().sink());
+    }
+
     /// natsio_js_kv_bind_async: a Future<KeyValue>.
     auto raw_kv_bind_async(std::optional<std::string_view> bucket) const {
         OptionalCString c_bucket(bucket, "bucket");
