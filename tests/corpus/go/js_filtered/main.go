@@ -48,12 +48,18 @@ func main() {
 			msg.Ack()
 		}
 	}
-	read("eur+gbp", jetstream.ConsumerConfig{Name: "c1", FilterSubjects: []string{"price.eur", "price.gbp"}}, 10)
+	// c1 is read back at the end, after the other reads' waits: kept a
+	// minute when idle (an ephemeral's default is 5 s, which a loaded
+	// machine can outlast).
+	read("eur+gbp", jetstream.ConsumerConfig{Name: "c1", FilterSubjects: []string{"price.eur", "price.gbp"}, InactiveThreshold: time.Minute}, 10)
 	read("last per subject", jetstream.ConsumerConfig{Name: "c2", FilterSubject: "price.>", DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy}, 10)
 	read("from 5", jetstream.ConsumerConfig{Name: "c3", DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: 5}, 10)
 	read("new only", jetstream.ConsumerConfig{Name: "c4", DeliverPolicy: jetstream.DeliverNewPolicy}, 10)
 
-	c, _ := s.Consumer(ctx, "c1")
+	c, err := s.Consumer(ctx, "c1")
+	if err != nil {
+		log.Fatal(err)
+	}
 	info := c.CachedInfo()
 	fmt.Println("c1 filters:", info.Config.FilterSubjects, "deliver:", info.Config.DeliverPolicy)
 }
