@@ -61,8 +61,9 @@ static int32_t value_codec_of(uint32_t spec, natsio_kv_value_codec **out) {
             uint32_t spec = 0;                                                                   \
             napi_get_element(env, specs, i, &v);                                                 \
             if (napi_get_value_uint32(env, v, &spec) != napi_ok) {                               \
-                st = NATSIO_ERR_INVALID_ARGUMENT;                                                \
-                break;                                                                           \
+                for (uint32_t j = 0; j < i; j++) free_fn(parts[j]);                              \
+                throw_status(env, NATSIO_ERR_INVALID_ARGUMENT, "codec specs: numbers");          \
+                return false;                                                                    \
             }                                                                                    \
             st = one(spec, &parts[i]);                                                           \
         }                                                                                        \
