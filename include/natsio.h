@@ -644,6 +644,39 @@ enum natsio_status
    */
   NATSIO_ERR_INVALID_KEY = 606,
   /**
+   * A Key-Value codec chain was built from no codecs (NoCodecsError).
+   */
+  NATSIO_ERR_KV_NO_CODECS = 607,
+  /**
+   * A watch or key listing filter has wildcard tokens and the bucket's
+   * key codec cannot encode filters (WildcardNotSupportedError).
+   */
+  NATSIO_ERR_KV_WILDCARD_NOT_SUPPORTED = 608,
+  /**
+   * The bucket's key codec failed to encode a key (KeyEncodeFailedError).
+   */
+  NATSIO_ERR_KV_KEY_ENCODE_FAILED = 609,
+  /**
+   * The bucket's key codec failed to decode a stored key
+   * (KeyDecodeFailedError).
+   */
+  NATSIO_ERR_KV_KEY_DECODE_FAILED = 610,
+  /**
+   * The bucket's value codec failed to encode a value
+   * (ValueEncodeFailedError).
+   */
+  NATSIO_ERR_KV_VALUE_ENCODE_FAILED = 611,
+  /**
+   * The bucket's value codec failed to decode a stored value
+   * (ValueDecodeFailedError).
+   */
+  NATSIO_ERR_KV_VALUE_DECODE_FAILED = 612,
+  /**
+   * The bucket's key codec failed to encode a filter
+   * (FilterEncodeFailedError).
+   */
+  NATSIO_ERR_KV_FILTER_ENCODE_FAILED = 613,
+  /**
    * No object of that name in the bucket (ObjectNotFoundError).
    */
   NATSIO_ERR_OBJECT_NOT_FOUND = 700,
@@ -969,6 +1002,71 @@ typedef int32_t natsio_service_verb;
 #endif // __cplusplus
 
 /**
+ * The built-in key codecs.
+ */
+enum natsio_kv_key_codec_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Keys as given.
+   */
+  NATSIO_KV_KEY_CODEC_NOOP = 0,
+  /**
+   * Each `.`-separated token base64-encoded on its own, `*` and `>`
+   * tokens of filters kept: nats.js's `Base64KeyCodec` (standard
+   * alphabet, `=` padding). A token whose encoding holds `+` is not a
+   * valid stored key (NATSIO_ERR_INVALID_KEY), as with nats.js.
+   */
+  NATSIO_KV_KEY_CODEC_BASE64 = 1,
+  /**
+   * As NATSIO_KV_KEY_CODEC_BASE64 in orbit.go kvcodec's form (URL-safe
+   * alphabet, no padding): every key encodes to a valid stored key. Both
+   * base64 codecs decode either form.
+   */
+  NATSIO_KV_KEY_CODEC_BASE64_URL = 2,
+  /**
+   * Path-style keys: `/a/b` is stored as `_root_.a.b`, `a/b/` as `a.b`
+   * (orbit.go kvcodec's PathCodec).
+   */
+  NATSIO_KV_KEY_CODEC_PATH = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum natsio_kv_key_codec_kind natsio_kv_key_codec_kind;
+#else
+typedef int32_t natsio_kv_key_codec_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The built-in value codecs (see also `natsio_kv_value_codec_zlib`).
+ */
+enum natsio_kv_value_codec_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Values as given.
+   */
+  NATSIO_KV_VALUE_CODEC_NOOP = 0,
+  /**
+   * Base64, URL-safe alphabet without padding when writing (orbit.go
+   * kvcodec's form); either alphabet, padded or not, when reading.
+   */
+  NATSIO_KV_VALUE_CODEC_BASE64 = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum natsio_kv_value_codec_kind natsio_kv_value_codec_kind;
+#else
+typedef int32_t natsio_kv_value_codec_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * Headers of a message. Lookup is by exact, case-sensitive name.
  */
 typedef struct natsio_headers natsio_headers;
@@ -1027,6 +1125,12 @@ typedef struct natsio_kv_bucket_status natsio_kv_bucket_status;
 typedef struct natsio_kv_bucket_status_list natsio_kv_bucket_status_list;
 
 /**
+ * Where a custom codec's callback writes its result
+ * (`natsio_kv_codec_output_set`). Valid only during the call.
+ */
+typedef struct natsio_kv_codec_output natsio_kv_codec_output;
+
+/**
  * An entry: one revision of a key, or a watcher's marker. Owned by the
  * caller, freed with `natsio_kv_entry_free`; read-only, safe to share
  * between threads.
@@ -1040,11 +1144,27 @@ typedef struct natsio_kv_entry natsio_kv_entry;
 typedef struct natsio_kv_entry_list natsio_kv_entry_list;
 
 /**
+ * A key codec: turns the keys a program uses into the keys stored, and
+ * back. Created by `natsio_kv_key_codec_new`, `_chain` or `_custom`, freed
+ * with `natsio_kv_key_codec_free` (a bucket handle using it keeps its own
+ * reference). Thread-safe.
+ */
+typedef struct natsio_kv_key_codec natsio_kv_key_codec;
+
+/**
  * A running listing of a bucket's keys (`natsio_kv_list_keys`), read
  * through the iterator contract; each item is a key. Owned by the caller,
  * freed with `natsio_kv_key_lister_free`; every function is thread-safe.
  */
 typedef struct natsio_kv_key_lister natsio_kv_key_lister;
+
+/**
+ * A value codec: turns the values a program uses into the values stored,
+ * and back. Created by `natsio_kv_value_codec_new`, `_zlib`, `_chain` or
+ * `_custom`, freed with `natsio_kv_value_codec_free` (a bucket handle
+ * using it keeps its own reference). Thread-safe.
+ */
+typedef struct natsio_kv_value_codec natsio_kv_value_codec;
 
 /**
  * A running watch of a bucket (`natsio_kv_watch`), read through the
@@ -1704,6 +1824,18 @@ typedef struct natsio_kv_watch_options {
 typedef void (*natsio_kv_entry_cb)(void *user_data,
                                    const struct natsio_kv_entry *entry,
                                    natsio_status status);
+
+/**
+ * A custom codec's step: encodes or decodes the `input_len` bytes at
+ * `input` (for keys and filters, UTF-8 and also NUL-terminated) and writes
+ * the result with `natsio_kv_codec_output_set` (a key's result must be
+ * UTF-8 without NUL). Returns NATSIO_OK, or any other status to fail the
+ * operation with the step's status (NATSIO_ERR_KV_KEY_ENCODE_FAILED, ...).
+ */
+typedef natsio_status (*natsio_kv_codec_cb)(void *user_data,
+                                            const char *input,
+                                            size_t input_len,
+                                            struct natsio_kv_codec_output *output);
 
 /**
  * Options of `natsio_obj_watch`. Initialise with
@@ -3802,6 +3934,142 @@ void natsio_kv_bucket_status_list_free(struct natsio_kv_bucket_status_list *list
  */
 natsio_status natsio_token_kv_bucket_status_list(const struct natsio_token *token,
                                                  struct natsio_kv_bucket_status_list **list_out);
+
+/**
+ * Sets a custom codec step's result (copied; a later call replaces it).
+ * Errors: NATSIO_ERR_NULL_ARGUMENT (`output`, or `data` with a non-zero
+ * `len`).
+ */
+natsio_status natsio_kv_codec_output_set(struct natsio_kv_codec_output *output,
+                                         const void *data,
+                                         size_t len);
+
+/**
+ * A built-in key codec, `kind` a `natsio_kv_key_codec_kind`. Errors: NATSIO_ERR_NULL_ARGUMENT,
+ * NATSIO_ERR_INVALID_ARGUMENT (an unknown kind).
+ */
+natsio_status natsio_kv_key_codec_new(int32_t kind, struct natsio_kv_key_codec **codec_out);
+
+/**
+ * A key codec applying `codecs` (`count` handles, borrowed: the chain
+ * keeps its own references) in order to encode and in reverse order to
+ * decode; it encodes filters only if every codec of it does. Errors:
+ * NATSIO_ERR_KV_NO_CODECS (`count` 0), NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_kv_key_codec_chain(const struct natsio_kv_key_codec *const *codecs,
+                                        size_t count,
+                                        struct natsio_kv_key_codec **codec_out);
+
+/**
+ * A key codec of C callbacks: `encode` and `decode` (required) turn a key
+ * into its stored form and back; `encode_filter` (may be NULL) encodes a
+ * watch or listing filter keeping its `*` and `>` tokens. Without it a
+ * filter with wildcards fails with NATSIO_ERR_KV_WILDCARD_NOT_SUPPORTED.
+ *
+ * Threads: the callbacks run at the same time on several threads: encoding
+ * on the thread that calls a verb (put, get, watch, ...), decoding on a
+ * library runtime thread as entries and keys arrive (before they are
+ * buffered, so what any reader takes is decoded). They must be quick and
+ * must not block; a blocking natsio call in them fails with
+ * NATSIO_ERR_ILLEGAL_STATE. `release` (may be NULL) gets `user_data` when
+ * the codec and every bucket handle using it are freed.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT (`encode`, `decode` or `codec_out`);
+ * `release` is not called on failure.
+ */
+natsio_status natsio_kv_key_codec_custom(natsio_kv_codec_cb encode,
+                                         natsio_kv_codec_cb decode,
+                                         natsio_kv_codec_cb encode_filter,
+                                         void *user_data,
+                                         natsio_release_cb release,
+                                         struct natsio_kv_key_codec **codec_out);
+
+/**
+ * Frees a key codec (bucket handles using it keep it). Accepts NULL.
+ */
+void natsio_kv_key_codec_free(struct natsio_kv_key_codec *codec);
+
+/**
+ * A built-in value codec, `kind` a `natsio_kv_value_codec_kind`. Errors: NATSIO_ERR_NULL_ARGUMENT,
+ * NATSIO_ERR_INVALID_ARGUMENT (an unknown kind).
+ */
+natsio_status natsio_kv_value_codec_new(int32_t kind, struct natsio_kv_value_codec **codec_out);
+
+/**
+ * A value codec compressing in the zlib format (RFC 1950) at `level`: 0
+ * (stored) to 9 (smallest), or -1 for zlib's default (6). Errors:
+ * NATSIO_ERR_INVALID_ARGUMENT (another level), NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_kv_value_codec_zlib(int32_t level, struct natsio_kv_value_codec **codec_out);
+
+/**
+ * A value codec applying `codecs` (`count` handles, borrowed) in order to
+ * encode and in reverse order to decode. Errors: NATSIO_ERR_KV_NO_CODECS
+ * (`count` 0), NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_kv_value_codec_chain(const struct natsio_kv_value_codec *const *codecs,
+                                          size_t count,
+                                          struct natsio_kv_value_codec **codec_out);
+
+/**
+ * A value codec of C callbacks: `encode` and `decode` (required) turn a
+ * value into its stored form and back. Delete and purge markers carry no
+ * value and are not passed to it. Threads and `release` as
+ * `natsio_kv_key_codec_custom`. Errors: NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_kv_value_codec_custom(natsio_kv_codec_cb encode,
+                                           natsio_kv_codec_cb decode,
+                                           void *user_data,
+                                           natsio_release_cb release,
+                                           struct natsio_kv_value_codec **codec_out);
+
+/**
+ * Frees a value codec (bucket handles using it keep it). Accepts NULL.
+ */
+void natsio_kv_value_codec_free(struct natsio_kv_value_codec *codec);
+
+/**
+ * A new handle on `kv`'s bucket whose every verb goes through the given
+ * codecs (the reference's `key_codec` and `value_codec`): put, create,
+ * update, delete, purge, get, history, keys, key listings and watch encode
+ * the keys, filters and values they are given, and the keys and values
+ * they return are decoded. Only the encoded key is validated. A filter
+ * with `*` or `>` tokens is encoded with the key codec's filter form
+ * (NATSIO_ERR_KV_WILDCARD_NOT_SUPPORTED when it has none). A stored key or
+ * value that does not decode fails a get with
+ * NATSIO_ERR_KV_KEY_DECODE_FAILED / NATSIO_ERR_KV_VALUE_DECODE_FAILED and
+ * ends a watch or listing with it. Delete and purge markers carry no
+ * value: none is encoded or decoded.
+ *
+ * `key_codec` and `value_codec` may be NULL (keys or values as given; both
+ * NULL: a plain handle) and are borrowed: the new handle keeps its own
+ * references. `kv` keeps its own codecs; the new handle replaces them.
+ * Free the new handle with `natsio_kv_free`. Thread-safe. Errors:
+ * NATSIO_ERR_NULL_ARGUMENT (`kv`, `kv_out`).
+ */
+natsio_status natsio_kv_with_codecs(const struct natsio_kv *kv,
+                                    const struct natsio_kv_key_codec *key_codec,
+                                    const struct natsio_kv_value_codec *value_codec,
+                                    struct natsio_kv **kv_out);
+
+/**
+ * Runs a key codec's encode (the key as stored). Writes a new C string to
+ * `key_out`, freed with `natsio_string_free`. For checking a codec, and for
+ * bindings that apply codecs around their calls. Errors:
+ * NATSIO_ERR_KV_KEY_ENCODE_FAILED, NATSIO_ERR_NULL_ARGUMENT,
+ * NATSIO_ERR_INVALID_UTF8.
+ */
+natsio_status natsio_kv_key_codec_encode(const struct natsio_kv_key_codec *codec,
+                                         const char *key,
+                                         char **key_out);
+
+/**
+ * Runs a key codec's decode (the key a program sees), as
+ * `natsio_kv_key_codec_encode`. Errors: NATSIO_ERR_KV_KEY_DECODE_FAILED,
+ * NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8.
+ */
+natsio_status natsio_kv_key_codec_decode(const struct natsio_kv_key_codec *codec,
+                                         const char *key,
+                                         char **key_out);
 
 /**
  * How many strings the list holds (0 for NULL).

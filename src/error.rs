@@ -70,6 +70,14 @@ pub enum ErrorKind {
     KeyExists,
     InvalidBucketName,
     InvalidKey,
+    // Key-Value codecs (the reference's kvcodec errors).
+    KvNoCodecs,
+    KvWildcardNotSupported,
+    KvKeyEncodeFailed,
+    KvKeyDecodeFailed,
+    KvValueEncodeFailed,
+    KvValueDecodeFailed,
+    KvFilterEncodeFailed,
     // Object Store (buckets share BucketNotFound/BucketExists/InvalidBucketName).
     ObjectNotFound,
     ObjectDeleted,

@@ -523,6 +523,22 @@ func checkBehaviourCase(t *testing.T, c conformanceCase, jetStreamServer func(*t
 		if kv := got(js.KeyValue(ctx, "CONF_WIDE")).must(t); kv.Bucket() != "CONF_WIDE" {
 			t.Errorf("bound bucket %q", kv.Bucket())
 		}
+	case "kv_codec":
+		js, _ := jetStreamServer(t)
+		ctx := ctxTimeout(t, 10*time.Second)
+		plain := got(js.CreateKeyValue(ctx, natsio.KeyValueConfig{Bucket: "CONF_CODEC", Storage: natsio.MemoryStorage})).must(t)
+		z := got(natsio.ZlibValueCodec(-1)).must(t)
+		kv := got(plain.WithCodecs(natsio.Base64KeyCodec(), z)).must(t)
+		got(kv.Put(ctx, "a.b c", []byte("v"))).must(t)
+		if e := got(plain.Get(ctx, "YQ==.YiBj")).must(t); len(e.Value) == 0 || e.Value[0] != 0x78 {
+			t.Errorf("stored value % x", e.Value)
+		}
+		if e := got(kv.Get(ctx, "a.b c")).must(t); e.Key != "a.b c" || string(e.Value) != "v" {
+			t.Errorf("get %s=%s", e.Key, e.Value)
+		}
+		if keys := got(kv.Keys(ctx)).must(t); len(keys) != 1 || keys[0] != "a.b c" {
+			t.Errorf("keys %v", keys)
+		}
 	default:
 		t.Fatalf("no Go check for behaviour %q", c.fields[0])
 	}

@@ -226,6 +226,17 @@ var (
 	ErrKeyExists         = newSentinel(604, "key exists")
 	ErrInvalidBucketName = newSentinel(605, "invalid bucket name")
 	ErrInvalidKey        = newSentinel(606, "invalid key")
+
+	// The Key-Value codecs' errors (the reference's kvcodec): a chain of
+	// no codecs (an ErrInvalidArgument), a wildcard filter for a key codec
+	// without a filter form (an ErrInvalidKey), and a codec's failing step.
+	ErrKVNoCodecs             = newSentinel(607, "no codecs in a codec chain")
+	ErrKVWildcardNotSupported = newSentinel(608, "key codec does not support wildcard filters")
+	ErrKVKeyEncodeFailed      = newSentinel(609, "key codec failed to encode a key")
+	ErrKVKeyDecodeFailed      = newSentinel(610, "key codec failed to decode a key")
+	ErrKVValueEncodeFailed    = newSentinel(611, "value codec failed to encode a value")
+	ErrKVValueDecodeFailed    = newSentinel(612, "value codec failed to decode a value")
+	ErrKVFilterEncodeFailed   = newSentinel(613, "key codec failed to encode a filter")
 )
 
 // 7xx: Object Store (buckets share the 6xx codes: ErrBucketNotFound,

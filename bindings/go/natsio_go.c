@@ -27,6 +27,8 @@ extern char *natsioGoToken(void *user_data);
 extern natsio_status natsioGoServiceRequest(void *user_data, natsio_service_request *req, natsio_status status);
 extern void natsioGoServiceError(void *user_data, char *endpoint, char *subject, int32_t code, char *description);
 extern char *natsioGoServiceStats(void *user_data, char *endpoint, char *subject);
+extern natsio_status natsioGoKvCodec(void *user_data, int step, char *input, size_t input_len,
+                                     natsio_kv_codec_output *output);
 
 #ifdef __GLIBC__
 // glibc gives each thread that allocates an arena of its own, up to 8 per
@@ -496,4 +498,24 @@ go_obj_read go_obj_reader_read(natsio_obj_reader *r, void *buf, size_t cap) {
 		out.detail = go_detail(out.status);
 	}
 	return out;
+}
+
+// Key-Value codecs written in Go (kv_codec.go): one export, told the step.
+#define GO_KV_STEP(name, step)                                                                   \
+	static natsio_status name(void *ud, const char *in, size_t n, natsio_kv_codec_output *out) { \
+		return natsioGoKvCodec(ud, step, (char *)in, n, out);                                    \
+	}
+GO_KV_STEP(go_kv_key_encode, GO_KV_KEY_ENCODE)
+GO_KV_STEP(go_kv_key_decode, GO_KV_KEY_DECODE)
+GO_KV_STEP(go_kv_filter_encode, GO_KV_FILTER_ENCODE)
+GO_KV_STEP(go_kv_value_encode, GO_KV_VALUE_ENCODE)
+GO_KV_STEP(go_kv_value_decode, GO_KV_VALUE_DECODE)
+
+natsio_status go_kv_key_codec_custom(uintptr_t h, int filterable, natsio_kv_key_codec **out) {
+	return natsio_kv_key_codec_custom(go_kv_key_encode, go_kv_key_decode, filterable ? go_kv_filter_encode : NULL,
+		(void *)h, natsioGoRelease, out);
+}
+
+natsio_status go_kv_value_codec_custom(uintptr_t h, natsio_kv_value_codec **out) {
+	return natsio_kv_value_codec_custom(go_kv_value_encode, go_kv_value_decode, (void *)h, natsioGoRelease, out);
 }

@@ -296,4 +296,10 @@ typedef struct go_obj_read {
 
 go_obj_read go_obj_reader_read(natsio_obj_reader *r, void *buf, size_t cap);
 
+/* Key-Value codecs written in Go: custom codecs whose steps call
+ * natsioGoKvCodec with the handle h (released by natsioGoRelease). */
+enum { GO_KV_KEY_ENCODE, GO_KV_KEY_DECODE, GO_KV_FILTER_ENCODE, GO_KV_VALUE_ENCODE, GO_KV_VALUE_DECODE };
+natsio_status go_kv_key_codec_custom(uintptr_t h, int filterable, natsio_kv_key_codec **out);
+natsio_status go_kv_value_codec_custom(uintptr_t h, natsio_kv_value_codec **out);
+
 #endif

@@ -787,10 +787,35 @@ export class KvWatcher implements AsyncIterableIterator<KvEntry> {
   [Symbol.asyncIterator](): this;
 }
 
+/** A built-in Key-Value codec (KeyCodecs / ValueCodecs), run by the library. */
+export interface KvCodec<K extends 'key' | 'value'> {
+  /** 'key' or 'value'. */
+  readonly kind: K;
+  /** The codec's name ('base64', 'zlib(9)', 'chain', ...). */
+  readonly name: string;
+}
+/** Built-in key codecs: base64 (nats.js's Base64KeyCodec form), base64Url (orbit.go's kvcodec form), path ('/a/b' as '_root_.a.b'), noop, chain. */
+export declare const KeyCodecs: {
+  noop(): KvCodec<'key'>;
+  base64(): KvCodec<'key'>;
+  base64Url(): KvCodec<'key'>;
+  path(): KvCodec<'key'>;
+  chain(...codecs: KvCodec<'key'>[]): KvCodec<'key'>;
+};
+/** Built-in value codecs: base64, zlib(level = -1), noop, chain. */
+export declare const ValueCodecs: {
+  noop(): KvCodec<'value'>;
+  base64(): KvCodec<'value'>;
+  zlib(level?: number): KvCodec<'value'>;
+  chain(...codecs: KvCodec<'value'>[]): KvCodec<'value'>;
+};
+
 /** A bound Key-Value bucket (js.kv.create, bind, ...). Keys: [-/_=.A-Za-z0-9]+ without empty tokens (else InvalidKeyError). */
 export class KV {
   /** The bucket's name. */
   readonly bucket: string;
+  /** The same bucket through built-in codecs: every verb encodes what it is given and decodes what it returns. */
+  withCodecs(codecs: { key?: KvCodec<'key'>; value?: KvCodec<'value'> }): KV;
   /** True after close(). */
   readonly isClosed: boolean;
   /** Resolves with the new revision. With `previousSeq`, only if the key's latest revision is that one (WrongLastSequenceError otherwise); with `ttl` (as create's markerTTL) the revision expires and the server writes a purge marker (the bucket needs limit_marker_ttl, else JetStreamApiError). */
@@ -1554,6 +1579,20 @@ export class KeyExistsError extends JetStreamError {}
 export class InvalidBucketNameError extends ConfigError {}
 /** A key outside [-/_=.A-Za-z0-9]+ or with empty tokens, or a bad watch pattern (code 'INVALID_KEY', status 606). */
 export class InvalidKeyError extends ConfigError {}
+/** A Key-Value codec chain of no codecs (code 'KV_NO_CODECS', status 607). */
+export class KvNoCodecsError extends InvalidArgumentError {}
+/** A wildcard filter and a key codec without a filter form (code 'KV_WILDCARD_NOT_SUPPORTED', status 608). */
+export class KvWildcardNotSupportedError extends InvalidKeyError {}
+/** The key codec failed to encode a key (code 'KV_KEY_ENCODE_FAILED', status 609). */
+export class KvKeyEncodeFailedError extends NatsError {}
+/** The key codec failed to decode a stored key (code 'KV_KEY_DECODE_FAILED', status 610). */
+export class KvKeyDecodeFailedError extends NatsError {}
+/** The value codec failed to encode a value (code 'KV_VALUE_ENCODE_FAILED', status 611). */
+export class KvValueEncodeFailedError extends NatsError {}
+/** The value codec failed to decode a stored value (code 'KV_VALUE_DECODE_FAILED', status 612). */
+export class KvValueDecodeFailedError extends NatsError {}
+/** The key codec failed to encode a filter (code 'KV_FILTER_ENCODE_FAILED', status 613). */
+export class KvFilterEncodeFailedError extends NatsError {}
 /** No object of that name (code 'OBJECT_NOT_FOUND', status 700). */
 export class ObjectNotFoundError extends JetStreamError {}
 /** Only the object's tombstone is left; a kind of ObjectNotFoundError (code 'OBJECT_DELETED', status 701). */

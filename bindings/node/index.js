@@ -2024,12 +2024,79 @@ function kvStatus(raw) {
 }
 
 /** A bound Key-Value bucket (js.kv.create / bind / ...). */
+// Key-Value codecs: the library's built-in ones, applied in the core (the
+// same wire forms in every language). A descriptor carries its specs
+// (kv.c's codec specs: a NATSIO_KV_*_CODEC_* kind, or 16 + level + 1 for
+// zlib); a chain concatenates them.
+const CODEC_SPECS = Symbol.for('natsio.kvCodecSpecs');
+function codecDescriptor(kind, specs, name) {
+  return Object.freeze({ kind, name, [CODEC_SPECS]: specs });
+}
+function chainOf(kind, codecs) {
+  if (codecs.length === 0) throw makeError(Status.KV_NO_CODECS, 'a codec chain needs at least one codec');
+  const specs = [];
+  for (const c of codecs) {
+    if (c?.kind !== kind || !c[CODEC_SPECS]) throw new TypeError(`chain: not a built-in ${kind} codec`);
+    specs.push(...c[CODEC_SPECS]);
+  }
+  return codecDescriptor(kind, specs, 'chain');
+}
+
+/** Built-in key codecs for kv.withCodecs: base64 (nats.js's
+ * Base64KeyCodec form: each token in the standard alphabet, padded),
+ * base64Url (orbit.go's kvcodec form: URL-safe, unpadded; both decode
+ * either), path ('/a/b' stored as '_root_.a.b'), noop, chain(...codecs). */
+const KeyCodecs = Object.freeze({
+  noop: () => codecDescriptor('key', [0], 'noop'),
+  base64: () => codecDescriptor('key', [1], 'base64'),
+  base64Url: () => codecDescriptor('key', [2], 'base64Url'),
+  path: () => codecDescriptor('key', [3], 'path'),
+  chain: (...codecs) => chainOf('key', codecs),
+});
+
+/** Built-in value codecs for kv.withCodecs: base64 (URL-safe, unpadded
+ * when writing; either form when reading), zlib(level = -1: zlib's
+ * default; 0..9), noop, chain(...codecs). */
+const ValueCodecs = Object.freeze({
+  noop: () => codecDescriptor('value', [0], 'noop'),
+  base64: () => codecDescriptor('value', [1], 'base64'),
+  zlib: (level = -1) => {
+    if (!Number.isInteger(level) || level < -1 || level > 9) {
+      throw makeError(Status.INVALID_ARGUMENT, `zlib level ${level}: use 0..9, or -1 for the default`);
+    }
+    return codecDescriptor('value', [16 + level + 1], `zlib(${level})`);
+  },
+  chain: (...codecs) => chainOf('value', codecs),
+});
+
+function codecSpecs(codec, kind) {
+  if (codec === undefined || codec === null) return null;
+  if (codec.kind !== kind || !codec[CODEC_SPECS]) {
+    throw new TypeError(`withCodecs: ${kind} must be one of ${kind === 'key' ? 'KeyCodecs' : 'ValueCodecs'}`);
+  }
+  return codec[CODEC_SPECS];
+}
+
 class KV {
   constructor(handle) {
     this._handle = handle;
     /** @type {string} */
     this.bucket = native.kv_bucket(handle);
     this._closed = false;
+  }
+
+  /** The same bucket seen through built-in codecs ({ key: KeyCodecs.x(),
+   * value: ValueCodecs.y() }, either may be left out): every verb of the
+   * returned KV encodes the keys, filters and values it is given and
+   * decodes what it returns; only the encoded key is validated. The codecs
+   * run in the library (encoding on this thread, decoding as entries
+   * arrive), so every language stores the same form. A wildcard filter on
+   * a codec without a filter form rejects with KvWildcardNotSupportedError;
+   * a stored key or value that does not decode with KvKeyDecodeFailedError
+   * / KvValueDecodeFailedError. This KV keeps its own codecs. */
+  withCodecs({ key, value } = {}) {
+    if (this._closed) throw makeError(Status.ILLEGAL_STATE, 'the KV bucket handle is closed');
+    return new KV(native.kvWithCodecs(this._handle, codecSpecs(key, 'key'), codecSpecs(value, 'value')));
   }
 
   /** Stores `value`; resolves with the new revision. Options (nats.js's
@@ -3865,6 +3932,8 @@ module.exports = {
   JetStreamClient,
   KV,
   KvEntry,
+  KeyCodecs,
+  ValueCodecs,
   StoredMsg,
   StoredMsgs,
   JsMsg,

@@ -24,12 +24,12 @@ use crate::op::Op;
 /// `natsio_js_kv_bind`, freed with `natsio_kv_free`. Like its context it
 /// does not keep the client open. Every function is thread-safe.
 pub struct natsio_kv {
-    kv: KeyValue,
+    pub(super) kv: KeyValue,
     bucket: CString,
 }
 
 impl natsio_kv {
-    fn new(kv: KeyValue) -> Self {
+    pub(super) fn new(kv: KeyValue) -> Self {
         let bucket = CString::new(kv.bucket()).unwrap_or_default();
         natsio_kv { kv, bucket }
     }

@@ -12,6 +12,7 @@ pub mod headers;
 mod iter;
 pub mod js;
 pub mod kv;
+pub mod kv_codec;
 pub mod list;
 pub mod msg;
 pub mod object;

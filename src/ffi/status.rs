@@ -150,6 +150,25 @@ pub enum natsio_status {
     NATSIO_ERR_INVALID_BUCKET_NAME = 605,
     /// A key outside [-/_=.A-Za-z0-9]+ or with empty tokens (InvalidKey).
     NATSIO_ERR_INVALID_KEY = 606,
+    /// A Key-Value codec chain was built from no codecs (NoCodecsError).
+    NATSIO_ERR_KV_NO_CODECS = 607,
+    /// A watch or key listing filter has wildcard tokens and the bucket's
+    /// key codec cannot encode filters (WildcardNotSupportedError).
+    NATSIO_ERR_KV_WILDCARD_NOT_SUPPORTED = 608,
+    /// The bucket's key codec failed to encode a key (KeyEncodeFailedError).
+    NATSIO_ERR_KV_KEY_ENCODE_FAILED = 609,
+    /// The bucket's key codec failed to decode a stored key
+    /// (KeyDecodeFailedError).
+    NATSIO_ERR_KV_KEY_DECODE_FAILED = 610,
+    /// The bucket's value codec failed to encode a value
+    /// (ValueEncodeFailedError).
+    NATSIO_ERR_KV_VALUE_ENCODE_FAILED = 611,
+    /// The bucket's value codec failed to decode a stored value
+    /// (ValueDecodeFailedError).
+    NATSIO_ERR_KV_VALUE_DECODE_FAILED = 612,
+    /// The bucket's key codec failed to encode a filter
+    /// (FilterEncodeFailedError).
+    NATSIO_ERR_KV_FILTER_ENCODE_FAILED = 613,
 
     /// No object of that name in the bucket (ObjectNotFoundError).
     NATSIO_ERR_OBJECT_NOT_FOUND = 700,
@@ -287,6 +306,13 @@ statuses! {
     NATSIO_ERR_KEY_EXISTS <= KeyExists: "key exists", parents: [NATSIO_ERR_JETSTREAM];
     NATSIO_ERR_INVALID_BUCKET_NAME <= InvalidBucketName: "invalid bucket name", parents: [NATSIO_ERR_CONFIG];
     NATSIO_ERR_INVALID_KEY <= InvalidKey: "invalid key", parents: [NATSIO_ERR_CONFIG];
+    NATSIO_ERR_KV_NO_CODECS <= KvNoCodecs: "no codecs in a codec chain", parents: [NATSIO_ERR_INVALID_ARGUMENT];
+    NATSIO_ERR_KV_WILDCARD_NOT_SUPPORTED <= KvWildcardNotSupported: "key codec does not support wildcard filters", parents: [NATSIO_ERR_INVALID_KEY];
+    NATSIO_ERR_KV_KEY_ENCODE_FAILED <= KvKeyEncodeFailed: "key codec failed to encode a key";
+    NATSIO_ERR_KV_KEY_DECODE_FAILED <= KvKeyDecodeFailed: "key codec failed to decode a key";
+    NATSIO_ERR_KV_VALUE_ENCODE_FAILED <= KvValueEncodeFailed: "value codec failed to encode a value";
+    NATSIO_ERR_KV_VALUE_DECODE_FAILED <= KvValueDecodeFailed: "value codec failed to decode a value";
+    NATSIO_ERR_KV_FILTER_ENCODE_FAILED <= KvFilterEncodeFailed: "key codec failed to encode a filter";
     NATSIO_ERR_OBJECT_NOT_FOUND <= ObjectNotFound: "object not found", parents: [NATSIO_ERR_JETSTREAM];
     NATSIO_ERR_OBJECT_DELETED <= ObjectDeleted: "object deleted", parents: [NATSIO_ERR_OBJECT_NOT_FOUND];
     NATSIO_ERR_OBJECT_EXISTS <= ObjectExists: "object exists", parents: [NATSIO_ERR_JETSTREAM];
@@ -308,6 +334,11 @@ fn describe(code: i32) -> &'static str {
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
     static LAST_ERROR_DATA: Cell<ErrorData> = Cell::new(ErrorData::default());
+}
+
+/// A status's description, as `natsio_status_str`.
+pub(crate) fn text(status: natsio_status) -> &'static str {
+    describe(status as i32).trim_end_matches('\0')
 }
 
 /// The description a callback's failing status gives a service's error

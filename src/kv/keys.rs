@@ -45,9 +45,9 @@ impl OrderedSink for KeysSink {
     type Item = String;
 
     fn deliver(&mut self, m: Message, _md: &MsgMetadata<'_>, out: &Feed<String>) -> Result<()> {
-        if let Some(key) = m.subject().strip_prefix(&*self.kv.key_prefix) {
+        if let Some(stored) = m.subject().strip_prefix(&*self.kv.key_prefix) {
             if operation_of(m.headers())? == Operation::Put {
-                out.push(key.to_string());
+                out.push(self.kv.codecs.decode_key(stored)?);
             }
         }
         Ok(())
@@ -71,8 +71,11 @@ impl KeyValue {
     pub(crate) fn key_filters(&self, patterns: &[&str]) -> Result<(Vec<String>, bool)> {
         let mut filters = Vec::with_capacity(patterns.len().max(1));
         for p in patterns {
-            super::validate_key_pattern(p)?;
-            let f = format!("{}{}", self.key_prefix, p);
+            // Encoded by the key codec (its filter form for wildcards),
+            // then validated.
+            let stored = self.codecs.encode_filter(p)?;
+            super::validate_key_pattern(&stored)?;
+            let f = format!("{}{}", self.key_prefix, stored);
             // The server refuses a consumer whose filters repeat one.
             if !filters.contains(&f) {
                 filters.push(f);

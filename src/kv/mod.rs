@@ -1,6 +1,7 @@
 //! Key-Value buckets (ADR-8) on JetStream: bucket `b` is the stream `KV_b`
 //! on `$KV.b.>`; each key is a subject, each revision a stream sequence.
 
+mod codec;
 mod keys;
 mod watch;
 
@@ -45,6 +46,11 @@ pub struct Entry {
     pub delta: u64,
 }
 
+use codec::Codecs;
+pub use codec::{
+    Base64KeyCodec, Base64ValueCodec, KeyChainCodec, KeyCodec, NoOpCodec, PathKeyCodec,
+    ValueChainCodec, ValueCodec, ZlibValueCodec,
+};
 pub use keys::KeyLister;
 pub use watch::{validate_key_pattern, WatchEvent, WatchOptions, Watcher};
 use watch::{watch_outcome, EntrySink};
@@ -272,6 +278,7 @@ pub struct KeyValue {
     /// `$KV.<bucket>.`
     key_prefix: Arc<str>,
     direct: bool,
+    codecs: Codecs,
 }
 
 impl std::fmt::Debug for KeyValue {
@@ -295,6 +302,7 @@ impl JetStream {
             stream: Arc::from(format!("KV_{bucket}")),
             key_prefix: Arc::from(format!("$KV.{bucket}.")),
             direct,
+            codecs: Codecs::default(),
         }
     }
 
@@ -348,17 +356,45 @@ impl KeyValue {
         self.js.client()
     }
 
-    fn subject(&self, key: &str) -> Result<String> {
-        validate_key(key)?;
-        Ok(format!("{}{}", self.key_prefix, key))
+    /// The same bucket seen through codecs (the reference's `key_codec`
+    /// and `value_codec`): every verb of the returned handle encodes the
+    /// keys, filters and values it is given and decodes the keys and values
+    /// it returns; only the encoded key is validated. `None` keeps keys or
+    /// values as they are. Codecs encode on the thread that calls a verb
+    /// and decode where entries are read from the server (the runtime).
+    pub fn with_codecs(
+        &self,
+        key: Option<Arc<dyn KeyCodec>>,
+        value: Option<Arc<dyn ValueCodec>>,
+    ) -> KeyValue {
+        KeyValue {
+            codecs: Codecs { key, value },
+            ..self.clone()
+        }
     }
 
-    /// Publishes a revision of `key`; the operation yields its revision.
+    /// The subject of `key`: encoded by the key codec, then validated.
+    fn subject(&self, key: &str) -> Result<String> {
+        let stored = self.codecs.encode_key(key)?;
+        validate_key(&stored)?;
+        Ok(format!("{}{}", self.key_prefix, stored))
+    }
+
+    /// Publishes a revision of `key`, its value encoded by the value
+    /// codec; the operation yields its revision.
     fn write(&self, key: &str, value: &[u8], opts: &PublishOptions) -> Op<u64> {
-        let publish = match self.subject(key) {
-            Ok(subject) => self.js.publish(&subject, value, opts),
-            Err(e) => return Op::fail(e),
-        };
+        let stored = self
+            .subject(key)
+            .and_then(|subject| Ok((subject, self.codecs.encode_value(value)?)));
+        match stored {
+            Ok((subject, value)) => self.write_stored(&subject, &value, opts),
+            Err(e) => Op::fail(e),
+        }
+    }
+
+    /// Publishes an encoded value to a key's subject.
+    fn write_stored(&self, subject: &str, value: &[u8], opts: &PublishOptions) -> Op<u64> {
+        let publish = self.js.publish(subject, value, opts);
         let kv = self.clone();
         Op::new(async move {
             match publish.await {
@@ -406,12 +442,15 @@ impl KeyValue {
     }
 
     fn compare_and_set(&self, key: &str, value: &[u8], last: u64, ttl: Option<Ttl>) -> Op<u64> {
-        let opts = PublishOptions {
+        self.write(key, value, &Self::cas_options(last, ttl))
+    }
+
+    fn cas_options(last: u64, ttl: Option<Ttl>) -> PublishOptions {
+        PublishOptions {
             expected_last_subject_seq: Some(last),
             ttl,
             ..PublishOptions::default()
-        };
-        self.write(key, value, &opts)
+        }
     }
 
     /// Stores `value` only if `key` has no live value (`KeyExists`
@@ -429,16 +468,19 @@ impl KeyValue {
 
     fn create_with(&self, key: &str, value: &[u8], ttl: Option<Ttl>) -> Op<u64> {
         Op::build(|| {
-            validate_key(key)?;
-            let (kv, key, value) = (self.clone(), key.to_string(), value.to_vec());
+            // Encoded here, on the caller's thread, once for every retry.
+            let subject = self.subject(key)?;
+            let value = self.codecs.encode_value(value)?.into_owned();
+            let (kv, key) = (self.clone(), key.to_string());
             Ok(async move {
                 let mut last = 0;
                 for _ in 0..=CREATE_RETRIES {
-                    match kv.compare_and_set(&key, &value, last, ttl).await {
+                    let opts = Self::cas_options(last, ttl);
+                    match kv.write_stored(&subject, &value, &opts).await {
                         Err(e) if e.kind() == ErrorKind::WrongLastSequence => {}
                         r => return r,
                     }
-                    match kv.entry(&key, None).await? {
+                    match kv.entry(&subject, &key, None).await? {
                         Some(entry) if entry.operation != Operation::Put => last = entry.revision,
                         Some(entry) => {
                             return Err(Error::new(
@@ -486,7 +528,11 @@ impl KeyValue {
             ttl,
             ..PublishOptions::default()
         };
-        self.write(key, b"", &opts)
+        // A marker has no value to encode.
+        match self.subject(key) {
+            Ok(subject) => self.write_stored(&subject, b"", &opts),
+            Err(e) => Op::fail(e),
+        }
     }
 
     /// Writes a delete marker (history is kept); returns its revision.
@@ -517,8 +563,9 @@ impl KeyValue {
         let kv = self.clone();
         Op::new(async move {
             let filter = format!("{}>", kv.key_prefix);
+            // Stored keys (not decoded): they name the subjects to purge.
             let markers: Vec<Entry> = kv
-                .scan(filter, DeliverPolicy::LastPerSubject, true)
+                .scan(filter, DeliverPolicy::LastPerSubject, true, false)
                 .await?
                 .into_iter()
                 .filter(|e| e.operation != Operation::Put)
@@ -550,10 +597,10 @@ impl KeyValue {
     /// `KeyNotFound`, or `KeyDeleted` when it is a delete/purge marker.
     pub fn get(&self, key: &str, revision: Option<u64>) -> Op<Entry> {
         Op::build(|| {
-            validate_key(key)?;
+            let subject = self.subject(key)?;
             let (kv, key) = (self.clone(), key.to_string());
             Ok(async move {
-                let found = match kv.entry(&key, revision).await {
+                let found = match kv.entry(&subject, &key, revision).await {
                     Ok(found) => found,
                     Err(e) => return Err(kv.explain(e).await),
                 };
@@ -573,21 +620,31 @@ impl KeyValue {
         })
     }
 
-    /// The stored revision (marker or value), or `None` if there is none.
-    async fn entry(&self, key: &str, revision: Option<u64>) -> Result<Option<Entry>> {
-        let subject = self.subject(key)?;
+    /// The stored revision (marker or value) of `key` (whose subject is
+    /// `subject`), its value decoded, or `None` if there is none.
+    async fn entry(
+        &self,
+        subject: &str,
+        key: &str,
+        revision: Option<u64>,
+    ) -> Result<Option<Entry>> {
         let Some(m) = self
             .js
-            .stored_msg(&self.stream, &subject, revision, self.direct)
+            .stored_msg(&self.stream, subject, revision, self.direct)
             .await?
         else {
             return Ok(None);
         };
+        let operation = operation_of(m.headers.as_deref())?;
+        let value = match operation {
+            Operation::Put => self.codecs.decode_value(m.payload)?,
+            _ => m.payload,
+        };
         Ok(Some(Entry {
             bucket: Arc::clone(&self.bucket),
             key: key.to_string(),
-            operation: operation_of(m.headers.as_deref())?,
-            value: m.payload,
+            operation,
+            value,
             revision: m.seq,
             created_ns: m.time_ns,
             delta: 0,
@@ -595,11 +652,14 @@ impl KeyValue {
     }
 
     /// Every entry an ordered consumer on `filter` delivers up to now.
+    /// Every entry an ordered consumer on `filter` delivers up to now,
+    /// decoded when `decode`.
     async fn scan(
         &self,
         filter: String,
         deliver: DeliverPolicy,
         headers_only: bool,
+        decode: bool,
     ) -> Result<Vec<Entry>> {
         let cfg = OrderedConfig {
             stream: self.stream.to_string(),
@@ -617,6 +677,8 @@ impl KeyValue {
             kv: self.clone(),
             ignore_deletes: false,
             initial_done: true,
+            decode,
+            meta_only: headers_only,
         };
         let started = start_ordered(self.js.clone(), cfg, sink, watch_outcome).await?;
         let feed = started.feed;
@@ -643,7 +705,7 @@ impl KeyValue {
             let subject = self.subject(key)?;
             let (kv, key) = (self.clone(), key.to_string());
             Ok(async move {
-                let entries = kv.scan(subject, DeliverPolicy::All, false).await?;
+                let entries = kv.scan(subject, DeliverPolicy::All, false, true).await?;
                 if entries.is_empty() {
                     return Err(Error::new(
                         ErrorKind::KeyNotFound,

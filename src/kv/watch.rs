@@ -86,6 +86,11 @@ pub(crate) struct EntrySink {
     pub ignore_deletes: bool,
     /// The marker was delivered (or is not wanted).
     pub initial_done: bool,
+    /// Keys and values go through the bucket's codecs (stored keys
+    /// otherwise).
+    pub decode: bool,
+    /// Entries come without values: nothing to decode.
+    pub meta_only: bool,
 }
 
 impl EntrySink {
@@ -107,13 +112,23 @@ impl OrderedSink for EntrySink {
     }
 
     fn deliver(&mut self, m: Message, md: &MsgMetadata<'_>, out: &Feed<WatchEvent>) -> Result<()> {
-        if let Some(key) = m.subject().strip_prefix(&*self.kv.key_prefix) {
+        if let Some(stored) = m.subject().strip_prefix(&*self.kv.key_prefix) {
             let operation = operation_of(m.headers())?;
             if !(self.ignore_deletes && operation != Operation::Put) {
+                let (key, value) = if self.decode {
+                    let value = if operation == Operation::Put && !self.meta_only {
+                        self.kv.codecs.decode_value(m.payload_bytes())?
+                    } else {
+                        m.payload_bytes()
+                    };
+                    (self.kv.codecs.decode_key(stored)?, value)
+                } else {
+                    (stored.to_string(), m.payload_bytes())
+                };
                 out.push(WatchEvent::Entry(Entry {
                     bucket: Arc::clone(&self.kv.bucket),
-                    key: key.to_string(),
-                    value: m.payload_bytes(),
+                    key,
+                    value,
                     revision: md.stream_seq,
                     operation,
                     created_ns: md.timestamp_ns,
@@ -184,6 +199,8 @@ impl KeyValue {
                 kv: self.clone(),
                 ignore_deletes: opts.ignore_deletes,
                 initial_done: false,
+                decode: true,
+                meta_only: opts.meta_only,
             };
             let js = self.js.clone();
             Ok(async move {

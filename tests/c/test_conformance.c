@@ -96,7 +96,7 @@ static void test_error_tree(void) {
     int statuses[MAX_LINES], n = 0;
     for (int i = 0; i < g_nlines; i++)
         if (strcmp(g_lines[i].fields[0], "error") == 0) statuses[n++] = atoi(g_lines[i].fields[1]);
-    NT_CHECK_INT_EQ(n, 62);
+    NT_CHECK_INT_EQ(n, 69);
     for (int i = 0; i < g_nlines; i++) {
         const table_line *l = &g_lines[i];
         if (strcmp(l->fields[0], "error") != 0) continue;
@@ -634,6 +634,38 @@ static void test_behaviour_kv_bind_subjects(void) {
     EXPECT_OK(natsio_js_stream_delete(js, "KV_CONF_WIDE"));
 }
 
+static void test_behaviour_kv_codec(void) {
+    NT_CHECK(table_case("behaviour", "kv_codec") != NULL);
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *plain = create_bucket(js, "{\"bucket\":\"CONF_CODEC\",\"storage\":\"memory\"}");
+    NT_CHECK(plain != NULL);
+    natsio_kv_key_codec *key = NULL;
+    natsio_kv_value_codec *value = NULL;
+    EXPECT_OK(natsio_kv_key_codec_new(NATSIO_KV_KEY_CODEC_BASE64, &key));
+    EXPECT_OK(natsio_kv_value_codec_zlib(-1, &value));
+    natsio_kv *kv = NULL;
+    EXPECT_OK(natsio_kv_with_codecs(plain, key, value, &kv));
+    natsio_kv_key_codec_free(key);
+    natsio_kv_value_codec_free(value);
+    uint64_t rev = 0;
+    EXPECT_OK(natsio_kv_put(kv, "a.b c", "v", 1, NULL, &rev));
+    natsio_kv_entry *e = NULL;
+    EXPECT_OK(natsio_kv_get(plain, "YQ==.YiBj", &e));
+    NT_CHECK(e && natsio_kv_entry_value_len(e) > 0 && (unsigned char)natsio_kv_entry_value(e)[0] == 0x78);
+    natsio_kv_entry_free(e);
+    e = NULL;
+    EXPECT_OK(natsio_kv_get(kv, "a.b c", &e));
+    NT_CHECK(e && span_eq(natsio_kv_entry_value(e), natsio_kv_entry_value_len(e), "v"));
+    NT_CHECK_STR_EQ(e ? natsio_kv_entry_key(e) : "", "a.b c");
+    natsio_kv_entry_free(e);
+    natsio_string_list *keys = NULL;
+    EXPECT_OK(natsio_kv_keys(kv, &keys));
+    NT_CHECK(keys && natsio_string_list_count(keys) == 1 && strcmp(natsio_string_list_get(keys, 0), "a.b c") == 0);
+    natsio_string_list_free(keys);
+    natsio_kv_free(kv);
+}
+
 /* ---- every line has a C check ----------------------------------------------- */
 
 /* The data, default and behaviour lines this program checks, and those
@@ -641,7 +673,8 @@ static void test_behaviour_kv_bind_subjects(void) {
 static const char *const C_CHECKS[] = {"api_error",  "key_revision",           "default_url", "delete_msg_erase",
                                        "sub_pending_limit_zero", "flush_bound", "last_by_wildcard", "fetch_refused",
                                        "consume_budget", "iterator_closed", "purge_deletes_zero",
-                                       "sync_publish", "ack_bodies", "service_handler_failure", "kv_bind_subjects"};
+                                       "sync_publish", "ack_bodies", "service_handler_failure", "kv_bind_subjects",
+                                       "kv_codec"};
 static const char *const NOT_IN_C[] = {"callback_error"};
 
 static bool listed(const char *const *names, size_t count, const char *name) {
@@ -687,6 +720,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_behaviour_ack_bodies),
         NT_CASE(test_behaviour_service_handler_failure),
         NT_CASE(test_behaviour_kv_bind_subjects),
+        NT_CASE(test_behaviour_kv_codec),
         NT_CASE(test_every_line_has_a_c_check),
     };
     return run_cases_with_shared_server(argc, argv, "conftest", cases, NT_COUNT(cases));

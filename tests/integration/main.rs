@@ -11,6 +11,7 @@ mod fake_jetstream;
 mod fake_server;
 mod healing;
 mod jetstream;
+mod kv_codec;
 mod messaging;
 mod object;
 mod reconnect;

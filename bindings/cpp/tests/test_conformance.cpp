@@ -753,6 +753,24 @@ void check_kv_bind_subjects() {
     js.delete_stream("KV_CPPCONF_WIDE");
 }
 
+void check_kv_codec() {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    natsio::KeyValue plain = js.create_key_value(R"({"bucket":"CPPCONF_CODEC","storage":"memory"})");
+    const natsio::KeyCodec key = natsio::KeyCodec::base64();
+    const natsio::ValueCodec value = natsio::ValueCodec::zlib();
+    natsio::KeyValue kv = plain.with_codecs(&key, &value);
+    kv.put("a.b c", "v");
+    natsio::KvEntry stored = plain.get("YQ==.YiBj");
+    ASSERT_FALSE(stored.value().empty());
+    EXPECT_EQ(static_cast<unsigned char>(stored.value()[0]), 0x78);
+    natsio::KvEntry e = kv.get("a.b c");
+    EXPECT_EQ(e.key(), "a.b c");
+    EXPECT_EQ(e.value(), "v");
+    EXPECT_EQ(kv.keys(), std::vector<std::string>{"a.b c"});
+    js.delete_key_value("CPPCONF_CODEC");
+}
+
 TEST(Conformance, Behaviours) {
     const std::vector<Case> lines = cases_of("behaviour");
     EXPECT_FALSE(lines.empty());
@@ -782,6 +800,8 @@ TEST(Conformance, Behaviours) {
             check_service_handler_failure();
         } else if (name == "kv_bind_subjects") {
             check_kv_bind_subjects();
+        } else if (name == "kv_codec") {
+            check_kv_codec();
         } else {
             ADD_FAILURE() << "no C++ check for behaviour '" << name << "'";
         }

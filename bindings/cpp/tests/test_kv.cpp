@@ -585,3 +585,67 @@ TEST(KvKeys, ListKeysYieldsEveryKeyThenEndsAndStops) {
 }
 
 }  // namespace
+
+// Key-Value codecs (KeyValue::with_codecs): built-ins in their stored forms
+// (read through the plain handle), a chain, codecs of C++ functions with a
+// failing step, and a wildcard filter without a filter form.
+TEST(KvCodecs, EveryVerbGoesThroughTheCodecs) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    natsio::KeyValue plain =
+        js.create_key_value(R"({"bucket":"cppkv2_codec","history":3,"storage":"memory"})");
+    const natsio::KeyCodec b64 = natsio::KeyCodec::base64();
+    const natsio::ValueCodec zlib = natsio::ValueCodec::zlib(9);
+    natsio::KeyValue kv = plain.with_codecs(&b64, &zlib);
+    EXPECT_EQ(kv.bucket(), "cppkv2_codec");
+    std::uint64_t r1 = kv.put("user.john doe", "first");
+    EXPECT_EQ(plain.keys(), (Keys{"dXNlcg==.am9obiBkb2U="}));
+    EXPECT_EQ(b64.encode("user.john doe"), "dXNlcg==.am9obiBkb2U=");
+    EXPECT_EQ(b64.decode("dXNlcg.am9obiBkb2U"), "user.john doe");  // either form
+    EXPECT_EQ(kv.get("user.john doe").value(), "first");
+    EXPECT_EQ(kv.get("user.john doe").key(), "user.john doe");
+    kv.update("user.john doe", "second", r1);
+    EXPECT_EQ(kv.keys("user.*"), (Keys{"user.john doe"}));
+    EXPECT_EQ(kv.history("user.john doe").size(), 2u);
+    kv.del("user.john doe");
+    expect_throws<natsio::KeyDeletedError>(NATSIO_ERR_KEY_DELETED, [&] { kv.get("user.john doe"); });
+
+    const natsio::KeyCodec chain =
+        natsio::KeyCodec::chain({natsio::KeyCodec::path(), natsio::KeyCodec::base64_url()});
+    const natsio::ValueCodec values =
+        natsio::ValueCodec::chain({natsio::ValueCodec::zlib(), natsio::ValueCodec::base64()});
+    natsio::KeyValue chained = plain.with_codecs(&chain, &values);
+    chained.put("/a b/~~~", "chained");
+    EXPECT_EQ(chain.encode("/a b/~~~"), "X3Jvb3Rf.YSBi.fn5-");
+    EXPECT_EQ(chained.get("/a b/~~~").value(), "chained");
+    expect_throws<natsio::KvNoCodecsError>(NATSIO_ERR_KV_NO_CODECS,
+                                           [] { natsio::KeyCodec::chain({}); });
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
+                                                [] { natsio::ValueCodec::zlib(10); });
+
+    auto reverse = [](std::string_view s) {
+        if (s == "fail") throw std::runtime_error("refused");
+        return std::string(s.rbegin(), s.rend());
+    };
+    const natsio::KeyCodec reversed = natsio::KeyCodec::custom(reverse, reverse);
+    const natsio::ValueCodec upper = natsio::ValueCodec::custom(
+        [](std::string_view v) {
+            std::string out(v);
+            for (char& c : out) c = static_cast<char>(c ^ 0x20);
+            return out;
+        },
+        [](std::string_view v) {
+            std::string out(v);
+            for (char& c : out) c = static_cast<char>(c ^ 0x20);
+            return out;
+        });
+    natsio::KeyValue custom = plain.with_codecs(&reversed, &upper);
+    custom.put("ab.cd", "xy");
+    EXPECT_EQ(plain.get("dc.ba").value(), "XY");
+    EXPECT_EQ(custom.get("ab.cd").value(), "xy");
+    expect_throws<natsio::KvWildcardNotSupportedError>(NATSIO_ERR_KV_WILDCARD_NOT_SUPPORTED,
+                                                       [&] { custom.keys("ab.*"); });
+    expect_throws<natsio::KvKeyEncodeFailedError>(NATSIO_ERR_KV_KEY_ENCODE_FAILED,
+                                                  [&] { custom.put("fail", "x"); });
+    js.delete_key_value("cppkv2_codec");
+}

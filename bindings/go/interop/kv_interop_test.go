@@ -5,8 +5,12 @@ package interop
 // expiry and the server's purge marker the other sees).
 
 import (
+	"bytes"
+	"compress/zlib"
 	"context"
+	"encoding/base64"
 	"errors"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -229,5 +233,61 @@ func TestKeyValueListKeysInterop(t *testing.T) {
 	}
 	if !slices.Equal(theirKeys, []string{"users.y"}) {
 		t.Fatalf("nats.go ListKeysFiltered(users.*) %v", theirKeys)
+	}
+}
+
+// base64Key is a key in the stored form of a per-token base64 key codec:
+// nats.js's Base64KeyCodec (std) or orbit.go kvcodec's (RawURL).
+func base64Key(key string, enc *base64.Encoding) string {
+	tokens := strings.Split(key, ".")
+	for i, tok := range tokens {
+		tokens[i] = enc.EncodeToString([]byte(tok))
+	}
+	return strings.Join(tokens, ".")
+}
+
+// KV codecs: nats.go has none, so it writes and reads the stored form
+// itself (what nats.js's Base64KeyCodec and orbit.go's kvcodec store); the
+// binding's codec handle reads what nats.go stored and the reverse.
+func TestKeyValueCodecsInterop(t *testing.T) {
+	js, njs := clients(t)
+	ctx := ctxFor(t)
+	theirs := got(js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "CODECI"})).must(t)
+	plain := got(njs.KeyValue(ctx, "CODECI")).must(t)
+	z := got(natsio.ZlibValueCodec(-1)).must(t)
+	mine := got(plain.WithCodecs(natsio.Base64KeyCodec(), z)).must(t)
+
+	// nats.go stores nats.js's and orbit.go's forms with zlib data.
+	deflate := func(s string) []byte {
+		var b bytes.Buffer
+		w := zlib.NewWriter(&b)
+		_, _ = w.Write([]byte(s))
+		noErr(t, w.Close())
+		return b.Bytes()
+	}
+	got(theirs.Put(ctx, base64Key("from.nats js", base64.StdEncoding), deflate("std"))).must(t)
+	got(theirs.Put(ctx, base64Key("from.orbit~~~", base64.RawURLEncoding), deflate("url"))).must(t)
+	if e := got(mine.Get(ctx, "from.nats js")).must(t); string(e.Value) != "std" {
+		t.Fatalf("nats.js form read as %q", e.Value)
+	}
+	// A get encodes its key: orbit.go's form through the URL-safe codec
+	// (the standard one would look for "b3JiaXR+fn4=", not a valid key).
+	url := got(plain.WithCodecs(natsio.Base64URLKeyCodec(), z)).must(t)
+	if e := got(url.Get(ctx, "from.orbit~~~")).must(t); string(e.Value) != "url" {
+		t.Fatalf("orbit.go form read as %q", e.Value)
+	}
+
+	// The binding stores nats.js's form; nats.go reads and inflates it.
+	got(mine.Put(ctx, "from.natsio", []byte("mine"))).must(t)
+	e := got(theirs.Get(ctx, base64Key("from.natsio", base64.StdEncoding))).must(t)
+	r := got(zlib.NewReader(bytes.NewReader(e.Value()))).must(t)
+	if v := got(io.ReadAll(r)).must(t); string(v) != "mine" {
+		t.Fatalf("nats.go inflated %q", v)
+	}
+	// Decoding takes either form: the listing decodes every key.
+	keys := got(mine.Keys(ctx)).must(t)
+	slices.Sort(keys)
+	if !slices.Equal(keys, []string{"from.nats js", "from.natsio", "from.orbit~~~"}) {
+		t.Fatalf("keys %v", keys)
 	}
 }

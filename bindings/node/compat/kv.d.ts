@@ -42,7 +42,18 @@ export interface KvStatus {
   [k: string]: unknown;
 }
 
+/** A key codec, applied to each '.'-separated token ('*' and '>' kept). */
+export type KvKeyCodec = { encode(k: string): string; decode(k: string): string };
+/** A value codec. */
+export type KvPayloadCodec = { encode(v: Payload): Uint8Array; decode(d: Uint8Array): Uint8Array };
+export type KvCodecs = { key: KvKeyCodec; value: KvPayloadCodec };
+/** nats.js's Base64KeyCodec (standard base64 per token, padded), run by the library. */
+export declare function Base64KeyCodec(): KvKeyCodec;
+export declare function NoopKvCodecs(): KvCodecs;
+
 export interface KvOptions {
+  /** Key and value codecs; a program's own run in JS around the calls. */
+  codec: Partial<KvCodecs>;
   history: number;
   ttl: number;
   max_bytes: number;

@@ -14,6 +14,65 @@ const jetstream = require('./jetstream.js');
 const { u8, decoder, QueuedIterator, bindingConnection } = core[INTERNAL];
 const { jsError, jsCall, JetStreamClientImpl } = jetstream[INTERNAL];
 
+// Codecs (nats.js's KvOptions.codec: { key: KvKeyCodec, value:
+// KvPayloadCodec }). nats.js applies the key codec to each '.'-separated
+// token ('*' and '>' kept) and the value codec to whole values. Its own
+// Base64KeyCodec and NoopKvCodecs are run by the library here (the same
+// wire form: standard base64 per token, padded), tagged with the built-in
+// they stand for; a program's own codec objects run in JS around the
+// binding's calls (never called off the JS thread), with nats.js's rules.
+const BUILTIN = Symbol('natsio.compat.builtinCodec');
+
+function perToken(key, step) {
+  return key
+    .split('.')
+    .map((t) => (t === '*' || t === '>' ? t : step(t)))
+    .join('.');
+}
+
+/** nats.js's Base64KeyCodec: each token btoa'd (standard alphabet, '='
+ * padding). */
+function Base64KeyCodec() {
+  return Object.freeze({
+    encode: (key) => perToken(key, btoa),
+    decode: (key) => perToken(key, atob),
+    [BUILTIN]: natsio.KeyCodecs.base64(),
+  });
+}
+
+function NoopKvCodecs() {
+  return {
+    key: Object.freeze({ encode: (k) => k, decode: (k) => k, [BUILTIN]: null }),
+    value: Object.freeze({
+      encode: (v) => (typeof v === 'string' ? new TextEncoder().encode(v) : v),
+      decode: (v) => v,
+      [BUILTIN]: null,
+    }),
+  };
+}
+
+/** How a KvOptions.codec is applied: `native` (built-ins, by the library:
+ * { key, value } for kv.withCodecs), or `js` (the codecs themselves);
+ * null without codecs. */
+function codecPlan(codec) {
+  if (!codec) return null;
+  const key = codec.key;
+  const value = codec.value;
+  const builtin = (c) => c === undefined || (c !== null && typeof c === 'object' && BUILTIN in c);
+  if (builtin(key) && builtin(value)) {
+    const k = key?.[BUILTIN] ?? undefined;
+    const v = value?.[BUILTIN] ?? undefined;
+    return k || v ? { native: { key: k, value: v }, storedKey: k ? key.encode : null } : null;
+  }
+  return { js: { key: key ?? NoopKvCodecs().key, value: value ?? NoopKvCodecs().value } };
+}
+
+/** A KV entry seen through a program's own codecs. */
+function decodedEntry(e, codec) {
+  const value = e.operation === 'PUT' ? codec.value.decode(u8(e.value)) : e.value;
+  return { ...e, key: perToken(e.key, (t) => codec.key.decode(t)), value };
+}
+
 const KvWatchInclude = Object.freeze({ LastValue: '', AllHistory: 'history', UpdatesOnly: 'updates' });
 
 /** The binding's JetStream context for what Kvm and Objm take: a
@@ -24,10 +83,10 @@ function bindingJs(ncOrJs) {
 }
 
 class KvEntryImpl {
-  constructor(e, isUpdate) {
+  constructor(e, isUpdate, rawKey) {
     this.bucket = e.bucket;
     this.key = e.key;
-    this.rawKey = e.key;
+    this.rawKey = rawKey ?? e.key;
     this.value = u8(e.value);
     this.created = e.created;
     this.revision = e.revision;
@@ -159,22 +218,44 @@ function watchFlags(opts = {}) {
 }
 
 class Bucket {
-  constructor(kv, js) {
-    this._kv = kv;
+  /** `plan`: codecPlan's, for the bucket's codecs. */
+  constructor(kv, js, plan) {
     this._js = js;
     this.bucket = kv.bucket;
+    this._kv = plan?.native ? kv.withCodecs(plan.native) : kv;
+    /** A program's own codecs, applied here (null: none, or the library's). */
+    this._codec = plan?.js ?? null;
+    /** The stored form of a key under the library's key codec. */
+    this._storedKey = plan?.storedKey ?? null;
+  }
+
+  /** The key as stored (a program's own key codec, per token). */
+  _k(k) {
+    return this._codec && typeof k === 'string' ? perToken(k, (t) => this._codec.key.encode(t)) : k;
+  }
+
+  _v(data) {
+    return this._codec ? this._codec.value.encode(data) : data;
+  }
+
+  /** An entry of the binding as nats.js's, decoded by a program's codecs. */
+  _entry(e, isUpdate) {
+    return this._codec ? new KvEntryImpl(decodedEntry(e, this._codec), isUpdate, e.key) : new KvEntryImpl(e, isUpdate);
   }
 
   async get(k, opts) {
+    const key = k;
+    k = this._k(k);
     try {
       const e = opts?.revision > 0 ? await this._kv.get(k, { revision: opts.revision }) : await this._kv.get(k);
-      return new KvEntryImpl(e);
+      return this._entry(e);
     } catch (e) {
       if (e instanceof natsio.KeyDeletedError) {
         // nats.js hands back the marker itself.
         try {
-          const sm = await this._js.streams.getMessage(`KV_${this.bucket}`, { lastBySubject: `$KV.${this.bucket}.${k}` });
-          return markerEntry(this.bucket, k, sm);
+          const stored = this._storedKey ? this._storedKey(k) : k;
+          const sm = await this._js.streams.getMessage(`KV_${this.bucket}`, { lastBySubject: `$KV.${this.bucket}.${stored}` });
+          return markerEntry(this.bucket, key, sm);
         } catch {
           return null;
         }
@@ -185,12 +266,12 @@ class Bucket {
   }
 
   async put(k, data, opts) {
-    return jsCall(this._kv.put(k, data ?? core.Empty, opts?.previousSeq !== undefined ? { previousSeq: opts.previousSeq } : undefined));
+    return jsCall(this._kv.put(this._k(k), this._v(data ?? core.Empty), opts?.previousSeq !== undefined ? { previousSeq: opts.previousSeq } : undefined));
   }
 
   async create(k, data, markerTTL) {
     try {
-      return await this._kv.create(k, data ?? core.Empty, markerTTL);
+      return await this._kv.create(this._k(k), this._v(data ?? core.Empty), markerTTL);
     } catch (e) {
       if (e instanceof natsio.KeyExistsError) {
         // nats.js's create is a put expecting no revision: the server's error.
@@ -202,28 +283,30 @@ class Bucket {
   }
 
   async update(k, data, version) {
-    return jsCall(this._kv.update(k, data ?? core.Empty, version));
+    return jsCall(this._kv.update(this._k(k), this._v(data ?? core.Empty), version));
   }
 
   async delete(k, opts) {
-    return jsCall(this._kv.delete(k, opts?.previousSeq !== undefined ? { last: opts.previousSeq } : undefined));
+    return jsCall(this._kv.delete(this._k(k), opts?.previousSeq !== undefined ? { last: opts.previousSeq } : undefined));
   }
 
   async purge(k, opts) {
     const o = {};
     if (opts?.previousSeq !== undefined) o.last = opts.previousSeq;
     if (opts?.ttl !== undefined) o.ttl = opts.ttl;
-    return jsCall(this._kv.purge(k, o));
+    return jsCall(this._kv.purge(this._k(k), o));
   }
 
   async keys(filter) {
-    return mappedIterator(jsCall(this._kv.listKeys(filter)), (k) => k);
+    const filters = Array.isArray(filter) ? filter.map((f) => this._k(f)) : this._k(filter);
+    const decode = this._codec ? (k) => perToken(k, (t) => this._codec.key.decode(t)) : (k) => k;
+    return mappedIterator(jsCall(this._kv.listKeys(filters)), decode);
   }
 
   /** Every kept revision of the keys matching `key` (default every key),
    * oldest first, then the iterator ends. */
   async history(opts = {}) {
-    const w = await jsCall(this._kv.watch(watchFlags({ key: opts.key, include: KvWatchInclude.AllHistory })));
+    const w = await jsCall(this._kv.watch(watchFlags({ key: this._filter(opts.key), include: KvWatchInclude.AllHistory })));
     const initial = initialFlag(w);
     const out = new QueuedIterator();
     out.stop = () => {
@@ -237,7 +320,7 @@ class Bucket {
           const r = await Promise.race([w.next(), w.initialized.then(() => null)]);
           // The initial values are over (the entry after them is a change).
           if (r === null || r.done || initial.done) break;
-          out._push(new KvEntryImpl(r.value, false));
+          out._push(this._entry(r.value, false));
         }
         w.stop();
         out._stop();
@@ -252,8 +335,14 @@ class Bucket {
    * isUpdate; include: '' (last values), 'history', 'updates' (changes
    * only). */
   async watch(opts = {}) {
-    const w = await jsCall(this._kv.watch(watchFlags(opts)));
-    return watchIterator(w, (e, isUpdate) => new KvEntryImpl(e, isUpdate));
+    const w = await jsCall(this._kv.watch(watchFlags({ ...opts, key: this._filter(opts.key) })));
+    return watchIterator(w, (e, isUpdate) => this._entry(e, isUpdate));
+  }
+
+  /** A watch filter (a key, or keys) as stored. */
+  _filter(key) {
+    if (key === undefined) return undefined;
+    return Array.isArray(key) ? key.map((k) => this._k(k)) : this._k(key);
   }
 
   async status() {
@@ -301,16 +390,18 @@ class Kvm {
   /** Creates the bucket, or opens it when it exists (whatever its
    * configuration: as nats.js's create). */
   async create(name, opts) {
+    const plan = codecPlan(opts?.codec);
     try {
-      return new Bucket(await this._js.kv.create(kvConfig(name, opts)), this._js);
+      return new Bucket(await this._js.kv.create(kvConfig(name, opts)), this._js, plan);
     } catch (e) {
-      if (e instanceof natsio.BucketExistsError) return this.open(name);
+      if (e instanceof natsio.BucketExistsError) return this.open(name, opts);
       throw jsError(e);
     }
   }
 
-  async open(name) {
-    return new Bucket(await jsCall(this._js.kv.bind(name)), this._js);
+  /** Opens an existing bucket; opts.codec as create's. */
+  async open(name, opts) {
+    return new Bucket(await jsCall(this._js.kv.bind(name)), this._js, codecPlan(opts?.codec));
   }
 
   list() {
@@ -318,6 +409,6 @@ class Kvm {
   }
 }
 
-module.exports = { Kvm, Bucket, KvWatchInclude };
+module.exports = { Kvm, Bucket, KvWatchInclude, Base64KeyCodec, NoopKvCodecs };
 // For the other compat modules; not nats.js API.
 Object.defineProperty(module.exports, INTERNAL, { value: { bindingJs, mappedIterator, watchIterator } });

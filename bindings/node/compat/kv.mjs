@@ -7,4 +7,6 @@ export const {
   Kvm,
   Bucket,
   KvWatchInclude,
+  Base64KeyCodec,
+  NoopKvCodecs,
 } = m;

@@ -62,6 +62,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
         FN("jsMsgMetadata", js_msg_metadata),
         /* Key-Value */
         FN("kvClose", js_jsh_close),
+        FN("kvWithCodecs", js_kv_with_codecs),
         /* Object Store */
         FN("objClose", js_jsh_close),
         FN("objReaderNext", js_obj_reader_next),

@@ -406,6 +406,8 @@ EXPORT(js_msg_metadata);
 /* object.c */
 EXPORT(js_obj_reader_next);
 EXPORT(js_obj_add_link);
+/* kv.c */
+EXPORT(js_kv_with_codecs);
 /* [handle, name, ...] of an info (taken over), or true for a watcher's
  * initial-values marker (freed then). NULL with a pending exception. */
 napi_value obj_info_take_js(napi_env env, natsio_obj_info *info);

@@ -295,6 +295,24 @@ const behaviours = {
       await js.streams.delete('KV_CONF_WIDE');
     }
   },
+  async kv_codec() {
+    await jetstream();
+    const plain = await js.kv.create({ bucket: 'CONF_CODEC', storage: 'memory' });
+    try {
+      const kv = plain.withCodecs({ key: nats.KeyCodecs.base64(), value: nats.ValueCodecs.zlib() });
+      await kv.put('a.b c', 'v');
+      const stored = await plain.get('YQ==.YiBj');
+      assert.equal(stored.value[0], 0x78);
+      const e = await kv.get('a.b c');
+      assert.equal(e.key, 'a.b c');
+      assert.equal(e.string(), 'v');
+      assert.deepEqual(await kv.keys(), ['a.b c']);
+      kv.close();
+    } finally {
+      plain.close();
+      await js.kv.delete('CONF_CODEC');
+    }
+  },
   async service_handler_failure() {
     const { server } = await jetstream();
     const nc = await nats.connect({ servers: server.url });

@@ -339,6 +339,23 @@ NATSIO_CPP_ERROR_CLASS(InvalidBucketNameError, ConfigError);
 /// NATSIO_ERR_INVALID_KEY: a key outside `[-/_=.A-Za-z0-9]+` or with empty
 /// tokens (a ConfigError).
 NATSIO_CPP_ERROR_CLASS(InvalidKeyError, ConfigError);
+/// NATSIO_ERR_KV_NO_CODECS: a Key-Value codec chain of no codecs (an
+/// InvalidArgumentError).
+NATSIO_CPP_ERROR_CLASS(KvNoCodecsError, InvalidArgumentError);
+/// NATSIO_ERR_KV_WILDCARD_NOT_SUPPORTED: a watch or listing filter with
+/// wildcards and a key codec without a filter form (an InvalidKeyError).
+NATSIO_CPP_ERROR_CLASS(KvWildcardNotSupportedError, InvalidKeyError);
+/// NATSIO_ERR_KV_KEY_ENCODE_FAILED: the key codec failed to encode a key.
+NATSIO_CPP_ERROR_CLASS(KvKeyEncodeFailedError, Error);
+/// NATSIO_ERR_KV_KEY_DECODE_FAILED: the key codec failed to decode a stored key.
+NATSIO_CPP_ERROR_CLASS(KvKeyDecodeFailedError, Error);
+/// NATSIO_ERR_KV_VALUE_ENCODE_FAILED: the value codec failed to encode a value.
+NATSIO_CPP_ERROR_CLASS(KvValueEncodeFailedError, Error);
+/// NATSIO_ERR_KV_VALUE_DECODE_FAILED: the value codec failed to decode a
+/// stored value.
+NATSIO_CPP_ERROR_CLASS(KvValueDecodeFailedError, Error);
+/// NATSIO_ERR_KV_FILTER_ENCODE_FAILED: the key codec failed to encode a filter.
+NATSIO_CPP_ERROR_CLASS(KvFilterEncodeFailedError, Error);
 // 7xx: Object Store (buckets share the 6xx bucket codes and classes). A
 // deleted object is also "not found"; a bad object name is a config error.
 /// NATSIO_ERR_OBJECT_NOT_FOUND: no object of that name in the bucket. Also the
@@ -431,6 +448,13 @@ NATSIO_CPP_ERROR_CLASS(ServiceConfigError, ConfigError);
     X(NATSIO_ERR_KEY_EXISTS, KeyExistsError)                                   \
     X(NATSIO_ERR_INVALID_BUCKET_NAME, InvalidBucketNameError)                  \
     X(NATSIO_ERR_INVALID_KEY, InvalidKeyError)                                 \
+    X(NATSIO_ERR_KV_NO_CODECS, KvNoCodecsError)                                \
+    X(NATSIO_ERR_KV_WILDCARD_NOT_SUPPORTED, KvWildcardNotSupportedError)       \
+    X(NATSIO_ERR_KV_KEY_ENCODE_FAILED, KvKeyEncodeFailedError)                 \
+    X(NATSIO_ERR_KV_KEY_DECODE_FAILED, KvKeyDecodeFailedError)                 \
+    X(NATSIO_ERR_KV_VALUE_ENCODE_FAILED, KvValueEncodeFailedError)             \
+    X(NATSIO_ERR_KV_VALUE_DECODE_FAILED, KvValueDecodeFailedError)             \
+    X(NATSIO_ERR_KV_FILTER_ENCODE_FAILED, KvFilterEncodeFailedError)           \
     X(NATSIO_ERR_OBJECT_NOT_FOUND, ObjectNotFoundError)                        \
     X(NATSIO_ERR_OBJECT_DELETED, ObjectDeletedError)                           \
     X(NATSIO_ERR_OBJECT_EXISTS, ObjectExistsError)                             \

@@ -1312,7 +1312,164 @@ inline KvWatcher from_c(natsio_kv_watcher* watcher, const SinkPtr& sink) noexcep
 }
 }  // namespace detail
 
+// ---------------------------------------------------------------------------
+// Key-Value codecs
+// ---------------------------------------------------------------------------
+
+/// A codec step written in C++: takes the key or value, returns its other
+/// form; throwing natsio::Error fails the step with the error's status,
+/// anything else with InvalidArgumentError (the text is not kept).
+using KvCodecFn = std::function<std::string(std::string_view)>;
+
+namespace detail {
+struct KvCodecFns {
+    KvCodecFn encode, decode, encode_filter;
+};
+
+inline natsio_status kv_codec_step(const KvCodecFn& f, const char* in, std::size_t n,
+                                   natsio_kv_codec_output* out) noexcept {
+    try {
+        std::string r = f(std::string_view(in, n));
+        return natsio_kv_codec_output_set(out, r.data(), r.size());
+    } catch (const Error& e) {
+        return e.status();
+    } catch (...) {
+        return NATSIO_ERR_INVALID_ARGUMENT;
+    }
+}
+
+inline void kv_codec_release(void* ud) noexcept { delete static_cast<KvCodecFns*>(ud); }
+}  // namespace detail
+
+/// A Key-Value key codec (natsio_kv_key_codec): turns the keys a program
+/// uses into the keys stored and back. Built-ins run in the library; see
+/// KeyValue::with_codecs. Copies share the codec.
+class KeyCodec {
+public:
+    /// Each '.'-separated token in base64, nats.js's Base64KeyCodec form
+    /// (standard alphabet, '=' padding); filters keep '*' and '>'.
+    static KeyCodec base64() { return builtin(NATSIO_KV_KEY_CODEC_BASE64); }
+    /// As base64 in orbit.go kvcodec's form (URL-safe, unpadded): every key
+    /// a valid stored key. Both decode either form.
+    static KeyCodec base64_url() { return builtin(NATSIO_KV_KEY_CODEC_BASE64_URL); }
+    /// Path-style keys: "/a/b" stored as "_root_.a.b".
+    static KeyCodec path() { return builtin(NATSIO_KV_KEY_CODEC_PATH); }
+    /// Keys as given.
+    static KeyCodec noop() { return builtin(NATSIO_KV_KEY_CODEC_NOOP); }
+    /// `codecs` in order to encode, in reverse to decode. KvNoCodecsError
+    /// for none.
+    static KeyCodec chain(const std::vector<KeyCodec>& codecs) {
+        std::vector<const natsio_kv_key_codec*> ptrs;
+        for (const auto& c : codecs) ptrs.push_back(c.c_handle());
+        natsio_kv_key_codec* out = nullptr;
+        detail::check(natsio_kv_key_codec_chain(ptrs.data(), ptrs.size(), &out));
+        return KeyCodec(out);
+    }
+    /// A codec of C++ functions (encode_filter may be empty: then a filter
+    /// with wildcards fails with KvWildcardNotSupportedError). They are
+    /// called on the thread calling a verb (encoding) and on library
+    /// threads as entries arrive (decoding), possibly at the same time:
+    /// keep them quick and thread-safe.
+    static KeyCodec custom(KvCodecFn encode, KvCodecFn decode, KvCodecFn encode_filter = nullptr) {
+        bool filterable = static_cast<bool>(encode_filter);
+        auto* fns = new detail::KvCodecFns{std::move(encode), std::move(decode), std::move(encode_filter)};
+        natsio_kv_key_codec* out = nullptr;
+        natsio_status st = natsio_kv_key_codec_custom(
+            [](void* ud, const char* in, std::size_t n, natsio_kv_codec_output* o) noexcept {
+                return detail::kv_codec_step(static_cast<detail::KvCodecFns*>(ud)->encode, in, n, o);
+            },
+            [](void* ud, const char* in, std::size_t n, natsio_kv_codec_output* o) noexcept {
+                return detail::kv_codec_step(static_cast<detail::KvCodecFns*>(ud)->decode, in, n, o);
+            },
+            filterable ? +[](void* ud, const char* in, std::size_t n, natsio_kv_codec_output* o) noexcept {
+                return detail::kv_codec_step(static_cast<detail::KvCodecFns*>(ud)->encode_filter, in, n, o);
+            } : static_cast<natsio_kv_codec_cb>(nullptr),
+            fns, detail::kv_codec_release, &out);
+        if (st != NATSIO_OK) delete fns;  // a failed registration never releases
+        detail::check(st);
+        return KeyCodec(out);
+    }
+    /// The stored form of `key` (KvKeyEncodeFailedError).
+    std::string encode(std::string_view key) const { return step(key, natsio_kv_key_codec_encode); }
+    /// The key of a stored key (KvKeyDecodeFailedError).
+    std::string decode(std::string_view stored) const { return step(stored, natsio_kv_key_codec_decode); }
+    /// The C handle (owned by this codec).
+    natsio_kv_key_codec* c_handle() const noexcept { return c_.get(); }
+
+private:
+    explicit KeyCodec(natsio_kv_key_codec* c) : c_(c, natsio_kv_key_codec_free) {}
+    static KeyCodec builtin(int32_t kind) {
+        natsio_kv_key_codec* out = nullptr;
+        detail::check(natsio_kv_key_codec_new(kind, &out));
+        return KeyCodec(out);
+    }
+    std::string step(std::string_view in,
+                     natsio_status (*f)(const natsio_kv_key_codec*, const char*, char**)) const {
+        std::string key(in);
+        char* out = nullptr;
+        detail::check(f(c_.get(), key.c_str(), &out));
+        std::string r(out);
+        natsio_string_free(out);
+        return r;
+    }
+    std::shared_ptr<natsio_kv_key_codec> c_;
+};
+
+/// A Key-Value value codec (natsio_kv_value_codec). Copies share the codec.
+class ValueCodec {
+public:
+    /// Base64, URL-safe unpadded when writing, either form when reading.
+    static ValueCodec base64() { return builtin(NATSIO_KV_VALUE_CODEC_BASE64); }
+    /// Values as given.
+    static ValueCodec noop() { return builtin(NATSIO_KV_VALUE_CODEC_NOOP); }
+    /// The zlib format at `level` 0..9, or -1 for zlib's default
+    /// (InvalidArgumentError otherwise).
+    static ValueCodec zlib(int level = -1) {
+        natsio_kv_value_codec* out = nullptr;
+        detail::check(natsio_kv_value_codec_zlib(level, &out));
+        return ValueCodec(out);
+    }
+    /// `codecs` in order to encode, in reverse to decode. KvNoCodecsError
+    /// for none.
+    static ValueCodec chain(const std::vector<ValueCodec>& codecs) {
+        std::vector<const natsio_kv_value_codec*> ptrs;
+        for (const auto& c : codecs) ptrs.push_back(c.c_handle());
+        natsio_kv_value_codec* out = nullptr;
+        detail::check(natsio_kv_value_codec_chain(ptrs.data(), ptrs.size(), &out));
+        return ValueCodec(out);
+    }
+    /// A codec of C++ functions over bytes (in std::string), threads as
+    /// KeyCodec::custom.
+    static ValueCodec custom(KvCodecFn encode, KvCodecFn decode) {
+        auto* fns = new detail::KvCodecFns{std::move(encode), std::move(decode), nullptr};
+        natsio_kv_value_codec* out = nullptr;
+        natsio_status st = natsio_kv_value_codec_custom(
+            [](void* ud, const char* in, std::size_t n, natsio_kv_codec_output* o) noexcept {
+                return detail::kv_codec_step(static_cast<detail::KvCodecFns*>(ud)->encode, in, n, o);
+            },
+            [](void* ud, const char* in, std::size_t n, natsio_kv_codec_output* o) noexcept {
+                return detail::kv_codec_step(static_cast<detail::KvCodecFns*>(ud)->decode, in, n, o);
+            },
+            fns, detail::kv_codec_release, &out);
+        if (st != NATSIO_OK) delete fns;
+        detail::check(st);
+        return ValueCodec(out);
+    }
+    /// The C handle (owned by this codec).
+    natsio_kv_value_codec* c_handle() const noexcept { return c_.get(); }
+
+private:
+    explicit ValueCodec(natsio_kv_value_codec* c) : c_(c, natsio_kv_value_codec_free) {}
+    static ValueCodec builtin(int32_t kind) {
+        natsio_kv_value_codec* out = nullptr;
+        detail::check(natsio_kv_value_codec_new(kind, &out));
+        return ValueCodec(out);
+    }
+    std::shared_ptr<natsio_kv_value_codec> c_;
+};
+
 }  // namespace natsio
+
 // detail::KvVerbs, the generated verb layer, needs the result types above.
 #include <natsio/gen/kv_verbs.hpp>
 namespace natsio {
@@ -1353,6 +1510,17 @@ public:
 
     /// The bucket's name ("" without a handle).
     std::string_view bucket() const noexcept { return detail::view_of(natsio_kv_bucket(kv_)); }
+
+    /// The same bucket through codecs (natsio_kv_with_codecs): every verb
+    /// of the returned handle encodes the keys, filters and values it is
+    /// given and decodes what it returns; only the encoded key is
+    /// validated. NULL leaves keys or values as they are.
+    KeyValue with_codecs(const KeyCodec* key, const ValueCodec* value = nullptr) const {
+        natsio_kv* out = nullptr;
+        detail::check(natsio_kv_with_codecs(kv_, key ? key->c_handle() : nullptr,
+                                            value ? value->c_handle() : nullptr, &out));
+        return KeyValue(out, sink_);
+    }
 
     /// Stores `value` under `key`; returns the new revision.
     /// InvalidKeyError, ApiError (e.g. larger than max_value_size).

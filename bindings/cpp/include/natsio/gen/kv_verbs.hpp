@@ -194,6 +194,13 @@ protected:
         check(natsio_kv_list_keys(self().c_handle(), filters.data(), filters.size(), &out));
         return from_c(out, self().sink());
     }
+
+    /// natsio_kv_with_codecs: no token form.
+    auto raw_with_codecs(const natsio_kv_key_codec * key_codec, const natsio_kv_value_codec * value_codec) const {
+        natsio_kv * out = nullptr;
+        check(natsio_kv_with_codecs(self().c_handle(), key_codec, value_codec, &out));
+        return from_c(out, self().sink());
+    }
 };
 
 }  // namespace detail
