@@ -3996,7 +3996,9 @@ natsio_status natsio_kv_value_codec_new(int32_t kind, struct natsio_kv_value_cod
 
 /**
  * A value codec compressing in the zlib format (RFC 1950) at `level`: 0
- * (stored) to 9 (smallest), or -1 for zlib's default (6). Errors:
+ * (stored) to 9 (smallest), or -1 for zlib's default (6). A stored value
+ * that decodes to more than 256 MiB (a decompression bomb) is refused
+ * with NATSIO_ERR_KV_VALUE_DECODE_FAILED. Errors:
  * NATSIO_ERR_INVALID_ARGUMENT (another level), NATSIO_ERR_NULL_ARGUMENT.
  */
 natsio_status natsio_kv_value_codec_zlib(int32_t level, struct natsio_kv_value_codec **codec_out);

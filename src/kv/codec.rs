@@ -288,6 +288,10 @@ impl ValueCodec for Base64ValueCodec {
     }
 }
 
+/// The most a zlib value may decode to: 256 MiB, four times the largest
+/// payload a NATS server can be configured to carry (64 MiB).
+const ZLIB_DECODED_MAX: u64 = 256 << 20;
+
 /// A value compressed in the zlib format (RFC 1950), as Python's
 /// `zlib.compress(value, level)`.
 #[derive(Debug, Clone, Copy)]
@@ -323,17 +327,31 @@ impl ValueCodec for ZlibValueCodec {
     }
 
     fn decode_value(&self, stored: Bytes) -> Result<Bytes> {
-        let mut out = Vec::new();
-        flate2::read::ZlibDecoder::new(&stored[..])
-            .read_to_end(&mut out)
-            .map(|_| Bytes::from(out))
-            .map_err(|e| {
-                Error::new(
-                    ErrorKind::KvValueDecodeFailed,
-                    format!("value is not zlib data: {e}"),
-                )
-            })
+        inflate_bounded(&stored, ZLIB_DECODED_MAX)
     }
+}
+
+/// Inflates zlib data, failing with `KvValueDecodeFailed` past `max`
+/// bytes: a stored value is untrusted input, and a few KiB of zlib data
+/// can expand a thousandfold.
+fn inflate_bounded(stored: &[u8], max: u64) -> Result<Bytes> {
+    let mut out = Vec::new();
+    flate2::read::ZlibDecoder::new(stored)
+        .take(max + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::KvValueDecodeFailed,
+                format!("value is not zlib data: {e}"),
+            )
+        })?;
+    if out.len() as u64 > max {
+        return Err(Error::new(
+            ErrorKind::KvValueDecodeFailed,
+            format!("zlib value decodes to more than {max} bytes"),
+        ));
+    }
+    Ok(Bytes::from(out))
 }
 
 /// Value codecs applied in order to encode, in reverse order to decode.
@@ -462,6 +480,21 @@ impl Codecs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zlib_refuses_a_value_that_decodes_past_the_bound() {
+        let codec = ZlibValueCodec::new(9).unwrap();
+        let stored = codec.encode_value(&[0u8; 4097]).unwrap().into_owned();
+        assert!(stored.len() < 100, "{} bytes", stored.len());
+        let err = inflate_bounded(&stored, 4096).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::KvValueDecodeFailed);
+        assert!(err.to_string().contains("more than 4096 bytes"), "{err}");
+        assert_eq!(inflate_bounded(&stored, 4097).unwrap().len(), 4097);
+        let err = codec
+            .decode_value(Bytes::from_static(b"not zlib"))
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::KvValueDecodeFailed);
+    }
 
     #[test]
     fn base64_keys_are_encoded_per_token_in_both_forms() {

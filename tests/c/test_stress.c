@@ -39,6 +39,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* The most any awaited event (a flush, a message, a reconnect) may take
+ * before the test fails: generous, so that a loaded machine cannot reach
+ * it; an event that is not coming still fails the test. */
+enum { EVENT_MS = 30000 };
+
 /* Under AddressSanitizer freed memory sits in its quarantine (up to 256 MiB)
  * instead of returning to the allocator, so RSS measures ASan, not us: the
  * RSS bounds are checked in normal and valgrind runs, leaks under ASan by
@@ -146,7 +151,7 @@ static void *publish_and_request(void *arg) {
         if (seq % REQUEST_EVERY == 0) {
             n = snprintf(body, sizeof body, "request w%d s%d", w->id, seq);
             natsio_msg *reply = NULL;
-            st = natsio_client_request(g_mt.client, g_mt.echo_subject, NULL, body, (size_t)n, 10000, &reply);
+            st = natsio_client_request(g_mt.client, g_mt.echo_subject, NULL, body, (size_t)n, EVENT_MS, &reply);
             if (st != NATSIO_OK) {
                 w->first_error = st;
                 return NULL;
@@ -184,8 +189,8 @@ static void test_eight_threads_publish_and_request_through_one_client(void) {
                                        NULL, &echo),
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, echo);
-    NT_CHECK_INT_EQ(natsio_client_flush(subscriber, 5000), NATSIO_OK);
-    NT_CHECK_INT_EQ(natsio_client_flush(responder, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(subscriber, EVENT_MS), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(responder, EVENT_MS), NATSIO_OK);
 
     g_mt.deadline_ms = nt_now_ms() + 3000;
     pthread_t threads[WORKERS];
@@ -205,10 +210,10 @@ static void test_eight_threads_publish_and_request_through_one_client(void) {
                      natsio_status_str(workers[i].first_error));
         NT_CHECK_INT_EQ(workers[i].wrong_replies, 0);
     }
-    NT_CHECK_INT_EQ(natsio_client_flush(c, 10000), NATSIO_OK);
-    NT_CHECK_MSG(wait_at_least(&g_mt.received, published, 20000), "received %ld of %ld publishes",
+    NT_CHECK_INT_EQ(natsio_client_flush(c, EVENT_MS), NATSIO_OK);
+    NT_CHECK_MSG(wait_at_least(&g_mt.received, published, EVENT_MS), "received %ld of %ld publishes",
                  atomic_load(&g_mt.received), published);
-    NT_CHECK_INT_EQ(natsio_client_flush(subscriber, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(subscriber, EVENT_MS), NATSIO_OK);
     NT_CHECK_INT_EQ(atomic_load(&g_mt.received), published);
     NT_CHECK_INT_EQ(atomic_load(&g_mt.malformed), 0);
     /* Exactly once each: every published (worker, seq) seen once, no other. */
@@ -244,14 +249,14 @@ static void one_subscription(natsio_client *c, const char *subject, bool callbac
         NT_CHECK_INT_EQ(subscribe_callback(c, subject, NULL, NULL, count_cb, &got, NULL, &s),
                         NATSIO_OK);
         NT_CHECK_INT_EQ(natsio_client_publish(c, subject, "x", 1), NATSIO_OK);
-        bool delivered = wait_at_least(&got, 1, 5000);
+        bool delivered = wait_at_least(&got, 1, EVENT_MS);
         natsio_sub_free(s);
         NT_CHECK_MSG(delivered, "callback subscription got no message");
     } else {
         NT_CHECK_INT_EQ(natsio_client_subscribe(c, subject, NULL, NULL, &s), NATSIO_OK);
         NT_CHECK_INT_EQ(natsio_client_publish(c, subject, "x", 1), NATSIO_OK);
         natsio_msg *m = NULL;
-        natsio_status st = natsio_sub_next(s, 5000, &m);
+        natsio_status st = natsio_sub_next(s, EVENT_MS, &m);
         natsio_msg_free(m);
         natsio_sub_free(s);
         NT_CHECK_INT_EQ(st, NATSIO_OK);
@@ -270,7 +275,7 @@ static void test_thousand_subscriptions_no_growth(void) {
         one_subscription(c, subj, i % 2 == 0);
         NT_CHECK(!nt_failed());
     }
-    NT_CHECK_INT_EQ(natsio_client_flush(c, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(c, EVENT_MS), NATSIO_OK);
     nt_sleep_ms(200);
     int threads_before = thread_count();
     long long rss_before = rss_bytes();
@@ -278,7 +283,7 @@ static void test_thousand_subscriptions_no_growth(void) {
         one_subscription(c, subj, i % 2 == 0);
         NT_CHECK(!nt_failed());
     }
-    NT_CHECK_INT_EQ(natsio_client_flush(c, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(c, EVENT_MS), NATSIO_OK);
     bool threads_ok = nt_wait_until(threads_back_to, &threads_before, 3000);
     int threads_after = thread_count();
     long long rss_after = rss_bytes();
@@ -333,18 +338,18 @@ static void firehose_with_policy(natsio_pending_policy policy) {
                                        gated_cb, NULL, NULL, &s),
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, s);
-    NT_CHECK_INT_EQ(natsio_client_flush(subscriber, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(subscriber, EVENT_MS), NATSIO_OK);
 
     char body[32];
     for (long i = 0; i < FIREHOSE; i++) {
         int n = snprintf(body, sizeof body, "%ld", i);
         NT_CHECK_INT_EQ(natsio_client_publish(publisher, subj, body, (size_t)n), NATSIO_OK);
     }
-    NT_CHECK_INT_EQ(natsio_client_flush(publisher, 20000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(publisher, EVENT_MS), NATSIO_OK);
     if (policy != NATSIO_POLICY_BLOCK) {
         /* The subscriber's PONG is queued behind every message: once the
          * flush returns, all of them went through the policy. */
-        NT_CHECK_INT_EQ(natsio_client_flush(subscriber, 20000), NATSIO_OK);
+        NT_CHECK_INT_EQ(natsio_client_flush(subscriber, EVENT_MS), NATSIO_OK);
     }
     atomic_store(&g_slow.gate_open, 1);
 
@@ -360,7 +365,7 @@ static void firehose_with_policy(natsio_pending_policy policy) {
     }
     /* The library counts a message delivered when it calls the callback:
      * wait until the last call has counted it too. */
-    NT_CHECK_MSG(wait_at_least(&g_slow.delivered, (long)st.delivered, 10000), "the callback counted %ld of %llu",
+    NT_CHECK_MSG(wait_at_least(&g_slow.delivered, (long)st.delivered, EVENT_MS), "the callback counted %ld of %llu",
                  atomic_load(&g_slow.delivered), (unsigned long long)st.delivered);
     NT_CHECK_INT_EQ(natsio_sub_get_stats(s, &st), NATSIO_OK);
     long delivered = atomic_load(&g_slow.delivered);
@@ -406,7 +411,7 @@ static void test_million_messages_rss_bounded(void) {
                                        count_cb, &received, NULL, &s),
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, s);
-    NT_CHECK_INT_EQ(natsio_client_flush(subscriber, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(subscriber, EVENT_MS), NATSIO_OK);
 
     long long rss_before = rss_bytes();
     rss_sampler sampler = {.peak = rss_before};
@@ -446,7 +451,7 @@ static void test_idle_clients_use_no_cpu(void) {
         NT_CHECK_INT_EQ(natsio_client_subscribe(clients[i], case_subject(subj, sizeof subj, "idle"), NULL, NULL, &s),
                         NATSIO_OK);
         nt_cleanup(sub_free_cb, s);
-        NT_CHECK_INT_EQ(natsio_client_flush(clients[i], 5000), NATSIO_OK);
+        NT_CHECK_INT_EQ(natsio_client_flush(clients[i], EVENT_MS), NATSIO_OK);
     }
     nt_sleep_ms(200);
     int64_t before = cpu_time_us();
@@ -742,7 +747,7 @@ static void test_proxy_cut_mid_frame_subscriber_reconnects(void) {
                                        check_payload_cb, NULL, NULL, &s),
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, s);
-    NT_CHECK_INT_EQ(natsio_client_flush(subscriber, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(subscriber, EVENT_MS), NATSIO_OK);
 
     enum { ROUNDS = 5, BATCH = 200 };
     int seq = 0;
@@ -751,9 +756,9 @@ static void test_proxy_cut_mid_frame_subscriber_reconnects(void) {
     memset(victim, 0, sizeof victim);
     for (int round = 0; round < ROUNDS; round++) {
         for (int i = 0; i < BATCH; i++) NT_CHECK_INT_EQ(publish_seq(publisher, subj, seq++), NATSIO_OK);
-        NT_CHECK_INT_EQ(natsio_client_flush(publisher, 5000), NATSIO_OK);
+        NT_CHECK_INT_EQ(natsio_client_flush(publisher, EVENT_MS), NATSIO_OK);
         expected += BATCH;
-        NT_CHECK_MSG(wait_at_least(&g_px.received, expected, 10000), "round %d: received %ld of %ld", round,
+        NT_CHECK_MSG(wait_at_least(&g_px.received, expected, EVENT_MS), "round %d: received %ld of %ld", round,
                      atomic_load(&g_px.received), expected);
 
         /* The next frame is cut at a different point each round: in the
@@ -766,19 +771,19 @@ static void test_proxy_cut_mid_frame_subscriber_reconnects(void) {
         atomic_store(&p->cut_after, atomic_load(&p->down_bytes) + cut_points[round]);
         victim[seq] = true;
         NT_CHECK_INT_EQ(publish_seq(publisher, subj, seq++), NATSIO_OK);
-        NT_CHECK_INT_EQ(natsio_client_flush(publisher, 5000), NATSIO_OK);
+        NT_CHECK_INT_EQ(natsio_client_flush(publisher, EVENT_MS), NATSIO_OK);
         reconnect_wait w = {subscriber, &events, round + 1};
-        NT_CHECK_MSG(nt_wait_until(reconnected, &w, 10000), "round %d: no reconnect (cuts %d, reconnected %ld)",
+        NT_CHECK_MSG(nt_wait_until(reconnected, &w, EVENT_MS), "round %d: no reconnect (cuts %d, reconnected %ld)",
                      round, atomic_load(&p->cuts), atomic_load(&events.reconnected));
         /* The restored subscription is registered before this PONG. */
-        NT_CHECK_INT_EQ(natsio_client_flush(subscriber, 5000), NATSIO_OK);
+        NT_CHECK_INT_EQ(natsio_client_flush(subscriber, EVENT_MS), NATSIO_OK);
     }
     for (int i = 0; i < BATCH; i++) NT_CHECK_INT_EQ(publish_seq(publisher, subj, seq++), NATSIO_OK);
-    NT_CHECK_INT_EQ(natsio_client_flush(publisher, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(publisher, EVENT_MS), NATSIO_OK);
     expected += BATCH;
-    NT_CHECK_MSG(wait_at_least(&g_px.received, expected, 10000), "received %ld of %ld", atomic_load(&g_px.received),
+    NT_CHECK_MSG(wait_at_least(&g_px.received, expected, EVENT_MS), "received %ld of %ld", atomic_load(&g_px.received),
                  expected);
-    NT_CHECK_INT_EQ(natsio_client_flush(subscriber, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(subscriber, EVENT_MS), NATSIO_OK);
 
     NT_CHECK_INT_EQ(atomic_load(&g_px.corrupt), 0);
     NT_CHECK_INT_EQ(atomic_load(&g_px.received), expected);
@@ -806,12 +811,12 @@ static void test_proxy_outage_publishes_are_buffered_not_lost(void) {
     NT_CHECK_INT_EQ(natsio_client_subscribe(subscriber, case_subject(subj, sizeof subj, "outage"), NULL, NULL, &s),
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, s);
-    NT_CHECK_INT_EQ(natsio_client_flush(subscriber, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(subscriber, EVENT_MS), NATSIO_OK);
 
     enum { BEFORE = 100, DURING = 2000, AFTER = 100 };
     int seq = 0;
     for (int i = 0; i < BEFORE; i++) NT_CHECK_INT_EQ(publish_seq(publisher, subj, seq++), NATSIO_OK);
-    NT_CHECK_INT_EQ(natsio_client_flush(publisher, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(publisher, EVENT_MS), NATSIO_OK);
 
     /* Reset the connection and refuse (accept, then reset) every reconnect
      * attempt for a while: publishes made meanwhile are accepted into the
@@ -819,20 +824,20 @@ static void test_proxy_outage_publishes_are_buffered_not_lost(void) {
     atomic_store(&p->mode, PROXY_REFUSE);
     atomic_store(&p->cut_now, 1);
     reconnect_wait w = {publisher, &events, 1};
-    NT_CHECK_MSG(nt_wait_until(disconnected, &w, 5000), "the client never noticed the reset");
+    NT_CHECK_MSG(nt_wait_until(disconnected, &w, EVENT_MS), "the client never noticed the reset");
     for (int i = 0; i < DURING; i++) NT_CHECK_INT_EQ(publish_seq(publisher, subj, seq++), NATSIO_OK);
     int refused_from = atomic_load(&p->accepted);
     nt_sleep_ms(300);
     int refused = atomic_load(&p->accepted) - refused_from;
     atomic_store(&p->mode, PROXY_FORWARD);
-    NT_CHECK_MSG(nt_wait_until(reconnected, &w, 10000), "no reconnect after the outage");
+    NT_CHECK_MSG(nt_wait_until(reconnected, &w, EVENT_MS), "no reconnect after the outage");
     for (int i = 0; i < AFTER; i++) NT_CHECK_INT_EQ(publish_seq(publisher, subj, seq++), NATSIO_OK);
-    NT_CHECK_INT_EQ(natsio_client_flush(publisher, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(publisher, EVENT_MS), NATSIO_OK);
 
     /* Every accepted publish, exactly once, in order. */
     for (int i = 0; i < seq; i++) {
         natsio_msg *m = NULL;
-        natsio_status st = natsio_sub_next(s, 5000, &m);
+        natsio_status st = natsio_sub_next(s, EVENT_MS, &m);
         NT_CHECK_MSG(st == NATSIO_OK, "message %d of %d: %s", i, seq, natsio_status_str(st));
         int got = -1;
         sscanf(natsio_msg_data(m), "seq=%d|", &got);
@@ -867,26 +872,26 @@ static void test_proxy_stall_detected_and_recovered(void) {
                                        NULL, echo_cb, NULL, NULL, &echo),
                     NATSIO_OK);
     nt_cleanup(sub_free_cb, echo);
-    NT_CHECK_INT_EQ(natsio_client_flush(c, 5000), NATSIO_OK);
-    NT_CHECK_INT_EQ(natsio_client_flush(other, 5000), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(c, EVENT_MS), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(other, EVENT_MS), NATSIO_OK);
 
     for (int round = 0; round < 3; round++) {
         /* Neither direction moves; the sockets stay open. */
         atomic_store(&p->mode, PROXY_STALL);
         reconnect_wait w = {c, &events, round + 1};
-        NT_CHECK_MSG(nt_wait_until(disconnected, &w, 5000), "round %d: stall not detected", round);
+        NT_CHECK_MSG(nt_wait_until(disconnected, &w, EVENT_MS), "round %d: stall not detected", round);
         atomic_store(&p->mode, PROXY_FORWARD);
-        NT_CHECK_MSG(nt_wait_until(reconnected, &w, 10000), "round %d: no reconnect after the stall", round);
-        NT_CHECK_INT_EQ(natsio_client_flush(c, 5000), NATSIO_OK);
+        NT_CHECK_MSG(nt_wait_until(reconnected, &w, EVENT_MS), "round %d: no reconnect after the stall", round);
+        NT_CHECK_INT_EQ(natsio_client_flush(c, EVENT_MS), NATSIO_OK);
 
         /* The subscription was restored and requests work again. */
         long before = atomic_load(&g_px.received);
         for (int i = 0; i < 50; i++) NT_CHECK_INT_EQ(publish_seq(other, subj, round * 50 + i), NATSIO_OK);
-        NT_CHECK_INT_EQ(natsio_client_flush(other, 5000), NATSIO_OK);
-        NT_CHECK_MSG(wait_at_least(&g_px.received, before + 50, 10000), "round %d: %ld of 50 after reconnect", round,
+        NT_CHECK_INT_EQ(natsio_client_flush(other, EVENT_MS), NATSIO_OK);
+        NT_CHECK_MSG(wait_at_least(&g_px.received, before + 50, EVENT_MS), "round %d: %ld of 50 after reconnect", round,
                      atomic_load(&g_px.received) - before);
         natsio_msg *reply = NULL;
-        NT_CHECK_INT_EQ(natsio_client_request(c, echo_subj, NULL, "still there?", 12, 5000, &reply), NATSIO_OK);
+        NT_CHECK_INT_EQ(natsio_client_request(c, echo_subj, NULL, "still there?", 12, EVENT_MS, &reply), NATSIO_OK);
         NT_CHECK_MEM_EQ(natsio_msg_data(reply), natsio_msg_data_len(reply), "still there?", 12);
         natsio_msg_free(reply);
     }
