@@ -190,7 +190,8 @@ extern "C" {
 
 /**
  * The wait spin set by `natsio_runtime_set_wait_spin_us` (default 200), in
- * microseconds, or 0 on a single-CPU machine (where no thread spins): for
+ * microseconds, or 0 on a single-CPU machine (where no thread spins) and
+ * while the default is skipped (contended CPUs, see there): for
  * a binding that waits on its own event loop and spins there by the same
  * bound. Any thread; never fails.
  *
