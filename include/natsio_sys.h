@@ -33,8 +33,9 @@ enum natsio_spin_result
   NATSIO_SPIN_TIMED_OUT = 1,
   /**
    * It did not spin: spinning is off (`natsio_runtime_set_wait_spin_us`
-   * 0, or a single CPU), every spinning slot is taken, or `flag` is
-   * NULL. Sleep rather than call again at once.
+   * 0, or a single CPU), the default spin is skipped (contended CPUs),
+   * every spinning slot is taken, or `flag` is NULL. Sleep rather than
+   * call again at once.
    */
   NATSIO_SPIN_DECLINED = 2,
 };
@@ -192,7 +193,9 @@ extern "C" {
  * The wait spin set by `natsio_runtime_set_wait_spin_us` (default 200), in
  * microseconds, or 0 on a single-CPU machine (where no thread spins): for
  * a binding that waits on its own event loop and spins there by the same
- * bound. Any thread; never fails.
+ * bound (while the default is skipped on contended CPUs, see there, it
+ * reads the same and `natsio_runtime_spin_until_set` declines each step).
+ * Any thread; never fails.
  *
  * Binding support (natsio_sys.h).
  */

@@ -9,6 +9,15 @@
 //! is bounded in time and in the number of threads doing it at once (half
 //! the CPUs: never every CPU, none on a single one), and a thread that
 //! finds no free spinning slot parks at once.
+//!
+//! Nor does a waiter spin while the machine's CPUs have more runnable
+//! work than they can run (other programs busy beside this one): a
+//! spinning thread keeps its CPU looking busy, so the thread that will
+//! answer (the runtime worker, the callback thread, the server), woken
+//! meanwhile, is queued behind that other work instead of taking the CPU,
+//! and waits for the next scheduler tick (4 ms at HZ=250) where a parked
+//! waiter would have left it an idle CPU. Measured with one busy loop
+//! beside the benchmark (bench/results/2026-12-06-tail-latency-under-contention.md).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -26,13 +35,22 @@ fn max_spinners() -> usize {
     *MAX.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()) / 2)
 }
 
+/// Set once the limit has been set by the application: it then applies
+/// as set, whatever the load (see `cpus_contended`).
+static LIMIT_SET: AtomicBool = AtomicBool::new(false);
+
 /// Sets how long a waiting thread may spin before it blocks (0: never).
 pub fn set_limit_us(us: u32) {
     LIMIT_NS.store(u64::from(us) * 1_000, Ordering::Relaxed);
+    LIMIT_SET.store(true, Ordering::Relaxed);
 }
 
 /// How long a waiting thread may spin before it blocks, in microseconds:
-/// the limit set, or 0 where no thread may spin (a single CPU).
+/// the limit set, or 0 where no thread may spin (a single CPU). While the
+/// default is skipped (contended CPUs) it still reads as set: a binding
+/// spinning on its own loop keeps its turns, and each step of its spin
+/// (`spin_until_set`) is declined instead (Node's pubsub 16 B lost ~35% of
+/// its rate on a loaded machine when its loop took no spin turn at all).
 pub fn limit_us() -> u32 {
     if max_spinners() == 0 {
         return 0;
@@ -94,7 +112,7 @@ fn spin(deadline: Option<Instant>, mut ready: impl FnMut() -> bool) -> Spun {
     if ready() {
         return Spun::Ready;
     }
-    if limit == 0 {
+    if limit == 0 || default_skipped() {
         return Spun::Declined;
     }
     if let Some(d) = deadline {
@@ -112,6 +130,63 @@ fn spin(deadline: Option<Instant>, mut ready: impl FnMut() -> bool) -> Spun {
     } else {
         Spun::TimedOut
     }
+}
+
+/// The default limit is skipped while the CPUs are contended; a limit the
+/// application set applies as set.
+fn default_skipped() -> bool {
+    !LIMIT_SET.load(Ordering::Relaxed) && cpus_contended()
+}
+
+/// How often the CPU pressure is read again (by a waiter that finds the
+/// last reading older).
+const PRESSURE_EVERY_MS: u64 = 250;
+/// Runnable work waiting for a CPU this share of the time (PSI's "some",
+/// over the last 10 s) or more: the CPUs are contended.
+const CONTENDED_PERCENT: f64 = 10.0;
+
+/// Whether runnable threads are waiting for the CPUs (the default spin is
+/// then skipped: see the module's comment). Read from the kernel's CPU
+/// pressure (/proc/pressure/cpu) at most every PRESSURE_EVERY_MS, or from
+/// the 1-minute load average against the CPU count where there is no
+/// pressure file; false where neither can be read. Unit tests keep their
+/// spins regardless of the machine's load.
+fn cpus_contended() -> bool {
+    static CHECKED_MS: AtomicU64 = AtomicU64::new(0);
+    static CONTENDED: AtomicBool = AtomicBool::new(false);
+    if cfg!(test) {
+        return false;
+    }
+    static START: OnceLock<Instant> = OnceLock::new();
+    let now_ms = START.get_or_init(Instant::now).elapsed().as_millis() as u64 + 1;
+    let last = CHECKED_MS.load(Ordering::Relaxed);
+    if (last == 0 || now_ms.saturating_sub(last) >= PRESSURE_EVERY_MS)
+        && CHECKED_MS
+            .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+    {
+        CONTENDED.store(read_contention().unwrap_or(false), Ordering::Relaxed);
+    }
+    CONTENDED.load(Ordering::Relaxed)
+}
+
+fn read_contention() -> Option<bool> {
+    if let Ok(text) = std::fs::read_to_string("/proc/pressure/cpu") {
+        return cpu_pressure_some_avg10(&text).map(|p| p >= CONTENDED_PERCENT);
+    }
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let load: f64 = text.split_whitespace().next()?.parse().ok()?;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Some(load >= cpus as f64)
+}
+
+/// The `avg10` of the `some` line of /proc/pressure/cpu, in percent.
+fn cpu_pressure_some_avg10(text: &str) -> Option<f64> {
+    let line = text.lines().find(|l| l.starts_with("some "))?;
+    let field = line
+        .split_whitespace()
+        .find_map(|f| f.strip_prefix("avg10="))?;
+    field.parse().ok()
 }
 
 /// The spin itself. Yields the CPU now and then, so that a thread waiting
@@ -217,6 +292,15 @@ mod tests {
         flag.store(false, Ordering::Release);
         assert_eq!(spin_until_set(&flag, 50), Spun::Declined);
         set_limit_us(before);
+    }
+
+    #[test]
+    fn the_cpu_pressure_is_read_from_the_some_line() {
+        let text = "some avg10=12.50 avg60=3.00 avg300=1.00 total=123\n\
+                    full avg10=99.00 avg60=0.00 avg300=0.00 total=0\n";
+        assert_eq!(cpu_pressure_some_avg10(text), Some(12.5));
+        assert_eq!(cpu_pressure_some_avg10("full avg10=1.00\n"), None);
+        assert_eq!(cpu_pressure_some_avg10("some avg10=x\n"), None);
     }
 
     #[test]

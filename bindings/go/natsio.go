@@ -45,7 +45,9 @@ func Version() string { return C.GoString(C.natsio_version()) }
 // it, before it sleeps: an answer within the spin is seen with no thread
 // wake-up, which on a virtual machine can cost as much as the round trip;
 // the price is CPU time while spinning. At most half the CPUs spin at once.
-// 0 or less turns spinning off; the default is 200 microseconds. It is
+// 0 or less turns spinning off; the default is 200 microseconds, skipped
+// while the machine's CPUs are contended (a value set here applies as
+// set). It is
 // process-wide (every Conn, and C code using the library in the same
 // process), for waits that start after it.
 func SetWaitSpin(d time.Duration) {

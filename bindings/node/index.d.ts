@@ -1397,8 +1397,8 @@ export class JetStreamClient {
 
 /**
  * Sets how long a wait for an answer (a request's reply, a JetStream or KV
- * call) first spins before the thread sleeps, in microseconds (default 200;
- * 0 turns spinning off). The event loop spins while one operation is in
+ * call) first spins before the thread sleeps, in microseconds (default 200,
+ * skipped while the machine's CPUs are contended; 0 turns spinning off). The event loop spins while one operation is in
  * flight, in 20 us steps between which timers and I/O are served. An answer
  * within the spin is seen with no thread wake-up; the price is CPU time.
  * Process-wide (every connection and worker, and C or Go code in the same

@@ -268,8 +268,8 @@ native.init(
  * within the spin is seen with no thread wake-up, which on a virtual machine
  * can cost as much as the round trip. Here the event loop spins while one
  * operation is in flight, in steps of 20 us between which timers and I/O
- * are served; the price is CPU time. `us` microseconds (default 200; 0 turns
- * spinning off). Process-wide: every connection, every worker thread, and
+ * are served; the price is CPU time. `us` microseconds (default 200, skipped
+ * while the machine's CPUs are contended; 0 turns spinning off). Process-wide: every connection, every worker thread, and
  * C or Go code using the library in the same process.
  */
 function setWaitSpin(us) {

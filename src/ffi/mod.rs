@@ -515,8 +515,13 @@ pub extern "C" fn natsio_runtime_set_worker_threads(n: u32) -> natsio_status {
 /// which on a virtual machine can cost as much as the round trip itself;
 /// the price is CPU time while spinning. At most half the CPUs spin at
 /// once (none on a single-CPU machine); other waiters sleep at once.
-/// Default: 200 microseconds. Takes effect for waits that start after it;
-/// any thread, at any time; never fails.
+/// Default: 200 microseconds, skipped while the machine's CPUs have more
+/// runnable work than they run (the kernel's CPU pressure, sampled every
+/// 250 ms, at 10% or more; else the load average at the CPU count): a
+/// spinning thread keeps its CPU looking busy, so the thread bringing the
+/// answer waits behind the other work for a scheduler tick. A value set
+/// here applies as set, whatever the load. Takes effect for waits that
+/// start after it; any thread, at any time; never fails.
 #[no_mangle]
 pub extern "C" fn natsio_runtime_set_wait_spin_us(us: u32) {
     guard_void(|| crate::spin::set_limit_us(us))
@@ -525,7 +530,9 @@ pub extern "C" fn natsio_runtime_set_wait_spin_us(us: u32) {
 /// The wait spin set by `natsio_runtime_set_wait_spin_us` (default 200), in
 /// microseconds, or 0 on a single-CPU machine (where no thread spins): for
 /// a binding that waits on its own event loop and spins there by the same
-/// bound. Any thread; never fails.
+/// bound (while the default is skipped on contended CPUs, see there, it
+/// reads the same and `natsio_runtime_spin_until_set` declines each step).
+/// Any thread; never fails.
 ///
 /// Binding support (natsio_sys.h).
 #[no_mangle]
@@ -544,8 +551,9 @@ pub enum natsio_spin_result {
     /// `max_us` or the wait spin passed first.
     NATSIO_SPIN_TIMED_OUT = 1,
     /// It did not spin: spinning is off (`natsio_runtime_set_wait_spin_us`
-    /// 0, or a single CPU), every spinning slot is taken, or `flag` is
-    /// NULL. Sleep rather than call again at once.
+    /// 0, or a single CPU), the default spin is skipped (contended CPUs),
+    /// every spinning slot is taken, or `flag` is NULL. Sleep rather than
+    /// call again at once.
     NATSIO_SPIN_DECLINED = 2,
 }
 
