@@ -2704,6 +2704,48 @@ natsio_status natsio_js_messages_set_callback(const struct natsio_js_messages *m
 natsio_status natsio_js_messages_stop(const struct natsio_js_messages *messages);
 
 /**
+ * Graceful end of a consumption (nats.go's `ConsumeContext.Drain`): a
+ * pull consume sends no more pull requests and withdraws its inbox, a
+ * push consume withdraws its subscription to the deliver subject; what
+ * the server sent before that is still buffered and handed out, to the
+ * iterator or the callback, and then the consumption ends as after
+ * `natsio_js_messages_stop` (`natsio_js_messages_next` returns
+ * NATSIO_DONE, a callback gets its final call with NATSIO_DONE), so
+ * nothing already sent is left to be redelivered if the reader
+ * acknowledges what it takes. An ordered run just stops taking messages
+ * in and ends once its buffer is read. Waits up to `timeout_ms`
+ * (NATSIO_TIMEOUT_DEFAULT: the client's drain timeout;
+ * NATSIO_WAIT_FOREVER: no bound) for the end; on NATSIO_ERR_TIMEOUT the
+ * drain goes on. In iterator mode another thread must take the buffered
+ * messages meanwhile (use `natsio_js_messages_drain_async` to read them
+ * on this one); in callback mode the final call has been made when this
+ * returns NATSIO_OK (unless called from the callback). A second drain
+ * waits for the same end. Thread-safe. Errors: NATSIO_ERR_NULL_ARGUMENT,
+ * NATSIO_ERR_INVALID_ARGUMENT (timeout), NATSIO_ERR_TIMEOUT,
+ * NATSIO_ERR_SUBSCRIPTION_CLOSED (stopped before the drain finished, or
+ * before it started), NATSIO_ERR_CONNECTION_CLOSED, or the error that
+ * ended the consumption first (e.g. NATSIO_ERR_CONSUMER_DELETED),
+ * NATSIO_ERR_ILLEGAL_STATE (on a library runtime thread).
+ */
+natsio_status natsio_js_messages_drain(const struct natsio_js_messages *messages,
+                                       int64_t timeout_ms);
+
+/**
+ * Starts the drain of `natsio_js_messages_drain` and returns at once with
+ * a token (free with `natsio_token_free`; freeing it does not stop the
+ * drain) completing as that call returns: NATSIO_OK once the
+ * consumption ended after handing out its buffer, NATSIO_ERR_TIMEOUT
+ * once `timeout_ms` passes (the drain goes on), or that call's errors.
+ * Read on meanwhile with `natsio_js_messages_next` (NATSIO_DONE at the
+ * end) or the callback. Thread-safe. Errors (immediate):
+ * NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (timeout),
+ * NATSIO_ERR_CONNECTION_CLOSED (the client is gone).
+ */
+natsio_status natsio_js_messages_drain_async(const struct natsio_js_messages *messages,
+                                             int64_t timeout_ms,
+                                             struct natsio_token **token_out);
+
+/**
  * Reads the live counters into `stats_out` (`stalls` counts the times the
  * buffer was full and pulling paused).
  */

@@ -167,6 +167,31 @@ impl<T: FeedItem> Flow<T> {
         self.feed.join_dispatcher();
     }
 
+    /// Drains the flow: its producer stops taking in more (withdraws its
+    /// interest at the server, as a subscription's drain does) and what was
+    /// sent before is handed out; then the flow ends without error. The
+    /// completion reports that end, or fails after `timeout` (the drain
+    /// goes on) or once the flow is stopped or fails first.
+    pub fn drain_async(&self, timeout: Option<Duration>) -> Arc<Completion> {
+        let c = Completion::new();
+        self.feed.request_drain(Arc::clone(&c));
+        c.within(timeout, "drain")
+    }
+
+    /// `drain_async`, waiting for it; after it returns, the handler's
+    /// final call has been made.
+    pub fn drain(&self, timeout: Option<Duration>) -> Result<()> {
+        runtime::ensure_may_block()?;
+        match self.drain_async(None).wait(timeout) {
+            Some(r) => {
+                r?;
+                self.feed.join_dispatcher();
+                Ok(())
+            }
+            None => Err(Error::timeout("drain")),
+        }
+    }
+
     pub fn has_ended(&self) -> bool {
         self.feed.has_ended()
     }

@@ -106,7 +106,8 @@ impl JetStream {
                         ),
                         |m| Ok(crate::completion::Outcome::Msg(m)),
                     )
-                    .counting_calls(),
+                    .counting_calls()
+                    .drained_by_producer(),
                 );
                 // Stopping withdraws the interest before `stop` returns: what
                 // the server sends afterwards goes to another subscriber of
@@ -143,6 +144,9 @@ impl Pusher {
         // A flow-control request waiting for the reader to catch up.
         let mut flow_control: Option<String> = None;
         let room_at = out.limits().items.saturating_sub(1);
+        // Draining: the subscription is being drained (its UNSUB sent);
+        // what the server sent before it is handed on, then the flow ends.
+        let mut draining = false;
         loop {
             if out.has_ended() {
                 return;
@@ -151,7 +155,7 @@ impl Pusher {
             // server's messages meanwhile (and reports a slow consumer
             // past its own limits), and silence then is the reader's.
             let full = out.fill().room == 0;
-            let silent_until = (!self.idle_heartbeat.is_zero() && !full).then(|| {
+            let silent_until = (!self.idle_heartbeat.is_zero() && !full && !draining).then(|| {
                 crate::clock::tokio_instant_after(last_heard, self.idle_heartbeat.saturating_mul(2))
             });
             tokio::select! {
@@ -179,6 +183,12 @@ impl Pusher {
                     );
                     last_heard = Instant::now();
                 }
+                _ = out.until_drain_requested(), if !draining => {
+                    draining = true;
+                    // Ends the subscription once the server has processed
+                    // its UNSUB (`Ok(None)` below); nothing waits on it here.
+                    drop(self.sub.drain_async(None));
+                }
                 _ = out.wait_for_room(0, usize::MAX), if flow_control.is_some() => {
                     if let Some(reply) = flow_control.take() {
                         self.answer(&reply);
@@ -194,6 +204,10 @@ impl Pusher {
                             out.fail(e);
                             return;
                         }
+                    }
+                    Ok(None) if draining => {
+                        out.finish();
+                        return;
                     }
                     Ok(None) => {
                         out.fail(Error::closed());
