@@ -1219,6 +1219,16 @@ export class ConsumerMessages implements AsyncIterableIterator<JsMsg> {
    * redelivers them after the ack wait). Idempotent.
    */
   stop(): void;
+  /**
+   * Ends the consumption gracefully: no more pull requests (a push
+   * consume withdraws its subscription), while what the server already
+   * sent is still yielded, then the iteration ends; acknowledge what it
+   * yields and nothing is redelivered. Resolves once the library handed
+   * everything over (the loop must go on reading), bounded by `timeout` ms
+   * (default: the connection's drainTimeout; TimeoutError, the drain goes
+   * on); SubscriptionClosedError when stopped first.
+   */
+  drain(timeout?: number): Promise<void>;
   /** Counters of the library's buffer. */
   stats(): SubscriptionStats;
   /** The next message; done after stop() or nc.close(); rejects once with the error that ended the consumption. */

@@ -2613,6 +2613,21 @@ class ConsumerMessages extends ItemStream {
     for (let i = 0; i < count; i++) this._deliver(new JsMsg(batch, i));
   }
 
+  /**
+   * Ends the consumption gracefully: a pull consume sends no more pull
+   * requests, a push consume withdraws its subscription, and what the
+   * server sent before that is still yielded (acknowledge it, and nothing
+   * is redelivered); then the iteration ends. Resolves once the library
+   * has handed everything over, which needs the loop to go on reading;
+   * bounded by `timeout` ms (default: the connection's drainTimeout:
+   * TimeoutError, the drain goes on). Rejects with
+   * SubscriptionClosedError when stopped first.
+   */
+  async drain(timeout) {
+    await native.js_messages_drain(this._handle, timeoutArg(timeout));
+    await this.closed;
+  }
+
   _take(msg) {
     return msg;
   }

@@ -349,7 +349,7 @@ class ConsumerMessagesImpl {
   async next() {
     if (this._done) return { value: undefined, done: true };
     if (this._received >= this._limit) {
-      await this.close();
+      this._abort();
       return { value: undefined, done: true };
     }
     let r;
@@ -371,7 +371,7 @@ class ConsumerMessagesImpl {
   }
 
   return() {
-    this.stop();
+    this._abort();
     return Promise.resolve({ value: undefined, done: true });
   }
 
@@ -385,11 +385,26 @@ class ConsumerMessagesImpl {
     this._closedResolve(err);
   }
 
-  stop(err) {
+  /** Ends now: nothing more is yielded. */
+  _abort(err) {
     const inner = this._inner;
     this._end(err);
     if (inner?.stop) inner.stop();
     else if (!inner) Promise.resolve(this._source).then((i) => i?.stop?.(), () => {});
+  }
+
+  /** As nats.js: nothing more is asked of the server, and what it sent
+   * already is still yielded before the iteration ends (the library's
+   * drain: in flight too, so nothing is left to redeliver; left unread
+   * past the connection's drainTimeout, it is dropped); with `err`, or a
+   * second time, it ends now. */
+  stop(err) {
+    if (err || this._done || this._stopping) return this._abort(err);
+    this._stopping = true;
+    this._iter().then(
+      (i) => (i.drain ? i.drain().catch(() => i.stop()) : i.stop?.()),
+      () => {},
+    );
   }
 
   async close() {

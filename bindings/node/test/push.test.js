@@ -61,3 +61,92 @@ test('pushConsume: two members of a deliver group share the messages, none twice
     await js.streams.delete('PQ');
   }
 });
+
+// Publishes `n` messages "<prefix><i>" to `subject`.
+async function publishN(subject, prefix, n) {
+  for (let i = 0; i < n; i++) await js.publish(subject, `${prefix}${i}`);
+}
+
+test('drain of a push consumption: what the server sent is still yielded and acked, none redelivered, nothing after', async () => {
+  await js.streams.add({ name: 'PDN', subjects: ['PDN.>'], storage: 'memory' });
+  try {
+    const n = 30;
+    await publishN('PDN.a', 'd', n);
+    await js.consumers.add('PDN', { durable_name: 'd', ack_policy: 'explicit', ack_wait: 30e9, deliver_subject: nc.newInbox() });
+    const info = () => js.consumers.info('PDN', 'd');
+    const msgs = await js.pushConsume('PDN', 'd');
+    // All of it sent (none acked yet) before the drain.
+    await eventually(async () => (await info()).num_ack_pending === n, 10000, 'the deliveries');
+    const drained = msgs.drain();
+    const seen = [];
+    for await (const m of msgs) {
+      seen.push(m.string());
+      m.ack();
+    }
+    await drained;
+    assert.deepEqual(seen, Array.from({ length: n }, (_, i) => `d${i}`));
+    await eventually(async () => (await info()).num_ack_pending === 0, 10000, 'the acks');
+    assert.equal((await info()).num_redelivered, 0);
+    await js.publish('PDN.a', 'late');
+    await eventually(async () => (await info()).num_pending === 1, 10000, 'the late message held at the server');
+  } finally {
+    await js.streams.delete('PDN');
+  }
+});
+
+test('drain of a pull consumption: no more pulls; what was pulled is yielded; the rest stays at the server', async () => {
+  await js.streams.add({ name: 'PDL', subjects: ['PDL.>'], storage: 'memory' });
+  try {
+    const n = 100;
+    await publishN('PDL.a', 'p', n);
+    await js.consumers.add('PDL', { durable_name: 'p', ack_policy: 'explicit', ack_wait: 30e9 });
+    const msgs = await js.consume('PDL', 'p', { maxMessages: 10 });
+    let read = 0;
+    let drained = null;
+    for await (const m of msgs) {
+      assert.equal(m.string(), `p${read}`);
+      m.ack();
+      read++;
+      drained ??= msgs.drain();
+    }
+    await drained;
+    const info = () => js.consumers.info('PDL', 'p');
+    await eventually(async () => (await info()).num_ack_pending === 0, 10000, 'the acks');
+    const ci = await info();
+    assert.ok(read < n, `the drain read everything (${read})`);
+    assert.equal(ci.delivered.consumer_seq, read);
+    assert.equal(ci.num_redelivered, 0);
+    assert.equal(ci.num_pending, n - read);
+    // Stopped first: nothing to drain.
+    const stopped = await js.consume('PDL', 'p');
+    stopped.stop();
+    await rejectsWith(stopped.drain(), nats.SubscriptionClosedError);
+  } finally {
+    await js.streams.delete('PDL');
+  }
+});
+
+test('nats.js facade: stop() of a push consume still yields what the server sent, as nats.js yields what it queued', async () => {
+  const { jetstream } = require('natsio/jetstream');
+  await js.streams.add({ name: 'PDF', subjects: ['PDF.>'], storage: 'memory' });
+  try {
+    const n = 20;
+    await publishN('PDF.a', 'f', n);
+    await js.consumers.add('PDF', { durable_name: 'f', ack_policy: 'explicit', ack_wait: 30e9, deliver_subject: nc.newInbox() });
+    const info = () => js.consumers.info('PDF', 'f');
+    const c = await jetstream(nc).consumers.getPushConsumer('PDF', 'f');
+    const msgs = await c.consume();
+    await eventually(async () => (await info()).num_ack_pending === n, 10000, 'the deliveries');
+    let read = 0;
+    for await (const m of msgs) {
+      m.ack();
+      if (read++ === 0) msgs.stop();
+    }
+    assert.equal(read, n);
+    await msgs.closed();
+    await eventually(async () => (await info()).num_ack_pending === 0, 10000, 'the acks');
+    assert.equal((await info()).num_redelivered, 0);
+  } finally {
+    await js.streams.delete('PDF');
+  }
+});
