@@ -5294,6 +5294,40 @@ natsio_status natsio_js_push_consume_async(const struct natsio_js *js,
                                            struct natsio_token **token_out);
 
 /**
+ * The next status event of a push consumption (nats.js's consumer status
+ * notifications), waiting up to `timeout_ms` (NATSIO_TIMEOUT_DEFAULT or
+ * NATSIO_WAIT_FOREVER: until one comes; NATSIO_NO_WAIT: only one already
+ * there), as JSON text in `status_json_out` (free with
+ * `natsio_string_free`): `{"type":"heartbeat","last_consumer_seq":N,
+ * "last_stream_seq":N}` for each idle heartbeat, `{"type":"flow_control"}`
+ * for each flow-control request answered, `{"type":"heartbeats_missed",
+ * "count":N}` for each heartbeat interval without a word from the server
+ * from the second on (N counts the intervals; it starts again after the
+ * next message or heartbeat). Events are kept from the start of the
+ * consumption, the newest 256 when nobody reads them. NATSIO_DONE
+ * (`*status_json_out` set to NULL) once the consumption ended and its
+ * events are read, and at once for a consumption that tells none (a pull
+ * consume, an ordered run). Reading events does not take messages: read
+ * them on another thread, or with `natsio_js_messages_next_status_async`.
+ * Thread-safe. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_TIMEOUT,
+ * NATSIO_ERR_INVALID_ARGUMENT (timeout), NATSIO_ERR_ILLEGAL_STATE (on a
+ * library runtime thread).
+ */
+natsio_status natsio_js_messages_next_status(const struct natsio_js_messages *messages,
+                                             int64_t timeout_ms,
+                                             char **status_json_out);
+
+/**
+ * A token for the next status event of `natsio_js_messages_next_status`
+ * (read it with `natsio_token_string`; NATSIO_DONE at the end). Pending
+ * tokens are served in call order; freeing or cancelling one before an
+ * event reached it leaves the event queued. Thread-safe. Errors:
+ * NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_js_messages_next_status_async(const struct natsio_js_messages *messages,
+                                                   struct natsio_token **token_out);
+
+/**
  * The next reply (owned; free with `natsio_msg_free`), waiting up to
  * `timeout_ms` (NATSIO_TIMEOUT_DEFAULT or NATSIO_WAIT_FOREVER: as the
  * request's own stall and timeout allow; NATSIO_NO_WAIT: only one already

@@ -121,6 +121,9 @@ pub struct Flow<T: FeedItem> {
     /// The client (by address) whose dispatchers may run its handler.
     owner: usize,
     name: &'static str,
+    /// What its producer tells besides the items (a push consume's
+    /// heartbeats and flow control), as JSON texts; ends with the flow.
+    status_events: Option<Arc<Feed<String>>>,
 }
 
 impl<T: FeedItem> Flow<T> {
@@ -135,7 +138,18 @@ impl<T: FeedItem> Flow<T> {
             feed,
             owner: Arc::as_ptr(client) as usize,
             name,
+            status_events: None,
         }
+    }
+
+    pub(crate) fn with_status_events(mut self, events: Arc<Feed<String>>) -> Self {
+        self.status_events = Some(events);
+        self
+    }
+
+    /// The status events of the flow (`None`: its producer tells none).
+    pub(crate) fn status_events(&self) -> Option<&Arc<Feed<String>>> {
+        self.status_events.as_ref()
     }
 
     /// The next item, waiting up to `timeout` (forever if `None`).

@@ -538,6 +538,89 @@ static void test_drain_errors(void) {
     EXPECT_OK(natsio_js_stream_delete(js, "PDERR"));
 }
 
+/* The next status event of `it` containing `want`, skipping others, each
+ * within `timeout_ms`; false (with the last status) if none came. */
+static bool status_event_with(natsio_js_messages *it, const char *want, int64_t timeout_ms, char *got, size_t cap) {
+    for (int i = 0; i < 50; i++) {
+        char *ev = NULL;
+        natsio_status st = natsio_js_messages_next_status(it, timeout_ms, &ev);
+        if (st != NATSIO_OK) {
+            snprintf(got, cap, "%s", natsio_status_str(st));
+            return false;
+        }
+        snprintf(got, cap, "%s", ev);
+        bool match = strstr(ev, want) != NULL;
+        natsio_string_free(ev);
+        if (match) return true;
+    }
+    return false;
+}
+
+/* Status events (nats.js's consumer status notifications): flow-control
+ * requests answered, idle heartbeats with the last sequences, missed
+ * heartbeat intervals counted from the second; none for a pull consume. */
+static void test_status_events(void) {
+    char deliver[128], got[256];
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "PSE", "pse.>"));
+    /* Past the server's first flow-control window (half of 2 MB). */
+    enum { COUNT = 1200, SIZE = 1024 };
+    static char payload[SIZE];
+    memset(payload, 'x', SIZE);
+    for (int i = 0; i < COUNT; i++) {
+        EXPECT_OK(natsio_js_publish(js, "pse.a", payload, SIZE, NULL, NULL));
+    }
+    char cfg[256];
+    snprintf(cfg, sizeof cfg,
+             "{\"durable_name\":\"se\",\"deliver_subject\":\"%s\",\"ack_policy\":\"none\",\"flow_control\":true,"
+             "\"idle_heartbeat\":\"200ms\"}",
+             case_subject(deliver, sizeof deliver, "deliver"));
+    NT_CHECK(create_consumer(js, "PSE", cfg));
+    natsio_js_messages *it = push_consume(js, "PSE", "se");
+    NT_CHECK(it != NULL);
+    for (int i = 0; i < COUNT; i++) {
+        natsio_msg *m = NULL;
+        natsio_status st = natsio_js_messages_next(it, 10000, &m);
+        NT_CHECK_MSG(st == NATSIO_OK, "message %d: %s (%s)", i, natsio_status_str(st), natsio_last_error());
+        natsio_msg_free(m);
+    }
+    NT_CHECK_MSG(status_event_with(it, "{\"type\":\"flow_control\"}", 5000, got, sizeof got), "no flow control: %s",
+                 got);
+    /* Idle now: heartbeats name the last message delivered. */
+    char want[64];
+    snprintf(want, sizeof want, "\"last_stream_seq\":%d", COUNT);
+    NT_CHECK_MSG(status_event_with(it, want, 5000, got, sizeof got), "no heartbeat after the last message: %s", got);
+    NT_CHECK(strstr(got, "\"type\":\"heartbeat\"") != NULL);
+    /* The consumer gone, its heartbeats stop: intervals 2, 3, ... counted. */
+    EXPECT_OK(natsio_js_consumer_delete(js, "PSE", "se"));
+    NT_CHECK_MSG(status_event_with(it, "{\"count\":2,\"type\":\"heartbeats_missed\"}", 5000, got, sizeof got),
+                 "no second interval missed: %s", got);
+    char *ev = NULL;
+    EXPECT_OK(natsio_js_messages_next_status(it, 5000, &ev));
+    NT_CHECK_MSG(strcmp(ev, "{\"count\":3,\"type\":\"heartbeats_missed\"}") == 0, "then: %s", ev);
+    natsio_string_free(ev);
+    /* Stopped: the events end. */
+    EXPECT_OK(natsio_js_messages_stop(it));
+    NT_CHECK_MSG(!status_event_with(it, "never", 5000, got, sizeof got) && strcmp(got, natsio_status_str(NATSIO_DONE)) == 0,
+                 "after stop: %s", got);
+    /* A pull consume tells none: done at once, also through a token. */
+    NT_CHECK(create_consumer(js, "PSE", "{\"durable_name\":\"pull\"}"));
+    natsio_js_messages *pull = NULL;
+    EXPECT_OK(natsio_js_consume(js, "PSE", "pull", NULL, &pull));
+    nt_cleanup(js_messages_free_cb, pull);
+    ev = SENTINEL_STR;
+    NT_CHECK_INT_EQ(natsio_js_messages_next_status(pull, NATSIO_NO_WAIT, &ev), NATSIO_DONE);
+    NT_CHECK(ev == NULL);
+    natsio_token *t = NULL;
+    EXPECT_OK(natsio_js_messages_next_status_async(pull, &t));
+    nt_cleanup(token_free_cb, t);
+    NT_CHECK_INT_EQ(token_outcome(t, 5000), NATSIO_DONE);
+    EXPECT_NULL_ARG("messages", natsio_js_messages_next_status(NULL, 0, &ev));
+    EXPECT_NULL_ARG("status_json_out", natsio_js_messages_next_status(pull, 0, NULL));
+    EXPECT_OK(natsio_js_stream_delete(js, "PSE"));
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_delivery_in_order_with_metadata_and_acks),
@@ -552,6 +635,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_drain_hands_out_what_was_delivered),
         NT_CASE(test_drain_of_a_pull_consume_reads_what_was_pulled),
         NT_CASE(test_drain_errors),
+        NT_CASE(test_status_events),
     };
     return run_cases_with_shared_server(argc, argv, "pushtest", cases, NT_COUNT(cases));
 }

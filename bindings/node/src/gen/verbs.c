@@ -808,6 +808,20 @@ static napi_value js_messages_drain_js(napi_env env, napi_callback_info info) {
     return ret;
 }
 
+/* js_messages_next_status(messages) -> Promise<string>: natsio_js_messages_next_status_async */
+static napi_value js_messages_next_status_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_js_messages *recv = feed_handle(env, argv[0], FEED_JS_MESSAGES);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_messages_next_status_async(recv, &tok);
+        ret = op_track(env, st, tok, R_STRING, NULL, NULL);
+    }
+    return ret;
+}
+
 /* js_next(js, stream, consumer, opts) -> Promise<msg>: natsio_js_next_async */
 static napi_value js_next_js(napi_env env, napi_callback_info info) {
     ARGS(4);
@@ -2563,6 +2577,7 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"js_kv_names", NULL, js_kv_names_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_kv_statuses", NULL, js_kv_statuses_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_messages_drain", NULL, js_messages_drain_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_messages_next_status", NULL, js_messages_next_status_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_next", NULL, js_next_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_obj_bind", NULL, js_obj_bind_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_obj_create", NULL, js_obj_create_js, NULL, NULL, NULL, napi_default, NULL},
