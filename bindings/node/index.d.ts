@@ -1229,6 +1229,14 @@ export class ConsumerMessages implements AsyncIterableIterator<JsMsg> {
    * on); SubscriptionClosedError when stopped first.
    */
   drain(timeout?: number): Promise<void>;
+  /**
+   * The next status event of a push consumption, kept from its start (the
+   * newest 256 when unread): a heartbeat (with the last sequences it
+   * names), a flow-control request answered, or a heartbeat interval
+   * missed from the second on (counted). Resolves null once the
+   * consumption ended and its events are read (at once for a pull consume).
+   */
+  nextStatus(): Promise<PushStatusEvent | null>;
   /** Counters of the library's buffer. */
   stats(): SubscriptionStats;
   /** The next message; done after stop() or nc.close(); rejects once with the error that ended the consumption. */
@@ -1238,6 +1246,12 @@ export class ConsumerMessages implements AsyncIterableIterator<JsMsg> {
   /** The consumption is its own iterator. */
   [Symbol.asyncIterator](): this;
 }
+
+/** A status event of a push consumption (ConsumerMessages.nextStatus). */
+export type PushStatusEvent =
+  | { type: 'heartbeat'; last_consumer_seq: number; last_stream_seq: number }
+  | { type: 'flow_control' }
+  | { type: 'heartbeats_missed'; count: number };
 
 /** What js.consumers.get(stream, opts) reads (nats.js's OrderedConsumerOptions); by default the whole stream from its first message. */
 export interface OrderedConsumerOptions {

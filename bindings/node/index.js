@@ -2628,6 +2628,27 @@ class ConsumerMessages extends ItemStream {
     await this.closed;
   }
 
+  /**
+   * The next status event of a push consumption, kept from its start (the
+   * newest 256 when unread): {type: 'heartbeat', last_consumer_seq,
+   * last_stream_seq} for each idle heartbeat, {type: 'flow_control'} for
+   * each flow-control request answered, {type: 'heartbeats_missed',
+   * count} for each heartbeat interval missed from the second on. Resolves
+   * null once the consumption ended and its events are read (at once for
+   * a pull consume, which tells none).
+   */
+  async nextStatus() {
+    if (!this._handle) return null;
+    try {
+      const text = await native.js_messages_next_status(this._handle);
+      return typeof text === 'string' ? JSON.parse(text) : null;
+    } catch (e) {
+      // The end (DONE), or the iterator freed meanwhile.
+      if (e?.status === Status.DONE || e?.status === Status.ILLEGAL_STATE) return null;
+      throw e;
+    }
+  }
+
   _take(msg) {
     return msg;
   }

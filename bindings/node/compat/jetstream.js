@@ -616,6 +616,19 @@ class OrderedConsumerImpl {
   }
 }
 
+/** A status event of the library (ConsumerMessages.nextStatus) in
+ * nats.js's notification shape. */
+function pushNotification(n) {
+  switch (n.type) {
+    case 'heartbeat':
+      return { type: 'heartbeat', lastConsumerSequence: n.last_consumer_seq, lastStreamSequence: n.last_stream_seq };
+    case 'heartbeats_missed':
+      return { type: 'heartbeats_missed', count: n.count };
+    default:
+      return { type: n.type };
+  }
+}
+
 /** A push consumer (js.consumers.getPushConsumer(stream, name)): the
  * server sends its messages to its deliver subject; consume() subscribes
  * there. */
@@ -647,29 +660,23 @@ class PushConsumerImpl {
   }
 
   async consume(opts = {}) {
-    if (this._consuming) throw new Error('consumer already started');
+    if (this._consuming) throw new core.errors.InvalidOperationError('consumer already started');
     if (!this._info.config.deliver_group && this._info.push_bound) {
-      throw new Error('consumer is already bound');
+      throw new core.errors.InvalidOperationError('consumer is already bound');
     }
     const source = jsCall(this._js._js.pushConsume(this.stream, this.name));
-    await source;
+    const inner = await source;
     this._consuming = true;
     const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback });
-    // The library reports two heartbeat intervals without a word from the
-    // server to the connection, with the deliver subject: a status here
-    // ("heartbeats_missed", as nats.js; its count grows by two per report).
-    const bnc = bindingConnection(this._js.nc);
-    const deliver = this._info.config.deliver_subject;
-    let missed = 0;
-    const onError = (err) => {
-      if (err instanceof natsio.TimeoutError && err.subject === deliver) {
-        missed += 2;
-        msgs._notify({ type: 'heartbeats_missed', count: missed });
+    // The library's status events, as nats.js's notifications.
+    (async () => {
+      for (;;) {
+        const n = await inner.nextStatus().catch(() => null);
+        if (!n) return;
+        msgs._notify(pushNotification(n));
       }
-    };
-    bnc.on('error', onError);
+    })();
     msgs.closed().then(() => {
-      bnc.off('error', onError);
       this._consuming = false;
     });
     return msgs;

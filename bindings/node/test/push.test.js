@@ -150,3 +150,65 @@ test('nats.js facade: stop() of a push consume still yields what the server sent
     await js.streams.delete('PDF');
   }
 });
+
+test('nextStatus: heartbeats name the last sequences; missed intervals counted from the second; null at the end and for a pull consume', async () => {
+  await js.streams.add({ name: 'PST', subjects: ['PST.>'], storage: 'memory' });
+  try {
+    await js.consumers.add('PST', { durable_name: 's', ack_policy: 'none', deliver_subject: nc.newInbox(), idle_heartbeat: 200e6 });
+    const msgs = await js.pushConsume('PST', 's');
+    await js.publish('PST.a', 'one');
+    for await (const m of msgs) {
+      assert.equal(m.string(), 'one');
+      break;
+    }
+    // break stopped it: events already queued are read, then null.
+    let e;
+    while ((e = await msgs.nextStatus()) !== null) assert.ok(['heartbeat', 'heartbeats_missed'].includes(e.type), e.type);
+
+    const again = await js.pushConsume('PST', 's');
+    const next = async (type) => {
+      for (;;) {
+        const ev = await again.nextStatus();
+        if (ev === null || ev.type === type) return ev;
+      }
+    };
+    assert.deepEqual(await next('heartbeat'), { type: 'heartbeat', last_consumer_seq: 1, last_stream_seq: 1 });
+    await js.consumers.delete('PST', 's');
+    assert.deepEqual(await next('heartbeats_missed'), { type: 'heartbeats_missed', count: 2 });
+    assert.deepEqual(await again.nextStatus(), { type: 'heartbeats_missed', count: 3 });
+    again.stop();
+    while ((e = await again.nextStatus()) !== null);
+
+    await js.consumers.add('PST', { durable_name: 'pull' });
+    const pull = await js.consume('PST', 'pull');
+    assert.equal(await pull.nextStatus(), null);
+    pull.stop();
+  } finally {
+    await js.streams.delete('PST');
+  }
+});
+
+test('nats.js facade: status() yields heartbeat notifications; a second consume() is an InvalidOperationError', async () => {
+  const { jetstream } = require('natsio/jetstream');
+  const { errors } = require('natsio/transport-node');
+  await js.streams.add({ name: 'PSF', subjects: ['PSF.>'], storage: 'memory' });
+  try {
+    await js.consumers.add('PSF', { durable_name: 'f', ack_policy: 'none', deliver_subject: nc.newInbox(), idle_heartbeat: 200e6 });
+    const c = await jetstream(nc).consumers.getPushConsumer('PSF', 'f');
+    const msgs = await c.consume();
+    const second = await c.consume().catch((err) => err);
+    assert.ok(second instanceof errors.InvalidOperationError, `${second?.name}: ${second?.message}`);
+    assert.equal(second.message, 'consumer already started');
+    for await (const s of msgs.status()) {
+      if (s.type !== 'heartbeat') continue;
+      assert.deepEqual(s, { type: 'heartbeat', lastConsumerSequence: 0, lastStreamSequence: 0 });
+      break;
+    }
+    // close() ends the iteration once what was received is read, as nats.js.
+    const closing = msgs.close();
+    for await (const m of msgs) assert.fail(`nothing was published, got ${m.subject}`);
+    await closing;
+  } finally {
+    await js.streams.delete('PSF');
+  }
+});
