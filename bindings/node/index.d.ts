@@ -1097,6 +1097,8 @@ export class JsMsg {
   readonly data: Buffer;
   /** Its headers, parsed on first access; undefined without any. */
   readonly headers: MsgHeaders | undefined;
+  /** True when the header block had corrupt lines (skipped: headers holds the good ones), as Msg.headersMalformed. */
+  readonly headersMalformed: boolean;
   /** Delivery metadata, parsed on first access. */
   readonly info: JsMsgInfo;
   /** Same as info. */

@@ -2352,6 +2352,11 @@ class JsMsg {
     return this._headers;
   }
 
+  /** True when the header block had corrupt lines (skipped: headers holds the good ones), as Msg.headersMalformed. */
+  get headersMalformed() {
+    return this._rawHeaders?.malformed === true;
+  }
+
   /** Delivery metadata: {stream, consumer, domain, deliveryCount,
    * streamSequence, consumerSequence, timestamp (Date), timestampNanos
    * (bigint), pending, redelivered}. */

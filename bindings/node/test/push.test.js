@@ -212,3 +212,35 @@ test('nats.js facade: status() yields heartbeat notifications; a second consume(
     await js.streams.delete('PSF');
   }
 });
+
+test('JsMsg.headersMalformed: a stored message whose header block had a corrupt line (raw HPUB) is consumed with the flag and its good lines', async () => {
+  await js.streams.add({ name: 'PHM', subjects: ['PHM.>'], storage: 'memory' });
+  try {
+    const blocks = { bad: 'NATS/1.0\r\nGood: yes\r\nno colon here\r\n\r\n', good: 'NATS/1.0\r\nGood: yes\r\n\r\n' };
+    let frames = 'CONNECT {"verbose":false,"headers":true}\r\n';
+    for (const [tail, block] of Object.entries(blocks)) {
+      frames += `HPUB PHM.${tail} ${block.length} ${block.length + 4}\r\n${block}data\r\n`;
+    }
+    const url = new URL(nc.connectedUrl);
+    await new Promise((resolve, reject) => {
+      const raw = require('node:net').connect(Number(url.port), url.hostname, () => raw.write(`${frames}PING\r\n`));
+      let seen = '';
+      raw.on('data', (d) => {
+        seen += d;
+        if (seen.includes('PONG\r\n')) raw.end(resolve);
+      });
+      raw.on('error', reject);
+    });
+    await eventually(async () => (await js.streams.info('PHM')).state.messages === 2, 10000, 'both stored');
+    await js.consumers.add('PHM', { durable_name: 'h', ack_policy: 'none', deliver_subject: nc.newInbox() });
+    const msgs = await js.pushConsume('PHM', 'h');
+    const got = [];
+    for await (const m of msgs) {
+      got.push([m.subject, m.headersMalformed, m.headers?.get('Good')]);
+      if (got.length === 2) break;
+    }
+    assert.deepEqual(got, [['PHM.bad', true, ['yes']], ['PHM.good', false, ['yes']]]);
+  } finally {
+    await js.streams.delete('PHM');
+  }
+});
