@@ -2699,7 +2699,8 @@ natsio_status natsio_js_messages_set_callback(const struct natsio_js_messages *m
  * Stops consuming: `natsio_js_messages_next` returns NATSIO_DONE, now and
  * later; a callback gets its final call before this returns. Messages
  * buffered but not taken are not acknowledged (the server redelivers them
- * after the consumer's ack wait). Idempotent.
+ * after the consumer's ack wait; `natsio_js_messages_drain` hands them out
+ * first instead). Idempotent.
  */
 natsio_status natsio_js_messages_stop(const struct natsio_js_messages *messages);
 

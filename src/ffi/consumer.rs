@@ -1079,7 +1079,8 @@ pub unsafe extern "C" fn natsio_js_messages_set_callback(
 /// Stops consuming: `natsio_js_messages_next` returns NATSIO_DONE, now and
 /// later; a callback gets its final call before this returns. Messages
 /// buffered but not taken are not acknowledged (the server redelivers them
-/// after the consumer's ack wait). Idempotent.
+/// after the consumer's ack wait; `natsio_js_messages_drain` hands them out
+/// first instead). Idempotent.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_messages_stop(
     messages: *const natsio_js_messages,
