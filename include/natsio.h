@@ -2886,9 +2886,52 @@ natsio_status natsio_js_messages_set_callback(const struct natsio_js_messages *m
  * Stops consuming: `natsio_js_messages_next` returns NATSIO_DONE, now and
  * later; a callback gets its final call before this returns. Messages
  * buffered but not taken are not acknowledged (the server redelivers them
- * after the consumer's ack wait). Idempotent.
+ * after the consumer's ack wait; `natsio_js_messages_drain` hands them out
+ * first instead). Idempotent.
  */
 natsio_status natsio_js_messages_stop(const struct natsio_js_messages *messages);
+
+/**
+ * Graceful end of a consumption (nats.go's `ConsumeContext.Drain`): a
+ * pull consume sends no more pull requests and withdraws its inbox, a
+ * push consume withdraws its subscription to the deliver subject; what
+ * the server sent before that is still buffered and handed out, to the
+ * iterator or the callback, and then the consumption ends as after
+ * `natsio_js_messages_stop` (`natsio_js_messages_next` returns
+ * NATSIO_DONE, a callback gets its final call with NATSIO_DONE), so
+ * nothing already sent is left to be redelivered if the reader
+ * acknowledges what it takes. An ordered run just stops taking messages
+ * in and ends once its buffer is read. Waits up to `timeout_ms`
+ * (NATSIO_TIMEOUT_DEFAULT: the client's drain timeout;
+ * NATSIO_WAIT_FOREVER: no bound) for the end; on NATSIO_ERR_TIMEOUT the
+ * drain goes on. In iterator mode another thread must take the buffered
+ * messages meanwhile (use `natsio_js_messages_drain_async` to read them
+ * on this one); in callback mode the final call has been made when this
+ * returns NATSIO_OK (unless called from the callback). A second drain
+ * waits for the same end. Thread-safe. Errors: NATSIO_ERR_NULL_ARGUMENT,
+ * NATSIO_ERR_INVALID_ARGUMENT (timeout), NATSIO_ERR_TIMEOUT,
+ * NATSIO_ERR_SUBSCRIPTION_CLOSED (stopped before the drain finished, or
+ * before it started), NATSIO_ERR_CONNECTION_CLOSED, or the error that
+ * ended the consumption first (e.g. NATSIO_ERR_CONSUMER_DELETED),
+ * NATSIO_ERR_ILLEGAL_STATE (on a library runtime thread).
+ */
+natsio_status natsio_js_messages_drain(const struct natsio_js_messages *messages,
+                                       int64_t timeout_ms);
+
+/**
+ * Starts the drain of `natsio_js_messages_drain` and returns at once with
+ * a token (free with `natsio_token_free`; freeing it does not stop the
+ * drain) completing as that call returns: NATSIO_OK once the
+ * consumption ended after handing out its buffer, NATSIO_ERR_TIMEOUT
+ * once `timeout_ms` passes (the drain goes on), or that call's errors.
+ * Read on meanwhile with `natsio_js_messages_next` (NATSIO_DONE at the
+ * end) or the callback. Thread-safe. Errors (immediate):
+ * NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (timeout),
+ * NATSIO_ERR_CONNECTION_CLOSED (the client is gone).
+ */
+natsio_status natsio_js_messages_drain_async(const struct natsio_js_messages *messages,
+                                             int64_t timeout_ms,
+                                             struct natsio_token **token_out);
 
 /**
  * Reads the live counters into `stats_out` (`stalls` counts the times the
@@ -5575,6 +5618,40 @@ natsio_status natsio_js_push_consume_async(const struct natsio_js *js,
                                            const char *stream,
                                            const char *consumer,
                                            struct natsio_token **token_out);
+
+/**
+ * The next status event of a push consumption (nats.js's consumer status
+ * notifications), waiting up to `timeout_ms` (NATSIO_TIMEOUT_DEFAULT or
+ * NATSIO_WAIT_FOREVER: until one comes; NATSIO_NO_WAIT: only one already
+ * there), as JSON text in `status_json_out` (free with
+ * `natsio_string_free`): `{"type":"heartbeat","last_consumer_seq":N,
+ * "last_stream_seq":N}` for each idle heartbeat, `{"type":"flow_control"}`
+ * for each flow-control request answered, `{"type":"heartbeats_missed",
+ * "count":N}` for each heartbeat interval without a word from the server
+ * from the second on (N counts the intervals; it starts again after the
+ * next message or heartbeat). Events are kept from the start of the
+ * consumption, the newest 256 when nobody reads them. NATSIO_DONE
+ * (`*status_json_out` set to NULL) once the consumption ended and its
+ * events are read, and at once for a consumption that tells none (a pull
+ * consume, an ordered run). Reading events does not take messages: read
+ * them on another thread, or with `natsio_js_messages_next_status_async`.
+ * Thread-safe. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_TIMEOUT,
+ * NATSIO_ERR_INVALID_ARGUMENT (timeout), NATSIO_ERR_ILLEGAL_STATE (on a
+ * library runtime thread).
+ */
+natsio_status natsio_js_messages_next_status(const struct natsio_js_messages *messages,
+                                             int64_t timeout_ms,
+                                             char **status_json_out);
+
+/**
+ * A token for the next status event of `natsio_js_messages_next_status`
+ * (read it with `natsio_token_string`; NATSIO_DONE at the end). Pending
+ * tokens are served in call order; freeing or cancelling one before an
+ * event reached it leaves the event queued. Thread-safe. Errors:
+ * NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_js_messages_next_status_async(const struct natsio_js_messages *messages,
+                                                   struct natsio_token **token_out);
 
 /**
  * The next reply (owned; free with `natsio_msg_free`), waiting up to

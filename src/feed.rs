@@ -330,6 +330,14 @@ pub struct Feed<T: FeedItem> {
     /// Count the items in the push-mode handler's call (`in_call`), for a
     /// producer with a budget (`counting_calls`); others skip the cost.
     count_calls: bool,
+    /// The producer drains on its owner's request (`drained_by_producer`):
+    /// it withdraws its interest at the server, hands on what was sent
+    /// before, then finishes the feed. Without, a drain finishes it at once.
+    producer_drains: bool,
+    /// Set once a drain was asked for (`request_drain`).
+    drain_requested: AtomicBool,
+    /// Wakes a producer waiting for a drain request.
+    drain_wanted: tokio::sync::Notify,
 }
 
 /// What the reader of a feed counts per item, on its own cache line: the
@@ -377,7 +385,18 @@ impl<T: FeedItem> Feed<T> {
             cut: AtomicBool::new(false),
             cut_hook: Mutex::new(None),
             count_calls: false,
+            producer_drains: false,
+            drain_requested: AtomicBool::new(false),
+            drain_wanted: tokio::sync::Notify::new(),
         }
+    }
+
+    /// For a producer that drains on request (`until_drain_requested`):
+    /// what it has at the server keeps coming until it withdrew its
+    /// interest, and it finishes the feed after that.
+    pub(crate) fn drained_by_producer(mut self) -> Feed<T> {
+        self.producer_drains = true;
+        self
     }
 
     /// For a producer that fills the feed within a budget (a consume): the
@@ -853,6 +872,40 @@ impl<T: FeedItem> Feed<T> {
             lock(&self.state).end,
             Some(End::Stopped) | Some(End::Failed(_))
         )
+    }
+
+    /// Asks for a drain: no more items are taken in, those on their way or
+    /// queued are handed out, then the feed ends without error and `c`
+    /// completes (it fails if the feed is stopped or fails first). A
+    /// producer that drains itself is woken (`until_drain_requested`);
+    /// for any other the feed is finished now.
+    pub(crate) fn request_drain(&self, c: Arc<Completion>) {
+        self.add_drain_waiter(c);
+        if self.producer_drains {
+            if !self.drain_requested.swap(true, Ordering::SeqCst) {
+                self.drain_wanted.notify_waiters();
+            }
+        } else {
+            self.finish();
+        }
+    }
+
+    /// Whether a drain was asked for.
+    pub(crate) fn drain_requested(&self) -> bool {
+        self.drain_requested.load(Ordering::SeqCst)
+    }
+
+    /// Waits until a drain is asked for (`request_drain`).
+    pub(crate) async fn until_drain_requested(&self) {
+        loop {
+            let notified = self.drain_wanted.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.drain_requested() {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// Registers a drain waiter; completes it at once if already ended.

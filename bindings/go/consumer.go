@@ -1245,6 +1245,42 @@ func (c *Consumption) Stop() {
 	}
 }
 
+// Drain ends the consumption gracefully, as a subscription's Drain: a
+// Consume sends no more pull requests and withdraws their inbox, a
+// PushConsume withdraws its subscription to the deliver subject; Next
+// still returns what the server sent before that, then ErrDone, so
+// nothing already delivered is left for the server to redeliver (as long
+// as it is acknowledged). An ordered consumer's Messages just stops taking
+// messages in. Drain waits until the library has handed everything out:
+// another goroutine must read it with Next meanwhile. The wait is bounded
+// by ctx's deadline or, without one, by the connection's DrainTimeout
+// option: past it Drain fails with ErrTimeout and the drain goes on; if
+// ctx is cancelled, Drain returns ctx.Err() and the drain goes on.
+// Errors: ErrSubscriptionClosed (stopped before the drain finished),
+// ErrConnectionClosed, or the error that ended the consumption first
+// (e.g. ErrConsumerDeleted).
+func (c *Consumption) Drain(ctx context.Context) error {
+	if c == nil {
+		return errorOf(ErrNullArgument, "nil *Consumption")
+	}
+	if ctx.Err() != nil {
+		return contextError(ctx)
+	}
+	defer runtime.KeepAlive(c)
+	return rawJsMessagesDrain(waitingBy(ctx, leaveOnEnd), c.ptr, int64(timeoutArg(ctx)))
+}
+
+// StartDrain is Drain without the wait: the drain has begun when it
+// returns (no pull request is sent after it), and Next returns ErrDone
+// once the buffer is read. Errors: ErrConnectionClosed.
+func (c *Consumption) StartDrain() error {
+	if c == nil {
+		return errorOf(ErrNullArgument, "nil *Consumption")
+	}
+	defer runtime.KeepAlive(c)
+	return rawJsMessagesDrain(waitingBy(context.Background(), startOnly), c.ptr, C.NATSIO_WAIT_FOREVER)
+}
+
 // IterStats are the live counters of a consumption, a watch or a batch
 // read (StoredMsgs).
 type IterStats struct {

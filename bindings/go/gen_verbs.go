@@ -318,6 +318,25 @@ func rawJsKvStatuses(ctx context.Context, p *C.natsio_js) (C.go_take, error) {
 	return r, err
 }
 
+// rawJsMessagesDrain is natsio_js_messages_drain_async, awaited under ctx.
+func rawJsMessagesDrain(ctx context.Context, p *C.natsio_js_messages, timeoutMs int64) error {
+	_, err := await(ctx, C.GO_TAKE_NONE, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_messages_drain_async(p, C.int64_t(timeoutMs), tok)
+	})
+	return err
+}
+
+// rawJsMessagesNextStatus is natsio_js_messages_next_status_async, awaited under ctx.
+func rawJsMessagesNextStatus(ctx context.Context, p *C.natsio_js_messages) (string, error) {
+	r, err := await(ctx, C.GO_TAKE_STRING, func(tok **C.natsio_token) C.natsio_status {
+		return C.natsio_js_messages_next_status_async(p, tok)
+	})
+	if err != nil {
+		return "", err
+	}
+	return takeString(r), nil
+}
+
 // rawJsNext is natsio_js_next_async, awaited under ctx.
 func rawJsNext(ctx context.Context, p *C.natsio_js, stream string, consumer string, opts *C.natsio_fetch_options) (C.go_take, error) {
 	cStream, err := cString(stream)

@@ -1,6 +1,8 @@
 package natsio_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -46,4 +48,83 @@ func TestPushConsume(t *testing.T) {
 	wantErr(t, err, natsio.ErrInvalidArgument, "not a push consumer")
 	_, err = js.PushConsume(ctx, "PS", "missing")
 	wantErr(t, err, natsio.ErrConsumerNotFound)
+}
+
+// drainReading drains c while this goroutine reads it with Next, acking
+// each message, until ErrDone; it returns how many were read.
+func drainReading(t *testing.T, ctx context.Context, c *natsio.Consumption) int {
+	t.Helper()
+	drained := make(chan error, 1)
+	go func() { drained <- c.Drain(ctx) }()
+	read := 0
+	for {
+		m, err := c.Next(ctx)
+		if errors.Is(err, natsio.ErrDone) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("Next while draining, after %d: %v", read, err)
+		}
+		if err := m.Ack(); err != nil {
+			t.Fatal(err)
+		}
+		read++
+	}
+	if err := <-drained; err != nil {
+		t.Fatalf("Drain: %v", err)
+	}
+	return read
+}
+
+// Drain, unlike Stop, hands out what the server already sent: a push
+// consumption's whole backlog and a pull consumption's pulled messages
+// are read before ErrDone, acked, none redelivered; what is published
+// afterwards (push) or was never pulled stays at the server.
+func TestConsumptionDrain(t *testing.T) {
+	nc, js := jetStream(t)
+	ctx := ctxTimeout(t, 30*time.Second)
+	got(js.CreateStream(ctx, natsio.StreamConfig{Name: "PD", Subjects: []string{"pd.>"}})).must(t)
+	const n = 30
+	for i := 0; i < n; i++ {
+		got(js.Publish(ctx, "pd.push", []byte(fmt.Sprint("m", i)))).must(t)
+		got(js.Publish(ctx, "pd.pull", []byte(fmt.Sprint("m", i)))).must(t)
+	}
+	info := func(name string) *natsio.ConsumerInfo {
+		return got(js.ConsumerInfo(ctx, "PD", name)).must(t)
+	}
+
+	inbox := got(nc.NewInbox()).must(t)
+	got(js.CreateConsumer(ctx, "PD", natsio.ConsumerConfig{Durable: "push", FilterSubject: "pd.push",
+		AckWait: 30 * time.Second, Extra: map[string]any{"deliver_subject": inbox}})).must(t)
+	push := got(js.PushConsume(ctx, "PD", "push")).must(t)
+	// All of it sent before the drain (none acked yet).
+	eventually(t, "the push deliveries", func() bool { return info("push").NumAckPending == n })
+	if read := drainReading(t, ctx, push); read != n {
+		t.Fatalf("push drain read %d of %d", read, n)
+	}
+	eventually(t, "the push acks", func() bool { return info("push").NumAckPending == 0 })
+	if ci := info("push"); ci.NumRedelivered != 0 {
+		t.Fatalf("push after the drain: %+v", ci)
+	}
+	got(js.Publish(ctx, "pd.push", []byte("late"))).must(t)
+	eventually(t, "the late message held", func() bool { return info("push").NumPending == 1 })
+	_, err := push.Next(ctx)
+	wantErr(t, err, natsio.ErrDone)
+
+	got(js.CreateConsumer(ctx, "PD", natsio.ConsumerConfig{Durable: "pull", FilterSubject: "pd.pull",
+		AckWait: 30 * time.Second})).must(t)
+	pull := got(js.Consume(ctx, "PD", "pull", natsio.ConsumeMaxMessages(10))).must(t)
+	first := got(pull.Next(ctx)).must(t)
+	noErr(t, first.Ack())
+	read := 1 + drainReading(t, ctx, pull)
+	eventually(t, "the pull acks", func() bool { return info("pull").NumAckPending == 0 })
+	ci := info("pull")
+	if ci.Delivered.Consumer != uint64(read) || ci.NumRedelivered != 0 || ci.NumPending != uint64(n-read) || read >= n {
+		t.Fatalf("pull drain read %d: %+v", read, ci)
+	}
+
+	// Stopped first: nothing to drain.
+	stopped := got(js.Consume(ctx, "PD", "pull")).must(t)
+	stopped.Stop()
+	wantErr(t, stopped.Drain(ctx), natsio.ErrSubscriptionClosed)
 }

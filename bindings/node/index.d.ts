@@ -1122,6 +1122,8 @@ export class JsMsg {
   readonly data: Buffer;
   /** Its headers, parsed on first access; undefined without any. */
   readonly headers: MsgHeaders | undefined;
+  /** True when the header block had corrupt lines (skipped: headers holds the good ones), as Msg.headersMalformed. */
+  readonly headersMalformed: boolean;
   /** Delivery metadata, parsed on first access. */
   readonly info: JsMsgInfo;
   /** Same as info. */
@@ -1244,6 +1246,24 @@ export class ConsumerMessages implements AsyncIterableIterator<JsMsg> {
    * redelivers them after the ack wait). Idempotent.
    */
   stop(): void;
+  /**
+   * Ends the consumption gracefully: no more pull requests (a push
+   * consume withdraws its subscription), while what the server already
+   * sent is still yielded, then the iteration ends; acknowledge what it
+   * yields and nothing is redelivered. Resolves once the library handed
+   * everything over (the loop must go on reading), bounded by `timeout` ms
+   * (default: the connection's drainTimeout; TimeoutError, the drain goes
+   * on); SubscriptionClosedError when stopped first.
+   */
+  drain(timeout?: number): Promise<void>;
+  /**
+   * The next status event of a push consumption, kept from its start (the
+   * newest 256 when unread): a heartbeat (with the last sequences it
+   * names), a flow-control request answered, or a heartbeat interval
+   * missed from the second on (counted). Resolves null once the
+   * consumption ended and its events are read (at once for a pull consume).
+   */
+  nextStatus(): Promise<PushStatusEvent | null>;
   /** Counters of the library's buffer. */
   stats(): SubscriptionStats;
   /** The next message; done after stop() or nc.close(); rejects once with the error that ended the consumption. */
@@ -1253,6 +1273,12 @@ export class ConsumerMessages implements AsyncIterableIterator<JsMsg> {
   /** The consumption is its own iterator. */
   [Symbol.asyncIterator](): this;
 }
+
+/** A status event of a push consumption (ConsumerMessages.nextStatus). */
+export type PushStatusEvent =
+  | { type: 'heartbeat'; last_consumer_seq: number; last_stream_seq: number }
+  | { type: 'flow_control' }
+  | { type: 'heartbeats_missed'; count: number };
 
 /** What js.consumers.get(stream, opts) reads (nats.js's OrderedConsumerOptions); by default the whole stream from its first message. */
 export interface OrderedConsumerOptions {

@@ -2423,6 +2423,11 @@ class JsMsg {
     return this._headers;
   }
 
+  /** True when the header block had corrupt lines (skipped: headers holds the good ones), as Msg.headersMalformed. */
+  get headersMalformed() {
+    return this._rawHeaders?.malformed === true;
+  }
+
   /** Delivery metadata: {stream, consumer, domain, deliveryCount,
    * streamSequence, consumerSequence, timestamp (Date), timestampNanos
    * (bigint), pending, redelivered}. */
@@ -2682,6 +2687,42 @@ class ConsumerMessages extends ItemStream {
   /** A batch of messages (js_msgs_to_js): queued one by one. */
   onItems(count, batch) {
     for (let i = 0; i < count; i++) this._deliver(new JsMsg(batch, i));
+  }
+
+  /**
+   * Ends the consumption gracefully: a pull consume sends no more pull
+   * requests, a push consume withdraws its subscription, and what the
+   * server sent before that is still yielded (acknowledge it, and nothing
+   * is redelivered); then the iteration ends. Resolves once the library
+   * has handed everything over, which needs the loop to go on reading;
+   * bounded by `timeout` ms (default: the connection's drainTimeout:
+   * TimeoutError, the drain goes on). Rejects with
+   * SubscriptionClosedError when stopped first.
+   */
+  async drain(timeout) {
+    await native.js_messages_drain(this._handle, timeoutArg(timeout));
+    await this.closed;
+  }
+
+  /**
+   * The next status event of a push consumption, kept from its start (the
+   * newest 256 when unread): {type: 'heartbeat', last_consumer_seq,
+   * last_stream_seq} for each idle heartbeat, {type: 'flow_control'} for
+   * each flow-control request answered, {type: 'heartbeats_missed',
+   * count} for each heartbeat interval missed from the second on. Resolves
+   * null once the consumption ended and its events are read (at once for
+   * a pull consume, which tells none).
+   */
+  async nextStatus() {
+    if (!this._handle) return null;
+    try {
+      const text = await native.js_messages_next_status(this._handle);
+      return typeof text === 'string' ? JSON.parse(text) : null;
+    } catch (e) {
+      // The end (DONE), or the iterator freed meanwhile.
+      if (e?.status === Status.DONE || e?.status === Status.ILLEGAL_STATE) return null;
+      throw e;
+    }
   }
 
   _take(msg) {

@@ -121,6 +121,9 @@ pub struct Flow<T: FeedItem> {
     /// The client (by address) whose dispatchers may run its handler.
     owner: usize,
     name: &'static str,
+    /// What its producer tells besides the items (a push consume's
+    /// heartbeats and flow control), as JSON texts; ends with the flow.
+    status_events: Option<Arc<Feed<String>>>,
 }
 
 impl<T: FeedItem> Flow<T> {
@@ -135,7 +138,18 @@ impl<T: FeedItem> Flow<T> {
             feed,
             owner: Arc::as_ptr(client) as usize,
             name,
+            status_events: None,
         }
+    }
+
+    pub(crate) fn with_status_events(mut self, events: Arc<Feed<String>>) -> Self {
+        self.status_events = Some(events);
+        self
+    }
+
+    /// The status events of the flow (`None`: its producer tells none).
+    pub(crate) fn status_events(&self) -> Option<&Arc<Feed<String>>> {
+        self.status_events.as_ref()
     }
 
     /// The next item, waiting up to `timeout` (forever if `None`).
@@ -165,6 +179,31 @@ impl<T: FeedItem> Flow<T> {
     pub fn stop(&self) {
         self.feed.stop();
         self.feed.join_dispatcher();
+    }
+
+    /// Drains the flow: its producer stops taking in more (withdraws its
+    /// interest at the server, as a subscription's drain does) and what was
+    /// sent before is handed out; then the flow ends without error. The
+    /// completion reports that end, or fails after `timeout` (the drain
+    /// goes on) or once the flow is stopped or fails first.
+    pub fn drain_async(&self, timeout: Option<Duration>) -> Arc<Completion> {
+        let c = Completion::new();
+        self.feed.request_drain(Arc::clone(&c));
+        c.within(timeout, "drain")
+    }
+
+    /// `drain_async`, waiting for it; after it returns, the handler's
+    /// final call has been made.
+    pub fn drain(&self, timeout: Option<Duration>) -> Result<()> {
+        runtime::ensure_may_block()?;
+        match self.drain_async(None).wait(timeout) {
+            Some(r) => {
+                r?;
+                self.feed.join_dispatcher();
+                Ok(())
+            }
+            None => Err(Error::timeout("drain")),
+        }
     }
 
     pub fn has_ended(&self) -> bool {

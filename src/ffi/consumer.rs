@@ -1167,13 +1167,80 @@ pub unsafe extern "C" fn natsio_js_messages_set_callback(
 /// Stops consuming: `natsio_js_messages_next` returns NATSIO_DONE, now and
 /// later; a callback gets its final call before this returns. Messages
 /// buffered but not taken are not acknowledged (the server redelivers them
-/// after the consumer's ack wait). Idempotent.
+/// after the consumer's ack wait; `natsio_js_messages_drain` hands them out
+/// first instead). Idempotent.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_messages_stop(
     messages: *const natsio_js_messages,
 ) -> natsio_status {
     guard(|| {
         self::messages(messages)?.it.stop();
+        Ok(())
+    })
+}
+
+/// The drain bound of `timeout_ms` for a consumption (the default is its
+/// client's drain timeout).
+fn drain_timeout(it: &natsio_js_messages, timeout_ms: i64) -> Result<Option<Duration>> {
+    let default = it.client.live()?.opts.drain_timeout;
+    super::timeout_arg(timeout_ms, Some(default), false)
+}
+
+/// Graceful end of a consumption (nats.go's `ConsumeContext.Drain`): a
+/// pull consume sends no more pull requests and withdraws its inbox, a
+/// push consume withdraws its subscription to the deliver subject; what
+/// the server sent before that is still buffered and handed out, to the
+/// iterator or the callback, and then the consumption ends as after
+/// `natsio_js_messages_stop` (`natsio_js_messages_next` returns
+/// NATSIO_DONE, a callback gets its final call with NATSIO_DONE), so
+/// nothing already sent is left to be redelivered if the reader
+/// acknowledges what it takes. An ordered run just stops taking messages
+/// in and ends once its buffer is read. Waits up to `timeout_ms`
+/// (NATSIO_TIMEOUT_DEFAULT: the client's drain timeout;
+/// NATSIO_WAIT_FOREVER: no bound) for the end; on NATSIO_ERR_TIMEOUT the
+/// drain goes on. In iterator mode another thread must take the buffered
+/// messages meanwhile (use `natsio_js_messages_drain_async` to read them
+/// on this one); in callback mode the final call has been made when this
+/// returns NATSIO_OK (unless called from the callback). A second drain
+/// waits for the same end. Thread-safe. Errors: NATSIO_ERR_NULL_ARGUMENT,
+/// NATSIO_ERR_INVALID_ARGUMENT (timeout), NATSIO_ERR_TIMEOUT,
+/// NATSIO_ERR_SUBSCRIPTION_CLOSED (stopped before the drain finished, or
+/// before it started), NATSIO_ERR_CONNECTION_CLOSED, or the error that
+/// ended the consumption first (e.g. NATSIO_ERR_CONSUMER_DELETED),
+/// NATSIO_ERR_ILLEGAL_STATE (on a library runtime thread).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_messages_drain(
+    messages: *const natsio_js_messages,
+    timeout_ms: i64,
+) -> natsio_status {
+    guard(|| {
+        let it = self::messages(messages)?;
+        let timeout = drain_timeout(it, timeout_ms)?;
+        it.it.drain(timeout)
+    })
+}
+
+/// Starts the drain of `natsio_js_messages_drain` and returns at once with
+/// a token (free with `natsio_token_free`; freeing it does not stop the
+/// drain) completing as that call returns: NATSIO_OK once the
+/// consumption ended after handing out its buffer, NATSIO_ERR_TIMEOUT
+/// once `timeout_ms` passes (the drain goes on), or that call's errors.
+/// Read on meanwhile with `natsio_js_messages_next` (NATSIO_DONE at the
+/// end) or the callback. Thread-safe. Errors (immediate):
+/// NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_ARGUMENT (timeout),
+/// NATSIO_ERR_CONNECTION_CLOSED (the client is gone).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_messages_drain_async(
+    messages: *const natsio_js_messages,
+    timeout_ms: i64,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    guard(|| {
+        let it = self::messages(messages)?;
+        let out = out_arg(token_out, "token_out")?;
+        let timeout = drain_timeout(it, timeout_ms)?;
+        let c = it.it.drain_async(timeout);
+        write_box(out, natsio_token::new(c, it.client.clone()));
         Ok(())
     })
 }

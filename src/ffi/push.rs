@@ -3,14 +3,18 @@
 //! consumer is created with `natsio_js_consumer_create` and a config that
 //! has a "deliver_subject".
 
-use std::ffi::c_char;
+use std::ffi::{c_char, CString};
+use std::sync::Arc;
 
 use super::consumer::natsio_js_messages;
+use super::iter;
 use super::js::natsio_js;
 use super::status::natsio_status;
 use super::token::natsio_token;
 use super::{arg, guard, out_arg, start_op, str_arg, write_box, TakeOnce};
+use crate::client_handle::ClientHandle;
 use crate::error::Result;
+use crate::feed::Feed;
 use crate::jetstream::Consumption;
 use crate::op::Op;
 
@@ -92,4 +96,79 @@ pub unsafe extern "C" fn natsio_js_push_consume_async(
         let (h, op) = push_consume_op(js, stream, consumer)?;
         start_op(op.map(TakeOnce::new), h.client_handle(), token_out)
     })
+}
+
+/// The status events of a consumption; for one whose producer tells none,
+/// an ended feed (its reader gets NATSIO_DONE at once).
+fn status_events(messages: *const natsio_js_messages) -> Result<(Arc<Feed<String>>, ClientHandle)> {
+    // SAFETY: the caller passes a live handle or NULL.
+    let it: &natsio_js_messages = unsafe { arg(messages, "messages")? };
+    let events = match it.it.status_events() {
+        Some(f) => Arc::clone(f),
+        None => {
+            let f = crate::jetstream::status_event_feed();
+            f.finish();
+            f
+        }
+    };
+    Ok((events, it.client.clone()))
+}
+
+/// The next status event of a push consumption (nats.js's consumer status
+/// notifications), waiting up to `timeout_ms` (NATSIO_TIMEOUT_DEFAULT or
+/// NATSIO_WAIT_FOREVER: until one comes; NATSIO_NO_WAIT: only one already
+/// there), as JSON text in `status_json_out` (free with
+/// `natsio_string_free`): `{"type":"heartbeat","last_consumer_seq":N,
+/// "last_stream_seq":N}` for each idle heartbeat, `{"type":"flow_control"}`
+/// for each flow-control request answered, `{"type":"heartbeats_missed",
+/// "count":N}` for each heartbeat interval without a word from the server
+/// from the second on (N counts the intervals; it starts again after the
+/// next message or heartbeat). Events are kept from the start of the
+/// consumption, the newest 256 when nobody reads them. NATSIO_DONE
+/// (`*status_json_out` set to NULL) once the consumption ended and its
+/// events are read, and at once for a consumption that tells none (a pull
+/// consume, an ordered run). Reading events does not take messages: read
+/// them on another thread, or with `natsio_js_messages_next_status_async`.
+/// Thread-safe. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_TIMEOUT,
+/// NATSIO_ERR_INVALID_ARGUMENT (timeout), NATSIO_ERR_ILLEGAL_STATE (on a
+/// library runtime thread).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_messages_next_status(
+    messages: *const natsio_js_messages,
+    timeout_ms: i64,
+    status_json_out: *mut *mut c_char,
+) -> natsio_status {
+    match status_events(messages) {
+        Ok((events, _)) => iter::next_ptr(
+            &events,
+            timeout_ms,
+            status_json_out,
+            "status_json_out",
+            |e| {
+                CString::new(e).map(CString::into_raw).map_err(|_| {
+                    crate::error::Error::new(
+                        crate::error::ErrorKind::Internal,
+                        "string contains NUL",
+                    )
+                })
+            },
+        ),
+        Err(e) => super::status::record(&e),
+    }
+}
+
+/// A token for the next status event of `natsio_js_messages_next_status`
+/// (read it with `natsio_token_string`; NATSIO_DONE at the end). Pending
+/// tokens are served in call order; freeing or cancelling one before an
+/// event reached it leaves the event queued. Thread-safe. Errors:
+/// NATSIO_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_js_messages_next_status_async(
+    messages: *const natsio_js_messages,
+    token_out: *mut *mut natsio_token,
+) -> natsio_status {
+    match status_events(messages) {
+        Ok((events, client)) => iter::next_async(&events, client, token_out),
+        Err(e) => super::status::record(&e),
+    }
 }

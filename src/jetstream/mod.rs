@@ -43,6 +43,7 @@ pub(crate) use publish::parse_pub_ack;
 pub use publish::parse_pub_ack_json;
 pub use publish::{PubAck, PublishOptions, Ttl};
 pub use pull::{ConsumeOptions, Consumption};
+pub(crate) use push::status_event_feed;
 pub(crate) use stream::{all_names, all_stream_infos};
 pub use stream::{MsgSelector, StoredMsg};
 

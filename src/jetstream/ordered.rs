@@ -511,7 +511,7 @@ impl<S: OrderedSink> Ordered<S> {
                 }
                 PullEvent::Lost | PullEvent::ConsumerDeleted | PullEvent::NoResponders => false,
                 PullEvent::LeaderElected => self.core.last_stream_seq == 0,
-                PullEvent::Stopped => break,
+                PullEvent::Stopped | PullEvent::Drained => break,
                 PullEvent::Failed(e) => {
                     self.out.fail(e);
                     break;

@@ -169,6 +169,9 @@ pub(crate) enum PullEvent {
     /// The stream elected a leader (`Puller::watching_elections`): told
     /// between two messages, never with one taken and not handed out.
     LeaderElected,
+    /// A drain asked for by the flow's owner is complete: the inbox is
+    /// withdrawn and everything the server sent to it was handed out.
+    Drained,
 }
 
 /// How a puller sizes its requests.
@@ -241,6 +244,10 @@ pub(crate) struct Puller {
     /// consumer when the stream's leadership moves (the ordered consumer);
     /// dropped once refused (no permission) or ended.
     elections: Option<Subscription>,
+    /// The flow is draining (its owner asked, `Feed::request_drain`): no
+    /// more requests, the inbox's UNSUB is sent, and what the server sent
+    /// before it is still handed out.
+    draining: bool,
 }
 
 impl Puller {
@@ -269,6 +276,7 @@ impl Puller {
             stalled: false,
             stalled_before_next: false,
             elections: None,
+            draining: false,
         })
     }
 
@@ -368,6 +376,9 @@ impl Puller {
             (0, 0)
         };
         let in_flight = self.outstanding + buffered;
+        if self.draining {
+            return Ok(None);
+        }
         if self.hold_until.is_some_and(|t| t > Instant::now()) {
             // Backing off after requests that ended at once.
             return Ok(None);
@@ -438,14 +449,14 @@ impl Puller {
                         }
                         continue;
                     }
-                    Ok(None) => return PullEvent::Failed(Error::closed()),
+                    Ok(None) => return self.inbox_ended(),
                     Err(e) => return PullEvent::Failed(e),
                 }
             }
             if std::mem::take(&mut self.active) {
                 self.last_activity = Instant::now();
             }
-            let silent_until = (self.outstanding > 0).then(|| {
+            let silent_until = (self.outstanding > 0 && !self.draining).then(|| {
                 crate::clock::tokio_instant_after(
                     self.last_activity,
                     self.window.idle_heartbeat.saturating_mul(2),
@@ -453,6 +464,12 @@ impl Puller {
             });
             tokio::select! {
                 _ = out.until_ended() => return PullEvent::Stopped,
+                _ = out.until_drain_requested(), if !self.draining => {
+                    // The inbox ends once the server processed its UNSUB
+                    // (`inbox_ended`); requests still open die with it.
+                    self.draining = true;
+                    drop(self.sub.drain_async(None));
+                }
                 changed = life.changed() => {
                     let closed = changed.is_err() || life.borrow_and_update().closed;
                     if closed {
@@ -487,10 +504,20 @@ impl Puller {
                             return ev;
                         }
                     }
-                    Ok(None) => return PullEvent::Failed(Error::closed()),
+                    Ok(None) => return self.inbox_ended(),
                     Err(e) => return PullEvent::Failed(e),
                 },
             }
+        }
+    }
+
+    /// The inbox ended cleanly: drained, or closed under a puller that
+    /// did not drain it.
+    fn inbox_ended(&self) -> PullEvent {
+        if self.draining {
+            PullEvent::Drained
+        } else {
+            PullEvent::Failed(Error::closed())
         }
     }
 
@@ -882,7 +909,8 @@ impl JetStream {
                         ),
                         |m| Ok(crate::completion::Outcome::Msg(m)),
                     )
-                    .counting_calls(),
+                    .counting_calls()
+                    .drained_by_producer(),
                 );
                 puller.unsubscribe_on_cut(&out);
                 crate::runtime::handle().spawn(run_consume(
@@ -956,6 +984,10 @@ async fn run_consume(
                 }
             }
             PullEvent::Stopped => return,
+            PullEvent::Drained => {
+                out.finish();
+                return;
+            }
             PullEvent::Failed(e) => {
                 out.fail(e);
                 return;

@@ -12,6 +12,11 @@
 //! heartbeat intervals without a word from the server are reported to the
 //! client's error callback (as nats.go hands `ErrNoHeartbeat` to its
 //! ConsumeErrHandler) while consuming goes on.
+//!
+//! What the statuses tell is also read as events (`Flow::status_events`,
+//! JSON texts as nats.js's consumer status notifications): each idle
+//! heartbeat, each flow-control request answered, and each heartbeat
+//! interval missed from the second on, counted.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,6 +37,24 @@ use crate::subscription::{SubOptions, Subscription};
 /// The header of an idle heartbeat naming the flow-control reply the
 /// server still waits for (ADR-9).
 const CONSUMER_STALLED: &str = "Nats-Consumer-Stalled";
+/// The headers of an idle heartbeat naming the last sequences delivered.
+const LAST_CONSUMER: &str = "Nats-Last-Consumer";
+const LAST_STREAM: &str = "Nats-Last-Stream";
+
+/// Status events kept unread at most (the oldest go first).
+const STATUS_EVENTS_KEPT: usize = 256;
+
+/// A feed of status events (JSON texts), read through its own token.
+pub(crate) fn status_event_feed() -> Arc<Feed<String>> {
+    Arc::new(Feed::new(
+        Limits {
+            items: STATUS_EVENTS_KEPT,
+            bytes: usize::MAX,
+            policy: PendingPolicy::DropOld,
+        },
+        |e| Ok(crate::completion::Outcome::value(e)),
+    ))
+}
 
 /// What a push consumer's ConsumerInfo says about its delivery.
 struct PushDelivery {
@@ -106,21 +129,24 @@ impl JetStream {
                         ),
                         |m| Ok(crate::completion::Outcome::Msg(m)),
                     )
-                    .counting_calls(),
+                    .counting_calls()
+                    .drained_by_producer(),
                 );
                 // Stopping withdraws the interest before `stop` returns: what
                 // the server sends afterwards goes to another subscriber of
                 // the group, or waits for the consumer's next reader.
                 out.on_cut(Box::new(inbox_withdrawal(client, &sub)));
+                let events = status_event_feed();
                 let pusher = Pusher {
                     client: Arc::clone(client),
                     sub,
                     subject: delivery.subject,
                     idle_heartbeat: delivery.idle_heartbeat,
                     out: Arc::clone(&out),
+                    events: Arc::clone(&events),
                 };
                 crate::runtime::handle().spawn(pusher.run());
-                Ok(Flow::new(out, client, "natsio-push-consume"))
+                Ok(Flow::new(out, client, "natsio-push-consume").with_status_events(events))
             })
         })
     }
@@ -133,16 +159,33 @@ struct Pusher {
     subject: String,
     idle_heartbeat: Duration,
     out: Arc<Feed<Message>>,
+    events: Arc<Feed<String>>,
 }
 
 impl Pusher {
     async fn run(self) {
+        self.deliver().await;
+        // The reader still gets the events queued, then the end.
+        self.events.finish();
+    }
+
+    fn event(&self, event: serde_json::Value) {
+        self.events.push(event.to_string());
+    }
+
+    async fn deliver(&self) {
         let out = &self.out;
         let mut life = self.client.lifecycle();
         let mut last_heard = Instant::now();
+        // Heartbeat intervals counted since `last_heard` (reported from the
+        // second on).
+        let mut missed: u32 = 0;
         // A flow-control request waiting for the reader to catch up.
         let mut flow_control: Option<String> = None;
         let room_at = out.limits().items.saturating_sub(1);
+        // Draining: the subscription is being drained (its UNSUB sent);
+        // what the server sent before it is handed on, then the flow ends.
+        let mut draining = false;
         loop {
             if out.has_ended() {
                 return;
@@ -151,8 +194,11 @@ impl Pusher {
             // server's messages meanwhile (and reports a slow consumer
             // past its own limits), and silence then is the reader's.
             let full = out.fill().room == 0;
-            let silent_until = (!self.idle_heartbeat.is_zero() && !full).then(|| {
-                crate::clock::tokio_instant_after(last_heard, self.idle_heartbeat.saturating_mul(2))
+            let silent_until = (!self.idle_heartbeat.is_zero() && !full && !draining).then(|| {
+                crate::clock::tokio_instant_after(
+                    last_heard,
+                    self.idle_heartbeat.saturating_mul((missed + 1).max(2)),
+                )
             });
             tokio::select! {
                 _ = out.until_ended() => return,
@@ -164,8 +210,16 @@ impl Pusher {
                     // Reconnected: the subscription is renewed by the client
                     // and heartbeats resume on the new connection.
                     last_heard = Instant::now();
+                    missed = 0;
                 }
                 _ = tokio::time::sleep_until(silent_until.unwrap_or_else(Instant::now)), if silent_until.is_some() => {
+                    // Every interval from the second on is an event (as
+                    // nats.js counts); every second one an error, as before.
+                    missed = (missed + 1).max(2);
+                    self.event(serde_json::json!({"type": "heartbeats_missed", "count": missed}));
+                    if missed % 2 != 0 {
+                        continue;
+                    }
                     self.client.report_error(
                         Error::new(
                             ErrorKind::Timeout,
@@ -177,23 +231,34 @@ impl Pusher {
                         ),
                         Some((self.sub.sid(), self.subject.clone())),
                     );
-                    last_heard = Instant::now();
+                }
+                _ = out.until_drain_requested(), if !draining => {
+                    draining = true;
+                    // Ends the subscription once the server has processed
+                    // its UNSUB (`Ok(None)` below); nothing waits on it here.
+                    drop(self.sub.drain_async(None));
                 }
                 _ = out.wait_for_room(0, usize::MAX), if flow_control.is_some() => {
                     if let Some(reply) = flow_control.take() {
-                        self.answer(&reply);
+                        self.answer_flow_control(&reply);
                     }
                 }
                 _ = out.wait_for_room(room_at, usize::MAX), if full => {
                     last_heard = Instant::now();
+                    missed = 0;
                 }
                 r = self.sub.feed().recv(), if !full => match r {
                     Ok(Some(m)) => {
                         last_heard = Instant::now();
+                        missed = 0;
                         if let Err(e) = self.on_message(m, &mut flow_control) {
                             out.fail(e);
                             return;
                         }
+                    }
+                    Ok(None) if draining => {
+                        out.finish();
+                        return;
                     }
                     Ok(None) => {
                         out.fail(Error::closed());
@@ -226,10 +291,23 @@ impl Pusher {
                     // answered now (the server asks again only when it
                     // stalls, and a newer request covers the older).
                     if let Some(older) = flow_control.replace(reply.to_string()) {
-                        self.answer(&older);
+                        self.answer_flow_control(&older);
                     }
-                } else if let Some(stalled) = m.headers().and_then(|h| h.get(CONSUMER_STALLED)) {
-                    self.answer(stalled.trim());
+                } else {
+                    let seq = |name: &str| {
+                        m.headers()
+                            .and_then(|h| h.get(name))
+                            .and_then(|v| v.trim().parse::<u64>().ok())
+                            .unwrap_or(0)
+                    };
+                    self.event(serde_json::json!({
+                        "type": "heartbeat",
+                        "last_consumer_seq": seq(LAST_CONSUMER),
+                        "last_stream_seq": seq(LAST_STREAM),
+                    }));
+                    if let Some(stalled) = m.headers().and_then(|h| h.get(CONSUMER_STALLED)) {
+                        self.answer(stalled.trim());
+                    }
                 }
                 Ok(())
             }
@@ -248,6 +326,12 @@ impl Pusher {
                 Ok(())
             }
         }
+    }
+
+    /// Answers a flow-control request, and tells it as an event.
+    fn answer_flow_control(&self, reply: &str) {
+        self.answer(reply);
+        self.event(serde_json::json!({"type": "flow_control"}));
     }
 
     /// Replies (empty) to a flow-control subject.

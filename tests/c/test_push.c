@@ -5,7 +5,9 @@
  * the buffer never over its limit, the server's flow-control requests
  * answered), missed heartbeats reported to the error callback, a queue
  * group sharing the messages, stop withdrawing the subscription, a
- * consumer deleted under a consumption, and the errors of the call.
+ * consumer deleted under a consumption, and the errors of the call; the
+ * drain of a consumption (push and pull), which hands out what the server
+ * sent before it ends.
  *
  * The cases share one server; each uses its own stream names and subjects.
  */
@@ -395,6 +397,230 @@ static void test_token_form_starts_a_consumption(void) {
     EXPECT_OK(natsio_js_stream_delete(js, "PTOK"));
 }
 
+/* A handler that blocks in its first call until released, then acks. */
+typedef struct {
+    atomic_long delivered;
+    atomic_long acked;
+    atomic_long ends;
+    atomic_long end_status;
+    atomic_long release;
+} drain_counts;
+
+static void ack_after_release(void *user_data, const natsio_msg *msg, natsio_status status) {
+    drain_counts *c = user_data;
+    if (msg == NULL) {
+        atomic_store(&c->end_status, (long)status);
+        atomic_fetch_add(&c->ends, 1);
+        return;
+    }
+    atomic_fetch_add(&c->delivered, 1);
+    (void)wait_at_least(&c->release, 1, 30000);
+    if (natsio_msg_ack(msg) == NATSIO_OK) {
+        atomic_fetch_add(&c->acked, 1);
+    }
+}
+
+/* Drain (unlike stop) hands what the server already sent to the handler
+ * before the consumption ends: nothing is left to redeliver, and nothing
+ * published after the drain reaches the handler. */
+static void test_drain_hands_out_what_was_delivered(void) {
+    enum { N = 40 };
+    char deliver[128];
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "PDRAIN", "pdrain.>"));
+    NT_CHECK(publish_n(js, "pdrain.a", "d", N));
+    char cfg[256];
+    snprintf(cfg, sizeof cfg,
+             "{\"durable_name\":\"dr\",\"deliver_subject\":\"%s\",\"ack_policy\":\"explicit\",\"ack_wait\":\"30s\"}",
+             case_subject(deliver, sizeof deliver, "deliver"));
+    NT_CHECK(create_consumer(js, "PDRAIN", cfg));
+    natsio_js_messages *it = push_consume(js, "PDRAIN", "dr");
+    NT_CHECK(it != NULL);
+    static drain_counts counts;
+    atomic_store(&counts.delivered, 0);
+    atomic_store(&counts.acked, 0);
+    atomic_store(&counts.ends, 0);
+    atomic_store(&counts.end_status, -1);
+    atomic_store(&counts.release, 0);
+    EXPECT_OK(natsio_js_messages_set_callback(it, ack_after_release, &counts, NULL));
+    /* The handler holds the first message; the server has sent all N. */
+    NT_CHECK(wait_at_least(&counts.delivered, 1, 10000));
+    NT_CHECK(wait_consumer_int(js, "PDRAIN", "dr", "num_ack_pending", N));
+    natsio_token *t = NULL;
+    EXPECT_OK(natsio_js_messages_drain_async(it, 30000, &t));
+    nt_cleanup(token_free_cb, t);
+    NT_CHECK_INT_EQ(atomic_load(&counts.ends), 0);
+    atomic_store(&counts.release, 1);
+    NT_CHECK_INT_EQ(token_outcome(t, 30000), NATSIO_OK);
+    NT_CHECK_INT_EQ(atomic_load(&counts.delivered), N);
+    NT_CHECK_INT_EQ(atomic_load(&counts.acked), N);
+    NT_CHECK_INT_EQ(atomic_load(&counts.ends), 1);
+    NT_CHECK_INT_EQ(atomic_load(&counts.end_status), NATSIO_DONE);
+    NT_CHECK(wait_consumer_int(js, "PDRAIN", "dr", "num_ack_pending", 0));
+    NT_CHECK_INT_EQ(consumer_int(js, "PDRAIN", "dr", "num_redelivered"), 0);
+    /* The interest is gone: what comes next waits at the server. */
+    NT_CHECK(publish_n(js, "pdrain.a", "late", 3));
+    NT_CHECK(wait_consumer_int(js, "PDRAIN", "dr", "num_pending", 3));
+    NT_CHECK_INT_EQ(atomic_load(&counts.delivered), N);
+    /* Draining again reports the same end; stop after it does nothing. */
+    EXPECT_OK(natsio_js_messages_drain(it, 1000));
+    EXPECT_OK(natsio_js_messages_stop(it));
+    EXPECT_OK(natsio_js_stream_delete(js, "PDRAIN"));
+}
+
+/* A pull consume drained while an iterator reads it: no more pulls, what
+ * was pulled is still read, then NATSIO_DONE; the rest stays at the
+ * server. */
+static void test_drain_of_a_pull_consume_reads_what_was_pulled(void) {
+    enum { N = 100 };
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "PLDRAIN", "pldrain.>"));
+    NT_CHECK(publish_n(js, "pldrain.a", "p", N));
+    NT_CHECK(create_consumer(js, "PLDRAIN",
+                             "{\"durable_name\":\"pl\",\"ack_policy\":\"explicit\",\"ack_wait\":\"30s\"}"));
+    natsio_consume_options co;
+    natsio_consume_options_init(&co);
+    co.max_messages = 10;
+    natsio_js_messages *it = NULL;
+    EXPECT_OK(natsio_js_consume(js, "PLDRAIN", "pl", &co, &it));
+    nt_cleanup(js_messages_free_cb, it);
+    natsio_msg *first = next_msg(it);
+    NT_CHECK(payload_is(first, "p0"));
+    EXPECT_OK(natsio_msg_ack(first));
+    natsio_token *t = NULL;
+    EXPECT_OK(natsio_js_messages_drain_async(it, 30000, &t));
+    nt_cleanup(token_free_cb, t);
+    int64_t read = 1;
+    for (;;) {
+        natsio_msg *m = NULL;
+        natsio_status st = natsio_js_messages_next(it, 10000, &m);
+        if (st == NATSIO_DONE) break;
+        NT_CHECK_MSG(st == NATSIO_OK, "next while draining: %s (%s)", natsio_status_str(st), natsio_last_error());
+        char want[32];
+        snprintf(want, sizeof want, "p%lld", (long long)read);
+        NT_CHECK_MSG(payload_is(m, want), "message %lld is not %s", (long long)read, want);
+        EXPECT_OK(natsio_msg_ack(m));
+        natsio_msg_free(m);
+        read++;
+    }
+    NT_CHECK_INT_EQ(token_outcome(t, 30000), NATSIO_OK);
+    NT_CHECK_MSG(read < N, "the drain pulled everything (%lld)", (long long)read);
+    /* Everything the server delivered was read (delivered.consumer_seq
+     * is the first "consumer_seq" of the info), acked, none redelivered. */
+    NT_CHECK_INT_EQ(consumer_int(js, "PLDRAIN", "pl", "consumer_seq"), read);
+    NT_CHECK(wait_consumer_int(js, "PLDRAIN", "pl", "num_ack_pending", 0));
+    NT_CHECK_INT_EQ(consumer_int(js, "PLDRAIN", "pl", "num_redelivered"), 0);
+    NT_CHECK_INT_EQ(consumer_int(js, "PLDRAIN", "pl", "num_pending"), N - read);
+    natsio_msg *none = NULL;
+    NT_CHECK_INT_EQ(natsio_js_messages_next(it, 100, &none), NATSIO_DONE);
+    EXPECT_OK(natsio_js_stream_delete(js, "PLDRAIN"));
+}
+
+static void test_drain_errors(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "PDERR", "pderr.>"));
+    NT_CHECK(create_consumer(js, "PDERR", "{\"durable_name\":\"e\"}"));
+    natsio_js_messages *it = NULL;
+    EXPECT_OK(natsio_js_consume(js, "PDERR", "e", NULL, &it));
+    nt_cleanup(js_messages_free_cb, it);
+    natsio_token *t = SENTINEL;
+    EXPECT_NULL_ARG("messages", natsio_js_messages_drain(NULL, 1000));
+    EXPECT_NULL_ARG("messages", natsio_js_messages_drain_async(NULL, 1000, &t));
+    EXPECT_NULL_ARG("token_out", natsio_js_messages_drain_async(it, 1000, NULL));
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_messages_drain(it, -7));
+    NT_CHECK(t == SENTINEL);
+    /* Stopped first: nothing to drain. */
+    EXPECT_OK(natsio_js_messages_stop(it));
+    EXPECT_FAILS(NATSIO_ERR_SUBSCRIPTION_CLOSED, natsio_js_messages_drain(it, 1000));
+    EXPECT_OK(natsio_js_stream_delete(js, "PDERR"));
+}
+
+/* The next status event of `it` containing `want`, skipping others, each
+ * within `timeout_ms`; false (with the last status) if none came. */
+static bool status_event_with(natsio_js_messages *it, const char *want, int64_t timeout_ms, char *got, size_t cap) {
+    for (int i = 0; i < 50; i++) {
+        char *ev = NULL;
+        natsio_status st = natsio_js_messages_next_status(it, timeout_ms, &ev);
+        if (st != NATSIO_OK) {
+            snprintf(got, cap, "%s", natsio_status_str(st));
+            return false;
+        }
+        snprintf(got, cap, "%s", ev);
+        bool match = strstr(ev, want) != NULL;
+        natsio_string_free(ev);
+        if (match) return true;
+    }
+    return false;
+}
+
+/* Status events (nats.js's consumer status notifications): flow-control
+ * requests answered, idle heartbeats with the last sequences, missed
+ * heartbeat intervals counted from the second; none for a pull consume. */
+static void test_status_events(void) {
+    char deliver[128], got[256];
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "PSE", "pse.>"));
+    /* Past the server's first flow-control window (half of 2 MB). */
+    enum { COUNT = 1200, SIZE = 1024 };
+    static char payload[SIZE];
+    memset(payload, 'x', SIZE);
+    for (int i = 0; i < COUNT; i++) {
+        EXPECT_OK(natsio_js_publish(js, "pse.a", payload, SIZE, NULL, NULL));
+    }
+    char cfg[256];
+    snprintf(cfg, sizeof cfg,
+             "{\"durable_name\":\"se\",\"deliver_subject\":\"%s\",\"ack_policy\":\"none\",\"flow_control\":true,"
+             "\"idle_heartbeat\":\"200ms\"}",
+             case_subject(deliver, sizeof deliver, "deliver"));
+    NT_CHECK(create_consumer(js, "PSE", cfg));
+    natsio_js_messages *it = push_consume(js, "PSE", "se");
+    NT_CHECK(it != NULL);
+    for (int i = 0; i < COUNT; i++) {
+        natsio_msg *m = NULL;
+        natsio_status st = natsio_js_messages_next(it, 10000, &m);
+        NT_CHECK_MSG(st == NATSIO_OK, "message %d: %s (%s)", i, natsio_status_str(st), natsio_last_error());
+        natsio_msg_free(m);
+    }
+    NT_CHECK_MSG(status_event_with(it, "{\"type\":\"flow_control\"}", 5000, got, sizeof got), "no flow control: %s",
+                 got);
+    /* Idle now: heartbeats name the last message delivered. */
+    char want[64];
+    snprintf(want, sizeof want, "\"last_stream_seq\":%d", COUNT);
+    NT_CHECK_MSG(status_event_with(it, want, 5000, got, sizeof got), "no heartbeat after the last message: %s", got);
+    NT_CHECK(strstr(got, "\"type\":\"heartbeat\"") != NULL);
+    /* The consumer gone, its heartbeats stop: intervals 2, 3, ... counted. */
+    EXPECT_OK(natsio_js_consumer_delete(js, "PSE", "se"));
+    NT_CHECK_MSG(status_event_with(it, "{\"count\":2,\"type\":\"heartbeats_missed\"}", 5000, got, sizeof got),
+                 "no second interval missed: %s", got);
+    char *ev = NULL;
+    EXPECT_OK(natsio_js_messages_next_status(it, 5000, &ev));
+    NT_CHECK_MSG(strcmp(ev, "{\"count\":3,\"type\":\"heartbeats_missed\"}") == 0, "then: %s", ev);
+    natsio_string_free(ev);
+    /* Stopped: the events end. */
+    EXPECT_OK(natsio_js_messages_stop(it));
+    NT_CHECK_MSG(!status_event_with(it, "never", 5000, got, sizeof got) && strcmp(got, natsio_status_str(NATSIO_DONE)) == 0,
+                 "after stop: %s", got);
+    /* A pull consume tells none: done at once, also through a token. */
+    NT_CHECK(create_consumer(js, "PSE", "{\"durable_name\":\"pull\"}"));
+    natsio_js_messages *pull = NULL;
+    EXPECT_OK(natsio_js_consume(js, "PSE", "pull", NULL, &pull));
+    nt_cleanup(js_messages_free_cb, pull);
+    ev = SENTINEL_STR;
+    NT_CHECK_INT_EQ(natsio_js_messages_next_status(pull, NATSIO_NO_WAIT, &ev), NATSIO_DONE);
+    NT_CHECK(ev == NULL);
+    natsio_token *t = NULL;
+    EXPECT_OK(natsio_js_messages_next_status_async(pull, &t));
+    nt_cleanup(token_free_cb, t);
+    NT_CHECK_INT_EQ(token_outcome(t, 5000), NATSIO_DONE);
+    EXPECT_NULL_ARG("messages", natsio_js_messages_next_status(NULL, 0, &ev));
+    EXPECT_NULL_ARG("status_json_out", natsio_js_messages_next_status(pull, 0, NULL));
+    EXPECT_OK(natsio_js_stream_delete(js, "PSE"));
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_delivery_in_order_with_metadata_and_acks),
@@ -406,6 +632,10 @@ int main(int argc, char **argv) {
         NT_CASE(test_ephemeral_consumer_and_consumer_deleted),
         NT_CASE(test_errors),
         NT_CASE(test_token_form_starts_a_consumption),
+        NT_CASE(test_drain_hands_out_what_was_delivered),
+        NT_CASE(test_drain_of_a_pull_consume_reads_what_was_pulled),
+        NT_CASE(test_drain_errors),
+        NT_CASE(test_status_events),
     };
     return run_cases_with_shared_server(argc, argv, "pushtest", cases, NT_COUNT(cases));
 }

@@ -195,6 +195,34 @@ TEST(Consumer, Lifecycle) {
     js.delete_stream("CPP_CONS");
 }
 
+// A push consumer read through push_consume: in order, acks reach the
+// server; a pull consumer is refused.
+TEST(Consumer, PushConsume) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_PUSH","subjects":["cpp.push.>"],"storage":"memory"})");
+    publish_numbered(js, "cpp.push", 3);
+    std::string inbox = client.new_inbox();
+    js.create_consumer("CPP_PUSH", R"({"durable_name":"p","ack_policy":"explicit","deliver_subject":")" + inbox +
+                                       R"("})");
+    natsio::Messages msgs = js.push_consume("CPP_PUSH", "p");
+    std::vector<std::string> seen;
+    for (int i = 0; i < 3; i++) {
+        natsio::Msg m = next_item(msgs);
+        seen.emplace_back(m.subject());
+        m.ack_sync();
+    }
+    EXPECT_EQ(seen, (std::vector<std::string>{"cpp.push.0", "cpp.push.1", "cpp.push.0"}));
+    EXPECT_EQ(json_number(js.consumer_info("CPP_PUSH", "p"), "num_ack_pending"), 0);
+    msgs.stop();
+    js.create_consumer("CPP_PUSH", R"({"durable_name":"pull"})");
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
+                                                [&] { js.push_consume("CPP_PUSH", "pull"); });
+    natsio::Messages later = js.push_consume_async("CPP_PUSH", "p").get();
+    later.stop();
+    js.delete_stream("CPP_PUSH");
+}
+
 // A consume whose reader took one message and stalls holds at most its
 // budget unacked (requested, buffered and handed to the reader together),
 // in pull mode and in push mode with a callback that blocks; by messages

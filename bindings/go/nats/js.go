@@ -614,6 +614,31 @@ func (p *pushSub) stop() error {
 		return ErrBadSubscription
 	}
 	p.inner.Stop()
+	return p.release()
+}
+
+// drain ends the consumption once what the server already sent has been
+// handled (by the handler, or read with NextMsg), then deletes a consumer
+// Subscribe created, as nats.go's Drain does; it returns at once.
+func (p *pushSub) drain() error {
+	if p.isStopped.Swap(true) {
+		return ErrBadSubscription
+	}
+	if err := p.inner.StartDrain(); err != nil {
+		return jsTranslate(err)
+	}
+	go func() {
+		// The consumption ends (Next returns ErrDone) once drained.
+		_ = p.inner.Drain(context.Background())
+		<-p.done // the handler's last call has returned
+		_ = p.release()
+	}()
+	return nil
+}
+
+// release is what follows the consumption's end: heartbeat reports
+// unrouted, the consumer Subscribe created (or the ordered one) deleted.
+func (p *pushSub) release() error {
 	p.unroute()
 	ctx, cancel := context.WithTimeout(context.Background(), p.js.maxWait)
 	defer cancel()

@@ -123,7 +123,7 @@ func (s *Subscription) Drain() error {
 		return ErrConnectionClosed
 	}
 	if s.push != nil {
-		return s.push.stop()
+		return s.push.drain()
 	}
 	go func() { _ = s.inner.Drain(context.Background()) }()
 	return nil

@@ -349,7 +349,7 @@ class ConsumerMessagesImpl {
   async next() {
     if (this._done) return { value: undefined, done: true };
     if (this._received >= this._limit) {
-      await this.close();
+      this._abort();
       return { value: undefined, done: true };
     }
     let r;
@@ -371,7 +371,7 @@ class ConsumerMessagesImpl {
   }
 
   return() {
-    this.stop();
+    this._abort();
     return Promise.resolve({ value: undefined, done: true });
   }
 
@@ -385,11 +385,26 @@ class ConsumerMessagesImpl {
     this._closedResolve(err);
   }
 
-  stop(err) {
+  /** Ends now: nothing more is yielded. */
+  _abort(err) {
     const inner = this._inner;
     this._end(err);
     if (inner?.stop) inner.stop();
     else if (!inner) Promise.resolve(this._source).then((i) => i?.stop?.(), () => {});
+  }
+
+  /** As nats.js: nothing more is asked of the server, and what it sent
+   * already is still yielded before the iteration ends (the library's
+   * drain: in flight too, so nothing is left to redeliver; left unread
+   * past the connection's drainTimeout, it is dropped); with `err`, or a
+   * second time, it ends now. */
+  stop(err) {
+    if (err || this._done || this._stopping) return this._abort(err);
+    this._stopping = true;
+    this._iter().then(
+      (i) => (i.drain ? i.drain().catch(() => i.stop()) : i.stop?.()),
+      () => {},
+    );
   }
 
   async close() {
@@ -592,6 +607,19 @@ class OrderedConsumerImpl {
   }
 }
 
+/** A status event of the library (ConsumerMessages.nextStatus) in
+ * nats.js's notification shape. */
+function pushNotification(n) {
+  switch (n.type) {
+    case 'heartbeat':
+      return { type: 'heartbeat', lastConsumerSequence: n.last_consumer_seq, lastStreamSequence: n.last_stream_seq };
+    case 'heartbeats_missed':
+      return { type: 'heartbeats_missed', count: n.count };
+    default:
+      return { type: n.type };
+  }
+}
+
 /** A push consumer (js.consumers.getPushConsumer(stream, name)): the
  * server sends its messages to its deliver subject; consume() subscribes
  * there. */
@@ -623,29 +651,23 @@ class PushConsumerImpl {
   }
 
   async consume(opts = {}) {
-    if (this._consuming) throw new Error('consumer already started');
+    if (this._consuming) throw new core.errors.InvalidOperationError('consumer already started');
     if (!this._info.config.deliver_group && this._info.push_bound) {
-      throw new Error('consumer is already bound');
+      throw new core.errors.InvalidOperationError('consumer is already bound');
     }
     const source = jsCall(this._js._js.pushConsume(this.stream, this.name));
-    await source;
+    const inner = await source;
     this._consuming = true;
     const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback });
-    // The library reports two heartbeat intervals without a word from the
-    // server to the connection, with the deliver subject: a status here
-    // ("heartbeats_missed", as nats.js; its count grows by two per report).
-    const bnc = bindingConnection(this._js.nc);
-    const deliver = this._info.config.deliver_subject;
-    let missed = 0;
-    const onError = (err) => {
-      if (err instanceof natsio.TimeoutError && err.subject === deliver) {
-        missed += 2;
-        msgs._notify({ type: 'heartbeats_missed', count: missed });
+    // The library's status events, as nats.js's notifications.
+    (async () => {
+      for (;;) {
+        const n = await inner.nextStatus().catch(() => null);
+        if (!n) return;
+        msgs._notify(pushNotification(n));
       }
-    };
-    bnc.on('error', onError);
+    })();
     msgs.closed().then(() => {
-      bnc.off('error', onError);
       this._consuming = false;
     });
     return msgs;

@@ -2449,6 +2449,21 @@ public:
         return raw_consume_async(stream, consumer, &c_options);
     }
 
+    /// Consumes the push consumer `consumer` of `stream` (one created with
+    /// a "deliver_subject"): the library subscribes to its deliver subject
+    /// (in its "deliver_group" when it has one) and hands what the server
+    /// sends on as Messages, as consume does (natsio_js_push_consume says
+    /// how flow control and heartbeats are handled). ConsumerNotFoundError,
+    /// StreamNotFoundError, InvalidArgumentError (bad names; a pull
+    /// consumer), TimeoutError, ConnectionClosedError.
+    Messages push_consume(std::string_view stream, std::string_view consumer) const {
+        return raw_push_consume(stream, consumer);
+    }
+    /// The future form of push_consume: the Messages (taken once).
+    Future<Messages> push_consume_async(std::string_view stream, std::string_view consumer) const {
+        return raw_push_consume_async(stream, consumer);
+    }
+
     /// An ordered consumer on `stream` reading what `config` says (see
     /// OrderedConsumer). Checks the arguments only (a missing stream shows
     /// at start() or messages()): InvalidArgumentError (bad stream name,

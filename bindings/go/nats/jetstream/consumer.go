@@ -327,9 +327,12 @@ type consumption struct {
 
 func (c *consumption) Stop() { c.inner.Stop() }
 
-// Drain stops pulling; nats.go delivers what was already pulled first,
-// the binding drops it (the server redelivers unacknowledged messages).
-func (c *consumption) Drain()                  { c.inner.Stop() }
+// Drain stops pulling (or withdraws a push consumer's subscription) and
+// returns at once; what the server already sent is still handed to the
+// handler (or returned by Next), then the consumption ends and Closed is
+// closed, as in nats.go.
+func (c *consumption) Drain() { _ = c.inner.StartDrain() }
+
 func (c *consumption) Closed() <-chan struct{} { return c.closed }
 
 func (c *consumption) Next(opts ...NextOpt) (Msg, error) {

@@ -816,6 +816,35 @@ static napi_value js_kv_statuses_js(napi_env env, napi_callback_info info) {
     return ret;
 }
 
+/* js_messages_drain(messages, timeout_ms) -> Promise<none>: natsio_js_messages_drain_async */
+static napi_value js_messages_drain_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    natsio_js_messages *recv = feed_handle(env, argv[0], FEED_JS_MESSAGES);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    int64_t timeout_ms = 0;
+    if (((timeout_ms = (int64_t)get_i64(env, argv[1], 0)), !exception_pending(env))) {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_messages_drain_async(recv, timeout_ms, &tok);
+        ret = op_track(env, st, tok, R_NONE, NULL, NULL);
+    }
+    return ret;
+}
+
+/* js_messages_next_status(messages) -> Promise<string>: natsio_js_messages_next_status_async */
+static napi_value js_messages_next_status_js(napi_env env, napi_callback_info info) {
+    ARGS(1);
+    natsio_js_messages *recv = feed_handle(env, argv[0], FEED_JS_MESSAGES);
+    if (!recv) return NULL;
+    napi_value ret = NULL;
+    {
+        natsio_token *tok = NULL;
+        int32_t st = natsio_js_messages_next_status_async(recv, &tok);
+        ret = op_track(env, st, tok, R_STRING, NULL, NULL);
+    }
+    return ret;
+}
+
 /* js_next(js, stream, consumer, opts) -> Promise<msg>: natsio_js_next_async */
 static napi_value js_next_js(napi_env env, napi_callback_info info) {
     ARGS(4);
@@ -2571,6 +2600,8 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"js_kv_delete", NULL, js_kv_delete_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_kv_names", NULL, js_kv_names_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_kv_statuses", NULL, js_kv_statuses_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_messages_drain", NULL, js_messages_drain_js, NULL, NULL, NULL, napi_default, NULL},
+        {"js_messages_next_status", NULL, js_messages_next_status_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_next", NULL, js_next_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_obj_bind", NULL, js_obj_bind_js, NULL, NULL, NULL, napi_default, NULL},
         {"js_obj_create", NULL, js_obj_create_js, NULL, NULL, NULL, napi_default, NULL},

@@ -46,6 +46,8 @@ export interface GeneratedVerbs {
   js_kv_delete(js: object, bucket: string): Promise<void>;
   js_kv_names(js: object): Promise<string[]>;
   js_kv_statuses(js: object): Promise<unknown>;
+  js_messages_drain(messages: object, timeout_ms: number): Promise<void>;
+  js_messages_next_status(messages: object): Promise<string>;
   js_next(js: object, stream: string, consumer: string, opts: object | undefined): Promise<unknown>;
   js_obj_bind(js: object, bucket: string): Promise<unknown>;
   js_obj_create(js: object, config_json: string, action: number): Promise<unknown>;
