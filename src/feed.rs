@@ -559,6 +559,17 @@ impl<T: FeedItem> Feed<T> {
             s.pending_bytes += size;
             s.queue.push_back(item);
             let (items, bytes) = self.pending(&s);
+            // The per-item overhead counts only where give_way waits for
+            // the consumer (a push-mode handler): a pull-mode reader (Go's
+            // SubscribeSync, Node's JS thread) may read only after it has
+            // published, and for it give_way just yields the runtime's
+            // thread, once per message, which on a loaded machine stalled
+            // every connection's writer (a Go publish timed out).
+            let overhead = if self.push_mode.load(Ordering::Relaxed) {
+                overhead
+            } else {
+                0
+            };
             if self.limits.backlogged(items, bytes, overhead) {
                 Pushed::Backlogged
             } else {
@@ -1382,17 +1393,25 @@ mod tests {
     /// item's overhead counted, passes BACKLOG_BYTES: small messages no
     /// longer pile up to half the item limit (32k) first.
     #[test]
-    fn small_items_are_backlogged_by_their_memory_not_their_payload() {
+    fn small_items_are_backlogged_by_their_memory_for_a_push_mode_handler() {
         let limits = Limits {
             items: 65536,
             bytes: 64 << 20,
             policy: PendingPolicy::DropNew,
         };
-        let f = Feed::new(limits, |_: Small| Ok(Outcome::Done));
-        let first_backlogged = (1..=limits.items)
-            .find(|_| matches!(f.push(Small).0, Pushed::Backlogged))
-            .unwrap();
-        assert_eq!(first_backlogged, BACKLOG_BYTES / (16 + 112) + 1);
+        let first_backlogged = |push_mode: bool| {
+            let f = Feed::new(limits, |_: Small| Ok(Outcome::Done));
+            // As set_handler sets it, without its dispatcher taking items.
+            f.push_mode.store(push_mode, Ordering::SeqCst);
+            (1..=limits.items)
+                .find(|_| matches!(f.push(Small).0, Pushed::Backlogged))
+                .unwrap()
+        };
+        // A push-mode handler, which give_way waits for: by memory.
+        assert_eq!(first_backlogged(true), BACKLOG_BYTES / (16 + 112) + 1);
+        // A pull-mode reader, for which give_way only yields: by the
+        // payload and the item count (half the limit), as before.
+        assert_eq!(first_backlogged(false), limits.items / 2 + 1);
     }
 
     /// A per-item dispatcher takes what is queued off the queue together;
