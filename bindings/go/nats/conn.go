@@ -264,8 +264,13 @@ func (nc *Conn) Drain() error {
 	return nil
 }
 
-// Close closes the connection.
-func (nc *Conn) Close() { nc.conn().Close() }
+// Close closes the connection. A nil *Conn is a no-op, as in nats.go (its
+// ExampleConnect closes what a failed Connect returned).
+func (nc *Conn) Close() {
+	if nc != nil {
+		nc.conn().Close()
+	}
+}
 
 func (nc *Conn) IsClosed() bool       { return nc.conn().IsClosed() }
 func (nc *Conn) IsConnected() bool    { return nc.Status() == CONNECTED }

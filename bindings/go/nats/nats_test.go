@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	natsio "github.com/libnatsio/natsio/bindings/go"
 )
@@ -144,4 +145,14 @@ func TestLegacyJetStreamEnums(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"ack_policy":"sometimes"}`), &back); err == nil {
 		t.Error("an unknown ack policy is accepted")
 	}
+}
+
+// Closing the nil *Conn a failed Connect returned does nothing, as in
+// nats.go (a deferred Close after an error is a common shape).
+func TestCloseOfNilConnIsANoOp(t *testing.T) {
+	nc, err := Connect("nats://127.0.0.1:1", Timeout(200*time.Millisecond), MaxReconnects(0))
+	if err == nil || nc != nil {
+		t.Fatalf("Connect to a closed port: %v, %v", nc, err)
+	}
+	nc.Close()
 }
