@@ -117,10 +117,15 @@ func TestConsumptionDrain(t *testing.T) {
 	first := got(pull.Next(ctx)).must(t)
 	noErr(t, first.Ack())
 	read := 1 + drainReading(t, ctx, pull)
-	eventually(t, "the pull acks", func() bool { return info("pull").NumAckPending == 0 })
+	// Every message read was acked, none redelivered. The server may still
+	// send, for a pull request open at the drain, messages after it saw the
+	// inbox's UNSUB: those reach no one and stay pending until AckWait (as
+	// with nats.go); a loaded machine widens that window.
+	delivered := info("pull").Delivered.Consumer
+	eventually(t, "the pull acks", func() bool { return info("pull").NumAckPending == int(delivered)-read })
 	ci := info("pull")
-	if ci.Delivered.Consumer != uint64(read) || ci.NumRedelivered != 0 || ci.NumPending != uint64(n-read) || read >= n {
-		t.Fatalf("pull drain read %d: %+v", read, ci)
+	if delivered < uint64(read) || ci.NumRedelivered != 0 || ci.NumPending != uint64(n)-delivered || read >= n {
+		t.Fatalf("pull drain read %d of %d delivered: %+v", read, delivered, ci)
 	}
 
 	// Stopped first: nothing to drain.

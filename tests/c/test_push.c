@@ -507,12 +507,17 @@ static void test_drain_of_a_pull_consume_reads_what_was_pulled(void) {
     }
     NT_CHECK_INT_EQ(token_outcome(t, 30000), NATSIO_OK);
     NT_CHECK_MSG(read < N, "the drain pulled everything (%lld)", (long long)read);
-    /* Everything the server delivered was read (delivered.consumer_seq
-     * is the first "consumer_seq" of the info), acked, none redelivered. */
-    NT_CHECK_INT_EQ(consumer_int(js, "PLDRAIN", "pl", "consumer_seq"), read);
-    NT_CHECK(wait_consumer_int(js, "PLDRAIN", "pl", "num_ack_pending", 0));
+    /* Everything read was acked, none redelivered. The server may still
+     * send, for a pull request open at the drain, messages after it saw
+     * the inbox's UNSUB (its consumer delivers apart from the connection
+     * that reads the UNSUB): those reach no one and stay pending until
+     * their ack wait, as with nats.go; a loaded machine widens that window.
+     * (delivered.consumer_seq is the first "consumer_seq" of the info.) */
+    int64_t delivered = consumer_int(js, "PLDRAIN", "pl", "consumer_seq");
+    NT_CHECK_MSG(delivered >= read, "delivered %lld, read %lld", (long long)delivered, (long long)read);
+    NT_CHECK(wait_consumer_int(js, "PLDRAIN", "pl", "num_ack_pending", delivered - read));
     NT_CHECK_INT_EQ(consumer_int(js, "PLDRAIN", "pl", "num_redelivered"), 0);
-    NT_CHECK_INT_EQ(consumer_int(js, "PLDRAIN", "pl", "num_pending"), N - read);
+    NT_CHECK_INT_EQ(consumer_int(js, "PLDRAIN", "pl", "num_pending"), N - delivered);
     natsio_msg *none = NULL;
     NT_CHECK_INT_EQ(natsio_js_messages_next(it, 100, &none), NATSIO_DONE);
     EXPECT_OK(natsio_js_stream_delete(js, "PLDRAIN"));

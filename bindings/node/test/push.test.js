@@ -111,12 +111,17 @@ test('drain of a pull consumption: no more pulls; what was pulled is yielded; th
     }
     await drained;
     const info = () => js.consumers.info('PDL', 'p');
-    await eventually(async () => (await info()).num_ack_pending === 0, 10000, 'the acks');
+    // Every message read was acked, none redelivered. The server may still
+    // send, for a pull request open at the drain, messages after it saw the
+    // inbox's UNSUB: those reach no one and stay pending until ack_wait (as
+    // with nats.js); a loaded machine widens that window.
+    const delivered = (await info()).delivered.consumer_seq;
+    assert.ok(delivered >= read, `delivered ${delivered}, read ${read}`);
+    await eventually(async () => (await info()).num_ack_pending === delivered - read, 10000, 'the acks');
     const ci = await info();
     assert.ok(read < n, `the drain read everything (${read})`);
-    assert.equal(ci.delivered.consumer_seq, read);
     assert.equal(ci.num_redelivered, 0);
-    assert.equal(ci.num_pending, n - read);
+    assert.equal(ci.num_pending, n - delivered);
     // Stopped first: nothing to drain.
     const stopped = await js.consume('PDL', 'p');
     stopped.stop();
