@@ -479,19 +479,27 @@ unsafe fn fetch_options(
     Ok(opts)
 }
 
+/// The arguments the blocking and the streamed fetch share, read once.
+unsafe fn fetch_args<'a>(
+    stream: *const c_char,
+    consumer: *const c_char,
+    opts: *const natsio_fetch_options,
+) -> Result<(&'a str, &'a str, FetchOptions)> {
+    Ok((
+        str_arg(stream, "stream")?,
+        str_arg(consumer, "consumer")?,
+        fetch_options(opts, FetchOptions::default())?,
+    ))
+}
+
 unsafe fn fetch_op(
     h: &natsio_js,
     stream: *const c_char,
     consumer: *const c_char,
     opts: *const natsio_fetch_options,
 ) -> Result<Op<Vec<crate::message::Message>>> {
-    let stream = str_arg(stream, "stream")?;
-    let consumer = str_arg(consumer, "consumer")?;
-    Ok(h.js.fetch(
-        stream,
-        consumer,
-        &fetch_options(opts, FetchOptions::default())?,
-    ))
+    let (stream, consumer, opts) = fetch_args(stream, consumer, opts)?;
+    Ok(h.js.fetch(stream, consumer, &opts))
 }
 
 /// Pulls up to `max_messages` messages from the pull consumer `consumer`
@@ -565,13 +573,8 @@ unsafe fn fetch_messages_op(
     consumer: *const c_char,
     opts: *const natsio_fetch_options,
 ) -> Result<Op<Consumption>> {
-    let stream = str_arg(stream, "stream")?;
-    let consumer = str_arg(consumer, "consumer")?;
-    Ok(h.js.fetch_messages(
-        stream,
-        consumer,
-        &fetch_options(opts, FetchOptions::default())?,
-    ))
+    let (stream, consumer, opts) = fetch_args(stream, consumer, opts)?;
+    Ok(h.js.fetch_messages(stream, consumer, &opts))
 }
 
 /// The messages of one fetch (a pull request with the options of
