@@ -3416,7 +3416,11 @@ natsio_status natsio_kv_update_async(const struct natsio_kv *kv,
  * `natsio_kv_entry_free`). Errors: NATSIO_ERR_KEY_NOT_FOUND,
  * NATSIO_ERR_KEY_DELETED (its latest revision is a delete or purge
  * marker), NATSIO_ERR_INVALID_KEY, and the request errors of
- * `natsio_kv_put`.
+ * `natsio_kv_put`. On a replicated bucket the read is a Direct Get, which
+ * any replica answers: right after a write (or a leader change) a replica
+ * that has not applied it yet returns the revision before it, as with
+ * nats.go. A reader that must see its own write compares the revision
+ * with the one its put returned.
  */
 natsio_status natsio_kv_get(const struct natsio_kv *kv,
                             const char *key,

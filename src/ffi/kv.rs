@@ -517,7 +517,11 @@ unsafe fn entry_result(op: Op<Entry>, entry_out: *mut *mut natsio_kv_entry) -> R
 /// `natsio_kv_entry_free`). Errors: NATSIO_ERR_KEY_NOT_FOUND,
 /// NATSIO_ERR_KEY_DELETED (its latest revision is a delete or purge
 /// marker), NATSIO_ERR_INVALID_KEY, and the request errors of
-/// `natsio_kv_put`.
+/// `natsio_kv_put`. On a replicated bucket the read is a Direct Get, which
+/// any replica answers: right after a write (or a leader change) a replica
+/// that has not applied it yet returns the revision before it, as with
+/// nats.go. A reader that must see its own write compares the revision
+/// with the one its put returned.
 #[no_mangle]
 pub unsafe extern "C" fn natsio_kv_get(
     kv: *const natsio_kv,
