@@ -71,6 +71,10 @@ type Conn struct {
 	// heartbeatRoutes maps a push consumer's deliver subject to what
 	// handles its missed heartbeats (RouteMissedHeartbeats).
 	heartbeatRoutes sync.Map
+	listeners       statusListeners // StatusChanged's channels
+	// connectedAtStart is the connection when Connect returned connected:
+	// its first-connect event is not reported to the status listeners.
+	connectedAtStart atomic.Pointer[natsio.Conn]
 }
 
 const subsSweep = 1024
@@ -114,6 +118,9 @@ func (o Options) connect(options []Option) (*Conn, error) {
 		return nil, Translate(err)
 	}
 	nc.bind(inner)
+	if inner.Status() == natsio.Connected {
+		nc.connectedAtStart.Store(inner)
+	}
 	return nc, nil
 }
 
@@ -256,6 +263,7 @@ func (nc *Conn) Drain() error {
 	if c.Status() == natsio.Draining {
 		return nil
 	}
+	nc.statusChanged(DRAINING_SUBS)
 	go func() {
 		if err := c.Drain(context.Background()); err != nil {
 			nc.setLastError(err)
