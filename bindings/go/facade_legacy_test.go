@@ -206,6 +206,10 @@ func TestFacadeLegacyFetchBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// An ephemeral consumer, named with 8 characters as nats.go names it.
+	if info, err := sub.ConsumerInfo(); err != nil || len(info.Name) != 8 || info.Config.Durable != "" {
+		t.Fatalf("ephemeral consumer: %+v %v", info, err)
+	}
 	batch, err := sub.FetchBatch(5, nats.MaxWait(time.Second))
 	if err != nil {
 		t.Fatal(err)

@@ -439,12 +439,15 @@ func (nc *Conn) NewRespInbox() string {
 
 // NewInbox is a new unique inbox subject ("_INBOX." and 22 random
 // characters).
-func NewInbox() string {
+func NewInbox() string { return "_INBOX." + randomToken(22) }
+
+// randomToken is n random characters of [0-9A-Za-z].
+func randomToken(n int) string {
 	const digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	b := make([]byte, 22)
+	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	for i := range b {
 		b[i] = digits[int(b[i])%len(digits)]
 	}
-	return "_INBOX." + string(b)
+	return string(b)
 }

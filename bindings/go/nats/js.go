@@ -741,6 +741,9 @@ func (js *jsContext) consumerFor(ctx context.Context, stream, subj, queue string
 func (js *jsContext) createConsumer(ctx context.Context, stream, subj, queue, durable string, o *subOpts, pull bool) (string, error) {
 	cfg := o.cfg
 	cfg.Durable = durable
+	if durable == "" && cfg.Name == "" {
+		cfg.Name = randomToken(8) // an ephemeral's name, 8 characters as nats.go's
+	}
 	if !pull && cfg.DeliverSubject == "" {
 		cfg.DeliverSubject = js.nc.NewRespInbox()
 	}
