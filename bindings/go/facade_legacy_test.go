@@ -588,3 +588,39 @@ type refusingDialer struct{}
 func (refusingDialer) Dial(network, address string) (net.Conn, error) {
 	return nil, errors.New("not used")
 }
+
+// Barrier waits for the legacy JetStream callback subscriptions too, as
+// nats.go's (they are callback subscriptions there).
+func TestFacadeBarrierCountsLegacyJetStreamSubscriptions(t *testing.T) {
+	_, nc, js := legacyJS(t, "BAR", []string{"bar"})
+	gate := make(chan struct{})
+	var openGate sync.Once
+	defer openGate.Do(func() { close(gate) })
+	var handled atomic.Int32
+	sub, err := js.Subscribe("bar", func(*nats.Msg) {
+		<-gate
+		handled.Add(1)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	publishN(t, js, "bar", 1, 3)
+	eventually(t, "the three messages received", func() bool {
+		pending, _, _ := sub.Pending()
+		delivered, _ := sub.Delivered()
+		return int64(pending)+delivered == 3
+	})
+	atBarrier := make(chan int32, 1)
+	if err := nc.Barrier(func() { atBarrier <- handled.Load() }); err != nil {
+		t.Fatal(err)
+	}
+	openGate.Do(func() { close(gate) })
+	select {
+	case n := <-atBarrier:
+		if n != 3 {
+			t.Errorf("f ran after %d of the 3 messages received before it", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("f never ran")
+	}
+}

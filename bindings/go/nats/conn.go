@@ -72,6 +72,9 @@ type Conn struct {
 	// handles its missed heartbeats (RouteMissedHeartbeats).
 	heartbeatRoutes sync.Map
 	listeners       statusListeners // StatusChanged's channels
+	// pushSubs are the running callback subscriptions of the legacy
+	// JetStream API (for Barrier).
+	pushSubs sync.Map
 	// connectedAtStart is the connection when Connect returned connected:
 	// its first-connect event is not reported to the status listeners.
 	connectedAtStart atomic.Pointer[natsio.Conn]

@@ -88,8 +88,9 @@ func closeStatusChannel(ch chan Status) {
 
 // ---- barriers (Barrier)
 
-// Barrier has f called once every callback subscription (not the channel
-// or synchronous ones, as in nats.go) has handled the messages it had
+// Barrier has f called once every callback subscription (the legacy
+// JetStream ones too; not the channel or synchronous ones, as in nats.go)
+// has handled the messages it had
 // received when Barrier was called; at once, in this goroutine, when there
 // is none. A subscription that ends counts as having handled them.
 // ErrConnectionClosed on a closed connection.
@@ -100,6 +101,12 @@ func (nc *Conn) Barrier(f func()) error {
 	var subs []*Subscription
 	nc.subs.Range(func(_, v any) bool {
 		if s := v.(*Subscription); s.barriers != nil && !s.inner.IsClosed() {
+			subs = append(subs, s)
+		}
+		return true
+	})
+	nc.pushSubs.Range(func(k, _ any) bool {
+		if s := k.(*Subscription); !s.push.stopped() {
 			subs = append(subs, s)
 		}
 		return true
@@ -128,6 +135,17 @@ func (b *barrier) pass() {
 	}
 }
 
+// received is how many messages the subscription has received: handed to
+// its handler or still queued.
+func (s *Subscription) received() (uint64, error) {
+	if s.push != nil {
+		st, err := s.push.inner.Stats()
+		return st.Delivered + st.PendingItems, err
+	}
+	st, err := s.inner.Stats()
+	return st.Delivered + st.PendingMsgs, err
+}
+
 // barrierTracker counts the messages a subscription's handler has
 // returned from, and the barriers waiting for a count.
 type barrierTracker struct {
@@ -145,8 +163,7 @@ type barrierWait struct {
 // add has b wait until the handler has returned from every message s has
 // received so far (delivered to the handler or still queued).
 func (t *barrierTracker) add(b *barrier, s *Subscription) {
-	st, err := s.inner.Stats()
-	received := st.Delivered + st.PendingMsgs
+	received, err := s.received()
 	t.mu.Lock()
 	if err != nil || t.handled.Load() >= received {
 		t.mu.Unlock()
@@ -209,6 +226,10 @@ func (t *barrierTracker) release() {
 func (nc *Conn) releaseBarriers() {
 	nc.subs.Range(func(_, v any) bool {
 		v.(*Subscription).barriers.release()
+		return true
+	})
+	nc.pushSubs.Range(func(k, _ any) bool {
+		k.(*Subscription).barriers.release()
 		return true
 	})
 }

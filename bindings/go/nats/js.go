@@ -819,6 +819,7 @@ func (js *jsContext) subscribe(subj, queue string, cb MsgHandler, queueLen int, 
 	close(s.ready)
 	if cb != nil {
 		autoAck := !o.manualAck && o.cfg.AckPolicy != AckNonePolicy
+		s.barriers = &barrierTracker{}
 		go s.push.run(s, cb, autoAck)
 	} else {
 		close(s.push.done)
@@ -852,6 +853,7 @@ func (js *jsContext) subscribeOrdered(ctx context.Context, stream, subj string, 
 			unroute: func() {}}}
 	close(s.ready)
 	if cb != nil {
+		s.barriers = &barrierTracker{}
 		go s.push.run(s, cb, false)
 	} else {
 		close(s.push.done)
@@ -876,6 +878,14 @@ type pushSub struct {
 func (p *pushSub) run(s *Subscription, cb MsgHandler, autoAck bool) {
 	defer close(p.done)
 	defer p.unroute()
+	// Barrier counts it as nats.go counts its callback subscriptions
+	// (s.barriers is set before run starts).
+	nc := p.js.nc
+	nc.pushSubs.Store(s, struct{}{})
+	defer func() {
+		nc.pushSubs.Delete(s)
+		s.barriers.release()
+	}()
 	for {
 		m, err := p.inner.Next(context.Background())
 		if err != nil {
@@ -889,6 +899,7 @@ func (p *pushSub) run(s *Subscription, cb MsgHandler, autoAck bool) {
 		if autoAck {
 			_ = msg.Ack()
 		}
+		s.barriers.handledOne()
 	}
 }
 
