@@ -71,6 +71,13 @@ type Conn struct {
 	// heartbeatRoutes maps a push consumer's deliver subject to what
 	// handles its missed heartbeats (RouteMissedHeartbeats).
 	heartbeatRoutes sync.Map
+	listeners       statusListeners // StatusChanged's channels
+	// pushSubs are the running callback subscriptions of the legacy
+	// JetStream API (for Barrier).
+	pushSubs sync.Map
+	// connectedAtStart is the connection when Connect returned connected:
+	// its first-connect event is not reported to the status listeners.
+	connectedAtStart atomic.Pointer[natsio.Conn]
 }
 
 const subsSweep = 1024
@@ -114,6 +121,9 @@ func (o Options) connect(options []Option) (*Conn, error) {
 		return nil, Translate(err)
 	}
 	nc.bind(inner)
+	if inner.Status() == natsio.Connected {
+		nc.connectedAtStart.Store(inner)
+	}
 	return nc, nil
 }
 
@@ -256,6 +266,7 @@ func (nc *Conn) Drain() error {
 	if c.Status() == natsio.Draining {
 		return nil
 	}
+	nc.statusChanged(DRAINING_SUBS)
 	go func() {
 		if err := c.Drain(context.Background()); err != nil {
 			nc.setLastError(err)
@@ -431,12 +442,15 @@ func (nc *Conn) NewRespInbox() string {
 
 // NewInbox is a new unique inbox subject ("_INBOX." and 22 random
 // characters).
-func NewInbox() string {
+func NewInbox() string { return "_INBOX." + randomToken(22) }
+
+// randomToken is n random characters of [0-9A-Za-z].
+func randomToken(n int) string {
 	const digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	b := make([]byte, 22)
+	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	for i := range b {
 		b[i] = digits[int(b[i])%len(digits)]
 	}
-	return "_INBOX." + string(b)
+	return string(b)
 }

@@ -12,29 +12,53 @@ import (
 	natsio "github.com/libnatsio/natsio/bindings/go"
 )
 
-// JetStreamContext is nats.go's legacy JetStream API (nc.JetStream()):
-// publishing, stream and consumer management, and push subscriptions
-// (Subscribe, QueueSubscribe, SubscribeSync) over push consumers.
-type JetStreamContext interface {
+// JetStream is the messaging half of nats.go's legacy JetStream API
+// (nc.JetStream()): publishing and subscriptions, push (Subscribe,
+// QueueSubscribe, SubscribeSync, ChanSubscribe) and pull (PullSubscribe).
+type JetStream interface {
 	Publish(subj string, data []byte, opts ...PubOpt) (*PubAck, error)
 	PublishMsg(m *Msg, opts ...PubOpt) (*PubAck, error)
+	PublishAsync(subj string, data []byte, opts ...PubOpt) (PubAckFuture, error)
+	PublishMsgAsync(m *Msg, opts ...PubOpt) (PubAckFuture, error)
+	PublishAsyncPending() int
+	PublishAsyncComplete() <-chan struct{}
 
+	Subscribe(subj string, cb MsgHandler, opts ...SubOpt) (*Subscription, error)
+	SubscribeSync(subj string, opts ...SubOpt) (*Subscription, error)
+	ChanSubscribe(subj string, ch chan *Msg, opts ...SubOpt) (*Subscription, error)
+	ChanQueueSubscribe(subj, queue string, ch chan *Msg, opts ...SubOpt) (*Subscription, error)
+	QueueSubscribe(subj, queue string, cb MsgHandler, opts ...SubOpt) (*Subscription, error)
+	QueueSubscribeSync(subj, queue string, opts ...SubOpt) (*Subscription, error)
+	PullSubscribe(subj, durable string, opts ...SubOpt) (*Subscription, error)
+}
+
+// JetStreamManager is the management half of the legacy JetStream API:
+// streams and consumers.
+type JetStreamManager interface {
 	AddStream(cfg *StreamConfig, opts ...JSOpt) (*StreamInfo, error)
 	UpdateStream(cfg *StreamConfig, opts ...JSOpt) (*StreamInfo, error)
 	DeleteStream(name string, opts ...JSOpt) error
 	StreamInfo(stream string, opts ...JSOpt) (*StreamInfo, error)
 	PurgeStream(name string, opts ...JSOpt) error
+	StreamsInfo(opts ...JSOpt) <-chan *StreamInfo
+	Streams(opts ...JSOpt) <-chan *StreamInfo
+	StreamNames(opts ...JSOpt) <-chan string
+	StreamNameBySubject(subj string, opts ...JSOpt) (string, error)
 
 	AddConsumer(stream string, cfg *ConsumerConfig, opts ...JSOpt) (*ConsumerInfo, error)
+	UpdateConsumer(stream string, cfg *ConsumerConfig, opts ...JSOpt) (*ConsumerInfo, error)
 	DeleteConsumer(stream, consumer string, opts ...JSOpt) error
 	ConsumerInfo(stream, name string, opts ...JSOpt) (*ConsumerInfo, error)
+	ConsumersInfo(stream string, opts ...JSOpt) <-chan *ConsumerInfo
+	Consumers(stream string, opts ...JSOpt) <-chan *ConsumerInfo
+	ConsumerNames(stream string, opts ...JSOpt) <-chan string
+}
 
-	Subscribe(subj string, cb MsgHandler, opts ...SubOpt) (*Subscription, error)
-	SubscribeSync(subj string, opts ...SubOpt) (*Subscription, error)
-	QueueSubscribe(subj, queue string, cb MsgHandler, opts ...SubOpt) (*Subscription, error)
-	QueueSubscribeSync(subj, queue string, opts ...SubOpt) (*Subscription, error)
-	ChanSubscribe(subj string, ch chan *Msg, opts ...SubOpt) (*Subscription, error)
-	ChanQueueSubscribe(subj, queue string, ch chan *Msg, opts ...SubOpt) (*Subscription, error)
+// JetStreamContext is nats.go's legacy JetStream API (nc.JetStream()):
+// both halves.
+type JetStreamContext interface {
+	JetStream
+	JetStreamManager
 }
 
 // The errors of the legacy JetStream API, with nats.go's texts.
@@ -49,6 +73,18 @@ var (
 	ErrJetStreamNotEnabled    = errors.New("nats: jetstream not enabled")
 	ErrStreamNameAlreadyInUse = errors.New("nats: stream name already in use")
 	ErrConsumerNotActive      = errors.New("nats: consumer not active")
+
+	ErrContextAndTimeout           = errors.New("nats: context and timeout can not both be set")
+	ErrNoDeadlineContext           = errors.New("nats: context requires a deadline")
+	ErrPullSubscribeToPushConsumer = errors.New("nats: cannot pull subscribe to push based consumer")
+	ErrPullSubscribeRequired       = errors.New("nats: must use pull subscribe to bind to pull based consumer")
+	ErrNoStreamResponse            = errors.New("nats: no response from stream")
+	ErrTooManyStalledMsgs          = errors.New("nats: stalled with too many outstanding async published messages")
+	ErrAsyncPublishTimeout         = errors.New("nats: timeout waiting for ack")
+	ErrConsumerDeleted             = errors.New("nats: consumer deleted")
+	ErrNoHeartbeat                 = errors.New("nats: no heartbeat received")
+	ErrSubscriptionClosed          = errors.New("nats: subscription closed")
+	ErrInvalidJSAck                = errors.New("nats: invalid jetstream publish response")
 )
 
 // jsTranslate maps the binding's JetStream errors to the legacy API's.
@@ -68,8 +104,57 @@ func jsTranslate(err error) error {
 		return ErrJetStreamNotEnabled
 	case errors.Is(err, natsio.ErrStreamNameInUse):
 		return ErrStreamNameAlreadyInUse
+	case errors.Is(err, natsio.ErrNoStreamResponse):
+		return ErrNoStreamResponse
+	case errors.Is(err, natsio.ErrTooManyStalledMsgs):
+		return ErrTooManyStalledMsgs
+	case errors.Is(err, natsio.ErrAsyncPublishTimeout):
+		return ErrAsyncPublishTimeout
+	case errors.Is(err, natsio.ErrConsumerDeleted):
+		return ErrConsumerDeleted
+	}
+	if apiErr := APIErrorOf(err); apiErr != nil {
+		return apiErr
 	}
 	return Translate(err)
+}
+
+// ErrorCode is a JetStream API error's err_code.
+type ErrorCode uint16
+
+// APIError is an error the JetStream API answered with, printed as
+// nats.go's legacy API prints it.
+type APIError struct {
+	Code        int       `json:"code"`
+	ErrorCode   ErrorCode `json:"err_code"`
+	Description string    `json:"description,omitempty"`
+}
+
+func (e *APIError) Error() string       { return fmt.Sprintf("nats: %s", e.Description) }
+func (e *APIError) APIError() *APIError { return e }
+
+// Is matches another APIError with the same ErrorCode.
+func (e *APIError) Is(err error) bool {
+	if e == nil {
+		return false
+	}
+	var other *APIError
+	return errors.As(err, &other) && e.ErrorCode == other.ErrorCode
+}
+
+// APIErrorOf is the JetStream API's rejection err carries, nil when it
+// carries none. A libnatsio extra (the jetstream package builds its own
+// APIError from it).
+func APIErrorOf(err error) *APIError {
+	var e *natsio.Error
+	if !errors.As(err, &e) || e.ErrCode == 0 {
+		return nil
+	}
+	description := e.Detail
+	if i := strings.Index(description, " (code "); i >= 0 {
+		description = description[:i]
+	}
+	return &APIError{Code: e.APICode, ErrorCode: ErrorCode(e.ErrCode), Description: description}
 }
 
 // ---- options
@@ -77,6 +162,14 @@ func jsTranslate(err error) error {
 type jsOpts struct {
 	ctx     context.Context
 	maxWait time.Duration
+	// prefix is APIPrefix's, domain Domain's (the context's only).
+	prefix, domain string
+	// The asynchronous publishes' settings (the context's only).
+	asyncMaxPending int
+	asyncErrHandler MsgErrHandler
+	asyncTimeout    time.Duration
+	// streamListSubject filters StreamsInfo and StreamNames.
+	streamListSubject string
 }
 
 // JSOpt configures a JetStream context or one of its calls.
@@ -88,8 +181,12 @@ type PubOpt interface{ configurePublish(*pubOpts) error }
 // SubOpt configures a JetStream subscription.
 type SubOpt interface{ configureSubscribe(*subOpts) error }
 
+// PullOpt configures a Fetch of a pull subscription.
+type PullOpt interface{ configurePull(*pullOpts) error }
+
 type pubOpts struct {
 	ctx context.Context
+	ttl time.Duration // AckWait: how long to wait for the ack
 	bin []natsio.PubOpt
 }
 
@@ -105,9 +202,70 @@ type subOptFn func(*subOpts) error
 
 func (f subOptFn) configureSubscribe(o *subOpts) error { return f(o) }
 
-// MaxWait bounds each API request (default 5 s).
-func MaxWait(d time.Duration) JSOpt {
-	return jsOptFn(func(o *jsOpts) error { o.maxWait = d; return nil })
+// MaxWait bounds each API request of a context or a call (default 5 s),
+// and how long a Fetch waits for its messages.
+type MaxWait time.Duration
+
+func (d MaxWait) configureJSContext(o *jsOpts) error { o.maxWait = time.Duration(d); return nil }
+func (d MaxWait) configurePull(o *pullOpts) error    { o.ttl = time.Duration(d); return nil }
+
+// AckWait is, on a publish, how long it waits for the stream's ack; on a
+// subscription, the consumer's ack wait; on AckSync and the like, how long
+// it waits for the server's confirmation.
+type AckWait time.Duration
+
+func (d AckWait) configurePublish(o *pubOpts) error   { o.ttl = time.Duration(d); return nil }
+func (d AckWait) configureSubscribe(o *subOpts) error { o.cfg.AckWait = time.Duration(d); return nil }
+func (d AckWait) configureAck(o *ackOpts) error       { o.ttl = time.Duration(d); return nil }
+
+// APIPrefix is the JetStream API's prefix in place of "$JS.API" (an API
+// imported from another account); "" keeps the default.
+func APIPrefix(pre string) JSOpt {
+	return jsOptFn(func(o *jsOpts) error {
+		if pre != "" {
+			o.prefix = strings.TrimSuffix(pre, ".")
+		}
+		return nil
+	})
+}
+
+// Domain is the JetStream domain whose API is used ("$JS.<domain>.API").
+func Domain(domain string) JSOpt {
+	return jsOptFn(func(o *jsOpts) error { o.domain = domain; return nil })
+}
+
+// PublishAsyncMaxPending bounds the asynchronous publishes awaiting their
+// ack (default 4000): PublishAsync waits for room beyond it.
+func PublishAsyncMaxPending(max int) JSOpt {
+	return jsOptFn(func(o *jsOpts) error {
+		if max < 1 {
+			return errors.New("nats: max ack pending should be >= 1")
+		}
+		o.asyncMaxPending = max
+		return nil
+	})
+}
+
+// MsgErrHandler receives the message of a failed asynchronous publish
+// with its error.
+type MsgErrHandler func(JetStream, *Msg, error)
+
+// PublishAsyncErrHandler has cb called for each asynchronous publish that
+// fails.
+func PublishAsyncErrHandler(cb MsgErrHandler) JSOpt {
+	return jsOptFn(func(o *jsOpts) error { o.asyncErrHandler = cb; return nil })
+}
+
+// PublishAsyncTimeout fails an asynchronous publish with no ack after d
+// (ErrAsyncPublishTimeout).
+func PublishAsyncTimeout(d time.Duration) JSOpt {
+	return jsOptFn(func(o *jsOpts) error { o.asyncTimeout = d; return nil })
+}
+
+// StreamListFilter lists only the streams with a subject matching subject
+// (StreamsInfo, StreamNames).
+func StreamListFilter(subject string) JSOpt {
+	return jsOptFn(func(o *jsOpts) error { o.streamListSubject = subject; return nil })
 }
 
 // ContextOpt bounds a call with a context.
@@ -116,11 +274,16 @@ type ContextOpt struct{ context.Context }
 func (c ContextOpt) configureJSContext(o *jsOpts) error  { o.ctx = c.Context; return nil }
 func (c ContextOpt) configurePublish(o *pubOpts) error   { o.ctx = c.Context; return nil }
 func (c ContextOpt) configureSubscribe(o *subOpts) error { o.ctx = c.Context; return nil }
+func (c ContextOpt) configurePull(o *pullOpts) error     { o.ctx = c.Context; return nil }
 func Context(ctx context.Context) ContextOpt             { return ContextOpt{ctx} }
 func MsgId(id string) PubOpt                             { return binPubOpt(natsio.MsgID(id)) }
 func ExpectStream(stream string) PubOpt                  { return binPubOpt(natsio.ExpectStream(stream)) }
 func ExpectLastSequence(seq uint64) PubOpt               { return binPubOpt(natsio.ExpectLastSequence(seq)) }
 func ExpectLastMsgId(id string) PubOpt                   { return binPubOpt(natsio.ExpectLastMsgID(id)) }
+func ExpectLastSequencePerSubject(seq uint64) PubOpt {
+	return binPubOpt(natsio.ExpectLastSequencePerSubject(seq))
+}
+func MsgTTL(d time.Duration) PubOpt { return binPubOpt(natsio.MsgTTL(d)) }
 func binPubOpt(b natsio.PubOpt) PubOpt {
 	return pubOptFn(func(o *pubOpts) error { o.bin = append(o.bin, b); return nil })
 }
@@ -137,7 +300,6 @@ func AckExplicit() SubOpt                  { return ackPolicy(AckExplicitPolicy)
 func AckAll() SubOpt                       { return ackPolicy(AckAllPolicy) }
 func AckNone() SubOpt                      { return ackPolicy(AckNonePolicy) }
 func ackPolicy(p AckPolicy) SubOpt         { return subOpt(func(o *subOpts) { o.cfg.AckPolicy = p }) }
-func AckWait(d time.Duration) SubOpt       { return subOpt(func(o *subOpts) { o.cfg.AckWait = d }) }
 func MaxDeliver(n int) SubOpt              { return subOpt(func(o *subOpts) { o.cfg.MaxDeliver = n }) }
 func MaxAckPending(n int) SubOpt           { return subOpt(func(o *subOpts) { o.cfg.MaxAckPending = n }) }
 func IdleHeartbeat(d time.Duration) SubOpt { return subOpt(func(o *subOpts) { o.cfg.Heartbeat = d }) }
@@ -153,6 +315,45 @@ func InactiveThreshold(d time.Duration) SubOpt {
 func StartSequence(seq uint64) SubOpt {
 	return subOpt(func(o *subOpts) { o.cfg.DeliverPolicy, o.cfg.OptStartSeq = DeliverByStartSequencePolicy, seq })
 }
+func StartTime(startTime time.Time) SubOpt {
+	return subOpt(func(o *subOpts) { o.cfg.DeliverPolicy, o.cfg.OptStartTime = DeliverByStartTimePolicy, &startTime })
+}
+func ReplayOriginal() SubOpt {
+	return subOpt(func(o *subOpts) { o.cfg.ReplayPolicy = ReplayOriginalPolicy })
+}
+func ReplayInstant() SubOpt {
+	return subOpt(func(o *subOpts) { o.cfg.ReplayPolicy = ReplayInstantPolicy })
+}
+func RateLimit(bps uint64) SubOpt   { return subOpt(func(o *subOpts) { o.cfg.RateLimit = bps }) }
+func PullMaxWaiting(n int) SubOpt   { return subOpt(func(o *subOpts) { o.cfg.MaxWaiting = n }) }
+func HeadersOnly() SubOpt           { return subOpt(func(o *subOpts) { o.cfg.HeadersOnly = true }) }
+func ConsumerMemoryStorage() SubOpt { return subOpt(func(o *subOpts) { o.cfg.MemoryStorage = true }) }
+
+// BackOff is the consumer's redelivery delays, by delivery count.
+func BackOff(backOff []time.Duration) SubOpt {
+	return subOpt(func(o *subOpts) { o.cfg.BackOff = backOff })
+}
+
+// ConsumerFilterSubjects filters the consumer by several subjects (with
+// BindStream and an empty subject).
+func ConsumerFilterSubjects(subjects ...string) SubOpt {
+	return subOpt(func(o *subOpts) { o.cfg.FilterSubjects = subjects })
+}
+
+// ConsumerReplicas is the consumer's replica count (at least 1).
+func ConsumerReplicas(replicas int) SubOpt {
+	return subOptFn(func(o *subOpts) error {
+		if replicas < 1 {
+			return fmt.Errorf("invalid ConsumerReplicas value (%v), needs to be greater than 0", replicas)
+		}
+		o.cfg.Replicas = replicas
+		return nil
+	})
+}
+
+// SkipConsumerLookup creates the consumer Durable, ConsumerName or Bind
+// names without reading its info first (an existing one is updated).
+func SkipConsumerLookup() SubOpt { return subOpt(func(o *subOpts) { o.skipLookup = true }) }
 
 // OrderedConsumer reads the subject's messages in order with an ordered
 // consumer (the library's: it recreates its consumer after a gap, missed
@@ -170,6 +371,7 @@ type jsContext struct {
 	nc      *Conn
 	inner   *natsio.JetStream
 	maxWait time.Duration
+	opts    jsOpts // the context's options
 }
 
 // JetStream is nats.go's legacy JetStream context on nc.
@@ -180,11 +382,24 @@ func (nc *Conn) JetStream(opts ...JSOpt) (JetStreamContext, error) {
 			return nil, err
 		}
 	}
-	inner, err := nc.conn().JetStream(natsio.JSTimeout(o.maxWait))
+	bopts := []natsio.JSOpt{natsio.JSTimeout(o.maxWait)}
+	if o.prefix != "" {
+		bopts = append(bopts, natsio.JSAPIPrefix(o.prefix))
+	}
+	if o.domain != "" {
+		bopts = append(bopts, natsio.JSDomain(o.domain))
+	}
+	if o.asyncMaxPending > 0 {
+		bopts = append(bopts, natsio.PublishAsyncMaxPending(o.asyncMaxPending))
+	}
+	if o.asyncTimeout > 0 {
+		bopts = append(bopts, natsio.PublishAsyncTimeout(o.asyncTimeout))
+	}
+	inner, err := nc.conn().JetStream(bopts...)
 	if err != nil {
 		return nil, jsTranslate(err)
 	}
-	return &jsContext{nc: nc, inner: inner, maxWait: o.maxWait}, nil
+	return &jsContext{nc: nc, inner: inner, maxWait: o.maxWait, opts: o}, nil
 }
 
 // context is the call's context: the one an option gave, else one bounded
@@ -196,15 +411,27 @@ func (js *jsContext) context(given context.Context) (context.Context, context.Ca
 	return context.WithTimeout(context.Background(), js.maxWait)
 }
 
-func (js *jsContext) callContext(opts []JSOpt) (context.Context, context.CancelFunc, error) {
-	var o jsOpts
+// callOptions are a call's options over the context's, and the call's
+// context: a Context option's, else one bounded by MaxWait (the call's,
+// else the context's).
+func (js *jsContext) callOptions(opts []JSOpt) (jsOpts, context.Context, context.CancelFunc, error) {
+	o := js.opts
+	o.ctx = nil
 	for _, opt := range opts {
 		if err := opt.configureJSContext(&o); err != nil {
-			return nil, nil, err
+			return o, nil, nil, err
 		}
 	}
-	ctx, cancel := js.context(o.ctx)
-	return ctx, cancel, nil
+	if o.ctx != nil {
+		return o, o.ctx, func() {}, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.maxWait)
+	return o, ctx, cancel, nil
+}
+
+func (js *jsContext) callContext(opts []JSOpt) (context.Context, context.CancelFunc, error) {
+	_, ctx, cancel, err := js.callOptions(opts)
+	return ctx, cancel, err
 }
 
 // PubAck is the server's acknowledgement of a JetStream publish.
@@ -220,22 +447,48 @@ func (js *jsContext) Publish(subj string, data []byte, opts ...PubOpt) (*PubAck,
 }
 
 func (js *jsContext) PublishMsg(m *Msg, opts ...PubOpt) (*PubAck, error) {
-	var o pubOpts
-	for _, opt := range opts {
-		if err := opt.configurePublish(&o); err != nil {
-			return nil, err
-		}
+	o, err := publishOptions(m, opts)
+	if err != nil {
+		return nil, err
 	}
-	ctx, cancel := js.context(o.ctx)
+	if o.ctx != nil && o.ttl != 0 {
+		return nil, ErrContextAndTimeout
+	}
+	wait := o.ttl
+	if wait == 0 {
+		wait = js.maxWait
+	}
+	ctx, cancel := o.ctx, context.CancelFunc(func() {})
+	if ctx == nil {
+		ctx, cancel = context.WithTimeout(context.Background(), wait)
+	}
 	defer cancel()
-	if len(m.Header) > 0 {
-		o.bin = append(o.bin, natsio.PubHeader(m.Header))
-	}
 	ack, err := js.inner.Publish(ctx, m.Subject, m.Data, o.bin...)
 	if err != nil {
 		return nil, jsTranslate(err)
 	}
-	return &PubAck{Stream: ack.Stream, Sequence: ack.Sequence, Duplicate: ack.Duplicate, Domain: ack.Domain}, nil
+	return pubAckOf(ack), nil
+}
+
+// publishOptions are a publish's options, m's headers among them.
+func publishOptions(m *Msg, opts []PubOpt) (pubOpts, error) {
+	var o pubOpts
+	if m == nil {
+		return o, ErrInvalidMsg
+	}
+	for _, opt := range opts {
+		if err := opt.configurePublish(&o); err != nil {
+			return o, err
+		}
+	}
+	if len(m.Header) > 0 {
+		o.bin = append(o.bin, natsio.PubHeader(m.Header))
+	}
+	return o, nil
+}
+
+func pubAckOf(ack *natsio.PubAck) *PubAck {
+	return &PubAck{Stream: ack.Stream, Sequence: ack.Sequence, Duplicate: ack.Duplicate, Domain: ack.Domain}
 }
 
 // viaJSON fills to (a binding or facade type) from from's JSON.
@@ -360,34 +613,44 @@ func (js *jsContext) ConsumerInfo(stream, name string, opts ...JSOpt) (*Consumer
 // ---- push subscriptions
 
 type subOpts struct {
-	ctx       context.Context
-	cfg       ConsumerConfig
-	stream    string
-	consumer  string
-	manualAck bool
-	ordered   bool
+	ctx        context.Context
+	cfg        ConsumerConfig
+	stream     string
+	consumer   string
+	manualAck  bool
+	ordered    bool
+	skipLookup bool
+	// queueLen is what a consumer the subscription creates gets as
+	// MaxAckPending when the program set none (nats.go: the sync, channel
+	// and pull subscriptions' channel capacity).
+	queueLen int
 }
+
+// DefaultMaxChanLen is the capacity of nats.go's subscription channels
+// (and so the MaxAckPending its sync and pull subscriptions create their
+// consumers with).
+const DefaultMaxChanLen = 64 * 1024
 
 func (js *jsContext) Subscribe(subj string, cb MsgHandler, opts ...SubOpt) (*Subscription, error) {
 	if cb == nil {
 		return nil, ErrBadSubscription
 	}
-	return js.subscribe(subj, "", cb, opts)
+	return js.subscribe(subj, "", cb, 0, opts)
 }
 
 func (js *jsContext) SubscribeSync(subj string, opts ...SubOpt) (*Subscription, error) {
-	return js.subscribe(subj, "", nil, opts)
+	return js.subscribe(subj, "", nil, DefaultMaxChanLen, opts)
 }
 
 func (js *jsContext) QueueSubscribe(subj, queue string, cb MsgHandler, opts ...SubOpt) (*Subscription, error) {
 	if cb == nil {
 		return nil, ErrBadSubscription
 	}
-	return js.subscribe(subj, queue, cb, opts)
+	return js.subscribe(subj, queue, cb, 0, opts)
 }
 
 func (js *jsContext) QueueSubscribeSync(subj, queue string, opts ...SubOpt) (*Subscription, error) {
-	return js.subscribe(subj, queue, nil, opts)
+	return js.subscribe(subj, queue, nil, DefaultMaxChanLen, opts)
 }
 
 // ChanSubscribe delivers to ch; the messages are acknowledged by the
@@ -397,22 +660,123 @@ func (js *jsContext) ChanSubscribe(subj string, ch chan *Msg, opts ...SubOpt) (*
 }
 
 func (js *jsContext) ChanQueueSubscribe(subj, queue string, ch chan *Msg, opts ...SubOpt) (*Subscription, error) {
-	return js.subscribe(subj, queue, func(m *Msg) { ch <- m }, append(opts, ManualAck()))
+	return js.subscribe(subj, queue, func(m *Msg) { ch <- m }, cap(ch), append(opts, ManualAck()))
+}
+
+// subscribeOptions reads a subscription's options (queueLen as
+// subOpts.queueLen) and checks what every kind of subscription checks.
+func subscribeOptions(subj string, queueLen int, opts []SubOpt) (subOpts, error) {
+	o := subOpts{cfg: ConsumerConfig{AckPolicy: AckExplicitPolicy}, queueLen: queueLen}
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt.configureSubscribe(&o); err != nil {
+			return o, err
+		}
+	}
+	if subj == "" && o.stream == "" {
+		return o, errors.New("nats: subject required")
+	}
+	return o, nil
+}
+
+// streamOf is the stream the subscription reads: BindStream's, else the
+// one stream holding subj (ErrNoMatchingStream when none or several do).
+func (js *jsContext) streamOf(ctx context.Context, subj string, o *subOpts) (string, error) {
+	if o.stream != "" {
+		return o.stream, nil
+	}
+	names, err := js.inner.StreamNames(ctx, subj)
+	if err != nil {
+		return "", jsTranslate(err)
+	}
+	if len(names) != 1 {
+		return "", ErrNoMatchingStream
+	}
+	return names[0], nil
+}
+
+// consumerFor is the consumer a subscription reads, as nats.go finds it:
+// the one Bind, Durable (or, for a queue, the queue's name) names when it
+// exists (a push consumer for push, a pull one for pull), else one
+// created with the options (then created is true: Unsubscribe deletes it).
+// SkipConsumerLookup creates (or updates) without looking first.
+func (js *jsContext) consumerFor(ctx context.Context, stream, subj, queue string, o *subOpts, pull bool) (name string, created bool, err error) {
+	name = o.consumer
+	if name == "" {
+		name = o.cfg.Durable
+	}
+	if name == "" && queue != "" {
+		name = queue // nats.go names a queue's consumer after the queue
+	}
+	if name != "" && !o.skipLookup {
+		info, err := consumerInfo(js.inner.ConsumerInfo(ctx, stream, name))
+		switch {
+		case err == nil:
+			if subj != "" && info.Config.FilterSubject != "" && info.Config.FilterSubject != subj {
+				return "", false, ErrSubjectMismatch
+			}
+			if pull && info.Config.DeliverSubject != "" {
+				return "", false, ErrPullSubscribeToPushConsumer
+			}
+			if !pull && info.Config.DeliverSubject == "" {
+				return "", false, ErrPullSubscribeRequired
+			}
+			return name, false, nil
+		case !errors.Is(err, ErrConsumerNotFound) || o.consumer != "":
+			return "", false, err
+		}
+	}
+	if o.skipLookup && o.consumer != "" {
+		return o.consumer, false, nil // bound: nothing to create
+	}
+	name, err = js.createConsumer(ctx, stream, subj, queue, name, o, pull)
+	return name, err == nil, err
+}
+
+// createConsumer creates the consumer of a subscription with nats.go's
+// defaults: filtered by subj, a new inbox as deliver subject for push,
+// MaxAckPending the subscription's queue length when unset.
+func (js *jsContext) createConsumer(ctx context.Context, stream, subj, queue, durable string, o *subOpts, pull bool) (string, error) {
+	cfg := o.cfg
+	cfg.Durable = durable
+	if durable == "" && cfg.Name == "" {
+		cfg.Name = randomToken(8) // an ephemeral's name, 8 characters as nats.go's
+	}
+	if !pull && cfg.DeliverSubject == "" {
+		cfg.DeliverSubject = js.nc.NewRespInbox()
+	}
+	cfg.DeliverGroup = queue
+	if cfg.FilterSubject == "" && subj != "" {
+		cfg.FilterSubject = subj
+	}
+	if cfg.MaxAckPending == 0 && o.queueLen > 0 && cfg.AckPolicy != AckNonePolicy {
+		cfg.MaxAckPending = o.queueLen
+	}
+	var bcfg natsio.ConsumerConfig
+	if err := viaJSON(&cfg, &bcfg); err != nil {
+		return "", err
+	}
+	create := js.inner.CreateConsumer
+	if o.skipLookup {
+		create = js.inner.CreateOrUpdateConsumer
+	}
+	info, err := consumerInfo(create(ctx, stream, bcfg))
+	if err != nil {
+		return "", err
+	}
+	return info.Name, nil
 }
 
 // subscribe binds to the consumer the options name, or creates one (as
 // nats.go: durable when Durable or a queue names it, ephemeral else)
 // delivering to a new inbox, and consumes it. A consumer it created is
 // deleted again by Unsubscribe.
-func (js *jsContext) subscribe(subj, queue string, cb MsgHandler, opts []SubOpt) (*Subscription, error) {
-	o := subOpts{cfg: ConsumerConfig{AckPolicy: AckExplicitPolicy}}
-	for _, opt := range opts {
-		if err := opt.configureSubscribe(&o); err != nil {
-			return nil, err
-		}
-	}
-	if subj == "" && o.stream == "" {
-		return nil, errors.New("nats: subject required")
+func (js *jsContext) subscribe(subj, queue string, cb MsgHandler, queueLen int, opts []SubOpt) (*Subscription, error) {
+	o, err := subscribeOptions(subj, queueLen, opts)
+	if err != nil {
+		return nil, err
 	}
 	if queue != "" && (o.cfg.Heartbeat > 0 || o.cfg.FlowControl) {
 		// nats.go's text: the members of a group would share the heartbeats.
@@ -423,53 +787,16 @@ func (js *jsContext) subscribe(subj, queue string, cb MsgHandler, opts []SubOpt)
 	}
 	ctx, cancel := js.context(o.ctx)
 	defer cancel()
-	stream := o.stream
-	if stream == "" {
-		names, err := js.inner.StreamNames(ctx, subj)
-		if err != nil {
-			return nil, jsTranslate(err)
-		}
-		if len(names) != 1 {
-			return nil, ErrNoMatchingStream
-		}
-		stream = names[0]
+	stream, err := js.streamOf(ctx, subj, &o)
+	if err != nil {
+		return nil, err
 	}
 	if o.ordered {
 		return js.subscribeOrdered(ctx, stream, subj, cb, &o)
 	}
-	name := o.consumer
-	if name == "" {
-		name = o.cfg.Durable
-	}
-	if name == "" && queue != "" {
-		name = queue // nats.go names a queue's consumer after the queue
-	}
-	created := false
-	if name != "" {
-		info, err := consumerInfo(js.inner.ConsumerInfo(ctx, stream, name))
-		switch {
-		case err == nil:
-			if info.Config.DeliverSubject == "" {
-				return nil, fmt.Errorf("nats: consumer %q is not a push consumer", name)
-			}
-			if subj != "" && info.Config.FilterSubject != "" && info.Config.FilterSubject != subj {
-				return nil, ErrSubjectMismatch
-			}
-		case errors.Is(err, ErrConsumerNotFound) && o.consumer == "":
-			name, err = js.createPushConsumer(ctx, stream, subj, queue, name, &o)
-			if err != nil {
-				return nil, err
-			}
-			created = true
-		default:
-			return nil, err
-		}
-	} else {
-		var err error
-		if name, err = js.createPushConsumer(ctx, stream, subj, queue, "", &o); err != nil {
-			return nil, err
-		}
-		created = true
+	name, created, err := js.consumerFor(ctx, stream, subj, queue, &o, false)
+	if err != nil {
+		return nil, err
 	}
 	info, err := consumerInfo(js.inner.ConsumerInfo(ctx, stream, name))
 	if err != nil {
@@ -492,6 +819,7 @@ func (js *jsContext) subscribe(subj, queue string, cb MsgHandler, opts []SubOpt)
 	close(s.ready)
 	if cb != nil {
 		autoAck := !o.manualAck && o.cfg.AckPolicy != AckNonePolicy
+		s.barriers = &barrierTracker{}
 		go s.push.run(s, cb, autoAck)
 	} else {
 		close(s.push.done)
@@ -525,28 +853,12 @@ func (js *jsContext) subscribeOrdered(ctx context.Context, stream, subj string, 
 			unroute: func() {}}}
 	close(s.ready)
 	if cb != nil {
+		s.barriers = &barrierTracker{}
 		go s.push.run(s, cb, false)
 	} else {
 		close(s.push.done)
 	}
 	return s, nil
-}
-
-func (js *jsContext) createPushConsumer(ctx context.Context, stream, subj, queue, durable string, o *subOpts) (string, error) {
-	cfg := o.cfg
-	cfg.Durable = durable
-	if cfg.DeliverSubject == "" {
-		cfg.DeliverSubject = js.nc.NewRespInbox()
-	}
-	cfg.DeliverGroup = queue
-	if cfg.FilterSubject == "" && subj != "" {
-		cfg.FilterSubject = subj
-	}
-	info, err := js.addConsumer(ctx, stream, &cfg)
-	if err != nil {
-		return "", err
-	}
-	return info.Name, nil
 }
 
 // pushSub is what a Subscription of the legacy JetStream API consumes.
@@ -566,6 +878,14 @@ type pushSub struct {
 func (p *pushSub) run(s *Subscription, cb MsgHandler, autoAck bool) {
 	defer close(p.done)
 	defer p.unroute()
+	// Barrier counts it as nats.go counts its callback subscriptions
+	// (s.barriers is set before run starts).
+	nc := p.js.nc
+	nc.pushSubs.Store(s, struct{}{})
+	defer func() {
+		nc.pushSubs.Delete(s)
+		s.barriers.release()
+	}()
 	for {
 		m, err := p.inner.Next(context.Background())
 		if err != nil {
@@ -579,6 +899,7 @@ func (p *pushSub) run(s *Subscription, cb MsgHandler, autoAck bool) {
 		if autoAck {
 			_ = msg.Ack()
 		}
+		s.barriers.handledOne()
 	}
 }
 
@@ -660,7 +981,10 @@ func (p *pushSub) release() error {
 // AckOpt configures an acknowledgement.
 type AckOpt interface{ configureAck(*ackOpts) error }
 
-type ackOpts struct{ ctx context.Context }
+type ackOpts struct {
+	ctx context.Context
+	ttl time.Duration // AckWait: how long AckSync waits
+}
 
 func (c ContextOpt) configureAck(o *ackOpts) error { o.ctx = c.Context; return nil }
 
@@ -695,10 +1019,17 @@ func (m *Msg) AckSync(opts ...AckOpt) error {
 			return err
 		}
 	}
+	if o.ctx != nil && o.ttl != 0 {
+		return ErrContextAndTimeout
+	}
 	ctx := o.ctx
 	if ctx == nil {
+		wait := o.ttl
+		if wait == 0 {
+			wait = 5 * time.Second
+		}
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel = context.WithTimeout(context.Background(), wait)
 		defer cancel()
 	}
 	return jsTranslate(inner.AckSync(ctx))
@@ -772,4 +1103,115 @@ func (m *Msg) Metadata() (*MsgMetadata, error) {
 		NumDelivered: md.NumDelivered, NumPending: md.NumPending, Timestamp: md.Timestamp,
 		Stream: md.Stream, Consumer: md.Consumer, Domain: md.Domain,
 	}, nil
+}
+
+// ---- listing
+
+// listed hands items out on an unbuffered channel, closed after the last
+// one or once ctx ends (the program stopped reading), as nats.go's
+// listings; cancel ends with it.
+func listed[T any](ctx context.Context, cancel context.CancelFunc, items []T) <-chan T {
+	ch := make(chan T)
+	go func() {
+		defer cancel()
+		defer close(ch)
+		for _, item := range items {
+			select {
+			case ch <- item:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// Streams lists the streams' infos (StreamListFilter filters them by
+// subject). An error ends the listing early; a bad option gives nil.
+func (js *jsContext) Streams(opts ...JSOpt) <-chan *StreamInfo {
+	o, ctx, cancel, err := js.callOptions(opts)
+	if err != nil {
+		return nil
+	}
+	infos, err := js.inner.Streams(ctx, o.streamListSubject)
+	var out []*StreamInfo
+	if err == nil {
+		for _, info := range infos {
+			if si, err := streamInfo(info, nil); err == nil {
+				out = append(out, si)
+			}
+		}
+	}
+	return listed(ctx, cancel, out)
+}
+
+// StreamsInfo is Streams (nats.go's older name).
+func (js *jsContext) StreamsInfo(opts ...JSOpt) <-chan *StreamInfo { return js.Streams(opts...) }
+
+// StreamNames lists the streams' names.
+func (js *jsContext) StreamNames(opts ...JSOpt) <-chan string {
+	o, ctx, cancel, err := js.callOptions(opts)
+	if err != nil {
+		return nil
+	}
+	names, _ := js.inner.StreamNames(ctx, o.streamListSubject)
+	return listed(ctx, cancel, names)
+}
+
+// StreamNameBySubject is the one stream holding subj
+// (ErrNoMatchingStream when none or several do).
+func (js *jsContext) StreamNameBySubject(subj string, opts ...JSOpt) (string, error) {
+	ctx, cancel, err := js.callContext(opts)
+	if err != nil {
+		return "", err
+	}
+	defer cancel()
+	return js.streamOf(ctx, subj, &subOpts{})
+}
+
+// Consumers lists the infos of stream's consumers.
+func (js *jsContext) Consumers(stream string, opts ...JSOpt) <-chan *ConsumerInfo {
+	_, ctx, cancel, err := js.callOptions(opts)
+	if err != nil {
+		return nil
+	}
+	infos, err := js.inner.Consumers(ctx, stream)
+	var out []*ConsumerInfo
+	if err == nil {
+		for _, info := range infos {
+			if ci, err := consumerInfo(info, nil); err == nil {
+				out = append(out, ci)
+			}
+		}
+	}
+	return listed(ctx, cancel, out)
+}
+
+// ConsumersInfo is Consumers (nats.go's older name).
+func (js *jsContext) ConsumersInfo(stream string, opts ...JSOpt) <-chan *ConsumerInfo {
+	return js.Consumers(stream, opts...)
+}
+
+// ConsumerNames lists the names of stream's consumers.
+func (js *jsContext) ConsumerNames(stream string, opts ...JSOpt) <-chan string {
+	_, ctx, cancel, err := js.callOptions(opts)
+	if err != nil {
+		return nil
+	}
+	names, _ := js.inner.ConsumerNames(ctx, stream)
+	return listed(ctx, cancel, names)
+}
+
+// UpdateConsumer changes an existing consumer's configuration.
+func (js *jsContext) UpdateConsumer(stream string, cfg *ConsumerConfig, opts ...JSOpt) (*ConsumerInfo, error) {
+	ctx, cancel, err := js.callContext(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	var bcfg natsio.ConsumerConfig
+	if err := viaJSON(cfg, &bcfg); err != nil {
+		return nil, err
+	}
+	return consumerInfo(js.inner.UpdateConsumer(ctx, stream, bcfg))
 }

@@ -191,28 +191,37 @@ type StreamInfo struct {
 
 // ConsumerConfig is a consumer's configuration, push fields included.
 type ConsumerConfig struct {
-	Durable           string        `json:"durable_name,omitempty"`
-	Name              string        `json:"name,omitempty"`
-	Description       string        `json:"description,omitempty"`
-	DeliverPolicy     DeliverPolicy `json:"deliver_policy"`
-	OptStartSeq       uint64        `json:"opt_start_seq,omitempty"`
-	OptStartTime      *time.Time    `json:"opt_start_time,omitempty"`
-	AckPolicy         AckPolicy     `json:"ack_policy"`
-	AckWait           time.Duration `json:"ack_wait,omitempty"`
-	MaxDeliver        int           `json:"max_deliver,omitempty"`
-	FilterSubject     string        `json:"filter_subject,omitempty"`
-	ReplayPolicy      ReplayPolicy  `json:"replay_policy"`
-	RateLimit         uint64        `json:"rate_limit_bps,omitempty"`
-	MaxWaiting        int           `json:"max_waiting,omitempty"`
-	MaxAckPending     int           `json:"max_ack_pending,omitempty"`
-	FlowControl       bool          `json:"flow_control,omitempty"`
-	Heartbeat         time.Duration `json:"idle_heartbeat,omitempty"`
-	HeadersOnly       bool          `json:"headers_only,omitempty"`
-	DeliverSubject    string        `json:"deliver_subject,omitempty"`
-	DeliverGroup      string        `json:"deliver_group,omitempty"`
-	InactiveThreshold time.Duration `json:"inactive_threshold,omitempty"`
-	Replicas          int           `json:"num_replicas"`
-	MemoryStorage     bool          `json:"mem_storage,omitempty"`
+	Durable         string          `json:"durable_name,omitempty"`
+	Name            string          `json:"name,omitempty"`
+	Description     string          `json:"description,omitempty"`
+	DeliverPolicy   DeliverPolicy   `json:"deliver_policy"`
+	OptStartSeq     uint64          `json:"opt_start_seq,omitempty"`
+	OptStartTime    *time.Time      `json:"opt_start_time,omitempty"`
+	AckPolicy       AckPolicy       `json:"ack_policy"`
+	AckWait         time.Duration   `json:"ack_wait,omitempty"`
+	MaxDeliver      int             `json:"max_deliver,omitempty"`
+	BackOff         []time.Duration `json:"backoff,omitempty"`
+	FilterSubject   string          `json:"filter_subject,omitempty"`
+	FilterSubjects  []string        `json:"filter_subjects,omitempty"`
+	ReplayPolicy    ReplayPolicy    `json:"replay_policy"`
+	RateLimit       uint64          `json:"rate_limit_bps,omitempty"`
+	SampleFrequency string          `json:"sample_freq,omitempty"`
+	MaxWaiting      int             `json:"max_waiting,omitempty"`
+	MaxAckPending   int             `json:"max_ack_pending,omitempty"`
+	FlowControl     bool            `json:"flow_control,omitempty"`
+	Heartbeat       time.Duration   `json:"idle_heartbeat,omitempty"`
+	HeadersOnly     bool            `json:"headers_only,omitempty"`
+
+	MaxRequestBatch    int           `json:"max_batch,omitempty"`
+	MaxRequestExpires  time.Duration `json:"max_expires,omitempty"`
+	MaxRequestMaxBytes int           `json:"max_bytes,omitempty"`
+
+	DeliverSubject    string            `json:"deliver_subject,omitempty"`
+	DeliverGroup      string            `json:"deliver_group,omitempty"`
+	InactiveThreshold time.Duration     `json:"inactive_threshold,omitempty"`
+	Replicas          int               `json:"num_replicas"`
+	MemoryStorage     bool              `json:"mem_storage,omitempty"`
+	Metadata          map[string]string `json:"metadata,omitempty"`
 }
 
 // SequenceInfo is a consumer's position.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -139,7 +140,7 @@ func TestLegacyJetStreamEnums(t *testing.T) {
 		t.Errorf("marshalled %s\nwant        %s", b, want)
 	}
 	var back ConsumerConfig
-	if err := json.Unmarshal(b, &back); err != nil || back != cfg {
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, cfg) {
 		t.Errorf("round trip %+v (%v)", back, err)
 	}
 	if err := json.Unmarshal([]byte(`{"ack_policy":"sometimes"}`), &back); err == nil {

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"net"
 	"os"
 	"time"
 
@@ -67,6 +68,9 @@ type Options struct {
 	RetryOnFailedConnect bool
 	IgnoreAuthErrorAbort bool
 	InboxPrefix          string
+	// CustomDialer is SetCustomDialer's (libnatsio cannot use it: Connect
+	// fails with ErrInvalidArg).
+	CustomDialer CustomDialer
 
 	ClosedCB            ConnHandler
 	DisconnectedErrCB   ConnErrHandler
@@ -210,6 +214,19 @@ func RetryOnFailedConnect(retry bool) Option {
 
 func IgnoreAuthErrorAbort() Option {
 	return func(o *Options) error { o.IgnoreAuthErrorAbort = true; return nil }
+}
+
+// CustomDialer is nats.go's dialer interface (SetCustomDialer).
+type CustomDialer interface {
+	Dial(network, address string) (net.Conn, error)
+}
+
+// SetCustomDialer has the connections made by dialer. libnatsio's are made
+// by the library, which offers no hook for a program's dialer: Connect
+// fails with ErrInvalidArg, saying so, rather than silently dialing on
+// its own.
+func SetCustomDialer(dialer CustomDialer) Option {
+	return func(o *Options) error { o.CustomDialer = dialer; return nil }
 }
 
 func CustomInboxPrefix(p string) Option {
@@ -357,6 +374,9 @@ func ErrorHandler(cb ErrHandler) Option {
 // bindingOptions are the binding's options for o, with the handlers
 // calling back with nc.
 func (o *Options) bindingOptions(nc *Conn) ([]natsio.Option, error) {
+	if o.CustomDialer != nil {
+		return nil, fmt.Errorf("%w: a custom dialer is not supported by libnatsio (its connections are made by the library, which has no hook for a program's dialer)", ErrInvalidArg)
+	}
 	opts := []natsio.Option{
 		natsio.MaxReconnects(o.MaxReconnect),
 		// nats.go waits the same time between attempts, without doubling.
@@ -371,6 +391,11 @@ func (o *Options) bindingOptions(nc *Conn) ([]natsio.Option, error) {
 			nc.bind(inner)
 			if err != nil {
 				nc.setLastError(err)
+			}
+			if inner != nil && inner.Status() == natsio.Reconnecting {
+				nc.statusChanged(RECONNECTING)
+			} else {
+				nc.statusChanged(DISCONNECTED)
 			}
 			if o.DisconnectedErrCB != nil {
 				o.DisconnectedErrCB(nc, Translate(err))
@@ -432,23 +457,44 @@ func (o *Options) bindingOptions(nc *Conn) ([]natsio.Option, error) {
 	if o.InboxPrefix != "" {
 		opts = append(opts, natsio.InboxPrefix(o.InboxPrefix))
 	}
-	handler := func(cb ConnHandler) natsio.ConnHandler {
-		return func(inner *natsio.Conn) { nc.bind(inner); cb(nc) }
+	// The status listeners (StatusChanged) see an event before the
+	// program's handler runs (noStatus: none to report).
+	const noStatus = Status(-1)
+	handler := func(cb ConnHandler, status Status) natsio.ConnHandler {
+		return func(inner *natsio.Conn) {
+			nc.bind(inner)
+			if status == CLOSED {
+				nc.releaseBarriers()
+			}
+			// The first connection's event reaches the listeners only when
+			// Connect returned before it (RetryOnFailedConnect): else
+			// nats.go's listeners, made after Connect, never see it.
+			if status == CONNECTED && inner != nil && inner == nc.connectedAtStart.Load() {
+				status = noStatus
+			}
+			if status != noStatus {
+				nc.statusChanged(status)
+			}
+			if cb != nil {
+				cb(nc)
+			}
+		}
 	}
-	if o.ClosedCB != nil {
-		opts = append(opts, natsio.ClosedHandler(handler(o.ClosedCB)))
+	reconnected := func(inner *natsio.Conn) {
+		nc.bind(inner)
+		nc.statusChanged(CONNECTED)
+		if o.ReconnectedCB != nil {
+			o.ReconnectedCB(nc)
+		}
 	}
-	if o.ConnectedCB != nil {
-		opts = append(opts, natsio.ConnectedHandler(handler(o.ConnectedCB)))
-	}
-	if o.ReconnectedCB != nil {
-		opts = append(opts, natsio.ReconnectHandler(handler(o.ReconnectedCB)))
-	}
+	opts = append(opts, natsio.ClosedHandler(handler(o.ClosedCB, CLOSED)),
+		natsio.ConnectedHandler(handler(o.ConnectedCB, CONNECTED)),
+		natsio.ReconnectHandler(reconnected))
 	if o.DiscoveredServersCB != nil {
-		opts = append(opts, natsio.DiscoveredServersHandler(handler(o.DiscoveredServersCB)))
+		opts = append(opts, natsio.DiscoveredServersHandler(handler(o.DiscoveredServersCB, noStatus)))
 	}
 	if o.LameDuckModeHandler != nil {
-		opts = append(opts, natsio.LameDuckModeHandler(handler(o.LameDuckModeHandler)))
+		opts = append(opts, natsio.LameDuckModeHandler(handler(o.LameDuckModeHandler, noStatus)))
 	}
 	return opts, nil
 }

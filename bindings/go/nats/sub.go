@@ -20,37 +20,45 @@ type Subscription struct {
 	sync  bool
 	max   atomic.Int64 // AutoUnsubscribe's count, 0 when none
 	// push is set instead of inner for a subscription of the legacy
-	// JetStream API (JetStreamContext.Subscribe and the like).
+	// JetStream API (JetStreamContext.Subscribe and the like), pull for
+	// one of PullSubscribe.
 	push *pushSub
+	pull *pullSub
+	// barriers tracks the messages a callback subscription has handled,
+	// for Conn.Barrier (nil for the others, as in nats.go).
+	barriers *barrierTracker
 }
 
 func (nc *Conn) Subscribe(subj string, cb MsgHandler) (*Subscription, error) {
-	return nc.subscribe(subj, "", cb)
+	return nc.subscribe(subj, "", cb, false)
 }
 
 func (nc *Conn) QueueSubscribe(subj, queue string, cb MsgHandler) (*Subscription, error) {
-	return nc.subscribe(subj, queue, cb)
+	return nc.subscribe(subj, queue, cb, false)
 }
 
 func (nc *Conn) SubscribeSync(subj string) (*Subscription, error) {
-	return nc.subscribe(subj, "", nil)
+	return nc.subscribe(subj, "", nil, false)
 }
 
 func (nc *Conn) QueueSubscribeSync(subj, queue string) (*Subscription, error) {
-	return nc.subscribe(subj, queue, nil)
+	return nc.subscribe(subj, queue, nil, false)
 }
 
 // ChanSubscribe delivers the messages on subj to ch.
 func (nc *Conn) ChanSubscribe(subj string, ch chan *Msg) (*Subscription, error) {
-	return nc.subscribe(subj, "", func(m *Msg) { ch <- m })
+	return nc.subscribe(subj, "", func(m *Msg) { ch <- m }, true)
 }
 
 func (nc *Conn) ChanQueueSubscribe(subj, queue string, ch chan *Msg) (*Subscription, error) {
-	return nc.subscribe(subj, queue, func(m *Msg) { ch <- m })
+	return nc.subscribe(subj, queue, func(m *Msg) { ch <- m }, true)
 }
 
-func (nc *Conn) subscribe(subj, queue string, cb MsgHandler) (*Subscription, error) {
+func (nc *Conn) subscribe(subj, queue string, cb MsgHandler, toChannel bool) (*Subscription, error) {
 	s := &Subscription{Subject: subj, Queue: queue, nc: nc, ready: make(chan struct{}), sync: cb == nil}
+	if cb != nil && !toChannel {
+		s.barriers = &barrierTracker{}
+	}
 	var inner *natsio.Subscription
 	var err error
 	c := nc.conn()
@@ -63,6 +71,7 @@ func (nc *Conn) subscribe(subj, queue string, cb MsgHandler) (*Subscription, err
 		handler := func(m *natsio.Msg) {
 			<-s.ready
 			cb(newMsg(m, s))
+			s.barriers.handledOne()
 		}
 		if queue == "" {
 			inner, err = c.Subscribe(subj, handler)
@@ -97,16 +106,21 @@ func (s *Subscription) Unsubscribe() error {
 	if s.push != nil {
 		return s.push.stop()
 	}
+	if s.pull != nil {
+		return s.pull.stop()
+	}
 	if s.inner.IsClosed() {
 		return ErrBadSubscription
 	}
 	s.nc.subs.Delete(s.inner.SID())
-	return Translate(s.inner.Unsubscribe())
+	err := Translate(s.inner.Unsubscribe())
+	s.barriers.release()
+	return err
 }
 
 // AutoUnsubscribe ends the subscription after max messages in all.
 func (s *Subscription) AutoUnsubscribe(max int) error {
-	if s == nil || s.push != nil || s.inner.IsClosed() {
+	if s == nil || s.push != nil || s.pull != nil || s.inner.IsClosed() {
 		return ErrBadSubscription
 	}
 	s.max.Store(int64(max))
@@ -125,7 +139,13 @@ func (s *Subscription) Drain() error {
 	if s.push != nil {
 		return s.push.drain()
 	}
-	go func() { _ = s.inner.Drain(context.Background()) }()
+	if s.pull != nil {
+		return s.pull.stop()
+	}
+	go func() {
+		_ = s.inner.Drain(context.Background())
+		s.barriers.release()
+	}()
 	return nil
 }
 
@@ -158,6 +178,9 @@ func (s *Subscription) nextMsg(ctx context.Context) (*Msg, error) {
 	if s.push != nil {
 		return s.push.next(ctx, s)
 	}
+	if s.pull != nil {
+		return nil, ErrTypeSubscription // read with Fetch, as in nats.go
+	}
 	m, err := s.inner.NextMsg(ctx)
 	switch {
 	case err == nil:
@@ -182,6 +205,9 @@ func (s *Subscription) nextMsg(ctx context.Context) (*Msg, error) {
 func (s *Subscription) IsValid() bool {
 	if s != nil && s.push != nil {
 		return !s.push.stopped()
+	}
+	if s != nil && s.pull != nil {
+		return !s.pull.stopped.Load()
 	}
 	return s != nil && !s.inner.IsClosed()
 }
@@ -210,6 +236,10 @@ func (s *Subscription) stats() (natsio.SubStats, error) {
 	}
 	if s.push != nil {
 		return s.push.stats()
+	}
+	if s.pull != nil {
+		// Fetch hands its messages over at once: nothing waits here.
+		return natsio.SubStats{}, nil
 	}
 	st, err := s.inner.Stats()
 	if err != nil {

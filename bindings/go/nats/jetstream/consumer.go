@@ -98,10 +98,16 @@ func (js *jetStream) UpdateConsumer(ctx context.Context, stream string, cfg Cons
 	return js.consumerOp(ctx, stream, cfg, js.inner.UpdateConsumer)
 }
 
+// Consumer is the pull consumer name of stream; ErrNotPullConsumer if it
+// has a deliver subject (a push consumer: PushConsumer binds it), as in
+// nats.go.
 func (js *jetStream) Consumer(ctx context.Context, stream, name string) (Consumer, error) {
 	info, err := consumerInfo(js.inner.ConsumerInfo(ctx, stream, name))
 	if err != nil {
 		return nil, err
+	}
+	if info.Config.DeliverSubject != "" {
+		return nil, ErrNotPullConsumer
 	}
 	return &pullConsumer{js: js, stream: stream, name: name, info: info}, nil
 }

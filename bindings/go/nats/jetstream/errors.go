@@ -3,7 +3,6 @@ package jetstream
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	natsio "github.com/libnatsio/natsio/bindings/go"
 	"github.com/libnatsio/natsio/bindings/go/nats"
@@ -98,6 +97,7 @@ var (
 	ErrConsumerDeleted            = sentinel("consumer deleted")
 	ErrHandlerRequired            = sentinel("handler cannot be empty")
 	ErrNotPushConsumer            = sentinel("consumer is not a push consumer")
+	ErrNotPullConsumer            = sentinel("consumer is not a pull consumer")
 	ErrConsumerAlreadyConsuming   = sentinel("consumer is already consuming")
 	ErrNoHeartbeat                = sentinel("no heartbeat received")
 	ErrMsgIteratorClosed          = sentinel("messages iterator closed")
@@ -166,13 +166,8 @@ func translate(err error) error {
 			return p.to
 		}
 	}
-	var e *natsio.Error
-	if errors.As(err, &e) && e.ErrCode != 0 {
-		description := e.Detail
-		if i := strings.Index(description, " (code "); i >= 0 {
-			description = description[:i]
-		}
-		return &APIError{Code: e.APICode, ErrorCode: ErrorCode(e.ErrCode), Description: description}
+	if a := nats.APIErrorOf(err); a != nil {
+		return &APIError{Code: a.Code, ErrorCode: ErrorCode(a.ErrorCode), Description: a.Description}
 	}
 	return nats.Translate(err)
 }

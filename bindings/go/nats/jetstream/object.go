@@ -3,6 +3,7 @@ package jetstream
 import (
 	"context"
 	"io"
+	"os"
 	"time"
 
 	natsio "github.com/libnatsio/natsio/bindings/go"
@@ -83,9 +84,11 @@ type ObjectStore interface {
 	Put(ctx context.Context, obj ObjectMeta, reader io.Reader) (*ObjectInfo, error)
 	PutBytes(ctx context.Context, name string, data []byte) (*ObjectInfo, error)
 	PutString(ctx context.Context, name string, data string) (*ObjectInfo, error)
+	PutFile(ctx context.Context, file string) (*ObjectInfo, error)
 	Get(ctx context.Context, name string, opts ...GetObjectOpt) (ObjectResult, error)
 	GetBytes(ctx context.Context, name string, opts ...GetObjectOpt) ([]byte, error)
 	GetString(ctx context.Context, name string, opts ...GetObjectOpt) (string, error)
+	GetFile(ctx context.Context, name, file string, opts ...GetObjectOpt) error
 	GetInfo(ctx context.Context, name string, opts ...GetObjectInfoOpt) (*ObjectInfo, error)
 	UpdateMeta(ctx context.Context, name string, meta ObjectMeta) error
 	Delete(ctx context.Context, name string) error
@@ -228,6 +231,35 @@ func convertOpts[T any, O ~func(*[]T) error](opts []O) []func(*[]T) error {
 		out[i] = o
 	}
 	return out
+}
+
+// PutFile puts the content of file under the name file (its path as
+// given), as nats.go's.
+func (o *objStore) PutFile(ctx context.Context, file string) (*ObjectInfo, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return o.Put(ctx, ObjectMeta{Name: file}, f)
+}
+
+// GetFile writes the object name into file (created or truncated; removed
+// again when the object cannot be read), as nats.go's.
+func (o *objStore) GetFile(ctx context.Context, name, file string, opts ...GetObjectOpt) error {
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	result, err := o.Get(ctx, name, opts...)
+	if err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	defer result.Close()
+	_, err = io.Copy(f, result)
+	return err
 }
 
 func (o *objStore) GetBytes(ctx context.Context, name string, opts ...GetObjectOpt) ([]byte, error) {
