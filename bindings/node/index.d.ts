@@ -1261,9 +1261,9 @@ export class ConsumerMessages implements AsyncIterableIterator<JsMsg> {
    * newest 256 when unread): a heartbeat (with the last sequences it
    * names), a heartbeat interval missed from the second on (counted); push:
    * a flow-control request answered; pull: each request sent, a request
-   * ended with messages left, and the server's statuses. Resolves null
-   * once the consumption ended and its events are read (at once for an
-   * ordered consumer's).
+   * ended with messages left, and the server's statuses; an ordered
+   * consumer's: its consumer recreated. Resolves null once the
+   * consumption ended and its events are read.
    */
   nextStatus(): Promise<ConsumerStatusEvent | null>;
   /** Counters of the library's buffer. */
@@ -1291,7 +1291,8 @@ export type ConsumerStatusEvent =
   | { type: 'consumer_deleted' | 'exceeded_limits' | 'debug'; code: number; description: string }
   | { type: 'no_responders'; code: number }
   | { type: 'consumer_pinned'; id: string }
-  | { type: 'consumer_unpinned' };
+  | { type: 'consumer_unpinned' }
+  | { type: 'reset' | 'ordered_consumer_recreated'; name: string };
 
 /** What js.consumers.get(stream, opts) reads (nats.js's OrderedConsumerOptions); by default the whole stream from its first message. */
 export interface OrderedConsumerOptions {

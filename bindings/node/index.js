@@ -2715,8 +2715,9 @@ class ConsumerMessages extends ItemStream {
    * messages left, and the server's statuses as consumer_deleted,
    * exceeded_limits, no_responders, consumer_unpinned and debug {code,
    * description} (natsio.h's natsio_js_messages_next_status lists them).
-   * Resolves null once the consumption ended and its events are read (at
-   * once for an ordered consumer's, which tells none).
+   * An ordered consumer's run tells its pulls' events, and reset then
+   * ordered_consumer_recreated {name} when it recreates its consumer.
+   * Resolves null once the consumption ended and its events are read.
    */
   async nextStatus() {
     if (!this._handle) return null;

@@ -135,12 +135,15 @@ fn status_events(messages: *const natsio_js_messages) -> Result<(Arc<Feed<String
 /// `{"type":"consumer_unpinned"}` (423) and `{"type":"debug","code":N,
 /// "description":D}` for any other but 400 (404, 408: a request ended),
 /// descriptions in lower case; `{"type":"consumer_pinned","id":ID}` when
-/// a priority group pins the consumption. Events are kept from the start
-/// of the consumption, the newest 256 when nobody reads them. NATSIO_DONE
-/// (`*status_json_out` set to NULL) once the consumption ended and its
-/// events are read, and at once for a consumption that tells none (an
-/// ordered run). Reading events does not take messages: read them on
-/// another thread, or with `natsio_js_messages_next_status_async`.
+/// a priority group pins the consumption. An ordered consumer's run tells
+/// its pulls' events too, and `{"type":"reset","name":N}` then
+/// `{"type":"ordered_consumer_recreated","name":N}` when it recreates its
+/// consumer. Events are kept from the start of the consumption, the newest
+/// 256 when nobody reads them. NATSIO_DONE (`*status_json_out` set to
+/// NULL) once the consumption ended and its events are read, and at once
+/// for an iterator whose producer tells none. Reading events does not take
+/// messages: read them on another thread, or with
+/// `natsio_js_messages_next_status_async`.
 /// Thread-safe. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_TIMEOUT,
 /// NATSIO_ERR_INVALID_ARGUMENT (timeout), NATSIO_ERR_ILLEGAL_STATE (on a
 /// library runtime thread).

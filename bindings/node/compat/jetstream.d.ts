@@ -117,7 +117,8 @@ export type ConsumerNotification =
   | { type: 'consumer_deleted' | 'exceeded_limits' | 'debug'; code: number; description: string }
   | { type: 'no_responders'; code: number }
   | { type: 'consumer_pinned'; id: string }
-  | { type: 'consumer_unpinned' };
+  | { type: 'consumer_unpinned' }
+  | { type: 'reset' | 'ordered_consumer_recreated'; name: string };
 
 export interface DeliveryInfo {
   domain: string;

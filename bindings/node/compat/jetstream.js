@@ -595,16 +595,19 @@ class OrderedConsumerImpl {
 
   async consume(opts = {}) {
     const source = this._messages(opts);
-    await source;
-    return new ConsumerMessagesImpl(source, { callback: opts.callback, onYield: (m) => this._yielded(m) });
+    const inner = await source;
+    const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback, onYield: (m) => this._yielded(m) });
+    forwardStatus(inner, msgs);
+    return msgs;
   }
 
   /** Up to max_messages (default 100) within expires (default 30 s). */
   async fetch(opts = {}) {
     const max = opts.max_messages ?? 100;
     const source = this._messages({ max_messages: max });
-    await source;
+    const inner = await source;
     const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback, limit: max, onYield: (m) => this._yielded(m) });
+    forwardStatus(inner, msgs);
     const timer = setTimeout(() => msgs.stop(), opts.expires ?? 30000);
     msgs.closed().then(() => clearTimeout(timer));
     return msgs;

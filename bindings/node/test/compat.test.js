@@ -172,62 +172,68 @@ test("header names: natsio/jetstream's objects are nats.js's, from the core's na
   assert.equal(ours.PubHeaders.MsgIdHdr, nats.JS_HEADERS.MSG_ID);
 });
 
-test('pull consume status(): a request is "next"; a silent server is told as heartbeats_missed from the second interval, and stop() then ends the loop at once; as nats.js', async () => {
-  // The same program (nats.js's 06_heartbeats) with each client, each
-  // against its own server stopped (SIGSTOP) after the first message.
-  const run = async (mod) => {
-    const own = await startServer(['-js']);
-    const { connect } = require(`${mod}/transport-node`);
-    const { jetstream, jetstreamManager } = require(`${mod}/jetstream`);
-    const nc = await connect({ servers: own.url });
-    let stopped = false;
-    try {
-      const jsm = await jetstreamManager(nc);
-      await jsm.streams.add({ name: 'HB', subjects: ['hb.>'], storage: 'memory' });
-      await jsm.consumers.add('HB', { durable_name: 'c', ack_policy: 'explicit' });
-      const js = jetstream(nc);
-      await js.publish('hb.a', 'one');
-      const c = await js.consumers.get('HB', 'c');
-      const messages = await c.consume({ max_messages: 1, expires: 2000 });
-      const told = [];
-      let stoppedAt = 0;
-      const watching = (async () => {
-        for await (const s of messages.status()) {
-          told.push(s.type === 'next' ? `next ${s.options.batch}/${s.options.idle_heartbeat}/${s.options.expires}` : JSON.stringify(s));
-          if (s.type === 'heartbeats_missed' && s.count === 2) {
-            stoppedAt = Date.now();
-            messages.stop();
-          }
+/** nats.js's 06_heartbeats with `mod`'s client (@nats-io or natsio) on a
+ * consumer of its own server, stopped (SIGSTOP) after the first message:
+ * the notifications up to the second missed heartbeat, what was read, and
+ * how long the loop took to end after stop(). `name` undefined: an
+ * ordered consumer, as the example's own consumers.get(stream, info). */
+async function heartbeatsMissed(mod, name) {
+  const own = await startServer(['-js']);
+  const { connect } = require(`${mod}/transport-node`);
+  const { jetstream, jetstreamManager } = require(`${mod}/jetstream`);
+  const nc = await connect({ servers: own.url });
+  let stopped = false;
+  try {
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({ name: 'HB', subjects: ['hb.>'], storage: 'memory' });
+    if (name) await jsm.consumers.add('HB', { durable_name: name, ack_policy: 'explicit' });
+    const js = jetstream(nc);
+    await js.publish('hb.a', 'one');
+    const c = name ? await js.consumers.get('HB', name) : await js.consumers.get('HB');
+    const messages = await c.consume({ max_messages: 1, expires: 2000 });
+    const told = [];
+    let stoppedAt = 0;
+    const watching = (async () => {
+      for await (const s of messages.status()) {
+        told.push(s.type === 'next' ? `next ${s.options.batch}/${s.options.idle_heartbeat}/${s.options.expires}` : JSON.stringify(s));
+        if (s.type === 'heartbeats_missed' && s.count === 2) {
+          stoppedAt = Date.now();
+          messages.stop();
         }
-      })();
-      const got = [];
-      for await (const m of messages) {
-        got.push(`${m.data}`);
-        m.ack();
-        await nc.flush();
-        process.kill(own.pid, 'SIGSTOP');
-        stopped = true;
-        await eventually(() => allThreadsStopped(own.pid), 3000, 'the server to stop');
       }
-      const endedAfter = Date.now() - stoppedAt;
-      await watching;
-      return { got, told: told.slice(0, told.indexOf('{"type":"heartbeats_missed","count":2}') + 1), endedAfter };
-    } finally {
-      if (stopped) process.kill(own.pid, 'SIGCONT');
-      await nc.close();
-      await own.stop();
+    })();
+    const got = [];
+    for await (const m of messages) {
+      got.push(`${m.data}`);
+      m.ack();
+      await nc.flush();
+      process.kill(own.pid, 'SIGSTOP');
+      stopped = true;
+      await eventually(() => allThreadsStopped(own.pid), 3000, 'the server to stop');
     }
-  };
-  const official = await run('@nats-io');
-  const ours = await run('natsio');
-  assert.deepEqual(official.got, ['one']);
-  assert.deepEqual(ours.got, official.got);
-  assert.deepEqual(ours.told.at(-1), '{"type":"heartbeats_missed","count":2}', ours.told.join(' | '));
-  // The first request and the one after the message, then the silence.
-  assert.deepEqual(ours.told, official.told);
-  // Not held by a drain the stopped server cannot answer (drainTimeout).
-  assert.ok(ours.endedAfter < 5000, `the loop ended ${ours.endedAfter} ms after stop()`);
-});
+    const endedAfter = Date.now() - stoppedAt;
+    await watching;
+    return { got, told: told.slice(0, told.indexOf('{"type":"heartbeats_missed","count":2}') + 1), endedAfter };
+  } finally {
+    if (stopped) process.kill(own.pid, 'SIGCONT');
+    await nc.close();
+    await own.stop();
+  }
+}
+
+for (const [kind, name] of [['pull', 'c'], ['ordered', undefined]]) {
+  test(`${kind} consume status(): a request is "next"; a silent server is told as heartbeats_missed from the second interval, and stop() then ends the loop at once; as nats.js`, async () => {
+    const official = await heartbeatsMissed('@nats-io', name);
+    const ours = await heartbeatsMissed('natsio', name);
+    assert.deepEqual(official.got, ['one']);
+    assert.deepEqual(ours.got, official.got);
+    assert.deepEqual(ours.told.at(-1), '{"type":"heartbeats_missed","count":2}', ours.told.join(' | '));
+    // The first request and the one after the message, then the silence.
+    assert.deepEqual(ours.told, official.told);
+    // Not held by a drain the stopped server cannot answer (drainTimeout).
+    assert.ok(ours.endedAfter < 5000, `the loop ended ${ours.endedAfter} ms after stop()`);
+  });
+}
 
 test('getServer() names a server as nats.js does: host:port, the scheme\'s default port when its URL has none', async () => {
   const { hostPort } = require('natsio/transport-node')[Symbol.for('natsio.compat.internal')];
