@@ -541,6 +541,22 @@ class OrderedConsumerImpl {
     this._oc = null;
     this._lastSeq = 0;
     this._used = false;
+    // As nats.js: an ordered consumer is consumed once, or fetched from
+    // one fetch at a time, never both.
+    this._kind = null;
+    this._fetching = null;
+  }
+
+  _begin(kind) {
+    const { InvalidOperationError } = core.errors;
+    if (kind === 'consume') {
+      if (this._kind === 'fetch') throw new InvalidOperationError('ordered consumer initialized as fetch');
+      if (this._kind === 'consume') throw new InvalidOperationError("ordered consumer doesn't support concurrent consume");
+    } else {
+      if (this._kind === 'consume') throw new InvalidOperationError('ordered consumer already initialized as consume');
+      if (this._fetching) throw new InvalidOperationError("ordered consumer doesn't support concurrent fetch");
+    }
+    this._kind = kind;
   }
 
   /** The binding's ordered consumer for the next consumption: a new one
@@ -594,6 +610,7 @@ class OrderedConsumerImpl {
   }
 
   async consume(opts = {}) {
+    this._begin('consume');
     const source = this._messages(opts);
     const inner = await source;
     const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback, onYield: (m) => this._yielded(m) });
@@ -603,13 +620,24 @@ class OrderedConsumerImpl {
 
   /** Up to max_messages (default 100) within expires (default 30 s). */
   async fetch(opts = {}) {
+    this._begin('fetch');
     const max = opts.max_messages ?? 100;
-    const source = this._messages({ max_messages: max });
-    const inner = await source;
-    const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback, limit: max, onYield: (m) => this._yielded(m) });
-    forwardStatus(inner, msgs);
+    this._fetching = true;
+    let msgs;
+    try {
+      const source = this._messages({ max_messages: max });
+      const inner = await source;
+      msgs = new ConsumerMessagesImpl(source, { callback: opts.callback, limit: max, onYield: (m) => this._yielded(m) });
+      forwardStatus(inner, msgs);
+    } catch (e) {
+      this._fetching = null;
+      throw e;
+    }
     const timer = setTimeout(() => msgs.stop(), opts.expires ?? 30000);
-    msgs.closed().then(() => clearTimeout(timer));
+    msgs.closed().then(() => {
+      clearTimeout(timer);
+      this._fetching = null;
+    });
     return msgs;
   }
 
