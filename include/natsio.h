@@ -5624,21 +5624,36 @@ natsio_status natsio_js_push_consume_async(const struct natsio_js *js,
                                            struct natsio_token **token_out);
 
 /**
- * The next status event of a push consumption (nats.js's consumer status
+ * The next status event of a consumption (nats.js's consumer status
  * notifications), waiting up to `timeout_ms` (NATSIO_TIMEOUT_DEFAULT or
  * NATSIO_WAIT_FOREVER: until one comes; NATSIO_NO_WAIT: only one already
  * there), as JSON text in `status_json_out` (free with
- * `natsio_string_free`): `{"type":"heartbeat","last_consumer_seq":N,
- * "last_stream_seq":N}` for each idle heartbeat, `{"type":"flow_control"}`
- * for each flow-control request answered, `{"type":"heartbeats_missed",
- * "count":N}` for each heartbeat interval without a word from the server
- * from the second on (N counts the intervals; it starts again after the
- * next message or heartbeat). Events are kept from the start of the
- * consumption, the newest 256 when nobody reads them. NATSIO_DONE
- * (`*status_json_out` set to NULL) once the consumption ended and its
- * events are read, and at once for a consumption that tells none (a pull
- * consume, an ordered run). Reading events does not take messages: read
- * them on another thread, or with `natsio_js_messages_next_status_async`.
+ * `natsio_string_free`). Push (`natsio_js_push_consume`) and pull
+ * (`natsio_js_consume`, `natsio_js_fetch_messages`) alike:
+ * `{"type":"heartbeat","last_consumer_seq":N,"last_stream_seq":N}` for
+ * each idle heartbeat, `{"type":"heartbeats_missed","count":N}` for each
+ * heartbeat interval without a word from the server from the second on
+ * (N counts the intervals; it starts again after the server's next word).
+ * Push: `{"type":"flow_control"}` for each flow-control request answered.
+ * Pull: `{"type":"next","options":{...}}` for each pull request sent (the
+ * request's JSON); for a request the server ended with messages or bytes
+ * left, `{"type":"discard","messages_left":N,"bytes_left":N}`; for the
+ * server's statuses `{"type":"consumer_deleted","code":409,
+ * "description":"consumer deleted"}`, `{"type":"exceeded_limits",
+ * "code":409,"description":D}` (a request over max_batch, max_expires,
+ * max_bytes or max_waiting), `{"type":"no_responders","code":503}`,
+ * `{"type":"consumer_unpinned"}` (423) and `{"type":"debug","code":N,
+ * "description":D}` for any other but 400 (404, 408: a request ended),
+ * descriptions in lower case; `{"type":"consumer_pinned","id":ID}` when
+ * a priority group pins the consumption. An ordered consumer's run tells
+ * its pulls' events too, and `{"type":"reset","name":N}` then
+ * `{"type":"ordered_consumer_recreated","name":N}` when it recreates its
+ * consumer. Events are kept from the start of the consumption, the newest
+ * 256 when nobody reads them. NATSIO_DONE (`*status_json_out` set to
+ * NULL) once the consumption ended and its events are read, and at once
+ * for an iterator whose producer tells none. Reading events does not take
+ * messages: read them on another thread, or with
+ * `natsio_js_messages_next_status_async`.
  * Thread-safe. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_TIMEOUT,
  * NATSIO_ERR_INVALID_ARGUMENT (timeout), NATSIO_ERR_ILLEGAL_STATE (on a
  * library runtime thread).

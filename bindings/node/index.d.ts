@@ -1257,13 +1257,15 @@ export class ConsumerMessages implements AsyncIterableIterator<JsMsg> {
    */
   drain(timeout?: number): Promise<void>;
   /**
-   * The next status event of a push consumption, kept from its start (the
+   * The next status event of a consumption, kept from its start (the
    * newest 256 when unread): a heartbeat (with the last sequences it
-   * names), a flow-control request answered, or a heartbeat interval
-   * missed from the second on (counted). Resolves null once the
-   * consumption ended and its events are read (at once for a pull consume).
+   * names), a heartbeat interval missed from the second on (counted); push:
+   * a flow-control request answered; pull: each request sent, a request
+   * ended with messages left, and the server's statuses; an ordered
+   * consumer's: its consumer recreated. Resolves null once the
+   * consumption ended and its events are read.
    */
-  nextStatus(): Promise<PushStatusEvent | null>;
+  nextStatus(): Promise<ConsumerStatusEvent | null>;
   /** Counters of the library's buffer. */
   stats(): SubscriptionStats;
   /** The next message; done after stop() or nc.close(); rejects once with the error that ended the consumption. */
@@ -1279,6 +1281,18 @@ export type PushStatusEvent =
   | { type: 'heartbeat'; last_consumer_seq: number; last_stream_seq: number }
   | { type: 'flow_control' }
   | { type: 'heartbeats_missed'; count: number };
+
+/** A status event of a consumption (ConsumerMessages.nextStatus): a push
+ * consumption's, or a pull one's (consume, fetchMessages). */
+export type ConsumerStatusEvent =
+  | PushStatusEvent
+  | { type: 'next'; options: Record<string, unknown> }
+  | { type: 'discard'; messages_left: number; bytes_left: number }
+  | { type: 'consumer_deleted' | 'exceeded_limits' | 'debug'; code: number; description: string }
+  | { type: 'no_responders'; code: number }
+  | { type: 'consumer_pinned'; id: string }
+  | { type: 'consumer_unpinned' }
+  | { type: 'reset' | 'ordered_consumer_recreated'; name: string };
 
 /** What js.consumers.get(stream, opts) reads (nats.js's OrderedConsumerOptions); by default the whole stream from its first message. */
 export interface OrderedConsumerOptions {

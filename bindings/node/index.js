@@ -2705,13 +2705,19 @@ class ConsumerMessages extends ItemStream {
   }
 
   /**
-   * The next status event of a push consumption, kept from its start (the
+   * The next status event of a consumption, kept from its start (the
    * newest 256 when unread): {type: 'heartbeat', last_consumer_seq,
-   * last_stream_seq} for each idle heartbeat, {type: 'flow_control'} for
-   * each flow-control request answered, {type: 'heartbeats_missed',
-   * count} for each heartbeat interval missed from the second on. Resolves
-   * null once the consumption ended and its events are read (at once for
-   * a pull consume, which tells none).
+   * last_stream_seq} for each idle heartbeat, {type: 'heartbeats_missed',
+   * count} for each heartbeat interval missed from the second on; push:
+   * {type: 'flow_control'} for each flow-control request answered; pull
+   * (consume, fetchMessages): {type: 'next', options} for each request
+   * sent, {type: 'discard', messages_left, bytes_left} for one ended with
+   * messages left, and the server's statuses as consumer_deleted,
+   * exceeded_limits, no_responders, consumer_unpinned and debug {code,
+   * description} (natsio.h's natsio_js_messages_next_status lists them).
+   * An ordered consumer's run tells its pulls' events, and reset then
+   * ordered_consumer_recreated {name} when it recreates its consumer.
+   * Resolves null once the consumption ended and its events are read.
    */
   async nextStatus() {
     if (!this._handle) return null;

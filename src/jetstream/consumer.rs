@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 use super::config::{normalize, validate_name, Kind, Schema};
 use super::pull::{
     bad_request, check_group_in, inbox_withdrawal, is_max_bytes_rejection, is_refused_request,
-    pull_inbox, validate_group_fields, PullStatus, PIN_ID_HEADER,
+    notify_status, pull_inbox, validate_group_fields, PullStatus, PIN_ID_HEADER,
 };
 use super::stream::{all_infos, all_names};
 use super::{Consumption, CreateAction, JetStream};
@@ -424,15 +424,20 @@ impl JetStream {
             );
             let js = self.clone();
             Ok(async move {
-                let request = sent.await?;
+                let mut request = sent.await?;
+                let events = super::status_event_feed();
+                request.events = Some(Arc::clone(&events));
+                request.event(json!({"type": "next", "options": request.req}));
                 let out = Arc::new(Feed::new(Limits::unlimited(), message_outcome));
                 out.on_cut(Box::new(request.withdrawal()));
-                let flow = Flow::new(Arc::clone(&out), js.client(), "natsio-fetch");
+                let flow = Flow::new(Arc::clone(&out), js.client(), "natsio-fetch")
+                    .with_status_events(Arc::clone(&events));
                 crate::runtime::handle().spawn(async move {
                     match request.run(&out).await {
                         Ok(()) => out.finish(),
                         Err(e) => out.finish_failing(e),
                     };
+                    events.finish();
                 });
                 Ok(flow)
             })
@@ -528,6 +533,8 @@ struct FetchRequest {
     next_subject: String,
     /// Where the context keeps the pin id of a pinned_client group.
     pin_key: Option<String>,
+    /// The status events of a streamed fetch (as `Puller::with_status_events`).
+    events: Option<Arc<Feed<String>>>,
 }
 
 impl FetchRequest {
@@ -600,6 +607,7 @@ impl FetchRequest {
             inbox,
             sub,
             req,
+            events: None,
         };
         r.publish()?;
         Ok(r)
@@ -610,6 +618,12 @@ impl FetchRequest {
     /// consumer's next reader.
     fn withdrawal(&self) -> impl FnOnce() + Send + 'static {
         inbox_withdrawal(self.js.client(), &self.sub)
+    }
+
+    fn event(&self, event: Value) {
+        if let Some(events) = &self.events {
+            events.push(event.to_string());
+        }
     }
 
     /// Sends the request, with the pin id the context holds, if any.
@@ -630,7 +644,11 @@ impl FetchRequest {
             None,
             self.req.to_string().as_bytes(),
             Wake::Direct,
-        )
+        )?;
+        if self.events.is_some() {
+            self.event(json!({"type": "next", "options": self.req}));
+        }
+        Ok(())
     }
 
     /// Hands each message to `out` as it arrives, until the request ends:
@@ -667,6 +685,8 @@ impl FetchRequest {
             };
             let m = match received {
                 Err(_) if until < deadline => {
+                    // nats.js tells the second interval, then fails the fetch.
+                    self.event(json!({"type": "heartbeats_missed", "count": 2}));
                     return Err(Error::new(
                         ErrorKind::Timeout,
                         format!(
@@ -674,12 +694,15 @@ impl FetchRequest {
                             silence.as_millis(),
                             self.opts.idle_heartbeat.as_millis()
                         ),
-                    ))
+                    ));
                 }
                 Err(_) | Ok(Ok(None)) => return Ok(()),
                 Ok(Ok(Some(m))) => m,
                 Ok(Err(e)) => return Err(e),
             };
+            if m.status().is_some() {
+                notify_status(self.events.as_deref(), &m);
+            }
             match PullStatus::of(&m) {
                 PullStatus::Msg => {
                     if let (Some(k), Some(id)) = (

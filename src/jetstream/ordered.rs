@@ -99,6 +99,10 @@ struct Core {
     /// requested and buffered together (OrderedConsumer::messages), not
     /// the whole stream up to the buffer's limits.
     count_buffered: bool,
+    /// The status events of a `messages` run (its pullers' and "reset" /
+    /// "ordered_consumer_recreated" when the consumer is recreated, as
+    /// nats.js names them); `None` for the other runs (watches).
+    events: Option<Arc<Feed<String>>>,
 }
 
 /// One run of an ordered consumer: its core pulling into one feed.
@@ -129,6 +133,13 @@ impl Core {
             anchor: None,
             unanswered: None,
             count_buffered: false,
+            events: None,
+        }
+    }
+
+    fn event(&self, event: Value) {
+        if let Some(events) = &self.events {
+            events.push(event.to_string());
         }
     }
 
@@ -232,9 +243,13 @@ impl Core {
             expires: self.cfg.expires,
             idle_heartbeat: self.cfg.idle_heartbeat,
         };
-        Puller::new(&self.js, &self.cfg.stream, &name, window).inspect_err(|_| {
+        let puller = Puller::new(&self.js, &self.cfg.stream, &name, window).inspect_err(|_| {
             self.js.delete_consumer_nowait(&self.cfg.stream, &name);
             self.consumer = None;
+        })?;
+        Ok(match &self.events {
+            Some(events) => puller.with_status_events(Arc::clone(events)),
+            None => puller,
         })
     }
 
@@ -531,6 +546,9 @@ impl<S: OrderedSink> Ordered<S> {
                 );
                 let elections = puller.take_elections();
                 drop(puller);
+                if let Some(name) = &self.core.consumer {
+                    self.core.event(json!({"type": "reset", "name": name}));
+                }
                 let healed = match idle_at {
                     None => self.recreate().await,
                     Some(at) => match tokio::time::timeout_at(at, self.recreate()).await {
@@ -543,6 +561,11 @@ impl<S: OrderedSink> Ordered<S> {
                 };
                 match healed {
                     Some(p) => {
+                        if let Some(name) = &self.core.consumer {
+                            let recreated =
+                                json!({"type": "ordered_consumer_recreated", "name": name});
+                            self.core.event(recreated);
+                        }
                         // Elections told while the new consumer was being
                         // created are behind it: not a reason to heal again.
                         if let Some(e) = &elections {
@@ -969,6 +992,8 @@ impl OrderedConsumer {
                     Some(i) => i,
                     None => core.create_consumer().await?,
                 };
+                let events = super::status_event_feed();
+                core.events = Some(Arc::clone(&events));
                 let core = st.core.take().expect("idle core");
                 let out = Arc::new(
                     Feed::new(core.cfg.limits, |m| Ok(crate::completion::Outcome::Msg(m)))
@@ -988,12 +1013,18 @@ impl OrderedConsumer {
                         return Err(e);
                     }
                 };
-                let task = crate::runtime::handle().spawn(ordered.run(puller));
+                let told = Arc::clone(&events);
+                let task = crate::runtime::handle().spawn(async move {
+                    let ended = ordered.run(puller).await;
+                    // The reader still gets the events queued, then the end.
+                    told.finish();
+                    ended
+                });
                 st.running = Some(Running {
                     feed: Arc::clone(&out),
                     task,
                 });
-                Ok(Flow::new(out, &client, "natsio-ordered"))
+                Ok(Flow::new(out, &client, "natsio-ordered").with_status_events(events))
             })
         })
     }

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -112,6 +112,72 @@ impl<'a> PullStatus<'a> {
             503 => PullStatus::NoResponders,
             423 => PullStatus::PinMismatch,
             code => PullStatus::Other(code, desc),
+        }
+    }
+}
+
+/// nats.js's consumer notifications for a status on a pull inbox, as the
+/// JSON of `Flow::status_events`: an idle heartbeat is "heartbeat" (the
+/// last sequences it names); a request ended with messages or bytes left
+/// is "discard"; then 409 "consumer deleted" is "consumer_deleted", a 409
+/// over a limit "exceeded_limits", 423 "consumer_unpinned", 503
+/// "no_responders", 400 nothing (it fails the pull), any other code
+/// "debug". Descriptions lowercased, as nats.js reads them.
+pub(crate) fn status_notifications(m: &Message) -> Vec<Value> {
+    let Some(code) = m.status() else {
+        return Vec::new();
+    };
+    let h = m.headers();
+    let desc = h
+        .and_then(|h| h.description())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let number = |name: &str| -> u64 {
+        h.and_then(|h| h.get(name))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    if code == 100 {
+        return vec![json!({
+            "type": "heartbeat",
+            "last_consumer_seq": number(super::push::LAST_CONSUMER),
+            "last_stream_seq": number(super::push::LAST_STREAM),
+        })];
+    }
+    let mut out = Vec::new();
+    let (messages_left, bytes_left) = (
+        number(super::header_names::PENDING_MESSAGES),
+        number(super::header_names::PENDING_BYTES),
+    );
+    if messages_left > 0 || bytes_left > 0 {
+        out.push(
+            json!({"type": "discard", "messages_left": messages_left, "bytes_left": bytes_left}),
+        );
+    }
+    let limit = desc.contains("exceeded maxrequest")
+        || desc.contains("exceeded maxwaiting")
+        || desc == "message size exceeds maxbytes";
+    match code {
+        400 => {}
+        409 if desc == "consumer deleted" => {
+            out.push(json!({"type": "consumer_deleted", "code": code, "description": desc}))
+        }
+        409 if limit => {
+            out.push(json!({"type": "exceeded_limits", "code": code, "description": desc}))
+        }
+        409 => {}
+        423 => out.push(json!({"type": "consumer_unpinned"})),
+        503 => out.push(json!({"type": "no_responders", "code": code})),
+        _ => out.push(json!({"type": "debug", "code": code, "description": desc})),
+    }
+    out
+}
+
+/// Hands `events` (a flow's status events) each notification of `m`.
+pub(crate) fn notify_status(events: Option<&Feed<String>>, m: &Message) {
+    if let Some(events) = events {
+        for n in status_notifications(m) {
+            events.push(n.to_string());
         }
     }
 }
@@ -248,6 +314,12 @@ pub(crate) struct Puller {
     /// more requests, the inbox's UNSUB is sent, and what the server sent
     /// before it is still handed out.
     draining: bool,
+    /// Where the flow's status events go (`with_status_events`).
+    events: Option<Arc<Feed<String>>>,
+    /// Heartbeat intervals told missed in the current silence (from the
+    /// second on; 0: none), and when the server last said anything.
+    missed: u32,
+    heard_at: Instant,
 }
 
 impl Puller {
@@ -277,7 +349,27 @@ impl Puller {
             stalled_before_next: false,
             elections: None,
             draining: false,
+            events: None,
+            missed: 0,
+            heard_at: Instant::now(),
         })
+    }
+
+    /// Tells nats.js's consumer notifications to `events` (a flow's
+    /// status events): each status the server sends
+    /// (`status_notifications`), each request sent ("next", with the
+    /// request), the pin taken ("consumer_pinned"), and each heartbeat
+    /// interval of a silence from the second on ("heartbeats_missed",
+    /// counted until the server speaks again).
+    pub(crate) fn with_status_events(mut self, events: Arc<Feed<String>>) -> Puller {
+        self.events = Some(events);
+        self
+    }
+
+    fn event(&self, event: Value) {
+        if let Some(events) = &self.events {
+            events.push(event.to_string());
+        }
     }
 
     /// Ends `next` with `LeaderElected` when `elections` (a subscription to
@@ -343,6 +435,11 @@ impl Puller {
         self.outstanding_bytes += bytes;
         self.delivered_since_pull = false;
         self.last_activity = Instant::now();
+        if self.missed == 0 {
+            // Heartbeats are owed from now; a silence already told goes on.
+            self.heard_at = self.last_activity;
+        }
+        self.event(json!({"type": "next", "options": req}));
         Ok(())
     }
 
@@ -455,13 +552,26 @@ impl Puller {
             }
             if std::mem::take(&mut self.active) {
                 self.last_activity = Instant::now();
+                self.heard_at = self.last_activity;
             }
-            let silent_until = (self.outstanding > 0 && !self.draining).then(|| {
+            let waiting = self.outstanding > 0 && !self.draining;
+            let heartbeat = self.window.idle_heartbeat;
+            let lost_at = waiting.then(|| {
+                crate::clock::tokio_instant_after(self.last_activity, heartbeat.saturating_mul(2))
+            });
+            // Status events tell each interval of a silence from the second
+            // on, counted from the server's last word (as nats.js's monitor).
+            let missed_at = (waiting && self.events.is_some()).then(|| {
+                let intervals = self.missed.saturating_add(1).max(2);
                 crate::clock::tokio_instant_after(
-                    self.last_activity,
-                    self.window.idle_heartbeat.saturating_mul(2),
+                    self.heard_at,
+                    heartbeat.saturating_mul(intervals),
                 )
             });
+            let silent_until = match (lost_at, missed_at) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             tokio::select! {
                 _ = out.until_ended() => return PullEvent::Stopped,
                 _ = out.until_drain_requested(), if !self.draining => {
@@ -482,9 +592,16 @@ impl Puller {
                     return PullEvent::Lost;
                 }
                 _ = tokio::time::sleep_until(silent_until.unwrap_or_else(far_future)), if silent_until.is_some() => {
-                    self.outstanding = 0;
-                    self.outstanding_bytes = 0;
-                    return PullEvent::Lost;
+                    let now = Instant::now();
+                    if missed_at.is_some_and(|t| t <= now) {
+                        self.missed = self.missed.saturating_add(1).max(2);
+                        self.event(json!({"type": "heartbeats_missed", "count": self.missed}));
+                    }
+                    if lost_at.is_some_and(|t| t <= now) {
+                        self.outstanding = 0;
+                        self.outstanding_bytes = 0;
+                        return PullEvent::Lost;
+                    }
                 }
                 _ = tokio::time::sleep_until(self.hold_until.unwrap_or_else(far_future)), if self.hold_until.is_some() => {
                     self.hold_until = None;
@@ -541,6 +658,10 @@ impl Puller {
     }
 
     fn on_message(&mut self, m: Message) -> Option<PullEvent> {
+        self.missed = 0;
+        if m.status().is_some() {
+            notify_status(self.events.as_deref(), &m);
+        }
         match PullStatus::of(&m) {
             PullStatus::Msg => {
                 self.outstanding = self.outstanding.saturating_sub(1);
@@ -550,6 +671,9 @@ impl Puller {
                 if self.extras.group.is_some() {
                     if let Some(id) = m.headers().and_then(|h| h.get(PIN_ID_HEADER)) {
                         if self.pin_id.as_deref() != Some(id) {
+                            if self.pin_id.is_none() {
+                                self.event(json!({"type": "consumer_pinned", "id": id}));
+                            }
                             self.pin_id = Some(id.to_string());
                         }
                     }
@@ -898,7 +1022,10 @@ impl JetStream {
                             .unwrap_or((opts.max_bytes as f64 * opts.threshold) as usize)
                     }),
                 };
-                let puller = Puller::new(&js, &stream, &consumer, window)?.with_request(extras);
+                let events = super::status_event_feed();
+                let puller = Puller::new(&js, &stream, &consumer, window)?
+                    .with_request(extras)
+                    .with_status_events(Arc::clone(&events));
                 let o = &js.client().opts;
                 let out = Arc::new(
                     Feed::new(
@@ -913,14 +1040,14 @@ impl JetStream {
                     .drained_by_producer(),
                 );
                 puller.unsubscribe_on_cut(&out);
-                crate::runtime::handle().spawn(run_consume(
-                    puller,
-                    Arc::clone(&out),
-                    js.clone(),
-                    stream,
-                    consumer,
-                ));
-                Ok(Flow::new(out, js.client(), "natsio-consume"))
+                let consuming = run_consume(puller, Arc::clone(&out), js.clone(), stream, consumer);
+                let told = Arc::clone(&events);
+                crate::runtime::handle().spawn(async move {
+                    consuming.await;
+                    // The reader still gets the events queued, then the end.
+                    told.finish();
+                });
+                Ok(Flow::new(out, js.client(), "natsio-consume").with_status_events(events))
             })
         })
     }

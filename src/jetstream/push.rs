@@ -38,8 +38,8 @@ use crate::subscription::{SubOptions, Subscription};
 /// server still waits for (ADR-9).
 const CONSUMER_STALLED: &str = "Nats-Consumer-Stalled";
 /// The headers of an idle heartbeat naming the last sequences delivered.
-const LAST_CONSUMER: &str = "Nats-Last-Consumer";
-const LAST_STREAM: &str = "Nats-Last-Stream";
+pub(crate) const LAST_CONSUMER: &str = "Nats-Last-Consumer";
+pub(crate) const LAST_STREAM: &str = "Nats-Last-Stream";
 
 /// Status events kept unread at most (the oldest go first).
 const STATUS_EVENTS_KEPT: usize = 256;

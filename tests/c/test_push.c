@@ -563,7 +563,7 @@ static bool status_event_with(natsio_js_messages *it, const char *want, int64_t 
 
 /* Status events (nats.js's consumer status notifications): flow-control
  * requests answered, idle heartbeats with the last sequences, missed
- * heartbeat intervals counted from the second; none for a pull consume. */
+ * heartbeat intervals counted from the second; a pull consume's requests. */
 static void test_status_events(void) {
     char deliver[128], got[256];
     natsio_js *js = connect_js();
@@ -609,18 +609,24 @@ static void test_status_events(void) {
     EXPECT_OK(natsio_js_messages_stop(it));
     NT_CHECK_MSG(!status_event_with(it, "never", 5000, got, sizeof got) && strcmp(got, natsio_status_str(NATSIO_DONE)) == 0,
                  "after stop: %s", got);
-    /* A pull consume tells none: done at once, also through a token. */
+    /* A pull consume tells each request ("next", with the request), also
+     * through a token; stopped, its events end. */
     NT_CHECK(create_consumer(js, "PSE", "{\"durable_name\":\"pull\"}"));
     natsio_js_messages *pull = NULL;
     EXPECT_OK(natsio_js_consume(js, "PSE", "pull", NULL, &pull));
     nt_cleanup(js_messages_free_cb, pull);
-    ev = SENTINEL_STR;
-    NT_CHECK_INT_EQ(natsio_js_messages_next_status(pull, NATSIO_NO_WAIT, &ev), NATSIO_DONE);
-    NT_CHECK(ev == NULL);
     natsio_token *t = NULL;
     EXPECT_OK(natsio_js_messages_next_status_async(pull, &t));
     nt_cleanup(token_free_cb, t);
-    NT_CHECK_INT_EQ(token_outcome(t, 5000), NATSIO_DONE);
+    NT_CHECK_INT_EQ(token_outcome(t, 5000), NATSIO_OK);
+    ev = NULL;
+    EXPECT_OK(natsio_token_string(t, &ev));
+    NT_CHECK_MSG(ev != NULL && strstr(ev, "\"type\":\"next\"") != NULL && strstr(ev, "\"batch\":") != NULL,
+                 "first event: %s", ev ? ev : "(null)");
+    natsio_string_free(ev);
+    EXPECT_OK(natsio_js_messages_stop(pull));
+    NT_CHECK_MSG(!status_event_with(pull, "never", 5000, got, sizeof got) && strcmp(got, natsio_status_str(NATSIO_DONE)) == 0,
+                 "after stop: %s", got);
     EXPECT_NULL_ARG("messages", natsio_js_messages_next_status(NULL, 0, &ev));
     EXPECT_NULL_ARG("status_json_out", natsio_js_messages_next_status(pull, 0, NULL));
     EXPECT_OK(natsio_js_stream_delete(js, "PSE"));

@@ -85,8 +85,40 @@ export interface JetStreamPublishOptions {
   timeout: number;
   headers: MsgHdrs;
   ttl: string;
-  expect: Partial<{ lastMsgID: string; streamName: string; lastSequence: number; lastSubjectSequence: number }>;
+  expect: Partial<{ lastMsgID: string; streamName: string; lastSequence: number; lastSubjectSequence: number; lastSubjectSequenceSubject: string }>;
+  /** A message schedule (server 2.12+; every, cron, predefined 2.14+): sent as the Nats-Schedule* headers. */
+  schedule: ScheduleOptions;
+  /** Cancels the schedule on `scheduleSubject` with this publish (Nats-Scheduler, Nats-Schedule-Next: purge). */
+  cancelSchedule: { scheduleSubject: string };
 }
+
+export type ScheduleSpec =
+  | { at: Date | string }
+  | { every: string }
+  | { cron: string }
+  | { predefined: '@yearly' | '@annually' | '@monthly' | '@weekly' | '@daily' | '@midnight' | '@hourly' };
+
+export interface ScheduleOptions {
+  specification: string | Date | ScheduleSpec;
+  target: string;
+  source?: string;
+  ttl?: string;
+  timezone?: string;
+  rollup?: 'sub';
+}
+
+/** A consumption's status notification (ConsumerMessages.status()). */
+export type ConsumerNotification =
+  | { type: 'heartbeats_missed'; count: number }
+  | { type: 'heartbeat'; lastConsumerSequence: number; lastStreamSequence: number }
+  | { type: 'flow_control' }
+  | { type: 'next'; options: Record<string, unknown> }
+  | { type: 'discard'; messagesLeft: number; bytesLeft: number }
+  | { type: 'consumer_deleted' | 'exceeded_limits' | 'debug'; code: number; description: string }
+  | { type: 'no_responders'; code: number }
+  | { type: 'consumer_pinned'; id: string }
+  | { type: 'consumer_unpinned' }
+  | { type: 'reset' | 'ordered_consumer_recreated'; name: string };
 
 export interface DeliveryInfo {
   domain: string;
@@ -142,7 +174,7 @@ export interface ConsumerMessages extends AsyncIterable<JsMsg> {
   getProcessed(): number;
   getPending(): number;
   getReceived(): number;
-  status(): AsyncIterable<unknown>;
+  status(): AsyncIterable<ConsumerNotification>;
 }
 
 export interface PullOptions {

@@ -9,7 +9,7 @@ const natsio = require('../index.js');
 const INTERNAL = Symbol.for('natsio.compat.internal');
 const core = require('./transport-node.js');
 
-const { coreError, bindingConnection, hdrsFrom, hdrsTo, u8, decoder, QueuedIterator } = core[INTERNAL];
+const { coreError, bindingConnection, hdrsFrom, hdrsTo, u8, payload, decoder, QueuedIterator } = core[INTERNAL];
 
 // ---------------------------------------------------------------------------
 // Enums, with nats.js's values (the server's strings).
@@ -227,7 +227,7 @@ class JsMsgImpl {
     this._m = m;
     this.subject = m.subject;
     this.reply = m.reply ?? '';
-    this.data = u8(m.data);
+    this.data = payload(m.data);
     this.headers = hdrsFrom(m.headers);
     this.sid = 0;
   }
@@ -365,6 +365,7 @@ class ConsumerMessagesImpl {
     }
     this._received++;
     this._processed++;
+    this._silent = false;
     const m = new JsMsgImpl(r.value);
     this._onYield?.(m);
     return { value: m, done: false };
@@ -396,10 +397,13 @@ class ConsumerMessagesImpl {
   /** As nats.js: nothing more is asked of the server, and what it sent
    * already is still yielded before the iteration ends (the library's
    * drain: in flight too, so nothing is left to redeliver; left unread
-   * past the connection's drainTimeout, it is dropped); with `err`, or a
-   * second time, it ends now. */
+   * past the connection's drainTimeout, it is dropped); with `err`, a
+   * second time, or once heartbeats were missed, it ends now. */
   stop(err) {
-    if (err || this._done || this._stopping) return this._abort(err);
+    // A drain waits on the server: one that went silent (heartbeats
+    // missed) would hold the loop until the drain timeout, where nats.js's
+    // loop ends at once (nothing came from it meanwhile to be yielded).
+    if (err || this._done || this._stopping || this._silent) return this._abort(err);
     this._stopping = true;
     this._iter().then(
       (i) => (i.drain ? i.drain().catch(() => i.stop()) : i.stop?.()),
@@ -431,12 +435,15 @@ class ConsumerMessagesImpl {
   status() {
     const it = new QueuedIterator();
     (this._statusIters ??= new Set()).add(it);
-    this._closed.then(() => it._stop());
+    (this._statusEnd ?? this._closed).then(() => it._stop());
     return it;
   }
 
   /** Hands a notification to the status() iterators. */
   _notify(n) {
+    // Told first: a program that stops on it is stopped at once.
+    if (n.type === 'heartbeats_missed') this._silent = true;
+    else if (n.type !== 'next') this._silent = false; // the server spoke
     for (const it of this._statusIters ?? []) it._push(n);
   }
 }
@@ -449,8 +456,10 @@ function pullOptions(opts = {}) {
   if (bytes !== undefined) o.max_bytes = bytes;
   o.expires = opts.expires ?? 30000;
   if (o.expires < 1000) throw core.InvalidArgumentError.format('expires', 'must be at least 1000ms');
-  const hb = opts.idle_heartbeat ?? opts.heartbeat;
-  if (hb !== undefined) o.idle_heartbeat = hb;
+  // As nats.js: heartbeats on every request (a fetch's too), half of
+  // expires by default, kept within 500 ms and 30 s.
+  const hb = opts.idle_heartbeat || opts.heartbeat || o.expires / 2;
+  o.idle_heartbeat = Math.min(Math.max(hb, 500), 30000);
   for (const k of ['threshold_messages', 'threshold_bytes', 'group', 'min_pending', 'min_ack_pending']) {
     if (opts[k] !== undefined) o[k] = opts[k];
   }
@@ -489,8 +498,10 @@ class PullConsumerImpl {
 
   async consume(opts = {}) {
     const source = jsCall(this._js._js.consume(this.stream, this.name, pullOptions(opts)));
-    await source; // a missing consumer rejects here, as nats.js's does
-    return new ConsumerMessagesImpl(source, { callback: opts.callback });
+    const inner = await source; // a missing consumer rejects here, as nats.js's does
+    const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback });
+    forwardStatus(inner, msgs);
+    return msgs;
   }
 
   async fetch(opts = {}) {
@@ -498,8 +509,10 @@ class PullConsumerImpl {
     if (o.max_messages === undefined && o.max_bytes === undefined) o.max_messages = 100;
     // Yielded as they arrive, as nats.js's fetch does.
     const source = jsCall(this._js._js.fetchMessages(this.stream, this.name, o));
-    await source;
-    return new ConsumerMessagesImpl(source, { callback: opts.callback });
+    const inner = await source;
+    const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback });
+    forwardStatus(inner, msgs);
+    return msgs;
   }
 
   async next(opts = {}) {
@@ -528,6 +541,22 @@ class OrderedConsumerImpl {
     this._oc = null;
     this._lastSeq = 0;
     this._used = false;
+    // As nats.js: an ordered consumer is consumed once, or fetched from
+    // one fetch at a time, never both.
+    this._kind = null;
+    this._fetching = null;
+  }
+
+  _begin(kind) {
+    const { InvalidOperationError } = core.errors;
+    if (kind === 'consume') {
+      if (this._kind === 'fetch') throw new InvalidOperationError('ordered consumer initialized as fetch');
+      if (this._kind === 'consume') throw new InvalidOperationError("ordered consumer doesn't support concurrent consume");
+    } else {
+      if (this._kind === 'consume') throw new InvalidOperationError('ordered consumer already initialized as consume');
+      if (this._fetching) throw new InvalidOperationError("ordered consumer doesn't support concurrent fetch");
+    }
+    this._kind = kind;
   }
 
   /** The binding's ordered consumer for the next consumption: a new one
@@ -581,19 +610,34 @@ class OrderedConsumerImpl {
   }
 
   async consume(opts = {}) {
+    this._begin('consume');
     const source = this._messages(opts);
-    await source;
-    return new ConsumerMessagesImpl(source, { callback: opts.callback, onYield: (m) => this._yielded(m) });
+    const inner = await source;
+    const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback, onYield: (m) => this._yielded(m) });
+    forwardStatus(inner, msgs);
+    return msgs;
   }
 
   /** Up to max_messages (default 100) within expires (default 30 s). */
   async fetch(opts = {}) {
+    this._begin('fetch');
     const max = opts.max_messages ?? 100;
-    const source = this._messages({ max_messages: max });
-    await source;
-    const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback, limit: max, onYield: (m) => this._yielded(m) });
+    this._fetching = true;
+    let msgs;
+    try {
+      const source = this._messages({ max_messages: max });
+      const inner = await source;
+      msgs = new ConsumerMessagesImpl(source, { callback: opts.callback, limit: max, onYield: (m) => this._yielded(m) });
+      forwardStatus(inner, msgs);
+    } catch (e) {
+      this._fetching = null;
+      throw e;
+    }
     const timer = setTimeout(() => msgs.stop(), opts.expires ?? 30000);
-    msgs.closed().then(() => clearTimeout(timer));
+    msgs.closed().then(() => {
+      clearTimeout(timer);
+      this._fetching = null;
+    });
     return msgs;
   }
 
@@ -609,15 +653,40 @@ class OrderedConsumerImpl {
 
 /** A status event of the library (ConsumerMessages.nextStatus) in
  * nats.js's notification shape. */
-function pushNotification(n) {
+function notification(n) {
   switch (n.type) {
     case 'heartbeat':
       return { type: 'heartbeat', lastConsumerSequence: n.last_consumer_seq, lastStreamSequence: n.last_stream_seq };
-    case 'heartbeats_missed':
-      return { type: 'heartbeats_missed', count: n.count };
-    default:
-      return { type: n.type };
+    case 'discard':
+      return { type: 'discard', messagesLeft: n.messages_left, bytesLeft: n.bytes_left };
+    case 'next': {
+      // The pull request, its fields in nats.js's order (max_bytes 0 when
+      // the request has none).
+      const { batch, max_bytes: maxBytes = 0, idle_heartbeat: hb, expires, ...rest } = n.options;
+      return { type: 'next', options: { batch, max_bytes: maxBytes, idle_heartbeat: hb, expires, ...rest } };
+    }
+    default: {
+      // heartbeats_missed {count}, consumer_deleted, exceeded_limits and
+      // debug {code, description}, no_responders {code}, consumer_pinned
+      // {id}: the library's fields are nats.js's, type first.
+      const { type, ...rest } = n;
+      return { type, ...rest };
+    }
   }
+}
+
+/** Hands the status events of the binding's consumption `inner` to the
+ * status() iterators of `msgs` until the consumption ends. */
+function forwardStatus(inner, msgs) {
+  // The status() iterators end with the events, which the library ends
+  // after the consumption's last one (nats.js tells each before its end).
+  msgs._statusEnd = (async () => {
+    for (;;) {
+      const n = await inner.nextStatus().catch(() => null);
+      if (!n) return;
+      msgs._notify(notification(n));
+    }
+  })();
 }
 
 /** A push consumer (js.consumers.getPushConsumer(stream, name)): the
@@ -659,14 +728,7 @@ class PushConsumerImpl {
     const inner = await source;
     this._consuming = true;
     const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback });
-    // The library's status events, as nats.js's notifications.
-    (async () => {
-      for (;;) {
-        const n = await inner.nextStatus().catch(() => null);
-        if (!n) return;
-        msgs._notify(pushNotification(n));
-      }
-    })();
+    forwardStatus(inner, msgs);
     msgs.closed().then(() => {
       this._consuming = false;
     });
@@ -833,14 +895,73 @@ function publishAck(a) {
   return out;
 }
 
-function publishOptions(opts) {
+/** The milliseconds of a Go-style duration ("1s", "1m30s", "500ms"),
+ * NaN when it is not one. */
+function durationMillis(text) {
+  const units = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60000, h: 3600000 };
+  const d = text.trim();
+  const parts = [...d.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy)];
+  if (d === '' || parts.reduce((n, p) => n + p[0].length, 0) !== d.length) return NaN;
+  return parts.reduce((ms, p) => ms + Number(p[1]) * units[p[2]], 0);
+}
+
+/** The Nats-Schedule value of nats.js's ScheduleSpec ({at}, {every},
+ * {cron}, {predefined}), a Date (@at) or a string (as it is). */
+function scheduleHeader(spec) {
+  if (typeof spec === 'string') return spec;
+  const iso = (t) => (t instanceof Date ? t.toISOString() : t);
+  if (spec instanceof Date) return `@at ${iso(spec)}`;
+  if ('at' in spec) return `@at ${iso(spec.at)}`;
+  if ('every' in spec) {
+    const ms = durationMillis(spec.every);
+    if (Number.isNaN(ms)) throw new Error(`@every: unrecognized duration format: "${spec.every}"`);
+    if (ms < 1000) throw new Error('@every interval must be at least 1s');
+    return `@every ${spec.every}`;
+  }
+  if ('cron' in spec) return spec.cron;
+  if ('predefined' in spec) return spec.predefined;
+  throw new Error('invalid schedule specification');
+}
+
+/** The headers nats.js adds for a publish's schedule ({specification,
+ * target, source, ttl, timezone, rollup}) or cancelSchedule. */
+function scheduleHeaders(subj, opts) {
+  if (opts.schedule && opts.cancelSchedule) throw new Error('schedule and cancelSchedule are mutually exclusive');
+  const out = [];
+  const so = opts.schedule;
+  if (so) {
+    if (so.specification) out.push([PubHeaders.Schedule, scheduleHeader(so.specification)]);
+    if (so.target) out.push([PubHeaders.ScheduleTarget, so.target]);
+    if (so.source) out.push([PubHeaders.ScheduleSource, so.source]);
+    if (so.ttl) out.push([PubHeaders.ScheduleTTL, so.ttl]);
+    if (so.timezone) out.push([PubHeaders.ScheduleTimeZone, so.timezone]);
+    if (so.rollup) out.push([PubHeaders.ScheduleRollup, so.rollup]);
+  }
+  if (opts.cancelSchedule) {
+    if (opts.cancelSchedule.scheduleSubject === subj) {
+      throw new Error('cancelSchedule.scheduleSubject must not equal the publish subject');
+    }
+    out.push([PubHeaders.Scheduler, opts.cancelSchedule.scheduleSubject], [PubHeaders.ScheduleNext, 'purge']);
+  }
+  return out;
+}
+
+function publishOptions(subj, opts) {
   if (!opts) return undefined;
-  const o = { headers: hdrsTo(opts.headers), msgID: opts.msgID, timeout: opts.timeout, ttl: opts.ttl };
+  let headers = hdrsTo(opts.headers);
+  const added = scheduleHeaders(subj, opts);
+  if (added.length) {
+    // Set over the program's own (as nats.js), in a copy of them.
+    headers = new Map(headers instanceof Map ? headers : Object.entries(headers ?? {}));
+    for (const [k, v] of added) headers.set(k, [v]);
+  }
+  const o = { headers, msgID: opts.msgID, timeout: opts.timeout, ttl: opts.ttl };
   if (opts.expect) {
     o.expect = {
       stream: opts.expect.streamName,
       lastSequence: opts.expect.lastSequence,
       lastSubjectSequence: opts.expect.lastSubjectSequence,
+      lastSubjectSequenceSubject: opts.expect.lastSubjectSequenceSubject,
       lastMsgID: opts.expect.lastMsgID,
     };
   }
@@ -861,7 +982,7 @@ class JetStreamClientImpl {
   }
 
   async publish(subj, data = core.Empty, opts) {
-    return publishAck(await jsCall(this._js.publish(subj, data ?? core.Empty, publishOptions(opts)), subj));
+    return publishAck(await jsCall(this._js.publish(subj, data ?? core.Empty, publishOptions(subj, opts)), subj));
   }
 
   async jetstreamManager(checkAPI) {

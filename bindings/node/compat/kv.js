@@ -11,7 +11,7 @@ const INTERNAL = Symbol.for('natsio.compat.internal');
 const core = require('./transport-node.js');
 const jetstream = require('./jetstream.js');
 
-const { u8, decoder, QueuedIterator, bindingConnection } = core[INTERNAL];
+const { payload, decoder, QueuedIterator, bindingConnection } = core[INTERNAL];
 const { jsError, jsCall, JetStreamClientImpl } = jetstream[INTERNAL];
 
 // Codecs (nats.js's KvOptions.codec: { key: KvKeyCodec, value:
@@ -69,7 +69,7 @@ function codecPlan(codec) {
 
 /** A KV entry seen through a program's own codecs. */
 function decodedEntry(e, codec) {
-  const value = e.operation === 'PUT' ? codec.value.decode(u8(e.value)) : e.value;
+  const value = e.operation === 'PUT' ? codec.value.decode(payload(e.value)) : e.value;
   return { ...e, key: perToken(e.key, (t) => codec.key.decode(t)), value };
 }
 
@@ -87,7 +87,7 @@ class KvEntryImpl {
     this.bucket = e.bucket;
     this.key = e.key;
     this.rawKey = rawKey ?? e.key;
-    this.value = u8(e.value);
+    this.value = payload(e.value);
     this.created = e.created;
     this.revision = e.revision;
     this.delta = e.delta;

@@ -9,7 +9,7 @@ const natsio = require('../index.js');
 const INTERNAL = Symbol.for('natsio.compat.internal');
 const core = require('./transport-node.js');
 
-const { bindingConnection, hdrsFrom, hdrsTo, u8, decoder, QueuedIterator } = core[INTERNAL];
+const { bindingConnection, hdrsFrom, hdrsTo, payload, decoder, QueuedIterator } = core[INTERNAL];
 
 /** A request to an endpoint, as nats.js's ServiceMsg. */
 class ServiceMsgImpl {
@@ -17,7 +17,7 @@ class ServiceMsgImpl {
     this._m = m;
     this.subject = m.subject;
     this.reply = m.reply;
-    this.data = u8(m.data);
+    this.data = payload(m.data);
     this.headers = hdrsFrom(m.headers);
     this.sid = 0;
   }

@@ -135,6 +135,23 @@ export interface ServerInfo {
   [k: string]: unknown;
 }
 
+export interface SemVer {
+  major: number;
+  minor: number;
+  micro: number;
+}
+
+/** What the connected server's version supports (nats.js's Features;
+ * names such as "js_kv", "js_priority_groups"). */
+export interface Features {
+  get(f: string): { min: string; ok: boolean };
+  supports(f: string): boolean;
+  require(v: string | SemVer): boolean;
+  disable(f: string): void;
+  isDisabled(f: string): boolean;
+  resetDisabled(): void;
+}
+
 export interface NatsConnection {
   readonly info?: ServerInfo;
   closed(): Promise<void | Error>;
@@ -150,6 +167,8 @@ export interface NatsConnection {
   isClosed(): boolean;
   isDraining(): boolean;
   getServer(): string;
+  getServerVersion(): SemVer | undefined;
+  readonly features: Features;
   status(): QueuedIterator<Status>;
   stats(): Stats;
   rtt(): Promise<number>;

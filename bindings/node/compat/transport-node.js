@@ -379,11 +379,21 @@ function hdrsTo(h) {
   return h;
 }
 
-/** A payload as nats.js types it: Uint8Array (not Buffer, which prints
- * and compares differently). */
+/** Bytes as nats.js returns what it assembles (an object's content, a
+ * stored message's decoded data): a plain Uint8Array over the same memory. */
 function u8(buf) {
   if (!buf) return Empty;
   return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+}
+
+/** A received payload as nats.js hands it out under Node: a Buffer (a
+ * slice of what the socket read), so `${m.data}` and m.data.toString()
+ * give the text. The binding's own Buffer, or a Buffer over the same
+ * memory: nothing is copied and nothing more is kept alive. */
+function payload(buf) {
+  if (!buf) return Buffer.alloc(0);
+  if (Buffer.isBuffer(buf)) return buf;
+  return Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
 }
 
 const decoder = new TextDecoder();
@@ -396,7 +406,7 @@ class MsgImpl {
     this._nc = nc;
     this.subject = m.subject;
     this.reply = m.reply || undefined;
-    this.data = u8(m.data);
+    this.data = payload(m.data);
     this.headers = hdrsFrom(m.headers, m.status);
     this.sid = sid;
   }
@@ -616,6 +626,85 @@ class SubscriptionImpl extends QueuedIterator {
 }
 
 // ---------------------------------------------------------------------------
+// Server versions and the features they bring (nats.js's Features).
+
+function parseSemVer(s = '') {
+  const m = String(s).match(/(\d+).(\d+).(\d+)/);
+  if (!m) throw new Error(`'${s}' is not a semver value`);
+  return { major: Number(m[1]), minor: Number(m[2]), micro: Number(m[3]) };
+}
+
+function compareSemVer(a, b) {
+  for (const k of ['major', 'minor', 'micro']) {
+    if (a[k] !== b[k]) return a[k] < b[k] ? -1 : 1;
+  }
+  return 0;
+}
+
+// nats.js's Feature names and the server version each needs.
+const FEATURE_VERSIONS = Object.freeze({
+  js_kv: '2.6.2',
+  js_objectstore: '2.6.3',
+  js_pull_max_bytes: '2.8.3',
+  js_new_consumer_create: '2.9.0',
+  js_allow_direct: '2.9.0',
+  js_multiple_consumer_filter: '2.10.0',
+  js_simplification: '2.9.4',
+  js_stream_consumer_metadata: '2.10.0',
+  js_consumer_filter_subjects: '2.10.0',
+  js_stream_first_seq: '2.10.0',
+  js_stream_subject_transform: '2.10.0',
+  js_stream_source_subject_transform: '2.10.0',
+  js_stream_compression: '2.10.0',
+  js_default_consumer_limits: '2.10.0',
+  js_batch_direct_get: '2.11.0',
+  js_priority_groups: '2.11.0',
+  js_consumer_reset: '2.14.0',
+});
+
+class Features {
+  constructor(version) {
+    this.disabled = [];
+    this.features = new Map();
+    this.update(version);
+  }
+
+  update(v) {
+    this.server = typeof v === 'string' ? parseSemVer(v) : v;
+    this.features.clear();
+    for (const [f, min] of Object.entries(FEATURE_VERSIONS)) {
+      if (!this.disabled.includes(f)) this.features.set(f, { min, ok: compareSemVer(this.server, parseSemVer(min)) >= 0 });
+    }
+  }
+
+  get(f) {
+    return this.features.get(f) || { min: 'unknown', ok: false };
+  }
+
+  supports(f) {
+    return this.get(f).ok;
+  }
+
+  require(v) {
+    return compareSemVer(this.server, typeof v === 'string' ? parseSemVer(v) : v) >= 0;
+  }
+
+  disable(f) {
+    this.disabled.push(f);
+    this.update(this.server);
+  }
+
+  isDisabled(f) {
+    return this.disabled.includes(f);
+  }
+
+  resetDisabled() {
+    this.disabled.length = 0;
+    this.update(this.server);
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Connection
 
 const STATUS_TYPES = {
@@ -625,9 +714,16 @@ const STATUS_TYPES = {
   servers: (added) => ({ type: 'update', added: added.map(hostPort), deleted: [] }),
 };
 
+/** A server URL as nats.js names a server (its "listen"): host:port,
+ * with the scheme's default port when the URL has none. */
 function hostPort(url) {
   if (!url) return '';
-  return String(url).replace(/^[a-z]+:\/\//i, '').replace(/\/.*$/, '');
+  const text = String(url);
+  const scheme = (text.match(/^([a-z]+):\/\//i)?.[1] ?? 'nats').toLowerCase();
+  const hp = text.replace(/^[a-z]+:\/\//i, '').replace(/\/.*$/, '').replace(/^[^@]*@/, '');
+  if (/:\d+$/.test(hp)) return hp;
+  const port = { ws: 80, wss: 443 }[scheme] ?? 4222;
+  return `${hp}:${port}`;
 }
 
 class NatsConnectionImpl {
@@ -677,10 +773,24 @@ class NatsConnectionImpl {
 
   get info() {
     try {
-      return this._nc.info;
+      return this.isClosed() ? undefined : this._nc.info;
     } catch {
       return undefined;
     }
+  }
+
+  /** What the connected server's version supports (nats.js's Features),
+   * kept across reconnects to a server of the same version. */
+  get features() {
+    const version = this.info?.version ?? this._features?.server;
+    if (!this._features) this._features = new Features(version ?? '0.0.0');
+    else if (typeof version === 'string' && compareSemVer(parseSemVer(version), this._features.server) !== 0) this._features.update(version);
+    return this._features;
+  }
+
+  getServerVersion() {
+    const info = this.info;
+    return info ? parseSemVer(info.version) : undefined;
   }
 
   closed() {
@@ -866,8 +976,7 @@ function jwtAuthenticator(jwt, seed) {
 /** The binding's options for nats.js's ConnectionOptions. */
 function bindingOptions(opts) {
   const o = {};
-  let servers = opts.servers ?? (opts.port ? `127.0.0.1:${opts.port}` : undefined);
-  if (typeof servers === 'string') servers = [servers];
+  const { servers } = opts;
   if (Array.isArray(servers)) o.servers = servers.map((s) => (/^[a-z]+:\/\//i.test(s) ? s : `nats://${s}`));
   for (const k of [
     'name',
@@ -921,9 +1030,21 @@ function bindingOptions(opts) {
   return { o, tmpCreds };
 }
 
+/** The servers of nats.js's ConnectionOptions as nats.js leaves them in
+ * the caller's object: a list, the port's or the default server when none. */
+function normalizeServers(opts) {
+  const defaultServer = '127.0.0.1:4222';
+  opts.servers = opts.servers || [];
+  if (typeof opts.servers === 'string') opts.servers = [opts.servers];
+  if (opts.servers.length > 0 && opts.port) throw InvalidArgumentError.format(['servers', 'port'], 'are mutually exclusive');
+  if (opts.servers.length === 0) opts.servers = [opts.port ? `127.0.0.1:${opts.port}` : defaultServer];
+  return opts;
+}
+
 /** nats.js's connect(): resolves with a NatsConnection. */
-async function connect(opts = {}) {
-  const { o, tmpCreds } = bindingOptions(opts ?? {});
+async function connect(opts) {
+  opts = normalizeServers(opts ?? { servers: [] });
+  const { o, tmpCreds } = bindingOptions(opts);
   let nc;
   try {
     nc = await natsio.connect(o);
@@ -967,4 +1088,4 @@ module.exports = {
   jwtAuthenticator,
 };
 // For the other compat modules; not nats.js API.
-Object.defineProperty(module.exports, INTERNAL, { value: { coreError, mapped, bindingConnection, hdrsFrom, hdrsTo, u8, decoder, QueuedIterator, NatsConnectionImpl } });
+Object.defineProperty(module.exports, INTERNAL, { value: { coreError, mapped, bindingConnection, hdrsFrom, hdrsTo, u8, payload, decoder, QueuedIterator, NatsConnectionImpl, hostPort } });

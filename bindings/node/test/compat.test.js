@@ -8,7 +8,8 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const nats = require('..');
-const { startServer, startConfiguredServer } = require('./server');
+const { startServer, startConfiguredServer, allThreadsStopped } = require('./server');
+const { eventually } = require('./wait');
 
 const pkg = require('../package.json');
 // nats-core: the same module as transport-node (which re-exports it).
@@ -129,7 +130,9 @@ test('headers: get() is one string (empty when absent), values() every one; rece
     for await (const m of sub) {
       assert.equal(typeof m.headers.get('A'), 'string');
       assert.deepEqual(m.headers.values('A'), ['1', '2']);
-      assert.ok(m.data instanceof Uint8Array && !Buffer.isBuffer(m.data), 'data is a plain Uint8Array');
+      // nats.js under Node hands out a Buffer: `${m.data}` is the text.
+      assert.ok(Buffer.isBuffer(m.data), 'data is a Buffer');
+      assert.equal(`${m.data}`, 'x');
     }
   } finally {
     await nc.close();
@@ -167,4 +170,84 @@ test("header names: natsio/jetstream's objects are nats.js's, from the core's na
     assert.deepEqual({ ...ours[name] }, { ...theirs[name] }, name);
   }
   assert.equal(ours.PubHeaders.MsgIdHdr, nats.JS_HEADERS.MSG_ID);
+});
+
+/** nats.js's 06_heartbeats with `mod`'s client (@nats-io or natsio) on a
+ * consumer of its own server, stopped (SIGSTOP) after the first message:
+ * the notifications up to the second missed heartbeat, what was read, and
+ * how long the loop took to end after stop(). `name` undefined: an
+ * ordered consumer, as the example's own consumers.get(stream, info). */
+async function heartbeatsMissed(mod, name) {
+  const own = await startServer(['-js']);
+  const { connect } = require(`${mod}/transport-node`);
+  const { jetstream, jetstreamManager } = require(`${mod}/jetstream`);
+  const nc = await connect({ servers: own.url });
+  let stopped = false;
+  try {
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({ name: 'HB', subjects: ['hb.>'], storage: 'memory' });
+    if (name) await jsm.consumers.add('HB', { durable_name: name, ack_policy: 'explicit' });
+    const js = jetstream(nc);
+    await js.publish('hb.a', 'one');
+    const c = name ? await js.consumers.get('HB', name) : await js.consumers.get('HB');
+    const messages = await c.consume({ max_messages: 1, expires: 2000 });
+    const told = [];
+    let stoppedAt = 0;
+    const watching = (async () => {
+      for await (const s of messages.status()) {
+        told.push(s.type === 'next' ? `next ${s.options.batch}/${s.options.idle_heartbeat}/${s.options.expires}` : JSON.stringify(s));
+        if (s.type === 'heartbeats_missed' && s.count === 2) {
+          stoppedAt = Date.now();
+          messages.stop();
+        }
+      }
+    })();
+    const got = [];
+    for await (const m of messages) {
+      got.push(`${m.data}`);
+      m.ack();
+      await nc.flush();
+      process.kill(own.pid, 'SIGSTOP');
+      stopped = true;
+      await eventually(() => allThreadsStopped(own.pid), 3000, 'the server to stop');
+    }
+    const endedAfter = Date.now() - stoppedAt;
+    await watching;
+    return { got, told: told.slice(0, told.indexOf('{"type":"heartbeats_missed","count":2}') + 1), endedAfter };
+  } finally {
+    if (stopped) process.kill(own.pid, 'SIGCONT');
+    await nc.close();
+    await own.stop();
+  }
+}
+
+for (const [kind, name] of [['pull', 'c'], ['ordered', undefined]]) {
+  test(`${kind} consume status(): a request is "next"; a silent server is told as heartbeats_missed from the second interval, and stop() then ends the loop at once; as nats.js`, async () => {
+    const official = await heartbeatsMissed('@nats-io', name);
+    const ours = await heartbeatsMissed('natsio', name);
+    assert.deepEqual(official.got, ['one']);
+    assert.deepEqual(ours.got, official.got);
+    assert.deepEqual(ours.told.at(-1), '{"type":"heartbeats_missed","count":2}', ours.told.join(' | '));
+    // The first request and the one after the message, then the silence.
+    assert.deepEqual(ours.told, official.told);
+    // Not held by a drain the stopped server cannot answer (drainTimeout).
+    assert.ok(ours.endedAfter < 5000, `the loop ended ${ours.endedAfter} ms after stop()`);
+  });
+}
+
+test('getServer() names a server as nats.js does: host:port, the scheme\'s default port when its URL has none', async () => {
+  const { hostPort } = require('natsio/transport-node')[Symbol.for('natsio.compat.internal')];
+  assert.equal(hostPort('nats://localhost'), 'localhost:4222');
+  assert.equal(hostPort('localhost'), 'localhost:4222');
+  assert.equal(hostPort('tls://a.example:4443'), 'a.example:4443');
+  assert.equal(hostPort('nats://user:pw@[::1]'), '[::1]:4222');
+  assert.equal(hostPort('ws://h/path'), 'h:80');
+  assert.equal(hostPort('wss://h'), 'h:443');
+  const { connect } = require('natsio/transport-node');
+  const nc = await connect({ servers: `localhost:${server.port}` });
+  try {
+    assert.equal(nc.getServer(), `localhost:${server.port}`);
+  } finally {
+    await nc.close();
+  }
 });

@@ -558,6 +558,62 @@ const facades = {
       await jsm.streams.delete('FACADE_FE');
     }
   },
+  async pull_status(nc) {
+    const { jetstream, jetstreamManager } = require('../compat/jetstream.js');
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({ name: 'FACADE_PS', subjects: ['conf.facade.ps'], storage: 'memory' });
+    try {
+      await jsm.consumers.add('FACADE_PS', { durable_name: 'c', ack_policy: 'explicit' });
+      const c = await jetstream(nc).consumers.get('FACADE_PS', 'c');
+      const msgs = await c.fetch({ max_messages: 1, expires: 1000 });
+      const told = (async () => {
+        const out = [];
+        for await (const s of msgs.status()) if (s.type !== 'heartbeat') out.push(s);
+        return out;
+      })();
+      for await (const m of msgs) assert.fail(`unexpected ${m.subject}`);
+      assert.deepEqual(await told, [
+        { type: 'next', options: { batch: 1, max_bytes: 0, idle_heartbeat: 500e6, expires: 1000e6 } },
+        { type: 'discard', messagesLeft: 1, bytesLeft: 0 },
+        { type: 'debug', code: 408, description: 'request timeout' },
+      ]);
+    } finally {
+      await jsm.streams.delete('FACADE_PS');
+    }
+  },
+  async data_buffer(nc) {
+    const sub = nc.subscribe('conf.facade.data', { max: 1 });
+    nc.publish('conf.facade.data', 'text');
+    for await (const m of sub) {
+      assert.ok(Buffer.isBuffer(m.data));
+      assert.equal(`${m.data}`, 'text');
+    }
+  },
+  async publish_schedule(nc) {
+    const { jetstream, jetstreamManager } = require('../compat/jetstream.js');
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({ name: 'FACADE_SCHED', subjects: ['conf.facade.sched.>'], storage: 'memory', allow_msg_schedules: true, allow_msg_ttl: true });
+    try {
+      const spy = nc.subscribe('conf.facade.sched.s', { max: 1 });
+      await nc.flush();
+      await jetstream(nc).publish('conf.facade.sched.s', '', {
+        schedule: { specification: { every: '1s' }, target: 'conf.facade.sched.t', source: 'conf.facade.sched.d', ttl: '5s' },
+      });
+      for await (const m of spy) {
+        assert.equal(m.headers.get('Nats-Schedule'), '@every 1s');
+        assert.equal(m.headers.get('Nats-Schedule-Target'), 'conf.facade.sched.t');
+        assert.equal(m.headers.get('Nats-Schedule-Source'), 'conf.facade.sched.d');
+        assert.equal(m.headers.get('Nats-Schedule-TTL'), '5s');
+      }
+    } finally {
+      await jsm.streams.delete('FACADE_SCHED');
+    }
+  },
+  async get_server_port(nc) {
+    const { hostPort } = require('../compat/transport-node.js')[Symbol.for('natsio.compat.internal')];
+    assert.equal(hostPort('nats://localhost'), 'localhost:4222');
+    assert.match(nc.getServer(), /^127\.0\.0\.1:\d+$/);
+  },
 };
 
 for (const line of lines) {

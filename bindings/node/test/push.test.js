@@ -156,7 +156,7 @@ test('nats.js facade: stop() of a push consume still yields what the server sent
   }
 });
 
-test('nextStatus: heartbeats name the last sequences; missed intervals counted from the second; null at the end and for a pull consume', async () => {
+test('nextStatus: heartbeats name the last sequences; missed intervals counted from the second; null at the end; a pull consume tells its requests', async () => {
   await js.streams.add({ name: 'PST', subjects: ['PST.>'], storage: 'memory' });
   try {
     await js.consumers.add('PST', { durable_name: 's', ack_policy: 'none', deliver_subject: nc.newInbox(), idle_heartbeat: 200e6 });
@@ -185,9 +185,12 @@ test('nextStatus: heartbeats name the last sequences; missed intervals counted f
     while ((e = await again.nextStatus()) !== null);
 
     await js.consumers.add('PST', { durable_name: 'pull' });
-    const pull = await js.consume('PST', 'pull');
-    assert.equal(await pull.nextStatus(), null);
+    const pull = await js.consume('PST', 'pull', { expires: 5000 });
+    const request = await pull.nextStatus();
+    assert.equal(request.type, 'next');
+    assert.equal(request.options.expires, 5e9);
     pull.stop();
+    while ((e = await pull.nextStatus()) !== null);
   } finally {
     await js.streams.delete('PST');
   }
