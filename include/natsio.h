@@ -2893,12 +2893,18 @@ natsio_status natsio_js_messages_stop(const struct natsio_js_messages *messages)
 
 /**
  * Graceful end of a consumption (nats.go's `ConsumeContext.Drain`): a
- * pull consume sends no more pull requests and withdraws its inbox, a
- * push consume withdraws its subscription to the deliver subject; what
- * the server sent before that is still buffered and handed out, to the
- * iterator or the callback, and then the consumption ends as after
- * `natsio_js_messages_stop` (`natsio_js_messages_next` returns
- * NATSIO_DONE, a callback gets its final call with NATSIO_DONE), so
+ * pull consume sends no more pull requests and withdraws its inbox once
+ * those still open at the server have ended (their batch complete, or
+ * the consumer has nothing left for them, which a `no_wait` request
+ * asks; at the latest when they expire): withdrawn earlier, the server
+ * could still send them messages that reach no one and wait for their
+ * ack wait (a consumer at its max_ack_pending serves them as the reader
+ * acknowledges). A push consume withdraws its subscription to the
+ * deliver subject. What the server sent before that is still buffered
+ * and handed out, to the iterator or the callback, and then the
+ * consumption ends as after `natsio_js_messages_stop`
+ * (`natsio_js_messages_next` returns NATSIO_DONE, a callback gets its
+ * final call with NATSIO_DONE), so
  * nothing already sent is left to be redelivered if the reader
  * acknowledges what it takes. An ordered run just stops taking messages
  * in and ends once its buffer is read. Waits up to `timeout_ms`

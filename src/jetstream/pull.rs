@@ -311,9 +311,12 @@ pub(crate) struct Puller {
     /// dropped once refused (no permission) or ended.
     elections: Option<Subscription>,
     /// The flow is draining (its owner asked, `Feed::request_drain`): no
-    /// more requests, the inbox's UNSUB is sent, and what the server sent
-    /// before it is still handed out.
-    draining: bool,
+    /// more requests; the inbox is withdrawn once none of them can still be
+    /// answered (`drain_step`), and what the server sent before that is
+    /// still handed out.
+    drain: Option<Drain>,
+    /// When the last request sent expires at the server.
+    requests_expire_at: Instant,
     /// Where the flow's status events go (`with_status_events`).
     events: Option<Arc<Feed<String>>>,
     /// Heartbeat intervals told missed in the current silence (from the
@@ -321,6 +324,32 @@ pub(crate) struct Puller {
     missed: u32,
     heard_at: Instant,
 }
+
+/// A drain in progress. The inbox's UNSUB cannot be ordered with the
+/// server's deliveries (its consumer hands a message to a request it saw
+/// with interest, then routes it apart from the connection reading the
+/// UNSUB): a message routed after the UNSUB reaches no one and stays
+/// pending at the server. So the inbox is withdrawn only once the open
+/// requests are complete, or expired, or cannot be served: a `no_wait`
+/// probe on its own inbox answers 404 only when the consumer has nothing
+/// left to deliver (and after what it delivered before); its one byte of
+/// `max_bytes` holds no message, so it takes none from the requests
+/// (those are handed out in the order they come).
+struct Drain {
+    /// The inbox's UNSUB was sent: what is left is handing out what came.
+    withdrawn: bool,
+    /// The probe's inbox while its request is open.
+    probe: Option<Subscription>,
+    /// When to probe next (after an answer that was not "nothing left").
+    probe_at: Instant,
+    probe_backoff: Backoff,
+    /// The inbox is withdrawn by then whatever the probes said: the open
+    /// requests have expired at the server.
+    deadline: Instant,
+}
+
+/// Margin past a request's expiry after which the server has ended it.
+const EXPIRY_GRACE: Duration = Duration::from_secs(1);
 
 impl Puller {
     pub(crate) fn new(
@@ -348,7 +377,8 @@ impl Puller {
             stalled: false,
             stalled_before_next: false,
             elections: None,
-            draining: false,
+            drain: None,
+            requests_expire_at: Instant::now(),
             events: None,
             missed: 0,
             heard_at: Instant::now(),
@@ -402,27 +432,12 @@ impl Puller {
     /// Asks for `batch` messages and, with `extras.max_bytes`, the bytes
     /// left beside the `held_bytes` requested or buffered already.
     fn pull(&mut self, batch: usize, held_bytes: usize) -> Result<()> {
-        let mut req = json!({
-            "batch": batch,
-            "expires": nanos(self.window.expires),
-            "idle_heartbeat": nanos(self.window.idle_heartbeat),
-        });
-        let x = &self.extras;
-        let bytes = x.max_bytes.saturating_sub(held_bytes);
-        if x.max_bytes > 0 {
+        let mut req = self.request_body(batch);
+        req["expires"] = json!(nanos(self.window.expires));
+        req["idle_heartbeat"] = json!(nanos(self.window.idle_heartbeat));
+        let bytes = self.extras.max_bytes.saturating_sub(held_bytes);
+        if self.extras.max_bytes > 0 {
             req["max_bytes"] = json!(bytes);
-        }
-        if let Some(g) = &x.group {
-            req["group"] = json!(g);
-            if x.min_pending > 0 {
-                req["min_pending"] = json!(x.min_pending);
-            }
-            if x.min_ack_pending > 0 {
-                req["min_ack_pending"] = json!(x.min_ack_pending);
-            }
-            if let Some(id) = &self.pin_id {
-                req["id"] = json!(id);
-            }
         }
         self.client.publish_frame(
             &self.next_subject,
@@ -440,7 +455,131 @@ impl Puller {
             self.heard_at = self.last_activity;
         }
         self.event(json!({"type": "next", "options": req}));
+        self.requests_expire_at = self.last_activity + self.window.expires;
         Ok(())
+    }
+
+    /// A request for `batch` messages with the priority-group fields.
+    fn request_body(&self, batch: usize) -> serde_json::Value {
+        let mut req = json!({ "batch": batch });
+        let x = &self.extras;
+        if let Some(g) = &x.group {
+            req["group"] = json!(g);
+            if x.min_pending > 0 {
+                req["min_pending"] = json!(x.min_pending);
+            }
+            if x.min_ack_pending > 0 {
+                req["min_ack_pending"] = json!(x.min_ack_pending);
+            }
+            if let Some(id) = &self.pin_id {
+                req["id"] = json!(id);
+            }
+        }
+        req
+    }
+
+    /// Whether a request sent may still be answered with messages (as far
+    /// as the counts tell; with bytes, a request ends when they run out).
+    fn requests_open(&self) -> bool {
+        self.outstanding > 0 && (self.extras.max_bytes == 0 || self.outstanding_bytes > 0)
+    }
+
+    /// Starts a drain: no more requests from now on.
+    fn begin_drain(&mut self) {
+        let now = Instant::now();
+        self.drain = Some(Drain {
+            withdrawn: false,
+            probe: None,
+            probe_at: now,
+            probe_backoff: Backoff::new(),
+            deadline: self.requests_expire_at.max(now) + EXPIRY_GRACE,
+        });
+    }
+
+    /// Moves a drain on: withdraws the inbox once no open request can be
+    /// answered any more (all complete, the deadline passed), else probes
+    /// whether the consumer still has messages for them when due.
+    fn drain_step(&mut self) {
+        let open = self.requests_open();
+        let Some(d) = self.drain.as_mut() else {
+            return;
+        };
+        if d.withdrawn {
+            return;
+        }
+        let now = Instant::now();
+        if (!open && d.probe.is_none()) || now >= d.deadline {
+            self.withdraw_inbox();
+        } else if d.probe.is_none() && now >= d.probe_at {
+            if let Err(e) = self.probe() {
+                if e.kind() == ErrorKind::ConnectionClosed {
+                    // The lifecycle reports the close.
+                    return;
+                }
+                // Not sent (reconnecting): tried again after a wait.
+                if let Some(d) = self.drain.as_mut() {
+                    d.probe_at = now + d.probe_backoff.next();
+                }
+            }
+        }
+    }
+
+    /// Sends the drain's probe: no wait, room for no message (a message
+    /// due to it ends it with 409 instead), on its own inbox.
+    fn probe(&mut self) -> Result<()> {
+        let (inbox, sub) = pull_inbox(&self.client)?;
+        let mut req = self.request_body(1);
+        req["no_wait"] = json!(true);
+        req["max_bytes"] = json!(1);
+        self.client.publish_frame(
+            &self.next_subject,
+            Some(&inbox),
+            None,
+            req.to_string().as_bytes(),
+            Wake::Direct,
+        )?;
+        if let Some(d) = self.drain.as_mut() {
+            d.probe = Some(sub);
+        }
+        Ok(())
+    }
+
+    /// The probe's answer: 404 means nothing is left for the open
+    /// requests; "requests pending" (408) or a refusal (409: a message was
+    /// due, or too many requests wait) is asked again later; an error ends
+    /// the drain's wait. A message (none fits) is handed out.
+    fn on_probe_answer(&mut self, answer: Result<Option<Message>>) -> Option<PullEvent> {
+        let d = self.drain.as_mut()?;
+        d.probe = None;
+        let again = |d: &mut Drain| d.probe_at = Instant::now() + d.probe_backoff.next();
+        match answer {
+            Ok(Some(m)) => match PullStatus::of(&m) {
+                PullStatus::Msg => {
+                    again(d);
+                    return Some(PullEvent::Msg(m));
+                }
+                PullStatus::RequestEnded { .. }
+                | PullStatus::Rejected(..)
+                | PullStatus::PinMismatch
+                    if m.status() != Some(404) =>
+                {
+                    again(d)
+                }
+                _ => self.withdraw_inbox(),
+            },
+            _ => self.withdraw_inbox(),
+        }
+        None
+    }
+
+    /// Sends the inbox's UNSUB (and a flush): the inbox ends once the
+    /// server processed it (`inbox_ended`); what came before is handed out.
+    fn withdraw_inbox(&mut self) {
+        if let Some(d) = self.drain.as_mut() {
+            d.withdrawn = true;
+            d.probe = None;
+        }
+        drop(self.sub.drain_async(None));
     }
 
     /// Sends the first request now rather than when the puller's task first
@@ -473,7 +612,9 @@ impl Puller {
             (0, 0)
         };
         let in_flight = self.outstanding + buffered;
-        if self.draining {
+        // A drain asked for stops pulling at once, before this task takes
+        // the request up (nothing is pulled once the drain call returned).
+        if self.drain.is_some() || out.drain_requested() {
             return Ok(None);
         }
         if self.hold_until.is_some_and(|t| t > Instant::now()) {
@@ -528,6 +669,7 @@ impl Puller {
             if out.has_ended() {
                 return PullEvent::Stopped;
             }
+            self.drain_step();
             let wake_at = match self.top_up(out) {
                 Ok(w) => w,
                 Err(e) if e.kind() == ErrorKind::ConnectionClosed => return PullEvent::Failed(e),
@@ -554,7 +696,7 @@ impl Puller {
                 self.last_activity = Instant::now();
                 self.heard_at = self.last_activity;
             }
-            let waiting = self.outstanding > 0 && !self.draining;
+            let waiting = self.outstanding > 0 && self.drain.is_none();
             let heartbeat = self.window.idle_heartbeat;
             let lost_at = waiting.then(|| {
                 crate::clock::tokio_instant_after(self.last_activity, heartbeat.saturating_mul(2))
@@ -572,13 +714,24 @@ impl Puller {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
+            let (drain_wake, probing) = match &self.drain {
+                Some(d) if !d.withdrawn => (
+                    Some(match d.probe {
+                        None => d.probe_at.min(d.deadline),
+                        Some(_) => d.deadline,
+                    }),
+                    d.probe.is_some(),
+                ),
+                _ => (None, false),
+            };
             tokio::select! {
                 _ = out.until_ended() => return PullEvent::Stopped,
-                _ = out.until_drain_requested(), if !self.draining => {
-                    // The inbox ends once the server processed its UNSUB
-                    // (`inbox_ended`); requests still open die with it.
-                    self.draining = true;
-                    drop(self.sub.drain_async(None));
+                _ = out.until_drain_requested(), if self.drain.is_none() => self.begin_drain(),
+                _ = tokio::time::sleep_until(drain_wake.unwrap_or_else(far_future)), if drain_wake.is_some() => {}
+                answer = recv_from(self.drain.as_ref().and_then(|d| d.probe.as_ref())), if probing => {
+                    if let Some(ev) = self.on_probe_answer(answer) {
+                        return ev;
+                    }
                 }
                 changed = life.changed() => {
                     let closed = changed.is_err() || life.borrow_and_update().closed;
@@ -586,9 +739,14 @@ impl Puller {
                         return PullEvent::Failed(Error::closed());
                     }
                     // Reconnected: open requests may be gone with the old
-                    // connection (a restarted server); ask again now.
+                    // connection (a restarted server); ask again now (a
+                    // drain withdraws the inbox instead, as no request of
+                    // its own is left to end).
                     self.outstanding = 0;
                     self.outstanding_bytes = 0;
+                    if let Some(d) = self.drain.as_mut() {
+                        d.probe = None;
+                    }
                     return PullEvent::Lost;
                 }
                 _ = tokio::time::sleep_until(silent_until.unwrap_or_else(far_future)), if silent_until.is_some() => {
@@ -609,7 +767,7 @@ impl Puller {
                 _ = out.wait_for_room(wake_at.map_or(0, |w| w.0), wake_at.map_or(0, |w| w.1)), if wake_at.is_some() => {}
                 // Like the branches above, it wins only while no message is
                 // taken: a message received is handed out before it is seen.
-                elected = recv_advisory(self.elections.as_ref()), if self.elections.is_some() => match elected {
+                elected = recv_from(self.elections.as_ref()), if self.elections.is_some() => match elected {
                     Ok(Some(_)) => return PullEvent::LeaderElected,
                     // Refused (no permission) or closed: heartbeats alone.
                     _ => self.elections = None,
@@ -631,7 +789,7 @@ impl Puller {
     /// The inbox ended cleanly: drained, or closed under a puller that
     /// did not drain it.
     fn inbox_ended(&self) -> PullEvent {
-        if self.draining {
+        if self.drain.is_some() {
             PullEvent::Drained
         } else {
             PullEvent::Failed(Error::closed())
@@ -782,7 +940,7 @@ pub(crate) fn bad_request(desc: &str) -> Error {
     }
 }
 
-async fn recv_advisory(sub: Option<&Subscription>) -> Result<Option<Message>> {
+async fn recv_from(sub: Option<&Subscription>) -> Result<Option<Message>> {
     match sub {
         Some(sub) => sub.feed().recv().await,
         None => std::future::pending().await,

@@ -36,6 +36,9 @@ struct Seen {
     creates: Vec<Value>,
     /// Pull requests, over all consumers.
     pulls: usize,
+    /// In order: "pull <reply sid> <body>" per pull request and
+    /// "unsub <sid>" per UNSUB.
+    log: Vec<String>,
 }
 
 /// One publish the client sent the fake, with the means to answer it.
@@ -69,7 +72,8 @@ impl Request<'_> {
 }
 
 /// Serves one client until it goes away: answers PINGs, records its
-/// subscriptions and hands each publish to `on_request`.
+/// subscriptions and hands each publish to `on_request`, and each UNSUB
+/// as a request with subject "UNSUB" and the sid as `reply_sid`.
 fn serve_requests(
     mut rd: BufReader<TcpStream>,
     mut sock: TcpStream,
@@ -85,6 +89,15 @@ fn serve_requests(
                 let _ = sock.write_all(b"PONG\r\n");
             }
             Some("SUB") => subs.push((parts[1].clone(), parts.last().unwrap().clone())),
+            Some("UNSUB") => {
+                let unsub = Request {
+                    subject: "UNSUB",
+                    reply: "",
+                    body: b"",
+                    reply_sid: parts[1].clone(),
+                };
+                on_request(&mut sock, &unsub);
+            }
             Some("PUB") | Some("HPUB") => {
                 let len: usize = parts.last().unwrap().parse().unwrap();
                 let mut body = vec![0u8; len + 2];
@@ -138,6 +151,9 @@ fn scripted_jetstream(
                 req.answer(sock, info(&name, json!({"name": name})).as_bytes());
             } else if api("DELETE").is_some() {
                 req.answer(sock, br#"{"success":true}"#);
+            } else if req.subject == "UNSUB" {
+                let unsub = format!("unsub {}", req.reply_sid);
+                seen2.lock().unwrap().log.push(unsub);
             } else if let Some(name) = api("MSG.NEXT") {
                 let index = match consumers.iter().position(|(n, _)| *n == name) {
                     Some(i) => i,
@@ -148,7 +164,11 @@ fn scripted_jetstream(
                 };
                 let pull = consumers[index].1;
                 consumers[index].1 += 1;
-                seen2.lock().unwrap().pulls += 1;
+                let mut seen = seen2.lock().unwrap();
+                seen.pulls += 1;
+                let body = String::from_utf8_lossy(req.body);
+                seen.log.push(format!("pull {} {body}", req.reply_sid));
+                drop(seen);
                 match plan(index, pull) {
                     Pull::Silent => {}
                     Pull::Status(st) => req.answer_status(sock, st),
@@ -319,6 +339,54 @@ fn a_consume_pulls_again_after_two_missed_heartbeats() {
     assert_eq!(read_payloads(&flow, 1), ["m1"]);
     assert!(seen.lock().unwrap().pulls >= 2);
     flow.stop();
+}
+
+#[test]
+fn a_drained_consume_withdraws_its_inbox_once_the_consumer_has_nothing_left_for_its_request() {
+    // The first request stays open (2 of its 500 delivered). The drain asks
+    // on an inbox of its own whether the consumer has more for it (no_wait,
+    // room for no message): the first answer says a message was due (409),
+    // the next one that nothing is left (404); only then is the request's
+    // inbox withdrawn (withdrawn earlier, the server could still answer the
+    // request with messages that reach no one).
+    let (url, seen) = scripted_jetstream(|_, pull| match pull {
+        0 => Pull::Deliver(vec![(1, 1), (2, 2)]),
+        1 => Pull::Status("NATS/1.0 409 Message Size Exceeds MaxBytes"),
+        2 => Pull::Status("NATS/1.0 404 No Messages"),
+        _ => Pull::Silent,
+    });
+    let (_c, js) = js_on(&url);
+    let flow = js
+        .consume("S", "C", ConsumeOptions::default())
+        .wait()
+        .unwrap();
+    assert_eq!(read_payloads(&flow, 2), ["m1", "m2"]);
+    flow.drain(Some(Duration::from_secs(10))).unwrap();
+    assert!(flow.next(Some(Duration::from_secs(1))).unwrap().is_none());
+    let log = seen.lock().unwrap().log.clone();
+    let pulls: Vec<(&str, Value)> = log
+        .iter()
+        .filter_map(|l| l.strip_prefix("pull "))
+        .map(|l| {
+            let (sid, body) = l.split_once(' ').unwrap();
+            (sid, serde_json::from_str(body).unwrap())
+        })
+        .collect();
+    assert_eq!(pulls.len(), 3, "{log:?}");
+    assert_eq!(pulls[0].1["batch"], 500, "{log:?}");
+    assert!(pulls[0].1.get("no_wait").is_none(), "{log:?}");
+    for (sid, probe) in &pulls[1..] {
+        assert_ne!(*sid, pulls[0].0, "{log:?}");
+        assert_eq!(probe["no_wait"], true, "{log:?}");
+        assert_eq!(probe["max_bytes"], 1, "{log:?}");
+    }
+    let unsub = format!("unsub {}", pulls[0].0);
+    let withdrawn = log.iter().position(|l| *l == unsub);
+    let withdrawn = withdrawn.expect("the inbox withdrawn");
+    let last_probe = format!("pull {} ", pulls[2].0);
+    let last_probe = log.iter().position(|l| l.starts_with(&last_probe));
+    let last_probe = last_probe.unwrap();
+    assert!(withdrawn > last_probe, "{log:?}");
 }
 
 #[test]

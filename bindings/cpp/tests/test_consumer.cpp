@@ -6,10 +6,12 @@
 #include "js_support.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -221,6 +223,125 @@ TEST(Consumer, PushConsume) {
     natsio::Messages later = js.push_consume_async("CPP_PUSH", "p").get();
     later.stop();
     js.delete_stream("CPP_PUSH");
+}
+
+// Messages::drain of a pull consume: no more pulls, what was pulled is
+// still read (next() then ends with std::nullopt), acked, nothing left
+// pending at the server, the rest stays there; blocking drain() in
+// callback mode returns after the final call. A pull consume tells no
+// status events: next_status is std::nullopt at once, also as a Future.
+TEST(Consumer, DrainOfAPullConsume) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_PDRAIN","subjects":["cpp.pdrain.>"],"storage":"memory"})");
+    constexpr int n = 30;
+    publish_numbered(js, "cpp.pdrain", n);
+    js.create_consumer("CPP_PDRAIN", R"({"durable_name":"p","ack_policy":"explicit","ack_wait":"30s"})");
+    natsio::ConsumeOptions options;
+    options.max_messages = 10;
+    natsio::Messages msgs = js.consume("CPP_PDRAIN", "p", options);
+    EXPECT_EQ(msgs.next_status(natsio::no_wait), std::nullopt);
+    EXPECT_EQ(msgs.next_status_async().get(), std::nullopt);
+    next_item(msgs).ack();
+    natsio::Future<void> drained = msgs.drain_async(30s);
+    int read = 1;
+    while (std::optional<natsio::Msg> m = msgs.next(10s)) {
+        EXPECT_EQ(m->data(), "m" + std::to_string(read));
+        m->ack();
+        read++;
+    }
+    drained.get();
+    EXPECT_LT(read, n);
+    ASSERT_TRUE(wait_until(
+        [&] { return json_number(js.consumer_info("CPP_PDRAIN", "p"), "num_ack_pending") == 0; }, 10s));
+    std::string info = js.consumer_info("CPP_PDRAIN", "p");
+    EXPECT_EQ(json_number(info, "consumer_seq"), read) << info;
+    EXPECT_EQ(json_number(info, "num_pending"), n - read) << info;
+    EXPECT_EQ(json_number(info, "num_redelivered"), 0) << info;
+    // Draining again reports the same end.
+    msgs.drain(1s);
+
+    // Callback mode: drain() returns once the final call was made.
+    natsio::Messages cb = js.consume("CPP_PDRAIN", "p", options);
+    std::atomic<int> handled{0};
+    std::atomic<bool> ended{false};
+    std::promise<void> first;
+    cb.set_callback(
+        [&](natsio::MsgView m) {
+            m.ack();
+            if (handled.fetch_add(1) == 0) {
+                first.set_value();
+            }
+        },
+        [&](std::exception_ptr error) { ended = error == nullptr; });
+    first.get_future().wait();
+    cb.drain(30s);
+    EXPECT_TRUE(ended.load());
+    EXPECT_GE(handled.load(), 1);
+    EXPECT_EQ(cb.next_status(natsio::no_wait), std::nullopt);
+
+    // Stopped first: nothing to drain.
+    natsio::Messages stopped = js.consume("CPP_PDRAIN", "p");
+    stopped.stop();
+    expect_throws<natsio::SubscriptionClosedError>(NATSIO_ERR_SUBSCRIPTION_CLOSED, [&] { stopped.drain(1s); });
+    js.delete_stream("CPP_PDRAIN");
+}
+
+// A push consumption's status events through next_status (idle heartbeats
+// naming the last message) and next_status_async; its drain hands out
+// what the server sent, then the events end with std::nullopt.
+TEST(Consumer, PushConsumeStatusEventsAndDrain) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_PSTAT","subjects":["cpp.pstat.>"],"storage":"memory"})");
+    publish_numbered(js, "cpp.pstat", 3);
+    std::string inbox = client.new_inbox();
+    js.create_consumer("CPP_PSTAT", R"({"durable_name":"p","ack_policy":"explicit","idle_heartbeat":"200ms",)"
+                                    R"("deliver_subject":")" +
+                                        inbox + R"("})");
+    natsio::Messages msgs = js.push_consume("CPP_PSTAT", "p");
+    for (int i = 0; i < 3; i++) {
+        next_item(msgs).ack();
+    }
+    // Idle now: heartbeats name the last message delivered.
+    auto heartbeat_after_last = [](const std::optional<std::string>& event) {
+        return event && contains(*event, R"("type":"heartbeat")") && contains(*event, R"("last_stream_seq":3)");
+    };
+    bool seen = false;
+    for (int i = 0; i < 50 && !seen; i++) {
+        seen = heartbeat_after_last(msgs.next_status(5s));
+    }
+    EXPECT_TRUE(seen);
+    seen = false;
+    for (int i = 0; i < 50 && !seen; i++) {
+        seen = heartbeat_after_last(msgs.next_status_async().get());
+    }
+    EXPECT_TRUE(seen);
+    // no_wait: only the events already there, then TimeoutError (read
+    // faster than the heartbeats come).
+    expect_throws<natsio::TimeoutError>(NATSIO_ERR_TIMEOUT, [&] {
+        while (msgs.next_status(natsio::no_wait)) {
+        }
+    });
+
+    js.publish("cpp.pstat.0", "late");
+    ASSERT_TRUE(wait_until(
+        [&] { return json_number(js.consumer_info("CPP_PSTAT", "p"), "num_ack_pending") == 1; }));
+    natsio::Future<void> drained = msgs.drain_async();
+    natsio::Msg late = next_item(msgs);
+    EXPECT_EQ(late.data(), "late");
+    late.ack();
+    EXPECT_EQ(msgs.next(5s), std::nullopt);
+    drained.get();
+    // Ended: the events left are read, then std::nullopt.
+    bool done = false;
+    for (int i = 0; i < 300 && !done; i++) {
+        done = !msgs.next_status(5s).has_value();
+    }
+    EXPECT_TRUE(done);
+    ASSERT_TRUE(wait_until(
+        [&] { return json_number(js.consumer_info("CPP_PSTAT", "p"), "num_ack_pending") == 0; }));
+    js.delete_stream("CPP_PSTAT");
 }
 
 // A consume whose reader took one message and stalls holds at most its

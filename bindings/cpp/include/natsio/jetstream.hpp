@@ -529,6 +529,11 @@ struct ConsumeOptions {
     std::int64_t min_ack_pending = 0;
 };
 
+}  // namespace natsio
+// detail::JsMessagesVerbs, the generated verb layer of natsio_js_messages.
+#include <natsio/gen/js_messages_verbs.hpp>
+namespace natsio {
+
 /// A continuous pull from one consumer (JetStream::consume): a Feed of Msg.
 /// The library keeps up to ConsumeOptions::max_messages requested and
 /// buffered on its own threads, re-pulls at half, and pulls again at once
@@ -538,7 +543,61 @@ struct ConsumeOptions {
 /// messages are not acknowledged: the server redelivers them after the ack
 /// wait) and fails with ConsumerDeletedError / ConsumerNotFoundError when
 /// the consumer goes away, ConnectionClosedError when the client closes.
-using Messages = Feed<detail::JsMessagesFeed>;
+/// drain() ends it gracefully instead; a push consumption also tells its
+/// status events (next_status).
+class Messages : public Feed<detail::JsMessagesFeed>, private detail::JsMessagesVerbs<Messages> {
+public:
+    /// Feed's constructors: none, or ownership of a natsio_js_messages.
+    using Feed::Feed;
+
+    /// Graceful end (nats.go's ConsumeContext.Drain): a pull consume sends
+    /// no more pull requests and withdraws their inbox once those still
+    /// open at the server have ended, a push consume withdraws its
+    /// subscription; what the server sent before that is still handed out,
+    /// then the iteration ends as after stop() (next() returns
+    /// std::nullopt, on_end is called without an error), so nothing sent
+    /// is left to be redelivered if each message read is acknowledged. An
+    /// ordered run just stops taking messages in. Waits up to `timeout`
+    /// (default: the client's drain timeout); in iterator mode another
+    /// thread must read meanwhile (or use drain_async). TimeoutError (the
+    /// drain goes on), SubscriptionClosedError (stopped before the drain
+    /// finished), ConnectionClosedError, or the error that ended the
+    /// consumption first (e.g. ConsumerDeletedError).
+    void drain(milliseconds timeout = default_timeout) const { raw_drain(detail::to_ms(timeout)); }
+    /// The future form of drain: completes once the consumption ended
+    /// after handing out what it holds, or with TimeoutError after
+    /// `timeout` (the drain goes on); other errors as drain.
+    Future<void> drain_async(milliseconds timeout = default_timeout) const {
+        return raw_drain_async(detail::to_ms(timeout));
+    }
+
+    /// The next status event of a push consumption as JSON
+    /// (natsio_js_messages_next_status: {"type":"heartbeat",...},
+    /// {"type":"flow_control"}, {"type":"heartbeats_missed","count":N}),
+    /// waiting up to `timeout` (default_timeout or forever: until one
+    /// comes; no_wait: only one already there); std::nullopt once the
+    /// consumption ended and its events are read, and at once for a pull
+    /// consume or an ordered run. Reading events takes no message.
+    /// TimeoutError when none came in time.
+    std::optional<std::string> next_status(milliseconds timeout = default_timeout) const {
+        char* json = nullptr;
+        Status status = natsio_js_messages_next_status(c_handle(), detail::to_ms(timeout), &json);
+        if (status == NATSIO_DONE) {
+            return std::nullopt;
+        }
+        detail::check(status);
+        return detail::take_string(json);
+    }
+    /// The future form of next_status (std::nullopt at the end); pending
+    /// ones are served in call order.
+    Future<std::optional<std::string>> next_status_async() const {
+        return detail::start_async<std::optional<std::string>>(
+            sink(), natsio_js_messages_next_status_async, c_handle());
+    }
+
+private:
+    friend class detail::JsMessagesVerbs<Messages>;
+};
 
 namespace detail {
 // The JetStream results as C++ values (see from_c in natsio.hpp).
