@@ -317,7 +317,7 @@
 /**
  * `natsio_js_options.version` of this header.
  */
-#define NATSIO_JS_OPTIONS_VERSION 1
+#define NATSIO_JS_OPTIONS_VERSION 2
 
 /**
  * `natsio_js_publish_options.ttl_s` value: the message never expires,
@@ -349,7 +349,7 @@
 /**
  * `natsio_ordered_consumer_options.version` of this header.
  */
-#define NATSIO_ORDERED_CONSUMER_OPTIONS_VERSION 1
+#define NATSIO_ORDERED_CONSUMER_OPTIONS_VERSION 2
 
 /**
  * `natsio_ordered_messages_options.version` of this header.
@@ -1247,13 +1247,15 @@ typedef struct natsio_options natsio_options;
 /**
  * An ordered consumer (ADR-17) on one stream
  * (`natsio_js_ordered_consumer`): an always-in-order, self-healing view
- * of the stream, backed by an ephemeral server-side consumer `oc_<nuid>`
- * (no acks, memory storage, one replica, 5 min inactive threshold). On a
- * gap in its consumer sequence, missed heartbeats, a reconnect or the
- * consumer's loss the library deletes it and creates a new one from the
- * stream sequence after the last message delivered (backoff 100 ms
- * doubling to 5 s between failed attempts), so the reader sees no gap
- * and no duplicate. Owned by the caller, freed with
+ * of the stream, backed by an ephemeral server-side consumer (no acks,
+ * memory storage, one replica, 5 min inactive threshold) named, as
+ * nats.go's, `<prefix>_<serial>`: a NUID prefix unless `name_prefix` is
+ * given, the serial counting the consumers it created from 1. On a gap in
+ * its consumer sequence, missed heartbeats, a reconnect or the consumer's
+ * loss the library deletes it and creates the next one with
+ * `by_start_sequence` from the stream sequence after the last message
+ * delivered (backoff 100 ms doubling to 5 s between failed attempts), so
+ * the reader sees no gap and no duplicate. Owned by the caller, freed with
  * `natsio_ordered_consumer_free`; every function is thread-safe.
  */
 typedef struct natsio_ordered_consumer natsio_ordered_consumer;
@@ -1674,6 +1676,14 @@ typedef struct natsio_js_options {
    * How long an asynchronous publish waits for its ack; 0: `timeout_ms`.
    */
   int64_t publish_async_timeout_ms;
+  /**
+   * Since version 2. true: the stream, consumer and account info JSON
+   * this context hands out keeps the response's `type` field
+   * ("io.nats.jetstream.api.v1.stream_info_response", ...), as nats.js
+   * hands it out; false: it is dropped. Either way the keys come in
+   * the server's order.
+   */
+  bool keep_response_type;
 } natsio_js_options;
 
 /**
@@ -1976,6 +1986,30 @@ typedef struct natsio_ordered_consumer_options {
    * header).
    */
   bool headers_only;
+  /**
+   * Since version 2. The server-side consumers are named
+   * `<name_prefix>_<serial>`, the serial counting them from 1 (nats.go's
+   * NamePrefix, nats.js's name_prefix); NULL: a fresh NUID. Copied by
+   * the call.
+   */
+  const char *name_prefix;
+  /**
+   * Since version 2. How long the server keeps a consumer nobody reads;
+   * 0: 300000 ms (5 min).
+   */
+  int64_t inactive_threshold_ms;
+  /**
+   * Since version 2. The consumers' `max_deliver`, shown in their info
+   * only (nothing is acknowledged, so nothing is redelivered); 0: not
+   * set (the server's -1, as nats.go); nats.js sets 1.
+   */
+  int64_t max_deliver;
+  /**
+   * Since version 2. true: one filter subject is sent as a list
+   * (`filter_subjects`, as nats.js does when given a list); false: as
+   * `filter_subject` (as nats.go). The consumer's info shows which.
+   */
+  bool filter_subjects_as_list;
 } natsio_ordered_consumer_options;
 
 /**
@@ -5490,9 +5524,9 @@ natsio_status natsio_ordered_messages_options_init(struct natsio_ordered_message
  * The handle goes to `oc_out` (free with `natsio_ordered_consumer_free`);
  * it keeps what it needs of `js`, which may be freed first. Does not
  * block. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
- * NATSIO_ERR_INVALID_ARGUMENT (bad stream name, an unknown policy, a start
- * sequence or time missing or given with another policy, an unknown
- * options version), NATSIO_ERR_BAD_SUBJECT (a bad filter subject).
+ * NATSIO_ERR_INVALID_ARGUMENT (bad stream name or name prefix, an unknown
+ * policy, a start sequence or time missing or given with another policy,
+ * a negative inactive threshold, an unknown options version), NATSIO_ERR_BAD_SUBJECT (a bad filter subject).
  */
 natsio_status natsio_js_ordered_consumer(const struct natsio_js *js,
                                          const char *stream,

@@ -5,6 +5,7 @@ package natsio
 // (natsio_js_messages), as Consume's.
 
 /*
+#include <stdlib.h>
 #include "natsio_go.h"
 */
 import "C"
@@ -14,6 +15,7 @@ import (
 	"runtime"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // OrderedConsumerConfig is what an ordered consumer reads (nats.go's
@@ -33,6 +35,12 @@ type OrderedConsumerConfig struct {
 	// HeadersOnly delivers headers only (the payload's size in
 	// Nats-Msg-Size).
 	HeadersOnly bool
+	// NamePrefix names its server-side consumers NamePrefix_<serial>, the
+	// serial counting them from 1 ("": a fresh NUID, as nats.go).
+	NamePrefix string
+	// InactiveThreshold is how long the server keeps a consumer nobody
+	// reads (0: 5 minutes).
+	InactiveThreshold time.Duration
 }
 
 func deliverPolicyOf(p DeliverPolicy) (C.int32_t, error) {
@@ -109,6 +117,18 @@ func (js *JetStream) OrderedConsumer(ctx context.Context, stream string, cfg Ord
 	o.opt_start_seq = C.uint64_t(cfg.OptStartSeq)
 	o.opt_start_time_ns = C.int64_t(startNs)
 	o.headers_only = C.bool(cfg.HeadersOnly)
+	if cfg.NamePrefix != "" {
+		if err := checkNUL(cfg.NamePrefix); err != nil {
+			return nil, err
+		}
+		prefix := C.CString(cfg.NamePrefix)
+		defer C.free(unsafe.Pointer(prefix))
+		o.name_prefix = prefix
+	}
+	if cfg.InactiveThreshold < 0 {
+		return nil, errorOf(ErrInvalidArgument, "InactiveThreshold must not be negative")
+	}
+	o.inactive_threshold_ms = C.int64_t(cfg.InactiveThreshold.Milliseconds())
 	p, err := js.acquire()
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,7 +44,7 @@ func TestOrderedConsumerReadsInOrderAndStops(t *testing.T) {
 
 	oc := got(js.OrderedConsumer(ctx, "O", natsio.OrderedConsumerConfig{})).must(t)
 	info := oc.CachedInfo()
-	if info == nil || info.NumPending != 10 || info.Config.AckPolicy != natsio.AckNonePolicy || len(info.Name) < 4 || info.Name[:3] != "oc_" {
+	if info == nil || info.NumPending != 10 || info.Config.AckPolicy != natsio.AckNonePolicy || len(info.Name) != 24 || !strings.HasSuffix(info.Name, "_1") {
 		t.Fatalf("cached info %+v", info)
 	}
 	msgs := got(oc.Messages(ctx, natsio.PullMaxMessages(4), natsio.PullExpiry(2*time.Second))).must(t)
@@ -74,6 +75,29 @@ func TestOrderedConsumerReadsInOrderAndStops(t *testing.T) {
 	noErr(t, oc.Stop(ctx))
 	_, err = oc.Info(ctx)
 	wantErr(t, err, natsio.ErrIllegalState)
+}
+
+// The server-side consumer as a user reads it back: named NamePrefix_1,
+// with the inactive threshold asked for, and nats.go's other fields.
+func TestOrderedConsumerNamePrefixAndInactiveThreshold(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 20*time.Second)
+	orderedStream(t, js, 2)
+
+	oc := got(js.OrderedConsumer(ctx, "O", natsio.OrderedConsumerConfig{NamePrefix: "mine", InactiveThreshold: 20 * time.Second})).must(t)
+	defer oc.Stop(ctx)
+	if name := oc.CachedInfo().Name; name != "mine_1" {
+		t.Fatalf("name %q", name)
+	}
+	info := got(js.ConsumerInfo(ctx, "O", "mine_1")).must(t)
+	c := info.Config
+	if c.InactiveThreshold != 20*time.Second || c.AckPolicy != natsio.AckNonePolicy || c.DeliverPolicy != natsio.DeliverAllPolicy || !c.MemoryStorage || c.Replicas != 1 {
+		t.Fatalf("config %+v", c)
+	}
+	_, err := js.OrderedConsumer(ctx, "O", natsio.OrderedConsumerConfig{NamePrefix: "a.b"})
+	wantErr(t, err, natsio.ErrInvalidArgument)
+	_, err = js.OrderedConsumer(ctx, "O", natsio.OrderedConsumerConfig{InactiveThreshold: -time.Second})
+	wantErr(t, err, natsio.ErrInvalidArgument)
 }
 
 func TestOrderedConsumerPoliciesAndFilters(t *testing.T) {

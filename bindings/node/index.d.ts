@@ -457,6 +457,8 @@ export interface JetStreamOptions {
   publishAsyncStallWait?: number;
   /** How long a publishAsync waits for its ack before AsyncPublishTimeoutError, ms (default: timeout). */
   publishAsyncTimeout?: number;
+  /** Stream, consumer and account infos keep the server's `type` field, as nats.js hands them out (default false). */
+  keepResponseType?: boolean;
 }
 
 /** Options of js.publish and js.publishAsync. */
@@ -1306,6 +1308,14 @@ export interface OrderedConsumerOptions {
   opt_start_time?: Date | string | number | bigint;
   /** Deliver headers only (the payload's size in Nats-Msg-Size). */
   headers_only?: boolean;
+  /** Its server-side consumers are named `<name_prefix>_<serial>`, the serial counting them from 1 (default prefix: a fresh NUID). */
+  name_prefix?: string;
+  /** How long the server keeps a consumer nobody reads, ms (default 300000). */
+  inactive_threshold?: number;
+  /** The consumers' max_deliver, shown in their info only (default: not set). */
+  max_deliver?: number;
+  /** One filter subject goes to the server as a list (filter_subjects), as nats.js sends an array; default: as filter_subject, as nats.go. */
+  filter_subjects_as_list?: boolean;
 }
 
 /** Options of OrderedConsumer.consume(). */

@@ -2570,6 +2570,10 @@ const C_FIELDS = {
   optStartSeq: 'opt_start_seq',
   optStartTimeNs: 'opt_start_time_ns',
   headersOnly: 'headers_only',
+  namePrefix: 'name_prefix',
+  inactiveThreshold: 'inactive_threshold_ms',
+  maxDeliver: 'max_deliver',
+  filterSubjectsAsList: 'filter_subjects_as_list',
 };
 
 /** `o` (null: none) with C field names. */
@@ -2865,6 +2869,7 @@ function orderedConfig(opts) {
     if (typeof filters === 'string') filters = [filters];
     if (!Array.isArray(filters)) throw new TypeError('filter_subjects must be a string or an array of strings');
     out.filterSubjects = filters;
+    out.filterSubjectsAsList = Boolean(opts.filter_subjects_as_list ?? opts.filterSubjectsAsList);
   }
   const policy = opts.deliver_policy ?? opts.deliverPolicy;
   if (policy !== undefined && policy !== null) {
@@ -2876,6 +2881,17 @@ function orderedConfig(opts) {
   const time = opts.opt_start_time ?? opts.optStartTime;
   if (time !== undefined && time !== null) out.optStartTimeNs = timeNanos(time, 'opt_start_time');
   out.headersOnly = Boolean(opts.headers_only ?? opts.headersOnly);
+  const prefix = opts.name_prefix ?? opts.namePrefix;
+  if (prefix !== undefined && prefix !== null) out.namePrefix = prefix;
+  for (const [name, alias] of [
+    ['inactiveThreshold', 'inactive_threshold'],
+    ['maxDeliver', 'max_deliver'],
+  ]) {
+    const v = opts[name] ?? opts[alias];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw new TypeError(`${alias} must be a number`);
+    out[name] = v;
+  }
   return out;
 }
 
@@ -2969,7 +2985,11 @@ class Consumers {
    * opts) form): opts {filter_subjects, deliver_policy ("all", "last",
    * "new", "by_start_sequence", "by_start_time", "last_per_subject"),
    * opt_start_seq, opt_start_time (Date, RFC 3339 string, ms or ns),
-   * headers_only}. Sends nothing (a missing stream shows at info() or
+   * headers_only, name_prefix (its consumers are `<name_prefix>_<serial>`;
+   * default a fresh NUID), inactive_threshold (ms, default 5 min),
+   * max_deliver (shown in the consumer's info only; default unset),
+   * filter_subjects_as_list (one filter subject goes to the server as a
+   * list, as nats.js sends an array; default as filter_subject)}. Sends nothing (a missing stream shows at info() or
    * consume()). Named pull consumers are read with js.consume/fetch/next. */
   async get(stream, opts) {
     if (typeof opts === 'string') {
@@ -3196,7 +3216,9 @@ class Streams {
 /**
  * A JetStream context (nc.jetstream(opts)). Options: domain, apiPrefix,
  * timeout (API requests and publish, ms), publishAsyncMaxPending,
- * publishAsyncStallWait (ms), publishAsyncTimeout (ms).
+ * publishAsyncStallWait (ms), publishAsyncTimeout (ms), keepResponseType
+ * (stream, consumer and account infos keep the server's `type` field, as
+ * nats.js hands them out).
  */
 class JetStreamClient {
   constructor(nc, opts = {}) {
@@ -3209,6 +3231,7 @@ class JetStreamClient {
       publish_async_max_pending: opts.publishAsyncMaxPending,
       publish_async_stall_wait_ms: opts.publishAsyncStallWait,
       publish_async_timeout_ms: opts.publishAsyncTimeout,
+      keep_response_type: Boolean(opts.keepResponseType),
     });
     this._maxPending = opts.publishAsyncMaxPending > 0 ? opts.publishAsyncMaxPending : DEFAULT_PUBLISH_ASYNC_MAX_PENDING;
     this._stallWait = opts.publishAsyncStallWait > 0 ? opts.publishAsyncStallWait : DEFAULT_PUBLISH_ASYNC_STALL_WAIT;

@@ -32,7 +32,7 @@ impl natsio_js {
 }
 
 /// `natsio_js_options.version` of this header.
-pub const NATSIO_JS_OPTIONS_VERSION: u32 = 1;
+pub const NATSIO_JS_OPTIONS_VERSION: u32 = 2;
 
 /// Options of `natsio_client_jetstream`. Initialise with
 /// `natsio_js_options_init`: every zero or NULL field means the default.
@@ -56,6 +56,12 @@ pub struct natsio_js_options {
     pub publish_async_stall_wait_ms: i64,
     /// How long an asynchronous publish waits for its ack; 0: `timeout_ms`.
     pub publish_async_timeout_ms: i64,
+    /// Since version 2. true: the stream, consumer and account info JSON
+    /// this context hands out keeps the response's `type` field
+    /// ("io.nats.jetstream.api.v1.stream_info_response", ...), as nats.js
+    /// hands it out; false: it is dropped. Either way the keys come in
+    /// the server's order.
+    pub keep_response_type: bool,
 }
 
 /// How a create call treats an existing resource (stream, consumer,
@@ -153,7 +159,7 @@ pub struct natsio_js_publish_options {
     pub defer_send: bool,
 }
 
-super::versioned!(natsio_js_options, NATSIO_JS_OPTIONS_VERSION);
+super::versioned!(natsio_js_options, NATSIO_JS_OPTIONS_VERSION, older: [1 => keep_response_type]);
 
 super::versioned!(natsio_js_publish_options, NATSIO_JS_PUBLISH_OPTIONS_VERSION, older: [1 => defer_send]);
 
@@ -207,6 +213,7 @@ unsafe fn js_options(o: *const natsio_js_options) -> Result<JetStreamOptions> {
     }
     opts.publish_async_timeout =
         positive_ms(o.publish_async_timeout_ms, "publish_async_timeout_ms")?;
+    opts.keep_response_type = o.keep_response_type;
     Ok(opts)
 }
 

@@ -38,7 +38,7 @@ pub enum natsio_deliver_policy {
 }
 
 /// `natsio_ordered_consumer_options.version` of this header.
-pub const NATSIO_ORDERED_CONSUMER_OPTIONS_VERSION: u32 = 1;
+pub const NATSIO_ORDERED_CONSUMER_OPTIONS_VERSION: u32 = 2;
 
 /// What a `natsio_js_ordered_consumer` reads. Initialise with
 /// `natsio_ordered_consumer_options_init`: every zero or NULL field means
@@ -64,11 +64,28 @@ pub struct natsio_ordered_consumer_options {
     /// Deliver headers only (the payload's size in the `Nats-Msg-Size`
     /// header).
     pub headers_only: bool,
+    /// Since version 2. The server-side consumers are named
+    /// `<name_prefix>_<serial>`, the serial counting them from 1 (nats.go's
+    /// NamePrefix, nats.js's name_prefix); NULL: a fresh NUID. Copied by
+    /// the call.
+    pub name_prefix: *const c_char,
+    /// Since version 2. How long the server keeps a consumer nobody reads;
+    /// 0: 300000 ms (5 min).
+    pub inactive_threshold_ms: i64,
+    /// Since version 2. The consumers' `max_deliver`, shown in their info
+    /// only (nothing is acknowledged, so nothing is redelivered); 0: not
+    /// set (the server's -1, as nats.go); nats.js sets 1.
+    pub max_deliver: i64,
+    /// Since version 2. true: one filter subject is sent as a list
+    /// (`filter_subjects`, as nats.js does when given a list); false: as
+    /// `filter_subject` (as nats.go). The consumer's info shows which.
+    pub filter_subjects_as_list: bool,
 }
 
 super::versioned!(
     natsio_ordered_consumer_options,
-    NATSIO_ORDERED_CONSUMER_OPTIONS_VERSION
+    NATSIO_ORDERED_CONSUMER_OPTIONS_VERSION,
+    older: [1 => name_prefix]
 );
 
 /// Fills `opts` with the defaults and the version.
@@ -128,13 +145,15 @@ pub unsafe extern "C" fn natsio_ordered_messages_options_init(
 
 /// An ordered consumer (ADR-17) on one stream
 /// (`natsio_js_ordered_consumer`): an always-in-order, self-healing view
-/// of the stream, backed by an ephemeral server-side consumer `oc_<nuid>`
-/// (no acks, memory storage, one replica, 5 min inactive threshold). On a
-/// gap in its consumer sequence, missed heartbeats, a reconnect or the
-/// consumer's loss the library deletes it and creates a new one from the
-/// stream sequence after the last message delivered (backoff 100 ms
-/// doubling to 5 s between failed attempts), so the reader sees no gap
-/// and no duplicate. Owned by the caller, freed with
+/// of the stream, backed by an ephemeral server-side consumer (no acks,
+/// memory storage, one replica, 5 min inactive threshold) named, as
+/// nats.go's, `<prefix>_<serial>`: a NUID prefix unless `name_prefix` is
+/// given, the serial counting the consumers it created from 1. On a gap in
+/// its consumer sequence, missed heartbeats, a reconnect or the consumer's
+/// loss the library deletes it and creates the next one with
+/// `by_start_sequence` from the stream sequence after the last message
+/// delivered (backoff 100 ms doubling to 5 s between failed attempts), so
+/// the reader sees no gap and no duplicate. Owned by the caller, freed with
 /// `natsio_ordered_consumer_free`; every function is thread-safe.
 pub struct natsio_ordered_consumer {
     oc: OrderedConsumer,
@@ -217,6 +236,19 @@ unsafe fn consumer_config(
         filter_subjects,
         deliver_policy,
         headers_only: c.headers_only,
+        name_prefix: super::opt_str_arg(c.name_prefix, "name_prefix")?.map(str::to_string),
+        inactive_threshold: match c.inactive_threshold_ms {
+            0 => None,
+            ms => Some(Duration::from_millis(non_negative(
+                ms,
+                "inactive_threshold_ms",
+            )?)),
+        },
+        max_deliver: match c.max_deliver {
+            0 => None,
+            n => Some(n),
+        },
+        filter_subjects_as_list: c.filter_subjects_as_list,
     })
 }
 
@@ -227,9 +259,9 @@ unsafe fn consumer_config(
 /// The handle goes to `oc_out` (free with `natsio_ordered_consumer_free`);
 /// it keeps what it needs of `js`, which may be freed first. Does not
 /// block. Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,
-/// NATSIO_ERR_INVALID_ARGUMENT (bad stream name, an unknown policy, a start
-/// sequence or time missing or given with another policy, an unknown
-/// options version), NATSIO_ERR_BAD_SUBJECT (a bad filter subject).
+/// NATSIO_ERR_INVALID_ARGUMENT (bad stream name or name prefix, an unknown
+/// policy, a start sequence or time missing or given with another policy,
+/// a negative inactive threshold, an unknown options version), NATSIO_ERR_BAD_SUBJECT (a bad filter subject).
 #[no_mangle]
 pub unsafe extern "C" fn natsio_js_ordered_consumer(
     js: *const natsio_js,

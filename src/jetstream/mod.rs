@@ -75,6 +75,10 @@ pub struct JetStreamOptions {
     pub publish_async_stall_wait: Duration,
     /// How long an asynchronous publish waits for its ack (default: `timeout`).
     pub publish_async_timeout: Option<Duration>,
+    /// Hand out API results (stream, consumer and account infos) with the
+    /// response's `type` field, as the server sent them (nats.js does);
+    /// by default it is dropped.
+    pub keep_response_type: bool,
 }
 
 impl Default for JetStreamOptions {
@@ -86,6 +90,7 @@ impl Default for JetStreamOptions {
             publish_async_max_pending: 4000,
             publish_async_stall_wait: Duration::from_millis(200),
             publish_async_timeout: None,
+            keep_response_type: false,
         }
     }
 }
@@ -292,11 +297,11 @@ impl JetStream {
         parse_response(msg.payload())
     }
 
-    /// Like `api`, with the API's `type` field dropped (a result handed to
-    /// users).
+    /// Like `api`, for a result handed to users: the API's `type` field
+    /// dropped unless `keep_response_type`.
     pub(crate) async fn api_info(&self, api: &str, body: &[u8]) -> Result<Value> {
         let mut v = self.api(api, body).await?;
-        strip_type(&mut v);
+        self.strip_type(&mut v);
         Ok(v)
     }
 
@@ -313,7 +318,7 @@ impl JetStream {
         let js = self.clone();
         Op::new(async move {
             let mut v = js.account_info_json().await?;
-            strip_type(&mut v);
+            js.strip_type(&mut v);
             Ok(v)
         })
     }
@@ -340,9 +345,16 @@ impl JetStream {
 }
 
 /// Drops the API's `type` field from a response that is handed to users.
-pub(crate) fn strip_type(v: &mut Value) {
-    if let Some(m) = v.as_object_mut() {
-        m.remove("type");
+impl JetStream {
+    /// Drops a response's `type` field, unless the options keep it.
+    fn strip_type(&self, v: &mut Value) {
+        if self.options().keep_response_type {
+            return;
+        }
+        if let Some(m) = v.as_object_mut() {
+            // Keeps the order of the other keys.
+            m.shift_remove("type");
+        }
     }
 }
 

@@ -57,8 +57,43 @@ pub(crate) struct OrderedConfig {
     pub covers_stream: bool,
 }
 
-/// Lifetime of an ordered consumer once its reader is gone.
+/// Lifetime of an ordered consumer once its reader is gone (nats.go's and
+/// nats.js's default).
 const INACTIVE_THRESHOLD: Duration = Duration::from_secs(5 * 60);
+
+/// What the server-side consumers of one ordered consumer are called and
+/// kept as, beyond what they read: as nats.go names its own,
+/// `<prefix>_<serial>` (the serial counting creations from 1), so that a
+/// program printing its consumer's info sees the official clients' shape.
+struct ConsumerShape {
+    name_prefix: String,
+    /// Consumers created so far.
+    serial: u64,
+    inactive_threshold: Duration,
+    /// Not set by default (nats.go's choice; nats.js sets 1).
+    max_deliver: Option<i64>,
+    /// Send one filter subject as a list (`filter_subjects`), as nats.js
+    /// does with a list, rather than as `filter_subject` (nats.go).
+    filter_subjects_as_list: bool,
+}
+
+impl ConsumerShape {
+    fn new() -> ConsumerShape {
+        ConsumerShape {
+            name_prefix: new_nuid(),
+            serial: 0,
+            inactive_threshold: INACTIVE_THRESHOLD,
+            max_deliver: None,
+            filter_subjects_as_list: false,
+        }
+    }
+
+    /// The name of the next consumer.
+    fn next_name(&mut self) -> String {
+        self.serial += 1;
+        format!("{}_{}", self.name_prefix, self.serial)
+    }
+}
 
 /// Turns an ordered consumer's messages into a flow's items.
 pub(crate) trait OrderedSink: Send + 'static {
@@ -81,6 +116,7 @@ pub(crate) trait OrderedSink: Send + 'static {
 struct Core {
     js: JetStream,
     cfg: OrderedConfig,
+    shape: ConsumerShape,
     consumer: Option<String>,
     /// The current consumer's name, for readers outside the run.
     current: Arc<std::sync::Mutex<Option<String>>>,
@@ -126,6 +162,7 @@ impl Core {
         Core {
             js,
             cfg,
+            shape: ConsumerShape::new(),
             consumer: None,
             current: Default::default(),
             last_stream_seq: 0,
@@ -175,22 +212,28 @@ impl Core {
         {
             self.js.delete_consumer_nowait(&self.cfg.stream, &old);
         }
-        let name = format!("oc_{}", new_nuid());
-        let mut cfg = json!({
-            "name": name,
-            "ack_policy": "none",
-            "headers_only": self.cfg.headers_only,
-            "mem_storage": true,
-            "num_replicas": 1,
-            "inactive_threshold": nanos(INACTIVE_THRESHOLD),
-        });
-        match self.cfg.filter_subjects.as_slice() {
-            [] => {}
-            [one] => cfg["filter_subject"] = Value::from(one.as_str()),
-            many => cfg["filter_subjects"] = Value::from(many.to_vec()),
-        }
+        let name = self.shape.next_name();
+        // nats.go's fields (jetstream/ordered.go, getConsumerConfig).
+        let mut cfg = json!({ "name": name });
         for (k, v) in self.deliver_config().as_object().into_iter().flatten() {
             cfg[k] = v.clone();
+        }
+        cfg["ack_policy"] = "none".into();
+        cfg["inactive_threshold"] = nanos(self.shape.inactive_threshold).into();
+        cfg["num_replicas"] = 1.into();
+        if self.cfg.headers_only {
+            cfg["headers_only"] = true.into();
+        }
+        cfg["mem_storage"] = true.into();
+        if let Some(n) = self.shape.max_deliver {
+            cfg["max_deliver"] = n.into();
+        }
+        match self.cfg.filter_subjects.as_slice() {
+            [] => {}
+            [one] if !self.shape.filter_subjects_as_list => {
+                cfg["filter_subject"] = Value::from(one.as_str())
+            }
+            many => cfg["filter_subjects"] = Value::from(many.to_vec()),
         }
         self.unanswered = Some(name);
         let info = self
@@ -656,6 +699,19 @@ pub struct OrderedConsumerConfig {
     pub deliver_policy: DeliverPolicy,
     /// Deliver headers only (the payload size in `Nats-Msg-Size`).
     pub headers_only: bool,
+    /// Its consumers are named `<name_prefix>_<serial>`; `None`: a fresh
+    /// NUID (nats.go's `NamePrefix`, nats.js's `name_prefix`).
+    pub name_prefix: Option<String>,
+    /// How long the server keeps a consumer nobody reads; `None`: 5 min.
+    pub inactive_threshold: Option<Duration>,
+    /// The consumers' `max_deliver` (nothing is redelivered without acks,
+    /// so it only shows in their info); `None`: not set (the server's
+    /// unlimited), as nats.go; nats.js sets 1.
+    pub max_deliver: Option<i64>,
+    /// Send a single filter subject as a list (`filter_subjects`, as
+    /// nats.js does when given a list) rather than as `filter_subject`
+    /// (nats.go); the consumer's info shows which.
+    pub filter_subjects_as_list: bool,
 }
 
 /// Options of one `OrderedConsumer::messages` run.
@@ -803,10 +859,16 @@ impl OcState {
 
 /// An ordered consumer (ADR-17) on one stream: an always-in-order,
 /// self-healing view read through `messages`, backed by an ephemeral,
-/// unacknowledged, memory consumer `oc_<nuid>` (R1, 5 min inactive
-/// threshold) that is deleted and recreated after the last delivered
-/// stream sequence on a consumer-sequence gap, missed heartbeats, a
-/// reconnect or its loss.
+/// unacknowledged, memory consumer (R1, 5 min inactive threshold) that is
+/// deleted and recreated after the last delivered stream sequence on a
+/// consumer-sequence gap, missed heartbeats, a reconnect or its loss.
+///
+/// Its consumers are configured as nats.go's: named `<prefix>_<serial>`
+/// (a NUID prefix unless one is given; the serial counts creations from
+/// 1), the first with the deliver policy asked for, each later one with
+/// `by_start_sequence` right after the last stream sequence delivered
+/// (or, before any delivery, after the position the first one started
+/// at), `ack_policy` none, `mem_storage`, one replica.
 ///
 /// - `start` creates the server-side consumer and returns its info;
 ///   `messages` before `start` starts it implicitly.
@@ -885,7 +947,22 @@ impl JetStream {
             ),
             covers_stream: false,
         };
-        let core = Core::new(self.clone(), ocfg);
+        let mut core = Core::new(self.clone(), ocfg);
+        if let Some(p) = cfg.name_prefix {
+            super::config::validate_name("consumer name prefix", &p)?;
+            core.shape.name_prefix = p;
+        }
+        if let Some(t) = cfg.inactive_threshold {
+            if t.is_zero() {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "inactive_threshold must be positive",
+                ));
+            }
+            core.shape.inactive_threshold = t;
+        }
+        core.shape.max_deliver = cfg.max_deliver;
+        core.shape.filter_subjects_as_list = cfg.filter_subjects_as_list;
         Ok(OrderedConsumer {
             js: self.clone(),
             stream: stream.to_string(),

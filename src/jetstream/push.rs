@@ -216,7 +216,8 @@ impl Pusher {
                     // Every interval from the second on is an event (as
                     // nats.js counts); every second one an error, as before.
                     missed = (missed + 1).max(2);
-                    self.event(serde_json::json!({"type": "heartbeats_missed", "count": missed}));
+                    // Keys sorted, as these events have always been written.
+                    self.event(serde_json::json!({"count": missed, "type": "heartbeats_missed"}));
                     if missed % 2 != 0 {
                         continue;
                     }
@@ -301,9 +302,9 @@ impl Pusher {
                             .unwrap_or(0)
                     };
                     self.event(serde_json::json!({
-                        "type": "heartbeat",
                         "last_consumer_seq": seq(LAST_CONSUMER),
                         "last_stream_seq": seq(LAST_STREAM),
+                        "type": "heartbeat",
                     }));
                     if let Some(stalled) = m.headers().and_then(|h| h.get(CONSUMER_STALLED)) {
                         self.answer(stalled.trim());

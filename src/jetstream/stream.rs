@@ -351,7 +351,7 @@ impl JetStream {
                         if let Some(m) = info.as_object_mut() {
                             // Paging fields of the last page, not of the info.
                             for k in ["total", "offset", "limit"] {
-                                m.remove(k);
+                                m.shift_remove(k);
                             }
                         }
                         if let Some(state) = info.get_mut("state").and_then(Value::as_object_mut) {

@@ -164,7 +164,8 @@ static void test_ordered_delivers_the_stream_in_order_with_metadata(void) {
     kept(info);
     char name[64];
     NT_CHECK_MSG(json_str(info, "name", name, sizeof name), "%s", info);
-    NT_CHECK_MSG(strncmp(name, "oc_", 3) == 0, "name %s", name);
+    /* Named as nats.go names its: a NUID, "_", the serial (1: the first). */
+    NT_CHECK_MSG(strlen(name) == 24 && strcmp(name + 22, "_1") == 0, "name %s", name);
     int64_t pending = -1;
     NT_CHECK(json_int(info, "num_pending", &pending));
     NT_CHECK_INT_EQ(pending, 20);
@@ -553,6 +554,67 @@ static void test_ordered_token_forms(void) {
     EXPECT_OK(natsio_js_stream_delete(js, "OC10"));
 }
 
+/* The server-side consumer, as a user reads it back: named and configured
+ * as nats.go's (name prefix, inactive threshold and max_deliver as asked). */
+static void test_ordered_consumer_config_as_read_back(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "OC12", "oc12.>"));
+    NT_CHECK(publish_n(js, "oc12.a", "a", 3));
+
+    natsio_ordered_consumer_options o = oc_options(NATSIO_DELIVER_LAST);
+    o.name_prefix = "mine";
+    o.inactive_threshold_ms = 20000;
+    o.max_deliver = 1;
+    natsio_ordered_consumer *oc = new_oc(js, "OC12", &o);
+    NT_CHECK(oc != NULL);
+    char *started = NULL;
+    EXPECT_OK(natsio_ordered_consumer_start(oc, &started));
+    kept(started);
+    char name[64];
+    NT_CHECK_MSG(json_str(started, "name", name, sizeof name), "%s", started);
+    NT_CHECK_STR_EQ(name, "mine_1");
+    char *info = NULL;
+    EXPECT_OK(natsio_js_consumer_info(js, "OC12", "mine_1", &info));
+    kept(info);
+    NT_CHECK_MSG(strstr(info, "\"deliver_policy\":\"last\"") != NULL, "%s", info);
+    NT_CHECK_MSG(strstr(info, "\"ack_policy\":\"none\"") != NULL, "%s", info);
+    NT_CHECK_MSG(strstr(info, "\"max_deliver\":1,") != NULL, "%s", info);
+    NT_CHECK_MSG(strstr(info, "\"inactive_threshold\":20000000000") != NULL, "%s", info);
+    NT_CHECK_MSG(strstr(info, "\"mem_storage\":true") != NULL, "%s", info);
+    NT_CHECK_MSG(strstr(info, "\"num_replicas\":1") != NULL, "%s", info);
+    EXPECT_OK(natsio_ordered_consumer_stop(oc));
+
+    /* A version-1 struct ends before name_prefix: what follows is not read. */
+    natsio_ordered_consumer_options v1 = oc_options(NATSIO_DELIVER_ALL);
+    v1.version = 1;
+    v1.name_prefix = "not.read";
+    v1.inactive_threshold_ms = -5;
+    oc = new_oc(js, "OC12", &v1);
+    NT_CHECK(oc != NULL);
+    char *v1_info = NULL;
+    EXPECT_OK(natsio_ordered_consumer_start(oc, &v1_info));
+    kept(v1_info);
+    NT_CHECK_MSG(strstr(v1_info, "\"inactive_threshold\":300000000000") != NULL, "%s", v1_info);
+    NT_CHECK_MSG(strstr(v1_info, "\"max_deliver\":-1") != NULL, "%s", v1_info);
+    NT_CHECK_MSG(json_str(v1_info, "name", name, sizeof name) && strcmp(name + strlen(name) - 2, "_1") == 0, "%s",
+                 v1_info);
+    EXPECT_OK(natsio_ordered_consumer_stop(oc));
+
+    natsio_ordered_consumer *bad = SENTINEL;
+    o = oc_options(NATSIO_DELIVER_ALL);
+    o.name_prefix = "a.b";
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_ordered_consumer(js, "OC12", &o, &bad));
+    o.name_prefix = BAD_UTF8;
+    EXPECT_FAILS(NATSIO_ERR_INVALID_UTF8, natsio_js_ordered_consumer(js, "OC12", &o, &bad));
+    o.name_prefix = NULL;
+    o.inactive_threshold_ms = -1;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "inactive_threshold_ms",
+                        natsio_js_ordered_consumer(js, "OC12", &o, &bad));
+    NT_CHECK(bad == SENTINEL);
+    EXPECT_OK(natsio_js_stream_delete(js, "OC12"));
+}
+
 static void test_ordered_bad_input(void) {
     natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
@@ -707,6 +769,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_ordered_paused_reader_holds_at_most_max_messages),
         NT_CASE(test_ordered_heals_when_its_consumer_is_deleted),
         NT_CASE(test_ordered_token_forms),
+        NT_CASE(test_ordered_consumer_config_as_read_back),
         NT_CASE(test_ordered_bad_input),
     };
     return run_cases_with_shared_server(argc, argv, "ordtest", cases, NT_COUNT(cases));

@@ -1698,3 +1698,175 @@ fn a_watch_without_permission_for_advisories_works_and_reports_nothing() {
     assert_eq!(reports.len(), 1, "{reports:?}");
     assert!(reports[0].contains("$JS.EVENT.ADVISORY.>"), "{reports:?}");
 }
+
+/// The top-level keys of a JSON object, in order.
+fn keys(v: &serde_json::Value) -> Vec<String> {
+    v.as_object().expect("an object").keys().cloned().collect()
+}
+
+#[test]
+fn infos_keep_the_servers_key_order_and_type_on_request() {
+    let s = TestServer::start();
+    let (c, js) = setup(&s);
+    js.create_stream(
+        r#"{"name":"KO","subjects":["ko.>"],"storage":"memory"}"#,
+        CreateAction::Create,
+    )
+    .wait()
+    .unwrap();
+    js.create_consumer("KO", r#"{"durable_name":"d"}"#, CreateAction::Create)
+        .wait()
+        .unwrap();
+    let raw = |api: &str| -> serde_json::Value {
+        let m = c.request(api, None, b"", None).unwrap();
+        serde_json::from_slice(m.payload()).unwrap()
+    };
+    let server_stream = raw("$JS.API.STREAM.INFO.KO");
+    let server_consumer = raw("$JS.API.CONSUMER.INFO.KO.d");
+    assert_eq!(
+        server_stream["type"],
+        "io.nats.jetstream.api.v1.stream_info_response"
+    );
+
+    // By default: the server's keys in its order, without `type`.
+    let mut want = keys(&server_stream);
+    want.retain(|k| k != "type");
+    let info = js.stream_info("KO").wait().unwrap();
+    assert_eq!(keys(&info), want);
+    assert_eq!(keys(&info["config"]), keys(&server_stream["config"]));
+
+    // keep_response_type: exactly the server's keys, `type` first.
+    let kept = JetStream::new(
+        &c,
+        JetStreamOptions {
+            keep_response_type: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let info = kept.stream_info("KO").wait().unwrap();
+    assert_eq!(keys(&info), keys(&server_stream));
+    assert_eq!(info["type"], server_stream["type"]);
+    let info = kept.consumer_info("KO", "d").wait().unwrap();
+    assert_eq!(keys(&info), keys(&server_consumer));
+    assert_eq!(keys(&info["config"]), keys(&server_consumer["config"]));
+    assert_eq!(
+        info["type"],
+        "io.nats.jetstream.api.v1.consumer_info_response"
+    );
+}
+
+#[test]
+fn an_ordered_consumers_server_side_consumers_are_configured_as_nats_go_does() {
+    use natsio::jetstream::{
+        parse_metadata, DeliverPolicy, OrderedConsumerConfig, OrderedMessagesOptions,
+    };
+    let s = TestServer::start();
+    let (_c, js) = setup(&s);
+    js.create_stream(
+        r#"{"name":"OCFG","subjects":["ocfg.>"],"storage":"memory"}"#,
+        CreateAction::Create,
+    )
+    .wait()
+    .unwrap();
+    for i in 1..=3 {
+        js.publish(
+            &format!("ocfg.{i}"),
+            format!("m{i}").as_bytes(),
+            &PublishOptions::default(),
+        )
+        .wait()
+        .unwrap();
+    }
+    let oc = js
+        .ordered_consumer("OCFG", OrderedConsumerConfig::default())
+        .unwrap();
+    let started = oc.start().wait().unwrap();
+    let name = started["name"].as_str().unwrap().to_string();
+    // `<NUID>_<serial>`: a 22-character prefix, the first consumer 1.
+    let prefix = name.strip_suffix("_1").unwrap_or_else(|| panic!("{name}"));
+    assert_eq!(prefix.len(), 22, "{name}");
+    assert!(
+        prefix.chars().all(|ch| ch.is_ascii_alphanumeric()),
+        "{name}"
+    );
+    // What a user reads back from the server.
+    let info = js.consumer_info("OCFG", &name).wait().unwrap();
+    let cfg = &info["config"];
+    assert_eq!(cfg["name"], name.as_str(), "{cfg}");
+    assert_eq!(cfg["deliver_policy"], "all", "{cfg}");
+    assert!(cfg.get("opt_start_seq").is_none(), "{cfg}");
+    assert_eq!(cfg["ack_policy"], "none", "{cfg}");
+    assert_eq!(cfg["max_deliver"], -1, "{cfg}");
+    assert_eq!(cfg["mem_storage"], true, "{cfg}");
+    assert_eq!(cfg["num_replicas"], 1, "{cfg}");
+    assert_eq!(cfg["inactive_threshold"], 300_000_000_000u64, "{cfg}");
+    assert!(cfg.get("durable_name").is_none(), "{cfg}");
+
+    let flow = oc
+        .messages(OrderedMessagesOptions {
+            expires: Duration::from_secs(2),
+            idle_heartbeat: Some(Duration::from_millis(500)),
+            ..Default::default()
+        })
+        .wait()
+        .unwrap();
+    let t = Some(Duration::from_secs(10));
+    for i in 1..=3 {
+        let m = flow.next(t).unwrap().expect("a message");
+        assert_eq!(m.payload(), format!("m{i}").as_bytes());
+    }
+    // Its consumer lost: the next one is `<prefix>_<serial>`, starting
+    // right after the last stream sequence delivered.
+    js.delete_consumer("OCFG", &name).wait().unwrap();
+    js.publish("ocfg.4", b"m4", &PublishOptions::default())
+        .wait()
+        .unwrap();
+    let m = flow.next(t).unwrap().expect("a message");
+    assert_eq!(m.payload(), b"m4");
+    let md = parse_metadata(m.reply().unwrap()).unwrap();
+    let serial: u64 = md
+        .consumer
+        .strip_prefix(prefix)
+        .and_then(|s| s.strip_prefix('_'))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{}", md.consumer));
+    assert!(serial >= 2, "{}", md.consumer);
+    let cfg = js.consumer_info("OCFG", md.consumer).wait().unwrap()["config"].clone();
+    assert_eq!(cfg["deliver_policy"], "by_start_sequence", "{cfg}");
+    assert_eq!(cfg["opt_start_seq"], 4, "{cfg}");
+    assert_eq!(cfg["ack_policy"], "none", "{cfg}");
+    assert_eq!(cfg["mem_storage"], true, "{cfg}");
+    oc.stop().wait().unwrap();
+
+    // A name prefix, an inactive threshold, max_deliver, a deliver policy.
+    let oc = js
+        .ordered_consumer(
+            "OCFG",
+            OrderedConsumerConfig {
+                deliver_policy: DeliverPolicy::Last,
+                filter_subjects: vec!["ocfg.2".into()],
+                name_prefix: Some("mine".into()),
+                inactive_threshold: Some(Duration::from_secs(10)),
+                max_deliver: Some(1),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let info = oc.start().wait().unwrap();
+    assert_eq!(info["name"], "mine_1");
+    let cfg = js.consumer_info("OCFG", "mine_1").wait().unwrap()["config"].clone();
+    assert_eq!(cfg["deliver_policy"], "last", "{cfg}");
+    assert_eq!(cfg["filter_subject"], "ocfg.2", "{cfg}");
+    assert_eq!(cfg["inactive_threshold"], 10_000_000_000u64, "{cfg}");
+    assert_eq!(cfg["max_deliver"], 1, "{cfg}");
+    oc.stop().wait().unwrap();
+    let bad = OrderedConsumerConfig {
+        name_prefix: Some("a.b".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        js.ordered_consumer("OCFG", bad).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+}

@@ -68,7 +68,9 @@ TEST(Ordered, DeliversInOrderAndStopDeletesTheConsumer) {
     natsio::OrderedConsumer oc = js.ordered_consumer("CPP_ORD");
     std::string info = oc.start();
     std::string name = json_name(info);
-    EXPECT_EQ(name.rfind("oc_", 0), 0u) << info;
+    // Named as nats.go names its: a NUID, "_", the serial (1: the first).
+    EXPECT_EQ(name.size(), 24u) << info;
+    EXPECT_EQ(name.substr(22), "_1") << info;
     EXPECT_TRUE(contains(info, R"("num_pending":10)")) << info;
     EXPECT_TRUE(contains(info, R"("ack_policy":"none")")) << info;
     EXPECT_TRUE(has_consumer(js, "CPP_ORD", name));

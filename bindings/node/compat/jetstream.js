@@ -527,17 +527,43 @@ class PullConsumerImpl {
   }
 }
 
-/** An ordered consumer (js.consumers.get(stream[, opts])). */
+/** nats.js's server-side configuration of an ordered consumer
+ * (ConsumersImpl.ordered in @nats-io/jetstream) as the binding's options:
+ * without a deliver policy it starts by sequence (opt_start_seq, default
+ * 1), a start time wins over the policy, and max_deliver is 1 (nats.go,
+ * the library's default, sets neither). */
+function orderedOptions(opts, namePrefix) {
+  const o = {
+    name_prefix: namePrefix,
+    deliver_policy: opts.deliver_policy || DeliverPolicy.StartSequence,
+    max_deliver: 1,
+  };
+  if (o.deliver_policy === DeliverPolicy.StartSequence) o.opt_start_seq = opts.opt_start_seq || 1;
+  if (opts.opt_start_time) {
+    o.deliver_policy = DeliverPolicy.StartTime;
+    delete o.opt_start_seq;
+    o.opt_start_time = opts.opt_start_time;
+  }
+  for (const k of ['filter_subjects', 'headers_only', 'inactive_threshold']) {
+    if (opts[k] !== undefined) o[k] = opts[k];
+  }
+  // An array goes as filter_subjects, a string as filter_subject.
+  o.filter_subjects_as_list = Array.isArray(opts.filter_subjects);
+  return o;
+}
+
 /** An ordered consumer (js.consumers.get(stream[, opts])). Each
  * consumption (consume, fetch, next) reads through a binding ordered
  * consumer that starts after the last stream sequence this one yielded,
  * so a fetch after a fetch goes on where the first stopped whatever the
- * binding kept buffered. */
+ * binding kept buffered. Their server-side consumers are named as nats.js
+ * names its: `<name_prefix>_<serial>`, one prefix for all of them. */
 class OrderedConsumerImpl {
   constructor(js, stream, opts) {
     this._js = js;
     this.stream = stream;
     this._opts = opts ?? {};
+    this._namePrefix = this._opts.name_prefix || core.nuid.next();
     this._oc = null;
     this._lastSeq = 0;
     this._used = false;
@@ -560,16 +586,18 @@ class OrderedConsumerImpl {
   }
 
   /** The binding's ordered consumer for the next consumption: a new one
-   * after a consumption has yielded messages. */
+   * after a consumption has yielded messages (the previous one stopped
+   * first: its consumer has the same name). */
   async _consumer(fresh = false) {
     if (this._oc && fresh && this._used) {
+      await this._oc.stop().catch(() => {});
       this._oc.close();
       this._oc = null;
     }
     if (!this._oc) {
-      const o = { ...this._opts };
+      const o = orderedOptions(this._opts, this._namePrefix);
       if (this._lastSeq > 0) {
-        o.deliver_policy = 'by_start_sequence';
+        o.deliver_policy = DeliverPolicy.StartSequence;
         o.opt_start_seq = this._lastSeq + 1;
         delete o.opt_start_time;
       }
@@ -776,7 +804,11 @@ class ConsumersImpl {
       const info = await jsCall(this._js._js.consumers.info(stream, name));
       return new PullConsumerImpl(this._js, info);
     }
-    return new OrderedConsumerImpl(this._js, stream, name);
+    // As nats.js: the server-side consumer is created now (a missing
+    // stream rejects here), and info(true) is what its creation answered.
+    const oc = new OrderedConsumerImpl(this._js, stream, name);
+    await oc.info();
+    return oc;
   }
 
   /** The push consumer `name` of `stream`; without a name (or with
@@ -879,7 +911,8 @@ class ListerImpl {
 // Clients
 
 function jsOptions(opts = {}) {
-  const o = {};
+  // Infos as nats.js hands them out: the server's JSON, `type` included.
+  const o = { keepResponseType: true };
   if (opts.apiPrefix !== undefined) o.apiPrefix = opts.apiPrefix;
   if (opts.domain !== undefined) o.domain = opts.domain;
   if (opts.timeout !== undefined) o.timeout = opts.timeout;

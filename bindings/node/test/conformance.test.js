@@ -614,6 +614,51 @@ const facades = {
     assert.equal(hostPort('nats://localhost'), 'localhost:4222');
     assert.match(nc.getServer(), /^127\.0\.0\.1:\d+$/);
   },
+  async ordered_consumer_config(nc) {
+    const { jetstream, jetstreamManager } = require('../compat/jetstream.js');
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({ name: 'FACADE_OC', subjects: ['conf.facade.oc.*'], storage: 'memory' });
+    try {
+      const js = jetstream(nc);
+      const oc = await js.consumers.get('FACADE_OC');
+      const created = await oc.info(true);
+      assert.equal(created.type, 'io.nats.jetstream.api.v1.consumer_create_response');
+      assert.match(created.name, /^[0-9A-Za-z]{22}_1$/);
+      // Created by get(), before anything read it.
+      const ci = await jsm.consumers.info('FACADE_OC', created.name);
+      assert.equal(ci.config.deliver_policy, 'by_start_sequence');
+      assert.equal(ci.config.opt_start_seq, 1);
+      assert.equal(ci.config.max_deliver, 1);
+      assert.equal(ci.config.ack_policy, 'none');
+      assert.equal(ci.config.mem_storage, true);
+      const listed = await js.consumers.get('FACADE_OC', { filter_subjects: ['conf.facade.oc.a'], name_prefix: 'mine' });
+      const { config } = await jsm.consumers.info('FACADE_OC', 'mine_1');
+      assert.equal((await listed.info(true)).name, 'mine_1');
+      assert.deepEqual(config.filter_subjects, ['conf.facade.oc.a']);
+      assert.equal(config.filter_subject, undefined);
+    } finally {
+      await jsm.streams.delete('FACADE_OC');
+    }
+  },
+  async info_type(nc) {
+    const { jetstreamManager } = require('../compat/jetstream.js');
+    const jsm = await jetstreamManager(nc);
+    const added = await jsm.streams.add({ name: 'FACADE_IT', subjects: ['conf.facade.it'], storage: 'memory' });
+    try {
+      assert.equal(added.type, 'io.nats.jetstream.api.v1.stream_create_response');
+      const raw = (await nc.request('$JS.API.STREAM.INFO.FACADE_IT')).json();
+      const si = await jsm.streams.info('FACADE_IT');
+      assert.deepEqual(Object.keys(si), Object.keys(raw));
+      assert.deepEqual(Object.keys(si.config), Object.keys(raw.config));
+      const ci = await jsm.consumers.add('FACADE_IT', { durable_name: 'c' });
+      assert.equal(ci.type, 'io.nats.jetstream.api.v1.consumer_create_response');
+      const info = await jsm.consumers.info('FACADE_IT', 'c');
+      assert.equal(info.type, 'io.nats.jetstream.api.v1.consumer_info_response');
+      assert.equal(Object.keys(info)[0], 'type');
+    } finally {
+      await jsm.streams.delete('FACADE_IT');
+    }
+  },
 };
 
 for (const line of lines) {

@@ -34,7 +34,7 @@ test('ordered consumer: in order with metadata; one consumption at a time; stop 
     const oc = await js.consumers.get('OA');
     assert.ok(oc instanceof nats.OrderedConsumer);
     const info = await oc.info();
-    assert.match(info.name, /^oc_/);
+    assert.match(info.name, /^[0-9A-Za-z]{22}_1$/); // nats.go's <NUID>_<serial>
     assert.equal(info.num_pending, 6);
     assert.equal(info.config.ack_policy, 'none');
     assert.equal((await oc.info(true)).name, info.name);

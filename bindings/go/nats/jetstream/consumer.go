@@ -439,11 +439,13 @@ type orderedConsumer struct {
 
 func (js *jetStream) OrderedConsumer(ctx context.Context, stream string, cfg OrderedConsumerConfig) (Consumer, error) {
 	inner, err := js.inner.OrderedConsumer(ctx, stream, natsio.OrderedConsumerConfig{
-		FilterSubjects: cfg.FilterSubjects,
-		DeliverPolicy:  natsio.DeliverPolicy(deliverEnum.wire[cfg.DeliverPolicy]),
-		OptStartSeq:    cfg.OptStartSeq,
-		OptStartTime:   cfg.OptStartTime,
-		HeadersOnly:    cfg.HeadersOnly,
+		FilterSubjects:    cfg.FilterSubjects,
+		DeliverPolicy:     natsio.DeliverPolicy(deliverEnum.wire[cfg.DeliverPolicy]),
+		OptStartSeq:       cfg.OptStartSeq,
+		OptStartTime:      cfg.OptStartTime,
+		HeadersOnly:       cfg.HeadersOnly,
+		NamePrefix:        cfg.NamePrefix,
+		InactiveThreshold: cfg.InactiveThreshold,
 	})
 	if err != nil {
 		return nil, translate(err)

@@ -51,6 +51,7 @@ static bool read_js_options(napi_env env, napi_value obj, natsio_js_options *o) 
     o->publish_async_max_pending = (int64_t)get_i64(env, prop(env, obj, "publish_async_max_pending"), o->publish_async_max_pending);
     o->publish_async_stall_wait_ms = (int64_t)get_i64(env, prop(env, obj, "publish_async_stall_wait_ms"), o->publish_async_stall_wait_ms);
     o->publish_async_timeout_ms = (int64_t)get_i64(env, prop(env, obj, "publish_async_timeout_ms"), o->publish_async_timeout_ms);
+    o->keep_response_type = opt_flag(env, obj, "keep_response_type");
     return !exception_pending(env);
 }
 
@@ -96,11 +97,16 @@ static bool read_ordered_consumer_options(napi_env env, napi_value obj, natsio_o
     }
     o->opt_start_time_ns = (int64_t)get_i64(env, prop(env, obj, "opt_start_time_ns"), o->opt_start_time_ns);
     o->headers_only = opt_flag(env, obj, "headers_only");
+    if (!get_opt_string(env, prop(env, obj, "name_prefix"), (char **)&o->name_prefix)) return false;
+    o->inactive_threshold_ms = (int64_t)get_i64(env, prop(env, obj, "inactive_threshold_ms"), o->inactive_threshold_ms);
+    o->max_deliver = (int64_t)get_i64(env, prop(env, obj, "max_deliver"), o->max_deliver);
+    o->filter_subjects_as_list = opt_flag(env, obj, "filter_subjects_as_list");
     return !exception_pending(env);
 }
 
 static void free_ordered_consumer_options(natsio_ordered_consumer_options *o) {
     free_strings((char **)o->filter_subjects, o->filter_subjects_count);
+    free((char *)o->name_prefix);
 }
 
 static bool read_ordered_messages_options(napi_env env, napi_value obj, natsio_ordered_messages_options *o) {
