@@ -127,8 +127,7 @@ impl Limits {
     /// Whether a backlog of `items` and `bytes`, each item taking about
     /// `overhead` more, is one the consumer lags behind (the producer
     /// should give way to it). Items: half the limit (a lower count cost
-    /// small messages their rate: a yield per message on a loaded machine
-    /// gives a whole time slice away).
+    /// small messages their rate when the producer yielded per message).
     fn backlogged(&self, items: usize, bytes: usize, overhead: usize) -> bool {
         items > self.items / 2
             || bytes > self.bytes / 2
@@ -562,9 +561,7 @@ impl<T: FeedItem> Feed<T> {
             // The per-item overhead counts only where give_way waits for
             // the consumer (a push-mode handler): a pull-mode reader (Go's
             // SubscribeSync, Node's JS thread) may read only after it has
-            // published, and for it give_way just yields the runtime's
-            // thread, once per message, which on a loaded machine stalled
-            // every connection's writer (a Go publish timed out).
+            // published; give_way does nothing for it.
             let overhead = if self.push_mode.load(Ordering::Relaxed) {
                 overhead
             } else {
@@ -1409,7 +1406,7 @@ mod tests {
         };
         // A push-mode handler, which give_way waits for: by memory.
         assert_eq!(first_backlogged(true), BACKLOG_BYTES / (16 + 112) + 1);
-        // A pull-mode reader, for which give_way only yields: by the
+        // A pull-mode reader, for which give_way does nothing: by the
         // payload and the item count (half the limit), as before.
         assert_eq!(first_backlogged(false), limits.items / 2 + 1);
     }

@@ -264,14 +264,16 @@ const GIVE_WAY_MAX: Duration = Duration::from_millis(20);
 /// (issue 45: a Go handler's sat at 32 MiB). One that took less in
 /// that time lags for good: it is not waited for again until its
 /// backlog falls under the bound, so it cannot pace the connection's
-/// other subscriptions. Otherwise this thread only gives up the CPU
-/// (a handler slower than this thread reads, on a machine with fewer
-/// cores than busy threads), and the pending limits apply as before.
+/// other subscriptions. Otherwise (a pull-mode reader, a handler that
+/// lags for good) the reader goes on at once and the pending limits
+/// apply. It used to give up the CPU once per message there: beside a
+/// CPU hog each yield cost a scheduler slice, reading crawled, and the
+/// server cut the connection as a slow consumer (a Node subscriber
+/// whose JS thread was publishing lost a fifth of 32 MiB; issue 46).
 pub(crate) async fn give_way(sub: &SubShared, shutdown: &Shutdown) {
     let feed = &sub.feed;
     let (queued, may_wait) = feed.give_way_state();
     if !may_wait {
-        std::thread::yield_now();
         return;
     }
     let target = queued / 2;
