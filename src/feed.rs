@@ -337,7 +337,14 @@ pub struct Feed<T: FeedItem> {
     drain_requested: AtomicBool,
     /// Wakes a producer waiting for a drain request.
     drain_wanted: tokio::sync::Notify,
+    /// In push mode, drain outcomes wait here for the handler's final
+    /// call (a drain's completion promises it was made); `None` once it
+    /// was made.
+    after_final_call: Mutex<Option<Vec<DrainOutcome>>>,
 }
+
+/// A drain's completion and what it completes with.
+type DrainOutcome = (Arc<Completion>, Result<Outcome>);
 
 /// What the reader of a feed counts per item, on its own cache line: the
 /// reader (a dispatcher) writes these per item, the producer only reads
@@ -387,6 +394,7 @@ impl<T: FeedItem> Feed<T> {
             producer_drains: false,
             drain_requested: AtomicBool::new(false),
             drain_wanted: tokio::sync::Notify::new(),
+            after_final_call: Mutex::new(Some(Vec::new())),
         }
     }
 
@@ -469,7 +477,7 @@ impl<T: FeedItem> Feed<T> {
         }
         if let Some(r) = w.drain_result {
             for d in w.drains {
-                d.complete(r.clone());
+                self.complete_drain(d, r.clone());
             }
         }
         if let Some((waiters, end)) = w.ended {
@@ -916,6 +924,31 @@ impl<T: FeedItem> Feed<T> {
         }
     }
 
+    /// Completes a drain's completion, in push mode only once the
+    /// handler's final call was made (the drain of a callback consumer
+    /// returns after it, in C as in every binding).
+    fn complete_drain(&self, c: Arc<Completion>, r: Result<Outcome>) {
+        // From the handler itself (its final call draining again) the
+        // call cannot wait for its own end.
+        let on_dispatcher = *lock(&self.dispatcher_id) == Some(std::thread::current().id());
+        if self.push_mode.load(Ordering::SeqCst) && !on_dispatcher {
+            if let Some(waiting) = lock(&self.after_final_call).as_mut() {
+                waiting.push((c, r));
+                return;
+            }
+        }
+        c.complete(r);
+    }
+
+    /// The push-mode handler's final call was made: completes the drains
+    /// that waited for it.
+    fn final_call_made(&self) {
+        let waiting = lock(&self.after_final_call).take();
+        for (c, r) in waiting.into_iter().flatten() {
+            c.complete(r);
+        }
+    }
+
     /// Registers a drain waiter; completes it at once if already ended.
     pub(crate) fn add_drain_waiter(&self, c: Arc<Completion>) {
         let mut s = lock(&self.state);
@@ -929,7 +962,7 @@ impl<T: FeedItem> Feed<T> {
             Some(End::Failed(e)) => Err(e.clone()),
         };
         drop(s);
-        c.complete(r);
+        self.complete_drain(c, r);
     }
 
     pub fn stats(&self) -> FeedStats {
@@ -1214,12 +1247,14 @@ impl<T: FeedItem> Feed<T> {
             let end = me.dispatch_loop(&mut handler);
             handler(Delivery::End(end));
             drop(handler);
+            me.final_call_made();
             on_exit();
         });
         let handle = match spawned {
             Ok(h) => h,
             Err(e) => {
                 self.push_mode.store(false, Ordering::SeqCst);
+                self.final_call_made();
                 return Err(Error::new(
                     ErrorKind::Io,
                     format!("cannot spawn dispatcher: {e}"),
