@@ -47,6 +47,8 @@ set -euo pipefail
 
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$BENCH/.." && pwd)"
+# shellcheck source=scripts/lib/go-cgo-env.sh
+. "$ROOT/scripts/lib/go-cgo-env.sh"
 
 log() { echo "run.sh: $*" >&2; }
 
@@ -127,8 +129,9 @@ build_core() {
 # bindings/go, whose cgo flags come from pkg-config natsio-static). The
 # .pc files are the uninstalled ones a CMake configure writes (naming
 # target/release/libnatsio.a and include/): a configure of its own in
-# build/bench-go/cmake, with nothing to build. The binary is removed first
-# so that a stale one is never run if the build fails.
+# build/bench-go/cmake, with nothing to build (go_cgo_env also keeps Go's
+# build cache from linking a previously built core). The binary is removed
+# first so that a stale one is never run if the build fails.
 build_natsio_go() {
     command -v go >/dev/null || { log "go not found"; return 1; }
     command -v pkg-config >/dev/null || { log "pkg-config not found"; return 1; }
@@ -137,7 +140,7 @@ build_natsio_go() {
     rm -f "$ROOT/build/bench-go/natsio-go-bench"
     cmake -S "$ROOT" -B "$ROOT/build/bench-go/cmake" -DNATSIO_LIB_DIR="$ROOT/target/release" \
         -DNATSIO_BUILD_TESTS=OFF -DNATSIO_BUILD_EXAMPLES=OFF >/dev/null || return 1
-    (cd "$BENCH/go" && PKG_CONFIG_PATH="$ROOT/build/bench-go/cmake/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
+    (cd "$BENCH/go" && go_cgo_env "$ROOT/build/bench-go/cmake/pkgconfig" &&
         go build -o "$ROOT/build/bench-go/natsio-go-bench" .)
 }
 

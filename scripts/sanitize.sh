@@ -58,6 +58,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT="$(pwd)"
 # shellcheck source=scripts/lib/background-build.sh
 . scripts/lib/background-build.sh
+# shellcheck source=scripts/lib/go-cgo-env.sh
+. scripts/lib/go-cgo-env.sh
 BUILD_DIR="${BUILD_DIR:-build}"
 ASAN_BUILD_DIR="${ASAN_BUILD_DIR:-build-asan}"
 case "$ASAN_BUILD_DIR" in /*) ;; *) ASAN_BUILD_DIR="$ROOT/$ASAN_BUILD_DIR" ;; esac
@@ -318,18 +320,16 @@ if want go; then
     else
         # The binding's cgo flags come from pkg-config: the uninstalled
         # .pc files (naming $LIB_DIR and include/) of a CMake configure of
-        # its own, with nothing to build. Their checksum goes into
-        # CGO_CPPFLAGS, as in scripts/test.sh: Go's build cache does not
-        # see pkg-config's output.
+        # its own, with nothing to build (go_cgo_env: scripts/lib/go-cgo-env.sh,
+        # run in a subshell so that the settings stay with this stage).
         GO_CMAKE_DIR="$ASAN_BUILD_DIR/go-pkgconfig"
         cmake -S . -B "$GO_CMAKE_DIR" -DNATSIO_LIB_DIR="$LIB_DIR" -DNATSIO_BUILD_TESTS=OFF \
             -DNATSIO_BUILD_EXAMPLES=OFF >"$ASAN_BUILD_DIR/logs/go-cmake.log" 2>&1 ||
             cat "$ASAN_BUILD_DIR/logs/go-cmake.log"
-        go_pc_path="$GO_CMAKE_DIR/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-        pc_id="$({ PKG_CONFIG_PATH="$go_pc_path" pkg-config --cflags --libs natsio-static || true; } |
-            cksum | cut -d ' ' -f 1)"
-        go_env=(CGO_ENABLED=1 ASAN_OPTIONS="$ASAN_OPTS" PKG_CONFIG_PATH="$go_pc_path"
-            CGO_CPPFLAGS="-DNATSIO_PKG_CONFIG_ID=$pc_id${CGO_CPPFLAGS:+ $CGO_CPPFLAGS}")
+        mapfile -t go_env < <(go_cgo_env "$GO_CMAKE_DIR/pkgconfig"
+            printf '%s\n' "CGO_ENABLED=$CGO_ENABLED" "PKG_CONFIG_PATH=$PKG_CONFIG_PATH" \
+                "CGO_CPPFLAGS=$CGO_CPPFLAGS")
+        go_env+=(ASAN_OPTIONS="$ASAN_OPTS")
         pushd bindings/go >/dev/null
         # -v: the per-test lines are the counts. go test strips the test
         # binary's symbols, which ASan's reports need: keep them.

@@ -73,6 +73,8 @@ export NATSIO_FAILURE_DIGEST="$LOG_DIR/failure-digest.txt"
 : >"$NATSIO_FAILURE_DIGEST"
 # shellcheck source=scripts/lib/background-build.sh
 . scripts/lib/background-build.sh
+# shellcheck source=scripts/lib/go-cgo-env.sh
+. scripts/lib/go-cgo-env.sh
 FUZZ_BUILD_PID=""
 
 declare -A FLOOR=() COUNT=() NOTE=()
@@ -366,19 +368,9 @@ STAGE="go test"
 step "Go binding: go vet, go test -race"
 GO_PC_DIR="$BUILD_DIR/pkgconfig"
 case "$GO_PC_DIR" in /*) ;; *) GO_PC_DIR="$ROOT/$GO_PC_DIR" ;; esac
-# The cgo settings that build the Go binding against $BUILD_DIR (in a subshell).
-go_binding_env() {
-    export CGO_ENABLED=1
-    export PKG_CONFIG_PATH="$GO_PC_DIR${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-    # Go's build cache sees neither pkg-config's output nor the contents of
-    # the static library it links: both go into the flags it does see.
-    pc_id="$({ pkg-config --cflags --libs natsio-static natsio
-        cat "$(pkg-config --variable=libdir natsio)/libnatsio.a" 2>/dev/null || true; } | cksum | cut -d ' ' -f 1)"
-    export CGO_CPPFLAGS="-DNATSIO_PKG_CONFIG_ID=$pc_id${CGO_CPPFLAGS:+ $CGO_CPPFLAGS}"
-}
 (
     cd bindings/go
-    go_binding_env
+    go_cgo_env "$GO_PC_DIR" # cgo against $BUILD_DIR (in a subshell)
     go vet ./...
     go build -o /dev/null ./examples/pubsub
     go build -tags natsio_shared -o /dev/null ./examples/pubsub
@@ -408,7 +400,7 @@ check_counts install-go
 STAGE="go corpus"
 step "$STAGE (tests/corpus/go/run.py)"
 (
-    go_binding_env
+    go_cgo_env "$GO_PC_DIR" # cgo against $BUILD_DIR (in a subshell)
     python3 tests/corpus/go/run.py
 ) 2>&1 | tee "$LOG_DIR/go-corpus.log"
 count go-corpus "$(sed -nE 's/^go corpus programs passed: ([0-9]+)$/\1/p' "$LOG_DIR/go-corpus.log")"
