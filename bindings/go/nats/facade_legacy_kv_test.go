@@ -405,6 +405,15 @@ func TestLegacyKVBuckets(t *testing.T) {
 	wantErr(t, "history 65", err, "nats: history limited to a max of 64", nats.ErrHistoryToLarge)
 	_, err = js.KeyValue("absent")
 	wantErr(t, "bind absent", err, "nats: bucket not found", nats.ErrBucketNotFound)
+	if _, err := js.AddStream(&nats.StreamConfig{Name: "KV_odd", Subjects: []string{"$KV.odd.>"},
+		MaxMsgsPerSubject: -1, MaxMsgs: -1, MaxBytes: -1, MaxConsumers: -1}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = js.KeyValue("odd")
+	wantErr(t, "bind a stream keeping no history", err, "nats: bucket not valid key-value store", nats.ErrBadBucket)
+	if err := js.DeleteStream("KV_odd"); err != nil {
+		t.Fatal(err)
+	}
 
 	cfg := &nats.KeyValueConfig{Bucket: "cfg", Description: "d", History: 3, TTL: time.Minute,
 		MaxValueSize: 1024, MaxBytes: 1 << 20, Storage: nats.MemoryStorage}
@@ -776,5 +785,6 @@ func TestLegacyObjectStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantErr(t, "delete a deleted bucket", js.DeleteObjectStore("other"), "nats: stream not found", nats.ErrStreamNotFound)
+		wantErr(t, "delete a bad name", js.DeleteObjectStore("a.b"), "nats: invalid stream name", nats.ErrInvalidStreamName)
 	})
 }

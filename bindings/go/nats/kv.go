@@ -378,6 +378,14 @@ func (js *jsContext) KeyValue(bucket string) (KeyValue, error) {
 	if err != nil {
 		return nil, kvTranslate(err)
 	}
+	// nats.go refuses a KV_ stream keeping no revision per key.
+	st, err := inner.Status(ctx)
+	if err != nil {
+		return nil, kvTranslate(err)
+	}
+	if st.History < 1 {
+		return nil, ErrBadBucket
+	}
 	return &kvBucket{js, inner}, nil
 }
 

@@ -232,7 +232,14 @@ func (js *jsContext) ObjectStore(bucket string) (ObjectStore, error) {
 	return &objBucket{js, inner}, nil
 }
 
+// ErrInvalidStreamName is DeleteObjectStore's error for a bucket name
+// with a dot or a space (nats.go checks the stream's name).
+var ErrInvalidStreamName JetStreamError = &jsError{message: "invalid stream name"}
+
 func (js *jsContext) DeleteObjectStore(bucket string) error {
+	if strings.ContainsAny(bucket, ". ") {
+		return ErrInvalidStreamName
+	}
 	ctx, cancel := js.context(nil)
 	defer cancel()
 	return kvTranslate(js.inner.DeleteObjectStore(ctx, bucket))
