@@ -55,10 +55,12 @@ type JetStreamManager interface {
 }
 
 // JetStreamContext is nats.go's legacy JetStream API (nc.JetStream()):
-// both halves.
+// both halves, and the Key-Value and Object Store managers.
 type JetStreamContext interface {
 	JetStream
 	JetStreamManager
+	KeyValueManager
+	ObjectStoreManager
 }
 
 // The errors of the legacy JetStream API, with nats.go's texts.

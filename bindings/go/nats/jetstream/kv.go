@@ -7,6 +7,7 @@ import (
 	"time"
 
 	natsio "github.com/libnatsio/natsio/bindings/go"
+	"github.com/libnatsio/natsio/bindings/go/internal/kvshim"
 )
 
 // KeyValueManager creates, binds and deletes Key-Value buckets.
@@ -41,7 +42,7 @@ func (js *jetStream) KeyValueStores(ctx context.Context) KeyValueLister {
 	stores, err := js.inner.KeyValueStores(ctx)
 	out := make([]KeyValueStatus, len(stores))
 	for i, st := range stores {
-		out[i] = kvStatus{st}
+		out[i] = kvStatus{kvshim.Status{S: st}}
 	}
 	return newLister(out, translate(err))
 }
@@ -64,21 +65,12 @@ type KeyValueConfig struct {
 }
 
 func (c KeyValueConfig) binding() natsio.KeyValueConfig {
-	out := natsio.KeyValueConfig{
-		Bucket: c.Bucket, Description: c.Description, History: c.History, TTL: c.TTL,
-		MaxValueSize: c.MaxValueSize, MaxBytes: c.MaxBytes, Storage: natsio.StorageType(storageEnum.wire[c.Storage]),
-		Replicas: c.Replicas, Compression: c.Compression, LimitMarkerTTL: c.LimitMarkerTTL, Metadata: c.Metadata,
-	}
-	if c.Placement != nil || c.RePublish != nil {
-		out.Extra = map[string]any{}
-		if c.Placement != nil {
-			out.Extra["placement"] = c.Placement
-		}
-		if c.RePublish != nil {
-			out.Extra["republish"] = c.RePublish
-		}
-	}
-	return out
+	return kvshim.KVConfig{
+		Bucket: c.Bucket, Description: c.Description, MaxValueSize: c.MaxValueSize, History: c.History,
+		TTL: c.TTL, MaxBytes: c.MaxBytes, Memory: c.Storage == MemoryStorage, Replicas: c.Replicas,
+		Compression: c.Compression, LimitMarkerTTL: c.LimitMarkerTTL, Metadata: c.Metadata,
+		Extra: map[string]any{"placement": c.Placement, "republish": c.RePublish},
+	}.Binding()
 }
 
 type KeyValueOp uint8
@@ -89,17 +81,7 @@ const (
 	KeyValuePurge
 )
 
-func (op KeyValueOp) String() string {
-	switch op {
-	case KeyValuePut:
-		return "KeyValuePutOp"
-	case KeyValueDelete:
-		return "KeyValueDeleteOp"
-	case KeyValuePurge:
-		return "KeyValuePurgeOp"
-	}
-	return "Unknown Operation"
-}
+func (op KeyValueOp) String() string { return kvshim.OpString(uint8(op)) }
 
 // KeyValueEntry is one revision of a key.
 type KeyValueEntry interface {
@@ -112,23 +94,7 @@ type KeyValueEntry interface {
 	Operation() KeyValueOp
 }
 
-type kvEntry struct{ e *natsio.KeyValueEntry }
-
-func (e kvEntry) Bucket() string     { return e.e.Bucket }
-func (e kvEntry) Key() string        { return e.e.Key }
-func (e kvEntry) Value() []byte      { return e.e.Value }
-func (e kvEntry) Revision() uint64   { return e.e.Revision }
-func (e kvEntry) Created() time.Time { return e.e.Created }
-func (e kvEntry) Delta() uint64      { return e.e.Delta }
-func (e kvEntry) Operation() KeyValueOp {
-	switch e.e.Operation {
-	case natsio.KeyValueDelete:
-		return KeyValueDelete
-	case natsio.KeyValuePurge:
-		return KeyValuePurge
-	}
-	return KeyValuePut
-}
+type kvEntry = kvshim.Entry[KeyValueOp]
 
 // KeyValueStatus is a bucket's state.
 type KeyValueStatus interface {
@@ -143,17 +109,10 @@ type KeyValueStatus interface {
 	Metadata() map[string]string
 }
 
-type kvStatus struct{ s *natsio.KeyValueStatus }
+type kvStatus struct{ kvshim.Status }
 
-func (s kvStatus) Bucket() string                { return s.s.Bucket }
-func (s kvStatus) Values() uint64                { return s.s.Values }
-func (s kvStatus) History() int64                { return s.s.History }
-func (s kvStatus) TTL() time.Duration            { return s.s.TTL }
-func (s kvStatus) BackingStore() string          { return "JetStream" }
-func (s kvStatus) Bytes() uint64                 { return s.s.Bytes }
-func (s kvStatus) IsCompressed() bool            { return s.s.IsCompressed }
-func (s kvStatus) LimitMarkerTTL() time.Duration { return s.s.LimitMarkerTTL }
-func (s kvStatus) Metadata() map[string]string   { return s.s.Metadata }
+func (s kvStatus) LimitMarkerTTL() time.Duration { return s.S.LimitMarkerTTL }
+func (s kvStatus) Metadata() map[string]string   { return s.S.Metadata }
 
 // KeyWatcher is a running watch: entries on Updates (a nil entry marks the
 // end of the initial values), until Stop.
@@ -286,7 +245,7 @@ func entry(e *natsio.KeyValueEntry, err error) (KeyValueEntry, error) {
 	if err != nil {
 		return nil, translate(err)
 	}
-	return kvEntry{e}, nil
+	return kvEntry{E: e}, nil
 }
 
 func (k *kv) Bucket() string { return k.inner.Bucket() }
@@ -316,12 +275,11 @@ func (k *kv) Create(ctx context.Context, key string, value []byte, opts ...KVCre
 		}
 	}
 	rev, err := k.inner.Create(ctx, key, value, createOpts...)
-	var e *natsio.Error
-	if errors.As(err, &e) && errors.Is(err, natsio.ErrKeyExists) {
+	if live, exists := kvshim.ExistingRevision(err); exists {
 		// nats.go's Create reports the refused publish, naming the key's
 		// live revision, and adds "key exists".
 		refusal := &APIError{Code: 400, ErrorCode: JSErrCodeStreamWrongLastSequence,
-			Description: fmt.Sprintf("wrong last sequence: %d", e.Revision)}
+			Description: fmt.Sprintf("wrong last sequence: %d", live)}
 		return 0, fmt.Errorf("nats: %w: key exists", refusal)
 	}
 	return rev, translate(err)
@@ -337,7 +295,7 @@ func (k *kv) Update(ctx context.Context, key string, value []byte, revision uint
 func revisionMismatch(err error) error {
 	err = publishError(err)
 	var apiErr *APIError
-	if errors.As(err, &apiErr) && apiErr.ErrorCode == JSErrCodeStreamWrongLastSequence {
+	if errors.As(err, &apiErr) && kvshim.IsWrongLastSequence(int(apiErr.ErrorCode)) {
 		return fmt.Errorf("%w: %w", err, ErrKeyRevisionMismatch)
 	}
 	return err
@@ -385,7 +343,7 @@ func (k *kv) Status(ctx context.Context) (KeyValueStatus, error) {
 	if err != nil {
 		return nil, translate(err)
 	}
-	return kvStatus{st}, nil
+	return kvStatus{kvshim.Status{S: st}}, nil
 }
 
 // Keys lists the keys holding a value: ErrNoKeysFound when there are none,
@@ -433,14 +391,14 @@ func (k *kv) History(ctx context.Context, key string, opts ...WatchOpt) ([]KeyVa
 	}
 	out := make([]KeyValueEntry, len(history))
 	for i := range history {
-		out[i] = kvEntry{&history[i]}
+		out[i] = kvEntry{E: &history[i]}
 	}
 	return out, nil
 }
 
 type keyWatcher struct {
 	inner   *natsio.KeyWatcher
-	updates chan KeyValueEntry
+	updates <-chan KeyValueEntry
 }
 
 func (w *keyWatcher) Updates() <-chan KeyValueEntry { return w.updates }
@@ -455,22 +413,9 @@ func watchKV(ctx context.Context, opts []WatchOpt, start func(context.Context, .
 	if err != nil {
 		return nil, translate(err)
 	}
-	w := &keyWatcher{inner: inner, updates: make(chan KeyValueEntry, 256)}
-	stopWithContext(ctx, inner.Stop)
-	go func() {
-		defer close(w.updates)
-		for e := range inner.Updates() {
-			switch {
-			case e != nil:
-				w.updates <- kvEntry{e}
-			// nats.go sends no end-of-initial-values marker to an
-			// UpdatesOnly watch.
-			case !cfg.updatesOnly:
-				w.updates <- nil
-			}
-		}
-	}()
-	return w, nil
+	kvshim.StopWithContext(ctx, inner.Stop)
+	toEntry := func(e *natsio.KeyValueEntry) KeyValueEntry { return kvEntry{E: e} }
+	return &keyWatcher{inner, kvshim.Relay(inner.Updates(), 256, cfg.updatesOnly, toEntry, nil)}, nil
 }
 
 func (k *kv) Watch(ctx context.Context, keys string, opts ...WatchOpt) (KeyWatcher, error) {
@@ -487,12 +432,4 @@ func (k *kv) WatchFiltered(ctx context.Context, keys []string, opts ...WatchOpt)
 	return watchKV(ctx, opts, func(ctx context.Context, o ...natsio.WatchOpt) (*natsio.KeyWatcher, error) {
 		return k.inner.WatchFiltered(ctx, keys, o...)
 	})
-}
-
-// stopWithContext stops a watch when ctx ends, as nats.go's watches do.
-func stopWithContext(ctx context.Context, stop func()) {
-	if ctx.Done() == nil {
-		return
-	}
-	context.AfterFunc(ctx, stop)
 }

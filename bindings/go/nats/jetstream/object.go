@@ -3,10 +3,10 @@ package jetstream
 import (
 	"context"
 	"io"
-	"os"
 	"time"
 
 	natsio "github.com/libnatsio/natsio/bindings/go"
+	"github.com/libnatsio/natsio/bindings/go/internal/kvshim"
 )
 
 // ObjectStoreManager creates, binds and deletes Object Store buckets.
@@ -41,7 +41,7 @@ func (js *jetStream) ObjectStores(ctx context.Context) ObjectStoresLister {
 	stores, err := js.inner.ObjectStores(ctx)
 	out := make([]ObjectStoreStatus, len(stores))
 	for i, st := range stores {
-		out[i] = objStatus{st}
+		out[i] = objStatus{S: st}
 	}
 	return newLister(out, translate(err))
 }
@@ -60,15 +60,14 @@ type ObjectStoreConfig struct {
 }
 
 func (c ObjectStoreConfig) binding() natsio.ObjectStoreConfig {
-	out := natsio.ObjectStoreConfig{
+	cfg := kvshim.ObjConfig{
 		Bucket: c.Bucket, Description: c.Description, TTL: c.TTL, MaxBytes: c.MaxBytes,
-		Storage: natsio.StorageType(storageEnum.wire[c.Storage]), Replicas: c.Replicas,
-		Compression: c.Compression, Metadata: c.Metadata,
+		Memory: c.Storage == MemoryStorage, Replicas: c.Replicas, Compression: c.Compression, Metadata: c.Metadata,
 	}
 	if c.Placement != nil {
-		out.Placement = &natsio.Placement{Cluster: c.Placement.Cluster, Tags: c.Placement.Tags}
+		cfg.Placement = &natsio.Placement{Cluster: c.Placement.Cluster, Tags: c.Placement.Tags}
 	}
-	return out
+	return cfg.Binding()
 }
 
 // The object types are the binding's: they have nats.go's fields.
@@ -200,19 +199,6 @@ func (o *objStore) PutString(ctx context.Context, name string, data string) (*Ob
 	return info(o.inner.PutString(ctx, name, data))
 }
 
-type objectResult struct{ inner *natsio.ObjectResult }
-
-func (r objectResult) Read(p []byte) (int, error) {
-	n, err := r.inner.Read(p)
-	if err == io.EOF {
-		return n, err
-	}
-	return n, translate(err)
-}
-func (r objectResult) Close() error               { return translate(r.inner.Close()) }
-func (r objectResult) Info() (*ObjectInfo, error) { return info(r.inner.Info()) }
-func (r objectResult) Error() error               { return nil }
-
 func (o *objStore) Get(ctx context.Context, name string, opts ...GetObjectOpt) (ObjectResult, error) {
 	getOpts, err := collect(convertOpts(opts))
 	if err != nil {
@@ -222,7 +208,7 @@ func (o *objStore) Get(ctx context.Context, name string, opts ...GetObjectOpt) (
 	if err != nil {
 		return nil, translate(err)
 	}
-	return objectResult{r}, nil
+	return kvshim.Result{R: r, Translate: translate}, nil
 }
 
 func convertOpts[T any, O ~func(*[]T) error](opts []O) []func(*[]T) error {
@@ -233,33 +219,16 @@ func convertOpts[T any, O ~func(*[]T) error](opts []O) []func(*[]T) error {
 	return out
 }
 
-// PutFile puts the content of file under the name file (its path as
-// given), as nats.go's.
+// PutFile puts the content of file under the name file, as nats.go's.
 func (o *objStore) PutFile(ctx context.Context, file string) (*ObjectInfo, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return o.Put(ctx, ObjectMeta{Name: file}, f)
+	return kvshim.PutFile(file, func(name string, r io.Reader) (*ObjectInfo, error) {
+		return o.Put(ctx, ObjectMeta{Name: name}, r)
+	})
 }
 
-// GetFile writes the object name into file (created or truncated; removed
-// again when the object cannot be read), as nats.go's.
+// GetFile writes the object name into file, as nats.go's.
 func (o *objStore) GetFile(ctx context.Context, name, file string, opts ...GetObjectOpt) error {
-	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	result, err := o.Get(ctx, name, opts...)
-	if err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	defer result.Close()
-	_, err = io.Copy(f, result)
-	return err
+	return kvshim.GetFile(file, func() (io.ReadCloser, error) { return o.Get(ctx, name, opts...) })
 }
 
 func (o *objStore) GetBytes(ctx context.Context, name string, opts ...GetObjectOpt) ([]byte, error) {
@@ -323,35 +292,19 @@ func (o *objStore) List(ctx context.Context, opts ...ListObjectsOpt) ([]*ObjectI
 	return infos, nil
 }
 
-type objStatus struct{ s *natsio.ObjectStoreStatus }
-
-func (s objStatus) Bucket() string              { return s.s.Bucket }
-func (s objStatus) Description() string         { return s.s.Description }
-func (s objStatus) TTL() time.Duration          { return s.s.TTL }
-func (s objStatus) Replicas() int               { return s.s.Replicas }
-func (s objStatus) Sealed() bool                { return s.s.Sealed }
-func (s objStatus) Size() uint64                { return s.s.Size }
-func (s objStatus) BackingStore() string        { return "JetStream" }
-func (s objStatus) Metadata() map[string]string { return s.s.Metadata }
-func (s objStatus) IsCompressed() bool          { return s.s.Compressed }
-func (s objStatus) Storage() StorageType {
-	if s.s.Storage == natsio.MemoryStorage {
-		return MemoryStorage
-	}
-	return FileStorage
-}
+type objStatus = kvshim.ObjStatus[StorageType]
 
 func (o *objStore) Status(ctx context.Context) (ObjectStoreStatus, error) {
 	st, err := o.inner.Status(ctx)
 	if err != nil {
 		return nil, translate(err)
 	}
-	return objStatus{st}, nil
+	return objStatus{S: st}, nil
 }
 
 type objWatcher struct {
 	inner   *natsio.ObjectWatcher
-	updates chan *ObjectInfo
+	updates <-chan *ObjectInfo
 }
 
 func (w *objWatcher) Updates() <-chan *ObjectInfo { return w.updates }
@@ -366,15 +319,7 @@ func (o *objStore) Watch(ctx context.Context, opts ...WatchOpt) (ObjectWatcher, 
 	if err != nil {
 		return nil, translate(err)
 	}
-	w := &objWatcher{inner: inner, updates: make(chan *ObjectInfo, 256)}
-	stopWithContext(ctx, inner.Stop)
-	go func() {
-		defer close(w.updates)
-		for i := range inner.Updates() {
-			if i != nil || !cfg.updatesOnly {
-				w.updates <- i
-			}
-		}
-	}()
-	return w, nil
+	kvshim.StopWithContext(ctx, inner.Stop)
+	same := func(i *ObjectInfo) *ObjectInfo { return i }
+	return &objWatcher{inner, kvshim.Relay(inner.Updates(), 256, cfg.updatesOnly, same, nil)}, nil
 }
