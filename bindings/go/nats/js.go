@@ -820,9 +820,7 @@ func (js *jsContext) subscribe(subj, queue string, cb MsgHandler, queueLen int, 
 	})
 	close(s.ready)
 	if cb != nil {
-		autoAck := !o.manualAck && o.cfg.AckPolicy != AckNonePolicy
-		s.barriers = &barrierTracker{}
-		go s.push.run(s, cb, autoAck)
+		s.push.start(s, cb, !o.manualAck && o.cfg.AckPolicy != AckNonePolicy)
 	} else {
 		close(s.push.done)
 	}
@@ -855,8 +853,7 @@ func (js *jsContext) subscribeOrdered(ctx context.Context, stream, subj string, 
 			unroute: func() {}}}
 	close(s.ready)
 	if cb != nil {
-		s.barriers = &barrierTracker{}
-		go s.push.run(s, cb, false)
+		s.push.start(s, cb, false)
 	} else {
 		close(s.push.done)
 	}
@@ -877,15 +874,21 @@ type pushSub struct {
 	ordered   *natsio.OrderedConsumer // OrderedConsumer(): stopped by stop
 }
 
+// start runs cb for each message on a goroutine of its own. Barrier counts
+// the subscription, as nats.go counts its callback subscriptions, from
+// before start returns: a Barrier called once messages have arrived waits
+// for them even if the goroutine has not run yet.
+func (p *pushSub) start(s *Subscription, cb MsgHandler, autoAck bool) {
+	s.barriers = &barrierTracker{}
+	p.js.nc.pushSubs.Store(s, struct{}{})
+	go p.run(s, cb, autoAck)
+}
+
 func (p *pushSub) run(s *Subscription, cb MsgHandler, autoAck bool) {
 	defer close(p.done)
 	defer p.unroute()
-	// Barrier counts it as nats.go counts its callback subscriptions
-	// (s.barriers is set before run starts).
-	nc := p.js.nc
-	nc.pushSubs.Store(s, struct{}{})
 	defer func() {
-		nc.pushSubs.Delete(s)
+		p.js.nc.pushSubs.Delete(s)
 		s.barriers.release()
 	}()
 	for {
