@@ -193,6 +193,15 @@ run_logged() {
     sed 's/^/    | /' "$log" | tail -n 60
 }
 
+# running_of PID...: how many of these jobs of the shell are still running.
+running_of() {
+    local running=0 pid
+    for pid in $(jobs -rp); do
+        case " $* " in *" $pid "*) running=$((running + 1)) ;; esac
+    done
+    echo "$running"
+}
+
 # run_programs LABEL COUNTER LOGDIR PROGRAM... -- COMMAND...: run_logged
 # for each program (COMMAND then the program's path), SANITIZE_JOBS at a
 # time, reported in the programs' order once all have ended. The label and
@@ -203,7 +212,7 @@ run_programs() {
     local programs=() prog name
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do programs+=("$1"); shift; done
     shift
-    local jobs="${SANITIZE_JOBS:-2}"
+    local jobs="${SANITIZE_JOBS:-2}" pids=() pid
     for prog in "${programs[@]}"; do
         name="$(basename "$prog")"
         rm -f "$logdir/$name.failed"
@@ -212,9 +221,13 @@ run_programs() {
             run_logged "$label $name" "$counter" "$logdir/$name.log" "$@" "$prog"
             [ ${#failures[@]} -eq 0 ] || touch "$logdir/$name.failed"
         ) >"$logdir/$name.report" 2>&1 &
-        while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+        pids+=("$!")
+        # Only these programs count, and only they are waited for: the
+        # shell's other job (the C++ build in the background) may run
+        # long after them on a busy machine, at nice 19.
+        while [ "$(running_of "${pids[@]}")" -ge "$jobs" ]; do wait -n || true; done
     done
-    wait
+    for pid in "${pids[@]}"; do wait "$pid" || true; done
     for prog in "${programs[@]}"; do
         name="$(basename "$prog")"
         cat "$logdir/$name.report"

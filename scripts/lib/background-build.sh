@@ -30,14 +30,39 @@ background_build_start() {
     BACKGROUND_PGID=$!
 }
 
+# background_build_tree PGID: the processes below the group's members.
+background_build_tree() {
+    ps -eo pid=,ppid=,pgid= | awk -v g="$1" '
+        { parent[$1] = $2; group[$1] = $3 }
+        END {
+            for (p in parent) {
+                for (q = parent[p]; q > 1; q = parent[q]) {
+                    if (group[q] == g) { print p; break }
+                    if (!(q in parent)) break
+                }
+            }
+        }'
+}
+
 background_build_finish() {
     local pgid="$1" status="$2" start=$SECONDS
     if [ ! -s "$status" ] && kill -0 -- "-$pgid" 2>/dev/null; then
         if renice -n 0 -g "$pgid" >/dev/null 2>&1; then
+            # And every process below the group: ninja starts each
+            # compiler in a process group of its own, which renice -g
+            # misses. (One that ends meanwhile makes renice fail: ignored.)
+            local pid
+            for pid in $(background_build_tree "$pgid"); do
+                renice -n 0 -p "$pid" >/dev/null 2>&1 || true
+            done
             echo "  (the background build is still running: raised to normal priority)"
         else
             echo "  (the background build is still running and may not be reniced: stopped; the foreground build does the rest)"
+            local below
+            below="$(background_build_tree "$pgid")"
             kill -- "-$pgid" 2>/dev/null || true
+            # shellcheck disable=SC2086 # one pid per word
+            [ -z "$below" ] || kill $below 2>/dev/null || true
         fi
         while [ ! -s "$status" ] && kill -0 -- "-$pgid" 2>/dev/null; do sleep 1; done
         echo "  (waited $((SECONDS - start)) s for it)"
