@@ -432,8 +432,7 @@ func checkBehaviourCase(t *testing.T, c conformanceCase, jetStreamServer func(*t
 		// A plain subscriber takes the asynchronous publish and never acks.
 		holder := connectTo(t, url)
 		held := subject(t, "held")
-		got(holder.SubscribeSync(held)).must(t)
-		flush(t, holder)
+		silentResponder(t, holder, held)
 		nc := connectTo(t, url)
 		window := got(nc.JetStream(natsio.PublishAsyncMaxPending(1), natsio.PublishAsyncStallWait(100*time.Millisecond))).must(t)
 		stored := subject(t, "stored")

@@ -307,8 +307,7 @@ func TestPublishArgumentErrors(t *testing.T) {
 func TestPublishHonoursContext(t *testing.T) {
 	nc, js := jetStream(t)
 	// A plain subscriber that never acks stands in for a stuck stream.
-	got(nc.SubscribeSync("stuck")).must(t)
-	flush(t, nc)
+	silentResponder(t, nc, "stuck")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -512,8 +511,7 @@ func TestPublishAsyncIsSentWithoutALibraryWait(t *testing.T) {
 func TestPublishAsyncStallsThenTimesOut(t *testing.T) {
 	nc, js := jetStream(t, natsio.PublishAsyncMaxPending(2), natsio.PublishAsyncStallWait(50*time.Millisecond),
 		natsio.PublishAsyncTimeout(300*time.Millisecond))
-	got(nc.SubscribeSync("stuck")).must(t)
-	flush(t, nc)
+	silentResponder(t, nc, "stuck")
 
 	f1 := got(js.PublishAsync("stuck", []byte("1"))).must(t)
 	f2 := got(js.PublishAsync("stuck", []byte("2"))).must(t)

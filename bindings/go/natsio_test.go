@@ -292,9 +292,14 @@ func TestRequestReply(t *testing.T) {
 // silentResponder subscribes to subj and never answers.
 func silentResponder(t *testing.T, nc *natsio.Conn, subj string) {
 	t.Helper()
-	if _, err := nc.SubscribeSync(subj); err != nil {
+	sub, err := nc.SubscribeSync(subj)
+	if err != nil {
 		t.Fatal(err)
 	}
+	// Kept reachable to the test's end: an unreachable Subscription is
+	// stopped by its finalizer, and a collection mid-test would turn the
+	// silence into "no responders" (seen under -asan beside a CPU hog).
+	t.Cleanup(func() { runtime.KeepAlive(sub) })
 	flush(t, nc)
 }
 
