@@ -294,9 +294,11 @@ function releaseEventLoop() {
 
 /** `bytes` (or null: nothing) in pieces of 1 MiB: the library copies what
  * each write is given, so putBytes never copies its data whole. */
+/** Bytes an object put hands the library at a time. */
+const PUT_PIECE = 1 << 20;
+
 function* pieces(bytes) {
-  const PIECE = 1 << 20;
-  for (let at = 0; bytes !== null && at < bytes.length; at += PIECE) yield bytes.subarray(at, at + PIECE);
+  for (let at = 0; bytes !== null && at < bytes.length; at += PUT_PIECE) yield bytes.subarray(at, at + PUT_PIECE);
 }
 
 function toBytes(data) {
@@ -3762,7 +3764,15 @@ class ObjectStore {
   /** Stores `data` (bytes, or nothing for an empty object) in one call. */
   async putBytes(meta, data) {
     const [name, json] = putArgs(meta);
-    return this._putFrom(name, json, pieces(toBytes(data)));
+    const bytes = toBytes(data);
+    // Up to a writer's piece, one library call (its copy of the bytes is
+    // the piece's copy): a small object skips the writer's three calls,
+    // ~10% of a 1 KiB put. Larger ones stream a piece at a time, so the
+    // library never holds a second copy of the whole object.
+    if (bytes === null || bytes.length <= PUT_PIECE) {
+      return new ObjectInfo(await native.obj_put(this._handle, name, json, bytes));
+    }
+    return this._putFrom(name, json, pieces(bytes));
   }
 
   /** Writes what `source` (an (async) iterable of bytes) yields as one
