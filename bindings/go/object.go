@@ -53,26 +53,30 @@ type Placement struct {
 // ObjectLink is where a link points: object Name of Bucket, or the whole
 // Bucket when Name is "". Links are made with AddLink and AddBucketLink.
 type ObjectLink struct {
-	Bucket string // the target's bucket
-	Name   string // the target object, "" for a link to the whole bucket
+	Bucket string `json:"bucket"`         // the target's bucket
+	Name   string `json:"name,omitempty"` // the target object, "" for a link to the whole bucket
 }
 
 // ObjectMetaOptions are further properties of an object.
 type ObjectMetaOptions struct {
 	// Link is set on links (read only: Put refuses it).
-	Link *ObjectLink
+	Link *ObjectLink `json:"link,omitempty"`
 	// ChunkSize is the size of each chunk in bytes (Put; 0: 128 KiB). In
 	// an ObjectInfo: the chunk size the writer recorded (0 if none).
-	ChunkSize uint32
+	ChunkSize uint32 `json:"max_chunk_size,omitempty"`
 }
 
 // ObjectMeta is what the writer of an object says about it.
+//
+// Its fields, and ObjectInfo's, encode to JSON under nats.go's names
+// (ADR-20's), so a program that stores or logs them as JSON reads the
+// same documents with either client.
 type ObjectMeta struct {
-	Name        string             // the object's name: any non-empty text
-	Description string             // free text
-	Headers     Header             // headers stored with the object's info
-	Metadata    map[string]string  // user key/value pairs
-	Opts        *ObjectMetaOptions // nil when none
+	Name        string             `json:"name"`                  // the object's name: any non-empty text
+	Description string             `json:"description,omitempty"` // free text
+	Headers     Header             `json:"headers,omitempty"`     // headers stored with the object's info
+	Metadata    map[string]string  `json:"metadata,omitempty"`    // user key/value pairs
+	Opts        *ObjectMetaOptions `json:"options,omitempty"`     // nil when none
 }
 
 // ObjectInfo describes a stored object (ADR-20's ObjectInfo, as nats.go
@@ -81,13 +85,13 @@ type ObjectMeta struct {
 // not change what a link made from it points at.
 type ObjectInfo struct {
 	ObjectMeta           // what its writer said about it
-	Bucket     string    // the bucket holding it
-	NUID       string    // the unique id of this version (its chunks' subject ends with it)
-	Size       uint64    // the content's size in bytes
-	ModTime    time.Time // when this info was stored
-	Chunks     uint32    // how many chunks hold the content
-	Digest     string    // "SHA-256=<base64url>", "" when none
-	Deleted    bool      // the object was deleted: this is its tombstone
+	Bucket     string    `json:"bucket"`            // the bucket holding it
+	NUID       string    `json:"nuid"`              // the unique id of this version (its chunks' subject ends with it)
+	Size       uint64    `json:"size"`              // the content's size in bytes
+	ModTime    time.Time `json:"mtime"`             // when this info was stored
+	Chunks     uint32    `json:"chunks"`            // how many chunks hold the content
+	Digest     string    `json:"digest,omitempty"`  // "SHA-256=<base64url>", "" when none
+	Deleted    bool      `json:"deleted,omitempty"` // the object was deleted: this is its tombstone
 
 	h *objInfoHandle
 }

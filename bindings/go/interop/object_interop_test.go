@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -407,5 +408,55 @@ func TestNatsioWritesNatsGoReads(t *testing.T) {
 	}
 	if _, err := store.PutString(ctx, "after-seal", "x"); err == nil {
 		t.Fatal("nats.go put into a bucket natsio sealed")
+	}
+}
+
+// The object types encode to the same JSON as nats.go's (ADR-20's field
+// names): the info of one stored object, read by each client, marshals to
+// the same document, and either client's document unmarshals into the
+// other's type with every field.
+func TestObjectInfoJSONMatchesNatsGo(t *testing.T) {
+	js, njs := clients(t)
+	ctx := ctxFor(t)
+	obs := got(njs.CreateObjectStore(ctx, natsio.ObjectStoreConfig{Bucket: "JSON_FIELDS"})).must(t)
+	store := got(js.ObjectStore(ctx, "JSON_FIELDS")).must(t)
+	meta := natsio.ObjectMeta{Name: "doc.bin", Description: "described",
+		Headers:  natsio.Header{"Content-Type": {"application/octet-stream"}, "X-Multi": {"1", "2"}},
+		Metadata: map[string]string{"owner": "natsio"}, Opts: &natsio.ObjectMetaOptions{ChunkSize: 1000}}
+	target := got(obs.Put(ctx, meta, bytes.NewReader(randomBytes(t, 2500)))).must(t)
+	got(obs.AddLink(ctx, "doc-link", target)).must(t)
+
+	asMap := func(v any) map[string]any {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	for _, name := range []string{"doc.bin", "doc-link"} {
+		ours := got(obs.GetInfo(ctx, name)).must(t)
+		theirs := got(store.GetInfo(ctx, name)).must(t)
+		om, tm := asMap(ours), asMap(theirs)
+		if fmt.Sprint(om) != fmt.Sprint(tm) {
+			t.Fatalf("%s: natsio's ObjectInfo encodes as\n%v\nnats.go's as\n%v", name, om, tm)
+		}
+		// Decoded across: nats.go's document into natsio's type and back.
+		var back natsio.ObjectInfo
+		if err := json.Unmarshal(got(json.Marshal(theirs)).must(t), &back); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(asMap(back)) != fmt.Sprint(tm) {
+			t.Fatalf("%s: nats.go's document read into natsio's ObjectInfo encodes as %v", name, asMap(back))
+		}
+	}
+	// The fields carry what was stored under ADR-20's names.
+	m := asMap(got(obs.GetInfo(ctx, "doc.bin")).must(t))
+	if m["name"] != "doc.bin" || m["bucket"] != "JSON_FIELDS" || m["size"] != float64(2500) || m["chunks"] != float64(3) ||
+		m["options"].(map[string]any)["max_chunk_size"] != float64(1000) || m["metadata"].(map[string]any)["owner"] != "natsio" {
+		t.Fatalf("natsio's ObjectInfo as JSON: %v", m)
 	}
 }
