@@ -515,11 +515,12 @@ pub extern "C" fn natsio_runtime_set_worker_threads(n: u32) -> natsio_status {
 /// which on a virtual machine can cost as much as the round trip itself;
 /// the price is CPU time while spinning. At most half the CPUs spin at
 /// once (none on a single-CPU machine); other waiters sleep at once.
-/// Default: 200 microseconds, skipped while the machine's CPUs have more
-/// runnable work than they run (the kernel's CPU pressure, sampled every
-/// 250 ms, at 10% or more; else the load average at the CPU count): a
-/// spinning thread keeps its CPU looking busy, so the thread bringing the
-/// answer waits behind the other work for a scheduler tick. A value set
+/// Default: 200 microseconds, skipped while other programs keep the CPUs
+/// busy (everything but this process used the CPUs the spinners leave
+/// since the last reading, read from /proc/stat at most every 250 ms;
+/// else the load average at the CPU count): a spinning
+/// thread keeps its CPU looking busy, so the thread bringing the answer
+/// waits behind the other work for a scheduler tick. A value set
 /// here applies as set, whatever the load. Takes effect for waits that
 /// start after it; any thread, at any time; never fails.
 #[no_mangle]
