@@ -170,7 +170,7 @@ fn cpus_contended() -> bool {
         let contended = match CpuTimes::read() {
             Some(now) => {
                 let mut prev = LAST.lock().unwrap_or_else(|e| e.into_inner());
-                let verdict = prev.map_or(false, |p| others_keep_cpus_busy(&p, &now));
+                let verdict = prev.is_some_and(|p| others_keep_cpus_busy(&p, &now, max_spinners()));
                 *prev = Some(now);
                 verdict
             }
@@ -230,11 +230,12 @@ impl CpuTimes {
 }
 
 /// Whether, between two readings, everything but this process used the
-/// CPUs the spinners leave, so that a spinning waiter would leave the
-/// thread that answers no idle CPU. On 2 CPUs (one spinner): one CPU. A
+/// CPUs that `spinners` spinning waiters leave, so that a spinning waiter
+/// would leave the thread that answers no idle CPU. On 2 CPUs (one
+/// spinner): one CPU. A
 /// busy loop beside a request loop makes others use 1.3-1.8 there; a
 /// server and a responder in another process, answering it, 0.3-1.0.
-fn others_keep_cpus_busy(before: &CpuTimes, now: &CpuTimes) -> bool {
+fn others_keep_cpus_busy(before: &CpuTimes, now: &CpuTimes, spinners: usize) -> bool {
     let elapsed = now.total.saturating_sub(before.total);
     if elapsed == 0 || now.cpus != before.cpus {
         return false;
@@ -245,8 +246,7 @@ fn others_keep_cpus_busy(before: &CpuTimes, now: &CpuTimes) -> bool {
         .saturating_sub(now.own.saturating_sub(before.own));
     // In CPUs: the machine's ticks advance `cpus` at a time.
     let others_cpus = others as f64 * f64::from(now.cpus) / elapsed as f64;
-    let spinners = (now.cpus / 2) as f64;
-    others_cpus >= f64::from(now.cpus) - spinners
+    others_cpus >= f64::from(now.cpus) - spinners as f64
 }
 
 fn load_average_over_cpus() -> Option<bool> {
@@ -395,16 +395,16 @@ mod tests {
         // 50 ticks of 2 CPUs (100 in all): this process used 90 of them
         // (spinning), the rest 20: 0.4 CPU, a server answering it; 0.96
         // with a responder in another process too.
-        assert!(!others_keep_cpus_busy(&before, &at(10_100, 2_110, 590)));
-        assert!(!others_keep_cpus_busy(&before, &at(10_100, 2_138, 590)));
+        assert!(!others_keep_cpus_busy(&before, &at(10_100, 2_110, 590), 1));
+        assert!(!others_keep_cpus_busy(&before, &at(10_100, 2_138, 590), 1));
         // A busy loop beside it: others a whole CPU and more.
-        assert!(others_keep_cpus_busy(&before, &at(10_100, 2_140, 590)));
-        assert!(others_keep_cpus_busy(&before, &at(10_100, 2_170, 510)));
+        assert!(others_keep_cpus_busy(&before, &at(10_100, 2_140, 590), 1));
+        assert!(others_keep_cpus_busy(&before, &at(10_100, 2_170, 510), 1));
         // Nothing elapsed, or a CPU came or went: no verdict.
-        assert!(!others_keep_cpus_busy(&before, &before));
+        assert!(!others_keep_cpus_busy(&before, &before, 1));
         let mut four = at(10_100, 2_100, 500);
         four.cpus = 4;
-        assert!(!others_keep_cpus_busy(&before, &four));
+        assert!(!others_keep_cpus_busy(&before, &four, 1));
     }
 
     #[test]
