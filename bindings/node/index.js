@@ -292,11 +292,11 @@ function releaseEventLoop() {
 // ---------------------------------------------------------------------------
 // Data and headers
 
-/** `bytes` (or null: nothing) in pieces of 1 MiB: the library copies what
- * each write is given, so putBytes never copies its data whole. */
 /** Bytes an object put hands the library at a time. */
 const PUT_PIECE = 1 << 20;
 
+/** `bytes` (or null: nothing) in pieces of PUT_PIECE: the library copies
+ * what each write is given, so putBytes never copies its data whole. */
 function* pieces(bytes) {
   for (let at = 0; bytes !== null && at < bytes.length; at += PUT_PIECE) yield bytes.subarray(at, at + PUT_PIECE);
 }
