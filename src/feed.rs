@@ -116,22 +116,33 @@ pub struct Limits {
 
 /// A backlog taking more than this much memory (its bytes and each item's
 /// overhead), or over half the byte limit, makes the producer give way
-/// to the consumer (`Pushed::Backlogged`): what a consumer that keeps up
-/// on average needs queued, far below the default limit, which bounds
-/// what a stalled one may hold. (Half the limit, as for items, let a Go
-/// handler's backlog sit at 32 MiB, issue 45; payload bytes alone let
-/// 16-byte messages pile up to half the item limit, 32k of them.)
+/// to a push-mode handler (`Pushed::Backlogged`): what a consumer that
+/// keeps up on average needs queued, far below the default limit, which
+/// bounds what a stalled one may hold. (Half the limit, as for items, let
+/// a Go handler's backlog sit at 32 MiB, issue 45; payload bytes alone
+/// let 16-byte messages pile up to half the item limit, 32k of them.)
 const BACKLOG_BYTES: usize = 1024 * 1024;
+/// The same for a pull-mode reader, which takes items between other work
+/// (an event loop's turn: Node's JS thread publishes a run of messages,
+/// then takes what its subscriptions received): room for a few turns.
+/// Node pubsub 1 KiB, 1,000 publishes a turn: at 1 MiB the reader waited
+/// every turn, and its waits met the publisher's pauses for write room,
+/// which the server, holding what it forwards to this reader, prolongs:
+/// the wait ran out and the reader read on without a bound (17-26k
+/// messages queued, in half of the runs); at 2 MiB in 3 of 6 runs, at
+/// 4 MiB in none of 6 (peak RSS 83-87 MB; 8 MiB: 88-89 MB).
+const PULL_BACKLOG_BYTES: usize = 4 * 1024 * 1024;
 
 impl Limits {
     /// Whether a backlog of `items` and `bytes`, each item taking about
     /// `overhead` more, is one the consumer lags behind (the producer
-    /// should give way to it). Items: half the limit (a lower count cost
-    /// small messages their rate when the producer yielded per message).
-    fn backlogged(&self, items: usize, bytes: usize, overhead: usize) -> bool {
+    /// should give way to it): past `bound` bytes in all, or half a limit
+    /// (items: a lower count cost small messages their rate when the
+    /// producer yielded per message).
+    fn backlogged(&self, items: usize, bytes: usize, overhead: usize, bound: usize) -> bool {
         items > self.items / 2
             || bytes > self.bytes / 2
-            || bytes.saturating_add(items.saturating_mul(overhead)) > BACKLOG_BYTES
+            || bytes.saturating_add(items.saturating_mul(overhead)) > bound
     }
 
     /// Limits by the reference's convention: a value <= 0 disables one.
@@ -172,8 +183,8 @@ pub struct FeedStats {
 /// What happened to an item offered to a feed.
 pub(crate) enum Pushed {
     Queued,
-    /// Queued, and the backlog is over half a limit (or `BACKLOG_BYTES`):
-    /// its reader lags.
+    /// Queued, and the backlog is over half a limit (or `BACKLOG_BYTES`,
+    /// `PULL_BACKLOG_BYTES` for a pull-mode reader): its reader lags.
     Backlogged,
     /// This many items were dropped (the new one or old ones).
     Dropped(u64),
@@ -566,16 +577,12 @@ impl<T: FeedItem> Feed<T> {
             s.pending_bytes += size;
             s.queue.push_back(item);
             let (items, bytes) = self.pending(&s);
-            // The per-item overhead counts only where give_way waits for
-            // the consumer (a push-mode handler): a pull-mode reader (Go's
-            // SubscribeSync, Node's JS thread) may read only after it has
-            // published; give_way does nothing for it.
-            let overhead = if self.push_mode.load(Ordering::Relaxed) {
-                overhead
+            let bound = if self.push_mode.load(Ordering::Relaxed) {
+                BACKLOG_BYTES
             } else {
-                0
+                PULL_BACKLOG_BYTES
             };
-            if self.limits.backlogged(items, bytes, overhead) {
+            if self.limits.backlogged(items, bytes, overhead, bound) {
                 Pushed::Backlogged
             } else {
                 if self.give_way_ran_out.load(Ordering::Relaxed) {
@@ -767,14 +774,11 @@ impl<T: FeedItem> Feed<T> {
     }
 
     /// Queued items, and whether the producer may wait for this lagging
-    /// consumer (`give_way`): only for a push-mode handler (its own
-    /// thread; a pull-mode reader may be the very thread the producer's
-    /// connection waits on, such as Node's JS thread publishing) and
-    /// unless a wait ran out since its backlog last fell under the bound.
+    /// consumer (`give_way`): unless a wait ran out since its backlog last
+    /// fell under the bound.
     pub(crate) fn give_way_state(&self) -> (usize, bool) {
         let s = lock(&self.state);
-        let may_wait = self.push_mode.load(Ordering::Relaxed)
-            && !self.give_way_ran_out.load(Ordering::Relaxed);
+        let may_wait = !self.give_way_ran_out.load(Ordering::Relaxed);
         (s.queue.len(), may_wait)
     }
 
@@ -1422,10 +1426,11 @@ mod tests {
     }
 
     /// The producer is told to give way once the backlog's memory, each
-    /// item's overhead counted, passes BACKLOG_BYTES: small messages no
-    /// longer pile up to half the item limit (32k) first.
+    /// item's overhead counted, passes BACKLOG_BYTES (PULL_BACKLOG_BYTES
+    /// for a pull-mode reader): small messages no longer pile up to half
+    /// the item limit (32k) first.
     #[test]
-    fn small_items_are_backlogged_by_their_memory_for_a_push_mode_handler() {
+    fn small_items_are_backlogged_by_their_memory() {
         let limits = Limits {
             items: 65536,
             bytes: 64 << 20,
@@ -1439,11 +1444,10 @@ mod tests {
                 .find(|_| matches!(f.push(Small).0, Pushed::Backlogged))
                 .unwrap()
         };
-        // A push-mode handler, which give_way waits for: by memory.
+        // By memory: a push-mode handler's bound, and a pull-mode reader's
+        // (room for a few event loop turns).
         assert_eq!(first_backlogged(true), BACKLOG_BYTES / (16 + 112) + 1);
-        // A pull-mode reader, for which give_way does nothing: by the
-        // payload and the item count (half the limit), as before.
-        assert_eq!(first_backlogged(false), limits.items / 2 + 1);
+        assert_eq!(first_backlogged(false), PULL_BACKLOG_BYTES / (16 + 112) + 1);
     }
 
     /// A per-item dispatcher takes what is queued off the queue together;

@@ -258,18 +258,23 @@ impl Hasher for IdHasher {
 const GIVE_WAY_MAX: Duration = Duration::from_millis(20);
 
 /// A subscription's consumer lags (its backlog is past the bound of
-/// `Pushed::Backlogged`): for a push-mode handler, stop reading until
-/// it has taken half of what is queued, for GIVE_WAY_MAX at most, so
-/// that a handler that keeps up on average holds a bounded backlog
-/// (issue 45: a Go handler's sat at 32 MiB). One that took less in
-/// that time lags for good: it is not waited for again until its
-/// backlog falls under the bound, so it cannot pace the connection's
-/// other subscriptions. Otherwise (a pull-mode reader, a handler that
-/// lags for good) the reader goes on at once and the pending limits
-/// apply. It used to give up the CPU once per message there: beside a
-/// CPU hog each yield cost a scheduler slice, reading crawled, and the
-/// server cut the connection as a slow consumer (a Node subscriber
-/// whose JS thread was publishing lost a fifth of 32 MiB; issue 46).
+/// `Pushed::Backlogged`): stop reading until it has taken half of what
+/// is queued, for GIVE_WAY_MAX at most, so that a consumer that keeps up
+/// on average holds a bounded backlog and what it has not taken yet waits
+/// in the socket and the server, as with the official clients (issue 45:
+/// a Go handler's backlog sat at 32 MiB; a Node subscriber's, whose JS
+/// thread also publishes, spiked to 15k messages of 1 KiB while a
+/// publish paused for write room). One that took less in that time lags
+/// for good: it is not waited for again until its backlog falls under
+/// the bound, so it cannot pace the connection's other subscriptions,
+/// and the pending limits apply. The wait is the same for a push-mode
+/// handler and a pull-mode reader: a reader that is itself paused in a
+/// publish (the server may hold that publish's room until this reader
+/// reads) costs one wait, then the reader reads on. It once gave up the
+/// CPU per message instead: beside a CPU hog each yield cost a scheduler
+/// slice, reading crawled, and the server cut the connection as a slow
+/// consumer (a Node subscriber whose JS thread was publishing lost a
+/// fifth of 32 MiB; issue 46).
 pub(crate) async fn give_way(sub: &SubShared, shutdown: &Shutdown) {
     let feed = &sub.feed;
     let (queued, may_wait) = feed.give_way_state();

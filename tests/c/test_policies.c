@@ -704,6 +704,48 @@ static void test_stalled_handler_does_not_pace_other_subscriptions(void) {
     NT_CHECK_INT_EQ(atomic_load(&g_gate.out_of_order), 0);
 }
 
+/* The same for a subscription read in pull mode (natsio_sub_next): the
+ * reader waits for it past a backlog of 4 MiB, at most once while nothing
+ * is taken, and reads on; what it queued is all there, in order. */
+static void test_unread_subscription_does_not_pace_other_subscriptions(void) {
+    char subj[128], other[160];
+    enum { UNREAD = 12000, OTHERS = 200, SIZE = 500 }; /* 6 MB for the unread one */
+    natsio_client *sc = connect_subscriber(0, 0);
+    natsio_client *pc = connect_client();
+    NT_CHECK(sc && pc);
+    case_subject(subj, sizeof subj, "unread");
+    snprintf(other, sizeof other, "%s.other", subj);
+    /* The default limits: 65,536 messages, 64 MiB. */
+    natsio_sub *unread = subscribe_limited(sc, subj, 0, 0, NATSIO_POLICY_DROP_NEW);
+    natsio_sub *live = subscribe_limited(sc, other, 0, 0, NATSIO_POLICY_DROP_NEW);
+    NT_CHECK(unread && live);
+    NT_CHECK_INT_EQ(flood(pc, subj, UNREAD, SIZE), NATSIO_OK);
+    NT_CHECK_INT_EQ(flood(pc, other, OTHERS, 0), NATSIO_OK);
+    /* Waiting 20 ms per message of the unread one (~5,000 past the bound)
+     * would hold these back for 100 s. */
+    for (int i = 0; i < OTHERS; i++) {
+        natsio_msg *m = NULL;
+        natsio_status st = natsio_sub_next(live, 5000, &m);
+        NT_CHECK_MSG(st == NATSIO_OK, "message %d of %d on the other subscription: %s", i, OTHERS,
+                     natsio_status_str(st));
+        if (st != NATSIO_OK) break;
+        NT_CHECK_INT_EQ(msg_number(m), i);
+        natsio_msg_free(m);
+    }
+    for (int i = 0; i < UNREAD; i++) {
+        natsio_msg *m = NULL;
+        natsio_status st = natsio_sub_next(unread, 5000, &m);
+        NT_CHECK_MSG(st == NATSIO_OK, "message %d of %d on the unread subscription: %s", i, UNREAD,
+                     natsio_status_str(st));
+        if (st != NATSIO_OK) break;
+        NT_CHECK_INT_EQ(msg_number(m), i);
+        natsio_msg_free(m);
+    }
+    natsio_iter_stats st;
+    NT_CHECK_INT_EQ(natsio_sub_get_stats(unread, &st), NATSIO_OK);
+    NT_CHECK_INT_EQ(st.dropped, 0);
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_drop_new_keeps_first),
@@ -721,6 +763,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_callback_drop_old_slow_consumer),
         NT_CASE(test_callback_block_loses_nothing),
         NT_CASE(test_stalled_handler_does_not_pace_other_subscriptions),
+        NT_CASE(test_unread_subscription_does_not_pace_other_subscriptions),
     };
     return run_cases_with_shared_server(argc, argv, "policies", cases, NT_COUNT(cases));
 }
