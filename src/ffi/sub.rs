@@ -69,6 +69,18 @@ pub const NATSIO_SUB_OPTIONS_VERSION: u32 = 2;
 pub const NATSIO_PENDING_LIMIT_DEFAULT: i64 = i64::MIN;
 
 /// Per-subscription settings. Initialise with `natsio_sub_options_init`.
+///
+/// Flow control within the limits: when a subscription's consumer lags
+/// (its queue takes more than 1 MiB for a callback, 4 MiB for one read
+/// with `natsio_sub_next` or a binding's iterator; each message counted
+/// with its protocol line and bookkeeping), the connection's reader stops
+/// reading until the consumer has taken half of the queue, 20 ms at most,
+/// so what it has not taken waits in the socket and the server rather
+/// than in this process. A consumer that did not catch up in that time is
+/// not waited for again until its queue falls back under that size; the
+/// limits and the policy then apply. Every subscription of the connection
+/// waits with it: give a subscription that may lag a connection of its
+/// own.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct natsio_sub_options {
