@@ -8,6 +8,13 @@ nats-server. The two outputs must match line for line; the lines between
 not defined). Exit status 0 when every program matched, and the last line
 says how many did: "go corpus programs passed: N".
 
+nats.go's run is the reference: when it exits non-zero it is run again (at
+most REFERENCE_ATTEMPTS times in all, each retry logged), since its own
+rare failures are not what the corpus tests (js_consume_drain: once in a
+clean-clone run nats.go's push-consumer Drain handed 1 of 20 queued
+messages to the handler and the program timed out waiting for their
+acks; 0 of 6 runs after). libnatsio's run is never retried.
+
 Usage: run.py [program ...]   (default: every directory with a main.go)
 Environment: NATS_SERVER_BIN (else ../../../.tools/nats-server-*/nats-server);
 the cgo settings of the Go binding (PKG_CONFIG_PATH, CGO_CPPFLAGS), as the
@@ -33,6 +40,7 @@ IMPORTS = [
     ('"github.com/nats-io/nats.go"', '"%s/nats"' % FACADE),
 ]
 RUN_TIMEOUT = 120
+REFERENCE_ATTEMPTS = 3
 
 
 def server_bin():
@@ -165,7 +173,12 @@ def main():
     try:
         official, natsio = build(tmp, names)
         for n in names:
-            rc_a, out_a, err_a = run(os.path.join(official, n), binary, tmp)
+            for attempt in range(1, REFERENCE_ATTEMPTS + 1):
+                rc_a, out_a, err_a = run(os.path.join(official, n), binary, tmp)
+                if rc_a == 0 or attempt == REFERENCE_ATTEMPTS:
+                    break
+                print("note %s: nats.go run %d of %d exited %s, run again: %s"
+                      % (n, attempt, REFERENCE_ATTEMPTS, rc_a, err_a.strip()))
             rc_b, out_b, err_b = run(os.path.join(natsio, n), binary, tmp)
             a, b = normalize(out_a), normalize(out_b)
             problems = []
