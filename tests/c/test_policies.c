@@ -151,6 +151,19 @@ static natsio_status flood_fully_received(natsio_client *publisher, natsio_clien
 
 static int msg_number(const natsio_msg *m) { return atoi(natsio_msg_data(m)); }
 
+/* Reads `n` messages from `s`, each within 5 s, and checks they are
+ * "0".."n-1" in order (flood's numbering). */
+static void read_in_order(natsio_sub *s, int n, const char *what) {
+    for (int i = 0; i < n; i++) {
+        natsio_msg *m = NULL;
+        natsio_status st = natsio_sub_next(s, 5000, &m);
+        NT_CHECK_MSG(st == NATSIO_OK, "message %d of %d on %s: %s", i, n, what, natsio_status_str(st));
+        if (st != NATSIO_OK) return;
+        NT_CHECK_INT_EQ(msg_number(m), i);
+        natsio_msg_free(m);
+    }
+}
+
 /* Reads until a 200 ms gap; stores the payload numbers in `out` (cap n). */
 static int read_all(natsio_sub *s, int *out, int cap, natsio_status *last) {
     int got = 0;
@@ -683,15 +696,7 @@ static void test_stalled_handler_does_not_pace_other_subscriptions(void) {
     NT_CHECK_INT_EQ(flood(pc, other, OTHERS, 0), NATSIO_OK);
     /* Waiting 20 ms per message of the stalled one (2,000 past the 1 MiB)
      * would hold these back for 40 s. */
-    for (int i = 0; i < OTHERS; i++) {
-        natsio_msg *m = NULL;
-        natsio_status st = natsio_sub_next(live, 5000, &m);
-        NT_CHECK_MSG(st == NATSIO_OK, "message %d of %d on the other subscription: %s", i, OTHERS,
-                     natsio_status_str(st));
-        if (st != NATSIO_OK) break;
-        NT_CHECK_INT_EQ(msg_number(m), i);
-        natsio_msg_free(m);
-    }
+    read_in_order(live, OTHERS, "the other subscription");
     NT_CHECK_INT_EQ(atomic_load(&g_gate.count), 0); /* the handler is still stalled */
     atomic_store(&g_gate.open, true);
     NT_CHECK(nt_wait_until(all_accounted_of, &(accounted){stalled, STALLED}, 10000));
@@ -723,24 +728,8 @@ static void test_unread_subscription_does_not_pace_other_subscriptions(void) {
     NT_CHECK_INT_EQ(flood(pc, other, OTHERS, 0), NATSIO_OK);
     /* Waiting 20 ms per message of the unread one (~5,000 past the bound)
      * would hold these back for 100 s. */
-    for (int i = 0; i < OTHERS; i++) {
-        natsio_msg *m = NULL;
-        natsio_status st = natsio_sub_next(live, 5000, &m);
-        NT_CHECK_MSG(st == NATSIO_OK, "message %d of %d on the other subscription: %s", i, OTHERS,
-                     natsio_status_str(st));
-        if (st != NATSIO_OK) break;
-        NT_CHECK_INT_EQ(msg_number(m), i);
-        natsio_msg_free(m);
-    }
-    for (int i = 0; i < UNREAD; i++) {
-        natsio_msg *m = NULL;
-        natsio_status st = natsio_sub_next(unread, 5000, &m);
-        NT_CHECK_MSG(st == NATSIO_OK, "message %d of %d on the unread subscription: %s", i, UNREAD,
-                     natsio_status_str(st));
-        if (st != NATSIO_OK) break;
-        NT_CHECK_INT_EQ(msg_number(m), i);
-        natsio_msg_free(m);
-    }
+    read_in_order(live, OTHERS, "the other subscription");
+    read_in_order(unread, UNREAD, "the unread subscription");
     natsio_iter_stats st;
     NT_CHECK_INT_EQ(natsio_sub_get_stats(unread, &st), NATSIO_OK);
     NT_CHECK_INT_EQ(st.dropped, 0);
