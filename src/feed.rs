@@ -130,7 +130,7 @@ const BACKLOG_BYTES: usize = 1024 * 1024;
 /// which the server, holding what it forwards to this reader, prolongs:
 /// the wait ran out and the reader read on without a bound (17-26k
 /// messages queued, in half of the runs); at 2 MiB in 3 of 6 runs, at
-/// 4 MiB in none of 6 (peak RSS 83-87 MB; 8 MiB: 88-89 MB).
+/// 4 MiB in none of 19 (peak RSS 83-87 MB; 8 MiB: 88-89 MB).
 const PULL_BACKLOG_BYTES: usize = 4 * 1024 * 1024;
 
 impl Limits {
