@@ -1,7 +1,9 @@
 // The ordered consumer (ADR-17) through natsio/jetstream.hpp:
 // JetStream::ordered_consumer, OrderedConsumer::start/messages/stop (and
-// their futures), deliver policies, filters, headers only, until_drained,
-// idle_timeout, healing after its consumer is deleted, and bad input.
+// their futures), deliver policies, filters, headers only, the server-side
+// consumer's name prefix, inactive threshold, max_deliver and filter form,
+// until_drained, idle_timeout, healing after its consumer is deleted, and
+// bad input.
 #include "js_support.hpp"
 
 #include <chrono>
@@ -143,6 +145,63 @@ TEST(Ordered, PoliciesFiltersAndHeadersOnly) {
     EXPECT_EQ(next_item(news).js_metadata().stream_seq, 6u);
     fresh.stop();
     js.delete_stream("CPP_ORDP");
+}
+
+// The server-side consumer as a user reads it back: named and configured
+// as asked (name prefix, inactive threshold, max_deliver, one filter sent
+// as a list), and the defaults where nothing is asked.
+TEST(Ordered, ConsumerConfigAsReadBack) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_ORDC","subjects":["cpp.ordc.>"],"storage":"memory"})");
+    js.publish("cpp.ordc.a", "a0");
+    js.publish("cpp.ordc.b", "b0");
+
+    natsio::OrderedConsumerConfig config;
+    config.filter_subjects = {"cpp.ordc.b"};
+    config.name_prefix = "cppmine";
+    config.inactive_threshold = std::chrono::milliseconds(20000);
+    config.max_deliver = 1;
+    config.filter_subjects_as_list = true;
+    natsio::OrderedConsumer oc = js.ordered_consumer("CPP_ORDC", config);
+    std::string started = oc.start();
+    EXPECT_EQ(json_name(started), "cppmine_1") << started;
+    std::string info = js.consumer_info("CPP_ORDC", "cppmine_1");
+    EXPECT_TRUE(contains(info, R"("inactive_threshold":20000000000)")) << info;
+    EXPECT_TRUE(contains(info, R"("max_deliver":1,)")) << info;
+    EXPECT_TRUE(contains(info, R"("filter_subjects":["cpp.ordc.b"])")) << info;
+    EXPECT_FALSE(contains(info, R"("filter_subject":)")) << info;
+    natsio::Messages msgs = oc.messages(short_pulls(true));
+    EXPECT_EQ(next_item(msgs).data(), "b0");
+    oc.stop();
+    EXPECT_FALSE(has_consumer(js, "CPP_ORDC", "cppmine_1"));
+
+    // Nothing asked: a NUID name, 5 minutes, max_deliver not set, the one
+    // filter as filter_subject (as nats.go).
+    natsio::OrderedConsumerConfig plain;
+    plain.filter_subjects = {"cpp.ordc.b"};
+    natsio::OrderedConsumer defaults = js.ordered_consumer("CPP_ORDC", plain);
+    std::string info2 = defaults.start();
+    EXPECT_EQ(json_name(info2).size(), 24u) << info2;
+    EXPECT_TRUE(contains(info2, R"("inactive_threshold":300000000000)")) << info2;
+    EXPECT_TRUE(contains(info2, R"("max_deliver":-1)")) << info2;
+    EXPECT_TRUE(contains(info2, R"("filter_subject":"cpp.ordc.b")")) << info2;
+    defaults.stop();
+
+    natsio::OrderedConsumerConfig bad;
+    auto make_bad = [&] { (void)js.ordered_consumer("CPP_ORDC", bad); };
+    bad.name_prefix = "a.b";
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT, make_bad);
+    bad.name_prefix = "bad\xff";
+    expect_throws<natsio::InvalidUtf8Error>(NATSIO_ERR_INVALID_UTF8, make_bad);
+    bad.name_prefix = std::string("nul\0byte", 8);
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT, make_bad);
+    bad = {};
+    bad.inactive_threshold = std::chrono::milliseconds(-1);
+    std::string what =
+        expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT, make_bad);
+    EXPECT_TRUE(contains(what, "inactive_threshold")) << what;
+    js.delete_stream("CPP_ORDC");
 }
 
 TEST(Ordered, UntilDrainedIdleTimeoutHealingAndFutures) {

@@ -648,6 +648,21 @@ struct OrderedConsumerConfig {
     std::optional<std::chrono::system_clock::time_point> opt_start_time = std::nullopt;
     /// Deliver headers only (the payload's size in Nats-Msg-Size).
     bool headers_only = false;
+    /// The server-side consumers are named `<name_prefix>_<serial>`, the
+    /// serial counting them from 1 (nats.go's NamePrefix, nats.js's
+    /// name_prefix); empty: a fresh NUID. A consumer name's characters (no
+    /// '.', '*', '>', '/', '\\' or whitespace).
+    std::string name_prefix{};
+    /// How long the server keeps a consumer nobody reads; 0: 5 minutes.
+    milliseconds inactive_threshold{0};
+    /// The consumers' max_deliver, shown in their info only (nothing is
+    /// acknowledged, so nothing is redelivered); 0: not set (the server's
+    /// -1, as nats.go); nats.js sets 1.
+    std::int64_t max_deliver = 0;
+    /// true: one filter subject is sent as a list (`filter_subjects`, as
+    /// nats.js does when given a list); false: as `filter_subject` (as
+    /// nats.go). The consumer's info shows which.
+    bool filter_subjects_as_list = false;
 };
 
 /// Options of OrderedConsumer::messages (natsio_ordered_messages_options);
@@ -2527,7 +2542,9 @@ public:
     /// OrderedConsumer). Checks the arguments only (a missing stream shows
     /// at start() or messages()): InvalidArgumentError (bad stream name,
     /// a start sequence or time missing or given with another policy, a
-    /// start sequence of 0, a start time at the epoch), BadSubjectError.
+    /// start sequence of 0, a start time at the epoch, a name prefix that
+    /// is no consumer name, a negative inactive threshold, a NUL byte),
+    /// InvalidUtf8Error, BadSubjectError.
     OrderedConsumer ordered_consumer(std::string_view stream,
                                      const OrderedConsumerConfig& config = {}) const {
         if (config.opt_start_seq && *config.opt_start_seq == 0) {
@@ -2550,6 +2567,14 @@ public:
         c.opt_start_seq = config.opt_start_seq.value_or(0);
         c.opt_start_time_ns = start_ns;
         c.headers_only = config.headers_only;
+        detail::OptionalCString prefix(
+            config.name_prefix.empty() ? std::nullopt
+                                       : std::optional<std::string_view>(config.name_prefix),
+            "name prefix");
+        c.name_prefix = prefix.get();
+        c.inactive_threshold_ms = detail::to_ms(config.inactive_threshold);
+        c.max_deliver = config.max_deliver;
+        c.filter_subjects_as_list = config.filter_subjects_as_list;
         return raw_ordered_consumer(stream, &c);
     }
 
