@@ -425,6 +425,35 @@ func TLSHandshakeFirst() Option {
 	}
 }
 
+// WebSocketHeader adds a header to the upgrade request sent to ws:// and
+// wss:// servers (a proxy's authorization, a routing key); a name given
+// twice is sent twice. Connect fails with ErrConfig for an empty name, a
+// name with other than letters, digits and !#$%&'*+-.^_|~, a value with a
+// control character, or one of the request's own headers (Host, Upgrade,
+// Connection, Sec-WebSocket-*), and with ErrInvalidArgument for a NUL
+// byte. No effect on other servers.
+func WebSocketHeader(name, value string) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status {
+			n, errName := cString(name)
+			v, errValue := cString(value)
+			if errName != nil || errValue != nil {
+				return C.NATSIO_ERR_INVALID_ARGUMENT
+			}
+			return C.natsio_options_add_ws_header(o, cPtr(n), cPtr(v))
+		})
+	}
+}
+
+// WebSocketNoMasking asks ws:// and wss:// servers to accept unmasked
+// frames; the client stops masking only if the server agrees. Keep it off
+// behind a proxy that inspects frames.
+func WebSocketNoMasking() Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status { return C.natsio_options_set_ws_no_masking(o, true) })
+	}
+}
+
 // ---------------------------------------------------------------------------
 // Lifecycle handlers
 // ---------------------------------------------------------------------------
