@@ -860,6 +860,15 @@ type StreamSource struct {
 	// External is where the source stream lives in another account or
 	// domain (nil: this one).
 	External *ExternalStream `json:"external,omitempty"`
+	// Consumer is the durable push consumer of the source stream the
+	// messages are read through (server 2.14+; nil: one the server makes).
+	Consumer *StreamConsumerSource `json:"consumer,omitempty"`
+}
+
+// StreamConsumerSource names the consumer a stream source reads through.
+type StreamConsumerSource struct {
+	Name           string `json:"name,omitempty"`            // the consumer's name
+	DeliverSubject string `json:"deliver_subject,omitempty"` // its deliver subject
 }
 
 // ExternalStream is the API prefix (and deliver prefix) through which a

@@ -250,6 +250,12 @@ func TestMicroErrorReplyAndPanic(t *testing.T) {
 		if e.Subject != subj || !strings.Contains(e.Description, "boom") {
 			t.Fatalf("ErrorHandler got %+v", e)
 		}
+		// As nats.go's: equal subject and text match, anything else does
+		// not, and there is no Go error behind a reported one.
+		if !errors.Is(e, &micro.NATSError{Subject: e.Subject, Description: e.Description}) ||
+			errors.Is(e, &micro.NATSError{Subject: e.Subject, Description: "other"}) || errors.Unwrap(e) != nil {
+			t.Errorf("NATSError Is/Unwrap: %+v", e)
+		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("ErrorHandler not called for the panic")
 	}

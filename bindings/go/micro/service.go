@@ -180,10 +180,14 @@ type (
 		QueueGroupDisabled bool              `json:"queue_group_disabled"`
 	}
 
-	// NATSError is what the ErrHandler receives.
+	// NATSError is what the ErrHandler receives. The library reports an
+	// error as its subject and text, with no Go error behind it, so Unwrap
+	// returns nil, as nats.go's does for the errors it reports the same way
+	// (a failed subscription, a handler's RespondError).
 	NATSError struct {
 		Subject     string
 		Description string
+		err         error
 	}
 )
 
@@ -253,6 +257,21 @@ func (v Verb) libraryVerb() int32 {
 }
 
 func (e *NATSError) Error() string { return fmt.Sprintf("%q: %s", e.Subject, e.Description) }
+
+// Unwrap returns the error behind this one, if any.
+func (e *NATSError) Unwrap() error { return e.err }
+
+// Is matches a *NATSError with the same subject and description, or what
+// the error behind this one matches.
+func (e *NATSError) Is(target error) bool {
+	if e == nil {
+		return false
+	}
+	if t, ok := target.(*NATSError); ok {
+		return e.Subject == t.Subject && e.Description == t.Description
+	}
+	return e.err != nil && errors.Is(e.err, target)
+}
 
 // svc is a Service: the library's service and what the handlers need.
 type svc struct {

@@ -78,6 +78,18 @@ type Conn struct {
 	// connectedAtStart is the connection when Connect returned connected:
 	// its first-connect event is not reported to the status listeners.
 	connectedAtStart atomic.Pointer[natsio.Conn]
+	// handlersMu guards the handler fields of Opts, which the Set*Handler
+	// calls change after Connect (the events read them when they happen).
+	handlersMu sync.RWMutex
+	// closedByClient is set by Close, for NoCallbacksAfterClientClose.
+	closedByClient atomic.Bool
+	// linkUp is whether the last connection event was a connect or a
+	// reconnect (not a loss): closing then also ends a live connection,
+	// which nats.go reports to the disconnect handler.
+	linkUp atomic.Bool
+	// authErr is the error of the program's JWT or signature callback
+	// that failed the connect, if any (options_auth.go).
+	authErr atomic.Pointer[error]
 }
 
 const subsSweep = 1024
@@ -101,6 +113,7 @@ func (o Options) connect(options []Option) (*Conn, error) {
 			return nil, err
 		}
 	}
+	o.applyConnectDefaults()
 	url := o.Url
 	for _, s := range o.Servers {
 		if url != "" {
@@ -118,6 +131,9 @@ func (o Options) connect(options []Option) (*Conn, error) {
 	}
 	inner, err := natsio.Connect(url, bopts...)
 	if err != nil {
+		if authErr := nc.authErr.Load(); authErr != nil {
+			return nil, *authErr
+		}
 		return nil, Translate(err)
 	}
 	nc.bind(inner)
@@ -150,7 +166,7 @@ func (nc *Conn) asyncError(err error) {
 		}
 	}
 	nc.setLastError(err)
-	cb := nc.Opts.AsyncErrorCB
+	cb := nc.ErrorHandler()
 	if cb == nil {
 		return
 	}
@@ -279,6 +295,7 @@ func (nc *Conn) Drain() error {
 // ExampleConnect closes what a failed Connect returned).
 func (nc *Conn) Close() {
 	if nc != nil {
+		nc.closedByClient.Store(true)
 		nc.conn().Close()
 	}
 }
@@ -359,6 +376,9 @@ func (nc *Conn) GetClientID() (uint64, error) {
 	info, ok := nc.serverInfo()
 	if !ok {
 		return 0, ErrDisconnected
+	}
+	if info.ClientID == 0 {
+		return 0, ErrClientIDNotSupported
 	}
 	return info.ClientID, nil
 }

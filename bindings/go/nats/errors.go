@@ -47,7 +47,31 @@ var (
 	ErrTLS                      = errors.New("nats: tls error")
 	ErrTokenAlreadySet          = errors.New("nats: token and token handler both set")
 	ErrMultipleTLSConfigs       = errors.New("nats: multiple tls.Configs not allowed")
+
+	// ErrChanArg is EncodedConn's error for a channel argument that is not
+	// a chan.
+	ErrChanArg = errors.New("nats: argument needs to be a channel type")
+
+	// The server's refusals recognised by their text (serverTextErrors).
+	ErrAccountAuthExpired            = errors.New("nats: account authentication expired")
+	ErrMaxConnectionsExceeded        = errors.New("nats: server maximum connections exceeded")
+	ErrMaxAccountConnectionsExceeded = errors.New("nats: maximum account active connections exceeded")
 )
+
+// serverTextErrors are the server's -ERR texts nats.go turns into its
+// sentinels. Those marked always it returns from Connect too; the others
+// only when they come later, to the error handler (Connect returns the
+// server's text then: see serverError).
+var serverTextErrors = []struct {
+	prefix string
+	err    error
+	always bool
+}{
+	{AUTHENTICATION_REVOKED_ERR, ErrAuthRevoked, true},
+	{ACCOUNT_AUTHENTICATION_EXPIRED_ERR, ErrAccountAuthExpired, true},
+	{MAX_CONNECTIONS_ERR, ErrMaxConnectionsExceeded, false},
+	{MAX_ACCOUNT_CONNECTIONS_ERR, ErrMaxAccountConnectionsExceeded, false},
+}
 
 // errorPairs maps the binding's sentinels to nats.go's, most specific
 // first: the first the binding's error matches is the one returned.
@@ -84,6 +108,9 @@ func Translate(err error) error {
 	if err == nil {
 		return nil
 	}
+	if translated := translateServerText(err); translated != nil {
+		return translated
+	}
 	for _, p := range errorPairs {
 		if errors.Is(err, p.from) {
 			return p.to
@@ -119,3 +146,45 @@ func (e *renamedError) Error() string {
 	return "nats: " + strings.TrimPrefix(e.err.Error(), "natsio: ")
 }
 func (e *renamedError) Unwrap() error { return e.err }
+
+// translateServerText is nats.go's error for a server -ERR the library
+// reports as a plain server error (or whose text nats.go tells apart from
+// the library's kind), nil for any other error.
+func translateServerText(err error) error {
+	var e *natsio.Error
+	if !errors.As(err, &e) || !errors.Is(err, natsio.ErrServer) {
+		return nil
+	}
+	text := strings.TrimPrefix(e.Detail, e.Status.String()+": ")
+	lower := strings.ToLower(text)
+	var async *natsio.AsyncError
+	reported := errors.As(err, &async)
+	for _, t := range serverTextErrors {
+		if strings.HasPrefix(lower, t.prefix) && (t.always || reported) {
+			return t.err
+		}
+	}
+	if e.Status == serverErrorCode && !reported && text != "" {
+		return &serverError{text: text, cause: err}
+	}
+	return nil
+}
+
+// serverErrorCode is the library's code of a server error of no more
+// specific kind.
+var serverErrorCode = natsio.ErrServer.(interface{ Code() natsio.Status }).Code()
+
+// serverError is a server -ERR that Connect returns, as nats.go's: "nats: "
+// and the server's text, matching (errors.Is) the sentinel whose text is
+// the same in lower case (ErrMaxAccountConnectionsExceeded, say), and the
+// library's error.
+type serverError struct {
+	text  string
+	cause error
+}
+
+func (e *serverError) Error() string { return "nats: " + e.text }
+func (e *serverError) Unwrap() error { return e.cause }
+func (e *serverError) Is(target error) bool {
+	return target != nil && strings.ToLower(e.Error()) == target.Error()
+}

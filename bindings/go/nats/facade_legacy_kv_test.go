@@ -9,9 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -21,62 +19,9 @@ import (
 	"github.com/libnatsio/natsio/bindings/go/nats"
 )
 
-// legacyContext starts a JetStream server for the test and returns a
-// legacy JetStream context on a connection to it.
-func legacyContext(t *testing.T) nats.JetStreamContext {
-	t.Helper()
-	bin := os.Getenv("NATS_SERVER_BIN")
-	if bin == "" {
-		bin = "../../../.tools/nats-server-2.14.3/nats-server"
-	}
-	var url string
-	for attempt := 0; url == "" && attempt < 5; attempt++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		cmd := exec.Command(bin, "-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js", "-sd", t.TempDir())
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("nats-server (set NATS_SERVER_BIN): %v", err)
-		}
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		t.Cleanup(func() { cmd.Process.Kill(); <-exited })
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
-	wait:
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
-			select {
-			case <-exited: // the port was taken: another one
-				break wait
-			case <-time.After(10 * time.Millisecond):
-			}
-			if c, err := net.Dial("tcp", addr); err == nil {
-				c.Close()
-				url = "nats://" + addr
-				break
-			}
-		}
-	}
-	if url == "" {
-		t.Fatal("nats-server did not start")
-	}
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := nc.JetStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return js
-}
-
 func legacyBucket(t *testing.T, cfg *nats.KeyValueConfig) (nats.JetStreamContext, nats.KeyValue) {
 	t.Helper()
-	js := legacyContext(t)
+	_, js := jsServer(t)
 	kv, err := js.CreateKeyValue(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -396,7 +341,7 @@ func TestLegacyKVWatch(t *testing.T) {
 // Buckets: creation checks, binding, status and its Config, listings,
 // deletion, with nats.go's errors.
 func TestLegacyKVBuckets(t *testing.T) {
-	js := legacyContext(t)
+	_, js := jsServer(t)
 	_, err := js.CreateKeyValue(nil)
 	wantErr(t, "nil config", err, "nats: config required", nats.ErrKeyValueConfigRequired)
 	_, err = js.CreateKeyValue(&nats.KeyValueConfig{Bucket: "a.b"})
@@ -522,7 +467,7 @@ func nextInfo(t *testing.T, w nats.ObjectWatcher) string {
 // The Object Store: puts and gets of every kind, infos, metadata, links,
 // listings, a watcher, deletes and sealing, with nats.go's errors.
 func TestLegacyObjectStore(t *testing.T) {
-	js := legacyContext(t)
+	_, js := jsServer(t)
 	_, err := js.CreateObjectStore(nil)
 	wantErr(t, "nil config", err, "nats: object-store config required", nats.ErrObjectConfigRequired)
 	_, err = js.CreateObjectStore(&nats.ObjectStoreConfig{Bucket: "a b"})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,6 +23,7 @@ type JetStream interface {
 	PublishMsgAsync(m *Msg, opts ...PubOpt) (PubAckFuture, error)
 	PublishAsyncPending() int
 	PublishAsyncComplete() <-chan struct{}
+	CleanupPublisher()
 
 	Subscribe(subj string, cb MsgHandler, opts ...SubOpt) (*Subscription, error)
 	SubscribeSync(subj string, opts ...SubOpt) (*Subscription, error)
@@ -52,6 +54,12 @@ type JetStreamManager interface {
 	ConsumersInfo(stream string, opts ...JSOpt) <-chan *ConsumerInfo
 	Consumers(stream string, opts ...JSOpt) <-chan *ConsumerInfo
 	ConsumerNames(stream string, opts ...JSOpt) <-chan string
+
+	AccountInfo(opts ...JSOpt) (*AccountInfo, error)
+	GetMsg(name string, seq uint64, opts ...JSOpt) (*RawStreamMsg, error)
+	GetLastMsg(name, subject string, opts ...JSOpt) (*RawStreamMsg, error)
+	DeleteMsg(name string, seq uint64, opts ...JSOpt) error
+	SecureDeleteMsg(name string, seq uint64, opts ...JSOpt) error
 }
 
 // JetStreamContext is nats.go's legacy JetStream API (nc.JetStream()):
@@ -63,41 +71,19 @@ type JetStreamContext interface {
 	ObjectStoreManager
 }
 
-// The errors of the legacy JetStream API, with nats.go's texts.
-var (
-	ErrStreamNotFound         = errors.New("nats: stream not found")
-	ErrConsumerNotFound       = errors.New("nats: consumer not found")
-	ErrNoMatchingStream       = errors.New("nats: no stream matches subject")
-	ErrSubjectMismatch        = errors.New("nats: subject does not match consumer")
-	ErrStreamNameRequired     = errors.New("nats: stream name is required")
-	ErrMsgAlreadyAckd         = errors.New("nats: message was already acknowledged")
-	ErrNotJSMessage           = errors.New("nats: not a jetstream message")
-	ErrJetStreamNotEnabled    = errors.New("nats: jetstream not enabled")
-	ErrStreamNameAlreadyInUse = errors.New("nats: stream name already in use")
-	ErrConsumerNotActive      = errors.New("nats: consumer not active")
-
-	ErrContextAndTimeout           = errors.New("nats: context and timeout can not both be set")
-	ErrNoDeadlineContext           = errors.New("nats: context requires a deadline")
-	ErrPullSubscribeToPushConsumer = errors.New("nats: cannot pull subscribe to push based consumer")
-	ErrPullSubscribeRequired       = errors.New("nats: must use pull subscribe to bind to pull based consumer")
-	ErrNoStreamResponse            = errors.New("nats: no response from stream")
-	ErrTooManyStalledMsgs          = errors.New("nats: stalled with too many outstanding async published messages")
-	ErrAsyncPublishTimeout         = errors.New("nats: timeout waiting for ack")
-	ErrConsumerDeleted             = errors.New("nats: consumer deleted")
-	ErrNoHeartbeat                 = errors.New("nats: no heartbeat received")
-	ErrSubscriptionClosed          = errors.New("nats: subscription closed")
-	ErrInvalidJSAck                = errors.New("nats: invalid jetstream publish response")
-)
-
 // jsTranslate maps the binding's JetStream errors to the legacy API's.
 func jsTranslate(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case apiErrorCode(err) == JSErrCodeJetStreamNotEnabledForAccount:
+		return ErrJetStreamNotEnabledForAccount
 	case errors.Is(err, natsio.ErrStreamNotFound):
 		return ErrStreamNotFound
 	case errors.Is(err, natsio.ErrConsumerNotFound):
 		return ErrConsumerNotFound
+	case errors.Is(err, natsio.ErrMsgNotFound):
+		return ErrMsgNotFound
 	case errors.Is(err, natsio.ErrMessageAlreadyAcked):
 		return ErrMsgAlreadyAckd
 	case errors.Is(err, natsio.ErrNotJSMessage):
@@ -119,6 +105,18 @@ func jsTranslate(err error) error {
 		return apiErr
 	}
 	return Translate(err)
+}
+
+// apiErrorCode is the err_code of the API error err carries, 0 for none.
+func apiErrorCode(err error) ErrorCode {
+	var translated *APIError
+	if errors.As(err, &translated) {
+		return translated.ErrorCode
+	}
+	if apiErr := APIErrorOf(err); apiErr != nil {
+		return apiErr.ErrorCode
+	}
+	return 0
 }
 
 // ErrorCode is a JetStream API error's err_code.
@@ -172,6 +170,11 @@ type jsOpts struct {
 	asyncTimeout    time.Duration
 	// streamListSubject filters StreamsInfo and StreamNames.
 	streamListSubject string
+	// A call's requests: StreamInfo's, PurgeStream's, GetMsg's Direct Get.
+	streamInfo    *StreamInfoRequest
+	purge         *StreamPurgeRequest
+	directGet     bool
+	directNextFor string
 }
 
 // JSOpt configures a JetStream context or one of its calls.
@@ -373,7 +376,15 @@ type jsContext struct {
 	nc      *Conn
 	inner   *natsio.JetStream
 	maxWait time.Duration
-	opts    jsOpts // the context's options
+	opts    jsOpts         // the context's options
+	bopts   []natsio.JSOpt // inner's options
+
+	// pub is the asynchronous publishes' publisher (nil before the first
+	// and after CleanupPublisher); the first one publishes through inner,
+	// the others through a binding context of their own (pubUsed).
+	pubMu   sync.Mutex
+	pub     *publisher
+	pubUsed bool
 }
 
 // JetStream is nats.go's legacy JetStream context on nc.
@@ -401,7 +412,7 @@ func (nc *Conn) JetStream(opts ...JSOpt) (JetStreamContext, error) {
 	if err != nil {
 		return nil, jsTranslate(err)
 	}
-	return &jsContext{nc: nc, inner: inner, maxWait: o.maxWait, opts: o}, nil
+	return &jsContext{nc: nc, inner: inner, maxWait: o.maxWait, opts: o, bopts: bopts}, nil
 }
 
 // context is the call's context: the one an option gave, else one bounded
@@ -504,19 +515,33 @@ func viaJSON(from, to any) error {
 
 func (js *jsContext) streamOp(cfg *StreamConfig, opts []JSOpt,
 	op func(context.Context, natsio.StreamConfig) (*natsio.StreamInfo, error)) (*StreamInfo, error) {
-	if cfg == nil || cfg.Name == "" {
-		return nil, ErrStreamNameRequired
+	if cfg == nil {
+		return nil, ErrStreamConfigRequired
+	}
+	if err := checkStreamName(cfg.Name); err != nil {
+		return nil, err
 	}
 	ctx, cancel, err := js.callContext(opts)
 	if err != nil {
 		return nil, err
 	}
 	defer cancel()
-	var bcfg natsio.StreamConfig
-	if err := viaJSON(cfg, &bcfg); err != nil {
+	req, err := streamRequest(cfg)
+	if err != nil {
 		return nil, err
 	}
-	return streamInfo(op(ctx, bcfg))
+	var bcfg natsio.StreamConfig
+	if err := viaJSON(req, &bcfg); err != nil {
+		return nil, err
+	}
+	info, err := streamInfo(op(ctx, bcfg))
+	if err != nil {
+		return nil, err
+	}
+	if err := checkStreamKept(cfg, info); err != nil {
+		return nil, err
+	}
+	return info, nil
 }
 
 func streamInfo(info *natsio.StreamInfo, err error) (*StreamInfo, error) {
@@ -547,22 +572,39 @@ func (js *jsContext) DeleteStream(name string, opts ...JSOpt) error {
 	return jsTranslate(js.inner.DeleteStream(ctx, name))
 }
 
+// PurgeStream removes the stream's messages: all of them, or those a
+// *StreamPurgeRequest option selects.
 func (js *jsContext) PurgeStream(name string, opts ...JSOpt) error {
-	ctx, cancel, err := js.callContext(opts)
+	if err := checkStreamName(name); err != nil {
+		return err
+	}
+	o, ctx, cancel, err := js.callOptions(opts)
 	if err != nil {
 		return err
 	}
 	defer cancel()
+	if o.purge != nil {
+		return js.purgeWith(ctx, &o, name)
+	}
 	_, err = js.inner.PurgeStream(ctx, name)
 	return jsTranslate(err)
 }
 
+// StreamInfo reads the stream's configuration and state; a
+// *StreamInfoRequest option asks for its deleted messages and its
+// subjects' counts too.
 func (js *jsContext) StreamInfo(stream string, opts ...JSOpt) (*StreamInfo, error) {
-	ctx, cancel, err := js.callContext(opts)
+	if err := checkStreamName(stream); err != nil {
+		return nil, err
+	}
+	o, ctx, cancel, err := js.callOptions(opts)
 	if err != nil {
 		return nil, err
 	}
 	defer cancel()
+	if o.streamInfo != nil {
+		return js.streamInfoPaged(ctx, &o, stream)
+	}
 	return streamInfo(js.inner.StreamInfo(ctx, stream))
 }
 
@@ -577,13 +619,79 @@ func consumerInfo(info *natsio.ConsumerInfo, err error) (*ConsumerInfo, error) {
 	return &out, nil
 }
 
+// AddConsumer creates a consumer, or returns the one of the same name
+// and configuration; one of the same name and another configuration is
+// ErrConsumerNameAlreadyInUse.
 func (js *jsContext) AddConsumer(stream string, cfg *ConsumerConfig, opts ...JSOpt) (*ConsumerInfo, error) {
+	if cfg == nil {
+		cfg = &ConsumerConfig{}
+	}
+	if err := checkConsumerRequest(stream, cfg); err != nil {
+		return nil, err
+	}
 	ctx, cancel, err := js.callContext(opts)
 	if err != nil {
 		return nil, err
 	}
 	defer cancel()
-	return js.addConsumer(ctx, stream, cfg)
+	info, err := js.addConsumer(ctx, stream, cfg)
+	if code := apiErrorCode(err); code == JSErrCodeConsumerNameExists || code == jsErrCodeConsumerExists {
+		return nil, consumerNameInUse(stream, consumerNameOf(cfg))
+	}
+	return info, err
+}
+
+// jsErrCodeConsumerExists is the server's answer to a create of a
+// consumer that exists with another configuration.
+const jsErrCodeConsumerExists ErrorCode = 10148
+
+func consumerNameOf(cfg *ConsumerConfig) string {
+	if cfg.Name != "" {
+		return cfg.Name
+	}
+	return cfg.Durable
+}
+
+// checkConsumerRequest is nats.go's check of a consumer's create or
+// update: the stream's and consumer's names, a filter subject that does
+// not start or end with a dot.
+func checkConsumerRequest(stream string, cfg *ConsumerConfig) error {
+	if err := checkStreamName(stream); err != nil {
+		return err
+	}
+	if err := checkFilters(cfg); err != nil {
+		return err
+	}
+	name := consumerNameOf(cfg)
+	if name == "" {
+		return nil
+	}
+	if err := checkConsumerName(name); err != nil {
+		return err
+	}
+	if f := cfg.FilterSubject; f != "" && f != ">" && (f[0] == '.' || f[len(f)-1] == '.') {
+		return fmt.Errorf("%w: %q", ErrInvalidFilterSubject, f)
+	}
+	return nil
+}
+
+// checkFilters refuses FilterSubject with FilterSubjects with the
+// server's answer (nats.go leaves it to the server; the library checks it
+// before sending).
+func checkFilters(cfg *ConsumerConfig) error {
+	if cfg.FilterSubject != "" && len(cfg.FilterSubjects) > 0 {
+		return ErrDuplicateFilterSubjects
+	}
+	return nil
+}
+
+// checkFiltersKept is nats.go's check that the server kept the filter
+// subjects asked for (an older server drops them).
+func checkFiltersKept(cfg *ConsumerConfig, info *ConsumerInfo) (*ConsumerInfo, error) {
+	if len(cfg.FilterSubjects) != 0 && len(info.Config.FilterSubjects) == 0 {
+		return nil, ErrConsumerMultipleFilterSubjectsNotSupported
+	}
+	return info, nil
 }
 
 func (js *jsContext) addConsumer(ctx context.Context, stream string, cfg *ConsumerConfig) (*ConsumerInfo, error) {
@@ -591,10 +699,17 @@ func (js *jsContext) addConsumer(ctx context.Context, stream string, cfg *Consum
 	if err := viaJSON(cfg, &bcfg); err != nil {
 		return nil, err
 	}
-	return consumerInfo(js.inner.CreateConsumer(ctx, stream, bcfg))
+	info, err := consumerInfo(js.inner.CreateConsumer(ctx, stream, bcfg))
+	if err != nil {
+		return nil, err
+	}
+	return checkFiltersKept(cfg, info)
 }
 
 func (js *jsContext) DeleteConsumer(stream, consumer string, opts ...JSOpt) error {
+	if err := checkConsumerArgs(stream, consumer); err != nil {
+		return err
+	}
 	ctx, cancel, err := js.callContext(opts)
 	if err != nil {
 		return err
@@ -603,7 +718,18 @@ func (js *jsContext) DeleteConsumer(stream, consumer string, opts ...JSOpt) erro
 	return jsTranslate(js.inner.DeleteConsumer(ctx, stream, consumer))
 }
 
+// checkConsumerArgs checks the names a call on one consumer is given.
+func checkConsumerArgs(stream, consumer string) error {
+	if err := checkStreamName(stream); err != nil {
+		return err
+	}
+	return checkConsumerName(consumer)
+}
+
 func (js *jsContext) ConsumerInfo(stream, name string, opts ...JSOpt) (*ConsumerInfo, error) {
+	if err := checkConsumerArgs(stream, name); err != nil {
+		return nil, err
+	}
 	ctx, cancel, err := js.callContext(opts)
 	if err != nil {
 		return nil, err
@@ -703,8 +829,9 @@ func (js *jsContext) streamOf(ctx context.Context, subj string, o *subOpts) (str
 // the one Bind, Durable (or, for a queue, the queue's name) names when it
 // exists (a push consumer for push, a pull one for pull), else one
 // created with the options (then created is true: Unsubscribe deletes it).
-// SkipConsumerLookup creates (or updates) without looking first.
-func (js *jsContext) consumerFor(ctx context.Context, stream, subj, queue string, o *subOpts, pull bool) (name string, created bool, err error) {
+// SkipConsumerLookup creates (or updates) without looking first. pending
+// is what a consumer it created had to deliver (InitialConsumerPending).
+func (js *jsContext) consumerFor(ctx context.Context, stream, subj, queue string, o *subOpts, pull bool) (name string, created bool, pending uint64, err error) {
 	name = o.consumer
 	if name == "" {
 		name = o.cfg.Durable
@@ -717,30 +844,38 @@ func (js *jsContext) consumerFor(ctx context.Context, stream, subj, queue string
 		switch {
 		case err == nil:
 			if subj != "" && info.Config.FilterSubject != "" && info.Config.FilterSubject != subj {
-				return "", false, ErrSubjectMismatch
+				return "", false, 0, ErrSubjectMismatch
 			}
 			if pull && info.Config.DeliverSubject != "" {
-				return "", false, ErrPullSubscribeToPushConsumer
+				return "", false, 0, ErrPullSubscribeToPushConsumer
 			}
 			if !pull && info.Config.DeliverSubject == "" {
-				return "", false, ErrPullSubscribeRequired
+				return "", false, 0, ErrPullSubscribeRequired
 			}
-			return name, false, nil
+			o.cfg.AckPolicy = info.Config.AckPolicy // what the subscription then acks by
+			return name, false, 0, nil
 		case !errors.Is(err, ErrConsumerNotFound) || o.consumer != "":
-			return "", false, err
+			return "", false, 0, err
 		}
 	}
 	if o.skipLookup && o.consumer != "" {
-		return o.consumer, false, nil // bound: nothing to create
+		return o.consumer, false, 0, nil // bound: nothing to create
 	}
-	name, err = js.createConsumer(ctx, stream, subj, queue, name, o, pull)
-	return name, err == nil, err
+	info, err := js.createConsumer(ctx, stream, subj, queue, name, o, pull)
+	if err != nil {
+		return "", false, 0, err
+	}
+	return info.Name, true, initialPending(info), nil
 }
+
+// initialPending is what a consumer had to deliver when it was made: the
+// messages it has delivered and those still pending, as nats.go counts.
+func initialPending(info *ConsumerInfo) uint64 { return info.NumPending + info.Delivered.Consumer }
 
 // createConsumer creates the consumer of a subscription with nats.go's
 // defaults: filtered by subj, a new inbox as deliver subject for push,
 // MaxAckPending the subscription's queue length when unset.
-func (js *jsContext) createConsumer(ctx context.Context, stream, subj, queue, durable string, o *subOpts, pull bool) (string, error) {
+func (js *jsContext) createConsumer(ctx context.Context, stream, subj, queue, durable string, o *subOpts, pull bool) (*ConsumerInfo, error) {
 	cfg := o.cfg
 	cfg.Durable = durable
 	if durable == "" && cfg.Name == "" {
@@ -758,17 +893,13 @@ func (js *jsContext) createConsumer(ctx context.Context, stream, subj, queue, du
 	}
 	var bcfg natsio.ConsumerConfig
 	if err := viaJSON(&cfg, &bcfg); err != nil {
-		return "", err
+		return nil, err
 	}
 	create := js.inner.CreateConsumer
 	if o.skipLookup {
 		create = js.inner.CreateOrUpdateConsumer
 	}
-	info, err := consumerInfo(create(ctx, stream, bcfg))
-	if err != nil {
-		return "", err
-	}
-	return info.Name, nil
+	return consumerInfo(create(ctx, stream, bcfg))
 }
 
 // subscribe binds to the consumer the options name, or creates one (as
@@ -796,7 +927,7 @@ func (js *jsContext) subscribe(subj, queue string, cb MsgHandler, queueLen int, 
 	if o.ordered {
 		return js.subscribeOrdered(ctx, stream, subj, cb, &o)
 	}
-	name, created, err := js.consumerFor(ctx, stream, subj, queue, &o, false)
+	name, created, pending, err := js.consumerFor(ctx, stream, subj, queue, &o, false)
 	if err != nil {
 		return nil, err
 	}
@@ -809,8 +940,8 @@ func (js *jsContext) subscribe(subj, queue string, cb MsgHandler, queueLen int, 
 		return nil, jsTranslate(err)
 	}
 	s := &Subscription{Subject: subj, Queue: queue, nc: js.nc, ready: make(chan struct{}), sync: cb == nil,
-		push: &pushSub{js: js, inner: inner, stream: stream, consumer: name, created: created,
-			done: make(chan struct{})}}
+		push: &pushSub{js: js, inner: inner, stream: stream, consumer: name, created: created, initialPending: pending,
+			ackNone: info.Config.AckPolicy == AckNonePolicy, done: make(chan struct{})}}
 	// Missed heartbeats reach the AsyncErrorCB as ErrConsumerNotActive,
 	// with this subscription, as in nats.go.
 	s.push.unroute = js.nc.RouteMissedHeartbeats(info.Config.DeliverSubject, func() {
@@ -843,14 +974,18 @@ func (js *jsContext) subscribeOrdered(ctx context.Context, stream, subj string, 
 	if err != nil {
 		return nil, jsTranslate(err)
 	}
+	var pending uint64
+	if info := oc.CachedInfo(); info != nil {
+		pending = info.NumPending + info.Delivered.Consumer
+	}
 	inner, err := oc.Messages(ctx)
 	if err != nil {
 		_ = oc.Stop(ctx)
 		return nil, jsTranslate(err)
 	}
 	s := &Subscription{Subject: subj, nc: js.nc, ready: make(chan struct{}), sync: cb == nil,
-		push: &pushSub{js: js, inner: inner, stream: stream, ordered: oc, done: make(chan struct{}),
-			unroute: func() {}}}
+		push: &pushSub{js: js, inner: inner, stream: stream, ordered: oc, ackNone: true, done: make(chan struct{}),
+			initialPending: pending, unroute: func() {}}}
 	close(s.ready)
 	if cb != nil {
 		s.push.start(s, cb, false)
@@ -867,7 +1002,10 @@ type pushSub struct {
 	stream   string
 	consumer string
 	created  bool // by Subscribe: deleted by Unsubscribe
-	done     chan struct{}
+	ackNone  bool // the consumer takes no acks
+	// initialPending is InitialConsumerPending's answer (0 unless created).
+	initialPending uint64
+	done           chan struct{}
 	// isStopped is set by the first Unsubscribe or Drain.
 	isStopped atomic.Bool
 	unroute   func()                  // ends RouteMissedHeartbeats
@@ -1003,9 +1141,23 @@ func (m *Msg) jsMsg() (*natsio.Msg, error) {
 	return m.inner, nil
 }
 
+// ackTarget is the message an acknowledgement is for:
+// ErrCantAckIfConsumerAckNone when its subscription's consumer takes no
+// acks (AckNone, and ordered consumers), as in nats.go.
+func (m *Msg) ackTarget() (*natsio.Msg, error) {
+	inner, err := m.jsMsg()
+	if err != nil {
+		return nil, err
+	}
+	if s := m.Sub; s != nil && ((s.push != nil && s.push.ackNone) || (s.pull != nil && s.pull.ackNone)) {
+		return nil, ErrCantAckIfConsumerAckNone
+	}
+	return inner, nil
+}
+
 // Ack acknowledges a JetStream message.
 func (m *Msg) Ack(opts ...AckOpt) error {
-	inner, err := m.jsMsg()
+	inner, err := m.ackTarget()
 	if err != nil {
 		return err
 	}
@@ -1014,7 +1166,7 @@ func (m *Msg) Ack(opts ...AckOpt) error {
 
 // AckSync acknowledges and waits for the server's confirmation.
 func (m *Msg) AckSync(opts ...AckOpt) error {
-	inner, err := m.jsMsg()
+	inner, err := m.ackTarget()
 	if err != nil {
 		return err
 	}
@@ -1042,7 +1194,7 @@ func (m *Msg) AckSync(opts ...AckOpt) error {
 
 // Nak asks for redelivery.
 func (m *Msg) Nak(opts ...AckOpt) error {
-	inner, err := m.jsMsg()
+	inner, err := m.ackTarget()
 	if err != nil {
 		return err
 	}
@@ -1051,7 +1203,7 @@ func (m *Msg) Nak(opts ...AckOpt) error {
 
 // NakWithDelay asks for redelivery after delay.
 func (m *Msg) NakWithDelay(delay time.Duration, opts ...AckOpt) error {
-	inner, err := m.jsMsg()
+	inner, err := m.ackTarget()
 	if err != nil {
 		return err
 	}
@@ -1060,7 +1212,7 @@ func (m *Msg) NakWithDelay(delay time.Duration, opts ...AckOpt) error {
 
 // Term stops redelivery.
 func (m *Msg) Term(opts ...AckOpt) error {
-	inner, err := m.jsMsg()
+	inner, err := m.ackTarget()
 	if err != nil {
 		return err
 	}
@@ -1069,7 +1221,7 @@ func (m *Msg) Term(opts ...AckOpt) error {
 
 // InProgress resets the message's ack wait.
 func (m *Msg) InProgress(opts ...AckOpt) error {
-	inner, err := m.jsMsg()
+	inner, err := m.ackTarget()
 	if err != nil {
 		return err
 	}
@@ -1209,6 +1361,15 @@ func (js *jsContext) ConsumerNames(stream string, opts ...JSOpt) <-chan string {
 
 // UpdateConsumer changes an existing consumer's configuration.
 func (js *jsContext) UpdateConsumer(stream string, cfg *ConsumerConfig, opts ...JSOpt) (*ConsumerInfo, error) {
+	if cfg == nil {
+		return nil, ErrConsumerConfigRequired
+	}
+	if consumerNameOf(cfg) == "" {
+		return nil, ErrConsumerNameRequired
+	}
+	if err := checkConsumerRequest(stream, cfg); err != nil {
+		return nil, err
+	}
 	ctx, cancel, err := js.callContext(opts)
 	if err != nil {
 		return nil, err
@@ -1218,5 +1379,9 @@ func (js *jsContext) UpdateConsumer(stream string, cfg *ConsumerConfig, opts ...
 	if err := viaJSON(cfg, &bcfg); err != nil {
 		return nil, err
 	}
-	return consumerInfo(js.inner.UpdateConsumer(ctx, stream, bcfg))
+	info, err := consumerInfo(js.inner.UpdateConsumer(ctx, stream, bcfg))
+	if err != nil {
+		return nil, err
+	}
+	return checkFiltersKept(cfg, info)
 }

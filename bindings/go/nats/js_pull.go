@@ -43,7 +43,24 @@ type pullSub struct {
 	stream   string
 	consumer string
 	created  bool // by PullSubscribe: deleted by Unsubscribe
-	stopped  atomic.Bool
+	ackNone  bool // the consumer takes no acks
+	// initialPending is InitialConsumerPending's answer (0 unless created).
+	initialPending uint64
+	stopped        atomic.Bool
+}
+
+// InitialConsumerPending is how many messages the consumer the
+// subscription created had to deliver when it was made (those it had
+// delivered and those pending), as nats.go counts them; 0 for a consumer
+// it bound to. ErrTypeSubscription for a subscription of core NATS.
+func (s *Subscription) InitialConsumerPending() (uint64, error) {
+	switch {
+	case s != nil && s.push != nil:
+		return s.push.initialPending, nil
+	case s != nil && s.pull != nil:
+		return s.pull.initialPending, nil
+	}
+	return 0, fmt.Errorf("%w: not a JetStream subscription", ErrTypeSubscription)
 }
 
 // PullSubscribe is a subscription read with Fetch and FetchBatch, on the
@@ -70,12 +87,13 @@ func (js *jsContext) PullSubscribe(subj, durable string, opts ...SubOpt) (*Subsc
 	if err != nil {
 		return nil, err
 	}
-	name, created, err := js.consumerFor(ctx, stream, subj, "", &o, true)
+	name, created, pending, err := js.consumerFor(ctx, stream, subj, "", &o, true)
 	if err != nil {
 		return nil, err
 	}
 	s := &Subscription{Subject: subj, nc: js.nc, ready: make(chan struct{}), sync: true,
-		pull: &pullSub{js: js, stream: stream, consumer: name, created: created}}
+		pull: &pullSub{js: js, stream: stream, consumer: name, created: created, initialPending: pending,
+			ackNone: o.cfg.AckPolicy == AckNonePolicy}}
 	close(s.ready)
 	return s, nil
 }

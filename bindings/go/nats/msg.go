@@ -57,13 +57,18 @@ func (m *Msg) RespondMsg(msg *Msg) error {
 // Size is the size of the message's subject, reply, headers and data as
 // nats.go counts them (the header block as sent).
 func (m *Msg) Size() int {
-	size := len(m.Subject) + len(m.Reply) + len(m.Data)
-	if len(m.Header) > 0 {
-		size += len("NATS/1.0\r\n\r\n")
-		for k, vs := range m.Header {
-			for _, v := range vs {
-				size += len(k) + len(": ") + len(v) + len("\r\n")
-			}
+	return len(m.Subject) + len(m.Reply) + headerBlockSize(m.Header) + len(m.Data)
+}
+
+// headerBlockSize is the size of h's header block as sent, 0 for none.
+func headerBlockSize(h Header) int {
+	if len(h) == 0 {
+		return 0
+	}
+	size := len("NATS/1.0\r\n\r\n")
+	for k, vs := range h {
+		for _, v := range vs {
+			size += len(k) + len(": ") + len(v) + len("\r\n")
 		}
 	}
 	return size

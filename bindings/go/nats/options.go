@@ -5,9 +5,12 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	natsio "github.com/libnatsio/natsio/bindings/go"
@@ -44,11 +47,19 @@ type Option func(*Options) error
 // Options are a connection's settings, by nats.go's names. The fields the
 // binding has no counterpart for are not listed.
 type Options struct {
-	Url                  string
-	Servers              []string
-	NoRandomize          bool
-	NoEcho               bool
-	Name                 string
+	Url         string
+	Servers     []string
+	NoRandomize bool
+	NoEcho      bool
+	Name        string
+	// TLSConfig is the tls.Config of Secure; Connect hands over what the
+	// library's TLS can take from it (see Secure), when Secure is set.
+	TLSConfig *tls.Config
+	// Verbose has the server acknowledge every protocol message (the
+	// client reads past the acks); Pedantic has it check the protocol
+	// strictly.
+	Verbose              bool
+	Pedantic             bool
 	Secure               bool
 	TLSHandshakeFirst    bool
 	AllowReconnect       bool
@@ -72,7 +83,10 @@ type Options struct {
 	// fails with ErrInvalidArg).
 	CustomDialer CustomDialer
 
-	ClosedCB            ConnHandler
+	ClosedCB ConnHandler
+	// DisconnectedCB is called on a lost connection when
+	// DisconnectedErrCB is not set. Deprecated: use DisconnectedErrCB.
+	DisconnectedCB      ConnHandler
 	DisconnectedErrCB   ConnErrHandler
 	ConnectedCB         ConnHandler
 	ReconnectedCB       ConnHandler
@@ -84,6 +98,29 @@ type Options struct {
 	// (UserInfoHandler); TokenHandler the token (TokenHandler).
 	UserInfo     UserInfoCB
 	TokenHandler AuthTokenHandler
+	// UserJWT gives the user JWT and SignatureCB signs the server's nonce
+	// with the user's key, on every connect (UserJWT, UserCredentialBytes,
+	// UserJWTAndSeed set them).
+	UserJWT     UserJWTHandler
+	SignatureCB SignatureHandler
+
+	// The fields of the options in options_extra.go (see there what each
+	// does here) and of NoCallbacksAfterClientClose.
+	PermissionErrOnSubscribe    bool
+	IgnoreDiscoveredServers     bool
+	NoCallbacksAfterClientClose bool
+	WriteBufferSize             int
+	Compression                 bool
+	UseOldRequestStyle          bool
+	SkipHostLookup              bool
+	SkipSubjectValidation       bool
+	ReconnectOnFlusherError     bool
+	// SubChanLen is how many messages a synchronous subscription keeps
+	// waiting for NextMsg (its pending message limit; SyncQueueLen).
+	SubChanLen int
+	// WebSocketConnectionHeaders are added to the upgrade request of
+	// ws:// and wss:// servers.
+	WebSocketConnectionHeaders http.Header
 
 	credsFile    string
 	nkeySeedFile string
@@ -96,15 +133,18 @@ type Options struct {
 // GetDefaultOptions returns nats.go's default settings.
 func GetDefaultOptions() Options {
 	return Options{
-		AllowReconnect:   true,
-		MaxReconnect:     DefaultMaxReconnect,
-		ReconnectWait:    DefaultReconnectWait,
-		Timeout:          DefaultTimeout,
-		DrainTimeout:     DefaultDrainTimeout,
-		FlusherTimeout:   DefaultFlusherTimeout,
-		PingInterval:     DefaultPingInterval,
-		MaxPingsOut:      DefaultMaxPingOut,
-		ReconnectBufSize: DefaultReconnectBufSize,
+		AllowReconnect:     true,
+		MaxReconnect:       DefaultMaxReconnect,
+		ReconnectWait:      DefaultReconnectWait,
+		ReconnectJitter:    DefaultReconnectJitter,
+		ReconnectJitterTLS: DefaultReconnectJitterTLS,
+		Timeout:            DefaultTimeout,
+		DrainTimeout:       DefaultDrainTimeout,
+		FlusherTimeout:     DefaultFlusherTimeout,
+		PingInterval:       DefaultPingInterval,
+		MaxPingsOut:        DefaultMaxPingOut,
+		ReconnectBufSize:   DefaultReconnectBufSize,
+		SubChanLen:         DefaultMaxChanLen,
 	}
 }
 
@@ -150,14 +190,16 @@ func TokenHandler(cb AuthTokenHandler) Option {
 	}
 }
 
-// UserCredentials authenticates with a .creds file (JWT and seed). A
-// separate seed file (nats.go's optional second argument) is not supported.
+// UserCredentials authenticates with a .creds file (JWT and seed), or with
+// the JWT of userOrChainedFile and the seed of seedFiles[0]; the files are
+// read on every connect.
 func UserCredentials(userOrChainedFile string, seedFiles ...string) Option {
 	return func(o *Options) error {
 		if len(seedFiles) > 0 {
-			return ErrInvalidArg
+			return credentialFilesAuth(o, userOrChainedFile, seedFiles[0])
 		}
 		o.credsFile = userOrChainedFile
+		o.UserJWT, o.SignatureCB = nil, nil // the last credentials given win
 		return nil
 	}
 }
@@ -182,6 +224,8 @@ func MaxReconnects(max int) Option {
 	return func(o *Options) error { o.MaxReconnect = max; return nil }
 }
 
+// ReconnectWait is the wait between reconnect attempts to a server; 0 or
+// less is none (the library's shortest, 1 ms).
 func ReconnectWait(t time.Duration) Option {
 	return func(o *Options) error { o.ReconnectWait = t; return nil }
 }
@@ -195,15 +239,22 @@ func ReconnectBufSize(size int) Option {
 }
 
 func Timeout(t time.Duration) Option { return func(o *Options) error { o.Timeout = t; return nil } }
+
+// DrainTimeout bounds Drain; 0 or less gives up at once, as in nats.go
+// (the library's shortest, 1 ms).
 func DrainTimeout(t time.Duration) Option {
 	return func(o *Options) error { o.DrainTimeout = t; return nil }
 }
 func FlusherTimeout(t time.Duration) Option {
 	return func(o *Options) error { o.FlusherTimeout = t; return nil }
 }
+
+// PingInterval is how often the client pings the server; 0 or less turns
+// the pings off, as in nats.go (the library then pings once a century).
 func PingInterval(t time.Duration) Option {
 	return func(o *Options) error { o.PingInterval = t; return nil }
 }
+
 func MaxPingsOutstanding(max int) Option {
 	return func(o *Options) error { o.MaxPingsOut = max; return nil }
 }
@@ -229,31 +280,41 @@ func SetCustomDialer(dialer CustomDialer) Option {
 	return func(o *Options) error { o.CustomDialer = dialer; return nil }
 }
 
+// CustomInboxPrefix sets the prefix of the connection's inboxes (replies
+// to its requests, NewInbox); an empty prefix, one with a wildcard or
+// ending with a dot fails, with nats.go's error text.
 func CustomInboxPrefix(p string) Option {
-	return func(o *Options) error { o.InboxPrefix = p; return nil }
+	return func(o *Options) error {
+		if p == "" || strings.ContainsAny(p, ">*") || strings.HasSuffix(p, ".") {
+			return errors.New("nats: invalid custom prefix")
+		}
+		o.InboxPrefix = p
+		return nil
+	}
 }
 
 // Secure requires TLS, configured by at most one tls.Config (more:
-// ErrMultipleTLSConfigs). What the library's TLS can take from it is
-// used: ServerName (the name the server's certificate is verified
-// against) and the first of Certificates (the client's chain and key, for
-// mutual TLS, handed over as PEM); RootCAs only when it is the system's
-// pool, as an x509.CertPool cannot be read back (give the CA file with
-// RootCAs instead). What cannot be mapped fails here with ErrInvalidArg and
-// the field named: other RootCAs, InsecureSkipVerify (the library always
-// verifies the server), custom verification (VerifyPeerCertificate,
-// VerifyConnection) and certificate callbacks (GetClientCertificate). The
-// other fields (versions, cipher suites, ...) are the library's choice.
+// ErrMultipleTLSConfigs), kept in Options.TLSConfig. Connect uses what the
+// library's TLS can take from it: ServerName (the name the server's
+// certificate is verified against) and the first of Certificates (the
+// client's chain and key, for mutual TLS, handed over as PEM); RootCAs
+// only when it is the system's pool, as an x509.CertPool cannot be read
+// back (give the CA file with RootCAs instead). What cannot be mapped
+// fails Connect with ErrInvalidArg and the field named: other RootCAs,
+// InsecureSkipVerify (the library always verifies the server), custom
+// verification (VerifyPeerCertificate, VerifyConnection) and certificate
+// callbacks (GetClientCertificate). The other fields (versions, cipher
+// suites, ...) are the library's choice.
 func Secure(tlsConfigs ...*tls.Config) Option {
 	return func(o *Options) error {
 		if len(tlsConfigs) > 1 {
 			return ErrMultipleTLSConfigs
 		}
 		o.Secure = true
-		if len(tlsConfigs) == 0 || tlsConfigs[0] == nil {
-			return nil
+		if len(tlsConfigs) == 1 {
+			o.TLSConfig = tlsConfigs[0]
 		}
-		return o.useTLSConfig(tlsConfigs[0])
+		return nil
 	}
 }
 
@@ -380,10 +441,10 @@ func (o *Options) bindingOptions(nc *Conn) ([]natsio.Option, error) {
 	opts := []natsio.Option{
 		natsio.MaxReconnects(o.MaxReconnect),
 		// nats.go waits the same time between attempts, without doubling.
-		natsio.ReconnectWait(o.ReconnectWait, o.ReconnectWait),
+		natsio.ReconnectWait(atLeastOneMilli(o.ReconnectWait), atLeastOneMilli(o.ReconnectWait)),
 		natsio.ConnectTimeout(o.Timeout),
-		natsio.DrainTimeout(o.DrainTimeout),
-		natsio.PingInterval(o.PingInterval, o.MaxPingsOut),
+		natsio.DrainTimeout(atLeastOneMilli(o.DrainTimeout)),
+		natsio.PingInterval(pingInterval(o.PingInterval), o.MaxPingsOut),
 		natsio.ReconnectBufSize(o.ReconnectBufSize),
 		natsio.RetryOnFailedConnect(o.RetryOnFailedConnect),
 		natsio.ErrorHandler(nc.asyncError),
@@ -397,9 +458,8 @@ func (o *Options) bindingOptions(nc *Conn) ([]natsio.Option, error) {
 			} else {
 				nc.statusChanged(DISCONNECTED)
 			}
-			if o.DisconnectedErrCB != nil {
-				o.DisconnectedErrCB(nc, Translate(err))
-			}
+			nc.linkUp.Store(false)
+			nc.disconnected(Translate(err))
 		}),
 	}
 	if o.Name != "" {
@@ -414,10 +474,13 @@ func (o *Options) bindingOptions(nc *Conn) ([]natsio.Option, error) {
 	if o.NoRandomize {
 		opts = append(opts, natsio.DontRandomize())
 	}
-	if o.ReconnectJitter > 0 || o.ReconnectJitterTLS > 0 {
-		opts = append(opts, natsio.ReconnectJitter(o.ReconnectJitter, o.ReconnectJitterTLS))
-	}
+	// Always given: 0 is no jitter, as in nats.go (GetDefaultOptions has
+	// nats.go's defaults).
+	opts = append(opts, natsio.ReconnectJitter(max(o.ReconnectJitter, 0), max(o.ReconnectJitterTLS, 0)))
 	if o.UserInfo != nil {
+		if o.User != "" || o.Password != "" {
+			return nil, ErrUserInfoAlreadySet
+		}
 		cb := o.UserInfo
 		opts = append(opts, natsio.UserInfoCallback(func() (string, string, error) {
 			user, password := cb()
@@ -435,8 +498,18 @@ func (o *Options) bindingOptions(nc *Conn) ([]natsio.Option, error) {
 	if o.credsFile != "" {
 		opts = append(opts, natsio.UserCredentials(o.credsFile))
 	}
+	if jwtOpt, err := o.userJWTOption(nc); err != nil {
+		return nil, err
+	} else if jwtOpt != nil {
+		opts = append(opts, jwtOpt)
+	}
 	if o.nkeySeedFile != "" {
 		opts = append(opts, natsio.NkeyFromFile(o.nkeySeedFile))
+	}
+	if o.Secure && o.TLSConfig != nil {
+		if err := o.useTLSConfig(o.TLSConfig); err != nil {
+			return nil, err
+		}
 	}
 	if o.Secure {
 		tlsOpt, err := o.tlsOption()
@@ -457,14 +530,23 @@ func (o *Options) bindingOptions(nc *Conn) ([]natsio.Option, error) {
 	if o.InboxPrefix != "" {
 		opts = append(opts, natsio.InboxPrefix(o.InboxPrefix))
 	}
+	extra, err := o.extraBindingOptions()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, extra...)
 	// The status listeners (StatusChanged) see an event before the
-	// program's handler runs (noStatus: none to report).
+	// program's handler runs (noStatus: none to report). The handlers are
+	// read from nc when the event happens: Set*Handler may change them.
 	const noStatus = Status(-1)
-	handler := func(cb ConnHandler, status Status) natsio.ConnHandler {
+	handler := func(cb func() ConnHandler, status Status) natsio.ConnHandler {
 		return func(inner *natsio.Conn) {
 			nc.bind(inner)
 			if status == CLOSED {
 				nc.releaseBarriers()
+			}
+			if status == CONNECTED {
+				nc.linkUp.Store(true)
 			}
 			// The first connection's event reaches the listeners only when
 			// Connect returned before it (RetryOnFailedConnect): else
@@ -475,26 +557,35 @@ func (o *Options) bindingOptions(nc *Conn) ([]natsio.Option, error) {
 			if status != noStatus {
 				nc.statusChanged(status)
 			}
-			if cb != nil {
+			switch {
+			case status == CLOSED && nc.muted():
+				return
+			case status == CLOSED && nc.linkUp.Swap(false):
+				// Closed while connected: nats.go tells the disconnect
+				// handler first, without an error.
+				nc.disconnected(nil)
+			}
+			if cb := cb(); cb != nil {
 				cb(nc)
 			}
 		}
 	}
 	reconnected := func(inner *natsio.Conn) {
 		nc.bind(inner)
+		nc.linkUp.Store(true)
 		nc.statusChanged(CONNECTED)
-		if o.ReconnectedCB != nil {
-			o.ReconnectedCB(nc)
+		if cb := nc.ReconnectHandler(); cb != nil {
+			cb(nc)
 		}
 	}
-	opts = append(opts, natsio.ClosedHandler(handler(o.ClosedCB, CLOSED)),
-		natsio.ConnectedHandler(handler(o.ConnectedCB, CONNECTED)),
-		natsio.ReconnectHandler(reconnected))
-	if o.DiscoveredServersCB != nil {
-		opts = append(opts, natsio.DiscoveredServersHandler(handler(o.DiscoveredServersCB, noStatus)))
-	}
+	fixed := func(cb ConnHandler) func() ConnHandler { return func() ConnHandler { return cb } }
+	opts = append(opts, natsio.ClosedHandler(handler(nc.ClosedHandler, CLOSED)),
+		natsio.ConnectedHandler(handler(fixed(o.ConnectedCB), CONNECTED)),
+		natsio.ReconnectHandler(reconnected),
+		// Always installed: SetDiscoveredServersHandler may come later.
+		natsio.DiscoveredServersHandler(handler(nc.DiscoveredServersHandler, noStatus)))
 	if o.LameDuckModeHandler != nil {
-		opts = append(opts, natsio.LameDuckModeHandler(handler(o.LameDuckModeHandler, noStatus)))
+		opts = append(opts, natsio.LameDuckModeHandler(handler(fixed(o.LameDuckModeHandler), noStatus)))
 	}
 	return opts, nil
 }

@@ -3,6 +3,7 @@ package nats
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,7 +19,19 @@ type Subscription struct {
 	inner *natsio.Subscription
 	ready chan struct{} // closed once inner is set: handlers wait for it
 	sync  bool
-	max   atomic.Int64 // AutoUnsubscribe's count, 0 when none
+	// toChannel: ChanSubscribe's, whose handler sends on the channel.
+	toChannel bool
+	max       atomic.Int64 // AutoUnsubscribe's count, 0 when none
+	// handled counts the messages handed to a callback subscription's
+	// handler or taken with NextMsg, for AutoUnsubscribe's end.
+	handled atomic.Int64
+	// deliver hands a message to a callback subscription's handler.
+	deliver func(*natsio.Msg)
+	// queue is the facade's own pending queue, once the program has used
+	// the pending-limit calls (see pendingQueue); queueMu orders its start.
+	queue   atomic.Pointer[pendingQueue]
+	queueMu sync.Mutex
+	life    subLife
 	// push is set instead of inner for a subscription of the legacy
 	// JetStream API (JetStreamContext.Subscribe and the like), pull for
 	// one of PullSubscribe.
@@ -55,28 +68,41 @@ func (nc *Conn) ChanQueueSubscribe(subj, queue string, ch chan *Msg) (*Subscript
 }
 
 func (nc *Conn) subscribe(subj, queue string, cb MsgHandler, toChannel bool) (*Subscription, error) {
-	s := &Subscription{Subject: subj, Queue: queue, nc: nc, ready: make(chan struct{}), sync: cb == nil}
+	s := &Subscription{Subject: subj, Queue: queue, nc: nc, ready: make(chan struct{}), sync: cb == nil,
+		toChannel: toChannel}
 	if cb != nil && !toChannel {
 		s.barriers = &barrierTracker{}
 	}
+	// nats.go's limits, which PendingLimits reports.
+	limits := natsio.SubPendingLimits(int64(s.initialMsgsLimit()), subPendingBytesLimit)
 	var inner *natsio.Subscription
 	var err error
 	c := nc.conn()
 	switch {
 	case cb == nil && queue == "":
-		inner, err = c.SubscribeSync(subj)
+		inner, err = c.SubscribeSync(subj, limits)
 	case cb == nil:
-		inner, err = c.QueueSubscribeSync(subj, queue)
+		inner, err = c.QueueSubscribeSync(subj, queue, limits)
 	default:
-		handler := func(m *natsio.Msg) {
-			<-s.ready
+		s.deliver = func(m *natsio.Msg) {
 			cb(newMsg(m, s))
 			s.barriers.handledOne()
+			if s.countHandled() {
+				s.ended()
+			}
+		}
+		handler := func(m *natsio.Msg) {
+			<-s.ready
+			if q := s.queue.Load(); q != nil {
+				s.queueReceived(q, m)
+				return
+			}
+			s.deliver(m)
 		}
 		if queue == "" {
-			inner, err = c.Subscribe(subj, handler)
+			inner, err = c.Subscribe(subj, handler, limits)
 		} else {
-			inner, err = c.QueueSubscribe(subj, queue, handler)
+			inner, err = c.QueueSubscribe(subj, queue, handler, limits)
 		}
 	}
 	if err != nil {
@@ -96,6 +122,14 @@ func (nc *Conn) subscribe(subj, queue string, cb MsgHandler, toChannel bool) (*S
 	return s, nil
 }
 
+// countHandled counts a message handed out; true when it was the last
+// AutoUnsubscribe allowed.
+func (s *Subscription) countHandled() (last bool) {
+	n := s.handled.Add(1)
+	max := s.max.Load()
+	return max > 0 && n >= max
+}
+
 func (s *Subscription) Unsubscribe() error {
 	if s == nil {
 		return ErrBadSubscription
@@ -103,18 +137,36 @@ func (s *Subscription) Unsubscribe() error {
 	if s.nc.IsClosed() {
 		return ErrConnectionClosed
 	}
-	if s.push != nil {
-		return s.push.stop()
-	}
-	if s.pull != nil {
-		return s.pull.stop()
+	if s.push != nil || s.pull != nil {
+		return s.stopJetStream()
 	}
 	if s.inner.IsClosed() {
 		return ErrBadSubscription
 	}
 	s.nc.subs.Delete(s.inner.SID())
+	if q := s.queue.Load(); q != nil {
+		q.stop()
+	}
 	err := Translate(s.inner.Unsubscribe())
 	s.barriers.release()
+	if err == nil {
+		s.ended()
+	}
+	return err
+}
+
+// stopJetStream ends a legacy JetStream subscription at once; it has
+// ended even when deleting its consumer failed.
+func (s *Subscription) stopJetStream() error {
+	var err error
+	if s.push != nil {
+		err = s.push.stop()
+	} else {
+		err = s.pull.stop()
+	}
+	if err != ErrBadSubscription {
+		s.ended()
+	}
 	return err
 }
 
@@ -124,7 +176,13 @@ func (s *Subscription) AutoUnsubscribe(max int) error {
 		return ErrBadSubscription
 	}
 	s.max.Store(int64(max))
-	return Translate(s.inner.AutoUnsubscribe(max))
+	if err := Translate(s.inner.AutoUnsubscribe(max)); err != nil {
+		return err
+	}
+	if !s.sync && max > 0 && s.handled.Load() >= int64(max) {
+		s.ended() // nothing more comes
+	}
+	return nil
 }
 
 // Drain stops the subscription's interest and lets its handler finish what
@@ -140,11 +198,19 @@ func (s *Subscription) Drain() error {
 		return s.push.drain()
 	}
 	if s.pull != nil {
-		return s.pull.stop()
+		return s.stopJetStream() // nothing waits in a pull subscription
 	}
+	s.setStatus(SubscriptionDraining)
 	go func() {
 		_ = s.inner.Drain(context.Background())
+		if q := s.queue.Load(); q != nil {
+			if !s.sync {
+				q.finish(nil) // the library handed everything over
+			}
+			<-q.done
+		}
 		s.barriers.release()
+		s.ended()
 	}()
 	return nil
 }
@@ -181,15 +247,36 @@ func (s *Subscription) nextMsg(ctx context.Context) (*Msg, error) {
 	if s.pull != nil {
 		return nil, ErrTypeSubscription // read with Fetch, as in nats.go
 	}
-	m, err := s.inner.NextMsg(ctx)
+	var m *natsio.Msg
+	var err error
+	if q := s.queue.Load(); q != nil {
+		if q.takeSlow() {
+			s.setStatus(SubscriptionActive)
+			return nil, ErrSlowConsumer
+		}
+		var item pendingItem
+		var ok bool
+		item, ok, err = q.next(ctx, false, 0)
+		switch {
+		case ok:
+			m, err = item.msg, item.err
+		case err == ErrBadSubscription:
+			return nil, err
+		case err == nil:
+			err = natsio.ErrDone
+		}
+	} else {
+		m, err = s.inner.NextMsg(ctx)
+	}
 	switch {
 	case err == nil:
+		if s.countHandled() {
+			s.ended()
+		}
 		return newMsg(m, s), nil
 	case errors.Is(err, natsio.ErrDone):
-		if max := s.max.Load(); max > 0 {
-			if d, _ := s.Delivered(); d >= max {
-				return nil, ErrMaxMessages
-			}
+		if max := s.max.Load(); max > 0 && s.handled.Load() >= max {
+			return nil, ErrMaxMessages
 		}
 		if s.nc.IsClosed() {
 			return nil, ErrConnectionClosed
@@ -201,7 +288,8 @@ func (s *Subscription) nextMsg(ctx context.Context) (*Msg, error) {
 	return nil, Translate(err)
 }
 
-// IsValid reports whether the subscription is still active.
+// IsValid reports whether the subscription is still active (also while
+// it drains).
 func (s *Subscription) IsValid() bool {
 	if s != nil && s.push != nil {
 		return !s.push.stopped()
@@ -209,25 +297,56 @@ func (s *Subscription) IsValid() bool {
 	if s != nil && s.pull != nil {
 		return !s.pull.stopped.Load()
 	}
-	return s != nil && !s.inner.IsClosed()
+	if s == nil {
+		return false
+	}
+	if q := s.queue.Load(); q != nil && s.inner.IsClosed() {
+		select {
+		case <-q.done:
+			return false
+		default:
+			return !s.nc.IsClosed()
+		}
+	}
+	return !s.inner.IsClosed()
 }
 
-// Pending is how many messages and bytes are queued, not yet delivered.
+// Pending is how many messages and bytes are queued, not yet delivered
+// (for a callback subscription, the message its handler is on counts
+// until it returns, as in nats.go). Once the subscription has ended: -1,
+// -1 and ErrBadSubscription, as Delivered's and Dropped's -1.
 func (s *Subscription) Pending() (int, int, error) {
 	st, err := s.stats()
-	return int(st.PendingMsgs), int(st.PendingBytes), err
+	if err != nil {
+		return -1, -1, err
+	}
+	return int(st.PendingMsgs), int(st.PendingBytes), nil
+}
+
+// QueuedMsgs is how many messages are queued, not yet delivered.
+//
+// Deprecated: Use Pending(), as in nats.go.
+func (s *Subscription) QueuedMsgs() (int, error) {
+	msgs, _, err := s.Pending()
+	return msgs, err
 }
 
 // Delivered is how many messages were handed to the application.
 func (s *Subscription) Delivered() (int64, error) {
 	st, err := s.stats()
-	return int64(st.Delivered), err
+	if err != nil {
+		return -1, err
+	}
+	return int64(st.Delivered), nil
 }
 
 // Dropped is how many messages the pending limits dropped.
 func (s *Subscription) Dropped() (int, error) {
 	st, err := s.stats()
-	return int(st.Dropped), err
+	if err != nil {
+		return -1, err
+	}
+	return int(st.Dropped), nil
 }
 
 func (s *Subscription) stats() (natsio.SubStats, error) {
@@ -241,9 +360,22 @@ func (s *Subscription) stats() (natsio.SubStats, error) {
 		// Fetch hands its messages over at once: nothing waits here.
 		return natsio.SubStats{}, nil
 	}
+	if !s.IsValid() {
+		return natsio.SubStats{}, ErrBadSubscription
+	}
 	st, err := s.inner.Stats()
 	if err != nil {
 		return st, ErrBadSubscription
+	}
+	if q := s.queue.Load(); q != nil {
+		// The library counts what it handed to the facade's queue as
+		// delivered: those still waiting there are pending, those the
+		// limits dropped were not delivered.
+		msgs, bytes, queued, _, _, dropped := q.stats()
+		st.Delivered -= uint64(queued + dropped)
+		st.PendingMsgs += uint64(msgs)
+		st.PendingBytes += uint64(bytes)
+		st.Dropped += uint64(dropped)
 	}
 	return st, nil
 }

@@ -8,6 +8,24 @@ import (
 	"github.com/libnatsio/natsio/bindings/go/nats"
 )
 
+// The types both of nats.go's JetStream APIs have, field for field: one
+// definition, the nats package's, serves both.
+type (
+	APIStats             = nats.APIStats
+	AccountLimits        = nats.AccountLimits
+	Tier                 = nats.Tier
+	AccountInfo          = nats.AccountInfo
+	PeerInfo             = nats.PeerInfo
+	Placement            = nats.Placement
+	RePublish            = nats.RePublish
+	SequenceInfo         = nats.SequenceInfo
+	SequencePair         = nats.SequencePair
+	StreamAlternate      = nats.StreamAlternate
+	StreamConsumerLimits = nats.StreamConsumerLimits
+	StreamPurgeRequest   = nats.StreamPurgeRequest
+	MsgMetadata          = nats.MsgMetadata
+)
+
 // enum is the JSON and text of one of nats.go's integer enums: wire[i] is
 // the server's name of value i, text[i] what String prints.
 type enum struct {
@@ -51,6 +69,11 @@ type (
 	AckPolicy        int
 	ReplayPolicy     int
 	PriorityPolicy   int
+	// PersistModeType is how a stream persists its writes (StreamConfig.PersistMode).
+	PersistModeType int
+	// MigrationStatusType classifies what a stream's or consumer's
+	// migration (ClusterInfo.Desired) waits for.
+	MigrationStatusType string
 )
 
 const (
@@ -87,6 +110,28 @@ const (
 	AckExplicitPolicy AckPolicy = iota
 	AckAllPolicy
 	AckNonePolicy
+	// AckFlowControlPolicy acks like AckAllPolicy, by the flow-control
+	// replies of a push consumer (server 2.14+, for stream sources read
+	// through a durable consumer). A consumer's info shows it; the core
+	// does not create consumers with it (the create fails with an
+	// invalid configuration error).
+	AckFlowControlPolicy
+)
+
+const (
+	DefaultPersistMode PersistModeType = iota // writes are synced as the server is configured
+	AsyncPersistMode                          // writes are acknowledged before they are synced
+)
+
+// The migration statuses of DesiredClusterInfoStatus.Type.
+const (
+	MigrationStatusMeta        MigrationStatusType = "meta"
+	MigrationStatusMembership  MigrationStatusType = "membership"
+	MigrationStatusSnapshot    MigrationStatusType = "snapshot"
+	MigrationStatusCatchup     MigrationStatusType = "catchup"
+	MigrationStatusQuorum      MigrationStatusType = "quorum"
+	MigrationStatusBlocked     MigrationStatusType = "blocked"
+	MigrationStatusUnavailable MigrationStatusType = "unavailable"
 )
 
 const (
@@ -108,7 +153,8 @@ var (
 	compressionEnum = enum{"StoreCompression", []string{"none", "s2"}, []string{"None", "S2"}}
 	deliverEnum     = enum{"Deliver Policy", []string{"all", "last", "new", "by_start_sequence", "by_start_time", "last_per_subject"},
 		[]string{"all", "last", "new", "by_start_sequence", "by_start_time", "last_per_subject"}}
-	ackEnum      = enum{"AckPolicy", []string{"explicit", "all", "none"}, []string{"AckExplicit", "AckAll", "AckNone"}}
+	ackEnum      = enum{"AckPolicy", []string{"explicit", "all", "none", "flow_control"}, []string{"AckExplicit", "AckAll", "AckNone", "AckFlowControl"}}
+	persistEnum  = enum{"Persist Mode", []string{"default", "async"}, []string{"Default", "Async"}}
 	replayEnum   = enum{"ReplayPolicy", []string{"instant", "original"}, []string{"instant", "original"}}
 	priorityEnum = enum{"Priority Policy", []string{"", "pinned_client", "overflow", "prioritized"}, []string{"", "pinned_client", "overflow", "prioritized"}}
 )
@@ -145,6 +191,12 @@ func (p *ReplayPolicy) UnmarshalJSON(b []byte) error  { return unmarshalEnum(rep
 func (p PriorityPolicy) MarshalJSON() ([]byte, error) { return priorityEnum.marshal(int(p)) }
 func (p *PriorityPolicy) UnmarshalJSON(b []byte) error {
 	return unmarshalEnum(priorityEnum, b, (*int)(p))
+}
+
+func (p PersistModeType) String() string               { return persistEnum.string(int(p)) }
+func (p PersistModeType) MarshalJSON() ([]byte, error) { return persistEnum.marshal(int(p)) }
+func (p *PersistModeType) UnmarshalJSON(b []byte) error {
+	return unmarshalEnum(persistEnum, b, (*int)(p))
 }
 
 func unmarshalEnum(e enum, b []byte, v *int) error {
@@ -190,11 +242,26 @@ type StreamConfig struct {
 	Metadata               map[string]string       `json:"metadata,omitempty"`
 	AllowMsgTTL            bool                    `json:"allow_msg_ttl,omitempty"`
 	SubjectDeleteMarkerTTL time.Duration           `json:"subject_delete_marker_ttl,omitempty"`
-}
-
-type Placement struct {
-	Cluster string   `json:"cluster"`
-	Tags    []string `json:"tags,omitempty"`
+	ConsumerLimits         StreamConsumerLimits    `json:"consumer_limits,omitempty"`
+	// Template is the stream template that made the stream (read only;
+	// templates are gone from current servers).
+	Template string `json:"template_owner,omitempty"`
+	// AllowMsgCounter makes the stream a counter stream (server 2.12+):
+	// a publish with a Nats-Incr header adds to its subject's value,
+	// which comes back in PubAck.Value.
+	AllowMsgCounter bool `json:"allow_msg_counter,omitempty"`
+	// AllowAtomicPublish lets a batch of publishes be stored all or none
+	// (server 2.12+).
+	AllowAtomicPublish bool `json:"allow_atomic,omitempty"`
+	// AllowMsgSchedules lets publishes schedule messages (Nats-Schedule
+	// headers, server 2.12+).
+	AllowMsgSchedules bool `json:"allow_msg_schedules,omitempty"`
+	// PersistMode is AsyncPersistMode to acknowledge writes before they
+	// are synced (server 2.12+).
+	PersistMode PersistModeType `json:"persist_mode,omitempty"`
+	// AllowBatchPublish lets a batch of publishes be sent with one ack
+	// (server 2.14+).
+	AllowBatchPublish bool `json:"allow_batched,omitempty"`
 }
 
 type StreamSource struct {
@@ -203,17 +270,32 @@ type StreamSource struct {
 	OptStartTime      *time.Time               `json:"opt_start_time,omitempty"`
 	FilterSubject     string                   `json:"filter_subject,omitempty"`
 	SubjectTransforms []SubjectTransformConfig `json:"subject_transforms,omitempty"`
+	External          *ExternalStream          `json:"external,omitempty"`
+	// Consumer names the consumer the source is read through (server
+	// 2.14+).
+	Consumer *StreamConsumerSource `json:"consumer,omitempty"`
+	// Domain is the JetStream domain the stream lives in: stream
+	// creation and update turn it into External (an error if both are
+	// set), as nats.go does.
+	Domain string `json:"-"`
+}
+
+// StreamConsumerSource is the consumer a stream source reads through.
+type StreamConsumerSource struct {
+	Name           string `json:"name,omitempty"`
+	DeliverSubject string `json:"deliver_subject,omitempty"`
+}
+
+// ExternalStream is the API prefix (and deliver prefix) through which a
+// stream of another account or domain is reached.
+type ExternalStream struct {
+	APIPrefix     string `json:"api"`
+	DeliverPrefix string `json:"deliver"`
 }
 
 type SubjectTransformConfig struct {
 	Source      string `json:"src"`
 	Destination string `json:"dest"`
-}
-
-type RePublish struct {
-	Source      string `json:"src,omitempty"`
-	Destination string `json:"dest"`
-	HeadersOnly bool   `json:"headers_only,omitempty"`
 }
 
 type StreamState struct {
@@ -228,38 +310,76 @@ type StreamState struct {
 	NumDeleted  int               `json:"num_deleted"`
 	NumSubjects uint64            `json:"num_subjects"`
 	Subjects    map[string]uint64 `json:"subjects"`
+	Lost        *LostStreamData   `json:"lost,omitempty"`
+}
+
+// LostStreamData is what a stream lost (damaged storage).
+type LostStreamData struct {
+	Msgs  []uint64 `json:"msgs"`
+	Bytes uint64   `json:"bytes"`
 }
 
 type ClusterInfo struct {
-	Name     string      `json:"name,omitempty"`
-	Leader   string      `json:"leader,omitempty"`
-	Replicas []*PeerInfo `json:"replicas,omitempty"`
+	Name        string              `json:"name,omitempty"`
+	RaftGroup   string              `json:"raft_group,omitempty"`
+	Leader      string              `json:"leader,omitempty"`
+	LeaderSince *time.Time          `json:"leader_since,omitempty"`
+	SystemAcc   bool                `json:"system_account,omitempty"`
+	TrafficAcc  string              `json:"traffic_account,omitempty"`
+	Replicas    []*PeerInfo         `json:"replicas,omitempty"`
+	Desired     *DesiredClusterInfo `json:"desired,omitempty"`
 }
 
-type PeerInfo struct {
-	Name    string        `json:"name"`
-	Current bool          `json:"current"`
-	Offline bool          `json:"offline,omitempty"`
-	Active  time.Duration `json:"active"`
-	Lag     uint64        `json:"lag,omitempty"`
+// DesiredClusterInfo is where a migrating stream or consumer is going.
+type DesiredClusterInfo struct {
+	Created  time.Time                 `json:"created"`
+	Name     string                    `json:"name,omitempty"`
+	Replicas []*DesiredPeerInfo        `json:"replicas,omitempty"`
+	Origin   *DesiredClusterInfoOrigin `json:"origin,omitempty"`
+	Status   *DesiredClusterInfoStatus `json:"status,omitempty"`
+}
+
+// DesiredClusterInfoOrigin is what a migration started from.
+type DesiredClusterInfoOrigin struct {
+	Replicas  int              `json:"replicas"`
+	Placement *Placement       `json:"placement,omitempty"`
+	Retention *RetentionPolicy `json:"retention,omitempty"`
+}
+
+// DesiredPeerInfo is a server a migration moves to.
+type DesiredPeerInfo struct {
+	Name    string `json:"name"`
+	Offline bool   `json:"offline,omitempty"`
+	Peer    string `json:"peer"`
+}
+
+// DesiredClusterInfoStatus is what a migration waits for.
+type DesiredClusterInfoStatus struct {
+	Description string              `json:"description"`
+	Type        MigrationStatusType `json:"type"`
+	Err         string              `json:"err,omitempty"`
 }
 
 type StreamInfo struct {
-	Config    StreamConfig        `json:"config"`
-	Created   time.Time           `json:"created"`
-	State     StreamState         `json:"state"`
-	Domain    string              `json:"domain,omitempty"`
-	Cluster   *ClusterInfo        `json:"cluster,omitempty"`
-	Mirror    *StreamSourceInfo   `json:"mirror,omitempty"`
-	Sources   []*StreamSourceInfo `json:"sources,omitempty"`
-	TimeStamp time.Time           `json:"ts"`
+	Config     StreamConfig        `json:"config"`
+	Created    time.Time           `json:"created"`
+	State      StreamState         `json:"state"`
+	Domain     string              `json:"domain,omitempty"`
+	Cluster    *ClusterInfo        `json:"cluster,omitempty"`
+	Mirror     *StreamSourceInfo   `json:"mirror,omitempty"`
+	Sources    []*StreamSourceInfo `json:"sources,omitempty"`
+	Alternates []StreamAlternate   `json:"alternates,omitempty"`
+	TimeStamp  time.Time           `json:"ts"`
 }
 
 // StreamSourceInfo is the state of a mirror or source of a stream.
 type StreamSourceInfo struct {
 	Name              string                   `json:"name"`
+	External          *ExternalStream          `json:"external,omitempty"`
 	Lag               uint64                   `json:"lag"`
+	Seq               uint64                   `json:"seq,omitempty"`
 	Active            time.Duration            `json:"active"`
+	Error             *APIError                `json:"error,omitempty"`
 	FilterSubject     string                   `json:"filter_subject"`
 	SubjectTransforms []SubjectTransformConfig `json:"subject_transforms"`
 }
@@ -302,28 +422,31 @@ type ConsumerConfig struct {
 	PriorityGroups     []string          `json:"priority_groups,omitempty"`
 }
 
-type SequenceInfo struct {
-	Consumer uint64     `json:"consumer_seq"`
-	Stream   uint64     `json:"stream_seq"`
-	Last     *time.Time `json:"last_active,omitempty"`
+type ConsumerInfo struct {
+	Stream         string               `json:"stream_name"`
+	Name           string               `json:"name"`
+	Created        time.Time            `json:"created"`
+	Config         ConsumerConfig       `json:"config"`
+	Delivered      SequenceInfo         `json:"delivered"`
+	AckFloor       SequenceInfo         `json:"ack_floor"`
+	NumAckPending  int                  `json:"num_ack_pending"`
+	NumRedelivered int                  `json:"num_redelivered"`
+	NumWaiting     int                  `json:"num_waiting"`
+	NumPending     uint64               `json:"num_pending"`
+	Cluster        *ClusterInfo         `json:"cluster,omitempty"`
+	PushBound      bool                 `json:"push_bound,omitempty"`
+	Paused         bool                 `json:"paused,omitempty"`
+	PauseRemaining time.Duration        `json:"pause_remaining,omitempty"`
+	TimeStamp      time.Time            `json:"ts"`
+	PriorityGroups []PriorityGroupState `json:"priority_groups,omitempty"`
 }
 
-type ConsumerInfo struct {
-	Stream         string         `json:"stream_name"`
-	Name           string         `json:"name"`
-	Created        time.Time      `json:"created"`
-	Config         ConsumerConfig `json:"config"`
-	Delivered      SequenceInfo   `json:"delivered"`
-	AckFloor       SequenceInfo   `json:"ack_floor"`
-	NumAckPending  int            `json:"num_ack_pending"`
-	NumRedelivered int            `json:"num_redelivered"`
-	NumWaiting     int            `json:"num_waiting"`
-	NumPending     uint64         `json:"num_pending"`
-	Cluster        *ClusterInfo   `json:"cluster,omitempty"`
-	PushBound      bool           `json:"push_bound,omitempty"`
-	Paused         bool           `json:"paused,omitempty"`
-	PauseRemaining time.Duration  `json:"pause_remaining,omitempty"`
-	TimeStamp      time.Time      `json:"ts"`
+// PriorityGroupState is a priority group's state: its pinned client, if
+// any.
+type PriorityGroupState struct {
+	Group          string    `json:"group"`
+	PinnedClientID string    `json:"pinned_client_id,omitempty"`
+	PinnedTS       time.Time `json:"pinned_ts,omitempty"`
 }
 
 // OrderedConsumerConfig is what an ordered consumer reads.
@@ -339,40 +462,14 @@ type OrderedConsumerConfig struct {
 	NamePrefix        string
 }
 
-type APIStats struct {
-	Level    int    `json:"level"`
-	Total    uint64 `json:"total"`
-	Errors   uint64 `json:"errors"`
-	Inflight uint64 `json:"inflight,omitempty"`
-}
-
-type AccountLimits struct {
-	MaxMemory    int64 `json:"max_memory"`
-	MaxStore     int64 `json:"max_storage"`
-	MaxStreams   int   `json:"max_streams"`
-	MaxConsumers int   `json:"max_consumers"`
-}
-
-type Tier struct {
-	Memory    uint64        `json:"memory"`
-	Store     uint64        `json:"storage"`
-	Streams   int           `json:"streams"`
-	Consumers int           `json:"consumers"`
-	Limits    AccountLimits `json:"limits"`
-}
-
-type AccountInfo struct {
-	Tier
-	Domain string          `json:"domain"`
-	API    APIStats        `json:"api"`
-	Tiers  map[string]Tier `json:"tiers"`
-}
-
 type PubAck struct {
 	Stream    string `json:"stream"`
 	Sequence  uint64 `json:"seq"`
 	Duplicate bool   `json:"duplicate,omitempty"`
 	Domain    string `json:"domain,omitempty"`
+	// Value is a counter stream's value of the subject after the publish
+	// (AllowMsgCounter), "" otherwise.
+	Value string `json:"val,omitempty"`
 }
 
 type RawStreamMsg struct {

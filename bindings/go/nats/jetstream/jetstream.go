@@ -7,6 +7,10 @@ package jetstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	natsio "github.com/libnatsio/natsio/bindings/go"
@@ -18,86 +22,142 @@ import (
 type JetStream interface {
 	AccountInfo(ctx context.Context) (*AccountInfo, error)
 	Conn() *nats.Conn
+	Options() JetStreamOptions
 
-	CreateStream(ctx context.Context, cfg StreamConfig) (Stream, error)
-	UpdateStream(ctx context.Context, cfg StreamConfig) (Stream, error)
-	CreateOrUpdateStream(ctx context.Context, cfg StreamConfig) (Stream, error)
-	Stream(ctx context.Context, stream string) (Stream, error)
-	DeleteStream(ctx context.Context, stream string) error
-	ListStreams(ctx context.Context, opts ...StreamListOpt) StreamInfoLister
-	StreamNames(ctx context.Context, opts ...StreamListOpt) StreamNameLister
-
-	StreamNameBySubject(ctx context.Context, subject string) (string, error)
-
-	CreateOrUpdateConsumer(ctx context.Context, stream string, cfg ConsumerConfig) (Consumer, error)
-	CreateConsumer(ctx context.Context, stream string, cfg ConsumerConfig) (Consumer, error)
-	UpdateConsumer(ctx context.Context, stream string, cfg ConsumerConfig) (Consumer, error)
-	OrderedConsumer(ctx context.Context, stream string, cfg OrderedConsumerConfig) (Consumer, error)
-	Consumer(ctx context.Context, stream string, consumer string) (Consumer, error)
-	DeleteConsumer(ctx context.Context, stream string, consumer string) error
-	CreateOrUpdatePushConsumer(ctx context.Context, stream string, cfg ConsumerConfig) (PushConsumer, error)
-	CreatePushConsumer(ctx context.Context, stream string, cfg ConsumerConfig) (PushConsumer, error)
-	UpdatePushConsumer(ctx context.Context, stream string, cfg ConsumerConfig) (PushConsumer, error)
-	PushConsumer(ctx context.Context, stream string, consumer string) (PushConsumer, error)
-	PauseConsumer(ctx context.Context, stream string, consumer string, pauseUntil time.Time) (*ConsumerPauseResponse, error)
-	ResumeConsumer(ctx context.Context, stream string, consumer string) (*ConsumerPauseResponse, error)
-
-	Publish(ctx context.Context, subject string, payload []byte, opts ...PublishOpt) (*PubAck, error)
-	PublishMsg(ctx context.Context, msg *nats.Msg, opts ...PublishOpt) (*PubAck, error)
-	PublishAsync(subject string, payload []byte, opts ...PublishOpt) (PubAckFuture, error)
-	PublishMsgAsync(msg *nats.Msg, opts ...PublishOpt) (PubAckFuture, error)
-	PublishAsyncPending() int
-	PublishAsyncComplete() <-chan struct{}
-
+	StreamConsumerManager
+	StreamManager
+	Publisher
 	KeyValueManager
 	ObjectStoreManager
 }
 
+// DefaultAPIPrefix is the JetStream API's prefix without a domain.
+const DefaultAPIPrefix = "$JS.API."
+
+// defaultAPITimeout bounds each API request without a deadline, as nats.go's.
+const defaultAPITimeout = 5 * time.Second
+
+// JetStreamOptions are the settings of a JetStream context, read with
+// JetStream.Options. nats.go's ClientTrace is not offered: the core makes
+// the API requests and has no hook to observe them.
+type JetStreamOptions struct {
+	// APIPrefix is NewWithAPIPrefix's prefix ("" otherwise).
+	APIPrefix string
+	// Domain is NewWithDomain's domain ("" otherwise).
+	Domain string
+	// DefaultTimeout bounds each API request without a context deadline.
+	DefaultTimeout time.Duration
+
+	binding    []natsio.JSOpt
+	ackHandler MsgAckHandler
+	errHandler MsgErrHandler
+}
+
 // JetStreamOpt configures New.
-type JetStreamOpt func(*[]natsio.JSOpt) error
+type JetStreamOpt func(*JetStreamOptions) error
 
 // WithPublishAsyncMaxPending bounds the asynchronous publishes awaiting
 // their ack.
 func WithPublishAsyncMaxPending(max int) JetStreamOpt {
-	return func(o *[]natsio.JSOpt) error { *o = append(*o, natsio.PublishAsyncMaxPending(max)); return nil }
+	return func(o *JetStreamOptions) error {
+		if max < 1 {
+			return fmt.Errorf("%w: max ack pending should be >= 1", ErrInvalidOption)
+		}
+		o.binding = append(o.binding, natsio.PublishAsyncMaxPending(max))
+		return nil
+	}
 }
 
 // WithDefaultTimeout bounds each API request without a context deadline.
 func WithDefaultTimeout(d time.Duration) JetStreamOpt {
-	return func(o *[]natsio.JSOpt) error { *o = append(*o, natsio.JSTimeout(d)); return nil }
+	return func(o *JetStreamOptions) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: timeout value must be greater than 0", ErrInvalidOption)
+		}
+		o.DefaultTimeout = d
+		return nil
+	}
+}
+
+// WithPublishAsyncTimeout fails an asynchronous publish with
+// ErrAsyncPublishTimeout when its ack has not come within d.
+func WithPublishAsyncTimeout(d time.Duration) JetStreamOpt {
+	return func(o *JetStreamOptions) error {
+		o.binding = append(o.binding, natsio.PublishAsyncTimeout(d))
+		return nil
+	}
+}
+
+// WithPublishAsyncAckHandler has cb called with each asynchronous
+// publish's ack.
+func WithPublishAsyncAckHandler(cb MsgAckHandler) JetStreamOpt {
+	return func(o *JetStreamOptions) error { o.ackHandler = cb; return nil }
+}
+
+// WithPublishAsyncErrHandler has cb called with each asynchronous
+// publish that failed, and its error.
+func WithPublishAsyncErrHandler(cb MsgErrHandler) JetStreamOpt {
+	return func(o *JetStreamOptions) error { o.errHandler = cb; return nil }
 }
 
 type jetStream struct {
 	nc    *nats.Conn
 	inner *natsio.JetStream
+	opts  JetStreamOptions
+	// pub is the context's publishing side, replaced by CleanupPublisher.
+	pubMu sync.Mutex
+	pub   *publisher
 }
 
 // New is a JetStream context on nc.
 func New(nc *nats.Conn, opts ...JetStreamOpt) (JetStream, error) {
-	return newJetStream(nc, opts)
+	return newJetStream(nc, JetStreamOptions{}, opts)
 }
 
 // NewWithDomain is a JetStream context on nc for a JetStream domain.
 func NewWithDomain(nc *nats.Conn, domain string, opts ...JetStreamOpt) (JetStream, error) {
-	return newJetStream(nc, append([]JetStreamOpt{func(o *[]natsio.JSOpt) error {
-		*o = append(*o, natsio.JSDomain(domain))
-		return nil
-	}}, opts...))
+	if domain == "" {
+		return nil, errors.New("domain cannot be empty")
+	}
+	return newJetStream(nc, JetStreamOptions{Domain: domain}, opts)
 }
 
-func newJetStream(nc *nats.Conn, opts []JetStreamOpt) (JetStream, error) {
-	var jsOpts []natsio.JSOpt
-	for _, o := range opts {
-		if err := o(&jsOpts); err != nil {
+// NewWithAPIPrefix is a JetStream context on nc whose API requests go to
+// apiPrefix (e.g. "$JS.hub.API", an account's import of another
+// account's API) instead of DefaultAPIPrefix.
+func NewWithAPIPrefix(nc *nats.Conn, apiPrefix string, opts ...JetStreamOpt) (JetStream, error) {
+	if apiPrefix == "" {
+		return nil, errors.New("API prefix cannot be empty")
+	}
+	return newJetStream(nc, JetStreamOptions{APIPrefix: apiPrefix}, opts)
+}
+
+func newJetStream(nc *nats.Conn, o JetStreamOptions, opts []JetStreamOpt) (JetStream, error) {
+	o.DefaultTimeout = defaultAPITimeout
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
 			return nil, err
 		}
 	}
-	inner, err := nc.Binding().JetStream(jsOpts...)
+	o.binding = append(o.binding, natsio.JSTimeout(o.DefaultTimeout), natsio.PublishAsyncStallWait(stallPoll))
+	if o.Domain != "" {
+		o.binding = append(o.binding, natsio.JSDomain(o.Domain))
+	}
+	if o.APIPrefix != "" {
+		// The core takes the prefix without its final dot.
+		o.binding = append(o.binding, natsio.JSAPIPrefix(strings.TrimSuffix(o.APIPrefix, ".")))
+	}
+	inner, err := nc.Binding().JetStream(o.binding...)
 	if err != nil {
 		return nil, translate(err)
 	}
-	return &jetStream{nc: nc, inner: inner}, nil
+	js := &jetStream{nc: nc, inner: inner, opts: o}
+	js.pub = newPublisher(inner)
+	return js, nil
 }
+
+// Options are the context's settings.
+func (js *jetStream) Options() JetStreamOptions { return js.opts }
 
 func (js *jetStream) Conn() *nats.Conn { return js.nc }
 
@@ -125,18 +185,7 @@ type Stream interface {
 	DeleteMsg(ctx context.Context, seq uint64) error
 	SecureDeleteMsg(ctx context.Context, seq uint64) error
 
-	CreateOrUpdateConsumer(ctx context.Context, cfg ConsumerConfig) (Consumer, error)
-	CreateConsumer(ctx context.Context, cfg ConsumerConfig) (Consumer, error)
-	UpdateConsumer(ctx context.Context, cfg ConsumerConfig) (Consumer, error)
-	OrderedConsumer(ctx context.Context, cfg OrderedConsumerConfig) (Consumer, error)
-	Consumer(ctx context.Context, consumer string) (Consumer, error)
-	DeleteConsumer(ctx context.Context, consumer string) error
-	CreateOrUpdatePushConsumer(ctx context.Context, cfg ConsumerConfig) (PushConsumer, error)
-	CreatePushConsumer(ctx context.Context, cfg ConsumerConfig) (PushConsumer, error)
-	UpdatePushConsumer(ctx context.Context, cfg ConsumerConfig) (PushConsumer, error)
-	PushConsumer(ctx context.Context, consumer string) (PushConsumer, error)
-	ListConsumers(ctx context.Context) ConsumerInfoLister
-	ConsumerNames(ctx context.Context) ConsumerNameLister
+	ConsumerManager
 }
 
 type stream struct {
@@ -146,12 +195,24 @@ type stream struct {
 }
 
 // StreamInfoOpt configures Stream.Info.
-type StreamInfoOpt func(*string) error
+type StreamInfoOpt func(*streamInfoRequest) error
+
+type streamInfoRequest struct {
+	DeletedDetails bool   `json:"deleted_details,omitempty"`
+	SubjectFilter  string `json:"subjects_filter,omitempty"`
+	Offset         int    `json:"offset,omitempty"`
+}
 
 // WithSubjectFilter has Info list the message count of the subjects
 // matching subject (StreamState.Subjects).
 func WithSubjectFilter(subject string) StreamInfoOpt {
-	return func(s *string) error { *s = subject; return nil }
+	return func(r *streamInfoRequest) error { r.SubjectFilter = subject; return nil }
+}
+
+// WithDeletedDetails(true) has Info list the sequences of the deleted
+// messages (StreamState.Deleted).
+func WithDeletedDetails(deletedDetails bool) StreamInfoOpt {
+	return func(r *streamInfoRequest) error { r.DeletedDetails = deletedDetails; return nil }
 }
 
 func streamInfo(info *natsio.StreamInfo, err error) (*StreamInfo, error) {
@@ -167,6 +228,13 @@ func streamInfo(info *natsio.StreamInfo, err error) (*StreamInfo, error) {
 
 func (js *jetStream) streamOp(ctx context.Context, cfg StreamConfig,
 	op func(context.Context, natsio.StreamConfig) (*natsio.StreamInfo, error)) (Stream, error) {
+	if err := validateStreamName(cfg.Name); err != nil {
+		return nil, err
+	}
+	cfg, err := convertStreamConfigDomains(cfg)
+	if err != nil {
+		return nil, err
+	}
 	var bcfg natsio.StreamConfig
 	if err := convert(cfg, &bcfg); err != nil {
 		return nil, err
@@ -191,6 +259,9 @@ func (js *jetStream) CreateOrUpdateStream(ctx context.Context, cfg StreamConfig)
 }
 
 func (js *jetStream) Stream(ctx context.Context, name string) (Stream, error) {
+	if err := validateStreamName(name); err != nil {
+		return nil, err
+	}
 	info, err := streamInfo(js.inner.StreamInfo(ctx, name))
 	if err != nil {
 		return nil, err
@@ -199,6 +270,9 @@ func (js *jetStream) Stream(ctx context.Context, name string) (Stream, error) {
 }
 
 func (js *jetStream) DeleteStream(ctx context.Context, name string) error {
+	if err := validateStreamName(name); err != nil {
+		return err
+	}
 	return translate(js.inner.DeleteStream(ctx, name))
 }
 
@@ -275,6 +349,9 @@ func (js *jetStream) StreamNames(ctx context.Context, opts ...StreamListOpt) Str
 // StreamNameBySubject is the stream holding subject (ErrStreamNotFound when
 // none does).
 func (js *jetStream) StreamNameBySubject(ctx context.Context, subject string) (string, error) {
+	if err := validateSubject(subject); err != nil {
+		return "", err
+	}
 	names, err := js.inner.StreamNames(ctx, subject)
 	if err != nil {
 		return "", translate(err)
@@ -286,17 +363,20 @@ func (js *jetStream) StreamNameBySubject(ctx context.Context, subject string) (s
 }
 
 func (s *stream) Info(ctx context.Context, opts ...StreamInfoOpt) (*StreamInfo, error) {
-	var filter string
+	var req streamInfoRequest
 	for _, o := range opts {
-		if err := o(&filter); err != nil {
+		if err := o(&req); err != nil {
 			return nil, err
 		}
 	}
 	var info *StreamInfo
 	var err error
-	if filter != "" {
-		info, err = streamInfo(s.js.inner.StreamInfoWithSubjects(ctx, s.name, filter))
-	} else {
+	switch {
+	case req.DeletedDetails:
+		info, err = s.infoWithDeletedDetails(ctx, req)
+	case req.SubjectFilter != "":
+		info, err = streamInfo(s.js.inner.StreamInfoWithSubjects(ctx, s.name, req.SubjectFilter))
+	default:
 		info, err = streamInfo(s.js.inner.StreamInfo(ctx, s.name))
 	}
 	if err == nil {
@@ -305,29 +385,94 @@ func (s *stream) Info(ctx context.Context, opts ...StreamInfoOpt) (*StreamInfo, 
 	return info, err
 }
 
+// infoWithDeletedDetails asks the API itself, as the binding's stream
+// info does not ask for deleted details: page after page while the
+// subjects of a subject filter do not fit in one answer.
+func (s *stream) infoWithDeletedDetails(ctx context.Context, req streamInfoRequest) (*StreamInfo, error) {
+	var subjects map[string]uint64
+	for {
+		var resp struct {
+			*StreamInfo
+			Total int `json:"total"`
+		}
+		err := s.js.apiRequest(ctx, "STREAM.INFO."+s.name, req, &resp)
+		var apiErr *APIError
+		if errors.As(err, &apiErr) && apiErr.ErrorCode == JSErrCodeStreamNotFound {
+			return nil, ErrStreamNotFound
+		}
+		if err != nil {
+			return nil, err
+		}
+		if resp.StreamInfo == nil {
+			return nil, ErrInvalidJetStreamResponse
+		}
+		if req.SubjectFilter == "" {
+			return resp.StreamInfo, nil
+		}
+		if subjects == nil {
+			subjects = map[string]uint64{}
+		}
+		for subj, n := range resp.State.Subjects {
+			subjects[subj] = n
+		}
+		req.Offset = len(subjects)
+		if resp.Total <= req.Offset || len(resp.State.Subjects) == 0 {
+			resp.State.Subjects = subjects
+			return resp.StreamInfo, nil
+		}
+	}
+}
+
 func (s *stream) CachedInfo() *StreamInfo { return s.info }
 
 // StreamPurgeOpt narrows Purge.
-type StreamPurgeOpt func(*[]natsio.PurgeOpt) error
+type StreamPurgeOpt func(*StreamPurgeRequest) error
 
+// WithPurgeSubject purges the messages of subject only.
 func WithPurgeSubject(subject string) StreamPurgeOpt {
-	return func(o *[]natsio.PurgeOpt) error { *o = append(*o, natsio.PurgeSubject(subject)); return nil }
+	return func(r *StreamPurgeRequest) error { r.Subject = subject; return nil }
 }
 
+// WithPurgeSequence purges the messages below sequence. Excludes
+// WithPurgeKeep.
 func WithPurgeSequence(sequence uint64) StreamPurgeOpt {
-	return func(o *[]natsio.PurgeOpt) error { *o = append(*o, natsio.PurgeSequence(sequence)); return nil }
+	return func(r *StreamPurgeRequest) error {
+		if r.Keep != 0 {
+			return fmt.Errorf("%w: both 'keep' and 'sequence' cannot be provided in purge request", ErrInvalidOption)
+		}
+		r.Sequence = sequence
+		return nil
+	}
 }
 
+// WithPurgeKeep purges all but the last keep messages. Excludes
+// WithPurgeSequence.
 func WithPurgeKeep(keep uint64) StreamPurgeOpt {
-	return func(o *[]natsio.PurgeOpt) error { *o = append(*o, natsio.PurgeKeep(keep)); return nil }
+	return func(r *StreamPurgeRequest) error {
+		if r.Sequence != 0 {
+			return fmt.Errorf("%w: both 'keep' and 'sequence' cannot be provided in purge request", ErrInvalidOption)
+		}
+		r.Keep = keep
+		return nil
+	}
 }
 
 func (s *stream) Purge(ctx context.Context, opts ...StreamPurgeOpt) error {
-	var purgeOpts []natsio.PurgeOpt
+	var req StreamPurgeRequest
 	for _, o := range opts {
-		if err := o(&purgeOpts); err != nil {
+		if err := o(&req); err != nil {
 			return err
 		}
+	}
+	var purgeOpts []natsio.PurgeOpt
+	if req.Subject != "" {
+		purgeOpts = append(purgeOpts, natsio.PurgeSubject(req.Subject))
+	}
+	if req.Sequence != 0 {
+		purgeOpts = append(purgeOpts, natsio.PurgeSequence(req.Sequence))
+	}
+	if req.Keep != 0 {
+		purgeOpts = append(purgeOpts, natsio.PurgeKeep(req.Keep))
 	}
 	_, err := s.js.inner.PurgeStream(ctx, s.name, purgeOpts...)
 	return translate(err)
@@ -428,4 +573,60 @@ func (s *stream) ListConsumers(ctx context.Context) ConsumerInfoLister {
 func (s *stream) ConsumerNames(ctx context.Context) ConsumerNameLister {
 	names, err := s.js.inner.ConsumerNames(ctx, s.name)
 	return newLister(names, translate(err))
+}
+
+// validateStreamName refuses the names nats.go refuses before asking the
+// server.
+func validateStreamName(stream string) error {
+	if stream == "" {
+		return ErrStreamNameRequired
+	}
+	if strings.ContainsAny(stream, ">*. /\\\t\r\n") {
+		return fmt.Errorf("%w: %q", ErrInvalidStreamName, stream)
+	}
+	return nil
+}
+
+// validateSubject refuses what cannot be a subject (filter): empty, dots
+// at either end, spaces, or a ">" before the end.
+func validateSubject(subject string) error {
+	if subject == "" {
+		return fmt.Errorf("%w: %s", ErrInvalidSubject, "subject cannot be empty")
+	}
+	if subject[0] == '.' || subject[len(subject)-1] == '.' || strings.Contains(subject, " ") ||
+		strings.Contains(subject[:len(subject)-1], ">") {
+		return fmt.Errorf("%w: %s", ErrInvalidSubject, subject)
+	}
+	return nil
+}
+
+// convertStreamConfigDomains turns the Domain of cfg's mirror and sources
+// into the External that reaches it, on a copy (the caller's config is
+// left as it is).
+func convertStreamConfigDomains(cfg StreamConfig) (StreamConfig, error) {
+	convert := func(ss *StreamSource) (*StreamSource, error) {
+		if ss == nil || ss.Domain == "" {
+			return ss, nil
+		}
+		if ss.External != nil {
+			return nil, errors.New("nats: domain and external are both set")
+		}
+		c := *ss
+		c.External = &ExternalStream{APIPrefix: "$JS." + ss.Domain + ".API"}
+		return &c, nil
+	}
+	var err error
+	if cfg.Mirror, err = convert(cfg.Mirror); err != nil {
+		return cfg, err
+	}
+	if len(cfg.Sources) > 0 {
+		sources := make([]*StreamSource, len(cfg.Sources))
+		for i, ss := range cfg.Sources {
+			if sources[i], err = convert(ss); err != nil {
+				return cfg, err
+			}
+		}
+		cfg.Sources = sources
+	}
+	return cfg, nil
 }

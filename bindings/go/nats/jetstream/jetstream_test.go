@@ -1,10 +1,13 @@
 package jetstream
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	natsio "github.com/libnatsio/natsio/bindings/go"
 	"github.com/libnatsio/natsio/bindings/go/nats"
@@ -117,5 +120,59 @@ func TestHeaderNames(t *testing.T) {
 		if got != want {
 			t.Errorf("%q, want %q", got, want)
 		}
+	}
+}
+
+// The enums of newer servers print and travel as nats.go's; the default
+// persist mode is left out of a config, as nats.go leaves it.
+func TestNewerEnums(t *testing.T) {
+	if AckFlowControlPolicy.String() != "AckFlowControl" || AsyncPersistMode.String() != "Async" ||
+		PersistModeType(5).String() != "Unknown Persist Mode" {
+		t.Errorf("texts: %q %q", AckFlowControlPolicy, AsyncPersistMode)
+	}
+	var cfg ConsumerConfig
+	if err := json.Unmarshal([]byte(`{"ack_policy":"flow_control"}`), &cfg); err != nil || cfg.AckPolicy != AckFlowControlPolicy {
+		t.Errorf("flow_control: %v, %v", cfg.AckPolicy, err)
+	}
+	b, err := json.Marshal(StreamConfig{Name: "S", PersistMode: AsyncPersistMode})
+	if err != nil || !strings.Contains(string(b), `"persist_mode":"async"`) {
+		t.Errorf("async persist mode: %s, %v", b, err)
+	}
+	if b, _ = json.Marshal(StreamConfig{Name: "S"}); strings.Contains(string(b), "persist_mode") {
+		t.Errorf("default persist mode sent: %s", b)
+	}
+	if _, err := json.Marshal(StreamConfig{PersistMode: 9}); err == nil {
+		t.Error("an unknown persist mode was marshalled")
+	}
+}
+
+// The option constructors refuse the values nats.go's refuse, wrapping
+// ErrInvalidOption.
+func TestOptionValidation(t *testing.T) {
+	var o pubOpts
+	for _, opt := range []PublishOpt{WithScheduleEvery(time.Millisecond), WithScheduleCron(""), WithScheduleTarget(""),
+		WithScheduleSource(""), WithScheduleTTL(0), WithScheduleTimeZone(""), WithStallWait(0), WithRetryWait(0), WithRetryAttempts(-1)} {
+		if err := opt(&o); !errors.Is(err, ErrInvalidOption) {
+			t.Errorf("%v", err)
+		}
+	}
+	var p pullConfig
+	for _, opt := range []PullConsumeOpt{StopAfter(0), PullMinPending(0), PullMinAckPending(-1),
+		PullMaxMessagesWithBytesLimit(0, 1), PullMaxMessagesWithBytesLimit(1, 0), PullMaxMessages(0), PullMaxBytes(-1),
+		PullExpiry(time.Millisecond), PullHeartbeat(time.Minute)} {
+		if err := opt.configureConsume(&p); !errors.Is(err, ErrInvalidOption) {
+			t.Errorf("%v", err)
+		}
+	}
+	f := fetchConfig{}
+	for _, opt := range []FetchOpt{FetchMaxWait(0), FetchMinPending(0), FetchMinAckPending(0), FetchMaxBytes(10)} {
+		if err := opt(&f); !errors.Is(err, ErrInvalidOption) {
+			t.Errorf("%v", err)
+		}
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	if err := FetchContext(ctx)(&f); !errors.Is(err, ErrInvalidOption) {
+		t.Errorf("FetchContext past its deadline: %v", err)
 	}
 }

@@ -42,7 +42,7 @@ func (js *jetStream) KeyValueStores(ctx context.Context) KeyValueLister {
 	stores, err := js.inner.KeyValueStores(ctx)
 	out := make([]KeyValueStatus, len(stores))
 	for i, st := range stores {
-		out[i] = kvStatus{kvshim.Status{S: st}}
+		out[i] = newKVStatus(st)
 	}
 	return newLister(out, translate(err))
 }
@@ -107,12 +107,8 @@ type KeyValueStatus interface {
 	IsCompressed() bool
 	LimitMarkerTTL() time.Duration
 	Metadata() map[string]string
+	Config() KeyValueConfig
 }
-
-type kvStatus struct{ kvshim.Status }
-
-func (s kvStatus) LimitMarkerTTL() time.Duration { return s.S.LimitMarkerTTL }
-func (s kvStatus) Metadata() map[string]string   { return s.S.Metadata }
 
 // KeyWatcher is a running watch: entries on Updates (a nil entry marks the
 // end of the initial values), until Stop.
@@ -136,22 +132,49 @@ func KeyTTL(ttl time.Duration) KVCreateOpt {
 }
 
 // KVDeleteOpt configures Delete and Purge.
-type KVDeleteOpt func(*[]natsio.KVDeleteOpt) error
+type KVDeleteOpt func(*kvDeleteConfig) error
 
-func LastRevision(revision uint64) KVDeleteOpt {
-	return func(o *[]natsio.KVDeleteOpt) error { *o = append(*o, natsio.LastRevision(revision)); return nil }
+type kvDeleteConfig struct {
+	opts []natsio.KVDeleteOpt
+	// ttl: PurgeTTL was given a positive TTL, which Delete refuses.
+	ttl bool
 }
 
+func LastRevision(revision uint64) KVDeleteOpt {
+	return func(c *kvDeleteConfig) error { c.opts = append(c.opts, natsio.LastRevision(revision)); return nil }
+}
+
+// PurgeTTL has the purge marker expire after ttl (the bucket needs a
+// LimitMarkerTTL). Purge only: Delete refuses it with
+// ErrTTLOnDeleteNotSupported.
 func PurgeTTL(ttl time.Duration) KVDeleteOpt {
-	return func(o *[]natsio.KVDeleteOpt) error { *o = append(*o, natsio.PurgeTTL(ttl)); return nil }
+	return func(c *kvDeleteConfig) error {
+		c.opts, c.ttl = append(c.opts, natsio.PurgeTTL(ttl)), ttl > 0
+		return nil
+	}
 }
 
 // KVPurgeOpt configures PurgeDeletes.
-type KVPurgeOpt func(*[]natsio.KVPurgeOpt) error
-
-func DeleteMarkersOlderThan(d time.Duration) KVPurgeOpt {
-	return func(o *[]natsio.KVPurgeOpt) error { *o = append(*o, natsio.DeleteMarkersOlderThan(d)); return nil }
+type KVPurgeOpt interface {
+	configurePurge(*[]natsio.KVPurgeOpt) error
 }
+
+// DeleteMarkersOlderThan has PurgeDeletes remove only the delete and
+// purge markers older than it (default 30 minutes; a negative value: all
+// of them).
+type DeleteMarkersOlderThan time.Duration
+
+func (d DeleteMarkersOlderThan) configurePurge(o *[]natsio.KVPurgeOpt) error {
+	*o = append(*o, natsio.DeleteMarkersOlderThan(time.Duration(d)))
+	return nil
+}
+
+// KeyValueMaxHistory is the most revisions a bucket keeps per key; a
+// larger History is ErrHistoryTooLarge.
+const KeyValueMaxHistory = 64
+
+// AllKeys is the filter of every key (Watch).
+const AllKeys = ">"
 
 // WatchOpt configures a watch (Key-Value and Object Store) and Keys.
 type WatchOpt func(*watchConfig) error
@@ -192,19 +215,44 @@ func watchOptions(opts []WatchOpt) (watchConfig, error) {
 
 type kv struct{ inner *natsio.KeyValue }
 
+// KeyValue binds bucket: ErrBucketNotFound when there is no stream
+// KV_<bucket>, ErrBadBucket when there is one that is not a bucket.
 func (js *jetStream) KeyValue(ctx context.Context, bucket string) (KeyValue, error) {
-	return bindKV(js.inner.KeyValue(ctx, bucket))
+	inner, err := js.inner.KeyValue(ctx, bucket)
+	if errors.Is(err, natsio.ErrBucketNotFound) {
+		if _, infoErr := js.inner.StreamInfo(ctx, "KV_"+bucket); infoErr == nil {
+			return nil, ErrBadBucket
+		}
+	}
+	return bindKV(inner, err)
+}
+
+// checkKVConfig refuses what nats.go refuses before asking the server.
+func checkKVConfig(cfg KeyValueConfig) error {
+	if cfg.History > KeyValueMaxHistory {
+		return ErrHistoryTooLarge
+	}
+	return nil
 }
 
 func (js *jetStream) CreateKeyValue(ctx context.Context, cfg KeyValueConfig) (KeyValue, error) {
+	if err := checkKVConfig(cfg); err != nil {
+		return nil, err
+	}
 	return bindKV(js.inner.CreateKeyValue(ctx, cfg.binding()))
 }
 
 func (js *jetStream) UpdateKeyValue(ctx context.Context, cfg KeyValueConfig) (KeyValue, error) {
+	if err := checkKVConfig(cfg); err != nil {
+		return nil, err
+	}
 	return bindKV(js.inner.UpdateKeyValue(ctx, cfg.binding()))
 }
 
 func (js *jetStream) CreateOrUpdateKeyValue(ctx context.Context, cfg KeyValueConfig) (KeyValue, error) {
+	if err := checkKVConfig(cfg); err != nil {
+		return nil, err
+	}
 	return bindKV(js.inner.CreateOrUpdateKeyValue(ctx, cfg.binding()))
 }
 
@@ -301,36 +349,39 @@ func revisionMismatch(err error) error {
 	return err
 }
 
-func deleteOptions(opts []KVDeleteOpt) ([]natsio.KVDeleteOpt, error) {
-	var out []natsio.KVDeleteOpt
+func deleteOptions(opts []KVDeleteOpt) (*kvDeleteConfig, error) {
+	var c kvDeleteConfig
 	for _, o := range opts {
-		if err := o(&out); err != nil {
+		if err := o(&c); err != nil {
 			return nil, err
 		}
 	}
-	return out, nil
+	return &c, nil
 }
 
 func (k *kv) Delete(ctx context.Context, key string, opts ...KVDeleteOpt) error {
-	o, err := deleteOptions(opts)
+	c, err := deleteOptions(opts)
 	if err != nil {
 		return err
 	}
-	return revisionMismatch(k.inner.Delete(ctx, key, o...))
+	if c.ttl {
+		return ErrTTLOnDeleteNotSupported
+	}
+	return revisionMismatch(k.inner.Delete(ctx, key, c.opts...))
 }
 
 func (k *kv) Purge(ctx context.Context, key string, opts ...KVDeleteOpt) error {
-	o, err := deleteOptions(opts)
+	c, err := deleteOptions(opts)
 	if err != nil {
 		return err
 	}
-	return revisionMismatch(k.inner.Purge(ctx, key, o...))
+	return revisionMismatch(k.inner.Purge(ctx, key, c.opts...))
 }
 
 func (k *kv) PurgeDeletes(ctx context.Context, opts ...KVPurgeOpt) error {
 	var purgeOpts []natsio.KVPurgeOpt
 	for _, o := range opts {
-		if err := o(&purgeOpts); err != nil {
+		if err := o.configurePurge(&purgeOpts); err != nil {
 			return err
 		}
 	}
@@ -343,7 +394,7 @@ func (k *kv) Status(ctx context.Context) (KeyValueStatus, error) {
 	if err != nil {
 		return nil, translate(err)
 	}
-	return kvStatus{kvshim.Status{S: st}}, nil
+	return newKVStatus(st), nil
 }
 
 // Keys lists the keys holding a value: ErrNoKeysFound when there are none,

@@ -2,7 +2,11 @@ package jetstream
 
 import (
 	"context"
+	"encoding/base64"
+	"errors"
+	"hash"
 	"io"
+	"strings"
 	"time"
 
 	natsio "github.com/libnatsio/natsio/bindings/go"
@@ -41,7 +45,7 @@ func (js *jetStream) ObjectStores(ctx context.Context) ObjectStoresLister {
 	stores, err := js.inner.ObjectStores(ctx)
 	out := make([]ObjectStoreStatus, len(stores))
 	for i, st := range stores {
-		out[i] = objStatus{S: st}
+		out[i] = newObjStatus(st)
 	}
 	return newLister(out, translate(err))
 }
@@ -187,7 +191,12 @@ func (js *jetStream) DeleteObjectStore(ctx context.Context, bucket string) error
 
 func info(i *ObjectInfo, err error) (*ObjectInfo, error) { return i, translate(err) }
 
+// Put stores an object; ErrLinkNotAllowed when meta names a link (AddLink
+// makes links).
 func (o *objStore) Put(ctx context.Context, meta ObjectMeta, r io.Reader) (*ObjectInfo, error) {
+	if meta.Opts != nil && meta.Opts.Link != nil {
+		return nil, ErrLinkNotAllowed
+	}
 	return info(o.inner.Put(ctx, meta, r))
 }
 
@@ -205,6 +214,10 @@ func (o *objStore) Get(ctx context.Context, name string, opts ...GetObjectOpt) (
 		return nil, err
 	}
 	r, err := o.inner.Get(ctx, name, getOpts...)
+	if errors.Is(err, natsio.ErrObjectLink) {
+		// Links to links cannot be made: this one leads to a bucket.
+		return nil, ErrCantGetBucket
+	}
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -246,6 +259,9 @@ func (o *objStore) GetString(ctx context.Context, name string, opts ...GetObject
 }
 
 func (o *objStore) GetInfo(ctx context.Context, name string, opts ...GetObjectInfoOpt) (*ObjectInfo, error) {
+	if name == "" {
+		return nil, ErrNameRequired
+	}
 	infoOpts, err := collect(convertOpts(opts))
 	if err != nil {
 		return nil, err
@@ -253,22 +269,48 @@ func (o *objStore) GetInfo(ctx context.Context, name string, opts ...GetObjectIn
 	return info(o.inner.GetInfo(ctx, name, infoOpts...))
 }
 
+// UpdateMeta changes an object's name and description;
+// ErrUpdateMetaDeleted when there is no such live object.
 func (o *objStore) UpdateMeta(ctx context.Context, name string, meta ObjectMeta) error {
-	return translate(o.inner.UpdateMeta(ctx, name, meta))
+	err := o.inner.UpdateMeta(ctx, name, meta)
+	if errors.Is(err, natsio.ErrObjectNotFound) && !errors.Is(err, natsio.ErrBucketNotFound) {
+		return ErrUpdateMetaDeleted
+	}
+	return translate(err)
 }
 
 func (o *objStore) Delete(ctx context.Context, name string) error {
 	return translate(o.inner.Delete(ctx, name))
 }
 
+// AddLink stores name as a link to obj: ErrNameRequired, ErrObjectRequired
+// (no obj or no name), ErrNoLinkToDeleted, ErrNoLinkToLink.
 func (o *objStore) AddLink(ctx context.Context, name string, obj *ObjectInfo) (*ObjectInfo, error) {
+	switch {
+	case name == "":
+		return nil, ErrNameRequired
+	case obj == nil || obj.Name == "":
+		return nil, ErrObjectRequired
+	case obj.Deleted:
+		return nil, ErrNoLinkToDeleted
+	case obj.Opts != nil && obj.Opts.Link != nil:
+		return nil, ErrNoLinkToLink
+	}
 	return info(o.inner.AddLink(ctx, name, obj))
 }
 
+// AddBucketLink stores name as a link to bucket: ErrNameRequired,
+// ErrBucketRequired (nil), ErrBucketMalformed (not this package's).
 func (o *objStore) AddBucketLink(ctx context.Context, name string, bucket ObjectStore) (*ObjectInfo, error) {
+	if name == "" {
+		return nil, ErrNameRequired
+	}
+	if bucket == nil {
+		return nil, ErrBucketRequired
+	}
 	target, ok := bucket.(*objStore)
 	if !ok {
-		return nil, ErrBadObjectMeta
+		return nil, ErrBucketMalformed
 	}
 	return info(o.inner.AddBucketLink(ctx, name, target.inner))
 }
@@ -292,14 +334,12 @@ func (o *objStore) List(ctx context.Context, opts ...ListObjectsOpt) ([]*ObjectI
 	return infos, nil
 }
 
-type objStatus = kvshim.ObjStatus[StorageType]
-
 func (o *objStore) Status(ctx context.Context) (ObjectStoreStatus, error) {
 	st, err := o.inner.Status(ctx)
 	if err != nil {
 		return nil, translate(err)
 	}
-	return objStatus{S: st}, nil
+	return newObjStatus(st), nil
 }
 
 type objWatcher struct {
@@ -322,4 +362,20 @@ func (o *objStore) Watch(ctx context.Context, opts ...WatchOpt) (ObjectWatcher, 
 	kvshim.StopWithContext(ctx, inner.Stop)
 	same := func(i *ObjectInfo) *ObjectInfo { return i }
 	return &objWatcher{inner, kvshim.Relay(inner.Updates(), 256, cfg.updatesOnly, same, nil)}, nil
+}
+
+// GetObjectDigestValue is the digest text of an object whose bytes went
+// through data (a SHA-256 hash): ObjectInfo.Digest's form.
+func GetObjectDigestValue(data hash.Hash) string {
+	return "SHA-256=" + base64.URLEncoding.EncodeToString(data.Sum(nil))
+}
+
+// DecodeObjectDigest is the hash an ObjectInfo.Digest text holds;
+// ErrInvalidDigestFormat when it is not "<algorithm>=<base64>".
+func DecodeObjectDigest(data string) ([]byte, error) {
+	_, digest, ok := strings.Cut(data, "=")
+	if !ok {
+		return nil, ErrInvalidDigestFormat
+	}
+	return base64.URLEncoding.DecodeString(digest)
 }

@@ -49,6 +49,9 @@ func newPushConsumer(js *jetStream, stream string, info *ConsumerInfo) (PushCons
 
 func (js *jetStream) pushConsumerOp(ctx context.Context, stream string, cfg ConsumerConfig,
 	op func(context.Context, string, natsio.ConsumerConfig) (*natsio.ConsumerInfo, error)) (PushConsumer, error) {
+	if err := checkConsumerConfig(stream, cfg); err != nil {
+		return nil, err
+	}
 	if cfg.DeliverSubject == "" {
 		return nil, ErrNotPushConsumer
 	}
@@ -78,6 +81,9 @@ func (js *jetStream) UpdatePushConsumer(ctx context.Context, stream string, cfg 
 // PushConsumer is the push consumer name of stream; ErrNotPushConsumer if
 // it has no deliver subject.
 func (js *jetStream) PushConsumer(ctx context.Context, stream, name string) (PushConsumer, error) {
+	if err := validateStreamName(stream); err != nil {
+		return nil, err
+	}
 	info, err := consumerInfo(js.inner.ConsumerInfo(ctx, stream, name))
 	if err != nil {
 		return nil, err

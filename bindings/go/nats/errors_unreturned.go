@@ -1,0 +1,24 @@
+package nats
+
+import "errors"
+
+// Errors of nats.go that libnatsio never returns, declared so that a
+// program comparing against them builds: the comparison is false here
+// because the case they name does not arise.
+var (
+	// A server list mixing ws:// or wss:// with other schemes: libnatsio
+	// takes such a list (each server is reached with its own scheme).
+	ErrMixingWebsocketSchemes = errors.New("nats: mixing of websocket and non websocket URLs is not allowed")
+
+	// Of the legacy JetStream API: nats.go declares these two and returns
+	// neither.
+	ErrInvalidDurableName                                      = errors.New("nats: invalid durable name")
+	ErrStreamSourceSubjectTransformNotSupported JetStreamError = &jsError{message: "stream subject transformation not supported by nats-server"}
+
+	// A pull request ended by the consumer's leader changing: the
+	// library pulls again from the new leader, so a Fetch does not fail.
+	ErrConsumerLeadershipChanged JetStreamError = &jsError{message: "Leadership Changed"}
+	// A Fetch cut off by a disconnect: the library's pulls ride through
+	// reconnects (the Fetch waits for its messages or its own timeout).
+	ErrFetchDisconnected JetStreamError = &jsError{message: "disconnected during fetch"}
+)
