@@ -149,6 +149,8 @@ export interface JsMsg {
   working(): void;
   term(reason?: string): void;
   ackAck(opts?: { timeout?: number }): Promise<boolean>;
+  /** Acks and asks the consumer for the next message(s), delivered to `subj`. */
+  next(subj?: string, opts?: Partial<{ batch: number; expires: number; no_wait: boolean }>): void;
   json<T = unknown>(reviver?: (this: unknown, key: string, value: unknown) => unknown): T;
   string(): string;
 }
@@ -230,6 +232,40 @@ export interface Stream {
   deleteMessage(seq: number, erase?: boolean): Promise<boolean>;
   alternates(): Promise<unknown[]>;
   best(): Promise<Stream>;
+  getPushConsumer(name?: string | Partial<OrderedConsumerOptions & { deliver_prefix: string }>): Promise<PushConsumer>;
+  /** ConsumerAPI.reset for a consumer of this stream. */
+  resetConsumer(name: string, seq?: number): Promise<ConsumerResetResponse>;
+}
+
+/** The server's answer to a consumer reset: the consumer's info and the
+ * stream sequence its delivery restarts from. */
+export type ConsumerResetResponse = ConsumerInfo & { reset_seq: number };
+
+/** A message of a Direct Get; what it is comes from its headers. */
+export interface DirectMsg extends StoredMsg {
+  stream: string;
+}
+
+/** jsm.direct: reads through the stream's Direct Get API (allow_direct). */
+export interface DirectStreamAPI {
+  getMessage(stream: string, query: MsgRequest | { start_time: Date | string }): Promise<DirectMsg | null>;
+  getBatch(stream: string, opts: { batch?: number; max_bytes?: number; seq?: number; start_time?: Date | string; next_by_subj?: string }): Promise<QueuedIterator<DirectMsg>>;
+  getLastMessagesFor(stream: string, opts: { multi_last: string[]; batch?: number; up_to_seq?: number; up_to_time?: Date | string }): Promise<QueuedIterator<DirectMsg>>;
+}
+
+/** One JetStream advisory: the last token of its type, and its JSON. */
+export interface Advisory {
+  kind: string;
+  data: { [k: string]: any };
+}
+
+/** An atomic batch publish (js.startBatch). */
+export interface Batch {
+  readonly id: string;
+  readonly count: number;
+  add(subj: string, payload?: Payload, opts?: Partial<JetStreamPublishOptions> & { ack?: false }): void;
+  add(subj: string, payload: Payload | undefined, opts: Partial<JetStreamPublishOptions> & { ack: true }): Promise<void>;
+  commit(subj: string, payload?: Payload, opts?: Partial<JetStreamPublishOptions>): Promise<PubAck & { batch: string; count: number }>;
 }
 
 export interface Lister<T> extends AsyncIterable<T> {
@@ -264,6 +300,8 @@ export interface ConsumerAPI {
   pause(stream: string, name: string, until: Date): Promise<{ paused: boolean; pause_until?: string }>;
   resume(stream: string, name: string): Promise<{ paused: boolean; pause_until?: string }>;
   unpin(stream: string, name: string, group: string): Promise<void>;
+  /** Moves delivery back to `seq`, or to the ack floor + 1 (server 2.14+). */
+  reset(stream: string, name: string, seq?: number): Promise<ConsumerResetResponse>;
 }
 
 export interface JetStreamOptions {
@@ -281,6 +319,10 @@ export interface JetStreamClient {
   };
   streams: { get(name: string): Promise<Stream> };
   publish(subj: string, payload?: Payload, options?: Partial<JetStreamPublishOptions>): Promise<PubAck>;
+  /** Starts an atomic batch publish with its first message (server 2.12+). */
+  startBatch(subj: string, payload?: Payload, opts?: Partial<JetStreamPublishOptions>): Promise<Batch>;
+  /** The JetStream API prefix ("$JS.API", or the domain's). */
+  readonly apiPrefix: string;
   jetstreamManager(checkAPI?: boolean): Promise<JetStreamManager>;
   getOptions(): JetStreamOptions;
 }
@@ -288,7 +330,10 @@ export interface JetStreamClient {
 export interface JetStreamManager {
   streams: StreamAPI;
   consumers: ConsumerAPI;
+  direct: DirectStreamAPI;
   getAccountInfo(): Promise<{ [k: string]: any }>;
+  /** The account's JetStream advisories, as they come. */
+  advisories(): AsyncIterable<Advisory>;
   jetstream(): JetStreamClient;
   getOptions(): JetStreamOptions;
 }

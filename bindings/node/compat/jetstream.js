@@ -152,6 +152,13 @@ class ConsumerNotFoundError extends JetStreamApiError {
   }
 }
 
+class InvalidNameError extends Error {
+  constructor(message = '', options) {
+    super(message, options);
+    this.name = 'InvalidNameError';
+  }
+}
+
 class StreamNotFoundError extends JetStreamApiError {
   constructor(jsErr, options) {
     super(jsErr, options);
@@ -176,10 +183,7 @@ function apiDescription(e) {
 function jsError(e, subject) {
   if (!(e instanceof natsio.NatsError)) return e;
   if (e.errCode) {
-    const api = { code: e.apiCode ?? 0, err_code: e.errCode, description: apiDescription(e) };
-    if (e.errCode === JetStreamApiCodes.ConsumerNotFound) return new ConsumerNotFoundError(api, { cause: e });
-    if (e.errCode === JetStreamApiCodes.StreamNotFound) return new StreamNotFoundError(api, { cause: e });
-    return new JetStreamApiError(api, { cause: e });
+    return apiError({ code: e.apiCode ?? 0, err_code: e.errCode, description: apiDescription(e) }, { cause: e });
   }
   // nats.js reads a JetStream request nobody answered (a publish to a
   // subject no stream holds included) as JetStream not being enabled.
@@ -195,6 +199,69 @@ async function jsCall(p, subject) {
   } catch (e) {
     throw jsError(e, subject);
   }
+}
+
+/** nats.js's JetStreamStatusError: a JetStream reply that is a status
+ * message (`code` its status, the message its description, lower case). */
+class JetStreamStatusError extends JetStreamError {
+  constructor(message, code, options) {
+    super(message, options);
+    this.code = code;
+    this.name = 'JetStreamStatusError';
+  }
+}
+
+/** The status of a reply that is a status message, 0 for a message. */
+function statusCode(m) {
+  return m.headers?.code || 0;
+}
+
+/** The JetStreamStatusError of a status message. */
+function statusError(m) {
+  const code = statusCode(m);
+  const description = m.headers?.description?.toLowerCase() || (code === 503 ? 'no responders' : 'unknown');
+  return new JetStreamStatusError(description, code);
+}
+
+/** The nats.js error for a JetStream API error ({code, err_code,
+ * description}): its class by err_code, as nats.js parses responses. */
+function apiError(api, options) {
+  if (api.err_code === JetStreamApiCodes.ConsumerNotFound) return new ConsumerNotFoundError(api, options);
+  if (api.err_code === JetStreamApiCodes.StreamNotFound) return new StreamNotFoundError(api, options);
+  if (api.err_code === JetStreamApiCodes.JetStreamNotEnabledForAccount) {
+    const e = new JetStreamApiError(api, options);
+    return new JetStreamNotEnabled(e.message, { cause: e });
+  }
+  return new JetStreamApiError(api, options);
+}
+
+/** A JetStream API response's JSON; its `error` thrown as nats.js throws it. */
+function parseJsResponse(m) {
+  const v = JSON.parse(decoder.decode(m.data));
+  if (v.error) throw apiError(v.error);
+  return v;
+}
+
+/** The names nats.js refuses for a stream or consumer, with its errors. */
+function validateName(context, name = '') {
+  if (name === '') throw Error(`${context} name required`);
+  for (const [c, shown] of [['.'], ['*'], ['>'], ['/'], ['\\'], [' '], ['\t', '\\t'], ['\n', '\\n'], ['\r', '\\r']]) {
+    if (name.includes(c)) throw new InvalidNameError(`${context} name ('${name}') cannot contain '${shown ?? c}'`);
+  }
+}
+
+/** A request to the JetStream API of `client` (a JetStreamClientImpl) over
+ * its connection, as nats.js's API calls make it: JSON body, the client's
+ * timeout, no responders read as JetStream not being enabled. */
+async function apiRequest(client, subj, body) {
+  let m;
+  try {
+    m = await client.nc.request(subj, body === undefined ? core.Empty : JSON.stringify(body), { timeout: client._timeout });
+  } catch (e) {
+    if (e instanceof core.errors.RequestError && e.isNoResponders()) throw new JetStreamNotEnabled('jetstream is not enabled', { cause: e });
+    throw e;
+  }
+  return parseJsResponse(m);
 }
 
 // ---------------------------------------------------------------------------
@@ -223,8 +290,9 @@ class StoredMsgImpl {
 }
 
 class JsMsgImpl {
-  constructor(m) {
+  constructor(m, nc) {
     this._m = m;
+    this._nc = nc;
     this.subject = m.subject;
     this.reply = m.reply ?? '';
     this.data = payload(m.data);
@@ -266,6 +334,17 @@ class JsMsgImpl {
 
   get timestamp() {
     return this.time.toISOString();
+  }
+
+  /** Acknowledges the message and asks the consumer for the next
+   * (`opts.batch`, default 1; `expires` ms; `no_wait`), delivered to `subj`,
+   * which the program subscribes to: nats.js's "+NXT" to the ack subject.
+   * The server counts it as the ack; without `subj` nothing is delivered. */
+  next(subj, opts = { batch: 1 }) {
+    const args = { batch: opts.batch || 1, no_wait: opts.no_wait || false };
+    if (opts.expires && opts.expires > 0) args.expires = core.nanos(opts.expires);
+    if (!this.reply) return;
+    this._nc.publish(this.reply, `+NXT ${JSON.stringify(args)}`, subj ? { reply: subj } : undefined);
   }
 
   // nats.js sends a message's first acknowledgement and ignores later ones.
@@ -328,6 +407,7 @@ class ConsumerMessagesImpl {
       this._closedResolve = resolve;
     });
     this._limit = opts.limit ?? Infinity;
+    this._nc = opts.nc; // the connection of the messages' next()
     this._onYield = opts.onYield;
     if (opts.callback) {
       const cb = opts.callback;
@@ -366,7 +446,7 @@ class ConsumerMessagesImpl {
     this._received++;
     this._processed++;
     this._silent = false;
-    const m = new JsMsgImpl(r.value);
+    const m = new JsMsgImpl(r.value, this._nc);
     this._onYield?.(m);
     return { value: m, done: false };
   }
@@ -499,7 +579,7 @@ class PullConsumerImpl {
   async consume(opts = {}) {
     const source = jsCall(this._js._js.consume(this.stream, this.name, pullOptions(opts)));
     const inner = await source; // a missing consumer rejects here, as nats.js's does
-    const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback });
+    const msgs = new ConsumerMessagesImpl(source, { nc: this._js.nc, callback: opts.callback });
     forwardStatus(inner, msgs);
     return msgs;
   }
@@ -510,7 +590,7 @@ class PullConsumerImpl {
     // Yielded as they arrive, as nats.js's fetch does.
     const source = jsCall(this._js._js.fetchMessages(this.stream, this.name, o));
     const inner = await source;
-    const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback });
+    const msgs = new ConsumerMessagesImpl(source, { nc: this._js.nc, callback: opts.callback });
     forwardStatus(inner, msgs);
     return msgs;
   }
@@ -519,7 +599,7 @@ class PullConsumerImpl {
     const { expires } = pullOptions(opts);
     try {
       const m = await this._js._js.next(this.stream, this.name, { timeout: expires });
-      return new JsMsgImpl(m);
+      return new JsMsgImpl(m, this._js.nc);
     } catch (e) {
       if (e instanceof natsio.TimeoutError) return null; // NoMessagesError is one
       throw jsError(e);
@@ -641,7 +721,7 @@ class OrderedConsumerImpl {
     this._begin('consume');
     const source = this._messages(opts);
     const inner = await source;
-    const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback, onYield: (m) => this._yielded(m) });
+    const msgs = new ConsumerMessagesImpl(source, { nc: this._js.nc, callback: opts.callback, onYield: (m) => this._yielded(m) });
     forwardStatus(inner, msgs);
     return msgs;
   }
@@ -655,7 +735,7 @@ class OrderedConsumerImpl {
     try {
       const source = this._messages({ max_messages: max });
       const inner = await source;
-      msgs = new ConsumerMessagesImpl(source, { callback: opts.callback, limit: max, onYield: (m) => this._yielded(m) });
+      msgs = new ConsumerMessagesImpl(source, { nc: this._js.nc, callback: opts.callback, limit: max, onYield: (m) => this._yielded(m) });
       forwardStatus(inner, msgs);
     } catch (e) {
       this._fetching = null;
@@ -755,7 +835,7 @@ class PushConsumerImpl {
     const source = jsCall(this._js._js.pushConsume(this.stream, this.name));
     const inner = await source;
     this._consuming = true;
-    const msgs = new ConsumerMessagesImpl(source, { callback: opts.callback });
+    const msgs = new ConsumerMessagesImpl(source, { nc: this._js.nc, callback: opts.callback });
     forwardStatus(inner, msgs);
     msgs.closed().then(() => {
       this._consuming = false;
@@ -846,6 +926,16 @@ class StreamImpl {
 
   async getConsumer(name) {
     return this._js.consumers.get(this.name, name);
+  }
+
+  /** The push consumer `name` of this stream, or an ordered one. */
+  async getPushConsumer(name) {
+    return this._js.consumers.getPushConsumer(this.name, name);
+  }
+
+  /** Resets consumer `name` of this stream (ConsumerAPI.reset). */
+  async resetConsumer(name, seq) {
+    return resetConsumer(this._js, this.name, name, seq);
   }
 
   async getMessage(query) {
@@ -1001,13 +1091,115 @@ function publishOptions(subj, opts) {
   return o;
 }
 
+/** The headers nats.js's publish options make (over a copy of the
+ * options' own headers). */
+function publishHeaders(subj, opts = {}) {
+  const h = core.headers();
+  for (const [k, vs] of opts.headers ?? []) for (const v of vs) h.append(k, v);
+  const expect = opts.expect ?? {};
+  if (opts.msgID) h.set(PubHeaders.MsgIdHdr, opts.msgID);
+  if (expect.lastMsgID) h.set(PubHeaders.ExpectedLastMsgIdHdr, expect.lastMsgID);
+  if (expect.streamName) h.set(PubHeaders.ExpectedStreamHdr, expect.streamName);
+  if (typeof expect.lastSequence === 'number') h.set(PubHeaders.ExpectedLastSeqHdr, `${expect.lastSequence}`);
+  if (typeof expect.lastSubjectSequence === 'number') h.set(PubHeaders.ExpectedLastSubjectSequenceHdr, `${expect.lastSubjectSequence}`);
+  if (expect.lastSubjectSequenceSubject) h.set(PubHeaders.ExpectedLastSubjectSequenceSubjectHdr, expect.lastSubjectSequenceSubject);
+  if (opts.ttl) h.set(PubHeaders.MessageTTL, `${opts.ttl}`);
+  for (const [k, v] of scheduleHeaders(subj, opts)) h.set(k, v);
+  return h;
+}
+
+/** nats.js's Batch (js.startBatch): the messages of one atomic batch
+ * publish, each with the batch's id and its sequence in the batch; the
+ * stream stores all of them at the commit, or none. */
+class BatchImpl {
+  constructor(js) {
+    this._js = js;
+    this.id = core.nuid.next();
+    this.count = 0;
+    this._done = false;
+  }
+
+  _headers(subj, opts) {
+    const h = publishHeaders(subj, opts);
+    h.set('Nats-Batch-Id', this.id);
+    this.count++;
+    h.set('Nats-Batch-Sequence', `${this.count}`);
+    return h;
+  }
+
+  async _request(subj, data, h, timeout) {
+    try {
+      return await this._js.nc.request(subj, data ?? core.Empty, { headers: h, timeout: timeout || this._js._timeout });
+    } catch (e) {
+      if (e instanceof core.errors.RequestError && e.isNoResponders()) throw new JetStreamNotEnabled('jetstream is not enabled', { cause: e });
+      throw e;
+    }
+  }
+
+  async _first(subj, data, opts = {}) {
+    const r = await this._request(subj, data, this._headers(subj, opts), opts.timeout);
+    if (r.data.length > 0) parseJsResponse(r);
+  }
+
+  /** Adds a message; with {ack: true} resolves once the server took it
+   * (a failure ends the batch), else publishes and returns. */
+  add(subj, data, opts = { ack: false }) {
+    if (this._done) throw new Error('batch publisher is done');
+    const h = this._headers(subj, opts);
+    if (opts.ack === true) {
+      return this._request(subj, data, h, opts.timeout).then(
+        (m) => {
+          if (m.data.length > 0) parseJsResponse(m);
+        },
+        (e) => {
+          this._done = true;
+          throw e;
+        },
+      );
+    }
+    return this._js.nc.publish(subj, data ?? core.Empty, { headers: h });
+  }
+
+  /** Publishes the last message and commits: resolves with the stream's
+   * ack (batch id and count included). */
+  async commit(subj, data, opts = {}) {
+    if (this._done) throw new Error('batch publisher is done');
+    this._done = true;
+    const h = this._headers(subj, opts);
+    h.set('Nats-Batch-Commit', '1');
+    const ack = (await this._request(subj, data, h, opts.timeout)).json();
+    if (ack.count !== this.count) {
+      // nats.js's error, also for a server's error response (its cause here).
+      throw new Error("batch didn't contain number of published messages", ack.error ? { cause: apiError(ack.error) } : undefined);
+    }
+    return ack;
+  }
+}
+
 class JetStreamClientImpl {
   constructor(nc, opts = {}) {
     this.nc = nc;
     this._opts = { ...opts };
     this._js = bindingConnection(nc).jetstream(jsOptions(opts));
+    // As nats.js: a domain's API prefix over apiPrefix; 5 s by default.
+    this._apiPrefix = opts.domain ? `$JS.${opts.domain}.API` : opts.apiPrefix || '$JS.API';
+    this._timeout = opts.timeout || 5000;
     this.consumers = new ConsumersImpl(this);
     this.streams = new StreamsImpl(this);
+  }
+
+  /** The JetStream API prefix the options make ("$JS.API" by default). */
+  get apiPrefix() {
+    return this._apiPrefix;
+  }
+
+  /** Starts an atomic batch publish (server 2.12+, the stream needs
+   * allow_atomic): publishes its first message and resolves with the
+   * Batch once the server took it. */
+  async startBatch(subj, data, opts) {
+    const batch = new BatchImpl(this);
+    await batch._first(subj, data, opts);
+    return batch;
   }
 
   getOptions() {
@@ -1121,6 +1313,150 @@ class ConsumerAPIImpl {
   async unpin(stream, name, group) {
     return jsCall(this._b.unpin(stream, name, group));
   }
+
+  /** Moves the consumer's delivery back (server 2.14+, ADR-60): to `seq`,
+   * or without one (or 0) to its ack floor + 1; resolves with the server's
+   * response (the consumer's info and the sequence reset to). */
+  async reset(stream, name, seq) {
+    return resetConsumer(this._jsm._client, stream, name, seq);
+  }
+}
+
+async function resetConsumer(client, stream, name, seq) {
+  validateName('stream', stream);
+  validateName('durable', name);
+  const { min, ok } = client.nc.features.get(core.Feature.JS_CONSUMER_RESET);
+  if (!ok) throw new Error(`consumer reset requires server ${min}`);
+  if (typeof seq === 'number' && (!Number.isInteger(seq) || seq < 0)) {
+    throw core.errors.InvalidArgumentError.format('seq', 'must be a non-negative integer');
+  }
+  return apiRequest(client, `${client.apiPrefix}.CONSUMER.RESET.${stream}.${name}`, typeof seq === 'number' ? { seq } : undefined);
+}
+
+/** jsm.direct: nats.js's DirectStreamAPI, requests to the stream's Direct
+ * Get API (the stream needs allow_direct) over the connection. */
+class DirectStreamAPIImpl {
+  constructor(client) {
+    this._client = client;
+  }
+
+  /** One message: by {seq}, {last_by_subj}, {next_by_subj[, seq]} or
+   * {start_time}; null when there is none. */
+  async getMessage(stream, query) {
+    validateName('stream', stream);
+    const nc = this._client.nc;
+    if ('start_time' in query) {
+      const { min, ok } = nc.features.get(core.Feature.JS_BATCH_DIRECT_GET);
+      if (!ok) throw new Error(`start_time direct option require server ${min}`);
+    }
+    const last = query.last_by_subj;
+    const pre = this._client.apiPrefix;
+    const subj = last ? `${pre}.DIRECT.GET.${stream}.${last}` : `${pre}.DIRECT.GET.${stream}`;
+    const m = await nc.request(subj, last ? core.Empty : JSON.stringify(query), { timeout: this._client._timeout });
+    if (statusCode(m) !== 0) {
+      const status = statusError(m);
+      if (status.code === 404 && status.message === 'message not found') return null;
+      throw status;
+    }
+    return new DirectMsgImpl(m);
+  }
+
+  /** The messages from {seq} or {start_time} (at most `batch`, default
+   * 1024, or `max_bytes`; `next_by_subj` a filter), through an iterator. */
+  getBatch(stream, opts) {
+    opts.batch = opts.batch || 1024;
+    return this._batch(stream, opts);
+  }
+
+  /** The last message of each subject in `multi_last` (as of `up_to_seq`
+   * or `up_to_time`), through an iterator. */
+  getLastMessagesFor(stream, opts) {
+    return this._batch(stream, opts);
+  }
+
+  /** A batch Direct Get: the messages to an inbox up to the end-of-batch
+   * status (servers 2.11+, checked first). */
+  async _batch(stream, opts) {
+    opts = { ...opts };
+    const nc = this._client.nc;
+    const { min, ok } = nc.features.get(core.Feature.JS_BATCH_DIRECT_GET);
+    if (!ok) throw new Error(`batch direct require server ${min}`);
+    validateName('stream', stream);
+    const iter = new QueuedIterator();
+    iter.stop = (err) => {
+      sub.unsubscribe();
+      iter._stop(err);
+    };
+    const inbox = core.createInbox(nc.options?.inboxPrefix);
+    const sub = nc.subscribe(inbox, {
+      timeout: 5000,
+      callback: (err, m) => {
+        if (err) return iter.stop(err);
+        if (statusCode(m) !== 0) {
+          // The end of the batch, or no message matched: the end; another
+          // status: its error after the messages (as nats.js).
+          const status = statusError(m);
+          const end = (status.code === 204 && status.message === 'eob') || (status.code === 404 && status.message === 'no results');
+          return iter.stop(end ? undefined : status);
+        }
+        iter._push(new DirectMsgImpl(m));
+      },
+    });
+    const body = JSON.stringify(opts, (key, value) => ((key === 'up_to_time' || key === 'start_time') && value instanceof Date ? value.toISOString() : value));
+    nc.publish(`${this._client.apiPrefix}.DIRECT.GET.${stream}`, body, { reply: inbox });
+    return iter;
+  }
+}
+
+/** A message of a Direct Get (nats.js's DirectMsg): what it is, read
+ * from the reply's headers. */
+class DirectMsgImpl {
+  constructor(m) {
+    if (!m.headers) throw new Error('headers expected');
+    this.data = m.data;
+    this.header = m.headers;
+  }
+
+  get subject() {
+    return this.header.last(DirectMsgHeaders.Subject);
+  }
+
+  get seq() {
+    return this._int(DirectMsgHeaders.Sequence);
+  }
+
+  get time() {
+    return new Date(Date.parse(this.timestamp));
+  }
+
+  get timestamp() {
+    return this.header.last(DirectMsgHeaders.TimeStamp);
+  }
+
+  get stream() {
+    return this.header.last(DirectMsgHeaders.Stream);
+  }
+
+  get lastSequence() {
+    return this._int(DirectMsgHeaders.LastSequence);
+  }
+
+  get pending() {
+    return this._int(DirectMsgHeaders.NumPending);
+  }
+
+  /** As nats.js: NaN when the header is absent (last() gives ''). */
+  _int(h) {
+    return parseInt(this.header.last(h), 10);
+  }
+
+  json(reviver) {
+    return JSON.parse(this.string(), reviver);
+  }
+
+  string() {
+    return decoder.decode(this.data);
+  }
 }
 
 class JetStreamManagerImpl {
@@ -1131,10 +1467,32 @@ class JetStreamManagerImpl {
     this._js = this._client._js;
     this.streams = new StreamAPIImpl(this);
     this.consumers = new ConsumerAPIImpl(this);
+    this.direct = new DirectStreamAPIImpl(this._client);
   }
 
   async getAccountInfo() {
     return jsCall(this._js.accountInfo());
+  }
+
+  /** The account's JetStream advisories as they come: {kind, data}, kind
+   * the last token of the advisory's type ("api_audit", "consumer_action",
+   * ...), data the advisory's JSON. A core subscription, as nats.js's: it
+   * lasts as long as the connection. */
+  advisories() {
+    const iter = new QueuedIterator();
+    iter.stop = (err) => iter._stop(err);
+    this.nc.subscribe('$JS.EVENT.ADVISORY.>', {
+      callback: (err, m) => {
+        if (err) return iter.stop(err);
+        try {
+          const data = parseJsResponse(m);
+          iter._push({ kind: data.type.split('.').at(-1), data });
+        } catch (e) {
+          iter.stop(e);
+        }
+      },
+    });
+    return iter;
   }
 
   jetstream() {

@@ -39,6 +39,10 @@ export interface KvStatus {
   description: string;
   size: number;
   streamInfo: StreamInfo;
+  /** The stream's placement ({cluster: '', tags: []} when it has none). */
+  placement: { cluster: string; tags: string[] };
+  /** The stream's republish ({src: '', dest: ''} when it has none). */
+  republish: { src: string; dest: string; headers_only?: boolean };
   [k: string]: unknown;
 }
 
@@ -100,7 +104,12 @@ export declare class Bucket implements KV {
 
 export declare class Kvm {
   constructor(nc: JetStreamClient | NatsConnection);
+  /** The JetStreamClient given, or one made for the NatsConnection given. */
+  readonly js: JetStreamClient;
   create(name: string, opts?: Partial<KvOptions>): Promise<KV>;
   open(name: string, opts?: Partial<KvOptions>): Promise<KV>;
   list(): Lister<KvStatus>;
 }
+
+/** The options a bucket gets when create() is given none. */
+export declare function defaultBucketOpts(): Partial<KvOptions>;

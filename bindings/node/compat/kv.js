@@ -346,7 +346,7 @@ class Bucket {
   }
 
   async status() {
-    return jsCall(this._kv.status());
+    return kvStatus(await jsCall(this._kv.status()));
   }
 
   async destroy() {
@@ -356,6 +356,15 @@ class Bucket {
   async close() {
     this._kv.close();
   }
+}
+
+/** nats.js's KvStatus from the binding's: with the stream's placement and
+ * republish (nats.js's empty ones when the stream has none). */
+function kvStatus(st) {
+  const cfg = st.streamInfo?.config ?? {};
+  st.placement = cfg.placement || { cluster: '', tags: [] };
+  st.republish = cfg.republish ?? { src: '', dest: '' };
+  return st;
 }
 
 /** The binding's KeyValueConfig for nats.js's KvOptions. */
@@ -381,10 +390,37 @@ function kvConfig(name, opts = {}) {
   return c;
 }
 
+/** nats.js's defaultBucketOpts(): the options a bucket gets when create()
+ * is given none. */
+function defaultBucketOpts() {
+  return {
+    replicas: 1,
+    history: 1,
+    timeout: 2000,
+    max_bytes: -1,
+    maxValueSize: -1,
+    codec: NoopKvCodecs(),
+    storage: jetstream.StorageType.File,
+  };
+}
+
+/** The JetStreamClient of a Kvm or Objm (nats.js's `js`): the one given,
+ * or, for a NatsConnection, one with the default options (made when first
+ * read). */
+function jsClientOf(nc) {
+  let client = nc instanceof JetStreamClientImpl ? nc : undefined;
+  return () => (client ??= jetstream.jetstream(nc));
+}
+
 class Kvm {
   constructor(nc) {
     this._js = bindingJs(nc);
-    this.js = nc instanceof JetStreamClientImpl ? nc : undefined;
+    this._client = jsClientOf(nc);
+  }
+
+  /** The JetStreamClient given, or made for the NatsConnection given. */
+  get js() {
+    return this._client();
   }
 
   /** Creates the bucket, or opens it when it exists (whatever its
@@ -405,10 +441,10 @@ class Kvm {
   }
 
   list() {
-    return new jetstream[INTERNAL].ListerImpl(() => this._js.kv.statuses());
+    return new jetstream[INTERNAL].ListerImpl(async () => (await this._js.kv.statuses()).map(kvStatus));
   }
 }
 
-module.exports = { Kvm, Bucket, KvWatchInclude, Base64KeyCodec, NoopKvCodecs };
+module.exports = { Kvm, Bucket, KvWatchInclude, Base64KeyCodec, NoopKvCodecs, defaultBucketOpts };
 // For the other compat modules; not nats.js API.
-Object.defineProperty(module.exports, INTERNAL, { value: { bindingJs, mappedIterator, watchIterator } });
+Object.defineProperty(module.exports, INTERNAL, { value: { bindingJs, jsClientOf, mappedIterator, watchIterator } });

@@ -9,4 +9,5 @@ export const {
   KvWatchInclude,
   Base64KeyCodec,
   NoopKvCodecs,
+  defaultBucketOpts,
 } = m;

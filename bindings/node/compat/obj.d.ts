@@ -70,7 +70,27 @@ export interface ObjectStore {
 }
 export declare class Objm {
   constructor(nc: JetStreamClient | NatsConnection);
+  /** The JetStreamClient given, or one made for the NatsConnection given. */
+  readonly js: JetStreamClient;
   create(name: string, opts?: Partial<ObjectStoreOptions>): Promise<ObjectStore>;
   open(name: string): Promise<ObjectStore>;
   list(): Lister<ObjectStoreStatus>;
+}
+
+/** nats.js's base64 codecs (decode: a binary string, or bytes when `binary`). */
+export declare class Base64Codec {
+  static encode(bytes: string | Uint8Array): string;
+  static decode(s: string, binary?: boolean): string | Uint8Array;
+}
+export declare class Base64UrlCodec {
+  static encode(bytes: string | Uint8Array): string;
+  static decode(s: string, binary?: boolean): string | Uint8Array;
+  static toB64URLEncoding(b64str: string): string;
+  static fromB64URLEncoding(b64str: string): string;
+}
+export declare class Base64UrlPaddedCodec {
+  static encode(bytes: string | Uint8Array): string;
+  static decode(s: string, binary?: boolean): string | Uint8Array;
+  static toB64URLEncoding(b64str: string): string;
+  static fromB64URLEncoding(b64str: string): string;
 }

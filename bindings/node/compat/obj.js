@@ -14,7 +14,7 @@ const kv = require('./kv.js');
 
 const { u8, hdrsFrom, hdrsTo } = core[INTERNAL];
 const { jsError, jsCall, ListerImpl } = jetstream[INTERNAL];
-const { bindingJs, watchIterator } = kv[INTERNAL];
+const { bindingJs, jsClientOf, watchIterator } = kv[INTERNAL];
 
 /** RFC 3339 with nanoseconds, as the server writes mtime. */
 function mtimeString(nanos) {
@@ -203,6 +203,12 @@ function objConfig(name, opts = {}) {
 class Objm {
   constructor(nc) {
     this._js = bindingJs(nc);
+    this._client = jsClientOf(nc);
+  }
+
+  /** The JetStreamClient given, or made for the NatsConnection given. */
+  get js() {
+    return this._client();
   }
 
   /** Creates the bucket, or opens it when it exists (whatever its
@@ -227,4 +233,53 @@ class Objm {
 
 const StorageType = jetstream.StorageType;
 
-module.exports = { Objm, StorageType };
+// nats.js's base64 codecs (static encode/decode; decode gives a binary
+// string, or bytes when `binary`): the digest and the info's encodings.
+class Base64Codec {
+  static encode(bytes) {
+    return typeof bytes === 'string' ? btoa(bytes) : Buffer.from(bytes).toString('base64');
+  }
+
+  static decode(s, binary = false) {
+    const bin = atob(s);
+    return binary ? Uint8Array.from(bin, (c) => c.charCodeAt(0)) : bin;
+  }
+}
+
+class Base64UrlCodec {
+  static encode(bytes) {
+    return Base64UrlCodec.toB64URLEncoding(Base64Codec.encode(bytes));
+  }
+
+  static decode(s, binary = false) {
+    return Base64Codec.decode(Base64UrlCodec.fromB64URLEncoding(s), binary);
+  }
+
+  static toB64URLEncoding(b64str) {
+    return b64str.replace(/=/g, '').replace(/\+/g, '-').replace(/\//g, '_');
+  }
+
+  static fromB64URLEncoding(b64str) {
+    return b64str.replace(/_/g, '/').replace(/-/g, '+');
+  }
+}
+
+class Base64UrlPaddedCodec {
+  static encode(bytes) {
+    return Base64UrlPaddedCodec.toB64URLEncoding(Base64Codec.encode(bytes));
+  }
+
+  static decode(s, binary = false) {
+    return Base64UrlCodec.decode(Base64UrlPaddedCodec.fromB64URLEncoding(s), binary);
+  }
+
+  static toB64URLEncoding(b64str) {
+    return b64str.replace(/\+/g, '-').replace(/\//g, '_');
+  }
+
+  static fromB64URLEncoding(b64str) {
+    return b64str.replace(/_/g, '/').replace(/-/g, '+');
+  }
+}
+
+module.exports = { Objm, StorageType, Base64Codec, Base64UrlCodec, Base64UrlPaddedCodec };

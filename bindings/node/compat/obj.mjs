@@ -6,4 +6,7 @@ import m from './obj.js';
 export const {
   Objm,
   StorageType,
+  Base64Codec,
+  Base64UrlCodec,
+  Base64UrlPaddedCodec,
 } = m;

@@ -141,17 +141,6 @@ export interface SemVer {
   micro: number;
 }
 
-/** What the connected server's version supports (nats.js's Features;
- * names such as "js_kv", "js_priority_groups"). */
-export interface Features {
-  get(f: string): { min: string; ok: boolean };
-  supports(f: string): boolean;
-  require(v: string | SemVer): boolean;
-  disable(f: string): void;
-  isDisabled(f: string): boolean;
-  resetDisabled(): void;
-}
-
 export interface NatsConnection {
   readonly info?: ServerInfo;
   closed(): Promise<void | Error>;
@@ -241,6 +230,69 @@ export interface Delay extends Promise<void> {
   cancel: () => void;
 }
 export declare function delay(ms?: number): Delay;
+export interface Timeout<T> extends Promise<T> {
+  cancel: () => void;
+}
+/** Rejects with TimeoutError after `ms` unless cancelled. */
+export declare function timeout<T>(ms: number, asyncTraces?: boolean): Timeout<T>;
+/** `p`'s outcome, or TimeoutError after `millis` (default 1000). */
+export declare function deadline<T>(p: Promise<T>, millis?: number): Promise<T>;
+export interface Backoff {
+  backoff(attempt: number): number;
+}
+/** The policy's delay (ms, jittered) for each attempt. */
+export declare function backoff(policy?: number[]): Backoff;
+export declare function collect<T>(iter: AsyncIterable<T>): Promise<T[]>;
+export interface SyncIterator<T> {
+  next(): Promise<T | null>;
+}
+export declare function syncIterator<T>(src: AsyncIterable<T>): SyncIterator<T>;
+/** nats.js's default maxReconnectAttempts, which connect() applies. */
+export declare const DEFAULT_MAX_RECONNECT_ATTEMPTS: number;
+export declare function hasWsProtocol(opts?: ConnectionOptions): boolean;
+/** connect() over WebSocket; a bare host:port is wss://. */
+export declare function wsconnect(opts?: ConnectionOptions): Promise<NatsConnection>;
+export declare function wsUrlParseFn(u: string, encrypted?: boolean): string;
+/** One authenticator from the options' authenticator(s), token and user/pass. */
+export declare function buildAuthenticator(opts: ConnectionOptions): Authenticator;
+export declare const Feature: {
+  readonly JS_KV: 'js_kv';
+  readonly JS_OBJECTSTORE: 'js_objectstore';
+  readonly JS_PULL_MAX_BYTES: 'js_pull_max_bytes';
+  readonly JS_NEW_CONSUMER_CREATE_API: 'js_new_consumer_create';
+  readonly JS_ALLOW_DIRECT: 'js_allow_direct';
+  readonly JS_MULTIPLE_CONSUMER_FILTER: 'js_multiple_consumer_filter';
+  readonly JS_SIMPLIFICATION: 'js_simplification';
+  readonly JS_STREAM_CONSUMER_METADATA: 'js_stream_consumer_metadata';
+  readonly JS_CONSUMER_FILTER_SUBJECTS: 'js_consumer_filter_subjects';
+  readonly JS_STREAM_FIRST_SEQ: 'js_stream_first_seq';
+  readonly JS_STREAM_SUBJECT_TRANSFORM: 'js_stream_subject_transform';
+  readonly JS_STREAM_SOURCE_SUBJECT_TRANSFORM: 'js_stream_source_subject_transform';
+  readonly JS_STREAM_COMPRESSION: 'js_stream_compression';
+  readonly JS_DEFAULT_CONSUMER_LIMITS: 'js_default_consumer_limits';
+  readonly JS_BATCH_DIRECT_GET: 'js_batch_direct_get';
+  readonly JS_PRIORITY_GROUPS: 'js_priority_groups';
+  readonly JS_CONSUMER_RESET: 'js_consumer_reset';
+};
+export type Feature = (typeof Feature)[keyof typeof Feature];
+/** What a server version supports (nc.features is one). */
+export declare class Features {
+  constructor(v: string | SemVer);
+  server: SemVer;
+  features: Map<string, { min: string; ok: boolean }>;
+  disabled: string[];
+  update(v: string | SemVer): void;
+  set(f: string, requires: string): void;
+  get(f: string): { min: string; ok: boolean };
+  supports(f: string): boolean;
+  require(v: string | SemVer): boolean;
+  disable(f: string): void;
+  isDisabled(f: string): boolean;
+  resetDisabled(): void;
+}
+export declare function parseSemVer(s?: string): SemVer;
+/** -1, 0 or 1 as `a` is older than, the same as or newer than `b`. */
+export declare function compare(a: SemVer, b: SemVer): number;
 
 export declare class InvalidSubjectError extends Error {
   constructor(subject: string, options?: ErrorOptions);

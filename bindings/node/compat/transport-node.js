@@ -249,6 +249,78 @@ function delay(ms = 0) {
   return d;
 }
 
+/** nats.js's timeout(): a promise rejected with TimeoutError after `ms`
+ * unless cancel() is called first (then it never settles). With
+ * asyncTraces (the default) the error's stack is the caller's. */
+function timeout(ms, asyncTraces = true) {
+  const early = asyncTraces ? new TimeoutError() : null;
+  let timer;
+  const p = new Promise((_resolve, reject) => {
+    timer = setTimeout(() => reject(early ?? new TimeoutError()), ms);
+  });
+  return Object.assign(p, { cancel: () => clearTimeout(timer) });
+}
+
+/** nats.js's deadline(): `p`'s outcome, or TimeoutError when it takes
+ * longer than `millis`. */
+async function deadline(p, millis = 1000) {
+  let timer;
+  const late = new Promise((_resolve, reject) => {
+    timer = setTimeout(() => reject(new TimeoutError()), millis);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A delay of about `n` ms: uniformly in [n/2, 3n/2), 0 for 0 (nats.js's
+ * jitter of a backoff step). */
+function jitter(n) {
+  return n === 0 ? 0 : Math.floor(n / 2 + Math.random() * n);
+}
+
+/** nats.js's backoff(): {backoff(attempt)}, the policy's step for the
+ * attempt (the last step past its end), jittered. */
+function backoff(policy = [0, 250, 250, 500, 500, 3000, 5000]) {
+  if (!Array.isArray(policy)) policy = [0, 250, 250, 500, 500, 3000, 5000];
+  const max = policy.length - 1;
+  return { backoff: (attempt) => jitter(attempt > max ? policy[max] : policy[attempt]) };
+}
+
+/** nats.js's collect(): every value of an async iterable, in an array. */
+async function collect(iter) {
+  const out = [];
+  for await (const v of iter) out.push(v);
+  return out;
+}
+
+/** nats.js's syncIterator(): pull-style reading of an async iterable,
+ * next() resolving with the next value or null at the end. */
+function syncIterator(src) {
+  const iter = src[Symbol.asyncIterator]();
+  return {
+    async next() {
+      const r = await iter.next();
+      return r.done ? null : r.value;
+    },
+  };
+}
+
+/** nats.js's default of ConnectionOptions.maxReconnectAttempts, which
+ * connect() passes on when the options do not set it (the binding's own
+ * default is 60). */
+const DEFAULT_MAX_RECONNECT_ATTEMPTS = 10;
+
+/** nats.js's hasWsProtocol(): whether any of the options' servers is a
+ * ws:// or wss:// URL. */
+function hasWsProtocol(opts) {
+  let servers = opts?.servers;
+  if (typeof servers === 'string') servers = [servers];
+  return Boolean(servers?.some((s) => /^wss?:\/\//i.test(s)));
+}
+
 const Match = Object.freeze({ Exact: 'exact', CanonicalMIME: 'canonical', IgnoreCase: 'insensitive' });
 
 function canonicalMIMEHeaderKey(k) {
@@ -365,9 +437,9 @@ function headers(code = 0, description = '') {
 
 /** MsgHdrs from the binding's MsgHeaders (a Map of string[]) and inline
  * status; undefined when the message has neither. */
-function hdrsFrom(map, status = 0) {
+function hdrsFrom(map, status = 0, description = '') {
   if (!map && !status) return undefined;
-  const h = new MsgHdrsImpl(status, '');
+  const h = new MsgHdrsImpl(status, description ?? '');
   if (map) for (const [k, v] of map) h.headers.set(k, [...v]);
   return h;
 }
@@ -407,7 +479,7 @@ class MsgImpl {
     this.subject = m.subject;
     this.reply = m.reply || undefined;
     this.data = payload(m.data);
-    this.headers = hdrsFrom(m.headers, m.status);
+    this.headers = hdrsFrom(m.headers, m.status, m.statusDescription);
     this.sid = sid;
   }
 
@@ -641,6 +713,27 @@ function compareSemVer(a, b) {
   return 0;
 }
 
+/** nats.js's Feature: the names of what depends on the server's version. */
+const Feature = Object.freeze({
+  JS_KV: 'js_kv',
+  JS_OBJECTSTORE: 'js_objectstore',
+  JS_PULL_MAX_BYTES: 'js_pull_max_bytes',
+  JS_NEW_CONSUMER_CREATE_API: 'js_new_consumer_create',
+  JS_ALLOW_DIRECT: 'js_allow_direct',
+  JS_MULTIPLE_CONSUMER_FILTER: 'js_multiple_consumer_filter',
+  JS_SIMPLIFICATION: 'js_simplification',
+  JS_STREAM_CONSUMER_METADATA: 'js_stream_consumer_metadata',
+  JS_CONSUMER_FILTER_SUBJECTS: 'js_consumer_filter_subjects',
+  JS_STREAM_FIRST_SEQ: 'js_stream_first_seq',
+  JS_STREAM_SUBJECT_TRANSFORM: 'js_stream_subject_transform',
+  JS_STREAM_SOURCE_SUBJECT_TRANSFORM: 'js_stream_source_subject_transform',
+  JS_STREAM_COMPRESSION: 'js_stream_compression',
+  JS_DEFAULT_CONSUMER_LIMITS: 'js_default_consumer_limits',
+  JS_BATCH_DIRECT_GET: 'js_batch_direct_get',
+  JS_PRIORITY_GROUPS: 'js_priority_groups',
+  JS_CONSUMER_RESET: 'js_consumer_reset',
+});
+
 // nats.js's Feature names and the server version each needs.
 const FEATURE_VERSIONS = Object.freeze({
   js_kv: '2.6.2',
@@ -673,8 +766,13 @@ class Features {
     this.server = typeof v === 'string' ? parseSemVer(v) : v;
     this.features.clear();
     for (const [f, min] of Object.entries(FEATURE_VERSIONS)) {
-      if (!this.disabled.includes(f)) this.features.set(f, { min, ok: compareSemVer(this.server, parseSemVer(min)) >= 0 });
+      if (!this.disabled.includes(f)) this.set(f, min);
     }
+  }
+
+  /** Records that feature `f` needs server version `requires`. */
+  set(f, requires) {
+    this.features.set(f, { min: requires, ok: compareSemVer(this.server, parseSemVer(requires)) >= 0 });
   }
 
   get(f) {
@@ -973,6 +1071,61 @@ function jwtAuthenticator(jwt, seed) {
   return authenticator({ creds });
 }
 
+/** nats.js's buildAuthenticator(): one authenticator from the options'
+ * `authenticator` (one or a list), `token` and `user`/`pass`, later ones
+ * overriding what earlier ones set, as nats.js merges their results. Like
+ * every natsio authenticator it is read by connect(), not called. */
+function buildAuthenticator(opts) {
+  const parts = [];
+  for (const a of opts.authenticator === undefined ? [] : [].concat(opts.authenticator)) {
+    if (!a?.[AUTH]) throw new InvalidArgumentError('natsio: authenticator must come from one of natsio/transport-node\'s authenticator factories');
+    parts.push(a[AUTH]);
+  }
+  if (opts.token) parts.push({ token: opts.token });
+  if (opts.user) parts.push({ user: opts.user, pass: opts.pass });
+  return authenticator(Object.assign({}, ...parts));
+}
+
+/** nats.js's wsUrlParseFn(): a server as the WebSocket URL nats.js dials:
+ * ws: for ws/http/nats (port 80 by default), wss: for wss/https/tls (443);
+ * without a scheme, wss: unless `encrypted` is false. */
+function wsUrlParseFn(u, encrypted) {
+  if (!/^(.*:\/\/)(.*)/.test(u)) u = `${encrypted === false ? 'http' : 'https'}://${u}`;
+  let url = new URL(u);
+  const scheme = url.protocol.toLowerCase();
+  if (scheme === 'ws:') encrypted = false;
+  if (scheme === 'wss:') encrypted = true;
+  // nats.js parses other schemes' host and port through http:.
+  if (scheme !== 'https:' && scheme !== 'http') url = new URL(`http://${u.replace(/^(.*:\/\/)(.*)/gm, '$2')}`);
+  let protocol;
+  let port;
+  if (['http:', 'ws:', 'nats:'].includes(scheme)) {
+    port = url.port || '80';
+    protocol = 'ws:';
+  } else if (['https:', 'wss:', 'tls:'].includes(scheme)) {
+    port = url.port || '443';
+    protocol = 'wss:';
+  } else {
+    // As nats.js: a port given means 443 here.
+    port = url.port || encrypted === true ? '443' : '80';
+    protocol = encrypted === true ? 'wss:' : 'ws:';
+  }
+  return `${protocol}//${url.hostname}:${port}${url.pathname}${url.search || ''}`;
+}
+
+/** nats.js's wsconnect(): connect() over WebSocket, each server read as
+ * wsUrlParseFn reads it (a bare host:port is wss://host:port; the default
+ * server 127.0.0.1:443). `tls` is refused as nats.js refuses it (its
+ * WebSocket is the W3C one). */
+async function wsconnect(opts = {}) {
+  if (opts.tls) throw InvalidArgumentError.format('tls', 'is not configurable on w3c websocket connections');
+  let servers = opts.servers ?? [];
+  if (typeof servers === 'string') servers = [servers];
+  if (servers.length > 0 && opts.port) throw InvalidArgumentError.format(['servers', 'port'], 'are mutually exclusive');
+  if (servers.length === 0) servers = [`127.0.0.1:${opts.port ?? 443}`];
+  return connect({ ...opts, port: undefined, servers: servers.map((s) => wsUrlParseFn(s)) });
+}
+
 /** The binding's options for nats.js's ConnectionOptions. */
 function bindingOptions(opts) {
   const o = {};
@@ -997,6 +1150,7 @@ function bindingOptions(opts) {
   ]) {
     if (opts[k] !== undefined) o[k] = opts[k];
   }
+  o.maxReconnectAttempts ??= DEFAULT_MAX_RECONNECT_ATTEMPTS;
   if (opts.reconnectJitterTLS !== undefined) o.reconnectJitterTls = opts.reconnectJitterTLS;
   if (opts.maxPingOut !== undefined) o.maxPingsOut = opts.maxPingOut;
   if (opts.ignoreClusterUpdates !== undefined) o.ignoreDiscoveredServers = opts.ignoreClusterUpdates;
@@ -1017,15 +1171,15 @@ function bindingOptions(opts) {
   for (const a of auths) {
     const given = a?.[AUTH];
     if (!given) throw new InvalidArgumentError('natsio: authenticator must come from one of natsio/transport-node\'s authenticator factories');
-    if (given.creds !== undefined) {
+    const { creds, ...rest } = given;
+    if (creds !== undefined) {
       // The binding reads credentials from a file (on every connect).
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'natsio-creds-'));
       tmpCreds = path.join(dir, 'user.creds');
-      fs.writeFileSync(tmpCreds, given.creds, { mode: 0o600 });
+      fs.writeFileSync(tmpCreds, creds, { mode: 0o600 });
       o.credsFile = tmpCreds;
-    } else {
-      Object.assign(o, given);
     }
+    Object.assign(o, rest);
   }
   return { o, tmpCreds };
 }
@@ -1079,6 +1233,20 @@ module.exports = {
   millis,
   deferred,
   delay,
+  timeout,
+  deadline,
+  backoff,
+  collect,
+  syncIterator,
+  DEFAULT_MAX_RECONNECT_ATTEMPTS,
+  hasWsProtocol,
+  wsconnect,
+  wsUrlParseFn,
+  buildAuthenticator,
+  Feature,
+  Features,
+  parseSemVer,
+  compare: compareSemVer,
   errors,
   ...errors,
   usernamePasswordAuthenticator,
