@@ -210,6 +210,32 @@ export interface PushConsumer {
   consume(opts?: Partial<{ callback: (m: JsMsg) => void }>): Promise<ConsumerMessages>;
 }
 
+/** What getBoundPushConsumer binds to: a push consumer created elsewhere,
+ * by the values of its configuration. At least one of the three keys. */
+export interface BoundPushConsumerOptions {
+  /** The consumer's deliver subject, which consume() subscribes to. */
+  deliver_subject: string;
+  /** The consumer's deliver group: consume() subscribes in it. */
+  deliver_group?: string;
+  /** The consumer's idle_heartbeat, ns: from two intervals without a
+   * message or heartbeat on, status() reports heartbeats_missed. */
+  idle_heartbeat?: number;
+  /** Allowed as in nats.js's type, and as there not used: the callback
+   * that counts is consume()'s. */
+  callback?: (m: JsMsg) => void;
+}
+
+/** A bound push consumer (js.consumers.getBoundPushConsumer): known only
+ * by its deliver subject, so info() and delete() reject with
+ * InvalidOperationError, as nats.js's do. */
+export interface BoundPushConsumer extends PushConsumer {
+  /** Subscribes to the deliver subject; heartbeats and flow-control
+   * requests are handled and reported in status(). With
+   * abort_on_missing_resource the consumer's deletion ends the
+   * consumption with that status error (else it is only reported). */
+  consume(opts?: Partial<{ callback: (m: JsMsg) => void; abort_on_missing_resource: boolean }>): Promise<ConsumerMessages>;
+}
+
 export interface OrderedConsumerOptions {
   filter_subjects: string[] | string;
   deliver_policy: DeliverPolicy;
@@ -316,6 +342,8 @@ export interface JetStreamClient {
     get(stream: string, name?: string | Partial<OrderedConsumerOptions>): Promise<Consumer>;
     getPushConsumer(stream: string, name?: string | Partial<OrderedConsumerOptions & { deliver_prefix: string }>): Promise<PushConsumer>;
     getConsumerFromInfo(ci: ConsumerInfo): Consumer;
+    /** Binds to a push consumer created elsewhere by its deliver subject; no API call is made. InvalidArgumentError without deliver_subject, deliver_group or idle_heartbeat. */
+    getBoundPushConsumer(opts: BoundPushConsumerOptions): Promise<BoundPushConsumer>;
   };
   streams: { get(name: string): Promise<Stream> };
   publish(subj: string, payload?: Payload, options?: Partial<JetStreamPublishOptions>): Promise<PubAck>;

@@ -9,7 +9,7 @@ const natsio = require('../index.js');
 const INTERNAL = Symbol.for('natsio.compat.internal');
 const core = require('./transport-node.js');
 
-const { coreError, bindingConnection, hdrsFrom, hdrsTo, u8, payload, decoder, QueuedIterator } = core[INTERNAL];
+const { coreError, mapped, bindingConnection, hdrsFrom, hdrsTo, u8, payload, decoder, QueuedIterator, NatsConnectionImpl } = core[INTERNAL];
 
 // ---------------------------------------------------------------------------
 // Enums, with nats.js's values (the server's strings).
@@ -874,6 +874,350 @@ class OrderedPushConsumerImpl {
   }
 }
 
+// ---------------------------------------------------------------------------
+// Bound push consumers (js.consumers.getBoundPushConsumer): the program
+// names only the deliver subject of a push consumer made elsewhere, so
+// neither the stream nor the consumer is known and no JetStream API call is
+// made (a program may lack the permission). The binding's push consume
+// needs both names, so this reads a core subscription to the deliver
+// subject and does there what that consume does: JsMsgs from the messages,
+// heartbeats watched, flow-control requests answered.
+
+/** The delivery info a JetStream ack subject carries, as nats.js parses
+ * it: "$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<dseq>.<ns>.<pending>",
+ * or that with the domain ("_" for none) and account hash after "ACK". */
+function ackSubjectInfo(reply) {
+  const t = (reply ?? '').split('.');
+  if (t.length === 9) t.splice(2, 0, '_', '');
+  if (t.length < 11 || t[0] !== '$JS' || t[1] !== 'ACK' || !/^\d+$/.test(t[9])) {
+    throw new Error('unable to parse delivery info - not a jetstream message');
+  }
+  const timestampNanos = BigInt(t[9]);
+  const deliveryCount = parseInt(t[6], 10);
+  return {
+    domain: t[2] === '_' ? '' : t[2],
+    stream: t[4],
+    consumer: t[5],
+    deliveryCount,
+    redelivered: deliveryCount > 1,
+    streamSequence: parseInt(t[7], 10),
+    consumerSequence: parseInt(t[8], 10),
+    timestampNanos,
+    timestamp: new Date(Number(timestampNanos / 1000000n)),
+    pending: parseInt(t[10], 10),
+  };
+}
+
+/** A bound push consumer's message, from the core subscription, with what
+ * JsMsgImpl reads of the binding's JsMsg: the delivery info from its ack
+ * subject, the acknowledgements published to it. As nats.js's: the first
+ * ack, nak or term is sent and later ones are not ("+WPI" is not final). */
+class SubscribedJsMsg {
+  constructor(m, nc) {
+    this._nc = nc; // the facade connection the acknowledgements go through
+    this.subject = m.subject;
+    this.reply = m.reply;
+    this.data = m.data;
+    this.headers = m.headers;
+    this._info = undefined;
+    this._acked = false;
+  }
+
+  get info() {
+    this._info ??= ackSubjectInfo(this.reply);
+    return this._info;
+  }
+
+  get seq() {
+    return this.info.streamSequence;
+  }
+
+  get redelivered() {
+    return this.info.deliveryCount > 1;
+  }
+
+  _send(body, final = true) {
+    if (this._acked) return;
+    this._acked = final;
+    if (this.reply) this._nc.publish(this.reply, body);
+  }
+
+  ack() {
+    this._send('+ACK');
+  }
+
+  nak(millis) {
+    this._send(millis ? `-NAK ${JSON.stringify({ delay: core.nanos(millis) })}` : '-NAK');
+  }
+
+  working() {
+    this._send('+WPI', false);
+  }
+
+  term(reason) {
+    this._send(reason ? `+TERM ${reason}` : '+TERM');
+  }
+
+  /** The ack as a request: true once the server answered it, false when
+   * the message was acked before (or has no ack subject). */
+  async ackAck(timeout) {
+    const first = !this._acked;
+    this._acked = true;
+    if (!first || !this.reply) return false;
+    await this._nc.request(this.reply, '+ACK', { timeout: timeout || 5000 });
+    return true;
+  }
+}
+
+/** nats.js's client-side watch of a consumer's idle heartbeats: every
+ * interval without a message or heartbeat is counted, and from the second
+ * one on each check reports the count (`onMissed`) until one comes. */
+class HeartbeatWatch {
+  constructor(interval, onMissed) {
+    this._interval = interval;
+    this._onMissed = onMissed;
+    this._last = Date.now();
+    this._missed = 0;
+    this._timer = null;
+    this.restart();
+  }
+
+  work() {
+    this._last = Date.now();
+    this._missed = 0;
+  }
+
+  /** While disconnected nothing can come: not watched. */
+  cancel() {
+    clearInterval(this._timer);
+    this._timer = null;
+    this._missed = 0;
+  }
+
+  restart() {
+    this.cancel();
+    this._timer = setInterval(() => {
+      if (Date.now() - this._last > this._interval) this._missed++;
+      if (this._missed >= 2) this._onMissed(this._missed);
+    }, this._interval);
+  }
+}
+
+/** The consumption of a bound push consumer: a core subscription to the
+ * deliver subject (in the deliver group, if any), read as the binding's
+ * ConsumerMessages is (next, stop, drain, nextStatus), for a
+ * ConsumerMessagesImpl. As nats.js: what comes to the deliver subject
+ * itself is the server's status (heartbeats, flow-control requests, the
+ * consumer's deletion), the rest the consumer's messages; a flow-control
+ * request is answered when the program's reading reaches it, so the server
+ * sends more as the program keeps up. */
+class BoundPushMessages {
+  constructor(nc, cfg, opts = {}) {
+    this._nc = nc;
+    this._subject = cfg.deliver_subject;
+    this._abortOnMissing = opts.abort_on_missing_resource === true;
+    this._queue = []; // SubscribedJsMsg, or a function run when the reading reaches it
+    this._wakers = [];
+    this._done = false;
+    this._error = undefined;
+    this._statuses = [];
+    this._statusWakers = [];
+    this._bnc = bindingConnection(nc);
+    this._sub = mapped(
+      () =>
+        this._bnc.subscribe(this._subject, {
+          queue: cfg.deliver_group || undefined,
+          callback: (err, m) => {
+            if (!err) this._received(m);
+          },
+        }),
+      this._subject,
+    );
+    this._watch = null;
+    const hb = cfg.idle_heartbeat ? core.millis(cfg.idle_heartbeat) : 0;
+    if (hb > 0) {
+      this._watch = new HeartbeatWatch(hb, (count) => this._status({ type: 'heartbeats_missed', count }));
+      this._watchConnection();
+    }
+    this._sub.closed.then(() => this._finish());
+  }
+
+  /** The heartbeat watch paused while disconnected (the connection's
+   * status iterator, as nats.js; the binding's events for a binding
+   * connection). */
+  _watchConnection() {
+    const onStatus = (type) => {
+      if (type === 'disconnect') this._watch?.cancel();
+      else if (type === 'reconnect') this._watch?.restart();
+    };
+    if (this._nc instanceof NatsConnectionImpl) {
+      this._connStatus = this._nc.status();
+      (async () => {
+        for await (const s of this._connStatus) onStatus(s.type);
+      })();
+    } else {
+      this._onDisconnect = () => onStatus('disconnect');
+      this._onReconnect = () => onStatus('reconnect');
+      this._bnc.on('disconnect', this._onDisconnect);
+      this._bnc.on('reconnect', this._onReconnect);
+    }
+  }
+
+  _received(m) {
+    this._watch?.work();
+    if (m.subject !== this._subject) {
+      this._enqueue(new SubscribedJsMsg(m, this._nc));
+      return;
+    }
+    const code = m.status;
+    const description = (m.statusDescription ?? '').toLowerCase() || (code === 503 ? 'no responders' : 'unknown');
+    if (code === 100 && description === 'flowcontrol request') {
+      this._enqueue(() => {
+        if (m.reply) this._nc.publish(m.reply, core.Empty);
+        this._status({ type: 'flow_control' });
+      });
+    } else if (code === 100 && description === 'idle heartbeat') {
+      const last = (h) => parseInt(m.headers?.first(h) || '0', 10);
+      this._status({ type: 'heartbeat', last_consumer_seq: last(JsHeaders.LastConsumerSeqHdr), last_stream_seq: last(JsHeaders.LastStreamSeqHdr) });
+      // The server stalled on an unanswered flow-control request names
+      // where the answer goes.
+      const stalled = m.headers?.first(JsHeaders.ConsumerStalledHdr);
+      if (stalled) this._nc.publish(stalled, core.Empty);
+    } else {
+      if (code === 409 && description === 'consumer deleted') this._status({ type: 'consumer_deleted', code, description });
+      if (this._abortOnMissing) this._enqueue(() => this._stopWith(new JetStreamStatusError(description, code)));
+    }
+  }
+
+  _enqueue(item) {
+    if (this._done) return;
+    this._queue.push(item);
+    this._wake();
+  }
+
+  _wake() {
+    for (const w of this._wakers.splice(0)) w();
+  }
+
+  _status(n) {
+    if (this._statusWakers.length) this._statusWakers.shift()(n);
+    else this._statuses.push(n);
+  }
+
+  async next() {
+    for (;;) {
+      const item = this._queue.shift();
+      if (typeof item === 'function') {
+        item();
+        continue;
+      }
+      if (item) return { value: item, done: false };
+      if (this._done) {
+        const err = this._error;
+        this._error = undefined;
+        if (err) throw err;
+        return { value: undefined, done: true };
+      }
+      await new Promise((resolve) => this._wakers.push(resolve));
+    }
+  }
+
+  /** Ends now: nothing more is yielded. */
+  stop() {
+    this._queue.length = 0;
+    this._sub.unsubscribe();
+    this._finish();
+  }
+
+  _stopWith(err) {
+    this._error = err;
+    this.stop();
+  }
+
+  /** The subscription withdrawn, what the server sent is still yielded. */
+  async drain() {
+    await this._sub.drain();
+  }
+
+  /** The next status event, null once the consumption has ended and its
+   * events are read. */
+  nextStatus() {
+    if (this._statuses.length) return Promise.resolve(this._statuses.shift());
+    if (this._done) return Promise.resolve(null);
+    return new Promise((resolve) => this._statusWakers.push(resolve));
+  }
+
+  _finish() {
+    if (this._done) return;
+    this._done = true;
+    this._watch?.cancel();
+    this._watch = null;
+    this._connStatus?.return();
+    if (this._onDisconnect) {
+      this._bnc.off('disconnect', this._onDisconnect);
+      this._bnc.off('reconnect', this._onReconnect);
+    }
+    this._wake();
+    for (const w of this._statusWakers.splice(0)) w(null);
+  }
+}
+
+/** nats.js's bound push consumer (js.consumers.getBoundPushConsumer): a
+ * push consumer known by its deliver subject only. As nats.js's: info()
+ * and delete() are refused (no name to ask about), one consume() at a
+ * time. */
+class BoundPushConsumerImpl {
+  constructor(js, opts) {
+    this._js = js;
+    // The consumer's configuration as far as the program gave it (the
+    // deliver subject and group, idle_heartbeat in ns); nats.js keeps it
+    // as the info's config, and so keeps stream and name undefined.
+    this._config = { ...opts };
+    this.stream = undefined;
+    this.name = undefined;
+    this._consuming = false;
+  }
+
+  isPullConsumer() {
+    return false;
+  }
+
+  isPushConsumer() {
+    return true;
+  }
+
+  async info() {
+    throw new core.errors.InvalidOperationError('bound consumers cannot info');
+  }
+
+  async delete() {
+    throw new core.errors.InvalidOperationError('bound consumers cannot delete');
+  }
+
+  /** Subscribes to the deliver subject. `callback` instead of the
+   * iterator; `abort_on_missing_resource` ends the consumption with the
+   * server's status error when the consumer is deleted (else that is only
+   * a consumer_deleted status). */
+  async consume(opts = {}) {
+    if (this._consuming) throw new core.errors.InvalidOperationError('consumer already started');
+    if (!this._config.deliver_subject) throw new Error('deliver_subject is not set, not a push consumer');
+    const inner = new BoundPushMessages(this._js.nc, this._config, opts);
+    this._consuming = true;
+    const msgs = new ConsumerMessagesImpl(Promise.resolve(inner), { nc: this._js.nc, callback: opts.callback });
+    forwardStatus(inner, msgs);
+    msgs.closed().then(() => {
+      this._consuming = false;
+    });
+    return msgs;
+  }
+}
+
+/** nats.js's test for BoundPushConsumerOptions: an object naming a
+ * deliver subject, deliver group or idle heartbeat. */
+function isBoundPushConsumerOptions(v) {
+  return typeof v === 'object' && v !== null && ('deliver_subject' in v || 'deliver_group' in v || 'idle_heartbeat' in v);
+}
+
 class ConsumersImpl {
   constructor(js) {
     this._js = js;
@@ -903,6 +1247,14 @@ class ConsumersImpl {
       throw new Error('not a push consumer');
     }
     return new PushConsumerImpl(this._js, info);
+  }
+
+  /** A push consumer created elsewhere, bound by its deliver subject
+   * (and deliver group, idle_heartbeat in ns, as in its configuration):
+   * no API call is made. */
+  async getBoundPushConsumer(opts) {
+    if (!isBoundPushConsumerOptions(opts)) throw core.errors.InvalidArgumentError.format('deliver_subject', 'is required');
+    return new BoundPushConsumerImpl(this._js, opts);
   }
 
   getConsumerFromInfo(ci) {

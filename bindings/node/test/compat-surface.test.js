@@ -3,12 +3,10 @@
 // test/surface.test.js): each one's behaviour against nats.js's own, the
 // helpers by the same inputs, the JetStream calls against a real server
 // with both clients side by side.
-const { test, before, after } = require('node:test');
+const { test } = require('node:test');
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
 const { startServer, startConfiguredServer, freePort } = require('./server');
+const { useJetStream } = require('./jetstream-env');
 const { within } = require('./wait');
 
 const ours = {
@@ -24,15 +22,10 @@ const theirs = {
   obj: require('@nats-io/obj'),
 };
 
+// A JetStream server for this file (both clients connect to it).
 let server;
-let store;
-before(async () => {
-  store = fs.mkdtempSync(path.join(os.tmpdir(), 'natsio-compat-surface-'));
-  server = await startServer(['-js', '-sd', store]);
-});
-after(async () => {
-  await server?.stop();
-  fs.rmSync(store, { recursive: true, force: true });
+useJetStream('natsio-compat-surface-', (env) => {
+  server = env.server;
 });
 
 /** Runs `fn` with a connection of each client ({ours, theirs}), closed after. */

@@ -15,13 +15,12 @@
 // that is not listed (a gap nobody chose) and on a listed name that
 // resolves (the list is out of date), so the list is always the exact
 // answer to "what of nats.js can a program not use here".
-const { test, before, after } = require('node:test');
+const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const ts = require('typescript');
-const { startServer } = require('./server');
+const { useJetStream } = require('./jetstream-env');
 
 const GAPS_FILE = path.join(__dirname, 'fixtures', 'nats-js-surface-gaps.txt');
 
@@ -226,15 +225,10 @@ function compareWithGaps(t, missing, checked, dots) {
   assert.equal(problems.join('\n'), '', `${checked} names checked`);
 }
 
+// A JetStream server for this file (both clients connect to it).
 let server;
-let store;
-before(async () => {
-  store = fs.mkdtempSync(path.join(os.tmpdir(), 'natsio-surface-'));
-  server = await startServer(['-js', '-sd', store]);
-});
-after(async () => {
-  await server?.stop();
-  fs.rmSync(store, { recursive: true, force: true });
+useJetStream('natsio-surface-', (env) => {
+  server = env.server;
 });
 
 test("each facade module exports nats.js's names (from CommonJS and ES modules), except the listed gaps", async (t) => {
