@@ -16,7 +16,8 @@ var (
 	ErrStreamSourceSubjectTransformNotSupported JetStreamError = &jsError{message: "stream subject transformation not supported by nats-server"}
 
 	// A pull request ended by the consumer's leader changing: the
-	// library pulls again from the new leader, so a Fetch does not fail.
+	// library's Fetch returns what arrived (maybe fewer messages) without
+	// an error, where nats.go's fails with it.
 	ErrConsumerLeadershipChanged JetStreamError = &jsError{message: "Leadership Changed"}
 	// A Fetch cut off by a disconnect: the library's pulls ride through
 	// reconnects (the Fetch waits for its messages or its own timeout).

@@ -23,9 +23,10 @@ var (
 	// Info always finds one.
 	ErrOrderedConsumerNotCreated = sentinel("consumer instance not yet created")
 
-	// Pull statuses the library handles itself: it pulls again from the
-	// new leader or after the server's restart, drops a stale pin and pulls
-	// again, and ends a request whose batch is complete.
+	// Pull statuses the library handles itself: a Consume or Messages
+	// pulls again (from the new leader, after the server's restart, without
+	// the stale pin); a Fetch's batch ends with what arrived and no error,
+	// where nats.go's batch reports the first three as its Error().
 	ErrConsumerLeadershipChanged = sentinel("leadership change")
 	ErrServerShutdown            = sentinel("server shutdown")
 	ErrPinIDMismatch             = sentinel("pin ID mismatch")
