@@ -112,7 +112,10 @@ func TestConsumptionDrain(t *testing.T) {
 	wantErr(t, err, natsio.ErrDone)
 
 	// Large messages: the drain comes while the server still sends the
-	// first pull's batch, so that request is open then.
+	// first pull's batch, so that request is open then. How much was read
+	// is not bounded by the window: the consumption may have pulled again
+	// before the drain began (a run on a busy machine read 101), and the
+	// drain ends that request too.
 	const pulls, window = 300, 100
 	pad := bytes.Repeat([]byte("x"), 16*1024)
 	for i := 0; i < pulls; i++ {
@@ -130,7 +133,7 @@ func TestConsumptionDrain(t *testing.T) {
 	// so nothing was sent to it after (that would stay pending until AckWait).
 	eventually(t, "the pull acks", func() bool { return info("pull").NumAckPending == 0 })
 	ci := info("pull")
-	if ci.Delivered.Consumer != uint64(read) || ci.NumRedelivered != 0 || ci.NumPending != uint64(pulls-read) || read > window {
+	if ci.Delivered.Consumer != uint64(read) || ci.NumRedelivered != 0 || ci.NumPending != uint64(pulls-read) {
 		t.Fatalf("pull drain read %d: %+v", read, ci)
 	}
 
