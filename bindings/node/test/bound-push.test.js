@@ -5,7 +5,7 @@
 // nats.js (@nats-io/*) and compares what a user observes.
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
-const { useJetStream } = require('./jetstream-env');
+const { useJetStream, failure, described } = require('./jetstream-env');
 const { eventually, within } = require('./wait');
 
 const ours = { core: require('natsio/transport-node'), js: require('natsio/jetstream') };
@@ -39,18 +39,6 @@ async function bothClients(fn) {
     }
   }
   return out;
-}
-
-/** What a user reads of an error: its class name and message. */
-const described = (e) => `${e?.name}: ${e?.message}`;
-
-async function failure(fn) {
-  try {
-    await fn();
-  } catch (e) {
-    return described(e);
-  }
-  return 'no error';
 }
 
 /** The status() notifications of `msgs`, collected as they come; `seen(pred)`

@@ -6,7 +6,7 @@
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const { startServer, startConfiguredServer, freePort } = require('./server');
-const { useJetStream } = require('./jetstream-env');
+const { useJetStream, failure, described } = require('./jetstream-env');
 const { within } = require('./wait');
 
 const ours = {
@@ -37,19 +37,6 @@ async function withBoth(fn) {
     await nc.ours.close();
     await nc.theirs.close();
   }
-}
-
-/** What a user reads of an error: its class name and message. */
-const described = (e) => `${e?.name}: ${e?.message}`;
-
-/** The error `fn` throws or its promise rejects with, described. */
-async function failure(fn) {
-  try {
-    await fn();
-  } catch (e) {
-    return described(e);
-  }
-  return 'no error';
 }
 
 test('timeout() and deadline() reject with TimeoutError as nats.js\'s; deadline passes a faster outcome through', async () => {

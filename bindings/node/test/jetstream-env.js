@@ -55,4 +55,18 @@ async function rejectsWith(promise, cls, text) {
   });
 }
 
-module.exports = { useJetStream, rejectsWith };
+/** What a user reads of an error: its class name and message. */
+const described = (e) => `${e?.name}: ${e?.message}`;
+
+/** The error `fn` throws or its promise rejects with, described ('no
+ * error' if none): what side-by-side tests compare between clients. */
+async function failure(fn) {
+  try {
+    await fn();
+  } catch (e) {
+    return described(e);
+  }
+  return 'no error';
+}
+
+module.exports = { useJetStream, rejectsWith, described, failure };
