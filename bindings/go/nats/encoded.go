@@ -210,7 +210,7 @@ func (c *EncodedConn) reportDecodeError(m *Msg, err error, record bool) {
 	if record {
 		c.Conn.lastErr.Store(&err)
 	}
-	if cb := c.Conn.Opts.AsyncErrorCB; cb != nil {
+	if cb := c.Conn.ErrorHandler(); cb != nil {
 		cb(c.Conn, m.Sub, err)
 	}
 }
@@ -230,7 +230,7 @@ func (c *EncodedConn) BindSendChan(subject string, channel any) error {
 				return
 			}
 			if err := c.Publish(subject, v.Interface()); err != nil {
-				if cb := c.Conn.Opts.AsyncErrorCB; cb != nil {
+				if cb := c.Conn.ErrorHandler(); cb != nil {
 					cb(c.Conn, nil, err)
 				}
 				return

@@ -945,7 +945,7 @@ func (js *jsContext) subscribe(subj, queue string, cb MsgHandler, queueLen int, 
 	// Missed heartbeats reach the AsyncErrorCB as ErrConsumerNotActive,
 	// with this subscription, as in nats.go.
 	s.push.unroute = js.nc.RouteMissedHeartbeats(info.Config.DeliverSubject, func() {
-		if cb := js.nc.Opts.AsyncErrorCB; cb != nil {
+		if cb := js.nc.ErrorHandler(); cb != nil {
 			cb(js.nc, s, ErrConsumerNotActive)
 		}
 	})

@@ -334,17 +334,12 @@ func TestLegacyGetAndDeleteMsg(t *testing.T) {
 // AccountInfo is the account's usage, limits and tiers; an account or a
 // server without JetStream is told apart as in nats.go.
 func TestLegacyAccountInfo(t *testing.T) {
-	conf := filepath.Join(t.TempDir(), "server.conf")
-	err := os.WriteFile(conf, []byte(fmt.Sprintf(`
+	url := startServer(t, fmt.Sprintf(`
 jetstream { store_dir: %q }
 accounts {
   JS: { jetstream: { max_streams: 5, max_memory: 1MB, max_file: 2MB }, users: [{user: js, password: js}] }
   NOJS: { users: [{user: nojs, password: nojs}] }
-}`, t.TempDir())), 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := startServer(t, "", "-c", conf).url
+}`, t.TempDir())).url
 	_, js := connectJS(t, url, nats.UserInfo("js", "js"))
 	addStream(t, js, &nats.StreamConfig{Name: "A", Subjects: []string{"a"}, Storage: nats.MemoryStorage, MaxBytes: 1000})
 	if _, err := js.AddConsumer("A", &nats.ConsumerConfig{Durable: "c", AckPolicy: nats.AckExplicitPolicy}); err != nil {

@@ -2,6 +2,7 @@ package nats
 
 import (
 	"bytes"
+	"maps"
 	"slices"
 )
 
@@ -12,14 +13,8 @@ func (m *Msg) Equal(msg *Msg) bool {
 		return true
 	}
 	if m == nil || msg == nil || m.Subject != msg.Subject || m.Reply != msg.Reply ||
-		!bytes.Equal(m.Data, msg.Data) || len(m.Header) != len(msg.Header) {
+		!bytes.Equal(m.Data, msg.Data) {
 		return false
 	}
-	for name, values := range m.Header {
-		other, ok := msg.Header[name]
-		if !ok || !slices.Equal(values, other) {
-			return false
-		}
-	}
-	return true
+	return maps.EqualFunc(m.Header, msg.Header, slices.Equal[[]string])
 }

@@ -506,12 +506,12 @@ func (o *Options) bindingOptions(nc *Conn) ([]natsio.Option, error) {
 	if o.nkeySeedFile != "" {
 		opts = append(opts, natsio.NkeyFromFile(o.nkeySeedFile))
 	}
-	if o.Secure && o.TLSConfig != nil {
-		if err := o.useTLSConfig(o.TLSConfig); err != nil {
-			return nil, err
-		}
-	}
 	if o.Secure {
+		if o.TLSConfig != nil {
+			if err := o.useTLSConfig(o.TLSConfig); err != nil {
+				return nil, err
+			}
+		}
 		tlsOpt, err := o.tlsOption()
 		if err != nil {
 			return nil, err

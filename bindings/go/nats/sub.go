@@ -74,7 +74,7 @@ func (nc *Conn) subscribe(subj, queue string, cb MsgHandler, toChannel bool) (*S
 		s.barriers = &barrierTracker{}
 	}
 	// nats.go's limits, which PendingLimits reports.
-	limits := natsio.SubPendingLimits(int64(s.initialMsgsLimit()), subPendingBytesLimit)
+	limits := natsio.SubPendingLimits(int64(s.initialMsgsLimit()), DefaultSubPendingBytesLimit)
 	var inner *natsio.Subscription
 	var err error
 	c := nc.conn()

@@ -10,16 +10,10 @@ import (
 	natsio "github.com/libnatsio/natsio/bindings/go"
 )
 
-// The pending limits a subscription starts with, nats.go's; a
-// synchronous one's message limit is its channel's capacity there
-// (syncQueueCapacity), which also bounds it whatever its limits.
-const (
-	subPendingMsgsLimit  = DefaultSubPendingMsgsLimit
-	subPendingBytesLimit = DefaultSubPendingBytesLimit
-)
-
 // syncQueueCapacity is how many messages a synchronous subscription keeps:
-// the connection's SubChanLen (SyncQueueLen), as nats.go sizes its channel.
+// the connection's SubChanLen (SyncQueueLen), as nats.go sizes its channel,
+// which also bounds it whatever its limits (a callback subscription starts
+// with DefaultSubPendingMsgsLimit and DefaultSubPendingBytesLimit).
 func (s *Subscription) syncQueueCapacity() int {
 	if n := s.nc.Opts.SubChanLen; n > 0 {
 		return n
@@ -32,7 +26,7 @@ func (s *Subscription) initialMsgsLimit() int {
 	if s.sync {
 		return s.syncQueueCapacity()
 	}
-	return subPendingMsgsLimit
+	return DefaultSubPendingMsgsLimit
 }
 
 // pendingQueue is the facade's own queue of a subscription's messages,
@@ -251,7 +245,7 @@ func (s *Subscription) managePending() (*pendingQueue, error) {
 	if s.sync {
 		capacity = s.syncQueueCapacity()
 	}
-	q := newPendingQueue(s.initialMsgsLimit(), subPendingBytesLimit, capacity)
+	q := newPendingQueue(s.initialMsgsLimit(), DefaultSubPendingBytesLimit, capacity)
 	s.queue.Store(q)
 	s.watchConnection()
 	if s.sync {
@@ -383,7 +377,7 @@ func (s *Subscription) PendingLimits() (int, int, error) {
 	}
 	q := s.queue.Load()
 	if q == nil {
-		return s.initialMsgsLimit(), subPendingBytesLimit, nil
+		return s.initialMsgsLimit(), DefaultSubPendingBytesLimit, nil
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -409,8 +403,7 @@ func (s *Subscription) MaxPending() (int, int, error) {
 		return -1, -1, err
 	}
 	if !hadQueue {
-		msgs, bytes, err := s.Pending()
-		return msgs, bytes, err
+		return s.Pending()
 	}
 	_, _, _, maxMsgs, maxBytes, _ := q.stats()
 	return maxMsgs, maxBytes, nil

@@ -2,15 +2,14 @@ package jetstream
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"hash"
 	"io"
-	"strings"
 	"time"
 
 	natsio "github.com/libnatsio/natsio/bindings/go"
 	"github.com/libnatsio/natsio/bindings/go/internal/kvshim"
+	"github.com/libnatsio/natsio/bindings/go/nats"
 )
 
 // ObjectStoreManager creates, binds and deletes Object Store buckets.
@@ -366,16 +365,14 @@ func (o *objStore) Watch(ctx context.Context, opts ...WatchOpt) (ObjectWatcher, 
 
 // GetObjectDigestValue is the digest text of an object whose bytes went
 // through data (a SHA-256 hash): ObjectInfo.Digest's form.
-func GetObjectDigestValue(data hash.Hash) string {
-	return "SHA-256=" + base64.URLEncoding.EncodeToString(data.Sum(nil))
-}
+func GetObjectDigestValue(data hash.Hash) string { return nats.GetObjectDigestValue(data) }
 
 // DecodeObjectDigest is the hash an ObjectInfo.Digest text holds;
 // ErrInvalidDigestFormat when it is not "<algorithm>=<base64>".
 func DecodeObjectDigest(data string) ([]byte, error) {
-	_, digest, ok := strings.Cut(data, "=")
-	if !ok {
+	sum, err := nats.DecodeObjectDigest(data)
+	if errors.Is(err, nats.ErrInvalidDigestFormat) {
 		return nil, ErrInvalidDigestFormat
 	}
-	return base64.URLEncoding.DecodeString(digest)
+	return sum, err
 }

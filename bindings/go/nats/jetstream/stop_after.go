@@ -100,19 +100,22 @@ func (s *countingSource) Next(ctx context.Context) (*natsio.Msg, error) {
 // heartbeats, a leader change) go to report, if set, and the next request
 // follows; the others end it.
 type boundedPull struct {
-	js             *natsio.JetStream
-	stream, name   string
-	batch          int
-	opts           []natsio.FetchOpt
-	report         func(error)
-	ctx            context.Context
-	cancel         context.CancelFunc
-	mu             sync.Mutex
-	left           int
-	cur            *natsio.Consumption
-	draining       bool
-	retryAfterFail time.Duration
+	js           *natsio.JetStream
+	stream, name string
+	batch        int
+	opts         []natsio.FetchOpt
+	report       func(error)
+	ctx          context.Context
+	cancel       context.CancelFunc
+	mu           sync.Mutex
+	left         int
+	cur          *natsio.Consumption
+	draining     bool
 }
+
+// boundedRetryWait is how long a bounded pull waits before it pulls again
+// after a pull failed.
+const boundedRetryWait = time.Second
 
 func newBoundedPull(c *pullConsumer, cfg *pullConfig) *boundedPull {
 	expiry := cfg.expiry
@@ -137,7 +140,7 @@ func newBoundedPull(c *pullConsumer, cfg *pullConfig) *boundedPull {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &boundedPull{js: c.js.inner, stream: c.stream, name: c.name, batch: batch, opts: opts,
-		ctx: ctx, cancel: cancel, left: left, retryAfterFail: time.Second}
+		ctx: ctx, cancel: cancel, left: left}
 }
 
 // request is the pull request to read from, sent if there is none (nil
@@ -229,7 +232,7 @@ func (b *boundedPull) failed(err error) error {
 		}
 	}
 	select {
-	case <-time.After(b.retryAfterFail):
+	case <-time.After(boundedRetryWait):
 		return nil
 	case <-b.ctx.Done():
 		return natsio.ErrDone
