@@ -216,11 +216,16 @@ function statusCode(m) {
   return m.headers?.code || 0;
 }
 
+/** A status's description as nats.js reports it: lower case, else named
+ * by its code. */
+function statusText(code, description) {
+  return description?.toLowerCase() || (code === 503 ? 'no responders' : 'unknown');
+}
+
 /** The JetStreamStatusError of a status message. */
 function statusError(m) {
   const code = statusCode(m);
-  const description = m.headers?.description?.toLowerCase() || (code === 503 ? 'no responders' : 'unknown');
-  return new JetStreamStatusError(description, code);
+  return new JetStreamStatusError(statusText(code, m.headers?.description), code);
 }
 
 /** The nats.js error for a JetStream API error ({code, err_code,
@@ -254,14 +259,21 @@ function validateName(context, name = '') {
  * its connection, as nats.js's API calls make it: JSON body, the client's
  * timeout, no responders read as JetStream not being enabled. */
 async function apiRequest(client, subj, body) {
-  let m;
+  return parseJsResponse(await jsRequest(client, subj, body === undefined ? core.Empty : JSON.stringify(body)));
+}
+
+/** A request to JetStream over the connection of `client` (with `headers`
+ * if given, within `timeout` or the client's), no responders read as
+ * JetStream not being enabled, as nats.js's. */
+async function jsRequest(client, subj, data, headers, timeout) {
+  const opts = { timeout: timeout || client._timeout };
+  if (headers) opts.headers = headers;
   try {
-    m = await client.nc.request(subj, body === undefined ? core.Empty : JSON.stringify(body), { timeout: client._timeout });
+    return await client.nc.request(subj, data, opts);
   } catch (e) {
     if (e instanceof core.errors.RequestError && e.isNoResponders()) throw new JetStreamNotEnabled('jetstream is not enabled', { cause: e });
     throw e;
   }
-  return parseJsResponse(m);
 }
 
 // ---------------------------------------------------------------------------
@@ -1070,7 +1082,7 @@ class BoundPushMessages {
       return;
     }
     const code = m.status;
-    const description = (m.statusDescription ?? '').toLowerCase() || (code === 503 ? 'no responders' : 'unknown');
+    const description = statusText(code, m.statusDescription);
     if (code === 100 && description === 'flowcontrol request') {
       this._enqueue(() => {
         if (m.reply) this._nc.publish(m.reply, core.Empty);
@@ -1479,18 +1491,8 @@ class BatchImpl {
     return h;
   }
 
-  async _request(subj, data, h, timeout) {
-    try {
-      return await this._js.nc.request(subj, data ?? core.Empty, { headers: h, timeout: timeout || this._js._timeout });
-    } catch (e) {
-      if (e instanceof core.errors.RequestError && e.isNoResponders()) throw new JetStreamNotEnabled('jetstream is not enabled', { cause: e });
-      throw e;
-    }
-  }
-
-  async _first(subj, data, opts = {}) {
-    const r = await this._request(subj, data, this._headers(subj, opts), opts.timeout);
-    if (r.data.length > 0) parseJsResponse(r);
+  _request(subj, data, h, timeout) {
+    return jsRequest(this._js, subj, data ?? core.Empty, h, timeout);
   }
 
   /** Adds a message; with {ack: true} resolves once the server took it
@@ -1550,7 +1552,7 @@ class JetStreamClientImpl {
    * Batch once the server took it. */
   async startBatch(subj, data, opts) {
     const batch = new BatchImpl(this);
-    await batch._first(subj, data, opts);
+    await batch.add(subj, data, { ...opts, ack: true });
     return batch;
   }
 

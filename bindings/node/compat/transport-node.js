@@ -264,14 +264,11 @@ function timeout(ms, asyncTraces = true) {
 /** nats.js's deadline(): `p`'s outcome, or TimeoutError when it takes
  * longer than `millis`. */
 async function deadline(p, millis = 1000) {
-  let timer;
-  const late = new Promise((_resolve, reject) => {
-    timer = setTimeout(() => reject(new TimeoutError()), millis);
-  });
+  const late = timeout(millis, false);
   try {
     return await Promise.race([p, late]);
   } finally {
-    clearTimeout(timer);
+    late.cancel();
   }
 }
 
@@ -1071,16 +1068,22 @@ function jwtAuthenticator(jwt, seed) {
   return authenticator({ creds });
 }
 
+/** What the options' `authenticator` (one or a list) asks for, each made
+ * by one of this module's authenticator factories (else
+ * InvalidArgumentError). */
+function authenticatorsOf(opts) {
+  return (opts.authenticator === undefined ? [] : [].concat(opts.authenticator)).map((a) => {
+    if (!a?.[AUTH]) throw new InvalidArgumentError('natsio: authenticator must come from one of natsio/transport-node\'s authenticator factories');
+    return a[AUTH];
+  });
+}
+
 /** nats.js's buildAuthenticator(): one authenticator from the options'
  * `authenticator` (one or a list), `token` and `user`/`pass`, later ones
  * overriding what earlier ones set, as nats.js merges their results. Like
  * every natsio authenticator it is read by connect(), not called. */
 function buildAuthenticator(opts) {
-  const parts = [];
-  for (const a of opts.authenticator === undefined ? [] : [].concat(opts.authenticator)) {
-    if (!a?.[AUTH]) throw new InvalidArgumentError('natsio: authenticator must come from one of natsio/transport-node\'s authenticator factories');
-    parts.push(a[AUTH]);
-  }
+  const parts = authenticatorsOf(opts);
   if (opts.token) parts.push({ token: opts.token });
   if (opts.user) parts.push({ user: opts.user, pass: opts.pass });
   return authenticator(Object.assign({}, ...parts));
@@ -1167,10 +1170,7 @@ function bindingOptions(opts) {
     };
   }
   let tmpCreds;
-  const auths = opts.authenticator === undefined ? [] : [].concat(opts.authenticator);
-  for (const a of auths) {
-    const given = a?.[AUTH];
-    if (!given) throw new InvalidArgumentError('natsio: authenticator must come from one of natsio/transport-node\'s authenticator factories');
+  for (const given of authenticatorsOf(opts)) {
     const { creds, ...rest } = given;
     if (creds !== undefined) {
       // The binding reads credentials from a file (on every connect).
