@@ -41,18 +41,17 @@ func (f *pubAckFuture) await() {
 			if f.pub.ctx.Err() != nil && errors.Is(err, context.Canceled) {
 				return // CleanupPublisher settled it
 			}
-			f.settle(ack, err)
+			f.settle(ack, asyncPublishError(err))
 		}()
 	})
 }
 
-// settle hands out the outcome, the first time only: an error to Err and
-// the PublishAsyncErrHandler, an ack to Ok.
+// settle hands out the outcome, the first time only: an error (as the
+// program sees it) to Err and the PublishAsyncErrHandler, an ack to Ok.
 func (f *pubAckFuture) settle(ack *natsio.PubAck, err error) {
 	f.settled.Do(func() {
 		f.pub.forget(f)
 		if err != nil {
-			err = asyncPublishError(err)
 			f.err <- err
 			if cb := f.js.opts.asyncErrHandler; cb != nil {
 				cb(f.js, f.msg, err)
@@ -230,13 +229,7 @@ func (js *jsContext) CleanupPublisher() {
 	}
 	pub.mu.Unlock()
 	for _, f := range pending {
-		f.settled.Do(func() {
-			f.pub.forget(f)
-			f.err <- ErrJetStreamPublisherClosed
-			if cb := js.opts.asyncErrHandler; cb != nil {
-				cb(js, f.msg, ErrJetStreamPublisherClosed)
-			}
-		})
+		f.settle(nil, ErrJetStreamPublisherClosed)
 	}
 	pub.cancel()
 	if pub.own {
