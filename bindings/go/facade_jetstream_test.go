@@ -14,7 +14,7 @@ import (
 
 // facadeJetStream connects to a fresh JetStream server with the jetstream
 // facade.
-func facadeJetStream(t *testing.T) (context.Context, jetstream.JetStream) {
+func facadeJetStream(t *testing.T, opts ...jetstream.JetStreamOpt) (context.Context, jetstream.JetStream) {
 	t.Helper()
 	s := startTestServer(t, "-js", "-sd", t.TempDir())
 	nc, err := nats.Connect(s.url)
@@ -22,7 +22,7 @@ func facadeJetStream(t *testing.T) (context.Context, jetstream.JetStream) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
+	js, err := jetstream.New(nc, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

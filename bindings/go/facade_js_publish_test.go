@@ -154,16 +154,10 @@ func scheduleHeader(t *testing.T, ctx context.Context, js jetstream.JetStream, o
 // publishes still awaiting their ack with ErrJetStreamPublisherClosed,
 // closes PublishAsyncComplete and leaves the context usable.
 func TestFacadePublishAsyncHandlersAndCleanup(t *testing.T) {
-	s := startTestServer(t, "-js", "-sd", t.TempDir())
-	nc, err := nats.Connect(s.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
 	var mu sync.Mutex
 	var acked []uint64
 	var failed []error
-	js, err := jetstream.New(nc,
+	ctx, js := facadeJetStream(t,
 		jetstream.WithPublishAsyncAckHandler(func(_ jetstream.JetStream, _ *nats.Msg, ack *jetstream.PubAck) {
 			mu.Lock()
 			acked = append(acked, ack.Sequence)
@@ -175,11 +169,6 @@ func TestFacadePublishAsyncHandlersAndCleanup(t *testing.T) {
 			mu.Unlock()
 		}),
 		jetstream.WithPublishAsyncTimeout(time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "AH", Subjects: []string{"ah"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -208,6 +197,7 @@ func TestFacadePublishAsyncHandlersAndCleanup(t *testing.T) {
 	mu.Unlock()
 
 	// A plain subscriber that never answers holds the acks back.
+	nc := js.Conn()
 	if _, err := nc.Subscribe("silent", func(*nats.Msg) {}); err != nil {
 		t.Fatal(err)
 	}
@@ -269,16 +259,8 @@ func TestFacadePublishAsyncHandlersAndCleanup(t *testing.T) {
 // WithPublishAsyncMaxPending before ErrTooManyStalledMsgs (default
 // 200 ms); a synchronous publish refuses it.
 func TestFacadePublishAsyncStallWait(t *testing.T) {
-	s := startTestServer(t, "-js", "-sd", t.TempDir())
-	nc, err := nats.Connect(s.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, js := facadeJetStream(t, jetstream.WithPublishAsyncMaxPending(1))
+	nc := js.Conn()
 	// A plain subscriber that never answers holds the one ack back.
 	if _, err := nc.Subscribe("silent", func(*nats.Msg) {}); err != nil {
 		t.Fatal(err)
@@ -377,19 +359,8 @@ func TestFacadePublishRetryOptions(t *testing.T) {
 // Options reports the context's settings; NewWithAPIPrefix sends the API
 // requests under its prefix (with or without the final dot).
 func TestFacadeJetStreamOptionsAndAPIPrefix(t *testing.T) {
-	s := startTestServer(t, "-js", "-sd", t.TempDir())
-	nc, err := nats.Connect(s.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, js := facadeJetStream(t)
+	nc := js.Conn()
 	if o := js.Options(); o.APIPrefix != "" || o.Domain != "" || o.DefaultTimeout != 5*time.Second {
 		t.Errorf("New's options: %+v", o)
 	}
