@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # Runs a harness under another client name, so that a variant of a client
 # (an earlier build, other environment settings) gets rows of its own
 # beside the client itself in one bench/run.sh run:
@@ -15,7 +15,7 @@
 #     --harness "libnatsio-go:gomaxprocs3=bench/as-client.sh libnatsio-go:gomaxprocs3 GOMAXPROCS=3 build/bench-go/natsio-go-bench"
 #
 # The harness's exit status is kept (a failed harness stays failed).
-set -eu
+set -euo pipefail
 
 [ $# -ge 2 ] || { echo "usage: $0 NAME [VAR=VALUE ...] HARNESS [ARGS ...]" >&2; exit 2; }
 name="$1"
@@ -29,9 +29,5 @@ while [ $# -gt 0 ]; do
 done
 [ $# -ge 1 ] || { echo "$0: no harness given" >&2; exit 2; }
 
-# The harness's status, not sed's, is the script's: the pipeline's first
-# half records it.
-status_file="$(mktemp)"
-trap 'rm -f "$status_file"' EXIT
-{ if "$@"; then s=0; else s=$?; fi; echo "$s" >"$status_file"; } | sed "s/\(^\| \)client=[^ ]*/\1client=$name/g"
-exit "$(cat "$status_file")"
+# pipefail: the harness's failure is the script's.
+"$@" | sed "s/\(^\| \)client=[^ ]*/\1client=$name/g"
