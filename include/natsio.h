@@ -302,17 +302,17 @@
 
 /**
  * `natsio_fetch_options.version` of this header (2 added `group`,
- * `min_pending` and `min_ack_pending`; a version 1 struct is still read,
- * without them).
+ * `min_pending` and `min_ack_pending`, 3 `priority`; older structs are
+ * still read, without the fields they lack).
  */
-#define NATSIO_FETCH_OPTIONS_VERSION 2
+#define NATSIO_FETCH_OPTIONS_VERSION 3
 
 /**
  * `natsio_consume_options.version` of this header (2 added `max_bytes`,
- * the thresholds and the priority-group fields; a version 1 struct is
- * still read, without them).
+ * the thresholds and the priority-group fields, 3 `priority`; older
+ * structs are still read, without the fields they lack).
  */
-#define NATSIO_CONSUME_OPTIONS_VERSION 2
+#define NATSIO_CONSUME_OPTIONS_VERSION 3
 
 /**
  * `natsio_js_options.version` of this header.
@@ -349,7 +349,7 @@
 /**
  * `natsio_ordered_consumer_options.version` of this header.
  */
-#define NATSIO_ORDERED_CONSUMER_OPTIONS_VERSION 2
+#define NATSIO_ORDERED_CONSUMER_OPTIONS_VERSION 3
 
 /**
  * `natsio_ordered_messages_options.version` of this header.
@@ -381,11 +381,6 @@
  * server takes any count, but what is asked for is buffered).
  */
 #define NATSIO_MAX_BATCH (1 << 20)
-
-/**
- * Chunk size when the meta sets none (ADR-20).
- */
-#define DEFAULT_CHUNK_SIZE (128 * 1024)
 
 /**
  * The result of every fallible natsio function. `NATSIO_OK` is 0; errors
@@ -1485,6 +1480,14 @@ typedef struct natsio_fetch_options {
    * await acks; 0: not set. Needs `group`.
    */
   int64_t min_ack_pending;
+  /**
+   * Prioritized policy (a consumer whose `priority_policy` is
+   * "prioritized"): the request's priority, 0 (the highest, the
+   * default) to 9; the server serves waiting requests of a lower
+   * number first. Needs `group`; out of range, or without a group:
+   * NATSIO_ERR_INVALID_ARGUMENT. Other policies ignore it.
+   */
+  int32_t priority;
 } natsio_fetch_options;
 
 /**
@@ -1612,6 +1615,14 @@ typedef struct natsio_consume_options {
    * await acks; 0: not set. Needs `group`.
    */
   int64_t min_ack_pending;
+  /**
+   * Prioritized policy (a consumer whose `priority_policy` is
+   * "prioritized"): the request's priority, 0 (the highest, the
+   * default) to 9; the server serves waiting requests of a lower
+   * number first. Needs `group`; out of range, or without a group:
+   * NATSIO_ERR_INVALID_ARGUMENT. Other policies ignore it.
+   */
+  int32_t priority;
 } natsio_consume_options;
 
 /**
@@ -2022,6 +2033,13 @@ typedef struct natsio_ordered_consumer_options {
    * `filter_subject` (as nats.go). The consumer's info shows which.
    */
   bool filter_subjects_as_list;
+  /**
+   * Since version 3. Metadata of every server-side consumer it
+   * creates, a JSON object of strings (nats.go's Metadata); NULL or
+   * "{}": none. Anything else: NATSIO_ERR_INVALID_ARGUMENT. Copied by
+   * the call.
+   */
+  const char *metadata_json;
 } natsio_ordered_consumer_options;
 
 /**
@@ -2077,7 +2095,10 @@ typedef char *(*natsio_service_stats_cb)(void *user_data,
 
 /**
  * Told of a handler failure (code 500) or an answer that could not be
- * sent, on the thread that saw it. The strings are borrowed for the call.
+ * sent, on the thread that saw it, and of requests dropped over an
+ * endpoint's pending limits (code 0, the slow-consumer text as the
+ * description, on the client's events thread). The strings are borrowed
+ * for the call.
  */
 typedef void (*natsio_service_error_cb)(void *user_data,
                                         const char *endpoint_name,
@@ -4586,6 +4607,14 @@ bool natsio_obj_info_deleted(const struct natsio_obj_info *i);
 int64_t natsio_obj_info_mtime_ns(const struct natsio_obj_info *i);
 
 /**
+ * The stream sequence the description is stored at (nats.js's
+ * `revision`): as read back (info, get, list, watch) or as stored by the
+ * call that returned it (put, link); it grows with every change of the
+ * object. 0 for NULL and for a watcher's initial-done marker.
+ */
+uint64_t natsio_obj_info_revision(const struct natsio_obj_info *i);
+
+/**
  * The object's headers (borrowed from the info; NULL if none or for
  * NULL).
  */
@@ -5843,8 +5872,15 @@ void natsio_service_group_free(struct natsio_service_group *group);
  * Adds an endpoint to `group` (NULL: the service itself) from
  * `config_json`: {"name" (required, [A-Za-z0-9_-]+), "subject" (default:
  * the name; wildcards allowed, `>` last), "metadata" (object of strings),
- * "queue_group", "queue_group_disabled"}; an absent queue group is the
- * group's or service's. It subscribes at once: requests queue until read
+ * "queue_group", "queue_group_disabled", "pending_msgs_limit",
+ * "pending_bytes_limit"}; an absent queue group is the group's or
+ * service's. The pending limits bound the requests queued unread
+ * (nats.go's `WithEndpointPendingLimits`; absent: the client's
+ * subscription defaults; negative: none; 0 is refused): a request over
+ * them is dropped, counted in the endpoint's STATS `num_errors` and
+ * `last_error` and told to the service's error callback (code 0), and
+ * the client's error callback gets the slow consumer as for any
+ * subscription. It subscribes at once: requests queue until read
  * with `natsio_endpoint_next`, `natsio_endpoint_next_async` or a callback
  * (`natsio_endpoint_set_callback`). Free `*endpoint_out` with
  * `natsio_endpoint_free`. Errors: NATSIO_ERR_NULL_ARGUMENT,

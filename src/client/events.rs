@@ -109,6 +109,12 @@ impl Events {
         self.events.post(Box::new(move || cb(&ev)));
     }
 
+    /// Runs `job` on the events dispatcher thread, in order with the
+    /// events and errors posted there.
+    pub(crate) fn post_event(&self, job: Box<dyn FnOnce() + Send>) {
+        self.events.post(job);
+    }
+
     /// Runs a token's completion callback on this client's completions
     /// thread.
     pub(crate) fn post_completion(&self, job: Box<dyn FnOnce() + Send>) {

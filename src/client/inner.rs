@@ -444,6 +444,10 @@ impl ClientInner {
                     sub.stats().dropped
                 ),
             );
+            if let Some(listener) = sub.slow_listener.get() {
+                let (listener, e) = (Arc::clone(listener), e.clone());
+                self.events.post_event(Box::new(move || listener(&e)));
+            }
             self.report_error(e, Some((sub.sid, sub.subject.clone())));
         }
     }

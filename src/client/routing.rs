@@ -91,7 +91,14 @@ pub(crate) struct SubShared {
     /// (a leader-elected advisory): a permissions violation for it is not
     /// the application's error; it ends the subscription quietly.
     pub(crate) optional: std::sync::atomic::AtomicBool,
+    /// Told of each slow-consumer report of this subscription (on the
+    /// events thread, just before the client's error callback): a service
+    /// endpoint counts it as the endpoint's error.
+    pub(crate) slow_listener: std::sync::OnceLock<SlowListener>,
 }
+
+/// See `SubShared::slow_listener`.
+pub(crate) type SlowListener = Arc<dyn Fn(&Error) + Send + Sync>;
 
 impl SubShared {
     pub(crate) fn new(
@@ -112,6 +119,7 @@ impl SubShared {
                 sub_outcome,
             )),
             optional: std::sync::atomic::AtomicBool::new(false),
+            slow_listener: std::sync::OnceLock::new(),
         }
     }
 

@@ -372,9 +372,9 @@ pub unsafe extern "C" fn natsio_js_consumer_unpin_async(
 }
 
 /// `natsio_fetch_options.version` of this header (2 added `group`,
-/// `min_pending` and `min_ack_pending`; a version 1 struct is still read,
-/// without them).
-pub const NATSIO_FETCH_OPTIONS_VERSION: u32 = 2;
+/// `min_pending` and `min_ack_pending`, 3 `priority`; older structs are
+/// still read, without the fields they lack).
+pub const NATSIO_FETCH_OPTIONS_VERSION: u32 = 3;
 
 /// Options of `natsio_js_fetch` and `natsio_js_next` (a fetch of one).
 /// Initialise with `natsio_fetch_options_init`: every zero field (NULL
@@ -419,6 +419,12 @@ pub struct natsio_fetch_options {
     /// Overflow policy: served only while at least this many messages
     /// await acks; 0: not set. Needs `group`.
     pub min_ack_pending: i64,
+    /// Prioritized policy (a consumer whose `priority_policy` is
+    /// "prioritized"): the request's priority, 0 (the highest, the
+    /// default) to 9; the server serves waiting requests of a lower
+    /// number first. Needs `group`; out of range, or without a group:
+    /// NATSIO_ERR_INVALID_ARGUMENT. Other policies ignore it.
+    pub priority: i32,
 }
 
 fn non_negative(v: i64, what: &str) -> Result<u64> {
@@ -433,8 +439,15 @@ fn non_negative(v: i64, what: &str) -> Result<u64> {
 super::versioned!(
     natsio_fetch_options,
     NATSIO_FETCH_OPTIONS_VERSION,
-    older: [1 => group]
+    older: [1 => group, 2 => priority]
 );
+
+/// A pull priority argument; one out of `u8`'s range becomes one the core
+/// refuses with its range in the message ("priority must be between 0
+/// and 9"), so the message is the core's alone.
+fn priority_arg(p: i32) -> u8 {
+    u8::try_from(p).unwrap_or(u8::MAX)
+}
 
 /// A priority group argument: NULL or "" is none.
 unsafe fn group_arg(p: *const c_char) -> Result<Option<String>> {
@@ -476,6 +489,7 @@ unsafe fn fetch_options(
     opts.group = group_arg(o.group)?;
     opts.min_pending = non_negative(o.min_pending, "min_pending")?;
     opts.min_ack_pending = non_negative(o.min_ack_pending, "min_ack_pending")?;
+    opts.priority = priority_arg(o.priority);
     Ok(opts)
 }
 
@@ -867,9 +881,9 @@ pub unsafe extern "C" fn natsio_msg_js_metadata(
 }
 
 /// `natsio_consume_options.version` of this header (2 added `max_bytes`,
-/// the thresholds and the priority-group fields; a version 1 struct is
-/// still read, without them).
-pub const NATSIO_CONSUME_OPTIONS_VERSION: u32 = 2;
+/// the thresholds and the priority-group fields, 3 `priority`; older
+/// structs are still read, without the fields they lack).
+pub const NATSIO_CONSUME_OPTIONS_VERSION: u32 = 3;
 
 /// Options of `natsio_js_consume`. Initialise with
 /// `natsio_consume_options_init`: every zero field means the default.
@@ -921,12 +935,18 @@ pub struct natsio_consume_options {
     /// Overflow policy: served only while at least this many messages
     /// await acks; 0: not set. Needs `group`.
     pub min_ack_pending: i64,
+    /// Prioritized policy (a consumer whose `priority_policy` is
+    /// "prioritized"): the request's priority, 0 (the highest, the
+    /// default) to 9; the server serves waiting requests of a lower
+    /// number first. Needs `group`; out of range, or without a group:
+    /// NATSIO_ERR_INVALID_ARGUMENT. Other policies ignore it.
+    pub priority: i32,
 }
 
 super::versioned!(
     natsio_consume_options,
     NATSIO_CONSUME_OPTIONS_VERSION,
-    older: [1 => max_bytes]
+    older: [1 => max_bytes, 2 => priority]
 );
 
 /// Fills `opts` with the defaults and the version.
@@ -1005,6 +1025,7 @@ unsafe fn consume_op(
         o.group = group_arg(c.group)?;
         o.min_pending = non_negative(c.min_pending, "min_pending")?;
         o.min_ack_pending = non_negative(c.min_ack_pending, "min_ack_pending")?;
+        o.priority = priority_arg(c.priority);
     }
     Ok(h.js.consume(stream, consumer, o))
 }

@@ -571,6 +571,15 @@ pub unsafe extern "C" fn natsio_obj_info_mtime_ns(i: *const natsio_obj_info) -> 
     guard_value(0, || Ok(info_arg(i)?.info.mtime_ns))
 }
 
+/// The stream sequence the description is stored at (nats.js's
+/// `revision`): as read back (info, get, list, watch) or as stored by the
+/// call that returned it (put, link); it grows with every change of the
+/// object. 0 for NULL and for a watcher's initial-done marker.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_obj_info_revision(i: *const natsio_obj_info) -> u64 {
+    guard_value(0, || Ok(info_arg(i)?.info.revision))
+}
+
 /// The object's headers (borrowed from the info; NULL if none or for
 /// NULL).
 #[no_mangle]

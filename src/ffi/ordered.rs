@@ -2,6 +2,7 @@
 //! `natsio_ordered_consumer` handle whose runs are read as
 //! `natsio_js_messages` iterators.
 
+use std::collections::BTreeMap;
 use std::ffi::c_char;
 use std::time::Duration;
 
@@ -38,7 +39,7 @@ pub enum natsio_deliver_policy {
 }
 
 /// `natsio_ordered_consumer_options.version` of this header.
-pub const NATSIO_ORDERED_CONSUMER_OPTIONS_VERSION: u32 = 2;
+pub const NATSIO_ORDERED_CONSUMER_OPTIONS_VERSION: u32 = 3;
 
 /// What a `natsio_js_ordered_consumer` reads. Initialise with
 /// `natsio_ordered_consumer_options_init`: every zero or NULL field means
@@ -80,12 +81,17 @@ pub struct natsio_ordered_consumer_options {
     /// (`filter_subjects`, as nats.js does when given a list); false: as
     /// `filter_subject` (as nats.go). The consumer's info shows which.
     pub filter_subjects_as_list: bool,
+    /// Since version 3. Metadata of every server-side consumer it
+    /// creates, a JSON object of strings (nats.go's Metadata); NULL or
+    /// "{}": none. Anything else: NATSIO_ERR_INVALID_ARGUMENT. Copied by
+    /// the call.
+    pub metadata_json: *const c_char,
 }
 
 super::versioned!(
     natsio_ordered_consumer_options,
     NATSIO_ORDERED_CONSUMER_OPTIONS_VERSION,
-    older: [1 => name_prefix]
+    older: [1 => name_prefix, 2 => metadata_json]
 );
 
 /// Fills `opts` with the defaults and the version.
@@ -249,7 +255,26 @@ unsafe fn consumer_config(
             n => Some(n),
         },
         filter_subjects_as_list: c.filter_subjects_as_list,
+        metadata: metadata_arg(c.metadata_json)?,
     })
+}
+
+/// A metadata argument: NULL, or a JSON object of strings.
+unsafe fn metadata_arg(p: *const c_char) -> Result<BTreeMap<String, String>> {
+    let Some(text) = super::opt_str_arg(p, "metadata_json")? else {
+        return Ok(BTreeMap::new());
+    };
+    let invalid = || {
+        Error::new(
+            ErrorKind::InvalidArgument,
+            "metadata_json must be a JSON object of strings",
+        )
+    };
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|_| invalid())?;
+    if !v.is_object() {
+        return Err(invalid());
+    }
+    crate::jetstream::bucket::metadata_from_json(&v, true).map_err(|()| invalid())
 }
 
 /// Makes an ordered consumer on `stream` reading what `opts` says (NULL:

@@ -109,7 +109,10 @@ pub type natsio_service_stats_cb = Option<
 >;
 
 /// Told of a handler failure (code 500) or an answer that could not be
-/// sent, on the thread that saw it. The strings are borrowed for the call.
+/// sent, on the thread that saw it, and of requests dropped over an
+/// endpoint's pending limits (code 0, the slow-consumer text as the
+/// description, on the client's events thread). The strings are borrowed
+/// for the call.
 pub type natsio_service_error_cb = Option<
     unsafe extern "C" fn(
         user_data: *mut c_void,
@@ -274,8 +277,15 @@ pub unsafe extern "C" fn natsio_service_group_free(group: *mut natsio_service_gr
 /// Adds an endpoint to `group` (NULL: the service itself) from
 /// `config_json`: {"name" (required, [A-Za-z0-9_-]+), "subject" (default:
 /// the name; wildcards allowed, `>` last), "metadata" (object of strings),
-/// "queue_group", "queue_group_disabled"}; an absent queue group is the
-/// group's or service's. It subscribes at once: requests queue until read
+/// "queue_group", "queue_group_disabled", "pending_msgs_limit",
+/// "pending_bytes_limit"}; an absent queue group is the group's or
+/// service's. The pending limits bound the requests queued unread
+/// (nats.go's `WithEndpointPendingLimits`; absent: the client's
+/// subscription defaults; negative: none; 0 is refused): a request over
+/// them is dropped, counted in the endpoint's STATS `num_errors` and
+/// `last_error` and told to the service's error callback (code 0), and
+/// the client's error callback gets the slow consumer as for any
+/// subscription. It subscribes at once: requests queue until read
 /// with `natsio_endpoint_next`, `natsio_endpoint_next_async` or a callback
 /// (`natsio_endpoint_set_callback`). Free `*endpoint_out` with
 /// `natsio_endpoint_free`. Errors: NATSIO_ERR_NULL_ARGUMENT,

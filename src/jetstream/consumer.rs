@@ -31,7 +31,7 @@ const DELIVER: &[&str] = &[
     "by_start_time",
     "last_per_subject",
 ];
-const ACK: &[&str] = &["none", "all", "explicit"];
+const ACK: &[&str] = &["none", "all", "explicit", "flow_control"];
 const REPLAY: &[&str] = &["instant", "original"];
 const PRIORITY: &[&str] = &["none", "overflow", "pinned_client", "prioritized"];
 
@@ -111,6 +111,9 @@ pub struct FetchOptions {
     /// Overflow policy: served only while at least this many messages
     /// await acks (0: not set; needs `group`).
     pub min_ack_pending: u64,
+    /// Prioritized policy: the request's priority, 0 (the highest, the
+    /// default) to 9; needs `group`.
+    pub priority: u8,
 }
 
 impl Default for FetchOptions {
@@ -124,6 +127,7 @@ impl Default for FetchOptions {
             group: None,
             min_pending: 0,
             min_ack_pending: 0,
+            priority: 0,
         }
     }
 }
@@ -345,7 +349,7 @@ impl JetStream {
         Op::build(|| {
             validate_name("stream", stream)?;
             validate_name("consumer", consumer)?;
-            validate_group_fields(Some(group), 0, 0)?;
+            validate_group_fields(Some(group), 0, 0, 0)?;
             let body = json!({ "group": group }).to_string();
             let (js, api) = (self.clone(), format!("CONSUMER.UNPIN.{stream}.{consumer}"));
             Ok(async move {
@@ -558,6 +562,7 @@ impl FetchRequest {
             opts.group.as_deref(),
             opts.min_pending,
             opts.min_ack_pending,
+            opts.priority,
         )
     }
 
@@ -592,6 +597,9 @@ impl FetchRequest {
             }
             if opts.min_ack_pending > 0 {
                 req["min_ack_pending"] = Value::from(opts.min_ack_pending);
+            }
+            if opts.priority > 0 {
+                req["priority"] = Value::from(opts.priority);
             }
         }
         let mut r = FetchRequest {

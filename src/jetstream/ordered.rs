@@ -5,6 +5,7 @@
 //! starting after the last stream sequence delivered (duplicates are
 //! dropped). KV watch, keys and history run on it.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -75,6 +76,8 @@ struct ConsumerShape {
     /// Send one filter subject as a list (`filter_subjects`), as nats.js
     /// does with a list, rather than as `filter_subject` (nats.go).
     filter_subjects_as_list: bool,
+    /// The consumers' metadata (empty: none sent).
+    metadata: BTreeMap<String, String>,
 }
 
 impl ConsumerShape {
@@ -85,6 +88,7 @@ impl ConsumerShape {
             inactive_threshold: INACTIVE_THRESHOLD,
             max_deliver: None,
             filter_subjects_as_list: false,
+            metadata: BTreeMap::new(),
         }
     }
 
@@ -227,6 +231,9 @@ impl Core {
         cfg["mem_storage"] = true.into();
         if let Some(n) = self.shape.max_deliver {
             cfg["max_deliver"] = n.into();
+        }
+        if !self.shape.metadata.is_empty() {
+            cfg["metadata"] = json!(self.shape.metadata);
         }
         match self.cfg.filter_subjects.as_slice() {
             [] => {}
@@ -712,6 +719,9 @@ pub struct OrderedConsumerConfig {
     /// nats.js does when given a list) rather than as `filter_subject`
     /// (nats.go); the consumer's info shows which.
     pub filter_subjects_as_list: bool,
+    /// Metadata of every consumer it creates (nats.go's `Metadata`);
+    /// empty: none.
+    pub metadata: BTreeMap<String, String>,
 }
 
 /// Options of one `OrderedConsumer::messages` run.
@@ -963,6 +973,7 @@ impl JetStream {
         }
         core.shape.max_deliver = cfg.max_deliver;
         core.shape.filter_subjects_as_list = cfg.filter_subjects_as_list;
+        core.shape.metadata = cfg.metadata;
         Ok(OrderedConsumer {
             js: self.clone(),
             stream: stream.to_string(),

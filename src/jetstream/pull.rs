@@ -267,6 +267,9 @@ pub(crate) struct PullRequestExtras {
     /// Overflow policy: serve them only while at least this many are
     /// awaiting acks (0: not set).
     pub min_ack_pending: u64,
+    /// Prioritized policy: the requests' priority (0, the highest, is
+    /// not sent: the server's default).
+    pub priority: u8,
     /// Bytes kept requested (0: requests bounded by messages only). Set,
     /// it is what decides when to pull again, as in nats.go.
     pub max_bytes: usize,
@@ -470,6 +473,9 @@ impl Puller {
             }
             if x.min_ack_pending > 0 {
                 req["min_ack_pending"] = json!(x.min_ack_pending);
+            }
+            if x.priority > 0 {
+                req["priority"] = json!(x.priority);
             }
             if let Some(id) = &self.pin_id {
                 req["id"] = json!(id);
@@ -1013,6 +1019,9 @@ pub struct ConsumeOptions {
     pub min_pending: u64,
     /// Overflow policy: only while at least this many await acks.
     pub min_ack_pending: u64,
+    /// Prioritized policy: the requests' priority, 0 (the highest, the
+    /// default) to 9; needs `group`.
+    pub priority: u8,
 }
 
 impl Default for ConsumeOptions {
@@ -1028,6 +1037,7 @@ impl Default for ConsumeOptions {
             group: None,
             min_pending: 0,
             min_ack_pending: 0,
+            priority: 0,
         }
     }
 }
@@ -1042,12 +1052,23 @@ impl ConsumeOptions {
 /// Messages asked for per request when bytes bound them (nats.go's).
 const BYTES_MODE_BATCH: usize = 1_000_000;
 
+/// The highest priority number (the lowest priority) a pull request of
+/// a consumer with the prioritized policy may carry (ADR-42).
+pub(crate) const MAX_PULL_PRIORITY: u8 = 9;
+
 /// Checks the priority-group fields of a pull against each other.
 pub(crate) fn validate_group_fields(
     group: Option<&str>,
     min_pending: u64,
     min_ack_pending: u64,
+    priority: u8,
 ) -> Result<()> {
+    if priority > MAX_PULL_PRIORITY {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!("priority must be between 0 and {MAX_PULL_PRIORITY}"),
+        ));
+    }
     if let Some(g) = group {
         // ADR-42 group names: 1 to 16 of A-Z a-z 0-9 - _ / =.
         let ok = !g.is_empty()
@@ -1064,6 +1085,11 @@ pub(crate) fn validate_group_fields(
         return Err(Error::new(
             ErrorKind::InvalidArgument,
             "min_pending and min_ack_pending need a priority group",
+        ));
+    } else if priority > 0 {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            "priority needs a priority group",
         ));
     }
     Ok(())
@@ -1146,6 +1172,7 @@ impl JetStream {
                 opts.group.as_deref(),
                 opts.min_pending,
                 opts.min_ack_pending,
+                opts.priority,
             )?;
             let info = self.consumer_info(stream, consumer);
             let (js, stream, consumer) = (self.clone(), stream.to_string(), consumer.to_string());
@@ -1170,6 +1197,7 @@ impl JetStream {
                     group: opts.group.clone(),
                     min_pending: opts.min_pending,
                     min_ack_pending: opts.min_ack_pending,
+                    priority: opts.priority,
                     max_bytes: opts.max_bytes,
                     threshold_messages: Some(
                         opts.threshold_messages
@@ -1278,5 +1306,25 @@ async fn run_consume(
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_fields_and_priority() {
+        assert!(validate_group_fields(Some("G"), 0, 0, 0).is_ok());
+        assert!(validate_group_fields(Some("G"), 0, 0, MAX_PULL_PRIORITY).is_ok());
+        let e = validate_group_fields(Some("G"), 0, 0, MAX_PULL_PRIORITY + 1).unwrap_err();
+        assert!(e.to_string().contains("between 0 and 9"), "{e}");
+        let e = validate_group_fields(None, 0, 0, 1).unwrap_err();
+        assert!(
+            e.to_string().contains("priority needs a priority group"),
+            "{e}"
+        );
+        assert!(validate_group_fields(None, 0, 0, 0).is_ok());
+        assert!(validate_group_fields(None, 1, 0, 0).is_err());
     }
 }

@@ -174,6 +174,10 @@ pub struct ObjectInfo {
     pub deleted: bool,
     /// When its description was stored (the server's time when read back).
     pub mtime_ns: i64,
+    /// The stream sequence its description is stored at (nats.js's
+    /// `revision`): as read back, or as stored by the call that returns
+    /// it; not part of the stored JSON.
+    pub revision: u64,
 }
 
 impl ObjectInfo {
@@ -286,6 +290,7 @@ impl ObjectInfo {
             } else {
                 written_ns
             },
+            revision: 0,
         })
     }
 }
@@ -361,6 +366,7 @@ mod tests {
             digest: Some("SHA-256=x".into()),
             deleted: false,
             mtime_ns: 1_709_210_096_123_456_789,
+            revision: 0,
         };
         let back = ObjectInfo::from_meta_json(info.to_meta_json().as_bytes(), 0).unwrap();
         assert_eq!(back.to_meta_json(), info.to_meta_json());

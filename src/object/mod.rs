@@ -41,7 +41,7 @@ const OBJ_CONFIG: Schema = &[
 ];
 
 /// Chunk size when the meta sets none (ADR-20).
-pub const DEFAULT_CHUNK_SIZE: usize = 128 * 1024;
+pub(crate) const DEFAULT_CHUNK_SIZE: usize = 128 * 1024;
 
 /// Object names: any non-empty text.
 pub fn validate_name(name: &str) -> Result<()> {
@@ -233,14 +233,15 @@ impl ObjectStore {
         }
     }
 
-    /// The stored description of `name` (deleted ones included) and its
-    /// meta message's sequence; `None` when there is none.
-    async fn stored_info(&self, name: &str) -> Result<Option<(ObjectInfo, u64)>> {
+    /// The stored description of `name` (deleted ones included), its
+    /// revision the meta message's sequence; `None` when there is none.
+    async fn stored_info(&self, name: &str) -> Result<Option<ObjectInfo>> {
         match self.last_msg_on(&self.meta_subject(name)).await? {
             None => Ok(None),
             Some(m) => {
-                let info = ObjectInfo::from_meta_json(&m.payload, m.time_ns)?;
-                Ok(Some((info, m.seq)))
+                let mut info = ObjectInfo::from_meta_json(&m.payload, m.time_ns)?;
+                info.revision = m.seq;
+                Ok(Some(info))
             }
         }
     }
@@ -252,8 +253,8 @@ impl ObjectStore {
                 ErrorKind::ObjectNotFound,
                 format!("object {name:?} not found in {:?}", &*self.bucket),
             )),
-            Some((info, _)) if info.deleted && !show_deleted => Err(deleted_error(name)),
-            Some((info, _)) => Ok(info),
+            Some(info) if info.deleted && !show_deleted => Err(deleted_error(name)),
+            Some(info) => Ok(info),
         }
     }
 
@@ -280,8 +281,9 @@ impl ObjectStore {
 
     /// Publishes `info` as the description of its name, replacing earlier
     /// ones (rollup); with `expect`, only if the name's last description is
-    /// at that sequence (0: there is none).
-    async fn publish_meta(&self, info: &ObjectInfo, expect: Option<u64>) -> Result<()> {
+    /// at that sequence (0: there is none). Sets its revision to the
+    /// sequence it was stored at.
+    async fn publish_meta(&self, info: &mut ObjectInfo, expect: Option<u64>) -> Result<()> {
         let mut h = Headers::new();
         h.set(
             crate::jetstream::header_names::ROLLUP,
@@ -298,7 +300,10 @@ impl ObjectStore {
             .publish(&subject, info.to_meta_json().as_bytes(), &opts)
             .await
         {
-            Ok(_) => Ok(()),
+            Ok(ack) => {
+                info.revision = ack.seq;
+                Ok(())
+            }
             Err(e) => Err(self.explain(e).await),
         }
     }
@@ -326,7 +331,7 @@ impl ObjectStore {
             };
             if new_name != name {
                 match os.stored_info(&new_name).await? {
-                    Some((other, _)) if !other.deleted => {
+                    Some(other) if !other.deleted => {
                         return Err(Error::new(
                             ErrorKind::ObjectExists,
                             format!("object {new_name:?} already exists"),
@@ -339,7 +344,7 @@ impl ObjectStore {
             info.description = meta.description;
             info.headers = meta.headers;
             info.metadata = meta.metadata;
-            os.publish_meta(&info, None).await?;
+            os.publish_meta(&mut info, None).await?;
             if info.name != name {
                 os.purge_subject(&os.meta_subject(&name)).await?;
             }
@@ -358,7 +363,7 @@ impl ObjectStore {
             info.chunks = 0;
             info.digest = None;
             info.mtime_ns = now_ns();
-            os.publish_meta(&info, None).await?;
+            os.publish_meta(&mut info, None).await?;
             if !nuid.is_empty() {
                 os.purge_subject(&os.chunk_subject(&nuid)).await?;
             }
@@ -416,7 +421,7 @@ impl ObjectStore {
 
     fn put_link(&self, name: &str, link: ObjectLink) -> Op<ObjectInfo> {
         self.on_object(name, move |os, name| async move {
-            if let Some((existing, _)) = os.stored_info(&name).await? {
+            if let Some(existing) = os.stored_info(&name).await? {
                 if !existing.deleted && existing.link.is_none() {
                     return Err(Error::new(
                         ErrorKind::ObjectExists,
@@ -424,7 +429,7 @@ impl ObjectStore {
                     ));
                 }
             }
-            let info = ObjectInfo {
+            let mut info = ObjectInfo {
                 name,
                 bucket: os.bucket.to_string(),
                 nuid: crate::client::new_nuid(),
@@ -432,7 +437,7 @@ impl ObjectStore {
                 link: Some(link),
                 ..ObjectInfo::default()
             };
-            os.publish_meta(&info, None).await?;
+            os.publish_meta(&mut info, None).await?;
             Ok(info)
         })
     }

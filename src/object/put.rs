@@ -244,7 +244,7 @@ impl State {
         }
         let sum = self.hasher.clone().finish();
         let meta = std::mem::take(&mut self.meta);
-        let info = ObjectInfo {
+        let mut info = ObjectInfo {
             name: meta.name,
             description: meta.description,
             headers: meta.headers,
@@ -258,14 +258,15 @@ impl State {
             digest: Some(format!("SHA-256={}", URL_SAFE.encode(sum.as_ref()))),
             deleted: false,
             mtime_ns: now_ns(),
+            revision: 0,
         };
         for _ in 0..META_RETRIES {
             let previous = self.os.stored_info(&info.name).await?;
-            let expect = previous.as_ref().map_or(0, |(_, seq)| *seq);
-            match self.os.publish_meta(&info, Some(expect)).await {
+            let expect = previous.as_ref().map_or(0, |old| old.revision);
+            match self.os.publish_meta(&mut info, Some(expect)).await {
                 Ok(()) => {
                     self.ended.store(true, Ordering::Release);
-                    if let Some((old, _)) = previous {
+                    if let Some(old) = previous {
                         if !old.deleted && !old.nuid.is_empty() && old.nuid != info.nuid {
                             // The new version is in place; its predecessor's
                             // chunks are garbage now. A failure here leaves

@@ -81,7 +81,8 @@ impl OrderedSink for InfoSink {
         out: &Feed<ObjectWatchEvent>,
     ) -> Result<()> {
         // A description another client wrote badly is skipped, not fatal.
-        if let Ok(info) = ObjectInfo::from_meta_json(m.payload(), md.timestamp_ns) {
+        if let Ok(mut info) = ObjectInfo::from_meta_json(m.payload(), md.timestamp_ns) {
+            info.revision = md.stream_seq;
             if !(self.ignore_deletes && info.deleted) {
                 out.push(ObjectWatchEvent::Info(Arc::new(info)));
             }

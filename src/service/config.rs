@@ -67,7 +67,9 @@ pub struct ServiceError {
     pub endpoint: String,
     /// The request's subject.
     pub subject: String,
-    /// The error code sent to the requester (500 for a handler failure).
+    /// The error code sent to the requester (500 for a handler failure);
+    /// 0 for requests dropped over the endpoint's pending limits (a slow
+    /// consumer: no reply carried it).
     pub code: i32,
     pub description: String,
 }
@@ -108,6 +110,12 @@ pub struct EndpointConfig {
     pub subject: Option<String>,
     pub queue_group: QueueGroup,
     pub metadata: BTreeMap<String, String>,
+    /// The endpoint subscription's pending limits (nats.go's
+    /// `WithEndpointPendingLimits`): messages and bytes, each `None` for
+    /// the client's default, negative for no limit, never 0. Requests over
+    /// them are dropped and reported as the endpoint's errors.
+    pub pending_msgs_limit: Option<i64>,
+    pub pending_bytes_limit: Option<i64>,
 }
 
 pub(crate) fn config_error(what: String) -> Error {
@@ -205,6 +213,8 @@ struct JsonConfig {
     queue_group: Option<String>,
     #[serde(default)]
     queue_group_disabled: bool,
+    pending_msgs_limit: Option<i64>,
+    pending_bytes_limit: Option<i64>,
 }
 
 impl JsonConfig {
@@ -216,6 +226,8 @@ impl JsonConfig {
             ("description", c.description.is_some()),
             ("subject", c.subject.is_some()),
             ("metadata", c.metadata.is_some()),
+            ("pending_msgs_limit", c.pending_msgs_limit.is_some()),
+            ("pending_bytes_limit", c.pending_bytes_limit.is_some()),
         ];
         if let Some((field, _)) = present.iter().find(|(f, set)| *set && !allowed.contains(f)) {
             return Err(config_error(format!("a {what} has no field {field:?}")));
@@ -251,14 +263,44 @@ impl ServiceConfig {
 
 impl EndpointConfig {
     /// From `{"name", "subject", "metadata", "queue_group",
-    /// "queue_group_disabled"}`.
+    /// "queue_group_disabled", "pending_msgs_limit", "pending_bytes_limit"}`.
     pub fn from_json(json: &str) -> Result<EndpointConfig> {
-        let c = JsonConfig::parse("endpoint", json, &["subject", "metadata"])?;
+        let c = JsonConfig::parse(
+            "endpoint",
+            json,
+            &[
+                "subject",
+                "metadata",
+                "pending_msgs_limit",
+                "pending_bytes_limit",
+            ],
+        )?;
         Ok(EndpointConfig {
             queue_group: c.queue_group(),
             name: c.name.unwrap_or_default(),
             subject: c.subject.filter(|s| !s.is_empty()),
             metadata: c.metadata.unwrap_or_default(),
+            pending_msgs_limit: c.pending_msgs_limit,
+            pending_bytes_limit: c.pending_bytes_limit,
+        })
+    }
+
+    /// The subscription options its pending limits make.
+    pub(crate) fn sub_options(&self) -> Result<crate::subscription::SubOptions> {
+        for (field, v) in [
+            ("pending_msgs_limit", self.pending_msgs_limit),
+            ("pending_bytes_limit", self.pending_bytes_limit),
+        ] {
+            if v == Some(0) {
+                return Err(config_error(format!(
+                    "invalid endpoint {field}: 0 (a limit, or negative for none)"
+                )));
+            }
+        }
+        Ok(crate::subscription::SubOptions {
+            pending_msgs_limit: self.pending_msgs_limit,
+            pending_bytes_limit: self.pending_bytes_limit,
+            ..Default::default()
         })
     }
 }
@@ -332,5 +374,39 @@ mod tests {
         );
         assert_eq!(q("e").resolve(&QueueGroup::Disabled), q("e"));
         assert_eq!(QueueGroup::Disabled.resolve(&q("g")), QueueGroup::Disabled);
+    }
+
+    #[test]
+    fn endpoint_pending_limits() {
+        let c = EndpointConfig::from_json(
+            r#"{"name":"e","pending_msgs_limit":2,"pending_bytes_limit":-1}"#,
+        )
+        .unwrap();
+        let o = c.sub_options().unwrap();
+        assert_eq!(
+            (o.pending_msgs_limit, o.pending_bytes_limit),
+            (Some(2), Some(-1))
+        );
+        let o = EndpointConfig::from_json(r#"{"name":"e"}"#)
+            .unwrap()
+            .sub_options()
+            .unwrap();
+        assert_eq!((o.pending_msgs_limit, o.pending_bytes_limit), (None, None));
+        for zero in [
+            r#"{"name":"e","pending_msgs_limit":0}"#,
+            r#"{"name":"e","pending_bytes_limit":0}"#,
+        ] {
+            let e = EndpointConfig::from_json(zero)
+                .unwrap()
+                .sub_options()
+                .unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::ServiceConfig, "{zero}");
+        }
+        for elsewhere in [
+            ServiceConfig::from_json(r#"{"name":"s","pending_msgs_limit":1}"#).err(),
+            group_config_from_json(r#"{"name":"g","pending_bytes_limit":1}"#).err(),
+        ] {
+            assert_eq!(elsewhere.unwrap().kind(), ErrorKind::ServiceConfig);
+        }
     }
 }

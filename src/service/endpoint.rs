@@ -84,7 +84,31 @@ impl EndpointShared {
             service,
         });
         lock(registry()).insert(key, Arc::downgrade(&ep));
+        let weak = Arc::downgrade(&ep);
+        // A request dropped over the pending limits is the endpoint's
+        // error, as in nats.go's micro: counted, and told to the error
+        // handler (code 0: no reply carried it).
+        let _ = ep.sub.shared.slow_listener.set(Arc::new(move |e: &Error| {
+            if let Some(ep) = weak.upgrade() {
+                ep.slow_consumer(e);
+            }
+        }));
         ep
+    }
+
+    /// Counts a slow-consumer report and tells the service's error
+    /// handler (on the client's events thread).
+    fn slow_consumer(&self, e: &Error) {
+        let description = e.to_string();
+        self.record(false, Duration::ZERO, Some(description.clone()));
+        if let Some(h) = self.service.upgrade().and_then(|s| s.error_handler()) {
+            h(&ServiceError {
+                endpoint: self.name.clone(),
+                subject: self.subject.clone(),
+                code: 0,
+                description,
+            });
+        }
     }
 
     fn record(&self, first: bool, elapsed: Duration, error: Option<String>) {

@@ -444,6 +444,7 @@ impl Group {
         let tail = config.subject.as_deref().unwrap_or(&config.name);
         validate_subject_part("endpoint subject", tail, true)?;
         validate_queue_group(&config.queue_group)?;
+        let sub_options = config.sub_options()?;
         let subject = self.join(tail);
         crate::subject::validate_subscribe(&subject)
             .map_err(|e| config_error(format!("invalid endpoint subject {subject:?}: {e}")))?;
@@ -460,9 +461,7 @@ impl Group {
             QueueGroup::Named(q) => Some(q.as_str()),
             _ => None,
         };
-        let sub = shared
-            .client
-            .subscribe(&subject, queue, SubOptions::default())?;
+        let sub = shared.client.subscribe(&subject, queue, sub_options)?;
         let ep = EndpointShared::new(
             config.name,
             subject,

@@ -1886,6 +1886,134 @@ static void test_pinned_client_and_unpin(void) {
     EXPECT_OK(natsio_js_stream_delete(js1, "CPIN"));
 }
 
+static void test_prioritized_policy_serves_lower_numbers_first(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CPRZ", "cprz.>"));
+    char *info = NULL;
+    EXPECT_OK(natsio_js_consumer_create(js, "CPRZ",
+                                        "{\"durable_name\":\"pz\",\"priority_groups\":[\"P\"],"
+                                        "\"priority_policy\":\"prioritized\"}",
+                                        NATSIO_CREATE, &info));
+    nt_cleanup(string_free_cb, info);
+    NT_CHECK_MSG(strstr(info, "\"priority_policy\":\"prioritized\""), "%s", info);
+
+    /* Priority 5 waits first, priority 1 after it: the message goes to 1
+     * (with no priority sent both would be 0, and the first would win). */
+    natsio_js_messages *low = fetch_one_prioritized(js, "CPRZ", "pz", "P", 5);
+    NT_CHECK(wait_consumer_int(js, "CPRZ", "pz", "num_waiting", 1));
+    natsio_js_messages *high = fetch_one_prioritized(js, "CPRZ", "pz", "P", 1);
+    NT_CHECK(wait_consumer_int(js, "CPRZ", "pz", "num_waiting", 2));
+    NT_CHECK(publish_n(js, "cprz.x", "a", 1));
+    NT_CHECK(next_acked_payload_is(high, "a0"));
+    NT_CHECK(publish_n(js, "cprz.x", "b", 1));
+    NT_CHECK(next_acked_payload_is(low, "b0"));
+
+    /* A consume's requests carry its priority: a fetch at 1 that waits
+     * after a consume at 5 gets the next message, the consume the one
+     * after. */
+    natsio_consume_options co;
+    natsio_consume_options_init(&co);
+    co.group = "P";
+    co.priority = 5;
+    co.max_messages = 1;
+    co.expires_ms = 10000;
+    natsio_js_messages *consume = NULL;
+    EXPECT_OK(natsio_js_consume(js, "CPRZ", "pz", &co, &consume));
+    nt_cleanup(messages_free_cb, consume);
+    NT_CHECK(wait_consumer_int(js, "CPRZ", "pz", "num_waiting", 1));
+    natsio_js_messages *fetch = fetch_one_prioritized(js, "CPRZ", "pz", "P", 1);
+    NT_CHECK(wait_consumer_int(js, "CPRZ", "pz", "num_waiting", 2));
+    NT_CHECK(publish_n(js, "cprz.x", "c", 1));
+    NT_CHECK(next_acked_payload_is(fetch, "c0"));
+    NT_CHECK(publish_n(js, "cprz.x", "d", 1));
+    NT_CHECK(next_acked_payload_is(consume, "d0"));
+
+    /* Checked before anything is sent. */
+    natsio_fetch_options o = fetch_options();
+    o.group = "P";
+    o.no_wait = true;
+    natsio_msg_list *list = SENTINEL;
+    o.priority = 10;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "between 0 and 9", natsio_js_fetch(js, "CPRZ", "pz", &o, &list));
+    o.priority = -1;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "between 0 and 9", natsio_js_fetch(js, "CPRZ", "pz", &o, &list));
+    o.priority = 1;
+    o.group = NULL;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "priority needs a priority group",
+                        natsio_js_fetch(js, "CPRZ", "pz", &o, &list));
+    NT_CHECK(list == SENTINEL);
+    natsio_js_messages *bad = SENTINEL;
+    co.priority = 10;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "between 0 and 9", natsio_js_consume(js, "CPRZ", "pz", &co, &bad));
+    NT_CHECK(bad == SENTINEL);
+    /* A version 2 struct has no priority: what lies beyond it is not read. */
+    o = fetch_options();
+    o.version = 2;
+    o.group = "P";
+    o.no_wait = true;
+    o.priority = 99;
+    EXPECT_OK(natsio_js_fetch(js, "CPRZ", "pz", &o, &list));
+    natsio_msg_list_free(list);
+    EXPECT_OK(natsio_js_stream_delete(js, "CPRZ"));
+}
+
+/* For nt_wait_until: stream `stream` holds `want` messages, and
+ * `consumer` of stream `origin` has acknowledged through stream sequence
+ * `want` (its "ack_floor"). */
+typedef struct {
+    natsio_js *js;
+    const char *stream, *origin, *consumer;
+    int64_t want;
+} sourced_and_acked;
+
+static bool sourced_through_and_acked(void *arg) {
+    sourced_and_acked *w = arg;
+    char *info = NULL;
+    int64_t n = -1;
+    if (natsio_js_stream_info(w->js, w->stream, NULL, &info) != NATSIO_OK) return false;
+    bool sourced = json_int(info, "messages", &n) && n == w->want;
+    natsio_string_free(info);
+    if (!sourced || natsio_js_consumer_info(w->js, w->origin, w->consumer, &info) != NATSIO_OK) return false;
+    const char *floor = strstr(info, "\"ack_floor\":");
+    bool acked = floor && json_int(floor, "stream_seq", &n) && n == w->want;
+    natsio_string_free(info);
+    return acked;
+}
+
+/* The flow_control ack policy (nats-server 2.14): a durable push consumer
+ * a stream sources through, acknowledged by its flow-control replies. */
+static void test_flow_control_ack_policy_for_durable_sourcing(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CFCO", "cfco.>"));
+    NT_CHECK(publish_n(js, "cfco.x", "m", 3));
+    char *info = NULL;
+    EXPECT_OK(natsio_js_consumer_create(js, "CFCO",
+                                        "{\"durable_name\":\"fcsrc\",\"deliver_subject\":\"cfco_deliver.sink\","
+                                        "\"ack_policy\":\"flow_control\",\"flow_control\":true,"
+                                        "\"idle_heartbeat\":\"1s\",\"max_ack_pending\":100}",
+                                        NATSIO_CREATE, &info));
+    nt_cleanup(string_free_cb, info);
+    NT_CHECK_MSG(strstr(info, "\"ack_policy\":\"flow_control\""), "%s", info);
+    NT_CHECK(create_stream_config(js, "{\"name\":\"CFCS\",\"sources\":[{\"name\":\"CFCO\",\"consumer\":"
+                                      "{\"name\":\"fcsrc\",\"deliver_subject\":\"cfco_deliver.sink\"}}]}"));
+    sourced_and_acked w = {js, "CFCS", "CFCO", "fcsrc", 3};
+    NT_CHECK(nt_wait_until(sourced_through_and_acked, &w, 20000));
+    NT_CHECK(publish_n(js, "cfco.x", "n", 2));
+    w.want = 5;
+    NT_CHECK(nt_wait_until(sourced_through_and_acked, &w, 20000));
+    /* The policy is refused where the server refuses it: a pull consumer. */
+    EXPECT_FAILS(NATSIO_ERR_JS_API, natsio_js_consumer_create(js, "CFCO",
+                                                              "{\"durable_name\":\"fcpull\",\"ack_policy\":\"flow_control\"}",
+                                                              NATSIO_CREATE, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "ack_policy",
+                        natsio_js_consumer_create(js, "CFCO", "{\"durable_name\":\"x\",\"ack_policy\":\"flowcontrol\"}",
+                                                  NATSIO_CREATE, NULL));
+    EXPECT_OK(natsio_js_stream_delete(js, "CFCS"));
+    EXPECT_OK(natsio_js_stream_delete(js, "CFCO"));
+}
+
 static void test_consume_statuses_and_bytes(void) {
     natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
@@ -2112,6 +2240,8 @@ int main(int argc, char **argv) {
         NT_CASE(test_bad_input_acks_and_metadata),
         NT_CASE(test_priority_groups_overflow_and_validation),
         NT_CASE(test_pinned_client_and_unpin),
+        NT_CASE(test_prioritized_policy_serves_lower_numbers_first),
+        NT_CASE(test_flow_control_ack_policy_for_durable_sourcing),
         NT_CASE(test_consume_statuses_and_bytes),
         NT_CASE(test_consume_holds_at_most_its_budget),
     };

@@ -1946,6 +1946,62 @@ static void test_watch_async_push_and_token(void) {
 
 /* ---- a bucket deleted under its users --------------------------------------------- */
 
+/* Every info carries its revision, the stream sequence its description is
+ * stored at (nats.js's ObjectInfo.revision): put, get_info, update, link,
+ * list, watch and delete agree with the stream's last sequence. */
+static void test_revision_is_the_descriptions_stream_sequence(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_obj *obj = MEMORY_STORE(js, "OREV");
+    NT_CHECK(obj != NULL);
+    natsio_obj_info *put1 = PUT_STR(obj, "a", "one");
+    NT_CHECK(put1 != NULL);
+    uint64_t r1 = natsio_obj_info_revision(put1);
+    NT_CHECK_INT_EQ(r1, 2); /* its chunk at 1, its description at 2 */
+    NT_CHECK_INT_EQ(natsio_obj_info_revision(INFO_OF(obj, "a")), r1);
+    natsio_obj_info *put2 = PUT_STR(obj, "a", "two");
+    NT_CHECK(put2 != NULL);
+    uint64_t r2 = natsio_obj_info_revision(put2);
+    NT_CHECK_INT_EQ(r2, stream_state_int(js, "OBJ_OREV", "last_seq"));
+    NT_CHECK(r2 > r1);
+    EXPECT_OK(natsio_obj_update_meta(obj, "a", "{\"description\":\"changed\"}"));
+    natsio_obj_info *updated = INFO_OF(obj, "a");
+    NT_CHECK(updated != NULL);
+    uint64_t r3 = natsio_obj_info_revision(updated);
+    NT_CHECK_INT_EQ(r3, stream_state_int(js, "OBJ_OREV", "last_seq"));
+    NT_CHECK(r3 > r2);
+    natsio_obj_info *link = NULL;
+    EXPECT_OK(natsio_obj_add_link(obj, "to-a", updated, &link));
+    nt_cleanup(info_free_cb, link);
+    NT_CHECK_INT_EQ(natsio_obj_info_revision(link), stream_state_int(js, "OBJ_OREV", "last_seq"));
+    NT_CHECK_INT_EQ(natsio_obj_info_revision(INFO_OF(obj, "to-a")), natsio_obj_info_revision(link));
+    /* The list and a watch read the same revisions. */
+    natsio_obj_info_list *list = NULL;
+    EXPECT_OK(natsio_obj_list(obj, false, &list));
+    nt_cleanup(info_list_free_cb, list);
+    NT_CHECK_INT_EQ(natsio_obj_info_list_count(list), 2);
+    for (size_t i = 0; i < natsio_obj_info_list_count(list); i++) {
+        const natsio_obj_info *li = natsio_obj_info_list_get(list, i);
+        natsio_obj_info *fresh = INFO_OF(obj, natsio_obj_info_name(li));
+        NT_CHECK(fresh != NULL && natsio_obj_info_revision(li) == natsio_obj_info_revision(fresh));
+    }
+    natsio_obj_watcher *w = WATCH(obj, NULL);
+    NT_CHECK(w != NULL);
+    const natsio_obj_info *wa = NULL;
+    NT_CHECK(expect_info_at(__LINE__, w, "a", false, &wa));
+    NT_CHECK_INT_EQ(natsio_obj_info_revision(wa), r3);
+    EXPECT_INFO(w, "to-a");
+    EXPECT_MARKER(w, "OREV");
+    /* A delete's tombstone is the newest description. */
+    EXPECT_OK(natsio_obj_delete(obj, "a"));
+    const natsio_obj_info *gone = NULL;
+    NT_CHECK(expect_info_at(__LINE__, w, "a", true, &gone));
+    NT_CHECK_INT_EQ(natsio_obj_info_revision(gone), stream_state_int(js, "OBJ_OREV", "last_seq"));
+    NT_CHECK_INT_EQ(natsio_obj_info_revision(DELETED_INFO_OF(obj, "a")), natsio_obj_info_revision(gone));
+    NT_CHECK_INT_EQ(natsio_obj_info_revision(NULL), 0);
+    EXPECT_OK(natsio_js_obj_delete(js, "OREV"));
+}
+
 static void test_bucket_deleted_under_a_reader_and_a_writer(void) {
     natsio_js *js = connect_js();
     NT_CHECK(js != NULL);
@@ -2525,6 +2581,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_watch_initial_values_marker_then_changes),
         NT_CASE(test_watch_options),
         NT_CASE(test_watch_async_push_and_token),
+        NT_CASE(test_revision_is_the_descriptions_stream_sequence),
         NT_CASE(test_bucket_deleted_under_a_reader_and_a_writer),
         NT_CASE(test_use_after_client_close_and_free),
         NT_CASE(test_client_closed_during_put_and_get),

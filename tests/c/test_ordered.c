@@ -566,6 +566,7 @@ static void test_ordered_consumer_config_as_read_back(void) {
     o.name_prefix = "mine";
     o.inactive_threshold_ms = 20000;
     o.max_deliver = 1;
+    o.metadata_json = "{\"team\":\"billing\",\"tier\":\"2\"}";
     natsio_ordered_consumer *oc = new_oc(js, "OC12", &o);
     NT_CHECK(oc != NULL);
     char *started = NULL;
@@ -583,6 +584,21 @@ static void test_ordered_consumer_config_as_read_back(void) {
     NT_CHECK_MSG(strstr(info, "\"inactive_threshold\":20000000000") != NULL, "%s", info);
     NT_CHECK_MSG(strstr(info, "\"mem_storage\":true") != NULL, "%s", info);
     NT_CHECK_MSG(strstr(info, "\"num_replicas\":1") != NULL, "%s", info);
+    char value[32];
+    NT_CHECK_MSG(json_str(info, "team", value, sizeof value) && strcmp(value, "billing") == 0, "%s", info);
+    NT_CHECK_MSG(json_str(info, "tier", value, sizeof value) && strcmp(value, "2") == 0, "%s", info);
+    EXPECT_OK(natsio_ordered_consumer_stop(oc));
+
+    /* A version-2 struct ends before metadata_json: not read. */
+    natsio_ordered_consumer_options v2 = oc_options(NATSIO_DELIVER_ALL);
+    v2.version = 2;
+    v2.metadata_json = "not json";
+    oc = new_oc(js, "OC12", &v2);
+    NT_CHECK(oc != NULL);
+    char *v2_info = NULL;
+    EXPECT_OK(natsio_ordered_consumer_start(oc, &v2_info));
+    kept(v2_info);
+    NT_CHECK_MSG(strstr(v2_info, "\"team\"") == NULL, "%s", v2_info);
     EXPECT_OK(natsio_ordered_consumer_stop(oc));
 
     /* A version-1 struct ends before name_prefix: what follows is not read. */
@@ -611,6 +627,15 @@ static void test_ordered_consumer_config_as_read_back(void) {
     o.inactive_threshold_ms = -1;
     EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "inactive_threshold_ms",
                         natsio_js_ordered_consumer(js, "OC12", &o, &bad));
+    o.inactive_threshold_ms = 0;
+    static const char *not_metadata[] = {"[]", "{\"n\":1}", "{\"a\":", "\"x\""};
+    for (size_t i = 0; i < NT_COUNT(not_metadata); i++) {
+        o.metadata_json = not_metadata[i];
+        EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "metadata_json",
+                            natsio_js_ordered_consumer(js, "OC12", &o, &bad));
+    }
+    o.metadata_json = BAD_UTF8;
+    EXPECT_FAILS(NATSIO_ERR_INVALID_UTF8, natsio_js_ordered_consumer(js, "OC12", &o, &bad));
     NT_CHECK(bad == SENTINEL);
     EXPECT_OK(natsio_js_stream_delete(js, "OC12"));
 }

@@ -290,12 +290,6 @@ static void test_iterator_endpoint_answered_from_another_thread(void) {
 
 /* ---- stop ------------------------------------------------------------------ */
 
-/* For nt_wait_until: endpoint `arg` has one request queued. */
-static bool one_queued(void *arg) {
-    natsio_iter_stats st;
-    return natsio_endpoint_get_stats(arg, &st) == NATSIO_OK && st.pending_items == 1;
-}
-
 static void test_stop_drains_then_refuses(void) {
     natsio_client *c = connect_client();
     natsio_client *requester = connect_client();
@@ -307,7 +301,8 @@ static void test_stop_drains_then_refuses(void) {
     natsio_token *pending = NULL;
     NT_CHECK_INT_EQ(natsio_client_request_async(requester, "cstop", NULL, "in flight", 9, 5000, &pending), NATSIO_OK);
     nt_cleanup(token_free_cb, pending);
-    NT_CHECK(nt_wait_until(one_queued, e, 5000));
+    endpoint_counts one_queued = {e, 0, 1};
+    NT_CHECK(nt_wait_until(endpoint_counts_are, &one_queued, 5000));
     natsio_token *stopped = NULL;
     NT_CHECK_INT_EQ(natsio_service_stop_async(s, &stopped), NATSIO_OK);
     nt_cleanup(token_free_cb, stopped);
@@ -325,6 +320,88 @@ static void test_stop_drains_then_refuses(void) {
     natsio_endpoint *late = NULL;
     NT_CHECK_INT_EQ(natsio_service_add_endpoint(s, NULL, "{\"name\":\"late\"}", &late), NATSIO_ERR_ILLEGAL_STATE);
     NT_CHECK_INT_EQ(natsio_service_stop(s, 1000), NATSIO_OK); /* again: at once */
+}
+
+/* ---- pending limits --------------------------------------------------------- */
+
+/* An endpoint's pending limits (nats.go's WithEndpointPendingLimits): the
+ * requests over them are dropped, counted as the endpoint's errors and told
+ * to the error callback; another endpoint keeps the defaults. */
+static void test_endpoint_pending_limits_drop_and_report(void) {
+    natsio_client *c = connect_client();
+    natsio_client *requester = connect_client();
+    NT_CHECK(c && requester);
+    natsio_service *s = add_service(c, "{\"name\":\"climits\",\"version\":\"1.0.0\"}");
+    NT_CHECK(s != NULL);
+    atomic_store(&g_errors.calls, 0);
+    NT_CHECK_INT_EQ(natsio_service_set_error_callback(s, on_error, NULL, NULL), NATSIO_OK);
+    natsio_endpoint *held = add_endpoint(s, NULL,
+                                         "{\"name\":\"held\",\"subject\":\"climits.held\","
+                                         "\"pending_msgs_limit\":2,\"pending_bytes_limit\":-1}");
+    natsio_endpoint *open = add_endpoint(s, NULL, "{\"name\":\"open\",\"subject\":\"climits.open\"}");
+    NT_CHECK(held && open);
+    NT_CHECK_INT_EQ(natsio_client_flush(c, NATSIO_TIMEOUT_DEFAULT), NATSIO_OK);
+
+    /* Nobody reads: of 5 requests 2 queue and 3 are dropped. */
+    for (int i = 0; i < 5; i++) {
+        char body[8];
+        int len = snprintf(body, sizeof body, "r%d", i);
+        NT_CHECK_INT_EQ(natsio_client_publish_with(requester, "climits.held", "climits.reply", NULL, body, (size_t)len),
+                        NATSIO_OK);
+        NT_CHECK_INT_EQ(natsio_client_publish_with(requester, "climits.open", "climits.reply", NULL, body, (size_t)len),
+                        NATSIO_OK);
+    }
+    NT_CHECK_INT_EQ(natsio_client_flush(requester, NATSIO_TIMEOUT_DEFAULT), NATSIO_OK);
+    endpoint_counts held_counts = {held, 3, 2}, open_counts = {open, 0, 5};
+    NT_CHECK(nt_wait_until(endpoint_counts_are, &held_counts, 5000));
+    NT_CHECK(nt_wait_until(endpoint_counts_are, &open_counts, 5000));
+    NT_CHECK(wait_at_least(&g_errors.calls, 1, 5000));
+    NT_CHECK_STR_EQ(g_errors.endpoint, "held");
+    NT_CHECK_INT_EQ(atomic_load(&g_errors.code), 0);
+    NT_CHECK_MSG(contains_ci(g_errors.description, "slow consumer"), "%s", g_errors.description);
+    char *json = NULL;
+    int64_t n = 0;
+    NT_CHECK_INT_EQ(natsio_endpoint_stats_json(held, &json), NATSIO_OK);
+    NT_CHECK_MSG(json_int(json, "num_errors", &n) && n >= 1, "%s", json);
+    NT_CHECK_MSG(strstr(json, "\"last_error\":\"slow consumer") != NULL, "%s", json);
+    natsio_string_free(json);
+    NT_CHECK_INT_EQ(natsio_endpoint_stats_json(open, &json), NATSIO_OK);
+    NT_CHECK_MSG(json_int(json, "num_errors", &n) && n == 0, "%s", json);
+    natsio_string_free(json);
+
+    /* The two that fit are there, the first two, in order. */
+    for (int i = 0; i < 2; i++) {
+        natsio_service_request *req = NULL;
+        NT_CHECK_INT_EQ(natsio_endpoint_next(held, 5000, &req), NATSIO_OK);
+        char want[8];
+        snprintf(want, sizeof want, "r%d", i);
+        const natsio_msg *m = natsio_service_request_msg(req);
+        NT_CHECK(span_eq(natsio_msg_data(m), natsio_msg_data_len(m), want));
+        natsio_service_request_free(req);
+    }
+    natsio_iter_stats st;
+    NT_CHECK_INT_EQ(natsio_endpoint_get_stats(held, &st), NATSIO_OK);
+    NT_CHECK_INT_EQ(st.pending_items, 0);
+
+    /* 0 is not a limit; the limits belong to endpoints only. */
+    natsio_endpoint *e = SENTINEL;
+    const char *bad[] = {
+        "{\"name\":\"z\",\"pending_msgs_limit\":0}",
+        "{\"name\":\"z\",\"pending_bytes_limit\":0}",
+        "{\"name\":\"z\",\"pending_msgs_limit\":\"10\"}",
+        "{\"name\":\"z\",\"pending_msgs_limit\":1.5}",
+    };
+    for (size_t i = 0; i < NT_COUNT(bad); i++) {
+        NT_CHECK_MSG(natsio_service_add_endpoint(s, NULL, bad[i], &e) == NATSIO_ERR_SERVICE_CONFIG, "%s", bad[i]);
+    }
+    NT_CHECK(e == SENTINEL);
+    natsio_service_group *g = NULL;
+    NT_CHECK_INT_EQ(natsio_service_add_group(s, NULL, "{\"name\":\"g\",\"pending_msgs_limit\":5}", &g),
+                    NATSIO_ERR_SERVICE_CONFIG);
+    natsio_service *s2 = NULL;
+    NT_CHECK_INT_EQ(
+        natsio_client_add_service(c, "{\"name\":\"x\",\"version\":\"1.0.0\",\"pending_bytes_limit\":5}", &s2),
+        NATSIO_ERR_SERVICE_CONFIG);
 }
 
 /* ---- bad input --------------------------------------------------------------- */
@@ -395,6 +472,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_error_replies_and_failing_handlers),
         NT_CASE(test_iterator_endpoint_answered_from_another_thread),
         NT_CASE(test_stop_drains_then_refuses),
+        NT_CASE(test_endpoint_pending_limits_drop_and_report),
         NT_CASE(test_bad_configurations_and_null_arguments),
         NT_CASE(test_service_stops_when_client_closes),
     };

@@ -458,6 +458,48 @@ bool wait_consumer_int(natsio_js *js, const char *stream, const char *consumer, 
     return false;
 }
 
+bool endpoint_counts_are(void *arg) {
+    endpoint_counts *want = arg;
+    natsio_iter_stats st;
+    return natsio_endpoint_get_stats(want->ep, &st) == NATSIO_OK && st.dropped == want->dropped &&
+           st.pending_items == want->pending_items;
+}
+
+natsio_js_messages *fetch_one_prioritized(natsio_js *js, const char *stream, const char *consumer, const char *group,
+                                          int32_t priority) {
+    natsio_fetch_options o;
+    natsio_fetch_options_init(&o);
+    o.max_messages = 1;
+    o.expires_ms = 10000;
+    o.group = group;
+    o.priority = priority;
+    natsio_js_messages *it = NULL;
+    natsio_status st = natsio_js_fetch_messages(js, stream, consumer, &o, &it);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "fetch at priority %d: %s (%s)", (int)priority, natsio_status_str(st),
+                   natsio_last_error());
+        return NULL;
+    }
+    nt_cleanup(js_messages_free_cb, it);
+    return it;
+}
+
+bool next_acked_payload_is(natsio_js_messages *it, const char *want) {
+    natsio_msg *m = NULL;
+    natsio_status st = natsio_js_messages_next(it, 5000, &m);
+    if (st != NATSIO_OK || m == NULL) {
+        nt_fail_at(__FILE__, __LINE__, "next, wanted %s: %s (%s)", want, natsio_status_str(st), natsio_last_error());
+        return false;
+    }
+    bool ok = payload_is(m, want);
+    if (!ok)
+        nt_fail_at(__FILE__, __LINE__, "got %.*s, wanted %s", (int)natsio_msg_data_len(m),
+                   (const char *)natsio_msg_data(m), want);
+    natsio_msg_ack(m);
+    natsio_msg_free(m);
+    return ok;
+}
+
 natsio_kv *create_bucket(natsio_js *js, const char *config) {
     natsio_kv *kv = NULL;
     natsio_status st = natsio_js_kv_create(js, config, NATSIO_CREATE, &kv);

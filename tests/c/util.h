@@ -175,6 +175,16 @@ void js_messages_free_cb(void *messages);
 void kv_watcher_free_cb(void *watcher);
 void kv_entry_free_cb(void *entry);
 
+/* ---- service endpoints ------------------------------------------------------ */
+
+/* For nt_wait_until: endpoint `ep`'s iterator stats show `dropped` requests
+ * dropped and `pending_items` queued. */
+typedef struct {
+    natsio_endpoint *ep;
+    uint64_t dropped, pending_items;
+} endpoint_counts;
+bool endpoint_counts_are(void *endpoint_counts_arg);
+
 /* ---- JetStream setup shared by the JetStream, KV, consumer and watch tests */
 
 /* A JetStream context of a new client of the shared server (opts may be
@@ -201,6 +211,15 @@ int64_t consumer_int(natsio_js *js, const char *stream, const char *consumer, co
  * up to 30 s; prints the last value seen when it never gets there. */
 bool wait_consumer_int(natsio_js *js, const char *stream, const char *consumer, const char *key,
                        int64_t want);
+
+/* A streamed fetch of one message in priority group `group` at `priority`
+ * (the "prioritized" policy), held open 10 s; freed when the case ends,
+ * NULL and a recorded failure if it cannot start. */
+natsio_js_messages *fetch_one_prioritized(natsio_js *js, const char *stream, const char *consumer, const char *group,
+                                          int32_t priority);
+/* Reads the next message of `it` (5 s at most), acks it and checks its
+ * payload is `want`, recording a failure if not. */
+bool next_acked_payload_is(natsio_js_messages *it, const char *want);
 
 /* Creates (NATSIO_CREATE: binds it when identical) a bucket, freed when the
  * case ends. */

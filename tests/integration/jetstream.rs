@@ -1849,12 +1849,14 @@ fn an_ordered_consumers_server_side_consumers_are_configured_as_nats_go_does() {
                 name_prefix: Some("mine".into()),
                 inactive_threshold: Some(Duration::from_secs(10)),
                 max_deliver: Some(1),
+                metadata: [("team".to_string(), "billing".to_string())].into(),
                 ..Default::default()
             },
         )
         .unwrap();
     let info = oc.start().wait().unwrap();
     assert_eq!(info["name"], "mine_1");
+    assert_eq!(info["config"]["metadata"]["team"], "billing", "{info}");
     let cfg = js.consumer_info("OCFG", "mine_1").wait().unwrap()["config"].clone();
     assert_eq!(cfg["deliver_policy"], "last", "{cfg}");
     assert_eq!(cfg["filter_subject"], "ocfg.2", "{cfg}");

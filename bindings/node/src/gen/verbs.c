@@ -19,6 +19,7 @@ static bool read_consume_options(napi_env env, napi_value obj, natsio_consume_op
     if (!get_opt_string(env, prop(env, obj, "group"), (char **)&o->group)) return false;
     o->min_pending = (int64_t)get_i64(env, prop(env, obj, "min_pending"), o->min_pending);
     o->min_ack_pending = (int64_t)get_i64(env, prop(env, obj, "min_ack_pending"), o->min_ack_pending);
+    o->priority = (int32_t)get_i64(env, prop(env, obj, "priority"), o->priority);
     return !exception_pending(env);
 }
 
@@ -36,6 +37,7 @@ static bool read_fetch_options(napi_env env, napi_value obj, natsio_fetch_option
     if (!get_opt_string(env, prop(env, obj, "group"), (char **)&o->group)) return false;
     o->min_pending = (int64_t)get_i64(env, prop(env, obj, "min_pending"), o->min_pending);
     o->min_ack_pending = (int64_t)get_i64(env, prop(env, obj, "min_ack_pending"), o->min_ack_pending);
+    o->priority = (int32_t)get_i64(env, prop(env, obj, "priority"), o->priority);
     return !exception_pending(env);
 }
 
@@ -101,12 +103,14 @@ static bool read_ordered_consumer_options(napi_env env, napi_value obj, natsio_o
     o->inactive_threshold_ms = (int64_t)get_i64(env, prop(env, obj, "inactive_threshold_ms"), o->inactive_threshold_ms);
     o->max_deliver = (int64_t)get_i64(env, prop(env, obj, "max_deliver"), o->max_deliver);
     o->filter_subjects_as_list = opt_flag(env, obj, "filter_subjects_as_list");
+    if (!get_opt_string(env, prop(env, obj, "metadata_json"), (char **)&o->metadata_json)) return false;
     return !exception_pending(env);
 }
 
 static void free_ordered_consumer_options(natsio_ordered_consumer_options *o) {
     free_strings((char **)o->filter_subjects, o->filter_subjects_count);
     free((char *)o->name_prefix);
+    free((char *)o->metadata_json);
 }
 
 static bool read_ordered_messages_options(napi_env env, napi_value obj, natsio_ordered_messages_options *o) {
