@@ -771,6 +771,89 @@ void check_kv_codec() {
     js.delete_key_value("CPPCONF_CODEC");
 }
 
+void check_prioritized_pull() {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    const std::string stream = "CPP_CONF_PRIO";
+    js.create_stream(R"({"name":")" + stream + R"(","subjects":["cpp.conf.prio"],"storage":"memory"})");
+    js.create_consumer(stream,
+                       R"({"durable_name":"c","priority_groups":["P"],"priority_policy":"prioritized"})");
+    auto at = [](std::int32_t priority) {
+        natsio::FetchOptions options;
+        options.max_messages = 1;
+        options.expires = 10s;
+        options.group = "P";
+        options.priority = priority;
+        return options;
+    };
+    auto waiting = [&](long long want) {
+        return wait_until([&] { return json_number(js.consumer_info(stream, "c"), "num_waiting") >= want; },
+                          10s);
+    };
+    natsio::Future<natsio::MsgList> five = js.fetch_async(stream, "c", at(5));
+    ASSERT_TRUE(waiting(1));
+    natsio::Future<natsio::MsgList> one = js.fetch_async(stream, "c", at(1));
+    ASSERT_TRUE(waiting(2));
+    js.publish("cpp.conf.prio", "first");
+    natsio::MsgList got_one = one.get();
+    ASSERT_EQ(got_one.size(), 1u);
+    EXPECT_EQ(got_one[0].data(), "first");
+    js.publish("cpp.conf.prio", "second");
+    natsio::MsgList got_five = five.get();
+    ASSERT_EQ(got_five.size(), 1u);
+    EXPECT_EQ(got_five[0].data(), "second");
+    natsio::FetchOptions ten = at(10);
+    ten.no_wait = true;
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT,
+                                                [&] { js.fetch(stream, "c", ten); });
+    js.delete_stream(stream);
+}
+
+void check_endpoint_pending_limits() {
+    natsio::Client client = connect();
+    std::mutex mutex;
+    std::vector<natsio::ServiceError> errors;
+    natsio::ServiceConfig config;
+    config.name = "cppconflimits";
+    config.version = "1.0.0";
+    config.on_error = [&](const natsio::ServiceError& e) {
+        std::lock_guard<std::mutex> lock(mutex);
+        errors.push_back(e);
+    };
+    natsio::Service svc = natsio::add_service(client, config);
+    natsio::EndpointConfig ep_config;
+    ep_config.name = "held";
+    ep_config.subject = subject("limits");
+    ep_config.pending_msgs_limit = 2;
+    ep_config.pending_bytes_limit = -1;
+    natsio::Endpoint ep = svc.add_endpoint(ep_config);
+    client.flush();
+    for (int i = 0; i < 5; ++i) {
+        client.publish_with(subject("limits"), subject("limits.reply"), {}, numbered("r", i));
+    }
+    client.flush();
+    ASSERT_TRUE(wait_until([&] {
+        natsio::IterStats stats = ep.stats();
+        return stats.dropped == 3 && stats.pending_items == 2;
+    })) << "dropped " << ep.stats().dropped << ", queued " << ep.stats().pending_items;
+    ASSERT_TRUE(wait_until([&] {
+        std::lock_guard<std::mutex> lock(mutex);
+        return !errors.empty();
+    }));
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        EXPECT_EQ(errors[0].endpoint, "held");
+        EXPECT_EQ(errors[0].code, 0);
+        EXPECT_TRUE(contains(errors[0].description, "slow consumer")) << errors[0].description;
+    }
+    const std::string stats = ep.stats_json();
+    EXPECT_GE(json_number(stats, "num_errors"), 1);
+    EXPECT_TRUE(contains(stats, R"("last_error":"slow consumer)")) << stats;
+    for (int i = 0; i < 2; ++i) {
+        EXPECT_EQ(next_item(ep).data(), numbered("r", i));
+    }
+}
+
 TEST(Conformance, Behaviours) {
     const std::vector<Case> lines = cases_of("behaviour");
     EXPECT_FALSE(lines.empty());
@@ -802,6 +885,10 @@ TEST(Conformance, Behaviours) {
             check_kv_bind_subjects();
         } else if (name == "kv_codec") {
             check_kv_codec();
+        } else if (name == "prioritized_pull") {
+            check_prioritized_pull();
+        } else if (name == "endpoint_pending_limits") {
+            check_endpoint_pending_limits();
         } else {
             ADD_FAILURE() << "no C++ check for behaviour '" << name << "'";
         }

@@ -1,8 +1,13 @@
-// Pull consumers, acknowledgements and KV keys/history through
-// natsio/jetstream.hpp: consumer lifecycle, fetch/next, MsgList, ack, nak,
-// term, in_progress, delivery metadata, one exception class per status
-// 511-514, and KeyValue::keys/history. Built into both the C++17 and the
-// C++20 test programs (each has its own server).
+// Consumers, acknowledgements and KV keys/history through
+// natsio/jetstream.hpp: consumer lifecycle, infos, pause and resume, push
+// and pull consume (status events, budget, drain), fetch/next, MsgList,
+// ack, nak (with a delay), term, in_progress, delivery metadata, inline
+// pull statuses, one exception class per status 511-514, ADR-42 priority
+// groups (overflow, pinned_client, and the prioritized policy with the
+// priority of fetch and consume), the flow_control ack policy of a durable
+// consumer a stream sources through, bad options and use after close, and
+// KeyValue::keys/history. Built into both the C++17 and the C++20 test
+// programs (each has its own server).
 #include "js_support.hpp"
 
 #include <algorithm>
@@ -920,4 +925,162 @@ TEST(Consumer, PriorityGroupsPinUnpinAndPullStatuses) {
     natsio::Messages too_small = js.consume("CPP_PRIO", "small", tiny);
     expect_throws<natsio::JetStreamError>(NATSIO_ERR_JETSTREAM, [&] { too_small.next(3s); });
     js.delete_stream("CPP_PRIO");
+}
+
+namespace {
+
+/// True once `consumer` of `stream` has at least `want` pull requests
+/// waiting at the server (ConsumerInfo's num_waiting), polled for up to
+/// 10 s.
+bool wait_for_waiting(const natsio::JetStream& js, const std::string& stream,
+                      const std::string& consumer, long long want) {
+    return wait_until(
+        [&] { return json_number(js.consumer_info(stream, consumer), "num_waiting") >= want; },
+        10s);
+}
+
+/// A fetch of one message in group "P" at `priority`, held open 10 s.
+natsio::FetchOptions one_in_p_at(std::int32_t priority) {
+    natsio::FetchOptions options = fetch_options(1, 10s);
+    options.group = "P";
+    options.priority = priority;
+    return options;
+}
+
+/// The one message of a completed fetch, acknowledged; its payload.
+std::string only_payload(natsio::Future<natsio::MsgList>& fetch) {
+    natsio::MsgList list = fetch.get();
+    if (list.size() != 1) {
+        ADD_FAILURE() << "the fetch returned " << list.size() << " messages, not 1";
+        return "";
+    }
+    list[0].ack();
+    return std::string(list[0].data());
+}
+
+}  // namespace
+
+// ADR-42 "prioritized" policy: waiting pull requests of a lower priority
+// number are served first. Each request waits first at 5, then one at 1
+// (num_waiting says when each is at the server), then one message comes:
+// without the priority sent both would be 0 and the first would get it.
+TEST(Consumer, PrioritizedPolicyServesLowerNumbersFirst) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_PRZ","subjects":["cpp.prz.>"],"storage":"memory"})");
+    std::string info = js.create_consumer(
+        "CPP_PRZ",
+        R"({"durable_name":"pz","priority_groups":["P"],"priority_policy":"prioritized"})");
+    EXPECT_TRUE(contains(info, R"("priority_policy":"prioritized")")) << info;
+
+    // Two fetches: 5 waits first, 1 after it; the message goes to 1.
+    natsio::Future<natsio::MsgList> low = js.fetch_async("CPP_PRZ", "pz", one_in_p_at(5));
+    ASSERT_TRUE(wait_for_waiting(js, "CPP_PRZ", "pz", 1));
+    natsio::Future<natsio::MsgList> high = js.fetch_async("CPP_PRZ", "pz", one_in_p_at(1));
+    ASSERT_TRUE(wait_for_waiting(js, "CPP_PRZ", "pz", 2));
+    js.publish("cpp.prz.x", "a0");
+    EXPECT_EQ(only_payload(high), "a0");
+    EXPECT_FALSE(low.ready());
+    js.publish("cpp.prz.x", "b0");
+    EXPECT_EQ(only_payload(low), "b0");
+
+    // A consume's requests carry its priority: a fetch at 1 that waits
+    // after a consume at 5 gets the next message, the consume the one after.
+    natsio::ConsumeOptions at_five;
+    at_five.group = "P";
+    at_five.priority = 5;
+    at_five.max_messages = 1;
+    at_five.expires = 10s;
+    natsio::Messages consume = js.consume("CPP_PRZ", "pz", at_five);
+    ASSERT_TRUE(wait_for_waiting(js, "CPP_PRZ", "pz", 1));
+    natsio::Future<natsio::MsgList> fetch = js.fetch_async("CPP_PRZ", "pz", one_in_p_at(1));
+    ASSERT_TRUE(wait_for_waiting(js, "CPP_PRZ", "pz", 2));
+    js.publish("cpp.prz.x", "c0");
+    EXPECT_EQ(only_payload(fetch), "c0");
+    js.publish("cpp.prz.x", "d0");
+    natsio::Msg consumed = next_item(consume);
+    EXPECT_EQ(consumed.data(), "d0");
+    consumed.ack();
+    consume.stop();
+
+    // Refused before anything is sent: out of range (negative too), or
+    // without a group; fetch, next and consume alike.
+    natsio::FetchOptions bad = no_wait();
+    bad.group = "P";
+    for (std::int32_t priority : {10, -1}) {
+        bad.priority = priority;
+        std::string what = expect_throws<natsio::InvalidArgumentError>(
+            NATSIO_ERR_INVALID_ARGUMENT, [&] { js.fetch("CPP_PRZ", "pz", bad); });
+        EXPECT_TRUE(contains(what, "between 0 and 9")) << what;
+        what = expect_throws<natsio::InvalidArgumentError>(
+            NATSIO_ERR_INVALID_ARGUMENT, [&] { js.next("CPP_PRZ", "pz", bad); });
+        EXPECT_TRUE(contains(what, "between 0 and 9")) << what;
+    }
+    bad.priority = 1;
+    bad.group.clear();
+    std::string what = expect_throws<natsio::InvalidArgumentError>(
+        NATSIO_ERR_INVALID_ARGUMENT, [&] { js.fetch_async("CPP_PRZ", "pz", bad).get(); });
+    EXPECT_TRUE(contains(what, "priority needs a priority group")) << what;
+    at_five.priority = 10;
+    what = expect_throws<natsio::InvalidArgumentError>(
+        NATSIO_ERR_INVALID_ARGUMENT, [&] { js.consume("CPP_PRZ", "pz", at_five); });
+    EXPECT_TRUE(contains(what, "between 0 and 9")) << what;
+    at_five.priority = 1;
+    at_five.group.clear();
+    what = expect_throws<natsio::InvalidArgumentError>(
+        NATSIO_ERR_INVALID_ARGUMENT, [&] { js.consume("CPP_PRZ", "pz", at_five); });
+    EXPECT_TRUE(contains(what, "priority needs a priority group")) << what;
+    js.delete_stream("CPP_PRZ");
+}
+
+// The "flow_control" ack policy (nats-server 2.14): a durable push
+// consumer a stream sources through, acknowledged by the flow-control
+// replies of the sourcing (its ack floor follows what was sourced).
+TEST(Consumer, FlowControlAckPolicyForDurableSourcing) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    js.create_stream(R"({"name":"CPP_FCO","subjects":["cpp.fco.>"],"storage":"memory"})");
+    for (const char* body : {"m0", "m1", "m2"}) {
+        js.publish("cpp.fco.x", body);
+    }
+    std::string info = js.create_consumer(
+        "CPP_FCO",
+        R"({"durable_name":"fcsrc","deliver_subject":"cpp_fco_deliver.sink",)"
+        R"("ack_policy":"flow_control","flow_control":true,"idle_heartbeat":"1s",)"
+        R"("max_ack_pending":100})");
+    EXPECT_TRUE(contains(info, R"("ack_policy":"flow_control")")) << info;
+    js.create_stream(
+        R"({"name":"CPP_FCS","storage":"memory","sources":[{"name":"CPP_FCO",)"
+        R"("consumer":{"name":"fcsrc","deliver_subject":"cpp_fco_deliver.sink"}}]})");
+    // The sourcing stream holds `want` messages and the consumer's ack
+    // floor is at stream sequence `want`.
+    auto sourced_and_acked = [&](long long want) {
+        return wait_until(
+            [&] {
+                if (json_number(js.stream_info("CPP_FCS"), "messages") != want) {
+                    return false;
+                }
+                std::string consumer = js.consumer_info("CPP_FCO", "fcsrc");
+                const auto floor = consumer.find(R"("ack_floor":)");
+                return floor != std::string::npos &&
+                       json_number(consumer.substr(floor), "stream_seq") == want;
+            },
+            20s);
+    };
+    EXPECT_TRUE(sourced_and_acked(3)) << js.consumer_info("CPP_FCO", "fcsrc");
+    js.publish("cpp.fco.x", "n0");
+    js.publish("cpp.fco.x", "n1");
+    EXPECT_TRUE(sourced_and_acked(5)) << js.consumer_info("CPP_FCO", "fcsrc");
+
+    // The server refuses it on a pull consumer; a misspelt policy is a
+    // ConfigError naming the field.
+    expect_throws<natsio::ApiError>(NATSIO_ERR_JS_API, [&] {
+        js.create_consumer("CPP_FCO", R"({"durable_name":"fcpull","ack_policy":"flow_control"})");
+    });
+    std::string what = expect_throws<natsio::ConfigError>(NATSIO_ERR_CONFIG, [&] {
+        js.create_consumer("CPP_FCO", R"({"durable_name":"x","ack_policy":"flowcontrol"})");
+    });
+    EXPECT_TRUE(contains(what, "ack_policy")) << what;
+    js.delete_stream("CPP_FCS");
+    js.delete_stream("CPP_FCO");
 }

@@ -3,11 +3,12 @@
 // around the chunk size and through std::istream / std::ostream, replace,
 // delete, update_meta (rename, rename onto a live object refused), links,
 // seal, watch (initial values, marker, updates, every option, push mode),
-// list, the writer (abort keeps the previous version, RAII abort), a
-// corrupted object failing with DigestMismatchError, the error classes,
-// bad input, and the client closing under a reader. Built into both the
-// C++17 and the C++20 test programs (each has its own server); the C++20
-// one also reads into std::span.
+// list, revisions (the stream sequence of each description), the writer
+// (abort keeps the previous version, RAII abort), a corrupted object
+// failing with DigestMismatchError, the error classes, bad input, and the
+// client closing under a reader. Built into both the C++17 and the C++20
+// test programs (each has its own server); the C++20 one also reads into
+// std::span.
 #include "js_support.hpp"
 
 #include <natsio/object.hpp>
@@ -78,9 +79,10 @@ std::string as_string(const std::vector<std::byte>& bytes) {
     return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
-/// The "messages" count of a StreamInfo JSON's state.
-std::uint64_t stream_messages(const std::string& stream_info) {
-    const std::string key = "\"messages\":";
+/// The number `field` ("messages", "last_seq", ...) of a StreamInfo JSON's
+/// state.
+std::uint64_t stream_state(const std::string& stream_info, const std::string& field) {
+    const std::string key = "\"" + field + "\":";
     std::size_t at = stream_info.find(key);
     if (at == std::string::npos) {
         return ~std::uint64_t{0};
@@ -138,7 +140,12 @@ protected:
 
     /// The number of messages in the bucket's stream (chunks plus metas).
     std::uint64_t messages_of(const natsio::ObjectStore& store) const {
-        return stream_messages(js.stream_info("OBJ_" + std::string(store.bucket())));
+        return stream_state(js.stream_info("OBJ_" + std::string(store.bucket())), "messages");
+    }
+
+    /// The sequence of the last message of the bucket's stream.
+    std::uint64_t last_seq_of(const natsio::ObjectStore& store) const {
+        return stream_state(js.stream_info("OBJ_" + std::string(store.bucket())), "last_seq");
     }
 
     natsio::Client client;
@@ -802,6 +809,54 @@ TEST_F(Obj, List) {
     store.del("item-2");
     EXPECT_EQ(store.list().size(), 4u);
     EXPECT_EQ(store.list_async(true).get().size(), 5u);
+}
+
+// Every info carries its revision, the stream sequence its description is
+// stored at (nats.js's ObjectInfo.revision): put, info, update_meta,
+// add_link, list, watch and del agree with the stream's last sequence.
+TEST_F(Obj, RevisionIsTheDescriptionsStreamSequence) {
+    natsio::ObjectStore store = bucket();
+    natsio::ObjectInfo put1 = store.put("a", "one");
+    EXPECT_EQ(put1.revision, 2u);  // its chunk at 1, its description at 2
+    EXPECT_EQ(store.info("a").revision, put1.revision);
+    std::istringstream in("two");
+    natsio::ObjectInfo put2 = store.put("a", in);  // through the writer
+    EXPECT_EQ(put2.revision, last_seq_of(store));
+    EXPECT_GT(put2.revision, put1.revision);
+    EXPECT_EQ(store.get("a").info().revision, put2.revision);
+
+    natsio::ObjectMeta describe;
+    describe.description = "changed";
+    store.update_meta("a", describe);
+    natsio::ObjectInfo updated = store.info("a");
+    EXPECT_EQ(updated.revision, last_seq_of(store));
+    EXPECT_GT(updated.revision, put2.revision);
+    natsio::ObjectInfo link = store.add_link("to-a", updated);
+    EXPECT_EQ(link.revision, last_seq_of(store));
+    EXPECT_EQ(store.info("to-a").revision, link.revision);
+
+    // The list and a watch read the same revisions.
+    std::vector<natsio::ObjectInfo> infos = store.list();
+    ASSERT_EQ(infos.size(), 2u);
+    for (const natsio::ObjectInfo& info : infos) {
+        EXPECT_EQ(info.revision, store.info(info.name).revision) << info.name;
+    }
+    natsio::ObjectWatcher w = store.watch();
+    natsio::ObjectInfo watched = next_object(w);
+    EXPECT_EQ(watched.name, "a");
+    EXPECT_EQ(watched.revision, updated.revision);
+    EXPECT_EQ(next_object(w).revision, link.revision);
+    natsio::ObjectInfo marker = next_item(w);
+    EXPECT_TRUE(marker.initial_done());
+    EXPECT_EQ(marker.revision, 0u);
+
+    // A delete's tombstone is the newest description.
+    store.del("a");
+    natsio::ObjectInfo gone = next_object(w);
+    EXPECT_TRUE(gone.deleted);
+    EXPECT_EQ(gone.revision, last_seq_of(store));
+    EXPECT_EQ(store.info("a", true).revision, gone.revision);
+    EXPECT_EQ(natsio::ObjectInfo().revision, 0u);
 }
 
 // ---------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 // The ordered consumer (ADR-17) through natsio/jetstream.hpp:
 // JetStream::ordered_consumer, OrderedConsumer::start/messages/stop (and
 // their futures), deliver policies, filters, headers only, the server-side
-// consumer's name prefix, inactive threshold, max_deliver and filter form,
-// until_drained, idle_timeout, healing after its consumer is deleted, and
-// bad input.
+// consumer's name prefix, inactive threshold, max_deliver, filter form and
+// metadata, until_drained, idle_timeout, healing after its consumer is
+// deleted, and bad input.
 #include "js_support.hpp"
 
 #include <chrono>
@@ -163,6 +163,7 @@ TEST(Ordered, ConsumerConfigAsReadBack) {
     config.inactive_threshold = std::chrono::milliseconds(20000);
     config.max_deliver = 1;
     config.filter_subjects_as_list = true;
+    config.metadata = {{"team", "billing"}, {"tier", "2"}, {"quote", "say \"hi\""}};
     natsio::OrderedConsumer oc = js.ordered_consumer("CPP_ORDC", config);
     std::string started = oc.start();
     EXPECT_EQ(json_name(started), "cppmine_1") << started;
@@ -171,10 +172,20 @@ TEST(Ordered, ConsumerConfigAsReadBack) {
     EXPECT_TRUE(contains(info, R"("max_deliver":1,)")) << info;
     EXPECT_TRUE(contains(info, R"("filter_subjects":["cpp.ordc.b"])")) << info;
     EXPECT_FALSE(contains(info, R"("filter_subject":)")) << info;
+    EXPECT_TRUE(contains(info, R"("team":"billing")")) << info;
+    EXPECT_TRUE(contains(info, R"("tier":"2")")) << info;
+    EXPECT_TRUE(contains(info, R"("quote":"say \"hi\"")")) << info;
     natsio::Messages msgs = oc.messages(short_pulls(true));
     EXPECT_EQ(next_item(msgs).data(), "b0");
+    // The next run's consumer (the second one) carries it too.
+    msgs.stop();
+    natsio::Messages again = oc.messages(short_pulls(false));
+    ASSERT_TRUE(wait_until([&] { return has_consumer(js, "CPP_ORDC", "cppmine_2"); }));
+    std::string info2nd = js.consumer_info("CPP_ORDC", "cppmine_2");
+    EXPECT_TRUE(contains(info2nd, R"("team":"billing")")) << info2nd;
     oc.stop();
     EXPECT_FALSE(has_consumer(js, "CPP_ORDC", "cppmine_1"));
+    EXPECT_FALSE(has_consumer(js, "CPP_ORDC", "cppmine_2"));
 
     // Nothing asked: a NUID name, 5 minutes, max_deliver not set, the one
     // filter as filter_subject (as nats.go).
@@ -186,6 +197,7 @@ TEST(Ordered, ConsumerConfigAsReadBack) {
     EXPECT_TRUE(contains(info2, R"("inactive_threshold":300000000000)")) << info2;
     EXPECT_TRUE(contains(info2, R"("max_deliver":-1)")) << info2;
     EXPECT_TRUE(contains(info2, R"("filter_subject":"cpp.ordc.b")")) << info2;
+    EXPECT_FALSE(contains(info2, R"("team":)")) << info2;
     defaults.stop();
 
     natsio::OrderedConsumerConfig bad;
@@ -196,6 +208,10 @@ TEST(Ordered, ConsumerConfigAsReadBack) {
     expect_throws<natsio::InvalidUtf8Error>(NATSIO_ERR_INVALID_UTF8, make_bad);
     bad.name_prefix = std::string("nul\0byte", 8);
     expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT, make_bad);
+    bad = {};
+    bad.metadata = {{"team", "bad\xff"}};
+    std::string not_utf8 = expect_throws<natsio::InvalidUtf8Error>(NATSIO_ERR_INVALID_UTF8, make_bad);
+    EXPECT_TRUE(contains(not_utf8, "metadata_json")) << not_utf8;
     bad = {};
     bad.inactive_threshold = std::chrono::milliseconds(-1);
     std::string what =

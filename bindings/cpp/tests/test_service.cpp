@@ -1,7 +1,8 @@
 // Services (natsio/service.hpp) against a real nats-server: requests and
 // their stats, monitoring through discover_services, groups and queue
-// groups, error replies and throwing handlers, late answers, stop, reset,
-// refused configurations.
+// groups, error replies and throwing handlers, pending limits (requests
+// dropped over them reported as a slow consumer), late answers, stop,
+// reset, refused configurations.
 #include "support.hpp"
 
 #include <natsio/service.hpp>
@@ -596,6 +597,101 @@ TEST(Service, AThrowingHandlerAnswers500AndTheServiceGoesOn) {
     EXPECT_EQ(counted["last_error"].text, "500:cannot handle bad");
     std::lock_guard<std::mutex> lock(mutex);
     EXPECT_EQ(errors.size(), 1u);
+}
+
+// An endpoint's pending limits (nats.go's WithEndpointPendingLimits): with
+// nobody reading, the requests over them are dropped, counted as the
+// endpoint's errors and told to the service's error handler (code 0) and
+// to the client's; the ones that fit are read in order; 0 is refused.
+TEST(Service, PendingLimitsDropRequestsAndReportASlowConsumer) {
+    std::mutex mutex;
+    std::vector<natsio::ServiceError> errors;
+    std::vector<natsio::AsyncError> async_errors;
+    natsio::Options options;
+    options.set_url(server_url()).on_error([&](const natsio::AsyncError& e) {
+        std::lock_guard<std::mutex> lock(mutex);
+        async_errors.push_back(e);
+    });
+    natsio::Client client = natsio::Client::connect(options);
+    natsio::ServiceConfig config = config_for(service_name());
+    config.on_error = [&](const natsio::ServiceError& e) {
+        std::lock_guard<std::mutex> lock(mutex);
+        errors.push_back(e);
+    };
+    natsio::Service svc = natsio::add_service(client, config);
+    natsio::EndpointConfig held_config;
+    held_config.name = "held";
+    held_config.subject = subject("held");
+    held_config.pending_msgs_limit = 2;
+    held_config.pending_bytes_limit = -1;
+    natsio::Endpoint held = svc.add_endpoint(held_config);
+    natsio::EndpointConfig open_config;
+    open_config.name = "open";
+    open_config.subject = subject("open");
+    natsio::Endpoint open = svc.add_endpoint(open_config);
+    client.flush();
+
+    // Nobody reads: of 5 requests 2 queue and 3 are dropped; the endpoint
+    // with the client's defaults keeps all 5.
+    natsio::Client requester = connect();
+    for (int i = 0; i < 5; ++i) {
+        requester.publish_with(subject("held"), subject("reply"), {}, numbered("r", i));
+        requester.publish_with(subject("open"), subject("reply"), {}, numbered("r", i));
+    }
+    requester.flush();
+    auto counts_are = [](const natsio::Endpoint& ep, std::uint64_t dropped, std::uint64_t queued) {
+        return wait_until([&] {
+            natsio::IterStats stats = ep.stats();
+            return stats.dropped == dropped && stats.pending_items == queued;
+        });
+    };
+    ASSERT_TRUE(counts_are(held, 3, 2)) << "dropped " << held.stats().dropped << ", queued "
+                                        << held.stats().pending_items;
+    ASSERT_TRUE(counts_are(open, 0, 5)) << "dropped " << open.stats().dropped << ", queued "
+                                        << open.stats().pending_items;
+
+    // The service's error handler and the client's are told.
+    ASSERT_TRUE(wait_until([&] {
+        std::lock_guard<std::mutex> lock(mutex);
+        return !errors.empty() && !async_errors.empty();
+    }));
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        const natsio::ServiceError& e = errors[0];
+        EXPECT_EQ(e.endpoint, "held");
+        EXPECT_EQ(e.subject, subject("held"));
+        EXPECT_EQ(e.code, 0);
+        EXPECT_EQ(e.description.rfind("slow consumer", 0), 0u) << e.description;
+        const natsio::AsyncError& a = async_errors[0];
+        EXPECT_EQ(a.status, NATSIO_ERR_SLOW_CONSUMER) << a.text;
+        EXPECT_EQ(a.subject, subject("held"));
+    }
+    // STATS counts it: last_error is the slow-consumer text.
+    const Json counted = endpoint_of(parse(svc.stats()), "held");
+    EXPECT_GE(counted["num_errors"].number, 1);
+    EXPECT_EQ(counted["last_error"].text.rfind("slow consumer", 0), 0u) << counted["last_error"].text;
+    EXPECT_EQ(counted["num_requests"].number, 0);
+    EXPECT_EQ(parse(held.stats_json())["last_error"].text, counted["last_error"].text);
+    EXPECT_EQ(endpoint_of(parse(svc.stats()), "open")["num_errors"].number, 0);
+
+    // The two that fit are there, the first two, in order.
+    for (int i = 0; i < 2; ++i) {
+        natsio::Request req = next_item(held);
+        EXPECT_EQ(req.data(), numbered("r", i));
+    }
+    EXPECT_EQ(held.stats().pending_items, 0u);
+
+    // 0 is not a limit.
+    natsio::EndpointConfig zero;
+    zero.name = "zero";
+    zero.pending_msgs_limit = 0;
+    expect_throws<natsio::ServiceConfigError>(NATSIO_ERR_SERVICE_CONFIG,
+                                              [&] { svc.add_endpoint(zero); });
+    zero.pending_msgs_limit = std::nullopt;
+    zero.pending_bytes_limit = 0;
+    expect_throws<natsio::ServiceConfigError>(NATSIO_ERR_SERVICE_CONFIG,
+                                              [&] { svc.add_endpoint(zero); });
+    EXPECT_EQ(parse(svc.info())["endpoints"].items.size(), 2u);
 }
 
 TEST(Service, AHandlerThrowingAfterItAnsweredOnlyCountsTheError) {

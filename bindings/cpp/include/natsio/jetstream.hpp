@@ -416,6 +416,15 @@ struct FetchOptions {
     /// Overflow policy: served only while at least this many messages
     /// await acks; 0: not set. Needs `group`.
     std::int64_t min_ack_pending = 0;
+    /// Prioritized policy (a consumer whose "priority_policy" is
+    /// "prioritized"; nats.go's FetchPrioritized): the request's priority,
+    /// 0 (the highest, the default) to 9; the server serves waiting
+    /// requests of a lower number first. Needs `group`. Out of range
+    /// (negative included) or without a group: InvalidArgumentError
+    /// (NATSIO_ERR_INVALID_ARGUMENT, "priority must be between 0 and 9",
+    /// "priority needs a priority group"), before anything is sent. Other
+    /// policies ignore it.
+    std::int32_t priority = 0;
 };
 
 /// The messages one JetStream::fetch returned, in order
@@ -527,6 +536,15 @@ struct ConsumeOptions {
     /// Overflow policy: served only while at least this many messages
     /// await acks; 0: not set. Needs `group`.
     std::int64_t min_ack_pending = 0;
+    /// Prioritized policy (a consumer whose "priority_policy" is
+    /// "prioritized"; nats.go's PullPrioritized): the priority of every
+    /// pull request of the consume, 0 (the highest, the default) to 9; the
+    /// server serves waiting requests of a lower number first. Needs
+    /// `group`. Out of range (negative included) or without a group:
+    /// InvalidArgumentError (NATSIO_ERR_INVALID_ARGUMENT, "priority must
+    /// be between 0 and 9", "priority needs a priority group") from
+    /// consume. Other policies ignore it.
+    std::int32_t priority = 0;
 };
 
 }  // namespace natsio
@@ -663,6 +681,11 @@ struct OrderedConsumerConfig {
     /// nats.js does when given a list); false: as `filter_subject` (as
     /// nats.go). The consumer's info shows which.
     bool filter_subjects_as_list = false;
+    /// Metadata of every server-side consumer it creates (the
+    /// consumers' config.metadata; nats.go's Metadata); empty: none. Sent
+    /// as a JSON object of strings: a key or value that is not UTF-8 is
+    /// InvalidUtf8Error from JetStream::ordered_consumer.
+    std::map<std::string, std::string> metadata{};
 };
 
 /// Options of OrderedConsumer::messages (natsio_ordered_messages_options);
@@ -2544,7 +2567,7 @@ public:
     /// a start sequence or time missing or given with another policy, a
     /// start sequence of 0, a start time at the epoch, a name prefix that
     /// is no consumer name, a negative inactive threshold, a NUL byte),
-    /// InvalidUtf8Error, BadSubjectError.
+    /// InvalidUtf8Error (e.g. metadata that is not UTF-8), BadSubjectError.
     OrderedConsumer ordered_consumer(std::string_view stream,
                                      const OrderedConsumerConfig& config = {}) const {
         if (config.opt_start_seq && *config.opt_start_seq == 0) {
@@ -2575,6 +2598,12 @@ public:
         c.inactive_threshold_ms = detail::to_ms(config.inactive_threshold);
         c.max_deliver = config.max_deliver;
         c.filter_subjects_as_list = config.filter_subjects_as_list;
+        // Kept until the call returns (the library copies it).
+        std::string metadata_json;
+        if (!config.metadata.empty()) {
+            detail::append_json_string_map(metadata_json, config.metadata);
+            c.metadata_json = metadata_json.c_str();
+        }
         return raw_ordered_consumer(stream, &c);
     }
 
@@ -2699,6 +2728,7 @@ private:
         c_options.group = group_of(options.group);
         c_options.min_pending = options.min_pending;
         c_options.min_ack_pending = options.min_ack_pending;
+        c_options.priority = options.priority;
         return c_options;
     }
 
@@ -2724,6 +2754,7 @@ private:
         c_options.group = group_of(options.group);
         c_options.min_pending = options.min_pending;
         c_options.min_ack_pending = options.min_ack_pending;
+        c_options.priority = options.priority;
         return c_options;
     }
 

@@ -227,6 +227,13 @@ public:
     bool deleted = false;
     /// When this version's meta was stored.
     std::chrono::system_clock::time_point mtime{};
+    /// The stream sequence this description is stored at (nats.js's
+    /// ObjectInfo.revision): as read back (info, ObjectReader::info, list,
+    /// watch) or as stored by the call that returned it (put,
+    /// ObjectWriter::finish, add_link, add_bucket_link); it grows with
+    /// every change of the object (put, update_meta, del). 0 for a
+    /// watcher's marker and a default-built ObjectInfo.
+    std::uint64_t revision = 0;
     /// Application metadata stored with the object.
     std::map<std::string, std::string> metadata;
     /// Set for a link (ObjectStore::add_link, add_bucket_link).
@@ -278,6 +285,7 @@ private:
         digest = detail::view_of(natsio_obj_info_digest(info));
         deleted = natsio_obj_info_deleted(info);
         mtime = detail::time_from_ns(natsio_obj_info_mtime_ns(info));
+        revision = natsio_obj_info_revision(info);
         metadata = detail::MetadataParser::parse(natsio_obj_info_metadata_json(info));
         if (natsio_obj_info_is_link(info)) {
             ObjectLink to;

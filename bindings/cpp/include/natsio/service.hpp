@@ -20,6 +20,10 @@
 ///   - a handler that throws answers 500 with the exception's what() (unless
 ///     it answered already), the error counts in the endpoint's stats, the
 ///     service's error handler is told, and the next request is served;
+///   - an endpoint's pending limits (EndpointConfig::pending_msgs_limit,
+///     pending_bytes_limit) bound the requests queued unread: those over
+///     them are dropped, counted as the endpoint's errors and told to the
+///     service's error handler (code 0);
 ///   - info() and stats() are the INFO and STATS responses as JSON text with
 ///     the wire's field names (io.nats.micro.v1.info_response and
 ///     stats_response; times in nanoseconds), as JetStream infos are;
@@ -233,6 +237,14 @@ public:
         out_ += value ? "true" : "false";
         return *this;
     }
+    /// `key` with `value` when set; nothing when unset.
+    JsonObjectWriter& integer(const char* key, std::optional<std::int64_t> value) {
+        if (value) {
+            field(key);
+            out_ += std::to_string(*value);
+        }
+        return *this;
+    }
     /// "queue_group" when set, "queue_group_disabled" when true: what
     /// services, groups and endpoints share.
     JsonObjectWriter& queue_group(const std::optional<std::string>& queue_group, bool disabled) {
@@ -259,22 +271,30 @@ private:
 
 }  // namespace detail
 
-/// A handler failure or an answer that could not be sent, as the service's
-/// error handler receives it.
+/// A handler failure, an answer that could not be sent, or requests
+/// dropped over an endpoint's pending limits, as the service's error
+/// handler receives it.
 struct ServiceError {
     /// The endpoint's name.
     std::string endpoint;
-    /// The request's subject.
+    /// The request's subject; for dropped requests (code 0), the
+    /// endpoint's subject.
     std::string subject;
-    /// The error code (500 for a handler failure).
+    /// The error code (500 for a handler failure); 0 for requests dropped
+    /// over the endpoint's pending limits (EndpointConfig::
+    /// pending_msgs_limit: no reply carried it).
     std::int32_t code = 0;
-    /// What went wrong (a throwing handler's what()).
+    /// What went wrong (a throwing handler's what(); for code 0 the
+    /// slow-consumer text, starting "slow consumer", also the endpoint's
+    /// STATS `last_error`).
     std::string description;
 };
 
 /// Told of each handler failure and answer that could not be sent, on the
-/// thread that saw it (for a throwing handler: the endpoint's). What it
-/// throws goes to the client's error handler.
+/// thread that saw it (for a throwing handler: the endpoint's), and of
+/// each slow-consumer report of an endpoint over its pending limits (code
+/// 0, on the client's event thread: do not block in it). What it throws
+/// goes to the client's error handler.
 using ServiceErrorHandler = std::function<void(const ServiceError&)>;
 
 /// Gives an endpoint's STATS `data` (JSON text; std::nullopt: none), with
@@ -351,6 +371,21 @@ struct EndpointConfig {
     std::optional<std::string> queue_group = std::nullopt;
     /// True: no queue group.
     bool queue_group_disabled = false;
+    /// The most requests queued unread (nats.go's
+    /// WithEndpointPendingLimits): std::nullopt (unset) keeps the client's
+    /// subscription default (Options::set_pending_limits); negative: no
+    /// limit; 0 is refused (add_endpoint throws ServiceConfigError, unlike
+    /// SubscribeOptions where 0 means no limit). A request over the limits
+    /// is dropped unanswered: it counts as an error of the endpoint (STATS
+    /// `num_errors`; `last_error` the slow-consumer text, starting "slow
+    /// consumer"), the service's error handler is told (ServiceError code
+    /// 0), and the client's error handler gets the slow consumer as for
+    /// any subscription. Endpoint::stats().dropped counts the requests
+    /// dropped.
+    std::optional<std::int64_t> pending_msgs_limit = std::nullopt;
+    /// The most bytes of requests queued unread: as pending_msgs_limit
+    /// (unset: the client's default; negative: no limit; 0 refused).
+    std::optional<std::int64_t> pending_bytes_limit = std::nullopt;
 
     /// The configuration JSON of the C ABI (natsio_service_add_endpoint).
     std::string to_json() const {
@@ -362,7 +397,10 @@ struct EndpointConfig {
         if (!metadata.empty()) {
             json.string_map("metadata", metadata);
         }
-        return json.queue_group(queue_group, queue_group_disabled).finish();
+        return json.queue_group(queue_group, queue_group_disabled)
+            .integer("pending_msgs_limit", pending_msgs_limit)
+            .integer("pending_bytes_limit", pending_bytes_limit)
+            .finish();
     }
 };
 
