@@ -924,6 +924,13 @@ export class ObjectInfo {
   readonly mtime: Date;
   /** ns since the Unix epoch. */
   readonly mtimeNanos: bigint;
+  /**
+   * The sequence, in the bucket's stream, that its info is stored at: as read back (info, get,
+   * list, watch) or as stored by the call that returned it (put, putBytes, addLink,
+   * addBucketLink). Every change of the object (put, updateMeta, delete) stores a new info, so
+   * it grows with each; a deleted object's is its tombstone's (info with showDeleted).
+   */
+  readonly revision: number;
   /** Its headers; undefined without any. */
   readonly headers: MsgHeaders | undefined;
   /** Its string metadata ({} without any). */
@@ -1172,6 +1179,13 @@ export interface FetchOptions {
   minPending?: number;
   /** Same as min_ack_pending. */
   minAckPending?: number;
+  /**
+   * Prioritized policy (server 2.12+): 0 (the default, served first) to 9; the server serves the waiting requests of a
+   * consumer whose priority_policy is "prioritized" lowest number first (other policies ignore it). Needs group above 0.
+   * InvalidArgumentError: out of range ("priority must be between 0 and 9"), not an integer (or beyond an int32),
+   * above 0 without a group ("priority needs a priority group"); TypeError: not a number.
+   */
+  priority?: number;
 }
 
 /** Options of js.next(). */
@@ -1188,6 +1202,8 @@ export interface NextOptions {
   minPending?: number;
   /** Same as min_ack_pending. */
   minAckPending?: number;
+  /** As in FetchOptions. */
+  priority?: number;
 }
 
 /** Options of js.consume(). */
@@ -1222,6 +1238,8 @@ export interface ConsumeOptions {
   minPending?: number;
   /** Same as min_ack_pending. */
   minAckPending?: number;
+  /** Prioritized policy: 0 (the default, served first) to 9, each pull request of the consume at it; as in FetchOptions (errors when the consume starts). */
+  priority?: number;
 }
 
 /**
@@ -1316,6 +1334,8 @@ export interface OrderedConsumerOptions {
   max_deliver?: number;
   /** One filter subject goes to the server as a list (filter_subjects), as nats.js sends an array; default: as filter_subject, as nats.go. */
   filter_subjects_as_list?: boolean;
+  /** String metadata every consumer it creates carries in its config.metadata (default none; not in nats.js); anything but an object of strings: TypeError. */
+  metadata?: Record<string, string>;
 }
 
 /** Options of OrderedConsumer.consume(). */
@@ -1682,7 +1702,7 @@ export const ServiceResponseType: Readonly<{
 
 /** An error reply of a service, or an error a handler throws to answer with its code. */
 export class ServiceError extends Error {
-  /** The error's code (Nats-Service-Error-Code). */
+  /** The error's code (Nats-Service-Error-Code); for the errorHandler, 500 for a handler failure, 0 for requests dropped over an endpoint's pending limits. */
   code: number;
   /** For the errorHandler: the endpoint's name. */
   endpoint?: string;
@@ -1714,7 +1734,13 @@ export interface ServiceConfig {
    * event loop is never blocked.
    */
   statsHandler?: (endpoint: { name: string; subject: string }) => unknown | Promise<unknown>;
-  /** Told of handler failures (a throw or rejection: code 500) and answers that could not be sent. An extension of nats.js's shape (nats.go's ErrorHandler). */
+  /**
+   * Told of handler failures (a throw or rejection: code 500), answers that could not be sent, and requests dropped
+   * over an endpoint's pending limits (EndpointOptions.pendingMsgsLimit: code 0, the message the slow-consumer text,
+   * "slow consumer ..."). `err.endpoint` is the endpoint's name, `err.subject` the request's subject (for a dropped
+   * request, the endpoint's). Called on the JS thread; a throw is reported as an uncaught exception. An extension of
+   * nats.js's shape (nats.go's ErrorHandler).
+   */
   errorHandler?: (err: ServiceError) => void;
 }
 
@@ -1731,6 +1757,19 @@ export interface EndpointOptions {
   queue?: string;
   /** Metadata for INFO. */
   metadata?: Record<string, string>;
+  /**
+   * The most requests the library queues for this endpoint unread (nats.go's WithEndpointPendingLimits; not in nats.js).
+   * Absent: the connection's pendingMsgsLimit; negative: no limit. A request over it is dropped: it counts in the
+   * endpoint's STATS (num_errors, last_error "slow consumer ..."), the errorHandler gets it (a ServiceError of code 0)
+   * and the connection's 'error' event a SlowConsumerError, as for any subscription. With a handler the JS thread takes
+   * requests as they arrive (a handler may be async), so the limit holds those that wait while the thread is busy; an
+   * iterator holds up to this many more, taken but not yet read (as a subscription's iterator). ServiceConfigError: 0,
+   * or not an integer (NaN, an infinity, a fraction); TypeError: not a number. Only endpoints take it: in a
+   * ServiceConfig it is refused with ServiceConfigError.
+   */
+  pendingMsgsLimit?: number;
+  /** The most bytes of requests queued unread, as pendingMsgsLimit (absent: the connection's pendingBytesLimit; negative: no limit; 0 refused). */
+  pendingBytesLimit?: number;
 }
 
 /** A request to an endpoint. */
@@ -1777,6 +1816,8 @@ export class ServiceEndpoint implements AsyncIterableIterator<ServiceMsg> {
   stop(): void;
   /** This endpoint's STATS entry. */
   stats(): NamedEndpointStats;
+  /** The library's counters of this endpoint's requests (as Subscription.stats()): dropped over the pending limits, and pendingMsgs / pendingBytes queued in the library, not yet taken by the handler or the iterator. */
+  iteratorStats(): SubscriptionStats;
 }
 
 /** A subject prefix, with its queue group, for endpoints. */

@@ -420,6 +420,15 @@ class Msg {
 const DEFAULT_WINDOW = 256;
 const SKIP = Symbol('skip');
 
+/** The window of an iterator read in pull mode (a subscription, an
+ * endpoint) whose library queue holds at most `limit` messages (0 or less,
+ * or not a number: no limit). What the window holds unread adds to those
+ * pending limits: kept small when they are, so that the limits keep their
+ * meaning. (A callback feed has none: see above.) */
+function iteratorWindow(limit) {
+  return typeof limit === 'number' && limit > 0 ? Math.min(limit, DEFAULT_WINDOW) : DEFAULT_WINDOW;
+}
+
 class Feed {
   constructor(window) {
     this._window = window;
@@ -659,12 +668,7 @@ class MessageStream extends Feed {
 class Subscription extends MessageStream {
   constructor(connection, subject, opts) {
     // The subscription's own limit, else the connection's (0 or less: none).
-    const limit = opts.pendingMsgsLimit ?? connection._pendingMsgsLimit;
-    // An iterator's window (what it holds unread) adds to the
-    // subscription's own pending limits: kept small when they are, so that
-    // those limits keep their meaning. (A callback subscription has none:
-    // see Feeds above.)
-    super(connection, typeof limit === 'number' && limit > 0 ? Math.min(limit, DEFAULT_WINDOW) : DEFAULT_WINDOW);
+    super(connection, iteratorWindow(opts.pendingMsgsLimit ?? connection._pendingMsgsLimit));
     this.subject = subject;
     this.queue = opts.queue;
     if (opts.callback !== undefined && typeof opts.callback !== 'function') {
@@ -913,6 +917,28 @@ class ServiceMsg {
   }
 }
 
+/** An endpoint's pendingMsgsLimit and pendingBytesLimit (nats.go's
+ * WithEndpointPendingLimits) into `out` under the library's names. The
+ * library refuses 0, and the fields anywhere but on an endpoint
+ * (ServiceConfigError); here a number that JSON would turn into null (NaN,
+ * an infinity: no limit) or that is no integer is refused the same way,
+ * anything but a number with TypeError. */
+function pendingLimitsConfig(opts, out) {
+  for (const [name, field] of [
+    ['pendingMsgsLimit', 'pending_msgs_limit'],
+    ['pendingBytesLimit', 'pending_bytes_limit'],
+  ]) {
+    const v = opts[name];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'number') throw new TypeError(`${name} must be a number`);
+    if (!Number.isInteger(v)) {
+      throw makeError(Status.SERVICE_CONFIG, `${name} must be an integer (negative: no limit), not ${v}`);
+    }
+    out[field] = v;
+  }
+  return out;
+}
+
 function queueConfig(queue, out) {
   if (queue === undefined || queue === null) return out;
   if (queue === '') out.queue_group_disabled = true;
@@ -925,18 +951,23 @@ function queueConfig(queue, out) {
  * one, it is an async iterator of ServiceMsg. A handler's throw or
  * rejected promise answers 500 (a ServiceError: its code), counts an
  * error and calls the service's errorHandler; the endpoint keeps serving.
+ * Its pendingMsgsLimit / pendingBytesLimit bound the requests the library
+ * queues for it unread (an iterator holds up to pendingMsgsLimit more):
+ * over them requests are dropped, each slow-consumer report counted as an
+ * error and told to the errorHandler (code 0).
  */
 class ServiceEndpoint extends Feed {
   constructor(service, group, name, opts) {
-    super(DEFAULT_WINDOW);
     if (typeof opts === 'function') opts = { handler: opts };
     opts = opts ?? {};
     if (opts.handler !== undefined && opts.handler !== null && typeof opts.handler !== 'function') {
       throw new TypeError('handler must be a function');
     }
-    const cfg = queueConfig(opts.queue, { name });
+    const cfg = pendingLimitsConfig(opts, queueConfig(opts.queue, { name }));
     if (opts.subject !== undefined && opts.subject !== null) cfg.subject = opts.subject;
     if (opts.metadata !== undefined && opts.metadata !== null) cfg.metadata = opts.metadata;
+    // The endpoint's own limit, else the connection's (as a subscription's).
+    super(iteratorWindow(cfg.pending_msgs_limit ?? service._connection._pendingMsgsLimit));
     this._service = service;
     this._handler = opts.handler ?? null;
     const handle = native.serviceAddEndpoint(service._handle, group, JSON.stringify(cfg));
@@ -1002,6 +1033,14 @@ class ServiceEndpoint extends Feed {
   stats() {
     return JSON.parse(native.endpoint_stats_json(this._handle));
   }
+
+  /** The library's counters of this endpoint's requests, as
+   * Subscription.stats(): {delivered, dropped (over the pending limits),
+   * pendingMsgs, pendingBytes (queued in the library, not yet taken),
+   * stalls}. */
+  iteratorStats() {
+    return native.feedStats(this._handle);
+  }
 }
 
 /** A subject prefix (and queue group) for endpoints. */
@@ -1012,7 +1051,8 @@ class ServiceGroup {
   }
 
   /** Adds an endpoint: `opts` a handler(err, msg), or {handler, subject,
-   * queue, metadata}; without a handler the endpoint is an async iterator. */
+   * queue, metadata, pendingMsgsLimit, pendingBytesLimit}; without a
+   * handler the endpoint is an async iterator. */
   addEndpoint(name, opts) {
     return new ServiceEndpoint(this._service, this._handle, name, opts);
   }
@@ -1168,7 +1208,8 @@ class Service {
 
 function serviceConfigJson(config) {
   if (config === null || typeof config !== 'object') throw new TypeError('service config must be an object');
-  const out = queueConfig(config.queue, { name: config.name, version: config.version });
+  // Pending limits are an endpoint's: the library refuses them here.
+  const out = pendingLimitsConfig(config, queueConfig(config.queue, { name: config.name, version: config.version }));
   if (config.description !== undefined) out.description = config.description;
   if (config.metadata !== undefined && config.metadata !== null) out.metadata = config.metadata;
   return JSON.stringify(out);
@@ -1245,7 +1286,9 @@ class Svcm {
 
   /** Starts a service from {name, version, description, metadata, queue
    * ("" for none; default "q"), statsHandler(endpoint) (async: an
-   * endpoint's STATS data), errorHandler(err) (told of handler failures)};
+   * endpoint's STATS data), errorHandler(err) (told of handler failures,
+   * code 500, and of requests dropped over an endpoint's pending limits,
+   * code 0: a ServiceError with endpoint and subject)};
    * a bad name or version rejects with ServiceConfigError before anything
    * is sent. */
   async add(config) {
@@ -2531,12 +2574,22 @@ function fetchOptions(opts) {
 }
 
 /** The ADR-42 fields of pull options (nats.js's group, min_pending,
- * min_ack_pending; camelCase too) into `out`. */
+ * min_ack_pending, priority; camelCase too) into `out`. */
 function priorityOptions(opts, out) {
   const group = opts.group;
   if (group !== undefined && group !== null) {
     if (typeof group !== 'string') throw new TypeError('group must be a string');
     out.group = group;
+  }
+  const priority = opts.priority;
+  if (priority !== undefined && priority !== null) {
+    if (typeof priority !== 'number') throw new TypeError('priority must be a number');
+    // The library reads an int32 and checks its range (0..9): a fraction or
+    // a number beyond an int32 would reach it cut to another value.
+    if (!Number.isInteger(priority) || priority < -(2 ** 31) || priority >= 2 ** 31) {
+      throw makeError(Status.INVALID_ARGUMENT, `priority must be an integer between 0 and 9, not ${priority}`);
+    }
+    out.priority = priority;
   }
   for (const [name, alias] of [
     ['minPending', 'min_pending'],
@@ -2550,8 +2603,6 @@ function priorityOptions(opts, out) {
   return out;
 }
 
-/** next()'s pull options when it has priority-group ones (null: a plain
- * next with its timeout); the timeout is the request's expiry. */
 // The raw verbs read an options struct by its C field names: these are the
 // pull options' (fetch, consume, the ordered consumer's messages, the
 // ordered consumer) that differ from this file's camelCase names.
@@ -2576,6 +2627,7 @@ const C_FIELDS = {
   inactiveThreshold: 'inactive_threshold_ms',
   maxDeliver: 'max_deliver',
   filterSubjectsAsList: 'filter_subjects_as_list',
+  metadataJson: 'metadata_json',
 };
 
 /** `o` (null: none) with C field names. */
@@ -2586,6 +2638,8 @@ function cFields(o) {
   return out;
 }
 
+/** next()'s pull options when it has priority-group ones (null: a plain
+ * next with its timeout); the timeout is the request's expiry. */
 function nextPullOptions(opts) {
   if (typeof opts !== 'object' || opts === null) return null;
   const out = priorityOptions(opts, {});
@@ -2894,7 +2948,21 @@ function orderedConfig(opts) {
     if (typeof v !== 'number' || !Number.isFinite(v)) throw new TypeError(`${alias} must be a number`);
     out[name] = v;
   }
+  if (opts.metadata !== undefined && opts.metadata !== null) {
+    out.metadataJson = JSON.stringify(stringMetadata(opts.metadata));
+  }
   return out;
+}
+
+/** `metadata` if it is an object of strings; TypeError otherwise. */
+function stringMetadata(metadata) {
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) {
+    throw new TypeError('metadata must be an object of strings');
+  }
+  for (const v of Object.values(metadata)) {
+    if (typeof v !== 'string') throw new TypeError('metadata must be an object of strings');
+  }
+  return metadata;
 }
 
 function orderedMessagesOptions(opts) {
@@ -2991,8 +3059,11 @@ class Consumers {
    * default a fresh NUID), inactive_threshold (ms, default 5 min),
    * max_deliver (shown in the consumer's info only; default unset),
    * filter_subjects_as_list (one filter subject goes to the server as a
-   * list, as nats.js sends an array; default as filter_subject)}. Sends nothing (a missing stream shows at info() or
-   * consume()). Named pull consumers are read with js.consume/fetch/next. */
+   * list, as nats.js sends an array; default as filter_subject),
+   * metadata (an object of strings every consumer it creates carries in
+   * its config.metadata; TypeError for anything else; default none)}.
+   * Sends nothing (a missing stream shows at info() or consume()). Named
+   * pull consumers are read with js.consume/fetch/next. */
   async get(stream, opts) {
     if (typeof opts === 'string') {
       throw new TypeError('js.consumers.get(stream, name): read named consumers with js.consume, js.fetch or js.next');
@@ -3259,10 +3330,13 @@ class JetStreamClient {
    * 100) or `maxBytes` arrived or the request expired (`expires` ms,
    * default 5000; `noWait`: only what is there now). `heartbeat` (ms) asks
    * for idle heartbeats (two silent intervals reject with TimeoutError).
-   * `group`, `min_pending`, `min_ack_pending`: ADR-42 priority groups (a
-   * group missing or not the consumer's rejects with InvalidArgumentError;
-   * a pinned client's pin is kept per context). A request the consumer's
-   * limits refuse (beyond its max_batch, max_expires or max_bytes, or
+   * `group`, `min_pending`, `min_ack_pending`, `priority`: ADR-42 priority
+   * groups (a group missing or not the consumer's rejects with
+   * InvalidArgumentError; a pinned client's pin is kept per context;
+   * `priority`, 0 (the default, served first) to 9, orders the waiting
+   * requests of a "prioritized" consumer, needs `group`, and is refused
+   * with InvalidArgumentError out of range, not an integer, or above 0
+   * without a group). A request the consumer's limits refuse (beyond its max_batch, max_expires or max_bytes, or
    * max_waiting requests waiting) rejects with JetStreamError carrying the
    * server's reason; a noWait fetch the server holds ends within a second.
    * The wait is the library's: the event loop runs on.
@@ -3297,10 +3371,10 @@ class JetStreamClient {
    * expires), maxBytes (requests bounded by bytes instead; not with
    * maxMessages), threshold (fraction, default 0.5) or thresholdMessages /
    * thresholdBytes (pull again once that few are outstanding), group,
-   * minPending, minAckPending (ADR-42 priority groups; snake_case names
-   * too). Rejects with ConsumerNotFoundError when there is no such
-   * consumer, InvalidArgumentError for a group missing or not the
-   * consumer's. A push consumer, or a message larger than maxBytes, ends
+   * minPending, minAckPending, priority (ADR-42 priority groups, priority
+   * as in fetch(); snake_case names too). Rejects with
+   * ConsumerNotFoundError when there is no such consumer,
+   * InvalidArgumentError for a group missing or not the consumer's. A push consumer, or a message larger than maxBytes, ends
    * the iteration with JetStreamError.
    */
   async consume(stream, consumer, opts) {
@@ -3522,15 +3596,7 @@ function objectMetaJson(meta, forPut) {
     for (let i = 0; i + 1 < flat.length; i += 2) (headers[flat[i]] ??= []).push(flat[i + 1]);
     out.headers = headers;
   }
-  if (meta.metadata !== undefined && meta.metadata !== null) {
-    if (typeof meta.metadata !== 'object' || Array.isArray(meta.metadata)) {
-      throw new TypeError('metadata must be an object of strings');
-    }
-    for (const v of Object.values(meta.metadata)) {
-      if (typeof v !== 'string') throw new TypeError('metadata must be an object of strings');
-    }
-    out.metadata = meta.metadata;
-  }
+  if (meta.metadata !== undefined && meta.metadata !== null) out.metadata = stringMetadata(meta.metadata);
   if (forPut) {
     const size = meta.chunkSize ?? meta.chunk_size ?? meta.options?.max_chunk_size;
     if (size !== undefined && size !== null) {
@@ -3579,6 +3645,10 @@ class ObjectInfo {
     this.mtimeNanos = raw[9];
     /** @type {Date} */
     this.mtime = new Date(Number(raw[9] / 1000000n));
+    /** The stream sequence its info is stored at: as read back (info, get,
+     * list, watch) or as stored by the call that returned it (put, link);
+     * grows with every change of the object. */
+    this.revision = raw[16];
     /** @type {MsgHeaders|undefined} */
     this.headers = raw[10] === null ? undefined : headersFromFlat(raw[10]);
     /** @type {Record<string, string>} */

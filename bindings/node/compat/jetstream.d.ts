@@ -186,6 +186,17 @@ export interface PullOptions {
   idle_heartbeat: number;
   threshold_messages: number;
   threshold_bytes: number;
+  /** ADR-42 priority group (required when the consumer has priority groups, and one of them). */
+  group: string;
+  /** Overflow policy: served only while the consumer has at least this many pending (with group). */
+  min_pending: number;
+  /** Overflow policy: served only while at least this many await acks (with group). */
+  min_ack_pending: number;
+  /**
+   * Prioritized policy: 0 (the default, served first) to 9; a "prioritized" consumer serves its waiting requests lowest
+   * number first. Sent only with a group, as nats.js; out of range or not an integer: InvalidArgumentError.
+   */
+  priority: number;
   callback: (m: JsMsg) => void;
 }
 

@@ -555,6 +555,8 @@ function pullOptions(opts = {}) {
   for (const k of ['threshold_messages', 'threshold_bytes', 'group', 'min_pending', 'min_ack_pending']) {
     if (opts[k] !== undefined) o[k] = opts[k];
   }
+  // As nats.js: a priority is sent with a group, and only a number.
+  if (typeof opts.group === 'string' && typeof opts.priority === 'number') o.priority = opts.priority;
   return o;
 }
 

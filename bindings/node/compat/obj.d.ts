@@ -22,6 +22,12 @@ export interface ObjectInfo extends ObjectStoreMeta {
   digest: string;
   deleted: boolean;
   mtime: string;
+  /**
+   * The sequence, in the bucket's stream, of the info's message: as read back (info, get, list,
+   * watch) or as stored by the call that returned it (put, putBlob, link, linkStore); grows with
+   * every change of the object. nats.js's list() and watch() entries leave it undefined.
+   */
+  revision: number;
   isLink(): boolean;
 }
 export type ObjectWatchInfo = Omit<ObjectInfo, 'isLink' | 'headers'> & { headers?: Record<string, string[]>; isUpdate: boolean };

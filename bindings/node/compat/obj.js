@@ -55,6 +55,7 @@ class ObjectInfoImpl {
     this.digest = i.digest;
     this.deleted = Boolean(i.deleted);
     this.mtime = mtimeString(i.mtimeNanos);
+    this.revision = i.revision;
     this.metadata = { ...i.metadata };
   }
 
@@ -151,12 +152,12 @@ class ObjectStoreImpl {
 
   /** nats.js's watch: changes only, or with includeHistory the latest info
    * of each object first; deleted infos unless ignoreDeletes. Entries are
-   * the infos' JSON with isUpdate. */
+   * the infos' JSON with revision (which nats.js's lack) and isUpdate. */
   async watch(opts = {}) {
     const w = await jsCall(
       this._os.watch({ updatesOnly: !opts.includeHistory, ignoreDeletes: Boolean(opts.ignoreDeletes) }),
     );
-    return watchIterator(w, (i, isUpdate) => ({ ...infoJson(i), isUpdate }));
+    return watchIterator(w, (i, isUpdate) => ({ ...infoJson(i), revision: i.revision, isUpdate }));
   }
 
   async seal() {

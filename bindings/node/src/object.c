@@ -25,15 +25,15 @@ void obj_handle_free(int kind, void *obj) {
 
 /* [handle, name, description|null, bucket, nuid, size, chunks, digest,
  * deleted, mtimeNs (bigint), flatHeaders|null, metadataJson, isLink,
- * linkBucket|null, linkName|null, maxChunkSize], or true for a watcher's
- * initial-values marker. Takes `info` over. */
+ * linkBucket|null, linkName|null, maxChunkSize, revision], or true for a
+ * watcher's initial-values marker. Takes `info` over. */
 napi_value obj_info_take_js(napi_env env, natsio_obj_info *info) {
     napi_value arr, v;
     if (natsio_obj_info_is_initial_done(info)) {
         natsio_obj_info_free(info);
         return boolean(env, true);
     }
-    napi_create_array_with_length(env, 16, &arr);
+    napi_create_array_with_length(env, 17, &arr);
     set_elem(env, arr, 1, str_or_null(env, natsio_obj_info_name(info)));
     set_elem(env, arr, 2, str_or_null(env, natsio_obj_info_description(info)));
     set_elem(env, arr, 3, str_or_null(env, natsio_obj_info_bucket(info)));
@@ -50,6 +50,7 @@ napi_value obj_info_take_js(napi_env env, natsio_obj_info *info) {
     set_elem(env, arr, 13, str_or_null(env, natsio_obj_info_link_bucket(info)));
     set_elem(env, arr, 14, str_or_null(env, natsio_obj_info_link_name(info)));
     set_elem(env, arr, 15, num(env, (double)natsio_obj_info_max_chunk_size(info)));
+    set_elem(env, arr, 16, num(env, (double)natsio_obj_info_revision(info)));
     /* Last: the handle owns the info the strings above were read from. */
     napi_value ext = jsh_wrap_obj(env, JSH_OBJ_INFO, info, NULL);
     if (!ext) return NULL;

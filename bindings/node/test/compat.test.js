@@ -9,7 +9,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const nats = require('..');
 const { startServer, startConfiguredServer, allThreadsStopped } = require('./server');
-const { eventually } = require('./wait');
+const { eventually, within } = require('./wait');
 
 const pkg = require('../package.json');
 // nats-core: the same module as transport-node (which re-exports it).
@@ -109,6 +109,128 @@ test("consumer.fetch() yields each message as it arrives, as nats.js's: the firs
     assert.deepEqual(events, ['first', 'second', 'end']);
   } finally {
     await nc.close();
+  }
+});
+
+/** The payload of the first message of `msgs` (a fetch's or a consume's
+ * ConsumerMessages, nats.js's or natsio's), acked; then it stops. */
+async function firstData(msgs) {
+  try {
+    for await (const m of msgs) {
+      m.ack();
+      return m.string();
+    }
+    return 'nothing';
+  } finally {
+    msgs.stop();
+  }
+}
+
+test("priority reaches the server from consumer.fetch() and consume() as from nats.js's: on a prioritized consumer the lower number gets the message, whichever client waits first", async () => {
+  const { jetstreamManager, jetstream, AckPolicy } = require('@nats-io/jetstream');
+  const theirs = await require('@nats-io/transport-node').connect({ servers: server.url });
+  const ours = await require('natsio/transport-node').connect({ servers: server.url });
+  const jsm = await jetstreamManager(theirs);
+  await jsm.streams.add({ name: 'COMPAT_PRZ', subjects: ['compat.prz.>'], storage: 'memory' });
+  try {
+    const pub = jetstream(theirs);
+    const pull = { group: 'P', max_messages: 1, expires: 10000 };
+    let round = 0;
+    for (const [first, second] of [['nats.js', 'natsio'], ['natsio', 'nats.js']]) {
+      for (const how of ['fetch', 'consume']) {
+        // A consumer of its own each round: no request of an earlier one waits on it.
+        const name = `pz${round}`;
+        const subject = `compat.prz.${round++}`;
+        await jsm.consumers.add('COMPAT_PRZ', {
+          durable_name: name, ack_policy: AckPolicy.Explicit, filter_subject: subject,
+          priority_groups: ['P'], priority_policy: 'prioritized',
+        });
+        const consumer = {
+          'nats.js': await jetstream(theirs).consumers.get('COMPAT_PRZ', name),
+          natsio: await require('natsio/jetstream').jetstream(ours).consumers.get('COMPAT_PRZ', name),
+        };
+        const waiting = (n) => eventually(
+          async () => (await jsm.consumers.info('COMPAT_PRZ', name)).num_waiting >= n, 10000, `${n} requests waiting on ${name}`);
+        const what = `${first}'s ${how} at 5 waits, then ${second}'s fetch at 1`;
+        // The first waiter at 5, the second at 1: the second gets the
+        // message (were the first's priority not sent, 0 would win).
+        // nats.js sends its request once the loop starts reading.
+        const low = firstData(await consumer[first][how]({ ...pull, priority: 5 }));
+        await waiting(1);
+        const high = firstData(await consumer[second].fetch({ ...pull, priority: 1 }));
+        await waiting(2);
+        await pub.publish(subject, 'one');
+        assert.equal(await within(high, 5000, what), 'one', what);
+        await pub.publish(subject, 'two');
+        assert.equal(await within(low, 5000, what), 'two', what);
+      }
+    }
+  } finally {
+    await jsm.streams.delete('COMPAT_PRZ');
+    await ours.close();
+    await theirs.close();
+  }
+});
+
+test("ObjectInfo.revision is nats.js's: what natsio/obj's put, link and info report, nats.js's info() reports for the same object, and the other way round", async () => {
+  const theirs = await require('@nats-io/transport-node').connect({ servers: server.url });
+  const ours = await require('natsio/transport-node').connect({ servers: server.url });
+  const bytes = new TextEncoder().encode('some bytes');
+  const theirOs = await new (require('@nats-io/obj').Objm)(theirs).create('COMPAT_REV', { storage: 'memory' });
+  const ourOs = await new (require('natsio/obj').Objm)(ours).open('COMPAT_REV');
+  try {
+    const same = async (name, revision, what) => {
+      assert.equal(typeof revision, 'number', `${what}: a number`);
+      assert.equal((await theirOs.info(name)).revision, revision, `${what}: nats.js's info()`);
+      assert.equal((await ourOs.info(name)).revision, revision, `${what}: natsio's info()`);
+    };
+    // natsio writes, nats.js reads.
+    const ourPut = await ourOs.putBlob({ name: 'a' }, bytes);
+    assert.equal(ourPut.revision, 2, 'its chunk at 1, its info at 2');
+    await same('a', ourPut.revision, "natsio's putBlob");
+    const ourStreamed = await ourOs.put({ name: 'a' }, new Blob([bytes, bytes]).stream());
+    assert.ok(ourStreamed.revision > ourPut.revision);
+    await same('a', ourStreamed.revision, "natsio's put");
+    // nats.js writes, natsio reads.
+    const theirPut = await theirOs.putBlob({ name: 'b' }, bytes);
+    assert.ok(theirPut.revision > ourStreamed.revision);
+    await same('b', theirPut.revision, "nats.js's putBlob");
+    assert.equal((await ourOs.get('b')).info.revision, (await theirOs.get('b')).info.revision, 'get');
+    // A meta update, by either: the new info's revision.
+    await ourOs.update('b', { description: 'by natsio' });
+    const updated = (await theirOs.info('b')).revision;
+    assert.ok(updated > theirPut.revision);
+    await same('b', updated, "natsio's update");
+    await theirOs.update('a', { description: 'by nats.js' });
+    assert.ok((await ourOs.info('a')).revision > updated);
+    await same('a', (await ourOs.info('a')).revision, "nats.js's update");
+    // Links, by either.
+    const ourLink = await ourOs.link('to-a', await ourOs.info('a'));
+    await same('to-a', ourLink.revision, "natsio's link");
+    const theirLink = await theirOs.link('to-b', await theirOs.info('b'));
+    await same('to-b', theirLink.revision, "nats.js's link");
+    // natsio's list and watch entries carry it too (nats.js's leave it undefined).
+    for (const i of await ourOs.list()) assert.equal(i.revision, (await theirOs.info(i.name)).revision, `list: ${i.name}`);
+    const w = await ourOs.watch({ includeHistory: true });
+    for (let n = 0; n < 4; n++) {
+      const { value: i } = await within(w.next(), 5000, `watch entry ${n}`);
+      assert.equal(i.revision, (await theirOs.info(i.name)).revision, `watch: ${i.name}`);
+    }
+    // A delete, by either: the tombstone's revision.
+    await ourOs.delete('a');
+    const gone = await theirOs.info('a');
+    assert.equal(gone.deleted, true);
+    assert.ok(gone.revision > theirLink.revision);
+    await same('a', gone.revision, "natsio's delete");
+    assert.equal((await within(w.next(), 5000, 'watch: the delete')).value.revision, gone.revision);
+    await theirOs.delete('b');
+    await same('b', (await ourOs.info('b')).revision, "nats.js's delete");
+    assert.ok((await ourOs.info('b')).revision > gone.revision);
+    w.stop();
+  } finally {
+    await theirOs.destroy();
+    await ours.close();
+    await theirs.close();
   }
 });
 

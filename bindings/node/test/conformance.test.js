@@ -344,6 +344,80 @@ const behaviours = {
       await nc.close();
     }
   },
+  async prioritized_pull() {
+    await jetstream();
+    await js.streams.add({ name: 'CONF_PRIO', subjects: ['conf.prio'], storage: 'memory' });
+    try {
+      await js.consumers.add('CONF_PRIO', { durable_name: 'c', priority_groups: ['P'], priority_policy: 'prioritized' });
+      const waiting = async (n) => {
+        let last;
+        await eventually(
+          async () => (last = (await js.consumers.info('CONF_PRIO', 'c')).num_waiting) === n,
+          5000,
+          `${n} pull requests waiting`,
+          () => `num_waiting ${last}`,
+        );
+      };
+      const fetchAt = (priority) => js.fetch('CONF_PRIO', 'c', { group: 'P', priority, maxMessages: 1, expires: 10000 });
+      const low = fetchAt(5);
+      await waiting(1);
+      const high = fetchAt(1);
+      await waiting(2);
+      const only = async (fetch, what) => {
+        const msgs = await within(fetch, 5000, what);
+        assert.equal(msgs.length, 1);
+        msgs[0].ack();
+        return msgs[0].string();
+      };
+      await js.publish('conf.prio', 'first');
+      assert.equal(await only(high, 'the priority 1 fetch'), 'first');
+      await js.publish('conf.prio', 'second');
+      assert.equal(await only(low, 'the priority 5 fetch'), 'second');
+      const e = await rejection(js.fetch('CONF_PRIO', 'c', { group: 'P', priority: 10, noWait: true }));
+      assert.ok(e instanceof nats.InvalidArgumentError, `${e}`);
+    } finally {
+      await js.streams.delete('CONF_PRIO');
+    }
+  },
+  async endpoint_pending_limits() {
+    const { server } = await jetstream();
+    const nc = await nats.connect({ servers: server.url });
+    nc.on('error', () => {}); // the slow consumer is also the connection's error
+    const reported = [];
+    const svc = await new nats.Svcm(nc).add({
+      name: 'conflimits',
+      version: '1.0.0',
+      errorHandler: (err) => reported.push(err),
+    });
+    try {
+      const ep = svc.addEndpoint('held', { subject: 'conf.limits', pendingMsgsLimit: 2, pendingBytesLimit: -1 });
+      await nc.flush();
+      const counts = async (ok, what) => {
+        let st;
+        await eventually(() => ok((st = ep.iteratorStats())), 5000, what, () => JSON.stringify(st));
+      };
+      // A Node iterator also holds as many as the limit taken from the
+      // library but unread (as a subscription's): two warm-ups fill it,
+      // then only the library's queue takes the requests nobody reads.
+      for (const w of ['w0', 'w1']) nc.publish('conf.limits', w, { reply: 'conf.limits.reply' });
+      await counts((s) => s.delivered === 2 && s.pendingMsgs === 0, 'the iterator to hold the warm-ups');
+      for (let i = 0; i < 5; i++) nc.publish('conf.limits', `r${i}`, { reply: 'conf.limits.reply' });
+      await counts((s) => s.dropped === 3 && s.pendingMsgs === 2, '3 dropped and 2 queued');
+      const stats = ep.stats();
+      assert.ok(stats.num_errors >= 1 && stats.last_error.startsWith('slow consumer'), JSON.stringify(stats));
+      await eventually(() => reported.length > 0, 5000, 'the error handler told');
+      assert.ok(reported[0] instanceof nats.ServiceError, `${reported[0]}`);
+      assert.equal(reported[0].endpoint, 'held');
+      assert.equal(reported[0].code, 0);
+      assert.match(reported[0].message, /slow consumer/i);
+      const got = [];
+      for (let i = 0; i < 4; i++) got.push((await ep.next()).value.string());
+      assert.deepEqual(got, ['w0', 'w1', 'r0', 'r1']);
+    } finally {
+      await svc.stop();
+      await nc.close();
+    }
+  },
   async consume_budget() {
     await jetstream();
     await js.streams.add({ name: 'CONF_BUDGET', subjects: ['conf.budget'], storage: 'memory' });

@@ -640,6 +640,145 @@ test('priority groups: validation, overflow min_pending, pinned client and consu
   }
 });
 
+/** Resolves once consumer `name` of `stream` has `n` pull requests waiting
+ * (its info's num_waiting). */
+async function requestsWaiting(stream, name, n) {
+  let last;
+  await eventually(
+    async () => (last = (await js.consumers.info(stream, name)).num_waiting) >= n,
+    10000,
+    `${n} requests waiting on ${stream}/${name}`,
+    () => `num_waiting ${last}`,
+  );
+}
+
+/** The payload of a one-message pull's message, acked. */
+function onlyData(msgs) {
+  assert.equal(msgs.length, 1);
+  msgs[0].ack();
+  return msgs[0].string();
+}
+
+test('prioritized policy: a waiting request of a lower priority number gets the message first (fetch, next, consume); priority argument errors', async () => {
+  await js.streams.add({ name: 'PRZ', subjects: ['prz.>'], storage: 'memory' });
+  try {
+    const info = await js.consumers.add('PRZ', {
+      durable_name: 'pz', ack_policy: 'explicit', priority_groups: ['P'], priority_policy: 'prioritized',
+    });
+    assert.equal(info.config.priority_policy, 'prioritized');
+    const fetchAt = (priority) => js.fetch('PRZ', 'pz', { group: 'P', priority, max_messages: 1, expires: 10000 });
+
+    // Priority 5 waits first, 1 after it: the message goes to 1 (sent
+    // without the priority both would be 0, and the first would get it).
+    const low = fetchAt(5);
+    await requestsWaiting('PRZ', 'pz', 1);
+    const high = fetchAt(1);
+    await requestsWaiting('PRZ', 'pz', 2);
+    await js.publish('prz.x', 'a');
+    assert.equal(onlyData(await within(high, 5000, 'the priority 1 fetch')), 'a');
+    await js.publish('prz.x', 'b');
+    assert.equal(onlyData(await within(low, 5000, 'the priority 5 fetch')), 'b');
+
+    // next() and fetchMessages() carry it too.
+    const streamed = await js.fetchMessages('PRZ', 'pz', { group: 'P', priority: 5, max_messages: 1, expires: 10000 });
+    await requestsWaiting('PRZ', 'pz', 1);
+    const one = js.next('PRZ', 'pz', { group: 'P', priority: 2, timeout: 10000 });
+    await requestsWaiting('PRZ', 'pz', 2);
+    await js.publish('prz.x', 'c');
+    const m = await within(one, 5000, 'the priority 2 next');
+    m.ack();
+    assert.equal(m.string(), 'c');
+    await js.publish('prz.x', 'd');
+    for await (const s of streamed) {
+      s.ack();
+      assert.equal(s.string(), 'd');
+    }
+
+    // A consume's requests carry its priority: a fetch at 1 that waits
+    // after a consume at 5 gets the next message, the consume the one after.
+    const consume = await js.consume('PRZ', 'pz', { group: 'P', priority: 5, max_messages: 1, expires: 10000 });
+    try {
+      await requestsWaiting('PRZ', 'pz', 1);
+      const fetch = fetchAt(1);
+      await requestsWaiting('PRZ', 'pz', 2);
+      await js.publish('prz.x', 'e');
+      assert.equal(onlyData(await within(fetch, 5000, 'the priority 1 fetch')), 'e');
+      await js.publish('prz.x', 'f');
+      const r = await within(consume.next(), 5000, 'the consume at priority 5');
+      r.value.ack();
+      assert.equal(r.value.string(), 'f');
+    } finally {
+      consume.stop();
+    }
+
+    // Refused before anything is sent.
+    const now = { group: 'P', no_wait: true };
+    for (const priority of [10, -1]) {
+      await rejectsWith(js.fetch('PRZ', 'pz', { ...now, priority }), nats.InvalidArgumentError, 'priority must be between 0 and 9');
+      await rejectsWith(js.consume('PRZ', 'pz', { group: 'P', priority }), nats.InvalidArgumentError, 'priority must be between 0 and 9');
+      await rejectsWith(js.next('PRZ', 'pz', { group: 'P', priority, timeout: 1000 }), nats.InvalidArgumentError, 'priority must be between 0 and 9');
+    }
+    // Beyond an int32 or a fraction: never cut to a valid priority (2**32+1 would be 1).
+    for (const priority of [2 ** 32 + 1, 1.5, Infinity]) {
+      await rejectsWith(js.fetch('PRZ', 'pz', { ...now, priority }), nats.InvalidArgumentError, 'priority must be an integer between 0 and 9');
+      await rejectsWith(js.fetchMessages('PRZ', 'pz', { ...now, priority }), nats.InvalidArgumentError, 'priority must be an integer');
+      await rejectsWith(js.consume('PRZ', 'pz', { group: 'P', priority }), nats.InvalidArgumentError, 'priority must be an integer');
+    }
+    await assert.rejects(js.fetch('PRZ', 'pz', { ...now, priority: '1' }), TypeError);
+    await rejectsWith(js.fetch('PRZ', 'pz', { no_wait: true, priority: 1 }), nats.InvalidArgumentError, 'priority needs a priority group');
+    await rejectsWith(js.consume('PRZ', 'pz', { priority: 1 }), nats.InvalidArgumentError, 'priority needs a priority group');
+    assert.deepEqual(await js.fetch('PRZ', 'pz', { ...now, priority: 9 }), []);
+    assert.equal((await js.consumers.info('PRZ', 'pz')).num_ack_pending, 0);
+  } finally {
+    await js.streams.delete('PRZ');
+  }
+});
+
+/** Resolves once stream `stream` holds `want` messages and consumer
+ * `consumer` of stream `origin` has acknowledged through stream sequence
+ * `want` (its ack floor). */
+async function sourcedAndAcked(stream, origin, consumer, want) {
+  let held;
+  let floor;
+  await eventually(
+    async () => {
+      held = (await js.streams.info(stream)).state.messages;
+      floor = (await js.consumers.info(origin, consumer)).ack_floor.stream_seq;
+      return held === want && floor === want;
+    },
+    20000,
+    `${stream} sourcing ${want} messages through ${origin}/${consumer}`,
+    () => `${held} messages, ack floor ${floor}`,
+  );
+}
+
+test('the flow_control ack policy: a stream sources through a durable push consumer the server acks by flow control; refused on a pull consumer', async () => {
+  await js.streams.add({ name: 'FCO', subjects: ['fco.>'], storage: 'memory' });
+  try {
+    for (let i = 0; i < 3; i++) await js.publish('fco.x', `m${i}`);
+    const info = await js.consumers.add('FCO', {
+      durable_name: 'fcsrc', deliver_subject: 'fco_deliver.sink', ack_policy: 'flow_control',
+      flow_control: true, idle_heartbeat: '1s', max_ack_pending: 100,
+    });
+    assert.equal(info.config.ack_policy, 'flow_control');
+    await js.streams.add({
+      name: 'FCS', storage: 'memory',
+      sources: [{ name: 'FCO', consumer: { name: 'fcsrc', deliver_subject: 'fco_deliver.sink' } }],
+    });
+    await sourcedAndAcked('FCS', 'FCO', 'fcsrc', 3);
+    for (let i = 3; i < 5; i++) await js.publish('fco.x', `m${i}`);
+    await sourcedAndAcked('FCS', 'FCO', 'fcsrc', 5);
+    const last = await js.streams.getMessage('FCS', { seq: 5 });
+    assert.equal(last.string(), 'm4');
+
+    await rejectsWith(js.consumers.add('FCO', { durable_name: 'fcpull', ack_policy: 'flow_control' }), nats.JetStreamApiError);
+    await rejectsWith(js.consumers.add('FCO', { durable_name: 'x', ack_policy: 'flowcontrol' }), nats.ConfigError, 'ack_policy');
+  } finally {
+    await js.streams.delete('FCS').catch(() => {});
+    await js.streams.delete('FCO');
+  }
+});
+
 test('consume holds at most maxMessages (or maxBytes) unacked while its loop stalls after one message, as nats.js', async () => {
   await js.streams.add({ name: 'BUDGET', subjects: ['BUDGET.>'], storage: 'memory' });
   try {

@@ -405,6 +405,64 @@ test('list: every live object with its info; an empty bucket lists none', async 
   });
 });
 
+test("revision: the stream sequence of the object's info, after put, info, get, updateMeta, links and delete; list and watch agree", async () => {
+  await withStore('OREV', async (os) => {
+    const lastSeq = async () => (await js.streams.info('OBJ_OREV')).state.last_seq;
+    const put1 = await os.putBytes('a', 'one');
+    assert.equal(put1.revision, 2, 'its chunk at 1, its info at 2');
+    assert.equal((await os.info('a')).revision, 2);
+    // Replaced through a stream (two chunks, then its info); read back by info and get.
+    const put2 = await os.put({ name: 'a', chunkSize: 1000 }, readableOf(pattern(1500, 2), 700));
+    assert.equal(put2.revision, await lastSeq());
+    assert.ok(put2.revision > put1.revision);
+    assert.equal((await os.info('a')).revision, put2.revision);
+    const { info: got, stream } = await os.get('a');
+    assert.equal(got.revision, put2.revision);
+    await readAll(stream);
+    // A write stream's info is the stored one.
+    const ws = os.createWriteStream('b');
+    await pipeline(readableOf(pattern(10, 3), 5), ws);
+    assert.equal(ws.info.revision, await lastSeq());
+    assert.equal((await os.info('b')).revision, ws.info.revision);
+    // updateMeta stores a new info.
+    await os.updateMeta('a', { description: 'changed' });
+    const updated = await os.info('a');
+    assert.equal(updated.description, 'changed');
+    assert.equal(updated.revision, await lastSeq());
+    assert.ok(updated.revision > ws.info.revision);
+    // Links: as stored, and as read back.
+    const link = await os.addLink('to-a', updated);
+    assert.equal(link.revision, await lastSeq());
+    assert.equal((await os.info('to-a')).revision, link.revision);
+    await withStore('OREV2', async (other) => {
+      const bl = await os.addBucketLink('to-other', other);
+      assert.equal(bl.revision, await lastSeq());
+      assert.equal((await os.info('to-other')).revision, bl.revision);
+    });
+    // list and watch read the same revisions as info.
+    const list = await os.list();
+    assert.deepEqual(list.map((i) => i.name).sort(), ['a', 'b', 'to-a', 'to-other']);
+    for (const i of list) assert.equal(i.revision, (await os.info(i.name)).revision, `list: ${i.name}`);
+    const w = await os.watch();
+    const it = w[Symbol.asyncIterator]();
+    for (let n = 0; n < 4; n++) {
+      const i = (await within(it.next(), 2000, `initial info ${n}`)).value;
+      assert.equal(i.revision, (await os.info(i.name)).revision, `watch: ${i.name}`);
+    }
+    const pending = it.next(); // past the initial-done marker
+    assert.equal(await within(w.initialized, 2000, 'initialized'), true);
+    // A delete's tombstone is the newest info: the watch and info({ showDeleted }) read it.
+    await os.delete('a');
+    const gone = (await within(pending, 2000, 'delete')).value;
+    assert.deepEqual([gone.name, gone.deleted], ['a', true]);
+    assert.equal(gone.revision, await lastSeq());
+    assert.ok(gone.revision > link.revision);
+    const tomb = await os.info('a', { showDeleted: true });
+    assert.equal(tomb.revision, gone.revision);
+    w.stop();
+  });
+});
+
 test('a write stream destroyed halfway, or a failing source, keeps the old version', async () => {
   await withStore('ABORT', async (os) => {
     const v1 = pattern(3000, 1);

@@ -100,6 +100,47 @@ test('ordered consumer: deliver policies, filters and headers only', async () =>
   }
 });
 
+test('ordered consumer metadata: every consumer it creates carries it, read back from consumer info; bad metadata is a TypeError', async () => {
+  await streamWith('OM', 2);
+  try {
+    const metadata = { team: 'billing', tier: '2' };
+    const oc = await js.consumers.get('OM', { metadata });
+    const first = await oc.info();
+    const read = await js.consumers.info('OM', first.name);
+    // The server adds its own _nats.* keys.
+    assert.equal(read.config.metadata?.team, 'billing', JSON.stringify(read.config));
+    assert.equal(read.config.metadata.tier, '2');
+    // The consumer that replaces a deleted one carries it too.
+    const it = (await oc.consume(SHORT))[Symbol.asyncIterator]();
+    for (let seq = 1; seq <= 2; seq++) assert.equal((await it.next()).value.info.streamSequence, seq);
+    await js.consumers.delete('OM', first.name);
+    await js.publish('OM.0', 'm2');
+    const m = (await it.next()).value;
+    assert.equal(m.info.streamSequence, 3);
+    assert.notEqual(m.info.consumer, first.name);
+    const healed = await js.consumers.info('OM', m.info.consumer);
+    assert.equal(healed.config.metadata?.team, 'billing', JSON.stringify(healed.config));
+    assert.equal(healed.config.metadata.tier, '2');
+    await oc.stop();
+    oc.close();
+    // Without metadata: none of its own keys.
+    const plain = await js.consumers.get('OM');
+    assert.equal((await plain.info()).config.metadata?.team, undefined);
+    await plain.stop();
+    plain.close();
+
+    for (const bad of ['team=billing', ['billing'], { tier: 2 }, { team: null }]) {
+      await assert.rejects(js.consumers.get('OM', { metadata: bad }), (e) => {
+        assert.ok(e instanceof TypeError, `${e?.name}: ${e?.message}`);
+        assert.match(e.message, /metadata must be an object of strings/);
+        return true;
+      });
+    }
+  } finally {
+    await js.streams.delete('OM');
+  }
+});
+
 test('ordered consumer: heals when its consumer is deleted, then idleTimeout ends it with NoMessagesError', async () => {
   await streamWith('OC', 3);
   try {

@@ -15,6 +15,7 @@ const {
   ServiceVerb,
   ServiceConfigError,
   NoRespondersError,
+  SlowConsumerError,
 } = require('..');
 const { startServer } = require('./server');
 const { eventually } = require('./wait');
@@ -432,6 +433,90 @@ test('bad names, versions, subjects and queue groups are refused before anything
     assert.throws(() => svc.addEndpoint('x', { subject: 'a.>.b', handler: () => {} }), ServiceConfigError);
     assert.throws(() => svc.addGroup('g>'), ServiceConfigError);
     assert.deepEqual(svc.info().endpoints, []);
+  } finally {
+    await svc.stop();
+  }
+});
+
+/** Resolves with `ep`'s library counters (iteratorStats) once `ok` holds for them. */
+async function countsReach(ep, ok, what) {
+  let st;
+  await eventually(() => ok((st = ep.iteratorStats())), 10000, what, () => JSON.stringify(st));
+  return st;
+}
+
+test('pendingMsgsLimit bounds the requests an endpoint holds unread: the rest are dropped, counted in STATS and told to the errorHandler; the kept ones are read in order', async () => {
+  // The service's own connection: its 'error' event gets the slow consumer.
+  const client = await connect({ servers: server.url });
+  const slow = [];
+  client.on('error', (e) => slow.push(e));
+  const reported = [];
+  const svc = await new Svcm(client).add({ name: 'node-limits', version: '1.0.0', errorHandler: (e) => reported.push(e) });
+  try {
+    const ep = svc.addEndpoint('held', { subject: 'limits.held', pendingMsgsLimit: 2, pendingBytesLimit: -1 });
+    await client.flush();
+    // An iterator holds as many as the limit, taken from the library but
+    // not read (as a subscription's): two warm-ups fill it, unread.
+    for (const w of ['w0', 'w1']) nc.publish('limits.held', w, { reply: 'limits.reply' });
+    await countsReach(ep, (s) => s.delivered === 2 && s.pendingMsgs === 0, 'the iterator to hold the warm-ups');
+    // From now on only the library's queue takes requests: 2 kept, 3 dropped.
+    for (let i = 0; i < 5; i++) nc.publish('limits.held', `r${i}`, { reply: 'limits.reply' });
+    await countsReach(ep, (s) => s.dropped === 3 && s.pendingMsgs === 2, '3 requests dropped and 2 queued');
+
+    await eventually(() => reported.length > 0, 10000, 'the errorHandler told of the slow consumer');
+    const told = reported[0];
+    assert.ok(told instanceof ServiceError, String(told));
+    assert.deepEqual([told.code, told.endpoint, told.subject], [0, 'held', 'limits.held']);
+    assert.match(told.message, /^slow consumer/i);
+    await eventually(() => slow.length > 0, 10000, "the connection's 'error' event");
+    assert.ok(slow[0] instanceof SlowConsumerError, String(slow[0]));
+    assert.equal(slow[0].subject, 'limits.held');
+
+    const stats = ep.stats();
+    assert.ok(stats.num_errors >= 1, JSON.stringify(stats));
+    assert.match(stats.last_error, /^slow consumer/);
+    // nats.js reads the same STATS.
+    const [seen] = await all(njsClient().stats('node-limits'));
+    assert.ok(seen.endpoints[0].num_errors >= 1 && seen.endpoints[0].last_error.startsWith('slow consumer'), JSON.stringify(seen));
+
+    const got = [];
+    for (let i = 0; i < 4; i++) {
+      const { value, done } = await ep.next();
+      assert.equal(done, false);
+      got.push(value.string());
+    }
+    assert.deepEqual(got, ['w0', 'w1', 'r0', 'r1']);
+    assert.deepEqual(ep.iteratorStats(), { ...ep.iteratorStats(), delivered: 4, dropped: 3, pendingMsgs: 0 });
+  } finally {
+    await svc.stop();
+    await client.close();
+  }
+});
+
+test('pending limits: 0, a fraction, NaN, an infinity or a string are refused; a service or a group takes none', async () => {
+  const svcm = new Svcm(nc);
+  await assert.rejects(svcm.add({ name: 'node-limits-svc', version: '1.0.0', pendingMsgsLimit: 2 }), ServiceConfigError);
+  await assert.rejects(svcm.add({ name: 'node-limits-svc', version: '1.0.0', pendingBytesLimit: -1 }), ServiceConfigError);
+  const svc = await svcm.add({ name: 'node-limits-bad', version: '1.0.0' });
+  try {
+    for (const [limit, refused] of [
+      [0, ServiceConfigError],
+      [1.5, ServiceConfigError],
+      [NaN, ServiceConfigError], // JSON would send null: no limit
+      [Infinity, ServiceConfigError],
+      ['2', TypeError],
+    ]) {
+      for (const name of ['pendingMsgsLimit', 'pendingBytesLimit']) {
+        assert.throws(() => svc.addEndpoint('e', { [name]: limit }), refused, `${name} ${String(limit)}`);
+        assert.throws(() => svc.addGroup('g').addEndpoint('e', { [name]: limit }), refused, `${name} ${String(limit)} in a group`);
+      }
+    }
+    // A group has a name and a queue group only (nats.js's addGroup).
+    assert.throws(() => svc.addGroup('g', { pendingMsgsLimit: 2 }), ServiceConfigError);
+    assert.deepEqual(svc.info().endpoints, []);
+    // Negative: no limit.
+    svc.addEndpoint('unlimited', { pendingMsgsLimit: -1, pendingBytesLimit: -5, handler: (err, msg) => msg.respond('ok') });
+    assert.equal((await nc.request('unlimited', '')).string(), 'ok');
   } finally {
     await svc.stop();
   }
