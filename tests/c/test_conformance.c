@@ -553,15 +553,17 @@ static void test_behaviour_ack_bodies(void) {
 }
 
 static struct {
-    atomic_int calls, code;
+    atomic_long calls;
+    atomic_int code;
     char endpoint[64];
+    char description[160];
 } g_svc_errors;
 
 static void svc_on_error(void *ud, const char *endpoint, const char *subject, int32_t code, const char *description) {
     (void)ud;
     (void)subject;
-    (void)description;
     snprintf(g_svc_errors.endpoint, sizeof g_svc_errors.endpoint, "%s", endpoint);
+    snprintf(g_svc_errors.description, sizeof g_svc_errors.description, "%s", description);
     atomic_store(&g_svc_errors.code, code);
     atomic_fetch_add(&g_svc_errors.calls, 1);
 }
@@ -615,6 +617,79 @@ static void test_behaviour_service_handler_failure(void) {
     NT_CHECK(json_int(json, "num_requests", &n) && n == 2);
     NT_CHECK(json_int(json, "num_errors", &n) && n == 1);
     natsio_string_free(json);
+}
+
+static void test_behaviour_prioritized_pull(void) {
+    NT_CHECK(table_case("behaviour", "prioritized_pull") != NULL);
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    NT_CHECK(create_stream(js, "CONF_PRIO", "conf.prio"));
+    NT_CHECK(create_consumer(js, "CONF_PRIO",
+                             "{\"durable_name\":\"c\",\"priority_groups\":[\"P\"],\"priority_policy\":\"prioritized\"}"));
+    natsio_js_messages *low = fetch_one_prioritized(js, "CONF_PRIO", "c", "P", 5);
+    NT_CHECK(wait_consumer_int(js, "CONF_PRIO", "c", "num_waiting", 1));
+    natsio_js_messages *high = fetch_one_prioritized(js, "CONF_PRIO", "c", "P", 1);
+    NT_CHECK(wait_consumer_int(js, "CONF_PRIO", "c", "num_waiting", 2));
+    EXPECT_OK(natsio_js_publish(js, "conf.prio", "first", 5, NULL, NULL));
+    NT_CHECK(next_acked_payload_is(high, "first"));
+    EXPECT_OK(natsio_js_publish(js, "conf.prio", "second", 6, NULL, NULL));
+    NT_CHECK(next_acked_payload_is(low, "second"));
+    natsio_fetch_options o;
+    natsio_fetch_options_init(&o);
+    o.group = "P";
+    o.priority = 10;
+    o.no_wait = true;
+    natsio_msg_list *list = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_INVALID_ARGUMENT, natsio_js_fetch(js, "CONF_PRIO", "c", &o, &list));
+    NT_CHECK(list == SENTINEL);
+    EXPECT_OK(natsio_js_stream_delete(js, "CONF_PRIO"));
+}
+
+static void test_behaviour_endpoint_pending_limits(void) {
+    NT_CHECK(table_case("behaviour", "endpoint_pending_limits") != NULL);
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    char subj[128], reply[160];
+    case_subject(subj, sizeof subj, "limits");
+    snprintf(reply, sizeof reply, "%s.reply", subj);
+    natsio_service *svc = NULL;
+    EXPECT_OK(natsio_client_add_service(c, "{\"name\":\"conflimits\",\"version\":\"1.0.0\"}", &svc));
+    nt_cleanup(service_free_cb, svc);
+    atomic_store(&g_svc_errors.calls, 0);
+    EXPECT_OK(natsio_service_set_error_callback(svc, svc_on_error, NULL, NULL));
+    char config[256];
+    snprintf(config, sizeof config,
+             "{\"name\":\"held\",\"subject\":\"%s\",\"pending_msgs_limit\":2,\"pending_bytes_limit\":-1}", subj);
+    natsio_endpoint *ep = NULL;
+    EXPECT_OK(natsio_service_add_endpoint(svc, NULL, config, &ep));
+    nt_cleanup(endpoint_free_cb, ep);
+    EXPECT_OK(natsio_client_flush(c, 5000));
+    for (int i = 0; i < 5; i++) {
+        char body[8];
+        int len = snprintf(body, sizeof body, "r%d", i);
+        EXPECT_OK(natsio_client_publish_with(c, subj, reply, NULL, body, (size_t)len));
+    }
+    EXPECT_OK(natsio_client_flush(c, 5000));
+    endpoint_counts counts = {ep, 3, 2};
+    NT_CHECK(nt_wait_until(endpoint_counts_are, &counts, 5000));
+    NT_CHECK(wait_at_least(&g_svc_errors.calls, 1, 5000));
+    NT_CHECK_STR_EQ(g_svc_errors.endpoint, "held");
+    NT_CHECK_INT_EQ(atomic_load(&g_svc_errors.code), 0);
+    NT_CHECK_MSG(contains_ci(g_svc_errors.description, "slow consumer"), "%s", g_svc_errors.description);
+    char *json = NULL;
+    int64_t n = 0;
+    EXPECT_OK(natsio_endpoint_stats_json(ep, &json));
+    NT_CHECK_MSG(json_int(json, "num_errors", &n) && n >= 1 && strstr(json, "\"last_error\":\"slow consumer"), "%s",
+                 json);
+    natsio_string_free(json);
+    for (int i = 0; i < 2; i++) {
+        natsio_service_request *req = NULL;
+        EXPECT_OK(natsio_endpoint_next(ep, 5000, &req));
+        char want[8];
+        snprintf(want, sizeof want, "r%d", i);
+        NT_CHECK(req && payload_is(natsio_service_request_msg(req), want));
+        natsio_service_request_free(req);
+    }
 }
 
 static void test_behaviour_kv_bind_subjects(void) {
@@ -674,7 +749,7 @@ static const char *const C_CHECKS[] = {"api_error",  "key_revision",           "
                                        "sub_pending_limit_zero", "flush_bound", "last_by_wildcard", "fetch_refused",
                                        "consume_budget", "iterator_closed", "purge_deletes_zero",
                                        "sync_publish", "ack_bodies", "service_handler_failure", "kv_bind_subjects",
-                                       "kv_codec"};
+                                       "kv_codec", "prioritized_pull", "endpoint_pending_limits"};
 static const char *const NOT_IN_C[] = {"callback_error"};
 
 static bool listed(const char *const *names, size_t count, const char *name) {
@@ -721,6 +796,8 @@ int main(int argc, char **argv) {
         NT_CASE(test_behaviour_service_handler_failure),
         NT_CASE(test_behaviour_kv_bind_subjects),
         NT_CASE(test_behaviour_kv_codec),
+        NT_CASE(test_behaviour_prioritized_pull),
+        NT_CASE(test_behaviour_endpoint_pending_limits),
         NT_CASE(test_every_line_has_a_c_check),
     };
     return run_cases_with_shared_server(argc, argv, "conftest", cases, NT_COUNT(cases));
