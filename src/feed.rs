@@ -340,6 +340,9 @@ pub struct Feed<T: FeedItem> {
     /// Count the items in the push-mode handler's call (`in_call`), for a
     /// producer with a budget (`counting_calls`); others skip the cost.
     count_calls: bool,
+    /// The limits count the items in the handler's call too
+    /// (`limiting_calls`; implies `count_calls`).
+    limit_calls: bool,
     /// The producer drains on its owner's request (`drained_by_producer`):
     /// it withdraws its interest at the server, hands on what was sent
     /// before, then finishes the feed. Without, a drain finishes it at once.
@@ -402,6 +405,7 @@ impl<T: FeedItem> Feed<T> {
             cut: AtomicBool::new(false),
             cut_hook: Mutex::new(None),
             count_calls: false,
+            limit_calls: false,
             producer_drains: false,
             drain_requested: AtomicBool::new(false),
             drain_wanted: tokio::sync::Notify::new(),
@@ -426,12 +430,24 @@ impl<T: FeedItem> Feed<T> {
         self
     }
 
+    /// The items in the push-mode handler's call count against the limits
+    /// until it returns, as nats.go counts a subscription's pending
+    /// messages (`SubOptions::limits_count_handler`).
+    pub(crate) fn limiting_calls(mut self) -> Feed<T> {
+        self.limit_calls = true;
+        self.counting_calls()
+    }
+
     pub fn limits(&self) -> Limits {
         self.limits
     }
 
     fn over(&self, s: &State<T>, extra_items: usize, extra_bytes: usize) -> bool {
-        let (items, bytes) = self.pending(s);
+        let (items, bytes) = if self.limit_calls {
+            self.unfinished(s)
+        } else {
+            self.pending(s)
+        };
         items + extra_items > self.limits.items || bytes + extra_bytes > self.limits.bytes
     }
 

@@ -25,6 +25,11 @@ pub struct SubOptions {
     pub pending_msgs_limit: Option<i64>,
     pub pending_bytes_limit: Option<i64>,
     pub policy: PendingPolicy,
+    /// The message a push-mode handler is busy with counts against the
+    /// limits until the handler returns, as nats.go counts it (a service
+    /// endpoint's limits: a handler holding one request leaves room for
+    /// one request fewer). Off: only what waits counts.
+    pub limits_count_handler: bool,
 }
 
 /// Live counters of a subscription.
@@ -59,6 +64,7 @@ impl ClientInner {
             o.pending_bytes_limit
                 .unwrap_or(self.opts.pending_bytes_limit),
             o.policy,
+            o.limits_count_handler,
         ));
         self.routing.insert(Arc::clone(&shared));
         self.write

@@ -108,16 +108,21 @@ impl SubShared {
         msgs: i64,
         bytes: i64,
         policy: PendingPolicy,
+        limits_count_handler: bool,
     ) -> Self {
         SubShared {
             sid,
             subject,
             queue_group,
             policy,
-            feed: Arc::new(Feed::new(
-                Limits::from_config(msgs, bytes, policy),
-                sub_outcome,
-            )),
+            feed: Arc::new({
+                let feed = Feed::new(Limits::from_config(msgs, bytes, policy), sub_outcome);
+                if limits_count_handler {
+                    feed.limiting_calls()
+                } else {
+                    feed
+                }
+            }),
             optional: std::sync::atomic::AtomicBool::new(false),
             slow_listener: std::sync::OnceLock::new(),
         }

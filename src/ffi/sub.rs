@@ -142,6 +142,7 @@ pub(crate) fn sub_options(o: natsio_sub_options) -> Result<SubOptions> {
         pending_msgs_limit: lim(o.pending_msgs_limit),
         pending_bytes_limit: lim(o.pending_bytes_limit),
         policy,
+        limits_count_handler: false,
     })
 }
 

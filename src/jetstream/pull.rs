@@ -194,6 +194,7 @@ pub(crate) fn pull_inbox(client: &Arc<ClientInner>) -> Result<(String, Subscript
             pending_msgs_limit: Some(0),
             pending_bytes_limit: Some(0),
             policy: PendingPolicy::DropNew,
+            limits_count_handler: false,
         },
     )?;
     Ok((inbox, sub))

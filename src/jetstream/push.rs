@@ -114,6 +114,7 @@ impl JetStream {
                         pending_msgs_limit: Some(0),
                         pending_bytes_limit: Some(0),
                         policy: PendingPolicy::DropNew,
+                        limits_count_handler: false,
                     }
                 } else {
                     SubOptions::default()

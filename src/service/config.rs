@@ -300,6 +300,8 @@ impl EndpointConfig {
         Ok(crate::subscription::SubOptions {
             pending_msgs_limit: self.pending_msgs_limit,
             pending_bytes_limit: self.pending_bytes_limit,
+            // As nats.go's micro: a request in the handler is still pending.
+            limits_count_handler: true,
             ..Default::default()
         })
     }

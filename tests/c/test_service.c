@@ -324,6 +324,54 @@ static void test_stop_drains_then_refuses(void) {
 
 /* ---- pending limits --------------------------------------------------------- */
 
+/* A push-mode endpoint handler that holds its first request until
+ * released, and records the payloads it answers. */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int calls;
+    bool released;
+    char seen[64];
+} held_handler;
+
+static natsio_status hold_first_then_record(void *ud, const natsio_service_request *req, natsio_status status) {
+    held_handler *h = ud;
+    if (req == NULL) return status;
+    const natsio_msg *m = natsio_service_request_msg(req);
+    pthread_mutex_lock(&h->mu);
+    h->calls++;
+    pthread_cond_broadcast(&h->cv);
+    while (!h->released) pthread_cond_wait(&h->cv, &h->mu);
+    size_t used = strlen(h->seen);
+    snprintf(h->seen + used, sizeof h->seen - used, "%.*s,", (int)natsio_msg_data_len(m),
+             (const char *)natsio_msg_data(m));
+    pthread_mutex_unlock(&h->mu);
+    return natsio_service_request_respond(req, NULL, "ok", 2);
+}
+
+static bool handler_holds_one(void *arg) {
+    held_handler *h = arg;
+    pthread_mutex_lock(&h->mu);
+    bool one = h->calls == 1;
+    pthread_mutex_unlock(&h->mu);
+    return one;
+}
+
+static bool handler_saw_two(void *arg) {
+    held_handler *h = arg;
+    pthread_mutex_lock(&h->mu);
+    bool two = h->calls == 2 && strlen(h->seen) == strlen("r0,r1,");
+    pthread_mutex_unlock(&h->mu);
+    return two;
+}
+
+static void release_handler(held_handler *h) {
+    pthread_mutex_lock(&h->mu);
+    h->released = true;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+}
+
 /* An endpoint's pending limits (nats.go's WithEndpointPendingLimits): the
  * requests over them are dropped, counted as the endpoint's errors and told
  * to the error callback; another endpoint keeps the defaults. */
@@ -382,6 +430,32 @@ static void test_endpoint_pending_limits_drop_and_report(void) {
     natsio_iter_stats st;
     NT_CHECK_INT_EQ(natsio_endpoint_get_stats(held, &st), NATSIO_OK);
     NT_CHECK_INT_EQ(st.pending_items, 0);
+
+        /* In push mode the request a handler is busy with counts too (as
+     * nats.go counts it): with the handler held on r0, r1 waits and r2..r4
+     * are dropped; released, it answers r0 and r1 only. */
+    held_handler h = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, false, {0}};
+    natsio_endpoint *busy = add_endpoint(s, NULL,
+                                         "{\"name\":\"busy\",\"subject\":\"climits.busy\","
+                                         "\"pending_msgs_limit\":2,\"pending_bytes_limit\":-1}");
+    NT_CHECK(busy != NULL);
+    NT_CHECK_INT_EQ(natsio_endpoint_set_callback(busy, hold_first_then_record, &h, NULL), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_flush(c, NATSIO_TIMEOUT_DEFAULT), NATSIO_OK);
+    for (int i = 0; i < 5; i++) {
+        char body[8];
+        int len = snprintf(body, sizeof body, "r%d", i);
+        NT_CHECK_INT_EQ(natsio_client_publish_with(requester, "climits.busy", "climits.reply", NULL, body, (size_t)len),
+                        NATSIO_OK);
+        if (i == 0) NT_CHECK(nt_wait_until(handler_holds_one, &h, 5000));
+    }
+    NT_CHECK_INT_EQ(natsio_client_flush(requester, NATSIO_TIMEOUT_DEFAULT), NATSIO_OK);
+    endpoint_counts busy_counts = {busy, 3, 1};
+    NT_CHECK(nt_wait_until(endpoint_counts_are, &busy_counts, 5000));
+    release_handler(&h);
+    NT_CHECK(nt_wait_until(handler_saw_two, &h, 5000));
+    pthread_mutex_lock(&h.mu);
+    NT_CHECK_STR_EQ(h.seen, "r0,r1,");
+    pthread_mutex_unlock(&h.mu);
 
     /* 0 is not a limit; the limits belong to endpoints only. */
     natsio_endpoint *e = SENTINEL;
