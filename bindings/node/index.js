@@ -3336,7 +3336,8 @@ class JetStreamClient {
    * `priority`, 0 (the default, served first) to 9, orders the waiting
    * requests of a "prioritized" consumer, needs `group`, and is refused
    * with InvalidArgumentError out of range, not an integer, or above 0
-   * without a group). A request the consumer's limits refuse (beyond its max_batch, max_expires or max_bytes, or
+   * without a group). A request the consumer's limits refuse (beyond its
+   * max_batch, max_expires or max_bytes, or
    * max_waiting requests waiting) rejects with JetStreamError carrying the
    * server's reason; a noWait fetch the server holds ends within a second.
    * The wait is the library's: the event loop runs on.
@@ -3374,8 +3375,9 @@ class JetStreamClient {
    * minPending, minAckPending, priority (ADR-42 priority groups, priority
    * as in fetch(); snake_case names too). Rejects with
    * ConsumerNotFoundError when there is no such consumer,
-   * InvalidArgumentError for a group missing or not the consumer's. A push consumer, or a message larger than maxBytes, ends
-   * the iteration with JetStreamError.
+   * InvalidArgumentError for a group missing or not the consumer's. A
+   * push consumer, or a message larger than maxBytes, ends the iteration
+   * with JetStreamError.
    */
   async consume(stream, consumer, opts) {
     const o = consumeOptions(opts);
