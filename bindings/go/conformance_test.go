@@ -538,6 +538,99 @@ func checkBehaviourCase(t *testing.T, c conformanceCase, jetStreamServer func(*t
 		if keys := got(kv.Keys(ctx)).must(t); len(keys) != 1 || keys[0] != "a.b c" {
 			t.Errorf("keys %v", keys)
 		}
+	case "prioritized_pull":
+		js, _ := jetStreamServer(t)
+		ctx := ctxTimeout(t, 30*time.Second)
+		got(js.CreateStream(ctx, natsio.StreamConfig{Name: "CONF_PRIO", Subjects: []string{"conf.prio"}, Storage: natsio.MemoryStorage})).must(t)
+		got(js.CreateConsumer(ctx, "CONF_PRIO", natsio.ConsumerConfig{Durable: "c",
+			PriorityGroups: []string{"P"}, PriorityPolicy: natsio.PriorityPolicyPrioritized})).must(t)
+		fetchAt := func(priority int) *natsio.Consumption {
+			f := got(js.FetchMessages(ctx, "CONF_PRIO", "c", natsio.FetchPriorityGroup("P"), natsio.FetchPriority(priority),
+				natsio.FetchMaxMessages(1), natsio.FetchExpires(10*time.Second))).must(t)
+			t.Cleanup(f.Stop)
+			return f
+		}
+		at5 := fetchAt(5)
+		waitingRequests(t, js, "CONF_PRIO", "c", 1)
+		at1 := fetchAt(1)
+		waitingRequests(t, js, "CONF_PRIO", "c", 2)
+		got(js.Publish(ctx, "conf.prio", []byte("first"))).must(t)
+		nextIs(t, at1, "the fetch at priority 1", "first")
+		got(js.Publish(ctx, "conf.prio", []byte("second"))).must(t)
+		nextIs(t, at5, "the fetch at priority 5", "second")
+		_, err := js.Fetch(ctx, "CONF_PRIO", "c", natsio.FetchPriorityGroup("P"), natsio.FetchPriority(10), natsio.FetchNoWait())
+		wantIs(t, err, natsio.ErrInvalidArgument)
+	case "endpoint_pending_limits":
+		// The endpoint's handler reads (push mode): it holds the first of
+		// the 5 requests, the 4 after are unread. The held one counts
+		// against the limits until the handler returns (as in nats.go).
+		nc := connect(t)
+		subj := subject(t, "limits")
+		errs := make(chan *micro.NATSError, 8)
+		svc := addService(t, nc, micro.Config{
+			Name: "conflimits", Version: "1.0.0",
+			ErrorHandler: func(_ micro.Service, e *micro.NATSError) {
+				select {
+				case errs <- e:
+				default:
+				}
+			},
+		})
+		entered, release := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		releaseHandler := func() { once.Do(func() { close(release) }) }
+		t.Cleanup(releaseHandler) // before the service's Stop, which waits for the handler
+		noErr(t, svc.AddEndpoint("held", micro.HandlerFunc(func(r micro.Request) {
+			if string(r.Data()) == "r0" {
+				close(entered)
+				<-release
+			}
+			_ = r.Respond(r.Data())
+		}), micro.WithEndpointSubject(subj), micro.WithEndpointPendingLimits(2, -1)))
+		flush(t, nc)
+		replies := got(nc.SubscribeSync(subj + ".reply")).must(t)
+		send := func(data string) {
+			noErr(t, nc.PublishMsg(&natsio.Msg{Subject: subj, Reply: replies.Subject(), Data: []byte(data)}))
+		}
+		send("r0")
+		select {
+		case <-entered:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the first request did not reach the handler")
+		}
+		for i := 1; i < 5; i++ {
+			send(fmt.Sprint("r", i))
+		}
+		flush(t, nc)
+		var st *micro.EndpointStats
+		eventually(t, "the endpoint's stats to count an error", func() bool {
+			st = endpointStats(t, svc.Stats(), "held")
+			return st.NumErrors >= 1
+		})
+		if !strings.HasPrefix(st.LastError, "slow consumer") {
+			t.Errorf("last_error %q", st.LastError)
+		}
+		select {
+		case e := <-errs:
+			if e.Subject != subj || !strings.Contains(e.Description, "slow consumer") {
+				t.Errorf("ErrorHandler got %+v", e)
+			}
+		case <-time.After(5 * time.Second):
+			t.Error("ErrorHandler not told")
+		}
+		// The first 2 (the held one and the next) were kept, in order; the
+		// 3 others dropped: the next request is answered right after them,
+		// and 3 requests are counted.
+		releaseHandler()
+		for _, want := range []string{"r0", "r1", "next"} {
+			if want == "next" {
+				send(want)
+			}
+			if m := mustNext(t, replies); string(m.Data) != want {
+				t.Fatalf("reply %q, want %q", m.Data, want)
+			}
+		}
+		eventually(t, "3 requests counted", func() bool { return endpointStats(t, svc.Stats(), "held").NumRequests == 3 })
 	default:
 		t.Fatalf("no Go check for behaviour %q", c.fields[0])
 	}

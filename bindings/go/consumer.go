@@ -63,6 +63,12 @@ const (
 	AckExplicitPolicy AckPolicy = "explicit" // each message (the default here)
 	AckAllPolicy      AckPolicy = "all"      // an ack covers every earlier message
 	AckNonePolicy     AckPolicy = "none"     // no acks: delivered means done
+	// AckFlowControlPolicy acks like AckAllPolicy, by the replies to the
+	// flow-control requests (nats-server 2.14+): for a durable push
+	// consumer a stream sources through (StreamSource.Consumer), with
+	// flow_control, an idle_heartbeat and MaxAckPending set in its config
+	// and no AckWait. The server refuses it on a pull consumer.
+	AckFlowControlPolicy AckPolicy = "flow_control"
 )
 
 // ReplayPolicy is the pace at which a consumer delivers stored messages.
@@ -393,6 +399,7 @@ type fetchConfig struct {
 	noWait                    bool
 	group                     string
 	minPending, minAckPending int64
+	priority                  int
 }
 
 // FetchMaxMessages is the most messages one Fetch returns (default 100).
@@ -431,6 +438,20 @@ func FetchMinPending(n int64) FetchOpt { return func(c *fetchConfig) { c.minPend
 // only while at least n messages await acks. Needs FetchPriorityGroup.
 func FetchMinAckPending(n int64) FetchOpt { return func(c *fetchConfig) { c.minAckPending = n } }
 
+// FetchPriority (prioritized policy, server 2.12+) is the pull request's
+// priority, from 0 (the highest, the default) to 9: the server serves a
+// consumer's waiting requests of a lower number first. Needs
+// FetchPriorityGroup when above 0. Errors (of the call): ErrInvalidArgument
+// "priority must be between 0 and 9", "priority needs a priority group".
+// Other priority policies ignore it.
+func FetchPriority(n int) FetchOpt { return func(c *fetchConfig) { c.priority = n } }
+
+// cPriority is a priority as the C options' int32, a value beyond it kept
+// out of range (so the library refuses it rather than a wrapped one).
+func cPriority(n int) C.int32_t {
+	return C.int32_t(min(max(n, math.MinInt32), math.MaxInt32))
+}
+
 // cOptions is the C form of cfg; the group's C string must outlive its
 // use (it is returned for the caller to keep).
 func (cfg *fetchConfig) cOptions(ctx context.Context) (C.natsio_fetch_options, []byte, error) {
@@ -448,6 +469,7 @@ func (cfg *fetchConfig) cOptions(ctx context.Context) (C.natsio_fetch_options, [
 	}
 	copts.min_pending = C.int64_t(cfg.minPending)
 	copts.min_ack_pending = C.int64_t(cfg.minAckPending)
+	copts.priority = cPriority(cfg.priority)
 	var cgroup []byte
 	if cfg.group != "" {
 		var err error
@@ -922,6 +944,8 @@ func (o *consumeConfig) consumeOnly() string {
 		return "PullMinPending"
 	case o.c.min_ack_pending != 0:
 		return "PullMinAckPending"
+	case o.c.priority != 0:
+		return "PullPriority"
 	}
 	return ""
 }
@@ -992,6 +1016,16 @@ func PullMinPending(n int64) ConsumeOpt {
 // messages await acks. Needs PullPriorityGroup.
 func PullMinAckPending(n int64) ConsumeOpt {
 	return func(o *consumeConfig) { o.c.min_ack_pending = C.int64_t(n) }
+}
+
+// PullPriority (prioritized policy, server 2.12+) is the priority of the
+// consumption's pull requests, from 0 (the highest, the default) to 9:
+// the server serves a consumer's waiting requests of a lower number
+// first. Needs PullPriorityGroup when above 0. Errors (of Consume):
+// ErrInvalidArgument "priority must be between 0 and 9", "priority needs
+// a priority group". Other priority policies ignore it.
+func PullPriority(n int) ConsumeOpt {
+	return func(o *consumeConfig) { o.c.priority = cPriority(n) }
 }
 
 // ConsumeMaxMessages is how many messages the consumption keeps requested

@@ -995,3 +995,141 @@ func TestInlineStatusCodeAndDescription(t *testing.T) {
 		t.Fatalf("message: %d %q %q", m.Status, m.StatusDescription, m.Data)
 	}
 }
+
+// waitingRequests waits until consumer of stream has want pull requests
+// waiting (ConsumerInfo.NumWaiting), so that the next one is known to come
+// after them.
+func waitingRequests(t *testing.T, js *natsio.JetStream, stream, consumer string, want int) {
+	t.Helper()
+	ctx := ctxTimeout(t, 10*time.Second)
+	eventually(t, fmt.Sprintf("%d waiting requests", want), func() bool {
+		ci, err := js.ConsumerInfo(ctx, stream, consumer)
+		return err == nil && ci.NumWaiting == want
+	})
+}
+
+// nextIs reads the next message of c within 10 s and checks its payload.
+func nextIs(t *testing.T, c *natsio.Consumption, what, want string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := c.Next(ctx)
+	if err != nil || string(m.Data) != want {
+		t.Fatalf("%s: %v, want %q", what, err, want)
+	}
+	noErr(t, m.Ack())
+}
+
+// A prioritized consumer serves the waiting request of the lower number
+// first: a fetch at 5 waits first, one at 1 after it, and the one message
+// published goes to the one at 1 (were the priority not sent, both would
+// be 0 and the first would get it). A consumption's requests carry its
+// PullPriority the same way. Out of range or without a group, the
+// priority is refused before anything is sent.
+func TestPrioritizedPolicyServesLowerNumbersFirst(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 60*time.Second)
+	got(js.CreateStream(ctx, natsio.StreamConfig{Name: "PZ", Subjects: []string{"pz.>"}, Storage: natsio.MemoryStorage})).must(t)
+	ci := got(js.CreateConsumer(ctx, "PZ", natsio.ConsumerConfig{Durable: "pz",
+		PriorityGroups: []string{"P"}, PriorityPolicy: natsio.PriorityPolicyPrioritized})).must(t)
+	if ci.Config.PriorityPolicy != natsio.PriorityPolicyPrioritized {
+		t.Fatalf("config %+v", ci.Config)
+	}
+	fetchAt := func(priority int) *natsio.Consumption {
+		c := got(js.FetchMessages(ctx, "PZ", "pz", natsio.FetchPriorityGroup("P"), natsio.FetchPriority(priority),
+			natsio.FetchMaxMessages(1), natsio.FetchExpires(20*time.Second))).must(t)
+		t.Cleanup(c.Stop)
+		return c
+	}
+	low := fetchAt(5)
+	waitingRequests(t, js, "PZ", "pz", 1)
+	high := fetchAt(1)
+	waitingRequests(t, js, "PZ", "pz", 2)
+	got(js.Publish(ctx, "pz.x", []byte("a"))).must(t)
+	nextIs(t, high, "the fetch at 1", "a")
+	got(js.Publish(ctx, "pz.x", []byte("b"))).must(t)
+	nextIs(t, low, "the fetch at 5", "b")
+
+	// A consumption at 5, then a fetch at 1: the fetch gets the next
+	// message, the consumption the one after.
+	consume := got(js.Consume(ctx, "PZ", "pz", natsio.PullPriorityGroup("P"), natsio.PullPriority(5),
+		natsio.ConsumeMaxMessages(1), natsio.ConsumeExpires(20*time.Second))).must(t)
+	defer consume.Stop()
+	waitingRequests(t, js, "PZ", "pz", 1)
+	fetch := fetchAt(1)
+	waitingRequests(t, js, "PZ", "pz", 2)
+	got(js.Publish(ctx, "pz.x", []byte("c"))).must(t)
+	nextIs(t, fetch, "the fetch at 1 after a consumption at 5", "c")
+	got(js.Publish(ctx, "pz.x", []byte("d"))).must(t)
+	nextIs(t, consume, "the consumption at 5", "d")
+
+	// Refused before a request is sent.
+	for _, p := range []int{10, -1, 1 << 33} {
+		_, err := js.Fetch(ctx, "PZ", "pz", natsio.FetchPriorityGroup("P"), natsio.FetchPriority(p), natsio.FetchNoWait())
+		wantErr(t, err, natsio.ErrInvalidArgument, "priority must be between 0 and 9")
+	}
+	_, err := js.Next(ctx, "PZ", "pz", natsio.FetchPriority(1))
+	wantErr(t, err, natsio.ErrInvalidArgument, "priority needs a priority group")
+	_, err = js.Consume(ctx, "PZ", "pz", natsio.PullPriorityGroup("P"), natsio.PullPriority(10))
+	wantErr(t, err, natsio.ErrInvalidArgument, "priority must be between 0 and 9")
+	_, err = js.Consume(ctx, "PZ", "pz", natsio.PullPriority(1))
+	wantErr(t, err, natsio.ErrInvalidArgument, "priority")
+	// An ordered consumer pulls for no group: PullPriority is Consume's.
+	oc := got(js.OrderedConsumer(ctx, "PZ", natsio.OrderedConsumerConfig{})).must(t)
+	defer oc.Stop(ctx)
+	_, err = oc.Messages(ctx, natsio.PullPriority(1))
+	wantErr(t, err, natsio.ErrInvalidArgument, "PullPriority")
+}
+
+// The flow_control ack policy (nats-server 2.14): a durable push consumer
+// a stream sources through is acknowledged by its flow-control replies:
+// the sourcing stream receives the messages and the consumer's ack floor
+// reaches them, also for messages published after.
+func TestFlowControlAckPolicyForDurableSourcing(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 60*time.Second)
+	got(js.CreateStream(ctx, natsio.StreamConfig{Name: "FCO", Subjects: []string{"fco.>"}, Storage: natsio.MemoryStorage})).must(t)
+	for i := range 3 {
+		got(js.Publish(ctx, "fco.x", []byte(fmt.Sprintf("m%d", i)))).must(t)
+	}
+	ci := got(js.CreateConsumer(ctx, "FCO", natsio.ConsumerConfig{Durable: "fcsrc", AckPolicy: natsio.AckFlowControlPolicy,
+		MaxAckPending: 100, Extra: map[string]any{"deliver_subject": "fco_deliver.sink", "flow_control": true,
+			"idle_heartbeat": time.Second.Nanoseconds()}})).must(t)
+	if ci.Config.AckPolicy != natsio.AckFlowControlPolicy {
+		t.Fatalf("ack policy read back: %q", ci.Config.AckPolicy)
+	}
+	got(js.CreateStream(ctx, natsio.StreamConfig{Name: "FCS", Storage: natsio.MemoryStorage, Sources: []*natsio.StreamSource{{
+		Name: "FCO", Consumer: &natsio.StreamConsumerSource{Name: "fcsrc", DeliverSubject: "fco_deliver.sink"}}}})).must(t)
+	sourcedAndAcked := func(want uint64) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			var sourced, floor uint64
+			si, err := js.StreamInfo(ctx, "FCS")
+			if err == nil {
+				sourced = si.State.Msgs
+			}
+			ci, err2 := js.ConsumerInfo(ctx, "FCO", "fcsrc")
+			if err2 == nil {
+				floor = ci.AckFloor.Stream
+			}
+			if sourced == want && floor == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("want %d sourced and acked: %d sourced (%v), ack floor %d (%v)", want, sourced, err, floor, err2)
+			}
+			time.Sleep(20 * time.Millisecond) // polling the server's state: nothing to wait on
+		}
+	}
+	sourcedAndAcked(3)
+	for i := 3; i < 5; i++ {
+		got(js.Publish(ctx, "fco.x", []byte(fmt.Sprintf("m%d", i)))).must(t)
+	}
+	sourcedAndAcked(5)
+	// The server refuses the policy on a pull consumer.
+	_, err := js.CreateConsumer(ctx, "FCO", natsio.ConsumerConfig{Durable: "fcpull", AckPolicy: natsio.AckFlowControlPolicy})
+	if err == nil {
+		t.Fatal("a pull consumer with the flow_control ack policy was created")
+	}
+}

@@ -698,3 +698,132 @@ func TestFacadeOrderedConsumerOneAtATime(t *testing.T) {
 		t.Errorf("Next after the batch: %v", err)
 	}
 }
+
+// PullPrioritized is an option of both Consume and Messages, as in nats.go.
+var (
+	_ jetstream.PullConsumeOpt  = jetstream.PullPrioritized(0)
+	_ jetstream.PullMessagesOpt = jetstream.PullPrioritized(0)
+)
+
+// facadeWaiting waits until c has want pull requests waiting.
+func facadeWaiting(t *testing.T, ctx context.Context, c jetstream.Consumer, want int) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%d waiting requests", want), func() bool {
+		info, err := c.Info(ctx)
+		return err == nil && info.NumWaiting == want
+	})
+}
+
+// firstOf reads the one message of a batch of one and acks it.
+func firstOf(t *testing.T, b jetstream.MessageBatch, what string) string {
+	t.Helper()
+	m, ok := <-b.Messages()
+	if !ok {
+		t.Fatalf("%s: no message (%v)", what, b.Error())
+	}
+	if err := m.Ack(); err != nil {
+		t.Fatal(err)
+	}
+	return string(m.Data())
+}
+
+// On a prioritized consumer FetchPrioritized and PullPrioritized set the
+// pull requests' priority: of two waiting requests the one of the lower
+// number gets the message, whichever came first. Out of range, or
+// without a priority group, the priority is refused before it is sent.
+func TestFacadeFetchAndPullPrioritized(t *testing.T) {
+	ctx, js := facadeJetStream(t)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "PR", Subjects: []string{"pr"}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := js.CreateConsumer(ctx, "PR", jetstream.ConsumerConfig{
+		Durable: "prio", PriorityPolicy: jetstream.PriorityPolicyPrioritized, PriorityGroups: []string{"P"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetchAt := func(priority uint8) jetstream.MessageBatch {
+		b, err := c.Fetch(1, jetstream.FetchPriorityGroup("P"), jetstream.FetchPrioritized(priority), jetstream.FetchMaxWait(20*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	low := fetchAt(5)
+	facadeWaiting(t, ctx, c, 1)
+	high := fetchAt(1)
+	facadeWaiting(t, ctx, c, 2)
+	publishSized(t, ctx, js, "pr", 1, 1)
+	if got := firstOf(t, high, "the fetch at 1"); got != "x" {
+		t.Fatalf("the fetch at 1 got %q", got)
+	}
+	publishSized(t, ctx, js, "pr", 1, 2)
+	if got := firstOf(t, low, "the fetch at 5"); got != "xx" {
+		t.Fatalf("the fetch at 5 got %q", got)
+	}
+
+	// Messages at 5 waits first, a fetch at 1 after it: the fetch wins.
+	it, err := c.Messages(jetstream.PullPriorityGroup("P"), jetstream.PullPrioritized(5), jetstream.PullMaxMessages(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Stop()
+	facadeWaiting(t, ctx, c, 1)
+	fetch := fetchAt(1)
+	facadeWaiting(t, ctx, c, 2)
+	publishSized(t, ctx, js, "pr", 1, 3)
+	if got := firstOf(t, fetch, "the fetch at 1 after Messages at 5"); got != "xxx" {
+		t.Fatalf("the fetch at 1 got %q", got)
+	}
+	publishSized(t, ctx, js, "pr", 1, 4)
+	m, err := it.Next(jetstream.NextMaxWait(10 * time.Second))
+	if err != nil || string(m.Data()) != "xxxx" {
+		t.Fatalf("Messages at 5: %v", err)
+	}
+
+	// Refused before anything is sent.
+	if _, err := c.Fetch(1, jetstream.FetchPriorityGroup("P"), jetstream.FetchPrioritized(10)); !errors.Is(err, nats.ErrInvalidArg) {
+		t.Errorf("FetchPrioritized(10): %v", err)
+	}
+	if _, err := c.Next(jetstream.FetchPrioritized(1)); !errors.Is(err, nats.ErrInvalidArg) {
+		t.Errorf("FetchPrioritized(1) without a group: %v", err)
+	}
+	if _, err := c.Consume(func(jetstream.Msg) {}, jetstream.PullPriorityGroup("P"), jetstream.PullPrioritized(10)); !errors.Is(err, nats.ErrInvalidArg) {
+		t.Errorf("PullPrioritized(10): %v", err)
+	}
+	// An ordered consumer pulls for no group.
+	oc, err := js.OrderedConsumer(ctx, "PR", jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := oc.Fetch(1, jetstream.FetchPrioritized(1)); !errors.Is(err, jetstream.ErrInvalidOption) {
+		t.Errorf("an ordered consumer's Fetch with FetchPrioritized: %v", err)
+	}
+}
+
+// OrderedConsumerConfig.Metadata reaches the server-side consumer, as its
+// info reads it back.
+func TestFacadeOrderedConsumerMetadata(t *testing.T) {
+	ctx, js := facadeJetStream(t)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "OM", Subjects: []string{"om"}}); err != nil {
+		t.Fatal(err)
+	}
+	oc, err := js.OrderedConsumer(ctx, "OM", jetstream.OrderedConsumerConfig{Metadata: map[string]string{"owner": "facade"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := oc.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Config.Metadata["owner"] != "facade" {
+		t.Fatalf("metadata read back: %v", info.Config.Metadata)
+	}
+	if cached := oc.CachedInfo(); cached == nil || cached.Config.Metadata["owner"] != "facade" {
+		t.Fatalf("cached info: %+v", cached)
+	}
+	byName, err := js.Consumer(ctx, "OM", info.Name)
+	if err != nil || byName.CachedInfo().Config.Metadata["owner"] != "facade" {
+		t.Fatalf("the consumer by name: %v", err)
+	}
+}

@@ -212,7 +212,8 @@ func TestMicroErrorReplyAndPanic(t *testing.T) {
 	name := serviceName(t)
 	subj := subject(t, "op")
 	errs := make(chan *micro.NATSError, 4)
-	svc := addService(t, connect(t), micro.Config{
+	nc := connect(t)
+	svc := addService(t, nc, micro.Config{
 		Name: name, Version: "0.1.0",
 		ErrorHandler: func(s micro.Service, e *micro.NATSError) { errs <- e },
 	})
@@ -234,6 +235,7 @@ func TestMicroErrorReplyAndPanic(t *testing.T) {
 	}), micro.WithEndpointSubject(subj)); err != nil {
 		t.Fatal(err)
 	}
+	flush(t, nc) // subscribed before another connection's request
 	client := connect(t)
 
 	m := mustRequest(t, client, subj, []byte("bad"))
@@ -597,4 +599,151 @@ func TestMicroStopFromHandlerAndClose(t *testing.T) {
 	if !svc2.Stopped() {
 		t.Fatal("Stopped() is false after the connection's close")
 	}
+}
+
+// An endpoint's pending limits (WithEndpointPendingLimits(2, -1)) bound the
+// requests held while its handler runs: with the first request in the
+// handler, 2 of the next 4 are kept and 2 dropped; the drop is counted in
+// the endpoint's stats (NumErrors, LastError naming the slow consumer) and
+// told to the ErrorHandler with the endpoint's subject; once the handler
+// returns the kept requests are answered in order, the dropped ones never
+// (the next request is answered right after the kept ones). Both limits 0
+// and one limit 0 are refused before anything is subscribed. The
+// ErrorHandler, told on the connection's events thread, may call Stop.
+func TestMicroEndpointPendingLimits(t *testing.T) {
+	nc := connect(t)
+	requester := connect(t)
+	errs := make(chan *micro.NATSError, 16)
+	svc := addService(t, nc, micro.Config{
+		Name: serviceName(t), Version: "1.0.0",
+		ErrorHandler: func(_ micro.Service, e *micro.NATSError) {
+			select {
+			case errs <- e:
+			default:
+			}
+		},
+	})
+	prefix := subject(t, "grp")
+	entered, release := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	releaseHandler := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(releaseHandler) // before the service's Stop, which waits for the handler
+	held := micro.HandlerFunc(func(r micro.Request) {
+		if string(r.Data()) == "r0" {
+			close(entered)
+			<-release
+		}
+		_ = r.Respond(r.Data())
+	})
+	// In a group: the subject told is the endpoint's whole subject.
+	noErr(t, svc.AddGroup(prefix).AddEndpoint("held", held, micro.WithEndpointSubject("held"), micro.WithEndpointPendingLimits(2, -1)))
+	noErr(t, svc.AddEndpoint("open", echo, micro.WithEndpointSubject(subject(t, "open"))))
+	flush(t, nc)
+	subj := prefix + ".held"
+	replies := got(requester.SubscribeSync(subject(t, "replies"))).must(t)
+	send := func(data string) {
+		t.Helper()
+		noErr(t, requester.PublishMsg(&natsio.Msg{Subject: subj, Reply: replies.Subject(), Data: []byte(data)}))
+	}
+	send("r0")
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first request did not reach the handler")
+	}
+	for i := 1; i <= 4; i++ {
+		send(fmt.Sprint("r", i))
+	}
+	flush(t, requester)
+	var st *micro.EndpointStats
+	eventually(t, "the endpoint's stats to count the drop", func() bool {
+		st = endpointStats(t, svc.Stats(), "held")
+		return st.NumErrors >= 1
+	})
+	if !strings.HasPrefix(st.LastError, "slow consumer") || st.Subject != subj {
+		t.Errorf("stats %+v, want last_error \"slow consumer...\" on %s", st, subj)
+	}
+	if open := endpointStats(t, svc.Stats(), "open"); open.NumErrors != 0 {
+		t.Errorf("the endpoint without limits counts %d errors", open.NumErrors)
+	}
+	select {
+	case e := <-errs:
+		if e.Subject != subj || !strings.Contains(strings.ToLower(e.Description), "slow consumer") ||
+			!errors.Is(e, natsio.ErrSlowConsumer) {
+			t.Errorf("ErrorHandler got %+v (%v), want the subject %s and a slow consumer", e, e, subj)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("ErrorHandler not told of the drop")
+	}
+	// The request in the handler counts against the limits (as nats.go
+	// counts it): r0 and r1 were kept, r2, r3 and r4 dropped.
+	releaseHandler()
+	for i, want := range []string{"r0", "r1", "r5"} {
+		if want == "r5" { // the queue is empty now: r5 is kept
+			send(want)
+		}
+		m, err := replies.NextMsg(ctxTimeout(t, 5*time.Second))
+		if err != nil || string(m.Data) != want {
+			t.Fatalf("reply %d: %v, want %q (r2, r3 and r4 dropped)", i, err, want)
+		}
+	}
+	eventually(t, "3 requests counted", func() bool { return endpointStats(t, svc.Stats(), "held").NumRequests == 3 })
+
+	// Refused limits: nothing is added.
+	err := svc.AddEndpoint("zero", echo, micro.WithEndpointPendingLimits(0, 0))
+	if !errors.Is(err, micro.ErrConfigValidation) || !strings.Contains(err.Error(), "at least one pending limit must be non-zero") {
+		t.Errorf("limits 0, 0: %v", err)
+	}
+	for _, limits := range [][2]int{{0, 1024}, {5, 0}} {
+		err := svc.AddEndpoint("zero", echo, micro.WithEndpointPendingLimits(limits[0], limits[1]))
+		if !errors.Is(err, micro.ErrConfigValidation) || !errors.Is(err, natsio.ErrServiceConfig) {
+			t.Errorf("limits %v: %v, want ErrConfigValidation", limits, err)
+		}
+	}
+	if n := len(svc.Info().Endpoints); n != 2 {
+		t.Errorf("%d endpoints after the refused ones, want 2", n)
+	}
+
+	// Stop from the ErrorHandler (nats.go's advice) stops the service.
+	stopping := make(chan error, 1)
+	stopper := addService(t, nc, micro.Config{
+		Name: serviceName(t) + "_stop", Version: "1.0.0",
+		ErrorHandler: func(s micro.Service, _ *micro.NATSError) {
+			select {
+			case stopping <- s.Stop():
+			default:
+			}
+		},
+	})
+	gate, open := make(chan struct{}), make(chan struct{})
+	var openOnce sync.Once
+	openHandler := func() { openOnce.Do(func() { close(open) }) }
+	t.Cleanup(openHandler)
+	stopSubj := subject(t, "stop")
+	noErr(t, stopper.AddEndpoint("held", micro.HandlerFunc(func(r micro.Request) {
+		if string(r.Data()) == "first" {
+			close(gate)
+			<-open
+		}
+		_ = r.Respond(r.Data())
+	}), micro.WithEndpointSubject(stopSubj), micro.WithEndpointPendingLimits(1, -1)))
+	flush(t, nc)
+	noErr(t, requester.PublishMsg(&natsio.Msg{Subject: stopSubj, Reply: replies.Subject(), Data: []byte("first")}))
+	select {
+	case <-gate:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first request did not reach the handler")
+	}
+	for range 3 {
+		noErr(t, requester.PublishMsg(&natsio.Msg{Subject: stopSubj, Reply: replies.Subject(), Data: []byte("more")}))
+	}
+	flush(t, requester)
+	select {
+	case err := <-stopping:
+		noErr(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Stop from the ErrorHandler did not return")
+	}
+	openHandler()
+	eventually(t, "the service to stop", stopper.Stopped)
 }

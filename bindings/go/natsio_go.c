@@ -442,6 +442,7 @@ void go_obj_info_read(const natsio_obj_info *info, go_obj_info_view *v) {
 	v->chunks = natsio_obj_info_chunks(info);
 	v->digest = natsio_obj_info_digest(info);
 	v->mtime_ns = natsio_obj_info_mtime_ns(info);
+	v->revision = natsio_obj_info_revision(info);
 	v->headers = natsio_obj_info_headers(info);
 	v->metadata_json = natsio_obj_info_metadata_json(info);
 	v->link_bucket = natsio_obj_info_link_bucket(info);

@@ -255,6 +255,7 @@ typedef struct go_obj_info_view {
 	uint64_t chunks;
 	const char *digest;
 	int64_t mtime_ns;
+	uint64_t revision;
 	const natsio_headers *headers; /* NULL if none */
 	const char *metadata_json;
 	const char *link_bucket; /* NULL if not a link */

@@ -92,6 +92,16 @@ type ObjectInfo struct {
 	Chunks     uint32    `json:"chunks"`            // how many chunks hold the content
 	Digest     string    `json:"digest,omitempty"`  // "SHA-256=<base64url>", "" when none
 	Deleted    bool      `json:"deleted,omitempty"` // the object was deleted: this is its tombstone
+	// Revision is the stream sequence this info (the object's description)
+	// is stored at: as read back (GetInfo, Get, List, Watch) or as stored
+	// by the call that returned it (Put and its variants, AddLink,
+	// AddBucketLink). It grows with every change of the object (a put,
+	// UpdateMeta, Delete's tombstone), so the newer of two infos of one
+	// object has the greater one; 0 in an ObjectInfo not returned by this
+	// package. nats.go's ObjectInfo has no such field (nats.js's has
+	// revision), so it is left out of the JSON, which stays nats.go's; the
+	// facades' ObjectInfo (this type) has it beside nats.go's fields.
+	Revision uint64 `json:"-"`
 
 	h *objInfoHandle
 }
@@ -159,13 +169,14 @@ func objectInfoView(p *C.natsio_obj_info) *ObjectInfo {
 			Headers:     copyHeaders(v.headers),
 			Metadata:    metadataMap(v.metadata_json),
 		},
-		Bucket:  goStringOrEmpty(v.bucket),
-		NUID:    goStringOrEmpty(v.nuid),
-		Size:    uint64(v.size),
-		ModTime: time.Unix(0, int64(v.mtime_ns)),
-		Chunks:  uint32(v.chunks),
-		Digest:  goStringOrEmpty(v.digest),
-		Deleted: v.deleted != 0,
+		Bucket:   goStringOrEmpty(v.bucket),
+		NUID:     goStringOrEmpty(v.nuid),
+		Size:     uint64(v.size),
+		ModTime:  time.Unix(0, int64(v.mtime_ns)),
+		Chunks:   uint32(v.chunks),
+		Digest:   goStringOrEmpty(v.digest),
+		Deleted:  v.deleted != 0,
+		Revision: uint64(v.revision),
 	}
 	if v.max_chunk_size != 0 || v.is_link != 0 {
 		info.Opts = &ObjectMetaOptions{ChunkSize: uint32(v.max_chunk_size)}

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"slices"
@@ -434,6 +435,86 @@ func TestObjectLinks(t *testing.T) {
 	noErr(t, obs.Delete(ctx, "target"))
 	_, err = obs.GetBytes(ctx, "shortcut")
 	wantErr(t, err, natsio.ErrObjectNotFound)
+}
+
+// An info's Revision is the stream sequence its description is stored at:
+// the stream's last sequence right after the call that stored it, the same
+// when read back by GetInfo, Get, List and Watch, and greater after every
+// change of the object.
+func TestObjectRevision(t *testing.T) {
+	js, obs := objectStore(t, natsio.ObjectStoreConfig{Bucket: "REV"})
+	ctx := ctxTimeout(t, 30*time.Second)
+	lastSeq := func() uint64 {
+		t.Helper()
+		return got(js.StreamInfo(ctx, "OBJ_REV")).must(t).State.LastSeq
+	}
+	wantRev := func(what string, info *natsio.ObjectInfo, want uint64) {
+		t.Helper()
+		if info.Revision != want {
+			t.Fatalf("%s: Revision %d, want %d", what, info.Revision, want)
+		}
+	}
+	put1 := got(obs.PutString(ctx, "a", "one")).must(t)
+	wantRev("first put", put1, 2) // its chunk at 1, its description at 2
+	wantRev("GetInfo after the first put", got(obs.GetInfo(ctx, "a")).must(t), put1.Revision)
+	put2 := got(obs.PutString(ctx, "a", "two")).must(t)
+	wantRev("second put", put2, lastSeq())
+	if put2.Revision <= put1.Revision {
+		t.Fatalf("second put's Revision %d not after the first's %d", put2.Revision, put1.Revision)
+	}
+	res := got(obs.Get(ctx, "a")).must(t)
+	wantRev("Get's info", got(res.Info()).must(t), put2.Revision)
+	noErr(t, res.Close())
+
+	noErr(t, obs.UpdateMeta(ctx, "a", natsio.ObjectMeta{Description: "changed"}))
+	updated := got(obs.GetInfo(ctx, "a")).must(t)
+	wantRev("GetInfo after UpdateMeta", updated, lastSeq())
+	if updated.Revision <= put2.Revision {
+		t.Fatalf("UpdateMeta's Revision %d not after the put's %d", updated.Revision, put2.Revision)
+	}
+	link := got(obs.AddLink(ctx, "to-a", updated)).must(t)
+	wantRev("AddLink", link, lastSeq())
+	wantRev("GetInfo of the link", got(obs.GetInfo(ctx, "to-a")).must(t), link.Revision)
+
+	// The list and a watch read the same revisions.
+	list := got(obs.List(ctx)).must(t)
+	if len(list) != 2 {
+		t.Fatalf("List: %d infos, want 2", len(list))
+	}
+	for _, info := range list {
+		wantRev("List's "+info.Name, info, got(obs.GetInfo(ctx, info.Name)).must(t).Revision)
+	}
+	w := got(obs.Watch(ctx)).must(t)
+	defer w.Stop()
+	for _, want := range []*natsio.ObjectInfo{updated, link, nil} {
+		info, err := w.Next(ctxTimeout(t, 5*time.Second))
+		noErr(t, err)
+		if want == nil {
+			if info != nil {
+				t.Fatalf("watch: %s, want the initial-done marker", info.Name)
+			}
+			break
+		}
+		if info == nil || info.Name != want.Name {
+			t.Fatalf("watch: %v, want %s", objEventOf(info), want.Name)
+		}
+		wantRev("watch's "+want.Name, info, want.Revision)
+	}
+
+	// A delete's tombstone is the newest description.
+	noErr(t, obs.Delete(ctx, "a"))
+	gone, err := w.Next(ctxTimeout(t, 5*time.Second))
+	noErr(t, err)
+	if gone == nil || gone.Name != "a" || !gone.Deleted {
+		t.Fatalf("watch after Delete: %v", objEventOf(gone))
+	}
+	wantRev("watch's tombstone", gone, lastSeq())
+	wantRev("GetInfo of the deleted", got(obs.GetInfo(ctx, "a", natsio.GetObjectInfoShowDeleted())).must(t), gone.Revision)
+
+	// Not in the JSON (nats.go's ObjectInfo has no such field).
+	if j := string(got(json.Marshal(gone)).must(t)); strings.Contains(strings.ToLower(j), "revision") {
+		t.Fatalf("ObjectInfo as JSON: %s", j)
+	}
 }
 
 func TestObjectSeal(t *testing.T) {

@@ -12,6 +12,7 @@ import "C"
 
 import (
 	"context"
+	"encoding/json"
 	"runtime"
 	"sync"
 	"time"
@@ -41,6 +42,9 @@ type OrderedConsumerConfig struct {
 	// InactiveThreshold is how long the server keeps a consumer nobody
 	// reads (0: 5 minutes).
 	InactiveThreshold time.Duration
+	// Metadata is set as the config.metadata of every server-side
+	// consumer it creates (nil or empty: none).
+	Metadata map[string]string
 }
 
 func deliverPolicyOf(p DeliverPolicy) (C.int32_t, error) {
@@ -129,6 +133,12 @@ func (js *JetStream) OrderedConsumer(ctx context.Context, stream string, cfg Ord
 		return nil, errorOf(ErrInvalidArgument, "InactiveThreshold must not be negative")
 	}
 	o.inactive_threshold_ms = C.int64_t(cfg.InactiveThreshold.Milliseconds())
+	if len(cfg.Metadata) > 0 {
+		b, _ := json.Marshal(cfg.Metadata) // a map of strings always marshals
+		metadata := C.CString(string(b))
+		defer C.free(unsafe.Pointer(metadata))
+		o.metadata_json = metadata
+	}
 	p, err := js.acquire()
 	if err != nil {
 		return nil, err

@@ -237,3 +237,40 @@ func TestPullOptionsSharedByConsumeAndOrdered(t *testing.T) {
 		t.Fatalf("ordered run read %d messages, want 4", n)
 	}
 }
+
+// Metadata is set on every server-side consumer the ordered consumer
+// creates: the first one, and the one it makes after a run ended and
+// deleted it, as a user reads them back with ConsumerInfo.
+func TestOrderedConsumerMetadata(t *testing.T) {
+	_, js := jetStream(t)
+	ctx := ctxTimeout(t, 20*time.Second)
+	orderedStream(t, js, 2)
+	want := map[string]string{"team": "billing", "tier": "2"}
+	oc := got(js.OrderedConsumer(ctx, "O", natsio.OrderedConsumerConfig{NamePrefix: "md", Metadata: want})).must(t)
+	defer oc.Stop(ctx)
+	hasMetadata := func(name string) {
+		t.Helper()
+		md := got(js.ConsumerInfo(ctx, "O", name)).must(t).Config.Metadata
+		for k, v := range want {
+			if md[k] != v {
+				t.Fatalf("%s's metadata %v, want %v in it", name, md, want)
+			}
+		}
+	}
+	hasMetadata("md_1")
+	msgs := got(oc.Messages(ctx, natsio.PullUntilDrained())).must(t)
+	for _, err := range msgs.Msgs(ctx) {
+		noErr(t, err)
+	}
+	if name := got(oc.Info(ctx)).must(t).Name; name != "md_2" {
+		t.Fatalf("the consumer after the run is %q", name)
+	}
+	hasMetadata("md_2")
+
+	// Without Metadata, none of the user's.
+	plain := got(js.OrderedConsumer(ctx, "O", natsio.OrderedConsumerConfig{NamePrefix: "plain"})).must(t)
+	defer plain.Stop(ctx)
+	if md := got(js.ConsumerInfo(ctx, "O", "plain_1")).must(t).Config.Metadata; md["team"] != "" {
+		t.Fatalf("metadata without any asked: %v", md)
+	}
+}

@@ -228,6 +228,14 @@ type serviceCallbacks struct {
 //export natsioGoServiceError
 func natsioGoServiceError(userData unsafe.Pointer, endpoint, subject *C.char, code C.int32_t, description *C.char) {
 	cb := valueOf(userData).(*serviceCallbacks)
+	if code == 0 {
+		// Requests dropped over an endpoint's pending limits, told on the
+		// client's events thread: a library thread, as for natsioGoError
+		// (a Stop called from the handler must not wait for the drain
+		// there). The other errors come on the thread that saw them,
+		// possibly a goroutine's answering a request later.
+		registerLibThread(cb.client)
+	}
 	defer func() { _ = recover() }() // a panicking error handler must not unwind into C
 	cb.handlers.Error(C.GoString(endpoint), C.GoString(subject), int32(code), C.GoString(description))
 }

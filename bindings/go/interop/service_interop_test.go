@@ -13,12 +13,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	natsio "github.com/libnatsio/natsio/bindings/go"
 	mymicro "github.com/libnatsio/natsio/bindings/go/micro"
+	facadenats "github.com/libnatsio/natsio/bindings/go/nats"
+	facademicro "github.com/libnatsio/natsio/bindings/go/nats/micro"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 )
@@ -298,5 +302,164 @@ func TestNatsCLIMicro(t *testing.T) {
 	if c, p := stats[0].Endpoints[0], stats[0].Endpoints[1]; c.Name != "create" || c.NumRequests != 3 || c.NumErrors != 1 ||
 		p.Name != "purge" || p.NumRequests != 1 {
 		t.Fatalf("micro stats endpoints: %+v %+v", c, p)
+	}
+}
+
+// limitedEndpoint is one client's service with one endpoint limited by
+// WithEndpointPendingLimits(2, -1), as a user sees it: its stats, what its
+// ErrorHandler was told.
+type limitedEndpoint struct {
+	stats func() (numRequests, numErrors int, lastError string)
+	errs  chan toldError
+}
+
+// toldError is what an ErrorHandler was told: the NATSError's subject and
+// description, and whether it matches the client's ErrSlowConsumer.
+type toldError struct {
+	subject, description string
+	slowConsumer         bool
+}
+
+func tell(errs chan toldError, e toldError) {
+	select {
+	case errs <- e:
+	default:
+	}
+}
+
+// A nats.go micro service and a facade one, side by side, each endpoint
+// limited to 2 pending requests, the first request held in the handler
+// while 4 more come. Both count the request in the handler as pending
+// until the handler returns, so both keep 1 of the 4 and drop the rest,
+// and answer the same requests (r0, r1, then r5 sent once the queue has
+// room). Both count an error in the endpoint's stats (LastError naming the
+// slow consumer: the texts differ, nats.go's "nats: slow consumer,
+// messages dropped", the library's "slow consumer ..."), tell the
+// ErrorHandler the endpoint's subject and a NATSError matching their
+// ErrSlowConsumer, and answer the kept requests in order (the next request
+// is answered right after them).
+func TestEndpointPendingLimitsSideBySide(t *testing.T) {
+	url := startServer(t)
+	requester := got(nats.Connect(url)).must(t)
+	t.Cleanup(requester.Close)
+	handler := func(entered, release chan struct{}) func(data []byte) {
+		return func(data []byte) {
+			if string(data) == "r0" {
+				close(entered)
+				<-release
+			}
+		}
+	}
+	starts := map[string]func(t *testing.T, subject string, hold func([]byte)) limitedEndpoint{
+		"nats.go": func(t *testing.T, subject string, hold func([]byte)) limitedEndpoint {
+			nc := got(nats.Connect(url)).must(t)
+			t.Cleanup(nc.Close)
+			ep := limitedEndpoint{errs: make(chan toldError, 16)}
+			svc := got(micro.AddService(nc, micro.Config{Name: "limits_natsgo", Version: "1.0.0",
+				ErrorHandler: func(_ micro.Service, e *micro.NATSError) {
+					tell(ep.errs, toldError{e.Subject, e.Description, errors.Is(e, nats.ErrSlowConsumer)})
+				}})).must(t)
+			t.Cleanup(func() { _ = svc.Stop() })
+			noErr(t, svc.AddEndpoint("held", micro.HandlerFunc(func(r micro.Request) {
+				hold(r.Data())
+				_ = r.Respond(r.Data())
+			}), micro.WithEndpointSubject(subject), micro.WithEndpointPendingLimits(2, -1)))
+			noErr(t, nc.Flush())
+			ep.stats = func() (int, int, string) {
+				e := svc.Stats().Endpoints[0]
+				return e.NumRequests, e.NumErrors, e.LastError
+			}
+			return ep
+		},
+		"facade": func(t *testing.T, subject string, hold func([]byte)) limitedEndpoint {
+			nc := got(facadenats.Connect(url)).must(t)
+			t.Cleanup(nc.Close)
+			ep := limitedEndpoint{errs: make(chan toldError, 16)}
+			svc := got(facademicro.AddService(nc, facademicro.Config{Name: "limits_facade", Version: "1.0.0",
+				ErrorHandler: func(_ facademicro.Service, e *facademicro.NATSError) {
+					tell(ep.errs, toldError{e.Subject, e.Description, errors.Is(e, facadenats.ErrSlowConsumer)})
+				}})).must(t)
+			t.Cleanup(func() { _ = svc.Stop() })
+			noErr(t, svc.AddEndpoint("held", facademicro.HandlerFunc(func(r facademicro.Request) {
+				hold(r.Data())
+				_ = r.Respond(r.Data())
+			}), facademicro.WithEndpointSubject(subject), facademicro.WithEndpointPendingLimits(2, -1)))
+			noErr(t, nc.Flush())
+			ep.stats = func() (int, int, string) {
+				e := svc.Stats().Endpoints[0]
+				return e.NumRequests, e.NumErrors, e.LastError
+			}
+			return ep
+		},
+	}
+	want := []string{"r0", "r1", "r5"}
+	answeredBy := map[string][]string{}
+	for _, side := range []string{"nats.go", "facade"} {
+		t.Run(side, func(t *testing.T) {
+			subject := "limits." + strings.ReplaceAll(side, ".", "_")
+			entered, release := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			releaseHandler := func() { once.Do(func() { close(release) }) }
+			ep := starts[side](t, subject, handler(entered, release))
+			t.Cleanup(releaseHandler) // before the service's Stop, which waits for the handler
+			replies := got(requester.SubscribeSync(nats.NewInbox())).must(t)
+			send := func(data string) {
+				noErr(t, requester.PublishRequest(subject, replies.Subject, []byte(data)))
+			}
+			send("r0")
+			select {
+			case <-entered:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the first request did not reach the handler")
+			}
+			for _, data := range []string{"r1", "r2", "r3", "r4"} {
+				send(data)
+			}
+			noErr(t, requester.Flush())
+			var numErrors int
+			var lastError string
+			waitFor(t, func() bool {
+				_, numErrors, lastError = ep.stats()
+				return numErrors >= 1
+			})
+			if !strings.Contains(strings.ToLower(lastError), "slow consumer") {
+				t.Errorf("last_error %q", lastError)
+			}
+			select {
+			case e := <-ep.errs:
+				if e.subject != subject || !strings.Contains(strings.ToLower(e.description), "slow consumer") || !e.slowConsumer {
+					t.Errorf("ErrorHandler told %+v, want the subject %s and a slow consumer", e, subject)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("ErrorHandler not told of the drop")
+			}
+			// Every reply up to r5's, in order: r5 is sent after the second
+			// reply (the held request answered and the next in the handler
+			// at most: there is room for it).
+			releaseHandler()
+			var answered []string
+			for len(answered) < 10 {
+				if len(answered) == 2 {
+					send("r5")
+				}
+				m, err := replies.NextMsg(5 * time.Second)
+				if err != nil {
+					t.Errorf("after replies %v: %v", answered, err)
+					break
+				}
+				answered = append(answered, string(m.Data))
+				if string(m.Data) == "r5" {
+					break
+				}
+			}
+			answeredBy[side] = answered
+			if !slices.Equal(answered, want) {
+				t.Fatalf("answered %v, want %v (the others dropped)", answered, want)
+			}
+			waitFor(t, func() bool { n, _, _ := ep.stats(); return n == len(answered) })
+		})
+	}
+	if !slices.Equal(answeredBy["nats.go"], answeredBy["facade"]) {
+		t.Errorf("nats.go answered %v, the facade %v", answeredBy["nats.go"], answeredBy["facade"])
 	}
 }

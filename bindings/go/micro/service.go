@@ -74,6 +74,9 @@ type (
 		metadata   map[string]string
 		queueGroup string
 		qgDisabled bool
+		// pendingMsgs and pendingBytes are WithEndpointPendingLimits'
+		// (nil: the connection's subscription defaults).
+		pendingMsgs, pendingBytes *int64
 	}
 
 	groupOpts struct {
@@ -81,8 +84,13 @@ type (
 		qgDisabled bool
 	}
 
-	// ErrHandler is told of a handler failure (a panic: code 500) or an
-	// answer that could not be sent.
+	// ErrHandler is told of a handler failure (a panic: code 500), an
+	// answer that could not be sent, and requests dropped over an
+	// endpoint's pending limits (WithEndpointPendingLimits: the NATSError's
+	// Subject is the endpoint's, its Description the library's
+	// slow-consumer text, and it matches natsio.ErrSlowConsumer). Slow
+	// consumers are told on the connection's events thread, the rest on
+	// the thread that saw them; the handler should return promptly.
 	ErrHandler func(Service, *NATSError)
 	// DoneHandler is called once the service has stopped.
 	DoneHandler func(Service)
@@ -183,7 +191,10 @@ type (
 	// NATSError is what the ErrHandler receives. The library reports an
 	// error as its subject and text, with no Go error behind it, so Unwrap
 	// returns nil, as nats.go's does for the errors it reports the same way
-	// (a failed subscription, a handler's RespondError).
+	// (a failed subscription, a handler's RespondError); for requests
+	// dropped over an endpoint's pending limits it returns an error
+	// matching natsio.ErrSlowConsumer (and, under the nats facade,
+	// nats.ErrSlowConsumer), as nats.go's returns nats.ErrSlowConsumer.
 	NATSError struct {
 		Subject     string
 		Description string
@@ -220,8 +231,9 @@ const (
 
 var (
 	// ErrConfigValidation is wrapped by every refused configuration: a bad
-	// service, group or endpoint name, version, subject or queue group
-	// (the library's NATSIO_ERR_SERVICE_CONFIG: nothing was sent).
+	// service, group or endpoint name, version, subject, queue group or
+	// pending limits (the library's NATSIO_ERR_SERVICE_CONFIG: nothing was
+	// sent).
 	ErrConfigValidation = errors.New("validation")
 	// ErrVerbNotSupported: ControlSubject of an unknown verb.
 	ErrVerbNotSupported = errors.New("unsupported verb")
@@ -304,8 +316,12 @@ func AddService(nc *natsio.Conn, config Config) (Service, error) {
 		h.Stats = s.endpointData
 	}
 	if config.ErrorHandler != nil {
-		h.Error = func(_, subject string, _ int32, description string) {
-			config.ErrorHandler(s, &NATSError{Subject: subject, Description: description})
+		h.Error = func(_, subject string, code int32, description string) {
+			e := &NATSError{Subject: subject, Description: description}
+			if code == 0 { // requests dropped over the endpoint's pending limits
+				e.err = errors.Join(append([]error{natsio.ErrSlowConsumer}, service.SlowConsumerErrors...)...)
+			}
+			config.ErrorHandler(s, e)
 		}
 	}
 	if config.DoneHandler != nil {
@@ -351,13 +367,16 @@ type libGroupConfig struct {
 }
 
 // libEndpointConfig is natsio_service_add_endpoint's JSON (an absent
-// queue group is the group's or the service's).
+// queue group is the group's or the service's, absent pending limits the
+// connection's subscription defaults).
 type libEndpointConfig struct {
 	Name               string            `json:"name"`
 	Subject            string            `json:"subject,omitempty"`
 	Metadata           map[string]string `json:"metadata,omitempty"`
 	QueueGroup         string            `json:"queue_group,omitempty"`
 	QueueGroupDisabled bool              `json:"queue_group_disabled,omitempty"`
+	PendingMsgsLimit   *int64            `json:"pending_msgs_limit,omitempty"`
+	PendingBytesLimit  *int64            `json:"pending_bytes_limit,omitempty"`
 }
 
 func (s *svc) AddEndpoint(name string, handler Handler, opts ...EndpointOpt) error {
@@ -377,6 +396,7 @@ func (s *svc) addEndpoint(g service.Group, name string, handler Handler, opts []
 	cfg, err := json.Marshal(libEndpointConfig{
 		Name: name, Subject: o.subject, Metadata: o.metadata,
 		QueueGroup: o.queueGroup, QueueGroupDisabled: o.qgDisabled,
+		PendingMsgsLimit: o.pendingMsgs, PendingBytesLimit: o.pendingBytes,
 	})
 	if err != nil {
 		return err
@@ -536,6 +556,34 @@ func WithEndpointQueueGroup(queueGroup string) EndpointOpt {
 func WithEndpointQueueGroupDisabled() EndpointOpt {
 	return func(e *endpointOpts) error {
 		e.qgDisabled = true
+		return nil
+	}
+}
+
+// WithEndpointPendingLimits bounds the requests the endpoint holds,
+// received and not yet handled: at most msgLimit requests and bytesLimit
+// bytes; a negative limit is none (default: the connection's subscription
+// defaults). The request the handler is busy with counts until the
+// handler returns, as in nats.go (with limits of 2 messages and the
+// handler busy, one more request waits). Requests over a limit are
+// dropped (their requesters get no reply); each slow-consumer report of the
+// library counts an error in the endpoint's stats (NumErrors, LastError:
+// the library's text, starting "slow consumer") and is told to the
+// ErrorHandler, with the endpoint's subject (see ErrHandler), and to the
+// connection's error handler as for any subscription. Both limits 0 is
+// refused by the option, as nats.go's is: AddEndpoint returns an error
+// wrapping ErrConfigValidation ("at least one pending limit must be
+// non-zero"). One limit 0 (nats.go: AddEndpoint fails with
+// nats.ErrInvalidArg, from Subscription.SetPendingLimits) is refused by
+// the library before anything is sent: AddEndpoint returns an error
+// wrapping ErrConfigValidation and natsio.ErrServiceConfig.
+func WithEndpointPendingLimits(msgLimit, bytesLimit int) EndpointOpt {
+	return func(e *endpointOpts) error {
+		if msgLimit == 0 && bytesLimit == 0 {
+			return fmt.Errorf("%w: at least one pending limit must be non-zero", ErrConfigValidation)
+		}
+		msgs, bytes := int64(msgLimit), int64(bytesLimit)
+		e.pendingMsgs, e.pendingBytes = &msgs, &bytes
 		return nil
 	}
 }

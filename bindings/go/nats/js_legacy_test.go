@@ -832,3 +832,38 @@ func TestLegacyInitialConsumerPending(t *testing.T) {
 		t.Errorf("a core subscription: %v, want ErrTypeSubscription", err)
 	}
 }
+
+// AckFlowControlPolicy travels as "flow_control" and prints as nats.go's;
+// a durable push consumer made with it (as a stream sources through) is
+// created and reads back with it, and the server refuses it on a pull
+// consumer.
+func TestLegacyAckFlowControlPolicy(t *testing.T) {
+	b, err := json.Marshal(nats.AckFlowControlPolicy)
+	var back nats.AckPolicy
+	if err != nil || string(b) != `"flow_control"` || json.Unmarshal(b, &back) != nil || back != nats.AckFlowControlPolicy ||
+		nats.AckFlowControlPolicy.String() != "AckFlowControl" {
+		t.Fatalf("%s %v %v %q", b, err, back, nats.AckFlowControlPolicy.String())
+	}
+	if nats.AckPolicy(4).String() != "Unknown AckPolicy" {
+		t.Errorf("AckPolicy(4) is %q", nats.AckPolicy(4).String())
+	}
+
+	_, js := jsServer(t)
+	addStream(t, js, &nats.StreamConfig{Name: "FC", Subjects: []string{"fc"}, Storage: nats.MemoryStorage})
+	ci, err := js.AddConsumer("FC", &nats.ConsumerConfig{Durable: "fcsrc", AckPolicy: nats.AckFlowControlPolicy,
+		DeliverSubject: "fc_deliver.sink", FlowControl: true, Heartbeat: time.Second, MaxAckPending: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ci.Config.AckPolicy != nats.AckFlowControlPolicy {
+		t.Errorf("created with %v", ci.Config.AckPolicy)
+	}
+	if ci, err = js.ConsumerInfo("FC", "fcsrc"); err != nil || ci.Config.AckPolicy != nats.AckFlowControlPolicy {
+		t.Errorf("read back: %+v, %v", ci, err)
+	}
+	_, err = js.AddConsumer("FC", &nats.ConsumerConfig{Durable: "fcpull", AckPolicy: nats.AckFlowControlPolicy})
+	var apiErr *nats.APIError
+	if !errors.As(err, &apiErr) {
+		t.Errorf("a pull consumer with AckFlowControlPolicy: %v, want the server's refusal", err)
+	}
+}

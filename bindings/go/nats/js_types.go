@@ -40,6 +40,12 @@ const (
 	AckNonePolicy AckPolicy = iota
 	AckAllPolicy
 	AckExplicitPolicy
+	// AckFlowControlPolicy acks like AckAllPolicy, by the replies to the
+	// flow-control requests (nats-server 2.14+): for a durable push
+	// consumer (DeliverSubject, FlowControl, Heartbeat and MaxAckPending
+	// set, no AckWait) that a stream sources or mirrors through. The
+	// server refuses it on a pull consumer. JSON "flow_control".
+	AckFlowControlPolicy
 )
 
 const (
@@ -66,7 +72,7 @@ var (
 	retentionNames = enumNames{[]string{"limits", "interest", "workqueue"}, []string{"Limits", "Interest", "WorkQueue"}, "Unknown Retention Policy"}
 	discardNames   = enumNames{[]string{"old", "new"}, []string{"DiscardOld", "DiscardNew"}, "Unknown Discard Policy"}
 	storageNames   = enumNames{[]string{"file", "memory"}, []string{"File", "Memory"}, "Unknown Storage Type"}
-	ackNames       = enumNames{[]string{"none", "all", "explicit"}, []string{"AckNone", "AckAll", "AckExplicit"}, "Unknown AckPolicy"}
+	ackNames       = enumNames{[]string{"none", "all", "explicit", "flow_control"}, []string{"AckNone", "AckAll", "AckExplicit", "AckFlowControl"}, "Unknown AckPolicy"}
 	deliverNames   = enumNames{json: []string{"all", "last", "new", "by_start_sequence", "by_start_time", "last_per_subject"}}
 	replayNames    = enumNames{json: []string{"instant", "original"}}
 )

@@ -73,7 +73,8 @@ type ObjectStoreStatus interface {
 }
 
 // The object types are the binding's: they have nats.go's fields
-// (Headers is this package's Header).
+// (Headers is this package's Header), and ObjectInfo.Revision, which
+// nats.go's lacks (not in the JSON).
 type (
 	ObjectMeta        = natsio.ObjectMeta
 	ObjectMetaOptions = natsio.ObjectMetaOptions

@@ -41,12 +41,19 @@ type GroupMark struct{}
 
 func (GroupMark) isGroup() {}
 
+// SlowConsumerErrors are the errors a micro NATSError for requests
+// dropped over an endpoint's pending limits wraps besides
+// natsio.ErrSlowConsumer: the nats facade's ErrSlowConsumer, added by the
+// facade's micro package when it is initialised (read only after).
+var SlowConsumerErrors []error
+
 // Handlers are the service-wide callbacks, each optional.
 type Handlers struct {
 	// Stats gives an endpoint's STATS data (JSON; nil leaves it out).
 	Stats func(endpoint, subject string) []byte
 	// Error is told of a handler failure or an answer that could not be
-	// sent.
+	// sent, and (code 0, on the client's events thread) of requests
+	// dropped over an endpoint's pending limits.
 	Error func(endpoint, subject string, code int32, description string)
 	// Done is called once, on its own goroutine, after the service has
 	// stopped (Stop, or the connection's close).

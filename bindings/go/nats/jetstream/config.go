@@ -460,6 +460,9 @@ type OrderedConsumerConfig struct {
 	HeadersOnly       bool
 	MaxResetAttempts  int
 	NamePrefix        string
+	// Metadata is set on every server-side consumer the ordered consumer
+	// creates (server 2.10+; nil: none), as in nats.go.
+	Metadata map[string]string
 }
 
 type PubAck struct {

@@ -303,6 +303,18 @@ func FetchMinAckPending(min int64) FetchOpt {
 	}
 }
 
+// FetchPrioritized (prioritized priority policy, server 2.12+) is the
+// pull request's priority, from 0 (the highest, the default) to 9: the
+// server serves the consumer's waiting requests of a lower number first.
+// Needs FetchPriorityGroup when above 0; above 9, or without a group, the
+// Fetch (or Next) fails with nats.ErrInvalidArg before anything is sent.
+func FetchPrioritized(priority uint8) FetchOpt {
+	return func(c *fetchConfig) error {
+		c.binding = append(c.binding, natsio.FetchPriority(int(priority)))
+		return nil
+	}
+}
+
 // fetchOptions applies opts over the defaults; extra are the caller's
 // own binding options (batch size, no wait).
 func fetchOptions(opts []FetchOpt, allowMaxBytes bool, extra ...natsio.FetchOpt) ([]natsio.FetchOpt, *fetchConfig, error) {
@@ -473,6 +485,13 @@ type (
 	// PullMinAckPending (overflow priority policy): served only while at
 	// least this many messages await their ack. Needs PullPriorityGroup.
 	PullMinAckPending int
+	// PullPrioritized (prioritized priority policy, server 2.12+) is the
+	// priority of the pull requests, from 0 (the highest, the default) to
+	// 9: the server serves the consumer's waiting requests of a lower
+	// number first. Needs PullPriorityGroup when above 0; above 9, or
+	// without a group, Consume or Messages fails with nats.ErrInvalidArg.
+	// An option of both Consume and Messages.
+	PullPrioritized uint8
 )
 
 func (o PullThresholdBytes) configureConsume(c *pullConfig) error {
@@ -504,6 +523,12 @@ func (o PullMinAckPending) configureConsume(c *pullConfig) error {
 	return nil
 }
 func (o PullMinAckPending) configureMessages(c *pullConfig) error { return o.configureConsume(c) }
+func (o PullPrioritized) configureConsume(c *pullConfig) error {
+	c.opts = append(c.opts, natsio.PullPriority(int(o)))
+	c.fetch = append(c.fetch, natsio.FetchPriority(int(o)))
+	return nil
+}
+func (o PullPrioritized) configureMessages(c *pullConfig) error { return o.configureConsume(c) }
 
 // messagesOpt is an option of Messages only.
 type messagesOpt func(*pullConfig) error
@@ -776,6 +801,7 @@ func (js *jetStream) OrderedConsumer(ctx context.Context, stream string, cfg Ord
 		HeadersOnly:       cfg.HeadersOnly,
 		NamePrefix:        cfg.NamePrefix,
 		InactiveThreshold: cfg.InactiveThreshold,
+		Metadata:          cfg.Metadata,
 	})
 	if err != nil {
 		return nil, translate(err)

@@ -73,7 +73,8 @@ func (c ObjectStoreConfig) binding() natsio.ObjectStoreConfig {
 	return cfg.Binding()
 }
 
-// The object types are the binding's: they have nats.go's fields.
+// The object types are the binding's: they have nats.go's fields (and
+// ObjectInfo.Revision, which nats.go's lacks; not in the JSON).
 type (
 	ObjectMeta        = natsio.ObjectMeta
 	ObjectMetaOptions = natsio.ObjectMetaOptions

@@ -6,9 +6,14 @@
 package micro
 
 import (
+	"github.com/libnatsio/natsio/bindings/go/internal/service"
 	micro "github.com/libnatsio/natsio/bindings/go/micro"
 	"github.com/libnatsio/natsio/bindings/go/nats"
 )
+
+// A NATSError for requests dropped over an endpoint's pending limits
+// matches nats.ErrSlowConsumer, as nats.go's does.
+func init() { service.SlowConsumerErrors = append(service.SlowConsumerErrors, nats.ErrSlowConsumer) }
 
 type (
 	Config          = micro.Config
@@ -62,6 +67,7 @@ var (
 	ControlSubject                 = micro.ControlSubject
 	WithEndpointMetadata           = micro.WithEndpointMetadata
 	WithEndpointMetadataKey        = micro.WithEndpointMetadataKey
+	WithEndpointPendingLimits      = micro.WithEndpointPendingLimits
 	WithEndpointQueueGroup         = micro.WithEndpointQueueGroup
 	WithEndpointQueueGroupDisabled = micro.WithEndpointQueueGroupDisabled
 	WithEndpointSubject            = micro.WithEndpointSubject
