@@ -191,6 +191,7 @@ fn pending_policies_under_overload() {
                     pending_msgs_limit: Some(10),
                     pending_bytes_limit: None,
                     policy,
+                    ..Default::default()
                 },
             )
             .unwrap();

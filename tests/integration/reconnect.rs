@@ -262,6 +262,7 @@ fn block_policy_pause_holds_across_a_reconnect() {
                 pending_msgs_limit: Some(5),
                 pending_bytes_limit: None,
                 policy: PendingPolicy::Block,
+                ..Default::default()
             },
         )
         .unwrap();
