@@ -2094,11 +2094,14 @@ typedef char *(*natsio_service_stats_cb)(void *user_data,
                                          const char *endpoint_subject);
 
 /**
- * Told of a handler failure (code 500) or an answer that could not be
- * sent, on the thread that saw it, and of requests dropped over an
- * endpoint's pending limits (code 0, the slow-consumer text as the
- * description, on the client's events thread). The strings are borrowed
- * for the call.
+ * Told of a handler failure (code 500), on the thread that saw it, and
+ * of requests dropped over an endpoint's pending limits (code 0; the
+ * endpoint's subject, wildcards as subscribed; the slow-consumer text as
+ * the description), on the client's event dispatcher thread, which also
+ * runs the client's event and error callbacks (they wait while it runs:
+ * return promptly). An answer that cannot be sent is the respond
+ * call's error and counts in STATS, without a call here. The strings are
+ * borrowed for the call.
  */
 typedef void (*natsio_service_error_cb)(void *user_data,
                                         const char *endpoint_name,
@@ -5874,13 +5877,16 @@ void natsio_service_group_free(struct natsio_service_group *group);
  * the name; wildcards allowed, `>` last), "metadata" (object of strings),
  * "queue_group", "queue_group_disabled", "pending_msgs_limit",
  * "pending_bytes_limit"}; an absent queue group is the group's or
- * service's. The pending limits bound the requests queued unread
+ * service's. The pending limits bound the requests the endpoint holds
  * (nats.go's `WithEndpointPendingLimits`; absent: the client's
- * subscription defaults; negative: none; 0 is refused): a request over
- * them is dropped, counted in the endpoint's STATS `num_errors` and
- * `last_error` and told to the service's error callback (code 0), and
- * the client's error callback gets the slow consumer as for any
- * subscription. It subscribes at once: requests queue until read
+ * subscription defaults; negative: none; 0 is refused): those queued
+ * unread and, with a callback, the one it is busy with until it returns
+ * (as nats.go counts it). A request over them is dropped
+ * (`natsio_endpoint_get_stats` counts it in `dropped`); each
+ * slow-consumer report (at most one a second) counts one error in the
+ * endpoint's STATS (`num_errors`, `last_error`) and is told to the
+ * service's error callback (code 0), and the client's error callback
+ * gets it as for any subscription. It subscribes at once: requests queue until read
  * with `natsio_endpoint_next`, `natsio_endpoint_next_async` or a callback
  * (`natsio_endpoint_set_callback`). Free `*endpoint_out` with
  * `natsio_endpoint_free`. Errors: NATSIO_ERR_NULL_ARGUMENT,
@@ -5927,7 +5933,8 @@ natsio_status natsio_service_set_stats_callback(const struct natsio_service *s,
 
 /**
  * Sets (or with `cb` NULL removes) the callback told of handler failures
- * and answers that could not be sent (see `natsio_service_error_cb`).
+ * and of requests dropped over an endpoint's pending limits (see
+ * `natsio_service_error_cb`).
  * The previous callback's `release` runs once no call of it is running.
  * Errors: NATSIO_ERR_NULL_ARGUMENT.
  */

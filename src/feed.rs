@@ -1292,8 +1292,15 @@ impl<T: FeedItem> Feed<T> {
         // A per-item handler takes up to HANDOFF items per lock, unless its
         // policy evicts or waits on queued items (DROP_OLD must be able to
         // evict the oldest pending item; BLOCK is woken by each take).
+        // A feed whose limits count the handler's item (`limiting_calls`)
+        // takes one at a time too: its count moves from the queue to the
+        // call under the lock, never counted twice (an item in hand moves
+        // outside it, and a producer checking then would drop an item
+        // that fits).
         let handoff = match self.limits.policy {
-            PendingPolicy::DropNew | PendingPolicy::Error if batch == 1 => HANDOFF,
+            PendingPolicy::DropNew | PendingPolicy::Error if batch == 1 && !self.limit_calls => {
+                HANDOFF
+            }
             _ => 1,
         };
         let mut hand: VecDeque<T> = VecDeque::with_capacity(handoff - 1);

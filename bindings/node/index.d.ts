@@ -1735,7 +1735,7 @@ export interface ServiceConfig {
    */
   statsHandler?: (endpoint: { name: string; subject: string }) => unknown | Promise<unknown>;
   /**
-   * Told of handler failures (a throw or rejection: code 500), answers that could not be sent, and requests dropped
+   * Told of handler failures (a throw or rejection: code 500) and requests dropped
    * over an endpoint's pending limits (EndpointOptions.pendingMsgsLimit: code 0, the message the slow-consumer text,
    * "slow consumer ..."). `err.endpoint` is the endpoint's name, `err.subject` the request's subject (for a dropped
    * request, the endpoint's). Called on the JS thread; a throw is reported as an uncaught exception. An extension of
@@ -1762,8 +1762,10 @@ export interface EndpointOptions {
    * Absent: the connection's pendingMsgsLimit; negative: no limit. A request over it is dropped: it counts in the
    * endpoint's STATS (num_errors, last_error "slow consumer ..."), the errorHandler gets it (a ServiceError of code 0)
    * and the connection's 'error' event a SlowConsumerError, as for any subscription. With a handler the JS thread takes
-   * requests as they arrive (a handler may be async), so the limit holds those that wait while the thread is busy; an
-   * iterator holds up to this many more, taken but not yet read (as a subscription's iterator). ServiceConfigError: 0,
+   * requests as they arrive (a handler may be async), so the limit holds those that wait while the thread is busy; the
+   * request a handler is busy with does not count (nats.go counts it: with the same limits a Node endpoint holds one
+   * request more). An iterator holds up to this many more, taken but not yet read (as a subscription's iterator).
+   * ServiceConfigError: 0,
    * or not an integer (NaN, an infinity, a fraction); TypeError: not a number. Only endpoints take it: in a
    * ServiceConfig it is refused with ServiceConfigError.
    */

@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 use super::config::{normalize, validate_name, Kind, Schema};
 use super::pull::{
     bad_request, check_group_in, inbox_withdrawal, is_max_bytes_rejection, is_refused_request,
-    notify_status, pull_inbox, validate_group_fields, PullStatus, PIN_ID_HEADER,
+    notify_status, pull_inbox, put_group_fields, validate_group_fields, PullStatus, PIN_ID_HEADER,
 };
 use super::stream::{all_infos, all_names};
 use super::{Consumption, CreateAction, JetStream};
@@ -591,16 +591,13 @@ impl FetchRequest {
             req["idle_heartbeat"] = Value::from(nanos(opts.idle_heartbeat));
         }
         if let Some(g) = &opts.group {
-            req["group"] = Value::from(g.as_str());
-            if opts.min_pending > 0 {
-                req["min_pending"] = Value::from(opts.min_pending);
-            }
-            if opts.min_ack_pending > 0 {
-                req["min_ack_pending"] = Value::from(opts.min_ack_pending);
-            }
-            if opts.priority > 0 {
-                req["priority"] = Value::from(opts.priority);
-            }
+            put_group_fields(
+                &mut req,
+                g,
+                opts.min_pending,
+                opts.min_ack_pending,
+                opts.priority,
+            );
         }
         let mut r = FetchRequest {
             next_subject: format!("{}.CONSUMER.MSG.NEXT.{stream}.{consumer}", js.api_prefix()),

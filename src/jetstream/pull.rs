@@ -468,16 +468,7 @@ impl Puller {
         let mut req = json!({ "batch": batch });
         let x = &self.extras;
         if let Some(g) = &x.group {
-            req["group"] = json!(g);
-            if x.min_pending > 0 {
-                req["min_pending"] = json!(x.min_pending);
-            }
-            if x.min_ack_pending > 0 {
-                req["min_ack_pending"] = json!(x.min_ack_pending);
-            }
-            if x.priority > 0 {
-                req["priority"] = json!(x.priority);
-            }
+            put_group_fields(&mut req, g, x.min_pending, x.min_ack_pending, x.priority);
             if let Some(id) = &self.pin_id {
                 req["id"] = json!(id);
             }
@@ -1052,6 +1043,27 @@ impl ConsumeOptions {
 
 /// Messages asked for per request when bytes bound them (nats.go's).
 const BYTES_MODE_BATCH: usize = 1_000_000;
+
+/// Writes a pull request's priority-group fields (ADR-42) into `req`:
+/// the group, and each threshold or priority that is set.
+pub(crate) fn put_group_fields(
+    req: &mut serde_json::Value,
+    group: &str,
+    min_pending: u64,
+    min_ack_pending: u64,
+    priority: u8,
+) {
+    req["group"] = json!(group);
+    if min_pending > 0 {
+        req["min_pending"] = json!(min_pending);
+    }
+    if min_ack_pending > 0 {
+        req["min_ack_pending"] = json!(min_ack_pending);
+    }
+    if priority > 0 {
+        req["priority"] = json!(priority);
+    }
+}
 
 /// The highest priority number (the lowest priority) a pull request of
 /// a consumer with the prioritized policy may carry (ADR-42).

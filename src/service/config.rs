@@ -49,8 +49,9 @@ impl QueueGroup {
 /// library thread, never on the runtime.
 pub type StatsHandler = Arc<dyn Fn(&EndpointRef<'_>) -> Option<String> + Send + Sync>;
 
-/// Told of every handler failure and failed response (ADR-32's error
-/// handler), on the thread that saw it.
+/// Told of every handler failure, on the thread that saw it, and of
+/// requests dropped over an endpoint's pending limits, on the client's
+/// event dispatcher thread (ADR-32's error handler).
 pub type ErrorHandler = Arc<dyn Fn(&ServiceError) + Send + Sync>;
 
 /// The endpoint a stats handler is asked about.
@@ -60,12 +61,15 @@ pub struct EndpointRef<'a> {
     pub subject: &'a str,
 }
 
-/// A handler failure or a response that could not be sent.
+/// A handler failure, or requests dropped over an endpoint's pending
+/// limits. (A response that cannot be sent is the respond call's error,
+/// counted in the endpoint's stats.)
 #[derive(Debug, Clone)]
 pub struct ServiceError {
     /// The endpoint's name.
     pub endpoint: String,
-    /// The request's subject.
+    /// The failed request's subject; for dropped requests the endpoint's
+    /// subject (wildcards as subscribed).
     pub subject: String,
     /// The error code sent to the requester (500 for a handler failure);
     /// 0 for requests dropped over the endpoint's pending limits (a slow

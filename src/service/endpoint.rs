@@ -88,6 +88,8 @@ impl EndpointShared {
         // A request dropped over the pending limits is the endpoint's
         // error, as in nats.go's micro: counted, and told to the error
         // handler (code 0: no reply carried it).
+        // The subscription is new and the endpoint's own: nothing else
+        // sets its listener, so `set` cannot find one there.
         let _ = ep.sub.shared.slow_listener.set(Arc::new(move |e: &Error| {
             if let Some(ep) = weak.upgrade() {
                 ep.slow_consumer(e);
@@ -97,10 +99,10 @@ impl EndpointShared {
     }
 
     /// Counts a slow-consumer report and tells the service's error
-    /// handler (on the client's events thread).
+    /// handler (on the client's event dispatcher thread).
     fn slow_consumer(&self, e: &Error) {
         let description = e.to_string();
-        self.record(false, Duration::ZERO, Some(description.clone()));
+        self.record_error(description.clone());
         if let Some(h) = self.service.upgrade().and_then(|s| s.error_handler()) {
             h(&ServiceError {
                 endpoint: self.name.clone(),
@@ -109,6 +111,11 @@ impl EndpointShared {
                 description,
             });
         }
+    }
+
+    /// Counts an error that is no request's first answer.
+    fn record_error(&self, error: String) {
+        self.record(false, Duration::ZERO, Some(error));
     }
 
     fn record(&self, first: bool, elapsed: Duration, error: Option<String>) {
@@ -371,9 +378,7 @@ impl Request {
         self.finish(None);
         let r = self.send(headers, payload);
         if let Err(e) = &r {
-            self.state
-                .endpoint
-                .record(false, Duration::ZERO, Some(format!("respond: {e}")));
+            self.state.endpoint.record_error(format!("respond: {e}"));
         }
         r
     }
@@ -420,9 +425,7 @@ impl Request {
             .collect();
         let answered = self.state.counted.load(Ordering::Acquire);
         if answered {
-            self.state
-                .endpoint
-                .record(false, Duration::ZERO, Some(format!("500:{safe}")));
+            self.state.endpoint.record_error(format!("500:{safe}"));
         }
         // Before the 500 goes out: a requester that has it knows the
         // handler was told.

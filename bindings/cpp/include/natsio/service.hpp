@@ -21,9 +21,10 @@
 ///     it answered already), the error counts in the endpoint's stats, the
 ///     service's error handler is told, and the next request is served;
 ///   - an endpoint's pending limits (EndpointConfig::pending_msgs_limit,
-///     pending_bytes_limit) bound the requests queued unread: those over
-///     them are dropped, counted as the endpoint's errors and told to the
-///     service's error handler (code 0);
+///     pending_bytes_limit) bound the requests queued unread and, with a
+///     handler, the one it is busy with until it returns (as nats.go
+///     counts it): those over them are dropped, counted as the endpoint's
+///     errors and told to the service's error handler (code 0);
 ///   - info() and stats() are the INFO and STATS responses as JSON text with
 ///     the wire's field names (io.nats.micro.v1.info_response and
 ///     stats_response; times in nanoseconds), as JetStream infos are;
@@ -271,9 +272,9 @@ private:
 
 }  // namespace detail
 
-/// A handler failure, an answer that could not be sent, or requests
-/// dropped over an endpoint's pending limits, as the service's error
-/// handler receives it.
+/// A handler failure, or requests dropped over an endpoint's pending
+/// limits, as the service's error handler receives it (an answer that
+/// cannot be sent is respond()'s error, counted in STATS).
 struct ServiceError {
     /// The endpoint's name.
     std::string endpoint;
@@ -290,8 +291,8 @@ struct ServiceError {
     std::string description;
 };
 
-/// Told of each handler failure and answer that could not be sent, on the
-/// thread that saw it (for a throwing handler: the endpoint's), and of
+/// Told of each handler failure, on the thread that saw it (for a
+/// throwing handler: the endpoint's), and of
 /// each slow-consumer report of an endpoint over its pending limits (code
 /// 0, on the client's event thread: do not block in it). What it throws
 /// goes to the client's error handler.
@@ -371,8 +372,10 @@ struct EndpointConfig {
     std::optional<std::string> queue_group = std::nullopt;
     /// True: no queue group.
     bool queue_group_disabled = false;
-    /// The most requests queued unread (nats.go's
-    /// WithEndpointPendingLimits): std::nullopt (unset) keeps the client's
+    /// The most requests the endpoint holds (nats.go's
+    /// WithEndpointPendingLimits): those queued unread and, with a handler,
+    /// the one it is busy with until it returns (as nats.go counts it: a
+    /// limit of 2 and a busy handler leave room for one more). std::nullopt (unset) keeps the client's
     /// subscription default (Options::set_pending_limits); negative: no
     /// limit; 0 is refused (add_endpoint throws ServiceConfigError, unlike
     /// SubscribeOptions where 0 means no limit). A request over the limits
