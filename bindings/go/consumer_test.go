@@ -1102,25 +1102,14 @@ func TestFlowControlAckPolicyForDurableSourcing(t *testing.T) {
 		Name: "FCO", Consumer: &natsio.StreamConsumerSource{Name: "fcsrc", DeliverSubject: "fco_deliver.sink"}}}})).must(t)
 	sourcedAndAcked := func(want uint64) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			var sourced, floor uint64
+		eventually(t, fmt.Sprintf("%d messages sourced and acked", want), func() bool {
 			si, err := js.StreamInfo(ctx, "FCS")
-			if err == nil {
-				sourced = si.State.Msgs
+			if err != nil || si.State.Msgs != want {
+				return false
 			}
-			ci, err2 := js.ConsumerInfo(ctx, "FCO", "fcsrc")
-			if err2 == nil {
-				floor = ci.AckFloor.Stream
-			}
-			if sourced == want && floor == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("want %d sourced and acked: %d sourced (%v), ack floor %d (%v)", want, sourced, err, floor, err2)
-			}
-			time.Sleep(20 * time.Millisecond) // polling the server's state: nothing to wait on
-		}
+			ci, err := js.ConsumerInfo(ctx, "FCO", "fcsrc")
+			return err == nil && ci.AckFloor.Stream == want
+		})
 	}
 	sourcedAndAcked(3)
 	for i := 3; i < 5; i++ {

@@ -781,15 +781,18 @@ func TestFacadeFetchAndPullPrioritized(t *testing.T) {
 		t.Fatalf("Messages at 5: %v", err)
 	}
 
-	// Refused before anything is sent.
-	if _, err := c.Fetch(1, jetstream.FetchPriorityGroup("P"), jetstream.FetchPrioritized(10)); !errors.Is(err, nats.ErrInvalidArg) {
+	// Refused before anything is sent, as nats.go's option mistakes.
+	if _, err := c.Fetch(1, jetstream.FetchPriorityGroup("P"), jetstream.FetchPrioritized(10)); !errors.Is(err, jetstream.ErrInvalidOption) {
 		t.Errorf("FetchPrioritized(10): %v", err)
 	}
-	if _, err := c.Next(jetstream.FetchPrioritized(1)); !errors.Is(err, nats.ErrInvalidArg) {
+	if _, err := c.Next(jetstream.FetchPrioritized(1)); !errors.Is(err, jetstream.ErrInvalidOption) {
 		t.Errorf("FetchPrioritized(1) without a group: %v", err)
 	}
-	if _, err := c.Consume(func(jetstream.Msg) {}, jetstream.PullPriorityGroup("P"), jetstream.PullPrioritized(10)); !errors.Is(err, nats.ErrInvalidArg) {
+	if _, err := c.Consume(func(jetstream.Msg) {}, jetstream.PullPriorityGroup("P"), jetstream.PullPrioritized(10)); !errors.Is(err, jetstream.ErrInvalidOption) {
 		t.Errorf("PullPrioritized(10): %v", err)
+	}
+	if _, err := c.Messages(jetstream.PullPrioritized(1)); !errors.Is(err, jetstream.ErrInvalidOption) {
+		t.Errorf("PullPrioritized(1) without a group: %v", err)
 	}
 	// An ordered consumer pulls for no group.
 	oc, err := js.OrderedConsumer(ctx, "PR", jetstream.OrderedConsumerConfig{})

@@ -602,8 +602,9 @@ func TestMicroStopFromHandlerAndClose(t *testing.T) {
 }
 
 // An endpoint's pending limits (WithEndpointPendingLimits(2, -1)) bound the
-// requests held while its handler runs: with the first request in the
-// handler, 2 of the next 4 are kept and 2 dropped; the drop is counted in
+// requests held while its handler runs: the first request, in the
+// handler, counts against them (as in nats.go), so of the next 4 only 1 is
+// kept and 3 are dropped; the drop is counted in
 // the endpoint's stats (NumErrors, LastError naming the slow consumer) and
 // told to the ErrorHandler with the endpoint's subject; once the handler
 // returns the kept requests are answered in order, the dropped ones never

@@ -61,10 +61,11 @@ func mustNext(t *testing.T, sub *natsio.Subscription) *natsio.Msg {
 	return m
 }
 
-// eventually polls cond until it holds or 5s pass.
+// eventually polls cond until it holds or 20 s pass (generous for a loaded
+// machine: only a failure waits that long).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if cond() {
 			return
 		}

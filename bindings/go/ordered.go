@@ -13,9 +13,11 @@ import "C"
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"sync"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -43,7 +45,8 @@ type OrderedConsumerConfig struct {
 	// reads (0: 5 minutes).
 	InactiveThreshold time.Duration
 	// Metadata is set as the config.metadata of every server-side
-	// consumer it creates (nil or empty: none).
+	// consumer it creates (nil or empty: none). A key or value that is
+	// not valid UTF-8 is refused with ErrInvalidUTF8.
 	Metadata map[string]string
 }
 
@@ -87,7 +90,8 @@ type OrderedConsumer struct {
 // OrderedConsumer makes an ordered consumer on stream and creates its
 // server-side consumer (as nats.go does; CachedInfo holds its info).
 // Errors: ErrInvalidArgument (bad stream name, deliver policy, a start
-// sequence or time missing or given with another policy), ErrBadSubject,
+// sequence or time missing or given with another policy), ErrInvalidUTF8
+// (Metadata not valid UTF-8; nothing is sent), ErrBadSubject,
 // ErrStreamNotFound, ErrTimeout, ErrConnectionClosed.
 func (js *JetStream) OrderedConsumer(ctx context.Context, stream string, cfg OrderedConsumerConfig) (*OrderedConsumer, error) {
 	policy, err := deliverPolicyOf(cfg.DeliverPolicy)
@@ -134,6 +138,12 @@ func (js *JetStream) OrderedConsumer(ctx context.Context, stream string, cfg Ord
 	}
 	o.inactive_threshold_ms = C.int64_t(cfg.InactiveThreshold.Milliseconds())
 	if len(cfg.Metadata) > 0 {
+		// json.Marshal would turn invalid UTF-8 into U+FFFD unseen.
+		for k, v := range cfg.Metadata {
+			if !utf8.ValidString(k) || !utf8.ValidString(v) {
+				return nil, errorOf(ErrInvalidUTF8, fmt.Sprintf("OrderedConsumerConfig.Metadata %q: %q: not valid UTF-8", k, v))
+			}
+		}
 		b, _ := json.Marshal(cfg.Metadata) // a map of strings always marshals
 		metadata := C.CString(string(b))
 		defer C.free(unsafe.Pointer(metadata))

@@ -273,4 +273,13 @@ func TestOrderedConsumerMetadata(t *testing.T) {
 	if md := got(js.ConsumerInfo(ctx, "O", "plain_1")).must(t).Config.Metadata; md["team"] != "" {
 		t.Fatalf("metadata without any asked: %v", md)
 	}
+
+	// A key or value not valid UTF-8 is refused, not turned into U+FFFD,
+	// and no consumer is created.
+	for _, bad := range []map[string]string{{"team": "bill\xffing"}, {"te\xffam": "billing"}} {
+		_, err := js.OrderedConsumer(ctx, "O", natsio.OrderedConsumerConfig{NamePrefix: "bad", Metadata: bad})
+		wantIs(t, err, natsio.ErrInvalidUTF8)
+	}
+	_, err := js.ConsumerInfo(ctx, "O", "bad_1")
+	wantIs(t, err, natsio.ErrConsumerNotFound)
 }

@@ -84,8 +84,8 @@ type (
 		qgDisabled bool
 	}
 
-	// ErrHandler is told of a handler failure (a panic: code 500), an
-	// answer that could not be sent, and requests dropped over an
+	// ErrHandler is told of a handler failure (a panic: code 500) and of
+	// requests dropped over an
 	// endpoint's pending limits (WithEndpointPendingLimits: the NATSError's
 	// Subject is the endpoint's, its Description the library's
 	// slow-consumer text, and it matches natsio.ErrSlowConsumer). Slow

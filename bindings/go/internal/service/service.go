@@ -51,9 +51,9 @@ var SlowConsumerErrors []error
 type Handlers struct {
 	// Stats gives an endpoint's STATS data (JSON; nil leaves it out).
 	Stats func(endpoint, subject string) []byte
-	// Error is told of a handler failure or an answer that could not be
-	// sent, and (code 0, on the client's events thread) of requests
-	// dropped over an endpoint's pending limits.
+	// Error is told of a handler failure and (code 0, on the client's
+	// events thread) of requests dropped over an endpoint's pending
+	// limits.
 	Error func(endpoint, subject string, code int32, description string)
 	// Done is called once, on its own goroutine, after the service has
 	// stopped (Stop, or the connection's close).

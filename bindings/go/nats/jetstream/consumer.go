@@ -218,6 +218,26 @@ type fetchConfig struct {
 	binding []natsio.FetchOpt
 	// allowMaxBytes: FetchMaxBytes is Fetch's only, as in nats.go.
 	allowMaxBytes bool
+	priorityOpts
+}
+
+// priorityOpts are the priority group and priority of a Fetch's or a
+// Consume's pull requests, checked once all options are applied.
+type priorityOpts struct {
+	group    string
+	priority uint8
+}
+
+// check refuses a priority out of range, or one above 0 without a
+// priority group, wrapping ErrInvalidOption as nats.go's option errors.
+func (p priorityOpts) check() error {
+	if p.priority > 9 {
+		return fmt.Errorf("%w: priority should be between 0 and 9", ErrInvalidOption)
+	}
+	if p.priority > 0 && p.group == "" {
+		return fmt.Errorf("%w: priority group is required for a priority above 0", ErrInvalidOption)
+	}
+	return nil
 }
 
 // FetchMaxWait is how long a Fetch waits for its batch (default 30 s).
@@ -272,6 +292,7 @@ func FetchMaxBytes(maxBytes int) FetchOpt {
 // priority groups (server 2.11+).
 func FetchPriorityGroup(group string) FetchOpt {
 	return func(c *fetchConfig) error {
+		c.group = group
 		c.binding = append(c.binding, natsio.FetchPriorityGroup(group))
 		return nil
 	}
@@ -306,10 +327,12 @@ func FetchMinAckPending(min int64) FetchOpt {
 // FetchPrioritized (prioritized priority policy, server 2.12+) is the
 // pull request's priority, from 0 (the highest, the default) to 9: the
 // server serves the consumer's waiting requests of a lower number first.
-// Needs FetchPriorityGroup when above 0; above 9, or without a group, the
-// Fetch (or Next) fails with nats.ErrInvalidArg before anything is sent.
+// Needs FetchPriorityGroup when above 0; above 9, or above 0 without a
+// group, the Fetch (or Next) fails with an error wrapping ErrInvalidOption
+// before anything is sent.
 func FetchPrioritized(priority uint8) FetchOpt {
 	return func(c *fetchConfig) error {
+		c.priority = priority
 		c.binding = append(c.binding, natsio.FetchPriority(int(priority)))
 		return nil
 	}
@@ -326,6 +349,9 @@ func fetchOptions(opts []FetchOpt, allowMaxBytes bool, extra ...natsio.FetchOpt)
 	}
 	if cfg.ctx != nil && cfg.maxWaitSet {
 		return nil, nil, fmt.Errorf("%w: cannot specify both FetchContext and FetchMaxWait", ErrInvalidOption)
+	}
+	if err := cfg.check(); err != nil {
+		return nil, nil, err
 	}
 	out := append([]natsio.FetchOpt{natsio.FetchExpires(cfg.maxWait)}, extra...)
 	if cfg.heartbeat > 0 {
@@ -453,6 +479,7 @@ type pullConfig struct {
 	maxMessages, maxBytes int
 	expiry, heartbeat     time.Duration
 	fetch                 []natsio.FetchOpt
+	priorityOpts
 }
 
 // ConsumeErrHandlerFunc receives the errors of a Consume.
@@ -489,7 +516,8 @@ type (
 	// priority of the pull requests, from 0 (the highest, the default) to
 	// 9: the server serves the consumer's waiting requests of a lower
 	// number first. Needs PullPriorityGroup when above 0; above 9, or
-	// without a group, Consume or Messages fails with nats.ErrInvalidArg.
+	// above 0 without a group, Consume or Messages fails with an error
+	// wrapping ErrInvalidOption before anything is sent.
 	// An option of both Consume and Messages.
 	PullPrioritized uint8
 )
@@ -500,6 +528,7 @@ func (o PullThresholdBytes) configureConsume(c *pullConfig) error {
 }
 func (o PullThresholdBytes) configureMessages(c *pullConfig) error { return o.configureConsume(c) }
 func (o PullPriorityGroup) configureConsume(c *pullConfig) error {
+	c.group = string(o)
 	c.opts = append(c.opts, natsio.PullPriorityGroup(string(o)))
 	c.fetch = append(c.fetch, natsio.FetchPriorityGroup(string(o)))
 	return nil
@@ -524,6 +553,7 @@ func (o PullMinAckPending) configureConsume(c *pullConfig) error {
 }
 func (o PullMinAckPending) configureMessages(c *pullConfig) error { return o.configureConsume(c) }
 func (o PullPrioritized) configureConsume(c *pullConfig) error {
+	c.priority = uint8(o)
 	c.opts = append(c.opts, natsio.PullPriority(int(o)))
 	c.fetch = append(c.fetch, natsio.FetchPriority(int(o)))
 	return nil
@@ -677,6 +707,9 @@ func consume(start sourceStarter, handler MessageHandler, opts []PullConsumeOpt)
 			return nil, err
 		}
 	}
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
 	inner, err := start(&cfg)
 	if err != nil {
 		return nil, translate(err)
@@ -695,6 +728,9 @@ func messages(start sourceStarter, opts []PullMessagesOpt) (MessagesContext, err
 		if err := o.configureMessages(&cfg); err != nil {
 			return nil, err
 		}
+	}
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	inner, err := start(&cfg)
 	if err != nil {
