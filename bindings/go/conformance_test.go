@@ -544,15 +544,9 @@ func checkBehaviourCase(t *testing.T, c conformanceCase, jetStreamServer func(*t
 		got(js.CreateStream(ctx, natsio.StreamConfig{Name: "CONF_PRIO", Subjects: []string{"conf.prio"}, Storage: natsio.MemoryStorage})).must(t)
 		got(js.CreateConsumer(ctx, "CONF_PRIO", natsio.ConsumerConfig{Durable: "c",
 			PriorityGroups: []string{"P"}, PriorityPolicy: natsio.PriorityPolicyPrioritized})).must(t)
-		fetchAt := func(priority int) *natsio.Consumption {
-			f := got(js.FetchMessages(ctx, "CONF_PRIO", "c", natsio.FetchPriorityGroup("P"), natsio.FetchPriority(priority),
-				natsio.FetchMaxMessages(1), natsio.FetchExpires(10*time.Second))).must(t)
-			t.Cleanup(f.Stop)
-			return f
-		}
-		at5 := fetchAt(5)
+		at5 := fetchOneAt(t, ctx, js, "CONF_PRIO", "c", "P", 5)
 		waitingRequests(t, js, "CONF_PRIO", "c", 1)
-		at1 := fetchAt(1)
+		at1 := fetchOneAt(t, ctx, js, "CONF_PRIO", "c", "P", 1)
 		waitingRequests(t, js, "CONF_PRIO", "c", 2)
 		got(js.Publish(ctx, "conf.prio", []byte("first"))).must(t)
 		nextIs(t, at1, "the fetch at priority 1", "first")

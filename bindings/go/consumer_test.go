@@ -1001,11 +1001,22 @@ func TestInlineStatusCodeAndDescription(t *testing.T) {
 // after them.
 func waitingRequests(t *testing.T, js *natsio.JetStream, stream, consumer string, want int) {
 	t.Helper()
-	ctx := ctxTimeout(t, 10*time.Second)
+	ctx := ctxTimeout(t, 30*time.Second)
 	eventually(t, fmt.Sprintf("%d waiting requests", want), func() bool {
 		ci, err := js.ConsumerInfo(ctx, stream, consumer)
 		return err == nil && ci.NumWaiting == want
 	})
+}
+
+// fetchOneAt starts a streamed fetch of one message of consumer in
+// priority group group at priority, held open 20 s, stopped when the test
+// ends.
+func fetchOneAt(t *testing.T, ctx context.Context, js *natsio.JetStream, stream, consumer, group string, priority int) *natsio.Consumption {
+	t.Helper()
+	c := got(js.FetchMessages(ctx, stream, consumer, natsio.FetchPriorityGroup(group), natsio.FetchPriority(priority),
+		natsio.FetchMaxMessages(1), natsio.FetchExpires(20*time.Second))).must(t)
+	t.Cleanup(c.Stop)
+	return c
 }
 
 // nextIs reads the next message of c within 10 s and checks its payload.
@@ -1035,12 +1046,7 @@ func TestPrioritizedPolicyServesLowerNumbersFirst(t *testing.T) {
 	if ci.Config.PriorityPolicy != natsio.PriorityPolicyPrioritized {
 		t.Fatalf("config %+v", ci.Config)
 	}
-	fetchAt := func(priority int) *natsio.Consumption {
-		c := got(js.FetchMessages(ctx, "PZ", "pz", natsio.FetchPriorityGroup("P"), natsio.FetchPriority(priority),
-			natsio.FetchMaxMessages(1), natsio.FetchExpires(20*time.Second))).must(t)
-		t.Cleanup(c.Stop)
-		return c
-	}
+	fetchAt := func(priority int) *natsio.Consumption { return fetchOneAt(t, ctx, js, "PZ", "pz", "P", priority) }
 	low := fetchAt(5)
 	waitingRequests(t, js, "PZ", "pz", 1)
 	high := fetchAt(1)
