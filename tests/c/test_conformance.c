@@ -664,11 +664,7 @@ static void test_behaviour_endpoint_pending_limits(void) {
     EXPECT_OK(natsio_service_add_endpoint(svc, NULL, config, &ep));
     nt_cleanup(endpoint_free_cb, ep);
     EXPECT_OK(natsio_client_flush(c, 5000));
-    for (int i = 0; i < 5; i++) {
-        char body[8];
-        int len = snprintf(body, sizeof body, "r%d", i);
-        EXPECT_OK(natsio_client_publish_with(c, subj, reply, NULL, body, (size_t)len));
-    }
+    NT_CHECK(publish_requests(c, subj, reply, 0, 5));
     EXPECT_OK(natsio_client_flush(c, 5000));
     endpoint_counts counts = {ep, 3, 2};
     NT_CHECK(nt_wait_until(endpoint_counts_are, &counts, 5000));
@@ -682,14 +678,7 @@ static void test_behaviour_endpoint_pending_limits(void) {
     NT_CHECK_MSG(json_int(json, "num_errors", &n) && n >= 1 && strstr(json, "\"last_error\":\"slow consumer"), "%s",
                  json);
     natsio_string_free(json);
-    for (int i = 0; i < 2; i++) {
-        natsio_service_request *req = NULL;
-        EXPECT_OK(natsio_endpoint_next(ep, 5000, &req));
-        char want[8];
-        snprintf(want, sizeof want, "r%d", i);
-        NT_CHECK(req && payload_is(natsio_service_request_msg(req), want));
-        natsio_service_request_free(req);
-    }
+    NT_CHECK(next_requests_in_order(ep, 2));
 }
 
 static void test_behaviour_kv_bind_subjects(void) {

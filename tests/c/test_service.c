@@ -391,14 +391,8 @@ static void test_endpoint_pending_limits_drop_and_report(void) {
     NT_CHECK_INT_EQ(natsio_client_flush(c, NATSIO_TIMEOUT_DEFAULT), NATSIO_OK);
 
     /* Nobody reads: of 5 requests 2 queue and 3 are dropped. */
-    for (int i = 0; i < 5; i++) {
-        char body[8];
-        int len = snprintf(body, sizeof body, "r%d", i);
-        NT_CHECK_INT_EQ(natsio_client_publish_with(requester, "climits.held", "climits.reply", NULL, body, (size_t)len),
-                        NATSIO_OK);
-        NT_CHECK_INT_EQ(natsio_client_publish_with(requester, "climits.open", "climits.reply", NULL, body, (size_t)len),
-                        NATSIO_OK);
-    }
+    NT_CHECK(publish_requests(requester, "climits.held", "climits.reply", 0, 5));
+    NT_CHECK(publish_requests(requester, "climits.open", "climits.reply", 0, 5));
     NT_CHECK_INT_EQ(natsio_client_flush(requester, NATSIO_TIMEOUT_DEFAULT), NATSIO_OK);
     endpoint_counts held_counts = {held, 3, 2}, open_counts = {open, 0, 5};
     NT_CHECK(nt_wait_until(endpoint_counts_are, &held_counts, 5000));
@@ -418,15 +412,7 @@ static void test_endpoint_pending_limits_drop_and_report(void) {
     natsio_string_free(json);
 
     /* The two that fit are there, the first two, in order. */
-    for (int i = 0; i < 2; i++) {
-        natsio_service_request *req = NULL;
-        NT_CHECK_INT_EQ(natsio_endpoint_next(held, 5000, &req), NATSIO_OK);
-        char want[8];
-        snprintf(want, sizeof want, "r%d", i);
-        const natsio_msg *m = natsio_service_request_msg(req);
-        NT_CHECK(span_eq(natsio_msg_data(m), natsio_msg_data_len(m), want));
-        natsio_service_request_free(req);
-    }
+    NT_CHECK(next_requests_in_order(held, 2));
     natsio_iter_stats st;
     NT_CHECK_INT_EQ(natsio_endpoint_get_stats(held, &st), NATSIO_OK);
     NT_CHECK_INT_EQ(st.pending_items, 0);
@@ -441,13 +427,9 @@ static void test_endpoint_pending_limits_drop_and_report(void) {
     NT_CHECK(busy != NULL);
     NT_CHECK_INT_EQ(natsio_endpoint_set_callback(busy, hold_first_then_record, &h, NULL), NATSIO_OK);
     NT_CHECK_INT_EQ(natsio_client_flush(c, NATSIO_TIMEOUT_DEFAULT), NATSIO_OK);
-    for (int i = 0; i < 5; i++) {
-        char body[8];
-        int len = snprintf(body, sizeof body, "r%d", i);
-        NT_CHECK_INT_EQ(natsio_client_publish_with(requester, "climits.busy", "climits.reply", NULL, body, (size_t)len),
-                        NATSIO_OK);
-        if (i == 0) NT_CHECK(nt_wait_until(handler_holds_one, &h, 5000));
-    }
+    NT_CHECK(publish_requests(requester, "climits.busy", "climits.reply", 0, 1));
+    NT_CHECK(nt_wait_until(handler_holds_one, &h, 5000));
+    NT_CHECK(publish_requests(requester, "climits.busy", "climits.reply", 1, 4));
     NT_CHECK_INT_EQ(natsio_client_flush(requester, NATSIO_TIMEOUT_DEFAULT), NATSIO_OK);
     endpoint_counts busy_counts = {busy, 3, 1};
     NT_CHECK(nt_wait_until(endpoint_counts_are, &busy_counts, 5000));

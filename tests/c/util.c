@@ -465,6 +465,37 @@ bool endpoint_counts_are(void *arg) {
            st.pending_items == want->pending_items;
 }
 
+bool publish_requests(natsio_client *c, const char *subject, const char *reply, int first, int count) {
+    for (int i = first; i < first + count; i++) {
+        char body[16];
+        int len = snprintf(body, sizeof body, "r%d", i);
+        natsio_status st = natsio_client_publish_with(c, subject, reply, NULL, body, (size_t)len);
+        if (st != NATSIO_OK) {
+            nt_fail_at(__FILE__, __LINE__, "publish %s to %s: %s (%s)", body, subject, natsio_status_str(st),
+                       natsio_last_error());
+            return false;
+        }
+    }
+    return true;
+}
+
+bool next_requests_in_order(natsio_endpoint *ep, int count) {
+    for (int i = 0; i < count; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "r%d", i);
+        natsio_service_request *req = NULL;
+        natsio_status st = natsio_endpoint_next(ep, 5000, &req);
+        bool ok = st == NATSIO_OK && req != NULL && payload_is(natsio_service_request_msg(req), want);
+        if (!ok) {
+            nt_fail_at(__FILE__, __LINE__, "request %d: %s, wanted %s", i, natsio_status_str(st), want);
+            natsio_service_request_free(req);
+            return false;
+        }
+        natsio_service_request_free(req);
+    }
+    return true;
+}
+
 natsio_js_messages *fetch_one_prioritized(natsio_js *js, const char *stream, const char *consumer, const char *group,
                                           int32_t priority) {
     natsio_fetch_options o;

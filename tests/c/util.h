@@ -184,6 +184,12 @@ typedef struct {
     uint64_t dropped, pending_items;
 } endpoint_counts;
 bool endpoint_counts_are(void *endpoint_counts_arg);
+/* Publishes request i ("r<i>", reply subject `reply`) to `subject` for i
+ * in [first, first + count), recording a failure if one fails. */
+bool publish_requests(natsio_client *c, const char *subject, const char *reply, int first, int count);
+/* Reads `count` requests of iterator endpoint `ep` (5 s each) and checks
+ * they are "r0", "r1", ... in order, recording a failure if not. */
+bool next_requests_in_order(natsio_endpoint *ep, int count);
 
 /* ---- JetStream setup shared by the JetStream, KV, consumer and watch tests */
 
