@@ -291,8 +291,9 @@ pub unsafe extern "C" fn natsio_service_group_free(group: *mut natsio_service_gr
 /// slow-consumer report (at most one a second) counts one error in the
 /// endpoint's STATS (`num_errors`, `last_error`) and is told to the
 /// service's error callback (code 0), and the client's error callback
-/// gets it as for any subscription. It subscribes at once: requests queue until read
-/// with `natsio_endpoint_next`, `natsio_endpoint_next_async` or a callback
+/// gets it as for any subscription. It subscribes at once: requests
+/// queue until read with `natsio_endpoint_next`,
+/// `natsio_endpoint_next_async` or a callback
 /// (`natsio_endpoint_set_callback`). Free `*endpoint_out` with
 /// `natsio_endpoint_free`. Errors: NATSIO_ERR_NULL_ARGUMENT,
 /// NATSIO_ERR_SERVICE_CONFIG (nothing is sent), NATSIO_ERR_ILLEGAL_STATE
