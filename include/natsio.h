@@ -326,9 +326,17 @@
 #define NATSIO_TTL_NEVER -1
 
 /**
- * `natsio_js_publish_options.version` of this header.
+ * `natsio_js_publish_options.retry_attempts` value: no retry, the first
+ * "no responders" fails the publish.
  */
-#define NATSIO_JS_PUBLISH_OPTIONS_VERSION 2
+#define NATSIO_PUBLISH_NO_RETRY -1
+
+/**
+ * `natsio_js_publish_options.version` of this header (2 added
+ * `defer_send`, 3 `retry_attempts` and `retry_wait_ms`; older structs are
+ * still read, without the fields they lack).
+ */
+#define NATSIO_JS_PUBLISH_OPTIONS_VERSION 3
 
 /**
  * `natsio_kv_write_options.version` of this header.
@@ -1775,6 +1783,21 @@ typedef struct natsio_js_publish_options {
    * millisecond).
    */
   bool defer_send;
+  /**
+   * Since version 3. How many times "no responders" (no stream listens
+   * on the subject yet: a stream leader may be moving, ADR-22) is
+   * retried before the publish fails with NATSIO_ERR_NO_STREAM_RESPONSE;
+   * 0: 2 (nats.go's DefaultPubRetryAttempts); NATSIO_PUBLISH_NO_RETRY:
+   * none. Below NATSIO_PUBLISH_NO_RETRY: NATSIO_ERR_INVALID_ARGUMENT.
+   * An asynchronous publish's retries end at its ack deadline
+   * (`timeout_ms`) at the latest.
+   */
+  int32_t retry_attempts;
+  /**
+   * Since version 3. The wait before each retry; 0: 250 ms (nats.go's
+   * DefaultPubRetryWait). Negative: NATSIO_ERR_INVALID_ARGUMENT.
+   */
+  int64_t retry_wait_ms;
 } natsio_js_publish_options;
 
 /**
@@ -3165,7 +3188,8 @@ natsio_status natsio_js_account_info_async(const struct natsio_js *js,
  * window of `natsio_js_publish_async`). `opts` may be NULL. `ack_out` may
  * be NULL when the ack is not needed; otherwise it receives a
  * `natsio_pub_ack` to free with `natsio_pub_ack_free`. "No responders" is
- * retried twice 250 ms apart. Its token form is
+ * retried (`retry_attempts`, by default twice, `retry_wait_ms` apart,
+ * by default 250 ms). Its token form is
  * `natsio_js_publish_request_async`.
  * Blocks the calling thread (not allowed on a library runtime thread).
  * Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,

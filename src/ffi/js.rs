@@ -110,8 +110,14 @@ pub(crate) fn ttl_arg(ttl_s: i64) -> Result<Ttl> {
     }
 }
 
-/// `natsio_js_publish_options.version` of this header.
-pub const NATSIO_JS_PUBLISH_OPTIONS_VERSION: u32 = 2;
+/// `natsio_js_publish_options.retry_attempts` value: no retry, the first
+/// "no responders" fails the publish.
+pub const NATSIO_PUBLISH_NO_RETRY: i32 = -1;
+
+/// `natsio_js_publish_options.version` of this header (2 added
+/// `defer_send`, 3 `retry_attempts` and `retry_wait_ms`; older structs are
+/// still read, without the fields they lack).
+pub const NATSIO_JS_PUBLISH_OPTIONS_VERSION: u32 = 3;
 
 /// Options of one JetStream publish. Initialise with
 /// `natsio_js_publish_options_init`: every zero or NULL field means "not set". Pointers are borrowed for the
@@ -157,11 +163,26 @@ pub struct natsio_js_publish_options {
     /// `natsio_client_send_deferred` (call it after a run to save the
     /// millisecond).
     pub defer_send: bool,
+    /// Since version 3. How many times "no responders" (no stream listens
+    /// on the subject yet: a stream leader may be moving, ADR-22) is
+    /// retried before the publish fails with NATSIO_ERR_NO_STREAM_RESPONSE;
+    /// 0: 2 (nats.go's DefaultPubRetryAttempts); NATSIO_PUBLISH_NO_RETRY:
+    /// none. Below NATSIO_PUBLISH_NO_RETRY: NATSIO_ERR_INVALID_ARGUMENT.
+    /// An asynchronous publish's retries end at its ack deadline
+    /// (`timeout_ms`) at the latest.
+    pub retry_attempts: i32,
+    /// Since version 3. The wait before each retry; 0: 250 ms (nats.go's
+    /// DefaultPubRetryWait). Negative: NATSIO_ERR_INVALID_ARGUMENT.
+    pub retry_wait_ms: i64,
 }
 
 super::versioned!(natsio_js_options, NATSIO_JS_OPTIONS_VERSION, older: [1 => keep_response_type]);
 
-super::versioned!(natsio_js_publish_options, NATSIO_JS_PUBLISH_OPTIONS_VERSION, older: [1 => defer_send]);
+super::versioned!(
+    natsio_js_publish_options,
+    NATSIO_JS_PUBLISH_OPTIONS_VERSION,
+    older: [1 => defer_send, 2 => retry_attempts]
+);
 
 /// Fills `opts` with the defaults and the version.
 /// Errors: NATSIO_ERR_NULL_ARGUMENT.
@@ -244,6 +265,17 @@ pub(crate) unsafe fn publish_options(
         },
         timeout: positive_ms(o.timeout_ms, "timeout_ms")?,
         defer_send: o.defer_send,
+        retry_attempts: match o.retry_attempts {
+            0 => None,
+            NATSIO_PUBLISH_NO_RETRY => Some(0),
+            n => Some(u32::try_from(n).map_err(|_| {
+                Error::new(
+                    ErrorKind::InvalidArgument,
+                    format!("retry_attempts {n}: use 0 (the default), a count or NATSIO_PUBLISH_NO_RETRY"),
+                )
+            })?),
+        },
+        retry_wait: positive_ms(o.retry_wait_ms, "retry_wait_ms")?,
     })
 }
 
@@ -361,7 +393,8 @@ unsafe fn publish_op(
 /// window of `natsio_js_publish_async`). `opts` may be NULL. `ack_out` may
 /// be NULL when the ack is not needed; otherwise it receives a
 /// `natsio_pub_ack` to free with `natsio_pub_ack_free`. "No responders" is
-/// retried twice 250 ms apart. Its token form is
+/// retried (`retry_attempts`, by default twice, `retry_wait_ms` apart,
+/// by default 250 ms). Its token form is
 /// `natsio_js_publish_request_async`.
 /// Blocks the calling thread (not allowed on a library runtime thread).
 /// Errors: NATSIO_ERR_NULL_ARGUMENT, NATSIO_ERR_INVALID_UTF8,

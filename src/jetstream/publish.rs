@@ -66,6 +66,13 @@ pub struct PublishOptions {
     /// 64 KiB queued, or at `Client::send_deferred`. For a batching
     /// publisher: one write per run of publishes.
     pub defer_send: bool,
+    /// Times "no responders" (no stream listening yet: a leader may be
+    /// moving, ADR-22) is retried before the publish fails with
+    /// `NoStreamResponse`; `None`: 2 (nats.go's DefaultPubRetryAttempts).
+    pub retry_attempts: Option<u32>,
+    /// The wait before each such retry; `None`: 250 ms (nats.go's
+    /// DefaultPubRetryWait).
+    pub retry_wait: Option<Duration>,
 }
 
 impl PublishOptions {
@@ -184,13 +191,17 @@ fn ack_outcome(reply: Result<Message>) -> Result<Outcome> {
         Ok(m) => parse_pub_ack(&m).map(Outcome::value),
         Err(e) => Err(match e.kind() {
             ErrorKind::NoResponders => no_stream_response(),
-            ErrorKind::Timeout => Error::new(
-                ErrorKind::AsyncPublishTimeout,
-                "no ack for the asynchronous publish in time",
-            ),
+            ErrorKind::Timeout => async_publish_timeout(),
             _ => e,
         }),
     }
+}
+
+fn async_publish_timeout() -> Error {
+    Error::new(
+        ErrorKind::AsyncPublishTimeout,
+        "no ack for the asynchronous publish in time",
+    )
 }
 
 /// An asynchronous publish in flight: what a retry re-sends.
@@ -202,6 +213,8 @@ struct AsyncPublish {
     headers: Option<Headers>,
     /// The ack's deadline, the same across retries.
     deadline: Instant,
+    /// The wait before each retry.
+    retry_wait: Duration,
     /// The request id in flight (for a cancel).
     id: AtomicU64,
 }
@@ -216,9 +229,19 @@ impl AsyncPublish {
         &self.frame[self.subject_len..]
     }
 
-    /// Sends again after the retry wait, unless cancelled meanwhile.
+    /// Sends again after the retry wait, unless cancelled meanwhile; fails
+    /// at the ack deadline if that comes first (no request is in flight
+    /// meanwhile for the client's deadline timer to expire).
     async fn retry(self: Arc<Self>, done: Arc<Completion>, retries: u32) {
-        tokio::time::sleep(NO_RESPONDERS_WAIT).await;
+        let resend_at = Instant::now() + self.retry_wait;
+        if resend_at >= self.deadline {
+            tokio::time::sleep_until(self.deadline.into()).await;
+            if !done.is_done() {
+                done.complete(Err(async_publish_timeout()));
+            }
+            return;
+        }
+        tokio::time::sleep(self.retry_wait).await;
         if done.is_done() {
             return;
         }
@@ -328,9 +351,20 @@ impl Shared {
     }
 }
 
+impl PublishOptions {
+    /// The retries after "no responders" and the wait before each.
+    fn retries(&self) -> (u32, Duration) {
+        (
+            self.retry_attempts.unwrap_or(NO_RESPONDERS_RETRIES),
+            self.retry_wait.unwrap_or(NO_RESPONDERS_WAIT),
+        )
+    }
+}
+
 impl JetStream {
     /// Publishes and waits for the stream's ack. "No responders" is retried
-    /// twice 250 ms apart, then fails with `NoStreamResponse`.
+    /// (`retry_attempts`, by default twice, `retry_wait` apart, by default
+    /// 250 ms), then fails with `NoStreamResponse`.
     pub fn publish(&self, subject: &str, payload: &[u8], opts: &PublishOptions) -> Op<PubAck> {
         Op::build(|| {
             crate::subject::validate_publish(subject)?;
@@ -338,6 +372,7 @@ impl JetStream {
             let timeout = opts.timeout.unwrap_or(self.shared.opts.timeout);
             let client = Arc::clone(&self.shared.client);
             let (subject, payload) = (subject.to_string(), payload.to_vec());
+            let (attempts, wait) = opts.retries();
             Ok(async move {
                 let mut retries = 0;
                 loop {
@@ -346,11 +381,11 @@ impl JetStream {
                     match reply.await {
                         Ok(msg) => return parse_pub_ack(&msg),
                         Err(e) if e.kind() == ErrorKind::NoResponders => {
-                            if retries == NO_RESPONDERS_RETRIES {
+                            if retries == attempts {
                                 return Err(no_stream_response());
                             }
                             retries += 1;
-                            tokio::time::sleep(NO_RESPONDERS_WAIT).await;
+                            tokio::time::sleep(wait).await;
                         }
                         Err(e) => return Err(e),
                     }
@@ -362,8 +397,8 @@ impl JetStream {
     /// Publishes without waiting: the completion yields the PubAck
     /// (`Outcome::Value` holding a `PubAck`). Stalls up to the stall wait while
     /// `publish_async_max_pending` publishes await acks, then fails with
-    /// `TooManyStalledMsgs`. "No responders" is retried twice 250 ms apart
-    /// (ADR-22), as `publish` does, then fails with `NoStreamResponse`. An
+    /// `TooManyStalledMsgs`. "No responders" is retried as `publish` does
+    /// (ADR-22), then fails with `NoStreamResponse`. An
     /// ack that does not come within the async timeout fails the completion
     /// with `AsyncPublishTimeout`.
     ///
@@ -388,12 +423,14 @@ impl JetStream {
         let mut frame = Vec::with_capacity(subject.len() + payload.len());
         frame.extend_from_slice(subject.as_bytes());
         frame.extend_from_slice(payload);
+        let (attempts, retry_wait) = opts.retries();
         let plan = Arc::new(AsyncPublish {
             client: Arc::downgrade(client),
             frame,
             subject_len: subject.len(),
             headers,
             deadline: crate::clock::deadline_in(timeout),
+            retry_wait,
             id: AtomicU64::new(0),
         });
         self.shared.reserve()?;
@@ -410,7 +447,7 @@ impl JetStream {
                 Urgency::IfAlone
             },
             &done,
-            OnReply::Handle(Arc::clone(&plan) as _, NO_RESPONDERS_RETRIES),
+            OnReply::Handle(Arc::clone(&plan) as _, attempts),
         ) {
             Ok(id) => id,
             Err(e) => {

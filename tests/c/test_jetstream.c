@@ -350,6 +350,77 @@ static void test_publish_acks_and_expectations(void) {
     EXPECT_OK(natsio_js_stream_delete(js, "PUB"));
 }
 
+/* Messages client `c` has sent so far (natsio_client_stats.out_msgs). */
+static uint64_t sent_msgs(natsio_client *c) {
+    natsio_client_stats st;
+    memset(&st, 0, sizeof st);
+    if (natsio_client_get_stats(c, &st) != NATSIO_OK) nt_fail_at(__FILE__, __LINE__, "client stats");
+    return st.out_msgs;
+}
+
+/* A publish no stream answers is sent 1 + retry_attempts times (nats.go's
+ * RetryAttempts): counted by the client's sent messages. */
+static void test_publish_retry_attempts(void) {
+    natsio_client *c = connect_client();
+    NT_CHECK(c != NULL);
+    natsio_js *js = new_jetstream(c, NULL);
+    NT_CHECK(js != NULL);
+    natsio_pub_ack *out = SENTINEL;
+    struct {
+        int32_t attempts;
+        uint64_t sent;
+    } cases[] = {{0, 3}, {NATSIO_PUBLISH_NO_RETRY, 1}, {4, 5}};
+    for (size_t i = 0; i < NT_COUNT(cases); i++) {
+        natsio_js_publish_options o = pub_options();
+        o.retry_attempts = cases[i].attempts;
+        o.retry_wait_ms = 10;
+        uint64_t before = sent_msgs(c);
+        EXPECT_FAILS(NATSIO_ERR_NO_STREAM_RESPONSE, natsio_js_publish(js, "noretry.pub", "x", 1, &o, &out));
+        NT_CHECK_MSG(sent_msgs(c) - before == cases[i].sent, "retry_attempts %d: sent %llu, want %llu",
+                     (int)cases[i].attempts, (unsigned long long)(sent_msgs(c) - before),
+                     (unsigned long long)cases[i].sent);
+    }
+    NT_CHECK(out == SENTINEL);
+    /* The asynchronous form retries the same way. */
+    natsio_js_publish_options o = pub_options();
+    o.retry_attempts = 3;
+    o.retry_wait_ms = 10;
+    uint64_t before = sent_msgs(c);
+    natsio_token *t = NULL;
+    EXPECT_OK(natsio_js_publish_async(js, "noretry.pub", "x", 1, &o, &t));
+    nt_cleanup(token_free_cb, t);
+    NT_CHECK_INT_EQ(token_outcome(t, 10000), NATSIO_ERR_NO_STREAM_RESPONSE);
+    NT_CHECK_INT_EQ(sent_msgs(c) - before, 4);
+    /* A retry due after the ack deadline is not waited for: the publish
+     * fails at its deadline (500 ms), not when the wait (60 s) ends. */
+    o.retry_attempts = 1;
+    o.retry_wait_ms = 60000;
+    o.timeout_ms = 500;
+    before = sent_msgs(c);
+    natsio_token *late = NULL;
+    EXPECT_OK(natsio_js_publish_async(js, "noretry.pub", "x", 1, &o, &late));
+    nt_cleanup(token_free_cb, late);
+    NT_CHECK_INT_EQ(token_outcome(late, 20000), NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT);
+    NT_CHECK_INT_EQ(sent_msgs(c) - before, 1);
+    /* A version 2 struct has no retry fields: the default 2 retries. */
+    o = pub_options();
+    o.version = 2;
+    o.retry_attempts = NATSIO_PUBLISH_NO_RETRY;
+    before = sent_msgs(c);
+    EXPECT_FAILS(NATSIO_ERR_NO_STREAM_RESPONSE, natsio_js_publish(js, "noretry.pub", "x", 1, &o, &out));
+    NT_CHECK_INT_EQ(sent_msgs(c) - before, 3);
+    /* Bad values, refused before anything is sent. */
+    o = pub_options();
+    o.retry_attempts = -2;
+    before = sent_msgs(c);
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "retry_attempts", natsio_js_publish(js, "noretry.pub", "x", 1, &o, &out));
+    o = pub_options();
+    o.retry_wait_ms = -1;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_INVALID_ARGUMENT, "retry_wait_ms", natsio_js_publish(js, "noretry.pub", "x", 1, &o, &out));
+    NT_CHECK_INT_EQ(sent_msgs(c) - before, 0);
+    NT_CHECK(out == SENTINEL);
+}
+
 /* The header name constants: every one listed once, and the server acts
  * on them (a duplicate Msg-Id, a wrong Expected-Stream, a rollup; the
  * stored message's Nats-TTL). */
@@ -1890,6 +1961,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_stream_purge),
         NT_CASE(test_js_header_constants),
         NT_CASE(test_publish_acks_and_expectations),
+        NT_CASE(test_publish_retry_attempts),
         NT_CASE(test_publish_with_headers_then_get_and_delete_msg),
         NT_CASE(test_get_msg_with_and_without_direct_get),
         NT_CASE(test_get_last_msgs_for),
