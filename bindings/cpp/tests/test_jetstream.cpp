@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <exception>
 #include <future>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -358,6 +359,96 @@ TEST(JetStream, PublishWithoutStreamThrows) {
     expect_throws<natsio::NoStreamResponseError>(NATSIO_ERR_NO_STREAM_RESPONSE,
                                                  [&] { pending.get(); });
     expect_throws<natsio::BadSubjectError>(NATSIO_ERR_BAD_SUBJECT, [&] { js.publish("a b", "x"); });
+}
+
+// PublishOptions::retry_attempts and retry_wait: a publish to a subject no
+// stream holds is sent 1 + retries times, counted in the client's out_msgs
+// (never timed), by publish and publish_async alike.
+TEST(JetStream, PublishRetryAttemptsCountTheMessagesSent) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    const std::string nowhere = subject("nostream");
+    struct Case {
+        std::optional<int> attempts;
+        std::optional<natsio::milliseconds> wait;
+        std::uint64_t sent;
+    };
+    // Unset: the default 2 retries (once with the default 250 ms wait, once
+    // with a short one); 0: none; 1 and 4: that many.
+    const Case cases[] = {{std::nullopt, std::nullopt, 3}, {std::nullopt, 10ms, 3},
+                          {0, 10ms, 1},                    {1, 10ms, 2},
+                          {4, 10ms, 5},                    {1, 0ms, 2}};
+    for (const Case& c : cases) {
+        natsio::PublishOptions options;
+        options.retry_attempts = c.attempts;
+        options.retry_wait = c.wait;
+        const std::string label = "retry_attempts " +
+                                  (c.attempts ? std::to_string(*c.attempts) : "unset") +
+                                  ", retry_wait " +
+                                  (c.wait ? std::to_string(c.wait->count()) + " ms" : "unset");
+        std::uint64_t before = client.stats().out_msgs;
+        expect_throws<natsio::NoStreamResponseError>(
+            NATSIO_ERR_NO_STREAM_RESPONSE, [&] { js.publish(nowhere, "x", options); });
+        EXPECT_EQ(client.stats().out_msgs - before, c.sent) << "publish, " << label;
+
+        before = client.stats().out_msgs;
+        natsio::Future<natsio::PubAck> pending = js.publish_async(nowhere, "x", options);
+        expect_throws<natsio::NoStreamResponseError>(NATSIO_ERR_NO_STREAM_RESPONSE,
+                                                     [&] { pending.get(); });
+        EXPECT_EQ(client.stats().out_msgs - before, c.sent) << "publish_async, " << label;
+    }
+
+    // retry_wait reaches the library, shown by order rather than by time: a
+    // publish whose one retry is a minute away has sent only its first
+    // message when another, started after it, has gone through 4 retries
+    // 250 ms (the default) apart. (With the default wait the first one's
+    // retry would go out after 250 ms, before the other's second.)
+    natsio::PublishOptions later;
+    later.retry_attempts = 1;
+    later.retry_wait = 60s;
+    later.timeout = 120s;
+    natsio::PublishOptions reference;
+    reference.retry_attempts = 4;
+    const std::uint64_t before = client.stats().out_msgs;
+    natsio::Future<natsio::PubAck> waiting = js.publish_async(nowhere, "x", later);
+    natsio::Future<natsio::PubAck> retried = js.publish_async(nowhere, "y", reference);
+    expect_throws<natsio::NoStreamResponseError>(NATSIO_ERR_NO_STREAM_RESPONSE,
+                                                 [&] { retried.get(); });
+    EXPECT_EQ(client.stats().out_msgs - before, 1u + 5u);
+    EXPECT_FALSE(waiting.ready());
+    waiting.cancel();
+    expect_throws<natsio::CancelledError>(NATSIO_ERR_CANCELLED, [&] { waiting.get(); });
+}
+
+TEST(JetStream, PublishRetryOptionsRejectNegativeValues) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    const std::string nowhere = subject("nostream");
+    using Invalid = natsio::InvalidArgumentError;
+    const std::uint64_t before = client.stats().out_msgs;
+    for (int attempts : {-1, -2, std::numeric_limits<int>::min()}) {
+        natsio::PublishOptions options;
+        options.retry_attempts = attempts;
+        std::string what = expect_throws<Invalid>(
+            NATSIO_ERR_INVALID_ARGUMENT, [&] { js.publish(nowhere, "x", options); });
+        EXPECT_TRUE(contains(what, "retry_attempts")) << attempts << ": " << what;
+        what = expect_throws<Invalid>(NATSIO_ERR_INVALID_ARGUMENT,
+                                      [&] { js.publish_async(nowhere, "x", options); });
+        EXPECT_TRUE(contains(what, "retry_attempts")) << attempts << ": " << what;
+    }
+    for (natsio::milliseconds wait : {-1ms, -250ms}) {
+        natsio::PublishOptions options;
+        options.retry_wait = wait;
+        std::string what = expect_throws<Invalid>(
+            NATSIO_ERR_INVALID_ARGUMENT, [&] { js.publish(nowhere, "x", options); });
+        EXPECT_TRUE(contains(what, "retry_wait")) << wait.count() << ": " << what;
+        what = expect_throws<Invalid>(NATSIO_ERR_INVALID_ARGUMENT,
+                                      [&] { js.publish_async(nowhere, "x", options); });
+        EXPECT_TRUE(contains(what, "retry_wait")) << wait.count() << ": " << what;
+    }
+    // Refused before anything was sent.
+    client.flush();
+    EXPECT_EQ(client.stats().out_msgs, before);
 }
 
 TEST(JetStream, AsyncPublishOfThousands) {

@@ -142,6 +142,27 @@ struct PublishOptions {
     /// the run; a stall, a wait on a Future of the client, a publish
     /// without it or 64 KiB queued send them too (natsio_js_publish_options.defer_send).
     bool defer_send = false;
+    /// How many times "no responders" (no stream listens on the subject
+    /// yet: a stream leader may be moving, ADR-22) is retried before the
+    /// publish fails with NoStreamResponseError. std::nullopt: the default,
+    /// 2 (nats.go's DefaultPubRetryAttempts); 0: no retry, the first "no
+    /// responders" fails (NATSIO_PUBLISH_NO_RETRY); n > 0: n retries, so up
+    /// to n + 1 messages sent. Negative: InvalidArgumentError
+    /// (NATSIO_ERR_INVALID_ARGUMENT, "retry_attempts must not be negative")
+    /// from publish and publish_async, before anything is sent. A
+    /// publish_async's retries end at its ack deadline (`timeout`): a retry
+    /// due after it is not sent, and the Future fails with
+    /// AsyncPublishTimeoutError at the deadline.
+    /// (natsio_js_publish_options.retry_attempts; unlike there, 0 here
+    /// means none, not the default.)
+    std::optional<int> retry_attempts = std::nullopt;
+    /// The wait before each retry of `retry_attempts`. std::nullopt: the
+    /// default, 250 ms (nats.go's DefaultPubRetryWait); 0 ms: 1 ms, the
+    /// least the C API takes (its 0 means the default). Negative:
+    /// InvalidArgumentError (NATSIO_ERR_INVALID_ARGUMENT, "retry_wait must
+    /// not be negative"), before anything is sent.
+    /// (natsio_js_publish_options.retry_wait_ms.)
+    std::optional<milliseconds> retry_wait = std::nullopt;
 };
 
 /// A stream's acknowledgement of a publish.
@@ -219,6 +240,25 @@ struct CPublishOptions {
         c.ttl_s = static_cast<std::int64_t>(options.ttl.count());
         c.timeout_ms = to_ms(options.timeout);
         c.defer_send = options.defer_send;
+        if (options.retry_attempts) {
+            const int attempts = *options.retry_attempts;
+            if (attempts < 0) {
+                throw InvalidArgumentError(NATSIO_ERR_INVALID_ARGUMENT,
+                                           "retry_attempts must not be negative");
+            }
+            // 0 here is "none"; the C field's 0 is "the default".
+            c.retry_attempts =
+                attempts == 0 ? NATSIO_PUBLISH_NO_RETRY : static_cast<std::int32_t>(attempts);
+        }
+        if (options.retry_wait) {
+            const milliseconds wait = *options.retry_wait;
+            if (wait.count() < 0) {
+                throw InvalidArgumentError(NATSIO_ERR_INVALID_ARGUMENT,
+                                           "retry_wait must not be negative");
+            }
+            // The C field's 0 is "the default": a zero wait becomes 1 ms.
+            c.retry_wait_ms = wait.count() == 0 ? 1 : to_ms(wait);
+        }
     }
     CPublishOptions(const CPublishOptions&) = delete;
     CPublishOptions& operator=(const CPublishOptions&) = delete;
@@ -2086,7 +2126,8 @@ public:
     // Publishing -------------------------------------------------------------
 
     /// Publishes and waits for the stream's ack ("no responders" is retried
-    /// twice, 250 ms apart). NoStreamResponseError (no stream holds the
+    /// twice, 250 ms apart, unless PublishOptions::retry_attempts and
+    /// retry_wait say otherwise). NoStreamResponseError (no stream holds the
     /// subject), WrongLastSequenceError, ApiError (other rejections, e.g. a
     /// wrong expected stream), TimeoutError, ConnectionClosedError.
     PubAck publish(std::string_view subject, ByteView data = {},
@@ -2099,7 +2140,9 @@ public:
     /// the publish's error (NoStreamResponseError, AsyncPublishTimeoutError,
     /// WrongLastSequenceError, ApiError, ...). Throws TooManyStalledMsgsError
     /// (nothing sent) when the pending window stayed full for the stall wait,
-    /// and argument errors at once.
+    /// and argument errors at once (InvalidArgumentError for a negative
+    /// PublishOptions::retry_attempts or retry_wait). "No responders" is
+    /// retried as by publish.
     Future<PubAck> publish_async(std::string_view subject, ByteView data = {},
                                  const PublishOptions& options = {}) const {
         detail::CString c_subject(subject, "subject");
