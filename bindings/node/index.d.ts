@@ -483,6 +483,10 @@ export interface JetStreamPublishOptions {
   headers?: HeadersInit;
   /** How long to wait for the ack, ms (default: the context's). */
   timeout?: number;
+  /** How many times "no responders" (no stream listens on the subject yet, e.g. while its leader moves) is retried before NoStreamResponseError: a whole number, 0 for no retry (default 2, as nats.go's DefaultPubRetryAttempts). Anything else (negative, fractional, 2^31 or more, not a number) rejects with TypeError. For publishAsync the retries end at the ack's deadline at the latest. */
+  retryAttempts?: number;
+  /** The wait before each retry, whole ms, at least 1 (default 250, as nats.go's DefaultPubRetryWait); anything else rejects with TypeError. */
+  retryWait?: number;
 }
 
 /** The stream's acknowledgement of a JetStream publish. */
@@ -1436,7 +1440,7 @@ export class JetStreamClient {
   readonly isClosed: boolean;
   /** Asynchronous publishes awaiting their ack or room to be sent. */
   readonly publishAsyncPending: number;
-  /** Publishes and waits for the ack (default timeout: the context's); "no responders" is retried twice 250 ms apart, then NoStreamResponseError. It is not in the publishAsync window: it never stalls, is not counted in publishAsyncPending and never rejects with AsyncPublishTimeoutError. */
+  /** Publishes and waits for the ack (default timeout: the context's); "no responders" is retried `retryAttempts` times (default 2) `retryWait` ms apart (default 250), then NoStreamResponseError. It is not in the publishAsync window: it never stalls, is not counted in publishAsyncPending and never rejects with AsyncPublishTimeoutError. */
   publish(subject: string, data?: Payload, opts?: JetStreamPublishOptions): Promise<PubAck>;
   /**
    * Publishes without waiting; resolves with the ack. Never throws: every

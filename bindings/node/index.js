@@ -1912,6 +1912,29 @@ function ttlSeconds(ttl) {
   throw new TypeError("ttl must be whole seconds, 'never', or a duration like '90s' or '1h'");
 }
 
+const PUBLISH_NO_RETRY = -1; // NATSIO_PUBLISH_NO_RETRY
+
+/** The library's retry_attempts of a publish's `retryAttempts`: how many
+ * times "no responders" is retried (0: none); absent: 0, the library's
+ * default (2). */
+function retryAttempts(n) {
+  if (n === undefined || n === null) return 0;
+  if (!Number.isInteger(n) || n < 0 || n >= 2 ** 31) {
+    throw new TypeError('retryAttempts must be a whole number from 0 (no retry) to 2147483647');
+  }
+  return n === 0 ? PUBLISH_NO_RETRY : n;
+}
+
+/** The library's retry_wait_ms of a publish's `retryWait` (ms, at least 1:
+ * the library reads 0 as its default); absent: 0, the default 250 ms. */
+function retryWait(ms) {
+  if (ms === undefined || ms === null) return 0;
+  if (!Number.isSafeInteger(ms) || ms < 1) {
+    throw new TypeError('retryWait must be a whole number of milliseconds, at least 1');
+  }
+  return ms;
+}
+
 /** Flattens nats.js-style publish options for the addon; `timeout` is
  * the ack's wait when the options give none (undefined: the library's). */
 function jsPublishOptions(opts, timeout) {
@@ -1929,6 +1952,8 @@ function jsPublishOptions(opts, timeout) {
     expectLastMsgId: expect.lastMsgID ?? expect.lastMsgId,
     ttl: ttlSeconds(opts.ttl),
     timeout: opts.timeout ?? timeout,
+    retryAttempts: retryAttempts(opts.retryAttempts),
+    retryWait: retryWait(opts.retryWait),
   };
 }
 
@@ -3421,8 +3446,12 @@ class JetStreamClient {
    * domain?, val?} (val: a counter stream's value after the message).
    * Options: msgID, expect {stream, lastSequence, lastSubjectSequence,
    * lastSubjectSequenceSubject, lastMsgID}, ttl, headers, timeout (ms,
-   * default the context's timeout). "No responders" is retried twice
-   * 250 ms apart, then rejects with NoStreamResponseError. It is the
+   * default the context's timeout), retryAttempts, retryWait (ms).
+   * "No responders" (no stream listens on the subject yet, e.g. while its
+   * leader moves) is retried retryAttempts times (default 2; 0: none)
+   * retryWait ms apart (default 250), then rejects with
+   * NoStreamResponseError; a bad retryAttempts or retryWait rejects with
+   * TypeError. It is the
    * synchronous publish of every binding: not in the asynchronous window
    * (no stall, not counted in publishAsyncPending, never
    * AsyncPublishTimeoutError). */
@@ -3432,8 +3461,10 @@ class JetStreamClient {
   }
 
   /**
-   * Publishes without waiting: the promise resolves with the ack. Every
-   * error rejects the promise (nothing throws): argument errors,
+   * Publishes without waiting: the promise resolves with the ack. The
+   * options are publish()'s; the retries of "no responders" end at the
+   * ack's deadline (timeout, default publishAsyncTimeout) at the latest.
+   * Every error rejects the promise (nothing throws): argument errors,
    * ConnectionClosedError, and TooManyStalledMsgsError when
    * publishAsyncMaxPending publishes have awaited their acks for longer
    * than the stall wait. A publish that meets a full window waits in this

@@ -90,6 +90,8 @@ export interface JetStreamPublishOptions {
   schedule: ScheduleOptions;
   /** Cancels the schedule on `scheduleSubject` with this publish (Nats-Scheduler, Nats-Schedule-Next: purge). */
   cancelSchedule: { scheduleSubject: string };
+  /** How many times the publish is attempted while no stream answers it ("no responders"), as nats.js's (default 1: no retry); then JetStreamNotEnabled. Unlike nats.js, a timeout is not retried, and the attempts are 250 ms apart (nats.js backs off: about 0, 250, 250, 500 ms...). */
+  retries: number;
 }
 
 export type ScheduleSpec =

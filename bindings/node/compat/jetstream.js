@@ -1435,8 +1435,17 @@ function scheduleHeaders(subj, opts) {
   return out;
 }
 
+/** The binding's retryAttempts of nats.js's `retries`: nats.js's is the
+ * number of attempts (default 1: no retry; it loops `i < retries`, so 2.5
+ * makes 3), the binding's the retries after the first. Absent or at most 1:
+ * 0, no retry, as nats.js (the binding's own default would be 2). */
+function retryAttempts(retries) {
+  if (typeof retries !== 'number' || !(retries > 1)) return 0;
+  return Math.min(Math.ceil(retries) - 1, 2 ** 31 - 1);
+}
+
 function publishOptions(subj, opts) {
-  if (!opts) return undefined;
+  if (!opts) return { retryAttempts: 0 };
   let headers = hdrsTo(opts.headers);
   const added = scheduleHeaders(subj, opts);
   if (added.length) {
@@ -1444,7 +1453,7 @@ function publishOptions(subj, opts) {
     headers = new Map(headers instanceof Map ? headers : Object.entries(headers ?? {}));
     for (const [k, v] of added) headers.set(k, [v]);
   }
-  const o = { headers, msgID: opts.msgID, timeout: opts.timeout, ttl: opts.ttl };
+  const o = { headers, msgID: opts.msgID, timeout: opts.timeout, ttl: opts.ttl, retryAttempts: retryAttempts(opts.retries) };
   if (opts.expect) {
     o.expect = {
       stream: opts.expect.streamName,

@@ -316,7 +316,8 @@ static void pub_opts_free(pub_opts *o) {
 
 /* headers (flat array), msgId, expectStream, expectLastSequence,
  * expectLastSubjectSequence, expectLastSubjectSequenceSubject,
- * expectLastMsgId, ttl (s), timeout (ms). False with a pending exception. */
+ * expectLastMsgId, ttl (s), timeout (ms), retryAttempts, retryWait (ms).
+ * False with a pending exception. */
 static bool read_pub_opts(napi_env env, napi_value v, pub_opts *o) {
     memset(o, 0, sizeof *o);
     natsio_js_publish_options_init(&o->c);
@@ -341,6 +342,11 @@ static bool read_pub_opts(napi_env env, napi_value v, pub_opts *o) {
     o->c.expected_last_msg_id = o->exp_last_msg_id;
     o->c.ttl_s = get_i64(env, prop(env, v, "ttl"), 0);
     o->c.timeout_ms = get_i64(env, prop(env, v, "timeout"), 0);
+    /* index.js checked both (an int32 count, NATSIO_PUBLISH_NO_RETRY for
+     * none; a positive whole wait in ms); absent: 0, the library's
+     * defaults (2 retries, 250 ms). */
+    o->c.retry_attempts = (int32_t)get_i64(env, prop(env, v, "retryAttempts"), 0);
+    o->c.retry_wait_ms = get_i64(env, prop(env, v, "retryWait"), 0);
     return true;
 }
 

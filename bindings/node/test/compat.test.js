@@ -172,6 +172,38 @@ test("priority reaches the server from consumer.fetch() and consume() as from na
   }
 });
 
+test("js.publish's retries is nats.js's: as many messages go out to a subject no stream holds, then JetStreamNotEnabled", async () => {
+  const theirs = await require('@nats-io/transport-node').connect({ servers: server.url });
+  const ours = await require('natsio/transport-node').connect({ servers: server.url });
+  const clients = {
+    'nats.js': { nc: theirs, js: require('@nats-io/jetstream').jetstream(theirs), mod: require('@nats-io/jetstream') },
+    natsio: { nc: ours, js: require('natsio/jetstream').jetstream(ours), mod: require('natsio/jetstream') },
+  };
+  try {
+    // undefined: no options at all; {}: options without retries.
+    for (const retries of [undefined, 'none', 0, 1, 2, 4]) {
+      const sent = {};
+      const errors = {};
+      for (const [who, { nc, js, mod }] of Object.entries(clients)) {
+        const before = nc.stats().outMsgs;
+        const opts = retries === undefined ? undefined : retries === 'none' ? {} : { retries };
+        const e = await js.publish('compat.retry.nostream', 'x', opts).then(() => null, (e) => e);
+        sent[who] = nc.stats().outMsgs - before;
+        // JetStreamNotEnabled is not exported: its name, message and base classes.
+        assert.ok(e instanceof Error, `${who}, retries ${retries}: ${e}`);
+        errors[who] = `${e.name}: ${e.message} (JetStreamError: ${e instanceof mod.JetStreamError})`;
+      }
+      const attempts = typeof retries === 'number' && retries > 1 ? retries : 1;
+      assert.deepEqual(sent, { 'nats.js': attempts, natsio: attempts }, `messages sent with retries ${retries}`);
+      assert.equal(errors['nats.js'], 'JetStreamNotEnabled: jetstream is not enabled (JetStreamError: false)');
+      assert.equal(errors.natsio, errors['nats.js'], `the error with retries ${retries}`);
+    }
+  } finally {
+    await ours.close();
+    await theirs.close();
+  }
+});
+
 test("ObjectInfo.revision is nats.js's: what natsio/obj's put, link and info report, nats.js's info() reports for the same object, and the other way round", async () => {
   const theirs = await require('@nats-io/transport-node').connect({ servers: server.url });
   const ours = await require('natsio/transport-node').connect({ servers: server.url });

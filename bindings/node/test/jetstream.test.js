@@ -103,13 +103,76 @@ test('publish to a subject no stream holds: NoStreamResponseError, without block
   let ticks = 0;
   const timer = setInterval(() => ticks++, 10);
   try {
-    // The library retries "no responders" twice 250 ms apart.
+    // The library retries "no responders" twice 250 ms apart by default.
     await rejectsWith(js.publish('no.stream.here', 'x'), nats.NoStreamResponseError);
   } finally {
     clearInterval(timer);
   }
   assert.ok(ticks >= 10, `the event loop ran only ${ticks} timer ticks while publishing`);
   await rejectsWith(js.publishAsync('no.stream.here', 'x'), nats.NoStreamResponseError);
+});
+
+test('retryAttempts: "no responders" is retried that many times (counted in the messages the connection sent), by publish and publishAsync', async () => {
+  // A connection of its own: its outMsgs counts this test's publishes only.
+  const c = await nats.connect({ servers: server.url });
+  const cjs = c.jetstream();
+  try {
+    const sent = async (p, what) => {
+      const before = c.stats().outMsgs;
+      await rejectsWith(p(), nats.NoStreamResponseError);
+      return c.stats().outMsgs - before;
+    };
+    for (const method of ['publish', 'publishAsync']) {
+      const pub = (opts) => () => cjs[method]('no.stream.retry', 'x', opts);
+      // 1 + retries attempts; retryWait 1 ms keeps the test short (nothing is timed).
+      assert.equal(await sent(pub({ retryAttempts: 0 })), 1, `${method}: retryAttempts 0 is no retry`);
+      assert.equal(await sent(pub({ retryAttempts: 1, retryWait: 1 })), 2, `${method}: retryAttempts 1`);
+      assert.equal(await sent(pub({ retryAttempts: 4, retryWait: 1 })), 5, `${method}: retryAttempts 4`);
+      // Absent (or null): the library's default, 2 retries 250 ms apart.
+      assert.equal(await sent(pub(undefined)), 3, `${method}: default`);
+      assert.equal(await sent(pub({ retryAttempts: null, retryWait: 1 })), 3, `${method}: null is the default`);
+    }
+  } finally {
+    cjs.close();
+    await c.close();
+  }
+});
+
+test('retryAttempts and retryWait: a value the library would cut or change rejects with TypeError, and nothing is sent', async () => {
+  const c = await nats.connect({ servers: server.url });
+  const cjs = c.jetstream();
+  try {
+    const bad = [
+      [{ retryAttempts: -1 }, 'retryAttempts'],
+      [{ retryAttempts: 1.5 }, 'retryAttempts'],
+      [{ retryAttempts: 2 ** 31 }, 'retryAttempts'],
+      [{ retryAttempts: '2' }, 'retryAttempts'],
+      [{ retryAttempts: NaN }, 'retryAttempts'],
+      [{ retryWait: 0 }, 'retryWait'],
+      [{ retryWait: -5 }, 'retryWait'],
+      [{ retryWait: 2.5 }, 'retryWait'],
+      [{ retryWait: Infinity }, 'retryWait'],
+      [{ retryWait: '100' }, 'retryWait'],
+    ];
+    const before = c.stats().outMsgs;
+    for (const method of ['publish', 'publishAsync']) {
+      for (const [opts, name] of bad) {
+        await rejectsWith(cjs[method]('no.stream.retry', 'x', opts), TypeError, name);
+      }
+    }
+    assert.equal(c.stats().outMsgs - before, 0, 'no publish went out');
+    // The largest count is taken (the stream answers at once: one message).
+    await js.streams.add({ name: 'RETRYARGS', subjects: ['retry.args'], storage: 'memory' });
+    try {
+      const ack = await cjs.publish('retry.args', 'x', { retryAttempts: 2 ** 31 - 1, retryWait: Number.MAX_SAFE_INTEGER });
+      assert.equal(ack.seq, 1);
+    } finally {
+      await js.streams.delete('RETRYARGS');
+    }
+  } finally {
+    cjs.close();
+    await c.close();
+  }
 });
 
 test('publishAsync: thousands of publishes through a small window, distinct sequences, publishAsyncComplete', async () => {
