@@ -292,25 +292,57 @@ func TestFacadePublishAsyncStallWait(t *testing.T) {
 	js.CleanupPublisher()
 }
 
-// WithRetryAttempts and WithRetryWait stretch the retries of a publish
-// (synchronous or not) that finds no stream beyond the default (two,
-// 250 ms apart): the error stays ErrNoStreamResponse, and a stream that
-// appears meanwhile takes the message.
+// WithRetryAttempts and WithRetryWait are nats.go's: a publish (sync or
+// async) to no stream is sent 1 + WithRetryAttempts times (the default
+// DefaultPubRetryAttempts; 0: once), counted with the connection's
+// OutMsgs; a stream that appears meanwhile takes the message.
 func TestFacadePublishRetryOptions(t *testing.T) {
 	ctx, js := facadeJetStream(t)
-	retries := []jetstream.PublishOpt{jetstream.WithRetryAttempts(5), jetstream.WithRetryWait(200 * time.Millisecond)}
-	// All at once: an async and a sync publish to no stream, and both to a
-	// stream that appears while they retry.
-	start := time.Now()
-	lost, err := js.PublishAsync("nostream", nil, retries...)
-	if err != nil {
-		t.Fatal(err)
+	nc := js.Conn()
+	sent := func(publish func()) uint64 {
+		before := nc.Stats().OutMsgs
+		publish()
+		return nc.Stats().OutMsgs - before
 	}
-	time.AfterFunc(800*time.Millisecond, func() {
-		_, _ = js.CreateStream(ctx, jetstream.StreamConfig{Name: "LATE", Subjects: []string{"late"}})
-	})
-	// Many rounds: the stream is there long before they are spent.
-	patient := []jetstream.PublishOpt{jetstream.WithRetryAttempts(20), jetstream.WithRetryWait(200 * time.Millisecond)}
+	short := jetstream.WithRetryWait(time.Millisecond)
+	for _, c := range []struct {
+		opts  []jetstream.PublishOpt
+		sends uint64
+	}{
+		{[]jetstream.PublishOpt{jetstream.WithRetryAttempts(0), short}, 1},
+		{[]jetstream.PublishOpt{jetstream.WithRetryAttempts(1), short}, 2},
+		{[]jetstream.PublishOpt{jetstream.WithRetryAttempts(4), short}, 5},
+		{[]jetstream.PublishOpt{jetstream.WithRetryAttempts(7), short}, 8},
+		{nil, 1 + jetstream.DefaultPubRetryAttempts},
+	} {
+		if n := sent(func() {
+			if _, err := js.Publish(ctx, "nostream", nil, c.opts...); !errors.Is(err, jetstream.ErrNoStreamResponse) {
+				t.Errorf("sync: %v", err)
+			}
+		}); n != c.sends {
+			t.Errorf("sync publish sent %d messages, want %d", n, c.sends)
+		}
+		if n := sent(func() {
+			f, err := js.PublishAsync("nostream", nil, c.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-f.Err():
+				if !errors.Is(err, jetstream.ErrNoStreamResponse) {
+					t.Errorf("async: %v", err)
+				}
+			case ack := <-f.Ok():
+				t.Errorf("acked without a stream: %+v", ack)
+			}
+		}); n != c.sends {
+			t.Errorf("async publish sent %d messages, want %d", n, c.sends)
+		}
+	}
+
+	// A stream created once both publishes have retried takes them.
+	patient := []jetstream.PublishOpt{jetstream.WithRetryAttempts(1_000_000), jetstream.WithRetryWait(5 * time.Millisecond)}
+	before := nc.Stats().OutMsgs
 	late, err := js.PublishAsync("late", []byte("a"), patient...)
 	if err != nil {
 		t.Fatal(err)
@@ -323,19 +355,11 @@ func TestFacadePublishRetryOptions(t *testing.T) {
 		}
 		lateSync <- err
 	}()
-
-	_, err = js.Publish(ctx, "nostream", nil, retries...)
-	// Two rounds of the core's three tries, 250 ms apart, and a wait.
-	if took := time.Since(start); !errors.Is(err, jetstream.ErrNoStreamResponse) || took < 1100*time.Millisecond {
-		t.Errorf("sync with 5 retries: %v after %v", err, took)
+	for nc.Stats().OutMsgs < before+6 { // each sent and retried twice
+		time.Sleep(time.Millisecond)
 	}
-	select {
-	case err := <-lost.Err():
-		if took := time.Since(start); !errors.Is(err, jetstream.ErrNoStreamResponse) || took < 1100*time.Millisecond {
-			t.Errorf("async with 5 retries: %v after %v", err, took)
-		}
-	case ack := <-lost.Ok():
-		t.Errorf("acked without a stream: %+v", ack)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "LATE", Subjects: []string{"late"}}); err != nil {
+		t.Fatal(err)
 	}
 	if err := <-lateSync; err != nil {
 		t.Errorf("sync publish retried until the stream came: %v", err)
@@ -348,11 +372,26 @@ func TestFacadePublishRetryOptions(t *testing.T) {
 	case err := <-late.Err():
 		t.Errorf("async publish retried until the stream came: %v", err)
 	}
-	if _, err := js.Publish(ctx, "x", nil, jetstream.WithRetryAttempts(-1)); !errors.Is(err, jetstream.ErrInvalidOption) {
-		t.Errorf("negative attempts: %v", err)
+
+	// A context that ends while the publish retries ends it, with the
+	// context's error, as in nats.go.
+	short2, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if _, err := js.Publish(short2, "nostream", nil, patient...); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a deadline while retrying: %v", err)
 	}
-	if _, err := js.Publish(ctx, "x", nil, jetstream.WithRetryWait(0)); !errors.Is(err, jetstream.ErrInvalidOption) {
-		t.Errorf("zero wait: %v", err)
+	if n := sent(func() {
+		if _, err := js.Publish(ctx, "x", nil, jetstream.WithRetryAttempts(-1)); !errors.Is(err, jetstream.ErrInvalidOption) {
+			t.Errorf("negative attempts: %v", err)
+		}
+		if _, err := js.Publish(ctx, "x", nil, jetstream.WithRetryWait(0)); !errors.Is(err, jetstream.ErrInvalidOption) {
+			t.Errorf("zero wait: %v", err)
+		}
+		if _, err := js.PublishAsync("x", nil, jetstream.WithRetryAttempts(-1)); !errors.Is(err, jetstream.ErrInvalidOption) {
+			t.Errorf("async negative attempts: %v", err)
+		}
+	}); n != 0 {
+		t.Errorf("refused publishes sent %d messages", n)
 	}
 }
 

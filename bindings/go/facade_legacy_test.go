@@ -624,3 +624,71 @@ func TestFacadeBarrierCountsLegacyJetStreamSubscriptions(t *testing.T) {
 		t.Fatal("f never ran")
 	}
 }
+
+// RetryAttempts and RetryWait are nats.go's: a publish to no stream is
+// sent 1 + RetryAttempts times (0: once; by default Publish retries
+// DefaultPubRetryAttempts times, PublishAsync none), counted with the
+// connection's OutMsgs. A negative count retries Publish until its
+// AckWait ends and is refused by PublishAsync; a wait <= 0 is taken
+// (nats.go: at once).
+func TestFacadeLegacyPublishRetryOptions(t *testing.T) {
+	_, nc, js := legacyJS(t, "R", []string{"r"})
+	sent := func(publish func()) uint64 {
+		before := nc.Stats().OutMsgs
+		publish()
+		return nc.Stats().OutMsgs - before
+	}
+	short := nats.RetryWait(time.Millisecond)
+	for _, c := range []struct {
+		opts              []nats.PubOpt
+		sends, asyncSends uint64
+	}{
+		{[]nats.PubOpt{nats.RetryAttempts(0), short}, 1, 1},
+		{[]nats.PubOpt{nats.RetryAttempts(1), short}, 2, 2},
+		{[]nats.PubOpt{nats.RetryAttempts(4), short}, 5, 5},
+		{[]nats.PubOpt{nats.RetryAttempts(3), nats.RetryWait(0)}, 4, 4},
+		{[]nats.PubOpt{nats.RetryAttempts(2), nats.RetryWait(-time.Second)}, 3, 3},
+		{[]nats.PubOpt{nats.RetryAttempts(3)}, 4, 4}, // async: at once
+		{nil, 1 + nats.DefaultPubRetryAttempts, 1},
+	} {
+		if n := sent(func() {
+			if _, err := js.Publish("nostream", nil, c.opts...); !errors.Is(err, nats.ErrNoStreamResponse) {
+				t.Errorf("Publish: %v", err)
+			}
+		}); n != c.sends {
+			t.Errorf("Publish sent %d messages, want %d", n, c.sends)
+		}
+		if n := sent(func() {
+			f, err := js.PublishAsync("nostream", nil, c.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-f.Err():
+				if !errors.Is(err, nats.ErrNoResponders) { // nats.go's async error
+					t.Errorf("PublishAsync: %v", err)
+				}
+			case ack := <-f.Ok():
+				t.Errorf("acked without a stream: %+v", ack)
+			}
+		}); n != c.asyncSends {
+			t.Errorf("PublishAsync sent %d messages, want %d", n, c.asyncSends)
+		}
+	}
+	// Forever, until the AckWait: more than the default's sends.
+	if n := sent(func() {
+		_, err := js.Publish("nostream", nil, nats.RetryAttempts(-1), short, nats.AckWait(300*time.Millisecond))
+		if err == nil {
+			t.Error("acked without a stream")
+		}
+	}); n <= 1+nats.DefaultPubRetryAttempts {
+		t.Errorf("RetryAttempts(-1) sent %d messages", n)
+	}
+	if n := sent(func() {
+		if _, err := js.PublishAsync("nostream", nil, nats.RetryAttempts(-1)); !errors.Is(err, nats.ErrInvalidArg) {
+			t.Errorf("PublishAsync with a negative count: %v", err)
+		}
+	}); n != 0 {
+		t.Errorf("a refused PublishAsync sent %d messages", n)
+	}
+}

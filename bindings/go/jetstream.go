@@ -20,8 +20,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -328,6 +330,10 @@ type pubConfig struct {
 	hasLastSeq, hasLastSubjectSeq         bool
 	ttl                                   time.Duration
 	ttlNever                              bool
+	retryAttempts                         int
+	hasRetryAttempts                      bool
+	retryWait                             time.Duration
+	hasRetryWait                          bool
 }
 
 // MsgID sets Nats-Msg-Id: the stream stores a second message with the same
@@ -370,6 +376,31 @@ func MsgTTL(d time.Duration) PubOpt { return func(c *pubConfig) { c.ttl, c.ttlNe
 // MsgTTLNever makes the message never expire, even if the stream has a
 // MaxAge.
 func MsgTTLNever() PubOpt { return func(c *pubConfig) { c.ttl, c.ttlNever = 0, true } }
+
+// The retries of a publish that finds no stream listening on its subject
+// ("no responders": a stream leader may be moving) unless RetryAttempts
+// and RetryWait say otherwise, as nats.go's defaults.
+const (
+	DefaultPubRetryAttempts = 2
+	DefaultPubRetryWait     = 250 * time.Millisecond
+)
+
+// RetryAttempts is how many times a publish that finds no stream
+// listening on its subject ("no responders") is sent again before it
+// fails with ErrNoStreamResponse (default DefaultPubRetryAttempts): 0
+// retries none, as in nats.go. A negative n fails the publish with
+// ErrInvalidArgument. It applies to Publish and PublishAsync, whose
+// retries end at its ack deadline at the latest (Publish's: ctx's).
+func RetryAttempts(n int) PubOpt {
+	return func(c *pubConfig) { c.retryAttempts, c.hasRetryAttempts = n, true }
+}
+
+// RetryWait is how long a publish that found no stream waits before each
+// retry (default DefaultPubRetryWait), in whole milliseconds (a fraction
+// counts as one). A wait <= 0 fails the publish with ErrInvalidArgument.
+func RetryWait(d time.Duration) PubOpt {
+	return func(c *pubConfig) { c.retryWait, c.hasRetryWait = d, true }
+}
 
 // PubHeader sends h with the message.
 func PubHeader(h Header) PubOpt { return func(c *pubConfig) { c.header = h } }
@@ -436,6 +467,24 @@ func (p *preparedPub) applyOpts(opts []PubOpt) error {
 		}
 		p.scalars.ttl_s = C.int64_t(cfg.ttl / time.Second)
 	}
+	if cfg.hasRetryAttempts {
+		switch n := cfg.retryAttempts; {
+		case n < 0:
+			return errorOf(ErrInvalidArgument, "RetryAttempts must not be negative, not "+strconv.Itoa(n))
+		case n == 0:
+			p.scalars.retry_attempts = C.NATSIO_PUBLISH_NO_RETRY
+		case n > math.MaxInt32:
+			p.scalars.retry_attempts = math.MaxInt32
+		default:
+			p.scalars.retry_attempts = C.int32_t(n)
+		}
+	}
+	if cfg.hasRetryWait {
+		if cfg.retryWait <= 0 {
+			return errorOf(ErrInvalidArgument, "RetryWait must be positive, not "+cfg.retryWait.String())
+		}
+		p.scalars.retry_wait_ms = C.int64_t((cfg.retryWait + time.Millisecond - 1) / time.Millisecond)
+	}
 	if cfg.hasLastSeq {
 		p.scalars.expected_last_seq, p.scalars.has_expected_last_seq = C.uint64_t(cfg.lastSeq), 1
 	}
@@ -471,8 +520,9 @@ func (p *preparedPub) start(js *C.natsio_js, data []byte, request bool) (*C.nats
 // It is the synchronous publish of every binding (the token form of
 // natsio_js_publish) waited for in this goroutine: it does not count among
 // PublishAsyncPending, never stalls behind PublishAsyncMaxPending and never
-// fails with ErrAsyncPublishTimeout; "no responders" is retried twice,
-// 250 ms apart, as in C.
+// fails with ErrAsyncPublishTimeout; "no responders" is retried
+// DefaultPubRetryAttempts times, DefaultPubRetryWait apart, as in C,
+// unless RetryAttempts and RetryWait say otherwise.
 func (js *JetStream) Publish(ctx context.Context, subject string, data []byte, opts ...PubOpt) (*PubAck, error) {
 	if js == nil {
 		return nil, errorOf(ErrNullArgument, "nil *JetStream")
@@ -572,7 +622,10 @@ func (js *JetStream) newFuture(tok *C.natsio_token) *PubAckFuture {
 // stall wait for room, then fails with ErrTooManyStalledMsgs (sending
 // nothing). data may be reused once it returns. While others await acks
 // the publish is written together with the ones that follow it, once this
-// goroutine blocks or yields (like nats.go's buffered writes).
+// goroutine blocks or yields (like nats.go's buffered writes). "No
+// responders" is retried as by Publish (RetryAttempts, RetryWait), until
+// the ack deadline at the latest; the future has the outcome after the
+// last retry.
 func (js *JetStream) PublishAsync(subject string, data []byte, opts ...PubOpt) (*PubAckFuture, error) {
 	var p preparedPub
 	defer p.free()

@@ -425,6 +425,8 @@ go_start go_js_publish_start(const natsio_js *js, int request, const char *subje
 	o.ttl_s = s->ttl_s;
 	o.timeout_ms = s->timeout_ms;
 	o.defer_send = s->defer_send != 0;
+	o.retry_attempts = s->retry_attempts;
+	o.retry_wait_ms = s->retry_wait_ms;
 	natsio_token *tok = NULL;
 	natsio_status st = request ? natsio_js_publish_request_async(js, subject, data, len, &o, &tok)
 				   : natsio_js_publish_async(js, subject, data, len, &o, &tok);

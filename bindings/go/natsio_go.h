@@ -216,6 +216,8 @@ typedef struct go_pub_scalars {
 	int has_expected_last_seq;
 	int has_expected_last_subject_seq;
 	int defer_send;
+	int32_t retry_attempts; /* 0: the default; else natsio_js_publish_options.retry_attempts */
+	int64_t retry_wait_ms;  /* 0: the default */
 } go_pub_scalars;
 
 /* Starts a JetStream publish: the synchronous request's token form

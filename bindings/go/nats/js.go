@@ -193,6 +193,10 @@ type pubOpts struct {
 	ctx context.Context
 	ttl time.Duration // AckWait: how long to wait for the ack
 	bin []natsio.PubOpt
+	// RetryAttempts and RetryWait, when given.
+	retryAttempts                  int
+	retryWait                      time.Duration
+	hasRetryAttempts, hasRetryWait bool
 }
 
 type jsOptFn func(*jsOpts) error
@@ -476,7 +480,11 @@ func (js *jsContext) PublishMsg(m *Msg, opts ...PubOpt) (*PubAck, error) {
 		ctx, cancel = context.WithTimeout(context.Background(), wait)
 	}
 	defer cancel()
-	ack, err := js.inner.Publish(ctx, m.Subject, m.Data, o.bin...)
+	retry, err := o.retryOpts(false)
+	if err != nil {
+		return nil, err
+	}
+	ack, err := js.inner.Publish(ctx, m.Subject, m.Data, append(o.bin, retry...)...)
 	if err != nil {
 		return nil, jsTranslate(err)
 	}

@@ -149,9 +149,14 @@ func (js *jsContext) PublishAsync(subj string, data []byte, opts ...PubOpt) (Pub
 // PublishMsgAsync publishes m without waiting for its ack. Beyond
 // PublishAsyncMaxPending publishes awaiting acks it waits for room (up to
 // 200 ms, then ErrTooManyStalledMsgs). AckWait and Context do not apply
-// (ErrContextAndTimeout), as in nats.go.
+// (ErrContextAndTimeout), as in nats.go. "No responders" is retried only
+// with RetryAttempts, as in nats.go (then it fails with ErrNoResponders).
 func (js *jsContext) PublishMsgAsync(m *Msg, opts ...PubOpt) (PubAckFuture, error) {
 	o, err := publishOptions(m, opts)
+	if err != nil {
+		return nil, err
+	}
+	retry, err := o.retryOpts(true)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +170,7 @@ func (js *jsContext) PublishMsgAsync(m *Msg, opts ...PubOpt) (PubAckFuture, erro
 	if err != nil {
 		return nil, err
 	}
-	inner, err := pub.inner.PublishAsync(m.Subject, m.Data, o.bin...)
+	inner, err := pub.inner.PublishAsync(m.Subject, m.Data, append(o.bin, retry...)...)
 	if err != nil {
 		return nil, jsTranslate(err)
 	}

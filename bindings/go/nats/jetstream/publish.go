@@ -33,11 +33,8 @@ type PublishOpt func(*pubOpts) error
 type pubOpts struct {
 	binding []natsio.PubOpt
 	// headers are set on the message's headers (message schedules).
-	headers map[string]string
-	// retryAttempts < 0: not set.
-	retryAttempts int
-	retryWait     time.Duration
-	stallWait     time.Duration
+	headers   map[string]string
+	stallWait time.Duration
 }
 
 func pubOpt(o natsio.PubOpt) PublishOpt {
@@ -78,32 +75,33 @@ func WithExpectLastSequenceForSubject(seq uint64, subject string) PublishOpt {
 func WithExpectLastMsgID(id string) PublishOpt { return pubOpt(natsio.ExpectLastMsgID(id)) }
 func WithMsgTTL(d time.Duration) PublishOpt    { return pubOpt(natsio.MsgTTL(d)) }
 
-// WithRetryWait is how long a publish that found no stream waits before
-// it tries again (default DefaultPubRetryWait; see WithRetryAttempts for
-// how the core's own retries count).
+// WithRetryWait is how long a publish that found no stream ("no
+// responders") waits before each retry (default DefaultPubRetryWait;
+// whole milliseconds, a fraction counting as one). A wait <= 0 is
+// refused (ErrInvalidOption).
 func WithRetryWait(d time.Duration) PublishOpt {
 	return func(opts *pubOpts) error {
 		if d <= 0 {
 			return fmt.Errorf("%w: retry wait should be more than 0", ErrInvalidOption)
 		}
-		opts.retryWait = d
+		opts.binding = append(opts.binding, natsio.RetryWait(d))
 		return nil
 	}
 }
 
-// WithRetryAttempts is how many more times a publish that found no
-// stream tries (default DefaultPubRetryAttempts). Unlike
-// nats.go, the core always makes one try and two retries 250 ms apart
-// (a round): fewer than two attempts still retry twice, and more add
-// rounds, WithRetryWait apart, until the attempts are spent (rounded up
-// to whole rounds: 5 attempts are two rounds, six tries). The same holds
-// for PublishAsync, whose future has its outcome after the last round.
+// WithRetryAttempts is how many times a publish that found no stream
+// ("no responders") is sent again before it fails with
+// ErrNoStreamResponse (default DefaultPubRetryAttempts; 0: none), as in
+// nats.go; a negative num is refused (ErrInvalidOption). The core retries,
+// for Publish until ctx ends (its error then) and for PublishAsync until
+// its ack deadline at the latest; the future has the outcome after the
+// last retry.
 func WithRetryAttempts(num int) PublishOpt {
 	return func(opts *pubOpts) error {
 		if num < 0 {
 			return fmt.Errorf("%w: retry attempts cannot be negative", ErrInvalidOption)
 		}
-		opts.retryAttempts = num
+		opts.binding = append(opts.binding, natsio.RetryAttempts(num))
 		return nil
 	}
 }
@@ -201,7 +199,7 @@ func invalidOption(reason string) PublishOpt {
 }
 
 func publishOptions(msg *nats.Msg, opts []PublishOpt) (*pubOpts, error) {
-	o := &pubOpts{retryAttempts: -1}
+	o := &pubOpts{}
 	for _, opt := range opts {
 		if err := opt(o); err != nil {
 			return nil, err
@@ -242,10 +240,6 @@ func (js *jetStream) Publish(ctx context.Context, subject string, data []byte, o
 	return js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data}, opts...)
 }
 
-// coreRetries is how many times the core itself retries a publish that
-// found no stream.
-const coreRetries = 2
-
 func (js *jetStream) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...PublishOpt) (*PubAck, error) {
 	o, err := publishOptions(msg, opts)
 	if err != nil {
@@ -254,27 +248,21 @@ func (js *jetStream) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...Publ
 	if o.stallWait > 0 {
 		return nil, fmt.Errorf("%w: stall wait cannot be set to sync publish", ErrInvalidOption)
 	}
-	wait := o.retryWait
-	if wait == 0 {
-		wait = DefaultPubRetryWait
-	}
-	pub := js.publisher()
-	// Each round is the core's try and its retries; the rounds after the
-	// first spend WithRetryAttempts beyond the core's own.
-	for left := o.retryAttempts - coreRetries; ; left -= coreRetries + 1 {
-		ack, err := pub.inner.Publish(ctx, msg.Subject, msg.Data, o.binding...)
-		if err == nil {
-			return pubAck(ack), nil
-		}
-		if left <= 0 || !errors.Is(err, natsio.ErrNoStreamResponse) {
-			return nil, publishError(err)
-		}
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
+	// The core retries "no responders" (WithRetryAttempts, WithRetryWait).
+	ack, err := js.publisher().inner.Publish(ctx, msg.Subject, msg.Data, o.binding...)
+	if err != nil {
+		// ctx ended during the publish or its retries: its error, as
+		// nats.go's (the core may time out at ctx's deadline a moment
+		// before ctx's own timer fires).
+		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if _, bounded := ctx.Deadline(); bounded && errors.Is(err, natsio.ErrTimeout) {
+			return nil, context.DeadlineExceeded
+		}
+		return nil, publishError(err)
 	}
+	return pubAck(ack), nil
 }
 
 // MsgAckHandler is called with each asynchronous publish's ack
@@ -367,7 +355,7 @@ func (js *jetStream) PublishMsgAsync(msg *nats.Msg, opts ...PublishOpt) (PubAckF
 	p.mu.Lock()
 	p.pending[f] = struct{}{}
 	p.mu.Unlock()
-	go js.await(p, f, inner, o)
+	go js.await(p, f, inner)
 	return f, nil
 }
 
@@ -387,35 +375,15 @@ func (p *publisher) publishAsync(msg *nats.Msg, o *pubOpts) (*natsio.PubAckFutur
 	}
 }
 
-// await gives f the outcome of its publish: a publish that found no
-// stream is sent again, as the synchronous one is, in rounds of the
-// core's (see WithRetryAttempts) while attempts are left (between two
-// rounds it does not count among PublishAsyncPending).
-func (js *jetStream) await(p *publisher, f *pubAckFuture, inner *natsio.PubAckFuture, o *pubOpts) {
-	wait := o.retryWait
-	if wait == 0 {
-		wait = DefaultPubRetryWait
+// await gives f the outcome of its publish (the core has retried "no
+// responders", WithRetryAttempts).
+func (js *jetStream) await(p *publisher, f *pubAckFuture, inner *natsio.PubAckFuture) {
+	ack, err := inner.Wait(context.Background())
+	if err != nil {
+		js.resolve(p, f, nil, publishError(err))
+		return
 	}
-	for left := o.retryAttempts - coreRetries; ; left -= coreRetries + 1 {
-		ack, err := inner.Wait(context.Background())
-		if err == nil {
-			js.resolve(p, f, pubAck(ack), nil)
-			return
-		}
-		if left <= 0 || !errors.Is(err, natsio.ErrNoStreamResponse) {
-			js.resolve(p, f, nil, publishError(err))
-			return
-		}
-		select {
-		case <-time.After(wait):
-		case <-p.cleaned:
-			return // CleanupPublisher gave f its outcome
-		}
-		if inner, err = p.publishAsync(f.msg, o); err != nil {
-			js.resolve(p, f, nil, translate(err))
-			return
-		}
-	}
+	js.resolve(p, f, pubAck(ack), nil)
 }
 
 func (js *jetStream) PublishAsyncPending() int { return js.publisher().inner.PublishAsyncPending() }
