@@ -233,7 +233,7 @@ impl AsyncPublish {
     /// at the ack deadline if that comes first (no request is in flight
     /// meanwhile for the client's deadline timer to expire).
     async fn retry(self: Arc<Self>, done: Arc<Completion>, retries: u32) {
-        let resend_at = Instant::now() + self.retry_wait;
+        let resend_at = crate::clock::deadline_in(self.retry_wait);
         if resend_at >= self.deadline {
             tokio::time::sleep_until(self.deadline.into()).await;
             if !done.is_done() {

@@ -402,6 +402,12 @@ static void test_publish_retry_attempts(void) {
     nt_cleanup(token_free_cb, late);
     NT_CHECK_INT_EQ(token_outcome(late, 20000), NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT);
     NT_CHECK_INT_EQ(sent_msgs(c) - before, 1);
+    /* The longest wait there is, the same (no overflow on the way). */
+    o.retry_wait_ms = INT64_MAX;
+    natsio_token *longest = NULL;
+    EXPECT_OK(natsio_js_publish_async(js, "noretry.pub", "x", 1, &o, &longest));
+    nt_cleanup(token_free_cb, longest);
+    NT_CHECK_INT_EQ(token_outcome(longest, 20000), NATSIO_ERR_ASYNC_PUBLISH_TIMEOUT);
     /* A version 2 struct has no retry fields: the default 2 retries. */
     o = pub_options();
     o.version = 2;
