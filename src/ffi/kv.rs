@@ -157,7 +157,18 @@ fn kv<'a>(p: *const natsio_kv) -> Result<&'a natsio_kv> {
 /// nanoseconds or "90s"; 0 or at least 100ms), "max_value_size",
 /// "max_bytes", "storage" ("file"|"memory"), "replicas", "compression"
 /// (bool), "placement", "republish", "allow_msg_ttl", "limit_marker_ttl",
-/// "metadata". Binds it through `kv_out` (free with `natsio_kv_free`).
+/// "metadata", and "mirror" or "sources" (as nats.go's):
+/// - "mirror", a StreamSource object naming a bucket ("name", with or
+///   without its `KV_` prefix; "domain" for a bucket in another JetStream
+///   domain, or "external"): the bucket becomes a read-only copy of that
+///   one (its stream has no subjects and answers Direct Gets for it). A
+///   handle of a mirror reads the keys it holds and writes to the mirrored
+///   bucket, through the mirror's domain.
+/// - "sources", StreamSource objects naming buckets: their keys are copied
+///   into this bucket as they are written there (a source with its own
+///   "subject_transforms" is taken as given: any stream).
+///
+/// Binds it through `kv_out` (free with `natsio_kv_free`).
 /// NATSIO_CREATE of an identical existing bucket simply binds it. Blocks up
 /// to the context's timeout. Errors: NATSIO_ERR_NULL_ARGUMENT,
 /// NATSIO_ERR_CONFIG (the detail names the field),

@@ -34,7 +34,9 @@ unsafe fn create_op(
 
 /// Creates, updates or creates-or-updates a stream (per `action`, a
 /// `natsio_create_action` value) from
-/// `config_json`, a StreamConfig object ("name" is required). If
+/// `config_json`, a StreamConfig object ("name" is required; a "domain"
+/// in its "mirror" or a "sources" entry becomes the "external" API prefix
+/// `$JS.<domain>.API`, as nats.go and nats.js send it). If
 /// `info_json_out` is not NULL it receives the StreamInfo JSON (free with
 /// `natsio_string_free`). NATSIO_CREATE of a stream that exists with the
 /// same configuration succeeds. Blocks up to the context's timeout.

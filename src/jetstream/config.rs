@@ -132,6 +132,53 @@ pub fn normalize(what: &str, json: &str, schema: Schema) -> Result<Map<String, V
     Ok(map)
 }
 
+/// Turns a StreamSource's `domain` (nats.go's and nats.js's client-side
+/// field; the server knows none) into the `external` API prefix that
+/// reaches the stream in that domain. `what` names the source in errors.
+pub fn domain_to_external(what: &str, source: &mut Map<String, Value>) -> Result<()> {
+    let domain = match source.remove("domain") {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::String(d)) if d.is_empty() => return Ok(()),
+        Some(Value::String(d)) => d,
+        Some(_) => {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!("{what}.domain: must be a string"),
+            ))
+        }
+    };
+    if source.get("external").is_some_and(|e| !e.is_null()) {
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!("{what}: domain and external are both set"),
+        ));
+    }
+    if domain.contains(|c: char| matches!(c, '.' | '*' | '>') || c.is_whitespace()) {
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!("{what}.domain: invalid domain {domain:?}"),
+        ));
+    }
+    source.insert(
+        "external".into(),
+        serde_json::json!({ "api": format!("$JS.{domain}.API") }),
+    );
+    Ok(())
+}
+
+/// `domain_to_external` on a StreamConfig's mirror and sources.
+pub fn stream_source_domains(cfg: &mut Map<String, Value>) -> Result<()> {
+    if let Some(Value::Object(mirror)) = cfg.get_mut("mirror") {
+        domain_to_external("StreamConfig.mirror", mirror)?;
+    }
+    if let Some(Value::Array(sources)) = cfg.get_mut("sources") {
+        for source in sources.iter_mut().filter_map(Value::as_object_mut) {
+            domain_to_external("StreamConfig.sources", source)?;
+        }
+    }
+    Ok(())
+}
+
 /// A stream or consumer name: non-empty, without '.', '*', '>', '/', '\'
 /// or whitespace.
 pub fn validate_name(what: &str, name: &str) -> Result<()> {

@@ -134,6 +134,9 @@ impl std::fmt::Debug for JetStream {
     }
 }
 
+/// The API prefix of the account's own JetStream domain.
+pub(crate) const DEFAULT_API_PREFIX: &str = "$JS.API";
+
 fn api_prefix(opts: &JetStreamOptions) -> Result<String> {
     if let Some(p) = &opts.api_prefix {
         let p = p.trim_end_matches('.');
@@ -155,7 +158,7 @@ fn api_prefix(opts: &JetStreamOptions) -> Result<String> {
             }
             Ok(format!("$JS.{d}.API"))
         }
-        _ => Ok("$JS.API".to_string()),
+        _ => Ok(DEFAULT_API_PREFIX.to_string()),
     }
 }
 

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::{json, Map, Value};
 
-use super::config::{normalize, validate_name, PURGE_REQUEST, STREAM_CONFIG};
+use super::config::{
+    normalize, stream_source_domains, validate_name, PURGE_REQUEST, STREAM_CONFIG,
+};
 use super::{CreateAction, JetStream};
 use crate::error::{Error, ErrorKind, Result};
 use crate::headers::Headers;
@@ -73,7 +75,8 @@ fn last_by_subject_body(subject: &str) -> Result<Vec<u8>> {
 }
 
 fn stream_config(json: &str) -> Result<(String, Map<String, Value>)> {
-    let cfg = normalize("StreamConfig", json, STREAM_CONFIG)?;
+    let mut cfg = normalize("StreamConfig", json, STREAM_CONFIG)?;
+    stream_source_domains(&mut cfg)?;
     let Some(name) = cfg.get("name").and_then(Value::as_str) else {
         return Err(Error::new(ErrorKind::Config, "StreamConfig.name: required"));
     };

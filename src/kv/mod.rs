@@ -17,9 +17,12 @@ use crate::feed::Limits;
 use crate::headers::Headers;
 pub use crate::jetstream::bucket::validate_bucket;
 use crate::jetstream::bucket::{bucket_error, metadata_to_json, BucketKind, StreamStatusFields};
-use crate::jetstream::config::{normalize, Kind, Schema, STORAGE, STREAM_CONFIG};
+use crate::jetstream::config::{
+    domain_to_external, normalize, Kind, Schema, STORAGE, STREAM_CONFIG,
+};
 use crate::jetstream::{
     start_ordered, CreateAction, DeliverPolicy, JetStream, OrderedConfig, PublishOptions, Ttl,
+    DEFAULT_API_PREFIX,
 };
 use crate::op::Op;
 
@@ -71,6 +74,8 @@ const KV_CONFIG: Schema = &[
     ("allow_msg_ttl", Kind::Bool),
     ("limit_marker_ttl", Kind::Duration),
     ("metadata", Kind::StrMap),
+    ("mirror", Kind::Object),
+    ("sources", Kind::ObjectList),
 ];
 
 const OPERATION_HEADER: &str = "KV-Operation";
@@ -154,7 +159,23 @@ pub fn stream_config_for(config_json: &str) -> Result<(String, Map<String, Value
         |kv: &mut Map<String, Value>, k: &str, default: Value| kv.remove(k).unwrap_or(default);
     let mut s = Map::new();
     s.insert("name".into(), Value::from(format!("KV_{bucket}")));
-    s.insert("subjects".into(), json!([format!("$KV.{bucket}.>")]));
+    match (kv.remove("mirror"), kv.remove("sources")) {
+        // A mirror holds the mirrored bucket's subjects, none of its own.
+        (Some(mirror), _) if !mirror.is_null() => {
+            s.insert("mirror".into(), mirror_of_bucket(mirror)?);
+            s.insert("mirror_direct".into(), Value::from(true));
+        }
+        (_, sources) => {
+            if let Some(Value::Array(sources)) = sources {
+                let sources = sources
+                    .into_iter()
+                    .map(|source| source_of_bucket(source, &bucket))
+                    .collect::<Result<Vec<_>>>()?;
+                s.insert("sources".into(), Value::Array(sources));
+            }
+            s.insert("subjects".into(), json!([format!("$KV.{bucket}.>")]));
+        }
+    }
     if let Some(d) = kv.remove("description") {
         s.insert("description".into(), d);
     }
@@ -209,6 +230,92 @@ pub fn stream_config_for(config_json: &str) -> Result<(String, Map<String, Value
         STREAM_CONFIG,
     )?;
     Ok((bucket, s))
+}
+
+/// A StreamSource naming a bucket (`KV_` added to its name when
+/// missing), its `domain` turned into the `external` API prefix that
+/// reaches it, as nats.go does. Returns it with the source bucket's name.
+fn bucket_source(source: Value, field: &str) -> Result<(Map<String, Value>, String)> {
+    let Value::Object(mut source) = source else {
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!("KeyValueConfig.{field}: must be a StreamSource object"),
+        ));
+    };
+    let Some(name) = source.get("name").and_then(Value::as_str) else {
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!("KeyValueConfig.{field}.name: required"),
+        ));
+    };
+    let from = name.strip_prefix("KV_").unwrap_or(name).to_string();
+    validate_bucket(&from).map_err(|e| {
+        Error::new(
+            ErrorKind::Config,
+            format!("KeyValueConfig.{field}.name: {e}"),
+        )
+    })?;
+    source.insert("name".into(), Value::from(format!("KV_{from}")));
+    domain_to_external(&format!("KeyValueConfig.{field}"), &mut source)?;
+    Ok((source, from))
+}
+
+/// The `mirror` of a bucket's stream.
+fn mirror_of_bucket(mirror: Value) -> Result<Value> {
+    bucket_source(mirror, "mirror").map(|(m, _)| Value::Object(m))
+}
+
+/// One of the `sources` of `bucket`'s stream: unless it brings its own
+/// subject transforms (then it is taken as given: any stream), its keys
+/// are mapped into `bucket`'s subjects, except for `bucket` itself in
+/// another domain, whose subjects are already the same (as nats.go).
+fn source_of_bucket(source: Value, bucket: &str) -> Result<Value> {
+    let has_transforms = source
+        .get("subject_transforms")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty());
+    if has_transforms {
+        return Ok(source);
+    }
+    let (mut source, from) = bucket_source(source, "sources")?;
+    let external = source.get("external").is_some_and(|e| !e.is_null());
+    if !external || from != bucket {
+        source.insert(
+            "subject_transforms".into(),
+            json!([{ "src": format!("$KV.{from}.>"), "dest": format!("$KV.{bucket}.>") }]),
+        );
+    }
+    Ok(Value::Object(source))
+}
+
+/// The key and write prefixes of `bucket`, whose stream's info is
+/// `info`, reached through `api_prefix`. A mirror holds the mirrored bucket's subjects and writes go
+/// to that bucket: through the mirror's external API prefix when it
+/// lives in another domain, as nats.go and nats.js write to a mirror.
+/// (They read a mirror of the same domain on the mirror's own name,
+/// where it holds nothing; this reads the subjects it holds.)
+fn kv_prefixes(api_prefix: &str, bucket: &str, info: &Value) -> (String, String) {
+    let own = format!("$KV.{bucket}.");
+    let in_this_domain = |prefix: String| match api_prefix {
+        DEFAULT_API_PREFIX => prefix,
+        api => format!("{api}.{prefix}"),
+    };
+    let Some(mirror) = info.pointer("/config/mirror").filter(|m| !m.is_null()) else {
+        return (own.clone(), in_this_domain(own));
+    };
+    let name = mirror.get("name").and_then(Value::as_str).unwrap_or("");
+    let origin = format!("$KV.{}.", name.strip_prefix("KV_").unwrap_or(name));
+    let external_api = mirror
+        .pointer("/external/api")
+        .and_then(Value::as_str)
+        .filter(|api| !api.is_empty());
+    match external_api {
+        Some(api) => {
+            let write = format!("{}.{origin}", api.trim_end_matches('.'));
+            (origin, write)
+        }
+        None => (origin.clone(), in_this_domain(origin)),
+    }
 }
 
 /// A bucket's status, read from its stream's info.
@@ -275,8 +382,14 @@ pub struct KeyValue {
     js: JetStream,
     bucket: Arc<str>,
     stream: Arc<str>,
-    /// `$KV.<bucket>.`
+    /// The prefix of the subjects the bucket's stream holds its keys on:
+    /// `$KV.<bucket>.`, or the mirrored bucket's for a mirror.
     key_prefix: Arc<str>,
+    /// The prefix of the subjects writes go to: the key prefix, behind the
+    /// JetStream API prefix when the context has a domain or a custom
+    /// prefix (the server maps `<prefix>.$KV.>` to that domain's `$KV.>`),
+    /// or the mirrored bucket's subjects in the domain it lives in.
+    write_prefix: Arc<str>,
     direct: bool,
     codecs: Codecs,
 }
@@ -296,11 +409,13 @@ impl JetStream {
             .pointer("/config/allow_direct")
             .and_then(Value::as_bool)
             .unwrap_or(false);
+        let (key_prefix, write_prefix) = kv_prefixes(self.api_prefix(), bucket, info);
         KeyValue {
             js: self.clone(),
             bucket: Arc::from(bucket),
             stream: Arc::from(format!("KV_{bucket}")),
-            key_prefix: Arc::from(format!("$KV.{bucket}.")),
+            key_prefix: Arc::from(key_prefix),
+            write_prefix: Arc::from(write_prefix),
             direct,
             codecs: Codecs::default(),
         }
@@ -373,18 +488,28 @@ impl KeyValue {
         }
     }
 
-    /// The subject of `key`: encoded by the key codec, then validated.
-    fn subject(&self, key: &str) -> Result<String> {
+    /// The key as stored: encoded by the key codec, then validated.
+    fn stored_key(&self, key: &str) -> Result<String> {
         let stored = self.codecs.encode_key(key)?;
         validate_key(&stored)?;
-        Ok(format!("{}{}", self.key_prefix, stored))
+        Ok(stored)
+    }
+
+    /// The subject `key` is stored on (read, watched, purged).
+    fn subject(&self, key: &str) -> Result<String> {
+        Ok(format!("{}{}", self.key_prefix, self.stored_key(key)?))
+    }
+
+    /// The subject a write of `key` is published to.
+    fn write_subject(&self, key: &str) -> Result<String> {
+        Ok(format!("{}{}", self.write_prefix, self.stored_key(key)?))
     }
 
     /// Publishes a revision of `key`, its value encoded by the value
     /// codec; the operation yields its revision.
     fn write(&self, key: &str, value: &[u8], opts: &PublishOptions) -> Op<u64> {
         let stored = self
-            .subject(key)
+            .write_subject(key)
             .and_then(|subject| Ok((subject, self.codecs.encode_value(value)?)));
         match stored {
             Ok((subject, value)) => self.write_stored(&subject, &value, opts),
@@ -469,7 +594,9 @@ impl KeyValue {
     fn create_with(&self, key: &str, value: &[u8], ttl: Option<Ttl>) -> Op<u64> {
         Op::build(|| {
             // Encoded here, on the caller's thread, once for every retry.
-            let subject = self.subject(key)?;
+            let stored = self.stored_key(key)?;
+            let subject = format!("{}{stored}", self.write_prefix);
+            let read_subject = format!("{}{stored}", self.key_prefix);
             let value = self.codecs.encode_value(value)?.into_owned();
             let (kv, key) = (self.clone(), key.to_string());
             Ok(async move {
@@ -480,7 +607,7 @@ impl KeyValue {
                         Err(e) if e.kind() == ErrorKind::WrongLastSequence => {}
                         r => return r,
                     }
-                    match kv.entry(&subject, &key, None).await? {
+                    match kv.entry(&read_subject, &key, None).await? {
                         Some(entry) if entry.operation != Operation::Put => last = entry.revision,
                         Some(entry) => {
                             return Err(Error::new(
@@ -529,7 +656,7 @@ impl KeyValue {
             ..PublishOptions::default()
         };
         // A marker has no value to encode.
-        match self.subject(key) {
+        match self.write_subject(key) {
             Ok(subject) => self.write_stored(&subject, b"", &opts),
             Err(e) => Op::fail(e),
         }
@@ -738,6 +865,92 @@ impl KeyValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mirror_or_sources_become_the_streams_as_nats_go_makes_them() {
+        let (_, m) =
+            stream_config_for(r#"{"bucket":"M","mirror":{"name":"ORIGIN","domain":"hub"}}"#)
+                .unwrap();
+        assert_eq!(
+            m["mirror"],
+            json!({"name": "KV_ORIGIN", "external": {"api": "$JS.hub.API"}})
+        );
+        assert_eq!(m["mirror_direct"], json!(true));
+        assert!(!m.contains_key("subjects"), "a mirror holds no subjects");
+
+        let (_, s) = stream_config_for(
+            r#"{"bucket":"S","sources":[
+                {"name":"A"},
+                {"name":"KV_S","external":{"api":"$JS.far.API"}},
+                {"name":"KV_B","domain":"far"},
+                {"name":"plain","subject_transforms":[{"src":"x.>","dest":"$KV.S.x.>"}]}]}"#,
+        )
+        .unwrap();
+        assert_eq!(s["subjects"], json!(["$KV.S.>"]));
+        assert_eq!(
+            s["sources"],
+            json!([
+                {"name": "KV_A", "subject_transforms": [{"src": "$KV.A.>", "dest": "$KV.S.>"}]},
+                // The bucket itself in another domain: its subjects are the same.
+                {"name": "KV_S", "external": {"api": "$JS.far.API"}},
+                {"name": "KV_B", "external": {"api": "$JS.far.API"},
+                 "subject_transforms": [{"src": "$KV.B.>", "dest": "$KV.S.>"}]},
+                // Transforms given: taken as they are, any stream.
+                {"name": "plain", "subject_transforms": [{"src": "x.>", "dest": "$KV.S.x.>"}]},
+            ])
+        );
+
+        for (bad, names) in [
+            (
+                r#"{"bucket":"M","mirror":{"name":"O","domain":"d","external":{"api":"x"}}}"#,
+                "both set",
+            ),
+            (r#"{"bucket":"M","mirror":{"domain":"d"}}"#, "mirror.name"),
+            (
+                r#"{"bucket":"M","mirror":{"name":"O","domain":"a.b"}}"#,
+                "mirror.domain",
+            ),
+            (r#"{"bucket":"M","mirror":"O"}"#, "mirror"),
+            (
+                r#"{"bucket":"M","sources":[{"name":"a b"}]}"#,
+                "sources.name",
+            ),
+            (r#"{"bucket":"M","sources":[7]}"#, "sources"),
+        ] {
+            let e = stream_config_for(bad).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Config, "{bad}");
+            assert!(e.to_string().contains(names), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_mirror_is_read_on_the_mirrored_keys_and_written_to_its_bucket() {
+        let prefixes = |api: &str, info: Value| kv_prefixes(api, "M", &info);
+        let plain = json!({"config": {"name": "KV_M", "subjects": ["$KV.M.>"]}});
+        let local = json!({"config": {"name": "KV_M", "mirror": {"name": "KV_O"}}});
+        let far = json!({"config": {"name": "KV_M",
+            "mirror": {"name": "KV_O", "external": {"api": "$JS.hub.API"}}}});
+        let (default, domain) = ("$JS.API", "$JS.leaf.API");
+        let own = || ("$KV.M.".to_string(), "$KV.M.".to_string());
+        assert_eq!(prefixes(default, plain.clone()), own());
+        assert_eq!(
+            prefixes(domain, plain),
+            ("$KV.M.".into(), "$JS.leaf.API.$KV.M.".into())
+        );
+        assert_eq!(
+            prefixes(default, local.clone()),
+            ("$KV.O.".into(), "$KV.O.".into())
+        );
+        assert_eq!(
+            prefixes(domain, local),
+            ("$KV.O.".into(), "$JS.leaf.API.$KV.O.".into())
+        );
+        // The mirror's own domain prefix, whatever the context's.
+        assert_eq!(
+            prefixes(domain, far),
+            ("$KV.O.".into(), "$JS.hub.API.$KV.O.".into())
+        );
+    }
 
     #[test]
     fn a_status_reads_the_bucket_terms_of_its_stream_info() {

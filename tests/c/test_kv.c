@@ -6,12 +6,15 @@
  * JSON, listing keys (natsio_kv_keys, a string list; filtered with
  * natsio_kv_keys_filtered; as an iterator with natsio_kv_list_keys) and revisions
  * (natsio_kv_history), removing markers (natsio_kv_purge_deletes), per-key
- * TTLs (natsio_kv_write_options.ttl_s of put, create and purge), bucket
+ * TTLs (natsio_kv_write_options.ttl_s of put, create and purge), mirrors
+ * (of a bucket in this domain and, through a leaf node, in another) and
+ * sources, bucket
  * listings (natsio_js_kv_names, natsio_js_kv_statuses) and the typed
  * status (natsio_kv_get_status),
  * use after the client is closed, and bad input for every function.
  *
- * The cases share one server; each uses its own bucket names.
+ * The cases share one server, each with its own bucket names; the mirror
+ * cases start their own, which need JetStream domains.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -1670,6 +1673,186 @@ static void test_bucket_names_statuses_and_typed_status(void) {
     EXPECT_OK(natsio_js_kv_delete(js, "KVLA"));
 }
 
+/* ---- mirrors and sources ------------------------------------------------ */
+
+/* `key` of `kv` reads as `want` (a predicate for nt_wait_until: a mirror or
+ * a source copies asynchronously). */
+typedef struct {
+    natsio_kv *kv;
+    const char *key;
+    const char *want;
+} kv_value_wait;
+
+static bool kv_value_is(void *arg) {
+    const kv_value_wait *w = arg;
+    natsio_kv_entry *e = NULL;
+    if (natsio_kv_get(w->kv, w->key, &e) != NATSIO_OK) return false;
+    bool same = strcmp(natsio_kv_entry_value(e), w->want) == 0;
+    natsio_kv_entry_free(e);
+    return same;
+}
+
+#define EXPECT_KV_VALUE(kv, key, want)                                                           \
+    do {                                                                                         \
+        kv_value_wait w_ = {(kv), (key), (want)};                                                \
+        NT_CHECK_MSG(nt_wait_until(kv_value_is, &w_, 10000), "%s never read %s", (key), (want)); \
+    } while (0)
+
+/* Whether the bucket's status JSON holds `needle`; printed when not as
+ * `expected`. */
+static bool status_holds(natsio_kv *kv, const char *needle, bool expected) {
+    char *json = NULL;
+    if (natsio_kv_status(kv, &json) != NATSIO_OK) return false;
+    bool has = strstr(json, needle) != NULL;
+    if (has != expected) fprintf(stderr, "status %s %s: %s\n", has ? "holds" : "lacks", needle, json);
+    natsio_string_free(json);
+    return has;
+}
+#define status_has(kv, needle) status_holds((kv), (needle), true)
+
+static void test_mirror_reads_the_origin_and_writes_to_it(void) {
+    /* In a domain, so that writes through the domain's prefix are tested
+     * too. */
+    nt_server *srv = start_server("jetstream { domain: HUB }");
+    NT_CHECK(srv != NULL);
+    natsio_client *c = connect_url(nt_server_url(srv));
+    NT_CHECK(c != NULL);
+    natsio_js *js = new_jetstream(c, NULL);
+    NT_CHECK(js != NULL);
+    natsio_kv *origin = create_bucket(js, "{\"bucket\":\"ORIGIN\",\"history\":5}");
+    NT_CHECK(origin != NULL);
+    EXPECT_OK(natsio_kv_put(origin, "a", "1", 1, NULL, NULL));
+
+    /* Named without KV_, as nats.go allows. */
+    natsio_kv *mirror = create_bucket(js, "{\"bucket\":\"MIR\",\"mirror\":{\"name\":\"ORIGIN\"}}");
+    NT_CHECK(mirror != NULL);
+    NT_CHECK(status_has(mirror, "\"mirror\":{\"name\":\"KV_ORIGIN\""));
+    NT_CHECK(status_has(mirror, "\"mirror_direct\":true"));
+    NT_CHECK(!status_holds(mirror, "\"subjects\"", false));
+    EXPECT_KV_VALUE(mirror, "a", "1");
+    /* A write through the mirror lands in the origin, and comes back. */
+    uint64_t rev = 0;
+    EXPECT_OK(natsio_kv_put(mirror, "b", "2", 1, NULL, &rev));
+    NT_CHECK_INT_EQ(natsio_kv_entry_revision(get_entry(origin, "b")), rev);
+    EXPECT_KV_VALUE(mirror, "b", "2");
+    EXPECT_OK(natsio_kv_delete(mirror, "a", NULL, NULL));
+    natsio_kv_entry *gone = NULL;
+    EXPECT_FAILS(NATSIO_ERR_KEY_DELETED, natsio_kv_get(origin, "a", &gone));
+    /* Keys and history read the mirrored keys; a bound handle is the same. */
+    natsio_kv *bound = NULL;
+    EXPECT_OK(natsio_js_kv_bind(js, "MIR", &bound));
+    nt_cleanup(kv_free_cb, bound);
+    EXPECT_KV_VALUE(bound, "b", "2");
+    natsio_string_list *keys = NULL;
+    EXPECT_OK(natsio_kv_keys(bound, &keys));
+    kept_list(keys);
+    NT_CHECK(natsio_string_list_count(keys) == 1 && string_list_has(keys, "b"));
+
+    /* A context of the domain writes through its prefix
+     * ($JS.HUB.API.$KV.ORIGIN.d, which the server maps to $KV.ORIGIN.d). */
+    natsio_js_options o;
+    natsio_js_options_init(&o);
+    o.domain = "HUB";
+    natsio_js *hub = new_jetstream(c, &o);
+    NT_CHECK(hub != NULL);
+    natsio_kv *via_hub = NULL;
+    EXPECT_OK(natsio_js_kv_bind(hub, "ORIGIN", &via_hub));
+    nt_cleanup(kv_free_cb, via_hub);
+    EXPECT_OK(natsio_kv_put(via_hub, "d", "4", 1, NULL, NULL));
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(get_entry(origin, "d")), "4");
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(get_entry(via_hub, "d")), "4");
+
+    /* Bad mirrors fail before anything is sent, naming the field. */
+    natsio_kv *bad = SENTINEL;
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "both set",
+                        natsio_js_kv_create(js,
+                                            "{\"bucket\":\"BAD\",\"mirror\":{\"name\":\"ORIGIN\",\"domain\":\"HUB\","
+                                            "\"external\":{\"api\":\"$JS.HUB.API\"}}}",
+                                            NATSIO_CREATE, &bad));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "mirror.name",
+                        natsio_js_kv_create(js, "{\"bucket\":\"BAD\",\"mirror\":{}}", NATSIO_CREATE, &bad));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "mirror",
+                        natsio_js_kv_create(js, "{\"bucket\":\"BAD\",\"mirror\":\"ORIGIN\"}", NATSIO_CREATE, &bad));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "sources.name",
+                        natsio_js_kv_create(js, "{\"bucket\":\"BAD\",\"sources\":[{\"name\":\"a.b\"}]}",
+                                            NATSIO_CREATE, &bad));
+    NT_CHECK(bad == SENTINEL);
+}
+
+/* A leaf node server with its own JetStream domain mirrors a bucket of the
+ * hub's (the mirror names the hub's domain): the mirror's handle reads the
+ * hub's keys on the leaf and writes to the hub's bucket through the hub's
+ * domain prefix, as nats.go's TestKeyValueMirrorCrossDomains. */
+static void test_mirror_of_a_bucket_in_another_domain(void) {
+    int leaf_port = nt_free_port();
+    char hub_conf[256], leaf_conf[256];
+    snprintf(hub_conf, sizeof hub_conf,
+             "server_name: hub\njetstream { domain: HUB }\nleafnodes { listen: \"127.0.0.1:%d\" }\n", leaf_port);
+    snprintf(leaf_conf, sizeof leaf_conf,
+             "server_name: leaf\njetstream { domain: LEAF }\n"
+             "leafnodes { remotes: [ { url: \"nats-leaf://127.0.0.1:%d\" } ] }\n",
+             leaf_port);
+    nt_server *hub_srv = start_server(hub_conf);
+    nt_server *leaf_srv = start_server(leaf_conf);
+    NT_CHECK(hub_srv != NULL && leaf_srv != NULL);
+    natsio_client *hc = connect_url(nt_server_url(hub_srv));
+    natsio_client *lc = connect_url(nt_server_url(leaf_srv));
+    NT_CHECK(hc != NULL && lc != NULL);
+    natsio_js *hub = new_jetstream(hc, NULL);
+    natsio_js *leaf = new_jetstream(lc, NULL);
+    NT_CHECK(hub != NULL && leaf != NULL);
+    natsio_kv *origin = create_bucket(hub, "{\"bucket\":\"TEST\"}");
+    NT_CHECK(origin != NULL);
+    EXPECT_OK(natsio_kv_put(origin, "name", "derek", 5, NULL, NULL));
+
+    natsio_kv *far = create_bucket(leaf, "{\"bucket\":\"MIRROR\",\"mirror\":{\"name\":\"TEST\",\"domain\":\"HUB\"}}");
+    NT_CHECK(far != NULL);
+    NT_CHECK(status_has(far, "\"external\":{\"api\":\"$JS.HUB.API\""));
+    /* The leaf connection comes up in its own time: the mirror syncs then. */
+    EXPECT_KV_VALUE(far, "name", "derek");
+    EXPECT_OK(natsio_kv_put(far, "name", "rip", 3, NULL, NULL));
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(get_entry(origin, "name")), "rip");
+    EXPECT_KV_VALUE(far, "name", "rip");
+    EXPECT_OK(natsio_kv_delete(far, "name", NULL, NULL));
+    natsio_kv_entry *gone = NULL;
+    EXPECT_FAILS(NATSIO_ERR_KEY_DELETED, natsio_kv_get(origin, "name", &gone));
+
+    /* The hub's bucket through the leaf connection, in the hub's domain. */
+    natsio_js_options o;
+    natsio_js_options_init(&o);
+    o.domain = "HUB";
+    natsio_js *remote = new_jetstream(lc, &o);
+    NT_CHECK(remote != NULL);
+    natsio_kv *rkv = NULL;
+    EXPECT_OK(natsio_js_kv_bind(remote, "TEST", &rkv));
+    nt_cleanup(kv_free_cb, rkv);
+    EXPECT_OK(natsio_kv_put(rkv, "name", "ivan", 4, NULL, NULL));
+    EXPECT_KV_VALUE(far, "name", "ivan");
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(get_entry(origin, "name")), "ivan");
+}
+
+static void test_sources_copy_keys_into_the_bucket(void) {
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *a = create_bucket(js, "{\"bucket\":\"SRCA\",\"storage\":\"memory\"}");
+    natsio_kv *b = create_bucket(js, "{\"bucket\":\"SRCB\",\"storage\":\"memory\"}");
+    NT_CHECK(a != NULL && b != NULL);
+    EXPECT_OK(natsio_kv_put(a, "x", "from a", 6, NULL, NULL));
+    natsio_kv *both = create_bucket(js, "{\"bucket\":\"SRCAB\",\"storage\":\"memory\","
+                                        "\"sources\":[{\"name\":\"SRCA\"},{\"name\":\"KV_SRCB\"}]}");
+    NT_CHECK(both != NULL);
+    NT_CHECK(status_has(both, "\"subject_transforms\":[{\"src\":\"$KV.SRCA.>\",\"dest\":\"$KV.SRCAB.>\"}]"));
+    NT_CHECK(status_has(both, "\"subject_transforms\":[{\"src\":\"$KV.SRCB.>\",\"dest\":\"$KV.SRCAB.>\"}]"));
+    EXPECT_OK(natsio_kv_put(b, "y", "from b", 6, NULL, NULL));
+    EXPECT_KV_VALUE(both, "x", "from a");
+    EXPECT_KV_VALUE(both, "y", "from b");
+    /* The bucket keeps its own keys, written as usual. */
+    EXPECT_OK(natsio_kv_put(both, "z", "own", 3, NULL, NULL));
+    NT_CHECK_STR_EQ(natsio_kv_entry_value(get_entry(both, "z")), "own");
+    natsio_kv_entry *none = NULL;
+    EXPECT_FAILS(NATSIO_ERR_KEY_NOT_FOUND, natsio_kv_get(a, "z", &none));
+}
+
 int main(int argc, char **argv) {
     static const nt_case cases[] = {
         NT_CASE(test_bucket_create_bind_update_delete),
@@ -1693,6 +1876,9 @@ int main(int argc, char **argv) {
         NT_CASE(test_purge_deletes_removes_old_markers_and_keeps_young_ones),
         NT_CASE(test_per_key_ttl_put_create_and_purge),
         NT_CASE(test_bucket_names_statuses_and_typed_status),
+        NT_CASE(test_mirror_reads_the_origin_and_writes_to_it),
+        NT_CASE(test_mirror_of_a_bucket_in_another_domain),
+        NT_CASE(test_sources_copy_keys_into_the_bucket),
     };
     return run_cases_with_shared_server(argc, argv, "kvtest", cases, NT_COUNT(cases));
 }
