@@ -76,6 +76,14 @@ pub struct PublishOptions {
 }
 
 impl PublishOptions {
+    /// The retries after "no responders" and the wait before each.
+    fn retries(&self) -> (u32, Duration) {
+        (
+            self.retry_attempts.unwrap_or(NO_RESPONDERS_RETRIES),
+            self.retry_wait.unwrap_or(NO_RESPONDERS_WAIT),
+        )
+    }
+
     fn is_plain(&self) -> bool {
         self.headers.is_none()
             && self.msg_id.is_none()
@@ -348,16 +356,6 @@ impl Shared {
         if idle {
             self.idle.notify_waiters();
         }
-    }
-}
-
-impl PublishOptions {
-    /// The retries after "no responders" and the wait before each.
-    fn retries(&self) -> (u32, Duration) {
-        (
-            self.retry_attempts.unwrap_or(NO_RESPONDERS_RETRIES),
-            self.retry_wait.unwrap_or(NO_RESPONDERS_WAIT),
-        )
     }
 }
 
