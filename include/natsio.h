@@ -1276,6 +1276,17 @@ typedef struct natsio_pub_ack natsio_pub_ack;
 typedef struct natsio_replies natsio_replies;
 
 /**
+ * One server of a pool listing, borrowed from its `natsio_server_list`.
+ */
+typedef struct natsio_server natsio_server;
+
+/**
+ * A client's servers in the order they are tried. Owned by the caller,
+ * freed with `natsio_server_list_free`.
+ */
+typedef struct natsio_server_list natsio_server_list;
+
+/**
  * A running service. Owned, freed with `natsio_service_free`; every
  * function is thread-safe.
  */
@@ -2524,6 +2535,33 @@ natsio_status natsio_client_rtt(const struct natsio_client *c,
  */
 natsio_status natsio_client_servers(const struct natsio_client *c,
                                     struct natsio_string_list **list_out);
+
+/**
+ * The servers in the pool (configured and discovered) in the order they
+ * are tried, each with its reconnect bookkeeping (nats.go's ServerPool),
+ * as a list through `list_out` (free with `natsio_server_list_free`). A
+ * snapshot: later changes to the pool do not show in it. Any thread.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT.
+ */
+natsio_status natsio_client_server_pool(const struct natsio_client *c,
+                                        struct natsio_server_list **list_out);
+
+/**
+ * Replaces the pool's servers with the `count` URLs of `urls`, in that
+ * order (nats.go's SetServerPool, nats.js's setServers; the client's
+ * randomize option is not applied). The current connection stays up, even
+ * when its server is not among them: the next reconnect picks from the
+ * new pool (`natsio_client_force_reconnect` moves now). A server already
+ * in the pool (same host and port) keeps its reconnect count; servers the
+ * cluster tells of are added again unless the options ignore them. Any
+ * thread, callbacks included. Errors: NATSIO_ERR_NULL_ARGUMENT,
+ * NATSIO_ERR_CONFIG (count 0 or an invalid URL; the pool is unchanged),
+ * NATSIO_ERR_INVALID_UTF8, NATSIO_ERR_INVALID_ARGUMENT (count above
+ * NATSIO_LIST_MAX_ITEMS), NATSIO_ERR_CONNECTION_CLOSED.
+ */
+natsio_status natsio_client_set_server_pool(const struct natsio_client *c,
+                                            const char *const *urls,
+                                            size_t count);
 
 /**
  * Creates, updates or creates-or-updates (per `action`, a
@@ -5837,6 +5875,47 @@ natsio_status natsio_replies_get_stats(const struct natsio_replies *replies,
  * Stops (if needed) and frees the iterator. Accepts NULL.
  */
 void natsio_replies_free(struct natsio_replies *replies);
+
+/**
+ * How many servers the list holds (0 for NULL).
+ */
+size_t natsio_server_list_count(const struct natsio_server_list *list);
+
+/**
+ * Server `index` of the list, borrowed until the list is freed (NULL if
+ * out of range or `list` is NULL).
+ */
+const struct natsio_server *natsio_server_list_get(const struct natsio_server_list *list,
+                                                   size_t index);
+
+/**
+ * Frees a list and its servers. Accepts NULL.
+ */
+void natsio_server_list_free(struct natsio_server_list *list);
+
+/**
+ * The server's URL as the pool holds it (configured as given; a
+ * discovered one as `nats://host:port`, `tls://`, `ws://` or `wss://`),
+ * borrowed from its list (NULL for NULL).
+ */
+const char *natsio_server_url(const struct natsio_server *server);
+
+/**
+ * Attempts to connect to the server that failed since it was last
+ * connected to (nats.go's Server.Reconnects; 0 for NULL).
+ */
+uint32_t natsio_server_reconnects(const struct natsio_server *server);
+
+/**
+ * Whether the client has been connected to the server (false for NULL).
+ */
+bool natsio_server_did_connect(const struct natsio_server *server);
+
+/**
+ * Whether the server was learned from the cluster (a server's INFO)
+ * rather than configured (false for NULL).
+ */
+bool natsio_server_is_discovered(const struct natsio_server *server);
 
 /**
  * Starts a service on `c` from `config_json`: {"name" (required,

@@ -38,7 +38,9 @@ pub mod tls;
 pub mod ws;
 
 pub use client::ServerInfo;
-pub use client::{Client, ClientStats, ConnState, Flow, FlowStopper, Replies, RequestManyOptions};
+pub use client::{
+    Client, ClientStats, ConnState, Flow, FlowStopper, PoolServer, Replies, RequestManyOptions,
+};
 pub use completion::{Completion, Outcome};
 pub use error::{Error, ErrorKind, Result};
 pub use feed::{Delivery, FeedStats};

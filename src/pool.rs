@@ -20,6 +20,39 @@ pub(crate) struct PoolEntry {
     pub last_attempt: Option<Instant>,
     /// The last authentication error this server gave, to stop looping on it.
     pub last_auth_error: Option<String>,
+    /// Connected to at least once.
+    pub did_connect: bool,
+    /// Learned from a server's INFO, not configured.
+    pub discovered: bool,
+}
+
+impl PoolEntry {
+    fn new(url: String, addr: ServerAddr, discovered: bool) -> PoolEntry {
+        PoolEntry {
+            url,
+            addr,
+            attempts: 0,
+            last_attempt: None,
+            last_auth_error: None,
+            did_connect: false,
+            discovered,
+        }
+    }
+
+    /// The same server: host and port (a URL may spell it otherwise).
+    fn same_server(&self, addr: &ServerAddr) -> bool {
+        self.addr.host == addr.host && self.addr.port == addr.port
+    }
+}
+
+/// One server of the pool as a user sees it (nats.go's `Server`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolServer {
+    pub url: String,
+    /// Failed attempts since it was last connected to.
+    pub reconnects: u32,
+    pub did_connect: bool,
+    pub discovered: bool,
 }
 
 #[derive(Debug, Default)]
@@ -41,22 +74,7 @@ impl ServerPool {
             entries: Vec::new(),
             rng: seed(),
         };
-        for u in urls {
-            let addr = ServerAddr::parse(u)?;
-            pool.entries.push(PoolEntry {
-                url: u.clone(),
-                addr,
-                attempts: 0,
-                last_attempt: None,
-                last_auth_error: None,
-            });
-        }
-        if pool.entries.is_empty() {
-            return Err(Error::new(
-                ErrorKind::Config,
-                "servers: at least one server URL is required",
-            ));
-        }
+        pool.entries = configured(urls)?;
         if randomize {
             for i in (1..pool.entries.len()).rev() {
                 let j = (pool.next_random() % (i as u64 + 1)) as usize;
@@ -64,6 +82,38 @@ impl ServerPool {
             }
         }
         Ok(pool)
+    }
+
+    /// Replaces the servers with `urls`, in that order (nats.go's
+    /// SetServerPool): a server already in the pool (same host and port)
+    /// keeps its reconnect bookkeeping; the others are forgotten, the
+    /// current connection's too (it stays up; the next reconnect picks
+    /// from the new pool). Nothing changes when a URL is invalid.
+    pub fn replace(&mut self, urls: &[String]) -> Result<()> {
+        let mut entries = configured(urls)?;
+        for e in &mut entries {
+            if let Some(old) = self.entries.iter().find(|old| old.same_server(&e.addr)) {
+                e.attempts = old.attempts;
+                e.last_attempt = old.last_attempt;
+                e.last_auth_error = old.last_auth_error.clone();
+                e.did_connect = old.did_connect;
+            }
+        }
+        self.entries = entries;
+        Ok(())
+    }
+
+    /// The servers as a user sees them, in the order they are tried.
+    pub fn servers(&self) -> Vec<PoolServer> {
+        self.entries
+            .iter()
+            .map(|e| PoolServer {
+                url: e.url.clone(),
+                reconnects: e.attempts,
+                did_connect: e.did_connect,
+                discovered: e.discovered,
+            })
+            .collect()
     }
 
     fn next_random(&mut self) -> u64 {
@@ -155,6 +205,7 @@ impl ServerPool {
         if let Some(e) = self.entry_mut(url) {
             e.attempts = 0;
             e.last_auth_error = None;
+            e.did_connect = true;
         }
     }
 
@@ -187,10 +238,7 @@ impl ServerPool {
                 addr.websocket = true;
                 addr.path = "/".into();
             }
-            let known = self
-                .entries
-                .iter()
-                .any(|e| e.addr.host == addr.host && e.addr.port == addr.port);
+            let known = self.entries.iter().any(|e| e.same_server(&addr));
             if known {
                 continue;
             }
@@ -206,17 +254,24 @@ impl ServerPool {
                 addr.host.clone()
             };
             let url = format!("{scheme}://{host}:{}", addr.port);
-            self.entries.push(PoolEntry {
-                url: url.clone(),
-                addr,
-                attempts: 0,
-                last_attempt: None,
-                last_auth_error: None,
-            });
+            self.entries.push(PoolEntry::new(url.clone(), addr, true));
             added.push(url);
         }
         added
     }
+}
+
+/// The entries of configured `urls`: at least one, each valid.
+fn configured(urls: &[String]) -> Result<Vec<PoolEntry>> {
+    if urls.is_empty() {
+        return Err(Error::new(
+            ErrorKind::Config,
+            "servers: at least one server URL is required",
+        ));
+    }
+    urls.iter()
+        .map(|u| Ok(PoolEntry::new(u.clone(), ServerAddr::parse(u)?, false)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -225,6 +280,40 @@ mod tests {
 
     fn urls(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_replaced_pool_keeps_what_it_knew_of_the_servers_it_keeps() {
+        let mut p = ServerPool::new(&urls(&["nats://a:1", "nats://b:2"]), false).unwrap();
+        p.add_discovered(&urls(&["c:3"]), false, false);
+        p.record_attempt("nats://b:2");
+        p.record_success("nats://a:1");
+        // b spelled otherwise is b; c (discovered) and a are dropped.
+        p.replace(&urls(&["d:4", "b:2"])).unwrap();
+        let servers = p.servers();
+        assert_eq!(
+            servers,
+            vec![
+                PoolServer {
+                    url: "d:4".into(),
+                    reconnects: 0,
+                    did_connect: false,
+                    discovered: false
+                },
+                PoolServer {
+                    url: "b:2".into(),
+                    reconnects: 1,
+                    did_connect: false,
+                    discovered: false
+                },
+            ]
+        );
+        // Nothing changes on a bad list.
+        assert_eq!(p.replace(&[]).unwrap_err().kind(), ErrorKind::Config);
+        assert!(p.replace(&urls(&["e:5", "nats://f:x"])).is_err());
+        assert_eq!(p.servers(), servers);
+        p.add_discovered(&urls(&["c:3"]), false, false);
+        assert!(p.servers()[2].discovered);
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::library_thread;
 use crate::log::{log, Logger};
 use crate::options::{Options, ServerAddr};
-use crate::pool::{self, PoolEntry, ServerPool};
+use crate::pool::{self, PoolEntry, PoolServer, ServerPool};
 use crate::proto::{Parser, ServerOp, PONG};
 use crate::tls::{self, Transport};
 use crate::ws;
@@ -456,5 +456,13 @@ impl Connector {
     /// The server URLs in the pool (configured and discovered).
     pub(crate) fn servers(&self) -> Vec<String> {
         lock(&self.pool).urls()
+    }
+
+    pub(crate) fn server_pool(&self) -> Vec<PoolServer> {
+        lock(&self.pool).servers()
+    }
+
+    pub(crate) fn set_server_pool(&self, urls: &[String]) -> Result<()> {
+        lock(&self.pool).replace(urls)
     }
 }

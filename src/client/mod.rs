@@ -35,6 +35,7 @@ use crate::library_thread;
 use crate::message::Message;
 use crate::op::Op;
 use crate::options::{Options, PendingPolicy};
+pub use crate::pool::PoolServer;
 use crate::pool::ServerPool;
 use crate::runtime;
 use crate::subject;
@@ -500,6 +501,27 @@ impl Client {
     /// The server URLs currently in the pool (configured and discovered).
     pub fn servers(&self) -> Vec<String> {
         self.inner.connector.servers()
+    }
+
+    /// The pool's servers in the order they are tried, each with its
+    /// reconnect bookkeeping (nats.go's ServerPool).
+    pub fn server_pool(&self) -> Vec<PoolServer> {
+        self.inner.connector.server_pool()
+    }
+
+    /// Replaces the pool's servers with `urls`, in that order (nats.go's
+    /// SetServerPool, nats.js's setServers). The current connection stays
+    /// up, even when its server is not among them: the next reconnect
+    /// picks from the new pool (`force_reconnect` to move now). A server
+    /// already in the pool keeps its reconnect count; servers the cluster
+    /// tells of are still added unless the options ignore them. Fails with
+    /// `Config` (nothing changed) for an empty list or an invalid URL, and
+    /// `ConnectionClosed` once closed.
+    pub fn set_server_pool(&self, urls: &[String]) -> Result<()> {
+        if self.status() == ConnState::Closed {
+            return Err(Error::closed());
+        }
+        self.inner.connector.set_server_pool(urls)
     }
 
     pub fn max_payload(&self) -> usize {

@@ -7,6 +7,7 @@ use super::list::{natsio_string_list, write_list};
 use super::msg::natsio_msg;
 use super::options::natsio_options;
 use super::replies::natsio_replies;
+use super::server_pool::natsio_server_list;
 use super::status::natsio_status;
 use super::sub::{natsio_sub, natsio_sub_options, sub_options};
 use super::token::{natsio_token, token_value};
@@ -785,5 +786,48 @@ pub unsafe extern "C" fn natsio_client_servers(
     guard(|| {
         let cl = client(c)?;
         write_list(list_out, natsio_string_list::new(&cl.servers()))
+    })
+}
+
+/// The servers in the pool (configured and discovered) in the order they
+/// are tried, each with its reconnect bookkeeping (nats.go's ServerPool),
+/// as a list through `list_out` (free with `natsio_server_list_free`). A
+/// snapshot: later changes to the pool do not show in it. Any thread.
+/// Errors: NATSIO_ERR_NULL_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_client_server_pool(
+    c: *const natsio_client,
+    list_out: *mut *mut natsio_server_list,
+) -> natsio_status {
+    guard(|| {
+        let cl = client(c)?;
+        write_list(list_out, natsio_server_list::new(cl.server_pool()))
+    })
+}
+
+/// Replaces the pool's servers with the `count` URLs of `urls`, in that
+/// order (nats.go's SetServerPool, nats.js's setServers; the client's
+/// randomize option is not applied). The current connection stays up, even
+/// when its server is not among them: the next reconnect picks from the
+/// new pool (`natsio_client_force_reconnect` moves now). A server already
+/// in the pool (same host and port) keeps its reconnect count; servers the
+/// cluster tells of are added again unless the options ignore them. Any
+/// thread, callbacks included. Errors: NATSIO_ERR_NULL_ARGUMENT,
+/// NATSIO_ERR_CONFIG (count 0 or an invalid URL; the pool is unchanged),
+/// NATSIO_ERR_INVALID_UTF8, NATSIO_ERR_INVALID_ARGUMENT (count above
+/// NATSIO_LIST_MAX_ITEMS), NATSIO_ERR_CONNECTION_CLOSED.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_client_set_server_pool(
+    c: *const natsio_client,
+    urls: *const *const c_char,
+    count: usize,
+) -> natsio_status {
+    guard(|| {
+        let cl = client(c)?;
+        let urls: Vec<String> = super::strings_arg(urls, count, "urls", "url")?
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        cl.set_server_pool(&urls)
     })
 }

@@ -20,6 +20,7 @@ pub mod options;
 pub mod ordered;
 pub mod push;
 pub mod replies;
+pub mod server_pool;
 pub mod service;
 pub mod status;
 pub mod stored_msgs;

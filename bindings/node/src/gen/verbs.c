@@ -412,6 +412,21 @@ static napi_value client_service_discover_js(napi_env env, napi_callback_info in
     return ret;
 }
 
+/* client_set_server_pool(c, urls) -> undefined: natsio_client_set_server_pool */
+static napi_value client_set_server_pool_js(napi_env env, napi_callback_info info) {
+    ARGS(2);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    napi_value ret = NULL;
+    char **urls = NULL;
+    size_t count = 0;
+    if (get_string_array(env, argv[1], "urls", &urls, &count)) {
+        throw_if_failed(env, natsio_client_set_server_pool(cw->client, (const char *const *)urls, count));
+    }
+    free_strings(urls, count);
+    return ret;
+}
+
 /* client_status(c) -> natsio_conn_status: natsio_client_status */
 static napi_value client_status_js(napi_env env, napi_callback_info info) {
     ARGS(1);
@@ -2585,6 +2600,7 @@ void gen_register_verbs(napi_env env, napi_value exports) {
         {"client_server_info", NULL, client_server_info_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_servers", NULL, client_servers_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_service_discover", NULL, client_service_discover_js, NULL, NULL, NULL, napi_default, NULL},
+        {"client_set_server_pool", NULL, client_set_server_pool_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_status", NULL, client_status_js, NULL, NULL, NULL, napi_default, NULL},
         {"client_subscribe", NULL, client_subscribe_js, NULL, NULL, NULL, napi_default, NULL},
         {"endpoint_name", NULL, endpoint_name_js, NULL, NULL, NULL, napi_default, NULL},

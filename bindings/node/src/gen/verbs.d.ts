@@ -21,6 +21,7 @@ export interface GeneratedVerbs {
   client_server_info(c: object): string;
   client_servers(c: object): string[];
   client_service_discover(c: object, verb: number, name: string | null, id: string | null, opts: object | undefined): object;
+  client_set_server_pool(c: object, urls: string[] | null): void;
   client_status(c: object): number;
   client_subscribe(c: object, subject: string, queue: string | null, opts: object | undefined): object;
   endpoint_name(ep: object): string | null;

@@ -156,6 +156,13 @@ protected:
         return from_c(out, self().sink());
     }
 
+    /// natsio_client_server_pool: no token form.
+    auto raw_server_pool() const {
+        natsio_server_list * out = nullptr;
+        check(natsio_client_server_pool(self().c_handle(), &out));
+        return from_c(out, self().sink());
+    }
+
     /// natsio_client_servers: no token form.
     auto raw_servers() const {
         natsio_string_list * out = nullptr;
@@ -170,6 +177,11 @@ protected:
         natsio_replies * out = nullptr;
         check(natsio_client_service_discover(self().c_handle(), verb, c_name.get(), c_id.get(), opts, &out));
         return from_c(out, self().sink());
+    }
+
+    /// natsio_client_set_server_pool: no token form.
+    auto raw_set_server_pool(const CStringArray& urls) const {
+        check(natsio_client_set_server_pool(self().c_handle(), urls.data(), urls.size()));
     }
 
     /// natsio_client_subscribe: no token form.
