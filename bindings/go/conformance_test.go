@@ -522,6 +522,28 @@ func checkBehaviourCase(t *testing.T, c conformanceCase, jetStreamServer func(*t
 		if kv := got(js.KeyValue(ctx, "CONF_WIDE")).must(t); kv.Bucket() != "CONF_WIDE" {
 			t.Errorf("bound bucket %q", kv.Bucket())
 		}
+	case "kv_mirror":
+		js, _ := jetStreamServer(t)
+		ctx := ctxTimeout(t, 30*time.Second)
+		origin := got(js.CreateKeyValue(ctx, natsio.KeyValueConfig{Bucket: "CONF_MIRROR_O", Storage: natsio.MemoryStorage})).must(t)
+		mirror := got(js.CreateKeyValue(ctx, natsio.KeyValueConfig{Bucket: "CONF_MIRROR_M", Storage: natsio.MemoryStorage,
+			Mirror: &natsio.StreamSource{Name: "CONF_MIRROR_O"}})).must(t)
+		cfg := got(js.StreamInfo(ctx, "KV_CONF_MIRROR_M")).must(t).Config
+		if cfg.Mirror == nil || cfg.Mirror.Name != "KV_CONF_MIRROR_O" || !cfg.MirrorDirect || len(cfg.Subjects) != 0 {
+			t.Errorf("mirror stream: mirror %+v, mirror_direct %v, subjects %v", cfg.Mirror, cfg.MirrorDirect, cfg.Subjects)
+		}
+		got(origin.Put(ctx, "k", []byte("v1"))).must(t)
+		waitValue(t, mirror, "k", "v1")
+		rev := got(mirror.Put(ctx, "w", []byte("v2"))).must(t)
+		if e := got(origin.Get(ctx, "w")).must(t); string(e.Value) != "v2" || e.Revision != rev {
+			t.Errorf("w in the origin: %q at %d, put returned %d", e.Value, e.Revision, rev)
+		}
+		sourced := got(js.CreateKeyValue(ctx, natsio.KeyValueConfig{Bucket: "CONF_MIRROR_S", Storage: natsio.MemoryStorage,
+			Sources: []*natsio.StreamSource{{Name: "CONF_MIRROR_O"}}})).must(t)
+		waitValue(t, sourced, "k", "v1")
+		got(sourced.Put(ctx, "s", []byte("v3"))).must(t)
+		_, err := origin.Get(ctx, "s")
+		wantIs(t, err, natsio.ErrKeyNotFound)
 	case "kv_codec":
 		js, _ := jetStreamServer(t)
 		ctx := ctxTimeout(t, 10*time.Second)

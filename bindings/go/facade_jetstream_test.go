@@ -2,9 +2,11 @@ package natsio_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -102,4 +104,101 @@ func TestFacadeObjectStoreFiles(t *testing.T) {
 	if _, err := os.Stat(gone); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("GetFile left %s behind: %v", gone, err)
 	}
+}
+
+// CreateKeyValue with a Mirror or Sources: the core makes them as nats.go
+// does (the caller's config is left as it is) and Status().Config() reads
+// them back from the stream.
+func TestFacadeKeyValueMirrorAndSources(t *testing.T) {
+	ctx, js := facadeJetStream(t)
+	origin, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "origin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := origin.PutString(ctx, "k", "v1"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := jetstream.KeyValueConfig{Bucket: "copy", Mirror: &jetstream.StreamSource{Name: "origin"}}
+	mirror, err := js.CreateKeyValue(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Mirror.Name != "origin" {
+		t.Errorf("the caller's mirror changed: %+v", cfg.Mirror)
+	}
+	st, err := mirror.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Config(); got.Mirror == nil || got.Mirror.Name != "KV_origin" || got.Sources != nil {
+		t.Errorf("mirror Config(): mirror %+v, sources %+v", got.Mirror, got.Sources)
+	}
+	if sc := st.(*jetstream.KeyValueBucketStatus).StreamInfo().Config; !sc.MirrorDirect || len(sc.Subjects) != 0 {
+		t.Errorf("mirror stream: mirror_direct %v, subjects %v", sc.MirrorDirect, sc.Subjects)
+	}
+	facadeWaitEntry(t, ctx, mirror, "k", "v1")
+	rev, err := mirror.PutString(ctx, "w", "v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, err := origin.Get(ctx, "w"); err != nil || string(e.Value()) != "v2" || e.Revision() != rev {
+		t.Errorf("w in the origin: %v %v", e, err)
+	}
+
+	sources := []*jetstream.StreamSource{{Name: "origin"}}
+	sourced, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "sourced", Sources: sources})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sources[0].Name != "origin" || sources[0].SubjectTransforms != nil {
+		t.Errorf("the caller's source changed: %+v", sources[0])
+	}
+	facadeWaitEntry(t, ctx, sourced, "w", "v2")
+	sst, err := sourced.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*jetstream.StreamSource{{Name: "KV_origin", SubjectTransforms: []jetstream.SubjectTransformConfig{
+		{Source: "$KV.origin.>", Destination: "$KV.sourced.>"}}}}
+	if got := sst.Config().Sources; !reflect.DeepEqual(got, want) {
+		t.Errorf("sourced Config().Sources %s, want %s", jsonText(got), jsonText(want))
+	}
+
+	// Domain (outside the JSON) reaches the core as External.
+	_, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "far", Mirror: &jetstream.StreamSource{Name: "origin",
+		Domain: "HUB", External: &jetstream.ExternalStream{APIPrefix: "$JS.X.API"}}})
+	if err == nil || err.Error() != "nats: domain and external are both set" {
+		t.Errorf("Domain and External: %v", err)
+	}
+	far, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "far", Mirror: &jetstream.StreamSource{Name: "origin", Domain: "HUB"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fst, err := far.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := fst.Config().Mirror; m == nil || m.External == nil || m.External.APIPrefix != "$JS.HUB.API" {
+		t.Errorf("far Config().Mirror %+v", m)
+	}
+}
+
+// facadeWaitEntry polls Get until key holds want (mirrors and sources copy
+// asynchronously), failing after 10 s.
+func facadeWaitEntry(t *testing.T, ctx context.Context, kv jetstream.KeyValue, key, want string) {
+	t.Helper()
+	var e jetstream.KeyValueEntry
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if e, err = kv.Get(ctx, key); err == nil && string(e.Value()) == want {
+			return
+		}
+	}
+	t.Fatalf("%s in %s: %v (%v), want %q", key, kv.Bucket(), e, err, want)
+}
+
+// jsonText is v as JSON, for messages.
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

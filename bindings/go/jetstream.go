@@ -913,6 +913,10 @@ type StreamSource struct {
 	// External is where the source stream lives in another account or
 	// domain (nil: this one).
 	External *ExternalStream `json:"external,omitempty"`
+	// Domain is the JetStream domain the source stream lives in: the
+	// library makes it External{APIPrefix: "$JS.<Domain>.API"}, as nats.go
+	// does. Set Domain or External, not both (ErrConfig).
+	Domain string `json:"domain,omitempty"`
 	// Consumer is the durable push consumer of the source stream the
 	// messages are read through (server 2.14+; nil: one the server makes).
 	Consumer *StreamConsumerSource `json:"consumer,omitempty"`

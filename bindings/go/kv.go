@@ -49,6 +49,16 @@ type KeyValueConfig struct {
 	LimitMarkerTTL time.Duration `json:"limit_marker_ttl,omitempty"`
 	// Metadata are user key/value pairs stored with the bucket's stream.
 	Metadata map[string]string `json:"metadata,omitempty"`
+	// Mirror makes the bucket a read-only copy of another bucket (its Name
+	// with or without the KV_ prefix; Domain for one in another JetStream
+	// domain). Its stream then has no subjects and answers Direct Gets; a
+	// handle of it reads the keys it holds and writes to the mirrored
+	// bucket, through the mirror's domain. It wins over Sources.
+	Mirror *StreamSource `json:"mirror,omitempty"`
+	// Sources are buckets whose keys are copied into this one as they are
+	// written there (each Name with or without KV_; a source with its own
+	// SubjectTransforms is taken as given, so any stream can be one).
+	Sources []*StreamSource `json:"sources,omitempty"`
 
 	// Extra holds further fields by their JSON names (placement,
 	// republish, ...), added unless a field above set the name.

@@ -12,6 +12,23 @@ import (
 	natsio "github.com/libnatsio/natsio/bindings/go"
 )
 
+// waitValue polls Get until key holds want (a mirror or source copies
+// asynchronously), failing after 10 s.
+func waitValue(t *testing.T, kv *natsio.KeyValue, key, want string) {
+	t.Helper()
+	var last string
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		var e *natsio.KeyValueEntry
+		if e, err = kv.Get(ctxTimeout(t, 5*time.Second), key); err == nil {
+			if last = string(e.Value); last == want {
+				return
+			}
+		}
+	}
+	t.Fatalf("%s in %s: %q (%v), want %q", key, kv.Bucket(), last, err, want)
+}
+
 // waitKeyNotFound polls Get until the key has left no trace
 // (ErrKeyNotFound), failing after within.
 func waitKeyNotFound(t *testing.T, kv *natsio.KeyValue, key string, within time.Duration) time.Duration {

@@ -147,6 +147,22 @@ func startConfiguredServer(t *testing.T, config string) *natsServer {
 	return startTestServer(t, "-c", path)
 }
 
+// startHubAndLeaf runs a JetStream server in domain HUB and one in domain
+// LEAF joined to it as a leaf node, each storing in the test's temp dir.
+// The leaf connection comes up in its own time: poll what needs it.
+func startHubAndLeaf(t *testing.T) (hub, leaf *natsServer) {
+	t.Helper()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub = startConfiguredServer(t, fmt.Sprintf("server_name: hub\njetstream { domain: HUB, store_dir: %q }\n"+
+		"leafnodes { listen: \"127.0.0.1:%d\" }\n", t.TempDir(), port))
+	leaf = startConfiguredServer(t, fmt.Sprintf("server_name: leaf\njetstream { domain: LEAF, store_dir: %q }\n"+
+		"leafnodes { remotes: [ { url: \"nats-leaf://127.0.0.1:%d\" } ] }\n", t.TempDir(), port))
+	return hub, leaf
+}
+
 // fixture is the absolute path of tests/fixtures/<rel> in the repository.
 func fixture(t *testing.T, rel string) string {
 	t.Helper()

@@ -856,7 +856,15 @@ export class KV {
 
 /** js.kv: Key-Value bucket management. */
 export interface KvManager {
-  /** A KeyValueConfig ({bucket, history, ttl, storage, ...}), or (bucket, config). An identical bucket is bound. */
+  /**
+   * A KeyValueConfig ({bucket, history, ttl, storage, ...}), or (bucket, config). An identical bucket is bound.
+   * `mirror` (a StreamSource object: {name, domain | external, opt_start_seq, ...}) makes the bucket a
+   * read-only copy of the bucket named (`KV_` added when missing; `domain` for one in another JetStream
+   * domain): its stream has mirror_direct and no subjects, and its handle reads the copied keys and writes
+   * to the mirrored bucket. `sources` (a list of them; ignored with a mirror) copy those buckets' keys into
+   * this one (each gets `KV_` and the transform of its keys into this bucket's, unless it has its own
+   * subject_transforms: then it is taken as given). A bad one: ConfigError naming mirror/sources and the field.
+   */
   create(cfg: JsonObject): Promise<KV>;
   create(bucket: string, cfg?: JsonObject): Promise<KV>;
   /** Changes a bucket's configuration; BucketNotFoundError if it does not exist. */

@@ -31,6 +31,41 @@ import (
 // stopped at the test's end.
 func startServer(t *testing.T) string {
 	t.Helper()
+	return startServerWith(t, "-js", "-sd", t.TempDir())
+}
+
+// startConfiguredServer runs nats-server with config text (written to a
+// file of the test's temp dir) on a free loopback port.
+func startConfiguredServer(t *testing.T, config string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "server.conf")
+	noErr(t, os.WriteFile(path, []byte(config), 0o600))
+	return startServerWith(t, "-c", path)
+}
+
+// startHubAndLeaf runs a JetStream server in domain HUB and one in domain
+// LEAF joined to it as a leaf node, and returns their URLs. The leaf
+// connection comes up in its own time: poll what needs it.
+func startHubAndLeaf(t *testing.T) (hub, leaf string) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	hub = startConfiguredServer(t, fmt.Sprintf("server_name: hub\njetstream { domain: HUB, store_dir: %q }\n"+
+		"leafnodes { listen: \"127.0.0.1:%d\" }\n", t.TempDir(), port))
+	leaf = startConfiguredServer(t, fmt.Sprintf("server_name: leaf\njetstream { domain: LEAF, store_dir: %q }\n"+
+		"leafnodes { remotes: [ { url: \"nats-leaf://127.0.0.1:%d\" } ] }\n", t.TempDir(), port))
+	return hub, leaf
+}
+
+// startServerWith runs nats-server with args on a free loopback port (-a
+// and -p on the command line win over a config's), stopped at the test's
+// end.
+func startServerWith(t *testing.T, args ...string) string {
+	t.Helper()
 	bin := os.Getenv("NATS_SERVER_BIN")
 	if bin == "" {
 		var err error
@@ -47,7 +82,7 @@ func startServer(t *testing.T) string {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command(bin, "-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js", "-sd", t.TempDir())
+	cmd := exec.Command(bin, append([]string{"-a", "127.0.0.1", "-p", fmt.Sprint(port)}, args...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -69,13 +104,22 @@ func startServer(t *testing.T) string {
 // clients connects both libraries to one server.
 func clients(t *testing.T) (jetstream.JetStream, *natsio.JetStream) {
 	t.Helper()
-	url := startServer(t)
+	return clientsAt(t, startServer(t), "")
+}
+
+// clientsAt connects both libraries to the server at url, their JetStream
+// contexts in domain ("": the server's own, no prefix).
+func clientsAt(t *testing.T, url, domain string) (jetstream.JetStream, *natsio.JetStream) {
+	t.Helper()
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
+	if domain != "" {
+		js, err = jetstream.NewWithDomain(nc, domain)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +128,7 @@ func clients(t *testing.T) (jetstream.JetStream, *natsio.JetStream) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	njs, err := conn.JetStream()
+	njs, err := conn.JetStream(natsio.JSDomain(domain))
 	if err != nil {
 		t.Fatal(err)
 	}

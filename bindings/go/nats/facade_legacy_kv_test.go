@@ -430,8 +430,6 @@ func TestLegacyKVBuckets(t *testing.T) {
 	if src := sst.Config().Sources; len(src) != 1 || src[0].Name != "KV_cfg" {
 		t.Errorf("sourced Config().Sources: %+v", src)
 	}
-	_, err = js.CreateKeyValue(&nats.KeyValueConfig{Bucket: "mirror", Mirror: &nats.StreamSource{Name: "cfg"}})
-	wantErr(t, "a mirror", err, "nats: invalid argument: KeyValueConfig.Mirror is not supported", nats.ErrInvalidArg)
 	if err := js.DeleteKeyValue("sourced"); err != nil {
 		t.Fatal(err)
 	}
@@ -445,6 +443,108 @@ func TestLegacyKVBuckets(t *testing.T) {
 		"KeyValuePutOp KeyValueDeleteOp KeyValuePurgeOp Unknown Operation" {
 		t.Errorf("KeyValueOp strings: %s", got)
 	}
+}
+
+// Mirrors and sources reach the core, which makes them as nats.go does:
+// the caller's config is left as it is, Status().Config() reads them back.
+func TestLegacyKVMirrorAndSources(t *testing.T) {
+	_, js := jsServer(t)
+	origin, err := js.CreateKeyValue(&nats.KeyValueConfig{Bucket: "origin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := origin.PutString("k", "v1"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &nats.KeyValueConfig{Bucket: "copy", Mirror: &nats.StreamSource{Name: "origin"},
+		Sources: []*nats.StreamSource{{Name: "ignored"}}} // the mirror wins, as in nats.go
+	mirror, err := js.CreateKeyValue(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Mirror.Name != "origin" || cfg.Sources[0].Name != "ignored" {
+		t.Errorf("the caller's config changed: %+v %+v", cfg.Mirror, cfg.Sources[0])
+	}
+	st, err := mirror.Status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Config(); got.Mirror == nil || got.Mirror.Name != "KV_origin" || got.Sources != nil {
+		t.Errorf("mirror Config(): mirror %+v, sources %+v", got.Mirror, got.Sources)
+	}
+	if si := st.(*nats.KeyValueBucketStatus).StreamInfo(); !si.Config.MirrorDirect || len(si.Config.Subjects) != 0 {
+		t.Errorf("mirror stream: mirror_direct %v, subjects %v", si.Config.MirrorDirect, si.Config.Subjects)
+	}
+	waitEntry(t, mirror, "k", "v1")
+	// Writes through the mirror land in the origin.
+	rev, err := mirror.PutString("w", "v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, err := origin.Get("w"); err != nil || string(e.Value()) != "v2" || e.Revision() != rev {
+		t.Errorf("w in the origin: %v %v", e, err)
+	}
+
+	second, err := js.CreateKeyValue(&nats.KeyValueConfig{Bucket: "second"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := second.PutString("s", "v3"); err != nil {
+		t.Fatal(err)
+	}
+	sources := []*nats.StreamSource{{Name: "origin"}, {Name: "KV_second"}}
+	sourced, err := js.CreateKeyValue(&nats.KeyValueConfig{Bucket: "sourced", Sources: sources})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sources[0].Name != "origin" || sources[0].SubjectTransforms != nil {
+		t.Errorf("the caller's source changed: %+v", sources[0])
+	}
+	waitEntry(t, sourced, "w", "v2")
+	waitEntry(t, sourced, "s", "v3")
+	sst, err := sourced.Status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range sst.Config().Sources {
+		for _, tr := range s.SubjectTransforms {
+			got = append(got, s.Name+" "+tr.Source+" "+tr.Destination)
+		}
+	}
+	if want := []string{"KV_origin $KV.origin.> $KV.sourced.>", "KV_second $KV.second.> $KV.sourced.>"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("sourced Config().Sources %q, want %q", got, want)
+	}
+
+	// Domain (outside the JSON) reaches the core as External.
+	_, err = js.CreateKeyValue(&nats.KeyValueConfig{Bucket: "far", Mirror: &nats.StreamSource{Name: "origin", Domain: "HUB",
+		External: &nats.ExternalStream{APIPrefix: "$JS.X.API"}}})
+	wantErr(t, "Domain and External", err, "nats: domain and external are both set")
+	far, err := js.CreateKeyValue(&nats.KeyValueConfig{Bucket: "far", Mirror: &nats.StreamSource{Name: "origin", Domain: "HUB"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fst, err := far.Status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := fst.Config().Mirror; m == nil || m.External == nil || m.External.APIPrefix != "$JS.HUB.API" {
+		t.Errorf("far Config().Mirror %+v", m)
+	}
+}
+
+// waitEntry polls Get until key holds want (mirrors and sources copy
+// asynchronously), failing after 10 s.
+func waitEntry(t *testing.T, kv nats.KeyValue, key, want string) {
+	t.Helper()
+	var e nats.KeyValueEntry
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if e, err = kv.Get(key); err == nil && string(e.Value()) == want {
+			return
+		}
+	}
+	t.Fatalf("%s in %s: %v (%v), want %q", key, kv.Bucket(), e, err, want)
 }
 
 func nextInfo(t *testing.T, w nats.ObjectWatcher) string {

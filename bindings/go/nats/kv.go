@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	natsio "github.com/libnatsio/natsio/bindings/go"
@@ -401,44 +400,29 @@ func (js *jsContext) CreateKeyValue(cfg *KeyValueConfig) (KeyValue, error) {
 	if cfg.History > KeyValueMaxHistory {
 		return nil, ErrHistoryToLarge
 	}
-	if cfg.Mirror != nil {
-		// The library gives every bucket's stream its subjects, which a
-		// mirror may not have.
-		return nil, fmt.Errorf("%w: KeyValueConfig.Mirror is not supported", ErrInvalidArg)
+	// The core makes the mirror and sources what nats.go makes of them
+	// (KV_ names, key transforms, Domain as External).
+	domain := func(ss *StreamSource) string { return ss.Domain }
+	mirror, err := kvshim.Source(cfg.Mirror, domain)
+	if err != nil {
+		return nil, err
+	}
+	sources, err := kvshim.Sources(cfg.Sources, domain)
+	if err != nil {
+		return nil, err
 	}
 	ctx, cancel := js.context(nil)
 	defer cancel()
 	inner, err := js.inner.CreateKeyValue(ctx, kvshim.KVConfig{
 		Bucket: cfg.Bucket, Description: cfg.Description, MaxValueSize: cfg.MaxValueSize, History: cfg.History,
 		TTL: cfg.TTL, MaxBytes: cfg.MaxBytes, Memory: cfg.Storage == MemoryStorage, Replicas: cfg.Replicas,
-		Compression: cfg.Compression,
-		Extra: map[string]any{"placement": cfg.Placement, "republish": cfg.RePublish,
-			"sources": kvSources(cfg.Bucket, cfg.Sources)},
+		Compression: cfg.Compression, Mirror: mirror, Sources: sources,
+		Extra: map[string]any{"placement": cfg.Placement, "republish": cfg.RePublish},
 	}.Binding())
 	if err != nil {
 		return nil, kvTranslate(err)
 	}
 	return &kvBucket{js, inner}, nil
-}
-
-// kvSources are the sources of bucket's stream, as nats.go makes them:
-// each names a bucket's stream (KV_ added when missing), its keys mapped
-// into bucket's subjects unless it is bucket itself in another domain.
-func kvSources(bucket string, sources []*StreamSource) []*StreamSource {
-	if len(sources) == 0 {
-		return nil
-	}
-	out := make([]*StreamSource, 0, len(sources))
-	for _, src := range sources {
-		ss := *src
-		from := strings.TrimPrefix(ss.Name, "KV_")
-		ss.Name = "KV_" + from
-		if ss.External == nil || from != bucket {
-			ss.SubjectTransforms = []SubjectTransformConfig{{Source: "$KV." + from + ".>", Destination: "$KV." + bucket + ".>"}}
-		}
-		out = append(out, &ss)
-	}
-	return out
 }
 
 // validBucket is nats.go's check of a bucket's name, made before any

@@ -68,6 +68,28 @@ export interface KvOptions {
   compression: boolean;
   metadata: Record<string, string>;
   markerTTL: number;
+  /** Makes the bucket a read-only copy of another (nats.js's StreamSource:
+   * name with or without `KV_`, domain or external, opt_start_seq, ...);
+   * wins over sources. Its handle reads the copied keys; writes go to the
+   * mirrored bucket. */
+  mirror: KvStreamSource;
+  /** Buckets whose keys are copied into this one (each `name` gets `KV_`;
+   * the keys of another bucket are mapped into this bucket's, as nats.js
+   * maps them). */
+  sources: KvStreamSource[];
+  [k: string]: unknown;
+}
+
+/** nats.js's StreamSource, as KvOptions.mirror and sources take it. */
+export interface KvStreamSource {
+  name: string;
+  /** The JetStream domain the bucket lives in (becomes external). */
+  domain?: string;
+  external?: { api: string; deliver?: string };
+  opt_start_seq?: number;
+  opt_start_time?: string;
+  filter_subject?: string;
+  subject_transforms?: { src: string; dest: string }[];
   [k: string]: unknown;
 }
 

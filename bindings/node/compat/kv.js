@@ -387,7 +387,32 @@ function kvConfig(name, opts = {}) {
     c.allow_msg_ttl = true;
     c.limit_marker_ttl = ms(opts.markerTTL);
   }
+  // As nats.js's init: a mirror wins over sources.
+  if (opts.mirror) c.mirror = { ...opts.mirror };
+  else if (opts.sources) c.sources = opts.sources.map((s) => bucketSource(s, name));
   return c;
+}
+
+const KV_PREFIX = 'KV_';
+
+/** One of KvOptions.sources as nats.js's init makes it for bucket `name`:
+ * `KV_` added, and a source without `external` (a `domain` counts as
+ * none) of another bucket gets the transform of its keys into this
+ * bucket's, replacing any it has. The library adds the same transform to
+ * a source without one, but keeps a source's own transforms and maps an
+ * `external` one of another bucket too (as nats.go): nats.js's choice is
+ * made here, its transforms handed over as given (the library still turns
+ * a `domain` into `external`, for every stream source). */
+function bucketSource(source, name) {
+  const s = { ...source };
+  if (typeof s.name !== 'string' || s.external) return s; // the library's checks and mapping
+  const from = s.name.startsWith(KV_PREFIX) ? s.name.slice(KV_PREFIX.length) : s.name;
+  // The same bucket (nats.js adds nothing) or a bad name: the library's
+  // (it reports ConfigError naming the field).
+  if (from === name || !/^[-\w]+$/.test(from)) return s;
+  s.name = KV_PREFIX + from;
+  s.subject_transforms = [{ src: `$KV.${from}.>`, dest: `$KV.${name}.>` }];
+  return s;
 }
 
 /** nats.js's defaultBucketOpts(): the options a bucket gets when create()

@@ -379,6 +379,41 @@ const behaviours = {
       await js.streams.delete('CONF_PRIO');
     }
   },
+  async kv_mirror() {
+    await jetstream();
+    const stored = async (kv, key) => {
+      try {
+        return (await kv.get(key)).string();
+      } catch (e) {
+        if (e instanceof nats.KeyNotFoundError) return null;
+        throw e;
+      }
+    };
+    // A mirror or source copies asynchronously: polled.
+    const copied = (kv, key, value, what) => eventually(async () => (await stored(kv, key)) === value, 10000, what);
+    const origin = await js.kv.create({ bucket: 'CONF_MIR_O', storage: 'memory' });
+    try {
+      const mirror = await js.kv.create({ bucket: 'CONF_MIR_M', storage: 'memory', mirror: { name: 'CONF_MIR_O' } });
+      const { config } = await js.streams.info('KV_CONF_MIR_M');
+      assert.equal(config.mirror.name, 'KV_CONF_MIR_O');
+      assert.equal(config.mirror_direct, true);
+      assert.equal(config.subjects, undefined);
+      await origin.put('k', 'v1');
+      await copied(mirror, 'k', 'v1', "the origin's k through the mirror");
+      const rev = await mirror.put('w', 'v2');
+      const w = await origin.get('w');
+      assert.deepEqual([w.string(), w.revision], ['v2', rev]);
+
+      const sourced = await js.kv.create({ bucket: 'CONF_MIR_S', storage: 'memory', sources: [{ name: 'CONF_MIR_O' }] });
+      await copied(sourced, 'k', 'v1', "the origin's k in the sourcing bucket");
+      await sourced.put('s', 'v3');
+      const e = await rejection(origin.get('s'));
+      assert.ok(e instanceof nats.KeyNotFoundError, `${e}`);
+    } finally {
+      for (const bucket of ['CONF_MIR_M', 'CONF_MIR_S']) await js.kv.delete(bucket).catch(() => {});
+      await js.kv.delete('CONF_MIR_O');
+    }
+  },
   async endpoint_pending_limits() {
     const { server } = await jetstream();
     const nc = await nats.connect({ servers: server.url });

@@ -134,6 +134,35 @@ async function startConfiguredServer(config) {
   return s;
 }
 
+/** Starts a JetStream hub (domain HUB) and a leaf node of it (domain
+ * LEAF), each with its own store in a temp directory, as the C tests'
+ * pair: {hub, leaf, stop()}. The leaf connection comes up in its own time:
+ * whatever crosses it is polled for. */
+async function startHubAndLeaf() {
+  const store = fs.mkdtempSync(path.join(os.tmpdir(), 'natsio-node-domains-'));
+  const leafPort = await freePort();
+  const servers = [];
+  const stop = async () => {
+    for (const s of servers) await s.stop();
+    fs.rmSync(store, { recursive: true, force: true });
+  };
+  try {
+    const jetstream = (domain) => `jetstream { domain: ${domain}, store_dir: ${JSON.stringify(path.join(store, domain))} }`;
+    servers.push(
+      await startConfiguredServer(`server_name: hub\n${jetstream('HUB')}\nleafnodes { listen: "127.0.0.1:${leafPort}" }\n`),
+    );
+    servers.push(
+      await startConfiguredServer(
+        `server_name: leaf\n${jetstream('LEAF')}\nleafnodes { remotes: [ { url: "nats-leaf://127.0.0.1:${leafPort}" } ] }\n`,
+      ),
+    );
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { hub: servers[0], leaf: servers[1], stop };
+}
+
 /** Absolute path of tests/fixtures/<rel> in the repository. */
 function fixture(rel) {
   return path.resolve(__dirname, '..', '..', '..', 'tests', 'fixtures', rel);
@@ -178,4 +207,4 @@ function allThreadsStopped(pid) {
   return states.length > 0 && states.every((s) => s === 'T');
 }
 
-module.exports = { startServer, startConfiguredServer, fixture, freePort, serverBinary, runNodeFixture, threadStates, allThreadsStopped };
+module.exports = { startServer, startConfiguredServer, startHubAndLeaf, fixture, freePort, serverBinary, runNodeFixture, threadStates, allThreadsStopped };

@@ -8,6 +8,7 @@ package kvshim
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -32,9 +33,55 @@ type KVConfig struct {
 	Compression         bool
 	LimitMarkerTTL      time.Duration
 	Metadata            map[string]string
+	// Mirror and Sources are the binding's (see Source): the core makes
+	// them what nats.go's CreateKeyValue makes of them.
+	Mirror  *natsio.StreamSource
+	Sources []*natsio.StreamSource
 	// Extra are further stream fields by their JSON names (placement,
-	// republish, mirror, sources), left out when nil.
+	// republish), left out when nil.
 	Extra map[string]any
+}
+
+// ErrDomainAndExternal is nats.go's error (both facades') for a
+// StreamSource with both a Domain and an External.
+var ErrDomainAndExternal = errors.New("nats: domain and external are both set")
+
+// Source is a facade's StreamSource as the binding's (a copy: the caller's
+// is left as it is). The JSON fields are spelt alike; the Domain, which
+// the facades keep out of their JSON, is passed on through domain for the
+// core to turn into External (refused here with nats.go's error when
+// External is set too). nil stays nil.
+func Source[S any](ss *S, domain func(*S) string) (*natsio.StreamSource, error) {
+	if ss == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(ss)
+	if err != nil {
+		return nil, err
+	}
+	out := &natsio.StreamSource{}
+	if err := json.Unmarshal(b, out); err != nil {
+		return nil, err
+	}
+	if out.Domain = domain(ss); out.Domain != "" && out.External != nil {
+		return nil, ErrDomainAndExternal
+	}
+	return out, nil
+}
+
+// Sources is Source over a list (nil for an empty one).
+func Sources[S any](list []*S, domain func(*S) string) ([]*natsio.StreamSource, error) {
+	if len(list) == 0 {
+		return nil, nil
+	}
+	out := make([]*natsio.StreamSource, len(list))
+	for i, ss := range list {
+		var err error
+		if out[i], err = Source(ss, domain); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // Binding is the binding's configuration.
@@ -43,6 +90,7 @@ func (c KVConfig) Binding() natsio.KeyValueConfig {
 		Bucket: c.Bucket, Description: c.Description, History: c.History, TTL: c.TTL,
 		MaxValueSize: c.MaxValueSize, MaxBytes: c.MaxBytes, Storage: storage(c.Memory),
 		Replicas: c.Replicas, Compression: c.Compression, LimitMarkerTTL: c.LimitMarkerTTL, Metadata: c.Metadata,
+		Mirror: c.Mirror, Sources: c.Sources,
 	}
 	for name, v := range c.Extra {
 		if isNil(v) {

@@ -69,6 +69,7 @@ func (s *KeyValueBucketStatus) Config() KeyValueConfig {
 		c := s.info.Config
 		cfg.MaxValueSize, cfg.MaxBytes = c.MaxMsgSize, c.MaxBytes
 		cfg.Placement, cfg.RePublish = c.Placement, c.RePublish
+		cfg.Mirror, cfg.Sources = c.Mirror, c.Sources
 	}
 	return cfg
 }

@@ -62,15 +62,33 @@ type KeyValueConfig struct {
 	Compression    bool              `json:"compression,omitempty"`
 	LimitMarkerTTL time.Duration     `json:"limit_marker_ttl,omitempty"`
 	Metadata       map[string]string `json:"metadata,omitempty"`
+	// Mirror makes the bucket a read-only copy of another bucket (Name
+	// with or without KV_; Domain for one in another JetStream domain).
+	// A handle of it reads the keys it holds and writes to the mirrored
+	// bucket. It wins over Sources.
+	Mirror *StreamSource `json:"mirror,omitempty"`
+	// Sources are buckets whose keys are copied into this one as they
+	// are written there.
+	Sources []*StreamSource `json:"sources,omitempty"`
 }
 
-func (c KeyValueConfig) binding() natsio.KeyValueConfig {
+func (c KeyValueConfig) binding() (natsio.KeyValueConfig, error) {
+	domain := func(ss *StreamSource) string { return ss.Domain }
+	mirror, err := kvshim.Source(c.Mirror, domain)
+	if err != nil {
+		return natsio.KeyValueConfig{}, err
+	}
+	sources, err := kvshim.Sources(c.Sources, domain)
+	if err != nil {
+		return natsio.KeyValueConfig{}, err
+	}
 	return kvshim.KVConfig{
 		Bucket: c.Bucket, Description: c.Description, MaxValueSize: c.MaxValueSize, History: c.History,
 		TTL: c.TTL, MaxBytes: c.MaxBytes, Memory: c.Storage == MemoryStorage, Replicas: c.Replicas,
 		Compression: c.Compression, LimitMarkerTTL: c.LimitMarkerTTL, Metadata: c.Metadata,
+		Mirror: mirror, Sources: sources,
 		Extra: map[string]any{"placement": c.Placement, "republish": c.RePublish},
-	}.Binding()
+	}.Binding(), nil
 }
 
 type KeyValueOp uint8
@@ -236,24 +254,29 @@ func checkKVConfig(cfg KeyValueConfig) error {
 }
 
 func (js *jetStream) CreateKeyValue(ctx context.Context, cfg KeyValueConfig) (KeyValue, error) {
-	if err := checkKVConfig(cfg); err != nil {
-		return nil, err
-	}
-	return bindKV(js.inner.CreateKeyValue(ctx, cfg.binding()))
+	return kvOp(ctx, cfg, js.inner.CreateKeyValue)
 }
 
 func (js *jetStream) UpdateKeyValue(ctx context.Context, cfg KeyValueConfig) (KeyValue, error) {
-	if err := checkKVConfig(cfg); err != nil {
-		return nil, err
-	}
-	return bindKV(js.inner.UpdateKeyValue(ctx, cfg.binding()))
+	return kvOp(ctx, cfg, js.inner.UpdateKeyValue)
 }
 
 func (js *jetStream) CreateOrUpdateKeyValue(ctx context.Context, cfg KeyValueConfig) (KeyValue, error) {
+	return kvOp(ctx, cfg, js.inner.CreateOrUpdateKeyValue)
+}
+
+// kvOp checks cfg as nats.go does, and creates and/or updates its bucket
+// through op.
+func kvOp(ctx context.Context, cfg KeyValueConfig,
+	op func(context.Context, natsio.KeyValueConfig) (*natsio.KeyValue, error)) (KeyValue, error) {
 	if err := checkKVConfig(cfg); err != nil {
 		return nil, err
 	}
-	return bindKV(js.inner.CreateOrUpdateKeyValue(ctx, cfg.binding()))
+	bcfg, err := cfg.binding()
+	if err != nil {
+		return nil, err
+	}
+	return bindKV(op(ctx, bcfg))
 }
 
 func (js *jetStream) DeleteKeyValue(ctx context.Context, bucket string) error {
