@@ -863,6 +863,14 @@ enum natsio_event_kind
    * The client closed for good; always the last event.
    */
   NATSIO_EVENT_CLOSED = 5,
+  /**
+   * An attempt to reconnect failed (nats.go's ReconnectErrCB): one
+   * event per attempt while the client keeps trying; `status` is the
+   * attempt's error and `text` names the server and why ("reconnect to
+   * <url> failed: ..."). Comes after DISCONNECTED, before RECONNECTED or
+   * CLOSED.
+   */
+  NATSIO_EVENT_RECONNECT_FAILED = 6,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

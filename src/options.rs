@@ -40,6 +40,9 @@ pub enum EventKind {
     ServersDiscovered,
     /// The client closed for good (always the last event).
     Closed,
+    /// An attempt to reconnect to a server failed (one event per attempt;
+    /// the error says which server and why). The client keeps trying.
+    ReconnectFailed,
 }
 
 #[derive(Debug, Clone)]

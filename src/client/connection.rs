@@ -27,7 +27,13 @@ use crate::tls::{ReadHalf, Transport, WriteHalf};
 pub(crate) async fn establish(inner: Arc<ClientInner>) -> Result<()> {
     let first = inner
         .connector
-        .connect(&inner.opts, &inner.log, &inner.state.shutdown, Pass::First)
+        .connect(
+            &inner.opts,
+            &inner.log,
+            &inner.events,
+            &inner.state.shutdown,
+            Pass::First,
+        )
         .await;
     match first {
         Ok((url, est)) => {
@@ -74,6 +80,7 @@ pub(crate) async fn run(inner: TaskRef, first: Option<Established>) {
                 .connect(
                     &inner.opts,
                     &inner.log,
+                    &inner.events,
                     &inner.state.shutdown,
                     Pass::Reconnect,
                 )
@@ -111,6 +118,7 @@ async fn connect_elsewhere(inner: Arc<ClientInner>) -> Option<(String, Establish
         .connect(
             &inner.opts,
             &inner.log,
+            &inner.events,
             &inner.state.shutdown,
             Pass::LameDuck,
         )

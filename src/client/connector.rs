@@ -14,12 +14,13 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::auth::{AuthFields, Credentials};
+use crate::client::events::Events;
 use crate::client::state::Shutdown;
 use crate::completion::lock;
 use crate::error::{Error, ErrorKind, Result};
 use crate::library_thread;
 use crate::log::{log, Logger};
-use crate::options::{Options, ServerAddr};
+use crate::options::{EventKind, Options, ServerAddr};
 use crate::pool::{self, PoolEntry, PoolServer, ServerPool};
 use crate::proto::{Parser, ServerOp, PONG};
 use crate::tls::{self, Transport};
@@ -282,6 +283,7 @@ impl Connector {
         &self,
         opts: &Options,
         log: &Logger,
+        events: &Events,
         shutdown: &Shutdown,
         pass: Pass,
     ) -> Result<(String, Established)> {
@@ -349,6 +351,19 @@ impl Connector {
                 ),
                 Err(_) => Error::new(ErrorKind::Timeout, "connect timed out"),
             };
+            if pass == Pass::Reconnect {
+                // nats.go's ReconnectErrCB: each failed attempt is told.
+                let why = Error::new(
+                    e.kind(),
+                    format!("reconnect to {} failed: {}", entry.url, e.detail()),
+                );
+                events.emit(
+                    EventKind::ReconnectFailed,
+                    Some(entry.url.clone()),
+                    Some(why),
+                    Vec::new(),
+                );
+            }
             match pass {
                 Pass::First => {
                     log!(log, Warn, "connect to {} failed: {e}", entry.url);

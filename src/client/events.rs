@@ -142,12 +142,14 @@ impl Events {
     }
 }
 
-/// A lifecycle event's log level: warn for a lost connection, else info.
+/// A lifecycle event's log level: warn for a lost connection, debug for a
+/// failed reconnect attempt (the connector logs it at warn already), else
+/// info.
 fn event_log_level(kind: EventKind) -> LogLevel {
-    if kind == EventKind::Disconnected {
-        LogLevel::Warn
-    } else {
-        LogLevel::Info
+    match kind {
+        EventKind::Disconnected => LogLevel::Warn,
+        EventKind::ReconnectFailed => LogLevel::Debug,
+        _ => LogLevel::Info,
     }
 }
 
@@ -171,5 +173,10 @@ fn log_event(log: &Logger, level: LogLevel, ev: &Event) {
             format_args!("servers discovered: {}", ev.servers.join(", ")),
         ),
         EventKind::Closed => log.write(level, format_args!("closed{why}")),
+        // Its error names the server: "reconnect to <url> failed: ...".
+        EventKind::ReconnectFailed => match &ev.error {
+            Some(e) => log.write(level, format_args!("{e}")),
+            None => log.write(level, format_args!("reconnect to {url} failed")),
+        },
     }
 }

@@ -615,6 +615,12 @@ pub enum natsio_event_kind {
     NATSIO_EVENT_SERVERS_DISCOVERED = 4,
     /// The client closed for good; always the last event.
     NATSIO_EVENT_CLOSED = 5,
+    /// An attempt to reconnect failed (nats.go's ReconnectErrCB): one
+    /// event per attempt while the client keeps trying; `status` is the
+    /// attempt's error and `text` names the server and why ("reconnect to
+    /// <url> failed: ..."). Comes after DISCONNECTED, before RECONNECTED or
+    /// CLOSED.
+    NATSIO_EVENT_RECONNECT_FAILED = 6,
 }
 
 /// Receives connection lifecycle events, in order, on the client's event
@@ -656,6 +662,7 @@ pub unsafe extern "C" fn natsio_options_set_event_callback(
                 EventKind::LameDuck => natsio_event_kind::NATSIO_EVENT_LAME_DUCK,
                 EventKind::ServersDiscovered => natsio_event_kind::NATSIO_EVENT_SERVERS_DISCOVERED,
                 EventKind::Closed => natsio_event_kind::NATSIO_EVENT_CLOSED,
+                EventKind::ReconnectFailed => natsio_event_kind::NATSIO_EVENT_RECONNECT_FAILED,
             };
             let status = ev
                 .error

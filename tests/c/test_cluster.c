@@ -88,8 +88,10 @@ static int events_of(event_log *log, natsio_event_kind kind) {
     return n;
 }
 
-/* The log's kinds, SERVERS_DISCOVERED left out (it may come at any time
- * while nodes join), as a string like "CONNECTED,DISCONNECTED". */
+/* The log's kinds, SERVERS_DISCOVERED and RECONNECT_FAILED left out (the
+ * first may come at any time while nodes join, the second once per failed
+ * attempt, as many as timing makes), as a string like
+ * "CONNECTED,DISCONNECTED". */
 static const char *kind_name(natsio_event_kind k) {
     switch (k) {
     case NATSIO_EVENT_CONNECTED: return "CONNECTED";
@@ -98,6 +100,7 @@ static const char *kind_name(natsio_event_kind k) {
     case NATSIO_EVENT_LAME_DUCK: return "LAME_DUCK";
     case NATSIO_EVENT_SERVERS_DISCOVERED: return "SERVERS_DISCOVERED";
     case NATSIO_EVENT_CLOSED: return "CLOSED";
+    case NATSIO_EVENT_RECONNECT_FAILED: return "RECONNECT_FAILED";
     }
     return "?";
 }
@@ -106,7 +109,8 @@ static void lifecycle_sequence(event_log *log, char *out, size_t cap) {
     out[0] = '\0';
     pthread_mutex_lock(&log->lock);
     for (int i = 0; i < log->count; i++) {
-        if (log->kind[i] == NATSIO_EVENT_SERVERS_DISCOVERED) continue;
+        if (log->kind[i] == NATSIO_EVENT_SERVERS_DISCOVERED || log->kind[i] == NATSIO_EVENT_RECONNECT_FAILED)
+            continue;
         if (out[0]) strncat(out, ",", cap - strlen(out) - 1);
         strncat(out, kind_name(log->kind[i]), cap - strlen(out) - 1);
     }
@@ -352,7 +356,9 @@ static void test_set_server_pool_moves_on_the_next_reconnect(void) {
     snprintf(port_dead, sizeof port_dead, ":%d", dead_port);
     port_suffix(port_a, sizeof port_a, a);
     port_suffix(port_b, sizeof port_b, b);
-    natsio_options *o = moving_client_options(nt_server_url(a), NULL);
+    event_log *log = event_log_new();
+    NT_CHECK(log != NULL);
+    natsio_options *o = moving_client_options(nt_server_url(a), log);
     NT_CHECK(o != NULL);
     natsio_client *c = connect_with(o);
     NT_CHECK(c != NULL);
@@ -391,6 +397,25 @@ static void test_set_server_pool_moves_on_the_next_reconnect(void) {
     NT_CHECK(natsio_server_did_connect(sb));
     NT_CHECK_INT_EQ(natsio_server_reconnects(sb), 0);
     uint32_t dead_tries = natsio_server_reconnects(d);
+    /* Each failed attempt was told (nats.go's ReconnectErrCB), naming the
+     * server, between the disconnect and the reconnect. */
+    NT_CHECK(wait_events(log, NATSIO_EVENT_RECONNECTED, 1, 5000));
+    pthread_mutex_lock(&log->lock);
+    int failed = 0, disconnected_at = -1, reconnected_at = -1;
+    bool named = true, in_between = true;
+    for (int i = 0; i < log->count; i++) {
+        if (log->kind[i] == NATSIO_EVENT_DISCONNECTED && disconnected_at < 0) disconnected_at = i;
+        if (log->kind[i] == NATSIO_EVENT_RECONNECTED && reconnected_at < 0) reconnected_at = i;
+        if (log->kind[i] != NATSIO_EVENT_RECONNECT_FAILED) continue;
+        failed++;
+        named = named && strstr(log->text[i], dead) != NULL && log->status[i] != NATSIO_OK;
+        in_between = in_between && disconnected_at >= 0 && reconnected_at < 0;
+    }
+    pthread_mutex_unlock(&log->lock);
+    if (!named || !in_between) print_events(log);
+    NT_CHECK(named && in_between);
+    NT_CHECK_MSG(failed >= 1 && (uint32_t)failed == dead_tries, "%d RECONNECT_FAILED events, %u reconnects", failed,
+                 dead_tries);
 
     /* Kept servers keep their bookkeeping, whatever the order or spelling. */
     char dead_bare[64];
