@@ -141,8 +141,9 @@ func TestFacadeKeyValueMirrorAndSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e, err := origin.Get(ctx, "w"); err != nil || string(e.Value()) != "v2" || e.Revision() != rev {
-		t.Errorf("w in the origin: %v %v", e, err)
+	// Polled: the mirror answers the origin's Direct Gets too.
+	if e := facadeWaitEntry(t, ctx, origin, "w", "v2"); e.Revision() != rev {
+		t.Errorf("w in the origin at %d, put returned %d", e.Revision(), rev)
 	}
 
 	sources := []*jetstream.StreamSource{{Name: "origin"}}
@@ -184,17 +185,19 @@ func TestFacadeKeyValueMirrorAndSources(t *testing.T) {
 }
 
 // facadeWaitEntry polls Get until key holds want (mirrors and sources copy
-// asynchronously), failing after 10 s.
-func facadeWaitEntry(t *testing.T, ctx context.Context, kv jetstream.KeyValue, key, want string) {
+// asynchronously, and a mirror answers its origin's Direct Gets too),
+// failing after 10 s; the entry read.
+func facadeWaitEntry(t *testing.T, ctx context.Context, kv jetstream.KeyValue, key, want string) jetstream.KeyValueEntry {
 	t.Helper()
 	var e jetstream.KeyValueEntry
 	var err error
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if e, err = kv.Get(ctx, key); err == nil && string(e.Value()) == want {
-			return
+			return e
 		}
 	}
 	t.Fatalf("%s in %s: %v (%v), want %q", key, kv.Bucket(), e, err, want)
+	return nil
 }
 
 // jsonText is v as JSON, for messages.

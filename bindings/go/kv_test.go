@@ -13,8 +13,10 @@ import (
 )
 
 // waitValue polls Get until key holds want (a mirror or source copies
-// asynchronously), failing after 10 s.
-func waitValue(t *testing.T, kv *natsio.KeyValue, key, want string) {
+// asynchronously; and a bucket with a mirror has its Direct Gets answered
+// by the mirror too, which may not have a write yet), failing after 10 s;
+// the entry read.
+func waitValue(t *testing.T, kv *natsio.KeyValue, key, want string) *natsio.KeyValueEntry {
 	t.Helper()
 	var last string
 	var err error
@@ -22,11 +24,12 @@ func waitValue(t *testing.T, kv *natsio.KeyValue, key, want string) {
 		var e *natsio.KeyValueEntry
 		if e, err = kv.Get(ctxTimeout(t, 5*time.Second), key); err == nil {
 			if last = string(e.Value); last == want {
-				return
+				return e
 			}
 		}
 	}
 	t.Fatalf("%s in %s: %q (%v), want %q", key, kv.Bucket(), last, err, want)
+	return nil
 }
 
 // waitKeyNotFound polls Get until the key has left no trace

@@ -645,6 +645,42 @@ static void test_behaviour_prioritized_pull(void) {
     EXPECT_OK(natsio_js_stream_delete(js, "CONF_PRIO"));
 }
 
+static void test_behaviour_kv_mirror(void) {
+    NT_CHECK(table_case("behaviour", "kv_mirror") != NULL);
+    natsio_js *js = connect_js();
+    NT_CHECK(js != NULL);
+    natsio_kv *origin = create_bucket(js, "{\"bucket\":\"CONF_O\",\"storage\":\"memory\"}");
+    natsio_kv *mirror =
+        create_bucket(js, "{\"bucket\":\"CONF_M\",\"storage\":\"memory\",\"mirror\":{\"name\":\"CONF_O\"}}");
+    NT_CHECK(origin != NULL && mirror != NULL);
+    char *info = NULL;
+    EXPECT_OK(natsio_js_stream_info(js, "KV_CONF_M", NULL, &info));
+    kept(info);
+    NT_CHECK_MSG(strstr(info, "\"mirror\":{\"name\":\"KV_CONF_O\"") && strstr(info, "\"mirror_direct\":true") &&
+                     !strstr(info, "\"subjects\""),
+                 "%s", info);
+    EXPECT_OK(natsio_kv_put(origin, "k", "v1", 2, NULL, NULL));
+    NT_CHECK(wait_kv_value(mirror, "k", "v1", 10000, NULL));
+    /* Polled as well: the mirror answers the origin's Direct Gets too
+     * (mirror_direct), and may not have "w" yet. */
+    uint64_t rev = 0, read_rev = 0;
+    EXPECT_OK(natsio_kv_put(mirror, "w", "v2", 2, NULL, &rev));
+    NT_CHECK(wait_kv_value(origin, "w", "v2", 10000, &read_rev));
+    NT_CHECK_INT_EQ(read_rev, rev);
+
+    natsio_kv *sourced = create_bucket(
+        js, "{\"bucket\":\"CONF_S\",\"storage\":\"memory\",\"sources\":[{\"name\":\"CONF_O\"}]}");
+    NT_CHECK(sourced != NULL);
+    NT_CHECK(wait_kv_value(sourced, "k", "v1", 10000, NULL));
+    EXPECT_OK(natsio_kv_put(sourced, "s", "v3", 2, NULL, NULL));
+    natsio_kv_entry *none = SENTINEL;
+    EXPECT_FAILS(NATSIO_ERR_KEY_NOT_FOUND, natsio_kv_get(origin, "s", &none));
+    NT_CHECK(none == SENTINEL);
+    EXPECT_OK(natsio_js_kv_delete(js, "CONF_S"));
+    EXPECT_OK(natsio_js_kv_delete(js, "CONF_M"));
+    EXPECT_OK(natsio_js_kv_delete(js, "CONF_O"));
+}
+
 static void test_behaviour_endpoint_pending_limits(void) {
     NT_CHECK(table_case("behaviour", "endpoint_pending_limits") != NULL);
     natsio_client *c = connect_client();
@@ -738,7 +774,7 @@ static const char *const C_CHECKS[] = {"api_error",  "key_revision",           "
                                        "sub_pending_limit_zero", "flush_bound", "last_by_wildcard", "fetch_refused",
                                        "consume_budget", "iterator_closed", "purge_deletes_zero",
                                        "sync_publish", "ack_bodies", "service_handler_failure", "kv_bind_subjects",
-                                       "kv_codec", "prioritized_pull", "endpoint_pending_limits"};
+                                       "kv_codec", "prioritized_pull", "endpoint_pending_limits", "kv_mirror"};
 static const char *const NOT_IN_C[] = {"callback_error"};
 
 static bool listed(const char *const *names, size_t count, const char *name) {
@@ -787,6 +823,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_behaviour_kv_codec),
         NT_CASE(test_behaviour_prioritized_pull),
         NT_CASE(test_behaviour_endpoint_pending_limits),
+        NT_CASE(test_behaviour_kv_mirror),
         NT_CASE(test_every_line_has_a_c_check),
     };
     return run_cases_with_shared_server(argc, argv, "conftest", cases, NT_COUNT(cases));

@@ -543,6 +543,41 @@ natsio_kv *create_bucket(natsio_js *js, const char *config) {
     return kv;
 }
 
+typedef struct {
+    natsio_kv *kv;
+    const char *key;
+    const char *want;
+    uint64_t revision; /* of the entry that read as `want` */
+    char last[128];    /* the last value or error read, for the failure */
+} kv_read_wait;
+
+static bool kv_reads_as(void *arg) {
+    kv_read_wait *w = arg;
+    natsio_kv_entry *e = NULL;
+    natsio_status st = natsio_kv_get(w->kv, w->key, &e);
+    if (st != NATSIO_OK) {
+        snprintf(w->last, sizeof w->last, "%s", natsio_status_str(st));
+        return false;
+    }
+    const char *value = natsio_kv_entry_value(e);
+    size_t len = natsio_kv_entry_value_len(e);
+    snprintf(w->last, sizeof w->last, "value %.*s", (int)(len < 100 ? len : 100), value);
+    bool same = span_eq(value, len, w->want);
+    w->revision = natsio_kv_entry_revision(e);
+    natsio_kv_entry_free(e);
+    return same;
+}
+
+bool wait_kv_value(natsio_kv *kv, const char *key, const char *want, int64_t timeout_ms, uint64_t *revision_out) {
+    kv_read_wait w = {kv, key, want, 0, "nothing"};
+    if (nt_wait_until(kv_reads_as, &w, timeout_ms)) {
+        if (revision_out != NULL) *revision_out = w.revision;
+        return true;
+    }
+    nt_fail_at(__FILE__, __LINE__, "key %s never read %s (last: %s)", key, want, w.last);
+    return false;
+}
+
 bool payload_is(const natsio_msg *m, const char *s) {
     return m != NULL && natsio_msg_data_len(m) == strlen(s) && memcmp(natsio_msg_data(m), s, strlen(s)) == 0;
 }

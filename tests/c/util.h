@@ -230,6 +230,13 @@ bool next_acked_payload_is(natsio_js_messages *it, const char *want);
 /* Creates (NATSIO_CREATE: binds it when identical) a bucket, freed when the
  * case ends. */
 natsio_kv *create_bucket(natsio_js *js, const char *config);
+/* Polls until `key` of `kv` reads as `want`, up to timeout_ms, and stores
+ * that entry's revision in *revision_out (may be NULL); records a failure
+ * naming the last value or error seen when it never does. A mirror or a
+ * source copies asynchronously, and a mirror (mirror_direct) answers its
+ * origin's Direct Gets too, so even the origin's read right after a write
+ * through its mirror can come from the mirror before it has the write. */
+bool wait_kv_value(natsio_kv *kv, const char *key, const char *want, int64_t timeout_ms, uint64_t *revision_out);
 
 /* True when the payload of `m` (which may be NULL) is the string `s`. */
 bool payload_is(const natsio_msg *m, const char *s);

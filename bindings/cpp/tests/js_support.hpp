@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <exception>
+#include <optional>
 #include <string>
 #include <typeinfo>
 
@@ -50,6 +51,39 @@ inline long long json_number(const std::string& json, const std::string& field) 
     const std::string key = "\"" + field + "\":";
     const auto at = json.find(key);
     return at == std::string::npos ? -1 : std::stoll(json.substr(at + key.size()));
+}
+
+/// Polls until `key` of `kv` reads as `want`, up to `timeout`; the entry
+/// read then, or nullopt. A mirror or a source copies asynchronously, and
+/// a mirror (mirror_direct) answers its origin's Direct Gets too, so even
+/// the origin's read right after a write through its mirror can come from
+/// the mirror before it has the write.
+inline std::optional<natsio::KvEntry> read_when(const natsio::KeyValue& kv, const std::string& key,
+                                                const std::string& want,
+                                                std::chrono::milliseconds timeout = 10s) {
+    std::optional<natsio::KvEntry> entry;
+    wait_until(
+        [&] {
+            try {
+                entry = kv.get(key);
+                return entry->value() == want;
+            } catch (const natsio::Error&) {
+                entry.reset();
+                return false;
+            }
+        },
+        timeout);
+    if (entry && entry->value() != want) {
+        entry.reset();
+    }
+    return entry;
+}
+
+/// Whether `key` of `kv` comes to read as `want` within `timeout` (see
+/// read_when).
+inline bool eventually_reads(const natsio::KeyValue& kv, const std::string& key,
+                             const std::string& want, std::chrono::milliseconds timeout = 10s) {
+    return read_when(kv, key, want, timeout).has_value();
 }
 
 }  // namespace natsio_test

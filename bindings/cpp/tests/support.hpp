@@ -13,6 +13,7 @@
 #include <chrono>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -29,6 +30,17 @@ nt_server* shared_server();
 inline std::string server_url() { return nt_server_url(shared_server()); }
 
 inline natsio::Client connect() { return natsio::Client::connect(server_url()); }
+
+/// A nats-server of one test alone, stopped when it goes out of scope.
+using OwnedServer = std::unique_ptr<nt_server, void (*)(nt_server*)>;
+
+/// Starts a server with the nats-server config text `config` ("" for
+/// none); holds nullptr when it could not start (the harness printed why).
+/// Start it from the test's own thread (the harness kills a server whose
+/// starting thread ends).
+inline OwnedServer start_own_server(const std::string& config = {}) {
+    return OwnedServer(nt_server_start(config.empty() ? nullptr : config.c_str()), &nt_server_stop);
+}
 
 /// A subject unique to the running test, so tests never see each other's
 /// traffic on the shared server.

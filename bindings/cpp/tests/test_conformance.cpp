@@ -771,6 +771,35 @@ void check_kv_codec() {
     js.delete_key_value("CPPCONF_CODEC");
 }
 
+void check_kv_mirror() {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    natsio::KeyValue origin = js.create_key_value(R"({"bucket":"CPPCONF_O","storage":"memory"})");
+    natsio::KeyValue mirror = js.create_key_value(
+        R"({"bucket":"CPPCONF_M","storage":"memory","mirror":{"name":"CPPCONF_O"}})");
+    const std::string config = js.stream_info("KV_CPPCONF_M");
+    EXPECT_TRUE(contains(config, R"("mirror":{"name":"KV_CPPCONF_O")")) << config;
+    EXPECT_TRUE(contains(config, R"("mirror_direct":true)")) << config;
+    EXPECT_FALSE(contains(config, R"("subjects")")) << config;
+    origin.put("k", "v1");
+    EXPECT_TRUE(eventually_reads(mirror, "k", "v1"));
+    // Polled as well: the mirror answers the origin's Direct Gets too
+    // (mirror_direct), and may not have "w" yet.
+    const std::uint64_t rev = mirror.put("w", "v2");
+    std::optional<natsio::KvEntry> written = read_when(origin, "w", "v2");
+    ASSERT_TRUE(written.has_value());
+    EXPECT_EQ(written->revision(), rev);
+
+    natsio::KeyValue sourced = js.create_key_value(
+        R"({"bucket":"CPPCONF_S","storage":"memory","sources":[{"name":"CPPCONF_O"}]})");
+    EXPECT_TRUE(eventually_reads(sourced, "k", "v1"));
+    sourced.put("s", "v3");
+    expect_throws<natsio::KeyNotFoundError>(NATSIO_ERR_KEY_NOT_FOUND, [&] { origin.get("s"); });
+    js.delete_key_value("CPPCONF_S");
+    js.delete_key_value("CPPCONF_M");
+    js.delete_key_value("CPPCONF_O");
+}
+
 void check_prioritized_pull() {
     natsio::Client client = connect();
     natsio::JetStream js(client);
@@ -887,6 +916,8 @@ TEST(Conformance, Behaviours) {
             check_kv_codec();
         } else if (name == "prioritized_pull") {
             check_prioritized_pull();
+        } else if (name == "kv_mirror") {
+            check_kv_mirror();
         } else if (name == "endpoint_pending_limits") {
             check_endpoint_pending_limits();
         } else {

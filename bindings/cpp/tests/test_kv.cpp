@@ -4,7 +4,9 @@
 // std::chrono::seconds TTL), the bucket listings JetStream::key_value_names
 // and key_value_statuses, the typed KeyValue::get_status (KvStatus), each
 // `_async` form, the exception classes of bad arguments, and key listings
-// (KeyValue::keys with filters, KeyValue::list_keys as a KvKeyLister feed). Built into both
+// (KeyValue::keys with filters, KeyValue::list_keys as a KvKeyLister feed),
+// mirrors (of this server's bucket, and through a leaf node of one in
+// another JetStream domain, on servers of their own) and sources. Built into both
 // the C++17 and the C++20 test programs (each has its own server); every
 // bucket is named "cppkv2_*".
 #include "js_support.hpp"
@@ -648,4 +650,172 @@ TEST(KvCodecs, EveryVerbGoesThroughTheCodecs) {
     expect_throws<natsio::KvKeyEncodeFailedError>(NATSIO_ERR_KV_KEY_ENCODE_FAILED,
                                                   [&] { custom.put("fail", "x"); });
     js.delete_key_value("cppkv2_codec");
+}
+
+// Mirrors and sources (KeyValueConfig "mirror" / "sources", as nats.go
+// makes them): a mirror of a bucket of this server and, through a leaf node,
+// of one in another JetStream domain; sources; bad configs.
+namespace {
+
+/// Whether get of `key` fails with `status` (a mirror copies
+/// asynchronously, so deletes are polled too), up to 10 s.
+bool eventually_fails(const natsio::KeyValue& kv, const std::string& key, natsio::Status status) {
+    return wait_until([&] { return get_status_of(kv, key) == status; }, 10s);
+}
+
+}  // namespace
+
+TEST(KvMirror, ReadsTheOriginsKeysAndWritesToTheOrigin) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    natsio::KeyValue origin =
+        js.create_key_value(R"({"bucket":"cppkv2_origin","history":5,"storage":"memory"})");
+    origin.put("a", "1");
+
+    // Named without KV_, as nats.go allows.
+    natsio::KeyValue mirror = js.create_key_value(
+        R"({"bucket":"cppkv2_mirror","storage":"memory","mirror":{"name":"cppkv2_origin"}})");
+    const std::string status = mirror.status();
+    EXPECT_TRUE(contains(status, R"("mirror":{"name":"KV_cppkv2_origin")")) << status;
+    EXPECT_TRUE(contains(status, R"("mirror_direct":true)")) << status;
+    EXPECT_FALSE(contains(status, R"("subjects")")) << status;
+    EXPECT_TRUE(eventually_reads(mirror, "a", "1"));
+
+    // A write through the mirror lands in the origin (at the revision it
+    // returned) and comes back. (The origin's reads are polled too: the
+    // mirror answers the origin's Direct Gets as well, see read_when.)
+    const std::uint64_t rev = mirror.put("b", "2");
+    std::optional<natsio::KvEntry> b = read_when(origin, "b", "2");
+    ASSERT_TRUE(b.has_value());
+    EXPECT_EQ(b->revision(), rev);
+    EXPECT_TRUE(eventually_reads(mirror, "b", "2"));
+    const std::uint64_t async_rev = mirror.put_async("c", "3").get();
+    std::optional<natsio::KvEntry> c = read_when(origin, "c", "3");
+    ASSERT_TRUE(c.has_value());
+    EXPECT_EQ(c->revision(), async_rev);
+    mirror.del("a");
+    EXPECT_TRUE(eventually_fails(origin, "a", NATSIO_ERR_KEY_DELETED));
+    EXPECT_TRUE(eventually_fails(mirror, "a", NATSIO_ERR_KEY_DELETED));
+
+    // Keys and history read the mirrored keys; a bound handle is the same.
+    natsio::KeyValue bound = js.key_value("cppkv2_mirror");
+    EXPECT_TRUE(eventually_reads(bound, "c", "3"));
+    EXPECT_EQ(sorted(bound.keys()), (Keys{"b", "c"}));
+
+    js.delete_key_value("cppkv2_mirror");
+    js.delete_key_value("cppkv2_origin");
+}
+
+TEST(KvMirror, SourcesCopyTheirKeysAndTheBucketKeepsItsOwn) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    natsio::KeyValue a = js.create_key_value(R"({"bucket":"cppkv2_srca","storage":"memory"})");
+    natsio::KeyValue b = js.create_key_value(R"({"bucket":"cppkv2_srcb","storage":"memory"})");
+    a.put("x", "from a");
+    // One source named with its KV_, one without.
+    natsio::KeyValue both = js.create_key_value(
+        R"({"bucket":"cppkv2_srcab","storage":"memory",)"
+        R"("sources":[{"name":"cppkv2_srca"},{"name":"KV_cppkv2_srcb"}]})");
+    const std::string status = both.status();
+    EXPECT_TRUE(contains(status, R"("subject_transforms":[{"src":"$KV.cppkv2_srca.>","dest":"$KV.cppkv2_srcab.>"}])"))
+        << status;
+    EXPECT_TRUE(contains(status, R"("subject_transforms":[{"src":"$KV.cppkv2_srcb.>","dest":"$KV.cppkv2_srcab.>"}])"))
+        << status;
+    b.put("y", "from b");
+    EXPECT_TRUE(eventually_reads(both, "x", "from a"));
+    EXPECT_TRUE(eventually_reads(both, "y", "from b"));
+
+    // The bucket's own keys are written as usual and stay its own.
+    const std::uint64_t rev = both.put("z", "own");
+    EXPECT_EQ(both.get("z").revision(), rev);
+    EXPECT_EQ(both.get("z").value(), "own");
+    expect_throws<natsio::KeyNotFoundError>(NATSIO_ERR_KEY_NOT_FOUND, [&] { a.get("z"); });
+    expect_throws<natsio::KeyNotFoundError>(NATSIO_ERR_KEY_NOT_FOUND, [&] { b.get("z"); });
+    EXPECT_EQ(sorted(both.keys()), (Keys{"x", "y", "z"}));
+
+    js.delete_key_value("cppkv2_srcab");
+    js.delete_key_value("cppkv2_srca");
+    js.delete_key_value("cppkv2_srcb");
+}
+
+// A leaf node server with its own JetStream domain mirrors a bucket of the
+// hub's (the mirror names the hub's domain): the mirror's handle reads the
+// hub's keys on the leaf and writes to the hub's bucket through the hub's
+// domain prefix, as nats.go's TestKeyValueMirrorCrossDomains.
+TEST(KvMirror, OfABucketInAnotherDomainThroughALeafNode) {
+    const std::string leaf_port = std::to_string(nt_free_port());
+    OwnedServer hub_server = start_own_server(
+        "server_name: hub\njetstream { domain: HUB }\nleafnodes { listen: \"127.0.0.1:" + leaf_port +
+        "\" }\n");
+    OwnedServer leaf_server = start_own_server(
+        "server_name: leaf\njetstream { domain: LEAF }\n"
+        "leafnodes { remotes: [ { url: \"nats-leaf://127.0.0.1:" + leaf_port + "\" } ] }\n");
+    ASSERT_NE(hub_server, nullptr);
+    ASSERT_NE(leaf_server, nullptr);
+    natsio::Client hub_client = natsio::Client::connect(nt_server_url(hub_server.get()));
+    natsio::Client leaf_client = natsio::Client::connect(nt_server_url(leaf_server.get()));
+    natsio::JetStream hub(hub_client);
+    natsio::JetStream leaf(leaf_client);
+    natsio::KeyValue origin = hub.create_key_value(R"({"bucket":"TEST"})");
+    origin.put("name", "derek");
+
+    natsio::KeyValue far = leaf.create_key_value(
+        R"({"bucket":"MIRROR","mirror":{"name":"TEST","domain":"HUB"}})");
+    const std::string status = far.status();
+    EXPECT_TRUE(contains(status, R"("external":{"api":"$JS.HUB.API")")) << status;
+    // The leaf connection comes up in its own time: the mirror syncs then.
+    EXPECT_TRUE(eventually_reads(far, "name", "derek"));
+    const std::uint64_t rev = far.put("name", "rip");
+    std::optional<natsio::KvEntry> written = read_when(origin, "name", "rip");
+    ASSERT_TRUE(written.has_value());
+    EXPECT_EQ(written->revision(), rev);
+    EXPECT_TRUE(eventually_reads(far, "name", "rip"));
+    far.del("name");
+    EXPECT_TRUE(eventually_fails(origin, "name", NATSIO_ERR_KEY_DELETED));
+
+    // The hub's bucket through the leaf connection, in the hub's domain.
+    natsio::JetStreamOptions in_hub;
+    in_hub.domain = "HUB";
+    natsio::JetStream remote(leaf_client, in_hub);
+    natsio::KeyValue remote_origin = remote.key_value("TEST");
+    remote_origin.put("name", "ivan");
+    EXPECT_TRUE(eventually_reads(origin, "name", "ivan"));
+    EXPECT_TRUE(eventually_reads(far, "name", "ivan"));
+}
+
+TEST(KvMirror, BadMirrorsAndSourcesThrowConfigErrorNamingTheField) {
+    natsio::Client client = connect();
+    natsio::JetStream js(client);
+    auto create = [&](const std::string& config) {
+        return [&js, config] { js.create_key_value(config); };
+    };
+    EXPECT_TRUE(contains(
+        expect_throws<natsio::ConfigError>(
+            NATSIO_ERR_CONFIG,
+            create(R"({"bucket":"cppkv2_badm","mirror":{"name":"x","domain":"HUB","external":{"api":"$JS.HUB.API"}}})")),
+        "both set"));
+    EXPECT_TRUE(contains(expect_throws<natsio::ConfigError>(
+                             NATSIO_ERR_CONFIG, create(R"({"bucket":"cppkv2_badm","mirror":{}})")),
+                         "mirror.name"));
+    EXPECT_TRUE(contains(expect_throws<natsio::ConfigError>(
+                             NATSIO_ERR_CONFIG, create(R"({"bucket":"cppkv2_badm","mirror":"x"})")),
+                         "mirror: expected an object"));
+    EXPECT_TRUE(contains(
+        expect_throws<natsio::ConfigError>(
+            NATSIO_ERR_CONFIG, create(R"({"bucket":"cppkv2_badm","sources":[{"name":"a.b"}]})")),
+        "sources.name"));
+    EXPECT_TRUE(contains(
+        expect_throws<natsio::ConfigError>(
+            NATSIO_ERR_CONFIG, create(R"({"bucket":"cppkv2_badm","sources":[{"name":"x","domain":"a b"}]})")),
+        "sources.domain"));
+    // The future form fails the same way.
+    EXPECT_TRUE(contains(expect_throws<natsio::ConfigError>(NATSIO_ERR_CONFIG,
+                                                            [&] {
+                                                                js.create_key_value_async(
+                                                                      R"({"bucket":"cppkv2_badm","sources":["x"]})")
+                                                                    .get();
+                                                            }),
+                         "sources: expected a list of objects"));
+    // Nothing was created.
+    EXPECT_FALSE(has(js.key_value_names(), "cppkv2_badm"));
 }

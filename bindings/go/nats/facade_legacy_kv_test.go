@@ -481,8 +481,9 @@ func TestLegacyKVMirrorAndSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e, err := origin.Get("w"); err != nil || string(e.Value()) != "v2" || e.Revision() != rev {
-		t.Errorf("w in the origin: %v %v", e, err)
+	// Polled: the mirror answers the origin's Direct Gets too.
+	if e := waitEntry(t, origin, "w", "v2"); e.Revision() != rev {
+		t.Errorf("w in the origin at %d, put returned %d", e.Revision(), rev)
 	}
 
 	second, err := js.CreateKeyValue(&nats.KeyValueConfig{Bucket: "second"})
@@ -534,17 +535,19 @@ func TestLegacyKVMirrorAndSources(t *testing.T) {
 }
 
 // waitEntry polls Get until key holds want (mirrors and sources copy
-// asynchronously), failing after 10 s.
-func waitEntry(t *testing.T, kv nats.KeyValue, key, want string) {
+// asynchronously, and a mirror answers its origin's Direct Gets too),
+// failing after 10 s; the entry read.
+func waitEntry(t *testing.T, kv nats.KeyValue, key, want string) nats.KeyValueEntry {
 	t.Helper()
 	var e nats.KeyValueEntry
 	var err error
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if e, err = kv.Get(key); err == nil && string(e.Value()) == want {
-			return
+			return e
 		}
 	}
 	t.Fatalf("%s in %s: %v (%v), want %q", key, kv.Bucket(), e, err, want)
+	return nil
 }
 
 func nextInfo(t *testing.T, w nats.ObjectWatcher) string {

@@ -2655,7 +2655,13 @@ public:
     /// Creates, updates or creates-or-updates (per `action`) a bucket from
     /// a KeyValueConfig JSON object ("bucket" required; "history", "ttl",
     /// "max_value_size", "storage", ...) and binds it; Create of an
-    /// identical existing bucket simply binds it. ConfigError (the text
+    /// identical existing bucket simply binds it. As nats.go's, "mirror"
+    /// (a StreamSource naming a bucket, with or without "KV_"; "domain"
+    /// for one in another JetStream domain) makes a read-only copy of that
+    /// bucket, whose handle reads the keys it holds and writes to the
+    /// mirrored bucket (through the mirror's domain); "sources" (a list of
+    /// them) copies their keys into this bucket, which keeps its own.
+    /// ConfigError (the text
     /// names the field), InvalidBucketNameError, BucketExistsError (exists
     /// with another configuration), BucketNotFoundError (Update of a
     /// missing bucket).
