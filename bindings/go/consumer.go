@@ -446,12 +446,6 @@ func FetchMinAckPending(n int64) FetchOpt { return func(c *fetchConfig) { c.minA
 // Other priority policies ignore it.
 func FetchPriority(n int) FetchOpt { return func(c *fetchConfig) { c.priority = n } }
 
-// cPriority is a priority as the C options' int32, a value beyond it kept
-// out of range (so the library refuses it rather than a wrapped one).
-func cPriority(n int) C.int32_t {
-	return C.int32_t(min(max(n, math.MinInt32), math.MaxInt32))
-}
-
 // cOptions is the C form of cfg; the group's C string must outlive its
 // use (it is returned for the caller to keep).
 func (cfg *fetchConfig) cOptions(ctx context.Context) (C.natsio_fetch_options, []byte, error) {
@@ -469,7 +463,7 @@ func (cfg *fetchConfig) cOptions(ctx context.Context) (C.natsio_fetch_options, [
 	}
 	copts.min_pending = C.int64_t(cfg.minPending)
 	copts.min_ack_pending = C.int64_t(cfg.minAckPending)
-	copts.priority = cPriority(cfg.priority)
+	copts.priority = cInt32(cfg.priority)
 	var cgroup []byte
 	if cfg.group != "" {
 		var err error
@@ -1025,7 +1019,7 @@ func PullMinAckPending(n int64) ConsumeOpt {
 // ErrInvalidArgument "priority must be between 0 and 9", "priority needs
 // a priority group". Other priority policies ignore it.
 func PullPriority(n int) ConsumeOpt {
-	return func(o *consumeConfig) { o.c.priority = cPriority(n) }
+	return func(o *consumeConfig) { o.c.priority = cInt32(n) }
 }
 
 // ConsumeMaxMessages is how many messages the consumption keeps requested

@@ -20,7 +20,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math"
 	"reflect"
 	"runtime"
 	"strconv"
@@ -473,10 +472,8 @@ func (p *preparedPub) applyOpts(opts []PubOpt) error {
 			return errorOf(ErrInvalidArgument, "RetryAttempts must not be negative, not "+strconv.Itoa(n))
 		case n == 0:
 			p.scalars.retry_attempts = C.NATSIO_PUBLISH_NO_RETRY
-		case n > math.MaxInt32:
-			p.scalars.retry_attempts = math.MaxInt32
 		default:
-			p.scalars.retry_attempts = C.int32_t(n)
+			p.scalars.retry_attempts = cInt32(n)
 		}
 	}
 	if cfg.hasRetryWait {

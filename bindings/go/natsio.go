@@ -32,6 +32,7 @@ package natsio
 import "C"
 
 import (
+	"math"
 	"runtime"
 	"time"
 	"unsafe"
@@ -124,6 +125,13 @@ func millis(d time.Duration) C.int64_t {
 		return C.int64_t(d / time.Millisecond)
 	}
 	return C.int64_t((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// cInt32 is n as a C int32_t, clamped: a value beyond it stays out of
+// range (the library refuses it, or takes it as the most there is) instead
+// of wrapping around into a small one.
+func cInt32(n int) C.int32_t {
+	return C.int32_t(min(max(n, math.MinInt32), math.MaxInt32))
 }
 
 func statusText(code int32) string { return C.GoString(C.natsio_status_str(C.int32_t(code))) }
