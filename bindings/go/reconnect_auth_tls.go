@@ -1,8 +1,9 @@
 package natsio
 
 // Reconnect, auth and TLS options, lifecycle
-// handlers (all fed from the one C event callback), ForceReconnect, RTT and
-// Servers. Every semantic is the core's; this file only translates.
+// handlers (all fed from the one C event callback), ForceReconnect, RTT,
+// Servers and the server pool (ServerPool, SetServerPool). Every semantic
+// is the core's; this file only translates.
 
 /*
 #include <stdint.h>
@@ -479,6 +480,15 @@ func DisconnectErrHandler(h ConnErrHandler) Option {
 	return func(cfg *connectConfig) { cfg.events().disconnected = h }
 }
 
+// ReconnectErrHandler is called for each failed attempt to reconnect
+// (nats.go's ReconnectErrHandler), while the client keeps trying: after
+// the DisconnectErrHandler, before the ReconnectHandler or the
+// ClosedHandler. err is an *Error with the attempt's status, its Detail
+// naming the server and why ("reconnect to <url> failed: ...").
+func ReconnectErrHandler(h ConnErrHandler) Option {
+	return func(cfg *connectConfig) { cfg.events().reconnectFailed = h }
+}
+
 // ReconnectHandler is called when connected again, subscriptions restored.
 func ReconnectHandler(h ConnHandler) Option {
 	return func(cfg *connectConfig) { cfg.events().reconnected = h }
@@ -506,7 +516,7 @@ func LameDuckModeHandler(h ConnHandler) Option {
 // eventHandlers are the lifecycle handlers of one Connect.
 type eventHandlers struct {
 	connected, reconnected, closed, discovered, lameDuck ConnHandler
-	disconnected                                         ConnErrHandler
+	disconnected, reconnectFailed                        ConnErrHandler
 }
 
 func (cfg *connectConfig) events() *eventHandlers {
@@ -591,6 +601,10 @@ func (s *eventSink) dispatch(nc *Conn, kind C.natsio_event_kind, cause error) {
 		if s.handlers.disconnected != nil {
 			s.handlers.disconnected(nc, cause)
 		}
+	case C.NATSIO_EVENT_RECONNECT_FAILED:
+		if s.handlers.reconnectFailed != nil {
+			s.handlers.reconnectFailed(nc, cause)
+		}
 	case C.NATSIO_EVENT_RECONNECTED:
 		call(s.handlers.reconnected)
 	case C.NATSIO_EVENT_LAME_DUCK:
@@ -651,4 +665,65 @@ func (nc *Conn) Servers() []string {
 	runtime.KeepAlive(nc)
 	defer C.natsio_string_list_free(list)
 	return stringList(list)
+}
+
+// Server is one server of the pool (ServerPool), as it stood when read.
+type Server struct {
+	// URL is the server's URL as the pool holds it: as configured (Connect
+	// or SetServerPool), or for a discovered server "nats://host:port"
+	// (tls://, ws:// or wss:// when the connection is).
+	URL string
+	// Reconnects is how many attempts to connect to the server failed
+	// since it was last connected to (nats.go's Server.Reconnects).
+	Reconnects int
+	// DidConnect is whether the client has been connected to the server.
+	DidConnect bool
+	// Discovered is whether the server was learned from the cluster (a
+	// server's INFO) rather than configured.
+	Discovered bool
+}
+
+// ServerPool lists the server pool in the order the servers are tried
+// (configured and discovered), each with its reconnect bookkeeping: a
+// snapshot (nats.go's ServerPool).
+func (nc *Conn) ServerPool() []Server {
+	var list *C.natsio_server_list
+	if C.natsio_client_server_pool(nc.ptr, &list) != C.NATSIO_OK {
+		return nil
+	}
+	runtime.KeepAlive(nc)
+	defer C.natsio_server_list_free(list)
+	n := int(C.natsio_server_list_count(list))
+	servers := make([]Server, 0, n)
+	for i := 0; i < n; i++ {
+		s := C.natsio_server_list_get(list, C.size_t(i))
+		servers = append(servers, Server{
+			URL:        C.GoString(C.natsio_server_url(s)),
+			Reconnects: int(C.natsio_server_reconnects(s)),
+			DidConnect: bool(C.natsio_server_did_connect(s)),
+			Discovered: bool(C.natsio_server_is_discovered(s)),
+		})
+	}
+	return servers
+}
+
+// SetServerPool replaces the server pool with urls, in that order (not
+// shuffled; nats.go's SetServerPool). The connection stays up, even when
+// its server is not among them: the next reconnect picks from the new pool
+// (ForceReconnect moves now). A server already in the pool (same host and
+// port) keeps its reconnect count; servers the cluster tells of are added
+// again unless IgnoreDiscoveredServers. Errors: ErrConfig (no URL, or an
+// invalid one; the pool is unchanged), ErrInvalidArgument (a NUL byte),
+// ErrConnectionClosed.
+func (nc *Conn) SetServerPool(urls []string) error {
+	cURLs, err := newCStrings(urls)
+	if err != nil {
+		return err
+	}
+	defer cURLs.free()
+	lockThread()
+	err = statusError(C.natsio_client_set_server_pool(nc.ptr, cURLs.ptr(), cURLs.count()))
+	unlockThread()
+	runtime.KeepAlive(nc)
+	return err
 }

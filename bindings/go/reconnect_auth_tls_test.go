@@ -1,9 +1,10 @@
 package natsio_test
 
 // Reconnect, auth and TLS: restart mid-stream with lifecycle handlers in
-// order, the reconnect buffer, ForceReconnect/RTT/Servers, and secured
-// servers (TLS with the fixture CA, creds in operator mode, NKeys, UserJWT
-// callbacks). Each test runs its own nats-server.
+// order, the reconnect buffer, ForceReconnect/RTT/Servers, the server pool
+// replaced and moved (ServerPool, SetServerPool, ReconnectErrHandler), and
+// secured servers (TLS with the fixture CA, creds in operator mode, NKeys,
+// UserJWT callbacks). Each test runs its own nats-server.
 
 import (
 	"crypto/ed25519"
@@ -178,6 +179,109 @@ func TestForceReconnectRTTAndServers(t *testing.T) {
 	eventually(t, "reconnected handler", func() bool { return slices.Contains(log.snapshot(), "reconnected") })
 	nc.Close()
 	wantIs(t, nc.ForceReconnect(), natsio.ErrConnectionClosed)
+}
+
+// deadURL is a loopback URL on a free port nobody listens on.
+func deadURL(t *testing.T) string {
+	t.Helper()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint("nats://127.0.0.1:", port)
+}
+
+// wantPool checks nc's server pool against want, in order.
+func wantPool(t *testing.T, nc *natsio.Conn, what string, want ...natsio.Server) {
+	t.Helper()
+	if got := nc.ServerPool(); !slices.Equal(got, want) {
+		t.Fatalf("%s: pool %+v, want %+v", what, got, want)
+	}
+}
+
+// connectedTo waits until nc is connected to url.
+func connectedTo(t *testing.T, nc *natsio.Conn, url string) {
+	t.Helper()
+	eventually(t, "connected to "+url, func() bool {
+		u, err := nc.ConnectedURL()
+		return err == nil && u == url && nc.Status() == natsio.Connected
+	})
+}
+
+// movedPool is where moveServerPool leaves its connection: moved from
+// server a to b by a pool replaced with [dead, b].
+type movedPool struct {
+	nc         *natsio.Conn
+	log        *eventLog // lifecycle events, failed attempts as "reconnect failed"
+	a, b, dead string
+}
+
+// moveServerPool runs the conformance table's server_pool steps and checks
+// each: a client connected to A alone lists A (connected to, not
+// discovered, 0 reconnects); SetServerPool([D, B]) keeps the connection to
+// A and lists D then B; ForceReconnect tries D (one ReconnectErrHandler
+// call, an *Error naming D, between the disconnect and the reconnect) and
+// connects to B, the pool then showing D with 1 reconnect and B connected;
+// an empty list is ErrConfig and changes nothing.
+func moveServerPool(t *testing.T) *movedPool {
+	t.Helper()
+	m := &movedPool{log: &eventLog{}, a: startTestServer(t).url, b: startTestServer(t).url, dead: deadURL(t)}
+	// ReconnectWait far above the test's steps: D is tried once, then B
+	// (ready at once); a second try of D would wait for it.
+	opts := append(m.log.options(), natsio.ReconnectWait(5*time.Second, 5*time.Second),
+		natsio.ReconnectErrHandler(func(_ *natsio.Conn, err error) { m.log.add("reconnect failed", err) }))
+	m.nc = connectTo(t, m.a, opts...)
+	wantPool(t, m.nc, "connected to A", natsio.Server{URL: m.a, DidConnect: true})
+
+	if err := m.nc.SetServerPool([]string{m.dead, m.b}); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, m.nc)
+	connectedTo(t, m.nc, m.a)
+	wantPool(t, m.nc, "replaced", natsio.Server{URL: m.dead}, natsio.Server{URL: m.b})
+
+	if err := m.nc.ForceReconnect(); err != nil {
+		t.Fatal(err)
+	}
+	connectedTo(t, m.nc, m.b)
+	eventually(t, "reconnected handler", func() bool { return slices.Contains(m.log.snapshot(), "reconnected") })
+	if got, want := m.log.snapshot(), []string{"connected", "disconnected", "reconnect failed", "reconnected"}; !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	m.log.mu.Lock()
+	cause := m.log.causes[2]
+	m.log.mu.Unlock()
+	var nerr *natsio.Error
+	if !errors.As(cause, &nerr) || nerr.Status == 0 || !strings.HasPrefix(nerr.Detail, "reconnect to "+m.dead+" failed") {
+		t.Fatalf("failed attempt's error %#v (%v), want an *Error naming %s", cause, cause, m.dead)
+	}
+	moved := []natsio.Server{{URL: m.dead, Reconnects: 1}, {URL: m.b, DidConnect: true}}
+	wantPool(t, m.nc, "moved to B", moved...)
+
+	wantIs(t, m.nc.SetServerPool(nil), natsio.ErrConfig)
+	wantPool(t, m.nc, "after an empty list", moved...)
+	return m
+}
+
+func TestServerPoolReplacedAndMoved(t *testing.T) {
+	m := moveServerPool(t)
+	// Kept servers keep their bookkeeping, whatever the order or spelling;
+	// A, dropped by the first replacement, comes back new.
+	deadBare := strings.TrimPrefix(m.dead, "nats://")
+	again := []string{m.b, deadBare, m.a}
+	if err := m.nc.SetServerPool(again); err != nil {
+		t.Fatal(err)
+	}
+	kept := []natsio.Server{{URL: m.b, DidConnect: true}, {URL: deadBare, Reconnects: 1}, {URL: m.a}}
+	wantPool(t, m.nc, "replaced again", kept...)
+	// Bad lists fail and change nothing.
+	wantIs(t, m.nc.SetServerPool([]string{m.a, "nats://127.0.0.1:notaport"}), natsio.ErrConfig)
+	wantIs(t, m.nc.SetServerPool([]string{m.a, m.b + "\x00"}), natsio.ErrInvalidArgument)
+	wantPool(t, m.nc, "after bad lists", kept...)
+	// Closed: still readable, no longer replaceable.
+	m.nc.Close()
+	wantIs(t, m.nc.SetServerPool(again), natsio.ErrConnectionClosed)
+	wantPool(t, m.nc, "closed", kept...)
 }
 
 func TestPanickingLifecycleHandlerIsReported(t *testing.T) {

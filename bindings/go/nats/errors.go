@@ -52,6 +52,12 @@ var (
 	// a chan.
 	ErrChanArg = errors.New("nats: argument needs to be a channel type")
 
+	// ErrMixingWebsocketSchemes is SetServerPool's error for a ws:// or
+	// wss:// server on a connection made to other servers, or the other
+	// way round. (Connect takes such a list: each server is reached with
+	// its own scheme.)
+	ErrMixingWebsocketSchemes = errors.New("nats: mixing of websocket and non websocket URLs is not allowed")
+
 	// The server's refusals recognised by their text (serverTextErrors).
 	ErrAccountAuthExpired            = errors.New("nats: account authentication expired")
 	ErrMaxConnectionsExceeded        = errors.New("nats: server maximum connections exceeded")

@@ -6,10 +6,6 @@ import "errors"
 // program comparing against them builds: the comparison is false here
 // because the case they name does not arise.
 var (
-	// A server list mixing ws:// or wss:// with other schemes: libnatsio
-	// takes such a list (each server is reached with its own scheme).
-	ErrMixingWebsocketSchemes = errors.New("nats: mixing of websocket and non websocket URLs is not allowed")
-
 	// Of the legacy JetStream API: nats.go declares these two and returns
 	// neither.
 	ErrInvalidDurableName                                      = errors.New("nats: invalid durable name")

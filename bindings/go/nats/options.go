@@ -93,6 +93,10 @@ type Options struct {
 	DiscoveredServersCB ConnHandler
 	LameDuckModeHandler ConnHandler
 	AsyncErrorCB        ErrHandler
+	// ReconnectErrCB is called for each failed attempt to reconnect, with
+	// its error (naming the server tried), while the client keeps trying
+	// (ReconnectErrHandler).
+	ReconnectErrCB ConnErrHandler
 
 	// UserInfo gives the user and password on every connect
 	// (UserInfoHandler); TokenHandler the token (TokenHandler).
@@ -422,6 +426,15 @@ func ConnectHandler(cb ConnHandler) Option {
 func ReconnectHandler(cb ConnHandler) Option {
 	return func(o *Options) error { o.ReconnectedCB = cb; return nil }
 }
+
+// ReconnectErrHandler sets the handler called for each failed attempt to
+// reconnect (Options.ReconnectErrCB), after the disconnect handler and
+// before the reconnect or closed handler. Its error is the attempt's,
+// translated as every error here (see Translate), with the library's text
+// naming the server tried (as nats.go's dial error names it).
+func ReconnectErrHandler(cb ConnErrHandler) Option {
+	return func(o *Options) error { o.ReconnectErrCB = cb; return nil }
+}
 func DiscoveredServersHandler(cb ConnHandler) Option {
 	return func(o *Options) error { o.DiscoveredServersCB = cb; return nil }
 }
@@ -586,6 +599,12 @@ func (o *Options) bindingOptions(nc *Conn) ([]natsio.Option, error) {
 		natsio.DiscoveredServersHandler(handler(nc.DiscoveredServersHandler, noStatus)))
 	if o.LameDuckModeHandler != nil {
 		opts = append(opts, natsio.LameDuckModeHandler(handler(fixed(o.LameDuckModeHandler), noStatus)))
+	}
+	if cb := o.ReconnectErrCB; cb != nil {
+		opts = append(opts, natsio.ReconnectErrHandler(func(inner *natsio.Conn, err error) {
+			nc.bind(inner)
+			cb(nc, reconnectError(err))
+		}))
 	}
 	return opts, nil
 }
