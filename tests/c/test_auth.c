@@ -660,6 +660,9 @@ static void test_repeated_auth_error_on_reconnect_closes(void) {
     CHECK_RECORD(log, 2, -1, NATSIO_ERR_AUTHORIZATION, "Authorization Violation");
     CHECK_RECORD(log, 3, NATSIO_EVENT_CLOSED, NATSIO_OK, NULL);
     NT_CHECK_INT_EQ(server_auth_errors(s), 2);
+    /* Each rejected attempt was an event too (and any refused while the
+     * server restarted). */
+    NT_CHECK_INT_EQ(log_events(log, NATSIO_EVENT_RECONNECT_FAILED, NATSIO_ERR_AUTHORIZATION), 2);
     NT_CHECK_INT_EQ(natsio_client_publish(c, "x", "1", 1), NATSIO_ERR_CONNECTION_CLOSED);
 }
 
@@ -686,9 +689,12 @@ static void test_ignore_auth_error_abort_keeps_trying(void) {
                  (int)natsio_client_status(c));
     NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CONNECTED);
     NT_CHECK(message_round_trip(c, "auth.back", "in"));
-    /* The rejections reached neither callback: no error, no CLOSED. */
+    /* The rejections were no error and closed nothing: each was a
+     * RECONNECT_FAILED event only (at least the 4 counted). */
     NT_CHECK_MSG(log_total(log) == 3, "callbacks:\n%s", log_dump(log, dump, sizeof dump));
     CHECK_RECORD(log, 2, NATSIO_EVENT_RECONNECTED, NATSIO_OK, NULL);
+    NT_CHECK_MSG(log_events(log, NATSIO_EVENT_RECONNECT_FAILED, NATSIO_ERR_AUTHORIZATION) >= 4, "callbacks:\n%s",
+                 log_dump(log, dump, sizeof dump));
 }
 
 /* ---- expiring user JWTs (operator mode minted at run time) ----------------------------------- */
@@ -891,6 +897,7 @@ static void test_user_jwt_expiry_closes_when_not_renewed(void) {
     /* The first connect and two rejected reconnects asked for a JWT. */
     NT_CHECK_INT_EQ(atomic_load(&a->jwt_calls), 3);
     NT_CHECK_INT_EQ(server_auth_errors(s), 2);
+    NT_CHECK_INT_EQ(log_events(log, NATSIO_EVENT_RECONNECT_FAILED, NATSIO_ERR_AUTHORIZATION), 2);
     NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CLOSED);
     NT_CHECK_INT_EQ(natsio_client_publish(c, "x", "1", 1), NATSIO_ERR_CONNECTION_CLOSED);
 }

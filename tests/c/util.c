@@ -612,6 +612,9 @@ struct callback_log {
     pthread_mutex_t mu;
     size_t count; /* calls seen; records holds the first CALLBACK_LOG_CAP */
     callback_record records[CALLBACK_LOG_CAP];
+    /* RECONNECT_FAILED events, apart (see util.h). */
+    size_t failures;
+    callback_record failure[CALLBACK_LOG_CAP];
 };
 
 static void callback_log_free(void *log) {
@@ -633,13 +636,15 @@ callback_log *new_callback_log(void) {
 
 static void log_record_call(callback_log *l, int32_t kind, natsio_status status, const char *text) {
     pthread_mutex_lock(&l->mu);
-    if (l->count < CALLBACK_LOG_CAP) {
-        callback_record *r = &l->records[l->count];
+    bool failure = kind == (int32_t)NATSIO_EVENT_RECONNECT_FAILED;
+    size_t *n = failure ? &l->failures : &l->count;
+    if (*n < CALLBACK_LOG_CAP) {
+        callback_record *r = failure ? &l->failure[*n] : &l->records[*n];
         r->kind = kind;
         r->status = status;
         snprintf(r->text, sizeof r->text, "%s", text ? text : "");
     }
-    l->count++;
+    (*n)++;
     pthread_mutex_unlock(&l->mu);
 }
 
@@ -668,9 +673,12 @@ bool log_callbacks(natsio_options *o, callback_log *log) {
 static long log_count(callback_log *l, int32_t kind, natsio_status status, bool any_status) {
     long n = 0;
     pthread_mutex_lock(&l->mu);
-    size_t kept = l->count < CALLBACK_LOG_CAP ? l->count : CALLBACK_LOG_CAP;
+    bool failure = kind == (int32_t)NATSIO_EVENT_RECONNECT_FAILED;
+    const callback_record *records = failure ? l->failure : l->records;
+    size_t seen = failure ? l->failures : l->count;
+    size_t kept = seen < CALLBACK_LOG_CAP ? seen : CALLBACK_LOG_CAP;
     for (size_t i = 0; i < kept; i++)
-        if (l->records[i].kind == kind && (any_status || l->records[i].status == status)) n++;
+        if (records[i].kind == kind && (any_status || records[i].status == status)) n++;
     pthread_mutex_unlock(&l->mu);
     return n;
 }
@@ -725,6 +733,16 @@ callback_record log_record(callback_log *log, size_t i) {
     return r;
 }
 
+callback_record log_reconnect_failure(callback_log *log, size_t i) {
+    callback_record r;
+    memset(&r, 0, sizeof r);
+    r.kind = -2;
+    pthread_mutex_lock(&log->mu);
+    if (i < log->failures && i < CALLBACK_LOG_CAP) r = log->failure[i];
+    pthread_mutex_unlock(&log->mu);
+    return r;
+}
+
 const char *log_dump(callback_log *log, char *buf, size_t cap) {
     size_t used = 0;
     buf[0] = '\0';
@@ -739,6 +757,9 @@ const char *log_dump(callback_log *log, char *buf, size_t cap) {
         if (w < 0) break;
         used += (size_t)w;
     }
+    if (log->failures && used < cap)
+        snprintf(buf + used, cap - used, "\n(and %zu RECONNECT_FAILED events, the first: %s)", log->failures,
+                 log->failure[0].text);
     pthread_mutex_unlock(&log->mu);
     return buf;
 }

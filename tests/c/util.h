@@ -331,7 +331,10 @@ typedef struct {
 #define CALLBACK_LOG_CAP 64
 
 /* Every call, in order (the first CALLBACK_LOG_CAP kept). Thread-safe:
- * the callbacks run on the client's dispatcher thread. */
+ * the callbacks run on the client's dispatcher thread. RECONNECT_FAILED
+ * events (one per failed attempt: as many as timing makes) are kept apart:
+ * log_total and log_record leave them out, log_events and log_events_any
+ * count them, log_reconnect_failure reads them. */
 typedef struct callback_log callback_log;
 
 /* An empty log, freed when the case ends: make it before the clients
@@ -353,6 +356,8 @@ bool wait_log_errors(callback_log *log, natsio_status status, long n, int64_t ti
 bool wait_log_events(callback_log *log, natsio_event_kind kind, long n, int64_t timeout_ms);
 /* A copy of record `i` (zeroed, kind -2, if there is none). */
 callback_record log_record(callback_log *log, size_t i);
+/* A copy of RECONNECT_FAILED event `i` (zeroed, kind -2, if none). */
+callback_record log_reconnect_failure(callback_log *log, size_t i);
 /* The records, one "kind:status:text" per line, for failure messages. */
 const char *log_dump(callback_log *log, char *buf, size_t cap);
 
