@@ -352,9 +352,21 @@ export interface AsyncError extends NatsError {
   subject: string | undefined;
 }
 
+/** One server of Connection.serverPool(). */
+export interface PoolServer {
+  /** The URL as the pool holds it: configured as given; a discovered one as nats://host:port (tls://, ws://, wss://). */
+  url: string;
+  /** Attempts to connect to it that failed since it was last connected to (nats.go's Server.Reconnects). */
+  reconnects: number;
+  /** Whether the connection has been connected to it. */
+  didConnect: boolean;
+  /** Whether it was learned from the cluster (a server's INFO) rather than configured (nats.js's gossiped). */
+  discovered: boolean;
+}
+
 /**
  * A connection (from connect()). Events, in order: 'connect', 'disconnect',
- * 'reconnect', 'ldm', 'servers', 'error', and 'close' last. An open
+ * 'reconnectFailed', 'reconnect', 'ldm', 'servers', 'error', and 'close' last. An open
  * connection keeps the process running; close() or drain() ends it.
  */
 export class Connection extends EventEmitter {
@@ -412,6 +424,18 @@ export class Connection extends EventEmitter {
   stats(): ConnectionStats;
   /** The server pool: configured and discovered URLs. */
   readonly servers: string[];
+  /** The server pool in the order its servers are tried, with each one's reconnect bookkeeping: a snapshot (nats.go's ServerPool). Readable after close too. */
+  serverPool(): PoolServer[];
+  /**
+   * Replaces the server pool with `urls`, in that order (not shuffled;
+   * nats.go's SetServerPool). The connection stays up, even when its
+   * server is not among them: the next reconnect picks from the new pool
+   * (forceReconnect() moves now). A server already in the pool (same host
+   * and port) keeps its bookkeeping. Throws ConfigError (an empty list or
+   * an invalid URL; the pool is unchanged), TypeError (not an array of
+   * strings), ConnectionClosedError.
+   */
+  setServerPool(urls: string[]): void;
   /** Drops the connection and reconnects; subscriptions are restored. Returns at once. */
   forceReconnect(): void;
   /** One PING/PONG round trip, in microseconds (a flush timed by the library thread that completes it). */
@@ -424,6 +448,8 @@ export class Connection extends EventEmitter {
   /** Lifecycle events, in order; 'close' is always last. */
   on(event: 'connect' | 'reconnect' | 'ldm', listener: (url: string) => void): this;
   on(event: 'disconnect', listener: (err: NatsError | null) => void): this;
+  /** One per failed reconnect attempt (nats.go's ReconnectErrHandler), after 'disconnect' and before 'reconnect' or 'close': the attempt's error, its message "reconnect to <url> failed: <why>". */
+  on(event: 'reconnectFailed', listener: (err: NatsError) => void): this;
   on(event: 'servers', listener: (discovered: string[]) => void): this;
   on(event: 'close', listener: () => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
@@ -1499,7 +1525,7 @@ export const JS_HEADERS: Readonly<Record<string, string>>;
 /**
  * What a user callback threw, as the Connection's 'error' event carries
  * it: a subscription's message callback, a Connection event listener
- * ('connect', 'disconnect', 'reconnect', 'ldm', 'servers', 'close'), the
+ * ('connect', 'disconnect', 'reconnectFailed', 'reconnect', 'ldm', 'servers', 'close'), the
  * logger, userJWT or signatureCB. Delivery goes on (the next message still
  * reaches the callback). With no 'error' listener it is written to the
  * connection's logger (default: standard error) at 'error' level, whatever

@@ -1387,9 +1387,10 @@ class Connection extends EventEmitter {
   }
 
   // Lifecycle events of the library (natsio_event_kind), in order:
-  // 'connect' (url), 'disconnect' (error), 'reconnect' (url), 'ldm' (url),
+  // 'connect' (url), 'disconnect' (error), 'reconnectFailed' (error, one
+  // per failed reconnect attempt), 'reconnect' (url), 'ldm' (url),
   // 'servers' (string[] of new URLs); the library's CLOSED ends the JS side
-  // too, which emits 'close' once.
+  // too, which emits 'close' once. Kinds not known here are ignored.
   onEvent(kind, text, error) {
     if (!this._open) return;
     switch (kind) {
@@ -1411,6 +1412,9 @@ class Connection extends EventEmitter {
       case 5:
         this._markClosed();
         break;
+      case 6:
+        this._emitEvent('reconnectFailed', error);
+        break;
     }
   }
 
@@ -1421,6 +1425,25 @@ class Connection extends EventEmitter {
   /** The server pool: configured and discovered URLs. */
   get servers() {
     return native.client_servers(this._handle);
+  }
+
+  /** The server pool in the order its servers are tried, each as {url,
+   * reconnects (failed attempts since last connected to it), didConnect,
+   * discovered (learned from the cluster)}: a snapshot (nats.go's
+   * ServerPool). Readable after close too. */
+  serverPool() {
+    return native.serverPool(this._handle);
+  }
+
+  /** Replaces the server pool with `urls`, in that order (not shuffled);
+   * the connection stays up and the next reconnect picks from the new
+   * pool (forceReconnect() moves now). A server already in the pool (same
+   * host and port) keeps its bookkeeping. Throws ConfigError (empty list,
+   * invalid URL: the pool is unchanged), TypeError (not an array of
+   * strings), ConnectionClosedError. */
+  setServerPool(urls) {
+    if (!Array.isArray(urls)) throw new TypeError('urls must be an array of strings');
+    native.client_set_server_pool(this._handle, urls);
   }
 
   /** Drops the connection and reconnects (to another server of the pool

@@ -120,6 +120,8 @@ export type Status =
   | { type: 'reconnect'; server: string }
   | { type: 'update'; added?: string[]; deleted?: string[] }
   | { type: 'ldm'; server: string }
+  | { type: 'reconnecting' }
+  | { type: 'forceReconnect' }
   | { type: 'error'; error: Error }
   | { type: 'close' };
 
@@ -141,6 +143,27 @@ export interface SemVer {
   micro: number;
 }
 
+/** One server of the pool, as getServers() lists it (a frozen copy). */
+export interface Server {
+  /** The host (an IPv6 address without brackets). */
+  hostname: string;
+  port: number;
+  /** host:port, as setServers() takes it. */
+  listen: string;
+  /** The entry given for it (a discovered server's host:port). */
+  src: string;
+  /** Always '' (the core checks TLS names itself). */
+  tlsName: string;
+  /** Failed attempts to connect to it since last connected to it. */
+  reconnects: number;
+  /** When it was last tried, as far as this connection saw (ms since the epoch; 0: never). */
+  lastConnect: number;
+  /** Learned from the cluster rather than configured. */
+  gossiped: boolean;
+  /** Whether the connection has been connected to it. */
+  didConnect: boolean;
+}
+
 export interface NatsConnection {
   readonly info?: ServerInfo;
   closed(): Promise<void | Error>;
@@ -156,6 +179,15 @@ export interface NatsConnection {
   isClosed(): boolean;
   isDraining(): boolean;
   getServer(): string;
+  /** The server pool, in the order its servers are tried. */
+  getServers(): ReadonlyArray<Server>;
+  /**
+   * Replaces the server pool with host:port entries (or URLs), shuffled
+   * unless noRandomize; the connection stays up and the next reconnect
+   * picks from the new pool (reconnect() moves now). A server kept keeps
+   * its reconnect count. Throws InvalidArgumentError when empty.
+   */
+  setServers(servers: string[]): void;
   getServerVersion(): SemVer | undefined;
   readonly features: Features;
   status(): QueuedIterator<Status>;

@@ -821,13 +821,33 @@ function hostPort(url) {
   return `${hp}:${port}`;
 }
 
+/** A nats.js server entry (host:port, or a URL) as the binding's URL. */
+function serverUrl(entry) {
+  return /^[a-z]+:\/\//i.test(entry) ? entry : `nats://${entry}`;
+}
+
+/** Shuffles `a` in place (Fisher-Yates), as nats.js's shuffle(). */
+function shuffle(a) {
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [a[i], a[j]] = [a[j], a[i]];
+  }
+  return a;
+}
+
 class NatsConnectionImpl {
   constructor(nc, options) {
     this._nc = nc;
     this.options = options;
     this._draining = false;
     this._statusIters = new Set();
+    // Per listen (host:port): the entry a program gave for it (nats.js's
+    // Server.src), and when it was last tried (lastConnect, ms).
+    this._srcs = new Map();
+    for (const given of options.servers ?? []) this._srcs.set(hostPort(given), given);
+    this._lastConnect = new Map();
     this._lastServer = this.getServer();
+    this._lastConnect.set(this._lastServer, Date.now());
     this._closedD = deferred();
     nc.on('error', (err) => {
       // A push consumer's missed heartbeats (a timeout naming its deliver
@@ -844,16 +864,26 @@ class NatsConnectionImpl {
     for (const [event, make] of Object.entries(STATUS_TYPES)) {
       nc.on(event, (...args) => this._status(make(...args, this)));
     }
-    // nats.js reports each reconnect attempt; the binding reports none:
-    // one "reconnecting" after the disconnect stands for them.
+    // nats.js reports "reconnecting" as each reconnect attempt starts, the
+    // one that succeeds included; the binding tells of each attempt that
+    // failed. So: one as the first attempt starts (the disconnect), then
+    // one per failed attempt for the next, unless none follows (closed, or
+    // every server dropped from the pool after too many attempts).
     nc.on('disconnect', () => {
       if (options.reconnect !== false) this._status({ type: 'reconnecting' });
     });
+    nc.on('reconnectFailed', (err) => {
+      const listen = hostPort(/reconnect to (\S+) failed/.exec(err.message)?.[1]);
+      if (listen) this._lastConnect.set(listen, Date.now());
+      if (!this.isClosed() && this._nc.serverPool().length > 0) this._status({ type: 'reconnecting' });
+    });
     nc.on('connect', () => {
       this._lastServer = this.getServer();
+      this._lastConnect.set(this._lastServer, Date.now());
     });
     nc.on('reconnect', () => {
       this._lastServer = this.getServer();
+      this._lastConnect.set(this._lastServer, Date.now());
     });
     nc.on('close', () => {
       this._status({ type: 'close' });
@@ -995,8 +1025,51 @@ class NatsConnectionImpl {
     }
   }
 
+  /** nats.js's getServers(): the pool as frozen Server objects, in the
+   * order they are tried: listen (host:port), hostname, port, src (the
+   * entry given; a discovered server's host:port), tlsName '', reconnects
+   * (failed attempts since last connected to it), lastConnect (ms of the
+   * last attempt seen: a failed one or a connect; 0 for none), gossiped
+   * (discovered from the cluster), didConnect. */
   getServers() {
-    return this._nc.servers.map((url) => ({ listen: hostPort(url), hostname: hostPort(url).split(':')[0], port: Number(hostPort(url).split(':')[1]) }));
+    return this._nc.serverPool().map((s) => {
+      const listen = hostPort(s.url);
+      const port = Number(/:(\d+)$/.exec(listen)[1]);
+      return Object.freeze({
+        hostname: listen.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1'),
+        port,
+        listen,
+        src: this._srcs.get(listen) ?? listen,
+        tlsName: '',
+        reconnects: s.reconnects,
+        lastConnect: this._lastConnect.get(listen) ?? 0,
+        gossiped: s.discovered,
+        didConnect: s.didConnect,
+      });
+    });
+  }
+
+  /** nats.js's setServers(): replaces the pool with `servers` (host:port
+   * entries, or URLs), shuffled unless noRandomize; the connection stays
+   * up and the next reconnect picks from the new pool (reconnect() moves
+   * now); a server kept keeps its reconnect count. InvalidArgumentError
+   * when empty or not an array; a closed connection ignores it, as
+   * nats.js's does. */
+  setServers(servers) {
+    if (!Array.isArray(servers) || servers.length === 0) throw InvalidArgumentError.format('servers', 'cannot be empty');
+    const given = [...servers];
+    if (!this.options.noRandomize) shuffle(given);
+    if (this.isClosed()) return;
+    const kept = new Set(this._nc.serverPool().map((s) => hostPort(s.url)));
+    mapped(() => this._nc.setServerPool(given.map(serverUrl)));
+    // A server kept keeps its src and lastConnect, as nats.js's; a new one
+    // starts afresh.
+    for (const g of given) {
+      const listen = hostPort(g);
+      if (kept.has(listen)) continue;
+      this._srcs.set(listen, g);
+      this._lastConnect.delete(listen);
+    }
   }
 
   status() {
@@ -1133,7 +1206,7 @@ async function wsconnect(opts = {}) {
 function bindingOptions(opts) {
   const o = {};
   const { servers } = opts;
-  if (Array.isArray(servers)) o.servers = servers.map((s) => (/^[a-z]+:\/\//i.test(s) ? s : `nats://${s}`));
+  if (Array.isArray(servers)) o.servers = servers.map(serverUrl);
   for (const k of [
     'name',
     'user',

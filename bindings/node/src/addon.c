@@ -47,6 +47,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
         FN("optionsNew", js_options_new),
         FN("publish", js_publish),
         FN("stats", js_stats),
+        FN("serverPool", js_server_pool),
         /* feeds: subscriptions, request-many, consume, watch */
         FN("feedStart", js_feed_start),
         FN("feedCredit", js_feed_credit),

@@ -291,3 +291,29 @@ EXPORT(js_stats) {
     set_u64(env, r, "serverPings", s.server_pings);
     return r;
 }
+
+/* serverPool(client) -> [{url, reconnects, didConnect, discovered}]: the
+ * pool in the order its servers are tried (natsio_client_server_pool), a
+ * snapshot; readable after close too. */
+EXPORT(js_server_pool) {
+    ARGS(1);
+    client_wrap *cw = get_client(env, argv[0]);
+    if (!cw) return NULL;
+    natsio_server_list *list = NULL;
+    if (throw_if_failed(env, natsio_client_server_pool(cw->client, &list))) return NULL;
+    size_t n = natsio_server_list_count(list);
+    napi_value arr;
+    napi_create_array_with_length(env, n, &arr);
+    for (size_t i = 0; i < n; i++) {
+        const natsio_server *s = natsio_server_list_get(list, i);
+        napi_value r;
+        napi_create_object(env, &r);
+        napi_set_named_property(env, r, "url", str_or_null(env, natsio_server_url(s)));
+        set_u64(env, r, "reconnects", natsio_server_reconnects(s));
+        napi_set_named_property(env, r, "didConnect", boolean(env, natsio_server_did_connect(s)));
+        napi_set_named_property(env, r, "discovered", boolean(env, natsio_server_is_discovered(s)));
+        set_elem(env, arr, (uint32_t)i, r);
+    }
+    natsio_server_list_free(list);
+    return arr;
+}

@@ -378,6 +378,7 @@ void *feed_handle(napi_env env, napi_value v, int kind);
 EXPORT(js_connect);
 EXPORT(js_publish);
 EXPORT(js_stats);
+EXPORT(js_server_pool);
 
 EXPORT(js_release_feeds);
 EXPORT(js_options_new);

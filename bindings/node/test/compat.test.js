@@ -8,7 +8,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const nats = require('..');
-const { startServer, startConfiguredServer, allThreadsStopped } = require('./server');
+const { startServer, startConfiguredServer, allThreadsStopped, freePort } = require('./server');
 const { eventually, within } = require('./wait');
 
 const pkg = require('../package.json');
@@ -405,3 +405,65 @@ test('getServer() names a server as nats.js does: host:port, the scheme\'s defau
     await nc.close();
   }
 });
+
+/** `mod`'s client (@nats-io or natsio) connected to A alone: setServers
+ * ([dead, B]) then reconnect(). What its getServers() said before and
+ * after, the server it ended on, and the status() types it told from the
+ * forced reconnect to the reconnect (the reconnect with its server). */
+async function movedByPool(mod, a, b, dead) {
+  const { connect } = require(`${mod}/transport-node`);
+  const nc = await connect({ servers: a, noRandomize: true, reconnectTimeWait: 100, reconnectJitter: 10, maxReconnectAttempts: -1 });
+  const told = [];
+  const watching = (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === 'reconnect') told.push(`reconnect ${s.server}`);
+      else if (['forceReconnect', 'disconnect', 'reconnecting'].includes(s.type)) told.push(s.type);
+    }
+  })();
+  const view = (servers) => servers.map((s) => ({ ...s, lastConnect: s.lastConnect > 0 }));
+  try {
+    const before = view(nc.getServers());
+    assert.throws(() => nc.setServers([]), (e) => e.name === 'InvalidArgumentError' && e.message === "'servers' cannot be empty", `${mod}: empty`);
+    nc.setServers([dead, b]);
+    await nc.flush();
+    const kept = nc.getServer();
+    const set = view(nc.getServers());
+    await nc.reconnect();
+    await eventually(() => told.some((t) => t.startsWith('reconnect ')), 10000, `${mod}: reconnected`, () => told.join(' | '));
+    const sorted = (servers) => servers.sort((x, y) => x.listen.localeCompare(y.listen));
+    return { before, kept, set: sorted(set), after: sorted(view(nc.getServers())), on: nc.getServer(), told };
+  } finally {
+    await nc.close();
+    await watching;
+  }
+}
+
+test('setServers([dead, B]) then reconnect(): the connection stays on A until then, ends on B, getServers() counts the dead server\'s failed attempt, and status() tells each attempt as "reconnecting"; as nats.js', async () => {
+  const [a, b] = [await startServer(), await startServer()];
+  try {
+    const [hpA, hpB, dead] = [`127.0.0.1:${a.port}`, `127.0.0.1:${b.port}`, `127.0.0.1:${await freePort()}`];
+    const official = await movedByPool('@nats-io', hpA, hpB, dead);
+    const ours = await movedByPool('natsio', hpA, hpB, dead);
+    const server = (listen, reconnects, didConnect, lastConnect) => ({
+      hostname: '127.0.0.1',
+      port: Number(listen.split(':')[1]),
+      listen,
+      src: listen,
+      tlsName: '',
+      reconnects,
+      lastConnect,
+      gossiped: false,
+      didConnect,
+    });
+    assert.deepEqual(official.before, [server(hpA, 0, true, true)]);
+    assert.deepEqual(official.kept, hpA);
+    assert.deepEqual(official.on, hpB);
+    assert.deepEqual(official.after, [server(hpB, 0, true, true), server(dead, 1, false, true)].sort((x, y) => x.listen.localeCompare(y.listen)));
+    assert.deepEqual(official.told, ['forceReconnect', 'disconnect', 'reconnecting', 'reconnecting', `reconnect ${hpB}`]);
+    for (const k of ['before', 'kept', 'set', 'after', 'on', 'told']) assert.deepEqual(ours[k], official[k], k);
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});
+

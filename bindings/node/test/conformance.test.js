@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const nats = require('..');
-const { startServer, allThreadsStopped, threadStates } = require('./server');
+const { startServer, allThreadsStopped, threadStates, freePort } = require('./server');
 const { eventually, sleep, within } = require('./wait');
 
 const CASES = path.join(__dirname, '..', '..', '..', 'tests', 'conformance', 'cases.txt');
@@ -383,14 +383,19 @@ const behaviours = {
     await jetstream();
     const stored = async (kv, key) => {
       try {
-        return (await kv.get(key)).string();
+        return await kv.get(key);
       } catch (e) {
         if (e instanceof nats.KeyNotFoundError) return null;
         throw e;
       }
     };
-    // A mirror or source copies asynchronously: polled.
-    const copied = (kv, key, value, what) => eventually(async () => (await stored(kv, key)) === value, 10000, what);
+    // A mirror or source copies asynchronously, and a bucket's mirror
+    // answers its Direct Gets too: polled, the entry read returned.
+    const copied = async (kv, key, value, what) => {
+      let entry;
+      await eventually(async () => (entry = await stored(kv, key))?.string() === value, 10000, what);
+      return entry;
+    };
     const origin = await js.kv.create({ bucket: 'CONF_MIR_O', storage: 'memory' });
     try {
       const mirror = await js.kv.create({ bucket: 'CONF_MIR_M', storage: 'memory', mirror: { name: 'CONF_MIR_O' } });
@@ -401,8 +406,8 @@ const behaviours = {
       await origin.put('k', 'v1');
       await copied(mirror, 'k', 'v1', "the origin's k through the mirror");
       const rev = await mirror.put('w', 'v2');
-      const w = await origin.get('w');
-      assert.deepEqual([w.string(), w.revision], ['v2', rev]);
+      const w = await copied(origin, 'w', 'v2', "the mirror's w in the origin");
+      assert.equal(w.revision, rev);
 
       const sourced = await js.kv.create({ bucket: 'CONF_MIR_S', storage: 'memory', sources: [{ name: 'CONF_MIR_O' }] });
       await copied(sourced, 'k', 'v1', "the origin's k in the sourcing bucket");
@@ -412,6 +417,37 @@ const behaviours = {
     } finally {
       for (const bucket of ['CONF_MIR_M', 'CONF_MIR_S']) await js.kv.delete(bucket).catch(() => {});
       await js.kv.delete('CONF_MIR_O');
+    }
+  },
+  async server_pool() {
+    const { server: a } = await jetstream();
+    const b = await startServer();
+    const dead = `nats://127.0.0.1:${await freePort()}`;
+    const nc = await nats.connect({ servers: a.url, noRandomize: true, maxReconnectAttempts: -1, reconnectTimeWait: 50, reconnectJitter: 10 });
+    const failed = [];
+    let reconnected = false;
+    nc.on('reconnectFailed', (err) => failed.push(err));
+    nc.on('reconnect', () => (reconnected = true));
+    try {
+      assert.deepEqual(nc.serverPool(), [{ url: a.url, reconnects: 0, didConnect: true, discovered: false }]);
+      nc.setServerPool([dead, b.url]);
+      await nc.flush();
+      assert.equal(nc.connectedUrl, a.url);
+      assert.deepEqual(nc.serverPool().map((s) => s.url), [dead, b.url]);
+      nc.forceReconnect();
+      // The failed attempt is told before the reconnect.
+      await eventually(() => reconnected, 8000, 'reconnected');
+      assert.equal(nc.connectedUrl, b.url);
+      const pool = nc.serverPool();
+      assert.deepEqual(pool.find((s) => s.url === dead), { url: dead, reconnects: 1, didConnect: false, discovered: false });
+      assert.deepEqual(pool.find((s) => s.url === b.url), { url: b.url, reconnects: 0, didConnect: true, discovered: false });
+      assert.equal(failed.length, 1);
+      assert.ok(failed[0] instanceof nats.NatsError && failed[0].message.includes(`reconnect to ${dead} failed: `), `${failed[0]}`);
+      assert.throws(() => nc.setServerPool([]), nats.ConfigError);
+      assert.deepEqual(nc.serverPool(), pool);
+    } finally {
+      await nc.close();
+      await b.stop();
     }
   },
   async endpoint_pending_limits() {

@@ -128,6 +128,65 @@ test('forceReconnect, rtt and servers', async (t) => {
   assert.throws(() => nc.forceReconnect(), nats.ConnectionClosedError);
 });
 
+test('setServerPool: the pool listed and replaced, the connection kept; the next reconnect counts the dead server and names it in one reconnectFailed per attempt; bad lists and a closed connection throw', async (t) => {
+  const [a, b] = [await track(startServer()), await track(startServer())];
+  const deadPort = await freePort();
+  const dead = `nats://127.0.0.1:${deadPort}`;
+  const nc = await connectFor(t, { servers: a.url, ...fastReconnect });
+  const events = recordEvents(nc);
+  nc.on('reconnectFailed', (arg) => events.push({ name: 'reconnectFailed', arg }));
+  assert.deepEqual(nc.serverPool(), [{ url: a.url, reconnects: 0, didConnect: true, discovered: false }]);
+
+  nc.setServerPool([dead, b.url]);
+  // Still on A; the pool is the new list, in order, nothing tried yet.
+  assert.equal(nc.connectedUrl, a.url);
+  await nc.flush();
+  assert.deepEqual(nc.serverPool(), [
+    { url: dead, reconnects: 0, didConnect: false, discovered: false },
+    { url: b.url, reconnects: 0, didConnect: false, discovered: false },
+  ]);
+
+  // The next reconnect: the dead server first, then B.
+  nc.forceReconnect();
+  await eventually(() => events.some((e) => e.name === 'reconnect'), 10000, 'reconnected', () => JSON.stringify(events));
+  assert.equal(nc.connectedUrl, b.url);
+  const pool = nc.serverPool();
+  const d = pool.find((s) => s.url === dead);
+  assert.equal(d?.didConnect, false, JSON.stringify(pool));
+  assert.ok(d.reconnects >= 1, JSON.stringify(pool));
+  assert.deepEqual(pool.find((s) => s.url === b.url), { url: b.url, reconnects: 0, didConnect: true, discovered: false });
+  // One event per failed attempt, between the disconnect and the
+  // reconnect, each the attempt's error naming the dead server.
+  const names = events.map((e) => e.name).filter((n) => n !== 'servers');
+  assert.deepEqual(names, ['connect', 'disconnect', ...Array(d.reconnects).fill('reconnectFailed'), 'reconnect']);
+  for (const e of events.filter((e) => e.name === 'reconnectFailed')) {
+    assert.ok(e.arg instanceof nats.NatsError, `${e.arg}`);
+    assert.ok(e.arg.message.includes(`reconnect to ${dead} failed: `), e.arg.message);
+  }
+
+  // Kept servers keep their bookkeeping, in whatever order; A, dropped
+  // by the first replacement, comes back new.
+  nc.setServerPool([b.url, dead, a.url]);
+  assert.deepEqual(nc.serverPool(), [
+    { url: b.url, reconnects: 0, didConnect: true, discovered: false },
+    { url: dead, reconnects: d.reconnects, didConnect: false, discovered: false },
+    { url: a.url, reconnects: 0, didConnect: false, discovered: false },
+  ]);
+
+  // Bad lists throw and change nothing.
+  const before = nc.serverPool();
+  assert.throws(() => nc.setServerPool([]), nats.ConfigError);
+  assert.throws(() => nc.setServerPool([a.url, 'nats://127.0.0.1:notaport']), nats.ConfigError);
+  assert.throws(() => nc.setServerPool(a.url), TypeError);
+  assert.throws(() => nc.setServerPool([a.url, 7]), TypeError);
+  assert.deepEqual(nc.serverPool(), before);
+
+  // Closed: the pool is still readable, no longer replaceable.
+  await nc.close();
+  assert.throws(() => nc.setServerPool([a.url]), nats.ConnectionClosedError);
+  assert.deepEqual(nc.serverPool(), before);
+});
+
 test('waitOnFirstConnect resolves while the server is down and connects when it appears', async (t) => {
   const port = await freePort();
   const nc = await connectFor(t, { servers: `nats://127.0.0.1:${port}`, ...fastReconnect, waitOnFirstConnect: true });
