@@ -299,11 +299,6 @@ func TestFacadePublishAsyncStallWait(t *testing.T) {
 func TestFacadePublishRetryOptions(t *testing.T) {
 	ctx, js := facadeJetStream(t)
 	nc := js.Conn()
-	sent := func(publish func()) uint64 {
-		before := nc.Stats().OutMsgs
-		publish()
-		return nc.Stats().OutMsgs - before
-	}
 	short := jetstream.WithRetryWait(time.Millisecond)
 	for _, c := range []struct {
 		opts  []jetstream.PublishOpt
@@ -315,14 +310,14 @@ func TestFacadePublishRetryOptions(t *testing.T) {
 		{[]jetstream.PublishOpt{jetstream.WithRetryAttempts(7), short}, 8},
 		{nil, 1 + jetstream.DefaultPubRetryAttempts},
 	} {
-		if n := sent(func() {
+		if n := sentBy(nc.Binding(), func() {
 			if _, err := js.Publish(ctx, "nostream", nil, c.opts...); !errors.Is(err, jetstream.ErrNoStreamResponse) {
 				t.Errorf("sync: %v", err)
 			}
 		}); n != c.sends {
 			t.Errorf("sync publish sent %d messages, want %d", n, c.sends)
 		}
-		if n := sent(func() {
+		if n := sentBy(nc.Binding(), func() {
 			f, err := js.PublishAsync("nostream", nil, c.opts...)
 			if err != nil {
 				t.Fatal(err)
@@ -380,7 +375,7 @@ func TestFacadePublishRetryOptions(t *testing.T) {
 	if _, err := js.Publish(short2, "nostream", nil, patient...); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("a deadline while retrying: %v", err)
 	}
-	if n := sent(func() {
+	if n := sentBy(nc.Binding(), func() {
 		if _, err := js.Publish(ctx, "x", nil, jetstream.WithRetryAttempts(-1)); !errors.Is(err, jetstream.ErrInvalidOption) {
 			t.Errorf("negative attempts: %v", err)
 		}

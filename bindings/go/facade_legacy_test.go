@@ -633,11 +633,6 @@ func TestFacadeBarrierCountsLegacyJetStreamSubscriptions(t *testing.T) {
 // (nats.go: at once).
 func TestFacadeLegacyPublishRetryOptions(t *testing.T) {
 	_, nc, js := legacyJS(t, "R", []string{"r"})
-	sent := func(publish func()) uint64 {
-		before := nc.Stats().OutMsgs
-		publish()
-		return nc.Stats().OutMsgs - before
-	}
 	short := nats.RetryWait(time.Millisecond)
 	for _, c := range []struct {
 		opts              []nats.PubOpt
@@ -651,14 +646,14 @@ func TestFacadeLegacyPublishRetryOptions(t *testing.T) {
 		{[]nats.PubOpt{nats.RetryAttempts(3)}, 4, 4}, // async: at once
 		{nil, 1 + nats.DefaultPubRetryAttempts, 1},
 	} {
-		if n := sent(func() {
+		if n := sentBy(nc.Binding(), func() {
 			if _, err := js.Publish("nostream", nil, c.opts...); !errors.Is(err, nats.ErrNoStreamResponse) {
 				t.Errorf("Publish: %v", err)
 			}
 		}); n != c.sends {
 			t.Errorf("Publish sent %d messages, want %d", n, c.sends)
 		}
-		if n := sent(func() {
+		if n := sentBy(nc.Binding(), func() {
 			f, err := js.PublishAsync("nostream", nil, c.opts...)
 			if err != nil {
 				t.Fatal(err)
@@ -676,7 +671,7 @@ func TestFacadeLegacyPublishRetryOptions(t *testing.T) {
 		}
 	}
 	// Forever, until the AckWait: more than the default's sends.
-	if n := sent(func() {
+	if n := sentBy(nc.Binding(), func() {
 		_, err := js.Publish("nostream", nil, nats.RetryAttempts(-1), short, nats.AckWait(300*time.Millisecond))
 		if err == nil {
 			t.Error("acked without a stream")
@@ -684,7 +679,7 @@ func TestFacadeLegacyPublishRetryOptions(t *testing.T) {
 	}); n <= 1+nats.DefaultPubRetryAttempts {
 		t.Errorf("RetryAttempts(-1) sent %d messages", n)
 	}
-	if n := sent(func() {
+	if n := sentBy(nc.Binding(), func() {
 		if _, err := js.PublishAsync("nostream", nil, nats.RetryAttempts(-1)); !errors.Is(err, nats.ErrInvalidArg) {
 			t.Errorf("PublishAsync with a negative count: %v", err)
 		}
