@@ -3384,7 +3384,10 @@ void natsio_pub_ack_free(struct natsio_pub_ack *ack);
  *   domain, or "external"): the bucket becomes a read-only copy of that
  *   one (its stream has no subjects and answers Direct Gets for it). A
  *   handle of a mirror reads the keys it holds and writes to the mirrored
- *   bucket, through the mirror's domain.
+ *   bucket, through the mirror's domain. The mirror answers the mirrored
+ *   bucket's Direct Gets too (mirror_direct), so a read of that bucket
+ *   right after a write may come from the mirror before it has the write:
+ *   compare revisions to read your own write.
  * - "sources", StreamSource objects naming buckets: their keys are copied
  *   into this bucket as they are written there (a source with its own
  *   "subject_transforms" is taken as given: any stream).
