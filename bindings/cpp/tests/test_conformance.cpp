@@ -26,6 +26,7 @@
 #include <string>
 #include <string_view>
 #include <typeinfo>
+#include <utility>
 #include <vector>
 
 #ifndef NATSIO_CONFORMANCE_CASES
@@ -883,6 +884,74 @@ void check_endpoint_pending_limits() {
     }
 }
 
+void check_server_pool() {
+    OwnServer a;
+    OwnServer b;
+    ASSERT_TRUE(a.server != nullptr && b.server != nullptr);
+    const std::string url_a = nt_server_url(a.server);
+    const std::string url_b = nt_server_url(b.server);
+    const std::string dead = numbered("nats://127.0.0.1:", nt_free_port());
+    std::mutex mutex;
+    std::vector<std::pair<natsio::Status, std::string>> failed;
+    bool reconnected = false;
+    natsio::Options options;
+    options.set_url(url_a).set_connect_timeout(2s).on_event(
+        [&](natsio::EventKind kind, natsio::Status status, std::string_view text) {
+            std::lock_guard<std::mutex> lock(mutex);
+            if (kind == natsio::EventKind::ReconnectFailed) {
+                failed.emplace_back(status, std::string(text));
+            } else if (kind == natsio::EventKind::Reconnected) {
+                reconnected = true;
+            }
+        });
+    natsio::Client client = natsio::Client::connect(options);
+    auto connected_to = [&](const std::string& url) {
+        return client.status() == natsio::ConnStatus::Connected && client.connected_url() == url;
+    };
+
+    std::vector<natsio::Server> pool = client.server_pool();
+    ASSERT_EQ(pool.size(), 1u);
+    EXPECT_EQ(pool[0].url, url_a);
+    EXPECT_TRUE(pool[0].did_connect);
+    EXPECT_FALSE(pool[0].discovered);
+    EXPECT_EQ(pool[0].reconnects, 0u);
+
+    client.set_server_pool({dead, url_b});
+    client.flush(2s);
+    EXPECT_TRUE(connected_to(url_a));
+    pool = client.server_pool();
+    ASSERT_EQ(pool.size(), 2u);
+    EXPECT_EQ(pool[0].url, dead);
+    EXPECT_EQ(pool[1].url, url_b);
+
+    client.force_reconnect();
+    ASSERT_TRUE(wait_until([&] { return connected_to(url_b); }, 10s));
+    // The events come on the event thread, the failed attempt before the
+    // reconnect.
+    ASSERT_TRUE(wait_until([&] {
+        std::lock_guard<std::mutex> lock(mutex);
+        return reconnected;
+    }));
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        ASSERT_EQ(failed.size(), 1u);
+        EXPECT_NE(failed[0].first, NATSIO_OK);
+        EXPECT_TRUE(contains(failed[0].second, dead)) << failed[0].second;
+    }
+    pool = client.server_pool();
+    ASSERT_EQ(pool.size(), 2u);
+    EXPECT_EQ(pool[0].url, dead);
+    EXPECT_EQ(pool[0].reconnects, 1u);
+    EXPECT_FALSE(pool[0].did_connect);
+    EXPECT_EQ(pool[1].url, url_b);
+    EXPECT_TRUE(pool[1].did_connect);
+    EXPECT_EQ(pool[1].reconnects, 0u);
+
+    expect_throws<natsio::ConfigError>(NATSIO_ERR_CONFIG, [&] { client.set_server_pool({}); });
+    EXPECT_EQ(client.server_pool().size(), 2u);
+    client.close();
+}
+
 TEST(Conformance, Behaviours) {
     const std::vector<Case> lines = cases_of("behaviour");
     EXPECT_FALSE(lines.empty());
@@ -920,6 +989,8 @@ TEST(Conformance, Behaviours) {
             check_kv_mirror();
         } else if (name == "endpoint_pending_limits") {
             check_endpoint_pending_limits();
+        } else if (name == "server_pool") {
+            check_server_pool();
         } else {
             ADD_FAILURE() << "no C++ check for behaviour '" << name << "'";
         }

@@ -66,7 +66,70 @@ struct EventLog {
         std::lock_guard<std::mutex> lock(mutex);
         return !kinds.empty() && kinds.back() == kind;
     }
+    bool has(EventKind kind) {
+        std::lock_guard<std::mutex> lock(mutex);
+        return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+    }
+    /// The texts of the ReconnectFailed events (one per failed attempt),
+    /// each checked to carry its error's status.
+    std::vector<std::string> failed_attempts() {
+        std::lock_guard<std::mutex> lock(mutex);
+        std::vector<std::string> out;
+        for (std::size_t i = 0; i < kinds.size(); ++i) {
+            if (kinds[i] == EventKind::ReconnectFailed) {
+                EXPECT_NE(statuses[i], NATSIO_OK)
+                    << "RECONNECT_FAILED carries its cause: " << texts[i];
+                out.push_back(texts[i]);
+            }
+        }
+        return out;
+    }
 };
+
+/// `kinds` without the ReconnectFailed events, which come once per failed
+/// attempt (as many as attempts failed).
+std::vector<EventKind> without_failed_attempts(std::vector<EventKind> kinds) {
+    kinds.erase(std::remove(kinds.begin(), kinds.end(), EventKind::ReconnectFailed), kinds.end());
+    return kinds;
+}
+
+/// Whether every ReconnectFailed of `kinds` comes after a Disconnected
+/// and before the Reconnected (or Closed) that ends that outage.
+bool failed_attempts_only_while_disconnected(const std::vector<EventKind>& kinds) {
+    bool down = false;
+    for (EventKind kind : kinds) {
+        if (kind == EventKind::Disconnected) {
+            down = true;
+        } else if (kind == EventKind::Reconnected || kind == EventKind::Closed) {
+            down = false;
+        } else if (kind == EventKind::ReconnectFailed && !down) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/// Text for a failed check: the kinds of `kinds` as numbers.
+std::string kinds_text(const std::vector<EventKind>& kinds) {
+    std::string text;
+    for (EventKind kind : kinds) {
+        text += std::to_string(static_cast<int>(kind));
+        text += ' ';
+    }
+    return text;
+}
+
+/// The entry of `pool` whose URL is `url`, or nullptr.
+const natsio::Server* pool_entry(const std::vector<natsio::Server>& pool, const std::string& url) {
+    auto it = std::find_if(pool.begin(), pool.end(),
+                           [&](const natsio::Server& s) { return s.url == url; });
+    return it != pool.end() ? &*it : nullptr;
+}
+
+/// Whether `client` is connected (not reconnecting) to `url`.
+bool connected_to(const natsio::Client& client, const std::string& url) {
+    return client.status() == natsio::ConnStatus::Connected && client.connected_url() == url;
+}
 
 /// Options that reconnect within a few tens of milliseconds.
 natsio::Options fast_reconnect(const std::string& url, EventLog& events) {
@@ -136,9 +199,17 @@ TEST(Reconnect, RestartMidStreamResumesWithEventsInOrder) {
 
     client.close();
     ASSERT_TRUE(wait_until([&] { return events.ends_with(EventKind::Closed); }));
-    EXPECT_EQ(events.snapshot(),
+    // Each attempt that failed while the server restarted was told
+    // (ReconnectFailed, as often as attempts failed), only during the outage.
+    const std::vector<EventKind> kinds = events.snapshot();
+    EXPECT_EQ(without_failed_attempts(kinds),
               (std::vector<EventKind>{EventKind::Connected, EventKind::Disconnected,
-                                      EventKind::Reconnected, EventKind::Closed}));
+                                      EventKind::Reconnected, EventKind::Closed}))
+        << kinds_text(kinds);
+    EXPECT_TRUE(failed_attempts_only_while_disconnected(kinds)) << kinds_text(kinds);
+    for (const std::string& text : events.failed_attempts()) {
+        EXPECT_TRUE(contains(text, "reconnect to ")) << text;
+    }
     std::lock_guard<std::mutex> lock(events.mutex);
     EXPECT_NE(events.texts[0].find(std::to_string(nt_server_port(server.get()))),
               std::string::npos)
@@ -188,6 +259,114 @@ TEST(Reconnect, ForceReconnectRttAndServers) {
 
     client.close();
     EXPECT_THROW(client.force_reconnect(), natsio::ConnectionClosedError);
+}
+
+// The shape of tests/c/test_cluster.c's
+// test_set_server_pool_moves_on_the_next_reconnect: servers A and B, a dead
+// URL D (a loopback port nobody listens on).
+TEST(Reconnect, SetServerPoolMovesOnTheNextReconnect) {
+    OwnedServer a = start_own_server();
+    OwnedServer b = start_own_server();
+    ASSERT_TRUE(a && b);
+    const std::string url_a = nt_server_url(a.get());
+    const std::string url_b = nt_server_url(b.get());
+    const int dead_port = nt_free_port();
+    const std::string dead = numbered("nats://127.0.0.1:", dead_port);
+    EventLog events;
+    natsio::Options options = fast_reconnect(url_a, events);
+    options.set_connect_timeout(1s);
+    natsio::Client client = natsio::Client::connect(options);
+
+    std::vector<natsio::Server> pool = client.server_pool();
+    ASSERT_EQ(pool.size(), 1u);
+    EXPECT_EQ(pool[0].url, url_a);
+    EXPECT_TRUE(pool[0].did_connect);
+    EXPECT_FALSE(pool[0].discovered);
+    EXPECT_EQ(pool[0].reconnects, 0u);
+
+    client.set_server_pool({dead, url_b});
+    // The connection to A stays up; the pool is the new list, in order.
+    EXPECT_TRUE(connected_to(client, url_a));
+    client.flush(2s);
+    pool = client.server_pool();
+    ASSERT_EQ(pool.size(), 2u);
+    EXPECT_EQ(pool[0].url, dead);
+    EXPECT_EQ(pool[1].url, url_b);
+    EXPECT_FALSE(pool[0].did_connect);
+    EXPECT_FALSE(pool[1].did_connect);
+    EXPECT_FALSE(events.has(EventKind::ReconnectFailed));
+
+    // The next reconnect: the dead server first, then B.
+    client.force_reconnect();
+    ASSERT_TRUE(wait_until([&] { return connected_to(client, url_b); }, 10s)) << "never moved to B";
+    pool = client.server_pool();
+    const natsio::Server* d = pool_entry(pool, dead);
+    const natsio::Server* sb = pool_entry(pool, url_b);
+    ASSERT_TRUE(d != nullptr && sb != nullptr);
+    EXPECT_GE(d->reconnects, 1u);
+    EXPECT_FALSE(d->did_connect);
+    EXPECT_TRUE(sb->did_connect);
+    EXPECT_EQ(sb->reconnects, 0u);
+    const std::uint32_t dead_tries = d->reconnects;
+    // Each failed attempt was told, naming the server, between the
+    // disconnect and the reconnect (nats.go's ReconnectErrCB).
+    ASSERT_TRUE(wait_until([&] { return events.has(EventKind::Reconnected); }));
+    const std::vector<EventKind> kinds = events.snapshot();
+    EXPECT_EQ(without_failed_attempts(kinds),
+              (std::vector<EventKind>{EventKind::Connected, EventKind::Disconnected,
+                                      EventKind::Reconnected}))
+        << kinds_text(kinds);
+    EXPECT_TRUE(failed_attempts_only_while_disconnected(kinds)) << kinds_text(kinds);
+    const std::vector<std::string> failed = events.failed_attempts();
+    EXPECT_EQ(failed.size(), dead_tries) << kinds_text(kinds);
+    for (const std::string& text : failed) {
+        EXPECT_TRUE(contains(text, "reconnect to " + dead)) << text;
+    }
+
+    // Kept servers keep their bookkeeping, whatever the order or spelling.
+    const std::string dead_bare = numbered("127.0.0.1:", dead_port);
+    client.set_server_pool({url_b, dead_bare, url_a});
+    pool = client.server_pool();
+    ASSERT_EQ(pool.size(), 3u);
+    EXPECT_EQ(pool[0].url, url_b);
+    EXPECT_TRUE(pool[0].did_connect);
+    EXPECT_EQ(pool[1].url, dead_bare);
+    EXPECT_GE(pool[1].reconnects, dead_tries);
+    // A was dropped by the earlier replacement: it comes back new.
+    EXPECT_EQ(pool[2].url, url_a);
+    EXPECT_FALSE(pool[2].did_connect);
+    client.flush(2s);
+    EXPECT_TRUE(connected_to(client, url_b));
+}
+
+TEST(Reconnect, SetServerPoolRefusesBadListsAndClosedClients) {
+    natsio::Client client = connect();
+    const std::vector<std::string> before = client.servers();
+    auto unchanged = [&] {
+        std::vector<natsio::Server> pool = client.server_pool();
+        ASSERT_EQ(pool.size(), before.size());
+        for (std::size_t i = 0; i < pool.size(); ++i) {
+            EXPECT_EQ(pool[i].url, before[i]);
+        }
+        EXPECT_TRUE(pool[0].did_connect);
+    };
+    expect_throws<natsio::ConfigError>(NATSIO_ERR_CONFIG, [&] { client.set_server_pool({}); });
+    unchanged();
+    expect_throws<natsio::ConfigError>(NATSIO_ERR_CONFIG, [&] {
+        client.set_server_pool({server_url(), "nats://127.0.0.1:notaport"});
+    });
+    unchanged();
+    expect_throws<natsio::InvalidArgumentError>(NATSIO_ERR_INVALID_ARGUMENT, [&] {
+        client.set_server_pool({std::string("nats://127.0.0.1:4222\0x", 23)});
+    });
+    unchanged();
+    client.flush(2s);
+
+    // Closed: the pool is still readable, no longer replaceable.
+    client.close();
+    expect_throws<natsio::ConnectionClosedError>(NATSIO_ERR_CONNECTION_CLOSED,
+                                                 [&] { client.set_server_pool({server_url()}); });
+    unchanged();
 }
 
 TEST(Reconnect, ThrowingEventHandlerIsReportedToTheErrorHandler) {

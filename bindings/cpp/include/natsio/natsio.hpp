@@ -522,6 +522,11 @@ enum class EventKind : std::int32_t {
     ServersDiscovered = NATSIO_EVENT_SERVERS_DISCOVERED,
     /// The client closed for good.
     Closed = NATSIO_EVENT_CLOSED,
+    /// An attempt to reconnect failed (nats.go's ReconnectErrCB), one per
+    /// attempt while the client keeps trying; status: the attempt's error;
+    /// text: "reconnect to <url> failed: <why>". Comes after Disconnected,
+    /// before Reconnected or Closed.
+    ReconnectFailed = NATSIO_EVENT_RECONNECT_FAILED,
 };
 
 /// Receives (kind, cause status or NATSIO_OK, text borrowed for the call).
@@ -2248,6 +2253,23 @@ enum class ConnStatus : std::int32_t {
 /// reconnects, errors, server_pings (natsio_client_stats; Client::stats).
 using ClientStats = natsio_client_stats;
 
+/// One server of a client's pool (Client::server_pool; nats.go's Server,
+/// nats.js's Server): a copy, later changes to the pool do not show in it.
+struct Server {
+    /// The URL as the pool holds it: a configured one as given, a
+    /// discovered one as `nats://host:port` (or `tls://`, `ws://`,
+    /// `wss://`).
+    std::string url;
+    /// Attempts to connect to it that failed since the client was last
+    /// connected to it (nats.go's Server.Reconnects).
+    std::uint32_t reconnects = 0;
+    /// Whether the client has been connected to it (nats.js's didConnect).
+    bool did_connect = false;
+    /// Whether it was learned from the cluster (a server's INFO) rather
+    /// than configured (nats.js's gossiped).
+    bool discovered = false;
+};
+
 class Client;
 class JetStream;
 class Service;
@@ -2256,6 +2278,17 @@ enum class ServiceVerb : std::int32_t;
 
 namespace detail {
 Client from_c(natsio_client* client, const SinkPtr& sink);
+
+/// Takes a natsio_server_list (Client::server_pool's result).
+inline std::vector<Server> from_c(natsio_server_list* list, const SinkPtr&) {
+    return take_list(list, natsio_server_list_count, natsio_server_list_get,
+                     natsio_server_list_free, [](const natsio_server* item) {
+                         return Server{std::string(view_of(natsio_server_url(item))),
+                                       natsio_server_reconnects(item),
+                                       natsio_server_did_connect(item),
+                                       natsio_server_is_discovered(item)};
+                     });
+}
 }  // namespace detail
 
 /// An owned connection (natsio_client_free on destruction: closes it; after
@@ -2463,6 +2496,24 @@ public:
 
     /// The server pool, configured and discovered.
     std::vector<std::string> servers() const { return raw_servers(); }
+    /// The server pool (configured and discovered) in the order servers
+    /// are tried, each with its reconnect bookkeeping (nats.go's
+    /// ServerPool, nats.js's getServers): a snapshot. Readable after close.
+    std::vector<Server> server_pool() const { return raw_server_pool(); }
+    /// Replaces the pool with `urls`, in that order (nats.go's
+    /// SetServerPool, nats.js's setServers; never shuffled, whatever
+    /// Options::set_no_randomize says). The current connection stays up even when
+    /// its server is not listed: the next reconnect picks from the new pool
+    /// (force_reconnect moves now). A server already in the pool (same host
+    /// and port) keeps its bookkeeping; servers the cluster tells of are
+    /// added again unless the options ignore them. Any thread, handlers
+    /// included. ConfigError for an empty list or an invalid URL (the pool
+    /// is unchanged), InvalidUtf8Error, InvalidArgumentError for an
+    /// embedded NUL or more than NATSIO_LIST_MAX_ITEMS URLs,
+    /// ConnectionClosedError.
+    void set_server_pool(const std::vector<std::string>& urls) const {
+        raw_set_server_pool(detail::CStringArray(urls.begin(), urls.end(), "url"));
+    }
 
     /// The C client (null for none), still owned by this object.
     natsio_client* c_client() const noexcept { return client_; }
