@@ -301,47 +301,6 @@ static int current_node(natsio_client *c, cluster *cl) {
     return found;
 }
 
-/* The pool entry of the server whose URL ends in `port` (":PORT"), or NULL. */
-static const natsio_server *pool_entry(const natsio_server_list *pool, const char *port) {
-    for (size_t i = 0; i < natsio_server_list_count(pool); i++) {
-        const natsio_server *s = natsio_server_list_get(pool, i);
-        const char *url = natsio_server_url(s);
-        size_t len = strlen(url), plen = strlen(port);
-        if (len >= plen && strcmp(url + len - plen, port) == 0) return s;
-    }
-    return NULL;
-}
-
-static void server_list_free_cb(void *list) { natsio_server_list_free((natsio_server_list *)list); }
-
-/* The client's pool, freed when the case ends. */
-static natsio_server_list *pool_of(natsio_client *c) {
-    natsio_server_list *pool = NULL;
-    natsio_status st = natsio_client_server_pool(c, &pool);
-    if (st != NATSIO_OK) {
-        nt_fail_at(__FILE__, __LINE__, "natsio_client_server_pool: %s", natsio_status_str(st));
-        return NULL;
-    }
-    nt_cleanup(server_list_free_cb, pool);
-    return pool;
-}
-
-typedef struct {
-    natsio_client *client;
-    const char *port;
-} connected_wait;
-
-static bool connected_to(void *arg) {
-    connected_wait *w = (connected_wait *)arg;
-    char *url = NULL;
-    if (natsio_client_status(w->client) != NATSIO_CONN_CONNECTED) return false;
-    if (natsio_client_connected_url(w->client, &url) != NATSIO_OK) return false;
-    size_t len = strlen(url), plen = strlen(w->port);
-    bool at = len >= plen && strcmp(url + len - plen, w->port) == 0;
-    natsio_string_free(url);
-    return at;
-}
-
 /* Replacing the pool (nats.go's SetServerPool) keeps the connection; the
  * next reconnect tries the new servers in order (a dead one first, counted
  * in its reconnects) and a server kept across a replacement keeps its
@@ -363,7 +322,7 @@ static void test_set_server_pool_moves_on_the_next_reconnect(void) {
     natsio_client *c = connect_with(o);
     NT_CHECK(c != NULL);
 
-    natsio_server_list *pool = pool_of(c);
+    natsio_server_list *pool = kept_server_pool(c);
     NT_CHECK(pool != NULL);
     NT_CHECK_INT_EQ(natsio_server_list_count(pool), 1);
     const natsio_server *first = natsio_server_list_get(pool, 0);
@@ -375,10 +334,10 @@ static void test_set_server_pool_moves_on_the_next_reconnect(void) {
     const char *next[] = {dead, nt_server_url(b)};
     NT_CHECK_INT_EQ(natsio_client_set_server_pool(c, next, 2), NATSIO_OK);
     /* The connection to A stays up; the pool is the new list, in order. */
-    connected_wait at_a = {c, port_a};
-    NT_CHECK(connected_to(&at_a));
+    connected_to_wait at_a = {c, port_a};
+    NT_CHECK(client_connected_to(&at_a));
     NT_CHECK_INT_EQ(natsio_client_flush(c, 2000), NATSIO_OK);
-    pool = pool_of(c);
+    pool = kept_server_pool(c);
     NT_CHECK(pool != NULL && natsio_server_list_count(pool) == 2);
     NT_CHECK_STR_EQ(natsio_server_url(natsio_server_list_get(pool, 0)), dead);
     NT_CHECK_STR_EQ(natsio_server_url(natsio_server_list_get(pool, 1)), nt_server_url(b));
@@ -386,11 +345,11 @@ static void test_set_server_pool_moves_on_the_next_reconnect(void) {
 
     /* The next reconnect: the dead server first, then B. */
     NT_CHECK_INT_EQ(natsio_client_force_reconnect(c), NATSIO_OK);
-    connected_wait at_b = {c, port_b};
-    NT_CHECK_MSG(nt_wait_until(connected_to, &at_b, 10000), "never moved to B");
-    pool = pool_of(c);
-    const natsio_server *d = pool_entry(pool, port_dead);
-    const natsio_server *sb = pool_entry(pool, port_b);
+    connected_to_wait at_b = {c, port_b};
+    NT_CHECK_MSG(nt_wait_until(client_connected_to, &at_b, 10000), "never moved to B");
+    pool = kept_server_pool(c);
+    const natsio_server *d = pool_server(pool, port_dead);
+    const natsio_server *sb = pool_server(pool, port_b);
     NT_CHECK(d != NULL && sb != NULL);
     NT_CHECK_MSG(natsio_server_reconnects(d) >= 1, "dead server's reconnects: %u", natsio_server_reconnects(d));
     NT_CHECK(!natsio_server_did_connect(d));
@@ -422,7 +381,7 @@ static void test_set_server_pool_moves_on_the_next_reconnect(void) {
     snprintf(dead_bare, sizeof dead_bare, "127.0.0.1:%d", dead_port);
     const char *again[] = {nt_server_url(b), dead_bare, nt_server_url(a)};
     NT_CHECK_INT_EQ(natsio_client_set_server_pool(c, again, 3), NATSIO_OK);
-    pool = pool_of(c);
+    pool = kept_server_pool(c);
     NT_CHECK(pool != NULL && natsio_server_list_count(pool) == 3);
     NT_CHECK(natsio_server_did_connect(natsio_server_list_get(pool, 0)));
     NT_CHECK_STR_EQ(natsio_server_url(natsio_server_list_get(pool, 1)), dead_bare);
@@ -442,7 +401,7 @@ static void test_set_server_pool_moves_on_the_next_reconnect(void) {
     EXPECT_NULL_ARG("c", natsio_client_server_pool(NULL, &none));
     NT_CHECK(none == SENTINEL);
     EXPECT_NULL_ARG("list_out", natsio_client_server_pool(c, NULL));
-    pool = pool_of(c);
+    pool = kept_server_pool(c);
     NT_CHECK(pool != NULL && natsio_server_list_count(pool) == 3);
     /* NULL-tolerant getters. */
     NT_CHECK(natsio_server_list_count(NULL) == 0 && natsio_server_list_get(NULL, 0) == NULL);
@@ -453,7 +412,7 @@ static void test_set_server_pool_moves_on_the_next_reconnect(void) {
     /* Closed: the pool is still readable, no longer replaceable. */
     natsio_client_close(c);
     EXPECT_FAILS(NATSIO_ERR_CONNECTION_CLOSED, natsio_client_set_server_pool(c, again, 3));
-    NT_CHECK(pool_of(c) != NULL);
+    NT_CHECK(kept_server_pool(c) != NULL);
 }
 
 /* ---- cases ------------------------------------------------------------ */
@@ -511,9 +470,9 @@ static void test_discovers_nodes_joining_later(void) {
     NT_CHECK_MSG(b_named && c_named, "SERVERS_DISCOVERED did not name both new nodes");
 
     /* The pool tells configured A from the discovered nodes. */
-    natsio_server_list *pool = pool_of(c);
+    natsio_server_list *pool = kept_server_pool(c);
     NT_CHECK(pool != NULL);
-    const natsio_server *sa = pool_entry(pool, port_a), *sb = pool_entry(pool, port_b), *sc = pool_entry(pool, port_c);
+    const natsio_server *sa = pool_server(pool, port_a), *sb = pool_server(pool, port_b), *sc = pool_server(pool, port_c);
     NT_CHECK(sa != NULL && sb != NULL && sc != NULL);
     NT_CHECK(!natsio_server_is_discovered(sa) && natsio_server_did_connect(sa));
     NT_CHECK(natsio_server_is_discovered(sb) && !natsio_server_did_connect(sb));

@@ -681,42 +681,6 @@ static void test_behaviour_kv_mirror(void) {
     EXPECT_OK(natsio_js_kv_delete(js, "CONF_O"));
 }
 
-/* The pool entry of the server whose URL ends in `port` (":PORT"). */
-static const natsio_server *pool_server(const natsio_server_list *pool, const char *port) {
-    for (size_t i = 0; i < natsio_server_list_count(pool); i++) {
-        const natsio_server *s = natsio_server_list_get(pool, i);
-        const char *url = natsio_server_url(s);
-        size_t len = strlen(url), plen = strlen(port);
-        if (len >= plen && strcmp(url + len - plen, port) == 0) return s;
-    }
-    return NULL;
-}
-
-static void server_list_free_cb(void *list) { natsio_server_list_free((natsio_server_list *)list); }
-
-/* The client's pool, freed when the case ends. */
-static natsio_server_list *kept_pool(natsio_client *c) {
-    natsio_server_list *pool = NULL;
-    if (natsio_client_server_pool(c, &pool) != NATSIO_OK) return NULL;
-    nt_cleanup(server_list_free_cb, pool);
-    return pool;
-}
-
-typedef struct {
-    natsio_client *c;
-    const char *url;
-} connected_to_wait;
-
-static bool is_connected_to(void *arg) {
-    connected_to_wait *w = arg;
-    char *url = NULL;
-    if (natsio_client_status(w->c) != NATSIO_CONN_CONNECTED || natsio_client_connected_url(w->c, &url) != NATSIO_OK)
-        return false;
-    bool same = strcmp(url, w->url) == 0;
-    natsio_string_free(url);
-    return same;
-}
-
 static void test_behaviour_server_pool(void) {
     NT_CHECK(table_case("behaviour", "server_pool") != NULL);
     nt_server *a = start_server(NULL), *b = start_server(NULL);
@@ -731,7 +695,7 @@ static void test_behaviour_server_pool(void) {
     natsio_client *c = connect_with(o);
     NT_CHECK(c != NULL);
 
-    natsio_server_list *pool = kept_pool(c);
+    natsio_server_list *pool = kept_server_pool(c);
     NT_CHECK(pool != NULL && natsio_server_list_count(pool) == 1);
     const natsio_server *sa = natsio_server_list_get(pool, 0);
     NT_CHECK(natsio_server_did_connect(sa) && !natsio_server_is_discovered(sa) && natsio_server_reconnects(sa) == 0);
@@ -740,21 +704,21 @@ static void test_behaviour_server_pool(void) {
     EXPECT_OK(natsio_client_set_server_pool(c, urls, 2));
     EXPECT_OK(natsio_client_flush(c, 2000));
     connected_to_wait at_a = {c, nt_server_url(a)};
-    NT_CHECK(is_connected_to(&at_a));
-    pool = kept_pool(c);
+    NT_CHECK(client_connected_to(&at_a));
+    pool = kept_server_pool(c);
     NT_CHECK(pool != NULL && natsio_server_list_count(pool) == 2);
     NT_CHECK_STR_EQ(natsio_server_url(natsio_server_list_get(pool, 0)), dead);
     NT_CHECK_STR_EQ(natsio_server_url(natsio_server_list_get(pool, 1)), nt_server_url(b));
 
     EXPECT_OK(natsio_client_force_reconnect(c));
     connected_to_wait at_b = {c, nt_server_url(b)};
-    NT_CHECK(nt_wait_until(is_connected_to, &at_b, 10000));
+    NT_CHECK(nt_wait_until(client_connected_to, &at_b, 10000));
     char dump[2048];
     NT_CHECK_MSG(log_events_any(log, NATSIO_EVENT_RECONNECT_FAILED) == 1, "%s", log_dump(log, dump, sizeof dump));
     callback_record failed = log_reconnect_failure(log, 0);
     NT_CHECK_MSG(strstr(failed.text, dead) != NULL && failed.status != NATSIO_OK, "%s: %s",
                  natsio_status_str(failed.status), failed.text);
-    pool = kept_pool(c);
+    pool = kept_server_pool(c);
     NT_CHECK(pool != NULL);
     const natsio_server *sd = pool_server(pool, dead_port);
     NT_CHECK(sd != NULL && natsio_server_reconnects(sd) == 1 && !natsio_server_did_connect(sd));
@@ -762,7 +726,7 @@ static void test_behaviour_server_pool(void) {
     NT_CHECK(natsio_server_did_connect(sb) && natsio_server_reconnects(sb) == 0);
 
     EXPECT_FAILS(NATSIO_ERR_CONFIG, natsio_client_set_server_pool(c, urls, 0));
-    pool = kept_pool(c);
+    pool = kept_server_pool(c);
     NT_CHECK(pool != NULL && natsio_server_list_count(pool) == 2);
 }
 

@@ -531,6 +531,42 @@ bool next_acked_payload_is(natsio_js_messages *it, const char *want) {
     return ok;
 }
 
+static bool ends_with(const char *s, const char *suffix) {
+    size_t len = strlen(s), slen = strlen(suffix);
+    return len >= slen && strcmp(s + len - slen, suffix) == 0;
+}
+
+static void server_list_free_cb(void *list) { natsio_server_list_free((natsio_server_list *)list); }
+
+natsio_server_list *kept_server_pool(natsio_client *c) {
+    natsio_server_list *pool = NULL;
+    natsio_status st = natsio_client_server_pool(c, &pool);
+    if (st != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "natsio_client_server_pool: %s", natsio_status_str(st));
+        return NULL;
+    }
+    nt_cleanup(server_list_free_cb, pool);
+    return pool;
+}
+
+const natsio_server *pool_server(const natsio_server_list *pool, const char *suffix) {
+    for (size_t i = 0; i < natsio_server_list_count(pool); i++) {
+        const natsio_server *s = natsio_server_list_get(pool, i);
+        if (ends_with(natsio_server_url(s), suffix)) return s;
+    }
+    return NULL;
+}
+
+bool client_connected_to(void *connected_to_wait_arg) {
+    const connected_to_wait *w = connected_to_wait_arg;
+    char *url = NULL;
+    if (natsio_client_status(w->client) != NATSIO_CONN_CONNECTED) return false;
+    if (natsio_client_connected_url(w->client, &url) != NATSIO_OK) return false;
+    bool at = ends_with(url, w->url_suffix);
+    natsio_string_free(url);
+    return at;
+}
+
 natsio_kv *create_bucket(natsio_js *js, const char *config) {
     natsio_kv *kv = NULL;
     natsio_status st = natsio_js_kv_create(js, config, NATSIO_CREATE, &kv);

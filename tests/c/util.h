@@ -238,6 +238,21 @@ natsio_kv *create_bucket(natsio_js *js, const char *config);
  * through its mirror can come from the mirror before it has the write. */
 bool wait_kv_value(natsio_kv *kv, const char *key, const char *want, int64_t timeout_ms, uint64_t *revision_out);
 
+/* The client's server pool, freed when the case ends (NULL and a recorded
+ * failure when it cannot be read). */
+natsio_server_list *kept_server_pool(natsio_client *c);
+/* The server of `pool` whose URL ends in `suffix` (":PORT" or a whole
+ * URL), or NULL. */
+const natsio_server *pool_server(const natsio_server_list *pool, const char *suffix);
+
+/* For nt_wait_until: `client` is connected to the server whose URL ends
+ * in `url_suffix` (":PORT" or a whole URL). */
+typedef struct {
+    natsio_client *client;
+    const char *url_suffix;
+} connected_to_wait;
+bool client_connected_to(void *connected_to_wait_arg);
+
 /* True when the payload of `m` (which may be NULL) is the string `s`. */
 bool payload_is(const natsio_msg *m, const char *s);
 
