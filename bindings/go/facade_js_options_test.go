@@ -460,7 +460,12 @@ func TestFacadePurgeRequest(t *testing.T) {
 // consumer pulls nothing beyond it (the rest stays pending), an ordered
 // consumer stops reading there.
 func TestFacadeStopAfter(t *testing.T) {
-	ctx, js := facadeJetStream(t)
+	_, js := facadeJetStream(t)
+	// A bound on the events, not the usual 20 s: a consume tells a deleted
+	// consumer from one electing a leader by asking for its info, and on a
+	// machine too busy to answer within 500 ms it asks again after a
+	// backoff (the sanitizer run, every package at once, took longer).
+	ctx := ctxTimeout(t, 90*time.Second)
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "SA", Subjects: []string{"sa"}}); err != nil {
 		t.Fatal(err)
 	}
