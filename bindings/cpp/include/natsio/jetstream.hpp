@@ -2531,6 +2531,35 @@ public:
         return raw_fetch_async(stream, consumer, &c_options);
     }
 
+    /// The messages of one fetch (the pull request fetch sends, with its
+    /// options), handed out as they arrive instead of once the batch is
+    /// complete (nats.go's Consumer.Fetch MessageBatch, nats.js's
+    /// consumer.fetch() iterator). Returns once the request is sent. The
+    /// iteration ends (next() returns std::nullopt) where fetch returns its
+    /// batch: max_messages delivered, max_bytes reached, the request
+    /// expired or ended by the server; fetch's errors (ConsumerDeletedError,
+    /// JetStreamError, TimeoutError for missed heartbeats, ...) end it
+    /// after the messages that came before them. Nothing is dropped: at
+    /// most max_messages are buffered. stop() (or destroying the Messages)
+    /// withdraws the request at the server first: a message published
+    /// after goes to the consumer's next reader; messages received but not
+    /// read are not acknowledged (redelivered after the ack wait). Errors
+    /// of the call: InvalidArgumentError (bad names or options, a priority
+    /// group that is not the consumer's), ConsumerNotFoundError (only when
+    /// reading the consumer's info for a priority group),
+    /// ConnectionClosedError. (natsio_js_fetch_messages.)
+    Messages fetch_messages(std::string_view stream, std::string_view consumer,
+                            const FetchOptions& options = {}) const {
+        natsio_fetch_options c_options = to_c(options);
+        return raw_fetch_messages(stream, consumer, &c_options);
+    }
+    /// The future form of fetch_messages: the Messages (taken once).
+    Future<Messages> fetch_messages_async(std::string_view stream, std::string_view consumer,
+                                          const FetchOptions& options = {}) const {
+        natsio_fetch_options c_options = to_c(options);
+        return raw_fetch_messages_async(stream, consumer, &c_options);
+    }
+
     /// One message from the pull consumer, waiting up to `timeout`
     /// (default: the context's timeout; no_wait: only one available now;
     /// forever is InvalidArgumentError). NoMessagesError (also a
