@@ -157,11 +157,11 @@ struct PublishOptions {
     /// means none, not the default.)
     std::optional<int> retry_attempts = std::nullopt;
     /// The wait before each retry of `retry_attempts`. std::nullopt: the
-    /// default, 250 ms (nats.go's DefaultPubRetryWait); 0 ms: 1 ms, the
-    /// least the C API takes (its 0 means the default). Negative:
+    /// default, 250 ms (nats.go's DefaultPubRetryWait). Zero or negative:
     /// InvalidArgumentError (NATSIO_ERR_INVALID_ARGUMENT, "retry_wait must
-    /// not be negative"), before anything is sent.
-    /// (natsio_js_publish_options.retry_wait_ms.)
+    /// be positive"), before anything is sent, as in Go (RetryWait) and
+    /// Node (retryWait) and nats.go's WithRetryWait.
+    /// (natsio_js_publish_options.retry_wait_ms, whose 0 is the default.)
     std::optional<milliseconds> retry_wait = std::nullopt;
 };
 
@@ -252,12 +252,13 @@ struct CPublishOptions {
         }
         if (options.retry_wait) {
             const milliseconds wait = *options.retry_wait;
-            if (wait.count() < 0) {
+            // The C field's 0 is "the default", so a zero wait has no C
+            // form: refused, as the other bindings refuse it.
+            if (wait.count() <= 0) {
                 throw InvalidArgumentError(NATSIO_ERR_INVALID_ARGUMENT,
-                                           "retry_wait must not be negative");
+                                           "retry_wait must be positive");
             }
-            // The C field's 0 is "the default": a zero wait becomes 1 ms.
-            c.retry_wait_ms = wait.count() == 0 ? 1 : to_ms(wait);
+            c.retry_wait_ms = to_ms(wait);
         }
     }
     CPublishOptions(const CPublishOptions&) = delete;
