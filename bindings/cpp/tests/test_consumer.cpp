@@ -635,19 +635,20 @@ TEST(Consumer, DeletedWhileFetchWaits) {
 }
 
 // fetch_messages: the messages of one pull request as they arrive. Each
-// wait below is shorter than the request's expiry, so a fetch that only
-// handed out its batch once complete (or expired) would time out there.
+// wait below (20 s, for a busy machine) is shorter than the request's
+// expiry (60 s), so a fetch that only handed out its batch once complete
+// (or expired) would time out there.
 TEST(Consumer, FetchMessagesHandsOutEachAsItArrives) {
     natsio::Client client = connect();
     natsio::JetStream js(client);
     js.create_stream(R"({"name":"CPP_STREAMED","subjects":["cpp.streamed.>"],"storage":"memory"})");
     js.create_consumer("CPP_STREAMED", R"({"durable_name":"w","ack_policy":"explicit"})");
 
-    // The first of five arrives on its own, long before the 30 s expiry;
+    // The first of five arrives on its own, long before the expiry;
     // the fifth ends the iteration at once.
-    natsio::Messages msgs = js.fetch_messages("CPP_STREAMED", "w", fetch_options(5, 30s));
+    natsio::Messages msgs = js.fetch_messages("CPP_STREAMED", "w", fetch_options(5, 60s));
     js.publish("cpp.streamed.a", "m0");
-    std::optional<natsio::Msg> first = msgs.next(5s);
+    std::optional<natsio::Msg> first = msgs.next(20s);
     ASSERT_TRUE(first);
     EXPECT_EQ(first->data(), "m0");
     first->ack_sync(2s);
@@ -655,21 +656,21 @@ TEST(Consumer, FetchMessagesHandsOutEachAsItArrives) {
         js.publish("cpp.streamed.a", "m" + std::to_string(i));
     }
     for (int i = 1; i < 5; ++i) {
-        std::optional<natsio::Msg> msg = msgs.next(5s);
+        std::optional<natsio::Msg> msg = msgs.next(20s);
         ASSERT_TRUE(msg) << "ended after " << i << " messages";
         EXPECT_EQ(msg->data(), "m" + std::to_string(i));
         msg->ack_sync(2s);
     }
-    EXPECT_FALSE(msgs.next(5s)) << "the batch of 5 did not end the iteration";
+    EXPECT_FALSE(msgs.next(20s)) << "the batch of 5 did not end the iteration";
 
     // An expired request ends it without messages (the future form).
     natsio::Messages expired =
         js.fetch_messages_async("CPP_STREAMED", "w", fetch_options(10, 300ms)).get();
-    EXPECT_FALSE(expired.next(5s));
+    EXPECT_FALSE(expired.next(20s));
 
     // stop() withdraws the request: what is published after goes to the
     // consumer's next reader.
-    natsio::Messages stopped = js.fetch_messages("CPP_STREAMED", "w", fetch_options(5, 30s));
+    natsio::Messages stopped = js.fetch_messages("CPP_STREAMED", "w", fetch_options(5, 60s));
     EXPECT_TRUE(wait_until(
         [&] { return contains(js.consumer_info("CPP_STREAMED", "w"), R"("num_waiting":1)"); }));
     stopped.stop();
@@ -681,12 +682,12 @@ TEST(Consumer, FetchMessagesHandsOutEachAsItArrives) {
     next_reader[0].ack_sync(2s);
 
     // A consumer deleted while the request waits ends it with the error.
-    natsio::Messages doomed = js.fetch_messages("CPP_STREAMED", "w", fetch_options(5, 30s));
+    natsio::Messages doomed = js.fetch_messages("CPP_STREAMED", "w", fetch_options(5, 60s));
     EXPECT_TRUE(wait_until(
         [&] { return contains(js.consumer_info("CPP_STREAMED", "w"), R"("num_waiting":1)"); }));
     js.delete_consumer("CPP_STREAMED", "w");
     expect_throws<natsio::ConsumerDeletedError>(NATSIO_ERR_CONSUMER_DELETED,
-                                                [&] { (void)doomed.next(5s); });
+                                                [&] { (void)doomed.next(20s); });
 
     // Bad input is refused at the call.
     natsio::FetchOptions negative;
