@@ -130,10 +130,10 @@ impl Callbacks {
                 &mut output,
             )
         };
-        if status != natsio_status::NATSIO_OK {
+        if status != status::CALLBACK_OK {
             return Err(Error::new(
                 kind,
-                format!("custom codec failed: {}", status::text(status)),
+                format!("custom codec failed: {}", status::text_of(status)),
             ));
         }
         Ok(output.bytes)
@@ -151,12 +151,27 @@ impl Callbacks {
     }
 }
 
-type Step = unsafe extern "C" fn(
-    *mut c_void,
-    *const c_char,
-    usize,
-    *mut natsio_kv_codec_output,
-) -> natsio_status;
+/// A `natsio_kv_codec_cb` called with its status read as an integer
+/// (`status::CALLBACK_OK`).
+type Step =
+    unsafe extern "C" fn(*mut c_void, *const c_char, usize, *mut natsio_kv_codec_output) -> i32;
+
+/// The codec step `cb` as a `Step`.
+fn step_of(cb: natsio_kv_codec_cb) -> Option<Step> {
+    // SAFETY: the same function type but for the return, natsio_status,
+    // which is repr(i32): the same ABI as i32.
+    cb.map(|f| unsafe {
+        std::mem::transmute::<
+            unsafe extern "C" fn(
+                *mut c_void,
+                *const c_char,
+                usize,
+                *mut natsio_kv_codec_output,
+            ) -> natsio_status,
+            Step,
+        >(f)
+    })
+}
 
 struct CustomKeyCodec {
     encode: Step,
@@ -203,7 +218,7 @@ impl ValueCodec for CustomValueCodec {
 }
 
 fn required(cb: natsio_kv_codec_cb, what: &str) -> Result<Step> {
-    cb.ok_or_else(|| super::null(what))
+    step_of(cb).ok_or_else(|| super::null(what))
 }
 
 /// The codecs of a chain argument: `count` handles, none NULL.
@@ -313,7 +328,7 @@ pub unsafe extern "C" fn natsio_kv_key_codec_custom(
         let codec = CustomKeyCodec {
             encode,
             decode,
-            encode_filter,
+            encode_filter: step_of(encode_filter),
             callbacks: Callbacks {
                 user_data: Released::new(user_data, release),
             },

@@ -659,6 +659,16 @@ pub unsafe extern "C" fn natsio_endpoint_set_callback(
         let Some(f) = cb else {
             return Err(super::null("cb"));
         };
+        // SAFETY: the same function type but for the return, natsio_status,
+        // which is repr(i32): read as an integer (status::CALLBACK_OK).
+        let f = std::mem::transmute::<
+            unsafe extern "C" fn(
+                *mut c_void,
+                *const natsio_service_request,
+                natsio_status,
+            ) -> natsio_status,
+            unsafe extern "C" fn(*mut c_void, *const natsio_service_request, natsio_status) -> i32,
+        >(f);
         let client = e.client.clone();
         let held = Arc::new(Released::new(user_data, release));
         let handler = Box::new(move |d: Delivery<Request>| match d {
@@ -666,7 +676,7 @@ pub unsafe extern "C" fn natsio_endpoint_set_callback(
                 let h = natsio_service_request::new(req, client.clone());
                 // SAFETY: the application registered `f` for this user data.
                 let st = unsafe { f(held.ptr(), &h, natsio_status::NATSIO_OK) };
-                if st != natsio_status::NATSIO_OK {
+                if st != status::CALLBACK_OK {
                     h.req.fail(&status::failure_text(st));
                 }
             }
@@ -675,7 +685,7 @@ pub unsafe extern "C" fn natsio_endpoint_set_callback(
                     let h = natsio_service_request::new(req, client.clone());
                     // SAFETY: as above.
                     let st = unsafe { f(held.ptr(), &h, natsio_status::NATSIO_OK) };
-                    if st != natsio_status::NATSIO_OK {
+                    if st != status::CALLBACK_OK {
                         h.req.fail(&status::failure_text(st));
                     }
                 }

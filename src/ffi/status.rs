@@ -336,17 +336,24 @@ thread_local! {
     static LAST_ERROR_DATA: Cell<ErrorData> = Cell::new(ErrorData::default());
 }
 
-/// A status's description, as `natsio_status_str`.
-pub(crate) fn text(status: natsio_status) -> &'static str {
-    describe(status as i32).trim_end_matches('\0')
+/// The description of any integer a callback returned as a status
+/// ("unknown status code" for one that is none).
+pub(crate) fn text_of(code: i32) -> &'static str {
+    describe(code).trim_end_matches('\0')
 }
 
 /// The description a callback's failing status gives a service's error
 /// reply ("handler failed: timeout").
-pub(crate) fn failure_text(status: natsio_status) -> String {
-    let text = describe(status as i32).trim_end_matches('\0');
-    format!("handler failed: {text}")
+pub(crate) fn failure_text(code: i32) -> String {
+    format!("handler failed: {}", text_of(code))
 }
+
+/// NATSIO_OK as a callback's integer status. A C callback declared to
+/// return natsio_status may return any int (a C enum holds one); read as
+/// the Rust enum, a value outside it would be undefined behaviour, so the
+/// library calls such callbacks through a type returning i32 (the same
+/// ABI: natsio_status is repr(i32)) and compares with this.
+pub(crate) const CALLBACK_OK: i32 = natsio_status::NATSIO_OK as i32;
 
 /// Records `e` as this thread's last error and returns its status.
 pub(crate) fn record(e: &Error) -> natsio_status {

@@ -226,6 +226,8 @@ static natsio_status rot13(void *ud, const char *in, size_t len, natsio_kv_codec
     codec_calls *calls = ud;
     atomic_fetch_add(&calls->encodes, 1);
     if (len == 4 && memcmp(in, "fail", 4) == 0) return NATSIO_ERR_INVALID_ARGUMENT;
+    /* A C enum holds any int: a status the library does not know. */
+    if (len == 5 && memcmp(in, "weird", 5) == 0) return (natsio_status)12345;
     char buf[256];
     if (len >= sizeof buf || in[len] != '\0') return NATSIO_ERR_INVALID_ARGUMENT;
     for (size_t i = 0; i < len; i++) {
@@ -285,6 +287,8 @@ static void test_custom_codecs_are_c_callbacks(void) {
     /* A failing callback fails the verb with the step's status. */
     EXPECT_FAILS_NAMING(NATSIO_ERR_KV_KEY_ENCODE_FAILED, "invalid argument",
                         natsio_kv_put(kv, "fail", "x", 1, NULL, &rev));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_KV_KEY_ENCODE_FAILED, "unknown status code",
+                        natsio_kv_put(kv, "weird", "x", 1, NULL, &rev));
     NT_CHECK(atomic_load(&keys_calls.encodes) > 0 && atomic_load(&values_calls.decodes) > 0);
 
     natsio_kv_free(kv);

@@ -49,6 +49,8 @@ static natsio_status echo_handler(void *ud, const natsio_service_request *req, n
     if (calls) atomic_fetch_add(calls, 1);
     const natsio_msg *m = natsio_service_request_msg(req);
     if (span_eq(natsio_msg_data(m), natsio_msg_data_len(m), "fail")) return NATSIO_ERR_INVALID_ARGUMENT;
+    /* A C enum holds any int: a status the library does not know. */
+    if (span_eq(natsio_msg_data(m), natsio_msg_data_len(m), "weird")) return (natsio_status)12345;
     return natsio_service_request_respond(req, NULL, natsio_msg_data(m), natsio_msg_data_len(m));
 }
 
@@ -211,6 +213,14 @@ static void test_error_replies_and_failing_handlers(void) {
     NT_CHECK(json_int(json, "num_requests", &n) && n == 2);
     NT_CHECK(json_int(json, "num_errors", &n) && n == 1);
     NT_CHECK(strstr(json, "\"last_error\":\"500:handler failed: invalid argument\"") != NULL);
+    natsio_string_free(json);
+    /* A status outside natsio_status is a failure like any other. */
+    NT_CHECK_INT_EQ(natsio_client_request(c, "cfail.flaky", NULL, "weird", 5, 5000, &r), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_headers_get(natsio_msg_headers(r), "Nats-Service-Error-Code", &v), NATSIO_OK);
+    NT_CHECK_STR_EQ(v, "500");
+    natsio_msg_free(r);
+    NT_CHECK_INT_EQ(natsio_endpoint_stats_json(flaky, &json), NATSIO_OK);
+    NT_CHECK(strstr(json, "\"last_error\":\"500:handler failed: unknown status code\"") != NULL);
     natsio_string_free(json);
     NT_CHECK_INT_EQ(natsio_endpoint_stats_json(bad, &json), NATSIO_OK);
     NT_CHECK(strstr(json, "\"last_error\":\"422:unprocessable\"") != NULL);
